@@ -1,0 +1,85 @@
+package dlq
+
+// Header names of the dead-letter contract (docs/header-contract.md). Every
+// other header of the original message is kept as it was and re-sent on
+// replay.
+const (
+	HeaderOriginalSubject = "Dlq-Original-Subject" // required for replay
+	HeaderOriginalMsgID   = "Dlq-Original-Msg-Id"  // the original Nats-Msg-Id
+	HeaderOperationID     = "Dlq-Operation-Id"
+	HeaderTenant          = "Dlq-Tenant"
+	HeaderItemType        = "Dlq-Item-Type"
+	HeaderError           = "Dlq-Error"
+	HeaderErrorClass      = "Dlq-Error-Class"
+	HeaderStack           = "Dlq-Stack"
+	HeaderAttempts        = "Dlq-Attempts"
+	HeaderFirstFailedAt   = "Dlq-First-Failed-At"
+	HeaderLastFailedAt    = "Dlq-Last-Failed-At"
+	HeaderConsumer        = "Dlq-Consumer"
+	HeaderCorrelationID   = "Dlq-Correlation-Id"
+	HeaderPrincipal       = "Dlq-Principal"
+
+	// HeaderNatsMsgID is JetStream's deduplication header.
+	HeaderNatsMsgID = "Nats-Msg-Id"
+)
+
+// ErrorClass says why a consumer gave up on a message.
+type ErrorClass string
+
+// The classes a producer may send in Dlq-Error-Class, and the two the
+// ingester assigns to captured advisories.
+const (
+	ClassTransient     ErrorClass = "transient"
+	ClassPermanent     ErrorClass = "permanent"
+	ClassSchemaInvalid ErrorClass = "schema_invalid"
+	ClassStaleVersion  ErrorClass = "stale_version"
+	ClassUnknownEffect ErrorClass = "unknown_effect"
+	ClassPolicy        ErrorClass = "policy"
+
+	ClassMaxDeliveries ErrorClass = "max_deliveries" // MAX_DELIVERIES advisory
+	ClassTerminated    ErrorClass = "terminated"     // MSG_TERMINATED advisory
+	ClassUnclassified  ErrorClass = "unclassified"   // header absent or not one of the above
+)
+
+// ProducerClasses are the values Dlq-Error-Class accepts.
+var ProducerClasses = []ErrorClass{
+	ClassTransient, ClassPermanent, ClassSchemaInvalid, ClassStaleVersion, ClassUnknownEffect, ClassPolicy,
+}
+
+// Valid reports whether c is a class a producer may send.
+func (c ErrorClass) Valid() bool {
+	for _, p := range ProducerClasses {
+		if c == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Status is where a dead letter stands in its life.
+type Status string
+
+// Statuses of a dead letter. Unresolved ones count towards depth and age.
+const (
+	StatusQuarantined     Status = "quarantined"
+	StatusReplayRequested Status = "replay_requested"
+	StatusReplaying       Status = "replaying"
+	StatusReplayed        Status = "replayed"
+	StatusReplayFailed    Status = "replay_failed"
+	StatusDiscarded       Status = "discarded"
+	StatusResolved        Status = "resolved"
+)
+
+// Source kinds: a message published to the DLQ stream, or a JetStream
+// advisory about a message a consumer gave up on.
+const (
+	SourceDLQ      = "dlq"
+	SourceAdvisory = "advisory"
+)
+
+// DefaultSubjectPrefix is the first token of DLQ subjects: dlq.<tenant>.<item_type...>.
+const DefaultSubjectPrefix = "dlq"
+
+// TimeLayout is how Dlq-First-Failed-At and Dlq-Last-Failed-At are written
+// (RFC 3339 with optional fractional seconds).
+const TimeLayout = "2006-01-02T15:04:05.999999999Z07:00"

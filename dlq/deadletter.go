@@ -1,0 +1,107 @@
+package dlq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Errors the dlq package returns; callers test them with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+	ErrInvalid  = errors.New("invalid")
+)
+
+// DeadLetter is a stored dead letter, as the console shows it.
+type DeadLetter struct {
+	ID                 int64      `db:"id"`
+	Tenant             string     `db:"tenant"`
+	ItemType           string     `db:"item_type"`
+	Subject            string     `db:"subject"`
+	OriginalSubject    string     `db:"original_subject"`
+	MsgID              string     `db:"msg_id"`
+	MsgIDDerived       bool       `db:"msg_id_derived"`
+	OperationID        string     `db:"operation_id"`
+	CorrelationID      string     `db:"correlation_id"`
+	Principal          string     `db:"principal"`
+	Consumer           string     `db:"consumer"`
+	Error              string     `db:"error"`
+	ErrorClass         ErrorClass `db:"error_class"`
+	Stack              string     `db:"stack"`
+	Attempts           *int32     `db:"attempts"`
+	FirstFailedAt      *time.Time `db:"first_failed_at"`
+	LastFailedAt       *time.Time `db:"last_failed_at"`
+	DeadLetteredAt     time.Time  `db:"dead_lettered_at"`
+	ReceivedAt         time.Time  `db:"received_at"`
+	HeadersJSON        []byte     `db:"headers"`
+	Payload            []byte     `db:"payload"`
+	PayloadSHA256      []byte     `db:"payload_sha256"`
+	PayloadSize        int32      `db:"payload_size"`
+	PayloadUnavailable bool       `db:"payload_unavailable"`
+	Fingerprint        string     `db:"fingerprint"`
+	Malformed          bool       `db:"malformed"`
+	MalformedReasons   []string   `db:"malformed_reasons"`
+	Status             Status     `db:"status"`
+	Version            int32      `db:"version"`
+	UpdatedAt          time.Time  `db:"updated_at"`
+	SourceKind         string     `db:"source_kind"`
+	SourceStream       string     `db:"source_stream"`
+	SourceSeq          int64      `db:"source_seq"`
+	SourceConsumer     string     `db:"source_consumer"`
+	Advisory           []byte     `db:"advisory"`
+}
+
+// Headers decodes the stored headers into the values as received.
+func (d *DeadLetter) Headers() ([]HeaderValue, error) {
+	var hs []HeaderValue
+	if err := json.Unmarshal(d.HeadersJSON, &hs); err != nil {
+		return nil, fmt.Errorf("decode headers of dead letter %d: %w", d.ID, err)
+	}
+	return hs, nil
+}
+
+const deadLetterColumns = `id, tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
+    operation_id, correlation_id, principal, consumer, error, error_class, stack,
+    attempts, first_failed_at, last_failed_at, dead_lettered_at, received_at,
+    headers, payload, payload_sha256, payload_size, payload_unavailable,
+    fingerprint, malformed, malformed_reasons, status, version, updated_at,
+    source_kind, source_stream, source_seq, source_consumer, advisory`
+
+// Get returns dead letter id. It returns ErrNotFound when there is none.
+func (s *Store) Get(ctx context.Context, id int64) (DeadLetter, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+deadLetterColumns+` FROM dead_letters WHERE id = $1`, id)
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("get dead letter %d: %w", id, err)
+	}
+	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DeadLetter])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return DeadLetter{}, fmt.Errorf("get dead letter %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("get dead letter %d: %w", id, err)
+	}
+	return d, nil
+}
+
+// BySource returns the dead letter stored from a stream position (consumer
+// is empty for DLQ messages). It returns ErrNotFound when there is none.
+func (s *Store) BySource(ctx context.Context, stream string, seq uint64, consumer string) (DeadLetter, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+deadLetterColumns+` FROM dead_letters
+        WHERE source_stream = $1 AND source_seq = $2 AND source_consumer = $3`, stream, int64(seq), consumer)
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("get dead letter %s:%d: %w", stream, seq, err)
+	}
+	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DeadLetter])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return DeadLetter{}, fmt.Errorf("get dead letter %s:%d: %w", stream, seq, ErrNotFound)
+	}
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("get dead letter %s:%d: %w", stream, seq, err)
+	}
+	return d, nil
+}

@@ -1,0 +1,121 @@
+package dlq
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the ingester's Prometheus series (docs/alerts.yml uses them).
+type Metrics struct {
+	Ingested      *prometheus.CounterVec
+	Malformed     *prometheus.CounterVec
+	BatchSize     prometheus.Histogram
+	CommitSeconds prometheus.Histogram
+	LagSeconds    prometheus.Histogram
+	StoreErrors   prometheus.Counter
+}
+
+// NewMetrics registers the ingest series on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Ingested: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quarantine_ingested_total",
+			Help: "Dead letters stored (new rows only; redeliveries are not counted).",
+		}, []string{"tenant", "item_type", "error_class"}),
+		Malformed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quarantine_malformed_total",
+			Help: "Dead letters stored with the malformed flag.",
+		}, []string{"tenant"}),
+		BatchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "quarantine_ingest_batch_size",
+			Help:    "Messages per insert batch.",
+			Buckets: []float64{1, 10, 50, 100, 250, 500, 1000, 2000, 5000},
+		}),
+		CommitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "quarantine_ingest_commit_seconds",
+			Help:    "Time to insert and commit one batch.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+		}),
+		LagSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "quarantine_ingest_lag_seconds",
+			Help:    "From dead-lettered (stored in JetStream) to committed in PostgreSQL.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
+		}),
+		StoreErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "quarantine_ingest_store_errors_total",
+			Help: "Batches that failed to store and were retried.",
+		}),
+	}
+	reg.MustRegister(m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors)
+	return m
+}
+
+func (m *Metrics) observeBatch(n int, took time.Duration, inserted []Inserted) {
+	m.BatchSize.Observe(float64(n))
+	m.CommitSeconds.Observe(took.Seconds())
+	now := time.Now()
+	for _, in := range inserted {
+		m.Ingested.WithLabelValues(in.Tenant, in.ItemType, string(in.ErrorClass)).Inc()
+		if in.Malformed {
+			m.Malformed.WithLabelValues(in.Tenant).Inc()
+		}
+		m.LagSeconds.Observe(now.Sub(in.DeadLetteredAt).Seconds())
+	}
+}
+
+// DepthCollector reports current depth and the oldest unresolved age at
+// scrape time from the trigger-kept counters (no count(*) over the table).
+type DepthCollector struct {
+	store  *Store
+	log    *slog.Logger
+	depth  *prometheus.Desc
+	oldest *prometheus.Desc
+}
+
+// NewDepthCollector returns a collector reading from store.
+func NewDepthCollector(store *Store, log *slog.Logger) *DepthCollector {
+	return &DepthCollector{
+		store: store,
+		log:   log,
+		depth: prometheus.NewDesc("quarantine_depth",
+			"Dead letters by tenant, item type, class and status.",
+			[]string{"tenant", "item_type", "error_class", "status"}, nil),
+		oldest: prometheus.NewDesc("quarantine_oldest_unresolved_age_seconds",
+			"Age of the oldest unresolved dead letter per tenant.",
+			[]string{"tenant"}, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *DepthCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.depth
+	ch <- c.oldest
+}
+
+// Collect implements prometheus.Collector. A database error is logged and
+// the series are left out of this scrape.
+func (c *DepthCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := c.store.Depth(ctx)
+	if err != nil {
+		c.log.Warn("depth metric", "err", err)
+		return
+	}
+	for _, d := range counts {
+		ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(d.N),
+			d.Tenant, d.ItemType, string(d.ErrorClass), string(d.Status))
+	}
+	oldest, err := c.store.OldestUnresolved(ctx)
+	if err != nil {
+		c.log.Warn("oldest age metric", "err", err)
+		return
+	}
+	now := time.Now()
+	for tenant, at := range oldest {
+		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, now.Sub(at).Seconds(), tenant)
+	}
+}

@@ -1,0 +1,253 @@
+package dlq
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+
+func received(subject string, h map[string][]string, data string) Received {
+	return Received{Subject: subject, Header: h, Data: []byte(data), Stream: "DLQ", Seq: 42, Time: t0}
+}
+
+func fullHeaders() map[string][]string {
+	return map[string][]string{
+		HeaderOriginalSubject: {"app.acme.email.send"},
+		HeaderOriginalMsgID:   {"msg-123"},
+		HeaderOperationID:     {"op-9"},
+		HeaderTenant:          {"acme"},
+		HeaderItemType:        {"email.send"},
+		HeaderError:           {"smtp 550: mailbox unavailable"},
+		HeaderErrorClass:      {"permanent"},
+		HeaderStack:           {"main.send()\n\t/app/send.go:42 +0x1d"},
+		HeaderAttempts:        {"5"},
+		HeaderFirstFailedAt:   {"2026-11-29T09:00:00Z"},
+		HeaderLastFailedAt:    {"2026-11-29T09:59:59.5Z"},
+		HeaderConsumer:        {"mailer"},
+		HeaderCorrelationID:   {"corr-1"},
+		HeaderPrincipal:       {"user:42"},
+		"X-Custom":            {"a", "b"},
+	}
+}
+
+func TestParseDLQ(t *testing.T) {
+	t.Parallel()
+	t.Run("FullContract", func(t *testing.T) {
+		r := ParseDLQ("dlq", received("dlq.acme.email.send", fullHeaders(), `{"to":"x"}`))
+		assert.Empty(t, r.MalformedReasons)
+		assert.Equal(t, "acme", r.Tenant)
+		assert.Equal(t, "email.send", r.ItemType)
+		assert.Equal(t, "app.acme.email.send", r.OriginalSubject)
+		assert.Equal(t, "msg-123", r.MsgID)
+		assert.False(t, r.MsgIDDerived)
+		assert.Equal(t, "op-9", r.OperationID)
+		assert.Equal(t, ClassPermanent, r.ErrorClass)
+		assert.Equal(t, int32(5), *r.Attempts)
+		assert.Equal(t, time.Date(2026, 11, 29, 9, 59, 59, 5e8, time.UTC), *r.LastFailedAt)
+		assert.Equal(t, "user:42", r.Principal)
+		assert.Equal(t, "mailer", r.Consumer)
+		assert.Equal(t, "corr-1", r.CorrelationID)
+		assert.Equal(t, t0, r.DeadLetteredAt)
+		assert.Equal(t, "DLQ", r.SourceStream)
+		assert.Equal(t, uint64(42), r.SourceSeq)
+		back, err := DecodeHeaders(r.Headers)
+		require.NoError(t, err)
+		assert.Equal(t, fullHeaders(), back)
+	})
+
+	cases := []struct {
+		name       string
+		subject    string
+		headers    map[string][]string
+		wantTenant string
+		wantType   string
+		wantReason string // substring of one malformed reason; empty means none
+		check      func(t *testing.T, r Record)
+	}{
+		{
+			name: "HeaderCannotMoveTenant", subject: "dlq.acme.email.send",
+			headers:    map[string][]string{HeaderTenant: {"globex"}, HeaderOriginalSubject: {"a.b"}},
+			wantTenant: "acme", wantType: "email.send", wantReason: `Dlq-Tenant "globex" disagrees`,
+		},
+		{
+			name: "ItemTypeFromHeaderWhenSubjectHasNone", subject: "dlq.acme",
+			headers:    map[string][]string{HeaderItemType: {"email.send"}, HeaderOriginalSubject: {"a.b"}},
+			wantTenant: "acme", wantType: "email.send", wantReason: "has no item type; taken from",
+		},
+		{
+			name: "NoHeadersAtAll", subject: "dlq.acme.orders.refund", headers: nil,
+			wantTenant: "acme", wantType: "orders.refund", wantReason: "Dlq-Original-Subject is missing",
+			check: func(t *testing.T, r Record) {
+				assert.Equal(t, "DLQ:42", r.MsgID)
+				assert.True(t, r.MsgIDDerived)
+				assert.Equal(t, ClassUnclassified, r.ErrorClass)
+				assert.Nil(t, r.Attempts)
+			},
+		},
+		{
+			name: "GarbageClass", subject: "dlq.acme.x",
+			headers:    map[string][]string{HeaderErrorClass: {"kaboom"}, HeaderOriginalSubject: {"a.b"}},
+			wantTenant: "acme", wantType: "x", wantReason: `Dlq-Error-Class "kaboom" is not one of`,
+			check: func(t *testing.T, r Record) { assert.Equal(t, ClassUnclassified, r.ErrorClass) },
+		},
+		{
+			name: "GarbageAttempts", subject: "dlq.acme.x",
+			headers:    map[string][]string{HeaderAttempts: {"-3"}, HeaderOriginalSubject: {"a.b"}},
+			wantTenant: "acme", wantType: "x", wantReason: "not a whole number",
+		},
+		{
+			name: "GarbageTime", subject: "dlq.acme.x",
+			headers:    map[string][]string{HeaderFirstFailedAt: {"yesterday"}, HeaderOriginalSubject: {"a.b"}},
+			wantTenant: "acme", wantType: "x", wantReason: "not an RFC 3339 time",
+		},
+		{
+			name: "WildcardOriginalSubject", subject: "dlq.acme.x",
+			headers:    map[string][]string{HeaderOriginalSubject: {"orders.*"}},
+			wantTenant: "acme", wantType: "x", wantReason: "wildcard",
+		},
+		{
+			name: "InvalidUTF8Error", subject: "dlq.acme.x",
+			headers:    map[string][]string{HeaderError: {"bad \xff\xfe byte\x00"}, HeaderOriginalSubject: {"a.b"}},
+			wantTenant: "acme", wantType: "x", wantReason: "Dlq-Error is not valid UTF-8",
+			check: func(t *testing.T, r Record) {
+				assert.Equal(t, "bad \uFFFD byte\uFFFD", r.Error)
+				back, err := DecodeHeaders(r.Headers)
+				require.NoError(t, err)
+				assert.Equal(t, "bad \xff\xfe byte\x00", back[HeaderError][0], "raw header kept exactly")
+			},
+		},
+		{
+			name: "RepeatedContractHeader", subject: "dlq.acme.x",
+			headers:    map[string][]string{HeaderOperationID: {"a", "b"}, HeaderOriginalSubject: {"a.b"}},
+			wantTenant: "acme", wantType: "x", wantReason: "sent 2 times",
+			check: func(t *testing.T, r Record) { assert.Equal(t, "a", r.OperationID) },
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ParseDLQ("dlq", received(tc.subject, tc.headers, ""))
+			assert.Equal(t, tc.wantTenant, r.Tenant)
+			assert.Equal(t, tc.wantType, r.ItemType)
+			if tc.wantReason == "" {
+				assert.Empty(t, r.MalformedReasons)
+			} else {
+				assert.Contains(t, strings.Join(r.MalformedReasons, "\n"), tc.wantReason)
+			}
+			assert.NotEmpty(t, r.Fingerprint)
+			if tc.check != nil {
+				tc.check(t, r)
+			}
+		})
+	}
+}
+
+func TestFingerprintGroupsVariants(t *testing.T) {
+	t.Parallel()
+	stackA := "goroutine 7 [running]:\nmain.send(0xc000123)\n\t/app/send.go:42 +0x1d\nmain.main()\n\t/app/main.go:10 +0x2f"
+	stackB := "goroutine 99 [running]:\nmain.send(0xc000999)\n\t/app/send.go:47 +0x3d\nmain.main()\n\t/app/main.go:11 +0x2f"
+	same := [][2]string{
+		{`order 12345 not found`, `order 987 not found`},
+		{`user "alice" has no quota`, `user "bob" has no quota`},
+		{`lookup 3f2b8c1e-1d2c-4c3b-9f0e-0a1b2c3d4e5f failed`, `lookup 00000000-1111-2222-3333-444444444444 failed`},
+		{`bad checksum deadbeef01`, `bad checksum 0a1b2c3d4e`},
+		{`timeout after 30s on order-7781`, `timeout after 5s on order-12`},
+	}
+	for _, p := range same {
+		assert.Equal(t, Fingerprint(ClassTransient, p[0], stackA), Fingerprint(ClassTransient, p[1], stackB), "%q ~ %q", p[0], p[1])
+	}
+	assert.NotEqual(t, Fingerprint(ClassTransient, "order 1 not found", ""), Fingerprint(ClassPermanent, "order 1 not found", ""), "class splits")
+	assert.NotEqual(t, Fingerprint(ClassTransient, "order not found", ""), Fingerprint(ClassTransient, "customer not found", ""), "words split")
+	assert.NotEqual(t, Fingerprint(ClassTransient, "x", "main.a()\n"), Fingerprint(ClassTransient, "x", "main.b()\n"), "frames split")
+}
+
+func TestWatchStreams(t *testing.T) {
+	t.Parallel()
+	ws, err := ParseWatchStreams("ORDERS, EMAILS:mail.{tenant}.{item_type}")
+	require.NoError(t, err)
+	require.Len(t, ws, 2)
+	tenant, it, ok := ws[0].Map("app.acme.orders.refund")
+	assert.True(t, ok)
+	assert.Equal(t, "acme", tenant)
+	assert.Equal(t, "orders.refund", it)
+	_, _, ok = ws[1].Map("app.acme.email.send")
+	assert.False(t, ok, "literal token must match")
+	tenant, it, ok = ws[1].Map("mail.globex.send")
+	assert.True(t, ok)
+	assert.Equal(t, "globex", tenant)
+	assert.Equal(t, "send", it)
+
+	for _, bad := range []string{"A.B", "ORDERS,ORDERS", "X:{item_type}.{tenant}", "X:a..{tenant}.{item_type}", "X:{tenant}"} {
+		_, err := ParseWatchStreams(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestAdvisoryParse(t *testing.T) {
+	t.Parallel()
+	ws, _ := ParseWatchStreams("ORDERS")
+	adv := Advisory{Type: "io.nats.jetstream.advisory.v1.terminated", Timestamp: t0, Stream: "ORDERS", Consumer: "c1", StreamSeq: 9, Deliveries: 2, Reason: "bad schema"}
+	r := ParseAdvisory(ws[0], adv, &Original{Subject: "app.acme.orders.refund", Header: map[string][]string{"Nats-Msg-Id": {"m-9"}}, Data: []byte("{}")}, []byte(`{}`))
+	assert.Equal(t, ClassTerminated, r.ErrorClass)
+	assert.Contains(t, r.Error, "bad schema")
+	assert.Equal(t, "acme", r.Tenant)
+	assert.Equal(t, "orders.refund", r.ItemType)
+	assert.Equal(t, "m-9", r.MsgID)
+	assert.Equal(t, int32(2), *r.Attempts)
+	assert.Equal(t, "c1", r.SourceConsumer)
+	assert.Empty(t, r.MalformedReasons)
+
+	gone := ParseAdvisory(ws[0], Advisory{Type: "io.nats.jetstream.advisory.v1.max_deliver", Stream: "ORDERS", Consumer: "c1", StreamSeq: 10, Deliveries: 5}, nil, []byte(`{}`))
+	assert.True(t, gone.PayloadUnavailable)
+	assert.Equal(t, ClassMaxDeliveries, gone.ErrorClass)
+	assert.Equal(t, "ORDERS:10", gone.MsgID)
+	assert.True(t, gone.MsgIDDerived)
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("dlq.acme.email.send", "Dlq-Error-Class", "permanent", "Dlq-Attempts", "3", []byte("{}"))
+	f.Add("dlq.acme", "Dlq-Tenant", "globex", "Dlq-First-Failed-At", "2026-01-01T00:00:00Z", []byte{0xff, 0x00})
+	f.Add("dlq", "Dlq-Original-Subject", "a.*.>", "Dlq-Error", "\xff\xfe", []byte(nil))
+	f.Fuzz(func(t *testing.T, subject, k1, v1, k2, v2 string, data []byte) {
+		h := map[string][]string{k1: {v1}, k2: {v2, v1}}
+		r := ParseDLQ("dlq", Received{Subject: subject, Header: h, Data: data, Stream: "DLQ", Seq: 1, Time: t0})
+		for _, s := range []string{r.Tenant, r.ItemType, r.Subject, r.Error, r.Stack, r.OriginalSubject, r.MsgID, r.OperationID} {
+			if !isStorableText(s) {
+				t.Fatalf("field %q is not storable text", s)
+			}
+		}
+		if r.Tenant == "" || r.ItemType == "" || r.MsgID == "" || r.Fingerprint == "" {
+			t.Fatalf("required field empty: %+v", r)
+		}
+		if t, ok := strings.CutPrefix(subject, "dlq."); ok {
+			if tenant, _, _ := strings.Cut(t, "."); tenant != "" && r.Tenant != CleanText(tenant) {
+				panic("tenant not taken from the subject")
+			}
+		}
+		back, err := DecodeHeaders(r.Headers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, vs := range h {
+			if strings.Join(back[k], "\x00") != strings.Join(vs, "\x00") {
+				t.Fatalf("header %q not kept exactly", k)
+			}
+		}
+	})
+}
+
+func isStorableText(s string) bool {
+	return !strings.ContainsRune(s, 0) && strings.ToValidUTF8(s, "") == s
+}
+
+func TestEscapeLinesRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "plain", "a\nb", "\tindented\r\n", `C:\new\table`, `\\n literal`, "mixed \\ \n \t"} {
+		assert.Equal(t, s, UnescapeLines(EscapeLines(s)), "%q", s)
+		assert.NotContains(t, EscapeLines(s), "\n")
+	}
+}

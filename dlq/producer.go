@@ -1,0 +1,130 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Failure says why a consumer gave up on a message. Err is required; the
+// rest is optional and is sent in the Dlq-* headers.
+type Failure struct {
+	Err           error
+	Class         ErrorClass // one of ProducerClasses; empty sends none
+	Attempts      int        // 0: taken from the JetStream delivery count when known
+	Stack         string
+	FirstFailedAt time.Time
+	LastFailedAt  time.Time // zero: now
+	Consumer      string
+	OperationID   string // empty: kept from the original's Dlq-Operation-Id, if any
+	CorrelationID string
+	Principal     string
+}
+
+// Origin is where the original message lived in JetStream. The zero value
+// means it did not come from a stream.
+type Origin struct {
+	Stream string
+	Seq    uint64
+}
+
+// NewMessage builds the dead letter for orig, to be published on
+// <prefix>.<tenant>.<itemType>. The original payload and every header that
+// is not a Nats-* header are kept; the original Nats-Msg-Id goes into
+// Dlq-Original-Msg-Id, and when there was none, the id becomes
+// "<stream>:<seq>" of where the original lived, so a replay is never
+// published under a fresh identity. The message carries its own Nats-Msg-Id,
+// so publishing the same dead letter twice stores it once.
+func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f Failure) (*nats.Msg, error) {
+	if f.Err == nil {
+		return nil, fmt.Errorf("dead-letter %s: Failure.Err is required", orig.Subject)
+	}
+	if tenant == "" || strings.ContainsAny(tenant, ".*> ") {
+		return nil, fmt.Errorf("dead-letter %s: tenant %q must be one subject token", orig.Subject, tenant)
+	}
+	subject := prefix + "." + tenant + "." + itemType
+	if err := ValidatePublishSubject(subject); err != nil {
+		return nil, fmt.Errorf("dead-letter subject %q: %w", subject, err)
+	}
+	h := nats.Header{}
+	for k, vs := range orig.Header {
+		if strings.HasPrefix(k, "Nats-") {
+			continue
+		}
+		h[k] = append([]string(nil), vs...)
+	}
+	msgID := orig.Header.Get(HeaderNatsMsgID)
+	if msgID == "" {
+		msgID = orig.Header.Get(HeaderOriginalMsgID)
+	}
+	if msgID == "" && from.Stream != "" {
+		msgID = fmt.Sprintf("%s:%d", from.Stream, from.Seq)
+	}
+	set := func(k, v string) {
+		if v != "" {
+			h.Set(k, v)
+		}
+	}
+	set(HeaderOriginalSubject, orig.Subject)
+	set(HeaderOriginalMsgID, msgID)
+	set(HeaderTenant, tenant)
+	set(HeaderItemType, itemType)
+	setLines(h, HeaderError, f.Err.Error())
+	set(HeaderErrorClass, string(f.Class))
+	setLines(h, HeaderStack, f.Stack)
+	if f.Attempts > 0 {
+		set(HeaderAttempts, strconv.Itoa(f.Attempts))
+	}
+	if !f.FirstFailedAt.IsZero() {
+		set(HeaderFirstFailedAt, f.FirstFailedAt.UTC().Format(time.RFC3339Nano))
+	}
+	last := f.LastFailedAt
+	if last.IsZero() {
+		last = time.Now()
+	}
+	set(HeaderLastFailedAt, last.UTC().Format(time.RFC3339Nano))
+	set(HeaderConsumer, f.Consumer)
+	set(HeaderOperationID, f.OperationID)
+	set(HeaderCorrelationID, f.CorrelationID)
+	set(HeaderPrincipal, f.Principal)
+	if msgID != "" {
+		h.Set(HeaderNatsMsgID, "dlq:"+f.Consumer+":"+msgID)
+	}
+	return &nats.Msg{Subject: subject, Header: h, Data: orig.Data}, nil
+}
+
+// Publish dead-letters a message received from JetStream in one call: it
+// builds the dead letter (attempts default to the delivery count) and
+// publishes it to the DLQ stream, waiting for the PubAck. The caller then
+// acks (or terminates) the original.
+func Publish(ctx context.Context, js jetstream.JetStream, prefix, tenant, itemType string, orig jetstream.Msg, f Failure) error {
+	var from Origin
+	if md, err := orig.Metadata(); err == nil {
+		from = Origin{Stream: md.Stream, Seq: md.Sequence.Stream}
+		if f.Attempts == 0 {
+			f.Attempts = int(md.NumDelivered)
+		}
+	}
+	m, err := NewMessage(prefix, tenant, itemType,
+		&nats.Msg{Subject: orig.Subject(), Header: orig.Headers(), Data: orig.Data()}, from, f)
+	if err != nil {
+		return err
+	}
+	if _, err := js.PublishMsg(ctx, m); err != nil {
+		return fmt.Errorf("publish dead letter to %s: %w", m.Subject, err)
+	}
+	return nil
+}
+
+// setLines sends text escaped (see EscapeLines): NATS header values cannot
+// hold line breaks.
+func setLines(h nats.Header, name, text string) {
+	if text = strings.TrimRight(text, "\r\n"); text != "" {
+		h.Set(name, EscapeLines(text))
+	}
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Sourced by run.sh and test.sh. ensure_postgres sets DATABASE_URL:
+#   1. DATABASE_URL from the environment, if set;
+#   2. else PostgreSQL on 127.0.0.1:5432, if it answers for user postgres;
+#   3. else a private cluster under .data/pg on 127.0.0.1:$PRIVATE_PG_PORT,
+#      installing Debian's postgresql first when it is missing and we are root.
+# It sets PG_STARTED_BY_US=1 when it started the private cluster; stop_postgres
+# stops it again.
+
+PRIVATE_PG_PORT=${PRIVATE_PG_PORT:-54329}
+PG_DATA_DIR=${PG_DATA_DIR:-$PWD/.data/pg}
+PG_STARTED_BY_US=0
+
+log() { printf '%s\n' "$*" >&2; }
+
+pg_bindir() {
+	local d
+	d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$d" ] && [ -x "$d/initdb" ] && echo "$d"
+}
+
+as_pg_owner() {
+	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+install_postgres() {
+	if [ "$(id -u)" != 0 ]; then
+		log "postgres: PostgreSQL server binaries not found; install Debian's postgresql or set DATABASE_URL"
+		return 1
+	fi
+	log "postgres: installing Debian's postgresql (apt-get)..."
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2 && apt-get install -y -qq postgresql >&2
+	# Debian starts a system cluster on 5432 after install; we do not use it.
+	if command -v pg_lsclusters >/dev/null 2>&1; then
+		pg_lsclusters -h 2>/dev/null | while read -r ver name _; do
+			pg_ctlcluster "$ver" "$name" stop >/dev/null 2>&1 || true
+		done
+	fi
+}
+
+ensure_postgres() {
+	if [ -n "${DATABASE_URL:-}" ]; then
+		log "postgres: using DATABASE_URL from the environment"
+		return 0
+	fi
+	if command -v psql >/dev/null 2>&1 &&
+		PGCONNECT_TIMEOUT=2 psql "postgres://postgres@127.0.0.1:5432/postgres" -qAtc 'select 1' >/dev/null 2>&1; then
+		export DATABASE_URL="postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+		log "postgres: using the server on 127.0.0.1:5432"
+		return 0
+	fi
+	local bin
+	bin=$(pg_bindir) || { install_postgres && bin=$(pg_bindir); } || return 1
+	mkdir -p "$PG_DATA_DIR"
+	if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$PG_DATA_DIR"; fi
+	chmod 700 "$PG_DATA_DIR"
+	if [ ! -f "$PG_DATA_DIR/PG_VERSION" ]; then
+		log "postgres: creating a private cluster in $PG_DATA_DIR"
+		as_pg_owner "$bin/initdb" -D "$PG_DATA_DIR" -U app --auth=trust -E UTF8 --no-locale >/dev/null || return 1
+	fi
+	export DATABASE_URL="postgres://app@127.0.0.1:$PRIVATE_PG_PORT/postgres?sslmode=disable"
+	if as_pg_owner "$bin/pg_ctl" -D "$PG_DATA_DIR" status >/dev/null 2>&1; then
+		log "postgres: private cluster already running on 127.0.0.1:$PRIVATE_PG_PORT"
+		return 0
+	fi
+	log "postgres: starting the private cluster on 127.0.0.1:$PRIVATE_PG_PORT"
+	as_pg_owner "$bin/pg_ctl" -D "$PG_DATA_DIR" -w -t 60 -l "$PG_DATA_DIR/server.log" \
+		-o "-h 127.0.0.1 -p $PRIVATE_PG_PORT -k $PG_DATA_DIR -c max_connections=300 -c shared_buffers=512MB -c fsync=${PG_FSYNC:-on} -c synchronous_commit=${PG_SYNC_COMMIT:-on} -c full_page_writes=${PG_FSYNC:-on}" \
+		start >/dev/null || { log "postgres: start failed; see $PG_DATA_DIR/server.log"; return 1; }
+	PG_STARTED_BY_US=1
+}
+
+stop_postgres() {
+	[ "$PG_STARTED_BY_US" = 1 ] || return 0
+	local bin
+	bin=$(pg_bindir) || return 0
+	as_pg_owner "$bin/pg_ctl" -D "$PG_DATA_DIR" -m fast -w stop >/dev/null 2>&1 || true
+	PG_STARTED_BY_US=0
+}
