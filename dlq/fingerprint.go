@@ -3,24 +3,12 @@ package dlq
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"strings"
 )
 
 // StackFramesInFingerprint is how many stack lines (after dropping blank
 // and goroutine header lines) take part in a fingerprint.
 const StackFramesInFingerprint = 4
-
-var (
-	reUUID    = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
-	reHex     = regexp.MustCompile(`(?i)\b0x[0-9a-f]+\b|\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b`)
-	reULID    = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
-	reQuoted  = regexp.MustCompile(`"[^"]*"|'[^']*'`)
-	reNumber  = regexp.MustCompile(`\d+`)
-	reIDish   = regexp.MustCompile(`\b[A-Za-z]+[-_]?\d[\w-]*\b`)
-	reSpaces  = regexp.MustCompile(`\s+`)
-	reGoFrame = regexp.MustCompile(`^goroutine \d+`)
-)
 
 // Fingerprint groups errors that are the same problem: it hashes the class,
 // the normalised message and the top stack frames, so ids, numbers, hex
@@ -38,28 +26,80 @@ func Fingerprint(class ErrorClass, message, stack string) string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-// NormaliseMessage replaces the variable parts of an error message
-// (uuids, hex, quoted values, numbers, id-like words) with placeholders.
+// NormaliseMessage replaces the variable parts of an error message with
+// placeholders, in one pass: a quoted value becomes <q>, and a word that
+// holds a digit (numbers, uuids, hex, ids such as order-7781 or 0xc000123)
+// becomes <#>. Letters are lower-cased and white space collapsed.
 func NormaliseMessage(s string) string {
-	s = CleanText(s)
-	s = reUUID.ReplaceAllString(s, "<uuid>")
-	s = reULID.ReplaceAllString(s, "<id>")
-	s = reQuoted.ReplaceAllString(s, "<q>")
-	s = reHex.ReplaceAllString(s, "<hex>")
-	s = reIDish.ReplaceAllString(s, "<id>")
-	s = reNumber.ReplaceAllString(s, "<n>")
-	s = reSpaces.ReplaceAllString(strings.TrimSpace(s), " ")
-	return strings.ToLower(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\'':
+			if end := strings.IndexByte(s[i+1:], c); end >= 0 {
+				flushSpace(&b, &space)
+				b.WriteString("<q>")
+				i += end + 2
+				continue
+			}
+			flushSpace(&b, &space)
+			b.WriteByte(c)
+			i++
+		case isWordByte(c):
+			j, digit := i, false
+			for j < len(s) && isWordByte(s[j]) {
+				digit = digit || (s[j] >= '0' && s[j] <= '9')
+				j++
+			}
+			flushSpace(&b, &space)
+			if digit {
+				b.WriteString("<#>")
+			} else {
+				for k := i; k < j; k++ {
+					b.WriteByte(lower(s[k]))
+				}
+			}
+			i = j
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			space = b.Len() > 0
+			i++
+		default:
+			flushSpace(&b, &space)
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+func flushSpace(b *strings.Builder, space *bool) {
+	if *space {
+		b.WriteByte(' ')
+		*space = false
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-'
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func topFrames(stack string, n int) []string {
 	var out []string
-	for _, line := range strings.Split(CleanText(stack), "\n") {
+	for line := range strings.SplitSeq(stack, "\n") {
 		line = strings.TrimSpace(line)
-		if line == "" || reGoFrame.MatchString(line) {
+		if line == "" || strings.HasPrefix(line, "goroutine ") {
 			continue
 		}
-		// Go: drop the "+0x1d" offset; all: numbers, hex and ids go.
+		// Go: drop the "+0x1d" offset; numbers, hex and ids go in normalising.
 		if i := strings.LastIndex(line, " +0x"); i > 0 {
 			line = line[:i]
 		}

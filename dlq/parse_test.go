@@ -251,3 +251,20 @@ func TestEscapeLinesRoundTrip(t *testing.T) {
 		assert.NotContains(t, EscapeLines(s), "\n")
 	}
 }
+
+func TestNormaliseMessage(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		`Order 12345 NOT found`:                          `order <#> not found`,
+		`user "alice" has no 'quota'`:                    `user <q> has no <q>`,
+		"  many \t spaces\n here ":                       `many spaces here`,
+		`lookup 3f2b8c1e-1d2c-4c3b-9f0e-0a1b2c3d4e5f: x`: `lookup <#>: x`,
+		`main.send(0xc000123)`:                           `main.send(<#>)`,
+		`/app/send.go:42`:                                `/app/send.go:<#>`,
+		`unterminated "quote`:                            `unterminated "quote`,
+		`résumé 7 ünïcode`:                               `résumé <#> ünïcode`,
+	}
+	for in, want := range cases {
+		assert.Equal(t, want, NormaliseMessage(in), "%q", in)
+	}
+}

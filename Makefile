@@ -1,0 +1,32 @@
+# The two commands: `make run` and `make test`. Everything they need is
+# found or installed by the scripts they call (see scripts/).
+SHELL := /bin/bash
+GO ?= go
+
+.PHONY: run test e2e bench bench-ingest fuzz generate vet build clean
+
+run: ## Start PostgreSQL (found or private), the console, Dex and demo traffic.
+	@scripts/run.sh
+
+test: ## Every test: unit, integration (real PostgreSQL + NATS) and e2e.
+	@scripts/test.sh
+
+build:
+	$(GO) build -o .data/bin/console ./cmd/console
+
+vet:
+	$(GO) vet ./...
+
+generate: ## Regenerate templ components (commit the *_templ.go files).
+	$(GO) tool templ generate
+
+fuzz: ## Run the header-parser fuzz target for 30 s (also part of make test with FUZZ=1).
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./dlq
+
+bench: bench-ingest ## All benchmarks; results go to docs/BENCHMARKS.md.
+
+bench-ingest: ## 100,000 dead letters of 1 KB through NATS into PostgreSQL.
+	@scripts/bench.sh ingest
+
+clean:
+	rm -rf .data/bin .data/log

@@ -1,0 +1,63 @@
+// Command console is the Quarantine operator console for dead-lettered
+// NATS JetStream messages. See README.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "console:", err)
+		os.Exit(exitCode(err))
+	}
+}
+
+const usage = `usage: console <command> [flags]
+
+commands:
+  serve     HTTP console, ingester and replay workers
+  migrate   apply database migrations and exit
+  demo      publish demo traffic through real failing consumers
+  version   print the version
+
+Run "console <command> -h" for the flags of a command. Every flag can also
+be set with the environment variable named in its help.
+`
+
+// run is the whole program; main only adds signals and the exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) < 2 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	cmd, rest := args[1], args[2:]
+	switch cmd {
+	case "serve":
+		return runServe(ctx, rest, getenv, stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "demo":
+		return runDemo(ctx, rest, getenv, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "console", version)
+		return nil
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}

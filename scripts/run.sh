@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# make run: PostgreSQL (found or private), the console with an embedded NATS
+# server, the Dex identity provider, and demo traffic. Ctrl-C stops all of it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/postgres.sh
+
+ADDR=${CONSOLE_ADDR:-127.0.0.1:8080}
+mkdir -p .data/bin .data/log
+pids=()
+cleanup() {
+	trap - INT TERM EXIT
+	echo >&2
+	log "stopping..."
+	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+	stop_postgres
+	log "stopped."
+}
+trap cleanup INT TERM EXIT
+
+ensure_postgres
+log "building the console..."
+go build -o .data/bin/console ./cmd/console
+
+export DLQ_WATCH_STREAMS=${DLQ_WATCH_STREAMS:-ORDERS,EMAILS,SEARCH,ANALYTICS,ACCOUNTS}
+.data/bin/console migrate >/dev/null
+.data/bin/console serve --addr "$ADDR" >.data/log/serve.out 2> >(tee -a .data/log/console.log >&2) &
+pids+=($!)
+
+# Wait for the console (it starts an embedded NATS when NATS_URL is unset).
+for _ in $(seq 1 100); do
+	if curl -fsS "http://$ADDR/readyz" >/dev/null 2>&1; then break; fi
+	if ! kill -0 "${pids[0]}" 2>/dev/null; then log "the console exited; see above"; exit 1; fi
+	sleep 0.2
+done
+curl -fsS "http://$ADDR/readyz" >/dev/null || { log "the console is not ready"; exit 1; }
+
+NATS_URL=${NATS_URL:-nats://127.0.0.1:4222} .data/bin/console demo --rate "${DEMO_RATE:-5}" >/dev/null 2>>.data/log/demo.log &
+pids+=($!)
+
+cat <<MSG
+
+  Quarantine console: http://$ADDR
+  Database:           ${DATABASE_URL%%\?*}
+  Demo traffic:       ${DEMO_RATE:-5} msg/s into streams ${DLQ_WATCH_STREAMS} (log: .data/log/demo.log)
+  Metrics:            http://$ADDR/metrics
+
+  Press Ctrl-C to stop everything.
+
+MSG
+wait -n "${pids[@]}" || true
