@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/migrations/testdb"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestBadSettingNamesIt(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": "postgres://x@127.0.0.1/db"}
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"MissingDatabase", map[string]string{}, nil, "DATABASE_URL (--database-url)"},
+		{"BadAddr", map[string]string{"CONSOLE_ADDR": "8080"}, nil, "CONSOLE_ADDR (--addr) \"8080\": must be host:port"},
+		{"BadNATS", map[string]string{"NATS_URL": "http://x"}, nil, "NATS_URL (--nats-url)"},
+		{"BadBatch", map[string]string{"INGEST_BATCH_SIZE": "lots"}, nil, "INGEST_BATCH_SIZE (--ingest-batch) \"lots\": must be a whole number from 1 to 10000"},
+		{"BadWait", nil, []string{"--ingest-wait", "forever"}, "INGEST_MAX_WAIT (--ingest-wait) \"forever\""},
+		{"BadWatch", map[string]string{"DLQ_WATCH_STREAMS": "A.B"}, nil, "DLQ_WATCH_STREAMS (--watch-streams)"},
+		{"BadPrefix", map[string]string{"DLQ_SUBJECT_PREFIX": "dlq.>"}, nil, "DLQ_SUBJECT_PREFIX (--dlq-prefix)"},
+		{"BadLevel", map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL (--log-level)"},
+		{"FlagBeatsEnv", map[string]string{"CONSOLE_ADDR": "127.0.0.1:1"}, []string{"--addr", "nope"}, "CONSOLE_ADDR (--addr) \"nope\""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := map[string]string{}
+			for k, v := range base {
+				e[k] = v
+			}
+			for k, v := range tc.env {
+				e[k] = v
+			}
+			if tc.name == "MissingDatabase" {
+				delete(e, "DATABASE_URL")
+			}
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), append([]string{"console", "serve"}, tc.args...), env(e), &stdout, &stderr)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "\n", "one line")
+			assert.Equal(t, 1, exitCode(err))
+		})
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"console", "frobnicate"}, env(nil), &out, &errOut)
+	require.ErrorContains(t, err, `unknown command "frobnicate"`)
+	assert.Contains(t, errOut.String(), "usage: console")
+	assert.Equal(t, 2, exitCode(run(context.Background(), []string{"console"}, env(nil), io.Discard, io.Discard)))
+	require.NoError(t, run(context.Background(), []string{"console", "version"}, env(nil), &out, io.Discard))
+	assert.Contains(t, out.String(), "console dev")
+}
+
+func TestServeAnswersProbes(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ns := natstest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg, err := parseServe([]string{"--addr", "127.0.0.1:0", "--watch-streams", "ORDERS"}, env(map[string]string{
+		"DATABASE_URL": db.URL, "NATS_URL": ns.ClientURL(),
+	}), io.Discard)
+	require.NoError(t, err)
+	a, err := newApp(ctx, cfg, newLogger(io.Discard, "info", "text"))
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not stop")
+		}
+		a.Close()
+	})
+	base := fmt.Sprintf("http://%s", a.listener.Addr())
+
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/healthz")
+	assert.Equal(t, http.StatusOK, code)
+	code, body = get("/readyz")
+	assert.Equal(t, http.StatusOK, code, body)
+	code, body = get("/metrics")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "quarantine_ingest_store_errors_total")
+
+	// A dead letter published now shows in the depth metric.
+	_, err = a.js.Publish(ctx, "dlq.acme.search.index_update", []byte("{}"))
+	require.NoError(t, err)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, body = get("/metrics")
+		if strings.Contains(body, `quarantine_depth{error_class="unclassified",item_type="search.index_update",status="quarantined",tenant="acme"} 1`) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "depth metric never showed the dead letter:\n%s", body)
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Contains(t, body, `quarantine_oldest_unresolved_age_seconds{tenant="acme"}`)
+
+	// NATS gone: not ready, and the body says why.
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	code, body = get("/readyz")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "nats: not connected")
+}
