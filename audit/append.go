@@ -1,0 +1,202 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// appendLockKey is the pg_advisory_xact_lock key that serialises appends
+// ("QAUDIT" then 0001). Nothing else in the database may use it.
+const appendLockKey int64 = 0x5141554449540001
+
+// Held until the caller's transaction commits or rolls back, so the next
+// appender reads a head that includes this entry, or that never saw it.
+const lockAppend = `SELECT pg_advisory_xact_lock($1)`
+
+// Runs after the lock, as its own statement: in READ COMMITTED a statement
+// takes its snapshot when it starts, so this one sees the entry the previous
+// lock holder committed. It also lets PostgreSQL put the JSON in its jsonb
+// form, which is what we hash and what it will print back, and fixes at.
+const prepareAppend = `
+SELECT current_setting('transaction_isolation'),
+       COALESCE($1::timestamptz, clock_timestamp()),
+       $2::jsonb::text,
+       $3::jsonb::text,
+       COALESCE(head.seq, 0),
+       head.hash
+FROM (VALUES (1)) AS one
+LEFT JOIN (SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1) AS head ON true`
+
+const insertEntry = `
+INSERT INTO audit_log (seq, at, actor_issuer, actor_subject, actor_email, tenant, action,
+    object_type, object_id, message_id, operation_id, request_id, reason, outcome,
+    before, after, remote_addr, user_agent, prev_hash, hash)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+    $15::jsonb, $16::jsonb, $17, $18, $19, $20)
+RETURNING before::text, after::text`
+
+// Append validates e and writes it as the next entry of the chain inside tx,
+// the caller's transaction, so it commits or rolls back with the change it
+// records. It returns the entry as stored.
+//
+// Append takes a transaction-scoped advisory lock that every other append
+// waits for until tx ends: call it late in the transaction. tx must be READ
+// COMMITTED (PostgreSQL's default); at stricter levels its snapshot could
+// predate the previous append, and Append returns an error instead.
+//
+// Text fields are stored as given, except that invalid UTF-8 and NUL bytes,
+// which PostgreSQL cannot store, become U+FFFD. It returns an error wrapping
+// ErrInvalid when e breaks a rule (see Event.Validate), when Before or After
+// do not marshal to JSON that PostgreSQL accepts, or when At is out of its
+// range. After an error other than a validation one, tx is aborted.
+func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("append audit event %q: %w", e.Action, err)
+		}
+	}()
+	if err := e.Validate(); err != nil {
+		return Entry{}, err
+	}
+	before, err := marshalJSON(e.Before)
+	if err != nil {
+		return Entry{}, fmt.Errorf("%w: before: %w", ErrInvalid, err)
+	}
+	after, err := marshalJSON(e.After)
+	if err != nil {
+		return Entry{}, fmt.Errorf("%w: after: %w", ErrInvalid, err)
+	}
+	var at *time.Time // NULL: the database clock
+	if !e.At.IsZero() {
+		at = &e.At
+	}
+
+	if _, err := tx.Exec(ctx, lockAppend, appendLockKey); err != nil {
+		return Entry{}, fmt.Errorf("lock the chain: %w", err)
+	}
+	var (
+		isolation             string
+		jsonBefore, jsonAfter *string
+		headSeq               int64
+		headHash              []byte
+	)
+	entry = Entry{
+		Actor: Actor{
+			Issuer:  cleanText(e.Actor.Issuer),
+			Subject: cleanText(e.Actor.Subject),
+			Email:   cleanText(e.Actor.Email),
+		},
+		Tenant:      cleanText(e.Tenant),
+		Action:      cleanText(e.Action),
+		ObjectType:  cleanText(e.ObjectType),
+		ObjectID:    cleanText(e.ObjectID),
+		MessageID:   cleanText(e.MessageID),
+		OperationID: cleanText(e.OperationID),
+		RequestID:   cleanText(e.RequestID),
+		Reason:      cleanText(e.Reason),
+		Outcome:     e.Outcome,
+		RemoteAddr:  cleanText(e.RemoteAddr),
+		UserAgent:   cleanText(e.UserAgent),
+	}
+	err = tx.QueryRow(ctx, prepareAppend, at, before, after).
+		Scan(&isolation, &entry.At, &jsonBefore, &jsonAfter, &headSeq, &headHash)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
+		// Data exception: JSON that jsonb refuses (\u0000), a time out of range.
+		return Entry{}, fmt.Errorf("%w: %s", ErrInvalid, pgErr.Message)
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("read chain head: %w", err)
+	}
+	if isolation != "read committed" {
+		return Entry{}, fmt.Errorf("transaction is %s: appends need read committed, where each statement sees the latest head", isolation)
+	}
+	entry.At = entry.At.UTC()
+	if entry.Before, err = canonicalJSON(jsonBefore); err != nil {
+		return Entry{}, fmt.Errorf("before: %w", err)
+	}
+	if entry.After, err = canonicalJSON(jsonAfter); err != nil {
+		return Entry{}, fmt.Errorf("after: %w", err)
+	}
+	entry.Seq = headSeq + 1
+	entry.PrevHash = headHash // nil when the log is empty
+	entry.Hash = hashEntry(&entry)
+
+	var storedBefore, storedAfter *string
+	err = tx.QueryRow(ctx, insertEntry,
+		entry.Seq, entry.At, entry.Actor.Issuer, entry.Actor.Subject, entry.Actor.Email, entry.Tenant, entry.Action,
+		entry.ObjectType, entry.ObjectID, entry.MessageID, entry.OperationID, entry.RequestID, entry.Reason, string(entry.Outcome),
+		rawText(entry.Before), rawText(entry.After), entry.RemoteAddr, entry.UserAgent, entry.PrevHash, entry.Hash,
+	).Scan(&storedBefore, &storedAfter)
+	if err != nil {
+		return Entry{}, fmt.Errorf("insert seq %d: %w", entry.Seq, err)
+	}
+	// Verify will hash what it reads back; make sure that is what we hashed.
+	if err := sameJSON(storedBefore, entry.Before); err != nil {
+		return Entry{}, fmt.Errorf("seq %d before: %w", entry.Seq, err)
+	}
+	if err := sameJSON(storedAfter, entry.After); err != nil {
+		return Entry{}, fmt.Errorf("seq %d after: %w", entry.Seq, err)
+	}
+	return entry, nil
+}
+
+// AppendFunc appends e in a transaction of its own on db, for events that
+// change nothing else (a login, a denied attempt). It returns what Append
+// returns.
+func AppendFunc(ctx context.Context, db Beginner, e Event) (Entry, error) {
+	var entry Entry
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		var err error
+		entry, err = Append(ctx, tx, e)
+		return err
+	})
+	if err != nil {
+		return Entry{}, err
+	}
+	return entry, nil
+}
+
+// marshalJSON returns v as JSON text, or nil (SQL NULL) for nil and for
+// values that marshal to null.
+func marshalJSON(v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if string(b) == "null" {
+		return nil, nil
+	}
+	s := string(b)
+	return &s, nil
+}
+
+func rawText(j json.RawMessage) *string {
+	if j == nil {
+		return nil
+	}
+	s := string(j)
+	return &s
+}
+
+func sameJSON(stored *string, hashed json.RawMessage) error {
+	got, err := canonicalJSON(stored)
+	if err != nil {
+		return err
+	}
+	if (got == nil) != (hashed == nil) || !bytes.Equal(got, hashed) {
+		return fmt.Errorf("stored JSON %q differs from the hashed form %q", got, hashed)
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package audit
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Errors returned by the package; test with errors.Is.
+var (
+	// ErrInvalid is returned for an Event or Filter that breaks a rule; the
+	// wrapping message says which.
+	ErrInvalid = errors.New("invalid audit input")
+	// ErrNotFound is returned by Get for an entry that does not exist or
+	// belongs to a tenant the viewer may not see.
+	ErrNotFound = errors.New("audit entry not found")
+)
+
+// Outcome is what came of an attempted action.
+type Outcome string
+
+// The outcomes an entry may record.
+const (
+	OutcomeOK     Outcome = "ok"     // the change happened
+	OutcomeDenied Outcome = "denied" // authorisation or policy refused it
+	OutcomeError  Outcome = "error"  // it was attempted and failed
+)
+
+// Valid reports whether o is one of the defined outcomes.
+func (o Outcome) Valid() bool {
+	switch o {
+	case OutcomeOK, OutcomeDenied, OutcomeError:
+		return true
+	}
+	return false
+}
+
+// Actor is who acted: the OIDC issuer and subject identify the person, the
+// email is what people read. The zero Actor is the system itself.
+type Actor struct {
+	Issuer  string
+	Subject string
+	Email   string
+}
+
+// Event is what a caller asks to record. Action and Outcome are required.
+type Event struct {
+	Actor       Actor
+	Tenant      string // empty for events outside any tenant (login, policy table)
+	Action      string // dotted verb, e.g. "replay.approve"
+	ObjectType  string // e.g. "dead_letter", "replay_request"
+	ObjectID    string
+	MessageID   string // original message id of the dead letter concerned
+	OperationID string
+	RequestID   string // HTTP request or job id, to join with logs
+	Reason      string
+	Outcome     Outcome
+	// Before and After are the object's state around the change. They are
+	// marshalled with encoding/json; nil (or a value that marshals to JSON
+	// null, such as a nil pointer) is stored as SQL NULL.
+	Before     any
+	After      any
+	RemoteAddr string
+	UserAgent  string
+	// At is when the event happened; the zero time means the database clock
+	// at the append. It is stored with microsecond precision.
+	At time.Time
+}
+
+// Validate reports the first broken rule as an error wrapping ErrInvalid.
+func (e *Event) Validate() error {
+	if strings.TrimSpace(e.Action) == "" {
+		return fmt.Errorf("%w: action is required", ErrInvalid)
+	}
+	if e.Outcome == "" {
+		return fmt.Errorf("%w: outcome is required", ErrInvalid)
+	}
+	if !e.Outcome.Valid() {
+		return fmt.Errorf("%w: outcome %q is not one of ok, denied, error", ErrInvalid, e.Outcome)
+	}
+	return nil
+}
+
+// Entry is a stored event: its fields as the database holds them, plus its
+// place in the chain.
+type Entry struct {
+	Seq         int64
+	At          time.Time // UTC, microsecond precision
+	Actor       Actor
+	Tenant      string
+	Action      string
+	ObjectType  string
+	ObjectID    string
+	MessageID   string
+	OperationID string
+	RequestID   string
+	Reason      string
+	Outcome     Outcome
+	// Before and After are canonical JSON (jsonb text without insignificant
+	// whitespace), nil for SQL NULL. These are the bytes the hash covers.
+	Before     json.RawMessage
+	After      json.RawMessage
+	RemoteAddr string
+	UserAgent  string
+	PrevHash   []byte // nil for seq 1
+	Hash       []byte
+}
+
+// HashHex returns the entry's hash in lowercase hex.
+func (e *Entry) HashHex() string { return hex.EncodeToString(e.Hash) }
+
+// Querier runs queries: *pgxpool.Pool, *pgx.Conn and pgx.Tx all are one.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Beginner starts transactions: *pgxpool.Pool and *pgx.Conn both are one.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// entryColumns is the column list every read selects, in the order
+// scanEntry scans. JSON comes back as jsonb text, which scanEntry compacts
+// into the canonical form the hash covers.
+const entryColumns = `seq, at, actor_issuer, actor_subject, actor_email, tenant, action,
+    object_type, object_id, message_id, operation_id, request_id, reason, outcome,
+    before::text, after::text, remote_addr, user_agent, prev_hash, hash`
+
+// scanEntry scans one row selected with entryColumns; it is a pgx.RowToFunc.
+func scanEntry(row pgx.CollectableRow) (Entry, error) {
+	var (
+		e             Entry
+		before, after *string
+		outcome       string
+	)
+	err := row.Scan(&e.Seq, &e.At, &e.Actor.Issuer, &e.Actor.Subject, &e.Actor.Email, &e.Tenant, &e.Action,
+		&e.ObjectType, &e.ObjectID, &e.MessageID, &e.OperationID, &e.RequestID, &e.Reason, &outcome,
+		&before, &after, &e.RemoteAddr, &e.UserAgent, &e.PrevHash, &e.Hash)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.At = e.At.UTC()
+	e.Outcome = Outcome(outcome)
+	if e.Before, err = canonicalJSON(before); err != nil {
+		return Entry{}, fmt.Errorf("seq %d before: %w", e.Seq, err)
+	}
+	if e.After, err = canonicalJSON(after); err != nil {
+		return Entry{}, fmt.Errorf("seq %d after: %w", e.Seq, err)
+	}
+	return e, nil
+}

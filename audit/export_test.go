@@ -1,0 +1,290 @@
+package audit_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/audit"
+)
+
+// entryFromRecord reads back one exported entry (CSV columns or JSONL values
+// as strings), so the test can re-hash it without the database.
+func entryFromRecord(t *testing.T, r map[string]string) audit.Entry {
+	t.Helper()
+	seq, err := strconv.ParseInt(r["seq"], 10, 64)
+	require.NoError(t, err)
+	at, err := time.Parse(time.RFC3339Nano, r["at"])
+	require.NoError(t, err)
+	e := audit.Entry{
+		Seq: seq, At: at,
+		Actor:  audit.Actor{Issuer: r["actor_issuer"], Subject: r["actor_subject"], Email: r["actor_email"]},
+		Tenant: r["tenant"], Action: r["action"], ObjectType: r["object_type"], ObjectID: r["object_id"],
+		MessageID: r["message_id"], OperationID: r["operation_id"], RequestID: r["request_id"],
+		Reason: r["reason"], Outcome: audit.Outcome(r["outcome"]),
+		RemoteAddr: r["remote_addr"], UserAgent: r["user_agent"],
+	}
+	if v := r["before"]; v != "" {
+		e.Before = json.RawMessage(v)
+	}
+	if v := r["after"]; v != "" {
+		e.After = json.RawMessage(v)
+	}
+	if v := r["prev_hash"]; v != "" {
+		e.PrevHash, err = hex.DecodeString(v)
+		require.NoError(t, err)
+	}
+	e.Hash, err = hex.DecodeString(r["hash"])
+	require.NoError(t, err)
+	return e
+}
+
+func TestExport(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	events := fixture(t, b)
+	// Text that CSV and JSON must carry unchanged.
+	odd := event("odd.text")
+	odd.Reason = "comma, \"quote\"\nnewline <b>&amp;</b> \u2028"
+	odd.Before = map[string]string{"html": "<script>&</script>", "sep": "\u2028"}
+	appendAll(t, b, odd)
+	events = append(events, odd)
+	head := requireIntact(t, b, int64(len(events)))
+
+	f := audit.Filter{Tenants: []string{"acme"}, Limit: 3} // Limit is a page size: ignored
+	want := newestFirst(events, func(e audit.Event) bool { return e.Tenant == "acme" })
+	for i, j := 0, len(want)-1; i < j; i, j = i+1, j-1 {
+		want[i], want[j] = want[j], want[i]
+	}
+
+	t.Run("CSV", func(t *testing.T) {
+		t.Parallel()
+		var out bytes.Buffer
+		require.NoError(t, audit.ExportCSV(b.ctx, b.db.Pool, f, &out))
+		r := csv.NewReader(&out)
+		r.FieldsPerRecord = -1
+		records, err := r.ReadAll()
+		require.NoError(t, err)
+		header := records[0]
+		require.Equal(t, "seq", header[0])
+		require.Equal(t, []string{"# chain-head", strconv.FormatInt(head.HeadSeq, 10), head.HeadHex()}, records[len(records)-1])
+		var got []int64
+		for _, rec := range records[1 : len(records)-1] {
+			m := map[string]string{}
+			for i, name := range header {
+				m[name] = rec[i]
+			}
+			e := entryFromRecord(t, m)
+			require.Equal(t, e.Hash, audit.HashOf(&e), "seq %d re-hashes from the export alone", e.Seq)
+			got = append(got, e.Seq)
+		}
+		require.Equal(t, want, got, "oldest first, filtered")
+	})
+
+	t.Run("JSONL", func(t *testing.T) {
+		t.Parallel()
+		var out bytes.Buffer
+		require.NoError(t, audit.ExportJSONL(b.ctx, b.db.Pool, audit.Filter{}, &out))
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		require.Len(t, lines, len(events)+1)
+		require.JSONEq(t, fmt.Sprintf(`{"chain_head":{"seq":%d,"hash":%q}}`, head.HeadSeq, head.HeadHex()), lines[len(lines)-1])
+		for i, line := range lines[:len(lines)-1] {
+			var raw map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(line), &raw))
+			m := map[string]string{}
+			for k, v := range raw {
+				var s string
+				if json.Unmarshal(v, &s) == nil {
+					m[k] = s
+				} else if string(v) != "null" {
+					m[k] = string(v) // seq, before, after: the bytes as written
+				}
+			}
+			e := entryFromRecord(t, m)
+			require.Equal(t, int64(i+1), e.Seq)
+			require.Equal(t, e.Hash, audit.HashOf(&e), "seq %d re-hashes from the export alone", e.Seq)
+		}
+	})
+
+	t.Run("EmptyLog", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		var out bytes.Buffer
+		require.NoError(t, audit.ExportJSONL(b.ctx, b.db.Pool, audit.Filter{}, &out))
+		require.Equal(t, `{"chain_head":{"seq":0,"hash":""}}`+"\n", out.String())
+		out.Reset()
+		require.NoError(t, audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{}, &out))
+		require.True(t, strings.HasSuffix(out.String(), "\n# chain-head,0,\n"), out.String())
+	})
+
+	t.Run("Invalid", func(t *testing.T) {
+		t.Parallel()
+		err := audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{Outcome: "maybe"}, io.Discard)
+		require.ErrorIs(t, err, audit.ErrInvalid)
+	})
+}
+
+// lineCounter counts the lines written through it and keeps the last one.
+type lineCounter struct {
+	bytes, lines int64
+	cur, last    []byte
+}
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.bytes += int64(len(p))
+	for rest := p; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			c.cur = append(c.cur, rest...)
+			break
+		}
+		c.cur = append(c.cur, rest[:i]...)
+		c.last, c.cur = append(c.last[:0], c.cur...), c.cur[:0]
+		c.lines++
+		rest = rest[i+1:]
+	}
+	return len(p), nil
+}
+
+// heapGrowth runs fn while sampling the heap every millisecond and returns
+// the highest HeapAlloc seen above the level before it, and the bytes fn
+// allocated in all.
+func heapGrowth(fn func()) (peak, allocated uint64) {
+	// Collect often (GOGC=10 also lowers the 4 MB minimum heap to 0.4 MB),
+	// so HeapAlloc follows what the export keeps rather than its garbage.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var (
+		wg   sync.WaitGroup
+		stop = make(chan struct{})
+		high = before.HeapAlloc
+	)
+	wg.Go(func() {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		var m runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				runtime.ReadMemStats(&m)
+				high = max(high, m.HeapAlloc)
+			}
+		}
+	})
+	fn()
+	close(stop)
+	wg.Wait()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	high = max(high, after.HeapAlloc)
+	return high - before.HeapAlloc, after.TotalAlloc - before.TotalAlloc
+}
+
+// Not parallel: it measures this process's heap, which parallel tests would
+// inflate. Go runs it alone, before the parallel tests resume.
+func TestAuditExportStreams(t *testing.T) {
+	b := setup(t)
+	const rows = 100_000
+	start := time.Now()
+	err := audit.BulkLoad(b.ctx, b.db.Pool, rows, func(i int) audit.Event {
+		return audit.Event{
+			Actor: audit.Actor{
+				Issuer:  "https://idp.example.com/realms/operations",
+				Subject: fmt.Sprintf("5f0c2b7e-9a4d-4c1e-8f3a-%012d", i%97),
+				Email:   fmt.Sprintf("operator-%02d@example.com", i%97),
+			},
+			Tenant:      fmt.Sprintf("tenant-%02d", i%13),
+			Action:      []string{"replay.request", "replay.approve", "deadletter.discard"}[i%3],
+			ObjectType:  "dead_letter",
+			ObjectID:    strconv.Itoa(1_000_000 + i),
+			MessageID:   fmt.Sprintf("ORDERS:%d", 5_000_000+i),
+			OperationID: fmt.Sprintf("op-7c9e6679-7425-40de-944b-%012d", i),
+			RequestID:   fmt.Sprintf("req-01HZX3K9Q7%014d", i),
+			Reason:      "consumer fixed in release 2025.06.1; replaying the backlog",
+			Outcome:     audit.OutcomeOK,
+			Before:      map[string]any{"status": "quarantined", "version": i % 5},
+			After:       map[string]any{"status": "replay_requested", "version": i%5 + 1},
+			RemoteAddr:  "203.0.113.45",
+			UserAgent:   "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0",
+			At:          t0.Add(time.Duration(i) * time.Second),
+		}
+	})
+	require.NoError(t, err)
+	t.Logf("bulk load of %d rows: %v", rows, time.Since(start))
+
+	start = time.Now()
+	res, err := audit.Verify(b.ctx, b.db.Pool)
+	require.NoError(t, err)
+	require.True(t, res.OK(), res.String())
+	require.Equal(t, int64(rows), res.Rows)
+	t.Logf("verify: %v", time.Since(start))
+
+	// Holding the rows would take well over 30 MB (the CSV alone is ~50 MB).
+	const bound = 8 << 20
+	for _, tt := range []struct {
+		name    string
+		export  func(w io.Writer) error
+		extra   int64 // lines besides the rows
+		trailer func(t *testing.T, line []byte)
+	}{
+		{
+			name:   "CSV",
+			export: func(w io.Writer) error { return audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{}, w) },
+			extra:  2, // header and trailer
+			trailer: func(t *testing.T, line []byte) {
+				require.Equal(t, fmt.Sprintf("# chain-head,%d,%s", res.HeadSeq, res.HeadHex()), string(line))
+			},
+		},
+		{
+			name:   "JSONL",
+			export: func(w io.Writer) error { return audit.ExportJSONL(b.ctx, b.db.Pool, audit.Filter{}, w) },
+			extra:  1, // trailer
+			trailer: func(t *testing.T, line []byte) {
+				var tr struct {
+					ChainHead struct {
+						Seq  int64  `json:"seq"`
+						Hash string `json:"hash"`
+					} `json:"chain_head"`
+				}
+				require.NoError(t, json.Unmarshal(line, &tr))
+				require.Equal(t, res.HeadSeq, tr.ChainHead.Seq)
+				require.Equal(t, res.HeadHex(), tr.ChainHead.Hash)
+			},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var (
+				out       lineCounter
+				exportErr error
+			)
+			start := time.Now()
+			peak, allocated := heapGrowth(func() {
+				exportErr = tt.export(&out)
+			})
+			require.NoError(t, exportErr)
+			elapsed := time.Since(start)
+			t.Logf("%s export: %d rows, %.1f MB written in %v; peak heap growth %.2f MB, %.0f MB allocated in all",
+				tt.name, rows, float64(out.bytes)/(1<<20), elapsed, float64(peak)/(1<<20), float64(allocated)/(1<<20))
+			require.Less(t, peak, uint64(bound), "the export holds rows in memory")
+			require.Greater(t, out.bytes, int64(30<<20), "the output is bigger than the bound")
+			require.Equal(t, int64(rows)+tt.extra, out.lines)
+			tt.trailer(t, out.last)
+		})
+	}
+}

@@ -1,0 +1,101 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"strings"
+	"unicode/utf8"
+)
+
+// hashDomain starts every encoded entry, so these hashes cannot be confused
+// with hashes of anything else, and a future encoding gets a new tag.
+const hashDomain = "quarantine-audit-v1"
+
+// timeLayout is how the hash sees at: UTC, always six fractional digits,
+// which is exactly PostgreSQL's timestamptz precision.
+const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+// hashEntry returns SHA-256 over the canonical encoding of e (every field but
+// Hash, and PrevHash). The encoding is a sequence of fields, each written as
+//
+//	present (1 byte: 0 for SQL NULL, 1 otherwise)
+//	length  (8 bytes, big-endian; absent when NULL)
+//	value   (length bytes; absent when NULL)
+//
+// in this order: the tag "quarantine-audit-v1", seq (8 bytes, big-endian),
+// at (timeLayout, UTC), actor issuer, actor subject, actor email, tenant,
+// action, object type, object id, message id, operation id, request id,
+// reason, outcome, before, after (canonical JSON, NULL when absent), remote
+// address, user agent, prev_hash (NULL for seq 1). Text is its UTF-8 bytes.
+// Length prefixes make the encoding injective: no two different entries
+// encode to the same bytes.
+func hashEntry(e *Entry) []byte {
+	h := sha256.New()
+	field(h, []byte(hashDomain))
+	var seq [8]byte
+	binary.BigEndian.PutUint64(seq[:], uint64(e.Seq))
+	field(h, seq[:])
+	field(h, []byte(e.At.UTC().Format(timeLayout)))
+	for _, s := range [...]string{
+		e.Actor.Issuer, e.Actor.Subject, e.Actor.Email, e.Tenant, e.Action,
+		e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.RequestID,
+		e.Reason, string(e.Outcome),
+	} {
+		field(h, []byte(s))
+	}
+	nullableField(h, e.Before)
+	nullableField(h, e.After)
+	field(h, []byte(e.RemoteAddr))
+	field(h, []byte(e.UserAgent))
+	nullableField(h, e.PrevHash)
+	return h.Sum(nil)
+}
+
+func field(h hash.Hash, b []byte) {
+	var hdr [9]byte
+	hdr[0] = 1
+	binary.BigEndian.PutUint64(hdr[1:], uint64(len(b)))
+	h.Write(hdr[:])
+	h.Write(b)
+}
+
+// nullableField writes b, or a NULL marker when b is nil. An empty but
+// non-nil b is a value, not NULL.
+func nullableField(h hash.Hash, b []byte) {
+	if b == nil {
+		h.Write([]byte{0})
+		return
+	}
+	field(h, b)
+}
+
+// canonicalJSON turns jsonb text as PostgreSQL prints it (keys sorted,
+// numbers and escapes normalised, ", " and ": " between tokens) into the
+// canonical form: the same text with insignificant whitespace removed. nil
+// (SQL NULL) stays nil. The result is also what encoding/json emits for it as
+// a json.RawMessage, so exports carry the hashed bytes unchanged.
+func canonicalJSON(jsonbText *string) (json.RawMessage, error) {
+	if jsonbText == nil {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	b.Grow(len(*jsonbText))
+	if err := json.Compact(&b, []byte(*jsonbText)); err != nil {
+		return nil, fmt.Errorf("compact json: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// cleanText makes s storable in a PostgreSQL text column: invalid UTF-8 and
+// NUL bytes (which PostgreSQL rejects) become U+FFFD. Audit writes must not
+// fail because a user agent or a reason holds odd bytes.
+func cleanText(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}

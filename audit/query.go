@@ -1,0 +1,308 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Page sizes for List and ForObject.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 1000
+)
+
+// AllTenants in Filter.Tenants (or a nil Tenants) lets the viewer see every
+// tenant, including entries outside any tenant.
+const AllTenants = "*"
+
+// Filter selects entries for the auditor's pages and the exports. Zero fields
+// do not filter.
+type Filter struct {
+	Actor      string // exact actor email or actor subject
+	Action     string
+	Tenant     string
+	ObjectType string
+	ObjectID   string
+	MessageID  string // matches message_id or object_id
+	Outcome    Outcome
+	From       time.Time // at >= From
+	To         time.Time // at < To
+	// Tenants are the tenants the viewer may see: nil or a list holding
+	// AllTenants means all of them, an empty non-nil list means none. Entries
+	// with no tenant are only visible to viewers of all tenants.
+	Tenants []string
+	// Limit is the page size for List: 0 means DefaultLimit, at most
+	// MaxLimit. The exports ignore it.
+	Limit int
+	// Before and After are keyset cursors (at most one of them): Before
+	// returns the page of entries older than seq Before (Page.NextBefore),
+	// After the page newer than seq After (Page.PrevAfter).
+	Before int64
+	After  int64
+}
+
+// Validate reports the first broken rule as an error wrapping ErrInvalid.
+func (f *Filter) Validate() error {
+	switch {
+	case f.Outcome != "" && !f.Outcome.Valid():
+		return fmt.Errorf("%w: outcome %q is not one of ok, denied, error", ErrInvalid, f.Outcome)
+	case f.Limit < 0 || f.Limit > MaxLimit:
+		return fmt.Errorf("%w: limit %d is not between 1 and %d", ErrInvalid, f.Limit, MaxLimit)
+	case f.Before < 0 || f.After < 0:
+		return fmt.Errorf("%w: a page cursor cannot be negative", ErrInvalid)
+	case f.Before != 0 && f.After != 0:
+		return fmt.Errorf("%w: before and after cannot both be set", ErrInvalid)
+	case !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To):
+		return fmt.Errorf("%w: from must be before to", ErrInvalid)
+	}
+	return nil
+}
+
+// Page is one page of List, newest entry first.
+type Page struct {
+	Entries    []Entry
+	NextBefore int64 // Filter.Before for the next (older) page, when HasNext
+	PrevAfter  int64 // Filter.After for the previous (newer) page, when HasPrev
+	HasNext    bool
+	HasPrev    bool
+}
+
+// Filter conditions. Each is constant SQL with named arguments; where joins
+// those a Filter needs, so each combination gets a plan that can use its
+// index (one query with "col = @x OR @x is empty" for every field could not).
+const (
+	condActor = `((actor_email = @actor AND actor_email <> '') OR (actor_subject = @actor AND actor_subject <> ''))`
+	// The <> '' lets the partial message_id index serve this branch.
+	condMessage    = `((message_id = @message_id AND message_id <> '') OR object_id = @message_id)`
+	condAction     = `action = @action`
+	condTenant     = `tenant = @tenant`
+	condObjectType = `object_type = @object_type`
+	condObjectID   = `object_id = @object_id`
+	condOutcome    = `outcome = @outcome`
+	condNotOK      = `outcome <> 'ok'` // implied by denied or error; lets the partial outcome index serve them
+	condFrom       = `at >= @from`
+	condTo         = `at < @to`
+	condTenants    = `tenant = ANY(@tenants)`
+	condOlder      = `seq < @cursor`
+	condNewer      = `seq > @cursor`
+	condUpToHead   = `seq <= @head`
+)
+
+const (
+	selectEntries = `SELECT ` + entryColumns + ` FROM audit_log WHERE `
+	newestFirst   = ` ORDER BY seq DESC LIMIT @limit`
+	oldestFirst   = ` ORDER BY seq LIMIT @limit`
+	existsEntries = `SELECT EXISTS (SELECT 1 FROM audit_log WHERE `
+)
+
+// where returns the conditions and arguments of f without its cursor, and
+// false when the viewer may see no tenant at all.
+func (f *Filter) where() (conds []string, args pgx.NamedArgs, visible bool) {
+	args = pgx.NamedArgs{}
+	add := func(cond, name string, v any) {
+		conds = append(conds, cond)
+		if name != "" {
+			args[name] = v
+		}
+	}
+	if f.Tenants != nil && !slices.Contains(f.Tenants, AllTenants) {
+		// Entries without a tenant are for viewers of all tenants only.
+		tenants := slices.DeleteFunc(slices.Clone(f.Tenants), func(t string) bool { return t == "" })
+		if len(tenants) == 0 {
+			return nil, nil, false
+		}
+		add(condTenants, "tenants", tenants)
+	}
+	if f.Actor != "" {
+		add(condActor, "actor", f.Actor)
+	}
+	if f.Action != "" {
+		add(condAction, "action", f.Action)
+	}
+	if f.Tenant != "" {
+		add(condTenant, "tenant", f.Tenant)
+	}
+	if f.ObjectType != "" {
+		add(condObjectType, "object_type", f.ObjectType)
+	}
+	if f.ObjectID != "" {
+		add(condObjectID, "object_id", f.ObjectID)
+	}
+	if f.MessageID != "" {
+		add(condMessage, "message_id", f.MessageID)
+	}
+	if f.Outcome != "" {
+		add(condOutcome, "outcome", string(f.Outcome))
+		if f.Outcome != OutcomeOK {
+			add(condNotOK, "", nil)
+		}
+	}
+	if !f.From.IsZero() {
+		add(condFrom, "from", f.From)
+	}
+	if !f.To.IsZero() {
+		add(condTo, "to", f.To)
+	}
+	return conds, args, true
+}
+
+func whereSQL(conds []string, extra ...string) string {
+	all := append(slices.Clip(conds), extra...)
+	if len(all) == 0 {
+		return "TRUE"
+	}
+	return strings.Join(all, " AND ")
+}
+
+// List returns one page of the entries f selects, newest first, paged by seq
+// (keyset, no OFFSET). It returns an error wrapping ErrInvalid for an invalid
+// f.
+func List(ctx context.Context, db Querier, f Filter) (Page, error) {
+	if err := f.Validate(); err != nil {
+		return Page{}, fmt.Errorf("list audit entries: %w", err)
+	}
+	limit := f.Limit
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	conds, args, visible := f.where()
+	if !visible {
+		return Page{}, nil
+	}
+	// One more row than the page tells whether there is more that way.
+	args["limit"] = limit + 1
+	var sql string
+	switch {
+	case f.After != 0:
+		args["cursor"] = f.After
+		sql = selectEntries + whereSQL(conds, condNewer) + oldestFirst
+	case f.Before != 0:
+		args["cursor"] = f.Before
+		sql = selectEntries + whereSQL(conds, condOlder) + newestFirst
+	default:
+		sql = selectEntries + whereSQL(conds) + newestFirst
+	}
+	rows, err := db.Query(ctx, sql, args)
+	if err != nil {
+		return Page{}, fmt.Errorf("list audit entries: %w", err)
+	}
+	entries, err := pgx.CollectRows(rows, scanEntry)
+	if err != nil {
+		return Page{}, fmt.Errorf("list audit entries: %w", err)
+	}
+	more := len(entries) > limit
+	if more {
+		entries = entries[:limit]
+	}
+	var p Page
+	if f.After != 0 {
+		slices.Reverse(entries)
+		p.HasPrev = more
+	} else {
+		p.HasNext = more
+	}
+	p.Entries = entries
+
+	// The other direction: is there anything past the edge of this page (or
+	// past the cursor, for an empty page)?
+	var cond string
+	var edge int64
+	switch {
+	case f.After != 0 && len(entries) > 0:
+		cond, edge = condOlder, entries[len(entries)-1].Seq
+	case f.After != 0:
+		cond, edge = condOlder, f.After+1
+	case f.Before != 0 && len(entries) > 0:
+		cond, edge = condNewer, entries[0].Seq
+	case f.Before != 0:
+		cond, edge = condNewer, f.Before-1
+	}
+	if cond != "" {
+		args["cursor"] = edge // the named arguments the query does not use are ignored
+		var exists bool
+		if err := db.QueryRow(ctx, existsEntries+whereSQL(conds, cond)+`)`, args).Scan(&exists); err != nil {
+			return Page{}, fmt.Errorf("list audit entries: look past the page: %w", err)
+		}
+		if f.After != 0 {
+			p.HasNext = exists
+		} else {
+			p.HasPrev = exists
+		}
+	}
+	if p.HasNext && len(entries) > 0 {
+		p.NextBefore = entries[len(entries)-1].Seq
+	} else if p.HasNext {
+		p.NextBefore = f.After + 1
+	}
+	if p.HasPrev && len(entries) > 0 {
+		p.PrevAfter = entries[0].Seq
+	} else if p.HasPrev {
+		p.PrevAfter = f.Before - 1
+	}
+	return p, nil
+}
+
+const getEntry = `SELECT ` + entryColumns + ` FROM audit_log WHERE seq = $1`
+
+// Get returns the entry seq. It returns ErrNotFound when there is none, or
+// when its tenant is not among tenants (same rules as Filter.Tenants), so a
+// viewer cannot learn that another tenant's entry exists.
+func Get(ctx context.Context, db Querier, seq int64, tenants []string) (Entry, error) {
+	rows, err := db.Query(ctx, getEntry, seq)
+	if err != nil {
+		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, err)
+	}
+	e, err := pgx.CollectExactlyOneRow(rows, scanEntry)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, ErrNotFound)
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, err)
+	}
+	if !mayView(tenants, e.Tenant) {
+		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, ErrNotFound)
+	}
+	return e, nil
+}
+
+func mayView(tenants []string, tenant string) bool {
+	if tenants == nil || slices.Contains(tenants, AllTenants) {
+		return true
+	}
+	return tenant != "" && slices.Contains(tenants, tenant)
+}
+
+// The newest entries of the object, returned oldest first.
+const objectTrail = `
+SELECT * FROM (
+    SELECT ` + entryColumns + ` FROM audit_log
+    WHERE object_type = $1 AND object_id = $2
+    ORDER BY seq DESC LIMIT $3
+) AS recent ORDER BY seq`
+
+// ForObject returns the trail of one object (say, a dead letter): its most
+// recent limit entries (0 means DefaultLimit, at most MaxLimit), oldest
+// first. The caller has already checked that the viewer may see the object.
+func ForObject(ctx context.Context, db Querier, objectType, objectID string, limit int) ([]Entry, error) {
+	if limit < 0 || limit > MaxLimit {
+		return nil, fmt.Errorf("audit trail of %s %s: %w: limit %d is not between 1 and %d", objectType, objectID, ErrInvalid, limit, MaxLimit)
+	}
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	rows, err := db.Query(ctx, objectTrail, objectType, objectID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("audit trail of %s %s: %w", objectType, objectID, err)
+	}
+	entries, err := pgx.CollectRows(rows, scanEntry)
+	if err != nil {
+		return nil, fmt.Errorf("audit trail of %s %s: %w", objectType, objectID, err)
+	}
+	return entries, nil
+}

@@ -1,0 +1,192 @@
+package audit_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/audit"
+)
+
+// tamper runs sql as someone who owns the table would to get past its
+// triggers: on a connection of its own, with the triggers disabled for the
+// length of one transaction, then put back as the migration left them.
+func tamper(t *testing.T, b bundle, statements ...string) {
+	t.Helper()
+	conn, err := pgx.Connect(b.ctx, b.db.URL)
+	require.NoError(t, err)
+	defer conn.Close(b.ctx)
+	err = pgx.BeginFunc(b.ctx, conn, func(tx pgx.Tx) error {
+		steps := append([]string{`ALTER TABLE audit_log DISABLE TRIGGER USER`}, statements...)
+		steps = append(steps,
+			`ALTER TABLE audit_log ENABLE ALWAYS TRIGGER audit_log_no_update_delete`,
+			`ALTER TABLE audit_log ENABLE ALWAYS TRIGGER audit_log_no_truncate`)
+		for _, sql := range steps {
+			if _, err := tx.Exec(b.ctx, sql); err != nil {
+				return fmt.Errorf("%s: %w", sql, err)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+func TestAuditChainDetectsTamper(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// sql edits the table; it gets the chain as appended, for forgers.
+		sql       func(chain []audit.Entry) []string
+		wantBad   int64
+		wantHead  int64 // last seq that still verifies
+		wantWords string
+	}{
+		{
+			name:      "EditedReason",
+			sql:       one(`UPDATE audit_log SET reason = 'nothing to see' WHERE seq = 5`),
+			wantBad:   5,
+			wantHead:  4,
+			wantWords: "seq 5: hash does not match its contents (edited row)",
+		},
+		{
+			name:      "EditedJSON",
+			sql:       one(`UPDATE audit_log SET after = '{"n": 99}' WHERE seq = 3`),
+			wantBad:   3,
+			wantHead:  2,
+			wantWords: "seq 3: hash does not match its contents (edited row)",
+		},
+		{
+			name:      "EditedTimestamp",
+			sql:       one(`UPDATE audit_log SET at = at + interval '1 microsecond' WHERE seq = 8`),
+			wantBad:   8,
+			wantHead:  7,
+			wantWords: "seq 8: hash does not match its contents (edited row)",
+		},
+		{
+			name:      "EditedWithWrongHash",
+			sql:       one(`UPDATE audit_log SET reason = 'x', hash = sha256('forged') WHERE seq = 5`),
+			wantBad:   5,
+			wantHead:  4,
+			wantWords: "seq 5: hash does not match its contents (edited row)",
+		},
+		{
+			// Whoever edits a row and gives it its correct new hash breaks
+			// the next link.
+			name: "EditedAndRehashed",
+			sql: func(chain []audit.Entry) []string {
+				e := chain[4]
+				e.Reason = "forged"
+				return []string{fmt.Sprintf(`UPDATE audit_log SET reason = 'forged', hash = '\x%x' WHERE seq = 5`, audit.HashOf(&e))}
+			},
+			wantBad:   6,
+			wantHead:  5,
+			wantWords: "seq 6: prev_hash does not match seq 5",
+		},
+		{
+			name:      "DeletedRow",
+			sql:       one(`DELETE FROM audit_log WHERE seq = 4`),
+			wantBad:   4,
+			wantHead:  3,
+			wantWords: "seq 4: missing, seq 3 is followed by seq 5 (deleted row)",
+		},
+		{
+			name:      "DeletedFirstRow",
+			sql:       one(`DELETE FROM audit_log WHERE seq = 1`),
+			wantBad:   1,
+			wantHead:  0,
+			wantWords: "seq 1: missing, the log starts at seq 2",
+		},
+		{
+			// Renumbering to close the gap still breaks the chain.
+			name: "DeletedAndRenumbered",
+			sql: func([]audit.Entry) []string {
+				return []string{
+					`DELETE FROM audit_log WHERE seq = 4`,
+					`UPDATE audit_log SET seq = seq + 1000 WHERE seq > 4`,
+					`UPDATE audit_log SET seq = seq - 1001 WHERE seq > 1000`,
+				}
+			},
+			wantBad:   4,
+			wantHead:  3,
+			wantWords: "seq 4: prev_hash does not match seq 3",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			var chain []audit.Entry
+			for i := range 10 {
+				e := event("test.step")
+				e.Reason = fmt.Sprintf("step %d", i+1)
+				e.After = map[string]int{"n": i + 1}
+				chain = append(chain, appendAll(t, b, e)...)
+			}
+			requireIntact(t, b, 10)
+
+			tamper(t, b, tt.sql(chain)...)
+
+			res, err := audit.Verify(b.ctx, b.db.Pool)
+			require.NoError(t, err)
+			require.False(t, res.OK())
+			require.Equal(t, tt.wantBad, res.FirstBad, res.Problem)
+			require.Contains(t, res.Problem, tt.wantWords)
+			require.Equal(t, tt.wantHead, res.HeadSeq)
+			require.ErrorIs(t, res.Err(), audit.ErrChainBroken)
+			require.Contains(t, res.String(), "BROKEN")
+			require.Contains(t, res.String(), tt.wantWords)
+			t.Log(res)
+		})
+	}
+}
+
+func one(sql string) func([]audit.Entry) []string {
+	return func([]audit.Entry) []string { return []string{sql} }
+}
+
+func TestAuditRejectsUpdateDeleteTruncate(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	appendAll(t, b, event("one"), event("two"))
+	tests := []struct {
+		name, sql, op string
+		replica       bool
+	}{
+		{"Update", `UPDATE audit_log SET reason = 'changed' WHERE seq = 1`, "UPDATE", false},
+		{"Delete", `DELETE FROM audit_log WHERE seq = 2`, "DELETE", false},
+		{"Truncate", `TRUNCATE audit_log`, "TRUNCATE", false},
+		// The triggers are ENABLE ALWAYS: replica mode does not skip them.
+		{"UpdateAsReplica", `UPDATE audit_log SET reason = 'changed' WHERE seq = 1`, "UPDATE", true},
+		{"DeleteAsReplica", `DELETE FROM audit_log`, "DELETE", true},
+		{"TruncateAsReplica", `TRUNCATE audit_log`, "TRUNCATE", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := pgx.BeginFunc(b.ctx, b.db.Pool, func(tx pgx.Tx) error {
+				if tt.replica {
+					if _, err := tx.Exec(b.ctx, `SET LOCAL session_replication_role = replica`); err != nil {
+						return err
+					}
+				}
+				_, err := tx.Exec(b.ctx, tt.sql)
+				return err
+			})
+			var pgErr *pgconn.PgError
+			require.ErrorAs(t, err, &pgErr)
+			require.Equal(t, "42501", pgErr.Code, "insufficient_privilege, as after the REVOKE")
+			require.Equal(t, "audit_log is append-only: "+tt.op+" is not allowed", pgErr.Message)
+		})
+	}
+	requireIntact(t, b, 2)
+}
+
+func TestVerifyEmptyLog(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := requireIntact(t, b, 0)
+	require.Nil(t, res.Head)
+	require.Equal(t, "audit chain ok: no entries yet", res.String())
+}
