@@ -1,0 +1,204 @@
+package replaypolicy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ErrInvalidRate is returned (wrapped) by [Table.ValidateRate] for a rate that
+// is not a positive finite number or is above the class's max_rate.
+var ErrInvalidRate = errors.New("invalid replay rate")
+
+// Rule maps an item-type glob to a class. Rules are tried in order and the
+// first match wins.
+type Rule struct {
+	// ItemType is the glob as written in the file; see the package's glob
+	// syntax: "*" is one token, a trailing ">" the rest.
+	ItemType string
+	// Class is the class of the item types the glob matches.
+	Class Class
+}
+
+// Table is a validated policy table. It is immutable; build one with [Load]
+// or [Parse]. Its methods are safe for concurrent use.
+type Table struct {
+	name     string
+	rules    []Rule
+	patterns []pattern // compiled rules[i].ItemType
+	knobs    map[Class]Knobs
+	version  string
+}
+
+// Name returns the name the table was parsed under, usually its file path.
+func (t *Table) Name() string { return t.name }
+
+// Version returns the table's content hash: the hex SHA-256 of a canonical
+// form of the rules (in order) and of every class's effective knobs.
+// Comments, whitespace, key order, the spelling of a value ("24h" or
+// "1440m", 500 or 500.0) and knobs written out at their defaults do not
+// change it; any change to a rule or to an effective knob does. Approvals
+// are void once the version they were requested under is no longer current.
+func (t *Table) Version() string { return t.version }
+
+// Rules returns the rules in match order. The slice is a fresh copy.
+func (t *Table) Rules() []Rule { return append([]Rule(nil), t.rules...) }
+
+// Classes returns every class with its effective knobs (file values over
+// [DefaultKnobs]), most permissive class first. The slice is a fresh copy.
+func (t *Table) Classes() []ClassPolicy {
+	order := classOrder()
+	out := make([]ClassPolicy, 0, len(order))
+	for _, c := range order {
+		out = append(out, ClassPolicy{Class: c, Knobs: t.knobs[c]})
+	}
+	return out
+}
+
+// Knobs returns the effective knobs of class c, and false for an unknown
+// class.
+func (t *Table) Knobs(c Class) (Knobs, bool) {
+	k, ok := t.knobs[c]
+	return k, ok
+}
+
+// ClassFor returns the class of itemType and the index of the rule that
+// matched it, or [Manual] and -1 when no rule matches: an item type nobody
+// classified gets the strictest treatment.
+func (t *Table) ClassFor(itemType string) (Class, int) {
+	for i, p := range t.patterns {
+		if p.match(itemType) {
+			return t.rules[i].Class, i
+		}
+	}
+	return Manual, -1
+}
+
+// ValidateRate checks a requested publish rate, in messages per second,
+// against class c and returns the rate to use: the class's default_rate when
+// rate is 0, otherwise rate itself. It returns an error wrapping
+// [ErrInvalidRate] for a negative, NaN or infinite rate, for a rate above
+// the class's max_rate, or for an unknown class.
+func (t *Table) ValidateRate(c Class, rate float64) (float64, error) {
+	k, ok := t.knobs[c]
+	if !ok {
+		return 0, fmt.Errorf("validate rate for class %q: unknown class: %w", c, ErrInvalidRate)
+	}
+	switch {
+	case rate == 0:
+		return k.DefaultRate, nil
+	case math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0:
+		return 0, fmt.Errorf("validate rate %v for %s: a rate must be a positive number of messages per second: %w", rate, c, ErrInvalidRate)
+	case rate > k.MaxRate:
+		return 0, fmt.Errorf("validate rate %s for %s: above the max_rate of %s messages per second: %w", formatRate(rate), c, formatRate(k.MaxRate), ErrInvalidRate)
+	}
+	return rate, nil
+}
+
+// Describe returns, as one or two sentences for the policy page, what a
+// replay of class c needs under this table.
+func (t *Table) Describe(c Class) string {
+	k, ok := t.knobs[c]
+	if !ok {
+		return fmt.Sprintf("%q is not a replay class.", string(c))
+	}
+	var b strings.Builder
+	b.WriteString(string(c))
+	b.WriteString(": ")
+	switch c {
+	case Rebuildable:
+		b.WriteString("replaying only rebuilds derived data, so it is safe to repeat")
+	case Dedupe:
+		b.WriteString("replays under the original message id, which is mandatory; an item already replayed successfully is skipped, not re-sent")
+	case SameOperation:
+		b.WriteString("replays only as the same idempotent operation: the operation id must be present and the payload unchanged since ingest")
+	case Revalidate:
+		b.WriteString("needs the original principal; when the replay runs, the worker re-checks that principal's authority and the approver's rights, and refuses if either fails or gets no answer")
+	case Manual:
+		b.WriteString("irreversible or destructive, or an item type no rule matches")
+	}
+	b.WriteString(". ")
+	switch k.Approvals {
+	case 0:
+		b.WriteString("One operator with replay rights may replay it directly")
+	case 1:
+		b.WriteString("It needs one approver who is not the requester")
+	default:
+		b.WriteString("It needs two distinct approvers, neither of them the requester")
+	}
+	if k.Approvals > 0 {
+		fmt.Fprintf(&b, "; an approval covers exactly one request and expires after %s", formatDuration(k.ApprovalExpiry))
+	}
+	if k.Bulk {
+		fmt.Fprintf(&b, "; bulk requests up to %d items", k.BulkCap)
+	} else {
+		b.WriteString("; one item per request, no bulk")
+	}
+	fmt.Fprintf(&b, "; it publishes %s per second by default, at most %s", messages(k.DefaultRate), messages(k.MaxRate))
+	if k.TypedConfirmation {
+		b.WriteString(`; the operator must type "REPLAY <message id>" (or "REPLAY <n> ITEMS" for a bulk request) to confirm`)
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// messages writes "1 message" or "500 messages".
+func messages(rate float64) string {
+	if rate == 1 {
+		return "1 message"
+	}
+	return formatRate(rate) + " messages"
+}
+
+// canonical is the text Version hashes. Its first line names the format so
+// that a future change of the canonical form cannot collide with this one.
+func (t *Table) canonical() string {
+	var b strings.Builder
+	b.WriteString("quarantine replaypolicy canonical v1\n")
+	for _, r := range t.rules {
+		fmt.Fprintf(&b, "rule %q %s\n", r.ItemType, r.Class)
+	}
+	for _, c := range classOrder() {
+		k := t.knobs[c]
+		fmt.Fprintf(&b, "class %s approvals=%d bulk=%t bulk_cap=%d default_rate=%s max_rate=%s approval_expiry_ns=%d typed_confirmation=%t\n",
+			c, k.Approvals, k.Bulk, k.BulkCap, formatRate(k.DefaultRate), formatRate(k.MaxRate), int64(k.ApprovalExpiry), k.TypedConfirmation)
+	}
+	return b.String()
+}
+
+func (t *Table) computeVersion() string {
+	sum := sha256.Sum256([]byte(t.canonical()))
+	return hex.EncodeToString(sum[:])
+}
+
+// marshal writes the table as a policy file that Parse accepts and that has
+// the same Version: every rule in order and every class with all its knobs.
+// Globs need no escaping: compilePattern admits only letters, digits, _, -,
+// dots and wildcards.
+func (t *Table) marshal() []byte {
+	var b strings.Builder
+	for _, r := range t.rules {
+		fmt.Fprintf(&b, "[[rule]]\nitem_type = %q\nclass = %q\n\n", r.ItemType, r.Class)
+	}
+	for _, c := range classOrder() {
+		k := t.knobs[c]
+		fmt.Fprintf(&b, "[class.%s]\napprovals = %d\nbulk = %t\n", c, k.Approvals, k.Bulk)
+		if k.Bulk {
+			fmt.Fprintf(&b, "bulk_cap = %d\n", k.BulkCap)
+		}
+		fmt.Fprintf(&b, "default_rate = %s\nmax_rate = %s\napproval_expiry = %q\ntyped_confirmation = %t\n\n",
+			tomlFloat(k.DefaultRate), tomlFloat(k.MaxRate), formatDuration(k.ApprovalExpiry), k.TypedConfirmation)
+	}
+	return []byte(b.String())
+}
+
+// tomlFloat writes a rate as a TOML number; Go's exponent form ("1e-05") is
+// valid TOML, and whole numbers are written as integers, which Parse accepts
+// for rates.
+func tomlFloat(f float64) string {
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
