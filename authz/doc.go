@@ -1,4 +1,8 @@
-// Package authz will own login (OIDC with PKCE, server-side sessions), the
-// Casbin model and its policy storage, the Can(subject, tenant, object,
-// action) check, and the echo middleware that enforces the route table.
+// Package authz owns who may do what: OIDC login with PKCE, state and nonce
+// (oidc.go), server-side sessions in PostgreSQL (session.go), and the Casbin
+// authorization model with its policy storage (access.go). Tenants are
+// Casbin domains; "*" means all tenants.
+//
+// It knows about dead letters only as object names ("deadletter",
+// "replay:<class>", "audit", "bindings", "policy").
 package authz

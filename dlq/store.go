@@ -296,3 +296,12 @@ func (s *Store) OldestUnresolved(ctx context.Context) (map[string]time.Time, err
 	}
 	return out, nil
 }
+
+// Tenants returns the tenants that have dead letters, sorted.
+func (s *Store) Tenants(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT tenant FROM dead_letter_counts WHERE n > 0 ORDER BY tenant`)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 . scripts/postgres.sh
 
 ADDR=${CONSOLE_ADDR:-127.0.0.1:8080}
+DEX_ISSUER=${DEX_ISSUER:-http://127.0.0.1:5556/dex}
 mkdir -p .data/bin .data/log
 pids=()
 cleanup() {
@@ -14,6 +15,7 @@ cleanup() {
 	log "stopping..."
 	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
 	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+	[ -n "${OIDC_ISSUER_FROM_ENV:-}" ] || scripts/dex.sh stop
 	stop_postgres
 	log "stopped."
 }
@@ -24,6 +26,15 @@ log "building the console..."
 go build -o .data/bin/console ./cmd/console
 
 export DLQ_WATCH_STREAMS=${DLQ_WATCH_STREAMS:-ORDERS,EMAILS,SEARCH,ANALYTICS,ACCOUNTS}
+
+# The identity provider: OIDC_* from the environment, else Dex with the demo users.
+if [ -n "${OIDC_ISSUER:-}" ]; then
+	OIDC_ISSUER_FROM_ENV=1
+else
+	log "starting Dex (the first run builds it: a few minutes)..."
+	scripts/dex.sh start "$DEX_ISSUER" "http://$ADDR/auth/callback" >/dev/null
+	export OIDC_ISSUER=$DEX_ISSUER OIDC_CLIENT_ID=quarantine-console OIDC_CLIENT_SECRET=quarantine-dev-secret
+fi
 .data/bin/console migrate >/dev/null
 .data/bin/console serve --addr "$ADDR" >.data/log/serve.out 2> >(tee -a .data/log/console.log >&2) &
 pids+=($!)
@@ -45,6 +56,14 @@ cat <<MSG
   Database:           ${DATABASE_URL%%\?*}
   Demo traffic:       ${DEMO_RATE:-5} msg/s into streams ${DLQ_WATCH_STREAMS} (log: .data/log/demo.log)
   Metrics:            http://$ADDR/metrics
+
+  Demo logins (identity provider $OIDC_ISSUER), password: quarantine-demo
+    oncall@example.com     Olga Oncall    oncall in acme, globex
+    approver@example.com   Arun Approver  approver in acme, globex
+    approver2@example.com  Bea Approver   approver in acme, globex
+    auditor@example.com    Ada Auditor    auditor in all tenants
+    admin@example.com      Sam Admin      admin in all tenants
+    viewer@example.com     Vic Viewer     viewer in acme
 
   Press Ctrl-C to stop everything.
 

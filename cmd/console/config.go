@@ -189,3 +189,37 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
 }
+
+func checkRequired(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return errors.New("is required")
+	}
+	return nil
+}
+
+func checkOptionalHTTPURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	return checkRequiredHTTPURL(v)
+}
+
+func checkRequiredHTTPURL(v string) error {
+	if v == "" {
+		return errors.New("is required: an http(s) URL")
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("must be an http:// or https:// URL")
+	}
+	return nil
+}
+
+// originOf returns scheme://host of u, or "" when u does not parse.
+func originOf(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return ""
+	}
+	return p.Scheme + "://" + p.Host
+}

@@ -30,6 +30,7 @@ commands:
   serve     HTTP console, ingester and replay workers
   migrate   apply database migrations and exit
   demo      publish demo traffic through real failing consumers
+  audit     "audit verify": check the audit log's hash chain
   version   print the version
 
 Run "console <command> -h" for the flags of a command. Every flag can also
@@ -50,6 +51,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "demo":
 		return runDemo(ctx, rest, getenv, stdout, stderr)
+	case "audit":
+		return runAudit(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "console", version)
 		return nil

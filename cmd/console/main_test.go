@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 )
@@ -21,7 +23,7 @@ func env(m map[string]string) func(string) string { return func(k string) string
 
 func TestBadSettingNamesIt(t *testing.T) {
 	t.Parallel()
-	base := map[string]string{"DATABASE_URL": "postgres://x@127.0.0.1/db"}
+	base := map[string]string{"DATABASE_URL": "postgres://x@127.0.0.1/db", "OIDC_ISSUER": "http://127.0.0.1:1/dex", "OIDC_CLIENT_ID": "c"}
 	cases := []struct {
 		name string
 		env  map[string]string
@@ -36,6 +38,9 @@ func TestBadSettingNamesIt(t *testing.T) {
 		{"BadWatch", map[string]string{"DLQ_WATCH_STREAMS": "A.B"}, nil, "DLQ_WATCH_STREAMS (--watch-streams)"},
 		{"BadPrefix", map[string]string{"DLQ_SUBJECT_PREFIX": "dlq.>"}, nil, "DLQ_SUBJECT_PREFIX (--dlq-prefix)"},
 		{"BadLevel", map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL (--log-level)"},
+		{"MissingIssuer", map[string]string{"OIDC_ISSUER": ""}, nil, "OIDC_ISSUER (--oidc-issuer)"},
+		{"BadIssuer", map[string]string{"OIDC_ISSUER": "dex"}, nil, "OIDC_ISSUER (--oidc-issuer) \"dex\": must be an http"},
+		{"BadGroupMap", map[string]string{"AUTHZ_GROUP_ROLES": "ops=acme:king"}, nil, "AUTHZ_GROUP_ROLES (--group-roles)"},
 		{"FlagBeatsEnv", map[string]string{"CONSOLE_ADDR": "127.0.0.1:1"}, []string{"--addr", "nope"}, "CONSOLE_ADDR (--addr) \"nope\""},
 	}
 	for _, tc := range cases {
@@ -47,8 +52,10 @@ func TestBadSettingNamesIt(t *testing.T) {
 			for k, v := range tc.env {
 				e[k] = v
 			}
-			if tc.name == "MissingDatabase" {
-				delete(e, "DATABASE_URL")
+			for k, v := range e {
+				if v == "" || (tc.name == "MissingDatabase" && k == "DATABASE_URL") {
+					delete(e, k)
+				}
 			}
 			var stdout, stderr bytes.Buffer
 			err := run(context.Background(), append([]string{"console", "serve"}, tc.args...), env(e), &stdout, &stderr)
@@ -75,9 +82,13 @@ func TestServeAnswersProbes(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ns := natstest.Start(t)
+	idp, err := mockoidc.Run()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = idp.Shutdown() })
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg, err := parseServe([]string{"--addr", "127.0.0.1:0", "--watch-streams", "ORDERS"}, env(map[string]string{
 		"DATABASE_URL": db.URL, "NATS_URL": ns.ClientURL(),
+		"OIDC_ISSUER": idp.Issuer(), "OIDC_CLIENT_ID": idp.Config().ClientID, "OIDC_CLIENT_SECRET": idp.Config().ClientSecret,
 	}), io.Discard)
 	require.NoError(t, err)
 	a, err := newApp(ctx, cfg, newLogger(io.Discard, "info", "text"))
@@ -132,4 +143,29 @@ func TestServeAnswersProbes(t *testing.T) {
 	code, body = get("/readyz")
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Contains(t, body, "nats: not connected")
+}
+
+func TestAuditVerifyCommand(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	for i := range 5 {
+		_, err := audit.AppendFunc(ctx, db.Pool, audit.Event{Action: "test.event", Outcome: audit.OutcomeOK, Reason: fmt.Sprint("r", i)})
+		require.NoError(t, err)
+	}
+	var out bytes.Buffer
+	e := env(map[string]string{"DATABASE_URL": db.URL})
+	require.NoError(t, run(ctx, []string{"console", "audit", "verify"}, e, &out, io.Discard))
+	assert.Contains(t, out.String(), "audit chain ok: 5 entries")
+
+	// Someone with the rights to disable triggers edits a row.
+	_, err := db.Pool.Exec(ctx, `ALTER TABLE audit_log DISABLE TRIGGER ALL;
+        UPDATE audit_log SET reason = 'nothing to see' WHERE seq = 3;
+        ALTER TABLE audit_log ENABLE TRIGGER ALL`)
+	require.NoError(t, err)
+	out.Reset()
+	err = run(ctx, []string{"console", "audit", "verify"}, e, &out, io.Discard)
+	require.Error(t, err)
+	assert.Equal(t, 1, exitCode(err))
+	assert.Contains(t, out.String(), "seq 3")
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/migrations"
 	"github.com/quarantine-console/quarantine/web"
@@ -41,6 +43,12 @@ type serveConfig struct {
 	DBWait           time.Duration
 	LogLevel         string
 	LogFormat        string
+	PublicURL        string
+	OIDC             authz.OIDCConfig
+	OIDCWait         time.Duration
+	IdleTimeout      time.Duration
+	Lifetime         time.Duration
+	Groups           authz.GroupMap
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -66,7 +74,33 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	s.duration(&c.DBWait, "db-wait", "DATABASE_WAIT", 30*time.Second, "how long to wait for PostgreSQL at start", 0, 10*time.Minute)
 	s.str(&c.LogLevel, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
 	s.str(&c.LogFormat, "log-format", "LOG_FORMAT", "text", "text or json", checkOneOf("text", "json"))
-	return c, s.parse(args)
+	s.str(&c.PublicURL, "public-url", "CONSOLE_PUBLIC_URL", "", "URL people use to reach the console; default http://<addr>; https makes cookies Secure", checkOptionalHTTPURL)
+	s.str(&c.OIDC.Issuer, "oidc-issuer", "OIDC_ISSUER", "", "OpenID Connect issuer URL of the identity provider", checkRequiredHTTPURL)
+	s.str(&c.OIDC.ClientID, "oidc-client-id", "OIDC_CLIENT_ID", "", "client id registered at the identity provider", checkRequired)
+	s.str(&c.OIDC.ClientSecret, "oidc-client-secret", "OIDC_CLIENT_SECRET", "", "client secret", nil)
+	s.str(&c.OIDC.RedirectURL, "oidc-redirect-url", "OIDC_REDIRECT_URL", "", "callback URL registered at the provider; default <public url>/auth/callback", checkOptionalHTTPURL)
+	s.str(&c.OIDC.GroupsClaim, "oidc-groups-claim", "OIDC_GROUPS_CLAIM", "groups", "ID token claim holding the user's groups", checkRequired)
+	s.duration(&c.OIDCWait, "oidc-wait", "OIDC_WAIT", 30*time.Second, "how long to wait for the identity provider at start", 0, 10*time.Minute)
+	s.duration(&c.IdleTimeout, "session-idle-timeout", "SESSION_IDLE_TIMEOUT", time.Hour, "sign out after this long without a request", time.Minute, 7*24*time.Hour)
+	s.duration(&c.Lifetime, "session-lifetime", "SESSION_LIFETIME", 12*time.Hour, "sign out this long after sign-in", time.Minute, 30*24*time.Hour)
+	var groups string
+	s.str(&groups, "group-roles", "AUTHZ_GROUP_ROLES", "", "extra group mappings: group=tenant:role[,tenant:role];... (groups named tenant:role map without this)", func(v string) error {
+		var err error
+		c.Groups, err = authz.ParseGroupMap(v)
+		return err
+	})
+	if err := s.parse(args); err != nil {
+		return c, err
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Addr
+	}
+	c.PublicURL = strings.TrimSuffix(c.PublicURL, "/")
+	if c.OIDC.RedirectURL == "" {
+		c.OIDC.RedirectURL = c.PublicURL + "/auth/callback"
+	}
+	c.OIDC.PostLogoutURL = c.PublicURL + "/signed-out"
+	return c, nil
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -95,6 +129,8 @@ type app struct {
 	js       jetstream.JetStream
 	reg      *prometheus.Registry
 	ingester *dlq.Ingester
+	access   *authz.Access
+	stopSess func()
 	listener net.Listener
 	http     *http.Server
 }
@@ -127,7 +163,22 @@ func newApp(ctx context.Context, cfg serveConfig, log *slog.Logger) (_ *app, err
 	}
 	a.reg.MustRegister(dlq.NewDepthCollector(store, log))
 
-	handler := web.New(web.Deps{Pool: a.pool, NATS: a.nc, Gatherer: a.reg, Log: log, Config: web.Config{Version: version}})
+	sessions, stop := authz.NewSessions(a.pool, authz.SessionConfig{
+		Secure: strings.HasPrefix(cfg.PublicURL, "https://"), IdleTimeout: cfg.IdleTimeout, Lifetime: cfg.Lifetime,
+	})
+	a.stopSess = stop
+	if a.access, err = authz.NewAccess(ctx, a.pool, cfg.Groups, log); err != nil {
+		return nil, err
+	}
+	login, err := authz.NewLogin(ctx, cfg.OIDC, cfg.OIDCWait, sessions, a.pool, log)
+	if err != nil {
+		return nil, err
+	}
+	handler := web.New(web.Deps{
+		Pool: a.pool, NATS: a.nc, Gatherer: a.reg, Log: log,
+		Config:   web.Config{Version: version, FormTargets: originOf(cfg.OIDC.Issuer)},
+		Sessions: sessions, Login: login, Access: a.access, Bindings: authz.NewBindings(a.pool), DeadLetters: store,
+	})
 	a.http = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -242,6 +293,7 @@ func (a *app) Run(ctx context.Context) error {
 			cancel()
 		}
 	})
+	wg.Go(func() { a.access.Watch(ctx) })
 	wg.Go(func() {
 		if err := a.http.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs <- fmt.Errorf("http: %w", err)
@@ -262,6 +314,9 @@ func (a *app) Run(ctx context.Context) error {
 
 // Close releases connections and stops the embedded server.
 func (a *app) Close() {
+	if a.stopSess != nil {
+		a.stopSess()
+	}
 	if a.nc != nil {
 		_ = a.nc.Drain()
 	}

@@ -1,0 +1,323 @@
+package authz
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/casbin/casbin/v2"
+	"github.com/casbin/casbin/v2/model"
+	"github.com/casbin/casbin/v2/persist"
+	"github.com/casbin/casbin/v2/util"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/quarantine-console/quarantine/audit"
+)
+
+//go:embed model.conf
+var modelText string
+
+// anyTenant is a tenant no binding names, so only "*" bindings match it:
+// Can(u, anyTenant, ...) asks "may u do this in every tenant?".
+const anyTenant = "\x00every-tenant"
+
+// User is a signed-in person as the identity provider described them. The
+// issuer and subject identify them; the email is for people to read (and
+// for email bindings, only when verified).
+type User struct {
+	Issuer        string   `json:"iss"`
+	Subject       string   `json:"sub"`
+	Email         string   `json:"email"`
+	EmailVerified bool     `json:"email_verified"`
+	Name          string   `json:"name"`
+	Groups        []string `json:"groups"`
+}
+
+// Key identifies the person: user:<issuer>|<subject>.
+func (u User) Key() string { return "user:" + u.Issuer + "|" + u.Subject }
+
+// Same reports whether u and o are the same person (issuer and subject;
+// the email does not count).
+func (u User) Same(o User) bool { return u.Issuer == o.Issuer && u.Subject == o.Subject }
+
+// Display is the name shown in the header: the name, else the email.
+func (u User) Display() string {
+	if u.Name != "" {
+		return u.Name
+	}
+	if u.Email != "" {
+		return u.Email
+	}
+	return u.Subject
+}
+
+// Actor is the user as the audit log records them.
+func (u User) Actor() audit.Actor {
+	return audit.Actor{Issuer: u.Issuer, Subject: u.Subject, Email: u.Email}
+}
+
+// subjects are the Casbin subjects bindings may name for u.
+func (u User) subjects() []string {
+	s := []string{u.Key()}
+	if u.EmailVerified && u.Email != "" {
+		s = append(s, "email:"+strings.ToLower(u.Email))
+	}
+	return s
+}
+
+// Access answers authorization questions from the Casbin policy kept in
+// PostgreSQL (casbin_rule for role permissions, role_bindings for who holds
+// which role where) and from the roles the identity provider's groups give.
+type Access struct {
+	pool   *pgxpool.Pool
+	groups GroupMap
+	log    *slog.Logger
+	enf    *casbin.SyncedEnforcer
+}
+
+// NewAccess loads the model and the policy. Call Watch to keep the policy
+// current when another replica changes it.
+func NewAccess(ctx context.Context, pool *pgxpool.Pool, groups GroupMap, log *slog.Logger) (*Access, error) {
+	m, err := model.NewModelFromString(modelText)
+	if err != nil {
+		return nil, fmt.Errorf("casbin model: %w", err)
+	}
+	a := &Access{pool: pool, groups: groups, log: log}
+	enf, err := casbin.NewSyncedEnforcer(m, &adapter{pool: pool})
+	if err != nil {
+		return nil, fmt.Errorf("load authorization policy: %w", err)
+	}
+	enf.AddNamedDomainMatchingFunc("g", "keyMatch", util.KeyMatch)
+	enf.EnableAutoSave(false)
+	if err := enf.LoadPolicy(); err != nil {
+		return nil, fmt.Errorf("load authorization policy: %w", err)
+	}
+	a.enf = enf
+	return a, nil
+}
+
+// Groups returns the group mapping in force.
+func (a *Access) Groups() GroupMap { return a.groups }
+
+// Reload reads the policy again.
+func (a *Access) Reload() error {
+	if err := a.enf.LoadPolicy(); err != nil {
+		return fmt.Errorf("reload authorization policy: %w", err)
+	}
+	return nil
+}
+
+// Watch reloads the policy whenever a replica changes it (LISTEN on the
+// channel the tables' triggers notify), and after every reconnection, until
+// ctx ends.
+func (a *Access) Watch(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := a.listen(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		a.log.Warn("authorization policy listener lost; reconnecting", "err", err, "retry_in", backoff)
+		select {
+		case <-time.After(backoff + rand.N(backoff/2)):
+		case <-ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}
+
+func (a *Access) listen(ctx context.Context) error {
+	conn, err := a.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN quarantine_access_changed"); err != nil {
+		return err
+	}
+	defer conn.Exec(context.Background(), "UNLISTEN *") //nolint:errcheck // the connection goes back to the pool either way
+	if err := a.Reload(); err != nil {                  // changes made while we were not listening
+		return err
+	}
+	for {
+		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+			return err
+		}
+		if err := a.Reload(); err != nil {
+			a.log.Warn("reload authorization policy", "err", err)
+		} else {
+			a.log.Debug("authorization policy reloaded")
+		}
+	}
+}
+
+// Can reports whether u may do act on obj in tenant.
+func (a *Access) Can(u User, tenant, obj, act string) bool {
+	for _, s := range u.subjects() {
+		if a.enforce(s, tenant, obj, act) {
+			return true
+		}
+	}
+	for _, r := range a.groups.RolesFor(u.Groups) {
+		if (r.Tenant == AllTenants || r.Tenant == tenant) && a.enforce(r.Role, tenant, obj, act) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *Access) enforce(sub, tenant, obj, act string) bool {
+	ok, err := a.enf.Enforce(sub, tenant, obj, act)
+	if err != nil {
+		a.log.Error("authorization check failed; denying", "sub", sub, "tenant", tenant, "obj", obj, "act", act, "err", err)
+		return false
+	}
+	return ok
+}
+
+// Scope is the set of tenants where a user may do something.
+type Scope struct {
+	All     bool     // every tenant, including ones that do not exist yet
+	Tenants []string // when not All: these, sorted
+}
+
+// Empty reports whether the scope holds no tenant.
+func (s Scope) Empty() bool { return !s.All && len(s.Tenants) == 0 }
+
+// Has reports whether tenant is in the scope.
+func (s Scope) Has(tenant string) bool {
+	if s.All {
+		return true
+	}
+	for _, t := range s.Tenants {
+		if t == tenant {
+			return true
+		}
+	}
+	return false
+}
+
+// List returns the tenants for a query filter: nil for all.
+func (s Scope) List() []string {
+	if s.All {
+		return nil
+	}
+	return append([]string{}, s.Tenants...)
+}
+
+// Scope returns where u may do act on obj. known are the tenants that
+// exist; tenants u holds roles in are added to them.
+func (a *Access) Scope(u User, obj, act string, known []string) Scope {
+	if a.Can(u, anyTenant, obj, act) {
+		return Scope{All: true}
+	}
+	set := map[string]bool{}
+	for _, t := range known {
+		set[t] = true
+	}
+	for _, r := range a.Roles(u) {
+		if r.Tenant != AllTenants {
+			set[r.Tenant] = true
+		}
+	}
+	var out []string
+	for t := range set {
+		if a.Can(u, t, obj, act) {
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return Scope{Tenants: out}
+}
+
+// CanSomewhere reports whether u may do act on obj in at least one tenant
+// (known, or one u holds a role in).
+func (a *Access) CanSomewhere(u User, obj, act string, known []string) bool {
+	return !a.Scope(u, obj, act, known).Empty()
+}
+
+// Roles returns every role u holds: from bindings and from groups.
+func (a *Access) Roles(u User) []TenantRole {
+	set := map[TenantRole]bool{}
+	for _, r := range a.groups.RolesFor(u.Groups) {
+		set[r] = true
+	}
+	for _, s := range u.subjects() {
+		rules, err := a.enf.GetFilteredGroupingPolicy(0, s)
+		if err != nil {
+			a.log.Warn("read role bindings", "err", err)
+			continue
+		}
+		for _, g := range rules {
+			if len(g) >= 3 {
+				set[TenantRole{Tenant: g[2], Role: g[1]}] = true
+			}
+		}
+	}
+	return sortRoles(set)
+}
+
+// adapter gives Casbin its policy from PostgreSQL: p lines from
+// casbin_rule, g lines from role_bindings. Changes go through the bindings
+// store (audited), never through Casbin's save path.
+type adapter struct {
+	pool *pgxpool.Pool
+}
+
+var errReadOnly = errors.New("authorization policy is changed through role bindings, not the enforcer")
+
+const (
+	selectPolicy   = `SELECT ptype, v0, v1, v2, v3, v4, v5 FROM casbin_rule ORDER BY id`
+	selectBindings = `SELECT subject, role, tenant FROM role_bindings ORDER BY id`
+)
+
+func (ad *adapter) LoadPolicy(m model.Model) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rows, err := ad.pool.Query(ctx, selectPolicy)
+	if err != nil {
+		return fmt.Errorf("read casbin_rule: %w", err)
+	}
+	var line [7]string
+	_, err = pgx.ForEachRow(rows, []any{&line[0], &line[1], &line[2], &line[3], &line[4], &line[5], &line[6]}, func() error {
+		// Casbin keeps the slice: copy it out of the scan buffer.
+		rule := append([]string(nil), trimEmpty(line[:])...)
+		return persist.LoadPolicyArray(rule, m)
+	})
+	if err != nil {
+		return fmt.Errorf("read casbin_rule: %w", err)
+	}
+	rows, err = ad.pool.Query(ctx, selectBindings)
+	if err != nil {
+		return fmt.Errorf("read role_bindings: %w", err)
+	}
+	var sub, role, tenant string
+	_, err = pgx.ForEachRow(rows, []any{&sub, &role, &tenant}, func() error {
+		return persist.LoadPolicyArray([]string{"g", sub, role, tenant}, m)
+	})
+	if err != nil {
+		return fmt.Errorf("read role_bindings: %w", err)
+	}
+	return nil
+}
+
+func trimEmpty(line []string) []string {
+	n := len(line)
+	for n > 0 && line[n-1] == "" {
+		n--
+	}
+	return line[:n]
+}
+
+func (ad *adapter) SavePolicy(model.Model) error                              { return errReadOnly }
+func (ad *adapter) AddPolicy(string, string, []string) error                  { return errReadOnly }
+func (ad *adapter) RemovePolicy(string, string, []string) error               { return errReadOnly }
+func (ad *adapter) RemoveFilteredPolicy(string, string, int, ...string) error { return errReadOnly }

@@ -1,0 +1,193 @@
+package authz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/quarantine-console/quarantine/audit"
+)
+
+// Errors of the bindings store; test with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+	ErrInvalid  = errors.New("invalid")
+)
+
+// Binding gives a role in a tenant to one identity (Subject "user:iss|sub")
+// or to whoever has a verified email (Subject "email:addr").
+type Binding struct {
+	ID        int64     `db:"id"`
+	Subject   string    `db:"subject"`
+	Role      string    `db:"role"`
+	Tenant    string    `db:"tenant"`
+	CreatedBy string    `db:"created_by"`
+	CreatedAt time.Time `db:"created_at"`
+}
+
+// BindingInput is what an admin types to add a binding. Exactly one of
+// Email and Subject (the identity's "issuer|subject") is given.
+type BindingInput struct {
+	Email   string
+	Subject string
+	Role    string
+	Tenant  string
+}
+
+// Validate returns field → message for what is wrong, or nil.
+func (in *BindingInput) Validate() map[string]string {
+	errs := map[string]string{}
+	in.Email, in.Subject = strings.TrimSpace(in.Email), strings.TrimSpace(in.Subject)
+	in.Tenant = strings.TrimSpace(in.Tenant)
+	switch {
+	case in.Email == "" && in.Subject == "":
+		errs["email"] = "Give an email address or an identity subject."
+	case in.Email != "" && in.Subject != "":
+		errs["email"] = "Give an email address or a subject, not both."
+	case in.Email != "":
+		if a, err := mail.ParseAddress(in.Email); err != nil || a.Address != in.Email {
+			errs["email"] = "This is not an email address."
+		}
+	default:
+		if !strings.Contains(in.Subject, "|") {
+			errs["subject"] = "A subject is written issuer|subject, as shown on the audit page."
+		}
+	}
+	if !ValidRole(in.Role) {
+		errs["role"] = "Choose one of " + strings.Join(Roles, ", ") + "."
+	}
+	if in.Tenant == "" || strings.ContainsAny(in.Tenant, " .>") || (strings.Contains(in.Tenant, "*") && in.Tenant != AllTenants) {
+		errs["tenant"] = "Choose a tenant, or * for all tenants."
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+func (in *BindingInput) subject() string {
+	if in.Email != "" {
+		return "email:" + strings.ToLower(in.Email)
+	}
+	return "user:" + in.Subject
+}
+
+// Bindings stores role bindings; every change is audited in its transaction.
+type Bindings struct {
+	pool *pgxpool.Pool
+}
+
+// NewBindings returns the store on pool.
+func NewBindings(pool *pgxpool.Pool) *Bindings { return &Bindings{pool: pool} }
+
+const listBindings = `SELECT id, subject, role, tenant, created_by, created_at FROM role_bindings ORDER BY tenant, role, subject`
+
+// List returns every binding.
+func (b *Bindings) List(ctx context.Context) ([]Binding, error) {
+	rows, err := b.pool.Query(ctx, listBindings)
+	if err != nil {
+		return nil, fmt.Errorf("list role bindings: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByName[Binding])
+}
+
+const insertBinding = `INSERT INTO role_bindings (subject, role, tenant, created_by) VALUES ($1, $2, $3, $4)
+    RETURNING id, subject, role, tenant, created_by, created_at`
+
+// Add stores a binding made by actor and audits it. It returns ErrInvalid
+// (wrapped, with the field messages in the error text) for bad input and
+// ErrConflict when the same binding exists.
+func (b *Bindings) Add(ctx context.Context, in BindingInput, actor User, meta audit.Event) (Binding, error) {
+	if errs := in.Validate(); errs != nil {
+		return Binding{}, fmt.Errorf("add role binding: %w: %v", ErrInvalid, errs)
+	}
+	var out Binding
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, insertBinding, in.subject(), in.Role, in.Tenant, actor.Email)
+		if err != nil {
+			return err
+		}
+		if out, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Binding]); err != nil {
+			return err
+		}
+		meta.Actor, meta.Tenant, meta.Action = actor.Actor(), tenantOrEmpty(in.Tenant), "binding.add"
+		meta.ObjectType, meta.ObjectID, meta.Outcome = "role_binding", strconv.FormatInt(out.ID, 10), audit.OutcomeOK
+		meta.After = out
+		_, err = audit.Append(ctx, tx, meta)
+		return err
+	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return Binding{}, fmt.Errorf("add role binding: %w: %s already holds %s in %s", ErrConflict, in.subject(), in.Role, in.Tenant)
+	}
+	if err != nil {
+		return Binding{}, fmt.Errorf("add role binding: %w", err)
+	}
+	return out, nil
+}
+
+const (
+	getBinding    = `SELECT id, subject, role, tenant, created_by, created_at FROM role_bindings WHERE id = $1 FOR UPDATE`
+	deleteBinding = `DELETE FROM role_bindings WHERE id = $1`
+)
+
+// Get returns binding id, or ErrNotFound.
+func (b *Bindings) Get(ctx context.Context, id int64) (Binding, error) {
+	rows, err := b.pool.Query(ctx, strings.TrimSuffix(getBinding, " FOR UPDATE"), id)
+	if err != nil {
+		return Binding{}, fmt.Errorf("get role binding %d: %w", id, err)
+	}
+	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Binding])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Binding{}, fmt.Errorf("get role binding %d: %w", id, ErrNotFound)
+	}
+	return out, err
+}
+
+// Delete removes binding id if allowed(binding) says the actor may, and
+// audits it. It returns ErrNotFound when there is none or it is not the
+// actor's to see.
+func (b *Bindings) Delete(ctx context.Context, id int64, actor User, allowed func(Binding) bool, meta audit.Event) error {
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, getBinding, id)
+		if err != nil {
+			return err
+		}
+		old, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Binding])
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && !allowed(old)) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, deleteBinding, id); err != nil {
+			return err
+		}
+		meta.Actor, meta.Tenant, meta.Action = actor.Actor(), tenantOrEmpty(old.Tenant), "binding.delete"
+		meta.ObjectType, meta.ObjectID, meta.Outcome = "role_binding", strconv.FormatInt(id, 10), audit.OutcomeOK
+		meta.Before = old
+		_, err = audit.Append(ctx, tx, meta)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete role binding %d: %w", id, err)
+	}
+	return nil
+}
+
+// tenantOrEmpty records "*" bindings as events outside any single tenant.
+func tenantOrEmpty(t string) string {
+	if t == AllTenants {
+		return ""
+	}
+	return t
+}

@@ -1,0 +1,296 @@
+package authz
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/labstack/echo/v4"
+	"golang.org/x/oauth2"
+
+	"github.com/quarantine-console/quarantine/audit"
+)
+
+// OIDCConfig names the identity provider and this console as its client.
+type OIDCConfig struct {
+	Issuer       string // OIDC_ISSUER
+	ClientID     string // OIDC_CLIENT_ID
+	ClientSecret string // OIDC_CLIENT_SECRET
+	RedirectURL  string // OIDC_REDIRECT_URL, ending in /auth/callback
+	GroupsClaim  string // OIDC_GROUPS_CLAIM; default "groups"
+	// PostLogoutURL is where the provider sends the browser after its
+	// end-session endpoint (when it has one).
+	PostLogoutURL string
+}
+
+// ErrLogin is wrapped by every callback failure; the text after it is a
+// sentence for the person signing in.
+var ErrLogin = errors.New("sign-in failed")
+
+// flowTTL is how long a started sign-in may take.
+const flowTTL = 10 * time.Minute
+
+// maxFlows bounds sign-ins pending in one session (several tabs).
+const maxFlows = 5
+
+// Login runs the OIDC authorization-code flow with PKCE, state and nonce,
+// and keeps the result in the server-side session.
+type Login struct {
+	cfg        OIDCConfig
+	oauth      oauth2.Config
+	verifier   *oidc.IDTokenVerifier
+	endSession string
+	sessions   *scs.SessionManager
+	db         audit.Beginner
+	log        *slog.Logger
+	now        func() time.Time
+}
+
+// NewLogin discovers the provider, waiting up to wait for it to answer.
+func NewLogin(ctx context.Context, cfg OIDCConfig, wait time.Duration, sessions *scs.SessionManager, db audit.Beginner, log *slog.Logger) (*Login, error) {
+	if cfg.GroupsClaim == "" {
+		cfg.GroupsClaim = "groups"
+	}
+	var provider *oidc.Provider
+	deadline := time.Now().Add(wait)
+	for {
+		var err error
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		provider, err = oidc.NewProvider(dctx, cfg.Issuer)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("OIDC_ISSUER %s: discovery failed: %w", cfg.Issuer, err)
+		}
+		log.Warn("waiting for the identity provider", "issuer", cfg.Issuer, "err", err)
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+	}
+	var extra struct {
+		EndSession string `json:"end_session_endpoint"`
+	}
+	if err := provider.Claims(&extra); err != nil {
+		return nil, fmt.Errorf("OIDC_ISSUER %s: read discovery document: %w", cfg.Issuer, err)
+	}
+	return &Login{
+		cfg: cfg,
+		oauth: oauth2.Config{
+			ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, RedirectURL: cfg.RedirectURL,
+			Endpoint: provider.Endpoint(), Scopes: []string{oidc.ScopeOpenID, "email", "profile", "groups"},
+		},
+		verifier:   provider.Verifier(&oidc.Config{ClientID: cfg.ClientID}),
+		endSession: extra.EndSession,
+		sessions:   sessions,
+		db:         db,
+		log:        log,
+		now:        time.Now,
+	}, nil
+}
+
+// flow is a sign-in in progress, kept in the session under its state.
+type flow struct {
+	Nonce    string    `json:"nonce"`
+	Verifier string    `json:"verifier"`
+	ReturnTo string    `json:"return_to"`
+	Started  time.Time `json:"started"`
+}
+
+// Start begins a sign-in: GET /auth/login?return_to=/path.
+func (l *Login) Start(c echo.Context) error {
+	ctx := c.Request().Context()
+	f := flow{Nonce: randomToken(), Verifier: oauth2.GenerateVerifier(), ReturnTo: LocalPath(c.QueryParam("return_to")), Started: l.now()}
+	state := randomToken()
+	flows := l.flows(ctx)
+	flows[state] = f
+	l.saveFlows(ctx, flows)
+	url := l.oauth.AuthCodeURL(state, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier))
+	return c.Redirect(http.StatusFound, url)
+}
+
+// Callback finishes a sign-in: GET /auth/callback?code=...&state=... It
+// rejects a missing or unknown state, a state already used (so a replayed
+// code fails), a provider error, a code the provider refuses (wrong PKCE
+// verifier), and an ID token whose signature, issuer, audience, expiry or
+// nonce is wrong. On success the session token is renewed (no fixation).
+func (l *Login) Callback(c echo.Context) error {
+	ctx := c.Request().Context()
+	q := c.Request().URL.Query()
+	state := q.Get("state")
+	flows := l.flows(ctx)
+	f, ok := flows[state]
+	if state == "" || !ok {
+		return l.fail(c, audit.OutcomeDenied, "", "the sign-in state is missing, unknown or already used; start again")
+	}
+	delete(flows, state) // one use only
+	l.saveFlows(ctx, flows)
+	if l.now().Sub(f.Started) > flowTTL {
+		return l.fail(c, audit.OutcomeDenied, "", "the sign-in took too long; start again")
+	}
+	if e := q.Get("error"); e != "" {
+		return l.fail(c, audit.OutcomeDenied, "", "the identity provider refused: "+e+" "+q.Get("error_description"))
+	}
+	if f.Verifier == "" {
+		return l.fail(c, audit.OutcomeDenied, "", "the sign-in has no PKCE verifier; start again")
+	}
+	tok, err := l.oauth.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(f.Verifier))
+	if err != nil {
+		l.log.Warn("code exchange failed", "err", err)
+		return l.fail(c, audit.OutcomeDenied, "", "the identity provider did not accept the sign-in code")
+	}
+	rawID, _ := tok.Extra("id_token").(string)
+	if rawID == "" {
+		return l.fail(c, audit.OutcomeError, "", "the identity provider returned no ID token")
+	}
+	idt, err := l.verifier.Verify(ctx, rawID)
+	if err != nil {
+		l.log.Warn("ID token rejected", "err", err)
+		return l.fail(c, audit.OutcomeDenied, "", "the ID token could not be verified")
+	}
+	if idt.Nonce != f.Nonce {
+		return l.fail(c, audit.OutcomeDenied, idt.Subject, "the ID token does not belong to this sign-in (nonce mismatch)")
+	}
+	u, err := l.userFrom(idt)
+	if err != nil {
+		return l.fail(c, audit.OutcomeError, idt.Subject, err.Error())
+	}
+	if err := l.sessions.RenewToken(ctx); err != nil {
+		return fmt.Errorf("renew session: %w", err)
+	}
+	raw, _ := json.Marshal(u) // User always marshals
+	l.sessions.Put(ctx, keyUser, string(raw))
+	l.sessions.Put(ctx, keyIDToken, rawID)
+	l.sessions.Put(ctx, keyLoginAt, l.now().UTC().Format(time.RFC3339))
+	if _, err := audit.AppendFunc(ctx, l.db, l.event(c, u.Actor(), "auth.login", audit.OutcomeOK, "")); err != nil {
+		return fmt.Errorf("audit login: %w", err)
+	}
+	return c.Redirect(http.StatusSeeOther, f.ReturnTo)
+}
+
+func (l *Login) userFrom(idt *oidc.IDToken) (User, error) {
+	var claims map[string]any
+	if err := idt.Claims(&claims); err != nil {
+		return User{}, fmt.Errorf("the ID token's claims could not be read")
+	}
+	u := User{Issuer: idt.Issuer, Subject: idt.Subject}
+	u.Email, _ = claims["email"].(string)
+	u.EmailVerified, _ = claims["email_verified"].(bool)
+	u.Name, _ = claims["name"].(string)
+	if u.Name == "" {
+		u.Name, _ = claims["preferred_username"].(string)
+	}
+	switch g := claims[l.cfg.GroupsClaim].(type) {
+	case []any:
+		for _, v := range g {
+			if s, ok := v.(string); ok {
+				u.Groups = append(u.Groups, s)
+			}
+		}
+	case string:
+		u.Groups = strings.Split(g, ",")
+	}
+	return u, nil
+}
+
+// Logout ends the session: POST /auth/logout. It goes to the provider's
+// end-session endpoint when it has one, else to signedOut.
+func (l *Login) Logout(c echo.Context, signedOut string) error {
+	ctx := c.Request().Context()
+	u, ok := CurrentUser(l.sessions, ctx)
+	idToken := l.sessions.GetString(ctx, keyIDToken)
+	if err := l.sessions.Destroy(ctx); err != nil {
+		return fmt.Errorf("end session: %w", err)
+	}
+	if ok {
+		if _, err := audit.AppendFunc(ctx, l.db, l.event(c, u.Actor(), "auth.logout", audit.OutcomeOK, "")); err != nil {
+			return fmt.Errorf("audit logout: %w", err)
+		}
+	}
+	if l.endSession != "" {
+		v := url.Values{"client_id": {l.cfg.ClientID}}
+		if idToken != "" {
+			v.Set("id_token_hint", idToken)
+		}
+		if l.cfg.PostLogoutURL != "" {
+			v.Set("post_logout_redirect_uri", l.cfg.PostLogoutURL)
+		}
+		return c.Redirect(http.StatusSeeOther, l.endSession+"?"+v.Encode())
+	}
+	return c.Redirect(http.StatusSeeOther, signedOut)
+}
+
+// fail audits a failed sign-in and returns an error wrapping ErrLogin.
+func (l *Login) fail(c echo.Context, outcome audit.Outcome, subject, reason string) error {
+	actor := audit.Actor{Issuer: l.cfg.Issuer, Subject: subject}
+	if _, err := audit.AppendFunc(c.Request().Context(), l.db, l.event(c, actor, "auth.login", outcome, reason)); err != nil {
+		return fmt.Errorf("audit failed login: %w", err)
+	}
+	return fmt.Errorf("%w: %s", ErrLogin, reason)
+}
+
+func (l *Login) event(c echo.Context, actor audit.Actor, action string, outcome audit.Outcome, reason string) audit.Event {
+	return audit.Event{
+		Actor: actor, Action: action, Outcome: outcome, Reason: reason, ObjectType: "session",
+		RequestID: c.Response().Header().Get(echo.HeaderXRequestID), RemoteAddr: c.RealIP(), UserAgent: c.Request().UserAgent(),
+	}
+}
+
+func (l *Login) flows(ctx context.Context) map[string]flow {
+	flows := map[string]flow{}
+	if raw := l.sessions.GetString(ctx, keyFlows); raw != "" {
+		_ = json.Unmarshal([]byte(raw), &flows) // a broken value starts afresh
+	}
+	now := l.now()
+	for k, f := range flows {
+		if now.Sub(f.Started) > flowTTL {
+			delete(flows, k)
+		}
+	}
+	return flows
+}
+
+func (l *Login) saveFlows(ctx context.Context, flows map[string]flow) {
+	for len(flows) > maxFlows { // drop the oldest
+		var oldest string
+		for k, f := range flows {
+			if oldest == "" || f.Started.Before(flows[oldest].Started) {
+				oldest = k
+			}
+		}
+		delete(flows, oldest)
+	}
+	raw, _ := json.Marshal(flows) // plain strings and times always marshal
+	l.sessions.Put(ctx, keyFlows, string(raw))
+}
+
+// LocalPath returns p when it is a path on this site, else "/": a sign-in
+// never redirects to another origin.
+func LocalPath(p string) string {
+	if p == "" || !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") {
+		return "/"
+	}
+	u, err := url.Parse(p)
+	if err != nil || u.Host != "" || u.Scheme != "" {
+		return "/"
+	}
+	return p
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,239 @@
+package authz
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/oauth2-proxy/mockoidc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/migrations/testdb"
+)
+
+type loginBundle struct {
+	db     *testdb.DB
+	idp    *mockoidc.MockOIDC
+	srv    *httptest.Server
+	client *http.Client
+}
+
+// setupLogin runs the login handlers behind real sessions, against a mock
+// OIDC provider (a real HTTP server speaking OIDC, with PKCE checks).
+func setupLogin(t *testing.T) *loginBundle {
+	t.Helper()
+	b := &loginBundle{db: testdb.New(t)}
+	var err error
+	b.idp, err = mockoidc.Run()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.idp.Shutdown() })
+
+	sessions, stop := NewSessions(b.db.Pool, SessionConfig{})
+	t.Cleanup(stop)
+	e := echo.New()
+	var login *Login
+	e.GET("/auth/login", func(c echo.Context) error { return login.Start(c) })
+	e.GET("/auth/callback", func(c echo.Context) error {
+		if err := login.Callback(c); err != nil {
+			return c.String(http.StatusBadRequest, err.Error())
+		}
+		return nil
+	})
+	e.GET("/me", func(c echo.Context) error {
+		u, ok := CurrentUser(sessions, c.Request().Context())
+		if !ok {
+			return c.NoContent(http.StatusUnauthorized)
+		}
+		return c.JSON(http.StatusOK, u)
+	})
+	b.srv = httptest.NewServer(sessions.LoadAndSave(e))
+	t.Cleanup(b.srv.Close)
+
+	cfg := b.idp.Config()
+	login, err = NewLogin(context.Background(), OIDCConfig{
+		Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
+		RedirectURL: b.srv.URL + "/auth/callback",
+	}, 5*time.Second, sessions, b.db.Pool, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	b.client = &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	b.idp.QueueUser(&mockoidc.MockUser{Subject: "u-1", Email: "ada@example.com", EmailVerified: true, Groups: []string{"acme:oncall"}})
+	return b
+}
+
+func (b *loginBundle) get(t *testing.T, u string) *http.Response {
+	t.Helper()
+	resp, err := b.client.Get(u)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// authorize starts a sign-in and returns the provider's authorization URL.
+func (b *loginBundle) authorize(t *testing.T) *url.URL {
+	t.Helper()
+	resp := b.get(t, b.srv.URL+"/auth/login?return_to=/audit")
+	require.Equal(t, http.StatusFound, resp.StatusCode)
+	u, err := url.Parse(resp.Header.Get("Location"))
+	require.NoError(t, err)
+	q := u.Query()
+	require.NotEmpty(t, q.Get("state"))
+	require.NotEmpty(t, q.Get("nonce"))
+	require.Equal(t, "S256", q.Get("code_challenge_method"))
+	return u
+}
+
+// atProvider follows the authorization URL and returns the callback URL the
+// provider sends the browser to.
+func (b *loginBundle) atProvider(t *testing.T, authURL *url.URL) *url.URL {
+	t.Helper()
+	resp := b.get(t, authURL.String())
+	require.Equal(t, http.StatusFound, resp.StatusCode)
+	cb, err := url.Parse(resp.Header.Get("Location"))
+	require.NoError(t, err)
+	require.NotEmpty(t, cb.Query().Get("code"))
+	return cb
+}
+
+func (b *loginBundle) body(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(data)
+}
+
+func (b *loginBundle) signedIn(t *testing.T) bool {
+	t.Helper()
+	return b.get(t, b.srv.URL+"/me").StatusCode == http.StatusOK
+}
+
+func (b *loginBundle) auditRows(t *testing.T, outcome string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.db.Pool.QueryRow(context.Background(),
+		"SELECT count(*) FROM audit_log WHERE action = 'auth.login' AND outcome = $1", outcome).Scan(&n))
+	return n
+}
+
+func withQuery(u *url.URL, key, value string) *url.URL {
+	c := *u
+	q := c.Query()
+	if value == "" {
+		q.Del(key)
+	} else {
+		q.Set(key, value)
+	}
+	c.RawQuery = q.Encode()
+	return &c
+}
+
+func TestCallbackSucceeds(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	cb := b.atProvider(t, b.authorize(t))
+	resp := b.get(t, cb.String())
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, b.body(t, resp))
+	assert.Equal(t, "/audit", resp.Header.Get("Location"), "back where the sign-in started")
+	me := b.get(t, b.srv.URL+"/me")
+	require.Equal(t, http.StatusOK, me.StatusCode)
+	var u User
+	require.NoError(t, json.NewDecoder(me.Body).Decode(&u))
+	assert.Equal(t, "u-1", u.Subject)
+	assert.Equal(t, "ada@example.com", u.Email)
+	assert.True(t, u.EmailVerified)
+	assert.Equal(t, []string{"acme:oncall"}, u.Groups)
+	assert.Equal(t, 1, b.auditRows(t, "ok"), "the sign-in is audited")
+}
+
+func TestCallbackRejectsState(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	cb := b.atProvider(t, b.authorize(t))
+
+	for name, bad := range map[string]*url.URL{
+		"Missing": withQuery(cb, "state", ""),
+		"Wrong":   withQuery(cb, "state", "forged-state"),
+	} {
+		resp := b.get(t, bad.String())
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, name)
+		assert.Contains(t, b.body(t, resp), "state is missing, unknown or already used", name)
+		assert.False(t, b.signedIn(t), name)
+	}
+	// The genuine callback still works once...
+	require.Equal(t, http.StatusSeeOther, b.get(t, cb.String()).StatusCode)
+	// ...and only once: replaying the code and state is refused.
+	replay := b.get(t, cb.String())
+	assert.Equal(t, http.StatusBadRequest, replay.StatusCode)
+	assert.Contains(t, b.body(t, replay), "already used")
+	assert.Equal(t, 3, b.auditRows(t, "denied"), "each refusal is audited")
+}
+
+func TestCallbackRejectsNonce(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	// An attacker's authorization request: the ID token carries another nonce.
+	cb := b.atProvider(t, withQuery(b.authorize(t), "nonce", "attacker-nonce"))
+	resp := b.get(t, cb.String())
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, b.body(t, resp), "nonce mismatch")
+	assert.False(t, b.signedIn(t))
+}
+
+func TestCallbackRejectsPKCE(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	// The code was issued for another verifier's challenge: the provider
+	// refuses our verifier at the token endpoint.
+	other := "Uq2CQrq-fS7wYbEVJZpZ7HnJ3fXaBFAxn6JTY6lmYjA"
+	cb := b.atProvider(t, withQuery(b.authorize(t), "code_challenge", other))
+	resp := b.get(t, cb.String())
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, b.body(t, resp), "did not accept the sign-in code")
+	assert.False(t, b.signedIn(t))
+}
+
+func TestSessionRenewedAtLogin(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	srvURL, err := url.Parse(b.srv.URL)
+	require.NoError(t, err)
+	cookie := func() string {
+		for _, c := range b.client.Jar.Cookies(srvURL) {
+			if c.Name == SessionCookie {
+				return c.Value
+			}
+		}
+		return ""
+	}
+	cb := b.atProvider(t, b.authorize(t))
+	before := cookie()
+	require.NotEmpty(t, before, "the sign-in flow lives in a session")
+	require.Equal(t, http.StatusSeeOther, b.get(t, cb.String()).StatusCode)
+	after := cookie()
+	require.NotEmpty(t, after)
+	assert.NotEqual(t, before, after, "the session token changes at sign-in")
+	var n int
+	require.NoError(t, b.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM sessions WHERE token = $1", before).Scan(&n))
+	assert.Zero(t, n, "the pre-login session is gone")
+}
+
+func TestLocalPath(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"/audit?x=1": "/audit?x=1", "": "/", "https://evil.example": "/", "//evil.example/x": "/",
+		"/\\evil.example": "/", "audit": "/", "javascript:alert(1)": "/",
+	} {
+		assert.Equal(t, want, LocalPath(in), in)
+	}
+}

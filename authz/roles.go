@@ -1,0 +1,148 @@
+package authz
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Roles a user can hold in a tenant.
+const (
+	RoleViewer   = "viewer"   // read dead letters
+	RoleOncall   = "oncall"   // viewer + request replay + discard
+	RoleApprover = "approver" // viewer + approve/reject
+	RoleAuditor  = "auditor"  // audit read + export, dead letters read-only
+	RoleAdmin    = "admin"    // role bindings and policy view
+)
+
+// Roles lists every role, in the order the UI shows them.
+var Roles = []string{RoleViewer, RoleOncall, RoleApprover, RoleAuditor, RoleAdmin}
+
+// AllTenants is the tenant of a binding that applies everywhere.
+const AllTenants = "*"
+
+// Objects and actions of the model. Replay objects carry the policy class,
+// "replay:<class>", so a policy line can allow one class and not another.
+const (
+	ObjDeadLetter = "deadletter"
+	ObjAudit      = "audit"
+	ObjBindings   = "bindings"
+	ObjPolicy     = "policy"
+
+	ActRead     = "read"
+	ActDownload = "download"
+	ActDiscard  = "discard"
+	ActResolve  = "resolve"
+	ActRequest  = "request"
+	ActApprove  = "approve"
+	ActReject   = "reject"
+	ActCancel   = "cancel"
+	ActExport   = "export"
+	ActManage   = "manage"
+)
+
+// ReplayObject is the object for replaying items of a policy class.
+func ReplayObject(class string) string { return "replay:" + class }
+
+// ValidRole reports whether r is one of Roles.
+func ValidRole(r string) bool {
+	for _, x := range Roles {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// TenantRole is one role held in one tenant ("*" for all tenants).
+type TenantRole struct {
+	Tenant string
+	Role   string
+}
+
+// GroupMap maps identity-provider groups to roles. A group named
+// "<tenant>:<role>" (e.g. "acme:approver", "*:auditor") maps to that role
+// in that tenant without configuration; Extra adds mappings for groups
+// named otherwise (e.g. "platform-oncall" → acme:oncall, globex:oncall).
+type GroupMap struct {
+	Extra map[string][]TenantRole
+}
+
+// ParseGroupMap reads AUTHZ_GROUP_ROLES: entries separated by ";", each
+// "group=tenant:role[,tenant:role...]".
+func ParseGroupMap(s string) (GroupMap, error) {
+	m := GroupMap{Extra: map[string][]TenantRole{}}
+	for _, entry := range strings.Split(s, ";") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		group, roles, ok := strings.Cut(entry, "=")
+		group = strings.TrimSpace(group)
+		if !ok || group == "" {
+			return m, fmt.Errorf("entry %q: want group=tenant:role[,tenant:role]", entry)
+		}
+		for _, tr := range strings.Split(roles, ",") {
+			r, ok := parseTenantRole(strings.TrimSpace(tr))
+			if !ok {
+				return m, fmt.Errorf("entry %q: %q is not tenant:role with a role of %s", entry, tr, strings.Join(Roles, ", "))
+			}
+			m.Extra[group] = append(m.Extra[group], r)
+		}
+	}
+	return m, nil
+}
+
+func parseTenantRole(s string) (TenantRole, bool) {
+	tenant, role, ok := strings.Cut(s, ":")
+	if !ok || tenant == "" || strings.ContainsAny(tenant, " .>") || !ValidRole(role) {
+		return TenantRole{}, false
+	}
+	return TenantRole{Tenant: tenant, Role: role}, true
+}
+
+// RolesFor returns the roles the groups give, sorted and without repeats.
+// Groups that map to nothing are ignored.
+func (m GroupMap) RolesFor(groups []string) []TenantRole {
+	seen := map[TenantRole]bool{}
+	for _, g := range groups {
+		if r, ok := parseTenantRole(g); ok {
+			seen[r] = true
+		}
+		for _, r := range m.Extra[g] {
+			seen[r] = true
+		}
+	}
+	return sortRoles(seen)
+}
+
+// Rules lists the configured extra mappings, for the admin page.
+func (m GroupMap) Rules() []struct{ Group, Tenant, Role string } {
+	var out []struct{ Group, Tenant, Role string }
+	for g, rs := range m.Extra {
+		for _, r := range rs {
+			out = append(out, struct{ Group, Tenant, Role string }{g, r.Tenant, r.Role})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Group != out[j].Group {
+			return out[i].Group < out[j].Group
+		}
+		return out[i].Tenant+out[i].Role < out[j].Tenant+out[j].Role
+	})
+	return out
+}
+
+func sortRoles(set map[TenantRole]bool) []TenantRole {
+	out := make([]TenantRole, 0, len(set))
+	for r := range set {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Tenant != out[j].Tenant {
+			return out[i].Tenant < out[j].Tenant
+		}
+		return out[i].Role < out[j].Role
+	})
+	return out
+}

@@ -1,0 +1,105 @@
+package views
+
+// Input describes one labelled text-like form field for Field.
+type Input struct {
+	// Name is the form field name; the element id is "f-" + Name.
+	Name  string
+	Label string
+	// Type is the input type; "text" when empty.
+	Type         string
+	Value        string
+	Placeholder  string
+	Autocomplete string
+	// Hint is a short help text under the field.
+	Hint string
+	// Error is shown under the field and marks it invalid.
+	Error    string
+	Required bool
+	// Mono renders the value in the monospace font (ids, subjects).
+	Mono bool
+	// HotkeyFocus makes "/" focus this field (app.js).
+	HotkeyFocus bool
+}
+
+// Select describes one labelled select field for SelectField.
+type Select struct {
+	Name    string
+	Label   string
+	Value   string
+	Options []Option
+	Hint    string
+	Error   string
+	// Required fields get no empty option unless Placeholder is set.
+	Required bool
+	// Placeholder, when set, is an empty-valued first option ("Any action").
+	Placeholder string
+}
+
+// Option is one choice of a Select.
+type Option struct {
+	Value string
+	Label string
+}
+
+// Options turns plain values into options labelled with themselves.
+func Options(values []string) []Option {
+	out := make([]Option, 0, len(values))
+	for _, v := range values {
+		out = append(out, Option{Value: v, Label: v})
+	}
+	return out
+}
+
+func inputType(t string) string {
+	if t == "" {
+		return "text"
+	}
+	return t
+}
+
+func inputClass(in Input) string {
+	c := "input"
+	if in.Mono {
+		c += " mono"
+	}
+	if in.Error != "" {
+		c += " is-invalid"
+	}
+	return c
+}
+
+func describedBy(name, hint, err string) string {
+	var ids string
+	if hint != "" {
+		ids = "f-" + name + "-hint"
+	}
+	if err != "" {
+		if ids != "" {
+			ids += " "
+		}
+		ids += errID(name)
+	}
+	return ids
+}
+
+// tenantOptions lists tenants as options, "*" labelled as all tenants.
+func tenantOptions(tenants []string) []Option {
+	out := make([]Option, 0, len(tenants))
+	for _, t := range tenants {
+		label := t
+		if t == "*" {
+			label = "* (all tenants)"
+		}
+		out = append(out, Option{Value: t, Label: label})
+	}
+	return out
+}
+
+func hasOption(opts []Option, v string) bool {
+	for _, o := range opts {
+		if o.Value == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,205 @@
+package views
+
+import "time"
+
+// Page is what every full page needs besides its own model: the title, the
+// active navigation entry, the signed-in user (nil when signed out), the
+// versioned asset paths, flash messages and the request id.
+type Page struct {
+	// Title is shown as "<Title> · Quarantine" in the browser tab.
+	Title string
+	// Active is the key of the highlighted navigation entry: "dashboard",
+	// "deadletters", "groups", "approvals", "audit", "admin" or "policy".
+	Active string
+	// User is the signed-in user; nil renders no navigation and a sign-in link.
+	User *User
+	// Assets are the cache-busted paths of the static files (web.AssetPath).
+	// Empty fields fall back to the unversioned /static/ paths.
+	Assets Assets
+	// Flash messages are shown above the page body, in order.
+	Flash []Flash
+	// RequestID identifies the request in logs; error pages show it.
+	RequestID string
+	// CSRFToken, when not empty, is sent as the hidden form field CSRFField
+	// in every POST form the views render (logout, delete, add).
+	CSRFToken string
+}
+
+// CSRFField is the name of the hidden form field that carries Page.CSRFToken.
+const CSRFField = "_csrf"
+
+// Assets are the URL paths of the static files, usually with a ?v= version.
+type Assets struct {
+	CSS  string
+	JS   string
+	HTMX string
+}
+
+// Flash kinds.
+const (
+	FlashOK    = "ok"
+	FlashError = "error"
+	FlashInfo  = "info"
+)
+
+// Flash is a one-time message shown at the top of a page.
+type Flash struct {
+	// Kind is FlashOK, FlashError or FlashInfo.
+	Kind string
+	Text string
+}
+
+// User is the signed-in user as the header shows it.
+type User struct {
+	Name  string
+	Email string
+	// Roles are the user's roles, one entry per tenant and role. Tenant "*"
+	// means every tenant.
+	Roles []TenantRole
+	// Nav says which navigation entries the user may see.
+	Nav Nav
+	// LogoutURL is the target of the logout form (POST).
+	LogoutURL string
+}
+
+// TenantRole is one role the user holds in one tenant.
+type TenantRole struct {
+	Tenant string
+	Role   string
+}
+
+// Nav says which navigation entries are shown.
+type Nav struct {
+	Dashboard   bool
+	DeadLetters bool
+	Groups      bool
+	Approvals   bool
+	Audit       bool
+	Admin       bool
+	Policy      bool
+}
+
+// AuditFilter is the audit list filter as the user typed it. Each field is
+// the query parameter named in its comment.
+type AuditFilter struct {
+	Actor     string // actor
+	Action    string // action
+	Tenant    string // tenant
+	Object    string // object
+	MessageID string // message_id
+	Outcome   string // outcome
+	From      string // from
+	To        string // to
+}
+
+// AuditListModel is the audit log page.
+type AuditListModel struct {
+	// Action is the path the filter form is sent to (GET); "/audit" when empty.
+	Action string
+	Filter AuditFilter
+	// Actions, Outcomes and Tenants are the choices of the filter selects.
+	Actions  []string
+	Outcomes []string
+	Tenants  []string
+	Rows     []AuditRow
+	// NextURL leads to older rows and PrevURL to newer ones; empty when none.
+	NextURL string
+	PrevURL string
+	// ExportCSVURL and ExportJSONLURL download the filtered log.
+	ExportCSVURL   string
+	ExportJSONLURL string
+	// Errors maps a filter query parameter (see AuditFilter) to a message
+	// about its value.
+	Errors map[string]string
+}
+
+// AuditRow is one line of the audit list.
+type AuditRow struct {
+	Seq        int64
+	At         time.Time
+	Actor      string
+	Tenant     string
+	Action     string
+	ObjectType string
+	ObjectID   string
+	MessageID  string
+	Outcome    string
+	Reason     string
+	// URL is the audit event page of this row.
+	URL string
+}
+
+// AuditEventModel is one audit event in full.
+type AuditEventModel struct {
+	Seq          int64
+	At           time.Time
+	ActorIssuer  string
+	ActorSubject string
+	ActorEmail   string
+	Tenant       string
+	Action       string
+	ObjectType   string
+	ObjectID     string
+	MessageID    string
+	OperationID  string
+	RequestID    string
+	Reason       string
+	Outcome      string
+	RemoteAddr   string
+	UserAgent    string
+	// Before and After are pretty-printed JSON, or empty.
+	Before string
+	After  string
+	// PrevHash and Hash are the hex chain hashes.
+	PrevHash string
+	Hash     string
+	// ObjectURL links to the object; empty when there is no page for it.
+	ObjectURL string
+	// ListURL leads back to the audit list; "/audit" when empty.
+	ListURL string
+}
+
+// BindingsModel is the role bindings admin page.
+type BindingsModel struct {
+	Bindings []Binding
+	// GroupRules come from configuration and are read-only.
+	GroupRules []GroupRule
+	Form       BindingForm
+	// Roles and Tenants are the choices of the add form. Include "*" in
+	// Tenants to offer "all tenants".
+	Roles   []string
+	Tenants []string
+	// AddURL is the target of the add form (POST).
+	AddURL string
+}
+
+// Binding is one role binding stored in the database.
+type Binding struct {
+	ID        int64
+	Subject   string
+	Email     string
+	Role      string
+	Tenant    string
+	CreatedBy string
+	CreatedAt time.Time
+	// DeleteURL is the target of the delete form (POST).
+	DeleteURL string
+}
+
+// GroupRule grants a role to the members of an identity-provider group.
+type GroupRule struct {
+	Group  string
+	Role   string
+	Tenant string
+}
+
+// BindingForm is the add-binding form as submitted. Errors maps a form
+// field ("email", "subject", "role", "tenant") to a message; the key ""
+// holds a message about the form as a whole.
+type BindingForm struct {
+	Email   string
+	Subject string
+	Role    string
+	Tenant  string
+	Errors  map[string]string
+}

@@ -1,0 +1,176 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// auditFilterForm is the auditor's filter as typed in the URL.
+type auditFilterForm struct {
+	views.AuditFilter
+	Before, After string
+}
+
+func readAuditFilter(q url.Values) auditFilterForm {
+	return auditFilterForm{AuditFilter: views.AuditFilter{
+		Actor: strings.TrimSpace(q.Get("actor")), Action: strings.TrimSpace(q.Get("action")),
+		Tenant: strings.TrimSpace(q.Get("tenant")), Object: strings.TrimSpace(q.Get("object")),
+		MessageID: strings.TrimSpace(q.Get("message_id")), Outcome: q.Get("outcome"),
+		From: q.Get("from"), To: q.Get("to"),
+	}, Before: q.Get("before"), After: q.Get("after")}
+}
+
+// Validate turns the form into an audit.Filter, with a message per bad field.
+func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
+	errs := map[string]string{}
+	out := audit.Filter{
+		Actor: f.Actor, Action: f.Action, Tenant: f.Tenant, ObjectID: f.Object, MessageID: f.MessageID,
+		Outcome: audit.Outcome(f.Outcome),
+	}
+	if f.Outcome != "" && !out.Outcome.Valid() {
+		errs["outcome"] = "Choose ok, denied or error."
+	}
+	var ok bool
+	if out.From, ok = parseFormTime(f.From); !ok {
+		errs["from"] = "Write a time like 2026-11-29T14:00 (UTC)."
+	}
+	if out.To, ok = parseFormTime(f.To); !ok {
+		errs["to"] = "Write a time like 2026-11-29T15:00 (UTC)."
+	}
+	if !out.From.IsZero() && !out.To.IsZero() && !out.From.Before(out.To) {
+		errs["to"] = "The end must be after the start."
+	}
+	var err error
+	if f.Before != "" {
+		if out.Before, err = strconv.ParseInt(f.Before, 10, 64); err != nil || out.Before < 1 {
+			errs["page"] = "The page link is broken; start from the first page."
+		}
+	}
+	if f.After != "" {
+		if out.After, err = strconv.ParseInt(f.After, 10, 64); err != nil || out.After < 1 || out.Before != 0 {
+			errs["page"] = "The page link is broken; start from the first page."
+		}
+	}
+	if len(errs) == 0 {
+		return out, nil
+	}
+	return out, errs
+}
+
+// parseFormTime accepts the datetime-local form (UTC), a date, or RFC 3339.
+func parseFormTime(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, true
+	}
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339, "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// auditScope is where the caller may read the audit log; nil Tenants
+// means all of them.
+func (s *Server) auditScope(c echo.Context, act string) []string {
+	sc := s.deps.Access.Scope(userOf(c), authz.ObjAudit, act, s.knownTenants(c.Request().Context()))
+	if sc.All {
+		return nil
+	}
+	return append([]string{}, sc.Tenants...)
+}
+
+func (s *Server) auditList(c echo.Context) error {
+	ctx := c.Request().Context()
+	form := readAuditFilter(c.QueryParams())
+	f, errs := form.Validate()
+	m := views.AuditListModel{
+		Action: "/audit", Filter: form.AuditFilter, Errors: errs,
+		Outcomes: []string{string(audit.OutcomeOK), string(audit.OutcomeDenied), string(audit.OutcomeError)},
+		Actions:  auditActions,
+	}
+	scope := s.auditScope(c, authz.ActRead)
+	if scope == nil {
+		m.Tenants = s.knownTenants(ctx)
+	} else {
+		m.Tenants = scope
+	}
+	status := http.StatusOK
+	if errs != nil {
+		status = http.StatusUnprocessableEntity
+	} else {
+		f.Tenants = scope
+		if f.Tenants == nil {
+			f.Tenants = []string{audit.AllTenants}
+		}
+		pg, err := audit.List(ctx, s.deps.Pool, f)
+		if err != nil {
+			return err
+		}
+		for _, e := range pg.Entries {
+			m.Rows = append(m.Rows, auditRow(e))
+		}
+		q := c.QueryParams()
+		if pg.HasNext {
+			m.NextURL = pageURL("/audit", q, "before", pg.NextBefore)
+		}
+		if pg.HasPrev {
+			m.PrevURL = pageURL("/audit", q, "after", pg.PrevAfter)
+		}
+		exportQ := withoutPaging(q)
+		m.ExportCSVURL = "/audit/export.csv" + encodeQuery(exportQ)
+		m.ExportJSONLURL = "/audit/export.jsonl" + encodeQuery(exportQ)
+	}
+	return s.render(c, status, views.AuditList(s.page(c, "Audit log", "audit"), m))
+}
+
+// auditActions are offered in the action filter; others can be typed.
+var auditActions = []string{"auth.login", "auth.logout", "authz.denied", "csrf.denied", "binding.add", "binding.delete", "audit.export"}
+
+func auditRow(e audit.Entry) views.AuditRow {
+	actor := e.Actor.Email
+	if actor == "" {
+		actor = e.Actor.Subject
+	}
+	if actor == "" {
+		actor = "system"
+	}
+	return views.AuditRow{
+		Seq: e.Seq, At: e.At, Actor: actor, Tenant: e.Tenant, Action: e.Action, ObjectType: e.ObjectType,
+		ObjectID: e.ObjectID, MessageID: e.MessageID, Outcome: string(e.Outcome), Reason: e.Reason,
+		URL: "/audit/" + strconv.FormatInt(e.Seq, 10),
+	}
+}
+
+func withoutPaging(q url.Values) url.Values {
+	out := url.Values{}
+	for k, v := range q {
+		if k != "before" && k != "after" && len(v) > 0 && v[0] != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func pageURL(path string, q url.Values, key string, v int64) string {
+	out := withoutPaging(q)
+	out.Set(key, strconv.FormatInt(v, 10))
+	return path + encodeQuery(out)
+}
+
+func encodeQuery(q url.Values) string {
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}

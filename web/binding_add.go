@@ -1,0 +1,45 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+func (s *Server) bindingAdd(c echo.Context) error {
+	in := authz.BindingInput{
+		Email: c.FormValue("email"), Subject: c.FormValue("subject"), Role: c.FormValue("role"), Tenant: c.FormValue("tenant"),
+	}
+	errs := in.Validate()
+	u := userOf(c)
+	manage := s.deps.Access.Scope(u, authz.ObjBindings, authz.ActManage, s.knownTenants(c.Request().Context()))
+	if errs == nil && !(manage.All || (in.Tenant != authz.AllTenants && manage.Has(in.Tenant))) {
+		return s.deny(c, in.Tenant, authz.ObjBindings+":"+authz.ActManage, "tenant "+in.Tenant)
+	}
+	if errs == nil {
+		_, err := s.deps.Bindings.Add(c.Request().Context(), in, u, s.event(c, "", ""))
+		switch {
+		case errors.Is(err, authz.ErrConflict):
+			errs = map[string]string{"role": "This person already holds this role in this tenant."}
+		case err != nil:
+			return err
+		default:
+			s.flash(c, "Binding added: "+in.Role+" in "+in.Tenant+".")
+			return c.Redirect(http.StatusSeeOther, "/admin/bindings")
+		}
+	}
+	form := views.BindingForm{Email: in.Email, Subject: in.Subject, Role: in.Role, Tenant: in.Tenant, Errors: errs}
+	m, err := s.bindingsModel(c, form)
+	if err != nil {
+		return err
+	}
+	status := http.StatusUnprocessableEntity
+	if _, conflict := errs["role"]; conflict && authz.ValidRole(in.Role) {
+		status = http.StatusConflict
+	}
+	return s.render(c, status, views.AdminBindings(s.page(c, "Role bindings", "admin"), m))
+}

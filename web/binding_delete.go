@@ -1,0 +1,27 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
+)
+
+func (s *Server) bindingDelete(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusNotFound, "There is no such binding.")
+	}
+	u := userOf(c)
+	manage := s.deps.Access.Scope(u, authz.ObjBindings, authz.ActManage, s.knownTenants(c.Request().Context()))
+	allowed := func(b authz.Binding) bool {
+		return manage.All || (b.Tenant != authz.AllTenants && manage.Has(b.Tenant))
+	}
+	if err := s.deps.Bindings.Delete(c.Request().Context(), id, u, allowed, s.event(c, "", "")); err != nil {
+		return err
+	}
+	s.flash(c, "Binding removed.")
+	return c.Redirect(http.StatusSeeOther, "/admin/bindings")
+}

@@ -1,0 +1,58 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+func (s *Server) bindingList(c echo.Context) error {
+	m, err := s.bindingsModel(c, views.BindingForm{Role: authz.RoleViewer})
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.AdminBindings(s.page(c, "Role bindings", "admin"), m))
+}
+
+// bindingsModel lists the bindings in the tenants the caller administers.
+func (s *Server) bindingsModel(c echo.Context, form views.BindingForm) (views.BindingsModel, error) {
+	ctx := c.Request().Context()
+	u := userOf(c)
+	known := s.knownTenants(ctx)
+	read := s.deps.Access.Scope(u, authz.ObjBindings, authz.ActRead, known)
+	manage := s.deps.Access.Scope(u, authz.ObjBindings, authz.ActManage, known)
+	all, err := s.deps.Bindings.List(ctx)
+	if err != nil {
+		return views.BindingsModel{}, err
+	}
+	m := views.BindingsModel{Form: form, Roles: authz.Roles, AddURL: "/admin/bindings"}
+	for _, b := range all {
+		if !(read.All || (b.Tenant != authz.AllTenants && read.Has(b.Tenant))) {
+			continue
+		}
+		vb := views.Binding{ID: b.ID, Subject: b.Subject, Role: b.Role, Tenant: b.Tenant, CreatedBy: b.CreatedBy, CreatedAt: b.CreatedAt}
+		if email, ok := strings.CutPrefix(b.Subject, "email:"); ok {
+			vb.Email, vb.Subject = email, ""
+		} else {
+			vb.Subject = strings.TrimPrefix(b.Subject, "user:")
+		}
+		if manage.All || (b.Tenant != authz.AllTenants && manage.Has(b.Tenant)) {
+			vb.DeleteURL = "/admin/bindings/" + strconv.FormatInt(b.ID, 10) + "/delete"
+		}
+		m.Bindings = append(m.Bindings, vb)
+	}
+	for _, r := range s.deps.Access.Groups().Rules() {
+		m.GroupRules = append(m.GroupRules, views.GroupRule{Group: r.Group, Role: r.Role, Tenant: r.Tenant})
+	}
+	if manage.All {
+		m.Tenants = append([]string{authz.AllTenants}, known...)
+	} else {
+		m.Tenants = manage.Tenants
+	}
+	return m, nil
+}
