@@ -52,9 +52,13 @@ type Login struct {
 	endSession string
 	sessions   *scs.SessionManager
 	db         audit.Beginner
+	directory  *Directory
 	log        *slog.Logger
 	now        func() time.Time
 }
+
+// RememberIn makes every sign-in update the directory.
+func (l *Login) RememberIn(d *Directory) { l.directory = d }
 
 // NewLogin discovers the provider, waiting up to wait for it to answer.
 func NewLogin(ctx context.Context, cfg OIDCConfig, wait time.Duration, sessions *scs.SessionManager, db audit.Beginner, log *slog.Logger) (*Login, error) {
@@ -166,6 +170,11 @@ func (l *Login) Callback(c echo.Context) error {
 	u, err := l.userFrom(idt)
 	if err != nil {
 		return l.fail(c, audit.OutcomeError, idt.Subject, err.Error())
+	}
+	if l.directory != nil {
+		if err := l.directory.Remember(ctx, u); err != nil {
+			return fmt.Errorf("sign-in: %w", err)
+		}
 	}
 	if err := l.sessions.RenewToken(ctx); err != nil {
 		return fmt.Errorf("renew session: %w", err)

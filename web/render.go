@@ -44,13 +44,17 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 	}
 	can := func(obj, act string) bool { return s.deps.Access.CanSomewhere(u, obj, act, nil) }
 	vu.Nav = views.Nav{
-		Audit:  can(authz.ObjAudit, authz.ActRead),
-		Admin:  can(authz.ObjBindings, authz.ActRead),
-		Policy: false,
+		Audit:     can(authz.ObjAudit, authz.ActRead),
+		Admin:     can(authz.ObjBindings, authz.ActRead),
+		Policy:    can(authz.ObjPolicy, authz.ActRead),
+		Approvals: can("replay:*", authz.ActApprove),
 	}
 	p.User = vu
 	if msg := s.deps.Sessions.PopString(c.Request().Context(), "flash"); msg != "" {
 		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashOK, Text: msg})
+	}
+	if msg := s.deps.Sessions.PopString(c.Request().Context(), "flash_error"); msg != "" {
+		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashError, Text: msg})
 	}
 	return p
 }
@@ -58,6 +62,11 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 // flash keeps a message for the next page the user sees (after a 303).
 func (s *Server) flash(c echo.Context, msg string) {
 	s.deps.Sessions.Put(c.Request().Context(), "flash", msg)
+}
+
+// flashError keeps an error message for the next page the user sees.
+func (s *Server) flashError(c echo.Context, msg string) {
+	s.deps.Sessions.Put(c.Request().Context(), "flash_error", msg)
 }
 
 // handleError maps errors to a status and a page. Only 5xx are logged with

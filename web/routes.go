@@ -49,7 +49,7 @@ func perm(method, path, obj, act string, h echo.HandlerFunc) Route {
 // requires. Middleware enforces it (enforce); handlers that load an object
 // also check the object's tenant, answering 404 for another tenant's.
 func (s *Server) Routes() []Route {
-	return []Route{
+	routes := []Route{
 		pub(http.MethodGet, "/healthz", s.healthz),
 		pub(http.MethodGet, "/readyz", s.readyz),
 		pub(http.MethodGet, "/metrics", s.metrics()),
@@ -70,4 +70,8 @@ func (s *Server) Routes() []Route {
 		perm(http.MethodPost, "/admin/bindings", authz.ObjBindings, authz.ActManage, s.bindingAdd),
 		perm(http.MethodPost, "/admin/bindings/:id/delete", authz.ObjBindings, authz.ActManage, s.bindingDelete),
 	}
+	// Each area of the console lists its routes in its own file.
+	routes = append(routes, s.triageRoutes()...)
+	routes = append(routes, s.replayRoutes()...)
+	return routes
 }

@@ -39,6 +39,8 @@ type Deps struct {
 	Access      *authz.Access
 	Bindings    *authz.Bindings
 	DeadLetters *dlq.Store
+	Replays     *dlq.Replays // replay requests, approvals and the policy table in force
+	PolicyFile  string       // where the policy table was loaded from, for the policy page
 }
 
 // Server holds the dependencies of the handlers.

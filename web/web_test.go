@@ -24,14 +24,16 @@ import (
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 type bundle struct {
 	db     *testdb.DB
 	idp    *mockoidc.MockOIDC
 	srv    *httptest.Server
-	access *authz.Access
-	users  atomic.Int64
+	access  *authz.Access
+	replays *dlq.Replays
+	users   atomic.Int64
 }
 
 // setup serves the whole console handler on a loopback port, with sessions
@@ -58,9 +60,14 @@ func setup(t *testing.T) *bundle {
 		Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, RedirectURL: b.srv.URL + "/auth/callback",
 	}, 5*time.Second, sessions, b.db.Pool, log)
 	require.NoError(t, err)
+	table, err := replaypolicy.Load("../dev/policy.toml")
+	require.NoError(t, err)
+	b.replays = dlq.NewReplays(b.db.Pool, dlq.ReplayConfig{Policy: func() *replaypolicy.Table { return table }})
+	login.RememberIn(authz.NewDirectory(b.db.Pool))
 	handler = New(Deps{
 		Pool: b.db.Pool, Gatherer: prometheus.NewRegistry(), Log: log, Sessions: sessions, Login: login,
 		Access: b.access, Bindings: authz.NewBindings(b.db.Pool), DeadLetters: dlq.NewStore(b.db.Pool),
+		Replays: b.replays, PolicyFile: "dev/policy.toml",
 	})
 	return b
 }

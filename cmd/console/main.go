@@ -28,6 +28,7 @@ const usage = `usage: console <command> [flags]
 
 commands:
   serve     HTTP console, ingester and replay workers
+  worker    replay workers only (scale them apart from serve)
   migrate   apply database migrations and exit
   demo      publish demo traffic through real failing consumers
   audit     "audit verify": check the audit log's hash chain
@@ -51,6 +52,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "demo":
 		return runDemo(ctx, rest, getenv, stdout, stderr)
+	case "worker":
+		return runWorker(ctx, rest, getenv, stdout, stderr)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout, stderr)
 	case "version":

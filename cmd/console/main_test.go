@@ -88,7 +88,7 @@ func TestServeAnswersProbes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg, err := parseServe([]string{"--addr", "127.0.0.1:0", "--watch-streams", "ORDERS"}, env(map[string]string{
 		"DATABASE_URL": db.URL, "NATS_URL": ns.ClientURL(),
-		"OIDC_ISSUER": idp.Issuer(), "OIDC_CLIENT_ID": idp.Config().ClientID, "OIDC_CLIENT_SECRET": idp.Config().ClientSecret,
+		"POLICY_FILE": "../../dev/policy.toml", "OIDC_ISSUER": idp.Issuer(), "OIDC_CLIENT_ID": idp.Config().ClientID, "OIDC_CLIENT_SECRET": idp.Config().ClientSecret,
 	}), io.Discard)
 	require.NoError(t, err)
 	a, err := newApp(ctx, cfg, newLogger(io.Discard, "info", "text"))

@@ -49,6 +49,7 @@ type serveConfig struct {
 	IdleTimeout      time.Duration
 	Lifetime         time.Duration
 	Groups           authz.GroupMap
+	Replay           replayConfig
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -89,9 +90,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		c.Groups, err = authz.ParseGroupMap(v)
 		return err
 	})
+	s.replay(&c.Replay, 2)
 	if err := s.parse(args); err != nil {
 		return c, err
 	}
+	c.Replay.Groups = c.Groups
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
 	}
@@ -130,6 +133,7 @@ type app struct {
 	reg      *prometheus.Registry
 	ingester *dlq.Ingester
 	access   *authz.Access
+	replay   *replayParts
 	stopSess func()
 	listener net.Listener
 	http     *http.Server
@@ -170,14 +174,19 @@ func newApp(ctx context.Context, cfg serveConfig, log *slog.Logger) (_ *app, err
 	if a.access, err = authz.NewAccess(ctx, a.pool, cfg.Groups, log); err != nil {
 		return nil, err
 	}
+	if a.replay, err = newReplayParts(ctx, cfg.Replay, a.pool, a.nc, a.js, a.access, log); err != nil {
+		return nil, err
+	}
 	login, err := authz.NewLogin(ctx, cfg.OIDC, cfg.OIDCWait, sessions, a.pool, log)
 	if err != nil {
 		return nil, err
 	}
+	login.RememberIn(authz.NewDirectory(a.pool))
 	handler := web.New(web.Deps{
 		Pool: a.pool, NATS: a.nc, Gatherer: a.reg, Log: log,
 		Config:   web.Config{Version: version, FormTargets: originOf(cfg.OIDC.Issuer)},
 		Sessions: sessions, Login: login, Access: a.access, Bindings: authz.NewBindings(a.pool), DeadLetters: store,
+		Replays: a.replay.replays, PolicyFile: cfg.Replay.PolicyFile,
 	})
 	a.http = &http.Server{
 		Handler:           handler,
@@ -294,6 +303,7 @@ func (a *app) Run(ctx context.Context) error {
 		}
 	})
 	wg.Go(func() { a.access.Watch(ctx) })
+	wg.Go(func() { a.replay.run(ctx) })
 	wg.Go(func() {
 		if err := a.http.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs <- fmt.Errorf("http: %w", err)

@@ -1,0 +1,97 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Canonicalises every event's JSON in one statement after the lock, and
+// reads the head and the clock, like prepareAppend does for one event.
+const prepareBatch = `
+SELECT current_setting('transaction_isolation'), clock_timestamp(),
+       COALESCE((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0),
+       (SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1),
+       ARRAY(SELECT u.b::jsonb::text FROM unnest($1::text[]) WITH ORDINALITY AS u(b, n) ORDER BY u.n),
+       ARRAY(SELECT u.a::jsonb::text FROM unnest($2::text[]) WITH ORDINALITY AS u(a, n) ORDER BY u.n)`
+
+// AppendBatch appends events in order as consecutive entries of the chain,
+// inside tx, with one lock, one head read and one COPY: what Append does for
+// one event, at a cost that stays small for thousands. Events with a zero At
+// get the same database clock reading. It returns the entries as stored.
+func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	befores := make([]*string, len(events))
+	afters := make([]*string, len(events))
+	for i := range events {
+		e := &events[i]
+		if err := e.Validate(); err != nil {
+			return nil, fmt.Errorf("append audit batch, event %d: %w", i, err)
+		}
+		var err error
+		if befores[i], err = marshalJSON(e.Before); err != nil {
+			return nil, fmt.Errorf("append audit batch, event %d: %w: before: %w", i, ErrInvalid, err)
+		}
+		if afters[i], err = marshalJSON(e.After); err != nil {
+			return nil, fmt.Errorf("append audit batch, event %d: %w: after: %w", i, ErrInvalid, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, lockAppend, appendLockKey); err != nil {
+		return nil, fmt.Errorf("append audit batch: lock the chain: %w", err)
+	}
+	var (
+		isolation   string
+		now         time.Time
+		headSeq     int64
+		headHash    []byte
+		jsonBefores []*string
+		jsonAfters  []*string
+	)
+	if err := tx.QueryRow(ctx, prepareBatch, befores, afters).
+		Scan(&isolation, &now, &headSeq, &headHash, &jsonBefores, &jsonAfters); err != nil {
+		return nil, fmt.Errorf("append audit batch: read chain head: %w", err)
+	}
+	if isolation != "read committed" {
+		return nil, fmt.Errorf("append audit batch: transaction is %s: appends need read committed", isolation)
+	}
+	entries := make([]Entry, len(events))
+	rows := make([][]any, len(events))
+	prev := headHash
+	for i, e := range events {
+		at := now
+		if !e.At.IsZero() {
+			at = e.At
+		}
+		entry := Entry{
+			Seq: headSeq + int64(i) + 1, At: at.UTC().Truncate(time.Microsecond),
+			Actor:  Actor{Issuer: cleanText(e.Actor.Issuer), Subject: cleanText(e.Actor.Subject), Email: cleanText(e.Actor.Email)},
+			Tenant: cleanText(e.Tenant), Action: cleanText(e.Action), ObjectType: cleanText(e.ObjectType),
+			ObjectID: cleanText(e.ObjectID), MessageID: cleanText(e.MessageID), OperationID: cleanText(e.OperationID),
+			RequestID: cleanText(e.RequestID), Reason: cleanText(e.Reason), Outcome: e.Outcome,
+			RemoteAddr: cleanText(e.RemoteAddr), UserAgent: cleanText(e.UserAgent), PrevHash: prev,
+		}
+		var err error
+		if entry.Before, err = canonicalJSON(jsonBefores[i]); err != nil {
+			return nil, fmt.Errorf("append audit batch, event %d: before: %w", i, err)
+		}
+		if entry.After, err = canonicalJSON(jsonAfters[i]); err != nil {
+			return nil, fmt.Errorf("append audit batch, event %d: after: %w", i, err)
+		}
+		entry.Hash = hashEntry(&entry)
+		prev = entry.Hash
+		entries[i] = entry
+		rows[i] = []any{entry.Seq, entry.At, entry.Actor.Issuer, entry.Actor.Subject, entry.Actor.Email, entry.Tenant,
+			entry.Action, entry.ObjectType, entry.ObjectID, entry.MessageID, entry.OperationID, entry.RequestID, entry.Reason,
+			string(entry.Outcome), rawText(entry.Before), rawText(entry.After), entry.RemoteAddr, entry.UserAgent, entry.PrevHash, entry.Hash}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"audit_log"}, []string{"seq", "at", "actor_issuer", "actor_subject",
+		"actor_email", "tenant", "action", "object_type", "object_id", "message_id", "operation_id", "request_id", "reason",
+		"outcome", "before", "after", "remote_addr", "user_agent", "prev_hash", "hash"}, pgx.CopyFromRows(rows)); err != nil {
+		return nil, fmt.Errorf("append audit batch: copy %d entries: %w", len(rows), err)
+	}
+	return entries, nil
+}

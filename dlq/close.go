@@ -1,0 +1,94 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// MaxBulkClose bounds one bulk discard or resolve.
+const MaxBulkClose = 1000
+
+// CloseInput says which dead letters to close and why. Version, when not 0,
+// is the version the actor saw (single item): a change since is a conflict.
+type CloseInput struct {
+	IDs     []int64
+	Version int32
+	To      Status // StatusDiscarded or StatusResolved
+	Reason  string
+	Tenants []string // the actor's scope for the action
+	All     bool     // scope is every tenant
+}
+
+// Close discards dead letters, or marks them resolved by hand, with a
+// reason; one audit row per item in the same transaction. It is atomic: if
+// any named dead letter is missing, outside the scope, or not open
+// (quarantined or replay failed), nothing changes and it returns ErrConflict
+// (ErrNotFound for a single item outside the scope).
+func (s *Store) Close(ctx context.Context, in CloseInput, actor replaypolicy.Actor, meta Meta) (int, error) {
+	in.Reason = strings.TrimSpace(in.Reason)
+	switch {
+	case in.To != StatusDiscarded && in.To != StatusResolved:
+		return 0, fmt.Errorf("close dead letters: %w: status %q", ErrInvalid, in.To)
+	case in.Reason == "":
+		return 0, fmt.Errorf("close dead letters: %w: a reason is required", ErrInvalid)
+	case len(in.IDs) == 0:
+		return 0, fmt.Errorf("close dead letters: %w: select at least one", ErrInvalid)
+	case len(in.IDs) > MaxBulkClose:
+		return 0, fmt.Errorf("close dead letters: %w: at most %d at once, got %d", ErrInvalid, MaxBulkClose, len(in.IDs))
+	}
+	n := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `UPDATE dead_letters SET status = $2, version = version + 1, updated_at = now()
+            WHERE id = ANY($1)
+              AND status IN ('quarantined', 'replay_failed')    -- never close one being replayed or already closed
+              AND ($3 = 0 OR version = $3)                      -- the version the actor saw
+              AND (tenant = ANY($4) OR $5)
+            RETURNING id, tenant, msg_id, operation_id, version - 1`, in.IDs, in.To, in.Version, in.Tenants, in.All)
+		if err != nil {
+			return err
+		}
+		var events []audit.Event
+		var id int64
+		var tenant, msgID, opID string
+		var before int32
+		_, err = pgx.ForEachRow(rows, []any{&id, &tenant, &msgID, &opID, &before}, func() error {
+			e := meta.event(actor, "deadletter."+map[Status]string{StatusDiscarded: "discard", StatusResolved: "resolve"}[in.To])
+			e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.Reason = tenant, "dead_letter", strconv.FormatInt(id, 10), msgID, opID, in.Reason
+			e.After = map[string]any{"status": in.To, "version": before + 1}
+			events = append(events, e)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(events) != len(in.IDs) {
+			if len(in.IDs) == 1 {
+				var inScope bool
+				err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM dead_letters WHERE id = $1 AND (tenant = ANY($2) OR $3))`,
+					in.IDs[0], in.Tenants, in.All).Scan(&inScope)
+				if err != nil {
+					return err
+				}
+				if !inScope {
+					return ErrNotFound
+				}
+				return fmt.Errorf("%w: it changed since you loaded it, or it is not open any more", ErrConflict)
+			}
+			return fmt.Errorf("%w: %d of the %d selected are not open any more (or not yours); nothing was changed", ErrConflict, len(in.IDs)-len(events), len(in.IDs))
+		}
+		n = len(events)
+		_, err = audit.AppendBatch(ctx, tx, events)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("close dead letters: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,62 @@
+package dlq
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCloseDiscardAndResolve(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	a := b.seedItem(t, "search.index_update", "c-a", nil, "{}")
+	c := b.seedItem(t, "search.index_update", "c-c", nil, "{}")
+	d := b.seedItem(t, "search.index_update", "c-d", nil, "{}")
+	scope := CloseInput{Tenants: []string{"acme"}}
+
+	t.Run("Success", func(t *testing.T) {
+		in := scope
+		in.IDs, in.Version, in.To, in.Reason = []int64{a}, 1, StatusDiscarded, "poison: bad schema upstream"
+		n, err := b.store.Close(ctx, in, oncall, Meta{})
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		dl, err := b.store.Get(ctx, a)
+		require.NoError(t, err)
+		assert.Equal(t, StatusDiscarded, dl.Status)
+		assert.Equal(t, int32(2), dl.Version)
+	})
+	t.Run("StaleVersion", func(t *testing.T) {
+		in := scope
+		in.IDs, in.Version, in.To, in.Reason = []int64{a}, 1, StatusResolved, "x"
+		_, err := b.store.Close(ctx, in, oncall, Meta{})
+		assert.ErrorIs(t, err, ErrConflict)
+	})
+	t.Run("OtherTenant", func(t *testing.T) {
+		in := CloseInput{Tenants: []string{"globex"}, IDs: []int64{c}, To: StatusResolved, Reason: "x"}
+		_, err := b.store.Close(ctx, in, oncall, Meta{})
+		assert.ErrorIs(t, err, ErrNotFound)
+	})
+	t.Run("BulkIsAtomic", func(t *testing.T) {
+		in := scope
+		in.IDs, in.To, in.Reason = []int64{c, d, a}, StatusResolved, "reconciled by hand"
+		_, err := b.store.Close(ctx, in, oncall, Meta{})
+		assert.ErrorIs(t, err, ErrConflict, "a is discarded already")
+		dl, err := b.store.Get(ctx, c)
+		require.NoError(t, err)
+		assert.Equal(t, StatusQuarantined, dl.Status, "nothing changed")
+		in.IDs = []int64{c, d}
+		n, err := b.store.Close(ctx, in, oncall, Meta{})
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+	})
+	t.Run("NeedsReason", func(t *testing.T) {
+		_, err := b.store.Close(ctx, CloseInput{IDs: []int64{c}, To: StatusDiscarded, All: true}, oncall, Meta{})
+		assert.ErrorIs(t, err, ErrInvalid)
+	})
+	var rows int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action IN ('deadletter.discard', 'deadletter.resolve')`).Scan(&rows))
+	assert.Equal(t, 3, rows, "one audit row per item changed, none for refused attempts")
+}

@@ -1,0 +1,166 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+var (
+	oncall    = replaypolicy.Actor{Issuer: "https://idp.example", Subject: "oncall", Email: "oncall@example.com"}
+	approver1 = replaypolicy.Actor{Issuer: "https://idp.example", Subject: "approver1", Email: "a1@example.com"}
+	approver2 = replaypolicy.Actor{Issuer: "https://idp.example", Subject: "approver2", Email: "a2@example.com"}
+)
+
+type replayBundle struct {
+	*bundle
+	policy  atomic.Pointer[replaypolicy.Table]
+	replays *Replays
+	auth    authz.Authority
+	target  jetstream.Stream
+	now     atomic.Pointer[time.Time] // nil: the real clock
+	seq     atomic.Uint64
+}
+
+// setupReplay gives a fresh database and NATS server, the shipped policy
+// table, a target stream APP on app.>, and the people of the tests signed in
+// once (so the execution-time role checks find them).
+func setupReplay(t *testing.T) *replayBundle {
+	t.Helper()
+	b := &replayBundle{bundle: setup(t)}
+	table, err := replaypolicy.Load("../dev/policy.toml")
+	require.NoError(t, err)
+	b.policy.Store(table)
+	b.replays = NewReplays(b.db.Pool, ReplayConfig{
+		Policy: b.policy.Load,
+		Now: func() time.Time {
+			if n := b.now.Load(); n != nil {
+				return *n
+			}
+			return time.Now()
+		},
+	})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	access, err := authz.NewAccess(context.Background(), b.db.Pool, authz.GroupMap{}, log)
+	require.NoError(t, err)
+	dir := authz.NewDirectory(b.db.Pool)
+	b.auth = authz.Authority{Access: access, Directory: dir}
+	for a, groups := range map[replaypolicy.Actor][]string{
+		oncall: {"acme:oncall"}, approver1: {"acme:approver"}, approver2: {"acme:approver"},
+	} {
+		require.NoError(t, dir.Remember(context.Background(), authz.User{Issuer: a.Issuer, Subject: a.Subject, Email: a.Email, Groups: groups}))
+	}
+	b.target = b.createStream(t, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}})
+	return b
+}
+
+// seedItem stores a dead letter of tenant acme and returns its id.
+func (b *replayBundle) seedItem(t *testing.T, itemType, msgID string, hdr nats.Header, payload string) int64 {
+	t.Helper()
+	seq := b.seq.Add(1)
+	h := map[string][]string{
+		HeaderOriginalSubject: {"app.acme." + itemType},
+		HeaderOriginalMsgID:   {msgID},
+		HeaderCorrelationID:   {"corr-" + msgID},
+	}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	rec := ParseDLQ("dlq", Received{Subject: "dlq.acme." + itemType, Header: h, Data: []byte(payload), Stream: "DLQ", Seq: seq, Time: time.Now()})
+	_, err := b.store.Insert(context.Background(), []Record{rec})
+	require.NoError(t, err)
+	d, err := b.store.BySource(context.Background(), "DLQ", seq, "")
+	require.NoError(t, err)
+	return d.ID
+}
+
+func allowAll(string, replaypolicy.Class) bool { return true }
+
+// request drafts and submits a replay of ids by oncall and returns the
+// single request it made.
+func (b *replayBundle) request(t *testing.T, ids []int64, in SubmitInput) ReplayRequest {
+	t.Helper()
+	ctx := context.Background()
+	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, Meta{})
+	require.NoError(t, err)
+	if in.Reason == "" {
+		in.Reason = "consumer fixed in release 1.2.3"
+	}
+	if in.Confirmations == nil {
+		drafts, err := b.replays.Batch(ctx, batch)
+		require.NoError(t, err)
+		in.Confirmations = map[int64]string{}
+		for _, d := range drafts {
+			phrase, err := b.replays.ConfirmationFor(ctx, d.ID)
+			require.NoError(t, err)
+			in.Confirmations[d.ID] = phrase
+		}
+	}
+	reqs, err := b.replays.Submit(ctx, batch, oncall, in, Meta{})
+	require.NoError(t, err)
+	require.Len(t, reqs, 1)
+	return reqs[0]
+}
+
+func (b *replayBundle) worker(t *testing.T, cfg WorkerConfig) *ReplayWorker {
+	t.Helper()
+	if cfg.Poll == 0 {
+		cfg.Poll = 20 * time.Millisecond
+	}
+	return NewReplayWorker(b.replays, b.js, b.auth, nil, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// run runs w until the test ends.
+func run(t *testing.T, w *ReplayWorker) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { w.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+func (b *replayBundle) waitStatus(t *testing.T, id int64, want ReplayStatus) ReplayRequest {
+	t.Helper()
+	var r ReplayRequest
+	waitFor(t, 30*time.Second, fmt.Sprintf("request %d to be %s", id, want), func() bool {
+		var err error
+		r, err = b.replays.Request(context.Background(), id)
+		require.NoError(t, err)
+		return r.Status == want
+	})
+	return r
+}
+
+// onSubject counts the messages of the target stream on subject.
+func (b *replayBundle) onSubject(t *testing.T, subject string) int {
+	t.Helper()
+	info, err := b.target.Info(context.Background(), jetstream.WithSubjectFilter(subject))
+	require.NoError(t, err)
+	return int(info.State.Subjects[subject])
+}
+
+func (b *replayBundle) jobStates(t *testing.T, requestID int64) map[string]int {
+	t.Helper()
+	rows, err := b.db.Pool.Query(context.Background(), `SELECT state, count(*) FROM replay_jobs WHERE request_id = $1 GROUP BY 1`, requestID)
+	require.NoError(t, err)
+	out := map[string]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		require.NoError(t, rows.Scan(&s, &n))
+		out[s] = n
+	}
+	return out
+}

@@ -1,0 +1,617 @@
+package dlq
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+func TestReplayKeepsIdentity(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "search.index_update", "orig-1", nats.Header{
+		HeaderOperationID: {"op-1"}, "X-Custom": {"kept"}, "Nats-Rollup": {"all"}, "Nats-Expected-Last-Sequence": {"5"},
+	}, `{"doc":"sku-1"}`)
+	req := b.request(t, []int64{id}, SubmitInput{})
+	assert.Equal(t, ReplayApproved, req.Status, "rebuildable needs no approval")
+	run(t, b.worker(t, WorkerConfig{}))
+	b.waitStatus(t, req.ID, ReplayDone)
+
+	msg, err := b.target.GetLastMsgForSubject(ctx, "app.acme.search.index_update")
+	require.NoError(t, err)
+	assert.Equal(t, `{"doc":"sku-1"}`, string(msg.Data))
+	assert.Equal(t, "orig-1", msg.Header.Get("Nats-Msg-Id"), "the original message id")
+	assert.Equal(t, "op-1", msg.Header.Get(HeaderOperationID))
+	assert.Equal(t, "corr-orig-1", msg.Header.Get(HeaderCorrelationID))
+	assert.Equal(t, fmt.Sprint(id), msg.Header.Get(HeaderReplayOf))
+	assert.Equal(t, fmt.Sprint(req.ID), msg.Header.Get(HeaderReplayRequest))
+	assert.Equal(t, "kept", msg.Header.Get("X-Custom"))
+	assert.Empty(t, msg.Header.Get("Nats-Rollup"), "Nats-* headers are never forwarded")
+	assert.Empty(t, msg.Header.Get("Nats-Expected-Last-Sequence"))
+
+	d, err := b.store.Get(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, StatusReplayed, d.Status)
+	var trail int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE message_id = 'orig-1'
+        AND action IN ('replay.item.requested', 'replay.item.published')`).Scan(&trail))
+	assert.Equal(t, 2, trail, "the item's steps are in the audit log under its message id")
+}
+
+func TestHeaderAndSubjectAllowlist(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	allow, err := ParseSubjectAllowlist("app.acme.>")
+	require.NoError(t, err)
+	b.replays.cfg.Subjects = allow
+	ok := b.seedItem(t, "search.index_update", "m-ok", nil, "{}")
+	system := b.seedItem(t, "search.index_update", "m-sys", nats.Header{HeaderOriginalSubject: {"$JS.API.STREAM.DELETE.APP"}}, "{}")
+	inbox := b.seedItem(t, "search.index_update", "m-inbox", nats.Header{HeaderOriginalSubject: {"_INBOX.abc"}}, "{}")
+	other := b.seedItem(t, "search.index_update", "m-other", nats.Header{HeaderOriginalSubject: {"billing.acme.charge"}}, "{}")
+	batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{ok, system, inbox, other}, []string{"acme"}, false, allowAll, Meta{})
+	require.NoError(t, err)
+	reqs, err := b.replays.Batch(ctx, batch)
+	require.NoError(t, err)
+	require.Len(t, reqs, 1)
+	items, err := b.replays.Items(ctx, reqs[0].ID, 10)
+	require.NoError(t, err)
+	reasons := map[int64]string{}
+	for _, it := range items {
+		reasons[it.DeadLetterID] = it.SkipReason
+	}
+	assert.Empty(t, reasons[ok])
+	assert.Contains(t, reasons[system], "system subject")
+	assert.Contains(t, reasons[inbox], "system subject")
+	assert.Contains(t, reasons[other], "not in the replay allowlist")
+	assert.Equal(t, 1, reqs[0].ItemCount)
+
+	for _, s := range []string{"$SYS.REQ.SERVER.PING", "$JS.API.INFO", "_INBOX.x", "a.*", ""} {
+		assert.Error(t, (&SubjectAllowlist{}).Check(s), s)
+	}
+	assert.NoError(t, (&SubjectAllowlist{}).Check("app.acme.x"))
+	_, err = ParseSubjectAllowlist("app.>.x")
+	assert.Error(t, err)
+
+	hs := ReplayHeaders([]HeaderValue{{Name: "Nats-Rollup", Value: "all"}, {Name: "Nats-Expected-Stream", Value: "X"},
+		{Name: "nats-msg-id", Value: "x"}, {Name: "Dlq-Error", Value: "e"}, {Name: "Traceparent", Value: "t"}})
+	assert.Equal(t, []HeaderValue{{Name: "Traceparent", Value: "t"}}, hs)
+}
+
+func TestDoubleApproveOneJob(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "email.send", "mail-1", nats.Header{HeaderOperationID: {"send-1"}}, `{"to":"x"}`)
+	req := b.request(t, []int64{id}, SubmitInput{})
+	require.Equal(t, ReplayPendingApproval, req.Status)
+
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, Meta{})
+		})
+	}
+	wg.Wait()
+	succeeded := 0
+	for _, err := range errs {
+		if err == nil {
+			succeeded++
+		} else {
+			assert.ErrorIs(t, err, ErrConflict)
+		}
+	}
+	assert.Equal(t, 1, succeeded, "one click counts, the others are conflicts")
+	_, err := b.replays.Approve(ctx, req.ID, approver2, ApproveInput{IntentHex: req.IntentHex()}, Meta{})
+	assert.ErrorIs(t, err, ErrConflict, "already approved")
+	assert.Equal(t, map[string]int{"pending": 1}, b.jobStates(t, req.ID), "one job")
+
+	run(t, b.worker(t, WorkerConfig{}))
+	b.waitStatus(t, req.ID, ReplayDone)
+	assert.Equal(t, 1, b.onSubject(t, "app.acme.email.send"))
+}
+
+func TestTwoWorkersOnePublish(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	var ids []int64
+	for i := range 300 {
+		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("doc-", i), nil, fmt.Sprint(i)))
+	}
+	req := b.request(t, ids, SubmitInput{Rates: nil})
+	_, err := b.db.Pool.Exec(context.Background(), `UPDATE replay_jobs SET not_before = now()`) // all due at once
+	require.NoError(t, err)
+	run(t, b.worker(t, WorkerConfig{Owner: "w1", Batch: 16}))
+	run(t, b.worker(t, WorkerConfig{Owner: "w2", Batch: 16}))
+	b.waitStatus(t, req.ID, ReplayDone)
+	assert.Equal(t, map[string]int{"published": 300}, b.jobStates(t, req.ID))
+	info, err := b.target.Info(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, uint64(300), info.State.Msgs, "each message in the target stream once")
+	var dups, owners int
+	require.NoError(t, b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE duplicate),
+        count(DISTINCT split_part(a.actor_subject, ':', 2)) FROM replay_ledger l
+        JOIN audit_log a ON a.action = 'replay.item.published' AND a.object_id = l.dead_letter_id::text`).Scan(&dups, &owners))
+	assert.Zero(t, dups)
+	assert.Equal(t, 2, owners, "both workers took a share")
+}
+
+func TestWorkerDiesAfterPublishBeforeCommit(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "search.index_update", "doc-die", nil, "{}")
+	req := b.request(t, []int64{id}, SubmitInput{})
+
+	dying := b.worker(t, WorkerConfig{Owner: "dying", Lease: 300 * time.Millisecond})
+	dying.afterPublish = func([]int64) bool { return false } // published, then gone before recording
+	n, err := dying.RunOnce(ctx)
+	require.ErrorIs(t, err, errStopped)
+	require.Equal(t, 1, n)
+	require.Equal(t, 1, b.onSubject(t, "app.acme.search.index_update"))
+	assert.Equal(t, map[string]int{"claimed": 1}, b.jobStates(t, req.ID))
+
+	run(t, b.worker(t, WorkerConfig{Owner: "survivor"})) // takes over when the lease expires
+	b.waitStatus(t, req.ID, ReplayDone)
+	assert.Equal(t, 1, b.onSubject(t, "app.acme.search.index_update"), "the target stream holds it once")
+	var dup bool
+	var result string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT duplicate, result FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&dup, &result))
+	assert.True(t, dup)
+	assert.Contains(t, result, "suppressed by broker dedupe")
+}
+
+func TestLostPubAckReconciled(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "search.index_update", "doc-lost", nil, "{}")
+	req := b.request(t, []int64{id}, SubmitInput{})
+	w := b.worker(t, WorkerConfig{Retry: 50 * time.Millisecond})
+	lost := true
+	w.ack = func(_ int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error) {
+		if lost {
+			lost = false
+			return nil, context.DeadlineExceeded // the broker stored it; the ack never came
+		}
+		return a, err
+	}
+	_, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"unknown": 1}, b.jobStates(t, req.ID))
+	waitFor(t, 10*time.Second, "the retry", func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		return b.jobStates(t, req.ID)["published"] == 1
+	})
+	assert.Equal(t, 1, b.onSubject(t, "app.acme.search.index_update"), "republished under the same id: one message")
+	var attempts int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT attempts FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&attempts))
+	assert.Equal(t, 2, attempts)
+}
+
+func TestStaleFenceRejected(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "search.index_update", "doc-fence", nil, "{}")
+	req := b.request(t, []int64{id}, SubmitInput{})
+	slow := b.worker(t, WorkerConfig{Owner: "slow"})
+	jobs, err := slow.claim(ctx)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	// Its lease runs out; another worker claims the job with a new token.
+	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET lease_until = now() - interval '1 second'`)
+	require.NoError(t, err)
+	fast := b.worker(t, WorkerConfig{Owner: "fast"})
+	again, err := fast.claim(ctx)
+	require.NoError(t, err)
+	require.Len(t, again, 1)
+	require.Greater(t, again[0].fence, jobs[0].fence)
+
+	jobs[0].state, jobs[0].result = "failed", "stale worker's verdict"
+	require.NoError(t, slow.record(ctx, jobs))
+	var state, owner string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT state, lease_owner FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&state, &owner))
+	assert.Equal(t, "claimed", state, "the stale worker recorded nothing")
+	assert.Equal(t, "fast", owner)
+
+	fast.check(ctx, again)
+	fast.publish(ctx, again)
+	require.NoError(t, fast.record(ctx, again))
+	assert.Equal(t, map[string]int{"published": 1}, b.jobStates(t, req.ID))
+}
+
+func TestSelfApprovalRefused(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "email.send", "mail-self", nats.Header{HeaderOperationID: {"send-self"}}, "{}")
+	req := b.request(t, []int64{id}, SubmitInput{})
+	sameWithOtherEmail := oncall
+	sameWithOtherEmail.Email = "alias@example.com"
+	_, err := b.replays.Approve(ctx, req.ID, sameWithOtherEmail, ApproveInput{IntentHex: req.IntentHex()}, Meta{})
+	assert.ErrorIs(t, err, ErrForbidden)
+	r, err := b.replays.Request(ctx, req.ID)
+	require.NoError(t, err)
+	assert.Equal(t, ReplayPendingApproval, r.Status)
+	var denied int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action = 'replay.approve' AND outcome = 'denied'
+        AND object_id = $1`, fmt.Sprint(req.ID)).Scan(&denied))
+	assert.Equal(t, 1, denied)
+}
+
+func TestManualNeedsTwoApprovers(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "orders.refund", "refund-1", nil, `{"amount":10}`)
+	batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{id}, []string{"acme"}, false, allowAll, Meta{})
+	require.NoError(t, err)
+	drafts, err := b.replays.Batch(ctx, batch)
+	require.NoError(t, err)
+	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "refund again", Confirmations: map[int64]string{drafts[0].ID: "yes"}}, Meta{})
+	var refused *RefusedError
+	require.ErrorAs(t, err, &refused, "manual needs the typed confirmation")
+	req := b.request(t, []int64{id}, SubmitInput{Confirmations: nil})
+	require.Equal(t, ReplayPendingApproval, req.Status)
+
+	in := ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY refund-1"}
+	_, err = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, Meta{})
+	assert.ErrorIs(t, err, ErrInvalid, "the approver types the confirmation too")
+	d, err := b.replays.Approve(ctx, req.ID, approver1, in, Meta{})
+	require.NoError(t, err)
+	assert.False(t, d.Ready)
+	assert.Equal(t, 1, d.ApprovalsHave)
+	_, err = b.replays.Approve(ctx, req.ID, approver1, in, Meta{})
+	assert.ErrorIs(t, err, ErrConflict, "the same approver twice counts once")
+	assert.Empty(t, b.jobStates(t, req.ID), "one approval is not enough")
+	d, err = b.replays.Approve(ctx, req.ID, approver2, in, Meta{})
+	require.NoError(t, err)
+	assert.True(t, d.Ready)
+	run(t, b.worker(t, WorkerConfig{}))
+	b.waitStatus(t, req.ID, ReplayDone)
+	assert.Equal(t, 1, b.onSubject(t, "app.acme.orders.refund"))
+
+	id2 := b.seedItem(t, "orders.refund", "refund-2", nil, "{}")
+	id3 := b.seedItem(t, "orders.refund", "refund-3", nil, "{}")
+	batch, err = b.replays.CreateDrafts(ctx, oncall, []int64{id2, id3}, []string{"acme"}, false, allowAll, Meta{})
+	require.NoError(t, err)
+	drafts, err = b.replays.Batch(ctx, batch)
+	require.NoError(t, err)
+	assert.Zero(t, drafts[0].ItemCount, "manual items are never replayed in bulk")
+	items, err := b.replays.Items(ctx, drafts[0].ID, 5)
+	require.NoError(t, err)
+	assert.Contains(t, items[0].SkipReason, "cannot be replayed in bulk")
+}
+
+func TestApprovalExpires(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	start := time.Now()
+	b.now.Store(&start)
+	id := b.seedItem(t, "orders.refund", "refund-exp", nil, "{}")
+	req := b.request(t, []int64{id}, SubmitInput{})
+	in := ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY refund-exp"}
+	_, err := b.replays.Approve(ctx, req.ID, approver1, in, Meta{})
+	require.NoError(t, err)
+
+	later := start.Add(5 * time.Hour) // manual approvals expire after 4h
+	b.now.Store(&later)
+	d, err := b.replays.Approve(ctx, req.ID, approver2, in, Meta{})
+	require.NoError(t, err)
+	assert.False(t, d.Ready, "the first approval expired: still one short")
+	assert.Equal(t, 1, d.ApprovalsHave)
+	assert.Contains(t, d.Reason, "expired")
+	assert.Empty(t, b.jobStates(t, req.ID))
+}
+
+func TestIntentChangeNeedsNewApproval(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "accounts.permission_grant", "grant-1", nats.Header{HeaderPrincipal: {"user:7"}}, `{"grant":"admin"}`)
+	req := b.request(t, []int64{id}, SubmitInput{})
+	require.Equal(t, ReplayPendingApproval, req.Status)
+	old := req.IntentHex()
+
+	require.NoError(t, b.replays.EditPayload(ctx, req.ID, id, oncall, []byte(`{"grant":"viewer"}`), Meta{}))
+	edited, err := b.replays.Request(ctx, req.ID)
+	require.NoError(t, err)
+	assert.NotEqual(t, old, edited.IntentHex(), "an edit is a new intent")
+	_, err = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: old}, Meta{})
+	assert.ErrorIs(t, err, ErrConflict, "an approval of the old intent does not count")
+	d, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: edited.IntentHex()}, Meta{})
+	require.NoError(t, err)
+	assert.True(t, d.Ready)
+
+	reval := newResponder(t, b, "revalidate.acme", func(q RevalidateQuery) (bool, string, bool) { return true, "", true })
+	w := b.worker(t, WorkerConfig{})
+	w.reval = reval
+	run(t, w)
+	b.waitStatus(t, req.ID, ReplayDone)
+	msg, err := b.target.GetLastMsgForSubject(ctx, "app.acme.accounts.permission_grant")
+	require.NoError(t, err)
+	assert.Equal(t, `{"grant":"viewer"}`, string(msg.Data))
+	assert.Equal(t, "grant-1", msg.Header.Get("Nats-Msg-Id"), "the original message id is kept")
+
+	// same_operation payloads are never edited.
+	mid := b.seedItem(t, "email.send", "mail-edit", nats.Header{HeaderOperationID: {"op-e"}}, "{}")
+	mreq := b.request(t, []int64{mid}, SubmitInput{})
+	err = b.replays.EditPayload(ctx, mreq.ID, mid, oncall, []byte("{}"), Meta{})
+	assert.ErrorIs(t, err, ErrForbidden)
+}
+
+func TestPolicyChangeVoidsApproval(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	pending := b.request(t, []int64{b.seedItem(t, "email.send", "mail-p", nats.Header{HeaderOperationID: {"op-p"}}, "{}")}, SubmitInput{})
+	approved := b.request(t, []int64{b.seedItem(t, "search.index_update", "doc-p", nil, "{}")}, SubmitInput{})
+	require.Equal(t, ReplayApproved, approved.Status)
+
+	changed, err := replaypolicy.Parse("changed.toml", []byte(`
+[[rule]]
+item_type = "search.*"
+class = "rebuildable"
+[[rule]]
+item_type = "email.*"
+class = "same_operation"
+[class.rebuildable]
+default_rate = 400
+`))
+	require.NoError(t, err)
+	require.NotEqual(t, b.policy.Load().Version(), changed.Version())
+	b.policy.Store(changed)
+
+	_, err = b.replays.Approve(ctx, pending.ID, approver1, ApproveInput{IntentHex: pending.IntentHex()}, Meta{})
+	assert.ErrorIs(t, err, ErrConflict)
+	assert.Contains(t, err.Error(), "policy")
+	n, err := b.replays.VoidStale(ctx, changed.Version())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	r := b.waitStatus(t, pending.ID, ReplayVoid)
+	assert.Contains(t, r.StatusReason, "policy changed")
+
+	run(t, b.worker(t, WorkerConfig{}))
+	b.waitStatus(t, approved.ID, ReplayDone)
+	assert.Equal(t, map[string]int{"blocked": 1}, b.jobStates(t, approved.ID), "approved under the old policy: not published")
+	assert.Zero(t, b.onSubject(t, "app.acme.search.index_update"))
+}
+
+// newResponder answers revalidation requests on subject with decide; when
+// decide says answer=false it stays silent (a hung service).
+func newResponder(t *testing.T, b *replayBundle, subject string, decide func(RevalidateQuery) (allow bool, reason string, answer bool)) *NATSRevalidator {
+	t.Helper()
+	sub, err := b.nc.Subscribe(subject, func(m *nats.Msg) {
+		var q RevalidateQuery
+		if json.Unmarshal(m.Data, &q) != nil {
+			return
+		}
+		allow, reason, answer := decide(q)
+		if !answer {
+			return
+		}
+		body, _ := json.Marshal(map[string]any{"allow": allow, "reason": reason})
+		_ = m.Respond(body)
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	require.NoError(t, b.nc.Flush())
+	return NewNATSRevalidator(b.nc, subject, 300*time.Millisecond)
+}
+
+func TestRevalidateDenyAndTimeoutBlock(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	reval := newResponder(t, b, "revalidate.grants", func(q RevalidateQuery) (bool, string, bool) {
+		switch q.Principal {
+		case "user:allowed":
+			return true, "", true
+		case "user:revoked":
+			return false, "user:revoked lost billing:admin on 2026-11-28", true
+		default:
+			return false, "", false // hangs
+		}
+	})
+	mk := func(principal string) ReplayRequest {
+		id := b.seedItem(t, "accounts.permission_grant", "grant-"+principal, nats.Header{HeaderPrincipal: {principal}}, "{}")
+		req := b.request(t, []int64{id}, SubmitInput{})
+		_, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, Meta{})
+		require.NoError(t, err)
+		return req
+	}
+	allowed, revoked, hung := mk("user:allowed"), mk("user:revoked"), mk("user:hung")
+	w := b.worker(t, WorkerConfig{})
+	w.reval = reval
+	run(t, w)
+	for _, r := range []ReplayRequest{allowed, revoked, hung} {
+		b.waitStatus(t, r.ID, ReplayDone)
+	}
+	result := func(r ReplayRequest) (state, result string) {
+		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT state, result FROM replay_jobs WHERE request_id = $1`, r.ID).Scan(&state, &result))
+		return
+	}
+	s, _ := result(allowed)
+	assert.Equal(t, "published", s)
+	s, why := result(revoked)
+	assert.Equal(t, "blocked", s)
+	assert.Contains(t, why, "lost billing:admin")
+	s, why = result(hung)
+	assert.Equal(t, "blocked", s)
+	assert.Contains(t, why, "no answer")
+	assert.Equal(t, 1, b.onSubject(t, "app.acme.accounts.permission_grant"))
+
+	// Nobody listening at all: blocked, and the breaker stops asking.
+	nobody := NewNATSRevalidator(b.nc, "revalidate.nobody", 100*time.Millisecond)
+	for range 5 {
+		_, _, err := nobody.Revalidate(ctx, RevalidateQuery{})
+		require.ErrorContains(t, err, "no service answers")
+	}
+	_, _, err := nobody.Revalidate(ctx, RevalidateQuery{})
+	assert.ErrorContains(t, err, "circuit open")
+}
+
+func TestDedupeSkipsAlreadyReplayed(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	// A target with a short duplicate window, so the broker forgets the id.
+	short := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Duplicates: 200 * time.Millisecond})
+	hdr := nats.Header{HeaderOriginalSubject: {"events.acme.page_view"}}
+	first := b.seedItem(t, "analytics.event", "evt-1", hdr, `{"n":1}`)
+	req := b.request(t, []int64{first}, SubmitInput{})
+	w := b.worker(t, WorkerConfig{})
+	run(t, w)
+	b.waitStatus(t, req.ID, ReplayDone)
+
+	// Wait until the broker's window has passed: a probe id publishes as new again.
+	_, err := b.js.Publish(ctx, "events.probe", nil, jetstream.WithMsgID("probe"))
+	require.NoError(t, err)
+	waitFor(t, 10*time.Second, "the duplicate window to pass", func() bool {
+		ack, err := b.js.Publish(ctx, "events.probe", nil, jetstream.WithMsgID("probe"))
+		require.NoError(t, err)
+		return !ack.Duplicate
+	})
+
+	// The same event dead-lettered again (another DLQ message, same id):
+	// the draft already says it was replayed.
+	again := b.seedItem(t, "analytics.event", "evt-1", hdr, `{"n":1}`)
+	batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{again}, []string{"acme"}, false, allowAll, Meta{})
+	require.NoError(t, err)
+	drafts, err := b.replays.Batch(ctx, batch)
+	require.NoError(t, err)
+	items, err := b.replays.Items(ctx, drafts[0].ID, 1)
+	require.NoError(t, err)
+	assert.Contains(t, items[0].SkipReason, "already replayed")
+
+	// Two requests made before either ran: the worker's ledger check skips the second.
+	x := b.seedItem(t, "analytics.event", "evt-2", hdr, `{"n":2}`)
+	y := b.seedItem(t, "analytics.event", "evt-2", hdr, `{"n":2}`)
+	r1 := b.request(t, []int64{x}, SubmitInput{})
+	r2 := b.request(t, []int64{y}, SubmitInput{})
+	b.waitStatus(t, r1.ID, ReplayDone)
+	b.waitStatus(t, r2.ID, ReplayDone)
+	states := b.jobStates(t, r1.ID)
+	for k, v := range b.jobStates(t, r2.ID) {
+		states[k] += v
+	}
+	assert.Equal(t, map[string]int{"published": 1, "skipped": 1}, states)
+	info, err := short.Info(ctx, jetstream.WithSubjectFilter("events.acme.page_view"))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), info.State.Subjects["events.acme.page_view"], "evt-1 once and evt-2 once")
+}
+
+func TestBulkSnapshotIgnoresLateArrivals(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	var ids []int64
+	for i := range 5 {
+		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("snap-", i), nil, "{}"))
+	}
+	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, Meta{})
+	require.NoError(t, err)
+	for i := range 3 { // arrive after the selection was made, same type and tenant
+		b.seedItem(t, "search.index_update", fmt.Sprint("late-", i), nil, "{}")
+	}
+	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "bulk"}, Meta{})
+	require.NoError(t, err)
+	run(t, b.worker(t, WorkerConfig{}))
+	b.waitStatus(t, reqs[0].ID, ReplayDone)
+	assert.Equal(t, map[string]int{"published": 5}, b.jobStates(t, reqs[0].ID))
+	assert.Equal(t, 5, b.onSubject(t, "app.acme.search.index_update"))
+	var quarantined int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE msg_id LIKE 'late-%' AND status = 'quarantined'`).Scan(&quarantined))
+	assert.Equal(t, 3, quarantined)
+}
+
+func TestRateLimitHolds(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	var ids []int64
+	for i := range 6 {
+		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("rate-", i), nil, "{}"))
+	}
+	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, Meta{})
+	require.NoError(t, err)
+	drafts, err := b.replays.Batch(ctx, batch)
+	require.NoError(t, err)
+	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slowly", Rates: map[int64]float64{drafts[0].ID: 5}}, Meta{})
+	require.NoError(t, err)
+	assert.Equal(t, 5.0, reqs[0].Rate)
+	run(t, b.worker(t, WorkerConfig{Owner: "a"}))
+	run(t, b.worker(t, WorkerConfig{Owner: "b"})) // the rate holds across workers
+	b.waitStatus(t, reqs[0].ID, ReplayDone)
+
+	var first, last time.Time
+	for seq := uint64(1); seq <= 6; seq++ {
+		m, err := b.target.GetMsg(ctx, seq)
+		require.NoError(t, err)
+		if seq == 1 {
+			first = m.Time
+		}
+		last = m.Time
+	}
+	assert.GreaterOrEqual(t, last.Sub(first), 900*time.Millisecond, "6 messages at 5/s span at least 1 s")
+	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "again"}, Meta{})
+	assert.ErrorIs(t, err, ErrConflict, "a batch is submitted once")
+
+	batch, err = b.replays.CreateDrafts(ctx, oncall, []int64{b.seedItem(t, "search.index_update", "rate-x", nil, "{}")}, []string{"acme"}, false, allowAll, Meta{})
+	require.NoError(t, err)
+	drafts, err = b.replays.Batch(ctx, batch)
+	require.NoError(t, err)
+	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "fast", Rates: map[int64]float64{drafts[0].ID: 1e6}}, Meta{})
+	var refused *RefusedError
+	require.ErrorAs(t, err, &refused, "a rate over the class's maximum is refused")
+}
+
+func TestCancelStopsRemaining(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	var ids []int64
+	for i := range 10 {
+		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("cancel-", i), nil, "{}"))
+	}
+	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, Meta{})
+	require.NoError(t, err)
+	drafts, err := b.replays.Batch(ctx, batch)
+	require.NoError(t, err)
+	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 4}}, Meta{})
+	require.NoError(t, err)
+	id := reqs[0].ID
+	run(t, b.worker(t, WorkerConfig{}))
+	waitFor(t, 10*time.Second, "the first publishes", func() bool { return b.jobStates(t, id)["published"] >= 2 })
+	assert.ErrorIs(t, b.replays.Cancel(ctx, id, approver1, "", Meta{}), ErrForbidden, "only the requester cancels")
+	require.NoError(t, b.replays.Cancel(ctx, id, oncall, "wrong target", Meta{}))
+	waitFor(t, 10*time.Second, "no job left in flight", func() bool {
+		s := b.jobStates(t, id)
+		return s["pending"]+s["claimed"]+s["unknown"] == 0
+	})
+	s := b.jobStates(t, id)
+	assert.Equal(t, 10, s["published"]+s["cancelled"])
+	assert.Positive(t, s["cancelled"])
+	assert.Equal(t, s["published"], b.onSubject(t, "app.acme.search.index_update"), "nothing cancelled was published")
+	r, err := b.replays.Request(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, ReplayCancelled, r.Status)
+	var back int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE msg_id LIKE 'cancel-%' AND status = 'quarantined'`).Scan(&back))
+	assert.Equal(t, s["cancelled"], back, "what was not replayed is back in quarantine")
+}

@@ -1,0 +1,138 @@
+package views
+
+import "time"
+
+// ReplayItemRow is one item of a request as reviewers see it.
+type ReplayItemRow struct {
+	DeadLetterID  int64
+	URL           string
+	MsgID         string
+	OperationID   string
+	Subject       string
+	PayloadSHA256 string
+	Headers       string // "Name: value" lines
+	SkipReason    string
+}
+
+// ReplayGroup is one request of a selection on the confirm page.
+type ReplayGroup struct {
+	RequestID    int64
+	Tenant       string
+	Class        string
+	Needs        string // sentence: what a replay of this class needs
+	Items        int
+	Skipped      []ReplayItemRow
+	Sample       []ReplayItemRow // the first items that will be replayed
+	Rate         string
+	MaxRate      string
+	Confirmation string // phrase to type, or ""
+	Error        string
+}
+
+// ReplayConfirmModel is the page where a requester reviews a frozen
+// selection and submits it with a reason.
+type ReplayConfirmModel struct {
+	Action  string
+	Groups  []ReplayGroup
+	Reason  string
+	Errors  map[string]string // "reason", or "rate-<id>" / "confirm-<id>"
+	Total   int
+	Skipped int
+}
+
+// ReplayApprovalRow is one sign-off.
+type ReplayApprovalRow struct {
+	Approver string
+	At       time.Time
+	Counts   bool
+}
+
+// ReplayProgressModel counts a request's jobs; Poll is set while it runs.
+type ReplayProgressModel struct {
+	URL                                                                  string
+	Poll                                                                 bool
+	Total, Pending, Published, Duplicate, Skipped, Failed, Unknown, Blocked, Cancelled int
+}
+
+// ReplayRequestModel is a request's page: the full intent, approvals,
+// progress and the actions the viewer may take.
+type ReplayRequestModel struct {
+	ID            int64
+	Tenant        string
+	Class         string
+	Status        string
+	StatusReason  string
+	Requester     string
+	Reason        string
+	PolicyVersion string
+	PolicyCurrent bool
+	Rate          string
+	Intent        string
+	Decision      string
+	Needs         string
+	Created       time.Time
+	Items         []ReplayItemRow
+	MoreItems     int
+	Approvals     []ReplayApprovalRow
+	Progress      ReplayProgressModel
+
+	CanApprove   bool
+	Confirmation string
+	ApproveURL   string
+	CanReject    bool
+	RejectURL    string
+	CanCancel    bool
+	CancelURL    string
+	Errors       map[string]string
+}
+
+// ApprovalRow is a pending request on the approvals page.
+type ApprovalRow struct {
+	ID        int64
+	URL       string
+	Tenant    string
+	Class     string
+	Items     int
+	Requester string
+	Reason    string
+	Intent    string
+	Created   time.Time
+	Needs     string
+	Own       bool
+}
+
+// PolicyRow is one rule of the policy table.
+type PolicyRow struct {
+	ItemType string
+	Class    string
+}
+
+// PolicyClassRow is one class with what it needs.
+type PolicyClassRow struct {
+	Class    string
+	Describe string
+}
+
+// PolicyModel is the read-only replay policy page.
+type PolicyModel struct {
+	File    string
+	Version string
+	Rules   []PolicyRow
+	Classes []PolicyClassRow
+}
+
+// DeadLetterActions is the replay/discard/resolve panel of a dead letter.
+type DeadLetterActions struct {
+	ID         int64
+	Version    int32
+	Status     string
+	Class      string
+	Needs      string
+	CanReplay  bool
+	ReplayURL  string
+	CanDiscard bool
+	DiscardURL string
+	CanResolve bool
+	ResolveURL string
+	Requests   []ApprovalRow
+}

@@ -1,0 +1,35 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// approvalList shows requests waiting for approval in the approver's tenants.
+func (s *Server) approvalList(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, me := userOf(c), actor(c)
+	scope := s.tenantsWith(ctx, u, replayObjects, authz.ActApprove)
+	reqs, err := s.deps.Replays.Pending(ctx, scope.Tenants, scope.All)
+	if err != nil {
+		return err
+	}
+	table := s.deps.Replays.Policy()
+	var rows []views.ApprovalRow
+	for _, r := range reqs {
+		if !s.deps.Access.Can(u, r.Tenant, authz.ReplayObject(string(r.Class)), authz.ActApprove) {
+			continue
+		}
+		rows = append(rows, views.ApprovalRow{
+			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class),
+			Items: r.ItemCount, Requester: r.Requester.Email, Reason: r.Reason, Intent: r.IntentHex(),
+			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: r.Requester.SameAs(me),
+		})
+	}
+	return s.render(c, http.StatusOK, views.Approvals(s.page(c, "Approvals", "approvals"), rows))
+}

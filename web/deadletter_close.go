@@ -1,0 +1,85 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+)
+
+func (s *Server) deadLetterDiscard(c echo.Context) error {
+	return s.closeOne(c, dlq.StatusDiscarded, authz.ActDiscard, "Discarded.")
+}
+
+func (s *Server) deadLetterResolve(c echo.Context) error {
+	return s.closeOne(c, dlq.StatusResolved, authz.ActResolve, "Marked resolved.")
+}
+
+// closeOne discards or resolves the dead letter of the :id parameter, at
+// the version the user saw, with a reason.
+func (s *Server) closeOne(c echo.Context, to dlq.Status, act, done string) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusNotFound, "There is no such dead letter.")
+	}
+	version, _ := strconv.ParseInt(c.FormValue("version"), 10, 32) // 0: no version check
+	scope := s.tenantsWith(c.Request().Context(), userOf(c), authz.ObjDeadLetter, act)
+	_, err = s.deps.DeadLetters.Close(c.Request().Context(), dlq.CloseInput{
+		IDs: []int64{id}, Version: int32(version), To: to, Reason: c.FormValue("reason"), Tenants: scope.Tenants, All: scope.All,
+	}, actor(c), s.meta(c))
+	switch {
+	case errors.Is(err, dlq.ErrNotFound):
+		return s.notFoundDenied(c, "", "dead_letter", c.Param("id"))
+	case err != nil:
+		if msg, ok := replayMessage(err); ok {
+			s.flashError(c, msg)
+			return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/deadletters/%d", id))
+		}
+		return err
+	}
+	s.flash(c, done)
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/deadletters/%d", id))
+}
+
+// deadLetterCloseBulk discards or resolves a selection (at most
+// dlq.MaxBulkClose), all or nothing.
+func (s *Server) deadLetterCloseBulk(c echo.Context) error {
+	form, err := c.FormParams()
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+	}
+	to, act := dlq.StatusDiscarded, authz.ActDiscard
+	if form.Get("action") == "resolve" {
+		to, act = dlq.StatusResolved, authz.ActResolve
+	}
+	var ids []int64
+	for _, v := range form["id"] {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return echo.NewHTTPError(http.StatusUnprocessableEntity, "The selection is not a list of dead letters.")
+		}
+		ids = append(ids, id)
+	}
+	scope := s.tenantsWith(c.Request().Context(), userOf(c), authz.ObjDeadLetter, act)
+	n, err := s.deps.DeadLetters.Close(c.Request().Context(), dlq.CloseInput{
+		IDs: ids, To: to, Reason: form.Get("reason"), Tenants: scope.Tenants, All: scope.All,
+	}, actor(c), s.meta(c))
+	back := "/deadletters"
+	if r := authz.LocalPath(form.Get("return_to")); r != "/" {
+		back = r
+	}
+	if err != nil {
+		if msg, ok := replayMessage(err); ok {
+			s.flashError(c, msg)
+			return c.Redirect(http.StatusSeeOther, back)
+		}
+		return err
+	}
+	s.flash(c, fmt.Sprintf("%d dead letters %s.", n, to))
+	return c.Redirect(http.StatusSeeOther, back)
+}

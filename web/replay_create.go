@@ -1,0 +1,51 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// replayCreate freezes a selection (the id fields of the form: one from the
+// detail page, many from the list) into draft requests and shows them for
+// confirmation.
+func (s *Server) replayCreate(c echo.Context) error {
+	form, err := c.FormParams()
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+	}
+	var ids []int64
+	for _, v := range form["id"] {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return echo.NewHTTPError(http.StatusUnprocessableEntity, "The selection is not a list of dead letters.")
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, "Select at least one dead letter to replay.")
+	}
+	return s.startReplay(c, ids)
+}
+
+// startReplay makes the draft batch for ids and sends the user to confirm.
+func (s *Server) startReplay(c echo.Context, ids []int64) error {
+	ctx := c.Request().Context()
+	u := userOf(c)
+	scope := s.tenantsWith(ctx, u, authz.ObjDeadLetter, authz.ActRead)
+	can := func(tenant string, class replaypolicy.Class) bool {
+		return s.deps.Access.Can(u, tenant, authz.ReplayObject(string(class)), authz.ActRequest)
+	}
+	batch, err := s.deps.Replays.CreateDrafts(ctx, actor(c), ids, scope.Tenants, scope.All, can, s.meta(c))
+	if err != nil {
+		if msg, ok := replayMessage(err); ok {
+			return echo.NewHTTPError(http.StatusUnprocessableEntity, msg)
+		}
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/replay/batches/"+batch)
+}
