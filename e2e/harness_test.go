@@ -204,6 +204,7 @@ func startConsole(t *testing.T, extraEnv ...string) (*Console, *Dex) {
 	env := append([]string{
 		"CONSOLE_ADDR=" + addr, "DATABASE_URL=" + c.DB.URL,
 		"NATS_URL=", fmt.Sprintf("NATS_EMBEDDED_ADDR=127.0.0.1:%d", natsPort), "NATS_EMBEDDED_DIR=" + t.TempDir(),
+		"POLICY_FILE=" + filepath.Join(repoRoot(), "dev", "policy.toml"),
 		"OIDC_ISSUER=" + dex.Issuer, "OIDC_CLIENT_ID=quarantine-console", "OIDC_CLIENT_SECRET=quarantine-dev-secret",
 		"LOG_LEVEL=info",
 	}, extraEnv...)
