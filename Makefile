@@ -3,13 +3,16 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test e2e bench bench-ingest fuzz generate vet build clean
+.PHONY: run test e2e bench bench-ingest bench-replay fuzz generate vet build clean
 
 run: ## Start PostgreSQL (found or private), the console, Dex and demo traffic.
 	@scripts/run.sh
 
 test: ## Every test: unit, integration (real PostgreSQL + NATS) and e2e.
 	@scripts/test.sh
+
+e2e: ## Only the end-to-end tests: console binary, PostgreSQL, nats-server processes, Dex, Chromium.
+	@TEST_PKGS=./e2e/... scripts/test.sh
 
 build:
 	$(GO) build -o .data/bin/console ./cmd/console
@@ -23,10 +26,13 @@ generate: ## Regenerate templ components (commit the *_templ.go files).
 fuzz: ## Run the header-parser fuzz target for 30 s (also part of make test with FUZZ=1).
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./dlq
 
-bench: bench-ingest ## All benchmarks; results go to docs/BENCHMARKS.md.
+bench: bench-ingest bench-replay ## All benchmarks; results go to docs/BENCHMARKS.md.
 
 bench-ingest: ## 100,000 dead letters of 1 KB through NATS into PostgreSQL.
 	@scripts/bench.sh ingest
+
+bench-replay: ## 100,000 approved items replayed at unlimited rate, with the ledger.
+	@scripts/bench.sh replay
 
 clean:
 	rm -rf .data/bin .data/log

@@ -229,7 +229,7 @@ func TestStaleFenceRejected(t *testing.T) {
 	assert.Equal(t, "fast", owner)
 
 	fast.check(ctx, again)
-	fast.publish(ctx, again)
+	fast.publish(ctx, again, time.Now().Add(time.Minute))
 	require.NoError(t, fast.record(ctx, again))
 	assert.Equal(t, map[string]int{"published": 1}, b.jobStates(t, req.ID))
 }
@@ -614,4 +614,33 @@ func TestCancelStopsRemaining(t *testing.T) {
 	var back int
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE msg_id LIKE 'cancel-%' AND status = 'quarantined'`).Scan(&back))
 	assert.Equal(t, s["cancelled"], back, "what was not replayed is back in quarantine")
+}
+
+func TestSlowRateReleasesBeforeLeaseEnds(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	var ids []int64
+	for i := range 6 {
+		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("lease-", i), nil, "{}"))
+	}
+	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, Meta{})
+	require.NoError(t, err)
+	drafts, err := b.replays.Batch(ctx, batch)
+	require.NoError(t, err)
+	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 5}}, Meta{})
+	require.NoError(t, err)
+	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now()`) // all due: the worker fell behind
+	require.NoError(t, err)
+	w := b.worker(t, WorkerConfig{Lease: 900 * time.Millisecond, Retry: 10 * time.Millisecond})
+	n, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 6, n)
+	s := b.jobStates(t, reqs[0].ID)
+	assert.Positive(t, s["published"], "some went out at 5/s")
+	assert.Positive(t, s["pending"], "the rest were released before the 0.9 s lease ran out")
+	assert.Zero(t, s["claimed"])
+	run(t, w)
+	b.waitStatus(t, reqs[0].ID, ReplayDone)
+	assert.Equal(t, 6, b.onSubject(t, "app.acme.search.index_update"))
 }

@@ -54,7 +54,7 @@ type RevalidateQuery struct {
 type WorkerConfig struct {
 	Owner      string        // names the worker in leases; default host-pid-random
 	Lease      time.Duration // a claim's lease; default 30s
-	Batch      int           // jobs claimed at once; default 256
+	Batch      int           // jobs claimed at once (and PubAcks in flight at most); default 2048
 	AckTimeout time.Duration // wait for a PubAck before the outcome is unknown; default 5s
 	Poll       time.Duration // idle wait between claims; default 200ms
 	Retry      time.Duration // wait before retrying an unknown outcome; default 2s
@@ -68,7 +68,7 @@ func (c *WorkerConfig) defaults() {
 		c.Lease = 30 * time.Second
 	}
 	if c.Batch <= 0 {
-		c.Batch = 256
+		c.Batch = 2048
 	}
 	if c.AckTimeout <= 0 {
 		c.AckTimeout = 5 * time.Second
@@ -176,12 +176,16 @@ type job struct {
 // RunOnce claims up to Batch due jobs, executes them and records the
 // outcomes. It returns how many it claimed.
 func (w *ReplayWorker) RunOnce(ctx context.Context) (int, error) {
+	claimed := time.Now()
 	jobs, err := w.claim(ctx)
 	if err != nil || len(jobs) == 0 {
 		return 0, err
 	}
 	w.check(ctx, jobs)
-	w.publish(ctx, jobs)
+	// Publish only while most of the lease is left: what is not published
+	// by then is released for the next claim, so a slow rate never lets a
+	// lease run out under a batch.
+	w.publish(ctx, jobs, claimed.Add(w.cfg.Lease*2/3))
 	if w.afterPublish != nil {
 		ids := make([]int64, len(jobs))
 		for i, j := range jobs {
@@ -378,7 +382,7 @@ func (w *ReplayWorker) limiter(requestID int64, r float64) *rate.Limiter {
 // publish sends the checked jobs asynchronously (at most Batch acks in
 // flight) at each request's rate, to the original subject under the
 // original message id.
-func (w *ReplayWorker) publish(ctx context.Context, jobs []*job) {
+func (w *ReplayWorker) publish(ctx context.Context, jobs []*job, until time.Time) {
 	type inflight struct {
 		j   *job
 		fut jetstream.PubAckFuture
@@ -386,6 +390,10 @@ func (w *ReplayWorker) publish(ctx context.Context, jobs []*job) {
 	var pending []inflight
 	for _, j := range jobs {
 		if j.state != "" {
+			continue
+		}
+		if time.Now().After(until) {
+			j.state, j.result = "pending", "released: the lease was running out"
 			continue
 		}
 		if err := w.limiter(j.requestID, j.rate).Wait(ctx); err != nil {
@@ -503,7 +511,7 @@ func (w *ReplayWorker) record(ctx context.Context, jobs []*job) error {
 			w.log.Warn("replay results not recorded: lease lost to another worker", "owner", w.cfg.Owner, "lost", n-len(kept))
 		}
 		var events []audit.Event
-		var ledger [][]any
+		var ledger ledgerColumns
 		var replayed, failed, requeued []int64
 		requests := map[int64]bool{}
 		for _, id := range kept {
@@ -520,7 +528,7 @@ func (w *ReplayWorker) record(ctx context.Context, jobs []*job) error {
 			}
 			switch j.state {
 			case "published":
-				ledger = append(ledger, []any{j.id, j.requestID, j.deadLetterID, j.tenant, j.class, j.msgID, j.opID, j.subject, j.stream, int64(j.seq), j.duplicate})
+				ledger.add(j)
 				replayed = append(replayed, j.deadLetterID)
 			case "skipped":
 				replayed = append(replayed, j.deadLetterID)
@@ -534,15 +542,17 @@ func (w *ReplayWorker) record(ctx context.Context, jobs []*job) error {
 			}
 			events = append(events, e)
 		}
-		if len(ledger) > 0 {
-			// Inserted row by row so the unique ledger keys decide races
-			// between two requests for the same dedupe item: the first wins.
-			for _, l := range ledger {
-				if _, err := tx.Exec(ctx, `INSERT INTO replay_ledger (job_id, request_id, dead_letter_id, tenant, class, msg_id,
-                    operation_id, subject, stream, seq, duplicate) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-                    ON CONFLICT DO NOTHING`, l...); err != nil {
-					return fmt.Errorf("record replay ledger: %w", err)
-				}
+		if len(ledger.jobIDs) > 0 {
+			// One statement; the unique ledger keys decide races between two
+			// requests for the same dedupe or operation key: the first wins.
+			l := &ledger
+			if _, err := tx.Exec(ctx, `INSERT INTO replay_ledger (job_id, request_id, dead_letter_id, tenant, class, msg_id,
+                operation_id, subject, stream, seq, duplicate)
+                SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[],
+                    $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bool[])
+                ON CONFLICT DO NOTHING`, l.jobIDs, l.reqIDs, l.dlIDs, l.tenants, l.classes, l.msgIDs, l.opIDs,
+				l.subjects, l.streams, l.seqs, l.dups); err != nil {
+				return fmt.Errorf("record replay ledger: %w", err)
 			}
 		}
 		for _, u := range []struct {
@@ -594,4 +604,18 @@ func (w *ReplayWorker) record(ctx context.Context, jobs []*job) error {
 		}
 		return nil
 	})
+}
+
+// ledgerColumns are ledger rows as one array per column, for unnest.
+type ledgerColumns struct {
+	jobIDs, reqIDs, dlIDs, seqs                        []int64
+	tenants, classes, msgIDs, opIDs, subjects, streams []string
+	dups                                               []bool
+}
+
+func (l *ledgerColumns) add(j *job) {
+	l.jobIDs, l.reqIDs, l.dlIDs = append(l.jobIDs, j.id), append(l.reqIDs, j.requestID), append(l.dlIDs, j.deadLetterID)
+	l.tenants, l.classes, l.msgIDs = append(l.tenants, j.tenant), append(l.classes, j.class), append(l.msgIDs, j.msgID)
+	l.opIDs, l.subjects, l.streams = append(l.opIDs, j.opID), append(l.subjects, j.subject), append(l.streams, j.stream)
+	l.seqs, l.dups = append(l.seqs, int64(j.seq)), append(l.dups, j.duplicate)
 }

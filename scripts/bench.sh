@@ -11,6 +11,7 @@ trap stop_postgres EXIT
 
 case "$name" in
 ingest) pkg=./dlq; bench='^BenchmarkIngestEndToEnd$' ;;
+replay) pkg=./dlq; bench='^BenchmarkReplay100k$' ;;
 *) log "unknown benchmark $name"; exit 2 ;;
 esac
 

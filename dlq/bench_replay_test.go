@@ -1,0 +1,168 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// BenchmarkReplay100k replays 100,000 approved items at unlimited rate with
+// the ledger, and checks the target stream holds exactly 100,000 distinct
+// messages. Run it with -benchtime=1x (make bench-replay).
+func BenchmarkReplay100k(b *testing.B) {
+	const total = 100_000
+	for b.Loop() {
+		rb := benchReplaySetup(b)
+		ctx := context.Background()
+		payload := []byte(strings.Repeat("p", 1024))
+		for start := 0; start < total; start += 1000 {
+			recs := make([]Record, 0, 1000)
+			for i := start; i < start+1000; i++ {
+				recs = append(recs, ParseDLQ("dlq", Received{
+					Subject: "dlq.acme.search.index_update",
+					Header: map[string][]string{
+						HeaderOriginalSubject: {fmt.Sprintf("app.acme.search.index_update.%d", i%50)},
+						HeaderOriginalMsgID:   {fmt.Sprintf("doc-%d", i)}, "X-Trace": {strconv.Itoa(i)},
+					},
+					Data: payload, Stream: "DLQ", Seq: uint64(i + 1), Time: time.Now(),
+				}))
+			}
+			_, err := rb.store.Insert(ctx, recs)
+			require.NoError(b, err)
+		}
+		var ids []int64
+		rows, err := rb.db.Pool.Query(ctx, `SELECT id FROM dead_letters ORDER BY id`)
+		require.NoError(b, err)
+		for rows.Next() {
+			var id int64
+			require.NoError(b, rows.Scan(&id))
+			ids = append(ids, id)
+		}
+		require.Len(b, ids, total)
+
+		startReq := time.Now()
+		batch, err := rb.replays.CreateDrafts(ctx, oncall, ids, nil, true, allowAll, Meta{})
+		require.NoError(b, err)
+		reqs, err := rb.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "benchmark"}, Meta{})
+		require.NoError(b, err)
+		require.Len(b, reqs, 1)
+		requested := time.Since(startReq)
+
+		runtime.GC()
+		var base runtime.MemStats
+		runtime.ReadMemStats(&base)
+		var peakHeap atomic.Uint64
+		stopSampling := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			var ms runtime.MemStats
+			for {
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peakHeap.Load() {
+					peakHeap.Store(ms.HeapInuse)
+				}
+				select {
+				case <-stopSampling:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		})
+
+		workers := 2
+		if v, err := strconv.Atoi(os.Getenv("BENCH_REPLAY_WORKERS")); err == nil && v > 0 {
+			workers = v
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		start := time.Now()
+		for i := range workers {
+			w := NewReplayWorker(rb.replays, rb.js, nil, nil, WorkerConfig{Owner: fmt.Sprint("w", i), Batch: benchBatch(), Poll: 5 * time.Millisecond},
+				slog.New(slog.NewTextHandler(io.Discard, nil)))
+			wg.Go(func() { w.Run(wctx) })
+		}
+		for {
+			r, err := rb.replays.Request(ctx, reqs[0].ID)
+			require.NoError(b, err)
+			if r.Status == ReplayDone {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		elapsed := time.Since(start)
+		cancel()
+		close(stopSampling)
+		wg.Wait()
+
+		info, err := rb.target.Info(ctx)
+		require.NoError(b, err)
+		require.Equal(b, uint64(total), info.State.Msgs, "exactly one message per item")
+		var ledger, distinct int
+		require.NoError(b, rb.db.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT msg_id) FROM replay_ledger WHERE NOT duplicate`).Scan(&ledger, &distinct))
+		require.Equal(b, total, ledger)
+		require.Equal(b, total, distinct)
+		b.ReportMetric(float64(total)/elapsed.Seconds(), "msgs/s")
+		b.ReportMetric(elapsed.Seconds(), "replay-s")
+		b.ReportMetric(requested.Seconds(), "request-s")
+		b.ReportMetric(float64(peakHeap.Load()-min(peakHeap.Load(), base.HeapInuse))/(1<<20), "heap-growth-MiB")
+		b.ReportMetric(float64(vmHWM())/1024, "peak-rss-MiB")
+	}
+}
+
+// vmHWM is the process's peak resident set in KiB (Linux).
+func vmHWM() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// benchReplaySetup is setupReplay for the benchmark: a policy whose
+// rebuildable class allows 100,000 items at an unlimited rate.
+func benchReplaySetup(b *testing.B) *replayBundle {
+	b.Helper()
+	rb := &replayBundle{bundle: setupB(b)}
+	table, err := replaypolicy.Parse("bench.toml", []byte(`
+[[rule]]
+item_type = "search.*"
+class = "rebuildable"
+[class.rebuildable]
+bulk_cap = 100000
+default_rate = 100000
+max_rate = 100000
+`))
+	require.NoError(b, err)
+	rb.policy.Store(table)
+	rb.replays = NewReplays(rb.db.Pool, ReplayConfig{Policy: rb.policy.Load})
+	rb.target, err = rb.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}})
+	require.NoError(b, err)
+	return rb
+}
+
+// benchBatch is BENCH_REPLAY_BATCH, default 2048.
+func benchBatch() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_REPLAY_BATCH")); err == nil && v > 0 {
+		return v
+	}
+	return 2048
+}
