@@ -644,3 +644,16 @@ func TestSlowRateReleasesBeforeLeaseEnds(t *testing.T) {
 	b.waitStatus(t, reqs[0].ID, ReplayDone)
 	assert.Equal(t, 6, b.onSubject(t, "app.acme.search.index_update"))
 }
+
+func TestApprovedButNotStartedExpires(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	req := b.request(t, []int64{b.seedItem(t, "search.index_update", "late-start", nil, "{}")}, SubmitInput{})
+	require.Equal(t, ReplayApproved, req.Status)
+	later := time.Now().Add(25 * time.Hour) // rebuildable approvals last 24h; the workers were down
+	b.now.Store(&later)
+	_, err := b.worker(t, WorkerConfig{}).RunOnce(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"blocked": 1}, b.jobStates(t, req.ID))
+	assert.Zero(t, b.onSubject(t, "app.acme.search.index_update"))
+}

@@ -146,7 +146,7 @@ FROM c WHERE j.id = c.id
 RETURNING j.id, j.fence`
 
 const loadJobs = `
-SELECT j.id, j.request_id, j.dead_letter_id, r.tenant, r.class, r.status, r.policy_version, r.rate,
+SELECT j.id, j.request_id, j.dead_letter_id, r.tenant, r.class, r.status, r.policy_version, r.rate, r.approved_at,
        r.requester_issuer, r.requester_subject, r.requester_email,
        i.msg_id, i.operation_id, i.correlation_id, i.subject, i.headers, i.payload, d.principal, d.item_type
 FROM replay_jobs j
@@ -160,6 +160,7 @@ type job struct {
 	id, fence, requestID, deadLetterID int64
 	tenant, class, status, policy      string
 	rate                               float64
+	approvedAt                         *time.Time
 	requester                          replaypolicy.Actor
 	msgID, opID, corrID, subject       string
 	headers                            []HeaderValue
@@ -226,7 +227,7 @@ func (w *ReplayWorker) claim(ctx context.Context) ([]*job, error) {
 	for rows.Next() {
 		j := &job{}
 		var hs []byte
-		if err := rows.Scan(&j.id, &j.requestID, &j.deadLetterID, &j.tenant, &j.class, &j.status, &j.policy, &j.rate,
+		if err := rows.Scan(&j.id, &j.requestID, &j.deadLetterID, &j.tenant, &j.class, &j.status, &j.policy, &j.rate, &j.approvedAt,
 			&j.requester.Issuer, &j.requester.Subject, &j.requester.Email, &j.msgID, &j.opID, &j.corrID, &j.subject,
 			&hs, &j.payload, &j.principal, &j.itemType); err != nil {
 			rows.Close()
@@ -289,6 +290,12 @@ func (w *ReplayWorker) checkRequest(ctx context.Context, j *job, table *replaypo
 	}
 	if table == nil || table.Version() != j.policy {
 		return struct{ state, result string }{"blocked", "the replay policy changed since approval; request again"}
+	}
+	// An approval is for now, not for whenever workers come back: a request
+	// that has not started within the class's approval expiry does not run.
+	if k, ok := table.Knobs(replaypolicy.Class(j.class)); ok && ReplayStatus(j.status) == ReplayApproved &&
+		j.approvedAt != nil && w.replays.cfg.Now().After(j.approvedAt.Add(k.ApprovalExpiry)) {
+		return struct{ state, result string }{"blocked", fmt.Sprintf("the approval expired (%s) before the replay started; request again", k.ApprovalExpiry)}
 	}
 	if w.auth == nil {
 		return rc
