@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# make test: every test package, on real PostgreSQL (see postgres.sh) and
-# in-process NATS servers. Extra arguments go to go test.
+# make test: every test package, on real PostgreSQL (see postgres.sh),
+# in-process NATS servers, and for e2e/ real nats-server processes, Dex and
+# Chromium (see e2e.sh). TEST_PKGS narrows the packages (make e2e sets
+# ./e2e/...); extra arguments go to go test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/postgres.sh
+. scripts/e2e.sh
+pkgs=${TEST_PKGS:-./...}
 # Tests may run with durability off: their databases are thrown away.
 PG_FSYNC=off PG_SYNC_COMMIT=off ensure_postgres
 trap stop_postgres EXIT
-# The e2e tests sign in through Dex, built once from the pinned tools module.
-scripts/dex.sh build
-export DEX_BIN=$PWD/.data/bin/dex
-go test -count=1 -timeout 30m "$@" ./...
-if [ "${FUZZ:-0}" = 1 ]; then
+# The e2e tests sign in through Dex, run nats-server processes and drive
+# Chromium: all found, built or installed once, here.
+ensure_e2e_tools
+go test -count=1 -timeout 30m "$@" $pkgs
+if [ "${FUZZ:-0}" = 1 ] && [ "$pkgs" = ./... ]; then
 	go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 30s ./dlq
 fi

@@ -40,6 +40,7 @@ type serveConfig struct {
 	BatchSize        int
 	IngestWorkers    int
 	BatchWait        time.Duration
+	AckWait          time.Duration
 	DBWait           time.Duration
 	LogLevel         string
 	LogFormat        string
@@ -72,6 +73,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	s.integer(&c.BatchSize, "ingest-batch", "INGEST_BATCH_SIZE", 1000, "dead letters per insert", 1, 10000)
 	s.integer(&c.IngestWorkers, "ingest-workers", "INGEST_WORKERS", 2, "concurrent insert workers", 1, 64)
 	s.duration(&c.BatchWait, "ingest-wait", "INGEST_MAX_WAIT", 50*time.Millisecond, "longest a dead letter waits for its batch", time.Millisecond, 10*time.Second)
+	s.duration(&c.AckWait, "ingest-ack-wait", "INGEST_ACK_WAIT", time.Minute, "redelivery of dead letters a stopped ingester did not ack", time.Second, time.Hour)
 	s.duration(&c.DBWait, "db-wait", "DATABASE_WAIT", 30*time.Second, "how long to wait for PostgreSQL at start", 0, 10*time.Minute)
 	s.str(&c.LogLevel, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
 	s.str(&c.LogFormat, "log-format", "LOG_FORMAT", "text", "text or json", checkOneOf("text", "json"))
@@ -160,7 +162,7 @@ func newApp(ctx context.Context, cfg serveConfig, log *slog.Logger) (_ *app, err
 	store := dlq.NewStore(a.pool)
 	a.ingester = dlq.NewIngester(dlq.IngestConfig{
 		Prefix: cfg.Prefix, Stream: cfg.Stream, Replicas: cfg.Replicas, BatchSize: cfg.BatchSize,
-		MaxWait: cfg.BatchWait, Workers: cfg.IngestWorkers, Watch: cfg.Watch,
+		MaxWait: cfg.BatchWait, Workers: cfg.IngestWorkers, Watch: cfg.Watch, AckWait: cfg.AckWait,
 	}, a.js, store, dlq.NewMetrics(a.reg), log)
 	if err := a.ingester.Setup(ctx); err != nil {
 		return nil, err
