@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test e2e bench bench-ingest bench-replay fuzz generate vet build clean
+.PHONY: run test e2e bench bench-ingest bench-replay bench-ui fuzz generate vet build clean
 
 run: ## Start PostgreSQL (found or private), the console, Dex and demo traffic.
 	@scripts/run.sh
@@ -26,13 +26,16 @@ generate: ## Regenerate templ components (commit the *_templ.go files).
 fuzz: ## Run the header-parser fuzz target for 30 s (also part of make test with FUZZ=1).
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./dlq
 
-bench: bench-ingest bench-replay ## All benchmarks; results go to docs/BENCHMARKS.md.
+bench: bench-ingest bench-replay bench-ui ## All benchmarks; results go to docs/BENCHMARKS.md.
 
 bench-ingest: ## 100,000 dead letters of 1 KB through NATS into PostgreSQL.
 	@scripts/bench.sh ingest
 
 bench-replay: ## 100,000 approved items replayed at unlimited rate, with the ledger.
 	@scripts/bench.sh replay
+
+bench-ui: ## Triage screens' server time on 1,000,000 dead letters (BENCH_ROWS=10000000 for 10M).
+	@scripts/bench.sh ui
 
 clean:
 	rm -rf .data/bin .data/log

@@ -9,35 +9,67 @@ name=${1:?usage: scripts/bench.sh ingest}
 ensure_postgres
 trap stop_postgres EXIT
 
+count=${BENCH_COUNT:-3}
+explain=""
+verbose=()
 case "$name" in
 ingest) pkg=./dlq; bench='^BenchmarkIngestEndToEnd$' ;;
 replay) pkg=./dlq; bench='^BenchmarkReplay100k$' ;;
+ui)
+	# The triage screens on BENCH_ROWS dead letters (default 1,000,000), kept
+	# in the database quarantine_bench_<rows> between runs. One run measures
+	# hundreds of requests per screen.
+	pkg=./web; bench='^BenchmarkTriageUI$'; count=${BENCH_COUNT:-1}
+	export BENCH_ROWS=${BENCH_ROWS:-1000000}
+	explain=$(mktemp); export BENCH_EXPLAIN_OUT=$explain
+	verbose=(-v) # the scenarios' descriptions are logged
+	;;
 *) log "unknown benchmark $name"; exit 2 ;;
 esac
 
-out=$(mktemp)
-go test -run '^$' -bench "$bench" -benchtime=1x -count "${BENCH_COUNT:-3}" -timeout 60m "$pkg" | tee "$out"
+# Sections other than the default 1M triage run get their own markers.
+section_name=$name
+if [ "$name" = ui ] && [ "$BENCH_ROWS" != 1000000 ]; then section_name="ui-$BENCH_ROWS"; fi
 
-pgset=$(psql "$DATABASE_URL" -qAtc "select string_agg(name || '=' || setting, ', ' order by name) from pg_settings where name in ('fsync','synchronous_commit','shared_buffers','max_wal_size')")
+out=$(mktemp)
+go test -run '^$' -bench "$bench" -benchtime=1x -count "$count" -timeout 180m "${verbose[@]}" "$pkg" | tee "$out"
+
+pgset=$(psql "$DATABASE_URL" -qAtc "select string_agg(name || '=' || setting, ', ' order by name) from pg_settings where name in ('fsync','synchronous_commit','shared_buffers','max_wal_size'$([ "$name" = ui ] && echo ",'work_mem','effective_cache_size','random_page_cost','max_parallel_workers_per_gather','jit'"))")
 pgver=$(psql "$DATABASE_URL" -qAtc "show server_version")
 section=$(mktemp)
 {
-	echo "<!-- bench:$name:start -->"
+	echo "<!-- bench:$section_name:start -->"
 	echo "Run $(date -u +%Y-%m-%dT%H:%MZ) by \`make bench-$name\` (commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown))."
 	echo
 	echo "- Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -sr)"
 	echo "- Go: $(go env GOVERSION); PostgreSQL $pgver ($pgset); NATS server in process, file storage"
 	echo "- Load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo
+	if [ "$name" = ui ]; then
+		echo "- Dead letters: $BENCH_ROWS (\`console demo --rows\` mix, database quarantine_bench_*); server time = handler entry to last byte, in process, session lookup and authorization included"
+		echo
+		echo "Scenarios:"
+		echo
+		grep -E 'bench_ui_test.go:[0-9]+: ' "$out" | sed -E 's/^.*bench_ui_test.go:[0-9]+: /- /' | sort -u
+		echo
+	fi
 	echo '```'
-	grep -E '^(Benchmark|goos|goarch|cpu)' "$out"
+	grep -E '^(goos|goarch|cpu)|^Benchmark[^[:space:]]*[[:space:]]+[0-9]' "$out"
 	echo '```'
-	echo "<!-- bench:$name:end -->"
+	if [ -n "$explain" ] && [ -s "$explain" ]; then
+		echo
+		echo "<details><summary>EXPLAIN (ANALYZE, BUFFERS) of the list queries (the keys step of each page)</summary>"
+		echo
+		cat "$explain"
+		echo
+		echo "</details>"
+	fi
+	echo "<!-- bench:$section_name:end -->"
 } >"$section"
 
 doc=docs/BENCHMARKS.md
-if grep -q "<!-- bench:$name:start -->" "$doc"; then
-	awk -v start="<!-- bench:$name:start -->" -v end="<!-- bench:$name:end -->" -v file="$section" '
+if grep -q "<!-- bench:$section_name:start -->" "$doc"; then
+	awk -v start="<!-- bench:$section_name:start -->" -v end="<!-- bench:$section_name:end -->" -v file="$section" '
 		$0 == start { while ((getline line < file) > 0) print line; skip = 1; next }
 		$0 == end { skip = 0; next }
 		!skip { print }' "$doc" >"$doc.new" && mv "$doc.new" "$doc"

@@ -6,6 +6,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -23,6 +24,9 @@ func (s *Server) noAccessPage(c echo.Context) templ.Component {
 
 // home greets the user with their roles and the screens they may open.
 func (s *Server) home(c echo.Context) error {
+	if s.deps.Access.CanSomewhere(userOf(c), authz.ObjDeadLetter, authz.ActRead, nil) {
+		return s.dashboard(c) // readers of dead letters start on the dashboard
+	}
 	p := s.page(c, "Home", "dashboard")
 	var links []views.HomeLink
 	if p.User.Nav.Audit {

@@ -43,7 +43,9 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 		vu.Roles = append(vu.Roles, views.TenantRole{Tenant: r.Tenant, Role: r.Role})
 	}
 	can := func(obj, act string) bool { return s.deps.Access.CanSomewhere(u, obj, act, nil) }
+	readDL := can(authz.ObjDeadLetter, authz.ActRead)
 	vu.Nav = views.Nav{
+		Dashboard: readDL, DeadLetters: readDL, Groups: readDL,
 		Audit:     can(authz.ObjAudit, authz.ActRead),
 		Admin:     can(authz.ObjBindings, authz.ActRead),
 		Policy:    can(authz.ObjPolicy, authz.ActRead),

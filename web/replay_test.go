@@ -186,3 +186,28 @@ func mustID(t *testing.T, path string) int64 {
 func jetstreamConfig(name, subject string) jetstream.StreamConfig {
 	return jetstream.StreamConfig{Name: name, Subjects: []string{subject}}
 }
+
+func TestBulkReplayFromFilterFreezesTheSet(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	oncall, _ := b.signIn(t, "acme:oncall")
+	for i := range 4 {
+		b.seed(t, "acme", "search.index_update", fmt.Sprint("bulk-", i), nil)
+	}
+	b.seed(t, "acme", "analytics.event", "other-type", nil)
+	b.seed(t, "globex", "search.index_update", "other-tenant", nil)
+
+	resp := b.do(t, oncall, "POST", "/replay/filter?type=search.index_update", url.Values{}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.status, resp.body)
+	confirm := resp.header.Get("Location")
+	b.seed(t, "acme", "search.index_update", "late-arrival", nil) // after the set was frozen
+	resp = b.do(t, oncall, "POST", confirm, url.Values{"reason": {"indexer fixed"}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.status, resp.body)
+	r, err := b.replays.Request(ctx, mustID(t, resp.header.Get("Location")))
+	require.NoError(t, err)
+	assert.Equal(t, 4, r.ItemCount, "the four that matched when asked; not the other type, tenant or the late arrival")
+	assert.Equal(t, dlq.ReplayApproved, r.Status)
+
+	assert.Equal(t, http.StatusUnprocessableEntity, b.do(t, oncall, "POST", "/replay/filter", url.Values{}, nil).status, "no filter: no bulk")
+}

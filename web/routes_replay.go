@@ -15,6 +15,7 @@ const replayObjects = "replay:*"
 func (s *Server) replayRoutes() []Route {
 	return []Route{
 		perm(http.MethodPost, "/replay", replayObjects, authz.ActRequest, s.replayCreate),
+		perm(http.MethodPost, "/replay/filter", replayObjects, authz.ActRequest, s.replayFilter),
 		perm(http.MethodGet, "/replay/batches/:batch", replayObjects, authz.ActRequest, s.replayConfirm),
 		perm(http.MethodPost, "/replay/batches/:batch", replayObjects, authz.ActRequest, s.replaySubmit),
 		perm(http.MethodGet, "/replay/requests/:id", authz.ObjDeadLetter, authz.ActRead, s.replayRequest),

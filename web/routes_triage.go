@@ -1,7 +1,20 @@
 package web
 
+import (
+	"net/http"
+
+	"github.com/quarantine-console/quarantine/authz"
+)
+
 // triageRoutes are the dashboard, the quarantine list, error groups and the
-// message detail.
+// message detail. The dashboard itself is "/" (home sends readers of dead
+// letters there); the handlers restrict every query to the caller's tenants.
 func (s *Server) triageRoutes() []Route {
-	return nil
+	return []Route{
+		perm(http.MethodGet, "/deadletters", authz.ObjDeadLetter, authz.ActRead, s.deadLetterList),
+		perm(http.MethodGet, "/deadletters/count", authz.ObjDeadLetter, authz.ActRead, s.deadLetterCount),
+		perm(http.MethodGet, "/deadletters/:id", authz.ObjDeadLetter, authz.ActRead, s.deadLetterShow),
+		perm(http.MethodGet, "/deadletters/:id/payload", authz.ObjDeadLetter, authz.ActDownload, s.deadLetterPayload),
+		perm(http.MethodGet, "/groups", authz.ObjDeadLetter, authz.ActRead, s.groupList),
+	}
 }

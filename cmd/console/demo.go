@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -14,8 +16,8 @@ import (
 )
 
 func runDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var natsURL, prefix, tenants, level string
-	var ratePerSec, count int
+	var natsURL, prefix, tenants, level, dbURL string
+	var ratePerSec, count, rows int
 	s := newSettings("demo", getenv, stderr)
 	s.str(&natsURL, "nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server to publish to", checkNATSURL)
 	s.str(&prefix, "dlq-prefix", "DLQ_SUBJECT_PREFIX", dlq.DefaultSubjectPrefix, "subject prefix of dead letters", checkToken)
@@ -23,10 +25,15 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	s.integer(&ratePerSec, "rate", "DEMO_RATE", 20, "messages published per second", 1, 100000)
 	s.integer(&count, "count", "DEMO_COUNT", 0, "messages to publish; 0 runs until stopped", 0, 100000000)
 	s.str(&level, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
+	s.integer(&rows, "rows", "DEMO_ROWS", 0, "instead of traffic, write this many dead letters straight into PostgreSQL (COPY) and exit", 0, dlqdemo.MaxFillRows)
+	s.str(&dbURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (for --rows)", nil)
 	if err := s.parse(args); err != nil {
 		return err
 	}
 	log := newLogger(stderr, level, "text")
+	if rows > 0 {
+		return runFill(ctx, dbURL, rows, tenants, log, stdout)
+	}
 	nc, err := nats.Connect(natsURL, nats.Name("quarantine-demo"), nats.MaxReconnects(-1))
 	if err != nil {
 		return fmt.Errorf("NATS_URL %s: %w", natsURL, err)
@@ -44,5 +51,27 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	fmt.Fprintln(stdout, "demo:", stats)
+	return nil
+}
+
+// runFill is demo --rows: migrate, then fill dead_letters with COPY.
+func runFill(ctx context.Context, dbURL string, rows int, tenants string, log *slog.Logger, stdout io.Writer) error {
+	if err := checkPostgresURL(dbURL); err != nil {
+		return fmt.Errorf("DATABASE_URL (--database-url) is needed with --rows: %w", err)
+	}
+	pool, err := openPool(ctx, dbURL, 10*time.Second, log)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := migrate(ctx, pool, log); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "demo: writing %d dead letters for tenants %s\n", rows, tenants)
+	st, err := dlqdemo.Fill(ctx, pool, dlqdemo.FillConfig{Rows: rows, Tenants: strings.Split(tenants, ","), Log: log})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "demo: wrote %d dead letters in %s (%.0f rows/s)\n", st.Rows, st.Elapsed.Round(time.Millisecond), float64(st.Rows)/st.Elapsed.Seconds())
 	return nil
 }

@@ -1,0 +1,720 @@
+package dlq
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ListPageSize is how many dead letters a page of ListDeadLetters holds.
+const ListPageSize = 50
+
+// CountCap is where counting stops: ListPage.Count is exact up to CountCap,
+// and beyond it ListPage.CountCapped is set instead.
+const CountCap = 10_000
+
+// MinTextSearch is the shortest ListFilter.Text accepted: shorter strings
+// have no trigram to look up and would read the whole table.
+const MinTextSearch = 3
+
+// TextSearchPrefix is how much of an error message text search covers
+// (the trigram index holds the first 1,024 characters).
+const TextSearchPrefix = 1024
+
+// UnresolvedStatuses count towards depth and age: the dead letter still
+// needs someone.
+var UnresolvedStatuses = []Status{StatusQuarantined, StatusReplayRequested, StatusReplaying, StatusReplayFailed}
+
+// AllStatuses lists every status in life order.
+var AllStatuses = []Status{StatusQuarantined, StatusReplayRequested, StatusReplaying, StatusReplayed, StatusReplayFailed, StatusDiscarded, StatusResolved}
+
+// Unresolved reports whether s is one of UnresolvedStatuses.
+func (s Status) Unresolved() bool { return slices.Contains(UnresolvedStatuses, s) }
+
+// Valid reports whether s is one of AllStatuses.
+func (s Status) Valid() bool { return slices.Contains(AllStatuses, s) }
+
+// ListFilter selects dead letters for ListDeadLetters. Zero fields do not
+// filter; Tenants is required.
+type ListFilter struct {
+	// Tenants is the caller's scope: only these tenants are read. An empty
+	// scope reads nothing.
+	Tenants []string
+	// Tenant narrows the scope to one tenant (ignored when outside it: the
+	// page is empty).
+	Tenant     string
+	ItemType   string
+	ErrorClass ErrorClass
+	// Statuses matches any of these.
+	Statuses []Status
+	// SubjectPrefix matches the start of the original subject.
+	SubjectPrefix string
+	// From and To bound dead_lettered_at: From <= t < To.
+	From, To    time.Time
+	Fingerprint string
+	// MsgID, OperationID and CorrelationID match exactly.
+	MsgID         string
+	OperationID   string
+	CorrelationID string
+	// Text is a case-insensitive substring of the error message (its first
+	// TextSearchPrefix characters), at least MinTextSearch characters long.
+	Text string
+	// Before and After are cursors from a ListPage (at most one): Before
+	// returns the page of older dead letters (ListPage.Next), After the page
+	// of newer ones (ListPage.Prev).
+	Before, After string
+}
+
+// Validate reports the first broken rule as an error wrapping ErrInvalid.
+func (f *ListFilter) Validate() error {
+	switch {
+	case f.Before != "" && f.After != "":
+		return fmt.Errorf("%w: before and after cannot both be set", ErrInvalid)
+	case f.Text != "" && len([]rune(f.Text)) < MinTextSearch:
+		return fmt.Errorf("%w: text search needs at least %d characters", ErrInvalid, MinTextSearch)
+	case !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To):
+		return fmt.Errorf("%w: from must be before to", ErrInvalid)
+	}
+	for _, st := range f.Statuses {
+		if !st.Valid() {
+			return fmt.Errorf("%w: unknown status %q", ErrInvalid, st)
+		}
+	}
+	for _, c := range []string{f.Before, f.After} {
+		if c != "" {
+			if _, err := DecodeCursor(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ListItem is one row of the quarantine list: everything but the payload,
+// the headers and the stack trace, with the error cut to its first 300
+// characters.
+type ListItem struct {
+	ID              int64      `db:"id"`
+	Tenant          string     `db:"tenant"`
+	ItemType        string     `db:"item_type"`
+	OriginalSubject string     `db:"original_subject"`
+	MsgID           string     `db:"msg_id"`
+	OperationID     string     `db:"operation_id"`
+	CorrelationID   string     `db:"correlation_id"`
+	Error           string     `db:"error"`
+	ErrorClass      ErrorClass `db:"error_class"`
+	Attempts        *int32     `db:"attempts"`
+	DeadLetteredAt  time.Time  `db:"dead_lettered_at"`
+	PayloadSize     int32      `db:"payload_size"`
+	Fingerprint     string     `db:"fingerprint"`
+	Malformed       bool       `db:"malformed"`
+	Status          Status     `db:"status"`
+}
+
+// ListPage is one page of ListDeadLetters, newest first.
+type ListPage struct {
+	Items []ListItem
+	// Next is the cursor of the older page (ListFilter.Before), Prev of the
+	// newer one (ListFilter.After); empty when there is none.
+	Next, Prev string
+	// Counted says whether Count is known: from the counters, or because
+	// the first page holds the whole result. Otherwise CountDeadLetters
+	// counts. Count is exact up to CountCap; CountCapped says there are more.
+	Counted     bool
+	Count       int64
+	CountCapped bool
+}
+
+// Cursor is a position in the list: a dead letter's (dead_lettered_at, id).
+type Cursor struct {
+	At time.Time
+	ID int64
+}
+
+// Encode returns the cursor as an opaque URL-safe string.
+func (c Cursor) Encode() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.At.UnixMicro(), 10) + ":" + strconv.FormatInt(c.ID, 10)))
+}
+
+// DecodeCursor reads a string made by Cursor.Encode; anything else is an
+// error wrapping ErrInvalid.
+func DecodeCursor(s string) (Cursor, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return Cursor{}, fmt.Errorf("%w: page cursor is not valid", ErrInvalid)
+	}
+	at, id, ok := strings.Cut(string(raw), ":")
+	us, err1 := strconv.ParseInt(at, 10, 64)
+	n, err2 := strconv.ParseInt(id, 10, 64)
+	if !ok || err1 != nil || err2 != nil || n < 1 {
+		return Cursor{}, fmt.Errorf("%w: page cursor is not valid", ErrInvalid)
+	}
+	return Cursor{At: time.UnixMicro(us).UTC(), ID: n}, nil
+}
+
+// The list reads these columns and never payload, headers or stack: pages
+// stay small however big the messages are (TestListNeverReadsPayload).
+const listColumns = `d.id, d.tenant, d.item_type, d.original_subject, d.msg_id, d.operation_id,
+    d.correlation_id, left(d.error, 300) AS error, d.error_class, d.attempts, d.dead_lettered_at,
+    d.payload_size, d.fingerprint, d.malformed, d.status`
+
+// A page is found in two steps. First the keys: one backward index range scan
+// per partition (a tenant of the scope, or one tenant/item type/class/status
+// combination), each stopping after a page, merged. The partition's
+// equality columns lead every list index, so each scan is already in
+// (dead_lettered_at, id) order; PostgreSQL 15 cannot merge ordered scans over
+// an IN list by itself. Then the rows of the page, by primary key.
+const (
+	keysByTenant = `
+WITH page AS (
+    SELECT k.dead_lettered_at, k.id
+    FROM unnest(@tenants::text[]) AS p(tenant)
+    CROSS JOIN LATERAL (
+        SELECT d.dead_lettered_at, d.id FROM dead_letters d
+        WHERE d.tenant = p.tenant`
+	keysByCombination = `
+WITH page AS (
+    SELECT k.dead_lettered_at, k.id
+    FROM unnest(@p_tenant::text[], @p_item_type::text[], @p_error_class::text[], @p_status::text[])
+        AS p(tenant, item_type, error_class, status)
+    CROSS JOIN LATERAL (
+        SELECT d.dead_lettered_at, d.id FROM dead_letters d
+        WHERE d.tenant = p.tenant AND d.item_type = p.item_type
+          AND d.error_class = p.error_class AND d.status = p.status`
+	// The page size is a literal, not a parameter, so that a cached generic
+	// plan still knows it reads a few rows and keeps the ordered index scans.
+	olderFirst = `
+        ORDER BY d.dead_lettered_at DESC, d.id DESC LIMIT 51
+    ) k
+    ORDER BY k.dead_lettered_at DESC, k.id DESC LIMIT 51
+)
+SELECT ` + listColumns + ` FROM page JOIN dead_letters d ON d.id = page.id
+ORDER BY page.dead_lettered_at DESC, page.id DESC`
+	newerFirst = `
+        ORDER BY d.dead_lettered_at, d.id LIMIT 51
+    ) k
+    ORDER BY k.dead_lettered_at, k.id LIMIT 51
+)
+SELECT ` + listColumns + ` FROM page JOIN dead_letters d ON d.id = page.id
+ORDER BY page.dead_lettered_at, page.id`
+	// A text search rare enough for the trigram index reads it once for every
+	// tenant (a per-tenant partition would read it once per tenant), then
+	// sorts the few matches.
+	keysFlat = `
+WITH page AS (
+    SELECT d.dead_lettered_at, d.id FROM dead_letters d
+    WHERE d.tenant = ANY(@tenants)`
+	flatOlderFirst = `
+    ORDER BY d.dead_lettered_at DESC, d.id DESC LIMIT 51
+)
+SELECT ` + listColumns + ` FROM page JOIN dead_letters d ON d.id = page.id
+ORDER BY page.dead_lettered_at DESC, page.id DESC`
+	flatNewerFirst = `
+    ORDER BY d.dead_lettered_at, d.id LIMIT 51
+)
+SELECT ` + listColumns + ` FROM page JOIN dead_letters d ON d.id = page.id
+ORDER BY page.dead_lettered_at, page.id`
+	existsFlat = `SELECT EXISTS (SELECT 1 FROM dead_letters d WHERE d.tenant = ANY(@tenants)`
+	// The planner's estimate of how many rows a text search matches.
+	estimateText = `EXPLAIN (FORMAT JSON) SELECT 1 FROM dead_letters d WHERE d.tenant = ANY(@tenants)`
+
+	// Whether anything lies beyond an edge: the same partitions, one row each.
+	existsByTenant = `
+SELECT EXISTS (
+    SELECT 1 FROM unnest(@tenants::text[]) AS p(tenant)
+    CROSS JOIN LATERAL (
+        SELECT 1 FROM dead_letters d
+        WHERE d.tenant = p.tenant`
+	existsByCombination = `
+SELECT EXISTS (
+    SELECT 1 FROM unnest(@p_tenant::text[], @p_item_type::text[], @p_error_class::text[], @p_status::text[])
+        AS p(tenant, item_type, error_class, status)
+    CROSS JOIN LATERAL (
+        SELECT 1 FROM dead_letters d
+        WHERE d.tenant = p.tenant AND d.item_type = p.item_type
+          AND d.error_class = p.error_class AND d.status = p.status`
+	existsEnd = ` LIMIT 1) k)`
+
+	// Counting stops at CountCap + 1 rows.
+	countCapped = `SELECT count(*) FROM (SELECT 1 FROM dead_letters d WHERE d.tenant = ANY(@tenants)`
+	countEnd    = ` LIMIT 10001) x`
+
+	condItemType    = ` AND d.item_type = @item_type`
+	condErrorClass  = ` AND d.error_class = @error_class`
+	condStatuses    = ` AND d.status = ANY(@statuses)`
+	condSubject     = ` AND d.original_subject LIKE @subject_like`
+	condFrom        = ` AND d.dead_lettered_at >= @from`
+	condTo          = ` AND d.dead_lettered_at < @to`
+	condFingerprint = ` AND d.fingerprint = @fingerprint`
+	condMsgID       = ` AND d.msg_id = @msg_id`
+	condOperationID = ` AND d.operation_id = @operation_id`
+	condCorrelation = ` AND d.correlation_id = @correlation_id`
+	// Same expression as dead_letters_error_trgm_idx.
+	condText  = ` AND left(d.error, 1024) ILIKE @text_like`
+	condOlder = ` AND (d.dead_lettered_at, d.id) < (@cursor_at, @cursor_id)`
+	condNewer = ` AND (d.dead_lettered_at, d.id) > (@cursor_at, @cursor_id)`
+
+	selectScopeCounts = `SELECT tenant, item_type, error_class, status, n FROM dead_letter_counts
+WHERE tenant = ANY(@tenants) AND n > 0`
+	// What a filter on counted columns matches: rows, the cost of reading
+	// them by combination (at most a page each), and the scope's total.
+	sumMatchingCounts = `SELECT coalesce(sum(n), 0)::bigint, coalesce(sum(least(n, 51)), 0)::bigint,
+    (SELECT coalesce(sum(n), 0)::bigint FROM dead_letter_counts WHERE tenant = ANY(@tenants))
+FROM dead_letter_counts WHERE tenant = ANY(@tenants) AND n > 0`
+	// The combinations themselves, when they are the cheaper way.
+	selectMatchingCounts = `SELECT tenant, item_type, error_class, status, n
+FROM dead_letter_counts WHERE tenant = ANY(@tenants) AND n > 0`
+	countsItemType   = ` AND item_type = @item_type`
+	countsErrorClass = ` AND error_class = @error_class`
+	countsStatuses   = ` AND status = ANY(@statuses)`
+	sumScopeCounts   = `SELECT coalesce(sum(n), 0)::bigint FROM dead_letter_counts WHERE tenant = ANY(@tenants)`
+	selectFacets     = `SELECT coalesce(array_agg(DISTINCT item_type ORDER BY item_type), '{}'),
+    coalesce(array_agg(DISTINCT error_class ORDER BY error_class), '{}')
+FROM dead_letter_counts WHERE tenant = ANY(@tenants) AND n > 0`
+	countGroupRows = `SELECT coalesce(sum(n), 0)::bigint FROM dead_letter_groups
+WHERE tenant = ANY(@tenants) AND fingerprint = @fingerprint`
+)
+
+// listPlan is how ListDeadLetters reads a filter: its partitions, its other
+// conditions and arguments, and what counters can say about its count.
+type listPlan struct {
+	combos  []DepthCount // partitions when not nil; else one per tenant
+	conds   string
+	args    pgx.NamedArgs
+	empty   bool  // nothing can match
+	count   int64 // exact count from counters, when counted
+	counted bool
+	text    bool // a text search: planned per query (its selectivity depends on the words)
+	flat    bool // one query over all tenants (a rare text search), not one per tenant
+}
+
+func (f *ListFilter) tenants() []string {
+	if f.Tenant == "" {
+		return slices.Clone(f.Tenants)
+	}
+	if slices.Contains(f.Tenants, f.Tenant) {
+		return []string{f.Tenant}
+	}
+	return nil
+}
+
+// dims reports whether f filters on a column of dead_letter_counts.
+func (f *ListFilter) dims() bool {
+	return f.ItemType != "" || f.ErrorClass != "" || len(f.Statuses) > 0
+}
+
+// onlyDims reports whether the counters alone can count f.
+func (f *ListFilter) onlyDims() bool {
+	return f.SubjectPrefix == "" && f.From.IsZero() && f.To.IsZero() && f.Fingerprint == "" &&
+		f.MsgID == "" && f.OperationID == "" && f.CorrelationID == "" && f.Text == ""
+}
+
+// plan reads the scope's counters and decides how to read f. With a filter
+// on item type, class or status it compares two ways: scanning each
+// tenant's newest rows and skipping those that do not match (cheap when
+// most match), or one index scan per matching combination of the counters
+// (cheap when few combinations match). The counters give both costs
+// exactly, and the count when nothing else filters.
+func (s *Store) plan(ctx context.Context, f *ListFilter) (listPlan, error) {
+	p := listPlan{args: pgx.NamedArgs{}}
+	tenants := f.tenants()
+	if len(tenants) == 0 {
+		p.empty = true
+		return p, nil
+	}
+	p.args["tenants"] = tenants
+	var b strings.Builder
+	add := func(cond, name string, v any) {
+		b.WriteString(cond)
+		p.args[name] = v
+	}
+	if f.SubjectPrefix != "" {
+		add(condSubject, "subject_like", likeEscape(f.SubjectPrefix)+"%")
+	}
+	if !f.From.IsZero() {
+		add(condFrom, "from", f.From)
+	}
+	if !f.To.IsZero() {
+		add(condTo, "to", f.To)
+	}
+	if f.Fingerprint != "" {
+		add(condFingerprint, "fingerprint", f.Fingerprint)
+	}
+	if f.MsgID != "" {
+		add(condMsgID, "msg_id", f.MsgID)
+	}
+	if f.OperationID != "" {
+		add(condOperationID, "operation_id", f.OperationID)
+	}
+	if f.CorrelationID != "" {
+		add(condCorrelation, "correlation_id", f.CorrelationID)
+	}
+	if f.Text != "" {
+		add(condText, "text_like", "%"+likeEscape(f.Text)+"%")
+		p.text = true
+	}
+	if !f.dims() {
+		p.conds = b.String()
+		if p.text && len(tenants) > 1 {
+			if err := s.chooseTextPlan(ctx, &p); err != nil {
+				return p, err
+			}
+		}
+		if f.onlyDims() {
+			return p, s.countScope(ctx, &p, tenants)
+		}
+		if f.Fingerprint != "" && f.onlyGroup() {
+			return p, s.countGroup(ctx, &p, f, tenants)
+		}
+		return p, nil
+	}
+
+	var dims string
+	cargs := pgx.NamedArgs{"tenants": tenants}
+	if f.ItemType != "" {
+		dims += countsItemType
+		cargs["item_type"] = f.ItemType
+	}
+	if f.ErrorClass != "" {
+		dims += countsErrorClass
+		cargs["error_class"] = string(f.ErrorClass)
+	}
+	if len(f.Statuses) > 0 {
+		dims += countsStatuses
+		cargs["statuses"] = statusStrings(f.Statuses)
+	}
+	var matched, comboCost, total int64
+	if err := s.pool.QueryRow(ctx, sumMatchingCounts+dims, cargs).Scan(&matched, &comboCost, &total); err != nil {
+		return p, fmt.Errorf("read counters: %w", err)
+	}
+	if matched == 0 {
+		p.empty = true
+		return p, nil
+	}
+	if f.onlyDims() {
+		p.count, p.counted = matched, true
+	}
+	// Scanning a tenant's rows reads about a page / selectivity rows, each
+	// from the heap to test the filter; a combination's index scan reads at
+	// most a page of index-only entries. Heap reads count double.
+	scanCost := 2 * (ListPageSize + 1) * total / matched
+	if scanCost <= comboCost {
+		if f.ItemType != "" {
+			add(condItemType, "item_type", f.ItemType)
+		}
+		if f.ErrorClass != "" {
+			add(condErrorClass, "error_class", string(f.ErrorClass))
+		}
+		if len(f.Statuses) > 0 {
+			add(condStatuses, "statuses", statusStrings(f.Statuses))
+		}
+	} else {
+		rows, err := s.pool.Query(ctx, selectMatchingCounts+dims, cargs)
+		if err != nil {
+			return p, fmt.Errorf("read counters: %w", err)
+		}
+		if p.combos, err = pgx.CollectRows(rows, scanDepth); err != nil {
+			return p, fmt.Errorf("read counters: %w", err)
+		}
+		if len(p.combos) == 0 { // emptied since the sums were read
+			p.empty = true
+			return p, nil
+		}
+		n := len(p.combos)
+		pt, pi, pc, ps := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		for i, c := range p.combos {
+			pt[i], pi[i], pc[i], ps[i] = c.Tenant, c.ItemType, string(c.ErrorClass), string(c.Status)
+		}
+		p.args["p_tenant"], p.args["p_item_type"], p.args["p_error_class"], p.args["p_status"] = pt, pi, pc, ps
+	}
+	p.conds = b.String()
+	return p, nil
+}
+
+// onlyGroup reports whether the group counters can count f: a fingerprint,
+// maybe unresolved statuses, and nothing else.
+func (f *ListFilter) onlyGroup() bool {
+	g := *f
+	g.Fingerprint = ""
+	return g.onlyDims()
+}
+
+func (s *Store) countScope(ctx context.Context, p *listPlan, tenants []string) error {
+	if err := s.pool.QueryRow(ctx, sumScopeCounts, pgx.NamedArgs{"tenants": tenants}).Scan(&p.count); err != nil {
+		return fmt.Errorf("read counters: %w", err)
+	}
+	p.counted = true
+	p.empty = p.count == 0
+	return nil
+}
+
+func (s *Store) countGroup(ctx context.Context, p *listPlan, f *ListFilter, tenants []string) error {
+	var n int64
+	if err := s.pool.QueryRow(ctx, countGroupRows, pgx.NamedArgs{"tenants": tenants, "fingerprint": f.Fingerprint}).Scan(&n); err != nil {
+		return fmt.Errorf("read group counters: %w", err)
+	}
+	p.count, p.counted = n, true
+	p.empty = n == 0
+	return nil
+}
+
+func scanDepth(row pgx.CollectableRow) (DepthCount, error) {
+	var d DepthCount
+	var c, st string
+	err := row.Scan(&d.Tenant, &d.ItemType, &c, &st, &d.N)
+	d.ErrorClass, d.Status = ErrorClass(c), Status(st)
+	return d, err
+}
+
+func statusStrings(ss []Status) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// likeEscape makes s match itself in a LIKE pattern.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// chooseTextPlan decides between one newest-first scan per tenant, which
+// reads about a page / selectivity rows per tenant, and one pass over the
+// trigram index, which reads every match: the latter when the planner's
+// estimate of the matches m is below sqrt(tenants × page × rows), where the
+// two cost the same.
+func (s *Store) chooseTextPlan(ctx context.Context, p *listPlan) error {
+	var total int64
+	if err := s.pool.QueryRow(ctx, sumScopeCounts, p.args).Scan(&total); err != nil {
+		return fmt.Errorf("read counters: %w", err)
+	}
+	var plan []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		} `json:"Plan"`
+	}
+	if err := s.pool.QueryRow(ctx, estimateText+p.conds, pgx.QueryExecModeExec, p.args).Scan(&plan); err != nil {
+		return fmt.Errorf("estimate text search: %w", err)
+	}
+	if len(plan) == 1 {
+		m := plan[0].Plan.Rows
+		tenants := len(p.args["tenants"].([]string))
+		p.flat = m*m < float64(tenants*(ListPageSize+1))*float64(total)
+	}
+	return nil
+}
+
+func (p *listPlan) keysSQL(newer bool) string {
+	head, tail := keysByTenant, olderFirst
+	switch {
+	case p.combos != nil:
+		head = keysByCombination
+	case p.flat:
+		head, tail = keysFlat, flatOlderFirst
+	}
+	cursor := condOlder
+	if newer {
+		tail, cursor = newerFirst, condNewer
+		if p.flat {
+			tail = flatNewerFirst
+		}
+	}
+	if _, ok := p.args["cursor_at"]; !ok {
+		cursor = ""
+	}
+	return head + p.conds + cursor + tail
+}
+
+func (p *listPlan) existsSQL(newer bool) string {
+	head, tail := existsByTenant, existsEnd
+	switch {
+	case p.combos != nil:
+		head = existsByCombination
+	case p.flat:
+		head, tail = existsFlat, ` LIMIT 1)`
+	}
+	cursor := condOlder
+	if newer {
+		cursor = condNewer
+	}
+	return head + p.conds + cursor + tail
+}
+
+// query runs sql with the plan's arguments. A text search is planned with
+// its words (no cached generic plan): whether the trigram index or the
+// newest-first scan is faster depends on how common they are.
+func (s *Store) query(ctx context.Context, p *listPlan, sql string) (pgx.Rows, error) {
+	if p.text {
+		return s.pool.Query(ctx, sql, pgx.QueryExecModeExec, p.args)
+	}
+	return s.pool.Query(ctx, sql, p.args)
+}
+
+// ListDeadLetters returns one page of the dead letters f selects, newest
+// first, paged by keyset (dead_lettered_at, id), never OFFSET, with their
+// count when it costs nothing (see ListPage.Counted). It never reads
+// payloads, headers or stack traces. It returns an error wrapping
+// ErrInvalid for an invalid f.
+func (s *Store) ListDeadLetters(ctx context.Context, f ListFilter) (ListPage, error) {
+	if err := f.Validate(); err != nil {
+		return ListPage{}, fmt.Errorf("list dead letters: %w", err)
+	}
+	p, err := s.plan(ctx, &f)
+	if err != nil {
+		return ListPage{}, fmt.Errorf("list dead letters: %w", err)
+	}
+	if p.empty {
+		return ListPage{Counted: true}, nil
+	}
+	newer := f.After != ""
+	var cur Cursor
+	if c := f.Before + f.After; c != "" {
+		cur, _ = DecodeCursor(c) // validated
+		p.args["cursor_at"], p.args["cursor_id"] = cur.At, cur.ID
+	}
+	rows, err := s.query(ctx, &p, p.keysSQL(newer))
+	if err != nil {
+		return ListPage{}, fmt.Errorf("list dead letters: %w", err)
+	}
+	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[ListItem])
+	if err != nil {
+		return ListPage{}, fmt.Errorf("list dead letters: %w", err)
+	}
+	more := len(items) > ListPageSize
+	if more {
+		items = items[:ListPageSize]
+	}
+	var page ListPage
+	if newer {
+		slices.Reverse(items)
+	}
+	page.Items = items
+
+	// Past the other edge of the page (or of the cursor, when the page is
+	// empty), is there anything?
+	var other bool
+	if cur.ID != 0 {
+		edge := cur
+		if len(items) > 0 && newer {
+			edge = Cursor{items[len(items)-1].DeadLetteredAt, items[len(items)-1].ID}
+		} else if len(items) > 0 {
+			edge = Cursor{items[0].DeadLetteredAt, items[0].ID}
+		}
+		p.args["cursor_at"], p.args["cursor_id"] = edge.At, edge.ID
+		if err := s.pool.QueryRow(ctx, p.existsSQL(!newer), p.args).Scan(&other); err != nil {
+			return ListPage{}, fmt.Errorf("list dead letters: look past the page: %w", err)
+		}
+	}
+	hasNext, hasPrev := more, other
+	if newer {
+		hasNext, hasPrev = other, more
+	}
+	if hasNext {
+		if len(items) > 0 {
+			page.Next = Cursor{items[len(items)-1].DeadLetteredAt, items[len(items)-1].ID}.Encode()
+		} else {
+			page.Next = cur.Encode()
+		}
+	}
+	if hasPrev {
+		if len(items) > 0 {
+			page.Prev = Cursor{items[0].DeadLetteredAt, items[0].ID}.Encode()
+		} else {
+			page.Prev = cur.Encode()
+		}
+	}
+
+	switch {
+	case p.counted:
+		page.Count, page.Counted = p.count, true
+	case cur.ID == 0 && !more:
+		page.Count, page.Counted = int64(len(items)), true // the whole result is on this page
+	}
+	if page.Count > CountCap {
+		page.Count, page.CountCapped = CountCap, true
+	}
+	return page, nil
+}
+
+// CountDeadLetters returns how many dead letters f selects (its cursors are
+// ignored), exact up to CountCap; capped reports more than CountCap. From
+// the counters when they can say, else by counting at most CountCap + 1
+// rows: a text search common in a large table takes tens of milliseconds,
+// which is why ListDeadLetters leaves such counts to this method.
+func (s *Store) CountDeadLetters(ctx context.Context, f ListFilter) (n int64, capped bool, err error) {
+	f.Before, f.After = "", ""
+	if err := f.Validate(); err != nil {
+		return 0, false, fmt.Errorf("count dead letters: %w", err)
+	}
+	p, err := s.plan(ctx, &f)
+	if err != nil {
+		return 0, false, fmt.Errorf("count dead letters: %w", err)
+	}
+	switch {
+	case p.empty:
+		return 0, false, nil
+	case p.counted:
+		n = p.count
+	default:
+		rows, err := s.query(ctx, &p, countCapped+p.countConds(&f)+countEnd)
+		if err != nil {
+			return 0, false, fmt.Errorf("count dead letters: %w", err)
+		}
+		if n, err = pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64]); err != nil {
+			return 0, false, fmt.Errorf("count dead letters: %w", err)
+		}
+	}
+	if n > CountCap {
+		return CountCap, true, nil
+	}
+	return n, false, nil
+}
+
+// countConds are the conditions of the count query: the plan's, plus the
+// item type, class and status that the combinations stood for.
+func (p *listPlan) countConds(f *ListFilter) string {
+	if p.combos == nil {
+		return p.conds
+	}
+	var b strings.Builder
+	b.WriteString(p.conds)
+	if f.ItemType != "" {
+		b.WriteString(condItemType)
+		p.args["item_type"] = f.ItemType
+	}
+	if f.ErrorClass != "" {
+		b.WriteString(condErrorClass)
+		p.args["error_class"] = string(f.ErrorClass)
+	}
+	if len(f.Statuses) > 0 {
+		b.WriteString(condStatuses)
+		p.args["statuses"] = statusStrings(f.Statuses)
+	}
+	return b.String()
+}
+
+// Facets are the values present in a scope, for filter choices.
+type Facets struct {
+	ItemTypes    []string
+	ErrorClasses []string
+}
+
+// Facets returns the item types and error classes of the dead letters
+// stored in tenants, sorted, from the counters.
+func (s *Store) Facets(ctx context.Context, tenants []string) (Facets, error) {
+	var f Facets
+	if len(tenants) == 0 {
+		return f, nil
+	}
+	if err := s.pool.QueryRow(ctx, selectFacets, pgx.NamedArgs{"tenants": tenants}).Scan(&f.ItemTypes, &f.ErrorClasses); err != nil {
+		return f, fmt.Errorf("read facets: %w", err)
+	}
+	return f, nil
+}

@@ -1,0 +1,237 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// DashboardQuery says whose dashboard to build and over which span.
+type DashboardQuery struct {
+	// Tenants is the caller's scope; required.
+	Tenants []string
+	// Now is the end of every window (the caller's clock).
+	Now time.Time
+	// Span is how far back the arrivals chart goes, in whole hours from 1
+	// hour to 31 days; 0 means 24 hours.
+	Span time.Duration
+	// TopGroups is how many error groups to list; 0 means 8.
+	TopGroups int
+}
+
+// TenantSummary is one tenant's line on the dashboard.
+type TenantSummary struct {
+	Tenant     string
+	Unresolved int64
+	Total      int64
+	// OldestUnresolved is when the oldest unresolved dead letter arrived;
+	// zero when there is none.
+	OldestUnresolved time.Time
+	// LastHour and LastDay are arrivals in the last 60 and 1,440 minutes
+	// (whole minutes, the current one included).
+	LastHour int64
+	LastDay  int64
+}
+
+// DimensionCount is how many dead letters share one item type, or one
+// error class.
+type DimensionCount struct {
+	Value      string
+	Unresolved int64
+	Total      int64
+}
+
+// ArrivalBucket is the number of dead letters that arrived in one hour.
+type ArrivalBucket struct {
+	Start time.Time
+	N     int64
+}
+
+// Dashboard is everything the dashboard shows, read from the counter tables
+// (no count over dead_letters) and one index probe per tenant for the
+// oldest unresolved dead letter.
+type Dashboard struct {
+	Tenants []TenantSummary
+	// ByItemType and ByErrorClass are sorted by unresolved, then total,
+	// descending.
+	ByItemType   []DimensionCount
+	ByErrorClass []DimensionCount
+	// Arrivals has one bucket per hour of the span, oldest first, the
+	// current (partial) hour last.
+	Arrivals  []ArrivalBucket
+	TopGroups []Group
+}
+
+// One probe per tenant down dead_letters_unresolved_age_idx.
+const (
+	selectOldestInScope = `
+SELECT t.tenant, o.oldest
+FROM unnest(@tenants::text[]) AS t(tenant)
+CROSS JOIN LATERAL (
+    SELECT min(d.dead_lettered_at) AS oldest FROM dead_letters d
+    WHERE d.tenant = t.tenant
+      AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed')
+) o
+WHERE o.oldest IS NOT NULL`
+	// Per tenant, per item type and per class, summed in the database.
+	selectDashboardCounts = `
+SELECT GROUPING(tenant, item_type, error_class), coalesce(tenant, ''), coalesce(item_type, ''), coalesce(error_class, ''),
+       coalesce(sum(n) FILTER (WHERE dead_letter_unresolved(status)), 0)::bigint, sum(n)::bigint
+FROM dead_letter_counts WHERE tenant = ANY(@tenants) AND n > 0
+GROUP BY GROUPING SETS ((tenant), (item_type), (error_class))`
+	// One pass over the minute counters, summed per tenant and hour: the
+	// last hour, the last day and a 24-hour chart (summed per tenant in Go).
+	selectRecentArrivals = `
+SELECT tenant, date_bin('1 hour', minute, TIMESTAMPTZ '2000-01-01 00:00:00+00'),
+       coalesce(sum(n) FILTER (WHERE minute >= @hour_ago), 0)::bigint,
+       coalesce(sum(n) FILTER (WHERE minute >= @day_ago), 0)::bigint,
+       coalesce(sum(n) FILTER (WHERE minute >= @since), 0)::bigint
+FROM dead_letter_arrivals_minute
+WHERE tenant = ANY(@tenants) AND minute >= least(@day_ago::timestamptz, @since::timestamptz) AND minute <= @now
+GROUP BY 1, 2`
+	selectArrivalsByHour = `
+SELECT hour, sum(n)::bigint FROM dead_letter_arrivals
+WHERE tenant = ANY(@tenants) AND hour >= @since AND hour <= @now
+GROUP BY hour ORDER BY hour`
+)
+
+// GROUPING() of selectDashboardCounts: which set a row sums.
+const (
+	byTenantSet     = 3 // only tenant grouped
+	byItemTypeSet   = 5
+	byErrorClassSet = 6
+)
+
+// Dashboard returns the dashboard of q.Tenants in one round trip. It
+// returns an error wrapping ErrInvalid for a span out of range.
+func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, error) {
+	span := q.Span
+	if span == 0 {
+		span = 24 * time.Hour
+	}
+	if span < time.Hour || span > 31*24*time.Hour || span%time.Hour != 0 {
+		return Dashboard{}, fmt.Errorf("dashboard: %w: span %s is not a whole number of hours from 1h to 31 days", ErrInvalid, q.Span)
+	}
+	top := q.TopGroups
+	if top == 0 {
+		top = 8
+	}
+	var dash Dashboard
+	if len(q.Tenants) == 0 {
+		return dash, nil
+	}
+	now := q.Now.UTC()
+	minute := now.Truncate(time.Minute)
+	hour := now.Truncate(time.Hour)
+	since := hour.Add(-span + time.Hour)
+	args := pgx.NamedArgs{
+		"tenants": q.Tenants, "now": now, "hour_ago": minute.Add(-59 * time.Minute),
+		"day_ago": minute.Add(-1439 * time.Minute), "since": since,
+	}
+	groupsSQL, groupArgs, _ := (&GroupFilter{Tenants: q.Tenants, Limit: top, Unresolved: true}).sql()
+
+	byTenant := map[string]*TenantSummary{}
+	for _, t := range q.Tenants {
+		byTenant[t] = &TenantSummary{Tenant: t}
+	}
+	types, classes := map[string]*DimensionCount{}, map[string]*DimensionCount{}
+	arrivals := map[time.Time]int64{}
+
+	b := &pgx.Batch{}
+	b.Queue(selectDashboardCounts, args).Query(func(rows pgx.Rows) error {
+		var set int
+		var tenant, itemType, class string
+		var unresolved, total int64
+		_, err := pgx.ForEachRow(rows, []any{&set, &tenant, &itemType, &class, &unresolved, &total}, func() error {
+			switch set {
+			case byTenantSet:
+				if ts := byTenant[tenant]; ts != nil {
+					ts.Unresolved, ts.Total = unresolved, total
+				}
+			case byItemTypeSet:
+				types[itemType] = &DimensionCount{Value: itemType, Unresolved: unresolved, Total: total}
+			case byErrorClassSet:
+				classes[class] = &DimensionCount{Value: class, Unresolved: unresolved, Total: total}
+			}
+			return nil
+		})
+		return err
+	})
+	b.Queue(selectOldestInScope, args).Query(func(rows pgx.Rows) error {
+		var tenant string
+		var at time.Time
+		_, err := pgx.ForEachRow(rows, []any{&tenant, &at}, func() error {
+			if ts := byTenant[tenant]; ts != nil {
+				ts.OldestUnresolved = at
+			}
+			return nil
+		})
+		return err
+	})
+	b.Queue(selectRecentArrivals, args).Query(func(rows pgx.Rows) error {
+		var tenant string
+		var at time.Time
+		var hourN, dayN, chartN int64
+		_, err := pgx.ForEachRow(rows, []any{&tenant, &at, &hourN, &dayN, &chartN}, func() error {
+			ts := byTenant[tenant]
+			if ts == nil {
+				return nil
+			}
+			ts.LastHour += hourN
+			ts.LastDay += dayN
+			if span == 24*time.Hour && !at.Before(since) {
+				arrivals[at.UTC()] += chartN
+			}
+			return nil
+		})
+		return err
+	})
+	if span != 24*time.Hour {
+		b.Queue(selectArrivalsByHour, args).Query(func(rows pgx.Rows) error {
+			var at time.Time
+			var n int64
+			_, err := pgx.ForEachRow(rows, []any{&at, &n}, func() error {
+				arrivals[at.UTC()] = n
+				return nil
+			})
+			return err
+		})
+	}
+	b.Queue(groupsSQL, groupArgs).Query(func(rows pgx.Rows) error {
+		var err error
+		dash.TopGroups, err = pgx.CollectRows(rows, scanGroup)
+		return err
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return Dashboard{}, fmt.Errorf("dashboard: %w", err)
+	}
+
+	for _, t := range q.Tenants {
+		dash.Tenants = append(dash.Tenants, *byTenant[t])
+	}
+	dash.ByItemType, dash.ByErrorClass = sortedDims(types), sortedDims(classes)
+	for at := since; !at.After(hour); at = at.Add(time.Hour) {
+		dash.Arrivals = append(dash.Arrivals, ArrivalBucket{Start: at, N: arrivals[at]})
+	}
+	return dash, nil
+}
+
+func sortedDims(m map[string]*DimensionCount) []DimensionCount {
+	out := make([]DimensionCount, 0, len(m))
+	for _, d := range m {
+		out = append(out, *d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Unresolved != out[j].Unresolved {
+			return out[i].Unresolved > out[j].Unresolved
+		}
+		if out[i].Total != out[j].Total {
+			return out[i].Total > out[j].Total
+		}
+		return out[i].Value < out[j].Value
+	})
+	return out
+}

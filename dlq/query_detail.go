@@ -1,0 +1,107 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PreviewPayloadMax is how much of a payload GetPreview returns: the
+// message page shows this much and offers the rest as a download.
+const PreviewPayloadMax = 64 << 10
+
+// OutOfScopeError is returned for a dead letter that exists in a tenant
+// outside the caller's scope. It matches ErrNotFound (errors.Is), so callers
+// that only answer "not found" need nothing else; Tenant is for the audit
+// record of the attempt.
+type OutOfScopeError struct {
+	ID     int64
+	Tenant string
+}
+
+func (e *OutOfScopeError) Error() string {
+	return fmt.Sprintf("dead letter %d is outside the caller's tenants: %v", e.ID, ErrNotFound)
+}
+
+func (e *OutOfScopeError) Unwrap() error { return ErrNotFound }
+
+// The preview reads every column but only the first bytes of the payload:
+// a 5 MB payload is neither shipped nor held for a page that shows 64 KB.
+const selectPreview = `SELECT id, tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
+    operation_id, correlation_id, principal, consumer, error, error_class, stack,
+    attempts, first_failed_at, last_failed_at, dead_lettered_at, received_at,
+    headers, substring(payload FROM 1 FOR $2) AS payload, payload_sha256, payload_size, payload_unavailable,
+    fingerprint, malformed, malformed_reasons, status, version, updated_at,
+    source_kind, source_stream, source_seq, source_consumer, advisory
+FROM dead_letters WHERE id = $1`
+
+// GetInScope returns dead letter id when its tenant is one of tenants. It
+// returns ErrNotFound when there is none, and an *OutOfScopeError (which
+// matches ErrNotFound) when it belongs to another tenant.
+func (s *Store) GetInScope(ctx context.Context, id int64, tenants []string) (DeadLetter, error) {
+	d, err := s.Get(ctx, id)
+	if err != nil {
+		return DeadLetter{}, err
+	}
+	if !slices.Contains(tenants, d.Tenant) {
+		return DeadLetter{}, &OutOfScopeError{ID: id, Tenant: d.Tenant}
+	}
+	return d, nil
+}
+
+// GetPreview is GetInScope with the payload cut to its first
+// PreviewPayloadMax bytes; PayloadSize stays the full size.
+func (s *Store) GetPreview(ctx context.Context, id int64, tenants []string) (DeadLetter, error) {
+	rows, err := s.pool.Query(ctx, selectPreview, id, PreviewPayloadMax)
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("get dead letter %d: %w", id, err)
+	}
+	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DeadLetter])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return DeadLetter{}, fmt.Errorf("get dead letter %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("get dead letter %d: %w", id, err)
+	}
+	if !slices.Contains(tenants, d.Tenant) {
+		return DeadLetter{}, &OutOfScopeError{ID: id, Tenant: d.Tenant}
+	}
+	return d, nil
+}
+
+// Payload is a dead letter's payload as received, for download.
+type Payload struct {
+	ID          int64  `db:"id"`
+	Tenant      string `db:"tenant"`
+	ItemType    string `db:"item_type"`
+	MsgID       string `db:"msg_id"`
+	Data        []byte `db:"payload"`
+	SHA256      []byte `db:"payload_sha256"`
+	Unavailable bool   `db:"payload_unavailable"`
+}
+
+const selectPayload = `SELECT id, tenant, item_type, msg_id, payload, payload_sha256, payload_unavailable
+FROM dead_letters WHERE id = $1`
+
+// PayloadInScope returns the whole payload of dead letter id when its
+// tenant is one of tenants; errors as GetInScope.
+func (s *Store) PayloadInScope(ctx context.Context, id int64, tenants []string) (Payload, error) {
+	rows, err := s.pool.Query(ctx, selectPayload, id)
+	if err != nil {
+		return Payload{}, fmt.Errorf("get payload of dead letter %d: %w", id, err)
+	}
+	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Payload])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Payload{}, fmt.Errorf("get payload of dead letter %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Payload{}, fmt.Errorf("get payload of dead letter %d: %w", id, err)
+	}
+	if !slices.Contains(tenants, p.Tenant) {
+		return Payload{}, &OutOfScopeError{ID: id, Tenant: p.Tenant}
+	}
+	return p, nil
+}

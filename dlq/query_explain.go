@@ -1,0 +1,38 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ExplainList runs the page query ListDeadLetters would run for f under
+// EXPLAIN (ANALYZE, BUFFERS) and returns the plan, for benchmarks and for
+// finding out why a filter is slow.
+func (s *Store) ExplainList(ctx context.Context, f ListFilter) (string, error) {
+	if err := f.Validate(); err != nil {
+		return "", fmt.Errorf("explain list: %w", err)
+	}
+	p, err := s.plan(ctx, &f)
+	if err != nil {
+		return "", fmt.Errorf("explain list: %w", err)
+	}
+	if p.empty {
+		return "(nothing can match: no query runs)", nil
+	}
+	if c := f.Before + f.After; c != "" {
+		cur, _ := DecodeCursor(c)
+		p.args["cursor_at"], p.args["cursor_id"] = cur.At, cur.ID
+	}
+	rows, err := s.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+p.keysSQL(f.After != ""), pgx.QueryExecModeExec, p.args)
+	if err != nil {
+		return "", fmt.Errorf("explain list: %w", err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", fmt.Errorf("explain list: %w", err)
+	}
+	return strings.Join(lines, "\n"), nil
+}

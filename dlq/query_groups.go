@@ -1,0 +1,231 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// GroupSort orders the error groups.
+type GroupSort string
+
+// Orders of Groups; the zero value is GroupsByUnresolved.
+const (
+	GroupsByUnresolved GroupSort = "unresolved" // most unresolved first
+	GroupsByCount      GroupSort = "count"      // most dead letters first
+	GroupsByLastSeen   GroupSort = "recent"     // most recently seen first
+	GroupsByFirstSeen  GroupSort = "new"        // newest groups first
+)
+
+// Valid reports whether s is one of the orders.
+func (s GroupSort) Valid() bool {
+	switch s {
+	case "", GroupsByUnresolved, GroupsByCount, GroupsByLastSeen, GroupsByFirstSeen:
+		return true
+	}
+	return false
+}
+
+// Group limits.
+const (
+	DefaultGroupLimit = 100
+	MaxGroupLimit     = 500
+	// StackHeadLines is how many lines of the sample stack a Group carries.
+	StackHeadLines = 6
+)
+
+// GroupFilter selects error groups. Zero fields do not filter; Tenants is
+// the caller's scope and is required.
+type GroupFilter struct {
+	Tenants    []string
+	Tenant     string
+	ItemType   string
+	ErrorClass ErrorClass
+	// Unresolved keeps only groups with unresolved dead letters.
+	Unresolved bool
+	Sort       GroupSort
+	// Limit is 0 for DefaultGroupLimit, at most MaxGroupLimit.
+	Limit int
+}
+
+// Group is an error group: dead letters of the same fingerprint in the
+// caller's scope.
+type Group struct {
+	Fingerprint string
+	ErrorClass  ErrorClass
+	N           int64 // dead letters stored
+	Unresolved  int64
+	FirstSeen   time.Time
+	LastSeen    time.Time
+	Tenants     []string
+	ItemTypes   []string
+	// SampleID is the dead letter of the group stored last (or, when that
+	// one was deleted, its newest); SampleError and StackHead (its first
+	// StackHeadLines lines) are read from it. Zero and empty when none is
+	// left.
+	SampleID    int64
+	SampleError string
+	StackHead   string
+
+	total int // groups the query matched, from the window count
+}
+
+// GroupPage is the groups Groups found, in order, and how many matched.
+type GroupPage struct {
+	Groups []Group
+	Total  int
+}
+
+// Groups are aggregated from dead_letter_groups (one row per tenant, group
+// and item type, kept by triggers): first the page of groups with their
+// counts and times, then, for those only, their tenants and item types and
+// a sample read by primary key. No scan of dead_letters.
+const (
+	selectGroupsHead = `
+WITH g AS (
+    SELECT fingerprint, sum(n)::bigint AS n, sum(unresolved)::bigint AS unresolved,
+           min(first_seen) AS first_seen, max(last_seen) AS last_seen,
+           max(sample_id) AS sample_id, count(*) OVER () AS total
+    FROM dead_letter_groups
+    WHERE tenant = ANY(@tenants) AND n > 0`
+	groupItemType   = ` AND item_type = @item_type`
+	groupErrorClass = ` AND error_class = @error_class`
+	groupTail       = `
+    GROUP BY fingerprint`
+	groupUnresolved = `
+    HAVING sum(unresolved) > 0`
+	groupLimit = `
+    LIMIT @limit
+)
+SELECT g.fingerprint, a.error_class, g.n, g.unresolved, g.first_seen, g.last_seen, a.tenants, a.item_types,
+       coalesce(x.id, 0), g.total, coalesce(left(x.error, 2000), '') AS error, coalesce(left(x.stack, 4000), '') AS stack
+FROM g
+CROSS JOIN LATERAL (
+    SELECT min(error_class) AS error_class, array_agg(DISTINCT tenant ORDER BY tenant) AS tenants,
+           array_agg(DISTINCT item_type ORDER BY item_type) AS item_types
+    FROM dead_letter_groups
+    WHERE tenant = ANY(@tenants) AND fingerprint = g.fingerprint AND n > 0`
+	groupParts = `
+) a
+LEFT JOIN LATERAL (
+    -- The recorded sample, or when it was deleted, the group's newest dead
+    -- letter (the second branch only runs when the first finds nothing).
+    SELECT d.id, d.error, d.stack FROM dead_letters d WHERE d.id = g.sample_id
+    UNION ALL
+    (SELECT d.id, d.error, d.stack FROM dead_letters d
+     WHERE d.tenant = a.tenants[1] AND d.fingerprint = g.fingerprint
+     ORDER BY d.dead_lettered_at DESC, d.id DESC LIMIT 1)
+    LIMIT 1
+) x ON true`
+
+	orderUnresolved = ` ORDER BY unresolved DESC, n DESC, fingerprint`
+	orderCount      = ` ORDER BY n DESC, fingerprint`
+	orderLastSeen   = ` ORDER BY last_seen DESC, fingerprint`
+	orderFirstSeen  = ` ORDER BY first_seen DESC, fingerprint`
+)
+
+func groupOrder(s GroupSort) string {
+	switch s {
+	case GroupsByCount:
+		return orderCount
+	case GroupsByLastSeen:
+		return orderLastSeen
+	case GroupsByFirstSeen:
+		return orderFirstSeen
+	}
+	return orderUnresolved
+}
+
+func (f *GroupFilter) sql() (string, pgx.NamedArgs, bool) {
+	tenants := f.Tenants
+	if f.Tenant != "" {
+		tenants = nil
+		for _, t := range f.Tenants {
+			if t == f.Tenant {
+				tenants = []string{t}
+			}
+		}
+	}
+	if len(tenants) == 0 {
+		return "", nil, false
+	}
+	limit := f.Limit
+	if limit == 0 {
+		limit = DefaultGroupLimit
+	}
+	args := pgx.NamedArgs{"tenants": tenants, "limit": limit}
+	var filters string
+	if f.ItemType != "" {
+		filters += groupItemType
+		args["item_type"] = f.ItemType
+	}
+	if f.ErrorClass != "" {
+		filters += groupErrorClass
+		args["error_class"] = string(f.ErrorClass)
+	}
+	var b strings.Builder
+	b.WriteString(selectGroupsHead + filters + groupTail)
+	if f.Unresolved {
+		b.WriteString(groupUnresolved)
+	}
+	order := groupOrder(f.Sort)
+	b.WriteString(order)
+	b.WriteString(groupLimit + filters + groupParts)
+	b.WriteString(order) // output column names, the same in both
+	return b.String(), args, true
+}
+
+// Groups returns the error groups f selects, in f.Sort order. It returns an
+// error wrapping ErrInvalid for an unknown sort or a limit out of range.
+func (s *Store) Groups(ctx context.Context, f GroupFilter) (GroupPage, error) {
+	if !f.Sort.Valid() {
+		return GroupPage{}, fmt.Errorf("list groups: %w: unknown order %q", ErrInvalid, f.Sort)
+	}
+	if f.Limit < 0 || f.Limit > MaxGroupLimit {
+		return GroupPage{}, fmt.Errorf("list groups: %w: limit %d is not between 1 and %d", ErrInvalid, f.Limit, MaxGroupLimit)
+	}
+	sql, args, ok := f.sql()
+	if !ok {
+		return GroupPage{}, nil
+	}
+	rows, err := s.pool.Query(ctx, sql, args)
+	if err != nil {
+		return GroupPage{}, fmt.Errorf("list groups: %w", err)
+	}
+	var page GroupPage
+	page.Groups, err = pgx.CollectRows(rows, scanGroup)
+	if err != nil {
+		return GroupPage{}, fmt.Errorf("list groups: %w", err)
+	}
+	if len(page.Groups) > 0 {
+		page.Total = page.Groups[0].total
+	}
+	return page, nil
+}
+
+func scanGroup(row pgx.CollectableRow) (Group, error) {
+	var g Group
+	var class, stack string
+	err := row.Scan(&g.Fingerprint, &class, &g.N, &g.Unresolved, &g.FirstSeen, &g.LastSeen, &g.Tenants, &g.ItemTypes,
+		&g.SampleID, &g.total, &g.SampleError, &stack)
+	g.ErrorClass, g.StackHead = ErrorClass(class), StackHead(stack, StackHeadLines)
+	return g, err
+}
+
+// StackHead returns the first n non-blank lines of stack.
+func StackHead(stack string, n int) string {
+	var out []string
+	for line := range strings.SplitSeq(stack, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		out = append(out, strings.TrimRight(line, "\r"))
+		if len(out) == n {
+			break
+		}
+	}
+	return strings.Join(out, "\n")
+}

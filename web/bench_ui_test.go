@@ -1,0 +1,340 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oauth2-proxy/mockoidc"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/dlqdemo"
+	"github.com/quarantine-console/quarantine/migrations"
+	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// BenchmarkTriageUI measures the server time of the triage screens (from the
+// handler's entry to the last byte written, in process, with the session
+// lookup and authorization every real request pays) on a database of
+// BENCH_ROWS dead letters (default 1,000,000) filled by dlqdemo.Fill. The
+// database (quarantine_bench_<rows>) is kept between runs and only filled
+// when it holds fewer rows. Each scenario reports p50, p95 and p99 in
+// milliseconds over BENCH_REQUESTS requests (default 300). With
+// BENCH_EXPLAIN_OUT set, the EXPLAIN (ANALYZE, BUFFERS) plans of the list
+// queries are written there. Run it with make bench-ui.
+func BenchmarkTriageUI(b *testing.B) {
+	rows := envInt(b, "BENCH_ROWS", 1_000_000)
+	requests := envInt(b, "BENCH_REQUESTS", 300)
+	ctx := context.Background()
+	pool := benchDatabase(b, rows)
+	st := dlq.NewStore(pool)
+	h, client, bb := benchServer(b, pool)
+	cookie := sessionCookie(b, bb, client)
+
+	tenants, err := st.Tenants(ctx)
+	require.NoError(b, err)
+	// Page 2,000 of everything: the cursor of the 100,000th newest row.
+	var at time.Time
+	var id int64
+	require.NoError(b, pool.QueryRow(ctx, `SELECT dead_lettered_at, id FROM dead_letters
+        ORDER BY dead_lettered_at DESC, id DESC OFFSET $1 LIMIT 1`, 1999*dlq.ListPageSize-1).Scan(&at, &id))
+	deep := dlq.Cursor{At: at, ID: id}.Encode()
+	// A tenant + item type + class filter of middling size: the tenth
+	// biggest combination of the first tenant.
+	var combo dlq.DepthCount
+	require.NoError(b, pool.QueryRow(ctx, `SELECT item_type, error_class, sum(n)::bigint FROM dead_letter_counts
+        WHERE tenant = $1 GROUP BY 1, 2 ORDER BY 3 DESC OFFSET 9 LIMIT 1`, tenants[0]).Scan(&combo.ItemType, &combo.ErrorClass, &combo.N))
+	var ids []int64
+	rs, err := pool.Query(ctx, `SELECT id FROM dead_letters TABLESAMPLE SYSTEM (1) LIMIT 200`)
+	require.NoError(b, err)
+	ids, err = pgx.CollectRows(rs, pgx.RowTo[int64])
+	require.NoError(b, err)
+	require.NotEmpty(b, ids)
+
+	comboQ := url.Values{"tenant": {tenants[0]}, "type": {combo.ItemType}, "class": {string(combo.ErrorClass)}}.Encode()
+	scenarios := []struct {
+		name  string
+		paths func(i int) string
+		about string
+	}{
+		{"dashboard", func(int) string { return "/" }, "GET / (24 h chart)"},
+		{"list-first-page", func(int) string { return "/deadletters" }, "GET /deadletters, all tenants"},
+		{"list-page-2000", func(int) string { return "/deadletters?before=" + deep }, "page 2,000 (rows 99,951-100,000) by keyset cursor"},
+		{"list-tenant-type-class", func(int) string { return "/deadletters?" + comboQ },
+			fmt.Sprintf("tenant=%s type=%s class=%s (%d rows)", tenants[0], combo.ItemType, combo.ErrorClass, combo.N)},
+		{"list-unresolved", func(int) string { return "/deadletters?status=unresolved" }, "status=unresolved, all tenants"},
+		{"text-search", func(int) string { return "/deadletters?q=connection+refused" }, `q="connection refused" (page; count fetched apart)`},
+		{"text-search-count", func(int) string { return "/deadletters/count?q=connection+refused" }, "the count fragment of that search (capped at 10,000)"},
+		{"text-search-rare", func(int) string { return "/deadletters?q=ord-4242" }, `q="ord-4242" (rare: trigram index)`},
+		{"group-list", func(int) string { return "/groups" }, "GET /groups (unresolved, by unresolved)"},
+		{"detail", func(i int) string { return "/deadletters/" + strconv.FormatInt(ids[i%len(ids)], 10) }, "GET /deadletters/:id, 200 random ids"},
+	}
+	for _, sc := range scenarios {
+		b.Run(sc.name, func(b *testing.B) {
+			for b.Loop() {
+				// Warm up: caches, prepared statements.
+				for i := range 20 {
+					serve(b, h, cookie, sc.paths(i))
+				}
+				times := make([]time.Duration, requests)
+				for i := range requests {
+					times[i] = serve(b, h, cookie, sc.paths(i))
+				}
+				slices.Sort(times)
+				pct := func(p float64) float64 {
+					return float64(times[min(len(times)-1, int(p*float64(len(times))))].Microseconds()) / 1000
+				}
+				b.ReportMetric(pct(0.50), "p50-ms")
+				b.ReportMetric(pct(0.95), "p95-ms")
+				b.ReportMetric(pct(0.99), "p99-ms")
+				b.ReportMetric(0, "ns/op") // the op is a batch of requests; the percentiles are the result
+			}
+		})
+		b.Logf("%s: %s", sc.name, sc.about)
+	}
+
+	if out := os.Getenv("BENCH_EXPLAIN_OUT"); out != "" {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "Rows: %d. Tenants: %s.\n", rows, strings.Join(tenants, ", "))
+		before := deep
+		for _, e := range []struct {
+			name string
+			f    dlq.ListFilter
+		}{
+			{"list first page (all tenants)", dlq.ListFilter{Tenants: tenants}},
+			{"list page 2,000 (keyset)", dlq.ListFilter{Tenants: tenants, Before: before}},
+			{fmt.Sprintf("tenant %s, type %s, class %s", tenants[0], combo.ItemType, combo.ErrorClass),
+				dlq.ListFilter{Tenants: tenants, Tenant: tenants[0], ItemType: combo.ItemType, ErrorClass: combo.ErrorClass}},
+			{"status unresolved", dlq.ListFilter{Tenants: tenants, Statuses: dlq.UnresolvedStatuses}},
+			{`text "connection refused"`, dlq.ListFilter{Tenants: tenants, Text: "connection refused"}},
+			{`text "ord-4242"`, dlq.ListFilter{Tenants: tenants, Text: "ord-4242"}},
+		} {
+			plan, err := st.ExplainList(ctx, e.f)
+			require.NoError(b, err)
+			fmt.Fprintf(&sb, "\n### %s\n\n```\n%s\n```\n", e.name, plan)
+		}
+		require.NoError(b, os.WriteFile(out, []byte(sb.String()), 0o644))
+	}
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	require.NoError(b, err, name)
+	return n
+}
+
+// serve runs one request through the whole handler and returns its time.
+func serve(b testing.TB, h http.Handler, cookie *http.Cookie, path string) time.Duration {
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.AddCookie(cookie)
+	w := httptest.NewRecorder()
+	start := time.Now()
+	h.ServeHTTP(w, req)
+	d := time.Since(start)
+	if w.Code != http.StatusOK {
+		b.Fatalf("GET %s: %d\n%s", path, w.Code, w.Body.String())
+	}
+	return d
+}
+
+// benchDatabase returns a pool on quarantine_bench_<rows>, created,
+// migrated and filled as needed; it is kept for the next run.
+func benchDatabase(b testing.TB, rows int) *pgxpool.Pool {
+	ctx := context.Background()
+	server := testdb.ServerURL(b)
+	name := "quarantine_bench_" + benchSize(rows)
+	admin, err := pgx.Connect(ctx, server)
+	require.NoError(b, err)
+	var exists bool
+	require.NoError(b, admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists))
+	if !exists {
+		_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
+		require.NoError(b, err)
+	}
+	require.NoError(b, admin.Close(ctx))
+	dbURL, err := testdb.WithDatabase(server, name)
+	require.NoError(b, err)
+	conn, err := pgx.Connect(ctx, dbURL)
+	require.NoError(b, err)
+	_, err = migrations.Migrate(ctx, conn)
+	require.NoError(b, err)
+	require.NoError(b, conn.Close(ctx))
+	pool, err := pgxpool.New(ctx, dbURL)
+	require.NoError(b, err)
+	b.Cleanup(pool.Close)
+
+	var have int
+	require.NoError(b, pool.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::int FROM dead_letter_counts`).Scan(&have))
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if have < rows {
+		start := time.Now()
+		_, err := dlqdemo.Fill(ctx, pool, dlqdemo.FillConfig{Rows: rows - have, Log: log})
+		require.NoError(b, err)
+		b.Logf("filled %s with %d dead letters in %s", name, rows-have, time.Since(start).Round(time.Second))
+	}
+	// A database filled days ago has no recent arrivals; a day's worth more
+	// keeps the dashboard's windows and the newest pages realistic.
+	var newest time.Time
+	require.NoError(b, pool.QueryRow(ctx, `SELECT max(dead_lettered_at) FROM dead_letters`).Scan(&newest))
+	if time.Since(newest) > time.Hour {
+		_, err := dlqdemo.Fill(ctx, pool, dlqdemo.FillConfig{Rows: max(1000, rows/1000), Span: 24 * time.Hour, Seed: uint64(time.Now().Unix()), Log: log})
+		require.NoError(b, err)
+	}
+	return pool
+}
+
+func benchSize(rows int) string {
+	switch {
+	case rows%1_000_000 == 0:
+		return strconv.Itoa(rows/1_000_000) + "m"
+	case rows%1000 == 0:
+		return strconv.Itoa(rows/1000) + "k"
+	}
+	return strconv.Itoa(rows)
+}
+
+// benchServer is setup on a given database: the console handler (also
+// served on a loopback port for the sign-in flow) and the mock provider.
+func benchServer(b testing.TB, pool *pgxpool.Pool) (http.Handler, *http.Client, *bundle) {
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bb := &bundle{db: &testdb.DB{Pool: pool}}
+	var err error
+	bb.idp, err = mockoidc.Run()
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = bb.idp.Shutdown() })
+	sessions, stop := authz.NewSessions(pool, authz.SessionConfig{})
+	b.Cleanup(stop)
+	bb.access, err = authz.NewAccess(ctx, pool, authz.GroupMap{}, log)
+	require.NoError(b, err)
+	var handler http.Handler
+	bb.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	b.Cleanup(bb.srv.Close)
+	cfg := bb.idp.Config()
+	login, err := authz.NewLogin(ctx, authz.OIDCConfig{
+		Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, RedirectURL: bb.srv.URL + "/auth/callback",
+	}, 5*time.Second, sessions, pool, log)
+	require.NoError(b, err)
+	table, err := replaypolicy.Load("../dev/policy.toml")
+	require.NoError(b, err)
+	bb.replays = dlq.NewReplays(pool, dlq.ReplayConfig{Policy: func() *replaypolicy.Table { return table }})
+	handler = New(Deps{
+		Pool: pool, Gatherer: prometheus.NewRegistry(), Log: log, Sessions: sessions, Login: login,
+		Access: bb.access, Bindings: authz.NewBindings(pool), DeadLetters: dlq.NewStore(pool),
+		Replays: bb.replays, PolicyFile: "dev/policy.toml",
+	})
+	return handler, signInTB(b, bb, "*:oncall"), bb
+}
+
+// signInTB is bundle.signIn for benchmarks: the real sign-in flow as a new
+// user in groups.
+func signInTB(tb testing.TB, bb *bundle, groups ...string) *http.Client {
+	tb.Helper()
+	n := bb.users.Add(1)
+	bb.idp.QueueUser(&mockoidc.MockUser{Subject: fmt.Sprintf("bench-%d", n), Email: fmt.Sprintf("bench%d@example.com", n), EmailVerified: true, Groups: groups})
+	jar, err := cookiejar.New(nil)
+	require.NoError(tb, err)
+	c := noFollow(jar)
+	next := bb.srv.URL + "/auth/login"
+	for range 4 {
+		resp, err := c.Get(next)
+		require.NoError(tb, err)
+		resp.Body.Close()
+		require.Contains(tb, []int{http.StatusFound, http.StatusSeeOther}, resp.StatusCode, "sign-in stopped at %s", next)
+		next = resp.Header.Get("Location")
+		if !strings.HasPrefix(next, "http") {
+			break
+		}
+	}
+	return c
+}
+
+// sessionCookie is the session the client holds, to send on in-process
+// requests.
+func sessionCookie(b testing.TB, bb *bundle, c *http.Client) *http.Cookie {
+	u, err := url.Parse(bb.srv.URL)
+	require.NoError(b, err)
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == authz.SessionCookie {
+			return ck
+		}
+	}
+	b.Fatal("no session cookie after sign-in")
+	return nil
+}
+
+// TestTriageSnapshots writes the triage pages, rendered from the benchmark
+// database, as HTML files next to a copy of the static files into
+// $SNAPSHOT_DIR, for looking at with scripts/screenshot.sh (serve the
+// directory with python3 -m http.server --bind 127.0.0.1). Skipped unless
+// SNAPSHOT_DIR is set.
+func TestTriageSnapshots(t *testing.T) {
+	dir := os.Getenv("SNAPSHOT_DIR")
+	if dir == "" {
+		t.Skip("SNAPSHOT_DIR is not set")
+	}
+	rows := 1_000_000
+	if v := os.Getenv("BENCH_ROWS"); v != "" {
+		var err error
+		rows, err = strconv.Atoi(v)
+		require.NoError(t, err)
+	}
+	pool := benchDatabase(t, rows)
+	h, client, bb := benchServer(t, pool)
+	cookie := sessionCookie(t, bb, client)
+	require.NoError(t, os.MkdirAll(dir+"/static", 0o755))
+	for _, name := range []string{"app.css", "app.js", "htmx.min.js", "favicon.svg"} {
+		data, err := os.ReadFile("static/" + name)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(dir+"/static/"+name, data, 0o644))
+	}
+	var big, binary, hostile, plain int64
+	ctx := context.Background()
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM dead_letters WHERE payload_size > 70000 LIMIT 1`).Scan(&big))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM dead_letters WHERE get_byte(payload, 0) = 31 AND payload_size > 200 LIMIT 1`).Scan(&binary))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM dead_letters WHERE correlation_id LIKE '%onerror%' LIMIT 1`).Scan(&hostile))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM dead_letters WHERE item_type = 'orders.refund' AND status = 'quarantined' AND payload_size BETWEEN 200 AND 2000 ORDER BY id DESC LIMIT 1`).Scan(&plain))
+	pages := map[string]string{
+		"dashboard.html":   "/",
+		"dashboard7d.html": "/?span=7d",
+		"list.html":        "/deadletters",
+		"list-filter.html": "/deadletters?tenant=acme&status=unresolved&type=orders.refund",
+		"list-search.html": "/deadletters?q=connection+refused&count=1",
+		"list-empty.html":  "/deadletters?q=no+such+words+anywhere&count=1",
+		"groups.html":      "/groups",
+		"detail.html":      fmt.Sprintf("/deadletters/%d", plain),
+		"detail-big.html":  fmt.Sprintf("/deadletters/%d", big),
+		"detail-bin.html":  fmt.Sprintf("/deadletters/%d", binary),
+		"detail-evil.html": fmt.Sprintf("/deadletters/%d", hostile),
+	}
+	for file, path := range pages {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.AddCookie(cookie)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		require.Equal(t, http.StatusOK, w.Code, path)
+		require.NoError(t, os.WriteFile(dir+"/"+file, w.Body.Bytes(), 0o644))
+	}
+	t.Logf("wrote %d pages to %s", len(pages), dir)
+}

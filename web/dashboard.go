@@ -1,0 +1,154 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// Choices of the dashboard: the chart span and the age past which the
+// oldest unresolved dead letter turns red (default 1h).
+var (
+	dashboardSpans = map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour}
+	staleChoices   = []views.Option{
+		{Value: "15m", Label: "15 minutes"}, {Value: "30m", Label: "30 minutes"}, {Value: "1h", Label: "1 hour"},
+		{Value: "4h", Label: "4 hours"}, {Value: "24h", Label: "24 hours"},
+	}
+)
+
+const (
+	defaultSpan  = "24h"
+	defaultStale = "1h"
+)
+
+// dashboardForm is the dashboard's parameters as typed in the URL.
+type dashboardForm struct {
+	Span, Stale string
+}
+
+func readDashboardForm(q url.Values) dashboardForm {
+	return dashboardForm{Span: q.Get("span"), Stale: q.Get("stale")}
+}
+
+// Validate returns the span and threshold to use, falling back to the
+// defaults, with a message per value it did not understand.
+func (f *dashboardForm) Validate() (span, stale time.Duration, errs map[string]string) {
+	errs = map[string]string{}
+	if f.Span == "" {
+		f.Span = defaultSpan
+	}
+	if _, ok := dashboardSpans[f.Span]; !ok {
+		errs["span"] = "The chart shows 24h or 7d; showing 24h."
+		f.Span = defaultSpan
+	}
+	if f.Stale == "" {
+		f.Stale = defaultStale
+	}
+	stale, err := time.ParseDuration(f.Stale)
+	if err != nil || !hasChoice(staleChoices, f.Stale) {
+		errs["stale"] = "The age threshold is one of 15m, 30m, 1h, 4h, 24h; using 1h."
+		f.Stale = defaultStale
+		stale = time.Hour
+	}
+	if len(errs) == 0 {
+		errs = nil
+	}
+	return dashboardSpans[f.Span], stale, errs
+}
+
+func hasChoice(opts []views.Option, v string) bool {
+	for _, o := range opts {
+		if o.Value == v {
+			return true
+		}
+	}
+	return false
+}
+
+// dashboard is the home page of people who may read dead letters: the
+// web/auth.go home handler sends them here.
+func (s *Server) dashboard(c echo.Context) error {
+	ctx := c.Request().Context()
+	form := readDashboardForm(c.QueryParams())
+	span, stale, errs := form.Validate()
+	tenants := s.deadLetterTenants(ctx, userOf(c), authz.ActRead)
+	now := time.Now()
+	d, err := s.deps.DeadLetters.Dashboard(ctx, dlq.DashboardQuery{Tenants: tenants, Now: now, Span: span})
+	if err != nil {
+		return err
+	}
+	m := dashboardModel(d, now, stale)
+	m.Action, m.StaleValue, m.StaleOptions, m.SpanValue = views.PathDashboard, form.Stale, staleChoices, form.Span
+	m.SpanURLs = map[string]string{}
+	for k := range dashboardSpans {
+		m.SpanURLs[k] = views.PathDashboard + encodeQuery(url.Values{"span": {k}, "stale": {form.Stale}})
+	}
+	m.Chart.Title = "Arrivals per hour, last 24 hours"
+	if form.Span == "7d" {
+		m.Chart.Title = "Arrivals per hour, last 7 days"
+	}
+	p := s.page(c, "Dashboard", "dashboard")
+	status := http.StatusOK
+	for _, msg := range errs {
+		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashError, Text: msg})
+		status = http.StatusUnprocessableEntity
+	}
+	return s.render(c, status, views.Dashboard(p, m))
+}
+
+func dashboardModel(d dlq.Dashboard, now time.Time, stale time.Duration) views.DashboardModel {
+	m := views.DashboardModel{Now: now, StaleAfter: stale}
+	m.Total.ListURL = listURL("status", views.StatusUnresolved)
+	for _, t := range d.Tenants {
+		row := views.TenantSummaryRow{
+			Tenant: t.Tenant, Unresolved: t.Unresolved, Total: t.Total, Oldest: t.OldestUnresolved,
+			Stale:    !t.OldestUnresolved.IsZero() && now.Sub(t.OldestUnresolved) > stale,
+			LastHour: t.LastHour, LastDay: t.LastDay, ListURL: listURL("tenant", t.Tenant, "status", views.StatusUnresolved),
+		}
+		m.Tenants = append(m.Tenants, row)
+		m.Total.Unresolved += t.Unresolved
+		m.Total.Total += t.Total
+		m.Total.LastHour += t.LastHour
+		m.Total.LastDay += t.LastDay
+		if !t.OldestUnresolved.IsZero() && (m.Total.Oldest.IsZero() || t.OldestUnresolved.Before(m.Total.Oldest)) {
+			m.Total.Oldest = t.OldestUnresolved
+		}
+		m.Total.Stale = m.Total.Stale || row.Stale
+	}
+	for _, b := range d.Arrivals {
+		m.Chart.Bars = append(m.Chart.Bars, views.ChartBar{Start: b.Start, N: b.N})
+		m.Chart.Total += b.N
+		m.Chart.Max = max(m.Chart.Max, b.N)
+	}
+	m.ByItemType = dimensionRows(d.ByItemType, "type")
+	m.ByErrorClass = dimensionRows(d.ByErrorClass, "class")
+	for _, g := range d.TopGroups {
+		m.TopGroups = append(m.TopGroups, groupRow(g, views.StatusUnresolved))
+	}
+	return m
+}
+
+// dimensionRows keeps the values with unresolved dead letters.
+func dimensionRows(ds []dlq.DimensionCount, param string) []views.DimensionRow {
+	var out []views.DimensionRow
+	var top int64
+	for _, d := range ds {
+		top = max(top, d.Unresolved)
+	}
+	for _, d := range ds {
+		if d.Unresolved == 0 {
+			continue
+		}
+		out = append(out, views.DimensionRow{
+			Value: d.Value, Unresolved: d.Unresolved, Total: d.Total, Share: float64(d.Unresolved) / float64(top),
+			URL: listURL(param, d.Value, "status", views.StatusUnresolved),
+		})
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq"
+)
+
+func TestDashboard(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	now := time.Now()
+	ids := b.store(t,
+		letter{tenant: "acme", itemType: "orders.refund", class: "unknown_effect", err: "refund ord-1 timed out", at: now.Add(-5 * time.Minute)},
+		letter{tenant: "acme", itemType: "orders.refund", class: "unknown_effect", err: "refund ord-2 timed out", at: now.Add(-90 * time.Minute)},
+		letter{tenant: "acme", itemType: "email.send", class: "permanent", err: "smtp 550", at: now.Add(-3 * time.Hour)},
+		letter{tenant: "acme", itemType: "email.send", class: "permanent", err: "smtp 550", at: now.Add(-30 * time.Hour)},
+		letter{tenant: "globex", itemType: "email.send", class: "transient", err: "dial tcp: refused", at: now.Add(-2 * time.Minute)},
+	)
+	_, err := b.db.Pool.Exec(t.Context(), `UPDATE dead_letters SET status = 'resolved' WHERE id = $1`, ids[3])
+	require.NoError(t, err)
+
+	c, _ := b.signIn(t, "acme:viewer", "globex:viewer")
+
+	t.Run("Numbers", func(t *testing.T) {
+		resp := b.do(t, c, "GET", "/", nil, nil)
+		require.Equal(t, http.StatusOK, resp.status, resp.body)
+		d := resp.doc(t)
+		require.Equal(t, 1, byID(d, "dashboard").Length(), "readers of dead letters land on the dashboard")
+		assert.Equal(t, "page", byID(d, "nav-dashboard").AttrOr("aria-current", ""))
+		rows := byID(d, "tenant-row")
+		require.Equal(t, 2, rows.Length())
+		acme := rows.Eq(0)
+		assert.Equal(t, "acme", acme.AttrOr("data-tenant", ""))
+		assert.Equal(t, "3", text(acme.Find(`[data-testid="tenant-unresolved"]`)))
+		assert.Equal(t, "1", text(acme.Find(`[data-testid="tenant-hour"]`)))
+		assert.Equal(t, "3", text(acme.Find(`[data-testid="tenant-day"]`)))
+		assert.Equal(t, "4", text(acme.Find(`[data-testid="tenant-total"]`)))
+		assert.Equal(t, "3h ago", text(acme.Find(`[data-testid="tenant-oldest"]`)))
+		assert.Equal(t, "/deadletters?status=unresolved&tenant=acme", acme.Find("a.row-link").AttrOr("href", ""))
+		assert.Contains(t, text(byID(d, "kpi-unresolved")), "4")
+		assert.Contains(t, text(byID(d, "kpi-hour")), "2")
+		assert.Contains(t, text(byID(d, "kpi-day")), "4")
+
+		chart := byID(d, "arrival-chart")
+		assert.Equal(t, "4", chart.AttrOr("data-total", ""), "arrivals of the last 24 hours")
+		assert.Equal(t, 24, chart.Find(`[data-testid="chart-bar"]`).Length())
+
+		types := map[string]string{}
+		byID(d, "by-type").Find(`[data-testid="dim-row"]`).Each(func(_ int, s *goquery.Selection) {
+			types[s.AttrOr("data-value", "")] = text(s.Find(`[data-testid="dim-unresolved"]`))
+		})
+		assert.Equal(t, map[string]string{"orders.refund": "2", "email.send": "2"}, types)
+		classes := map[string]string{}
+		byID(d, "by-class").Find(`[data-testid="dim-row"]`).Each(func(_ int, s *goquery.Selection) {
+			classes[s.AttrOr("data-value", "")] = text(s.Find(`[data-testid="dim-unresolved"]`))
+		})
+		assert.Equal(t, map[string]string{"unknown_effect": "2", "permanent": "1", "transient": "1"}, classes)
+
+		groups := byID(d, "group-row")
+		require.Equal(t, 3, groups.Length())
+		assert.Equal(t, dlq.Fingerprint(dlq.ClassUnknownEffect, "refund ord-1 timed out", ""), groups.Eq(0).AttrOr("data-fingerprint", ""))
+		assert.Equal(t, "2", text(groups.Eq(0).Find(`[data-testid="group-unresolved"]`)))
+		assert.True(t, strings.HasPrefix(groups.Eq(0).Find(`[data-testid="group-link"]`).AttrOr("href", ""), "/deadletters?group="))
+	})
+
+	t.Run("StaleThreshold", func(t *testing.T) {
+		d := b.do(t, c, "GET", "/?stale=1h", nil, nil).doc(t)
+		assert.True(t, byID(d, "tenant-oldest").First().HasClass("age--stale"), "3h old is past 1h")
+		assert.True(t, byID(d, "kpi-oldest").HasClass("kpi--danger"))
+		d = b.do(t, c, "GET", "/?stale=4h", nil, nil).doc(t)
+		assert.False(t, byID(d, "tenant-oldest").First().HasClass("age--stale"))
+		assert.Equal(t, "4h", byID(d, "stale-select").Find("option[selected]").AttrOr("value", ""))
+	})
+
+	t.Run("SevenDays", func(t *testing.T) {
+		d := b.do(t, c, "GET", "/?span=7d", nil, nil).doc(t)
+		chart := byID(d, "arrival-chart")
+		assert.Equal(t, 168, chart.Find(`[data-testid="chart-bar"]`).Length())
+		assert.Equal(t, "5", chart.AttrOr("data-total", ""))
+		assert.Equal(t, "true", byID(d, "span-7d").AttrOr("aria-current", ""))
+	})
+
+	t.Run("InvalidParameters", func(t *testing.T) {
+		resp := b.do(t, c, "GET", "/?span=1y&stale=forever", nil, nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, resp.status)
+		d := resp.doc(t)
+		assert.Equal(t, 2, byID(d, "flash").Length())
+		assert.Equal(t, 24, byID(d, "chart-bar").Length(), "the defaults are shown")
+	})
+
+	t.Run("OnlyOwnTenants", func(t *testing.T) {
+		acmeOnly, _ := b.signIn(t, "acme:viewer")
+		resp := b.do(t, acmeOnly, "GET", "/", nil, nil)
+		d := resp.doc(t)
+		assert.Equal(t, 1, byID(d, "tenant-row").Length())
+		assert.NotContains(t, resp.body, "globex")
+		assert.NotContains(t, resp.body, "dial tcp")
+	})
+
+	t.Run("EmptyTenant", func(t *testing.T) {
+		initech, _ := b.signIn(t, "initech:oncall")
+		d := b.do(t, initech, "GET", "/", nil, nil).doc(t)
+		require.Equal(t, 1, byID(d, "tenant-row").Length())
+		assert.Equal(t, "0", text(byID(d, "tenant-unresolved")))
+		assert.GreaterOrEqual(t, byID(d, "empty-state").Length(), 1)
+	})
+
+	t.Run("HomeWithoutDeadLetters", func(t *testing.T) {
+		admin, _ := b.signIn(t, "*:admin")
+		d := b.do(t, admin, "GET", "/", nil, nil).doc(t)
+		assert.Zero(t, byID(d, "dashboard").Length())
+		assert.Equal(t, 1, byID(d, "home").Length(), "an admin keeps the home page")
+		assert.Zero(t, byID(d, "nav-deadletters").Length())
+	})
+}
+
+func TestDashboardAfterFill(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fillSmall(t, b, 5000)
+	c, _ := b.signIn(t, "*:viewer")
+	d := b.do(t, c, "GET", "/", nil, nil).doc(t)
+	var want struct{ unresolved, total, day int64 }
+	require.NoError(t, b.db.Pool.QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE dead_letter_unresolved(status)), count(*),
+        count(*) FILTER (WHERE dead_lettered_at >= date_trunc('minute', now()) - interval '1439 minutes')
+        FROM dead_letters`).Scan(&want.unresolved, &want.total, &want.day))
+	kpi := text(byID(d, "kpi-unresolved"))
+	assert.Contains(t, kpi, fmtCount(want.unresolved))
+	assert.Contains(t, kpi, fmtCount(want.total))
+	assert.Contains(t, text(byID(d, "kpi-day")), fmtCount(want.day))
+}
+
+func fmtCount(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,184 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// deadLetterFilterForm is the quarantine list filter as typed in the URL.
+type deadLetterFilterForm struct {
+	views.DeadLetterFilter
+	Before, After string
+}
+
+func readDeadLetterFilter(q url.Values) deadLetterFilterForm {
+	get := func(k string) string { return strings.TrimSpace(q.Get(k)) }
+	return deadLetterFilterForm{DeadLetterFilter: views.DeadLetterFilter{
+		Q: get("q"), Tenant: get("tenant"), ItemType: get("type"), ErrorClass: get("class"), Status: get("status"),
+		Subject: get("subject"), From: get("from"), To: get("to"), Group: get("group"),
+		MsgID: get("msg_id"), OperationID: get("op_id"), CorrelationID: get("corr_id"),
+	}, Before: q.Get("before"), After: q.Get("after")}
+}
+
+// errorClasses are every class a dead letter can have.
+var errorClasses = append(slices.Clone(dlq.ProducerClasses), dlq.ClassMaxDeliveries, dlq.ClassTerminated, dlq.ClassUnclassified)
+
+var fingerprintPattern = regexp.MustCompile(`^[0-9a-f]{8,64}$`)
+
+// Validate turns the form into a dlq.ListFilter over tenants (the caller's
+// scope), with a message per bad field.
+func (f deadLetterFilterForm) Validate(tenants []string) (dlq.ListFilter, map[string]string) {
+	errs := map[string]string{}
+	out := dlq.ListFilter{
+		Tenants: tenants, Tenant: f.Tenant, ItemType: f.ItemType, ErrorClass: dlq.ErrorClass(f.ErrorClass),
+		SubjectPrefix: f.Subject, Fingerprint: f.Group, MsgID: f.MsgID, OperationID: f.OperationID,
+		CorrelationID: f.CorrelationID, Text: f.Q, Before: f.Before, After: f.After,
+	}
+	if f.Q != "" && len([]rune(f.Q)) < dlq.MinTextSearch {
+		errs["q"] = "Type at least 3 characters to search error messages."
+	}
+	if f.Tenant != "" && !slices.Contains(tenants, f.Tenant) {
+		errs["tenant"] = "Choose one of your tenants."
+	}
+	if f.ErrorClass != "" && !slices.Contains(errorClasses, out.ErrorClass) {
+		errs["class"] = "Choose one of the error classes."
+	}
+	switch {
+	case f.Status == "":
+	case f.Status == views.StatusUnresolved:
+		out.Statuses = dlq.UnresolvedStatuses
+	case dlq.Status(f.Status).Valid():
+		out.Statuses = []dlq.Status{dlq.Status(f.Status)}
+	default:
+		errs["status"] = "Choose a status, or unresolved."
+	}
+	if f.Group != "" && !fingerprintPattern.MatchString(f.Group) {
+		errs["group"] = "The error group link is broken; open the group again from the groups page."
+	}
+	var ok bool
+	if out.From, ok = parseFormTime(f.From); !ok {
+		errs["from"] = "Write a time like 2026-11-29T14:00 (UTC)."
+	}
+	if out.To, ok = parseFormTime(f.To); !ok {
+		errs["to"] = "Write a time like 2026-11-29T15:00 (UTC)."
+	}
+	if !out.From.IsZero() && !out.To.IsZero() && !out.From.Before(out.To) {
+		errs["to"] = "The end must be after the start."
+	}
+	for _, c := range []string{f.Before, f.After} {
+		if _, err := dlq.DecodeCursor(c); c != "" && err != nil {
+			errs["page"] = "The page link is broken; start from the first page."
+		}
+	}
+	if f.Before != "" && f.After != "" {
+		errs["page"] = "The page link is broken; start from the first page."
+	}
+	if len(errs) == 0 {
+		return out, nil
+	}
+	return out, errs
+}
+
+// deadLetterList is the quarantine list: parse the filter, validate it
+// (422 with messages), list a page in the caller's tenants, render.
+func (s *Server) deadLetterList(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := userOf(c)
+	tenants := s.deadLetterTenants(ctx, u, authz.ActRead)
+	form := readDeadLetterFilter(c.QueryParams())
+	f, errs := form.Validate(tenants)
+	now := time.Now()
+	m := views.DeadLetterListModel{
+		Action: views.PathDeadLetters, Filter: form.DeadLetterFilter, Errors: errs, Now: now,
+		Tenants: tenants, ErrorClasses: classStrings(errorClasses), Statuses: statusOptions(),
+	}
+	m.ItemTypes = s.itemTypes(ctx, tenants)
+	q := c.QueryParams()
+	if form.Group != "" {
+		m.ClearGroupURL = views.PathDeadLetters + encodeQuery(without(q, "group", "before", "after"))
+	}
+	if errs != nil {
+		return s.render(c, http.StatusUnprocessableEntity, views.DeadLetterList(s.page(c, "Dead letters", "deadletters"), m))
+	}
+	page, err := s.deps.DeadLetters.ListDeadLetters(ctx, f)
+	if err != nil {
+		return err
+	}
+	m.Counted, m.Count, m.CountCapped = page.Counted, page.Count, page.CountCapped
+	if !page.Counted && q.Get("count") == "1" {
+		if m.Count, m.CountCapped, err = s.deps.DeadLetters.CountDeadLetters(ctx, f); err != nil {
+			return err
+		}
+		m.Counted = true
+	}
+	if !m.Counted {
+		filter := without(q, "before", "after", "count")
+		m.CountURL = views.PathDeadLetters + "/count" + encodeQuery(filter)
+		withCount := without(q, "count")
+		withCount.Set("count", "1")
+		m.CountNowURL = views.PathDeadLetters + encodeQuery(withCount)
+	}
+	for _, it := range page.Items {
+		m.Rows = append(m.Rows, deadLetterRow(it))
+	}
+	if form.Group != "" && len(page.Items) > 0 {
+		m.GroupLabel = page.Items[0].Error
+	}
+	if page.Next != "" {
+		m.NextURL = cursorURL(views.PathDeadLetters, q, "before", page.Next)
+	}
+	if page.Prev != "" {
+		m.PrevURL = cursorURL(views.PathDeadLetters, q, "after", page.Prev)
+	}
+	m.BulkActions = s.bulkActions(c, q, m)
+	return s.render(c, http.StatusOK, views.DeadLetterList(s.page(c, "Dead letters", "deadletters"), m))
+}
+
+func deadLetterRow(it dlq.ListItem) views.DeadLetterRow {
+	r := views.DeadLetterRow{
+		ID: it.ID, URL: deadLetterURL(it.ID), Tenant: it.Tenant, ItemType: it.ItemType, MsgID: it.MsgID,
+		Error: it.Error, ErrorClass: string(it.ErrorClass), Status: string(it.Status), Attempts: "—",
+		At: it.DeadLetteredAt, PayloadSize: int64(it.PayloadSize), Malformed: it.Malformed,
+	}
+	if it.Attempts != nil {
+		r.Attempts = strconv.Itoa(int(*it.Attempts))
+	}
+	return r
+}
+
+func classStrings(cs []dlq.ErrorClass) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = string(c)
+	}
+	return out
+}
+
+// without returns q without keys and without empty values.
+func without(q url.Values, keys ...string) url.Values {
+	out := url.Values{}
+	for k, v := range q {
+		if !slices.Contains(keys, k) && len(v) > 0 && v[0] != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// cursorURL is path with q's filter and one page cursor.
+func cursorURL(path string, q url.Values, key, cursor string) string {
+	out := without(q, "before", "after")
+	out.Set(key, cursor)
+	return path + encodeQuery(out)
+}

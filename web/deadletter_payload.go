@@ -1,0 +1,51 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+)
+
+// deadLetterPayload downloads the raw payload of a dead letter (permission
+// deadletter:download in its tenant). It is sent as an attachment of type
+// application/octet-stream that browsers never sniff or render, and the
+// download is audited.
+func (s *Server) deadLetterPayload(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, ok := deadLetterID(c)
+	if !ok {
+		return echo.NewHTTPError(http.StatusNotFound, "There is no such dead letter.")
+	}
+	p, err := s.deps.DeadLetters.PayloadInScope(ctx, id, s.deadLetterTenants(ctx, userOf(c), authz.ActDownload))
+	var out *dlq.OutOfScopeError
+	if errors.As(err, &out) {
+		// The caller may read it there but not download: say so. Otherwise
+		// it is not theirs to know about.
+		if s.deps.Access.Can(userOf(c), out.Tenant, authz.ObjDeadLetter, authz.ActRead) {
+			return s.deny(c, out.Tenant, authz.ObjDeadLetter+":"+authz.ActDownload, "dead letter "+c.Param("id"))
+		}
+		return s.notFoundDenied(c, out.Tenant, deadLetterAuditType, c.Param("id"))
+	}
+	if err != nil {
+		return err
+	}
+	if p.Unavailable {
+		return echo.NewHTTPError(http.StatusNotFound, "The original message was gone from its stream; there is no payload.")
+	}
+	e := s.event(c, "deadletter.download", audit.OutcomeOK)
+	e.Tenant, e.ObjectType, e.ObjectID, e.MessageID = p.Tenant, deadLetterAuditType, c.Param("id"), p.MsgID
+	if _, err := audit.AppendFunc(ctx, s.deps.Pool, e); err != nil {
+		return fmt.Errorf("audit payload download: %w", err)
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="deadletter-%d.bin"`, p.ID))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	return c.Blob(http.StatusOK, echo.MIMEOctetStream, p.Data)
+}

@@ -1,0 +1,67 @@
+package web
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// deadLetterTenants are the tenants where the caller may do act on dead
+// letters: the tenants that have dead letters when the caller's role covers
+// every tenant, else the tenants of their roles. Every triage query is
+// restricted to them.
+func (s *Server) deadLetterTenants(ctx context.Context, u authz.User, act string) []string {
+	known := s.knownTenants(ctx)
+	sc := s.deps.Access.Scope(u, authz.ObjDeadLetter, act, known)
+	if sc.All {
+		return known
+	}
+	return sc.Tenants
+}
+
+// itemTypes are the item types present in tenants, for the filter select
+// (from the counters, not the table). Without them the select still works:
+// a failure is logged, not shown.
+func (s *Server) itemTypes(ctx context.Context, tenants []string) []string {
+	fs, err := s.deps.DeadLetters.Facets(ctx, tenants)
+	if err != nil {
+		s.deps.Log.Warn("read filter choices", "err", err)
+	}
+	return fs.ItemTypes
+}
+
+// listURL is the quarantine list filtered by pairs of parameter and value
+// (empty values left out).
+func listURL(kv ...string) string {
+	q := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			q.Set(kv[i], kv[i+1])
+		}
+	}
+	return views.PathDeadLetters + encodeQuery(q)
+}
+
+func deadLetterURL(id int64) string {
+	return views.PathDeadLetters + "/" + strconv.FormatInt(id, 10)
+}
+
+// deadLetterID reads the :id parameter; a malformed one is a plain 404.
+func deadLetterID(c echo.Context) (int64, bool) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	return id, err == nil && id > 0
+}
+
+func statusOptions() []views.Option {
+	out := []views.Option{{Value: views.StatusUnresolved, Label: "unresolved (any)"}}
+	for _, st := range dlq.AllStatuses {
+		out = append(out, views.Option{Value: string(st), Label: views.Label(string(st))})
+	}
+	return out
+}

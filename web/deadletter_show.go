@@ -1,0 +1,133 @@
+package web
+
+import (
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// deadLetterAuditType is the object type of dead letters in the audit log.
+const deadLetterAuditType = "dead_letter"
+
+// deadLetterShow is one dead letter in full. Another tenant's dead letter
+// answers 404, like a missing one, and the attempt is audited.
+func (s *Server) deadLetterShow(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, ok := deadLetterID(c)
+	if !ok {
+		return echo.NewHTTPError(http.StatusNotFound, "There is no such dead letter.")
+	}
+	u := userOf(c)
+	d, err := s.deps.DeadLetters.GetPreview(ctx, id, s.deadLetterTenants(ctx, u, authz.ActRead))
+	var out *dlq.OutOfScopeError
+	if errors.As(err, &out) {
+		return s.notFoundDenied(c, out.Tenant, deadLetterAuditType, c.Param("id"))
+	}
+	if err != nil {
+		return err
+	}
+	trail, err := s.deadLetterTrail(c, d)
+	if err != nil {
+		return err
+	}
+	m := deadLetterModel(d, time.Now())
+	m.Audit = trail
+	m.ListURL = views.PathDeadLetters
+	if s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActDownload) {
+		m.Payload.DownloadURL = deadLetterURL(d.ID) + "/payload"
+	}
+	if s.deps.Replays != nil {
+		if t := s.deps.Replays.Policy(); t != nil {
+			class, rule := t.ClassFor(d.ItemType)
+			m.PolicyClass, m.PolicyText = string(class), t.Describe(class)
+			if rule >= 0 {
+				m.PolicyRule = t.Rules()[rule].ItemType
+			}
+		}
+	}
+	if m.ReplayPanel, err = s.replayPanel(c, d); err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.DeadLetterShow(s.page(c, "Dead letter "+c.Param("id"), "deadletters"), m))
+}
+
+// deadLetterModel turns a stored dead letter into the page model; message
+// data stays text (the view escapes it).
+func deadLetterModel(d dlq.DeadLetter, now time.Time) views.DeadLetterDetailModel {
+	m := views.DeadLetterDetailModel{
+		ID: d.ID, Tenant: d.Tenant, ItemType: d.ItemType, Status: string(d.Status), Version: d.Version,
+		Subject: d.Subject, OriginalSubject: d.OriginalSubject, SourceKind: d.SourceKind, SourceStream: d.SourceStream,
+		SourceSeq: d.SourceSeq, SourceConsumer: d.SourceConsumer, MsgID: d.MsgID, MsgIDDerived: d.MsgIDDerived,
+		OperationID: d.OperationID, CorrelationID: d.CorrelationID, Principal: d.Principal, Consumer: d.Consumer,
+		Error: d.Error, ErrorClass: string(d.ErrorClass), Stack: d.Stack, DeadLetteredAt: d.DeadLetteredAt,
+		ReceivedAt: d.ReceivedAt, UpdatedAt: d.UpdatedAt, Malformed: d.Malformed, MalformedReasons: d.MalformedReasons,
+		Fingerprint: d.Fingerprint, GroupURL: listURL("group", d.Fingerprint), Now: now,
+		Payload:  views.NewPayloadView(d.Payload, int64(d.PayloadSize), d.PayloadUnavailable),
+		Advisory: prettyJSON(d.Advisory),
+	}
+	m.Payload.SHA256 = hex.EncodeToString(d.PayloadSHA256)
+	if d.Attempts != nil {
+		m.Attempts = strconv.Itoa(int(*d.Attempts))
+	}
+	if d.FirstFailedAt != nil {
+		m.FirstFailedAt = *d.FirstFailedAt
+	}
+	if d.LastFailedAt != nil {
+		m.LastFailedAt = *d.LastFailedAt
+	}
+	hs, err := d.Headers()
+	if err != nil {
+		m.Headers = []views.HeaderRow{{Name: "(headers could not be decoded)", Value: string(d.HeadersJSON), Binary: true}}
+	}
+	for _, h := range hs {
+		row := views.HeaderRow{Name: h.Name, Value: h.Value, Binary: h.Encoding != ""}
+		if h.NameEncoding != "" {
+			row.Name = "base64:" + h.Name
+		}
+		m.Headers = append(m.Headers, row)
+	}
+	return m
+}
+
+// deadLetterTrail is the dead letter's audit trail, oldest first: entries
+// about the object and entries naming its message id in its tenant.
+func (s *Server) deadLetterTrail(c echo.Context, d dlq.DeadLetter) ([]views.AuditRow, error) {
+	ctx := c.Request().Context()
+	byObject, err := audit.ForObject(ctx, s.deps.Pool, deadLetterAuditType, strconv.FormatInt(d.ID, 10), audit.DefaultLimit)
+	if err != nil {
+		return nil, err
+	}
+	byMessage, err := audit.List(ctx, s.deps.Pool, audit.Filter{MessageID: d.MsgID, Tenants: []string{d.Tenant}, Limit: audit.DefaultLimit})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[int64]bool{}
+	var entries []audit.Entry
+	for _, e := range append(byObject, byMessage.Entries...) {
+		if !seen[e.Seq] {
+			seen[e.Seq] = true
+			entries = append(entries, e)
+		}
+	}
+	slices.SortFunc(entries, func(a, b audit.Entry) int { return int(a.Seq - b.Seq) })
+	linkable := s.deps.Access.Can(userOf(c), d.Tenant, authz.ObjAudit, authz.ActRead)
+	rows := make([]views.AuditRow, 0, len(entries))
+	for _, e := range entries {
+		r := auditRow(e)
+		if !linkable {
+			r.URL = ""
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
