@@ -205,13 +205,14 @@ func (s *session) Attr(css, name string) string {
 		`(() => { const e = document.querySelector(`+jsString(css)+`); return (e && e.getAttribute(`+jsString(name)+`)) || "" })()`)
 }
 
-// Fill replaces the value of an input by typing, as a person does.
+// Fill replaces the value of an input or textarea by typing, as a person
+// does. (The value is emptied first through the value property:
+// chromedp.Clear fails on an empty textarea, which has no text node.)
 func (s *session) Fill(css, value string) {
 	s.t.Helper()
-	s.do("fill "+css,
-		chromedp.WaitVisible(chromedp.CSS(css)),
-		chromedp.Clear(chromedp.CSS(css)),
-		chromedp.SendKeys(chromedp.CSS(css), value))
+	s.do("wait for "+css, chromedp.WaitVisible(chromedp.CSS(css)))
+	eval[bool](s, "empty "+css, `(() => { const e = document.querySelector(`+jsString(css)+`); e.value = ""; return true })()`)
+	s.do("fill "+css, chromedp.SendKeys(chromedp.CSS(css), value))
 }
 
 // Select chooses an option of a <select> by value.

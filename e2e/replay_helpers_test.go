@@ -1,12 +1,10 @@
 package e2e
 
 // Helpers for the journeys and faults of issue 6 that need the triage
-// screens and replay (request, approve, execute), which are being built.
-// No test uses them yet: each test lands with the product it drives, and
-// none pretends (no skipped placeholders). The browser steps use the
-// routes of web/routes_replay.go and the data-testids of
-// views/replay.templ as they stand; the triage ones (dashboard, list,
-// detail) are listed in triageIDs.
+// screens and replay (request, approve, execute): the journey_replay_* and
+// fault_replay/fault_concurrency tests use them. The browser steps use the
+// routes of web/routes_replay.go and the data-testids of views/replay.templ
+// and the triage views (dashboard, list, detail; see triageIDs).
 
 import (
 	"context"
@@ -204,8 +202,12 @@ func (s *session) approveReplay(id int64, typedConfirmation string) {
 	if typedConfirmation != "" {
 		s.Fill(`input[name="confirmation"]`, typedConfirmation)
 	}
+	// Mark this page: the list of approvals may already be on it (a second
+	// approver), so wait for the page the POST answers, not for the list.
+	eval[bool](s, "mark the page", `(window.__beforeApprove = true)`)
 	s.Click(testID("approve"))
-	s.WaitUntil("the request page after approving", `document.querySelector('[data-testid="replay-approvals"]')`)
+	s.WaitUntil("the request page after approving", `!window.__beforeApprove && document.readyState === "complete" &&
+		document.querySelector('[data-testid="replay-approvals"]')`)
 }
 
 // waitReplayStatus waits until the open request page shows status (the
