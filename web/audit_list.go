@@ -36,6 +36,10 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 		Actor: f.Actor, Action: f.Action, Tenant: f.Tenant, ObjectID: f.Object, MessageID: f.MessageID,
 		Outcome: audit.Outcome(f.Outcome),
 	}
+	// "type:id" (as the field's placeholder says) narrows to one kind of object.
+	if typ, id, ok := strings.Cut(f.Object, ":"); ok && typ != "" && id != "" {
+		out.ObjectType, out.ObjectID = typ, id
+	}
 	if f.Outcome != "" && !out.Outcome.Valid() {
 		errs["outcome"] = "Choose ok, denied or error."
 	}

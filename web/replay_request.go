@@ -83,6 +83,11 @@ func (s *Server) requestModel(c echo.Context, errs map[string]string) (views.Rep
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
 		CancelURL:  fmt.Sprintf("/replay/requests/%d/cancel", req.ID),
 	}
+	if req.Status != dlq.ReplayDraft && req.Status != dlq.ReplayPendingApproval {
+		// The policy's verdict matters while a request waits; afterwards the
+		// status, its reason and the progress say what happened.
+		m.Decision = ""
+	}
 	if m.MoreItems < 0 {
 		m.MoreItems = 0
 	}

@@ -312,3 +312,20 @@ func TestLogoutEndsSession(t *testing.T) {
 	assert.Equal(t, http.StatusFound, b.do(t, c, "GET", "/audit", nil, nil).status, "signed out")
 	assert.Equal(t, 1, b.auditCount(t, "action = 'auth.logout' AND actor_subject = $1", u.Subject))
 }
+
+func TestAuditObjectFilterTypeAndID(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	for _, typ := range []string{"replay_request", "dead_letter"} {
+		_, err := audit.AppendFunc(ctx, b.db.Pool, audit.Event{Action: "test." + typ, ObjectType: typ, ObjectID: "7", Outcome: audit.OutcomeOK})
+		require.NoError(t, err)
+	}
+	c, _ := b.signIn(t, "*:auditor")
+	rows := func(q string) int {
+		return b.do(t, c, "GET", "/audit?"+q, nil, nil).doc(t).Find(`[data-testid="audit-row"]`).Length()
+	}
+	assert.Equal(t, 2, rows("object=7"))
+	assert.Equal(t, 1, rows("object=replay_request:7"))
+	assert.Equal(t, 0, rows("object=role_binding:7"))
+}
