@@ -49,8 +49,8 @@ type ReplayApprovalRow struct {
 
 // ReplayProgressModel counts a request's jobs; Poll is set while it runs.
 type ReplayProgressModel struct {
-	URL                                                                  string
-	Poll                                                                 bool
+	URL                                                                                string
+	Poll                                                                               bool
 	Total, Pending, Published, Duplicate, Skipped, Failed, Unknown, Blocked, Cancelled int
 }
 

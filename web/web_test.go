@@ -28,9 +28,9 @@ import (
 )
 
 type bundle struct {
-	db     *testdb.DB
-	idp    *mockoidc.MockOIDC
-	srv    *httptest.Server
+	db      *testdb.DB
+	idp     *mockoidc.MockOIDC
+	srv     *httptest.Server
 	access  *authz.Access
 	replays *dlq.Replays
 	users   atomic.Int64
