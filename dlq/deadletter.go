@@ -74,16 +74,22 @@ const deadLetterColumns = `id, tenant, item_type, subject, original_subject, msg
 
 // Get returns dead letter id. It returns ErrNotFound when there is none.
 func (s *Store) Get(ctx context.Context, id int64) (DeadLetter, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+deadLetterColumns+` FROM dead_letters WHERE id = $1`, id)
+	return s.getOne(ctx, fmt.Sprintf("get dead letter %d", id), `SELECT `+deadLetterColumns+` FROM dead_letters WHERE id = $1`, id)
+}
+
+// getOne reads the one dead letter sql selects; none is ErrNotFound. Errors
+// are wrapped with op.
+func (s *Store) getOne(ctx context.Context, op, sql string, args ...any) (DeadLetter, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
-		return DeadLetter{}, fmt.Errorf("get dead letter %d: %w", id, err)
+		return DeadLetter{}, fmt.Errorf("%s: %w", op, err)
 	}
 	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DeadLetter])
 	if errors.Is(err, pgx.ErrNoRows) {
-		return DeadLetter{}, fmt.Errorf("get dead letter %d: %w", id, ErrNotFound)
+		return DeadLetter{}, fmt.Errorf("%s: %w", op, ErrNotFound)
 	}
 	if err != nil {
-		return DeadLetter{}, fmt.Errorf("get dead letter %d: %w", id, err)
+		return DeadLetter{}, fmt.Errorf("%s: %w", op, err)
 	}
 	return d, nil
 }
@@ -91,17 +97,6 @@ func (s *Store) Get(ctx context.Context, id int64) (DeadLetter, error) {
 // BySource returns the dead letter stored from a stream position (consumer
 // is empty for DLQ messages). It returns ErrNotFound when there is none.
 func (s *Store) BySource(ctx context.Context, stream string, seq uint64, consumer string) (DeadLetter, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+deadLetterColumns+` FROM dead_letters
+	return s.getOne(ctx, fmt.Sprintf("get dead letter %s:%d", stream, seq), `SELECT `+deadLetterColumns+` FROM dead_letters
         WHERE source_stream = $1 AND source_seq = $2 AND source_consumer = $3`, stream, int64(seq), consumer)
-	if err != nil {
-		return DeadLetter{}, fmt.Errorf("get dead letter %s:%d: %w", stream, seq, err)
-	}
-	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DeadLetter])
-	if errors.Is(err, pgx.ErrNoRows) {
-		return DeadLetter{}, fmt.Errorf("get dead letter %s:%d: %w", stream, seq, ErrNotFound)
-	}
-	if err != nil {
-		return DeadLetter{}, fmt.Errorf("get dead letter %s:%d: %w", stream, seq, err)
-	}
-	return d, nil
 }

@@ -55,16 +55,9 @@ func (s *Store) GetInScope(ctx context.Context, id int64, tenants []string) (Dea
 // GetPreview is GetInScope with the payload cut to its first
 // PreviewPayloadMax bytes; PayloadSize stays the full size.
 func (s *Store) GetPreview(ctx context.Context, id int64, tenants []string) (DeadLetter, error) {
-	rows, err := s.pool.Query(ctx, selectPreview, id, PreviewPayloadMax)
+	d, err := s.getOne(ctx, fmt.Sprintf("get dead letter %d", id), selectPreview, id, PreviewPayloadMax)
 	if err != nil {
-		return DeadLetter{}, fmt.Errorf("get dead letter %d: %w", id, err)
-	}
-	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DeadLetter])
-	if errors.Is(err, pgx.ErrNoRows) {
-		return DeadLetter{}, fmt.Errorf("get dead letter %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return DeadLetter{}, fmt.Errorf("get dead letter %d: %w", id, err)
+		return DeadLetter{}, err
 	}
 	if !slices.Contains(tenants, d.Tenant) {
 		return DeadLetter{}, &OutOfScopeError{ID: id, Tenant: d.Tenant}

@@ -43,16 +43,7 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 	if f.Outcome != "" && !out.Outcome.Valid() {
 		errs["outcome"] = "Choose ok, denied or error."
 	}
-	var ok bool
-	if out.From, ok = parseFormTime(f.From); !ok {
-		errs["from"] = "Write a time like 2026-11-29T14:00 (UTC)."
-	}
-	if out.To, ok = parseFormTime(f.To); !ok {
-		errs["to"] = "Write a time like 2026-11-29T15:00 (UTC)."
-	}
-	if !out.From.IsZero() && !out.To.IsZero() && !out.From.Before(out.To) {
-		errs["to"] = "The end must be after the start."
-	}
+	out.From, out.To = timeRange(f.From, f.To, errs)
 	var err error
 	if f.Before != "" {
 		if out.Before, err = strconv.ParseInt(f.Before, 10, 64); err != nil || out.Before < 1 {
@@ -68,6 +59,23 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 		return out, nil
 	}
 	return out, errs
+}
+
+// timeRange reads a from/to pair of a filter form, putting a message for a
+// bad field into errs under "from" or "to".
+func timeRange(from, to string, errs map[string]string) (time.Time, time.Time) {
+	f, ok := parseFormTime(from)
+	if !ok {
+		errs["from"] = "Write a time like 2026-11-29T14:00 (UTC)."
+	}
+	t, ok := parseFormTime(to)
+	if !ok {
+		errs["to"] = "Write a time like 2026-11-29T15:00 (UTC)."
+	}
+	if !f.IsZero() && !t.IsZero() && !f.Before(t) {
+		errs["to"] = "The end must be after the start."
+	}
+	return f, t
 }
 
 // parseFormTime accepts the datetime-local form (UTC), a date, or RFC 3339.

@@ -66,16 +66,7 @@ func (f deadLetterFilterForm) Validate(tenants []string) (dlq.ListFilter, map[st
 	if f.Group != "" && !fingerprintPattern.MatchString(f.Group) {
 		errs["group"] = "The error group link is broken; open the group again from the groups page."
 	}
-	var ok bool
-	if out.From, ok = parseFormTime(f.From); !ok {
-		errs["from"] = "Write a time like 2026-11-29T14:00 (UTC)."
-	}
-	if out.To, ok = parseFormTime(f.To); !ok {
-		errs["to"] = "Write a time like 2026-11-29T15:00 (UTC)."
-	}
-	if !out.From.IsZero() && !out.To.IsZero() && !out.From.Before(out.To) {
-		errs["to"] = "The end must be after the start."
-	}
+	out.From, out.To = timeRange(f.From, f.To, errs)
 	for _, c := range []string{f.Before, f.After} {
 		if _, err := dlq.DecodeCursor(c); c != "" && err != nil {
 			errs["page"] = "The page link is broken; start from the first page."

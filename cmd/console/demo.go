@@ -8,9 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/dlqdemo"
 )
@@ -34,15 +31,11 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	if rows > 0 {
 		return runFill(ctx, dbURL, rows, tenants, log, stdout)
 	}
-	nc, err := nats.Connect(natsURL, nats.Name("quarantine-demo"), nats.MaxReconnects(-1))
-	if err != nil {
-		return fmt.Errorf("NATS_URL %s: %w", natsURL, err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
+	nc, js, err := dialNATS(natsURL, "quarantine-demo")
 	if err != nil {
 		return err
 	}
+	defer nc.Close()
 	fmt.Fprintf(stdout, "demo: publishing %d msg/s for tenants %s on streams %s\n", ratePerSec, tenants, dlqdemo.WatchList())
 	stats, err := dlqdemo.Run(ctx, js, dlqdemo.Config{
 		Prefix: prefix, Tenants: strings.Split(tenants, ","), Rate: float64(ratePerSec), Count: count, Log: log,

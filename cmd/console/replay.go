@@ -129,15 +129,11 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 	if err := migrate(ctx, pool, log); err != nil {
 		return err
 	}
-	nc, err := nats.Connect(natsURL, nats.Name("quarantine-worker"), nats.MaxReconnects(-1))
-	if err != nil {
-		return fmt.Errorf("NATS_URL %s: %w", natsURL, err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
+	nc, js, err := dialNATS(natsURL, "quarantine-worker")
 	if err != nil {
 		return err
 	}
+	defer nc.Close()
 	access, err := authz.NewAccess(ctx, pool, rc.Groups, log)
 	if err != nil {
 		return err
@@ -152,4 +148,18 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 	parts.run(ctx)
 	wg.Wait()
 	return nil
+}
+
+// dialNATS connects to url as name, reconnecting forever, with JetStream.
+func dialNATS(url, name string) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("NATS_URL %s: %w", url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return nc, js, nil
 }
