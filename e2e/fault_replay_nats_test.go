@@ -46,8 +46,10 @@ func TestBulkReplaySurvivesNATSRestart(t *testing.T) {
 	published, _ := replayJobStates(t, ctx, s.DB, reqID)
 	require.Less(t, published, bulkReplayCount, "the stop must hit while the replay runs")
 	t.Logf("stopped nats-server at %d of %d published, %s after the submit", published, bulkReplayCount, time.Since(submitted).Round(time.Millisecond))
-	// The broker stays down a few seconds, longer than the worker's 5 s
-	// PubAck timeout: what was in flight ends with its outcome unknown.
+	// The outage itself: the broker stays down for 6 s, longer than the
+	// worker's 5 s PubAck timeout, so what was in flight ends with its
+	// outcome unknown. This is the fault's length, not a wait for a
+	// condition (those all poll with deadlines).
 	time.Sleep(6 * time.Second)
 	s.NATS.Start(t)
 	t.Logf("nats-server back %s after the submit", time.Since(submitted).Round(time.Millisecond))
