@@ -62,6 +62,9 @@ func BenchmarkReplay100k(b *testing.B) {
 		require.Len(b, reqs, 1)
 		requested := time.Since(startReq)
 
+		if _, err := rb.db.Pool.Exec(ctx, "CHECKPOINT"); err != nil {
+			b.Logf("checkpoint before the run: %v", err)
+		}
 		runtime.GC()
 		var base runtime.MemStats
 		runtime.ReadMemStats(&base)

@@ -32,6 +32,7 @@ section_name=$name
 if [ "$name" = ui ] && [ "$BENCH_ROWS" != 1000000 ]; then section_name="ui-$BENCH_ROWS"; fi
 
 out=$(mktemp)
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 go test -run '^$' -bench "$bench" -benchtime=1x -count "$count" -timeout 180m "${verbose[@]}" "$pkg" | tee "$out"
 
 pgset=$(psql "$DATABASE_URL" -qAtc "select string_agg(name || '=' || setting, ', ' order by name) from pg_settings where name in ('fsync','synchronous_commit','shared_buffers','max_wal_size'$([ "$name" = ui ] && echo ",'work_mem','effective_cache_size','random_page_cost','max_parallel_workers_per_gather','jit'"))")
@@ -43,7 +44,7 @@ section=$(mktemp)
 	echo
 	echo "- Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -sr)"
 	echo "- Go: $(go env GOVERSION); PostgreSQL $pgver ($pgset); NATS server in process, file storage"
-	echo "- Load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "- Load average before the run: $load_before; after it: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo
 	if [ "$name" = ui ]; then
 		echo "- Dead letters: $BENCH_ROWS (\`console demo --rows\` mix, database quarantine_bench_*); server time = handler entry to last byte, in process, session lookup and authorization included"
