@@ -21,6 +21,15 @@ cleanup() {
 }
 trap cleanup INT TERM EXIT
 
+if ! command -v curl >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ]; then
+		log "installing curl (apt-get)..."
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >&2
+	else
+		log "curl is needed to wait for the console; install it (apt-get install curl)"
+		exit 1
+	fi
+fi
 ensure_postgres
 log "building the console..."
 go build -o .data/bin/console ./cmd/console
