@@ -683,3 +683,17 @@ func (r *Replays) ConfirmationFor(ctx context.Context, id int64) (string, error)
 	}
 	return replaypolicy.ConfirmationPhrase(replaypolicy.Item{MsgID: msgID}, replaypolicy.Request{Items: req.ItemCount, Bulk: req.ItemCount > 1}), nil
 }
+
+// ItemPayload returns the payload a request will send for one of its items.
+func (r *Replays) ItemPayload(ctx context.Context, id, deadLetterID int64) ([]byte, error) {
+	var p []byte
+	err := r.pool.QueryRow(ctx, `SELECT payload FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2 AND skip_reason = ''`,
+		id, deadLetterID).Scan(&p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("item %d of replay %d: %w", deadLetterID, id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("item %d of replay %d: %w", deadLetterID, id, err)
+	}
+	return p, nil
+}

@@ -84,6 +84,18 @@ type ReplayRequestModel struct {
 	CanCancel    bool
 	CancelURL    string
 	Errors       map[string]string
+
+	// Edits are the payloads the requester may still change (not for
+	// same_operation, only before approval, text payloads only).
+	Edits []PayloadEdit
+}
+
+// PayloadEdit is the form that changes one item's payload.
+type PayloadEdit struct {
+	DeadLetterID int64
+	MsgID        string
+	Payload      string
+	URL          string
 }
 
 // ApprovalRow is a pending request on the approvals page.

@@ -5,13 +5,18 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
+
+// maxEditableItems bounds the payload forms on a request page.
+const maxEditableItems = 20
 
 // replayRequest shows a request: the full intent, approvals, progress and
 // what the viewer may do.
@@ -104,6 +109,23 @@ func (s *Server) requestModel(c echo.Context, errs map[string]string) (views.Rep
 	m.CanCancel = req.Status.Open() && req.Requester.SameAs(me) && s.deps.Access.Can(u, req.Tenant, obj, authz.ActCancel)
 	if m.CanApprove {
 		m.Confirmation = d.Confirmation
+	}
+	if (req.Status == dlq.ReplayDraft || req.Status == dlq.ReplayPendingApproval) && req.Requester.SameAs(me) &&
+		req.Class != replaypolicy.SameOperation && req.ItemCount <= maxEditableItems {
+		for _, it := range items {
+			if it.SkipReason != "" {
+				continue
+			}
+			p, err := s.deps.Replays.ItemPayload(ctx, req.ID, it.DeadLetterID)
+			if err != nil {
+				return m, err
+			}
+			if !utf8.Valid(p) {
+				continue // binary payloads are not edited in a text box
+			}
+			m.Edits = append(m.Edits, views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p),
+				URL: fmt.Sprintf("/replay/requests/%d/items/%d/payload", req.ID, it.DeadLetterID)})
+		}
 	}
 	return m, nil
 }

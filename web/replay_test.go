@@ -211,3 +211,40 @@ func TestBulkReplayFromFilterFreezesTheSet(t *testing.T) {
 
 	assert.Equal(t, http.StatusUnprocessableEntity, b.do(t, oncall, "POST", "/replay/filter", url.Values{}, nil).status, "no filter: no bulk")
 }
+
+func TestPayloadEditThroughPageIsANewIntent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	oncall, _ := b.signIn(t, "acme:oncall")
+	approver, _ := b.signIn(t, "acme:approver")
+	id := b.seed(t, "acme", "accounts.permission_grant", "grant-9", map[string][]string{dlq.HeaderPrincipal: {"user:9"}})
+	reqPath := b.requestReplay(t, oncall, id)
+	before, err := b.replays.Request(ctx, mustID(t, reqPath))
+	require.NoError(t, err)
+
+	page := b.do(t, oncall, "GET", reqPath, nil, nil).doc(t)
+	form := page.Find(`[data-testid="payload-edit-form"]`)
+	require.Equal(t, 1, form.Length(), "the requester may edit a revalidate payload before approval")
+	assert.Equal(t, `{"x":1}`, strings.TrimSpace(form.Find(`[data-testid="payload-edit"]`).Text()))
+	action, _ := form.Attr("action")
+	assert.Zero(t, b.do(t, approver, "GET", reqPath, nil, nil).doc(t).Find(`[data-testid="payload-edit-form"]`).Length(), "only the requester")
+
+	resp := b.do(t, approver, "POST", action, url.Values{"payload": {`{"x":2}`}}, nil)
+	assert.Equal(t, http.StatusForbidden, resp.status, "an approver cannot change what they approve")
+	resp = b.do(t, oncall, "POST", action, url.Values{"payload": {`{"x":2}`}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.status, resp.body)
+	after, err := b.replays.Request(ctx, before.ID)
+	require.NoError(t, err)
+	assert.NotEqual(t, before.IntentHex(), after.IntentHex())
+	assert.True(t, after.PayloadEdited)
+	stale := b.do(t, approver, "POST", reqPath+"/approve", url.Values{"intent": {before.IntentHex()}}, nil)
+	assert.Equal(t, http.StatusConflict, stale.status, "an approval of the old intent is refused")
+
+	mail := b.seed(t, "acme", "email.send", "mail-9", map[string][]string{dlq.HeaderOperationID: {"op-9"}})
+	mailPath := b.requestReplay(t, oncall, mail)
+	assert.Zero(t, b.do(t, oncall, "GET", mailPath, nil, nil).doc(t).Find(`[data-testid="payload-edit-form"]`).Length(),
+		"same_operation payloads are never edited")
+	resp = b.do(t, oncall, "POST", fmt.Sprintf("%s/items/%d/payload", mailPath, mail), url.Values{"payload": {"{}"}}, nil)
+	assert.Equal(t, http.StatusForbidden, resp.status)
+}

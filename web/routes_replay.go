@@ -23,6 +23,7 @@ func (s *Server) replayRoutes() []Route {
 		perm(http.MethodPost, "/replay/requests/:id/approve", replayObjects, authz.ActApprove, s.replayApprove),
 		perm(http.MethodPost, "/replay/requests/:id/reject", replayObjects, authz.ActReject, s.replayReject),
 		perm(http.MethodPost, "/replay/requests/:id/cancel", replayObjects, authz.ActCancel, s.replayCancel),
+		perm(http.MethodPost, "/replay/requests/:id/items/:dl/payload", replayObjects, authz.ActRequest, s.replayEditPayload),
 		perm(http.MethodGet, "/approvals", replayObjects, authz.ActApprove, s.approvalList),
 		perm(http.MethodGet, "/policy", authz.ObjPolicy, authz.ActRead, s.policyPage),
 		perm(http.MethodPost, "/deadletters/:id/discard", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterDiscard),
