@@ -230,11 +230,14 @@ func requireBulkReplayedOnce(t *testing.T, ctx context.Context, db *pgxpool.Pool
 		msgIDs[i] = l.MsgID(i)
 	}
 	requireEachOnceInStream(t, ctx, js, targetStream, msgIDs)
-	streamIDs, err := streamMsgIDs(ctx, js, targetStream)
-	require.NoError(t, err)
+	streamIDs := readStreamIDs(t, ctx, js, targetStream)
 	assert.Len(t, streamIDs, bulkReplayCount, "5,000 distinct Nats-Msg-Ids in the target stream")
-	info, err := streamInfo(ctx, js, targetStream)
-	require.NoError(t, err)
+	var info *jetstream.StreamInfo
+	waitFor(t, "stream info", 30*time.Second, func() error {
+		var err error
+		info, err = streamInfo(ctx, js, targetStream)
+		return err
+	})
 	assert.EqualValues(t, bulkReplayCount, info.State.Msgs, "the target stream holds one message per item")
 
 	var published, distinct, suppressed, unknown, failed int

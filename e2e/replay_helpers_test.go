@@ -142,14 +142,24 @@ func streamMsgIDs(ctx context.Context, js jetstream.JetStream, stream string) (m
 	return ids, nil
 }
 
+// readStreamIDs reads the message ids of stream, retrying while the stream
+// cannot answer (a clustered stream between leaders after a node came back).
+func readStreamIDs(t *testing.T, ctx context.Context, js jetstream.JetStream, stream string) map[string]int {
+	t.Helper()
+	var ids map[string]int
+	waitFor(t, "stream "+stream+" readable", 30*time.Second, func() error {
+		var err error
+		ids, err = streamMsgIDs(ctx, js, stream)
+		return err
+	})
+	return ids
+}
+
 // requireEachOnceInStream checks that the target stream holds every one
 // of msgIDs exactly once (no replay lost, none published twice).
 func requireEachOnceInStream(t *testing.T, ctx context.Context, js jetstream.JetStream, stream string, msgIDs []string) {
 	t.Helper()
-	ids, err := streamMsgIDs(ctx, js, stream)
-	if err != nil {
-		t.Fatalf("read stream %s: %v", stream, err)
-	}
+	ids := readStreamIDs(t, ctx, js, stream)
 	var missing, twice []string
 	for _, id := range msgIDs {
 		switch n := ids[id]; {
