@@ -57,13 +57,9 @@ func (s *Server) deadLetterCloseBulk(c echo.Context) error {
 	if form.Get("action") == "resolve" {
 		to, act = dlq.StatusResolved, authz.ActResolve
 	}
-	var ids []int64
-	for _, v := range form["id"] {
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return echo.NewHTTPError(http.StatusUnprocessableEntity, "The selection is not a list of dead letters.")
-		}
-		ids = append(ids, id)
+	ids, err := selectedIDs(form)
+	if err != nil {
+		return err
 	}
 	scope := s.tenantsWith(c.Request().Context(), userOf(c), authz.ObjDeadLetter, act)
 	n, err := s.deps.DeadLetters.Close(c.Request().Context(), dlq.CloseInput{

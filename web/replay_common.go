@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -89,4 +90,19 @@ func replayMessage(err error) (string, bool) {
 
 func (s *Server) tenantsWith(ctx context.Context, u authz.User, obj, act string) authz.Scope {
 	return s.deps.Access.Scope(u, obj, act, s.knownTenants(ctx))
+}
+
+// selectedIDs reads the dead letters a form selects (the repeated "id"
+// field of the list's checkboxes or the detail page); anything that is not
+// an id is a 422.
+func selectedIDs(form url.Values) ([]int64, error) {
+	ids := make([]int64, 0, len(form["id"]))
+	for _, v := range form["id"] {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, echo.NewHTTPError(http.StatusUnprocessableEntity, "The selection is not a list of dead letters.")
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }

@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,13 +17,9 @@ func (s *Server) replayCreate(c echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
 	}
-	var ids []int64
-	for _, v := range form["id"] {
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return echo.NewHTTPError(http.StatusUnprocessableEntity, "The selection is not a list of dead letters.")
-		}
-		ids = append(ids, id)
+	ids, err := selectedIDs(form)
+	if err != nil {
+		return err
 	}
 	if len(ids) == 0 {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, "Select at least one dead letter to replay.")
