@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // appendLockKey is the pg_advisory_xact_lock key that serialises appends
@@ -53,8 +55,8 @@ RETURNING before::text, after::text`
 // predate the previous append, and Append returns an error instead.
 //
 // Text fields are stored as given, except that invalid UTF-8 and NUL bytes,
-// which PostgreSQL cannot store, become U+FFFD. It returns an error wrapping
-// ErrInvalid when e breaks a rule (see Event.Validate), when Before or After
+// which PostgreSQL cannot store, become U+FFFD. It returns an invalid
+// quarantine.Error when e breaks a rule (see Event.Validate), when Before or After
 // do not marshal to JSON that PostgreSQL accepts, or when At is out of its
 // range. After an error other than a validation one, tx is aborted.
 func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
@@ -68,11 +70,11 @@ func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
 	}
 	before, err := marshalJSON(e.Before)
 	if err != nil {
-		return Entry{}, fmt.Errorf("%w: before: %w", ErrInvalid, err)
+		return Entry{}, quarantine.Errorf(quarantine.EINVALID, "before: %v", err)
 	}
 	after, err := marshalJSON(e.After)
 	if err != nil {
-		return Entry{}, fmt.Errorf("%w: after: %w", ErrInvalid, err)
+		return Entry{}, quarantine.Errorf(quarantine.EINVALID, "after: %v", err)
 	}
 	var at *time.Time // NULL: the database clock
 	if !e.At.IsZero() {
@@ -89,7 +91,7 @@ func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
 		headHash              []byte
 	)
 	entry = Entry{
-		Actor: Actor{
+		Actor: quarantine.Actor{
 			Issuer:  cleanText(e.Actor.Issuer),
 			Subject: cleanText(e.Actor.Subject),
 			Email:   cleanText(e.Actor.Email),
@@ -111,7 +113,7 @@ func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
 		// Data exception: JSON that jsonb refuses (\u0000), a time out of range.
-		return Entry{}, fmt.Errorf("%w: %s", ErrInvalid, pgErr.Message)
+		return Entry{}, quarantine.Errorf(quarantine.EINVALID, "%s", pgErr.Message)
 	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("read chain head: %w", err)

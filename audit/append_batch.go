@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // Canonicalises every event's JSON in one statement after the lock, and
@@ -34,10 +36,10 @@ func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error
 		}
 		var err error
 		if befores[i], err = marshalJSON(e.Before); err != nil {
-			return nil, fmt.Errorf("append audit batch, event %d: %w: before: %w", i, ErrInvalid, err)
+			return nil, fmt.Errorf("append audit batch, event %d: %w", i, quarantine.Errorf(quarantine.EINVALID, "before: %v", err))
 		}
 		if afters[i], err = marshalJSON(e.After); err != nil {
-			return nil, fmt.Errorf("append audit batch, event %d: %w: after: %w", i, ErrInvalid, err)
+			return nil, fmt.Errorf("append audit batch, event %d: %w", i, quarantine.Errorf(quarantine.EINVALID, "after: %v", err))
 		}
 	}
 	if _, err := tx.Exec(ctx, lockAppend, appendLockKey); err != nil {
@@ -68,7 +70,7 @@ func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error
 		}
 		entry := Entry{
 			Seq: headSeq + int64(i) + 1, At: at.UTC().Truncate(time.Microsecond),
-			Actor:  Actor{Issuer: cleanText(e.Actor.Issuer), Subject: cleanText(e.Actor.Subject), Email: cleanText(e.Actor.Email)},
+			Actor:  quarantine.Actor{Issuer: cleanText(e.Actor.Issuer), Subject: cleanText(e.Actor.Subject), Email: cleanText(e.Actor.Email)},
 			Tenant: cleanText(e.Tenant), Action: cleanText(e.Action), ObjectType: cleanText(e.ObjectType),
 			ObjectID: cleanText(e.ObjectID), MessageID: cleanText(e.MessageID), OperationID: cleanText(e.OperationID),
 			RequestID: cleanText(e.RequestID), Reason: cleanText(e.Reason), Outcome: e.Outcome,

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 )
 
@@ -51,5 +52,5 @@ func TestAppendBatchKeepsTheChain(t *testing.T) {
 	assert.Equal(t, int64(502), res.Rows)
 
 	_, err = AppendBatch(ctx, nil, []Event{{Action: ""}})
-	assert.ErrorIs(t, err, ErrInvalid)
+	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 )
@@ -30,7 +31,7 @@ func setup(t *testing.T) bundle {
 // event returns a valid event; tests change what they need.
 func event(action string) audit.Event {
 	return audit.Event{
-		Actor:   audit.Actor{Issuer: "https://idp.example", Subject: "sub-ann", Email: "ann@example.com"},
+		Actor:   quarantine.Actor{Issuer: "https://idp.example", Subject: "sub-ann", Email: "ann@example.com"},
 		Tenant:  "acme",
 		Action:  action,
 		Outcome: audit.OutcomeOK,
@@ -67,20 +68,18 @@ func TestAppend(t *testing.T) {
 		b := setup(t)
 		at := time.Date(2025, 1, 2, 3, 4, 5, 678901234, time.FixedZone("CET", 3600))
 		e := audit.Event{
-			Actor:       audit.Actor{Issuer: "https://idp.example", Subject: "sub-ann", Email: "ann@example.com"},
+			Actor:       quarantine.Actor{Issuer: "https://idp.example", Subject: "sub-ann", Email: "ann@example.com"},
 			Tenant:      "acme",
 			Action:      "deadletter.discard",
 			ObjectType:  "dead_letter",
 			ObjectID:    "7",
 			MessageID:   "msg-7",
 			OperationID: "op-7",
-			RequestID:   "req-7",
 			Reason:      "duplicate of 6",
 			Outcome:     audit.OutcomeOK,
 			Before:      map[string]any{"status": "quarantined", "version": 1},
 			After:       map[string]any{"status": "discarded", "version": 2},
-			RemoteAddr:  "192.0.2.7",
-			UserAgent:   "Mozilla/5.0",
+			RequestMeta: quarantine.RequestMeta{RequestID: "req-7", RemoteAddr: "192.0.2.7", UserAgent: "Mozilla/5.0"},
 			At:          at,
 		}
 		first, err := audit.AppendFunc(b.ctx, b.db.Pool, e)
@@ -177,7 +176,7 @@ func TestAppend(t *testing.T) {
 			e := event("login")
 			tt.change(&e)
 			_, err := audit.AppendFunc(b.ctx, b.db.Pool, e)
-			require.ErrorIs(t, err, audit.ErrInvalid, tt.name)
+			require.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%s: %v", tt.name, err)
 		}
 		requireIntact(t, b, 0)
 	})

@@ -4,22 +4,13 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// Errors returned by the package; test with errors.Is.
-var (
-	// ErrInvalid is returned for an Event or Filter that breaks a rule; the
-	// wrapping message says which.
-	ErrInvalid = errors.New("invalid audit input")
-	// ErrNotFound is returned by Get for an entry that does not exist or
-	// belongs to a tenant the viewer may not see.
-	ErrNotFound = errors.New("audit entry not found")
+	"github.com/quarantine-console/quarantine"
 )
 
 // Outcome is what came of an attempted action.
@@ -41,48 +32,48 @@ func (o Outcome) Valid() bool {
 	return false
 }
 
-// Actor is who acted: the OIDC issuer and subject identify the person, the
-// email is what people read. The zero Actor is the system itself.
-type Actor struct {
-	Issuer  string
-	Subject string
-	Email   string
-}
-
 // Event is what a caller asks to record. Action and Outcome are required.
+// Of the Actor, the log keeps the issuer, subject and email (the zero Actor
+// is the system itself).
 type Event struct {
-	Actor       Actor
+	Actor       quarantine.Actor
 	Tenant      string // empty for events outside any tenant (login, policy table)
 	Action      string // dotted verb, e.g. "replay.approve"
 	ObjectType  string // e.g. "dead_letter", "replay_request"
 	ObjectID    string
 	MessageID   string // original message id of the dead letter concerned
 	OperationID string
-	RequestID   string // HTTP request or job id, to join with logs
 	Reason      string
 	Outcome     Outcome
 	// Before and After are the object's state around the change. They are
 	// marshalled with encoding/json; nil (or a value that marshals to JSON
 	// null, such as a nil pointer) is stored as SQL NULL.
-	Before     any
-	After      any
-	RemoteAddr string
-	UserAgent  string
+	Before any
+	After  any
+	// RequestMeta is where the action came from; its RequestID (an HTTP
+	// request or job id) joins the entry with the logs.
+	quarantine.RequestMeta
 	// At is when the event happened; the zero time means the database clock
 	// at the append. It is stored with microsecond precision.
 	At time.Time
 }
 
-// Validate reports the first broken rule as an error wrapping ErrInvalid.
+// NewEvent starts an event: actor did action, from the request meta
+// describes, with outcome ok.
+func NewEvent(actor quarantine.Actor, meta quarantine.RequestMeta, action string) Event {
+	return Event{Actor: actor, RequestMeta: meta, Action: action, Outcome: OutcomeOK}
+}
+
+// Validate reports the first broken rule as an invalid quarantine.Error.
 func (e *Event) Validate() error {
 	if strings.TrimSpace(e.Action) == "" {
-		return fmt.Errorf("%w: action is required", ErrInvalid)
+		return quarantine.Errorf(quarantine.EINVALID, "action is required")
 	}
 	if e.Outcome == "" {
-		return fmt.Errorf("%w: outcome is required", ErrInvalid)
+		return quarantine.Errorf(quarantine.EINVALID, "outcome is required")
 	}
 	if !e.Outcome.Valid() {
-		return fmt.Errorf("%w: outcome %q is not one of ok, denied, error", ErrInvalid, e.Outcome)
+		return quarantine.Errorf(quarantine.EINVALID, "outcome %q is not one of ok, denied, error", e.Outcome)
 	}
 	return nil
 }
@@ -91,8 +82,8 @@ func (e *Event) Validate() error {
 // place in the chain.
 type Entry struct {
 	Seq         int64
-	At          time.Time // UTC, microsecond precision
-	Actor       Actor
+	At          time.Time        // UTC, microsecond precision
+	Actor       quarantine.Actor // issuer, subject and email
 	Tenant      string
 	Action      string
 	ObjectType  string

@@ -29,5 +29,5 @@
 // trailers) is what anchors it.
 //
 // Reads (List, Get, ForObject, the exports) take the tenants a viewer may see
-// and return ErrNotFound rather than another tenant's entry.
+// and answer not_found (a quarantine.Error) rather than with another tenant's entry.
 package audit

@@ -33,7 +33,7 @@ var exportHeader = []string{
 // left out). A CSV reader that treats '#' as a comment skips it.
 //
 // f's Limit is ignored; Before and After bound the seq range. It returns an
-// error wrapping ErrInvalid for an invalid f.
+// an invalid quarantine.Error for an invalid f.
 func ExportCSV(ctx context.Context, db Querier, f Filter, w io.Writer) error {
 	cw := csv.NewWriter(w) // buffered: csv.Writer has its own bufio.Writer
 	if err := cw.Write(exportHeader); err != nil {
@@ -102,7 +102,7 @@ type jsonTrailer struct {
 // the head of the whole chain when the export started.
 //
 // f's Limit is ignored; Before and After bound the seq range. It returns an
-// error wrapping ErrInvalid for an invalid f.
+// an invalid quarantine.Error for an invalid f.
 func ExportJSONL(ctx context.Context, db Querier, f Filter, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(bw)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 )
 
@@ -30,7 +31,7 @@ func entryFromRecord(t *testing.T, r map[string]string) audit.Entry {
 	require.NoError(t, err)
 	e := audit.Entry{
 		Seq: seq, At: at,
-		Actor:  audit.Actor{Issuer: r["actor_issuer"], Subject: r["actor_subject"], Email: r["actor_email"]},
+		Actor:  quarantine.Actor{Issuer: r["actor_issuer"], Subject: r["actor_subject"], Email: r["actor_email"]},
 		Tenant: r["tenant"], Action: r["action"], ObjectType: r["object_type"], ObjectID: r["object_id"],
 		MessageID: r["message_id"], OperationID: r["operation_id"], RequestID: r["request_id"],
 		Reason: r["reason"], Outcome: audit.Outcome(r["outcome"]),
@@ -132,7 +133,7 @@ func TestExport(t *testing.T) {
 	t.Run("Invalid", func(t *testing.T) {
 		t.Parallel()
 		err := audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{Outcome: "maybe"}, io.Discard)
-		require.ErrorIs(t, err, audit.ErrInvalid)
+		require.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
 	})
 }
 
@@ -204,7 +205,7 @@ func TestAuditExportStreams(t *testing.T) {
 	start := time.Now()
 	err := audit.BulkLoad(b.ctx, b.db.Pool, rows, func(i int) audit.Event {
 		return audit.Event{
-			Actor: audit.Actor{
+			Actor: quarantine.Actor{
 				Issuer:  "https://idp.example.com/realms/operations",
 				Subject: fmt.Sprintf("5f0c2b7e-9a4d-4c1e-8f3a-%012d", i%97),
 				Email:   fmt.Sprintf("operator-%02d@example.com", i%97),
@@ -215,14 +216,15 @@ func TestAuditExportStreams(t *testing.T) {
 			ObjectID:    strconv.Itoa(1_000_000 + i),
 			MessageID:   fmt.Sprintf("ORDERS:%d", 5_000_000+i),
 			OperationID: fmt.Sprintf("op-7c9e6679-7425-40de-944b-%012d", i),
-			RequestID:   fmt.Sprintf("req-01HZX3K9Q7%014d", i),
 			Reason:      "consumer fixed in release 2025.06.1; replaying the backlog",
 			Outcome:     audit.OutcomeOK,
 			Before:      map[string]any{"status": "quarantined", "version": i % 5},
 			After:       map[string]any{"status": "replay_requested", "version": i%5 + 1},
-			RemoteAddr:  "203.0.113.45",
-			UserAgent:   "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0",
-			At:          t0.Add(time.Duration(i) * time.Second),
+			RequestMeta: quarantine.RequestMeta{
+				RequestID: fmt.Sprintf("req-01HZX3K9Q7%014d", i), RemoteAddr: "203.0.113.45",
+				UserAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0",
+			},
+			At: t0.Add(time.Duration(i) * time.Second),
 		}
 	})
 	require.NoError(t, err)

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 func sampleEntry() Entry {
 	return Entry{
 		Seq:         17,
 		At:          time.Date(2025, 3, 4, 5, 6, 7, 123456000, time.UTC),
-		Actor:       Actor{Issuer: "https://idp.example", Subject: "sub-1", Email: "ann@example.com"},
+		Actor:       quarantine.Actor{Issuer: "https://idp.example", Subject: "sub-1", Email: "ann@example.com"},
 		Tenant:      "acme",
 		Action:      "replay.approve",
 		ObjectType:  "replay_request",

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // Page sizes for List and ForObject.
@@ -47,19 +49,19 @@ type Filter struct {
 	After  int64
 }
 
-// Validate reports the first broken rule as an error wrapping ErrInvalid.
+// Validate reports the first broken rule as an invalid quarantine.Error.
 func (f *Filter) Validate() error {
 	switch {
 	case f.Outcome != "" && !f.Outcome.Valid():
-		return fmt.Errorf("%w: outcome %q is not one of ok, denied, error", ErrInvalid, f.Outcome)
+		return quarantine.Errorf(quarantine.EINVALID, "outcome %q is not one of ok, denied, error", f.Outcome)
 	case f.Limit < 0 || f.Limit > MaxLimit:
-		return fmt.Errorf("%w: limit %d is not between 1 and %d", ErrInvalid, f.Limit, MaxLimit)
+		return quarantine.Errorf(quarantine.EINVALID, "limit %d is not between 1 and %d", f.Limit, MaxLimit)
 	case f.Before < 0 || f.After < 0:
-		return fmt.Errorf("%w: a page cursor cannot be negative", ErrInvalid)
+		return quarantine.Errorf(quarantine.EINVALID, "a page cursor cannot be negative")
 	case f.Before != 0 && f.After != 0:
-		return fmt.Errorf("%w: before and after cannot both be set", ErrInvalid)
+		return quarantine.Errorf(quarantine.EINVALID, "before and after cannot both be set")
 	case !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To):
-		return fmt.Errorf("%w: from must be before to", ErrInvalid)
+		return quarantine.Errorf(quarantine.EINVALID, "from must be before to")
 	}
 	return nil
 }
@@ -161,7 +163,7 @@ func whereSQL(conds []string, extra ...string) string {
 }
 
 // List returns one page of the entries f selects, newest first, paged by seq
-// (keyset, no OFFSET). It returns an error wrapping ErrInvalid for an invalid
+// (keyset, no OFFSET). It returns an invalid quarantine.Error for an invalid
 // f.
 func List(ctx context.Context, db Querier, f Filter) (Page, error) {
 	if err := f.Validate(); err != nil {
@@ -250,7 +252,7 @@ func List(ctx context.Context, db Querier, f Filter) (Page, error) {
 
 const getEntry = `SELECT ` + entryColumns + ` FROM audit_log WHERE seq = $1`
 
-// Get returns the entry seq. It returns ErrNotFound when there is none, or
+// Get returns the entry seq. It returns a not_found quarantine.Error when there is none, or
 // when its tenant is not among tenants (same rules as Filter.Tenants), so a
 // viewer cannot learn that another tenant's entry exists.
 func Get(ctx context.Context, db Querier, seq int64, tenants []string) (Entry, error) {
@@ -260,13 +262,13 @@ func Get(ctx context.Context, db Querier, seq int64, tenants []string) (Entry, e
 	}
 	e, err := pgx.CollectExactlyOneRow(rows, scanEntry)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, ErrNotFound)
+		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such audit event."))
 	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, err)
 	}
 	if !mayView(tenants, e.Tenant) {
-		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, ErrNotFound)
+		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such audit event."))
 	}
 	return e, nil
 }
@@ -291,7 +293,7 @@ SELECT * FROM (
 // first. The caller has already checked that the viewer may see the object.
 func ForObject(ctx context.Context, db Querier, objectType, objectID string, limit int) ([]Entry, error) {
 	if limit < 0 || limit > MaxLimit {
-		return nil, fmt.Errorf("audit trail of %s %s: %w: limit %d is not between 1 and %d", objectType, objectID, ErrInvalid, limit, MaxLimit)
+		return nil, fmt.Errorf("audit trail of %s %s: %w", objectType, objectID, quarantine.Errorf(quarantine.EINVALID, "limit %d is not between 1 and %d", limit, MaxLimit))
 	}
 	if limit == 0 {
 		limit = DefaultLimit

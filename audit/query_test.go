@@ -8,12 +8,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 )
 
 var (
-	ann = audit.Actor{Issuer: "https://idp.example", Subject: "sub-ann", Email: "ann@example.com"}
-	bob = audit.Actor{Issuer: "https://idp.example", Subject: "sub-bob", Email: "bob@example.com"}
+	ann = quarantine.Actor{Issuer: "https://idp.example", Subject: "sub-ann", Email: "ann@example.com"}
+	bob = quarantine.Actor{Issuer: "https://idp.example", Subject: "sub-bob", Email: "bob@example.com"}
 	t0  = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 )
 
@@ -24,7 +25,7 @@ func fixture(t *testing.T, b bundle) []audit.Event {
 	var events []audit.Event
 	for i := range 30 {
 		e := audit.Event{
-			Actor:      []audit.Actor{ann, bob}[i%2],
+			Actor:      []quarantine.Actor{ann, bob}[i%2],
 			Tenant:     []string{"acme", "globex", ""}[i%3],
 			Action:     []string{"replay.request", "replay.approve", "deadletter.discard", "login"}[i%4],
 			ObjectType: "dead_letter",
@@ -140,7 +141,7 @@ func TestList(t *testing.T) {
 			{From: t0, To: t0},
 		} {
 			_, err := audit.List(b.ctx, b.db.Pool, f)
-			require.ErrorIs(t, err, audit.ErrInvalid, "%+v", f)
+			require.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%+v: %v", f, err)
 		}
 	})
 }
@@ -228,22 +229,22 @@ func TestGet(t *testing.T) {
 		name    string
 		seq     int64
 		tenants []string
-		wantErr error
+		wantErr string // error code
 	}{
-		{"Success", 1, []string{"acme"}, nil},
-		{"AllTenantsNil", 2, nil, nil},
-		{"AllTenantsStar", 3, []string{audit.AllTenants}, nil},
-		{"NotFound", 999, nil, audit.ErrNotFound},
-		{"OtherTenant", 2, []string{"acme"}, audit.ErrNotFound},
-		{"NoTenantHiddenFromTenantViewer", 3, []string{"acme", "globex"}, audit.ErrNotFound},
-		{"NoTenants", 1, []string{}, audit.ErrNotFound},
+		{"Success", 1, []string{"acme"}, ""},
+		{"AllTenantsNil", 2, nil, ""},
+		{"AllTenantsStar", 3, []string{audit.AllTenants}, ""},
+		{"NotFound", 999, nil, quarantine.ENOTFOUND},
+		{"OtherTenant", 2, []string{"acme"}, quarantine.ENOTFOUND},
+		{"NoTenantHiddenFromTenantViewer", 3, []string{"acme", "globex"}, quarantine.ENOTFOUND},
+		{"NoTenants", 1, []string{}, quarantine.ENOTFOUND},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e, err := audit.Get(b.ctx, b.db.Pool, tt.seq, tt.tenants)
-			if tt.wantErr != nil {
-				require.ErrorIs(t, err, tt.wantErr)
+			if tt.wantErr != "" {
+				require.Equal(t, tt.wantErr, quarantine.ErrorCode(err), "%v", err)
 				require.Zero(t, e)
 				return
 			}
@@ -276,5 +277,5 @@ func TestForObject(t *testing.T) {
 	require.Empty(t, trail)
 
 	_, err = audit.ForObject(b.ctx, b.db.Pool, "dead_letter", "1", audit.MaxLimit+1)
-	require.ErrorIs(t, err, audit.ErrInvalid)
+	require.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
 }

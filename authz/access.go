@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine"
 )
 
 //go:embed model.conf
@@ -28,40 +28,17 @@ var modelText string
 // Can(u, anyTenant, ...) asks "may u do this in every tenant?".
 const anyTenant = "\x00every-tenant"
 
-// User is a signed-in person as the identity provider described them. The
-// issuer and subject identify them; the email is for people to read (and
-// for email bindings, only when verified).
+// User is a signed-in person as the identity provider described them: the
+// Actor (issuer and subject identify them; the email is for people to read,
+// and for email bindings only when verified) and the groups the provider
+// put them in. Its JSON is the ID token's claims, as sessions store it.
 type User struct {
-	Issuer        string   `json:"iss"`
-	Subject       string   `json:"sub"`
-	Email         string   `json:"email"`
-	EmailVerified bool     `json:"email_verified"`
-	Name          string   `json:"name"`
-	Groups        []string `json:"groups"`
+	quarantine.Actor
+	Groups []string `json:"groups"`
 }
 
 // Key identifies the person: user:<issuer>|<subject>.
 func (u User) Key() string { return "user:" + u.Issuer + "|" + u.Subject }
-
-// Same reports whether u and o are the same person (issuer and subject;
-// the email does not count).
-func (u User) Same(o User) bool { return u.Issuer == o.Issuer && u.Subject == o.Subject }
-
-// Display is the name shown in the header: the name, else the email.
-func (u User) Display() string {
-	if u.Name != "" {
-		return u.Name
-	}
-	if u.Email != "" {
-		return u.Email
-	}
-	return u.Subject
-}
-
-// Actor is the user as the audit log records them.
-func (u User) Actor() audit.Actor {
-	return audit.Actor{Issuer: u.Issuer, Subject: u.Subject, Email: u.Email}
-}
 
 // subjects are the Casbin subjects bindings may name for u.
 func (u User) subjects() []string {

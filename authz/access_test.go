@@ -2,7 +2,6 @@ package authz
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 )
@@ -29,12 +29,12 @@ func TestCanByGroupRoles(t *testing.T) {
 	require.NoError(t, err)
 	a := newAccess(t, db, extra)
 
-	oncall := User{Issuer: "i", Subject: "1", Groups: []string{"acme:oncall"}}
-	approver := User{Issuer: "i", Subject: "2", Groups: []string{"acme:approver", "globex:approver"}}
-	auditor := User{Issuer: "i", Subject: "3", Groups: []string{"*:auditor"}}
-	platform := User{Issuer: "i", Subject: "4", Groups: []string{"platform-oncall"}}
-	sec := User{Issuer: "i", Subject: "5", Groups: []string{"sec"}}
-	nobody := User{Issuer: "i", Subject: "6", Groups: []string{"acme:superhero", "engineering"}}
+	oncall := User{Actor: quarantine.Actor{Issuer: "i", Subject: "1"}, Groups: []string{"acme:oncall"}}
+	approver := User{Actor: quarantine.Actor{Issuer: "i", Subject: "2"}, Groups: []string{"acme:approver", "globex:approver"}}
+	auditor := User{Actor: quarantine.Actor{Issuer: "i", Subject: "3"}, Groups: []string{"*:auditor"}}
+	platform := User{Actor: quarantine.Actor{Issuer: "i", Subject: "4"}, Groups: []string{"platform-oncall"}}
+	sec := User{Actor: quarantine.Actor{Issuer: "i", Subject: "5"}, Groups: []string{"sec"}}
+	nobody := User{Actor: quarantine.Actor{Issuer: "i", Subject: "6"}, Groups: []string{"acme:superhero", "engineering"}}
 
 	cases := []struct {
 		u                User
@@ -78,8 +78,8 @@ func TestBindingsGrantAndReloadInEveryReplica(t *testing.T) {
 	replicaB := newAccess(t, db, GroupMap{})
 	go replicaB.Watch(ctx)
 
-	admin := User{Issuer: "i", Subject: "admin", Email: "admin@example.com"}
-	bob := User{Issuer: "i", Subject: "bob", Email: "Bob@Example.com", EmailVerified: true}
+	admin := User{Actor: quarantine.Actor{Issuer: "i", Subject: "admin", Email: "admin@example.com"}}
+	bob := User{Actor: quarantine.Actor{Issuer: "i", Subject: "bob", Email: "Bob@Example.com", EmailVerified: true}}
 	require.False(t, replicaB.Can(bob, "acme", ObjDeadLetter, ActRead))
 
 	// Replica B's listener must be attached before the change, or it would
@@ -104,12 +104,12 @@ func TestBindingsGrantAndReloadInEveryReplica(t *testing.T) {
 	assert.False(t, replicaB.Can(unverified, "acme", ObjDeadLetter, ActRead), "email bindings need a verified email")
 
 	_, err = bindings.Add(ctx, BindingInput{Email: "bob@example.com", Role: RoleOncall, Tenant: "acme"}, admin, audit.Event{})
-	assert.True(t, errors.Is(err, ErrConflict), "%v", err)
+	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "%v", err)
 	_, err = bindings.Add(ctx, BindingInput{Email: "not an email", Role: "king", Tenant: ""}, admin, audit.Event{})
-	assert.True(t, errors.Is(err, ErrInvalid), "%v", err)
+	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
 
 	err = bindings.Delete(ctx, added.ID, admin, func(Binding) bool { return false }, audit.Event{})
-	assert.True(t, errors.Is(err, ErrNotFound), "a binding the admin may not manage is not found")
+	assert.Equal(t, quarantine.ENOTFOUND, quarantine.ErrorCode(err), "a binding the admin may not manage is not found")
 	require.NoError(t, bindings.Delete(ctx, added.ID, admin, func(Binding) bool { return true }, audit.Event{}))
 	waitUntil(t, "replica B to drop the binding", func() bool { return !replicaB.Can(bob, "acme", ObjDeadLetter, ActRead) })
 

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine"
 )
 
 // Directory remembers the last identity and groups each person signed in
@@ -34,18 +34,18 @@ func (d *Directory) Remember(ctx context.Context, u User) error {
 	return nil
 }
 
-// Lookup returns the person as last seen, or ErrNotFound.
+// Lookup returns the person as last seen, or a not_found quarantine.Error.
 func (d *Directory) Lookup(ctx context.Context, issuer, subject string) (User, error) {
-	u := User{Issuer: issuer, Subject: subject}
+	u := User{Actor: quarantine.Actor{Issuer: issuer, Subject: subject}}
 	err := d.pool.QueryRow(ctx, `SELECT email, email_verified, name, groups FROM user_directory WHERE issuer = $1 AND subject = $2`,
 		issuer, subject).Scan(&u.Email, &u.EmailVerified, &u.Name, &u.Groups)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return User{}, fmt.Errorf("user %s|%s: %w", issuer, subject, ErrNotFound)
+		return User{}, fmt.Errorf("user %s|%s: %w", issuer, subject, quarantine.Errorf(quarantine.ENOTFOUND, "%s has never signed in", issuer+"|"+subject))
 	}
 	return u, err
 }
 
-// Authority answers dlq.Authority from the directory and the current
+// Authority answers replay.Authority from the directory and the current
 // policy: roles from groups as of the person's last sign-in, and bindings
 // and permissions as they are now.
 type Authority struct {
@@ -55,9 +55,9 @@ type Authority struct {
 
 // StillAllowed reports whether who may do action on object in tenant now.
 // Someone never seen is not allowed.
-func (a Authority) StillAllowed(ctx context.Context, who replaypolicy.Actor, tenant, object, action string) (bool, error) {
+func (a Authority) StillAllowed(ctx context.Context, who quarantine.Actor, tenant, object, action string) (bool, error) {
 	u, err := a.Directory.Lookup(ctx, who.Issuer, who.Subject)
-	if errors.Is(err, ErrNotFound) {
+	if quarantine.ErrorCode(err) == quarantine.ENOTFOUND {
 		return false, nil
 	}
 	if err != nil {

@@ -13,14 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
-)
-
-// Errors of the bindings store; test with errors.Is.
-var (
-	ErrNotFound = errors.New("not found")
-	ErrConflict = errors.New("conflict")
-	ErrInvalid  = errors.New("invalid")
 )
 
 // Binding gives a role in a tenant to one identity (Subject "user:iss|sub")
@@ -89,6 +83,10 @@ type Bindings struct {
 // NewBindings returns the store on pool.
 func NewBindings(pool *pgxpool.Pool) *Bindings { return &Bindings{pool: pool} }
 
+// errNoBinding answers for a binding that does not exist or is not the
+// caller's to see: the same answer for both.
+var errNoBinding = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such role binding.")
+
 const listBindings = `SELECT id, subject, role, tenant, created_by, created_at FROM role_bindings ORDER BY tenant, role, subject`
 
 // List returns every binding.
@@ -103,12 +101,12 @@ func (b *Bindings) List(ctx context.Context) ([]Binding, error) {
 const insertBinding = `INSERT INTO role_bindings (subject, role, tenant, created_by) VALUES ($1, $2, $3, $4)
     RETURNING id, subject, role, tenant, created_by, created_at`
 
-// Add stores a binding made by actor and audits it. It returns ErrInvalid
-// (wrapped, with the field messages in the error text) for bad input and
-// ErrConflict when the same binding exists.
+// Add stores a binding made by actor and audits it. It returns an invalid
+// quarantine.Error (with the field messages in its text) for bad input and
+// a conflict when the same binding exists.
 func (b *Bindings) Add(ctx context.Context, in BindingInput, actor User, meta audit.Event) (Binding, error) {
 	if errs := in.Validate(); errs != nil {
-		return Binding{}, fmt.Errorf("add role binding: %w: %v", ErrInvalid, errs)
+		return Binding{}, fmt.Errorf("add role binding: %w", quarantine.Errorf(quarantine.EINVALID, "%v", errs))
 	}
 	var out Binding
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
@@ -119,7 +117,7 @@ func (b *Bindings) Add(ctx context.Context, in BindingInput, actor User, meta au
 		if out, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Binding]); err != nil {
 			return err
 		}
-		meta.Actor, meta.Tenant, meta.Action = actor.Actor(), tenantOrEmpty(in.Tenant), "binding.add"
+		meta.Actor, meta.Tenant, meta.Action = actor.Actor, tenantOrEmpty(in.Tenant), "binding.add"
 		meta.ObjectType, meta.ObjectID, meta.Outcome = "role_binding", strconv.FormatInt(out.ID, 10), audit.OutcomeOK
 		meta.After = out
 		_, err = audit.Append(ctx, tx, meta)
@@ -127,7 +125,7 @@ func (b *Bindings) Add(ctx context.Context, in BindingInput, actor User, meta au
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return Binding{}, fmt.Errorf("add role binding: %w: %s already holds %s in %s", ErrConflict, in.subject(), in.Role, in.Tenant)
+		return Binding{}, fmt.Errorf("add role binding: %w", quarantine.Errorf(quarantine.ECONFLICT, "%s already holds %s in %s", in.subject(), in.Role, in.Tenant))
 	}
 	if err != nil {
 		return Binding{}, fmt.Errorf("add role binding: %w", err)
@@ -140,7 +138,7 @@ const (
 	deleteBinding = `DELETE FROM role_bindings WHERE id = $1`
 )
 
-// Get returns binding id, or ErrNotFound.
+// Get returns binding id, or a not_found quarantine.Error.
 func (b *Bindings) Get(ctx context.Context, id int64) (Binding, error) {
 	rows, err := b.pool.Query(ctx, strings.TrimSuffix(getBinding, " FOR UPDATE"), id)
 	if err != nil {
@@ -148,14 +146,14 @@ func (b *Bindings) Get(ctx context.Context, id int64) (Binding, error) {
 	}
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Binding])
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Binding{}, fmt.Errorf("get role binding %d: %w", id, ErrNotFound)
+		return Binding{}, fmt.Errorf("get role binding %d: %w", id, errNoBinding)
 	}
 	return out, err
 }
 
 // Delete removes binding id if allowed(binding) says the actor may, and
-// audits it. It returns ErrNotFound when there is none or it is not the
-// actor's to see.
+// audits it. It returns a not_found quarantine.Error when there is none or
+// it is not the actor's to see.
 func (b *Bindings) Delete(ctx context.Context, id int64, actor User, allowed func(Binding) bool, meta audit.Event) error {
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, getBinding, id)
@@ -164,7 +162,7 @@ func (b *Bindings) Delete(ctx context.Context, id int64, actor User, allowed fun
 		}
 		old, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Binding])
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && !allowed(old)) {
-			return ErrNotFound
+			return errNoBinding
 		}
 		if err != nil {
 			return err
@@ -172,7 +170,7 @@ func (b *Bindings) Delete(ctx context.Context, id int64, actor User, allowed fun
 		if _, err := tx.Exec(ctx, deleteBinding, id); err != nil {
 			return err
 		}
-		meta.Actor, meta.Tenant, meta.Action = actor.Actor(), tenantOrEmpty(old.Tenant), "binding.delete"
+		meta.Actor, meta.Tenant, meta.Action = actor.Actor, tenantOrEmpty(old.Tenant), "binding.delete"
 		meta.ObjectType, meta.ObjectID, meta.Outcome = "role_binding", strconv.FormatInt(id, 10), audit.OutcomeOK
 		meta.Before = old
 		_, err = audit.Append(ctx, tx, meta)

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/oauth2"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 )
 
@@ -183,7 +184,7 @@ func (l *Login) Callback(c echo.Context) error {
 	l.sessions.Put(ctx, keyUser, string(raw))
 	l.sessions.Put(ctx, keyIDToken, rawID)
 	l.sessions.Put(ctx, keyLoginAt, l.now().UTC().Format(time.RFC3339))
-	if _, err := audit.AppendFunc(ctx, l.db, l.event(c, u.Actor(), "auth.login", audit.OutcomeOK, "")); err != nil {
+	if _, err := audit.AppendFunc(ctx, l.db, l.event(c, u.Actor, "auth.login", audit.OutcomeOK, "")); err != nil {
 		return fmt.Errorf("audit login: %w", err)
 	}
 	return c.Redirect(http.StatusSeeOther, f.ReturnTo)
@@ -194,7 +195,7 @@ func (l *Login) userFrom(idt *oidc.IDToken) (User, error) {
 	if err := idt.Claims(&claims); err != nil {
 		return User{}, fmt.Errorf("the ID token's claims could not be read")
 	}
-	u := User{Issuer: idt.Issuer, Subject: idt.Subject}
+	u := User{Actor: quarantine.Actor{Issuer: idt.Issuer, Subject: idt.Subject}}
 	u.Email, _ = claims["email"].(string)
 	u.EmailVerified, _ = claims["email_verified"].(bool)
 	u.Name, _ = claims["name"].(string)
@@ -224,7 +225,7 @@ func (l *Login) Logout(c echo.Context, signedOut string) error {
 		return fmt.Errorf("end session: %w", err)
 	}
 	if ok {
-		if _, err := audit.AppendFunc(ctx, l.db, l.event(c, u.Actor(), "auth.logout", audit.OutcomeOK, "")); err != nil {
+		if _, err := audit.AppendFunc(ctx, l.db, l.event(c, u.Actor, "auth.logout", audit.OutcomeOK, "")); err != nil {
 			return fmt.Errorf("audit logout: %w", err)
 		}
 	}
@@ -243,16 +244,23 @@ func (l *Login) Logout(c echo.Context, signedOut string) error {
 
 // fail audits a failed sign-in and returns an error wrapping ErrLogin.
 func (l *Login) fail(c echo.Context, outcome audit.Outcome, subject, reason string) error {
-	actor := audit.Actor{Issuer: l.cfg.Issuer, Subject: subject}
+	actor := quarantine.Actor{Issuer: l.cfg.Issuer, Subject: subject}
 	if _, err := audit.AppendFunc(c.Request().Context(), l.db, l.event(c, actor, "auth.login", outcome, reason)); err != nil {
 		return fmt.Errorf("audit failed login: %w", err)
 	}
 	return fmt.Errorf("%w: %s", ErrLogin, reason)
 }
 
-func (l *Login) event(c echo.Context, actor audit.Actor, action string, outcome audit.Outcome, reason string) audit.Event {
-	return audit.Event{
-		Actor: actor, Action: action, Outcome: outcome, Reason: reason, ObjectType: "session",
+func (l *Login) event(c echo.Context, actor quarantine.Actor, action string, outcome audit.Outcome, reason string) audit.Event {
+	e := audit.NewEvent(actor, RequestMeta(c), action)
+	e.Outcome, e.Reason, e.ObjectType = outcome, reason, "session"
+	return e
+}
+
+// RequestMeta is where the request of c came from, as audit rows record it:
+// its X-Request-ID, the client address and the user agent.
+func RequestMeta(c echo.Context) quarantine.RequestMeta {
+	return quarantine.RequestMeta{
 		RequestID: c.Response().Header().Get(echo.HeaderXRequestID), RemoteAddr: c.RealIP(), UserAgent: c.Request().UserAgent(),
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -55,9 +56,9 @@ func BenchmarkReplay100k(b *testing.B) {
 		require.Len(b, ids, total)
 
 		startReq := time.Now()
-		batch, err := rb.replays.CreateDrafts(ctx, oncall, ids, nil, true, allowAll, Meta{})
+		batch, err := rb.replays.CreateDrafts(ctx, oncall, ids, nil, true, allowAll, quarantine.RequestMeta{})
 		require.NoError(b, err)
-		reqs, err := rb.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "benchmark"}, Meta{})
+		reqs, err := rb.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "benchmark"}, quarantine.RequestMeta{})
 		require.NoError(b, err)
 		require.Len(b, reqs, 1)
 		requested := time.Since(startReq)

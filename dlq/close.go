@@ -8,8 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
-	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // MaxBulkClose bounds one bulk discard or resolve.
@@ -29,19 +29,19 @@ type CloseInput struct {
 // Close discards dead letters, or marks them resolved by hand, with a
 // reason; one audit row per item in the same transaction. It is atomic: if
 // any named dead letter is missing, outside the scope, or not open
-// (quarantined or replay failed), nothing changes and it returns ErrConflict
-// (ErrNotFound for a single item outside the scope).
-func (s *Store) Close(ctx context.Context, in CloseInput, actor replaypolicy.Actor, meta Meta) (int, error) {
+// (quarantined or replay failed), nothing changes and it returns a conflict
+// (not_found for a single item outside the scope).
+func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor, meta quarantine.RequestMeta) (int, error) {
 	in.Reason = strings.TrimSpace(in.Reason)
 	switch {
 	case in.To != StatusDiscarded && in.To != StatusResolved:
-		return 0, fmt.Errorf("close dead letters: %w: status %q", ErrInvalid, in.To)
+		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EINVALID, "status %q is not discarded or resolved", in.To))
 	case in.Reason == "":
-		return 0, fmt.Errorf("close dead letters: %w: a reason is required", ErrInvalid)
+		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EINVALID, "a reason is required"))
 	case len(in.IDs) == 0:
-		return 0, fmt.Errorf("close dead letters: %w: select at least one", ErrInvalid)
+		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EINVALID, "select at least one"))
 	case len(in.IDs) > MaxBulkClose:
-		return 0, fmt.Errorf("close dead letters: %w: at most %d at once, got %d", ErrInvalid, MaxBulkClose, len(in.IDs))
+		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EINVALID, "at most %d at once, got %d", MaxBulkClose, len(in.IDs)))
 	}
 	n := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -59,7 +59,7 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor replaypolicy.Act
 		var tenant, msgID, opID string
 		var before int32
 		_, err = pgx.ForEachRow(rows, []any{&id, &tenant, &msgID, &opID, &before}, func() error {
-			e := meta.event(actor, "deadletter."+map[Status]string{StatusDiscarded: "discard", StatusResolved: "resolve"}[in.To])
+			e := audit.NewEvent(actor, meta, "deadletter."+map[Status]string{StatusDiscarded: "discard", StatusResolved: "resolve"}[in.To])
 			e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.Reason = tenant, "dead_letter", strconv.FormatInt(id, 10), msgID, opID, in.Reason
 			e.After = map[string]any{"status": in.To, "version": before + 1}
 			events = append(events, e)
@@ -77,11 +77,11 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor replaypolicy.Act
 					return err
 				}
 				if !inScope {
-					return ErrNotFound
+					return errNoDeadLetter
 				}
-				return fmt.Errorf("%w: it changed since you loaded it, or it is not open any more", ErrConflict)
+				return quarantine.Errorf(quarantine.ECONFLICT, "it changed since you loaded it, or it is not open any more")
 			}
-			return fmt.Errorf("%w: %d of the %d selected are not open any more (or not yours); nothing was changed", ErrConflict, len(in.IDs)-len(events), len(in.IDs))
+			return quarantine.Errorf(quarantine.ECONFLICT, "%d of the %d selected are not open any more (or not yours); nothing was changed", len(in.IDs)-len(events), len(in.IDs))
 		}
 		n = len(events)
 		_, err = audit.AppendBatch(ctx, tx, events)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 func TestCloseDiscardAndResolve(t *testing.T) {
@@ -20,7 +22,7 @@ func TestCloseDiscardAndResolve(t *testing.T) {
 	t.Run("Success", func(t *testing.T) {
 		in := scope
 		in.IDs, in.Version, in.To, in.Reason = []int64{a}, 1, StatusDiscarded, "poison: bad schema upstream"
-		n, err := b.store.Close(ctx, in, oncall, Meta{})
+		n, err := b.store.Close(ctx, in, oncall, quarantine.RequestMeta{})
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
 		dl, err := b.store.Get(ctx, a)
@@ -31,30 +33,30 @@ func TestCloseDiscardAndResolve(t *testing.T) {
 	t.Run("StaleVersion", func(t *testing.T) {
 		in := scope
 		in.IDs, in.Version, in.To, in.Reason = []int64{a}, 1, StatusResolved, "x"
-		_, err := b.store.Close(ctx, in, oncall, Meta{})
-		assert.ErrorIs(t, err, ErrConflict)
+		_, err := b.store.Close(ctx, in, oncall, quarantine.RequestMeta{})
+		assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "%v", err)
 	})
 	t.Run("OtherTenant", func(t *testing.T) {
 		in := CloseInput{Tenants: []string{"globex"}, IDs: []int64{c}, To: StatusResolved, Reason: "x"}
-		_, err := b.store.Close(ctx, in, oncall, Meta{})
-		assert.ErrorIs(t, err, ErrNotFound)
+		_, err := b.store.Close(ctx, in, oncall, quarantine.RequestMeta{})
+		assert.Equal(t, quarantine.ENOTFOUND, quarantine.ErrorCode(err), "%v", err)
 	})
 	t.Run("BulkIsAtomic", func(t *testing.T) {
 		in := scope
 		in.IDs, in.To, in.Reason = []int64{c, d, a}, StatusResolved, "reconciled by hand"
-		_, err := b.store.Close(ctx, in, oncall, Meta{})
-		assert.ErrorIs(t, err, ErrConflict, "a is discarded already")
+		_, err := b.store.Close(ctx, in, oncall, quarantine.RequestMeta{})
+		assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "a is discarded already")
 		dl, err := b.store.Get(ctx, c)
 		require.NoError(t, err)
 		assert.Equal(t, StatusQuarantined, dl.Status, "nothing changed")
 		in.IDs = []int64{c, d}
-		n, err := b.store.Close(ctx, in, oncall, Meta{})
+		n, err := b.store.Close(ctx, in, oncall, quarantine.RequestMeta{})
 		require.NoError(t, err)
 		assert.Equal(t, 2, n)
 	})
 	t.Run("NeedsReason", func(t *testing.T) {
-		_, err := b.store.Close(ctx, CloseInput{IDs: []int64{c}, To: StatusDiscarded, All: true}, oncall, Meta{})
-		assert.ErrorIs(t, err, ErrInvalid)
+		_, err := b.store.Close(ctx, CloseInput{IDs: []int64{c}, To: StatusDiscarded, All: true}, oncall, quarantine.RequestMeta{})
+		assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
 	})
 	var rows int
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action IN ('deadletter.discard', 'deadletter.resolve')`).Scan(&rows))

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
 )
 
-// Errors the dlq package returns; callers test them with errors.Is.
-var (
-	ErrNotFound = errors.New("not found")
-	ErrConflict = errors.New("conflict")
-	ErrInvalid  = errors.New("invalid")
-)
+// errNoDeadLetter answers for a dead letter that does not exist or is not
+// the caller's to see: the same answer for both. Every error of the package
+// is a quarantine.Error, wrapped with the operation.
+var errNoDeadLetter = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such dead letter.")
 
 // DeadLetter is a stored dead letter, as the console shows it.
 type DeadLetter struct {
@@ -72,12 +72,12 @@ const deadLetterColumns = `id, tenant, item_type, subject, original_subject, msg
     fingerprint, malformed, malformed_reasons, status, version, updated_at,
     source_kind, source_stream, source_seq, source_consumer, advisory`
 
-// Get returns dead letter id. It returns ErrNotFound when there is none.
+// Get returns dead letter id, or not_found when there is none.
 func (s *Store) Get(ctx context.Context, id int64) (DeadLetter, error) {
 	return s.getOne(ctx, fmt.Sprintf("get dead letter %d", id), `SELECT `+deadLetterColumns+` FROM dead_letters WHERE id = $1`, id)
 }
 
-// getOne reads the one dead letter sql selects; none is ErrNotFound. Errors
+// getOne reads the one dead letter sql selects; none is not_found. Errors
 // are wrapped with op.
 func (s *Store) getOne(ctx context.Context, op, sql string, args ...any) (DeadLetter, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
@@ -86,7 +86,7 @@ func (s *Store) getOne(ctx context.Context, op, sql string, args ...any) (DeadLe
 	}
 	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DeadLetter])
 	if errors.Is(err, pgx.ErrNoRows) {
-		return DeadLetter{}, fmt.Errorf("%s: %w", op, ErrNotFound)
+		return DeadLetter{}, fmt.Errorf("%s: %w", op, errNoDeadLetter)
 	}
 	if err != nil {
 		return DeadLetter{}, fmt.Errorf("%s: %w", op, err)
@@ -95,7 +95,7 @@ func (s *Store) getOne(ctx context.Context, op, sql string, args ...any) (DeadLe
 }
 
 // BySource returns the dead letter stored from a stream position (consumer
-// is empty for DLQ messages). It returns ErrNotFound when there is none.
+// is empty for DLQ messages), or not_found when there is none.
 func (s *Store) BySource(ctx context.Context, stream string, seq uint64, consumer string) (DeadLetter, error) {
 	return s.getOne(ctx, fmt.Sprintf("get dead letter %s:%d", stream, seq), `SELECT `+deadLetterColumns+` FROM dead_letters
         WHERE source_stream = $1 AND source_seq = $2 AND source_consumer = $3`, stream, int64(seq), consumer)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // ListPageSize is how many dead letters a page of ListDeadLetters holds.
@@ -71,19 +73,19 @@ type ListFilter struct {
 	Before, After string
 }
 
-// Validate reports the first broken rule as an error wrapping ErrInvalid.
+// Validate reports the first broken rule as an invalid quarantine.Error.
 func (f *ListFilter) Validate() error {
 	switch {
 	case f.Before != "" && f.After != "":
-		return fmt.Errorf("%w: before and after cannot both be set", ErrInvalid)
+		return quarantine.Errorf(quarantine.EINVALID, "before and after cannot both be set")
 	case f.Text != "" && len([]rune(f.Text)) < MinTextSearch:
-		return fmt.Errorf("%w: text search needs at least %d characters", ErrInvalid, MinTextSearch)
+		return quarantine.Errorf(quarantine.EINVALID, "text search needs at least %d characters", MinTextSearch)
 	case !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To):
-		return fmt.Errorf("%w: from must be before to", ErrInvalid)
+		return quarantine.Errorf(quarantine.EINVALID, "from must be before to")
 	}
 	for _, st := range f.Statuses {
 		if !st.Valid() {
-			return fmt.Errorf("%w: unknown status %q", ErrInvalid, st)
+			return quarantine.Errorf(quarantine.EINVALID, "unknown status %q", st)
 		}
 	}
 	for _, c := range []string{f.Before, f.After} {
@@ -143,17 +145,17 @@ func (c Cursor) Encode() string {
 }
 
 // DecodeCursor reads a string made by Cursor.Encode; anything else is an
-// error wrapping ErrInvalid.
+// invalid quarantine.Error.
 func DecodeCursor(s string) (Cursor, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return Cursor{}, fmt.Errorf("%w: page cursor is not valid", ErrInvalid)
+		return Cursor{}, quarantine.Errorf(quarantine.EINVALID, "page cursor is not valid")
 	}
 	at, id, ok := strings.Cut(string(raw), ":")
 	us, err1 := strconv.ParseInt(at, 10, 64)
 	n, err2 := strconv.ParseInt(id, 10, 64)
 	if !ok || err1 != nil || err2 != nil || n < 1 {
-		return Cursor{}, fmt.Errorf("%w: page cursor is not valid", ErrInvalid)
+		return Cursor{}, quarantine.Errorf(quarantine.EINVALID, "page cursor is not valid")
 	}
 	return Cursor{At: time.UnixMicro(us).UTC(), ID: n}, nil
 }
@@ -561,7 +563,7 @@ func (s *Store) query(ctx context.Context, p *listPlan, sql string) (pgx.Rows, e
 // first, paged by keyset (dead_lettered_at, id), never OFFSET, with their
 // count when it costs nothing (see ListPage.Counted). It never reads
 // payloads, headers or stack traces. It returns an error wrapping
-// ErrInvalid for an invalid f.
+// an invalid quarantine.Error for an invalid f.
 func (s *Store) ListDeadLetters(ctx context.Context, f ListFilter) (ListPage, error) {
 	if err := f.Validate(); err != nil {
 		return ListPage{}, fmt.Errorf("list dead letters: %w", err)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // DashboardQuery says whose dashboard to build and over which span.
@@ -106,14 +108,14 @@ const (
 )
 
 // Dashboard returns the dashboard of q.Tenants in one round trip. It
-// returns an error wrapping ErrInvalid for a span out of range.
+// returns an invalid quarantine.Error for a span out of range.
 func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, error) {
 	span := q.Span
 	if span == 0 {
 		span = 24 * time.Hour
 	}
 	if span < time.Hour || span > 31*24*time.Hour || span%time.Hour != 0 {
-		return Dashboard{}, fmt.Errorf("dashboard: %w: span %s is not a whole number of hours from 1h to 31 days", ErrInvalid, q.Span)
+		return Dashboard{}, fmt.Errorf("dashboard: %w", quarantine.Errorf(quarantine.EINVALID, "span %s is not a whole number of hours from 1h to 31 days", q.Span))
 	}
 	top := q.TopGroups
 	if top == 0 {

@@ -14,19 +14,20 @@ import (
 const PreviewPayloadMax = 64 << 10
 
 // OutOfScopeError is returned for a dead letter that exists in a tenant
-// outside the caller's scope. It matches ErrNotFound (errors.Is), so callers
-// that only answer "not found" need nothing else; Tenant is for the audit
-// record of the attempt.
+// outside the caller's scope. Its code is not_found (quarantine.ErrorCode),
+// so callers that only answer "not found" need nothing else; Tenant is for
+// the audit record of the attempt.
 type OutOfScopeError struct {
 	ID     int64
 	Tenant string
 }
 
 func (e *OutOfScopeError) Error() string {
-	return fmt.Sprintf("dead letter %d is outside the caller's tenants: %v", e.ID, ErrNotFound)
+	return fmt.Sprintf("dead letter %d is outside the caller's tenants: %v", e.ID, errNoDeadLetter)
 }
 
-func (e *OutOfScopeError) Unwrap() error { return ErrNotFound }
+// Unwrap gives the error its not_found code.
+func (e *OutOfScopeError) Unwrap() error { return errNoDeadLetter }
 
 // The preview reads every column but only the first bytes of the payload:
 // a 5 MB payload is neither shipped nor held for a page that shows 64 KB.
@@ -39,8 +40,8 @@ const selectPreview = `SELECT id, tenant, item_type, subject, original_subject, 
 FROM dead_letters WHERE id = $1`
 
 // GetInScope returns dead letter id when its tenant is one of tenants. It
-// returns ErrNotFound when there is none, and an *OutOfScopeError (which
-// matches ErrNotFound) when it belongs to another tenant.
+// returns not_found when there is none, and an *OutOfScopeError (also
+// not_found) when it belongs to another tenant.
 func (s *Store) GetInScope(ctx context.Context, id int64, tenants []string) (DeadLetter, error) {
 	d, err := s.Get(ctx, id)
 	if err != nil {
@@ -88,7 +89,7 @@ func (s *Store) PayloadInScope(ctx context.Context, id int64, tenants []string) 
 	}
 	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Payload])
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Payload{}, fmt.Errorf("get payload of dead letter %d: %w", id, ErrNotFound)
+		return Payload{}, fmt.Errorf("get payload of dead letter %d: %w", id, errNoDeadLetter)
 	}
 	if err != nil {
 		return Payload{}, fmt.Errorf("get payload of dead letter %d: %w", id, err)

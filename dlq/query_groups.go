@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // GroupSort orders the error groups.
@@ -179,13 +181,13 @@ func (f *GroupFilter) sql() (string, pgx.NamedArgs, bool) {
 }
 
 // Groups returns the error groups f selects, in f.Sort order. It returns an
-// error wrapping ErrInvalid for an unknown sort or a limit out of range.
+// invalid quarantine.Error for an unknown sort or a limit out of range.
 func (s *Store) Groups(ctx context.Context, f GroupFilter) (GroupPage, error) {
 	if !f.Sort.Valid() {
-		return GroupPage{}, fmt.Errorf("list groups: %w: unknown order %q", ErrInvalid, f.Sort)
+		return GroupPage{}, fmt.Errorf("list groups: %w", quarantine.Errorf(quarantine.EINVALID, "unknown order %q", f.Sort))
 	}
 	if f.Limit < 0 || f.Limit > MaxGroupLimit {
-		return GroupPage{}, fmt.Errorf("list groups: %w: limit %d is not between 1 and %d", ErrInvalid, f.Limit, MaxGroupLimit)
+		return GroupPage{}, fmt.Errorf("list groups: %w", quarantine.Errorf(quarantine.EINVALID, "limit %d is not between 1 and %d", f.Limit, MaxGroupLimit))
 	}
 	sql, args, ok := f.sql()
 	if !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 )
 
@@ -294,7 +295,7 @@ func TestListDeadLetters(t *testing.T) {
 			{Tenants: all, From: base, To: base},
 		} {
 			_, err := s.ListDeadLetters(context.Background(), f)
-			assert.ErrorIs(t, err, ErrInvalid, "%+v", f)
+			assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%+v", f)
 		}
 	})
 
@@ -387,12 +388,12 @@ func TestGetInScope(t *testing.T) {
 		func(id int64, ts []string) error { _, err := l.store.PayloadInScope(ctx, id, ts); return err },
 	} {
 		err := get(ids[1], []string{"acme"})
-		assert.ErrorIs(t, err, ErrNotFound)
+		assert.Equal(t, quarantine.ENOTFOUND, quarantine.ErrorCode(err), "%v", err)
 		var out *OutOfScopeError
 		require.ErrorAs(t, err, &out)
 		assert.Equal(t, "globex", out.Tenant)
 		err = get(ids[1]+1000, []string{"acme", "globex"})
-		assert.ErrorIs(t, err, ErrNotFound)
+		assert.Equal(t, quarantine.ENOTFOUND, quarantine.ErrorCode(err), "%v", err)
 		assert.False(t, errors.As(err, &out), "a missing one is not out of scope")
 	}
 }
@@ -458,7 +459,7 @@ func TestDashboard(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, week.Arrivals, 168)
 	_, err = l.store.Dashboard(context.Background(), DashboardQuery{Tenants: []string{"acme"}, Now: now, Span: 90 * time.Minute})
-	assert.ErrorIs(t, err, ErrInvalid)
+	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
 }
 
 // TestGroupsFollowChanges checks the trigger-kept groups against the table
@@ -533,7 +534,7 @@ func TestGroupsFollowChanges(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, none.Groups, "a tenant outside the scope")
 	_, err = l.store.Groups(ctx, GroupFilter{Tenants: []string{"acme"}, Sort: "sideways"})
-	assert.ErrorIs(t, err, ErrInvalid)
+	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
 }
 
 func TestCursorRoundTrip(t *testing.T) {
@@ -544,7 +545,7 @@ func TestCursorRoundTrip(t *testing.T) {
 	assert.Equal(t, c, got)
 	for _, bad := range []string{"", "!!", "MTIz", "YTpi", "MTIzOi0x"} {
 		_, err := DecodeCursor(bad)
-		assert.ErrorIs(t, err, ErrInvalid, bad)
+		assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), bad)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash"
 	"math"
@@ -18,13 +17,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
-
-// ErrForbidden is returned when the actor may not do what they asked
-// (approve their own request, cancel someone else's).
-var ErrForbidden = errors.New("forbidden")
 
 // ReplayStatus is where a replay request stands.
 type ReplayStatus string
@@ -55,7 +51,7 @@ type ReplayRequest struct {
 	Tenant            string
 	Class             replaypolicy.Class
 	Status            ReplayStatus
-	Requester         replaypolicy.Actor
+	Requester         quarantine.Actor
 	Reason            string
 	StatusReason      string
 	PolicyVersion     string
@@ -90,7 +86,7 @@ type ReplayItem struct {
 
 // ReplayApproval is one approver's sign-off.
 type ReplayApproval struct {
-	Approver   replaypolicy.Actor
+	Approver   quarantine.Actor
 	IntentHash []byte
 	At         time.Time
 }
@@ -127,20 +123,6 @@ func NewReplays(pool *pgxpool.Pool, cfg ReplayConfig) *Replays {
 // Policy returns the table in force.
 func (r *Replays) Policy() *replaypolicy.Table { return r.cfg.Policy() }
 
-// Meta is the request metadata every audit row of an action carries.
-type Meta struct {
-	RequestID  string
-	RemoteAddr string
-	UserAgent  string
-}
-
-func (m Meta) event(actor replaypolicy.Actor, action string) audit.Event {
-	return audit.Event{
-		Actor: audit.Actor{Issuer: actor.Issuer, Subject: actor.Subject, Email: actor.Email}, Action: action,
-		Outcome: audit.OutcomeOK, RequestID: m.RequestID, RemoteAddr: m.RemoteAddr, UserAgent: m.UserAgent,
-	}
-}
-
 // CanRequest says whether the actor may request replays of class in tenant.
 type CanRequest func(tenant string, class replaypolicy.Class) bool
 
@@ -149,7 +131,7 @@ const MaxSelection = 100_000
 
 // ErrEmptySelection is returned when a selection names no dead letter the
 // actor may see.
-var ErrEmptySelection = fmt.Errorf("%w: the selection holds no dead letter you may replay", ErrInvalid)
+var ErrEmptySelection = quarantine.Errorf(quarantine.EINVALID, "the selection holds no dead letter you may replay")
 
 const selectForDraft = `
 SELECT d.id, d.tenant, d.item_type, d.original_subject, d.msg_id, d.msg_id_derived, d.operation_id,
@@ -164,12 +146,12 @@ ORDER BY d.id`
 // tenant and policy class, each with its items, the headers and payload that
 // will be sent, the skip reason of items that cannot be replayed, and its
 // intent hash. Later arrivals are never added. It returns the batch token.
-func (r *Replays) CreateDrafts(ctx context.Context, actor replaypolicy.Actor, ids []int64, tenants []string, allTenants bool, can CanRequest, meta Meta) (string, error) {
+func (r *Replays) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids []int64, tenants []string, allTenants bool, can CanRequest, meta quarantine.RequestMeta) (string, error) {
 	if len(ids) == 0 {
 		return "", ErrEmptySelection
 	}
 	if len(ids) > MaxSelection {
-		return "", fmt.Errorf("%w: a selection may hold at most %d dead letters, this one holds %d", ErrInvalid, MaxSelection, len(ids))
+		return "", quarantine.Errorf(quarantine.EINVALID, "a selection may hold at most %d dead letters, this one holds %d", MaxSelection, len(ids))
 	}
 	table := r.cfg.Policy()
 	batch := randomID()
@@ -287,7 +269,7 @@ func (r *Replays) skipReasons(items []draftItem, class replaypolicy.Class, k rep
 }
 
 func (r *Replays) insertDraft(ctx context.Context, tx pgx.Tx, batch, tenant string, class replaypolicy.Class, rate float64,
-	actor replaypolicy.Actor, items []draftItem, meta Meta, policyVersion string) error {
+	actor quarantine.Actor, items []draftItem, meta quarantine.RequestMeta, policyVersion string) error {
 	var live []ReplayItem
 	skipped := 0
 	for i := range items {
@@ -320,7 +302,7 @@ func (r *Replays) insertDraft(ctx context.Context, tx pgx.Tx, batch, tenant stri
 		"operation_id", "correlation_id", "subject", "headers", "payload", "payload_sha256", "skip_reason"}, pgx.CopyFromRows(rows)); err != nil {
 		return err
 	}
-	e := meta.event(actor, "replay.draft")
+	e := audit.NewEvent(actor, meta, "replay.draft")
 	e.Tenant, e.ObjectType, e.ObjectID = tenant, "replay_request", fmt.Sprint(id)
 	e.After = map[string]any{"class": class, "items": len(live), "skipped": skipped, "intent": hex.EncodeToString(hash), "policy_version": policyVersion}
 	_, err = audit.Append(ctx, tx, e)

@@ -8,14 +8,36 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
+
+// Answers for what does not exist or is not the caller's to see.
+var (
+	errNoRequest = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such replay request.")
+	errNoBatch   = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such selection.")
+	errNoItem    = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
+)
+
+// auditDenied records that actor was refused action on request id of
+// tenant (err says why), in a transaction of its own since the attempt's
+// rolled back. It returns err, or the failure to audit it.
+func (r *Replays) auditDenied(ctx context.Context, actor quarantine.Actor, meta quarantine.RequestMeta, action, tenant string, id int64, err error) error {
+	e := audit.NewEvent(actor, meta, action)
+	e.Outcome, e.Tenant, e.ObjectType, e.ObjectID, e.Reason = audit.OutcomeDenied, tenant, "replay_request", fmt.Sprint(id), quarantine.ErrorMessage(err)
+	if _, aerr := audit.AppendFunc(ctx, r.pool, e); aerr != nil {
+		return fmt.Errorf("audit refused %s: %w", action, aerr)
+	}
+	return err
+}
 
 const requestColumns = `id, batch, tenant, class, status, requester_issuer, requester_subject, requester_email,
     reason, status_reason, policy_version, rate, intent_hash, item_count, skipped_count, typed_confirmation,
@@ -42,12 +64,12 @@ func getRequest(ctx context.Context, q pgx.Tx, id int64, lock bool) (ReplayReque
 	}
 	r, err := pgx.CollectExactlyOneRow(rows, scanRequest)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return ReplayRequest{}, fmt.Errorf("replay request %d: %w", id, ErrNotFound)
+		return ReplayRequest{}, fmt.Errorf("replay request %d: %w", id, errNoRequest)
 	}
 	return r, err
 }
 
-// Request returns replay request id, or ErrNotFound.
+// Request returns replay request id, or not_found.
 func (r *Replays) Request(ctx context.Context, id int64) (ReplayRequest, error) {
 	var out ReplayRequest
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
@@ -66,7 +88,7 @@ func (r *Replays) Batch(ctx context.Context, batch string) ([]ReplayRequest, err
 	}
 	out, err := pgx.CollectRows(rows, scanRequest)
 	if err == nil && len(out) == 0 {
-		return nil, fmt.Errorf("replay batch %q: %w", batch, ErrNotFound)
+		return nil, fmt.Errorf("replay batch %q: %w", batch, errNoBatch)
 	}
 	return out, err
 }
@@ -195,7 +217,7 @@ SELECT d.item_type, i.msg_id, d.msg_id_derived, i.operation_id, d.principal, i.s
 FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
 WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position LIMIT 1`
 
-func (r *Replays) decide(ctx context.Context, tx pgx.Tx, req ReplayRequest, actor replaypolicy.Actor) (replaypolicy.Decision, error) {
+func (r *Replays) decide(ctx context.Context, tx pgx.Tx, req ReplayRequest, actor quarantine.Actor) (replaypolicy.Decision, error) {
 	var it replaypolicy.Item
 	var itemSHA, origSHA []byte
 	err := tx.QueryRow(ctx, selectDecisionItem, req.ID).Scan(&it.ItemType, &it.MsgID, &it.MsgIDDerived, &it.OperationID,
@@ -229,7 +251,7 @@ func (r *Replays) decide(ctx context.Context, tx pgx.Tx, req ReplayRequest, acto
 }
 
 // Decision says what the request needs now, as seen by actor.
-func (r *Replays) Decision(ctx context.Context, id int64, actor replaypolicy.Actor) (replaypolicy.Decision, error) {
+func (r *Replays) Decision(ctx context.Context, id int64, actor quarantine.Actor) (replaypolicy.Decision, error) {
 	var d replaypolicy.Decision
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, false)
@@ -257,21 +279,21 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string {
 	var b strings.Builder
-	for id, why := range e.Reasons {
-		fmt.Fprintf(&b, "request %d: %s; ", id, why)
+	for _, id := range slices.Sorted(maps.Keys(e.Reasons)) {
+		fmt.Fprintf(&b, "request %d: %s; ", id, e.Reasons[id])
 	}
 	return strings.TrimSuffix(b.String(), "; ")
 }
 
-// Unwrap makes a RefusedError an ErrInvalid.
-func (e *RefusedError) Unwrap() error { return ErrInvalid }
+// Unwrap makes a RefusedError an invalid quarantine.Error with the same text.
+func (e *RefusedError) Unwrap() error { return quarantine.Errorf(quarantine.EINVALID, "%s", e.Error()) }
 
 // Submit turns the actor's draft batch into requests: each one is approved
 // at once where the policy needs no approval (its jobs are written in the
 // same transaction), or waits for approval. A request whose items were all
 // skipped becomes void. Nothing is submitted when any request is refused
 // (RefusedError says why).
-func (r *Replays) Submit(ctx context.Context, batch string, actor replaypolicy.Actor, in SubmitInput, meta Meta) ([]ReplayRequest, error) {
+func (r *Replays) Submit(ctx context.Context, batch string, actor quarantine.Actor, in SubmitInput, meta quarantine.RequestMeta) ([]ReplayRequest, error) {
 	in.Reason = strings.TrimSpace(in.Reason)
 	var out []ReplayRequest
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
@@ -284,7 +306,7 @@ func (r *Replays) Submit(ctx context.Context, batch string, actor replaypolicy.A
 			return err
 		}
 		if len(reqs) == 0 {
-			return fmt.Errorf("replay batch %q: %w", batch, ErrNotFound)
+			return fmt.Errorf("replay batch %q: %w", batch, errNoBatch)
 		}
 		refused := &RefusedError{Reasons: map[int64]string{}}
 		table := r.cfg.Policy()
@@ -292,10 +314,10 @@ func (r *Replays) Submit(ctx context.Context, batch string, actor replaypolicy.A
 		for i := range reqs {
 			req := &reqs[i]
 			if !req.Requester.SameAs(actor) {
-				return fmt.Errorf("replay batch %q: %w", batch, ErrNotFound) // someone else's draft is not yours to see
+				return fmt.Errorf("replay batch %q: %w", batch, errNoBatch) // someone else's draft is not yours to see
 			}
 			if req.Status != ReplayDraft {
-				return fmt.Errorf("%w: this selection was already submitted", ErrConflict)
+				return quarantine.Errorf(quarantine.ECONFLICT, "this selection was already submitted")
 			}
 			if req.ItemCount == 0 {
 				if err := r.setStatus(ctx, tx, req, ReplayVoid, "every item was skipped: nothing to replay", actor, meta, "replay.void"); err != nil {
@@ -345,7 +367,7 @@ func (r *Replays) Submit(ctx context.Context, batch string, actor replaypolicy.A
 				return err
 			}
 			req.Status = ReplayPendingApproval
-			e := meta.event(actor, "replay.request")
+			e := audit.NewEvent(actor, meta, "replay.request")
 			e.Tenant, e.ObjectType, e.ObjectID, e.Reason = req.Tenant, "replay_request", fmt.Sprint(req.ID), req.Reason
 			e.After = map[string]any{"class": req.Class, "items": req.ItemCount, "intent": req.IntentHex(), "rate": rate, "needs": d.Requirement.String()}
 			if err := r.auditItems(ctx, tx, req.ID, e, "replay.item.requested"); err != nil {
@@ -372,14 +394,14 @@ func (r *Replays) Submit(ctx context.Context, batch string, actor replaypolicy.A
 // approve moves a request to approved and writes its jobs (the outbox) in
 // the caller's transaction. Jobs are scheduled at the request's rate, so any
 // number of workers together keep to it.
-func (r *Replays) approve(ctx context.Context, tx pgx.Tx, req *ReplayRequest, actor replaypolicy.Actor, meta Meta, now time.Time) error {
+func (r *Replays) approve(ctx context.Context, tx pgx.Tx, req *ReplayRequest, actor quarantine.Actor, meta quarantine.RequestMeta, now time.Time) error {
 	tag, err := tx.Exec(ctx, `UPDATE replay_requests SET status = 'approved', approved_at = $2, status_reason = '', version = version + 1
         WHERE id = $1 AND status = 'pending_approval'`, req.ID, now) // approved once, whatever clicks race
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() != 1 {
-		return fmt.Errorf("%w: request %d is no longer waiting for approval", ErrConflict, req.ID)
+		return quarantine.Errorf(quarantine.ECONFLICT, "request %d is no longer waiting for approval", req.ID)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO replay_jobs (request_id, dead_letter_id, not_before)
         SELECT request_id, dead_letter_id,
@@ -389,7 +411,7 @@ func (r *Replays) approve(ctx context.Context, tx pgx.Tx, req *ReplayRequest, ac
 		return err
 	}
 	req.Status = ReplayApproved
-	e := meta.event(actor, "replay.approved")
+	e := audit.NewEvent(actor, meta, "replay.approved")
 	e.Tenant, e.ObjectType, e.ObjectID = req.Tenant, "replay_request", fmt.Sprint(req.ID)
 	e.After = map[string]any{"status": ReplayApproved, "intent": req.IntentHex(), "jobs": req.ItemCount}
 	_, err = audit.Append(ctx, tx, e)
@@ -404,38 +426,38 @@ type ApproveInput struct {
 }
 
 // Approve records actor's approval of the exact intent they reviewed. It
-// returns ErrForbidden for the requester (also audited as denied),
-// ErrConflict when the request is not waiting for approval, its intent
-// changed, or the actor already approved, ErrInvalid for a missing typed
+// returns forbidden for the requester (also audited as denied), a
+// conflict when the request is not waiting for approval, its intent
+// changed, or the actor already approved, invalid for a missing typed
 // confirmation. The approval that completes the requirement approves the
 // request and writes its jobs in the same transaction.
-func (r *Replays) Approve(ctx context.Context, id int64, actor replaypolicy.Actor, in ApproveInput, meta Meta) (replaypolicy.Decision, error) {
+func (r *Replays) Approve(ctx context.Context, id int64, actor quarantine.Actor, in ApproveInput, meta quarantine.RequestMeta) (replaypolicy.Decision, error) {
 	var d replaypolicy.Decision
-	var denied *ReplayRequest
+	var denied string // the tenant of a request the actor may not approve
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
 			return err
 		}
 		if req.Requester.SameAs(actor) {
-			denied = &req
-			return fmt.Errorf("%w: you cannot approve your own request", ErrForbidden)
+			denied = req.Tenant
+			return quarantine.Errorf(quarantine.EFORBIDDEN, "you cannot approve your own request")
 		}
 		if req.Status != ReplayPendingApproval {
-			return fmt.Errorf("%w: the request is %s, not waiting for approval", ErrConflict, strings.ReplaceAll(string(req.Status), "_", " "))
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s, not waiting for approval", strings.ReplaceAll(string(req.Status), "_", " "))
 		}
 		if !strings.EqualFold(strings.TrimSpace(in.IntentHex), req.IntentHex()) {
-			return fmt.Errorf("%w: the request changed since you reviewed it; review it again", ErrConflict)
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request changed since you reviewed it; review it again")
 		}
 		before, err := r.decide(ctx, tx, req, actor)
 		if err != nil {
 			return err
 		}
 		if before.Requirement == replaypolicy.Refused {
-			return fmt.Errorf("%w: %s", ErrConflict, before.Reason)
+			return quarantine.Errorf(quarantine.ECONFLICT, "%s", before.Reason)
 		}
 		if before.Confirmation != "" && strings.TrimSpace(in.Confirmation) != before.Confirmation {
-			return fmt.Errorf("%w: type %q to confirm", ErrInvalid, before.Confirmation)
+			return quarantine.Errorf(quarantine.EINVALID, "type %q to confirm", before.Confirmation)
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO replay_approvals (request_id, approver_issuer, approver_subject, approver_email, intent_hash, approved_at)
             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, req.ID, actor.Issuer, actor.Subject, actor.Email, req.IntentHash, r.cfg.Now())
@@ -443,12 +465,12 @@ func (r *Replays) Approve(ctx context.Context, id int64, actor replaypolicy.Acto
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("%w: you already approved this request", ErrConflict)
+			return quarantine.Errorf(quarantine.ECONFLICT, "you already approved this request")
 		}
 		if d, err = r.decide(ctx, tx, req, actor); err != nil {
 			return err
 		}
-		e := meta.event(actor, "replay.approve")
+		e := audit.NewEvent(actor, meta, "replay.approve")
 		e.Tenant, e.ObjectType, e.ObjectID = req.Tenant, "replay_request", fmt.Sprint(req.ID)
 		e.After = map[string]any{"intent": req.IntentHex(), "approvals": d.ApprovalsHave, "needed": d.ApprovalsNeeded}
 		if err := r.auditItems(ctx, tx, req.ID, e, "replay.item.approved"); err != nil {
@@ -459,13 +481,8 @@ func (r *Replays) Approve(ctx context.Context, id int64, actor replaypolicy.Acto
 		}
 		return nil
 	})
-	if denied != nil {
-		e := meta.event(actor, "replay.approve")
-		e.Outcome, e.Tenant, e.ObjectType, e.ObjectID = audit.OutcomeDenied, denied.Tenant, "replay_request", fmt.Sprint(id)
-		e.Reason = "requester cannot approve their own request"
-		if _, aerr := audit.AppendFunc(ctx, r.pool, e); aerr != nil {
-			return d, fmt.Errorf("audit refused approval: %w", aerr)
-		}
+	if denied != "" {
+		err = r.auditDenied(ctx, actor, meta, "replay.approve", denied, id, err)
 	}
 	if err != nil {
 		return d, fmt.Errorf("approve replay %d: %w", id, err)
@@ -475,10 +492,10 @@ func (r *Replays) Approve(ctx context.Context, id int64, actor replaypolicy.Acto
 
 // Reject closes a request waiting for approval, with a reason; its dead
 // letters go back to quarantined.
-func (r *Replays) Reject(ctx context.Context, id int64, actor replaypolicy.Actor, reason string, meta Meta) error {
+func (r *Replays) Reject(ctx context.Context, id int64, actor quarantine.Actor, reason string, meta quarantine.RequestMeta) error {
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
-		return fmt.Errorf("reject replay %d: %w: a reason is required", id, ErrInvalid)
+		return fmt.Errorf("reject replay %d: %w", id, quarantine.Errorf(quarantine.EINVALID, "a reason is required"))
 	}
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
@@ -486,7 +503,7 @@ func (r *Replays) Reject(ctx context.Context, id int64, actor replaypolicy.Actor
 			return err
 		}
 		if req.Status != ReplayPendingApproval {
-			return fmt.Errorf("%w: the request is %s", ErrConflict, req.Status)
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s", req.Status)
 		}
 		return r.close(ctx, tx, &req, ReplayRejected, reason, actor, meta, "replay.reject")
 	})
@@ -498,17 +515,19 @@ func (r *Replays) Reject(ctx context.Context, id int64, actor replaypolicy.Actor
 
 // Cancel stops the requester's own request: nothing not yet published will
 // be. Workers check the request before every publish.
-func (r *Replays) Cancel(ctx context.Context, id int64, actor replaypolicy.Actor, reason string, meta Meta) error {
+func (r *Replays) Cancel(ctx context.Context, id int64, actor quarantine.Actor, reason string, meta quarantine.RequestMeta) error {
+	var denied string // the tenant of a request the actor may not cancel
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
 			return err
 		}
 		if !req.Requester.SameAs(actor) {
-			return fmt.Errorf("%w: only the requester can cancel a request", ErrForbidden)
+			denied = req.Tenant
+			return quarantine.Errorf(quarantine.EFORBIDDEN, "only the requester can cancel a request")
 		}
 		if !req.Status.Open() {
-			return fmt.Errorf("%w: the request is already %s", ErrConflict, req.Status)
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request is already %s", req.Status)
 		}
 		// Jobs a worker holds right now are left to it: it re-checks the
 		// request before publishing, and records honestly what it did publish.
@@ -520,6 +539,9 @@ func (r *Replays) Cancel(ctx context.Context, id int64, actor replaypolicy.Actor
 		}
 		return r.close(ctx, tx, &req, ReplayCancelled, strings.TrimSpace(reason), actor, meta, "replay.cancel")
 	})
+	if denied != "" {
+		err = r.auditDenied(ctx, actor, meta, "replay.cancel", denied, id, err)
+	}
 	if err != nil {
 		return fmt.Errorf("cancel replay %d: %w", id, err)
 	}
@@ -528,7 +550,7 @@ func (r *Replays) Cancel(ctx context.Context, id int64, actor replaypolicy.Actor
 
 // close ends a request and returns its unpublished dead letters to
 // quarantined.
-func (r *Replays) close(ctx context.Context, tx pgx.Tx, req *ReplayRequest, to ReplayStatus, reason string, actor replaypolicy.Actor, meta Meta, action string) error {
+func (r *Replays) close(ctx context.Context, tx pgx.Tx, req *ReplayRequest, to ReplayStatus, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string) error {
 	if _, err := tx.Exec(ctx, `UPDATE dead_letters d SET status = 'quarantined', version = d.version + 1, updated_at = now()
         FROM replay_items i WHERE i.request_id = $1 AND d.id = i.dead_letter_id AND i.skip_reason = ''
         AND d.status = 'replay_requested'
@@ -538,13 +560,13 @@ func (r *Replays) close(ctx context.Context, tx pgx.Tx, req *ReplayRequest, to R
 	return r.setStatus(ctx, tx, req, to, reason, actor, meta, action)
 }
 
-func (r *Replays) setStatus(ctx context.Context, tx pgx.Tx, req *ReplayRequest, to ReplayStatus, reason string, actor replaypolicy.Actor, meta Meta, action string) error {
+func (r *Replays) setStatus(ctx context.Context, tx pgx.Tx, req *ReplayRequest, to ReplayStatus, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string) error {
 	if _, err := tx.Exec(ctx, `UPDATE replay_requests SET status = $2, status_reason = $3, version = version + 1,
         finished_at = CASE WHEN $2 IN ('done', 'rejected', 'cancelled', 'void') THEN now() ELSE finished_at END
         WHERE id = $1`, req.ID, to, reason); err != nil {
 		return err
 	}
-	e := meta.event(actor, action)
+	e := audit.NewEvent(actor, meta, action)
 	e.Tenant, e.ObjectType, e.ObjectID, e.Reason = req.Tenant, "replay_request", fmt.Sprint(req.ID), reason
 	e.Before, e.After = map[string]any{"status": req.Status}, map[string]any{"status": to}
 	req.Status = to
@@ -582,20 +604,23 @@ func (r *Replays) auditItems(ctx context.Context, tx pgx.Tx, requestID int64, e 
 // before it runs, where the class allows it (never same_operation). The
 // original message id is kept; the intent changes, so earlier approvals no
 // longer count and the request needs approving again.
-func (r *Replays) EditPayload(ctx context.Context, id, deadLetterID int64, actor replaypolicy.Actor, payload []byte, meta Meta) error {
+func (r *Replays) EditPayload(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, payload []byte, meta quarantine.RequestMeta) error {
+	var denied string // the tenant of a request the actor may not edit
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
 			return err
 		}
 		if !req.Requester.SameAs(actor) {
-			return fmt.Errorf("%w: only the requester can edit a request", ErrForbidden)
+			denied = req.Tenant
+			return quarantine.Errorf(quarantine.EFORBIDDEN, "only the requester can edit a request")
 		}
 		if req.Class == replaypolicy.SameOperation {
-			return fmt.Errorf("%w: same_operation payloads cannot be edited: the operation must be repeated exactly", ErrForbidden)
+			denied = req.Tenant
+			return quarantine.Errorf(quarantine.EFORBIDDEN, "same_operation payloads cannot be edited: the operation must be repeated exactly")
 		}
 		if req.Status != ReplayDraft && req.Status != ReplayPendingApproval {
-			return fmt.Errorf("%w: the request is %s; only a request not yet approved can be edited", ErrConflict, req.Status)
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s; only a request not yet approved can be edited", req.Status)
 		}
 		sum := sha256.Sum256(payload)
 		var old []byte
@@ -604,7 +629,7 @@ func (r *Replays) EditPayload(ctx context.Context, id, deadLetterID int64, actor
             RETURNING (SELECT payload_sha256 FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2)`,
 			id, deadLetterID, payload, sum[:]).Scan(&old)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, ErrNotFound)
+			return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, errNoItem)
 		}
 		if err != nil {
 			return err
@@ -620,7 +645,7 @@ func (r *Replays) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 		if _, err := tx.Exec(ctx, `UPDATE replay_requests SET payload_edited = true, intent_hash = $2, version = version + 1 WHERE id = $1`, id, hash); err != nil {
 			return err
 		}
-		e := meta.event(actor, "replay.edit_payload")
+		e := audit.NewEvent(actor, meta, "replay.edit_payload")
 		e.Tenant, e.ObjectType, e.ObjectID = req.Tenant, "dead_letter", fmt.Sprint(deadLetterID)
 		e.Before = map[string]any{"payload_sha256": hex.EncodeToString(old), "intent": req.IntentHex()}
 		e.After = map[string]any{"payload_sha256": hex.EncodeToString(sum[:]), "intent": hex.EncodeToString(hash), "request": id}
@@ -630,6 +655,9 @@ func (r *Replays) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 		_, err = audit.Append(ctx, tx, e)
 		return err
 	})
+	if denied != "" {
+		err = r.auditDenied(ctx, actor, meta, "replay.edit_payload", denied, id, err)
+	}
 	if err != nil {
 		return fmt.Errorf("edit payload of replay %d: %w", id, err)
 	}
@@ -653,7 +681,7 @@ func (r *Replays) VoidStale(ctx context.Context, version string) (int, error) {
 		}
 		for i := range reqs {
 			if err := r.close(ctx, tx, &reqs[i], ReplayVoid, "the replay policy changed since this request was made; request again",
-				replaypolicy.Actor{}, Meta{}, "replay.void"); err != nil {
+				quarantine.Actor{}, quarantine.RequestMeta{}, "replay.void"); err != nil {
 				return err
 			}
 		}
@@ -690,7 +718,7 @@ func (r *Replays) ItemPayload(ctx context.Context, id, deadLetterID int64) ([]by
 	err := r.pool.QueryRow(ctx, `SELECT payload FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2 AND skip_reason = ''`,
 		id, deadLetterID).Scan(&p)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("item %d of replay %d: %w", deadLetterID, id, ErrNotFound)
+		return nil, fmt.Errorf("item %d of replay %d: %w", deadLetterID, id, errNoItem)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("item %d of replay %d: %w", deadLetterID, id, err)

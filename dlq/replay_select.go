@@ -3,11 +3,13 @@ package dlq
 import (
 	"context"
 	"fmt"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // MatchingIDs resolves a list filter, at this moment, to the ids of the
 // dead letters it selects (newest first), at most limit of them. It returns
-// ErrInvalid when the filter selects more: a bulk action works on an exact,
+// an invalid quarantine.Error when the filter selects more: a bulk action works on an exact,
 // frozen set, never on "whatever matches later".
 func (s *Store) MatchingIDs(ctx context.Context, f ListFilter, limit int) ([]int64, error) {
 	f.Before, f.After = "", ""
@@ -21,7 +23,7 @@ func (s *Store) MatchingIDs(ctx context.Context, f ListFilter, limit int) ([]int
 			ids = append(ids, it.ID)
 		}
 		if len(ids) > limit {
-			return nil, fmt.Errorf("%w: the filter selects more than %d dead letters; narrow it", ErrInvalid, limit)
+			return nil, quarantine.Errorf(quarantine.EINVALID, "the filter selects more than %d dead letters; narrow it", limit)
 		}
 		if page.Next == "" {
 			return ids, nil

@@ -14,14 +14,15 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 var (
-	oncall    = replaypolicy.Actor{Issuer: "https://idp.example", Subject: "oncall", Email: "oncall@example.com"}
-	approver1 = replaypolicy.Actor{Issuer: "https://idp.example", Subject: "approver1", Email: "a1@example.com"}
-	approver2 = replaypolicy.Actor{Issuer: "https://idp.example", Subject: "approver2", Email: "a2@example.com"}
+	oncall    = quarantine.Actor{Issuer: "https://idp.example", Subject: "oncall", Email: "oncall@example.com"}
+	approver1 = quarantine.Actor{Issuer: "https://idp.example", Subject: "approver1", Email: "a1@example.com"}
+	approver2 = quarantine.Actor{Issuer: "https://idp.example", Subject: "approver2", Email: "a2@example.com"}
 )
 
 type replayBundle struct {
@@ -57,10 +58,10 @@ func setupReplay(t *testing.T) *replayBundle {
 	require.NoError(t, err)
 	dir := authz.NewDirectory(b.db.Pool)
 	b.auth = authz.Authority{Access: access, Directory: dir}
-	for a, groups := range map[replaypolicy.Actor][]string{
+	for a, groups := range map[quarantine.Actor][]string{
 		oncall: {"acme:oncall"}, approver1: {"acme:approver"}, approver2: {"acme:approver"},
 	} {
-		require.NoError(t, dir.Remember(context.Background(), authz.User{Issuer: a.Issuer, Subject: a.Subject, Email: a.Email, Groups: groups}))
+		require.NoError(t, dir.Remember(context.Background(), authz.User{Actor: a, Groups: groups}))
 	}
 	b.target = b.createStream(t, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}})
 	return b
@@ -93,7 +94,7 @@ func allowAll(string, replaypolicy.Class) bool { return true }
 func (b *replayBundle) request(t *testing.T, ids []int64, in SubmitInput) ReplayRequest {
 	t.Helper()
 	ctx := context.Background()
-	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, Meta{})
+	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	if in.Reason == "" {
 		in.Reason = "consumer fixed in release 1.2.3"
@@ -108,7 +109,7 @@ func (b *replayBundle) request(t *testing.T, ids []int64, in SubmitInput) Replay
 			in.Confirmations[d.ID] = phrase
 		}
 	}
-	reqs, err := b.replays.Submit(ctx, batch, oncall, in, Meta{})
+	reqs, err := b.replays.Submit(ctx, batch, oncall, in, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	require.Len(t, reqs, 1)
 	return reqs[0]

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -60,7 +61,7 @@ func TestHeaderAndSubjectAllowlist(t *testing.T) {
 	system := b.seedItem(t, "search.index_update", "m-sys", nats.Header{HeaderOriginalSubject: {"$JS.API.STREAM.DELETE.APP"}}, "{}")
 	inbox := b.seedItem(t, "search.index_update", "m-inbox", nats.Header{HeaderOriginalSubject: {"_INBOX.abc"}}, "{}")
 	other := b.seedItem(t, "search.index_update", "m-other", nats.Header{HeaderOriginalSubject: {"billing.acme.charge"}}, "{}")
-	batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{ok, system, inbox, other}, []string{"acme"}, false, allowAll, Meta{})
+	batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{ok, system, inbox, other}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	reqs, err := b.replays.Batch(ctx, batch)
 	require.NoError(t, err)
@@ -101,7 +102,7 @@ func TestDoubleApproveOneJob(t *testing.T) {
 	errs := make([]error, 4)
 	for i := range errs {
 		wg.Go(func() {
-			_, errs[i] = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, Meta{})
+			_, errs[i] = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 		})
 	}
 	wg.Wait()
@@ -110,12 +111,12 @@ func TestDoubleApproveOneJob(t *testing.T) {
 		if err == nil {
 			succeeded++
 		} else {
-			assert.ErrorIs(t, err, ErrConflict)
+			assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "%v", err)
 		}
 	}
 	assert.Equal(t, 1, succeeded, "one click counts, the others are conflicts")
-	_, err := b.replays.Approve(ctx, req.ID, approver2, ApproveInput{IntentHex: req.IntentHex()}, Meta{})
-	assert.ErrorIs(t, err, ErrConflict, "already approved")
+	_, err := b.replays.Approve(ctx, req.ID, approver2, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "already approved")
 	assert.Equal(t, map[string]int{"pending": 1}, b.jobStates(t, req.ID), "one job")
 
 	run(t, b.worker(t, WorkerConfig{}))
@@ -242,8 +243,8 @@ func TestSelfApprovalRefused(t *testing.T) {
 	req := b.request(t, []int64{id}, SubmitInput{})
 	sameWithOtherEmail := oncall
 	sameWithOtherEmail.Email = "alias@example.com"
-	_, err := b.replays.Approve(ctx, req.ID, sameWithOtherEmail, ApproveInput{IntentHex: req.IntentHex()}, Meta{})
-	assert.ErrorIs(t, err, ErrForbidden)
+	_, err := b.replays.Approve(ctx, req.ID, sameWithOtherEmail, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "%v", err)
 	r, err := b.replays.Request(ctx, req.ID)
 	require.NoError(t, err)
 	assert.Equal(t, ReplayPendingApproval, r.Status)
@@ -258,27 +259,27 @@ func TestManualNeedsTwoApprovers(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	id := b.seedItem(t, "orders.refund", "refund-1", nil, `{"amount":10}`)
-	batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{id}, []string{"acme"}, false, allowAll, Meta{})
+	batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{id}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	drafts, err := b.replays.Batch(ctx, batch)
 	require.NoError(t, err)
-	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "refund again", Confirmations: map[int64]string{drafts[0].ID: "yes"}}, Meta{})
+	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "refund again", Confirmations: map[int64]string{drafts[0].ID: "yes"}}, quarantine.RequestMeta{})
 	var refused *RefusedError
 	require.ErrorAs(t, err, &refused, "manual needs the typed confirmation")
 	req := b.request(t, []int64{id}, SubmitInput{Confirmations: nil})
 	require.Equal(t, ReplayPendingApproval, req.Status)
 
 	in := ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY refund-1"}
-	_, err = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, Meta{})
-	assert.ErrorIs(t, err, ErrInvalid, "the approver types the confirmation too")
-	d, err := b.replays.Approve(ctx, req.ID, approver1, in, Meta{})
+	_, err = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "the approver types the confirmation too")
+	d, err := b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	assert.False(t, d.Ready)
 	assert.Equal(t, 1, d.ApprovalsHave)
-	_, err = b.replays.Approve(ctx, req.ID, approver1, in, Meta{})
-	assert.ErrorIs(t, err, ErrConflict, "the same approver twice counts once")
+	_, err = b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "the same approver twice counts once")
 	assert.Empty(t, b.jobStates(t, req.ID), "one approval is not enough")
-	d, err = b.replays.Approve(ctx, req.ID, approver2, in, Meta{})
+	d, err = b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	assert.True(t, d.Ready)
 	run(t, b.worker(t, WorkerConfig{}))
@@ -287,7 +288,7 @@ func TestManualNeedsTwoApprovers(t *testing.T) {
 
 	id2 := b.seedItem(t, "orders.refund", "refund-2", nil, "{}")
 	id3 := b.seedItem(t, "orders.refund", "refund-3", nil, "{}")
-	batch, err = b.replays.CreateDrafts(ctx, oncall, []int64{id2, id3}, []string{"acme"}, false, allowAll, Meta{})
+	batch, err = b.replays.CreateDrafts(ctx, oncall, []int64{id2, id3}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	drafts, err = b.replays.Batch(ctx, batch)
 	require.NoError(t, err)
@@ -306,12 +307,12 @@ func TestApprovalExpires(t *testing.T) {
 	id := b.seedItem(t, "orders.refund", "refund-exp", nil, "{}")
 	req := b.request(t, []int64{id}, SubmitInput{})
 	in := ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY refund-exp"}
-	_, err := b.replays.Approve(ctx, req.ID, approver1, in, Meta{})
+	_, err := b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
 	require.NoError(t, err)
 
 	later := start.Add(5 * time.Hour) // manual approvals expire after 4h
 	b.now.Store(&later)
-	d, err := b.replays.Approve(ctx, req.ID, approver2, in, Meta{})
+	d, err := b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	assert.False(t, d.Ready, "the first approval expired: still one short")
 	assert.Equal(t, 1, d.ApprovalsHave)
@@ -328,13 +329,13 @@ func TestIntentChangeNeedsNewApproval(t *testing.T) {
 	require.Equal(t, ReplayPendingApproval, req.Status)
 	old := req.IntentHex()
 
-	require.NoError(t, b.replays.EditPayload(ctx, req.ID, id, oncall, []byte(`{"grant":"viewer"}`), Meta{}))
+	require.NoError(t, b.replays.EditPayload(ctx, req.ID, id, oncall, []byte(`{"grant":"viewer"}`), quarantine.RequestMeta{}))
 	edited, err := b.replays.Request(ctx, req.ID)
 	require.NoError(t, err)
 	assert.NotEqual(t, old, edited.IntentHex(), "an edit is a new intent")
-	_, err = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: old}, Meta{})
-	assert.ErrorIs(t, err, ErrConflict, "an approval of the old intent does not count")
-	d, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: edited.IntentHex()}, Meta{})
+	_, err = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: old}, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "an approval of the old intent does not count")
+	d, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: edited.IntentHex()}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	assert.True(t, d.Ready)
 
@@ -351,8 +352,8 @@ func TestIntentChangeNeedsNewApproval(t *testing.T) {
 	// same_operation payloads are never edited.
 	mid := b.seedItem(t, "email.send", "mail-edit", nats.Header{HeaderOperationID: {"op-e"}}, "{}")
 	mreq := b.request(t, []int64{mid}, SubmitInput{})
-	err = b.replays.EditPayload(ctx, mreq.ID, mid, oncall, []byte("{}"), Meta{})
-	assert.ErrorIs(t, err, ErrForbidden)
+	err = b.replays.EditPayload(ctx, mreq.ID, mid, oncall, []byte("{}"), quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "%v", err)
 }
 
 func TestPolicyChangeVoidsApproval(t *testing.T) {
@@ -377,8 +378,8 @@ default_rate = 400
 	require.NotEqual(t, b.policy.Load().Version(), changed.Version())
 	b.policy.Store(changed)
 
-	_, err = b.replays.Approve(ctx, pending.ID, approver1, ApproveInput{IntentHex: pending.IntentHex()}, Meta{})
-	assert.ErrorIs(t, err, ErrConflict)
+	_, err = b.replays.Approve(ctx, pending.ID, approver1, ApproveInput{IntentHex: pending.IntentHex()}, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "%v", err)
 	assert.Contains(t, err.Error(), "policy")
 	n, err := b.replays.VoidStale(ctx, changed.Version())
 	require.NoError(t, err)
@@ -431,7 +432,7 @@ func TestRevalidateDenyAndTimeoutBlock(t *testing.T) {
 	mk := func(principal string) ReplayRequest {
 		id := b.seedItem(t, "accounts.permission_grant", "grant-"+principal, nats.Header{HeaderPrincipal: {principal}}, "{}")
 		req := b.request(t, []int64{id}, SubmitInput{})
-		_, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, Meta{})
+		_, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 		require.NoError(t, err)
 		return req
 	}
@@ -491,7 +492,7 @@ func TestDedupeSkipsAlreadyReplayed(t *testing.T) {
 	// The same event dead-lettered again (another DLQ message, same id):
 	// the draft already says it was replayed.
 	again := b.seedItem(t, "analytics.event", "evt-1", hdr, `{"n":1}`)
-	batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{again}, []string{"acme"}, false, allowAll, Meta{})
+	batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{again}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	drafts, err := b.replays.Batch(ctx, batch)
 	require.NoError(t, err)
@@ -524,12 +525,12 @@ func TestBulkSnapshotIgnoresLateArrivals(t *testing.T) {
 	for i := range 5 {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("snap-", i), nil, "{}"))
 	}
-	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, Meta{})
+	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	for i := range 3 { // arrive after the selection was made, same type and tenant
 		b.seedItem(t, "search.index_update", fmt.Sprint("late-", i), nil, "{}")
 	}
-	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "bulk"}, Meta{})
+	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "bulk"}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	run(t, b.worker(t, WorkerConfig{}))
 	b.waitStatus(t, reqs[0].ID, ReplayDone)
@@ -548,11 +549,11 @@ func TestRateLimitHolds(t *testing.T) {
 	for i := range 6 {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("rate-", i), nil, "{}"))
 	}
-	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, Meta{})
+	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	drafts, err := b.replays.Batch(ctx, batch)
 	require.NoError(t, err)
-	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slowly", Rates: map[int64]float64{drafts[0].ID: 5}}, Meta{})
+	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slowly", Rates: map[int64]float64{drafts[0].ID: 5}}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	assert.Equal(t, 5.0, reqs[0].Rate)
 	run(t, b.worker(t, WorkerConfig{Owner: "a"}))
@@ -568,14 +569,14 @@ func TestRateLimitHolds(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, last.Time.Sub(*done.ApprovedAt), 950*time.Millisecond,
 		"the 6th message at 5/s comes at least 1 s after approval (50 ms for clock granularity)")
-	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "again"}, Meta{})
-	assert.ErrorIs(t, err, ErrConflict, "a batch is submitted once")
+	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "again"}, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "a batch is submitted once")
 
-	batch, err = b.replays.CreateDrafts(ctx, oncall, []int64{b.seedItem(t, "search.index_update", "rate-x", nil, "{}")}, []string{"acme"}, false, allowAll, Meta{})
+	batch, err = b.replays.CreateDrafts(ctx, oncall, []int64{b.seedItem(t, "search.index_update", "rate-x", nil, "{}")}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	drafts, err = b.replays.Batch(ctx, batch)
 	require.NoError(t, err)
-	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "fast", Rates: map[int64]float64{drafts[0].ID: 1e6}}, Meta{})
+	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "fast", Rates: map[int64]float64{drafts[0].ID: 1e6}}, quarantine.RequestMeta{})
 	var refused *RefusedError
 	require.ErrorAs(t, err, &refused, "a rate over the class's maximum is refused")
 }
@@ -588,17 +589,17 @@ func TestCancelStopsRemaining(t *testing.T) {
 	for i := range 10 {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("cancel-", i), nil, "{}"))
 	}
-	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, Meta{})
+	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	drafts, err := b.replays.Batch(ctx, batch)
 	require.NoError(t, err)
-	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 4}}, Meta{})
+	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 4}}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	id := reqs[0].ID
 	run(t, b.worker(t, WorkerConfig{}))
 	waitFor(t, 10*time.Second, "the first publishes", func() bool { return b.jobStates(t, id)["published"] >= 2 })
-	assert.ErrorIs(t, b.replays.Cancel(ctx, id, approver1, "", Meta{}), ErrForbidden, "only the requester cancels")
-	require.NoError(t, b.replays.Cancel(ctx, id, oncall, "wrong target", Meta{}))
+	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(b.replays.Cancel(ctx, id, approver1, "", quarantine.RequestMeta{})), "only the requester cancels")
+	require.NoError(t, b.replays.Cancel(ctx, id, oncall, "wrong target", quarantine.RequestMeta{}))
 	waitFor(t, 10*time.Second, "no job left in flight", func() bool {
 		s := b.jobStates(t, id)
 		return s["pending"]+s["claimed"]+s["unknown"] == 0
@@ -623,11 +624,11 @@ func TestSlowRateReleasesBeforeLeaseEnds(t *testing.T) {
 	for i := range 6 {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("lease-", i), nil, "{}"))
 	}
-	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, Meta{})
+	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	drafts, err := b.replays.Batch(ctx, batch)
 	require.NoError(t, err)
-	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 5}}, Meta{})
+	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 5}}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now()`) // all due: the worker fell behind
 	require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/time/rate"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
@@ -28,7 +29,7 @@ const (
 // Authority answers, at execution time, whether a person still holds a
 // permission in a tenant (their roles may have changed since they asked).
 type Authority interface {
-	StillAllowed(ctx context.Context, who replaypolicy.Actor, tenant, object, action string) (bool, error)
+	StillAllowed(ctx context.Context, who quarantine.Actor, tenant, object, action string) (bool, error)
 }
 
 // Revalidator asks the service that owns an effect whether the original
@@ -161,7 +162,7 @@ type job struct {
 	tenant, class, status, policy      string
 	rate                               float64
 	approvedAt                         *time.Time
-	requester                          replaypolicy.Actor
+	requester                          quarantine.Actor
 	msgID, opID, corrID, subject       string
 	headers                            []HeaderValue
 	payload                            []byte
@@ -528,7 +529,7 @@ func (w *ReplayWorker) record(ctx context.Context, jobs []*job) error {
 				continue // released untouched: nothing happened to record
 			}
 			e := audit.Event{
-				Actor: audit.Actor{Subject: "replay-worker:" + w.cfg.Owner}, Tenant: j.tenant, Action: "replay.item." + j.state,
+				Actor: quarantine.Actor{Subject: "replay-worker:" + w.cfg.Owner}, Tenant: j.tenant, Action: "replay.item." + j.state,
 				ObjectType: "dead_letter", ObjectID: strconv.FormatInt(j.deadLetterID, 10), MessageID: j.msgID,
 				OperationID: j.opID, Reason: j.result, Outcome: audit.OutcomeOK,
 				After: map[string]any{"request": j.requestID, "job": j.id, "subject": j.subject, "stream": j.stream, "seq": j.seq, "duplicate": j.duplicate},
@@ -599,7 +600,7 @@ func (w *ReplayWorker) record(ctx context.Context, jobs []*job) error {
 		var doneID int64
 		var tenant string
 		_, err = pgx.ForEachRow(rows, []any{&doneID, &tenant}, func() error {
-			events = append(events, audit.Event{Actor: audit.Actor{Subject: "replay-worker:" + w.cfg.Owner}, Tenant: tenant,
+			events = append(events, audit.Event{Actor: quarantine.Actor{Subject: "replay-worker:" + w.cfg.Owner}, Tenant: tenant,
 				Action: "replay.done", ObjectType: "replay_request", ObjectID: strconv.FormatInt(doneID, 10), Outcome: audit.OutcomeOK})
 			return nil
 		})

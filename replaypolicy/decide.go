@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // Requirement is what a replay of one item needs, or that it cannot or need
@@ -58,24 +60,6 @@ func requirementFor(approvals int) Requirement {
 	}
 }
 
-// Actor is a person as the identity provider names them. Identity is Issuer
-// plus Subject; Email is for display only, because one person can have
-// several addresses and an address can be reassigned.
-type Actor struct {
-	Issuer  string
-	Subject string
-	Email   string
-}
-
-// Identified reports whether a has both an issuer and a subject.
-func (a Actor) Identified() bool { return a.Issuer != "" && a.Subject != "" }
-
-// SameAs reports whether a and b are the same identified person: same issuer
-// and subject, whatever their emails.
-func (a Actor) SameAs(b Actor) bool {
-	return a.Identified() && a.Issuer == b.Issuer && a.Subject == b.Subject
-}
-
 // Item is what Decide needs to know about one dead letter.
 type Item struct {
 	Tenant   string
@@ -104,7 +88,7 @@ type Item struct {
 
 // Approval is one approver's sign-off on one intent.
 type Approval struct {
-	Approver Actor
+	Approver quarantine.Actor
 	// At is when the approval was given; it expires after the class's
 	// approval_expiry.
 	At time.Time
@@ -119,7 +103,7 @@ type Request struct {
 	// Bulk marks a request made on a selection or filter rather than one
 	// item; a request with Items > 1 is bulk either way.
 	Bulk      bool
-	Requester Actor
+	Requester quarantine.Actor
 	// Reason is the requester's free-text why; it must not be blank.
 	Reason string
 	// PayloadEdited is true when the requester changed the payload.
@@ -200,7 +184,7 @@ func ConfirmationPhrase(item Item, req Request) string {
 // approvals that are valid now and checks the typed confirmation, and is
 // Ready when both are complete. The worker still re-checks revalidate items
 // when it executes.
-func Decide(t *Table, item Item, actor Actor, req Request, now time.Time) Decision {
+func Decide(t *Table, item Item, actor quarantine.Actor, req Request, now time.Time) Decision {
 	if t == nil {
 		return Decision{Rule: -1, Requirement: Refused, Reason: "no replay policy is loaded, so nothing can be replayed"}
 	}
@@ -353,9 +337,9 @@ func approverPhrase(n int) string {
 // it approves this request's intent hash, it is dated no earlier than the
 // request and no later than now, and now is before At + approval_expiry. An
 // approver counts once however often they approved.
-func validApprovals(k Knobs, req Request, now time.Time) ([]Actor, string) {
+func validApprovals(k Knobs, req Request, now time.Time) ([]quarantine.Actor, string) {
 	var (
-		approvers []Actor
+		approvers []quarantine.Actor
 		why       = map[string]int{}
 	)
 	for _, a := range req.Approvals {
@@ -397,7 +381,7 @@ func validApprovals(k Knobs, req Request, now time.Time) ([]Actor, string) {
 	return approvers, fmt.Sprintf("%d %s ignored: %s", total, noun, strings.Join(parts, ", "))
 }
 
-func containsActor(list []Actor, a Actor) bool {
+func containsActor(list []quarantine.Actor, a quarantine.Actor) bool {
 	for _, b := range list {
 		if b.SameAs(a) {
 			return true

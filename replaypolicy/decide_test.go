@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 func TestDecide(t *testing.T) {
@@ -22,7 +24,7 @@ func TestDecide(t *testing.T) {
 		itemType string
 		item     func(*Item)
 		req      func(*Request)
-		actor    *Actor // default: alice, the requester
+		actor    *quarantine.Actor // default: alice, the requester
 		want     want
 	}{
 		// rebuildable
@@ -85,10 +87,10 @@ func TestDecide(t *testing.T) {
 			item: func(i *Item) { i.Status = "frozen" },
 			want: want{class: Rebuildable, req: Refused, reason: `status "frozen", which the replay policy does not know`}},
 		{name: "General/RequesterUnidentified", itemType: "search.x",
-			req:  func(r *Request) { r.Requester = Actor{Email: "alice@example.com"} },
+			req:  func(r *Request) { r.Requester = quarantine.Actor{Email: "alice@example.com"} },
 			want: want{class: Rebuildable, req: Refused, reason: "the requester is not identified"}},
 		{name: "General/ActorUnidentified", itemType: "search.x",
-			actor: &Actor{Subject: "u-alice", Email: "alice@example.com"},
+			actor: &quarantine.Actor{Subject: "u-alice", Email: "alice@example.com"},
 			want:  want{class: Rebuildable, req: Refused, reason: "you are not identified"}},
 		{name: "General/UnknownItemTypeIsManual", itemType: "billing.charge",
 			want: want{class: Manual, req: TwoApprovers, reason: `manual (no rule matches item type "billing.charge"): waiting for approval by two distinct approvers`}},
@@ -180,7 +182,9 @@ func TestDecide(t *testing.T) {
 			req:  func(r *Request) { r.Approvals = []Approval{{Approver: bob, IntentHash: testIntent}} },
 			want: want{class: SameOperation, req: OneApprover, have: 0, reason: "1 undated"}},
 		{name: "Approval/UnidentifiedApprover", itemType: "email.send",
-			req:  func(r *Request) { r.Approvals = []Approval{approval(Actor{Email: "bob@example.com"}, time.Minute)} },
+			req: func(r *Request) {
+				r.Approvals = []Approval{approval(quarantine.Actor{Email: "bob@example.com"}, time.Minute)}
+			},
 			want: want{class: SameOperation, req: OneApprover, have: 0, reason: "1 unidentified approver"}},
 		{name: "Approval/IgnoredListed", itemType: "email.send",
 			req: func(r *Request) {
@@ -333,7 +337,7 @@ func TestDecideActorCanApprove(t *testing.T) {
 	tests := []struct {
 		name      string
 		itemType  string
-		actor     Actor
+		actor     quarantine.Actor
 		approvals []Approval
 		want      bool
 	}{

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // FuzzParse checks that Parse never panics, that every rejection is a
@@ -82,8 +84,8 @@ func checkTable(t *testing.T, tbl *Table) {
 }
 
 // The people FuzzDecide picks approvers from; index 0 is the requester.
-func fuzzActors() []Actor {
-	return []Actor{alice, aliceElsewhere, bob, bobElsewhere, carol, otherAlice, {Email: "nobody@example.com"}}
+func fuzzActors() []quarantine.Actor {
+	return []quarantine.Actor{alice, aliceElsewhere, bob, bobElsewhere, carol, otherAlice, {Email: "nobody@example.com"}}
 }
 
 // FuzzDecide drives Decide with arbitrary items, requests and approvals and

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // testPolicy is the fixture the decision tests run against. It spells out
@@ -86,12 +88,12 @@ func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
 // otherAlice has alice's subject at another issuer (another person).
 var (
 	testNow        = time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
-	alice          = Actor{Issuer: "https://idp.example", Subject: "u-alice", Email: "alice@example.com"}
-	aliceElsewhere = Actor{Issuer: "https://idp.example", Subject: "u-alice", Email: "a.liddell@example.org"}
-	otherAlice     = Actor{Issuer: "https://partner-idp.example", Subject: "u-alice", Email: "alice@partner.example"}
-	bob            = Actor{Issuer: "https://idp.example", Subject: "u-bob", Email: "bob@example.com"}
-	bobElsewhere   = Actor{Issuer: "https://idp.example", Subject: "u-bob", Email: "robert@example.com"}
-	carol          = Actor{Issuer: "https://idp.example", Subject: "u-carol", Email: "carol@example.com"}
+	alice          = quarantine.Actor{Issuer: "https://idp.example", Subject: "u-alice", Email: "alice@example.com"}
+	aliceElsewhere = quarantine.Actor{Issuer: "https://idp.example", Subject: "u-alice", Email: "a.liddell@example.org"}
+	otherAlice     = quarantine.Actor{Issuer: "https://partner-idp.example", Subject: "u-alice", Email: "alice@partner.example"}
+	bob            = quarantine.Actor{Issuer: "https://idp.example", Subject: "u-bob", Email: "bob@example.com"}
+	bobElsewhere   = quarantine.Actor{Issuer: "https://idp.example", Subject: "u-bob", Email: "robert@example.com"}
+	carol          = quarantine.Actor{Issuer: "https://idp.example", Subject: "u-carol", Email: "carol@example.com"}
 )
 
 const testIntent = "9f2c0a7e51d4b6c8a3e1f0d2b4c6a8e0f1d3b5c7a9e2f4d6b8c0a1e3f5d7b9c1"
@@ -125,7 +127,7 @@ func testRequest(tbl *Table) Request {
 }
 
 // approval is a by a, given age before testNow, for the test intent.
-func approval(a Actor, age time.Duration) Approval {
+func approval(a quarantine.Actor, age time.Duration) Approval {
 	return Approval{Approver: a, At: testNow.Add(-age), IntentHash: testIntent}
 }
 

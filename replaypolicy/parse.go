@@ -11,11 +11,14 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // ErrInvalidPolicy matches (with errors.Is) every error [Parse] and [Load]
-// return for a file that is not a valid policy table.
-var ErrInvalidPolicy = errors.New("invalid replay policy")
+// return for a file that is not a valid policy table. It is an invalid
+// quarantine.Error.
+var ErrInvalidPolicy = quarantine.Errorf(quarantine.EINVALID, "invalid replay policy")
 
 // PolicyError is one problem in a policy file. Parse returns every problem it
 // finds, joined with errors.Join in file order; errors.As finds the first.
@@ -50,8 +53,8 @@ func (e *PolicyError) Error() string {
 	return b.String()
 }
 
-// Is makes every PolicyError match [ErrInvalidPolicy].
-func (e *PolicyError) Is(target error) bool { return target == ErrInvalidPolicy }
+// Unwrap makes every PolicyError match [ErrInvalidPolicy].
+func (e *PolicyError) Unwrap() error { return ErrInvalidPolicy }
 
 // Load reads and parses the policy file at path; see [Parse]. A file that
 // cannot be read gives the *fs.PathError wrapped with the operation.

@@ -3,16 +3,18 @@ package replaypolicy
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // ErrInvalidRate is returned (wrapped) by [Table.ValidateRate] for a rate that
-// is not a positive finite number or is above the class's max_rate.
-var ErrInvalidRate = errors.New("invalid replay rate")
+// is not a positive finite number or is above the class's max_rate. It is an
+// invalid quarantine.Error.
+var ErrInvalidRate = quarantine.Errorf(quarantine.EINVALID, "invalid replay rate")
 
 // Rule maps an item-type glob to a class. Rules are tried in order and the
 // first match wins.

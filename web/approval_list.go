@@ -13,7 +13,7 @@ import (
 // approvalList shows requests waiting for approval in the approver's tenants.
 func (s *Server) approvalList(c echo.Context) error {
 	ctx := c.Request().Context()
-	u, me := userOf(c), actor(c)
+	u, me := userOf(c), userOf(c).Actor
 	scope := s.tenantsWith(ctx, u, replayObjects, authz.ActApprove)
 	reqs, err := s.deps.Replays.Pending(ctx, scope.Tenants, scope.All)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/views"
@@ -16,7 +17,7 @@ import (
 func (s *Server) auditEvent(c echo.Context) error {
 	seq, err := strconv.ParseInt(c.Param("seq"), 10, 64)
 	if err != nil || seq < 1 {
-		return echo.NewHTTPError(http.StatusNotFound, "There is no such audit event.")
+		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such audit event.")
 	}
 	tenants := s.auditScope(c, authz.ActRead)
 	if tenants == nil {

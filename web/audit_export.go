@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 )
@@ -28,7 +29,7 @@ func (s *Server) auditExport(c echo.Context, contentType, ext string,
 	ctx := c.Request().Context()
 	f, errs := readAuditFilter(c.QueryParams()).Validate()
 	if errs != nil {
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, "The filter is not valid; fix it on the audit page first.")
+		return quarantine.Errorf(quarantine.EINVALID, "The filter is not valid; fix it on the audit page first.")
 	}
 	f.Tenants = s.auditScope(c, authz.ActExport)
 	if f.Tenants == nil {

@@ -1,11 +1,11 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/views"
 )
@@ -23,7 +23,7 @@ func (s *Server) bindingAdd(c echo.Context) error {
 	if errs == nil {
 		_, err := s.deps.Bindings.Add(c.Request().Context(), in, u, s.event(c, "", ""))
 		switch {
-		case errors.Is(err, authz.ErrConflict):
+		case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
 			errs = map[string]string{"role": "This person already holds this role in this tenant."}
 		case err != nil:
 			return err

@@ -6,13 +6,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 )
 
 func (s *Server) bindingDelete(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusNotFound, "There is no such binding.")
+		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such binding.")
 	}
 	u := userOf(c)
 	manage := s.deps.Access.Scope(u, authz.ObjBindings, authz.ActManage, s.knownTenants(c.Request().Context()))

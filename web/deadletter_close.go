@@ -1,13 +1,13 @@
 package web
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 )
@@ -25,21 +25,21 @@ func (s *Server) deadLetterResolve(c echo.Context) error {
 func (s *Server) closeOne(c echo.Context, to dlq.Status, act, done string) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusNotFound, "There is no such dead letter.")
+		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such dead letter.")
 	}
 	version, _ := strconv.ParseInt(c.FormValue("version"), 10, 32) // 0: no version check
 	scope := s.tenantsWith(c.Request().Context(), userOf(c), authz.ObjDeadLetter, act)
 	_, err = s.deps.DeadLetters.Close(c.Request().Context(), dlq.CloseInput{
 		IDs: []int64{id}, Version: int32(version), To: to, Reason: c.FormValue("reason"), Tenants: scope.Tenants, All: scope.All,
-	}, actor(c), s.meta(c))
-	switch {
-	case errors.Is(err, dlq.ErrNotFound):
+	}, userOf(c).Actor, authz.RequestMeta(c))
+	switch quarantine.ErrorCode(err) {
+	case "":
+	case quarantine.ENOTFOUND:
 		return s.notFoundDenied(c, "", "dead_letter", c.Param("id"))
-	case err != nil:
-		if msg, ok := replayMessage(err); ok {
-			s.flashError(c, msg)
-			return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/deadletters/%d", id))
-		}
+	case quarantine.ECONFLICT, quarantine.EINVALID:
+		s.flashError(c, quarantine.ErrorMessage(err))
+		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/deadletters/%d", id))
+	default:
 		return err
 	}
 	s.flash(c, done)
@@ -51,7 +51,7 @@ func (s *Server) closeOne(c echo.Context, to dlq.Status, act, done string) error
 func (s *Server) deadLetterCloseBulk(c echo.Context) error {
 	form, err := c.FormParams()
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		return quarantine.Errorf(quarantine.EINVALID, "The form could not be read.")
 	}
 	to, act := dlq.StatusDiscarded, authz.ActDiscard
 	if form.Get("action") == "resolve" {
@@ -64,16 +64,17 @@ func (s *Server) deadLetterCloseBulk(c echo.Context) error {
 	scope := s.tenantsWith(c.Request().Context(), userOf(c), authz.ObjDeadLetter, act)
 	n, err := s.deps.DeadLetters.Close(c.Request().Context(), dlq.CloseInput{
 		IDs: ids, To: to, Reason: form.Get("reason"), Tenants: scope.Tenants, All: scope.All,
-	}, actor(c), s.meta(c))
+	}, userOf(c).Actor, authz.RequestMeta(c))
 	back := "/deadletters"
 	if r := authz.LocalPath(form.Get("return_to")); r != "/" {
 		back = r
 	}
-	if err != nil {
-		if msg, ok := replayMessage(err); ok {
-			s.flashError(c, msg)
-			return c.Redirect(http.StatusSeeOther, back)
-		}
+	switch quarantine.ErrorCode(err) {
+	case "":
+	case quarantine.ECONFLICT, quarantine.EINVALID:
+		s.flashError(c, quarantine.ErrorMessage(err))
+		return c.Redirect(http.StatusSeeOther, back)
+	default:
 		return err
 	}
 	s.flash(c, fmt.Sprintf("%d dead letters %s.", n, to))

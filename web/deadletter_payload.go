@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
@@ -20,7 +21,7 @@ func (s *Server) deadLetterPayload(c echo.Context) error {
 	ctx := c.Request().Context()
 	id, ok := deadLetterID(c)
 	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound, "There is no such dead letter.")
+		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such dead letter.")
 	}
 	p, err := s.deps.DeadLetters.PayloadInScope(ctx, id, s.deadLetterTenants(ctx, userOf(c), authz.ActDownload))
 	var out *dlq.OutOfScopeError
@@ -36,7 +37,7 @@ func (s *Server) deadLetterPayload(c echo.Context) error {
 		return err
 	}
 	if p.Unavailable {
-		return echo.NewHTTPError(http.StatusNotFound, "The original message was gone from its stream; there is no payload.")
+		return quarantine.Errorf(quarantine.ENOTFOUND, "The original message was gone from its stream; there is no payload.")
 	}
 	e := s.event(c, "deadletter.download", audit.OutcomeOK)
 	e.Tenant, e.ObjectType, e.ObjectID, e.MessageID = p.Tenant, deadLetterAuditType, c.Param("id"), p.MsgID

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
@@ -25,7 +26,7 @@ func (s *Server) deadLetterShow(c echo.Context) error {
 	ctx := c.Request().Context()
 	id, ok := deadLetterID(c)
 	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound, "There is no such dead letter.")
+		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such dead letter.")
 	}
 	u := userOf(c)
 	d, err := s.deps.DeadLetters.GetPreview(ctx, id, s.deadLetterTenants(ctx, u, authz.ActRead))

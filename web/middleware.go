@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 )
@@ -51,7 +52,7 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 				if c.Request().Method == http.MethodGet && c.Request().Header.Get("HX-Request") == "" {
 					return c.Redirect(http.StatusFound, "/auth/login?return_to="+url.QueryEscape(c.Request().URL.RequestURI()))
 				}
-				return echo.NewHTTPError(http.StatusUnauthorized, "Sign in first.")
+				return quarantine.Errorf(quarantine.EUNAUTHORIZED, "Sign in first.")
 			}
 			c.Set(ctxUser, u)
 			if r.Path == "/auth/logout" {
@@ -71,7 +72,7 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 // deny records a refused attempt in the audit log and answers 403.
 func (s *Server) deny(c echo.Context, tenant, need, what string) error {
 	s.auditDenied(c, tenant, "authz.denied", "needs "+need+" for "+what)
-	return echo.NewHTTPError(http.StatusForbidden, "You do not have permission to do this.")
+	return quarantine.Errorf(quarantine.EFORBIDDEN, "You do not have permission to do this.")
 }
 
 // notFoundDenied records a cross-tenant attempt and answers 404, so the
@@ -83,7 +84,7 @@ func (s *Server) notFoundDenied(c echo.Context, tenant, objType, objID string) e
 	if _, err := audit.AppendFunc(c.Request().Context(), s.deps.Pool, e); err != nil {
 		s.deps.Log.Error("audit denied access", "err", err)
 	}
-	return echo.NewHTTPError(http.StatusNotFound, "There is nothing here.")
+	return quarantine.Errorf(quarantine.ENOTFOUND, "There is nothing here.")
 }
 
 func (s *Server) auditDenied(c echo.Context, tenant, action, reason string) {
@@ -97,12 +98,10 @@ func (s *Server) auditDenied(c echo.Context, tenant, action, reason string) {
 // event starts an audit event with the request's actor and metadata.
 func (s *Server) event(c echo.Context, action string, outcome audit.Outcome) audit.Event {
 	return audit.Event{
-		Actor:      userOf(c).Actor(),
-		Action:     action,
-		Outcome:    outcome,
-		RequestID:  c.Response().Header().Get(echo.HeaderXRequestID),
-		RemoteAddr: c.RealIP(),
-		UserAgent:  c.Request().UserAgent(),
+		Actor:       userOf(c).Actor,
+		Action:      action,
+		Outcome:     outcome,
+		RequestMeta: authz.RequestMeta(c),
 	}
 }
 
@@ -111,11 +110,11 @@ func (s *Server) event(c echo.Context, action string, outcome audit.Outcome) aud
 func (s *Server) crossOriginDenied(w http.ResponseWriter, r *http.Request) {
 	e := audit.Event{
 		Action: "csrf.denied", Outcome: audit.OutcomeDenied, ObjectType: "route", ObjectID: r.Method + " " + r.URL.Path,
-		Reason:     "cross-origin request (Origin " + r.Header.Get("Origin") + ", Sec-Fetch-Site " + r.Header.Get("Sec-Fetch-Site") + ")",
-		RemoteAddr: strings.Split(r.RemoteAddr, ":")[0], UserAgent: r.UserAgent(),
+		Reason:      "cross-origin request (Origin " + r.Header.Get("Origin") + ", Sec-Fetch-Site " + r.Header.Get("Sec-Fetch-Site") + ")",
+		RequestMeta: quarantine.RequestMeta{RemoteAddr: strings.Split(r.RemoteAddr, ":")[0], UserAgent: r.UserAgent()},
 	}
 	if u, ok := authz.CurrentUser(s.deps.Sessions, r.Context()); ok {
-		e.Actor = u.Actor()
+		e.Actor = u.Actor
 	}
 	if _, err := audit.AppendFunc(r.Context(), s.deps.Pool, e); err != nil {
 		s.deps.Log.Error("audit cross-origin request", "err", err)

@@ -1,13 +1,13 @@
 package web
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/views"
@@ -22,11 +22,8 @@ func (s *Server) replayApprove(c echo.Context) error {
 	if !s.deps.Access.Can(userOf(c), req.Tenant, authz.ReplayObject(string(req.Class)), authz.ActApprove) {
 		return s.deny(c, req.Tenant, authz.ReplayObject(string(req.Class))+":approve", fmt.Sprintf("replay request %d", req.ID))
 	}
-	d, err := s.deps.Replays.Approve(c.Request().Context(), req.ID, actor(c),
-		dlq.ApproveInput{IntentHex: c.FormValue("intent"), Confirmation: c.FormValue("confirmation")}, s.meta(c))
-	if errors.Is(err, dlq.ErrForbidden) {
-		return echo.NewHTTPError(http.StatusForbidden, "You cannot approve your own request.") // audited by the store
-	}
+	d, err := s.deps.Replays.Approve(c.Request().Context(), req.ID, userOf(c).Actor,
+		dlq.ApproveInput{IntentHex: c.FormValue("intent"), Confirmation: c.FormValue("confirmation")}, authz.RequestMeta(c))
 	if err != nil {
 		return s.requestFormError(c, err, "approve")
 	}
@@ -48,9 +45,9 @@ func (s *Server) replayReject(c echo.Context) error {
 		return s.deny(c, req.Tenant, authz.ReplayObject(string(req.Class))+":reject", fmt.Sprintf("replay request %d", req.ID))
 	}
 	if strings.TrimSpace(c.FormValue("reason")) == "" {
-		return s.requestFormError(c, fmt.Errorf("%w: say why you reject it", dlq.ErrInvalid), "reject")
+		return s.requestFormError(c, quarantine.Errorf(quarantine.EINVALID, "say why you reject it"), "reject")
 	}
-	if err := s.deps.Replays.Reject(c.Request().Context(), req.ID, actor(c), c.FormValue("reason"), s.meta(c)); err != nil {
+	if err := s.deps.Replays.Reject(c.Request().Context(), req.ID, userOf(c).Actor, c.FormValue("reason"), authz.RequestMeta(c)); err != nil {
 		return s.requestFormError(c, err, "reject")
 	}
 	s.flash(c, "Rejected.")
@@ -63,10 +60,7 @@ func (s *Server) replayCancel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = s.deps.Replays.Cancel(c.Request().Context(), req.ID, actor(c), c.FormValue("reason"), s.meta(c))
-	if errors.Is(err, dlq.ErrForbidden) {
-		return s.deny(c, req.Tenant, "requester", fmt.Sprintf("cancel replay request %d", req.ID))
-	}
+	err = s.deps.Replays.Cancel(c.Request().Context(), req.ID, userOf(c).Actor, c.FormValue("reason"), authz.RequestMeta(c))
 	if err != nil {
 		return s.requestFormError(c, err, "cancel")
 	}
@@ -75,18 +69,16 @@ func (s *Server) replayCancel(c echo.Context) error {
 }
 
 // requestFormError re-renders the request page with the message next to
-// the form that failed: 409 for conflicts, 422 for invalid input.
+// the form that failed, for conflicts (409) and invalid input (422); any
+// other error goes to the error handler.
 func (s *Server) requestFormError(c echo.Context, err error, field string) error {
-	msg, ok := replayMessage(err)
-	if !ok {
+	code := quarantine.ErrorCode(err)
+	if code != quarantine.ECONFLICT && code != quarantine.EINVALID {
 		return err
 	}
-	status := http.StatusUnprocessableEntity
-	if errors.Is(err, dlq.ErrConflict) {
-		status = http.StatusConflict
-	}
+	msg := quarantine.ErrorMessage(err)
 	errs := map[string]string{field: msg}
-	if field == "approve" && errors.Is(err, dlq.ErrInvalid) {
+	if field == "approve" && code == quarantine.EINVALID {
 		errs["confirmation"] = msg
 	}
 	m, merr := s.requestModel(c, errs)
@@ -99,5 +91,5 @@ func (s *Server) requestFormError(c echo.Context, err error, field string) error
 	}
 	p := s.page(c, fmt.Sprintf("Replay request %d", m.ID), "approvals")
 	p.Flash = append(p.Flash, views.Flash{Kind: views.FlashError, Text: msg})
-	return s.render(c, status, views.ReplayRequest(p, m))
+	return s.render(c, errorStatus(err), views.ReplayRequest(p, m))
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/views"
 )
@@ -30,8 +32,8 @@ func (s *Server) confirmModel(c echo.Context, reason string, errs map[string]str
 	if err != nil {
 		return views.ReplayConfirmModel{}, err
 	}
-	if !reqs[0].Requester.SameAs(actor(c)) {
-		return views.ReplayConfirmModel{}, echo.NewHTTPError(http.StatusNotFound, "There is no such selection.")
+	if !reqs[0].Requester.SameAs(userOf(c).Actor) {
+		return views.ReplayConfirmModel{}, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such selection.")
 	}
 	if reqs[0].Status != dlq.ReplayDraft {
 		return views.ReplayConfirmModel{}, c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(reqs[0].ID, 10))
@@ -89,7 +91,7 @@ func (s *Server) replaySubmit(c echo.Context) error {
 		in.Confirmations[r.ID] = c.FormValue("confirm-" + key)
 	}
 	if len(errs) == 0 {
-		done, err := s.deps.Replays.Submit(ctx, c.Param("batch"), actor(c), in, s.meta(c))
+		done, err := s.deps.Replays.Submit(ctx, c.Param("batch"), userOf(c).Actor, in, authz.RequestMeta(c))
 		var refused *dlq.RefusedError
 		switch {
 		case errors.As(err, &refused):
@@ -97,9 +99,6 @@ func (s *Server) replaySubmit(c echo.Context) error {
 				errs["request-"+strconv.FormatInt(id, 10)] = why
 			}
 		case err != nil:
-			if msg, ok := replayMessage(err); ok {
-				return echo.NewHTTPError(http.StatusConflict, msg)
-			}
 			return err
 		default:
 			s.flash(c, "Replay requested.")

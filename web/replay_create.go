@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
@@ -15,14 +16,14 @@ import (
 func (s *Server) replayCreate(c echo.Context) error {
 	form, err := c.FormParams()
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		return quarantine.Errorf(quarantine.EINVALID, "The form could not be read.")
 	}
 	ids, err := selectedIDs(form)
 	if err != nil {
 		return err
 	}
 	if len(ids) == 0 {
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, "Select at least one dead letter to replay.")
+		return quarantine.Errorf(quarantine.EINVALID, "Select at least one dead letter to replay.")
 	}
 	return s.startReplay(c, ids)
 }
@@ -35,11 +36,8 @@ func (s *Server) startReplay(c echo.Context, ids []int64) error {
 	can := func(tenant string, class replaypolicy.Class) bool {
 		return s.deps.Access.Can(u, tenant, authz.ReplayObject(string(class)), authz.ActRequest)
 	}
-	batch, err := s.deps.Replays.CreateDrafts(ctx, actor(c), ids, scope.Tenants, scope.All, can, s.meta(c))
+	batch, err := s.deps.Replays.CreateDrafts(ctx, userOf(c).Actor, ids, scope.Tenants, scope.All, can, authz.RequestMeta(c))
 	if err != nil {
-		if msg, ok := replayMessage(err); ok {
-			return echo.NewHTTPError(http.StatusUnprocessableEntity, msg)
-		}
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/replay/batches/"+batch)

@@ -1,14 +1,14 @@
 package web
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/authz"
 )
 
 // maxPayloadEdit bounds an edited payload (the form's body limit).
@@ -23,16 +23,13 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	}
 	dl, err := strconv.ParseInt(c.Param("dl"), 10, 64)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusNotFound, "There is no such item.")
+		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
 	}
 	payload := c.FormValue("payload")
 	if len(payload) > maxPayloadEdit {
-		return s.requestFormError(c, fmt.Errorf("%w: a payload may be at most %d bytes", dlq.ErrInvalid, maxPayloadEdit), "payload")
+		return s.requestFormError(c, quarantine.Errorf(quarantine.EINVALID, "a payload may be at most %d bytes", maxPayloadEdit), "payload")
 	}
-	err = s.deps.Replays.EditPayload(c.Request().Context(), req.ID, dl, actor(c), []byte(payload), s.meta(c))
-	if errors.Is(err, dlq.ErrForbidden) {
-		return s.deny(c, req.Tenant, "requester of a request whose class allows edits", fmt.Sprintf("edit replay request %d", req.ID))
-	}
+	err = s.deps.Replays.EditPayload(c.Request().Context(), req.ID, dl, userOf(c).Actor, []byte(payload), authz.RequestMeta(c))
 	if err != nil {
 		return s.requestFormError(c, err, "payload")
 	}

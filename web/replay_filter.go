@@ -1,11 +1,11 @@
 package web
 
 import (
-	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 )
@@ -17,7 +17,7 @@ func (s *Server) replayFilter(c echo.Context) error {
 	ctx := c.Request().Context()
 	q := c.QueryParams()
 	if len(q) == 0 {
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, "Filter the list first; to replay everything, select it explicitly.")
+		return quarantine.Errorf(quarantine.EINVALID, "Filter the list first; to replay everything, select it explicitly.")
 	}
 	tenants := s.deadLetterTenants(ctx, userOf(c), authz.ActRead)
 	f, errs := readDeadLetterFilter(q).Validate(tenants)
@@ -26,17 +26,14 @@ func (s *Server) replayFilter(c echo.Context) error {
 		for field, msg := range errs {
 			msgs = append(msgs, field+": "+msg)
 		}
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, "The filter is not valid: "+strings.Join(msgs, "; "))
+		return quarantine.Errorf(quarantine.EINVALID, "The filter is not valid: %s", strings.Join(msgs, "; "))
 	}
 	ids, err := s.deps.DeadLetters.MatchingIDs(ctx, f, dlq.MaxSelection)
 	if err != nil {
-		if msg, ok := replayMessage(err); ok {
-			return echo.NewHTTPError(http.StatusUnprocessableEntity, msg)
-		}
 		return err
 	}
 	if len(ids) == 0 {
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, "The filter selects nothing.")
+		return quarantine.Errorf(quarantine.EINVALID, "The filter selects nothing.")
 	}
 	return s.startReplay(c, ids)
 }

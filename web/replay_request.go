@@ -60,7 +60,7 @@ func (s *Server) requestModel(c echo.Context, errs map[string]string) (views.Rep
 	if err != nil {
 		return views.ReplayRequestModel{}, err
 	}
-	u, me := userOf(c), actor(c)
+	u, me := userOf(c), userOf(c).Actor
 	table := s.deps.Replays.Policy()
 	items, err := s.deps.Replays.Items(ctx, req.ID, 200)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
@@ -99,7 +100,7 @@ func (b *bundle) signIn(t *testing.T, groups ...string) (*http.Client, authz.Use
 			break // back on the console: signed in
 		}
 	}
-	return c, authz.User{Issuer: b.idp.Issuer(), Subject: mu.Subject, Email: mu.Email, EmailVerified: true, Groups: groups}
+	return c, authz.User{Actor: quarantine.Actor{Issuer: b.idp.Issuer(), Subject: mu.Subject, Email: mu.Email, EmailVerified: true}, Groups: groups}
 }
 
 type response struct {

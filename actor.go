@@ -1,0 +1,44 @@
+package quarantine
+
+// Actor is a person as the identity provider names them (the JSON names are
+// the ID token's claims). Issuer and Subject identify them; Email is what
+// people read and, only when EmailVerified, what email role bindings match;
+// Name is for display. The zero Actor is the console itself (a replay
+// worker, a policy change at start).
+type Actor struct {
+	Issuer        string `json:"iss"`
+	Subject       string `json:"sub"`
+	Email         string `json:"email"`
+	EmailVerified bool   `json:"email_verified"`
+	Name          string `json:"name"`
+}
+
+// Identified reports whether a has both an issuer and a subject.
+func (a Actor) Identified() bool { return a.Issuer != "" && a.Subject != "" }
+
+// SameAs reports whether a and b are the same identified person: the same
+// issuer and subject, whatever their emails and names.
+func (a Actor) SameAs(b Actor) bool {
+	return a.Identified() && a.Issuer == b.Issuer && a.Subject == b.Subject
+}
+
+// Display is how the console names a: the name, else the email, else the
+// subject.
+func (a Actor) Display() string {
+	switch {
+	case a.Name != "":
+		return a.Name
+	case a.Email != "":
+		return a.Email
+	}
+	return a.Subject
+}
+
+// RequestMeta is where an action came from: the HTTP request id (to join
+// with logs), the client address and its user agent. Every audit row of an
+// action carries it; actions outside a request leave it empty.
+type RequestMeta struct {
+	RequestID  string
+	RemoteAddr string
+	UserAgent  string
+}

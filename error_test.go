@@ -1,0 +1,66 @@
+package quarantine
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestErrorCodeAndMessage(t *testing.T) {
+	t.Parallel()
+	conflict := Errorf(ECONFLICT, "request %d is %s", 7, "done")
+	tests := []struct {
+		name     string
+		err      error
+		code     string
+		message  string
+		asString string
+	}{
+		{"Nil", nil, "", "", ""},
+		{"Plain", conflict, ECONFLICT, "request 7 is done", "conflict: request 7 is done"},
+		{"Wrapped", fmt.Errorf("approve replay 7: %w", conflict), ECONFLICT, "request 7 is done", "approve replay 7: conflict: request 7 is done"},
+		{"WrappedTwice", fmt.Errorf("a: %w", fmt.Errorf("b: %w", Errorf(ENOTFOUND, "no such thing"))), ENOTFOUND, "no such thing", "a: b: not_found: no such thing"},
+		{"Joined", errors.Join(errors.New("x"), Errorf(EINVALID, "bad")), EINVALID, "bad", "x\ninvalid: bad"},
+		{"NotCoded", errors.New("connection refused"), EINTERNAL, "Internal error.", "connection refused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ErrorCode(tt.err); got != tt.code {
+				t.Errorf("ErrorCode = %q, want %q", got, tt.code)
+			}
+			if got := ErrorMessage(tt.err); got != tt.message {
+				t.Errorf("ErrorMessage = %q, want %q", got, tt.message)
+			}
+			if tt.err != nil && tt.err.Error() != tt.asString {
+				t.Errorf("Error() = %q, want %q", tt.err.Error(), tt.asString)
+			}
+		})
+	}
+}
+
+func TestActorSameAs(t *testing.T) {
+	t.Parallel()
+	ann := Actor{Issuer: "https://idp", Subject: "ann", Email: "ann@example.com", EmailVerified: true}
+	tests := []struct {
+		name string
+		a, b Actor
+		want bool
+	}{
+		{"SamePerson", ann, ann, true},
+		{"OtherEmail", ann, Actor{Issuer: "https://idp", Subject: "ann", Email: "alias@example.com"}, true},
+		{"OtherIssuer", ann, Actor{Issuer: "https://other", Subject: "ann"}, false},
+		{"OtherSubject", ann, Actor{Issuer: "https://idp", Subject: "bob"}, false},
+		{"Unidentified", Actor{Email: "ann@example.com"}, Actor{Email: "ann@example.com"}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.a.SameAs(tt.b); got != tt.want {
+			t.Errorf("%s: SameAs = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if got := (Actor{Subject: "u-1"}).Display(); got != "u-1" {
+		t.Errorf("Display falls back to the subject, got %q", got)
+	}
+	if got := (Actor{Subject: "u-1", Email: "e@x", Name: "Ann"}).Display(); got != "Ann" {
+		t.Errorf("Display prefers the name, got %q", got)
+	}
+}

@@ -1,0 +1,90 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// errorStatus is the one mapping from errors to HTTP statuses: each
+// quarantine.Error code has its status, echo's own errors (no route, a
+// method not allowed) keep theirs, and anything else is a 500.
+func errorStatus(err error) int {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return he.Code
+	}
+	switch quarantine.ErrorCode(err) {
+	case quarantine.ENOTFOUND:
+		return http.StatusNotFound
+	case quarantine.ECONFLICT:
+		return http.StatusConflict
+	case quarantine.EINVALID:
+		return http.StatusUnprocessableEntity
+	case quarantine.EFORBIDDEN:
+		return http.StatusForbidden
+	case quarantine.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	}
+	return http.StatusInternalServerError
+}
+
+// errorText is the title and the sentence a person sees for err answered
+// with status. A 404 always says the same, so that a missing object and
+// another tenant's look alike; a 5xx says nothing of its cause (it is
+// logged, with the request id the page shows); everything else shows the
+// error's message, written for the person who caused it.
+func errorText(err error, status int) (title, detail string) {
+	switch {
+	case status == http.StatusNotFound:
+		return "Not found", "There is nothing here, or it is not yours to see."
+	case status >= 500:
+		return "Something went wrong", "The error was logged. Quote the request id when you report it."
+	}
+	title = http.StatusText(status)
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		if msg, ok := he.Message.(string); ok {
+			return title, msg
+		}
+		return title, title
+	}
+	return title, quarantine.ErrorMessage(err)
+}
+
+// handleError is echo's HTTPErrorHandler: every error a handler returns is
+// answered here, with errorStatus's status and a page (JSON for 401s and
+// clients that ask for it). Only 5xx are logged with their cause.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		s.deps.Log.Error("error after response started", "path", c.Path(), "err", err)
+		return
+	}
+	if errors.Is(err, authz.ErrLogin) {
+		p := s.page(c, "Sign-in failed", "")
+		if rerr := s.render(c, http.StatusBadRequest, views.LoginFailed(p, err.Error())); rerr != nil {
+			s.deps.Log.Error("render error page", "err", rerr)
+		}
+		return
+	}
+	status := errorStatus(err)
+	title, detail := errorText(err, status)
+	if status >= 500 {
+		s.deps.Log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path,
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
+	}
+	if status == http.StatusUnauthorized || c.Request().Header.Get("Accept") == "application/json" {
+		if rerr := c.JSON(status, map[string]string{"error": detail}); rerr != nil {
+			s.deps.Log.Error("write error", "err", rerr)
+		}
+		return
+	}
+	if rerr := s.render(c, status, views.ErrorPage(s.page(c, title, ""), status, title, detail)); rerr != nil {
+		s.deps.Log.Error("render error page", "err", rerr)
+	}
+}
