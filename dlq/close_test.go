@@ -12,11 +12,12 @@ import (
 
 func TestCloseDiscardAndResolve(t *testing.T) {
 	t.Parallel()
-	b := setupReplay(t)
+	b := newLetters(t)
 	ctx := context.Background()
-	a := b.seedItem(t, "search.index_update", "c-a", nil, "{}")
-	c := b.seedItem(t, "search.index_update", "c-c", nil, "{}")
-	d := b.seedItem(t, "search.index_update", "c-d", nil, "{}")
+	oncall := quarantine.Actor{Issuer: "https://idp.example", Subject: "oncall", Email: "oncall@example.com"}
+	ids := b.insert(t, letter{itemType: "search.index_update", msgID: "c-a"}, letter{itemType: "search.index_update", msgID: "c-c"},
+		letter{itemType: "search.index_update", msgID: "c-d"})
+	a, c, d := ids[0], ids[1], ids[2]
 	scope := CloseInput{Tenants: []string{"acme"}}
 
 	t.Run("Success", func(t *testing.T) {

@@ -60,32 +60,6 @@ func requirementFor(approvals int) Requirement {
 	}
 }
 
-// Item is what Decide needs to know about one dead letter.
-type Item struct {
-	Tenant   string
-	ItemType string
-	// MsgID is the original Nats-Msg-Id, or the stable id derived at ingest
-	// when the producer gave none (MsgIDDerived). Either way a replay
-	// publishes under it.
-	MsgID        string
-	MsgIDDerived bool
-	OperationID  string
-	// Principal is who originally asked for the effect (Dlq-Principal).
-	Principal       string
-	OriginalSubject string
-	// PayloadSHA256 is the hex SHA-256 of the payload a replay would send;
-	// OriginalPayloadSHA256 is the one computed at ingest.
-	PayloadSHA256         string
-	OriginalPayloadSHA256 string
-	// AlreadyReplayed is true when the replay ledger records a successful
-	// replay of MsgID.
-	AlreadyReplayed bool
-	// Status is the dead letter's status (dlq.Status values: "quarantined",
-	// "replay_requested", "replaying", "replay_failed", "replayed",
-	// "discarded", "resolved"); "" when the caller does not know it.
-	Status string
-}
-
 // Approval is one approver's sign-off on one intent.
 type Approval struct {
 	Approver quarantine.Actor
@@ -98,6 +72,9 @@ type Approval struct {
 
 // Request is a replay request as the approvers see it.
 type Request struct {
+	// Class is the class the request was made for (its items' class);
+	// JudgeRequest names it when no item is left.
+	Class Class
 	// Items is how many items the request covers (at least 1).
 	Items int
 	// Bulk marks a request made on a selection or filter rather than one
@@ -150,8 +127,11 @@ type Decision struct {
 	// request is not refused or skipped.
 	Rate float64
 	// Reason is a sentence shown verbatim to the operator: why it is
-	// refused or skipped, what it is waiting for, or what will happen.
+	// refused or skipped, what it is waiting for, or what will happen;
+	// Check names the check that refused, skipped or holds it ("" when
+	// ready).
 	Reason string
+	Check  string
 	// SkipReason is set, to the same sentence as Reason, when Requirement is
 	// Skip.
 	SkipReason string
@@ -170,158 +150,194 @@ func ConfirmationPhrase(item Item, req Request) string {
 }
 
 // Decide says what replaying item as part of req needs under table t, as seen
-// by actor at time now. It is pure: no I/O, no clock but now.
-//
-// In order, it skips an item already replayed (status "replayed", or a dedupe
-// item the ledger marks replayed) and refuses: a discarded, resolved or
-// unknown status; an unidentified requester or actor; a request made under
-// another policy version; a blank reason; a missing original subject or
-// message id; no items, bulk on a class without bulk, more items than the
-// bulk cap, or a rate the class does not allow; then the class's own rules
-// (same_operation: operation id, unedited payload, payload hash equal to the
-// one at ingest; revalidate: an original principal); and, for classes with
-// approvals, a request without an intent hash. Otherwise it counts the
-// approvals that are valid now and checks the typed confirmation, and is
-// Ready when both are complete. The worker still re-checks revalidate items
-// when it executes.
+// by actor at time now. It is pure: no I/O, no clock but now. It is the
+// request's rules applied to one item: JudgeItem (AtRequest, with the
+// request's PayloadEdited), then JudgeRequest and Require; see them for the
+// rules and their order. The worker still re-checks revalidate items when it
+// executes.
 func Decide(t *Table, item Item, actor quarantine.Actor, req Request, now time.Time) Decision {
-	if t == nil {
-		return Decision{Rule: -1, Requirement: Refused, Reason: "no replay policy is loaded, so nothing can be replayed"}
-	}
-	c, rule := t.ClassFor(item.ItemType)
-	k := t.knobs[c]
-	d := Decision{Class: c, Rule: rule, Requirement: requirementFor(k.Approvals), ApprovalsNeeded: k.Approvals}
-	prefix := string(c) + ": "
-	if rule < 0 {
-		prefix = fmt.Sprintf("manual (no rule matches item type %q): ", item.ItemType)
-	}
-	refuse := func(format string, args ...any) Decision {
-		d.Requirement = Refused
-		d.Reason = prefix + fmt.Sprintf(format, args...)
-		return d
-	}
-	skip := func(format string, args ...any) Decision {
-		d.Requirement = Skip
-		d.Reason = prefix + fmt.Sprintf(format, args...)
-		d.SkipReason = d.Reason
-		return d
-	}
+	return DecideItems(t, []Item{item}, actor, req, now)
+}
 
-	switch item.Status {
-	case "", "quarantined", "replay_requested", "replaying", "replay_failed":
-	case "replayed":
-		return skip("this item was already replayed successfully; it is skipped, not re-sent")
-	case "discarded":
-		return refuse("this item was discarded, and a discarded item cannot be replayed")
-	case "resolved":
-		return refuse("this item was resolved by hand, so it cannot be replayed")
-	default:
-		return refuse("this item has status %q, which the replay policy does not know; refusing to replay it", item.Status)
+// DecideItems is Decide for a request of items (all of one class, in
+// order): each is judged AtRequest, then the request's rules over their
+// verdicts.
+func DecideItems(t *Table, items []Item, actor quarantine.Actor, req Request, now time.Time) Decision {
+	verdicts := make([]Verdict, len(items))
+	for i, item := range items {
+		item.PayloadEdited = item.PayloadEdited || req.PayloadEdited
+		verdicts[i] = JudgeItem(t, item, AtRequest)
 	}
-	if c == Dedupe && item.AlreadyReplayed {
-		return skip("message id %q was already replayed successfully; the item is skipped, not re-sent", item.MsgID)
+	terms, v := JudgeRequest(t, verdicts, req)
+	if v.Outcome != Go {
+		return v.Decision(t)
 	}
-	if !req.Requester.Identified() {
-		return refuse("the requester is not identified (an issuer and a subject are required); request again after signing in")
+	return Require(terms, actor, req, now)
+}
+
+// Terms are what a request comes to before anyone approves it: the class
+// its items are replayed under, with its knobs, the publish rate and the
+// phrase to type, if any.
+type Terms struct {
+	Class        Class
+	Rule         int
+	Knobs        Knobs
+	Rate         float64
+	Confirmation string
+	first        Verdict // the first item, which the sentences name
+}
+
+// JudgeRequest applies the request's own rules to a request whose items were
+// judged verdicts (in order; all of one class by construction). The first
+// verdict that is not Go decides (a request of no items is Done, there is
+// nothing to replay); then, in order, it blocks: an unidentified requester,
+// a request made under another policy version, a blank reason, no items,
+// bulk on a class without bulk, more items than the bulk cap, a rate the
+// class does not allow, and, for classes with approvals, a missing intent
+// hash. Otherwise it returns the request's Terms and a Go verdict.
+func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
+	if t == nil {
+		return Terms{}, Verdict{Rule: -1}.plain(Block, CheckNoPolicy, "no replay policy is loaded, so nothing can be replayed")
 	}
-	if !actor.Identified() {
-		return refuse("you are not identified (an issuer and a subject are required); sign in again")
+	if len(verdicts) == 0 {
+		v := Verdict{Class: req.Class, Rule: -1}
+		return Terms{}, v.plain(Done, CheckNothingLeft, "every item of this request was skipped: there is nothing to replay")
 	}
-	if req.PolicyVersion != t.Version() {
-		return refuse("the policy changed since this request was made; request again")
-	}
-	if strings.TrimSpace(req.Reason) == "" {
-		return refuse("a replay needs a reason; say why this item should be replayed")
-	}
-	if strings.TrimSpace(item.OriginalSubject) == "" {
-		return refuse("no original subject: cannot be replayed; resolve it by hand")
-	}
-	if item.MsgID == "" {
-		if c == Dedupe {
-			return refuse("the original message id is mandatory for dedupe and this item has none; resolve it by hand")
+	for _, v := range verdicts {
+		if v.Outcome != Go {
+			return Terms{}, v
 		}
-		return refuse("no message id: a replay must reuse the original identity and this item has none; resolve it by hand")
 	}
-	if req.Items < 1 {
-		return refuse("a replay request must cover at least one item")
+	v := verdicts[0]
+	k, _ := t.Knobs(v.Class)
+	switch {
+	case !req.Requester.Identified():
+		return Terms{}, v.with(Block, CheckRequester, "the requester is not identified (an issuer and a subject are required); request again after signing in")
+	case t.Stale(req.PolicyVersion):
+		return Terms{}, v.with(Block, CheckPolicy, "the policy changed since this request was made; request again")
+	case strings.TrimSpace(req.Reason) == "":
+		return Terms{}, v.with(Block, CheckReason, "a replay needs a reason; say why this item should be replayed")
+	case req.Items < 1:
+		return Terms{}, v.with(Block, CheckNoItems, "a replay request must cover at least one item")
+	case (req.Bulk || req.Items > 1) && !k.Bulk:
+		return Terms{}, v.with(Block, CheckBulk, "bulk replay is not allowed for this class; request one item at a time")
+	case req.Items > k.BulkCap:
+		return Terms{}, v.with(Block, CheckBulkCap, "%d items is over this class's bulk cap of %d; split the request", req.Items, k.BulkCap)
 	}
-	if (req.Bulk || req.Items > 1) && !k.Bulk {
-		return refuse("bulk replay is not allowed for this class; request one item at a time")
-	}
-	if req.Items > k.BulkCap {
-		return refuse("%d items is over this class's bulk cap of %d; split the request", req.Items, k.BulkCap)
-	}
-	rate, err := t.ValidateRate(c, req.Rate)
+	rate, err := t.ValidateRate(v.Class, req.Rate)
 	if err != nil {
-		return refuse("a rate of %v messages per second is not allowed; ask for more than 0 and at most %s, or leave it empty for the default of %s",
+		return Terms{}, v.with(Block, CheckRate, "a rate of %v messages per second is not allowed; ask for more than 0 and at most %s, or leave it empty for the default of %s",
 			req.Rate, formatRate(k.MaxRate), formatRate(k.DefaultRate))
 	}
-
-	switch c {
-	case SameOperation:
-		switch {
-		case item.OperationID == "":
-			return refuse("cannot guarantee idempotency without an operation id; reconcile by hand")
-		case req.PayloadEdited:
-			return refuse("the payload was edited, and only the same operation with its original payload may be replayed; reconcile by hand")
-		case item.OriginalPayloadSHA256 == "" || item.PayloadSHA256 == "":
-			return refuse("no payload hash to compare with the one taken at ingest, so the payload cannot be shown unchanged; reconcile by hand")
-		case !strings.EqualFold(item.PayloadSHA256, item.OriginalPayloadSHA256):
-			return refuse("the payload differs from the one received at ingest, and only the same operation with its original payload may be replayed; reconcile by hand")
-		}
-	case Revalidate:
-		if item.Principal == "" {
-			return refuse("no original principal (Dlq-Principal), so their authority cannot be re-checked; resolve it by hand")
-		}
-	}
 	if k.Approvals > 0 && req.IntentHash == "" {
-		return refuse("the request has no intent hash, so no approval can be bound to it; request again")
+		return Terms{}, v.with(Block, CheckIntent, "the request has no intent hash, so no approval can be bound to it; request again")
 	}
+	terms := Terms{Class: v.Class, Rule: v.Rule, Knobs: k, Rate: rate, first: v}
+	if k.TypedConfirmation {
+		terms.Confirmation = ConfirmationPhrase(v.Item, req)
+	}
+	return terms, v
+}
 
-	d.Rate = rate
+// Require says what a request of terms needs now, as seen by actor at now:
+// it counts the approvals that are valid (see validApprovals) and checks
+// the typed confirmation, and the request is Ready when both are complete.
+// It is pure: no I/O, no clock but now.
+func Require(terms Terms, actor quarantine.Actor, req Request, now time.Time) Decision {
+	v, k := terms.first, terms.Knobs
+	d := Decision{Class: terms.Class, Rule: terms.Rule, Requirement: requirementFor(k.Approvals), ApprovalsNeeded: k.Approvals,
+		Rate: terms.Rate, Confirmation: terms.Confirmation}
+	p := prefix(v.Class, v.Rule, v.Item.ItemType)
+	if !actor.Identified() {
+		return v.with(Block, CheckActor, "you are not identified (an issuer and a subject are required); sign in again").Decision(nil)
+	}
 	var waiting []string
 	approvers, ignored := validApprovals(k, req, now)
 	d.ApprovalsHave = len(approvers)
 	if len(approvers) < k.Approvals {
-		d.ActorCanApprove = !actor.SameAs(req.Requester) && !containsActor(approvers, actor)
+		d.ActorCanApprove = MayApprove(req, actor).Outcome == Go && !containsActor(approvers, actor)
 		w := fmt.Sprintf("waiting for approval by %s: %d of %d", approverPhrase(k.Approvals), len(approvers), k.Approvals)
 		if ignored != "" {
 			w += " (" + ignored + ")"
 		}
 		waiting = append(waiting, w)
+		d.Check = CheckApprovals
 	}
-	if k.TypedConfirmation {
-		d.Confirmation = ConfirmationPhrase(item, req)
-		switch typed := strings.TrimSpace(req.TypedConfirmation); {
-		case typed == "":
-			waiting = append(waiting, fmt.Sprintf("type %q to confirm", d.Confirmation))
-		case typed != d.Confirmation:
-			waiting = append(waiting, fmt.Sprintf("the typed confirmation does not match; type %q exactly", d.Confirmation))
+	if terms.Confirmation != "" {
+		if c := Confirmed(terms.Confirmation, req.TypedConfirmation); c.Outcome != Go {
+			waiting = append(waiting, c.Reason)
+			if d.Check == "" {
+				d.Check = CheckConfirmation
+			}
 		}
 	}
 	if len(waiting) > 0 {
-		d.Reason = prefix + strings.Join(waiting, "; then ")
+		d.Reason = p + strings.Join(waiting, "; then ")
 		return d
 	}
-
 	d.Ready = true
-	switch c {
+	item := v.Item
+	switch terms.Class {
 	case Rebuildable:
-		d.Reason = prefix + fmt.Sprintf("ready to replay to %q at %s messages per second", item.OriginalSubject, formatRate(rate))
+		d.Reason = p + fmt.Sprintf("ready to replay to %q at %s messages per second", item.OriginalSubject, formatRate(terms.Rate))
 	case Dedupe:
 		id := fmt.Sprintf("the original message id %q", item.MsgID)
 		if item.MsgIDDerived {
 			id = fmt.Sprintf("message id %q (derived at ingest, stable)", item.MsgID)
 		}
-		d.Reason = prefix + fmt.Sprintf("ready to replay to %q under %s; downstream dedupe drops it if it was already applied", item.OriginalSubject, id)
+		d.Reason = p + fmt.Sprintf("ready to replay to %q under %s; downstream dedupe drops it if it was already applied", item.OriginalSubject, id)
 	case SameOperation:
-		d.Reason = prefix + fmt.Sprintf("approved: replays operation %q with its original payload under message id %q", item.OperationID, item.MsgID)
+		d.Reason = p + fmt.Sprintf("approved: replays operation %q with its original payload under message id %q", item.OperationID, item.MsgID)
 	case Revalidate:
-		d.Reason = prefix + fmt.Sprintf("approved; when the replay runs, the worker re-checks the authority of the original principal %q and the approver's own rights, and refuses if either check fails or gets no answer", item.Principal)
+		d.Reason = p + fmt.Sprintf("approved; when the replay runs, the worker re-checks the authority of the original principal %q and the approver's own rights, and refuses if either check fails or gets no answer", item.Principal)
 	default:
-		d.Reason = prefix + fmt.Sprintf("approved by %d distinct approvers and confirmed: replays message id %q to %q", d.ApprovalsHave, item.MsgID, item.OriginalSubject)
+		d.Reason = p + fmt.Sprintf("approved by %d distinct approvers and confirmed: replays message id %q to %q", d.ApprovalsHave, item.MsgID, item.OriginalSubject)
 	}
 	return d
+}
+
+// Decision is the Decision of a request that v stops (under table t):
+// refused, or skipped when v is Done.
+func (v Verdict) Decision(t *Table) Decision {
+	d := Decision{Class: v.Class, Rule: v.Rule, Requirement: Refused, Check: v.Check, Reason: v.Reason}
+	if t != nil {
+		k, _ := t.Knobs(v.Class)
+		d.ApprovalsNeeded = k.Approvals
+	}
+	if v.Outcome == Done {
+		d.Requirement, d.SkipReason = Skip, v.Reason
+	}
+	return d
+}
+
+// Confirmed says whether typed (trimmed) is the confirmation phrase, and
+// if not, what to type.
+func Confirmed(phrase, typed string) Verdict {
+	v := Verdict{Outcome: Go}
+	switch typed = strings.TrimSpace(typed); {
+	case phrase == "" || typed == phrase:
+		return v
+	case typed == "":
+		return v.plain(Block, CheckConfirmation, fmt.Sprintf("type %q to confirm", phrase))
+	}
+	return v.plain(Block, CheckConfirmation, fmt.Sprintf("the typed confirmation does not match; type %q exactly", phrase))
+}
+
+// SubmitVerdict says whether the requester may submit a request that d
+// decides, having typed typed: not when it is refused, not without the
+// typed confirmation its class asks for, and a request that needs no
+// approval only when it is ready to run.
+func SubmitVerdict(d Decision, typed string) Verdict {
+	v := Verdict{Class: d.Class, Rule: d.Rule, Outcome: Go}
+	switch {
+	case d.Requirement == Refused:
+		return v.plain(Block, d.Check, d.Reason)
+	case d.Confirmation != "" && strings.TrimSpace(typed) != d.Confirmation:
+		return v.plain(Block, CheckConfirmation, fmt.Sprintf("type %q to confirm", d.Confirmation))
+	case d.Requirement == Direct && !d.Ready:
+		return v.plain(Block, d.Check, d.Reason)
+	}
+	return v
 }
 
 func approverPhrase(n int) string {

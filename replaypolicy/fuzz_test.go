@@ -88,6 +88,32 @@ func fuzzActors() []quarantine.Actor {
 	return []quarantine.Actor{alice, aliceElsewhere, bob, bobElsewhere, carol, otherAlice, {Email: "nobody@example.com"}}
 }
 
+// fuzzItem is testItem of one of the fuzzed item types, with the facts the
+// flag bits 0 to 5 leave out taken away: operation id, principal, message
+// id, an unchanged payload, original subject, and (reversed) a replay the
+// ledger does not know.
+func fuzzItem(typeSel uint8, bit func(int) bool) Item {
+	types := []string{"search.x", "analytics.event", "email.send", "accounts.permission_grant", "orders.refund", "billing.charge", ""}
+	item := testItem(types[int(typeSel)%len(types)])
+	if !bit(0) {
+		item.OperationID = ""
+	}
+	if !bit(1) {
+		item.Principal = ""
+	}
+	if !bit(2) {
+		item.MsgID = ""
+	}
+	if !bit(3) {
+		item.PayloadSHA256 = "changed"
+	}
+	if !bit(4) {
+		item.OriginalSubject = ""
+	}
+	item.AlreadyReplayed = !bit(5)
+	return item
+}
+
 // FuzzDecide drives Decide with arbitrary items, requests and approvals and
 // checks the safety properties against an independent count of valid
 // approvals: nothing is Ready while refused or skipped; manual is never Ready
@@ -107,27 +133,10 @@ func FuzzDecide(f *testing.F) {
 	f.Add(uint8(5), uint16(0xFFFF), []byte{2, 1, 0, 4, 1, 250}, "REPLAY ORDERS:42", 1, 0.0, uint8(255))
 
 	tbl := mustParse(f, testPolicy)
-	types := []string{"search.x", "analytics.event", "email.send", "accounts.permission_grant", "orders.refund", "billing.charge", ""}
 	statuses := []string{"quarantined", "", "replay_failed", "replayed", "discarded", "resolved", "replaying", "frozen"}
 	f.Fuzz(func(t *testing.T, typeSel uint8, flags uint16, spec []byte, typed string, items int, rate float64, requestAgeMin uint8) {
 		bit := func(i int) bool { return flags&(1<<i) != 0 }
-		item := testItem(types[int(typeSel)%len(types)])
-		if !bit(0) {
-			item.OperationID = ""
-		}
-		if !bit(1) {
-			item.Principal = ""
-		}
-		if !bit(2) {
-			item.MsgID = ""
-		}
-		if !bit(3) {
-			item.PayloadSHA256 = "changed"
-		}
-		if !bit(4) {
-			item.OriginalSubject = ""
-		}
-		item.AlreadyReplayed = !bit(5)
+		item := fuzzItem(typeSel, bit)
 		item.MsgIDDerived = bit(6)
 		item.Status = statuses[int(flags>>12)%len(statuses)]
 
@@ -221,4 +230,151 @@ func referenceApprovals(k Knobs, req Request, now time.Time) int {
 		}
 	}
 	return len(people)
+}
+
+// FuzzJudgeItem judges arbitrary items at draft and at request, and a
+// selection of them, and checks that no item goes that a rule refuses:
+// not closed, replayed or unknown statuses, not one another request holds
+// at draft, not without a subject or message id, a payload, an allowed
+// subject, and each class's own facts; and that the selection never
+// exceeds the class's bulk rules or goes for a requester who may not.
+func FuzzJudgeItem(f *testing.F) {
+	f.Add(uint8(0), uint16(0xFFFF), uint8(0), uint16(3), true)
+	f.Add(uint8(2), uint16(0xFFFE), uint8(3), uint16(1), true)
+	f.Add(uint8(4), uint16(0x0FFF), uint8(5), uint16(2), false)
+	f.Add(uint8(1), uint16(0xFF7F), uint8(7), uint16(10001), true)
+	tbl := mustParse(f, testPolicy)
+	statuses := []string{"quarantined", "", "replay_failed", "replayed", "discarded", "resolved", "replaying", "replay_requested", "frozen"}
+	f.Fuzz(func(t *testing.T, typeSel uint8, flags uint16, statusSel uint8, n uint16, may bool) {
+		bit := func(i int) bool { return flags&(1<<i) != 0 }
+		item := fuzzItem(typeSel, bit)
+		item.Status = statuses[int(statusSel)%len(statuses)]
+		item.PayloadEdited = !bit(6)
+		item.PayloadUnavailable = !bit(7)
+		if !bit(8) {
+			item.SubjectRefusal = "refused"
+		}
+		for _, at := range []Step{AtDraft, AtRequest} {
+			v := JudgeItem(tbl, item, at)
+			if v.Outcome != Go {
+				if v.Check == "" || strings.TrimSpace(v.Reason) == "" {
+					t.Fatalf("%s without a check or a reason: %+v", v.Outcome, v)
+				}
+				continue
+			}
+			closed := item.Status == "replayed" || item.Status == "discarded" || item.Status == "resolved" || item.Status == "frozen"
+			held := at == AtDraft && (item.Status == "replay_requested" || item.Status == "replaying")
+			switch {
+			case v.Check != "" || v.Reason != "":
+				t.Fatalf("Go with a check: %+v", v)
+			case closed || held:
+				t.Fatalf("status %q goes at step %d", item.Status, at)
+			case strings.TrimSpace(item.OriginalSubject) == "" || item.MsgID == "" || item.PayloadUnavailable || item.SubjectRefusal != "":
+				t.Fatalf("goes without a subject, message id, payload or allowed subject: %+v", item)
+			case v.Class == Dedupe && item.AlreadyReplayed:
+				t.Fatal("dedupe goes for an item already replayed")
+			case v.Class == SameOperation && (item.OperationID == "" || item.PayloadEdited || item.PayloadSHA256 != item.OriginalPayloadSHA256):
+				t.Fatalf("same_operation goes without its operation or with another payload: %+v", item)
+			case v.Class == Revalidate && item.Principal == "":
+				t.Fatal("revalidate goes without a principal")
+			}
+		}
+		verdicts := make([]Verdict, int(n)%20_000)
+		for i := range verdicts {
+			verdicts[i] = JudgeItem(tbl, item, AtDraft)
+		}
+		class, _ := tbl.ClassFor(item.ItemType)
+		k, _ := tbl.Knobs(class)
+		out := JudgeDraft(tbl, class, "acme", may, verdicts)
+		goes := 0
+		for _, v := range out {
+			if v.Outcome == Go {
+				goes++
+			}
+		}
+		if goes > 0 && (!may || goes > k.BulkCap || (goes > 1 && !k.Bulk)) {
+			t.Fatalf("%d items of %s go (may %t, knobs %+v)", goes, class, may, k)
+		}
+	})
+}
+
+// FuzzExecution judges arbitrary requests and jobs at execution and checks
+// that nothing is published that a rule stops: a request not approved or
+// running, under another policy, approved too long ago before it started,
+// or of people who lost their rights or whose rights could not be read; a
+// job whose subject is refused, whose identity the ledger has (or could
+// not be read, or another job holds), or whose principal is not confirmed.
+func FuzzExecution(f *testing.F) {
+	f.Add(uint8(0), uint16(0xFFFF), uint8(60), uint8(2))
+	f.Add(uint8(3), uint16(0x00FF), uint8(250), uint8(1))
+	f.Add(uint8(1), uint16(0xF0F0), uint8(0), uint8(3))
+	tbl := mustParse(f, testPolicy)
+	statuses := []string{"approved", "running", "cancelled", "done", "pending_approval", "draft", "void", ""}
+	classes := KnownClasses()
+	f.Fuzz(func(t *testing.T, sel uint8, flags uint16, approvedHoursAgo uint8, approvers uint8) {
+		bit := func(i int) bool { return flags&(1<<i) != 0 }
+		r := Run{Tenant: "acme", Class: classes[int(sel)%len(classes)], Status: statuses[int(sel>>3)%len(statuses)],
+			PolicyVersion: tbl.Version(), ApprovedAt: testNow.Add(-time.Duration(approvedHoursAgo) * time.Hour), Requester: alice}
+		if !bit(0) {
+			r.PolicyVersion = "stale"
+		}
+		if bit(1) {
+			r.Authority = &Authority{RequesterMay: bit(2)}
+			if !bit(3) {
+				r.Authority.Unreadable = "timeout"
+			}
+			for i := range int(approvers) % 4 {
+				r.Authority.Approvers = append(r.Authority.Approvers, Standing{Who: bob, May: bit(4 + i)})
+			}
+		}
+		rv := JudgeRun(tbl, r, testNow)
+		if rv.Outcome == Go {
+			k, _ := tbl.Knobs(r.Class)
+			a := r.Authority
+			switch {
+			case r.Status != "approved" && r.Status != "running":
+				t.Fatalf("a %q request runs", r.Status)
+			case tbl.Stale(r.PolicyVersion):
+				t.Fatal("a request of another policy runs")
+			case r.Status == "approved" && testNow.After(r.ApprovedAt.Add(k.ApprovalExpiry)):
+				t.Fatal("an expired approval starts")
+			case a != nil && (a.Unreadable != "" || !a.RequesterMay):
+				t.Fatalf("runs without the requester's rights: %+v", a)
+			case a != nil && slices.ContainsFunc(a.Approvers, func(s Standing) bool { return !s.May }):
+				t.Fatalf("runs without an approver's rights: %+v", a)
+			}
+		}
+		j := Job{Class: r.Class}
+		if !bit(8) {
+			j.SubjectRefusal = "refused"
+		}
+		if bit(9) {
+			j.Ledger = &Ledger{HeldEarlier: !bit(10), Replayed: !bit(11)}
+			if !bit(12) {
+				j.Ledger.Unreadable = "timeout"
+			}
+		}
+		if bit(13) {
+			j.Revalidation = &Revalidation{Allow: bit(14)}
+			if !bit(15) {
+				j.Revalidation.Unanswered = "no answer"
+			}
+		}
+		v := JudgeJob(j)
+		if v.Needs != NeedNothing && v.Outcome != Wait {
+			t.Fatalf("needs a fact but decided %s", v.Outcome)
+		}
+		if v.Outcome != Go {
+			return
+		}
+		l, rev := j.Ledger, j.Revalidation
+		switch {
+		case j.SubjectRefusal != "":
+			t.Fatal("a refused subject is published")
+		case (j.Class == Dedupe || j.Class == SameOperation) && (l == nil || l.HeldEarlier || l.Replayed || l.Unreadable != ""):
+			t.Fatalf("%s published without a clear ledger: %+v", j.Class, l)
+		case j.Class == Revalidate && (rev == nil || !rev.Allow || rev.Unanswered != ""):
+			t.Fatalf("revalidate published without a yes: %+v", rev)
+		}
+	})
 }

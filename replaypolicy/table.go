@@ -80,6 +80,22 @@ func (t *Table) ClassFor(itemType string) (Class, int) {
 	return Manual, -1
 }
 
+// Stale reports whether a request made under policy version may no longer
+// go on under t: the table changed since (or none is loaded). Approvals
+// and drafts made under another version do not count.
+func (t *Table) Stale(version string) bool { return t == nil || t.version != version }
+
+// Confirmation is the phrase an operator types to confirm a request of class
+// c with items items, first among them (see ConfirmationPhrase); "" when the
+// class asks for no typed confirmation or there is no item.
+func (t *Table) Confirmation(c Class, first Item, items int) string {
+	k, ok := t.knobs[c]
+	if !ok || !k.TypedConfirmation || items < 1 {
+		return ""
+	}
+	return ConfirmationPhrase(first, Request{Items: items, Bulk: items > 1})
+}
+
 // ValidateRate checks a requested publish rate, in messages per second,
 // against class c and returns the rate to use: the class's default_rate when
 // rate is 0, otherwise rate itself. It returns an error wrapping

@@ -14,7 +14,7 @@ explain=""
 verbose=()
 case "$name" in
 ingest) pkg=./dlq; bench='^BenchmarkIngestEndToEnd$' ;;
-replay) pkg=./dlq; bench='^BenchmarkReplay100k$' ;;
+replay) pkg=./dlq/replay; bench='^BenchmarkReplay100k$' ;;
 ui)
 	# The triage screens on BENCH_ROWS dead letters (default 1,000,000), kept
 	# in the database quarantine_bench_<rows> between runs. One run measures

@@ -25,6 +25,7 @@ import (
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/dlqdemo"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/migrations"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 	"github.com/quarantine-console/quarantine/replaypolicy"
@@ -238,7 +239,7 @@ func benchServer(b testing.TB, pool *pgxpool.Pool) (http.Handler, *http.Client, 
 	require.NoError(b, err)
 	table, err := replaypolicy.Load("../dev/policy.toml")
 	require.NoError(b, err)
-	bb.replays = dlq.NewReplays(pool, dlq.ReplayConfig{Policy: func() *replaypolicy.Table { return table }})
+	bb.replays = replay.New(pool, replay.Config{Policy: func() *replaypolicy.Table { return table }})
 	handler = New(Deps{
 		Pool: pool, Gatherer: prometheus.NewRegistry(), Log: log, Sessions: sessions, Login: login,
 		Access: bb.access, Bindings: authz.NewBindings(pool), DeadLetters: dlq.NewStore(pool),

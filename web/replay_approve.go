@@ -9,7 +9,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
-	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -23,7 +23,7 @@ func (s *Server) replayApprove(c echo.Context) error {
 		return s.deny(c, req.Tenant, authz.ReplayObject(string(req.Class))+":approve", fmt.Sprintf("replay request %d", req.ID))
 	}
 	d, err := s.deps.Replays.Approve(c.Request().Context(), req.ID, userOf(c).Actor,
-		dlq.ApproveInput{IntentHex: c.FormValue("intent"), Confirmation: c.FormValue("confirmation")}, authz.RequestMeta(c))
+		replay.ApproveInput{IntentHex: c.FormValue("intent"), Confirmation: c.FormValue("confirmation")}, authz.RequestMeta(c))
 	if err != nil {
 		return s.requestFormError(c, err, "approve")
 	}

@@ -11,17 +11,17 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
-	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
 // loadRequest returns the replay request of the :id parameter if the user
 // may read dead letters in its tenant; otherwise 404 (audited).
-func (s *Server) loadRequest(c echo.Context) (dlq.ReplayRequest, error) {
+func (s *Server) loadRequest(c echo.Context) (replay.Request, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return dlq.ReplayRequest{}, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such replay request.")
+		return replay.Request{}, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such replay request.")
 	}
 	req, err := s.deps.Replays.Request(c.Request().Context(), id)
 	if err != nil {
@@ -42,7 +42,7 @@ func describe(t *replaypolicy.Table, class replaypolicy.Class) string {
 
 func rateText(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
-func (s *Server) itemRows(items []dlq.ReplayItem) []views.ReplayItemRow {
+func (s *Server) itemRows(items []replay.Item) []views.ReplayItemRow {
 	out := make([]views.ReplayItemRow, len(items))
 	for i, it := range items {
 		var hs []string

@@ -10,7 +10,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
-	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -35,7 +35,7 @@ func (s *Server) confirmModel(c echo.Context, reason string, errs map[string]str
 	if !reqs[0].Requester.SameAs(userOf(c).Actor) {
 		return views.ReplayConfirmModel{}, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such selection.")
 	}
-	if reqs[0].Status != dlq.ReplayDraft {
+	if reqs[0].Status != replay.StatusDraft {
 		return views.ReplayConfirmModel{}, c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(reqs[0].ID, 10))
 	}
 	table := s.deps.Replays.Policy()
@@ -74,7 +74,7 @@ func (s *Server) replaySubmit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := dlq.SubmitInput{Reason: strings.TrimSpace(c.FormValue("reason")), Rates: map[int64]float64{}, Confirmations: map[int64]string{}}
+	in := replay.SubmitInput{Reason: strings.TrimSpace(c.FormValue("reason")), Rates: map[int64]float64{}, Confirmations: map[int64]string{}}
 	errs := map[string]string{}
 	if in.Reason == "" {
 		errs["reason"] = "Say why this should be replayed; approvers and auditors read it."
@@ -92,7 +92,7 @@ func (s *Server) replaySubmit(c echo.Context) error {
 	}
 	if len(errs) == 0 {
 		done, err := s.deps.Replays.Submit(ctx, c.Param("batch"), userOf(c).Actor, in, authz.RequestMeta(c))
-		var refused *dlq.RefusedError
+		var refused *replay.RefusedError
 		switch {
 		case errors.As(err, &refused):
 			for id, why := range refused.Reasons {
@@ -112,9 +112,9 @@ func (s *Server) replaySubmit(c echo.Context) error {
 	return s.render(c, http.StatusUnprocessableEntity, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
 }
 
-func firstLive(reqs []dlq.ReplayRequest) int64 {
+func firstLive(reqs []replay.Request) int64 {
 	for _, r := range reqs {
-		if r.Status != dlq.ReplayVoid {
+		if r.Status != replay.StatusVoid {
 			return r.ID
 		}
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
-	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 
 // replayFilter replays what a list filter selects (from the list or an
@@ -28,7 +28,7 @@ func (s *Server) replayFilter(c echo.Context) error {
 		}
 		return quarantine.Errorf(quarantine.EINVALID, "The filter is not valid: %s", strings.Join(msgs, "; "))
 	}
-	ids, err := s.deps.DeadLetters.MatchingIDs(ctx, f, dlq.MaxSelection)
+	ids, err := replay.MatchingIDs(ctx, s.deps.DeadLetters, f, replay.MaxSelection)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine/authz"
-	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
@@ -41,14 +41,14 @@ func (s *Server) replayProgress(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.ReplayProgress(pm))
 }
 
-func (s *Server) progressModel(ctx context.Context, req dlq.ReplayRequest) (views.ReplayProgressModel, error) {
+func (s *Server) progressModel(ctx context.Context, req replay.Request) (views.ReplayProgressModel, error) {
 	p, err := s.deps.Replays.Progress(ctx, req.ID)
 	if err != nil {
 		return views.ReplayProgressModel{}, err
 	}
 	return views.ReplayProgressModel{
 		URL:   fmt.Sprintf("/replay/requests/%d/progress", req.ID),
-		Poll:  req.Status == dlq.ReplayApproved || req.Status == dlq.ReplayRunning,
+		Poll:  req.Status == replay.StatusApproved || req.Status == replay.StatusRunning,
 		Total: p.Total(), Pending: p.Pending, Published: p.Published, Duplicate: p.Duplicate, Skipped: p.Skipped,
 		Failed: p.Failed, Unknown: p.Unknown, Blocked: p.Blocked, Cancelled: p.Cancelled,
 	}, nil
@@ -88,7 +88,7 @@ func (s *Server) requestModel(c echo.Context, errs map[string]string) (views.Rep
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
 		CancelURL:  fmt.Sprintf("/replay/requests/%d/cancel", req.ID),
 	}
-	if req.Status != dlq.ReplayDraft && req.Status != dlq.ReplayPendingApproval {
+	if req.Status != replay.StatusDraft && req.Status != replay.StatusPendingApproval {
 		// The policy's verdict matters while a request waits; afterwards the
 		// status, its reason and the progress say what happened.
 		m.Decision = ""
@@ -102,7 +102,7 @@ func (s *Server) requestModel(c echo.Context, errs map[string]string) (views.Rep
 		})
 	}
 	obj := authz.ReplayObject(string(req.Class))
-	pending := req.Status == dlq.ReplayPendingApproval
+	pending := req.Status == replay.StatusPendingApproval
 	// Requesters never see an approve button on their own request.
 	m.CanApprove = pending && d.ActorCanApprove && !req.Requester.SameAs(me) && s.deps.Access.Can(u, req.Tenant, obj, authz.ActApprove)
 	m.CanReject = pending && !req.Requester.SameAs(me) && s.deps.Access.Can(u, req.Tenant, obj, authz.ActReject)
@@ -110,7 +110,7 @@ func (s *Server) requestModel(c echo.Context, errs map[string]string) (views.Rep
 	if m.CanApprove {
 		m.Confirmation = d.Confirmation
 	}
-	if (req.Status == dlq.ReplayDraft || req.Status == dlq.ReplayPendingApproval) && req.Requester.SameAs(me) &&
+	if (req.Status == replay.StatusDraft || req.Status == replay.StatusPendingApproval) && req.Requester.SameAs(me) &&
 		req.Class != replaypolicy.SameOperation && req.ItemCount <= maxEditableItems {
 		for _, it := range items {
 			if it.SkipReason != "" {

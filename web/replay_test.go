@@ -19,6 +19,7 @@ import (
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 
 var seedSeq sync.Map
@@ -113,8 +114,8 @@ func TestReplayApprovalThroughPages(t *testing.T) {
 	_, js := ns.Connect(t)
 	_, err = js.CreateStream(ctx, jetstreamConfig("APP", "app.>"))
 	require.NoError(t, err)
-	w := dlq.NewReplayWorker(b.replays, js, authz.Authority{Access: b.access, Directory: authz.NewDirectory(b.db.Pool)}, nil,
-		dlq.WorkerConfig{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w := replay.NewWorker(b.replays, js, authz.Authority{Access: b.access, Directory: authz.NewDirectory(b.db.Pool)}, nil,
+		replay.WorkerConfig{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	_, err = w.RunOnce(ctx)
 	require.NoError(t, err)
 	progress := b.do(t, approver, "GET", reqPath+"/progress", nil, nil).doc(t)
@@ -207,7 +208,7 @@ func TestBulkReplayFromFilterFreezesTheSet(t *testing.T) {
 	r, err := b.replays.Request(ctx, mustID(t, resp.header.Get("Location")))
 	require.NoError(t, err)
 	assert.Equal(t, 4, r.ItemCount, "the four that matched when asked; not the other type, tenant or the late arrival")
-	assert.Equal(t, dlq.ReplayApproved, r.Status)
+	assert.Equal(t, replay.StatusApproved, r.Status)
 
 	assert.Equal(t, http.StatusUnprocessableEntity, b.do(t, oncall, "POST", "/replay/filter", url.Values{}, nil).status, "no filter: no bulk")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 
 // Config is what the HTTP layer needs to know about its deployment.
@@ -39,8 +40,8 @@ type Deps struct {
 	Access      *authz.Access
 	Bindings    *authz.Bindings
 	DeadLetters *dlq.Store
-	Replays     *dlq.Replays // replay requests, approvals and the policy table in force
-	PolicyFile  string       // where the policy table was loaded from, for the policy page
+	Replays     *replay.Service // replay requests, approvals and the policy table in force
+	PolicyFile  string          // where the policy table was loaded from, for the policy page
 }
 
 // Server holds the dependencies of the handlers.

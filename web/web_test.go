@@ -24,6 +24,7 @@ import (
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
@@ -33,7 +34,7 @@ type bundle struct {
 	idp     *mockoidc.MockOIDC
 	srv     *httptest.Server
 	access  *authz.Access
-	replays *dlq.Replays
+	replays *replay.Service
 	users   atomic.Int64
 }
 
@@ -63,7 +64,7 @@ func setup(t *testing.T) *bundle {
 	require.NoError(t, err)
 	table, err := replaypolicy.Load("../dev/policy.toml")
 	require.NoError(t, err)
-	b.replays = dlq.NewReplays(b.db.Pool, dlq.ReplayConfig{Policy: func() *replaypolicy.Table { return table }})
+	b.replays = replay.New(b.db.Pool, replay.Config{Policy: func() *replaypolicy.Table { return table }})
 	login.RememberIn(authz.NewDirectory(b.db.Pool))
 	handler = New(Deps{
 		Pool: b.db.Pool, Gatherer: prometheus.NewRegistry(), Log: log, Sessions: sessions, Login: login,

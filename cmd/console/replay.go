@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/quarantine-console/quarantine/authz"
-	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -22,7 +22,7 @@ import (
 type replayConfig struct {
 	PolicyFile        string
 	Workers           int
-	Subjects          *dlq.SubjectAllowlist
+	Subjects          *replay.SubjectAllowlist
 	RevalidateSubject string
 	RevalidateTimeout time.Duration
 	Lease             time.Duration
@@ -35,7 +35,7 @@ func (s *settings) replay(c *replayConfig, defaultWorkers int) {
 	var allow string
 	s.str(&allow, "replay-subject-allow", "REPLAY_SUBJECT_ALLOW", "", "subject patterns replays may publish to, comma-separated (empty: all but $JS, $SYS, _INBOX)", func(v string) error {
 		var err error
-		c.Subjects, err = dlq.ParseSubjectAllowlist(v)
+		c.Subjects, err = replay.ParseSubjectAllowlist(v)
 		return err
 	})
 	s.str(&c.RevalidateSubject, "revalidate-subject", "REVALIDATE_SUBJECT", "", "NATS subject that answers revalidation requests for revalidate items (empty: they are blocked)", nil)
@@ -55,8 +55,8 @@ func loadPolicy(path string) (*replaypolicy.Table, error) {
 
 // replayParts is the replay machinery of one process.
 type replayParts struct {
-	replays *dlq.Replays
-	workers []*dlq.ReplayWorker
+	replays *replay.Service
+	workers []*replay.Worker
 }
 
 func newReplayParts(ctx context.Context, cfg replayConfig, pool *pgxpool.Pool, nc *nats.Conn, js jetstream.JetStream,
@@ -65,22 +65,22 @@ func newReplayParts(ctx context.Context, cfg replayConfig, pool *pgxpool.Pool, n
 	if err != nil {
 		return nil, err
 	}
-	p := &replayParts{replays: dlq.NewReplays(pool, dlq.ReplayConfig{
+	p := &replayParts{replays: replay.New(pool, replay.Config{
 		Policy: func() *replaypolicy.Table { return table }, Subjects: cfg.Subjects,
 	})}
-	voided, err := p.replays.VoidStale(ctx, table.Version())
+	voided, err := p.replays.VoidStale(ctx)
 	if err != nil {
 		return nil, err
 	}
 	log.Info("replay policy loaded", "file", cfg.PolicyFile, "version", table.Version(), "voided_requests", voided)
-	var reval dlq.Revalidator
+	var reval replay.Revalidator
 	if cfg.RevalidateSubject != "" {
-		reval = dlq.NewNATSRevalidator(nc, cfg.RevalidateSubject, cfg.RevalidateTimeout)
+		reval = replay.NewNATSRevalidator(nc, cfg.RevalidateSubject, cfg.RevalidateTimeout)
 	}
 	auth := authz.Authority{Access: access, Directory: authz.NewDirectory(pool)}
 	host, _ := os.Hostname()
 	for i := range cfg.Workers {
-		p.workers = append(p.workers, dlq.NewReplayWorker(p.replays, js, auth, reval, dlq.WorkerConfig{
+		p.workers = append(p.workers, replay.NewWorker(p.replays, js, auth, reval, replay.WorkerConfig{
 			Owner: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), Lease: cfg.Lease,
 		}, log))
 	}

@@ -1,4 +1,4 @@
-package dlq
+package replay
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -31,13 +32,13 @@ func BenchmarkReplay100k(b *testing.B) {
 		ctx := context.Background()
 		payload := []byte(strings.Repeat("p", 1024))
 		for start := 0; start < total; start += 1000 {
-			recs := make([]Record, 0, 1000)
+			recs := make([]dlq.Record, 0, 1000)
 			for i := start; i < start+1000; i++ {
-				recs = append(recs, ParseDLQ("dlq", Received{
+				recs = append(recs, dlq.ParseDLQ("dlq", dlq.Received{
 					Subject: "dlq.acme.search.index_update",
 					Header: map[string][]string{
-						HeaderOriginalSubject: {fmt.Sprintf("app.acme.search.index_update.%d", i%50)},
-						HeaderOriginalMsgID:   {fmt.Sprintf("doc-%d", i)}, "X-Trace": {strconv.Itoa(i)},
+						dlq.HeaderOriginalSubject: {fmt.Sprintf("app.acme.search.index_update.%d", i%50)},
+						dlq.HeaderOriginalMsgID:   {fmt.Sprintf("doc-%d", i)}, "X-Trace": {strconv.Itoa(i)},
 					},
 					Data: payload, Stream: "DLQ", Seq: uint64(i + 1), Time: time.Now(),
 				}))
@@ -94,14 +95,14 @@ func BenchmarkReplay100k(b *testing.B) {
 		wctx, cancel := context.WithCancel(ctx)
 		start := time.Now()
 		for i := range workers {
-			w := NewReplayWorker(rb.replays, rb.js, nil, nil, WorkerConfig{Owner: fmt.Sprint("w", i), Batch: benchBatch(), Poll: 5 * time.Millisecond},
+			w := NewWorker(rb.replays, rb.js, nil, nil, WorkerConfig{Owner: fmt.Sprint("w", i), Batch: benchBatch(), Poll: 5 * time.Millisecond},
 				slog.New(slog.NewTextHandler(io.Discard, nil)))
 			wg.Go(func() { w.Run(wctx) })
 		}
 		for {
 			r, err := rb.replays.Request(ctx, reqs[0].ID)
 			require.NoError(b, err)
-			if r.Status == ReplayDone {
+			if r.Status == StatusDone {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -145,7 +146,7 @@ func vmHWM() int64 {
 // rebuildable class allows 100,000 items at an unlimited rate.
 func benchReplaySetup(b *testing.B) *replayBundle {
 	b.Helper()
-	rb := &replayBundle{bundle: setupB(b)}
+	rb := &replayBundle{bundle: setup(b)}
 	table, err := replaypolicy.Parse("bench.toml", []byte(`
 [[rule]]
 item_type = "search.*"
@@ -157,7 +158,7 @@ max_rate = 100000
 `))
 	require.NoError(b, err)
 	rb.policy.Store(table)
-	rb.replays = NewReplays(rb.db.Pool, ReplayConfig{Policy: rb.policy.Load})
+	rb.replays = New(rb.db.Pool, Config{Policy: rb.policy.Load})
 	rb.target, err = rb.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}})
 	require.NoError(b, err)
 	return rb

@@ -1,4 +1,4 @@
-package dlq
+package replay
 
 import (
 	"context"
@@ -16,7 +16,11 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/migrations/testdb"
 	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 var (
@@ -25,10 +29,34 @@ var (
 	approver2 = quarantine.Actor{Issuer: "https://idp.example", Subject: "approver2", Email: "a2@example.com"}
 )
 
+// bundle is a fresh database and NATS server.
+type bundle struct {
+	db    *testdb.DB
+	ns    *natstest.Server
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	store *dlq.Store
+}
+
+func setup(t testing.TB) *bundle {
+	t.Helper()
+	b := &bundle{db: testdb.New(t), ns: natstest.Start(t)}
+	b.nc, b.js = b.ns.Connect(t)
+	b.store = dlq.NewStore(b.db.Pool)
+	return b
+}
+
+func (b *bundle) createStream(t testing.TB, cfg jetstream.StreamConfig) jetstream.Stream {
+	t.Helper()
+	s, err := b.js.CreateStream(context.Background(), cfg)
+	require.NoError(t, err)
+	return s
+}
+
 type replayBundle struct {
 	*bundle
 	policy  atomic.Pointer[replaypolicy.Table]
-	replays *Replays
+	replays *Service
 	auth    authz.Authority
 	target  jetstream.Stream
 	now     atomic.Pointer[time.Time] // nil: the real clock
@@ -41,10 +69,10 @@ type replayBundle struct {
 func setupReplay(t *testing.T) *replayBundle {
 	t.Helper()
 	b := &replayBundle{bundle: setup(t)}
-	table, err := replaypolicy.Load("../dev/policy.toml")
+	table, err := replaypolicy.Load("../../dev/policy.toml")
 	require.NoError(t, err)
 	b.policy.Store(table)
-	b.replays = NewReplays(b.db.Pool, ReplayConfig{
+	b.replays = New(b.db.Pool, Config{
 		Policy: b.policy.Load,
 		Now: func() time.Time {
 			if n := b.now.Load(); n != nil {
@@ -72,15 +100,15 @@ func (b *replayBundle) seedItem(t *testing.T, itemType, msgID string, hdr nats.H
 	t.Helper()
 	seq := b.seq.Add(1)
 	h := map[string][]string{
-		HeaderOriginalSubject: {"app.acme." + itemType},
-		HeaderOriginalMsgID:   {msgID},
-		HeaderCorrelationID:   {"corr-" + msgID},
+		dlq.HeaderOriginalSubject: {"app.acme." + itemType},
+		dlq.HeaderOriginalMsgID:   {msgID},
+		dlq.HeaderCorrelationID:   {"corr-" + msgID},
 	}
 	for k, v := range hdr {
 		h[k] = v
 	}
-	rec := ParseDLQ("dlq", Received{Subject: "dlq.acme." + itemType, Header: h, Data: []byte(payload), Stream: "DLQ", Seq: seq, Time: time.Now()})
-	_, err := b.store.Insert(context.Background(), []Record{rec})
+	rec := dlq.ParseDLQ("dlq", dlq.Received{Subject: "dlq.acme." + itemType, Header: h, Data: []byte(payload), Stream: "DLQ", Seq: seq, Time: time.Now()})
+	_, err := b.store.Insert(context.Background(), []dlq.Record{rec})
 	require.NoError(t, err)
 	d, err := b.store.BySource(context.Background(), "DLQ", seq, "")
 	require.NoError(t, err)
@@ -89,19 +117,28 @@ func (b *replayBundle) seedItem(t *testing.T, itemType, msgID string, hdr nats.H
 
 func allowAll(string, replaypolicy.Class) bool { return true }
 
-// request drafts and submits a replay of ids by oncall and returns the
-// single request it made.
-func (b *replayBundle) request(t *testing.T, ids []int64, in SubmitInput) ReplayRequest {
+// draft freezes ids (of tenant acme) as requester's selection, with every
+// class allowed, and returns the batch and its draft requests.
+func (b *replayBundle) draft(t *testing.T, requester quarantine.Actor, ids ...int64) (string, []Request) {
 	t.Helper()
 	ctx := context.Background()
-	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
+	batch, err := b.replays.CreateDrafts(ctx, requester, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 	require.NoError(t, err)
+	drafts, err := b.replays.Batch(ctx, batch)
+	require.NoError(t, err)
+	return batch, drafts
+}
+
+// request drafts and submits a replay of ids by oncall and returns the
+// single request it made.
+func (b *replayBundle) request(t *testing.T, ids []int64, in SubmitInput) Request {
+	t.Helper()
+	ctx := context.Background()
+	batch, drafts := b.draft(t, oncall, ids...)
 	if in.Reason == "" {
 		in.Reason = "consumer fixed in release 1.2.3"
 	}
 	if in.Confirmations == nil {
-		drafts, err := b.replays.Batch(ctx, batch)
-		require.NoError(t, err)
 		in.Confirmations = map[int64]string{}
 		for _, d := range drafts {
 			phrase, err := b.replays.ConfirmationFor(ctx, d.ID)
@@ -115,16 +152,16 @@ func (b *replayBundle) request(t *testing.T, ids []int64, in SubmitInput) Replay
 	return reqs[0]
 }
 
-func (b *replayBundle) worker(t *testing.T, cfg WorkerConfig) *ReplayWorker {
+func (b *replayBundle) worker(t *testing.T, cfg WorkerConfig) *Worker {
 	t.Helper()
 	if cfg.Poll == 0 {
 		cfg.Poll = 20 * time.Millisecond
 	}
-	return NewReplayWorker(b.replays, b.js, b.auth, nil, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return NewWorker(b.replays, b.js, b.auth, nil, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // run runs w until the test ends.
-func run(t *testing.T, w *ReplayWorker) {
+func run(t *testing.T, w *Worker) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -132,10 +169,10 @@ func run(t *testing.T, w *ReplayWorker) {
 	t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
-func (b *replayBundle) waitStatus(t *testing.T, id int64, want ReplayStatus) ReplayRequest {
+func (b *replayBundle) waitStatus(t *testing.T, id int64, want Status) Request {
 	t.Helper()
-	var r ReplayRequest
-	waitFor(t, 30*time.Second, fmt.Sprintf("request %d to be %s", id, want), func() bool {
+	var r Request
+	wait.Until(t, fmt.Sprintf("request %d to be %s", id, want), 30*time.Second, func() bool {
 		var err error
 		r, err = b.replays.Request(context.Background(), id)
 		require.NoError(t, err)

@@ -1,4 +1,4 @@
-package dlq
+package replay
 
 import (
 	"context"
@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 func TestReplayKeepsIdentity(t *testing.T) {
@@ -22,19 +24,19 @@ func TestReplayKeepsIdentity(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	id := b.seedItem(t, "search.index_update", "orig-1", nats.Header{
-		HeaderOperationID: {"op-1"}, "X-Custom": {"kept"}, "Nats-Rollup": {"all"}, "Nats-Expected-Last-Sequence": {"5"},
+		dlq.HeaderOperationID: {"op-1"}, "X-Custom": {"kept"}, "Nats-Rollup": {"all"}, "Nats-Expected-Last-Sequence": {"5"},
 	}, `{"doc":"sku-1"}`)
 	req := b.request(t, []int64{id}, SubmitInput{})
-	assert.Equal(t, ReplayApproved, req.Status, "rebuildable needs no approval")
+	assert.Equal(t, StatusApproved, req.Status, "rebuildable needs no approval")
 	run(t, b.worker(t, WorkerConfig{}))
-	b.waitStatus(t, req.ID, ReplayDone)
+	b.waitStatus(t, req.ID, StatusDone)
 
 	msg, err := b.target.GetLastMsgForSubject(ctx, "app.acme.search.index_update")
 	require.NoError(t, err)
 	assert.Equal(t, `{"doc":"sku-1"}`, string(msg.Data))
 	assert.Equal(t, "orig-1", msg.Header.Get("Nats-Msg-Id"), "the original message id")
-	assert.Equal(t, "op-1", msg.Header.Get(HeaderOperationID))
-	assert.Equal(t, "corr-orig-1", msg.Header.Get(HeaderCorrelationID))
+	assert.Equal(t, "op-1", msg.Header.Get(dlq.HeaderOperationID))
+	assert.Equal(t, "corr-orig-1", msg.Header.Get(dlq.HeaderCorrelationID))
 	assert.Equal(t, fmt.Sprint(id), msg.Header.Get(HeaderReplayOf))
 	assert.Equal(t, fmt.Sprint(req.ID), msg.Header.Get(HeaderReplayRequest))
 	assert.Equal(t, "kept", msg.Header.Get("X-Custom"))
@@ -43,7 +45,7 @@ func TestReplayKeepsIdentity(t *testing.T) {
 
 	d, err := b.store.Get(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, StatusReplayed, d.Status)
+	assert.Equal(t, dlq.StatusReplayed, d.Status)
 	var trail int
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE message_id = 'orig-1'
         AND action IN ('replay.item.requested', 'replay.item.published')`).Scan(&trail))
@@ -58,13 +60,10 @@ func TestHeaderAndSubjectAllowlist(t *testing.T) {
 	require.NoError(t, err)
 	b.replays.cfg.Subjects = allow
 	ok := b.seedItem(t, "search.index_update", "m-ok", nil, "{}")
-	system := b.seedItem(t, "search.index_update", "m-sys", nats.Header{HeaderOriginalSubject: {"$JS.API.STREAM.DELETE.APP"}}, "{}")
-	inbox := b.seedItem(t, "search.index_update", "m-inbox", nats.Header{HeaderOriginalSubject: {"_INBOX.abc"}}, "{}")
-	other := b.seedItem(t, "search.index_update", "m-other", nats.Header{HeaderOriginalSubject: {"billing.acme.charge"}}, "{}")
-	batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{ok, system, inbox, other}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	reqs, err := b.replays.Batch(ctx, batch)
-	require.NoError(t, err)
+	system := b.seedItem(t, "search.index_update", "m-sys", nats.Header{dlq.HeaderOriginalSubject: {"$JS.API.STREAM.DELETE.APP"}}, "{}")
+	inbox := b.seedItem(t, "search.index_update", "m-inbox", nats.Header{dlq.HeaderOriginalSubject: {"_INBOX.abc"}}, "{}")
+	other := b.seedItem(t, "search.index_update", "m-other", nats.Header{dlq.HeaderOriginalSubject: {"billing.acme.charge"}}, "{}")
+	_, reqs := b.draft(t, oncall, ok, system, inbox, other)
 	require.Len(t, reqs, 1)
 	items, err := b.replays.Items(ctx, reqs[0].ID, 10)
 	require.NoError(t, err)
@@ -85,18 +84,18 @@ func TestHeaderAndSubjectAllowlist(t *testing.T) {
 	_, err = ParseSubjectAllowlist("app.>.x")
 	assert.Error(t, err)
 
-	hs := ReplayHeaders([]HeaderValue{{Name: "Nats-Rollup", Value: "all"}, {Name: "Nats-Expected-Stream", Value: "X"},
+	hs := Headers([]dlq.HeaderValue{{Name: "Nats-Rollup", Value: "all"}, {Name: "Nats-Expected-Stream", Value: "X"},
 		{Name: "nats-msg-id", Value: "x"}, {Name: "Dlq-Error", Value: "e"}, {Name: "Traceparent", Value: "t"}})
-	assert.Equal(t, []HeaderValue{{Name: "Traceparent", Value: "t"}}, hs)
+	assert.Equal(t, []dlq.HeaderValue{{Name: "Traceparent", Value: "t"}}, hs)
 }
 
 func TestDoubleApproveOneJob(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	id := b.seedItem(t, "email.send", "mail-1", nats.Header{HeaderOperationID: {"send-1"}}, `{"to":"x"}`)
+	id := b.seedItem(t, "email.send", "mail-1", nats.Header{dlq.HeaderOperationID: {"send-1"}}, `{"to":"x"}`)
 	req := b.request(t, []int64{id}, SubmitInput{})
-	require.Equal(t, ReplayPendingApproval, req.Status)
+	require.Equal(t, StatusPendingApproval, req.Status)
 
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
@@ -120,7 +119,7 @@ func TestDoubleApproveOneJob(t *testing.T) {
 	assert.Equal(t, map[string]int{"pending": 1}, b.jobStates(t, req.ID), "one job")
 
 	run(t, b.worker(t, WorkerConfig{}))
-	b.waitStatus(t, req.ID, ReplayDone)
+	b.waitStatus(t, req.ID, StatusDone)
 	assert.Equal(t, 1, b.onSubject(t, "app.acme.email.send"))
 }
 
@@ -136,7 +135,7 @@ func TestTwoWorkersOnePublish(t *testing.T) {
 	require.NoError(t, err)
 	run(t, b.worker(t, WorkerConfig{Owner: "w1", Batch: 16}))
 	run(t, b.worker(t, WorkerConfig{Owner: "w2", Batch: 16}))
-	b.waitStatus(t, req.ID, ReplayDone)
+	b.waitStatus(t, req.ID, StatusDone)
 	assert.Equal(t, map[string]int{"published": 300}, b.jobStates(t, req.ID))
 	info, err := b.target.Info(context.Background())
 	require.NoError(t, err)
@@ -165,7 +164,7 @@ func TestWorkerDiesAfterPublishBeforeCommit(t *testing.T) {
 	assert.Equal(t, map[string]int{"claimed": 1}, b.jobStates(t, req.ID))
 
 	run(t, b.worker(t, WorkerConfig{Owner: "survivor"})) // takes over when the lease expires
-	b.waitStatus(t, req.ID, ReplayDone)
+	b.waitStatus(t, req.ID, StatusDone)
 	assert.Equal(t, 1, b.onSubject(t, "app.acme.search.index_update"), "the target stream holds it once")
 	var dup bool
 	var result string
@@ -192,7 +191,7 @@ func TestLostPubAckReconciled(t *testing.T) {
 	_, err := w.RunOnce(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{"unknown": 1}, b.jobStates(t, req.ID))
-	waitFor(t, 10*time.Second, "the retry", func() bool {
+	wait.Until(t, "the retry", 10*time.Second, func() bool {
 		_, err := w.RunOnce(ctx)
 		require.NoError(t, err)
 		return b.jobStates(t, req.ID)["published"] == 1
@@ -222,14 +221,14 @@ func TestStaleFenceRejected(t *testing.T) {
 	require.Len(t, again, 1)
 	require.Greater(t, again[0].fence, jobs[0].fence)
 
-	jobs[0].state, jobs[0].result = "failed", "stale worker's verdict"
+	jobs[0].state, jobs[0].result = JobFailed, "stale worker's verdict"
 	require.NoError(t, slow.record(ctx, jobs))
 	var state, owner string
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT state, lease_owner FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&state, &owner))
 	assert.Equal(t, "claimed", state, "the stale worker recorded nothing")
 	assert.Equal(t, "fast", owner)
 
-	fast.check(ctx, again)
+	fast.judge(ctx, again)
 	fast.publish(ctx, again, time.Now().Add(time.Minute))
 	require.NoError(t, fast.record(ctx, again))
 	assert.Equal(t, map[string]int{"published": 1}, b.jobStates(t, req.ID))
@@ -239,7 +238,7 @@ func TestSelfApprovalRefused(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	id := b.seedItem(t, "email.send", "mail-self", nats.Header{HeaderOperationID: {"send-self"}}, "{}")
+	id := b.seedItem(t, "email.send", "mail-self", nats.Header{dlq.HeaderOperationID: {"send-self"}}, "{}")
 	req := b.request(t, []int64{id}, SubmitInput{})
 	sameWithOtherEmail := oncall
 	sameWithOtherEmail.Email = "alias@example.com"
@@ -247,7 +246,7 @@ func TestSelfApprovalRefused(t *testing.T) {
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "%v", err)
 	r, err := b.replays.Request(ctx, req.ID)
 	require.NoError(t, err)
-	assert.Equal(t, ReplayPendingApproval, r.Status)
+	assert.Equal(t, StatusPendingApproval, r.Status)
 	var denied int
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action = 'replay.approve' AND outcome = 'denied'
         AND object_id = $1`, fmt.Sprint(req.ID)).Scan(&denied))
@@ -259,15 +258,12 @@ func TestManualNeedsTwoApprovers(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	id := b.seedItem(t, "orders.refund", "refund-1", nil, `{"amount":10}`)
-	batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{id}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	drafts, err := b.replays.Batch(ctx, batch)
-	require.NoError(t, err)
-	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "refund again", Confirmations: map[int64]string{drafts[0].ID: "yes"}}, quarantine.RequestMeta{})
+	batch, drafts := b.draft(t, oncall, id)
+	_, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "refund again", Confirmations: map[int64]string{drafts[0].ID: "yes"}}, quarantine.RequestMeta{})
 	var refused *RefusedError
 	require.ErrorAs(t, err, &refused, "manual needs the typed confirmation")
 	req := b.request(t, []int64{id}, SubmitInput{Confirmations: nil})
-	require.Equal(t, ReplayPendingApproval, req.Status)
+	require.Equal(t, StatusPendingApproval, req.Status)
 
 	in := ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY refund-1"}
 	_, err = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
@@ -283,15 +279,12 @@ func TestManualNeedsTwoApprovers(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, d.Ready)
 	run(t, b.worker(t, WorkerConfig{}))
-	b.waitStatus(t, req.ID, ReplayDone)
+	b.waitStatus(t, req.ID, StatusDone)
 	assert.Equal(t, 1, b.onSubject(t, "app.acme.orders.refund"))
 
 	id2 := b.seedItem(t, "orders.refund", "refund-2", nil, "{}")
 	id3 := b.seedItem(t, "orders.refund", "refund-3", nil, "{}")
-	batch, err = b.replays.CreateDrafts(ctx, oncall, []int64{id2, id3}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	drafts, err = b.replays.Batch(ctx, batch)
-	require.NoError(t, err)
+	_, drafts = b.draft(t, oncall, id2, id3)
 	assert.Zero(t, drafts[0].ItemCount, "manual items are never replayed in bulk")
 	items, err := b.replays.Items(ctx, drafts[0].ID, 5)
 	require.NoError(t, err)
@@ -324,9 +317,9 @@ func TestIntentChangeNeedsNewApproval(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	id := b.seedItem(t, "accounts.permission_grant", "grant-1", nats.Header{HeaderPrincipal: {"user:7"}}, `{"grant":"admin"}`)
+	id := b.seedItem(t, "accounts.permission_grant", "grant-1", nats.Header{dlq.HeaderPrincipal: {"user:7"}}, `{"grant":"admin"}`)
 	req := b.request(t, []int64{id}, SubmitInput{})
-	require.Equal(t, ReplayPendingApproval, req.Status)
+	require.Equal(t, StatusPendingApproval, req.Status)
 	old := req.IntentHex()
 
 	require.NoError(t, b.replays.EditPayload(ctx, req.ID, id, oncall, []byte(`{"grant":"viewer"}`), quarantine.RequestMeta{}))
@@ -343,14 +336,14 @@ func TestIntentChangeNeedsNewApproval(t *testing.T) {
 	w := b.worker(t, WorkerConfig{})
 	w.reval = reval
 	run(t, w)
-	b.waitStatus(t, req.ID, ReplayDone)
+	b.waitStatus(t, req.ID, StatusDone)
 	msg, err := b.target.GetLastMsgForSubject(ctx, "app.acme.accounts.permission_grant")
 	require.NoError(t, err)
 	assert.Equal(t, `{"grant":"viewer"}`, string(msg.Data))
 	assert.Equal(t, "grant-1", msg.Header.Get("Nats-Msg-Id"), "the original message id is kept")
 
 	// same_operation payloads are never edited.
-	mid := b.seedItem(t, "email.send", "mail-edit", nats.Header{HeaderOperationID: {"op-e"}}, "{}")
+	mid := b.seedItem(t, "email.send", "mail-edit", nats.Header{dlq.HeaderOperationID: {"op-e"}}, "{}")
 	mreq := b.request(t, []int64{mid}, SubmitInput{})
 	err = b.replays.EditPayload(ctx, mreq.ID, mid, oncall, []byte("{}"), quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "%v", err)
@@ -360,9 +353,9 @@ func TestPolicyChangeVoidsApproval(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	pending := b.request(t, []int64{b.seedItem(t, "email.send", "mail-p", nats.Header{HeaderOperationID: {"op-p"}}, "{}")}, SubmitInput{})
+	pending := b.request(t, []int64{b.seedItem(t, "email.send", "mail-p", nats.Header{dlq.HeaderOperationID: {"op-p"}}, "{}")}, SubmitInput{})
 	approved := b.request(t, []int64{b.seedItem(t, "search.index_update", "doc-p", nil, "{}")}, SubmitInput{})
-	require.Equal(t, ReplayApproved, approved.Status)
+	require.Equal(t, StatusApproved, approved.Status)
 
 	changed, err := replaypolicy.Parse("changed.toml", []byte(`
 [[rule]]
@@ -381,14 +374,14 @@ default_rate = 400
 	_, err = b.replays.Approve(ctx, pending.ID, approver1, ApproveInput{IntentHex: pending.IntentHex()}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "%v", err)
 	assert.Contains(t, err.Error(), "policy")
-	n, err := b.replays.VoidStale(ctx, changed.Version())
+	n, err := b.replays.VoidStale(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
-	r := b.waitStatus(t, pending.ID, ReplayVoid)
+	r := b.waitStatus(t, pending.ID, StatusVoid)
 	assert.Contains(t, r.StatusReason, "policy changed")
 
 	run(t, b.worker(t, WorkerConfig{}))
-	b.waitStatus(t, approved.ID, ReplayDone)
+	b.waitStatus(t, approved.ID, StatusDone)
 	assert.Equal(t, map[string]int{"blocked": 1}, b.jobStates(t, approved.ID), "approved under the old policy: not published")
 	assert.Zero(t, b.onSubject(t, "app.acme.search.index_update"))
 }
@@ -429,8 +422,8 @@ func TestRevalidateDenyAndTimeoutBlock(t *testing.T) {
 			return false, "", false // hangs
 		}
 	})
-	mk := func(principal string) ReplayRequest {
-		id := b.seedItem(t, "accounts.permission_grant", "grant-"+principal, nats.Header{HeaderPrincipal: {principal}}, "{}")
+	mk := func(principal string) Request {
+		id := b.seedItem(t, "accounts.permission_grant", "grant-"+principal, nats.Header{dlq.HeaderPrincipal: {principal}}, "{}")
 		req := b.request(t, []int64{id}, SubmitInput{})
 		_, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 		require.NoError(t, err)
@@ -440,10 +433,10 @@ func TestRevalidateDenyAndTimeoutBlock(t *testing.T) {
 	w := b.worker(t, WorkerConfig{})
 	w.reval = reval
 	run(t, w)
-	for _, r := range []ReplayRequest{allowed, revoked, hung} {
-		b.waitStatus(t, r.ID, ReplayDone)
+	for _, r := range []Request{allowed, revoked, hung} {
+		b.waitStatus(t, r.ID, StatusDone)
 	}
-	result := func(r ReplayRequest) (state, result string) {
+	result := func(r Request) (state, result string) {
 		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT state, result FROM replay_jobs WHERE request_id = $1`, r.ID).Scan(&state, &result))
 		return
 	}
@@ -473,17 +466,17 @@ func TestDedupeSkipsAlreadyReplayed(t *testing.T) {
 	ctx := context.Background()
 	// A target with a short duplicate window, so the broker forgets the id.
 	short := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Duplicates: 200 * time.Millisecond})
-	hdr := nats.Header{HeaderOriginalSubject: {"events.acme.page_view"}}
+	hdr := nats.Header{dlq.HeaderOriginalSubject: {"events.acme.page_view"}}
 	first := b.seedItem(t, "analytics.event", "evt-1", hdr, `{"n":1}`)
 	req := b.request(t, []int64{first}, SubmitInput{})
 	w := b.worker(t, WorkerConfig{})
 	run(t, w)
-	b.waitStatus(t, req.ID, ReplayDone)
+	b.waitStatus(t, req.ID, StatusDone)
 
 	// Wait until the broker's window has passed: a probe id publishes as new again.
 	_, err := b.js.Publish(ctx, "events.probe", nil, jetstream.WithMsgID("probe"))
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the duplicate window to pass", func() bool {
+	wait.Until(t, "the duplicate window to pass", 10*time.Second, func() bool {
 		ack, err := b.js.Publish(ctx, "events.probe", nil, jetstream.WithMsgID("probe"))
 		require.NoError(t, err)
 		return !ack.Duplicate
@@ -492,10 +485,7 @@ func TestDedupeSkipsAlreadyReplayed(t *testing.T) {
 	// The same event dead-lettered again (another DLQ message, same id):
 	// the draft already says it was replayed.
 	again := b.seedItem(t, "analytics.event", "evt-1", hdr, `{"n":1}`)
-	batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{again}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	drafts, err := b.replays.Batch(ctx, batch)
-	require.NoError(t, err)
+	_, drafts := b.draft(t, oncall, again)
 	items, err := b.replays.Items(ctx, drafts[0].ID, 1)
 	require.NoError(t, err)
 	assert.Contains(t, items[0].SkipReason, "already replayed")
@@ -505,8 +495,8 @@ func TestDedupeSkipsAlreadyReplayed(t *testing.T) {
 	y := b.seedItem(t, "analytics.event", "evt-2", hdr, `{"n":2}`)
 	r1 := b.request(t, []int64{x}, SubmitInput{})
 	r2 := b.request(t, []int64{y}, SubmitInput{})
-	b.waitStatus(t, r1.ID, ReplayDone)
-	b.waitStatus(t, r2.ID, ReplayDone)
+	b.waitStatus(t, r1.ID, StatusDone)
+	b.waitStatus(t, r2.ID, StatusDone)
 	states := b.jobStates(t, r1.ID)
 	for k, v := range b.jobStates(t, r2.ID) {
 		states[k] += v
@@ -533,7 +523,7 @@ func TestBulkSnapshotIgnoresLateArrivals(t *testing.T) {
 	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "bulk"}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	run(t, b.worker(t, WorkerConfig{}))
-	b.waitStatus(t, reqs[0].ID, ReplayDone)
+	b.waitStatus(t, reqs[0].ID, StatusDone)
 	assert.Equal(t, map[string]int{"published": 5}, b.jobStates(t, reqs[0].ID))
 	assert.Equal(t, 5, b.onSubject(t, "app.acme.search.index_update"))
 	var quarantined int
@@ -549,16 +539,13 @@ func TestRateLimitHolds(t *testing.T) {
 	for i := range 6 {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("rate-", i), nil, "{}"))
 	}
-	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	drafts, err := b.replays.Batch(ctx, batch)
-	require.NoError(t, err)
+	batch, drafts := b.draft(t, oncall, ids...)
 	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slowly", Rates: map[int64]float64{drafts[0].ID: 5}}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	assert.Equal(t, 5.0, reqs[0].Rate)
 	run(t, b.worker(t, WorkerConfig{Owner: "a"}))
 	run(t, b.worker(t, WorkerConfig{Owner: "b"})) // the rate holds across workers
-	b.waitStatus(t, reqs[0].ID, ReplayDone)
+	b.waitStatus(t, reqs[0].ID, StatusDone)
 
 	// The guarantee: item i is not published before approval + i/rate,
 	// however many workers there are (a late first one may compress the span).
@@ -572,10 +559,7 @@ func TestRateLimitHolds(t *testing.T) {
 	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "again"}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "a batch is submitted once")
 
-	batch, err = b.replays.CreateDrafts(ctx, oncall, []int64{b.seedItem(t, "search.index_update", "rate-x", nil, "{}")}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	drafts, err = b.replays.Batch(ctx, batch)
-	require.NoError(t, err)
+	batch, drafts = b.draft(t, oncall, b.seedItem(t, "search.index_update", "rate-x", nil, "{}"))
 	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "fast", Rates: map[int64]float64{drafts[0].ID: 1e6}}, quarantine.RequestMeta{})
 	var refused *RefusedError
 	require.ErrorAs(t, err, &refused, "a rate over the class's maximum is refused")
@@ -589,18 +573,15 @@ func TestCancelStopsRemaining(t *testing.T) {
 	for i := range 10 {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("cancel-", i), nil, "{}"))
 	}
-	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	drafts, err := b.replays.Batch(ctx, batch)
-	require.NoError(t, err)
+	batch, drafts := b.draft(t, oncall, ids...)
 	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 4}}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	id := reqs[0].ID
 	run(t, b.worker(t, WorkerConfig{}))
-	waitFor(t, 10*time.Second, "the first publishes", func() bool { return b.jobStates(t, id)["published"] >= 2 })
+	wait.Until(t, "the first publishes", 10*time.Second, func() bool { return b.jobStates(t, id)["published"] >= 2 })
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(b.replays.Cancel(ctx, id, approver1, "", quarantine.RequestMeta{})), "only the requester cancels")
 	require.NoError(t, b.replays.Cancel(ctx, id, oncall, "wrong target", quarantine.RequestMeta{}))
-	waitFor(t, 10*time.Second, "no job left in flight", func() bool {
+	wait.Until(t, "no job left in flight", 10*time.Second, func() bool {
 		s := b.jobStates(t, id)
 		return s["pending"]+s["claimed"]+s["unknown"] == 0
 	})
@@ -610,7 +591,7 @@ func TestCancelStopsRemaining(t *testing.T) {
 	assert.Equal(t, s["published"], b.onSubject(t, "app.acme.search.index_update"), "nothing cancelled was published")
 	r, err := b.replays.Request(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, ReplayCancelled, r.Status)
+	assert.Equal(t, StatusCancelled, r.Status)
 	var back int
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE msg_id LIKE 'cancel-%' AND status = 'quarantined'`).Scan(&back))
 	assert.Equal(t, s["cancelled"], back, "what was not replayed is back in quarantine")
@@ -624,10 +605,7 @@ func TestSlowRateReleasesBeforeLeaseEnds(t *testing.T) {
 	for i := range 6 {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("lease-", i), nil, "{}"))
 	}
-	batch, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	drafts, err := b.replays.Batch(ctx, batch)
-	require.NoError(t, err)
+	batch, drafts := b.draft(t, oncall, ids...)
 	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 5}}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now()`) // all due: the worker fell behind
@@ -641,7 +619,7 @@ func TestSlowRateReleasesBeforeLeaseEnds(t *testing.T) {
 	assert.Positive(t, s["pending"], "the rest were released before the 0.9 s lease ran out")
 	assert.Zero(t, s["claimed"])
 	run(t, w)
-	b.waitStatus(t, reqs[0].ID, ReplayDone)
+	b.waitStatus(t, reqs[0].ID, StatusDone)
 	assert.Equal(t, 6, b.onSubject(t, "app.acme.search.index_update"))
 }
 
@@ -649,7 +627,7 @@ func TestApprovedButNotStartedExpires(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	req := b.request(t, []int64{b.seedItem(t, "search.index_update", "late-start", nil, "{}")}, SubmitInput{})
-	require.Equal(t, ReplayApproved, req.Status)
+	require.Equal(t, StatusApproved, req.Status)
 	later := time.Now().Add(25 * time.Hour) // rebuildable approvals last 24h; the workers were down
 	b.now.Store(&later)
 	_, err := b.worker(t, WorkerConfig{}).RunOnce(context.Background())

@@ -1,0 +1,110 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// ApproveInput is what an approver sends: the intent they reviewed and,
+// for classes with typed confirmation, what they typed.
+type ApproveInput struct {
+	IntentHex    string
+	Confirmation string
+}
+
+// An approver signs off once; a second click finds their row.
+const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issuer, approver_subject, approver_email, intent_hash, approved_at)
+    VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`
+
+// Approve records actor's approval of the exact intent they reviewed. It
+// returns forbidden for the requester (also audited as denied), a
+// conflict when the request is not waiting for approval, its intent
+// changed, the rules refuse it, or the actor already approved, and invalid
+// for a missing typed confirmation. The approval that completes the
+// requirement approves the request and writes its jobs in the same
+// transaction.
+func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor, in ApproveInput, meta quarantine.RequestMeta) (replaypolicy.Decision, error) {
+	var d replaypolicy.Decision
+	var denied string // the tenant of a request the actor may not approve
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		req, err := getRequest(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if v := replaypolicy.MayApprove(policyRequest(req, nil), actor); v.Outcome != replaypolicy.Go {
+			denied = req.Tenant
+			return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", v.Reason)
+		}
+		if req.Status != StatusPendingApproval {
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s, not waiting for approval", strings.ReplaceAll(string(req.Status), "_", " "))
+		}
+		if !strings.EqualFold(strings.TrimSpace(in.IntentHex), req.IntentHex()) {
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request changed since you reviewed it; review it again")
+		}
+		before, err := s.decide(ctx, tx, req, actor)
+		if err != nil {
+			return err
+		}
+		if before.Requirement == replaypolicy.Refused {
+			return quarantine.Errorf(quarantine.ECONFLICT, "%s", before.Reason)
+		}
+		if v := replaypolicy.Confirmed(before.Confirmation, in.Confirmation); v.Outcome != replaypolicy.Go {
+			return quarantine.Errorf(quarantine.EINVALID, "%s", v.Reason)
+		}
+		tag, err := tx.Exec(ctx, insertApproval, req.ID, actor.Issuer, actor.Subject, actor.Email, req.IntentHash, s.cfg.Now())
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return quarantine.Errorf(quarantine.ECONFLICT, "you already approved this request")
+		}
+		if d, err = s.decide(ctx, tx, req, actor); err != nil {
+			return err
+		}
+		e := requestEvent(actor, meta, "replay.approve", &req)
+		e.After = map[string]any{"intent": req.IntentHex(), "approvals": d.ApprovalsHave, "needed": d.ApprovalsNeeded}
+		if err := auditItems(ctx, tx, req.ID, e, "replay.item.approved"); err != nil {
+			return err
+		}
+		if d.Ready {
+			return s.approve(ctx, tx, &req, actor, meta, s.cfg.Now())
+		}
+		return nil
+	})
+	if denied != "" {
+		err = s.auditDenied(ctx, actor, meta, "replay.approve", denied, id, err)
+	}
+	if err != nil {
+		return d, fmt.Errorf("approve replay %d: %w", id, err)
+	}
+	return d, nil
+}
+
+// Reject closes a request waiting for approval, with a reason; its dead
+// letters go back to quarantined.
+func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, reason string, meta quarantine.RequestMeta) error {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return fmt.Errorf("reject replay %d: %w", id, quarantine.Errorf(quarantine.EINVALID, "a reason is required"))
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		req, err := getRequest(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if req.Status != StatusPendingApproval {
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s", req.Status)
+		}
+		return s.close(ctx, tx, &req, StatusRejected, reason, actor, meta, "replay.reject")
+	})
+	if err != nil {
+		return fmt.Errorf("reject replay %d: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+const (
+	// Jobs a worker holds right now are left to it: it re-checks the
+	// request before publishing, and records honestly what it did publish.
+	cancelJobs = `UPDATE replay_jobs SET state = 'cancelled', updated_at = now(),
+        result = CASE WHEN state = 'unknown' THEN 'cancelled by the requester; the last attempt''s outcome is unknown (PubAck lost)'
+                      ELSE 'cancelled by the requester' END
+        WHERE request_id = $1 AND state IN ('pending', 'unknown')` // published ones stay published
+	// What a closed request did not publish goes back to quarantine.
+	requeueItems = `UPDATE dead_letters d SET status = 'quarantined', version = d.version + 1, updated_at = now()
+        FROM replay_items i WHERE i.request_id = $1 AND d.id = i.dead_letter_id AND i.skip_reason = ''
+        AND d.status = 'replay_requested' -- only what this request holds
+        AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = d.id AND j.state = 'published')`
+	setRequestStatus = `UPDATE replay_requests SET status = $2, status_reason = $3, version = version + 1,
+        finished_at = CASE WHEN $2 IN ('done', 'rejected', 'cancelled', 'void') THEN now() ELSE finished_at END
+        WHERE id = $1`
+	// Only a live item is edited; the old hash is read in the same statement.
+	editPayload = `UPDATE replay_items SET payload = $3, payload_sha256 = $4
+        WHERE request_id = $1 AND dead_letter_id = $2 AND skip_reason = ''
+        RETURNING (SELECT payload_sha256 FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2)`
+	// Approvals of the old intent no longer count.
+	deleteApprovals = `DELETE FROM replay_approvals WHERE request_id = $1`
+	setIntent       = `UPDATE replay_requests SET payload_edited = true, intent_hash = $2, version = version + 1 WHERE id = $1`
+	// Drafts and requests waiting for approval: the ones a new policy can void.
+	selectUnapproved = `SELECT ` + requestColumns + ` FROM replay_requests WHERE status IN ('draft', 'pending_approval') FOR UPDATE`
+)
+
+// Cancel stops the requester's own request: nothing not yet published will
+// be. Workers check the request before every publish. Anyone else is
+// refused (forbidden, audited as denied).
+func (s *Service) Cancel(ctx context.Context, id int64, actor quarantine.Actor, reason string, meta quarantine.RequestMeta) error {
+	var denied string // the tenant of a request the actor may not cancel
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		req, err := getRequest(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if v := replaypolicy.MayCancel(req.Requester, actor); v.Outcome != replaypolicy.Go {
+			denied = req.Tenant
+			return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", v.Reason)
+		}
+		if !req.Status.Open() {
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request is already %s", req.Status)
+		}
+		if _, err := tx.Exec(ctx, cancelJobs, id); err != nil {
+			return err
+		}
+		return s.close(ctx, tx, &req, StatusCancelled, strings.TrimSpace(reason), actor, meta, "replay.cancel")
+	})
+	if denied != "" {
+		err = s.auditDenied(ctx, actor, meta, "replay.cancel", denied, id, err)
+	}
+	if err != nil {
+		return fmt.Errorf("cancel replay %d: %w", id, err)
+	}
+	return nil
+}
+
+// close ends a request and returns its unpublished dead letters to
+// quarantined.
+func (s *Service) close(ctx context.Context, tx pgx.Tx, req *Request, to Status, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string) error {
+	if _, err := tx.Exec(ctx, requeueItems, req.ID); err != nil {
+		return err
+	}
+	return s.setStatus(ctx, tx, req, to, reason, actor, meta, action)
+}
+
+func (s *Service) setStatus(ctx context.Context, tx pgx.Tx, req *Request, to Status, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string) error {
+	if _, err := tx.Exec(ctx, setRequestStatus, req.ID, to, reason); err != nil {
+		return err
+	}
+	e := requestEvent(actor, meta, action, req)
+	e.Reason = reason
+	e.Before, e.After = map[string]any{"status": req.Status}, map[string]any{"status": to}
+	req.Status = to
+	return auditItems(ctx, tx, req.ID, e, "")
+}
+
+// EditPayload replaces the payload of one item of the requester's request
+// before it runs, where the rules allow it (never same_operation; anyone
+// else is refused, forbidden and audited as denied). The original message
+// id is kept; the intent changes, so earlier approvals no longer count and
+// the request needs approving again.
+func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, payload []byte, meta quarantine.RequestMeta) error {
+	var denied string // the tenant of a request the actor may not edit
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		req, err := getRequest(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if v := replaypolicy.MayEditPayload(req.Class, req.Requester, actor); v.Outcome != replaypolicy.Go {
+			denied = req.Tenant
+			return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", v.Reason)
+		}
+		if req.Status != StatusDraft && req.Status != StatusPendingApproval {
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s; only a request not yet approved can be edited", req.Status)
+		}
+		sum := sha256.Sum256(payload)
+		var old []byte
+		err = tx.QueryRow(ctx, editPayload, id, deadLetterID, payload, sum[:]).Scan(&old)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, errNoItem)
+		}
+		if err != nil {
+			return err
+		}
+		items, err := liveItems(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		hash := IntentHash(req.Tenant, req.Class, req.PolicyVersion, req.Rate, items)
+		if _, err := tx.Exec(ctx, deleteApprovals, id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, setIntent, id, hash); err != nil {
+			return err
+		}
+		e := audit.NewEvent(actor, meta, "replay.edit_payload")
+		e.Tenant, e.ObjectType, e.ObjectID = req.Tenant, "dead_letter", fmt.Sprint(deadLetterID)
+		e.Before = map[string]any{"payload_sha256": hex.EncodeToString(old), "intent": req.IntentHex()}
+		e.After = map[string]any{"payload_sha256": hex.EncodeToString(sum[:]), "intent": hex.EncodeToString(hash), "request": id}
+		if bytes.Equal(old, sum[:]) {
+			e.Reason = "payload unchanged"
+		}
+		_, err = audit.Append(ctx, tx, e)
+		return err
+	})
+	if denied != "" {
+		err = s.auditDenied(ctx, actor, meta, "replay.edit_payload", denied, id, err)
+	}
+	if err != nil {
+		return fmt.Errorf("edit payload of replay %d: %w", id, err)
+	}
+	return nil
+}
+
+// VoidStale voids drafts and requests waiting for approval that the policy
+// table in force makes stale (made under another version): their
+// approvals no longer count. It returns how many it voided.
+func (s *Service) VoidStale(ctx context.Context) (int, error) {
+	table := s.cfg.Policy()
+	n := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, selectUnapproved)
+		if err != nil {
+			return err
+		}
+		reqs, err := pgx.CollectRows(rows, scanRequest)
+		if err != nil {
+			return err
+		}
+		for i := range reqs {
+			if !table.Stale(reqs[i].PolicyVersion) {
+				continue
+			}
+			if err := s.close(ctx, tx, &reqs[i], StatusVoid, "the replay policy changed since this request was made; request again",
+				quarantine.Actor{}, quarantine.RequestMeta{}, "replay.void"); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("void stale replay requests: %w", err)
+	}
+	return n, nil
+}

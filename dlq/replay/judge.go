@@ -1,0 +1,126 @@
+package replay
+
+import (
+	"context"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// Ledger reads: has another request already replayed this identity?
+const (
+	ledgerHasMsgID = `SELECT EXISTS (SELECT 1 FROM replay_ledger
+        WHERE tenant = $1 AND class = 'dedupe' AND msg_id = $2 AND request_id <> $3)`
+	ledgerHasOperation = `SELECT EXISTS (SELECT 1 FROM replay_ledger
+        WHERE tenant = $1 AND class = 'same_operation' AND operation_id = $2 AND request_id <> $3)`
+)
+
+// judge decides, just before publishing, what becomes of each job: the
+// replay rules judge the request (once per request) and then the job on
+// facts gathered here, the costly ones only when a rule asks for them. A
+// job the rules do not let go gets its final state.
+func (w *Worker) judge(ctx context.Context, jobs []*job) {
+	table := w.svc.cfg.Policy()
+	runs := map[int64]replaypolicy.Verdict{}
+	held := map[string]bool{} // identities a job of this claim goes first with
+	for _, j := range jobs {
+		if j.state != "" {
+			continue
+		}
+		run, seen := runs[j.requestID]
+		if !seen {
+			run = replaypolicy.JudgeRun(table, w.runFacts(ctx, j), w.svc.cfg.Now())
+			runs[j.requestID] = run
+		}
+		if run.Outcome != replaypolicy.Go {
+			j.decide(run)
+			continue
+		}
+		f := replaypolicy.Job{Class: j.class}
+		if err := w.svc.cfg.Subjects.Check(j.subject); err != nil {
+			f.SubjectRefusal = err.Error()
+		}
+		v := replaypolicy.JudgeJob(f)
+		for v.Needs != replaypolicy.NeedNothing {
+			switch v.Needs {
+			case replaypolicy.NeedLedger:
+				f.Ledger = w.ledger(ctx, j, held)
+			case replaypolicy.NeedRevalidation:
+				f.Revalidation = w.revalidate(ctx, j)
+			}
+			v = replaypolicy.JudgeJob(f)
+		}
+		if v.Outcome != replaypolicy.Go {
+			j.decide(v)
+		}
+	}
+}
+
+// runFacts is what the rules judge of j's request: its state, and the
+// current rights of its requester and approvers when the worker checks
+// them.
+func (w *Worker) runFacts(ctx context.Context, j *job) replaypolicy.Run {
+	r := replaypolicy.Run{Tenant: j.tenant, Class: j.class, Status: string(j.status), PolicyVersion: j.policy, Requester: j.requester}
+	if j.approvedAt != nil {
+		r.ApprovedAt = *j.approvedAt
+	}
+	if w.auth == nil {
+		return r
+	}
+	a := &replaypolicy.Authority{}
+	r.Authority = a
+	obj := "replay:" + string(j.class)
+	a.RequesterMay = w.stillAllowed(ctx, j, j.requester, obj, "request")
+	as, err := approvals(ctx, w.svc.pool, j.requestID)
+	if err != nil {
+		a.Unreadable = err.Error()
+		return r
+	}
+	for _, ap := range as {
+		a.Approvers = append(a.Approvers, replaypolicy.Standing{Who: ap.Approver, May: w.stillAllowed(ctx, j, ap.Approver, obj, "approve")})
+	}
+	return r
+}
+
+// stillAllowed asks the authority whether who may still do act on obj in
+// j's tenant; a failed lookup counts as no.
+func (w *Worker) stillAllowed(ctx context.Context, j *job, who quarantine.Actor, obj, act string) bool {
+	ok, err := w.auth.StillAllowed(ctx, who, j.tenant, obj, act)
+	return err == nil && ok
+}
+
+// ledger is what the replay ledger says of j's identity. The first job of
+// a claim with an identity goes first: a later one waits for the next
+// claim, when the ledger will tell.
+func (w *Worker) ledger(ctx context.Context, j *job, held map[string]bool) *replaypolicy.Ledger {
+	key := replaypolicy.Identity(j.class, j.tenant, j.msgID, j.opID)
+	if held[key] {
+		return &replaypolicy.Ledger{HeldEarlier: true}
+	}
+	held[key] = true
+	q, value := ledgerHasMsgID, j.msgID
+	if j.class == replaypolicy.SameOperation {
+		q, value = ledgerHasOperation, j.opID
+	}
+	var l replaypolicy.Ledger
+	if err := w.svc.pool.QueryRow(ctx, q, j.tenant, value, j.requestID).Scan(&l.Replayed); err != nil {
+		l.Unreadable = err.Error()
+	}
+	return &l
+}
+
+// revalidate asks the owning service whether j's original principal may
+// still have its effect.
+func (w *Worker) revalidate(ctx context.Context, j *job) *replaypolicy.Revalidation {
+	if w.reval == nil {
+		return &replaypolicy.Revalidation{Unanswered: "no revalidation subject is configured (REVALIDATE_SUBJECT)"}
+	}
+	allow, reason, err := w.reval.Revalidate(ctx, RevalidateQuery{
+		Tenant: j.tenant, ItemType: j.itemType, MsgID: j.msgID, OperationID: j.opID, Principal: j.principal,
+		Subject: j.subject, RequestID: j.requestID, DeadLetterID: j.deadLetterID,
+	})
+	if err != nil {
+		return &replaypolicy.Revalidation{Unanswered: err.Error()}
+	}
+	return &replaypolicy.Revalidation{Allow: allow, Reason: reason}
+}

@@ -1,0 +1,241 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// querier runs queries: *pgxpool.Pool and pgx.Tx both are one.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+const (
+	selectRequest       = `SELECT ` + requestColumns + ` FROM replay_requests WHERE id = $1`
+	selectRequestLocked = selectRequest + ` FOR UPDATE` // the action's checks and writes see no concurrent change
+	selectBatch         = `SELECT ` + requestColumns + ` FROM replay_requests WHERE batch = $1 ORDER BY id`
+	selectPending       = `SELECT ` + requestColumns + ` FROM replay_requests
+        WHERE status = 'pending_approval' AND (tenant = ANY($1) OR $2) ORDER BY created_at`
+	// Drafts are the requester's own business; the dead letter's page
+	// lists only what was submitted.
+	selectRequestsFor = `SELECT ` + requestColumns + ` FROM replay_requests
+        WHERE id IN (SELECT request_id FROM replay_items WHERE dead_letter_id = $1) AND status <> 'draft'
+        ORDER BY id DESC LIMIT 20`
+	selectItems = `SELECT ` + itemColumns + ` FROM replay_items WHERE request_id = $1 ORDER BY position LIMIT $2`
+	// Live items are the ones not skipped when the selection was frozen.
+	selectLiveItems = `SELECT ` + itemColumns + ` FROM replay_items WHERE request_id = $1 AND skip_reason = '' ORDER BY position`
+	selectApprovals = `SELECT approver_issuer, approver_subject, approver_email, intent_hash, approved_at
+        FROM replay_approvals WHERE request_id = $1 ORDER BY approved_at`
+	selectProgress    = `SELECT state, duplicate, count(*) FROM replay_jobs WHERE request_id = $1 GROUP BY 1, 2`
+	selectItemPayload = `SELECT payload FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2 AND skip_reason = ''`
+)
+
+func getRequest(ctx context.Context, q querier, id int64, lock bool) (Request, error) {
+	sql := selectRequest
+	if lock {
+		sql = selectRequestLocked
+	}
+	rows, err := q.Query(ctx, sql, id)
+	if err != nil {
+		return Request{}, err
+	}
+	r, err := pgx.CollectExactlyOneRow(rows, scanRequest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Request{}, fmt.Errorf("replay request %d: %w", id, errNoRequest)
+	}
+	return r, err
+}
+
+// Request returns replay request id, or not_found.
+func (s *Service) Request(ctx context.Context, id int64) (Request, error) {
+	return getRequest(ctx, s.pool, id, false)
+}
+
+// Batch returns the requests made from one selection, or not_found.
+func (s *Service) Batch(ctx context.Context, batch string) ([]Request, error) {
+	out, err := batchRequests(ctx, s.pool, selectBatch, batch)
+	if err != nil {
+		return nil, fmt.Errorf("read replay batch: %w", err)
+	}
+	return out, nil
+}
+
+func batchRequests(ctx context.Context, q querier, sql, batch string) ([]Request, error) {
+	rows, err := q.Query(ctx, sql, batch)
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, scanRequest)
+	if err == nil && len(out) == 0 {
+		return nil, fmt.Errorf("replay batch %q: %w", batch, errNoBatch)
+	}
+	return out, err
+}
+
+// Pending returns requests waiting for approval in tenants (all when all).
+func (s *Service) Pending(ctx context.Context, tenants []string, all bool) ([]Request, error) {
+	rows, err := s.pool.Query(ctx, selectPending, tenants, all)
+	if err != nil {
+		return nil, fmt.Errorf("read pending replays: %w", err)
+	}
+	return pgx.CollectRows(rows, scanRequest)
+}
+
+// RequestsFor returns the most recent requests that include dead letter id.
+func (s *Service) RequestsFor(ctx context.Context, deadLetterID int64) ([]Request, error) {
+	rows, err := s.pool.Query(ctx, selectRequestsFor, deadLetterID)
+	if err != nil {
+		return nil, fmt.Errorf("read replays of dead letter %d: %w", deadLetterID, err)
+	}
+	return pgx.CollectRows(rows, scanRequest)
+}
+
+// Items returns up to limit items of a request, in order.
+func (s *Service) Items(ctx context.Context, id int64, limit int) ([]Item, error) {
+	items, err := requestItems(ctx, s.pool, id, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read replay items: %w", err)
+	}
+	return items, nil
+}
+
+func requestItems(ctx context.Context, q querier, id int64, limit int) ([]Item, error) {
+	rows, err := q.Query(ctx, selectItems, id, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanItem)
+}
+
+func liveItems(ctx context.Context, q querier, id int64) ([]Item, error) {
+	rows, err := q.Query(ctx, selectLiveItems, id)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanItem)
+}
+
+// Approvals returns the sign-offs of a request.
+func (s *Service) Approvals(ctx context.Context, id int64) ([]Approval, error) {
+	return approvals(ctx, s.pool, id)
+}
+
+func approvals(ctx context.Context, q querier, id int64) ([]Approval, error) {
+	rows, err := q.Query(ctx, selectApprovals, id)
+	if err != nil {
+		return nil, fmt.Errorf("read approvals: %w", err)
+	}
+	return pgx.CollectRows(rows, scanApproval)
+}
+
+// Progress counts the jobs of a request.
+func (s *Service) Progress(ctx context.Context, id int64) (Progress, error) {
+	p, err := progress(ctx, s.pool, id)
+	if err != nil {
+		return Progress{}, fmt.Errorf("read replay progress: %w", err)
+	}
+	return p, nil
+}
+
+func progress(ctx context.Context, q querier, id int64) (Progress, error) {
+	rows, err := q.Query(ctx, selectProgress, id)
+	if err != nil {
+		return Progress{}, err
+	}
+	var p Progress
+	var state JobState
+	var dup bool
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&state, &dup, &n}, func() error {
+		switch state {
+		case JobPending, JobClaimed:
+			p.Pending += n
+		case JobPublished:
+			p.Published += n
+			if dup {
+				p.Duplicate += n
+			}
+		case JobSkipped:
+			p.Skipped += n
+		case JobFailed:
+			p.Failed += n
+		case JobUnknown:
+			p.Unknown += n
+		case JobBlocked:
+			p.Blocked += n
+		case JobCancelled:
+			p.Cancelled += n
+		}
+		return nil
+	})
+	return p, err
+}
+
+// decide is what the replay rules say request req needs now, as seen by
+// actor: its items judged as they stand (the first live one; a request is
+// one tenant and one class by construction) and the request's own rules.
+func (s *Service) decide(ctx context.Context, q querier, req Request, actor quarantine.Actor) (replaypolicy.Decision, error) {
+	items, err := s.requestFacts(ctx, q, req)
+	if err != nil {
+		return replaypolicy.Decision{}, err
+	}
+	as, err := approvals(ctx, q, req.ID)
+	if err != nil {
+		return replaypolicy.Decision{}, err
+	}
+	return replaypolicy.DecideItems(s.cfg.Policy(), items, actor, policyRequest(req, as), s.cfg.Now()), nil
+}
+
+// Decision says what the request needs now, as seen by actor.
+func (s *Service) Decision(ctx context.Context, id int64, actor quarantine.Actor) (replaypolicy.Decision, error) {
+	var d replaypolicy.Decision
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		req, err := getRequest(ctx, tx, id, false)
+		if err != nil {
+			return err
+		}
+		d, err = s.decide(ctx, tx, req, actor)
+		return err
+	})
+	if err != nil {
+		return replaypolicy.Decision{}, fmt.Errorf("decide replay %d: %w", id, err)
+	}
+	return d, nil
+}
+
+// ConfirmationFor returns what the requester (and approvers) must type to
+// confirm request id, or "" when its class needs no typed confirmation.
+func (s *Service) ConfirmationFor(ctx context.Context, id int64) (string, error) {
+	req, err := s.Request(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	items, err := s.requestFacts(ctx, s.pool, req)
+	if err != nil {
+		return "", fmt.Errorf("confirmation for replay %d: %w", id, err)
+	}
+	var first replaypolicy.Item
+	if len(items) > 0 {
+		first = items[0]
+	}
+	return s.cfg.Policy().Confirmation(req.Class, first, req.ItemCount), nil
+}
+
+// ItemPayload returns the payload a request will send for one of its items.
+func (s *Service) ItemPayload(ctx context.Context, id, deadLetterID int64) ([]byte, error) {
+	var p []byte
+	err := s.pool.QueryRow(ctx, selectItemPayload, id, deadLetterID).Scan(&p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("item %d of replay %d: %w", deadLetterID, id, errNoItem)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("item %d of replay %d: %w", deadLetterID, id, err)
+	}
+	return p, nil
+}

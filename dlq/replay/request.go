@@ -1,0 +1,151 @@
+package replay
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// Status is where a replay request stands.
+type Status string
+
+// Request statuses. A draft is a frozen selection waiting for the
+// requester's reason and confirmation; void means it cannot run (nothing
+// left to replay, or the policy changed under it).
+const (
+	StatusDraft           Status = "draft"
+	StatusPendingApproval Status = "pending_approval"
+	StatusApproved        Status = "approved"
+	StatusRunning         Status = "running"
+	StatusDone            Status = "done"
+	StatusRejected        Status = "rejected"
+	StatusCancelled       Status = "cancelled"
+	StatusVoid            Status = "void"
+)
+
+// Open reports whether the request can still change (approve, cancel).
+func (s Status) Open() bool {
+	return s == StatusDraft || s == StatusPendingApproval || s == StatusApproved || s == StatusRunning
+}
+
+// Request is a request to replay a frozen set of dead letters of one
+// tenant and one policy class.
+type Request struct {
+	ID                int64
+	Batch             string
+	Tenant            string
+	Class             replaypolicy.Class
+	Status            Status
+	Requester         quarantine.Actor
+	Reason            string
+	StatusReason      string
+	PolicyVersion     string
+	Rate              float64
+	IntentHash        []byte
+	ItemCount         int
+	SkippedCount      int
+	TypedConfirmation string
+	PayloadEdited     bool
+	CreatedAt         time.Time
+	SubmittedAt       *time.Time
+	ApprovedAt        *time.Time
+	FinishedAt        *time.Time
+	Version           int
+}
+
+// IntentHex is the intent hash as approvers see it.
+func (r *Request) IntentHex() string { return hex.EncodeToString(r.IntentHash) }
+
+// Item is one dead letter of a request, as it will be published, or the
+// sentence why it is left out.
+type Item struct {
+	DeadLetterID  int64
+	Position      int
+	MsgID         string
+	OperationID   string
+	CorrelationID string
+	Subject       string
+	Headers       []dlq.HeaderValue
+	PayloadSHA256 []byte
+	SkipReason    string
+}
+
+// Approval is one approver's sign-off.
+type Approval struct {
+	Approver   quarantine.Actor
+	IntentHash []byte
+	At         time.Time
+}
+
+// Progress counts a request's jobs by state.
+type Progress struct {
+	Pending, Published, Duplicate, Skipped, Failed, Unknown, Blocked, Cancelled int
+}
+
+// Total is the number of jobs.
+func (p Progress) Total() int {
+	return p.Pending + p.Published + p.Skipped + p.Failed + p.Unknown + p.Blocked + p.Cancelled
+}
+
+// Answers for what does not exist or is not the caller's to see.
+var (
+	errNoRequest = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such replay request.")
+	errNoBatch   = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such selection.")
+	errNoItem    = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
+)
+
+// requestColumns are what scanRequest scans, in order.
+const requestColumns = `id, batch, tenant, class, status, requester_issuer, requester_subject, requester_email,
+    reason, status_reason, policy_version, rate, intent_hash, item_count, skipped_count, typed_confirmation,
+    payload_edited, created_at, submitted_at, approved_at, finished_at, version`
+
+func scanRequest(row pgx.CollectableRow) (Request, error) {
+	var r Request
+	var class, status string
+	err := row.Scan(&r.ID, &r.Batch, &r.Tenant, &class, &status, &r.Requester.Issuer, &r.Requester.Subject, &r.Requester.Email,
+		&r.Reason, &r.StatusReason, &r.PolicyVersion, &r.Rate, &r.IntentHash, &r.ItemCount, &r.SkippedCount, &r.TypedConfirmation,
+		&r.PayloadEdited, &r.CreatedAt, &r.SubmittedAt, &r.ApprovedAt, &r.FinishedAt, &r.Version)
+	r.Class, r.Status = replaypolicy.Class(class), Status(status)
+	return r, err
+}
+
+// itemColumns are what scanItem scans, in order.
+const itemColumns = `dead_letter_id, position, msg_id, operation_id, correlation_id, subject, headers, payload_sha256, skip_reason`
+
+func scanItem(row pgx.CollectableRow) (Item, error) {
+	var it Item
+	var hs []byte
+	if err := row.Scan(&it.DeadLetterID, &it.Position, &it.MsgID, &it.OperationID, &it.CorrelationID, &it.Subject,
+		&hs, &it.PayloadSHA256, &it.SkipReason); err != nil {
+		return it, err
+	}
+	return it, json.Unmarshal(hs, &it.Headers)
+}
+
+func scanApproval(row pgx.CollectableRow) (Approval, error) {
+	var a Approval
+	err := row.Scan(&a.Approver.Issuer, &a.Approver.Subject, &a.Approver.Email, &a.IntentHash, &a.At)
+	return a, err
+}
+
+// policyRequest is req as the replay rules see it, with its approvals.
+func policyRequest(req Request, approvals []Approval) replaypolicy.Request {
+	pr := replaypolicy.Request{
+		Class: req.Class, Items: req.ItemCount, Bulk: req.ItemCount > 1, Requester: req.Requester, Reason: req.Reason,
+		PayloadEdited: req.PayloadEdited, IntentHash: req.IntentHex(), TypedConfirmation: req.TypedConfirmation,
+		PolicyVersion: req.PolicyVersion, Rate: req.Rate,
+	}
+	if req.SubmittedAt != nil {
+		pr.RequestedAt = *req.SubmittedAt
+	}
+	for _, a := range approvals {
+		pr.Approvals = append(pr.Approvals, replaypolicy.Approval{Approver: a.Approver, At: a.At, IntentHash: hex.EncodeToString(a.IntentHash)})
+	}
+	return pr
+}

@@ -1,0 +1,234 @@
+package replay
+
+import (
+	"context"
+	"go/parser"
+	"go/token"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// TestReplayRulesArePure shows that every rule that allows or refuses a
+// replay is a pure function of replaypolicy and that the service and the
+// workers decide nothing themselves. replaypolicy's rule files import
+// nothing that reaches a database, a network or a clock, and its TestRules
+// has a case for every check. Here, a case per rule function and step: the
+// service or a worker is brought to apply it for real, and the sentence it
+// stores or answers is exactly the one the function gives for the same
+// facts.
+func TestReplayRulesArePure(t *testing.T) {
+	t.Parallel()
+
+	t.Run("RuleFilesDoNoIO", func(t *testing.T) {
+		allowed := []string{"fmt", "sort", "strings", "time", "github.com/quarantine-console/quarantine"}
+		for _, f := range []string{"verdict.go", "item.go", "decide.go", "execute.go", "people.go"} {
+			file, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", "replaypolicy", f), nil, parser.ImportsOnly)
+			require.NoError(t, err)
+			for _, imp := range file.Imports {
+				path, err := strconv.Unquote(imp.Path.Value)
+				require.NoError(t, err)
+				assert.Contains(t, allowed, path, "replaypolicy/%s imports %s", f, path)
+			}
+		}
+	})
+
+	b := setupReplay(t)
+	ctx := context.Background()
+	table := b.policy.Load()
+	acme := func(itemType string, change func(*replaypolicy.Item)) replaypolicy.Item {
+		it := replaypolicy.Item{Tenant: "acme", ItemType: itemType, MsgID: "m", OperationID: "op", Principal: "user:1",
+			OriginalSubject: "app.acme." + itemType, PayloadSHA256: "aa", OriginalPayloadSHA256: "aa", Status: "quarantined"}
+		if change != nil {
+			change(&it)
+		}
+		return it
+	}
+	// skipReasons drafts ids and returns the sentence of each item left out.
+	skipReasons := func(t *testing.T, ids ...int64) map[int64]string {
+		_, reqs := b.draft(t, oncall, ids...)
+		out := map[int64]string{}
+		for _, r := range reqs {
+			items, err := b.replays.Items(ctx, r.ID, 100)
+			require.NoError(t, err)
+			for _, it := range items {
+				out[it.DeadLetterID] = it.SkipReason
+			}
+		}
+		return out
+	}
+	// jobResult runs one claim of a worker on svc and returns the job's
+	// state and result.
+	jobResult := func(t *testing.T, svc *Service, id int64) (JobState, string) {
+		w := NewWorker(svc, b.js, b.auth, nil, WorkerConfig{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		var state JobState
+		var result string
+		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT state, result FROM replay_jobs WHERE request_id = $1`, id).Scan(&state, &result))
+		return state, result
+	}
+	message := func(err error) string {
+		require.Error(t, err)
+		return quarantine.ErrorMessage(err)
+	}
+
+	tests := []struct {
+		rule string
+		run  func(t *testing.T) (got, want string)
+	}{
+		{"JudgeItem/AtDraft", func(t *testing.T) (string, string) {
+			id := b.seedItem(t, "email.send", "pure-noop", nil, "{}")
+			want := replaypolicy.JudgeItem(table, acme("email.send", func(i *replaypolicy.Item) { i.OperationID = "" }), replaypolicy.AtDraft)
+			return skipReasons(t, id)[id], want.Reason
+		}},
+		{"JudgeItem/SubjectAllowlist", func(t *testing.T) (string, string) {
+			id := b.seedItem(t, "search.index_update", "pure-sys", nats.Header{dlq.HeaderOriginalSubject: {"$JS.API.INFO"}}, "{}")
+			refusal := (&SubjectAllowlist{}).Check("$JS.API.INFO").Error()
+			want := replaypolicy.JudgeItem(table, acme("search.index_update", func(i *replaypolicy.Item) { i.SubjectRefusal = refusal }), replaypolicy.AtDraft)
+			return skipReasons(t, id)[id], want.Reason
+		}},
+		{"JudgeDraft/Bulk", func(t *testing.T) (string, string) {
+			a, c := b.seedItem(t, "orders.refund", "pure-r1", nil, "{}"), b.seedItem(t, "orders.refund", "pure-r2", nil, "{}")
+			v := replaypolicy.JudgeItem(table, acme("orders.refund", nil), replaypolicy.AtDraft)
+			want := replaypolicy.JudgeDraft(table, replaypolicy.Manual, "acme", true, []replaypolicy.Verdict{v, v})[1]
+			return skipReasons(t, a, c)[c], want.Reason
+		}},
+		{"JudgeDraft/MayRequest", func(t *testing.T) (string, string) {
+			id := b.seedItem(t, "search.index_update", "pure-may", nil, "{}")
+			batch, err := b.replays.CreateDrafts(ctx, oncall, []int64{id}, []string{"acme"}, false,
+				func(string, replaypolicy.Class) bool { return false }, quarantine.RequestMeta{})
+			require.NoError(t, err)
+			reqs, err := b.replays.Batch(ctx, batch)
+			require.NoError(t, err)
+			items, err := b.replays.Items(ctx, reqs[0].ID, 1)
+			require.NoError(t, err)
+			v := replaypolicy.JudgeItem(table, acme("search.index_update", nil), replaypolicy.AtDraft)
+			want := replaypolicy.JudgeDraft(table, replaypolicy.Rebuildable, "acme", false, []replaypolicy.Verdict{v})[0]
+			return items[0].SkipReason, want.Reason
+		}},
+		{"JudgeRequest/NothingLeft", func(t *testing.T) (string, string) {
+			id := b.seedItem(t, "search.index_update", "pure-void", nats.Header{dlq.HeaderOriginalSubject: {"_INBOX.x"}}, "{}")
+			batch, _ := b.draft(t, oncall, id)
+			reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "r"}, quarantine.RequestMeta{})
+			require.NoError(t, err)
+			r, err := b.replays.Request(ctx, reqs[0].ID)
+			require.NoError(t, err)
+			require.Equal(t, StatusVoid, r.Status)
+			_, want := replaypolicy.JudgeRequest(table, nil, replaypolicy.Request{Class: replaypolicy.Rebuildable})
+			return r.StatusReason, want.Reason
+		}},
+		{"JudgeRequest/Rate", func(t *testing.T) (string, string) {
+			id := b.seedItem(t, "search.index_update", "pure-rate", nil, "{}")
+			batch, drafts := b.draft(t, oncall, id)
+			_, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "r", Rates: map[int64]float64{drafts[0].ID: 1e9}}, quarantine.RequestMeta{})
+			var refused *RefusedError
+			require.ErrorAs(t, err, &refused)
+			_, want := replaypolicy.JudgeRequest(table, []replaypolicy.Verdict{replaypolicy.JudgeItem(table, acme("search.index_update", nil), replaypolicy.AtRequest)},
+				replaypolicy.Request{Class: replaypolicy.Rebuildable, Items: 1, Requester: oncall, Reason: "r", PolicyVersion: table.Version(), Rate: 1e9})
+			return refused.Reasons[drafts[0].ID], want.Reason
+		}},
+		{"SubmitVerdict/Confirmation", func(t *testing.T) (string, string) {
+			id := b.seedItem(t, "orders.refund", "pure-conf", nil, "{}")
+			batch, drafts := b.draft(t, oncall, id)
+			_, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "r", Confirmations: map[int64]string{drafts[0].ID: "yes"}}, quarantine.RequestMeta{})
+			var refused *RefusedError
+			require.ErrorAs(t, err, &refused)
+			want := replaypolicy.SubmitVerdict(replaypolicy.Decision{Requirement: replaypolicy.TwoApprovers, Confirmation: "REPLAY pure-conf"}, "yes")
+			return refused.Reasons[drafts[0].ID], want.Reason
+		}},
+		{"MayApprove", func(t *testing.T) (string, string) {
+			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-own", nats.Header{dlq.HeaderOperationID: {"op-own"}}, "{}")}, SubmitInput{})
+			_, err := b.replays.Approve(ctx, req.ID, oncall, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+			return message(err), replaypolicy.MayApprove(replaypolicy.Request{Requester: oncall}, oncall).Reason
+		}},
+		{"Confirmed", func(t *testing.T) (string, string) {
+			req := b.request(t, []int64{b.seedItem(t, "orders.refund", "pure-typed", nil, "{}")}, SubmitInput{})
+			_, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY it"}, quarantine.RequestMeta{})
+			return message(err), replaypolicy.Confirmed("REPLAY pure-typed", "REPLAY it").Reason
+		}},
+		{"Require", func(t *testing.T) (string, string) {
+			req := b.request(t, []int64{b.seedItem(t, "orders.refund", "pure-req", nil, "{}")}, SubmitInput{})
+			d, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY pure-req"}, quarantine.RequestMeta{})
+			require.NoError(t, err)
+			stored, err := b.replays.Request(ctx, req.ID)
+			require.NoError(t, err)
+			as, err := b.replays.Approvals(ctx, req.ID)
+			require.NoError(t, err)
+			want := replaypolicy.Decide(table, acme("orders.refund", func(i *replaypolicy.Item) { i.MsgID = "pure-req" }), approver1,
+				policyRequest(stored, as), b.replays.cfg.Now())
+			return d.Reason, want.Reason
+		}},
+		{"MayCancel", func(t *testing.T) (string, string) {
+			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-cancel", nats.Header{dlq.HeaderOperationID: {"op-c"}}, "{}")}, SubmitInput{})
+			return message(b.replays.Cancel(ctx, req.ID, approver1, "", quarantine.RequestMeta{})), replaypolicy.MayCancel(oncall, approver1).Reason
+		}},
+		{"MayEditPayload", func(t *testing.T) (string, string) {
+			id := b.seedItem(t, "email.send", "pure-edit", nats.Header{dlq.HeaderOperationID: {"op-e"}}, "{}")
+			req := b.request(t, []int64{id}, SubmitInput{})
+			err := b.replays.EditPayload(ctx, req.ID, id, oncall, []byte("{}"), quarantine.RequestMeta{})
+			return message(err), replaypolicy.MayEditPayload(replaypolicy.SameOperation, oncall, oncall).Reason
+		}},
+		{"JudgeRun/RequesterRights", func(t *testing.T) (string, string) {
+			lost := quarantine.Actor{Issuer: oncall.Issuer, Subject: "pure-lost", Email: "lost@example.com"}
+			dir := authz.NewDirectory(b.db.Pool)
+			require.NoError(t, dir.Remember(ctx, authz.User{Actor: lost, Groups: []string{"acme:oncall"}}))
+			id := b.seedItem(t, "search.index_update", "pure-rights", nil, "{}")
+			batch, err := b.replays.CreateDrafts(ctx, lost, []int64{id}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
+			require.NoError(t, err)
+			reqs, err := b.replays.Submit(ctx, batch, lost, SubmitInput{Reason: "r"}, quarantine.RequestMeta{})
+			require.NoError(t, err)
+			require.NoError(t, dir.Remember(ctx, authz.User{Actor: lost, Groups: []string{}})) // signed in again without the group
+			state, result := jobResult(t, b.replays, reqs[0].ID)
+			assert.Equal(t, JobBlocked, state)
+			want := replaypolicy.JudgeRun(table, replaypolicy.Run{Tenant: "acme", Class: replaypolicy.Rebuildable, Status: "approved",
+				PolicyVersion: table.Version(), Requester: lost, Authority: &replaypolicy.Authority{RequesterMay: false}}, b.replays.cfg.Now())
+			return result, want.Reason
+		}},
+		{"JudgeJob/Subject", func(t *testing.T) (string, string) {
+			req := b.request(t, []int64{b.seedItem(t, "search.index_update", "pure-narrow", nil, "{}")}, SubmitInput{})
+			narrow, err := ParseSubjectAllowlist("billing.>")
+			require.NoError(t, err)
+			state, result := jobResult(t, New(b.db.Pool, Config{Policy: b.policy.Load, Subjects: narrow}), req.ID)
+			assert.Equal(t, JobFailed, state)
+			refusal := narrow.Check("app.acme.search.index_update").Error()
+			return result, replaypolicy.JudgeJob(replaypolicy.Job{Class: replaypolicy.Rebuildable, SubjectRefusal: refusal}).Reason
+		}},
+		{"JudgeJob/Revalidation", func(t *testing.T) (string, string) {
+			req := b.request(t, []int64{b.seedItem(t, "accounts.permission_grant", "pure-reval", nats.Header{dlq.HeaderPrincipal: {"user:5"}}, "{}")}, SubmitInput{})
+			_, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+			require.NoError(t, err)
+			state, result := jobResult(t, b.replays, req.ID) // no revalidation subject configured
+			assert.Equal(t, JobBlocked, state)
+			return result, replaypolicy.JudgeJob(replaypolicy.Job{Class: replaypolicy.Revalidate,
+				Revalidation: &replaypolicy.Revalidation{Unanswered: "no revalidation subject is configured (REVALIDATE_SUBJECT)"}}).Reason
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			got, want := tt.run(t)
+			require.NotEmpty(t, want, "the rule refuses these facts")
+			assert.Equal(t, want, got, "the service or worker says what the rule says")
+		})
+	}
+	names := make([]string, len(tests))
+	for i, tt := range tests {
+		names[i], _, _ = strings.Cut(tt.rule, "/")
+	}
+	for _, fn := range []string{"JudgeItem", "JudgeDraft", "JudgeRequest", "SubmitVerdict", "Require", "MayApprove", "Confirmed",
+		"MayCancel", "MayEditPayload", "JudgeRun", "JudgeJob"} {
+		assert.Contains(t, names, fn, "a case shows the service or a worker applying %s", fn)
+	}
+}

@@ -1,0 +1,107 @@
+package replay
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// Config is what the replay service needs besides the database.
+type Config struct {
+	// Policy returns the policy table in force (it may change between calls).
+	Policy func() *replaypolicy.Table
+	// Subjects decides which subjects may be published to (nil: all but
+	// the always-refused system subjects).
+	Subjects *SubjectAllowlist
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Service stores replay requests, approvals and jobs. Every change is
+// audited in its own transaction.
+type Service struct {
+	pool *pgxpool.Pool
+	cfg  Config
+}
+
+// New returns the replay service on pool.
+func New(pool *pgxpool.Pool, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Subjects == nil {
+		cfg.Subjects = &SubjectAllowlist{}
+	}
+	return &Service{pool: pool, cfg: cfg}
+}
+
+// Policy returns the table in force.
+func (s *Service) Policy() *replaypolicy.Table { return s.cfg.Policy() }
+
+// refuse turns a rule's verdict into the error of an action it refuses:
+// forbidden for who may act, invalid for what was typed, else a conflict
+// with the state of things.
+func refuse(v replaypolicy.Verdict, code string) error {
+	return quarantine.Errorf(code, "%s", v.Reason)
+}
+
+// auditDenied records that actor was refused action on request id of
+// tenant (err says why), in a transaction of its own since the attempt's
+// rolled back. It returns err, or the failure to audit it.
+func (s *Service) auditDenied(ctx context.Context, actor quarantine.Actor, meta quarantine.RequestMeta, action, tenant string, id int64, err error) error {
+	e := audit.NewEvent(actor, meta, action)
+	e.Outcome, e.Tenant, e.ObjectType, e.ObjectID, e.Reason = audit.OutcomeDenied, tenant, "replay_request", fmt.Sprint(id), quarantine.ErrorMessage(err)
+	if _, aerr := audit.AppendFunc(ctx, s.pool, e); aerr != nil {
+		return fmt.Errorf("audit refused %s: %w", action, aerr)
+	}
+	return err
+}
+
+// requestEvent starts the audit event of actor's action on req.
+func requestEvent(actor quarantine.Actor, meta quarantine.RequestMeta, action string, req *Request) audit.Event {
+	e := audit.NewEvent(actor, meta, action)
+	e.Tenant, e.ObjectType, e.ObjectID = req.Tenant, "replay_request", fmt.Sprint(req.ID)
+	return e
+}
+
+// auditItems appends e for the request and, when itemAction is set, one row
+// per live item naming its message and operation id, so an auditor finds
+// every step of an item's replay by message id.
+func auditItems(ctx context.Context, tx pgx.Tx, requestID int64, e audit.Event, itemAction string) error {
+	if _, err := audit.Append(ctx, tx, e); err != nil {
+		return err
+	}
+	if itemAction == "" {
+		return nil
+	}
+	items, err := liveItems(ctx, tx, requestID)
+	if err != nil {
+		return err
+	}
+	events := make([]audit.Event, len(items))
+	for i, it := range items {
+		ie := e
+		ie.Action, ie.ObjectType, ie.ObjectID = itemAction, "dead_letter", fmt.Sprint(it.DeadLetterID)
+		ie.MessageID, ie.OperationID = it.MsgID, it.OperationID
+		ie.Before = nil
+		ie.After = map[string]any{"request": requestID, "subject": it.Subject, "payload_sha256": hex.EncodeToString(it.PayloadSHA256)}
+		events[i] = ie
+	}
+	_, err = audit.AppendBatch(ctx, tx, events)
+	return err
+}
+
+func randomID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,152 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/time/rate"
+
+	"github.com/quarantine-console/quarantine"
+)
+
+// Authority answers, at execution time, whether a person still holds a
+// permission in a tenant (their roles may have changed since they asked).
+type Authority interface {
+	StillAllowed(ctx context.Context, who quarantine.Actor, tenant, object, action string) (bool, error)
+}
+
+// Revalidator asks the service that owns an effect whether the original
+// principal may still have it. allow=false carries the service's reason; an
+// error (no responder, timeout, open circuit) blocks the item too.
+type Revalidator interface {
+	Revalidate(ctx context.Context, q RevalidateQuery) (allow bool, reason string, err error)
+}
+
+// RevalidateQuery is the intent sent to the revalidation subject.
+type RevalidateQuery struct {
+	Tenant       string `json:"tenant"`
+	ItemType     string `json:"item_type"`
+	MsgID        string `json:"msg_id"`
+	OperationID  string `json:"operation_id,omitempty"`
+	Principal    string `json:"principal"`
+	Subject      string `json:"subject"`
+	RequestID    int64  `json:"request_id"`
+	DeadLetterID int64  `json:"dead_letter_id"`
+}
+
+// WorkerConfig tunes a replay worker.
+type WorkerConfig struct {
+	Owner      string        // names the worker in leases; default host-pid-random
+	Lease      time.Duration // a claim's lease; default 30s
+	Batch      int           // jobs claimed at once (and PubAcks in flight at most); default 2048
+	AckTimeout time.Duration // wait for a PubAck before the outcome is unknown; default 5s
+	Poll       time.Duration // idle wait between claims; default 200ms
+	Retry      time.Duration // wait before retrying an unknown outcome; default 2s
+}
+
+func (c *WorkerConfig) defaults() {
+	if c.Owner == "" {
+		c.Owner = "worker-" + randomID()[:8]
+	}
+	if c.Lease <= 0 {
+		c.Lease = 30 * time.Second
+	}
+	if c.Batch <= 0 {
+		c.Batch = 2048
+	}
+	if c.AckTimeout <= 0 {
+		c.AckTimeout = 5 * time.Second
+	}
+	if c.Poll <= 0 {
+		c.Poll = 200 * time.Millisecond
+	}
+	if c.Retry <= 0 {
+		c.Retry = 2 * time.Second
+	}
+}
+
+// Worker executes approved replay jobs: it claims them (job.go), has the
+// replay rules judge them on the facts it gathers (judge.go), publishes
+// what they let go (publish.go) and records the outcomes (record.go).
+// Workers coordinate only through PostgreSQL: claims with FOR UPDATE SKIP
+// LOCKED, a lease, and a fencing token every result write must present.
+type Worker struct {
+	svc   *Service
+	js    jetstream.JetStream
+	auth  Authority
+	reval Revalidator
+	cfg   WorkerConfig
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	limiters map[int64]*rate.Limiter
+
+	// Test hooks. afterPublish runs after the PubAcks are in and before
+	// anything is recorded; returning false stops the worker there, as a
+	// crash would. ack may replace a PubAck outcome (a lost ack).
+	afterPublish func(jobs []int64) bool
+	ack          func(jobID int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error)
+}
+
+// NewWorker returns a worker of svc's jobs publishing on js; auth (nil:
+// none) re-checks people's rights and reval (nil: none configured, so
+// revalidate items are blocked) the original principals'. Run it.
+func NewWorker(svc *Service, js jetstream.JetStream, auth Authority, reval Revalidator, cfg WorkerConfig, log *slog.Logger) *Worker {
+	cfg.defaults()
+	return &Worker{svc: svc, js: js, auth: auth, reval: reval, cfg: cfg, log: log, limiters: map[int64]*rate.Limiter{}}
+}
+
+// errStopped is returned by RunOnce when the afterPublish hook stopped it.
+var errStopped = errors.New("worker stopped by hook")
+
+// Run claims and executes jobs until ctx ends.
+func (w *Worker) Run(ctx context.Context) {
+	w.log.Info("replay worker running", "owner", w.cfg.Owner)
+	for ctx.Err() == nil {
+		n, err := w.RunOnce(ctx)
+		if errors.Is(err, errStopped) {
+			return
+		}
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("replay worker", "err", err)
+		}
+		if n == 0 || err != nil {
+			select {
+			case <-time.After(w.cfg.Poll):
+			case <-ctx.Done():
+			}
+		}
+	}
+}
+
+// RunOnce claims up to Batch due jobs, executes them and records the
+// outcomes. It returns how many it claimed.
+func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	claimed := time.Now()
+	jobs, err := w.claim(ctx)
+	if err != nil || len(jobs) == 0 {
+		return 0, err
+	}
+	w.judge(ctx, jobs)
+	// Publish only while most of the lease is left: what is not published
+	// by then is released for the next claim, so a slow rate never lets a
+	// lease run out under a batch.
+	w.publish(ctx, jobs, claimed.Add(w.cfg.Lease*2/3))
+	if w.afterPublish != nil {
+		ids := make([]int64, len(jobs))
+		for i, j := range jobs {
+			ids[i] = j.id
+		}
+		if !w.afterPublish(ids) {
+			return len(jobs), errStopped
+		}
+	}
+	if err := w.record(ctx, jobs); err != nil {
+		return len(jobs), err
+	}
+	return len(jobs), nil
+}

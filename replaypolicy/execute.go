@@ -1,0 +1,169 @@
+package replaypolicy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/quarantine-console/quarantine"
+)
+
+// Run is what a replay worker knows about a request whose jobs it claimed,
+// just before it publishes them: anything may have changed since approval.
+type Run struct {
+	Tenant string
+	Class  Class
+	// Status is the request's status ("approved", "running", "cancelled",
+	// ...), PolicyVersion the table version it was approved under, and
+	// ApprovedAt when it was approved (zero: never).
+	Status        string
+	PolicyVersion string
+	ApprovedAt    time.Time
+	Requester     quarantine.Actor
+	// Authority is what people may do now; nil when the worker checks no
+	// authority.
+	Authority *Authority
+}
+
+// Authority is the current rights of the people of a request.
+type Authority struct {
+	// Unreadable says why they could not be read ("" when they were).
+	Unreadable string
+	// RequesterMay: the requester still may request replays of the class
+	// in the tenant.
+	RequesterMay bool
+	// Approvers are the request's approvers, each with whether they still
+	// may approve replays of the class in the tenant.
+	Approvers []Standing
+}
+
+// Standing is one person and whether they still hold a right.
+type Standing struct {
+	Who quarantine.Actor
+	May bool
+}
+
+// JudgeRun says whether the jobs of a request may be published now, under
+// table t at time now. It is pure. In order: a cancelled request cancels
+// them; a request neither approved nor running blocks them; so do a table
+// other than the one it was approved under, an approval older than the
+// class's approval_expiry when the request has not started (an approval is
+// for now, not for whenever workers come back), and a requester or an
+// approver who lost the right. Rights that could not be read make the jobs
+// wait for a later claim: nothing is published on a failed read.
+func JudgeRun(t *Table, r Run, now time.Time) Verdict {
+	v := Verdict{Class: r.Class, Rule: -1, Outcome: Go}
+	switch r.Status {
+	case "approved", "running":
+	case "cancelled":
+		return v.plain(Cancel, CheckCancelled, "the request was cancelled")
+	default:
+		return v.plain(Block, CheckRequestStatus, "the request is "+r.Status)
+	}
+	if t.Stale(r.PolicyVersion) {
+		return v.plain(Block, CheckPolicy, "the replay policy changed since approval; request again")
+	}
+	if k, ok := t.Knobs(r.Class); ok && r.Status == "approved" && !r.ApprovedAt.IsZero() && now.After(r.ApprovedAt.Add(k.ApprovalExpiry)) {
+		return v.plain(Block, CheckExpired, fmt.Sprintf("the approval expired (%s) before the replay started; request again", k.ApprovalExpiry))
+	}
+	a := r.Authority
+	switch {
+	case a == nil:
+		return v
+	case a.Unreadable != "":
+		return v.plain(Wait, CheckAuthorityUnread, "could not read who may still replay: "+a.Unreadable+"; will retry")
+	case !a.RequesterMay:
+		return v.plain(Block, CheckRequesterRights, fmt.Sprintf("the requester %s no longer may request %s replays in %s", r.Requester.Email, r.Class, r.Tenant))
+	}
+	for _, s := range a.Approvers {
+		if !s.May {
+			return v.plain(Block, CheckApproverRights, fmt.Sprintf("the approver %s no longer may approve %s replays in %s", s.Who.Email, r.Class, r.Tenant))
+		}
+	}
+	return v
+}
+
+// Job is what a replay worker knows about one job of a request JudgeRun let
+// through. Ledger and Revalidation cost a query or a request to another
+// service, so they are nil until JudgeJob says it needs them.
+type Job struct {
+	Class Class
+	// SubjectRefusal says why the job's subject may not be published to
+	// (the subject allowlist's answer), "" when it may.
+	SubjectRefusal string
+	Ledger         *Ledger
+	Revalidation   *Revalidation
+}
+
+// Ledger is what the replay ledger says about a job's identity (Identity).
+type Ledger struct {
+	// Unreadable says why it could not be read ("" when it was).
+	Unreadable string
+	// HeldEarlier: another job of this claim with the same identity is
+	// ahead of this one and goes first.
+	HeldEarlier bool
+	// Replayed: another request already replayed the identity.
+	Replayed bool
+}
+
+// Revalidation is the owning service's answer about a revalidate item's
+// original principal.
+type Revalidation struct {
+	// Unanswered says why there is no answer ("" when there is one).
+	Unanswered string
+	Allow      bool
+	Reason     string
+}
+
+// Identity is what the ledger keeps unique for a replay of class: the
+// message id for dedupe, the operation id for same_operation, within the
+// tenant; "" for the classes whose replays the ledger does not dedupe.
+func Identity(class Class, tenant, msgID, operationID string) string {
+	switch class {
+	case Dedupe:
+		return tenant + "\x00msg\x00" + msgID
+	case SameOperation:
+		return tenant + "\x00op\x00" + operationID
+	}
+	return ""
+}
+
+// JudgeJob says what becomes of one job. It is pure. In order: a subject
+// the allowlist refuses fails it; for dedupe and same_operation, another
+// job of the claim with the same identity makes it wait, the ledger's
+// answer (Needs NeedLedger until it is given) skips it when the identity
+// was already replayed, and an unreadable ledger retries it; for
+// revalidate, the owning service's answer (Needs NeedRevalidation until
+// given) blocks it when there is none or it is no. Otherwise Go: publish.
+func JudgeJob(j Job) Verdict {
+	v := Verdict{Class: j.Class, Rule: -1, Outcome: Go}
+	if j.SubjectRefusal != "" {
+		return v.plain(Fail, CheckSubject, j.SubjectRefusal)
+	}
+	if j.Class == Dedupe || j.Class == SameOperation {
+		l := j.Ledger
+		switch {
+		case l == nil:
+			v.Outcome, v.Needs = Wait, NeedLedger
+			return v
+		case l.HeldEarlier:
+			return v.plain(Wait, CheckSameIdentity, "waiting for another job with the same identity")
+		case l.Unreadable != "":
+			return v.plain(Retry, CheckLedgerUnread, "ledger check failed; will retry: "+l.Unreadable)
+		case l.Replayed:
+			return v.plain(Done, CheckLedger, "already replayed (the replay ledger has it)")
+		}
+	}
+	if j.Class == Revalidate {
+		r := j.Revalidation
+		switch {
+		case r == nil:
+			v.Outcome, v.Needs = Wait, NeedRevalidation
+			return v
+		case r.Unanswered != "":
+			return v.plain(Block, CheckRevalidationNone, "revalidation got no answer: "+r.Unanswered)
+		case !r.Allow:
+			return v.plain(Block, CheckRevalidationDeny, "revalidation denied: "+r.Reason)
+		}
+	}
+	return v
+}

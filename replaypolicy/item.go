@@ -1,0 +1,160 @@
+package replaypolicy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Item is what the rules need to know about one dead letter: the facts the
+// caller gathered. Zero facts are the ordinary case (nothing replayed yet,
+// nothing refused), so a caller states what it found.
+type Item struct {
+	Tenant   string
+	ItemType string
+	// MsgID is the original Nats-Msg-Id, or the stable id derived at ingest
+	// when the producer gave none (MsgIDDerived). Either way a replay
+	// publishes under it.
+	MsgID        string
+	MsgIDDerived bool
+	OperationID  string
+	// Principal is who originally asked for the effect (Dlq-Principal).
+	Principal       string
+	OriginalSubject string
+	// PayloadSHA256 is the hex SHA-256 of the payload a replay would send;
+	// OriginalPayloadSHA256 is the one computed at ingest.
+	PayloadSHA256         string
+	OriginalPayloadSHA256 string
+	// PayloadEdited is true when the requester changed the payload.
+	PayloadEdited bool
+	// PayloadUnavailable is true when the payload was gone from its stream
+	// when the dead letter was captured.
+	PayloadUnavailable bool
+	// AlreadyReplayed is true when the replay ledger records a successful
+	// replay of MsgID.
+	AlreadyReplayed bool
+	// SubjectRefusal says why the original subject may not be published to
+	// (the subject allowlist's answer), "" when it may.
+	SubjectRefusal string
+	// Status is the dead letter's status (dlq.Status values: "quarantined",
+	// "replay_requested", "replaying", "replay_failed", "replayed",
+	// "discarded", "resolved"); "" when the caller does not know it.
+	Status string
+}
+
+// Step is when an item is judged. The rules judge the same way at every
+// step, except where a fact means something else then.
+type Step int
+
+// Steps of a replay at which items are judged (execution has JudgeRun and
+// JudgeJob).
+const (
+	// AtDraft: a selection is being frozen into draft requests, so an item
+	// that is replay_requested or replaying belongs to another request.
+	AtDraft Step = iota
+	// AtRequest: a request is submitted, approved or shown; its own items
+	// are replay_requested by it.
+	AtRequest
+)
+
+// JudgeItem judges whether item may be part of a replay under table t at
+// step at. It is pure: the same facts always give the same verdict.
+//
+// In order it finds: a missing table (Block); the dead letter's status
+// (replayed: Done; discarded, resolved or unknown: Block; at AtDraft,
+// replay_requested or replaying: Block, another request has it); a dedupe
+// item the ledger marks replayed (Done); no original subject, no message id,
+// a payload gone at capture, a subject the allowlist refuses (Block); then
+// the class's own rules: same_operation needs an operation id and the
+// payload unedited and equal to the one hashed at ingest, revalidate needs
+// an original principal (Block). Otherwise Go.
+func JudgeItem(t *Table, item Item, at Step) Verdict {
+	if t == nil {
+		return Verdict{Rule: -1, Item: item}.plain(Block, CheckNoPolicy, "no replay policy is loaded, so nothing can be replayed")
+	}
+	c, rule := t.ClassFor(item.ItemType)
+	v := Verdict{Class: c, Rule: rule, Item: item}
+	switch item.Status {
+	case "", "quarantined", "replay_failed":
+	case "replay_requested", "replaying":
+		if at == AtDraft {
+			return v.with(Block, CheckInRequest, "a replay of it is already requested")
+		}
+	case "replayed":
+		return v.with(Done, CheckReplayed, "this item was already replayed successfully; it is skipped, not re-sent")
+	case "discarded":
+		return v.with(Block, CheckClosed, "this item was discarded, and a discarded item cannot be replayed")
+	case "resolved":
+		return v.with(Block, CheckClosed, "this item was resolved by hand, so it cannot be replayed")
+	default:
+		return v.with(Block, CheckStatus, "this item has status %q, which the replay policy does not know; refusing to replay it", item.Status)
+	}
+	switch {
+	case c == Dedupe && item.AlreadyReplayed:
+		return v.with(Done, CheckLedger, "message id %q was already replayed successfully; the item is skipped, not re-sent", item.MsgID)
+	case strings.TrimSpace(item.OriginalSubject) == "":
+		return v.with(Block, CheckNoSubject, "no original subject: cannot be replayed; resolve it by hand")
+	case item.MsgID == "" && c == Dedupe:
+		return v.with(Block, CheckNoMsgID, "the original message id is mandatory for dedupe and this item has none; resolve it by hand")
+	case item.MsgID == "":
+		return v.with(Block, CheckNoMsgID, "no message id: a replay must reuse the original identity and this item has none; resolve it by hand")
+	case item.PayloadUnavailable:
+		return v.with(Block, CheckPayloadGone, "the payload was gone from its stream when it was captured, so there is nothing to send; resolve it by hand")
+	case item.SubjectRefusal != "":
+		return v.with(Block, CheckSubject, "%s", item.SubjectRefusal)
+	}
+	switch {
+	case c == SameOperation && item.OperationID == "":
+		return v.with(Block, CheckNoOperationID, "cannot guarantee idempotency without an operation id; reconcile by hand")
+	case c == SameOperation && item.PayloadEdited:
+		return v.with(Block, CheckEdited, "the payload was edited, and only the same operation with its original payload may be replayed; reconcile by hand")
+	case c == SameOperation && (item.OriginalPayloadSHA256 == "" || item.PayloadSHA256 == ""):
+		return v.with(Block, CheckPayloadHash, "no payload hash to compare with the one taken at ingest, so the payload cannot be shown unchanged; reconcile by hand")
+	case c == SameOperation && !strings.EqualFold(item.PayloadSHA256, item.OriginalPayloadSHA256):
+		return v.with(Block, CheckPayloadHash, "the payload differs from the one received at ingest, and only the same operation with its original payload may be replayed; reconcile by hand")
+	case c == Revalidate && item.Principal == "":
+		return v.with(Block, CheckNoPrincipal, "no original principal (Dlq-Principal), so their authority cannot be re-checked; resolve it by hand")
+	}
+	v.Outcome = Go
+	return v
+}
+
+// JudgeDraft applies the rules of a selection to the verdicts (in order) of
+// its items of one class in one tenant, judged AtDraft, and returns the
+// final verdicts: when the requester may not request the class there
+// (mayRequest false), every item is blocked; otherwise the items still
+// going are blocked together when there are more than one of a class
+// without bulk, or more than the class's bulk cap.
+func JudgeDraft(t *Table, class Class, tenant string, mayRequest bool, verdicts []Verdict) []Verdict {
+	out := append([]Verdict(nil), verdicts...)
+	if t == nil {
+		return out
+	}
+	if !mayRequest {
+		for i := range out {
+			out[i] = out[i].plain(Block, CheckMayRequest, fmt.Sprintf("you may not request %s replays in tenant %s", class, tenant))
+		}
+		return out
+	}
+	k, _ := t.Knobs(class)
+	going := 0
+	for _, v := range out {
+		if v.Outcome == Go {
+			going++
+		}
+	}
+	var check, why string
+	switch {
+	case going > 1 && !k.Bulk:
+		check, why = CheckBulk, fmt.Sprintf("%s items cannot be replayed in bulk: request them one at a time", class)
+	case going > k.BulkCap && k.BulkCap > 0:
+		check, why = CheckBulkCap, fmt.Sprintf("%s allows at most %d items in one request; this selection has %d", class, k.BulkCap, going)
+	default:
+		return out
+	}
+	for i := range out {
+		if out[i].Outcome == Go {
+			out[i] = out[i].plain(Block, check, why)
+		}
+	}
+	return out
+}

@@ -1,0 +1,171 @@
+package replaypolicy
+
+import "fmt"
+
+// Outcome is what a rule says should become of an item.
+type Outcome int
+
+// Outcomes of the rules. The zero value is Block, so a Verdict nobody
+// filled in lets nothing through.
+const (
+	// Block: the item may not be replayed as things stand; the verdict's
+	// Reason says why and what to do instead. At execution the job is
+	// blocked.
+	Block Outcome = iota
+	// Go: nothing stops the item (at execution: publish it now).
+	Go
+	// Done: the item was already replayed successfully; it is skipped, not
+	// re-sent, which is not an error.
+	Done
+	// Cancel: the request was cancelled (execution).
+	Cancel
+	// Fail: the target cannot take the item (execution).
+	Fail
+	// Wait: not decidable in this claim; the job is left for a later one
+	// (execution).
+	Wait
+	// Retry: a fact could not be read; the job is tried again after the
+	// worker's retry wait (execution).
+	Retry
+)
+
+// String returns the outcome's name.
+func (o Outcome) String() string {
+	switch o {
+	case Block:
+		return "block"
+	case Go:
+		return "go"
+	case Done:
+		return "done"
+	case Cancel:
+		return "cancel"
+	case Fail:
+		return "fail"
+	case Wait:
+		return "wait"
+	case Retry:
+		return "retry"
+	}
+	return fmt.Sprintf("outcome(%d)", int(o))
+}
+
+// Need names a fact a rule cannot decide without; the caller gathers it and
+// asks again. Facts that cost a query or a request to another service are
+// only gathered when a rule needs them.
+type Need int
+
+// Facts a rule may need.
+const (
+	NeedNothing      Need = iota
+	NeedLedger            // Job.Ledger: whether the replay ledger holds the item's identity
+	NeedRevalidation      // Job.Revalidation: the owning service's answer about the principal
+)
+
+// Verdict is what a rule says about one item (or one request).
+type Verdict struct {
+	// Class is the item's replay class and Rule the index in Table.Rules of
+	// the rule that gave it (-1: no rule matched and it fell to manual).
+	Class Class
+	Rule  int
+	// Outcome is what becomes of the item; Check names the check that
+	// decided it ("" for Go) and Reason is the sentence shown to the
+	// operator, naming the class.
+	Outcome Outcome
+	Check   string
+	Reason  string
+	// Needs is set when the rule cannot decide yet (Outcome is then Wait
+	// and the caller gathers the fact and judges again).
+	Needs Need
+	// Item is the item judged (JudgeItem), so that the request's rules can
+	// name it in their sentences.
+	Item Item
+}
+
+// The checks, by name: a Verdict's (or Decision's) Check says which one
+// decided. Checks lists them all.
+const (
+	CheckNoPolicy = "no-policy" // no policy table is loaded
+
+	// Item eligibility (JudgeItem).
+	CheckReplayed      = "replayed"        // the dead letter's status is replayed
+	CheckClosed        = "closed"          // it was discarded or resolved
+	CheckStatus        = "unknown-status"  // a status the rules do not know
+	CheckInRequest     = "in-request"      // at draft: another request holds it
+	CheckLedger        = "ledger"          // the ledger has its identity (dedupe, and at execution same_operation)
+	CheckNoSubject     = "no-subject"      // no original subject
+	CheckNoMsgID       = "no-msg-id"       // no message id to replay under
+	CheckPayloadGone   = "payload-gone"    // the payload was gone when it was captured
+	CheckSubject       = "subject"         // the subject allowlist refuses the target
+	CheckNoOperationID = "no-operation-id" // same_operation without an operation id
+	CheckEdited        = "edited"          // same_operation with an edited payload
+	CheckPayloadHash   = "payload-hash"    // same_operation payload not shown unchanged
+	CheckNoPrincipal   = "no-principal"    // revalidate without an original principal
+
+	// A selection becoming drafts (JudgeDraft).
+	CheckMayRequest = "may-request" // the requester may not request the class in the tenant
+	CheckBulk       = "bulk"        // more than one item of a class without bulk
+	CheckBulkCap    = "bulk-cap"    // more items than the class's bulk cap
+
+	// A request (JudgeRequest, Require, SubmitVerdict, the Check* of people).
+	CheckNothingLeft  = "nothing-left"           // every item was skipped
+	CheckRequester    = "requester-unidentified" // the requester has no issuer and subject
+	CheckActor        = "actor-unidentified"     // the acting person has none
+	CheckPolicy       = "policy-version"         // the table changed since the request was made
+	CheckReason       = "reason"                 // no reason given
+	CheckNoItems      = "no-items"               // a request of no items
+	CheckRate         = "rate"                   // a rate the class does not allow
+	CheckIntent       = "intent"                 // no intent hash to bind approvals to
+	CheckApprovals    = "approvals"              // waiting for approvals
+	CheckConfirmation = "confirmation"           // the typed confirmation is missing or wrong
+	CheckOwnRequest   = "own-request"            // a requester approving their own request
+	CheckNotRequester = "not-requester"          // someone other than the requester cancels or edits
+	CheckEditClass    = "edit-class"             // an edit of a class whose payload is never edited
+
+	// Execution (JudgeRun, JudgeJob).
+	CheckCancelled        = "cancelled"               // the request was cancelled
+	CheckRequestStatus    = "request-status"          // the request is not approved or running
+	CheckExpired          = "approval-expired"        // approved, but not started within the expiry
+	CheckAuthorityUnread  = "authority-unread"        // people's current rights could not be read
+	CheckRequesterRights  = "requester-rights"        // the requester lost the right to request
+	CheckApproverRights   = "approver-rights"         // an approver lost the right to approve
+	CheckSameIdentity     = "same-identity"           // another job of this claim has the same identity
+	CheckLedgerUnread     = "ledger-unread"           // the ledger could not be read
+	CheckRevalidationNone = "revalidation-unanswered" // no answer about the principal
+	CheckRevalidationDeny = "revalidation-denied"     // the owning service said no
+)
+
+// Checks returns the name of every check the rules apply.
+func Checks() []string {
+	return []string{
+		CheckNoPolicy,
+		CheckReplayed, CheckClosed, CheckStatus, CheckInRequest, CheckLedger, CheckNoSubject, CheckNoMsgID,
+		CheckPayloadGone, CheckSubject, CheckNoOperationID, CheckEdited, CheckPayloadHash, CheckNoPrincipal,
+		CheckMayRequest, CheckBulk, CheckBulkCap,
+		CheckNothingLeft, CheckRequester, CheckActor, CheckPolicy, CheckReason, CheckNoItems, CheckRate, CheckIntent,
+		CheckApprovals, CheckConfirmation, CheckOwnRequest, CheckNotRequester, CheckEditClass,
+		CheckCancelled, CheckRequestStatus, CheckExpired, CheckAuthorityUnread, CheckRequesterRights,
+		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny,
+	}
+}
+
+// prefix starts every sentence about an item of class c: the class, or for
+// an item type no rule matched, why it is manual.
+func prefix(c Class, rule int, itemType string) string {
+	if rule < 0 {
+		return fmt.Sprintf("manual (no rule matches item type %q): ", itemType)
+	}
+	return string(c) + ": "
+}
+
+// with returns v decided by check with outcome o and a sentence that names
+// the class.
+func (v Verdict) with(o Outcome, check, format string, args ...any) Verdict {
+	return v.plain(o, check, prefix(v.Class, v.Rule, v.Item.ItemType)+fmt.Sprintf(format, args...))
+}
+
+// plain returns v decided by check with outcome o and the sentence reason.
+func (v Verdict) plain(o Outcome, check, reason string) Verdict {
+	v.Outcome, v.Check, v.Reason, v.Needs = o, check, reason, NeedNothing
+	return v
+}
