@@ -13,6 +13,7 @@ import (
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 func newAccess(t *testing.T, db *testdb.DB, groups GroupMap) *Access {
@@ -84,7 +85,7 @@ func TestBindingsGrantAndReloadInEveryReplica(t *testing.T) {
 
 	// Replica B's listener must be attached before the change, or it would
 	// only see it on its reconnect reload; wait for LISTEN to be in place.
-	waitUntil(t, "replica B listening", func() bool {
+	wait.Until(t, "replica B listening", 10*time.Second, func() bool {
 		var n int
 		_ = db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN quarantine_access_changed%'`).Scan(&n)
 		return n > 0
@@ -93,7 +94,7 @@ func TestBindingsGrantAndReloadInEveryReplica(t *testing.T) {
 	bindings := NewBindings(db.Pool)
 	added, err := bindings.Add(ctx, BindingInput{Email: "bob@example.com", Role: RoleOncall, Tenant: "acme"}, admin, audit.Event{})
 	require.NoError(t, err)
-	waitUntil(t, "replica B to see the binding", func() bool { return replicaB.Can(bob, "acme", ObjDeadLetter, ActRead) })
+	wait.Until(t, "replica B to see the binding", 10*time.Second, func() bool { return replicaB.Can(bob, "acme", ObjDeadLetter, ActRead) })
 	assert.False(t, replicaB.Can(bob, "globex", ObjDeadLetter, ActRead))
 	assert.False(t, replicaA.Can(bob, "acme", ObjDeadLetter, ActRead), "replica A has not reloaded yet: it does not watch")
 	require.NoError(t, replicaA.Reload())
@@ -111,7 +112,7 @@ func TestBindingsGrantAndReloadInEveryReplica(t *testing.T) {
 	err = bindings.Delete(ctx, added.ID, admin, func(Binding) bool { return false }, audit.Event{})
 	assert.Equal(t, quarantine.ENOTFOUND, quarantine.ErrorCode(err), "a binding the admin may not manage is not found")
 	require.NoError(t, bindings.Delete(ctx, added.ID, admin, func(Binding) bool { return true }, audit.Event{}))
-	waitUntil(t, "replica B to drop the binding", func() bool { return !replicaB.Can(bob, "acme", ObjDeadLetter, ActRead) })
+	wait.Until(t, "replica B to drop the binding", 10*time.Second, func() bool { return !replicaB.Can(bob, "acme", ObjDeadLetter, ActRead) })
 
 	var actions []string
 	rows, err := db.Pool.Query(ctx, "SELECT action FROM audit_log WHERE object_type = 'role_binding' ORDER BY seq")
@@ -138,16 +139,5 @@ func TestBindingInputValidate(t *testing.T) {
 		"PartWildcard": {Email: "a@example.com", Role: RoleAdmin, Tenant: "ac*"},
 	} {
 		assert.NotNil(t, in.Validate(), name)
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

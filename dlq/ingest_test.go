@@ -22,6 +22,7 @@ import (
 
 	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 type bundle struct {
@@ -73,18 +74,6 @@ func (b *bundle) start(t *testing.T, cfg IngestConfig, hook func(n int) bool) *r
 	return &running{Ingester: in, metrics: m, stop: stop}
 }
 
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func countRows(t *testing.T, pool *pgxpool.Pool, where string, args ...any) int {
 	t.Helper()
 	var n int
@@ -94,7 +83,7 @@ func countRows(t *testing.T, pool *pgxpool.Pool, where string, args ...any) int 
 
 func (b *bundle) waitRows(t *testing.T, n int) {
 	t.Helper()
-	waitFor(t, 30*time.Second, fmt.Sprintf("%d rows", n), func() bool {
+	wait.Until(t, fmt.Sprintf("%d rows", n), 30*time.Second, func() bool {
 		var got int
 		// Errors count as "not yet": the pool may hold connections killed by an outage.
 		err := b.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM dead_letters").Scan(&got)
@@ -196,7 +185,7 @@ func TestIngestRedeliveryMakesOneRow(t *testing.T) {
 	b.start(t, cfg, nil)
 	cons, err := b.js.Consumer(ctx, "DLQ", "quarantine-ingest")
 	require.NoError(t, err)
-	waitFor(t, 30*time.Second, "redelivered messages acked", func() bool {
+	wait.Until(t, "redelivered messages acked", 30*time.Second, func() bool {
 		info, err := cons.Info(ctx)
 		require.NoError(t, err)
 		return info.NumAckPending == 0 && info.NumPending == 0 && info.NumRedelivered == 0 && info.Delivered.Consumer >= 6
@@ -337,13 +326,13 @@ func TestIngestSurvivesDatabaseOutage(t *testing.T) {
 		published <- nil
 	}()
 
-	waitFor(t, 30*time.Second, "some rows before the outage", func() bool { return countRows(t, b.db.Pool, "true") > 0 })
+	wait.Until(t, "some rows before the outage", 30*time.Second, func() bool { return countRows(t, b.db.Pool, "true") > 0 })
 	// The database goes away: no new connections, existing ones killed.
 	_, err = admin.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s WITH ALLOW_CONNECTIONS false", b.db.Name))
 	require.NoError(t, err)
 	_, err = admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", b.db.Name)
 	require.NoError(t, err)
-	waitFor(t, 30*time.Second, "the ingester to hit the outage", func() bool { return testutil.ToFloat64(r.metrics.StoreErrors) > 0 })
+	wait.Until(t, "the ingester to hit the outage", 30*time.Second, func() bool { return testutil.ToFloat64(r.metrics.StoreErrors) > 0 })
 	rowsDuring := sent.Load()
 
 	_, err = admin.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s WITH ALLOW_CONNECTIONS true", b.db.Name))
@@ -353,7 +342,7 @@ func TestIngestSurvivesDatabaseOutage(t *testing.T) {
 
 	cons, err := b.js.Consumer(ctx, "DLQ", "quarantine-ingest")
 	require.NoError(t, err)
-	waitFor(t, 30*time.Second, "everything acked", func() bool {
+	wait.Until(t, "everything acked", 30*time.Second, func() bool {
 		info, err := cons.Info(ctx)
 		require.NoError(t, err)
 		return info.NumAckPending == 0 && info.NumPending == 0

@@ -12,6 +12,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // stepTimeout bounds one browser step (a navigation, a click, a wait).
@@ -138,7 +140,7 @@ func (s *session) Open(path string) {
 // Errors (e.g. while a navigation replaces the page) count as "not yet".
 func (s *session) WaitUntil(what, jsCond string) {
 	s.t.Helper()
-	err := poll(stepTimeout, 50*time.Millisecond, func() error {
+	err := wait.Poll(stepTimeout, 50*time.Millisecond, func() error {
 		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
 		defer cancel()
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!(`+jsCond+`)`))
@@ -146,7 +148,7 @@ func (s *session) WaitUntil(what, jsCond string) {
 			return err
 		}
 		if !ok {
-			return errNotYet
+			return wait.ErrNotYet
 		}
 		return nil
 	})

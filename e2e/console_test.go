@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // Console is a running `console serve` process.
@@ -46,7 +47,7 @@ func startConsole(t *testing.T, name, addr, databaseURL, natsURL string, env []s
 // waitReady waits until /readyz answers 200 (PostgreSQL and NATS reachable).
 func (c *Console) waitReady(t *testing.T) {
 	t.Helper()
-	waitFor(t, "console /readyz", 90*time.Second, httpOK(c.URL+"/readyz"), c.proc)
+	wait.For(t, "console /readyz", 90*time.Second, whileRunning(httpOK(c.URL+"/readyz"), c.proc))
 }
 
 // Stop stops the console gracefully (SIGTERM) and waits until it exited.

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // connectNATS opens a client connection that reconnects forever (the fault
@@ -201,17 +202,17 @@ func countRows(ctx context.Context, db *pgxpool.Pool, runID string) (dlqRows, er
 func waitRows(t *testing.T, db *pgxpool.Pool, runID string, n int64, timeout time.Duration, watch ...*proc) dlqRows {
 	t.Helper()
 	var last dlqRows
-	waitFor(t, fmt.Sprintf("%d dead-letter rows", n), timeout, func() error {
+	wait.For(t, fmt.Sprintf("%d dead-letter rows", n), timeout, whileRunning(func() error {
 		r, err := countRows(context.Background(), db, runID)
 		if err != nil {
 			return err
 		}
 		last = r
 		if r.Rows < n {
-			return fmt.Errorf("%d rows: %w", r.Rows, errNotYet)
+			return fmt.Errorf("%d rows: %w", r.Rows, wait.ErrNotYet)
 		}
 		return nil
-	}, watch...)
+	}, watch...))
 	return last
 }
 
@@ -244,7 +245,7 @@ func requireExactlyOnce(t *testing.T, ctx context.Context, db *pgxpool.Pool, js 
 // leader (right after a node restart).
 func streamInfo(ctx context.Context, js jetstream.JetStream, name string) (*jetstream.StreamInfo, error) {
 	var info *jetstream.StreamInfo
-	err := poll(30*time.Second, 100*time.Millisecond, func() error {
+	err := wait.Poll(30*time.Second, 100*time.Millisecond, func() error {
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		s, err := js.Stream(cctx, name)

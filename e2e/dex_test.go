@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // Dex is a running Dex (the OIDC provider) with the demo users of
@@ -45,6 +47,6 @@ func startDex(t *testing.T, redirectURIs ...string) *Dex {
 		t.Fatalf("render Dex config: %v\n%s", err, out)
 	}
 	p := startProc(t, &proc{name: "dex", bin: dexBinary(t), args: []string{"serve", cfg}})
-	waitFor(t, "Dex discovery", 30*time.Second, httpOK(issuer+"/.well-known/openid-configuration"), p)
+	wait.For(t, "Dex discovery", 30*time.Second, whileRunning(httpOK(issuer+"/.well-known/openid-configuration"), p))
 	return &Dex{Issuer: issuer, proc: p}
 }

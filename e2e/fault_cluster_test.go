@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // TestIngestOnThreeNodeClusterSurvivesNodeRestart runs two console
@@ -56,17 +58,17 @@ func TestIngestOnThreeNodeClusterSurvivesNodeRestart(t *testing.T) {
 	}
 
 	// The restarted node caught up: all three replicas current again.
-	waitFor(t, "three current DLQ replicas", time.Minute, func() error {
+	wait.For(t, "three current DLQ replicas", time.Minute, func() error {
 		info, err := streamInfo(ctx, js, "DLQ")
 		if err != nil {
 			return err
 		}
 		if info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
-			return fmt.Errorf("cluster %+v: %w", info.Cluster, errNotYet)
+			return fmt.Errorf("cluster %+v: %w", info.Cluster, wait.ErrNotYet)
 		}
 		for _, r := range info.Cluster.Replicas {
 			if !r.Current || r.Offline {
-				return fmt.Errorf("replica %s current=%v offline=%v: %w", r.Name, r.Current, r.Offline, errNotYet)
+				return fmt.Errorf("replica %s current=%v offline=%v: %w", r.Name, r.Current, r.Offline, wait.ErrNotYet)
 			}
 		}
 		return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // concurrencyFor is how long the 20 clients hammer the same items, as
@@ -115,7 +116,7 @@ func TestConcurrentReplayApproveDiscard(t *testing.T) {
 	require.Positive(t, tally["approve 303"], "some replay was approved")
 
 	// Let every approved replay finish.
-	waitFor(t, "every replay settled", 2*time.Minute, func() error {
+	wait.For(t, "every replay settled", 2*time.Minute, whileRunning(func() error {
 		var live int
 		err := s.DB.QueryRow(ctx, `
 			SELECT (SELECT count(*) FROM replay_jobs WHERE state IN ('pending', 'claimed', 'unknown')) +
@@ -124,10 +125,10 @@ func TestConcurrentReplayApproveDiscard(t *testing.T) {
 			return err
 		}
 		if live > 0 {
-			return fmt.Errorf("%d jobs or requests live: %w", live, errNotYet)
+			return fmt.Errorf("%d jobs or requests live: %w", live, wait.ErrNotYet)
 		}
 		return nil
-	}, s.Console.proc)
+	}, s.Console.proc))
 
 	// No item replayed twice: in the stream, and by the console.
 	inStream, err := streamMsgIDs(ctx, js, targetStream)

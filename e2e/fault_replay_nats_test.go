@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // NATS faults during a bulk replay (issue 6): the same 5,000 rebuildable
@@ -150,21 +152,21 @@ func TestBulkReplayOnClusterTwoReplicas(t *testing.T) {
 	s.Console.AuditVerify(t)
 
 	// The restarted node caught up: all three target replicas current.
-	waitFor(t, "three current "+targetStream+" replicas", time.Minute, func() error {
+	wait.For(t, "three current "+targetStream+" replicas", time.Minute, whileRunning(func() error {
 		info, err := streamInfo(ctx, js, targetStream)
 		if err != nil {
 			return err
 		}
 		if info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
-			return fmt.Errorf("cluster %+v: %w", info.Cluster, errNotYet)
+			return fmt.Errorf("cluster %+v: %w", info.Cluster, wait.ErrNotYet)
 		}
 		for _, r := range info.Cluster.Replicas {
 			if !r.Current || r.Offline {
-				return fmt.Errorf("replica %s current=%v offline=%v: %w", r.Name, r.Current, r.Offline, errNotYet)
+				return fmt.Errorf("replica %s current=%v offline=%v: %w", r.Name, r.Current, r.Offline, wait.ErrNotYet)
 			}
 		}
 		return nil
-	}, consoles...)
+	}, consoles...))
 }
 
 // replayJobStates counts a request's published and failed jobs.
@@ -180,31 +182,31 @@ func replayJobStates(t *testing.T, ctx context.Context, db *pgxpool.Pool, reqID 
 // published (watched in the database, as the kill test does).
 func waitPublishedJobs(t *testing.T, ctx context.Context, db *pgxpool.Pool, reqID int64, n int, watch ...*proc) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d of the replay published", n), time.Minute, func() error {
+	wait.For(t, fmt.Sprintf("%d of the replay published", n), time.Minute, whileRunning(func() error {
 		var got int
 		if err := db.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = $1 AND state = 'published'`, reqID).Scan(&got); err != nil {
 			return err
 		}
 		if got < n {
-			return fmt.Errorf("published %d: %w", got, errNotYet)
+			return fmt.Errorf("published %d: %w", got, wait.ErrNotYet)
 		}
 		return nil
-	}, watch...)
+	}, watch...))
 }
 
 // waitReplayDone waits until the request page shows the request done.
 func waitReplayDone(t *testing.T, ctx context.Context, h *httpSession, reqID int64, watch ...*proc) {
 	t.Helper()
-	waitFor(t, "the replay done", 2*time.Minute, func() error {
+	wait.For(t, "the replay done", 2*time.Minute, whileRunning(func() error {
 		p, err := h.progress(ctx, reqID)
 		if err != nil {
 			return err
 		}
 		if p.Status != "done" {
-			return fmt.Errorf("status %s, published %d, pending %d: %w", p.Status, p.Published, p.Pending, errNotYet)
+			return fmt.Errorf("status %s, published %d, pending %d: %w", p.Status, p.Published, p.Pending, wait.ErrNotYet)
 		}
 		return nil
-	}, watch...)
+	}, watch...))
 }
 
 // requireBulkReplayedOnce checks the end state of a bulk replay of a whole
@@ -233,7 +235,7 @@ func requireBulkReplayedOnce(t *testing.T, ctx context.Context, db *pgxpool.Pool
 	streamIDs := readStreamIDs(t, ctx, js, targetStream)
 	assert.Len(t, streamIDs, bulkReplayCount, "5,000 distinct Nats-Msg-Ids in the target stream")
 	var info *jetstream.StreamInfo
-	waitFor(t, "stream info", 30*time.Second, func() error {
+	wait.For(t, "stream info", 30*time.Second, func() error {
 		var err error
 		info, err = streamInfo(ctx, js, targetStream)
 		return err

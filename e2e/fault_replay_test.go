@@ -14,6 +14,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // Replay faults of issue 6: a bulk replay of 5,000 rebuildable dead
@@ -55,16 +57,16 @@ func TestBulkReplaySurvivesConsoleKill(t *testing.T) {
 
 	// Kill it once a fifth is published, well before the end (watched in
 	// the database: a page load can take seconds on a busy machine).
-	waitFor(t, "a fifth of the replay published", time.Minute, func() error {
+	wait.For(t, "a fifth of the replay published", time.Minute, whileRunning(func() error {
 		var n int
 		if err := s.DB.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = $1 AND state = 'published'`, reqID).Scan(&n); err != nil {
 			return err
 		}
 		if n < bulkReplayCount/5 {
-			return fmt.Errorf("published %d: %w", n, errNotYet)
+			return fmt.Errorf("published %d: %w", n, wait.ErrNotYet)
 		}
 		return nil
-	}, s.Console.proc)
+	}, s.Console.proc))
 	s.Console.Kill(t)
 	var published, claimed int
 	require.NoError(t, s.DB.QueryRow(ctx, `
@@ -76,16 +78,16 @@ func TestBulkReplaySurvivesConsoleKill(t *testing.T) {
 	s.Console.Start(t)
 
 	oncall = signInHTTP(t, s.Console.URL, userOncall) // sessions live in PostgreSQL; a fresh one proves the restart serves sign-ins
-	waitFor(t, "the replay done after the restart", 2*time.Minute, func() error {
+	wait.For(t, "the replay done after the restart", 2*time.Minute, whileRunning(func() error {
 		p, err := oncall.progress(ctx, reqID)
 		if err != nil {
 			return err
 		}
 		if p.Status != "done" {
-			return fmt.Errorf("status %s, published %d, pending %d: %w", p.Status, p.Published, p.Pending, errNotYet)
+			return fmt.Errorf("status %s, published %d, pending %d: %w", p.Status, p.Published, p.Pending, wait.ErrNotYet)
 		}
 		return nil
-	}, s.Console.proc)
+	}, s.Console.proc))
 
 	t.Logf("replay done %s after the submit", time.Since(submitted).Round(time.Millisecond))
 	msgIDs := make([]string, bulkReplayCount)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/dlq/dlqdemo"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // TestOnCallJourney is the part of journey 1 (issue 6) the console has
@@ -32,7 +33,7 @@ func TestOnCallJourney(t *testing.T) {
 	require.Positive(t, stats.DeadLettered, "the demo dead-lettered nothing: %+v", stats)
 	require.Positive(t, stats.Exhausted+stats.Terminated, "the demo gave up on nothing: %+v", stats)
 	_, js := connectNATS(t, s.NATSURL, "e2e-demo-poke")
-	waitFor(t, "a row for every give-up of the demo", time.Minute, func() error {
+	wait.For(t, "a row for every give-up of the demo", time.Minute, whileRunning(func() error {
 		if err := pokeDemoConsumers(js); err != nil {
 			return err
 		}
@@ -45,10 +46,10 @@ func TestOnCallJourney(t *testing.T) {
 		}
 		if viaDLQ != stats.DeadLettered || viaAdvisory != stats.Exhausted+stats.Terminated {
 			return fmt.Errorf("rows dlq=%d advisory=%d, demo dead-lettered=%d max-deliver=%d terminated=%d: %w",
-				viaDLQ, viaAdvisory, stats.DeadLettered, stats.Exhausted, stats.Terminated, errNotYet)
+				viaDLQ, viaAdvisory, stats.DeadLettered, stats.Exhausted, stats.Terminated, wait.ErrNotYet)
 		}
 		return nil
-	}, s.Console.proc)
+	}, s.Console.proc))
 
 	b := newBrowser(t)
 	oncall := b.newSession(t, s.Console.URL, "oncall")

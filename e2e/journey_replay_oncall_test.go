@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // TestOnCallReplayJourney is journey 1 of issue 6 with its triage and
@@ -69,13 +70,13 @@ func TestOnCallReplayJourney(t *testing.T) {
 
 	// The dashboard count rises to what arrived.
 	want := before + int64(len(specs))
-	err := poll(time.Minute, 500*time.Millisecond, func() error {
+	err := wait.Poll(time.Minute, 500*time.Millisecond, whileRunning(func() error {
 		oncall.Open("/")
 		if got := kpiUnresolved(oncall); got != want {
-			return fmt.Errorf("unresolved %d, want %d: %w", got, want, errNotYet)
+			return fmt.Errorf("unresolved %d, want %d: %w", got, want, wait.ErrNotYet)
 		}
 		return nil
-	}, s.Console.proc)
+	}, s.Console.proc))
 	require.NoError(t, err, "dashboard count")
 
 	// The list, filtered by item type as a person does: choose, apply.

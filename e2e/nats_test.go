@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // natsNode is one nats-server process with JetStream on file storage. Its
@@ -54,7 +56,7 @@ func (n *natsNode) Restart(t *testing.T) {
 // clients and, in a cluster, JetStream has a meta leader and is current.
 func (n *natsNode) waitHealthy(t *testing.T) {
 	t.Helper()
-	waitFor(t, n.Name+" healthy", 60*time.Second, httpOK(fmt.Sprintf("http://127.0.0.1:%d/healthz", n.HTTPPort)), n.proc)
+	wait.For(t, n.Name+" healthy", 60*time.Second, whileRunning(httpOK(fmt.Sprintf("http://127.0.0.1:%d/healthz", n.HTTPPort)), n.proc))
 }
 
 // jsz is the part of the /jsz monitoring answer the tests read.
@@ -186,7 +188,7 @@ func (c *natsCluster) waitMetaLeader(t *testing.T) {
 	for _, n := range c.Nodes {
 		procs = append(procs, n.proc)
 	}
-	waitFor(t, "JetStream meta leader of cluster "+c.Name, 90*time.Second, func() error {
+	wait.For(t, "JetStream meta leader of cluster "+c.Name, 90*time.Second, whileRunning(func() error {
 		leader := ""
 		for _, n := range c.Nodes {
 			if err := httpOK(fmt.Sprintf("http://127.0.0.1:%d/healthz", n.HTTPPort))(); err != nil {
@@ -215,5 +217,5 @@ func (c *natsCluster) waitMetaLeader(t *testing.T) {
 			}
 		}
 		return nil
-	}, procs...)
+	}, procs...))
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // privatePostgres is a PostgreSQL cluster of the test's own, in a temporary
@@ -82,7 +84,7 @@ func startPrivatePostgres(t *testing.T) *privatePostgres {
 func (pg *privatePostgres) waitReady(t *testing.T) {
 	t.Helper()
 	dsn := fmt.Sprintf("postgres://app@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", pg.Port)
-	waitFor(t, "PostgreSQL on port "+strconv.Itoa(pg.Port), 60*time.Second, func() error {
+	wait.For(t, "PostgreSQL on port "+strconv.Itoa(pg.Port), 60*time.Second, whileRunning(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		conn, err := pgx.Connect(ctx, dsn)
@@ -91,7 +93,7 @@ func (pg *privatePostgres) waitReady(t *testing.T) {
 		}
 		defer conn.Close(ctx)
 		return conn.Ping(ctx)
-	}, pg.proc)
+	}, pg.proc))
 }
 
 // Stop shuts the server down (fast mode) and waits until it exited.

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // proc is a child process a test started: the console, Dex, a NATS server
@@ -256,42 +257,24 @@ func freePort(t *testing.T) int {
 	return 0
 }
 
-// errNotYet is what a waitFor condition returns while it still waits.
-var errNotYet = errors.New("not yet")
-
-// waitFor polls cond every interval until it returns nil, and fails the
-// test with the last error when timeout passes first or one of the given
-// processes exits. This is the only way these tests wait: for a
-// condition, never for a fixed time.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() error, watch ...*proc) {
-	t.Helper()
-	if err := poll(timeout, 50*time.Millisecond, cond, watch...); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
-}
-
-// poll is waitFor without the test: it returns nil once cond does, or the
-// last error of cond when timeout passes or a watched process exits.
-func poll(timeout, interval time.Duration, cond func() error, watch ...*proc) error {
-	deadline := time.Now().Add(timeout)
-	for {
+// whileRunning is a wait condition that gives up at once when one of
+// procs has exited: cond, with that process's last output.
+func whileRunning(cond func() error, procs ...*proc) func() error {
+	return func() error {
 		err := cond()
 		if err == nil {
 			return nil
 		}
-		for _, p := range watch {
+		for _, p := range procs {
 			if !p.Running() {
-				return fmt.Errorf("%s exited (%v) while waiting; last: %w\n%s", p.name, p.ExitErr(), err, tail(p.Output(), 40))
+				return wait.Stop(fmt.Errorf("%s exited (%v) while waiting; last: %w\n%s", p.name, p.ExitErr(), err, tail(p.Output(), 40)))
 			}
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not after %s: %w", timeout, err)
-		}
-		time.Sleep(interval)
+		return err
 	}
 }
 
-// httpOK is a waitFor condition: url answers 200.
+// httpOK is a wait condition: url answers 200.
 func httpOK(url string) func() error {
 	client := &http.Client{Timeout: 2 * time.Second}
 	return func() error {

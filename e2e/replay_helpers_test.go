@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // triageIDs are the data-testids the triage journeys select, as the
@@ -81,13 +82,13 @@ func publishDeadLetter(t *testing.T, ctx context.Context, js jetstream.JetStream
 func waitDeadLetterID(t *testing.T, db *pgxpool.Pool, msgID string, watch ...*proc) int64 {
 	t.Helper()
 	var id int64
-	waitFor(t, "dead letter "+msgID, time.Minute, func() error {
+	wait.For(t, "dead letter "+msgID, time.Minute, whileRunning(func() error {
 		err := db.QueryRow(context.Background(), `SELECT id FROM dead_letters WHERE msg_id = $1`, msgID).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return errNotYet
+			return wait.ErrNotYet
 		}
 		return err
-	}, watch...)
+	}, watch...))
 	return id
 }
 
@@ -147,7 +148,7 @@ func streamMsgIDs(ctx context.Context, js jetstream.JetStream, stream string) (m
 func readStreamIDs(t *testing.T, ctx context.Context, js jetstream.JetStream, stream string) map[string]int {
 	t.Helper()
 	var ids map[string]int
-	waitFor(t, "stream "+stream+" readable", 30*time.Second, func() error {
+	wait.For(t, "stream "+stream+" readable", 30*time.Second, func() error {
 		var err error
 		ids, err = streamMsgIDs(ctx, js, stream)
 		return err
@@ -224,10 +225,10 @@ func (s *session) approveReplay(id int64, typedConfirmation string) {
 // progress block refreshes itself; the status badge needs a reload).
 func (s *session) waitReplayStatus(id int64, status string) {
 	s.t.Helper()
-	err := poll(2*time.Minute, 500*time.Millisecond, func() error {
+	err := wait.Poll(2*time.Minute, 500*time.Millisecond, func() error {
 		s.Open("/replay/requests/" + strconv.FormatInt(id, 10))
 		if got := s.Text(testID("replay-status")); got != status {
-			return fmt.Errorf("status %q: %w", got, errNotYet)
+			return fmt.Errorf("status %q: %w", got, wait.ErrNotYet)
 		}
 		return nil
 	})

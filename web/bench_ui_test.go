@@ -1,12 +1,10 @@
-package web
+package web_test
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -18,17 +16,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/oauth2-proxy/mockoidc"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/dlqdemo"
-	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/migrations"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
-	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory"
 )
 
 // BenchmarkTriageUI measures the server time of the triage screens (from the
@@ -44,10 +38,10 @@ func BenchmarkTriageUI(b *testing.B) {
 	rows := envInt(b, "BENCH_ROWS", 1_000_000)
 	requests := envInt(b, "BENCH_REQUESTS", 300)
 	ctx := context.Background()
-	pool := benchDatabase(b, rows)
+	pool, dbURL := benchDatabase(b, rows)
 	st := dlq.NewStore(pool)
-	h, client, bb := benchServer(b, pool)
-	cookie := sessionCookie(b, bb, client)
+	h, client, bb := benchServer(b, dbURL)
+	cookie := bb.SessionCookie(b, client)
 
 	tenants, err := st.Tenants(ctx)
 	require.NoError(b, err)
@@ -160,8 +154,8 @@ func serve(b testing.TB, h http.Handler, cookie *http.Cookie, path string) time.
 }
 
 // benchDatabase returns a pool on quarantine_bench_<rows>, created,
-// migrated and filled as needed; it is kept for the next run.
-func benchDatabase(b testing.TB, rows int) *pgxpool.Pool {
+// migrated and filled as needed, and its URL; it is kept for the next run.
+func benchDatabase(b testing.TB, rows int) (*pgxpool.Pool, string) {
 	ctx := context.Background()
 	server := testdb.ServerURL(b)
 	name := "quarantine_bench_" + benchSize(rows)
@@ -202,7 +196,7 @@ func benchDatabase(b testing.TB, rows int) *pgxpool.Pool {
 		_, err := dlqdemo.Fill(ctx, pool, dlqdemo.FillConfig{Rows: max(1000, rows/1000), Span: 24 * time.Hour, Seed: uint64(time.Now().Unix()), Log: log})
 		require.NoError(b, err)
 	}
-	return pool
+	return pool, dbURL
 }
 
 func benchSize(rows int) string {
@@ -215,72 +209,11 @@ func benchSize(rows int) string {
 	return strconv.Itoa(rows)
 }
 
-// benchServer is setup on a given database: the console handler (also
-// served on a loopback port for the sign-in flow) and the mock provider.
-func benchServer(b testing.TB, pool *pgxpool.Pool) (http.Handler, *http.Client, *bundle) {
-	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bb := &bundle{db: &testdb.DB{Pool: pool}}
-	var err error
-	bb.idp, err = mockoidc.Run()
-	require.NoError(b, err)
-	b.Cleanup(func() { _ = bb.idp.Shutdown() })
-	sessions, stop := authz.NewSessions(pool, authz.SessionConfig{})
-	b.Cleanup(stop)
-	bb.access, err = authz.NewAccess(ctx, pool, authz.GroupMap{}, log)
-	require.NoError(b, err)
-	var handler http.Handler
-	bb.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
-	b.Cleanup(bb.srv.Close)
-	cfg := bb.idp.Config()
-	login, err := authz.NewLogin(ctx, authz.OIDCConfig{
-		Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, RedirectURL: bb.srv.URL + "/auth/callback",
-	}, 5*time.Second, sessions, pool, log)
-	require.NoError(b, err)
-	table, err := replaypolicy.Load("../dev/policy.toml")
-	require.NoError(b, err)
-	bb.replays = replay.New(pool, replay.Config{Policy: func() *replaypolicy.Table { return table }})
-	handler = New(Deps{
-		Pool: pool, Gatherer: prometheus.NewRegistry(), Log: log, Sessions: sessions, Login: login,
-		Access: bb.access, Bindings: authz.NewBindings(pool), DeadLetters: dlq.NewStore(pool),
-		Replays: bb.replays, PolicyFile: "dev/policy.toml",
-	})
-	return handler, signInTB(b, bb, "*:oncall"), bb
-}
-
-// signInTB is bundle.signIn for benchmarks: the real sign-in flow as a new
-// user in groups.
-func signInTB(tb testing.TB, bb *bundle, groups ...string) *http.Client {
-	tb.Helper()
-	n := bb.users.Add(1)
-	bb.idp.QueueUser(&mockoidc.MockUser{Subject: fmt.Sprintf("bench-%d", n), Email: fmt.Sprintf("bench%d@example.com", n), EmailVerified: true, Groups: groups})
-	jar, err := cookiejar.New(nil)
-	require.NoError(tb, err)
-	c := noFollow(jar)
-	next := bb.srv.URL + "/auth/login"
-	for range 4 {
-		resp, err := c.Get(next)
-		require.NoError(tb, err)
-		resp.Body.Close()
-		require.Contains(tb, []int{http.StatusFound, http.StatusSeeOther}, resp.StatusCode, "sign-in stopped at %s", next)
-		next = resp.Header.Get("Location")
-		if !strings.HasPrefix(next, "http") {
-			break
-		}
-	}
-	return c
-}
-
-// sessionCookie is the session the client holds, to send on in-process
-// requests.
-func sessionCookie(b testing.TB, bb *bundle, c *http.Client) *http.Cookie {
-	u, err := url.Parse(bb.srv.URL)
-	require.NoError(b, err)
-	for _, ck := range c.Jar.Cookies(u) {
-		if ck.Name == authz.SessionCookie {
-			return ck
-		}
-	}
-	b.Fatal("no session cookie after sign-in")
-	return nil
+// benchServer is a console on a given database: its handler (to serve
+// requests in process), a client signed in as an on-call of every tenant,
+// and the console.
+func benchServer(b testing.TB, dbURL string) (http.Handler, *http.Client, *testfactory.Console) {
+	bb := testfactory.StartConsole(b, testfactory.ConsoleOptions{DatabaseURL: dbURL})
+	client, _ := bb.SignIn(b, "*:oncall")
+	return bb.Handler, client, bb
 }

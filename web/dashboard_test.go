@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"fmt"
@@ -12,28 +12,29 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/testfactory"
 )
 
 func TestDashboard(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	now := time.Now()
-	ids := b.store(t,
-		letter{tenant: "acme", itemType: "orders.refund", class: "unknown_effect", err: "refund ord-1 timed out", at: now.Add(-5 * time.Minute)},
-		letter{tenant: "acme", itemType: "orders.refund", class: "unknown_effect", err: "refund ord-2 timed out", at: now.Add(-90 * time.Minute)},
-		letter{tenant: "acme", itemType: "email.send", class: "permanent", err: "smtp 550", at: now.Add(-3 * time.Hour)},
-		letter{tenant: "acme", itemType: "email.send", class: "permanent", err: "smtp 550", at: now.Add(-30 * time.Hour)},
-		letter{tenant: "globex", itemType: "email.send", class: "transient", err: "dial tcp: refused", at: now.Add(-2 * time.Minute)},
+	ids := testfactory.DeadLetters(t, b.Pool,
+		testfactory.Letter{Tenant: "acme", ItemType: "orders.refund", Class: "unknown_effect", Error: "refund ord-1 timed out", At: now.Add(-5 * time.Minute)},
+		testfactory.Letter{Tenant: "acme", ItemType: "orders.refund", Class: "unknown_effect", Error: "refund ord-2 timed out", At: now.Add(-90 * time.Minute)},
+		testfactory.Letter{Tenant: "acme", ItemType: "email.send", Class: "permanent", Error: "smtp 550", At: now.Add(-3 * time.Hour)},
+		testfactory.Letter{Tenant: "acme", ItemType: "email.send", Class: "permanent", Error: "smtp 550", At: now.Add(-30 * time.Hour)},
+		testfactory.Letter{Tenant: "globex", ItemType: "email.send", Class: "transient", Error: "dial tcp: refused", At: now.Add(-2 * time.Minute)},
 	)
-	_, err := b.db.Pool.Exec(t.Context(), `UPDATE dead_letters SET status = 'resolved' WHERE id = $1`, ids[3])
+	_, err := b.Pool.Exec(t.Context(), `UPDATE dead_letters SET status = 'resolved' WHERE id = $1`, ids[3])
 	require.NoError(t, err)
 
-	c, _ := b.signIn(t, "acme:viewer", "globex:viewer")
+	c, _ := b.SignIn(t, "acme:viewer", "globex:viewer")
 
 	t.Run("Numbers", func(t *testing.T) {
-		resp := b.do(t, c, "GET", "/", nil, nil)
-		require.Equal(t, http.StatusOK, resp.status, resp.body)
-		d := resp.doc(t)
+		resp := b.Do(t, c, "GET", "/", nil, nil)
+		require.Equal(t, http.StatusOK, resp.Status, resp.Body)
+		d := resp.Doc(t)
 		require.Equal(t, 1, byID(d, "dashboard").Length(), "readers of dead letters land on the dashboard")
 		assert.Equal(t, "page", byID(d, "nav-dashboard").AttrOr("aria-current", ""))
 		rows := byID(d, "tenant-row")
@@ -73,16 +74,16 @@ func TestDashboard(t *testing.T) {
 	})
 
 	t.Run("StaleThreshold", func(t *testing.T) {
-		d := b.do(t, c, "GET", "/?stale=1h", nil, nil).doc(t)
+		d := b.Do(t, c, "GET", "/?stale=1h", nil, nil).Doc(t)
 		assert.True(t, byID(d, "tenant-oldest").First().HasClass("age--stale"), "3h old is past 1h")
 		assert.True(t, byID(d, "kpi-oldest").HasClass("kpi--danger"))
-		d = b.do(t, c, "GET", "/?stale=4h", nil, nil).doc(t)
+		d = b.Do(t, c, "GET", "/?stale=4h", nil, nil).Doc(t)
 		assert.False(t, byID(d, "tenant-oldest").First().HasClass("age--stale"))
 		assert.Equal(t, "4h", byID(d, "stale-select").Find("option[selected]").AttrOr("value", ""))
 	})
 
 	t.Run("SevenDays", func(t *testing.T) {
-		d := b.do(t, c, "GET", "/?span=7d", nil, nil).doc(t)
+		d := b.Do(t, c, "GET", "/?span=7d", nil, nil).Doc(t)
 		chart := byID(d, "arrival-chart")
 		assert.Equal(t, 168, chart.Find(`[data-testid="chart-bar"]`).Length())
 		assert.Equal(t, "5", chart.AttrOr("data-total", ""))
@@ -90,33 +91,33 @@ func TestDashboard(t *testing.T) {
 	})
 
 	t.Run("InvalidParameters", func(t *testing.T) {
-		resp := b.do(t, c, "GET", "/?span=1y&stale=forever", nil, nil)
-		assert.Equal(t, http.StatusUnprocessableEntity, resp.status)
-		d := resp.doc(t)
+		resp := b.Do(t, c, "GET", "/?span=1y&stale=forever", nil, nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, resp.Status)
+		d := resp.Doc(t)
 		assert.Equal(t, 2, byID(d, "flash").Length())
 		assert.Equal(t, 24, byID(d, "chart-bar").Length(), "the defaults are shown")
 	})
 
 	t.Run("OnlyOwnTenants", func(t *testing.T) {
-		acmeOnly, _ := b.signIn(t, "acme:viewer")
-		resp := b.do(t, acmeOnly, "GET", "/", nil, nil)
-		d := resp.doc(t)
+		acmeOnly, _ := b.SignIn(t, "acme:viewer")
+		resp := b.Do(t, acmeOnly, "GET", "/", nil, nil)
+		d := resp.Doc(t)
 		assert.Equal(t, 1, byID(d, "tenant-row").Length())
-		assert.NotContains(t, resp.body, "globex")
-		assert.NotContains(t, resp.body, "dial tcp")
+		assert.NotContains(t, resp.Body, "globex")
+		assert.NotContains(t, resp.Body, "dial tcp")
 	})
 
 	t.Run("EmptyTenant", func(t *testing.T) {
-		initech, _ := b.signIn(t, "initech:oncall")
-		d := b.do(t, initech, "GET", "/", nil, nil).doc(t)
+		initech, _ := b.SignIn(t, "initech:oncall")
+		d := b.Do(t, initech, "GET", "/", nil, nil).Doc(t)
 		require.Equal(t, 1, byID(d, "tenant-row").Length())
 		assert.Equal(t, "0", text(byID(d, "tenant-unresolved")))
 		assert.GreaterOrEqual(t, byID(d, "empty-state").Length(), 1)
 	})
 
 	t.Run("HomeWithoutDeadLetters", func(t *testing.T) {
-		admin, _ := b.signIn(t, "*:admin")
-		d := b.do(t, admin, "GET", "/", nil, nil).doc(t)
+		admin, _ := b.SignIn(t, "*:admin")
+		d := b.Do(t, admin, "GET", "/", nil, nil).Doc(t)
 		assert.Zero(t, byID(d, "dashboard").Length())
 		assert.Equal(t, 1, byID(d, "home").Length(), "an admin keeps the home page")
 		assert.Zero(t, byID(d, "nav-deadletters").Length())
@@ -125,12 +126,12 @@ func TestDashboard(t *testing.T) {
 
 func TestDashboardAfterFill(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	fillSmall(t, b, 5000)
-	c, _ := b.signIn(t, "*:viewer")
-	d := b.do(t, c, "GET", "/", nil, nil).doc(t)
+	c, _ := b.SignIn(t, "*:viewer")
+	d := b.Do(t, c, "GET", "/", nil, nil).Doc(t)
 	var want struct{ unresolved, total, day int64 }
-	require.NoError(t, b.db.Pool.QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE dead_letter_unresolved(status)), count(*),
+	require.NoError(t, b.Pool.QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE dead_letter_unresolved(status)), count(*),
         count(*) FILTER (WHERE dead_lettered_at >= date_trunc('minute', now()) - interval '1439 minutes')
         FROM dead_letters`).Scan(&want.unresolved, &want.total, &want.day))
 	kpi := text(byID(d, "kpi-unresolved"))

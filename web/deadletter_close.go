@@ -57,7 +57,7 @@ func (s *Server) deadLetterCloseBulk(c echo.Context) error {
 	if form.Get("action") == "resolve" {
 		to, act = dlq.StatusResolved, authz.ActResolve
 	}
-	ids, err := selectedIDs(form)
+	ids, err := readSelection(form).Validate()
 	if err != nil {
 		return err
 	}

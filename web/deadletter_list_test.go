@@ -1,12 +1,10 @@
-package web
+package web_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/testfactory"
 )
 
 // Hostile values a producer can put into any field.
@@ -25,82 +24,6 @@ const (
 	badUTF8    = "bad\xff\xfe\xc3bytes"
 	hostileAll = scriptTag + attrBreak
 )
-
-var triageSeq atomic.Uint64
-
-// letter is a dead letter as a producer would send it; zero fields get
-// defaults.
-type letter struct {
-	tenant, itemType, msgID, opID, corrID, err, class, stack, subject string
-	payload                                                           []byte
-	at                                                                time.Time
-	headers                                                           map[string][]string
-}
-
-// store ingests letters the way the ingester does (ParseDLQ, Store.Insert)
-// and returns their ids.
-func (b *bundle) store(t *testing.T, ls ...letter) []int64 {
-	t.Helper()
-	st := dlq.NewStore(b.db.Pool)
-	recs := make([]dlq.Record, len(ls))
-	seqs := make([]uint64, len(ls))
-	for i, l := range ls {
-		if l.tenant == "" {
-			l.tenant = "acme"
-		}
-		if l.itemType == "" {
-			l.itemType = "orders.refund"
-		}
-		if l.class == "" {
-			l.class = "permanent"
-		}
-		if l.err == "" {
-			l.err = "refund failed"
-		}
-		if l.subject == "" {
-			l.subject = "app." + l.tenant + "." + l.itemType
-		}
-		if l.at.IsZero() {
-			l.at = time.Now().Add(-time.Duration(i) * time.Second)
-		}
-		if l.payload == nil {
-			l.payload = []byte(`{"order_id":"ord-1","amount_cents":1200}`)
-		}
-		h := map[string][]string{
-			dlq.HeaderOriginalSubject: {l.subject}, dlq.HeaderError: {dlq.EscapeLines(l.err)}, dlq.HeaderErrorClass: {l.class},
-			dlq.HeaderAttempts: {"3"},
-		}
-		if l.msgID != "" {
-			h[dlq.HeaderOriginalMsgID] = []string{l.msgID}
-		}
-		if l.opID != "" {
-			h[dlq.HeaderOperationID] = []string{l.opID}
-		}
-		if l.corrID != "" {
-			h[dlq.HeaderCorrelationID] = []string{l.corrID}
-		}
-		if l.stack != "" {
-			h[dlq.HeaderStack] = []string{dlq.EscapeLines(l.stack)}
-		}
-		for k, v := range l.headers {
-			h[k] = v
-		}
-		seqs[i] = triageSeq.Add(1)
-		recs[i] = dlq.ParseDLQ("dlq", dlq.Received{Subject: "dlq." + l.tenant + "." + l.itemType, Header: h, Data: l.payload,
-			Stream: "TRIAGE", Seq: seqs[i], Time: l.at})
-	}
-	for start := 0; start < len(recs); start += 1000 {
-		_, err := st.Insert(context.Background(), recs[start:min(start+1000, len(recs))])
-		require.NoError(t, err)
-	}
-	ids := make([]int64, len(recs))
-	for i, seq := range seqs {
-		d, err := st.BySource(context.Background(), "TRIAGE", seq, "")
-		require.NoError(t, err)
-		ids[i] = d.ID
-	}
-	return ids
-}
 
 func byID(d *goquery.Document, id string) *goquery.Selection {
 	return d.Find(`[data-testid="` + id + `"]`)
@@ -124,33 +47,33 @@ func text(s *goquery.Selection) string { return strings.Join(strings.Fields(s.Te
 
 func TestDeadLetterList(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	now := time.Now().Truncate(time.Second)
-	var ls []letter
+	var ls []testfactory.Letter
 	for i := range 120 {
-		ls = append(ls, letter{
-			tenant: []string{"acme", "globex"}[i%2], itemType: []string{"orders.refund", "email.send", "search.index_update"}[i%3],
-			class: []string{"permanent", "transient"}[i%2], err: fmt.Sprintf("gateway %d timed out", i),
-			msgID: fmt.Sprintf("msg-%d", i), opID: fmt.Sprintf("op-%d", i), corrID: fmt.Sprintf("corr-%d", i),
-			at: now.Add(-time.Duration(i) * time.Minute),
+		ls = append(ls, testfactory.Letter{
+			Tenant: []string{"acme", "globex"}[i%2], ItemType: []string{"orders.refund", "email.send", "search.index_update"}[i%3],
+			Class: []string{"permanent", "transient"}[i%2], Error: fmt.Sprintf("gateway %d timed out", i),
+			MsgID: fmt.Sprintf("msg-%d", i), OperationID: fmt.Sprintf("op-%d", i), CorrelationID: fmt.Sprintf("corr-%d", i),
+			At: now.Add(-time.Duration(i) * time.Minute),
 		})
 	}
-	ids := b.store(t, ls...) // ids[i] is i minutes old: newest first is ids order
+	ids := testfactory.DeadLetters(t, b.Pool, ls...) // ids[i] is i minutes old: newest first is ids order
 	acmeIDs := func(keep func(i int) bool) []string {
 		var out []string
 		for i, id := range ids {
-			if ls[i].tenant == "acme" && keep(i) {
+			if ls[i].Tenant == "acme" && keep(i) {
 				out = append(out, fmt.Sprint(id))
 			}
 		}
 		return out
 	}
-	c, _ := b.signIn(t, "acme:viewer")
+	c, _ := b.SignIn(t, "acme:viewer")
 
 	t.Run("FirstPageOnlyOwnTenant", func(t *testing.T) {
-		resp := b.do(t, c, "GET", "/deadletters", nil, nil)
-		require.Equal(t, http.StatusOK, resp.status)
-		d := resp.doc(t)
+		resp := b.Do(t, c, "GET", "/deadletters", nil, nil)
+		require.Equal(t, http.StatusOK, resp.Status)
+		d := resp.Doc(t)
 		want := acmeIDs(func(int) bool { return true })
 		assert.Equal(t, want[:50], rowIDs(d), "newest first, acme only")
 		assert.Equal(t, "60 dead letters", text(byID(d, "deadletter-count")))
@@ -160,26 +83,26 @@ func TestDeadLetterList(t *testing.T) {
 		assert.True(t, hotkey, "/ focuses the search")
 		assert.Equal(t, 50, d.Find(`input[type="checkbox"][name="id"][form="deadletter-selection"]`).Length(), "selection checkboxes")
 		assert.Equal(t, "page", byID(d, "nav-deadletters").AttrOr("aria-current", ""))
-		assert.NotContains(t, resp.body, "globex")
+		assert.NotContains(t, resp.Body, "globex")
 	})
 
 	t.Run("KeysetNextAndPrevious", func(t *testing.T) {
-		d := b.do(t, c, "GET", "/deadletters?type=orders.refund&status=quarantined", nil, nil).doc(t)
-		want := acmeIDs(func(i int) bool { return ls[i].itemType == "orders.refund" })
+		d := b.Do(t, c, "GET", "/deadletters?type=orders.refund&status=quarantined", nil, nil).Doc(t)
+		want := acmeIDs(func(i int) bool { return ls[i].ItemType == "orders.refund" })
 		require.Len(t, want, 20)
 		assert.Equal(t, want, rowIDs(d))
 		assert.Zero(t, byID(d, "pager").Length(), "one page")
 
-		all := b.do(t, c, "GET", "/deadletters", nil, nil).doc(t)
+		all := b.Do(t, c, "GET", "/deadletters", nil, nil).Doc(t)
 		next := byID(all, "pager-next").AttrOr("href", "")
 		require.True(t, strings.HasPrefix(next, "/deadletters?before="), next)
 		assert.Zero(t, byID(all, "pager-prev").Length())
-		page2 := b.do(t, c, "GET", next, nil, nil).doc(t)
+		page2 := b.Do(t, c, "GET", next, nil, nil).Doc(t)
 		assert.Equal(t, acmeIDs(func(int) bool { return true })[50:], rowIDs(page2))
 		assert.Zero(t, byID(page2, "pager-next").Length(), "last page")
 		prev := byID(page2, "pager-prev").AttrOr("href", "")
 		require.True(t, strings.HasPrefix(prev, "/deadletters?after="), prev)
-		back := b.do(t, c, "GET", prev, nil, nil).doc(t)
+		back := b.Do(t, c, "GET", prev, nil, nil).Doc(t)
 		assert.Equal(t, rowIDs(all), rowIDs(back), "previous page is the first page again")
 		assert.Zero(t, byID(back, "pager-prev").Length(), "nothing newer than the newest")
 	})
@@ -190,12 +113,12 @@ func TestDeadLetterList(t *testing.T) {
 			keep  func(i int) bool
 		}{
 			{"tenant=acme", func(int) bool { return true }},
-			{"type=email.send", func(i int) bool { return ls[i].itemType == "email.send" }},
-			{"class=permanent", func(i int) bool { return ls[i].class == "permanent" }},
+			{"type=email.send", func(i int) bool { return ls[i].ItemType == "email.send" }},
+			{"class=permanent", func(i int) bool { return ls[i].Class == "permanent" }},
 			{"class=transient", func(int) bool { return false }}, // acme letters are all permanent
 			{"status=unresolved", func(int) bool { return true }},
 			{"status=resolved", func(int) bool { return false }},
-			{"subject=app.acme.email", func(i int) bool { return ls[i].itemType == "email.send" }},
+			{"subject=app.acme.email", func(i int) bool { return ls[i].ItemType == "email.send" }},
 			{"msg_id=msg-4", func(i int) bool { return i == 4 }},
 			{"op_id=op-6", func(i int) bool { return i == 6 }},
 			{"corr_id=corr-8", func(i int) bool { return i == 8 }},
@@ -205,9 +128,9 @@ func TestDeadLetterList(t *testing.T) {
 				func(i int) bool { return i >= 3 && i <= 10 }}, // minutes, UTC; the end excluded
 			{"group=" + dlq.Fingerprint(dlq.ClassPermanent, "gateway 0 timed out", ""), func(int) bool { return true }},
 		} {
-			resp := b.do(t, c, "GET", "/deadletters?"+tc.query+"&count=1", nil, nil)
-			require.Equal(t, http.StatusOK, resp.status, tc.query)
-			d := resp.doc(t)
+			resp := b.Do(t, c, "GET", "/deadletters?"+tc.query+"&count=1", nil, nil)
+			require.Equal(t, http.StatusOK, resp.Status, tc.query)
+			d := resp.Doc(t)
 			want := acmeIDs(tc.keep)
 			if len(want) > 50 {
 				want = want[:50]
@@ -223,16 +146,16 @@ func TestDeadLetterList(t *testing.T) {
 
 	t.Run("GroupChip", func(t *testing.T) {
 		fp := dlq.Fingerprint(dlq.ClassPermanent, "gateway 0 timed out", "")
-		d := b.do(t, c, "GET", "/deadletters?group="+fp+"&type=email.send", nil, nil).doc(t)
+		d := b.Do(t, c, "GET", "/deadletters?group="+fp+"&type=email.send", nil, nil).Doc(t)
 		assert.Contains(t, text(byID(d, "group-filter-chip")), fp)
 		assert.Equal(t, "/deadletters?type=email.send", byID(d, "group-filter-clear").AttrOr("href", ""))
 		assert.Equal(t, fp, d.Find(`input[type="hidden"][name="group"]`).AttrOr("value", ""), "the filter form keeps the group")
 	})
 
 	t.Run("InvalidFilter422", func(t *testing.T) {
-		resp := b.do(t, c, "GET", "/deadletters?q=ab&from=yesterday&status=maybe&class=fatal&tenant=globex&before=%21%21&group=XYZ", nil, nil)
-		assert.Equal(t, http.StatusUnprocessableEntity, resp.status)
-		d := resp.doc(t)
+		resp := b.Do(t, c, "GET", "/deadletters?q=ab&from=yesterday&status=maybe&class=fatal&tenant=globex&before=%21%21&group=XYZ", nil, nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, resp.Status)
+		d := resp.Doc(t)
 		for _, f := range []string{"q", "from", "status", "class", "tenant"} {
 			assert.Equal(t, 1, byID(d, "field-error-"+f).Length(), f)
 		}
@@ -244,25 +167,25 @@ func TestDeadLetterList(t *testing.T) {
 	})
 
 	t.Run("CountFetchedApart", func(t *testing.T) {
-		resp := b.do(t, c, "GET", "/deadletters?q=timed+out", nil, nil)
-		d := resp.doc(t)
+		resp := b.Do(t, c, "GET", "/deadletters?q=timed+out", nil, nil)
+		d := resp.Doc(t)
 		count := byID(d, "deadletter-count")
 		assert.Equal(t, "false", count.AttrOr("data-counted", ""))
 		assert.Equal(t, "/deadletters/count?q=timed+out", count.AttrOr("hx-get", ""))
 		assert.Equal(t, "load", count.AttrOr("hx-trigger", ""))
 		// Inside <noscript>, which parsers read as text when scripts run.
-		assert.Contains(t, resp.body, `<a href="/deadletters?count=1&amp;q=timed+out" data-testid="count-now">`, "without JavaScript: a link")
-		frag := b.do(t, c, "GET", "/deadletters/count?q=timed+out", nil, nil)
-		require.Equal(t, http.StatusOK, frag.status)
-		assert.Equal(t, "60 dead letters", text(byID(frag.doc(t), "deadletter-count")))
-		assert.NotContains(t, frag.body, "<html", "a fragment")
-		bad := b.do(t, c, "GET", "/deadletters/count?q=ab", nil, nil)
-		assert.Equal(t, http.StatusUnprocessableEntity, bad.status)
+		assert.Contains(t, resp.Body, `<a href="/deadletters?count=1&amp;q=timed+out" data-testid="count-now">`, "without JavaScript: a link")
+		frag := b.Do(t, c, "GET", "/deadletters/count?q=timed+out", nil, nil)
+		require.Equal(t, http.StatusOK, frag.Status)
+		assert.Equal(t, "60 dead letters", text(byID(frag.Doc(t), "deadletter-count")))
+		assert.NotContains(t, frag.Body, "<html", "a fragment")
+		bad := b.Do(t, c, "GET", "/deadletters/count?q=ab", nil, nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, bad.Status)
 	})
 
 	t.Run("Empty", func(t *testing.T) {
-		other, _ := b.signIn(t, "initech:viewer")
-		d := b.do(t, other, "GET", "/deadletters", nil, nil).doc(t)
+		other, _ := b.SignIn(t, "initech:viewer")
+		d := b.Do(t, other, "GET", "/deadletters", nil, nil).Doc(t)
 		assert.Equal(t, 1, byID(d, "empty-state").Length())
 		assert.Zero(t, byID(d, "deadletter-table").Length())
 		assert.Equal(t, "0 dead letters", text(byID(d, "deadletter-count")))
@@ -285,21 +208,21 @@ func countWords(n int) string {
 
 func TestDeadLetterListEscapesHostileValues(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.store(t, letter{
-		tenant: "acme", itemType: "email.send", err: hostileAll + " " + badUTF8, msgID: attrBreak, subject: jsURL,
-		corrID: scriptTag, class: "permanent",
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	testfactory.DeadLetters(t, b.Pool, testfactory.Letter{
+		Tenant: "acme", ItemType: "email.send", Error: hostileAll + " " + badUTF8, MsgID: attrBreak, Subject: jsURL,
+		CorrelationID: scriptTag, Class: "permanent",
 	})
-	c, _ := b.signIn(t, "acme:viewer")
-	resp := b.do(t, c, "GET", "/deadletters?q="+url.QueryEscape(attrBreak), nil, nil)
-	require.Equal(t, http.StatusOK, resp.status)
-	d := resp.doc(t)
+	c, _ := b.SignIn(t, "acme:viewer")
+	resp := b.Do(t, c, "GET", "/deadletters?q="+url.QueryEscape(attrBreak), nil, nil)
+	require.Equal(t, http.StatusOK, resp.Status)
+	d := resp.Doc(t)
 	require.Equal(t, 1, byID(d, "deadletter-row").Length())
 	assert.Contains(t, byID(d, "row-link").Text(), scriptTag+attrBreak, "shown as text")
 	assert.Contains(t, byID(d, "row-link").Text(), "\uFFFD", "invalid UTF-8 shown with replacement characters")
 	assert.Equal(t, attrBreak, byID(d, "row-msgid").Text())
 	assert.Equal(t, attrBreak, d.Find(`input[name="q"]`).AttrOr("value", ""), "the search box holds the text")
-	assertNothingExecutable(t, d, resp.body)
+	assertNothingExecutable(t, d, resp.Body)
 }
 
 // assertNothingExecutable checks that data made no script, no element with

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -13,33 +13,34 @@ import (
 
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/testfactory"
 )
 
 func TestDeadLetterShow(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	stack := "goroutine 7 [running]:\nmain.refund(0xc000123)\n\t/app/refund.go:42 +0x1d"
-	ids := b.store(t,
-		letter{tenant: "acme", itemType: "orders.refund", msgID: "refund-77", opID: "op-77", corrID: "corr-77",
-			err: "refund ord-77: gateway timed out\nsecond line", class: "unknown_effect", stack: stack,
-			headers: map[string][]string{dlq.HeaderPrincipal: {"user:42"}, "Traceparent": {"00-abc-01"}}},
-		letter{tenant: "globex", itemType: "email.send", msgID: "mail-1"},
+	ids := testfactory.DeadLetters(t, b.Pool,
+		testfactory.Letter{Tenant: "acme", ItemType: "orders.refund", MsgID: "refund-77", OperationID: "op-77", CorrelationID: "corr-77",
+			Error: "refund ord-77: gateway timed out\nsecond line", Class: "unknown_effect", Stack: stack,
+			Headers: map[string][]string{dlq.HeaderPrincipal: {"user:42"}, "Traceparent": {"00-abc-01"}}},
+		testfactory.Letter{Tenant: "globex", ItemType: "email.send", MsgID: "mail-1"},
 	)
 	acme, globex := ids[0], ids[1]
-	_, err := audit.AppendFunc(context.Background(), b.db.Pool, audit.Event{
+	_, err := audit.AppendFunc(context.Background(), b.Pool, audit.Event{
 		Tenant: "acme", Action: "deadletter.discard", Outcome: audit.OutcomeOK, ObjectType: "dead_letter", ObjectID: fmt.Sprint(acme), Reason: "test trail",
 	})
 	require.NoError(t, err)
-	_, err = audit.AppendFunc(context.Background(), b.db.Pool, audit.Event{
+	_, err = audit.AppendFunc(context.Background(), b.Pool, audit.Event{
 		Tenant: "acme", Action: "replay.publish", Outcome: audit.OutcomeOK, MessageID: "refund-77",
 	})
 	require.NoError(t, err)
-	c, _ := b.signIn(t, "acme:oncall")
+	c, _ := b.SignIn(t, "acme:oncall")
 
 	t.Run("Success", func(t *testing.T) {
-		resp := b.do(t, c, "GET", fmt.Sprintf("/deadletters/%d", acme), nil, nil)
-		require.Equal(t, http.StatusOK, resp.status, resp.body)
-		d := resp.doc(t)
+		resp := b.Do(t, c, "GET", fmt.Sprintf("/deadletters/%d", acme), nil, nil)
+		require.Equal(t, http.StatusOK, resp.Status, resp.Body)
+		d := resp.Doc(t)
 		assert.Equal(t, "orders.refund", byID(d, "dl-type").Text())
 		assert.Equal(t, "acme", byID(d, "dl-tenant").Text())
 		assert.Contains(t, text(byID(d, "dl-status")), "quarantined")
@@ -49,7 +50,7 @@ func TestDeadLetterShow(t *testing.T) {
 		assert.Equal(t, "3", byID(d, "dl-attempts").Text())
 		assert.Equal(t, "refund-77", byID(d, "dl-msgid").Text())
 		summary := byID(d, "dl-summary")
-		for _, want := range []string{"op-77", "corr-77", "user:42", "app.acme.orders.refund", "dlq.acme.orders.refund", "TRIAGE:"} {
+		for _, want := range []string{"op-77", "corr-77", "user:42", "app.acme.orders.refund", "dlq.acme.orders.refund", testfactory.Stream + ":"} {
 			assert.Contains(t, summary.Text(), want)
 		}
 		// Copy buttons for the ids.
@@ -85,46 +86,46 @@ func TestDeadLetterShow(t *testing.T) {
 
 	t.Run("NotFound", func(t *testing.T) {
 		for _, path := range []string{"/deadletters/999999", "/deadletters/abc", "/deadletters/-1", "/deadletters/999999/payload"} {
-			assert.Equal(t, http.StatusNotFound, b.do(t, c, "GET", path, nil, nil).status, path)
+			assert.Equal(t, http.StatusNotFound, b.Do(t, c, "GET", path, nil, nil).Status, path)
 		}
 	})
 
 	t.Run("CrossTenantIsNotFoundAndAudited", func(t *testing.T) {
-		other, _ := b.signIn(t, "acme:oncall")
-		before := b.auditCount(t, "action = 'authz.denied' AND object_type = 'dead_letter' AND object_id = $1 AND tenant = 'globex'", fmt.Sprint(globex))
-		resp := b.do(t, other, "GET", fmt.Sprintf("/deadletters/%d", globex), nil, nil)
-		assert.Equal(t, http.StatusNotFound, resp.status)
-		assert.NotContains(t, resp.body, "mail-1", "nothing of it leaks")
-		assert.Equal(t, http.StatusNotFound, b.do(t, other, "GET", fmt.Sprintf("/deadletters/%d/payload", globex), nil, nil).status)
-		after := b.auditCount(t, "action = 'authz.denied' AND object_type = 'dead_letter' AND object_id = $1 AND tenant = 'globex'", fmt.Sprint(globex))
+		other, _ := b.SignIn(t, "acme:oncall")
+		before := b.AuditCount(t, "action = 'authz.denied' AND object_type = 'dead_letter' AND object_id = $1 AND tenant = 'globex'", fmt.Sprint(globex))
+		resp := b.Do(t, other, "GET", fmt.Sprintf("/deadletters/%d", globex), nil, nil)
+		assert.Equal(t, http.StatusNotFound, resp.Status)
+		assert.NotContains(t, resp.Body, "mail-1", "nothing of it leaks")
+		assert.Equal(t, http.StatusNotFound, b.Do(t, other, "GET", fmt.Sprintf("/deadletters/%d/payload", globex), nil, nil).Status)
+		after := b.AuditCount(t, "action = 'authz.denied' AND object_type = 'dead_letter' AND object_id = $1 AND tenant = 'globex'", fmt.Sprint(globex))
 		assert.Equal(t, before+2, after, "both attempts audited with the object's tenant")
 	})
 
 	t.Run("Download", func(t *testing.T) {
-		resp := b.do(t, c, "GET", fmt.Sprintf("/deadletters/%d/payload", acme), nil, nil)
-		require.Equal(t, http.StatusOK, resp.status)
-		assert.Equal(t, `{"order_id":"ord-1","amount_cents":1200}`, resp.body)
-		assert.Equal(t, "application/octet-stream", resp.header.Get("Content-Type"))
-		assert.Equal(t, fmt.Sprintf(`attachment; filename="deadletter-%d.bin"`, acme), resp.header.Get("Content-Disposition"))
-		assert.Equal(t, "nosniff", resp.header.Get("X-Content-Type-Options"))
-		assert.Equal(t, "no-store", resp.header.Get("Cache-Control"))
-		assert.Equal(t, 1, b.auditCount(t, "action = 'deadletter.download' AND object_id = $1 AND message_id = 'refund-77'", fmt.Sprint(acme)))
+		resp := b.Do(t, c, "GET", fmt.Sprintf("/deadletters/%d/payload", acme), nil, nil)
+		require.Equal(t, http.StatusOK, resp.Status)
+		assert.Equal(t, `{"order_id":"ord-1","amount_cents":1200}`, resp.Body)
+		assert.Equal(t, "application/octet-stream", resp.Header.Get("Content-Type"))
+		assert.Equal(t, fmt.Sprintf(`attachment; filename="deadletter-%d.bin"`, acme), resp.Header.Get("Content-Disposition"))
+		assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
+		assert.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+		assert.Equal(t, 1, b.AuditCount(t, "action = 'deadletter.download' AND object_id = $1 AND message_id = 'refund-77'", fmt.Sprint(acme)))
 	})
 
 	t.Run("ViewerMayNotDownload", func(t *testing.T) {
-		viewer, _ := b.signIn(t, "acme:viewer")
-		d := b.do(t, viewer, "GET", fmt.Sprintf("/deadletters/%d", acme), nil, nil).doc(t)
+		viewer, _ := b.SignIn(t, "acme:viewer")
+		d := b.Do(t, viewer, "GET", fmt.Sprintf("/deadletters/%d", acme), nil, nil).Doc(t)
 		assert.Zero(t, byID(d, "dl-download").Length(), "no download link without the permission")
-		assert.Equal(t, http.StatusForbidden, b.do(t, viewer, "GET", fmt.Sprintf("/deadletters/%d/payload", acme), nil, nil).status)
+		assert.Equal(t, http.StatusForbidden, b.Do(t, viewer, "GET", fmt.Sprintf("/deadletters/%d/payload", acme), nil, nil).Status)
 		// Download in one tenant, only read in the other: the other's payload is refused, not hidden.
-		mixed, _ := b.signIn(t, "acme:oncall", "globex:viewer")
-		assert.Equal(t, http.StatusForbidden, b.do(t, mixed, "GET", fmt.Sprintf("/deadletters/%d/payload", globex), nil, nil).status)
-		assert.Equal(t, http.StatusOK, b.do(t, mixed, "GET", fmt.Sprintf("/deadletters/%d/payload", acme), nil, nil).status)
+		mixed, _ := b.SignIn(t, "acme:oncall", "globex:viewer")
+		assert.Equal(t, http.StatusForbidden, b.Do(t, mixed, "GET", fmt.Sprintf("/deadletters/%d/payload", globex), nil, nil).Status)
+		assert.Equal(t, http.StatusOK, b.Do(t, mixed, "GET", fmt.Sprintf("/deadletters/%d/payload", acme), nil, nil).Status)
 	})
 
 	t.Run("AuditorSeesTrailLinks", func(t *testing.T) {
-		auditor, _ := b.signIn(t, "acme:auditor")
-		d := b.do(t, auditor, "GET", fmt.Sprintf("/deadletters/%d", acme), nil, nil).doc(t)
+		auditor, _ := b.SignIn(t, "acme:auditor")
+		d := b.Do(t, auditor, "GET", fmt.Sprintf("/deadletters/%d", acme), nil, nil).Doc(t)
 		rows := byID(d, "dl-audit-row")
 		assert.GreaterOrEqual(t, rows.Length(), 2)
 		assert.Equal(t, rows.Length(), rows.Find(`a[href^="/audit/"]`).Length(), "every entry links to its audit event")
@@ -133,24 +134,24 @@ func TestDeadLetterShow(t *testing.T) {
 
 func TestDeadLetterPayloads(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	big := []byte(`{"batch":[` + strings.Repeat(`{"event":"page_view"},`, 5000) + `{}]}`)
 	require.Greater(t, len(big), dlq.PreviewPayloadMax)
 	binary := []byte{0x1f, 0x8b, 0x08, 0x00, 'h', 'i', 0xff, 0x00, '<', 's', '>'}
-	ids := b.store(t,
-		letter{payload: big},
-		letter{payload: binary},
-		letter{payload: []byte("plain text line\n" + scriptTag)},
-		letter{payload: []byte{}},
-		letter{payload: []byte(`{"subject":"` + strings.ReplaceAll(attrBreak, `"`, `\"`) + `","link":"javascript:alert(1)"}`)},
+	ids := testfactory.DeadLetters(t, b.Pool,
+		testfactory.Letter{Payload: big},
+		testfactory.Letter{Payload: binary},
+		testfactory.Letter{Payload: []byte("plain text line\n" + scriptTag)},
+		testfactory.Letter{Payload: []byte{}},
+		testfactory.Letter{Payload: []byte(`{"subject":"` + strings.ReplaceAll(attrBreak, `"`, `\"`) + `","link":"javascript:alert(1)"}`)},
 	)
-	c, _ := b.signIn(t, "acme:oncall")
+	c, _ := b.SignIn(t, "acme:oncall")
 	get := func(id int64) (string, *goquery.Selection, string) {
-		resp := b.do(t, c, "GET", fmt.Sprintf("/deadletters/%d", id), nil, nil)
-		require.Equal(t, http.StatusOK, resp.status)
-		d := resp.doc(t)
-		assertNothingExecutable(t, d, resp.body)
-		return byID(d, "dl-payload").AttrOr("data-kind", ""), byID(d, "dl-payload-body"), resp.body
+		resp := b.Do(t, c, "GET", fmt.Sprintf("/deadletters/%d", id), nil, nil)
+		require.Equal(t, http.StatusOK, resp.Status)
+		d := resp.Doc(t)
+		assertNothingExecutable(t, d, resp.Body)
+		return byID(d, "dl-payload").AttrOr("data-kind", ""), byID(d, "dl-payload-body"), resp.Body
 	}
 
 	kind, body, page := get(ids[0])
@@ -175,26 +176,26 @@ func TestDeadLetterPayloads(t *testing.T) {
 	assert.Equal(t, "json", kind)
 	assert.Contains(t, body.Text(), `"link": "javascript:alert(1)"`)
 
-	resp := b.do(t, c, "GET", fmt.Sprintf("/deadletters/%d/payload", ids[0]), nil, nil)
-	assert.Equal(t, string(big), resp.body, "the download is whole")
-	resp = b.do(t, c, "GET", fmt.Sprintf("/deadletters/%d/payload", ids[1]), nil, nil)
-	assert.Equal(t, string(binary), resp.body, "byte for byte")
+	resp := b.Do(t, c, "GET", fmt.Sprintf("/deadletters/%d/payload", ids[0]), nil, nil)
+	assert.Equal(t, string(big), resp.Body, "the download is whole")
+	resp = b.Do(t, c, "GET", fmt.Sprintf("/deadletters/%d/payload", ids[1]), nil, nil)
+	assert.Equal(t, string(binary), resp.Body, "byte for byte")
 }
 
 func TestDeadLetterShowEscapesHostileValues(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ids := b.store(t, letter{
-		tenant: "acme", itemType: "email.send", msgID: attrBreak, opID: scriptTag, corrID: jsURL, subject: jsURL,
-		err: hostileAll + badUTF8, stack: scriptTag + "\n" + attrBreak, class: "fatal",
-		headers: map[string][]string{"X-Evil": {hostileAll, badUTF8}, dlq.HeaderPrincipal: {jsURL}},
-		payload: []byte(scriptTag + attrBreak),
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	ids := testfactory.DeadLetters(t, b.Pool, testfactory.Letter{
+		Tenant: "acme", ItemType: "email.send", MsgID: attrBreak, OperationID: scriptTag, CorrelationID: jsURL, Subject: jsURL,
+		Error: hostileAll + badUTF8, Stack: scriptTag + "\n" + attrBreak, Class: "fatal",
+		Headers: map[string][]string{"X-Evil": {hostileAll, badUTF8}, dlq.HeaderPrincipal: {jsURL}},
+		Payload: []byte(scriptTag + attrBreak),
 	})
-	c, _ := b.signIn(t, "acme:oncall")
-	resp := b.do(t, c, "GET", fmt.Sprintf("/deadletters/%d", ids[0]), nil, nil)
-	require.Equal(t, http.StatusOK, resp.status)
-	d := resp.doc(t)
-	assertNothingExecutable(t, d, resp.body)
+	c, _ := b.SignIn(t, "acme:oncall")
+	resp := b.Do(t, c, "GET", fmt.Sprintf("/deadletters/%d", ids[0]), nil, nil)
+	require.Equal(t, http.StatusOK, resp.Status)
+	d := resp.Doc(t)
+	assertNothingExecutable(t, d, resp.Body)
 	assert.Contains(t, byID(d, "dl-error").Text(), hostileAll, "shown as text")
 	assert.Contains(t, byID(d, "dl-error").Text(), "\uFFFD")
 	assert.Equal(t, attrBreak, byID(d, "dl-msgid").Text())

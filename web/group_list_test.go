@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"fmt"
@@ -11,41 +11,42 @@ import (
 
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/dlqdemo"
+	"github.com/quarantine-console/quarantine/testfactory"
 )
 
 // fillSmall writes n demo dead letters (acme, globex, initech).
-func fillSmall(t *testing.T, b *bundle, n int) {
+func fillSmall(t *testing.T, b *testfactory.Console, n int) {
 	t.Helper()
-	_, err := dlqdemo.Fill(t.Context(), b.db.Pool, dlqdemo.FillConfig{Rows: n, ChunkRows: 2000})
+	_, err := dlqdemo.Fill(t.Context(), b.Pool, dlqdemo.FillConfig{Rows: n, ChunkRows: 2000})
 	require.NoError(t, err)
 }
 
 func TestGroupList(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	stack := "main.refund()\n\t/app/refund.go:42\nmain.handle()\n\t/app/h.go:7\nmain.main()"
-	var ls []letter
+	var ls []testfactory.Letter
 	for i := range 30 {
-		ls = append(ls, letter{tenant: "acme", itemType: "orders.refund", class: "unknown_effect", err: fmt.Sprintf("refund ord-%d timed out", i), stack: stack})
+		ls = append(ls, testfactory.Letter{Tenant: "acme", ItemType: "orders.refund", Class: "unknown_effect", Error: fmt.Sprintf("refund ord-%d timed out", i), Stack: stack})
 	}
 	for i := range 5 {
-		ls = append(ls, letter{tenant: []string{"acme", "globex"}[i%2], itemType: []string{"email.send", "email.digest"}[i%2], class: "permanent",
-			err: fmt.Sprintf("smtp 550 <c%d@example.com>: rejected", i)})
+		ls = append(ls, testfactory.Letter{Tenant: []string{"acme", "globex"}[i%2], ItemType: []string{"email.send", "email.digest"}[i%2], Class: "permanent",
+			Error: fmt.Sprintf("smtp 550 <c%d@example.com>: rejected", i)})
 	}
-	ls = append(ls, letter{tenant: "globex", itemType: "search.index_update", class: "stale_version", err: "version conflict " + scriptTag})
-	ids := b.store(t, ls...)
-	_, err := b.db.Pool.Exec(t.Context(), `UPDATE dead_letters SET status = 'discarded' WHERE id = ANY($1)`, ids[:10])
+	ls = append(ls, testfactory.Letter{Tenant: "globex", ItemType: "search.index_update", Class: "stale_version", Error: "version conflict " + scriptTag})
+	ids := testfactory.DeadLetters(t, b.Pool, ls...)
+	_, err := b.Pool.Exec(t.Context(), `UPDATE dead_letters SET status = 'discarded' WHERE id = ANY($1)`, ids[:10])
 	require.NoError(t, err)
 	refund := dlq.Fingerprint(dlq.ClassUnknownEffect, "refund ord-0 timed out", stack)
 	smtp := dlq.Fingerprint(dlq.ClassPermanent, "smtp 550 <c0@example.com>: rejected", "")
 
-	c, _ := b.signIn(t, "acme:viewer", "globex:viewer")
+	c, _ := b.SignIn(t, "acme:viewer", "globex:viewer")
 
 	t.Run("Groups", func(t *testing.T) {
-		resp := b.do(t, c, "GET", "/groups", nil, nil)
-		require.Equal(t, http.StatusOK, resp.status)
-		d := resp.doc(t)
-		assertNothingExecutable(t, d, resp.body)
+		resp := b.Do(t, c, "GET", "/groups", nil, nil)
+		require.Equal(t, http.StatusOK, resp.Status)
+		d := resp.Doc(t)
+		assertNothingExecutable(t, d, resp.Body)
 		rows := byID(d, "group-row")
 		require.Equal(t, 3, rows.Length())
 		first := rows.Eq(0)
@@ -65,7 +66,7 @@ func TestGroupList(t *testing.T) {
 		assert.Equal(t, "3 groups", text(byID(d, "group-count")))
 
 		// Following the link lists exactly the group's unresolved dead letters.
-		list := b.do(t, c, "GET", first.Find(`[data-testid="group-link"]`).AttrOr("href", "")+"&count=1", nil, nil).doc(t)
+		list := b.Do(t, c, "GET", first.Find(`[data-testid="group-link"]`).AttrOr("href", "")+"&count=1", nil, nil).Doc(t)
 		assert.Equal(t, "20 dead letters", text(byID(list, "deadletter-count")))
 		assert.Equal(t, idStrings(ids[10:30]), rowIDs(list))
 	})
@@ -81,30 +82,30 @@ func TestGroupList(t *testing.T) {
 			{"sort=count&tenant=acme", []string{refund, smtp}},
 			{"state=all&sort=new&class=unknown_effect", []string{refund}},
 		} {
-			d := b.do(t, c, "GET", "/groups?"+tc.query, nil, nil).doc(t)
+			d := b.Do(t, c, "GET", "/groups?"+tc.query, nil, nil).Doc(t)
 			var got []string
 			byID(d, "group-row").Each(func(_ int, s *goquery.Selection) { got = append(got, s.AttrOr("data-fingerprint", "")) })
 			assert.Equal(t, tc.want, got, tc.query)
 		}
-		d := b.do(t, c, "GET", "/groups?type=no.such", nil, nil).doc(t)
+		d := b.Do(t, c, "GET", "/groups?type=no.such", nil, nil).Doc(t)
 		assert.Equal(t, 1, byID(d, "empty-state").Length())
 	})
 
 	t.Run("Invalid", func(t *testing.T) {
-		resp := b.do(t, c, "GET", "/groups?sort=sideways&state=some&tenant=initech&class=fatal", nil, nil)
-		assert.Equal(t, http.StatusUnprocessableEntity, resp.status)
-		d := resp.doc(t)
+		resp := b.Do(t, c, "GET", "/groups?sort=sideways&state=some&tenant=initech&class=fatal", nil, nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, resp.Status)
+		d := resp.Doc(t)
 		for _, f := range []string{"sort", "state", "tenant", "class"} {
 			assert.Equal(t, 1, byID(d, "field-error-"+f).Length(), f)
 		}
 	})
 
 	t.Run("OnlyOwnTenants", func(t *testing.T) {
-		globexOnly, _ := b.signIn(t, "globex:viewer")
-		resp := b.do(t, globexOnly, "GET", "/groups?state=all", nil, nil)
-		d := resp.doc(t)
+		globexOnly, _ := b.SignIn(t, "globex:viewer")
+		resp := b.Do(t, globexOnly, "GET", "/groups?state=all", nil, nil)
+		d := resp.Doc(t)
 		assert.Equal(t, 2, byID(d, "group-row").Length())
-		assert.NotContains(t, resp.body, "refund ord-")
+		assert.NotContains(t, resp.Body, "refund ord-")
 		assert.Equal(t, "globex", text(byID(d, "group-row").Eq(0).Find(`[data-testid="group-tenants"]`)), "acme's share of a shared group is not shown")
 	})
 }
@@ -113,12 +114,12 @@ func TestGroupList(t *testing.T) {
 // demo fill: every group, with its count.
 func TestGroupsAfterFill(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	fillSmall(t, b, 6000)
-	c, _ := b.signIn(t, "*:viewer")
-	d := b.do(t, c, "GET", "/groups?state=all&sort=count", nil, nil).doc(t)
+	c, _ := b.SignIn(t, "*:viewer")
+	d := b.Do(t, c, "GET", "/groups?state=all&sort=count", nil, nil).Doc(t)
 	var groups int
-	require.NoError(t, b.db.Pool.QueryRow(t.Context(), `SELECT count(DISTINCT fingerprint) FROM dead_letters`).Scan(&groups))
+	require.NoError(t, b.Pool.QueryRow(t.Context(), `SELECT count(DISTINCT fingerprint) FROM dead_letters`).Scan(&groups))
 	assert.Equal(t, fmt.Sprintf("100 of %d groups", groups), text(byID(d, "group-count")))
 	rows := byID(d, "group-row")
 	require.Equal(t, 100, rows.Length())
@@ -127,7 +128,7 @@ func TestGroupsAfterFill(t *testing.T) {
 			return
 		}
 		var n int
-		require.NoError(t, b.db.Pool.QueryRow(t.Context(), `SELECT count(*) FROM dead_letters WHERE fingerprint = $1`, s.AttrOr("data-fingerprint", "")).Scan(&n))
+		require.NoError(t, b.Pool.QueryRow(t.Context(), `SELECT count(*) FROM dead_letters WHERE fingerprint = $1`, s.AttrOr("data-fingerprint", "")).Scan(&n))
 		assert.Equal(t, fmtCount(int64(n)), text(s.Find(`[data-testid="group-total"]`)))
 	})
 }

@@ -16,21 +16,46 @@ import (
 	"github.com/quarantine-console/quarantine/views"
 )
 
+// requestID reads the :id parameter of a replay request route.
+func requestID(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return 0, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such replay request.")
+	}
+	return id, nil
+}
+
+// inTenant answers not found (audited) unless the user may read dead
+// letters in the tenant of the replay request they asked for.
+func (s *Server) inTenant(c echo.Context, req replay.Request) error {
+	if !s.deps.Access.Can(userOf(c), req.Tenant, authz.ObjDeadLetter, authz.ActRead) {
+		return s.notFoundDenied(c, req.Tenant, "replay_request", c.Param("id"))
+	}
+	return nil
+}
+
 // loadRequest returns the replay request of the :id parameter if the user
 // may read dead letters in its tenant; otherwise 404 (audited).
 func (s *Server) loadRequest(c echo.Context) (replay.Request, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	id, err := requestID(c)
 	if err != nil {
-		return replay.Request{}, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such replay request.")
+		return replay.Request{}, err
 	}
 	req, err := s.deps.Replays.Request(c.Request().Context(), id)
 	if err != nil {
 		return req, err
 	}
-	if !s.deps.Access.Can(userOf(c), req.Tenant, authz.ObjDeadLetter, authz.ActRead) {
-		return req, s.notFoundDenied(c, req.Tenant, "replay_request", c.Param("id"))
+	return req, s.inTenant(c, req)
+}
+
+// mayOnClass answers 403 (audited) unless the user holds act on replays of
+// req's class in its tenant.
+func (s *Server) mayOnClass(c echo.Context, req replay.Request, act string) error {
+	obj := authz.ReplayObject(string(req.Class))
+	if s.deps.Access.Can(userOf(c), req.Tenant, obj, act) {
+		return nil
 	}
-	return req, nil
+	return s.deny(c, req.Tenant, obj+":"+act, fmt.Sprintf("replay request %d", req.ID))
 }
 
 func describe(t *replaypolicy.Table, class replaypolicy.Class) string {
@@ -42,7 +67,7 @@ func describe(t *replaypolicy.Table, class replaypolicy.Class) string {
 
 func rateText(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
-func (s *Server) itemRows(items []replay.Item) []views.ReplayItemRow {
+func itemRows(items []replay.Item) []views.ReplayItemRow {
 	out := make([]views.ReplayItemRow, len(items))
 	for i, it := range items {
 		var hs []string
@@ -62,12 +87,19 @@ func (s *Server) tenantsWith(ctx context.Context, u authz.User, obj, act string)
 	return s.deps.Access.Scope(u, obj, act, s.knownTenants(ctx))
 }
 
-// selectedIDs reads the dead letters a form selects (the repeated "id"
-// field of the list's checkboxes or the detail page); anything that is not
-// an id is a 422.
-func selectedIDs(form url.Values) ([]int64, error) {
-	ids := make([]int64, 0, len(form["id"]))
-	for _, v := range form["id"] {
+// selectionForm is the dead letters a form selects: the repeated "id"
+// field of the list's checkboxes or of the detail page.
+type selectionForm struct {
+	IDs []string
+}
+
+func readSelection(form url.Values) selectionForm { return selectionForm{IDs: form["id"]} }
+
+// Validate returns the ids, or an invalid error when one is not an id
+// (empty is for the action to judge).
+func (f selectionForm) Validate() ([]int64, error) {
+	ids := make([]int64, 0, len(f.IDs))
+	for _, v := range f.IDs {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return nil, quarantine.Errorf(quarantine.EINVALID, "The selection is not a list of dead letters.")

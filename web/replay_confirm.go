@@ -8,51 +8,116 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/views"
 )
 
-// replayConfirm shows the requester their frozen selection.
+// maxConfirmItems bounds the items a confirm page reads per request.
+const maxConfirmItems = 1000
+
+// submitForm is the confirm page's form: the reason, and per request of the
+// selection a rate and the typed confirmation.
+type submitForm struct {
+	Reason        string
+	Rates         map[int64]string
+	Confirmations map[int64]string
+}
+
+func readSubmitForm(c echo.Context, sel replay.Selection) submitForm {
+	f := submitForm{Reason: strings.TrimSpace(c.FormValue("reason")), Rates: map[int64]string{}, Confirmations: map[int64]string{}}
+	for _, r := range sel.Requests {
+		key := strconv.FormatInt(r.ID, 10)
+		f.Rates[r.ID] = strings.TrimSpace(c.FormValue("rate-" + key))
+		f.Confirmations[r.ID] = c.FormValue("confirm-" + key)
+	}
+	return f
+}
+
+// Validate turns the form into what the replay service submits, with a
+// message per bad field ("reason", "rate-<id>").
+func (f submitForm) Validate() (replay.SubmitInput, map[string]string) {
+	in := replay.SubmitInput{Reason: f.Reason, Rates: map[int64]float64{}, Confirmations: f.Confirmations}
+	errs := map[string]string{}
+	if in.Reason == "" {
+		errs["reason"] = "Say why this should be replayed; approvers and auditors read it."
+	}
+	for id, v := range f.Rates {
+		if v == "" {
+			continue
+		}
+		rate, err := strconv.ParseFloat(v, 64)
+		if err != nil || rate <= 0 {
+			errs["rate-"+strconv.FormatInt(id, 10)] = "A rate is a number of messages per second, above 0."
+		}
+		in.Rates[id] = rate
+	}
+	if len(errs) == 0 {
+		return in, nil
+	}
+	return in, errs
+}
+
+// selection reads the :batch parameter's selection for the user (only its
+// requester finds it).
+func (s *Server) selection(c echo.Context) (replay.Selection, error) {
+	return s.deps.Replays.Selection(c.Request().Context(), c.Param("batch"), userOf(c).Actor, maxConfirmItems)
+}
+
+// replayConfirm shows the requester their frozen selection; once it was
+// submitted, the request it became.
 func (s *Server) replayConfirm(c echo.Context) error {
-	m, err := s.confirmModel(c, "", nil)
+	sel, err := s.selection(c)
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
+	if sel.Submitted() {
+		return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(sel.Landing(), 10))
+	}
+	return s.render(c, http.StatusOK, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), s.confirmModel(c, sel, "", nil)))
 }
 
-// confirmModel builds the confirm page of the :batch parameter; only its
-// requester may see it.
-func (s *Server) confirmModel(c echo.Context, reason string, errs map[string]string) (views.ReplayConfirmModel, error) {
+// replaySubmit sends the batch with the reason, rates and confirmations;
+// bad input, and what the rules refuse, re-render the page (422).
+func (s *Server) replaySubmit(c echo.Context) error {
 	ctx := c.Request().Context()
-	batch := c.Param("batch")
-	reqs, err := s.deps.Replays.Batch(ctx, batch)
+	sel, err := s.selection(c)
 	if err != nil {
-		return views.ReplayConfirmModel{}, err
+		return err
 	}
-	if !reqs[0].Requester.SameAs(userOf(c).Actor) {
-		return views.ReplayConfirmModel{}, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such selection.")
-	}
-	if reqs[0].Status != replay.StatusDraft {
-		return views.ReplayConfirmModel{}, c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(reqs[0].ID, 10))
-	}
-	table := s.deps.Replays.Policy()
-	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: reason, Errors: errs}
-	for _, r := range reqs {
-		items, err := s.deps.Replays.Items(ctx, r.ID, 1000)
-		if err != nil {
-			return m, err
+	form := readSubmitForm(c, sel)
+	in, errs := form.Validate()
+	if errs == nil {
+		done, err := s.deps.Replays.Submit(ctx, c.Param("batch"), userOf(c).Actor, in, authz.RequestMeta(c))
+		var refused *replay.RefusedError
+		switch {
+		case errors.As(err, &refused):
+			errs = map[string]string{}
+			for id, why := range refused.Reasons {
+				errs["request-"+strconv.FormatInt(id, 10)] = why
+			}
+		case err != nil:
+			return err
+		default:
+			s.flash(c, "Replay requested.")
+			return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(replay.Landing(done), 10))
 		}
-		g := views.ReplayGroup{RequestID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: describe(table, r.Class), Items: r.ItemCount, Rate: rateText(r.Rate)}
+	}
+	m := s.confirmModel(c, sel, form.Reason, errs)
+	return s.render(c, http.StatusUnprocessableEntity, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
+}
+
+// confirmModel is the confirm page of sel.
+func (s *Server) confirmModel(c echo.Context, sel replay.Selection, reason string, errs map[string]string) views.ReplayConfirmModel {
+	table := s.deps.Replays.Policy()
+	m := views.ReplayConfirmModel{Action: "/replay/batches/" + c.Param("batch"), Reason: reason, Errors: errs}
+	for _, r := range sel.Requests {
+		g := views.ReplayGroup{RequestID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: describe(table, r.Class),
+			Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation}
 		if k, ok := table.Knobs(r.Class); ok {
 			g.MaxRate = rateText(k.MaxRate)
 		}
-		if g.Confirmation, err = s.deps.Replays.ConfirmationFor(ctx, r.ID); err != nil {
-			return m, err
-		}
-		for _, row := range s.itemRows(items) {
+		for _, row := range itemRows(r.Items) {
 			if row.SkipReason != "" {
 				g.Skipped = append(g.Skipped, row)
 			} else if len(g.Sample) < 20 {
@@ -64,59 +129,5 @@ func (s *Server) confirmModel(c echo.Context, reason string, errs map[string]str
 		m.Total += r.ItemCount
 		m.Skipped += r.SkippedCount
 	}
-	return m, nil
-}
-
-// replaySubmit sends the batch with the reason, rates and confirmations.
-func (s *Server) replaySubmit(c echo.Context) error {
-	ctx := c.Request().Context()
-	reqs, err := s.deps.Replays.Batch(ctx, c.Param("batch"))
-	if err != nil {
-		return err
-	}
-	in := replay.SubmitInput{Reason: strings.TrimSpace(c.FormValue("reason")), Rates: map[int64]float64{}, Confirmations: map[int64]string{}}
-	errs := map[string]string{}
-	if in.Reason == "" {
-		errs["reason"] = "Say why this should be replayed; approvers and auditors read it."
-	}
-	for _, r := range reqs {
-		key := strconv.FormatInt(r.ID, 10)
-		if v := strings.TrimSpace(c.FormValue("rate-" + key)); v != "" {
-			rate, err := strconv.ParseFloat(v, 64)
-			if err != nil || rate <= 0 {
-				errs["rate-"+key] = "A rate is a number of messages per second, above 0."
-			}
-			in.Rates[r.ID] = rate
-		}
-		in.Confirmations[r.ID] = c.FormValue("confirm-" + key)
-	}
-	if len(errs) == 0 {
-		done, err := s.deps.Replays.Submit(ctx, c.Param("batch"), userOf(c).Actor, in, authz.RequestMeta(c))
-		var refused *replay.RefusedError
-		switch {
-		case errors.As(err, &refused):
-			for id, why := range refused.Reasons {
-				errs["request-"+strconv.FormatInt(id, 10)] = why
-			}
-		case err != nil:
-			return err
-		default:
-			s.flash(c, "Replay requested.")
-			return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(firstLive(done), 10))
-		}
-	}
-	m, err := s.confirmModel(c, in.Reason, errs)
-	if err != nil {
-		return err
-	}
-	return s.render(c, http.StatusUnprocessableEntity, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
-}
-
-func firstLive(reqs []replay.Request) int64 {
-	for _, r := range reqs {
-		if r.Status != replay.StatusVoid {
-			return r.ID
-		}
-	}
-	return reqs[0].ID
+	return m
 }

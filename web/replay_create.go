@@ -18,7 +18,7 @@ func (s *Server) replayCreate(c echo.Context) error {
 	if err != nil {
 		return quarantine.Errorf(quarantine.EINVALID, "The form could not be read.")
 	}
-	ids, err := selectedIDs(form)
+	ids, err := readSelection(form).Validate()
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (s *Server) startReplay(c echo.Context, ids []int64) error {
 	can := func(tenant string, class replaypolicy.Class) bool {
 		return s.deps.Access.Can(u, tenant, authz.ReplayObject(string(class)), authz.ActRequest)
 	}
-	batch, err := s.deps.Replays.CreateDrafts(ctx, userOf(c).Actor, ids, scope.Tenants, scope.All, can, authz.RequestMeta(c))
+	batch, err := s.deps.Replays.CreateDrafts(ctx, u.Actor, ids, scope.Tenants, scope.All, can, authz.RequestMeta(c))
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -9,23 +8,43 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
-	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
-// maxEditableItems bounds the payload forms on a request page.
-const maxEditableItems = 20
+// What a request page reads: its first items, and the payload forms of a
+// request of at most maxEditableItems items.
+const (
+	maxRequestItems  = 200
+	maxEditableItems = 20
+)
+
+// requestView reads the replay request of the :id parameter as the user
+// sees it, if they may read dead letters in its tenant; otherwise 404
+// (audited).
+func (s *Server) requestView(c echo.Context) (replay.View, error) {
+	id, err := requestID(c)
+	if err != nil {
+		return replay.View{}, err
+	}
+	v, err := s.deps.Replays.View(c.Request().Context(), id, userOf(c).Actor,
+		replay.ViewOptions{Items: maxRequestItems, Payloads: maxEditableItems})
+	if err != nil {
+		return replay.View{}, err
+	}
+	return v, s.inTenant(c, v.Request)
+}
 
 // replayRequest shows a request: the full intent, approvals, progress and
 // what the viewer may do.
 func (s *Server) replayRequest(c echo.Context) error {
-	m, err := s.requestModel(c, nil)
+	v, err := s.requestView(c)
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.ReplayRequest(s.page(c, fmt.Sprintf("Replay request %d", m.ID), "approvals"), m))
+	return s.renderRequest(c, http.StatusOK, v, nil, "")
 }
 
 // replayProgress is the live progress fragment htmx polls.
@@ -34,98 +53,94 @@ func (s *Server) replayProgress(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	pm, err := s.progressModel(c.Request().Context(), req)
+	p, err := s.deps.Replays.Progress(c.Request().Context(), req.ID)
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.ReplayProgress(pm))
+	return s.render(c, http.StatusOK, views.ReplayProgress(progressModel(req, p)))
 }
 
-func (s *Server) progressModel(ctx context.Context, req replay.Request) (views.ReplayProgressModel, error) {
-	p, err := s.deps.Replays.Progress(ctx, req.ID)
-	if err != nil {
-		return views.ReplayProgressModel{}, err
+// requestFormError re-renders the request page with the message of err
+// next to the form that failed, for conflicts (409) and invalid input
+// (422); any other error goes to the error handler.
+func (s *Server) requestFormError(c echo.Context, err error, field string) error {
+	code := quarantine.ErrorCode(err)
+	if code != quarantine.ECONFLICT && code != quarantine.EINVALID {
+		return err
 	}
+	v, verr := s.requestView(c)
+	if verr != nil {
+		return verr
+	}
+	msg := quarantine.ErrorMessage(err)
+	errs := map[string]string{field: msg}
+	if field == "approve" && code == quarantine.EINVALID {
+		errs["confirmation"] = msg
+	}
+	return s.renderRequest(c, errorStatus(err), v, errs, msg)
+}
+
+// renderRequest writes the request page of v with status, the form errors
+// errs and, when set, an error flash.
+func (s *Server) renderRequest(c echo.Context, status int, v replay.View, errs map[string]string, flash string) error {
+	m := s.requestModel(c, v, errs)
+	p := s.page(c, fmt.Sprintf("Replay request %d", m.ID), "approvals")
+	if flash != "" {
+		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashError, Text: flash})
+	}
+	return s.render(c, status, views.ReplayRequest(p, m))
+}
+
+func progressModel(req replay.Request, p replay.Progress) views.ReplayProgressModel {
 	return views.ReplayProgressModel{
 		URL:   fmt.Sprintf("/replay/requests/%d/progress", req.ID),
 		Poll:  req.Status == replay.StatusApproved || req.Status == replay.StatusRunning,
 		Total: p.Total(), Pending: p.Pending, Published: p.Published, Duplicate: p.Duplicate, Skipped: p.Skipped,
 		Failed: p.Failed, Unknown: p.Unknown, Blocked: p.Blocked, Cancelled: p.Cancelled,
-	}, nil
+	}
 }
 
-func (s *Server) requestModel(c echo.Context, errs map[string]string) (views.ReplayRequestModel, error) {
-	ctx := c.Request().Context()
-	req, err := s.loadRequest(c)
-	if err != nil {
-		return views.ReplayRequestModel{}, err
-	}
-	u, me := userOf(c), userOf(c).Actor
+// requestModel is the request page of v for the user: the buttons the
+// replay rules (v) and their roles in the tenant allow.
+func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]string) views.ReplayRequestModel {
+	req, d, u := v.Request, v.Decision, userOf(c)
 	table := s.deps.Replays.Policy()
-	items, err := s.deps.Replays.Items(ctx, req.ID, 200)
-	if err != nil {
-		return views.ReplayRequestModel{}, err
-	}
-	approvals, err := s.deps.Replays.Approvals(ctx, req.ID)
-	if err != nil {
-		return views.ReplayRequestModel{}, err
-	}
-	d, err := s.deps.Replays.Decision(ctx, req.ID, me)
-	if err != nil {
-		return views.ReplayRequestModel{}, err
-	}
-	progress, err := s.progressModel(ctx, req)
-	if err != nil {
-		return views.ReplayRequestModel{}, err
-	}
 	m := views.ReplayRequestModel{
 		ID: req.ID, Tenant: req.Tenant, Class: string(req.Class), Status: string(req.Status), StatusReason: req.StatusReason,
 		Requester: req.Requester.Email, Reason: req.Reason, PolicyVersion: req.PolicyVersion,
-		PolicyCurrent: table != nil && table.Version() == req.PolicyVersion, Rate: rateText(req.Rate), Intent: req.IntentHex(),
-		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: s.itemRows(items),
-		MoreItems: req.ItemCount + req.SkippedCount - len(items), Progress: progress, Errors: errs,
+		PolicyCurrent: !table.Stale(req.PolicyVersion), Rate: rateText(req.Rate), Intent: req.IntentHex(),
+		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: itemRows(v.Items),
+		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress), Errors: errs,
 		ApproveURL: fmt.Sprintf("/replay/requests/%d/approve", req.ID),
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
 		CancelURL:  fmt.Sprintf("/replay/requests/%d/cancel", req.ID),
 	}
-	if req.Status != replay.StatusDraft && req.Status != replay.StatusPendingApproval {
+	if !req.Status.Editable() {
 		// The policy's verdict matters while a request waits; afterwards the
 		// status, its reason and the progress say what happened.
 		m.Decision = ""
 	}
-	if m.MoreItems < 0 {
-		m.MoreItems = 0
-	}
-	for _, a := range approvals {
+	for _, a := range v.Approvals {
 		m.Approvals = append(m.Approvals, views.ReplayApprovalRow{
 			Approver: a.Approver.Email, At: a.At, Counts: hex.EncodeToString(a.IntentHash) == req.IntentHex(),
 		})
 	}
 	obj := authz.ReplayObject(string(req.Class))
 	pending := req.Status == replay.StatusPendingApproval
-	// Requesters never see an approve button on their own request.
-	m.CanApprove = pending && d.ActorCanApprove && !req.Requester.SameAs(me) && s.deps.Access.Can(u, req.Tenant, obj, authz.ActApprove)
-	m.CanReject = pending && !req.Requester.SameAs(me) && s.deps.Access.Can(u, req.Tenant, obj, authz.ActReject)
-	m.CanCancel = req.Status.Open() && req.Requester.SameAs(me) && s.deps.Access.Can(u, req.Tenant, obj, authz.ActCancel)
+	// Requesters never see an approve or reject button on their own request.
+	m.CanApprove = pending && v.Reviewer && d.ActorCanApprove && s.deps.Access.Can(u, req.Tenant, obj, authz.ActApprove)
+	m.CanReject = pending && v.Reviewer && s.deps.Access.Can(u, req.Tenant, obj, authz.ActReject)
+	m.CanCancel = v.Canceller && s.deps.Access.Can(u, req.Tenant, obj, authz.ActCancel)
 	if m.CanApprove {
 		m.Confirmation = d.Confirmation
 	}
-	if (req.Status == replay.StatusDraft || req.Status == replay.StatusPendingApproval) && req.Requester.SameAs(me) &&
-		req.Class != replaypolicy.SameOperation && req.ItemCount <= maxEditableItems {
-		for _, it := range items {
-			if it.SkipReason != "" {
-				continue
-			}
-			p, err := s.deps.Replays.ItemPayload(ctx, req.ID, it.DeadLetterID)
-			if err != nil {
-				return m, err
-			}
-			if !utf8.Valid(p) {
-				continue // binary payloads are not edited in a text box
-			}
-			m.Edits = append(m.Edits, views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p),
-				URL: fmt.Sprintf("/replay/requests/%d/items/%d/payload", req.ID, it.DeadLetterID)})
+	for _, it := range v.Items {
+		p, ok := v.Payloads[it.DeadLetterID]
+		if !ok || !utf8.Valid(p) {
+			continue // binary payloads are not edited in a text box
 		}
+		m.Edits = append(m.Edits, views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p),
+			URL: fmt.Sprintf("/replay/requests/%d/items/%d/payload", req.ID, it.DeadLetterID)})
 	}
-	return m, nil
+	return m
 }

@@ -1,6 +1,6 @@
 //go:build snapshots
 
-package web
+package web_test
 
 import (
 	"context"
@@ -30,9 +30,9 @@ func TestTriageSnapshots(t *testing.T) {
 		rows, err = strconv.Atoi(v)
 		require.NoError(t, err)
 	}
-	pool := benchDatabase(t, rows)
-	h, client, bb := benchServer(t, pool)
-	cookie := sessionCookie(t, bb, client)
+	pool, dbURL := benchDatabase(t, rows)
+	h, client, bb := benchServer(t, dbURL)
+	cookie := bb.SessionCookie(t, client)
 	require.NoError(t, os.MkdirAll(dir+"/static", 0o755))
 	for _, name := range []string{"app.css", "app.js", "htmx.min.js", "favicon.svg"} {
 		data, err := os.ReadFile("static/" + name)

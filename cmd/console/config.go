@@ -214,12 +214,3 @@ func checkRequiredHTTPURL(v string) error {
 	}
 	return nil
 }
-
-// originOf returns scheme://host of u, or "" when u does not parse.
-func originOf(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.Host == "" {
-		return ""
-	}
-	return p.Scheme + "://" + p.Host
-}

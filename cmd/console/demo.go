@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/dlqdemo"
 )
@@ -31,7 +32,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	if rows > 0 {
 		return runFill(ctx, dbURL, rows, tenants, log, stdout)
 	}
-	nc, js, err := dialNATS(natsURL, "quarantine-demo")
+	nc, js, err := app.DialNATS(natsURL, "quarantine-demo")
 	if err != nil {
 		return err
 	}
@@ -52,12 +53,12 @@ func runFill(ctx context.Context, dbURL string, rows int, tenants string, log *s
 	if err := checkPostgresURL(dbURL); err != nil {
 		return fmt.Errorf("DATABASE_URL (--database-url) is needed with --rows: %w", err)
 	}
-	pool, err := openPool(ctx, dbURL, 10*time.Second, log)
+	pool, err := app.OpenPool(ctx, dbURL, 10*time.Second, log)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := migrate(ctx, pool, log); err != nil {
+	if err := app.Migrate(ctx, pool, log); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "demo: writing %d dead letters for tenants %s\n", rows, tenants)

@@ -14,9 +14,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -85,27 +88,16 @@ func TestServeAnswersProbes(t *testing.T) {
 	idp, err := mockoidc.Run()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = idp.Shutdown() })
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := context.Background()
 	cfg, err := parseServe([]string{"--addr", "127.0.0.1:0", "--watch-streams", "ORDERS"}, env(map[string]string{
 		"DATABASE_URL": db.URL, "NATS_URL": ns.ClientURL(),
 		"POLICY_FILE": "../../dev/policy.toml", "OIDC_ISSUER": idp.Issuer(), "OIDC_CLIENT_ID": idp.Config().ClientID, "OIDC_CLIENT_SECRET": idp.Config().ClientSecret,
 	}), io.Discard)
 	require.NoError(t, err)
-	a, err := newApp(ctx, cfg, newLogger(io.Discard, "info", "text"))
+	a, err := app.New(ctx, cfg.Config, newLogger(io.Discard, "info", "text"))
 	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			assert.NoError(t, err)
-		case <-time.After(20 * time.Second):
-			t.Error("serve did not stop")
-		}
-		a.Close()
-	})
-	base := fmt.Sprintf("http://%s", a.listener.Addr())
+	testfactory.Serve(t, a)
+	base := a.URL()
 
 	get := func(path string) (int, string) {
 		resp, err := http.Get(base + path)
@@ -124,17 +116,12 @@ func TestServeAnswersProbes(t *testing.T) {
 	assert.Contains(t, body, "quarantine_ingest_store_errors_total")
 
 	// A dead letter published now shows in the depth metric.
-	_, err = a.js.Publish(ctx, "dlq.acme.search.index_update", []byte("{}"))
+	_, err = a.JetStream.Publish(ctx, "dlq.acme.search.index_update", []byte("{}"))
 	require.NoError(t, err)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	wait.Until(t, "the depth metric to show the dead letter", 20*time.Second, func() bool {
 		_, body = get("/metrics")
-		if strings.Contains(body, `quarantine_depth{error_class="unclassified",item_type="search.index_update",status="quarantined",tenant="acme"} 1`) {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "depth metric never showed the dead letter:\n%s", body)
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Contains(body, `quarantine_depth{error_class="unclassified",item_type="search.index_update",status="quarantined",tenant="acme"} 1`)
+	})
 	assert.Contains(t, body, `quarantine_oldest_unresolved_age_seconds{tenant="acme"}`)
 
 	// NATS gone: not ready, and the body says why.

@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -59,7 +60,7 @@ func BenchmarkReplay100k(b *testing.B) {
 		startReq := time.Now()
 		batch, err := rb.replays.CreateDrafts(ctx, oncall, ids, nil, true, allowAll, quarantine.RequestMeta{})
 		require.NoError(b, err)
-		reqs, err := rb.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "benchmark"}, quarantine.RequestMeta{})
+		reqs, err := rb.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "benchmark"}, quarantine.RequestMeta{})
 		require.NoError(b, err)
 		require.Len(b, reqs, 1)
 		requested := time.Since(startReq)
@@ -95,14 +96,14 @@ func BenchmarkReplay100k(b *testing.B) {
 		wctx, cancel := context.WithCancel(ctx)
 		start := time.Now()
 		for i := range workers {
-			w := NewWorker(rb.replays, rb.js, nil, nil, WorkerConfig{Owner: fmt.Sprint("w", i), Batch: benchBatch(), Poll: 5 * time.Millisecond},
+			w := replay.NewWorker(rb.replays, rb.js, nil, nil, replay.WorkerConfig{Owner: fmt.Sprint("w", i), Batch: benchBatch(), Poll: 5 * time.Millisecond},
 				slog.New(slog.NewTextHandler(io.Discard, nil)))
 			wg.Go(func() { w.Run(wctx) })
 		}
 		for {
 			r, err := rb.replays.Request(ctx, reqs[0].ID)
 			require.NoError(b, err)
-			if r.Status == StatusDone {
+			if r.Status == replay.StatusDone {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -158,7 +159,7 @@ max_rate = 100000
 `))
 	require.NoError(b, err)
 	rb.policy.Store(table)
-	rb.replays = New(rb.db.Pool, Config{Policy: rb.policy.Load})
+	rb.replays = replay.New(rb.db.Pool, replay.Config{Policy: rb.policy.Load})
 	rb.target, err = rb.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}})
 	require.NoError(b, err)
 	return rb

@@ -216,9 +216,19 @@ func (s *Service) ConfirmationFor(ctx context.Context, id int64) (string, error)
 	if err != nil {
 		return "", err
 	}
-	items, err := s.requestFacts(ctx, s.pool, req)
+	phrase, err := s.confirmation(ctx, s.pool, req)
 	if err != nil {
 		return "", fmt.Errorf("confirmation for replay %d: %w", id, err)
+	}
+	return phrase, nil
+}
+
+// confirmation is the phrase the rules ask to type for req (of its first
+// live item), or "".
+func (s *Service) confirmation(ctx context.Context, q querier, req Request) (string, error) {
+	items, err := s.requestFacts(ctx, q, req)
+	if err != nil {
+		return "", err
 	}
 	var first replaypolicy.Item
 	if len(items) > 0 {

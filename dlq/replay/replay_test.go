@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -26,10 +27,10 @@ func TestReplayKeepsIdentity(t *testing.T) {
 	id := b.seedItem(t, "search.index_update", "orig-1", nats.Header{
 		dlq.HeaderOperationID: {"op-1"}, "X-Custom": {"kept"}, "Nats-Rollup": {"all"}, "Nats-Expected-Last-Sequence": {"5"},
 	}, `{"doc":"sku-1"}`)
-	req := b.request(t, []int64{id}, SubmitInput{})
-	assert.Equal(t, StatusApproved, req.Status, "rebuildable needs no approval")
-	run(t, b.worker(t, WorkerConfig{}))
-	b.waitStatus(t, req.ID, StatusDone)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	assert.Equal(t, replay.StatusApproved, req.Status, "rebuildable needs no approval")
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitStatus(t, req.ID, replay.StatusDone)
 
 	msg, err := b.target.GetLastMsgForSubject(ctx, "app.acme.search.index_update")
 	require.NoError(t, err)
@@ -37,8 +38,8 @@ func TestReplayKeepsIdentity(t *testing.T) {
 	assert.Equal(t, "orig-1", msg.Header.Get("Nats-Msg-Id"), "the original message id")
 	assert.Equal(t, "op-1", msg.Header.Get(dlq.HeaderOperationID))
 	assert.Equal(t, "corr-orig-1", msg.Header.Get(dlq.HeaderCorrelationID))
-	assert.Equal(t, fmt.Sprint(id), msg.Header.Get(HeaderReplayOf))
-	assert.Equal(t, fmt.Sprint(req.ID), msg.Header.Get(HeaderReplayRequest))
+	assert.Equal(t, fmt.Sprint(id), msg.Header.Get(replay.HeaderReplayOf))
+	assert.Equal(t, fmt.Sprint(req.ID), msg.Header.Get(replay.HeaderReplayRequest))
 	assert.Equal(t, "kept", msg.Header.Get("X-Custom"))
 	assert.Empty(t, msg.Header.Get("Nats-Rollup"), "Nats-* headers are never forwarded")
 	assert.Empty(t, msg.Header.Get("Nats-Expected-Last-Sequence"))
@@ -56,9 +57,9 @@ func TestHeaderAndSubjectAllowlist(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	allow, err := ParseSubjectAllowlist("app.acme.>")
+	allow, err := replay.ParseSubjectAllowlist("app.acme.>")
 	require.NoError(t, err)
-	b.replays.cfg.Subjects = allow
+	b.replays = replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Subjects: allow})
 	ok := b.seedItem(t, "search.index_update", "m-ok", nil, "{}")
 	system := b.seedItem(t, "search.index_update", "m-sys", nats.Header{dlq.HeaderOriginalSubject: {"$JS.API.STREAM.DELETE.APP"}}, "{}")
 	inbox := b.seedItem(t, "search.index_update", "m-inbox", nats.Header{dlq.HeaderOriginalSubject: {"_INBOX.abc"}}, "{}")
@@ -78,13 +79,13 @@ func TestHeaderAndSubjectAllowlist(t *testing.T) {
 	assert.Equal(t, 1, reqs[0].ItemCount)
 
 	for _, s := range []string{"$SYS.REQ.SERVER.PING", "$JS.API.INFO", "_INBOX.x", "a.*", ""} {
-		assert.Error(t, (&SubjectAllowlist{}).Check(s), s)
+		assert.Error(t, (&replay.SubjectAllowlist{}).Check(s), s)
 	}
-	assert.NoError(t, (&SubjectAllowlist{}).Check("app.acme.x"))
-	_, err = ParseSubjectAllowlist("app.>.x")
+	assert.NoError(t, (&replay.SubjectAllowlist{}).Check("app.acme.x"))
+	_, err = replay.ParseSubjectAllowlist("app.>.x")
 	assert.Error(t, err)
 
-	hs := Headers([]dlq.HeaderValue{{Name: "Nats-Rollup", Value: "all"}, {Name: "Nats-Expected-Stream", Value: "X"},
+	hs := replay.Headers([]dlq.HeaderValue{{Name: "Nats-Rollup", Value: "all"}, {Name: "Nats-Expected-Stream", Value: "X"},
 		{Name: "nats-msg-id", Value: "x"}, {Name: "Dlq-Error", Value: "e"}, {Name: "Traceparent", Value: "t"}})
 	assert.Equal(t, []dlq.HeaderValue{{Name: "Traceparent", Value: "t"}}, hs)
 }
@@ -94,14 +95,14 @@ func TestDoubleApproveOneJob(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	id := b.seedItem(t, "email.send", "mail-1", nats.Header{dlq.HeaderOperationID: {"send-1"}}, `{"to":"x"}`)
-	req := b.request(t, []int64{id}, SubmitInput{})
-	require.Equal(t, StatusPendingApproval, req.Status)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusPendingApproval, req.Status)
 
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
 		wg.Go(func() {
-			_, errs[i] = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+			_, errs[i] = b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 		})
 	}
 	wg.Wait()
@@ -114,12 +115,12 @@ func TestDoubleApproveOneJob(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, succeeded, "one click counts, the others are conflicts")
-	_, err := b.replays.Approve(ctx, req.ID, approver2, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	_, err := b.replays.Approve(ctx, req.ID, approver2, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "already approved")
 	assert.Equal(t, map[string]int{"pending": 1}, b.jobStates(t, req.ID), "one job")
 
-	run(t, b.worker(t, WorkerConfig{}))
-	b.waitStatus(t, req.ID, StatusDone)
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitStatus(t, req.ID, replay.StatusDone)
 	assert.Equal(t, 1, b.onSubject(t, "app.acme.email.send"))
 }
 
@@ -130,12 +131,12 @@ func TestTwoWorkersOnePublish(t *testing.T) {
 	for i := range 300 {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("doc-", i), nil, fmt.Sprint(i)))
 	}
-	req := b.request(t, ids, SubmitInput{Rates: nil})
+	req := b.request(t, ids, replay.SubmitInput{Rates: nil})
 	_, err := b.db.Pool.Exec(context.Background(), `UPDATE replay_jobs SET not_before = now()`) // all due at once
 	require.NoError(t, err)
-	run(t, b.worker(t, WorkerConfig{Owner: "w1", Batch: 16}))
-	run(t, b.worker(t, WorkerConfig{Owner: "w2", Batch: 16}))
-	b.waitStatus(t, req.ID, StatusDone)
+	run(t, b.worker(t, replay.WorkerConfig{Owner: "w1", Batch: 16}))
+	run(t, b.worker(t, replay.WorkerConfig{Owner: "w2", Batch: 16}))
+	b.waitStatus(t, req.ID, replay.StatusDone)
 	assert.Equal(t, map[string]int{"published": 300}, b.jobStates(t, req.ID))
 	info, err := b.target.Info(context.Background())
 	require.NoError(t, err)
@@ -153,18 +154,18 @@ func TestWorkerDiesAfterPublishBeforeCommit(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	id := b.seedItem(t, "search.index_update", "doc-die", nil, "{}")
-	req := b.request(t, []int64{id}, SubmitInput{})
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
 
-	dying := b.worker(t, WorkerConfig{Owner: "dying", Lease: 300 * time.Millisecond})
-	dying.afterPublish = func([]int64) bool { return false } // published, then gone before recording
+	dying := b.worker(t, replay.WorkerConfig{Owner: "dying", Lease: 300 * time.Millisecond})
+	dying.AfterPublish(func([]int64) bool { return false }) // published, then gone before recording
 	n, err := dying.RunOnce(ctx)
-	require.ErrorIs(t, err, errStopped)
+	require.ErrorIs(t, err, replay.ErrStopped)
 	require.Equal(t, 1, n)
 	require.Equal(t, 1, b.onSubject(t, "app.acme.search.index_update"))
 	assert.Equal(t, map[string]int{"claimed": 1}, b.jobStates(t, req.ID))
 
-	run(t, b.worker(t, WorkerConfig{Owner: "survivor"})) // takes over when the lease expires
-	b.waitStatus(t, req.ID, StatusDone)
+	run(t, b.worker(t, replay.WorkerConfig{Owner: "survivor"})) // takes over when the lease expires
+	b.waitStatus(t, req.ID, replay.StatusDone)
 	assert.Equal(t, 1, b.onSubject(t, "app.acme.search.index_update"), "the target stream holds it once")
 	var dup bool
 	var result string
@@ -178,16 +179,16 @@ func TestLostPubAckReconciled(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	id := b.seedItem(t, "search.index_update", "doc-lost", nil, "{}")
-	req := b.request(t, []int64{id}, SubmitInput{})
-	w := b.worker(t, WorkerConfig{Retry: 50 * time.Millisecond})
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	w := b.worker(t, replay.WorkerConfig{Retry: 50 * time.Millisecond})
 	lost := true
-	w.ack = func(_ int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error) {
+	w.OnAck(func(_ int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error) {
 		if lost {
 			lost = false
 			return nil, context.DeadlineExceeded // the broker stored it; the ack never came
 		}
 		return a, err
-	}
+	})
 	_, err := w.RunOnce(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{"unknown": 1}, b.jobStates(t, req.ID))
@@ -207,30 +208,30 @@ func TestStaleFenceRejected(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	id := b.seedItem(t, "search.index_update", "doc-fence", nil, "{}")
-	req := b.request(t, []int64{id}, SubmitInput{})
-	slow := b.worker(t, WorkerConfig{Owner: "slow"})
-	jobs, err := slow.claim(ctx)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	slow := b.worker(t, replay.WorkerConfig{Owner: "slow"})
+	jobs, err := slow.Claim(ctx)
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 	// Its lease runs out; another worker claims the job with a new token.
 	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET lease_until = now() - interval '1 second'`)
 	require.NoError(t, err)
-	fast := b.worker(t, WorkerConfig{Owner: "fast"})
-	again, err := fast.claim(ctx)
+	fast := b.worker(t, replay.WorkerConfig{Owner: "fast"})
+	again, err := fast.Claim(ctx)
 	require.NoError(t, err)
 	require.Len(t, again, 1)
-	require.Greater(t, again[0].fence, jobs[0].fence)
+	require.Greater(t, again[0].Fence(), jobs[0].Fence())
 
-	jobs[0].state, jobs[0].result = JobFailed, "stale worker's verdict"
-	require.NoError(t, slow.record(ctx, jobs))
+	jobs[0].SetOutcome(replay.JobFailed, "stale worker's verdict")
+	require.NoError(t, slow.Record(ctx, jobs))
 	var state, owner string
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT state, lease_owner FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&state, &owner))
 	assert.Equal(t, "claimed", state, "the stale worker recorded nothing")
 	assert.Equal(t, "fast", owner)
 
-	fast.judge(ctx, again)
-	fast.publish(ctx, again, time.Now().Add(time.Minute))
-	require.NoError(t, fast.record(ctx, again))
+	fast.Judge(ctx, again)
+	fast.Publish(ctx, again, time.Now().Add(time.Minute))
+	require.NoError(t, fast.Record(ctx, again))
 	assert.Equal(t, map[string]int{"published": 1}, b.jobStates(t, req.ID))
 }
 
@@ -239,14 +240,14 @@ func TestSelfApprovalRefused(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	id := b.seedItem(t, "email.send", "mail-self", nats.Header{dlq.HeaderOperationID: {"send-self"}}, "{}")
-	req := b.request(t, []int64{id}, SubmitInput{})
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
 	sameWithOtherEmail := oncall
 	sameWithOtherEmail.Email = "alias@example.com"
-	_, err := b.replays.Approve(ctx, req.ID, sameWithOtherEmail, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	_, err := b.replays.Approve(ctx, req.ID, sameWithOtherEmail, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "%v", err)
 	r, err := b.replays.Request(ctx, req.ID)
 	require.NoError(t, err)
-	assert.Equal(t, StatusPendingApproval, r.Status)
+	assert.Equal(t, replay.StatusPendingApproval, r.Status)
 	var denied int
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action = 'replay.approve' AND outcome = 'denied'
         AND object_id = $1`, fmt.Sprint(req.ID)).Scan(&denied))
@@ -259,14 +260,14 @@ func TestManualNeedsTwoApprovers(t *testing.T) {
 	ctx := context.Background()
 	id := b.seedItem(t, "orders.refund", "refund-1", nil, `{"amount":10}`)
 	batch, drafts := b.draft(t, oncall, id)
-	_, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "refund again", Confirmations: map[int64]string{drafts[0].ID: "yes"}}, quarantine.RequestMeta{})
-	var refused *RefusedError
+	_, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "refund again", Confirmations: map[int64]string{drafts[0].ID: "yes"}}, quarantine.RequestMeta{})
+	var refused *replay.RefusedError
 	require.ErrorAs(t, err, &refused, "manual needs the typed confirmation")
-	req := b.request(t, []int64{id}, SubmitInput{Confirmations: nil})
-	require.Equal(t, StatusPendingApproval, req.Status)
+	req := b.request(t, []int64{id}, replay.SubmitInput{Confirmations: nil})
+	require.Equal(t, replay.StatusPendingApproval, req.Status)
 
-	in := ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY refund-1"}
-	_, err = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	in := replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY refund-1"}
+	_, err = b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "the approver types the confirmation too")
 	d, err := b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
 	require.NoError(t, err)
@@ -278,8 +279,8 @@ func TestManualNeedsTwoApprovers(t *testing.T) {
 	d, err = b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	assert.True(t, d.Ready)
-	run(t, b.worker(t, WorkerConfig{}))
-	b.waitStatus(t, req.ID, StatusDone)
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitStatus(t, req.ID, replay.StatusDone)
 	assert.Equal(t, 1, b.onSubject(t, "app.acme.orders.refund"))
 
 	id2 := b.seedItem(t, "orders.refund", "refund-2", nil, "{}")
@@ -298,8 +299,8 @@ func TestApprovalExpires(t *testing.T) {
 	start := time.Now()
 	b.now.Store(&start)
 	id := b.seedItem(t, "orders.refund", "refund-exp", nil, "{}")
-	req := b.request(t, []int64{id}, SubmitInput{})
-	in := ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY refund-exp"}
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	in := replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY refund-exp"}
 	_, err := b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
 	require.NoError(t, err)
 
@@ -318,25 +319,23 @@ func TestIntentChangeNeedsNewApproval(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	id := b.seedItem(t, "accounts.permission_grant", "grant-1", nats.Header{dlq.HeaderPrincipal: {"user:7"}}, `{"grant":"admin"}`)
-	req := b.request(t, []int64{id}, SubmitInput{})
-	require.Equal(t, StatusPendingApproval, req.Status)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusPendingApproval, req.Status)
 	old := req.IntentHex()
 
 	require.NoError(t, b.replays.EditPayload(ctx, req.ID, id, oncall, []byte(`{"grant":"viewer"}`), quarantine.RequestMeta{}))
 	edited, err := b.replays.Request(ctx, req.ID)
 	require.NoError(t, err)
 	assert.NotEqual(t, old, edited.IntentHex(), "an edit is a new intent")
-	_, err = b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: old}, quarantine.RequestMeta{})
+	_, err = b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: old}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "an approval of the old intent does not count")
-	d, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: edited.IntentHex()}, quarantine.RequestMeta{})
+	d, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: edited.IntentHex()}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	assert.True(t, d.Ready)
 
-	reval := newResponder(t, b, "revalidate.acme", func(q RevalidateQuery) (bool, string, bool) { return true, "", true })
-	w := b.worker(t, WorkerConfig{})
-	w.reval = reval
-	run(t, w)
-	b.waitStatus(t, req.ID, StatusDone)
+	reval := newResponder(t, b, "revalidate.acme", func(q replay.RevalidateQuery) (bool, string, bool) { return true, "", true })
+	run(t, b.worker(t, replay.WorkerConfig{}, reval))
+	b.waitStatus(t, req.ID, replay.StatusDone)
 	msg, err := b.target.GetLastMsgForSubject(ctx, "app.acme.accounts.permission_grant")
 	require.NoError(t, err)
 	assert.Equal(t, `{"grant":"viewer"}`, string(msg.Data))
@@ -344,7 +343,7 @@ func TestIntentChangeNeedsNewApproval(t *testing.T) {
 
 	// same_operation payloads are never edited.
 	mid := b.seedItem(t, "email.send", "mail-edit", nats.Header{dlq.HeaderOperationID: {"op-e"}}, "{}")
-	mreq := b.request(t, []int64{mid}, SubmitInput{})
+	mreq := b.request(t, []int64{mid}, replay.SubmitInput{})
 	err = b.replays.EditPayload(ctx, mreq.ID, mid, oncall, []byte("{}"), quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "%v", err)
 }
@@ -353,9 +352,9 @@ func TestPolicyChangeVoidsApproval(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	pending := b.request(t, []int64{b.seedItem(t, "email.send", "mail-p", nats.Header{dlq.HeaderOperationID: {"op-p"}}, "{}")}, SubmitInput{})
-	approved := b.request(t, []int64{b.seedItem(t, "search.index_update", "doc-p", nil, "{}")}, SubmitInput{})
-	require.Equal(t, StatusApproved, approved.Status)
+	pending := b.request(t, []int64{b.seedItem(t, "email.send", "mail-p", nats.Header{dlq.HeaderOperationID: {"op-p"}}, "{}")}, replay.SubmitInput{})
+	approved := b.request(t, []int64{b.seedItem(t, "search.index_update", "doc-p", nil, "{}")}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, approved.Status)
 
 	changed, err := replaypolicy.Parse("changed.toml", []byte(`
 [[rule]]
@@ -371,27 +370,27 @@ default_rate = 400
 	require.NotEqual(t, b.policy.Load().Version(), changed.Version())
 	b.policy.Store(changed)
 
-	_, err = b.replays.Approve(ctx, pending.ID, approver1, ApproveInput{IntentHex: pending.IntentHex()}, quarantine.RequestMeta{})
+	_, err = b.replays.Approve(ctx, pending.ID, approver1, replay.ApproveInput{IntentHex: pending.IntentHex()}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "%v", err)
 	assert.Contains(t, err.Error(), "policy")
 	n, err := b.replays.VoidStale(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
-	r := b.waitStatus(t, pending.ID, StatusVoid)
+	r := b.waitStatus(t, pending.ID, replay.StatusVoid)
 	assert.Contains(t, r.StatusReason, "policy changed")
 
-	run(t, b.worker(t, WorkerConfig{}))
-	b.waitStatus(t, approved.ID, StatusDone)
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitStatus(t, approved.ID, replay.StatusDone)
 	assert.Equal(t, map[string]int{"blocked": 1}, b.jobStates(t, approved.ID), "approved under the old policy: not published")
 	assert.Zero(t, b.onSubject(t, "app.acme.search.index_update"))
 }
 
 // newResponder answers revalidation requests on subject with decide; when
 // decide says answer=false it stays silent (a hung service).
-func newResponder(t *testing.T, b *replayBundle, subject string, decide func(RevalidateQuery) (allow bool, reason string, answer bool)) *NATSRevalidator {
+func newResponder(t *testing.T, b *replayBundle, subject string, decide func(replay.RevalidateQuery) (allow bool, reason string, answer bool)) *replay.NATSRevalidator {
 	t.Helper()
 	sub, err := b.nc.Subscribe(subject, func(m *nats.Msg) {
-		var q RevalidateQuery
+		var q replay.RevalidateQuery
 		if json.Unmarshal(m.Data, &q) != nil {
 			return
 		}
@@ -405,14 +404,14 @@ func newResponder(t *testing.T, b *replayBundle, subject string, decide func(Rev
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	require.NoError(t, b.nc.Flush())
-	return NewNATSRevalidator(b.nc, subject, 300*time.Millisecond)
+	return replay.NewNATSRevalidator(b.nc, subject, 300*time.Millisecond)
 }
 
 func TestRevalidateDenyAndTimeoutBlock(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	reval := newResponder(t, b, "revalidate.grants", func(q RevalidateQuery) (bool, string, bool) {
+	reval := newResponder(t, b, "revalidate.grants", func(q replay.RevalidateQuery) (bool, string, bool) {
 		switch q.Principal {
 		case "user:allowed":
 			return true, "", true
@@ -422,21 +421,19 @@ func TestRevalidateDenyAndTimeoutBlock(t *testing.T) {
 			return false, "", false // hangs
 		}
 	})
-	mk := func(principal string) Request {
+	mk := func(principal string) replay.Request {
 		id := b.seedItem(t, "accounts.permission_grant", "grant-"+principal, nats.Header{dlq.HeaderPrincipal: {principal}}, "{}")
-		req := b.request(t, []int64{id}, SubmitInput{})
-		_, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+		req := b.request(t, []int64{id}, replay.SubmitInput{})
+		_, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 		require.NoError(t, err)
 		return req
 	}
 	allowed, revoked, hung := mk("user:allowed"), mk("user:revoked"), mk("user:hung")
-	w := b.worker(t, WorkerConfig{})
-	w.reval = reval
-	run(t, w)
-	for _, r := range []Request{allowed, revoked, hung} {
-		b.waitStatus(t, r.ID, StatusDone)
+	run(t, b.worker(t, replay.WorkerConfig{}, reval))
+	for _, r := range []replay.Request{allowed, revoked, hung} {
+		b.waitStatus(t, r.ID, replay.StatusDone)
 	}
-	result := func(r Request) (state, result string) {
+	result := func(r replay.Request) (state, result string) {
 		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT state, result FROM replay_jobs WHERE request_id = $1`, r.ID).Scan(&state, &result))
 		return
 	}
@@ -451,12 +448,12 @@ func TestRevalidateDenyAndTimeoutBlock(t *testing.T) {
 	assert.Equal(t, 1, b.onSubject(t, "app.acme.accounts.permission_grant"))
 
 	// Nobody listening at all: blocked, and the breaker stops asking.
-	nobody := NewNATSRevalidator(b.nc, "revalidate.nobody", 100*time.Millisecond)
+	nobody := replay.NewNATSRevalidator(b.nc, "revalidate.nobody", 100*time.Millisecond)
 	for range 5 {
-		_, _, err := nobody.Revalidate(ctx, RevalidateQuery{})
+		_, _, err := nobody.Revalidate(ctx, replay.RevalidateQuery{})
 		require.ErrorContains(t, err, "no service answers")
 	}
-	_, _, err := nobody.Revalidate(ctx, RevalidateQuery{})
+	_, _, err := nobody.Revalidate(ctx, replay.RevalidateQuery{})
 	assert.ErrorContains(t, err, "circuit open")
 }
 
@@ -468,10 +465,10 @@ func TestDedupeSkipsAlreadyReplayed(t *testing.T) {
 	short := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Duplicates: 200 * time.Millisecond})
 	hdr := nats.Header{dlq.HeaderOriginalSubject: {"events.acme.page_view"}}
 	first := b.seedItem(t, "analytics.event", "evt-1", hdr, `{"n":1}`)
-	req := b.request(t, []int64{first}, SubmitInput{})
-	w := b.worker(t, WorkerConfig{})
+	req := b.request(t, []int64{first}, replay.SubmitInput{})
+	w := b.worker(t, replay.WorkerConfig{})
 	run(t, w)
-	b.waitStatus(t, req.ID, StatusDone)
+	b.waitStatus(t, req.ID, replay.StatusDone)
 
 	// Wait until the broker's window has passed: a probe id publishes as new again.
 	_, err := b.js.Publish(ctx, "events.probe", nil, jetstream.WithMsgID("probe"))
@@ -493,10 +490,10 @@ func TestDedupeSkipsAlreadyReplayed(t *testing.T) {
 	// Two requests made before either ran: the worker's ledger check skips the second.
 	x := b.seedItem(t, "analytics.event", "evt-2", hdr, `{"n":2}`)
 	y := b.seedItem(t, "analytics.event", "evt-2", hdr, `{"n":2}`)
-	r1 := b.request(t, []int64{x}, SubmitInput{})
-	r2 := b.request(t, []int64{y}, SubmitInput{})
-	b.waitStatus(t, r1.ID, StatusDone)
-	b.waitStatus(t, r2.ID, StatusDone)
+	r1 := b.request(t, []int64{x}, replay.SubmitInput{})
+	r2 := b.request(t, []int64{y}, replay.SubmitInput{})
+	b.waitStatus(t, r1.ID, replay.StatusDone)
+	b.waitStatus(t, r2.ID, replay.StatusDone)
 	states := b.jobStates(t, r1.ID)
 	for k, v := range b.jobStates(t, r2.ID) {
 		states[k] += v
@@ -520,10 +517,10 @@ func TestBulkSnapshotIgnoresLateArrivals(t *testing.T) {
 	for i := range 3 { // arrive after the selection was made, same type and tenant
 		b.seedItem(t, "search.index_update", fmt.Sprint("late-", i), nil, "{}")
 	}
-	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "bulk"}, quarantine.RequestMeta{})
+	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "bulk"}, quarantine.RequestMeta{})
 	require.NoError(t, err)
-	run(t, b.worker(t, WorkerConfig{}))
-	b.waitStatus(t, reqs[0].ID, StatusDone)
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitStatus(t, reqs[0].ID, replay.StatusDone)
 	assert.Equal(t, map[string]int{"published": 5}, b.jobStates(t, reqs[0].ID))
 	assert.Equal(t, 5, b.onSubject(t, "app.acme.search.index_update"))
 	var quarantined int
@@ -540,12 +537,12 @@ func TestRateLimitHolds(t *testing.T) {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("rate-", i), nil, "{}"))
 	}
 	batch, drafts := b.draft(t, oncall, ids...)
-	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slowly", Rates: map[int64]float64{drafts[0].ID: 5}}, quarantine.RequestMeta{})
+	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "slowly", Rates: map[int64]float64{drafts[0].ID: 5}}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	assert.Equal(t, 5.0, reqs[0].Rate)
-	run(t, b.worker(t, WorkerConfig{Owner: "a"}))
-	run(t, b.worker(t, WorkerConfig{Owner: "b"})) // the rate holds across workers
-	b.waitStatus(t, reqs[0].ID, StatusDone)
+	run(t, b.worker(t, replay.WorkerConfig{Owner: "a"}))
+	run(t, b.worker(t, replay.WorkerConfig{Owner: "b"})) // the rate holds across workers
+	b.waitStatus(t, reqs[0].ID, replay.StatusDone)
 
 	// The guarantee: item i is not published before approval + i/rate,
 	// however many workers there are (a late first one may compress the span).
@@ -556,12 +553,12 @@ func TestRateLimitHolds(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, last.Time.Sub(*done.ApprovedAt), 950*time.Millisecond,
 		"the 6th message at 5/s comes at least 1 s after approval (50 ms for clock granularity)")
-	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "again"}, quarantine.RequestMeta{})
+	_, err = b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "again"}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "a batch is submitted once")
 
 	batch, drafts = b.draft(t, oncall, b.seedItem(t, "search.index_update", "rate-x", nil, "{}"))
-	_, err = b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "fast", Rates: map[int64]float64{drafts[0].ID: 1e6}}, quarantine.RequestMeta{})
-	var refused *RefusedError
+	_, err = b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "fast", Rates: map[int64]float64{drafts[0].ID: 1e6}}, quarantine.RequestMeta{})
+	var refused *replay.RefusedError
 	require.ErrorAs(t, err, &refused, "a rate over the class's maximum is refused")
 }
 
@@ -574,10 +571,10 @@ func TestCancelStopsRemaining(t *testing.T) {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("cancel-", i), nil, "{}"))
 	}
 	batch, drafts := b.draft(t, oncall, ids...)
-	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 4}}, quarantine.RequestMeta{})
+	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 4}}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	id := reqs[0].ID
-	run(t, b.worker(t, WorkerConfig{}))
+	run(t, b.worker(t, replay.WorkerConfig{}))
 	wait.Until(t, "the first publishes", 10*time.Second, func() bool { return b.jobStates(t, id)["published"] >= 2 })
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(b.replays.Cancel(ctx, id, approver1, "", quarantine.RequestMeta{})), "only the requester cancels")
 	require.NoError(t, b.replays.Cancel(ctx, id, oncall, "wrong target", quarantine.RequestMeta{}))
@@ -591,7 +588,7 @@ func TestCancelStopsRemaining(t *testing.T) {
 	assert.Equal(t, s["published"], b.onSubject(t, "app.acme.search.index_update"), "nothing cancelled was published")
 	r, err := b.replays.Request(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, StatusCancelled, r.Status)
+	assert.Equal(t, replay.StatusCancelled, r.Status)
 	var back int
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE msg_id LIKE 'cancel-%' AND status = 'quarantined'`).Scan(&back))
 	assert.Equal(t, s["cancelled"], back, "what was not replayed is back in quarantine")
@@ -606,11 +603,11 @@ func TestSlowRateReleasesBeforeLeaseEnds(t *testing.T) {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("lease-", i), nil, "{}"))
 	}
 	batch, drafts := b.draft(t, oncall, ids...)
-	reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 5}}, quarantine.RequestMeta{})
+	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 5}}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now()`) // all due: the worker fell behind
 	require.NoError(t, err)
-	w := b.worker(t, WorkerConfig{Lease: 900 * time.Millisecond, Retry: 10 * time.Millisecond})
+	w := b.worker(t, replay.WorkerConfig{Lease: 900 * time.Millisecond, Retry: 10 * time.Millisecond})
 	n, err := w.RunOnce(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 6, n)
@@ -619,18 +616,18 @@ func TestSlowRateReleasesBeforeLeaseEnds(t *testing.T) {
 	assert.Positive(t, s["pending"], "the rest were released before the 0.9 s lease ran out")
 	assert.Zero(t, s["claimed"])
 	run(t, w)
-	b.waitStatus(t, reqs[0].ID, StatusDone)
+	b.waitStatus(t, reqs[0].ID, replay.StatusDone)
 	assert.Equal(t, 6, b.onSubject(t, "app.acme.search.index_update"))
 }
 
 func TestApprovedButNotStartedExpires(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
-	req := b.request(t, []int64{b.seedItem(t, "search.index_update", "late-start", nil, "{}")}, SubmitInput{})
-	require.Equal(t, StatusApproved, req.Status)
+	req := b.request(t, []int64{b.seedItem(t, "search.index_update", "late-start", nil, "{}")}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
 	later := time.Now().Add(25 * time.Hour) // rebuildable approvals last 24h; the workers were down
 	b.now.Store(&later)
-	_, err := b.worker(t, WorkerConfig{}).RunOnce(context.Background())
+	_, err := b.worker(t, replay.WorkerConfig{}).RunOnce(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{"blocked": 1}, b.jobStates(t, req.ID))
 	assert.Zero(t, b.onSubject(t, "app.acme.search.index_update"))

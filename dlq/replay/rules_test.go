@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -71,11 +72,11 @@ func TestReplayRulesArePure(t *testing.T) {
 	}
 	// jobResult runs one claim of a worker on svc and returns the job's
 	// state and result.
-	jobResult := func(t *testing.T, svc *Service, id int64) (JobState, string) {
-		w := NewWorker(svc, b.js, b.auth, nil, WorkerConfig{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	jobResult := func(t *testing.T, svc *replay.Service, id int64) (replay.JobState, string) {
+		w := replay.NewWorker(svc, b.js, b.auth, nil, replay.WorkerConfig{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		_, err := w.RunOnce(ctx)
 		require.NoError(t, err)
-		var state JobState
+		var state replay.JobState
 		var result string
 		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT state, result FROM replay_jobs WHERE request_id = $1`, id).Scan(&state, &result))
 		return state, result
@@ -94,9 +95,9 @@ func TestReplayRulesArePure(t *testing.T) {
 			want := replaypolicy.JudgeItem(table, acme("email.send", func(i *replaypolicy.Item) { i.OperationID = "" }), replaypolicy.AtDraft)
 			return skipReasons(t, id)[id], want.Reason
 		}},
-		{"JudgeItem/SubjectAllowlist", func(t *testing.T) (string, string) {
+		{"JudgeItem/replay.SubjectAllowlist", func(t *testing.T) (string, string) {
 			id := b.seedItem(t, "search.index_update", "pure-sys", nats.Header{dlq.HeaderOriginalSubject: {"$JS.API.INFO"}}, "{}")
-			refusal := (&SubjectAllowlist{}).Check("$JS.API.INFO").Error()
+			refusal := (&replay.SubjectAllowlist{}).Check("$JS.API.INFO").Error()
 			want := replaypolicy.JudgeItem(table, acme("search.index_update", func(i *replaypolicy.Item) { i.SubjectRefusal = refusal }), replaypolicy.AtDraft)
 			return skipReasons(t, id)[id], want.Reason
 		}},
@@ -122,19 +123,19 @@ func TestReplayRulesArePure(t *testing.T) {
 		{"JudgeRequest/NothingLeft", func(t *testing.T) (string, string) {
 			id := b.seedItem(t, "search.index_update", "pure-void", nats.Header{dlq.HeaderOriginalSubject: {"_INBOX.x"}}, "{}")
 			batch, _ := b.draft(t, oncall, id)
-			reqs, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "r"}, quarantine.RequestMeta{})
+			reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "r"}, quarantine.RequestMeta{})
 			require.NoError(t, err)
 			r, err := b.replays.Request(ctx, reqs[0].ID)
 			require.NoError(t, err)
-			require.Equal(t, StatusVoid, r.Status)
+			require.Equal(t, replay.StatusVoid, r.Status)
 			_, want := replaypolicy.JudgeRequest(table, nil, replaypolicy.Request{Class: replaypolicy.Rebuildable})
 			return r.StatusReason, want.Reason
 		}},
 		{"JudgeRequest/Rate", func(t *testing.T) (string, string) {
 			id := b.seedItem(t, "search.index_update", "pure-rate", nil, "{}")
 			batch, drafts := b.draft(t, oncall, id)
-			_, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "r", Rates: map[int64]float64{drafts[0].ID: 1e9}}, quarantine.RequestMeta{})
-			var refused *RefusedError
+			_, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "r", Rates: map[int64]float64{drafts[0].ID: 1e9}}, quarantine.RequestMeta{})
+			var refused *replay.RefusedError
 			require.ErrorAs(t, err, &refused)
 			_, want := replaypolicy.JudgeRequest(table, []replaypolicy.Verdict{replaypolicy.JudgeItem(table, acme("search.index_update", nil), replaypolicy.AtRequest)},
 				replaypolicy.Request{Class: replaypolicy.Rebuildable, Items: 1, Requester: oncall, Reason: "r", PolicyVersion: table.Version(), Rate: 1e9})
@@ -143,41 +144,41 @@ func TestReplayRulesArePure(t *testing.T) {
 		{"SubmitVerdict/Confirmation", func(t *testing.T) (string, string) {
 			id := b.seedItem(t, "orders.refund", "pure-conf", nil, "{}")
 			batch, drafts := b.draft(t, oncall, id)
-			_, err := b.replays.Submit(ctx, batch, oncall, SubmitInput{Reason: "r", Confirmations: map[int64]string{drafts[0].ID: "yes"}}, quarantine.RequestMeta{})
-			var refused *RefusedError
+			_, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "r", Confirmations: map[int64]string{drafts[0].ID: "yes"}}, quarantine.RequestMeta{})
+			var refused *replay.RefusedError
 			require.ErrorAs(t, err, &refused)
 			want := replaypolicy.SubmitVerdict(replaypolicy.Decision{Requirement: replaypolicy.TwoApprovers, Confirmation: "REPLAY pure-conf"}, "yes")
 			return refused.Reasons[drafts[0].ID], want.Reason
 		}},
 		{"MayApprove", func(t *testing.T) (string, string) {
-			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-own", nats.Header{dlq.HeaderOperationID: {"op-own"}}, "{}")}, SubmitInput{})
-			_, err := b.replays.Approve(ctx, req.ID, oncall, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-own", nats.Header{dlq.HeaderOperationID: {"op-own"}}, "{}")}, replay.SubmitInput{})
+			_, err := b.replays.Approve(ctx, req.ID, oncall, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 			return message(err), replaypolicy.MayApprove(replaypolicy.Request{Requester: oncall}, oncall).Reason
 		}},
 		{"Confirmed", func(t *testing.T) (string, string) {
-			req := b.request(t, []int64{b.seedItem(t, "orders.refund", "pure-typed", nil, "{}")}, SubmitInput{})
-			_, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY it"}, quarantine.RequestMeta{})
+			req := b.request(t, []int64{b.seedItem(t, "orders.refund", "pure-typed", nil, "{}")}, replay.SubmitInput{})
+			_, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY it"}, quarantine.RequestMeta{})
 			return message(err), replaypolicy.Confirmed("REPLAY pure-typed", "REPLAY it").Reason
 		}},
 		{"Require", func(t *testing.T) (string, string) {
-			req := b.request(t, []int64{b.seedItem(t, "orders.refund", "pure-req", nil, "{}")}, SubmitInput{})
-			d, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY pure-req"}, quarantine.RequestMeta{})
+			req := b.request(t, []int64{b.seedItem(t, "orders.refund", "pure-req", nil, "{}")}, replay.SubmitInput{})
+			d, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY pure-req"}, quarantine.RequestMeta{})
 			require.NoError(t, err)
 			stored, err := b.replays.Request(ctx, req.ID)
 			require.NoError(t, err)
 			as, err := b.replays.Approvals(ctx, req.ID)
 			require.NoError(t, err)
 			want := replaypolicy.Decide(table, acme("orders.refund", func(i *replaypolicy.Item) { i.MsgID = "pure-req" }), approver1,
-				policyRequest(stored, as), b.replays.cfg.Now())
+				replay.PolicyRequest(stored, as), b.clock())
 			return d.Reason, want.Reason
 		}},
 		{"MayCancel", func(t *testing.T) (string, string) {
-			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-cancel", nats.Header{dlq.HeaderOperationID: {"op-c"}}, "{}")}, SubmitInput{})
+			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-cancel", nats.Header{dlq.HeaderOperationID: {"op-c"}}, "{}")}, replay.SubmitInput{})
 			return message(b.replays.Cancel(ctx, req.ID, approver1, "", quarantine.RequestMeta{})), replaypolicy.MayCancel(oncall, approver1).Reason
 		}},
 		{"MayEditPayload", func(t *testing.T) (string, string) {
 			id := b.seedItem(t, "email.send", "pure-edit", nats.Header{dlq.HeaderOperationID: {"op-e"}}, "{}")
-			req := b.request(t, []int64{id}, SubmitInput{})
+			req := b.request(t, []int64{id}, replay.SubmitInput{})
 			err := b.replays.EditPayload(ctx, req.ID, id, oncall, []byte("{}"), quarantine.RequestMeta{})
 			return message(err), replaypolicy.MayEditPayload(replaypolicy.SameOperation, oncall, oncall).Reason
 		}},
@@ -188,30 +189,30 @@ func TestReplayRulesArePure(t *testing.T) {
 			id := b.seedItem(t, "search.index_update", "pure-rights", nil, "{}")
 			batch, err := b.replays.CreateDrafts(ctx, lost, []int64{id}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 			require.NoError(t, err)
-			reqs, err := b.replays.Submit(ctx, batch, lost, SubmitInput{Reason: "r"}, quarantine.RequestMeta{})
+			reqs, err := b.replays.Submit(ctx, batch, lost, replay.SubmitInput{Reason: "r"}, quarantine.RequestMeta{})
 			require.NoError(t, err)
 			require.NoError(t, dir.Remember(ctx, authz.User{Actor: lost, Groups: []string{}})) // signed in again without the group
 			state, result := jobResult(t, b.replays, reqs[0].ID)
-			assert.Equal(t, JobBlocked, state)
+			assert.Equal(t, replay.JobBlocked, state)
 			want := replaypolicy.JudgeRun(table, replaypolicy.Run{Tenant: "acme", Class: replaypolicy.Rebuildable, Status: "approved",
-				PolicyVersion: table.Version(), Requester: lost, Authority: &replaypolicy.Authority{RequesterMay: false}}, b.replays.cfg.Now())
+				PolicyVersion: table.Version(), Requester: lost, Authority: &replaypolicy.Authority{RequesterMay: false}}, b.clock())
 			return result, want.Reason
 		}},
 		{"JudgeJob/Subject", func(t *testing.T) (string, string) {
-			req := b.request(t, []int64{b.seedItem(t, "search.index_update", "pure-narrow", nil, "{}")}, SubmitInput{})
-			narrow, err := ParseSubjectAllowlist("billing.>")
+			req := b.request(t, []int64{b.seedItem(t, "search.index_update", "pure-narrow", nil, "{}")}, replay.SubmitInput{})
+			narrow, err := replay.ParseSubjectAllowlist("billing.>")
 			require.NoError(t, err)
-			state, result := jobResult(t, New(b.db.Pool, Config{Policy: b.policy.Load, Subjects: narrow}), req.ID)
-			assert.Equal(t, JobFailed, state)
+			state, result := jobResult(t, replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Subjects: narrow}), req.ID)
+			assert.Equal(t, replay.JobFailed, state)
 			refusal := narrow.Check("app.acme.search.index_update").Error()
 			return result, replaypolicy.JudgeJob(replaypolicy.Job{Class: replaypolicy.Rebuildable, SubjectRefusal: refusal}).Reason
 		}},
 		{"JudgeJob/Revalidation", func(t *testing.T) (string, string) {
-			req := b.request(t, []int64{b.seedItem(t, "accounts.permission_grant", "pure-reval", nats.Header{dlq.HeaderPrincipal: {"user:5"}}, "{}")}, SubmitInput{})
-			_, err := b.replays.Approve(ctx, req.ID, approver1, ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+			req := b.request(t, []int64{b.seedItem(t, "accounts.permission_grant", "pure-reval", nats.Header{dlq.HeaderPrincipal: {"user:5"}}, "{}")}, replay.SubmitInput{})
+			_, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 			require.NoError(t, err)
 			state, result := jobResult(t, b.replays, req.ID) // no revalidation subject configured
-			assert.Equal(t, JobBlocked, state)
+			assert.Equal(t, replay.JobBlocked, state)
 			return result, replaypolicy.JudgeJob(replaypolicy.Job{Class: replaypolicy.Revalidate,
 				Revalidation: &replaypolicy.Revalidation{Unanswered: "no revalidation subject is configured (REVALIDATE_SUBJECT)"}}).Reason
 		}},

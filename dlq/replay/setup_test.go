@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -18,8 +18,10 @@ import (
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
@@ -56,11 +58,19 @@ func (b *bundle) createStream(t testing.TB, cfg jetstream.StreamConfig) jetstrea
 type replayBundle struct {
 	*bundle
 	policy  atomic.Pointer[replaypolicy.Table]
-	replays *Service
+	replays *replay.Service
 	auth    authz.Authority
 	target  jetstream.Stream
 	now     atomic.Pointer[time.Time] // nil: the real clock
-	seq     atomic.Uint64
+	log     *slog.Logger
+}
+
+// clock is the service's clock: now, or the time the test set.
+func (b *replayBundle) clock() time.Time {
+	if n := b.now.Load(); n != nil {
+		return *n
+	}
+	return time.Now()
 }
 
 // setupReplay gives a fresh database and NATS server, the shipped policy
@@ -72,17 +82,9 @@ func setupReplay(t *testing.T) *replayBundle {
 	table, err := replaypolicy.Load("../../dev/policy.toml")
 	require.NoError(t, err)
 	b.policy.Store(table)
-	b.replays = New(b.db.Pool, Config{
-		Policy: b.policy.Load,
-		Now: func() time.Time {
-			if n := b.now.Load(); n != nil {
-				return *n
-			}
-			return time.Now()
-		},
-	})
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	access, err := authz.NewAccess(context.Background(), b.db.Pool, authz.GroupMap{}, log)
+	b.replays = replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Now: b.clock})
+	b.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	access, err := authz.NewAccess(context.Background(), b.db.Pool, authz.GroupMap{}, b.log)
 	require.NoError(t, err)
 	dir := authz.NewDirectory(b.db.Pool)
 	b.auth = authz.Authority{Access: access, Directory: dir}
@@ -95,73 +97,46 @@ func setupReplay(t *testing.T) *replayBundle {
 	return b
 }
 
-// seedItem stores a dead letter of tenant acme and returns its id.
+// seedItem stores a dead letter of tenant acme, with its message id and a
+// correlation id made from it, and returns its id.
 func (b *replayBundle) seedItem(t *testing.T, itemType, msgID string, hdr nats.Header, payload string) int64 {
 	t.Helper()
-	seq := b.seq.Add(1)
-	h := map[string][]string{
-		dlq.HeaderOriginalSubject: {"app.acme." + itemType},
-		dlq.HeaderOriginalMsgID:   {msgID},
-		dlq.HeaderCorrelationID:   {"corr-" + msgID},
-	}
-	for k, v := range hdr {
-		h[k] = v
-	}
-	rec := dlq.ParseDLQ("dlq", dlq.Received{Subject: "dlq.acme." + itemType, Header: h, Data: []byte(payload), Stream: "DLQ", Seq: seq, Time: time.Now()})
-	_, err := b.store.Insert(context.Background(), []dlq.Record{rec})
-	require.NoError(t, err)
-	d, err := b.store.BySource(context.Background(), "DLQ", seq, "")
-	require.NoError(t, err)
-	return d.ID
+	return testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{
+		ItemType: itemType, MsgID: msgID, CorrelationID: "corr-" + msgID, Payload: []byte(payload), Headers: hdr,
+	})
 }
 
 func allowAll(string, replaypolicy.Class) bool { return true }
 
-// draft freezes ids (of tenant acme) as requester's selection, with every
-// class allowed, and returns the batch and its draft requests.
-func (b *replayBundle) draft(t *testing.T, requester quarantine.Actor, ids ...int64) (string, []Request) {
+// draft freezes ids as requester's selection.
+func (b *replayBundle) draft(t *testing.T, requester quarantine.Actor, ids ...int64) (string, []replay.Request) {
 	t.Helper()
-	ctx := context.Background()
-	batch, err := b.replays.CreateDrafts(ctx, requester, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	drafts, err := b.replays.Batch(ctx, batch)
-	require.NoError(t, err)
-	return batch, drafts
+	return testfactory.Draft(t, b.replays, requester, ids...)
 }
 
 // request drafts and submits a replay of ids by oncall and returns the
 // single request it made.
-func (b *replayBundle) request(t *testing.T, ids []int64, in SubmitInput) Request {
+func (b *replayBundle) request(t *testing.T, ids []int64, in replay.SubmitInput) replay.Request {
 	t.Helper()
-	ctx := context.Background()
-	batch, drafts := b.draft(t, oncall, ids...)
-	if in.Reason == "" {
-		in.Reason = "consumer fixed in release 1.2.3"
-	}
-	if in.Confirmations == nil {
-		in.Confirmations = map[int64]string{}
-		for _, d := range drafts {
-			phrase, err := b.replays.ConfirmationFor(ctx, d.ID)
-			require.NoError(t, err)
-			in.Confirmations[d.ID] = phrase
-		}
-	}
-	reqs, err := b.replays.Submit(ctx, batch, oncall, in, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	require.Len(t, reqs, 1)
-	return reqs[0]
+	return testfactory.Request(t, b.replays, oncall, ids, in)
 }
 
-func (b *replayBundle) worker(t *testing.T, cfg WorkerConfig) *Worker {
+// worker is a worker of the test's requests; reval answers for
+// revalidate items (none: they are blocked).
+func (b *replayBundle) worker(t *testing.T, cfg replay.WorkerConfig, reval ...replay.Revalidator) *replay.Worker {
 	t.Helper()
 	if cfg.Poll == 0 {
 		cfg.Poll = 20 * time.Millisecond
 	}
-	return NewWorker(b.replays, b.js, b.auth, nil, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var r replay.Revalidator
+	if len(reval) > 0 {
+		r = reval[0]
+	}
+	return replay.NewWorker(b.replays, b.js, b.auth, r, cfg, b.log)
 }
 
 // run runs w until the test ends.
-func run(t *testing.T, w *Worker) {
+func run(t *testing.T, w *replay.Worker) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -169,9 +144,9 @@ func run(t *testing.T, w *Worker) {
 	t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
-func (b *replayBundle) waitStatus(t *testing.T, id int64, want Status) Request {
+func (b *replayBundle) waitStatus(t *testing.T, id int64, want replay.Status) replay.Request {
 	t.Helper()
-	var r Request
+	var r replay.Request
 	wait.Until(t, fmt.Sprintf("request %d to be %s", id, want), 30*time.Second, func() bool {
 		var err error
 		r, err = b.replays.Request(context.Background(), id)

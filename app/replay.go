@@ -1,0 +1,147 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// ReplayConfig is what replay needs, in serve and in worker.
+type ReplayConfig struct {
+	PolicyFile        string
+	Workers           int // replay workers in this process
+	Subjects          *replay.SubjectAllowlist
+	RevalidateSubject string // empty: revalidate items are blocked
+	RevalidateTimeout time.Duration
+	Lease             time.Duration
+	Groups            authz.GroupMap
+}
+
+// LoadPolicy reads and validates the policy table; the error names the
+// file, line and field.
+func LoadPolicy(path string) (*replaypolicy.Table, error) {
+	t, err := replaypolicy.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("POLICY_FILE: %w", err)
+	}
+	return t, nil
+}
+
+// replayParts is the replay machinery of one process.
+type replayParts struct {
+	service *replay.Service
+	workers []*replay.Worker
+}
+
+func newReplayParts(ctx context.Context, cfg ReplayConfig, pool *pgxpool.Pool, nc *nats.Conn, js jetstream.JetStream,
+	access *authz.Access, log *slog.Logger) (*replayParts, error) {
+	table, err := LoadPolicy(cfg.PolicyFile)
+	if err != nil {
+		return nil, err
+	}
+	p := &replayParts{service: replay.New(pool, replay.Config{
+		Policy: func() *replaypolicy.Table { return table }, Subjects: cfg.Subjects,
+	})}
+	voided, err := p.service.VoidStale(ctx)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("replay policy loaded", "file", cfg.PolicyFile, "version", table.Version(), "voided_requests", voided)
+	var reval replay.Revalidator
+	if cfg.RevalidateSubject != "" {
+		reval = replay.NewNATSRevalidator(nc, cfg.RevalidateSubject, cfg.RevalidateTimeout)
+	}
+	auth := authz.Authority{Access: access, Directory: authz.NewDirectory(pool)}
+	host, _ := os.Hostname()
+	for i := range cfg.Workers {
+		p.workers = append(p.workers, replay.NewWorker(p.service, js, auth, reval, replay.WorkerConfig{
+			Owner: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), Lease: cfg.Lease,
+		}, log))
+	}
+	return p, nil
+}
+
+// run runs the workers until ctx ends.
+func (p *replayParts) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, w := range p.workers {
+		wg.Go(func() { w.Run(ctx) })
+	}
+	wg.Wait()
+}
+
+// WorkersConfig is what `console worker` is told.
+type WorkersConfig struct {
+	DatabaseURL string
+	NATSURL     string
+	Replay      ReplayConfig
+}
+
+// Workers is `console worker`: replay workers only, to scale them apart
+// from the HTTP console.
+type Workers struct {
+	pool   *pgxpool.Pool
+	nc     *nats.Conn
+	access *authz.Access
+	parts  *replayParts
+}
+
+// NewWorkers connects, migrates and wires cfg.Replay.Workers replay
+// workers; Run them.
+func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Workers, err error) {
+	w := &Workers{}
+	defer func() {
+		if err != nil {
+			w.Close()
+		}
+	}()
+	if w.pool, err = OpenPool(ctx, cfg.DatabaseURL, 30*time.Second, log); err != nil {
+		return nil, err
+	}
+	if err := Migrate(ctx, w.pool, log); err != nil {
+		return nil, err
+	}
+	var js jetstream.JetStream
+	if w.nc, js, err = DialNATS(cfg.NATSURL, "quarantine-worker"); err != nil {
+		return nil, err
+	}
+	if w.access, err = authz.NewAccess(ctx, w.pool, cfg.Replay.Groups, log); err != nil {
+		return nil, err
+	}
+	if w.parts, err = newReplayParts(ctx, cfg.Replay, w.pool, w.nc, js, w.access, log); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Count is how many replay workers run.
+func (w *Workers) Count() int { return len(w.parts.workers) }
+
+// Run runs the workers, keeping the permissions current, until ctx ends.
+func (w *Workers) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { w.access.Watch(ctx) })
+	w.parts.run(ctx)
+	wg.Wait()
+}
+
+// Close lets go of the connections.
+func (w *Workers) Close() {
+	if w.nc != nil {
+		w.nc.Close()
+	}
+	if w.pool != nil {
+		w.pool.Close()
+	}
+}

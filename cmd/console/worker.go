@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+)
+
+// replay binds the replay settings, the same in serve and in worker.
+func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int) {
+	s.str(&c.PolicyFile, "policy-file", "POLICY_FILE", "dev/policy.toml", "replay policy table (TOML)", checkRequired)
+	s.integer(&c.Workers, "replay-workers", "REPLAY_WORKERS", defaultWorkers, "replay workers in this process (0: none)", 0, 64)
+	var allow string
+	s.str(&allow, "replay-subject-allow", "REPLAY_SUBJECT_ALLOW", "", "subject patterns replays may publish to, comma-separated (empty: all but $JS, $SYS, _INBOX)", func(v string) error {
+		var err error
+		c.Subjects, err = replay.ParseSubjectAllowlist(v)
+		return err
+	})
+	s.str(&c.RevalidateSubject, "revalidate-subject", "REVALIDATE_SUBJECT", "", "NATS subject that answers revalidation requests for revalidate items (empty: they are blocked)", nil)
+	s.duration(&c.RevalidateTimeout, "revalidate-timeout", "REVALIDATE_TIMEOUT", 2*time.Second, "wait for a revalidation answer", 10*time.Millisecond, time.Minute)
+	s.duration(&c.Lease, "replay-lease", "REPLAY_LEASE", 30*time.Second, "how long a worker holds a claimed job", time.Second, 10*time.Minute)
+}
+
+// runWorker is "console worker": replay workers only, for scaling them
+// apart from the HTTP console.
+func runWorker(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var level, format, groups string
+	var cfg app.WorkersConfig
+	s := newSettings("worker", getenv, stderr)
+	s.str(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection string", checkPostgresURL)
+	s.str(&cfg.NATSURL, "nats-url", "NATS_URL", "", "NATS server URLs", func(v string) error {
+		if v == "" {
+			return fmt.Errorf("is required for a separate worker")
+		}
+		return checkNATSURL(v)
+	})
+	s.replay(&cfg.Replay, 4)
+	s.str(&groups, "group-roles", "AUTHZ_GROUP_ROLES", "", "extra group mappings (as for serve)", func(v string) error {
+		var err error
+		cfg.Replay.Groups, err = authz.ParseGroupMap(v)
+		return err
+	})
+	s.str(&level, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
+	s.str(&format, "log-format", "LOG_FORMAT", "text", "text or json", checkOneOf("text", "json"))
+	if err := s.parse(args); err != nil {
+		return err
+	}
+	w, err := app.NewWorkers(ctx, cfg, newLogger(stderr, level, format))
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	fmt.Fprintf(stdout, "console worker: %d replay workers\n", w.Count())
+	w.Run(ctx)
+	return nil
+}

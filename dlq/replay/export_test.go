@@ -1,0 +1,47 @@
+package replay
+
+import (
+	"context"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// What the external tests (package replay_test) reach inside: the
+// worker's steps and hooks, and how a request looks to the rules.
+
+// ErrStopped is what RunOnce returns when the AfterPublish hook stopped it.
+var ErrStopped = errStopped
+
+// Job is a claimed job.
+type Job = job
+
+// Fence is the job's fencing token.
+func (j *job) Fence() int64 { return j.fence }
+
+// SetOutcome gives the job a state and result, as a worker's verdict would.
+func (j *job) SetOutcome(state JobState, result string) { j.state, j.result = state, result }
+
+// AfterPublish stops the worker after publishing, before recording, when f
+// says false (as a crash would).
+func (w *Worker) AfterPublish(f func(jobs []int64) bool) { w.afterPublish = f }
+
+// OnAck may replace a PubAck outcome (a lost ack).
+func (w *Worker) OnAck(f func(jobID int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error)) {
+	w.ack = f
+}
+
+// Claim, Judge, Publish and Record are the steps of RunOnce.
+func (w *Worker) Claim(ctx context.Context) ([]*Job, error) { return w.claim(ctx) }
+func (w *Worker) Judge(ctx context.Context, jobs []*Job)    { w.judge(ctx, jobs) }
+func (w *Worker) Publish(ctx context.Context, jobs []*Job, until time.Time) {
+	w.publish(ctx, jobs, until)
+}
+func (w *Worker) Record(ctx context.Context, jobs []*Job) error { return w.record(ctx, jobs) }
+
+// PolicyRequest is req as the replay rules see it, with its approvals.
+func PolicyRequest(req Request, approvals []Approval) replaypolicy.Request {
+	return policyRequest(req, approvals)
+}

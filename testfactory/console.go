@@ -1,0 +1,202 @@
+package testfactory
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/oauth2-proxy/mockoidc"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/migrations/testdb"
+)
+
+// ConsoleOptions change what StartConsole starts; zero fields are defaults.
+type ConsoleOptions struct {
+	// DatabaseURL is an existing database (the benchmarks' big one); empty:
+	// a fresh one for the test.
+	DatabaseURL string
+	// Log receives the console's log; nil discards it.
+	Log io.Writer
+}
+
+// Console is a running console (app.New, exactly as `console serve` wires
+// it) on an in-process NATS server, with a mock identity provider to sign
+// people in. It stops when the test ends.
+type Console struct {
+	*app.App
+	NATS  *natstest.Server
+	IdP   *mockoidc.MockOIDC
+	users atomic.Int64
+}
+
+// PolicyFile is the shipped policy table, dev/policy.toml.
+func PolicyFile() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "dev", "policy.toml")
+}
+
+// StartConsole starts a console for t and waits until it serves.
+func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
+	t.Helper()
+	c := &Console{NATS: natstest.Start(t)}
+	if opts.DatabaseURL == "" {
+		opts.DatabaseURL = testdb.New(t).URL
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	var err error
+	c.IdP, err = mockoidc.Run()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.IdP.Shutdown() })
+	idp := c.IdP.Config()
+	c.App, err = app.New(context.Background(), app.Config{
+		Version: "test", Addr: "127.0.0.1:0", DatabaseURL: opts.DatabaseURL, DBWait: 10 * time.Second,
+		NATSURL: c.NATS.ClientURL(), Prefix: dlq.DefaultSubjectPrefix, Stream: "DLQ", Replicas: 1,
+		BatchSize: 1000, IngestWorkers: 1, BatchWait: 20 * time.Millisecond, AckWait: time.Minute,
+		OIDC:     authz.OIDCConfig{Issuer: idp.Issuer, ClientID: idp.ClientID, ClientSecret: idp.ClientSecret, GroupsClaim: "groups"},
+		OIDCWait: 10 * time.Second, IdleTimeout: time.Hour, Lifetime: 12 * time.Hour,
+		Replay: app.ReplayConfig{PolicyFile: PolicyFile(), Lease: 30 * time.Second, RevalidateTimeout: 2 * time.Second},
+	}, slog.New(slog.NewTextHandler(opts.Log, nil)))
+	if err != nil {
+		t.Fatalf("start the console: %v", err)
+	}
+	Serve(t, c.App)
+	return c
+}
+
+// Serve runs a until the test ends, then stops it (failing the test when
+// Run fails or does not return within 30 s) and closes it.
+func Serve(t testing.TB, a *app.App) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("console: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("the console did not stop within 30 s")
+		}
+		a.Close()
+	})
+}
+
+// NoFollow is an HTTP client that keeps cookies in jar and shows
+// redirects instead of following them.
+func NoFollow(jar http.CookieJar) *http.Client {
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// SignIn goes through the real sign-in flow as a new person in groups and
+// returns a client holding their session, and who they are.
+func (c *Console) SignIn(t testing.TB, groups ...string) (*http.Client, authz.User) {
+	t.Helper()
+	n := c.users.Add(1)
+	mu := &mockoidc.MockUser{Subject: fmt.Sprintf("user-%d", n), Email: fmt.Sprintf("user%d@example.com", n), EmailVerified: true, Groups: groups}
+	c.IdP.QueueUser(mu)
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	client := NoFollow(jar)
+	next := c.URL() + "/auth/login"
+	for range 4 {
+		resp, err := client.Get(next)
+		require.NoError(t, err)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusFound && resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("sign-in stopped at %s with %d", next, resp.StatusCode)
+		}
+		next = resp.Header.Get("Location")
+		if !strings.HasPrefix(next, "http") {
+			break // back on the console: signed in
+		}
+	}
+	u := authz.User{Actor: quarantine.Actor{Issuer: c.IdP.Issuer(), Subject: mu.Subject, Email: mu.Email, EmailVerified: true}, Groups: groups}
+	return client, u
+}
+
+// SessionCookie is the session cookie client holds for the console.
+func (c *Console) SessionCookie(t testing.TB, client *http.Client) *http.Cookie {
+	t.Helper()
+	u, err := url.Parse(c.URL())
+	require.NoError(t, err)
+	for _, ck := range client.Jar.Cookies(u) {
+		if ck.Name == authz.SessionCookie {
+			return ck
+		}
+	}
+	t.Fatal("no session cookie after sign-in")
+	return nil
+}
+
+// Response is an answer of the console, its body read.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   string
+}
+
+// Doc parses the body as HTML.
+func (r Response) Doc(t testing.TB) *goquery.Document {
+	t.Helper()
+	d, err := goquery.NewDocumentFromReader(strings.NewReader(r.Body))
+	require.NoError(t, err)
+	return d
+}
+
+// Do sends a request as client: a form when form is not nil, with the
+// headers a browser sends on a same-origin form post for POSTs, and hdr.
+func (c *Console) Do(t testing.TB, client *http.Client, method, path string, form url.Values, hdr map[string]string) Response {
+	t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, c.URL()+path, body)
+	require.NoError(t, err)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if method == http.MethodPost {
+		req.Header.Set("Origin", c.URL())
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: string(data)}
+}
+
+// AuditCount counts the audit rows where holds.
+func (c *Console) AuditCount(t testing.TB, where string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, c.Pool.QueryRow(context.Background(), "SELECT count(*) FROM audit_log WHERE "+where, args...).Scan(&n))
+	return n
+}

@@ -1,0 +1,108 @@
+package testfactory
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq"
+)
+
+// Letter is a dead letter as a producer sends it. Zero fields get defaults:
+// tenant acme, item type orders.refund, error class permanent, error
+// "refund failed", 3 attempts, original subject app.<tenant>.<item type>,
+// the payload {"order_id":"ord-1","amount_cents":1200}, dead-lettered now
+// (each later letter of one call a second earlier). No message id means the
+// one derived at ingest. Headers are added as they are (and win).
+type Letter struct {
+	Tenant, ItemType                  string
+	MsgID, OperationID, CorrelationID string
+	Principal                         string
+	Error, Class, Stack               string
+	Subject                           string // the original subject
+	Payload                           []byte
+	At                                time.Time
+	Headers                           map[string][]string
+}
+
+// Stream is the stream the factory's dead letters say they came from: not
+// the console's DLQ, so that they never collide with what a test publishes.
+const Stream = "FACTORY"
+
+// seq numbers the factory's dead letters across the test binary, so that
+// their source keys never collide.
+var seq atomic.Uint64
+
+// received is l as the DLQ stream would deliver it.
+func (l Letter) received(i int) dlq.Received {
+	if l.Tenant == "" {
+		l.Tenant = "acme"
+	}
+	if l.ItemType == "" {
+		l.ItemType = "orders.refund"
+	}
+	if l.Class == "" {
+		l.Class = string(dlq.ClassPermanent)
+	}
+	if l.Error == "" {
+		l.Error = "refund failed"
+	}
+	if l.Subject == "" {
+		l.Subject = "app." + l.Tenant + "." + l.ItemType
+	}
+	if l.At.IsZero() {
+		l.At = time.Now().Add(-time.Duration(i) * time.Second)
+	}
+	if l.Payload == nil {
+		l.Payload = []byte(`{"order_id":"ord-1","amount_cents":1200}`)
+	}
+	h := map[string][]string{
+		dlq.HeaderOriginalSubject: {l.Subject}, dlq.HeaderError: {dlq.EscapeLines(l.Error)}, dlq.HeaderErrorClass: {l.Class},
+		dlq.HeaderAttempts: {"3"},
+	}
+	for name, v := range map[string]string{
+		dlq.HeaderOriginalMsgID: l.MsgID, dlq.HeaderOperationID: l.OperationID, dlq.HeaderCorrelationID: l.CorrelationID,
+		dlq.HeaderPrincipal: l.Principal, dlq.HeaderStack: dlq.EscapeLines(l.Stack),
+	} {
+		if v != "" {
+			h[name] = []string{v}
+		}
+	}
+	for k, v := range l.Headers {
+		h[k] = v
+	}
+	return dlq.Received{Subject: "dlq." + l.Tenant + "." + l.ItemType, Header: h, Data: l.Payload, Stream: Stream, Seq: seq.Add(1), Time: l.At}
+}
+
+// DeadLetters ingests letters the way the ingester does (dlq.ParseDLQ, then
+// Store.Insert, a thousand at a time) and returns their ids, in order.
+func DeadLetters(t testing.TB, pool *pgxpool.Pool, letters ...Letter) []int64 {
+	t.Helper()
+	ctx := context.Background()
+	st := dlq.NewStore(pool)
+	recs := make([]dlq.Record, len(letters))
+	for i, l := range letters {
+		recs[i] = dlq.ParseDLQ(dlq.DefaultSubjectPrefix, l.received(i))
+	}
+	for start := 0; start < len(recs); start += 1000 {
+		_, err := st.Insert(ctx, recs[start:min(start+1000, len(recs))])
+		require.NoError(t, err)
+	}
+	ids := make([]int64, len(recs))
+	for i, r := range recs {
+		d, err := st.BySource(ctx, r.SourceStream, r.SourceSeq, "")
+		require.NoError(t, err)
+		ids[i] = d.ID
+	}
+	return ids
+}
+
+// DeadLetter is DeadLetters for one letter.
+func DeadLetter(t testing.TB, pool *pgxpool.Pool, l Letter) int64 {
+	t.Helper()
+	return DeadLetters(t, pool, l)[0]
+}
