@@ -250,6 +250,10 @@ func List(ctx context.Context, db Querier, f Filter) (Page, error) {
 	return p, nil
 }
 
+// errNoEntry answers for an entry that does not exist or is not the
+// viewer's to see: the same answer for both.
+var errNoEntry = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such audit event.")
+
 const getEntry = `SELECT ` + entryColumns + ` FROM audit_log WHERE seq = $1`
 
 // Get returns the entry seq. It returns a not_found quarantine.Error when there is none, or
@@ -262,15 +266,31 @@ func Get(ctx context.Context, db Querier, seq int64, tenants []string) (Entry, e
 	}
 	e, err := pgx.CollectExactlyOneRow(rows, scanEntry)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such audit event."))
+		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, errNoEntry)
 	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, err)
 	}
 	if !mayView(tenants, e.Tenant) {
-		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such audit event."))
+		return Entry{}, fmt.Errorf("get audit entry %d: %w", seq, errNoEntry)
 	}
 	return e, nil
+}
+
+const selectTenant = `SELECT tenant FROM audit_log WHERE seq = $1`
+
+// TenantOf returns the tenant of entry seq ("" for one outside any tenant),
+// or not_found.
+func TenantOf(ctx context.Context, db Querier, seq int64) (string, error) {
+	var tenant string
+	err := db.QueryRow(ctx, selectTenant, seq).Scan(&tenant)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("tenant of audit entry %d: %w", seq, errNoEntry)
+	}
+	if err != nil {
+		return "", fmt.Errorf("tenant of audit entry %d: %w", seq, err)
+	}
+	return tenant, nil
 }
 
 func mayView(tenants []string, tenant string) bool {

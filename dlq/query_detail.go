@@ -99,3 +99,37 @@ func (s *Store) PayloadInScope(ctx context.Context, id int64, tenants []string) 
 	}
 	return p, nil
 }
+
+const (
+	selectTenant  = `SELECT tenant FROM dead_letters WHERE id = $1`
+	selectTenants = `SELECT id, tenant FROM dead_letters WHERE id = ANY($1)`
+)
+
+// TenantOf returns the tenant of dead letter id, or not_found.
+func (s *Store) TenantOf(ctx context.Context, id int64) (string, error) {
+	var tenant string
+	err := s.pool.QueryRow(ctx, selectTenant, id).Scan(&tenant)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("tenant of dead letter %d: %w", id, errNoDeadLetter)
+	}
+	if err != nil {
+		return "", fmt.Errorf("tenant of dead letter %d: %w", id, err)
+	}
+	return tenant, nil
+}
+
+// TenantsOf returns the tenant of each of ids that exists.
+func (s *Store) TenantsOf(ctx context.Context, ids []int64) (map[int64]string, error) {
+	rows, err := s.pool.Query(ctx, selectTenants, ids)
+	if err != nil {
+		return nil, fmt.Errorf("tenants of dead letters: %w", err)
+	}
+	out := map[int64]string{}
+	var id int64
+	var tenant string
+	_, err = pgx.ForEachRow(rows, []any{&id, &tenant}, func() error { out[id] = tenant; return nil })
+	if err != nil {
+		return nil, fmt.Errorf("tenants of dead letters: %w", err)
+	}
+	return out, nil
+}

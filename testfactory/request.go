@@ -11,13 +11,13 @@ import (
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
-// Draft freezes ids (dead letters of tenant acme) into requester's draft
-// requests, with every class allowed, and returns the batch and its
+// Draft freezes ids into requester's draft requests, as if they could
+// request every class in every tenant, and returns the batch and its
 // requests.
 func Draft(t testing.TB, svc *replay.Service, requester quarantine.Actor, ids ...int64) (string, []replay.Request) {
 	t.Helper()
 	ctx := context.Background()
-	batch, err := svc.CreateDrafts(ctx, requester, ids, []string{"acme"}, false,
+	batch, err := svc.CreateDrafts(ctx, requester, ids, nil, true,
 		func(string, replaypolicy.Class) bool { return true }, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	drafts, err := svc.Batch(ctx, batch)

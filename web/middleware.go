@@ -39,8 +39,8 @@ func securityHeaders(next http.Handler, formTargets string) http.Handler {
 // enforce is the route table's middleware: it lets public routes through,
 // sends people who are not signed in to the sign-in page (pages) or answers
 // 401 (everything else), shows the "no access" page to people without any
-// role, and answers 403 (audited as denied) when the route's permission is
-// not held in any tenant.
+// role, answers 403 (audited as denied) when the route's permission is
+// not held in any tenant, and applies the route's tenancy (locate).
 func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -63,6 +63,11 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 			}
 			if r.Access == AccessPerm && !s.deps.Access.CanSomewhere(u, r.Perm.Object, r.Perm.Action, nil) {
 				return s.deny(c, "", r.Perm.Object+":"+r.Perm.Action, "route "+r.Method+" "+r.Path)
+			}
+			if r.Locate != nil {
+				if err := s.locate(c, r); err != nil {
+					return err
+				}
 			}
 			return next(c)
 		}

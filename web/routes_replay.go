@@ -13,21 +13,22 @@ const replayObjects = "replay:*"
 // replayRoutes are replay requests, approvals, discard and resolve, and the
 // policy page.
 func (s *Server) replayRoutes() []Route {
+	req, batch, dl, selection := s.requestLocator(), s.batchLocator(), s.deadLetterLocator(), s.selectionLocator()
 	return []Route{
-		perm(http.MethodPost, "/replay", replayObjects, authz.ActRequest, s.replayCreate),
-		perm(http.MethodPost, "/replay/filter", replayObjects, authz.ActRequest, s.replayFilter),
-		perm(http.MethodGet, "/replay/batches/:batch", replayObjects, authz.ActRequest, s.replayConfirm),
-		perm(http.MethodPost, "/replay/batches/:batch", replayObjects, authz.ActRequest, s.replaySubmit),
-		perm(http.MethodGet, "/replay/requests/:id", authz.ObjDeadLetter, authz.ActRead, s.replayRequest),
-		perm(http.MethodGet, "/replay/requests/:id/progress", authz.ObjDeadLetter, authz.ActRead, s.replayProgress),
-		perm(http.MethodPost, "/replay/requests/:id/approve", replayObjects, authz.ActApprove, s.replayApprove),
-		perm(http.MethodPost, "/replay/requests/:id/reject", replayObjects, authz.ActReject, s.replayReject),
-		perm(http.MethodPost, "/replay/requests/:id/cancel", replayObjects, authz.ActCancel, s.replayCancel),
-		perm(http.MethodPost, "/replay/requests/:id/items/:dl/payload", replayObjects, authz.ActRequest, s.replayEditPayload),
-		perm(http.MethodGet, "/approvals", replayObjects, authz.ActApprove, s.approvalList),
-		perm(http.MethodGet, "/policy", authz.ObjPolicy, authz.ActRead, s.policyPage),
-		perm(http.MethodPost, "/deadletters/:id/discard", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterDiscard),
-		perm(http.MethodPost, "/deadletters/:id/resolve", authz.ObjDeadLetter, authz.ActResolve, s.deadLetterResolve),
-		perm(http.MethodPost, "/deadletters/close", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterCloseBulk),
+		perm(http.MethodPost, "/replay", replayObjects, authz.ActRequest, s.replayCreate).selects(selection),
+		perm(http.MethodPost, "/replay/filter", replayObjects, authz.ActRequest, s.replayFilter).lists(),
+		perm(http.MethodGet, "/replay/batches/:batch", replayObjects, authz.ActRequest, s.replayConfirm).of(batch),
+		perm(http.MethodPost, "/replay/batches/:batch", replayObjects, authz.ActRequest, s.replaySubmit).of(batch),
+		perm(http.MethodGet, "/replay/requests/:id", authz.ObjDeadLetter, authz.ActRead, s.replayRequest).of(req),
+		perm(http.MethodGet, "/replay/requests/:id/progress", authz.ObjDeadLetter, authz.ActRead, s.replayProgress).of(req),
+		perm(http.MethodPost, "/replay/requests/:id/approve", replayObjects, authz.ActApprove, s.replayApprove).of(req),
+		perm(http.MethodPost, "/replay/requests/:id/reject", replayObjects, authz.ActReject, s.replayReject).of(req),
+		perm(http.MethodPost, "/replay/requests/:id/cancel", replayObjects, authz.ActCancel, s.replayCancel).of(req),
+		perm(http.MethodPost, "/replay/requests/:id/items/:dl/payload", replayObjects, authz.ActRequest, s.replayEditPayload).of(req),
+		perm(http.MethodGet, "/approvals", replayObjects, authz.ActApprove, s.approvalList).lists(),
+		perm(http.MethodGet, "/policy", authz.ObjPolicy, authz.ActRead, s.policyPage).global(),
+		perm(http.MethodPost, "/deadletters/:id/discard", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterDiscard).of(dl),
+		perm(http.MethodPost, "/deadletters/:id/resolve", authz.ObjDeadLetter, authz.ActResolve, s.deadLetterResolve).of(dl),
+		perm(http.MethodPost, "/deadletters/close", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterCloseBulk).selects(selection),
 	}
 }

@@ -10,11 +10,12 @@ import (
 // message detail. The dashboard itself is "/" (home sends readers of dead
 // letters there); the handlers restrict every query to the caller's tenants.
 func (s *Server) triageRoutes() []Route {
+	dl := s.deadLetterLocator()
 	return []Route{
-		perm(http.MethodGet, "/deadletters", authz.ObjDeadLetter, authz.ActRead, s.deadLetterList),
-		perm(http.MethodGet, "/deadletters/count", authz.ObjDeadLetter, authz.ActRead, s.deadLetterCount),
-		perm(http.MethodGet, "/deadletters/:id", authz.ObjDeadLetter, authz.ActRead, s.deadLetterShow),
-		perm(http.MethodGet, "/deadletters/:id/payload", authz.ObjDeadLetter, authz.ActDownload, s.deadLetterPayload),
-		perm(http.MethodGet, "/groups", authz.ObjDeadLetter, authz.ActRead, s.groupList),
+		perm(http.MethodGet, "/deadletters", authz.ObjDeadLetter, authz.ActRead, s.deadLetterList).lists(),
+		perm(http.MethodGet, "/deadletters/count", authz.ObjDeadLetter, authz.ActRead, s.deadLetterCount).lists(),
+		perm(http.MethodGet, "/deadletters/:id", authz.ObjDeadLetter, authz.ActRead, s.deadLetterShow).of(dl),
+		perm(http.MethodGet, "/deadletters/:id/payload", authz.ObjDeadLetter, authz.ActDownload, s.deadLetterPayload).of(dl),
+		perm(http.MethodGet, "/groups", authz.ObjDeadLetter, authz.ActRead, s.groupList).lists(),
 	}
 }

@@ -249,3 +249,35 @@ func (s *Service) ItemPayload(ctx context.Context, id, deadLetterID int64) ([]by
 	}
 	return p, nil
 }
+
+const (
+	selectRequestTenant = `SELECT tenant FROM replay_requests WHERE id = $1`
+	selectBatchTenants  = `SELECT DISTINCT tenant FROM replay_requests WHERE batch = $1`
+)
+
+// TenantOf returns the tenant of request id, or not_found.
+func (s *Service) TenantOf(ctx context.Context, id int64) (string, error) {
+	var tenant string
+	err := s.pool.QueryRow(ctx, selectRequestTenant, id).Scan(&tenant)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("tenant of replay %d: %w", id, errNoRequest)
+	}
+	if err != nil {
+		return "", fmt.Errorf("tenant of replay %d: %w", id, err)
+	}
+	return tenant, nil
+}
+
+// BatchTenants returns the tenants of the requests of a selection (one or
+// more), or not_found.
+func (s *Service) BatchTenants(ctx context.Context, batch string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, selectBatchTenants, batch)
+	if err != nil {
+		return nil, fmt.Errorf("tenants of replay batch: %w", err)
+	}
+	tenants, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err == nil && len(tenants) == 0 {
+		return nil, fmt.Errorf("replay batch %q: %w", batch, errNoBatch)
+	}
+	return tenants, err
+}

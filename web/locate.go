@@ -1,0 +1,181 @@
+package web
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/authz"
+)
+
+// Locator finds the tenants of what a request names: the object of its
+// path (one tenant; a selection may span several), or the dead letters its
+// form selects. The enforce middleware asks it before the handler runs.
+type Locator struct {
+	// Object is the kind of object, as the audit log names it.
+	Object string
+	// Param is the path parameter that names the object ("" when a form
+	// selects dead letters).
+	Param string
+	// See is the permission that makes an object of a tenant visible: a
+	// person without it in the object's tenant is answered as if there
+	// were no such object. Objects outside any tenant (tenant "") are
+	// visible to those who hold it in every tenant.
+	See Permission
+	// find returns the tenants of the object (not_found when there is
+	// none), or for a selection the tenant of each dead letter it names.
+	find func(c echo.Context) (map[string]string, error)
+}
+
+// sees reports whether u may see what lives in tenant under loc.
+func (s *Server) sees(u authz.User, loc *Locator, tenant string) bool {
+	if tenant == "" {
+		return s.deps.Access.Scope(u, loc.See.Object, loc.See.Action, nil).All
+	}
+	return s.deps.Access.Can(u, tenant, loc.See.Object, loc.See.Action)
+}
+
+// locate applies r's tenancy to the request before its handler: another
+// tenant's object answers 404 and is audited as a denied attempt; dead
+// letters of another tenant in a selection are audited as refused, once
+// for the request, and left to the action, which only ever sees the
+// caller's tenants.
+func (s *Server) locate(c echo.Context, r Route) error {
+	loc := r.Locate
+	tenants, err := loc.find(c)
+	if err != nil {
+		return err
+	}
+	u := userOf(c)
+	if r.Tenancy == ObjectTenant {
+		for _, tenant := range tenants {
+			if !s.sees(u, loc, tenant) {
+				return s.notFoundDenied(c, tenant, loc.Object, c.Param(loc.Param))
+			}
+		}
+		return nil
+	}
+	var refused []string
+	byTenant := map[string]bool{}
+	for id, tenant := range tenants {
+		if !s.sees(u, loc, tenant) {
+			refused = append(refused, id)
+			byTenant[tenant] = true
+		}
+	}
+	if len(refused) > 0 {
+		slices.Sort(refused)
+		e := s.event(c, "authz.denied", audit.OutcomeDenied)
+		e.ObjectType, e.ObjectID = loc.Object, strings.Join(refused, ",")
+		e.Reason = "selected dead letters of a tenant outside the caller's scope; left out"
+		if len(byTenant) == 1 {
+			for t := range byTenant {
+				e.Tenant = t
+			}
+		}
+		if _, err := audit.AppendFunc(c.Request().Context(), s.deps.Pool, e); err != nil {
+			return fmt.Errorf("audit refused selection: %w", err)
+		}
+	}
+	return nil
+}
+
+// one is the tenant of an object, as a locator answers it.
+func one(key, tenant string) map[string]string { return map[string]string{key: tenant} }
+
+// deadLetterLocator finds the dead letter of the :id parameter.
+func (s *Server) deadLetterLocator() *Locator {
+	return &Locator{Object: deadLetterAuditType, Param: "id", See: Permission{authz.ObjDeadLetter, authz.ActRead},
+		find: func(c echo.Context) (map[string]string, error) {
+			id, ok := deadLetterID(c)
+			if !ok {
+				return nil, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such dead letter.")
+			}
+			tenant, err := s.deps.DeadLetters.TenantOf(c.Request().Context(), id)
+			return one("", tenant), err
+		}}
+}
+
+// selectionLocator finds the dead letters a form selects (ids that are not
+// ids, or of no dead letter, are the action's to answer).
+func (s *Server) selectionLocator() *Locator {
+	return &Locator{Object: deadLetterAuditType, See: Permission{authz.ObjDeadLetter, authz.ActRead},
+		find: func(c echo.Context) (map[string]string, error) {
+			form, err := c.FormParams()
+			if err != nil {
+				return nil, nil
+			}
+			ids, err := readSelection(form).Validate()
+			if err != nil || len(ids) == 0 {
+				return nil, nil
+			}
+			byID, err := s.deps.DeadLetters.TenantsOf(c.Request().Context(), ids)
+			out := make(map[string]string, len(byID))
+			for id, tenant := range byID {
+				out[strconv.FormatInt(id, 10)] = tenant
+			}
+			return out, err
+		}}
+}
+
+// requestLocator finds the replay request of the :id parameter.
+func (s *Server) requestLocator() *Locator {
+	return &Locator{Object: "replay_request", Param: "id", See: Permission{authz.ObjDeadLetter, authz.ActRead},
+		find: func(c echo.Context) (map[string]string, error) {
+			id, err := requestID(c)
+			if err != nil {
+				return nil, err
+			}
+			tenant, err := s.deps.Replays.TenantOf(c.Request().Context(), id)
+			return one("", tenant), err
+		}}
+}
+
+// batchLocator finds the selection (draft batch) of the :batch parameter:
+// one tenant or several.
+func (s *Server) batchLocator() *Locator {
+	return &Locator{Object: "replay_batch", Param: "batch", See: Permission{authz.ObjDeadLetter, authz.ActRead},
+		find: func(c echo.Context) (map[string]string, error) {
+			tenants, err := s.deps.Replays.BatchTenants(c.Request().Context(), c.Param("batch"))
+			out := map[string]string{}
+			for _, t := range tenants {
+				out[t] = t
+			}
+			return out, err
+		}}
+}
+
+// auditLocator finds the audit entry of the :seq parameter.
+func (s *Server) auditLocator() *Locator {
+	return &Locator{Object: "audit_entry", Param: "seq", See: Permission{authz.ObjAudit, authz.ActRead},
+		find: func(c echo.Context) (map[string]string, error) {
+			seq, err := strconv.ParseInt(c.Param("seq"), 10, 64)
+			if err != nil || seq < 1 {
+				return nil, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such audit event.")
+			}
+			tenant, err := audit.TenantOf(c.Request().Context(), s.deps.Pool, seq)
+			return one("", tenant), err
+		}}
+}
+
+// bindingLocator finds the role binding of the :id parameter; a binding
+// for every tenant lives outside any one.
+func (s *Server) bindingLocator() *Locator {
+	return &Locator{Object: "role_binding", Param: "id", See: Permission{authz.ObjBindings, authz.ActRead},
+		find: func(c echo.Context) (map[string]string, error) {
+			id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+			if err != nil {
+				return nil, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such binding.")
+			}
+			b, err := s.deps.Bindings.Get(c.Request().Context(), id)
+			if b.Tenant == authz.AllTenants {
+				b.Tenant = ""
+			}
+			return one("", b.Tenant), err
+		}}
+}
