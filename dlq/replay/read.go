@@ -250,22 +250,12 @@ func (s *Service) ItemPayload(ctx context.Context, id, deadLetterID int64) ([]by
 	return p, nil
 }
 
-const (
-	selectRequestTenant = `SELECT tenant FROM replay_requests WHERE id = $1`
-	selectBatchTenants  = `SELECT DISTINCT tenant FROM replay_requests WHERE batch = $1`
-)
+const selectBatchTenants = `SELECT DISTINCT tenant FROM replay_requests WHERE batch = $1`
 
 // TenantOf returns the tenant of request id, or not_found.
 func (s *Service) TenantOf(ctx context.Context, id int64) (string, error) {
-	var tenant string
-	err := s.pool.QueryRow(ctx, selectRequestTenant, id).Scan(&tenant)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("tenant of replay %d: %w", id, errNoRequest)
-	}
-	if err != nil {
-		return "", fmt.Errorf("tenant of replay %d: %w", id, err)
-	}
-	return tenant, nil
+	req, err := s.Request(ctx, id)
+	return req.Tenant, err
 }
 
 // BatchTenants returns the tenants of the requests of a selection (one or
