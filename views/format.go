@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 )
@@ -273,3 +274,139 @@ var auditErrorSlots = func() string {
 	}
 	return strings.Join(ids, ",")
 }()
+
+// Count writes n with thousands separators: 1234567 → "1,234,567".
+func Count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// CappedCount writes a count that stopped at its cap: "10,000+" when
+// capped.
+func CappedCount(n int64, capped bool) string {
+	if capped {
+		return Count(n) + "+"
+	}
+	return Count(n)
+}
+
+// Bytes writes a size: "0 B", "812 B", "1.4 KB", "2.0 MB" (1 KB = 1,024 B).
+func Bytes(n int64) string {
+	switch {
+	case n < 1024:
+		return strconv.FormatInt(n, 10) + " B"
+	case n < 1024*1024:
+		return strconv.FormatFloat(float64(n)/1024, 'f', 1, 64) + " KB"
+	default:
+		return strconv.FormatFloat(float64(n)/(1024*1024), 'f', 1, 64) + " MB"
+	}
+}
+
+// ClassKind maps an error class to a badge kind.
+func ClassKind(class string) string {
+	switch class {
+	case "permanent", "unknown_effect":
+		return BadgeDanger
+	case "schema_invalid", "policy", "max_deliveries":
+		return BadgeWarn
+	case "transient":
+		return BadgeInfo
+	}
+	return BadgeNeutral
+}
+
+// StatusKind maps a dead letter status to a badge kind.
+func StatusKind(status string) string {
+	switch status {
+	case "quarantined":
+		return BadgeWarn
+	case "replay_requested", "replaying":
+		return BadgeInfo
+	case "replayed", "resolved":
+		return BadgeOK
+	case "replay_failed":
+		return BadgeDanger
+	}
+	return BadgeNeutral
+}
+
+// Label turns a snake_case value into words: "replay_failed" → "replay failed".
+func Label(v string) string { return strings.ReplaceAll(v, "_", " ") }
+
+// FirstLine returns the first line of s, cut to max runes with an ellipsis.
+func FirstLine(s string, max int) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func idText(id int64) string { return strconv.FormatInt(id, 10) }
+
+func ageText(t, now time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return Age(t, now)
+}
+
+func countText(n int64, capped bool, one, many string) string {
+	if n == 1 && !capped {
+		return "1 " + one
+	}
+	return CappedCount(n, capped) + " " + many
+}
+
+func joinList(vs []string) string { return strings.Join(vs, ", ") }
+
+// PolicyText is a class description without its leading "class: ", which
+// the page shows as a chip.
+func PolicyText(class, describe string) string {
+	return strings.TrimPrefix(describe, class+": ")
+}
+
+// fieldErrors lists errs in the order of fields; other keys last.
+func fieldErrors(fields []struct{ Name, Label string }, errs map[string]string) []labelledError {
+	var out []labelledError
+	known := map[string]bool{}
+	for _, f := range fields {
+		known[f.Name] = true
+		if msg := errs[f.Name]; msg != "" {
+			out = append(out, labelledError{f.Label, msg})
+		}
+	}
+	for k, msg := range errs {
+		if !known[k] && msg != "" {
+			out = append(out, labelledError{orDefault(k, "Filter"), msg})
+		}
+	}
+	return out
+}
+
+// errorSlots are the FieldError slots of a filter form, swapped out of band
+// with the results (see auditErrorSlots).
+func errorSlots(fields []struct{ Name, Label string }) string {
+	ids := make([]string, 0, len(fields))
+	for _, f := range fields {
+		if f.Name != "page" && f.Name != "group" {
+			ids = append(ids, "#"+errID(f.Name))
+		}
+	}
+	return strings.Join(ids, ",")
+}

@@ -1,0 +1,116 @@
+package views
+
+import (
+	"time"
+
+	"github.com/a-h/templ"
+)
+
+// Models of the quarantine list: the filter as typed, the page of rows,
+// the count fetched after it.
+
+// DeadLetterFilter is the quarantine list filter as the user typed it;
+// each field is the query parameter named in its comment.
+type DeadLetterFilter struct {
+	Q             string // q: text in the error message
+	Tenant        string // tenant
+	ItemType      string // type
+	ErrorClass    string // class
+	Status        string // status: a status, or "unresolved"
+	Subject       string // subject: original subject prefix
+	From          string // from
+	To            string // to
+	Group         string // group: error fingerprint
+	MsgID         string // msg_id
+	OperationID   string // op_id
+	CorrelationID string // corr_id
+}
+
+// StatusUnresolved is the Status filter value for every unresolved status.
+const StatusUnresolved = "unresolved"
+
+// DeadLetterListModel is the quarantine list page.
+type DeadLetterListModel struct {
+	// Action is the path the filter form is sent to (GET).
+	Action string
+	Filter DeadLetterFilter
+	// Choices of the filter selects.
+	Tenants      []string
+	ItemTypes    []string
+	ErrorClasses []string
+	Statuses     []Option
+	// GroupLabel describes Filter.Group (its sample error), when set.
+	GroupLabel string
+	// ClearGroupURL is this view without the group filter.
+	ClearGroupURL string
+	Rows          []DeadLetterRow
+	// Count is how many dead letters match, when Counted; CountCapped means
+	// more than Count (counting stops at 10,000). When not Counted, the
+	// count is fetched from CountURL after the page (htmx), or by following
+	// CountNowURL (without JavaScript).
+	Counted     bool
+	Count       int64
+	CountCapped bool
+	CountURL    string
+	CountNowURL string
+	// NextURL leads to older rows and PrevURL to newer ones; empty when none.
+	NextURL string
+	PrevURL string
+	// Errors maps a filter parameter (see DeadLetterFilter) to a message.
+	Errors map[string]string
+	Now    time.Time
+	// BulkActions is rendered in the results toolbar: the bulk action
+	// controls for the selected rows. Row checkboxes (name "id", value the
+	// dead letter id) belong to the form with id SelectionFormID, which
+	// BulkActions must render. Nil renders nothing.
+	BulkActions templ.Component
+}
+
+// DeadLetterCountModel is the count of the list, fetched after the page.
+type DeadLetterCountModel struct {
+	Count       int64
+	CountCapped bool
+	// Failed says the filter was not valid: no count.
+	Failed bool
+}
+
+// SelectionFormID is the id of the form the list's row checkboxes belong to.
+const SelectionFormID = "deadletter-selection"
+
+// DeadLetterRow is one line of the quarantine list.
+type DeadLetterRow struct {
+	ID          int64
+	URL         string
+	Tenant      string
+	ItemType    string
+	MsgID       string
+	Error       string
+	ErrorClass  string
+	Status      string
+	Attempts    string
+	At          time.Time
+	PayloadSize int64
+	Malformed   bool
+}
+
+func deadLetterAction(m DeadLetterListModel) string { return orDefault(m.Action, PathDeadLetters) }
+
+// deadLetterFields are the list filter parameters in form order, with
+// their labels.
+var deadLetterFields = []struct{ Name, Label string }{
+	{"q", "Error text"}, {"tenant", "Tenant"}, {"type", "Item type"}, {"class", "Error class"},
+	{"status", "Status"}, {"subject", "Subject prefix"}, {"from", "From"}, {"to", "To"},
+	{"msg_id", "Message id"}, {"op_id", "Operation id"}, {"corr_id", "Correlation id"}, {"group", "Group"},
+	{"page", "Page"},
+}
+
+// deadLetterErrorSlots are the list filter's FieldError slots.
+var deadLetterErrorSlots = errorSlots(deadLetterFields)
+
+// moreFilters reports whether the list's secondary filters are in use, so
+// their section starts open.
+func moreFilters(m DeadLetterListModel) bool {
+	f := m.Filter
+	return f.From != "" || f.To != "" || f.Subject != "" || f.MsgID != "" || f.OperationID != "" || f.CorrelationID != "" ||
+		m.Errors["from"] != "" || m.Errors["to"] != ""
+}

@@ -1,0 +1,196 @@
+package views
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/a-h/templ"
+)
+
+// Models of the message detail: one dead letter in full, its headers and
+// its payload as the page shows it.
+
+// DeadLetterDetailModel is one dead letter in full.
+type DeadLetterDetailModel struct {
+	ID       int64
+	Tenant   string
+	ItemType string
+	Status   string
+	Version  int32
+
+	// PolicyClass is the replay class of the item type and PolicyText what
+	// a replay of it needs (replaypolicy.Table.Describe); PolicyRule the
+	// item-type glob that matched, empty when none did.
+	PolicyClass string
+	PolicyText  string
+	PolicyRule  string
+
+	Subject         string
+	OriginalSubject string
+	SourceKind      string
+	SourceStream    string
+	SourceSeq       int64
+	SourceConsumer  string
+	MsgID           string
+	MsgIDDerived    bool
+	OperationID     string
+	CorrelationID   string
+	Principal       string
+	Consumer        string
+
+	Error          string
+	ErrorClass     string
+	Attempts       string
+	FirstFailedAt  time.Time
+	LastFailedAt   time.Time
+	DeadLetteredAt time.Time
+	ReceivedAt     time.Time
+	UpdatedAt      time.Time
+	Stack          string
+
+	Headers          []HeaderRow
+	Malformed        bool
+	MalformedReasons []string
+	Payload          PayloadView
+	Advisory         string // pretty JSON of the advisory, for advisory rows
+
+	Fingerprint string
+	GroupURL    string
+	Audit       []AuditRow
+	// ListURL leads back to the list.
+	ListURL string
+	Now     time.Time
+	// ReplayPanel is rendered where the actions go (replay, discard,
+	// resolve). Nil renders nothing.
+	ReplayPanel templ.Component
+}
+
+// HeaderRow is one received header value. Binary values (not valid UTF-8,
+// or holding NUL) are shown as base64 with Binary set.
+type HeaderRow struct {
+	Name   string
+	Value  string
+	Binary bool
+}
+
+// Payload kinds.
+const (
+	PayloadJSON        = "json"
+	PayloadText        = "text"
+	PayloadBinary      = "binary"
+	PayloadEmpty       = "empty"
+	PayloadUnavailable = "unavailable"
+)
+
+// PayloadView is a payload as the detail page shows it.
+type PayloadView struct {
+	// Kind is one of the Payload* constants.
+	Kind string
+	// Text is the pretty-printed JSON, the text, or the hex dump.
+	Text string
+	// Size is the whole payload's size in bytes; Shown how many of them
+	// Text covers (less when the payload was truncated).
+	Size      int64
+	Shown     int64
+	Truncated bool
+	SHA256    string
+	// DownloadURL downloads the raw payload; empty when the user may not.
+	DownloadURL string
+}
+
+// NewPayloadView classifies data (the first bytes of a payload of size
+// bytes): pretty-printed JSON when the whole payload is there and is JSON,
+// text when it is valid UTF-8 without control characters, a hex dump
+// otherwise.
+func NewPayloadView(data []byte, size int64, unavailable bool) PayloadView {
+	v := PayloadView{Size: size, Shown: int64(len(data)), Truncated: int64(len(data)) < size}
+	switch {
+	case unavailable:
+		v.Kind = PayloadUnavailable
+	case size == 0:
+		v.Kind = PayloadEmpty
+	case !v.Truncated && json.Valid(data):
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, data, "", "  "); err == nil {
+			v.Kind, v.Text = PayloadJSON, buf.String()
+			break
+		}
+		v.Kind, v.Text = PayloadText, string(data)
+	case isText(data, v.Truncated):
+		v.Kind, v.Text = PayloadText, string(data)
+		if v.Truncated {
+			v.Text = strings.ToValidUTF8(v.Text, "") // a rune cut at the end
+		}
+	default:
+		v.Kind, v.Text = PayloadBinary, HexDump(data)
+	}
+	return v
+}
+
+// isText reports whether data reads as text: valid UTF-8 (a rune cut at the
+// end of a truncated payload is fine) without control characters other
+// than tab, newline and carriage return.
+func isText(data []byte, truncated bool) bool {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			if truncated && len(data)-i < utf8.UTFMax && !utf8.FullRune(data[i:]) {
+				return true
+			}
+			return false
+		}
+		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// HexDump writes data like hexdump -C: offset, sixteen bytes in hex, and
+// the printable ASCII of them.
+func HexDump(data []byte) string {
+	var b strings.Builder
+	b.Grow(len(data)/16*78 + 78)
+	for off := 0; off < len(data); off += 16 {
+		line := data[off:min(off+16, len(data))]
+		fmt.Fprintf(&b, "%08x  ", off)
+		for i := range 16 {
+			if i < len(line) {
+				fmt.Fprintf(&b, "%02x ", line[i])
+			} else {
+				b.WriteString("   ")
+			}
+			if i == 7 {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(" |")
+		for _, c := range line {
+			if c >= 0x20 && c < 0x7f {
+				b.WriteByte(c)
+			} else {
+				b.WriteByte('.')
+			}
+		}
+		b.WriteString("|\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func payloadKindText(kind string) string {
+	switch kind {
+	case PayloadJSON:
+		return "JSON, pretty-printed"
+	case PayloadText:
+		return "text"
+	case PayloadBinary:
+		return "binary, hex dump"
+	}
+	return kind
+}
