@@ -22,6 +22,29 @@ WHERE j.id = u.id
   AND j.state = 'claimed'    -- nor does anyone after a cancel
 RETURNING j.id`
 
+const (
+	// One statement; the unique ledger keys decide races between two
+	// requests for the same dedupe or operation key: the first wins.
+	insertLedger = `INSERT INTO replay_ledger (job_id, request_id, dead_letter_id, tenant, class, msg_id,
+        operation_id, subject, stream, seq, duplicate)
+        SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[],
+            $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bool[])
+        ON CONFLICT DO NOTHING`
+	markReplayed = `UPDATE dead_letters SET status = 'replayed', version = version + 1, updated_at = now()
+        WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying', 'replay_failed', 'quarantined')` // never over discarded or resolved
+	markFailed = `UPDATE dead_letters SET status = 'replay_failed', version = version + 1, updated_at = now()
+        WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying')` // a success elsewhere wins
+	markRequeued = `UPDATE dead_letters SET status = 'quarantined', version = version + 1, updated_at = now()
+        WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying')` // only what a replay holds goes back
+	markRunning = `UPDATE replay_requests SET status = 'running', version = version + 1
+        WHERE id = ANY($1) AND status = 'approved'` // once, from approved
+	// Done when no job is left to run; a cancelled or voided request stays so.
+	markDone = `UPDATE replay_requests r SET status = 'done', finished_at = now(), version = version + 1
+        WHERE id = ANY($1) AND status IN ('approved', 'running')
+          AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = r.id AND j.state IN ('pending', 'claimed', 'unknown'))
+        RETURNING id, tenant`
+)
+
 // record writes the outcomes under the fencing tokens, and with them the
 // ledger, the dead letters' statuses, the audit rows and the requests'
 // progress, in one transaction.
@@ -80,14 +103,8 @@ func (w *Worker) record(ctx context.Context, jobs []*job) error {
 			events = append(events, e)
 		}
 		if len(ledger.jobIDs) > 0 {
-			// One statement; the unique ledger keys decide races between two
-			// requests for the same dedupe or operation key: the first wins.
 			l := &ledger
-			if _, err := tx.Exec(ctx, `INSERT INTO replay_ledger (job_id, request_id, dead_letter_id, tenant, class, msg_id,
-                operation_id, subject, stream, seq, duplicate)
-                SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[],
-                    $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bool[])
-                ON CONFLICT DO NOTHING`, l.jobIDs, l.reqIDs, l.dlIDs, l.tenants, l.classes, l.msgIDs, l.opIDs,
+			if _, err := tx.Exec(ctx, insertLedger, l.jobIDs, l.reqIDs, l.dlIDs, l.tenants, l.classes, l.msgIDs, l.opIDs,
 				l.subjects, l.streams, l.seqs, l.dups); err != nil {
 				return fmt.Errorf("record replay ledger: %w", err)
 			}
@@ -97,12 +114,7 @@ func (w *Worker) record(ctx context.Context, jobs []*job) error {
 			sql  string
 			what string
 		}{
-			{replayed, `UPDATE dead_letters SET status = 'replayed', version = version + 1, updated_at = now()
-                WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying', 'replay_failed', 'quarantined')`, "replayed"}, // never over discarded or resolved
-			{failed, `UPDATE dead_letters SET status = 'replay_failed', version = version + 1, updated_at = now()
-                WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying')`, "failed"}, // a success elsewhere wins
-			{requeued, `UPDATE dead_letters SET status = 'quarantined', version = version + 1, updated_at = now()
-                WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying')`, "requeued"},
+			{replayed, markReplayed, "replayed"}, {failed, markFailed, "failed"}, {requeued, markRequeued, "requeued"},
 		} {
 			if len(u.ids) == 0 {
 				continue
@@ -115,14 +127,10 @@ func (w *Worker) record(ctx context.Context, jobs []*job) error {
 		for id := range requests {
 			reqIDs = append(reqIDs, id)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE replay_requests SET status = 'running', version = version + 1
-            WHERE id = ANY($1) AND status = 'approved'`, reqIDs); err != nil {
+		if _, err := tx.Exec(ctx, markRunning, reqIDs); err != nil {
 			return fmt.Errorf("mark requests running: %w", err)
 		}
-		rows, err = tx.Query(ctx, `UPDATE replay_requests r SET status = 'done', finished_at = now(), version = version + 1
-            WHERE id = ANY($1) AND status IN ('approved', 'running')
-              AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = r.id AND j.state IN ('pending', 'claimed', 'unknown'))
-            RETURNING id, tenant`, reqIDs)
+		rows, err = tx.Query(ctx, markDone, reqIDs)
 		if err != nil {
 			return fmt.Errorf("mark requests done: %w", err)
 		}
