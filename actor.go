@@ -22,12 +22,15 @@ func (a Actor) SameAs(b Actor) bool {
 	return a.Identified() && a.Issuer == b.Issuer && a.Subject == b.Subject
 }
 
-// Display is how the console names a: the name, else the email, else the
-// subject.
+// Display is how the console names a: the name, else the email (marked
+// "(unverified)" when the provider did not verify it: anyone may claim any
+// address at a provider that does not check), else the subject.
 func (a Actor) Display() string {
 	switch {
 	case a.Name != "":
 		return a.Name
+	case a.Email != "" && !a.EmailVerified:
+		return a.Email + " (unverified)"
 	case a.Email != "":
 		return a.Email
 	}

@@ -1,6 +1,8 @@
-// Package app wires the console: PostgreSQL (migrated), NATS (an embedded
-// server, or the given ones), the ingester, sign-in and permissions, the
-// replay service and workers, and the HTTP handler. New builds it exactly
+// Package app wires the console: PostgreSQL (as the runtime role, on a
+// schema `console migrate` brought up to date), NATS (an embedded server on
+// loopback with a token, or the given ones), the ingester, sign-in and
+// permissions, the replay service and workers, the audit checkpointer, and
+// the HTTP handler and metrics listener. New builds it exactly
 // as `console serve` runs it, Run serves until its context ends and Close
 // lets go of everything; cmd/console, the tests' testfactory.Console and,
 // through the console binary, the e2e tests all start it this way.
@@ -8,6 +10,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
@@ -34,24 +38,49 @@ import (
 
 // Config is everything `console serve` is told (README, Configuration).
 type Config struct {
-	Version          string // shown in the page footer
-	Addr             string // HTTP listen address; port 0 picks a free one
-	DatabaseURL      string
-	DBWait           time.Duration // how long to wait for PostgreSQL at start
-	NATSURL          string        // comma-separated; empty starts an embedded server
-	NATSEmbeddedAddr string
-	NATSEmbeddedDir  string
-	Prefix           string // dead letters arrive on <Prefix>.<tenant>.<item_type>
-	Stream           string
-	Watch            []dlq.WatchStream
-	Replicas         int
-	BatchSize        int
-	IngestWorkers    int
-	BatchWait        time.Duration
-	AckWait          time.Duration
+	Version string // shown in the page footer
+	Addr    string // HTTP listen address; port 0 picks a free one
+	// DatabaseURL connects as the runtime role (docs/access.md): New
+	// refuses the owner, a superuser, or a schema that is not migrated.
+	DatabaseURL string
+	DBWait      time.Duration // how long to wait for PostgreSQL at start
+	// StatementTimeout bounds the statements of web requests;
+	// WorkerStatementTimeout those of ingest, replay workers and
+	// checkpoints (a pool of their own). Zero: 15s and 1m.
+	StatementTimeout       time.Duration
+	WorkerStatementTimeout time.Duration
+	NATSURL                string // comma-separated; empty starts an embedded server
+	NATSEmbeddedAddr       string // loopback only
+	NATSEmbeddedDir        string
+	// NATSTokenFile holds the NATS token; the embedded server writes a new
+	// one there when it is missing. Empty: no token (embedded: a random
+	// one only this process knows).
+	NATSTokenFile string
+	Prefix        string // dead letters arrive on <Prefix>.<tenant>.<item_type>
+	Stream        string
+	Watch         []dlq.WatchStream
+	Replicas      int
+	BatchSize     int
+	IngestWorkers int
+	BatchWait     time.Duration
+	AckWait       time.Duration
 	// PublicURL is the URL people use; empty: http://<the listener's
-	// address>. An https URL makes the session cookie Secure.
-	PublicURL string
+	// address>. An https URL (or TLSTerminated) makes the session cookie
+	// Secure and sends HSTS.
+	PublicURL     string
+	TLSTerminated bool
+	// TrustedProxies are the networks whose X-Forwarded-For names the client.
+	TrustedProxies []*net.IPNet
+	// MetricsAddr is the listen address of /metrics ("" or "off": none);
+	// MetricsToken, when set, is the bearer token /metrics requires, and
+	// /metrics is then also served on Addr.
+	MetricsAddr  string
+	MetricsToken string
+	// AuditSigner signs audit checkpoints (required), every
+	// CheckpointEvery entries or CheckpointInterval (defaults 1000, 5m).
+	AuditSigner        *audit.Signer
+	CheckpointEvery    int64
+	CheckpointInterval time.Duration
 	// OIDC is the identity provider; an empty RedirectURL is
 	// <PublicURL>/auth/callback, an empty PostLogoutURL <PublicURL>/signed-out.
 	OIDC        authz.OIDCConfig
@@ -65,13 +94,17 @@ type Config struct {
 // App is the wired console. Its exported fields are for the tests' own
 // checks and for wiring more parts; Run and Close do the rest.
 type App struct {
-	Pool      *pgxpool.Pool
-	NATS      *nats.Conn
-	JetStream jetstream.JetStream
-	Store     *dlq.Store
-	Access    *authz.Access
-	Replays   *replay.Service
-	Handler   http.Handler // the console's HTTP handler, as the server serves it
+	Pool        *pgxpool.Pool // web requests
+	Jobs        *pgxpool.Pool // ingest, replay workers, checkpoints, the policy listener
+	NATS        *nats.Conn
+	JetStream   jetstream.JetStream
+	Store       *dlq.Store
+	Access      *authz.Access
+	Replays     *replay.Service
+	Checkpoints *audit.Checkpointer
+	// Denials counts refusals of people not signed in (never audited).
+	Denials *authz.AnonymousDenials
+	Handler http.Handler // the console's HTTP handler, as the server serves it
 
 	cfg      Config
 	log      *slog.Logger
@@ -83,11 +116,13 @@ type App struct {
 	stopSess func()
 	listener net.Listener
 	http     *http.Server
+	metricsL net.Listener // nil without a metrics listener
+	metrics  *http.Server
 }
 
-// New connects, migrates and wires everything cfg describes, and listens
-// on cfg.Addr; nothing runs until Run. On error it has released what it
-// took.
+// New connects, checks the schema and the database role, and wires
+// everything cfg describes, and listens on cfg.Addr (and cfg.MetricsAddr);
+// nothing runs until Run. On error it has released what it took.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) {
 	a := &App{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
 	defer func() {
@@ -95,25 +130,42 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 			a.Close()
 		}
 	}()
+	if cfg.AuditSigner == nil {
+		return nil, errors.New("AUDIT_SIGNING_KEY_FILE: a key to sign audit checkpoints is required")
+	}
+	cfg.StatementTimeout = cmp.Or(cfg.StatementTimeout, 15*time.Second)
+	cfg.WorkerStatementTimeout = cmp.Or(cfg.WorkerStatementTimeout, time.Minute)
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if a.Pool, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, log); err != nil {
+
+	// Two pools, so a slow page cannot take the connections ingest and the
+	// workers need, each with its own statement timeout.
+	if a.Pool, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "web", MaxConns: 20, StatementTimeout: cfg.StatementTimeout}, log); err != nil {
 		return nil, err
 	}
-	if err := Migrate(ctx, a.Pool, log); err != nil {
+	if err := CheckDatabase(ctx, a.Pool, log); err != nil {
+		return nil, err
+	}
+	jobConns := int32(cfg.IngestWorkers + cfg.Replay.Workers + 4) // + policy listener, checkpoints, metrics, spare
+	if a.Jobs, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "workers", MaxConns: jobConns, StatementTimeout: cfg.WorkerStatementTimeout}, log); err != nil {
 		return nil, err
 	}
 	if err := a.connectNATS(); err != nil {
 		return nil, err
 	}
+	jobStore := dlq.NewStore(a.Jobs)
 	a.Store = dlq.NewStore(a.Pool)
 	a.ingester = dlq.NewIngester(dlq.IngestConfig{
 		Prefix: cfg.Prefix, Stream: cfg.Stream, Replicas: cfg.Replicas, BatchSize: cfg.BatchSize,
 		MaxWait: cfg.BatchWait, Workers: cfg.IngestWorkers, Watch: cfg.Watch, AckWait: cfg.AckWait,
-	}, a.JetStream, a.Store, dlq.NewMetrics(a.reg), log)
+	}, a.JetStream, jobStore, dlq.NewMetrics(a.reg), log)
 	if err := a.ingester.Setup(ctx); err != nil {
 		return nil, err
 	}
-	a.reg.MustRegister(dlq.NewDepthCollector(a.Store, log))
+	a.reg.MustRegister(dlq.NewDepthCollector(jobStore, log))
+	a.Checkpoints = audit.NewCheckpointer(a.Jobs, cfg.AuditSigner, audit.CheckpointConfig{
+		Every: cfg.CheckpointEvery, Interval: cfg.CheckpointInterval,
+	}, log)
+	a.reg.MustRegister(audit.NewCheckpointCollector(a.Jobs, log))
 	if a.listener, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("CONSOLE_ADDR %s: %w", cfg.Addr, err)
 	}
@@ -127,14 +179,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	if a.cfg.OIDC.PostLogoutURL == "" {
 		a.cfg.OIDC.PostLogoutURL = a.cfg.PublicURL + "/signed-out"
 	}
+	secure := cfg.TLSTerminated || strings.HasPrefix(a.cfg.PublicURL, "https://")
+	warnIfInsecure(a.cfg.PublicURL, secure, log)
 	sessions, stop := authz.NewSessions(a.Pool, authz.SessionConfig{
-		Secure: strings.HasPrefix(a.cfg.PublicURL, "https://"), IdleTimeout: cfg.IdleTimeout, Lifetime: cfg.Lifetime,
+		Secure: secure, IdleTimeout: cfg.IdleTimeout, Lifetime: cfg.Lifetime,
 	})
 	a.stopSess = stop
-	if a.Access, err = authz.NewAccess(ctx, a.Pool, cfg.Groups, log); err != nil {
+	if a.Access, err = authz.NewAccess(ctx, a.Jobs, cfg.Groups, log); err != nil {
 		return nil, err
 	}
-	if a.replay, err = newReplayParts(ctx, cfg.Replay, a.Pool, a.NATS, a.JetStream, a.Access, log); err != nil {
+	if a.replay, err = newReplayParts(ctx, cfg.Replay, a.Pool, a.Jobs, a.NATS, a.JetStream, a.Access, log); err != nil {
 		return nil, err
 	}
 	a.Replays = a.replay.service
@@ -142,22 +196,50 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	if err != nil {
 		return nil, err
 	}
+	a.Denials = authz.NewAnonymousDenials(a.reg, log)
 	login.RememberIn(authz.NewDirectory(a.Pool))
+	login.CountDenialsIn(a.Denials)
 	a.Handler = web.New(web.Deps{
 		Pool: a.Pool, NATS: a.NATS, Gatherer: a.reg, Log: log,
-		Config:   web.Config{Version: cfg.Version, FormTargets: originOf(cfg.OIDC.Issuer)},
+		Config: web.Config{
+			Version: cfg.Version, FormTargets: originOf(cfg.OIDC.Issuer), Secure: secure, MetricsToken: cfg.MetricsToken,
+			TrustedProxies: cfg.TrustedProxies, MaxPayloadBytes: a.NATS.MaxPayload(),
+		},
 		Sessions: sessions, Login: login, Access: a.Access, Bindings: authz.NewBindings(a.Pool), DeadLetters: a.Store,
-		Replays: a.Replays, PolicyFile: cfg.Replay.PolicyFile,
+		Replays: a.Replays, PolicyFile: cfg.Replay.PolicyFile, Checkpoints: a.Checkpoints, Denials: a.Denials,
 	})
-	a.http = &http.Server{
-		Handler:           a.Handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      5 * time.Minute, // exports stream for a while
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	a.http = web.NewHTTPServer(a.Handler, log)
+	if cfg.MetricsAddr != "" && cfg.MetricsAddr != MetricsOff {
+		a.metrics = web.NewHTTPServer(web.MetricsHandler(a.reg, cfg.MetricsToken), log)
+		if a.metricsL, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return nil, fmt.Errorf("METRICS_ADDR %s: %w", cfg.MetricsAddr, err)
+		}
 	}
 	return a, nil
+}
+
+// MetricsOff as MetricsAddr turns the metrics listener off.
+const MetricsOff = "off"
+
+// MetricsURL is where /metrics is served on its own listener ("" without
+// one).
+func (a *App) MetricsURL() string {
+	if a.metricsL == nil {
+		return ""
+	}
+	return "http://" + a.metricsL.Addr().String() + "/metrics"
+}
+
+// warnIfInsecure warns when sessions would travel in clear text to a
+// non-loopback address.
+func warnIfInsecure(publicURL string, secure bool, log *slog.Logger) {
+	u, err := url.Parse(publicURL)
+	if err != nil || secure || IsLoopback(u.Hostname()) {
+		return
+	}
+	log.Warn("CONSOLE_PUBLIC_URL is http on an address other machines reach: session cookies and sign-ins travel unencrypted; "+
+		"serve the console over https (CONSOLE_PUBLIC_URL=https://...) or set TLS_TERMINATED when a proxy ends TLS in front of it",
+		"public_url", publicURL)
 }
 
 // URL is where the console listens: http://<address of the listener>.
@@ -174,7 +256,7 @@ func (a *App) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make(chan error, 2)
+	errs := make(chan error, 3)
 	wg.Go(func() {
 		if err := a.ingester.Run(ctx); err != nil {
 			errs <- fmt.Errorf("ingester: %w", err)
@@ -183,6 +265,15 @@ func (a *App) Run(ctx context.Context) error {
 	})
 	wg.Go(func() { a.Access.Watch(ctx) })
 	wg.Go(func() { a.replay.run(ctx) })
+	wg.Go(func() { a.Checkpoints.Run(ctx) })
+	if a.metrics != nil {
+		wg.Go(func() {
+			if err := a.metrics.Serve(a.metricsL); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errs <- fmt.Errorf("metrics http: %w", err)
+				cancel()
+			}
+		})
+	}
 	wg.Go(func() {
 		if err := a.http.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs <- fmt.Errorf("http: %w", err)
@@ -196,6 +287,11 @@ func (a *App) Run(ctx context.Context) error {
 	if err := a.http.Shutdown(sctx); err != nil {
 		a.log.Warn("http shutdown", "err", err)
 	}
+	if a.metrics != nil {
+		if err := a.metrics.Shutdown(sctx); err != nil {
+			a.log.Warn("metrics http shutdown", "err", err)
+		}
+	}
 	wg.Wait()
 	close(errs)
 	return <-errs // nil when closed and empty
@@ -204,8 +300,13 @@ func (a *App) Run(ctx context.Context) error {
 // Close releases connections and stops the embedded server. Call it after
 // Run returned (or instead of Run).
 func (a *App) Close() {
-	if a.listener != nil && a.http == nil {
-		_ = a.listener.Close() // New failed after listening
+	// Closed by Shutdown after Run; here when Run never started (New
+	// failed after listening, or Close instead of Run). A second close is
+	// harmless.
+	for _, l := range []net.Listener{a.listener, a.metricsL} {
+		if l != nil {
+			_ = l.Close()
+		}
 	}
 	if a.stopSess != nil {
 		a.stopSess()
@@ -219,6 +320,9 @@ func (a *App) Close() {
 	}
 	if a.Pool != nil {
 		a.Pool.Close()
+	}
+	if a.Jobs != nil {
+		a.Jobs.Close()
 	}
 }
 

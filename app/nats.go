@@ -1,10 +1,14 @@
 package app
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -13,40 +17,35 @@ import (
 )
 
 // connectNATS connects to the configured servers, or starts the embedded
-// one when none is configured and connects to it.
+// one when none is configured (loopback only, with a token) and connects to
+// it.
 func (a *App) connectNATS() error {
 	a.natsURL = a.cfg.NATSURL
-	if a.natsURL == "" {
-		host, portStr, _ := net.SplitHostPort(a.cfg.NATSEmbeddedAddr) // validated
-		port, _ := strconv.Atoi(portStr)
-		if err := os.MkdirAll(a.cfg.NATSEmbeddedDir, 0o750); err != nil {
-			return fmt.Errorf("NATS_EMBEDDED_DIR: %w", err)
-		}
-		ns, err := server.NewServer(&server.Options{
-			ServerName: "quarantine-embedded", Host: host, Port: port, JetStream: true,
-			StoreDir: a.cfg.NATSEmbeddedDir, NoSigs: true, MaxPayload: 8 << 20,
-		})
-		if err != nil {
-			return fmt.Errorf("embedded NATS: %w", err)
-		}
-		go ns.Start()
-		if !ns.ReadyForConnections(10 * time.Second) {
-			ns.Shutdown()
-			return fmt.Errorf("embedded NATS did not start on %s (NATS_EMBEDDED_ADDR)", a.cfg.NATSEmbeddedAddr)
-		}
-		a.embedded = ns
-		a.natsURL = ns.ClientURL()
-		a.log.Info("started embedded NATS", "url", a.natsURL, "store", a.cfg.NATSEmbeddedDir)
+	token, err := ReadSecret(a.cfg.NATSTokenFile)
+	if err != nil && !(a.natsURL == "" && errors.Is(err, os.ErrNotExist)) {
+		return fmt.Errorf("NATS_TOKEN_FILE (--nats-token-file): %w", err)
 	}
-	nc, err := nats.Connect(a.natsURL,
+	if a.natsURL == "" {
+		if token, err = embeddedToken(a.cfg.NATSTokenFile, token); err != nil {
+			return err
+		}
+		if err := a.startEmbeddedNATS(token); err != nil {
+			return err
+		}
+	}
+	opts := []nats.Option{
 		nats.Name("quarantine-console"),
 		nats.MaxReconnects(-1),
 		nats.RetryOnFailedConnect(false),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { a.log.Warn("NATS disconnected", "err", err) }),
-		nats.ReconnectHandler(func(c *nats.Conn) { a.log.Info("NATS reconnected", "url", c.ConnectedUrl()) }),
-	)
+		nats.ReconnectHandler(func(c *nats.Conn) { a.log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) }),
+	}
+	if token != "" {
+		opts = append(opts, nats.Token(token))
+	}
+	nc, err := nats.Connect(a.natsURL, opts...)
 	if err != nil {
-		return fmt.Errorf("NATS_URL %s: %w", a.natsURL, err)
+		return fmt.Errorf("NATS_URL %s: %w", Redact(a.natsURL), err)
 	}
 	a.NATS = nc
 	if a.JetStream, err = jetstream.New(nc); err != nil {
@@ -55,11 +54,117 @@ func (a *App) connectNATS() error {
 	return nil
 }
 
-// DialNATS connects to url as name, reconnecting forever, with JetStream.
-func DialNATS(url, name string) (*nats.Conn, jetstream.JetStream, error) {
-	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1))
+// startEmbeddedNATS runs the NATS server inside the process, on a loopback
+// address only (NATS_EMBEDDED_ADDR is checked when parsed; this refuses
+// again), requiring token from every client.
+func (a *App) startEmbeddedNATS(token string) error {
+	host, portStr, err := net.SplitHostPort(a.cfg.NATSEmbeddedAddr)
+	if err != nil || !IsLoopback(host) {
+		return fmt.Errorf("NATS_EMBEDDED_ADDR %s: the embedded NATS server listens on loopback only", a.cfg.NATSEmbeddedAddr)
+	}
+	port, _ := strconv.Atoi(portStr)
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	if err := os.MkdirAll(a.cfg.NATSEmbeddedDir, 0o750); err != nil {
+		return fmt.Errorf("NATS_EMBEDDED_DIR: %w", err)
+	}
+	ns, err := server.NewServer(&server.Options{
+		ServerName: "quarantine-embedded", Host: host, Port: port, JetStream: true,
+		StoreDir: a.cfg.NATSEmbeddedDir, NoSigs: true, MaxPayload: 8 << 20, Authorization: token,
+	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("NATS_URL %s: %w", url, err)
+		return fmt.Errorf("embedded NATS: %w", err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		ns.Shutdown()
+		return fmt.Errorf("embedded NATS did not start on %s (NATS_EMBEDDED_ADDR)", a.cfg.NATSEmbeddedAddr)
+	}
+	a.embedded = ns
+	a.natsURL = ns.ClientURL()
+	a.log.Info("started embedded NATS (loopback, token required)", "url", a.natsURL, "store", a.cfg.NATSEmbeddedDir,
+		"token_file", a.cfg.NATSTokenFile)
+	return nil
+}
+
+// embeddedToken is the embedded server's token: the one in file, or a new
+// random one, written to file (0600) when a file is named so that other
+// processes (console demo) can connect; without a file, only this process
+// knows it.
+func embeddedToken(file, fromFile string) (string, error) {
+	if fromFile != "" {
+		return fromFile, nil
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
+	token := hex.EncodeToString(b)
+	if file != "" {
+		if err := WriteNewFile(file, []byte(token+"\n"), 0o600); err != nil {
+			return "", fmt.Errorf("NATS_TOKEN_FILE (--nats-token-file): %w", err)
+		}
+	}
+	return token, nil
+}
+
+// WriteNewFile writes data to path, which must not exist yet (a secret is
+// never overwritten), with mode.
+func WriteNewFile(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadSecret returns the first line of file, trimmed; "" when file is "".
+func ReadSecret(file string) (string, error) {
+	if file == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	s := strings.TrimSpace(line)
+	if s == "" {
+		return "", fmt.Errorf("%s is empty", file)
+	}
+	return s, nil
+}
+
+// IsLoopback reports whether host (of host:port) only reaches this machine:
+// "localhost" or a loopback IP. The empty host (every interface) is not.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// DialNATS connects to url as name, with the token in tokenFile (if any),
+// reconnecting forever, with JetStream.
+func DialNATS(url, tokenFile, name string) (*nats.Conn, jetstream.JetStream, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1)}
+	token, err := ReadSecret(tokenFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("NATS_TOKEN_FILE (--nats-token-file): %w", err)
+	}
+	if token != "" {
+		opts = append(opts, nats.Token(token))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("NATS_URL %s: %w", Redact(url), err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -4,24 +4,49 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/quarantine-console/quarantine/migrations"
 )
 
+// PoolConfig is how one connection pool behaves.
+type PoolConfig struct {
+	// Name says what the pool is for (application_name "quarantine-<name>").
+	Name string
+	// MaxConns is the pool size when the URL has no pool_max_conns; 0 keeps
+	// pgx's default.
+	MaxConns int32
+	// StatementTimeout ends any statement running longer (0: no limit). It
+	// is a server setting of every connection, so a runaway query cannot
+	// hold a connection, or the audit append lock, for long.
+	StatementTimeout time.Duration
+}
+
+// idleInTransactionTimeout ends a session that leaves a transaction open
+// and idle this long: a bug or a stuck client must not keep the audit
+// chain's append lock.
+const idleInTransactionTimeout = time.Minute
+
 // OpenPool connects to PostgreSQL, waiting up to wait for it to answer. A
-// pool_max_conns in dsn is honoured; otherwise the pool holds at least 20.
-func OpenPool(ctx context.Context, dsn string, wait time.Duration, log *slog.Logger) (*pgxpool.Pool, error) {
-	pc, err := pgxpool.ParseConfig(dsn)
+// pool_max_conns in dsn is honoured over pc.MaxConns.
+func OpenPool(ctx context.Context, dsn string, wait time.Duration, pc PoolConfig, log *slog.Logger) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	if _, set := pc.ConnConfig.RuntimeParams["pool_max_conns"]; !set && pc.MaxConns < 20 {
-		pc.MaxConns = 20
+	if _, set := cfg.ConnConfig.RuntimeParams["pool_max_conns"]; !set && pc.MaxConns > 0 {
+		cfg.MaxConns = pc.MaxConns
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(pc.StatementTimeout.Milliseconds(), 10)
+	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(idleInTransactionTimeout.Milliseconds(), 10)
+	if pc.Name != "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "quarantine-" + pc.Name
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
@@ -45,18 +70,32 @@ func OpenPool(ctx context.Context, dsn string, wait time.Duration, log *slog.Log
 	}
 }
 
-// Migrate brings the schema up to date (under an advisory lock, so
-// replicas starting together take turns).
-func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	defer conn.Release()
-	v, err := migrations.Migrate(ctx, conn.Conn())
+// CheckDatabase refuses a database whose schema is behind this binary
+// (serve and worker do not migrate: `console migrate` does, as the owner)
+// and a role that could alter the audit log or the schema.
+func CheckDatabase(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
+	have, want, err := migrations.CheckVersion(ctx, pool)
 	if err != nil {
 		return err
 	}
-	log.Info("database schema ready", "version", v)
+	if have > want {
+		log.Warn("the database schema is newer than this console; continuing (migrations only add)", "schema", have, "console", want)
+	}
+	if err := migrations.CheckRuntimeRole(ctx, pool); err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	log.Info("database schema ready", "version", have)
 	return nil
+}
+
+// MigrateAsOwner applies the migrations on one connection to dsn, which
+// must be the schema's owner (MIGRATE_DATABASE_URL). It returns the version
+// reached.
+func MigrateAsOwner(ctx context.Context, dsn string) (int32, error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return 0, fmt.Errorf("connect to MIGRATE_DATABASE_URL: %w", err)
+	}
+	defer conn.Close(context.Background())
+	return migrations.Migrate(ctx, conn)
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -40,19 +41,21 @@ func LoadPolicy(path string) (*replaypolicy.Table, error) {
 
 // replayParts is the replay machinery of one process.
 type replayParts struct {
-	service *replay.Service
+	service *replay.Service // on the web pool, for requests and approvals
 	workers []*replay.Worker
 }
 
-func newReplayParts(ctx context.Context, cfg ReplayConfig, pool *pgxpool.Pool, nc *nats.Conn, js jetstream.JetStream,
+// newReplayParts wires replay: the service for web requests on pool, the
+// workers on jobs (each pool with its own connections and timeouts).
+func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.Pool, nc *nats.Conn, js jetstream.JetStream,
 	access *authz.Access, log *slog.Logger) (*replayParts, error) {
 	table, err := LoadPolicy(cfg.PolicyFile)
 	if err != nil {
 		return nil, err
 	}
-	p := &replayParts{service: replay.New(pool, replay.Config{
-		Policy: func() *replaypolicy.Table { return table }, Subjects: cfg.Subjects,
-	})}
+	rcfg := replay.Config{Policy: func() *replaypolicy.Table { return table }, Subjects: cfg.Subjects}
+	p := &replayParts{service: replay.New(pool, rcfg)}
+	workerService := replay.New(jobs, rcfg)
 	voided, err := p.service.VoidStale(ctx)
 	if err != nil {
 		return nil, err
@@ -62,10 +65,10 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool *pgxpool.Pool, n
 	if cfg.RevalidateSubject != "" {
 		reval = replay.NewNATSRevalidator(nc, cfg.RevalidateSubject, cfg.RevalidateTimeout)
 	}
-	auth := authz.Authority{Access: access, Directory: authz.NewDirectory(pool)}
+	auth := authz.Authority{Access: access, Directory: authz.NewDirectory(jobs)}
 	host, _ := os.Hostname()
 	for i := range cfg.Workers {
-		p.workers = append(p.workers, replay.NewWorker(p.service, js, auth, reval, replay.WorkerConfig{
+		p.workers = append(p.workers, replay.NewWorker(workerService, js, auth, reval, replay.WorkerConfig{
 			Owner: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), Lease: cfg.Lease,
 		}, log))
 	}
@@ -83,9 +86,11 @@ func (p *replayParts) run(ctx context.Context) {
 
 // WorkersConfig is what `console worker` is told.
 type WorkersConfig struct {
-	DatabaseURL string
-	NATSURL     string
-	Replay      ReplayConfig
+	DatabaseURL      string // the runtime role, as for serve
+	StatementTimeout time.Duration
+	NATSURL          string
+	NATSTokenFile    string
+	Replay           ReplayConfig
 }
 
 // Workers is `console worker`: replay workers only, to scale them apart
@@ -97,8 +102,8 @@ type Workers struct {
 	parts  *replayParts
 }
 
-// NewWorkers connects, migrates and wires cfg.Replay.Workers replay
-// workers; Run them.
+// NewWorkers connects, checks the schema and the database role (as New
+// does) and wires cfg.Replay.Workers replay workers; Run them.
 func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Workers, err error) {
 	w := &Workers{}
 	defer func() {
@@ -106,20 +111,21 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 			w.Close()
 		}
 	}()
-	if w.pool, err = OpenPool(ctx, cfg.DatabaseURL, 30*time.Second, log); err != nil {
+	pc := PoolConfig{Name: "worker", MaxConns: int32(cfg.Replay.Workers + 3), StatementTimeout: cmp.Or(cfg.StatementTimeout, time.Minute)}
+	if w.pool, err = OpenPool(ctx, cfg.DatabaseURL, 30*time.Second, pc, log); err != nil {
 		return nil, err
 	}
-	if err := Migrate(ctx, w.pool, log); err != nil {
+	if err := CheckDatabase(ctx, w.pool, log); err != nil {
 		return nil, err
 	}
 	var js jetstream.JetStream
-	if w.nc, js, err = DialNATS(cfg.NATSURL, "quarantine-worker"); err != nil {
+	if w.nc, js, err = DialNATS(cfg.NATSURL, cfg.NATSTokenFile, "quarantine-worker"); err != nil {
 		return nil, err
 	}
 	if w.access, err = authz.NewAccess(ctx, w.pool, cfg.Replay.Groups, log); err != nil {
 		return nil, err
 	}
-	if w.parts, err = newReplayParts(ctx, cfg.Replay, w.pool, w.nc, js, w.access, log); err != nil {
+	if w.parts, err = newReplayParts(ctx, cfg.Replay, w.pool, w.pool, w.nc, js, w.access, log); err != nil {
 		return nil, err
 	}
 	return w, nil

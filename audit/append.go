@@ -38,11 +38,11 @@ FROM (VALUES (1)) AS one
 LEFT JOIN (SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1) AS head ON true`
 
 const insertEntry = `
-INSERT INTO audit_log (seq, at, actor_issuer, actor_subject, actor_email, tenant, action,
+INSERT INTO audit_log (seq, at, actor_issuer, actor_subject, actor_email, actor_email_verified, tenant, action,
     object_type, object_id, message_id, operation_id, request_id, reason, outcome,
     before, after, remote_addr, user_agent, prev_hash, hash)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-    $15::jsonb, $16::jsonb, $17, $18, $19, $20)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+    $16::jsonb, $17::jsonb, $18, $19, $20, $21)
 RETURNING before::text, after::text`
 
 // Append validates e and writes it as the next entry of the chain inside tx,
@@ -55,8 +55,10 @@ RETURNING before::text, after::text`
 // predate the previous append, and Append returns an error instead.
 //
 // Text fields are stored as given, except that invalid UTF-8 and NUL bytes,
-// which PostgreSQL cannot store, become U+FFFD. It returns an invalid
-// quarantine.Error when e breaks a rule (see Event.Validate), when Before or After
+// which PostgreSQL cannot store, become U+FFFD, and that each is bounded
+// (bound.go): a longer value is cut and marked as cut. Before and After
+// longer than 32 KiB of JSON are replaced by their length and SHA-256. It
+// returns an invalid quarantine.Error when e breaks a rule (see Event.Validate), when Before or After
 // do not marshal to JSON that PostgreSQL accepts, or when At is out of its
 // range. After an error other than a validation one, tx is aborted.
 func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
@@ -68,13 +70,9 @@ func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
 	if err := e.Validate(); err != nil {
 		return Entry{}, err
 	}
-	before, err := marshalJSON(e.Before)
+	before, after, err := marshalBeforeAfter(&e)
 	if err != nil {
-		return Entry{}, quarantine.Errorf(quarantine.EINVALID, "before: %v", err)
-	}
-	after, err := marshalJSON(e.After)
-	if err != nil {
-		return Entry{}, quarantine.Errorf(quarantine.EINVALID, "after: %v", err)
+		return Entry{}, err
 	}
 	var at *time.Time // NULL: the database clock
 	if !e.At.IsZero() {
@@ -90,24 +88,7 @@ func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
 		headSeq               int64
 		headHash              []byte
 	)
-	entry = Entry{
-		Actor: quarantine.Actor{
-			Issuer:  cleanText(e.Actor.Issuer),
-			Subject: cleanText(e.Actor.Subject),
-			Email:   cleanText(e.Actor.Email),
-		},
-		Tenant:      cleanText(e.Tenant),
-		Action:      cleanText(e.Action),
-		ObjectType:  cleanText(e.ObjectType),
-		ObjectID:    cleanText(e.ObjectID),
-		MessageID:   cleanText(e.MessageID),
-		OperationID: cleanText(e.OperationID),
-		RequestID:   cleanText(e.RequestID),
-		Reason:      cleanText(e.Reason),
-		Outcome:     e.Outcome,
-		RemoteAddr:  cleanText(e.RemoteAddr),
-		UserAgent:   cleanText(e.UserAgent),
-	}
+	entry = newEntry(&e)
 	err = tx.QueryRow(ctx, prepareAppend, at, before, after).
 		Scan(&isolation, &entry.At, &jsonBefore, &jsonAfter, &headSeq, &headHash)
 	var pgErr *pgconn.PgError
@@ -134,7 +115,7 @@ func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
 
 	var storedBefore, storedAfter *string
 	err = tx.QueryRow(ctx, insertEntry,
-		entry.Seq, entry.At, entry.Actor.Issuer, entry.Actor.Subject, entry.Actor.Email, entry.Tenant, entry.Action,
+		entry.Seq, entry.At, entry.Actor.Issuer, entry.Actor.Subject, entry.Actor.Email, entry.Actor.EmailVerified, entry.Tenant, entry.Action,
 		entry.ObjectType, entry.ObjectID, entry.MessageID, entry.OperationID, entry.RequestID, entry.Reason, string(entry.Outcome),
 		rawText(entry.Before), rawText(entry.After), entry.RemoteAddr, entry.UserAgent, entry.PrevHash, entry.Hash,
 	).Scan(&storedBefore, &storedAfter)
@@ -182,6 +163,17 @@ func marshalJSON(v any) (*string, error) {
 	}
 	s := string(b)
 	return &s, nil
+}
+
+// marshalBeforeAfter returns e's Before and After as bounded JSON text.
+func marshalBeforeAfter(e *Event) (before, after *string, err error) {
+	if before, err = marshalJSON(e.Before); err != nil {
+		return nil, nil, quarantine.Errorf(quarantine.EINVALID, "before: %v", err)
+	}
+	if after, err = marshalJSON(e.After); err != nil {
+		return nil, nil, quarantine.Errorf(quarantine.EINVALID, "after: %v", err)
+	}
+	return boundJSON(before), boundJSON(after), nil
 }
 
 func rawText(j json.RawMessage) *string {

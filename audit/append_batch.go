@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/quarantine-console/quarantine"
 )
 
 // Canonicalises every event's JSON in one statement after the lock, and
@@ -35,11 +33,8 @@ func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error
 			return nil, fmt.Errorf("append audit batch, event %d: %w", i, err)
 		}
 		var err error
-		if befores[i], err = marshalJSON(e.Before); err != nil {
-			return nil, fmt.Errorf("append audit batch, event %d: %w", i, quarantine.Errorf(quarantine.EINVALID, "before: %v", err))
-		}
-		if afters[i], err = marshalJSON(e.After); err != nil {
-			return nil, fmt.Errorf("append audit batch, event %d: %w", i, quarantine.Errorf(quarantine.EINVALID, "after: %v", err))
+		if befores[i], afters[i], err = marshalBeforeAfter(e); err != nil {
+			return nil, fmt.Errorf("append audit batch, event %d: %w", i, err)
 		}
 	}
 	if _, err := tx.Exec(ctx, lockAppend, appendLockKey); err != nil {
@@ -68,14 +63,8 @@ func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error
 		if !e.At.IsZero() {
 			at = e.At
 		}
-		entry := Entry{
-			Seq: headSeq + int64(i) + 1, At: at.UTC().Truncate(time.Microsecond),
-			Actor:  quarantine.Actor{Issuer: cleanText(e.Actor.Issuer), Subject: cleanText(e.Actor.Subject), Email: cleanText(e.Actor.Email)},
-			Tenant: cleanText(e.Tenant), Action: cleanText(e.Action), ObjectType: cleanText(e.ObjectType),
-			ObjectID: cleanText(e.ObjectID), MessageID: cleanText(e.MessageID), OperationID: cleanText(e.OperationID),
-			RequestID: cleanText(e.RequestID), Reason: cleanText(e.Reason), Outcome: e.Outcome,
-			RemoteAddr: cleanText(e.RemoteAddr), UserAgent: cleanText(e.UserAgent), PrevHash: prev,
-		}
+		entry := newEntry(&e)
+		entry.Seq, entry.At, entry.PrevHash = headSeq+int64(i)+1, at.UTC().Truncate(time.Microsecond), prev
 		var err error
 		if entry.Before, err = canonicalJSON(jsonBefores[i]); err != nil {
 			return nil, fmt.Errorf("append audit batch, event %d: before: %w", i, err)
@@ -86,12 +75,12 @@ func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error
 		entry.Hash = hashEntry(&entry)
 		prev = entry.Hash
 		entries[i] = entry
-		rows[i] = []any{entry.Seq, entry.At, entry.Actor.Issuer, entry.Actor.Subject, entry.Actor.Email, entry.Tenant,
+		rows[i] = []any{entry.Seq, entry.At, entry.Actor.Issuer, entry.Actor.Subject, entry.Actor.Email, entry.Actor.EmailVerified, entry.Tenant,
 			entry.Action, entry.ObjectType, entry.ObjectID, entry.MessageID, entry.OperationID, entry.RequestID, entry.Reason,
 			string(entry.Outcome), rawText(entry.Before), rawText(entry.After), entry.RemoteAddr, entry.UserAgent, entry.PrevHash, entry.Hash}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"audit_log"}, []string{"seq", "at", "actor_issuer", "actor_subject",
-		"actor_email", "tenant", "action", "object_type", "object_id", "message_id", "operation_id", "request_id", "reason",
+		"actor_email", "actor_email_verified", "tenant", "action", "object_type", "object_id", "message_id", "operation_id", "request_id", "reason",
 		"outcome", "before", "after", "remote_addr", "user_agent", "prev_hash", "hash"}, pgx.CopyFromRows(rows)); err != nil {
 		return nil, fmt.Errorf("append audit batch: copy %d entries: %w", len(rows), err)
 	}

@@ -51,7 +51,7 @@ func appendAll(t *testing.T, b bundle, events ...audit.Event) []audit.Entry {
 
 func requireIntact(t *testing.T, b bundle, rows int64) audit.Result {
 	t.Helper()
-	res, err := audit.Verify(b.ctx, b.db.Pool)
+	res, err := audit.Verify(b.ctx, b.db.Pool, audit.VerifyOptions{})
 	require.NoError(t, err)
 	require.True(t, res.OK(), res.String())
 	require.NoError(t, res.Err())

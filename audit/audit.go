@@ -33,8 +33,9 @@ func (o Outcome) Valid() bool {
 }
 
 // Event is what a caller asks to record. Action and Outcome are required.
-// Of the Actor, the log keeps the issuer, subject and email (the zero Actor
-// is the system itself).
+// Of the Actor, the log keeps the issuer, subject, email and whether the
+// provider verified it (the zero Actor is the system itself). Only verified
+// emails are matched by the actor filter; others are shown as unverified.
 type Event struct {
 	Actor       quarantine.Actor
 	Tenant      string // empty for events outside any tenant (login, policy table)
@@ -83,7 +84,7 @@ func (e *Event) Validate() error {
 type Entry struct {
 	Seq         int64
 	At          time.Time        // UTC, microsecond precision
-	Actor       quarantine.Actor // issuer, subject and email
+	Actor       quarantine.Actor // issuer, subject, email and email verified
 	Tenant      string
 	Action      string
 	ObjectType  string
@@ -101,6 +102,10 @@ type Entry struct {
 	UserAgent  string
 	PrevHash   []byte // nil for seq 1
 	Hash       []byte
+	// HashVersion is the encoding Hash covers: 1 for entries written before
+	// actor_email_verified was recorded (it is NULL for them, and
+	// Actor.EmailVerified false), 2 since. See hash.go.
+	HashVersion int
 }
 
 // HashHex returns the entry's hash in lowercase hex.
@@ -120,7 +125,7 @@ type Beginner interface {
 // entryColumns is the column list every read selects, in the order
 // scanEntry scans. JSON comes back as jsonb text, which scanEntry compacts
 // into the canonical form the hash covers.
-const entryColumns = `seq, at, actor_issuer, actor_subject, actor_email, tenant, action,
+const entryColumns = `seq, at, actor_issuer, actor_subject, actor_email, actor_email_verified, tenant, action,
     object_type, object_id, message_id, operation_id, request_id, reason, outcome,
     before::text, after::text, remote_addr, user_agent, prev_hash, hash`
 
@@ -130,8 +135,9 @@ func scanEntry(row pgx.CollectableRow) (Entry, error) {
 		e             Entry
 		before, after *string
 		outcome       string
+		verified      *bool
 	)
-	err := row.Scan(&e.Seq, &e.At, &e.Actor.Issuer, &e.Actor.Subject, &e.Actor.Email, &e.Tenant, &e.Action,
+	err := row.Scan(&e.Seq, &e.At, &e.Actor.Issuer, &e.Actor.Subject, &e.Actor.Email, &verified, &e.Tenant, &e.Action,
 		&e.ObjectType, &e.ObjectID, &e.MessageID, &e.OperationID, &e.RequestID, &e.Reason, &outcome,
 		&before, &after, &e.RemoteAddr, &e.UserAgent, &e.PrevHash, &e.Hash)
 	if err != nil {
@@ -139,6 +145,10 @@ func scanEntry(row pgx.CollectableRow) (Entry, error) {
 	}
 	e.At = e.At.UTC()
 	e.Outcome = Outcome(outcome)
+	e.HashVersion = 1
+	if verified != nil {
+		e.HashVersion, e.Actor.EmailVerified = 2, *verified
+	}
 	if e.Before, err = canonicalJSON(before); err != nil {
 		return Entry{}, fmt.Errorf("seq %d before: %w", e.Seq, err)
 	}

@@ -15,7 +15,7 @@ import (
 func HashOf(e *Entry) []byte { return hashEntry(e) }
 
 var bulkColumns = []string{
-	"seq", "at", "actor_issuer", "actor_subject", "actor_email", "tenant", "action",
+	"seq", "at", "actor_issuer", "actor_subject", "actor_email", "actor_email_verified", "tenant", "action",
 	"object_type", "object_id", "message_id", "operation_id", "request_id", "reason", "outcome",
 	"before", "after", "remote_addr", "user_agent", "prev_hash", "hash",
 }
@@ -57,12 +57,9 @@ func BulkLoad(ctx context.Context, db Beginner, n int, gen func(i int) Event) er
 					return err
 				}
 				jsonText = append(jsonText, before, after)
-				entries = append(entries, Entry{
-					At: at.UTC().Truncate(time.Microsecond), Actor: e.Actor, Tenant: e.Tenant, Action: e.Action,
-					ObjectType: e.ObjectType, ObjectID: e.ObjectID, MessageID: e.MessageID,
-					OperationID: e.OperationID, RequestID: e.RequestID, Reason: e.Reason, Outcome: e.Outcome,
-					RemoteAddr: e.RemoteAddr, UserAgent: e.UserAgent,
-				})
+				entry := newEntry(&e)
+				entry.At = at.UTC().Truncate(time.Microsecond)
+				entries = append(entries, entry)
 			}
 			canon, err := canonicalize(ctx, tx, jsonText)
 			if err != nil {
@@ -79,7 +76,7 @@ func BulkLoad(ctx context.Context, db Beginner, n int, gen func(i int) Event) er
 			_, err = tx.CopyFrom(ctx, pgx.Identifier{"audit_log"}, bulkColumns, pgx.CopyFromSlice(len(entries), func(i int) ([]any, error) {
 				e := &entries[i]
 				return []any{
-					e.Seq, e.At, e.Actor.Issuer, e.Actor.Subject, e.Actor.Email, e.Tenant, e.Action,
+					e.Seq, e.At, e.Actor.Issuer, e.Actor.Subject, e.Actor.Email, e.Actor.EmailVerified, e.Tenant, e.Action,
 					e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.RequestID, e.Reason, string(e.Outcome),
 					rawText(e.Before), rawText(e.After), e.RemoteAddr, e.UserAgent, e.PrevHash, e.Hash,
 				}, nil

@@ -6,19 +6,16 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
-
-	"github.com/jackc/pgx/v5"
 )
 
 const chainHead = `SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1`
 
 // exportHeader names the CSV columns and the JSONL keys, in order.
 var exportHeader = []string{
-	"seq", "at", "actor_issuer", "actor_subject", "actor_email", "tenant", "action",
+	"seq", "at", "actor_issuer", "actor_subject", "actor_email", "actor_email_verified", "tenant", "action",
 	"object_type", "object_id", "message_id", "operation_id", "request_id", "reason", "outcome",
 	"before", "after", "remote_addr", "user_agent", "prev_hash", "hash",
 }
@@ -26,24 +23,31 @@ var exportHeader = []string{
 // ExportCSV writes the entries f selects to w as CSV, oldest first, streaming
 // them from the database cursor (memory does not grow with the number of
 // rows). The first record is the header (the column names of audit_log);
-// then one record per entry, at in UTC with microseconds, before and after
-// as canonical JSON (empty for NULL), hashes in hex. The last record is the
-// trailer "# chain-head,<seq>,<hash>": the head of the whole chain when the
-// export started, which bounds the export (entries appended meanwhile are
-// left out). A CSV reader that treats '#' as a comment skips it.
+// then one record per entry, at in UTC with microseconds,
+// actor_email_verified as true, false or empty (NULL, hash version 1),
+// before and after as canonical JSON (empty for NULL), hashes in hex. The
+// last record is the trailer
+//
+//	# chain-head,<seq>,<hash>[,<signed at>,<reason>,<key id>,<public key>,<signature>]
+//
+// with head: the head of the chain the export ends at (entries appended
+// later are left out), and when head is a signed checkpoint its signature
+// (public key and signature in hex), which `console audit verify` and anyone
+// with the public key can check. A CSV reader that treats '#' as a comment
+// skips it.
 //
 // f's Limit is ignored; Before and After bound the seq range. It returns an
 // an invalid quarantine.Error for an invalid f.
-func ExportCSV(ctx context.Context, db Querier, f Filter, w io.Writer) error {
+func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.Writer) error {
 	cw := csv.NewWriter(w) // buffered: csv.Writer has its own bufio.Writer
 	if err := cw.Write(exportHeader); err != nil {
 		return fmt.Errorf("export audit csv: %w", err)
 	}
 	record := make([]string, len(exportHeader))
-	head, err := exportEntries(ctx, db, f, func(e *Entry) error {
+	err := exportEntries(ctx, db, f, head.Seq, func(e *Entry) error {
 		record = append(record[:0],
 			strconv.FormatInt(e.Seq, 10), e.At.Format(timeLayout),
-			e.Actor.Issuer, e.Actor.Subject, e.Actor.Email, e.Tenant, e.Action,
+			e.Actor.Issuer, e.Actor.Subject, e.Actor.Email, verifiedText(e), e.Tenant, e.Action,
 			e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.RequestID, e.Reason, string(e.Outcome),
 			string(e.Before), string(e.After), e.RemoteAddr, e.UserAgent,
 			hex.EncodeToString(e.PrevHash), hex.EncodeToString(e.Hash))
@@ -52,7 +56,12 @@ func ExportCSV(ctx context.Context, db Querier, f Filter, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("export audit csv: %w", err)
 	}
-	if err := cw.Write([]string{"# chain-head", strconv.FormatInt(head.seq, 10), hex.EncodeToString(head.hash)}); err != nil {
+	trailer := []string{"# chain-head", strconv.FormatInt(head.Seq, 10), head.HashHex()}
+	if head.Signed() {
+		trailer = append(trailer, head.At.Format(timeLayout), head.Reason, head.KeyID,
+			hex.EncodeToString(head.PublicKey), hex.EncodeToString(head.Signature))
+	}
+	if err := cw.Write(trailer); err != nil {
 		return fmt.Errorf("export audit csv: %w", err)
 	}
 	cw.Flush()
@@ -69,6 +78,7 @@ type jsonEntry struct {
 	ActorIssuer  string          `json:"actor_issuer"`
 	ActorSubject string          `json:"actor_subject"`
 	ActorEmail   string          `json:"actor_email"`
+	ActorEmailOK *bool           `json:"actor_email_verified"`
 	Tenant       string          `json:"tenant"`
 	Action       string          `json:"action"`
 	ObjectType   string          `json:"object_type"`
@@ -88,29 +98,40 @@ type jsonEntry struct {
 
 // jsonTrailer is the last JSONL line.
 type jsonTrailer struct {
-	ChainHead struct {
-		Seq  int64  `json:"seq"`
-		Hash string `json:"hash"`
-	} `json:"chain_head"`
+	ChainHead jsonHead `json:"chain_head"`
+}
+
+// jsonHead is the head an export ends at; the signature fields are present
+// when it is a signed checkpoint.
+type jsonHead struct {
+	Seq       int64  `json:"seq"`
+	Hash      string `json:"hash"`
+	At        string `json:"signed_at,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	KeyID     string `json:"key_id,omitempty"`
+	PublicKey string `json:"public_key,omitempty"`
+	Signature string `json:"signature,omitempty"`
 }
 
 // ExportJSONL writes the entries f selects to w as JSON Lines, oldest first,
 // streaming like ExportCSV. Each line is an object with the column names of
 // audit_log as keys: at in UTC with microseconds, before and after as the
 // canonical JSON the hash covers (null for NULL), prev_hash (null for seq 1)
-// and hash in hex. The last line is {"chain_head":{"seq":N,"hash":"..."}},
-// the head of the whole chain when the export started.
+// and hash in hex, actor_email_verified null for entries of hash version 1.
+// The last line is {"chain_head":{"seq":N,"hash":"..."}}, the head the
+// export ends at, with "signed_at", "reason", "key_id", "public_key" and
+// "signature" (hex) when head is a signed checkpoint.
 //
 // f's Limit is ignored; Before and After bound the seq range. It returns an
 // an invalid quarantine.Error for an invalid f.
-func ExportJSONL(ctx context.Context, db Querier, f Filter, w io.Writer) error {
+func ExportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(bw)
 	// Keep the text as stored: with HTML escaping, before and after would no
 	// longer be the bytes the hash covers.
 	enc.SetEscapeHTML(false)
 	var line jsonEntry
-	head, err := exportEntries(ctx, db, f, func(e *Entry) error {
+	err := exportEntries(ctx, db, f, head.Seq, func(e *Entry) error {
 		line = jsonEntry{
 			Seq: e.Seq, At: e.At.Format(timeLayout),
 			ActorIssuer: e.Actor.Issuer, ActorSubject: e.Actor.Subject, ActorEmail: e.Actor.Email,
@@ -123,14 +144,20 @@ func ExportJSONL(ctx context.Context, db Querier, f Filter, w io.Writer) error {
 			prev := hex.EncodeToString(e.PrevHash)
 			line.PrevHash = &prev
 		}
+		if e.HashVersion != 1 {
+			line.ActorEmailOK = &e.Actor.EmailVerified
+		}
 		return enc.Encode(&line)
 	})
 	if err != nil {
 		return fmt.Errorf("export audit jsonl: %w", err)
 	}
-	var trailer jsonTrailer
-	trailer.ChainHead.Seq = head.seq
-	trailer.ChainHead.Hash = hex.EncodeToString(head.hash)
+	trailer := jsonTrailer{ChainHead: jsonHead{Seq: head.Seq, Hash: head.HashHex()}}
+	if head.Signed() {
+		trailer.ChainHead.At, trailer.ChainHead.Reason, trailer.ChainHead.KeyID = head.At.Format(timeLayout), head.Reason, head.KeyID
+		trailer.ChainHead.PublicKey = hex.EncodeToString(head.PublicKey)
+		trailer.ChainHead.Signature = hex.EncodeToString(head.Signature)
+	}
 	if err := enc.Encode(&trailer); err != nil {
 		return fmt.Errorf("export audit jsonl: %w", err)
 	}
@@ -140,31 +167,29 @@ func ExportJSONL(ctx context.Context, db Querier, f Filter, w io.Writer) error {
 	return nil
 }
 
-type headRef struct {
-	seq  int64
-	hash []byte
+// verifiedText is actor_email_verified as the CSV export writes it.
+func verifiedText(e *Entry) string {
+	if e.HashVersion == 1 {
+		return ""
+	}
+	return strconv.FormatBool(e.Actor.EmailVerified)
 }
 
-// exportEntries reads the chain head, then calls fn for each entry f selects
-// up to that head, oldest first, as the rows arrive.
-func exportEntries(ctx context.Context, db Querier, f Filter, fn func(*Entry) error) (headRef, error) {
+// exportEntries calls fn for each entry f selects up to seq head, oldest
+// first, as the rows arrive.
+func exportEntries(ctx context.Context, db Querier, f Filter, head int64, fn func(*Entry) error) error {
 	f.Limit = 0 // a page size, not an export bound
 	if err := f.Validate(); err != nil {
-		return headRef{}, err
-	}
-	var head headRef
-	err := db.QueryRow(ctx, chainHead).Scan(&head.seq, &head.hash)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return headRef{}, fmt.Errorf("read chain head: %w", err)
+		return err
 	}
 	conds, args, visible := f.where()
-	if !visible || head.seq == 0 {
-		return head, nil
+	if !visible || head == 0 {
+		return nil
 	}
 	// Seqs are assigned in commit order under the append lock, so every
 	// entry up to the head is already visible and nothing later slips in.
 	conds = append(conds, condUpToHead)
-	args["head"] = head.seq
+	args["head"] = head
 	switch {
 	case f.Before != 0:
 		conds = append(conds, condOlder)
@@ -175,20 +200,20 @@ func exportEntries(ctx context.Context, db Querier, f Filter, fn func(*Entry) er
 	}
 	rows, err := db.Query(ctx, selectEntries+whereSQL(conds)+` ORDER BY seq`, args)
 	if err != nil {
-		return headRef{}, fmt.Errorf("query entries: %w", err)
+		return fmt.Errorf("query entries: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		e, err := scanEntry(rows)
 		if err != nil {
-			return headRef{}, fmt.Errorf("read entry: %w", err)
+			return fmt.Errorf("read entry: %w", err)
 		}
 		if err := fn(&e); err != nil {
-			return headRef{}, fmt.Errorf("write seq %d: %w", e.Seq, err)
+			return fmt.Errorf("write seq %d: %w", e.Seq, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return headRef{}, fmt.Errorf("read entries: %w", err)
+		return fmt.Errorf("read entries: %w", err)
 	}
-	return head, nil
+	return nil
 }

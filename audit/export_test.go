@@ -35,7 +35,13 @@ func entryFromRecord(t *testing.T, r map[string]string) audit.Entry {
 		Tenant: r["tenant"], Action: r["action"], ObjectType: r["object_type"], ObjectID: r["object_id"],
 		MessageID: r["message_id"], OperationID: r["operation_id"], RequestID: r["request_id"],
 		Reason: r["reason"], Outcome: audit.Outcome(r["outcome"]),
-		RemoteAddr: r["remote_addr"], UserAgent: r["user_agent"],
+		RemoteAddr: r["remote_addr"], UserAgent: r["user_agent"], HashVersion: 2,
+	}
+	switch r["actor_email_verified"] {
+	case "":
+		e.HashVersion = 1
+	case "true":
+		e.Actor.EmailVerified = true
 	}
 	if v := r["before"]; v != "" {
 		e.Before = json.RawMessage(v)
@@ -73,7 +79,7 @@ func TestExport(t *testing.T) {
 	t.Run("CSV", func(t *testing.T) {
 		t.Parallel()
 		var out bytes.Buffer
-		require.NoError(t, audit.ExportCSV(b.ctx, b.db.Pool, f, &out))
+		require.NoError(t, audit.ExportCSV(b.ctx, b.db.Pool, f, headOf(t, b), &out))
 		r := csv.NewReader(&out)
 		r.FieldsPerRecord = -1
 		records, err := r.ReadAll()
@@ -97,7 +103,7 @@ func TestExport(t *testing.T) {
 	t.Run("JSONL", func(t *testing.T) {
 		t.Parallel()
 		var out bytes.Buffer
-		require.NoError(t, audit.ExportJSONL(b.ctx, b.db.Pool, audit.Filter{}, &out))
+		require.NoError(t, audit.ExportJSONL(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), &out))
 		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 		require.Len(t, lines, len(events)+1)
 		require.JSONEq(t, fmt.Sprintf(`{"chain_head":{"seq":%d,"hash":%q}}`, head.HeadSeq, head.HeadHex()), lines[len(lines)-1])
@@ -123,18 +129,26 @@ func TestExport(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		var out bytes.Buffer
-		require.NoError(t, audit.ExportJSONL(b.ctx, b.db.Pool, audit.Filter{}, &out))
+		require.NoError(t, audit.ExportJSONL(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), &out))
 		require.Equal(t, `{"chain_head":{"seq":0,"hash":""}}`+"\n", out.String())
 		out.Reset()
-		require.NoError(t, audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{}, &out))
+		require.NoError(t, audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), &out))
 		require.True(t, strings.HasSuffix(out.String(), "\n# chain-head,0,\n"), out.String())
 	})
 
 	t.Run("Invalid", func(t *testing.T) {
 		t.Parallel()
-		err := audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{Outcome: "maybe"}, io.Discard)
+		err := audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{Outcome: "maybe"}, headOf(t, b), io.Discard)
 		require.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
 	})
+}
+
+// headOf is the chain's head, unsigned, as exports without a signer end.
+func headOf(t *testing.T, b bundle) audit.Checkpoint {
+	t.Helper()
+	h, err := audit.Head(b.ctx, b.db.Pool)
+	require.NoError(t, err)
+	return h
 }
 
 // lineCounter counts the lines written through it and keeps the last one.
@@ -231,7 +245,7 @@ func TestAuditExportStreams(t *testing.T) {
 	t.Logf("bulk load of %d rows: %v", rows, time.Since(start))
 
 	start = time.Now()
-	res, err := audit.Verify(b.ctx, b.db.Pool)
+	res, err := audit.Verify(b.ctx, b.db.Pool, audit.VerifyOptions{})
 	require.NoError(t, err)
 	require.True(t, res.OK(), res.String())
 	require.Equal(t, int64(rows), res.Rows)
@@ -247,7 +261,7 @@ func TestAuditExportStreams(t *testing.T) {
 	}{
 		{
 			name:   "CSV",
-			export: func(w io.Writer) error { return audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{}, w) },
+			export: func(w io.Writer) error { return audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), w) },
 			extra:  2, // header and trailer
 			trailer: func(t *testing.T, line []byte) {
 				require.Equal(t, fmt.Sprintf("# chain-head,%d,%s", res.HeadSeq, res.HeadHex()), string(line))
@@ -255,7 +269,7 @@ func TestAuditExportStreams(t *testing.T) {
 		},
 		{
 			name:   "JSONL",
-			export: func(w io.Writer) error { return audit.ExportJSONL(b.ctx, b.db.Pool, audit.Filter{}, w) },
+			export: func(w io.Writer) error { return audit.ExportJSONL(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), w) },
 			extra:  1, // trailer
 			trailer: func(t *testing.T, line []byte) {
 				var tr struct {

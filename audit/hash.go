@@ -6,14 +6,20 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"hash"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
 
 // hashDomain starts every encoded entry, so these hashes cannot be confused
-// with hashes of anything else, and a future encoding gets a new tag.
-const hashDomain = "quarantine-audit-v1"
+// with hashes of anything else, and each encoding has its own tag.
+const (
+	hashDomainV1 = "quarantine-audit-v1"
+	hashDomainV2 = "quarantine-audit-v2"
+)
+
+// currentHashVersion is the encoding of every entry appended now.
+const currentHashVersion = 2
 
 // timeLayout is how the hash sees at: UTC, always six fractional digits,
 // which is exactly PostgreSQL's timestamptz precision.
@@ -26,23 +32,40 @@ const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 //	length  (8 bytes, big-endian; absent when NULL)
 //	value   (length bytes; absent when NULL)
 //
-// in this order: the tag "quarantine-audit-v1", seq (8 bytes, big-endian),
-// at (timeLayout, UTC), actor issuer, actor subject, actor email, tenant,
-// action, object type, object id, message id, operation id, request id,
-// reason, outcome, before, after (canonical JSON, NULL when absent), remote
-// address, user agent, prev_hash (NULL for seq 1). Text is its UTF-8 bytes.
-// Length prefixes make the encoding injective: no two different entries
-// encode to the same bytes.
+// in this order: the tag ("quarantine-audit-v2"), seq (8 bytes, big-endian),
+// at (timeLayout, UTC), actor issuer, actor subject, actor email, actor email
+// verified (one byte, 1 or 0), tenant, action, object type, object id,
+// message id, operation id, request id, reason, outcome, before, after
+// (canonical JSON, NULL when absent), remote address, user agent, prev_hash
+// (NULL for seq 1). Text is its UTF-8 bytes. Length prefixes make the
+// encoding injective: no two different entries encode to the same bytes.
+//
+// Entries of HashVersion 1 (written before actor_email_verified existed) use
+// the tag "quarantine-audit-v1" and have no email verified field; the tags
+// keep the two encodings apart.
 func hashEntry(e *Entry) []byte {
 	h := sha256.New()
-	field(h, []byte(hashDomain))
+	if e.HashVersion == 1 {
+		field(h, []byte(hashDomainV1))
+	} else {
+		field(h, []byte(hashDomainV2))
+	}
 	var seq [8]byte
 	binary.BigEndian.PutUint64(seq[:], uint64(e.Seq))
 	field(h, seq[:])
 	field(h, []byte(e.At.UTC().Format(timeLayout)))
+	field(h, []byte(e.Actor.Issuer))
+	field(h, []byte(e.Actor.Subject))
+	field(h, []byte(e.Actor.Email))
+	if e.HashVersion != 1 {
+		verified := []byte{0}
+		if e.Actor.EmailVerified {
+			verified[0] = 1
+		}
+		field(h, verified)
+	}
 	for _, s := range [...]string{
-		e.Actor.Issuer, e.Actor.Subject, e.Actor.Email, e.Tenant, e.Action,
-		e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.RequestID,
+		e.Tenant, e.Action, e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.RequestID,
 		e.Reason, string(e.Outcome),
 	} {
 		field(h, []byte(s))
@@ -55,7 +78,7 @@ func hashEntry(e *Entry) []byte {
 	return h.Sum(nil)
 }
 
-func field(h hash.Hash, b []byte) {
+func field(h io.Writer, b []byte) {
 	var hdr [9]byte
 	hdr[0] = 1
 	binary.BigEndian.PutUint64(hdr[1:], uint64(len(b)))
@@ -65,7 +88,7 @@ func field(h hash.Hash, b []byte) {
 
 // nullableField writes b, or a NULL marker when b is nil. An empty but
 // non-nil b is a value, not NULL.
-func nullableField(h hash.Hash, b []byte) {
+func nullableField(h io.Writer, b []byte) {
 	if b == nil {
 		h.Write([]byte{0})
 		return

@@ -15,7 +15,7 @@ func sampleEntry() Entry {
 	return Entry{
 		Seq:         17,
 		At:          time.Date(2025, 3, 4, 5, 6, 7, 123456000, time.UTC),
-		Actor:       quarantine.Actor{Issuer: "https://idp.example", Subject: "sub-1", Email: "ann@example.com"},
+		Actor:       quarantine.Actor{Issuer: "https://idp.example", Subject: "sub-1", Email: "ann@example.com", EmailVerified: true},
 		Tenant:      "acme",
 		Action:      "replay.approve",
 		ObjectType:  "replay_request",
@@ -30,6 +30,7 @@ func sampleEntry() Entry {
 		RemoteAddr:  "192.0.2.1",
 		UserAgent:   "curl/8",
 		PrevHash:    make([]byte, 32),
+		HashVersion: 2,
 	}
 }
 
@@ -37,8 +38,14 @@ func sampleEntry() Entry {
 // future Verify; this pins it. Changing it needs a new domain tag.
 func TestHashEntryKnownAnswer(t *testing.T) {
 	t.Parallel()
-	e := sampleEntry()
 	// Computed independently (Python, from the description on hashEntry).
+	e := sampleEntry()
+	require.Equal(t, "732f8c368f33b46e52c30097c7946235e32401ef16a4cc408691a4b72301b32c", hex.EncodeToString(hashEntry(&e)))
+	e.Actor.EmailVerified = false
+	require.Equal(t, "1a6363396e3cfcc047d9db4ebbe400cf0727478c93287a7a3bf7deefda0a5cac", hex.EncodeToString(hashEntry(&e)))
+	// Entries written before the email's verification was recorded keep
+	// their encoding, so they verify as they always did.
+	e.HashVersion = 1
 	require.Equal(t, "5418ec15486b09c93117ca947834d5c02cd2f47afec5cae41d061bc8ee750c78", hex.EncodeToString(hashEntry(&e)))
 }
 
@@ -63,6 +70,8 @@ func TestHashEntryCoversEveryField(t *testing.T) {
 		{"ActorIssuer", func(e *Entry) { e.Actor.Issuer += "x" }},
 		{"ActorSubject", func(e *Entry) { e.Actor.Subject += "x" }},
 		{"ActorEmail", func(e *Entry) { e.Actor.Email += "x" }},
+		{"ActorEmailVerified", func(e *Entry) { e.Actor.EmailVerified = false }},
+		{"HashVersion", func(e *Entry) { e.HashVersion = 1 }},
 		{"Tenant", func(e *Entry) { e.Tenant += "x" }},
 		{"Action", func(e *Entry) { e.Action += "x" }},
 		{"ObjectType", func(e *Entry) { e.ObjectType += "x" }},

@@ -26,7 +26,7 @@ const AllTenants = "*"
 // Filter selects entries for the auditor's pages and the exports. Zero fields
 // do not filter.
 type Filter struct {
-	Actor      string // exact actor email or actor subject
+	Actor      string // exact actor subject, or exact actor email when the provider verified it
 	Action     string
 	Tenant     string
 	ObjectType string
@@ -79,7 +79,10 @@ type Page struct {
 // those a Filter needs, so each combination gets a plan that can use its
 // index (one query with "col = @x OR @x is empty" for every field could not).
 const (
-	condActor = `((actor_email = @actor AND actor_email <> '') OR (actor_subject = @actor AND actor_subject <> ''))`
+	// An email identifies nobody unless the provider verified it: anyone
+	// can claim an address at a provider that does not check. Entries from
+	// before this was recorded (NULL) match by subject only.
+	condActor = `((actor_email = @actor AND actor_email <> '' AND actor_email_verified) OR (actor_subject = @actor AND actor_subject <> ''))`
 	// The <> '' lets the partial message_id index serve this branch.
 	condMessage    = `((message_id = @message_id AND message_id <> '') OR object_id = @message_id)`
 	condAction     = `action = @action`

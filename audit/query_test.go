@@ -13,8 +13,8 @@ import (
 )
 
 var (
-	ann = quarantine.Actor{Issuer: "https://idp.example", Subject: "sub-ann", Email: "ann@example.com"}
-	bob = quarantine.Actor{Issuer: "https://idp.example", Subject: "sub-bob", Email: "bob@example.com"}
+	ann = quarantine.Actor{Issuer: "https://idp.example", Subject: "sub-ann", Email: "ann@example.com", EmailVerified: true}
+	bob = quarantine.Actor{Issuer: "https://idp.example", Subject: "sub-bob", Email: "bob@example.com", EmailVerified: true}
 	t0  = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 )
 

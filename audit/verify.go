@@ -2,15 +2,54 @@ package audit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // ErrChainBroken is returned by Result.Err when verification found a bad
-// entry.
+// entry, a checkpoint that does not match or verify, or a failed anchor.
 var ErrChainBroken = errors.New("audit chain broken")
+
+// Anchor is a head recorded outside the database (from an earlier verify or
+// export): the entry at Seq must still have Hash.
+type Anchor struct {
+	Seq  int64
+	Hash []byte
+}
+
+// ParseAnchor reads "seq:hash", with the hash in hex, as verify prints heads.
+func ParseAnchor(s string) (Anchor, error) {
+	seqText, hashText, ok := strings.Cut(strings.TrimSpace(s), ":")
+	seq, err := strconv.ParseInt(seqText, 10, 64)
+	if !ok || err != nil || seq < 1 {
+		return Anchor{}, quarantine.Errorf(quarantine.EINVALID, "anchor %q is not seq:hash, like 1234:9f86d0...", s)
+	}
+	hash, err := hex.DecodeString(hashText)
+	if err != nil || len(hash) != 32 {
+		return Anchor{}, quarantine.Errorf(quarantine.EINVALID, "anchor %q: the hash must be 64 hex digits", s)
+	}
+	return Anchor{Seq: seq, Hash: hash}, nil
+}
+
+// VerifyOptions are what a verification checks besides the chain itself.
+type VerifyOptions struct {
+	// Keys are the public keys checkpoints may be signed with. Without any,
+	// a log that has checkpoints does not verify: a signature nobody checks
+	// anchors nothing.
+	Keys *KeySet
+	// Anchors are heads kept elsewhere that the chain must still contain.
+	Anchors []Anchor
+}
 
 // Result is what Verify found.
 type Result struct {
@@ -18,7 +57,13 @@ type Result struct {
 	HeadSeq  int64  // seq of the last entry that verified; 0 when none did
 	Head     []byte // hash of that entry; nil when none did
 	FirstBad int64  // seq of the first bad entry (a missing one counts); 0 when the chain is intact
-	Problem  string // what is wrong with FirstBad, as a sentence that starts "seq N: "
+	Problem  string // what is wrong with FirstBad, as a sentence that starts "seq N: " or "checkpoint at seq N: "
+	// Checkpoints is how many checkpoints matched the chain and verified.
+	Checkpoints int
+	// LastCheckpoint is the newest of them (Seq 0 when none).
+	LastCheckpoint Checkpoint
+	// Anchors is how many anchors matched.
+	Anchors int
 }
 
 // OK reports whether the whole chain verified.
@@ -37,7 +82,7 @@ func (r Result) Err() error {
 }
 
 // String describes the result in one line for an operator, with the head
-// hash to record elsewhere.
+// hash to record elsewhere, and what the checkpoints cover.
 func (r Result) String() string {
 	switch {
 	case !r.OK() && r.HeadSeq == 0:
@@ -46,59 +91,165 @@ func (r Result) String() string {
 		return fmt.Sprintf("audit chain BROKEN: %s; entries 1..%d verify, their head hash is %s", r.Problem, r.HeadSeq, r.HeadHex())
 	case r.Rows == 0:
 		return "audit chain ok: no entries yet"
-	default:
-		return fmt.Sprintf("audit chain ok: %d entries, head seq %d hash %s", r.Rows, r.HeadSeq, r.HeadHex())
 	}
+	s := fmt.Sprintf("audit chain ok: %d entries, head seq %d hash %s", r.Rows, r.HeadSeq, r.HeadHex())
+	if r.Checkpoints == 0 {
+		s += "; no signed checkpoint yet"
+	} else {
+		s += fmt.Sprintf("; %d signed checkpoints verify, the last at seq %d (%s, key %s)",
+			r.Checkpoints, r.LastCheckpoint.Seq, r.LastCheckpoint.At.Format(timeLayout), r.LastCheckpoint.KeyID)
+		if n := r.HeadSeq - r.LastCheckpoint.Seq; n > 0 {
+			s += fmt.Sprintf(", %d entries after it not yet signed", n)
+		}
+	}
+	if r.Anchors > 0 {
+		s += fmt.Sprintf("; %d anchors match", r.Anchors)
+	}
+	return s
 }
 
-const verifyEntries = `SELECT ` + entryColumns + ` FROM audit_log ORDER BY seq`
+const (
+	verifyEntries     = `SELECT ` + entryColumns + ` FROM audit_log ORDER BY seq`
+	verifyCheckpoints = `SELECT ` + checkpointColumns + ` FROM audit_checkpoints ORDER BY seq`
+)
 
 // Verify walks the whole chain in seq order, streaming it from one query
 // (one snapshot; memory does not grow with the log), and checks that seqs run
 // 1, 2, 3, ... without gaps, that each prev_hash is the hash of the entry
-// before, and that each hash matches the entry's contents. It stops at the
-// first bad entry and reports it in the Result; the error is only for failing
-// to read. A removed tail cannot be seen this way: compare Head with a head
-// recorded earlier.
-func Verify(ctx context.Context, db Querier) (Result, error) {
-	rows, err := db.Query(ctx, verifyEntries)
+// before, and that each hash matches the entry's contents. It also checks
+// every checkpoint: its signature with opts.Keys, and that the entry at its
+// seq has its hash; and every anchor in opts.Anchors the same way. A log
+// truncated and rebuilt with fresh hashes after a checkpoint or an anchor
+// fails here; a log whose checkpoints were removed as well is caught only by
+// an anchor (or by noticing that the checkpoints stopped).
+//
+// It stops at the first problem and reports it in the Result; the error is
+// only for failing to read. Checkpoints are read first and kept in memory
+// (about 150 bytes each).
+func Verify(ctx context.Context, db Querier, opts VerifyOptions) (Result, error) {
+	rows, err := db.Query(ctx, verifyCheckpoints)
+	if err != nil {
+		return Result{}, fmt.Errorf("verify audit chain: read checkpoints: %w", err)
+	}
+	cps, err := pgx.CollectRows(rows, scanCheckpoint)
+	if err != nil {
+		return Result{}, fmt.Errorf("verify audit chain: read checkpoints: %w", err)
+	}
+	v := verifier{opts: opts, checkpoints: cps, anchors: sortedAnchors(opts.Anchors)}
+	rows, err = db.Query(ctx, verifyEntries)
 	if err != nil {
 		return Result{}, fmt.Errorf("verify audit chain: %w", err)
 	}
 	defer rows.Close()
-	var res Result
 	for rows.Next() {
 		e, err := scanEntry(rows)
 		if err != nil {
-			return Result{}, fmt.Errorf("verify audit chain after seq %d: %w", res.HeadSeq, err)
+			return Result{}, fmt.Errorf("verify audit chain after seq %d: %w", v.res.HeadSeq, err)
 		}
-		res.Rows++
-		want := res.HeadSeq + 1
-		switch {
-		case e.Seq != want && want == 1:
-			res.FirstBad = 1
-			res.Problem = fmt.Sprintf("seq 1: missing, the log starts at seq %d (deleted rows)", e.Seq)
-		case e.Seq != want:
-			res.FirstBad = want
-			res.Problem = fmt.Sprintf("seq %d: missing, seq %d is followed by seq %d (deleted row)", want, res.HeadSeq, e.Seq)
-		case e.Seq == 1 && e.PrevHash != nil:
-			res.FirstBad = 1
-			res.Problem = "seq 1: has a prev_hash, but the first entry has none (edited row)"
-		case e.Seq > 1 && !bytes.Equal(e.PrevHash, res.Head):
-			res.FirstBad = e.Seq
-			res.Problem = fmt.Sprintf("seq %d: prev_hash does not match seq %d (one of the two was rewritten)", e.Seq, res.HeadSeq)
-		case !bytes.Equal(hashEntry(&e), e.Hash):
-			res.FirstBad = e.Seq
-			res.Problem = fmt.Sprintf("seq %d: hash does not match its contents (edited row)", e.Seq)
-		default:
-			res.HeadSeq, res.Head = e.Seq, e.Hash
-			continue
+		if !v.entry(&e) {
+			break // the rest of the chain hangs off a broken link
 		}
-		// The rest of the chain hangs off a broken link: stop here.
-		break
 	}
 	if err := rows.Err(); err != nil {
-		return Result{}, fmt.Errorf("verify audit chain after seq %d: %w", res.HeadSeq, err)
+		return Result{}, fmt.Errorf("verify audit chain after seq %d: %w", v.res.HeadSeq, err)
 	}
-	return res, nil
+	v.finish()
+	return v.res, nil
+}
+
+// verifier is one walk of the chain.
+type verifier struct {
+	opts        VerifyOptions
+	checkpoints []Checkpoint // ascending seq, not yet reached
+	anchors     []Anchor     // ascending seq, not yet reached
+	res         Result
+	// trusted is the newest entry a checkpoint or an anchor vouched for:
+	// when a later one fails, only entries up to it are known good.
+	trustedSeq  int64
+	trustedHash []byte
+}
+
+func sortedAnchors(in []Anchor) []Anchor {
+	out := slices.Clone(in)
+	slices.SortFunc(out, func(a, b Anchor) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
+}
+
+func (v *verifier) fail(seq int64, format string, args ...any) bool {
+	v.res.FirstBad = seq
+	v.res.Problem = fmt.Sprintf(format, args...)
+	return false
+}
+
+// failSigned reports a checkpoint or anchor that does not hold: the links
+// may all be sound, but only the entries up to the last head that did hold
+// can be trusted.
+func (v *verifier) failSigned(seq int64, format string, args ...any) bool {
+	v.res.HeadSeq, v.res.Head = v.trustedSeq, v.trustedHash
+	return v.fail(seq, format, args...)
+}
+
+// entry checks one entry; false stops the walk.
+func (v *verifier) entry(e *Entry) bool {
+	r := &v.res
+	r.Rows++
+	want := r.HeadSeq + 1
+	switch {
+	case e.Seq != want && want == 1:
+		return v.fail(1, "seq 1: missing, the log starts at seq %d (deleted rows)", e.Seq)
+	case e.Seq != want:
+		return v.fail(want, "seq %d: missing, seq %d is followed by seq %d (deleted row)", want, r.HeadSeq, e.Seq)
+	case e.Seq == 1 && e.PrevHash != nil:
+		return v.fail(1, "seq 1: has a prev_hash, but the first entry has none (edited row)")
+	case e.Seq > 1 && !bytes.Equal(e.PrevHash, r.Head):
+		return v.fail(e.Seq, "seq %d: prev_hash does not match seq %d (one of the two was rewritten)", e.Seq, r.HeadSeq)
+	case !bytes.Equal(hashEntry(e), e.Hash):
+		return v.fail(e.Seq, "seq %d: hash does not match its contents (edited row)", e.Seq)
+	}
+	r.HeadSeq, r.Head = e.Seq, e.Hash
+	for len(v.checkpoints) > 0 && v.checkpoints[0].Seq == e.Seq {
+		cp := v.checkpoints[0]
+		v.checkpoints = v.checkpoints[1:]
+		if !bytes.Equal(cp.Hash, e.Hash) {
+			return v.failSigned(e.Seq, "checkpoint at seq %d: the signed hash %s is not the entry's %s (the log was rewritten at or before seq %d)",
+				e.Seq, cp.HashHex(), e.HashHex(), e.Seq)
+		}
+		if v.opts.Keys.Len() == 0 {
+			return v.failSigned(e.Seq, "checkpoint at seq %d: no public key was given to check its signature (key %s)", e.Seq, cp.KeyID)
+		}
+		if err := cp.VerifySignature(v.opts.Keys); err != nil {
+			return v.failSigned(e.Seq, "checkpoint at seq %d: %v", e.Seq, err)
+		}
+		r.Checkpoints++
+		r.LastCheckpoint = cp
+		v.trustedSeq, v.trustedHash = e.Seq, e.Hash
+	}
+	for len(v.anchors) > 0 && v.anchors[0].Seq == e.Seq {
+		a := v.anchors[0]
+		v.anchors = v.anchors[1:]
+		if !bytes.Equal(a.Hash, e.Hash) {
+			return v.failSigned(e.Seq, "anchor at seq %d: the entry's hash is %s, not %s (the log was rewritten at or before seq %d)",
+				e.Seq, e.HashHex(), hex.EncodeToString(a.Hash), e.Seq)
+		}
+		r.Anchors++
+		v.trustedSeq, v.trustedHash = e.Seq, e.Hash
+	}
+	return true
+}
+
+// finish reports checkpoints and anchors past the end of an intact chain:
+// entries were removed from its tail.
+func (v *verifier) finish() {
+	if !v.res.OK() {
+		return
+	}
+	if len(v.checkpoints) > 0 && v.checkpoints[0].Seq > v.res.HeadSeq {
+		v.failSigned(v.checkpoints[0].Seq, "checkpoint at seq %d: the log ends at seq %d (entries were removed from its end)",
+			v.checkpoints[0].Seq, v.res.HeadSeq)
+		return
+	}
+	if len(v.anchors) > 0 {
+		v.failSigned(v.anchors[0].Seq, "anchor at seq %d: the log ends at seq %d (entries were removed from its end)",
+			v.anchors[0].Seq, v.res.HeadSeq)
+	}
 }

@@ -28,14 +28,15 @@ func TestCanByGroupRoles(t *testing.T) {
 	db := testdb.New(t)
 	extra, err := ParseGroupMap("platform-oncall=acme:oncall,globex:oncall; sec=*:auditor")
 	require.NoError(t, err)
+	extra.Prefix = "quarantine:"
 	a := newAccess(t, db, extra)
 
-	oncall := User{Actor: quarantine.Actor{Issuer: "i", Subject: "1"}, Groups: []string{"acme:oncall"}}
-	approver := User{Actor: quarantine.Actor{Issuer: "i", Subject: "2"}, Groups: []string{"acme:approver", "globex:approver"}}
-	auditor := User{Actor: quarantine.Actor{Issuer: "i", Subject: "3"}, Groups: []string{"*:auditor"}}
+	oncall := User{Actor: quarantine.Actor{Issuer: "i", Subject: "1"}, Groups: []string{"quarantine:acme:oncall"}}
+	approver := User{Actor: quarantine.Actor{Issuer: "i", Subject: "2"}, Groups: []string{"quarantine:acme:approver", "quarantine:globex:approver"}}
+	auditor := User{Actor: quarantine.Actor{Issuer: "i", Subject: "3"}, Groups: []string{"quarantine:*:auditor"}}
 	platform := User{Actor: quarantine.Actor{Issuer: "i", Subject: "4"}, Groups: []string{"platform-oncall"}}
 	sec := User{Actor: quarantine.Actor{Issuer: "i", Subject: "5"}, Groups: []string{"sec"}}
-	nobody := User{Actor: quarantine.Actor{Issuer: "i", Subject: "6"}, Groups: []string{"acme:superhero", "engineering"}}
+	nobody := User{Actor: quarantine.Actor{Issuer: "i", Subject: "6"}, Groups: []string{"quarantine:acme:superhero", "engineering", "acme:oncall"}}
 
 	cases := []struct {
 		u                User

@@ -21,8 +21,12 @@ type Directory struct {
 // NewDirectory returns the directory on pool.
 func NewDirectory(pool *pgxpool.Pool) *Directory { return &Directory{pool: pool} }
 
-// Remember records u as seen now.
+// Remember records u as seen now. A person the provider gives no groups is
+// remembered with none.
 func (d *Directory) Remember(ctx context.Context, u User) error {
+	if u.Groups == nil {
+		u.Groups = []string{}
+	}
 	_, err := d.pool.Exec(ctx, `INSERT INTO user_directory (issuer, subject, email, email_verified, name, groups, seen_at)
         VALUES ($1, $2, $3, $4, $5, $6, now())
         ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, email_verified = excluded.email_verified,

@@ -10,11 +10,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"golang.org/x/oauth2"
 
@@ -32,6 +34,11 @@ type OIDCConfig struct {
 	// PostLogoutURL is where the provider sends the browser after its
 	// end-session endpoint (when it has one).
 	PostLogoutURL string
+	// RefreshInterval is how old the groups of a session may get: after it,
+	// the next request reads them again from the provider with the refresh
+	// token, and the session ends if that fails or there is none
+	// (SESSION_REFRESH_INTERVAL; default 10m).
+	RefreshInterval time.Duration
 }
 
 // ErrLogin is wrapped by every callback failure; the text after it is a
@@ -49,22 +56,35 @@ const maxFlows = 5
 type Login struct {
 	cfg        OIDCConfig
 	oauth      oauth2.Config
+	provider   *oidc.Provider
 	verifier   *oidc.IDTokenVerifier
 	endSession string
 	sessions   *scs.SessionManager
-	db         audit.Beginner
+	db         *pgxpool.Pool
 	directory  *Directory
+	denials    *AnonymousDenials
 	log        *slog.Logger
 	now        func() time.Time
 }
 
-// RememberIn makes every sign-in update the directory.
+// RememberIn makes every sign-in and refresh update the directory.
 func (l *Login) RememberIn(d *Directory) { l.directory = d }
 
+// CountDenialsIn makes failed anonymous sign-ins count in d (by default in
+// a recorder of the Login's own, not registered for metrics).
+func (l *Login) CountDenialsIn(d *AnonymousDenials) { l.denials = d }
+
+// refreshTimeout bounds a refresh at the provider, made inside a request.
+const refreshTimeout = 10 * time.Second
+
 // NewLogin discovers the provider, waiting up to wait for it to answer.
-func NewLogin(ctx context.Context, cfg OIDCConfig, wait time.Duration, sessions *scs.SessionManager, db audit.Beginner, log *slog.Logger) (*Login, error) {
+// Sessions are recorded in db's user_sessions table.
+func NewLogin(ctx context.Context, cfg OIDCConfig, wait time.Duration, sessions *scs.SessionManager, db *pgxpool.Pool, log *slog.Logger) (*Login, error) {
 	if cfg.GroupsClaim == "" {
 		cfg.GroupsClaim = "groups"
+	}
+	if cfg.RefreshInterval <= 0 {
+		cfg.RefreshInterval = 10 * time.Minute
 	}
 	var provider *oidc.Provider
 	deadline := time.Now().Add(wait)
@@ -86,21 +106,29 @@ func NewLogin(ctx context.Context, cfg OIDCConfig, wait time.Duration, sessions 
 		}
 	}
 	var extra struct {
-		EndSession string `json:"end_session_endpoint"`
+		EndSession string   `json:"end_session_endpoint"`
+		Scopes     []string `json:"scopes_supported"`
 	}
 	if err := provider.Claims(&extra); err != nil {
 		return nil, fmt.Errorf("OIDC_ISSUER %s: read discovery document: %w", cfg.Issuer, err)
+	}
+	scopes := []string{oidc.ScopeOpenID, "email", "profile", "groups"}
+	if slices.Contains(extra.Scopes, oidc.ScopeOfflineAccess) {
+		// A refresh token, so groups can be read again during the session.
+		scopes = append(scopes, oidc.ScopeOfflineAccess)
 	}
 	return &Login{
 		cfg: cfg,
 		oauth: oauth2.Config{
 			ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, RedirectURL: cfg.RedirectURL,
-			Endpoint: provider.Endpoint(), Scopes: []string{oidc.ScopeOpenID, "email", "profile", "groups"},
+			Endpoint: provider.Endpoint(), Scopes: scopes,
 		},
+		provider:   provider,
 		verifier:   provider.Verifier(&oidc.Config{ClientID: cfg.ClientID}),
 		endSession: extra.EndSession,
 		sessions:   sessions,
 		db:         db,
+		denials:    NewAnonymousDenials(nil, log),
 		log:        log,
 		now:        time.Now,
 	}, nil
@@ -138,39 +166,41 @@ func (l *Login) Callback(c echo.Context) error {
 	flows := l.flows(ctx)
 	f, ok := flows[state]
 	if state == "" || !ok {
-		return l.fail(c, audit.OutcomeDenied, "", "the sign-in state is missing, unknown or already used; start again")
+		return l.deny(c, DenialLoginState, "the sign-in state is missing, unknown or already used; start again")
 	}
 	delete(flows, state) // one use only
 	l.saveFlows(ctx, flows)
 	if l.now().Sub(f.Started) > flowTTL {
-		return l.fail(c, audit.OutcomeDenied, "", "the sign-in took too long; start again")
+		return l.deny(c, DenialLoginFlow, "the sign-in took too long; start again")
 	}
 	if e := q.Get("error"); e != "" {
-		return l.fail(c, audit.OutcomeDenied, "", "the identity provider refused: "+e+" "+q.Get("error_description"))
+		return l.deny(c, DenialLoginIdP, "the identity provider refused: "+clip(e+" "+q.Get("error_description"), 200))
 	}
 	if f.Verifier == "" {
-		return l.fail(c, audit.OutcomeDenied, "", "the sign-in has no PKCE verifier; start again")
+		return l.deny(c, DenialLoginFlow, "the sign-in has no PKCE verifier; start again")
 	}
 	tok, err := l.oauth.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(f.Verifier))
 	if err != nil {
 		l.log.Warn("code exchange failed", "err", err)
-		return l.fail(c, audit.OutcomeDenied, "", "the identity provider did not accept the sign-in code")
+		return l.deny(c, DenialLoginIdP, "the identity provider did not accept the sign-in code")
 	}
 	rawID, _ := tok.Extra("id_token").(string)
 	if rawID == "" {
-		return l.fail(c, audit.OutcomeError, "", "the identity provider returned no ID token")
+		return l.deny(c, DenialLoginToken, "the identity provider returned no ID token")
 	}
 	idt, err := l.verifier.Verify(ctx, rawID)
 	if err != nil {
 		l.log.Warn("ID token rejected", "err", err)
-		return l.fail(c, audit.OutcomeDenied, "", "the ID token could not be verified")
+		return l.deny(c, DenialLoginToken, "the ID token could not be verified")
 	}
 	if idt.Nonce != f.Nonce {
-		return l.fail(c, audit.OutcomeDenied, idt.Subject, "the ID token does not belong to this sign-in (nonce mismatch)")
+		// A token from another sign-in (replayed, or planted by an
+		// attacker): nobody signed in here, so it is not audited.
+		return l.deny(c, DenialLoginToken, "the ID token does not belong to this sign-in (nonce mismatch)")
 	}
 	u, err := l.userFrom(idt)
 	if err != nil {
-		return l.fail(c, audit.OutcomeError, idt.Subject, err.Error())
+		return l.fail(c, idt.Subject, err.Error())
 	}
 	if l.directory != nil {
 		if err := l.directory.Remember(ctx, u); err != nil {
@@ -180,8 +210,11 @@ func (l *Login) Callback(c echo.Context) error {
 	if err := l.sessions.RenewToken(ctx); err != nil {
 		return fmt.Errorf("renew session: %w", err)
 	}
-	raw, _ := json.Marshal(u) // User always marshals
-	l.sessions.Put(ctx, keyUser, string(raw))
+	id, err := createSession(ctx, l.db, u, tok.RefreshToken, l.sessions.Lifetime)
+	if err != nil {
+		return fmt.Errorf("sign-in: %w", err)
+	}
+	l.sessions.Put(ctx, sessionIDKey, id)
 	l.sessions.Put(ctx, keyIDToken, rawID)
 	l.sessions.Put(ctx, keyLoginAt, l.now().UTC().Format(time.RFC3339))
 	if _, err := audit.AppendFunc(ctx, l.db, l.event(c, u.Actor, "auth.login", audit.OutcomeOK, "")); err != nil {
@@ -195,7 +228,12 @@ func (l *Login) userFrom(idt *oidc.IDToken) (User, error) {
 	if err := idt.Claims(&claims); err != nil {
 		return User{}, fmt.Errorf("the ID token's claims could not be read")
 	}
-	u := User{Actor: quarantine.Actor{Issuer: idt.Issuer, Subject: idt.Subject}}
+	return l.userFromClaims(idt.Issuer, idt.Subject, claims), nil
+}
+
+// userFromClaims reads a person from ID token or userinfo claims.
+func (l *Login) userFromClaims(issuer, subject string, claims map[string]any) User {
+	u := User{Actor: quarantine.Actor{Issuer: issuer, Subject: subject}}
 	u.Email, _ = claims["email"].(string)
 	u.EmailVerified, _ = claims["email_verified"].(bool)
 	u.Name, _ = claims["name"].(string)
@@ -212,15 +250,23 @@ func (l *Login) userFrom(idt *oidc.IDToken) (User, error) {
 	case string:
 		u.Groups = strings.Split(g, ",")
 	}
-	return u, nil
+	return u
 }
 
 // Logout ends the session: POST /auth/logout. It goes to the provider's
 // end-session endpoint when it has one, else to signedOut.
 func (l *Login) Logout(c echo.Context, signedOut string) error {
 	ctx := c.Request().Context()
-	u, ok := CurrentUser(l.sessions, ctx)
+	u, ok, err := l.Current(ctx)
+	if err != nil {
+		return err
+	}
 	idToken := l.sessions.GetString(ctx, keyIDToken)
+	if id := l.sessions.GetString(ctx, sessionIDKey); id != "" {
+		if err := endUserSession(ctx, l.db, id, "signed out"); err != nil {
+			return err
+		}
+	}
 	if err := l.sessions.Destroy(ctx); err != nil {
 		return fmt.Errorf("end session: %w", err)
 	}
@@ -242,10 +288,19 @@ func (l *Login) Logout(c echo.Context, signedOut string) error {
 	return c.Redirect(http.StatusSeeOther, signedOut)
 }
 
-// fail audits a failed sign-in and returns an error wrapping ErrLogin.
-func (l *Login) fail(c echo.Context, outcome audit.Outcome, subject, reason string) error {
+// deny refuses a sign-in attempt of someone not identified (yet): it is
+// counted and logged (AnonymousDenials), not audited, and returns an error
+// wrapping ErrLogin.
+func (l *Login) deny(c echo.Context, kind, reason string) error {
+	l.denials.Record(c.Request(), kind, reason, c.Response().Header().Get(echo.HeaderXRequestID))
+	return fmt.Errorf("%w: %s", ErrLogin, reason)
+}
+
+// fail audits a failed sign-in of a person the provider identified and
+// returns an error wrapping ErrLogin.
+func (l *Login) fail(c echo.Context, subject, reason string) error {
 	actor := quarantine.Actor{Issuer: l.cfg.Issuer, Subject: subject}
-	if _, err := audit.AppendFunc(c.Request().Context(), l.db, l.event(c, actor, "auth.login", outcome, reason)); err != nil {
+	if _, err := audit.AppendFunc(c.Request().Context(), l.db, l.event(c, actor, "auth.login", audit.OutcomeError, reason)); err != nil {
 		return fmt.Errorf("audit failed login: %w", err)
 	}
 	return fmt.Errorf("%w: %s", ErrLogin, reason)

@@ -21,10 +21,13 @@ import (
 )
 
 type loginBundle struct {
-	db     *testdb.DB
-	idp    *mockoidc.MockOIDC
-	srv    *httptest.Server
-	client *http.Client
+	db      *testdb.DB
+	idp     *mockoidc.MockOIDC
+	srv     *httptest.Server
+	client  *http.Client
+	login   *Login
+	denials *AnonymousDenials
+	user    *mockoidc.MockUser // the user the provider signs in (the provider reads it again at refresh)
 }
 
 // setupLogin runs the login handlers behind real sessions, against a mock
@@ -41,6 +44,7 @@ func setupLogin(t *testing.T) *loginBundle {
 	t.Cleanup(stop)
 	e := echo.New()
 	var login *Login
+	b.denials = NewAnonymousDenials(nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	e.GET("/auth/login", func(c echo.Context) error { return login.Start(c) })
 	e.GET("/auth/callback", func(c echo.Context) error {
 		if err := login.Callback(c); err != nil {
@@ -49,7 +53,10 @@ func setupLogin(t *testing.T) *loginBundle {
 		return nil
 	})
 	e.GET("/me", func(c echo.Context) error {
-		u, ok := CurrentUser(sessions, c.Request().Context())
+		u, ok, err := login.Current(c.Request().Context())
+		if err != nil {
+			return err
+		}
 		if !ok {
 			return c.NoContent(http.StatusUnauthorized)
 		}
@@ -61,14 +68,19 @@ func setupLogin(t *testing.T) *loginBundle {
 	cfg := b.idp.Config()
 	login, err = NewLogin(context.Background(), OIDCConfig{
 		Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
-		RedirectURL: b.srv.URL + "/auth/callback",
+		RedirectURL:     b.srv.URL + "/auth/callback",
+		RefreshInterval: time.Hour,
 	}, 5*time.Second, sessions, b.db.Pool, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
+	login.CountDenialsIn(b.denials)
+	login.RememberIn(NewDirectory(b.db.Pool))
+	b.login = login
 
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
 	b.client = &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	b.idp.QueueUser(&mockoidc.MockUser{Subject: "u-1", Email: "ada@example.com", EmailVerified: true, Groups: []string{"acme:oncall"}})
+	b.user = &mockoidc.MockUser{Subject: "u-1", Email: "ada@example.com", EmailVerified: true, Groups: []string{"acme:oncall"}}
+	b.idp.QueueUser(b.user)
 	return b
 }
 
@@ -176,7 +188,10 @@ func TestCallbackRejectsState(t *testing.T) {
 	replay := b.get(t, cb.String())
 	assert.Equal(t, http.StatusBadRequest, replay.StatusCode)
 	assert.Contains(t, b.body(t, replay), "already used")
-	assert.Equal(t, 3, b.auditRows(t, "denied"), "each refusal is audited")
+	// Nobody signed in: refusals are counted and logged, never audited, so
+	// strangers cannot grow the permanent log.
+	assert.Zero(t, b.auditRows(t, "denied"), "anonymous refusals are not audited")
+	assert.Equal(t, float64(3), b.denials.Total(DenialLoginState), "each refusal is counted")
 }
 
 func TestCallbackRejectsNonce(t *testing.T) {

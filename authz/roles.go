@@ -28,6 +28,7 @@ const (
 	ObjAudit      = "audit"
 	ObjBindings   = "bindings"
 	ObjPolicy     = "policy"
+	ObjSessions   = "sessions" // other people's sign-in sessions (revoke needs it in every tenant)
 
 	ActRead     = "read"
 	ActDownload = "download"
@@ -39,6 +40,7 @@ const (
 	ActCancel   = "cancel"
 	ActExport   = "export"
 	ActManage   = "manage"
+	ActRevoke   = "revoke"
 )
 
 // ReplayObject is the object for replaying items of a policy class.
@@ -60,12 +62,31 @@ type TenantRole struct {
 	Role   string
 }
 
-// GroupMap maps identity-provider groups to roles. A group named
-// "<tenant>:<role>" (e.g. "acme:approver", "*:auditor") maps to that role
-// in that tenant without configuration; Extra adds mappings for groups
-// named otherwise (e.g. "platform-oncall" → acme:oncall, globex:oncall).
+// GroupMap maps identity-provider groups to roles, only as configured:
+//
+//   - with a Prefix (AUTHZ_GROUP_PREFIX, e.g. "quarantine:"), a group named
+//     "<prefix><tenant>:<role>" ("quarantine:acme:approver",
+//     "quarantine:*:auditor") gives that role in that tenant;
+//   - Extra (AUTHZ_GROUP_ROLES) maps groups by their exact name
+//     ("platform-oncall" → acme:oncall, globex:oncall).
+//
+// Nothing else gives a role: a group that merely looks like "acme:admin"
+// does not, because at many providers group names are chosen by users (a
+// GitHub organisation and team is "org:team").
 type GroupMap struct {
-	Extra map[string][]TenantRole
+	Prefix string
+	Extra  map[string][]TenantRole
+}
+
+// CheckGroupPrefix validates AUTHZ_GROUP_PREFIX: empty (no group gives a
+// role by its name) or a token without spaces or commas. It should end with
+// a separator (":" or "/") and name something only the provider's
+// administrators can create groups under.
+func CheckGroupPrefix(p string) error {
+	if strings.ContainsAny(p, " \t\n,;=") {
+		return fmt.Errorf("must not contain spaces, commas, semicolons or '='")
+	}
+	return nil
 }
 
 // ParseGroupMap reads AUTHZ_GROUP_ROLES: entries separated by ";", each
@@ -106,8 +127,10 @@ func parseTenantRole(s string) (TenantRole, bool) {
 func (m GroupMap) RolesFor(groups []string) []TenantRole {
 	seen := map[TenantRole]bool{}
 	for _, g := range groups {
-		if r, ok := parseTenantRole(g); ok {
-			seen[r] = true
+		if name, ok := strings.CutPrefix(g, m.Prefix); ok && m.Prefix != "" {
+			if r, ok := parseTenantRole(name); ok {
+				seen[r] = true
+			}
 		}
 		for _, r := range m.Extra[g] {
 			seen[r] = true

@@ -1,8 +1,6 @@
 package authz
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -18,12 +16,17 @@ type SessionConfig struct {
 	Lifetime    time.Duration // signed out this long after login whatever happens; default 12h
 }
 
-// SessionCookie is the name of the session cookie.
-const SessionCookie = "quarantine_session"
+// Names of the session cookie: over https it carries the __Host- prefix,
+// which browsers accept only when Secure, for this host and path "/" (no
+// subdomain can set or shadow it).
+const (
+	SessionCookie       = "quarantine_session"
+	SecureSessionCookie = "__Host-quarantine_session"
+)
 
 // NewSessions returns a session manager storing sessions in the sessions
-// table: HttpOnly, SameSite=Lax, Secure over https, with idle and absolute
-// timeouts. Wrap the HTTP handler with its LoadAndSave; call stop at
+// table: HttpOnly, SameSite=Lax, Secure (and named with the __Host- prefix)
+// over https, with idle and absolute timeouts. Wrap the HTTP handler with its LoadAndSave; call stop at
 // shutdown to end the expired-session cleanup.
 func NewSessions(pool *pgxpool.Pool, cfg SessionConfig) (_ *scs.SessionManager, stop func()) {
 	if cfg.IdleTimeout <= 0 {
@@ -38,6 +41,9 @@ func NewSessions(pool *pgxpool.Pool, cfg SessionConfig) (_ *scs.SessionManager, 
 	s.IdleTimeout = cfg.IdleTimeout
 	s.Lifetime = cfg.Lifetime
 	s.Cookie.Name = SessionCookie
+	if cfg.Secure {
+		s.Cookie.Name = SecureSessionCookie
+	}
 	s.Cookie.HttpOnly = true
 	s.Cookie.SameSite = http.SameSiteLaxMode
 	s.Cookie.Secure = cfg.Secure
@@ -45,22 +51,11 @@ func NewSessions(pool *pgxpool.Pool, cfg SessionConfig) (_ *scs.SessionManager, 
 	return s, store.StopCleanup
 }
 
+// Keys of the browser's session. Who is signed in is not among them: the
+// session holds the id of a user_sessions row (sessionIDKey), which Current
+// reads on every request.
 const (
-	keyUser    = "user"
 	keyIDToken = "id_token"
 	keyLoginAt = "login_at"
 	keyFlows   = "oidc_flows"
 )
-
-// CurrentUser returns the signed-in user of the request's session.
-func CurrentUser(sessions *scs.SessionManager, ctx context.Context) (User, bool) {
-	raw := sessions.GetString(ctx, keyUser)
-	if raw == "" {
-		return User{}, false
-	}
-	var u User
-	if err := json.Unmarshal([]byte(raw), &u); err != nil || u.Subject == "" {
-		return User{}, false
-	}
-	return u, true
-}

@@ -259,7 +259,7 @@ func TestListDeadLetters(t *testing.T) {
 		assert.Nil(t, p.combos, "a common status is read by scanning the tenant's newest rows")
 		assert.True(t, p.counted, "the counters count a filter on counted columns")
 
-		_, err = l.db.Pool.Exec(ctx, `ANALYZE dead_letters`) // estimates from statistics
+		_, err = l.db.OwnerPool.Exec(ctx, `ANALYZE dead_letters`) // estimates from statistics
 		require.NoError(t, err)
 		commonText := ListFilter{Tenants: all, Text: "gateway"}
 		p, err = s.plan(ctx, &commonText)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
@@ -24,9 +25,13 @@ import (
 // Console is a running `console serve` process.
 type Console struct {
 	URL         string // http://127.0.0.1:<port>
-	DatabaseURL string
+	MetricsURL  string // http://127.0.0.1:<port>/metrics, its own listener
+	DatabaseURL string // as the runtime role
 	NATSURL     string
-	proc        *proc
+	// AuditPublicKey is the PEM file of the key its checkpoints are signed
+	// with.
+	AuditPublicKey string
+	proc           *proc
 }
 
 // consoleStopTimeout bounds a graceful stop (the console allows 15 s for
@@ -34,11 +39,11 @@ type Console struct {
 const consoleStopTimeout = 30 * time.Second
 
 // startConsole runs `console serve` on addr with env (CONSOLE_ADDR,
-// DATABASE_URL, NATS_URL and OIDC settings are given by the caller) and
-// waits until /readyz answers 200.
-func startConsole(t *testing.T, name, addr, databaseURL, natsURL string, env []string) *Console {
+// DATABASE_URL, NATS_URL, METRICS_ADDR, AUDIT_SIGNING_KEY_FILE and OIDC
+// settings are given by the caller, c's fields say which) and waits until
+// /readyz answers 200.
+func startConsole(t *testing.T, name string, c *Console, env []string) *Console {
 	t.Helper()
-	c := &Console{URL: "http://" + addr, DatabaseURL: databaseURL, NATSURL: natsURL}
 	c.proc = startProc(t, &proc{name: name, bin: consoleBinary(t), args: []string{"serve"}, env: env})
 	c.waitReady(t)
 	return c
@@ -80,7 +85,7 @@ func (c *Console) Logs() string { return c.proc.Output() }
 func (c *Console) AuditVerify(t *testing.T) (seq int64, hash string) {
 	t.Helper()
 	cmd := exec.Command(consoleBinary(t), "audit", "verify")
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+c.DatabaseURL)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+c.DatabaseURL, "AUDIT_PUBLIC_KEYS="+c.AuditPublicKey)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("console audit verify: %v\n%s", err, out)
@@ -88,7 +93,7 @@ func (c *Console) AuditVerify(t *testing.T) (seq int64, hash string) {
 	if strings.Contains(string(out), "audit chain ok: no entries yet") {
 		return 0, ""
 	}
-	m := regexp.MustCompile(`audit chain ok: \d+ entries, head seq (\d+) hash ([0-9a-f]{64})`).FindSubmatch(out)
+	m := regexp.MustCompile(`audit chain ok: \d+ entries, head seq (\d+) hash ([0-9a-f]{64}); (no signed checkpoint yet|\d+ signed checkpoints verify)`).FindSubmatch(out)
 	if m == nil {
 		t.Fatalf("console audit verify printed no head: %s", out)
 	}
@@ -97,10 +102,10 @@ func (c *Console) AuditVerify(t *testing.T) (seq int64, hash string) {
 }
 
 // Metric returns the sum of every sample of the Prometheus series name on
-// /metrics (0 when absent).
+// the metrics listener (0 when absent).
 func (c *Console) Metric(t *testing.T, name string) float64 {
 	t.Helper()
-	resp, err := http.Get(c.URL + "/metrics")
+	resp, err := http.Get(c.MetricsURL)
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}
@@ -150,13 +155,15 @@ type stackConfig struct {
 // stack is one test's running system: PostgreSQL database, NATS, Dex and
 // the console, all real processes on loopback.
 type stack struct {
-	DatabaseURL string
-	DB          *pgxpool.Pool // for the test's own checks
-	NATS        *natsNode     // the server started for this stack; nil when NATSURL was given
-	NATSURL     string
-	Dex         *Dex
-	Console     *Console   // the first replica
-	Consoles    []*Console // every replica, in start order
+	DatabaseURL string        // as the runtime role
+	DB          *pgxpool.Pool // for the test's own checks (the runtime role)
+	// AuditKeyID is the id of the key the consoles sign checkpoints with.
+	AuditKeyID string
+	NATS       *natsNode // the server started for this stack; nil when NATSURL was given
+	NATSURL    string
+	Dex        *Dex
+	Console    *Console   // the first replica
+	Consoles   []*Console // every replica, in start order
 }
 
 // newStack starts what cfg does not provide, then the console, and waits
@@ -187,9 +194,18 @@ func newStack(t *testing.T, cfg stackConfig) *stack {
 		callbacks[i] = "http://" + addrs[i] + "/auth/callback"
 	}
 	s.Dex = startDex(t, callbacks...)
+	keyFile := filepath.Join(t.TempDir(), "audit-signing.pem")
+	out, err := exec.Command(consoleBinary(t), "audit", "keygen", "--out", keyFile).CombinedOutput()
+	require.NoError(t, err, "console audit keygen: %s", out)
+	m := regexp.MustCompile(`audit signing key ([0-9a-f]{16}) written`).FindSubmatch(out)
+	require.NotNil(t, m, "%s", out)
+	s.AuditKeyID = string(m[1])
 	for i, addr := range addrs {
+		metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		env := append([]string{
 			"CONSOLE_ADDR=" + addr,
+			"METRICS_ADDR=" + metricsAddr,
+			"AUDIT_SIGNING_KEY_FILE=" + keyFile,
 			"DATABASE_URL=" + s.DatabaseURL,
 			"NATS_URL=" + s.NATSURL,
 			"POLICY_FILE=" + filepath.Join(repoRoot(), "dev", "policy.toml"),
@@ -201,12 +217,15 @@ func newStack(t *testing.T, cfg stackConfig) *stack {
 			"DLQ_REPLICAS=1",
 			"DLQ_WATCH_STREAMS=",
 			"AUTHZ_GROUP_ROLES=",
+			"AUTHZ_GROUP_PREFIX=" + dexGroupPrefix,
 		}, cfg.Env...) // later entries win: cfg.Env overrides these defaults
 		name := "console"
 		if i > 0 {
 			name = fmt.Sprintf("console-%d", i+1)
 		}
-		s.Consoles = append(s.Consoles, startConsole(t, name, addr, s.DatabaseURL, s.NATSURL, env))
+		c := &Console{URL: "http://" + addr, MetricsURL: "http://" + metricsAddr + "/metrics", DatabaseURL: s.DatabaseURL,
+			NATSURL: s.NATSURL, AuditPublicKey: keyFile + ".pub"}
+		s.Consoles = append(s.Consoles, startConsole(t, name, c, env))
 	}
 	s.Console = s.Consoles[0]
 	return s

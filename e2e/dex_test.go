@@ -31,6 +31,10 @@ const (
 	userViewer    = "viewer@example.com"
 )
 
+// dexGroupPrefix is the AUTHZ_GROUP_PREFIX the demo users' groups carry
+// (dev/dex.yaml.tmpl): "quarantine:acme:oncall" gives oncall in acme.
+const dexGroupPrefix = "quarantine:"
+
 // OIDC client registration of the console at Dex (dev/README.md).
 const (
 	oidcClientID     = "quarantine-console"

@@ -17,7 +17,7 @@ import (
 
 // auditExportColumns is the CSV header of /audit/export.csv.
 var auditExportColumns = []string{
-	"seq", "at", "actor_issuer", "actor_subject", "actor_email", "tenant", "action",
+	"seq", "at", "actor_issuer", "actor_subject", "actor_email", "actor_email_verified", "tenant", "action",
 	"object_type", "object_id", "message_id", "operation_id", "request_id", "reason", "outcome",
 	"before", "after", "remote_addr", "user_agent", "prev_hash", "hash",
 }
@@ -100,10 +100,13 @@ func TestAuditJourney(t *testing.T) {
 	col := func(rec []string, name string) string { return rec[indexOf(auditExportColumns, name)] }
 	assert.Equal(t, eventSeq, col(data[0], "seq"))
 	assert.Equal(t, userOncall, col(data[0], "actor_email"))
+	assert.Equal(t, "true", col(data[0], "actor_email_verified"), "Dex verifies its users' emails")
 	assert.Equal(t, "auth.login", col(data[0], "action"))
 	assert.Equal(t, eventHash[len(eventHash)-1], col(data[0], "hash"), "the hash the event page shows")
-	require.Len(t, trailer, 3, "trailer # chain-head,<seq>,<hash>")
+	require.Len(t, trailer, 8, "trailer # chain-head,<seq>,<hash>,<signed at>,<reason>,<key id>,<public key>,<signature>")
 	assert.Equal(t, "# chain-head", trailer[0])
+	assert.Equal(t, "export", trailer[4], "the head was signed for the export")
+	assert.Equal(t, s.AuditKeyID, trailer[5], "by the console's key")
 	headSeq, err := strconv.ParseInt(trailer[1], 10, 64)
 	require.NoError(t, err)
 	var dbHash []byte

@@ -26,9 +26,13 @@ import (
 type privatePostgres struct {
 	Port    int
 	DataDir string
-	// URL is the connection string of database "quarantine" (user app).
-	URL  string
-	proc *proc
+	// URL is the connection string of database "quarantine" as the runtime
+	// role (quarantine_app, a member of quarantine_runtime): the console's
+	// DATABASE_URL. OwnerURL is as its owner (quarantine_owner), which
+	// migrated it.
+	URL      string
+	OwnerURL string
+	proc     *proc
 }
 
 // pgStopTimeout bounds a fast shutdown.
@@ -36,7 +40,9 @@ const pgStopTimeout = 30 * time.Second
 
 // startPrivatePostgres runs initdb and starts the server, with durability
 // that survives a process crash (synchronous_commit on; fsync off only
-// matters for an OS crash), and creates the database "quarantine".
+// matters for an OS crash), and sets it up as docs/access.md tells an
+// operator to: the owner and runtime roles, the database "quarantine" owned
+// by the owner, migrated with `console migrate`.
 func startPrivatePostgres(t *testing.T) *privatePostgres {
 	t.Helper()
 	bin := postgresBinDir(t)
@@ -73,10 +79,23 @@ func startPrivatePostgres(t *testing.T) *privatePostgres {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), "CREATE DATABASE quarantine"); err != nil {
-		t.Fatal(err)
+	for _, sql := range []string{
+		`CREATE ROLE quarantine_owner LOGIN PASSWORD 'owner-pw'`,
+		`CREATE ROLE quarantine_runtime NOLOGIN`,
+		`CREATE ROLE quarantine_app LOGIN PASSWORD 'app-pw' IN ROLE quarantine_runtime`,
+		`CREATE DATABASE quarantine OWNER quarantine_owner`,
+	} {
+		if _, err := conn.Exec(context.Background(), sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
 	}
-	pg.URL = fmt.Sprintf("postgres://app@127.0.0.1:%d/quarantine?sslmode=disable", pg.Port)
+	pg.OwnerURL = fmt.Sprintf("postgres://quarantine_owner:owner-pw@127.0.0.1:%d/quarantine?sslmode=disable", pg.Port)
+	pg.URL = fmt.Sprintf("postgres://quarantine_app:app-pw@127.0.0.1:%d/quarantine?sslmode=disable", pg.Port)
+	migrate := exec.Command(consoleBinary(t), "migrate")
+	migrate.Env = append(os.Environ(), "MIGRATE_DATABASE_URL="+pg.OwnerURL)
+	if out, err := migrate.CombinedOutput(); err != nil {
+		t.Fatalf("console migrate: %v\n%s", err, out)
+	}
 	return pg
 }
 

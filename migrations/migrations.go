@@ -6,13 +6,16 @@ package migrations
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/tern/v2/migrate"
 )
 
@@ -103,4 +106,101 @@ func Migrate(ctx context.Context, conn *pgx.Conn) (version int32, err error) {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
 	return v, nil
+}
+
+// Newest returns the schema version the embedded migrations reach.
+func Newest() (int32, error) {
+	all, err := All()
+	if err != nil {
+		return 0, err
+	}
+	return int32(len(all)), nil
+}
+
+// ErrPending is returned by CheckVersion when the database's schema is older
+// than this binary's; the message says how to migrate.
+var ErrPending = errors.New("database migrations are pending")
+
+// The version tern recorded. A missing table means nothing was migrated.
+const selectVersion = `SELECT version FROM ` + VersionTable
+
+// CheckVersion returns the schema version of the database on q and the
+// newest this binary knows. It returns an error wrapping ErrPending when the
+// database is older (or empty): the console does not migrate with the
+// runtime role; `console migrate` does, as the schema's owner. A newer
+// database is not an error: migrations only add, so an older replica keeps
+// working during a rolling upgrade.
+func CheckVersion(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (have, want int32, err error) {
+	if want, err = Newest(); err != nil {
+		return 0, 0, err
+	}
+	err = q.QueryRow(ctx, selectVersion).Scan(&have)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+		err, have = nil, 0
+	}
+	if err != nil {
+		return 0, want, fmt.Errorf("read schema version: %w", err)
+	}
+	if have < want {
+		return have, want, fmt.Errorf("%w: the schema is at version %d and this console needs %d; run `console migrate` with MIGRATE_DATABASE_URL (the role that owns the schema) first", ErrPending, have, want)
+	}
+	return have, want, nil
+}
+
+// ErrPrivileged is returned by CheckRuntimeRole for a role that could change
+// the audit log or the schema.
+var ErrPrivileged = errors.New("the database role is too powerful for the console")
+
+// What the connected role could do that the runtime role must not: be a
+// superuser, own (or be a member of the owner of) the audit tables, change
+// or empty them, or create objects in the schema.
+const selectRolePowers = `
+SELECT current_user,
+       r.rolsuper,
+       pg_has_role(current_user, c.relowner, 'USAGE'),
+       has_table_privilege('audit_log', 'UPDATE') OR has_table_privilege('audit_log', 'DELETE')
+           OR has_table_privilege('audit_log', 'TRUNCATE') OR has_table_privilege('audit_log', 'TRIGGER')
+           OR has_table_privilege('audit_checkpoints', 'UPDATE') OR has_table_privilege('audit_checkpoints', 'DELETE')
+           OR has_table_privilege('audit_checkpoints', 'TRUNCATE') OR has_table_privilege('audit_checkpoints', 'TRIGGER'),
+       has_schema_privilege('public', 'CREATE')
+FROM pg_roles r, pg_class c
+WHERE r.rolname = current_user AND c.oid = 'audit_log'::regclass`
+
+// CheckRuntimeRole returns an error wrapping ErrPrivileged, naming the role
+// and what it could do, when the role q is connected as could alter the
+// audit log or the schema: a superuser, the tables' owner, a holder of
+// UPDATE, DELETE, TRUNCATE or TRIGGER on the audit tables, or of CREATE on
+// the schema. serve and worker refuse to start with such a role
+// (docs/access.md, "Database roles").
+func CheckRuntimeRole(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) error {
+	var (
+		role                           string
+		super, owner, change, createOK bool
+	)
+	if err := q.QueryRow(ctx, selectRolePowers).Scan(&role, &super, &owner, &change, &createOK); err != nil {
+		return fmt.Errorf("check the database role: %w", err)
+	}
+	var powers []string
+	if super {
+		powers = append(powers, "is a superuser")
+	}
+	if owner {
+		powers = append(powers, "owns the audit log")
+	}
+	if change {
+		powers = append(powers, "may update, delete, truncate or add triggers to the audit tables")
+	}
+	if createOK {
+		powers = append(powers, "may create objects in schema public")
+	}
+	if len(powers) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: role %q %s; connect with a login role that is a member of quarantine_runtime (DATABASE_URL) and keep the owner for `console migrate` (MIGRATE_DATABASE_URL); see docs/access.md",
+		ErrPrivileged, role, strings.Join(powers, ", "))
 }

@@ -2,9 +2,14 @@ package migrations_test
 
 import (
 	"context"
+	"errors"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/migrations"
@@ -18,7 +23,7 @@ func TestMigrateIsIdempotentAndReversible(t *testing.T) {
 	all, err := migrations.All()
 	require.NoError(t, err)
 
-	conn, err := pgx.Connect(ctx, db.URL)
+	conn, err := pgx.Connect(ctx, db.OwnerURL)
 	require.NoError(t, err)
 	defer conn.Close(ctx)
 
@@ -37,4 +42,115 @@ func TestMigrateIsIdempotentAndReversible(t *testing.T) {
 	require.NoError(t, conn.QueryRow(ctx,
 		`SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename <> $1`, migrations.VersionTable).Scan(&tables))
 	require.Zero(t, tables, "tables left after all down migrations")
+}
+
+// TestRuntimeRoleCannotAlterAudit connects as the console's runtime role and
+// tries everything that would rewrite history: each fails on privileges,
+// before any trigger has to refuse it, and the log is unchanged.
+func TestRuntimeRoleCannotAlterAudit(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	_, err := db.Pool.Exec(ctx, `INSERT INTO audit_log (seq, at, action, outcome, hash)
+        VALUES (1, now(), 'test.event', 'ok', sha256('x'))`)
+	require.NoError(t, err, "the runtime role appends")
+	_, err = db.Pool.Exec(ctx, `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
+        VALUES (1, sha256('x'), now(), 'on_demand', 'k', sha256('p'), sha512('s'))`)
+	require.NoError(t, err, "the runtime role records checkpoints")
+
+	for _, stmt := range []string{
+		`UPDATE audit_log SET reason = 'rewritten'`,
+		`DELETE FROM audit_log`,
+		`TRUNCATE audit_log`,
+		`DROP TRIGGER audit_log_no_update_delete ON audit_log`,
+		`DROP TRIGGER audit_log_no_truncate ON audit_log`,
+		`ALTER TABLE audit_log DISABLE TRIGGER ALL`,
+		`ALTER TABLE audit_log DROP CONSTRAINT audit_log_field_bounds_check`,
+		`DROP TABLE audit_log`,
+		`CREATE TRIGGER sneak BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_reject_change()`,
+		`UPDATE audit_checkpoints SET reason = 'count'`,
+		`DELETE FROM audit_checkpoints`,
+		`TRUNCATE audit_checkpoints`,
+		`DROP TRIGGER audit_checkpoints_no_update_delete ON audit_checkpoints`,
+		`CREATE TABLE shadow (x int)`,
+		`CREATE FUNCTION audit_log_reject_change() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`,
+		`SET session_replication_role = replica`,
+	} {
+		t.Run(strings.Fields(stmt)[0]+"_"+strings.Fields(stmt)[1], func(t *testing.T) {
+			_, err := db.Pool.Exec(ctx, stmt)
+			require.Error(t, err, stmt)
+			var pgErr *pgconn.PgError
+			require.True(t, errors.As(err, &pgErr), "%s: %v", stmt, err)
+			// 42501 insufficient_privilege: also what the triggers raise,
+			// so the message must be PostgreSQL's, not the trigger's.
+			assert.Equal(t, "42501", pgErr.Code, "%s: %v", stmt, err)
+			assert.NotContains(t, pgErr.Message, "append-only", "refused by privileges, not only by the trigger")
+		})
+	}
+	var n int
+	var reason string
+	require.NoError(t, db.OwnerPool.QueryRow(ctx, `SELECT count(*), min(reason) FROM audit_log`).Scan(&n, &reason))
+	assert.Equal(t, 1, n)
+	assert.Empty(t, reason)
+	require.NoError(t, migrations.CheckRuntimeRole(ctx, db.Pool), "the runtime role passes the console's own check")
+	err = migrations.CheckRuntimeRole(ctx, db.OwnerPool)
+	require.ErrorIs(t, err, migrations.ErrPrivileged, "the owner does not")
+	assert.Contains(t, err.Error(), "owns the audit log")
+}
+
+// TestRuntimeRolePrivileges lists what the runtime role may do on every
+// table. A new table fails this test until its line is added here: decide
+// whether it may be changed (most) or only appended (audit-like tables
+// revoke UPDATE and DELETE in their migration).
+func TestRuntimeRolePrivileges(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	want := map[string]string{
+		"audit_log":                   "INSERT,SELECT",
+		"audit_checkpoints":           "INSERT,SELECT",
+		"casbin_rule":                 "SELECT",
+		migrations.VersionTable:       "SELECT",
+		"dead_letters":                "DELETE,INSERT,SELECT,UPDATE",
+		"dead_letter_counts":          "DELETE,INSERT,SELECT,UPDATE",
+		"dead_letter_arrivals":        "DELETE,INSERT,SELECT,UPDATE",
+		"dead_letter_arrivals_minute": "DELETE,INSERT,SELECT,UPDATE",
+		"dead_letter_groups":          "DELETE,INSERT,SELECT,UPDATE",
+		"sessions":                    "DELETE,INSERT,SELECT,UPDATE",
+		"role_bindings":               "DELETE,INSERT,SELECT,UPDATE",
+		"user_sessions":               "DELETE,INSERT,SELECT,UPDATE",
+		"user_directory":              "DELETE,INSERT,SELECT,UPDATE",
+		"replay_requests":             "DELETE,INSERT,SELECT,UPDATE",
+		"replay_items":                "DELETE,INSERT,SELECT,UPDATE",
+		"replay_approvals":            "DELETE,INSERT,SELECT,UPDATE",
+		"replay_jobs":                 "DELETE,INSERT,SELECT,UPDATE",
+		"replay_ledger":               "DELETE,INSERT,SELECT,UPDATE",
+	}
+	rows, err := db.Pool.Query(context.Background(), `
+        SELECT c.relname, p.privilege
+        FROM pg_class c
+        JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+        CROSS JOIN unnest(ARRAY['SELECT','INSERT','UPDATE','DELETE','TRUNCATE','REFERENCES','TRIGGER']) AS p(privilege)
+        WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+          AND has_table_privilege(c.oid, p.privilege)`)
+	require.NoError(t, err)
+	got := map[string][]string{}
+	var table, priv string
+	_, err = pgx.ForEachRow(rows, []any{&table, &priv}, func() error {
+		got[table] = append(got[table], priv)
+		return nil
+	})
+	require.NoError(t, err)
+	gotJoined := map[string]string{}
+	for tbl, ps := range got {
+		sort.Strings(ps)
+		gotJoined[tbl] = strings.Join(ps, ",")
+	}
+	var tables []string
+	require.NoError(t, db.Pool.QueryRow(context.Background(), `SELECT array_agg(relname::text) FROM pg_class c
+        JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+        WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition`).Scan(&tables))
+	for _, tbl := range tables {
+		assert.Contains(t, want, tbl, "table %s is new: add what the runtime role may do on it to this test", tbl)
+	}
+	assert.Equal(t, want, gotJoined)
 }

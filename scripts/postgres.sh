@@ -78,3 +78,65 @@ stop_postgres() {
 	as_pg_owner "$bin/pg_ctl" -D "$PG_DATA_DIR" -m fast -w stop >/dev/null 2>&1 || true
 	PG_STARTED_BY_US=0
 }
+
+# psql_bin prints a psql to use: the private cluster's, else the PATH's.
+psql_bin() {
+	local bin
+	if bin=$(pg_bindir) && [ -x "$bin/psql" ]; then echo "$bin/psql"; return 0; fi
+	command -v psql
+}
+
+# url_as ROLE PASSWORD DB prints DATABASE_URL with its user, password and
+# database replaced (host, port and query kept).
+url_as() {
+	local url=$DATABASE_URL rest host query=""
+	rest=${url#*://}
+	case $rest in *@*) rest=${rest#*@} ;; esac
+	host=${rest%%/*}
+	case $url in *\?*) query="?${url#*\?}" ;; esac
+	printf 'postgres://%s:%s@%s/%s%s' "$1" "$2" "$host" "$3" "$query"
+}
+
+# ensure_console_db gives the console its two roles (docs/access.md):
+# MIGRATE_DATABASE_URL (the owner, quarantine_owner, which migrates) and
+# DATABASE_URL (quarantine_app, a member of the group role
+# quarantine_runtime, which serve and worker use). When both are set in the
+# environment they are used as they are. Otherwise DATABASE_URL is taken as
+# an administrator's: the roles and the database "quarantine" are created
+# when missing, with passwords kept in .data/db-roles.env (mode 0600).
+ensure_console_db() {
+	if [ -n "${MIGRATE_DATABASE_URL:-}" ]; then
+		log "postgres: using MIGRATE_DATABASE_URL and DATABASE_URL from the environment"
+		return 0
+	fi
+	local psql secrets=.data/db-roles.env exists
+	psql=$(psql_bin) || { log "postgres: psql is needed to create the console's roles; install postgresql-client or set MIGRATE_DATABASE_URL and DATABASE_URL"; return 1; }
+	mkdir -p .data
+	if [ ! -f "$secrets" ]; then
+		(umask 077 && printf 'QUARANTINE_OWNER_PASSWORD=%s\nQUARANTINE_APP_PASSWORD=%s\n' \
+			"$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$secrets")
+	fi
+	# shellcheck disable=SC1090
+	. "$secrets"
+	"$psql" "$DATABASE_URL" -qAt -v ON_ERROR_STOP=1 >/dev/null <<SQL || { log "postgres: could not create the console's roles (the DATABASE_URL role needs CREATEROLE and CREATEDB)"; return 1; }
+DO \$\$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'quarantine_runtime') THEN CREATE ROLE quarantine_runtime NOLOGIN; END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'quarantine_owner') THEN CREATE ROLE quarantine_owner LOGIN; END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'quarantine_app') THEN CREATE ROLE quarantine_app LOGIN IN ROLE quarantine_runtime; END IF;
+END \$\$;
+ALTER ROLE quarantine_owner PASSWORD '$QUARANTINE_OWNER_PASSWORD';
+ALTER ROLE quarantine_app PASSWORD '$QUARANTINE_APP_PASSWORD';
+SQL
+	exists=$("$psql" "$DATABASE_URL" -qAtc "SELECT 1 FROM pg_database WHERE datname = 'quarantine'")
+	if [ "$exists" != 1 ]; then
+		log "postgres: creating database quarantine owned by quarantine_owner"
+		"$psql" "$DATABASE_URL" -qAt -v ON_ERROR_STOP=1 -c "CREATE DATABASE quarantine OWNER quarantine_owner" >/dev/null || return 1
+	fi
+	MIGRATE_DATABASE_URL=$(url_as quarantine_owner "$QUARANTINE_OWNER_PASSWORD" quarantine)
+	DATABASE_URL=$(url_as quarantine_app "$QUARANTINE_APP_PASSWORD" quarantine)
+	export MIGRATE_DATABASE_URL DATABASE_URL
+}
+
+# redacted_url prints a connection string without its password.
+redacted_url() { printf '%s' "$1" | sed -E 's#(://[^:/@]+):[^@]*@#\1:xxxxx@#; s#\?.*##'; }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# make run: PostgreSQL (found or private), the console with an embedded NATS
-# server, the Dex identity provider, and demo traffic. Ctrl-C stops all of it.
+# make run: PostgreSQL (found or private) with the console's owner and
+# runtime roles, the console with an embedded NATS server (loopback, token
+# in .data/nats-token), a development audit signing key (.data/), the Dex
+# identity provider, and demo traffic. Ctrl-C stops all of it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/postgres.sh
@@ -31,8 +33,26 @@ if ! command -v curl >/dev/null 2>&1; then
 	fi
 fi
 ensure_postgres
+ensure_console_db
 log "building the console..."
 go build -o .data/bin/console ./cmd/console
+
+# A development key for signing audit checkpoints; production keeps its own
+# (docs/access.md). The public half is what `console audit verify` needs.
+export AUDIT_SIGNING_KEY_FILE=${AUDIT_SIGNING_KEY_FILE:-.data/audit-signing.pem}
+if [ ! -f "$AUDIT_SIGNING_KEY_FILE" ]; then
+	.data/bin/console audit keygen --out "$AUDIT_SIGNING_KEY_FILE" >&2
+fi
+export METRICS_ADDR=${METRICS_ADDR:-127.0.0.1:9464}
+# NATS_URL naming the embedded server's own address means the embedded
+# server (the demo publishes to it).
+DEMO_NATS_URL=${NATS_URL:-nats://${NATS_EMBEDDED_ADDR:-127.0.0.1:4222}}
+if [ "${NATS_URL:-}" = "nats://${NATS_EMBEDDED_ADDR:-127.0.0.1:4222}" ]; then unset NATS_URL; fi
+# The embedded NATS server takes its token from (or writes it to) this file;
+# the demo reads it from there.
+if [ -z "${NATS_URL:-}" ]; then
+	export NATS_TOKEN_FILE=${NATS_TOKEN_FILE:-.data/nats-token}
+fi
 
 export DLQ_WATCH_STREAMS=${DLQ_WATCH_STREAMS:-ORDERS,EMAILS,SEARCH,ANALYTICS,ACCOUNTS}
 
@@ -43,6 +63,8 @@ else
 	log "starting Dex (the first run builds it: a few minutes)..."
 	scripts/dex.sh start "$DEX_ISSUER" "http://$ADDR/auth/callback" >/dev/null
 	export OIDC_ISSUER=$DEX_ISSUER OIDC_CLIENT_ID=quarantine-console OIDC_CLIENT_SECRET=quarantine-dev-secret
+	# The demo users' groups are named quarantine:<tenant>:<role>.
+	export AUTHZ_GROUP_PREFIX=${AUTHZ_GROUP_PREFIX-quarantine:}
 fi
 .data/bin/console migrate >/dev/null
 .data/bin/console serve --addr "$ADDR" >.data/log/serve.out 2> >(tee -a .data/log/console.log >&2) &
@@ -56,15 +78,16 @@ for _ in $(seq 1 100); do
 done
 curl -fsS "http://$ADDR/readyz" >/dev/null || { log "the console is not ready"; exit 1; }
 
-NATS_URL=${NATS_URL:-nats://127.0.0.1:4222} .data/bin/console demo --rate "${DEMO_RATE:-5}" >/dev/null 2>>.data/log/demo.log &
+NATS_URL=$DEMO_NATS_URL .data/bin/console demo --rate "${DEMO_RATE:-5}" >/dev/null 2>>.data/log/demo.log &
 pids+=($!)
 
 cat <<MSG
 
   Quarantine console: http://$ADDR
-  Database:           ${DATABASE_URL%%\?*}
+  Database:           $(redacted_url "$DATABASE_URL") (runtime role; migrated as $(redacted_url "$MIGRATE_DATABASE_URL"))
+  Audit signing key:  $AUDIT_SIGNING_KEY_FILE (verify: .data/bin/console audit verify --public-key $AUDIT_SIGNING_KEY_FILE.pub)
   Demo traffic:       ${DEMO_RATE:-5} msg/s into streams ${DLQ_WATCH_STREAMS} (log: .data/log/demo.log)
-  Metrics:            http://$ADDR/metrics
+  Metrics:            http://$METRICS_ADDR/metrics
 
   Demo logins (identity provider $OIDC_ISSUER), password: quarantine-demo
     oncall@example.com     Olga Oncall    oncall in acme, globex

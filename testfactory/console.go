@@ -2,6 +2,8 @@ package testfactory
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
@@ -29,21 +32,31 @@ import (
 
 // ConsoleOptions change what StartConsole starts; zero fields are defaults.
 type ConsoleOptions struct {
-	// DatabaseURL is an existing database (the benchmarks' big one); empty:
-	// a fresh one for the test.
+	// DatabaseURL is an existing database (the benchmarks' big one), as the
+	// runtime role; empty: a fresh one for the test.
 	DatabaseURL string
 	// Log receives the console's log; nil discards it.
 	Log io.Writer
 }
+
+// GroupPrefix is AUTHZ_GROUP_PREFIX of the consoles StartConsole starts:
+// SignIn puts it before every group, so "acme:oncall" gives that role.
+const GroupPrefix = "quarantine:"
 
 // Console is a running console (app.New, exactly as `console serve` wires
 // it) on an in-process NATS server, with a mock identity provider to sign
 // people in. It stops when the test ends.
 type Console struct {
 	*app.App
-	NATS  *natstest.Server
-	IdP   *mockoidc.MockOIDC
-	users atomic.Int64
+	NATS *natstest.Server
+	IdP  *mockoidc.MockOIDC
+	// DB is the test's database (nil with ConsoleOptions.DatabaseURL): the
+	// console connects as its runtime role; DB.OwnerPool is the owner, for
+	// fixtures that need more.
+	DB *testdb.DB
+	// Signer signs the console's audit checkpoints.
+	Signer *audit.Signer
+	users  atomic.Int64
 }
 
 // PolicyFile is the shipped policy table, dev/policy.toml.
@@ -57,7 +70,8 @@ func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 	t.Helper()
 	c := &Console{NATS: natstest.Start(t)}
 	if opts.DatabaseURL == "" {
-		opts.DatabaseURL = testdb.New(t).URL
+		c.DB = testdb.New(t)
+		opts.DatabaseURL = c.DB.URL
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
@@ -67,12 +81,17 @@ func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.IdP.Shutdown() })
 	idp := c.IdP.Config()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	c.Signer = audit.NewSigner(priv)
 	c.App, err = app.New(context.Background(), app.Config{
 		Version: "test", Addr: "127.0.0.1:0", DatabaseURL: opts.DatabaseURL, DBWait: 10 * time.Second,
 		NATSURL: c.NATS.ClientURL(), Prefix: dlq.DefaultSubjectPrefix, Stream: "DLQ", Replicas: 1,
 		BatchSize: 1000, IngestWorkers: 1, BatchWait: 20 * time.Millisecond, AckWait: time.Minute,
 		OIDC:     authz.OIDCConfig{Issuer: idp.Issuer, ClientID: idp.ClientID, ClientSecret: idp.ClientSecret, GroupsClaim: "groups"},
 		OIDCWait: 10 * time.Second, IdleTimeout: time.Hour, Lifetime: 12 * time.Hour,
+		Groups:      authz.GroupMap{Prefix: GroupPrefix},
+		AuditSigner: c.Signer, MetricsAddr: "127.0.0.1:0",
 		Replay: app.ReplayConfig{PolicyFile: PolicyFile(), Lease: 30 * time.Second, RevalidateTimeout: 2 * time.Second},
 	}, slog.New(slog.NewTextHandler(opts.Log, nil)))
 	if err != nil {
@@ -109,12 +128,24 @@ func NoFollow(jar http.CookieJar) *http.Client {
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// SignIn goes through the real sign-in flow as a new person in groups and
-// returns a client holding their session, and who they are.
+// SignIn goes through the real sign-in flow as a new person in groups
+// (each given GroupPrefix) and returns a client holding their session, and
+// who they are.
 func (c *Console) SignIn(t testing.TB, groups ...string) (*http.Client, authz.User) {
 	t.Helper()
 	n := c.users.Add(1)
-	mu := &mockoidc.MockUser{Subject: fmt.Sprintf("user-%d", n), Email: fmt.Sprintf("user%d@example.com", n), EmailVerified: true, Groups: groups}
+	return c.SignInAs(t, &mockoidc.MockUser{Subject: fmt.Sprintf("user-%d", n), Email: fmt.Sprintf("user%d@example.com", n), EmailVerified: true}, groups...)
+}
+
+// SignInAs signs mu in (again, for a second session of the same person),
+// in groups (each given GroupPrefix).
+func (c *Console) SignInAs(t testing.TB, mu *mockoidc.MockUser, groups ...string) (*http.Client, authz.User) {
+	t.Helper()
+	prefixed := make([]string, len(groups))
+	for i, g := range groups {
+		prefixed[i] = GroupPrefix + g
+	}
+	mu.Groups = prefixed
 	c.IdP.QueueUser(mu)
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
@@ -132,7 +163,7 @@ func (c *Console) SignIn(t testing.TB, groups ...string) (*http.Client, authz.Us
 			break // back on the console: signed in
 		}
 	}
-	u := authz.User{Actor: quarantine.Actor{Issuer: c.IdP.Issuer(), Subject: mu.Subject, Email: mu.Email, EmailVerified: true}, Groups: groups}
+	u := authz.User{Actor: quarantine.Actor{Issuer: c.IdP.Issuer(), Subject: mu.Subject, Email: mu.Email, EmailVerified: mu.EmailVerified}, Groups: prefixed}
 	return client, u
 }
 

@@ -410,3 +410,12 @@ func errorSlots(fields []struct{ Name, Label string }) string {
 	}
 	return strings.Join(ids, ",")
 }
+
+// shortHash is the first 16 hex digits of a hash, for reading; the whole
+// hash is in the element's title.
+func shortHash(h string) string {
+	if len(h) <= 16 {
+		return h
+	}
+	return h[:16] + "…"
+}

@@ -53,6 +53,12 @@ type Flash struct {
 type User struct {
 	Name  string
 	Email string
+	// EmailVerified is whether the identity provider verified Email; an
+	// unverified email is shown as such and cannot be bound to a role.
+	EmailVerified bool
+	// Identity is issuer|subject, what a binding names when the email is
+	// not verified.
+	Identity string
 	// Roles are the user's roles, one entry per tenant and role. Tenant "*"
 	// means every tenant.
 	Roles []TenantRole
@@ -77,6 +83,7 @@ type Nav struct {
 	Audit       bool
 	Admin       bool
 	Policy      bool
+	Sessions    bool
 }
 
 // AuditFilter is the audit list filter as the user typed it. Each field is
@@ -108,9 +115,24 @@ type AuditListModel struct {
 	// ExportCSVURL and ExportJSONLURL download the filtered log.
 	ExportCSVURL   string
 	ExportJSONLURL string
+	// Checkpoint is the newest signed head of the chain; nil when none was
+	// signed yet.
+	Checkpoint *AuditCheckpoint
 	// Errors maps a filter query parameter (see AuditFilter) to a message
 	// about its value.
 	Errors map[string]string
+}
+
+// AuditCheckpoint is a signed head of the audit chain as the auditor's page
+// shows it.
+type AuditCheckpoint struct {
+	Seq    int64
+	Hash   string // hex
+	At     time.Time
+	Reason string
+	KeyID  string
+	// Since is how many entries follow it, not yet signed.
+	Since int64
 }
 
 // AuditRow is one line of the audit list.
@@ -164,7 +186,10 @@ type BindingsModel struct {
 	Bindings []Binding
 	// GroupRules come from configuration and are read-only.
 	GroupRules []GroupRule
-	Form       BindingForm
+	// GroupPrefix is AUTHZ_GROUP_PREFIX: groups named <prefix><tenant>:<role>
+	// give that role. Empty: no group gives a role by its name.
+	GroupPrefix string
+	Form        BindingForm
 	// Roles and Tenants are the choices of the add form. Include "*" in
 	// Tenants to offer "all tenants".
 	Roles   []string
@@ -202,4 +227,23 @@ type BindingForm struct {
 	Role    string
 	Tenant  string
 	Errors  map[string]string
+}
+
+// SessionsModel is the admin page of people signed in now.
+type SessionsModel struct {
+	People []SessionPerson
+	// RevokeURL is the target of each person's revoke form (POST, with
+	// issuer and subject).
+	RevokeURL string
+}
+
+// SessionPerson is one person with live sessions.
+type SessionPerson struct {
+	Name     string
+	Email    string // with "(unverified)" when the provider did not verify it
+	Issuer   string
+	Subject  string
+	Sessions int
+	// LastLogin is their newest sign-in.
+	LastLogin time.Time
 }

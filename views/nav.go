@@ -8,6 +8,7 @@ const (
 	PathApprovals   = "/approvals"
 	PathAudit       = "/audit"
 	PathAdmin       = "/admin/bindings"
+	PathSessions    = "/admin/sessions"
 	PathPolicy      = "/policy"
 	PathLogin       = "/auth/login"
 	PathLogout      = "/auth/logout"
@@ -32,6 +33,7 @@ func navItems(n Nav) []navItem {
 		{n.Audit, navItem{"audit", "Audit", PathAudit}},
 		{n.Policy, navItem{"policy", "Policy", PathPolicy}},
 		{n.Admin, navItem{"admin", "Admin", PathAdmin}},
+		{n.Sessions, navItem{"sessions", "Sessions", PathSessions}},
 	}
 	var out []navItem
 	for _, it := range all {
@@ -50,4 +52,12 @@ func displayName(u *User) string {
 		return u.Email
 	}
 	return "signed in"
+}
+
+// emailLabel is u's email, marked when the provider did not verify it.
+func emailLabel(u *User) string {
+	if u.EmailVerified {
+		return u.Email
+	}
+	return u.Email + " (unverified)"
 }

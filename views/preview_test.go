@@ -42,7 +42,7 @@ func TestPreview(t *testing.T) {
 		Name:  "Dana Okafor",
 		Email: "dana.okafor@example.com",
 		Roles: []TenantRole{{"acme", "oncall"}, {"acme", "approver"}, {"globex", "oncall"}, {"*", "auditor"}},
-		Nav:   Nav{Dashboard: true, DeadLetters: true, Groups: true, Approvals: true, Audit: true, Admin: true, Policy: true},
+		Nav:   Nav{Dashboard: true, DeadLetters: true, Groups: true, Approvals: true, Audit: true, Admin: true, Policy: true, Sessions: true},
 	}
 	page := func(title, active string) Page {
 		return Page{Title: title, Active: active, User: user, RequestID: "01JDQ3ZK8M4T7C2V9X6B5N1R0A"}
@@ -76,7 +76,10 @@ func TestPreview(t *testing.T) {
 		NextURL:      "/audit?tenant=acme&before=18317",
 		PrevURL:      "",
 		ExportCSVURL: "/audit/export.csv?tenant=acme", ExportJSONLURL: "/audit/export.jsonl?tenant=acme",
+		Checkpoint: &AuditCheckpoint{Seq: 18330, Hash: "c41d7e2a9b3f5c8d0e6a1b7c3d9e5f2a8b4c0d6e1f7a3b9c5d2e8f4a0b6c1d7e",
+			At: now.Add(-4 * time.Minute), Reason: "interval", KeyID: "7e96492090167dbf", Since: 12},
 	}
+	rows[2].Actor = "approver@example.com (unverified)"
 	errModel := listModel
 	errModel.Rows = nil
 	errModel.Filter = AuditFilter{From: "yesterday", To: "2026-11-29T25:00", Outcome: "maybe"}
@@ -107,16 +110,17 @@ func TestPreview(t *testing.T) {
 			{ID: 4, Subject: "CiQ4ZjE0YjU2Mi0yYmQ1LTQ2OGMtOTRiYy1lMWI2MDg2ZjJjZTISBWxvY2Fs", Role: "auditor", Tenant: "globex", CreatedBy: "dana.okafor@example.com", CreatedAt: now.Add(-3 * time.Hour), DeleteURL: "/admin/bindings/4/delete"},
 			{ID: 5, Email: "m.rossi@example.com", Role: "viewer", Tenant: "initech", CreatedBy: "lee.chen@example.com", CreatedAt: now.Add(-20 * time.Minute)},
 		},
-		GroupRules: []GroupRule{{"platform-oncall", "oncall", "*"}, {"sre-leads", "approver", "acme"}, {"compliance", "auditor", "*"}},
-		Form:       BindingForm{Email: "not-an-email", Role: "", Tenant: "acme", Errors: map[string]string{"email": "Write an email address like name@example.com.", "role": "Choose a role."}},
-		Roles:      []string{"viewer", "oncall", "approver", "auditor", "admin"},
-		Tenants:    []string{"*", "acme", "globex", "initech"},
-		AddURL:     "/admin/bindings",
+		GroupRules:  []GroupRule{{"platform-oncall", "oncall", "*"}, {"sre-leads", "approver", "acme"}, {"compliance", "auditor", "*"}},
+		GroupPrefix: "quarantine:",
+		Form:        BindingForm{Email: "not-an-email", Role: "", Tenant: "acme", Errors: map[string]string{"email": "Write an email address like name@example.com.", "role": "Choose a role."}},
+		Roles:       []string{"viewer", "oncall", "approver", "auditor", "admin"},
+		Tenants:     []string{"*", "acme", "globex", "initech"},
+		AddURL:      "/admin/bindings",
 	}
 
 	adminPage := page("Role bindings", "admin")
 	adminPage.Flash = []Flash{{Kind: FlashOK, Text: "Removed role viewer on globex from kim@example.com."}}
-	noRole := Page{Title: "No access", User: &User{Name: "Kim Park", Email: "kim.park@example.com"}}
+	noRole := Page{Title: "No access", User: &User{Name: "Kim Park", Email: "kim.park@example.com", EmailVerified: true}}
 
 	pages := map[string]templ.Component{
 		"audit.html":        AuditList(page("Audit log", "audit"), listModel),
@@ -125,10 +129,14 @@ func TestPreview(t *testing.T) {
 		"event.html":        AuditEvent(page("Audit event 18338", "audit"), event),
 		"admin.html":        AdminBindings(adminPage, bindings),
 		"noaccess.html":     NoAccess(noRole),
-		"signedout.html":    SignedOut(Page{Title: "Signed out"}),
-		"loginfailed.html":  LoginFailed(Page{Title: "Sign-in failed"}, "state mismatch: the sign-in link expired or was opened in another browser"),
-		"error404.html":     ErrorPage(page("Not found", ""), 404, "Not found", "There is nothing here, or it is not yours to see."),
-		"error500.html":     ErrorPage(page("Something went wrong", ""), 500, "Something went wrong", "The error was logged. Quote the request id when you report it."),
+		"sessions.html": AdminSessions(page("Sessions", "sessions"), SessionsModel{RevokeURL: "/admin/sessions/revoke", People: []SessionPerson{
+			{Name: "Dana Okafor", Email: "dana.okafor@example.com", Issuer: "https://dex.example.com/dex", Subject: "CiQ4ZjE0YjU2Mi0yYmQ1", Sessions: 2, LastLogin: now.Add(-35 * time.Minute)},
+			{Email: "approver@example.com (unverified)", Issuer: "https://github-dex.example.com", Subject: "gh-99812", Sessions: 1, LastLogin: now.Add(-3 * time.Minute)},
+		}}),
+		"signedout.html":   SignedOut(Page{Title: "Signed out"}),
+		"loginfailed.html": LoginFailed(Page{Title: "Sign-in failed"}, "state mismatch: the sign-in link expired or was opened in another browser"),
+		"error404.html":    ErrorPage(page("Not found", ""), 404, "Not found", "There is nothing here, or it is not yours to see."),
+		"error500.html":    ErrorPage(page("Something went wrong", ""), 500, "Something went wrong", "The error was logged. Quote the request id when you report it."),
 	}
 	for name, c := range pages {
 		f, err := os.Create(filepath.Join(dir, name))

@@ -77,11 +77,12 @@ func assertNoInjection(t *testing.T, doc *goquery.Document, html string) {
 
 func user() *views.User {
 	return &views.User{
-		Name:      "Dana Okafor",
-		Email:     "dana@example.com",
-		Roles:     []views.TenantRole{{Tenant: "acme", Role: "oncall"}, {Tenant: "acme", Role: "approver"}, {Tenant: "globex", Role: "oncall"}},
-		Nav:       views.Nav{Audit: true, Admin: true},
-		LogoutURL: "/auth/logout",
+		Name:          "Dana Okafor",
+		Email:         "dana@example.com",
+		EmailVerified: true,
+		Roles:         []views.TenantRole{{Tenant: "acme", Role: "oncall"}, {Tenant: "acme", Role: "approver"}, {Tenant: "globex", Role: "oncall"}},
+		Nav:           views.Nav{Audit: true, Admin: true},
+		LogoutURL:     "/auth/logout",
 	}
 }
 
@@ -507,7 +508,7 @@ func TestStatePages(t *testing.T) {
 
 	t.Run("NoAccess", func(t *testing.T) {
 		t.Parallel()
-		p := views.Page{Title: "No access", User: &views.User{Name: "Kim Park", Email: "kim@example.com"}}
+		p := views.Page{Title: "No access", User: &views.User{Name: "Kim Park", Email: "kim@example.com", EmailVerified: true}}
 		doc, _ := render(t, views.NoAccess(p))
 		na := byTestID(doc, "no-access")
 		require.Equal(t, 1, na.Length())
@@ -517,6 +518,17 @@ func TestStatePages(t *testing.T) {
 		assert.Equal(t, "kim@example.com", byTestID(doc, "no-access-email").Text())
 		assert.Equal(t, "no roles", byTestID(doc, "user-roles").Text())
 		assert.Zero(t, byTestID(doc, "nav").Find("a").Length())
+	})
+
+	t.Run("NoAccessUnverifiedEmail", func(t *testing.T) {
+		t.Parallel()
+		p := views.Page{Title: "No access", User: &views.User{Name: "Kim Park", Email: "kim@example.com", Identity: "https://idp.example|kim-1"}}
+		doc, _ := render(t, views.NoAccess(p))
+		text := strings.Join(strings.Fields(byTestID(doc, "no-access").Text()), " ")
+		assert.Contains(t, text, "(kim@example.com (unverified))")
+		assert.Contains(t, text, "did not verify your email address")
+		assert.Zero(t, byTestID(doc, "no-access-email").Length(), "an unverified address cannot be bound")
+		assert.Equal(t, "https://idp.example|kim-1", byTestID(doc, "no-access-identity").Text())
 	})
 
 	t.Run("NoAccessHostile", func(t *testing.T) {

@@ -27,7 +27,7 @@ func (s *Server) approvalList(c echo.Context) error {
 		}
 		rows = append(rows, views.ApprovalRow{
 			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class),
-			Items: r.ItemCount, Requester: r.Requester.Email, Reason: r.Reason, Intent: r.IntentHex(),
+			Items: r.ItemCount, Requester: personLabel(r.Requester.Email, r.Requester.EmailVerified), Reason: r.Reason, Intent: r.IntentHex(),
 			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: r.Requester.SameAs(me),
 		})
 	}

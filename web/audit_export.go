@@ -7,12 +7,18 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 )
+
+// exportStatementTimeout bounds the query an export streams from. It is
+// longer than the pool's statement_timeout (an export of millions of
+// entries takes minutes) and no longer than the server's write timeout.
+const exportStatementTimeout = 5 * time.Minute
 
 func (s *Server) auditExportCSV(c echo.Context) error {
 	return s.auditExport(c, "text/csv; charset=utf-8", "csv", audit.ExportCSV)
@@ -23,9 +29,11 @@ func (s *Server) auditExportJSONL(c echo.Context) error {
 }
 
 // auditExport streams the current filter's entries, oldest first, ending
-// with the chain head. The export itself is audited first.
+// with the chain head, signed: the head is recorded as a checkpoint first
+// (or the existing checkpoint of that head is used), so anyone with the
+// public key can check the export. The export itself is audited first.
 func (s *Server) auditExport(c echo.Context, contentType, ext string,
-	export func(context.Context, audit.Querier, audit.Filter, io.Writer) error) error {
+	export func(context.Context, audit.Querier, audit.Filter, audit.Checkpoint, io.Writer) error) error {
 	ctx := c.Request().Context()
 	f, errs := readAuditFilter(c.QueryParams()).Validate()
 	if errs != nil {
@@ -40,14 +48,24 @@ func (s *Server) auditExport(c echo.Context, contentType, ext string,
 	if _, err := audit.AppendFunc(ctx, s.deps.Pool, e); err != nil {
 		return fmt.Errorf("audit export: %w", err)
 	}
+	head, err := s.deps.Checkpoints.Record(ctx, audit.ReasonExport)
+	if err != nil {
+		return fmt.Errorf("sign the head for the export: %w", err)
+	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, contentType)
 	h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="audit-%s.%s"`, time.Now().UTC().Format("20060102T150405Z"), ext))
 	h.Set("Cache-Control", "no-store")
 	c.Response().WriteHeader(http.StatusOK)
-	if err := export(ctx, s.deps.Pool, f, c.Response()); err != nil {
+	err = pgx.BeginTxFunc(ctx, s.deps.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", exportStatementTimeout.Milliseconds())); err != nil {
+			return err
+		}
+		return export(ctx, tx, f, head, c.Response())
+	})
+	if err != nil {
 		// Headers are gone; the missing trailer tells the reader it is cut.
-		s.deps.Log.Error("audit export interrupted", "err", err)
+		s.deps.Log.Error("audit export interrupted", "err", err, "request_id", h.Get(echo.HeaderXRequestID))
 	}
 	return nil
 }

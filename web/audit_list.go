@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -117,6 +118,10 @@ func (s *Server) auditList(c echo.Context) error {
 	} else {
 		m.Tenants = scope
 	}
+	var err error
+	if m.Checkpoint, err = latestCheckpoint(ctx, s.deps.Pool); err != nil {
+		return err
+	}
 	status := http.StatusOK
 	if errs != nil {
 		status = http.StatusUnprocessableEntity
@@ -146,11 +151,27 @@ func (s *Server) auditList(c echo.Context) error {
 	return s.render(c, status, views.AuditList(s.page(c, "Audit log", "audit"), m))
 }
 
+// latestCheckpoint is the newest signed head and how many entries follow
+// it; nil when nothing was signed yet.
+func latestCheckpoint(ctx context.Context, db audit.Querier) (*views.AuditCheckpoint, error) {
+	cp, ok, err := audit.LatestCheckpoint(ctx, db)
+	if err != nil || !ok {
+		return nil, err
+	}
+	head, err := audit.Head(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return &views.AuditCheckpoint{Seq: cp.Seq, Hash: cp.HashHex(), At: cp.At, Reason: cp.Reason, KeyID: cp.KeyID,
+		Since: head.Seq - cp.Seq}, nil
+}
+
 // auditActions are offered in the action filter; others can be typed.
-var auditActions = []string{"auth.login", "auth.logout", "authz.denied", "csrf.denied", "binding.add", "binding.delete", "audit.export"}
+var auditActions = []string{"auth.login", "auth.logout", "auth.session_end", "auth.sessions_revoke", "authz.denied", "csrf.denied",
+	"binding.add", "binding.delete", "audit.export"}
 
 func auditRow(e audit.Entry) views.AuditRow {
-	actor := e.Actor.Email
+	actor := personLabel(e.Actor.Email, e.Actor.EmailVerified)
 	if actor == "" {
 		actor = e.Actor.Subject
 	}
@@ -162,6 +183,16 @@ func auditRow(e audit.Entry) views.AuditRow {
 		ObjectID: e.ObjectID, MessageID: e.MessageID, Outcome: string(e.Outcome), Reason: e.Reason,
 		URL: "/audit/" + strconv.FormatInt(e.Seq, 10),
 	}
+}
+
+// personLabel is an email as people are shown it: an address the identity
+// provider did not verify says so, because anyone may claim any address at
+// a provider that does not check (it never identifies anyone either).
+func personLabel(email string, verified bool) string {
+	if email == "" || verified {
+		return email
+	}
+	return email + " (unverified)"
 }
 
 func withoutPaging(q url.Values) url.Values {

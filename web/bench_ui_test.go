@@ -154,7 +154,9 @@ func serve(b testing.TB, h http.Handler, cookie *http.Cookie, path string) time.
 }
 
 // benchDatabase returns a pool on quarantine_bench_<rows>, created,
-// migrated and filled as needed, and its URL; it is kept for the next run.
+// migrated and filled as needed, as the server's role (its owner), and the
+// URL the console connects with (the runtime role); the database is kept
+// for the next run.
 func benchDatabase(b testing.TB, rows int) (*pgxpool.Pool, string) {
 	ctx := context.Background()
 	server := testdb.ServerURL(b)
@@ -196,7 +198,8 @@ func benchDatabase(b testing.TB, rows int) (*pgxpool.Pool, string) {
 		_, err := dlqdemo.Fill(ctx, pool, dlqdemo.FillConfig{Rows: max(1000, rows/1000), Span: 24 * time.Hour, Seed: uint64(time.Now().Unix()), Log: log})
 		require.NoError(b, err)
 	}
-	return pool, dbURL
+	testdb.EnsureRoles(b)
+	return pool, testdb.RuntimeURL(b, name)
 }
 
 func benchSize(rows int) string {

@@ -46,6 +46,7 @@ func (s *Server) bindingsModel(c echo.Context, form views.BindingForm) (views.Bi
 		}
 		m.Bindings = append(m.Bindings, vb)
 	}
+	m.GroupPrefix = s.deps.Access.Groups().Prefix
 	for _, r := range s.deps.Access.Groups().Rules() {
 		m.GroupRules = append(m.GroupRules, views.GroupRule{Group: r.Group, Role: r.Role, Tenant: r.Tenant})
 	}

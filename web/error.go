@@ -76,7 +76,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 	title, detail := errorText(err, status)
 	if status >= 500 {
 		s.deps.Log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path,
-			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID),
+			"client_request_id", ClientRequestID(c.Request().Context()), "err", err)
 	}
 	if status == http.StatusUnauthorized || c.Request().Header.Get("Accept") == "application/json" {
 		if rerr := c.JSON(status, map[string]string{"error": detail}); rerr != nil {

@@ -17,7 +17,7 @@ import (
 // fillSmall writes n demo dead letters (acme, globex, initech).
 func fillSmall(t *testing.T, b *testfactory.Console, n int) {
 	t.Helper()
-	_, err := dlqdemo.Fill(t.Context(), b.Pool, dlqdemo.FillConfig{Rows: n, ChunkRows: 2000})
+	_, err := dlqdemo.Fill(t.Context(), b.DB.OwnerPool, dlqdemo.FillConfig{Rows: n, ChunkRows: 2000}) // the load rebuilds indexes: the owner
 	require.NoError(t, err)
 }
 

@@ -3,7 +3,6 @@ package web
 import (
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,9 +19,14 @@ func userOf(c echo.Context) authz.User {
 	return u
 }
 
+// hsts tells browsers to use https only for this host, for a year. It does
+// not cover subdomains: the console cannot speak for its parent domain.
+const hsts = "max-age=31536000"
+
 // securityHeaders sets the headers every response carries: a CSP without
-// inline script, no MIME sniffing, no framing, a strict referrer policy.
-func securityHeaders(next http.Handler, formTargets string) http.Handler {
+// inline script, no MIME sniffing, no framing, a strict referrer policy,
+// and over https, HSTS.
+func securityHeaders(next http.Handler, formTargets string, secure bool) http.Handler {
 	csp := "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 		"object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'" + formTargets
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -32,6 +36,9 @@ func securityHeaders(next http.Handler, formTargets string) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		if secure {
+			h.Set("Strict-Transport-Security", hsts)
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -47,7 +54,10 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 			if r.Access == AccessPublic {
 				return next(c)
 			}
-			u, ok := authz.CurrentUser(s.deps.Sessions, c.Request().Context())
+			u, ok, err := s.deps.Login.Current(c.Request().Context())
+			if err != nil {
+				return err
+			}
 			if !ok {
 				if c.Request().Method == http.MethodGet && c.Request().Header.Get("HX-Request") == "" {
 					return c.Redirect(http.StatusFound, "/auth/login?return_to="+url.QueryEscape(c.Request().URL.RequestURI()))
@@ -63,6 +73,9 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 			}
 			if r.Access == AccessPerm && !s.deps.Access.CanSomewhere(u, r.Perm.Object, r.Perm.Action, nil) {
 				return s.deny(c, "", r.Perm.Object+":"+r.Perm.Action, "route "+r.Method+" "+r.Path)
+			}
+			if r.Tenancy == EveryTenant && !s.deps.Access.Scope(u, r.Perm.Object, r.Perm.Action, nil).All {
+				return s.deny(c, "", r.Perm.Object+":"+r.Perm.Action+" in every tenant", "route "+r.Method+" "+r.Path)
 			}
 			if r.Locate != nil {
 				if err := s.locate(c, r); err != nil {
@@ -100,7 +113,9 @@ func (s *Server) auditDenied(c echo.Context, tenant, action, reason string) {
 	}
 }
 
-// event starts an audit event with the request's actor and metadata.
+// event starts an audit event with the request's actor and metadata: the
+// server's own request id (never the client's) and the client address as
+// clientIP decides it. The audit package bounds every field.
 func (s *Server) event(c echo.Context, action string, outcome audit.Outcome) audit.Event {
 	return audit.Event{
 		Actor:       userOf(c).Actor,
@@ -110,19 +125,29 @@ func (s *Server) event(c echo.Context, action string, outcome audit.Outcome) aud
 	}
 }
 
-// crossOriginDenied answers cross-site POSTs rejected by
-// http.CrossOriginProtection, and audits them.
+// crossOriginDenied answers unsafe requests from other sites, rejected by
+// http.CrossOriginProtection. With a signed-in session (someone's browser
+// was led to post), the attempt is audited under that person; without one
+// it is counted and logged only, so strangers cannot write to the audit log.
 func (s *Server) crossOriginDenied(w http.ResponseWriter, r *http.Request) {
-	e := audit.Event{
-		Action: "csrf.denied", Outcome: audit.OutcomeDenied, ObjectType: "route", ObjectID: r.Method + " " + r.URL.Path,
-		Reason:      "cross-origin request (Origin " + r.Header.Get("Origin") + ", Sec-Fetch-Site " + r.Header.Get("Sec-Fetch-Site") + ")",
-		RequestMeta: quarantine.RequestMeta{RemoteAddr: strings.Split(r.RemoteAddr, ":")[0], UserAgent: r.UserAgent()},
+	reqID := w.Header().Get(echo.HeaderXRequestID)
+	reason := "cross-origin request (Origin " + r.Header.Get("Origin") + ", Sec-Fetch-Site " + r.Header.Get("Sec-Fetch-Site") + ")"
+	u, ok, err := s.deps.Login.Current(r.Context())
+	if err != nil {
+		s.deps.Log.Error("read session of a cross-origin request", "err", err, "request_id", reqID)
 	}
-	if u, ok := authz.CurrentUser(s.deps.Sessions, r.Context()); ok {
-		e.Actor = u.Actor
+	if !ok {
+		s.deps.Denials.Record(r, authz.DenialCrossOrigin, reason, reqID)
+		http.Error(w, "Cross-site request refused.", http.StatusForbidden)
+		return
+	}
+	e := audit.Event{
+		Actor: u.Actor, Action: "csrf.denied", Outcome: audit.OutcomeDenied, ObjectType: "route", ObjectID: r.Method + " " + r.URL.Path,
+		Reason:      reason,
+		RequestMeta: quarantine.RequestMeta{RequestID: reqID, RemoteAddr: s.echo.IPExtractor(r), UserAgent: r.UserAgent()},
 	}
 	if _, err := audit.AppendFunc(r.Context(), s.deps.Pool, e); err != nil {
-		s.deps.Log.Error("audit cross-origin request", "err", err)
+		s.deps.Log.Error("audit cross-origin request", "err", err, "request_id", reqID)
 	}
 	http.Error(w, "Cross-site request refused.", http.StatusForbidden)
 }

@@ -34,7 +34,7 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 	if !ok {
 		return p
 	}
-	vu := &views.User{Name: u.Display(), Email: u.Email, LogoutURL: "/auth/logout"}
+	vu := &views.User{Name: u.Display(), Email: u.Email, EmailVerified: u.EmailVerified, Identity: u.Issuer + "|" + u.Subject, LogoutURL: "/auth/logout"}
 	for _, r := range s.deps.Access.Roles(u) {
 		vu.Roles = append(vu.Roles, views.TenantRole{Tenant: r.Tenant, Role: r.Role})
 	}
@@ -46,6 +46,7 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 		Admin:     can(authz.ObjBindings, authz.ActRead),
 		Policy:    can(authz.ObjPolicy, authz.ActRead),
 		Approvals: can("replay:*", authz.ActApprove),
+		Sessions:  s.deps.Access.Scope(u, authz.ObjSessions, authz.ActRevoke, nil).All,
 	}
 	p.User = vu
 	if msg := s.deps.Sessions.PopString(c.Request().Context(), "flash"); msg != "" {

@@ -36,7 +36,7 @@ func (s *Server) replayPanel(c echo.Context, d dlq.DeadLetter) (templ.Component,
 	}
 	for _, r := range reqs {
 		m.Requests = append(m.Requests, views.ApprovalRow{
-			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Requester: r.Requester.Email,
+			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Requester: personLabel(r.Requester.Email, r.Requester.EmailVerified),
 			Needs: string(r.Status), Class: string(r.Class),
 		})
 	}

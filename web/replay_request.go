@@ -107,7 +107,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	table := s.deps.Replays.Policy()
 	m := views.ReplayRequestModel{
 		ID: req.ID, Tenant: req.Tenant, Class: string(req.Class), Status: string(req.Status), StatusReason: req.StatusReason,
-		Requester: req.Requester.Email, Reason: req.Reason, PolicyVersion: req.PolicyVersion,
+		Requester: personLabel(req.Requester.Email, req.Requester.EmailVerified), Reason: req.Reason, PolicyVersion: req.PolicyVersion,
 		PolicyCurrent: !table.Stale(req.PolicyVersion), Rate: rateText(req.Rate), Intent: req.IntentHex(),
 		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: itemRows(v.Items),
 		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress), Errors: errs,
@@ -122,7 +122,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	}
 	for _, a := range v.Approvals {
 		m.Approvals = append(m.Approvals, views.ReplayApprovalRow{
-			Approver: a.Approver.Email, At: a.At, Counts: hex.EncodeToString(a.IntentHash) == req.IntentHex(),
+			Approver: personLabel(a.Approver.Email, a.Approver.EmailVerified), At: a.At, Counts: hex.EncodeToString(a.IntentHash) == req.IntentHex(),
 		})
 	}
 	obj := authz.ReplayObject(string(req.Class))

@@ -49,6 +49,10 @@ const (
 	// tenants, the ones outside the caller's scope are audited as refused
 	// and the action never sees them.
 	SelectedTenants
+	// EveryTenant: the route acts beyond any one tenant (a person's
+	// sessions reach every tenant they may see): only people who hold its
+	// permission in every tenant may call it; others get 403, audited.
+	EveryTenant
 )
 
 // Route is one entry of the route table.
@@ -58,21 +62,33 @@ type Route struct {
 	Access  Access
 	Perm    Permission // for AccessPerm
 	Tenancy Tenancy
-	Locate  *Locator // for ObjectTenant and SelectedTenants
+	Locate  *Locator  // for ObjectTenant and SelectedTenants
+	Body    BodyClass // how large a body it reads (body_limit.go)
 	Handler echo.HandlerFunc
 }
 
+// bodyFor is the body class of a method: GET reads none, the rest a form.
+func bodyFor(method string) BodyClass {
+	if method == http.MethodGet {
+		return BodyNone
+	}
+	return BodyForm
+}
+
 func pub(method, path string, h echo.HandlerFunc) Route {
-	return Route{Method: method, Path: path, Access: AccessPublic, Handler: h}
+	return Route{Method: method, Path: path, Access: AccessPublic, Body: bodyFor(method), Handler: h}
 }
 
 func signedIn(method, path string, h echo.HandlerFunc) Route {
-	return Route{Method: method, Path: path, Access: AccessSignedIn, Handler: h}
+	return Route{Method: method, Path: path, Access: AccessSignedIn, Body: bodyFor(method), Handler: h}
 }
 
 func perm(method, path, obj, act string, h echo.HandlerFunc) Route {
-	return Route{Method: method, Path: path, Access: AccessPerm, Perm: Permission{obj, act}, Handler: h}
+	return Route{Method: method, Path: path, Access: AccessPerm, Perm: Permission{obj, act}, Body: bodyFor(method), Handler: h}
 }
+
+// reads declares how large a body r reads (the method's class otherwise).
+func (r Route) reads(b BodyClass) Route { r.Body = b; return r }
 
 // global declares that r touches nothing of a tenant.
 func (r Route) global() Route { r.Tenancy = NoTenant; return r }
@@ -86,6 +102,9 @@ func (r Route) names() Route { r.Tenancy = NamedTenant; return r }
 // of declares that r's path names an object that loc finds.
 func (r Route) of(loc *Locator) Route { r.Tenancy, r.Locate = ObjectTenant, loc; return r }
 
+// everyTenant declares that r needs its permission in every tenant.
+func (r Route) everyTenant() Route { r.Tenancy = EveryTenant; return r }
+
 // selects declares that r's form names dead letters that loc finds.
 func (r Route) selects(loc *Locator) Route { r.Tenancy, r.Locate = SelectedTenants, loc; return r }
 
@@ -96,7 +115,6 @@ func (s *Server) Routes() []Route {
 	routes := []Route{
 		pub(http.MethodGet, "/healthz", s.healthz).global(),
 		pub(http.MethodGet, "/readyz", s.readyz).global(),
-		pub(http.MethodGet, "/metrics", s.metrics()).global(),
 		pub(http.MethodGet, "/static/*", StaticHandler()).global(),
 		pub(http.MethodGet, "/auth/login", s.login).global(),
 		pub(http.MethodGet, "/auth/callback", s.callback).global(),
@@ -113,6 +131,12 @@ func (s *Server) Routes() []Route {
 		perm(http.MethodGet, "/admin/bindings", authz.ObjBindings, authz.ActRead, s.bindingList).lists(),
 		perm(http.MethodPost, "/admin/bindings", authz.ObjBindings, authz.ActManage, s.bindingAdd).names(),
 		perm(http.MethodPost, "/admin/bindings/:id/delete", authz.ObjBindings, authz.ActManage, s.bindingDelete).of(s.bindingLocator()),
+		perm(http.MethodGet, "/admin/sessions", authz.ObjSessions, authz.ActRevoke, s.sessionList).everyTenant(),
+		perm(http.MethodPost, "/admin/sessions/revoke", authz.ObjSessions, authz.ActRevoke, s.sessionRevoke).everyTenant(),
+	}
+	if s.deps.Config.MetricsToken != "" {
+		// Otherwise metrics are only on their own listener (MetricsHandler).
+		routes = append(routes, pub(http.MethodGet, "/metrics", s.metrics()).global())
 	}
 	// Each area of the console lists its routes in its own file.
 	routes = append(routes, s.triageRoutes()...)

@@ -24,7 +24,7 @@ func (s *Server) replayRoutes() []Route {
 		perm(http.MethodPost, "/replay/requests/:id/approve", replayObjects, authz.ActApprove, s.replayApprove).of(req),
 		perm(http.MethodPost, "/replay/requests/:id/reject", replayObjects, authz.ActReject, s.replayReject).of(req),
 		perm(http.MethodPost, "/replay/requests/:id/cancel", replayObjects, authz.ActCancel, s.replayCancel).of(req),
-		perm(http.MethodPost, "/replay/requests/:id/items/:dl/payload", replayObjects, authz.ActRequest, s.replayEditPayload).of(req),
+		perm(http.MethodPost, "/replay/requests/:id/items/:dl/payload", replayObjects, authz.ActRequest, s.replayEditPayload).of(req).reads(BodyPayload),
 		perm(http.MethodGet, "/approvals", replayObjects, authz.ActApprove, s.approvalList).lists(),
 		perm(http.MethodGet, "/policy", authz.ObjPolicy, authz.ActRead, s.policyPage).global(),
 		perm(http.MethodPost, "/deadletters/:id/discard", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterDiscard).of(dl),

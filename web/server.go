@@ -2,7 +2,10 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
@@ -26,6 +30,19 @@ type Config struct {
 	// FormTargets are origins, besides our own, that forms may lead to
 	// (the identity provider's, for sign-out redirects). Space-separated.
 	FormTargets string
+	// Secure is true when people reach the console over https (its public
+	// URL is https, or TLS ends in front of it): responses carry HSTS.
+	Secure bool
+	// MetricsToken, when set, serves GET /metrics on this handler to
+	// requests with "Authorization: Bearer <token>". Empty: /metrics is not
+	// served here, only on the metrics listener (MetricsHandler).
+	MetricsToken string
+	// TrustedProxies are the networks whose X-Forwarded-For names the
+	// client; empty: the client is the TCP peer (no header is believed).
+	TrustedProxies []*net.IPNet
+	// MaxPayloadBytes is the largest payload a replay edit may carry; it
+	// sets the body limit of that route (BodyPayload). Default 8 MiB.
+	MaxPayloadBytes int64
 }
 
 // Deps are everything the handlers use. Nothing is read from globals.
@@ -42,6 +59,11 @@ type Deps struct {
 	DeadLetters *dlq.Store
 	Replays     *replay.Service // replay requests, approvals and the policy table in force
 	PolicyFile  string          // where the policy table was loaded from, for the policy page
+	// Checkpoints signs the audit chain's head for exports and shows the
+	// latest checkpoint on the auditor's page.
+	Checkpoints *audit.Checkpointer
+	// Denials counts and logs refusals of anonymous clients (never audited).
+	Denials *authz.AnonymousDenials
 }
 
 // Server holds the dependencies of the handlers.
@@ -54,14 +76,20 @@ type Server struct {
 // protection for every unsafe method, sessions, then echo with every route
 // of Routes behind the route table's enforcement.
 func New(d Deps) http.Handler {
+	if d.Denials == nil {
+		d.Denials = authz.NewAnonymousDenials(nil, d.Log)
+	}
+	if d.Config.MaxPayloadBytes <= 0 {
+		d.Config.MaxPayloadBytes = 8 << 20
+	}
 	s := &Server{deps: d}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(middleware.RequestID())
+	e.IPExtractor = clientIP(d.Config.TrustedProxies)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true}))
 	for _, r := range s.Routes() {
-		e.Add(r.Method, r.Path, r.Handler, s.enforce(r))
+		e.Add(r.Method, r.Path, r.Handler, s.limitBody(r), s.enforce(r))
 	}
 	s.echo = e
 	cop := http.NewCrossOriginProtection()
@@ -70,7 +98,22 @@ func New(d Deps) http.Handler {
 	if d.Config.FormTargets != "" {
 		targets = " " + strings.TrimSpace(d.Config.FormTargets)
 	}
-	return securityHeaders(d.Sessions.LoadAndSave(cop.Handler(e)), targets)
+	return withRequestID(securityHeaders(d.Sessions.LoadAndSave(cop.Handler(e)), targets, d.Config.Secure))
+}
+
+// clientIP is how the console tells who a request came from (audit rows,
+// logs): the TCP peer, or with trusted proxies, the address the nearest
+// untrusted hop gave in X-Forwarded-For. Loopback and private networks are
+// not trusted unless listed: anyone could otherwise name any address.
+func clientIP(trusted []*net.IPNet) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range trusted {
+		opts = append(opts, echo.TrustIPRange(n))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
 func (s *Server) healthz(c echo.Context) error {
@@ -78,26 +121,53 @@ func (s *Server) healthz(c echo.Context) error {
 }
 
 // readyz answers 200 when PostgreSQL answers a query and the NATS
-// connection is up, 503 naming what is not.
+// connection is up, 503 naming the dependency that is not. The answer is
+// public (load balancers ask it), so it never carries an error's text,
+// which may hold addresses, user names or worse; the log has that.
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
 	var problems []string
 	if err := s.deps.Pool.Ping(ctx); err != nil {
-		problems = append(problems, "postgresql: "+err.Error())
+		problems = append(problems, "postgresql: not answering")
+		s.deps.Log.Warn("not ready: PostgreSQL", "err", err)
 	}
 	if s.deps.NATS == nil || !s.deps.NATS.IsConnected() {
 		problems = append(problems, "nats: not connected")
+		s.deps.Log.Warn("not ready: NATS is not connected")
 	}
 	if len(problems) > 0 {
-		s.deps.Log.Warn("not ready", "problems", problems)
 		return c.JSON(http.StatusServiceUnavailable, map[string]any{"ready": false, "problems": problems})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"ready": true})
 }
 
+// metrics serves /metrics on the console's own address, only when a token
+// is configured (see MetricsHandler).
 func (s *Server) metrics() echo.HandlerFunc {
-	return echo.WrapHandler(promhttp.HandlerFor(s.deps.Gatherer, promhttp.HandlerOpts{}))
+	return echo.WrapHandler(MetricsHandler(s.deps.Gatherer, s.deps.Config.MetricsToken))
+}
+
+// MetricsHandler serves the Prometheus metrics of g. With a token, only
+// requests carrying "Authorization: Bearer <token>" get them (401
+// otherwise); the comparison takes the same time whatever the guess.
+// Metrics name tenants and queue depths: serve them on a loopback or
+// internal address (METRICS_ADDR), or behind a token (METRICS_TOKEN_FILE).
+func MetricsHandler(g prometheus.Gatherer, token string) http.Handler {
+	h := promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+	if token == "" {
+		return h
+	}
+	want := sha256.Sum256([]byte("Bearer " + token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			http.Error(w, "metrics need a bearer token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // knownTenants are the tenants that have dead letters; scopes add the
@@ -108,4 +178,24 @@ func (s *Server) knownTenants(ctx context.Context) []string {
 		s.deps.Log.Warn("list tenants", "err", err)
 	}
 	return ts
+}
+
+// MaxHeaderBytes bounds a request's header block (Go's default is 1 MiB):
+// enough for the console's cookies and a sign-in callback, not for a
+// client that wants to make every request expensive.
+const MaxHeaderBytes = 64 << 10
+
+// NewHTTPServer returns the HTTP server for h with the console's limits:
+// header size, and read, write and idle timeouts (writes may take minutes:
+// exports stream).
+func NewHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }

@@ -22,8 +22,9 @@ import (
 // every role in acme and calls each route (GET and POST) on globex's
 // objects. A route whose path names an object answers 404, as for a
 // missing one; a route whose form selects dead letters leaves globex's
-// out, and one whose form names the tenant refuses it (403); each of those
-// writes one denied audit row. A route that lists shows nothing of
+// out, and one whose form names the tenant refuses it (403), as does one
+// that needs its permission in every tenant (a globex person's sessions);
+// each of those writes one denied audit row. A route that lists shows nothing of
 // globex. None changes anything of globex. A route that does not declare
 // how it finds its tenant fails.
 func TestEveryRouteIsTenantScoped(t *testing.T) {
@@ -62,7 +63,8 @@ func TestEveryRouteIsTenantScoped(t *testing.T) {
                 FROM replay_items i JOIN replay_requests r ON r.id = i.request_id WHERE r.tenant = 'globex'),
             (SELECT count(*) FROM replay_approvals a JOIN replay_requests r ON r.id = a.request_id WHERE r.tenant = 'globex'),
             (SELECT count(*) FROM replay_jobs j JOIN replay_requests r ON r.id = j.request_id WHERE r.tenant = 'globex'),
-            (SELECT string_agg(id || ':' || subject || ':' || role, ',' ORDER BY id) FROM role_bindings WHERE tenant = 'globex'))`).Scan(&s))
+            (SELECT string_agg(id || ':' || subject || ':' || role, ',' ORDER BY id) FROM role_bindings WHERE tenant = 'globex'),
+            (SELECT count(*) FROM user_sessions WHERE subject = $1 AND ended_at IS NULL))`, globex.Subject).Scan(&s))
 		return s
 	}
 	denied := func() int { return b.AuditCount(t, "outcome = 'denied' AND actor_subject = $1", me.Subject) }
@@ -94,6 +96,10 @@ func TestEveryRouteIsTenantScoped(t *testing.T) {
 			form = url.Values{"id": {fmt.Sprint(dl), fmt.Sprint(mail)}, "reason": {"acme was here"}, "action": {"discard"}}
 		case web.NamedTenant:
 			form = url.Values{"email": {"intruder@example.com"}, "role": {authz.RoleAdmin}, "tenant": {"globex"}}
+		case web.EveryTenant:
+			if r.Method == http.MethodPost {
+				form = url.Values{"issuer": {globex.Issuer}, "subject": {globex.Subject}}
+			}
 		case web.CallerTenants:
 			path += "?tenant=globex"
 			if r.Method == http.MethodPost {
@@ -112,7 +118,7 @@ func TestEveryRouteIsTenantScoped(t *testing.T) {
 		case web.SelectedTenants:
 			assert.Contains(t, []int{http.StatusUnprocessableEntity, http.StatusSeeOther}, resp.Status, name)
 			assert.Equal(t, deniedBefore+1, denied(), "%s: one denied audit row", name)
-		case web.NamedTenant:
+		case web.NamedTenant, web.EveryTenant:
 			assert.Equal(t, http.StatusForbidden, resp.Status, name)
 			assert.Equal(t, deniedBefore+1, denied(), "%s: one denied audit row", name)
 		case web.CallerTenants:
@@ -121,7 +127,7 @@ func TestEveryRouteIsTenantScoped(t *testing.T) {
 		}
 	}
 	// The walk reached every kind, and every replay request page.
-	for _, k := range []web.Tenancy{web.NoTenant, web.CallerTenants, web.NamedTenant, web.ObjectTenant, web.SelectedTenants} {
+	for _, k := range []web.Tenancy{web.NoTenant, web.CallerTenants, web.NamedTenant, web.ObjectTenant, web.SelectedTenants, web.EveryTenant} {
 		assert.Positive(t, kinds[k], "routes of tenancy %d", k)
 	}
 	var replayPages int

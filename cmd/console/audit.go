@@ -2,36 +2,155 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/audit"
 )
 
-// runAudit runs "console audit verify": it walks the hash chain, prints the
-// result with the head hash, and exits 1 naming the first bad seq.
+const auditUsage = `usage: console audit <command> [flags]
+
+commands:
+  verify      check the hash chain, every checkpoint signature, and anchors
+  checkpoint  sign the chain's head now (before maintenance, for example)
+  keygen      write a new Ed25519 checkpoint signing key and its public key
+`
+
+// runAudit dispatches the "console audit" commands.
 func runAudit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, "usage: console audit verify [--database-url URL]")
+	if len(args) == 0 {
+		fmt.Fprint(stderr, auditUsage)
 		return errUsage
 	}
-	var dsn string
+	switch args[0] {
+	case "verify":
+		return runAuditVerify(ctx, args[1:], getenv, stdout, stderr)
+	case "checkpoint":
+		return runAuditCheckpoint(ctx, args[1:], getenv, stdout, stderr)
+	case "keygen":
+		return runAuditKeygen(args[1:], getenv, stdout, stderr)
+	}
+	fmt.Fprint(stderr, auditUsage)
+	return errUsage
+}
+
+// runAuditVerify is "console audit verify": it walks the hash chain, checks
+// every checkpoint's signature with the public keys it is given and every
+// anchor, prints the result with the head hash, and exits 1 naming the first
+// problem.
+func runAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var dsn, keyFiles, signingKey, anchors string
+	var opts audit.VerifyOptions
 	s := newSettings("audit verify", getenv, stderr)
-	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string", checkPostgresURL)
-	if err := s.parse(args[1:]); err != nil {
+	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (read access is enough)", checkPostgresURL)
+	s.str(&keyFiles, "public-key", "AUDIT_PUBLIC_KEYS", "", "PEM files of the public keys checkpoints may be signed with, comma-separated (keep them outside the database)", nil)
+	s.str(&signingKey, "audit-signing-key", "AUDIT_SIGNING_KEY_FILE", "", "the signing key file; its public half is used when --public-key is not given", nil)
+	s.str(&anchors, "anchor", "AUDIT_ANCHORS", "", "heads recorded elsewhere that the chain must still contain: seq:hash[,seq:hash...]", func(v string) error {
+		for _, a := range splitList(v) {
+			anchor, err := audit.ParseAnchor(a)
+			if err != nil {
+				return errors.New("must be seq:hash pairs, like 1234:9f86d081884c7d65...")
+			}
+			opts.Anchors = append(opts.Anchors, anchor)
+		}
+		return nil
+	})
+	if err := s.parse(args); err != nil {
 		return err
+	}
+	files := splitList(keyFiles)
+	if len(files) == 0 && signingKey != "" {
+		files = []string{signingKey}
+	}
+	keys, err := audit.LoadKeySet(files...)
+	if err != nil {
+		return fmt.Errorf("AUDIT_PUBLIC_KEYS (--public-key): %w", err)
+	}
+	opts.Keys = keys
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("connect to DATABASE_URL: %w", err)
+	}
+	defer conn.Close(context.Background())
+	res, err := audit.Verify(ctx, conn, opts)
+	if err != nil {
+		return fmt.Errorf("verify audit chain: %w", err)
+	}
+	fmt.Fprintln(stdout, res.String())
+	if !res.OK() && keys.Len() == 0 && strings.Contains(res.Problem, "no public key was given") {
+		fmt.Fprintln(stderr, "console audit verify: give the checkpoint public key with --public-key FILE (or AUDIT_SIGNING_KEY_FILE)")
+	}
+	return res.Err()
+}
+
+// runAuditCheckpoint is "console audit checkpoint": it signs the head now.
+func runAuditCheckpoint(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var dsn, keyFile, reason string
+	s := newSettings("audit checkpoint", getenv, stderr)
+	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (the runtime role may record checkpoints)", checkPostgresURL)
+	s.str(&keyFile, "audit-signing-key", "AUDIT_SIGNING_KEY_FILE", "", "PEM file of the Ed25519 key that signs checkpoints", checkRequired)
+	s.str(&reason, "reason", "AUDIT_CHECKPOINT_REASON", audit.ReasonOnDemand, "why, as recorded with the checkpoint (at most 64 bytes)", checkRequired)
+	if err := s.parse(args); err != nil {
+		return err
+	}
+	signer, err := audit.LoadSigner(keyFile)
+	if err != nil {
+		return fmt.Errorf("AUDIT_SIGNING_KEY_FILE (--audit-signing-key): %w", err)
 	}
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return fmt.Errorf("connect to DATABASE_URL: %w", err)
 	}
 	defer conn.Close(context.Background())
-	res, err := audit.Verify(ctx, conn)
+	cp, err := audit.Record(ctx, conn, signer, reason)
 	if err != nil {
-		return fmt.Errorf("verify audit chain: %w", err)
+		return err
 	}
-	fmt.Fprintln(stdout, res.String())
-	return res.Err()
+	if cp.Seq == 0 {
+		fmt.Fprintln(stdout, "audit log is empty: nothing to sign")
+		return nil
+	}
+	fmt.Fprintf(stdout, "audit checkpoint: seq %d hash %s signed by key %s at %s (anchor: %d:%s)\n",
+		cp.Seq, cp.HashHex(), cp.KeyID, cp.At.Format("2006-01-02T15:04:05Z"), cp.Seq, cp.HashHex())
+	return nil
+}
+
+// runAuditKeygen is "console audit keygen --out FILE": FILE gets the private
+// key (mode 0600, never overwritten), FILE.pub the public key to keep with
+// whoever verifies.
+func runAuditKeygen(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var out string
+	s := newSettings("audit keygen", getenv, stderr)
+	s.str(&out, "out", "AUDIT_SIGNING_KEY_FILE", "", "where to write the private key; the public key goes to the same name plus .pub", checkRequired)
+	if err := s.parse(args); err != nil {
+		return err
+	}
+	priv, pub, id, err := audit.GenerateKey()
+	if err != nil {
+		return err
+	}
+	if err := app.WriteNewFile(out, priv, 0o600); err != nil {
+		return err
+	}
+	if err := app.WriteNewFile(out+".pub", pub, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "audit signing key %s written to %s (public key: %s.pub)\n", id, out, out)
+	return nil
+}
+
+// splitList splits a comma-separated setting, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -8,10 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 )
 
@@ -66,7 +69,8 @@ func (s *settings) str(p *string, flagName, env, fallback, help string, check fu
 	if check != nil {
 		s.checks = append(s.checks, func() error {
 			if err := check(*p); err != nil {
-				return fmt.Errorf("%s (--%s) %q: %w", env, flagName, *p, err)
+				// The value may be a URL with a password: never echo it whole.
+				return fmt.Errorf("%s (--%s) %q: %w", env, flagName, app.Redact(*p), err)
 			}
 			return nil
 		})
@@ -82,6 +86,27 @@ func (s *settings) integer(p *int, flagName, env string, fallback int, help stri
 			return fmt.Errorf("%s (--%s) %q: must be a whole number from %d to %d", env, flagName, *raw, lo, hi)
 		}
 		*p = n
+		return nil
+	})
+}
+
+// boolFlag is a flag given alone (--x) or with a value (--x=false), whose
+// default comes from an environment variable checked after parsing.
+type boolFlag struct{ raw string }
+
+func (b *boolFlag) String() string     { return b.raw }
+func (b *boolFlag) Set(v string) error { b.raw = v; return nil }
+func (b *boolFlag) IsBoolFlag() bool   { return true }
+
+func (s *settings) boolean(p *bool, flagName, env string, help string) {
+	raw := &boolFlag{raw: s.def(env, "false")}
+	s.fs.Var(raw, flagName, fmt.Sprintf("%s, true or false (%s)", help, env))
+	s.checks = append(s.checks, func() error {
+		b, err := strconv.ParseBool(strings.TrimSpace(raw.raw))
+		if err != nil {
+			return fmt.Errorf("%s (--%s) %q: must be true or false", env, flagName, raw.raw)
+		}
+		*p = b
 		return nil
 	})
 }
@@ -125,6 +150,14 @@ func checkPostgresURL(v string) error {
 	return nil
 }
 
+// checkOptionalPostgresURL accepts an empty value.
+func checkOptionalPostgresURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	return checkPostgresURL(v)
+}
+
 func checkNATSURL(v string) error {
 	if v == "" {
 		return nil
@@ -148,6 +181,27 @@ func checkAddr(v string) error {
 	}
 	_ = host // empty host means all interfaces; allowed on purpose for containers
 	return nil
+}
+
+// hostOf returns the host of a host:port, or "" when it does not parse.
+func hostOf(addr string) string {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
+// checkFile accepts an empty value or a file that can be opened.
+func checkFile(v string) error {
+	if v == "" {
+		return nil
+	}
+	f, err := os.Open(v)
+	if err != nil {
+		return errors.New("cannot be read: " + strings.TrimPrefix(err.Error(), "open "+v+": "))
+	}
+	return f.Close()
 }
 
 func checkToken(v string) error {
@@ -184,10 +238,11 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level)) // validated by checkLogLevel
 	opts := &slog.HandlerOptions{Level: l}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(app.NewRedactingHandler(h))
 }
 
 func checkRequired(v string) error {
@@ -213,4 +268,62 @@ func checkRequiredHTTPURL(v string) error {
 		return errors.New("must be an http:// or https:// URL")
 	}
 	return nil
+}
+
+// checkEmbeddedAddr accepts only loopback addresses: the embedded NATS
+// server is for one machine; anything wider is a NATS cluster's job.
+func checkEmbeddedAddr(v string) error {
+	if err := checkAddr(v); err != nil {
+		return err
+	}
+	if !app.IsLoopback(hostOf(v)) {
+		return errors.New("the embedded NATS server listens on loopback only (127.0.0.1, ::1 or localhost); to serve other machines run a NATS server and set NATS_URL")
+	}
+	return nil
+}
+
+func checkMetricsAddr(v string) error {
+	if v == app.MetricsOff {
+		return nil
+	}
+	return checkAddr(v)
+}
+
+// parseCIDRs reads a comma-separated list of CIDRs (a bare IP is one host).
+func parseCIDRs(v string) ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, p := range splitList(v) {
+		if !strings.Contains(p, "/") {
+			if ip := net.ParseIP(p); ip != nil && ip.To4() != nil {
+				p += "/32"
+			} else {
+				p += "/128"
+			}
+		}
+		_, n, err := net.ParseCIDR(p)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR like 10.0.0.0/8", p)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// checkSigningKey requires a readable key file and says how to make one.
+func checkSigningKey(v string) error {
+	if v == "" {
+		return errors.New("is required: the Ed25519 key that signs audit checkpoints; create one with `console audit keygen --out FILE` and keep FILE.pub where verification happens")
+	}
+	return checkFile(v)
+}
+
+// groups binds the group-role settings shared by serve and worker.
+func (s *settings) groups(g *authz.GroupMap) {
+	s.str(&g.Prefix, "group-prefix", "AUTHZ_GROUP_PREFIX", "", "groups named <prefix><tenant>:<role> give that role (empty: none do); choose a prefix only your provider's administrators can create groups under", authz.CheckGroupPrefix)
+	var extra string
+	s.str(&extra, "group-roles", "AUTHZ_GROUP_ROLES", "", "groups mapped by exact name: group=tenant:role[,tenant:role];...", func(v string) error {
+		m, err := authz.ParseGroupMap(v)
+		g.Extra = m.Extra
+		return err
+	})
 }

@@ -14,17 +14,18 @@ import (
 )
 
 func runDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var natsURL, prefix, tenants, level, dbURL string
+	var natsURL, tokenFile, prefix, tenants, level, dbURL string
 	var ratePerSec, count, rows int
 	s := newSettings("demo", getenv, stderr)
 	s.str(&natsURL, "nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server to publish to", checkNATSURL)
+	s.str(&tokenFile, "nats-token-file", "NATS_TOKEN_FILE", "", "file holding the NATS auth token (the embedded server's, under make run)", nil)
 	s.str(&prefix, "dlq-prefix", "DLQ_SUBJECT_PREFIX", dlq.DefaultSubjectPrefix, "subject prefix of dead letters", checkToken)
 	s.str(&tenants, "tenants", "DEMO_TENANTS", "acme,globex", "comma-separated tenants", nil)
 	s.integer(&ratePerSec, "rate", "DEMO_RATE", 20, "messages published per second", 1, 100000)
 	s.integer(&count, "count", "DEMO_COUNT", 0, "messages to publish; 0 runs until stopped", 0, 100000000)
 	s.str(&level, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
 	s.integer(&rows, "rows", "DEMO_ROWS", 0, "instead of traffic, write this many dead letters straight into PostgreSQL (COPY) and exit", 0, dlqdemo.MaxFillRows)
-	s.str(&dbURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (for --rows)", nil)
+	s.str(&dbURL, "database-url", "MIGRATE_DATABASE_URL", "", "PostgreSQL connection string of the schema's owner (for --rows: it migrates, and drops and rebuilds indexes)", nil)
 	if err := s.parse(args); err != nil {
 		return err
 	}
@@ -32,7 +33,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	if rows > 0 {
 		return runFill(ctx, dbURL, rows, tenants, log, stdout)
 	}
-	nc, js, err := app.DialNATS(natsURL, "quarantine-demo")
+	nc, js, err := app.DialNATS(natsURL, tokenFile, "quarantine-demo")
 	if err != nil {
 		return err
 	}
@@ -48,19 +49,20 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	return nil
 }
 
-// runFill is demo --rows: migrate, then fill dead_letters with COPY.
+// runFill is demo --rows: migrate, then fill dead_letters with COPY, as the
+// owner of the schema (the load drops and rebuilds indexes and analyses).
 func runFill(ctx context.Context, dbURL string, rows int, tenants string, log *slog.Logger, stdout io.Writer) error {
 	if err := checkPostgresURL(dbURL); err != nil {
-		return fmt.Errorf("DATABASE_URL (--database-url) is needed with --rows: %w", err)
+		return fmt.Errorf("MIGRATE_DATABASE_URL (--database-url) is needed with --rows: %w", err)
 	}
-	pool, err := app.OpenPool(ctx, dbURL, 10*time.Second, log)
+	if _, err := app.MigrateAsOwner(ctx, dbURL); err != nil {
+		return err
+	}
+	pool, err := app.OpenPool(ctx, dbURL, 10*time.Second, app.PoolConfig{Name: "demo"}, log)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := app.Migrate(ctx, pool, log); err != nil {
-		return err
-	}
 	fmt.Fprintf(stdout, "demo: writing %d dead letters for tenants %s\n", rows, tenants)
 	st, err := dlqdemo.Fill(ctx, pool, dlqdemo.FillConfig{Rows: rows, Tenants: strings.Split(tenants, ","), Log: log})
 	if err != nil {

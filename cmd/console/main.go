@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/quarantine-console/quarantine/app"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -19,7 +21,7 @@ func main() {
 	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "console:", err)
+		fmt.Fprintln(os.Stderr, "console:", app.Redact(err.Error()))
 		os.Exit(exitCode(err))
 	}
 }
@@ -31,7 +33,7 @@ commands:
   worker    replay workers only (scale them apart from serve)
   migrate   apply database migrations and exit
   demo      publish demo traffic through real failing consumers
-  audit     "audit verify": check the audit log's hash chain
+  audit     "audit verify", "audit checkpoint", "audit keygen": the audit log's chain and its signed checkpoints
   version   print the version
 
 Run "console <command> -h" for the flags of a command. Every flag can also

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/testfactory/logs"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
@@ -83,24 +85,16 @@ func TestUnknownCommand(t *testing.T) {
 
 func TestServeAnswersProbes(t *testing.T) {
 	t.Parallel()
-	db := testdb.New(t)
 	ns := natstest.Start(t)
-	idp, err := mockoidc.Run()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = idp.Shutdown() })
 	ctx := context.Background()
-	cfg, err := parseServe([]string{"--addr", "127.0.0.1:0", "--watch-streams", "ORDERS"}, env(map[string]string{
-		"DATABASE_URL": db.URL, "NATS_URL": ns.ClientURL(),
-		"POLICY_FILE": "../../dev/policy.toml", "OIDC_ISSUER": idp.Issuer(), "OIDC_CLIENT_ID": idp.Config().ClientID, "OIDC_CLIENT_SECRET": idp.Config().ClientSecret,
-	}), io.Discard)
-	require.NoError(t, err)
-	a, err := app.New(ctx, cfg.Config, newLogger(io.Discard, "info", "text"))
-	require.NoError(t, err)
-	testfactory.Serve(t, a)
-	base := a.URL()
+	a, base, _ := startApp(t, map[string]string{"NATS_URL": ns.ClientURL()}, "--watch-streams", "ORDERS")
+	metricsURL := a.MetricsURL()
 
 	get := func(path string) (int, string) {
-		resp, err := http.Get(base + path)
+		if !strings.HasPrefix(path, "http") {
+			path = base + path
+		}
+		resp, err := http.Get(path)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
@@ -111,15 +105,15 @@ func TestServeAnswersProbes(t *testing.T) {
 	assert.Equal(t, http.StatusOK, code)
 	code, body = get("/readyz")
 	assert.Equal(t, http.StatusOK, code, body)
-	code, body = get("/metrics")
+	code, body = get(metricsURL)
 	assert.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, "quarantine_ingest_store_errors_total")
 
 	// A dead letter published now shows in the depth metric.
-	_, err = a.JetStream.Publish(ctx, "dlq.acme.search.index_update", []byte("{}"))
+	_, err := a.JetStream.Publish(ctx, "dlq.acme.search.index_update", []byte("{}"))
 	require.NoError(t, err)
 	wait.Until(t, "the depth metric to show the dead letter", 20*time.Second, func() bool {
-		_, body = get("/metrics")
+		_, body = get(metricsURL)
 		return strings.Contains(body, `quarantine_depth{error_class="unclassified",item_type="search.index_update",status="quarantined",tenant="acme"} 1`)
 	})
 	assert.Contains(t, body, `quarantine_oldest_unresolved_age_seconds{tenant="acme"}`)
@@ -145,8 +139,8 @@ func TestAuditVerifyCommand(t *testing.T) {
 	require.NoError(t, run(ctx, []string{"console", "audit", "verify"}, e, &out, io.Discard))
 	assert.Contains(t, out.String(), "audit chain ok: 5 entries")
 
-	// Someone with the rights to disable triggers edits a row.
-	_, err := db.Pool.Exec(ctx, `ALTER TABLE audit_log DISABLE TRIGGER ALL;
+	// The owner, who may disable triggers, edits a row.
+	_, err := db.OwnerPool.Exec(ctx, `ALTER TABLE audit_log DISABLE TRIGGER ALL;
         UPDATE audit_log SET reason = 'nothing to see' WHERE seq = 3;
         ALTER TABLE audit_log ENABLE TRIGGER ALL`)
 	require.NoError(t, err)
@@ -155,4 +149,41 @@ func TestAuditVerifyCommand(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, 1, exitCode(err))
 	assert.Contains(t, out.String(), "seq 3")
+}
+
+// startApp runs serve's wiring like main does, on a fresh database (as the
+// runtime role), with a mock identity provider, a new signing key, and
+// loopback ports; env and args override. It returns the app, its base URL
+// and what it logged.
+func startApp(t *testing.T, envOver map[string]string, args ...string) (*app.App, string, *logs.Buffer) {
+	t.Helper()
+	db := testdb.New(t)
+	idp, err := mockoidc.Run()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = idp.Shutdown() })
+	e := map[string]string{
+		"DATABASE_URL": db.URL, "POLICY_FILE": "../../dev/policy.toml", "OIDC_ISSUER": idp.Issuer(),
+		"OIDC_CLIENT_ID": idp.Config().ClientID, "OIDC_CLIENT_SECRET": idp.Config().ClientSecret,
+		"AUDIT_SIGNING_KEY_FILE": newKeyFile(t), "METRICS_ADDR": "127.0.0.1:0",
+		"NATS_EMBEDDED_DIR": t.TempDir(), "NATS_EMBEDDED_ADDR": "127.0.0.1:0",
+	}
+	for k, v := range envOver {
+		e[k] = v
+	}
+	cfg, err := parseServe(append([]string{"--addr", "127.0.0.1:0"}, args...), env(e), io.Discard)
+	require.NoError(t, err)
+	require.NoError(t, cfg.loadSecrets())
+	logged := &logs.Buffer{}
+	a, err := app.New(context.Background(), cfg.Config, newLogger(logged, "debug", "text"))
+	require.NoError(t, err, logged.String())
+	testfactory.Serve(t, a)
+	return a, a.URL(), logged
+}
+
+// newKeyFile writes a new audit signing key and returns its path.
+func newKeyFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit-signing.pem")
+	require.NoError(t, run(context.Background(), []string{"console", "audit", "keygen", "--out", path}, env(nil), io.Discard, io.Discard))
+	return path
 }

@@ -8,16 +8,18 @@ import (
 	"time"
 
 	"github.com/quarantine-console/quarantine/app"
-	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq"
 )
 
-// serveConfig is what `console serve` is told: the console's settings and
-// how to log.
+// serveConfig is what `console serve` is told: the console's settings,
+// where its secrets are, and how to log.
 type serveConfig struct {
 	app.Config
-	LogLevel  string
-	LogFormat string
+	AuditKeyFile     string
+	MetricsTokenFile string
+	LogLevel         string
+	LogFormat        string
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -25,10 +27,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	var watch string
 	s := newSettings("serve", getenv, stderr)
 	s.str(&c.Addr, "addr", "CONSOLE_ADDR", "127.0.0.1:8080", "HTTP listen address", checkAddr)
-	s.str(&c.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection string", checkPostgresURL)
+	s.str(&c.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection string of the runtime role (a member of quarantine_runtime, not the schema's owner)", checkPostgresURL)
 	s.str(&c.NATSURL, "nats-url", "NATS_URL", "", "NATS server URLs; empty starts an embedded server", checkNATSURL)
-	s.str(&c.NATSEmbeddedAddr, "nats-embedded-addr", "NATS_EMBEDDED_ADDR", "127.0.0.1:4222", "listen address of the embedded NATS server", checkAddr)
+	s.str(&c.NATSEmbeddedAddr, "nats-embedded-addr", "NATS_EMBEDDED_ADDR", "127.0.0.1:4222", "listen address of the embedded NATS server (loopback only)", checkEmbeddedAddr)
 	s.str(&c.NATSEmbeddedDir, "nats-embedded-dir", "NATS_EMBEDDED_DIR", ".data/nats", "JetStream storage of the embedded NATS server", nil)
+	s.str(&c.NATSTokenFile, "nats-token-file", "NATS_TOKEN_FILE", "", "file holding the NATS auth token; the embedded server creates it (0600) when missing", nil)
 	s.str(&c.Prefix, "dlq-prefix", "DLQ_SUBJECT_PREFIX", dlq.DefaultSubjectPrefix, "subject prefix of dead letters: <prefix>.<tenant>.<item_type>", checkToken)
 	s.str(&c.Stream, "dlq-stream", "DLQ_STREAM", "DLQ", "JetStream stream holding dead letters", checkStreamName)
 	s.str(&watch, "watch-streams", "DLQ_WATCH_STREAMS", "", "streams whose MAX_DELIVERIES/MSG_TERMINATED advisories are captured: STREAM[:template],...", func(v string) error {
@@ -42,9 +45,20 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	s.duration(&c.BatchWait, "ingest-wait", "INGEST_MAX_WAIT", 50*time.Millisecond, "longest a dead letter waits for its batch", time.Millisecond, 10*time.Second)
 	s.duration(&c.AckWait, "ingest-ack-wait", "INGEST_ACK_WAIT", time.Minute, "redelivery of dead letters a stopped ingester did not ack", time.Second, time.Hour)
 	s.duration(&c.DBWait, "db-wait", "DATABASE_WAIT", 30*time.Second, "how long to wait for PostgreSQL at start", 0, 10*time.Minute)
+	s.duration(&c.StatementTimeout, "db-statement-timeout", "DATABASE_STATEMENT_TIMEOUT", 15*time.Second, "longest statement of a web request (exports get 5m)", 100*time.Millisecond, time.Hour)
+	s.duration(&c.WorkerStatementTimeout, "db-worker-statement-timeout", "DATABASE_WORKER_STATEMENT_TIMEOUT", time.Minute, "longest statement of ingest, replay workers and checkpoints", 100*time.Millisecond, time.Hour)
 	s.str(&c.LogLevel, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
 	s.str(&c.LogFormat, "log-format", "LOG_FORMAT", "text", "text or json", checkOneOf("text", "json"))
-	s.str(&c.PublicURL, "public-url", "CONSOLE_PUBLIC_URL", "", "URL people use to reach the console; default http://<addr>; https makes cookies Secure", checkOptionalHTTPURL)
+	s.str(&c.PublicURL, "public-url", "CONSOLE_PUBLIC_URL", "", "URL people use to reach the console; default http://<addr>; https makes cookies Secure and sends HSTS", checkOptionalHTTPURL)
+	s.boolean(&c.TLSTerminated, "tls-terminated", "TLS_TERMINATED", "TLS ends in front of the console (a proxy or load balancer): cookies are Secure and HSTS is sent")
+	var proxies string
+	s.str(&proxies, "trusted-proxies", "TRUSTED_PROXIES", "", "CIDRs of proxies whose X-Forwarded-For names the client (empty: the TCP peer is the client)", func(v string) error {
+		var err error
+		c.TrustedProxies, err = parseCIDRs(v)
+		return err
+	})
+	s.str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "127.0.0.1:9464", "listen address of /metrics (\"off\": none); keep it loopback or internal", checkMetricsAddr)
+	s.str(&c.MetricsTokenFile, "metrics-token-file", "METRICS_TOKEN_FILE", "", "file holding a bearer token: /metrics then needs it, and is also served on --addr", checkFile)
 	s.str(&c.OIDC.Issuer, "oidc-issuer", "OIDC_ISSUER", "", "OpenID Connect issuer URL of the identity provider", checkRequiredHTTPURL)
 	s.str(&c.OIDC.ClientID, "oidc-client-id", "OIDC_CLIENT_ID", "", "client id registered at the identity provider", checkRequired)
 	s.str(&c.OIDC.ClientSecret, "oidc-client-secret", "OIDC_CLIENT_SECRET", "", "client secret", nil)
@@ -53,18 +67,22 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	s.duration(&c.OIDCWait, "oidc-wait", "OIDC_WAIT", 30*time.Second, "how long to wait for the identity provider at start", 0, 10*time.Minute)
 	s.duration(&c.IdleTimeout, "session-idle-timeout", "SESSION_IDLE_TIMEOUT", time.Hour, "sign out after this long without a request", time.Minute, 7*24*time.Hour)
 	s.duration(&c.Lifetime, "session-lifetime", "SESSION_LIFETIME", 12*time.Hour, "sign out this long after sign-in", time.Minute, 30*24*time.Hour)
-	var groups string
-	s.str(&groups, "group-roles", "AUTHZ_GROUP_ROLES", "", "extra group mappings: group=tenant:role[,tenant:role];... (groups named tenant:role map without this)", func(v string) error {
-		var err error
-		c.Groups, err = authz.ParseGroupMap(v)
-		return err
-	})
+	s.duration(&c.OIDC.RefreshInterval, "session-refresh-interval", "SESSION_REFRESH_INTERVAL", 10*time.Minute, "read a session's groups again from the provider this often (the session ends if it refuses)", time.Minute, 24*time.Hour)
+	s.groups(&c.Groups)
+	s.str(&c.AuditKeyFile, "audit-signing-key", "AUDIT_SIGNING_KEY_FILE", "", "PEM file of the Ed25519 key that signs audit checkpoints (make one with `console audit keygen`)", checkSigningKey)
+	var every int
+	s.integer(&every, "audit-checkpoint-every", "AUDIT_CHECKPOINT_EVERY", 1000, "sign the audit chain's head after this many entries", 1, 10_000_000)
+	s.duration(&c.CheckpointInterval, "audit-checkpoint-interval", "AUDIT_CHECKPOINT_INTERVAL", 5*time.Minute, "longest time new audit entries stay unsigned", time.Second, 24*time.Hour)
 	s.replay(&c.Replay, 2)
 	if err := s.parse(args); err != nil {
 		return c, err
 	}
+	c.CheckpointEvery = int64(every)
 	c.Replay.Groups = c.Groups
 	c.PublicURL = strings.TrimSuffix(c.PublicURL, "/")
+	if c.TLSTerminated && !strings.HasPrefix(c.PublicURL, "https://") {
+		return c, fmt.Errorf("TLS_TERMINATED (--tls-terminated) is on, but CONSOLE_PUBLIC_URL (--public-url) %q is not https: set it to the https:// URL people use", c.PublicURL)
+	}
 	return c, nil
 }
 
@@ -74,11 +92,26 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	if err := cfg.loadSecrets(); err != nil {
+		return err
+	}
 	a, err := app.New(ctx, cfg.Config, log)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	fmt.Fprintf(stdout, "console %s listening on %s (NATS %s)\n", version, a.URL(), a.NATSURL())
+	fmt.Fprintf(stdout, "console %s listening on %s (NATS %s)\n", version, a.URL(), app.Redact(a.NATSURL()))
 	return a.Run(ctx)
+}
+
+// loadSecrets reads the signing key and the metrics token from their files.
+func (c *serveConfig) loadSecrets() error {
+	var err error
+	if c.AuditSigner, err = audit.LoadSigner(c.AuditKeyFile); err != nil {
+		return fmt.Errorf("AUDIT_SIGNING_KEY_FILE (--audit-signing-key): %w", err)
+	}
+	if c.MetricsToken, err = app.ReadSecret(c.MetricsTokenFile); err != nil {
+		return fmt.Errorf("METRICS_TOKEN_FILE (--metrics-token-file): %w", err)
+	}
+	return nil
 }

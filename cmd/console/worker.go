@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/quarantine-console/quarantine/app"
-	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 
@@ -29,10 +28,12 @@ func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int) {
 // runWorker is "console worker": replay workers only, for scaling them
 // apart from the HTTP console.
 func runWorker(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var level, format, groups string
+	var level, format string
 	var cfg app.WorkersConfig
 	s := newSettings("worker", getenv, stderr)
-	s.str(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection string", checkPostgresURL)
+	s.str(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection string of the runtime role", checkPostgresURL)
+	s.duration(&cfg.StatementTimeout, "db-worker-statement-timeout", "DATABASE_WORKER_STATEMENT_TIMEOUT", time.Minute, "longest statement of a replay worker", 100*time.Millisecond, time.Hour)
+	s.str(&cfg.NATSTokenFile, "nats-token-file", "NATS_TOKEN_FILE", "", "file holding the NATS auth token", checkFile)
 	s.str(&cfg.NATSURL, "nats-url", "NATS_URL", "", "NATS server URLs", func(v string) error {
 		if v == "" {
 			return fmt.Errorf("is required for a separate worker")
@@ -40,11 +41,7 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 		return checkNATSURL(v)
 	})
 	s.replay(&cfg.Replay, 4)
-	s.str(&groups, "group-roles", "AUTHZ_GROUP_ROLES", "", "extra group mappings (as for serve)", func(v string) error {
-		var err error
-		cfg.Replay.Groups, err = authz.ParseGroupMap(v)
-		return err
-	})
+	s.groups(&cfg.Replay.Groups)
 	s.str(&level, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
 	s.str(&format, "log-format", "LOG_FORMAT", "text", "text or json", checkOneOf("text", "json"))
 	if err := s.parse(args); err != nil {

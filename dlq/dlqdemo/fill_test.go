@@ -22,10 +22,10 @@ func TestFill(t *testing.T) {
 	db := testdb.New(t)
 	ctx := context.Background()
 	now := time.Now()
-	st, err := Fill(ctx, db.Pool, FillConfig{Rows: 15_000, Now: now, ChunkRows: 4_000})
+	st, err := Fill(ctx, db.OwnerPool, FillConfig{Rows: 15_000, Now: now, ChunkRows: 4_000})
 	require.NoError(t, err)
 	assert.Equal(t, 15_000, st.Rows)
-	_, err = Fill(ctx, db.Pool, FillConfig{Rows: 5_000, Now: now, Seed: 7, Tenants: []string{"acme", "umbrella"}})
+	_, err = Fill(ctx, db.OwnerPool, FillConfig{Rows: 5_000, Now: now, Seed: 7, Tenants: []string{"acme", "umbrella"}})
 	require.NoError(t, err, "a second fill appends")
 
 	count := func(sql string) int {
@@ -115,9 +115,9 @@ func TestFill(t *testing.T) {
 	})
 
 	t.Run("Invalid", func(t *testing.T) {
-		_, err := Fill(ctx, db.Pool, FillConfig{Rows: 0})
+		_, err := Fill(ctx, db.OwnerPool, FillConfig{Rows: 0})
 		assert.Error(t, err)
-		_, err = Fill(ctx, db.Pool, FillConfig{Rows: MaxFillRows + 1})
+		_, err = Fill(ctx, db.OwnerPool, FillConfig{Rows: MaxFillRows + 1})
 		assert.Error(t, err)
 	})
 }

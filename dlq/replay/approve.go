@@ -19,8 +19,9 @@ type ApproveInput struct {
 }
 
 // An approver signs off once; a second click finds their row.
-const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issuer, approver_subject, approver_email, intent_hash, approved_at)
-    VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`
+const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issuer, approver_subject, approver_email,
+        approver_email_verified, intent_hash, approved_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`
 
 // Approve records actor's approval of the exact intent they reviewed. It
 // returns forbidden for the requester (also audited as denied), a
@@ -57,7 +58,7 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		if v := replaypolicy.Confirmed(before.Confirmation, in.Confirmation); v.Outcome != replaypolicy.Go {
 			return quarantine.Errorf(quarantine.EINVALID, "%s", v.Reason)
 		}
-		tag, err := tx.Exec(ctx, insertApproval, req.ID, actor.Issuer, actor.Subject, actor.Email, req.IntentHash, s.cfg.Now())
+		tag, err := tx.Exec(ctx, insertApproval, req.ID, actor.Issuer, actor.Subject, actor.Email, actor.EmailVerified, req.IntentHash, s.cfg.Now())
 		if err != nil {
 			return err
 		}

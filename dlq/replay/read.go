@@ -30,7 +30,7 @@ const (
 	selectItems = `SELECT ` + itemColumns + ` FROM replay_items WHERE request_id = $1 ORDER BY position LIMIT $2`
 	// Live items are the ones not skipped when the selection was frozen.
 	selectLiveItems = `SELECT ` + itemColumns + ` FROM replay_items WHERE request_id = $1 AND skip_reason = '' ORDER BY position`
-	selectApprovals = `SELECT approver_issuer, approver_subject, approver_email, intent_hash, approved_at
+	selectApprovals = `SELECT approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at
         FROM replay_approvals WHERE request_id = $1 ORDER BY approved_at`
 	selectProgress    = `SELECT state, duplicate, count(*) FROM replay_jobs WHERE request_id = $1 GROUP BY 1, 2`
 	selectItemPayload = `SELECT payload FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2 AND skip_reason = ''`

@@ -101,7 +101,7 @@ var (
 )
 
 // requestColumns are what scanRequest scans, in order.
-const requestColumns = `id, batch, tenant, class, status, requester_issuer, requester_subject, requester_email,
+const requestColumns = `id, batch, tenant, class, status, requester_issuer, requester_subject, requester_email, requester_email_verified,
     reason, status_reason, policy_version, rate, intent_hash, item_count, skipped_count, typed_confirmation,
     payload_edited, created_at, submitted_at, approved_at, finished_at, version`
 
@@ -109,7 +109,7 @@ func scanRequest(row pgx.CollectableRow) (Request, error) {
 	var r Request
 	var class, status string
 	err := row.Scan(&r.ID, &r.Batch, &r.Tenant, &class, &status, &r.Requester.Issuer, &r.Requester.Subject, &r.Requester.Email,
-		&r.Reason, &r.StatusReason, &r.PolicyVersion, &r.Rate, &r.IntentHash, &r.ItemCount, &r.SkippedCount, &r.TypedConfirmation,
+		&r.Requester.EmailVerified, &r.Reason, &r.StatusReason, &r.PolicyVersion, &r.Rate, &r.IntentHash, &r.ItemCount, &r.SkippedCount, &r.TypedConfirmation,
 		&r.PayloadEdited, &r.CreatedAt, &r.SubmittedAt, &r.ApprovedAt, &r.FinishedAt, &r.Version)
 	r.Class, r.Status = replaypolicy.Class(class), Status(status)
 	return r, err
@@ -130,7 +130,7 @@ func scanItem(row pgx.CollectableRow) (Item, error) {
 
 func scanApproval(row pgx.CollectableRow) (Approval, error) {
 	var a Approval
-	err := row.Scan(&a.Approver.Issuer, &a.Approver.Subject, &a.Approver.Email, &a.IntentHash, &a.At)
+	err := row.Scan(&a.Approver.Issuer, &a.Approver.Subject, &a.Approver.Email, &a.Approver.EmailVerified, &a.IntentHash, &a.At)
 	return a, err
 }
 

@@ -185,7 +185,7 @@ func TestReplayRulesArePure(t *testing.T) {
 		{"JudgeRun/RequesterRights", func(t *testing.T) (string, string) {
 			lost := quarantine.Actor{Issuer: oncall.Issuer, Subject: "pure-lost", Email: "lost@example.com"}
 			dir := authz.NewDirectory(b.db.Pool)
-			require.NoError(t, dir.Remember(ctx, authz.User{Actor: lost, Groups: []string{"acme:oncall"}}))
+			require.NoError(t, dir.Remember(ctx, authz.User{Actor: lost, Groups: []string{"quarantine:acme:oncall"}}))
 			id := b.seedItem(t, "search.index_update", "pure-rights", nil, "{}")
 			batch, err := b.replays.CreateDrafts(ctx, lost, []int64{id}, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
 			require.NoError(t, err)

@@ -60,8 +60,8 @@ WHERE d.id = ANY($1) AND (d.tenant = ANY($2) OR $3)
 ORDER BY d.id`
 
 const insertRequest = `INSERT INTO replay_requests (batch, tenant, class, requester_issuer, requester_subject,
-    requester_email, policy_version, rate, intent_hash, item_count, skipped_count)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`
+    requester_email, requester_email_verified, policy_version, rate, intent_hash, item_count, skipped_count)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`
 
 // draftItem is one dead letter of a selection: the item as it will be
 // sent, its payload and the rules' verdict.
@@ -165,7 +165,7 @@ func (s *Service) insertDraft(ctx context.Context, tx pgx.Tx, batch, tenant stri
 	}
 	hash := IntentHash(tenant, class, table.Version(), knobs.DefaultRate, live)
 	req := Request{Tenant: tenant, Class: class, Status: StatusDraft}
-	if err := tx.QueryRow(ctx, insertRequest, batch, tenant, class, actor.Issuer, actor.Subject, actor.Email, table.Version(),
+	if err := tx.QueryRow(ctx, insertRequest, batch, tenant, class, actor.Issuer, actor.Subject, actor.Email, actor.EmailVerified, table.Version(),
 		knobs.DefaultRate, hash, len(live), skipped).Scan(&req.ID); err != nil {
 		return err
 	}

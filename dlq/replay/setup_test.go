@@ -84,12 +84,12 @@ func setupReplay(t *testing.T) *replayBundle {
 	b.policy.Store(table)
 	b.replays = replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Now: b.clock})
 	b.log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	access, err := authz.NewAccess(context.Background(), b.db.Pool, authz.GroupMap{}, b.log)
+	access, err := authz.NewAccess(context.Background(), b.db.Pool, authz.GroupMap{Prefix: "quarantine:"}, b.log)
 	require.NoError(t, err)
 	dir := authz.NewDirectory(b.db.Pool)
 	b.auth = authz.Authority{Access: access, Directory: dir}
 	for a, groups := range map[quarantine.Actor][]string{
-		oncall: {"acme:oncall"}, approver1: {"acme:approver"}, approver2: {"acme:approver"},
+		oncall: {"quarantine:acme:oncall"}, approver1: {"quarantine:acme:approver"}, approver2: {"quarantine:acme:approver"},
 	} {
 		require.NoError(t, dir.Remember(context.Background(), authz.User{Actor: a, Groups: groups}))
 	}

@@ -1,8 +1,14 @@
 // Package testdb gives each test a fresh PostgreSQL database with the
 // migrated schema. The server comes from DATABASE_URL, which `make test`
-// sets (scripts/postgres.sh). A template database is migrated once per
-// schema version and copied with CREATE DATABASE ... TEMPLATE, which takes
-// tens of milliseconds.
+// sets (scripts/postgres.sh); that role must be allowed to create databases
+// and roles. A template database is migrated once per schema version and
+// copied with CREATE DATABASE ... TEMPLATE, which takes tens of
+// milliseconds.
+//
+// Like a deployment, every database has two roles (docs/access.md): the
+// owner (OwnerRole), which migrates, and a login role in the group role
+// quarantine_runtime (RuntimeRole), which is what the console connects as.
+// Tests use the runtime role unless they need the owner's powers.
 package testdb
 
 import (
@@ -26,9 +32,28 @@ import (
 // DB is one test's database.
 type DB struct {
 	Name string
-	URL  string // connection string for this database
-	Pool *pgxpool.Pool
+	// URL connects as the runtime role: the console's DATABASE_URL.
+	URL string
+	// OwnerURL connects as the owner of the schema: MIGRATE_DATABASE_URL.
+	OwnerURL string
+	// AdminURL connects as the server's role from DATABASE_URL (a superuser
+	// under `make test`), for tests that play a database administrator.
+	AdminURL string
+	// Pool connects as the runtime role, OwnerPool as the owner (for fixtures
+	// that need DDL, statistics or disabled triggers). Pools connect lazily.
+	Pool      *pgxpool.Pool
+	OwnerPool *pgxpool.Pool
 }
+
+// Roles of the test databases, created once per server. The password only
+// matters on servers that ask for one.
+const (
+	OwnerRole    = "quarantine_test_owner"
+	RuntimeRole  = "quarantine_test_runtime"
+	rolePassword = "quarantine-test"
+	// runtimeGroup is the group role migration 0006 grants to.
+	runtimeGroup = "quarantine_runtime"
+)
 
 var (
 	templateOnce sync.Once
@@ -66,19 +91,28 @@ func New(t testing.TB) *DB {
 		t.Fatalf("connect to %s: %v", redact(server), err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, templateName)); err != nil {
+	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s OWNER %s", name, templateName, OwnerRole)); err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
-	dbURL, err := WithDatabase(server, name)
-	if err != nil {
+	db := &DB{Name: name}
+	if db.URL, err = AsRole(server, name, RuntimeRole, rolePassword); err != nil {
 		t.Fatal(err)
 	}
-	pool, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
+	if db.OwnerURL, err = AsRole(server, name, OwnerRole, rolePassword); err != nil {
+		t.Fatal(err)
+	}
+	if db.AdminURL, err = WithDatabase(server, name); err != nil {
+		t.Fatal(err)
+	}
+	if db.Pool, err = pgxpool.New(ctx, db.URL); err != nil {
 		t.Fatalf("open pool: %v", err)
 	}
+	if db.OwnerPool, err = pgxpool.New(ctx, db.OwnerURL); err != nil {
+		t.Fatalf("open owner pool: %v", err)
+	}
 	t.Cleanup(func() {
-		pool.Close()
+		db.Pool.Close()
+		db.OwnerPool.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		c, err := pgx.Connect(ctx, server)
@@ -91,8 +125,67 @@ func New(t testing.TB) *DB {
 			t.Errorf("drop test database %s: %v", name, err)
 		}
 	})
-	return &DB{Name: name, URL: dbURL, Pool: pool}
+	return db
 }
+
+// RuntimeURL returns the connection string of database name on the server
+// of DATABASE_URL as the runtime role, for databases the tests keep (the
+// benchmarks'); EnsureRoles makes sure the role exists.
+func RuntimeURL(t testing.TB, name string) string {
+	t.Helper()
+	u, err := AsRole(ServerURL(t), name, RuntimeRole, rolePassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// EnsureRoles creates the test roles on the server of DATABASE_URL when
+// they are missing.
+func EnsureRoles(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, ServerURL(t))
+	if err != nil {
+		t.Fatalf("connect to %s: %v", redact(ServerURL(t)), err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock(74501)"); err != nil {
+		t.Fatalf("lock role creation: %v", err)
+	}
+	if _, err := admin.Exec(ctx, createRoles); err != nil {
+		t.Fatalf("create the test roles (the DATABASE_URL role needs CREATEROLE): %v", err)
+	}
+}
+
+// AsRole returns the connection string u pointing at database name as
+// role with password.
+func AsRole(u, name, role, password string) (string, error) {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return "", fmt.Errorf("parse DATABASE_URL: %w", err)
+	}
+	parsed.Path = "/" + name
+	parsed.User = url.UserPassword(role, password)
+	return parsed.String(), nil
+}
+
+// Creates the roles when missing; a role that exists keeps its grants.
+// Concurrent test binaries are serialised by the template lock.
+const createRoles = `
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '` + runtimeGroup + `') THEN
+        CREATE ROLE ` + runtimeGroup + ` NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '` + OwnerRole + `') THEN
+        CREATE ROLE ` + OwnerRole + ` LOGIN PASSWORD '` + rolePassword + `';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '` + RuntimeRole + `') THEN
+        CREATE ROLE ` + RuntimeRole + ` LOGIN PASSWORD '` + rolePassword + `' IN ROLE ` + runtimeGroup + `;
+    END IF;
+END $$`
 
 // WithDatabase returns the connection string u pointing at database name.
 func WithDatabase(u, name string) (string, error) {
@@ -116,6 +209,9 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 	for _, m := range all {
 		fmt.Fprintf(h, "%d\x00%s\x00%s\x00", m.Number, m.Name, m.Up)
 	}
+	// The owner role is part of what a template is: older templates were
+	// owned by the server's role.
+	fmt.Fprintf(h, "owner\x00%s\x00", OwnerRole)
 	name := "qt_template_" + hex.EncodeToString(h.Sum(nil))[:16]
 
 	admin, err := pgx.Connect(ctx, server)
@@ -128,6 +224,9 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 	}
 	defer admin.Exec(context.Background(), "SELECT pg_advisory_unlock(74501)") //nolint:errcheck // released with the connection anyway
 
+	if _, err := admin.Exec(ctx, createRoles); err != nil {
+		return "", fmt.Errorf("create the test roles (the DATABASE_URL role needs CREATEROLE): %w", err)
+	}
 	var ready bool
 	err = admin.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate)", name).Scan(&ready)
 	if err != nil {
@@ -139,10 +238,11 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 	if _, err := admin.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name)); err != nil {
 		return "", fmt.Errorf("drop half-made template: %w", err)
 	}
-	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s", name)); err != nil {
+	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s OWNER %s", name, OwnerRole)); err != nil {
 		return "", fmt.Errorf("create template: %w", err)
 	}
-	tmplURL, err := WithDatabase(server, name)
+	// Migrated by the owner, as `console migrate` does in a deployment.
+	tmplURL, err := AsRole(server, name, OwnerRole, rolePassword)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,197 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
+)
+
+// checkpointDomain starts the signed bytes of every checkpoint.
+const checkpointDomain = "quarantine-audit-checkpoint-v1"
+
+// Reasons a checkpoint is recorded. Callers of Record may give their own
+// (up to maxCheckpointReason bytes), such as "purge" before partitions go.
+const (
+	ReasonCount    = "count"     // AUDIT_CHECKPOINT_EVERY entries since the last one
+	ReasonInterval = "interval"  // AUDIT_CHECKPOINT_INTERVAL since the last one
+	ReasonExport   = "export"    // the head an export ends at
+	ReasonOnDemand = "on_demand" // `console audit checkpoint`
+)
+
+const maxCheckpointReason = 64
+
+// Checkpoint is the head of the chain at a moment, signed: anyone holding
+// the public key can later check that the entry at Seq still has Hash, so a
+// log that was cut and rebuilt after Seq, even with freshly computed hashes,
+// is caught.
+type Checkpoint struct {
+	Seq       int64
+	Hash      []byte
+	At        time.Time // UTC, microsecond precision
+	Reason    string
+	KeyID     string
+	PublicKey ed25519.PublicKey // as stored; verification uses keys it is given
+	Signature []byte
+}
+
+// HashHex returns Hash in lowercase hex.
+func (c Checkpoint) HashHex() string { return hex.EncodeToString(c.Hash) }
+
+// Signed reports whether c carries a signature (an empty log's head does
+// not).
+func (c Checkpoint) Signed() bool { return len(c.Signature) > 0 }
+
+// signedBytes is what the signature covers: length-prefixed fields as in
+// hashEntry, in this order: the tag "quarantine-audit-checkpoint-v1", seq (8
+// bytes, big-endian), hash (32 bytes), at (timeLayout, UTC), reason, key id.
+func (c Checkpoint) signedBytes() []byte {
+	var b bytes.Buffer
+	field(&b, []byte(checkpointDomain))
+	var seq [8]byte
+	binary.BigEndian.PutUint64(seq[:], uint64(c.Seq))
+	field(&b, seq[:])
+	field(&b, c.Hash)
+	field(&b, []byte(c.At.UTC().Format(timeLayout)))
+	field(&b, []byte(c.Reason))
+	field(&b, []byte(c.KeyID))
+	return b.Bytes()
+}
+
+// VerifySignature checks c's signature with the trusted key of c's key id.
+// It returns an error saying what is wrong: no trusted key has that id, or
+// the signature does not verify.
+func (c Checkpoint) VerifySignature(keys *KeySet) error {
+	var pub []byte
+	if keys != nil {
+		pub = keys.byID[c.KeyID]
+	}
+	if pub == nil {
+		return fmt.Errorf("signed by key %s, which is not one of the public keys given", c.KeyID)
+	}
+	if !ed25519.Verify(pub, c.signedBytes(), c.Signature) {
+		return fmt.Errorf("signature does not verify with key %s", c.KeyID)
+	}
+	return nil
+}
+
+const checkpointColumns = `seq, hash, at, reason, key_id, public_key, signature`
+
+func scanCheckpoint(row pgx.CollectableRow) (Checkpoint, error) {
+	var c Checkpoint
+	var pub []byte
+	err := row.Scan(&c.Seq, &c.Hash, &c.At, &c.Reason, &c.KeyID, &pub, &c.Signature)
+	c.At = c.At.UTC()
+	c.PublicKey = pub
+	return c, err
+}
+
+// The newest checkpoint, for the auditor's page and the scheduler.
+const selectLatestCheckpoint = `SELECT ` + checkpointColumns + ` FROM audit_checkpoints ORDER BY seq DESC LIMIT 1`
+
+// LatestCheckpoint returns the newest checkpoint, and false when there is
+// none yet.
+func LatestCheckpoint(ctx context.Context, db Querier) (Checkpoint, bool, error) {
+	rows, err := db.Query(ctx, selectLatestCheckpoint)
+	if err != nil {
+		return Checkpoint{}, false, fmt.Errorf("read latest audit checkpoint: %w", err)
+	}
+	c, err := pgx.CollectExactlyOneRow(rows, scanCheckpoint)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Checkpoint{}, false, nil
+	}
+	if err != nil {
+		return Checkpoint{}, false, fmt.Errorf("read latest audit checkpoint: %w", err)
+	}
+	return c, true, nil
+}
+
+// Head returns the head of the chain (seq and hash, unsigned); seq 0 for an
+// empty log. Entries commit in seq order (appends hold the chain lock until
+// they commit), so every entry up to the head is visible.
+func Head(ctx context.Context, db Querier) (Checkpoint, error) {
+	var c Checkpoint
+	err := db.QueryRow(ctx, chainHead).Scan(&c.Seq, &c.Hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Checkpoint{}, nil
+	}
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("read chain head: %w", err)
+	}
+	return c, nil
+}
+
+// checkpointLockKey serialises checkpoint recording between replicas
+// ("QAUDIT" then 0002).
+const checkpointLockKey int64 = 0x5141554449540002
+
+const (
+	// One recorder at a time; the next finds the head signed, or signs a
+	// newer one.
+	lockCheckpoint = `SELECT pg_advisory_xact_lock($1)`
+	// One checkpoint per seq: a head signed twice keeps the first.
+	insertCheckpoint = `INSERT INTO audit_checkpoints (` + checkpointColumns + `)
+        VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (seq) DO NOTHING`
+	selectCheckpoint = `SELECT ` + checkpointColumns + ` FROM audit_checkpoints WHERE seq = $1`
+	selectClock      = `SELECT clock_timestamp()`
+)
+
+// Record signs the head of the chain and stores the checkpoint, unless the
+// head is already signed, in which case it returns that checkpoint. It
+// returns a zero, unsigned Checkpoint for an empty log, and an invalid
+// quarantine.Error for a reason that is empty or longer than 64 bytes. Recorders are serialised by
+// an advisory lock held for the few milliseconds this takes. Call it before anything that removes
+// data the log refers to, so the head as it was is signed (reason "purge",
+// for example).
+func Record(ctx context.Context, db Beginner, signer *Signer, reason string) (Checkpoint, error) {
+	if reason == "" || len(reason) > maxCheckpointReason {
+		return Checkpoint{}, quarantine.Errorf(quarantine.EINVALID, "An audit checkpoint's reason must be 1 to %d bytes.", maxCheckpointReason)
+	}
+	var out Checkpoint
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, lockCheckpoint, checkpointLockKey); err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+		head, err := Head(ctx, tx)
+		if err != nil || head.Seq == 0 {
+			out = head
+			return err
+		}
+		rows, err := tx.Query(ctx, selectCheckpoint, head.Seq)
+		if err != nil {
+			return fmt.Errorf("read checkpoint %d: %w", head.Seq, err)
+		}
+		existing, err := pgx.CollectExactlyOneRow(rows, scanCheckpoint)
+		if err == nil {
+			out = existing
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("read checkpoint %d: %w", head.Seq, err)
+		}
+		if err := tx.QueryRow(ctx, selectClock).Scan(&head.At); err != nil {
+			return fmt.Errorf("read clock: %w", err)
+		}
+		head.At = head.At.UTC().Truncate(time.Microsecond)
+		head.Reason = reason
+		signer.sign(&head)
+		if _, err := tx.Exec(ctx, insertCheckpoint, head.Seq, head.Hash, head.At, head.Reason,
+			head.KeyID, []byte(head.PublicKey), head.Signature); err != nil {
+			return fmt.Errorf("insert checkpoint %d: %w", head.Seq, err)
+		}
+		out = head
+		return nil
+	})
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("record audit checkpoint: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,119 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// CheckpointConfig says how often the chain's head is signed.
+type CheckpointConfig struct {
+	// Every is how many entries may follow the last checkpoint before the
+	// next is recorded (AUDIT_CHECKPOINT_EVERY, default 1000).
+	Every int64
+	// Interval is the longest time entries stay unsigned
+	// (AUDIT_CHECKPOINT_INTERVAL, default 5m).
+	Interval time.Duration
+	// Poll is how often the head is looked at; default a quarter of
+	// Interval, at most 10 s.
+	Poll time.Duration
+}
+
+// DB is what the checkpointer works on: *pgxpool.Pool is one.
+type DB interface {
+	Beginner
+	Querier
+}
+
+// Checkpointer records checkpoints on schedule (Run) and on demand (Record).
+// Every replica may run one: they take turns under an advisory lock, and a
+// head is signed once.
+type Checkpointer struct {
+	db     DB
+	signer *Signer
+	cfg    CheckpointConfig
+	log    *slog.Logger
+}
+
+// NewCheckpointer returns a checkpointer signing with signer.
+func NewCheckpointer(db DB, signer *Signer, cfg CheckpointConfig, log *slog.Logger) *Checkpointer {
+	if cfg.Every <= 0 {
+		cfg.Every = 1000
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 5 * time.Minute
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = min(cfg.Interval/4, 10*time.Second)
+	}
+	return &Checkpointer{db: db, signer: signer, cfg: cfg, log: log}
+}
+
+// Signer returns the key the checkpointer signs with.
+func (c *Checkpointer) Signer() *Signer { return c.signer }
+
+// Record signs the current head now (see the package function Record).
+func (c *Checkpointer) Record(ctx context.Context, reason string) (Checkpoint, error) {
+	return Record(ctx, c.db, c.signer, reason)
+}
+
+// Run records a checkpoint whenever one is due, until ctx ends. Failures are
+// logged and tried again at the next poll.
+func (c *Checkpointer) Run(ctx context.Context) {
+	t := time.NewTicker(c.cfg.Poll)
+	defer t.Stop()
+	for {
+		if err := c.tick(ctx); err != nil && ctx.Err() == nil {
+			c.log.Warn("audit checkpoint", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// The head, the newest checkpoint and the clock, in one round trip.
+const selectCheckpointState = `
+SELECT COALESCE((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0),
+       COALESCE(cp.seq, 0), cp.at, clock_timestamp()
+FROM (VALUES (1)) AS one
+LEFT JOIN (SELECT seq, at FROM audit_checkpoints ORDER BY seq DESC LIMIT 1) AS cp ON true`
+
+func (c *Checkpointer) tick(ctx context.Context) error {
+	var (
+		head, last int64
+		lastAt     *time.Time
+		now        time.Time
+	)
+	if err := c.db.QueryRow(ctx, selectCheckpointState).Scan(&head, &last, &lastAt, &now); err != nil {
+		return fmt.Errorf("read audit head: %w", err)
+	}
+	reason := checkpointDue(head, last, lastAt, now, c.cfg)
+	if reason == "" {
+		return nil
+	}
+	cp, err := c.Record(ctx, reason)
+	if err != nil {
+		return err
+	}
+	c.log.Debug("audit checkpoint recorded", "seq", cp.Seq, "reason", cp.Reason, "key_id", cp.KeyID)
+	return nil
+}
+
+// checkpointDue returns why a checkpoint is due, or "" when none is: there
+// are unsigned entries and either cfg.Every of them, or the last checkpoint
+// (if any) is cfg.Interval old.
+func checkpointDue(head, last int64, lastAt *time.Time, now time.Time, cfg CheckpointConfig) string {
+	switch {
+	case head <= last:
+		return ""
+	case head-last >= cfg.Every:
+		return ReasonCount
+	case lastAt == nil || now.Sub(*lastAt) >= cfg.Interval:
+		return ReasonInterval
+	}
+	return ""
+}

@@ -1,0 +1,122 @@
+package authz
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"golang.org/x/time/rate"
+)
+
+// Kinds of anonymous denial, the values of the metric's "kind" label (a
+// fixed set: nothing a client sends becomes a label).
+const (
+	DenialCrossOrigin = "cross_origin"   // an unsafe request from another site, without a session
+	DenialLoginState  = "login_state"    // a callback without a known sign-in state
+	DenialLoginFlow   = "login_flow"     // a sign-in that took too long, or lacked PKCE
+	DenialLoginIdP    = "login_provider" // the provider answered with an error, or refused the code
+	DenialLoginToken  = "login_token"    // an ID token that does not verify or is not for this sign-in
+)
+
+// AnonymousDenials records refusals of clients who are not signed in: it
+// counts every one (quarantine_anonymous_denials_total{kind}) and logs them
+// at a bounded rate. They are never written to the audit log: anyone who
+// can reach the console can cause them, and a permanent, hash-chained table
+// with a global append lock must not grow or stall at a stranger's will.
+// Refusals of signed-in people are audited as before.
+type AnonymousDenials struct {
+	total      *prometheus.CounterVec
+	limiter    *rate.Limiter
+	suppressed atomic.Int64
+	log        *slog.Logger
+}
+
+// Log lines for anonymous denials: a burst of this many, then this many a
+// second; the rest are counted and reported with the next line.
+const (
+	denialLogBurst = 20
+	denialLogRate  = 2
+)
+
+// NewAnonymousDenials returns a recorder whose counter is registered with
+// reg (nil: not registered, for tests that do not read it).
+func NewAnonymousDenials(reg prometheus.Registerer, log *slog.Logger) *AnonymousDenials {
+	d := &AnonymousDenials{
+		total: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quarantine_anonymous_denials_total",
+			Help: "Requests refused before anyone signed in (cross-site requests, failed sign-in callbacks), by kind. Logged at a bounded rate, never audited.",
+		}, []string{"kind"}),
+		limiter: rate.NewLimiter(denialLogRate, denialLogBurst),
+		log:     log,
+	}
+	for _, k := range []string{DenialCrossOrigin, DenialLoginState, DenialLoginFlow, DenialLoginIdP, DenialLoginToken} {
+		d.total.WithLabelValues(k) // present at 0 from the start
+	}
+	if reg != nil {
+		reg.MustRegister(d.total)
+	}
+	return d
+}
+
+// Total returns how many denials of kind were recorded.
+func (d *AnonymousDenials) Total(kind string) float64 {
+	var m dto.Metric
+	if err := d.total.WithLabelValues(kind).Write(&m); err != nil {
+		return 0
+	}
+	return m.GetCounter().GetValue()
+}
+
+// Record counts a refusal of an anonymous client and logs it unless the log
+// rate is spent. Every client-supplied value in the line is cut to a short
+// bound; requestID is the server's own id for the request.
+func (d *AnonymousDenials) Record(r *http.Request, kind, reason, requestID string) {
+	d.total.WithLabelValues(kind).Inc()
+	if !d.limiter.Allow() {
+		d.suppressed.Add(1)
+		return
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	attrs := []any{
+		"kind", kind, "reason", clip(reason, 200), "method", r.Method, "path", clip(r.URL.Path, 200),
+		"remote", host, "user_agent", clip(r.UserAgent(), 120), "origin", clip(r.Header.Get("Origin"), 120),
+		"request_id", requestID, "client_request_id", ClientText(r.Header.Get("X-Request-Id"), 64),
+	}
+	if n := d.suppressed.Swap(0); n > 0 {
+		attrs = append(attrs, "not_logged_before", n)
+	}
+	d.log.Warn("refused an anonymous request", attrs...)
+}
+
+// clip returns s cut to at most n bytes on a character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// ClientText returns s cut to n bytes with everything but printable ASCII
+// replaced by '?': a value a client sent, made safe for a log line.
+func ClientText(s string, n int) string {
+	if len(s) > n {
+		s = s[:n]
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '?'
+		}
+	}
+	return string(b)
+}

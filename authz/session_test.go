@@ -1,0 +1,132 @@
+package authz
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+)
+
+// signIn completes a sign-in through the mock provider as the queued user.
+func (b *loginBundle) signIn(t *testing.T) {
+	t.Helper()
+	cb := b.atProvider(t, b.authorize(t))
+	require.Equal(t, http.StatusSeeOther, b.get(t, cb.String()).StatusCode)
+	require.True(t, b.signedIn(t))
+}
+
+func (b *loginBundle) me(t *testing.T) (User, bool) {
+	t.Helper()
+	resp := b.get(t, b.srv.URL+"/me")
+	if resp.StatusCode != http.StatusOK {
+		return User{}, false
+	}
+	var u User
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&u))
+	return u, true
+}
+
+// ageSessions makes every session's groups older than the refresh interval.
+func (b *loginBundle) ageSessions(t *testing.T) {
+	t.Helper()
+	_, err := b.db.Pool.Exec(context.Background(), `UPDATE user_sessions SET refreshed_at = now() - interval '2 hours'`)
+	require.NoError(t, err)
+}
+
+func TestSessionGroupsRefreshed(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	b.signIn(t)
+	var refreshToken *string
+	require.NoError(t, b.db.Pool.QueryRow(context.Background(), `SELECT refresh_token FROM user_sessions`).Scan(&refreshToken))
+	require.NotNil(t, refreshToken, "the provider gave a refresh token")
+
+	// The provider now says other groups; within the interval the session
+	// keeps what it read at sign-in.
+	b.user.Groups = []string{"globex:viewer"}
+	u, ok := b.me(t)
+	require.True(t, ok)
+	assert.Equal(t, []string{"acme:oncall"}, u.Groups)
+
+	// Past the interval, the next request reads them again.
+	b.ageSessions(t)
+	u, ok = b.me(t)
+	require.True(t, ok, "a refresh the provider accepts keeps the session")
+	assert.Equal(t, []string{"globex:viewer"}, u.Groups)
+	dir, err := NewDirectory(b.db.Pool).Lookup(context.Background(), u.Issuer, u.Subject)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"globex:viewer"}, dir.Groups, "workers see the groups as refreshed")
+	var refreshedAt time.Time
+	require.NoError(t, b.db.Pool.QueryRow(context.Background(), `SELECT refreshed_at FROM user_sessions`).Scan(&refreshedAt))
+	assert.WithinDuration(t, time.Now(), refreshedAt, time.Minute, "read again from the provider")
+}
+
+func TestSessionEndsWhenRefreshFails(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	b.signIn(t)
+	// The provider no longer accepts the refresh token (the person was
+	// removed, or their grant revoked).
+	_, err := b.db.Pool.Exec(context.Background(), `UPDATE user_sessions SET refresh_token = 'revoked-at-the-provider'`)
+	require.NoError(t, err)
+	u, ok := b.me(t)
+	require.True(t, ok, "within the interval nothing is asked")
+	require.Equal(t, "u-1", u.Subject)
+
+	b.ageSessions(t)
+	_, ok = b.me(t)
+	assert.False(t, ok, "the session ends when the provider refuses the refresh")
+	_, ok = b.me(t)
+	assert.False(t, ok, "and stays ended")
+	var reason string
+	require.NoError(t, b.db.Pool.QueryRow(context.Background(), `SELECT ended_reason FROM user_sessions`).Scan(&reason))
+	assert.Equal(t, "the identity provider did not refresh the sign-in", reason)
+	var audited int
+	require.NoError(t, b.db.Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM audit_log WHERE action = 'auth.session_end' AND actor_subject = 'u-1'`).Scan(&audited))
+	assert.Equal(t, 1, audited)
+
+	// No refresh token at all: the session ends at the interval too.
+	b2 := setupLogin(t)
+	b2.signIn(t)
+	_, err = b2.db.Pool.Exec(context.Background(), `UPDATE user_sessions SET refresh_token = NULL`)
+	require.NoError(t, err)
+	b2.ageSessions(t)
+	_, ok = b2.me(t)
+	assert.False(t, ok)
+}
+
+func TestRevokeSessionsEndsThemAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	b.signIn(t)
+	admin := User{Actor: quarantine.Actor{Issuer: "https://idp.example", Subject: "admin-1", Email: "admin@example.com", EmailVerified: true}}
+	people, err := ActivePeople(context.Background(), b.db.Pool)
+	require.NoError(t, err)
+	require.Len(t, people, 1)
+	assert.Equal(t, "u-1", people[0].User.Subject)
+	assert.Equal(t, 1, people[0].Sessions)
+
+	n, err := RevokeSessions(context.Background(), b.db.Pool, people[0].User.Issuer, "u-1", admin, audit.Event{RequestMeta: quarantine.RequestMeta{RequestID: "req-1"}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n)
+	assert.False(t, b.signedIn(t), "the next request is signed out")
+	people, err = ActivePeople(context.Background(), b.db.Pool)
+	require.NoError(t, err)
+	assert.Empty(t, people)
+	e, err := audit.List(context.Background(), b.db.Pool, audit.Filter{Action: "auth.sessions_revoke"})
+	require.NoError(t, err)
+	require.Len(t, e.Entries, 1)
+	assert.Equal(t, "admin-1", e.Entries[0].Actor.Subject)
+	assert.JSONEq(t, `{"sessions_ended":1}`, string(e.Entries[0].After))
+
+	_, err = RevokeSessions(context.Background(), b.db.Pool, "", "u-1", admin, audit.Event{})
+	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err))
+}

@@ -1,0 +1,179 @@
+package authz
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+)
+
+// userSession is one sign-in as the user_sessions table keeps it.
+type userSession struct {
+	ID           string
+	User         User
+	RefreshToken *string
+	RefreshedAt  time.Time
+	ExpiresAt    time.Time
+	Ended        bool
+}
+
+// Removes a few sessions past their lifetime; run at every sign-in, so the
+// table never holds more than the sessions of one lifetime.
+const deleteExpiredSessions = `DELETE FROM user_sessions WHERE id IN (
+    SELECT id FROM user_sessions WHERE expires_at < now() - interval '1 day' LIMIT 100)`
+
+const insertUserSession = `INSERT INTO user_sessions (id, issuer, subject, identity, refresh_token, expires_at)
+    VALUES ($1, $2, $3, $4, $5, now() + $6::interval)`
+
+// createSession records a new sign-in of u and returns its id.
+func createSession(ctx context.Context, db *pgxpool.Pool, u User, refreshToken string, lifetime time.Duration) (string, error) {
+	id := randomToken()
+	var rt *string
+	if refreshToken != "" {
+		rt = &refreshToken
+	}
+	if _, err := db.Exec(ctx, deleteExpiredSessions); err != nil {
+		return "", fmt.Errorf("remove expired sessions: %w", err)
+	}
+	if _, err := db.Exec(ctx, insertUserSession, id, u.Issuer, u.Subject, u, rt, lifetime.String()); err != nil {
+		return "", fmt.Errorf("record session: %w", err)
+	}
+	return id, nil
+}
+
+const selectUserSession = `SELECT identity, refresh_token, refreshed_at, expires_at, ended_at IS NOT NULL
+    FROM user_sessions WHERE id = $1`
+
+// loadSession returns session id, or pgx.ErrNoRows.
+func loadSession(ctx context.Context, db *pgxpool.Pool, id string) (userSession, error) {
+	s := userSession{ID: id}
+	var identity []byte
+	err := db.QueryRow(ctx, selectUserSession, id).Scan(&identity, &s.RefreshToken, &s.RefreshedAt, &s.ExpiresAt, &s.Ended)
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(identity, &s.User); err != nil {
+		return s, fmt.Errorf("session %s identity: %w", id, err)
+	}
+	return s, nil
+}
+
+// Claims the refresh of a session that is due: the one request whose
+// UPDATE matches refreshes; concurrent ones keep using the identity they
+// read, so a refresh token is never spent twice. The claim lapses after 30
+// seconds in case its holder dies.
+const claimRefresh = `UPDATE user_sessions SET refreshing_until = now() + interval '30 seconds'
+    WHERE id = $1 AND ended_at IS NULL -- an ended session stays ended
+      AND refreshed_at <= now() - $2::interval
+      AND (refreshing_until IS NULL OR refreshing_until < now())`
+
+// claimSessionRefresh reports whether this caller should refresh session id.
+func claimSessionRefresh(ctx context.Context, db *pgxpool.Pool, id string, every time.Duration) (bool, error) {
+	tag, err := db.Exec(ctx, claimRefresh, id, every.String())
+	if err != nil {
+		return false, fmt.Errorf("claim session refresh: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+const updateRefreshed = `UPDATE user_sessions
+    SET identity = $2, refresh_token = COALESCE($3, refresh_token), refreshed_at = now(), refreshing_until = NULL
+    WHERE id = $1 AND ended_at IS NULL -- a session revoked meanwhile is not revived`
+
+// storeRefreshed records what the provider said at a refresh.
+func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, u User, refreshToken string) error {
+	var rt *string
+	if refreshToken != "" {
+		rt = &refreshToken
+	}
+	if _, err := db.Exec(ctx, updateRefreshed, id, u, rt); err != nil {
+		return fmt.Errorf("store refreshed session: %w", err)
+	}
+	return nil
+}
+
+const endSession = `UPDATE user_sessions SET ended_at = now(), ended_reason = $2, refresh_token = NULL
+    WHERE id = $1 AND ended_at IS NULL -- ended once, with the first reason`
+
+// endUserSession ends session id with reason.
+func endUserSession(ctx context.Context, db *pgxpool.Pool, id, reason string) error {
+	if _, err := db.Exec(ctx, endSession, id, clip(reason, 500)); err != nil {
+		return fmt.Errorf("end session: %w", err)
+	}
+	return nil
+}
+
+// ActivePerson is someone with sessions that have not ended or expired.
+type ActivePerson struct {
+	User      User // as of their newest session
+	Sessions  int
+	LastLogin time.Time
+}
+
+const selectActivePeople = `SELECT DISTINCT ON (issuer, subject) identity,
+       count(*) OVER (PARTITION BY issuer, subject), max(created_at) OVER (PARTITION BY issuer, subject)
+    FROM user_sessions
+    WHERE ended_at IS NULL AND expires_at > now()
+    ORDER BY issuer, subject, created_at DESC`
+
+// ActivePeople lists everyone with a live session, newest sign-in's
+// identity first per person.
+func ActivePeople(ctx context.Context, db *pgxpool.Pool) ([]ActivePerson, error) {
+	rows, err := db.Query(ctx, selectActivePeople)
+	if err != nil {
+		return nil, fmt.Errorf("list active sessions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ActivePerson, error) {
+		var p ActivePerson
+		var identity []byte
+		if err := row.Scan(&identity, &p.Sessions, &p.LastLogin); err != nil {
+			return p, err
+		}
+		return p, json.Unmarshal(identity, &p.User)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list active sessions: %w", err)
+	}
+	return out, nil
+}
+
+// Ends every live session of one person; the count is what was ended.
+const revokePerson = `UPDATE user_sessions SET ended_at = now(), ended_reason = $3, refresh_token = NULL
+    WHERE issuer = $1 AND subject = $2 AND ended_at IS NULL -- sessions already ended keep their reason`
+
+// RevokeSessions ends every session of the person issuer|subject, in one
+// transaction with its audit entry (action "auth.sessions_revoke", the count
+// in After), and returns how many it ended. Their next request is a
+// signed-out one; signing in again reads their groups afresh. It returns an
+// invalid quarantine.Error for an empty issuer or subject.
+func RevokeSessions(ctx context.Context, db *pgxpool.Pool, issuer, subject string, by User, meta audit.Event) (int64, error) {
+	if issuer == "" || subject == "" {
+		return 0, quarantine.Errorf(quarantine.EINVALID, "Choose a person: issuer and subject are required.")
+	}
+	var n int64
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, revokePerson, issuer, subject, "revoked by "+by.Display())
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		meta.Actor, meta.Action, meta.Outcome = by.Actor, "auth.sessions_revoke", audit.OutcomeOK
+		meta.ObjectType, meta.ObjectID = "person", issuer+"|"+subject
+		meta.After = map[string]any{"sessions_ended": n}
+		_, err = audit.Append(ctx, tx, meta)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("revoke sessions of %s|%s: %w", issuer, subject, err)
+	}
+	return n, nil
+}
+
+// sessionIDKey is the key of the user_sessions id in the browser's session.
+const sessionIDKey = "user_session"

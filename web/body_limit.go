@@ -1,0 +1,69 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// BodyClass is how large a request body a route accepts.
+type BodyClass int
+
+// Body classes of the route table. A route's class is set by its method
+// (GET: BodyNone, anything else: BodyForm) unless it says otherwise.
+const (
+	BodyNone    BodyClass = iota // no body is expected: 4 KiB at most
+	BodyForm                     // an HTML form: 64 KiB (a selection of up to 1,000 ids, a reason)
+	BodyPayload                  // a form carrying a message payload: 3 × Config.MaxPayloadBytes + 64 KiB (URL-encoding triples bytes)
+)
+
+// Body limits of the small classes, in bytes.
+const (
+	bodyNoneLimit = 4 << 10
+	bodyFormLimit = 64 << 10
+)
+
+// bodyLimit is the most a route of class b reads.
+func (s *Server) bodyLimit(b BodyClass) int64 {
+	switch b {
+	case BodyForm:
+		return bodyFormLimit
+	case BodyPayload:
+		return 3*s.deps.Config.MaxPayloadBytes + bodyFormLimit
+	}
+	return bodyNoneLimit
+}
+
+// limitBody refuses bodies larger than the route's class allows with 413,
+// before anything reads them: by Content-Length when the client declares
+// it, else while reading (http.MaxBytesReader). Forms are parsed here, so a
+// form cut short is a 413 and never a half-read form a handler acts on.
+func (s *Server) limitBody(r Route) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			limit := s.bodyLimit(r.Body)
+			req := c.Request()
+			if req.ContentLength > limit {
+				return tooLarge(limit)
+			}
+			req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+			if ct, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)); ct == echo.MIMEApplicationForm {
+				if err := req.ParseForm(); err != nil {
+					if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+						return tooLarge(limit)
+					}
+					return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+				}
+			}
+			return next(c)
+		}
+	}
+}
+
+func tooLarge(limit int64) error {
+	return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+		fmt.Sprintf("The request is larger than this page accepts (%d KiB).", limit>>10))
+}

@@ -1,0 +1,28 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// sessionList shows who is signed in, to admins of every tenant (a session
+// is not a tenant's: it reaches every tenant its person may see; the route
+// is EveryTenant).
+func (s *Server) sessionList(c echo.Context) error {
+	people, err := authz.ActivePeople(c.Request().Context(), s.deps.Pool)
+	if err != nil {
+		return err
+	}
+	m := views.SessionsModel{RevokeURL: "/admin/sessions/revoke"}
+	for _, p := range people {
+		m.People = append(m.People, views.SessionPerson{
+			Name: p.User.Name, Email: personLabel(p.User.Email, p.User.EmailVerified), Issuer: p.User.Issuer,
+			Subject: p.User.Subject, Sessions: p.Sessions, LastLogin: p.LastLogin,
+		})
+	}
+	return s.render(c, http.StatusOK, views.AdminSessions(s.page(c, "Sessions", "sessions"), m))
+}
