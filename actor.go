@@ -1,5 +1,7 @@
 package quarantine
 
+import "strings"
+
 // Actor is a person as the identity provider names them (the JSON names are
 // the ID token's claims). Issuer and Subject identify them; Email is what
 // people read and, only when EmailVerified, what email role bindings match;
@@ -17,9 +19,20 @@ type Actor struct {
 func (a Actor) Identified() bool { return a.Issuer != "" && a.Subject != "" }
 
 // SameAs reports whether a and b are the same identified person: the same
-// issuer and subject, whatever their emails and names.
+// issuer and subject, or the same email address that the identity provider
+// verified for both (a second account of one person, at the same provider
+// or another, is still that person for separation of duties). An email
+// that is not verified never makes two identities one: anyone may claim
+// any address at a provider that does not check.
 func (a Actor) SameAs(b Actor) bool {
-	return a.Identified() && a.Issuer == b.Issuer && a.Subject == b.Subject
+	switch {
+	case !a.Identified() || !b.Identified():
+		return false
+	case a.Issuer == b.Issuer && a.Subject == b.Subject:
+		return true
+	}
+	return a.EmailVerified && b.EmailVerified && a.Email != "" &&
+		strings.EqualFold(strings.TrimSpace(a.Email), strings.TrimSpace(b.Email))
 }
 
 // Display is how the console names a: the name, else the email (marked

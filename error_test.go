@@ -51,6 +51,10 @@ func TestActorSameAs(t *testing.T) {
 		{"OtherIssuer", ann, Actor{Issuer: "https://other", Subject: "ann"}, false},
 		{"OtherSubject", ann, Actor{Issuer: "https://idp", Subject: "bob"}, false},
 		{"Unidentified", Actor{Email: "ann@example.com"}, Actor{Email: "ann@example.com"}, false},
+		{"SameVerifiedEmail", ann, Actor{Issuer: "https://other", Subject: "ann-2", Email: "ANN@example.com", EmailVerified: true}, true},
+		{"SameEmailUnverified", ann, Actor{Issuer: "https://other", Subject: "ann-2", Email: "ann@example.com"}, false},
+		{"SameEmailOneUnverified", Actor{Issuer: "https://idp", Subject: "x", Email: "ann@example.com"}, ann, false},
+		{"BothVerifiedEmpty", Actor{Issuer: "i", Subject: "a", EmailVerified: true}, Actor{Issuer: "i", Subject: "b", EmailVerified: true}, false},
 	}
 	for _, tt := range tests {
 		if got := tt.a.SameAs(tt.b); got != tt.want {

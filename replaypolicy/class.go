@@ -48,6 +48,20 @@ func KnownClasses() []Class {
 	return order[:]
 }
 
+// Stricter reports whether a is stricter than b: later in the order of
+// [KnownClasses] (rebuildable, dedupe, same_operation, revalidate, manual).
+// An unknown class is stricter than every known one.
+func Stricter(a, b Class) bool { return rank(a) > rank(b) }
+
+func rank(c Class) int {
+	for i, k := range classOrder() {
+		if c == k {
+			return i
+		}
+	}
+	return len(classOrder())
+}
+
 // Valid reports whether c is one of the known classes.
 func (c Class) Valid() bool {
 	for _, k := range classOrder() {

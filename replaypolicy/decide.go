@@ -176,39 +176,57 @@ func DecideItems(t *Table, items []Item, actor quarantine.Actor, req Request, no
 }
 
 // Terms are what a request comes to before anyone approves it: the class
-// its items are replayed under, with its knobs, the publish rate and the
-// phrase to type, if any.
+// its items are replayed under, with its knobs (approvals raised to one
+// when a payload was edited: Edited), the publish rate and the phrase to
+// type, if any.
 type Terms struct {
 	Class        Class
 	Rule         int
 	Knobs        Knobs
+	Edited       bool
 	Rate         float64
 	Confirmation string
 	first        Verdict // the first item, which the sentences name
 }
 
 // JudgeRequest applies the request's own rules to a request whose items were
-// judged verdicts (in order; all of one class by construction). The first
-// verdict that is not Go decides (a request of no items is Done, there is
-// nothing to replay); then, in order, it blocks: an unidentified requester,
-// a request made under another policy version, a blank reason, no items,
-// bulk on a class without bulk, more items than the bulk cap, a rate the
-// class does not allow, and, for classes with approvals, a missing intent
-// hash. Otherwise it returns the request's Terms and a Go verdict.
+// judged verdicts (in order; all of one class by construction). Every item
+// counts: the first verdict that blocks decides; items already replayed
+// (Done) are left out, and when nothing is left to replay, the request is
+// Done (a request of no items too). Then, in order, it blocks: an
+// unidentified requester, a request made under another policy version, a
+// blank reason, no items, bulk on a class without bulk, more items than
+// the bulk cap, a rate the class does not allow, and, for a request that
+// needs approval (by its class, or because a payload was edited), a
+// missing intent hash. Otherwise it returns the request's Terms and a Go
+// verdict.
 func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 	if t == nil {
 		return Terms{}, Verdict{Rule: -1}.plain(Block, CheckNoPolicy, "no replay policy is loaded, so nothing can be replayed")
 	}
-	if len(verdicts) == 0 {
+	var first, done *Verdict
+	for i := range verdicts {
+		switch verdicts[i].Outcome {
+		case Go:
+			if first == nil {
+				first = &verdicts[i]
+			}
+		case Done:
+			if done == nil {
+				done = &verdicts[i]
+			}
+		default:
+			return Terms{}, verdicts[i]
+		}
+	}
+	switch {
+	case first == nil && done != nil:
+		return Terms{}, *done
+	case first == nil:
 		v := Verdict{Class: req.Class, Rule: -1}
 		return Terms{}, v.plain(Done, CheckNothingLeft, "every item of this request was skipped: there is nothing to replay")
 	}
-	for _, v := range verdicts {
-		if v.Outcome != Go {
-			return Terms{}, v
-		}
-	}
-	v := verdicts[0]
+	v := *first
 	k, _ := t.Knobs(v.Class)
 	switch {
 	case !req.Requester.Identified():
@@ -229,10 +247,13 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 		return Terms{}, v.with(Block, CheckRate, "a rate of %v messages per second is not allowed; ask for more than 0 and at most %s, or leave it empty for the default of %s",
 			req.Rate, formatRate(k.MaxRate), formatRate(k.DefaultRate))
 	}
+	if req.PayloadEdited && k.Approvals < 1 {
+		k.Approvals = 1 // an edited payload is never published on one person's word
+	}
 	if k.Approvals > 0 && req.IntentHash == "" {
 		return Terms{}, v.with(Block, CheckIntent, "the request has no intent hash, so no approval can be bound to it; request again")
 	}
-	terms := Terms{Class: v.Class, Rule: v.Rule, Knobs: k, Rate: rate, first: v}
+	terms := Terms{Class: v.Class, Rule: v.Rule, Knobs: k, Rate: rate, Edited: req.PayloadEdited, first: v}
 	if k.TypedConfirmation {
 		terms.Confirmation = ConfirmationPhrase(v.Item, req)
 	}
@@ -247,7 +268,7 @@ func Require(terms Terms, actor quarantine.Actor, req Request, now time.Time) De
 	v, k := terms.first, terms.Knobs
 	d := Decision{Class: terms.Class, Rule: terms.Rule, Requirement: requirementFor(k.Approvals), ApprovalsNeeded: k.Approvals,
 		Rate: terms.Rate, Confirmation: terms.Confirmation}
-	p := prefix(v.Class, v.Rule, v.Item.ItemType)
+	p := v.prefix()
 	if !actor.Identified() {
 		return v.with(Block, CheckActor, "you are not identified (an issuer and a subject are required); sign in again").Decision(nil)
 	}
@@ -257,6 +278,9 @@ func Require(terms Terms, actor quarantine.Actor, req Request, now time.Time) De
 	if len(approvers) < k.Approvals {
 		d.ActorCanApprove = MayApprove(req, actor).Outcome == Go && !containsActor(approvers, actor)
 		w := fmt.Sprintf("waiting for approval by %s: %d of %d", approverPhrase(k.Approvals), len(approvers), k.Approvals)
+		if terms.Edited && k.Approvals == 1 {
+			w = fmt.Sprintf("a payload was edited, so it waits for approval by %s who sees the change: %d of %d", approverPhrase(1), len(approvers), k.Approvals)
+		}
 		if ignored != "" {
 			w += " (" + ignored + ")"
 		}
@@ -277,6 +301,11 @@ func Require(terms Terms, actor quarantine.Actor, req Request, now time.Time) De
 	}
 	d.Ready = true
 	item := v.Item
+	if terms.Edited {
+		d.Reason = p + fmt.Sprintf("approved with its edited payload: replays message id %q to %q with the edited bytes, marked Dlq-Payload-Edited",
+			item.MsgID, item.OriginalSubject)
+		return d
+	}
 	switch terms.Class {
 	case Rebuildable:
 		d.Reason = p + fmt.Sprintf("ready to replay to %q at %s messages per second", item.OriginalSubject, formatRate(terms.Rate))

@@ -39,6 +39,15 @@ type Item struct {
 	// "replay_requested", "replaying", "replay_failed", "replayed",
 	// "discarded", "resolved"); "" when the caller does not know it.
 	Status string
+	// Request is the request being judged (0 at draft, where there is
+	// none yet); HeldBy is the open request that holds the dead letter (0:
+	// none). A dead letter is in at most one open request.
+	Request int64
+	HeldBy  int64
+	// ApprovedSHA256 is, at execution, the hex SHA-256 of the payload the
+	// approved intent holds; PayloadSHA256 is then the hash of the bytes
+	// about to be sent, and they must be equal.
+	ApprovedSHA256 string
 }
 
 // Step is when an item is judged. The rules judge the same way at every
@@ -52,31 +61,47 @@ const (
 	// that is replay_requested or replaying belongs to another request.
 	AtDraft Step = iota
 	// AtRequest: a request is submitted, approved or shown; its own items
-	// are replay_requested by it.
+	// are replay_requested by it once submitted.
 	AtRequest
+	// AtExecution: a worker is about to publish the item: its dead letter
+	// must still be replay_requested (or replaying) and held by the
+	// request, and the payload must be the approved one.
+	AtExecution
 )
 
 // JudgeItem judges whether item may be part of a replay under table t at
-// step at. It is pure: the same facts always give the same verdict.
+// step at. It is pure: the same facts always give the same verdict. The
+// item's class is the stricter of its item type's and its target
+// subject's (Table.ClassOf).
 //
-// In order it finds: a missing table (Block); the dead letter's status
-// (replayed: Done; discarded, resolved or unknown: Block; at AtDraft,
-// replay_requested or replaying: Block, another request has it); a dedupe
-// item the ledger marks replayed (Done); no original subject, no message id,
-// a payload gone at capture, a subject the allowlist refuses (Block); then
-// the class's own rules: same_operation needs an operation id and the
+// In order it finds: a missing table (Block); another open request holding
+// the dead letter (Block, naming it); the dead letter's status (replayed:
+// Done; discarded, resolved or unknown: Block; replay_requested or
+// replaying not held by the request judged: Block; at AtExecution,
+// anything but replay_requested or replaying: Block); at AtExecution, a
+// payload that is not the approved one (Block); a dedupe item the ledger
+// marks replayed (Done); no original subject, no message id, a payload
+// gone at capture, a subject the tenant's replay subjects refuse (Block);
+// then the class's own rules: same_operation needs an operation id and the
 // payload unedited and equal to the one hashed at ingest, revalidate needs
 // an original principal (Block). Otherwise Go.
 func JudgeItem(t *Table, item Item, at Step) Verdict {
 	if t == nil {
 		return Verdict{Rule: -1, Item: item}.plain(Block, CheckNoPolicy, "no replay policy is loaded, so nothing can be replayed")
 	}
-	c, rule := t.ClassFor(item.ItemType)
-	v := Verdict{Class: c, Rule: rule, Item: item}
+	c := t.ClassOf(item.ItemType, item.OriginalSubject)
+	v := Verdict{Class: c.Class, Rule: c.Rule(), Classing: c, Item: item}
+	if item.HeldBy != 0 && item.HeldBy != item.Request {
+		return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter, and a dead letter is in one open request at a time; "+
+			"wait for it to finish or cancel it", item.HeldBy)
+	}
 	switch item.Status {
 	case "", "quarantined", "replay_failed":
+		if at == AtExecution && item.Status != "" {
+			return v.with(Block, CheckNotHeld, "the dead letter is %s now, no longer held by this request, so it is not published", strings.ReplaceAll(item.Status, "_", " "))
+		}
 	case "replay_requested", "replaying":
-		if at == AtDraft {
+		if at == AtDraft || item.HeldBy != item.Request {
 			return v.with(Block, CheckInRequest, "a replay of it is already requested")
 		}
 	case "replayed":
@@ -88,12 +113,16 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 	default:
 		return v.with(Block, CheckStatus, "this item has status %q, which the replay policy does not know; refusing to replay it", item.Status)
 	}
+	if at == AtExecution && item.ApprovedSHA256 != "" && !strings.EqualFold(item.PayloadSHA256, item.ApprovedSHA256) {
+		return v.with(Block, CheckPayloadChange, "the payload to send (SHA-256 %s) is not the one approved (%s), so it is not published; request again",
+			short(item.PayloadSHA256), short(item.ApprovedSHA256))
+	}
 	switch {
-	case c == Dedupe && item.AlreadyReplayed:
+	case c.Class == Dedupe && item.AlreadyReplayed:
 		return v.with(Done, CheckLedger, "message id %q was already replayed successfully; the item is skipped, not re-sent", item.MsgID)
 	case strings.TrimSpace(item.OriginalSubject) == "":
 		return v.with(Block, CheckNoSubject, "no original subject: cannot be replayed; resolve it by hand")
-	case item.MsgID == "" && c == Dedupe:
+	case item.MsgID == "" && c.Class == Dedupe:
 		return v.with(Block, CheckNoMsgID, "the original message id is mandatory for dedupe and this item has none; resolve it by hand")
 	case item.MsgID == "":
 		return v.with(Block, CheckNoMsgID, "no message id: a replay must reuse the original identity and this item has none; resolve it by hand")
@@ -103,19 +132,27 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 		return v.with(Block, CheckSubject, "%s", item.SubjectRefusal)
 	}
 	switch {
-	case c == SameOperation && item.OperationID == "":
+	case c.Class == SameOperation && item.OperationID == "":
 		return v.with(Block, CheckNoOperationID, "cannot guarantee idempotency without an operation id; reconcile by hand")
-	case c == SameOperation && item.PayloadEdited:
+	case c.Class == SameOperation && item.PayloadEdited:
 		return v.with(Block, CheckEdited, "the payload was edited, and only the same operation with its original payload may be replayed; reconcile by hand")
-	case c == SameOperation && (item.OriginalPayloadSHA256 == "" || item.PayloadSHA256 == ""):
+	case c.Class == SameOperation && (item.OriginalPayloadSHA256 == "" || item.PayloadSHA256 == ""):
 		return v.with(Block, CheckPayloadHash, "no payload hash to compare with the one taken at ingest, so the payload cannot be shown unchanged; reconcile by hand")
-	case c == SameOperation && !strings.EqualFold(item.PayloadSHA256, item.OriginalPayloadSHA256):
+	case c.Class == SameOperation && !strings.EqualFold(item.PayloadSHA256, item.OriginalPayloadSHA256):
 		return v.with(Block, CheckPayloadHash, "the payload differs from the one received at ingest, and only the same operation with its original payload may be replayed; reconcile by hand")
-	case c == Revalidate && item.Principal == "":
+	case c.Class == Revalidate && item.Principal == "":
 		return v.with(Block, CheckNoPrincipal, "no original principal (Dlq-Principal), so their authority cannot be re-checked; resolve it by hand")
 	}
 	v.Outcome = Go
 	return v
+}
+
+// short is the first 12 hex digits of a hash, for sentences.
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
 }
 
 // JudgeDraft applies the rules of a selection to the verdicts (in order) of

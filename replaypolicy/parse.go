@@ -103,7 +103,7 @@ func Parse(name string, data []byte) (*Table, error) {
 		}
 	}
 	if v, ok := raw["rule"]; ok {
-		t.rules, t.patterns = p.rules(v)
+		t.rules, t.patterns, t.subjects = p.rules(v)
 	}
 	var sections map[string]any
 	if v, ok := raw["class"]; ok {
@@ -181,51 +181,59 @@ func (p *parser) err() error {
 }
 
 // rules validates the [[rule]] entries and returns the valid ones with their
-// compiled globs. Invalid rules are reported and left out (the table is
-// rejected anyway), so the shadowing check only compares real patterns.
-func (p *parser) rules(v any) ([]Rule, []pattern) {
+// compiled globs (item type and subject; a zero pattern where a rule has
+// none). Invalid rules are reported and left out (the table is rejected
+// anyway), so the shadowing check only compares real patterns.
+func (p *parser) rules(v any) ([]Rule, []pattern, []pattern) {
 	entries, ok := tables(v)
 	if !ok {
 		p.problem(p.loc.line("rule"), "", "rule", "rule must be an array of tables, written [[rule]] (with double brackets); got %s", typeName(v))
-		return nil, nil
+		return nil, nil, nil
 	}
 	var (
-		rules    []Rule
-		patterns []pattern
-		numbers  []int // 1-based rule number of rules[i], for messages
+		rules              []Rule
+		patterns, subjects []pattern
+		numbers            []int // 1-based rule number of rules[i], for messages
 	)
 	for i, e := range entries {
 		where := "rule " + strconv.Itoa(i+1)
 		idx := strconv.Itoa(i)
 		for _, k := range sortedKeys(e) {
-			if k != "item_type" && k != "class" {
-				p.problem(p.loc.line("rule", idx, k), where, k, "unknown key %q: a rule has item_type and class%s", k, suggest(k, "item_type", "class"))
+			if k != "item_type" && k != "subject" && k != "class" {
+				p.problem(p.loc.line("rule", idx, k), where, k, "unknown key %q: a rule has item_type, subject and class%s", k, suggest(k, "item_type", "subject", "class"))
 			}
 		}
-		glob, okGlob := p.str(e, "item_type", where, p.loc.line("rule", idx, "item_type"))
-		var pat pattern
-		if okGlob {
-			var err error
-			if pat, err = compilePattern(glob); err != nil {
-				p.problem(p.loc.line("rule", idx, "item_type"), where, "item_type", "item_type %q %v", glob, err)
-				okGlob = false
-			}
+		_, hasType := e["item_type"]
+		_, hasSubject := e["subject"]
+		if !hasType && !hasSubject {
+			p.problem(p.loc.line("rule", idx), where, "item_type", "item_type is missing: a rule matches an item_type, a subject, or both")
+			continue
 		}
+		pat, okGlob := p.glob(e, "item_type", hasType, where, idx)
+		subj, okSubj := p.glob(e, "subject", hasSubject, where, idx)
 		cls, okClass := p.str(e, "class", where, p.loc.line("rule", idx, "class"))
 		if okClass && !Class(cls).Valid() {
 			p.problem(p.loc.line("rule", idx, "class"), where, "class", "class %q is not one of %s%s", cls, classList(), suggestClass(cls))
 			okClass = false
 		}
-		if !okGlob || !okClass {
+		if !okGlob || !okSubj || !okClass {
 			continue
 		}
+		key := "item_type"
+		if pat.raw == "" {
+			key = "subject"
+		}
 		shadowed := false
-		for j, earlier := range patterns {
+		for j := range patterns {
 			switch {
-			case earlier.raw == pat.raw:
-				p.problem(p.loc.line("rule", idx, "item_type"), where, "item_type", "item_type %q repeats rule %d; the first match wins, so this rule is never used", glob, numbers[j])
-			case earlier.covers(pat):
-				p.problem(p.loc.line("rule", idx, "item_type"), where, "item_type", "item_type %q can never match: rule %d (%q) matches every item type it would; put the narrower rule first", glob, numbers[j], earlier.raw)
+			case patterns[j].raw == pat.raw && subjects[j].raw == subj.raw:
+				p.problem(p.loc.line("rule", idx, key), where, key, "%s repeats rule %d; the first match wins, so this rule is never used", describeRule(pat, subj), numbers[j])
+			case shadows(patterns[j], subjects[j], pat, subj) && subj.raw == "" && subjects[j].raw == "":
+				p.problem(p.loc.line("rule", idx, key), where, key, "item_type %q can never match: rule %d (%q) matches every item type it would; put the narrower rule first",
+					pat.raw, numbers[j], patterns[j].raw)
+			case shadows(patterns[j], subjects[j], pat, subj):
+				p.problem(p.loc.line("rule", idx, key), where, key, "%s can never match: rule %d (%s) matches everything it would; put the narrower rule first",
+					describeRule(pat, subj), numbers[j], describeRule(patterns[j], subjects[j]))
 			default:
 				continue
 			}
@@ -235,11 +243,55 @@ func (p *parser) rules(v any) ([]Rule, []pattern) {
 		if shadowed {
 			continue
 		}
-		rules = append(rules, Rule{ItemType: glob, Class: Class(cls)})
-		patterns = append(patterns, pat)
+		rules = append(rules, Rule{ItemType: pat.raw, Subject: subj.raw, Class: Class(cls)})
+		patterns, subjects = append(patterns, pat), append(subjects, subj)
 		numbers = append(numbers, i+1)
 	}
-	return rules, patterns
+	return rules, patterns, subjects
+}
+
+// glob reads and compiles the optional glob key of a rule; a rule without
+// it gets the zero pattern.
+func (p *parser) glob(e map[string]any, key string, present bool, where, idx string) (pattern, bool) {
+	if !present {
+		return pattern{}, true
+	}
+	raw, ok := p.str(e, key, where, p.loc.line("rule", idx, key))
+	if !ok {
+		return pattern{}, false
+	}
+	pat, err := compilePattern(raw)
+	if err != nil {
+		p.problem(p.loc.line("rule", idx, key), where, key, "%s %q %v", key, raw, err)
+		return pattern{}, false
+	}
+	return pat, true
+}
+
+// shadows reports whether an earlier rule (typ, subj) matches everything a
+// later rule (laterTyp, laterSubj) would, so the later one is never used.
+// Item-type rules and subject rules are tried apart: neither shadows the
+// other kind.
+func shadows(typ, subj, laterTyp, laterSubj pattern) bool {
+	if (typ.raw == "") != (laterTyp.raw == "") {
+		return false
+	}
+	if typ.raw != "" && !typ.covers(laterTyp) {
+		return false
+	}
+	return subj.raw == "" || (laterSubj.raw != "" && subj.covers(laterSubj))
+}
+
+// describeRule names a rule's globs for messages: item_type "x", subject "y".
+func describeRule(typ, subj pattern) string {
+	var parts []string
+	if typ.raw != "" {
+		parts = append(parts, fmt.Sprintf("item_type %q", typ.raw))
+	}
+	if subj.raw != "" {
+		parts = append(parts, fmt.Sprintf("subject %q", subj.raw))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // str reads a required string field of a rule.

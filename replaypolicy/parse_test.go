@@ -88,7 +88,7 @@ func TestParseErrors(t *testing.T) {
 			src:  lines(`# a comment`, `[[rule]]`, `itemtype = "search.*"`, `class = "rebuildable"`),
 			want: []string{
 				`bad.toml: line 2: rule 1: item_type is missing`,
-				`bad.toml: line 3: rule 1: unknown key "itemtype": a rule has item_type and class (did you mean "item_type"?)`,
+				`bad.toml: line 3: rule 1: unknown key "itemtype": a rule has item_type, subject and class (did you mean "item_type"?)`,
 			},
 		},
 		{
@@ -511,5 +511,81 @@ func TestDescribe(t *testing.T) {
 		if !strings.HasSuffix(got, ".") {
 			t.Errorf("Describe(%s) = %q, want a sentence ending in a period", tt.class, got)
 		}
+	}
+}
+
+// TestSubjectRules parses rules that match a target subject, alone or with
+// an item type: the class of an item is the stricter of its item type's and
+// its subject's, shadowing is checked within each kind, and files without
+// subject rules keep their version.
+func TestSubjectRules(t *testing.T) {
+	t.Parallel()
+	src := lines(
+		`[[rule]]`, `item_type = "search.*"`, `subject = "app.*.billing.>"`, `class = "revalidate"`,
+		`[[rule]]`, `item_type = "search.*"`, `class = "rebuildable"`,
+		`[[rule]]`, `subject = "app.*.orders.>"`, `class = "manual"`,
+		`[[rule]]`, `subject = "app.*.analytics.>"`, `class = "dedupe"`,
+	)
+	tbl, err := Parse("subjects.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		itemType, subject string
+		want              Class
+		bySubject         bool
+	}{
+		{"search.index_update", "app.acme.search.index_update", Rebuildable, false},
+		{"search.index_update", "app.acme.orders.refund", Manual, true},        // an easy type cannot reach a strict subject
+		{"search.index_update", "app.acme.billing.invoice", Revalidate, false}, // the type rule narrowed by subject
+		{"search.index_update", "app.acme.analytics.view", Dedupe, true},       // stricter than rebuildable
+		{"orders.refund", "app.acme.analytics.view", Manual, false},            // a subject never loosens
+		{"unknown.type", "app.acme.search.x", Manual, false},                   // unknown types stay manual
+	} {
+		c := tbl.ClassOf(tt.itemType, tt.subject)
+		if c.Class != tt.want || c.BySubject != tt.bySubject {
+			t.Errorf("ClassOf(%q, %q) = %+v; want %s (by subject %t)", tt.itemType, tt.subject, c, tt.want, tt.bySubject)
+		}
+	}
+	strict := testItem("search.index_update")
+	strict.OriginalSubject, strict.MsgID = "app.acme.orders.refund", "m-1"
+	v := JudgeItem(tbl, strict, AtDraft)
+	if v.Class != Manual || !strings.Contains(v.Reason+JudgeDraft(tbl, Manual, "acme", true, []Verdict{v, v})[1].Reason, "cannot be replayed in bulk") ||
+		v.prefix() != `manual (the target subject "app.acme.orders.refund" is manual by rule 3, stricter than item type "search.index_update"'s rebuildable): ` {
+		t.Errorf("JudgeItem of an easy type to a strict subject: %+v, prefix %q", v, v.prefix())
+	}
+	if c, _ := tbl.ClassFor("search.index_update"); c != Rebuildable {
+		t.Errorf("ClassFor ignores subject-narrowed rules; got %s", c)
+	}
+	again, err := Parse("again.toml", tbl.marshal())
+	if err != nil || again.Version() != tbl.Version() {
+		t.Errorf("marshal round trip: %v, version %s vs %s", err, again.Version(), tbl.Version())
+	}
+
+	old := lines(`[[rule]]`, `item_type = "search.*"`, `class = "rebuildable"`)
+	a, err := Parse("a.toml", []byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "quarantine replaypolicy canonical v1\nrule \"search.*\" rebuildable\n"; !strings.HasPrefix(a.canonical(), want) {
+		t.Errorf("a file without subject rules hashes as before: %q", a.canonical())
+	}
+
+	for name, tt := range map[string]struct{ src, want string }{
+		"Neither":           {lines(`[[rule]]`, `class = "manual"`), `rule 1: item_type is missing: a rule matches an item_type, a subject, or both`},
+		"BadSubject":        {lines(`[[rule]]`, `subject = "app.>.x"`, `class = "manual"`), `rule 1: subject "app.>.x" has ">" before the last token`},
+		"SubjectShadow":     {lines(`[[rule]]`, `subject = "app.>"`, `class = "manual"`, `[[rule]]`, `subject = "app.acme.x"`, `class = "dedupe"`), `rule 2: subject "app.acme.x" can never match: rule 1 (subject "app.>")`},
+		"RepeatedSubject":   {lines(`[[rule]]`, `item_type = "a.b"`, `subject = "x.y"`, `class = "manual"`, `[[rule]]`, `item_type = "a.b"`, `subject = "x.y"`, `class = "dedupe"`), `rule 2: item_type "a.b", subject "x.y" repeats rule 1`},
+		"NarrowedAfterWide": {lines(`[[rule]]`, `item_type = "a.*"`, `class = "manual"`, `[[rule]]`, `item_type = "a.b"`, `subject = "x.y"`, `class = "dedupe"`), `rule 2: item_type "a.b", subject "x.y" can never match: rule 1 (item_type "a.*")`},
+	} {
+		_, err := Parse("bad.toml", []byte(tt.src))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v; want it to contain %q", name, err, tt.want)
+		}
+	}
+	// A type rule and a subject rule with the same subject do not shadow each other.
+	if _, err := Parse("ok.toml", []byte(lines(`[[rule]]`, `item_type = "a.*"`, `subject = "x.>"`, `class = "dedupe"`,
+		`[[rule]]`, `subject = "x.>"`, `class = "manual"`))); err != nil {
+		t.Errorf("kinds are apart: %v", err)
 	}
 }

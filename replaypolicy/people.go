@@ -1,6 +1,12 @@
 package replaypolicy
 
-import "github.com/quarantine-console/quarantine"
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/quarantine-console/quarantine"
+)
 
 // Separation of duties: who may act on a request besides what their roles
 // allow. The route's permission (authz) is checked before these; these say
@@ -35,6 +41,29 @@ func MayEditPayload(class Class, requester, actor quarantine.Actor) Verdict {
 	v := requesterOnly(requester, actor, "only the requester can edit a request")
 	if v.Outcome == Go && class == SameOperation {
 		return v.plain(Block, CheckEditClass, "same_operation payloads cannot be edited: the operation must be repeated exactly")
+	}
+	return v
+}
+
+// JudgeEdit says whether actor may replace a payload of a request of class
+// made by requester, giving reason: MayEditPayload, and the edit needs a
+// reason (approvers and auditors read it beside the change). An edit makes
+// the request need one approver whatever its class (JudgeRequest).
+func JudgeEdit(class Class, requester, actor quarantine.Actor, reason string) Verdict {
+	v := MayEditPayload(class, requester, actor)
+	if v.Outcome == Go && strings.TrimSpace(reason) == "" {
+		return v.plain(Block, CheckEditReason, "say why the payload is changed: the approver reads it beside the change")
+	}
+	return v
+}
+
+// JudgeDraftAge says whether a draft made at created may still be
+// submitted at now, when drafts live for ttl (0: forever): a selection is
+// frozen for review, not kept around to be submitted whenever.
+func JudgeDraftAge(created, now time.Time, ttl time.Duration) Verdict {
+	v := Verdict{Rule: -1, Outcome: Go}
+	if ttl > 0 && !now.Before(created.Add(ttl)) {
+		return v.plain(Block, CheckDraftExpired, fmt.Sprintf("this selection expired %s after it was made; select again", formatDuration(ttl)))
 	}
 	return v
 }

@@ -90,6 +90,11 @@ func TestRules(t *testing.T) {
 		{CheckClosed, Block, judge("search.x", AtRequest, func(i *Item) { i.Status = "discarded" }), "discarded item cannot be replayed"},
 		{CheckStatus, Block, judge("search.x", AtRequest, func(i *Item) { i.Status = "frozen" }), `status "frozen"`},
 		{CheckInRequest, Block, judge("search.x", AtDraft, func(i *Item) { i.Status = "replay_requested" }), "already requested"},
+		{CheckInRequest, Block, judge("search.x", AtRequest, func(i *Item) { i.Request, i.HeldBy = 7, 5 }), "replay request 5 already holds this dead letter"},
+		{CheckNotHeld, Block, judge("search.x", AtExecution, func(i *Item) { i.Request, i.HeldBy = 7, 0 }), "quarantined now, no longer held by this request"},
+		{CheckPayloadChange, Block, judge("search.x", AtExecution, func(i *Item) {
+			i.Status, i.Request, i.HeldBy, i.ApprovedSHA256 = "replay_requested", 7, 7, "ffff0000ffff0000"
+		}), "is not the one approved (ffff0000ffff)"},
 		{CheckLedger, Done, judge("analytics.event", AtDraft, func(i *Item) { i.AlreadyReplayed = true }), "was already replayed"},
 		{CheckNoSubject, Block, judge("search.x", AtDraft, func(i *Item) { i.OriginalSubject = " " }), "no original subject"},
 		{CheckNoMsgID, Block, judge("analytics.event", AtDraft, func(i *Item) { i.MsgID = "" }), "mandatory for dedupe"},
@@ -119,6 +124,15 @@ func TestRules(t *testing.T) {
 		{CheckOwnRequest, Block, func() Verdict { return MayApprove(testRequest(tbl), aliceElsewhere) }, "your own request"},
 		{CheckNotRequester, Block, func() Verdict { return MayCancel(alice, bob) }, "only the requester"},
 		{CheckEditClass, Block, func() Verdict { return MayEditPayload(SameOperation, alice, alice) }, "cannot be edited"},
+		{CheckEditReason, Block, func() Verdict { return JudgeEdit(Rebuildable, alice, alice, " ") }, "say why the payload is changed"},
+		{CheckDraftExpired, Block, func() Verdict { return JudgeDraftAge(testNow.Add(-time.Hour), testNow, time.Hour) }, "expired 1h after it was made"},
+		{CheckApprovals, Wait, require("search.x", alice, func(r *Request) { r.PayloadEdited = true }), "a payload was edited, so it waits for approval by one approver"},
+		{CheckOwnRequest, Block, func() Verdict {
+			verified := func(a quarantine.Actor, email string) quarantine.Actor { a.Email, a.EmailVerified = email, true; return a }
+			req := testRequest(tbl)
+			req.Requester = verified(alice, "alice@example.com")
+			return MayApprove(req, verified(otherAlice, "Alice@Example.com")) // another account, the same verified email
+		}, "your own request"},
 
 		{CheckCancelled, Cancel, run(func(r *Run) { r.Status = "cancelled" }), "was cancelled"},
 		{CheckRequestStatus, Block, run(func(r *Run) { r.Status = "rejected" }), "the request is rejected"},

@@ -16,13 +16,18 @@ import (
 // invalid quarantine.Error.
 var ErrInvalidRate = quarantine.Errorf(quarantine.EINVALID, "invalid replay rate")
 
-// Rule maps an item-type glob to a class. Rules are tried in order and the
-// first match wins.
+// Rule maps an item-type glob, a target-subject glob, or both, to a class.
+// A rule with an item type (narrowed to a subject when it has one too) is
+// an item-type rule; a rule with only a subject is a subject rule. Each
+// kind is tried in order and the first match wins; an item's class is the
+// stricter of the two answers (see [Table.ClassOf]).
 type Rule struct {
-	// ItemType is the glob as written in the file; see the package's glob
-	// syntax: "*" is one token, a trailing ">" the rest.
+	// ItemType and Subject are the globs as written in the file ("" when
+	// the rule has none); see the package's glob syntax: "*" is one token,
+	// a trailing ">" the rest.
 	ItemType string
-	// Class is the class of the item types the glob matches.
+	Subject  string
+	// Class is the class of what the rule matches.
 	Class Class
 }
 
@@ -31,7 +36,8 @@ type Rule struct {
 type Table struct {
 	name     string
 	rules    []Rule
-	patterns []pattern // compiled rules[i].ItemType
+	patterns []pattern // compiled rules[i].ItemType (raw "" when it has none)
+	subjects []pattern // compiled rules[i].Subject (raw "" when it has none)
 	knobs    map[Class]Knobs
 	version  string
 }
@@ -68,16 +74,75 @@ func (t *Table) Knobs(c Class) (Knobs, bool) {
 	return k, ok
 }
 
-// ClassFor returns the class of itemType and the index of the rule that
-// matched it, or [Manual] and -1 when no rule matches: an item type nobody
-// classified gets the strictest treatment.
+// ClassFor returns the class of itemType by the item-type rules that name
+// no subject, and the index of the rule that matched it, or [Manual] and -1
+// when no rule matches: an item type nobody classified gets the strictest
+// treatment. The class of an item that is replayed somewhere is
+// [Table.ClassOf].
 func (t *Table) ClassFor(itemType string) (Class, int) {
 	for i, p := range t.patterns {
-		if p.match(itemType) {
+		if p.raw != "" && t.subjects[i].raw == "" && p.match(itemType) {
 			return t.rules[i].Class, i
 		}
 	}
 	return Manual, -1
+}
+
+// Classing is how an item's class was found: the class its item type maps
+// to, the class its target subject maps to, and the stricter of the two.
+type Classing struct {
+	// Class is the stricter of TypeClass and SubjectClass.
+	Class Class
+	// TypeClass and TypeRule: the first item-type rule that matches the
+	// item type (and the subject, when the rule names one); Manual and -1
+	// when none does.
+	TypeClass Class
+	TypeRule  int
+	// SubjectClass and SubjectRule: the first subject rule that matches
+	// the target subject; "" and -1 when none does (the subject then does
+	// not tighten anything).
+	SubjectClass Class
+	SubjectRule  int
+	// BySubject: the subject rule is strictly stricter, so it decided.
+	BySubject bool
+}
+
+// Rule is the index of the rule that decided the class (-1: no rule
+// matched the item type and it fell to manual).
+func (c Classing) Rule() int {
+	if c.BySubject {
+		return c.SubjectRule
+	}
+	return c.TypeRule
+}
+
+// ClassOf returns the class of an item of itemType replayed to subject: the
+// stricter (see [Stricter]) of what its item type and its target subject
+// map to, so that a producer cannot file a dead letter under an easy item
+// type to reach a strict subject.
+func (t *Table) ClassOf(itemType, subject string) Classing {
+	c := Classing{TypeClass: Manual, TypeRule: -1, SubjectRule: -1}
+	for i, p := range t.patterns {
+		if p.raw == "" || !p.match(itemType) {
+			continue
+		}
+		if s := t.subjects[i]; s.raw != "" && !s.match(subject) {
+			continue
+		}
+		c.TypeClass, c.TypeRule = t.rules[i].Class, i
+		break
+	}
+	for i, s := range t.subjects {
+		if t.patterns[i].raw == "" && s.raw != "" && s.match(subject) {
+			c.SubjectClass, c.SubjectRule = t.rules[i].Class, i
+			break
+		}
+	}
+	c.Class = c.TypeClass
+	if c.SubjectRule >= 0 && Stricter(c.SubjectClass, c.TypeClass) {
+		c.Class, c.BySubject = c.SubjectClass, true
+	}
+	return c
 }
 
 // Stale reports whether a request made under policy version may no longer
@@ -178,7 +243,11 @@ func (t *Table) canonical() string {
 	var b strings.Builder
 	b.WriteString("quarantine replaypolicy canonical v1\n")
 	for _, r := range t.rules {
-		fmt.Fprintf(&b, "rule %q %s\n", r.ItemType, r.Class)
+		if r.Subject == "" {
+			fmt.Fprintf(&b, "rule %q %s\n", r.ItemType, r.Class) // as before subject rules, so old files keep their version
+			continue
+		}
+		fmt.Fprintf(&b, "rule %q subject %q %s\n", r.ItemType, r.Subject, r.Class)
 	}
 	for _, c := range classOrder() {
 		k := t.knobs[c]
@@ -200,7 +269,14 @@ func (t *Table) computeVersion() string {
 func (t *Table) marshal() []byte {
 	var b strings.Builder
 	for _, r := range t.rules {
-		fmt.Fprintf(&b, "[[rule]]\nitem_type = %q\nclass = %q\n\n", r.ItemType, r.Class)
+		b.WriteString("[[rule]]\n")
+		if r.ItemType != "" {
+			fmt.Fprintf(&b, "item_type = %q\n", r.ItemType)
+		}
+		if r.Subject != "" {
+			fmt.Fprintf(&b, "subject = %q\n", r.Subject)
+		}
+		fmt.Fprintf(&b, "class = %q\n\n", r.Class)
 	}
 	for _, c := range classOrder() {
 		k := t.knobs[c]

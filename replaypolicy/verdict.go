@@ -65,9 +65,12 @@ const (
 // Verdict is what a rule says about one item (or one request).
 type Verdict struct {
 	// Class is the item's replay class and Rule the index in Table.Rules of
-	// the rule that gave it (-1: no rule matched and it fell to manual).
-	Class Class
-	Rule  int
+	// the rule that gave it (-1: no rule matched and it fell to manual);
+	// Classing says how (JudgeItem: the item type's class, the target
+	// subject's, and which was stricter).
+	Class    Class
+	Rule     int
+	Classing Classing
 	// Outcome is what becomes of the item; Check names the check that
 	// decided it ("" for Go) and Reason is the sentence shown to the
 	// operator, naming the class.
@@ -91,7 +94,9 @@ const (
 	CheckReplayed      = "replayed"        // the dead letter's status is replayed
 	CheckClosed        = "closed"          // it was discarded or resolved
 	CheckStatus        = "unknown-status"  // a status the rules do not know
-	CheckInRequest     = "in-request"      // at draft: another request holds it
+	CheckInRequest     = "in-request"      // another open request holds it
+	CheckNotHeld       = "not-held"        // at execution: the dead letter is no longer held by this request
+	CheckPayloadChange = "payload-changed" // at execution: the bytes to send are not the ones approved
 	CheckLedger        = "ledger"          // the ledger has its identity (dedupe, and at execution same_operation)
 	CheckNoSubject     = "no-subject"      // no original subject
 	CheckNoMsgID       = "no-msg-id"       // no message id to replay under
@@ -121,6 +126,8 @@ const (
 	CheckOwnRequest   = "own-request"            // a requester approving their own request
 	CheckNotRequester = "not-requester"          // someone other than the requester cancels or edits
 	CheckEditClass    = "edit-class"             // an edit of a class whose payload is never edited
+	CheckEditReason   = "edit-reason"            // a payload edit without a reason
+	CheckDraftExpired = "draft-expired"          // a draft older than its time to live
 
 	// Execution (JudgeRun, JudgeJob).
 	CheckCancelled        = "cancelled"               // the request was cancelled
@@ -139,29 +146,35 @@ const (
 func Checks() []string {
 	return []string{
 		CheckNoPolicy,
-		CheckReplayed, CheckClosed, CheckStatus, CheckInRequest, CheckLedger, CheckNoSubject, CheckNoMsgID,
+		CheckReplayed, CheckClosed, CheckStatus, CheckInRequest, CheckNotHeld, CheckPayloadChange, CheckLedger, CheckNoSubject, CheckNoMsgID,
 		CheckPayloadGone, CheckSubject, CheckNoOperationID, CheckEdited, CheckPayloadHash, CheckNoPrincipal,
 		CheckMayRequest, CheckBulk, CheckBulkCap,
 		CheckNothingLeft, CheckRequester, CheckActor, CheckPolicy, CheckReason, CheckNoItems, CheckRate, CheckIntent,
-		CheckApprovals, CheckConfirmation, CheckOwnRequest, CheckNotRequester, CheckEditClass,
+		CheckApprovals, CheckConfirmation, CheckOwnRequest, CheckNotRequester, CheckEditClass, CheckEditReason, CheckDraftExpired,
 		CheckCancelled, CheckRequestStatus, CheckExpired, CheckAuthorityUnread, CheckRequesterRights,
 		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny,
 	}
 }
 
-// prefix starts every sentence about an item of class c: the class, or for
-// an item type no rule matched, why it is manual.
-func prefix(c Class, rule int, itemType string) string {
-	if rule < 0 {
-		return fmt.Sprintf("manual (no rule matches item type %q): ", itemType)
+// prefix starts every sentence about an item: its class and, when that is
+// not plain from its item type, why: an item type no rule matched is
+// manual, and a target subject whose rule is stricter than the item type's
+// decides.
+func (v Verdict) prefix() string {
+	switch c := v.Classing; {
+	case c.BySubject:
+		return fmt.Sprintf("%s (the target subject %q is %s by rule %d, stricter than item type %q's %s): ",
+			v.Class, v.Item.OriginalSubject, c.SubjectClass, c.SubjectRule+1, v.Item.ItemType, c.TypeClass)
+	case v.Rule < 0:
+		return fmt.Sprintf("manual (no rule matches item type %q): ", v.Item.ItemType)
 	}
-	return string(c) + ": "
+	return string(v.Class) + ": "
 }
 
 // with returns v decided by check with outcome o and a sentence that names
 // the class.
 func (v Verdict) with(o Outcome, check, format string, args ...any) Verdict {
-	return v.plain(o, check, prefix(v.Class, v.Rule, v.Item.ItemType)+fmt.Sprintf(format, args...))
+	return v.plain(o, check, v.prefix()+fmt.Sprintf(format, args...))
 }
 
 // plain returns v decided by check with outcome o and the sentence reason.
