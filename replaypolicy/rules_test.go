@@ -128,7 +128,10 @@ func TestRules(t *testing.T) {
 		{CheckDraftExpired, Block, func() Verdict { return JudgeDraftAge(testNow.Add(-time.Hour), testNow, time.Hour) }, "expired 1h after it was made"},
 		{CheckApprovals, Wait, require("search.x", alice, func(r *Request) { r.PayloadEdited = true }), "a payload was edited, so it waits for approval by one approver"},
 		{CheckOwnRequest, Block, func() Verdict {
-			verified := func(a quarantine.Actor, email string) quarantine.Actor { a.Email, a.EmailVerified = email, true; return a }
+			verified := func(a quarantine.Actor, email string) quarantine.Actor {
+				a.Email, a.EmailVerified = email, true
+				return a
+			}
 			req := testRequest(tbl)
 			req.Requester = verified(alice, "alice@example.com")
 			return MayApprove(req, verified(otherAlice, "Alice@Example.com")) // another account, the same verified email
