@@ -3,6 +3,7 @@ package dlq
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,7 +31,9 @@ type CloseInput struct {
 // reason; one audit row per item in the same transaction. It is atomic: if
 // any named dead letter is missing, outside the scope, or not open
 // (quarantined or replay failed), nothing changes and it returns a conflict
-// (not_found for a single item outside the scope).
+// (not_found for a single item outside the scope). The ids it refuses in
+// the scope, and ids of no dead letter, are audited as denied (one row);
+// those outside the scope are the route's to audit.
 func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor, meta quarantine.RequestMeta) (int, error) {
 	in.Reason = strings.TrimSpace(in.Reason)
 	switch {
@@ -44,6 +47,7 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor
 		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EINVALID, "at most %d at once, got %d", MaxBulkClose, len(in.IDs)))
 	}
 	n := 0
+	var done []int64 // what the UPDATE took, before it rolled back
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `UPDATE dead_letters SET status = $2, version = version + 1, updated_at = now()
             WHERE id = ANY($1)
@@ -63,6 +67,7 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor
 			e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.Reason = tenant, "dead_letter", strconv.FormatInt(id, 10), msgID, opID, in.Reason
 			e.After = map[string]any{"status": in.To, "version": before + 1}
 			events = append(events, e)
+			done = append(done, id)
 			return nil
 		})
 		if err != nil {
@@ -87,8 +92,56 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor
 		_, err = audit.AppendBatch(ctx, tx, events)
 		return err
 	})
+	if quarantine.ErrorCode(err) == quarantine.ECONFLICT {
+		if aerr := s.auditRefusedClose(ctx, in, done, actor, meta); aerr != nil {
+			return 0, aerr
+		}
+	}
 	if err != nil {
 		return 0, fmt.Errorf("close dead letters: %w", err)
 	}
 	return n, nil
+}
+
+// auditRefusedClose writes the denied row of a close that changed nothing:
+// every named id it would not take (not done), but those outside the scope.
+func (s *Store) auditRefusedClose(ctx context.Context, in CloseInput, done []int64, actor quarantine.Actor, meta quarantine.RequestMeta) error {
+	rows, err := s.pool.Query(ctx, `SELECT id, tenant, status, version FROM dead_letters WHERE id = ANY($1)`, in.IDs)
+	if err != nil {
+		return fmt.Errorf("audit refused close: %w", err)
+	}
+	type state struct {
+		tenant  string
+		status  Status
+		version int32
+	}
+	found := map[int64]state{}
+	var id int64
+	var st state
+	if _, err := pgx.ForEachRow(rows, []any{&id, &st.tenant, &st.status, &st.version}, func() error { found[id] = st; return nil }); err != nil {
+		return fmt.Errorf("audit refused close: %w", err)
+	}
+	refused := RefusedIDs{}
+	for _, id := range in.IDs {
+		st, ok := found[id]
+		switch {
+		case slices.Contains(done, id):
+		case !ok:
+			refused.Add(id, "no such dead letter")
+		case !in.All && !slices.Contains(in.Tenants, st.tenant):
+			// another tenant's: the route audited it
+		case st.status != StatusQuarantined && st.status != StatusReplayFailed:
+			refused.Add(id, fmt.Sprintf("not open (%s)", st.status))
+		default:
+			refused.Add(id, fmt.Sprintf("changed since it was loaded (version %d)", st.version))
+		}
+	}
+	if refused.Len() == 0 {
+		return nil
+	}
+	e := audit.NewEvent(actor, meta, "deadletter."+map[Status]string{StatusDiscarded: "discard", StatusResolved: "resolve"}[in.To])
+	if _, err := audit.AppendFunc(ctx, s.pool, refused.Event(e)); err != nil {
+		return fmt.Errorf("audit refused close: %w", err)
+	}
+	return nil
 }

@@ -195,3 +195,25 @@ func JudgeDraft(t *Table, class Class, tenant string, mayRequest bool, verdicts 
 	}
 	return out
 }
+
+// ListedOverCap is how many dead letters of a class over its bulk cap a
+// selection may still hold: a draft lists each of them with why it cannot
+// go. A larger group is refused before anything of it is read.
+const ListedOverCap = 1000
+
+// JudgeSelection says whether n dead letters of class in tenant may be
+// drafted at all, before anything but their tenant, item type and subject
+// is read: at most the class's bulk cap, or ListedOverCap, whichever is
+// more (JudgeDraft then blocks, one by one, what is over the cap).
+func JudgeSelection(t *Table, class Class, tenant string, n int) Verdict {
+	v := Verdict{Class: class, Rule: -1, Outcome: Go}
+	if t == nil {
+		return v
+	}
+	k, _ := t.Knobs(class)
+	if n > max(k.BulkCap, ListedOverCap) {
+		return v.plain(Block, CheckBulkCap, fmt.Sprintf("the selection holds %d %s dead letters of tenant %s, and one %s request takes at most %d: narrow it",
+			n, class, tenant, class, k.BulkCap))
+	}
+	return v
+}

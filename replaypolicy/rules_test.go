@@ -108,6 +108,7 @@ func TestRules(t *testing.T) {
 		{CheckMayRequest, Block, draft(Rebuildable, false, 1), "you may not request rebuildable replays in tenant acme"},
 		{CheckBulk, Block, draft(Manual, true, 2), "manual items cannot be replayed in bulk"},
 		{CheckBulkCap, Block, draft(Rebuildable, true, 10001), "allows at most 10000 items"},
+		{CheckBulkCap, Block, func() Verdict { return JudgeSelection(tbl, Rebuildable, "acme", 10001) }, "one rebuildable request takes at most 10000: narrow it"},
 
 		{CheckNothingLeft, Done, func() Verdict { _, v := JudgeRequest(tbl, nil, Request{Class: Rebuildable}); return v }, "nothing to replay"},
 		{CheckRequester, Block, request("search.x", func(r *Request) { r.Requester = quarantine.Actor{Email: "a@x"} }), "requester is not identified"},

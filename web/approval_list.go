@@ -14,7 +14,7 @@ import (
 func (s *Server) approvalList(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, me := userOf(c), userOf(c).Actor
-	scope := s.tenantsWith(ctx, u, replayObjects, authz.ActApprove)
+	scope := s.replayScope(ctx, u, authz.ActApprove)
 	reqs, err := s.deps.Replays.Pending(ctx, scope.Tenants, scope.All)
 	if err != nil {
 		return err

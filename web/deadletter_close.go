@@ -46,16 +46,22 @@ func (s *Server) closeOne(c echo.Context, to dlq.Status, act, done string) error
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/deadletters/%d", id))
 }
 
-// deadLetterCloseBulk discards or resolves a selection (at most
-// dlq.MaxBulkClose), all or nothing.
-func (s *Server) deadLetterCloseBulk(c echo.Context) error {
+// deadLetterDiscardBulk discards a selection; deadLetterResolveBulk marks
+// one resolved by hand. Each has its own route and permission.
+func (s *Server) deadLetterDiscardBulk(c echo.Context) error {
+	return s.closeBulk(c, dlq.StatusDiscarded, authz.ActDiscard)
+}
+
+func (s *Server) deadLetterResolveBulk(c echo.Context) error {
+	return s.closeBulk(c, dlq.StatusResolved, authz.ActResolve)
+}
+
+// closeBulk discards or resolves a selection (at most dlq.MaxBulkClose),
+// all or nothing, in the tenants where the user may do act.
+func (s *Server) closeBulk(c echo.Context, to dlq.Status, act string) error {
 	form, err := c.FormParams()
 	if err != nil {
 		return quarantine.Errorf(quarantine.EINVALID, "The form could not be read.")
-	}
-	to, act := dlq.StatusDiscarded, authz.ActDiscard
-	if form.Get("action") == "resolve" {
-		to, act = dlq.StatusResolved, authz.ActResolve
 	}
 	ids, err := readSelection(form).Validate()
 	if err != nil {

@@ -71,7 +71,7 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 			if len(s.deps.Access.Roles(u)) == 0 {
 				return s.render(c, http.StatusForbidden, s.noAccessPage(c))
 			}
-			if r.Access == AccessPerm && !s.deps.Access.CanSomewhere(u, r.Perm.Object, r.Perm.Action, nil) {
+			if r.Access == AccessPerm && !PermittedSomewhere(s.deps.Access, u, r.Perm) {
 				return s.deny(c, "", r.Perm.Object+":"+r.Perm.Action, "route "+r.Method+" "+r.Path)
 			}
 			if r.Tenancy == EveryTenant && !s.deps.Access.Scope(u, r.Perm.Object, r.Perm.Action, nil).All {

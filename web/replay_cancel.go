@@ -25,6 +25,9 @@ func (s *Server) replayCancel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.mayOnClass(c, req, authz.ActCancel); err != nil {
+		return err
+	}
 	reason := cancelForm{Reason: c.FormValue("reason")}.Validate()
 	if err := s.deps.Replays.Cancel(c.Request().Context(), req.ID, userOf(c).Actor, reason, authz.RequestMeta(c)); err != nil {
 		return s.requestFormError(c, err, "cancel")

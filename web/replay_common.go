@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"net/url"
 	"strconv"
 	"strings"
@@ -85,6 +87,21 @@ func itemRows(items []replay.Item) []views.ReplayItemRow {
 
 func (s *Server) tenantsWith(ctx context.Context, u authz.User, obj, act string) authz.Scope {
 	return s.deps.Access.Scope(u, obj, act, s.knownTenants(ctx))
+}
+
+// replayScope is where u may do act on the replays of some class.
+func (s *Server) replayScope(ctx context.Context, u authz.User, act string) authz.Scope {
+	set := map[string]bool{}
+	for _, obj := range (Permission{Object: replayObjects, Action: act}).Objects() {
+		sc := s.tenantsWith(ctx, u, obj, act)
+		if sc.All {
+			return sc
+		}
+		for _, t := range sc.Tenants {
+			set[t] = true
+		}
+	}
+	return authz.Scope{Tenants: slices.Sorted(maps.Keys(set))}
 }
 
 // selectionForm is the dead letters a form selects: the repeated "id"

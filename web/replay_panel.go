@@ -48,8 +48,9 @@ func (s *Server) replayPanel(c echo.Context, d dlq.DeadLetter) (templ.Component,
 func (s *Server) bulkActions(c echo.Context, q url.Values, m views.DeadLetterListModel) templ.Component {
 	u := userOf(c)
 	b := views.BulkActionsModel{
-		CanReplay:  s.deps.Access.CanSomewhere(u, replayObjects, authz.ActRequest, nil),
+		CanReplay:  PermittedSomewhere(s.deps.Access, u, Permission{Object: replayObjects, Action: authz.ActRequest}),
 		CanDiscard: s.deps.Access.CanSomewhere(u, authz.ObjDeadLetter, authz.ActDiscard, nil),
+		CanResolve: s.deps.Access.CanSomewhere(u, authz.ObjDeadLetter, authz.ActResolve, nil),
 		ReturnTo:   views.PathDeadLetters + encodeQuery(q),
 	}
 	if filter := without(q, "before", "after", "count"); len(filter) > 0 && len(m.Rows) > 0 {
@@ -61,7 +62,7 @@ func (s *Server) bulkActions(c echo.Context, q url.Values, m views.DeadLetterLis
 			}
 		}
 	}
-	if !b.CanReplay && !b.CanDiscard {
+	if !b.CanReplay && !b.CanDiscard && !b.CanResolve {
 		return nil
 	}
 	return views.DeadLetterBulkActions("", b)

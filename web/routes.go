@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // Access is what a route requires of the caller.
@@ -18,10 +19,39 @@ const (
 	AccessPerm                   // a signed-in person holding Perm in at least one tenant
 )
 
-// Permission is an action on an object of the authorization model.
+// Permission is an action on an object of the authorization model. An
+// object that ends in ":*" names a family ("replay:*": the replays of every
+// policy class): a route of it lets through whoever holds the action on
+// any member somewhere (a line "replay:rebuildable request" is enough to
+// reach the replay routes), and its handler checks the member it touches
+// (the class of the request or the dead letters).
 type Permission struct {
 	Object string
 	Action string
+}
+
+// Objects are the objects p stands for: the members of its family (every
+// replay class), or its one object.
+func (p Permission) Objects() []string {
+	if p.Object != replayObjects {
+		return []string{p.Object}
+	}
+	var out []string
+	for _, c := range replaypolicy.KnownClasses() {
+		out = append(out, authz.ReplayObject(string(c)))
+	}
+	return out
+}
+
+// PermittedSomewhere reports whether u holds p in at least one tenant: the
+// action on its object, or on any member of its family.
+func PermittedSomewhere(a *authz.Access, u authz.User, p Permission) bool {
+	for _, obj := range p.Objects() {
+		if a.CanSomewhere(u, obj, p.Action, nil) {
+			return true
+		}
+	}
+	return false
 }
 
 // Tenancy is how a route finds the tenant of what it touches. Every route

@@ -6,12 +6,13 @@ import (
 	"github.com/quarantine-console/quarantine/authz"
 )
 
-// replayObjects is the object of routes that act on replays of any class;
-// handlers check the class of the request they touch.
+// replayObjects is the object of routes that act on replays of any class:
+// the route needs the action on the replays of some class (Permission),
+// the handler checks the class of the request or dead letters it touches.
 const replayObjects = "replay:*"
 
-// replayRoutes are replay requests, approvals, discard and resolve, and the
-// policy page.
+// replayRoutes are replay requests, approvals, discard and resolve (one
+// route each, so that each has its own permission), and the policy page.
 func (s *Server) replayRoutes() []Route {
 	req, batch, dl, selection := s.requestLocator(), s.batchLocator(), s.deadLetterLocator(), s.selectionLocator()
 	return []Route{
@@ -29,6 +30,7 @@ func (s *Server) replayRoutes() []Route {
 		perm(http.MethodGet, "/policy", authz.ObjPolicy, authz.ActRead, s.policyPage).global(),
 		perm(http.MethodPost, "/deadletters/:id/discard", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterDiscard).of(dl),
 		perm(http.MethodPost, "/deadletters/:id/resolve", authz.ObjDeadLetter, authz.ActResolve, s.deadLetterResolve).of(dl),
-		perm(http.MethodPost, "/deadletters/close", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterCloseBulk).selects(selection),
+		perm(http.MethodPost, "/deadletters/discard", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterDiscardBulk).selects(selection),
+		perm(http.MethodPost, "/deadletters/resolve", authz.ObjDeadLetter, authz.ActResolve, s.deadLetterResolveBulk).selects(selection),
 	}
 }

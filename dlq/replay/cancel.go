@@ -23,23 +23,36 @@ const (
         result = CASE WHEN state = 'unknown' THEN 'cancelled by the requester; the last attempt''s outcome is unknown (PubAck lost)'
                       ELSE 'cancelled by the requester' END
         WHERE request_id = $1 AND state IN ('pending', 'unknown')` // published ones stay published
-	// What a closed request did not publish goes back to quarantine.
+	// What a closed request did not publish goes back to quarantine; a job
+	// a worker holds is left to it, and its record says what became of it.
 	requeueItems = `UPDATE dead_letters d SET status = 'quarantined', version = d.version + 1, updated_at = now()
-        FROM replay_items i WHERE i.request_id = $1 AND d.id = i.dead_letter_id AND i.skip_reason = ''
-        AND d.status = 'replay_requested' -- only what this request holds
-        AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = d.id AND j.state = 'published')`
+        FROM replay_items i WHERE i.request_id = $1 AND d.id = i.dead_letter_id AND i.held -- only what this request holds
+        AND d.status = 'replay_requested'
+        AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = d.id AND j.state IN ('published', 'claimed'))`
+	// A closed request lets go of its dead letters, but those of jobs a
+	// worker holds (released when it records them).
+	releaseItems = `UPDATE replay_items i SET held = false WHERE i.request_id = $1 AND i.held
+        AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = i.dead_letter_id AND j.state = 'claimed')`
 	setRequestStatus = `UPDATE replay_requests SET status = $2, status_reason = $3, version = version + 1,
         finished_at = CASE WHEN $2 IN ('done', 'rejected', 'cancelled', 'void') THEN now() ELSE finished_at END
         WHERE id = $1`
-	// Only a live item is edited; the old hash is read in the same statement.
-	editPayload = `UPDATE replay_items SET payload = $3, payload_sha256 = $4
-        WHERE request_id = $1 AND dead_letter_id = $2 AND skip_reason = ''
-        RETURNING (SELECT payload_sha256 FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2)`
+	// Only a live item is edited; the hash it had and the one taken at
+	// ingest are read in the same statement (the subquery sees the row as
+	// it was).
+	editPayload = `UPDATE replay_items i SET payload = $3, payload_sha256 = $4, edit_reason = $5, edited_at = $6
+        FROM dead_letters d
+        WHERE i.request_id = $1 AND i.dead_letter_id = $2 AND i.skip_reason = '' AND d.id = i.dead_letter_id
+        RETURNING (SELECT payload_sha256 FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2), d.payload_sha256, i.msg_id`
 	// Approvals of the old intent no longer count.
 	deleteApprovals = `DELETE FROM replay_approvals WHERE request_id = $1`
-	setIntent       = `UPDATE replay_requests SET payload_edited = true, intent_hash = $2, version = version + 1 WHERE id = $1`
+	setIntent       = `UPDATE replay_requests SET payload_edited = true, intent_hash = $2, version = version + 1
+        WHERE id = $1 AND status IN ('draft', 'pending_approval')` // never the intent of an approved request
 	// Drafts and requests waiting for approval: the ones a new policy can void.
 	selectUnapproved = `SELECT ` + requestColumns + ` FROM replay_requests WHERE status IN ('draft', 'pending_approval') FOR UPDATE`
+	// Drafts older than their time to live, a batch at a time; one a submit
+	// holds is left to it.
+	selectExpiredDrafts = `SELECT ` + requestColumns + ` FROM replay_requests WHERE status = 'draft' AND created_at <= $1
+        ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED`
 )
 
 // Cancel stops the requester's own request: nothing not yet published will
@@ -79,6 +92,9 @@ func (s *Service) close(ctx context.Context, tx pgx.Tx, req *Request, to Status,
 	if _, err := tx.Exec(ctx, requeueItems, req.ID); err != nil {
 		return err
 	}
+	if _, err := tx.Exec(ctx, releaseItems, req.ID); err != nil {
+		return err
+	}
 	return s.setStatus(ctx, tx, req, to, reason, actor, meta, action)
 }
 
@@ -93,28 +109,41 @@ func (s *Service) setStatus(ctx context.Context, tx pgx.Tx, req *Request, to Sta
 	return auditItems(ctx, tx, req.ID, e, "")
 }
 
-// EditPayload replaces the payload of one item of the requester's request
-// before it runs, where the rules allow it (never same_operation; anyone
-// else is refused, forbidden and audited as denied). The original message
-// id is kept; the intent changes, so earlier approvals no longer count and
-// the request needs approving again.
-func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, payload []byte, meta quarantine.RequestMeta) error {
+// PayloadEdit is a new payload for one item, and why.
+type PayloadEdit struct {
+	Payload []byte
+	Reason  string
+}
+
+// EditPayload replaces the payload of one item of the requester's draft or
+// request waiting for approval, where the rules allow it (JudgeEdit: never
+// same_operation, only the requester, forbidden and audited as denied; a
+// reason is required, invalid without). The original message id is kept;
+// the intent changes, so earlier approvals no longer count, and an edited
+// request needs one approver whatever its class. The audit row holds the
+// hash taken at ingest, the hash before and the hash after.
+func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, edit PayloadEdit, meta quarantine.RequestMeta) error {
 	var denied string // the tenant of a request the actor may not edit
+	edit.Reason = strings.TrimSpace(edit.Reason)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
 			return err
 		}
-		if v := replaypolicy.MayEditPayload(req.Class, req.Requester, actor); v.Outcome != replaypolicy.Go {
+		switch v := replaypolicy.JudgeEdit(req.Class, req.Requester, actor, edit.Reason); {
+		case v.Check == replaypolicy.CheckEditReason:
+			return refuse(v, quarantine.EINVALID)
+		case v.Outcome != replaypolicy.Go:
 			denied = req.Tenant
-			return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", v.Reason)
+			return refuse(v, quarantine.EFORBIDDEN)
 		}
-		if req.Status != StatusDraft && req.Status != StatusPendingApproval {
+		if !req.Status.Editable() {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s; only a request not yet approved can be edited", req.Status)
 		}
-		sum := sha256.Sum256(payload)
-		var old []byte
-		err = tx.QueryRow(ctx, editPayload, id, deadLetterID, payload, sum[:]).Scan(&old)
+		sum := sha256.Sum256(edit.Payload)
+		var old, original []byte
+		var msgID string
+		err = tx.QueryRow(ctx, editPayload, id, deadLetterID, edit.Payload, sum[:], edit.Reason, s.cfg.Now()).Scan(&old, &original, &msgID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, errNoItem)
 		}
@@ -133,12 +162,10 @@ func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 			return err
 		}
 		e := audit.NewEvent(actor, meta, "replay.edit_payload")
-		e.Tenant, e.ObjectType, e.ObjectID = req.Tenant, "dead_letter", fmt.Sprint(deadLetterID)
-		e.Before = map[string]any{"payload_sha256": hex.EncodeToString(old), "intent": req.IntentHex()}
-		e.After = map[string]any{"payload_sha256": hex.EncodeToString(sum[:]), "intent": hex.EncodeToString(hash), "request": id}
-		if bytes.Equal(old, sum[:]) {
-			e.Reason = "payload unchanged"
-		}
+		e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.Reason = req.Tenant, "dead_letter", fmt.Sprint(deadLetterID), msgID, edit.Reason
+		e.Before = map[string]any{"payload_sha256": hex.EncodeToString(old), "original_sha256": hex.EncodeToString(original), "intent": req.IntentHex()}
+		e.After = map[string]any{"payload_sha256": hex.EncodeToString(sum[:]), "intent": hex.EncodeToString(hash), "request": id,
+			"unchanged": bytes.Equal(old, sum[:])}
 		_, err = audit.Append(ctx, tx, e)
 		return err
 	})
@@ -150,6 +177,46 @@ func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 	}
 	return nil
 }
+
+// ExpireDrafts voids the drafts older than the draft time to live (none
+// when it is 0), a thousand at a time, each audited; it returns how many.
+// Drafts hold no dead letter, so nothing else changes.
+func (s *Service) ExpireDrafts(ctx context.Context) (int, error) {
+	if s.cfg.DraftTTL <= 0 {
+		return 0, nil
+	}
+	n := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		now := s.cfg.Now()
+		rows, err := tx.Query(ctx, selectExpiredDrafts, now.Add(-s.cfg.DraftTTL))
+		if err != nil {
+			return err
+		}
+		reqs, err := pgx.CollectRows(rows, scanRequest)
+		if err != nil {
+			return err
+		}
+		for i := range reqs {
+			v := replaypolicy.JudgeDraftAge(reqs[i].CreatedAt, now, s.cfg.DraftTTL)
+			if v.Outcome == replaypolicy.Go {
+				continue
+			}
+			if err := s.setStatus(ctx, tx, &reqs[i], StatusVoid, v.Reason, sweeper(), quarantine.RequestMeta{}, "replay.draft_expired"); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("expire replay drafts: %w", err)
+	}
+	return n, nil
+}
+
+// sweeper is who the audit log names for what the console does by itself
+// to replay requests.
+func sweeper() quarantine.Actor { return quarantine.Actor{Subject: "replay-sweeper"} }
 
 // VoidStale voids drafts and requests waiting for approval that the policy
 // table in force makes stale (made under another version): their

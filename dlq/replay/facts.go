@@ -13,49 +13,69 @@ import (
 // facts are what the rules need to know about one item, as read from the
 // database; item turns them into the rules' terms.
 type facts struct {
+	deadLetterID                                             int64
 	tenant, itemType, subject, msgID, operationID, principal string
 	msgIDDerived, payloadUnavailable, alreadyReplayed        bool
+	edited                                                   bool
 	payloadSHA256, originalSHA256                            []byte
 	status                                                   dlq.Status
+	request, heldBy                                          int64
 }
 
+// item is f in the rules' terms; the subject is judged by the tenant's
+// replay subjects.
 func (f *facts) item(subjects *SubjectAllowlist) replaypolicy.Item {
 	it := replaypolicy.Item{
 		Tenant: f.tenant, ItemType: f.itemType, MsgID: f.msgID, MsgIDDerived: f.msgIDDerived, OperationID: f.operationID,
 		Principal: f.principal, OriginalSubject: f.subject, PayloadSHA256: hex.EncodeToString(f.payloadSHA256),
-		OriginalPayloadSHA256: hex.EncodeToString(f.originalSHA256), PayloadUnavailable: f.payloadUnavailable,
-		AlreadyReplayed: f.alreadyReplayed, Status: string(f.status),
+		OriginalPayloadSHA256: hex.EncodeToString(f.originalSHA256), PayloadEdited: f.edited, PayloadUnavailable: f.payloadUnavailable,
+		AlreadyReplayed: f.alreadyReplayed, Status: string(f.status), Request: f.request, HeldBy: f.heldBy,
 	}
 	if f.subject != "" {
-		if err := subjects.Check(f.subject); err != nil {
+		if err := subjects.For(f.tenant, f.subject); err != nil {
 			it.SubjectRefusal = err.Error()
 		}
 	}
 	return it
 }
 
-// What the rules judge of a request's items as they stand: the item as it
-// will be sent, the dead letter as it is now. The first live item only: a
-// request is one tenant and one class, and its items were judged one by one
-// when it was drafted.
+// What the rules judge of EVERY live item of a request as it stands: the
+// item as it will be sent, the dead letter as it is now, and which open
+// request holds the dead letter (one at most: replay_items_one_open_request).
 const selectRequestFacts = `
-SELECT d.item_type, i.subject, i.msg_id, i.operation_id, d.principal, d.msg_id_derived, d.payload_unavailable,
-       i.payload_sha256, d.payload_sha256, d.status
+SELECT i.dead_letter_id, d.item_type, i.subject, i.msg_id, i.operation_id, d.principal, d.msg_id_derived, d.payload_unavailable,
+       i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, d.status,
+       coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0)
 FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
-WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position LIMIT 1`
+WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
 
-// requestFacts gathers what the rules judge of req's items.
-func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]replaypolicy.Item, error) {
+// itemFact is one live item of a request, judged.
+type itemFact struct {
+	deadLetterID int64
+	item         replaypolicy.Item
+}
+
+// requestFacts gathers what the rules judge of every live item of req.
+func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]itemFact, error) {
 	rows, err := q.Query(ctx, selectRequestFacts, req.ID)
 	if err != nil {
 		return nil, err
 	}
-	f := facts{tenant: req.Tenant}
-	var out []replaypolicy.Item
-	_, err = pgx.ForEachRow(rows, []any{&f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
-		&f.payloadUnavailable, &f.payloadSHA256, &f.originalSHA256, &f.status}, func() error {
-		out = append(out, f.item(s.cfg.Subjects))
+	f := facts{tenant: req.Tenant, request: req.ID}
+	var out []itemFact
+	_, err = pgx.ForEachRow(rows, []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
+		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.heldBy}, func() error {
+		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg.Subjects)})
 		return nil
 	})
 	return out, err
+}
+
+// items are the rules' terms of facts.
+func items(fs []itemFact) []replaypolicy.Item {
+	out := make([]replaypolicy.Item, len(fs))
+	for i, f := range fs {
+		out[i] = f.item
+	}
+	return out
 }

@@ -16,8 +16,9 @@ const (
 )
 
 // judge decides, just before publishing, what becomes of each job: the
-// replay rules judge the request (once per request) and then the job on
-// facts gathered here, the costly ones only when a rule asks for them. A
+// replay rules judge the request (once per request), the item (its dead
+// letter as the claim read it, its payload) and then the job on facts
+// gathered here, the costly ones only when a rule asks for them. A
 // job the rules do not let go gets its final state.
 func (w *Worker) judge(ctx context.Context, jobs []*job) {
 	table := w.svc.cfg.Policy()
@@ -36,8 +37,12 @@ func (w *Worker) judge(ctx context.Context, jobs []*job) {
 			j.decide(run)
 			continue
 		}
+		if v := replaypolicy.JudgeItem(table, j.item(), replaypolicy.AtExecution); v.Outcome != replaypolicy.Go {
+			j.decide(v) // the dead letter is no longer this request's, or the payload is not the approved one
+			continue
+		}
 		f := replaypolicy.Job{Class: j.class}
-		if err := w.svc.cfg.Subjects.Check(j.subject); err != nil {
+		if err := w.svc.cfg.Subjects.For(j.tenant, j.subject); err != nil {
 			f.SubjectRefusal = err.Error()
 		}
 		v := replaypolicy.JudgeJob(f)
@@ -60,7 +65,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job) {
 // current rights of its requester and approvers when the worker checks
 // them.
 func (w *Worker) runFacts(ctx context.Context, j *job) replaypolicy.Run {
-	r := replaypolicy.Run{Tenant: j.tenant, Class: j.class, Status: string(j.status), PolicyVersion: j.policy, Requester: j.requester}
+	r := replaypolicy.Run{Tenant: j.tenant, Class: j.class, Status: string(j.reqStatus), PolicyVersion: j.policy, Requester: j.requester}
 	if j.approvedAt != nil {
 		r.ApprovedAt = *j.approvedAt
 	}

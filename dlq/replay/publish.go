@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -43,7 +44,11 @@ func (w *Worker) publish(ctx context.Context, jobs []*job, until time.Time) {
 			j.state, j.result = JobUnknown, "not published: worker stopping"
 			continue
 		}
-		m, err := Message(j.subject, j.msgID, j.opID, j.corrID, j.deadLetterID, j.requestID, j.headers, j.payload)
+		var edited string
+		if j.edited {
+			edited = hex.EncodeToString(j.approvedSHA256)
+		}
+		m, err := Message(j.subject, j.msgID, j.opID, j.corrID, j.deadLetterID, j.requestID, j.headers, j.payload, edited)
 		if err != nil {
 			j.state, j.result = JobFailed, err.Error()
 			continue
@@ -90,6 +95,3 @@ func (w *Worker) publish(ctx context.Context, jobs []*job, until time.Time) {
 	}
 }
 
-// ReplayMessage builds the message a replay publishes: the original subject
-// and payload, the original headers (see ReplayHeaders), the original
-// message id and operation and correlation ids, and the replay's own ids.

@@ -33,7 +33,9 @@ const (
 	selectApprovals = `SELECT approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at
         FROM replay_approvals WHERE request_id = $1 ORDER BY approved_at`
 	selectProgress    = `SELECT state, duplicate, count(*) FROM replay_jobs WHERE request_id = $1 GROUP BY 1, 2`
-	selectItemPayload = `SELECT payload FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2 AND skip_reason = ''`
+	// The payload an item sends: the edited one, else the dead letter's.
+	selectItemPayload = `SELECT coalesce(i.payload, d.payload) FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
+        WHERE i.request_id = $1 AND i.dead_letter_id = $2 AND i.skip_reason = ''`
 )
 
 func getRequest(ctx context.Context, q querier, id int64, lock bool) (Request, error) {
@@ -178,10 +180,9 @@ func progress(ctx context.Context, q querier, id int64) (Progress, error) {
 }
 
 // decide is what the replay rules say request req needs now, as seen by
-// actor: its items judged as they stand (the first live one; a request is
-// one tenant and one class by construction) and the request's own rules.
+// actor: every live item judged as it stands, and the request's own rules.
 func (s *Service) decide(ctx context.Context, q querier, req Request, actor quarantine.Actor) (replaypolicy.Decision, error) {
-	items, err := s.requestFacts(ctx, q, req)
+	fs, err := s.requestFacts(ctx, q, req)
 	if err != nil {
 		return replaypolicy.Decision{}, err
 	}
@@ -189,7 +190,7 @@ func (s *Service) decide(ctx context.Context, q querier, req Request, actor quar
 	if err != nil {
 		return replaypolicy.Decision{}, err
 	}
-	return replaypolicy.DecideItems(s.cfg.Policy(), items, actor, policyRequest(req, as), s.cfg.Now()), nil
+	return replaypolicy.DecideItems(s.cfg.Policy(), items(fs), actor, policyRequest(req, as), s.cfg.Now()), nil
 }
 
 // Decision says what the request needs now, as seen by actor.
@@ -226,13 +227,16 @@ func (s *Service) ConfirmationFor(ctx context.Context, id int64) (string, error)
 // confirmation is the phrase the rules ask to type for req (of its first
 // live item), or "".
 func (s *Service) confirmation(ctx context.Context, q querier, req Request) (string, error) {
-	items, err := s.requestFacts(ctx, q, req)
+	if k, ok := s.cfg.Policy().Knobs(req.Class); !ok || !k.TypedConfirmation {
+		return "", nil // nothing to read for a class without one
+	}
+	fs, err := s.requestFacts(ctx, q, req)
 	if err != nil {
 		return "", err
 	}
 	var first replaypolicy.Item
-	if len(items) > 0 {
-		first = items[0]
+	if len(fs) > 0 {
+		first = fs[0].item
 	}
 	return s.cfg.Policy().Confirmation(req.Class, first, req.ItemCount), nil
 }

@@ -36,6 +36,11 @@ const (
         WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying')` // a success elsewhere wins
 	markRequeued = `UPDATE dead_letters SET status = 'quarantined', version = version + 1, updated_at = now()
         WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying')` // only what a replay holds goes back
+	// An item whose job ended lets go of its dead letter: another request
+	// may take it (a failed or blocked one, say).
+	releaseEnded = `UPDATE replay_items i SET held = false
+        FROM unnest($1::bigint[], $2::bigint[]) AS u(request_id, dead_letter_id)
+        WHERE i.request_id = u.request_id AND i.dead_letter_id = u.dead_letter_id AND i.held`
 	markRunning = `UPDATE replay_requests SET status = 'running', version = version + 1
         WHERE id = ANY($1) AND status = 'approved'` // once, from approved
 	// Done when no job is left to run; a cancelled or voided request stays so.
@@ -73,12 +78,16 @@ func (w *Worker) record(ctx context.Context, jobs []*job) error {
 		var events []audit.Event
 		var ledger ledgerColumns
 		var replayed, failed, requeued []int64
+		var endedReqs, endedDLs []int64
 		requests := map[int64]bool{}
 		for _, id := range kept {
 			j := byID[id]
 			requests[j.requestID] = true
 			if j.state == JobPending {
 				continue // released untouched: nothing happened to record
+			}
+			if j.state != JobUnknown {
+				endedReqs, endedDLs = append(endedReqs, j.requestID), append(endedDLs, j.deadLetterID)
 			}
 			e := audit.Event{
 				Actor: quarantine.Actor{Subject: "replay-worker:" + w.cfg.Owner}, Tenant: j.tenant, Action: "replay.item." + string(j.state),
@@ -121,6 +130,11 @@ func (w *Worker) record(ctx context.Context, jobs []*job) error {
 			}
 			if _, err := tx.Exec(ctx, u.sql, u.ids); err != nil {
 				return fmt.Errorf("mark dead letters %s: %w", u.what, err)
+			}
+		}
+		if len(endedReqs) > 0 {
+			if _, err := tx.Exec(ctx, releaseEnded, endedReqs, endedDLs); err != nil {
+				return fmt.Errorf("release ended replay items: %w", err)
 			}
 		}
 		reqIDs := make([]int64, 0, len(requests))

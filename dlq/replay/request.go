@@ -62,8 +62,10 @@ type Request struct {
 // IntentHex is the intent hash as approvers see it.
 func (r *Request) IntentHex() string { return hex.EncodeToString(r.IntentHash) }
 
-// Item is one dead letter of a request, as it will be published, or the
-// sentence why it is left out.
+// Item is one dead letter of a request, as it will be published, with the
+// replay rules' verdict on it when it was last judged: Verdict ("go",
+// "block" or "done"), the Check that decided and, for an item left out,
+// the sentence why (SkipReason).
 type Item struct {
 	DeadLetterID  int64
 	Position      int
@@ -74,6 +76,33 @@ type Item struct {
 	Headers       []dlq.HeaderValue
 	PayloadSHA256 []byte
 	SkipReason    string
+	Verdict       string
+	Check         string
+	// Held: the item holds its dead letter (the request was submitted and
+	// the item's job has not ended).
+	Held bool
+	// Edited: the requester replaced the payload (EditReason says why);
+	// PayloadSHA256 is then the edited payload's.
+	Edited     bool
+	EditReason string
+}
+
+// Item verdicts as stored (replay_items.verdict).
+const (
+	VerdictGo    = "go"
+	VerdictBlock = "block"
+	VerdictDone  = "done"
+)
+
+// verdictName is how an outcome of the rules is stored on an item.
+func verdictName(o replaypolicy.Outcome) string {
+	switch o {
+	case replaypolicy.Go:
+		return VerdictGo
+	case replaypolicy.Done:
+		return VerdictDone
+	}
+	return VerdictBlock
 }
 
 // Approval is one approver's sign-off.
@@ -116,13 +145,14 @@ func scanRequest(row pgx.CollectableRow) (Request, error) {
 }
 
 // itemColumns are what scanItem scans, in order.
-const itemColumns = `dead_letter_id, position, msg_id, operation_id, correlation_id, subject, headers, payload_sha256, skip_reason`
+const itemColumns = `dead_letter_id, position, msg_id, operation_id, correlation_id, subject, headers, payload_sha256, skip_reason,
+    verdict, verdict_check, held, payload IS NOT NULL, edit_reason`
 
 func scanItem(row pgx.CollectableRow) (Item, error) {
 	var it Item
 	var hs []byte
 	if err := row.Scan(&it.DeadLetterID, &it.Position, &it.MsgID, &it.OperationID, &it.CorrelationID, &it.Subject,
-		&hs, &it.PayloadSHA256, &it.SkipReason); err != nil {
+		&hs, &it.PayloadSHA256, &it.SkipReason, &it.Verdict, &it.Check, &it.Held, &it.Edited, &it.EditReason); err != nil {
 		return it, err
 	}
 	return it, json.Unmarshal(hs, &it.Headers)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,7 +15,8 @@ import (
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
-// MaxSelection bounds how many dead letters one selection may name.
+// MaxSelection bounds how many dead letters one selection may name: the
+// largest bulk cap a policy table may give a class.
 const MaxSelection = 100_000
 
 // ErrEmptySelection is returned when a selection names no dead letter the
@@ -25,38 +27,35 @@ var ErrEmptySelection = quarantine.Errorf(quarantine.EINVALID, "the selection ho
 type CanRequest func(tenant string, class replaypolicy.Class) bool
 
 // MatchingIDs resolves a list filter, at this moment, to the ids of the
-// dead letters it selects (newest first), at most limit of them. It returns
-// an invalid quarantine.Error when the filter selects more: a bulk action
-// works on an exact, frozen set, never on "whatever matches later".
+// dead letters it selects (newest first), at most limit of them, reading
+// ids only. It returns an invalid quarantine.Error when the filter selects
+// more: a bulk action works on an exact, frozen set, never on "whatever
+// matches later".
 func MatchingIDs(ctx context.Context, store *dlq.Store, f dlq.ListFilter, limit int) ([]int64, error) {
-	f.Before, f.After = "", ""
-	var ids []int64
-	for {
-		page, err := store.ListDeadLetters(ctx, f)
-		if err != nil {
-			return nil, fmt.Errorf("resolve selection: %w", err)
-		}
-		for _, it := range page.Items {
-			ids = append(ids, it.ID)
-		}
-		if len(ids) > limit {
-			return nil, quarantine.Errorf(quarantine.EINVALID, "the filter selects more than %d dead letters; narrow it", limit)
-		}
-		if page.Next == "" {
-			return ids, nil
-		}
-		f.Before = page.Next
+	ids, err := store.MatchingIDs(ctx, f, limit+1)
+	if err != nil {
+		return nil, fmt.Errorf("resolve selection: %w", err)
 	}
+	if len(ids) > limit {
+		return nil, quarantine.Errorf(quarantine.EINVALID, "the filter selects more than %d dead letters; narrow it", limit)
+	}
+	return ids, nil
 }
 
-// The dead letters of a selection the actor may see (their tenants), with
-// what the rules judge and what a replay would send.
+// What a selection is, before anything else of it is read: the tenant,
+// item type and subject of each id, which give its class.
+const selectSelectionKeys = `SELECT id, tenant, item_type, original_subject FROM dead_letters WHERE id = ANY($1)`
+
+// The facts the rules judge of the dead letters a selection keeps, and what
+// a replay would send, but the payload: it is read from the dead letter when
+// published (and checked against the hash frozen here), unless edited.
 const selectForDraft = `
 SELECT d.id, d.tenant, d.item_type, d.original_subject, d.msg_id, d.msg_id_derived, d.operation_id,
-       d.correlation_id, d.principal, d.headers, d.payload, d.payload_sha256, d.payload_unavailable, d.status,
-       EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = d.tenant AND l.msg_id = d.msg_id AND l.class = 'dedupe') AS replayed
+       d.correlation_id, d.principal, d.headers, d.payload_sha256, d.payload_unavailable, d.status,
+       EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = d.tenant AND l.msg_id = d.msg_id AND l.class = 'dedupe') AS replayed,
+       coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = d.id AND h.held), 0) AS held_by
 FROM dead_letters d
-WHERE d.id = ANY($1) AND (d.tenant = ANY($2) OR $3)
+WHERE d.id = ANY($1)
 ORDER BY d.id`
 
 const insertRequest = `INSERT INTO replay_requests (batch, tenant, class, requester_issuer, requester_subject,
@@ -64,18 +63,28 @@ const insertRequest = `INSERT INTO replay_requests (batch, tenant, class, reques
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`
 
 // draftItem is one dead letter of a selection: the item as it will be
-// sent, its payload and the rules' verdict.
+// sent and the rules' verdict.
 type draftItem struct {
 	item    Item
-	payload []byte
 	verdict replaypolicy.Verdict
+}
+
+// group is the dead letters of a selection of one tenant and class.
+type group struct {
+	tenant string
+	class  replaypolicy.Class
 }
 
 // CreateDrafts freezes a selection: the dead letters ids names (only those
 // in tenants; all tenants when allTenants) become draft requests, one per
-// tenant and policy class, each with its items, the headers and payload that
-// will be sent, the reason of each item the rules leave out, and its intent
-// hash. Later arrivals are never added. It returns the batch token.
+// tenant and policy class (the stricter of item type's and target
+// subject's), each with its items, the headers and payload hash that will
+// be sent, the rules' verdict on each item, and its intent hash. A class
+// with more dead letters than its bulk cap allows (JudgeSelection) refuses
+// the whole selection before anything but ids, tenants, types and subjects
+// is read; payloads are never read. Ids of no dead letter, and those of
+// classes the actor may not request, are audited as refused (one row).
+// Later arrivals are never added. It returns the batch token.
 func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids []int64, tenants []string, allTenants bool,
 	can CanRequest, meta quarantine.RequestMeta) (string, error) {
 	if len(ids) == 0 {
@@ -86,14 +95,15 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 	}
 	table := s.cfg.Policy()
 	batch := randomID()
+	refused := refusedIDs{}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		type key struct {
-			tenant string
-			class  replaypolicy.Class
+		keep, err := s.bound(ctx, tx, table, ids, tenants, allTenants, can, refused)
+		if err != nil {
+			return err
 		}
-		groups := map[key][]draftItem{}
-		var order []key
-		rows, err := tx.Query(ctx, selectForDraft, ids, tenants, allTenants)
+		groups := map[group][]draftItem{}
+		var order []group
+		rows, err := tx.Query(ctx, selectForDraft, keep)
 		if err != nil {
 			return err
 		}
@@ -101,8 +111,8 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 		var f facts
 		var headers []byte
 		_, err = pgx.ForEachRow(rows, []any{&d.item.DeadLetterID, &f.tenant, &f.itemType, &f.subject, &f.msgID, &f.msgIDDerived,
-			&f.operationID, &d.item.CorrelationID, &f.principal, &headers, &d.payload, &f.payloadSHA256, &f.payloadUnavailable,
-			&f.status, &f.alreadyReplayed}, func() error {
+			&f.operationID, &d.item.CorrelationID, &f.principal, &headers, &f.payloadSHA256, &f.payloadUnavailable,
+			&f.status, &f.alreadyReplayed, &f.heldBy}, func() error {
 			var hs []dlq.HeaderValue
 			if err := json.Unmarshal(headers, &hs); err != nil {
 				return fmt.Errorf("headers of dead letter %d: %w", d.item.DeadLetterID, err)
@@ -111,7 +121,7 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 			d.item.Subject, d.item.MsgID, d.item.OperationID, d.item.PayloadSHA256 = f.subject, f.msgID, f.operationID, f.payloadSHA256
 			d.item.Headers = Headers(hs)
 			d.verdict = replaypolicy.JudgeItem(table, f.item(s.cfg.Subjects), replaypolicy.AtDraft)
-			k := key{f.tenant, d.verdict.Class}
+			k := group{f.tenant, d.verdict.Class}
 			if _, seen := groups[k]; !seen {
 				order = append(order, k)
 			}
@@ -132,6 +142,8 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 				verdicts[i] = it.verdict
 			}
 			for i, v := range replaypolicy.JudgeDraft(table, k.class, k.tenant, can(k.tenant, k.class), verdicts) {
+				items[i].verdict = v
+				items[i].item.Verdict, items[i].item.Check = verdictName(v.Outcome), v.Check
 				if v.Outcome != replaypolicy.Go {
 					items[i].item.SkipReason = v.Reason
 				}
@@ -142,14 +154,68 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 		}
 		return nil
 	})
+	if aerr := s.auditRefused(ctx, actor, meta, "replay.draft", refused); aerr != nil {
+		return "", aerr
+	}
 	if err != nil {
 		return "", fmt.Errorf("create replay drafts: %w", err)
 	}
 	return batch, nil
 }
 
+// bound reads what ids are, and only that (tenant, item type, subject), and
+// returns the ids the selection keeps: those of dead letters in scope. A
+// class over what JudgeSelection allows refuses the selection. Ids of no
+// dead letter, and the ids of classes the actor may not request, go to
+// refused. Dead letters outside the scope are left out here and audited by
+// the route that named them.
+func (s *Service) bound(ctx context.Context, tx pgx.Tx, table *replaypolicy.Table, ids []int64, tenants []string, all bool, can CanRequest,
+	refused refusedIDs) ([]int64, error) {
+	rows, err := tx.Query(ctx, selectSelectionKeys, ids)
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[int64]bool, len(ids))
+	counts := map[group][]int64{}
+	var keep []int64
+	var id int64
+	var tenant, itemType, subject string
+	_, err = pgx.ForEachRow(rows, []any{&id, &tenant, &itemType, &subject}, func() error {
+		found[id] = true
+		if !all && !slices.Contains(tenants, tenant) {
+			return nil
+		}
+		g := group{tenant, replaypolicy.Manual}
+		if table != nil {
+			g.class = table.ClassOf(itemType, subject).Class
+		}
+		counts[g] = append(counts[g], id)
+		keep = append(keep, id)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if !found[id] {
+			refused.Add(id, "no such dead letter")
+		}
+	}
+	for g, ids := range counts {
+		if v := replaypolicy.JudgeSelection(table, g.class, g.tenant, len(ids)); v.Outcome != replaypolicy.Go {
+			return nil, refuse(v, quarantine.EINVALID)
+		}
+		if !can(g.tenant, g.class) {
+			for _, id := range ids {
+				refused.Add(id, fmt.Sprintf("may not request %s replays in %s", g.class, g.tenant))
+			}
+		}
+	}
+	return keep, nil
+}
+
 // insertDraft writes one draft request of items (every item, with the
-// reason of those left out) and audits it.
+// rules' verdict on each) and audits it. Payloads are not copied.
 func (s *Service) insertDraft(ctx context.Context, tx pgx.Tx, batch, tenant string, class replaypolicy.Class,
 	actor quarantine.Actor, items []draftItem, meta quarantine.RequestMeta, table *replaypolicy.Table) error {
 	knobs, _ := table.Knobs(class)
@@ -176,10 +242,11 @@ func (s *Service) insertDraft(ctx context.Context, tx pgx.Tx, batch, tenant stri
 			return err
 		}
 		rows[i] = []any{req.ID, d.item.DeadLetterID, d.item.Position, d.item.MsgID, d.item.OperationID, d.item.CorrelationID,
-			d.item.Subject, string(hs), d.payload, d.item.PayloadSHA256, d.item.SkipReason}
+			d.item.Subject, string(hs), d.item.PayloadSHA256, d.item.SkipReason, d.item.Verdict, d.item.Check}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"replay_items"}, []string{"request_id", "dead_letter_id", "position", "msg_id",
-		"operation_id", "correlation_id", "subject", "headers", "payload", "payload_sha256", "skip_reason"}, pgx.CopyFromRows(rows)); err != nil {
+		"operation_id", "correlation_id", "subject", "headers", "payload_sha256", "skip_reason", "verdict", "verdict_check"},
+		pgx.CopyFromRows(rows)); err != nil {
 		return err
 	}
 	e := requestEvent(actor, meta, "replay.draft", &req)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -19,12 +20,18 @@ import (
 type Config struct {
 	// Policy returns the policy table in force (it may change between calls).
 	Policy func() *replaypolicy.Table
-	// Subjects decides which subjects may be published to (nil: all but
-	// the always-refused system subjects).
+	// Subjects decides which subjects a tenant's replays may publish to
+	// (nil: none, so nothing is replayed).
 	Subjects *SubjectAllowlist
+	// DraftTTL is how long a draft (a frozen selection) may wait for its
+	// submit before it expires; 0: forever. The sweeper voids expired ones.
+	DraftTTL time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
+
+// DefaultDraftTTL is REPLAY_DRAFT_TTL's default.
+const DefaultDraftTTL = time.Hour
 
 // Service stores replay requests, approvals and jobs. Every change is
 // audited in its own transaction.
@@ -58,12 +65,33 @@ func refuse(v replaypolicy.Verdict, code string) error {
 // tenant (err says why), in a transaction of its own since the attempt's
 // rolled back. It returns err, or the failure to audit it.
 func (s *Service) auditDenied(ctx context.Context, actor quarantine.Actor, meta quarantine.RequestMeta, action, tenant string, id int64, err error) error {
+	return s.auditDeniedObject(ctx, actor, meta, action, tenant, "replay_request", fmt.Sprint(id), err)
+}
+
+// auditDeniedObject is auditDenied for any object (a replay batch).
+func (s *Service) auditDeniedObject(ctx context.Context, actor quarantine.Actor, meta quarantine.RequestMeta, action, tenant, objType, objID string, err error) error {
 	e := audit.NewEvent(actor, meta, action)
-	e.Outcome, e.Tenant, e.ObjectType, e.ObjectID, e.Reason = audit.OutcomeDenied, tenant, "replay_request", fmt.Sprint(id), quarantine.ErrorMessage(err)
+	e.Outcome, e.Tenant, e.ObjectType, e.ObjectID, e.Reason = audit.OutcomeDenied, tenant, objType, objID, quarantine.ErrorMessage(err)
 	if _, aerr := audit.AppendFunc(ctx, s.pool, e); aerr != nil {
 		return fmt.Errorf("audit refused %s: %w", action, aerr)
 	}
 	return err
+}
+
+// refusedIDs are the dead letters of a selection the service refuses.
+type refusedIDs = dlq.RefusedIDs
+
+// auditRefused writes one denied audit row for the ids an action refused
+// (nothing when none), in a transaction of its own: the attempt may have
+// rolled back.
+func (s *Service) auditRefused(ctx context.Context, actor quarantine.Actor, meta quarantine.RequestMeta, action string, refused refusedIDs) error {
+	if refused.Len() == 0 {
+		return nil
+	}
+	if _, err := audit.AppendFunc(ctx, s.pool, refused.Event(audit.NewEvent(actor, meta, action))); err != nil {
+		return fmt.Errorf("audit refused %s: %w", action, err)
+	}
+	return nil
 }
 
 // requestEvent starts the audit event of actor's action on req.

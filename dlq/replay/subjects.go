@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,37 +15,86 @@ import (
 const (
 	HeaderReplayOf      = "Dlq-Replay-Of"      // id of the dead letter replayed
 	HeaderReplayRequest = "Dlq-Replay-Request" // id of the replay request
+	HeaderPayloadEdited = "Dlq-Payload-Edited" // hex SHA-256 of an edited payload
 )
 
-// SubjectAllowlist says which subjects a replay may publish to. System
-// subjects ($JS.>, $SYS.>, _INBOX.> and anything starting with $) are always
-// refused, whatever the patterns say.
+// SubjectAllowlist says which subjects a replay of a tenant's dead letter
+// may publish to: the tenant's replay subject patterns (REPLAY_SUBJECT_ALLOW).
+// A tenant with none may not replay at all, and system subjects ($JS.>,
+// $SYS.>, _INBOX.> and anything starting with $) are always refused, so a
+// producer cannot aim a replay at another tenant's subjects or at the
+// broker's API by writing Dlq-Original-Subject.
 type SubjectAllowlist struct {
-	// Patterns are NATS subject patterns (* one token, > the rest). Empty
-	// allows every subject that is not a system subject.
-	Patterns []string
+	entries []subjectEntry
 }
 
-// ParseSubjectAllowlist reads REPLAY_SUBJECT_ALLOW: comma-separated patterns.
+// subjectEntry is one pattern, for one tenant or (tenant "") every tenant,
+// in which "{tenant}" stands for the tenant of the dead letter.
+type subjectEntry struct {
+	tenant, pattern string
+}
+
+// TenantPlaceholder is the token of a pattern that stands for the tenant of
+// the dead letter being replayed.
+const TenantPlaceholder = "{tenant}"
+
+// SubjectSetting names the setting in sentences about it.
+const SubjectSetting = "REPLAY_SUBJECT_ALLOW"
+
+// ParseSubjectAllowlist reads REPLAY_SUBJECT_ALLOW: comma-separated
+// entries, each a NATS subject pattern (* one token, > the rest) for every
+// tenant, which must then hold the token {tenant} (app.{tenant}.>), or
+// tenant=pattern for one tenant (acme=billing.acme.>). An empty setting
+// allows nothing: replays are refused until it names subjects.
 func ParseSubjectAllowlist(s string) (*SubjectAllowlist, error) {
 	a := &SubjectAllowlist{}
-	for _, p := range strings.Split(s, ",") {
-		p = strings.TrimSpace(p)
-		if p == "" {
+	for _, e := range strings.Split(s, ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
 			continue
 		}
-		toks := strings.Split(p, ".")
-		for i, t := range toks {
-			if t == "" || (t == ">" && i != len(toks)-1) || (strings.ContainsAny(t, "*>") && len(t) > 1) {
-				return nil, fmt.Errorf("pattern %q is not a NATS subject pattern", p)
+		var entry subjectEntry
+		if tenant, pattern, ok := strings.Cut(e, "="); ok {
+			tenant = strings.TrimSpace(tenant)
+			if tenant == "" || strings.ContainsAny(tenant, ".*> {}") {
+				return nil, fmt.Errorf("entry %q: %q is not a tenant (one token, no wildcards)", e, tenant)
+			}
+			entry = subjectEntry{tenant: tenant, pattern: strings.TrimSpace(pattern)}
+		} else {
+			entry.pattern = e
+			if !slices.Contains(strings.Split(e, "."), TenantPlaceholder) {
+				return nil, fmt.Errorf("pattern %q is for every tenant but has no %s token: a dead letter of one tenant could be replayed "+
+					"into another's subjects; write it with %s (app.%s.>) or for one tenant (acme=%s)", e, TenantPlaceholder, TenantPlaceholder, TenantPlaceholder, e)
 			}
 		}
-		a.Patterns = append(a.Patterns, p)
+		toks := strings.Split(entry.pattern, ".")
+		for i, t := range toks {
+			if t == TenantPlaceholder {
+				continue
+			}
+			if t == "" || (t == ">" && i != len(toks)-1) || (strings.ContainsAny(t, "*>{}") && len(t) > 1) {
+				return nil, fmt.Errorf("pattern %q is not a NATS subject pattern", entry.pattern)
+			}
+		}
+		a.entries = append(a.entries, entry)
 	}
 	return a, nil
 }
 
-// Check returns why subject may not be published to, or nil.
+// Patterns returns tenant's patterns, with {tenant} replaced: what its
+// replays may publish to.
+func (a *SubjectAllowlist) Patterns(tenant string) []string {
+	var out []string
+	for _, e := range a.entries {
+		if e.tenant == "" || e.tenant == tenant {
+			out = append(out, strings.ReplaceAll(e.pattern, TenantPlaceholder, tenant))
+		}
+	}
+	return out
+}
+
+// Check returns why no replay may publish to subject, whatever its tenant
+// (not a subject one can publish to, or a system subject), or nil.
 func (a *SubjectAllowlist) Check(subject string) error {
 	if err := dlq.ValidatePublishSubject(subject); err != nil {
 		return fmt.Errorf("subject %q cannot be published to: %v", subject, err)
@@ -52,15 +102,25 @@ func (a *SubjectAllowlist) Check(subject string) error {
 	if strings.HasPrefix(subject, "$") || strings.HasPrefix(subject, "_INBOX.") || subject == "_INBOX" {
 		return fmt.Errorf("subject %q is a system subject; replays never publish there", subject)
 	}
-	if len(a.Patterns) == 0 {
-		return nil
+	return nil
+}
+
+// For returns why a replay of a dead letter of tenant may not publish to
+// subject (Check, then the tenant's patterns), or nil.
+func (a *SubjectAllowlist) For(tenant, subject string) error {
+	if err := a.Check(subject); err != nil {
+		return err
 	}
-	for _, p := range a.Patterns {
+	patterns := a.Patterns(tenant)
+	if len(patterns) == 0 {
+		return fmt.Errorf("no replay subjects are configured for tenant %q (%s), so its dead letters cannot be replayed", tenant, SubjectSetting)
+	}
+	for _, p := range patterns {
 		if subjectMatches(p, subject) {
 			return nil
 		}
 	}
-	return fmt.Errorf("subject %q is not in the replay allowlist (REPLAY_SUBJECT_ALLOW)", subject)
+	return fmt.Errorf("subject %q is not in the replay allowlist of tenant %q (%s: %s)", subject, tenant, SubjectSetting, strings.Join(patterns, ", "))
 }
 
 func subjectMatches(pattern, subject string) bool {
@@ -97,9 +157,10 @@ func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 }
 
 // Message builds the message a replay publishes: the original subject and
-// payload, the original headers (see Headers), the original message id and
-// operation and correlation ids, and the replay's own ids.
-func Message(subject, msgID, opID, corrID string, deadLetterID, requestID int64, hs []dlq.HeaderValue, payload []byte) (*nats.Msg, error) {
+// payload (or the edited one, whose hex SHA-256 editedSHA256 then names in
+// Dlq-Payload-Edited), the original headers (see Headers), the original
+// message id and operation and correlation ids, and the replay's own ids.
+func Message(subject, msgID, opID, corrID string, deadLetterID, requestID int64, hs []dlq.HeaderValue, payload []byte, editedSHA256 string) (*nats.Msg, error) {
 	orig, err := dlq.DecodeHeaders(Headers(hs))
 	if err != nil {
 		return nil, err
@@ -120,5 +181,8 @@ func Message(subject, msgID, opID, corrID string, deadLetterID, requestID int64,
 	}
 	m.Header.Set(HeaderReplayOf, strconv.FormatInt(deadLetterID, 10))
 	m.Header.Set(HeaderReplayRequest, strconv.FormatInt(requestID, 10))
+	if editedSHA256 != "" {
+		m.Header.Set(HeaderPayloadEdited, editedSHA256)
+	}
 	return m, nil
 }

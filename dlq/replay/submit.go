@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,8 +10,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -42,53 +45,83 @@ const (
 	selectBatchLocked = selectBatch + ` FOR UPDATE` // one submit of a batch at a time
 	submitRequest     = `UPDATE replay_requests SET reason = $2, rate = $3, typed_confirmation = $4, intent_hash = $5,
         submitted_at = $6, status = 'pending_approval', status_reason = $7, version = version + 1
-        WHERE id = $1 AND status = 'draft'` // only a draft is submitted, once
-	// Items are now spoken for: another request cannot take them.
+        WHERE id = $1 AND status = 'draft' -- only a draft is submitted, once
+          AND ($8::timestamptz IS NULL OR created_at > $8)` // and only while it has not expired
+	// The request's live items take their dead letters: the unique index
+	// replay_items_one_open_request refuses one another open request holds.
+	holdItems = `UPDATE replay_items SET held = true WHERE request_id = $1 AND skip_reason = ''`
+	// Who holds a dead letter this request wanted, to name them.
+	selectHolder = `SELECT h.request_id, h.dead_letter_id FROM replay_items i
+        JOIN replay_items h ON h.dead_letter_id = i.dead_letter_id AND h.held AND h.request_id <> i.request_id
+        WHERE i.request_id = $1 AND i.skip_reason = '' LIMIT 1`
+	// Items are now spoken for: their dead letters are replay_requested.
 	requestItemsOf = `UPDATE dead_letters d SET status = 'replay_requested', version = d.version + 1, updated_at = now()
         FROM replay_items i WHERE i.request_id = $1 AND i.skip_reason = '' AND d.id = i.dead_letter_id
         AND d.status IN ('quarantined', 'replay_failed')` // never re-open discarded or resolved ones
 	approveRequest = `UPDATE replay_requests SET status = 'approved', approved_at = $2, status_reason = '', version = version + 1
         WHERE id = $1 AND status = 'pending_approval'` // approved once, whatever clicks race
-	// The outbox: one job per live item, scheduled at the request's rate so
-	// that any number of workers together keep to it.
+	// The outbox: one job per item that holds its dead letter, scheduled
+	// at the request's rate so that any number of workers together keep to it.
 	insertJobs = `INSERT INTO replay_jobs (request_id, dead_letter_id, not_before)
         SELECT request_id, dead_letter_id,
                $2::timestamptz + make_interval(secs => (row_number() OVER (ORDER BY position) - 1) / $3::double precision)
-        FROM replay_items WHERE request_id = $1 AND skip_reason = ''
+        FROM replay_items WHERE request_id = $1 AND skip_reason = '' AND held -- only what this request holds
         ON CONFLICT (request_id, dead_letter_id) DO NOTHING` // a job is written once
+	// An item the rules now leave out, with why.
+	leaveOut = `UPDATE replay_items SET skip_reason = $3, verdict = $4, verdict_check = $5
+        WHERE request_id = $1 AND dead_letter_id = $2 AND skip_reason = ''` // only a live item changes
+	setCounts = `UPDATE replay_requests SET item_count = $2, skipped_count = skipped_count + $3, intent_hash = $4, version = version + 1
+        WHERE id = $1 AND status = 'draft'`
 )
 
 // Submit turns the actor's draft batch into requests: each one is approved
 // at once where the policy needs no approval (its jobs are written in the
-// same transaction), or waits for approval. A request the rules find
-// nothing to replay in becomes void. Nothing is submitted when any request
-// is refused (RefusedError says why). Someone else's batch is not found.
+// same transaction), or waits for approval. Every item is judged again as
+// it stands: when one no longer may go (discarded, replayed, taken by
+// another request since the draft), it is left out with why, the draft
+// keeps that, and the submit is refused (RefusedError) so the requester
+// reviews what is now going. A request the rules find nothing to replay in
+// becomes void. Nothing is submitted when any request is refused. The
+// items' dead letters are held by the request (at most one open request
+// per dead letter); a conflict names the request that holds one. Someone
+// else's batch is not found (audited as denied), and so is an expired one.
 func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Actor, in SubmitInput, meta quarantine.RequestMeta) ([]Request, error) {
 	in.Reason = strings.TrimSpace(in.Reason)
 	var out []Request
+	var changed *RefusedError // items left out since the draft: kept, and the submit refused
+	var denied string         // the tenant of a batch that is not the actor's
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		reqs, err := batchRequests(ctx, tx, selectBatchLocked, batch)
 		if err != nil {
 			return err
 		}
-		refused := &RefusedError{Reasons: map[int64]string{}}
-		table := s.cfg.Policy()
-		now := s.cfg.Now()
+		table, now := s.cfg.Policy(), s.cfg.Now()
+		judged := make([][]itemFact, len(reqs))
 		for i := range reqs {
 			req := &reqs[i]
 			if v := replaypolicy.MaySubmit(req.Requester, actor); v.Outcome != replaypolicy.Go {
+				denied = req.Tenant
 				return fmt.Errorf("replay batch %q: %w", batch, errNoBatch) // someone else's draft is not yours to see
 			}
 			if req.Status != StatusDraft {
 				return quarantine.Errorf(quarantine.ECONFLICT, "this selection was already submitted")
 			}
-			items, err := s.requestFacts(ctx, tx, *req)
-			if err != nil {
+			if v := replaypolicy.JudgeDraftAge(req.CreatedAt, now, s.cfg.DraftTTL); v.Outcome != replaypolicy.Go {
+				return quarantine.Errorf(quarantine.ECONFLICT, "%s", v.Reason)
+			}
+			if judged[i], err = s.requestFacts(ctx, tx, *req); err != nil {
 				return err
 			}
+		}
+		if changed, err = s.leaveOutChanged(ctx, tx, reqs, judged, table, actor, meta); err != nil || changed != nil {
+			return err // commit what changed; the submit itself is refused below
+		}
+		refused := &RefusedError{Reasons: map[int64]string{}}
+		for i := range reqs {
+			req := &reqs[i]
 			req.Reason, req.Rate, req.TypedConfirmation = in.Reason, in.Rates[req.ID], strings.TrimSpace(in.Confirmations[req.ID])
 			req.SubmittedAt = &now
-			d, voided, err := s.submitOne(ctx, tx, req, table, items, actor, meta)
+			d, voided, err := s.submitOne(ctx, tx, req, table, items(judged[i]), actor, meta)
 			if err != nil {
 				return err
 			}
@@ -99,7 +132,7 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 				refused.Reasons[req.ID] = v.Reason
 				continue
 			}
-			if err := s.request(ctx, tx, req, d, actor, meta); err != nil {
+			if err := s.request(ctx, tx, req, d, len(judged[i]), actor, meta); err != nil {
 				return err
 			}
 			if d.Ready {
@@ -114,16 +147,74 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 		out = reqs
 		return nil
 	})
+	if denied != "" {
+		err = s.auditDeniedObject(ctx, actor, meta, "replay.submit", denied, "replay_batch", batch, err)
+	}
+	if err == nil && changed != nil {
+		err = changed
+	}
 	if err != nil {
 		return nil, fmt.Errorf("submit replay: %w", err)
 	}
 	return out, nil
 }
 
+// leaveOutChanged judges every live item of the batch's requests as it
+// stands (AtRequest) and leaves out, with why, each one the rules no
+// longer let go; the requests' counts and intents follow, and it is
+// audited. It returns a RefusedError naming what changed, or nil when
+// nothing did.
+func (s *Service) leaveOutChanged(ctx context.Context, tx pgx.Tx, reqs []Request, judged [][]itemFact, table *replaypolicy.Table,
+	actor quarantine.Actor, meta quarantine.RequestMeta) (*RefusedError, error) {
+	refused := &RefusedError{Reasons: map[int64]string{}}
+	for i := range reqs {
+		req := &reqs[i]
+		var left []int64
+		var first string
+		for _, f := range judged[i] {
+			v := replaypolicy.JudgeItem(table, f.item, replaypolicy.AtRequest)
+			if v.Outcome == replaypolicy.Go {
+				continue
+			}
+			if _, err := tx.Exec(ctx, leaveOut, req.ID, f.deadLetterID, v.Reason, verdictName(v.Outcome), v.Check); err != nil {
+				return nil, err
+			}
+			if first == "" {
+				first = fmt.Sprintf("dead letter %d: %s", f.deadLetterID, v.Reason)
+			}
+			left = append(left, f.deadLetterID)
+		}
+		if len(left) == 0 {
+			continue
+		}
+		live, err := liveItems(ctx, tx, req.ID)
+		if err != nil {
+			return nil, err
+		}
+		hash := IntentHash(req.Tenant, req.Class, req.PolicyVersion, req.Rate, live)
+		if _, err := tx.Exec(ctx, setCounts, req.ID, len(live), len(left), hash); err != nil {
+			return nil, err
+		}
+		e := requestEvent(actor, meta, "replay.draft.changed", req)
+		e.Reason = first
+		e.Before = map[string]any{"items": req.ItemCount, "intent": req.IntentHex()}
+		e.After = map[string]any{"items": len(live), "left_out": left, "intent": fmt.Sprintf("%x", hash)}
+		if _, err := audit.Append(ctx, tx, e); err != nil {
+			return nil, err
+		}
+		refused.Reasons[req.ID] = fmt.Sprintf("%d of its items changed since the selection was made and are now left out (%s); "+
+			"review what is left and submit again", len(left), first)
+	}
+	if len(refused.Reasons) == 0 {
+		return nil, nil
+	}
+	return refused, nil
+}
+
 // submitOne applies the rules to one request of a batch being submitted:
-// its items, then the request's terms, which fix its rate and so its intent
-// hash, then what it needs. A request the rules find nothing to replay in
-// is voided here (voided true).
+// its items (every one), then the request's terms, which fix its rate and
+// so its intent hash, then what it needs. A request the rules find nothing
+// to replay in is voided here (voided true).
 func (s *Service) submitOne(ctx context.Context, tx pgx.Tx, req *Request, table *replaypolicy.Table, items []replaypolicy.Item,
 	actor quarantine.Actor, meta quarantine.RequestMeta) (d replaypolicy.Decision, voided bool, err error) {
 	verdicts := make([]replaypolicy.Verdict, len(items))
@@ -147,18 +238,31 @@ func (s *Service) submitOne(ctx context.Context, tx pgx.Tx, req *Request, table 
 	return replaypolicy.Require(terms, actor, policyRequest(*req, nil), s.cfg.Now()), false, nil
 }
 
-// request moves a submitted draft to pending_approval, marks its items
-// requested and audits it, with one row per item.
-func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replaypolicy.Decision, actor quarantine.Actor, meta quarantine.RequestMeta) error {
-	tag, err := tx.Exec(ctx, submitRequest, req.ID, req.Reason, req.Rate, req.TypedConfirmation, req.IntentHash, *req.SubmittedAt, d.Reason)
+// request moves a submitted draft of live items to pending_approval: its
+// items hold their dead letters (a conflict names the request that holds
+// one), the dead letters become replay_requested (every one, or it is a
+// conflict), and it is audited with one row per item.
+func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replaypolicy.Decision, live int, actor quarantine.Actor, meta quarantine.RequestMeta) error {
+	var expired any // no expiry: NULL
+	if s.cfg.DraftTTL > 0 {
+		expired = req.SubmittedAt.Add(-s.cfg.DraftTTL)
+	}
+	tag, err := tx.Exec(ctx, submitRequest, req.ID, req.Reason, req.Rate, req.TypedConfirmation, req.IntentHash, *req.SubmittedAt, d.Reason, expired)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() != 1 {
-		return quarantine.Errorf(quarantine.ECONFLICT, "this selection was already submitted")
+		return quarantine.Errorf(quarantine.ECONFLICT, "this selection was already submitted, or it expired")
 	}
-	if _, err := tx.Exec(ctx, requestItemsOf, req.ID); err != nil {
+	if err := s.hold(ctx, tx, req.ID, live); err != nil {
 		return err
+	}
+	if tag, err = tx.Exec(ctx, requestItemsOf, req.ID); err != nil {
+		return err
+	}
+	if n := int(tag.RowsAffected()); n != live {
+		return quarantine.Errorf(quarantine.ECONFLICT, "%d of the %d dead letters of request %d changed since they were judged; review the selection again",
+			live-n, live, req.ID)
 	}
 	req.Status = StatusPendingApproval
 	e := requestEvent(actor, meta, "replay.request", req)
@@ -167,8 +271,39 @@ func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replay
 	return auditItems(ctx, tx, req.ID, e, "replay.item.requested")
 }
 
+// hold makes request id's live items hold their dead letters. The unique
+// index refuses a dead letter another open request holds: the savepoint
+// keeps the transaction usable to name that request in the conflict.
+func (s *Service) hold(ctx context.Context, tx pgx.Tx, id int64, live int) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	tag, err := sp.Exec(ctx, holdItems, id)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		if rerr := sp.Rollback(ctx); rerr != nil {
+			return rerr
+		}
+		var other, deadLetter int64
+		if err := tx.QueryRow(ctx, selectHolder, id).Scan(&other, &deadLetter); err != nil {
+			return fmt.Errorf("name the request holding a dead letter of request %d: %w", id, err)
+		}
+		return quarantine.Errorf(quarantine.ECONFLICT, "dead letter %d is already in open replay request %d, and a dead letter is in one open request at a time; "+
+			"wait for request %d to finish or have it cancelled", deadLetter, other, other)
+	}
+	if err != nil {
+		return err
+	}
+	if int(tag.RowsAffected()) != live {
+		return quarantine.Errorf(quarantine.ECONFLICT, "request %d changed while it was submitted; review it again", id)
+	}
+	return sp.Commit(ctx)
+}
+
 // approve moves a request to approved and writes its jobs (the outbox) in
-// the caller's transaction.
+// the caller's transaction: one per item that holds its dead letter, every
+// live item, or it is a conflict.
 func (s *Service) approve(ctx context.Context, tx pgx.Tx, req *Request, actor quarantine.Actor, meta quarantine.RequestMeta, now time.Time) error {
 	tag, err := tx.Exec(ctx, approveRequest, req.ID, now)
 	if err != nil {
@@ -177,8 +312,12 @@ func (s *Service) approve(ctx context.Context, tx pgx.Tx, req *Request, actor qu
 	if tag.RowsAffected() != 1 {
 		return quarantine.Errorf(quarantine.ECONFLICT, "request %d is no longer waiting for approval", req.ID)
 	}
-	if _, err := tx.Exec(ctx, insertJobs, req.ID, now, req.Rate); err != nil {
+	if tag, err = tx.Exec(ctx, insertJobs, req.ID, now, req.Rate); err != nil {
 		return err
+	}
+	if int(tag.RowsAffected()) != req.ItemCount {
+		return quarantine.Errorf(quarantine.ECONFLICT, "only %d of the %d items of request %d still hold their dead letters; it cannot be approved",
+			tag.RowsAffected(), req.ItemCount, req.ID)
 	}
 	req.Status = StatusApproved
 	e := requestEvent(actor, meta, "replay.approved", req)

@@ -14,6 +14,7 @@ import (
 type ViewOptions struct {
 	Items    int // the first items of the request to read
 	Payloads int // read the payloads the viewer may edit when the request has at most this many items
+	Edits    int // the edited items to read with both payloads, for their diffs
 }
 
 // View is a request as one person's page shows it, read in one
@@ -25,7 +26,14 @@ type View struct {
 	Items     []Item
 	Approvals []Approval
 	Progress  Progress
-	Decision  replaypolicy.Decision
+	// Decision is what the request needs now (every live item judged as it
+	// stands), and Now the verdicts on the shown live items, while the
+	// request is not yet approved (a draft or waiting for approval).
+	Decision replaypolicy.Decision
+	Now      map[int64]replaypolicy.Verdict
+	// Edits are the edited items (the first ViewOptions.Edits), with the
+	// original and the edited payload.
+	Edits []Edit
 	// Reviewer: the viewer is not the requester, so they may approve or
 	// reject (separation of duties). Canceller: they may cancel it (its
 	// requester, while it is open).
@@ -37,6 +45,17 @@ type View struct {
 	Payloads map[int64][]byte
 }
 
+// Edit is one item whose payload the requester replaced, and why.
+type Edit struct {
+	DeadLetterID     int64
+	MsgID            string
+	Reason           string
+	Original, Edited []byte
+	// OriginalSHA256 was taken at ingest; EditedSHA256 is what the intent
+	// holds and the replayed message carries (Dlq-Payload-Edited).
+	OriginalSHA256, EditedSHA256 []byte
+}
+
 // Editable is the state in which a request's payloads may be edited.
 func (s Status) Editable() bool { return s == StatusDraft || s == StatusPendingApproval }
 
@@ -45,9 +64,16 @@ func (s *Service) read(ctx context.Context, f func(pgx.Tx) error) error {
 	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, f)
 }
 
-// The payloads of a request's live items, in order.
-const selectLivePayloads = `SELECT dead_letter_id, payload FROM replay_items
-    WHERE request_id = $1 AND skip_reason = '' ORDER BY position LIMIT $2`
+const (
+	// The payloads of a request's live items as they would be sent, in order.
+	selectLivePayloads = `SELECT i.dead_letter_id, coalesce(i.payload, d.payload) FROM replay_items i
+        JOIN dead_letters d ON d.id = i.dead_letter_id
+        WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position LIMIT $2`
+	// Edited items with both payloads.
+	selectEdits = `SELECT i.dead_letter_id, i.msg_id, i.edit_reason, d.payload, i.payload, d.payload_sha256, i.payload_sha256
+        FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
+        WHERE i.request_id = $1 AND i.payload IS NOT NULL ORDER BY i.position LIMIT $2`
+)
 
 // View reads request id as viewer sees it (not_found when there is none).
 func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, opts ViewOptions) (View, error) {
@@ -67,13 +93,31 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		if v.Progress, err = progress(ctx, tx, id); err != nil {
 			return err
 		}
-		if v.Decision, err = s.decide(ctx, tx, req, viewer); err != nil {
+		if v.Edits, err = edits(ctx, tx, id, opts.Edits); err != nil {
 			return err
 		}
 		v.Reviewer = replaypolicy.MayApprove(policyRequest(req, nil), viewer).Outcome == replaypolicy.Go
 		v.Canceller = req.Status.Open() && replaypolicy.MayCancel(req.Requester, viewer).Outcome == replaypolicy.Go
-		if !req.Status.Editable() || req.ItemCount > opts.Payloads ||
-			replaypolicy.MayEditPayload(req.Class, req.Requester, viewer).Outcome != replaypolicy.Go {
+		if !req.Status.Editable() {
+			return nil
+		}
+		fs, err := s.requestFacts(ctx, tx, req)
+		if err != nil {
+			return err
+		}
+		table := s.cfg.Policy()
+		v.Decision = replaypolicy.DecideItems(table, items(fs), viewer, policyRequest(req, v.Approvals), s.cfg.Now())
+		shown := map[int64]bool{}
+		for _, it := range v.Items {
+			shown[it.DeadLetterID] = true
+		}
+		v.Now = map[int64]replaypolicy.Verdict{}
+		for _, f := range fs {
+			if shown[f.deadLetterID] {
+				v.Now[f.deadLetterID] = replaypolicy.JudgeItem(table, f.item, replaypolicy.AtRequest)
+			}
+		}
+		if req.ItemCount > opts.Payloads || replaypolicy.MayEditPayload(req.Class, req.Requester, viewer).Outcome != replaypolicy.Go {
 			return nil
 		}
 		rows, err := tx.Query(ctx, selectLivePayloads, id, opts.Payloads)
@@ -95,6 +139,31 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 	return v, nil
 }
 
+// Edits returns the first limit edited items of request id with both
+// payloads (for the approvals list's diffs).
+func (s *Service) Edits(ctx context.Context, id int64, limit int) ([]Edit, error) {
+	out, err := edits(ctx, s.pool, id, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read edits of replay %d: %w", id, err)
+	}
+	return out, nil
+}
+
+func edits(ctx context.Context, q querier, id int64, limit int) ([]Edit, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := q.Query(ctx, selectEdits, id, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Edit, error) {
+		var e Edit
+		err := row.Scan(&e.DeadLetterID, &e.MsgID, &e.Reason, &e.Original, &e.Edited, &e.OriginalSHA256, &e.EditedSHA256)
+		return e, err
+	})
+}
+
 // Selection is a frozen selection as its requester reviews it: its
 // requests, each with its first items and the phrase to type, if any.
 type Selection struct {
@@ -105,8 +174,12 @@ type Selection struct {
 type SelectionRequest struct {
 	Request
 	Items        []Item
+	Edits        []Edit
 	Confirmation string
 }
+
+// maxSelectionEdits bounds the edited items a confirm page shows the diff of.
+const maxSelectionEdits = 20
 
 // Submitted reports whether the selection was submitted already.
 func (s Selection) Submitted() bool {
@@ -139,10 +212,11 @@ func Landing(reqs []Request) int64 {
 }
 
 // Selection reads batch as viewer reviews it, with the first items of
-// each request, in one transaction. It is not_found for anyone but the
-// requester.
-func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine.Actor, items int) (Selection, error) {
+// each request and its first edits, in one transaction. It is not_found
+// for anyone but the requester (audited as denied).
+func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine.Actor, items int, meta quarantine.RequestMeta) (Selection, error) {
 	var sel Selection
+	var denied string // the tenant of a selection that is not the viewer's
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		reqs, err := batchRequests(ctx, tx, selectBatch, batch)
 		if err != nil {
@@ -150,10 +224,14 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 		}
 		for _, r := range reqs {
 			if replaypolicy.MaySubmit(r.Requester, viewer).Outcome != replaypolicy.Go {
+				denied = r.Tenant
 				return fmt.Errorf("replay batch %q: %w", batch, errNoBatch) // someone else's selection does not exist for you
 			}
 			sr := SelectionRequest{Request: r}
 			if sr.Items, err = requestItems(ctx, tx, r.ID, items); err != nil {
+				return err
+			}
+			if sr.Edits, err = edits(ctx, tx, r.ID, maxSelectionEdits); err != nil {
 				return err
 			}
 			if sr.Confirmation, err = s.confirmation(ctx, tx, r); err != nil {
@@ -163,6 +241,9 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 		}
 		return nil
 	})
+	if denied != "" {
+		err = s.auditDeniedObject(ctx, viewer, meta, "replay.selection", denied, "replay_batch", batch, err)
+	}
 	if err != nil {
 		return Selection{}, fmt.Errorf("read selection: %w", err)
 	}

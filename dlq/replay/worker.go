@@ -43,6 +43,7 @@ type WorkerConfig struct {
 	Owner      string        // names the worker in leases; default host-pid-random
 	Lease      time.Duration // a claim's lease; default 30s
 	Batch      int           // jobs claimed at once (and PubAcks in flight at most); default 2048
+	BatchBytes int64         // payload bytes claimed at once (always at least one job); default 16 MiB
 	AckTimeout time.Duration // wait for a PubAck before the outcome is unknown; default 5s
 	Poll       time.Duration // idle wait between claims; default 200ms
 	Retry      time.Duration // wait before retrying an unknown outcome; default 2s
@@ -57,6 +58,9 @@ func (c *WorkerConfig) defaults() {
 	}
 	if c.Batch <= 0 {
 		c.Batch = 2048
+	}
+	if c.BatchBytes <= 0 {
+		c.BatchBytes = 16 << 20
 	}
 	if c.AckTimeout <= 0 {
 		c.AckTimeout = 5 * time.Second

@@ -1,0 +1,45 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The ids a filter selects, newest first: the list's conditions over the
+// (tenant, dead_lettered_at, id) and filter indexes, never a payload.
+const (
+	selectMatchingIDs = `SELECT d.id FROM dead_letters d WHERE d.tenant = ANY(@tenants)`
+	matchingIDsEnd    = ` ORDER BY d.dead_lettered_at DESC, d.id DESC LIMIT @limit`
+)
+
+// MatchingIDs returns the ids of the dead letters f selects (its cursors
+// are ignored), newest first, at most limit of them. It reads ids only, so
+// a bulk action can count and bound a selection before loading anything
+// of it. It returns an error wrapping an invalid quarantine.Error for an
+// invalid f.
+func (s *Store) MatchingIDs(ctx context.Context, f ListFilter, limit int) ([]int64, error) {
+	f.Before, f.After = "", ""
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("match dead letters: %w", err)
+	}
+	p, err := s.plan(ctx, &f)
+	if err != nil {
+		return nil, fmt.Errorf("match dead letters: %w", err)
+	}
+	if p.empty {
+		return nil, nil
+	}
+	conds := p.countConds(&f)
+	p.args["limit"] = limit
+	rows, err := s.query(ctx, &p, selectMatchingIDs+conds+matchingIDsEnd)
+	if err != nil {
+		return nil, fmt.Errorf("match dead letters: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("match dead letters: %w", err)
+	}
+	return ids, nil
+}
