@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 

@@ -94,4 +94,3 @@ func (w *Worker) publish(ctx context.Context, jobs []*job, until time.Time) {
 		}
 	}
 }
-

@@ -32,7 +32,7 @@ const (
 	selectLiveItems = `SELECT ` + itemColumns + ` FROM replay_items WHERE request_id = $1 AND skip_reason = '' ORDER BY position`
 	selectApprovals = `SELECT approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at
         FROM replay_approvals WHERE request_id = $1 ORDER BY approved_at`
-	selectProgress    = `SELECT state, duplicate, count(*) FROM replay_jobs WHERE request_id = $1 GROUP BY 1, 2`
+	selectProgress = `SELECT state, duplicate, count(*) FROM replay_jobs WHERE request_id = $1 GROUP BY 1, 2`
 	// The payload an item sends: the edited one, else the dead letter's.
 	selectItemPayload = `SELECT coalesce(i.payload, d.payload) FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
         WHERE i.request_id = $1 AND i.dead_letter_id = $2 AND i.skip_reason = ''`
