@@ -26,6 +26,7 @@ type ReplayConfig struct {
 	RevalidateSubject string // empty: revalidate items are blocked
 	RevalidateTimeout time.Duration
 	Lease             time.Duration
+	DraftTTL          time.Duration // 0: replay.DefaultDraftTTL
 	Groups            authz.GroupMap
 }
 
@@ -39,10 +40,13 @@ func LoadPolicy(path string) (*replaypolicy.Table, error) {
 	return t, nil
 }
 
-// replayParts is the replay machinery of one process.
+// replayParts is the replay machinery of one process: the service, its
+// workers and the sweeper of expired drafts (every sweep).
 type replayParts struct {
 	service *replay.Service // on the web pool, for requests and approvals
 	workers []*replay.Worker
+	sweep   time.Duration
+	log     *slog.Logger
 }
 
 // newReplayParts wires replay: the service for web requests on pool, the
@@ -53,9 +57,15 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	if err != nil {
 		return nil, err
 	}
-	rcfg := replay.Config{Policy: func() *replaypolicy.Table { return table }, Subjects: cfg.Subjects}
-	p := &replayParts{service: replay.New(pool, rcfg)}
+	if cfg.DraftTTL <= 0 {
+		cfg.DraftTTL = replay.DefaultDraftTTL
+	}
+	rcfg := replay.Config{Policy: func() *replaypolicy.Table { return table }, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL}
+	p := &replayParts{log: log, sweep: min(cfg.DraftTTL/4, time.Minute), service: replay.New(pool, rcfg)}
 	workerService := replay.New(jobs, rcfg)
+	if cfg.Subjects.Empty() {
+		log.Warn(replay.SubjectSetting + " is empty: no tenant's dead letters can be replayed until it names their subjects, e.g. app.{tenant}.>")
+	}
 	voided, err := p.service.VoidStale(ctx)
 	if err != nil {
 		return nil, err
@@ -75,13 +85,33 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	return p, nil
 }
 
-// run runs the workers until ctx ends.
+// run runs the workers and the draft sweeper until ctx ends.
 func (p *replayParts) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, w := range p.workers {
 		wg.Go(func() { w.Run(ctx) })
 	}
+	wg.Go(func() { p.sweepDrafts(ctx) })
 	wg.Wait()
+}
+
+// sweepDrafts voids expired drafts every sweep until ctx ends. Every
+// process sweeps; the guarded updates make that harmless.
+func (p *replayParts) sweepDrafts(ctx context.Context) {
+	t := time.NewTicker(p.sweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n, err := p.service.ExpireDrafts(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn("sweep expired replay drafts", "err", err)
+		} else if n > 0 {
+			p.log.Info("expired replay drafts voided", "count", n)
+		}
+	}
 }
 
 // WorkersConfig is what `console worker` is told.

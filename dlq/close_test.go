@@ -59,7 +59,12 @@ func TestCloseDiscardAndResolve(t *testing.T) {
 		_, err := b.store.Close(ctx, CloseInput{IDs: []int64{c}, To: StatusDiscarded, All: true}, oncall, quarantine.RequestMeta{})
 		assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
 	})
-	var rows int
-	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action IN ('deadletter.discard', 'deadletter.resolve')`).Scan(&rows))
-	assert.Equal(t, 3, rows, "one audit row per item changed, none for refused attempts")
+	var ok, denied int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE outcome = 'ok'), count(*) FILTER (WHERE outcome = 'denied')
+        FROM audit_log WHERE action IN ('deadletter.discard', 'deadletter.resolve')`).Scan(&ok, &denied))
+	assert.Equal(t, 3, ok, "one audit row per item changed")
+	assert.Equal(t, 2, denied, "one denied row per refused attempt in the scope (the stale version, the bulk with a closed one)")
+	var reason string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT reason FROM audit_log WHERE outcome = 'denied' ORDER BY seq DESC LIMIT 1`).Scan(&reason))
+	assert.Equal(t, "1 selected dead letters refused: not open (discarded) (1)", reason, "the refused id and why, not the ones it would have taken")
 }

@@ -209,6 +209,7 @@ func newStack(t *testing.T, cfg stackConfig) *stack {
 			"DATABASE_URL=" + s.DatabaseURL,
 			"NATS_URL=" + s.NATSURL,
 			"POLICY_FILE=" + filepath.Join(repoRoot(), "dev", "policy.toml"),
+			"REPLAY_SUBJECT_ALLOW=app.{tenant}.>", // the target stream APP of the replay journeys
 			"OIDC_ISSUER=" + s.Dex.Issuer,
 			"OIDC_CLIENT_ID=" + oidcClientID,
 			"OIDC_CLIENT_SECRET=" + oidcClientSecret,

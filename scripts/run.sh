@@ -55,6 +55,9 @@ if [ -z "${NATS_URL:-}" ]; then
 fi
 
 export DLQ_WATCH_STREAMS=${DLQ_WATCH_STREAMS:-ORDERS,EMAILS,SEARCH,ANALYTICS,ACCOUNTS}
+# The demo's services publish to app.<tenant>.<item type>: each tenant's
+# replays may go back there, and nowhere else.
+export REPLAY_SUBJECT_ALLOW=${REPLAY_SUBJECT_ALLOW:-"app.{tenant}.>"}
 
 # The identity provider: OIDC_* from the environment, else Dex with the demo users.
 if [ -n "${OIDC_ISSUER:-}" ]; then

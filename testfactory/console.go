@@ -27,6 +27,7 @@ import (
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 )
 
@@ -65,6 +66,11 @@ func PolicyFile() string {
 	return filepath.Join(filepath.Dir(file), "..", "dev", "policy.toml")
 }
 
+// ReplaySubjects are the replay subjects of the consoles tests start
+// (REPLAY_SUBJECT_ALLOW), those of the factory's dead letters: the
+// original subject app.<tenant>.<item type> of each tenant.
+const ReplaySubjects = "app.{tenant}.>"
+
 // StartConsole starts a console for t and waits until it serves.
 func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 	t.Helper()
@@ -76,7 +82,8 @@ func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	var err error
+	subjects, err := replay.ParseSubjectAllowlist(ReplaySubjects)
+	require.NoError(t, err)
 	c.IdP, err = mockoidc.Run()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.IdP.Shutdown() })
@@ -92,7 +99,7 @@ func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 		OIDCWait: 10 * time.Second, IdleTimeout: time.Hour, Lifetime: 12 * time.Hour,
 		Groups:      authz.GroupMap{Prefix: GroupPrefix},
 		AuditSigner: c.Signer, MetricsAddr: "127.0.0.1:0",
-		Replay: app.ReplayConfig{PolicyFile: PolicyFile(), Lease: 30 * time.Second, RevalidateTimeout: 2 * time.Second},
+		Replay: app.ReplayConfig{PolicyFile: PolicyFile(), Lease: 30 * time.Second, RevalidateTimeout: 2 * time.Second, Subjects: subjects},
 	}, slog.New(slog.NewTextHandler(opts.Log, nil)))
 	if err != nil {
 		t.Fatalf("start the console: %v", err)

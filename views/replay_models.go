@@ -2,7 +2,8 @@ package views
 
 import "time"
 
-// ReplayItemRow is one item of a request as reviewers see it.
+// ReplayItemRow is one item of a request as reviewers see it, with the
+// replay rules' verdict on it and why.
 type ReplayItemRow struct {
 	DeadLetterID  int64
 	URL           string
@@ -12,6 +13,47 @@ type ReplayItemRow struct {
 	PayloadSHA256 string
 	Headers       string // "Name: value" lines
 	SkipReason    string
+	// Verdict is "go", "block" or "done" (what the rules say of the item;
+	// Why is their sentence, Check the check that decided).
+	Verdict string
+	Why     string
+	Check   string
+	Edited  bool
+}
+
+// VerdictText is how a verdict reads in the items table.
+func VerdictText(v string) string {
+	switch v {
+	case "go":
+		return "goes"
+	case "done":
+		return "skipped"
+	case "block":
+		return "blocked"
+	}
+	return v
+}
+
+// verdictKind is the badge of a verdict.
+func verdictKind(v string) string {
+	switch v {
+	case "go":
+		return BadgeOK
+	case "done":
+		return BadgeNeutral
+	}
+	return BadgeWarn
+}
+
+// EditView is one edited payload as approvers review it: why, both
+// hashes, and the diff.
+type EditView struct {
+	DeadLetterID int64
+	MsgID        string
+	Reason       string
+	OriginalSHA  string
+	EditedSHA    string
+	Diff         PayloadDiff
 }
 
 // ReplayGroup is one request of a selection on the confirm page.
@@ -27,6 +69,10 @@ type ReplayGroup struct {
 	MaxRate      string
 	Confirmation string // phrase to type, or ""
 	Error        string
+	// Edited: a payload of this request was edited, so it needs one
+	// approver whatever its class; Edits show the changes.
+	Edited bool
+	Edits  []EditView
 }
 
 // ReplayConfirmModel is the page where a requester reviews a frozen
@@ -38,6 +84,9 @@ type ReplayConfirmModel struct {
 	Errors  map[string]string // "reason", or "rate-<id>" / "confirm-<id>"
 	Total   int
 	Skipped int
+	// Forms let the requester edit payloads before submitting (small
+	// requests of classes that allow it).
+	Forms []PayloadEdit
 }
 
 // ReplayApprovalRow is one sign-off.
@@ -75,6 +124,10 @@ type ReplayRequestModel struct {
 	MoreItems     int
 	Approvals     []ReplayApprovalRow
 	Progress      ReplayProgressModel
+	// Edited: a payload was edited (the request needs an approver who
+	// sees Edits, the diffs).
+	Edited bool
+	Edits  []EditView
 
 	CanApprove   bool
 	Confirmation string
@@ -85,17 +138,18 @@ type ReplayRequestModel struct {
 	CancelURL    string
 	Errors       map[string]string
 
-	// Edits are the payloads the requester may still change (not for
+	// Forms are the payloads the requester may still change (not for
 	// same_operation, only before approval, text payloads only).
-	Edits []PayloadEdit
+	Forms []PayloadEdit
 }
 
-// PayloadEdit is the form that changes one item's payload.
+// PayloadEdit is the form that changes one item's payload, with why.
 type PayloadEdit struct {
 	DeadLetterID int64
 	MsgID        string
 	Payload      string
 	URL          string
+	Error        string
 }
 
 // ApprovalRow is a pending request on the approvals page.
@@ -111,11 +165,15 @@ type ApprovalRow struct {
 	Created   time.Time
 	Needs     string
 	Own       bool
+	// Edited: a payload was edited; Edits show what changed.
+	Edited bool
+	Edits  []EditView
 }
 
 // PolicyRow is one rule of the policy table.
 type PolicyRow struct {
-	ItemType string
+	ItemType string // "" for a subject rule
+	Subject  string // "" for a rule of every subject
 	Class    string
 }
 

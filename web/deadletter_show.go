@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -49,10 +50,11 @@ func (s *Server) deadLetterShow(c echo.Context) error {
 	}
 	if s.deps.Replays != nil {
 		if t := s.deps.Replays.Policy(); t != nil {
-			class, rule := t.ClassFor(d.ItemType)
-			m.PolicyClass, m.PolicyText = string(class), t.Describe(class)
-			if rule >= 0 {
-				m.PolicyRule = t.Rules()[rule].ItemType
+			c := t.ClassOf(d.ItemType, d.OriginalSubject)
+			m.PolicyClass, m.PolicyText = string(c.Class), t.Describe(c.Class)
+			if rule := c.Rule(); rule >= 0 {
+				r := t.Rules()[rule]
+				m.PolicyRule = strings.TrimSpace(strings.Join([]string{r.ItemType, r.Subject}, " "))
 			}
 		}
 	}

@@ -13,7 +13,7 @@ func (s *Server) policyPage(c echo.Context) error {
 	t := s.deps.Replays.Policy()
 	m := views.PolicyModel{File: s.deps.PolicyFile, Version: t.Version()}
 	for _, r := range t.Rules() {
-		m.Rules = append(m.Rules, views.PolicyRow{ItemType: r.ItemType, Class: string(r.Class)})
+		m.Rules = append(m.Rules, views.PolicyRow{ItemType: r.ItemType, Subject: r.Subject, Class: string(r.Class)})
 	}
 	for _, cp := range t.Classes() {
 		m.Classes = append(m.Classes, views.PolicyClassRow{Class: string(cp.Class), Describe: t.Describe(cp.Class)})

@@ -2,12 +2,14 @@ package web
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -69,18 +71,53 @@ func describe(t *replaypolicy.Table, class replaypolicy.Class) string {
 
 func rateText(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
-func itemRows(items []replay.Item) []views.ReplayItemRow {
+// itemRows are items as the pages show them, each with the rules'
+// verdict: the one stored when it was last judged, or, for an item now
+// judges (a request not yet approved), the verdict as things stand.
+func itemRows(items []replay.Item, now map[int64]replaypolicy.Verdict) []views.ReplayItemRow {
 	out := make([]views.ReplayItemRow, len(items))
 	for i, it := range items {
 		var hs []string
 		for _, h := range it.Headers {
 			hs = append(hs, h.Name+": "+h.Value)
 		}
-		out[i] = views.ReplayItemRow{
+		row := views.ReplayItemRow{
 			DeadLetterID: it.DeadLetterID, URL: fmt.Sprintf("/deadletters/%d", it.DeadLetterID), MsgID: it.MsgID,
 			OperationID: it.OperationID, Subject: it.Subject, PayloadSHA256: fmt.Sprintf("%x", it.PayloadSHA256),
-			Headers: strings.Join(hs, "\n"), SkipReason: it.SkipReason,
+			Headers: strings.Join(hs, "\n"), SkipReason: it.SkipReason, Verdict: it.Verdict, Check: it.Check, Edited: it.Edited,
 		}
+		if v, ok := now[it.DeadLetterID]; ok && it.SkipReason == "" && v.Outcome != replaypolicy.Go {
+			row.Verdict, row.Check, row.Why = replay.VerdictOf(v), v.Check, v.Reason
+		}
+		out[i] = row
+	}
+	return out
+}
+
+// editViews are edited payloads as approvers review them.
+func editViews(edits []replay.Edit) []views.EditView {
+	out := make([]views.EditView, len(edits))
+	for i, e := range edits {
+		out[i] = views.EditView{DeadLetterID: e.DeadLetterID, MsgID: e.MsgID, Reason: e.Reason,
+			OriginalSHA: hex.EncodeToString(e.OriginalSHA256), EditedSHA: hex.EncodeToString(e.EditedSHA256),
+			Diff: views.NewPayloadDiff(e.Original, e.Edited)}
+	}
+	return out
+}
+
+// editForms are the payload forms of items whose payloads (by dead
+// letter) the requester may still change; binary payloads are not edited
+// in a text box.
+func editForms(requestID int64, items []replay.Item, payloads map[int64][]byte, errs map[string]string) []views.PayloadEdit {
+	var out []views.PayloadEdit
+	for _, it := range items {
+		p, ok := payloads[it.DeadLetterID]
+		if !ok || !utf8.Valid(p) {
+			continue
+		}
+		out = append(out, views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p),
+			URL:   fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, it.DeadLetterID),
+			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)]})
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/views"
@@ -58,37 +59,57 @@ func (f submitForm) Validate() (replay.SubmitInput, map[string]string) {
 	return in, errs
 }
 
-// selection reads the :batch parameter's selection for the user (only its
-// requester finds it).
-func (s *Server) selection(c echo.Context) (replay.Selection, error) {
-	return s.deps.Replays.Selection(c.Request().Context(), c.Param("batch"), userOf(c).Actor, maxConfirmItems)
+// selection reads a selection for the user (only its requester finds it).
+func (s *Server) selection(c echo.Context, batch string) (replay.Selection, error) {
+	return s.deps.Replays.Selection(c.Request().Context(), batch, userOf(c).Actor, maxConfirmItems, authz.RequestMeta(c))
+}
+
+// renderConfirm writes the confirm page of batch as it is now, with the
+// reason typed so far and the form errors errs.
+func (s *Server) renderConfirm(c echo.Context, batch, reason string, errs map[string]string, status int) error {
+	sel, err := s.selection(c, batch)
+	if err != nil {
+		return err
+	}
+	m := s.confirmModel(batch, sel, reason, errs)
+	return s.render(c, status, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
 }
 
 // replayConfirm shows the requester their frozen selection; once it was
 // submitted, the request it became.
 func (s *Server) replayConfirm(c echo.Context) error {
-	sel, err := s.selection(c)
+	batch := c.Param("batch")
+	sel, err := s.selection(c, batch)
 	if err != nil {
 		return err
 	}
 	if sel.Submitted() {
 		return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(sel.Landing(), 10))
 	}
-	return s.render(c, http.StatusOK, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), s.confirmModel(c, sel, "", nil)))
+	return s.render(c, http.StatusOK, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), s.confirmModel(batch, sel, "", nil)))
 }
 
 // replaySubmit sends the batch with the reason, rates and confirmations;
-// bad input, and what the rules refuse, re-render the page (422).
+// bad input, and what the rules refuse, re-render the page (422) as the
+// selection now is (items that changed since the draft are left out).
 func (s *Server) replaySubmit(c echo.Context) error {
 	ctx := c.Request().Context()
-	sel, err := s.selection(c)
+	batch := c.Param("batch")
+	sel, err := s.selection(c, batch)
 	if err != nil {
 		return err
+	}
+	for _, r := range sel.Requests {
+		if r.ItemCount > 0 {
+			if err := s.mayOnClass(c, r.Request, authz.ActRequest); err != nil {
+				return err // rights lost since the draft
+			}
+		}
 	}
 	form := readSubmitForm(c, sel)
 	in, errs := form.Validate()
 	if errs == nil {
-		done, err := s.deps.Replays.Submit(ctx, c.Param("batch"), userOf(c).Actor, in, authz.RequestMeta(c))
+		done, err := s.deps.Replays.Submit(ctx, batch, userOf(c).Actor, in, authz.RequestMeta(c))
 		var refused *replay.RefusedError
 		switch {
 		case errors.As(err, &refused):
@@ -96,6 +117,9 @@ func (s *Server) replaySubmit(c echo.Context) error {
 			for id, why := range refused.Reasons {
 				errs["request-"+strconv.FormatInt(id, 10)] = why
 			}
+		case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
+			errs = map[string]string{"reason": quarantine.ErrorMessage(err)}
+			return s.renderConfirm(c, batch, form.Reason, errs, http.StatusConflict)
 		case err != nil:
 			return err
 		default:
@@ -103,21 +127,21 @@ func (s *Server) replaySubmit(c echo.Context) error {
 			return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(replay.Landing(done), 10))
 		}
 	}
-	m := s.confirmModel(c, sel, form.Reason, errs)
-	return s.render(c, http.StatusUnprocessableEntity, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
+	return s.renderConfirm(c, batch, form.Reason, errs, http.StatusUnprocessableEntity)
 }
 
-// confirmModel is the confirm page of sel.
-func (s *Server) confirmModel(c echo.Context, sel replay.Selection, reason string, errs map[string]string) views.ReplayConfirmModel {
+// confirmModel is the confirm page of sel, the selection batch.
+func (s *Server) confirmModel(batch string, sel replay.Selection, reason string, errs map[string]string) views.ReplayConfirmModel {
 	table := s.deps.Replays.Policy()
-	m := views.ReplayConfirmModel{Action: "/replay/batches/" + c.Param("batch"), Reason: reason, Errors: errs}
+	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: reason, Errors: errs}
 	for _, r := range sel.Requests {
 		g := views.ReplayGroup{RequestID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: describe(table, r.Class),
-			Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation}
+			Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Edited: r.PayloadEdited, Edits: editViews(r.Edits)}
 		if k, ok := table.Knobs(r.Class); ok {
 			g.MaxRate = rateText(k.MaxRate)
 		}
-		for _, row := range itemRows(r.Items) {
+		m.Forms = append(m.Forms, editForms(r.ID, r.Items, r.Payloads, errs)...)
+		for _, row := range itemRows(r.Items, nil) {
 			if row.SkipReason != "" {
 				g.Skipped = append(g.Skipped, row)
 			} else if len(g.Sample) < 20 {

@@ -4,50 +4,67 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 
 // maxPayloadEdit bounds an edited payload (the form's body limit).
 const maxPayloadEdit = 1 << 20
 
-// payloadForm is one item's new payload.
+// payloadForm is one item's new payload and why it changes.
 type payloadForm struct {
 	Item    string // the :dl parameter
 	Payload string
+	Reason  string
 }
 
-// Validate returns the item and the payload, or an error: not found for an
-// item that is not an id, invalid for a payload over maxPayloadEdit.
-func (f payloadForm) Validate() (int64, []byte, error) {
+// Validate returns the item and the edit, or an error: not found for an
+// item that is not an id, invalid for a payload over maxPayloadEdit (the
+// reason is the replay rules' to require).
+func (f payloadForm) Validate() (int64, replay.PayloadEdit, error) {
 	dl, err := strconv.ParseInt(f.Item, 10, 64)
 	if err != nil {
-		return 0, nil, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
+		return 0, replay.PayloadEdit{}, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
 	}
 	if len(f.Payload) > maxPayloadEdit {
-		return 0, nil, quarantine.Errorf(quarantine.EINVALID, "a payload may be at most %d bytes", maxPayloadEdit)
+		return 0, replay.PayloadEdit{}, quarantine.Errorf(quarantine.EINVALID, "a payload may be at most %d bytes", maxPayloadEdit)
 	}
-	return dl, []byte(f.Payload), nil
+	return dl, replay.PayloadEdit{Payload: []byte(f.Payload), Reason: strings.TrimSpace(f.Reason)}, nil
 }
 
 // replayEditPayload replaces one item's payload of the requester's own
-// request before approval: a new intent, the original message id. Anyone
-// else is refused by the replay rules (audited).
+// draft or request before approval, with a reason: a new intent, the
+// original message id, and one approver needed whatever the class. Anyone
+// else is refused by the replay rules (audited). A draft goes back to its
+// confirm page, a request to its page.
 func (s *Server) replayEditPayload(c echo.Context) error {
 	req, err := s.loadRequest(c)
 	if err != nil {
 		return err
 	}
-	dl, payload, err := payloadForm{Item: c.Param("dl"), Payload: c.FormValue("payload")}.Validate()
-	if err == nil {
-		err = s.deps.Replays.EditPayload(c.Request().Context(), req.ID, dl, userOf(c).Actor, payload, authz.RequestMeta(c))
+	if err := s.mayOnClass(c, req, authz.ActRequest); err != nil {
+		return err
 	}
-	if err != nil {
+	dl, edit, err := payloadForm{Item: c.Param("dl"), Payload: c.FormValue("payload"), Reason: c.FormValue("reason")}.Validate()
+	if err == nil {
+		err = s.deps.Replays.EditPayload(c.Request().Context(), req.ID, dl, userOf(c).Actor, edit, authz.RequestMeta(c))
+	}
+	draft := req.Status == replay.StatusDraft
+	switch code := quarantine.ErrorCode(err); {
+	case err == nil:
+	case draft && (code == quarantine.EINVALID || code == quarantine.ECONFLICT):
+		return s.renderConfirm(c, req.Batch, "", map[string]string{"payload-" + c.Param("dl"): quarantine.ErrorMessage(err)}, errorStatus(err))
+	default:
 		return s.requestFormError(c, err, "payload")
 	}
-	s.flash(c, "Payload saved: this is a new intent, to be approved again.")
+	s.flash(c, "Payload saved: the request now needs one approver who sees the change.")
+	if draft {
+		return c.Redirect(http.StatusSeeOther, "/replay/batches/"+req.Batch)
+	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
 }

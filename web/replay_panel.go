@@ -19,7 +19,7 @@ import (
 func (s *Server) replayPanel(c echo.Context, d dlq.DeadLetter) (templ.Component, error) {
 	u := userOf(c)
 	table := s.deps.Replays.Policy()
-	class, _ := table.ClassFor(d.ItemType)
+	class := table.ClassOf(d.ItemType, d.OriginalSubject).Class
 	open := d.Status == dlq.StatusQuarantined || d.Status == dlq.StatusReplayFailed
 	m := views.DeadLetterActions{
 		ID: d.ID, Version: d.Version, Status: string(d.Status), Class: string(class), Needs: table.Describe(class),

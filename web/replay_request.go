@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,11 +13,13 @@ import (
 	"github.com/quarantine-console/quarantine/views"
 )
 
-// What a request page reads: its first items, and the payload forms of a
-// request of at most maxEditableItems items.
+// What a request page reads: its first items, the payload forms of a
+// request of at most maxEditableItems items, and the diffs of its first
+// maxShownEdits edited items.
 const (
 	maxRequestItems  = 200
 	maxEditableItems = 20
+	maxShownEdits    = 20
 )
 
 // requestView reads the replay request of the :id parameter as the user
@@ -30,7 +31,7 @@ func (s *Server) requestView(c echo.Context) (replay.View, error) {
 		return replay.View{}, err
 	}
 	v, err := s.deps.Replays.View(c.Request().Context(), id, userOf(c).Actor,
-		replay.ViewOptions{Items: maxRequestItems, Payloads: maxEditableItems})
+		replay.ViewOptions{Items: maxRequestItems, Payloads: maxEditableItems, Edits: maxShownEdits})
 	if err != nil {
 		return replay.View{}, err
 	}
@@ -74,6 +75,9 @@ func (s *Server) requestFormError(c echo.Context, err error, field string) error
 	}
 	msg := quarantine.ErrorMessage(err)
 	errs := map[string]string{field: msg}
+	if dl := c.Param("dl"); field == "payload" {
+		errs["payload-"+dl] = msg
+	}
 	if field == "approve" && code == quarantine.EINVALID {
 		errs["confirmation"] = msg
 	}
@@ -109,7 +113,8 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		ID: req.ID, Tenant: req.Tenant, Class: string(req.Class), Status: string(req.Status), StatusReason: req.StatusReason,
 		Requester: personLabel(req.Requester.Email, req.Requester.EmailVerified), Reason: req.Reason, PolicyVersion: req.PolicyVersion,
 		PolicyCurrent: !table.Stale(req.PolicyVersion), Rate: rateText(req.Rate), Intent: req.IntentHex(),
-		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: itemRows(v.Items),
+		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: itemRows(v.Items, v.Now),
+		Edited: req.PayloadEdited, Edits: editViews(v.Edits), Forms: editForms(req.ID, v.Items, v.Payloads, errs),
 		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress), Errors: errs,
 		ApproveURL: fmt.Sprintf("/replay/requests/%d/approve", req.ID),
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
@@ -133,14 +138,6 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	m.CanCancel = v.Canceller && s.deps.Access.Can(u, req.Tenant, obj, authz.ActCancel)
 	if m.CanApprove {
 		m.Confirmation = d.Confirmation
-	}
-	for _, it := range v.Items {
-		p, ok := v.Payloads[it.DeadLetterID]
-		if !ok || !utf8.Valid(p) {
-			continue // binary payloads are not edited in a text box
-		}
-		m.Edits = append(m.Edits, views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p),
-			URL: fmt.Sprintf("/replay/requests/%d/items/%d/payload", req.ID, it.DeadLetterID)})
 	}
 	return m
 }

@@ -211,9 +211,11 @@ func TestPayloadEditThroughPageIsANewIntent(t *testing.T) {
 	action, _ := form.Attr("action")
 	assert.Zero(t, b.Do(t, approver, "GET", reqPath, nil, nil).Doc(t).Find(`[data-testid="payload-edit-form"]`).Length(), "only the requester")
 
-	resp := b.Do(t, approver, "POST", action, url.Values{"payload": {`{"x":2}`}}, nil)
+	resp := b.Do(t, approver, "POST", action, url.Values{"payload": {`{"x":2}`}, "reason": {"x must be 2"}}, nil)
 	assert.Equal(t, http.StatusForbidden, resp.Status, "an approver cannot change what they approve")
 	resp = b.Do(t, oncall, "POST", action, url.Values{"payload": {`{"x":2}`}}, nil)
+	assert.Equal(t, http.StatusUnprocessableEntity, resp.Status, "an edit needs a reason")
+	resp = b.Do(t, oncall, "POST", action, url.Values{"payload": {`{"x":2}`}, "reason": {"x must be 2"}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	after, err := b.Replays.Request(ctx, before.ID)
 	require.NoError(t, err)
@@ -226,7 +228,7 @@ func TestPayloadEditThroughPageIsANewIntent(t *testing.T) {
 	mailPath := requestReplay(t, b, oncall, mail)
 	assert.Zero(t, b.Do(t, oncall, "GET", mailPath, nil, nil).Doc(t).Find(`[data-testid="payload-edit-form"]`).Length(),
 		"same_operation payloads are never edited")
-	resp = b.Do(t, oncall, "POST", fmt.Sprintf("%s/items/%d/payload", mailPath, mail), url.Values{"payload": {"{}"}}, nil)
+	resp = b.Do(t, oncall, "POST", fmt.Sprintf("%s/items/%d/payload", mailPath, mail), url.Values{"payload": {"{}"}, "reason": {"r"}}, nil)
 	assert.Equal(t, http.StatusForbidden, resp.Status)
 }
 

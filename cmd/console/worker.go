@@ -15,7 +15,8 @@ func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int) {
 	s.str(&c.PolicyFile, "policy-file", "POLICY_FILE", "dev/policy.toml", "replay policy table (TOML)", checkRequired)
 	s.integer(&c.Workers, "replay-workers", "REPLAY_WORKERS", defaultWorkers, "replay workers in this process (0: none)", 0, 64)
 	var allow string
-	s.str(&allow, "replay-subject-allow", "REPLAY_SUBJECT_ALLOW", "", "subject patterns replays may publish to, comma-separated (empty: all but $JS, $SYS, _INBOX)", func(v string) error {
+	s.str(&allow, "replay-subject-allow", "REPLAY_SUBJECT_ALLOW", "", "subject patterns each tenant's replays may publish to, comma-separated: "+
+		"app.{tenant}.> for every tenant, acme=billing.acme.> for one (empty: no replay at all; $JS, $SYS, _INBOX never)", func(v string) error {
 		var err error
 		c.Subjects, err = replay.ParseSubjectAllowlist(v)
 		return err
@@ -23,6 +24,7 @@ func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int) {
 	s.str(&c.RevalidateSubject, "revalidate-subject", "REVALIDATE_SUBJECT", "", "NATS subject that answers revalidation requests for revalidate items (empty: they are blocked)", nil)
 	s.duration(&c.RevalidateTimeout, "revalidate-timeout", "REVALIDATE_TIMEOUT", 2*time.Second, "wait for a revalidation answer", 10*time.Millisecond, time.Minute)
 	s.duration(&c.Lease, "replay-lease", "REPLAY_LEASE", 30*time.Second, "how long a worker holds a claimed job", time.Second, 10*time.Minute)
+	s.duration(&c.DraftTTL, "replay-draft-ttl", "REPLAY_DRAFT_TTL", replay.DefaultDraftTTL, "how long a frozen selection may wait for its submit", time.Minute, 7*24*time.Hour)
 }
 
 // runWorker is "console worker": replay workers only, for scaling them

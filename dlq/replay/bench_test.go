@@ -159,7 +159,7 @@ max_rate = 100000
 `))
 	require.NoError(b, err)
 	rb.policy.Store(table)
-	rb.replays = replay.New(rb.db.Pool, replay.Config{Policy: rb.policy.Load})
+	rb.replays = replay.New(rb.db.Pool, replay.Config{Policy: rb.policy.Load, Subjects: testSubjects(b)})
 	rb.target, err = rb.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}})
 	require.NoError(b, err)
 	return rb

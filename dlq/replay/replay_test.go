@@ -57,7 +57,7 @@ func TestHeaderAndSubjectAllowlist(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	allow, err := replay.ParseSubjectAllowlist("app.acme.>")
+	allow, err := replay.ParseSubjectAllowlist("acme=app.acme.>")
 	require.NoError(t, err)
 	b.replays = replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Subjects: allow})
 	ok := b.seedItem(t, "search.index_update", "m-ok", nil, "{}")
@@ -323,7 +323,7 @@ func TestIntentChangeNeedsNewApproval(t *testing.T) {
 	require.Equal(t, replay.StatusPendingApproval, req.Status)
 	old := req.IntentHex()
 
-	require.NoError(t, b.replays.EditPayload(ctx, req.ID, id, oncall, []byte(`{"grant":"viewer"}`), quarantine.RequestMeta{}))
+	require.NoError(t, b.replays.EditPayload(ctx, req.ID, id, oncall, replay.PayloadEdit{Payload: []byte(`{"grant":"viewer"}`), Reason: "viewer is enough"}, quarantine.RequestMeta{}))
 	edited, err := b.replays.Request(ctx, req.ID)
 	require.NoError(t, err)
 	assert.NotEqual(t, old, edited.IntentHex(), "an edit is a new intent")
@@ -344,7 +344,7 @@ func TestIntentChangeNeedsNewApproval(t *testing.T) {
 	// same_operation payloads are never edited.
 	mid := b.seedItem(t, "email.send", "mail-edit", nats.Header{dlq.HeaderOperationID: {"op-e"}}, "{}")
 	mreq := b.request(t, []int64{mid}, replay.SubmitInput{})
-	err = b.replays.EditPayload(ctx, mreq.ID, mid, oncall, []byte("{}"), quarantine.RequestMeta{})
+	err = b.replays.EditPayload(ctx, mreq.ID, mid, oncall, replay.PayloadEdit{Payload: []byte("{}"), Reason: "r"}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "%v", err)
 }
 

@@ -94,6 +94,9 @@ const (
 	VerdictDone  = "done"
 )
 
+// VerdictOf is the stored name of a verdict's outcome.
+func VerdictOf(v replaypolicy.Verdict) string { return verdictName(v.Outcome) }
+
 // verdictName is how an outcome of the rules is stored on an item.
 func verdictName(o replaypolicy.Outcome) string {
 	switch o {

@@ -179,7 +179,7 @@ func TestReplayRulesArePure(t *testing.T) {
 		{"MayEditPayload", func(t *testing.T) (string, string) {
 			id := b.seedItem(t, "email.send", "pure-edit", nats.Header{dlq.HeaderOperationID: {"op-e"}}, "{}")
 			req := b.request(t, []int64{id}, replay.SubmitInput{})
-			err := b.replays.EditPayload(ctx, req.ID, id, oncall, []byte("{}"), quarantine.RequestMeta{})
+			err := b.replays.EditPayload(ctx, req.ID, id, oncall, replay.PayloadEdit{Payload: []byte("{}"), Reason: "r"}, quarantine.RequestMeta{})
 			return message(err), replaypolicy.MayEditPayload(replaypolicy.SameOperation, oncall, oncall).Reason
 		}},
 		{"JudgeRun/RequesterRights", func(t *testing.T) (string, string) {
@@ -200,11 +200,11 @@ func TestReplayRulesArePure(t *testing.T) {
 		}},
 		{"JudgeJob/Subject", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "search.index_update", "pure-narrow", nil, "{}")}, replay.SubmitInput{})
-			narrow, err := replay.ParseSubjectAllowlist("billing.>")
+			narrow, err := replay.ParseSubjectAllowlist("acme=billing.>")
 			require.NoError(t, err)
 			state, result := jobResult(t, replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Subjects: narrow}), req.ID)
 			assert.Equal(t, replay.JobFailed, state)
-			refusal := narrow.Check("app.acme.search.index_update").Error()
+			refusal := narrow.For("acme", "app.acme.search.index_update").Error()
 			return result, replaypolicy.JudgeJob(replaypolicy.Job{Class: replaypolicy.Rebuildable, SubjectRefusal: refusal}).Reason
 		}},
 		{"JudgeJob/Revalidation", func(t *testing.T) (string, string) {

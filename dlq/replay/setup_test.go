@@ -82,7 +82,7 @@ func setupReplay(t *testing.T) *replayBundle {
 	table, err := replaypolicy.Load("../../dev/policy.toml")
 	require.NoError(t, err)
 	b.policy.Store(table)
-	b.replays = replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Now: b.clock})
+	b.replays = replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Subjects: testSubjects(t), Now: b.clock})
 	b.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	access, err := authz.NewAccess(context.Background(), b.db.Pool, authz.GroupMap{Prefix: "quarantine:"}, b.log)
 	require.NoError(t, err)
@@ -107,6 +107,15 @@ func (b *replayBundle) seedItem(t *testing.T, itemType, msgID string, hdr nats.H
 }
 
 func allowAll(string, replaypolicy.Class) bool { return true }
+
+// testSubjects are the replay subjects of the tests' tenants: the target
+// streams APP (app.<tenant>.>) and EVENTS (events.<tenant>.>).
+func testSubjects(t testing.TB) *replay.SubjectAllowlist {
+	t.Helper()
+	s, err := replay.ParseSubjectAllowlist("app.{tenant}.>, events.{tenant}.>")
+	require.NoError(t, err)
+	return s
+}
 
 // draft freezes ids as requester's selection.
 func (b *replayBundle) draft(t *testing.T, requester quarantine.Actor, ids ...int64) (string, []replay.Request) {

@@ -81,6 +81,9 @@ func ParseSubjectAllowlist(s string) (*SubjectAllowlist, error) {
 	return a, nil
 }
 
+// Empty reports whether no tenant may replay (a nil list too).
+func (a *SubjectAllowlist) Empty() bool { return a == nil || len(a.entries) == 0 }
+
 // Patterns returns tenant's patterns, with {tenant} replaced: what its
 // replays may publish to.
 func (a *SubjectAllowlist) Patterns(tenant string) []string {

@@ -120,23 +120,30 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		if req.ItemCount > opts.Payloads || replaypolicy.MayEditPayload(req.Class, req.Requester, viewer).Outcome != replaypolicy.Go {
 			return nil
 		}
-		rows, err := tx.Query(ctx, selectLivePayloads, id, opts.Payloads)
-		if err != nil {
-			return err
-		}
-		v.Payloads = map[int64][]byte{}
-		var dl int64
-		var p []byte
-		_, err = pgx.ForEachRow(rows, []any{&dl, &p}, func() error {
-			v.Payloads[dl] = p
-			return nil
-		})
+		v.Payloads, err = livePayloads(ctx, tx, id, opts.Payloads)
 		return err
 	})
 	if err != nil {
 		return View{}, fmt.Errorf("view replay %d: %w", id, err)
 	}
 	return v, nil
+}
+
+// livePayloads are the payloads the first limit live items of request id
+// send, by dead letter.
+func livePayloads(ctx context.Context, q querier, id int64, limit int) (map[int64][]byte, error) {
+	rows, err := q.Query(ctx, selectLivePayloads, id, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]byte{}
+	var dl int64
+	var p []byte
+	_, err = pgx.ForEachRow(rows, []any{&dl, &p}, func() error {
+		out[dl] = p
+		return nil
+	})
+	return out, err
 }
 
 // Edits returns the first limit edited items of request id with both
@@ -176,6 +183,9 @@ type SelectionRequest struct {
 	Items        []Item
 	Edits        []Edit
 	Confirmation string
+	// Payloads are the payloads the requester may still edit, by dead
+	// letter (small requests of classes whose payloads may be edited).
+	Payloads map[int64][]byte
 }
 
 // maxSelectionEdits bounds the edited items a confirm page shows the diff of.
@@ -233,6 +243,11 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 			}
 			if sr.Edits, err = edits(ctx, tx, r.ID, maxSelectionEdits); err != nil {
 				return err
+			}
+			if r.ItemCount <= maxSelectionEdits && replaypolicy.MayEditPayload(r.Class, r.Requester, viewer).Outcome == replaypolicy.Go {
+				if sr.Payloads, err = livePayloads(ctx, tx, r.ID, maxSelectionEdits); err != nil {
+					return err
+				}
 			}
 			if sr.Confirmation, err = s.confirmation(ctx, tx, r); err != nil {
 				return err
