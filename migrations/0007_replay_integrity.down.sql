@@ -1,5 +1,3 @@
-ALTER TABLE replay_approvals DROP COLUMN IF EXISTS approver_email_verified;
-ALTER TABLE replay_requests DROP COLUMN IF EXISTS requester_email_verified;
 DROP INDEX replay_requests_draft_idx;
 UPDATE replay_items i SET payload = d.payload FROM dead_letters d WHERE d.id = i.dead_letter_id AND i.payload IS NULL;
 ALTER TABLE replay_items DROP COLUMN edited_at, DROP COLUMN edit_reason, ALTER COLUMN payload SET NOT NULL;

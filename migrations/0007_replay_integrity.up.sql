@@ -43,8 +43,3 @@ COMMENT ON COLUMN replay_items.payload IS 'The edited payload, set only when the
 
 -- Drafts expire (REPLAY_DRAFT_TTL): the sweeper finds them by age.
 CREATE INDEX replay_requests_draft_idx ON replay_requests (created_at) WHERE status = 'draft';
-
--- Whether the provider verified the requester's and approvers' emails: two
--- identities with one verified email are one person.
-ALTER TABLE replay_requests ADD COLUMN IF NOT EXISTS requester_email_verified boolean NOT NULL DEFAULT false;
-ALTER TABLE replay_approvals ADD COLUMN IF NOT EXISTS approver_email_verified boolean NOT NULL DEFAULT false;
