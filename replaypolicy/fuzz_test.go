@@ -74,11 +74,20 @@ func checkTable(t *testing.T, tbl *Table) {
 		if !r.Class.Valid() {
 			t.Fatalf("rule %d: class %q", i, r.Class)
 		}
-		// An instance of the glob must be matched by this rule or an earlier
-		// one, and never fall through to a later rule or to the default.
-		instance := strings.ReplaceAll(strings.ReplaceAll(r.ItemType, "*", "x"), ">", "x.y")
-		if _, got := tbl.ClassFor(instance); got < 0 || got > i {
-			t.Fatalf("ClassFor(%q) = rule %d, want rule %d or earlier", instance, got, i)
+		// An instance of the globs must be matched by this rule or an
+		// earlier one of its kind (item-type rules, subject rules), and
+		// never fall through to a later rule or to the default.
+		inst := func(glob string) string { return strings.ReplaceAll(strings.ReplaceAll(glob, "*", "x"), ">", "x.y") }
+		c := tbl.ClassOf(inst(r.ItemType), inst(r.Subject))
+		got := c.TypeRule
+		if r.ItemType == "" {
+			got = c.SubjectRule
+		}
+		if got < 0 || got > i {
+			t.Fatalf("ClassOf(%q, %q) = rule %d, want rule %d or earlier", inst(r.ItemType), inst(r.Subject), got, i)
+		}
+		if Stricter(c.TypeClass, c.Class) || (c.SubjectRule >= 0 && Stricter(c.SubjectClass, c.Class)) {
+			t.Fatalf("ClassOf(%q, %q) = %+v: not the stricter", inst(r.ItemType), inst(r.Subject), c)
 		}
 	}
 }

@@ -101,7 +101,10 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 			return v.with(Block, CheckNotHeld, "the dead letter is %s now, no longer held by this request, so it is not published", strings.ReplaceAll(item.Status, "_", " "))
 		}
 	case "replay_requested", "replaying":
-		if at == AtDraft || item.HeldBy != item.Request {
+		switch {
+		case at == AtExecution && item.HeldBy != item.Request:
+			return v.with(Block, CheckNotHeld, "this request no longer holds the dead letter, so it is not published")
+		case at == AtDraft || item.HeldBy != item.Request:
 			return v.with(Block, CheckInRequest, "a replay of it is already requested")
 		}
 	case "replayed":

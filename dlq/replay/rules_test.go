@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
@@ -20,6 +22,7 @@ import (
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory"
 )
 
 // TestReplayRulesArePure shows that every rule that allows or refuses a
@@ -207,6 +210,42 @@ func TestReplayRulesArePure(t *testing.T) {
 			refusal := narrow.For("acme", "app.acme.search.index_update").Error()
 			return result, replaypolicy.JudgeJob(replaypolicy.Job{Class: replaypolicy.Rebuildable, SubjectRefusal: refusal}).Reason
 		}},
+		{"JudgeItem/AtExecution", func(t *testing.T) (string, string) {
+			id := b.seedItem(t, "search.index_update", "pure-gone", nil, "{}")
+			req := b.request(t, []int64{id}, replay.SubmitInput{})
+			_, err := b.db.Pool.Exec(ctx, `UPDATE dead_letters SET status = 'resolved' WHERE id = $1`, id) // behind the request's back
+			require.NoError(t, err)
+			state, result := jobResult(t, b.replays, req.ID)
+			assert.Equal(t, replay.JobBlocked, state)
+			want := replaypolicy.JudgeItem(table, acme("search.index_update", func(i *replaypolicy.Item) {
+				i.Status, i.Request, i.HeldBy = "resolved", req.ID, req.ID
+			}), replaypolicy.AtExecution)
+			return result, want.Reason
+		}},
+		{"JudgeEdit", func(t *testing.T) (string, string) {
+			id := b.seedItem(t, "search.index_update", "pure-edit-why", nil, "{}")
+			_, drafts := b.draft(t, oncall, id)
+			err := b.replays.EditPayload(ctx, drafts[0].ID, id, oncall, replay.PayloadEdit{Payload: []byte("{}")}, quarantine.RequestMeta{})
+			return message(err), replaypolicy.JudgeEdit(replaypolicy.Rebuildable, oncall, oncall, "").Reason
+		}},
+		{"JudgeDraftAge", func(t *testing.T) (string, string) {
+			ttl := replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Subjects: testSubjects(t), DraftTTL: time.Minute})
+			id := b.seedItem(t, "search.index_update", "pure-old", nil, "{}")
+			batch, drafts := testfactory.Draft(t, ttl, oncall, id)
+			_, err := b.db.Pool.Exec(ctx, `UPDATE replay_requests SET created_at = now() - interval '2 minutes' WHERE id = $1`, drafts[0].ID)
+			require.NoError(t, err)
+			_, err = ttl.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "r"}, quarantine.RequestMeta{})
+			return message(err), replaypolicy.JudgeDraftAge(time.Now().Add(-2*time.Minute), time.Now(), time.Minute).Reason
+		}},
+		{"JudgeSelection", func(t *testing.T) (string, string) {
+			letters := make([]testfactory.Letter, replaypolicy.ListedOverCap+1)
+			for i := range letters {
+				letters[i] = testfactory.Letter{ItemType: "orders.refund", MsgID: fmt.Sprint("pure-many-", i)}
+			}
+			ids := testfactory.DeadLetters(t, b.db.Pool, letters...)
+			_, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
+			return message(err), replaypolicy.JudgeSelection(table, replaypolicy.Manual, "acme", len(ids)).Reason
+		}},
 		{"JudgeJob/Revalidation", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "accounts.permission_grant", "pure-reval", nats.Header{dlq.HeaderPrincipal: {"user:5"}}, "{}")}, replay.SubmitInput{})
 			_, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
@@ -229,7 +268,7 @@ func TestReplayRulesArePure(t *testing.T) {
 		names[i], _, _ = strings.Cut(tt.rule, "/")
 	}
 	for _, fn := range []string{"JudgeItem", "JudgeDraft", "JudgeRequest", "SubmitVerdict", "Require", "MayApprove", "Confirmed",
-		"MayCancel", "MayEditPayload", "JudgeRun", "JudgeJob"} {
+		"MayCancel", "MayEditPayload", "JudgeEdit", "JudgeDraftAge", "JudgeSelection", "JudgeRun", "JudgeJob"} {
 		assert.Contains(t, names, fn, "a case shows the service or a worker applying %s", fn)
 	}
 }
