@@ -185,47 +185,43 @@ func (s *Service) ExpireDrafts(ctx context.Context) (int, error) {
 	if s.cfg.DraftTTL <= 0 {
 		return 0, nil
 	}
-	n := 0
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		now := s.cfg.Now()
-		rows, err := tx.Query(ctx, selectExpiredDrafts, now.Add(-s.cfg.DraftTTL))
-		if err != nil {
-			return err
+	now := s.cfg.Now()
+	n, err := s.voidEach(ctx, "replay.draft_expired", func(r Request) string {
+		if v := replaypolicy.JudgeDraftAge(r.CreatedAt, now, s.cfg.DraftTTL); v.Outcome != replaypolicy.Go {
+			return v.Reason
 		}
-		reqs, err := pgx.CollectRows(rows, scanRequest)
-		if err != nil {
-			return err
-		}
-		for i := range reqs {
-			v := replaypolicy.JudgeDraftAge(reqs[i].CreatedAt, now, s.cfg.DraftTTL)
-			if v.Outcome == replaypolicy.Go {
-				continue
-			}
-			if err := s.setStatus(ctx, tx, &reqs[i], StatusVoid, v.Reason, sweeper(), quarantine.RequestMeta{}, "replay.draft_expired"); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
+		return ""
+	}, selectExpiredDrafts, now.Add(-s.cfg.DraftTTL))
 	if err != nil {
 		return 0, fmt.Errorf("expire replay drafts: %w", err)
 	}
 	return n, nil
 }
 
-// sweeper is who the audit log names for what the console does by itself
-// to replay requests.
-func sweeper() quarantine.Actor { return quarantine.Actor{Subject: "replay-sweeper"} }
-
 // VoidStale voids drafts and requests waiting for approval that the policy
 // table in force makes stale (made under another version): their
 // approvals no longer count. It returns how many it voided.
 func (s *Service) VoidStale(ctx context.Context) (int, error) {
 	table := s.cfg.Policy()
+	n, err := s.voidEach(ctx, "replay.void", func(r Request) string {
+		if table.Stale(r.PolicyVersion) {
+			return "the replay policy changed since this request was made; request again"
+		}
+		return ""
+	}, selectUnapproved)
+	if err != nil {
+		return 0, fmt.Errorf("void stale replay requests: %w", err)
+	}
+	return n, nil
+}
+
+// voidEach voids, in one transaction and audited as action by the console
+// itself, each request query (with args) selects and locks for which why
+// gives a reason; it returns how many.
+func (s *Service) voidEach(ctx context.Context, action string, why func(Request) string, query string, args ...any) (int, error) {
 	n := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, selectUnapproved)
+		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -234,19 +230,20 @@ func (s *Service) VoidStale(ctx context.Context) (int, error) {
 			return err
 		}
 		for i := range reqs {
-			if !table.Stale(reqs[i].PolicyVersion) {
+			reason := why(reqs[i])
+			if reason == "" {
 				continue
 			}
-			if err := s.close(ctx, tx, &reqs[i], StatusVoid, "the replay policy changed since this request was made; request again",
-				quarantine.Actor{}, quarantine.RequestMeta{}, "replay.void"); err != nil {
+			if err := s.close(ctx, tx, &reqs[i], StatusVoid, reason, sweeper(), quarantine.RequestMeta{}, action); err != nil {
 				return err
 			}
 			n++
 		}
 		return nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("void stale replay requests: %w", err)
-	}
-	return n, nil
+	return n, err
 }
+
+// sweeper is who the audit log names for what the console does by itself
+// to replay requests.
+func sweeper() quarantine.Actor { return quarantine.Actor{Subject: "replay-sweeper"} }
