@@ -1,10 +1,13 @@
 package dlq
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Advisory subjects JetStream publishes when a consumer gives up on a
@@ -113,71 +116,131 @@ func (w WatchStream) Map(subject string) (tenant, itemType string, ok bool) {
 // nil when it was gone.
 type Original struct {
 	Subject string
-	Header  map[string][]string
-	Data    []byte
-	Time    time.Time
+	// Header is the headers as read; HeaderBlock, when not nil, the block
+	// exactly as the stream stored it, which is read (leniently) instead.
+	Header      map[string][]string
+	HeaderBlock []byte
+	Data        []byte
+	Time        time.Time
 }
 
 // ParseAdvisory turns a captured advisory and the original message (nil
-// when gone) into a Record. Like ParseDLQ it never fails. raw is the
-// advisory as received; it is stored with the row.
-func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte) Record {
+// when gone) into a Record. Like ParseDLQ it never fails. via is the
+// advisory message as delivered from the advisory stream: its position is
+// the record's delivery (one row per advisory), its stored time the record's
+// dead-lettered time (the advisory's own timestamp is a producer's claim,
+// checked against it). raw is the advisory as received; it is stored with
+// the row.
+func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via Received) Record {
 	r := Record{
 		SourceKind:     SourceAdvisory,
-		SourceStream:   adv.Stream,
+		SourceStream:   CleanText(adv.Stream),
 		SourceSeq:      adv.StreamSeq,
-		SourceConsumer: adv.Consumer,
-		DeadLetteredAt: adv.Timestamp.UTC(),
-		Advisory:       raw,
+		SourceConsumer: CleanText(adv.Consumer),
+		DeadLetteredAt: via.Time.UTC(),
 	}
+	r.setDelivery(via)
+	r.Advisory = r.storableJSON(raw)
 	if r.DeadLetteredAt.IsZero() {
 		r.DeadLetteredAt = time.Now().UTC()
+	}
+	if at := adv.Timestamp; !at.IsZero() && (at.Sub(r.DeadLetteredAt) > MaxClockSkew || r.DeadLetteredAt.Sub(at) > MaxClockSkew) {
+		r.flag("implausible:advisory_time", "the advisory says it was raised at %s, but it was captured at %s",
+			at.UTC().Format(time.RFC3339Nano), r.DeadLetteredAt.Format(time.RFC3339Nano))
 	}
 	if orig == nil {
 		r.PayloadUnavailable = true
 		r.setPayload(nil)
 		r.Headers = []HeaderValue{}
 		r.Tenant = "unknown"
-		r.ItemType = strings.ToLower(adv.Stream)
-		r.flag("the original message %s:%d was gone from its stream; tenant unknown", adv.Stream, adv.StreamSeq)
+		r.ItemType = r.bounded("item_type", strings.ToLower(r.SourceStream), MaxItemTypeBytes)
+		r.flag("original_gone", "the original message %s:%d was gone from its stream; tenant unknown", short(r.SourceStream), adv.StreamSeq)
 		r.ErrorClass = ClassUnclassified
 	} else {
-		r.Subject = r.text("subject", orig.Subject)
-		r.Headers = encodeHeaders(orig.Header)
+		r.Subject = r.text("subject", "the subject", orig.Subject)
+		h := r.headerView(Received{Header: orig.Header, HeaderBlock: orig.HeaderBlock}, false)
+		r.Headers = encodeHeaders(h)
 		r.setPayload(orig.Data)
-		r.applyContract(orig.Header)
+		r.applyContract(h)
 		r.OriginalSubject = r.Subject
-		if id := r.header(orig.Header, HeaderNatsMsgID); id != "" && r.MsgID == "" {
+		if id := r.header(h, HeaderNatsMsgID); id != "" && r.MsgID == "" {
 			r.MsgID = id
 		}
 		tenant, itemType, ok := w.Map(orig.Subject)
 		switch {
 		case ok:
-			r.Tenant, r.ItemType = r.text("subject tenant", tenant), r.text("subject item type", itemType)
+			r.Tenant = r.bounded("tenant", r.text("tenant", "the subject's tenant", tenant), MaxTenantBytes)
+			r.ItemType = r.bounded("item_type", r.text("item_type", "the subject's item type", itemType), MaxItemTypeBytes)
 		default:
-			r.Tenant, r.ItemType = "unknown", strings.ToLower(adv.Stream)
-			r.flag("subject %q does not match the template %q of watched stream %s", r.Subject, strings.Join(w.Template, "."), w.Name)
+			r.Tenant = "unknown"
+			r.ItemType = r.bounded("item_type", strings.ToLower(r.SourceStream), MaxItemTypeBytes)
+			r.flag("subject_unmapped", "subject %s does not match the template %q of watched stream %s", short(r.Subject), strings.Join(w.Template, "."), w.Name)
 		}
 	}
 	if r.MsgID == "" {
-		r.MsgID = fmt.Sprintf("%s:%d", adv.Stream, adv.StreamSeq)
+		r.MsgID = fmt.Sprintf("%s:%d", r.SourceStream, adv.StreamSeq)
 		r.MsgIDDerived = true
 	}
-	d := int32(min(adv.Deliveries, 1<<31-1))
+	if adv.Deliveries > MaxPlausibleAttempts {
+		r.flag("implausible:attempts", "the advisory counts %d deliveries, more than any consumer makes (over %d)", adv.Deliveries, MaxPlausibleAttempts)
+	}
+	d := int32(min(adv.Deliveries, math.MaxInt32))
 	r.Attempts = &d
+	consumer := short(r.SourceConsumer)
 	if adv.Terminated() {
 		r.ErrorClass = ClassTerminated
-		r.Error = fmt.Sprintf("terminated by consumer %s after %d deliveries", adv.Consumer, adv.Deliveries)
+		r.Error = fmt.Sprintf("terminated by consumer %s after %d deliveries", consumer, adv.Deliveries)
 		if adv.Reason != "" {
 			r.Error += ": " + CleanText(adv.Reason)
 		}
 	} else {
 		r.ErrorClass = ClassMaxDeliveries
-		r.Error = fmt.Sprintf("consumer %s reached its MaxDeliver after %d deliveries without an ack", adv.Consumer, adv.Deliveries)
+		r.Error = fmt.Sprintf("consumer %s reached its MaxDeliver after %d deliveries without an ack", consumer, adv.Deliveries)
 	}
-	r.Consumer = adv.Consumer
+	r.Consumer = r.SourceConsumer
+	r.checkBounds()
+	r.checkPlausible()
 	r.Fingerprint = Fingerprint(r.ErrorClass, r.Error, r.Stack)
 	return r
+}
+
+// storableJSON returns raw when PostgreSQL's jsonb takes it as it is, else
+// the same JSON with its strings cleaned (NUL and invalid UTF-8 become
+// U+FFFD; jsonb refuses both), flagged.
+func (r *Record) storableJSON(raw []byte) []byte {
+	if utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u0000`)) {
+		return raw
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil // not reached: raw was decoded before
+	}
+	out, err := json.Marshal(cleanJSON(v))
+	if err != nil {
+		return nil
+	}
+	r.flag("not_utf8:advisory", "the advisory holds NUL or invalid UTF-8: stored with replacement characters")
+	return out
+}
+
+func cleanJSON(v any) any {
+	switch x := v.(type) {
+	case string:
+		return CleanText(x)
+	case []any:
+		for i := range x {
+			x[i] = cleanJSON(x[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[CleanText(k)] = cleanJSON(e)
+		}
+		return out
+	}
+	return v
 }
 
 // parseAdvisoryJSON decodes an advisory; a body that is not one is still
@@ -201,16 +264,16 @@ func unreadableAdvisory(m Received, cause error) Record {
 		ItemType:       "advisory",
 		ErrorClass:     ClassUnclassified,
 		SourceKind:     SourceAdvisory,
-		SourceStream:   m.Stream,
+		SourceStream:   CleanText(m.Stream),
 		SourceSeq:      m.Seq,
 		DeadLetteredAt: m.Time,
-		MsgID:          fmt.Sprintf("%s:%d", m.Stream, m.Seq),
-		MsgIDDerived:   true,
 	}
-	r.Subject = r.text("subject", m.Subject)
-	r.Headers = encodeHeaders(m.Header)
+	r.setDelivery(m)
+	r.MsgID, r.MsgIDDerived = r.derivedMsgID(), true
+	r.Subject = r.text("subject", "the subject", m.Subject)
+	r.Headers = encodeHeaders(r.headerView(m, true))
 	r.setPayload(m.Data)
-	r.flag("captured advisory could not be read: %v", cause)
+	r.flag("advisory_unreadable", "captured advisory could not be read: %v", cause)
 	r.Fingerprint = Fingerprint(r.ErrorClass, "unreadable advisory", "")
 	return r
 }

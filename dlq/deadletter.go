@@ -39,6 +39,8 @@ type DeadLetter struct {
 	DeadLetteredAt     time.Time  `db:"dead_lettered_at"`
 	ReceivedAt         time.Time  `db:"received_at"`
 	HeadersJSON        []byte     `db:"headers"`
+	HeaderBlock        []byte     `db:"header_block"`      // nil: not kept (the NATS client read the headers)
+	HeaderBlockSize    int32      `db:"header_block_size"` // whole size; HeaderBlock may be cut (GetPreview)
 	Payload            []byte     `db:"payload"`
 	PayloadSHA256      []byte     `db:"payload_sha256"`
 	PayloadSize        int32      `db:"payload_size"`
@@ -46,14 +48,16 @@ type DeadLetter struct {
 	Fingerprint        string     `db:"fingerprint"`
 	Malformed          bool       `db:"malformed"`
 	MalformedReasons   []string   `db:"malformed_reasons"`
+	Flags              []string   `db:"flags"`
 	Status             Status     `db:"status"`
 	Version            int32      `db:"version"`
 	UpdatedAt          time.Time  `db:"updated_at"`
 	SourceKind         string     `db:"source_kind"`
 	SourceStream       string     `db:"source_stream"`
-	SourceSeq          int64      `db:"source_seq"`
+	SourceSeq          *int64     `db:"source_seq"` // nil: the delivery's metadata could not be read
 	SourceConsumer     string     `db:"source_consumer"`
 	Advisory           []byte     `db:"advisory"`
+	Delivery           string     `db:"delivery"`
 }
 
 // Headers decodes the stored headers into the values as received.
@@ -68,9 +72,9 @@ func (d *DeadLetter) Headers() ([]HeaderValue, error) {
 const deadLetterColumns = `id, tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
     operation_id, correlation_id, principal, consumer, error, error_class, stack,
     attempts, first_failed_at, last_failed_at, dead_lettered_at, received_at,
-    headers, payload, payload_sha256, payload_size, payload_unavailable,
-    fingerprint, malformed, malformed_reasons, status, version, updated_at,
-    source_kind, source_stream, source_seq, source_consumer, advisory`
+    headers, header_block, coalesce(octet_length(header_block), 0) AS header_block_size, payload, payload_sha256, payload_size, payload_unavailable,
+    fingerprint, malformed, malformed_reasons, flags, status, version, updated_at,
+    source_kind, source_stream, source_seq, source_consumer, advisory, delivery`
 
 // Get returns dead letter id, or not_found when there is none.
 func (s *Store) Get(ctx context.Context, id int64) (DeadLetter, error) {
@@ -95,8 +99,10 @@ func (s *Store) getOne(ctx context.Context, op, sql string, args ...any) (DeadLe
 }
 
 // BySource returns the dead letter stored from a stream position (consumer
-// is empty for DLQ messages), or not_found when there is none.
+// is empty for DLQ messages); the newest one when the stream was made again
+// and its sequences repeat; not_found when there is none. It reads the
+// table without an index: for tests and tools, not for pages.
 func (s *Store) BySource(ctx context.Context, stream string, seq uint64, consumer string) (DeadLetter, error) {
 	return s.getOne(ctx, fmt.Sprintf("get dead letter %s:%d", stream, seq), `SELECT `+deadLetterColumns+` FROM dead_letters
-        WHERE source_stream = $1 AND source_seq = $2 AND source_consumer = $3`, stream, int64(seq), consumer)
+        WHERE source_stream = $1 AND source_seq = $2 AND source_consumer = $3 ORDER BY id DESC LIMIT 1`, stream, int64(seq), consumer)
 }

@@ -2,7 +2,6 @@ package dlq
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,6 +25,17 @@ type IngestConfig struct {
 	Workers        int           // concurrent batch writers; default 2
 	AckWait        time.Duration // redelivery of unacked messages; default 1 minute
 	Watch          []WatchStream // streams whose give-ups are captured from advisories
+
+	// StallAfter is how long dead letters may wait with the consumer's ack
+	// floor standing still before Health reports ingest stalled (and
+	// readiness fails). Default 2 minutes; negative: never.
+	StallAfter time.Duration
+	// HealthEvery is how often the consumers are checked (pending count,
+	// oldest unacked message, whether they still exist). Default 5 seconds.
+	HealthEvery time.Duration
+	// RetryUnstorable is when a dead letter PostgreSQL refused in every
+	// form is delivered again. Default 30 seconds.
+	RetryUnstorable time.Duration
 }
 
 func (c *IngestConfig) defaults() {
@@ -59,7 +69,21 @@ func (c *IngestConfig) defaults() {
 	if c.AckWait <= 0 {
 		c.AckWait = time.Minute
 	}
+	if c.StallAfter == 0 {
+		c.StallAfter = 2 * time.Minute
+	}
+	if c.HealthEvery <= 0 {
+		c.HealthEvery = 5 * time.Second
+	}
+	if c.RetryUnstorable <= 0 {
+		c.RetryUnstorable = 30 * time.Second
+	}
 }
+
+// maxHeaderRereads is how many deliveries a dead letter waits for its
+// header block to be read again from the stream before it is stored
+// without (flagged header_block_unavailable).
+const maxHeaderRereads = 5
 
 // Ingester moves dead letters from JetStream into PostgreSQL: it stores a
 // batch, commits, and only then acks, so a message is never acked before it
@@ -71,8 +95,9 @@ type Ingester struct {
 	metrics *Metrics
 	log     *slog.Logger
 
-	streamsMu sync.Mutex
-	streams   map[string]jetstream.Stream
+	// reset asks the consume loop to set the stream and consumers up again
+	// (they were deleted, or the stream was made again).
+	reset chan struct{}
 
 	// afterCommit, when set (tests), runs after a batch is stored and
 	// before it is acked; returning false skips the acks, as a crash there would.
@@ -87,7 +112,8 @@ type item struct {
 // NewIngester returns an Ingester; call Setup once, then Run.
 func NewIngester(cfg IngestConfig, js jetstream.JetStream, store *Store, metrics *Metrics, log *slog.Logger) *Ingester {
 	cfg.defaults()
-	return &Ingester{cfg: cfg, js: js, store: store, metrics: metrics, log: log, streams: map[string]jetstream.Stream{}}
+	metrics.health.setStallAfter(cfg.StallAfter)
+	return &Ingester{cfg: cfg, js: js, store: store, metrics: metrics, log: log, reset: make(chan struct{}, 1)}
 }
 
 // Config returns the configuration with defaults applied.
@@ -189,56 +215,173 @@ func (in *Ingester) ensureConsumer(ctx context.Context, stream string) error {
 }
 
 // Run consumes until ctx ends. Messages in flight when it ends are not
-// acked and will be delivered again.
-func (in *Ingester) Run(ctx context.Context) (err error) {
-	defer func() {
-		if ctx.Err() != nil {
-			err = nil // stopped, not failed
-		}
-	}()
+// acked and will be delivered again. When a consumer or the stream under it
+// disappears (deleted, or the stream made again), Run sets them up again and
+// goes on; it returns an error only when it cannot start at all.
+func (in *Ingester) Run(ctx context.Context) error {
 	items := make(chan item, 2*in.cfg.BatchSize)
-	stop, err := in.consume(ctx, in.cfg.Stream, func(m jetstream.Msg) {
-		select {
-		case items <- item{msg: m}:
-		case <-ctx.Done():
-		}
-	})
+	sess, err := in.consumeAll(ctx, items)
 	if err != nil {
-		return err
-	}
-	defer stop()
-	if len(in.cfg.Watch) > 0 {
-		stopAdv, err := in.consume(ctx, in.cfg.AdvisoryStream, func(m jetstream.Msg) { in.handleAdvisory(ctx, m, items) })
-		if err != nil {
-			return err
+		if ctx.Err() != nil {
+			return nil // stopped, not failed
 		}
-		defer stopAdv()
+		return err
 	}
 	var wg sync.WaitGroup
 	for range in.cfg.Workers {
 		wg.Go(func() { in.writeLoop(ctx, items) })
 	}
+	wg.Go(func() { in.monitor(ctx) })
 	in.log.Info("ingesting", "stream", in.cfg.Stream, "consumer", in.cfg.Durable, "workers", in.cfg.Workers)
-	wg.Wait()
-	return nil
+	defer wg.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			sess.stop()
+			return nil
+		case <-in.reset:
+		}
+		if sess = in.again(ctx, items, sess); sess == nil {
+			return nil // ctx ended
+		}
+	}
 }
 
-func (in *Ingester) consume(ctx context.Context, stream string, handle jetstream.MessageHandler) (func(), error) {
+// again makes what is missing of the streams and consumers and, when a
+// consumer is not the one sess consumes (it was deleted and made again),
+// consumes anew. A reset asked for twice, or for a consumer that came back
+// on its own, changes nothing: stopping a session that works would leave
+// its prefetched messages unacked until their ack wait. It retries with
+// backoff until it succeeds; nil means ctx ended.
+func (in *Ingester) again(ctx context.Context, items chan<- item, sess *session) *session {
+	for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
+		in.awaitDeletion(ctx)
+		err := in.Setup(ctx)
+		if err == nil {
+			if in.unchanged(ctx, sess) {
+				return sess
+			}
+			in.log.Warn("a consumer was made again: consuming anew", "stream", in.cfg.Stream, "consumer", in.cfg.Durable)
+			sess.stop()
+			var next *session
+			if next, err = in.consumeAll(ctx, items); err == nil {
+				return next
+			}
+			sess = &session{stop: func() {}} // stopped: any consumer is a change now
+		}
+		if ctx.Err() != nil {
+			sess.stop()
+			return nil
+		}
+		in.log.Warn("setting up ingest again failed; will retry", "retry_in", backoff, "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+		}
+	}
+}
+
+// streamGrace is how long Run waits, when a stream it reads is gone,
+// before making it again. A stream made while the server still removes the
+// old one's storage can take that storage over and then never acknowledge
+// a publish (seen with nats-server 2.15 under load); nobody deletes the DLQ
+// stream in the normal course of things, so waiting costs nothing.
+const streamGrace = 3 * time.Second
+
+// awaitDeletion waits streamGrace when the DLQ stream (or the advisory
+// stream) is not there, so that a deletion under way has finished before
+// Setup makes it again.
+func (in *Ingester) awaitDeletion(ctx context.Context) {
+	streams := []string{in.cfg.Stream}
+	if len(in.cfg.Watch) > 0 {
+		streams = append(streams, in.cfg.AdvisoryStream)
+	}
+	for _, name := range streams {
+		if _, err := in.js.Stream(ctx, name); errors.Is(err, jetstream.ErrStreamNotFound) {
+			in.log.Warn("a stream of the console is gone: making it again shortly", "stream", name, "in", streamGrace)
+			select {
+			case <-time.After(streamGrace):
+			case <-ctx.Done():
+			}
+			return
+		}
+	}
+}
+
+// session is what consumeAll started: how to stop it, and when each
+// consumer it reads was created (a consumer made again has another time).
+type session struct {
+	stop    func()
+	created map[string]time.Time
+}
+
+// unchanged reports whether every consumer sess reads is still the one it
+// started on.
+func (in *Ingester) unchanged(ctx context.Context, sess *session) bool {
+	if len(sess.created) == 0 {
+		return false
+	}
+	for stream, created := range sess.created {
+		cons, err := in.js.Consumer(ctx, stream, in.cfg.Durable)
+		if err != nil || !cons.CachedInfo().Created.Equal(created) {
+			return false
+		}
+	}
+	return true
+}
+
+// requestReset asks Run to set the streams and consumers up again.
+func (in *Ingester) requestReset() {
+	select {
+	case in.reset <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+// consumeAll starts consuming the DLQ stream and, with watched streams,
+// the advisory stream.
+func (in *Ingester) consumeAll(ctx context.Context, items chan<- item) (*session, error) {
+	sess := &session{stop: func() {}, created: map[string]time.Time{}}
+	err := in.consume(ctx, sess, in.cfg.Stream, func(m jetstream.Msg) {
+		select {
+		case items <- item{msg: m}:
+		case <-ctx.Done():
+		}
+	})
+	if err == nil && len(in.cfg.Watch) > 0 {
+		err = in.consume(ctx, sess, in.cfg.AdvisoryStream, func(m jetstream.Msg) { in.handleAdvisory(ctx, m, items) })
+	}
+	if err != nil {
+		sess.stop()
+		return nil, err
+	}
+	return sess, nil
+}
+
+// consume starts reading stream's consumer into sess.
+func (in *Ingester) consume(ctx context.Context, sess *session, stream string, handle jetstream.MessageHandler) error {
 	cons, err := in.js.Consumer(ctx, stream, in.cfg.Durable)
 	if err != nil {
-		return nil, fmt.Errorf("open consumer %s on %s: %w", in.cfg.Durable, stream, err)
+		return fmt.Errorf("open consumer %s on %s: %w", in.cfg.Durable, stream, err)
 	}
 	cc, err := cons.Consume(handle,
 		jetstream.PullMaxMessagesWithBytesLimit(2*in.cfg.BatchSize, 4*in.cfg.MaxBatchBytes),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			if ctx.Err() == nil {
-				in.log.Warn("consume", "stream", stream, "err", err)
+			if ctx.Err() != nil {
+				return
+			}
+			in.log.Warn("consume", "stream", stream, "err", err)
+			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+				in.requestReset()
 			}
 		}))
 	if err != nil {
-		return nil, fmt.Errorf("consume %s: %w", stream, err)
+		return fmt.Errorf("consume %s: %w", stream, err)
 	}
-	return cc.Stop, nil
+	prev := sess.stop
+	sess.stop = func() { prev(); cc.Stop() }
+	sess.created[stream] = cons.CachedInfo().Created
+	return nil
 }
 
 // writeLoop gathers a batch (up to BatchSize messages or MaxBatchBytes, or
@@ -273,36 +416,74 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 	}
 }
 
-// flush stores the batch, retrying with backoff while PostgreSQL is away,
-// and acks only what is committed. It gives up only when ctx ends; the
-// messages are then delivered again later.
+// flush stores the batch and acks what is stored. It retries with backoff
+// while PostgreSQL is unreachable and gives up only when ctx ends (the
+// messages are delivered again later). A dead letter PostgreSQL refuses in
+// its parsed form is stored in its raw form; one refused in every form is
+// not acked but delivered again after RetryUnstorable, so it never holds up
+// the others.
 func (in *Ingester) flush(ctx context.Context, batch []item) {
-	recs := make([]Record, len(batch))
+	batch, recs := in.records(ctx, batch)
+	if len(recs) == 0 {
+		return
+	}
+	res, ok := in.storeBatch(ctx, batch, recs)
+	if !ok {
+		return
+	}
+	if in.afterCommit != nil && !in.afterCommit(len(recs)) {
+		return
+	}
+	unstorable := make(map[int]bool, len(res.Unstorable))
+	for _, u := range res.Unstorable {
+		unstorable[u.Index] = true
+		r := &recs[u.Index]
+		in.metrics.Unstorable.Inc()
+		in.log.Error("dead letter not stored: PostgreSQL refused it in parsed and in raw form; it stays unacked and comes again",
+			append(logFields(r), "retry_in", in.cfg.RetryUnstorable, "err", u.Err)...)
+		if err := batch[u.Index].msg.NakWithDelay(in.cfg.RetryUnstorable); err != nil {
+			in.log.Debug("nak failed; the message is delivered again after its ack wait", "err", err)
+		}
+	}
+	for _, rf := range res.Raw {
+		r := &recs[rf.Index]
+		in.metrics.RawForm.WithLabelValues(r.Tenant).Inc()
+		in.log.Warn("dead letter stored in raw form: PostgreSQL refused its parsed form", append(logFields(r), "err", rf.Err)...)
+	}
 	for i, it := range batch {
-		if it.rec != nil {
-			recs[i] = *it.rec
+		if unstorable[i] {
 			continue
 		}
-		recs[i] = ParseDLQ(in.cfg.Prefix, in.received(it.msg))
+		if err := it.msg.Ack(); err != nil {
+			in.log.Debug("ack after commit failed; redelivery will be deduplicated", "err", err)
+		}
 	}
+}
+
+// logFields names a dead letter in a log line, with producer values cut
+// short: a log line is not where an 8 KB id belongs.
+func logFields(r *Record) []any {
+	return []any{"tenant", r.Tenant, "item_type", r.ItemType, "delivery", r.Delivery,
+		"msg_id", cut(r.MsgID, 200), "correlation_id", cut(r.CorrelationID, 200)}
+}
+
+// storeBatch inserts recs (made from batch), retrying the whole batch with
+// backoff while PostgreSQL is unreachable; false means ctx ended first.
+func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record) (InsertResult, bool) {
 	backoff := 100 * time.Millisecond
+	var inserted []Inserted // rows a failed attempt stored: the retry skips them
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
-		inserted, err := in.store.Insert(ctx, recs)
+		res, err := in.store.Insert(ctx, recs)
+		inserted = append(inserted, res.Inserted...)
+		in.metrics.IsolationStatements.Add(float64(res.Statements - 1))
 		if err == nil {
+			res.Inserted = inserted
 			in.metrics.observeBatch(len(recs), time.Since(start), inserted)
-			if in.afterCommit != nil && !in.afterCommit(len(recs)) {
-				return
-			}
-			for _, it := range batch {
-				if err := it.msg.Ack(); err != nil {
-					in.log.Debug("ack after commit failed; redelivery will be deduplicated", "err", err)
-				}
-			}
-			return
+			return res, true
 		}
 		if ctx.Err() != nil {
-			return
+			return res, false
 		}
 		in.metrics.StoreErrors.Inc()
 		in.log.Warn("storing dead letters failed; will retry, messages stay unacked",
@@ -313,79 +494,8 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 		select {
 		case <-time.After(backoff + rand.N(backoff/2)):
 		case <-ctx.Done():
-			return
+			return res, false
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
-}
-
-func (in *Ingester) received(m jetstream.Msg) Received {
-	r := Received{Subject: m.Subject(), Header: m.Headers(), Data: m.Data(), Stream: in.cfg.Stream, Time: time.Now()}
-	if md, err := m.Metadata(); err == nil {
-		r.Stream, r.Seq, r.Time = md.Stream, md.Sequence.Stream, md.Timestamp
-	}
-	return r
-}
-
-// handleAdvisory fetches the message an advisory points at and queues the
-// record. When the fetch fails for a reason other than "gone", the advisory
-// is redelivered later.
-func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items chan<- item) {
-	adv, perr := parseAdvisoryJSON(m.Data())
-	var rec Record
-	if perr != nil {
-		rec = unreadableAdvisory(in.received(m), perr)
-	} else {
-		w := in.watchFor(adv.Stream)
-		orig, err := in.fetchOriginal(ctx, adv)
-		if err != nil {
-			in.log.Warn("fetch original for advisory; will retry", "stream", adv.Stream, "seq", adv.StreamSeq, "err", err)
-			_ = m.NakWithDelay(2 * time.Second)
-			return
-		}
-		raw := json.RawMessage(m.Data())
-		rec = ParseAdvisory(w, adv, orig, raw)
-	}
-	select {
-	case items <- item{msg: m, rec: &rec}:
-	case <-ctx.Done():
-	}
-}
-
-func (in *Ingester) watchFor(stream string) WatchStream {
-	for _, w := range in.cfg.Watch {
-		if w.Name == stream {
-			return w
-		}
-	}
-	ws, _ := ParseWatchStreams(stream) // a stream name alone always parses
-	return ws[0]
-}
-
-// fetchOriginal returns the message, nil when it is gone, or an error.
-func (in *Ingester) fetchOriginal(ctx context.Context, adv Advisory) (*Original, error) {
-	in.streamsMu.Lock()
-	s, ok := in.streams[adv.Stream]
-	in.streamsMu.Unlock()
-	if !ok {
-		var err error
-		s, err = in.js.Stream(ctx, adv.Stream)
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		in.streamsMu.Lock()
-		in.streams[adv.Stream] = s
-		in.streamsMu.Unlock()
-	}
-	raw, err := s.GetMsg(ctx, adv.StreamSeq)
-	if errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &Original{Subject: raw.Subject, Header: raw.Header, Data: raw.Data, Time: raw.Time}, nil
 }

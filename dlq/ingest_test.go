@@ -288,18 +288,21 @@ func TestStoreKeepsRowPostgresRejects(t *testing.T) {
 	bad.Error = "NUL \x00 sneaked past the parser" // PostgreSQL text cannot hold NUL
 	after := ParseDLQ("dlq", Received{Subject: "dlq.acme.x", Stream: "DLQ", Seq: 3, Time: time.Now()})
 
-	inserted, err := b.store.Insert(ctx, []Record{good, bad, after})
+	res, err := b.store.Insert(ctx, []Record{good, bad, after})
 	require.NoError(t, err)
-	assert.Len(t, inserted, 3, "one bad row neither blocks the others nor is lost")
+	assert.Len(t, res.Inserted, 3, "one bad row neither blocks the others nor is lost")
+	require.Len(t, res.Raw, 1)
+	assert.Equal(t, 1, res.Raw[0].Index)
 	d, err := b.store.BySource(ctx, "DLQ", 2, "")
 	require.NoError(t, err)
 	assert.True(t, d.Malformed)
-	assert.Contains(t, d.MalformedReasons[0], "stored in minimal form")
+	assert.Contains(t, d.MalformedReasons[0], "stored in raw form")
+	assert.Contains(t, d.Flags, "raw_form")
 	assert.Equal(t, []byte("payload kept"), d.Payload)
 	hs, err := d.Headers()
 	require.NoError(t, err)
-	require.Len(t, hs, 1)
-	assert.Equal(t, "Dlq-Raw-Headers", hs[0].Name)
+	assert.Empty(t, hs, "the raw form holds no producer text outside bytes")
+	assert.Empty(t, d.OriginalSubject, "a raw form is never replayed")
 }
 
 func TestIngestSurvivesDatabaseOutage(t *testing.T) {

@@ -16,6 +16,17 @@ type Metrics struct {
 	CommitSeconds prometheus.Histogram
 	LagSeconds    prometheus.Histogram
 	StoreErrors   prometheus.Counter
+	// RawForm counts dead letters stored in their raw form, Unstorable
+	// those refused in every form (left unacked, delivered again), and
+	// IsolationStatements the extra insert statements spent finding them.
+	RawForm             *prometheus.CounterVec
+	Unstorable          prometheus.Counter
+	IsolationStatements prometheus.Counter
+	// HeaderRereads counts header blocks read again from the stream
+	// because the NATS client delivered none.
+	HeaderRereads prometheus.Counter
+
+	health *healthBoard // the consumers' last checks, exported as gauges
 }
 
 // NewMetrics registers the ingest series on reg.
@@ -46,10 +57,28 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		StoreErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "quarantine_ingest_store_errors_total",
-			Help: "Batches that failed to store and were retried.",
+			Help: "Batches that failed to store because PostgreSQL was unreachable, and were retried.",
 		}),
+		RawForm: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quarantine_ingest_raw_form_total",
+			Help: "Dead letters PostgreSQL refused in their parsed form, stored in their raw form (flag raw_form).",
+		}, []string{"tenant"}),
+		Unstorable: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "quarantine_ingest_unstorable_total",
+			Help: "Deliveries of dead letters PostgreSQL refused in every form; they stay unacked and come again.",
+		}),
+		IsolationStatements: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "quarantine_ingest_isolation_statements_total",
+			Help: "Insert statements beyond one per batch, spent isolating the dead letters PostgreSQL refused.",
+		}),
+		HeaderRereads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "quarantine_ingest_header_block_reads_total",
+			Help: "Header blocks read again from the stream because the NATS client delivered none (none sent, or one it could not read).",
+		}),
+		health: newHealthBoard(),
 	}
-	reg.MustRegister(m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors)
+	reg.MustRegister(m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors,
+		m.RawForm, m.Unstorable, m.IsolationStatements, m.HeaderRereads, newHealthCollector(m.health))
 	return m
 }
 

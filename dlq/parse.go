@@ -3,22 +3,35 @@ package dlq
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 )
 
-// Received is a message as it came off a stream: the input of Parse.
+// Received is a message as it came off a stream: the input of ParseDLQ.
 type Received struct {
 	Subject string
-	Header  map[string][]string
-	Data    []byte
-	Stream  string    // stream that stored it
-	Seq     uint64    // its sequence in that stream
-	Time    time.Time // when that stream stored it
+	// Header is the headers as the NATS client read them: nil when the
+	// message had no header block or the client could not read it.
+	Header map[string][]string
+	// HeaderBlock, when not nil, is the header block exactly as the stream
+	// stored it (read again from the stream, see Ingester); it is parsed
+	// leniently and takes the place of Header. Empty: the message had none.
+	HeaderBlock []byte
+	// HeaderBlockErr says why the header block could not be read again.
+	HeaderBlockErr error
+	Data           []byte
+	Stream         string    // stream that stored it
+	Seq            uint64    // its sequence in that stream; 0 when unknown
+	Time           time.Time // when that stream stored it
+	// MetadataErr says why the delivery's JetStream metadata (stream,
+	// sequence, time) could not be read; Stream is then the DLQ stream and
+	// Time when it was received.
+	MetadataErr error
 }
 
 // HeaderValue is one received header value, kept exactly. Value holds the
@@ -52,33 +65,54 @@ type Record struct {
 	LastFailedAt    *time.Time
 	DeadLetteredAt  time.Time
 
-	Headers            []HeaderValue
+	Headers []HeaderValue
+	// HeaderBlock is the header block exactly as stored, when the ingester
+	// had it (see Received.HeaderBlock); nil otherwise.
+	HeaderBlock        []byte
 	Payload            []byte
 	PayloadSHA256      [32]byte
 	PayloadUnavailable bool
 
-	Fingerprint      string
+	Fingerprint string
+	// Flags are short codes of what was wrong or unusual (oversized:msg_id,
+	// implausible:attempts, header_line_skipped, raw_form...; see
+	// docs/header-contract.md), MalformedReasons a sentence for each.
+	Flags            []string
 	MalformedReasons []string
 
 	SourceKind     string
 	SourceStream   string
-	SourceSeq      uint64
+	SourceSeq      uint64 // 0: unknown (stored as NULL)
 	SourceConsumer string
 	Advisory       []byte // JSON of the advisory, for advisory rows
+
+	// Delivery names the stream message this record was made from (see
+	// setDelivery) and SourceKey is the unique key derived from it, so a
+	// redelivery never makes a second row.
+	Delivery  string
+	SourceKey [32]byte
 }
 
-// Malformed reports whether anything received broke the contract.
+// Malformed reports whether anything received was flagged.
 func (r *Record) Malformed() bool { return len(r.MalformedReasons) > 0 }
 
-func (r *Record) flag(format string, args ...any) {
+// flag records a problem: its code (once) and a sentence saying what and
+// why. Codes are ours, ASCII, without commas (they are stored joined by
+// commas: see insertBatch).
+func (r *Record) flag(code, format string, args ...any) {
+	code = strings.ReplaceAll(code, ",", ";")
+	if !slices.Contains(r.Flags, code) {
+		r.Flags = append(r.Flags, code)
+	}
 	r.MalformedReasons = append(r.MalformedReasons, fmt.Sprintf(format, args...))
 }
 
 // ParseDLQ turns a message from the DLQ stream into a Record. It never fails:
-// anything missing or broken is recorded in MalformedReasons and everything
-// received is kept. prefix is the subject prefix (e.g. "dlq"); tenant and
-// item type come from the subject dlq.<tenant>.<item_type...>, and a header
-// that disagrees does not move the message (the subject wins).
+// anything missing, broken, oversized or implausible is flagged (Flags and
+// MalformedReasons) and everything received is kept. prefix is the subject
+// prefix (e.g. "dlq"); tenant and item type come from the subject
+// dlq.<tenant>.<item_type...>, and a header that disagrees does not move the
+// message (the subject wins).
 func ParseDLQ(prefix string, m Received) Record {
 	r := Record{
 		SourceKind:     SourceDLQ,
@@ -86,53 +120,109 @@ func ParseDLQ(prefix string, m Received) Record {
 		SourceSeq:      m.Seq,
 		DeadLetteredAt: m.Time,
 	}
-	r.Subject = r.text("subject", m.Subject)
-	r.Headers = encodeHeaders(m.Header)
+	r.setDelivery(m)
+	r.Subject = r.text("subject", "the subject", m.Subject)
+	h := r.headerView(m, true)
+	r.Headers = encodeHeaders(h)
 	r.setPayload(m.Data)
 
 	subjTenant, subjType := splitDLQSubject(prefix, m.Subject)
-	hdrTenant := r.header(m.Header, HeaderTenant)
-	hdrType := r.header(m.Header, HeaderItemType)
-	r.Tenant = r.text("subject tenant", subjTenant)
-	if hdrTenant != "" && hdrTenant != r.Tenant {
-		r.flag("%s %q disagrees with the subject's tenant %q; the subject wins", HeaderTenant, hdrTenant, r.Tenant)
+	hdrTenant := r.header(h, HeaderTenant)
+	hdrType := r.header(h, HeaderItemType)
+	tenant := r.text("tenant", "the subject's tenant", subjTenant)
+	if hdrTenant != "" && hdrTenant != tenant {
+		r.flag("mismatch:tenant", "%s %s disagrees with the subject's tenant %s; the subject wins", HeaderTenant, short(hdrTenant), short(tenant))
 	}
 	switch {
 	case subjType != "":
-		r.ItemType = r.text("subject item type", subjType)
+		r.ItemType = r.text("item_type", "the subject's item type", subjType)
 		if hdrType != "" && hdrType != r.ItemType {
-			r.flag("%s %q disagrees with the subject's item type %q; the subject wins", HeaderItemType, hdrType, r.ItemType)
+			r.flag("mismatch:item_type", "%s %s disagrees with the subject's item type %s; the subject wins", HeaderItemType, short(hdrType), short(r.ItemType))
 		}
 	case hdrType != "":
 		r.ItemType = hdrType
-		r.flag("subject %q has no item type; taken from %s", r.Subject, HeaderItemType)
+		r.flag("missing:item_type", "subject %s has no item type; taken from %s", short(r.Subject), HeaderItemType)
 	default:
 		r.ItemType = "unknown"
-		r.flag("subject %q has no item type and %s is missing", r.Subject, HeaderItemType)
+		r.flag("missing:item_type", "subject %s has no item type and %s is missing", short(r.Subject), HeaderItemType)
 	}
+	r.ItemType = r.bounded("item_type", r.ItemType, MaxItemTypeBytes)
+	r.Tenant = r.bounded("tenant", tenant, MaxTenantBytes)
 	if r.Tenant == "" {
 		r.Tenant = "unknown"
-		r.flag("subject %q does not start with %q followed by a tenant", r.Subject, prefix+".")
+		r.flag("missing:tenant", "subject %s does not start with %q followed by a tenant", short(r.Subject), prefix+".")
 	}
 
-	r.applyContract(m.Header)
+	r.applyContract(h)
 	if r.OriginalSubject == "" {
-		r.flag("%s is missing: the message cannot be replayed", HeaderOriginalSubject)
+		r.flag("missing:original_subject", "%s is missing: the message cannot be replayed", HeaderOriginalSubject)
 	}
 	if r.MsgID == "" {
-		r.MsgID = fmt.Sprintf("%s:%d", m.Stream, m.Seq)
-		r.MsgIDDerived = true
+		r.MsgID, r.MsgIDDerived = r.derivedMsgID(), true
 	}
+	r.checkBounds()
+	r.checkPlausible()
 	r.Fingerprint = Fingerprint(r.ErrorClass, r.Error, r.Stack)
 	return r
+}
+
+// headerView returns the headers to read: the exact block when the ingester
+// read it from the stream (leniently parsed, each problem flagged), else
+// what the NATS client read. delivered says the message came through a
+// consumer, so a block read from the stream is one the client could not read.
+func (r *Record) headerView(m Received, delivered bool) map[string][]string {
+	switch {
+	case m.HeaderBlock != nil:
+		if len(m.HeaderBlock) == 0 {
+			return nil // the message had no header block
+		}
+		r.HeaderBlock = m.HeaderBlock
+		if delivered && m.Header == nil {
+			r.flag("header_block_unparsed", "the NATS client could not read the header block (%d bytes); it was read again from the stream, kept byte for byte and read leniently",
+				len(m.HeaderBlock))
+		}
+		h, problems := ParseHeaderBlock(m.HeaderBlock)
+		for _, p := range problems {
+			r.flag("header_line_skipped", "header block: %s", p)
+		}
+		return h
+	case m.HeaderBlockErr != nil:
+		r.flag("header_block_unavailable", "the NATS client could not read the header block and reading it again from the stream failed: %v; headers are missing", m.HeaderBlockErr)
+	}
+	return m.Header
+}
+
+// derivedMsgID is the identity of a dead letter whose producer gave none:
+// where the message lived.
+func (r *Record) derivedMsgID() string {
+	if r.SourceSeq == 0 {
+		return fmt.Sprintf("%s:%s", r.SourceStream, hex.EncodeToString(r.SourceKey[:8]))
+	}
+	return fmt.Sprintf("%s:%d", r.SourceStream, r.SourceSeq)
+}
+
+// contractFields names the field each contract header fills, for flag codes.
+var contractFields = map[string]string{
+	HeaderOriginalSubject: "original_subject", HeaderOriginalMsgID: "msg_id", HeaderOperationID: "operation_id",
+	HeaderTenant: "tenant_header", HeaderItemType: "item_type_header", HeaderError: "error",
+	HeaderErrorClass: "error_class", HeaderStack: "stack", HeaderAttempts: "attempts",
+	HeaderFirstFailedAt: "first_failed_at", HeaderLastFailedAt: "last_failed_at", HeaderConsumer: "consumer",
+	HeaderCorrelationID: "correlation_id", HeaderPrincipal: "principal", HeaderNatsMsgID: "msg_id",
+}
+
+func fieldOf(header string) string {
+	if f, ok := contractFields[header]; ok {
+		return f
+	}
+	return strings.ToLower(header)
 }
 
 // applyContract reads the Dlq-* headers that do not decide the tenant.
 func (r *Record) applyContract(h map[string][]string) {
 	r.OriginalSubject = r.header(h, HeaderOriginalSubject)
 	if r.OriginalSubject != "" {
-		if err := ValidatePublishSubject(r.OriginalSubject); err != nil {
-			r.flag("%s %q: %v", HeaderOriginalSubject, r.OriginalSubject, err)
+		if err := ValidatePublishSubject(r.OriginalSubject); err != nil && len(r.OriginalSubject) <= MaxSubjectBytes {
+			r.flag("invalid:original_subject", "%s %s: %v", HeaderOriginalSubject, short(r.OriginalSubject), err)
 		}
 	}
 	r.MsgID = r.header(h, HeaderOriginalMsgID)
@@ -148,17 +238,11 @@ func (r *Record) applyContract(h map[string][]string) {
 		if ErrorClass(c).Valid() {
 			r.ErrorClass = ErrorClass(c)
 		} else {
-			r.flag("%s %q is not one of %s", HeaderErrorClass, c, classList())
+			r.flag("invalid:error_class", "%s %s is not one of %s", HeaderErrorClass, short(c), classList())
 		}
 	}
 	if a := r.header(h, HeaderAttempts); a != "" {
-		n, err := strconv.ParseInt(strings.TrimSpace(a), 10, 32)
-		if err != nil || n < 0 {
-			r.flag("%s %q is not a whole number of attempts", HeaderAttempts, a)
-		} else {
-			v := int32(n)
-			r.Attempts = &v
-		}
+		r.Attempts = r.attempts(a)
 	}
 	r.FirstFailedAt = r.timeHeader(h, HeaderFirstFailedAt)
 	r.LastFailedAt = r.timeHeader(h, HeaderLastFailedAt)
@@ -179,9 +263,9 @@ func (r *Record) header(h map[string][]string, name string) string {
 		return ""
 	}
 	if len(vs) > 1 {
-		r.flag("%s sent %d times; the first value is used", name, len(vs))
+		r.flag("duplicate:"+fieldOf(name), "%s sent %d times; the first value is used", name, len(vs))
 	}
-	return r.text(name, vs[0])
+	return r.text(fieldOf(name), name, vs[0])
 }
 
 // lines returns a multi-line header. NATS header values cannot hold line
@@ -191,7 +275,7 @@ func (r *Record) lines(h map[string][]string, name string) string {
 	vs := h[name]
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = r.text(name, UnescapeLines(v))
+		out[i] = r.text(fieldOf(name), name, UnescapeLines(v))
 	}
 	return strings.Join(out, "\n")
 }
@@ -214,7 +298,7 @@ func (r *Record) timeHeader(h map[string][]string, name string) *time.Time {
 	}
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(v))
 	if err != nil {
-		r.flag("%s %q is not an RFC 3339 time", name, v)
+		r.flag("invalid:"+fieldOf(name), "%s %s is not an RFC 3339 time", name, short(v))
 		return nil
 	}
 	t = t.UTC()
@@ -222,12 +306,13 @@ func (r *Record) timeHeader(h map[string][]string, name string) *time.Time {
 }
 
 // text makes s storable as PostgreSQL text: invalid UTF-8 and NUL become
-// U+FFFD. The exact bytes stay in the raw headers.
-func (r *Record) text(what, s string) string {
+// U+FFFD, flagged not_utf8:<field>. The exact bytes stay in the headers (or
+// the header block).
+func (r *Record) text(field, what, s string) string {
 	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
 		return s
 	}
-	r.flag("%s is not valid UTF-8 text; shown with replacement characters, kept exactly in the raw headers", what)
+	r.flag("not_utf8:"+field, "%s is not valid UTF-8 text; shown with replacement characters, kept exactly in the raw headers", what)
 	return CleanText(s)
 }
 
@@ -305,6 +390,9 @@ func splitDLQSubject(prefix, subject string) (tenant, itemType string) {
 func ValidatePublishSubject(s string) error {
 	if s == "" {
 		return fmt.Errorf("empty subject")
+	}
+	if len(s) > MaxSubjectBytes {
+		return fmt.Errorf("subject is %d bytes, over the %d a replay publishes to", len(s), MaxSubjectBytes)
 	}
 	if strings.ContainsAny(s, " \t\r\n") {
 		return fmt.Errorf("subject contains white space")

@@ -191,7 +191,8 @@ func TestAdvisoryParse(t *testing.T) {
 	t.Parallel()
 	ws, _ := ParseWatchStreams("ORDERS")
 	adv := Advisory{Type: "io.nats.jetstream.advisory.v1.terminated", Timestamp: t0, Stream: "ORDERS", Consumer: "c1", StreamSeq: 9, Deliveries: 2, Reason: "bad schema"}
-	r := ParseAdvisory(ws[0], adv, &Original{Subject: "app.acme.orders.refund", Header: map[string][]string{"Nats-Msg-Id": {"m-9"}}, Data: []byte("{}")}, []byte(`{}`))
+	via := Received{Subject: AdvisoryTerminated + ".ORDERS.c1", Stream: "DLQ_ADVISORIES", Seq: 3, Time: t0}
+	r := ParseAdvisory(ws[0], adv, &Original{Subject: "app.acme.orders.refund", Header: map[string][]string{"Nats-Msg-Id": {"m-9"}}, Data: []byte("{}")}, []byte(`{}`), via)
 	assert.Equal(t, ClassTerminated, r.ErrorClass)
 	assert.Contains(t, r.Error, "bad schema")
 	assert.Equal(t, "acme", r.Tenant)
@@ -201,7 +202,8 @@ func TestAdvisoryParse(t *testing.T) {
 	assert.Equal(t, "c1", r.SourceConsumer)
 	assert.Empty(t, r.MalformedReasons)
 
-	gone := ParseAdvisory(ws[0], Advisory{Type: "io.nats.jetstream.advisory.v1.max_deliver", Stream: "ORDERS", Consumer: "c1", StreamSeq: 10, Deliveries: 5}, nil, []byte(`{}`))
+	via.Seq = 4
+	gone := ParseAdvisory(ws[0], Advisory{Type: "io.nats.jetstream.advisory.v1.max_deliver", Stream: "ORDERS", Consumer: "c1", StreamSeq: 10, Deliveries: 5}, nil, []byte(`{}`), via)
 	assert.True(t, gone.PayloadUnavailable)
 	assert.Equal(t, ClassMaxDeliveries, gone.ErrorClass)
 	assert.Equal(t, "ORDERS:10", gone.MsgID)
@@ -224,9 +226,12 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("required field empty: %+v", r)
 		}
 		if t, ok := strings.CutPrefix(subject, "dlq."); ok {
-			if tenant, _, _ := strings.Cut(t, "."); tenant != "" && r.Tenant != CleanText(tenant) {
+			if tenant, _, _ := strings.Cut(t, "."); tenant != "" && r.Tenant != BoundedKey(CleanText(tenant), MaxTenantBytes) {
 				panic("tenant not taken from the subject")
 			}
+		}
+		if len(r.Tenant) > MaxTenantBytes || len(r.ItemType) > MaxItemTypeBytes {
+			t.Fatalf("tenant or item type over its bound: %d, %d bytes", len(r.Tenant), len(r.ItemType))
 		}
 		back, err := DecodeHeaders(r.Headers)
 		if err != nil {

@@ -21,7 +21,7 @@ type Failure struct {
 	FirstFailedAt time.Time
 	LastFailedAt  time.Time // zero: now
 	Consumer      string
-	OperationID   string // empty: kept from the original's Dlq-Operation-Id, if any
+	OperationID   string // empty: none is sent (an upstream Dlq-Operation-Id is not taken over)
 	CorrelationID string
 	Principal     string
 }
@@ -33,13 +33,22 @@ type Origin struct {
 	Seq    uint64
 }
 
+// UpstreamPrefix is put before the name of every Dlq-* header the original
+// message carried: NewMessage keeps them, but never as the contract's
+// headers (an upstream client must not choose the Dlq-Principal that a
+// revalidate replay re-checks, nor the class or operation id).
+const UpstreamPrefix = "Upstream-"
+
 // NewMessage builds the dead letter for orig, to be published on
-// <prefix>.<tenant>.<itemType>. The original payload and every header that
-// is not a Nats-* header are kept; the original Nats-Msg-Id goes into
-// Dlq-Original-Msg-Id, and when there was none, the id becomes
-// "<stream>:<seq>" of where the original lived, so a replay is never
-// published under a fresh identity. The message carries its own Nats-Msg-Id,
-// so publishing the same dead letter twice stores it once.
+// <prefix>.<tenant>.<itemType>. The Dlq-* headers come only from what the
+// service passes (tenant, item type, f) and from where the original lived:
+// every Dlq-* header orig carried (any case) is kept renamed with
+// UpstreamPrefix, every Nats-* header is dropped, and every other header is
+// kept as it was. The original Nats-Msg-Id goes into Dlq-Original-Msg-Id;
+// when there was none, the id becomes "<stream>:<seq>" of where the original
+// lived, so a replay is never published under a fresh identity. The message
+// carries its own Nats-Msg-Id, so publishing the same dead letter twice
+// stores it once.
 func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f Failure) (*nats.Msg, error) {
 	if f.Err == nil {
 		return nil, fmt.Errorf("dead-letter %s: Failure.Err is required", orig.Subject)
@@ -53,15 +62,16 @@ func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f 
 	}
 	h := nats.Header{}
 	for k, vs := range orig.Header {
-		if strings.HasPrefix(k, "Nats-") {
+		lower := strings.ToLower(k)
+		switch {
+		case strings.HasPrefix(lower, "nats-"):
 			continue
+		case strings.HasPrefix(lower, "dlq-"):
+			k = UpstreamPrefix + k
 		}
-		h[k] = append([]string(nil), vs...)
+		h[k] = append(h[k], vs...)
 	}
 	msgID := orig.Header.Get(HeaderNatsMsgID)
-	if msgID == "" {
-		msgID = orig.Header.Get(HeaderOriginalMsgID)
-	}
 	if msgID == "" && from.Stream != "" {
 		msgID = fmt.Sprintf("%s:%d", from.Stream, from.Seq)
 	}

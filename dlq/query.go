@@ -99,8 +99,8 @@ func (f *ListFilter) Validate() error {
 }
 
 // ListItem is one row of the quarantine list: everything but the payload,
-// the headers and the stack trace, with the error cut to its first 300
-// characters.
+// the headers and the stack trace, with the error, the ids and the original
+// subject cut to their first 300 characters.
 type ListItem struct {
 	ID              int64      `db:"id"`
 	Tenant          string     `db:"tenant"`
@@ -160,10 +160,12 @@ func DecodeCursor(s string) (Cursor, error) {
 	return Cursor{At: time.UnixMicro(us).UTC(), ID: n}, nil
 }
 
-// The list reads these columns and never payload, headers or stack: pages
-// stay small however big the messages are (TestListNeverReadsPayload).
-const listColumns = `d.id, d.tenant, d.item_type, d.original_subject, d.msg_id, d.operation_id,
-    d.correlation_id, left(d.error, 300) AS error, d.error_class, d.attempts, d.dead_lettered_at,
+// The list reads these columns and never payload, headers or stack, and
+// cuts the producer's texts to 300 characters: pages stay small however big
+// the messages are (TestListNeverReadsPayload); the detail page shows them whole.
+const listColumns = `d.id, d.tenant, d.item_type, left(d.original_subject, 300) AS original_subject,
+    left(d.msg_id, 300) AS msg_id, left(d.operation_id, 300) AS operation_id,
+    left(d.correlation_id, 300) AS correlation_id, left(d.error, 300) AS error, d.error_class, d.attempts, d.dead_lettered_at,
     d.payload_size, d.fingerprint, d.malformed, d.status`
 
 // A page is found in two steps. First the keys: one backward index range scan
@@ -254,9 +256,11 @@ SELECT EXISTS (
 	condFrom        = ` AND d.dead_lettered_at >= @from`
 	condTo          = ` AND d.dead_lettered_at < @to`
 	condFingerprint = ` AND d.fingerprint = @fingerprint`
-	condMsgID       = ` AND d.msg_id = @msg_id`
-	condOperationID = ` AND d.operation_id = @operation_id`
-	condCorrelation = ` AND d.correlation_id = @correlation_id`
+	// Ids are looked up through indexes on their first LookupPrefix
+	// characters (so any length can be indexed); the row decides.
+	condMsgID       = ` AND left(d.msg_id, 256) = left(@msg_id, 256) AND d.msg_id = @msg_id`
+	condOperationID = ` AND left(d.operation_id, 256) = left(@operation_id, 256) AND d.operation_id = @operation_id`
+	condCorrelation = ` AND left(d.correlation_id, 256) = left(@correlation_id, 256) AND d.correlation_id = @correlation_id`
 	// Same expression as dead_letters_error_trgm_idx.
 	condText  = ` AND left(d.error, 1024) ILIKE @text_like`
 	condOlder = ` AND (d.dead_lettered_at, d.id) < (@cursor_at, @cursor_id)`

@@ -29,14 +29,16 @@ func (e *OutOfScopeError) Error() string {
 // Unwrap gives the error its not_found code.
 func (e *OutOfScopeError) Unwrap() error { return errNoDeadLetter }
 
-// The preview reads every column but only the first bytes of the payload:
-// a 5 MB payload is neither shipped nor held for a page that shows 64 KB.
+// The preview reads every column but only the first bytes of the payload
+// and of the header block: a 5 MB payload is neither shipped nor held for a
+// page that shows 64 KB.
 const selectPreview = `SELECT id, tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
     operation_id, correlation_id, principal, consumer, error, error_class, stack,
     attempts, first_failed_at, last_failed_at, dead_lettered_at, received_at,
-    headers, substring(payload FROM 1 FOR $2) AS payload, payload_sha256, payload_size, payload_unavailable,
-    fingerprint, malformed, malformed_reasons, status, version, updated_at,
-    source_kind, source_stream, source_seq, source_consumer, advisory
+    headers, substring(header_block FROM 1 FOR $2) AS header_block, coalesce(octet_length(header_block), 0) AS header_block_size,
+    substring(payload FROM 1 FOR $2) AS payload, payload_sha256, payload_size, payload_unavailable,
+    fingerprint, malformed, malformed_reasons, flags, status, version, updated_at,
+    source_kind, source_stream, source_seq, source_consumer, advisory, delivery
 FROM dead_letters WHERE id = $1`
 
 // GetInScope returns dead letter id when its tenant is one of tenants. It

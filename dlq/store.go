@@ -2,16 +2,19 @@ package dlq
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
 )
 
 // Store writes and reads dead letters in PostgreSQL.
@@ -33,61 +36,126 @@ type Inserted struct {
 }
 
 // The batch is passed as one array per column and unnested, so a thousand
-// rows cost one statement; a source key seen before (redelivery) is skipped.
+// rows cost one statement (flags as one comma-separated text per row: a
+// per-row subquery, as for malformed_reasons, costs measurably); a source
+// key seen before (redelivery) is skipped. A sequence of 0 is unknown and
+// stored as NULL.
 const insertBatch = `
 INSERT INTO dead_letters (
     tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
     operation_id, correlation_id, principal, consumer, error, error_class, stack,
     attempts, first_failed_at, last_failed_at, dead_lettered_at,
-    headers, payload, payload_sha256, payload_size, payload_unavailable,
-    fingerprint, malformed, malformed_reasons,
-    source_kind, source_stream, source_seq, source_consumer, advisory)
+    headers, header_block, payload, payload_sha256, payload_size, payload_unavailable,
+    fingerprint, malformed, malformed_reasons, flags,
+    source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery)
 SELECT u.tenant, u.item_type, u.subject, u.original_subject, u.msg_id, u.msg_id_derived,
     u.operation_id, u.correlation_id, u.principal, u.consumer, u.error, u.error_class, u.stack,
     u.attempts, u.first_failed_at, u.last_failed_at, u.dead_lettered_at,
-    u.headers, u.payload, u.payload_sha256, u.payload_size, u.payload_unavailable,
+    u.headers, u.header_block, u.payload, u.payload_sha256, u.payload_size, u.payload_unavailable,
     u.fingerprint, u.malformed, ARRAY(SELECT jsonb_array_elements_text(u.malformed_reasons)),
-    u.source_kind, u.source_stream, u.source_seq, u.source_consumer, u.advisory
+    string_to_array(u.flags, ','),
+    u.source_kind, u.source_stream, NULLIF(u.source_seq, 0), u.source_consumer, u.advisory, u.source_key, u.delivery
 FROM unnest(
     $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bool[],
     $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
     $14::int[], $15::timestamptz[], $16::timestamptz[], $17::timestamptz[],
-    $18::jsonb[], $19::bytea[], $20::bytea[], $21::int[], $22::bool[],
-    $23::text[], $24::bool[], $25::jsonb[],
-    $26::text[], $27::text[], $28::bigint[], $29::text[], $30::jsonb[]
+    $18::jsonb[], $19::bytea[], $20::bytea[], $21::bytea[], $22::int[], $23::bool[],
+    $24::text[], $25::bool[], $26::jsonb[], $27::text[],
+    $28::text[], $29::text[], $30::bigint[], $31::text[], $32::jsonb[], $33::bytea[], $34::text[]
 ) AS u(tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
     operation_id, correlation_id, principal, consumer, error, error_class, stack,
     attempts, first_failed_at, last_failed_at, dead_lettered_at,
-    headers, payload, payload_sha256, payload_size, payload_unavailable,
-    fingerprint, malformed, malformed_reasons,
-    source_kind, source_stream, source_seq, source_consumer, advisory)
-ON CONFLICT (source_stream, source_seq, source_consumer) DO NOTHING
+    headers, header_block, payload, payload_sha256, payload_size, payload_unavailable,
+    fingerprint, malformed, malformed_reasons, flags,
+    source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery)
+ON CONFLICT (source_key) DO NOTHING
 RETURNING tenant, item_type, error_class, malformed, dead_lettered_at`
 
-// Insert stores recs in one statement; rows whose source key exists are
-// skipped. When PostgreSQL rejects the data of the batch (not the
-// connection), each record is retried alone, and a record still rejected is
-// stored in its minimal raw form (see minimal), so one bad record neither
-// blocks the others nor is lost. Connection and server errors are returned
-// unchanged, for the caller to retry the whole batch.
-func (s *Store) Insert(ctx context.Context, recs []Record) ([]Inserted, error) {
-	out, err := s.insert(ctx, recs)
-	if err == nil || !IsDataError(err) {
-		return out, err
+// InsertResult is what Insert did with a batch.
+type InsertResult struct {
+	// Inserted are the rows created, in the parsed or the raw form;
+	// records already stored (redeliveries) are not in it.
+	Inserted []Inserted
+	// Raw are the records PostgreSQL refused in their parsed form, stored
+	// in their raw form instead (see RawForm).
+	Raw []Refused
+	// Unstorable are the records not stored at all: PostgreSQL refused
+	// their raw form too. Their messages must not be acked.
+	Unstorable []Refused
+	// Statements counts the insert statements run: 1 when nothing was
+	// refused, a few more per refused record (isolation by halves).
+	Statements int
+}
+
+// Refused is a record of the batch (its index) PostgreSQL refused, and why.
+type Refused struct {
+	Index int
+	Err   error
+}
+
+// Insert stores recs, one statement for the lot when nothing is refused;
+// rows whose source key exists are skipped. When PostgreSQL refuses the
+// statement for any reason but being unreachable (see Unreachable), the
+// batch is split in halves, and each half again, until every refused record
+// is alone: one bad record costs its batch about 2·log2(n) statements, never
+// the others' rows. A refused record is stored in its raw form (RawForm),
+// which holds nothing PostgreSQL can refuse; the raw forms are inserted the
+// same way, and a record whose raw form is refused too is reported in
+// Unstorable. An unreachable database ends Insert with the error and the
+// result so far: the caller retries the whole batch later (what was stored
+// is skipped then).
+func (s *Store) Insert(ctx context.Context, recs []Record) (InsertResult, error) {
+	var res InsertResult
+	refused, err := s.isolate(ctx, recs, 0, &res)
+	if err != nil || len(refused) == 0 {
+		return res, err
 	}
-	out = out[:0]
-	for i := range recs {
-		one, err := s.insert(ctx, recs[i:i+1])
-		if err != nil && IsDataError(err) {
-			m := minimal(recs[i], err)
-			one, err = s.insert(ctx, []Record{m})
-		}
-		if err != nil {
-			return out, fmt.Errorf("insert dead letter %s:%d: %w", recs[i].SourceStream, recs[i].SourceSeq, err)
-		}
-		out = append(out, one...)
+	raw := make([]Record, len(refused))
+	for i, rf := range refused {
+		raw[i] = RawForm(recs[rf.Index], rf.Err)
 	}
-	return out, nil
+	unstorable, err := s.isolate(ctx, raw, 0, &res)
+	if err != nil {
+		return res, err
+	}
+	bad := map[int]bool{}
+	for _, u := range unstorable {
+		bad[u.Index] = true
+		res.Unstorable = append(res.Unstorable, Refused{Index: refused[u.Index].Index, Err: u.Err})
+	}
+	for i, rf := range refused {
+		if !bad[i] {
+			res.Raw = append(res.Raw, rf)
+		}
+	}
+	return res, nil
+}
+
+// isolate inserts recs (whose first is recs[base] of the caller's batch,
+// for the indexes it reports) and returns the records PostgreSQL refused
+// alone.
+func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *InsertResult) ([]Refused, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	res.Statements++
+	in, err := s.insert(ctx, recs)
+	switch {
+	case err == nil:
+		res.Inserted = append(res.Inserted, in...)
+		return nil, nil
+	case Unreachable(err) || ctx.Err() != nil:
+		return nil, err
+	case len(recs) == 1:
+		return []Refused{{Index: base, Err: err}}, nil
+	}
+	mid := len(recs) / 2
+	left, err := s.isolate(ctx, recs[:mid], base, res)
+	if err != nil {
+		return left, err
+	}
+	right, err := s.isolate(ctx, recs[mid:], base+mid, res)
+	return append(left, right...), err
 }
 
 func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
@@ -95,14 +163,15 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 	var (
 		tenant, itemType, subject, origSubject, msgID = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		opID, corrID, principal, consumer, errText    = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		class, stack, fingerprint                     = make([]string, n), make([]string, n), make([]string, n)
+		class, stack, fingerprint, delivery           = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		srcKind, srcStream, srcConsumer               = make([]string, n), make([]string, n), make([]string, n)
 		derived, unavailable, malformed               = make([]bool, n), make([]bool, n), make([]bool, n)
 		attempts                                      = make([]*int32, n)
 		first, last                                   = make([]*time.Time, n), make([]*time.Time, n)
 		deadAt                                        = make([]time.Time, n)
 		headers, reasons, advisory                    = make([][]byte, n), make([][]byte, n), make([][]byte, n)
-		payload, sha                                  = make([][]byte, n), make([][]byte, n)
+		flags                                         = make([]string, n)
+		block, payload, sha, key                      = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		size                                          = make([]int32, n)
 		seq                                           = make([]int64, n)
 	)
@@ -110,20 +179,30 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 		r := &recs[i]
 		tenant[i], itemType[i], subject[i], origSubject[i], msgID[i] = r.Tenant, r.ItemType, r.Subject, r.OriginalSubject, r.MsgID
 		opID[i], corrID[i], principal[i], consumer[i], errText[i] = r.OperationID, r.CorrelationID, r.Principal, r.Consumer, r.Error
-		class[i], stack[i], fingerprint[i] = string(r.ErrorClass), r.Stack, r.Fingerprint
+		class[i], stack[i], fingerprint[i], delivery[i] = string(r.ErrorClass), r.Stack, r.Fingerprint, r.Delivery
 		srcKind[i], srcStream[i], srcConsumer[i] = r.SourceKind, r.SourceStream, r.SourceConsumer
 		derived[i], unavailable[i], malformed[i] = r.MsgIDDerived, r.PayloadUnavailable, r.Malformed()
 		attempts[i], first[i], last[i], deadAt[i] = r.Attempts, r.FirstFailedAt, r.LastFailedAt, r.DeadLetteredAt
 		payload[i], sha[i], size[i], seq[i] = r.Payload, r.PayloadSHA256[:], int32(len(r.Payload)), int64(r.SourceSeq)
+		key[i] = r.SourceKey[:]
+		if r.Delivery == "" {
+			// Made by hand (tests, tools): keyed by its source position, as
+			// every row was before stream recreation was taken into account.
+			delivery[i] = fmt.Sprintf("%s #%d consumer %s", r.SourceStream, r.SourceSeq, r.SourceConsumer)
+			k := SourceKey(delivery[i])
+			key[i] = k[:]
+		}
+		if len(r.HeaderBlock) > 0 {
+			block[i] = r.HeaderBlock
+		}
 		var err error
 		if headers[i], err = json.Marshal(r.Headers); err != nil {
 			return nil, fmt.Errorf("encode headers: %w", err)
 		}
-		if r.MalformedReasons == nil {
-			reasons[i] = []byte("[]")
-		} else if reasons[i], err = json.Marshal(r.MalformedReasons); err != nil {
+		if reasons[i], err = jsonStrings(r.MalformedReasons); err != nil {
 			return nil, fmt.Errorf("encode malformed reasons: %w", err)
 		}
+		flags[i] = strings.Join(r.Flags, ",") // codes never hold a comma (see Record.flag)
 		if len(r.Advisory) > 0 {
 			advisory[i] = r.Advisory
 		}
@@ -132,9 +211,9 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 		tenant, itemType, subject, origSubject, msgID, derived,
 		opID, corrID, principal, consumer, errText, class, stack,
 		attempts, first, last, deadAt,
-		headers, payload, sha, size, unavailable,
-		fingerprint, malformed, reasons,
-		srcKind, srcStream, seq, srcConsumer, advisory)
+		headers, block, payload, sha, size, unavailable,
+		fingerprint, malformed, reasons, flags,
+		srcKind, srcStream, seq, srcConsumer, advisory, key, delivery)
 	if err != nil {
 		return nil, err
 	}
@@ -147,93 +226,42 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 	})
 }
 
-// minimal is the form a record takes when PostgreSQL rejected its full
-// form: its source key, tenant, item type, payload and timestamps, the raw
-// headers as one base64 value, and the reason.
-func minimal(r Record, cause error) Record {
-	raw, _ := json.Marshal(r.Headers) // HeaderValue always marshals
-	m := Record{
-		Tenant:         asciiOnly(r.Tenant),
-		ItemType:       asciiOnly(r.ItemType),
-		Subject:        asciiOnly(r.Subject),
-		MsgID:          asciiOnly(r.MsgID),
-		MsgIDDerived:   r.MsgIDDerived,
-		ErrorClass:     ClassUnclassified,
-		DeadLetteredAt: r.DeadLetteredAt,
-		Headers: []HeaderValue{{
-			Name: "Dlq-Raw-Headers", Value: base64.StdEncoding.EncodeToString(raw), Encoding: "base64",
-		}},
-		PayloadUnavailable: r.PayloadUnavailable,
-		SourceKind:         r.SourceKind,
-		SourceStream:       asciiOnly(r.SourceStream),
-		SourceSeq:          r.SourceSeq,
-		SourceConsumer:     asciiOnly(r.SourceConsumer),
+func jsonStrings(ss []string) ([]byte, error) {
+	if ss == nil {
+		return []byte("[]"), nil
 	}
-	m.setPayload(r.Payload)
-	m.MalformedReasons = append([]string{asciiOnly("stored in minimal form: PostgreSQL rejected the full row: " + cause.Error())},
-		asciiStrings(r.MalformedReasons)...)
-	m.Fingerprint = Fingerprint(m.ErrorClass, "minimal form", "")
-	if m.DeadLetteredAt.IsZero() || m.DeadLetteredAt.Year() < 1 || m.DeadLetteredAt.Year() > 9999 {
-		m.DeadLetteredAt = time.Now()
-	}
-	return m
+	return json.Marshal(ss)
 }
 
-func asciiOnly(s string) string {
-	b := make([]rune, 0, len(s))
-	for _, r := range s {
-		if r >= 0x20 && r < 0x7f {
-			b = append(b, r)
-		} else {
-			b = append(b, '?')
-		}
-	}
-	return string(b)
-}
-
-func asciiStrings(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = asciiOnly(s)
-	}
-	return out
-}
-
-// IsDataError reports whether err is PostgreSQL refusing the data itself
-// (a data exception or integrity violation) rather than a connection or
-// server problem that a retry could fix.
-func IsDataError(err error) bool {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
+// Unreachable reports whether err says the database could not be reached or
+// cannot take writes just now (the connection, the server starting or
+// stopping, a full disk, too many connections, a read-only replica after a
+// failover) or that the statement lost a race it can win later (deadlock,
+// serialization): the same statement is worth trying again as it is. Any
+// other error, with or without a SQLSTATE, may come from the data, and Insert
+// isolates the record that causes it.
+func Unreachable(err error) bool {
+	if err == nil {
 		return false
-	}
-	switch pgErr.Code[:2] {
-	case "22", "23", "54": // data exception, integrity constraint, program limit
-		return true
-	}
-	return false
-}
-
-// IsTransient reports whether err is worth retrying as it is: the
-// connection, the server starting or stopping, a deadlock, a timeout.
-func IsTransient(err error) bool {
-	if err == nil || IsDataError(err) {
-		return false
-	}
-	var netErr net.Error
-	if errors.As(err, &netErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
-		return true
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Code[:2] {
-		case "08", "53", "57", "40": // connection, resources, operator intervention, rollback
+		switch pgErr.Code {
+		case "57P01", "57P02", "57P03", // admin_shutdown, crash_shutdown, cannot_connect_now
+			"53100", "53300", // disk_full, too_many_connections
+			"25006",          // read_only_sql_transaction: a replica after a failover
+			"40001", "40P01": // serialization_failure, deadlock_detected
 			return true
 		}
-		return false
+		return strings.HasPrefix(pgErr.Code, "08") // connection_exception
 	}
-	// Errors without a SQLSTATE come from the connection (dial, reset, EOF).
-	return !errors.Is(err, context.Canceled)
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, puddle.ErrClosedPool) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // DepthCount is one counter row: how many dead letters share these values.

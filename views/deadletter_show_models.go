@@ -34,7 +34,7 @@ type DeadLetterDetailModel struct {
 	OriginalSubject string
 	SourceKind      string
 	SourceStream    string
-	SourceSeq       int64
+	SourceSeq       int64 // 0: unknown
 	SourceConsumer  string
 	MsgID           string
 	MsgIDDerived    bool
@@ -56,8 +56,17 @@ type DeadLetterDetailModel struct {
 	Headers          []HeaderRow
 	Malformed        bool
 	MalformedReasons []string
-	Payload          PayloadView
-	Advisory         string // pretty JSON of the advisory, for advisory rows
+	// Flags are the codes of what was flagged on arrival (oversized:msg_id,
+	// raw_form...); MalformedReasons says each in a sentence.
+	Flags []string
+	// HeaderBlock is the header block as the stream stored it (Size 0: not
+	// kept); HeaderBlockNote says whether it is exact or written again.
+	HeaderBlock     PayloadView
+	HeaderBlockNote string
+	// Delivery names the stream message the row was made from.
+	Delivery string
+	Payload  PayloadView
+	Advisory string // pretty JSON of the advisory, for advisory rows
 
 	Fingerprint string
 	GroupURL    string
@@ -76,6 +85,8 @@ type HeaderRow struct {
 	Name   string
 	Value  string
 	Binary bool
+	// Cut says Value is only the start of a value too long for the page.
+	Cut bool
 }
 
 // Payload kinds.

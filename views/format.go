@@ -359,6 +359,14 @@ func FirstLine(s string, max int) string {
 
 func idText(id int64) string { return strconv.FormatInt(id, 10) }
 
+// streamSeqText is a stream sequence, "?" when unknown (0).
+func streamSeqText(seq int64) string {
+	if seq == 0 {
+		return "?"
+	}
+	return strconv.FormatInt(seq, 10)
+}
+
 func ageText(t, now time.Time) string {
 	if t.IsZero() {
 		return "—"

@@ -70,7 +70,7 @@ func deadLetterModel(d dlq.DeadLetter, now time.Time) views.DeadLetterDetailMode
 	m := views.DeadLetterDetailModel{
 		ID: d.ID, Tenant: d.Tenant, ItemType: d.ItemType, Status: string(d.Status), Version: d.Version,
 		Subject: d.Subject, OriginalSubject: d.OriginalSubject, SourceKind: d.SourceKind, SourceStream: d.SourceStream,
-		SourceSeq: d.SourceSeq, SourceConsumer: d.SourceConsumer, MsgID: d.MsgID, MsgIDDerived: d.MsgIDDerived,
+		SourceConsumer: d.SourceConsumer, MsgID: d.MsgID, MsgIDDerived: d.MsgIDDerived, Delivery: d.Delivery, Flags: d.Flags,
 		OperationID: d.OperationID, CorrelationID: d.CorrelationID, Principal: d.Principal, Consumer: d.Consumer,
 		Error: d.Error, ErrorClass: string(d.ErrorClass), Stack: d.Stack, DeadLetteredAt: d.DeadLetteredAt,
 		ReceivedAt: d.ReceivedAt, UpdatedAt: d.UpdatedAt, Malformed: d.Malformed, MalformedReasons: d.MalformedReasons,
@@ -79,6 +79,16 @@ func deadLetterModel(d dlq.DeadLetter, now time.Time) views.DeadLetterDetailMode
 		Advisory: prettyJSON(d.Advisory),
 	}
 	m.Payload.SHA256 = hex.EncodeToString(d.PayloadSHA256)
+	if d.SourceSeq != nil {
+		m.SourceSeq = *d.SourceSeq
+	}
+	if d.HeaderBlockSize > 0 {
+		m.HeaderBlock = views.NewPayloadView(d.HeaderBlock, int64(d.HeaderBlockSize), false)
+		m.HeaderBlockNote = "exactly as the stream stored it"
+		if slices.Contains(d.Flags, "header_block_reencoded") {
+			m.HeaderBlockNote = "written again from the headers the NATS client read"
+		}
+	}
 	if d.Attempts != nil {
 		m.Attempts = strconv.Itoa(int(*d.Attempts))
 	}
@@ -97,9 +107,24 @@ func deadLetterModel(d dlq.DeadLetter, now time.Time) views.DeadLetterDetailMode
 		if h.NameEncoding != "" {
 			row.Name = "base64:" + h.Name
 		}
+		row.Name, _ = cutText(row.Name, headerTextMax)
+		row.Value, row.Cut = cutText(row.Value, headerTextMax)
 		m.Headers = append(m.Headers, row)
 	}
 	return m
+}
+
+// headerTextMax is how much of one header name or value the page shows: a
+// producer may send a megabyte in one header.
+const headerTextMax = 4096
+
+// cutText returns s cut to max bytes on a character boundary, and whether
+// it was cut.
+func cutText(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	return strings.ToValidUTF8(s[:max], ""), true
 }
 
 // deadLetterTrail is the dead letter's audit trail, oldest first: entries

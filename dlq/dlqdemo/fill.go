@@ -117,9 +117,11 @@ func Fill(ctx context.Context, pool *pgxpool.Pool, cfg FillConfig) (FillStats, e
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	start := time.Now()
+	// Sequences continue past every row ever stored (ids only grow), and each
+	// fill's rows name the fill's start in their delivery: keys never collide.
 	var base int64
-	if err := pool.QueryRow(ctx, `SELECT coalesce(max(source_seq), 0) FROM dead_letters WHERE source_stream = $1`, FillStream).Scan(&base); err != nil {
-		return FillStats{}, fmt.Errorf("fill: find the last filled row: %w", err)
+	if err := pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM dead_letters`).Scan(&base); err != nil {
+		return FillStats{}, fmt.Errorf("fill: find the last row: %w", err)
 	}
 	var empty bool
 	if err := pool.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM dead_letters)`).Scan(&empty); err != nil {
@@ -180,7 +182,7 @@ var fillColumns = []string{
 	"attempts", "first_failed_at", "last_failed_at", "dead_lettered_at", "received_at",
 	"headers", "payload", "payload_sha256", "payload_size", "payload_unavailable",
 	"fingerprint", "malformed", "malformed_reasons", "status", "version", "updated_at",
-	"source_kind", "source_stream", "source_seq", "source_consumer", "advisory",
+	"source_kind", "source_stream", "source_seq", "source_consumer", "advisory", "source_key", "delivery",
 }
 
 // chunk is a pgx.CopyFromSource of the generator's next left rows.
@@ -362,8 +364,9 @@ type generator struct {
 	groups    []fillGroup
 	weights   []float64 // cumulative group weights
 	incidents []incident
-	i         int64 // rows made
-	base      int64 // source_seq before the first row
+	i         int64  // rows made
+	base      int64  // source_seq before the first row
+	run       string // when this fill started, in every row's delivery
 	start     time.Time
 	cum       []float64 // cumulative arrival weight per minute of the span
 	large     []byte    // a compressible JSON array of > 64 KB, cut per row
@@ -371,7 +374,7 @@ type generator struct {
 
 func newGenerator(cfg FillConfig, base int64) *generator {
 	r := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
-	g := &generator{cfg: cfg, r: r, base: base, start: cfg.Now.Add(-cfg.Span)}
+	g := &generator{cfg: cfg, r: r, base: base, start: cfg.Now.Add(-cfg.Span), run: time.Now().UTC().Format(time.RFC3339Nano)}
 	// The groups are the same whatever the seed: fills add to the same world.
 	g.groups = newFillGroups(rand.New(rand.NewPCG(1, 2)))
 	var sum float64
@@ -531,6 +534,8 @@ func (g *generator) next() []any {
 		payload, sum = []byte{}, sha256.Sum256(nil)
 	}
 
+	delivery := fmt.Sprintf("%s #%d filled %s", stream, seq, g.run)
+	key := dlq.SourceKey(delivery)
 	status, version, updated := g.status(at, received)
 	headers := fillHeaders(msgID, opID, corrID, principal, origSubject, errText, string(class), stack, gr.consumer, attempts, first, last, itemType, tenant, reasons)
 	if reasons == nil {
@@ -546,7 +551,7 @@ func (g *generator) next() []any {
 		attempts, first, last, at, received,
 		headers, payload, sum[:], int32(len(payload)), unavailable,
 		fingerprint, len(reasons) > 0, reasons, string(status), version, updated,
-		kind, stream, seq, consumer, adv,
+		kind, stream, seq, consumer, adv, key[:], delivery,
 	}
 }
 

@@ -7,12 +7,14 @@ import (
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
-// Ledger reads: has another request already replayed this identity?
+// Ledger reads: has another request already replayed this identity? The
+// ledger's unique keys hold the identities' SHA-256 (quarantine_key, any
+// length fits; migration 0008), so the lookups say it the same way.
 const (
 	ledgerHasMsgID = `SELECT EXISTS (SELECT 1 FROM replay_ledger
-        WHERE tenant = $1 AND class = 'dedupe' AND msg_id = $2 AND request_id <> $3)`
+        WHERE tenant = $1 AND class = 'dedupe' AND quarantine_key(msg_id) = quarantine_key($2) AND request_id <> $3)`
 	ledgerHasOperation = `SELECT EXISTS (SELECT 1 FROM replay_ledger
-        WHERE tenant = $1 AND class = 'same_operation' AND operation_id = $2 AND request_id <> $3)`
+        WHERE tenant = $1 AND class = 'same_operation' AND quarantine_key(operation_id) = quarantine_key($2) AND request_id <> $3)`
 )
 
 // judge decides, just before publishing, what becomes of each job: the

@@ -52,7 +52,7 @@ const selectSelectionKeys = `SELECT id, tenant, item_type, original_subject FROM
 const selectForDraft = `
 SELECT d.id, d.tenant, d.item_type, d.original_subject, d.msg_id, d.msg_id_derived, d.operation_id,
        d.correlation_id, d.principal, d.headers, d.payload_sha256, d.payload_unavailable, d.status,
-       EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = d.tenant AND l.msg_id = d.msg_id AND l.class = 'dedupe') AS replayed,
+       EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = d.tenant AND quarantine_key(l.msg_id) = quarantine_key(d.msg_id) AND l.class = 'dedupe') AS replayed,
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = d.id AND h.held), 0) AS held_by
 FROM dead_letters d
 WHERE d.id = ANY($1)

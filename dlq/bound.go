@@ -1,0 +1,100 @@
+package dlq
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Bounds on what a producer sends. PostgreSQL refuses a B-tree index entry
+// over about 2,700 bytes, so an unbounded value in an indexed column makes
+// its insert fail; before these bounds one such dead letter stalled ingest.
+// A value over its bound is never cut away: it is stored whole (in its
+// column, or in the subject and the headers it came from), indexed through a
+// bounded key, and flagged oversized:<field>.
+const (
+	// MaxTenantBytes bounds the tenant column, which leads most indexes and
+	// every counter. A longer tenant token is stored as its BoundedKey; the
+	// whole token stays in the subject.
+	MaxTenantBytes = 128
+	// MaxItemTypeBytes bounds the item type column likewise; the whole value
+	// stays in the subject (or in Dlq-Item-Type, when taken from there).
+	MaxItemTypeBytes = 256
+	// LookupPrefix is how many characters of a message, operation or
+	// correlation id their lookup indexes hold (at most 1,024 bytes); the
+	// same expression, left(column, 256), is in migration 0008 and in every
+	// query that looks an id up. A longer id is stored, found by exact value
+	// and replayed whole: the index narrows to the rows sharing its first
+	// 256 characters and the row itself decides.
+	LookupPrefix = 256
+	// MaxSubjectBytes is the longest subject a replay publishes to. A NATS
+	// server refuses a protocol line over 4,096 bytes (max_control_line) and
+	// drops the connection that sent it, so a longer Dlq-Original-Subject is
+	// kept, flagged, and not replayed.
+	MaxSubjectBytes = 1024
+)
+
+// boundedKeyHash is how many hex digits of the SHA-256 end a bounded key.
+const boundedKeyHash = 16
+
+// BoundedKey returns s when it fits in max bytes. Otherwise it returns the
+// longest prefix of s that leaves room for "…#" and the first 16 hex digits
+// of the SHA-256 of s, followed by those: the same long value always gets
+// the same key, two long values sharing a prefix get different ones, and
+// the key stays readable. max must be at least 40.
+func BoundedKey(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	suffix := "…#" + hex.EncodeToString(sum[:])[:boundedKeyHash]
+	cut := max - len(suffix)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + suffix
+}
+
+// bounded stores s in a bounded column: s itself, or its BoundedKey and the
+// oversized:<field> flag.
+func (r *Record) bounded(field, s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	key := BoundedKey(s, max)
+	r.flag("oversized:"+field, "%s is %d bytes, over the %d this column holds: stored as %q, the whole value is in the subject and headers",
+		field, len(s), max, key)
+	return key
+}
+
+// checkBounds flags values stored whole whose indexes or uses hold only a
+// part of them.
+func (r *Record) checkBounds() {
+	for _, id := range []struct {
+		field, v string
+	}{{"msg_id", r.MsgID}, {"operation_id", r.OperationID}, {"correlation_id", r.CorrelationID}} {
+		if n := utf8.RuneCountInString(id.v); n > LookupPrefix {
+			r.flag("oversized:"+id.field, "%s is %d characters long: stored and replayed whole, found by exact value through an index on its first %d",
+				id.field, n, LookupPrefix)
+		}
+	}
+	if n := len(r.OriginalSubject); n > MaxSubjectBytes {
+		r.flag("oversized:original_subject", "%s is %d bytes, over the %d a replay can publish to: kept, but it cannot be replayed",
+			HeaderOriginalSubject, n, MaxSubjectBytes)
+	}
+	if n := utf8.RuneCountInString(r.Error); n > TextSearchPrefix {
+		r.flag("oversized:error", "the error is %d characters long: stored whole, but text search covers its first %d", n, TextSearchPrefix)
+	}
+}
+
+// short quotes a producer's value for a reason text, cut to 80 characters:
+// reasons explain, the value itself is kept elsewhere.
+func short(s string) string {
+	const n = 80
+	if utf8.RuneCountInString(s) <= n {
+		return fmt.Sprintf("%q", s)
+	}
+	r := []rune(s)
+	return fmt.Sprintf("%q…", string(r[:n]))
+}

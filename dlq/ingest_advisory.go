@@ -1,0 +1,94 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// handleAdvisory fetches the message an advisory points at and queues the
+// record. The advisory must name a watched stream, the one its subject
+// names: otherwise anyone who may publish on an advisory subject could make
+// the console copy messages of any stream it can read. When the fetch fails
+// for a reason other than "gone", the advisory is delivered again later (at
+// most maxHeaderRereads times; then the record is stored without the
+// original, flagged).
+func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items chan<- item) {
+	via := in.received(m)
+	adv, err := parseAdvisoryJSON(m.Data())
+	if err == nil {
+		err = in.checkAdvisoryStream(m.Subject(), adv)
+	}
+	var rec Record
+	if err != nil {
+		rec = unreadableAdvisory(via, err)
+	} else {
+		orig, err := in.fetchOriginal(ctx, adv)
+		if err != nil {
+			if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered < maxHeaderRereads {
+				in.log.Warn("fetch original for advisory; will retry", "stream", adv.Stream, "seq", adv.StreamSeq, "err", err)
+				_ = m.NakWithDelay(2 * time.Second)
+				return
+			}
+		}
+		rec = ParseAdvisory(in.watchFor(adv.Stream), adv, orig, m.Data(), via)
+		if err != nil {
+			rec.flag("original_unreadable", "the original message could not be read from its stream: %v", err)
+		}
+	}
+	select {
+	case items <- item{msg: m, rec: &rec}:
+	case <-ctx.Done():
+	}
+}
+
+// checkAdvisoryStream reports why adv may not be followed: its stream is
+// not one of the watched ones, or not the one in the subject it came on.
+func (in *Ingester) checkAdvisoryStream(subject string, adv Advisory) error {
+	var onSubject string
+	for _, p := range []string{AdvisoryMaxDeliveries + ".", AdvisoryTerminated + "."} {
+		if rest, ok := strings.CutPrefix(subject, p); ok {
+			onSubject, _, _ = strings.Cut(rest, ".")
+		}
+	}
+	if adv.Stream != onSubject {
+		return fmt.Errorf("advisory names stream %s but came on subject %s", short(adv.Stream), short(subject))
+	}
+	if !slices.ContainsFunc(in.cfg.Watch, func(w WatchStream) bool { return w.Name == adv.Stream }) {
+		return fmt.Errorf("advisory names stream %s, which is not watched", short(adv.Stream))
+	}
+	return nil
+}
+
+func (in *Ingester) watchFor(stream string) WatchStream {
+	for _, w := range in.cfg.Watch {
+		if w.Name == stream {
+			return w
+		}
+	}
+	ws, _ := ParseWatchStreams(stream) // a stream name alone always parses
+	return ws[0]
+}
+
+// fetchOriginal returns the message an advisory points at, its header
+// block exactly as stored (a block the NATS client cannot read must not
+// stop the capture); nil when it is gone.
+func (in *Ingester) fetchOriginal(ctx context.Context, adv Advisory) (*Original, error) {
+	st, err := readStored(ctx, in.js, adv.Stream, adv.StreamSeq, false)
+	if errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	block := st.Header
+	if block == nil {
+		block = []byte{}
+	}
+	return &Original{Subject: st.Subject, HeaderBlock: block, Data: st.Data, Time: st.Time}, nil
+}

@@ -1,0 +1,274 @@
+package dlq
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// IngestHealth is how far behind ingest is: for the DLQ stream (and the
+// advisory stream, when streams are watched), what the console's durable
+// consumer has not yet stored and acked, as of its last check. Every replica
+// sees the same consumer, so every replica reports the same.
+type IngestHealth struct {
+	Streams []StreamHealth
+	// StallAfter is how long dead letters may wait with no progress before
+	// Stalled reports it; 0 or less: never.
+	StallAfter time.Duration
+}
+
+// StreamHealth is one consumer's state at its last check.
+type StreamHealth struct {
+	Stream    string
+	CheckedAt time.Time // zero: not checked yet
+	CheckErr  string    // the last check failed (the figures are from the one before)
+	// FailingSince is when checks started to fail; zero when the last one
+	// worked.
+	FailingSince time.Time
+	// Pending are messages not yet delivered to the console, Unacked those
+	// delivered and not yet stored and acked.
+	Pending uint64
+	Unacked int
+	// AckFloor is the stream sequence up to which everything is acked;
+	// OldestSeq and OldestAt are the message after it (the oldest one not
+	// yet stored) and when JetStream stored it.
+	AckFloor  uint64
+	OldestSeq uint64
+	OldestAt  time.Time
+	// ProgressAt is the last check at which the ack floor had moved, or
+	// nothing was waiting.
+	ProgressAt time.Time
+}
+
+// Waiting is how many dead letters the stream holds that are not yet rows.
+func (s StreamHealth) Waiting() uint64 { return s.Pending + uint64(max(s.Unacked, 0)) }
+
+// Lag is how long the oldest dead letter not yet stored has waited at now;
+// 0 when none waits. This is the DLQ lag the alerts watch.
+func (s StreamHealth) Lag(now time.Time) time.Duration {
+	if s.Waiting() == 0 || s.OldestAt.IsZero() {
+		return 0
+	}
+	return max(now.Sub(s.OldestAt), 0)
+}
+
+// NoProgress is how long dead letters have waited at now with the ack
+// floor standing still; 0 when nothing waits.
+func (s StreamHealth) NoProgress(now time.Time) time.Duration {
+	if s.Waiting() == 0 || s.ProgressAt.IsZero() {
+		return 0
+	}
+	return max(now.Sub(s.ProgressAt), 0)
+}
+
+// Waiting sums Waiting over the streams.
+func (h IngestHealth) Waiting() uint64 {
+	var n uint64
+	for _, s := range h.Streams {
+		n += s.Waiting()
+	}
+	return n
+}
+
+// Lag is the largest Lag of the streams.
+func (h IngestHealth) Lag(now time.Time) time.Duration {
+	var d time.Duration
+	for _, s := range h.Streams {
+		d = max(d, s.Lag(now))
+	}
+	return d
+}
+
+// Stalled returns, for each stream whose dead letters have waited longer
+// than StallAfter with no progress (or whose consumer could not be checked
+// for that long), a sentence saying so; none when ingest is moving.
+func (h IngestHealth) Stalled(now time.Time) []string {
+	if h.StallAfter <= 0 {
+		return nil
+	}
+	var out []string
+	for _, s := range h.Streams {
+		switch {
+		case !s.FailingSince.IsZero() && now.Sub(s.FailingSince) > h.StallAfter:
+			out = append(out, fmt.Sprintf("%s: the ingest consumer could not be checked for %s: %s",
+				s.Stream, now.Sub(s.FailingSince).Round(time.Second), s.CheckErr))
+		case s.NoProgress(now) > h.StallAfter:
+			out = append(out, fmt.Sprintf("%s: no dead letter stored for %s while %d wait; the oldest (#%d) has waited %s",
+				s.Stream, s.NoProgress(now).Round(time.Second), s.Waiting(), s.OldestSeq, s.Lag(now).Round(time.Second)))
+		}
+	}
+	return out
+}
+
+// healthBoard holds the last check of each stream; Metrics owns it so the
+// gauges read it at scrape time.
+type healthBoard struct {
+	mu         sync.Mutex
+	streams    map[string]StreamHealth
+	stallAfter time.Duration
+}
+
+func newHealthBoard() *healthBoard { return &healthBoard{streams: map[string]StreamHealth{}} }
+
+func (b *healthBoard) setStallAfter(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stallAfter = d
+}
+
+func (b *healthBoard) snapshot() IngestHealth {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h := IngestHealth{StallAfter: b.stallAfter}
+	for _, s := range b.streams {
+		h.Streams = append(h.Streams, s)
+	}
+	slices.SortFunc(h.Streams, func(a, b StreamHealth) int { return cmp.Compare(a.Stream, b.Stream) })
+	return h
+}
+
+func (b *healthBoard) get(stream string) StreamHealth {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.streams[stream]
+	if !ok {
+		s = StreamHealth{Stream: stream}
+	}
+	return s
+}
+
+func (b *healthBoard) put(s StreamHealth) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.streams[s.Stream] = s
+}
+
+// Health returns how ingest stands as of the last checks.
+func (in *Ingester) Health() IngestHealth { return in.metrics.health.snapshot() }
+
+// monitor checks the consumers every HealthEvery until ctx ends. A
+// consumer or stream found missing makes Run set them up again.
+func (in *Ingester) monitor(ctx context.Context) {
+	streams := []string{in.cfg.Stream}
+	if len(in.cfg.Watch) > 0 {
+		streams = append(streams, in.cfg.AdvisoryStream)
+	}
+	t := time.NewTicker(in.cfg.HealthEvery)
+	defer t.Stop()
+	for {
+		for _, stream := range streams {
+			in.check(ctx, stream)
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// check reads one consumer's state into the board.
+func (in *Ingester) check(ctx context.Context, stream string) {
+	cctx, cancel := context.WithTimeout(ctx, max(in.cfg.HealthEvery, 5*time.Second))
+	defer cancel()
+	s := in.metrics.health.get(stream)
+	now := time.Now()
+	info, err := in.consumerInfo(cctx, stream)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+			in.requestReset()
+		}
+		s.CheckErr = err.Error()
+		if s.FailingSince.IsZero() {
+			s.FailingSince = now
+		}
+		s.CheckedAt = now
+		in.metrics.health.put(s)
+		return
+	}
+	moved := info.AckFloor.Stream != s.AckFloor
+	s.CheckedAt, s.CheckErr, s.FailingSince = now, "", time.Time{}
+	s.Pending, s.Unacked = info.NumPending, info.NumAckPending
+	if s.Waiting() == 0 || moved || s.ProgressAt.IsZero() {
+		s.ProgressAt = now
+	}
+	if s.Waiting() == 0 {
+		s.OldestSeq, s.OldestAt = 0, time.Time{}
+	} else if moved || s.OldestAt.IsZero() {
+		// The first message after the ack floor is the oldest not acked.
+		// Read only when the floor moved: a stalled floor costs nothing.
+		st, err := readStored(cctx, in.js, stream, info.AckFloor.Stream+1, true)
+		switch {
+		case err == nil:
+			s.OldestSeq, s.OldestAt = st.Seq, st.Time
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			s.OldestSeq, s.OldestAt = 0, time.Time{}
+		default:
+			in.log.Debug("read the oldest unacked dead letter", "stream", stream, "err", err)
+		}
+	}
+	s.AckFloor = info.AckFloor.Stream
+	in.metrics.health.put(s)
+}
+
+func (in *Ingester) consumerInfo(ctx context.Context, stream string) (*jetstream.ConsumerInfo, error) {
+	cons, err := in.js.Consumer(ctx, stream, in.cfg.Durable)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s on %s: %w", in.cfg.Durable, stream, err)
+	}
+	return cons.CachedInfo(), nil
+}
+
+// healthCollector exports the board as gauges, computed at scrape time.
+type healthCollector struct {
+	board                        *healthBoard
+	pending, unacked, age, stuck *prometheus.Desc
+}
+
+func newHealthCollector(b *healthBoard) *healthCollector {
+	l := []string{"stream"}
+	return &healthCollector{
+		board: b,
+		pending: prometheus.NewDesc("quarantine_ingest_pending_messages",
+			"Dead letters in the stream not yet stored and acked by the console's consumer (undelivered plus unacked), as of the last check.", l, nil),
+		unacked: prometheus.NewDesc("quarantine_ingest_unacked_messages",
+			"Dead letters delivered to the console and not yet stored and acked, as of the last check.", l, nil),
+		age: prometheus.NewDesc("quarantine_ingest_oldest_unacked_age_seconds",
+			"Age of the oldest dead letter in the stream not yet stored (since JetStream stored it); 0 when none waits. The DLQ lag.", l, nil),
+		stuck: prometheus.NewDesc("quarantine_ingest_no_progress_seconds",
+			"How long dead letters have waited with the consumer's ack floor standing still; 0 when none waits.", l, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *healthCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.pending
+	ch <- c.unacked
+	ch <- c.age
+	ch <- c.stuck
+}
+
+// Collect implements prometheus.Collector. Streams not checked yet are
+// left out.
+func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
+	now := time.Now()
+	for _, s := range c.board.snapshot().Streams {
+		if s.CheckedAt.IsZero() {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(s.Waiting()), s.Stream)
+		ch <- prometheus.MustNewConstMetric(c.unacked, prometheus.GaugeValue, float64(s.Unacked), s.Stream)
+		ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, s.Lag(now).Seconds(), s.Stream)
+		ch <- prometheus.MustNewConstMetric(c.stuck, prometheus.GaugeValue, s.NoProgress(now).Seconds(), s.Stream)
+	}
+}

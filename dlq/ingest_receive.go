@@ -1,0 +1,95 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// rereadConcurrency bounds the header blocks read again from the stream at
+// once for one batch.
+const rereadConcurrency = 8
+
+// records turns a batch into records. A DLQ message that arrived without
+// headers (none sent, or a block the NATS client could not read) has its
+// header block read again from the stream, exactly as stored. When that
+// read fails for a reason other than the message being gone, the message is
+// left for a later delivery (at most maxHeaderRereads times) rather than
+// stored without its headers; records returns the batch without it.
+func (in *Ingester) records(ctx context.Context, batch []item) ([]item, []Record) {
+	recvd := make([]Received, len(batch))
+	later := make([]bool, len(batch))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, rereadConcurrency)
+	for i, it := range batch {
+		if it.rec != nil {
+			continue
+		}
+		recvd[i] = in.received(it.msg)
+		if recvd[i].Header != nil || recvd[i].MetadataErr != nil {
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			later[i] = in.rereadHeaderBlock(ctx, it.msg, &recvd[i])
+		})
+	}
+	wg.Wait()
+	keep := batch[:0:0]
+	recs := make([]Record, 0, len(batch))
+	for i, it := range batch {
+		switch {
+		case later[i]:
+			continue
+		case it.rec != nil:
+			recs = append(recs, *it.rec)
+		default:
+			recs = append(recs, ParseDLQ(in.cfg.Prefix, recvd[i]))
+		}
+		keep = append(keep, it)
+	}
+	return keep, recs
+}
+
+// rereadHeaderBlock reads the stored copy of m's header block into r. It
+// reports true when m should rather come again later (the read failed, not
+// for the first few deliveries); m is then nak'd.
+func (in *Ingester) rereadHeaderBlock(ctx context.Context, m jetstream.Msg, r *Received) bool {
+	in.metrics.HeaderRereads.Inc()
+	st, err := readStored(ctx, in.js, r.Stream, r.Seq, false)
+	if err == nil {
+		r.HeaderBlock = st.Header
+		if r.HeaderBlock == nil {
+			r.HeaderBlock = []byte{} // read: the message has no header block
+		}
+		return false
+	}
+	if ctx.Err() == nil && !errors.Is(err, jetstream.ErrMsgNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered < maxHeaderRereads {
+			in.log.Warn("reading a header block again from the stream failed; the dead letter comes again later",
+				"stream", r.Stream, "seq", r.Seq, "deliveries", md.NumDelivered, "err", err)
+			_ = m.NakWithDelay(2 * time.Second)
+			return true
+		}
+	}
+	r.HeaderBlockErr = err
+	return false
+}
+
+// received is m as ParseDLQ takes it: where and when JetStream stored it,
+// from its metadata; when that cannot be read, the DLQ stream, no sequence
+// and the time it arrived, with the reason.
+func (in *Ingester) received(m jetstream.Msg) Received {
+	r := Received{Subject: m.Subject(), Header: m.Headers(), Data: m.Data(), Stream: in.cfg.Stream, Time: time.Now().UTC()}
+	md, err := m.Metadata()
+	if err != nil {
+		r.MetadataErr = err
+		return r
+	}
+	r.Stream, r.Seq, r.Time = md.Stream, md.Sequence.Stream, md.Timestamp
+	return r
+}

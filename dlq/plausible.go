@@ -1,0 +1,86 @@
+package dlq
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// What a producer's values are checked against. A value outside is kept as
+// sent when its column can hold it, and flagged implausible:<field>.
+var (
+	// MinPlausibleTime is the earliest failure time taken at face value:
+	// anything before 2000 is a zero value or a unit mix-up.
+	MinPlausibleTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+const (
+	// MaxClockSkew is how far past the moment JetStream stored the dead
+	// letter a failure time may lie before it counts as in the future.
+	MaxClockSkew = time.Hour
+	// MaxPlausibleAttempts is the most delivery attempts taken at face
+	// value: a consumer retrying every second for a day makes 86,400.
+	MaxPlausibleAttempts = 100_000
+)
+
+// attempts reads Dlq-Attempts. A value that is not a whole number is
+// invalid; a negative one, or one past int32, is implausible and not stored;
+// one past MaxPlausibleAttempts is stored and flagged.
+func (r *Record) attempts(v string) *int32 {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	switch {
+	case err != nil && !isIntegerText(v):
+		r.flag("invalid:attempts", "%s %s is not a whole number of attempts", HeaderAttempts, short(v))
+		return nil
+	case err != nil || n > math.MaxInt32:
+		r.flag("implausible:attempts", "%s %s is too large to be a number of attempts: not stored", HeaderAttempts, short(v))
+		return nil
+	case n < 0:
+		r.flag("implausible:attempts", "%s %s is negative, not a whole number of attempts: not stored", HeaderAttempts, short(v))
+		return nil
+	case n > MaxPlausibleAttempts:
+		r.flag("implausible:attempts", "%s %d is more attempts than any consumer makes (over %d): stored as sent", HeaderAttempts, n, MaxPlausibleAttempts)
+	}
+	a := int32(n)
+	return &a
+}
+
+// isIntegerText reports whether v is an optionally signed run of digits
+// (too long for int64 is still an integer).
+func isIntegerText(v string) bool {
+	v = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(v), "-"), "+")
+	if v == "" {
+		return false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// checkPlausible flags failure times before MinPlausibleTime, later than
+// when the dead letter was stored (plus MaxClockSkew), or in the wrong
+// order. They are stored as sent.
+func (r *Record) checkPlausible() {
+	times := []struct {
+		field, header string
+		t             *time.Time
+	}{{"first_failed_at", HeaderFirstFailedAt, r.FirstFailedAt}, {"last_failed_at", HeaderLastFailedAt, r.LastFailedAt}}
+	for _, x := range times {
+		switch {
+		case x.t == nil:
+		case x.t.Before(MinPlausibleTime):
+			r.flag("implausible:"+x.field, "%s %s is before %d: stored as sent", x.header, x.t.Format(time.RFC3339Nano), MinPlausibleTime.Year())
+		case !r.DeadLetteredAt.IsZero() && x.t.After(r.DeadLetteredAt.Add(MaxClockSkew)):
+			r.flag("implausible:"+x.field, "%s %s is later than when the dead letter was stored (%s): stored as sent",
+				x.header, x.t.Format(time.RFC3339Nano), r.DeadLetteredAt.UTC().Format(time.RFC3339))
+		}
+	}
+	if r.FirstFailedAt != nil && r.LastFailedAt != nil && r.FirstFailedAt.After(*r.LastFailedAt) {
+		r.flag("implausible:first_failed_at", "%s %s is after %s %s: stored as sent", HeaderFirstFailedAt,
+			r.FirstFailedAt.Format(time.RFC3339Nano), HeaderLastFailedAt, r.LastFailedAt.Format(time.RFC3339Nano))
+	}
+}

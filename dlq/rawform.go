@@ -1,0 +1,91 @@
+package dlq
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// How much of the parser's findings a raw form carries: they are text a
+// producer influenced, and the raw form must stay small and certain.
+const (
+	rawFormReasons   = 20
+	rawFormReasonLen = 500
+)
+
+// RawForm is the form a record takes when PostgreSQL refused its parsed
+// form (cause): nothing in it can be refused. It keeps every byte received
+// as bytes (the header block and the payload), where the message came from
+// (subject, source, delivery and its unique key) and why the parsed form
+// failed; the columns that hold producer text (ids, error, stack,
+// principal, original subject) stay empty. Its tenant and item type are the
+// parsed ones, which are bounded and clean text, so the dead letter stays
+// in its tenant. It is flagged raw_form, has no original subject and so is
+// never replayed (resolve it by hand after reading it), and all raw forms of
+// a tenant make one error group.
+//
+// The header block is the exact one when the record had it; otherwise it is
+// written again from the headers the NATS client read (flagged
+// header_block_reencoded: the order of names may differ).
+func RawForm(r Record, cause error) Record {
+	m := Record{
+		Tenant:             r.Tenant,
+		ItemType:           r.ItemType,
+		Subject:            CleanText(r.Subject),
+		ErrorClass:         ClassUnclassified,
+		DeadLetteredAt:     r.DeadLetteredAt,
+		Headers:            []HeaderValue{},
+		HeaderBlock:        r.HeaderBlock,
+		PayloadUnavailable: r.PayloadUnavailable,
+		SourceKind:         r.SourceKind,
+		SourceStream:       cut(CleanText(r.SourceStream), 255),
+		SourceSeq:          r.SourceSeq,
+		SourceConsumer:     cut(CleanText(r.SourceConsumer), 255),
+		Delivery:           CleanText(r.Delivery),
+		SourceKey:          r.SourceKey,
+		MsgIDDerived:       true,
+	}
+	if m.Tenant == "" || len(m.Tenant) > MaxTenantBytes {
+		m.Tenant = BoundedKey(CleanText(r.Tenant)+"?", MaxTenantBytes)
+	}
+	if m.ItemType == "" || len(m.ItemType) > MaxItemTypeBytes {
+		m.ItemType = BoundedKey(CleanText(r.ItemType)+"?", MaxItemTypeBytes)
+	}
+	m.MsgID = m.derivedMsgID()
+	m.setPayload(r.Payload)
+	if y := m.DeadLetteredAt.Year(); m.DeadLetteredAt.IsZero() || y < 1 || y > 9999 {
+		m.DeadLetteredAt = time.Now().UTC()
+	}
+	if m.HeaderBlock == nil && len(r.Headers) > 0 {
+		m.HeaderBlock = EncodeHeaderBlock(r.Headers)
+		m.flag("header_block_reencoded", "the header block is written again from the headers the NATS client read: names and values are exact, their order may differ")
+	}
+	m.Error = cut(fmt.Sprintf("stored in raw form: PostgreSQL refused the parsed dead letter: %s", CleanText(cause.Error())), rawFormReasonLen)
+	m.flag("raw_form", "%s", m.Error)
+	for i, reason := range r.MalformedReasons {
+		if i == rawFormReasons {
+			m.MalformedReasons = append(m.MalformedReasons, fmt.Sprintf("and %d more findings of the parser", len(r.MalformedReasons)-i))
+			break
+		}
+		m.MalformedReasons = append(m.MalformedReasons, cut(CleanText(reason), rawFormReasonLen))
+	}
+	for _, f := range r.Flags {
+		if len(m.Flags) < rawFormReasons {
+			m.Flags = append(m.Flags, strings.ReplaceAll(cut(CleanText(f), 64), ",", ";"))
+		}
+	}
+	m.Fingerprint = Fingerprint(m.ErrorClass, "stored in raw form", "")
+	return m
+}
+
+// cut returns s cut to at most n bytes, on a character boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
