@@ -64,6 +64,13 @@ type Config struct {
 	IngestWorkers int
 	BatchWait     time.Duration
 	AckWait       time.Duration
+	// StallAfter is how long dead letters may wait with the ingest
+	// consumer's ack floor standing still before readiness fails; 0 turns
+	// the check off.
+	StallAfter time.Duration
+	// IngestTuning, when not nil, changes the ingester's configuration
+	// last (tests: quicker health checks and retries).
+	IngestTuning func(*dlq.IngestConfig)
 	// PublicURL is the URL people use; empty: http://<the listener's
 	// address>. An https URL (or TLSTerminated) makes the session cookie
 	// Secure and sends HSTS.
@@ -154,10 +161,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	}
 	jobStore := dlq.NewStore(a.Jobs)
 	a.Store = dlq.NewStore(a.Pool)
-	a.ingester = dlq.NewIngester(dlq.IngestConfig{
+	ingest := dlq.IngestConfig{
 		Prefix: cfg.Prefix, Stream: cfg.Stream, Replicas: cfg.Replicas, BatchSize: cfg.BatchSize,
 		MaxWait: cfg.BatchWait, Workers: cfg.IngestWorkers, Watch: cfg.Watch, AckWait: cfg.AckWait,
-	}, a.JetStream, jobStore, dlq.NewMetrics(a.reg), log)
+		StallAfter: cfg.StallAfter,
+	}
+	if cfg.StallAfter == 0 {
+		ingest.StallAfter = -1 // off (dlq's zero value means its default)
+	}
+	if cfg.IngestTuning != nil {
+		cfg.IngestTuning(&ingest)
+	}
+	a.ingester = dlq.NewIngester(ingest, a.JetStream, jobStore, dlq.NewMetrics(a.reg), log)
 	if err := a.ingester.Setup(ctx); err != nil {
 		return nil, err
 	}
@@ -207,6 +222,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		},
 		Sessions: sessions, Login: login, Access: a.Access, Bindings: authz.NewBindings(a.Pool), DeadLetters: a.Store,
 		Replays: a.Replays, PolicyFile: cfg.Replay.PolicyFile, Checkpoints: a.Checkpoints, Denials: a.Denials,
+		IngestHealth: a.ingester.Health,
 	})
 	a.http = web.NewHTTPServer(a.Handler, log)
 	if cfg.MetricsAddr != "" && cfg.MetricsAddr != MetricsOff {
@@ -244,6 +260,9 @@ func warnIfInsecure(publicURL string, secure bool, log *slog.Logger) {
 
 // URL is where the console listens: http://<address of the listener>.
 func (a *App) URL() string { return "http://" + a.listener.Addr().String() }
+
+// IngestHealth is how far behind ingest is, as of its last checks.
+func (a *App) IngestHealth() dlq.IngestHealth { return a.ingester.Health() }
 
 // NATSURL is the NATS the console uses (the embedded server's when it
 // started one).

@@ -39,6 +39,19 @@ func (a *App) connectNATS() error {
 		nats.RetryOnFailedConnect(false),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { a.log.Warn("NATS disconnected", "err", err) }),
 		nats.ReconnectHandler(func(c *nats.Conn) { a.log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) }),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if errors.Is(err, nats.ErrBadHeaderMsg) {
+				// A dead letter with a header block the client cannot read:
+				// the ingester reads it again from the stream.
+				a.log.Debug("NATS delivered a message whose headers it cannot read", "err", err)
+				return
+			}
+			subject := ""
+			if sub != nil {
+				subject = sub.Subject
+			}
+			a.log.Warn("NATS", "subscription", subject, "err", err)
+		}),
 	}
 	if token != "" {
 		opts = append(opts, nats.Token(token))

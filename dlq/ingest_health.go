@@ -86,20 +86,37 @@ func (h IngestHealth) Lag(now time.Time) time.Duration {
 	return d
 }
 
-// Stalled returns, for each stream whose dead letters have waited longer
-// than StallAfter with no progress (or whose consumer could not be checked
-// for that long), a sentence saying so; none when ingest is moving.
-func (h IngestHealth) Stalled(now time.Time) []string {
-	if h.StallAfter <= 0 {
-		return nil
+// Stall is how long, at now, the stream has counted towards a stall: dead
+// letters waiting with no progress, or checks failing.
+func (s StreamHealth) Stall(now time.Time) time.Duration {
+	if !s.FailingSince.IsZero() {
+		return max(now.Sub(s.FailingSince), 0)
 	}
-	var out []string
+	return s.NoProgress(now)
+}
+
+// StalledStreams returns the streams whose Stall is longer than StallAfter
+// (none when StallAfter is 0 or less).
+func (h IngestHealth) StalledStreams(now time.Time) []StreamHealth {
+	var out []StreamHealth
 	for _, s := range h.Streams {
+		if h.StallAfter > 0 && s.Stall(now) > h.StallAfter {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Stalled returns, for each of StalledStreams, a sentence saying why; none
+// when ingest is moving.
+func (h IngestHealth) Stalled(now time.Time) []string {
+	var out []string
+	for _, s := range h.StalledStreams(now) {
 		switch {
-		case !s.FailingSince.IsZero() && now.Sub(s.FailingSince) > h.StallAfter:
+		case !s.FailingSince.IsZero():
 			out = append(out, fmt.Sprintf("%s: the ingest consumer could not be checked for %s: %s",
 				s.Stream, now.Sub(s.FailingSince).Round(time.Second), s.CheckErr))
-		case s.NoProgress(now) > h.StallAfter:
+		default:
 			out = append(out, fmt.Sprintf("%s: no dead letter stored for %s while %d wait; the oldest (#%d) has waited %s",
 				s.Stream, s.NoProgress(now).Round(time.Second), s.Waiting(), s.OldestSeq, s.Lag(now).Round(time.Second)))
 		}

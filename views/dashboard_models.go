@@ -33,6 +33,8 @@ type DashboardModel struct {
 	SpanURLs  map[string]string
 	// Action is the path of the dashboard (the form and the poll target).
 	Action string
+	// Ingest is how far behind ingest is (the DLQ lag).
+	Ingest IngestLagView
 }
 
 // TenantSummaryRow is one tenant's line on the dashboard.

@@ -84,6 +84,9 @@ func (s *Server) dashboard(c echo.Context) error {
 		return err
 	}
 	m := dashboardModel(d, now, stale)
+	if s.deps.IngestHealth != nil {
+		m.Ingest = ingestLagView(s.deps.IngestHealth(), now)
+	}
 	m.Action, m.StaleValue, m.StaleOptions, m.SpanValue = views.PathDashboard, form.Stale, staleChoices, form.Span
 	m.SpanURLs = map[string]string{}
 	for k := range dashboardSpans {
@@ -151,4 +154,32 @@ func dimensionRows(ds []dlq.DimensionCount, param string) []views.DimensionRow {
 		})
 	}
 	return out
+}
+
+// ingestBehindAfter is the ingest lag the dashboard shows amber: a dead
+// letter is normally stored within a second of arriving.
+const ingestBehindAfter = time.Minute
+
+// ingestLagView is the dashboard's line on ingest: how many dead letters
+// wait in the streams to be stored, since when, and whether it stalled.
+// The figures cover every tenant (one stream holds them all) and say only
+// how many, never whose.
+func ingestLagView(h dlq.IngestHealth, now time.Time) views.IngestLagView {
+	var v views.IngestLagView
+	for _, st := range h.Streams {
+		if st.CheckedAt.IsZero() {
+			continue
+		}
+		v.Known = true
+		v.Waiting += int64(st.Waiting())
+		if st.Lag(now) > 0 && (v.Oldest.IsZero() || st.OldestAt.Before(v.Oldest)) {
+			v.Oldest = st.OldestAt
+		}
+		if v.CheckedAt.IsZero() || st.CheckedAt.Before(v.CheckedAt) {
+			v.CheckedAt = st.CheckedAt
+		}
+	}
+	v.Behind = !v.Oldest.IsZero() && now.Sub(v.Oldest) > ingestBehindAfter
+	v.Stalled = h.Stalled(now)
+	return v
 }

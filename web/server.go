@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -64,6 +65,9 @@ type Deps struct {
 	Checkpoints *audit.Checkpointer
 	// Denials counts and logs refusals of anonymous clients (never audited).
 	Denials *authz.AnonymousDenials
+	// IngestHealth reports how far behind ingest is (readiness, the
+	// dashboard); nil when this process does not ingest.
+	IngestHealth func() dlq.IngestHealth
 }
 
 // Server holds the dependencies of the handlers.
@@ -120,10 +124,13 @@ func (s *Server) healthz(c echo.Context) error {
 	return c.String(http.StatusOK, "ok\n")
 }
 
-// readyz answers 200 when PostgreSQL answers a query and the NATS
-// connection is up, 503 naming the dependency that is not. The answer is
-// public (load balancers ask it), so it never carries an error's text,
-// which may hold addresses, user names or worse; the log has that.
+// readyz answers 200 when PostgreSQL answers a query, the NATS connection
+// is up and ingest is not stalled (dead letters waiting longer than
+// INGEST_STALL_AFTER with the ingest consumer's ack floor standing still);
+// 503 naming the dependency that is not. The answer is public (load
+// balancers ask it), so it never carries an error's text, which may hold
+// addresses, user names or worse, nor counts of dead letters; the log has
+// that.
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
@@ -135,6 +142,15 @@ func (s *Server) readyz(c echo.Context) error {
 	if s.deps.NATS == nil || !s.deps.NATS.IsConnected() {
 		problems = append(problems, "nats: not connected")
 		s.deps.Log.Warn("not ready: NATS is not connected")
+	}
+	if s.deps.IngestHealth != nil {
+		h, now := s.deps.IngestHealth(), time.Now()
+		for _, st := range h.StalledStreams(now) {
+			problems = append(problems, fmt.Sprintf("ingest: %s stalled for %s", st.Stream, st.Stall(now).Round(time.Second)))
+		}
+		if why := h.Stalled(now); len(why) > 0 {
+			s.deps.Log.Warn("not ready: ingest stalled", "why", why)
+		}
 	}
 	if len(problems) > 0 {
 		return c.JSON(http.StatusServiceUnavailable, map[string]any{"ready": false, "problems": problems})

@@ -44,6 +44,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	s.integer(&c.IngestWorkers, "ingest-workers", "INGEST_WORKERS", 2, "concurrent insert workers", 1, 64)
 	s.duration(&c.BatchWait, "ingest-wait", "INGEST_MAX_WAIT", 50*time.Millisecond, "longest a dead letter waits for its batch", time.Millisecond, 10*time.Second)
 	s.duration(&c.AckWait, "ingest-ack-wait", "INGEST_ACK_WAIT", time.Minute, "redelivery of dead letters a stopped ingester did not ack", time.Second, time.Hour)
+	s.duration(&c.StallAfter, "ingest-stall-after", "INGEST_STALL_AFTER", 2*time.Minute, "readiness fails when dead letters wait this long with none stored; 0 turns the check off", 0, 24*time.Hour)
 	s.duration(&c.DBWait, "db-wait", "DATABASE_WAIT", 30*time.Second, "how long to wait for PostgreSQL at start", 0, 10*time.Minute)
 	s.duration(&c.StatementTimeout, "db-statement-timeout", "DATABASE_STATEMENT_TIMEOUT", 15*time.Second, "longest statement of a web request (exports get 5m)", 100*time.Millisecond, time.Hour)
 	s.duration(&c.WorkerStatementTimeout, "db-worker-statement-timeout", "DATABASE_WORKER_STATEMENT_TIMEOUT", time.Minute, "longest statement of ingest, replay workers and checkpoints", 100*time.Millisecond, time.Hour)
