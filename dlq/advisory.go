@@ -144,7 +144,11 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 	if r.DeadLetteredAt.IsZero() {
 		r.DeadLetteredAt = time.Now().UTC()
 	}
-	if at := adv.Timestamp; !at.IsZero() && (at.Sub(r.DeadLetteredAt) > MaxClockSkew || r.DeadLetteredAt.Sub(at) > MaxClockSkew) {
+	switch at := adv.Timestamp; {
+	case at.IsZero():
+		r.flag("implausible:advisory_time", "the advisory gives no time it was raised (or the zero time); it was captured at %s",
+			r.DeadLetteredAt.Format(time.RFC3339Nano))
+	case at.Sub(r.DeadLetteredAt) > MaxClockSkew || r.DeadLetteredAt.Sub(at) > MaxClockSkew:
 		r.flag("implausible:advisory_time", "the advisory says it was raised at %s, but it was captured at %s",
 			at.UTC().Format(time.RFC3339Nano), r.DeadLetteredAt.Format(time.RFC3339Nano))
 	}

@@ -31,6 +31,7 @@ type bundle struct {
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	store *Store
+	log   *slog.Logger // for the ingesters start makes; nil discards
 }
 
 func setup(t *testing.T) *bundle {
@@ -51,7 +52,11 @@ type running struct {
 func (b *bundle) start(t *testing.T, cfg IngestConfig, hook func(n int) bool) *running {
 	t.Helper()
 	m := NewMetrics(prometheus.NewRegistry())
-	in := NewIngester(cfg, b.js, b.store, m, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	log := b.log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	in := NewIngester(cfg, b.js, b.store, m, log)
 	in.afterCommit = hook
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, in.Setup(ctx))
