@@ -23,8 +23,9 @@ vet:
 generate: ## Regenerate templ components (commit the *_templ.go files).
 	$(GO) tool templ generate
 
-fuzz: ## Run the header-parser fuzz target for 30 s (also part of make test with FUZZ=1).
+fuzz: ## Run the header-parser fuzz targets for 30 s each (also part of make test with FUZZ=1).
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./dlq
+	$(GO) test -run '^$$' -fuzz '^FuzzParseHeaderBlock$$' -fuzztime 30s ./dlq
 
 bench: bench-ingest bench-replay bench-ui ## All benchmarks; results go to docs/BENCHMARKS.md.
 

@@ -17,4 +17,5 @@ ensure_e2e_tools
 go test -count=1 -timeout 30m "$@" $pkgs
 if [ "${FUZZ:-0}" = 1 ] && [ "$pkgs" = ./... ]; then
 	go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 30s ./dlq
+	go test -run '^$' -fuzz '^FuzzParseHeaderBlock$' -fuzztime 30s ./dlq
 fi
