@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/require"
 
@@ -38,6 +39,12 @@ type ConsoleOptions struct {
 	DatabaseURL string
 	// Log receives the console's log; nil discards it.
 	Log io.Writer
+	// NATS, when not nil, changes the in-process NATS server's options
+	// (a smaller MaxPayload, say).
+	NATS func(*server.Options)
+	// Configure, when not nil, changes the console's configuration last
+	// (StallAfter, IngestTuning...).
+	Configure func(*app.Config)
 }
 
 // GroupPrefix is AUTHZ_GROUP_PREFIX of the consoles StartConsole starts:
@@ -74,7 +81,7 @@ const ReplaySubjects = "app.{tenant}.>"
 // StartConsole starts a console for t and waits until it serves.
 func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 	t.Helper()
-	c := &Console{NATS: natstest.Start(t)}
+	c := &Console{NATS: natstest.StartWithOptions(t, t.TempDir(), opts.NATS)}
 	if opts.DatabaseURL == "" {
 		c.DB = testdb.New(t)
 		opts.DatabaseURL = c.DB.URL
@@ -91,7 +98,7 @@ func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
 	c.Signer = audit.NewSigner(priv)
-	c.App, err = app.New(context.Background(), app.Config{
+	cfg := app.Config{
 		Version: "test", Addr: "127.0.0.1:0", DatabaseURL: opts.DatabaseURL, DBWait: 10 * time.Second,
 		NATSURL: c.NATS.ClientURL(), Prefix: dlq.DefaultSubjectPrefix, Stream: "DLQ", Replicas: 1,
 		BatchSize: 1000, IngestWorkers: 1, BatchWait: 20 * time.Millisecond, AckWait: time.Minute,
@@ -100,7 +107,11 @@ func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 		Groups:      authz.GroupMap{Prefix: GroupPrefix},
 		AuditSigner: c.Signer, MetricsAddr: "127.0.0.1:0",
 		Replay: app.ReplayConfig{PolicyFile: PolicyFile(), Lease: 30 * time.Second, RevalidateTimeout: 2 * time.Second, Subjects: subjects},
-	}, slog.New(slog.NewTextHandler(opts.Log, nil)))
+	}
+	if opts.Configure != nil {
+		opts.Configure(&cfg)
+	}
+	c.App, err = app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(opts.Log, nil)))
 	if err != nil {
 		t.Fatalf("start the console: %v", err)
 	}

@@ -28,7 +28,14 @@ func Start(t testing.TB) *Server {
 // can stop it and start another on the same data.
 func StartWithStore(t testing.TB, dir string) *Server {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{
+	return StartWithOptions(t, dir, nil)
+}
+
+// StartWithOptions is StartWithStore with the server's options changed by
+// tweak (when not nil), e.g. a smaller MaxPayload.
+func StartWithOptions(t testing.TB, dir string, tweak func(*server.Options)) *Server {
+	t.Helper()
+	opts := &server.Options{
 		Host:       "127.0.0.1",
 		Port:       -1,
 		JetStream:  true,
@@ -36,7 +43,11 @@ func StartWithStore(t testing.TB, dir string) *Server {
 		NoSigs:     true,
 		NoLog:      true,
 		MaxPayload: 8 << 20,
-	})
+	}
+	if tweak != nil {
+		tweak(opts)
+	}
+	ns, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatalf("new nats server: %v", err)
 	}

@@ -1,0 +1,117 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// metric reads one series of the console's /metrics (on its own
+// listener), e.g.
+// `quarantine_ingest_pending_messages{stream="DLQ"}`; -1 when it is not
+// there.
+func metric(t *testing.T, b *testfactory.Console, series string) float64 {
+	t.Helper()
+	resp, err := http.Get(b.MetricsURL())
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			require.NoError(t, err)
+			return f
+		}
+	}
+	return -1
+}
+
+// ready returns /readyz's status and the problems it names.
+func ready(t *testing.T, b *testfactory.Console) (int, []string) {
+	t.Helper()
+	resp, err := http.Get(b.URL() + "/readyz")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var body struct {
+		Problems []string `json:"problems"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	return resp.StatusCode, body.Problems
+}
+
+func TestIngestStallMakesNotReady(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) {
+		c.StallAfter = 2 * time.Second
+		c.IngestTuning = func(ic *dlq.IngestConfig) {
+			ic.HealthEvery, ic.RetryUnstorable = 100*time.Millisecond, 300*time.Millisecond
+		}
+	}})
+	ctx := context.Background()
+	c, _ := b.SignIn(t, "acme:oncall")
+	const pending = `quarantine_ingest_pending_messages{stream="DLQ"}`
+	wait.Until(t, "ready, with ingest checked", 30*time.Second, func() bool {
+		code, _ := ready(t, b)
+		return code == http.StatusOK && metric(t, b, pending) == 0
+	})
+	assert.Contains(t, text(byID(b.Do(t, c, "GET", "/", nil, nil).Doc(t), "ingest-lag")), "up to date")
+
+	// PostgreSQL refuses one tenant's dead letters in every form: that
+	// message stays unacked, the consumer's ack floor stands still.
+	_, err := b.DB.OwnerPool.Exec(ctx, `ALTER TABLE dead_letters ADD CONSTRAINT test_refuses_tenant CHECK (tenant <> 'stuck')`)
+	require.NoError(t, err)
+	_, err = b.JetStream.Publish(ctx, "dlq.stuck.orders.refund", []byte("cannot be stored"))
+	require.NoError(t, err)
+	for i := range 3 {
+		_, err = b.JetStream.Publish(ctx, "dlq.acme.orders.refund", fmt.Appendf(nil, "after %d", i))
+		require.NoError(t, err)
+	}
+
+	var problems []string
+	wait.Until(t, "readiness to fail", 30*time.Second, func() bool {
+		var code int
+		code, problems = ready(t, b)
+		return code == http.StatusServiceUnavailable
+	})
+	require.Len(t, problems, 1, "%q", problems)
+	assert.Regexp(t, `^ingest: DLQ stalled for \d+s$`, problems[0], "which dependency and since when, no counts")
+	var rows int
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE tenant = 'acme'`).Scan(&rows))
+	assert.Equal(t, 3, rows, "the others are stored meanwhile")
+	assert.GreaterOrEqual(t, metric(t, b, pending), 1.0)
+	assert.Greater(t, metric(t, b, `quarantine_ingest_oldest_unacked_age_seconds{stream="DLQ"}`), 0.0)
+	assert.Greater(t, metric(t, b, `quarantine_ingest_no_progress_seconds{stream="DLQ"}`), 2.0)
+	assert.Positive(t, metric(t, b, "quarantine_ingest_unstorable_total"), "refused in every form, left for later")
+
+	d := b.Do(t, c, "GET", "/", nil, nil).Doc(t)
+	assert.Contains(t, byID(d, "ingest-lag").AttrOr("class", ""), "ingest-lag--stalled")
+	assert.Contains(t, text(byID(d, "ingest-stalled")), "ack floor has not moved")
+
+	// The cause goes away: the message is stored on its next delivery and
+	// the console is ready again.
+	_, err = b.DB.OwnerPool.Exec(ctx, `ALTER TABLE dead_letters DROP CONSTRAINT test_refuses_tenant`)
+	require.NoError(t, err)
+	wait.Until(t, "ready again", 30*time.Second, func() bool {
+		code, _ := ready(t, b)
+		return code == http.StatusOK
+	})
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE tenant = 'stuck'`).Scan(&rows))
+	assert.Equal(t, 1, rows)
+	wait.Until(t, "nothing pending", 30*time.Second, func() bool { return metric(t, b, pending) == 0 })
+	assert.Contains(t, text(byID(b.Do(t, c, "GET", "/", nil, nil).Doc(t), "ingest-lag")), "up to date")
+}
