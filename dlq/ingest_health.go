@@ -117,8 +117,12 @@ func (h IngestHealth) Stalled(now time.Time) []string {
 			out = append(out, fmt.Sprintf("%s: the ingest consumer could not be checked for %s: %s",
 				s.Stream, now.Sub(s.FailingSince).Round(time.Second), s.CheckErr))
 		default:
-			out = append(out, fmt.Sprintf("%s: the consumer's ack floor has not moved for %s while %d dead letters wait; the oldest not stored (#%d) arrived %s ago",
-				s.Stream, s.NoProgress(now).Round(time.Second), s.Waiting(), s.OldestSeq, s.Lag(now).Round(time.Second)))
+			waiting := fmt.Sprintf("%d dead letters wait", s.Waiting())
+			if s.Waiting() == 1 {
+				waiting = "1 dead letter waits"
+			}
+			out = append(out, fmt.Sprintf("%s: the consumer's ack floor has not moved for %s while %s; the oldest not stored (#%d) arrived %s ago",
+				s.Stream, s.NoProgress(now).Round(time.Second), waiting, s.OldestSeq, s.Lag(now).Round(time.Second)))
 		}
 	}
 	return out
