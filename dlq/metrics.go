@@ -77,9 +77,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		health: newHealthBoard(),
 	}
-	reg.MustRegister(m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors,
-		m.RawForm, m.Unstorable, m.IsolationStatements, m.HeaderRereads, newHealthCollector(m.health))
+	reg.MustRegister(m.collectors()...)
 	return m
+}
+
+// collectors are every series of m, for registering.
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors,
+		m.RawForm, m.Unstorable, m.IsolationStatements, m.HeaderRereads, newHealthCollector(m.health)}
 }
 
 func (m *Metrics) observeBatch(n int, took time.Duration, inserted []Inserted) {
