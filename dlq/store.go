@@ -38,8 +38,9 @@ type Inserted struct {
 // The batch is passed as one array per column and unnested, so a thousand
 // rows cost one statement (flags as one comma-separated text per row: a
 // per-row subquery, as for malformed_reasons, costs measurably); a source
-// key seen before (redelivery) is skipped. A sequence of 0 is unknown and
-// stored as NULL.
+// key seen before (redelivery) is skipped (the unique index leads with
+// dead_lettered_at, which the key includes: see migration 0008). A sequence
+// of 0 is unknown and stored as NULL.
 const insertBatch = `
 INSERT INTO dead_letters (
     tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
@@ -68,7 +69,7 @@ FROM unnest(
     headers, header_block, payload, payload_sha256, payload_size, payload_unavailable,
     fingerprint, malformed, malformed_reasons, flags,
     source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery)
-ON CONFLICT (source_key) DO NOTHING
+ON CONFLICT (dead_lettered_at, source_key) DO NOTHING
 RETURNING tenant, item_type, error_class, malformed, dead_lettered_at`
 
 // InsertResult is what Insert did with a batch.
