@@ -114,8 +114,8 @@ func (h IngestHealth) Stalled(now time.Time) []string {
 	for _, s := range h.StalledStreams(now) {
 		switch {
 		case !s.FailingSince.IsZero():
-			out = append(out, fmt.Sprintf("%s: the ingest consumer could not be checked for %s: %s",
-				s.Stream, now.Sub(s.FailingSince).Round(time.Second), s.CheckErr))
+			out = append(out, fmt.Sprintf("%s: the ingest consumer could not be checked for %s (the log says why)",
+				s.Stream, now.Sub(s.FailingSince).Round(time.Second)))
 		default:
 			waiting := fmt.Sprintf("%d dead letters wait", s.Waiting())
 			if s.Waiting() == 1 {
@@ -212,10 +212,14 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		s.CheckErr = err.Error()
 		if s.FailingSince.IsZero() {
 			s.FailingSince = now
+			in.log.Warn("checking the ingest consumer failed; will retry", "stream", stream, "err", err)
 		}
 		s.CheckedAt = now
 		in.metrics.health.put(s)
 		return
+	}
+	if !s.FailingSince.IsZero() {
+		in.log.Info("checking the ingest consumer works again", "stream", stream, "failed_for", now.Sub(s.FailingSince).Round(time.Second))
 	}
 	moved := info.AckFloor.Stream != s.AckFloor
 	s.CheckedAt, s.CheckErr, s.FailingSince = now, "", time.Time{}

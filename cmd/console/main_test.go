@@ -40,6 +40,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 		{"BadNATS", map[string]string{"NATS_URL": "http://x"}, nil, "NATS_URL (--nats-url)"},
 		{"BadBatch", map[string]string{"INGEST_BATCH_SIZE": "lots"}, nil, "INGEST_BATCH_SIZE (--ingest-batch) \"lots\": must be a whole number from 1 to 10000"},
 		{"BadWait", nil, []string{"--ingest-wait", "forever"}, "INGEST_MAX_WAIT (--ingest-wait) \"forever\""},
+		{"BadStallAfter", map[string]string{"INGEST_STALL_AFTER": "soon"}, nil, "INGEST_STALL_AFTER (--ingest-stall-after) \"soon\""},
 		{"BadWatch", map[string]string{"DLQ_WATCH_STREAMS": "A.B"}, nil, "DLQ_WATCH_STREAMS (--watch-streams)"},
 		{"BadPrefix", map[string]string{"DLQ_SUBJECT_PREFIX": "dlq.>"}, nil, "DLQ_SUBJECT_PREFIX (--dlq-prefix)"},
 		{"BadLevel", map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL (--log-level)"},
@@ -117,6 +118,11 @@ func TestServeAnswersProbes(t *testing.T) {
 		return strings.Contains(body, `quarantine_depth{error_class="unclassified",item_type="search.index_update",status="quarantined",tenant="acme"} 1`)
 	})
 	assert.Contains(t, body, `quarantine_oldest_unresolved_age_seconds{tenant="acme"}`)
+	// The DLQ lag, from the ingest consumer's checks (the first one runs at start).
+	for _, series := range []string{`quarantine_ingest_pending_messages{stream="DLQ"}`, `quarantine_ingest_oldest_unacked_age_seconds{stream="DLQ"}`,
+		`quarantine_ingest_pending_messages{stream="DLQ_ADVISORIES"}`} {
+		assert.Contains(t, body, series)
+	}
 
 	// NATS gone: not ready, and the body says why.
 	ns.Shutdown()
