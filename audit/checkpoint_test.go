@@ -8,6 +8,7 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 func newSigner(t *testing.T) *audit.Signer {
@@ -271,15 +273,18 @@ func tamperCheckpoints(t *testing.T, b bundle, statements ...string) {
 // waitForCheckpoint waits until a checkpoint at seq exists and returns it.
 func waitForCheckpoint(t *testing.T, b bundle, seq int64) audit.Checkpoint {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		cp, ok, err := audit.LatestCheckpoint(b.ctx, b.db.Pool)
-		require.NoError(t, err)
-		if ok && cp.Seq >= seq {
-			require.Equal(t, seq, cp.Seq)
-			return cp
+	var cp audit.Checkpoint
+	wait.For(t, fmt.Sprintf("a checkpoint at seq %d", seq), 20*time.Second, func() error {
+		latest, ok, err := audit.LatestCheckpoint(b.ctx, b.db.Pool)
+		if err != nil {
+			return wait.Stop(err)
 		}
-		require.True(t, time.Now().Before(deadline), "no checkpoint at seq %d (latest: %+v)", seq, cp)
-		time.Sleep(10 * time.Millisecond)
-	}
+		if !ok || latest.Seq < seq {
+			return fmt.Errorf("%w: latest %+v", wait.ErrNotYet, latest)
+		}
+		cp = latest
+		return nil
+	})
+	require.Equal(t, seq, cp.Seq)
+	return cp
 }

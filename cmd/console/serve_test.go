@@ -24,6 +24,7 @@ import (
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/migrations"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 func httpGet(t *testing.T, u string, hdr map[string]string) (*http.Response, string) {
@@ -98,15 +99,10 @@ func TestReadyzHidesErrorText(t *testing.T) {
 	require.NoError(t, err)
 
 	var body string
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	wait.Until(t, "readyz to answer 503", 20*time.Second, func() bool {
 		resp, body = httpGet(t, base+"/readyz", nil)
-		if resp.StatusCode == http.StatusServiceUnavailable {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "never not ready")
-		time.Sleep(50 * time.Millisecond)
-	}
+		return resp.StatusCode == http.StatusServiceUnavailable
+	})
 	assert.JSONEq(t, `{"ready":false,"problems":["postgresql: not answering"]}`, body)
 	for _, secret := range []string{dbName, "127.0.0.1", testdb.RuntimeRole, "SQLSTATE", "connections"} {
 		assert.NotContains(t, body, secret)
@@ -129,18 +125,12 @@ func TestCredentialsRedactedInLogs(t *testing.T) {
 	natsURL := fmt.Sprintf("nats://console:%s@127.0.0.1:%d", secret, port)
 	a, _, logs := startApp(t, map[string]string{"NATS_URL": natsURL})
 	require.True(t, a.NATS.IsConnected())
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(logs.String(), "msg=ingesting") { // the consumer is open: a restart now is an outage, not a failed start
-		require.True(t, time.Now().Before(deadline), "ingest never started:\n%s", logs.String())
-		time.Sleep(20 * time.Millisecond)
-	}
+	// Once the consumer is open, a restart is an outage, not a failed start.
+	wait.Until(t, "ingest to start", 30*time.Second, func() bool { return strings.Contains(logs.String(), "msg=ingesting") })
 	ns.Shutdown()
 	ns.WaitForShutdown()
 	startNATSServer(t, opts)
-	for !strings.Contains(logs.String(), "NATS reconnected") {
-		require.True(t, time.Now().Before(deadline), "no reconnect:\n%s", logs.String())
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Until(t, "a NATS reconnect", 30*time.Second, func() bool { return strings.Contains(logs.String(), "NATS reconnected") })
 	assert.Contains(t, logs.String(), "NATS disconnected")
 	assert.NotContains(t, logs.String(), secret)
 
