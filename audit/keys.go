@@ -173,3 +173,14 @@ func (ks *KeySet) IDs() []string {
 	sort.Strings(out)
 	return out
 }
+
+// With returns a set of ks's keys and keys (ks may be nil).
+func (ks *KeySet) With(keys ...ed25519.PublicKey) *KeySet {
+	out := NewKeySet(keys...)
+	if ks != nil {
+		for id, k := range ks.byID {
+			out.byID[id] = k
+		}
+	}
+	return out
+}

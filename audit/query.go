@@ -26,8 +26,11 @@ const AllTenants = "*"
 // Filter selects entries for the auditor's pages and the exports. Zero fields
 // do not filter.
 type Filter struct {
-	Actor      string // exact actor subject, or exact actor email when the provider verified it
-	Action     string
+	Actor  string // exact actor subject, or exact actor email when the provider verified it
+	Action string
+	// Actions, when not empty, keeps entries of any of these actions (a
+	// family, "replay.*", as FamilyActions lists it).
+	Actions    []string
 	Tenant     string
 	ObjectType string
 	ObjectID   string
@@ -86,6 +89,7 @@ const (
 	// The <> '' lets the partial message_id index serve this branch.
 	condMessage    = `((message_id = @message_id AND message_id <> '') OR object_id = @message_id)`
 	condAction     = `action = @action`
+	condActions    = `action = ANY(@actions)`
 	condTenant     = `tenant = @tenant`
 	condObjectType = `object_type = @object_type`
 	condObjectID   = `object_id = @object_id`
@@ -129,6 +133,9 @@ func (f *Filter) where() (conds []string, args pgx.NamedArgs, visible bool) {
 	}
 	if f.Action != "" {
 		add(condAction, "action", f.Action)
+	}
+	if len(f.Actions) > 0 {
+		add(condActions, "actions", f.Actions)
 	}
 	if f.Tenant != "" {
 		add(condTenant, "tenant", f.Tenant)

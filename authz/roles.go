@@ -41,6 +41,7 @@ const (
 	ActExport   = "export"
 	ActManage   = "manage"
 	ActRevoke   = "revoke"
+	ActTriage   = "triage" // snooze, assign and note error groups
 )
 
 // ReplayObject is the object for replaying items of a policy class.

@@ -63,7 +63,7 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor
 		var tenant, msgID, opID string
 		var before int32
 		_, err = pgx.ForEachRow(rows, []any{&id, &tenant, &msgID, &opID, &before}, func() error {
-			e := audit.NewEvent(actor, meta, "deadletter."+map[Status]string{StatusDiscarded: "discard", StatusResolved: "resolve"}[in.To])
+			e := audit.NewEvent(actor, meta, closeAction(in.To))
 			e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.Reason = tenant, "dead_letter", strconv.FormatInt(id, 10), msgID, opID, in.Reason
 			e.After = map[string]any{"status": in.To, "version": before + 1}
 			events = append(events, e)
@@ -103,6 +103,14 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor
 	return n, nil
 }
 
+// closeAction is the audit action of closing a dead letter as to.
+func closeAction(to Status) string {
+	if to == StatusDiscarded {
+		return audit.ActionDeadLetterDiscard
+	}
+	return audit.ActionDeadLetterResolve
+}
+
 // auditRefusedClose writes the denied row of a close that changed nothing:
 // every named id it would not take (not done), but those outside the scope.
 func (s *Store) auditRefusedClose(ctx context.Context, in CloseInput, done []int64, actor quarantine.Actor, meta quarantine.RequestMeta) error {
@@ -139,7 +147,7 @@ func (s *Store) auditRefusedClose(ctx context.Context, in CloseInput, done []int
 	if refused.Len() == 0 {
 		return nil
 	}
-	e := audit.NewEvent(actor, meta, "deadletter."+map[Status]string{StatusDiscarded: "discard", StatusResolved: "resolve"}[in.To])
+	e := audit.NewEvent(actor, meta, closeAction(in.To))
 	if _, err := audit.AppendFunc(ctx, s.pool, refused.Event(e)); err != nil {
 		return fmt.Errorf("audit refused close: %w", err)
 	}

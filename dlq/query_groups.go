@@ -31,6 +31,22 @@ func (s GroupSort) Valid() bool {
 	return false
 }
 
+// GroupSnooze says which groups snoozed in a tenant (GroupTriage) a
+// listing keeps.
+type GroupSnooze string
+
+// Choices of GroupFilter.Snoozed; the zero value leaves snoozed groups out.
+const (
+	SnoozedHidden GroupSnooze = ""        // a group snoozed in a tenant is left out there
+	SnoozedOnly   GroupSnooze = "snoozed" // only what is snoozed
+	SnoozedToo    GroupSnooze = "all"     // snoozed or not
+)
+
+// Valid reports whether s is one of the choices.
+func (s GroupSnooze) Valid() bool {
+	return s == SnoozedHidden || s == SnoozedOnly || s == SnoozedToo
+}
+
 // Group limits.
 const (
 	DefaultGroupLimit = 100
@@ -49,8 +65,14 @@ type GroupFilter struct {
 	// Unresolved keeps only groups with unresolved dead letters.
 	Unresolved bool
 	Sort       GroupSort
-	// Limit is 0 for DefaultGroupLimit, at most MaxGroupLimit.
-	Limit int
+	// Snoozed says what becomes of groups snoozed in a tenant: by default
+	// their counters there are left out (a group snoozed in every tenant
+	// is not listed).
+	Snoozed GroupSnooze
+	// Limit is 0 for DefaultGroupLimit, at most MaxGroupLimit; Offset skips
+	// that many groups of the order (the next pages).
+	Limit  int
+	Offset int
 }
 
 // Group is an error group: dead letters of the same fingerprint in the
@@ -95,12 +117,18 @@ WITH g AS (
     WHERE tenant = ANY(@tenants) AND n > 0`
 	groupItemType   = ` AND item_type = @item_type`
 	groupErrorClass = ` AND error_class = @error_class`
-	groupTail       = `
+	// Snoozes apply per tenant: the counters of a tenant where the group
+	// is snoozed are left out (or kept alone).
+	groupNotSnoozed = ` AND NOT EXISTS (SELECT 1 FROM group_triage t
+        WHERE t.tenant = dead_letter_groups.tenant AND t.fingerprint = dead_letter_groups.fingerprint AND ` + snoozedNow + `)`
+	groupSnoozed = ` AND EXISTS (SELECT 1 FROM group_triage t
+        WHERE t.tenant = dead_letter_groups.tenant AND t.fingerprint = dead_letter_groups.fingerprint AND ` + snoozedNow + `)`
+	groupTail = `
     GROUP BY fingerprint`
 	groupUnresolved = `
     HAVING sum(unresolved) > 0`
 	groupLimit = `
-    LIMIT @limit
+    LIMIT @limit OFFSET @offset
 )
 SELECT g.fingerprint, a.error_class, g.n, g.unresolved, g.first_seen, g.last_seen, a.tenants, a.item_types,
        coalesce(x.id, 0), g.total, coalesce(left(x.error, 2000), '') AS error, coalesce(left(x.stack, 4000), '') AS stack
@@ -158,7 +186,7 @@ func (f *GroupFilter) sql() (string, pgx.NamedArgs, bool) {
 	if limit == 0 {
 		limit = DefaultGroupLimit
 	}
-	args := pgx.NamedArgs{"tenants": tenants, "limit": limit}
+	args := pgx.NamedArgs{"tenants": tenants, "limit": limit, "offset": f.Offset}
 	var filters string
 	if f.ItemType != "" {
 		filters += groupItemType
@@ -167,6 +195,12 @@ func (f *GroupFilter) sql() (string, pgx.NamedArgs, bool) {
 	if f.ErrorClass != "" {
 		filters += groupErrorClass
 		args["error_class"] = string(f.ErrorClass)
+	}
+	switch f.Snoozed {
+	case SnoozedHidden:
+		filters += groupNotSnoozed
+	case SnoozedOnly:
+		filters += groupSnoozed
 	}
 	var b strings.Builder
 	b.WriteString(selectGroupsHead + filters + groupTail)
@@ -188,6 +222,9 @@ func (s *Store) Groups(ctx context.Context, f GroupFilter) (GroupPage, error) {
 	}
 	if f.Limit < 0 || f.Limit > MaxGroupLimit {
 		return GroupPage{}, fmt.Errorf("list groups: %w", quarantine.Errorf(quarantine.EINVALID, "limit %d is not between 1 and %d", f.Limit, MaxGroupLimit))
+	}
+	if f.Offset < 0 || !f.Snoozed.Valid() {
+		return GroupPage{}, fmt.Errorf("list groups: %w", quarantine.Errorf(quarantine.EINVALID, "offset %d or snoozed %q is not valid", f.Offset, f.Snoozed))
 	}
 	sql, args, ok := f.sql()
 	if !ok {

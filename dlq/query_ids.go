@@ -43,3 +43,24 @@ func (s *Store) MatchingIDs(ctx context.Context, f ListFilter, limit int) ([]int
 	}
 	return ids, nil
 }
+
+// The dead letters of a selection as the list shows them, newest first:
+// only those in the scope.
+const selectItemsByID = `SELECT ` + listColumns + ` FROM dead_letters d
+WHERE d.id = ANY($1) AND (d.tenant = ANY($2) OR $3)
+ORDER BY d.dead_lettered_at DESC, d.id DESC LIMIT $4`
+
+// ItemsByID returns up to limit of the dead letters ids names in tenants
+// (every tenant when all), newest first, as the list shows them (for a
+// confirmation page).
+func (s *Store) ItemsByID(ctx context.Context, ids []int64, tenants []string, all bool, limit int) ([]ListItem, error) {
+	rows, err := s.pool.Query(ctx, selectItemsByID, ids, tenants, all, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read dead letters by id: %w", err)
+	}
+	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[ListItem])
+	if err != nil {
+		return nil, fmt.Errorf("read dead letters by id: %w", err)
+	}
+	return items, nil
+}

@@ -124,6 +124,8 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 		"replay_approvals":            "DELETE,INSERT,SELECT,UPDATE",
 		"replay_jobs":                 "DELETE,INSERT,SELECT,UPDATE",
 		"replay_ledger":               "DELETE,INSERT,SELECT,UPDATE",
+		"group_triage":                "DELETE,INSERT,SELECT,UPDATE",
+		"user_settings":               "DELETE,INSERT,SELECT,UPDATE",
 	}
 	rows, err := db.Pool.Query(context.Background(), `
         SELECT c.relname, p.privilege

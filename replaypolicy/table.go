@@ -221,7 +221,7 @@ func (t *Table) Describe(c Class) string {
 	} else {
 		b.WriteString("; one item per request, no bulk")
 	}
-	fmt.Fprintf(&b, "; it publishes %s per second by default, at most %s", messages(k.DefaultRate), messages(k.MaxRate))
+	fmt.Fprintf(&b, "; it publishes %s per second by default, at most %s per second", messages(k.DefaultRate), messages(k.MaxRate))
 	if k.TypedConfirmation {
 		b.WriteString(`; the operator must type "REPLAY <message id>" (or "REPLAY <n> ITEMS" for a bulk request) to confirm`)
 	}

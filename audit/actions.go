@@ -1,0 +1,126 @@
+package audit
+
+import "strings"
+
+// Actions an entry records, as dotted verbs. This file is the one list of
+// them: the audit log's Action filter offers Actions, and
+// TestAuditActionFilterListsAllActions fails when code anywhere in the
+// module spells an action of a known family that is not here.
+const (
+	ActionLogin          = "auth.login"
+	ActionLogout         = "auth.logout"
+	ActionSessionEnd     = "auth.session_end"
+	ActionSessionsRevoke = "auth.sessions_revoke"
+
+	ActionDenied     = "authz.denied"
+	ActionCSRFDenied = "csrf.denied"
+
+	ActionBindingAdd    = "binding.add"
+	ActionBindingDelete = "binding.delete"
+
+	ActionExport = "audit.export"
+	ActionVerify = "audit.verify"
+
+	ActionDeadLetterDownload = "deadletter.download"
+	ActionDeadLetterDiscard  = "deadletter.discard"
+	ActionDeadLetterResolve  = "deadletter.resolve"
+
+	ActionUserSettings = "user.settings"
+
+	ActionGroupSnooze = "group.snooze"
+	ActionGroupWake   = "group.wake"
+	ActionGroupAssign = "group.assign"
+	ActionGroupNote   = "group.note"
+
+	ActionReplayDraft        = "replay.draft"
+	ActionReplayDraftChanged = "replay.draft.changed"
+	ActionReplayDraftExpired = "replay.draft_expired"
+	ActionReplaySelection    = "replay.selection"
+	ActionReplaySubmit       = "replay.submit"
+	ActionReplayRequest      = "replay.request"
+	ActionReplayApprove      = "replay.approve"
+	ActionReplayApproved     = "replay.approved"
+	ActionReplayReject       = "replay.reject"
+	ActionReplayCancel       = "replay.cancel"
+	ActionReplayEditPayload  = "replay.edit_payload"
+	ActionReplayVoid         = "replay.void"
+	ActionReplayDone         = "replay.done"
+
+	// ReplayItemPrefix starts the actions recorded per item of a replay
+	// request: "replay.item.requested", "replay.item.approved", and the
+	// worker's "replay.item.<job state>" (dlq/replay checks that every job
+	// state it records is listed in Actions).
+	ReplayItemPrefix = "replay.item."
+)
+
+// actions are the families of Actions in the order the filter shows them,
+// each family's actions in the order a reader meets them.
+var actions = [][]string{
+	{ActionLogin, ActionLogout, ActionSessionEnd, ActionSessionsRevoke},
+	{ActionDenied},
+	{ActionCSRFDenied},
+	{ActionBindingAdd, ActionBindingDelete},
+	{ActionUserSettings},
+	{ActionExport, ActionVerify},
+	{ActionDeadLetterDownload, ActionDeadLetterDiscard, ActionDeadLetterResolve},
+	{ActionGroupSnooze, ActionGroupWake, ActionGroupAssign, ActionGroupNote},
+	{ActionReplayDraft, ActionReplayDraftChanged, ActionReplayDraftExpired, ActionReplaySelection, ActionReplaySubmit,
+		ActionReplayRequest, ActionReplayApprove, ActionReplayApproved, ActionReplayReject, ActionReplayCancel,
+		ActionReplayEditPayload, ActionReplayVoid, ActionReplayDone,
+		ReplayItemPrefix + "requested", ReplayItemPrefix + "approved",
+		ReplayItemPrefix + "published", ReplayItemPrefix + "skipped", ReplayItemPrefix + "failed",
+		ReplayItemPrefix + "unknown", ReplayItemPrefix + "blocked", ReplayItemPrefix + "cancelled"},
+}
+
+// ActionFamily is the actions sharing the word before the first dot.
+type ActionFamily struct {
+	Name    string // "replay"
+	Actions []string
+}
+
+// Families returns every action, by family, in the order of the filter.
+func Families() []ActionFamily {
+	out := make([]ActionFamily, len(actions))
+	for i, f := range actions {
+		out[i] = ActionFamily{Name: Family(f[0]), Actions: append([]string(nil), f...)}
+	}
+	return out
+}
+
+// Actions returns every action the console records, family by family.
+func Actions() []string {
+	var out []string
+	for _, f := range actions {
+		out = append(out, f...)
+	}
+	return out
+}
+
+// Family is the family of an action: the word before its first dot.
+func Family(action string) string {
+	f, _, _ := strings.Cut(action, ".")
+	return f
+}
+
+// KnownAction reports whether action is one of Actions.
+func KnownAction(action string) bool {
+	for _, f := range actions {
+		for _, a := range f {
+			if a == action {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FamilyActions returns the actions of a family ("replay"), nil for an
+// unknown family. The filter's "replay.*" choice selects these.
+func FamilyActions(family string) []string {
+	for _, f := range Families() {
+		if f.Name == family {
+			return f.Actions
+		}
+	}
+	return nil
+}

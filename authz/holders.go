@@ -1,0 +1,106 @@
+package authz
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Holder is someone who holds a role in a tenant ("*": every tenant), and
+// where the role comes from: a binding, or an identity-provider group as
+// the provider last described the person.
+type Holder struct {
+	Tenant string
+	Role   string
+	// Person is an email (verified by the provider, or named by an email
+	// binding) or issuer|subject.
+	Person string
+	// Group is the group that gives the role ("" for a binding); Seen is
+	// when the provider last said the person was in it.
+	Group string
+	Seen  time.Time
+	// BindingID is the binding that gives the role (0 for a group).
+	BindingID int64
+}
+
+// Each person's identity as their newest stored session has it (a session
+// is kept until a day past its expiry, ended or not).
+const selectLastIdentities = `SELECT DISTINCT ON (issuer, subject) identity, refreshed_at
+    FROM user_sessions ORDER BY issuer, subject, refreshed_at DESC`
+
+// Holders lists who holds which role, from both places a role comes from:
+// every binding, and every person whose groups, as the provider described
+// them at their last sign-in or refresh, map to a role (groups under the
+// configured prefix, or named in the mapping). People who never signed in
+// are not known to hold group roles. Sorted by tenant, role, person.
+func (a *Access) Holders(ctx context.Context, db *pgxpool.Pool, bindings []Binding) ([]Holder, error) {
+	var out []Holder
+	for _, b := range bindings {
+		out = append(out, Holder{Tenant: b.Tenant, Role: b.Role, Person: bindingPerson(b.Subject), BindingID: b.ID})
+	}
+	rows, err := db.Query(ctx, selectLastIdentities)
+	if err != nil {
+		return nil, fmt.Errorf("read role holders: %w", err)
+	}
+	var identity []byte
+	var seen time.Time
+	_, err = pgx.ForEachRow(rows, []any{&identity, &seen}, func() error {
+		var u User
+		if err := json.Unmarshal(identity, &u); err != nil {
+			return err
+		}
+		for _, g := range u.Groups {
+			for _, r := range a.groups.RolesFor([]string{g}) {
+				out = append(out, Holder{Tenant: r.Tenant, Role: r.Role, Person: personOf(u), Group: g, Seen: seen})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read role holders: %w", err)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		x, y := out[i], out[j]
+		if x.Tenant != y.Tenant {
+			return x.Tenant < y.Tenant
+		}
+		if x.Role != y.Role {
+			return roleOrder(x.Role) < roleOrder(y.Role)
+		}
+		return x.Person < y.Person
+	})
+	return out, nil
+}
+
+// personOf is how a person is named: their email when the provider
+// verified it, else issuer|subject.
+func personOf(u User) string {
+	if u.EmailVerified && u.Email != "" {
+		return strings.ToLower(u.Email)
+	}
+	return u.Issuer + "|" + u.Subject
+}
+
+// bindingPerson is the person a binding's subject names.
+func bindingPerson(subject string) string {
+	if email, ok := strings.CutPrefix(subject, "email:"); ok {
+		return email
+	}
+	return strings.TrimPrefix(subject, "user:")
+}
+
+// roleOrder is a role's place in Roles.
+func roleOrder(role string) int {
+	for i, r := range Roles {
+		if r == role {
+			return i
+		}
+	}
+	return len(Roles)
+}
