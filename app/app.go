@@ -85,7 +85,10 @@ type Config struct {
 	MetricsToken string
 	// AuditSigner signs audit checkpoints (required), every
 	// CheckpointEvery entries or CheckpointInterval (defaults 1000, 5m).
-	AuditSigner        *audit.Signer
+	AuditSigner *audit.Signer
+	// AuditPublicKeys are the public keys of earlier signing keys: the
+	// auditor's "verify chain" trusts them and AuditSigner's own.
+	AuditPublicKeys    *audit.KeySet
 	CheckpointEvery    int64
 	CheckpointInterval time.Duration
 	// OIDC is the identity provider; an empty RedirectURL is
@@ -222,7 +225,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		},
 		Sessions: sessions, Login: login, Access: a.Access, Bindings: authz.NewBindings(a.Pool), DeadLetters: a.Store,
 		Replays: a.Replays, PolicyFile: cfg.Replay.PolicyFile, Checkpoints: a.Checkpoints, Denials: a.Denials,
-		IngestHealth: a.ingester.Health,
+		IngestHealth: a.ingester.Health, AuditKeys: cfg.AuditPublicKeys.With(cfg.AuditSigner.PublicKey()),
 	})
 	a.http = web.NewHTTPServer(a.Handler, log)
 	if cfg.MetricsAddr != "" && cfg.MetricsAddr != MetricsOff {

@@ -93,7 +93,7 @@ func TestConcurrentReplayApproveDiscard(t *testing.T) {
 			case p < 7:
 				return replayOne(ctx, h, id, count, unexpected)
 			case p < 9:
-				status, _, body, err := h.postForm(ctx, fmt.Sprintf("/deadletters/%d/discard", id), url.Values{"reason": {"duplicate of a fixed incident"}})
+				status, _, body, err := h.postForm(ctx, fmt.Sprintf("/deadletters/%d/discard", id), url.Values{"reason": {"duplicate of a fixed incident"}, "confirmed": {"1"}})
 				if err != nil {
 					return err
 				}

@@ -39,10 +39,14 @@ type DeadLetterListModel struct {
 	ItemTypes    []string
 	ErrorClasses []string
 	Statuses     []Option
+	// Presets are the one-click time ranges.
+	Presets []TimePreset
 	// GroupLabel describes Filter.Group (its sample error), when set.
 	GroupLabel string
 	// ClearGroupURL is this view without the group filter.
 	ClearGroupURL string
+	// GroupPanel, when not nil, is the group's triage (Filter.Group set).
+	GroupPanel *GroupPanelModel
 	Rows          []DeadLetterRow
 	// Count is how many dead letters match, when Counted; CountCapped means
 	// more than Count (counting stops at 10,000). When not Counted, the
@@ -72,6 +76,9 @@ type DeadLetterCountModel struct {
 	CountCapped bool
 	// Failed says the filter was not valid: no count.
 	Failed bool
+	// Fragment says it answers the list's request for its count: the
+	// "All matching" actions' count is swapped in too.
+	Fragment bool
 }
 
 // SelectionFormID is the id of the form the list's row checkboxes belong to.

@@ -115,7 +115,7 @@ func sampleDetail() views.DeadLetterDetailModel {
 	return views.DeadLetterDetailModel{
 		ID: 884213, Tenant: "acme", ItemType: "orders.refund", Status: "quarantined", Version: 1,
 		PolicyClass: "manual", PolicyRule: "orders.refund",
-		PolicyText: "manual: irreversible or destructive, or an item type no rule matches. It needs two distinct approvers, neither of them the requester; an approval covers exactly one request and expires after 4h; one item per request, no bulk; it publishes 1 message per second by default, at most 10 messages.",
+		PolicyText: "manual: irreversible or destructive, or an item type no rule matches. It needs two distinct approvers, neither of them the requester; an approval covers exactly one request and expires after 4h; one item per request, no bulk; it publishes 1 message per second by default, at most 10 messages per second.",
 		Subject:    "dlq.acme.orders.refund", OriginalSubject: "app.acme.orders.refund", SourceKind: "dlq", SourceStream: "DLQ", SourceSeq: 1884213,
 		MsgID: "orders-refund-3fa9c1-1000000", OperationID: "op_2Qm9x8YkP3e", CorrelationID: "req-7c1e9a02", Principal: "user:42", Consumer: "payments-worker",
 		Error: "refund ord-77812: payment gateway timed out after 30s; refund state unknown", ErrorClass: "unknown_effect", Attempts: "4",
@@ -179,7 +179,9 @@ func TestDeadLetterListView(t *testing.T) {
 
 	t.Run("Rows", func(t *testing.T) {
 		t.Parallel()
-		doc, html := render(t, views.DeadLetterList(triagePage("Dead letters", "deadletters"), sampleList()))
+		m := sampleList()
+		m.BulkActions = views.DeadLetterBulkActions("", views.BulkActionsModel{CanReplay: true})
+		doc, html := render(t, views.DeadLetterList(triagePage("Dead letters", "deadletters"), m))
 		assertNoInjection(t, doc, html)
 		rows := byTestID(doc, "deadletter-row")
 		require.Equal(t, 50, rows.Length())
@@ -252,7 +254,7 @@ func TestGroupListView(t *testing.T) {
 	}
 	doc, html := render(t, views.GroupList(triagePage("Error groups", "groups"), m))
 	assertNoInjection(t, doc, html)
-	assert.Equal(t, "4 of 539 groups", strings.Join(strings.Fields(byTestID(doc, "group-count").Text()), " "))
+	assert.Equal(t, "1–4 of 539 groups", strings.Join(strings.Fields(byTestID(doc, "group-count").Text()), " "))
 	rows := byTestID(doc, "group-row")
 	require.Equal(t, 4, rows.Length())
 	assert.Equal(t, "71,337", rows.Eq(0).Find(`[data-testid="group-total"]`).Text())

@@ -427,3 +427,33 @@ func shortHash(h string) string {
 	}
 	return h[:16] + "…"
 }
+
+// TicketLabel is a ticket link as a short label: its host and path,
+// without the scheme, cut to 48 characters.
+func TicketLabel(u string) string {
+	s := strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://")
+	return FirstLine(strings.TrimSuffix(s, "/"), 48)
+}
+
+// RateText is a publish rate as people read it: "1 message per second",
+// "5,000 messages per second" (rate as the policy writes it, "2.5").
+func RateText(rate string) string {
+	if rate == "1" {
+		return "1 message per second"
+	}
+	if n, err := strconv.ParseInt(rate, 10, 64); err == nil {
+		rate = Count(n)
+	}
+	return rate + " messages per second"
+}
+
+// hasAction reports whether a is among the choices, or is a family's
+// "<family>.*".
+func hasAction(fs []ActionChoices, a string) bool {
+	for _, f := range fs {
+		if a == f.Family+".*" && len(f.Actions) > 1 || slices.Contains(f.Actions, a) {
+			return true
+		}
+	}
+	return false
+}

@@ -2,7 +2,7 @@ package views
 
 import "time"
 
-// Models of the error groups page.
+// Models of the error groups page, and of the group's panel on the list.
 
 // GroupFilter is the groups page filter as typed; each field is the query
 // parameter named in its comment.
@@ -10,8 +10,9 @@ type GroupFilter struct {
 	Tenant     string // tenant
 	ItemType   string // type
 	ErrorClass string // class
-	State      string // state: "unresolved" (default) or "all"
+	State      string // state: "unresolved" (default), "all" or "snoozed"
 	Sort       string // sort: unresolved, count, recent, new
+	Page       string // page: 1 (default), 2, ...
 }
 
 // GroupListModel is the error groups page.
@@ -24,11 +25,26 @@ type GroupListModel struct {
 	Sorts        []Option
 	States       []Option
 	Rows         []GroupRow
-	// Total is how many groups match; Rows may show fewer.
-	Total  int
-	Errors map[string]string
-	Now    time.Time
+	// Total is how many groups match; Rows are those from First (1-based).
+	Total int
+	First int
+	// PrevURL and NextURL lead to the pages before and after; empty when
+	// none.
+	PrevURL string
+	NextURL string
+	Errors  map[string]string
+	Now     time.Time
+	// Actions are what the viewer may do to a whole group.
+	Actions GroupActions
 }
+
+// GroupActions says which group actions the viewer may use somewhere.
+type GroupActions struct {
+	Replay, Discard, Resolve, Triage bool
+}
+
+// Any reports whether the viewer may do anything to a group.
+func (a GroupActions) Any() bool { return a.Replay || a.Discard || a.Resolve || a.Triage }
 
 // GroupRow is one error group.
 type GroupRow struct {
@@ -42,16 +58,74 @@ type GroupRow struct {
 	ItemTypes   []string
 	SampleError string
 	StackHead   string
+	// New says the group was first seen in the last 24 hours.
+	New bool
+	// Triage is what people recorded about the group, per tenant.
+	Triage []GroupTriageView
 	// ListURL lists the group's dead letters; SampleURL opens the sample.
 	ListURL   string
 	SampleURL string
+	// ReplayURL, DiscardURL and ResolveURL freeze the group's unresolved
+	// dead letters (as the row's filter selects them) for confirmation
+	// (POST); TriageURL is the group's list at its triage panel.
+	ReplayURL  string
+	DiscardURL string
+	ResolveURL string
+	TriageURL  string
+}
+
+// GroupTriageView is what people recorded about a group in one tenant.
+type GroupTriageView struct {
+	Tenant    string
+	Owner     string
+	Note      string
+	TicketURL string
+	// Snoozed says the snooze has not ended: it ends at SnoozedUntil (when
+	// not zero) or when SnoozeLeft more dead letters arrived (when not 0).
+	Snoozed      bool
+	SnoozedUntil time.Time
+	SnoozeLeft   int64
+	// UpdatedBy and UpdatedAt are the last change.
+	UpdatedBy string
+	UpdatedAt time.Time
+}
+
+// Empty reports whether nothing is recorded worth showing.
+func (v GroupTriageView) Empty() bool {
+	return v.Owner == "" && v.Note == "" && v.TicketURL == "" && !v.Snoozed
+}
+
+// GroupPanelModel is the error group's panel above its list: per tenant of
+// the group, what was recorded and (for those who may triage) the forms
+// to snooze, wake, assign and note it.
+type GroupPanelModel struct {
+	Fingerprint string
+	Tenants     []GroupTenantPanel
+	// ReturnTo is the list to come back to after a change.
+	ReturnTo string
+	// SnoozeFor are the choices of how long to snooze.
+	SnoozeFor []Option
+}
+
+// GroupTenantPanel is the group in one tenant.
+type GroupTenantPanel struct {
+	Triage    GroupTriageView
+	CanTriage bool
 }
 
 func groupAction(m GroupListModel) string { return orDefault(m.Action, PathGroups) }
 
 var groupFields = []struct{ Name, Label string }{
-	{"tenant", "Tenant"}, {"type", "Item type"}, {"class", "Error class"}, {"state", "Show"}, {"sort", "Sort"},
+	{"tenant", "Tenant"}, {"type", "Item type"}, {"class", "Error class"}, {"state", "Show"}, {"sort", "Sort"}, {"page", "Page"},
 }
 
 // groupErrorSlots are the groups filter's FieldError slots.
 var groupErrorSlots = errorSlots(groupFields)
+
+// Paths of the group triage forms (POST).
+const (
+	PathGroupSnooze = "/groups/snooze"
+	PathGroupWake   = "/groups/wake"
+	PathGroupOwner  = "/groups/owner"
+	PathGroupNote   = "/groups/note"
+)

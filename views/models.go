@@ -20,6 +20,11 @@ type Page struct {
 	Flash []Flash
 	// RequestID identifies the request in logs; error pages show it.
 	RequestID string
+	// TimeZone is how the person wants to see times: "utc" or "local" (the
+	// browser's zone; app.js rewrites them, UTC on hover).
+	TimeZone string
+	// Here is the path and query of the page, for forms that come back to it.
+	Here string
 	// CSRFToken, when not empty, is sent as the hidden form field CSRFField
 	// in every POST form the views render (logout, delete, add).
 	CSRFToken string
@@ -104,8 +109,11 @@ type AuditListModel struct {
 	// Action is the path the filter form is sent to (GET); "/audit" when empty.
 	Action string
 	Filter AuditFilter
-	// Actions, Outcomes and Tenants are the choices of the filter selects.
-	Actions  []string
+	// Presets are the one-click time ranges.
+	Presets []TimePreset
+	// Actions, Outcomes and Tenants are the choices of the filter selects;
+	// Actions by family (each family's "<family>.*" choice first).
+	Actions  []ActionChoices
 	Outcomes []string
 	Tenants  []string
 	Rows     []AuditRow
@@ -118,6 +126,8 @@ type AuditListModel struct {
 	// Checkpoint is the newest signed head of the chain; nil when none was
 	// signed yet.
 	Checkpoint *AuditCheckpoint
+	// CanVerify shows the "Verify chain" button (auditors of every tenant).
+	CanVerify bool
 	// Errors maps a filter query parameter (see AuditFilter) to a message
 	// about its value.
 	Errors map[string]string
@@ -147,8 +157,12 @@ type AuditRow struct {
 	MessageID  string
 	Outcome    string
 	Reason     string
-	// URL is the audit event page of this row.
-	URL string
+	// URL is the audit event page of this row; ObjectURL and MessageURL
+	// lead to the object (a dead letter, a replay request, an error group)
+	// and to the dead letters of the message id, when there is a page.
+	URL        string
+	ObjectURL  string
+	MessageURL string
 }
 
 // AuditEventModel is one audit event in full.
@@ -196,6 +210,21 @@ type BindingsModel struct {
 	Tenants []string
 	// AddURL is the target of the add form (POST).
 	AddURL string
+	// Holders are who holds which role, from bindings and from groups, in
+	// the tenants the admin may read.
+	Holders []RoleHolder
+}
+
+// RoleHolder is someone holding a role in a tenant ("*": every tenant),
+// from a binding or from an identity-provider group.
+type RoleHolder struct {
+	Tenant string
+	Role   string
+	Person string
+	// Group gives the role, as the provider last said at Seen; empty for a
+	// binding.
+	Group string
+	Seen  time.Time
 }
 
 // Binding is one role binding stored in the database.
@@ -246,4 +275,38 @@ type SessionPerson struct {
 	Sessions int
 	// LastLogin is their newest sign-in.
 	LastLogin time.Time
+}
+
+// TimePreset is a one-click time range of a filter ("1 h": from an hour
+// ago until now), as a link to the filtered page.
+type TimePreset struct {
+	Label  string
+	URL    string
+	Active bool
+}
+
+// ActionChoices are the actions of one family for the audit filter: the
+// family as a whole ("replay.*") and each of its actions.
+type ActionChoices struct {
+	Family  string
+	Actions []string
+}
+
+// AuditVerifyModel is the result of verifying the audit chain as `console
+// audit verify` does: the hash chain and every checkpoint's signature.
+type AuditVerifyModel struct {
+	OK bool
+	// Summary is the one line `console audit verify` prints.
+	Summary string
+	Rows    int64
+	HeadSeq int64
+	Head    string
+	// FirstBad and Problem say where the chain breaks (OK false).
+	FirstBad int64
+	Problem  string
+	// Checkpoints verified, the last of them, and the keys trusted.
+	Checkpoints    int
+	LastCheckpoint int64
+	Keys           []string
+	At             time.Time
 }

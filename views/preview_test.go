@@ -69,7 +69,7 @@ func TestPreview(t *testing.T) {
 	listModel := AuditListModel{
 		Action:       "/audit.html", // the preview server has no /audit route
 		Filter:       AuditFilter{Tenant: "acme"},
-		Actions:      actions,
+		Actions:      []ActionChoices{{Family: "all", Actions: actions}},
 		Outcomes:     []string{"ok", "denied", "error"},
 		Tenants:      []string{"acme", "globex", "initech"},
 		Rows:         rows,

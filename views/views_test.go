@@ -211,7 +211,7 @@ func auditModel() views.AuditListModel {
 	return views.AuditListModel{
 		Action:   "/audit",
 		Filter:   views.AuditFilter{Actor: "dana", Tenant: "acme"},
-		Actions:  []string{"replay.approve", "binding.add"},
+		Actions:  []views.ActionChoices{{Family: "replay", Actions: []string{"replay.approve"}}, {Family: "binding", Actions: []string{"binding.add"}}},
 		Outcomes: []string{"ok", "denied", "error"},
 		Tenants:  []string{"acme", "globex"},
 		Rows: []views.AuditRow{
@@ -334,7 +334,7 @@ func TestAuditList(t *testing.T) {
 		m := auditModel()
 		m.Action = jsURL
 		m.Filter = views.AuditFilter{Actor: attrBreak, Action: hostile, Tenant: scriptTag, Object: hostile, MessageID: hostile, Outcome: hostile, From: hostile, To: hostile}
-		m.Actions = []string{hostile}
+		m.Actions = []views.ActionChoices{{Family: hostile, Actions: []string{hostile, hostile}}}
 		m.Tenants = []string{attrBreak}
 		m.Rows = []views.AuditRow{{
 			Seq: 1, At: now, Actor: hostile, Tenant: hostile, Action: hostile, ObjectType: hostile, ObjectID: hostile,
@@ -482,7 +482,7 @@ func TestAdminBindings(t *testing.T) {
 		t.Parallel()
 		doc, _ := render(t, views.AdminBindings(page("Role bindings", "admin"), views.BindingsModel{AddURL: "/admin/bindings"}))
 		assert.Zero(t, byTestID(doc, "bindings-table").Length())
-		assert.Equal(t, 2, byTestID(doc, "empty-state").Length())
+		assert.Equal(t, 3, byTestID(doc, "empty-state").Length(), "bindings, holders, group rules")
 	})
 
 	t.Run("Hostile", func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 type auditFilterForm struct {
 	views.AuditFilter
 	Before, After string
+	Now           time.Time // what relative times count from
 }
 
 func readAuditFilter(q url.Values) auditFilterForm {
@@ -27,7 +28,7 @@ func readAuditFilter(q url.Values) auditFilterForm {
 		Tenant: strings.TrimSpace(q.Get("tenant")), Object: strings.TrimSpace(q.Get("object")),
 		MessageID: strings.TrimSpace(q.Get("message_id")), Outcome: q.Get("outcome"),
 		From: q.Get("from"), To: q.Get("to"),
-	}, Before: q.Get("before"), After: q.Get("after")}
+	}, Before: q.Get("before"), After: q.Get("after"), Now: time.Now()}
 }
 
 // Validate turns the form into an audit.Filter, with a message per bad field.
@@ -37,6 +38,13 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 		Actor: f.Actor, Action: f.Action, Tenant: f.Tenant, ObjectID: f.Object, MessageID: f.MessageID,
 		Outcome: audit.Outcome(f.Outcome),
 	}
+	// "replay.*" is every action of a family.
+	if family, ok := strings.CutSuffix(f.Action, ".*"); ok {
+		out.Action, out.Actions = "", audit.FamilyActions(family)
+		if len(out.Actions) == 0 {
+			errs["action"] = "Choose one of the actions."
+		}
+	}
 	// "type:id" (as the field's placeholder says) narrows to one kind of object.
 	if typ, id, ok := strings.Cut(f.Object, ":"); ok && typ != "" && id != "" {
 		out.ObjectType, out.ObjectID = typ, id
@@ -44,7 +52,7 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 	if f.Outcome != "" && !out.Outcome.Valid() {
 		errs["outcome"] = "Choose ok, denied or error."
 	}
-	out.From, out.To = timeRange(f.From, f.To, errs)
+	out.From, out.To = timeRange(f.From, f.To, f.Now, errs)
 	var err error
 	if f.Before != "" {
 		if out.Before, err = strconv.ParseInt(f.Before, 10, 64); err != nil || out.Before < 1 {
@@ -60,37 +68,6 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 		return out, nil
 	}
 	return out, errs
-}
-
-// timeRange reads a from/to pair of a filter form, putting a message for a
-// bad field into errs under "from" or "to".
-func timeRange(from, to string, errs map[string]string) (time.Time, time.Time) {
-	f, ok := parseFormTime(from)
-	if !ok {
-		errs["from"] = "Write a time like 2026-11-29T14:00 (UTC)."
-	}
-	t, ok := parseFormTime(to)
-	if !ok {
-		errs["to"] = "Write a time like 2026-11-29T15:00 (UTC)."
-	}
-	if !f.IsZero() && !t.IsZero() && !f.Before(t) {
-		errs["to"] = "The end must be after the start."
-	}
-	return f, t
-}
-
-// parseFormTime accepts the datetime-local form (UTC), a date, or RFC 3339.
-func parseFormTime(s string) (time.Time, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, true
-	}
-	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339, "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
 }
 
 // auditScope is where the caller may read the audit log; nil Tenants
@@ -110,9 +87,10 @@ func (s *Server) auditList(c echo.Context) error {
 	m := views.AuditListModel{
 		Action: "/audit", Filter: form.AuditFilter, Errors: errs,
 		Outcomes: []string{string(audit.OutcomeOK), string(audit.OutcomeDenied), string(audit.OutcomeError)},
-		Actions:  auditActions,
+		Actions:  auditActionChoices(), Presets: presetLinks(views.PathAudit, c.QueryParams()),
 	}
 	scope := s.auditScope(c, authz.ActRead)
+	m.CanVerify = scope == nil
 	if scope == nil {
 		m.Tenants = s.knownTenants(ctx)
 	} else {
@@ -166,9 +144,15 @@ func latestCheckpoint(ctx context.Context, db audit.Querier) (*views.AuditCheckp
 		Since: head.Seq - cp.Seq}, nil
 }
 
-// auditActions are offered in the action filter; others can be typed.
-var auditActions = []string{"auth.login", "auth.logout", "auth.session_end", "auth.sessions_revoke", "authz.denied", "csrf.denied",
-	"binding.add", "binding.delete", "audit.export"}
+// auditActionChoices are the action filter's choices: every action the
+// console records (audit.Families, the one list of them).
+func auditActionChoices() []views.ActionChoices {
+	var out []views.ActionChoices
+	for _, f := range audit.Families() {
+		out = append(out, views.ActionChoices{Family: f.Name, Actions: f.Actions})
+	}
+	return out
+}
 
 func auditRow(e audit.Entry) views.AuditRow {
 	actor := personLabel(e.Actor.Email, e.Actor.EmailVerified)
@@ -181,7 +165,7 @@ func auditRow(e audit.Entry) views.AuditRow {
 	return views.AuditRow{
 		Seq: e.Seq, At: e.At, Actor: actor, Tenant: e.Tenant, Action: e.Action, ObjectType: e.ObjectType,
 		ObjectID: e.ObjectID, MessageID: e.MessageID, Outcome: string(e.Outcome), Reason: e.Reason,
-		URL: "/audit/" + strconv.FormatInt(e.Seq, 10),
+		URL: "/audit/" + strconv.FormatInt(e.Seq, 10), ObjectURL: objectURL(e), MessageURL: messageURL(e),
 	}
 }
 

@@ -46,6 +46,15 @@ func (s *Server) bindingsModel(c echo.Context, form views.BindingForm) (views.Bi
 		}
 		m.Bindings = append(m.Bindings, vb)
 	}
+	holders, err := s.deps.Access.Holders(ctx, s.deps.Pool, all)
+	if err != nil {
+		return views.BindingsModel{}, err
+	}
+	for _, h := range holders {
+		if read.All || (h.Tenant != authz.AllTenants && read.Has(h.Tenant)) {
+			m.Holders = append(m.Holders, views.RoleHolder{Tenant: h.Tenant, Role: h.Role, Person: h.Person, Group: h.Group, Seen: h.Seen})
+		}
+	}
 	m.GroupPrefix = s.deps.Access.Groups().Prefix
 	for _, r := range s.deps.Access.Groups().Rules() {
 		m.GroupRules = append(m.GroupRules, views.GroupRule{Group: r.Group, Role: r.Role, Tenant: r.Tenant})

@@ -3,86 +3,220 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/views"
 )
 
-func (s *Server) deadLetterDiscard(c echo.Context) error {
-	return s.closeOne(c, dlq.StatusDiscarded, authz.ActDiscard, "Discarded.")
+// closeKind is discard or resolve: the status it sets, the permission it
+// needs and how the pages name it.
+type closeKind struct {
+	to         dlq.Status
+	act        string
+	path       string // "discard": the routes' last word
+	verb, done string // "Discard", "discarded"
+	// title and button put "3 dead letters" into a question and a label.
+	title, button string
+	lead          string
 }
 
-func (s *Server) deadLetterResolve(c echo.Context) error {
-	return s.closeOne(c, dlq.StatusResolved, authz.ActResolve, "Marked resolved.")
+var (
+	discardKind = closeKind{to: dlq.StatusDiscarded, act: authz.ActDiscard, path: "discard", verb: "Discard", done: "discarded",
+		title: "Discard %s?", button: "Discard %s",
+		lead: "Discarded dead letters are kept, with your reason, but never replayed. Nothing changes until you confirm."}
+	resolveKind = closeKind{to: dlq.StatusResolved, act: authz.ActResolve, path: "resolve", verb: "Mark resolved", done: "marked resolved",
+		title: "Mark %s resolved?", button: "Mark %s resolved",
+		lead: "Use this when the effect was made good by hand: the dead letters are kept, with your reason, and never replayed. Nothing changes until you confirm."}
+)
+
+// closeForm is a discard or resolve as a form posts it: the selection (the
+// repeated "id" field; the path names a single one), the version the
+// person saw (single), the reason, the list to go back to, and whether they
+// confirmed (the confirmation page, or app.js's dialog).
+type closeForm struct {
+	selectionForm
+	Version   string
+	Reason    string
+	ReturnTo  string
+	Confirmed bool
 }
+
+func readCloseForm(form url.Values) closeForm {
+	return closeForm{selectionForm: readSelection(form), Version: form.Get("version"), Reason: strings.TrimSpace(form.Get("reason")),
+		ReturnTo: form.Get("return_to"), Confirmed: form.Get(views.ConfirmedField) == "1"}
+}
+
+// Validate returns the version (0: none) and a message per bad field:
+// "reason".
+func (f closeForm) Validate() (int32, map[string]string) {
+	errs := map[string]string{}
+	version, err := strconv.ParseInt(f.Version, 10, 32)
+	if err != nil || version < 0 {
+		version = 0 // no version check
+	}
+	if f.Reason == "" {
+		errs["reason"] = "Say why: the reason is kept with each dead letter and in the audit log."
+	}
+	if len(errs) == 0 {
+		return int32(version), nil
+	}
+	return int32(version), errs
+}
+
+func (s *Server) deadLetterDiscard(c echo.Context) error { return s.closeOne(c, discardKind) }
+func (s *Server) deadLetterResolve(c echo.Context) error { return s.closeOne(c, resolveKind) }
 
 // closeOne discards or resolves the dead letter of the :id parameter, at
-// the version the user saw, with a reason.
-func (s *Server) closeOne(c echo.Context, to dlq.Status, act, done string) error {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil {
+// the version the person saw, once they confirmed it with a reason.
+func (s *Server) closeOne(c echo.Context, k closeKind) error {
+	id, ok := deadLetterID(c)
+	if !ok {
 		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such dead letter.")
 	}
-	version, _ := strconv.ParseInt(c.FormValue("version"), 10, 32) // 0: no version check
-	scope := s.tenantsWith(c.Request().Context(), userOf(c), authz.ObjDeadLetter, act)
-	_, err = s.deps.DeadLetters.Close(c.Request().Context(), dlq.CloseInput{
-		IDs: []int64{id}, Version: int32(version), To: to, Reason: c.FormValue("reason"), Tenants: scope.Tenants, All: scope.All,
-	}, userOf(c).Actor, authz.RequestMeta(c))
-	switch quarantine.ErrorCode(err) {
-	case "":
-	case quarantine.ENOTFOUND:
-		return s.notFoundDenied(c, "", "dead_letter", c.Param("id"))
-	case quarantine.ECONFLICT, quarantine.EINVALID:
-		s.flashError(c, quarantine.ErrorMessage(err))
-		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/deadletters/%d", id))
-	default:
-		return err
-	}
-	s.flash(c, done)
-	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/deadletters/%d", id))
-}
-
-// deadLetterDiscardBulk discards a selection; deadLetterResolveBulk marks
-// one resolved by hand. Each has its own route and permission.
-func (s *Server) deadLetterDiscardBulk(c echo.Context) error {
-	return s.closeBulk(c, dlq.StatusDiscarded, authz.ActDiscard)
-}
-
-func (s *Server) deadLetterResolveBulk(c echo.Context) error {
-	return s.closeBulk(c, dlq.StatusResolved, authz.ActResolve)
-}
-
-// closeBulk discards or resolves a selection (at most dlq.MaxBulkClose),
-// all or nothing, in the tenants where the user may do act.
-func (s *Server) closeBulk(c echo.Context, to dlq.Status, act string) error {
 	form, err := c.FormParams()
 	if err != nil {
 		return quarantine.Errorf(quarantine.EINVALID, "The form could not be read.")
 	}
-	ids, err := readSelection(form).Validate()
+	f := readCloseForm(form)
+	back := deadLetterURL(id)
+	return s.closeSelection(c, k, []int64{id}, f, c.Request().URL.Path, back)
+}
+
+// deadLetterDiscardBulk discards a selection; deadLetterResolveBulk marks
+// one resolved by hand. Each has its own route and permission.
+func (s *Server) deadLetterDiscardBulk(c echo.Context) error { return s.closeBulk(c, discardKind) }
+func (s *Server) deadLetterResolveBulk(c echo.Context) error { return s.closeBulk(c, resolveKind) }
+
+// closeBulk discards or resolves a selection (at most dlq.MaxBulkClose),
+// all or nothing, in the tenants where the person may do it.
+func (s *Server) closeBulk(c echo.Context, k closeKind) error {
+	form, err := c.FormParams()
+	if err != nil {
+		return quarantine.Errorf(quarantine.EINVALID, "The form could not be read.")
+	}
+	f := readCloseForm(form)
+	ids, err := f.selectionForm.Validate()
 	if err != nil {
 		return err
 	}
-	scope := s.tenantsWith(c.Request().Context(), userOf(c), authz.ObjDeadLetter, act)
-	n, err := s.deps.DeadLetters.Close(c.Request().Context(), dlq.CloseInput{
-		IDs: ids, To: to, Reason: form.Get("reason"), Tenants: scope.Tenants, All: scope.All,
-	}, userOf(c).Actor, authz.RequestMeta(c))
-	back := "/deadletters"
-	if r := authz.LocalPath(form.Get("return_to")); r != "/" {
-		back = r
-	}
-	switch quarantine.ErrorCode(err) {
-	case "":
-	case quarantine.ECONFLICT, quarantine.EINVALID:
-		s.flashError(c, quarantine.ErrorMessage(err))
-		return c.Redirect(http.StatusSeeOther, back)
-	default:
+	return s.closeSelection(c, k, ids, f, c.Request().URL.Path, listReturn(f.ReturnTo))
+}
+
+// closeSelection closes ids once the person confirmed with a reason, then
+// goes back; until then it shows the confirmation page (422 with the
+// reason's message at its field when it is missing), which keeps the
+// selection. A selection with nothing in it goes back with a message, and
+// so does a conflict (something is not open any more: nothing changed).
+func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f closeForm, action, back string) error {
+	ctx := c.Request().Context()
+	u := userOf(c)
+	scope := s.tenantsWith(ctx, u, authz.ObjDeadLetter, k.act)
+	ids, err := s.inScope(c, ids, scope)
+	if err != nil {
 		return err
 	}
-	s.flash(c, fmt.Sprintf("%d dead letters %s.", n, to))
-	return c.Redirect(http.StatusSeeOther, back)
+	if len(ids) == 0 && c.Param("id") != "" {
+		return s.notFoundDenied(c, "", deadLetterAuditType, c.Param("id"))
+	}
+	if len(ids) == 0 {
+		s.flashError(c, "Select at least one dead letter first.")
+		return c.Redirect(http.StatusSeeOther, back)
+	}
+	version, errs := f.Validate()
+	if errs == nil && f.Confirmed {
+		n, err := s.deps.DeadLetters.Close(ctx, dlq.CloseInput{
+			IDs: ids, Version: version, To: k.to, Reason: f.Reason, Tenants: scope.Tenants, All: scope.All,
+		}, u.Actor, authz.RequestMeta(c))
+		switch quarantine.ErrorCode(err) {
+		case "":
+			s.flash(c, fmt.Sprintf("%s %s.", countNoun(n, "dead letter", "dead letters"), k.done))
+		case quarantine.ENOTFOUND:
+			return s.notFoundDenied(c, "", deadLetterAuditType, c.Param("id"))
+		case quarantine.ECONFLICT, quarantine.EINVALID:
+			s.flashError(c, "Nothing changed: "+quarantine.ErrorMessage(err)+".")
+		default:
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, back)
+	}
+	status := http.StatusOK
+	if errs != nil {
+		status = http.StatusUnprocessableEntity
+	}
+	fields := []views.Hidden{{Name: "return_to", Value: f.ReturnTo}}
+	if f.Version != "" {
+		fields = append(fields, views.Hidden{Name: "version", Value: f.Version})
+	}
+	if c.Param("id") == "" {
+		for _, id := range ids {
+			fields = append(fields, views.Hidden{Name: "id", Value: strconv.FormatInt(id, 10)})
+		}
+	}
+	return s.renderCloseConfirm(c, k, ids, scope, action, back, f.Reason, fields, errs, status)
+}
+
+// renderCloseConfirm writes the confirmation page of closing ids: the
+// first of them, the reason field and the form that closes them.
+func (s *Server) renderCloseConfirm(c echo.Context, k closeKind, ids []int64, scope authz.Scope, action, back, reason string,
+	fields []views.Hidden, errs map[string]string, status int) error {
+	items, err := s.deps.DeadLetters.ItemsByID(c.Request().Context(), ids, scope.Tenants, scope.All, maxConfirmShown)
+	if err != nil {
+		return err
+	}
+	what := countNoun(len(ids), "dead letter", "dead letters")
+	m := views.ConfirmModel{
+		Title: fmt.Sprintf(k.title, what), Lead: k.lead, Action: action, Fields: fields, More: len(ids) - len(items),
+		Reason: reason, ReasonLabel: "Reason", ReasonRequired: true, Errors: errs,
+		Button: fmt.Sprintf(k.button, what), Danger: k.to == dlq.StatusDiscarded, BackURL: back,
+	}
+	for _, it := range items {
+		m.Items = append(m.Items, views.ConfirmItem{URL: deadLetterURL(it.ID), Tenant: it.Tenant, ItemType: it.ItemType, MsgID: it.MsgID,
+			Error: it.Error, Status: string(it.Status)})
+	}
+	return s.render(c, status, views.Confirm(s.page(c, fmt.Sprintf(k.title, what), "deadletters"), m))
+}
+
+// maxConfirmShown is how many dead letters a confirmation page lists.
+const maxConfirmShown = 20
+
+// inScope keeps the ids of dead letters in scope (the route's locator
+// audited the others), in their order.
+func (s *Server) inScope(c echo.Context, ids []int64, scope authz.Scope) ([]int64, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	tenants, err := s.deps.DeadLetters.TenantsOf(c.Request().Context(), ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		if t, ok := tenants[id]; ok && (scope.All || scope.Has(t)) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// listReturn is the list page a bulk form came from, or the list.
+func listReturn(returnTo string) string {
+	if r := authz.LocalPath(returnTo); strings.HasPrefix(r, views.PathDeadLetters) {
+		return r
+	}
+	return views.PathDeadLetters
+}
+
+// countNoun is "1 dead letter", "3 dead letters", "1,204 dead letters".
+func countNoun(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return views.Count(int64(n)) + " " + many
 }

@@ -24,5 +24,5 @@ func (s *Server) deadLetterCount(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.DeadLetterCount(views.DeadLetterCountModel{Count: n, CountCapped: capped}))
+	return s.render(c, http.StatusOK, views.DeadLetterCount(views.DeadLetterCountModel{Count: n, CountCapped: capped, Fragment: true}))
 }

@@ -20,6 +20,7 @@ import (
 type deadLetterFilterForm struct {
 	views.DeadLetterFilter
 	Before, After string
+	Now           time.Time // what relative times count from
 }
 
 func readDeadLetterFilter(q url.Values) deadLetterFilterForm {
@@ -28,7 +29,7 @@ func readDeadLetterFilter(q url.Values) deadLetterFilterForm {
 		Q: get("q"), Tenant: get("tenant"), ItemType: get("type"), ErrorClass: get("class"), Status: get("status"),
 		Subject: get("subject"), From: get("from"), To: get("to"), Group: get("group"),
 		MsgID: get("msg_id"), OperationID: get("op_id"), CorrelationID: get("corr_id"),
-	}, Before: q.Get("before"), After: q.Get("after")}
+	}, Before: q.Get("before"), After: q.Get("after"), Now: time.Now()}
 }
 
 // errorClasses are every class a dead letter can have.
@@ -66,7 +67,7 @@ func (f deadLetterFilterForm) Validate(tenants []string) (dlq.ListFilter, map[st
 	if f.Group != "" && !fingerprintPattern.MatchString(f.Group) {
 		errs["group"] = "The error group link is broken; open the group again from the groups page."
 	}
-	out.From, out.To = timeRange(f.From, f.To, errs)
+	out.From, out.To = timeRange(f.From, f.To, f.Now, errs)
 	for _, c := range []string{f.Before, f.After} {
 		if _, err := dlq.DecodeCursor(c); c != "" && err != nil {
 			errs["page"] = "The page link is broken; start from the first page."
@@ -93,6 +94,7 @@ func (s *Server) deadLetterList(c echo.Context) error {
 	m := views.DeadLetterListModel{
 		Action: views.PathDeadLetters, Filter: form.DeadLetterFilter, Errors: errs, Now: now,
 		Tenants: tenants, ErrorClasses: classStrings(errorClasses), Statuses: statusOptions(),
+		Presets: presetLinks(views.PathDeadLetters, c.QueryParams()),
 	}
 	m.ItemTypes = s.itemTypes(ctx, tenants)
 	q := c.QueryParams()
@@ -105,6 +107,15 @@ func (s *Server) deadLetterList(c echo.Context) error {
 	page, err := s.deps.DeadLetters.ListDeadLetters(ctx, f)
 	if err != nil {
 		return err
+	}
+	if form.Group != "" {
+		scope := tenants
+		if form.Tenant != "" {
+			scope = []string{form.Tenant}
+		}
+		if m.GroupPanel, err = s.groupPanel(ctx, u, scope, form.Group, views.PathDeadLetters+encodeQuery(q)); err != nil {
+			return err
+		}
 	}
 	m.Counted, m.Count, m.CountCapped = page.Counted, page.Count, page.CountCapped
 	if !page.Counted && q.Get("count") == "1" {

@@ -38,14 +38,18 @@ func (s *Server) itemTypes(ctx context.Context, tenants []string) []string {
 
 // listURL is the quarantine list filtered by pairs of parameter and value
 // (empty values left out).
-func listURL(kv ...string) string {
+func listURL(kv ...string) string { return views.PathDeadLetters + pairsQuery(kv...) }
+
+// pairsQuery is the query string of pairs of parameter and value (empty
+// values left out).
+func pairsQuery(kv ...string) string {
 	q := url.Values{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		if kv[i+1] != "" {
 			q.Set(kv[i], kv[i+1])
 		}
 	}
-	return views.PathDeadLetters + encodeQuery(q)
+	return encodeQuery(q)
 }
 
 func deadLetterURL(id int64) string {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,12 +20,17 @@ var (
 		{Value: string(dlq.GroupsByUnresolved), Label: "Most unresolved"}, {Value: string(dlq.GroupsByCount), Label: "Most dead letters"},
 		{Value: string(dlq.GroupsByLastSeen), Label: "Seen most recently"}, {Value: string(dlq.GroupsByFirstSeen), Label: "Newest groups"},
 	}
-	groupStates = []views.Option{{Value: "unresolved", Label: "With unresolved"}, {Value: "all", Label: "All groups"}}
+	groupStates = []views.Option{{Value: "unresolved", Label: "With unresolved"}, {Value: "all", Label: "All groups"},
+		{Value: "snoozed", Label: "Snoozed"}}
 )
+
+// newGroupAge is how recently a group was first seen to be marked new.
+const newGroupAge = 24 * time.Hour
 
 func readGroupFilter(q url.Values) views.GroupFilter {
 	get := func(k string) string { return strings.TrimSpace(q.Get(k)) }
-	f := views.GroupFilter{Tenant: get("tenant"), ItemType: get("type"), ErrorClass: get("class"), State: get("state"), Sort: get("sort")}
+	f := views.GroupFilter{Tenant: get("tenant"), ItemType: get("type"), ErrorClass: get("class"), State: get("state"), Sort: get("sort"),
+		Page: get("page")}
 	if f.State == "" {
 		f.State = "unresolved"
 	}
@@ -35,11 +41,18 @@ func readGroupFilter(q url.Values) views.GroupFilter {
 }
 
 // validateGroupFilter turns the form into a dlq.GroupFilter over tenants,
-// with a message per bad field.
+// with a message per bad field. "With unresolved" leaves snoozed groups
+// out; "Snoozed" shows only them; "All groups" shows everything.
 func validateGroupFilter(f views.GroupFilter, tenants []string) (dlq.GroupFilter, map[string]string) {
 	errs := map[string]string{}
 	out := dlq.GroupFilter{Tenants: tenants, Tenant: f.Tenant, ItemType: f.ItemType, ErrorClass: dlq.ErrorClass(f.ErrorClass),
 		Unresolved: f.State == "unresolved", Sort: dlq.GroupSort(f.Sort)}
+	switch f.State {
+	case "all":
+		out.Snoozed = dlq.SnoozedToo
+	case "snoozed":
+		out.Snoozed = dlq.SnoozedOnly
+	}
 	if f.Tenant != "" && !slices.Contains(tenants, f.Tenant) {
 		errs["tenant"] = "Choose one of your tenants."
 	}
@@ -47,10 +60,17 @@ func validateGroupFilter(f views.GroupFilter, tenants []string) (dlq.GroupFilter
 		errs["class"] = "Choose one of the error classes."
 	}
 	if !hasChoice(groupStates, f.State) {
-		errs["state"] = "Show groups with unresolved dead letters, or all."
+		errs["state"] = "Show groups with unresolved dead letters, all, or the snoozed ones."
 	}
 	if !hasChoice(groupSorts, f.Sort) {
 		errs["sort"] = "Choose one of the orders."
+	}
+	if f.Page != "" {
+		page, err := strconv.Atoi(f.Page)
+		if err != nil || page < 1 || page > 10_000 {
+			errs["page"] = "The page link is broken; start from the first page."
+		}
+		out.Offset = max(page-1, 0) * dlq.DefaultGroupLimit
 	}
 	if len(errs) == 0 {
 		return out, nil
@@ -58,15 +78,19 @@ func validateGroupFilter(f views.GroupFilter, tenants []string) (dlq.GroupFilter
 	return out, errs
 }
 
-// groupList is the error groups page.
+// groupList is the error groups page: a page of groups with what people
+// recorded about each and, for those who may act, each group's actions.
 func (s *Server) groupList(c echo.Context) error {
 	ctx := c.Request().Context()
-	tenants := s.deadLetterTenants(ctx, userOf(c), authz.ActRead)
-	form := readGroupFilter(c.QueryParams())
+	u := userOf(c)
+	tenants := s.deadLetterTenants(ctx, u, authz.ActRead)
+	q := c.QueryParams()
+	form := readGroupFilter(q)
 	f, errs := validateGroupFilter(form, tenants)
+	now := time.Now()
 	m := views.GroupListModel{
-		Action: views.PathGroups, Filter: form, Errors: errs, Now: time.Now(), Tenants: tenants,
-		ErrorClasses: classStrings(errorClasses), Sorts: groupSorts, States: groupStates,
+		Action: views.PathGroups, Filter: form, Errors: errs, Now: now, Tenants: tenants,
+		ErrorClasses: classStrings(errorClasses), Sorts: groupSorts, States: groupStates, Actions: s.groupActions(u),
 	}
 	m.ItemTypes = s.itemTypes(ctx, tenants)
 	if errs != nil {
@@ -76,17 +100,60 @@ func (s *Server) groupList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m.Total = page.Total
+	m.Total, m.First = page.Total, f.Offset+1
 	status := ""
 	if f.Unresolved {
 		status = views.StatusUnresolved
 	}
+	fps := make([]string, len(page.Groups))
+	for i, g := range page.Groups {
+		fps[i] = g.Fingerprint
+	}
+	triage, err := s.deps.DeadLetters.GroupTriage(ctx, tenants, fps)
+	if err != nil {
+		return err
+	}
 	for _, g := range page.Groups {
 		row := groupRow(g, status)
+		filter := []string{"group", g.Fingerprint, "status", views.StatusUnresolved, "tenant", form.Tenant, "type", form.ItemType}
 		row.ListURL = listURL("group", g.Fingerprint, "tenant", form.Tenant, "type", form.ItemType, "status", status)
+		row.ReplayURL = "/replay/filter" + pairsQuery(filter...)
+		row.DiscardURL = "/deadletters/discard/filter" + pairsQuery(filter...)
+		row.ResolveURL = "/deadletters/resolve/filter" + pairsQuery(filter...)
+		row.TriageURL = listURL("group", g.Fingerprint, "tenant", form.Tenant, "status", views.StatusUnresolved) + "#group-triage"
+		row.New = now.Sub(g.FirstSeen) < newGroupAge
+		for _, t := range triage {
+			if t.Fingerprint == g.Fingerprint && slices.Contains(g.Tenants, t.Tenant) {
+				row.Triage = append(row.Triage, triageView(t))
+			}
+		}
 		m.Rows = append(m.Rows, row)
 	}
+	if f.Offset > 0 {
+		m.PrevURL = groupPageURL(q, f.Offset/dlq.DefaultGroupLimit)
+	}
+	if f.Offset+len(page.Groups) < page.Total {
+		m.NextURL = groupPageURL(q, f.Offset/dlq.DefaultGroupLimit+2)
+	}
 	return s.render(c, http.StatusOK, views.GroupList(s.page(c, "Error groups", "groups"), m))
+}
+
+// groupActions are the group actions u may use in some tenant.
+func (s *Server) groupActions(u authz.User) views.GroupActions {
+	can := func(act string) bool { return s.deps.Access.CanSomewhere(u, authz.ObjDeadLetter, act, nil) }
+	return views.GroupActions{
+		Replay:  PermittedSomewhere(s.deps.Access, u, Permission{Object: replayObjects, Action: authz.ActRequest}),
+		Discard: can(authz.ActDiscard), Resolve: can(authz.ActResolve), Triage: can(authz.ActTriage),
+	}
+}
+
+// groupPageURL is the groups page of q's filter at page n (1: the first).
+func groupPageURL(q url.Values, n int) string {
+	out := without(q, "page")
+	if n > 1 {
+		out.Set("page", strconv.Itoa(n))
+	}
+	return views.PathGroups + encodeQuery(out)
 }
 
 func groupRow(g dlq.Group, status string) views.GroupRow {
@@ -99,4 +166,18 @@ func groupRow(g dlq.Group, status string) views.GroupRow {
 		r.SampleURL = deadLetterURL(g.SampleID)
 	}
 	return r
+}
+
+// triageView is what was recorded about a group in a tenant, as pages
+// show it.
+func triageView(t dlq.GroupTriage) views.GroupTriageView {
+	v := views.GroupTriageView{Tenant: t.Tenant, Owner: t.Owner, Note: t.Note, TicketURL: t.TicketURL, Snoozed: t.Snoozed,
+		UpdatedBy: t.UpdatedBy, UpdatedAt: t.UpdatedAt}
+	if t.Snoozed {
+		v.SnoozedUntil = t.SnoozedUntil
+		if t.SnoozeGrowBy > 0 {
+			v.SnoozeLeft = max(t.SnoozeBase+t.SnoozeGrowBy-t.Size, 1)
+		}
+	}
+	return v
 }

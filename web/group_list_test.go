@@ -120,7 +120,12 @@ func TestGroupsAfterFill(t *testing.T) {
 	d := b.Do(t, c, "GET", "/groups?state=all&sort=count", nil, nil).Doc(t)
 	var groups int
 	require.NoError(t, b.Pool.QueryRow(t.Context(), `SELECT count(DISTINCT fingerprint) FROM dead_letters`).Scan(&groups))
-	assert.Equal(t, fmt.Sprintf("100 of %d groups", groups), text(byID(d, "group-count")))
+	assert.Equal(t, fmt.Sprintf("1–100 of %d groups", groups), text(byID(d, "group-count")))
+	next := byID(d, "pager-next").AttrOr("href", "")
+	require.Contains(t, next, "page=2", "the groups beyond the first 100")
+	d2 := b.Do(t, c, "GET", next, nil, nil).Doc(t)
+	assert.Equal(t, fmt.Sprintf("101–%d of %d groups", min(200, groups), groups), text(byID(d2, "group-count")))
+	assert.NotEqual(t, byID(d, "group-row").First().AttrOr("data-fingerprint", ""), byID(d2, "group-row").First().AttrOr("data-fingerprint", ""))
 	rows := byID(d, "group-row")
 	require.Equal(t, 100, rows.Length())
 	rows.Each(func(i int, s *goquery.Selection) {

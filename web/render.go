@@ -49,6 +49,8 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 		Sessions:  s.deps.Access.Scope(u, authz.ObjSessions, authz.ActRevoke, nil).All,
 	}
 	p.User = vu
+	p.TimeZone = s.timeZone(c.Request().Context(), u)
+	p.Here = c.Request().URL.RequestURI()
 	if msg := s.deps.Sessions.PopString(c.Request().Context(), "flash"); msg != "" {
 		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashOK, Text: msg})
 	}

@@ -8,18 +8,21 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/views"
 )
 
-// cancelForm is the requester's cancel, with an optional why.
+// cancelForm is the requester's cancel, with an optional why, and whether
+// they confirmed it.
 type cancelForm struct {
-	Reason string
+	Reason    string
+	Confirmed bool
 }
 
 // Validate returns the reason as it is recorded.
 func (f cancelForm) Validate() string { return strings.TrimSpace(f.Reason) }
 
-// replayCancel stops the requester's own request (anyone else is refused
-// by the replay rules, and audited).
+// replayCancel stops the requester's own request once they confirmed it
+// (anyone else is refused by the replay rules, and audited).
 func (s *Server) replayCancel(c echo.Context) error {
 	req, err := s.loadRequest(c)
 	if err != nil {
@@ -28,10 +31,17 @@ func (s *Server) replayCancel(c echo.Context) error {
 	if err := s.mayOnClass(c, req, authz.ActCancel); err != nil {
 		return err
 	}
-	reason := cancelForm{Reason: c.FormValue("reason")}.Validate()
-	if err := s.deps.Replays.Cancel(c.Request().Context(), req.ID, userOf(c).Actor, reason, authz.RequestMeta(c)); err != nil {
+	f := cancelForm{Reason: c.FormValue("reason"), Confirmed: c.FormValue(views.ConfirmedField) == "1"}
+	if !f.Confirmed {
+		return s.renderRequestConfirm(c, views.ConfirmModel{
+			Title:  fmt.Sprintf("Cancel replay request %d?", req.ID),
+			Lead:   "Nothing more of it will be published, and its dead letters that were not published go back to quarantine. What was published already stays published.",
+			Reason: f.Reason, ReasonLabel: "Why (optional)", Button: "Cancel replay", Danger: true,
+		}, nil)
+	}
+	if err := s.deps.Replays.Cancel(c.Request().Context(), req.ID, userOf(c).Actor, f.Validate(), authz.RequestMeta(c)); err != nil {
 		return s.requestFormError(c, err, "cancel")
 	}
-	s.flash(c, "Cancelled: nothing not yet published will be.")
+	s.flash(c, "Cancelled. Nothing more will be published; what was published before stays published.")
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
 }

@@ -1,12 +1,15 @@
 package web
 
 import (
+	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 
@@ -15,18 +18,9 @@ import (
 // set of ids, which the confirm page shows; later arrivals are never added.
 func (s *Server) replayFilter(c echo.Context) error {
 	ctx := c.Request().Context()
-	q := c.QueryParams()
-	if len(q) == 0 {
-		return quarantine.Errorf(quarantine.EINVALID, "Filter the list first; to replay everything, select it explicitly.")
-	}
-	tenants := s.deadLetterTenants(ctx, userOf(c), authz.ActRead)
-	f, errs := readDeadLetterFilter(q).Validate(tenants)
-	if errs != nil {
-		var msgs []string
-		for field, msg := range errs {
-			msgs = append(msgs, field+": "+msg)
-		}
-		return quarantine.Errorf(quarantine.EINVALID, "The filter is not valid: %s", strings.Join(msgs, "; "))
+	f, err := bulkFilter(c.QueryParams(), s.deadLetterTenants(ctx, userOf(c), authz.ActRead))
+	if err != nil {
+		return err
 	}
 	ids, err := replay.MatchingIDs(ctx, s.deps.DeadLetters, f, replay.MaxSelection)
 	if err != nil {
@@ -36,4 +30,24 @@ func (s *Server) replayFilter(c echo.Context) error {
 		return quarantine.Errorf(quarantine.EINVALID, "The filter selects nothing.")
 	}
 	return s.startReplay(c, ids)
+}
+
+// bulkFilter reads the list filter a bulk action by filter names in its
+// query string, over tenants; a bulk action needs a filter (everything is
+// selected explicitly or not at all), and a broken one is an invalid error
+// naming its fields.
+func bulkFilter(q url.Values, tenants []string) (dlq.ListFilter, error) {
+	if len(without(q, "before", "after", "count")) == 0 {
+		return dlq.ListFilter{}, quarantine.Errorf(quarantine.EINVALID, "Filter the list first; to act on everything, select it explicitly.")
+	}
+	f, errs := readDeadLetterFilter(q).Validate(tenants)
+	if errs != nil {
+		var msgs []string
+		for field, msg := range errs {
+			msgs = append(msgs, field+": "+msg)
+		}
+		sort.Strings(msgs)
+		return f, quarantine.Errorf(quarantine.EINVALID, "The filter is not valid: %s", strings.Join(msgs, "; "))
+	}
+	return f, nil
 }

@@ -120,7 +120,11 @@ func TestClassSpecificPermissionLine(t *testing.T) {
 	a, c := seed(t, b, "acme", "search.index_update", "perm-a", nil), seed(t, b, "acme", "search.index_update", "perm-c", nil)
 	resp = b.Do(t, viewer, "POST", "/deadletters/discard", url.Values{"id": {fmt.Sprint(a)}, "reason": {"x"}}, nil)
 	assert.Equal(t, http.StatusForbidden, resp.Status, "resolve does not let a viewer discard")
-	resp = b.Do(t, viewer, "POST", "/deadletters/resolve", url.Values{"id": {fmt.Sprint(a), fmt.Sprint(c)}, "reason": {"fixed by hand"}}, nil)
+	resolve := url.Values{"id": {fmt.Sprint(a), fmt.Sprint(c)}, "reason": {"fixed by hand"}}
+	resp = b.Do(t, viewer, "POST", "/deadletters/resolve", resolve, nil)
+	require.Equal(t, http.StatusOK, resp.Status, "asks first")
+	resolve.Set("confirmed", "1")
+	resp = b.Do(t, viewer, "POST", "/deadletters/resolve", resolve, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	for _, id := range []int64{a, c} {
 		d, err := dlq.NewStore(b.Pool).Get(ctx, id)
@@ -175,9 +179,10 @@ func TestRefusedBulkIdsAudited(t *testing.T) {
 	// one denied row names it.
 	open := seed(t, b, "acme", "search.index_update", "refused-open", nil)
 	closed := seed(t, b, "acme", "search.index_update", "refused-closed", nil)
-	require.Equal(t, http.StatusSeeOther, b.Do(t, oncall, "POST", "/deadletters/discard", url.Values{"id": {fmt.Sprint(closed)}, "reason": {"dup"}}, nil).Status)
+	require.Equal(t, http.StatusSeeOther, b.Do(t, oncall, "POST", "/deadletters/discard", url.Values{"id": {fmt.Sprint(closed)}, "reason": {"dup"},
+		"confirmed": {"1"}}, nil).Status)
 	before := denied(me.Subject)
-	resp = b.Do(t, oncall, "POST", "/deadletters/discard", url.Values{"id": {fmt.Sprint(open), fmt.Sprint(closed)}, "reason": {"dup"}}, nil)
+	resp = b.Do(t, oncall, "POST", "/deadletters/discard", url.Values{"id": {fmt.Sprint(open), fmt.Sprint(closed)}, "reason": {"dup"}, "confirmed": {"1"}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status)
 	assert.Equal(t, before+1, denied(me.Subject), "one row for the request")
 	assert.Equal(t, 1, b.AuditCount(t, "action = 'deadletter.discard' AND outcome = 'denied' AND object_id = $1 AND reason LIKE '%not open (discarded)%'", fmt.Sprint(closed)))

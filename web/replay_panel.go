@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"net/url"
-	"strconv"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -44,7 +43,8 @@ func (s *Server) replayPanel(c echo.Context, d dlq.DeadLetter) (templ.Component,
 }
 
 // bulkActions is the list's selection form: replay or close the checked
-// rows, or replay everything the current filter selects.
+// rows, or act on everything the current filter selects; nil for people
+// who may do none of it (the list then shows no checkboxes).
 func (s *Server) bulkActions(c echo.Context, q url.Values, m views.DeadLetterListModel) templ.Component {
 	u := userOf(c)
 	b := views.BulkActionsModel{
@@ -53,17 +53,14 @@ func (s *Server) bulkActions(c echo.Context, q url.Values, m views.DeadLetterLis
 		CanResolve: s.deps.Access.CanSomewhere(u, authz.ObjDeadLetter, authz.ActResolve, nil),
 		ReturnTo:   views.PathDeadLetters + encodeQuery(q),
 	}
-	if filter := without(q, "before", "after", "count"); len(filter) > 0 && len(m.Rows) > 0 {
-		b.FilterAction = "/replay/filter" + encodeQuery(filter)
-		if m.Counted {
-			b.Matching = strconv.FormatInt(m.Count, 10)
-			if m.CountCapped {
-				b.Matching += "+"
-			}
-		}
-	}
 	if !b.CanReplay && !b.CanDiscard && !b.CanResolve {
 		return nil
+	}
+	if filter := without(q, "before", "after", "count"); len(filter) > 0 && len(m.Rows) > 0 {
+		b.FilterQuery = encodeQuery(filter)
+		if m.Counted {
+			b.Matching = views.CappedCount(m.Count, m.CountCapped)
+		}
 	}
 	return views.DeadLetterBulkActions("", b)
 }

@@ -9,23 +9,26 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/views"
 )
 
-// rejectForm is an approver's rejection: why.
+// rejectForm is an approver's rejection: why, and whether they confirmed.
 type rejectForm struct {
-	Reason string
+	Reason    string
+	Confirmed bool
 }
 
 // Validate returns the reason, or an invalid error without one.
 func (f rejectForm) Validate() (string, error) {
 	reason := strings.TrimSpace(f.Reason)
 	if reason == "" {
-		return "", quarantine.Errorf(quarantine.EINVALID, "say why you reject it")
+		return "", quarantine.Errorf(quarantine.EINVALID, "Say why you reject it: the requester reads it.")
 	}
 	return reason, nil
 }
 
-// replayReject closes a request waiting for approval, with a reason.
+// replayReject closes a request waiting for approval, with a reason, once
+// the approver confirmed it (the confirmation page, or app.js's dialog).
 func (s *Server) replayReject(c echo.Context) error {
 	req, err := s.loadRequest(c)
 	if err != nil {
@@ -34,13 +37,31 @@ func (s *Server) replayReject(c echo.Context) error {
 	if err := s.mayOnClass(c, req, authz.ActReject); err != nil {
 		return err
 	}
-	reason, err := rejectForm{Reason: c.FormValue("reason")}.Validate()
-	if err == nil {
-		err = s.deps.Replays.Reject(c.Request().Context(), req.ID, userOf(c).Actor, reason, authz.RequestMeta(c))
+	f := rejectForm{Reason: c.FormValue("reason"), Confirmed: c.FormValue(views.ConfirmedField) == "1"}
+	reason, err := f.Validate()
+	if err != nil || !f.Confirmed {
+		return s.renderRequestConfirm(c, views.ConfirmModel{
+			Title:  fmt.Sprintf("Reject replay request %d?", req.ID),
+			Lead:   "Nothing of it will be published. The requester sees who rejected it and why; to replay these dead letters later, someone requests again.",
+			Reason: f.Reason, ReasonLabel: "Why you reject it", ReasonRequired: true, Button: "Reject request", Danger: true,
+		}, err)
 	}
-	if err != nil {
+	if err := s.deps.Replays.Reject(c.Request().Context(), req.ID, userOf(c).Actor, reason, authz.RequestMeta(c)); err != nil {
 		return s.requestFormError(c, err, "reject")
 	}
 	s.flash(c, "Rejected.")
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
+}
+
+// renderRequestConfirm writes the confirmation page of an action on the
+// replay request of the :id parameter: m posts back to this route and
+// leads back to the request; err (invalid input) is shown at the reason
+// (422).
+func (s *Server) renderRequestConfirm(c echo.Context, m views.ConfirmModel, err error) error {
+	m.Action, m.BackURL = c.Request().URL.Path, "/replay/requests/"+c.Param("id")
+	status := http.StatusOK
+	if err != nil {
+		m.Errors, status = map[string]string{"reason": quarantine.ErrorMessage(err)}, http.StatusUnprocessableEntity
+	}
+	return s.render(c, status, views.Confirm(s.page(c, m.Title, "approvals"), m))
 }

@@ -152,11 +152,13 @@ func (s *Server) Routes() []Route {
 
 		signedIn(http.MethodPost, "/auth/logout", s.logout).global(),
 		signedIn(http.MethodGet, "/", s.home).lists(),
+		signedIn(http.MethodPost, "/settings/time", s.settingsTime).global(),
 
 		perm(http.MethodGet, "/audit", authz.ObjAudit, authz.ActRead, s.auditList).lists(),
 		perm(http.MethodGet, "/audit/export.csv", authz.ObjAudit, authz.ActExport, s.auditExportCSV).lists(),
 		perm(http.MethodGet, "/audit/export.jsonl", authz.ObjAudit, authz.ActExport, s.auditExportJSONL).lists(),
 		perm(http.MethodGet, "/audit/:seq", authz.ObjAudit, authz.ActRead, s.auditEvent).of(s.auditLocator()),
+		perm(http.MethodPost, "/audit/verify", authz.ObjAudit, authz.ActRead, s.auditVerify).everyTenant(),
 
 		perm(http.MethodGet, "/admin/bindings", authz.ObjBindings, authz.ActRead, s.bindingList).lists(),
 		perm(http.MethodPost, "/admin/bindings", authz.ObjBindings, authz.ActManage, s.bindingAdd).names(),

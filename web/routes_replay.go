@@ -32,5 +32,7 @@ func (s *Server) replayRoutes() []Route {
 		perm(http.MethodPost, "/deadletters/:id/resolve", authz.ObjDeadLetter, authz.ActResolve, s.deadLetterResolve).of(dl),
 		perm(http.MethodPost, "/deadletters/discard", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterDiscardBulk).selects(selection),
 		perm(http.MethodPost, "/deadletters/resolve", authz.ObjDeadLetter, authz.ActResolve, s.deadLetterResolveBulk).selects(selection),
+		perm(http.MethodPost, "/deadletters/discard/filter", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterDiscardFilter).lists(),
+		perm(http.MethodPost, "/deadletters/resolve/filter", authz.ObjDeadLetter, authz.ActResolve, s.deadLetterResolveFilter).lists(),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/views"
 )
 
 // triageRoutes are the dashboard, the quarantine list, error groups and the
@@ -17,5 +18,9 @@ func (s *Server) triageRoutes() []Route {
 		perm(http.MethodGet, "/deadletters/:id", authz.ObjDeadLetter, authz.ActRead, s.deadLetterShow).of(dl),
 		perm(http.MethodGet, "/deadletters/:id/payload", authz.ObjDeadLetter, authz.ActDownload, s.deadLetterPayload).of(dl),
 		perm(http.MethodGet, "/groups", authz.ObjDeadLetter, authz.ActRead, s.groupList).lists(),
+		perm(http.MethodPost, views.PathGroupSnooze, authz.ObjDeadLetter, authz.ActTriage, s.groupSnooze).names(),
+		perm(http.MethodPost, views.PathGroupWake, authz.ObjDeadLetter, authz.ActTriage, s.groupWake).names(),
+		perm(http.MethodPost, views.PathGroupOwner, authz.ObjDeadLetter, authz.ActTriage, s.groupAssign).names(),
+		perm(http.MethodPost, views.PathGroupNote, authz.ObjDeadLetter, authz.ActTriage, s.groupNote).names(),
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -68,12 +69,17 @@ type Deps struct {
 	// IngestHealth reports how far behind ingest is (readiness, the
 	// dashboard); nil when this process does not ingest.
 	IngestHealth func() dlq.IngestHealth
+	// AuditKeys are the public keys the auditor's "verify chain" checks
+	// checkpoint signatures with, as `console audit verify` does.
+	AuditKeys *audit.KeySet
 }
 
 // Server holds the dependencies of the handlers.
 type Server struct {
 	deps Deps
 	echo *echo.Echo
+	// verifying is held while the audit chain is verified: one at a time.
+	verifying sync.Mutex
 }
 
 // New returns the console's HTTP handler: security headers, cross-origin

@@ -16,10 +16,11 @@ import (
 // where its secrets are, and how to log.
 type serveConfig struct {
 	app.Config
-	AuditKeyFile     string
-	MetricsTokenFile string
-	LogLevel         string
-	LogFormat        string
+	AuditKeyFile        string
+	AuditPublicKeyFiles string
+	MetricsTokenFile    string
+	LogLevel            string
+	LogFormat           string
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -71,6 +72,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	s.duration(&c.OIDC.RefreshInterval, "session-refresh-interval", "SESSION_REFRESH_INTERVAL", 10*time.Minute, "read a session's groups again from the provider this often (the session ends if it refuses)", time.Minute, 24*time.Hour)
 	s.groups(&c.Groups)
 	s.str(&c.AuditKeyFile, "audit-signing-key", "AUDIT_SIGNING_KEY_FILE", "", "PEM file of the Ed25519 key that signs audit checkpoints (make one with `console audit keygen`)", checkSigningKey)
+	s.str(&c.AuditPublicKeyFiles, "audit-public-keys", "AUDIT_PUBLIC_KEYS", "", "PEM files of earlier signing keys' public keys, comma-separated: the audit page's chain check trusts them too", nil)
 	var every int
 	s.integer(&every, "audit-checkpoint-every", "AUDIT_CHECKPOINT_EVERY", 1000, "sign the audit chain's head after this many entries", 1, 10_000_000)
 	s.duration(&c.CheckpointInterval, "audit-checkpoint-interval", "AUDIT_CHECKPOINT_INTERVAL", 5*time.Minute, "longest time new audit entries stay unsigned", time.Second, 24*time.Hour)
@@ -110,6 +112,9 @@ func (c *serveConfig) loadSecrets() error {
 	var err error
 	if c.AuditSigner, err = audit.LoadSigner(c.AuditKeyFile); err != nil {
 		return fmt.Errorf("AUDIT_SIGNING_KEY_FILE (--audit-signing-key): %w", err)
+	}
+	if c.AuditPublicKeys, err = audit.LoadKeySet(splitList(c.AuditPublicKeyFiles)...); err != nil {
+		return fmt.Errorf("AUDIT_PUBLIC_KEYS (--audit-public-keys): %w", err)
 	}
 	if c.MetricsToken, err = app.ReadSecret(c.MetricsTokenFile); err != nil {
 		return fmt.Errorf("METRICS_TOKEN_FILE (--metrics-token-file): %w", err)

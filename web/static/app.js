@@ -1,6 +1,8 @@
 // Quarantine console: small progressive enhancements. Every page works
 // without this file; it adds copy buttons, keyboard shortcuts, confirmation
-// of destructive forms and a visible message when an htmx request fails.
+// dialogs for destructive forms, messages at required fields, the list's
+// selection count and "select all", times in the browser's zone, and a
+// visible message when an htmx request fails.
 // No framework, no inline handlers (the CSP forbids them), no eval.
 (function () {
 	"use strict";
@@ -75,19 +77,201 @@
 		);
 	});
 
-	// ---- confirmation: <form data-confirm="Remove …?"> ----
+	// ---- confirmation: data-confirm on a form, or on the button that submits it ----
 
+	// Without this file every destructive form answers with a confirmation
+	// page first. Here the question is asked in a dialog instead, and the
+	// form is sent with confirmed=1, which the server takes as the answer.
 	// Capture phase, so that a refusal also stops htmx's own submit handler.
 	document.addEventListener("submit", function (e) {
 		var form = e.target;
-		if (!form || !form.hasAttribute || !form.hasAttribute("data-confirm")) {
+		if (!form || !form.hasAttribute) {
 			return;
 		}
-		if (!window.confirm(form.getAttribute("data-confirm"))) {
+		var by = e.submitter && e.submitter.hasAttribute("data-confirm") ? e.submitter : null;
+		var asker = by || (form.hasAttribute("data-confirm") ? form : null);
+		var mark = form.querySelector("input[data-confirmed]");
+		if (!asker) {
+			if (mark) {
+				mark.remove();
+			}
+			return;
+		}
+		var question = asker.getAttribute("data-confirm");
+		var n = selectedCount(form);
+		if (n > 0) {
+			question = question.replace("the selected dead letters", n === 1 ? "the selected dead letter" : "the " + n + " selected dead letters");
+		}
+		if (!window.confirm(question)) {
 			e.preventDefault();
 			e.stopPropagation();
+			return;
+		}
+		if (!mark) {
+			mark = document.createElement("input");
+			mark.type = "hidden";
+			mark.name = "confirmed";
+			mark.value = "1";
+			mark.setAttribute("data-confirmed", "");
+			form.appendChild(mark);
 		}
 	}, true);
+
+	// ---- a required field left empty: the message at the field ----
+
+	// The browser refuses to send a form whose required field is empty;
+	// show the field's own message under it (data-required-message) in the
+	// page's style instead of the browser's bubble, and keep everything
+	// else (a selection) as it is.
+	document.addEventListener("invalid", function (e) {
+		var field = e.target;
+		if (!field || !field.id) {
+			return;
+		}
+		var slot = document.getElementById(field.id + "-error");
+		if (!slot) {
+			return;
+		}
+		e.preventDefault();
+		slot.textContent = field.getAttribute("data-required-message") || field.validationMessage;
+		slot.hidden = false;
+		slot.setAttribute("data-testid", "field-error-" + field.id.replace(/^f-/, ""));
+		field.setAttribute("aria-invalid", "true");
+		if (field.closest(".field")) {
+			field.closest(".field").classList.add("has-error");
+		}
+		field.focus();
+	}, true);
+
+	document.addEventListener("input", function (e) {
+		var field = e.target;
+		if (!field || !field.id || field.getAttribute("aria-invalid") !== "true" || !field.value) {
+			return;
+		}
+		var slot = document.getElementById(field.id + "-error");
+		if (slot && !slot.hasAttribute("data-server")) {
+			slot.hidden = true;
+			field.removeAttribute("aria-invalid");
+			if (field.closest(".field")) {
+				field.closest(".field").classList.remove("has-error");
+			}
+		}
+	});
+
+	// ---- selection of list rows: select all, how many, nothing to act on ----
+
+	// (form.id would be the form's controls named "id": read the attribute.)
+	function rowBoxes(form) {
+		var id = form && form.getAttribute && form.getAttribute("id");
+		if (!id) {
+			return [];
+		}
+		return Array.prototype.slice.call(document.querySelectorAll('input[type="checkbox"][name="id"][form="' + id + '"]'));
+	}
+
+	function selectedCount(form) {
+		return rowBoxes(form).filter(function (b) { return b.checked; }).length;
+	}
+
+	// syncSelection shows how many rows are ticked, enables the actions that
+	// need a selection only when there is one, and keeps "select all" in step.
+	function syncSelection() {
+		document.querySelectorAll("form[id]").forEach(function (form) {
+			var boxes = rowBoxes(form);
+			if (boxes.length === 0) {
+				return;
+			}
+			var n = boxes.filter(function (b) { return b.checked; }).length;
+			var count = form.querySelector("[data-selected-count]");
+			if (count) {
+				count.hidden = false;
+				count.textContent = n === 0 ? "None selected" : n + " selected";
+				count.classList.toggle("is-empty", n === 0);
+			}
+			form.querySelectorAll("[data-needs-selection]").forEach(function (b) {
+				b.disabled = n === 0;
+				b.title = n === 0 ? "Tick dead letters first" : "";
+			});
+			var all = document.querySelector("[data-select-all]");
+			if (all) {
+				all.hidden = false;
+				all.checked = n === boxes.length;
+				all.indeterminate = n > 0 && n < boxes.length;
+				var label = document.querySelector("[data-select-all-label]");
+				if (label) {
+					label.hidden = true;
+				}
+			}
+		});
+	}
+
+	document.addEventListener("change", function (e) {
+		var t = e.target;
+		if (!t || t.type !== "checkbox") {
+			return;
+		}
+		if (t.hasAttribute("data-select-all")) {
+			var table = t.closest("table");
+			if (table) {
+				table.querySelectorAll('tbody input[type="checkbox"][name="id"]').forEach(function (b) {
+					b.checked = t.checked;
+				});
+			}
+		}
+		if (t.hasAttribute("data-select-all") || t.name === "id") {
+			syncSelection();
+		}
+	});
+
+	// ---- times in the browser's zone (the person's setting) ----
+
+	// Pages write times in UTC. When the person chose their browser's zone
+	// (<html data-time-zone="local">), absolute times are rewritten in it,
+	// with UTC kept on hover; relative ones ("5m ago") get both on hover.
+	var pad = function (n) { return (n < 10 ? "0" : "") + n; };
+
+	function localText(d) {
+		var zone = "";
+		try {
+			var parts = new Intl.DateTimeFormat(undefined, { timeZoneName: "short" }).formatToParts(d);
+			parts.forEach(function (p) {
+				if (p.type === "timeZoneName") {
+					zone = " " + p.value;
+				}
+			});
+		} catch (err) {
+			zone = "";
+		}
+		return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " +
+			pad(d.getHours()) + ":" + pad(d.getMinutes()) + ":" + pad(d.getSeconds()) + zone;
+	}
+
+	function utcText(d) {
+		return d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate()) + " " +
+			pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes()) + ":" + pad(d.getUTCSeconds()) + " UTC";
+	}
+
+	function localTimes(root) {
+		if (document.documentElement.getAttribute("data-time-zone") !== "local" || !root || !root.querySelectorAll) {
+			return;
+		}
+		root.querySelectorAll("time[datetime]").forEach(function (el) {
+			if (el.hasAttribute("data-local")) {
+				return;
+			}
+			var d = new Date(el.getAttribute("datetime"));
+			if (isNaN(d.getTime())) {
+				return;
+			}
+			el.setAttribute("data-local", "");
+			if (el.classList.contains("ts")) {
+				el.textContent = localText(d);
+				el.title = utcText(d);
+			} else {
+				el.title = localText(d) + " · " + utcText(d);
+			}
+		});
+	}
 
 	// ---- keyboard shortcuts ----
 
@@ -262,13 +446,21 @@
 
 	document.addEventListener("htmx:load", function (e) {
 		revealCopyButtons(e.target);
+		localTimes(e.target);
+		syncSelection();
 	});
 
-	if (document.readyState === "loading") {
-		document.addEventListener("DOMContentLoaded", function () {
-			revealCopyButtons(document);
-		});
-	} else {
+	function ready() {
 		revealCopyButtons(document);
+		localTimes(document);
+		syncSelection();
 	}
+
+	if (document.readyState === "loading") {
+		document.addEventListener("DOMContentLoaded", ready);
+	} else {
+		ready();
+	}
+	// Back and forward keep ticked boxes: show them as they are.
+	window.addEventListener("pageshow", syncSelection);
 })();

@@ -1,0 +1,77 @@
+package views
+
+// Models of the confirmation step every destructive action goes through
+// (discard, resolve, reject, cancel): without JavaScript it is a page of
+// its own; with it, app.js asks in a dialog and posts the same form with
+// ConfirmedField set.
+
+// ConfirmedField is the form field that says the person confirmed the
+// action (the confirmation page's button, or app.js after its dialog).
+const ConfirmedField = "confirmed"
+
+// ConfirmModel is a confirmation page: what will happen to what, the
+// reason (kept, and checked at its field), and the buttons to go on or
+// back.
+type ConfirmModel struct {
+	// Title asks the question: "Discard 3 dead letters?".
+	Title string
+	// Lead says what happens, and whether it can be undone.
+	Lead string
+	// Action is where the confirmed form posts; Fields are its hidden
+	// fields (the selection, as repeated "id" fields; a version).
+	Action string
+	Fields []Hidden
+	// Items are the first dead letters concerned, More how many others.
+	Items []ConfirmItem
+	More  int
+	// Reason is the reason field; ReasonLabel its label (empty: no reason
+	// field), ReasonRequired whether it must be filled.
+	Reason         string
+	ReasonLabel    string
+	ReasonRequired bool
+	// Errors maps "reason" (and "" for the form as a whole) to a message.
+	Errors map[string]string
+	// Button is the confirming button's label ("Discard 3"); Danger makes
+	// it red.
+	Button string
+	Danger bool
+	// BackURL is where "Back" leads, keeping the selection's page.
+	BackURL string
+}
+
+// ConfirmItem is one dead letter a confirmation concerns.
+type ConfirmItem struct {
+	URL      string
+	Tenant   string
+	ItemType string
+	MsgID    string
+	Error    string
+	Status   string
+}
+
+// Hidden is a hidden form field.
+type Hidden struct {
+	Name  string
+	Value string
+}
+
+// FormPageModel is a small form on a page of its own, shown when a form
+// embedded elsewhere (an error group's panel) was sent with mistakes: the
+// same fields, what was typed, and a message at each bad one.
+type FormPageModel struct {
+	Title string
+	Lead  string
+	// Action is where the form posts; Fields are its hidden fields.
+	Action string
+	Fields []Hidden
+	// Controls are the visible fields, in order.
+	Controls []FormControl
+	Button   string
+	BackURL  string
+}
+
+// FormControl is one visible field of a FormPageModel: an input or a select.
+type FormControl struct {
+	Input  *Input
+	Select *Select
+}

@@ -1,0 +1,39 @@
+package web
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// objectURL is the page of an audited object, "" when it has none: a dead
+// letter, a replay request, an error group (its list in the entry's
+// tenant). Lists of ids (refused selections) link nowhere.
+func objectURL(e audit.Entry) string {
+	switch e.ObjectType {
+	case "dead_letter", "replay_request":
+		n, err := strconv.ParseInt(e.ObjectID, 10, 64)
+		if err != nil || n < 1 {
+			return ""
+		}
+		if e.ObjectType == "dead_letter" {
+			return deadLetterURL(n)
+		}
+		return "/replay/requests/" + strconv.FormatInt(n, 10)
+	case "error_group":
+		if fingerprintPattern.MatchString(e.ObjectID) {
+			return listURL("group", e.ObjectID, "tenant", e.Tenant)
+		}
+	}
+	return ""
+}
+
+// messageURL lists the dead letters of an entry's message id.
+func messageURL(e audit.Entry) string {
+	if e.MessageID == "" || strings.ContainsAny(e.MessageID, "\n\r") {
+		return ""
+	}
+	return views.PathDeadLetters + pairsQuery("msg_id", e.MessageID, "tenant", e.Tenant)
+}

@@ -1,0 +1,73 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// What the group triage forms (group_snooze.go, group_assign.go,
+// group_note.go) share: the group and tenant they name, where to go back,
+// and how a change ends.
+
+// groupRef reads the group and the tenant a triage form names. A tenant
+// where the person may not triage answers 403 (audited), before anything
+// else is read; a malformed group 404.
+func (s *Server) groupRef(c echo.Context) (dlq.GroupRef, error) {
+	g := dlq.GroupRef{Tenant: strings.TrimSpace(c.FormValue("tenant")), Fingerprint: strings.TrimSpace(c.FormValue("group"))}
+	if !s.deps.Access.Can(userOf(c), g.Tenant, authz.ObjDeadLetter, authz.ActTriage) {
+		return g, s.deny(c, g.Tenant, authz.ObjDeadLetter+":"+authz.ActTriage, "error group "+g.Fingerprint+" in tenant "+g.Tenant)
+	}
+	if !fingerprintPattern.MatchString(g.Fingerprint) {
+		return g, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such error group.")
+	}
+	return g, nil
+}
+
+// groupReturn is the page a triage form came from (the group's list), or
+// the groups page.
+func groupReturn(c echo.Context) string {
+	if r := authz.LocalPath(c.FormValue("return_to")); r != "/" {
+		return r
+	}
+	return views.PathGroups
+}
+
+// groupChanged ends a triage change: done, or a conflict (a group woken
+// meanwhile), as a message on the page the form came from; any other error
+// as the error page shows it.
+func (s *Server) groupChanged(c echo.Context, err error, done string) error {
+	switch {
+	case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
+		s.flashError(c, quarantine.ErrorMessage(err))
+	case err != nil:
+		return err
+	default:
+		s.flash(c, done)
+	}
+	return c.Redirect(http.StatusSeeOther, groupReturn(c))
+}
+
+// renderGroupForm writes a triage form again on a page of its own, with
+// what was typed and a message at each bad field (422).
+func (s *Server) renderGroupForm(c echo.Context, g dlq.GroupRef, title, button string, controls ...views.FormControl) error {
+	m := views.FormPageModel{
+		Title: title, Lead: "Error group " + g.Fingerprint + " in " + g.Tenant + ".", Action: c.Request().URL.Path,
+		Fields:   []views.Hidden{{Name: "tenant", Value: g.Tenant}, {Name: "group", Value: g.Fingerprint}, {Name: "return_to", Value: groupReturn(c)}},
+		Controls: controls, Button: button, BackURL: groupReturn(c),
+	}
+	return s.render(c, http.StatusUnprocessableEntity, views.FormPage(s.page(c, title, "groups"), m))
+}
+
+// validTicketURL reports whether s is an http(s) link with a host.
+func validTicketURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}

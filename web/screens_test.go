@@ -1,0 +1,106 @@
+//go:build screens
+
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// TestServeScreens serves a console with a little of everything (dead
+// letters of several tenants, types and groups, replay requests, audit
+// rows) for looking at its screens with scripts/screenshot.sh, which
+// cannot sign in: one port per person, from $SCREENS_PORT (default 18140),
+// forwards to the console with that person's session (oncall, viewer,
+// approver, auditor, admin). It serves for $SCREENS_FOR (default 20m). It
+// is a tool, not a test: it builds only with -tags screens.
+func TestServeScreens(t *testing.T) {
+	base := 18140
+	if v := os.Getenv("SCREENS_PORT"); v != "" {
+		var err error
+		base, err = strconv.Atoi(v)
+		require.NoError(t, err)
+	}
+	serveFor := 20 * time.Minute
+	if v := os.Getenv("SCREENS_FOR"); v != "" {
+		var err error
+		serveFor, err = time.ParseDuration(v)
+		require.NoError(t, err)
+	}
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	pool := b.DB.OwnerPool
+	now := time.Now()
+	var letters []testfactory.Letter
+	for i := range 57 {
+		letters = append(letters, testfactory.Letter{Tenant: "acme", ItemType: "orders.refund", Error: "refund failed: upstream 503 from payments-gateway",
+			Stack: "payments.Refund\n\tpayments/refund.go:88\nconsumer.Handle\n\tconsumer/handle.go:41", At: now.Add(-time.Duration(i) * 7 * time.Minute)})
+	}
+	for i := range 12 {
+		letters = append(letters, testfactory.Letter{Tenant: "globex", ItemType: "search.index_update", Class: "transient", Error: "index shard 4 unavailable",
+			At: now.Add(-time.Duration(i) * 90 * time.Minute)})
+	}
+	for i := range 6 {
+		letters = append(letters, testfactory.Letter{Tenant: "acme", ItemType: "notifications.customer_lifecycle.email_send_with_template_rendering",
+			OperationID: fmt.Sprintf("op-%d", i), Error: "template <b>welcome</b> missing variable {{.Name}}", Class: "schema_invalid",
+			At: now.Add(-time.Duration(i) * 20 * time.Hour)})
+	}
+	for i := range 4 {
+		letters = append(letters, testfactory.Letter{Tenant: "acme", ItemType: "email.send", OperationID: fmt.Sprintf("mail-%d", i),
+			MsgID: fmt.Sprintf("mail-msg-%d", i), Error: "smtp 451 try again later", Class: "transient", At: now.Add(-time.Duration(i) * 3 * time.Minute)})
+	}
+	ids := testfactory.DeadLetters(t, pool, letters...)
+
+	oncallC, oncall := b.SignIn(t, "acme:oncall", "globex:oncall")
+	viewerC, _ := b.SignIn(t, "acme:viewer")
+	approverC, _ := b.SignIn(t, "acme:approver", "globex:approver")
+	auditorC, _ := b.SignIn(t, "*:auditor")
+	adminC, _ := b.SignIn(t, "*:admin", "acme:oncall")
+	mail := ids[len(ids)-4:]
+	testfactory.Request(t, b.Replays, oncall.Actor, mail[:2], replay.SubmitInput{Reason: "smtp relay fixed"})
+	testfactory.Draft(t, b.Replays, oncall.Actor, ids[0], ids[1])
+
+	people := []struct {
+		name   string
+		client *http.Client
+	}{{"oncall", oncallC}, {"viewer", viewerC}, {"approver", approverC}, {"auditor", auditorC}, {"admin", adminC}}
+	target, err := url.Parse(b.URL())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), serveFor)
+	defer cancel()
+	for i, p := range people {
+		cookie := b.SessionCookie(t, p.client)
+		proxy := httputil.NewSingleHostReverseProxy(target)
+		director := proxy.Director
+		proxy.Director = func(r *http.Request) {
+			director(r)
+			r.Host = target.Host
+			r.AddCookie(cookie)
+			if r.Method == http.MethodPost {
+				r.Header.Set("Origin", b.URL())
+				r.Header.Set("Sec-Fetch-Site", "same-origin")
+			}
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", base+i)
+		l, err := net.Listen("tcp", addr)
+		require.NoError(t, err)
+		srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(l) }()
+		t.Cleanup(func() { _ = srv.Close() })
+		t.Logf("%s: http://%s/", p.name, addr)
+	}
+	t.Logf("dead letters %d..%d; serving for %s", ids[0], ids[len(ids)-1], serveFor)
+	<-ctx.Done()
+}
