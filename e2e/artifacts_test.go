@@ -8,10 +8,11 @@ import (
 )
 
 // artifactsDir is where screenshots, and on failure page HTML and process
-// logs, are written: e2e/artifacts/ (ignored by git).
-func artifactsDir() string { return filepath.Join(repoRoot(), "e2e", "artifacts") }
+// logs, are written: .data/e2e-artifacts/ (the worktree's data folder,
+// ignored by git), kept after the run.
+func artifactsDir() string { return filepath.Join(repoRoot(), ".data", "e2e-artifacts") }
 
-// artifactPath is e2e/artifacts/<test name>[.suffix], the test name with
+// artifactPath is .data/e2e-artifacts/<test name>[.suffix], the test name with
 // subtest slashes made underscores.
 func artifactPath(t *testing.T, suffix string) string {
 	name := strings.NewReplacer("/", "_", " ", "_", ":", "_").Replace(t.Name())

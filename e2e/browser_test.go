@@ -249,7 +249,7 @@ func (s *session) LoginAs(email string) {
 }
 
 // Screenshot saves a full-page PNG of what the session shows to
-// e2e/artifacts/<test>.png (<test>.<name>.png when name is not empty).
+// .data/e2e-artifacts/<test>.png (<test>.<name>.png when name is not empty).
 func (s *session) Screenshot(name string) {
 	s.t.Helper()
 	png, err := s.fullPage()

@@ -157,6 +157,9 @@ type stackConfig struct {
 type stack struct {
 	DatabaseURL string        // as the runtime role
 	DB          *pgxpool.Pool // for the test's own checks (the runtime role)
+	// OwnerDB is the schema's owner, when the stack made its database (nil
+	// with a given DatabaseURL): for tampering the way only an owner can.
+	OwnerDB *pgxpool.Pool
 	// AuditKeyID is the id of the key the consoles sign checkpoints with.
 	AuditKeyID string
 	NATS       *natsNode // the server started for this stack; nil when NATSURL was given
@@ -173,7 +176,7 @@ func newStack(t *testing.T, cfg stackConfig) *stack {
 	s := &stack{DatabaseURL: cfg.DatabaseURL, NATSURL: cfg.NATSURL}
 	if s.DatabaseURL == "" {
 		db := testdb.New(t)
-		s.DatabaseURL, s.DB = db.URL, db.Pool
+		s.DatabaseURL, s.DB, s.OwnerDB = db.URL, db.Pool, db.OwnerPool
 	} else {
 		pool, err := pgxpool.New(context.Background(), s.DatabaseURL)
 		if err != nil {

@@ -30,7 +30,7 @@
 //   - replay_helpers: steps for the replay journeys, waiting for the
 //     product screens they drive.
 //
-// Artifacts go to e2e/artifacts/ (ignored by git): a PNG of each journey's
+// Artifacts go to .data/e2e-artifacts/ (ignored by git): a PNG of each journey's
 // final page as <test>.png, and when a test fails, the HTML and a
 // screenshot of each person's page and the output of every process it
 // started (console, Dex, NATS, PostgreSQL, Chromium).

@@ -199,7 +199,7 @@ func (h *httpSession) progress(ctx context.Context, id int64) (replayProgress, e
 	if err != nil {
 		return p, err
 	}
-	p.Status = strings.TrimSpace(page.Find(testID("replay-status")).Text())
+	p.Status = page.Find(testID("replay-status")).AttrOr("data-status", "")
 	if p.Published, err = strconv.Atoi(strings.TrimSpace(page.Find(testID("progress-published")).Text())); err != nil {
 		return p, fmt.Errorf("published count: %w", err)
 	}

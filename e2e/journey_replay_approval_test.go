@@ -59,7 +59,7 @@ func TestApprovalAndAuditReplayJourney(t *testing.T) {
 	require.Regexp(t, `^[0-9a-f]{64}$`, payloadSHA)
 	reason := "SMTP relay was down 10:02-10:40; resend the shipping email (e2e " + run + ")"
 	reqID := oncall.requestReplay(reason, "")
-	assert.Equal(t, "pending_approval", oncall.Text(testID("replay-status")))
+	assert.Equal(t, "pending_approval", oncall.Attr(testID("replay-status"), "data-status"))
 	assert.False(t, oncall.Exists(testID("approve")), "the requester is offered no approve button")
 	assert.False(t, oncall.Exists(testID("approve-form")), "the requester is offered no approve form")
 	intent := oncall.intentHash()
@@ -74,7 +74,7 @@ func TestApprovalAndAuditReplayJourney(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusForbidden, status, "the requester approving over HTTP: %.300s", body)
 	oncall.Open(requestPath(reqID))
-	assert.Equal(t, "pending_approval", oncall.Text(testID("replay-status")), "a refused approval changes nothing")
+	assert.Equal(t, "pending_approval", oncall.Attr(testID("replay-status"), "data-status"), "a refused approval changes nothing")
 	requireStreamEmpty(t, ctx, js)
 
 	// The approver, in a browser context of their own.
@@ -110,7 +110,7 @@ func TestApprovalAndAuditReplayJourney(t *testing.T) {
 	res = approver.Fetch(http.MethodPost, requestPath(reqID)+"/approve", approve)
 	assert.Equal(t, http.StatusConflict, res.Status, "a second approve: %.300s", res.Body)
 	approver.Open(requestPath(reqID))
-	assert.Equal(t, "done", approver.Text(testID("replay-status")))
+	assert.Equal(t, "done", approver.Attr(testID("replay-status"), "data-status"))
 	assert.Equal(t, approvals, auditCount(t, s.DB, "replay.approve", "ok"), "no second approval recorded")
 	requireReplayedOnce(t, ctx, js, email.MsgID, email.OriginalSubject, email.Payload, reqID)
 	approver.Screenshot("approver")

@@ -55,7 +55,7 @@ func TestEditedPayloadApprovalJourney(t *testing.T) {
 	m := replayRequestPath.FindStringSubmatch(oncall.Location())
 	require.NotNil(t, m, oncall.Location())
 	reqPath := m[0]
-	assert.Equal(t, "pending_approval", oncall.Text(testID("replay-status")), "an edited payload is never replayed on one person's word")
+	assert.Equal(t, "pending_approval", oncall.Attr(testID("replay-status"), "data-status"), "an edited payload is never replayed on one person's word")
 	assert.True(t, oncall.Exists(testID("replay-edited")))
 	assert.False(t, oncall.Exists(testID("approve")), "the requester cannot approve their own edit")
 	oncall.Screenshot("requester")

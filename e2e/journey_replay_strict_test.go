@@ -66,7 +66,7 @@ func TestStrictReplayJourney(t *testing.T) {
 	var reqID int64
 	_, err := fmt.Sscan(m[1], &reqID)
 	require.NoError(t, err)
-	assert.Equal(t, "pending_approval", oncall.Text(testID("replay-status")))
+	assert.Equal(t, "pending_approval", oncall.Attr(testID("replay-status"), "data-status"))
 	assert.False(t, oncall.Exists(testID("approve")), "the requester is offered no approve button")
 
 	// Approver one: typed confirmation, one approval; not enough.
@@ -77,13 +77,13 @@ func TestStrictReplayJourney(t *testing.T) {
 	intent := approver.intentHash()
 	approver.approveReplay(reqID, phrase)
 	approver.Open(requestPath(reqID))
-	assert.Equal(t, "pending_approval", approver.Text(testID("replay-status")), "one approval is not enough")
+	assert.Equal(t, "pending_approval", approver.Attr(testID("replay-status"), "data-status"), "one approval is not enough")
 	assert.Contains(t, approver.Text(testID("replay-approvals")), userApprover)
 	assert.False(t, approver.Exists(testID("approve")), "approver one has nothing left to approve")
 	res := approver.Fetch(http.MethodPost, requestPath(reqID)+"/approve", url.Values{"intent": {intent}, "confirmation": {phrase}})
 	assert.Equal(t, http.StatusConflict, res.Status, "approver one approving again: %.300s", res.Body)
 	approver.Open(requestPath(reqID))
-	assert.Equal(t, "pending_approval", approver.Text(testID("replay-status")), "the same approver twice is still one approval")
+	assert.Equal(t, "pending_approval", approver.Attr(testID("replay-status"), "data-status"), "the same approver twice is still one approval")
 	requireStreamEmpty(t, ctx, js)
 	var jobs int
 	require.NoError(t, s.DB.QueryRow(ctx, `SELECT count(*) FROM replay_jobs`).Scan(&jobs))
@@ -100,7 +100,7 @@ func TestStrictReplayJourney(t *testing.T) {
 	approver2.Click(testID("approve"))
 	approver2.WaitUntil("the refused approval", `document.querySelector('[data-testid="field-error-confirmation"], [data-testid="field-error-approve"]')`)
 	approver2.Open(requestPath(reqID))
-	assert.Equal(t, "pending_approval", approver2.Text(testID("replay-status")), "a wrong phrase approves nothing")
+	assert.Equal(t, "pending_approval", approver2.Attr(testID("replay-status"), "data-status"), "a wrong phrase approves nothing")
 	requireStreamEmpty(t, ctx, js)
 	approver2.approveReplay(reqID, phrase)
 	approver2.waitReplayStatus(reqID, "done")

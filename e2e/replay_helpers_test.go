@@ -227,7 +227,7 @@ func (s *session) waitReplayStatus(id int64, status string) {
 	s.t.Helper()
 	err := wait.Poll(2*time.Minute, 500*time.Millisecond, func() error {
 		s.Open("/replay/requests/" + strconv.FormatInt(id, 10))
-		if got := s.Text(testID("replay-status")); got != status {
+		if got := s.Attr(testID("replay-status"), "data-status"); got != status {
 			return fmt.Errorf("status %q: %w", got, wait.ErrNotYet)
 		}
 		return nil

@@ -12,7 +12,7 @@ import (
 
 // replayCreate freezes a selection (the id fields of the form: one from the
 // detail page, many from the list) into draft requests and shows them for
-// confirmation.
+// confirmation; an empty selection goes back to the list with a message.
 func (s *Server) replayCreate(c echo.Context) error {
 	form, err := c.FormParams()
 	if err != nil {
@@ -23,7 +23,9 @@ func (s *Server) replayCreate(c echo.Context) error {
 		return err
 	}
 	if len(ids) == 0 {
-		return quarantine.Errorf(quarantine.EINVALID, "Select at least one dead letter to replay.")
+		// Not a dead end: back to the list, which says what to do.
+		s.flashError(c, "Tick the dead letters to replay first, or use \"All matching\".")
+		return c.Redirect(http.StatusSeeOther, listReturn(form.Get("return_to")))
 	}
 	return s.startReplay(c, ids)
 }
