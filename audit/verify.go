@@ -92,20 +92,32 @@ func (r Result) String() string {
 	case r.Rows == 0:
 		return "audit chain ok: no entries yet"
 	}
-	s := fmt.Sprintf("audit chain ok: %d entries, head seq %d hash %s", r.Rows, r.HeadSeq, r.HeadHex())
+	s := fmt.Sprintf("audit chain ok: %s, head seq %d hash %s", plural(r.Rows, "entry", "entries"), r.HeadSeq, r.HeadHex())
 	if r.Checkpoints == 0 {
 		s += "; no signed checkpoint yet"
 	} else {
-		s += fmt.Sprintf("; %d signed checkpoints verify, the last at seq %d (%s, key %s)",
-			r.Checkpoints, r.LastCheckpoint.Seq, r.LastCheckpoint.At.Format(timeLayout), r.LastCheckpoint.KeyID)
+		verify := " verify, the last"
+		if r.Checkpoints == 1 {
+			verify = " verifies, the last"
+		}
+		s += fmt.Sprintf("; %s%s at seq %d (%s, key %s)", plural(int64(r.Checkpoints), "signed checkpoint", "signed checkpoints"), verify,
+			r.LastCheckpoint.Seq, r.LastCheckpoint.At.Format(timeLayout), r.LastCheckpoint.KeyID)
 		if n := r.HeadSeq - r.LastCheckpoint.Seq; n > 0 {
-			s += fmt.Sprintf(", %d entries after it not yet signed", n)
+			s += fmt.Sprintf(", %s after it not yet signed", plural(n, "entry", "entries"))
 		}
 	}
 	if r.Anchors > 0 {
-		s += fmt.Sprintf("; %d anchors match", r.Anchors)
+		s += fmt.Sprintf("; %s", plural(int64(r.Anchors), "anchor matches", "anchors match"))
 	}
 	return s
+}
+
+// plural is "1 entry", "3 entries".
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 const (

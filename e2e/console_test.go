@@ -93,7 +93,7 @@ func (c *Console) AuditVerify(t *testing.T) (seq int64, hash string) {
 	if strings.Contains(string(out), "audit chain ok: no entries yet") {
 		return 0, ""
 	}
-	m := regexp.MustCompile(`audit chain ok: \d+ entries, head seq (\d+) hash ([0-9a-f]{64}); (no signed checkpoint yet|\d+ signed checkpoints verify)`).FindSubmatch(out)
+	m := regexp.MustCompile(`audit chain ok: \d+ entr(?:y|ies), head seq (\d+) hash ([0-9a-f]{64}); (no signed checkpoint yet|\d+ signed checkpoints? verif(?:y|ies))`).FindSubmatch(out)
 	if m == nil {
 		t.Fatalf("console audit verify printed no head: %s", out)
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,6 +49,22 @@ func TestAuditorVerifiesChainInUI(t *testing.T) {
 	require.NoError(t, s.DB.QueryRow(ctx, `SELECT hash FROM audit_log WHERE seq = $1`, cliSeq).Scan(&cliHead))
 	assert.Equal(t, hex.EncodeToString(cliHead), cliHash)
 	auditor.Screenshots("intact")
+
+	// Times in the browser's zone (here Tokyo's), UTC on hover: the
+	// auditor's setting, from the menu under their name.
+	auditor.TimeZone("Asia/Tokyo")
+	auditor.Click(testID("user-menu") + " summary")
+	auditor.Click(testID("time-zone-local"))
+	auditor.Click(testID("time-zone-save"))
+	auditor.WaitUntil("the audit log in the browser's zone", `document.documentElement.dataset.timeZone === "local" &&
+		document.querySelector('[data-testid="audit-row"] time.ts[data-local]')`)
+	first := `[data-testid="audit-row"] time.ts`
+	utc, err := time.Parse(time.RFC3339, auditor.Attr(first, "datetime"))
+	require.NoError(t, err)
+	tokyo := utc.In(time.FixedZone("JST", 9*3600))
+	assert.Contains(t, auditor.Text(first), tokyo.Format("2006-01-02 15:04:05"), "shown in the browser's zone")
+	assert.Equal(t, utc.UTC().Format("2006-01-02 15:04:05")+" UTC", auditor.Attr(first, "title"), "UTC on hover")
+	auditor.Screenshot("local-time")
 
 	// The check is in the log.
 	auditor.Open("/audit?" + url.Values{"action": {"audit.verify"}}.Encode())

@@ -109,3 +109,14 @@ func (s *session) darkScheme(on bool) {
 		s.t.Fatalf("color scheme %s (%s): %v", value, s.label, err)
 	}
 }
+
+// TimeZone makes the browser's zone id (an IANA name) for the pages the
+// session opens next.
+func (s *session) TimeZone(id string) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, stepTimeout)
+	defer cancel()
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: id}); err != nil {
+		s.t.Fatalf("time zone %s (%s): %v", id, s.label, err)
+	}
+}

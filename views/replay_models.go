@@ -84,6 +84,9 @@ type ReplayConfirmModel struct {
 	Errors  map[string]string // "reason", or "rate-<id>" / "confirm-<id>"
 	Total   int
 	Skipped int
+	// BackURL leads back to where the selection was made (nothing is
+	// requested until the form is sent; the draft expires on its own).
+	BackURL string
 	// Forms let the requester edit payloads before submitting (small
 	// requests of classes that allow it).
 	Forms []PayloadEdit

@@ -14,8 +14,12 @@ import (
 	"github.com/quarantine-console/quarantine/views"
 )
 
-// maxConfirmItems bounds the items a confirm page reads per request.
-const maxConfirmItems = 1000
+// maxConfirmItems bounds the items a confirm page reads per request;
+// maxReasonCarried the reason carried from the list to it.
+const (
+	maxConfirmItems  = 1000
+	maxReasonCarried = 2000
+)
 
 // submitForm is the confirm page's form: the reason, and per request of the
 // selection a rate and the typed confirmation.
@@ -86,7 +90,14 @@ func (s *Server) replayConfirm(c echo.Context) error {
 	if sel.Submitted() {
 		return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(sel.Landing(), 10))
 	}
-	return s.render(c, http.StatusOK, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), s.confirmModel(batch, sel, "", nil)))
+	// The reason typed on the list comes along (bounded like any reason).
+	reason := c.QueryParam("reason")
+	if len(reason) > maxReasonCarried {
+		reason = ""
+	}
+	m := s.confirmModel(batch, sel, strings.TrimSpace(reason), nil)
+	m.BackURL = listReturn(c.QueryParam("back"))
+	return s.render(c, http.StatusOK, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
 }
 
 // replaySubmit sends the batch with the reason, rates and confirmations;

@@ -27,11 +27,16 @@ func (s *Server) replayCreate(c echo.Context) error {
 		s.flashError(c, "Tick the dead letters to replay first, or use \"All matching\".")
 		return c.Redirect(http.StatusSeeOther, listReturn(form.Get("return_to")))
 	}
-	return s.startReplay(c, ids)
+	back := ""
+	if form.Get("return_to") != "" {
+		back = listReturn(form.Get("return_to"))
+	}
+	return s.startReplay(c, ids, form.Get("reason"), back)
 }
 
-// startReplay makes the draft batch for ids and sends the user to confirm.
-func (s *Server) startReplay(c echo.Context, ids []int64) error {
+// startReplay makes the draft batch for ids and sends the user to confirm
+// it, with the reason typed so far and the page to go back to.
+func (s *Server) startReplay(c echo.Context, ids []int64, reason, back string) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
 	scope := s.tenantsWith(ctx, u, authz.ObjDeadLetter, authz.ActRead)
@@ -42,5 +47,5 @@ func (s *Server) startReplay(c echo.Context, ids []int64) error {
 	if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/replay/batches/"+batch)
+	return c.Redirect(http.StatusSeeOther, "/replay/batches/"+batch+pairsQuery("reason", reason, "back", back))
 }

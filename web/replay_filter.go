@@ -11,6 +11,7 @@ import (
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/views"
 )
 
 // replayFilter replays what a list filter selects (from the list or an
@@ -29,7 +30,8 @@ func (s *Server) replayFilter(c echo.Context) error {
 	if len(ids) == 0 {
 		return quarantine.Errorf(quarantine.EINVALID, "The filter selects nothing.")
 	}
-	return s.startReplay(c, ids)
+	back := views.PathDeadLetters + encodeQuery(without(c.QueryParams(), "before", "after", "count"))
+	return s.startReplay(c, ids, c.FormValue("reason"), back)
 }
 
 // bulkFilter reads the list filter a bulk action by filter names in its

@@ -120,9 +120,10 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
 		CancelURL:  fmt.Sprintf("/replay/requests/%d/cancel", req.ID),
 	}
-	if !req.Status.Editable() {
-		// The policy's verdict matters while a request waits; afterwards the
-		// status, its reason and the progress say what happened.
+	if !req.Status.Editable() || m.Decision == m.StatusReason {
+		// The policy's verdict matters while a request waits (and only once
+		// on the page); afterwards the status, its reason and the progress
+		// say what happened.
 		m.Decision = ""
 	}
 	for _, a := range v.Approvals {

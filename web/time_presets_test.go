@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -84,4 +85,31 @@ func TestTimePresets(t *testing.T) {
 	require.Equal(t, http.StatusOK, a.Status)
 	assert.Equal(t, 4, byID(a.Doc(t), "time-preset").Length())
 	assert.Positive(t, byID(a.Doc(t), "audit-row").Length(), "the sign-ins of the last 15 minutes")
+}
+
+// TestTimeZoneSetting: a person chooses to see times in their browser's
+// zone; the choice is kept (a new sign-in of the same person still has it),
+// every page says so to app.js, and the change is audited. A choice that is
+// neither changes nothing.
+func TestTimeZoneSetting(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	c, u := b.SignIn(t, "acme:viewer")
+	zone := func(c *http.Client) string {
+		return b.Do(t, c, "GET", "/deadletters", nil, nil).Doc(t).Find("html").AttrOr("data-time-zone", "")
+	}
+	assert.Equal(t, "utc", zone(c))
+	resp := b.Do(t, c, "POST", "/settings/time", url.Values{"time_zone": {"local"}, "return_to": {"/deadletters?tenant=acme"}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status)
+	assert.Equal(t, "/deadletters?tenant=acme", resp.Header.Get("Location"))
+	assert.Equal(t, "local", zone(c))
+	assert.Equal(t, 1, b.AuditCount(t, "action = 'user.settings' AND actor_subject = $1", u.Subject))
+
+	again, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: u.Subject, Email: u.Email, EmailVerified: true}, "acme:viewer")
+	assert.Equal(t, "local", zone(again), "kept for the person, not the browser")
+
+	resp = b.Do(t, c, "POST", "/settings/time", url.Values{"time_zone": {"Mars/Olympus"}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status)
+	assert.Equal(t, "local", zone(c))
+	assert.Equal(t, 1, b.AuditCount(t, "action = 'user.settings' AND actor_subject = $1", u.Subject))
 }

@@ -415,8 +415,8 @@ func TestAuditCheckpointCommands(t *testing.T) {
 	out.Reset()
 	require.NoError(t, run(ctx, []string{"console", "audit", "verify", "--public-key", key + ".pub", "--anchor", anchor}, e, &out, io.Discard))
 	assert.Contains(t, out.String(), "audit chain ok: 3 entries")
-	assert.Contains(t, out.String(), "1 signed checkpoints verify, the last at seq 3")
-	assert.Contains(t, out.String(), "1 anchors match")
+	assert.Contains(t, out.String(), "1 signed checkpoint verifies, the last at seq 3")
+	assert.Contains(t, out.String(), "1 anchor matches")
 
 	wrong := "2:" + strings.Repeat("0", 64)
 	err = run(ctx, []string{"console", "audit", "verify", "--public-key", key + ".pub", "--anchor", wrong}, e, io.Discard, io.Discard)
