@@ -117,7 +117,7 @@ func TestGroupActionsJourney(t *testing.T) {
 	assert.False(t, groupsShow(), "snoozed: not on the groups page")
 	oncall.Open("/groups?state=snoozed")
 	oncall.WaitUntil("the snoozed groups", `document.querySelector('`+row+`')`)
-	assert.Equal(t, "search-team", oncall.Text(row+` [data-testid="group-owner"]`)[len("owner "):])
+	assert.Equal(t, "search-team", oncall.Text(row + ` [data-testid="group-owner"]`)[len("owner "):])
 	assert.Equal(t, "https://tickets.example/SEARCH-7", oncall.Attr(row+` [data-testid="group-ticket"]`, "href"))
 	oncall.Screenshots("snoozed")
 

@@ -47,7 +47,7 @@ type DeadLetterListModel struct {
 	ClearGroupURL string
 	// GroupPanel, when not nil, is the group's triage (Filter.Group set).
 	GroupPanel *GroupPanelModel
-	Rows          []DeadLetterRow
+	Rows       []DeadLetterRow
 	// Count is how many dead letters match, when Counted; CountCapped means
 	// more than Count (counting stops at 10,000). When not Counted, the
 	// count is fetched from CountURL after the page (htmx), or by following
