@@ -42,6 +42,12 @@ const (
 	ActManage   = "manage"
 	ActRevoke   = "revoke"
 	ActTriage   = "triage" // snooze, assign and note error groups
+	// ActStop stops anyone's replay in an emergency (approvers, admins);
+	// ActReconcile settles a replay whose outcome nobody can know
+	// (approvers); ActFix records that a fix is in place (on-call).
+	ActStop      = "stop"
+	ActReconcile = "reconcile"
+	ActFix       = "fix"
 )
 
 // ReplayObject is the object for replaying items of a policy class.

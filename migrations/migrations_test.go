@@ -126,6 +126,7 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 		"replay_ledger":               "DELETE,INSERT,SELECT,UPDATE",
 		"group_triage":                "DELETE,INSERT,SELECT,UPDATE",
 		"user_settings":               "DELETE,INSERT,SELECT,UPDATE",
+		"fix_markers":                 "INSERT,SELECT", // append-only: a fix once recorded stays as it was said
 	}
 	rows, err := db.Pool.Query(context.Background(), `
         SELECT c.relname, p.privilege
