@@ -100,6 +100,9 @@ type Request struct {
 	// Rate is the requested publish rate in messages per second; 0 means the
 	// class's default_rate.
 	Rate float64
+	// ReconciliationNote is what the requester checked, and the evidence,
+	// before replaying items whose error class needs reconciliation first.
+	ReconciliationNote string
 }
 
 // Decision is what Decide says about one item of one request.
@@ -186,7 +189,10 @@ type Terms struct {
 	Edited       bool
 	Rate         float64
 	Confirmation string
-	first        Verdict // the first item, which the sentences name
+	// Raised names the error class that raised the approvals above the
+	// class's ("" when none did).
+	Raised string
+	first  Verdict // the first item, which the sentences name
 }
 
 // JudgeRequest applies the request's own rules to a request whose items were
@@ -197,9 +203,11 @@ type Terms struct {
 // unidentified requester, a request made under another policy version, a
 // blank reason, no items, bulk on a class without bulk, more items than
 // the bulk cap, a rate the class does not allow, and, for a request that
-// needs approval (by its class, or because a payload was edited), a
-// missing intent hash. Otherwise it returns the request's Terms and a Go
-// verdict.
+// needs approval (by its class, because a payload was edited, or because
+// an item's error class asks for approvers: ErrorRule.Approvals), a
+// missing intent hash; and a request holding an item whose error class
+// needs reconciliation first without a reconciliation note. Otherwise it
+// returns the request's Terms and a Go verdict.
 func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 	if t == nil {
 		return Terms{}, Verdict{Rule: -1}.plain(Block, CheckNoPolicy, "no replay policy is loaded, so nothing can be replayed")
@@ -250,10 +258,25 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 	if req.PayloadEdited && k.Approvals < 1 {
 		k.Approvals = 1 // an edited payload is never published on one person's word
 	}
+	raised := ""
+	for _, iv := range verdicts {
+		if iv.Outcome != Go {
+			continue
+		}
+		ec := iv.Item.ErrorClass
+		r := t.ErrorRule(ec)
+		if r.ReconciliationNote && strings.TrimSpace(req.ReconciliationNote) == "" {
+			return Terms{}, iv.with(Block, CheckReconcileNote, "message id %q has error class %q, which needs reconciliation first: "+
+				"check whether its effect happened, and say in the reconciliation note what you checked and the evidence", iv.Item.MsgID, ec)
+		}
+		if r.Approvals > k.Approvals {
+			k.Approvals, raised = r.Approvals, ec
+		}
+	}
 	if k.Approvals > 0 && req.IntentHash == "" {
 		return Terms{}, v.with(Block, CheckIntent, "the request has no intent hash, so no approval can be bound to it; request again")
 	}
-	terms := Terms{Class: v.Class, Rule: v.Rule, Knobs: k, Rate: rate, Edited: req.PayloadEdited, first: v}
+	terms := Terms{Class: v.Class, Rule: v.Rule, Knobs: k, Rate: rate, Edited: req.PayloadEdited, Raised: raised, first: v}
 	if k.TypedConfirmation {
 		terms.Confirmation = ConfirmationPhrase(v.Item, req)
 	}
@@ -278,8 +301,11 @@ func Require(terms Terms, actor quarantine.Actor, req Request, now time.Time) De
 	if len(approvers) < k.Approvals {
 		d.ActorCanApprove = MayApprove(req, actor).Outcome == Go && !containsActor(approvers, actor)
 		w := fmt.Sprintf("waiting for approval by %s: %d of %d", approverPhrase(k.Approvals), len(approvers), k.Approvals)
-		if terms.Edited && k.Approvals == 1 {
+		switch {
+		case terms.Edited && k.Approvals == 1:
 			w = fmt.Sprintf("a payload was edited, so it waits for approval by %s who sees the change: %d of %d", approverPhrase(1), len(approvers), k.Approvals)
+		case terms.Raised != "":
+			w = fmt.Sprintf("an item's error class %q needs %s whatever the class: %d of %d", terms.Raised, approverPhrase(k.Approvals), len(approvers), k.Approvals)
 		}
 		if ignored != "" {
 			w += " (" + ignored + ")"

@@ -263,6 +263,15 @@ func FuzzJudgeItem(f *testing.F) {
 		if !bit(8) {
 			item.SubjectRefusal = "refused"
 		}
+		// Bits 9 to 11 pick the error class, 12 a fix after the dead letter
+		// (else before it), 13 and 14 the generation.
+		item.ErrorClass = append(ErrorClasses(), "")[int(flags>>9)&7]
+		item.DeadLetteredAt = testNow.Add(-time.Hour)
+		item.FixedAt = testNow.Add(-2 * time.Hour)
+		if bit(12) {
+			item.FixedAt = testNow
+		}
+		item.Generation = int(flags>>13) & 3
 		for _, at := range []Step{AtDraft, AtRequest} {
 			v := JudgeItem(tbl, item, at)
 			if v.Outcome != Go {
@@ -286,13 +295,21 @@ func FuzzJudgeItem(f *testing.F) {
 				t.Fatalf("same_operation goes without its operation or with another payload: %+v", item)
 			case v.Class == Revalidate && item.Principal == "":
 				t.Fatal("revalidate goes without a principal")
+			case tbl.ErrorRule(item.ErrorClass).Replay == Never:
+				t.Fatalf("error class %q goes", item.ErrorClass)
+			case tbl.ErrorRule(item.ErrorClass).Replay == AfterFix && !item.PayloadEdited && !bit(12):
+				t.Fatalf("error class %q goes unedited and unfixed", item.ErrorClass)
+			case item.Generation >= tbl.GenerationLimit() && v.Class != Manual:
+				t.Fatalf("generation %d goes as %s", item.Generation, v.Class)
+			case tbl.ErrorRule(item.ErrorClass).MinClass != "" && Stricter(tbl.ErrorRule(item.ErrorClass).MinClass, v.Class):
+				t.Fatalf("error class %q goes as %s", item.ErrorClass, v.Class)
 			}
 		}
 		verdicts := make([]Verdict, int(n)%20_000)
 		for i := range verdicts {
 			verdicts[i] = JudgeItem(tbl, item, AtDraft)
 		}
-		class, _ := tbl.ClassFor(item.ItemType)
+		class := tbl.Classify(Key{ItemType: item.ItemType, Subject: item.OriginalSubject, ErrorClass: item.ErrorClass, Generation: item.Generation}).Class
 		k, _ := tbl.Knobs(class)
 		out := JudgeDraft(tbl, class, "acme", may, verdicts)
 		goes := 0

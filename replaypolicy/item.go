@@ -3,6 +3,7 @@ package replaypolicy
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Item is what the rules need to know about one dead letter: the facts the
@@ -48,6 +49,26 @@ type Item struct {
 	// approved intent holds; PayloadSHA256 is then the hash of the bytes
 	// about to be sent, and they must be equal.
 	ApprovedSHA256 string
+
+	// ErrorClass is why the consumer gave up (dlq error classes; "" is
+	// unclassified) and DeadLetteredAt when the dead letter was stored.
+	ErrorClass     string
+	DeadLetteredAt time.Time
+	// Generation is how many replays of the message came back as dead
+	// letters before this one (0: a first failure).
+	Generation int
+	// FixedAt and FixRef are the latest fix recorded for the item type (or
+	// the dead letter's error group) in the tenant: when it was in place
+	// and its version or ticket; zero when none is.
+	FixedAt time.Time
+	FixRef  string
+	// ReconciliationNote is, at execution, the request's note (what the
+	// requester checked before replaying an item whose error class needs
+	// reconciliation first).
+	ReconciliationNote string
+	// NoRevalidator says why no revalidation service can be asked on this
+	// deployment ("" when one is configured).
+	NoRevalidator string
 }
 
 // Step is when an item is judged. The rules judge the same way at every
@@ -89,7 +110,7 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 	if t == nil {
 		return Verdict{Rule: -1, Item: item}.plain(Block, CheckNoPolicy, "no replay policy is loaded, so nothing can be replayed")
 	}
-	c := t.ClassOf(item.ItemType, item.OriginalSubject)
+	c := t.Classify(Key{ItemType: item.ItemType, Subject: item.OriginalSubject, ErrorClass: item.ErrorClass, Generation: item.Generation})
 	v := Verdict{Class: c.Class, Rule: c.Rule(), Classing: c, Item: item}
 	if item.HeldBy != 0 && item.HeldBy != item.Request {
 		return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter, and a dead letter is in one open request at a time; "+
@@ -100,7 +121,7 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 		if at == AtExecution && item.Status != "" {
 			return v.with(Block, CheckNotHeld, "the dead letter is %s now, no longer held by this request, so it is not published", strings.ReplaceAll(item.Status, "_", " "))
 		}
-	case "replay_requested", "replaying":
+	case "replay_requested", "replaying", "needs_reconciliation":
 		switch {
 		case at == AtExecution && item.HeldBy != item.Request:
 			return v.with(Block, CheckNotHeld, "this request no longer holds the dead letter, so it is not published")
@@ -134,6 +155,9 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 	case item.SubjectRefusal != "":
 		return v.with(Block, CheckSubject, "%s", item.SubjectRefusal)
 	}
+	if ev := judgeErrorClass(t, v, item, at); ev.Outcome != Go {
+		return ev
+	}
 	switch {
 	case c.Class == SameOperation && item.OperationID == "":
 		return v.with(Block, CheckNoOperationID, "cannot guarantee idempotency without an operation id; reconcile by hand")
@@ -145,9 +169,69 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 		return v.with(Block, CheckPayloadHash, "the payload differs from the one received at ingest, and only the same operation with its original payload may be replayed; reconcile by hand")
 	case c.Class == Revalidate && item.Principal == "":
 		return v.with(Block, CheckNoPrincipal, "no original principal (Dlq-Principal), so their authority cannot be re-checked; resolve it by hand")
+	case c.Class == Revalidate && item.NoRevalidator != "":
+		return v.with(Block, CheckNoRevalidator, "%s, so the original principal's authority cannot be re-checked and this item cannot be replayed on this deployment", item.NoRevalidator)
 	}
 	v.Outcome = Go
 	return v
+}
+
+// judgeErrorClass applies the rule of the item's error class (Table.ErrorRule):
+// never replayed (CheckErrorNever); replayed only with an edited payload or
+// after a fix recorded later than the dead letter (CheckNeedsFix); and, at
+// execution, only with the request's reconciliation note where the error
+// class asks for one (CheckReconcileNote; the request's own rules ask for it
+// at submit, JudgeRequest). v is the item's verdict so far; Go when the
+// error class lets it go.
+func judgeErrorClass(t *Table, v Verdict, item Item, at Step) Verdict {
+	ec := item.ErrorClass
+	if ec == "" {
+		ec = ErrUnclassified
+	}
+	r := t.ErrorRule(ec)
+	switch {
+	case r.Replay == Never:
+		return v.with(Block, CheckErrorNever, "error class %q is never replayed by this policy%s; resolve it by hand", ec, neverWhy(ec))
+	case r.Replay == AfterFix && !item.PayloadEdited && !fixedAfter(item):
+		return v.with(Block, CheckNeedsFix, "error class %q replays only after a fix: edit its payload, or record a fix of item type %q (or of its error group) "+
+			"in place after it was dead-lettered (%s); %s", ec, item.ItemType, formatTime(item.DeadLetteredAt), latestFix(item))
+	case at == AtExecution && r.ReconciliationNote && strings.TrimSpace(item.ReconciliationNote) == "":
+		return v.with(Block, CheckReconcileNote, "error class %q needs reconciliation first, and the request has no reconciliation note; request again with one", ec)
+	}
+	v.Outcome = Go
+	return v
+}
+
+// fixedAfter reports whether the item's latest fix was in place after the
+// dead letter was stored (an unknown storing time never is).
+func fixedAfter(item Item) bool {
+	return !item.FixedAt.IsZero() && !item.DeadLetteredAt.IsZero() && item.FixedAt.After(item.DeadLetteredAt)
+}
+
+// latestFix says what fix is recorded, for the sentence of CheckNeedsFix.
+func latestFix(item Item) string {
+	if item.FixedAt.IsZero() {
+		return "no fix is recorded"
+	}
+	return fmt.Sprintf("the latest fix recorded (%q, in place at %s) is older than it", item.FixRef, formatTime(item.FixedAt))
+}
+
+// neverWhy is the seeds' reason an error class is never replayed, when
+// there is one to give.
+func neverWhy(ec string) string {
+	if ec == ErrStaleVersion {
+		return ": replaying an older version over a newer one undoes it; reload the current state and apply what is still needed"
+	}
+	return ""
+}
+
+// formatTime writes an instant the way the console shows them; "an unknown
+// time" for the zero time.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "an unknown time"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
 // short is the first 12 hex digits of a hash, for sentences.

@@ -85,6 +85,14 @@ func Load(path string) (*Table, error) {
 //
 // A class without a section, and a knob a section leaves out, take
 // [DefaultKnobs]. A file with no rules is valid: every item is then manual.
+//
+// An [error_class.<name>] section (one of [ErrorClasses]) may tighten the
+// error class's [DefaultErrorRule], never loosen it: replay (by_class <
+// after_fix < never), min_class (a class at least as strict as the
+// default's), approvals (from the default up to 2) and reconciliation_note
+// (true where the default is). generation_limit (top level, 1 to 20,
+// default 3) is the generation from which only manual may replay a dead
+// letter.
 func Parse(name string, data []byte) (*Table, error) {
 	src := string(data)
 	var raw map[string]any
@@ -96,10 +104,10 @@ func Parse(name string, data []byte) (*Table, error) {
 
 	for _, key := range sortedKeys(raw) {
 		switch key {
-		case "rule", "class":
+		case "rule", "class", "error_class", "generation_limit":
 		default:
-			p.problem(p.loc.line(key), "", key, "unknown key %q: a policy file has [[rule]] entries and [class.<name>] sections%s",
-				key, suggest(key, "rule", "class"))
+			p.problem(p.loc.line(key), "", key, "unknown key %q: a policy file has generation_limit, [[rule]] entries, [class.<name>] and [error_class.<name>] sections%s",
+				key, suggest(key, "rule", "class", "error_class", "generation_limit"))
 		}
 	}
 	if v, ok := raw["rule"]; ok {
@@ -120,6 +128,8 @@ func Parse(name string, data []byte) (*Table, error) {
 	for _, c := range classOrder() {
 		t.knobs[c] = p.knobs(c, sections)
 	}
+	t.errorRules = p.errorRules(raw)
+	t.generationLimit = p.generationLimit(raw)
 
 	if err := p.err(); err != nil {
 		return nil, err

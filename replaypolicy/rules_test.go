@@ -70,6 +70,8 @@ func TestRules(t *testing.T) {
 		}
 	}
 	job := func(j Job) func() Verdict { return func() Verdict { return JudgeJob(j) } }
+	window := func(a Attempt) func() Verdict { return func() Verdict { return JudgeWindow(a, testNow) } }
+	ack := func(a Ack) func() Verdict { return func() Verdict { return JudgeAck(a, testNow) } }
 	draft := func(class Class, may bool, n int) func() Verdict {
 		return func() Verdict {
 			vs := make([]Verdict, n)
@@ -148,6 +150,47 @@ func TestRules(t *testing.T) {
 		{CheckLedgerUnread, Retry, job(Job{Class: SameOperation, Ledger: &Ledger{Unreadable: "timeout"}}), "ledger check failed"},
 		{CheckRevalidationNone, Block, job(Job{Class: Revalidate, Revalidation: &Revalidation{Unanswered: "no service answers"}}), "got no answer"},
 		{CheckRevalidationDeny, Block, job(Job{Class: Revalidate, Revalidation: &Revalidation{Reason: "revoked"}}), "revalidation denied: revoked"},
+
+		{CheckErrorNever, Block, judge("search.x", AtDraft, func(i *Item) { i.ErrorClass = ErrStaleVersion }), `error class "stale_version" is never replayed`},
+		{CheckNeedsFix, Block, judge("search.x", AtDraft, func(i *Item) {
+			i.ErrorClass, i.DeadLetteredAt = ErrSchemaInvalid, testNow.Add(-time.Hour)
+		}), `error class "schema_invalid" replays only after a fix`},
+		{CheckNeedsFix, Block, judge("email.send", AtRequest, func(i *Item) {
+			i.ErrorClass, i.DeadLetteredAt, i.FixedAt, i.FixRef = ErrPermanent, testNow.Add(-time.Hour), testNow.Add(-2*time.Hour), "v1.4.1"
+		}), `the latest fix recorded ("v1.4.1", in place at 2026-03-04 10:00:00 UTC) is older than it`},
+		{CheckNoRevalidator, Block, judge("accounts.grant", AtDraft, func(i *Item) {
+			i.NoRevalidator = "no revalidation service is configured (REVALIDATE_SUBJECT)"
+		}), "cannot be replayed on this deployment"},
+		{CheckReconcileNote, Block, func() Verdict {
+			v := JudgeItem(tbl, item("search.x", func(i *Item) { i.ErrorClass = ErrUnknownEffect }), AtDraft)
+			_, out := JudgeRequest(tbl, []Verdict{v}, testRequest(tbl))
+			return out
+		}, "needs reconciliation first"},
+		{CheckReconcileNote, Block, judge("search.x", AtExecution, func(i *Item) {
+			i.ErrorClass, i.Status, i.Request, i.HeldBy = ErrUnknownEffect, "replay_requested", 7, 7
+		}), "has no reconciliation note"},
+
+		{CheckWindow, Defer, window(Attempt{MsgID: "m-1", StoredBy: testNow.Add(-time.Minute), Window: Window{Stream: "APP", Duplicates: 2 * time.Minute},
+			Margin: time.Second}), `deferred until 2026-03-04 12:01:01 UTC: stream APP drops message id "m-1"`},
+		{CheckWindowUnread, Wait, window(Attempt{Window: Window{Unreadable: "timeout"}}), "could not read the duplicate window"},
+		{CheckPastWindow, Reconcile, window(Attempt{FirstAttemptAt: testNow.Add(-3 * time.Minute), Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}}),
+			"no longer covers it"},
+		{CheckAckLost, Retry, ack(Ack{Lost: "timeout", Attempts: 1, RetryBase: 2 * time.Second, FirstAttemptAt: testNow,
+			Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}}), "no PubAck (timeout)"},
+		{CheckNoStream, Fail, ack(Ack{MsgID: "m-1", NoStream: true}), "no stream stores the subject"},
+		{CheckDuplicateKept, Defer, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, FirstAttempt: true, Kept: Kept{StoredAt: testNow.Add(-time.Minute)},
+			Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}}), "a message stored at 2026-03-04 11:59:00 UTC that is not this replay's"},
+		{CheckSuppressed, Suppressed, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, Deferrals: MaxDeferrals - 1}), "3 times"},
+		{CheckOwnDuplicate, Replayed, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, Kept: Kept{Ours: true}}), "this replay's own earlier publish"},
+		{CheckOwnDuplicate, Replayed, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, Kept: Kept{Unreadable: "deleted"}}), "could not be read back (deleted)"},
+
+		{CheckProblems, Block, func() Verdict { return JudgeRequestOutcome(Outcomes{Replayed: 3, Blocked: 1, NeedsReconciliation: 1}) },
+			"done with problems: 3 replayed, 1 blocked, 1 needs reconciliation"},
+		{CheckStopReason, Block, func() Verdict { return JudgeStop(" ", StopPhrase) }, "say why the replay is stopped"},
+		{CheckStopConfirmation, Block, func() Verdict { return JudgeStop("wrong target", "stop") }, `type "STOP" to stop`},
+		{CheckDecision, Block, func() Verdict { return JudgeReconcile("maybe", "checked", "running") }, "choose applied"},
+		{CheckDecisionNote, Block, func() Verdict { return JudgeReconcile(Applied, "", "running") }, "say what you checked"},
+		{CheckDecisionClosed, Block, func() Verdict { return JudgeReconcile(Republish, "not in the ledger", "cancelled") }, "the request is cancelled"},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -192,4 +235,127 @@ func TestRules(t *testing.T) {
 	if v := JudgeJob(Job{Class: Rebuildable, SubjectRefusal: "no"}); v.Outcome != Fail || v.Check != CheckSubject {
 		t.Errorf("refused subject at execution: %+v, want Fail", v)
 	}
+}
+
+// TestErrorClassAndLoopRules shows what the error class and the generation
+// of a dead letter do beyond the checks of TestRules: the class they
+// raise, what lets an after_fix item go, the approvals an error class
+// adds, and that a policy file may tighten the rules but not loosen them.
+func TestErrorClassAndLoopRules(t *testing.T) {
+	t.Parallel()
+	tbl := mustParse(t, testPolicy)
+	at := func(itemType string, change func(*Item)) Verdict {
+		it := testItem(itemType)
+		change(&it)
+		return JudgeItem(tbl, it, AtDraft)
+	}
+	t.Run("PolicyIsAtLeastRevalidate", func(t *testing.T) {
+		v := at("analytics.event", func(i *Item) { i.ErrorClass = ErrPolicy })
+		if v.Class != Revalidate || !v.Classing.ByError || v.Outcome != Go {
+			t.Fatalf("policy error on a dedupe type: %+v", v)
+		}
+		v = at("analytics.event", func(i *Item) { i.ErrorClass, i.Principal = ErrPolicy, "" })
+		if v.Check != CheckNoPrincipal || !strings.Contains(v.Reason, `its error class "policy" replays at least as revalidate`) {
+			t.Fatalf("the sentence names why it is revalidate: %+v", v)
+		}
+		if c := tbl.Classify(Key{ItemType: "orders.refund", ErrorClass: ErrPolicy}); c.Class != Manual || c.ByError {
+			t.Fatalf("a floor never loosens: %+v", c)
+		}
+	})
+	t.Run("GenerationLimitMakesManual", func(t *testing.T) {
+		for gen, want := range map[int]Class{0: Rebuildable, 2: Rebuildable, 3: Manual, 9: Manual} {
+			v := at("search.x", func(i *Item) { i.Generation = gen })
+			if v.Class != want || v.Classing.ByLoop != (want == Manual) {
+				t.Errorf("generation %d: %s (by loop %t), want %s", gen, v.Class, v.Classing.ByLoop, want)
+			}
+		}
+		looping := func(gen int) Verdict { return at("search.x", func(i *Item) { i.Generation = gen }) }
+		v := JudgeDraft(tbl, Manual, "acme", true, []Verdict{looping(3), looping(4)})
+		if v[0].Check != CheckBulk || !strings.Contains(v[0].Reason, "manual items cannot be replayed in bulk") {
+			t.Fatalf("looping items are not replayed in bulk: %+v", v[0])
+		}
+		if v := JudgeDraft(tbl, Manual, "acme", true, []Verdict{looping(3)}); v[0].Outcome != Go {
+			t.Fatalf("one looping item goes, as manual: %+v", v[0])
+		}
+		if v := looping(3); !strings.HasPrefix(JudgeItem(tbl, func() Item { i := v.Item; i.MsgID = ""; return i }(), AtDraft).Reason,
+			"manual (it came back from 3 replays of its message, and from generation 3 only manual may replay it): ") {
+			t.Fatal("the sentence says why it is manual")
+		}
+	})
+	t.Run("AfterFixGoesEditedOrFixedLater", func(t *testing.T) {
+		dead := testNow.Add(-time.Hour)
+		for name, change := range map[string]func(*Item){
+			"Edited":     func(i *Item) { i.PayloadEdited = true },
+			"FixedLater": func(i *Item) { i.FixedAt, i.FixRef = dead.Add(time.Minute), "v1.4.2" },
+		} {
+			v := at("search.x", func(i *Item) { i.ErrorClass, i.DeadLetteredAt = ErrSchemaInvalid, dead; change(i) })
+			if v.Outcome != Go {
+				t.Errorf("%s: %+v", name, v)
+			}
+		}
+		v := at("search.x", func(i *Item) { i.ErrorClass, i.FixedAt = ErrPermanent, dead })
+		if v.Check != CheckNeedsFix {
+			t.Errorf("a dead letter of unknown age is not shown fixed: %+v", v)
+		}
+	})
+	t.Run("UnknownEffectNeedsOneApprover", func(t *testing.T) {
+		req := testRequest(tbl)
+		req.ReconciliationNote = "the refund is not in the gateway's ledger (checked at 11:40)"
+		d := DecideItems(tbl, []Item{func() Item { i := testItem("search.x"); i.ErrorClass = ErrUnknownEffect; return i }()}, alice, req, testNow)
+		if d.Requirement != OneApprover || d.Ready || !strings.Contains(d.Reason, `error class "unknown_effect" needs one approver`) {
+			t.Fatalf("rebuildable with an unknown effect: %+v", d)
+		}
+	})
+	t.Run("FileMayOnlyTighten", func(t *testing.T) {
+		tight := mustParse(t, lines(`generation_limit = 2`, ``, `[error_class.transient]`, `replay = "after_fix"`, `approvals = 1`, `min_class = "dedupe"`))
+		if r := tight.ErrorRule(ErrTransient); r.Replay != AfterFix || r.Approvals != 1 || r.MinClass != Dedupe {
+			t.Fatalf("tightened rule: %+v", r)
+		}
+		if tight.GenerationLimit() != 2 || tight.Version() == mustParse(t, "").Version() {
+			t.Fatal("the knobs change the version")
+		}
+		spelled := mustParse(t, lines(`[error_class.stale_version]`, `replay = "never"`, `[error_class.policy]`, `min_class = "revalidate"`))
+		if spelled.Version() != mustParse(t, "").Version() {
+			t.Fatal("defaults spelled out keep the version")
+		}
+		for _, src := range []string{
+			lines(`[error_class.stale_version]`, `replay = "by_class"`),
+			lines(`[error_class.policy]`, `min_class = "rebuildable"`),
+			lines(`[error_class.unknown_effect]`, `approvals = 0`),
+			lines(`[error_class.unknown_effect]`, `reconciliation_note = false`),
+			lines(`[error_class.flaky]`, `replay = "never"`),
+			lines(`[error_class.transient]`, `retry = "never"`),
+			lines(`generation_limit = 0`),
+		} {
+			if _, err := Parse("loose.toml", []byte(src)); err == nil {
+				t.Errorf("accepted:\n%s", src)
+			}
+		}
+	})
+	t.Run("Outcomes", func(t *testing.T) {
+		if v := JudgeRequestOutcome(Outcomes{Replayed: 2, Skipped: 1}); v.Outcome != Done || v.Reason != "done: 2 replayed, 1 skipped" {
+			t.Errorf("done: %+v", v)
+		}
+		if v := JudgeRequestOutcome(Outcomes{Replayed: 1, Running: 2, Deferred: 1}); v.Outcome != Wait {
+			t.Errorf("running: %+v", v)
+		}
+		if v := JudgeAck(Ack{Stream: "APP", Seq: 4}, testNow); v.Outcome != Replayed || v.Check != "" {
+			t.Errorf("a PubAck: %+v", v)
+		}
+		w := Window{Stream: "APP", Duplicates: 2 * time.Minute}
+		if v := JudgeWindow(Attempt{StoredBy: testNow.Add(-3 * time.Minute), Window: w, Margin: time.Second}, testNow); v.Outcome != Go {
+			t.Errorf("after the window: %+v", v)
+		}
+		if v := JudgeWindow(Attempt{FirstAttemptAt: testNow.Add(-time.Minute), Window: w, Margin: time.Second}, testNow); v.Outcome != Go {
+			t.Errorf("a retry inside the window: %+v", v)
+		}
+		if v := JudgeStop("wrong target", " STOP "); v.Outcome != Go {
+			t.Errorf("stop: %+v", v)
+		}
+		for attempt, want := range map[int]time.Duration{1: 2 * time.Second, 2: 4 * time.Second, 5: 30 * time.Second, 50: 30 * time.Second} {
+			if lo, hi := RetryAfter(attempt, 2*time.Second, 0), RetryAfter(attempt, 2*time.Second, 0.999); lo != want/2 || hi < want*149/100 || hi > want*3/2 {
+				t.Errorf("attempt %d: waits %s to %s, want %s ± half", attempt, lo, hi, want)
+			}
+		}
+	})
 }

@@ -39,7 +39,11 @@ type Table struct {
 	patterns []pattern // compiled rules[i].ItemType (raw "" when it has none)
 	subjects []pattern // compiled rules[i].Subject (raw "" when it has none)
 	knobs    map[Class]Knobs
-	version  string
+	// errorRules are the error classes whose rule the file tightened (the
+	// others have DefaultErrorRule); generationLimit is generation_limit.
+	errorRules      map[string]ErrorRule
+	generationLimit int
+	version         string
 }
 
 // Name returns the name the table was parsed under, usually its file path.
@@ -105,6 +109,46 @@ type Classing struct {
 	SubjectRule  int
 	// BySubject: the subject rule is strictly stricter, so it decided.
 	BySubject bool
+	// ErrorClass is the item's error class and ErrorFloor its rule's
+	// min_class ("" none); ByError: the floor is strictly stricter than
+	// what the item type and subject give, so it decided.
+	ErrorClass  string
+	ErrorFloor  Class
+	ByError     bool
+	beforeError Class
+	// Generation is how many replays of its message came back before this
+	// dead letter, Limit the table's generation_limit; ByLoop: Generation
+	// reached Limit, so the item is manual.
+	Generation, Limit int
+	ByLoop            bool
+}
+
+// Key is what decides the class of an item: its item type, the subject a
+// replay publishes to, its error class and its generation.
+type Key struct {
+	ItemType, Subject, ErrorClass string
+	Generation                    int
+}
+
+// Classify returns the class of an item of k: the stricter of its item
+// type's and target subject's (ClassOf) and its error class's min_class;
+// and manual from the table's generation_limit on, whatever the rest says
+// (a message that keeps coming back is replayed by two people or not at
+// all).
+func (t *Table) Classify(k Key) Classing {
+	c := t.ClassOf(k.ItemType, k.Subject)
+	c.ErrorClass, c.Generation, c.Limit = k.ErrorClass, k.Generation, t.generationLimit
+	if floor := t.ErrorRule(k.ErrorClass).MinClass; floor != "" {
+		c.ErrorFloor = floor
+		if Stricter(floor, c.Class) {
+			c.beforeError = c.Class
+			c.Class, c.ByError = floor, true
+		}
+	}
+	if t.generationLimit > 0 && k.Generation >= t.generationLimit && c.Class != Manual {
+		c.Class, c.ByLoop = Manual, true
+	}
+	return c
 }
 
 // Rule is the index of the rule that decided the class (-1: no rule
@@ -254,6 +298,19 @@ func (t *Table) canonical() string {
 		fmt.Fprintf(&b, "class %s approvals=%d bulk=%t bulk_cap=%d default_rate=%s max_rate=%s approval_expiry_ns=%d typed_confirmation=%t\n",
 			c, k.Approvals, k.Bulk, k.BulkCap, formatRate(k.DefaultRate), formatRate(k.MaxRate), int64(k.ApprovalExpiry), k.TypedConfirmation)
 	}
+	// Error-class rules and the generation limit only where they differ
+	// from the defaults, so that a file written before them keeps its
+	// version (the defaults only tighten, and every item is judged again
+	// when it is published).
+	for _, ec := range ErrorClasses() {
+		if r, ok := t.errorRules[ec]; ok {
+			fmt.Fprintf(&b, "error_class %s replay=%s min_class=%s approvals=%d reconciliation_note=%t\n",
+				ec, r.Replay, r.MinClass, r.Approvals, r.ReconciliationNote)
+		}
+	}
+	if t.generationLimit != DefaultGenerationLimit {
+		fmt.Fprintf(&b, "generation_limit=%d\n", t.generationLimit)
+	}
 	return b.String()
 }
 
@@ -268,6 +325,7 @@ func (t *Table) computeVersion() string {
 // dots and wildcards.
 func (t *Table) marshal() []byte {
 	var b strings.Builder
+	fmt.Fprintf(&b, "generation_limit = %d\n\n", t.generationLimit)
 	for _, r := range t.rules {
 		b.WriteString("[[rule]]\n")
 		if r.ItemType != "" {
@@ -286,6 +344,14 @@ func (t *Table) marshal() []byte {
 		}
 		fmt.Fprintf(&b, "default_rate = %s\nmax_rate = %s\napproval_expiry = %q\ntyped_confirmation = %t\n\n",
 			tomlFloat(k.DefaultRate), tomlFloat(k.MaxRate), formatDuration(k.ApprovalExpiry), k.TypedConfirmation)
+	}
+	for _, ec := range ErrorClasses() {
+		r := t.ErrorRule(ec)
+		fmt.Fprintf(&b, "[error_class.%s]\nreplay = %q\n", ec, r.Replay)
+		if r.MinClass != "" {
+			fmt.Fprintf(&b, "min_class = %q\n", r.MinClass)
+		}
+		fmt.Fprintf(&b, "approvals = %d\nreconciliation_note = %t\n\n", r.Approvals, r.ReconciliationNote)
 	}
 	return []byte(b.String())
 }

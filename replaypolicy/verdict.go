@@ -1,6 +1,9 @@
 package replaypolicy
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Outcome is what a rule says should become of an item.
 type Outcome int
@@ -24,9 +27,20 @@ const (
 	// Wait: not decidable in this claim; the job is left for a later one
 	// (execution).
 	Wait
-	// Retry: a fact could not be read; the job is tried again after the
-	// worker's retry wait (execution).
+	// Retry: a fact could not be read, or a publish got no PubAck; the job
+	// is tried again later under the same message id (execution).
 	Retry
+	// Defer: not before Until: the target stream would drop the publish as a
+	// duplicate of a message that is not ours (execution).
+	Defer
+	// Reconcile: what happened cannot be known and a republish could be a
+	// second effect; a person decides (execution).
+	Reconcile
+	// Replayed: the broker stored our publish (execution).
+	Replayed
+	// Suppressed: the broker keeps dropping the publish as a duplicate of a
+	// message that is not ours; the item is not replayed (execution).
+	Suppressed
 )
 
 // String returns the outcome's name.
@@ -46,6 +60,14 @@ func (o Outcome) String() string {
 		return "wait"
 	case Retry:
 		return "retry"
+	case Defer:
+		return "defer"
+	case Reconcile:
+		return "reconcile"
+	case Replayed:
+		return "replayed"
+	case Suppressed:
+		return "suppressed"
 	}
 	return fmt.Sprintf("outcome(%d)", int(o))
 }
@@ -83,6 +105,8 @@ type Verdict struct {
 	// Item is the item judged (JudgeItem), so that the request's rules can
 	// name it in their sentences.
 	Item Item
+	// Until is, for Defer and Retry, when the job may be tried again.
+	Until time.Time
 }
 
 // The checks, by name: a Verdict's (or Decision's) Check says which one
@@ -91,21 +115,24 @@ const (
 	CheckNoPolicy = "no-policy" // no policy table is loaded
 
 	// Item eligibility (JudgeItem).
-	CheckReplayed      = "replayed"        // the dead letter's status is replayed
-	CheckClosed        = "closed"          // it was discarded or resolved
-	CheckStatus        = "unknown-status"  // a status the rules do not know
-	CheckInRequest     = "in-request"      // another open request holds it
-	CheckNotHeld       = "not-held"        // at execution: the dead letter is no longer held by this request
-	CheckPayloadChange = "payload-changed" // at execution: the bytes to send are not the ones approved
-	CheckLedger        = "ledger"          // the ledger has its identity (dedupe, and at execution same_operation)
-	CheckNoSubject     = "no-subject"      // no original subject
-	CheckNoMsgID       = "no-msg-id"       // no message id to replay under
-	CheckPayloadGone   = "payload-gone"    // the payload was gone when it was captured
-	CheckSubject       = "subject"         // the subject allowlist refuses the target
-	CheckNoOperationID = "no-operation-id" // same_operation without an operation id
-	CheckEdited        = "edited"          // same_operation with an edited payload
-	CheckPayloadHash   = "payload-hash"    // same_operation payload not shown unchanged
-	CheckNoPrincipal   = "no-principal"    // revalidate without an original principal
+	CheckReplayed      = "replayed"                // the dead letter's status is replayed
+	CheckClosed        = "closed"                  // it was discarded or resolved
+	CheckStatus        = "unknown-status"          // a status the rules do not know
+	CheckInRequest     = "in-request"              // another open request holds it
+	CheckNotHeld       = "not-held"                // at execution: the dead letter is no longer held by this request
+	CheckPayloadChange = "payload-changed"         // at execution: the bytes to send are not the ones approved
+	CheckLedger        = "ledger"                  // the ledger has its identity (dedupe, and at execution same_operation)
+	CheckNoSubject     = "no-subject"              // no original subject
+	CheckNoMsgID       = "no-msg-id"               // no message id to replay under
+	CheckPayloadGone   = "payload-gone"            // the payload was gone when it was captured
+	CheckSubject       = "subject"                 // the subject allowlist refuses the target
+	CheckNoOperationID = "no-operation-id"         // same_operation without an operation id
+	CheckEdited        = "edited"                  // same_operation with an edited payload
+	CheckPayloadHash   = "payload-hash"            // same_operation payload not shown unchanged
+	CheckNoPrincipal   = "no-principal"            // revalidate without an original principal
+	CheckErrorNever    = "error-class-never"       // the error class is never replayed (stale_version)
+	CheckNeedsFix      = "error-class-fix"         // the error class replays only edited or after a fix (schema_invalid, permanent)
+	CheckNoRevalidator = "no-revalidation-service" // revalidate on a deployment without REVALIDATE_SUBJECT
 
 	// A selection becoming drafts (JudgeDraft).
 	CheckMayRequest = "may-request" // the requester may not request the class in the tenant
@@ -113,21 +140,22 @@ const (
 	CheckBulkCap    = "bulk-cap"    // more items than the class's bulk cap
 
 	// A request (JudgeRequest, Require, SubmitVerdict, the Check* of people).
-	CheckNothingLeft  = "nothing-left"           // every item was skipped
-	CheckRequester    = "requester-unidentified" // the requester has no issuer and subject
-	CheckActor        = "actor-unidentified"     // the acting person has none
-	CheckPolicy       = "policy-version"         // the table changed since the request was made
-	CheckReason       = "reason"                 // no reason given
-	CheckNoItems      = "no-items"               // a request of no items
-	CheckRate         = "rate"                   // a rate the class does not allow
-	CheckIntent       = "intent"                 // no intent hash to bind approvals to
-	CheckApprovals    = "approvals"              // waiting for approvals
-	CheckConfirmation = "confirmation"           // the typed confirmation is missing or wrong
-	CheckOwnRequest   = "own-request"            // a requester approving their own request
-	CheckNotRequester = "not-requester"          // someone other than the requester cancels or edits
-	CheckEditClass    = "edit-class"             // an edit of a class whose payload is never edited
-	CheckEditReason   = "edit-reason"            // a payload edit without a reason
-	CheckDraftExpired = "draft-expired"          // a draft older than its time to live
+	CheckNothingLeft   = "nothing-left"           // every item was skipped
+	CheckRequester     = "requester-unidentified" // the requester has no issuer and subject
+	CheckActor         = "actor-unidentified"     // the acting person has none
+	CheckPolicy        = "policy-version"         // the table changed since the request was made
+	CheckReason        = "reason"                 // no reason given
+	CheckNoItems       = "no-items"               // a request of no items
+	CheckRate          = "rate"                   // a rate the class does not allow
+	CheckIntent        = "intent"                 // no intent hash to bind approvals to
+	CheckApprovals     = "approvals"              // waiting for approvals
+	CheckConfirmation  = "confirmation"           // the typed confirmation is missing or wrong
+	CheckOwnRequest    = "own-request"            // a requester approving their own request
+	CheckNotRequester  = "not-requester"          // someone other than the requester cancels or edits
+	CheckEditClass     = "edit-class"             // an edit of a class whose payload is never edited
+	CheckEditReason    = "edit-reason"            // a payload edit without a reason
+	CheckDraftExpired  = "draft-expired"          // a draft older than its time to live
+	CheckReconcileNote = "reconciliation-note"    // an error class that needs reconciliation first, and no note
 
 	// Execution (JudgeRun, JudgeJob).
 	CheckCancelled        = "cancelled"               // the request was cancelled
@@ -140,6 +168,25 @@ const (
 	CheckLedgerUnread     = "ledger-unread"           // the ledger could not be read
 	CheckRevalidationNone = "revalidation-unanswered" // no answer about the principal
 	CheckRevalidationDeny = "revalidation-denied"     // the owning service said no
+
+	// Publishing and its answer (JudgeWindow, JudgeAck).
+	CheckWindow        = "duplicate-window"     // inside the target stream's duplicate window: deferred
+	CheckWindowUnread  = "window-unread"        // the target stream's window could not be read
+	CheckPastWindow    = "unknown-past-window"  // no PubAck, and the window no longer covers the first attempt
+	CheckAckLost       = "ack-lost"             // no PubAck: retried under the same message id
+	CheckNoStream      = "no-stream"            // no stream stores the subject
+	CheckDuplicateKept = "duplicate-not-ours"   // the broker kept another message under the id: deferred
+	CheckSuppressed    = "suppressed-duplicate" // deferred too often: the broker keeps dropping it
+	CheckOwnDuplicate  = "duplicate-ours"       // the broker kept our own earlier publish: replayed
+
+	// A request's end (JudgeRequestOutcome), and what people do to a
+	// running one (JudgeStop, JudgeReconcile).
+	CheckProblems         = "done-with-problems" // not every item was replayed or skipped
+	CheckStopReason       = "stop-reason"        // an emergency stop without a reason
+	CheckStopConfirmation = "stop-confirmation"  // an emergency stop not confirmed
+	CheckDecision         = "reconcile-decision" // not one of the decisions
+	CheckDecisionNote     = "reconcile-note"     // a decision without what was checked
+	CheckDecisionClosed   = "reconcile-closed"   // republish on a request that publishes nothing more
 )
 
 // Checks returns the name of every check the rules apply.
@@ -148,11 +195,15 @@ func Checks() []string {
 		CheckNoPolicy,
 		CheckReplayed, CheckClosed, CheckStatus, CheckInRequest, CheckNotHeld, CheckPayloadChange, CheckLedger, CheckNoSubject, CheckNoMsgID,
 		CheckPayloadGone, CheckSubject, CheckNoOperationID, CheckEdited, CheckPayloadHash, CheckNoPrincipal,
+		CheckErrorNever, CheckNeedsFix, CheckNoRevalidator,
 		CheckMayRequest, CheckBulk, CheckBulkCap,
 		CheckNothingLeft, CheckRequester, CheckActor, CheckPolicy, CheckReason, CheckNoItems, CheckRate, CheckIntent,
 		CheckApprovals, CheckConfirmation, CheckOwnRequest, CheckNotRequester, CheckEditClass, CheckEditReason, CheckDraftExpired,
+		CheckReconcileNote,
 		CheckCancelled, CheckRequestStatus, CheckExpired, CheckAuthorityUnread, CheckRequesterRights,
 		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny,
+		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckDuplicateKept, CheckSuppressed, CheckOwnDuplicate,
+		CheckProblems, CheckStopReason, CheckStopConfirmation, CheckDecision, CheckDecisionNote, CheckDecisionClosed,
 	}
 }
 
@@ -162,6 +213,10 @@ func Checks() []string {
 // decides.
 func (v Verdict) prefix() string {
 	switch c := v.Classing; {
+	case c.ByLoop:
+		return fmt.Sprintf("manual (it came back from %d replays of its message, and from generation %d only manual may replay it): ", c.Generation, c.Limit)
+	case c.ByError:
+		return fmt.Sprintf("%s (its error class %q replays at least as %s, stricter than %s): ", v.Class, c.ErrorClass, c.ErrorFloor, c.beforeError)
 	case c.BySubject:
 		return fmt.Sprintf("%s (the target subject %q is %s by rule %d, stricter than item type %q's %s): ",
 			v.Class, v.Item.OriginalSubject, c.SubjectClass, c.SubjectRule+1, v.Item.ItemType, c.TypeClass)

@@ -1,0 +1,187 @@
+package replaypolicy
+
+import (
+	"fmt"
+	"time"
+)
+
+// A replay publishes under the original message id, so the target stream
+// drops it as a duplicate while the original is inside its duplicate
+// window. These rules decide when a job may be published and what the
+// broker's answer means (DESIGN.md, "Replay semantics, refined").
+
+// Window is what a worker read of the duplicate window of a job's target
+// stream.
+type Window struct {
+	// Unreadable says why the stream's configuration could not be read
+	// ("" when it was).
+	Unreadable string
+	// Stream is the stream that stores the subject ("" when none does: the
+	// publish will find no stream).
+	Stream string
+	// Duplicates is the stream's duplicate window.
+	Duplicates time.Duration
+}
+
+// Attempt is what a worker knows of a job it is about to publish.
+type Attempt struct {
+	MsgID string
+	// StoredBy is the latest time the original can have been stored in the
+	// target stream: the earlier of the first failure and the moment the
+	// dead letter was stored (the original was stored before either).
+	StoredBy time.Time
+	// FirstAttemptAt is when a worker was first about to publish the job
+	// (zero: never, so this is a first attempt); a publish may have landed
+	// since.
+	FirstAttemptAt time.Time
+	Window         Window
+	// Margin is added to every window for the clocks of the broker, the
+	// database and the producer.
+	Margin time.Duration
+}
+
+// JudgeWindow says whether a job may be published at now. It is pure. A
+// target whose window could not be read waits (nothing is published
+// blind); one no stream stores goes (the publish then says so). A first
+// attempt waits (Defer, Until set) until the original's window has passed
+// (StoredBy + Duplicates + Margin): a publish before would be dropped as a
+// duplicate, and an attempt made after it makes any later Duplicate answer
+// our own. A retry after an unknown outcome goes only while the window
+// still covers the first attempt (FirstAttemptAt + Duplicates - Margin),
+// so that the broker drops it if the first one landed; past that a
+// republish could be a second effect, and a person decides (Reconcile).
+func JudgeWindow(a Attempt, now time.Time) Verdict {
+	v := Verdict{Rule: -1, Outcome: Go}
+	w := a.Window
+	switch {
+	case w.Unreadable != "":
+		return v.plain(Wait, CheckWindowUnread, "could not read the duplicate window of the target stream ("+w.Unreadable+"); nothing is published until it can be; will retry")
+	case w.Stream == "":
+		return v
+	case a.FirstAttemptAt.IsZero():
+		until := a.StoredBy.Add(w.Duplicates + a.Margin)
+		if now.Before(until) {
+			v = v.plain(Defer, CheckWindow, fmt.Sprintf("deferred until %s: stream %s drops message id %q as a duplicate for %s after the original was stored (at %s at the latest)",
+				formatTime(until), w.Stream, a.MsgID, w.Duplicates, formatTime(a.StoredBy)))
+			v.Until = until
+		}
+		return v
+	}
+	if covered := a.FirstAttemptAt.Add(w.Duplicates - a.Margin); !now.Before(covered) {
+		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s got no answer, and stream %s's duplicate window (%s) no longer covers it: a republish could be a second effect. "+
+			"Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), w.Stream, w.Duplicates))
+	}
+	return v
+}
+
+// MaxDeferrals is how often the broker may answer that a message that is
+// not ours holds the id before the job ends suppressed_duplicate: something
+// else keeps publishing under it.
+const MaxDeferrals = 3
+
+// Ack is the broker's answer to one publish, as the worker read it.
+type Ack struct {
+	MsgID, Subject string
+	// Lost says why no PubAck came ("" when one did); NoStream: no stream
+	// stores the subject.
+	Lost     string
+	NoStream bool
+	// Stream and Seq are the PubAck's; Duplicate: the broker already held
+	// the id, and Seq is the message it kept.
+	Stream    string
+	Seq       uint64
+	Duplicate bool
+	// Kept is, for a Duplicate, the message the broker kept, read back.
+	Kept Kept
+	// FirstAttempt: no earlier publish of this job can have landed.
+	FirstAttempt bool
+	// Deferrals is how often the job was deferred by a message not ours.
+	Deferrals int
+	// FirstAttemptAt is when the job was first about to be published.
+	FirstAttemptAt time.Time
+	// Window and Margin as for JudgeWindow; RetryBase is the first wait
+	// after a lost PubAck; Attempts counts the job's claims; Jitter is a
+	// random number in [0, 1) for the wait.
+	Window    Window
+	Margin    time.Duration
+	RetryBase time.Duration
+	Attempts  int
+	Jitter    float64
+}
+
+// Kept is the message the broker kept under a duplicate id.
+type Kept struct {
+	// Unreadable says why it could not be read ("" when it was).
+	Unreadable string
+	// Ours: it is this job's own earlier publish (its Dlq-Replay-Of and
+	// Dlq-Replay-Request are this item's and request's).
+	Ours bool
+	// StoredAt is when the broker stored it.
+	StoredAt time.Time
+}
+
+// JudgeAck says what the broker's answer means for the job, at now. It is
+// pure. No stream: Fail (blocked). No PubAck: Retry, after RetryAfter but
+// while the window still covers the first attempt (JudgeWindow then lets a
+// person decide). A PubAck: Replayed. A Duplicate: the broker kept a
+// message under the id; when it is our own earlier publish, Replayed; when
+// it is another, Defer until its window has passed (the attempt did not
+// land), or Suppressed after MaxDeferrals; when it cannot be read back, a
+// first attempt is deferred by a whole window from now, and a retry is our
+// own publish (the first attempt was made after the original's window, so
+// nothing but ours can hold the id).
+func JudgeAck(a Ack, now time.Time) Verdict {
+	v := Verdict{Rule: -1, Outcome: Replayed}
+	w := a.Window.Duplicates
+	switch {
+	case a.NoStream:
+		return v.plain(Fail, CheckNoStream, fmt.Sprintf("no stream stores the subject: message id %q was not published", a.MsgID))
+	case a.Lost != "":
+		v = v.plain(Retry, CheckAckLost, fmt.Sprintf("no PubAck (%s): whether the broker stored it is unknown; it is published again under the same message id while the duplicate window covers the first attempt", a.Lost))
+		v.Until = now.Add(RetryAfter(a.Attempts, a.RetryBase, a.Jitter))
+		if latest := a.FirstAttemptAt.Add(w - a.Margin); !a.FirstAttemptAt.IsZero() && v.Until.After(latest) && latest.After(now) {
+			v.Until = now.Add(latest.Sub(now) / 2) // one more try inside the window
+		}
+		return v
+	case !a.Duplicate:
+		v.Reason = fmt.Sprintf("replayed: published to %s and stored as %s:%d", a.Subject, a.Stream, a.Seq)
+		return v
+	case a.Kept.Ours:
+		return v.plain(Replayed, CheckOwnDuplicate, fmt.Sprintf("replayed: the broker answered Duplicate, and the message it keeps (%s:%d) is this replay's own earlier publish", a.Stream, a.Seq))
+	case a.Kept.Unreadable != "" && !a.FirstAttempt:
+		return v.plain(Replayed, CheckOwnDuplicate, fmt.Sprintf("replayed: the broker answered Duplicate for a retry after an unknown outcome; the message it keeps (%s:%d) could not be read back (%s), "+
+			"and the first attempt was made after the original's duplicate window, so it is this replay's own publish", a.Stream, a.Seq, a.Kept.Unreadable))
+	case a.Deferrals+1 >= MaxDeferrals:
+		return v.plain(Suppressed, CheckSuppressed, fmt.Sprintf("not replayed: the broker dropped message id %q as a duplicate of %s:%d, a message that is not this replay's, %d times; "+
+			"something else keeps publishing under this id. Check the target stream, then replay again or resolve it by hand", a.MsgID, a.Stream, a.Seq, a.Deferrals+1))
+	}
+	from, seen := a.Kept.StoredAt, "stored at "+formatTime(a.Kept.StoredAt)
+	if a.Kept.Unreadable != "" {
+		from, seen = now, "that could not be read back ("+a.Kept.Unreadable+")"
+	}
+	until := from.Add(w + a.Margin)
+	if !until.After(now) {
+		until = now.Add(a.Margin)
+	}
+	v = v.plain(Defer, CheckDuplicateKept, fmt.Sprintf("deferred until %s: the broker dropped the publish as a duplicate of %s:%d, a message %s that is not this replay's; "+
+		"it is published again once that message's duplicate window (%s) has passed", formatTime(until), a.Stream, a.Seq, seen, w))
+	v.Until = until
+	return v
+}
+
+// Retry waits: the first is the worker's base wait, each next one twice
+// as long, at most MaxRetryWait, each scaled by a jitter between half and
+// one and a half (so workers that lost acks together do not retry
+// together).
+const MaxRetryWait = 30 * time.Second
+
+// RetryAfter is the wait before retry attempt (1 for the first) with base
+// wait base and jitter in [0, 1).
+func RetryAfter(attempt int, base time.Duration, jitter float64) time.Duration {
+	d := base
+	for i := 1; i < attempt && d < MaxRetryWait; i++ {
+		d *= 2
+	}
+	d = min(d, MaxRetryWait)
+	return time.Duration(float64(d) * (0.5 + min(max(jitter, 0), 1)))
+}

@@ -1,0 +1,113 @@
+package replaypolicy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Outcomes counts the items of a request by what became of them (the item
+// outcomes of DESIGN.md, "Replay semantics, refined"). Items left out when
+// the selection was frozen or submitted count as skipped (already
+// replayed) or blocked (anything else).
+type Outcomes struct {
+	// Running are the items still to be decided: waiting, claimed,
+	// deferred, or retried after an unknown outcome.
+	Running                                             int
+	Replayed, Skipped                                   int
+	Deferred                                            int // of Running: inside a duplicate window
+	Suppressed, Blocked, NeedsReconciliation, Cancelled int
+}
+
+// JudgeRequestOutcome says what a request whose items came to o is. It is
+// pure. While items are running: Wait. When every item was replayed or
+// skipped: Done (the request is done). Otherwise the request is done with
+// problems (Block by CheckProblems), and the sentence counts every outcome.
+func JudgeRequestOutcome(o Outcomes) Verdict {
+	v := Verdict{Rule: -1}
+	switch {
+	case o.Running > 0:
+		return v.plain(Wait, "", fmt.Sprintf("%d of %d items still to go", o.Running, o.total()))
+	case o.Suppressed+o.Blocked+o.NeedsReconciliation+o.Cancelled == 0:
+		return v.plain(Done, "", "done: "+o.String())
+	}
+	return v.plain(Block, CheckProblems, "done with problems: "+o.String())
+}
+
+func (o Outcomes) total() int {
+	return o.Running + o.Replayed + o.Skipped + o.Suppressed + o.Blocked + o.NeedsReconciliation + o.Cancelled
+}
+
+// String counts the outcomes that happened, in the order people read them:
+// "3 replayed, 1 blocked, 1 needs reconciliation".
+func (o Outcomes) String() string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{
+		{o.Replayed, "replayed"}, {o.Skipped, "skipped"}, {o.Running - o.Deferred, "to go"}, {o.Deferred, "deferred"},
+		{o.Suppressed, "suppressed as a duplicate"}, {o.Blocked, "blocked"}, {o.NeedsReconciliation, "needs reconciliation"},
+		{o.Cancelled, "cancelled"},
+	} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(parts) == 0 {
+		return "no items"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// StopPhrase is what a person types to stop replays in an emergency.
+const StopPhrase = "STOP"
+
+// JudgeStop says whether an emergency stop may go ahead: it needs a reason
+// (auditors read why) and the typed StopPhrase (a stop cannot be undone:
+// what was stopped must be requested again). Who may stop is the route's
+// permission (approvers and admins of the tenant), not a rule of the
+// request.
+func JudgeStop(reason, typed string) Verdict {
+	v := Verdict{Rule: -1, Outcome: Go}
+	switch {
+	case strings.TrimSpace(reason) == "":
+		return v.plain(Block, CheckStopReason, "say why the replay is stopped: auditors and the requester read it")
+	case strings.TrimSpace(typed) != StopPhrase:
+		return v.plain(Block, CheckStopConfirmation, fmt.Sprintf("type %q to stop: nothing not yet published will be, and the rest must be requested again", StopPhrase))
+	}
+	return v
+}
+
+// Choice is what a person decides about an item whose outcome nobody can
+// know (needs_reconciliation), after checking the target.
+type Choice string
+
+// The choices.
+const (
+	// Applied: the effect happened; the item counts as replayed.
+	Applied Choice = "applied"
+	// Republish: the effect did not happen; publish it again under the same
+	// message id (the request must still be one that publishes).
+	Republish Choice = "republish"
+	// NotApplied: the effect did not happen and it is not published again;
+	// the dead letter goes back to quarantine.
+	NotApplied Choice = "not_applied"
+)
+
+// JudgeReconcile says whether choice d, with note, may settle an item
+// whose request has status requestStatus. It is pure. The choice must be
+// one of the three and say what was checked (note); Republish only while
+// the request still publishes (not after a cancel, a stop, a rejection).
+func JudgeReconcile(d Choice, note, requestStatus string) Verdict {
+	v := Verdict{Rule: -1, Outcome: Go}
+	switch {
+	case d != Applied && d != Republish && d != NotApplied:
+		return v.plain(Block, CheckDecision, "choose applied, not applied (republish) or not applied (leave it)")
+	case strings.TrimSpace(note) == "":
+		return v.plain(Block, CheckDecisionNote, "say what you checked in the target and what you found: auditors read it")
+	case d == Republish && requestStatus != "approved" && requestStatus != "running" && requestStatus != "done_with_problems":
+		return v.plain(Block, CheckDecisionClosed, fmt.Sprintf("the request is %s and publishes nothing more: choose applied or not applied, or request a new replay",
+			strings.ReplaceAll(requestStatus, "_", " ")))
+	}
+	return v
+}
