@@ -21,6 +21,16 @@ const (
 
 	// HeaderNatsMsgID is JetStream's deduplication header.
 	HeaderNatsMsgID = "Nats-Msg-Id"
+
+	// HeaderReplayOf is what the console adds to a message it replays:
+	// the id of the dead letter replayed. A consumer that gives up on the
+	// replayed message dead-letters it with this header (renamed
+	// Upstream-Dlq-Replay-Of by the producer helper), and ingest links the
+	// new dead letter to its origin.
+	HeaderReplayOf = "Dlq-Replay-Of"
+	// HeaderReplayRequest is the id of the replay request that sent a
+	// replayed message.
+	HeaderReplayRequest = "Dlq-Replay-Request"
 )
 
 // ErrorClass says why a consumer gave up on a message.
@@ -66,8 +76,11 @@ const (
 	StatusReplaying       Status = "replaying"
 	StatusReplayed        Status = "replayed"
 	StatusReplayFailed    Status = "replay_failed"
-	StatusDiscarded       Status = "discarded"
-	StatusResolved        Status = "resolved"
+	// StatusNeedsReconciliation: the outcome of its replay is unknown and a
+	// republish could be a second effect; a person decides.
+	StatusNeedsReconciliation Status = "needs_reconciliation"
+	StatusDiscarded           Status = "discarded"
+	StatusResolved            Status = "resolved"
 )
 
 // Source kinds: a message published to the DLQ stream, or a JetStream

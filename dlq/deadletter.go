@@ -58,6 +58,10 @@ type DeadLetter struct {
 	SourceConsumer     string     `db:"source_consumer"`
 	Advisory           []byte     `db:"advisory"`
 	Delivery           string     `db:"delivery"`
+	// ReplayOf is the dead letter whose replay this one is (nil: none);
+	// Generation counts the replays of its message that came back before it.
+	ReplayOf   *int64 `db:"replay_of"`
+	Generation int32  `db:"generation"`
 }
 
 // Headers decodes the stored headers into the values as received.
@@ -74,7 +78,7 @@ const deadLetterColumns = `id, tenant, item_type, subject, original_subject, msg
     attempts, first_failed_at, last_failed_at, dead_lettered_at, received_at,
     headers, header_block, coalesce(octet_length(header_block), 0) AS header_block_size, payload, payload_sha256, payload_size, payload_unavailable,
     fingerprint, malformed, malformed_reasons, flags, status, version, updated_at,
-    source_kind, source_stream, source_seq, source_consumer, advisory, delivery`
+    source_kind, source_stream, source_seq, source_consumer, advisory, delivery, replay_of, generation`
 
 // Get returns dead letter id, or not_found when there is none.
 func (s *Store) Get(ctx context.Context, id int64) (DeadLetter, error) {

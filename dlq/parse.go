@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -91,6 +92,12 @@ type Record struct {
 	// redelivery never makes a second row.
 	Delivery  string
 	SourceKey [32]byte
+
+	// ReplayOf is the dead letter this one says it is a replay of
+	// (Dlq-Replay-Of), 0 for none; Generation is set when Store.Insert
+	// links it (see linkReplays), which also drops a claim it cannot.
+	ReplayOf   int64
+	Generation int32
 }
 
 // Malformed reports whether anything received was flagged.
@@ -154,6 +161,7 @@ func ParseDLQ(prefix string, m Received) Record {
 	}
 
 	r.applyContract(h)
+	r.ReplayOf = r.replayOf(h)
 	if r.OriginalSubject == "" {
 		r.flag("missing:original_subject", "%s is missing: the message cannot be replayed", HeaderOriginalSubject)
 	}
@@ -214,6 +222,9 @@ func fieldOf(header string) string {
 	if f, ok := contractFields[header]; ok {
 		return f
 	}
+	if header == HeaderReplayOf || header == UpstreamPrefix+HeaderReplayOf {
+		return "replay_of" // the console's, not the producer's contract
+	}
 	return strings.ToLower(header)
 }
 
@@ -246,6 +257,26 @@ func (r *Record) applyContract(h map[string][]string) {
 	}
 	r.FirstFailedAt = r.timeHeader(h, HeaderFirstFailedAt)
 	r.LastFailedAt = r.timeHeader(h, HeaderLastFailedAt)
+}
+
+// replayOf reads the id of the dead letter a replayed message came from:
+// Dlq-Replay-Of as the console sent it, or as the producer helper renames
+// it (Upstream-Dlq-Replay-Of). It is a claim until Store.Insert checks it.
+func (r *Record) replayOf(h map[string][]string) int64 {
+	name := HeaderReplayOf
+	if len(h[name]) == 0 {
+		name = UpstreamPrefix + HeaderReplayOf
+	}
+	v := r.header(h, name)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 1 {
+		r.flag("invalid:replay_of", "%s %s is not the id of a dead letter: not linked", name, short(v))
+		return 0
+	}
+	return n
 }
 
 func (r *Record) setPayload(data []byte) {

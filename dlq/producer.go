@@ -48,7 +48,8 @@ const UpstreamPrefix = "Upstream-"
 // when there was none, the id becomes "<stream>:<seq>" of where the original
 // lived, so a replay is never published under a fresh identity. The message
 // carries its own Nats-Msg-Id, so publishing the same dead letter twice
-// stores it once.
+// stores it once; a replayed message that fails again is a new dead letter
+// (its id names the replay: Dlq-Replay-Request and Dlq-Replay-Of).
 func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f Failure) (*nats.Msg, error) {
 	if f.Err == nil {
 		return nil, fmt.Errorf("dead-letter %s: Failure.Err is required", orig.Subject)
@@ -103,7 +104,15 @@ func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f 
 	set(HeaderCorrelationID, f.CorrelationID)
 	set(HeaderPrincipal, f.Principal)
 	if msgID != "" {
-		h.Set(HeaderNatsMsgID, "dlq:"+f.Consumer+":"+msgID)
+		// A replayed message keeps the original id; when it fails again it
+		// is another dead letter, so the replay that sent it is part of
+		// this one's id (else the DLQ stream would drop it as a duplicate
+		// of the first failure).
+		id := "dlq:" + f.Consumer + ":" + msgID
+		if r := orig.Header.Get(HeaderReplayRequest); r != "" {
+			id += ":replay:" + r + ":" + orig.Header.Get(HeaderReplayOf)
+		}
+		h.Set(HeaderNatsMsgID, id)
 	}
 	return &nats.Msg{Subject: subject, Header: h, Data: orig.Data}, nil
 }

@@ -31,10 +31,11 @@ const TextSearchPrefix = 1024
 
 // UnresolvedStatuses count towards depth and age: the dead letter still
 // needs someone.
-var UnresolvedStatuses = []Status{StatusQuarantined, StatusReplayRequested, StatusReplaying, StatusReplayFailed}
+var UnresolvedStatuses = []Status{StatusQuarantined, StatusReplayRequested, StatusReplaying, StatusReplayFailed, StatusNeedsReconciliation}
 
 // AllStatuses lists every status in life order.
-var AllStatuses = []Status{StatusQuarantined, StatusReplayRequested, StatusReplaying, StatusReplayed, StatusReplayFailed, StatusDiscarded, StatusResolved}
+var AllStatuses = []Status{StatusQuarantined, StatusReplayRequested, StatusReplaying, StatusReplayed, StatusReplayFailed,
+	StatusNeedsReconciliation, StatusDiscarded, StatusResolved}
 
 // Unresolved reports whether s is one of UnresolvedStatuses.
 func (s Status) Unresolved() bool { return slices.Contains(UnresolvedStatuses, s) }
@@ -117,6 +118,8 @@ type ListItem struct {
 	Fingerprint     string     `db:"fingerprint"`
 	Malformed       bool       `db:"malformed"`
 	Status          Status     `db:"status"`
+	// Generation counts the replays of its message that came back before it.
+	Generation int32 `db:"generation"`
 }
 
 // ListPage is one page of ListDeadLetters, newest first.
@@ -166,7 +169,7 @@ func DecodeCursor(s string) (Cursor, error) {
 const listColumns = `d.id, d.tenant, d.item_type, left(d.original_subject, 300) AS original_subject,
     left(d.msg_id, 300) AS msg_id, left(d.operation_id, 300) AS operation_id,
     left(d.correlation_id, 300) AS correlation_id, left(d.error, 300) AS error, d.error_class, d.attempts, d.dead_lettered_at,
-    d.payload_size, d.fingerprint, d.malformed, d.status`
+    d.payload_size, d.fingerprint, d.malformed, d.status, d.generation`
 
 // A page is found in two steps. First the keys: one backward index range scan
 // per partition (a tenant of the scope, or one tenant/item type/class/status

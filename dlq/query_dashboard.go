@@ -75,7 +75,7 @@ FROM unnest(@tenants::text[]) AS t(tenant)
 CROSS JOIN LATERAL (
     SELECT min(d.dead_lettered_at) AS oldest FROM dead_letters d
     WHERE d.tenant = t.tenant
-      AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed')
+      AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed', 'needs_reconciliation')
 ) o
 WHERE o.oldest IS NOT NULL`
 	// Per tenant, per item type and per class, summed in the database.

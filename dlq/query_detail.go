@@ -38,7 +38,7 @@ const selectPreview = `SELECT id, tenant, item_type, subject, original_subject, 
     headers, substring(header_block FROM 1 FOR $2) AS header_block, coalesce(octet_length(header_block), 0) AS header_block_size,
     substring(payload FROM 1 FOR $2) AS payload, payload_sha256, payload_size, payload_unavailable,
     fingerprint, malformed, malformed_reasons, flags, status, version, updated_at,
-    source_kind, source_stream, source_seq, source_consumer, advisory, delivery
+    source_kind, source_stream, source_seq, source_consumer, advisory, delivery, replay_of, generation
 FROM dead_letters WHERE id = $1`
 
 // GetInScope returns dead letter id when its tenant is one of tenants. It

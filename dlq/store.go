@@ -48,27 +48,29 @@ INSERT INTO dead_letters (
     attempts, first_failed_at, last_failed_at, dead_lettered_at,
     headers, header_block, payload, payload_sha256, payload_size, payload_unavailable,
     fingerprint, malformed, malformed_reasons, flags,
-    source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery)
+    source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery, replay_of, generation)
 SELECT u.tenant, u.item_type, u.subject, u.original_subject, u.msg_id, u.msg_id_derived,
     u.operation_id, u.correlation_id, u.principal, u.consumer, u.error, u.error_class, u.stack,
     u.attempts, u.first_failed_at, u.last_failed_at, u.dead_lettered_at,
     u.headers, u.header_block, u.payload, u.payload_sha256, u.payload_size, u.payload_unavailable,
     u.fingerprint, u.malformed, ARRAY(SELECT jsonb_array_elements_text(u.malformed_reasons)),
     string_to_array(u.flags, ','),
-    u.source_kind, u.source_stream, NULLIF(u.source_seq, 0), u.source_consumer, u.advisory, u.source_key, u.delivery
+    u.source_kind, u.source_stream, NULLIF(u.source_seq, 0), u.source_consumer, u.advisory, u.source_key, u.delivery,
+    NULLIF(u.replay_of, 0), u.generation
 FROM unnest(
     $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bool[],
     $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
     $14::int[], $15::timestamptz[], $16::timestamptz[], $17::timestamptz[],
     $18::jsonb[], $19::bytea[], $20::bytea[], $21::bytea[], $22::int[], $23::bool[],
     $24::text[], $25::bool[], $26::jsonb[], $27::text[],
-    $28::text[], $29::text[], $30::bigint[], $31::text[], $32::jsonb[], $33::bytea[], $34::text[]
+    $28::text[], $29::text[], $30::bigint[], $31::text[], $32::jsonb[], $33::bytea[], $34::text[],
+    $35::bigint[], $36::int[]
 ) AS u(tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
     operation_id, correlation_id, principal, consumer, error, error_class, stack,
     attempts, first_failed_at, last_failed_at, dead_lettered_at,
     headers, header_block, payload, payload_sha256, payload_size, payload_unavailable,
     fingerprint, malformed, malformed_reasons, flags,
-    source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery)
+    source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery, replay_of, generation)
 ON CONFLICT (dead_lettered_at, source_key) DO NOTHING
 RETURNING tenant, item_type, error_class, malformed, dead_lettered_at`
 
@@ -95,7 +97,8 @@ type Refused struct {
 }
 
 // Insert stores recs, one statement for the lot when nothing is refused;
-// rows whose source key exists are skipped. When PostgreSQL refuses the
+// rows whose source key exists are skipped. Records that say they are the
+// replay of a dead letter are linked to it first, or flagged (linkReplays). When PostgreSQL refuses the
 // statement for any reason but being unreachable (see Unreachable), the
 // batch is split in halves, and each half again, until every refused record
 // is alone: one bad record costs its batch about 2·log2(n) statements, never
@@ -107,6 +110,9 @@ type Refused struct {
 // is skipped then).
 func (s *Store) Insert(ctx context.Context, recs []Record) (InsertResult, error) {
 	var res InsertResult
+	if err := s.linkReplays(ctx, recs); err != nil {
+		return res, err
+	}
 	refused, err := s.isolate(ctx, recs, 0, &res)
 	if err != nil || len(refused) == 0 {
 		return res, err
@@ -173,8 +179,8 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 		headers, reasons, advisory                    = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		flags                                         = make([]string, n)
 		block, payload, sha, key                      = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
-		size                                          = make([]int32, n)
-		seq                                           = make([]int64, n)
+		size, generation                              = make([]int32, n), make([]int32, n)
+		seq, replayOf                                 = make([]int64, n), make([]int64, n)
 	)
 	for i := range recs {
 		r := &recs[i]
@@ -186,6 +192,7 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 		attempts[i], first[i], last[i], deadAt[i] = r.Attempts, r.FirstFailedAt, r.LastFailedAt, r.DeadLetteredAt
 		payload[i], sha[i], size[i], seq[i] = r.Payload, r.PayloadSHA256[:], int32(len(r.Payload)), int64(r.SourceSeq)
 		key[i] = r.SourceKey[:]
+		replayOf[i], generation[i] = r.ReplayOf, r.Generation
 		if r.Delivery == "" {
 			// Made by hand (tests, tools): keyed by its source position, as
 			// every row was before stream recreation was taken into account.
@@ -214,7 +221,7 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 		attempts, first, last, deadAt,
 		headers, block, payload, sha, size, unavailable,
 		fingerprint, malformed, reasons, flags,
-		srcKind, srcStream, seq, srcConsumer, advisory, key, delivery)
+		srcKind, srcStream, seq, srcConsumer, advisory, key, delivery, replayOf, generation)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +309,7 @@ FROM (SELECT DISTINCT tenant FROM dead_letter_counts WHERE n > 0) t
 CROSS JOIN LATERAL (
     SELECT min(d.dead_lettered_at) AS oldest FROM dead_letters d
     WHERE d.tenant = t.tenant
-      AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed')
+      AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed', 'needs_reconciliation')
 ) o
 WHERE o.oldest IS NOT NULL`
 

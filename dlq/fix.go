@@ -1,0 +1,163 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+)
+
+// A fix marker is an on-call's audited statement that a fix was in place
+// from a moment on: "fixed at <time>: <version or ticket>", for an item
+// type of a tenant, or for one error group of it. The replay rules let a
+// schema_invalid or permanent dead letter go once a fix later than it is
+// recorded (replaypolicy.JudgeItem). Markers are never changed or deleted.
+
+// FixScope is what a fix marker covers.
+type FixScope string
+
+// Fix scopes.
+const (
+	FixItemType FixScope = "item_type" // every dead letter of the item type in the tenant
+	FixGroup    FixScope = "group"     // the dead letters of one error group of it
+)
+
+// Bounds of what a person writes on a fix marker.
+const (
+	MaxFixRef  = 200  // bytes of the version or ticket
+	MaxFixNote = 2000 // bytes of the note
+	// MaxFixAhead is how far past now a fix may be said to be in place:
+	// clocks differ, a fix of tomorrow is a mistake.
+	MaxFixAhead = 5 * time.Minute
+)
+
+// FixInput is a fix marker as a person states it. Which tenant and item
+// type (and error group) it is for comes from a dead letter, never from
+// the form.
+type FixInput struct {
+	Scope   FixScope
+	FixedAt time.Time // when the fix was in place
+	Ref     string    // version or ticket: "v1.4.2", "OPS-1234"
+	Note    string
+}
+
+// Validate returns a message per bad field ("scope", "fixed_at", "ref",
+// "note"), or nil. now is the clock.
+func (in FixInput) Validate(now time.Time) map[string]string {
+	errs := map[string]string{}
+	if in.Scope != FixItemType && in.Scope != FixGroup {
+		errs["scope"] = "Choose the item type or the error group."
+	}
+	switch {
+	case in.FixedAt.IsZero():
+		errs["fixed_at"] = "Say when the fix was in place."
+	case in.FixedAt.After(now.Add(MaxFixAhead)):
+		errs["fixed_at"] = "A fix cannot be in place in the future."
+	}
+	switch ref := strings.TrimSpace(in.Ref); {
+	case ref == "":
+		errs["ref"] = "Name the version or the ticket of the fix."
+	case len(ref) > MaxFixRef || !utf8.ValidString(ref):
+		errs["ref"] = fmt.Sprintf("At most %d bytes of text.", MaxFixRef)
+	}
+	if len(in.Note) > MaxFixNote || !utf8.ValidString(in.Note) {
+		errs["note"] = fmt.Sprintf("At most %d bytes of text.", MaxFixNote)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+// Fix is a recorded fix marker.
+type Fix struct {
+	ID          int64     `db:"id"`
+	Tenant      string    `db:"tenant"`
+	ItemType    string    `db:"item_type"`
+	Fingerprint string    `db:"fingerprint"` // "" for every group of the item type
+	FixedAt     time.Time `db:"fixed_at"`
+	Ref         string    `db:"fix_ref"`
+	Note        string    `db:"note"`
+	ByEmail     string    `db:"created_by_email"`
+	CreatedAt   time.Time `db:"created_at"`
+}
+
+const (
+	insertFix = `INSERT INTO fix_markers (tenant, item_type, fingerprint, fixed_at, fix_ref, note,
+        created_by_issuer, created_by_subject, created_by_email)
+        SELECT d.tenant, d.item_type, CASE WHEN $2 THEN d.fingerprint ELSE '' END, $3, $4, $5, $6, $7, $8
+        FROM dead_letters d WHERE d.id = $1
+        RETURNING id, tenant, item_type, fingerprint, fixed_at, fix_ref, note, created_by_email, created_at`
+	// The fixes that cover a dead letter: of its item type, or of its
+	// error group, in its tenant; the newest first.
+	selectFixesFor = `SELECT m.id, m.tenant, m.item_type, m.fingerprint, m.fixed_at, m.fix_ref, m.note, m.created_by_email, m.created_at
+        FROM dead_letters d JOIN fix_markers m ON m.tenant = d.tenant AND m.item_type = d.item_type AND m.fingerprint IN ('', d.fingerprint)
+        WHERE d.id = $1 ORDER BY m.fixed_at DESC, m.id DESC LIMIT $2`
+)
+
+// RecordFix records that a fix was in place, for the item type (or the
+// error group) of dead letter id, audited in the same transaction with the
+// dead letter's tenant. It returns invalid for bad input (see Validate) and
+// not_found for a missing dead letter; the route checked the tenant.
+func (s *Store) RecordFix(ctx context.Context, id int64, in FixInput, actor quarantine.Actor, meta quarantine.RequestMeta, now time.Time) (Fix, error) {
+	in.Ref, in.Note = strings.TrimSpace(in.Ref), strings.TrimSpace(in.Note)
+	if errs := in.Validate(now); errs != nil {
+		return Fix{}, fmt.Errorf("record fix: %w", quarantine.Errorf(quarantine.EINVALID, "%s", firstError(errs)))
+	}
+	var f Fix
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, insertFix, id, in.Scope == FixGroup, in.FixedAt, in.Ref, in.Note, actor.Issuer, actor.Subject, actor.Email)
+		if err != nil {
+			return err
+		}
+		f, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Fix])
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errNoDeadLetter
+		}
+		if err != nil {
+			return err
+		}
+		e := audit.NewEvent(actor, meta, "deadletter.fix")
+		e.Tenant, e.ObjectType, e.ObjectID, e.Reason = f.Tenant, "fix_marker", strconv.FormatInt(f.ID, 10), in.Note
+		e.After = map[string]any{"item_type": f.ItemType, "group": f.Fingerprint, "fixed_at": f.FixedAt.UTC().Format(time.RFC3339),
+			"ref": f.Ref, "dead_letter": id}
+		_, err = audit.Append(ctx, tx, e)
+		return err
+	})
+	if err != nil {
+		return Fix{}, fmt.Errorf("record fix for dead letter %d: %w", id, err)
+	}
+	return f, nil
+}
+
+// FixesFor returns up to limit fixes that cover dead letter id, the one in
+// place last first.
+func (s *Store) FixesFor(ctx context.Context, id int64, limit int) ([]Fix, error) {
+	rows, err := s.pool.Query(ctx, selectFixesFor, id, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read fixes of dead letter %d: %w", id, err)
+	}
+	fixes, err := pgx.CollectRows(rows, pgx.RowToStructByName[Fix])
+	if err != nil {
+		return nil, fmt.Errorf("read fixes of dead letter %d: %w", id, err)
+	}
+	return fixes, nil
+}
+
+// firstError is the message of the first bad field, in form order.
+func firstError(errs map[string]string) string {
+	for _, k := range []string{"scope", "fixed_at", "ref", "note"} {
+		if m, ok := errs[k]; ok {
+			return m
+		}
+	}
+	return ""
+}

@@ -1,0 +1,64 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ChainLink is one dead letter of a replay chain: a message that came back
+// as a dead letter after it was replayed, and the replays of it that came
+// back in turn.
+type ChainLink struct {
+	ID             int64     `db:"id"`
+	Generation     int32     `db:"generation"`
+	Status         Status    `db:"status"`
+	ErrorClass     string    `db:"error_class"`
+	DeadLetteredAt time.Time `db:"dead_lettered_at"`
+	Error          string    `db:"error"`
+}
+
+// MaxChain bounds how far Chain walks a replay chain each way: past it, the
+// page says there is more.
+const MaxChain = 50
+
+// The chain of a dead letter, within its tenant: its origins back to the
+// first failure, newest first (the recursion walks replay_of, a primary-key
+// lookup per step), then itself, then the dead letters that came back from
+// replays of it, each found by dead_letters_replay_of_idx, in the order they
+// came back. Every step stays in the tenant, whatever the column holds.
+const selectChain = `
+WITH RECURSIVE up AS (
+    SELECT d.id, d.replay_of, d.tenant, 0 AS depth FROM dead_letters d WHERE d.id = $1 AND d.tenant = $2
+    UNION ALL
+    SELECT o.id, o.replay_of, o.tenant, up.depth + 1 FROM up JOIN dead_letters o ON o.id = up.replay_of AND o.tenant = up.tenant
+    WHERE up.depth < $3
+), down AS (
+    SELECT d.id, d.tenant, 0 AS depth FROM dead_letters d WHERE d.id = $1 AND d.tenant = $2
+    UNION ALL
+    SELECT n.id, n.tenant, down.depth + 1 FROM down JOIN dead_letters n ON n.replay_of = down.id AND n.tenant = down.tenant
+    WHERE down.depth < $3
+), chain AS (
+    SELECT id FROM up UNION SELECT id FROM down
+)
+SELECT d.id, d.generation, d.status, d.error_class, d.dead_lettered_at, left(d.error, 200) AS error
+FROM chain JOIN dead_letters d ON d.id = chain.id
+ORDER BY d.generation, d.dead_lettered_at, d.id
+LIMIT $4`
+
+// Chain returns the replay chain of dead letter id of tenant, oldest
+// generation first, at most 2·MaxChain+1 links; a dead letter outside any
+// chain gives itself alone.
+func (s *Store) Chain(ctx context.Context, id int64, tenant string) ([]ChainLink, error) {
+	rows, err := s.pool.Query(ctx, selectChain, id, tenant, MaxChain, 2*MaxChain+1)
+	if err != nil {
+		return nil, fmt.Errorf("read replay chain of dead letter %d: %w", id, err)
+	}
+	links, err := pgx.CollectRows(rows, pgx.RowToStructByName[ChainLink])
+	if err != nil {
+		return nil, fmt.Errorf("read replay chain of dead letter %d: %w", id, err)
+	}
+	return links, nil
+}
