@@ -78,6 +78,12 @@ func PolicyFile() string {
 // original subject app.<tenant>.<item type> of each tenant.
 const ReplaySubjects = "app.{tenant}.>"
 
+// RevalidateSubject is REVALIDATE_SUBJECT of the consoles tests start:
+// nobody answers on it unless a test does, so revalidate items are
+// requested and approved as usual and blocked when published, unless a
+// test serves it.
+const RevalidateSubject = "test.revalidate"
+
 // StartConsole starts a console for t and waits until it serves.
 func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 	t.Helper()
@@ -106,7 +112,8 @@ func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 		OIDCWait: 10 * time.Second, IdleTimeout: time.Hour, Lifetime: 12 * time.Hour,
 		Groups:      authz.GroupMap{Prefix: GroupPrefix},
 		AuditSigner: c.Signer, MetricsAddr: "127.0.0.1:0",
-		Replay: app.ReplayConfig{PolicyFile: PolicyFile(), Lease: 30 * time.Second, RevalidateTimeout: 2 * time.Second, Subjects: subjects},
+		Replay: app.ReplayConfig{PolicyFile: PolicyFile(), Lease: 30 * time.Second, RevalidateTimeout: 2 * time.Second, Subjects: subjects,
+			RevalidateSubject: RevalidateSubject},
 	}
 	if opts.Configure != nil {
 		opts.Configure(&cfg)

@@ -13,11 +13,15 @@ import (
 )
 
 // Letter is a dead letter as a producer sends it. Zero fields get defaults:
-// tenant acme, item type orders.refund, error class permanent, error
-// "refund failed", 3 attempts, original subject app.<tenant>.<item type>,
-// the payload {"order_id":"ord-1","amount_cents":1200}, dead-lettered now
-// (each later letter of one call a second earlier). No message id means the
-// one derived at ingest. Headers are added as they are (and win).
+// tenant acme, item type orders.refund, error class transient (the error
+// class that lets the replay class decide), error "refund failed", 3
+// attempts, original subject app.<tenant>.<item type>, the payload
+// {"order_id":"ord-1","amount_cents":1200}, dead-lettered now (each later
+// letter of one call a second earlier) after a first failure ten minutes
+// before (Dlq-First-Failed-At: the original was stored before it, so a
+// replay is not held back by a duplicate window of a few minutes). No
+// message id means the one derived at ingest. Headers are added as they
+// are (and win).
 type Letter struct {
 	Tenant, ItemType                  string
 	MsgID, OperationID, CorrelationID string
@@ -28,6 +32,10 @@ type Letter struct {
 	At                                time.Time
 	Headers                           map[string][]string
 }
+
+// FirstFailedBefore is how long before it was dead-lettered a letter's
+// consumer first failed on it (Dlq-First-Failed-At).
+const FirstFailedBefore = 10 * time.Minute
 
 // Stream is the stream the factory's dead letters say they came from: not
 // the console's DLQ, so that they never collide with what a test publishes.
@@ -46,7 +54,7 @@ func (l Letter) received(i int) dlq.Received {
 		l.ItemType = "orders.refund"
 	}
 	if l.Class == "" {
-		l.Class = string(dlq.ClassPermanent)
+		l.Class = string(dlq.ClassTransient)
 	}
 	if l.Error == "" {
 		l.Error = "refund failed"
@@ -62,7 +70,7 @@ func (l Letter) received(i int) dlq.Received {
 	}
 	h := map[string][]string{
 		dlq.HeaderOriginalSubject: {l.Subject}, dlq.HeaderError: {dlq.EscapeLines(l.Error)}, dlq.HeaderErrorClass: {l.Class},
-		dlq.HeaderAttempts: {"3"},
+		dlq.HeaderAttempts: {"3"}, dlq.HeaderFirstFailedAt: {l.At.Add(-FirstFailedBefore).UTC().Format(time.RFC3339Nano)},
 	}
 	for name, v := range map[string]string{
 		dlq.HeaderOriginalMsgID: l.MsgID, dlq.HeaderOperationID: l.OperationID, dlq.HeaderCorrelationID: l.CorrelationID,

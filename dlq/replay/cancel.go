@@ -17,22 +17,30 @@ import (
 )
 
 const (
-	// Jobs a worker holds right now are left to it: it re-checks the
-	// request before publishing, and records honestly what it did publish.
-	cancelJobs = `UPDATE replay_jobs SET state = 'cancelled', updated_at = now(),
-        result = CASE WHEN state = 'unknown' THEN 'cancelled by the requester; the last attempt''s outcome is unknown (PubAck lost)'
-                      ELSE 'cancelled by the requester' END
-        WHERE request_id = $1 AND state IN ('pending', 'unknown')` // published ones stay published
+	// Jobs a worker holds right now are left to it: it checks the request
+	// before every publish and records what it did publish. A job whose
+	// last publish got no answer may have landed: it is not "cancelled"
+	// but needs a person to say whether it was applied.
+	cancelJobs = `UPDATE replay_jobs SET updated_at = now(),
+        state = CASE WHEN state = 'unknown' THEN 'needs_reconciliation' ELSE 'cancelled' END,
+        result = CASE WHEN state = 'unknown'
+                      THEN $2 || '; the last publish got no answer and may have landed: check the target and say whether it was applied'
+                      ELSE $2 END
+        WHERE request_id = $1 AND state IN ('pending', 'deferred', 'unknown') -- replayed ones stay replayed
+        RETURNING dead_letter_id, state`
 	// What a closed request did not publish goes back to quarantine; a job
-	// a worker holds is left to it, and its record says what became of it.
+	// a worker holds is left to it, and so is one a person must settle.
 	requeueItems = `UPDATE dead_letters d SET status = 'quarantined', version = d.version + 1, updated_at = now()
         FROM replay_items i WHERE i.request_id = $1 AND d.id = i.dead_letter_id AND i.held -- only what this request holds
         AND d.status = 'replay_requested'
-        AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = d.id AND j.state IN ('published', 'claimed'))`
+        AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = d.id
+                        AND j.state IN ('claimed', 'needs_reconciliation'))`
 	// A closed request lets go of its dead letters, but those of jobs a
-	// worker holds (released when it records them).
+	// worker holds (released when it records them) and those a person must
+	// settle (released when they do).
 	releaseItems = `UPDATE replay_items i SET held = false WHERE i.request_id = $1 AND i.held
-        AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = i.dead_letter_id AND j.state = 'claimed')`
+        AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = i.dead_letter_id
+                        AND j.state IN ('claimed', 'needs_reconciliation'))`
 	setRequestStatus = `UPDATE replay_requests SET status = $2, status_reason = $3, version = version + 1,
         finished_at = CASE WHEN $2 IN ('done', 'rejected', 'cancelled', 'void') THEN now() ELSE finished_at END
         WHERE id = $1`
@@ -41,8 +49,11 @@ const (
 	// it was).
 	editPayload = `UPDATE replay_items i SET payload = $3, payload_sha256 = $4, edit_reason = $5, edited_at = $6
         FROM dead_letters d
-        WHERE i.request_id = $1 AND i.dead_letter_id = $2 AND i.skip_reason = '' AND d.id = i.dead_letter_id
-        RETURNING (SELECT payload_sha256 FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2), d.payload_sha256, i.msg_id`
+        WHERE i.request_id = $1 AND i.dead_letter_id = $2 AND d.id = i.dead_letter_id
+          AND (i.skip_reason = '' -- a live item; or, in a draft, one only an edit lets go
+               OR ($7 AND i.verdict_check = 'error-class-fix'))
+        RETURNING (SELECT payload_sha256 FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2), d.payload_sha256, i.msg_id,
+            i.skip_reason <> ''`
 	// Approvals of the old intent no longer count.
 	deleteApprovals = `DELETE FROM replay_approvals WHERE request_id = $1`
 	setIntent       = `UPDATE replay_requests SET payload_edited = true, intent_hash = $2, version = version + 1
@@ -72,10 +83,7 @@ func (s *Service) Cancel(ctx context.Context, id int64, actor quarantine.Actor, 
 		if !req.Status.Open() {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is already %s", req.Status)
 		}
-		if _, err := tx.Exec(ctx, cancelJobs, id); err != nil {
-			return err
-		}
-		return s.close(ctx, tx, &req, StatusCancelled, strings.TrimSpace(reason), actor, meta, "replay.cancel")
+		return s.halt(ctx, tx, &req, "cancelled by the requester", strings.TrimSpace(reason), actor, meta, "replay.cancel")
 	})
 	if denied != "" {
 		err = s.auditDenied(ctx, actor, meta, "replay.cancel", denied, id, err)
@@ -84,6 +92,33 @@ func (s *Service) Cancel(ctx context.Context, id int64, actor quarantine.Actor, 
 		return fmt.Errorf("cancel replay %d: %w", id, err)
 	}
 	return nil
+}
+
+// halt ends an open request that may have jobs: the jobs not yet published
+// are cancelled (why: result), those whose outcome is unknown need a
+// person, and the request is cancelled with reason, audited as action.
+func (s *Service) halt(ctx context.Context, tx pgx.Tx, req *Request, result, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string) error {
+	rows, err := tx.Query(ctx, cancelJobs, req.ID, result)
+	if err != nil {
+		return err
+	}
+	var unsettled []int64
+	var dl int64
+	var state JobState
+	if _, err := pgx.ForEachRow(rows, []any{&dl, &state}, func() error {
+		if state == JobNeedsReconciliation {
+			unsettled = append(unsettled, dl)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if len(unsettled) > 0 {
+		if _, err := tx.Exec(ctx, markNeedsReconciliation, unsettled); err != nil {
+			return err
+		}
+	}
+	return s.close(ctx, tx, req, StatusCancelled, reason, actor, meta, action)
 }
 
 // close ends a request and returns its unpublished dead letters to
@@ -118,7 +153,10 @@ type PayloadEdit struct {
 // EditPayload replaces the payload of one item of the requester's draft or
 // request waiting for approval, where the rules allow it (JudgeEdit: never
 // same_operation, only the requester, forbidden and audited as denied; a
-// reason is required, invalid without). The original message id is kept;
+// reason is required, invalid without). In a draft it may also edit an
+// item left out because its error class replays only edited or after a
+// fix: judged again with the edit, it goes if the rules now let it
+// (revive). The original message id is kept;
 // the intent changes, so earlier approvals no longer count, and an edited
 // request needs one approver whatever its class. The audit row holds the
 // hash taken at ingest, the hash before and the hash after.
@@ -143,18 +181,25 @@ func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 		sum := sha256.Sum256(edit.Payload)
 		var old, original []byte
 		var msgID string
-		err = tx.QueryRow(ctx, editPayload, id, deadLetterID, edit.Payload, sum[:], edit.Reason, s.cfg.Now()).Scan(&old, &original, &msgID)
+		var leftOut bool
+		err = tx.QueryRow(ctx, editPayload, id, deadLetterID, edit.Payload, sum[:], edit.Reason, s.cfg.Now(), req.Status == StatusDraft).
+			Scan(&old, &original, &msgID, &leftOut)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, errNoItem)
 		}
 		if err != nil {
 			return err
 		}
+		if leftOut {
+			if err := s.revive(ctx, tx, req, deadLetterID); err != nil {
+				return err
+			}
+		}
 		items, err := liveItems(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		hash := IntentHash(req.Tenant, req.Class, req.PolicyVersion, req.Rate, items)
+		hash := req.intent(items)
 		if _, err := tx.Exec(ctx, deleteApprovals, id); err != nil {
 			return err
 		}
@@ -219,6 +264,18 @@ func (s *Service) VoidStale(ctx context.Context) (int, error) {
 // itself, each request query (with args) selects and locks for which why
 // gives a reason; it returns how many.
 func (s *Service) voidEach(ctx context.Context, action string, why func(Request) string, query string, args ...any) (int, error) {
+	return s.eachLocked(ctx, func(tx pgx.Tx, r *Request) (bool, error) {
+		reason := why(*r)
+		if reason == "" {
+			return false, nil
+		}
+		return true, s.close(ctx, tx, r, StatusVoid, reason, sweeper(), quarantine.RequestMeta{}, action)
+	}, query, args...)
+}
+
+// eachLocked runs act, in one transaction, on each request query (with
+// args) selects and locks; it returns on how many act acted.
+func (s *Service) eachLocked(ctx context.Context, act func(pgx.Tx, *Request) (bool, error), query string, args ...any) (int, error) {
 	n := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, query, args...)
@@ -230,14 +287,13 @@ func (s *Service) voidEach(ctx context.Context, action string, why func(Request)
 			return err
 		}
 		for i := range reqs {
-			reason := why(reqs[i])
-			if reason == "" {
-				continue
-			}
-			if err := s.close(ctx, tx, &reqs[i], StatusVoid, reason, sweeper(), quarantine.RequestMeta{}, action); err != nil {
+			acted, err := act(tx, &reqs[i])
+			if err != nil {
 				return err
 			}
-			n++
+			if acted {
+				n++
+			}
 		}
 		return nil
 	})

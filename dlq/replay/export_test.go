@@ -35,11 +35,18 @@ func (w *Worker) OnAck(f func(jobID int64, a *jetstream.PubAck, err error) (*jet
 
 // Claim, Judge, Publish and Record are the steps of RunOnce.
 func (w *Worker) Claim(ctx context.Context) ([]*Job, error) { return w.claim(ctx) }
-func (w *Worker) Judge(ctx context.Context, jobs []*Job)    { w.judge(ctx, jobs) }
+func (w *Worker) Judge(ctx context.Context, jobs []*Job) {
+	w.judge(ctx, jobs, time.Now().Add(time.Minute))
+}
 func (w *Worker) Publish(ctx context.Context, jobs []*Job, until time.Time) {
 	w.publish(ctx, jobs, until)
 }
-func (w *Worker) Record(ctx context.Context, jobs []*Job) error { return w.record(ctx, jobs) }
+func (w *Worker) Record(ctx context.Context, jobs []*Job) error {
+	return w.record(ctx, jobs, time.Now().Add(w.cfg.Lease))
+}
+
+// RecordFailed hears of every failed attempt to record outcomes.
+func (w *Worker) RecordFailed(f func(attempt int, err error)) { w.recordFailed = f }
 
 // PolicyRequest is req as the replay rules see it, with its approvals.
 func PolicyRequest(req Request, approvals []Approval) replaypolicy.Request {

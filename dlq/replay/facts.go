@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"encoding/hex"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,24 +21,42 @@ type facts struct {
 	payloadSHA256, originalSHA256                            []byte
 	status                                                   dlq.Status
 	request, heldBy                                          int64
+	errorClass                                               string
+	deadLetteredAt                                           time.Time
+	generation                                               int
+	fixedAt                                                  *time.Time
+	fixRef                                                   string
 }
 
-// item is f in the rules' terms; the subject is judged by the tenant's
-// replay subjects.
-func (f *facts) item(subjects *SubjectAllowlist) replaypolicy.Item {
+// item is f in the rules' terms, as the service judges it (cfg): the
+// subject is judged by the tenant's replay subjects, and revalidate items
+// need a revalidation service.
+func (f *facts) item(cfg Config) replaypolicy.Item {
 	it := replaypolicy.Item{
 		Tenant: f.tenant, ItemType: f.itemType, MsgID: f.msgID, MsgIDDerived: f.msgIDDerived, OperationID: f.operationID,
 		Principal: f.principal, OriginalSubject: f.subject, PayloadSHA256: hex.EncodeToString(f.payloadSHA256),
 		OriginalPayloadSHA256: hex.EncodeToString(f.originalSHA256), PayloadEdited: f.edited, PayloadUnavailable: f.payloadUnavailable,
 		AlreadyReplayed: f.alreadyReplayed, Status: string(f.status), Request: f.request, HeldBy: f.heldBy,
+		ErrorClass: f.errorClass, DeadLetteredAt: f.deadLetteredAt, Generation: f.generation, FixRef: f.fixRef,
+		NoRevalidator: cfg.noRevalidator(),
+	}
+	if f.fixedAt != nil {
+		it.FixedAt = *f.fixedAt
 	}
 	if f.subject != "" {
-		if err := subjects.For(f.tenant, f.subject); err != nil {
+		if err := cfg.Subjects.For(f.tenant, f.subject); err != nil {
 			it.SubjectRefusal = err.Error()
 		}
 	}
 	return it
 }
+
+// The latest fix that covers dead letter d (fix_markers_lookup_idx): of its
+// item type, or of its error group, in its tenant. The queries that judge
+// items join it as fx (fixed_at, fix_ref).
+const fixJoin = `LEFT JOIN LATERAL (SELECT m.fixed_at, m.fix_ref FROM fix_markers m
+        WHERE m.tenant = d.tenant AND m.item_type = d.item_type AND m.fingerprint IN ('', d.fingerprint)
+        ORDER BY m.fixed_at DESC LIMIT 1) fx ON true`
 
 // What the rules judge of EVERY live item of a request as it stands: the
 // item as it will be sent, the dead letter as it is now, and which open
@@ -45,8 +64,10 @@ func (f *facts) item(subjects *SubjectAllowlist) replaypolicy.Item {
 const selectRequestFacts = `
 SELECT i.dead_letter_id, d.item_type, i.subject, i.msg_id, i.operation_id, d.principal, d.msg_id_derived, d.payload_unavailable,
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, d.status,
-       coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0)
+       coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0),
+       d.error_class, d.dead_lettered_at, d.generation, fx.fixed_at, coalesce(fx.fix_ref, '')
 FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
+` + fixJoin + `
 WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
 
 // itemFact is one live item of a request, judged.
@@ -64,8 +85,9 @@ func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]i
 	f := facts{tenant: req.Tenant, request: req.ID}
 	var out []itemFact
 	_, err = pgx.ForEachRow(rows, []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
-		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.heldBy}, func() error {
-		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg.Subjects)})
+		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.heldBy,
+		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRef}, func() error {
+		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg)})
 		return nil
 	})
 	return out, err

@@ -12,10 +12,12 @@ import (
 )
 
 // IntentHash is SHA-256 over a length-prefixed encoding of everything a
-// replay will do: tenant, class, policy version, rate, and per item (in
-// order) its dead letter id, message id, operation id, correlation id,
-// subject, payload hash and headers. Any change makes another hash.
-func IntentHash(tenant string, class replaypolicy.Class, policyVersion string, rate float64, items []Item) []byte {
+// replay will do: tenant, class, policy version, rate, the reconciliation
+// note when there is one (an intent without one hashes as before notes
+// existed), and per item (in order) its dead letter id, message id,
+// operation id, correlation id, subject, payload hash and headers. Any
+// change makes another hash.
+func IntentHash(tenant string, class replaypolicy.Class, policyVersion string, rate float64, note string, items []Item) []byte {
 	h := sha256.New()
 	field := func(h hash.Hash, s string) {
 		var n [8]byte
@@ -28,6 +30,10 @@ func IntentHash(tenant string, class replaypolicy.Class, policyVersion string, r
 	field(h, string(class))
 	field(h, policyVersion)
 	field(h, fmt.Sprint(math.Float64bits(rate)))
+	if note != "" {
+		field(h, "reconciliation-note")
+		field(h, note)
+	}
 	sorted := append([]Item(nil), items...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Position < sorted[j].Position })
 	for _, it := range sorted {
@@ -43,4 +49,9 @@ func IntentHash(tenant string, class replaypolicy.Class, policyVersion string, r
 		field(h, "end-item")
 	}
 	return h.Sum(nil)
+}
+
+// intent is the intent hash of r with items.
+func (r *Request) intent(items []Item) []byte {
+	return IntentHash(r.Tenant, r.Class, r.PolicyVersion, r.Rate, r.ReconciliationNote, items)
 }

@@ -15,22 +15,35 @@ import (
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
-// JobState is where a replay job stands (replay_jobs.state).
+// JobState is where a replay job stands (replay_jobs.state): while it
+// runs, and then its item's outcome.
 type JobState string
 
-// Job states. A job waits (pending), is held by a worker (claimed), and
-// ends published, skipped, failed, blocked or cancelled; unknown means the
-// last publish got no PubAck and it is retried under the same message id.
+// Job states. A job waits (pending), is held by a worker (claimed), waits
+// for the target stream's duplicate window (deferred, until its
+// not_before), or is retried under the same message id after a publish got
+// no answer (unknown). It ends as its item's outcome: replayed (the broker
+// stored our publish), suppressed_duplicate (the broker kept dropping it
+// as a duplicate of a message not ours), skipped, blocked (why: the
+// result), needs_reconciliation (nobody can know whether it landed: a
+// person decides) or cancelled.
 const (
-	JobPending   JobState = "pending"
-	JobClaimed   JobState = "claimed"
-	JobPublished JobState = "published"
-	JobSkipped   JobState = "skipped"
-	JobFailed    JobState = "failed"
-	JobUnknown   JobState = "unknown"
-	JobBlocked   JobState = "blocked"
-	JobCancelled JobState = "cancelled"
+	JobPending             JobState = "pending"
+	JobClaimed             JobState = "claimed"
+	JobDeferred            JobState = "deferred"
+	JobUnknown             JobState = "unknown"
+	JobReplayed            JobState = "replayed"
+	JobSuppressed          JobState = "suppressed_duplicate"
+	JobSkipped             JobState = "skipped"
+	JobBlocked             JobState = "blocked"
+	JobNeedsReconciliation JobState = "needs_reconciliation"
+	JobCancelled           JobState = "cancelled"
 )
+
+// Running reports whether a job in state s is still to be decided.
+func (s JobState) Running() bool {
+	return s == JobPending || s == JobClaimed || s == JobDeferred || s == JobUnknown
+}
 
 // jobStateFor is the state a job gets from a rule's outcome (Go leaves it
 // to the publish).
@@ -42,14 +55,20 @@ func jobStateFor(o replaypolicy.Outcome) JobState {
 		return JobSkipped
 	case replaypolicy.Cancel:
 		return JobCancelled
-	case replaypolicy.Fail:
-		return JobFailed
 	case replaypolicy.Wait:
 		return JobPending
 	case replaypolicy.Retry:
 		return JobUnknown
+	case replaypolicy.Defer:
+		return JobDeferred
+	case replaypolicy.Reconcile:
+		return JobNeedsReconciliation
+	case replaypolicy.Replayed:
+		return JobReplayed
+	case replaypolicy.Suppressed:
+		return JobSuppressed
 	}
-	return JobBlocked
+	return JobBlocked // Block, and Fail: the target cannot take it
 }
 
 // job is one claimed job with what publishing it needs and, once decided,
@@ -67,44 +86,84 @@ type job struct {
 	headers                            []dlq.HeaderValue
 	payload                            []byte
 	principal, itemType                string
+	note                               string // the request's reconciliation note
 
 	// What the rules judge of the item at execution: the dead letter as it
 	// is (status, and which request holds it), whether the payload was
-	// edited, the hash the intent holds and the one taken at ingest.
+	// edited, the hash the intent holds and the one taken at ingest, its
+	// error class, age, generation and latest fix.
 	status                           dlq.Status
 	heldBy                           int64
 	edited                           bool
 	msgIDDerived, payloadUnavailable bool
 	approvedSHA256, originalSHA256   []byte
+	errorClass                       string
+	deadLetteredAt                   time.Time
+	firstFailedAt, fixedAt           *time.Time
+	fixRef                           string
+	generation                       int
 
-	// outcome
-	state     JobState
-	result    string
-	stream    string
-	seq       uint64
-	duplicate bool
+	// The job as it was claimed: the state it was in, how often it was
+	// claimed (this claim too), deferred, and when it was first about to
+	// be published (nil: never); publishBy is when this claim stops
+	// publishing (database time: two thirds into the lease).
+	prevState      JobState
+	attempts       int
+	deferrals      int
+	firstAttemptAt *time.Time
+	publishBy      time.Time
+	window         replaypolicy.Window
+	// firstAttempt: the gate marked it attempted now, and no earlier
+	// attempt can have landed.
+	firstAttempt bool
+
+	// outcome: the state and why; the PubAck's stream, sequence and
+	// whether it said Duplicate (of our own earlier publish); for deferred
+	// and unknown jobs when to try again; resetAttempt when the attempt did
+	// not land (the broker kept a message not ours); deferred when it
+	// counts as a deferral.
+	state        JobState
+	result       string
+	stream       string
+	seq          uint64
+	duplicate    bool
+	notBefore    *time.Time
+	resetAttempt bool
+	deferred     bool
 }
 
-// decide gives j the state and result of a rule's verdict.
+// decide gives j the state and result of a rule's verdict, and when to try
+// again for one that waits until a time.
 func (j *job) decide(v replaypolicy.Verdict) {
 	j.state, j.result = jobStateFor(v.Outcome), v.Reason
+	if !v.Until.IsZero() {
+		until := v.Until
+		j.notBefore = &until
+	}
 }
 
-// claimJobs takes due jobs under a lease: at most $1 of them, and no more
+// claimJobs takes due jobs under a lease: at most $1 of them, no more
 // payload bytes than $4 (but always one), so a claim of big payloads stays
-// bounded in memory. Sizes come from the stored lengths, not the payloads.
+// bounded in memory, and no more of one request than its rate publishes in
+// $5 seconds (the part of the lease a claim publishes in), so a slow
+// request is not held by a worker that cannot publish it. Sizes come from
+// the stored lengths, not the payloads. It returns each job's new fencing
+// token, the state it was claimed from, and when the claim stops
+// publishing.
 const claimJobs = `
 WITH c AS (
-    SELECT j.id, j.not_before, j.request_id, j.dead_letter_id FROM replay_jobs j
+    SELECT j.id, j.not_before, j.request_id, j.dead_letter_id, j.state FROM replay_jobs j
     WHERE j.not_before <= now()
-      AND (j.state IN ('pending', 'unknown') OR (j.state = 'claimed' AND j.lease_until < now())) -- a live lease is someone else's
+      AND (j.state IN ('pending', 'deferred', 'unknown') OR (j.state = 'claimed' AND j.lease_until < now())) -- a live lease is someone else's
     ORDER BY j.not_before, j.id
     LIMIT $1
     FOR UPDATE OF j SKIP LOCKED
 ), sized AS (
-    SELECT c.id, row_number() OVER w AS n,
-           sum(coalesce(octet_length(i.payload), d.payload_size)) OVER w AS upto
+    SELECT c.id, c.state, row_number() OVER w AS n,
+           sum(coalesce(octet_length(i.payload), d.payload_size)) OVER w AS upto,
+           row_number() OVER (PARTITION BY c.request_id ORDER BY c.not_before, c.id) AS nth, r.rate
     FROM c
+    JOIN replay_requests r ON r.id = c.request_id
     JOIN replay_items i ON i.request_id = c.request_id AND i.dead_letter_id = c.dead_letter_id
     JOIN dead_letters d ON d.id = c.dead_letter_id
     WINDOW w AS (ORDER BY c.not_before, c.id)
@@ -112,7 +171,8 @@ WITH c AS (
 UPDATE replay_jobs j SET state = 'claimed', lease_owner = $2, lease_until = now() + $3::interval,
     fence = nextval('replay_fence_seq'), attempts = j.attempts + 1, updated_at = now()
 FROM sized s WHERE j.id = s.id AND (s.upto <= $4 OR s.n = 1)
-RETURNING j.id, j.fence`
+  AND s.nth <= ceil(s.rate * $5) + 1 -- what the rate lets this claim publish
+RETURNING j.id, j.fence, s.state, now() + $3::interval * 2 / 3`
 
 // loadJobs reads the claimed jobs with everything publishing them needs,
 // and the dead letters as they are now, locked until the claim commits so
@@ -120,15 +180,18 @@ RETURNING j.id, j.fence`
 // the edited one, else the dead letter's.
 const loadJobs = `
 SELECT j.id, j.request_id, j.dead_letter_id, r.tenant, r.class, r.status, r.policy_version, r.rate, r.approved_at,
-       r.requester_issuer, r.requester_subject, r.requester_email, r.requester_email_verified,
+       r.requester_issuer, r.requester_subject, r.requester_email, r.requester_email_verified, r.reconciliation_note,
        i.msg_id, i.operation_id, i.correlation_id, i.subject, i.headers, coalesce(i.payload, d.payload), d.principal, d.item_type,
        d.status, CASE WHEN i.held THEN i.request_id
                       ELSE coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0) END,
-       i.payload IS NOT NULL, d.msg_id_derived, d.payload_unavailable, i.payload_sha256, d.payload_sha256
+       i.payload IS NOT NULL, d.msg_id_derived, d.payload_unavailable, i.payload_sha256, d.payload_sha256,
+       d.error_class, d.dead_lettered_at, d.first_failed_at, d.generation, fx.fixed_at, coalesce(fx.fix_ref, ''),
+       j.attempts, j.deferrals, j.first_attempt_at
 FROM replay_jobs j
 JOIN replay_requests r ON r.id = j.request_id
 JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
 JOIN dead_letters d ON d.id = j.dead_letter_id
+` + fixJoin + `
 WHERE j.id = ANY($1)
 ORDER BY j.not_before, j.id
 FOR SHARE OF d`
@@ -138,21 +201,28 @@ FOR SHARE OF d`
 // letters, in one transaction.
 func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 	var out []*job
+	budget := (w.cfg.Lease * 2 / 3).Seconds()
 	err := pgx.BeginFunc(ctx, w.svc.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, claimJobs, w.cfg.Batch, w.cfg.Owner, w.cfg.Lease.String(), w.cfg.BatchBytes)
+		rows, err := tx.Query(ctx, claimJobs, w.cfg.Batch, w.cfg.Owner, w.cfg.Lease.String(), w.cfg.BatchBytes, budget)
 		if err != nil {
 			return fmt.Errorf("claim replay jobs: %w", err)
 		}
-		fences := map[int64]int64{}
-		var id, fence int64
-		if _, err := pgx.ForEachRow(rows, []any{&id, &fence}, func() error { fences[id] = fence; return nil }); err != nil {
+		type claimed struct {
+			fence     int64
+			prev      JobState
+			publishBy time.Time
+		}
+		byID := map[int64]claimed{}
+		var id int64
+		var c claimed
+		if _, err := pgx.ForEachRow(rows, []any{&id, &c.fence, &c.prev, &c.publishBy}, func() error { byID[id] = c; return nil }); err != nil {
 			return fmt.Errorf("claim replay jobs: %w", err)
 		}
-		if len(fences) == 0 {
+		if len(byID) == 0 {
 			return nil
 		}
-		ids := make([]int64, 0, len(fences))
-		for id := range fences {
+		ids := make([]int64, 0, len(byID))
+		for id := range byID {
 			ids = append(ids, id)
 		}
 		rows, err = tx.Query(ctx, loadJobs, ids)
@@ -164,15 +234,17 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			j := &job{}
 			var hs []byte
 			if err := rows.Scan(&j.id, &j.requestID, &j.deadLetterID, &j.tenant, &j.class, &j.reqStatus, &j.policy, &j.rate, &j.approvedAt,
-				&j.requester.Issuer, &j.requester.Subject, &j.requester.Email, &j.requester.EmailVerified, &j.msgID, &j.opID, &j.corrID, &j.subject,
+				&j.requester.Issuer, &j.requester.Subject, &j.requester.Email, &j.requester.EmailVerified, &j.note, &j.msgID, &j.opID, &j.corrID, &j.subject,
 				&hs, &j.payload, &j.principal, &j.itemType, &j.status, &j.heldBy, &j.edited, &j.msgIDDerived, &j.payloadUnavailable,
-				&j.approvedSHA256, &j.originalSHA256); err != nil {
+				&j.approvedSHA256, &j.originalSHA256, &j.errorClass, &j.deadLetteredAt, &j.firstFailedAt, &j.generation, &j.fixedAt, &j.fixRef,
+				&j.attempts, &j.deferrals, &j.firstAttemptAt); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}
 			if err := json.Unmarshal(hs, &j.headers); err != nil {
-				j.state, j.result = JobFailed, "stored headers unreadable: "+err.Error()
+				j.state, j.result = JobBlocked, "stored headers unreadable: "+err.Error()
 			}
-			j.fence = fences[j.id]
+			c := byID[j.id]
+			j.fence, j.prevState, j.publishBy = c.fence, c.prev, c.publishBy
 			out = append(out, j)
 		}
 		return rows.Err()
@@ -182,12 +254,28 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 
 // item is the item of j as the rules judge it at execution; the subject is
 // the job's rule (JudgeJob), not the item's.
-func (j *job) item() replaypolicy.Item {
+func (j *job) item(cfg Config) replaypolicy.Item {
 	sum := sha256.Sum256(j.payload)
-	return replaypolicy.Item{
+	it := replaypolicy.Item{
 		Tenant: j.tenant, ItemType: j.itemType, MsgID: j.msgID, MsgIDDerived: j.msgIDDerived, OperationID: j.opID, Principal: j.principal,
 		OriginalSubject: j.subject, PayloadSHA256: hex.EncodeToString(sum[:]), OriginalPayloadSHA256: hex.EncodeToString(j.originalSHA256),
 		PayloadEdited: j.edited, PayloadUnavailable: j.payloadUnavailable, Status: string(j.status), Request: j.requestID, HeldBy: j.heldBy,
-		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256),
+		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: j.deadLetteredAt,
+		Generation: j.generation, FixRef: j.fixRef, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
 	}
+	if j.fixedAt != nil {
+		it.FixedAt = *j.fixedAt
+	}
+	return it
+}
+
+// attempt is what the window rule judges of j: when its original was
+// stored at the latest (the earlier of its first failure, when plausible,
+// and the moment the dead letter was stored), and its first attempt.
+func (j *job) attempt(margin time.Duration) replaypolicy.Attempt {
+	a := replaypolicy.Attempt{MsgID: j.msgID, StoredBy: storedBy(j.deadLetteredAt, j.firstFailedAt), Window: j.window, Margin: margin}
+	if j.firstAttemptAt != nil {
+		a.FirstAttemptAt = *j.firstAttemptAt
+	}
+	return a
 }

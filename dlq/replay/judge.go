@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"time"
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/replaypolicy"
@@ -19,15 +20,20 @@ const (
 
 // judge decides, just before publishing, what becomes of each job: the
 // replay rules judge the request (once per request), the item (its dead
-// letter as the claim read it, its payload) and then the job on facts
-// gathered here, the costly ones only when a rule asks for them. A
-// job the rules do not let go gets its final state.
-func (w *Worker) judge(ctx context.Context, jobs []*job) {
+// letter as the claim read it, its payload), the job on facts gathered
+// here (the costly ones only when a rule asks for them), and then whether
+// the target stream's duplicate window lets it go now. A job the rules do
+// not let go gets its state; one not judged by until is released.
+func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	table := w.svc.cfg.Policy()
 	runs := map[int64]replaypolicy.Verdict{}
 	held := map[string]bool{} // identities a job of this claim goes first with
 	for _, j := range jobs {
 		if j.state != "" {
+			continue
+		}
+		if time.Now().After(until) {
+			j.state, j.result = JobPending, "released: the lease was running out" // a slow service ate the time
 			continue
 		}
 		run, seen := runs[j.requestID]
@@ -39,7 +45,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job) {
 			j.decide(run)
 			continue
 		}
-		if v := replaypolicy.JudgeItem(table, j.item(), replaypolicy.AtExecution); v.Outcome != replaypolicy.Go {
+		if v := replaypolicy.JudgeItem(table, j.item(w.svc.cfg), replaypolicy.AtExecution); v.Outcome != replaypolicy.Go {
 			j.decide(v) // the dead letter is no longer this request's, or the payload is not the approved one
 			continue
 		}
@@ -59,8 +65,22 @@ func (w *Worker) judge(ctx context.Context, jobs []*job) {
 		}
 		if v.Outcome != replaypolicy.Go {
 			j.decide(v)
+			continue
+		}
+		j.window = w.window(ctx, j.subject)
+		if v := replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), w.svc.cfg.Now()); v.Outcome != replaypolicy.Go {
+			j.decide(v) // inside the original's duplicate window, or an unknown outcome past it
 		}
 	}
+}
+
+// window is the duplicate window of subject's stream; without a reader,
+// none (publishing says whether a stream takes it).
+func (w *Worker) window(ctx context.Context, subject string) replaypolicy.Window {
+	if w.svc.cfg.Windows == nil {
+		return replaypolicy.Window{}
+	}
+	return w.svc.cfg.Windows.Window(ctx, subject)
 }
 
 // runFacts is what the rules judge of j's request: its state, and the

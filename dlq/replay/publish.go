@@ -5,61 +5,274 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"golang.org/x/time/rate"
+
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
-func (w *Worker) limiter(requestID int64, r float64) *rate.Limiter {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	l, ok := w.limiters[requestID]
-	if !ok {
-		l = rate.NewLimiter(rate.Limit(r), max(1, int(r/20)))
-		w.limiters[requestID] = l
-	}
-	return l
+// The rate of a request is kept in PostgreSQL, not in a worker: just before
+// publishing, a worker reserves the next slots of the request
+// (replay_requests.rate_next, 1/rate apart and never before now, so nothing
+// bursts to catch up after a pause or a restart), checks in the same
+// statement that the request still publishes (a cancel or a stop is seen
+// before every reservation) and that it still holds each job (its fencing
+// token), and marks the jobs attempted (first_attempt_at: from here on a
+// publish may have landed). It then publishes each job at its slot.
+const gateJobs = `
+WITH r AS (
+    UPDATE replay_requests SET rate_next = greatest(rate_next, now()) + make_interval(secs => $2::float8 / rate)
+    WHERE id = $1
+      AND status IN ('approved', 'running') -- a cancelled or stopped request publishes nothing more
+      AND greatest(rate_next, now()) + make_interval(secs => ($2::float8 - 1) / rate) <= $3 -- every slot before the claim stops publishing
+    RETURNING rate_next - make_interval(secs => $2::float8 / rate) AS first_slot
+), m AS (
+    UPDATE replay_jobs j SET first_attempt_at = coalesce(j.first_attempt_at, now())
+    FROM r, unnest($4::bigint[], $5::bigint[]) AS u(id, fence)
+    WHERE j.id = u.id
+      AND j.fence = u.fence AND j.state = 'claimed' -- a worker whose lease was taken over publishes nothing
+    RETURNING j.id
+)
+SELECT r.first_slot, now(), m.id FROM r LEFT JOIN m ON true`
+
+// Why a gate let nothing through, and what a request's status is between
+// slots.
+const (
+	selectGateRefusal = `SELECT status, greatest(rate_next, now()) + make_interval(secs => ($2::float8 - 1) / rate) > $3 FROM replay_requests WHERE id = $1`
+	selectStatus      = `SELECT status FROM replay_requests WHERE id = $1`
+)
+
+// chunkSpan is how much publishing one reservation covers: at most this
+// much time of slots (and always one job). At 50 messages per second and
+// below, every publish has its own reservation.
+const chunkSpan = 20 * time.Millisecond
+
+// recheckAfter: a worker that waited longer than this for a slot reads the
+// request's status again before publishing.
+const recheckAfter = 5 * time.Millisecond
+
+// gate is what one reservation gave: the first slot and the database's now
+// (so the worker waits on its own clock for a time of the database's), and
+// which jobs it may publish.
+type gate struct {
+	firstSlot, dbNow time.Time
+	received         time.Time
+	marked           map[int64]bool
 }
 
-// publish sends the checked jobs asynchronously (at most Batch acks in
-// flight) at each request's rate, to the original subject under the
-// original message id.
-func (w *Worker) publish(ctx context.Context, jobs []*job, until time.Time) {
-	type inflight struct {
-		j   *job
-		fut jetstream.PubAckFuture
+// slot is when, on the worker's clock, the i-th job of the reservation goes.
+func (g gate) slot(i int, interval time.Duration) time.Time {
+	return g.received.Add(g.firstSlot.Sub(g.dbNow) + time.Duration(i)*interval)
+}
+
+// reserve runs the gate for chunk (jobs of one request), returning ok false
+// when the request publishes nothing more or no slot is left before its
+// publishBy.
+func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) {
+	j := chunk[0]
+	ids, fences := make([]int64, len(chunk)), make([]int64, len(chunk))
+	for i, c := range chunk {
+		ids[i], fences[i] = c.id, c.fence
 	}
-	var pending []inflight
+	rows, err := w.svc.pool.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences)
+	if err != nil {
+		return gate{}, false, fmt.Errorf("reserve publish slots of request %d: %w", j.requestID, err)
+	}
+	g := gate{marked: map[int64]bool{}, received: time.Now()}
+	var id *int64
+	n := 0
+	_, err = pgx.ForEachRow(rows, []any{&g.firstSlot, &g.dbNow, &id}, func() error {
+		n++
+		if id != nil {
+			g.marked[*id] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return gate{}, false, fmt.Errorf("reserve publish slots of request %d: %w", j.requestID, err)
+	}
+	return g, n > 0, nil
+}
+
+// refused says what becomes of the unpublished jobs of a request whose
+// gate let nothing through: cancelled when the request was (cancel or
+// emergency stop), released otherwise (no slot before the lease runs out).
+func (w *Worker) refused(ctx context.Context, rest []*job) {
+	j := rest[0]
+	var status Status
+	var late bool
+	err := w.svc.pool.QueryRow(ctx, selectGateRefusal, j.requestID, 1, j.publishBy).Scan(&status, &late)
+	switch {
+	case err != nil:
+		settle(rest, JobPending, "released: the request's status could not be read: "+err.Error())
+	case status == StatusCancelled:
+		settle(rest, JobCancelled, "cancelled before it was published")
+	case late:
+		settle(rest, JobPending, "released: no publish slot is left before the lease runs out")
+	default:
+		settle(rest, JobPending, fmt.Sprintf("released: the request is %s", status))
+	}
+}
+
+// settle gives every job of jobs state and result without publishing it; a
+// job the gate marked attempted for the first time is unmarked (nothing of
+// it was sent).
+func settle(jobs []*job, state JobState, result string) {
+	for _, j := range jobs {
+		j.state, j.result = state, result
+		j.resetAttempt = j.firstAttempt
+	}
+}
+
+// inflight is a published job waiting for its PubAck.
+type inflight struct {
+	j   *job
+	fut jetstream.PubAckFuture
+}
+
+// publish sends the jobs the rules let go (no state yet), each request's
+// at its rate on its own goroutine, to the original subject under the
+// original message id, until until; then it reads every PubAck (at most
+// Batch in flight) and lets the rules say what it means (judgeAcks).
+func (w *Worker) publish(ctx context.Context, jobs []*job, until time.Time) {
+	byRequest := map[int64][]*job{}
+	var order []int64
 	for _, j := range jobs {
 		if j.state != "" {
 			continue
 		}
-		if time.Now().After(until) {
-			j.state, j.result = JobPending, "released: the lease was running out"
-			continue
+		if _, seen := byRequest[j.requestID]; !seen {
+			order = append(order, j.requestID)
 		}
-		if err := w.limiter(j.requestID, j.rate).Wait(ctx); err != nil {
-			j.state, j.result = JobUnknown, "not published: worker stopping"
-			continue
-		}
-		var edited string
-		if j.edited {
-			edited = hex.EncodeToString(j.approvedSHA256)
-		}
-		m, err := Message(j.subject, j.msgID, j.opID, j.corrID, j.deadLetterID, j.requestID, j.headers, j.payload, edited)
-		if err != nil {
-			j.state, j.result = JobFailed, err.Error()
-			continue
-		}
-		fut, err := w.js.PublishMsgAsync(m, jetstream.WithMsgID(j.msgID))
-		if err != nil {
-			j.state, j.result = JobUnknown, "publish failed: "+err.Error()
-			continue
-		}
-		pending = append(pending, inflight{j, fut})
+		byRequest[j.requestID] = append(byRequest[j.requestID], j)
 	}
+	var mu sync.Mutex
+	var pending []inflight
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4) // requests published at once by one worker (each holds a connection while it reserves)
+	for _, id := range order {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out := w.publishRequest(ctx, byRequest[id], until)
+			mu.Lock()
+			pending = append(pending, out...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	w.judgeAcks(ctx, pending)
+}
+
+// publishRequest publishes the jobs of one request at its rate: a
+// reservation per chunk (chunkSpan of slots), each job at its slot, the
+// status read again after a long wait, and a job whose slot passed by more
+// than half an interval (at least chunkSpan) reserved again, so that a
+// stalled worker never sends a burst.
+func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Time) []inflight {
+	var out []inflight
+	interval := time.Duration(float64(time.Second) / jobs[0].rate)
+	tolerance := max(interval/2, chunkSpan)
+	size := max(1, int(jobs[0].rate*chunkSpan.Seconds()))
+	for len(jobs) > 0 {
+		if time.Now().After(until) {
+			settle(jobs, JobPending, "released: the lease was running out")
+			return out
+		}
+		chunk := jobs[:min(size, len(jobs))]
+		g, ok, err := w.reserve(ctx, chunk)
+		switch {
+		case err != nil:
+			w.log.Warn("replay: no publish slot", "request", jobs[0].requestID, "err", err)
+			settle(jobs, JobPending, "released: "+err.Error())
+			return out
+		case !ok:
+			w.refused(ctx, jobs)
+			return out
+		}
+		sent := 0
+	chunk:
+		for i, j := range chunk {
+			if !g.marked[j.id] {
+				j.state, j.result = JobPending, "lease lost before it was published" // the fence says so; the record keeps nothing
+				sent++
+				continue
+			}
+			// The claim read first_attempt_at, and only this claim's gates
+			// set it since: none then means this is the first attempt.
+			j.firstAttempt = j.firstAttemptAt == nil
+			at := g.slot(i, interval)
+			if wait := time.Until(at); wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-ctx.Done():
+					settle(jobs[sent:], JobPending, "released: the worker is stopping")
+					return out
+				}
+				if wait > recheckAfter {
+					if state, why := w.stillPublishes(ctx, j.requestID); state != "" {
+						settle(jobs[sent:], state, why)
+						return out
+					}
+				}
+			} else if -wait > tolerance {
+				break chunk // late: reserve a fresh slot rather than catch up
+			}
+			if f, ok := w.send(j); ok {
+				out = append(out, inflight{j, f})
+			}
+			sent++
+		}
+		jobs = jobs[sent:]
+	}
+	return out
+}
+
+// stillPublishes reads whether request id still publishes: "" when it
+// does, else what becomes of its unpublished jobs and why (cancelled after
+// a cancel or a stop; released when the status cannot be read: nothing is
+// sent on a guess).
+func (w *Worker) stillPublishes(ctx context.Context, id int64) (JobState, string) {
+	var status Status
+	switch err := w.svc.pool.QueryRow(ctx, selectStatus, id).Scan(&status); {
+	case err != nil:
+		return JobPending, "released: the request's status could not be read: " + err.Error()
+	case status == StatusApproved || status == StatusRunning:
+		return "", ""
+	case status == StatusCancelled:
+		return JobCancelled, "cancelled before it was published"
+	}
+	return JobPending, fmt.Sprintf("released: the request is %s", status)
+}
+
+// send publishes j asynchronously; a job it cannot send gets its state.
+func (w *Worker) send(j *job) (jetstream.PubAckFuture, bool) {
+	var edited string
+	if j.edited {
+		edited = hex.EncodeToString(j.approvedSHA256)
+	}
+	m, err := Message(j.subject, j.msgID, j.opID, j.corrID, j.deadLetterID, j.requestID, j.headers, j.payload, edited)
+	if err != nil {
+		j.state, j.result, j.resetAttempt = JobBlocked, err.Error(), j.firstAttempt
+		return nil, false
+	}
+	fut, err := w.js.PublishMsgAsync(m, jetstream.WithMsgID(j.msgID))
+	if err != nil {
+		w.decideAck(context.Background(), j, nil, err)
+		return nil, false
+	}
+	return fut, true
+}
+
+// judgeAcks waits for the PubAcks of pending (AckTimeout after the last
+// publish at most) and decides each job by what its answer means.
+func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 	timeout := time.NewTimer(w.cfg.AckTimeout)
 	defer timeout.Stop()
 	for _, p := range pending {
@@ -79,18 +292,63 @@ func (w *Worker) publish(ctx context.Context, jobs []*job, until time.Time) {
 		if w.ack != nil {
 			ack, err = w.ack(p.j.id, ack, err)
 		}
-		j := p.j
-		switch {
-		case err == nil && ack != nil:
-			j.state, j.stream, j.seq, j.duplicate = JobPublished, ack.Stream, ack.Sequence, ack.Duplicate
-			j.result = fmt.Sprintf("published to %s as %s:%d", j.subject, ack.Stream, ack.Sequence)
-			if ack.Duplicate {
-				j.result = fmt.Sprintf("suppressed by broker dedupe: %s:%d already holds message id %s", ack.Stream, ack.Sequence, j.msgID)
-			}
-		case errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders):
-			j.state, j.result = JobFailed, "no stream stores subject "+j.subject
-		default:
-			j.state, j.result = JobUnknown, fmt.Sprintf("no PubAck (%v); will retry with the same message id", err)
+		w.decideAck(ctx, p.j, ack, err)
+	}
+}
+
+// decideAck has the rules say what the broker's answer (ack, or err when
+// none came) means for j, reading back the message the broker kept when
+// it answered Duplicate.
+func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, err error) {
+	a := replaypolicy.Ack{MsgID: j.msgID, Subject: j.subject, FirstAttempt: j.firstAttempt, Deferrals: j.deferrals, Window: j.window,
+		Margin: w.svc.cfg.WindowMargin, RetryBase: w.cfg.Retry, Attempts: j.attempts, Jitter: rand.Float64()}
+	if j.firstAttemptAt != nil {
+		a.FirstAttemptAt = *j.firstAttemptAt
+	} else {
+		a.FirstAttemptAt = w.svc.cfg.Now()
+	}
+	switch {
+	case errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders):
+		a.NoStream = true
+	case err != nil || ack == nil:
+		a.Lost = fmt.Sprint(err)
+	default:
+		a.Stream, a.Seq, a.Duplicate = ack.Stream, ack.Sequence, ack.Duplicate
+		if a.Window.Stream == "" {
+			a.Window.Stream = ack.Stream
+		}
+		if ack.Duplicate {
+			a.Kept = w.kept(ctx, j, ack.Stream, ack.Sequence)
 		}
 	}
+	v := replaypolicy.JudgeAck(a, w.svc.cfg.Now())
+	j.decide(v)
+	j.stream, j.seq = a.Stream, a.Seq
+	switch v.Outcome {
+	case replaypolicy.Replayed:
+		j.duplicate = a.Duplicate
+	case replaypolicy.Defer, replaypolicy.Suppressed:
+		j.deferred, j.resetAttempt = true, true // the broker kept a message not ours: this attempt did not land
+	case replaypolicy.Fail:
+		j.resetAttempt = j.firstAttempt
+	}
+}
+
+// kept reads back the message the broker kept under j's message id (seq of
+// stream): ours when it carries this item's Dlq-Replay-Of and this
+// request's Dlq-Replay-Request.
+func (w *Worker) kept(ctx context.Context, j *job, stream string, seq uint64) replaypolicy.Kept {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := w.js.Stream(ctx, stream)
+	if err != nil {
+		return replaypolicy.Kept{Unreadable: err.Error()}
+	}
+	m, err := st.GetMsg(ctx, seq)
+	if err != nil {
+		return replaypolicy.Kept{Unreadable: err.Error()}
+	}
+	ours := m.Header.Get(HeaderReplayOf) == strconv.FormatInt(j.deadLetterID, 10) &&
+		m.Header.Get(HeaderReplayRequest) == strconv.FormatInt(j.requestID, 10)
+	return replaypolicy.Kept{Ours: ours, StoredAt: m.Time}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,12 +28,13 @@ const (
 	selectRequestsFor = `SELECT ` + requestColumns + ` FROM replay_requests
         WHERE id IN (SELECT request_id FROM replay_items WHERE dead_letter_id = $1) AND status <> 'draft'
         ORDER BY id DESC LIMIT 20`
-	selectItems = `SELECT ` + itemColumns + ` FROM replay_items WHERE request_id = $1 ORDER BY position LIMIT $2`
+	selectItems = `SELECT ` + itemColumns + `, ` + outcomeColumns + ` FROM replay_items i
+        LEFT JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
+        WHERE i.request_id = $1 ORDER BY i.position LIMIT $2`
 	// Live items are the ones not skipped when the selection was frozen.
-	selectLiveItems = `SELECT ` + itemColumns + ` FROM replay_items WHERE request_id = $1 AND skip_reason = '' ORDER BY position`
+	selectLiveItems = `SELECT ` + itemColumns + ` FROM replay_items i WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
 	selectApprovals = `SELECT approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at
         FROM replay_approvals WHERE request_id = $1 ORDER BY approved_at`
-	selectProgress = `SELECT state, duplicate, count(*) FROM replay_jobs WHERE request_id = $1 GROUP BY 1, 2`
 	// The payload an item sends: the edited one, else the dead letter's.
 	selectItemPayload = `SELECT coalesce(i.payload, d.payload) FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
         WHERE i.request_id = $1 AND i.dead_letter_id = $2 AND i.skip_reason = ''`
@@ -98,6 +100,36 @@ func (s *Service) RequestsFor(ctx context.Context, deadLetterID int64) ([]Reques
 	return pgx.CollectRows(rows, scanRequest)
 }
 
+// What became of one dead letter in each of the requests reqs.
+const selectItemOf = `SELECT ` + itemColumns + `, ` + outcomeColumns + `, i.request_id FROM replay_items i
+    LEFT JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
+    WHERE i.dead_letter_id = $1 AND i.request_id = ANY($2)`
+
+// ItemOf returns dead letter deadLetterID as an item of each of the
+// requests reqs that hold it, with what became of it, by request.
+func (s *Service) ItemOf(ctx context.Context, deadLetterID int64, reqs []int64) (map[int64]Item, error) {
+	rows, err := s.pool.Query(ctx, selectItemOf, deadLetterID, reqs)
+	if err != nil {
+		return nil, fmt.Errorf("read replays of dead letter %d: %w", deadLetterID, err)
+	}
+	out := map[int64]Item{}
+	_, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
+		var req int64
+		var it Item
+		var until *time.Time
+		if err := scanItemInto(row, &it, &it.Outcome, &it.OutcomeReason, &until, &req); err != nil {
+			return struct{}{}, err
+		}
+		it.setUntil(until)
+		out[req] = it
+		return struct{}{}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read replays of dead letter %d: %w", deadLetterID, err)
+	}
+	return out, nil
+}
+
 // Items returns up to limit items of a request, in order.
 func (s *Service) Items(ctx context.Context, id int64, limit int) ([]Item, error) {
 	items, err := requestItems(ctx, s.pool, id, limit)
@@ -112,7 +144,7 @@ func requestItems(ctx context.Context, q querier, id int64, limit int) ([]Item, 
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, scanItem)
+	return pgx.CollectRows(rows, scanItemOutcome)
 }
 
 func liveItems(ctx context.Context, q querier, id int64) ([]Item, error) {
@@ -136,7 +168,7 @@ func approvals(ctx context.Context, q querier, id int64) ([]Approval, error) {
 	return pgx.CollectRows(rows, scanApproval)
 }
 
-// Progress counts the jobs of a request.
+// Progress counts the items of request id by outcome.
 func (s *Service) Progress(ctx context.Context, id int64) (Progress, error) {
 	p, err := progress(ctx, s.pool, id)
 	if err != nil {
@@ -146,37 +178,8 @@ func (s *Service) Progress(ctx context.Context, id int64) (Progress, error) {
 }
 
 func progress(ctx context.Context, q querier, id int64) (Progress, error) {
-	rows, err := q.Query(ctx, selectProgress, id)
-	if err != nil {
-		return Progress{}, err
-	}
-	var p Progress
-	var state JobState
-	var dup bool
-	var n int
-	_, err = pgx.ForEachRow(rows, []any{&state, &dup, &n}, func() error {
-		switch state {
-		case JobPending, JobClaimed:
-			p.Pending += n
-		case JobPublished:
-			p.Published += n
-			if dup {
-				p.Duplicate += n
-			}
-		case JobSkipped:
-			p.Skipped += n
-		case JobFailed:
-			p.Failed += n
-		case JobUnknown:
-			p.Unknown += n
-		case JobBlocked:
-			p.Blocked += n
-		case JobCancelled:
-			p.Cancelled += n
-		}
-		return nil
-	})
-	return p, err
+	all, err := outcomes(ctx, q, []int64{id})
+	return all[id].Progress, err
 }
 
 // decide is what the replay rules say request req needs now, as seen by

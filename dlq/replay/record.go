@@ -3,7 +3,9 @@ package replay
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,9 +16,14 @@ import (
 const recordJobs = `
 UPDATE replay_jobs j SET state = u.state, result = u.result, pub_stream = u.stream, pub_seq = u.seq,
     duplicate = u.dup, lease_owner = '', lease_until = NULL, updated_at = now(),
-    not_before = CASE WHEN u.state IN ('unknown', 'pending') THEN now() + $8::interval ELSE j.not_before END
-FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bool[])
-    AS u(id, fence, state, result, stream, seq, dup)
+    not_before = CASE WHEN u.not_before IS NOT NULL THEN u.not_before
+                      WHEN u.state IN ('unknown', 'pending') THEN now() + $8::interval
+                      ELSE j.not_before END,
+    first_attempt_at = CASE WHEN u.reset THEN NULL ELSE j.first_attempt_at END,
+    deferrals = j.deferrals + u.deferred::int
+FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bool[],
+            $9::timestamptz[], $10::bool[], $11::bool[])
+    AS u(id, fence, state, result, stream, seq, dup, not_before, reset, deferred)
 WHERE j.id = u.id
   AND j.fence = u.fence      -- a worker whose lease was taken over records nothing
   AND j.state = 'claimed'    -- nor does anyone after a cancel
@@ -31,40 +38,107 @@ const (
             $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bool[])
         ON CONFLICT DO NOTHING`
 	markReplayed = `UPDATE dead_letters SET status = 'replayed', version = version + 1, updated_at = now()
-        WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying', 'replay_failed', 'quarantined')` // never over discarded or resolved
+        WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying', 'replay_failed', 'quarantined', 'needs_reconciliation')` // never over discarded or resolved
 	markFailed = `UPDATE dead_letters SET status = 'replay_failed', version = version + 1, updated_at = now()
         WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying')` // a success elsewhere wins
+	markNeedsReconciliation = `UPDATE dead_letters SET status = 'needs_reconciliation', version = version + 1, updated_at = now()
+        WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying')` // only what a replay holds
 	markRequeued = `UPDATE dead_letters SET status = 'quarantined', version = version + 1, updated_at = now()
-        WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying')` // only what a replay holds goes back
+        WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying', 'needs_reconciliation')` // only what a replay holds goes back
 	// An item whose job ended lets go of its dead letter: another request
-	// may take it (a failed or blocked one, say).
+	// may take it (a failed or blocked one, say). One that needs
+	// reconciliation keeps it until a person decides.
 	releaseEnded = `UPDATE replay_items i SET held = false
         FROM unnest($1::bigint[], $2::bigint[]) AS u(request_id, dead_letter_id)
         WHERE i.request_id = u.request_id AND i.dead_letter_id = u.dead_letter_id AND i.held`
-	markRunning = `UPDATE replay_requests SET status = 'running', version = version + 1
+	// The requests of a record are locked, in id order, before anything
+	// reads their jobs: two workers recording the last jobs of one request
+	// then see each other's, and one of them finishes it.
+	lockRequests = `SELECT id FROM replay_requests WHERE id = ANY($1) ORDER BY id FOR UPDATE`
+	markRunning  = `UPDATE replay_requests SET status = 'running', version = version + 1
         WHERE id = ANY($1) AND status = 'approved'` // once, from approved
-	// Done when no job is left to run; a cancelled or voided request stays so.
-	markDone = `UPDATE replay_requests r SET status = 'done', finished_at = now(), version = version + 1
-        WHERE id = ANY($1) AND status IN ('approved', 'running')
-          AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = r.id AND j.state IN ('pending', 'claimed', 'unknown'))
-        RETURNING id, tenant`
+	// A request ends when no job of it is left to run, and ends again when
+	// a person settles an item of one done with problems; a cancelled or
+	// voided request stays so.
+	finishRequest = `UPDATE replay_requests r SET status = $2, status_reason = $3, finished_at = now(), version = version + 1
+        WHERE id = $1 AND status IN ('approved', 'running', 'done_with_problems')
+          AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = r.id AND j.state IN ('pending', 'claimed', 'deferred', 'unknown'))`
 )
 
-// record writes the outcomes under the fencing tokens, and with them the
-// ledger, the dead letters' statuses, the audit rows and the requests'
+// recordState is what becomes of an outcome in the record: the dead
+// letter's status (the SQL that sets it) and whether the item lets go of
+// its dead letter.
+type recordState struct {
+	mark    string
+	release bool
+}
+
+// recordStates is the dead letter's status and hold for each outcome. A
+// job that waits (pending, deferred, unknown) changes neither.
+func recordStates() map[JobState]recordState {
+	return map[JobState]recordState{
+		JobReplayed:            {markReplayed, true},
+		JobSkipped:             {markReplayed, true}, // the ledger or the dead letter says it was replayed
+		JobSuppressed:          {markFailed, true},
+		JobBlocked:             {markFailed, true},
+		JobNeedsReconciliation: {markNeedsReconciliation, false},
+		JobCancelled:           {markRequeued, true},
+	}
+}
+
+// record writes the outcomes under the fencing tokens (recordOnce),
+// retrying while the lease lasts: what was published is recorded by the
+// worker that published it, not published again by another after the
+// lease. A worker that is stopping still records (ctx's cancel is not
+// followed; the lease is).
+func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) error {
+	ctx = context.WithoutCancel(ctx)
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, min(w.cfg.RecordTimeout, max(time.Until(leaseEnd), time.Millisecond)))
+		err := w.recordOnce(actx, jobs)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if w.recordFailed != nil {
+			w.recordFailed(attempt, err)
+		}
+		if time.Now().Add(backoff).After(leaseEnd) {
+			return fmt.Errorf("record replay results: the lease ended after %d attempts: %w", attempt, err)
+		}
+		w.log.Warn("recording replay results failed; retrying under the same lease", "owner", w.cfg.Owner, "attempt", attempt, "err", err)
+		time.Sleep(backoff + rand.N(backoff/2))
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// recordOnce writes the outcomes under the fencing tokens, and with them
+// the ledger, the dead letters' statuses, the audit rows and the requests'
 // progress, in one transaction.
-func (w *Worker) record(ctx context.Context, jobs []*job) error {
+func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 	n := len(jobs)
 	ids, fences, seqs := make([]int64, n), make([]int64, n), make([]int64, n)
 	states, results, streams := make([]string, n), make([]string, n), make([]string, n)
-	dups := make([]bool, n)
+	dups, resets, deferred := make([]bool, n), make([]bool, n), make([]bool, n)
+	notBefore := make([]*time.Time, n)
 	byID := map[int64]*job{}
+	requests := map[int64]bool{}
 	for i, j := range jobs {
 		ids[i], fences[i], states[i], results[i], streams[i], seqs[i], dups[i] = j.id, j.fence, string(j.state), j.result, j.stream, int64(j.seq), j.duplicate
+		notBefore[i], resets[i], deferred[i] = j.notBefore, j.resetAttempt, j.deferred
 		byID[j.id] = j
+		requests[j.requestID] = true
+	}
+	reqIDs := make([]int64, 0, len(requests))
+	for id := range requests {
+		reqIDs = append(reqIDs, id)
 	}
 	return pgx.BeginFunc(ctx, w.svc.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String())
+		if _, err := tx.Exec(ctx, lockRequests, reqIDs); err != nil {
+			return fmt.Errorf("lock replay requests: %w", err)
+		}
+		rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred)
 		if err != nil {
 			return fmt.Errorf("record replay jobs: %w", err)
 		}
@@ -77,39 +151,24 @@ func (w *Worker) record(ctx context.Context, jobs []*job) error {
 		}
 		var events []audit.Event
 		var ledger ledgerColumns
-		var replayed, failed, requeued []int64
+		marks := map[string][]int64{}
 		var endedReqs, endedDLs []int64
-		requests := map[int64]bool{}
+		rs := recordStates()
 		for _, id := range kept {
 			j := byID[id]
-			requests[j.requestID] = true
 			if j.state == JobPending {
 				continue // released untouched: nothing happened to record
 			}
-			if j.state != JobUnknown {
-				endedReqs, endedDLs = append(endedReqs, j.requestID), append(endedDLs, j.deadLetterID)
+			if s, ok := rs[j.state]; ok {
+				marks[s.mark] = append(marks[s.mark], j.deadLetterID)
+				if s.release {
+					endedReqs, endedDLs = append(endedReqs, j.requestID), append(endedDLs, j.deadLetterID)
+				}
 			}
-			e := audit.Event{
-				Actor: quarantine.Actor{Subject: "replay-worker:" + w.cfg.Owner}, Tenant: j.tenant, Action: "replay.item." + string(j.state),
-				ObjectType: "dead_letter", ObjectID: strconv.FormatInt(j.deadLetterID, 10), MessageID: j.msgID,
-				OperationID: j.opID, Reason: j.result, Outcome: audit.OutcomeOK,
-				After: map[string]any{"request": j.requestID, "job": j.id, "subject": j.subject, "stream": j.stream, "seq": j.seq, "duplicate": j.duplicate},
-			}
-			switch j.state {
-			case JobPublished:
+			if j.state == JobReplayed {
 				ledger.add(j)
-				replayed = append(replayed, j.deadLetterID)
-			case JobSkipped:
-				replayed = append(replayed, j.deadLetterID)
-			case JobFailed, JobBlocked:
-				e.Outcome = audit.OutcomeError
-				failed = append(failed, j.deadLetterID)
-			case JobCancelled:
-				requeued = append(requeued, j.deadLetterID)
-			case JobUnknown:
-				e.Outcome = audit.OutcomeError
 			}
-			events = append(events, e)
+			events = append(events, w.itemEvent(j))
 		}
 		if len(ledger.jobIDs) > 0 {
 			l := &ledger
@@ -118,18 +177,12 @@ func (w *Worker) record(ctx context.Context, jobs []*job) error {
 				return fmt.Errorf("record replay ledger: %w", err)
 			}
 		}
-		for _, u := range []struct {
-			ids  []int64
-			sql  string
-			what string
-		}{
-			{replayed, markReplayed, "replayed"}, {failed, markFailed, "failed"}, {requeued, markRequeued, "requeued"},
-		} {
-			if len(u.ids) == 0 {
+		for _, sql := range []string{markReplayed, markFailed, markNeedsReconciliation, markRequeued} {
+			if len(marks[sql]) == 0 {
 				continue
 			}
-			if _, err := tx.Exec(ctx, u.sql, u.ids); err != nil {
-				return fmt.Errorf("mark dead letters %s: %w", u.what, err)
+			if _, err := tx.Exec(ctx, sql, marks[sql]); err != nil {
+				return fmt.Errorf("mark dead letters: %w", err)
 			}
 		}
 		if len(endedReqs) > 0 {
@@ -137,32 +190,89 @@ func (w *Worker) record(ctx context.Context, jobs []*job) error {
 				return fmt.Errorf("release ended replay items: %w", err)
 			}
 		}
-		reqIDs := make([]int64, 0, len(requests))
-		for id := range requests {
-			reqIDs = append(reqIDs, id)
-		}
 		if _, err := tx.Exec(ctx, markRunning, reqIDs); err != nil {
 			return fmt.Errorf("mark requests running: %w", err)
 		}
-		rows, err = tx.Query(ctx, markDone, reqIDs)
+		done, err := finishRequests(ctx, tx, reqIDs, worker(w.cfg.Owner))
 		if err != nil {
-			return fmt.Errorf("mark requests done: %w", err)
+			return err
 		}
-		var doneID int64
-		var tenant string
-		_, err = pgx.ForEachRow(rows, []any{&doneID, &tenant}, func() error {
-			events = append(events, audit.Event{Actor: quarantine.Actor{Subject: "replay-worker:" + w.cfg.Owner}, Tenant: tenant,
-				Action: "replay.done", ObjectType: "replay_request", ObjectID: strconv.FormatInt(doneID, 10), Outcome: audit.OutcomeOK})
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("mark requests done: %w", err)
-		}
+		events = append(events, done...)
 		if _, err := audit.AppendBatch(ctx, tx, events); err != nil {
 			return fmt.Errorf("audit replay results: %w", err)
 		}
 		return nil
 	})
+}
+
+// itemEvent is the audit row of what became of j, under its message id.
+func (w *Worker) itemEvent(j *job) audit.Event {
+	after := map[string]any{"request": j.requestID, "job": j.id, "subject": j.subject, "stream": j.stream, "seq": j.seq, "duplicate": j.duplicate}
+	if j.notBefore != nil {
+		after["until"] = j.notBefore.UTC().Format(time.RFC3339)
+	}
+	e := audit.Event{
+		Actor: worker(w.cfg.Owner), Tenant: j.tenant, Action: "replay.item." + string(j.state),
+		ObjectType: "dead_letter", ObjectID: strconv.FormatInt(j.deadLetterID, 10), MessageID: j.msgID,
+		OperationID: j.opID, Reason: j.result, Outcome: audit.OutcomeOK, After: after,
+	}
+	switch j.state {
+	case JobReplayed, JobSkipped, JobDeferred, JobCancelled:
+	default:
+		e.Outcome = audit.OutcomeError // blocked, suppressed, unknown, needs reconciliation: not what was asked
+	}
+	return e
+}
+
+// worker is who the audit log names for what a replay worker does.
+func worker(owner string) quarantine.Actor {
+	return quarantine.Actor{Subject: "replay-worker:" + owner}
+}
+
+// The requests of ids with no job left to run: one probe of
+// replay_jobs_request_idx each, so a record in the middle of a large
+// request does not count its jobs.
+const selectFinished = `SELECT r.id FROM unnest($1::bigint[]) AS r(id)
+    WHERE NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = r.id AND j.state IN ('pending', 'claimed', 'deferred', 'unknown'))`
+
+// finishRequests ends each of ids that has no job left to run, as the rules
+// count its items (JudgeRequestOutcome): done when every item was replayed
+// or skipped, done_with_problems otherwise, the counts in its status
+// reason. The caller holds the requests' locks. It returns the audit rows.
+func finishRequests(ctx context.Context, tx pgx.Tx, ids []int64, actor quarantine.Actor) ([]audit.Event, error) {
+	rows, err := tx.Query(ctx, selectFinished, ids)
+	if err != nil {
+		return nil, fmt.Errorf("find finished replay requests: %w", err)
+	}
+	if ids, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	counts, err := outcomes(ctx, tx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("count replay outcomes: %w", err)
+	}
+	var events []audit.Event
+	for _, id := range ids {
+		c := counts[id]
+		v := judgeOutcome(c.Progress)
+		if v.status == "" {
+			continue
+		}
+		tag, err := tx.Exec(ctx, finishRequest, id, v.status, v.reason)
+		if err != nil {
+			return nil, fmt.Errorf("finish replay request %d: %w", id, err)
+		}
+		if tag.RowsAffected() == 0 {
+			continue
+		}
+		e := audit.Event{Actor: actor, Tenant: c.Tenant, Action: "replay." + string(v.status), ObjectType: "replay_request",
+			ObjectID: strconv.FormatInt(id, 10), Reason: v.reason, Outcome: audit.OutcomeOK}
+		if v.status == StatusDoneWithProblems {
+			e.Outcome = audit.OutcomeError
+		}
+		events = append(events, e)
+	}
+	return events, nil
 }
 
 // ledgerColumns are ledger rows as one array per column, for unnest.

@@ -24,9 +24,12 @@ const (
 	StatusApproved        Status = "approved"
 	StatusRunning         Status = "running"
 	StatusDone            Status = "done"
-	StatusRejected        Status = "rejected"
-	StatusCancelled       Status = "cancelled"
-	StatusVoid            Status = "void"
+	// StatusDoneWithProblems: no item is left to run, and not every item
+	// was replayed or skipped (StatusReason counts them).
+	StatusDoneWithProblems Status = "done_with_problems"
+	StatusRejected         Status = "rejected"
+	StatusCancelled        Status = "cancelled"
+	StatusVoid             Status = "void"
 )
 
 // Open reports whether the request can still change (approve, cancel).
@@ -52,11 +55,15 @@ type Request struct {
 	SkippedCount      int
 	TypedConfirmation string
 	PayloadEdited     bool
-	CreatedAt         time.Time
-	SubmittedAt       *time.Time
-	ApprovedAt        *time.Time
-	FinishedAt        *time.Time
-	Version           int
+	// ReconciliationNote is what the requester checked before replaying
+	// items whose error class needs reconciliation first ("" when none
+	// does); it is part of the intent.
+	ReconciliationNote string
+	CreatedAt          time.Time
+	SubmittedAt        *time.Time
+	ApprovedAt         *time.Time
+	FinishedAt         *time.Time
+	Version            int
 }
 
 // IntentHex is the intent hash as approvers see it.
@@ -85,6 +92,12 @@ type Item struct {
 	// PayloadSHA256 is then the edited payload's.
 	Edited     bool
 	EditReason string
+	// Outcome is the state of the item's job ("" while it has none: the
+	// request is not approved); OutcomeReason says why, and Until is when
+	// a deferred or unknown job is tried again.
+	Outcome       JobState
+	OutcomeReason string
+	Until         *time.Time
 }
 
 // Item verdicts as stored (replay_items.verdict).
@@ -115,16 +128,6 @@ type Approval struct {
 	At         time.Time
 }
 
-// Progress counts a request's jobs by state.
-type Progress struct {
-	Pending, Published, Duplicate, Skipped, Failed, Unknown, Blocked, Cancelled int
-}
-
-// Total is the number of jobs.
-func (p Progress) Total() int {
-	return p.Pending + p.Published + p.Skipped + p.Failed + p.Unknown + p.Blocked + p.Cancelled
-}
-
 // Answers for what does not exist or is not the caller's to see.
 var (
 	errNoRequest = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such replay request.")
@@ -135,30 +138,57 @@ var (
 // requestColumns are what scanRequest scans, in order.
 const requestColumns = `id, batch, tenant, class, status, requester_issuer, requester_subject, requester_email, requester_email_verified,
     reason, status_reason, policy_version, rate, intent_hash, item_count, skipped_count, typed_confirmation,
-    payload_edited, created_at, submitted_at, approved_at, finished_at, version`
+    payload_edited, reconciliation_note, created_at, submitted_at, approved_at, finished_at, version`
 
 func scanRequest(row pgx.CollectableRow) (Request, error) {
 	var r Request
 	var class, status string
 	err := row.Scan(&r.ID, &r.Batch, &r.Tenant, &class, &status, &r.Requester.Issuer, &r.Requester.Subject, &r.Requester.Email,
 		&r.Requester.EmailVerified, &r.Reason, &r.StatusReason, &r.PolicyVersion, &r.Rate, &r.IntentHash, &r.ItemCount, &r.SkippedCount, &r.TypedConfirmation,
-		&r.PayloadEdited, &r.CreatedAt, &r.SubmittedAt, &r.ApprovedAt, &r.FinishedAt, &r.Version)
+		&r.PayloadEdited, &r.ReconciliationNote, &r.CreatedAt, &r.SubmittedAt, &r.ApprovedAt, &r.FinishedAt, &r.Version)
 	r.Class, r.Status = replaypolicy.Class(class), Status(status)
 	return r, err
 }
 
-// itemColumns are what scanItem scans, in order.
-const itemColumns = `dead_letter_id, position, msg_id, operation_id, correlation_id, subject, headers, payload_sha256, skip_reason,
-    verdict, verdict_check, held, payload IS NOT NULL, edit_reason`
+// itemColumns are what scanItem scans, in order, of replay_items i.
+const itemColumns = `i.dead_letter_id, i.position, i.msg_id, i.operation_id, i.correlation_id, i.subject, i.headers, i.payload_sha256,
+    i.skip_reason, i.verdict, i.verdict_check, i.held, i.payload IS NOT NULL, i.edit_reason`
+
+// outcomeColumns are what scanItemOutcome scans after itemColumns: the
+// item's job, when it has one (replay_jobs j).
+const outcomeColumns = `coalesce(j.state, ''), coalesce(j.result, ''), j.not_before`
 
 func scanItem(row pgx.CollectableRow) (Item, error) {
 	var it Item
+	return it, scanItemInto(row, &it)
+}
+
+func scanItemInto(row pgx.CollectableRow, it *Item, more ...any) error {
 	var hs []byte
-	if err := row.Scan(&it.DeadLetterID, &it.Position, &it.MsgID, &it.OperationID, &it.CorrelationID, &it.Subject,
-		&hs, &it.PayloadSHA256, &it.SkipReason, &it.Verdict, &it.Check, &it.Held, &it.Edited, &it.EditReason); err != nil {
+	dest := append([]any{&it.DeadLetterID, &it.Position, &it.MsgID, &it.OperationID, &it.CorrelationID, &it.Subject,
+		&hs, &it.PayloadSHA256, &it.SkipReason, &it.Verdict, &it.Check, &it.Held, &it.Edited, &it.EditReason}, more...)
+	if err := row.Scan(dest...); err != nil {
+		return err
+	}
+	return json.Unmarshal(hs, &it.Headers)
+}
+
+// scanItemOutcome scans an item and what became of it.
+func scanItemOutcome(row pgx.CollectableRow) (Item, error) {
+	var it Item
+	var until *time.Time
+	if err := scanItemInto(row, &it, &it.Outcome, &it.OutcomeReason, &until); err != nil {
 		return it, err
 	}
-	return it, json.Unmarshal(hs, &it.Headers)
+	it.setUntil(until)
+	return it, nil
+}
+
+// setUntil keeps a job's not_before as Until when the item waits for it.
+func (it *Item) setUntil(notBefore *time.Time) {
+	if it.Outcome == JobDeferred || it.Outcome == JobUnknown {
+		it.Until = notBefore
+	}
 }
 
 func scanApproval(row pgx.CollectableRow) (Approval, error) {
@@ -172,7 +202,7 @@ func policyRequest(req Request, approvals []Approval) replaypolicy.Request {
 	pr := replaypolicy.Request{
 		Class: req.Class, Items: req.ItemCount, Bulk: req.ItemCount > 1, Requester: req.Requester, Reason: req.Reason,
 		PayloadEdited: req.PayloadEdited, IntentHash: req.IntentHex(), TypedConfirmation: req.TypedConfirmation,
-		PolicyVersion: req.PolicyVersion, Rate: req.Rate,
+		PolicyVersion: req.PolicyVersion, Rate: req.Rate, ReconciliationNote: req.ReconciliationNote,
 	}
 	if req.SubmittedAt != nil {
 		pr.RequestedAt = *req.SubmittedAt

@@ -44,7 +44,7 @@ func MatchingIDs(ctx context.Context, store *dlq.Store, f dlq.ListFilter, limit 
 
 // What a selection is, before anything else of it is read: the tenant,
 // item type and subject of each id, which give its class.
-const selectSelectionKeys = `SELECT id, tenant, item_type, original_subject FROM dead_letters WHERE id = ANY($1)`
+const selectSelectionKeys = `SELECT id, tenant, item_type, original_subject, error_class, generation FROM dead_letters WHERE id = ANY($1)`
 
 // The facts the rules judge of the dead letters a selection keeps, and what
 // a replay would send, but the payload: it is read from the dead letter when
@@ -53,8 +53,10 @@ const selectForDraft = `
 SELECT d.id, d.tenant, d.item_type, d.original_subject, d.msg_id, d.msg_id_derived, d.operation_id,
        d.correlation_id, d.principal, d.headers, d.payload_sha256, d.payload_unavailable, d.status,
        EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = d.tenant AND quarantine_key(l.msg_id) = quarantine_key(d.msg_id) AND l.class = 'dedupe') AS replayed,
-       coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = d.id AND h.held), 0) AS held_by
+       coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = d.id AND h.held), 0) AS held_by,
+       d.error_class, d.dead_lettered_at, d.generation, fx.fixed_at, coalesce(fx.fix_ref, '')
 FROM dead_letters d
+` + fixJoin + `
 WHERE d.id = ANY($1)
 ORDER BY d.id`
 
@@ -112,7 +114,7 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 		var headers []byte
 		_, err = pgx.ForEachRow(rows, []any{&d.item.DeadLetterID, &f.tenant, &f.itemType, &f.subject, &f.msgID, &f.msgIDDerived,
 			&f.operationID, &d.item.CorrelationID, &f.principal, &headers, &f.payloadSHA256, &f.payloadUnavailable,
-			&f.status, &f.alreadyReplayed, &f.heldBy}, func() error {
+			&f.status, &f.alreadyReplayed, &f.heldBy, &f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRef}, func() error {
 			var hs []dlq.HeaderValue
 			if err := json.Unmarshal(headers, &hs); err != nil {
 				return fmt.Errorf("headers of dead letter %d: %w", d.item.DeadLetterID, err)
@@ -120,7 +122,7 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 			f.originalSHA256 = f.payloadSHA256 // nothing is edited yet
 			d.item.Subject, d.item.MsgID, d.item.OperationID, d.item.PayloadSHA256 = f.subject, f.msgID, f.operationID, f.payloadSHA256
 			d.item.Headers = Headers(hs)
-			d.verdict = replaypolicy.JudgeItem(table, f.item(s.cfg.Subjects), replaypolicy.AtDraft)
+			d.verdict = replaypolicy.JudgeItem(table, f.item(s.cfg), replaypolicy.AtDraft)
 			k := group{f.tenant, d.verdict.Class}
 			if _, seen := groups[k]; !seen {
 				order = append(order, k)
@@ -179,15 +181,16 @@ func (s *Service) bound(ctx context.Context, tx pgx.Tx, table *replaypolicy.Tabl
 	counts := map[group][]int64{}
 	var keep []int64
 	var id int64
-	var tenant, itemType, subject string
-	_, err = pgx.ForEachRow(rows, []any{&id, &tenant, &itemType, &subject}, func() error {
+	var tenant string
+	var k replaypolicy.Key
+	_, err = pgx.ForEachRow(rows, []any{&id, &tenant, &k.ItemType, &k.Subject, &k.ErrorClass, &k.Generation}, func() error {
 		found[id] = true
 		if !all && !slices.Contains(tenants, tenant) {
 			return nil
 		}
 		g := group{tenant, replaypolicy.Manual}
 		if table != nil {
-			g.class = table.ClassOf(itemType, subject).Class
+			g.class = table.Classify(k).Class
 		}
 		counts[g] = append(counts[g], id)
 		keep = append(keep, id)
@@ -229,7 +232,7 @@ func (s *Service) insertDraft(ctx context.Context, tx pgx.Tx, batch, tenant stri
 			live = append(live, items[i].item)
 		}
 	}
-	hash := IntentHash(tenant, class, table.Version(), knobs.DefaultRate, live)
+	hash := IntentHash(tenant, class, table.Version(), knobs.DefaultRate, "", live)
 	req := Request{Tenant: tenant, Class: class, Status: StatusDraft}
 	if err := tx.QueryRow(ctx, insertRequest, batch, tenant, class, actor.Issuer, actor.Subject, actor.Email, actor.EmailVerified, table.Version(),
 		knobs.DefaultRate, hash, len(live), skipped).Scan(&req.ID); err != nil {

@@ -28,6 +28,32 @@ type Config struct {
 	DraftTTL time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Revalidation says a revalidation service answers (REVALIDATE_SUBJECT
+	// is set); without one, revalidate items are refused from the draft on,
+	// naming the setting.
+	Revalidation bool
+	// Windows reads the duplicate windows of target streams (nil: none is
+	// read, and drafts do not say which items wait for one).
+	Windows WindowReader
+	// WindowMargin is added to every duplicate window for the clocks of the
+	// broker, the database and the producers; default DefaultWindowMargin.
+	WindowMargin time.Duration
+}
+
+// DefaultWindowMargin is REPLAY_WINDOW_MARGIN's default.
+const DefaultWindowMargin = time.Second
+
+// NoRevalidation is the sentence of items that need a revalidation service
+// on a deployment without one.
+const NoRevalidation = "no revalidation service is configured (REVALIDATE_SUBJECT is empty)"
+
+// noRevalidator says why revalidate items cannot be replayed here ("" when
+// they can).
+func (c Config) noRevalidator() string {
+	if c.Revalidation {
+		return ""
+	}
+	return NoRevalidation
 }
 
 // DefaultDraftTTL is REPLAY_DRAFT_TTL's default.
@@ -48,11 +74,18 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 	if cfg.Subjects == nil {
 		cfg.Subjects = &SubjectAllowlist{}
 	}
+	if cfg.WindowMargin <= 0 {
+		cfg.WindowMargin = DefaultWindowMargin
+	}
 	return &Service{pool: pool, cfg: cfg}
 }
 
 // Policy returns the table in force.
 func (s *Service) Policy() *replaypolicy.Table { return s.cfg.Policy() }
+
+// Revalidates reports whether a revalidation service answers here
+// (Config.Revalidation).
+func (s *Service) Revalidates() bool { return s.cfg.Revalidation }
 
 // refuse turns a rule's verdict into the error of an action it refuses:
 // forbidden for who may act, invalid for what was typed, else a conflict

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -82,8 +83,11 @@ func setupReplay(t *testing.T) *replayBundle {
 	table, err := replaypolicy.Load("../../dev/policy.toml")
 	require.NoError(t, err)
 	b.policy.Store(table)
-	b.replays = replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Subjects: testSubjects(t), Now: b.clock})
+	b.replays = replay.New(b.db.Pool, b.config(t))
 	b.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("REPLAY_TEST_LOG") != "" {
+		b.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	access, err := authz.NewAccess(context.Background(), b.db.Pool, authz.GroupMap{Prefix: "quarantine:"}, b.log)
 	require.NoError(t, err)
 	dir := authz.NewDirectory(b.db.Pool)
@@ -95,6 +99,15 @@ func setupReplay(t *testing.T) *replayBundle {
 	}
 	b.target = b.createStream(t, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}})
 	return b
+}
+
+// config is the replay service's configuration of the tests: the bundle's
+// policy and clock, the tests' replay subjects, a revalidation service
+// (each test's worker brings its responder), and the target streams'
+// duplicate windows read from NATS with a small margin.
+func (b *replayBundle) config(t testing.TB) replay.Config {
+	return replay.Config{Policy: b.policy.Load, Subjects: testSubjects(t), Now: b.clock, Revalidation: true,
+		Windows: replay.NewStreamWindows(b.js, time.Second), WindowMargin: 100 * time.Millisecond}
 }
 
 // seedItem stores a dead letter of tenant acme, with its message id and a
@@ -161,6 +174,20 @@ func (b *replayBundle) waitStatus(t *testing.T, id int64, want replay.Status) re
 		r, err = b.replays.Request(context.Background(), id)
 		require.NoError(t, err)
 		return r.Status == want
+	})
+	return r
+}
+
+// waitFinished waits until request id ends, done or done with problems,
+// and returns it.
+func (b *replayBundle) waitFinished(t *testing.T, id int64) replay.Request {
+	t.Helper()
+	var r replay.Request
+	wait.Until(t, fmt.Sprintf("request %d to finish", id), 30*time.Second, func() bool {
+		var err error
+		r, err = b.replays.Request(context.Background(), id)
+		require.NoError(t, err)
+		return r.Status == replay.StatusDone || r.Status == replay.StatusDoneWithProblems
 	})
 	return r
 }

@@ -13,9 +13,9 @@ import (
 
 // Headers a replay adds to what it re-publishes.
 const (
-	HeaderReplayOf      = "Dlq-Replay-Of"      // id of the dead letter replayed
-	HeaderReplayRequest = "Dlq-Replay-Request" // id of the replay request
-	HeaderPayloadEdited = "Dlq-Payload-Edited" // hex SHA-256 of an edited payload
+	HeaderReplayOf      = dlq.HeaderReplayOf      // id of the dead letter replayed
+	HeaderReplayRequest = dlq.HeaderReplayRequest // id of the replay request
+	HeaderPayloadEdited = "Dlq-Payload-Edited"    // hex SHA-256 of an edited payload
 )
 
 // SubjectAllowlist says which subjects a replay of a tenant's dead letter
@@ -142,8 +142,10 @@ func subjectMatches(pattern, subject string) bool {
 // Headers are the headers of a dead letter a replay sends on: the
 // original message's own headers, without any Nats-* header (Nats-Rollup,
 // Nats-Expected-* and the like must never be forwarded; the message id is
-// set by the worker) and without the Dlq-* context headers (the worker sets
-// the ones a replay carries).
+// set by the worker), without the Dlq-* context headers (the worker sets
+// the ones a replay carries), and without an earlier replay's
+// Dlq-Replay-Of and Dlq-Replay-Request as the producer helper renamed them
+// (the new ones replace them: a replay loop links one generation back).
 func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 	out := make([]dlq.HeaderValue, 0, len(hs))
 	for _, h := range hs {
@@ -151,7 +153,7 @@ func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 			continue // a name that is not text cannot be a header we trust
 		}
 		lower := strings.ToLower(h.Name)
-		if strings.HasPrefix(lower, "nats-") || strings.HasPrefix(lower, "dlq-") {
+		if strings.HasPrefix(lower, "nats-") || strings.HasPrefix(lower, "dlq-") || earlierReplay(lower) {
 			continue
 		}
 		out = append(out, h)
@@ -188,4 +190,11 @@ func Message(subject, msgID, opID, corrID string, deadLetterID, requestID int64,
 		m.Header.Set(HeaderPayloadEdited, editedSHA256)
 	}
 	return m, nil
+}
+
+// earlierReplay reports whether a header name (lower case) is an earlier
+// replay's bookkeeping, renamed by the producer helper.
+func earlierReplay(lower string) bool {
+	up := strings.ToLower(dlq.UpstreamPrefix)
+	return lower == up+strings.ToLower(HeaderReplayOf) || lower == up+strings.ToLower(HeaderReplayRequest)
 }

@@ -19,9 +19,13 @@ import (
 
 // SubmitInput is what the requester adds to a draft batch.
 type SubmitInput struct {
-	Reason        string
-	Rates         map[int64]float64 // per request; 0 or missing: the class's default
-	Confirmations map[int64]string  // typed confirmation per request, where the class needs one
+	Reason string
+	// ReconciliationNote is what the requester checked, and the evidence,
+	// for requests holding items whose error class needs reconciliation
+	// first (unknown_effect); it is kept only on those.
+	ReconciliationNote string
+	Rates              map[int64]float64 // per request; 0 or missing: the class's default
+	Confirmations      map[int64]string  // typed confirmation per request, where the class needs one
 }
 
 // RefusedError lists why requests of a batch cannot be submitted, a
@@ -44,7 +48,7 @@ func (e *RefusedError) Unwrap() error { return quarantine.Errorf(quarantine.EINV
 const (
 	selectBatchLocked = selectBatch + ` FOR UPDATE` // one submit of a batch at a time
 	submitRequest     = `UPDATE replay_requests SET reason = $2, rate = $3, typed_confirmation = $4, intent_hash = $5,
-        submitted_at = $6, status = 'pending_approval', status_reason = $7, version = version + 1
+        submitted_at = $6, status = 'pending_approval', status_reason = $7, reconciliation_note = $9, version = version + 1
         WHERE id = $1 AND status = 'draft' -- only a draft is submitted, once
           AND ($8::timestamptz IS NULL OR created_at > $8)` // and only while it has not expired
 	// The request's live items take their dead letters: the unique index
@@ -120,6 +124,9 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 		for i := range reqs {
 			req := &reqs[i]
 			req.Reason, req.Rate, req.TypedConfirmation = in.Reason, in.Rates[req.ID], strings.TrimSpace(in.Confirmations[req.ID])
+			if s.needsNote(judged[i]) {
+				req.ReconciliationNote = strings.TrimSpace(in.ReconciliationNote)
+			}
 			req.SubmittedAt = &now
 			d, voided, err := s.submitOne(ctx, tx, req, table, items(judged[i]), actor, meta)
 			if err != nil {
@@ -159,6 +166,18 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 	return out, nil
 }
 
+// needsNote reports whether an item of fs has an error class that needs a
+// reconciliation note (only such requests keep one).
+func (s *Service) needsNote(fs []itemFact) bool {
+	table := s.cfg.Policy()
+	for _, f := range fs {
+		if table != nil && table.ErrorRule(f.item.ErrorClass).ReconciliationNote {
+			return true
+		}
+	}
+	return false
+}
+
 // leaveOutChanged judges every live item of the batch's requests as it
 // stands (AtRequest) and leaves out, with why, each one the rules no
 // longer let go; the requests' counts and intents follow, and it is
@@ -191,7 +210,7 @@ func (s *Service) leaveOutChanged(ctx context.Context, tx pgx.Tx, reqs []Request
 		if err != nil {
 			return nil, err
 		}
-		hash := IntentHash(req.Tenant, req.Class, req.PolicyVersion, req.Rate, live)
+		hash := req.intent(live)
 		if _, err := tx.Exec(ctx, setCounts, req.ID, len(live), len(left), hash); err != nil {
 			return nil, err
 		}
@@ -234,7 +253,7 @@ func (s *Service) submitOne(ctx context.Context, tx pgx.Tx, req *Request, table 
 		return replaypolicy.Decision{}, false, err
 	}
 	req.Rate = terms.Rate
-	req.IntentHash = IntentHash(req.Tenant, req.Class, req.PolicyVersion, req.Rate, live)
+	req.IntentHash = req.intent(live)
 	return replaypolicy.Require(terms, actor, policyRequest(*req, nil), s.cfg.Now()), false, nil
 }
 
@@ -247,7 +266,8 @@ func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replay
 	if s.cfg.DraftTTL > 0 {
 		expired = req.SubmittedAt.Add(-s.cfg.DraftTTL)
 	}
-	tag, err := tx.Exec(ctx, submitRequest, req.ID, req.Reason, req.Rate, req.TypedConfirmation, req.IntentHash, *req.SubmittedAt, d.Reason, expired)
+	tag, err := tx.Exec(ctx, submitRequest, req.ID, req.Reason, req.Rate, req.TypedConfirmation, req.IntentHash, *req.SubmittedAt, d.Reason, expired,
+		req.ReconciliationNote)
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,12 @@ package replay
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -66,9 +68,10 @@ func (s *Service) read(ctx context.Context, f func(pgx.Tx) error) error {
 
 const (
 	// The payloads of a request's live items as they would be sent, in order.
+	// In a draft, also those left out until an edit (or a fix) lets them go.
 	selectLivePayloads = `SELECT i.dead_letter_id, coalesce(i.payload, d.payload) FROM replay_items i
         JOIN dead_letters d ON d.id = i.dead_letter_id
-        WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position LIMIT $2`
+        WHERE i.request_id = $1 AND (i.skip_reason = '' OR ($3 AND i.verdict_check = 'error-class-fix')) ORDER BY i.position LIMIT $2`
 	// Edited items with both payloads.
 	selectEdits = `SELECT i.dead_letter_id, i.msg_id, i.edit_reason, d.payload, i.payload, d.payload_sha256, i.payload_sha256
         FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
@@ -120,7 +123,7 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		if req.ItemCount > opts.Payloads || replaypolicy.MayEditPayload(req.Class, req.Requester, viewer).Outcome != replaypolicy.Go {
 			return nil
 		}
-		v.Payloads, err = livePayloads(ctx, tx, id, opts.Payloads)
+		v.Payloads, err = livePayloads(ctx, tx, req, opts.Payloads)
 		return err
 	})
 	if err != nil {
@@ -129,10 +132,10 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 	return v, nil
 }
 
-// livePayloads are the payloads the first limit live items of request id
-// send, by dead letter.
-func livePayloads(ctx context.Context, q querier, id int64, limit int) (map[int64][]byte, error) {
-	rows, err := q.Query(ctx, selectLivePayloads, id, limit)
+// livePayloads are the payloads the first limit live items of request req
+// send, by dead letter (and, of a draft, those an edit may let go).
+func livePayloads(ctx context.Context, q querier, req Request, limit int) (map[int64][]byte, error) {
+	rows, err := q.Query(ctx, selectLivePayloads, req.ID, limit, req.Status == StatusDraft)
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +189,92 @@ type SelectionRequest struct {
 	// Payloads are the payloads the requester may still edit, by dead
 	// letter (small requests of classes whose payloads may be edited).
 	Payloads map[int64][]byte
+	// Waits says how many of its items would wait for their target
+	// stream's duplicate window if it ran now, and until when.
+	Waits Waits
+	// NeedsNote: an item's error class needs a reconciliation note.
+	NeedsNote bool
+}
+
+// Waits is how many items of a request wait for a duplicate window.
+type Waits struct {
+	Items   int       // items published no earlier than their original's window has passed
+	Until   time.Time // when the last of them may go
+	Streams []string  // the target streams whose windows they wait for
+	Unread  int       // items whose target stream's window could not be read: they wait until it can be
+	First   string    // the rule's sentence for the first item that waits
+}
+
+// storedBy is the latest time the original of a dead letter can have been
+// stored: the earlier of its first failure (when plausible) and the moment
+// the dead letter was stored. The original was stored before either.
+func storedBy(deadLetteredAt time.Time, firstFailedAt *time.Time) time.Time {
+	if f := firstFailedAt; f != nil && f.After(dlq.MinPlausibleTime) && f.Before(deadLetteredAt) {
+		return *f
+	}
+	return deadLetteredAt
+}
+
+// The live items of a request with their targets and when their
+// originals were stored at the latest, for Waits.
+const selectStoredBy = `SELECT i.subject, i.msg_id, d.dead_lettered_at, d.first_failed_at FROM replay_items i
+    JOIN dead_letters d ON d.id = i.dead_letter_id WHERE i.request_id = $1 AND i.skip_reason = ''`
+
+// pendingWindow is one live item as waits judges it.
+type pendingWindow struct {
+	subject, msgID string
+	storedBy       time.Time
+}
+
+func storedByOf(ctx context.Context, q querier, id int64) ([]pendingWindow, error) {
+	rows, err := q.Query(ctx, selectStoredBy, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []pendingWindow
+	var p pendingWindow
+	var dead time.Time
+	var first *time.Time
+	_, err = pgx.ForEachRow(rows, []any{&p.subject, &p.msgID, &dead, &first}, func() error {
+		p.storedBy = storedBy(dead, first)
+		out = append(out, p)
+		return nil
+	})
+	return out, err
+}
+
+// waits judges, as a worker would now (JudgeWindow, a first attempt), how
+// many of items wait for a duplicate window.
+func (s *Service) waits(ctx context.Context, items []pendingWindow) Waits {
+	var w Waits
+	if s.cfg.Windows == nil {
+		return w
+	}
+	now := s.cfg.Now()
+	streams := map[string]bool{}
+	for _, it := range items {
+		win := s.cfg.Windows.Window(ctx, it.subject)
+		v := replaypolicy.JudgeWindow(replaypolicy.Attempt{MsgID: it.msgID, StoredBy: it.storedBy, Window: win, Margin: s.cfg.WindowMargin}, now)
+		switch v.Outcome {
+		case replaypolicy.Defer:
+			w.Items++
+			if v.Until.After(w.Until) {
+				w.Until = v.Until
+			}
+			if !streams[win.Stream] {
+				streams[win.Stream] = true
+				w.Streams = append(w.Streams, win.Stream)
+			}
+		case replaypolicy.Wait:
+			w.Unread++
+		default:
+			continue
+		}
+		if w.First == "" {
+			w.First = v.Reason
+		}
+	}
+	return w
 }
 
 // maxSelectionEdits bounds the edited items a confirm page shows the diff of.
@@ -227,6 +316,7 @@ func Landing(reqs []Request) int64 {
 func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine.Actor, items int, meta quarantine.RequestMeta) (Selection, error) {
 	var sel Selection
 	var denied string // the tenant of a selection that is not the viewer's
+	targets := map[int64][]pendingWindow{}
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		reqs, err := batchRequests(ctx, tx, selectBatch, batch)
 		if err != nil {
@@ -245,13 +335,21 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 				return err
 			}
 			if r.ItemCount <= maxSelectionEdits && replaypolicy.MayEditPayload(r.Class, r.Requester, viewer).Outcome == replaypolicy.Go {
-				if sr.Payloads, err = livePayloads(ctx, tx, r.ID, maxSelectionEdits); err != nil {
+				if sr.Payloads, err = livePayloads(ctx, tx, r, maxSelectionEdits); err != nil {
 					return err
 				}
 			}
 			if sr.Confirmation, err = s.confirmation(ctx, tx, r); err != nil {
 				return err
 			}
+			if targets[r.ID], err = storedByOf(ctx, tx, r.ID); err != nil {
+				return err
+			}
+			fs, err := s.requestFacts(ctx, tx, r)
+			if err != nil {
+				return err
+			}
+			sr.NeedsNote = s.needsNote(fs)
 			sel.Requests = append(sel.Requests, sr)
 		}
 		return nil
@@ -261,6 +359,9 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 	}
 	if err != nil {
 		return Selection{}, fmt.Errorf("read selection: %w", err)
+	}
+	for i := range sel.Requests {
+		sel.Requests[i].Waits = s.waits(ctx, targets[sel.Requests[i].ID]) // NATS, after the transaction
 	}
 	return sel, nil
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"golang.org/x/time/rate"
 
 	"github.com/quarantine-console/quarantine"
 )
@@ -46,7 +44,13 @@ type WorkerConfig struct {
 	BatchBytes int64         // payload bytes claimed at once (always at least one job); default 16 MiB
 	AckTimeout time.Duration // wait for a PubAck before the outcome is unknown; default 5s
 	Poll       time.Duration // idle wait between claims; default 200ms
-	Retry      time.Duration // wait before retrying an unknown outcome; default 2s
+	// Retry is the first wait before publishing again after a lost
+	// PubAck (each next one twice as long, with jitter; see
+	// replaypolicy.RetryAfter); default 2s.
+	Retry time.Duration
+	// RecordTimeout bounds one attempt to record a claim's outcomes; they
+	// are recorded again until the lease ends; default 5s.
+	RecordTimeout time.Duration
 }
 
 func (c *WorkerConfig) defaults() {
@@ -71,6 +75,9 @@ func (c *WorkerConfig) defaults() {
 	if c.Retry <= 0 {
 		c.Retry = 2 * time.Second
 	}
+	if c.RecordTimeout <= 0 {
+		c.RecordTimeout = 5 * time.Second
+	}
 }
 
 // Worker executes approved replay jobs: it claims them (job.go), has the
@@ -86,14 +93,13 @@ type Worker struct {
 	cfg   WorkerConfig
 	log   *slog.Logger
 
-	mu       sync.Mutex
-	limiters map[int64]*rate.Limiter
-
 	// Test hooks. afterPublish runs after the PubAcks are in and before
 	// anything is recorded; returning false stops the worker there, as a
 	// crash would. ack may replace a PubAck outcome (a lost ack).
+	// recordFailed hears of every failed attempt to record.
 	afterPublish func(jobs []int64) bool
 	ack          func(jobID int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error)
+	recordFailed func(attempt int, err error)
 }
 
 // NewWorker returns a worker of svc's jobs publishing on js; auth (nil:
@@ -101,7 +107,7 @@ type Worker struct {
 // revalidate items are blocked) the original principals'. Run it.
 func NewWorker(svc *Service, js jetstream.JetStream, auth Authority, reval Revalidator, cfg WorkerConfig, log *slog.Logger) *Worker {
 	cfg.defaults()
-	return &Worker{svc: svc, js: js, auth: auth, reval: reval, cfg: cfg, log: log, limiters: map[int64]*rate.Limiter{}}
+	return &Worker{svc: svc, js: js, auth: auth, reval: reval, cfg: cfg, log: log}
 }
 
 // errStopped is returned by RunOnce when the afterPublish hook stopped it.
@@ -135,11 +141,13 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	if err != nil || len(jobs) == 0 {
 		return 0, err
 	}
-	w.judge(ctx, jobs)
-	// Publish only while most of the lease is left: what is not published
-	// by then is released for the next claim, so a slow rate never lets a
-	// lease run out under a batch.
-	w.publish(ctx, jobs, claimed.Add(w.cfg.Lease*2/3))
+	// Judge and publish only while most of the lease is left: what is not
+	// published by then is released for the next claim, so neither a slow
+	// rate nor a slow service lets a lease run out under a batch; the rest
+	// of the lease is for recording.
+	until := claimed.Add(w.cfg.Lease * 2 / 3)
+	w.judge(ctx, jobs, until)
+	w.publish(ctx, jobs, until)
 	if w.afterPublish != nil {
 		ids := make([]int64, len(jobs))
 		for i, j := range jobs {
@@ -149,7 +157,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 			return len(jobs), errStopped
 		}
 	}
-	if err := w.record(ctx, jobs); err != nil {
+	if err := w.record(ctx, jobs, claimed.Add(w.cfg.Lease)); err != nil {
 		return len(jobs), err
 	}
 	return len(jobs), nil

@@ -1,0 +1,98 @@
+package replay
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// Progress counts the items of a request by what became of them: its jobs
+// by state, and the items left out when the selection was frozen or
+// submitted (skipped: already replayed; blocked: anything else).
+type Progress struct {
+	Pending             int // waiting or held by a worker
+	Deferred            int // inside a duplicate window
+	Unknown             int // no PubAck: retried under the same message id
+	Replayed            int
+	Skipped             int
+	Suppressed          int // the broker kept dropping it as a duplicate not ours
+	Blocked             int
+	NeedsReconciliation int
+	Cancelled           int
+	LeftOutSkipped      int
+	LeftOutBlocked      int
+}
+
+// Total is the number of items.
+func (p Progress) Total() int {
+	return p.Pending + p.Deferred + p.Unknown + p.Replayed + p.Skipped + p.Suppressed + p.Blocked + p.NeedsReconciliation + p.Cancelled +
+		p.LeftOutSkipped + p.LeftOutBlocked
+}
+
+// Outcomes is p as the rules count a request's items.
+func (p Progress) Outcomes() replaypolicy.Outcomes {
+	return replaypolicy.Outcomes{
+		Running: p.Pending + p.Deferred + p.Unknown, Deferred: p.Deferred, Replayed: p.Replayed, Skipped: p.Skipped + p.LeftOutSkipped,
+		Suppressed: p.Suppressed, Blocked: p.Blocked + p.LeftOutBlocked, NeedsReconciliation: p.NeedsReconciliation, Cancelled: p.Cancelled,
+	}
+}
+
+// Every item of the requests ids, counted by outcome in one pass over each
+// request's jobs (replay_jobs_request_idx) and items.
+const selectOutcomes = `
+SELECT r.id, r.tenant,
+       count(j.id) FILTER (WHERE j.state IN ('pending', 'claimed')), count(j.id) FILTER (WHERE j.state = 'deferred'),
+       count(j.id) FILTER (WHERE j.state = 'unknown'), count(j.id) FILTER (WHERE j.state = 'replayed'),
+       count(j.id) FILTER (WHERE j.state = 'skipped'), count(j.id) FILTER (WHERE j.state = 'suppressed_duplicate'),
+       count(j.id) FILTER (WHERE j.state = 'blocked'), count(j.id) FILTER (WHERE j.state = 'needs_reconciliation'),
+       count(j.id) FILTER (WHERE j.state = 'cancelled'),
+       (SELECT count(*) FROM replay_items i WHERE i.request_id = r.id AND i.verdict = 'done'),
+       (SELECT count(*) FROM replay_items i WHERE i.request_id = r.id AND i.verdict = 'block')
+FROM replay_requests r LEFT JOIN replay_jobs j ON j.request_id = r.id
+WHERE r.id = ANY($1)
+GROUP BY r.id`
+
+// requestProgress is one request's progress and tenant.
+type requestProgress struct {
+	Tenant string
+	Progress
+}
+
+// outcomes counts the items of the requests ids by outcome.
+func outcomes(ctx context.Context, q querier, ids []int64) (map[int64]requestProgress, error) {
+	rows, err := q.Query(ctx, selectOutcomes, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]requestProgress{}
+	var id int64
+	var r requestProgress
+	p := &r.Progress
+	_, err = pgx.ForEachRow(rows, []any{&id, &r.Tenant, &p.Pending, &p.Deferred, &p.Unknown, &p.Replayed, &p.Skipped, &p.Suppressed,
+		&p.Blocked, &p.NeedsReconciliation, &p.Cancelled, &p.LeftOutSkipped, &p.LeftOutBlocked}, func() error {
+		out[id] = r
+		return nil
+	})
+	return out, err
+}
+
+// ending is what a request whose items came to p ends as: its status ("":
+// not yet) and the rules' sentence.
+type ending struct {
+	status Status
+	reason string
+}
+
+// judgeOutcome applies JudgeRequestOutcome to p.
+func judgeOutcome(p Progress) ending {
+	v := replaypolicy.JudgeRequestOutcome(p.Outcomes())
+	switch v.Outcome {
+	case replaypolicy.Done:
+		return ending{StatusDone, v.Reason}
+	case replaypolicy.Block:
+		return ending{StatusDoneWithProblems, v.Reason}
+	}
+	return ending{}
+}

@@ -1,0 +1,130 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// ReconcileInput is what a person decided about an item whose outcome
+// nobody can know, and what they checked.
+type ReconcileInput struct {
+	Choice replaypolicy.Choice
+	Note   string
+}
+
+const (
+	// The job a person settles, locked: only one that needs them.
+	selectUnsettled = `SELECT j.id, i.msg_id, i.operation_id FROM replay_jobs j
+        JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
+        WHERE j.request_id = $1 AND j.dead_letter_id = $2 AND j.state = 'needs_reconciliation'
+        FOR UPDATE OF j`
+	settleJob = `UPDATE replay_jobs SET state = $2, result = $3, updated_at = now(), not_before = now(),
+        first_attempt_at = CASE WHEN $2 = 'pending' THEN NULL ELSE first_attempt_at END, -- a person says it did not land
+        deferrals = CASE WHEN $2 = 'pending' THEN 0 ELSE deferrals END
+        WHERE id = $1 AND state = 'needs_reconciliation'` // settled once
+	// The effect happened: the ledger holds it as replayed.
+	ledgerApplied = `INSERT INTO replay_ledger (job_id, request_id, dead_letter_id, tenant, class, msg_id, operation_id, subject, stream, seq, duplicate)
+        SELECT j.id, j.request_id, j.dead_letter_id, r.tenant, r.class, i.msg_id, i.operation_id, i.subject, j.pub_stream, j.pub_seq, j.duplicate
+        FROM replay_jobs j JOIN replay_requests r ON r.id = j.request_id
+        JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
+        WHERE j.id = $1
+        ON CONFLICT DO NOTHING`
+	// Republished: the dead letter is being replayed again, and a request
+	// that had finished runs again.
+	markRequested = `UPDATE dead_letters SET status = 'replay_requested', version = version + 1, updated_at = now()
+        WHERE id = ANY($1) AND status = 'needs_reconciliation'` // only what waited for this person
+	runAgain = `UPDATE replay_requests SET status = 'running', finished_at = NULL, status_reason = '', version = version + 1
+        WHERE id = $1 AND status = 'done_with_problems'`
+	releaseOne = `UPDATE replay_items SET held = false WHERE request_id = $1 AND dead_letter_id = $2 AND held`
+)
+
+// Reconcile settles item deadLetterID of request id, whose outcome nobody
+// can know (needs_reconciliation), as actor decided after checking the
+// target: applied (it counts as replayed), republish (published again
+// under the same message id; only while the request still publishes) or
+// not applied (back to quarantine). The route checks that actor may
+// reconcile replays of the request's class in its tenant. It returns
+// invalid for a choice the rules refuse (JudgeReconcile), a conflict when
+// the item does not wait for a decision (settled already, say), not_found
+// for no such item; it is audited with the note, and the request ends
+// again as its items now count.
+func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, in ReconcileInput, meta quarantine.RequestMeta) error {
+	in.Note = strings.TrimSpace(in.Note)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		req, err := getRequest(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if v := replaypolicy.JudgeReconcile(in.Choice, in.Note, string(req.Status)); v.Outcome != replaypolicy.Go {
+			code := quarantine.EINVALID
+			if v.Check == replaypolicy.CheckDecisionClosed {
+				code = quarantine.ECONFLICT
+			}
+			return refuse(v, code)
+		}
+		var jobID int64
+		var msgID, opID string
+		err = tx.QueryRow(ctx, selectUnsettled, id, deadLetterID).Scan(&jobID, &msgID, &opID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return quarantine.Errorf(quarantine.ECONFLICT, "this item does not wait for a decision (any more): reload the request")
+		}
+		if err != nil {
+			return err
+		}
+		who := actor.Email
+		if who == "" {
+			who = actor.Subject
+		}
+		state, result, mark := JobReplayed, fmt.Sprintf("applied, as %s found: %s", who, in.Note), markReplayed
+		switch in.Choice {
+		case replaypolicy.Republish:
+			state, result, mark = JobPending, fmt.Sprintf("not applied, as %s found (%s): published again under the same message id", who, in.Note), markRequested
+		case replaypolicy.NotApplied:
+			state, result, mark = JobCancelled, fmt.Sprintf("not applied, as %s found (%s): not published again", who, in.Note), markRequeued
+		}
+		if _, err := tx.Exec(ctx, settleJob, jobID, state, result); err != nil {
+			return err
+		}
+		if in.Choice == replaypolicy.Applied {
+			if _, err := tx.Exec(ctx, ledgerApplied, jobID); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, mark, []int64{deadLetterID}); err != nil {
+			return err
+		}
+		if in.Choice == replaypolicy.Republish {
+			if _, err := tx.Exec(ctx, runAgain, id); err != nil {
+				return err
+			}
+		} else if _, err := tx.Exec(ctx, releaseOne, id, deadLetterID); err != nil {
+			return err
+		}
+		e := requestEvent(actor, meta, "replay.item.reconciled", &req)
+		e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.Reason = "dead_letter", strconv.FormatInt(deadLetterID, 10), msgID, opID, in.Note
+		e.Before = map[string]any{"state": JobNeedsReconciliation}
+		e.After = map[string]any{"choice": in.Choice, "state": state, "request": id}
+		if _, err := audit.Append(ctx, tx, e); err != nil {
+			return err
+		}
+		done, err := finishRequests(ctx, tx, []int64{id}, actor)
+		if err != nil {
+			return err
+		}
+		_, err = audit.AppendBatch(ctx, tx, done)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("reconcile item %d of replay %d: %w", deadLetterID, id, err)
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// StopInput is an emergency stop: why, and the typed
+// replaypolicy.StopPhrase.
+type StopInput struct {
+	Reason string
+	Typed  string
+}
+
+// The requests an emergency stop of a tenant ends: every one that may
+// still publish or be approved.
+const selectStoppable = `SELECT ` + requestColumns + ` FROM replay_requests
+    WHERE tenant = $1 AND status IN ('pending_approval', 'approved', 'running') ORDER BY id FOR UPDATE`
+
+// The requests of tenants that may still publish or be approved, the
+// newest first, for the emergency stop page.
+const selectStoppableIn = `SELECT ` + requestColumns + ` FROM replay_requests
+    WHERE tenant = ANY($1) AND status IN ('pending_approval', 'approved', 'running') ORDER BY id DESC LIMIT 200`
+
+// Stoppable returns the requests of tenants that an emergency stop would
+// end (at most 200, the newest first).
+func (s *Service) Stoppable(ctx context.Context, tenants []string) ([]Request, error) {
+	rows, err := s.pool.Query(ctx, selectStoppableIn, tenants)
+	if err != nil {
+		return nil, fmt.Errorf("read stoppable replays: %w", err)
+	}
+	return pgx.CollectRows(rows, scanRequest)
+}
+
+// Stop ends request id at once, whoever requested it: an emergency stop by
+// an approver or an admin of its tenant (the route checks who; the rules
+// ask for a reason and the typed phrase, invalid without). Nothing not yet
+// published will be; a job whose outcome is unknown waits for a person
+// (needs_reconciliation). It returns a conflict for a request that is not
+// open or is still a draft (a draft publishes nothing; its requester
+// drops it).
+func (s *Service) Stop(ctx context.Context, id int64, actor quarantine.Actor, in StopInput, meta quarantine.RequestMeta) error {
+	if v := replaypolicy.JudgeStop(in.Reason, in.Typed); v.Outcome != replaypolicy.Go {
+		return fmt.Errorf("stop replay %d: %w", id, refuse(v, quarantine.EINVALID))
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		req, err := getRequest(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if !req.Status.Open() || req.Status == StatusDraft {
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s: there is nothing to stop", strings.ReplaceAll(string(req.Status), "_", " "))
+		}
+		return s.stop(ctx, tx, &req, actor, in.Reason, meta)
+	})
+	if err != nil {
+		return fmt.Errorf("stop replay %d: %w", id, err)
+	}
+	return nil
+}
+
+// StopAll ends every request of tenant that may still publish or be
+// approved, of the classes may allows (the person's stop right, class by
+// class), as Stop does each; it returns how many it stopped.
+func (s *Service) StopAll(ctx context.Context, tenant string, may func(replaypolicy.Class) bool, actor quarantine.Actor, in StopInput,
+	meta quarantine.RequestMeta) (int, error) {
+	if v := replaypolicy.JudgeStop(in.Reason, in.Typed); v.Outcome != replaypolicy.Go {
+		return 0, fmt.Errorf("stop replays of %s: %w", tenant, refuse(v, quarantine.EINVALID))
+	}
+	n, err := s.eachLocked(ctx, func(tx pgx.Tx, r *Request) (bool, error) {
+		if !may(r.Class) {
+			return false, nil
+		}
+		return true, s.stop(ctx, tx, r, actor, in.Reason, meta)
+	}, selectStoppable, tenant)
+	if err != nil {
+		return 0, fmt.Errorf("stop replays of %s: %w", tenant, err)
+	}
+	return n, nil
+}
+
+// stop halts req as an emergency stop by actor.
+func (s *Service) stop(ctx context.Context, tx pgx.Tx, req *Request, actor quarantine.Actor, reason string, meta quarantine.RequestMeta) error {
+	who := actor.Email
+	if who == "" {
+		who = actor.Subject
+	}
+	return s.halt(ctx, tx, req, "stopped by "+who, fmt.Sprintf("emergency stop by %s: %s", who, strings.TrimSpace(reason)), actor, meta, "replay.stop")
+}
