@@ -27,6 +27,7 @@ type ReplayConfig struct {
 	RevalidateTimeout time.Duration
 	Lease             time.Duration
 	DraftTTL          time.Duration // 0: replay.DefaultDraftTTL
+	WindowMargin      time.Duration // 0: replay.DefaultWindowMargin
 	Groups            authz.GroupMap
 }
 
@@ -60,11 +61,16 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	if cfg.DraftTTL <= 0 {
 		cfg.DraftTTL = replay.DefaultDraftTTL
 	}
-	rcfg := replay.Config{Policy: func() *replaypolicy.Table { return table }, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL}
+	rcfg := replay.Config{Policy: func() *replaypolicy.Table { return table }, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL,
+		Revalidation: cfg.RevalidateSubject != "", Windows: replay.NewStreamWindows(js, 0), WindowMargin: cfg.WindowMargin}
 	p := &replayParts{log: log, sweep: min(cfg.DraftTTL/4, time.Minute), service: replay.New(pool, rcfg)}
 	workerService := replay.New(jobs, rcfg)
 	if cfg.Subjects.Empty() {
 		log.Warn(replay.SubjectSetting + " is empty: no tenant's dead letters can be replayed until it names their subjects, e.g. app.{tenant}.>")
+	}
+	if why := table.Revalidates(); why != "" && cfg.RevalidateSubject == "" {
+		log.Warn("REVALIDATE_SUBJECT is empty: revalidate items cannot be replayed on this deployment (the confirm page says so); "+
+			"set it to the subject of the service that re-checks original principals", "revalidate_items", why)
 	}
 	voided, err := p.service.VoidStale(ctx)
 	if err != nil {

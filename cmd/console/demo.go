@@ -14,7 +14,7 @@ import (
 )
 
 func runDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var natsURL, tokenFile, prefix, tenants, level, dbURL string
+	var natsURL, tokenFile, prefix, tenants, level, dbURL, revalidate string
 	var ratePerSec, count, rows int
 	s := newSettings("demo", getenv, stderr)
 	s.str(&natsURL, "nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server to publish to", checkNATSURL)
@@ -26,6 +26,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	s.str(&level, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
 	s.integer(&rows, "rows", "DEMO_ROWS", 0, "instead of traffic, write this many dead letters straight into PostgreSQL (COPY) and exit", 0, dlqdemo.MaxFillRows)
 	s.str(&dbURL, "database-url", "MIGRATE_DATABASE_URL", "", "PostgreSQL connection string of the schema's owner (for --rows: it migrates, and drops and rebuilds indexes)", nil)
+	s.str(&revalidate, "revalidate-subject", "REVALIDATE_SUBJECT", "", "answer revalidation requests on this subject from the demo's principal list (empty: do not)", nil)
 	if err := s.parse(args); err != nil {
 		return err
 	}
@@ -38,6 +39,14 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer nc.Close()
+	if revalidate != "" {
+		sub, err := dlqdemo.ServeRevalidation(nc, revalidate, log)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+		fmt.Fprintf(stdout, "demo: answering revalidation requests on %s (user:0 to user:%d hold accounts:grant)\n", revalidate, dlqdemo.GrantHolders-1)
+	}
 	fmt.Fprintf(stdout, "demo: publishing %d msg/s for tenants %s on streams %s\n", ratePerSec, tenants, dlqdemo.WatchList())
 	stats, err := dlqdemo.Run(ctx, js, dlqdemo.Config{
 		Prefix: prefix, Tenants: strings.Split(tenants, ","), Rate: float64(ratePerSec), Count: count, Log: log,

@@ -25,6 +25,8 @@ func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int) {
 	s.duration(&c.RevalidateTimeout, "revalidate-timeout", "REVALIDATE_TIMEOUT", 2*time.Second, "wait for a revalidation answer", 10*time.Millisecond, time.Minute)
 	s.duration(&c.Lease, "replay-lease", "REPLAY_LEASE", 30*time.Second, "how long a worker holds a claimed job", time.Second, 10*time.Minute)
 	s.duration(&c.DraftTTL, "replay-draft-ttl", "REPLAY_DRAFT_TTL", replay.DefaultDraftTTL, "how long a frozen selection may wait for its submit", time.Minute, 7*24*time.Hour)
+	s.duration(&c.WindowMargin, "replay-window-margin", "REPLAY_WINDOW_MARGIN", replay.DefaultWindowMargin,
+		"added to every target stream's duplicate window before a replay publishes (the clocks of broker, database and producers)", 0, 10*time.Minute)
 }
 
 // runWorker is "console worker": replay workers only, for scaling them
