@@ -98,6 +98,9 @@ type DeadLetterRow struct {
 	At          time.Time
 	PayloadSize int64
 	Malformed   bool
+	// Generation counts the replays of its message that came back as dead
+	// letters before it (0: a first failure).
+	Generation int32
 }
 
 func deadLetterAction(m DeadLetterListModel) string { return orDefault(m.Action, PathDeadLetters) }

@@ -327,17 +327,18 @@ func ClassKind(class string) string {
 	return BadgeNeutral
 }
 
-// StatusKind maps a dead letter status to a badge kind.
+// StatusKind maps a dead letter status to a badge kind: green only when
+// its effect happened (replayed, or resolved by hand); amber for whatever
+// still needs someone (quarantined, a replay that did not happen, one
+// whose outcome a person must settle).
 func StatusKind(status string) string {
 	switch status {
-	case "quarantined":
+	case "quarantined", "replay_failed", "needs_reconciliation":
 		return BadgeWarn
 	case "replay_requested", "replaying":
 		return BadgeInfo
 	case "replayed", "resolved":
 		return BadgeOK
-	case "replay_failed":
-		return BadgeDanger
 	}
 	return BadgeNeutral
 }

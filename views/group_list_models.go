@@ -72,6 +72,9 @@ type GroupRow struct {
 	DiscardURL string
 	ResolveURL string
 	TriageURL  string
+	// Fix records a fix of the group's item type (or the group), when it
+	// is of one tenant and item type and the viewer may (nil otherwise).
+	Fix *FixForm
 }
 
 // GroupTriageView is what people recorded about a group in one tenant.

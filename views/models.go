@@ -89,6 +89,8 @@ type Nav struct {
 	Admin       bool
 	Policy      bool
 	Sessions    bool
+	// Stop: the emergency stop of a tenant's replays.
+	Stop bool
 }
 
 // AuditFilter is the audit list filter as the user typed it. Each field is

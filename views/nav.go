@@ -10,6 +10,7 @@ const (
 	PathAdmin       = "/admin/bindings"
 	PathSessions    = "/admin/sessions"
 	PathPolicy      = "/policy"
+	PathStop        = "/replay/stop"
 	PathLogin       = "/auth/login"
 	PathLogout      = "/auth/logout"
 )
@@ -34,6 +35,7 @@ func navItems(n Nav) []navItem {
 		{n.Policy, navItem{"policy", "Policy", PathPolicy}},
 		{n.Admin, navItem{"admin", "Admin", PathAdmin}},
 		{n.Sessions, navItem{"sessions", "Sessions", PathSessions}},
+		{n.Stop, navItem{"stop", "Stop replays", PathStop}},
 	}
 	var out []navItem
 	for _, it := range all {

@@ -19,6 +19,15 @@ type ReplayItemRow struct {
 	Why     string
 	Check   string
 	Edited  bool
+	// Outcome is what became of the item once its request was approved (a
+	// job state: replayed, deferred, blocked...; "" before), OutcomeReason
+	// why, Until when a deferred or retried item goes again; Reconcile the
+	// form to settle an item whose outcome nobody can know, when the viewer
+	// may.
+	Outcome       string
+	OutcomeReason string
+	Until         time.Time
+	Reconcile     *ReconcileForm
 }
 
 // VerdictText is how a verdict reads in the items table.
@@ -73,6 +82,12 @@ type ReplayGroup struct {
 	// approver whatever its class; Edits show the changes.
 	Edited bool
 	Edits  []EditView
+	// Waits says how many of its items would wait for a duplicate window;
+	// NeedsNote that an item's error class needs a reconciliation note;
+	// NoRevalidation why its (revalidate) items cannot be replayed here.
+	Waits          WaitsView
+	NeedsNote      bool
+	NoRevalidation string
 }
 
 // ReplayConfirmModel is the page where a requester reviews a frozen
@@ -90,6 +105,11 @@ type ReplayConfirmModel struct {
 	// Forms let the requester edit payloads before submitting (small
 	// requests of classes that allow it).
 	Forms []PayloadEdit
+	// NeedsNote: a request of the selection holds an item whose error
+	// class needs reconciliation first; ReconciliationNote is the note
+	// typed so far.
+	NeedsNote          bool
+	ReconciliationNote string
 }
 
 // ReplayApprovalRow is one sign-off.
@@ -99,11 +119,22 @@ type ReplayApprovalRow struct {
 	Counts   bool
 }
 
-// ReplayProgressModel counts a request's jobs; Poll is set while it runs.
+// ReplayProgressModel counts a request's items by outcome; Poll is set
+// while it runs. Status and Summary are the request's status and the
+// sentence that counts its outcomes, so the block says when it is done.
 type ReplayProgressModel struct {
-	URL                                                                                string
-	Poll                                                                               bool
-	Total, Pending, Published, Duplicate, Skipped, Failed, Unknown, Blocked, Cancelled int
+	URL     string
+	Poll    bool
+	Status  string
+	Summary string
+	Total   int
+	// Pending waits or is being published; Deferred waits for a duplicate
+	// window; Unknown got no PubAck and is tried again.
+	Pending, Deferred, Unknown int
+	Replayed, Skipped          int
+	Suppressed, Blocked        int
+	NeedsReconciliation        int
+	Cancelled                  int
 }
 
 // ReplayRequestModel is a request's page: the full intent, approvals,
@@ -139,7 +170,13 @@ type ReplayRequestModel struct {
 	RejectURL    string
 	CanCancel    bool
 	CancelURL    string
-	Errors       map[string]string
+	// Stop is the emergency stop, for approvers and admins of the tenant
+	// while the request may still publish (nil otherwise).
+	Stop   *StopForm
+	Errors map[string]string
+	// ReconciliationNote is what the requester checked before replaying
+	// items whose error class needs reconciliation first.
+	ReconciliationNote string
 
 	// Forms are the payloads the requester may still change (not for
 	// same_operation, only before approval, text payloads only).
@@ -208,4 +245,13 @@ type DeadLetterActions struct {
 	CanResolve bool
 	ResolveURL string
 	Requests   []ApprovalRow
+	// Outcomes are what became of this dead letter in its requests (the
+	// same order as Requests).
+	Outcomes []ReplayItemRow
+	// Chain is the replay loop it is part of (more than one link); Fixes
+	// the fixes recorded for its item type or error group; Fix the form to
+	// record one, when the viewer may.
+	Chain []ChainLinkView
+	Fixes []FixView
+	Fix   *FixForm
 }

@@ -151,7 +151,7 @@ func deadLetterRow(it dlq.ListItem) views.DeadLetterRow {
 	r := views.DeadLetterRow{
 		ID: it.ID, URL: deadLetterURL(it.ID), Tenant: it.Tenant, ItemType: it.ItemType, MsgID: it.MsgID,
 		Error: it.Error, ErrorClass: string(it.ErrorClass), Status: string(it.Status), Attempts: "—",
-		At: it.DeadLetteredAt, PayloadSize: int64(it.PayloadSize), Malformed: it.Malformed,
+		At: it.DeadLetteredAt, PayloadSize: int64(it.PayloadSize), Malformed: it.Malformed, Generation: it.Generation,
 	}
 	if it.Attempts != nil {
 		r.Attempts = strconv.Itoa(int(*it.Attempts))

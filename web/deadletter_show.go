@@ -24,6 +24,12 @@ const deadLetterAuditType = "dead_letter"
 // deadLetterShow is one dead letter in full. Another tenant's dead letter
 // answers 404, like a missing one, and the attempt is audited.
 func (s *Server) deadLetterShow(c echo.Context) error {
+	return s.showDeadLetter(c, http.StatusOK, nil)
+}
+
+// showDeadLetter writes the page of the dead letter of the :id parameter
+// with status, and the fix form as typed (nil: empty) with its messages.
+func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) error {
 	ctx := c.Request().Context()
 	id, ok := deadLetterID(c)
 	if !ok {
@@ -58,10 +64,10 @@ func (s *Server) deadLetterShow(c echo.Context) error {
 			}
 		}
 	}
-	if m.ReplayPanel, err = s.replayPanel(c, d); err != nil {
+	if m.ReplayPanel, err = s.replayPanel(c, d, fix); err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.DeadLetterShow(s.page(c, "Dead letter "+c.Param("id"), "deadletters"), m))
+	return s.render(c, status, views.DeadLetterShow(s.page(c, "Dead letter "+c.Param("id"), "deadletters"), m))
 }
 
 // deadLetterModel turns a stored dead letter into the page model; message

@@ -127,6 +127,7 @@ func (s *Server) groupList(c echo.Context) error {
 				row.Triage = append(row.Triage, triageView(t))
 			}
 		}
+		row.Fix = s.groupFix(c, g)
 		m.Rows = append(m.Rows, row)
 	}
 	if f.Offset > 0 {

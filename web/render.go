@@ -47,6 +47,7 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 		Policy:    can(authz.ObjPolicy, authz.ActRead),
 		Approvals: can("replay:*", authz.ActApprove),
 		Sessions:  s.deps.Access.Scope(u, authz.ObjSessions, authz.ActRevoke, nil).All,
+		Stop:      can("replay:*", authz.ActStop),
 	}
 	p.User = vu
 	p.TimeZone = s.timeZone(c.Request().Context(), u)

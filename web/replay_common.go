@@ -71,27 +71,44 @@ func describe(t *replaypolicy.Table, class replaypolicy.Class) string {
 
 func rateText(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
-// itemRows are items as the pages show them, each with the rules'
-// verdict: the one stored when it was last judged, or, for an item now
-// judges (a request not yet approved), the verdict as things stand.
-func itemRows(items []replay.Item, now map[int64]replaypolicy.Verdict) []views.ReplayItemRow {
+// itemRows are the items of req as the pages show them, each with the
+// rules' verdict (the one stored when it was last judged, or, for an item
+// now judges, a request not yet approved, the verdict as things stand) and
+// what became of it, and the form to settle it where the viewer may.
+func (s *Server) itemRows(c echo.Context, req replay.Request, items []replay.Item, now map[int64]replaypolicy.Verdict) []views.ReplayItemRow {
 	out := make([]views.ReplayItemRow, len(items))
 	for i, it := range items {
-		var hs []string
-		for _, h := range it.Headers {
-			hs = append(hs, h.Name+": "+h.Value)
-		}
-		row := views.ReplayItemRow{
-			DeadLetterID: it.DeadLetterID, URL: fmt.Sprintf("/deadletters/%d", it.DeadLetterID), MsgID: it.MsgID,
-			OperationID: it.OperationID, Subject: it.Subject, PayloadSHA256: fmt.Sprintf("%x", it.PayloadSHA256),
-			Headers: strings.Join(hs, "\n"), SkipReason: it.SkipReason, Verdict: it.Verdict, Check: it.Check, Edited: it.Edited,
-		}
-		if v, ok := now[it.DeadLetterID]; ok && it.SkipReason == "" && v.Outcome != replaypolicy.Go {
-			row.Verdict, row.Check, row.Why = replay.VerdictOf(v), v.Check, v.Reason
-		}
-		out[i] = row
+		out[i] = s.itemRow(c, req, it, now[it.DeadLetterID])
 	}
 	return out
+}
+
+// itemRow is one item of req as the pages show it (v: its verdict as
+// things stand, if judged now).
+func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v replaypolicy.Verdict) views.ReplayItemRow {
+	var hs []string
+	for _, h := range it.Headers {
+		hs = append(hs, h.Name+": "+h.Value)
+	}
+	row := views.ReplayItemRow{
+		DeadLetterID: it.DeadLetterID, URL: fmt.Sprintf("/deadletters/%d", it.DeadLetterID), MsgID: it.MsgID,
+		OperationID: it.OperationID, Subject: it.Subject, PayloadSHA256: fmt.Sprintf("%x", it.PayloadSHA256),
+		Headers: strings.Join(hs, "\n"), SkipReason: it.SkipReason, Verdict: it.Verdict, Check: it.Check, Edited: it.Edited,
+		Outcome: string(it.Outcome), OutcomeReason: it.OutcomeReason,
+	}
+	if it.Until != nil {
+		row.Until = *it.Until
+	}
+	if v.Check != "" && it.SkipReason == "" && v.Outcome != replaypolicy.Go {
+		row.Verdict, row.Check, row.Why = replay.VerdictOf(v), v.Check, v.Reason
+	}
+	if it.Outcome == replay.JobNeedsReconciliation && s.deps.Access.Can(userOf(c), req.Tenant, authz.ReplayObject(string(req.Class)), authz.ActReconcile) {
+		dl := strconv.FormatInt(it.DeadLetterID, 10)
+		row.Reconcile = &views.ReconcileForm{DeadLetterID: it.DeadLetterID,
+			URL:          fmt.Sprintf("/replay/requests/%d/items/%s/reconcile", req.ID, dl),
+			CanRepublish: replaypolicy.JudgeReconcile(replaypolicy.Republish, "x", string(req.Status)).Outcome == replaypolicy.Go}
+	}
+	return row
 }
 
 // editViews are edited payloads as approvers review them.

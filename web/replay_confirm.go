@@ -11,6 +11,7 @@ import (
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -25,12 +26,14 @@ const (
 // selection a rate and the typed confirmation.
 type submitForm struct {
 	Reason        string
+	Note          string // the reconciliation note, where an item needs one
 	Rates         map[int64]string
 	Confirmations map[int64]string
 }
 
 func readSubmitForm(c echo.Context, sel replay.Selection) submitForm {
-	f := submitForm{Reason: strings.TrimSpace(c.FormValue("reason")), Rates: map[int64]string{}, Confirmations: map[int64]string{}}
+	f := submitForm{Reason: strings.TrimSpace(c.FormValue("reason")), Note: strings.TrimSpace(c.FormValue("reconciliation_note")),
+		Rates: map[int64]string{}, Confirmations: map[int64]string{}}
 	for _, r := range sel.Requests {
 		key := strconv.FormatInt(r.ID, 10)
 		f.Rates[r.ID] = strings.TrimSpace(c.FormValue("rate-" + key))
@@ -42,7 +45,7 @@ func readSubmitForm(c echo.Context, sel replay.Selection) submitForm {
 // Validate turns the form into what the replay service submits, with a
 // message per bad field ("reason", "rate-<id>").
 func (f submitForm) Validate() (replay.SubmitInput, map[string]string) {
-	in := replay.SubmitInput{Reason: f.Reason, Rates: map[int64]float64{}, Confirmations: f.Confirmations}
+	in := replay.SubmitInput{Reason: f.Reason, ReconciliationNote: f.Note, Rates: map[int64]float64{}, Confirmations: f.Confirmations}
 	errs := map[string]string{}
 	if in.Reason == "" {
 		errs["reason"] = "Say why this should be replayed; approvers and auditors read it."
@@ -69,13 +72,13 @@ func (s *Server) selection(c echo.Context, batch string) (replay.Selection, erro
 }
 
 // renderConfirm writes the confirm page of batch as it is now, with the
-// reason typed so far and the form errors errs.
-func (s *Server) renderConfirm(c echo.Context, batch, reason string, errs map[string]string, status int) error {
+// reason and note typed so far and the form errors errs.
+func (s *Server) renderConfirm(c echo.Context, batch string, form submitForm, errs map[string]string, status int) error {
 	sel, err := s.selection(c, batch)
 	if err != nil {
 		return err
 	}
-	m := s.confirmModel(batch, sel, reason, errs)
+	m := s.confirmModel(c, batch, sel, form, errs)
 	return s.render(c, status, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
 }
 
@@ -95,7 +98,7 @@ func (s *Server) replayConfirm(c echo.Context) error {
 	if len(reason) > maxReasonCarried {
 		reason = ""
 	}
-	m := s.confirmModel(batch, sel, strings.TrimSpace(reason), nil)
+	m := s.confirmModel(c, batch, sel, submitForm{Reason: strings.TrimSpace(reason)}, nil)
 	m.BackURL = listReturn(c.QueryParam("back"))
 	return s.render(c, http.StatusOK, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
 }
@@ -130,7 +133,7 @@ func (s *Server) replaySubmit(c echo.Context) error {
 			}
 		case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
 			errs = map[string]string{"reason": quarantine.ErrorMessage(err)}
-			return s.renderConfirm(c, batch, form.Reason, errs, http.StatusConflict)
+			return s.renderConfirm(c, batch, form, errs, http.StatusConflict)
 		case err != nil:
 			return err
 		default:
@@ -138,21 +141,27 @@ func (s *Server) replaySubmit(c echo.Context) error {
 			return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(replay.Landing(done), 10))
 		}
 	}
-	return s.renderConfirm(c, batch, form.Reason, errs, http.StatusUnprocessableEntity)
+	return s.renderConfirm(c, batch, form, errs, http.StatusUnprocessableEntity)
 }
 
-// confirmModel is the confirm page of sel, the selection batch.
-func (s *Server) confirmModel(batch string, sel replay.Selection, reason string, errs map[string]string) views.ReplayConfirmModel {
+// confirmModel is the confirm page of sel, the selection batch, with the
+// form as typed.
+func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection, form submitForm, errs map[string]string) views.ReplayConfirmModel {
 	table := s.deps.Replays.Policy()
-	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: reason, Errors: errs}
+	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: form.Reason, ReconciliationNote: form.Note, Errors: errs}
 	for _, r := range sel.Requests {
 		g := views.ReplayGroup{RequestID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: describe(table, r.Class),
-			Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Edited: r.PayloadEdited, Edits: editViews(r.Edits)}
+			Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Edited: r.PayloadEdited, Edits: editViews(r.Edits),
+			Waits: waitsView(r.Waits), NeedsNote: r.NeedsNote}
+		if r.Class == replaypolicy.Revalidate && !s.deps.Replays.Revalidates() {
+			g.NoRevalidation = replay.NoRevalidation
+		}
+		m.NeedsNote = m.NeedsNote || r.NeedsNote
 		if k, ok := table.Knobs(r.Class); ok {
 			g.MaxRate = rateText(k.MaxRate)
 		}
 		m.Forms = append(m.Forms, editForms(r.ID, r.Items, r.Payloads, errs)...)
-		for _, row := range itemRows(r.Items, nil) {
+		for _, row := range s.itemRows(c, r.Request, r.Items, nil) {
 			if row.SkipReason != "" {
 				g.Skipped = append(g.Skipped, row)
 			} else if len(g.Sample) < 20 {
@@ -165,4 +174,9 @@ func (s *Server) confirmModel(batch string, sel replay.Selection, reason string,
 		m.Skipped += r.SkippedCount
 	}
 	return m
+}
+
+// waitsView is how the confirm page says what waits for a duplicate window.
+func waitsView(w replay.Waits) views.WaitsView {
+	return views.WaitsView{Items: w.Items, Until: w.Until, Streams: strings.Join(w.Streams, ", "), Unread: w.Unread, First: w.First}
 }

@@ -58,7 +58,7 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	switch code := quarantine.ErrorCode(err); {
 	case err == nil:
 	case draft && (code == quarantine.EINVALID || code == quarantine.ECONFLICT):
-		return s.renderConfirm(c, req.Batch, "", map[string]string{"payload-" + c.Param("dl"): quarantine.ErrorMessage(err)}, errorStatus(err))
+		return s.renderConfirm(c, req.Batch, submitForm{}, map[string]string{"payload-" + c.Param("dl"): quarantine.ErrorMessage(err)}, errorStatus(err))
 	default:
 		return s.requestFormError(c, err, "payload")
 	}

@@ -3,22 +3,31 @@ package web
 import (
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
+// maxShownFixes bounds the fixes the detail page lists.
+const maxShownFixes = 5
+
 // replayPanel is the detail page's actions: replay (what its class needs),
-// discard and resolve, and the replay requests that include it; each
+// discard and resolve, the replay requests that include it and what became
+// of it in each, the replay chain it is part of, and the fixes recorded for
+// its item type (with the form to record one, as typed in fix); each
 // control only when the user may use it in the dead letter's tenant.
-func (s *Server) replayPanel(c echo.Context, d dlq.DeadLetter) (templ.Component, error) {
+func (s *Server) replayPanel(c echo.Context, d dlq.DeadLetter, fix *views.FixForm) (templ.Component, error) {
+	ctx := c.Request().Context()
 	u := userOf(c)
 	table := s.deps.Replays.Policy()
-	class := table.ClassOf(d.ItemType, d.OriginalSubject).Class
+	class := table.Classify(replaypolicy.Key{ItemType: d.ItemType, Subject: d.OriginalSubject, ErrorClass: string(d.ErrorClass),
+		Generation: int(d.Generation)}).Class
 	open := d.Status == dlq.StatusQuarantined || d.Status == dlq.StatusReplayFailed
 	m := views.DeadLetterActions{
 		ID: d.ID, Version: d.Version, Status: string(d.Status), Class: string(class), Needs: table.Describe(class),
@@ -29,17 +38,59 @@ func (s *Server) replayPanel(c echo.Context, d dlq.DeadLetter) (templ.Component,
 		CanResolve: open && s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActResolve),
 		ResolveURL: fmt.Sprintf("/deadletters/%d/resolve", d.ID),
 	}
-	reqs, err := s.deps.Replays.RequestsFor(c.Request().Context(), d.ID)
+	reqs, err := s.deps.Replays.RequestsFor(ctx, d.ID)
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range reqs {
+	ids := make([]int64, len(reqs))
+	for i, r := range reqs {
+		ids[i] = r.ID
 		m.Requests = append(m.Requests, views.ApprovalRow{
 			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Requester: personLabel(r.Requester.Email, r.Requester.EmailVerified),
 			Needs: string(r.Status), Class: string(r.Class),
 		})
 	}
+	items, err := s.deps.Replays.ItemOf(ctx, d.ID, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range reqs {
+		m.Outcomes = append(m.Outcomes, s.itemRow(c, r, items[r.ID], replaypolicy.Verdict{}))
+	}
+	links, err := s.deps.DeadLetters.Chain(ctx, d.ID, d.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range links {
+		m.Chain = append(m.Chain, views.ChainLinkView{ID: l.ID, URL: deadLetterURL(l.ID), Generation: l.Generation, Status: string(l.Status),
+			At: l.DeadLetteredAt, Error: l.Error, Current: l.ID == d.ID})
+	}
+	fixes, err := s.deps.DeadLetters.FixesFor(ctx, d.ID, maxShownFixes)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fixes {
+		scope := "item type"
+		if f.Fingerprint != "" {
+			scope = "error group"
+		}
+		m.Fixes = append(m.Fixes, views.FixView{Scope: scope, FixedAt: f.FixedAt, Ref: f.Ref, Note: f.Note, By: f.ByEmail,
+			Covers: f.FixedAt.After(d.DeadLetteredAt)})
+	}
+	if s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActFix) {
+		m.Fix = fixFormFor(d.ID, d.Tenant, d.ItemType, d.Fingerprint, fix)
+	}
 	return views.DeadLetterActionsPanel("", m), nil
+}
+
+// fixFormFor is the form that records a fix for the item type (or error
+// group) of dead letter id, with what was typed (typed, nil: nothing).
+func fixFormFor(id int64, tenant, itemType, fingerprint string, typed *views.FixForm) *views.FixForm {
+	f := &views.FixForm{DeadLetterID: id, URL: fmt.Sprintf("/deadletters/%d/fix", id), Tenant: tenant, ItemType: itemType, Fingerprint: fingerprint, Now: time.Now()}
+	if typed != nil {
+		f.Errors, f.Values = typed.Errors, typed.Values
+	}
+	return f
 }
 
 // bulkActions is the list's selection form: replay or close the checked

@@ -97,10 +97,12 @@ func (s *Server) renderRequest(c echo.Context, status int, v replay.View, errs m
 
 func progressModel(req replay.Request, p replay.Progress) views.ReplayProgressModel {
 	return views.ReplayProgressModel{
-		URL:   fmt.Sprintf("/replay/requests/%d/progress", req.ID),
-		Poll:  req.Status == replay.StatusApproved || req.Status == replay.StatusRunning,
-		Total: p.Total(), Pending: p.Pending, Published: p.Published, Duplicate: p.Duplicate, Skipped: p.Skipped,
-		Failed: p.Failed, Unknown: p.Unknown, Blocked: p.Blocked, Cancelled: p.Cancelled,
+		URL:    fmt.Sprintf("/replay/requests/%d/progress", req.ID),
+		Poll:   req.Status == replay.StatusApproved || req.Status == replay.StatusRunning,
+		Status: string(req.Status), Summary: p.Outcomes().String(),
+		Total: p.Total(), Pending: p.Pending, Deferred: p.Deferred, Unknown: p.Unknown, Replayed: p.Replayed,
+		Skipped: p.Skipped + p.LeftOutSkipped, Suppressed: p.Suppressed, Blocked: p.Blocked + p.LeftOutBlocked,
+		NeedsReconciliation: p.NeedsReconciliation, Cancelled: p.Cancelled,
 	}
 }
 
@@ -113,8 +115,9 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		ID: req.ID, Tenant: req.Tenant, Class: string(req.Class), Status: string(req.Status), StatusReason: req.StatusReason,
 		Requester: personLabel(req.Requester.Email, req.Requester.EmailVerified), Reason: req.Reason, PolicyVersion: req.PolicyVersion,
 		PolicyCurrent: !table.Stale(req.PolicyVersion), Rate: rateText(req.Rate), Intent: req.IntentHex(),
-		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: itemRows(v.Items, v.Now),
-		Edited: req.PayloadEdited, Edits: editViews(v.Edits), Forms: editForms(req.ID, v.Items, v.Payloads, errs),
+		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: s.itemRows(c, req, v.Items, v.Now),
+		ReconciliationNote: req.ReconciliationNote,
+		Edited:             req.PayloadEdited, Edits: editViews(v.Edits), Forms: editForms(req.ID, v.Items, v.Payloads, errs),
 		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress), Errors: errs,
 		ApproveURL: fmt.Sprintf("/replay/requests/%d/approve", req.ID),
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
@@ -139,6 +142,14 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	m.CanCancel = v.Canceller && s.deps.Access.Can(u, req.Tenant, obj, authz.ActCancel)
 	if m.CanApprove {
 		m.Confirmation = d.Confirmation
+	}
+	if req.Status.Open() && req.Status != replay.StatusDraft && s.deps.Access.Can(u, req.Tenant, obj, authz.ActStop) {
+		m.Stop = &views.StopForm{URL: fmt.Sprintf("/replay/requests/%d/stop", req.ID), Error: errs["stop"]}
+	}
+	for i := range m.Items {
+		if f := m.Items[i].Reconcile; f != nil {
+			f.Error = errs[fmt.Sprintf("reconcile-%d", m.Items[i].DeadLetterID)]
+		}
 	}
 	return m
 }

@@ -99,7 +99,7 @@ func TestReplayApprovalThroughPages(t *testing.T) {
 	_, err = w.RunOnce(ctx)
 	require.NoError(t, err)
 	progress := b.Do(t, approver, "GET", reqPath+"/progress", nil, nil).Doc(t)
-	assert.Equal(t, "1", strings.TrimSpace(progress.Find(`[data-testid="progress-published"]`).Text()))
+	assert.Equal(t, "1", strings.TrimSpace(progress.Find(`[data-testid="progress-replayed"]`).Text()))
 }
 
 func TestReplayConfirmShowsSkippedAndNeedsReason(t *testing.T) {

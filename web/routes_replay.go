@@ -11,8 +11,9 @@ import (
 // the handler checks the class of the request or dead letters it touches.
 const replayObjects = "replay:*"
 
-// replayRoutes are replay requests, approvals, discard and resolve (one
-// route each, so that each has its own permission), and the policy page.
+// replayRoutes are replay requests, approvals, emergency stops and
+// reconciliation, discard, resolve and fix markers (one route each, so
+// that each has its own permission), and the policy page.
 func (s *Server) replayRoutes() []Route {
 	req, batch, dl, selection := s.requestLocator(), s.batchLocator(), s.deadLetterLocator(), s.selectionLocator()
 	return []Route{
@@ -26,10 +27,15 @@ func (s *Server) replayRoutes() []Route {
 		perm(http.MethodPost, "/replay/requests/:id/reject", replayObjects, authz.ActReject, s.replayReject).of(req),
 		perm(http.MethodPost, "/replay/requests/:id/cancel", replayObjects, authz.ActCancel, s.replayCancel).of(req),
 		perm(http.MethodPost, "/replay/requests/:id/items/:dl/payload", replayObjects, authz.ActRequest, s.replayEditPayload).of(req).reads(BodyPayload),
+		perm(http.MethodPost, "/replay/requests/:id/items/:dl/reconcile", replayObjects, authz.ActReconcile, s.replayReconcile).of(req),
+		perm(http.MethodPost, "/replay/requests/:id/stop", replayObjects, authz.ActStop, s.replayStop).of(req),
+		perm(http.MethodGet, "/replay/stop", replayObjects, authz.ActStop, s.replayStopPage).lists(),
+		perm(http.MethodPost, "/replay/stop", replayObjects, authz.ActStop, s.replayStopAll).names(),
 		perm(http.MethodGet, "/approvals", replayObjects, authz.ActApprove, s.approvalList).lists(),
 		perm(http.MethodGet, "/policy", authz.ObjPolicy, authz.ActRead, s.policyPage).global(),
 		perm(http.MethodPost, "/deadletters/:id/discard", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterDiscard).of(dl),
 		perm(http.MethodPost, "/deadletters/:id/resolve", authz.ObjDeadLetter, authz.ActResolve, s.deadLetterResolve).of(dl),
+		perm(http.MethodPost, "/deadletters/:id/fix", authz.ObjDeadLetter, authz.ActFix, s.fixMarkerCreate).of(dl),
 		perm(http.MethodPost, "/deadletters/discard", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterDiscardBulk).selects(selection),
 		perm(http.MethodPost, "/deadletters/resolve", authz.ObjDeadLetter, authz.ActResolve, s.deadLetterResolveBulk).selects(selection),
 		perm(http.MethodPost, "/deadletters/discard/filter", authz.ObjDeadLetter, authz.ActDiscard, s.deadLetterDiscardFilter).lists(),

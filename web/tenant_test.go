@@ -64,7 +64,8 @@ func TestEveryRouteIsTenantScoped(t *testing.T) {
             (SELECT count(*) FROM replay_approvals a JOIN replay_requests r ON r.id = a.request_id WHERE r.tenant = 'globex'),
             (SELECT count(*) FROM replay_jobs j JOIN replay_requests r ON r.id = j.request_id WHERE r.tenant = 'globex'),
             (SELECT string_agg(id || ':' || subject || ':' || role, ',' ORDER BY id) FROM role_bindings WHERE tenant = 'globex'),
-            (SELECT count(*) FROM user_sessions WHERE subject = $1 AND ended_at IS NULL))`, globex.Subject).Scan(&s))
+            (SELECT count(*) FROM user_sessions WHERE subject = $1 AND ended_at IS NULL),
+            (SELECT count(*) FROM fix_markers WHERE tenant = 'globex'))`, globex.Subject).Scan(&s))
 		return s
 	}
 	denied := func() int { return b.AuditCount(t, "outcome = 'denied' AND actor_subject = $1", me.Subject) }
@@ -136,5 +137,5 @@ func TestEveryRouteIsTenantScoped(t *testing.T) {
 			replayPages++
 		}
 	}
-	assert.Equal(t, 6, replayPages, "show, progress, approve, reject, cancel, edit")
+	assert.Equal(t, 8, replayPages, "show, progress, approve, reject, cancel, edit, reconcile, stop")
 }

@@ -1,0 +1,129 @@
+package views
+
+import (
+	"strconv"
+	"time"
+)
+
+// Models of what became of replays: item outcomes, a request's emergency
+// stop and reconciliation, the duplicate windows a selection waits for,
+// replay chains and fix markers.
+
+// OutcomeText is how an item outcome (a replay job's state) reads.
+func OutcomeText(o string) string {
+	switch o {
+	case "pending", "claimed":
+		return "to go"
+	case "unknown":
+		return "retrying (no PubAck)"
+	case "suppressed_duplicate":
+		return "suppressed as a duplicate"
+	}
+	return Label(o)
+}
+
+// ItemOutcomeKind is the badge of an item outcome: green only for replayed;
+// amber for whatever did not happen as asked (blocked, suppressed, needs
+// reconciliation, retrying); blue while it waits; grey for skipped and
+// cancelled.
+func ItemOutcomeKind(o string) string {
+	switch o {
+	case "replayed":
+		return BadgeOK
+	case "pending", "claimed", "deferred":
+		return BadgeInfo
+	case "unknown", "suppressed_duplicate", "blocked", "needs_reconciliation":
+		return BadgeWarn
+	}
+	return BadgeNeutral
+}
+
+// ReconcileForm settles an item whose outcome nobody can know: applied,
+// not applied (republish, while the request still publishes), or not
+// applied (leave it).
+type ReconcileForm struct {
+	DeadLetterID int64
+	URL          string
+	CanRepublish bool
+	Error        string
+}
+
+// StopForm is the emergency stop of one request (or, with Tenants, of
+// every running replay of a tenant the person may stop).
+type StopForm struct {
+	URL     string
+	Tenants []string // for the tenant-wide stop: where the person may stop
+	Reason  string
+	Error   string
+}
+
+// WaitsView is how many items of a request would wait for their target
+// stream's duplicate window if it ran now.
+type WaitsView struct {
+	Items   int
+	Until   time.Time
+	Streams string
+	Unread  int
+	First   string // the rule's sentence for the first one
+}
+
+// ChainLinkView is one dead letter of a replay chain.
+type ChainLinkView struct {
+	ID         int64
+	URL        string
+	Generation int32
+	Status     string
+	At         time.Time
+	Error      string
+	Current    bool
+}
+
+// FixView is a recorded fix marker.
+type FixView struct {
+	Scope   string // "item type" or "error group"
+	FixedAt time.Time
+	Ref     string
+	Note    string
+	By      string
+	// Covers: in place after the dead letter of the page was stored, so
+	// it lets a schema_invalid or permanent one go.
+	Covers bool
+}
+
+// FixForm records a fix of the item type (or error group) of a dead
+// letter: the form posts to URL; ItemType and Tenant say what it is for.
+type FixForm struct {
+	DeadLetterID int64
+	URL          string
+	Tenant       string
+	ItemType     string
+	Fingerprint  string
+	// ReturnTo is where a recorded fix goes back to ("groups", or the dead
+	// letter's page).
+	ReturnTo string
+	// Now fills "fixed at" (UTC, as a datetime-local input wants it).
+	Now    time.Time
+	Errors map[string]string
+	Values map[string]string
+}
+
+// fixFieldID is the element id of a fix form's field.
+func fixFieldID(f FixForm, name string) string {
+	return "fix-" + idText(f.DeadLetterID) + "-" + name
+}
+
+// GenerationText is a dead letter's generation as the list shows it: "gen 2".
+func GenerationText(g int32) string { return "gen " + strconv.Itoa(int(g)) }
+
+// GenerationTitle says what the generation means.
+func GenerationTitle(g int32) string {
+	return "It came back from " + strconv.Itoa(int(g)) + " replays of its message; from the policy's generation limit on, only manual may replay it"
+}
+
+// StopPageModel is the emergency stop page: the requests that may still
+// publish or be approved in the viewer's tenants (Needs holds the status;
+// URL is empty where the viewer may not read them), and the form.
+type StopPageModel struct {
+	Rows []ApprovalRow
+	Form StopForm
+}

@@ -1,0 +1,90 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// fixForm is a fix marker as typed: for the item type or the error group
+// of the dead letter the route names, in place since when, and the
+// version or ticket.
+type fixForm struct {
+	Scope, FixedAt, Ref, Note string
+}
+
+func readFixForm(c echo.Context) fixForm {
+	return fixForm{Scope: c.FormValue("scope"), FixedAt: strings.TrimSpace(c.FormValue("fixed_at")), Ref: c.FormValue("ref"), Note: c.FormValue("note")}
+}
+
+// fixedAtLayouts are what a datetime-local input sends, and RFC 3339.
+var fixedAtLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339}
+
+// Validate returns the marker, or a message per bad field. A time without
+// a zone is UTC (the form says so).
+func (f fixForm) Validate(now time.Time) (dlq.FixInput, map[string]string) {
+	in := dlq.FixInput{Scope: dlq.FixScope(f.Scope), Ref: f.Ref, Note: f.Note}
+	for _, layout := range fixedAtLayouts {
+		if t, err := time.ParseInLocation(layout, f.FixedAt, time.UTC); err == nil {
+			in.FixedAt = t
+			break
+		}
+	}
+	errs := in.Validate(now)
+	if f.FixedAt != "" && in.FixedAt.IsZero() {
+		if errs == nil {
+			errs = map[string]string{}
+		}
+		errs["fixed_at"] = "A time such as 2026-11-29T14:05 (UTC)."
+	}
+	return in, errs
+}
+
+// fixMarkerCreate records that a fix is in place for the item type (or
+// error group) of the dead letter of the path, as an on-call states it;
+// audited. It comes from the group page or the dead letter's page and goes
+// back there; bad input re-renders the dead letter's page with the form
+// and its messages (422).
+func (s *Server) fixMarkerCreate(c echo.Context) error {
+	id, ok := deadLetterID(c)
+	if !ok {
+		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such dead letter.")
+	}
+	ctx := c.Request().Context()
+	tenant, err := s.deps.DeadLetters.TenantOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !s.deps.Access.Can(userOf(c), tenant, authz.ObjDeadLetter, authz.ActFix) {
+		return s.deny(c, tenant, authz.ObjDeadLetter+":"+authz.ActFix, "dead letter "+c.Param("id"))
+	}
+	back := deadLetterURL(id)
+	if r := c.FormValue("return_to"); r == "groups" {
+		back = "/groups"
+	}
+	form := readFixForm(c)
+	in, errs := form.Validate(time.Now())
+	if errs == nil {
+		f, err := s.deps.DeadLetters.RecordFix(ctx, id, in, userOf(c).Actor, authz.RequestMeta(c), time.Now())
+		var qerr *quarantine.Error
+		switch {
+		case errors.As(err, &qerr) && qerr.Code == quarantine.EINVALID:
+			errs = map[string]string{"ref": quarantine.ErrorMessage(err)}
+		case err != nil:
+			return err
+		default:
+			s.flash(c, "Fix recorded: "+f.ItemType+" fixed at "+f.FixedAt.UTC().Format("2006-01-02 15:04 UTC")+" ("+f.Ref+").")
+			return c.Redirect(http.StatusSeeOther, back)
+		}
+	}
+	return s.showDeadLetter(c, http.StatusUnprocessableEntity, &views.FixForm{Errors: errs,
+		Values: map[string]string{"scope": form.Scope, "fixed_at": form.FixedAt, "ref": form.Ref, "note": form.Note}})
+}

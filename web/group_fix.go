@@ -1,0 +1,23 @@
+package web
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// groupFix is the form that records a fix from the groups page: for a
+// group of one tenant and one item type with a sample, when the viewer may
+// record fixes there. It posts to the sample's fix route (which finds the
+// tenant, item type and group from the dead letter, never from the form).
+func (s *Server) groupFix(c echo.Context, g dlq.Group) *views.FixForm {
+	if len(g.Tenants) != 1 || len(g.ItemTypes) != 1 || g.SampleID == 0 ||
+		!s.deps.Access.Can(userOf(c), g.Tenants[0], authz.ObjDeadLetter, authz.ActFix) {
+		return nil
+	}
+	f := fixFormFor(g.SampleID, g.Tenants[0], g.ItemTypes[0], g.Fingerprint, nil)
+	f.ReturnTo = "groups"
+	return f
+}

@@ -1,0 +1,53 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// reconcileForm is what a person found when they checked the target of an
+// item whose outcome nobody can know: applied, not applied (republish), or
+// not applied (leave it), and what they checked.
+type reconcileForm struct {
+	Choice, Note string
+}
+
+// Validate returns what the replay service takes; whether the choice and
+// note will do is the replay rules' to say (JudgeReconcile).
+func (f reconcileForm) Validate() replay.ReconcileInput {
+	return replay.ReconcileInput{Choice: replaypolicy.Choice(strings.TrimSpace(f.Choice)), Note: strings.TrimSpace(f.Note)}
+}
+
+// replayReconcile settles one item of a request whose outcome nobody can
+// know, as an approver of its class in its tenant decided; audited.
+func (s *Server) replayReconcile(c echo.Context) error {
+	req, err := s.loadRequest(c)
+	if err != nil {
+		return err
+	}
+	if err := s.mayOnClass(c, req, authz.ActReconcile); err != nil {
+		return err
+	}
+	dl, err := strconv.ParseInt(c.Param("dl"), 10, 64)
+	if err != nil {
+		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
+	}
+	in := reconcileForm{Choice: c.FormValue("choice"), Note: c.FormValue("note")}.Validate()
+	if err := s.deps.Replays.Reconcile(c.Request().Context(), req.ID, dl, userOf(c).Actor, in, authz.RequestMeta(c)); err != nil {
+		return s.requestFormError(c, err, "reconcile-"+c.Param("dl"))
+	}
+	s.flash(c, map[replaypolicy.Choice]string{
+		replaypolicy.Applied: "Recorded as applied.", replaypolicy.Republish: "Recorded as not applied: it is published again.",
+		replaypolicy.NotApplied: "Recorded as not applied: the dead letter is back in quarantine.",
+	}[in.Choice])
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
+}

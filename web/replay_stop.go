@@ -1,0 +1,112 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// stopForm is an emergency stop: why, and the typed STOP (the replay
+// rules judge both: JudgeStop).
+type stopForm struct {
+	Tenant, Reason, Confirm string
+}
+
+func readStopForm(c echo.Context) stopForm {
+	return stopForm{Tenant: strings.TrimSpace(c.FormValue("tenant")), Reason: c.FormValue("reason"), Confirm: c.FormValue("confirm")}
+}
+
+// Validate returns what the replay service takes.
+func (f stopForm) Validate() replay.StopInput {
+	return replay.StopInput{Reason: strings.TrimSpace(f.Reason), Typed: f.Confirm}
+}
+
+// replayStop stops one request at once: an approver's or an admin's
+// emergency stop, whoever requested it.
+func (s *Server) replayStop(c echo.Context) error {
+	req, err := s.loadRequest(c)
+	if err != nil {
+		return err
+	}
+	if err := s.mayOnClass(c, req, authz.ActStop); err != nil {
+		return err
+	}
+	if err := s.deps.Replays.Stop(c.Request().Context(), req.ID, userOf(c).Actor, readStopForm(c).Validate(), authz.RequestMeta(c)); err != nil {
+		return s.requestFormError(c, err, "stop")
+	}
+	s.flash(c, "Stopped: nothing not yet published will be.")
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
+}
+
+// replayStopAll stops every replay of the tenant the form names that may
+// still publish or be approved, of the classes the person may stop there;
+// a tenant where they may stop nothing is refused (403, audited).
+func (s *Server) replayStopAll(c echo.Context) error {
+	u := userOf(c)
+	form := readStopForm(c)
+	may := func(class replaypolicy.Class) bool {
+		return s.deps.Access.Can(u, form.Tenant, authz.ReplayObject(string(class)), authz.ActStop)
+	}
+	if !s.stopsSomething(u, form.Tenant) {
+		return s.deny(c, form.Tenant, replayObjects+":"+authz.ActStop, "tenant "+form.Tenant)
+	}
+	n, err := s.deps.Replays.StopAll(c.Request().Context(), form.Tenant, may, u.Actor, form.Validate(), authz.RequestMeta(c))
+	if quarantine.ErrorCode(err) == quarantine.EINVALID {
+		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, quarantine.ErrorMessage(err))
+	}
+	if err != nil {
+		return err
+	}
+	s.flash(c, fmt.Sprintf("Emergency stop in %s: %d %s stopped.", form.Tenant, n, map[bool]string{true: "request", false: "requests"}[n == 1]))
+	return c.Redirect(http.StatusSeeOther, views.PathStop)
+}
+
+// stopsSomething reports whether u may stop replays of some class in
+// tenant.
+func (s *Server) stopsSomething(u authz.User, tenant string) bool {
+	for _, obj := range (Permission{Object: replayObjects, Action: authz.ActStop}).Objects() {
+		if tenant != "" && s.deps.Access.Can(u, tenant, obj, authz.ActStop) {
+			return true
+		}
+	}
+	return false
+}
+
+// replayStopPage is the emergency stop page.
+func (s *Server) replayStopPage(c echo.Context) error {
+	return s.renderStopPage(c, http.StatusOK, stopForm{}, "")
+}
+
+// renderStopPage writes the emergency stop page with status, the form as
+// typed and why it failed (msg): the requests that may still publish in
+// the tenants where the viewer may stop replays.
+func (s *Server) renderStopPage(c echo.Context, status int, form stopForm, msg string) error {
+	ctx := c.Request().Context()
+	u := userOf(c)
+	scope := s.replayScope(ctx, u, authz.ActStop)
+	tenants := scope.Tenants
+	if scope.All {
+		tenants = s.knownTenants(ctx)
+	}
+	reqs, err := s.deps.Replays.Stoppable(ctx, tenants)
+	if err != nil {
+		return err
+	}
+	m := views.StopPageModel{Form: views.StopForm{URL: views.PathStop, Tenants: tenants, Reason: form.Reason, Error: msg}}
+	for _, r := range reqs {
+		row := views.ApprovalRow{ID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: string(r.Status), Items: r.ItemCount}
+		if s.deps.Access.Can(u, r.Tenant, authz.ObjDeadLetter, authz.ActRead) {
+			row.URL = fmt.Sprintf("/replay/requests/%d", r.ID)
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	return s.render(c, status, views.StopPage(s.page(c, "Emergency stop", "stop"), m))
+}
