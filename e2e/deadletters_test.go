@@ -145,8 +145,9 @@ func (l *load) publish(ctx context.Context, js jetstream.JetStream, i int) error
 		Data:    fmt.Appendf(nil, `{"index":"products","doc_id":"sku-%d","run":%q}`, i, l.RunID),
 	}
 	m, err := dlq.NewMessage(dlq.DefaultSubjectPrefix, l.spec.Tenant, l.spec.ItemType, orig, dlq.Origin{}, dlq.Failure{
-		Err:           fmt.Errorf("index products: version conflict for doc sku-%d", i),
-		Class:         dlq.ClassStaleVersion,
+		Err:           fmt.Errorf("index products: timeout writing doc sku-%d", i),
+		Class:         dlq.ClassTransient,
+		FirstFailedAt: time.Now().Add(-firstFailedBefore),
 		Attempts:      3,
 		Consumer:      "e2e-indexer",
 		OperationID:   "op-" + l.MsgID(i),

@@ -144,7 +144,7 @@ func TestConcurrentReplayApproveDiscard(t *testing.T) {
 	require.NotEmpty(t, inStream, "something was replayed")
 	rows, err := s.DB.Query(ctx, `
 		SELECT message_id, count(*) FROM audit_log
-		WHERE action = 'replay.item.published' AND reason NOT LIKE '%suppressed by broker dedupe%'
+		WHERE action = 'replay.item.replayed' AND reason NOT LIKE '%own earlier publish%'
 		GROUP BY message_id HAVING count(*) > 1`)
 	require.NoError(t, err)
 	for rows.Next() {

@@ -126,7 +126,7 @@ func TestBulkReplayOnClusterTwoReplicas(t *testing.T) {
 
 	// Both processes' workers published: owners are <host>-<pid>-<n>.
 	rows, err := s.DB.Query(ctx, `SELECT actor_subject, count(*) FROM audit_log
-		WHERE action = 'replay.item.published' AND message_id LIKE $1 || '-%' GROUP BY actor_subject ORDER BY actor_subject`, l.RunID)
+		WHERE action = 'replay.item.replayed' AND message_id LIKE $1 || '-%' GROUP BY actor_subject ORDER BY actor_subject`, l.RunID)
 	require.NoError(t, err)
 	byPid := map[int]int{}
 	var owners []string
@@ -173,7 +173,7 @@ func TestBulkReplayOnClusterTwoReplicas(t *testing.T) {
 func replayJobStates(t *testing.T, ctx context.Context, db *pgxpool.Pool, reqID int64) (published, failed int) {
 	t.Helper()
 	require.NoError(t, db.QueryRow(ctx, `
-		SELECT count(*) FILTER (WHERE state = 'published'), count(*) FILTER (WHERE state = 'failed')
+		SELECT count(*) FILTER (WHERE state = 'replayed'), count(*) FILTER (WHERE state = 'blocked')
 		FROM replay_jobs WHERE request_id = $1`, reqID).Scan(&published, &failed))
 	return published, failed
 }
@@ -184,7 +184,7 @@ func waitPublishedJobs(t *testing.T, ctx context.Context, db *pgxpool.Pool, reqI
 	t.Helper()
 	wait.For(t, fmt.Sprintf("%d of the replay published", n), time.Minute, whileRunning(func() error {
 		var got int
-		if err := db.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = $1 AND state = 'published'`, reqID).Scan(&got); err != nil {
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = $1 AND state = 'replayed'`, reqID).Scan(&got); err != nil {
 			return err
 		}
 		if got < n {
@@ -203,7 +203,7 @@ func waitReplayDone(t *testing.T, ctx context.Context, h *httpSession, reqID int
 			return err
 		}
 		if p.Status != "done" {
-			return fmt.Errorf("status %s, published %d, pending %d: %w", p.Status, p.Published, p.Pending, wait.ErrNotYet)
+			return fmt.Errorf("status %s, published %d, pending %d: %w", p.Status, p.Replayed, p.Pending, wait.ErrNotYet)
 		}
 		return nil
 	}, watch...))
@@ -225,7 +225,7 @@ func requireBulkReplayedOnce(t *testing.T, ctx context.Context, db *pgxpool.Pool
 		states[st] = n
 	}
 	require.NoError(t, rows.Err())
-	assert.Equal(t, map[string]int{"published": bulkReplayCount}, states, "every job published, none failed or left unknown")
+	assert.Equal(t, map[string]int{"replayed": bulkReplayCount}, states, "every job published, none failed or left unknown")
 
 	msgIDs := make([]string, bulkReplayCount)
 	for i := range msgIDs {
@@ -244,15 +244,15 @@ func requireBulkReplayedOnce(t *testing.T, ctx context.Context, db *pgxpool.Pool
 
 	var published, distinct, suppressed, unknown, failed int
 	require.NoError(t, db.QueryRow(ctx, `
-		SELECT count(*) FILTER (WHERE action = 'replay.item.published'),
-		       count(DISTINCT message_id) FILTER (WHERE action = 'replay.item.published'),
-		       count(*) FILTER (WHERE action = 'replay.item.published' AND reason LIKE '%suppressed by broker dedupe%'),
+		SELECT count(*) FILTER (WHERE action = 'replay.item.replayed'),
+		       count(DISTINCT message_id) FILTER (WHERE action = 'replay.item.replayed'),
+		       count(*) FILTER (WHERE action = 'replay.item.replayed' AND reason LIKE '%own earlier publish%'),
 		       count(*) FILTER (WHERE action = 'replay.item.unknown'),
-		       count(*) FILTER (WHERE action = 'replay.item.failed')
+		       count(*) FILTER (WHERE action = 'replay.item.blocked')
 		FROM audit_log WHERE message_id LIKE $1 || '-%'`, l.RunID).Scan(&published, &distinct, &suppressed, &unknown, &failed))
 	assert.Equal(t, bulkReplayCount, distinct, "every item has a published audit event")
 	assert.Equal(t, bulkReplayCount, published, "one published audit event per item")
 	assert.Zero(t, failed, "no item was recorded failed on the way")
-	t.Logf("audit: %d published (%d suppressed by broker dedupe), %d outcome unknown and retried, %d failed",
+	t.Logf("audit: %d replayed (%d answered Duplicate of their own earlier publish), %d outcome unknown and retried, %d blocked",
 		published, suppressed, unknown, failed)
 }

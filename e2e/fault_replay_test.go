@@ -59,7 +59,7 @@ func TestBulkReplaySurvivesConsoleKill(t *testing.T) {
 	// the database: a page load can take seconds on a busy machine).
 	wait.For(t, "a fifth of the replay published", time.Minute, whileRunning(func() error {
 		var n int
-		if err := s.DB.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = $1 AND state = 'published'`, reqID).Scan(&n); err != nil {
+		if err := s.DB.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = $1 AND state = 'replayed'`, reqID).Scan(&n); err != nil {
 			return err
 		}
 		if n < bulkReplayCount/5 {
@@ -70,7 +70,7 @@ func TestBulkReplaySurvivesConsoleKill(t *testing.T) {
 	s.Console.Kill(t)
 	var published, claimed int
 	require.NoError(t, s.DB.QueryRow(ctx, `
-		SELECT count(*) FILTER (WHERE state = 'published'), count(*) FILTER (WHERE state = 'claimed')
+		SELECT count(*) FILTER (WHERE state = 'replayed'), count(*) FILTER (WHERE state = 'claimed')
 		FROM replay_jobs WHERE request_id = $1`, reqID).Scan(&published, &claimed))
 	require.Less(t, published, bulkReplayCount, "the kill must hit while the replay runs")
 	t.Logf("killed the console at %d of %d published (%d jobs claimed), %s after the submit",
@@ -84,7 +84,7 @@ func TestBulkReplaySurvivesConsoleKill(t *testing.T) {
 			return err
 		}
 		if p.Status != "done" {
-			return fmt.Errorf("status %s, published %d, pending %d: %w", p.Status, p.Published, p.Pending, wait.ErrNotYet)
+			return fmt.Errorf("status %s, published %d, pending %d: %w", p.Status, p.Replayed, p.Pending, wait.ErrNotYet)
 		}
 		return nil
 	}, s.Console.proc))
@@ -101,11 +101,11 @@ func TestBulkReplaySurvivesConsoleKill(t *testing.T) {
 
 	var distinct, suppressed int
 	require.NoError(t, s.DB.QueryRow(ctx, `
-		SELECT count(*), count(DISTINCT message_id), count(*) FILTER (WHERE reason LIKE '%suppressed by broker dedupe%')
-		FROM audit_log WHERE action = 'replay.item.published' AND message_id LIKE $1 || '-%'`, l.RunID).Scan(&published, &distinct, &suppressed))
+		SELECT count(*), count(DISTINCT message_id), count(*) FILTER (WHERE reason LIKE '%own earlier publish%')
+		FROM audit_log WHERE action = 'replay.item.replayed' AND message_id LIKE $1 || '-%'`, l.RunID).Scan(&published, &distinct, &suppressed))
 	assert.Equal(t, bulkReplayCount, distinct, "every item has a published audit event")
 	assert.Equal(t, bulkReplayCount, published, "one published audit event per item")
-	t.Logf("published audit events: %d for %d items, %d of them suppressed by broker dedupe (republished after the kill)", published, distinct, suppressed)
+	t.Logf("replayed audit events: %d for %d items, %d of them answered Duplicate of their own earlier publish (republished after the kill)", published, distinct, suppressed)
 	s.Console.AuditVerify(t)
 }
 
@@ -182,7 +182,7 @@ func (h *httpSession) bulkReplay(t *testing.T, ctx context.Context, ids []int64,
 // replayProgress is what a request page shows of a replay.
 type replayProgress struct {
 	Status             string
-	Published, Pending int
+	Replayed, Pending int
 }
 
 // progress reads a request's status and progress from its page.
@@ -200,8 +200,8 @@ func (h *httpSession) progress(ctx context.Context, id int64) (replayProgress, e
 		return p, err
 	}
 	p.Status = page.Find(testID("replay-status")).AttrOr("data-status", "")
-	if p.Published, err = strconv.Atoi(strings.TrimSpace(page.Find(testID("progress-published")).Text())); err != nil {
-		return p, fmt.Errorf("published count: %w", err)
+	if p.Replayed, err = strconv.Atoi(strings.TrimSpace(page.Find(testID("progress-replayed")).Text())); err != nil {
+		return p, fmt.Errorf("replayed count: %w", err)
 	}
 	if p.Pending, err = strconv.Atoi(strings.TrimSpace(page.Find(testID("progress-pending")).Text())); err != nil {
 		return p, fmt.Errorf("pending count: %w", err)

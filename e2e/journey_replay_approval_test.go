@@ -126,13 +126,13 @@ func TestApprovalAndAuditReplayJourney(t *testing.T) {
 		assert.Equal(t, email.MsgID, e.Message, "the filter shows this message's events only: %+v", e)
 		byAction[e.Action] = append(byAction[e.Action], e)
 	}
-	for _, a := range []string{"replay.item.requested", "replay.item.approved", "replay.item.published"} {
+	for _, a := range []string{"replay.item.requested", "replay.item.approved", "replay.item.replayed"} {
 		require.Lenf(t, byAction[a], 1, "one %s event for the message in %+v", a, events)
 	}
 	assert.Equal(t, userOncall, byAction["replay.item.requested"][0].Actor, "the requester")
 	assert.Contains(t, byAction["replay.item.requested"][0].Reason, reason, "the request's reason, on the same page")
 	assert.Equal(t, userApprover, byAction["replay.item.approved"][0].Actor, "the approver")
-	published := byAction["replay.item.published"][0]
+	published := byAction["replay.item.replayed"][0]
 	assert.Contains(t, published.Reason, "published to "+email.OriginalSubject)
 	assert.Contains(t, published.Reason, targetStream+":", "the published result names the stream and sequence")
 	assert.Equal(t, "ok", published.Outcome)
@@ -185,14 +185,14 @@ func TestApprovalAndAuditReplayJourney(t *testing.T) {
 	for _, rec := range records[1 : len(records)-1] {
 		assert.Equal(t, email.MsgID, col(rec, "message_id"))
 		csvActions = append(csvActions, col(rec, "action"))
-		if col(rec, "action") == "replay.item.published" {
+		if col(rec, "action") == "replay.item.replayed" {
 			assert.Contains(t, col(rec, "reason"), "published to "+email.OriginalSubject)
 		}
 		if col(rec, "action") == "replay.item.approved" {
 			assert.Equal(t, userApprover, col(rec, "actor_email"))
 		}
 	}
-	assert.Subset(t, csvActions, []string{"replay.item.requested", "replay.item.approved", "replay.item.published"})
+	assert.Subset(t, csvActions, []string{"replay.item.requested", "replay.item.approved", "replay.item.replayed"})
 	assert.Equal(t, "# chain-head", records[len(records)-1][0])
 
 	// No controls for the auditor, and their POSTs are refused.

@@ -42,7 +42,7 @@ func TestOnCallReplayJourney(t *testing.T) {
 	index := deadLetterSpec{
 		Tenant: "acme", ItemType: "search.index_update", OriginalSubject: "app.acme.search.index_update",
 		MsgID: "idx-" + run, Payload: fmt.Appendf(nil, `{"index":"products","doc_id":"sku-%s"}`, run),
-		Err: "index products: version conflict", Class: dlq.ClassStaleVersion, Stack: stack,
+		Err: "index products: timeout", Class: dlq.ClassTransient, Stack: stack,
 	}
 	email := deadLetterSpec{
 		Tenant: "acme", ItemType: "email.send", OriginalSubject: "app.acme.email.send",
@@ -113,8 +113,8 @@ func TestOnCallReplayJourney(t *testing.T) {
 	assert.Equal(t, "rebuildable", oncall.Text(testID("dl-policy-class")))
 	reqID := oncall.requestReplay("index rebuilt after the version-conflict fix (e2e "+run+")", "")
 	oncall.waitReplayStatus(reqID, "done")
-	oncall.WaitUntil("progress: one published, none pending",
-		`document.querySelector('[data-testid="progress-published"]').textContent.trim() === "1" &&
+	oncall.WaitUntil("progress: one replayed, none pending",
+		`document.querySelector('[data-testid="progress-replayed"]').textContent.trim() === "1" &&
 		 document.querySelector('[data-testid="progress-pending"]').textContent.trim() === "0"`)
 	assert.False(t, oncall.Exists(testID("approve")), "a rebuildable replay asks no approval")
 	assert.Contains(t, oncall.Text(testID("replay-items")), index.MsgID)

@@ -56,9 +56,12 @@ func TestStrictReplayJourney(t *testing.T) {
 	require.NoError(t, s.DB.QueryRow(ctx, `SELECT count(*) FROM replay_requests WHERE status <> 'draft'`).Scan(&drafts))
 	assert.Zero(t, drafts, "a wrong confirmation submits nothing")
 
-	// Typed right, the request waits for two approvers.
+	// Typed right, with what was checked (its error class says the effect
+	// is unknown), the request waits for two approvers.
+	note := "the gateway's ledger has no refund " + refund.OperationID + " (checked by hand, e2e " + run + ")"
 	oncall.Fill(`input[name^="confirm-"]`, phrase)
 	oncall.Fill(testID("replay-reason"), "refund lost in the gateway outage (e2e "+run+")")
+	oncall.Fill(testID("replay-reconciliation-note"), note)
 	oncall.Click(testID("replay-submit"))
 	oncall.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname)`)
 	m := replayRequestPath.FindStringSubmatch(oncall.Location())
@@ -75,6 +78,7 @@ func TestStrictReplayJourney(t *testing.T) {
 	approver.Open(requestPath(reqID))
 	approver.WaitUntil("the approve form", `document.querySelector('[data-testid="approve-form"] input[name="confirmation"]')`)
 	intent := approver.intentHash()
+	assert.Contains(t, approver.Text(testID("replay-intent")), note, "the approver reads what was checked")
 	approver.approveReplay(reqID, phrase)
 	approver.Open(requestPath(reqID))
 	assert.Equal(t, "pending_approval", approver.Attr(testID("replay-status"), "data-status"), "one approval is not enough")

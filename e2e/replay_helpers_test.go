@@ -56,7 +56,17 @@ type deadLetterSpec struct {
 	Err              string
 	Class            dlq.ErrorClass
 	Stack            string
+	// FirstFailedAt is when the consumer first failed on the original
+	// (zero: firstFailedBefore ago). The original was stored before, so a
+	// replay waits for the target stream's duplicate window from then.
+	FirstFailedAt time.Time
 }
+
+// firstFailedBefore is how long before they are published the journeys'
+// dead letters say their consumer first failed: long enough that their
+// originals are out of a two-minute duplicate window, as a dead letter
+// replayed after its bug was fixed would be.
+const firstFailedBefore = 10 * time.Minute
 
 // publishDeadLetter dead-letters one message through the producer helper.
 func publishDeadLetter(t *testing.T, ctx context.Context, js jetstream.JetStream, d deadLetterSpec) {
@@ -65,9 +75,13 @@ func publishDeadLetter(t *testing.T, ctx context.Context, js jetstream.JetStream
 	if d.MsgID != "" {
 		orig.Header.Set(dlq.HeaderNatsMsgID, d.MsgID)
 	}
+	first := time.Now().Add(-firstFailedBefore)
+	if !d.FirstFailedAt.IsZero() {
+		first = d.FirstFailedAt
+	}
 	m, err := dlq.NewMessage(dlq.DefaultSubjectPrefix, d.Tenant, d.ItemType, orig, dlq.Origin{}, dlq.Failure{
 		Err: errors.New(d.Err), Class: d.Class, Stack: d.Stack, Consumer: "e2e-consumer",
-		OperationID: d.OperationID, Principal: d.Principal, Attempts: 5,
+		OperationID: d.OperationID, Principal: d.Principal, Attempts: 5, FirstFailedAt: first,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -195,6 +209,9 @@ func (s *session) requestReplay(reason, typedConfirmation string) int64 {
 		s.Fill(`input[name^="confirm-"]`, typedConfirmation)
 	}
 	s.Fill(testID("replay-reason"), reason)
+	if s.Exists(testID("replay-reconciliation-note")) {
+		s.Fill(testID("replay-reconciliation-note"), "checked the target: the effect is not there ("+reason+")")
+	}
 	s.Click(testID("replay-submit"))
 	s.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname)`)
 	m := replayRequestPath.FindStringSubmatch(s.Location())
