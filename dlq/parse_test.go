@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -272,4 +273,57 @@ func TestNormaliseMessage(t *testing.T) {
 	for in, want := range cases {
 		assert.Equal(t, want, NormaliseMessage(in), "%q", in)
 	}
+}
+
+// TestParseReplayOf reads the dead letter a replayed message came from, as
+// the console sent it or as the producer helper renamed it; anything that
+// is not a dead letter's id is flagged and not claimed. The producer helper
+// gives a dead letter of a replayed message an id of its own, so the DLQ
+// stream does not drop it as a duplicate of the first failure.
+func TestParseReplayOf(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		h    map[string][]string
+		want int64
+		flag string
+	}{
+		{"AsSent", map[string][]string{HeaderReplayOf: {"29"}}, 29, ""},
+		{"RenamedByTheHelper", map[string][]string{UpstreamPrefix + HeaderReplayOf: {" 30 "}}, 30, ""},
+		{"NotAnID", map[string][]string{HeaderReplayOf: {"twenty"}}, 0, "invalid:replay_of"},
+		{"Negative", map[string][]string{HeaderReplayOf: {"-4"}}, 0, "invalid:replay_of"},
+		{"Twice", map[string][]string{HeaderReplayOf: {"7", "8"}}, 7, "duplicate:replay_of"},
+		{"None", nil, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := fullHeaders()
+			for k, v := range tc.h {
+				h[k] = v
+			}
+			r := ParseDLQ("dlq", received("dlq.acme.email.send", h, "{}"))
+			assert.Equal(t, tc.want, r.ReplayOf)
+			if tc.flag == "" {
+				assert.NotContains(t, strings.Join(r.Flags, ","), "replay_of")
+			} else {
+				assert.Contains(t, r.Flags, tc.flag)
+			}
+		})
+	}
+
+	orig := func(replay bool) *nats.Msg {
+		m := &nats.Msg{Subject: "app.acme.email.send", Header: nats.Header{HeaderNatsMsgID: {"mail-1"}}}
+		if replay {
+			m.Header.Set(HeaderReplayOf, "29")
+			m.Header.Set(HeaderReplayRequest, "4")
+		}
+		return m
+	}
+	first, err := NewMessage("dlq", "acme", "email.send", orig(false), Origin{}, Failure{Err: assert.AnError, Consumer: "mailer"})
+	require.NoError(t, err)
+	again, err := NewMessage("dlq", "acme", "email.send", orig(true), Origin{}, Failure{Err: assert.AnError, Consumer: "mailer"})
+	require.NoError(t, err)
+	assert.Equal(t, "dlq:mailer:mail-1", first.Header.Get(HeaderNatsMsgID))
+	assert.Equal(t, "dlq:mailer:mail-1:replay:4:29", again.Header.Get(HeaderNatsMsgID), "a failed replay is a dead letter of its own")
+	assert.Equal(t, "mail-1", again.Header.Get(HeaderOriginalMsgID), "under the original's id")
+	assert.Equal(t, "29", again.Header.Get(UpstreamPrefix+HeaderReplayOf))
 }
