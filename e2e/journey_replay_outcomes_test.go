@@ -122,7 +122,15 @@ func TestReplayOutcomesJourney(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, replayed.Time.Before(original.Time.Add(window)), "stored after the window: %s, original %s", replayed.Time, original.Time)
 
-	// The dead letters say the same: replayed, and not replayed (amber).
+	// The dead letters say the same: replayed, and not replayed (amber);
+	// the stale one's page offers to record a fix of its item type.
+	oncall.openDeadLetter(freshID)
+	assert.Equal(t, "replayed", oncall.Attr(testID("deadletter-replay")+" "+testID("replay-item-outcome"), "data-outcome"))
 	oncall.openDeadLetter(staleID)
 	assert.Contains(t, oncall.Attr(testID(triageIDs.DetailStatus)+" "+testID("badge"), "class"), "badge--warn")
+	assert.True(t, oncall.Exists(testID("fix-form")), "an on-call records fixes from here")
+	oncall.Screenshot("deadletter")
+	oncall.Open("/groups?state=all")
+	oncall.WaitUntil("the groups page", `document.querySelector('[data-testid="group-row"]')`)
+	oncall.Screenshot("groups")
 }

@@ -248,6 +248,10 @@ type DeadLetterActions struct {
 	// Outcomes are what became of this dead letter in its requests (the
 	// same order as Requests).
 	Outcomes []ReplayItemRow
+	// Refused is why the replay rules would leave it out of a selection now
+	// (and RefusedBy the rule), "" when they would not: the page says so
+	// instead of offering a replay that cannot happen.
+	Refused, RefusedBy string
 	// Chain is the replay loop it is part of (more than one link); Fixes
 	// the fixes recorded for its item type or error group; Fix the form to
 	// record one, when the viewer may.

@@ -38,6 +38,18 @@ func (s *Server) replayPanel(c echo.Context, d dlq.DeadLetter, fix *views.FixFor
 		CanResolve: open && s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActResolve),
 		ResolveURL: fmt.Sprintf("/deadletters/%d/resolve", d.ID),
 	}
+	if open {
+		v, err := s.deps.Replays.Judge(ctx, d.ID)
+		if err != nil {
+			return nil, err
+		}
+		if v.Outcome != replaypolicy.Go {
+			m.Refused, m.RefusedBy = v.Reason, v.Check
+			// An edit on the confirm page may still let it go; nothing else
+			// the requester does there can.
+			m.CanReplay = m.CanReplay && v.Check == replaypolicy.CheckNeedsFix && replaypolicy.MayEditPayload(v.Class, u.Actor, u.Actor).Outcome == replaypolicy.Go
+		}
+	}
 	reqs, err := s.deps.Replays.RequestsFor(ctx, d.ID)
 	if err != nil {
 		return nil, err

@@ -165,6 +165,32 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 	return batch, nil
 }
 
+// Judge says what the replay rules make of dead letter id if it were
+// selected now (JudgeItem at draft, on the same facts a draft reads): the
+// dead letter's page says so before anyone asks. It returns not_found for
+// no such dead letter.
+func (s *Service) Judge(ctx context.Context, id int64) (replaypolicy.Verdict, error) {
+	rows, err := s.pool.Query(ctx, selectForDraft, []int64{id})
+	if err != nil {
+		return replaypolicy.Verdict{}, fmt.Errorf("judge dead letter %d: %w", id, err)
+	}
+	var f facts
+	var corr string
+	var headers []byte
+	n := 0
+	_, err = pgx.ForEachRow(rows, []any{new(int64), &f.tenant, &f.itemType, &f.subject, &f.msgID, &f.msgIDDerived, &f.operationID, &corr,
+		&f.principal, &headers, &f.payloadSHA256, &f.payloadUnavailable, &f.status, &f.alreadyReplayed, &f.heldBy,
+		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRef}, func() error { n++; return nil })
+	if err != nil {
+		return replaypolicy.Verdict{}, fmt.Errorf("judge dead letter %d: %w", id, err)
+	}
+	if n == 0 {
+		return replaypolicy.Verdict{}, fmt.Errorf("judge dead letter %d: %w", id, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such dead letter."))
+	}
+	f.originalSHA256 = f.payloadSHA256
+	return replaypolicy.JudgeItem(s.cfg.Policy(), f.item(s.cfg), replaypolicy.AtDraft), nil
+}
+
 // bound reads what ids are, and only that (tenant, item type, subject), and
 // returns the ids the selection keeps: those of dead letters in scope. A
 // class over what JudgeSelection allows refuses the selection. Ids of no
