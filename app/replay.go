@@ -101,8 +101,9 @@ func (p *replayParts) run(ctx context.Context) {
 	wg.Wait()
 }
 
-// sweepDrafts voids expired drafts every sweep until ctx ends. Every
-// process sweeps; the guarded updates make that harmless.
+// sweepDrafts voids expired drafts, and finishes requests left running
+// with nothing to run, every sweep until ctx ends. Every process sweeps;
+// the guarded updates make that harmless.
 func (p *replayParts) sweepDrafts(ctx context.Context) {
 	t := time.NewTicker(p.sweep)
 	defer t.Stop()
@@ -116,6 +117,11 @@ func (p *replayParts) sweepDrafts(ctx context.Context) {
 			p.log.Warn("sweep expired replay drafts", "err", err)
 		} else if n > 0 {
 			p.log.Info("expired replay drafts voided", "count", n)
+		}
+		if n, err := p.service.FinishIdle(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn("sweep idle replay requests", "err", err)
+		} else if n > 0 {
+			p.log.Info("idle replay requests finished", "count", n)
 		}
 	}
 }

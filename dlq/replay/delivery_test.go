@@ -302,7 +302,7 @@ func TestUnknownOutcomeStopsAfterWindow(t *testing.T) {
 	assert.Equal(t, 2, audited)
 }
 
-// TestRecordRetriedAfterPublish holds the request's row locked while the
+// TestRecordRetriedAfterPublish holds the job's row locked while the
 // worker records what it published (a database that answers nothing for a
 // while): each attempt times out and is made again under the same fencing
 // token; when the database answers, the outcome is recorded by the worker
@@ -319,7 +319,7 @@ func TestRecordRetriedAfterPublish(t *testing.T) {
 	w.AfterPublish(func([]int64) bool {
 		tx, err := b.db.Pool.Begin(ctx)
 		require.NoError(t, err)
-		_, err = tx.Exec(ctx, `SELECT 1 FROM replay_requests WHERE id = $1 FOR UPDATE`, req.ID)
+		_, err = tx.Exec(ctx, `SELECT 1 FROM replay_jobs WHERE request_id = $1 FOR UPDATE`, req.ID)
 		require.NoError(t, err)
 		blip = tx
 		return true

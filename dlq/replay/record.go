@@ -3,7 +3,9 @@ package replay
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -51,9 +53,11 @@ const (
 	releaseEnded = `UPDATE replay_items i SET held = false
         FROM unnest($1::bigint[], $2::bigint[]) AS u(request_id, dead_letter_id)
         WHERE i.request_id = u.request_id AND i.dead_letter_id = u.dead_letter_id AND i.held`
-	// The requests of a record are locked, in id order, before anything
-	// reads their jobs: two workers recording the last jobs of one request
-	// then see each other's, and one of them finishes it.
+	// The requests a record touched are locked, in id order, after it
+	// committed, before their jobs are read again: of two workers recording
+	// the last jobs of one request, the second sees the first's and
+	// finishes it. (Locked for that moment only: a worker publishing
+	// reserves its slots on the same row.)
 	lockRequests = `SELECT id FROM replay_requests WHERE id = ANY($1) ORDER BY id FOR UPDATE`
 	markRunning  = `UPDATE replay_requests SET status = 'running', version = version + 1
         WHERE id = ANY($1) AND status = 'approved'` // once, from approved
@@ -86,17 +90,30 @@ func recordStates() map[JobState]recordState {
 	}
 }
 
-// record writes the outcomes under the fencing tokens (recordOnce),
-// retrying while the lease lasts: what was published is recorded by the
-// worker that published it, not published again by another after the
-// lease. A worker that is stopping still records (ctx's cancel is not
-// followed; the lease is).
+// record writes the outcomes under the fencing tokens (recordOnce), then
+// ends the requests with nothing left to run (finish), retrying while the
+// lease lasts: what was published is recorded by the worker that published
+// it, not published again by another after the lease. A worker that is
+// stopping still records (ctx's cancel is not followed; the lease is).
 func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) error {
 	ctx = context.WithoutCancel(ctx)
+	requests := map[int64]bool{}
+	for _, j := range jobs {
+		requests[j.requestID] = true
+	}
+	ids := slices.Sorted(maps.Keys(requests))
+	recorded := false
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, min(w.cfg.RecordTimeout, max(time.Until(leaseEnd), time.Millisecond)))
-		err := w.recordOnce(actx, jobs)
+		var err error
+		if !recorded {
+			err = w.recordOnce(actx, jobs)
+			recorded = err == nil
+		}
+		if recorded {
+			err = w.svc.finish(actx, ids, worker(w.cfg.Owner))
+		}
 		cancel()
 		if err == nil {
 			return nil
@@ -115,7 +132,7 @@ func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) er
 
 // recordOnce writes the outcomes under the fencing tokens, and with them
 // the ledger, the dead letters' statuses, the audit rows and the requests'
-// progress, in one transaction.
+// running status, in one transaction.
 func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 	n := len(jobs)
 	ids, fences, seqs := make([]int64, n), make([]int64, n), make([]int64, n)
@@ -130,14 +147,8 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 		byID[j.id] = j
 		requests[j.requestID] = true
 	}
-	reqIDs := make([]int64, 0, len(requests))
-	for id := range requests {
-		reqIDs = append(reqIDs, id)
-	}
+	reqIDs := slices.Collect(maps.Keys(requests))
 	return pgx.BeginFunc(ctx, w.svc.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, lockRequests, reqIDs); err != nil {
-			return fmt.Errorf("lock replay requests: %w", err)
-		}
 		rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred)
 		if err != nil {
 			return fmt.Errorf("record replay jobs: %w", err)
@@ -193,11 +204,6 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 		if _, err := tx.Exec(ctx, markRunning, reqIDs); err != nil {
 			return fmt.Errorf("mark requests running: %w", err)
 		}
-		done, err := finishRequests(ctx, tx, reqIDs, worker(w.cfg.Owner))
-		if err != nil {
-			return err
-		}
-		events = append(events, done...)
 		if _, err := audit.AppendBatch(ctx, tx, events); err != nil {
 			return fmt.Errorf("audit replay results: %w", err)
 		}
@@ -227,6 +233,46 @@ func (w *Worker) itemEvent(j *job) audit.Event {
 // worker is who the audit log names for what a replay worker does.
 func worker(owner string) quarantine.Actor {
 	return quarantine.Actor{Subject: "replay-worker:" + owner}
+}
+
+// finish ends, as actor, the requests of ids that have no job left to
+// run (finishRequests), in a transaction of its own that locks them first.
+func (s *Service) finish(ctx context.Context, ids []int64, actor quarantine.Actor) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, lockRequests, ids); err != nil {
+			return fmt.Errorf("lock replay requests: %w", err)
+		}
+		done, err := finishRequests(ctx, tx, ids, actor)
+		if err != nil {
+			return err
+		}
+		_, err = audit.AppendBatch(ctx, tx, done)
+		return err
+	})
+}
+
+// Requests that may have been left running with nothing to run (a worker
+// recorded its jobs and could not finish them before its lease ended).
+const selectIdle = `SELECT r.id FROM replay_requests r WHERE r.status IN ('approved', 'running')
+    AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = r.id AND j.state IN ('pending', 'claimed', 'deferred', 'unknown'))
+    ORDER BY r.id LIMIT 1000`
+
+// FinishIdle ends the requests approved or running with nothing left to
+// run; the sweeper calls it, so that no request stays "running" after a
+// worker lost its database while finishing. It returns how many it ended.
+func (s *Service) FinishIdle(ctx context.Context) (int, error) {
+	rows, err := s.pool.Query(ctx, selectIdle)
+	if err != nil {
+		return 0, fmt.Errorf("find idle replay requests: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	if err := s.finish(ctx, ids, sweeper()); err != nil {
+		return 0, fmt.Errorf("finish idle replay requests: %w", err)
+	}
+	return len(ids), nil
 }
 
 // The requests of ids with no job left to run: one probe of

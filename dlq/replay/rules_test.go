@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -255,6 +256,45 @@ func TestReplayRulesArePure(t *testing.T) {
 			return result, replaypolicy.JudgeJob(replaypolicy.Job{Class: replaypolicy.Revalidate,
 				Revalidation: &replaypolicy.Revalidation{Unanswered: "no revalidation subject is configured (REVALIDATE_SUBJECT)"}}).Reason
 		}},
+		{"JudgeWindow", func(t *testing.T) (string, string) {
+			now := time.Now().UTC()
+			id := b.seedItem(t, "search.index_update", "pure-window", nats.Header{dlq.HeaderFirstFailedAt: {now.Format(time.RFC3339Nano)}}, "{}")
+			req := b.request(t, []int64{id}, replay.SubmitInput{})
+			state, result := jobResult(t, b.replays, req.ID)
+			assert.Equal(t, replay.JobDeferred, state)
+			d, err := b.store.Get(ctx, id)
+			require.NoError(t, err)
+			want := replaypolicy.JudgeWindow(replaypolicy.Attempt{MsgID: "pure-window", StoredBy: *d.FirstFailedAt,
+				Window: replaypolicy.Window{Stream: "APP", Duplicates: 2 * time.Minute}, Margin: b.config(t).WindowMargin}, d.DeadLetteredAt)
+			return result, want.Reason
+		}},
+		{"JudgeAck", func(t *testing.T) (string, string) {
+			req := b.request(t, []int64{b.seedItem(t, "search.index_update", "pure-ack", nil, "{}")}, replay.SubmitInput{})
+			w := replay.NewWorker(b.replays, b.js, b.auth, nil, replay.WorkerConfig{}, b.log)
+			w.OnAck(func(int64, *jetstream.PubAck, error) (*jetstream.PubAck, error) { return nil, context.DeadlineExceeded })
+			_, err := w.RunOnce(ctx)
+			require.NoError(t, err)
+			var result string
+			require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT result FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&result))
+			return result, replaypolicy.JudgeAck(replaypolicy.Ack{Lost: context.DeadlineExceeded.Error()}, time.Now()).Reason
+		}},
+		{"JudgeRequestOutcome", func(t *testing.T) (string, string) {
+			req := b.request(t, []int64{b.seedItem(t, "search.index_update", "pure-done", nil, "{}")}, replay.SubmitInput{})
+			jobResult(t, b.replays, req.ID)
+			r, err := b.replays.Request(ctx, req.ID)
+			require.NoError(t, err)
+			return r.StatusReason, replaypolicy.JudgeRequestOutcome(replaypolicy.Outcomes{Replayed: 1}).Reason
+		}},
+		{"JudgeStop", func(t *testing.T) (string, string) {
+			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-stop", nats.Header{dlq.HeaderOperationID: {"op-s"}}, "{}")}, replay.SubmitInput{})
+			err := b.replays.Stop(ctx, req.ID, approver1, replay.StopInput{Reason: "wrong", Typed: "stop"}, quarantine.RequestMeta{})
+			return message(err), replaypolicy.JudgeStop("wrong", "stop").Reason
+		}},
+		{"JudgeReconcile", func(t *testing.T) (string, string) {
+			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-reconcile", nats.Header{dlq.HeaderOperationID: {"op-r"}}, "{}")}, replay.SubmitInput{})
+			err := b.replays.Reconcile(ctx, req.ID, 1, approver1, replay.ReconcileInput{Choice: replaypolicy.Applied}, quarantine.RequestMeta{})
+			return message(err), replaypolicy.JudgeReconcile(replaypolicy.Applied, "", string(req.Status)).Reason
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
@@ -268,7 +308,8 @@ func TestReplayRulesArePure(t *testing.T) {
 		names[i], _, _ = strings.Cut(tt.rule, "/")
 	}
 	for _, fn := range []string{"JudgeItem", "JudgeDraft", "JudgeRequest", "SubmitVerdict", "Require", "MayApprove", "Confirmed",
-		"MayCancel", "MayEditPayload", "JudgeEdit", "JudgeDraftAge", "JudgeSelection", "JudgeRun", "JudgeJob"} {
+		"MayCancel", "MayEditPayload", "JudgeEdit", "JudgeDraftAge", "JudgeSelection", "JudgeRun", "JudgeJob",
+		"JudgeWindow", "JudgeAck", "JudgeRequestOutcome", "JudgeStop", "JudgeReconcile"} {
 		assert.Contains(t, names, fn, "a case shows the service or a worker applying %s", fn)
 	}
 }
