@@ -118,6 +118,23 @@ func TestRequestOutcomeStates(t *testing.T) {
 		done := b.waitStatus(t, r.ID, replay.StatusDone)
 		assert.Equal(t, "done: 1 replayed, 1 skipped", done.StatusReason)
 	})
+	t.Run("LeftRunning", func(t *testing.T) {
+		// A worker recorded the last job and lost its database before it
+		// could end the request: the sweeper ends it.
+		id := b.seedItem(t, "search.index_update", "out-idle", nil, "{}")
+		r := b.request(t, []int64{id}, replay.SubmitInput{})
+		_, err := b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET state = 'replayed' WHERE request_id = $1`, r.ID)
+		require.NoError(t, err)
+		_, err = b.db.Pool.Exec(ctx, `UPDATE replay_requests SET status = 'running' WHERE id = $1`, r.ID)
+		require.NoError(t, err)
+		n, err := b.replays.FinishIdle(ctx)
+		require.NoError(t, err)
+		assert.Positive(t, n)
+		r, err = b.replays.Request(ctx, r.ID)
+		require.NoError(t, err)
+		assert.Equal(t, replay.StatusDone, r.Status)
+		assert.Equal(t, "done: 1 replayed", r.StatusReason)
+	})
 	t.Run("Cancelled", func(t *testing.T) {
 		ids, _ := b.seedN(t, 3, "search.index_update", "out-cancel")
 		batch, drafts := b.draft(t, oncall, ids...)
