@@ -24,6 +24,7 @@ const (
 	ActionDeadLetterDownload = "deadletter.download"
 	ActionDeadLetterDiscard  = "deadletter.discard"
 	ActionDeadLetterResolve  = "deadletter.resolve"
+	ActionDeadLetterFix      = "deadletter.fix"
 
 	ActionUserSettings = "user.settings"
 
@@ -45,6 +46,8 @@ const (
 	ActionReplayEditPayload  = "replay.edit_payload"
 	ActionReplayVoid         = "replay.void"
 	ActionReplayDone         = "replay.done"
+	ActionReplayDoneProblems = "replay.done_with_problems"
+	ActionReplayStop         = "replay.stop"
 
 	// ReplayItemPrefix starts the actions recorded per item of a replay
 	// request: "replay.item.requested", "replay.item.approved", and the
@@ -62,14 +65,18 @@ var actions = [][]string{
 	{ActionBindingAdd, ActionBindingDelete},
 	{ActionUserSettings},
 	{ActionExport, ActionVerify},
-	{ActionDeadLetterDownload, ActionDeadLetterDiscard, ActionDeadLetterResolve},
+	{ActionDeadLetterDownload, ActionDeadLetterDiscard, ActionDeadLetterResolve, ActionDeadLetterFix},
 	{ActionGroupSnooze, ActionGroupWake, ActionGroupAssign, ActionGroupNote},
 	{ActionReplayDraft, ActionReplayDraftChanged, ActionReplayDraftExpired, ActionReplaySelection, ActionReplaySubmit,
 		ActionReplayRequest, ActionReplayApprove, ActionReplayApproved, ActionReplayReject, ActionReplayCancel,
-		ActionReplayEditPayload, ActionReplayVoid, ActionReplayDone,
+		ActionReplayEditPayload, ActionReplayVoid, ActionReplayStop, ActionReplayDone, ActionReplayDoneProblems,
 		ReplayItemPrefix + "requested", ReplayItemPrefix + "approved",
-		ReplayItemPrefix + "published", ReplayItemPrefix + "skipped", ReplayItemPrefix + "failed",
-		ReplayItemPrefix + "unknown", ReplayItemPrefix + "blocked", ReplayItemPrefix + "cancelled"},
+		ReplayItemPrefix + "deferred", ReplayItemPrefix + "replayed", ReplayItemPrefix + "suppressed_duplicate",
+		ReplayItemPrefix + "skipped", ReplayItemPrefix + "blocked", ReplayItemPrefix + "unknown",
+		ReplayItemPrefix + "needs_reconciliation", ReplayItemPrefix + "reconciled", ReplayItemPrefix + "cancelled",
+		// "published" and "failed": job states before migration 0010, still
+		// in older entries of the log.
+		ReplayItemPrefix + "published", ReplayItemPrefix + "failed"},
 }
 
 // ActionFamily is the actions sharing the word before the first dot.

@@ -125,7 +125,7 @@ func (s *Store) RecordFix(ctx context.Context, id int64, in FixInput, actor quar
 		if err != nil {
 			return err
 		}
-		e := audit.NewEvent(actor, meta, "deadletter.fix")
+		e := audit.NewEvent(actor, meta, audit.ActionDeadLetterFix)
 		e.Tenant, e.ObjectType, e.ObjectID, e.Reason = f.Tenant, "fix_marker", strconv.FormatInt(f.ID, 10), in.Note
 		e.After = map[string]any{"item_type": f.ItemType, "group": f.Fingerprint, "fixed_at": f.FixedAt.UTC().Format(time.RFC3339),
 			"ref": f.Ref, "dead_letter": id}

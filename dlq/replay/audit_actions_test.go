@@ -40,7 +40,7 @@ func TestJobStatesAreAuditActions(t *testing.T) {
 		}
 		return true
 	})
-	require.Contains(t, states, string(JobPublished), "the walk found the states")
+	require.Contains(t, states, string(JobReplayed), "the walk found the states")
 	for _, st := range states {
 		if JobState(st) == JobPending || JobState(st) == JobClaimed {
 			continue
