@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -83,6 +84,7 @@ func outcomes(ctx context.Context, q querier, ids []int64) (map[int64]requestPro
 type ending struct {
 	status Status
 	reason string
+	action string // the audit action that records it
 }
 
 // judgeOutcome applies JudgeRequestOutcome to p.
@@ -90,9 +92,9 @@ func judgeOutcome(p Progress) ending {
 	v := replaypolicy.JudgeRequestOutcome(p.Outcomes())
 	switch v.Outcome {
 	case replaypolicy.Done:
-		return ending{StatusDone, v.Reason}
+		return ending{StatusDone, v.Reason, audit.ActionReplayDone}
 	case replaypolicy.Block:
-		return ending{StatusDoneWithProblems, v.Reason}
+		return ending{StatusDoneWithProblems, v.Reason, audit.ActionReplayDoneProblems}
 	}
 	return ending{}
 }

@@ -311,7 +311,7 @@ func finishRequests(ctx context.Context, tx pgx.Tx, ids []int64, actor quarantin
 		if tag.RowsAffected() == 0 {
 			continue
 		}
-		e := audit.Event{Actor: actor, Tenant: c.Tenant, Action: "replay." + string(v.status), ObjectType: "replay_request",
+		e := audit.Event{Actor: actor, Tenant: c.Tenant, Action: v.action, ObjectType: "replay_request",
 			ObjectID: strconv.FormatInt(id, 10), Reason: v.reason, Outcome: audit.OutcomeOK}
 		if v.status == StatusDoneWithProblems {
 			e.Outcome = audit.OutcomeError
