@@ -155,39 +155,64 @@ func CheckVersion(ctx context.Context, q interface {
 var ErrPrivileged = errors.New("the database role is too powerful for the console")
 
 // What the connected role could do that the runtime role must not: be a
-// superuser, own (or be a member of the owner of) the audit tables, change
-// or empty them, or create objects in the schema.
+// superuser, own the audit tables, change or empty them, or create objects
+// in the schema; or reach a role that can, by SET ROLE. Membership is
+// checked with 'MEMBER', not 'USAGE': a NOINHERIT member of the owner uses
+// none of its privileges until it runs SET ROLE, and then it may disable
+// the audit triggers. The roles it reaches that are superusers, may create
+// roles (which, before PostgreSQL 16, may grant themselves any other), or
+// own the schema or anything in it, are listed by name.
 const selectRolePowers = `
+WITH reach AS (
+    SELECT m.oid, m.rolname, m.rolsuper, m.rolcreaterole
+    FROM pg_roles m
+    WHERE m.rolname <> current_user AND pg_has_role(current_user, m.oid, 'MEMBER')
+), owners AS (
+    SELECT relowner AS oid FROM pg_class WHERE relnamespace = 'public'::regnamespace
+    UNION SELECT proowner FROM pg_proc WHERE pronamespace = 'public'::regnamespace
+    UNION SELECT nspowner FROM pg_namespace WHERE nspname = 'public'
+)
 SELECT current_user,
        r.rolsuper,
-       pg_has_role(current_user, c.relowner, 'USAGE'),
+       r.rolcreaterole,
+       c.relowner = r.oid,
        has_table_privilege('audit_log', 'UPDATE') OR has_table_privilege('audit_log', 'DELETE')
            OR has_table_privilege('audit_log', 'TRUNCATE') OR has_table_privilege('audit_log', 'TRIGGER')
            OR has_table_privilege('audit_checkpoints', 'UPDATE') OR has_table_privilege('audit_checkpoints', 'DELETE')
            OR has_table_privilege('audit_checkpoints', 'TRUNCATE') OR has_table_privilege('audit_checkpoints', 'TRIGGER'),
-       has_schema_privilege('public', 'CREATE')
+       has_schema_privilege('public', 'CREATE'),
+       ARRAY(SELECT rolname FROM reach WHERE rolsuper ORDER BY 1),
+       ARRAY(SELECT rolname FROM reach WHERE rolcreaterole AND NOT rolsuper ORDER BY 1),
+       ARRAY(SELECT rolname FROM reach WHERE oid IN (SELECT oid FROM owners) AND NOT rolsuper ORDER BY 1)
 FROM pg_roles r, pg_class c
 WHERE r.rolname = current_user AND c.oid = 'audit_log'::regclass`
 
 // CheckRuntimeRole returns an error wrapping ErrPrivileged, naming the role
 // and what it could do, when the role q is connected as could alter the
-// audit log or the schema: a superuser, the tables' owner, a holder of
-// UPDATE, DELETE, TRUNCATE or TRIGGER on the audit tables, or of CREATE on
-// the schema. serve and worker refuse to start with such a role
+// audit log or the schema: a superuser, a role that may create roles, the
+// tables' owner, a holder of UPDATE, DELETE, TRUNCATE or TRIGGER on the
+// audit tables, or of CREATE on the schema, or a member (inheriting or not)
+// of a role that is a superuser, may create roles, or owns the schema or
+// anything in it. serve and worker refuse to start with such a role
 // (docs/access.md, "Database roles").
 func CheckRuntimeRole(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }) error {
 	var (
-		role                           string
-		super, owner, change, createOK bool
+		role                                       string
+		super, createRole, owner, change, createOK bool
+		superRoles, roleMakers, ownerRoles         []string
 	)
-	if err := q.QueryRow(ctx, selectRolePowers).Scan(&role, &super, &owner, &change, &createOK); err != nil {
+	err := q.QueryRow(ctx, selectRolePowers).Scan(&role, &super, &createRole, &owner, &change, &createOK, &superRoles, &roleMakers, &ownerRoles)
+	if err != nil {
 		return fmt.Errorf("check the database role: %w", err)
 	}
 	var powers []string
 	if super {
 		powers = append(powers, "is a superuser")
+	}
+	if createRole {
+		powers = append(powers, "may create roles (and so grant itself the owner's)")
 	}
 	if owner {
 		powers = append(powers, "owns the audit log")
@@ -198,9 +223,24 @@ func CheckRuntimeRole(ctx context.Context, q interface {
 	if createOK {
 		powers = append(powers, "may create objects in schema public")
 	}
+	for _, m := range []struct {
+		roles []string
+		what  string
+	}{
+		{superRoles, "a superuser"},
+		{roleMakers, "allowed to create roles"},
+		{ownerRoles, "the owner of schema public or of objects in it"},
+	} {
+		for _, r := range m.roles {
+			if super {
+				break // a superuser is a member of every role
+			}
+			powers = append(powers, fmt.Sprintf("is a member of %q, which is %s (SET ROLE reaches it, inherited or not)", r, m.what))
+		}
+	}
 	if len(powers) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: role %q %s; connect with a login role that is a member of quarantine_runtime (DATABASE_URL) and keep the owner for `console migrate` (MIGRATE_DATABASE_URL); see docs/access.md",
+	return fmt.Errorf("%w: role %q %s; connect with a login role that is a member of quarantine_runtime only (DATABASE_URL) and keep the owner for `console migrate` (MIGRATE_DATABASE_URL); see docs/access.md",
 		ErrPrivileged, role, strings.Join(powers, ", "))
 }

@@ -98,6 +98,69 @@ func TestRuntimeRoleCannotAlterAudit(t *testing.T) {
 	assert.Contains(t, err.Error(), "owns the audit log")
 }
 
+// TestRuntimeRoleCheckRefusesMembers: a login role that is a member of
+// quarantine_runtime but also, without inheriting, of the schema's owner or
+// of a superuser role holds no dangerous privilege until it runs SET ROLE,
+// and then it may switch the audit triggers off. The console's check
+// refuses both, naming the role they reach.
+func TestRuntimeRoleCheckRefusesMembers(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, db.AdminURL)
+	require.NoError(t, err)
+	defer admin.Close(ctx)
+	suffix := db.Name // roles belong to the server: one set per test database
+	owned := "qt_member_owner_" + suffix
+	supered := "qt_member_super_" + suffix
+	super := "qt_super_" + suffix
+	for _, stmt := range []string{
+		`CREATE ROLE ` + super + ` NOLOGIN SUPERUSER`,
+		`CREATE ROLE ` + owned + ` LOGIN NOINHERIT PASSWORD 'x' IN ROLE quarantine_runtime, ` + testdb.OwnerRole,
+		`CREATE ROLE ` + supered + ` LOGIN NOINHERIT PASSWORD 'x' IN ROLE quarantine_runtime, ` + super,
+	} {
+		_, err := admin.Exec(ctx, stmt)
+		require.NoError(t, err, stmt)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), db.AdminURL)
+		if err != nil {
+			t.Errorf("drop test roles: %v", err)
+			return
+		}
+		defer c.Close(context.Background())
+		for _, r := range []string{owned, supered, super} {
+			if _, err := c.Exec(context.Background(), `DROP ROLE IF EXISTS `+r); err != nil {
+				t.Errorf("drop role %s: %v", r, err)
+			}
+		}
+	})
+
+	for _, tt := range []struct{ role, reaches string }{{owned, testdb.OwnerRole}, {supered, super}} {
+		u, err := testdb.AsRole(testdb.ServerURL(t), db.Name, tt.role, "x")
+		require.NoError(t, err)
+		conn, err := pgx.Connect(ctx, u)
+		require.NoError(t, err)
+		defer conn.Close(ctx)
+
+		// What the check is for: without SET ROLE nothing is allowed...
+		_, err = conn.Exec(ctx, `ALTER TABLE audit_log DISABLE TRIGGER ALL`)
+		require.Error(t, err, "%s: NOINHERIT holds no privilege of %s", tt.role, tt.reaches)
+		// ...with it, the append-only triggers go (rolled back here).
+		tx, err := conn.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, `SET LOCAL ROLE `+tt.reaches)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, `ALTER TABLE audit_log DISABLE TRIGGER ALL`)
+		require.NoError(t, err, "%s reaches %s's power by SET ROLE", tt.role, tt.reaches)
+		require.NoError(t, tx.Rollback(ctx))
+
+		err = migrations.CheckRuntimeRole(ctx, conn)
+		require.ErrorIs(t, err, migrations.ErrPrivileged, "%s must be refused", tt.role)
+		assert.Contains(t, err.Error(), `is a member of "`+tt.reaches+`"`)
+	}
+}
+
 // TestRuntimeRolePrivileges lists what the runtime role may do on every
 // table. A new table fails this test until its line is added here: decide
 // whether it may be changed (most) or only appended (audit-like tables
@@ -123,7 +186,7 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 		"replay_items":                "DELETE,INSERT,SELECT,UPDATE",
 		"replay_approvals":            "DELETE,INSERT,SELECT,UPDATE",
 		"replay_jobs":                 "DELETE,INSERT,SELECT,UPDATE",
-		"replay_ledger":               "DELETE,INSERT,SELECT,UPDATE",
+		"replay_ledger":               "INSERT,SELECT", // append-only (migration 0011): what was replayed stays replayed
 		"group_triage":                "DELETE,INSERT,SELECT,UPDATE",
 		"user_settings":               "DELETE,INSERT,SELECT,UPDATE",
 		"fix_markers":                 "INSERT,SELECT", // append-only: a fix once recorded stays as it was said
