@@ -1,7 +1,5 @@
 package quarantine
 
-import "strings"
-
 // Actor is a person as the identity provider names them (the JSON names are
 // the ID token's claims). Issuer and Subject identify them; Email is what
 // people read and, only when EmailVerified, what email role bindings match;
@@ -18,21 +16,16 @@ type Actor struct {
 // Identified reports whether a has both an issuer and a subject.
 func (a Actor) Identified() bool { return a.Issuer != "" && a.Subject != "" }
 
-// SameAs reports whether a and b are the same identified person: the same
-// issuer and subject, or the same email address that the identity provider
-// verified for both (a second account of one person, at the same provider
-// or another, is still that person for separation of duties). An email
-// that is not verified never makes two identities one: anyone may claim
-// any address at a provider that does not check.
-func (a Actor) SameAs(b Actor) bool {
-	switch {
-	case !a.Identified() || !b.Identified():
-		return false
-	case a.Issuer == b.Issuer && a.Subject == b.Subject:
-		return true
-	}
-	return a.EmailVerified && b.EmailVerified && a.Email != "" &&
-		strings.EqualFold(strings.TrimSpace(a.Email), strings.TrimSpace(b.Email))
+// SameIdentity reports whether a and b are one identity: both identified,
+// with the same issuer and subject. It is the question wherever a match
+// lets someone go on or do something: a refreshed sign-in must be the
+// identity that signed in, and only the requester may cancel, submit or
+// edit their own request. No email, verified or not, makes two identities
+// one here. (Whether two identities may be one person, for separation of
+// duties, is replaypolicy.SamePerson: a looser rule that only ever takes
+// rights away.)
+func (a Actor) SameIdentity(b Actor) bool {
+	return a.Identified() && b.Identified() && a.Issuer == b.Issuer && a.Subject == b.Subject
 }
 
 // Display is how the console names a: the name, else the email (marked

@@ -38,6 +38,10 @@ func TestErrorCodeAndMessage(t *testing.T) {
 	}
 }
 
+// TestActorSameAs: SameIdentity (what replaced SameAs for continuity and
+// for what a match grants) matches the exact issuer and subject only, never
+// by email; replaypolicy.SamePerson is the looser rule for separation of
+// duties (TestSamePerson there).
 func TestActorSameAs(t *testing.T) {
 	t.Parallel()
 	ann := Actor{Issuer: "https://idp", Subject: "ann", Email: "ann@example.com", EmailVerified: true}
@@ -46,19 +50,22 @@ func TestActorSameAs(t *testing.T) {
 		a, b Actor
 		want bool
 	}{
-		{"SamePerson", ann, ann, true},
+		{"SameIdentity", ann, ann, true},
 		{"OtherEmail", ann, Actor{Issuer: "https://idp", Subject: "ann", Email: "alias@example.com"}, true},
 		{"OtherIssuer", ann, Actor{Issuer: "https://other", Subject: "ann"}, false},
 		{"OtherSubject", ann, Actor{Issuer: "https://idp", Subject: "bob"}, false},
 		{"Unidentified", Actor{Email: "ann@example.com"}, Actor{Email: "ann@example.com"}, false},
-		{"SameVerifiedEmail", ann, Actor{Issuer: "https://other", Subject: "ann-2", Email: "ANN@example.com", EmailVerified: true}, true},
+		{"NoIssuer", Actor{Subject: "ann"}, Actor{Subject: "ann"}, false},
+		{"SameVerifiedEmailOtherSubject", ann, Actor{Issuer: "https://idp", Subject: "ann-2", Email: "ann@example.com", EmailVerified: true}, false},
+		{"SameVerifiedEmailOtherIssuer", ann, Actor{Issuer: "https://other", Subject: "ann-2", Email: "ANN@example.com", EmailVerified: true}, false},
 		{"SameEmailUnverified", ann, Actor{Issuer: "https://other", Subject: "ann-2", Email: "ann@example.com"}, false},
-		{"SameEmailOneUnverified", Actor{Issuer: "https://idp", Subject: "x", Email: "ann@example.com"}, ann, false},
-		{"BothVerifiedEmpty", Actor{Issuer: "i", Subject: "a", EmailVerified: true}, Actor{Issuer: "i", Subject: "b", EmailVerified: true}, false},
 	}
 	for _, tt := range tests {
-		if got := tt.a.SameAs(tt.b); got != tt.want {
-			t.Errorf("%s: SameAs = %v, want %v", tt.name, got, tt.want)
+		if got := tt.a.SameIdentity(tt.b); got != tt.want {
+			t.Errorf("%s: SameIdentity = %v, want %v", tt.name, got, tt.want)
+		}
+		if got := tt.b.SameIdentity(tt.a); got != tt.want {
+			t.Errorf("%s: SameIdentity is not symmetric", tt.name)
 		}
 	}
 	if got := (Actor{Subject: "u-1"}).Display(); got != "u-1" {

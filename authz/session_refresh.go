@@ -75,7 +75,7 @@ func (l *Login) refresh(ctx context.Context, s userSession) (User, string) {
 		l.log.Warn("session refresh unreadable", "subject", s.User.Subject, "err", err)
 		return User{}, "the identity provider's answer to the refresh could not be verified"
 	}
-	if !u.SameAs(s.User.Actor) {
+	if !u.SameIdentity(s.User.Actor) { // the same identity; another one with the same email is someone else
 		return User{}, "the identity provider refreshed the sign-in as someone else"
 	}
 	if err := storeRefreshed(ctx, l.db, s.ID, u, tok.RefreshToken); err != nil {

@@ -103,6 +103,26 @@ func TestSessionEndsWhenRefreshFails(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// TestSessionRefreshKeepsIdentity: a provider that answers a refresh for
+// another subject ends the session, even when that subject has the same
+// verified email: a session is one identity, never whoever shares its
+// address.
+func TestSessionRefreshKeepsIdentity(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	b.signIn(t)
+	b.user.Subject = "u-2" // same email, verified, another identity
+	b.user.Groups = []string{"acme:admin"}
+	b.ageSessions(t)
+	_, ok := b.me(t)
+	assert.False(t, ok, "the session ends rather than become someone else")
+	var reason string
+	require.NoError(t, b.db.Pool.QueryRow(context.Background(), `SELECT ended_reason FROM user_sessions`).Scan(&reason))
+	assert.Equal(t, "the identity provider refreshed the sign-in as someone else", reason)
+	_, err := NewDirectory(b.db.Pool).Lookup(context.Background(), b.idp.Issuer(), "u-2")
+	assert.Equal(t, quarantine.ENOTFOUND, quarantine.ErrorCode(err), "the other identity was not remembered from this session")
+}
+
 func TestRevokeSessionsEndsThemAtOnce(t *testing.T) {
 	t.Parallel()
 	b := setupLogin(t)

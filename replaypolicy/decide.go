@@ -404,10 +404,11 @@ func approverPhrase(n int) string {
 
 // validApprovals returns the distinct approvers whose approvals count now,
 // and a phrase saying how many were ignored and why ("" when none were). An
-// approval counts when its approver is identified and is not the requester,
-// it approves this request's intent hash, it is dated no earlier than the
-// request and no later than now, and now is before At + approval_expiry. An
-// approver counts once however often they approved.
+// approval counts when its approver is identified and may not be the
+// requester (SamePerson), it approves this request's intent hash, it is
+// dated no earlier than the request and no later than now, and now is
+// before At + approval_expiry. An approver counts once however often they
+// approved, and under however many identities (SamePerson).
 func validApprovals(k Knobs, req Request, now time.Time) ([]quarantine.Actor, string) {
 	var (
 		approvers []quarantine.Actor
@@ -417,7 +418,7 @@ func validApprovals(k Knobs, req Request, now time.Time) ([]quarantine.Actor, st
 		switch {
 		case !a.Approver.Identified():
 			why["unidentified approver"]++
-		case a.Approver.SameAs(req.Requester):
+		case SamePerson(a.Approver, req.Requester):
 			why["by the requester"]++
 		case a.IntentHash != req.IntentHash:
 			why["for a different intent"]++
@@ -454,7 +455,7 @@ func validApprovals(k Knobs, req Request, now time.Time) ([]quarantine.Actor, st
 
 func containsActor(list []quarantine.Actor, a quarantine.Actor) bool {
 	for _, b := range list {
-		if b.SameAs(a) {
+		if SamePerson(b, a) {
 			return true
 		}
 	}

@@ -230,6 +230,22 @@ func TestDecide(t *testing.T) {
 				r.TypedConfirmation = "REPLAY ORDERS:42"
 			},
 			want: want{class: Manual, req: TwoApprovers, have: 1, reason: "1 same approver again"}},
+		{name: "Manual/SameApproverUnverifiedSecondAccount", itemType: "orders.refund",
+			req: func(r *Request) {
+				// bob's second account at another provider, whose email he
+				// left unverified: still bob.
+				bob2 := quarantine.Actor{Issuer: "https://other-idp.example", Subject: "b-2", Email: "Bob+second@example.com"}
+				r.Approvals = []Approval{approval(bob, 2*time.Minute), approval(bob2, time.Minute)}
+				r.TypedConfirmation = "REPLAY ORDERS:42"
+			},
+			want: want{class: Manual, req: TwoApprovers, have: 1, reason: "1 same approver again"}},
+		{name: "Manual/RequesterUnverifiedSecondAccount", itemType: "orders.refund",
+			req: func(r *Request) {
+				alice2 := quarantine.Actor{Issuer: "https://other-idp.example", Subject: "a-2", Email: "ALICE@example.com", EmailVerified: false}
+				r.Approvals = []Approval{approval(bob, 2*time.Minute), approval(alice2, time.Minute)}
+				r.TypedConfirmation = "REPLAY ORDERS:42"
+			},
+			want: want{class: Manual, req: TwoApprovers, have: 1, reason: "1 by the requester"}},
 		{name: "Manual/RequesterAsSecondApprover", itemType: "orders.refund",
 			req: func(r *Request) {
 				r.Approvals = []Approval{approval(bob, 2*time.Minute), approval(aliceElsewhere, time.Minute)}

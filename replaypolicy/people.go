@@ -12,11 +12,49 @@ import (
 // allow. The route's permission (authz) is checked before these; these say
 // what no role can give.
 
-// MayApprove says whether actor may approve req: never its requester, by
-// any of their addresses (the same issuer and subject is the same person).
+// SamePerson reports whether a and b may be one person, for separation of
+// duties (invariant 14, "one person is one person"): the same identity
+// (issuer and subject), or the same mailbox (mailbox: case and a "+tag"
+// aside), whether or not either provider verified it. Loose is the safe
+// direction here, because a match only ever takes something away: an
+// approver who may be the requester does not approve, two accounts of one
+// approver count once. Whoever controls a second identity also controls
+// whether its email is verified (or picks a provider that never verifies),
+// so a rule that needed verified emails would let that account through by
+// leaving its email unverified; someone who claims another person's
+// address merely loses the right to approve that person's requests. A
+// match grants nothing: what only the requester may do asks
+// quarantine.Actor.SameIdentity. It cannot see one person behind two
+// different mailboxes: that is the identity provider's to prevent.
+func SamePerson(a, b quarantine.Actor) bool {
+	if a.SameIdentity(b) {
+		return true
+	}
+	ma, mb := mailbox(a.Email), mailbox(b.Email)
+	return ma != "" && ma == mb
+}
+
+// mailbox is an email address as SamePerson compares it: trimmed, in lower
+// case, without a "+tag" in the local part (ann+ops@example.com reaches
+// ann@example.com at most providers); "" for an empty address.
+func mailbox(email string) string {
+	e := strings.ToLower(strings.TrimSpace(email))
+	at := strings.LastIndexByte(e, '@')
+	if at < 0 {
+		return e
+	}
+	local, domain := e[:at], e[at:]
+	if plus := strings.IndexByte(local, '+'); plus > 0 {
+		local = local[:plus]
+	}
+	return local + domain
+}
+
+// MayApprove says whether actor may approve req: never someone who may be
+// its requester (SamePerson).
 func MayApprove(req Request, actor quarantine.Actor) Verdict {
 	v := Verdict{Class: req.Class, Rule: -1, Outcome: Go}
-	if actor.SameAs(req.Requester) {
+	if SamePerson(actor, req.Requester) {
 		return v.plain(Block, CheckOwnRequest, "you cannot approve your own request")
 	}
 	return v
@@ -68,11 +106,12 @@ func JudgeDraftAge(created, now time.Time, ttl time.Duration) Verdict {
 	return v
 }
 
-// requesterOnly lets only the requester go; anyone else is blocked with
-// reason.
+// requesterOnly lets only the requester's own identity go (SameIdentity:
+// another account with their email is not enough, since a match here
+// grants); anyone else is blocked with reason.
 func requesterOnly(requester, actor quarantine.Actor, reason string) Verdict {
 	v := Verdict{Rule: -1, Outcome: Go}
-	if !requester.SameAs(actor) {
+	if !requester.SameIdentity(actor) {
 		return v.plain(Block, CheckNotRequester, reason)
 	}
 	return v

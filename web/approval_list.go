@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -31,7 +32,7 @@ func (s *Server) approvalList(c echo.Context) error {
 		row := views.ApprovalRow{
 			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class),
 			Items: r.ItemCount, Requester: personLabel(r.Requester.Email, r.Requester.EmailVerified), Reason: r.Reason, Intent: r.IntentHex(),
-			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: r.Requester.SameAs(me), Edited: r.PayloadEdited,
+			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: replaypolicy.SamePerson(r.Requester, me), Edited: r.PayloadEdited,
 		}
 		if r.PayloadEdited {
 			edits, err := s.deps.Replays.Edits(ctx, r.ID, maxListedEdits)

@@ -470,9 +470,11 @@ func TestStrictestClassOfTypeAndSubject(t *testing.T) {
 
 // TestSamePersonByVerifiedEmail: a second identity-provider account with
 // the requester's verified email cannot approve the request (one person,
-// two identities), and is audited as denied; an account that only claims
-// the email unverified is not the requester; a real second person
-// approves and the message is published once.
+// two identities), and is audited as denied; nor can an account that
+// claims the email unverified (whoever controls a second account controls
+// whether its email is verified), yet neither may act as the requester
+// (cancel); a real second person approves and the message is published
+// once.
 func TestSamePersonByVerifiedEmail(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -497,9 +499,14 @@ func TestSamePersonByVerifiedEmail(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, v.Reviewer, "no approve button for the same person")
 	assert.False(t, v.Decision.ActorCanApprove)
+	assert.False(t, v.Canceller, "another account is not the requester: a match by email takes rights away, never gives them")
 	v, err = b.replays.View(ctx, req.ID, claims, replay.ViewOptions{})
 	require.NoError(t, err)
-	assert.True(t, v.Reviewer, "an unverified email is never an identity")
+	assert.False(t, v.Reviewer, "an unverified copy of the requester's email is kept from approving")
+	assert.False(t, v.Canceller, "and grants nothing")
+	_, err = b.replays.Approve(ctx, req.ID, claims, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "%v", err)
+	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(b.replays.Cancel(ctx, req.ID, danaElsewhere, "", quarantine.RequestMeta{})))
 
 	_, err = b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 	require.NoError(t, err)
