@@ -206,6 +206,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	if a.Access, err = authz.NewAccess(ctx, a.Jobs, cfg.Groups, log); err != nil {
 		return nil, err
 	}
+	if cfg.Replay.DirectoryMaxAge <= 0 {
+		cfg.Replay.DirectoryMaxAge = cfg.Lifetime // no session confirmed groups older than that
+	}
 	if a.replay, err = newReplayParts(ctx, cfg.Replay, a.Pool, a.Jobs, a.NATS, a.JetStream, a.Access, log); err != nil {
 		return nil, err
 	}

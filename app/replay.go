@@ -29,6 +29,10 @@ type ReplayConfig struct {
 	DraftTTL          time.Duration // 0: replay.DefaultDraftTTL
 	WindowMargin      time.Duration // 0: replay.DefaultWindowMargin
 	Groups            authz.GroupMap
+	// DirectoryMaxAge is how old a person's groups (as last read from the
+	// identity provider) may be for a worker's execution-time check: the
+	// session lifetime (SESSION_LIFETIME); 0: authz.DefaultDirectoryMaxAge.
+	DirectoryMaxAge time.Duration
 }
 
 // LoadPolicy reads and validates the policy table; the error names the
@@ -81,7 +85,7 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	if cfg.RevalidateSubject != "" {
 		reval = replay.NewNATSRevalidator(nc, cfg.RevalidateSubject, cfg.RevalidateTimeout)
 	}
-	auth := authz.Authority{Access: access, Directory: authz.NewDirectory(jobs)}
+	auth := authz.Authority{Access: access, Directory: authz.NewDirectory(jobs), MaxAge: cfg.DirectoryMaxAge}
 	host, _ := os.Hostname()
 	for i := range cfg.Workers {
 		p.workers = append(p.workers, replay.NewWorker(workerService, js, auth, reval, replay.WorkerConfig{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -21,51 +22,126 @@ type Directory struct {
 // NewDirectory returns the directory on pool.
 func NewDirectory(pool *pgxpool.Pool) *Directory { return &Directory{pool: pool} }
 
-// Remember records u as seen now. A person the provider gives no groups is
-// remembered with none.
+// A sign-in or a refresh the provider vouched for: the person as seen now,
+// no longer revoked.
+const rememberUser = `INSERT INTO user_directory (issuer, subject, email, email_verified, name, groups, seen_at)
+    VALUES ($1, $2, $3, $4, $5, $6, now())
+    ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, email_verified = excluded.email_verified,
+        name = excluded.name, groups = excluded.groups, seen_at = excluded.seen_at,
+        revoked_at = NULL, revoked_reason = ''`
+
+// Remember records u as seen now (and no longer revoked). A person the
+// provider gives no groups is remembered with none.
 func (d *Directory) Remember(ctx context.Context, u User) error {
 	if u.Groups == nil {
 		u.Groups = []string{}
 	}
-	_, err := d.pool.Exec(ctx, `INSERT INTO user_directory (issuer, subject, email, email_verified, name, groups, seen_at)
-        VALUES ($1, $2, $3, $4, $5, $6, now())
-        ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, email_verified = excluded.email_verified,
-            name = excluded.name, groups = excluded.groups, seen_at = excluded.seen_at`,
-		u.Issuer, u.Subject, u.Email, u.EmailVerified, u.Name, u.Groups)
+	_, err := d.pool.Exec(ctx, rememberUser, u.Issuer, u.Subject, u.Email, u.EmailVerified, u.Name, u.Groups)
 	if err != nil {
 		return fmt.Errorf("remember %s: %w", u.Email, err)
 	}
 	return nil
 }
 
-// Lookup returns the person as last seen, or a not_found quarantine.Error.
-func (d *Directory) Lookup(ctx context.Context, issuer, subject string) (User, error) {
-	u := User{Actor: quarantine.Actor{Issuer: issuer, Subject: subject}}
-	err := d.pool.QueryRow(ctx, `SELECT email, email_verified, name, groups FROM user_directory WHERE issuer = $1 AND subject = $2`,
-		issuer, subject).Scan(&u.Email, &u.EmailVerified, &u.Name, &u.Groups)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return User{}, fmt.Errorf("user %s|%s: %w", issuer, subject, quarantine.Errorf(quarantine.ENOTFOUND, "%s has never signed in", issuer+"|"+subject))
+// Marks a person revoked and forgets their groups; a person never seen has
+// no entry to mark (and no rights to lose). The first reason stays.
+const revokeDirectoryEntry = `UPDATE user_directory
+    SET groups = '{}', revoked_at = coalesce(revoked_at, now()),
+        revoked_reason = CASE WHEN revoked_at IS NULL THEN $3 ELSE revoked_reason END
+    WHERE issuer = $1 AND subject = $2`
+
+// revokeEntry marks issuer|subject revoked in the caller's transaction: an
+// admin ended their sessions, or the provider refused to refresh one.
+// Until they sign in again, checks made when nobody is signed in (a replay
+// worker's) find no right at all (Authority).
+func revokeEntry(ctx context.Context, tx pgx.Tx, issuer, subject, reason string) error {
+	if _, err := tx.Exec(ctx, revokeDirectoryEntry, issuer, subject, clip(reason, 500)); err != nil {
+		return fmt.Errorf("revoke directory entry: %w", err)
 	}
-	return u, err
+	return nil
 }
 
+// Entry is a person as the directory last saw them.
+type Entry struct {
+	User
+	// SeenAt is their last sign-in or refresh.
+	SeenAt time.Time
+	// RevokedAt is when their sessions were ended by an admin or by a
+	// refused refresh, since their last sign-in; zero when not.
+	RevokedAt     time.Time
+	RevokedReason string
+}
+
+const selectEntry = `SELECT email, email_verified, name, groups, seen_at, revoked_at, revoked_reason
+    FROM user_directory WHERE issuer = $1 AND subject = $2`
+
+// Lookup returns the person as last seen, or a not_found quarantine.Error.
+func (d *Directory) Lookup(ctx context.Context, issuer, subject string) (Entry, error) {
+	e := Entry{User: User{Actor: quarantine.Actor{Issuer: issuer, Subject: subject}}}
+	var revoked *time.Time
+	err := d.pool.QueryRow(ctx, selectEntry, issuer, subject).
+		Scan(&e.Email, &e.EmailVerified, &e.Name, &e.Groups, &e.SeenAt, &revoked, &e.RevokedReason)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Entry{}, fmt.Errorf("user %s|%s: %w", issuer, subject, quarantine.Errorf(quarantine.ENOTFOUND, "%s has never signed in", issuer+"|"+subject))
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("look up %s|%s: %w", issuer, subject, err)
+	}
+	if revoked != nil {
+		e.RevokedAt = *revoked
+	}
+	return e, nil
+}
+
+// DefaultDirectoryMaxAge is how old the provider's word about a person may
+// be for checks made when nobody is signed in, when Authority.MaxAge is not
+// set: the default session lifetime (SESSION_LIFETIME).
+const DefaultDirectoryMaxAge = 12 * time.Hour
+
 // Authority answers replay.Authority from the directory and the current
-// policy: roles from groups as of the person's last sign-in, and bindings
-// and permissions as they are now.
+// policy: whether a person still holds a permission when nobody is signed
+// in.
 type Authority struct {
 	Access    *Access
 	Directory *Directory
+	// MaxAge is how old a directory entry may be for what the provider said
+	// (groups, and the email that email bindings match) to count: the
+	// session lifetime, since no session could have confirmed it since.
+	// Default DefaultDirectoryMaxAge.
+	MaxAge time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
 }
 
 // StillAllowed reports whether who may do action on object in tenant now.
-// Someone never seen is not allowed.
+// Someone never seen is not allowed; nor is someone whose entry is revoked
+// (an admin ended their sessions, or the provider refused to refresh one,
+// and they have not signed in since), whatever their bindings say: their
+// past approvals and requests are not vouched for. From an entry older
+// than MaxAge only what is bound to the identity itself (a user:<issuer>|
+// <subject> binding) counts: its groups and email are the provider's word
+// from longer ago than any session lasts.
 func (a Authority) StillAllowed(ctx context.Context, who quarantine.Actor, tenant, object, action string) (bool, error) {
-	u, err := a.Directory.Lookup(ctx, who.Issuer, who.Subject)
+	e, err := a.Directory.Lookup(ctx, who.Issuer, who.Subject)
 	if quarantine.ErrorCode(err) == quarantine.ENOTFOUND {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
+	}
+	if !e.RevokedAt.IsZero() {
+		return false, nil
+	}
+	now, maxAge := time.Now, a.MaxAge
+	if a.Now != nil {
+		now = a.Now
+	}
+	if maxAge <= 0 {
+		maxAge = DefaultDirectoryMaxAge
+	}
+	u := e.User
+	if now().Sub(e.SeenAt) > maxAge {
+		u.Groups, u.Email, u.EmailVerified = nil, "", false
 	}
 	return a.Access.Can(u, tenant, object, action), nil
 }

@@ -7,17 +7,19 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/oauth2"
-
-	"github.com/quarantine-console/quarantine/audit"
 )
 
 // Current returns the person signed in on the request's session, reading
 // the session's record (user_sessions) on every call, so a session an admin
 // revoked or that expired is signed out at once. When the groups are older
 // than the refresh interval, one request reads them again from the provider
-// with the refresh token; if the provider refuses (or gave no refresh
-// token), the session ends (audited as "auth.session_end") and Current
-// reports nobody. The error is for failing to read the database.
+// with the refresh token; if that fails (or there is no refresh token), the
+// session ends (audited as "auth.session_end") and Current reports nobody.
+// When the provider refused the person (it answered the refresh with an
+// error, or with a token that does not verify or names someone else), their
+// directory entry is also marked revoked in the same transaction, so what
+// they requested or approved is not published while nobody is signed in
+// (Authority). The error is for failing to read the database.
 func (l *Login) Current(ctx context.Context) (User, bool, error) {
 	id := l.sessions.GetString(ctx, sessionIDKey)
 	if id == "" {
@@ -41,53 +43,61 @@ func (l *Login) Current(ctx context.Context) (User, bool, error) {
 	if !mine { // another request is refreshing, or it was just done
 		return s.User, true, nil
 	}
-	u, reason := l.refresh(ctx, s)
-	if reason == "" {
+	u, end := l.refresh(ctx, s)
+	if end.reason == "" {
 		return u, true, nil
 	}
-	if err := endUserSession(ctx, l.db, id, reason); err != nil {
+	if err := endAtRefresh(ctx, l.db, s, end.reason, end.refused); err != nil {
 		return User{}, false, err
 	}
 	l.sessions.Remove(ctx, sessionIDKey)
-	l.log.Info("session ended at refresh", "issuer", s.User.Issuer, "subject", s.User.Subject, "reason", reason)
-	e := audit.Event{Actor: s.User.Actor, Action: "auth.session_end", Outcome: audit.OutcomeOK, ObjectType: "session", Reason: reason}
-	if _, err := audit.AppendFunc(ctx, l.db, e); err != nil {
-		return User{}, false, fmt.Errorf("audit session end: %w", err)
-	}
+	l.log.Info("session ended at refresh", "issuer", s.User.Issuer, "subject", s.User.Subject, "reason", end.reason, "directory_revoked", end.refused)
 	return User{}, false, nil
+}
+
+// refreshEnd is why a refresh ends a session: the reason, and whether the
+// provider refused the person (rather than the refresh being impossible or
+// failing on our side or on the way).
+type refreshEnd struct {
+	reason  string
+	refused bool
 }
 
 // refresh reads the person again from the provider. It returns the new
 // identity, or why the session must end.
-func (l *Login) refresh(ctx context.Context, s userSession) (User, string) {
+func (l *Login) refresh(ctx context.Context, s userSession) (User, refreshEnd) {
 	if s.RefreshToken == nil {
-		return User{}, "the identity provider gave no refresh token, so the groups cannot be read again; sign in again"
+		return User{}, refreshEnd{reason: "the identity provider gave no refresh token, so the groups cannot be read again; sign in again"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
 	tok, err := l.oauth.TokenSource(ctx, &oauth2.Token{RefreshToken: *s.RefreshToken}).Token()
 	if err != nil {
 		l.log.Warn("session refresh refused", "subject", s.User.Subject, "err", err)
-		return User{}, "the identity provider did not refresh the sign-in"
+		// The provider's own error answer (invalid_grant: the grant was
+		// revoked, the person removed) refuses the person; a network error
+		// or a timeout says nothing about them.
+		var answered *oauth2.RetrieveError
+		return User{}, refreshEnd{reason: "the identity provider did not refresh the sign-in", refused: errors.As(err, &answered)}
 	}
 	u, err := l.refreshedIdentity(ctx, tok, s.User.Issuer)
 	if err != nil {
 		l.log.Warn("session refresh unreadable", "subject", s.User.Subject, "err", err)
-		return User{}, "the identity provider's answer to the refresh could not be verified"
+		return User{}, refreshEnd{reason: "the identity provider's answer to the refresh could not be verified", refused: true}
 	}
 	if !u.SameIdentity(s.User.Actor) { // the same identity; another one with the same email is someone else
-		return User{}, "the identity provider refreshed the sign-in as someone else"
+		return User{}, refreshEnd{reason: "the identity provider refreshed the sign-in as someone else", refused: true}
 	}
 	if err := storeRefreshed(ctx, l.db, s.ID, u, tok.RefreshToken); err != nil {
 		l.log.Error("store refreshed session", "err", err)
-		return User{}, "the refreshed sign-in could not be stored"
+		return User{}, refreshEnd{reason: "the refreshed sign-in could not be stored"}
 	}
 	if l.directory != nil {
 		if err := l.directory.Remember(ctx, u); err != nil {
 			l.log.Warn("remember refreshed identity", "err", err)
 		}
 	}
-	return u, ""
+	return u, refreshEnd{}
 }
 
 // refreshedIdentity reads the person from a refresh response: its ID token

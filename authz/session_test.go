@@ -92,8 +92,14 @@ func TestSessionEndsWhenRefreshFails(t *testing.T) {
 	require.NoError(t, b.db.Pool.QueryRow(context.Background(),
 		`SELECT count(*) FROM audit_log WHERE action = 'auth.session_end' AND actor_subject = 'u-1'`).Scan(&audited))
 	assert.Equal(t, 1, audited)
+	dir, err := NewDirectory(b.db.Pool).Lookup(context.Background(), u.Issuer, u.Subject)
+	require.NoError(t, err)
+	assert.False(t, dir.RevokedAt.IsZero(), "the provider refused the person: their directory entry is revoked")
+	assert.Empty(t, dir.Groups)
 
-	// No refresh token at all: the session ends at the interval too.
+	// No refresh token at all: the session ends at the interval too, but
+	// nothing was refused: the directory keeps the groups of the sign-in
+	// (they count until they are a session lifetime old).
 	b2 := setupLogin(t)
 	b2.signIn(t)
 	_, err = b2.db.Pool.Exec(context.Background(), `UPDATE user_sessions SET refresh_token = NULL`)
@@ -101,6 +107,10 @@ func TestSessionEndsWhenRefreshFails(t *testing.T) {
 	b2.ageSessions(t)
 	_, ok = b2.me(t)
 	assert.False(t, ok)
+	dir, err = NewDirectory(b2.db.Pool).Lookup(context.Background(), b2.idp.Issuer(), "u-1")
+	require.NoError(t, err)
+	assert.True(t, dir.RevokedAt.IsZero())
+	assert.Equal(t, []string{"acme:oncall"}, dir.Groups)
 }
 
 // TestSessionRefreshKeepsIdentity: a provider that answers a refresh for

@@ -109,6 +109,30 @@ func endUserSession(ctx context.Context, db *pgxpool.Pool, id, reason string) er
 	return nil
 }
 
+// endAtRefresh ends session s of u with reason, in one transaction with its
+// audit entry (action "auth.session_end"); when revoke, the provider refused
+// the person, and their directory entry is marked revoked in the same
+// transaction (revokeEntry).
+func endAtRefresh(ctx context.Context, db *pgxpool.Pool, s userSession, reason string, revoke bool) error {
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, endSession, s.ID, clip(reason, 500)); err != nil {
+			return err
+		}
+		if revoke {
+			if err := revokeEntry(ctx, tx, s.User.Issuer, s.User.Subject, reason); err != nil {
+				return err
+			}
+		}
+		e := audit.Event{Actor: s.User.Actor, Action: "auth.session_end", Outcome: audit.OutcomeOK, ObjectType: "session", Reason: reason}
+		_, err := audit.Append(ctx, tx, e)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("end session at refresh: %w", err)
+	}
+	return nil
+}
+
 // ActivePerson is someone with sessions that have not ended or expired.
 type ActivePerson struct {
 	User      User // as of their newest session
@@ -147,22 +171,29 @@ func ActivePeople(ctx context.Context, db *pgxpool.Pool) ([]ActivePerson, error)
 const revokePerson = `UPDATE user_sessions SET ended_at = now(), ended_reason = $3, refresh_token = NULL
     WHERE issuer = $1 AND subject = $2 AND ended_at IS NULL -- sessions already ended keep their reason`
 
-// RevokeSessions ends every session of the person issuer|subject, in one
-// transaction with its audit entry (action "auth.sessions_revoke", the count
-// in After), and returns how many it ended. Their next request is a
-// signed-out one; signing in again reads their groups afresh. It returns an
-// invalid quarantine.Error for an empty issuer or subject.
+// RevokeSessions ends every session of the person issuer|subject and marks
+// their directory entry revoked (groups cleared: a replay worker then finds
+// no right of theirs, so what they requested or approved is not published),
+// in one transaction with its audit entry (action "auth.sessions_revoke",
+// the count in After), and returns how many sessions it ended. Their next
+// request is a signed-out one; signing in again reads their groups afresh
+// and lifts the mark. It returns an invalid quarantine.Error for an empty
+// issuer or subject.
 func RevokeSessions(ctx context.Context, db *pgxpool.Pool, issuer, subject string, by User, meta audit.Event) (int64, error) {
 	if issuer == "" || subject == "" {
 		return 0, quarantine.Errorf(quarantine.EINVALID, "Choose a person: issuer and subject are required.")
 	}
 	var n int64
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, revokePerson, issuer, subject, "revoked by "+by.Display())
+		reason := "revoked by " + by.Display()
+		tag, err := tx.Exec(ctx, revokePerson, issuer, subject, reason)
 		if err != nil {
 			return err
 		}
 		n = tag.RowsAffected()
+		if err := revokeEntry(ctx, tx, issuer, subject, reason); err != nil {
+			return err
+		}
 		meta.Actor, meta.Action, meta.Outcome = by.Actor, "auth.sessions_revoke", audit.OutcomeOK
 		meta.ObjectType, meta.ObjectID = "person", issuer+"|"+subject
 		meta.After = map[string]any{"sessions_ended": n}

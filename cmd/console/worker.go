@@ -46,6 +46,8 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 	})
 	s.replay(&cfg.Replay, 4)
 	s.groups(&cfg.Replay.Groups)
+	s.duration(&cfg.Replay.DirectoryMaxAge, "session-lifetime", "SESSION_LIFETIME", 12*time.Hour,
+		"the console's session lifetime: groups read from the identity provider longer ago give no right to a replay", time.Minute, 30*24*time.Hour)
 	s.str(&level, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
 	s.str(&format, "log-format", "LOG_FORMAT", "text", "text or json", checkOneOf("text", "json"))
 	if err := s.parse(args); err != nil {
