@@ -64,9 +64,9 @@ type Config struct {
 	IngestWorkers int
 	BatchWait     time.Duration
 	AckWait       time.Duration
-	// StallAfter is how long dead letters may wait with the ingest
-	// consumer's ack floor standing still before readiness fails; 0 turns
-	// the check off.
+	// StallAfter is how long dead letters may wait with none stored and
+	// acked by the ingest consumer before readiness fails; 0 turns the
+	// check off.
 	StallAfter time.Duration
 	// IngestTuning, when not nil, changes the ingester's configuration
 	// last (tests: quicker health checks and retries).

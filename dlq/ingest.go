@@ -26,9 +26,10 @@ type IngestConfig struct {
 	AckWait        time.Duration // redelivery of unacked messages; default 1 minute
 	Watch          []WatchStream // streams whose give-ups are captured from advisories
 
-	// StallAfter is how long dead letters may wait with the consumer's ack
-	// floor standing still before Health reports ingest stalled (and
-	// readiness fails). Default 2 minutes; negative: never.
+	// StallAfter is how long dead letters may wait with none stored and
+	// acked by the consumer (StreamHealth.Settled standing still) before
+	// Health reports ingest stalled (and readiness fails). Default 2
+	// minutes; negative: never.
 	StallAfter time.Duration
 	// HealthEvery is how often the consumers are checked (pending count,
 	// oldest unacked message, whether they still exist). Default 5 seconds.

@@ -42,9 +42,29 @@ type StreamHealth struct {
 	AckFloor  uint64
 	OldestSeq uint64
 	OldestAt  time.Time
-	// ProgressAt is the last check at which the ack floor had moved, or
-	// nothing was waiting.
+	// Settled counts the messages the consumer has delivered and that are
+	// no longer waiting for an ack (stored and acked by any replica, or
+	// gone from the stream): the last delivered stream sequence less the
+	// unacked count (settled). It grows with every ack, whether or not the
+	// ack floor moves.
+	Settled uint64
+	// ProgressAt is the last check at which Settled had grown (or the ack
+	// floor moved), or nothing was waiting.
 	ProgressAt time.Time
+}
+
+// settled is Settled of a consumer's state. It is the consumer's progress
+// signal, not the ack floor: one dead letter that cannot be stored (nak'd
+// every RetryUnstorable) holds the floor where it is however many others
+// are stored after it, and readiness would fail on every replica while
+// ingest works. A message delivered and not acked adds one to both terms,
+// a redelivery to neither, an ack takes one from the unacked count.
+func settled(info *jetstream.ConsumerInfo) uint64 {
+	unacked := uint64(max(info.NumAckPending, 0))
+	if unacked > info.Delivered.Stream {
+		return 0
+	}
+	return info.Delivered.Stream - unacked
 }
 
 // Waiting is how many dead letters the stream holds that are not yet rows.
@@ -59,8 +79,8 @@ func (s StreamHealth) Lag(now time.Time) time.Duration {
 	return max(now.Sub(s.OldestAt), 0)
 }
 
-// NoProgress is how long dead letters have waited at now with the ack
-// floor standing still; 0 when nothing waits.
+// NoProgress is how long dead letters have waited at now with none stored
+// (Settled standing still); 0 when nothing waits.
 func (s StreamHealth) NoProgress(now time.Time) time.Duration {
 	if s.Waiting() == 0 || s.ProgressAt.IsZero() {
 		return 0
@@ -121,7 +141,7 @@ func (h IngestHealth) Stalled(now time.Time) []string {
 			if s.Waiting() == 1 {
 				waiting = "1 dead letter waits"
 			}
-			out = append(out, fmt.Sprintf("%s: the consumer's ack floor has not moved for %s while %s; the oldest not stored (#%d) arrived %s ago",
+			out = append(out, fmt.Sprintf("%s: no dead letter has been stored for %s while %s; the oldest not stored (#%d) arrived %s ago",
 				s.Stream, s.NoProgress(now).Round(time.Second), waiting, s.OldestSeq, s.Lag(now).Round(time.Second)))
 		}
 	}
@@ -222,11 +242,13 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		in.log.Info("checking the ingest consumer works again", "stream", stream, "failed_for", now.Sub(s.FailingSince).Round(time.Second))
 	}
 	moved := info.AckFloor.Stream != s.AckFloor
+	done := settled(info)
 	s.CheckedAt, s.CheckErr, s.FailingSince = now, "", time.Time{}
 	s.Pending, s.Unacked = info.NumPending, info.NumAckPending
-	if s.Waiting() == 0 || moved || s.ProgressAt.IsZero() {
+	if s.Waiting() == 0 || moved || done > s.Settled || s.ProgressAt.IsZero() {
 		s.ProgressAt = now
 	}
+	s.Settled = done // also when it shrinks: the consumer was made again
 	if s.Waiting() == 0 {
 		s.OldestSeq, s.OldestAt = 0, time.Time{}
 	} else if moved || s.OldestAt.IsZero() {
@@ -271,7 +293,7 @@ func newHealthCollector(b *healthBoard) *healthCollector {
 		age: prometheus.NewDesc("quarantine_ingest_oldest_unacked_age_seconds",
 			"Age of the oldest dead letter in the stream not yet stored (since JetStream stored it); 0 when none waits. The DLQ lag.", l, nil),
 		stuck: prometheus.NewDesc("quarantine_ingest_no_progress_seconds",
-			"How long dead letters have waited with the consumer's ack floor standing still; 0 when none waits.", l, nil),
+			"How long dead letters have waited with none stored and acked by the consumer (the ack floor may stand still behind one that cannot be stored while others are); 0 when none waits.", l, nil),
 	}
 }
 

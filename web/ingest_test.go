@@ -100,7 +100,7 @@ func TestIngestStallMakesNotReady(t *testing.T) {
 
 	d := b.Do(t, c, "GET", "/", nil, nil).Doc(t)
 	assert.Contains(t, byID(d, "ingest-lag").AttrOr("class", ""), "ingest-lag--stalled")
-	assert.Contains(t, text(byID(d, "ingest-stalled")), "ack floor has not moved")
+	assert.Contains(t, text(byID(d, "ingest-stalled")), "no dead letter has been stored")
 
 	// The cause goes away: the message is stored on its next delivery and
 	// the console is ready again.
@@ -114,4 +114,64 @@ func TestIngestStallMakesNotReady(t *testing.T) {
 	assert.Equal(t, 1, rows)
 	wait.Until(t, "nothing pending", 30*time.Second, func() bool { return metric(t, b, pending) == 0 })
 	assert.Contains(t, text(byID(b.Do(t, c, "GET", "/", nil, nil).Doc(t), "ingest-lag")), "up to date")
+}
+
+// TestIngestPinnedFloorStaysReady: one dead letter PostgreSQL refuses in
+// every form stays unacked and holds the consumer's ack floor where it is,
+// while others keep arriving and are stored. That is not a stall: the
+// console stays ready for well past INGEST_STALL_AFTER. When the others
+// stop and the refused one still waits, it is.
+func TestIngestPinnedFloorStaysReady(t *testing.T) {
+	t.Parallel()
+	const stallAfter = 2 * time.Second
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) {
+		c.StallAfter = stallAfter
+		c.IngestTuning = func(ic *dlq.IngestConfig) {
+			ic.HealthEvery, ic.RetryUnstorable = 100*time.Millisecond, 300*time.Millisecond
+		}
+	}})
+	ctx := context.Background()
+	wait.Until(t, "ready, with ingest checked", 30*time.Second, func() bool {
+		code, _ := ready(t, b)
+		return code == http.StatusOK && metric(t, b, `quarantine_ingest_pending_messages{stream="DLQ"}`) == 0
+	})
+	_, err := b.DB.OwnerPool.Exec(ctx, `ALTER TABLE dead_letters ADD CONSTRAINT test_refuses_tenant CHECK (tenant <> 'stuck')`)
+	require.NoError(t, err)
+	ack, err := b.JetStream.Publish(ctx, "dlq.stuck.orders.refund", []byte("cannot be stored"))
+	require.NoError(t, err)
+	wait.Until(t, "the refused one to be tried", 30*time.Second, func() bool {
+		return metric(t, b, "quarantine_ingest_unstorable_total") > 0
+	})
+
+	// Others arrive one after another, each stored before the next, for
+	// three times INGEST_STALL_AFTER: readiness holds all along.
+	stored := func() int {
+		var n int
+		require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE tenant = 'acme'`).Scan(&n))
+		return n
+	}
+	sent := 0
+	for start := time.Now(); time.Since(start) < 3*stallAfter; {
+		_, err := b.JetStream.Publish(ctx, "dlq.acme.orders.refund", fmt.Appendf(nil, "after %d", sent))
+		require.NoError(t, err)
+		sent++
+		wait.Until(t, fmt.Sprintf("dead letter %d stored", sent), 30*time.Second, func() bool { return stored() == sent })
+		code, problems := ready(t, b)
+		require.Equal(t, http.StatusOK, code, "not ready after %s with %d stored behind the refused one: %q", time.Since(start).Round(time.Millisecond), sent, problems)
+	}
+	cons, err := b.JetStream.Consumer(ctx, "DLQ", "quarantine-ingest")
+	require.NoError(t, err)
+	assert.Less(t, cons.CachedInfo().AckFloor.Stream, ack.Sequence, "the ack floor stood behind the refused one all along")
+	var refused int
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE tenant = 'stuck'`).Scan(&refused))
+	require.Zero(t, refused)
+
+	// Nothing else arrives: now the refused one is a stall.
+	var problems []string
+	wait.Until(t, "readiness to fail", 30*time.Second, func() bool {
+		var code int
+		code, problems = ready(t, b)
+		return code == http.StatusServiceUnavailable
+	})
+	assert.Regexp(t, `^ingest: DLQ stalled for \d+s$`, problems[0])
 }

@@ -132,7 +132,9 @@ func (s *Server) healthz(c echo.Context) error {
 
 // readyz answers 200 when PostgreSQL answers a query, the NATS connection
 // is up and ingest is not stalled (dead letters waiting longer than
-// INGEST_STALL_AFTER with the ingest consumer's ack floor standing still);
+// INGEST_STALL_AFTER with none stored and acked meanwhile: dlq.StreamHealth,
+// whose progress signal is not the ack floor, which one unstorable dead
+// letter holds still while the rest are stored);
 // 503 naming the dependency that is not. The answer is public (load
 // balancers ask it), so it never carries an error's text, which may hold
 // addresses, user names or worse, nor counts of dead letters; the log has
