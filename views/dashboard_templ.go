@@ -657,7 +657,7 @@ func dashboard(m DashboardModel) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = groupTable("", m.TopGroups, m.Now, true, GroupActions{}).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = groupTable(m.TopGroups, m.Now, true, GroupActions{}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -278,7 +278,7 @@ func deadLetterList(m DeadLetterListModel) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if m.GroupPanel != nil {
-				templ_7745c5c3_Err = GroupPanel("", *m.GroupPanel).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = GroupPanel(*m.GroupPanel).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

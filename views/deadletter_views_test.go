@@ -180,7 +180,7 @@ func TestDeadLetterListView(t *testing.T) {
 	t.Run("Rows", func(t *testing.T) {
 		t.Parallel()
 		m := sampleList()
-		m.BulkActions = views.DeadLetterBulkActions("", views.BulkActionsModel{CanReplay: true})
+		m.BulkActions = views.DeadLetterBulkActions(views.BulkActionsModel{CanReplay: true})
 		doc, html := render(t, views.DeadLetterList(triagePage("Dead letters", "deadletters"), m))
 		assertNoInjection(t, doc, html)
 		rows := byTestID(doc, "deadletter-row")

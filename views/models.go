@@ -25,13 +25,7 @@ type Page struct {
 	TimeZone string
 	// Here is the path and query of the page, for forms that come back to it.
 	Here string
-	// CSRFToken, when not empty, is sent as the hidden form field CSRFField
-	// in every POST form the views render (logout, delete, add).
-	CSRFToken string
 }
-
-// CSRFField is the name of the hidden form field that carries Page.CSRFToken.
-const CSRFField = "_csrf"
 
 // Assets are the URL paths of the static files, usually with a ?v= version.
 type Assets struct {

@@ -92,7 +92,7 @@ func (s *Server) replayPanel(c echo.Context, d dlq.DeadLetter, fix *views.FixFor
 	if s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActFix) {
 		m.Fix = fixFormFor(d.ID, d.Tenant, d.ItemType, d.Fingerprint, fix)
 	}
-	return views.DeadLetterActionsPanel("", m), nil
+	return views.DeadLetterActionsPanel(m), nil
 }
 
 // fixFormFor is the form that records a fix for the item type (or error
@@ -125,5 +125,5 @@ func (s *Server) bulkActions(c echo.Context, q url.Values, m views.DeadLetterLis
 			b.Matching = views.CappedCount(m.Count, m.CountCapped)
 		}
 	}
-	return views.DeadLetterBulkActions("", b)
+	return views.DeadLetterBulkActions(b)
 }

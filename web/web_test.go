@@ -132,6 +132,39 @@ func TestCrossSitePostRejected(t *testing.T) {
 	assert.Equal(t, http.StatusSeeOther, resp.Status)
 }
 
+// TestEveryPostRefusesCrossSite walks the route table: every POST, from
+// another site's page (by Sec-Fetch-Site, or by Origin alone for browsers
+// that send no fetch metadata), is refused before its handler and audited
+// under the signed-in person. This check is the console's CSRF protection:
+// forms carry no token.
+func TestEveryPostRefusesCrossSite(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	admin, u := b.SignIn(t, "*:admin")
+	posts := 0
+	for _, r := range (&web.Server{}).Routes() {
+		if r.Method != http.MethodPost {
+			continue
+		}
+		posts++
+		for _, hdr := range []map[string]string{
+			{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"},
+			{"Origin": "https://evil.example", "Sec-Fetch-Site": ""},
+		} {
+			where := "action = 'csrf.denied' AND object_id = $1 AND actor_subject = $2"
+			before := b.AuditCount(t, where, "POST "+concretePath(r.Path), u.Subject)
+			resp := b.Do(t, admin, r.Method, concretePath(r.Path), url.Values{"reason": {"x"}}, hdr)
+			assert.Equal(t, http.StatusForbidden, resp.Status, "%s %s from %v", r.Method, r.Path, hdr)
+			assert.Contains(t, resp.Body, "Cross-site request refused.")
+			assert.Equal(t, before+1, b.AuditCount(t, where, "POST "+concretePath(r.Path), u.Subject), "%s %s: audited", r.Method, r.Path)
+		}
+	}
+	assert.GreaterOrEqual(t, posts, 10)
+	resp := b.Do(t, admin, "GET", "/", nil, nil)
+	require.Equal(t, http.StatusOK, resp.Status)
+	assert.Zero(t, resp.Doc(t).Find(`input[name="_csrf"]`).Length(), "no token field that nothing checks")
+}
+
 func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
