@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,7 +47,7 @@ var ErrLogin = errors.New("sign-in failed")
 // flowTTL is how long a started sign-in may take.
 const flowTTL = 10 * time.Minute
 
-// maxFlows bounds sign-ins pending in one session (several tabs).
+// maxFlows bounds sign-ins pending in one browser (several tabs).
 const maxFlows = 5
 
 // Login runs the OIDC authorization-code flow with PKCE, state and nonce,
@@ -134,23 +133,11 @@ func NewLogin(ctx context.Context, cfg OIDCConfig, wait time.Duration, sessions 
 	}, nil
 }
 
-// flow is a sign-in in progress, kept in the session under its state.
-type flow struct {
-	Nonce    string    `json:"nonce"`
-	Verifier string    `json:"verifier"`
-	ReturnTo string    `json:"return_to"`
-	Started  time.Time `json:"started"`
-}
-
 // Start begins a sign-in: GET /auth/login?return_to=/path.
 func (l *Login) Start(c echo.Context) error {
-	ctx := c.Request().Context()
-	f := flow{Nonce: randomToken(), Verifier: oauth2.GenerateVerifier(), ReturnTo: LocalPath(c.QueryParam("return_to")), Started: l.now()}
-	state := randomToken()
-	flows := l.flows(ctx)
-	flows[state] = f
-	l.saveFlows(ctx, flows)
-	url := l.oauth.AuthCodeURL(state, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier))
+	f := flow{State: randomToken(), Nonce: randomToken(), Verifier: oauth2.GenerateVerifier(), ReturnTo: returnTo(c.QueryParam("return_to")), Started: l.now()}
+	l.startFlow(c, f)
+	url := l.oauth.AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier))
 	return c.Redirect(http.StatusFound, url)
 }
 
@@ -162,14 +149,10 @@ func (l *Login) Start(c echo.Context) error {
 func (l *Login) Callback(c echo.Context) error {
 	ctx := c.Request().Context()
 	q := c.Request().URL.Query()
-	state := q.Get("state")
-	flows := l.flows(ctx)
-	f, ok := flows[state]
-	if state == "" || !ok {
+	f, ok := l.takeFlow(c, q.Get("state")) // one use only
+	if !ok {
 		return l.deny(c, DenialLoginState, "the sign-in state is missing, unknown or already used; start again")
 	}
-	delete(flows, state) // one use only
-	l.saveFlows(ctx, flows)
 	if l.now().Sub(f.Started) > flowTTL {
 		return l.deny(c, DenialLoginFlow, "the sign-in took too long; start again")
 	}
@@ -318,34 +301,6 @@ func RequestMeta(c echo.Context) quarantine.RequestMeta {
 	return quarantine.RequestMeta{
 		RequestID: c.Response().Header().Get(echo.HeaderXRequestID), RemoteAddr: c.RealIP(), UserAgent: c.Request().UserAgent(),
 	}
-}
-
-func (l *Login) flows(ctx context.Context) map[string]flow {
-	flows := map[string]flow{}
-	if raw := l.sessions.GetString(ctx, keyFlows); raw != "" {
-		_ = json.Unmarshal([]byte(raw), &flows) // a broken value starts afresh
-	}
-	now := l.now()
-	for k, f := range flows {
-		if now.Sub(f.Started) > flowTTL {
-			delete(flows, k)
-		}
-	}
-	return flows
-}
-
-func (l *Login) saveFlows(ctx context.Context, flows map[string]flow) {
-	for len(flows) > maxFlows { // drop the oldest
-		var oldest string
-		for k, f := range flows {
-			if oldest == "" || f.Started.Before(flows[oldest].Started) {
-				oldest = k
-			}
-		}
-		delete(flows, oldest)
-	}
-	raw, _ := json.Marshal(flows) // plain strings and times always marshal
-	l.sessions.Put(ctx, keyFlows, string(raw))
 }
 
 // LocalPath returns p when it is a path on this site, else "/": a sign-in

@@ -9,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,9 +232,14 @@ func TestSessionRenewedAtLogin(t *testing.T) {
 		}
 		return ""
 	}
-	cb := b.atProvider(t, b.authorize(t))
+	// The browser has a session already (signed in before, say, or a
+	// token planted by someone else): signing in replaces it.
+	require.Equal(t, http.StatusSeeOther, b.get(t, b.atProvider(t, b.authorize(t)).String()).StatusCode)
 	before := cookie()
-	require.NotEmpty(t, before, "the sign-in flow lives in a session")
+	require.NotEmpty(t, before)
+	b.idp.QueueUser(b.user)
+	cb := b.atProvider(t, b.authorize(t))
+	assert.Equal(t, before, cookie(), "starting a sign-in leaves the session as it is")
 	require.Equal(t, http.StatusSeeOther, b.get(t, cb.String()).StatusCode)
 	after := cookie()
 	require.NotEmpty(t, after)
@@ -241,6 +247,75 @@ func TestSessionRenewedAtLogin(t *testing.T) {
 	var n int
 	require.NoError(t, b.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM sessions WHERE token = $1", before).Scan(&n))
 	assert.Zero(t, n, "the pre-login session is gone")
+}
+
+// TestLoginStoresNothingUntilCallback: GET /auth/login is anonymous, so a
+// stranger may call it without end. It stores nothing: no session row and
+// no user_sessions row until a callback succeeds; the flow lives in the
+// browser's cookie, at most maxFlows of them per browser (the oldest go),
+// and the newest still signs in.
+func TestLoginStoresNothingUntilCallback(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	ctx := context.Background()
+	rows := func() (sessions, userSessions int) {
+		require.NoError(t, b.db.Pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM user_sessions)").Scan(&sessions, &userSessions))
+		return sessions, userSessions
+	}
+	const flood = 200
+	stranger := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for range flood {
+		resp, err := stranger.Get(b.srv.URL + "/auth/login?return_to=/" + strings.Repeat("x", 100))
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusFound, resp.StatusCode)
+		for _, c := range resp.Cookies() {
+			require.NotEqual(t, SessionCookie, c.Name, "no session is started")
+		}
+	}
+	s, us := rows()
+	assert.Zero(t, s, "no session row for %d anonymous sign-ins started", flood)
+	assert.Zero(t, us)
+
+	// One browser starting more sign-ins than maxFlows keeps maxFlows of
+	// them: the oldest is refused, the newest signs in.
+	srvURL, err := url.Parse(b.srv.URL)
+	require.NoError(t, err)
+	var first, last *url.URL
+	for i := range maxFlows + 2 {
+		u := b.authorize(t)
+		if i == 0 {
+			first = u
+		}
+		last = u
+	}
+	flows := 0
+	for _, c := range b.client.Jar.Cookies(srvURL) {
+		if strings.HasPrefix(c.Name, loginCookiePrefix) {
+			flows++
+		}
+	}
+	assert.Equal(t, maxFlows, flows)
+	s, us = rows()
+	assert.Zero(t, s)
+	assert.Zero(t, us)
+	old := b.get(t, b.atProvider(t, first).String())
+	assert.Equal(t, http.StatusBadRequest, old.StatusCode)
+	assert.Contains(t, b.body(t, old), "missing, unknown or already used")
+	b.idp.QueueUser(b.user)
+	require.Equal(t, http.StatusSeeOther, b.get(t, b.atProvider(t, last).String()).StatusCode)
+	assert.True(t, b.signedIn(t))
+	s, us = rows()
+	assert.Equal(t, 1, s, "the session is stored when the sign-in succeeds")
+	assert.Equal(t, 1, us)
+}
+
+// TestLoginReturnToBounded: a return path longer than maxReturnTo returns
+// to "/" (the flow cookie stays small); a short one is kept.
+func TestLoginReturnToBounded(t *testing.T) {
+	assert.Equal(t, "/", returnTo("/"+strings.Repeat("a", maxReturnTo)))
+	assert.Equal(t, "/audit?x=1", returnTo("/audit?x=1"))
+	assert.Equal(t, "/", returnTo("https://evil.example/"))
 }
 
 func TestLocalPath(t *testing.T) {

@@ -57,5 +57,4 @@ func NewSessions(pool *pgxpool.Pool, cfg SessionConfig) (_ *scs.SessionManager, 
 const (
 	keyIDToken = "id_token"
 	keyLoginAt = "login_at"
-	keyFlows   = "oidc_flows"
 )

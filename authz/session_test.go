@@ -160,3 +160,20 @@ func TestRevokeSessionsEndsThemAtOnce(t *testing.T) {
 	_, err = RevokeSessions(context.Background(), b.db.Pool, "", "u-1", admin, audit.Event{})
 	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err))
 }
+
+// TestSessionCookieSettings: over https the session cookie is Secure,
+// HttpOnly, SameSite=Lax and __Host- prefixed (so no subdomain can plant
+// one); over http it has the plain name and is not Secure.
+func TestSessionCookieSettings(t *testing.T) {
+	secure, stop := NewSessions(nil, SessionConfig{Secure: true})
+	stop()
+	assert.Equal(t, SecureSessionCookie, secure.Cookie.Name)
+	assert.True(t, secure.Cookie.Secure)
+	assert.True(t, secure.Cookie.HttpOnly)
+	assert.Equal(t, http.SameSiteLaxMode, secure.Cookie.SameSite)
+	assert.Equal(t, "/", secure.Cookie.Path)
+	plain, stop := NewSessions(nil, SessionConfig{})
+	stop()
+	assert.Equal(t, SessionCookie, plain.Cookie.Name)
+	assert.False(t, plain.Cookie.Secure)
+}

@@ -166,20 +166,22 @@ func TestCredentialsRedactedInLogs(t *testing.T) {
 }
 
 // TestSecureCookieBehindTLS: with TLS ended in front (or an https public
-// URL), the session cookie is Secure with the __Host- prefix and responses
+// URL), the console's cookies (here the sign-in's, which carries its state
+// until the callback; the session cookie takes the same settings from the
+// same configuration) are Secure with the __Host- prefix and responses
 // carry HSTS; plain http on loopback has neither; http on an address other
 // machines reach logs a warning at start.
 func TestSecureCookieBehindTLS(t *testing.T) {
 	t.Parallel()
 	cookieOf := func(base string) *http.Cookie {
-		resp, _ := httpGet(t, base+"/auth/login", nil) // starts a sign-in: the session is written
+		resp, _ := httpGet(t, base+"/auth/login", nil) // starts a sign-in: its cookie is set
 		require.Equal(t, http.StatusFound, resp.StatusCode)
 		for _, c := range resp.Cookies() {
-			if strings.Contains(c.Name, "quarantine_session") {
+			if strings.Contains(c.Name, "quarantine_login_") {
 				return c
 			}
 		}
-		t.Fatalf("no session cookie: %v", resp.Header)
+		t.Fatalf("no sign-in cookie: %v", resp.Header)
 		return nil
 	}
 	for _, tc := range []struct {
@@ -193,7 +195,7 @@ func TestSecureCookieBehindTLS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, base, logs := startApp(t, tc.env, tc.args...)
 			c := cookieOf(base)
-			assert.Equal(t, "__Host-quarantine_session", c.Name)
+			assert.True(t, strings.HasPrefix(c.Name, "__Host-quarantine_login_"), c.Name)
 			assert.True(t, c.Secure)
 			assert.True(t, c.HttpOnly)
 			assert.Equal(t, "/", c.Path)
@@ -206,7 +208,7 @@ func TestSecureCookieBehindTLS(t *testing.T) {
 	t.Run("PlainHTTPOnLoopback", func(t *testing.T) {
 		_, base, logs := startApp(t, nil)
 		c := cookieOf(base)
-		assert.Equal(t, "quarantine_session", c.Name)
+		assert.True(t, strings.HasPrefix(c.Name, "quarantine_login_"), c.Name)
 		assert.False(t, c.Secure)
 		resp, _ := httpGet(t, base+"/healthz", nil)
 		assert.Empty(t, resp.Header.Get("Strict-Transport-Security"))
