@@ -53,9 +53,24 @@ func mailbox(email string) string {
 // MayApprove says whether actor may approve req: never someone who may be
 // its requester (SamePerson).
 func MayApprove(req Request, actor quarantine.Actor) Verdict {
+	return notRequester(req, actor, "you cannot approve your own request")
+}
+
+// MayReconcile says whether actor may settle an item of req whose outcome
+// nobody knows (applied, or not applied: republish or leave it). It is an
+// approver's word on the target, and "republish" publishes the item once
+// more: never someone who may be its requester (SamePerson), as for
+// approving.
+func MayReconcile(req Request, actor quarantine.Actor) Verdict {
+	return notRequester(req, actor, "you cannot settle an item of your own request: another approver of its class checks the target")
+}
+
+// notRequester blocks, with reason, an actor who may be req's requester
+// (separation of duties: the loose rule, SamePerson).
+func notRequester(req Request, actor quarantine.Actor, reason string) Verdict {
 	v := Verdict{Class: req.Class, Rule: -1, Outcome: Go}
 	if SamePerson(actor, req.Requester) {
-		return v.plain(Block, CheckOwnRequest, "you cannot approve your own request")
+		return v.plain(Block, CheckOwnRequest, reason)
 	}
 	return v
 }

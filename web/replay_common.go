@@ -102,7 +102,8 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 	if v.Check != "" && it.SkipReason == "" && v.Outcome != replaypolicy.Go {
 		row.Verdict, row.Check, row.Why = replay.VerdictOf(v), v.Check, v.Reason
 	}
-	if it.Outcome == replay.JobNeedsReconciliation && s.deps.Access.Can(userOf(c), req.Tenant, authz.ReplayObject(string(req.Class)), authz.ActReconcile) {
+	if it.Outcome == replay.JobNeedsReconciliation && s.deps.Access.Can(userOf(c), req.Tenant, authz.ReplayObject(string(req.Class)), authz.ActReconcile) &&
+		replaypolicy.MayReconcile(replaypolicy.Request{Class: replaypolicy.Class(req.Class), Requester: req.Requester}, userOf(c).Actor).Outcome == replaypolicy.Go {
 		dl := strconv.FormatInt(it.DeadLetterID, 10)
 		row.Reconcile = &views.ReconcileForm{DeadLetterID: it.DeadLetterID,
 			URL:          fmt.Sprintf("/replay/requests/%d/items/%s/reconcile", req.ID, dl),

@@ -276,8 +276,19 @@ func TestUnknownOutcomeStopsAfterWindow(t *testing.T) {
 	assert.Len(t, streamMsgs(t, short), 2, "every retry inside the window was dropped as a duplicate: one message per item")
 	assert.Equal(t, publishes, lost.Load(), "nothing is published once the window no longer covers the first attempt")
 
+	// Not the requester, by another account with their mailbox either
+	// (separation of duties, replaypolicy.SamePerson): refused, audited.
+	oncallElsewhere := quarantine.Actor{Issuer: "https://other-idp.example", Subject: "x9", Email: "OnCall@example.com"}
+	err := b.replays.Reconcile(ctx, req.ID, republish, oncallElsewhere,
+		replay.ReconcileInput{Choice: replaypolicy.Republish, Note: "trust me"}, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "%v", err)
+	assert.Equal(t, "needs_reconciliation", b.job(t, req.ID, republish).State)
+	var deniedRows int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action = 'replay.item.reconciled' AND outcome = 'denied' AND actor_subject = 'x9'`).Scan(&deniedRows))
+	assert.Equal(t, 1, deniedRows)
+
 	// A person settles them: what they decide is audited with the note.
-	err := b.replays.Reconcile(ctx, req.ID, applied, approver1, replay.ReconcileInput{Choice: replaypolicy.Applied}, quarantine.RequestMeta{})
+	err = b.replays.Reconcile(ctx, req.ID, applied, approver1, replay.ReconcileInput{Choice: replaypolicy.Applied}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "a decision says what was checked: %v", err)
 	require.NoError(t, b.replays.Reconcile(ctx, req.ID, applied, approver1,
 		replay.ReconcileInput{Choice: replaypolicy.Applied, Note: "the index holds lost-1 at version 1"}, quarantine.RequestMeta{}))

@@ -52,17 +52,23 @@ const (
 // target: applied (it counts as replayed), republish (published again
 // under the same message id; only while the request still publishes) or
 // not applied (back to quarantine). The route checks that actor may
-// reconcile replays of the request's class in its tenant. It returns
-// invalid for a choice the rules refuse (JudgeReconcile), a conflict when
+// reconcile replays of the request's class in its tenant; here, that actor
+// may not be its requester (MayReconcile: forbidden, audited as denied). It
+// returns invalid for a choice the rules refuse (JudgeReconcile), a conflict when
 // the item does not wait for a decision (settled already, say), not_found
 // for no such item; it is audited with the note, and the request ends
 // again as its items now count.
 func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, in ReconcileInput, meta quarantine.RequestMeta) error {
 	in.Note = strings.TrimSpace(in.Note)
+	var denied string // the tenant of a request whose items the actor may not settle
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
 			return err
+		}
+		if v := replaypolicy.MayReconcile(policyRequest(req, nil), actor); v.Outcome != replaypolicy.Go {
+			denied = req.Tenant
+			return refuse(v, quarantine.EFORBIDDEN)
 		}
 		if v := replaypolicy.JudgeReconcile(in.Choice, in.Note, string(req.Status)); v.Outcome != replaypolicy.Go {
 			code := quarantine.EINVALID
@@ -123,6 +129,9 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		_, err = audit.AppendBatch(ctx, tx, done)
 		return err
 	})
+	if denied != "" {
+		err = s.auditDenied(ctx, actor, meta, "replay.item.reconciled", denied, id, err)
+	}
 	if err != nil {
 		return fmt.Errorf("reconcile item %d of replay %d: %w", deadLetterID, id, err)
 	}

@@ -290,6 +290,11 @@ func TestReplayRulesArePure(t *testing.T) {
 			err := b.replays.Stop(ctx, req.ID, approver1, replay.StopInput{Reason: "wrong", Typed: "stop"}, quarantine.RequestMeta{})
 			return message(err), replaypolicy.JudgeStop("wrong", "stop").Reason
 		}},
+		{"MayReconcile", func(t *testing.T) (string, string) {
+			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-own-reconcile", nats.Header{dlq.HeaderOperationID: {"op-or"}}, "{}")}, replay.SubmitInput{})
+			err := b.replays.Reconcile(ctx, req.ID, 1, oncall, replay.ReconcileInput{Choice: replaypolicy.Applied, Note: "mine"}, quarantine.RequestMeta{})
+			return message(err), replaypolicy.MayReconcile(replaypolicy.Request{Requester: oncall}, oncall).Reason
+		}},
 		{"JudgeReconcile", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-reconcile", nats.Header{dlq.HeaderOperationID: {"op-r"}}, "{}")}, replay.SubmitInput{})
 			err := b.replays.Reconcile(ctx, req.ID, 1, approver1, replay.ReconcileInput{Choice: replaypolicy.Applied}, quarantine.RequestMeta{})
@@ -309,7 +314,7 @@ func TestReplayRulesArePure(t *testing.T) {
 	}
 	for _, fn := range []string{"JudgeItem", "JudgeDraft", "JudgeRequest", "SubmitVerdict", "Require", "MayApprove", "Confirmed",
 		"MayCancel", "MayEditPayload", "JudgeEdit", "JudgeDraftAge", "JudgeSelection", "JudgeRun", "JudgeJob",
-		"JudgeWindow", "JudgeAck", "JudgeRequestOutcome", "JudgeStop", "JudgeReconcile"} {
+		"JudgeWindow", "JudgeAck", "JudgeRequestOutcome", "JudgeStop", "JudgeReconcile", "MayReconcile"} {
 		assert.Contains(t, names, fn, "a case shows the service or a worker applying %s", fn)
 	}
 }
