@@ -54,6 +54,18 @@ func ready(t *testing.T, b *testfactory.Console) (int, []string) {
 	return resp.StatusCode, body.Problems
 }
 
+// notReady waits for /readyz to answer 503 and returns its problems.
+func notReady(t *testing.T, b *testfactory.Console) []string {
+	t.Helper()
+	var problems []string
+	wait.Until(t, "readiness to fail", 30*time.Second, func() bool {
+		var code int
+		code, problems = ready(t, b)
+		return code == http.StatusServiceUnavailable
+	})
+	return problems
+}
+
 func TestIngestStallMakesNotReady(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) {
@@ -82,12 +94,7 @@ func TestIngestStallMakesNotReady(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	var problems []string
-	wait.Until(t, "readiness to fail", 30*time.Second, func() bool {
-		var code int
-		code, problems = ready(t, b)
-		return code == http.StatusServiceUnavailable
-	})
+	problems := notReady(t, b)
 	require.Len(t, problems, 1, "%q", problems)
 	assert.Regexp(t, `^ingest: DLQ stalled for \d+s$`, problems[0], "which dependency and since when, no counts")
 	var rows int
@@ -167,11 +174,6 @@ func TestIngestPinnedFloorStaysReady(t *testing.T) {
 	require.Zero(t, refused)
 
 	// Nothing else arrives: now the refused one is a stall.
-	var problems []string
-	wait.Until(t, "readiness to fail", 30*time.Second, func() bool {
-		var code int
-		code, problems = ready(t, b)
-		return code == http.StatusServiceUnavailable
-	})
+	problems := notReady(t, b)
 	assert.Regexp(t, `^ingest: DLQ stalled for \d+s$`, problems[0])
 }
