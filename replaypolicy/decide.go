@@ -461,3 +461,19 @@ func containsActor(list []quarantine.Actor, a quarantine.Actor) bool {
 	}
 	return false
 }
+
+// CountApprovals is how many distinct approvers' approvals of req count at
+// at, by the rules Require counts them with (validApprovals): the one
+// count every page, list and message shows. A table without the class
+// counts none.
+func CountApprovals(t *Table, req Request, at time.Time) int {
+	if t == nil {
+		return 0
+	}
+	k, ok := t.Knobs(req.Class)
+	if !ok {
+		return 0
+	}
+	approvers, _ := validApprovals(k, req, at)
+	return len(approvers)
+}

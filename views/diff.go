@@ -11,17 +11,32 @@ import (
 )
 
 // PayloadDiff is what an edit changed in a payload, line by line, as an
-// approver reads it: JSON-aware when both sides parse as JSON (each
-// pretty-printed with sorted keys, so reordering keys or spacing shows as
-// no change), text when both are UTF-8, a hex dump otherwise. Long runs of
-// unchanged lines are folded. Payloads come from producers and people:
-// the lines are text, rendered escaped.
+// approver reads it. It never hides a change:
+//
+//   - JSON-aware (each side pretty-printed with sorted keys, so reordering
+//     keys or spacing shows as no change) only when both sides are valid
+//     UTF-8 JSON without duplicate keys, and the JSON values differ: a map
+//     would collapse duplicate keys and replace invalid bytes, and an edit
+//     of spacing or escapes alone would read as "no change";
+//   - otherwise text when both are UTF-8, a hex dump when not;
+//   - a side longer than maxDiffBytes is not compared at all (TooLarge):
+//     the page says so and offers both payloads for download, rather than
+//     comparing a part and showing it as the whole.
+//
+// Long runs of unchanged lines are folded; changed lines never are.
+// Payloads come from producers and people: the lines are text, rendered
+// escaped.
 type PayloadDiff struct {
-	Kind      string // "json", "text" or "hex"
-	Lines     []DiffLine
-	Added     int
-	Removed   int
-	Truncated bool // a side was longer than maxDiffBytes: only its start is compared
+	Kind    string // "json", "text" or "hex"; "" when TooLarge
+	Lines   []DiffLine
+	Added   int
+	Removed int
+	// TooLarge: a side is over maxDiffBytes, so nothing was compared;
+	// OriginalSize and EditedSize say how large they are.
+	TooLarge                 bool
+	OriginalSize, EditedSize int
+	// Note says why the diff is not JSON-aware when both sides are JSON.
+	Note string
 }
 
 // DiffLine is one line of a diff: Op is "+" (only in the edited payload),
@@ -39,21 +54,29 @@ const (
 	diffContext  = 3
 )
 
+// MaxDiffBytes is the largest payload a diff compares.
+const MaxDiffBytes = maxDiffBytes
+
 // NewPayloadDiff compares original and edited.
 func NewPayloadDiff(original, edited []byte) PayloadDiff {
-	var d PayloadDiff
+	d := PayloadDiff{OriginalSize: len(original), EditedSize: len(edited)}
 	if len(original) > maxDiffBytes || len(edited) > maxDiffBytes {
-		original, edited = original[:min(len(original), maxDiffBytes)], edited[:min(len(edited), maxDiffBytes)]
-		d.Truncated = true
+		d.TooLarge = true
+		return d
 	}
 	var a, b string
 	ja, oka := canonicalJSON(original)
 	jb, okb := canonicalJSON(edited)
 	switch {
-	case oka && okb:
+	case oka && okb && (ja != jb || bytes.Equal(original, edited)):
 		d.Kind, a, b = "json", ja, jb
 	case utf8.Valid(original) && utf8.Valid(edited):
 		d.Kind, a, b = "text", string(original), string(edited)
+		if oka && okb {
+			d.Note = "The JSON values are equal: the edit changes only spacing, key order or escapes, shown as text."
+		} else if jsonLike(original) && jsonLike(edited) {
+			d.Note = "Compared as text: a side is not one JSON value, or has a key twice."
+		}
 	default:
 		d.Kind, a, b = "hex", hexDump(original), hexDump(edited)
 	}
@@ -83,6 +106,13 @@ func NewPayloadDiff(original, edited []byte) PayloadDiff {
 	}
 	d.Lines = fold(all)
 	return d
+}
+
+// jsonLike reports whether b starts, after spaces, like a JSON object or
+// array.
+func jsonLike(b []byte) bool {
+	t := bytes.TrimSpace(b)
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
 }
 
 // fold keeps diffContext unchanged lines around each change and replaces
@@ -115,8 +145,12 @@ func fold(lines []DiffLine) []DiffLine {
 }
 
 // canonicalJSON is b pretty-printed with sorted keys and exact numbers,
-// when b is one JSON value.
+// when b is one JSON value in valid UTF-8 with no object holding a key
+// twice (decoding into a map would keep only one of them).
 func canonicalJSON(b []byte) (string, bool) {
+	if !utf8.Valid(b) || !json.Valid(b) || duplicateKeys(b) {
+		return "", false
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any
@@ -131,6 +165,49 @@ func canonicalJSON(b []byte) (string, bool) {
 		return "", false
 	}
 	return out.String(), true
+}
+
+// duplicateKeys reports whether an object of the JSON value b names a key
+// twice (b is valid JSON).
+func duplicateKeys(b []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		key    bool // the next string token is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false // the end (b is valid)
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if k, isKey := tok.(string); isKey && top != nil && top.object && top.key {
+			if top.keys[k] {
+				return true
+			}
+			top.keys[k], top.key = true, false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, keys: map[string]bool{}, key: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value ended: in an object, a key comes next.
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].key = true
+		}
+	}
 }
 
 // hexDump is b as lines of 16 bytes: offset, hex, and the printable ASCII.

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -45,10 +46,62 @@ func TestPayloadDiff(t *testing.T) {
 			t.Errorf("hex diff:\n%s", render(d))
 		}
 	})
-	t.Run("Bounded", func(t *testing.T) {
+	t.Run("TooLargeIsNotComparedInPart", func(t *testing.T) {
 		big := []byte(strings.Repeat("x\n", maxDiffBytes))
-		if d := NewPayloadDiff(big, append([]byte("y\n"), big...)); !d.Truncated || d.Kind != "text" {
-			t.Errorf("a side over the bound is compared by its start: %+v", d.Kind)
+		d := NewPayloadDiff(big, append(big, []byte("changed at the end\n")...))
+		if !d.TooLarge || len(d.Lines) != 0 || d.OriginalSize != len(big) || d.EditedSize != len(big)+19 {
+			t.Errorf("a side over the bound is not compared (no part shown as the whole): %+v", d.Kind)
+		}
+	})
+	t.Run("DuplicateKeysCompareAsText", func(t *testing.T) {
+		// As a map both sides are {"amount":1}: the edit of the first key
+		// would vanish.
+		d := NewPayloadDiff([]byte(`{"amount":5,"amount":1}`), []byte(`{"amount":500,"amount":1}`))
+		if d.Kind != "text" || d.Added != 1 || d.Removed != 1 || d.Note == "" {
+			t.Fatalf("diff %+v:\n%s", d, render(d))
+		}
+		if got := render(d); !strings.Contains(got, `+{"amount":500,"amount":1}`) {
+			t.Errorf("the edited duplicate shows:\n%s", got)
+		}
+		nested := NewPayloadDiff([]byte(`{"a":{"k":1,"k":2},"b":[{"k":1},{"k":2}]}`), []byte(`{"a":{"k":3,"k":2},"b":[{"k":1},{"k":2}]}`))
+		if nested.Kind != "text" || nested.Added == 0 {
+			t.Errorf("a nested duplicate key: %+v", nested)
+		}
+		if ok := NewPayloadDiff([]byte(`{"a":{"k":1},"b":{"k":1},"c":[{"k":1},{"k":2}]}`), []byte(`{"a":{"k":2},"b":{"k":1},"c":[{"k":1},{"k":2}]}`)); ok.Kind != "json" {
+			t.Errorf("the same key in sibling objects is no duplicate: %+v", ok.Kind)
+		}
+	})
+	t.Run("InvalidUTF8ComparesBytes", func(t *testing.T) {
+		// Decoding would replace both invalid bytes by U+FFFD: equal values.
+		d := NewPayloadDiff([]byte("{\"n\":\"a\xff\"}"), []byte("{\"n\":\"a\xfe\"}"))
+		if d.Kind != "hex" || d.Added == 0 || d.Removed == 0 {
+			t.Errorf("diff %+v:\n%s", d, render(d))
+		}
+	})
+	t.Run("FormattingOnlyEditShows", func(t *testing.T) {
+		d := NewPayloadDiff([]byte(`{"n":"\u00e9"}`), []byte(`{"n":"é"}`))
+		if d.Kind != "text" || d.Added != 1 || d.Removed != 1 || !strings.Contains(d.Note, "equal") {
+			t.Errorf("bytes changed, values equal: the change still shows: %+v", d)
+		}
+	})
+	t.Run("EveryChangeShows", func(t *testing.T) {
+		var a, b []string
+		for i := range 400 {
+			a = append(a, fmt.Sprintf(`"k%03d": %d`, i, i))
+		}
+		b = append(b, a...)
+		for i := 0; i < 400; i += 37 {
+			b[i] = fmt.Sprintf(`"k%03d": "edited"`, i)
+		}
+		d := NewPayloadDiff([]byte("{"+strings.Join(a, ",")+"}"), []byte("{"+strings.Join(b, ",")+"}"))
+		got := render(d)
+		for i := 0; i < 400; i += 37 {
+			if !strings.Contains(got, fmt.Sprintf(`+  "k%03d": "edited"`, i)) {
+				t.Errorf("edit of k%03d missing", i)
+			}
+		}
+		if d.Added != 11 || d.Removed != 11 {
+			t.Errorf("counts %d/%d", d.Added, d.Removed)
 		}
 	})
 }

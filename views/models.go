@@ -78,11 +78,15 @@ type Nav struct {
 	Dashboard   bool
 	DeadLetters bool
 	Groups      bool
+	Replays     bool
 	Approvals   bool
-	Audit       bool
-	Admin       bool
-	Policy      bool
-	Sessions    bool
+	// Awaiting counts the requests waiting for the user's approval: ones
+	// they may approve and did not request (and have not approved yet).
+	Awaiting int
+	Audit    bool
+	Admin    bool
+	Policy   bool
+	Sessions bool
 	// Stop: the emergency stop of a tenant's replays.
 	Stop bool
 }

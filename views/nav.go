@@ -19,6 +19,10 @@ type navItem struct {
 	Key   string
 	Label string
 	Path  string
+	// Count is shown beside the label when above 0 (Title says what it
+	// counts).
+	Count int
+	Title string
 }
 
 // navItems lists the entries n allows, in header order.
@@ -27,15 +31,16 @@ func navItems(n Nav) []navItem {
 		ok bool
 		navItem
 	}{
-		{n.Dashboard, navItem{"dashboard", "Dashboard", PathDashboard}},
-		{n.DeadLetters, navItem{"deadletters", "Dead letters", PathDeadLetters}},
-		{n.Groups, navItem{"groups", "Groups", PathGroups}},
-		{n.Approvals, navItem{"approvals", "Approvals", PathApprovals}},
-		{n.Audit, navItem{"audit", "Audit", PathAudit}},
-		{n.Policy, navItem{"policy", "Policy", PathPolicy}},
-		{n.Admin, navItem{"admin", "Admin", PathAdmin}},
-		{n.Sessions, navItem{"sessions", "Sessions", PathSessions}},
-		{n.Stop, navItem{"stop", "Stop replays", PathStop}},
+		{n.Dashboard, navItem{"dashboard", "Dashboard", PathDashboard, 0, ""}},
+		{n.DeadLetters, navItem{"deadletters", "Dead letters", PathDeadLetters, 0, ""}},
+		{n.Groups, navItem{"groups", "Groups", PathGroups, 0, ""}},
+		{n.Replays, navItem{"replays", "Replays", PathReplays, 0, ""}},
+		{n.Approvals, navItem{"approvals", "Approvals", PathApprovals, n.Awaiting, "waiting for your approval"}},
+		{n.Audit, navItem{"audit", "Audit", PathAudit, 0, ""}},
+		{n.Policy, navItem{"policy", "Policy", PathPolicy, 0, ""}},
+		{n.Admin, navItem{"admin", "Admin", PathAdmin, 0, ""}},
+		{n.Sessions, navItem{"sessions", "Sessions", PathSessions, 0, ""}},
+		{n.Stop, navItem{"stop", "Stop replays", PathStop, 0, ""}},
 	}
 	var out []navItem
 	for _, it := range all {

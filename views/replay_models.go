@@ -63,6 +63,8 @@ type EditView struct {
 	OriginalSHA  string
 	EditedSHA    string
 	Diff         PayloadDiff
+	// OriginalURL and EditedURL download the two payloads.
+	OriginalURL, EditedURL string
 }
 
 // ReplayGroup is one request of a selection on the confirm page.
@@ -112,6 +114,21 @@ type ReplayConfirmModel struct {
 	ReconciliationNote string
 }
 
+// ApprovalsView is a request's approvals: the count "k of n" (one
+// source: replay.CountOf), whether it needs any, and each sign-off.
+type ApprovalsView struct {
+	Count  string
+	Needed bool
+	Rows   []ReplayApprovalRow
+}
+
+// ItemPayloadView is one item's payload as it will be sent.
+type ItemPayloadView struct {
+	MsgID   string
+	Edited  bool
+	Payload PayloadView
+}
+
 // ReplayApprovalRow is one sign-off.
 type ReplayApprovalRow struct {
 	Approver string
@@ -120,11 +137,17 @@ type ReplayApprovalRow struct {
 }
 
 // ReplayProgressModel counts a request's items by outcome; Poll is set
-// while it runs. Status and Summary are the request's status and the
-// sentence that counts its outcomes, so the block says when it is done.
+// while the request may still change (waiting for approval, approved,
+// running) and stops once it ended. Status and Summary are the request's
+// status and the sentence that counts its outcomes, so the block says
+// when it is done. URL carries the status the page shows: when the
+// request's status moved on, the poll reloads the whole page (actions,
+// approvals and banners change with it).
 type ReplayProgressModel struct {
-	URL     string
-	Poll    bool
+	URL  string
+	Poll bool
+	// Every is the polling interval ("2s").
+	Every   string
 	Status  string
 	Summary string
 	Total   int
@@ -135,6 +158,47 @@ type ReplayProgressModel struct {
 	Suppressed, Blocked        int
 	NeedsReconciliation        int
 	Cancelled                  int
+	// Waiting are items with no outcome yet because the request is not
+	// approved; NotRun those that never ran because it ended before
+	// (rejected, cancelled, void).
+	Waiting, NotRun int
+}
+
+// ProgressSegment is one outcome's share of the progress bar, in
+// thousandths of its width (X from the left, W wide).
+type ProgressSegment struct {
+	Class string
+	Label string
+	N     int
+	X, W  int
+}
+
+// Segments are the bar's shares: replayed, skipped, what did not happen as
+// asked, cancelled, and what is still to go, in that order.
+func (m ReplayProgressModel) Segments() []ProgressSegment {
+	if m.Total == 0 {
+		return nil
+	}
+	parts := []ProgressSegment{
+		{Class: "bar--ok", Label: "replayed", N: m.Replayed},
+		{Class: "bar--neutral", Label: "skipped", N: m.Skipped},
+		{Class: "bar--warn", Label: "suppressed, blocked or to reconcile", N: m.Suppressed + m.Blocked + m.NeedsReconciliation},
+		{Class: "bar--muted", Label: "cancelled or not run", N: m.Cancelled + m.NotRun},
+		{Class: "bar--info", Label: "to go", N: m.Pending + m.Deferred + m.Unknown + m.Waiting},
+	}
+	var out []ProgressSegment
+	x, done := 0, 0
+	for _, p := range parts {
+		if p.N == 0 {
+			continue
+		}
+		done += p.N
+		end := done * 1000 / m.Total
+		p.X, p.W = x, end-x
+		x = end
+		out = append(out, p)
+	}
+	return out
 }
 
 // ReplayRequestModel is a request's page: the full intent, approvals,
@@ -153,11 +217,21 @@ type ReplayRequestModel struct {
 	Intent        string
 	Decision      string
 	Needs         string
-	Created       time.Time
-	Items         []ReplayItemRow
-	MoreItems     int
-	Approvals     []ReplayApprovalRow
-	Progress      ReplayProgressModel
+	// Created is when the selection was frozen; Submitted when the
+	// requester submitted it (zero for a draft).
+	Created   time.Time
+	Submitted time.Time
+	// ClosedBy rejected or cancelled it (StatusReason says why).
+	ClosedBy  string
+	Items     []ReplayItemRow
+	MoreItems int
+	Approvals ApprovalsView
+	Progress  ReplayProgressModel
+	// Payloads are the payloads of the first items as they will be sent.
+	Payloads []ItemPayloadView
+	// ApproveRefused says why the viewer, an approver, may not approve
+	// from this page ("" otherwise).
+	ApproveRefused string
 	// Edited: a payload was edited (the request needs an approver who
 	// sees Edits, the diffs).
 	Edited bool
@@ -205,9 +279,23 @@ type ApprovalRow struct {
 	Created   time.Time
 	Needs     string
 	Own       bool
-	// Edited: a payload was edited; Edits show what changed.
-	Edited bool
-	Edits  []EditView
+	// Edited: a payload was edited; Edits show what changed (MoreEdits:
+	// not all of them: the request page shows the rest).
+	Edited    bool
+	Edits     []EditView
+	MoreEdits bool
+	// Submitted is when it was submitted; Approvals "k of n" so far;
+	// Expires when the first approval so far stops counting.
+	Submitted time.Time
+	Approvals string
+	Expires   *time.Time
+}
+
+// ApprovalsModel is the approvals page: requests waiting for a sign-off,
+// the longest waiting first.
+type ApprovalsModel struct {
+	Rows []ApprovalRow
+	Now  time.Time
 }
 
 // PolicyRow is one rule of the policy table.

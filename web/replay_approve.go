@@ -38,10 +38,11 @@ func (s *Server) replayApprove(c echo.Context) error {
 	if err != nil {
 		return s.requestFormError(c, err, "approve")
 	}
+	count := replay.ApprovalCount{Have: d.ApprovalsHave, Needed: d.ApprovalsNeeded}
 	if d.Ready {
-		s.flash(c, "Approved: the replay runs now.")
+		s.flash(c, "Approved ("+count.String()+" approvals): the replay runs now.")
 	} else {
-		s.flash(c, "Approval recorded. "+d.Reason)
+		s.flash(c, "Approval recorded: "+count.String()+" approvals.")
 	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/views"
 )
@@ -30,6 +31,11 @@ func (s *Server) replayCancel(c echo.Context) error {
 	}
 	if err := s.mayOnClass(c, req, authz.ActCancel); err != nil {
 		return err
+	}
+	if !req.Status.Open() {
+		// Nothing to confirm: the page the button was on is out of date.
+		return s.requestFormError(c, quarantine.Errorf(quarantine.ECONFLICT, "Request %d is already %s: there is nothing left to cancel.",
+			req.ID, views.Label(string(req.Status))), "cancel")
 	}
 	f := cancelForm{Reason: c.FormValue("reason"), Confirmed: c.FormValue(views.ConfirmedField) == "1"}
 	if !f.Confirmed {

@@ -30,9 +30,12 @@ func requestID(c echo.Context) (int64, error) {
 }
 
 // inTenant answers not found (audited) unless the user may read dead
-// letters in the tenant of the replay request they asked for.
+// letters in the tenant of the replay request they asked for, and, for a
+// draft, drafted it: someone else's draft does not exist for them.
 func (s *Server) inTenant(c echo.Context, req replay.Request) error {
-	if !s.deps.Access.Can(userOf(c), req.Tenant, authz.ObjDeadLetter, authz.ActRead) {
+	u := userOf(c)
+	if !s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActRead) ||
+		(req.Status == replay.StatusDraft && replaypolicy.MaySubmit(req.Requester, u.Actor).Outcome != replaypolicy.Go) {
 		return s.notFoundDenied(c, req.Tenant, "replay_request", c.Param("id"))
 	}
 	return nil
@@ -112,13 +115,17 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 	return row
 }
 
-// editViews are edited payloads as approvers review them.
-func editViews(edits []replay.Edit) []views.EditView {
+// editViews are the edited payloads of request requestID as reviewers
+// read them; each offers both payloads for download (the original from
+// the dead letter, the edited one from the request).
+func editViews(requestID int64, edits []replay.Edit) []views.EditView {
 	out := make([]views.EditView, len(edits))
 	for i, e := range edits {
 		out[i] = views.EditView{DeadLetterID: e.DeadLetterID, MsgID: e.MsgID, Reason: e.Reason,
 			OriginalSHA: hex.EncodeToString(e.OriginalSHA256), EditedSHA: hex.EncodeToString(e.EditedSHA256),
-			Diff: views.NewPayloadDiff(e.Original, e.Edited)}
+			Diff:        views.NewPayloadDiff(e.Original, e.Edited),
+			OriginalURL: fmt.Sprintf("/deadletters/%d/payload", e.DeadLetterID),
+			EditedURL:   fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, e.DeadLetterID)}
 	}
 	return out
 }

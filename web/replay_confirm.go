@@ -151,7 +151,7 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: form.Reason, ReconciliationNote: form.Note, Errors: errs}
 	for _, r := range sel.Requests {
 		g := views.ReplayGroup{RequestID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: describe(table, r.Class),
-			Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Edited: r.PayloadEdited, Edits: editViews(r.Edits),
+			Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Edited: r.PayloadEdited, Edits: editViews(r.ID, r.Edits),
 			Waits: waitsView(r.Waits), NeedsNote: r.NeedsNote}
 		if r.Class == replaypolicy.Revalidate && !s.deps.Replays.Revalidates() {
 			g.NoRevalidation = replay.NoRevalidation

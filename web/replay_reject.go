@@ -9,6 +9,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -36,6 +37,10 @@ func (s *Server) replayReject(c echo.Context) error {
 	}
 	if err := s.mayOnClass(c, req, authz.ActReject); err != nil {
 		return err
+	}
+	if req.Status != replay.StatusPendingApproval {
+		return s.requestFormError(c, quarantine.Errorf(quarantine.ECONFLICT, "Request %d is %s, not waiting for approval: there is nothing to reject.",
+			req.ID, views.Label(string(req.Status))), "reject")
 	}
 	f := rejectForm{Reason: c.FormValue("reason"), Confirmed: c.FormValue(views.ConfirmedField) == "1"}
 	reason, err := f.Validate()

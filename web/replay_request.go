@@ -14,12 +14,16 @@ import (
 )
 
 // What a request page reads: its first items, the payload forms of a
-// request of at most maxEditableItems items, and the diffs of its first
-// maxShownEdits edited items.
+// request of at most maxEditableItems items, the diffs of its first
+// maxShownEdits edited items (a request with more edits is not approved
+// from the page), and the first maxShownPayloads payloads, each up to
+// shownPayloadBytes.
 const (
-	maxRequestItems  = 200
-	maxEditableItems = 20
-	maxShownEdits    = 20
+	maxRequestItems   = 200
+	maxEditableItems  = 20
+	maxShownEdits     = 20
+	maxShownPayloads  = 20
+	shownPayloadBytes = 16 << 10
 )
 
 // requestView reads the replay request of the :id parameter as the user
@@ -31,7 +35,7 @@ func (s *Server) requestView(c echo.Context) (replay.View, error) {
 		return replay.View{}, err
 	}
 	v, err := s.deps.Replays.View(c.Request().Context(), id, userOf(c).Actor,
-		replay.ViewOptions{Items: maxRequestItems, Payloads: maxEditableItems, Edits: maxShownEdits})
+		replay.ViewOptions{Items: maxRequestItems, Payloads: maxEditableItems, Edits: maxShownEdits, Shown: maxShownPayloads, ShownBytes: shownPayloadBytes})
 	if err != nil {
 		return replay.View{}, err
 	}
@@ -58,15 +62,27 @@ func (s *Server) replayProgress(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if seen := c.QueryParam("seen"); seen != "" && seen != string(req.Status) {
+		// The request moved on (approved, finished, cancelled): what the page
+		// offers changed with it, so htmx reloads all of it.
+		c.Response().Header().Set("HX-Refresh", "true")
+	}
 	return s.render(c, http.StatusOK, views.ReplayProgress(progressModel(req, p)))
 }
 
-// requestFormError re-renders the request page with the message of err
-// next to the form that failed, for conflicts (409) and invalid input
-// (422); any other error goes to the error handler.
+// requestFormError answers an action on a request that failed: a conflict
+// (the request moved on: approved, finished, changed) goes back to the
+// request page as it is now, with the message (never a page at the
+// action's URL); invalid input (422) re-renders the request page with the
+// message next to the form that failed; any other error goes to the error
+// handler.
 func (s *Server) requestFormError(c echo.Context, err error, field string) error {
 	code := quarantine.ErrorCode(err)
-	if code != quarantine.ECONFLICT && code != quarantine.EINVALID {
+	if code == quarantine.ECONFLICT {
+		s.flashError(c, quarantine.ErrorMessage(err))
+		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%s", c.Param("id")))
+	}
+	if code != quarantine.EINVALID {
 		return err
 	}
 	v, verr := s.requestView(c)
@@ -95,15 +111,28 @@ func (s *Server) renderRequest(c echo.Context, status int, v replay.View, errs m
 	return s.render(c, status, views.ReplayRequest(p, m))
 }
 
+// progressModel is the progress block of req: its items by outcome, a
+// poll while it may still change, and the status the page shows (seen in
+// the poll's URL).
 func progressModel(req replay.Request, p replay.Progress) views.ReplayProgressModel {
-	return views.ReplayProgressModel{
-		URL:    fmt.Sprintf("/replay/requests/%d/progress", req.ID),
-		Poll:   req.Status == replay.StatusApproved || req.Status == replay.StatusRunning,
+	m := views.ReplayProgressModel{
+		URL:    fmt.Sprintf("/replay/requests/%d/progress?seen=%s", req.ID, req.Status),
+		Poll:   req.Status.Open() && req.Status != replay.StatusDraft,
+		Every:  "2s",
 		Status: string(req.Status), Summary: p.Outcomes().String(),
-		Total: p.Total(), Pending: p.Pending, Deferred: p.Deferred, Unknown: p.Unknown, Replayed: p.Replayed,
+		Total: max(p.Total(), req.ItemCount+req.SkippedCount), Pending: p.Pending, Deferred: p.Deferred, Unknown: p.Unknown, Replayed: p.Replayed,
 		Skipped: p.Skipped + p.LeftOutSkipped, Suppressed: p.Suppressed, Blocked: p.Blocked + p.LeftOutBlocked,
 		NeedsReconciliation: p.NeedsReconciliation, Cancelled: p.Cancelled,
 	}
+	if rest := m.Total - p.Total(); req.Status.Open() {
+		m.Waiting = rest // no job yet: not approved
+	} else {
+		m.NotRun = rest // ended before it was approved
+	}
+	if req.Status == replay.StatusPendingApproval {
+		m.Every = "5s" // an approval elsewhere changes the page; nothing runs
+	}
+	return m
 }
 
 // requestModel is the request page of v for the user: the buttons the
@@ -116,13 +145,26 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		Requester: personLabel(req.Requester.Email, req.Requester.EmailVerified), Reason: req.Reason, PolicyVersion: req.PolicyVersion,
 		PolicyCurrent: !table.Stale(req.PolicyVersion), Rate: rateText(req.Rate), Intent: req.IntentHex(),
 		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: s.itemRows(c, req, v.Items, v.Now),
+		Approvals:          views.ApprovalsView{Count: v.Count.String(), Needed: v.Count.Needed > 0},
 		ReconciliationNote: req.ReconciliationNote,
-		Edited:             req.PayloadEdited, Edits: editViews(v.Edits), Forms: editForms(req.ID, v.Items, v.Payloads, errs),
+		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits), Forms: editForms(req.ID, v.Items, v.Payloads, errs),
 		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress), Errors: errs,
 		ApproveURL: fmt.Sprintf("/replay/requests/%d/approve", req.ID),
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
 		CancelURL:  fmt.Sprintf("/replay/requests/%d/cancel", req.ID),
 	}
+	if req.SubmittedAt != nil {
+		m.Submitted = *req.SubmittedAt
+	}
+	if req.ClosedBy.Identified() {
+		m.ClosedBy = req.ClosedBy.Display()
+	}
+	if req.Status == replay.StatusPendingApproval {
+		// The reason stored when it was submitted is out of date once anyone
+		// approved; the rules' verdict as things stand (Decision) says it.
+		m.StatusReason = ""
+	}
+	m.Payloads = shownPayloads(v)
 	if !req.Status.Editable() || m.Decision == m.StatusReason {
 		// The policy's verdict matters while a request waits (and only once
 		// on the page); afterwards the status, its reason and the progress
@@ -130,7 +172,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		m.Decision = ""
 	}
 	for _, a := range v.Approvals {
-		m.Approvals = append(m.Approvals, views.ReplayApprovalRow{
+		m.Approvals.Rows = append(m.Approvals.Rows, views.ReplayApprovalRow{
 			Approver: personLabel(a.Approver.Email, a.Approver.EmailVerified), At: a.At, Counts: hex.EncodeToString(a.IntentHash) == req.IntentHex(),
 		})
 	}
@@ -140,6 +182,11 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	m.CanApprove = pending && v.Reviewer && d.ActorCanApprove && s.deps.Access.Can(u, req.Tenant, obj, authz.ActApprove)
 	m.CanReject = pending && v.Reviewer && s.deps.Access.Can(u, req.Tenant, obj, authz.ActReject)
 	m.CanCancel = v.Canceller && s.deps.Access.Can(u, req.Tenant, obj, authz.ActCancel)
+	if m.CanApprove && v.Edited > len(v.Edits) {
+		// An approver approves what they read: every edit, in full.
+		m.CanApprove = false
+		m.ApproveRefused = unshownEdits(v)
+	}
 	if m.CanApprove {
 		m.Confirmation = d.Confirmation
 	}
@@ -152,4 +199,27 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		}
 	}
 	return m
+}
+
+// unshownEdits says why a request whose edits the page cannot all show is
+// not approved from it.
+func unshownEdits(v replay.View) string {
+	return fmt.Sprintf("%d payloads of this request were edited and this page shows the first %d: nobody can approve what they could not read. "+
+		"Ask the requester to cancel it and request smaller sets.", v.Edited, len(v.Edits))
+}
+
+// shownPayloads are the payloads reviewers read on the page, in item
+// order, as the dead letter page shows a payload.
+func shownPayloads(v replay.View) []views.ItemPayloadView {
+	var out []views.ItemPayloadView
+	for _, it := range v.Items {
+		p, ok := v.Shown[it.DeadLetterID]
+		if !ok {
+			continue
+		}
+		pv := views.NewPayloadView(p.Data, int64(p.Size), false)
+		pv.DownloadURL = fmt.Sprintf("/replay/requests/%d/items/%d/payload", v.Request.ID, it.DeadLetterID)
+		out = append(out, views.ItemPayloadView{MsgID: it.MsgID, Edited: it.Edited, Payload: pv})
+	}
+	return out
 }

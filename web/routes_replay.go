@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/views"
 )
 
 // replayObjects is the object of routes that act on replays of any class:
@@ -21,11 +22,13 @@ func (s *Server) replayRoutes() []Route {
 		perm(http.MethodPost, "/replay/filter", replayObjects, authz.ActRequest, s.replayFilter).lists(),
 		perm(http.MethodGet, "/replay/batches/:batch", replayObjects, authz.ActRequest, s.replayConfirm).of(batch),
 		perm(http.MethodPost, "/replay/batches/:batch", replayObjects, authz.ActRequest, s.replaySubmit).of(batch),
+		perm(http.MethodGet, views.PathReplays, authz.ObjDeadLetter, authz.ActRead, s.replayList).lists(),
 		perm(http.MethodGet, "/replay/requests/:id", authz.ObjDeadLetter, authz.ActRead, s.replayRequest).of(req),
 		perm(http.MethodGet, "/replay/requests/:id/progress", authz.ObjDeadLetter, authz.ActRead, s.replayProgress).of(req),
 		perm(http.MethodPost, "/replay/requests/:id/approve", replayObjects, authz.ActApprove, s.replayApprove).of(req),
 		perm(http.MethodPost, "/replay/requests/:id/reject", replayObjects, authz.ActReject, s.replayReject).of(req),
 		perm(http.MethodPost, "/replay/requests/:id/cancel", replayObjects, authz.ActCancel, s.replayCancel).of(req),
+		perm(http.MethodGet, "/replay/requests/:id/items/:dl/payload", authz.ObjDeadLetter, authz.ActDownload, s.replayItemPayload).of(req),
 		perm(http.MethodPost, "/replay/requests/:id/items/:dl/payload", replayObjects, authz.ActRequest, s.replayEditPayload).of(req).reads(BodyPayload),
 		perm(http.MethodPost, "/replay/requests/:id/items/:dl/reconcile", replayObjects, authz.ActReconcile, s.replayReconcile).of(req),
 		perm(http.MethodPost, "/replay/requests/:id/stop", replayObjects, authz.ActStop, s.replayStop).of(req),

@@ -41,8 +41,14 @@ const (
 	releaseItems = `UPDATE replay_items i SET held = false WHERE i.request_id = $1 AND i.held
         AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = i.dead_letter_id
                         AND j.state IN ('claimed', 'needs_reconciliation'))`
+	// A person who rejects or cancels a request is named on it (the sweeper
+	// and the workers end requests as nobody).
 	setRequestStatus = `UPDATE replay_requests SET status = $2, status_reason = $3, version = version + 1,
-        finished_at = CASE WHEN $2 IN ('done', 'rejected', 'cancelled', 'void') THEN now() ELSE finished_at END
+        finished_at = CASE WHEN $2 IN ('done', 'rejected', 'cancelled', 'void') THEN now() ELSE finished_at END,
+        closed_by_issuer = CASE WHEN $2 IN ('rejected', 'cancelled') THEN $4 ELSE closed_by_issuer END,
+        closed_by_subject = CASE WHEN $2 IN ('rejected', 'cancelled') THEN $5 ELSE closed_by_subject END,
+        closed_by_email = CASE WHEN $2 IN ('rejected', 'cancelled') THEN $6 ELSE closed_by_email END,
+        closed_by_email_verified = CASE WHEN $2 IN ('rejected', 'cancelled') THEN $7 ELSE closed_by_email_verified END
         WHERE id = $1`
 	// Only a live item is edited; the hash it had and the one taken at
 	// ingest are read in the same statement (the subquery sees the row as
@@ -134,13 +140,16 @@ func (s *Service) close(ctx context.Context, tx pgx.Tx, req *Request, to Status,
 }
 
 func (s *Service) setStatus(ctx context.Context, tx pgx.Tx, req *Request, to Status, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string) error {
-	if _, err := tx.Exec(ctx, setRequestStatus, req.ID, to, reason); err != nil {
+	if _, err := tx.Exec(ctx, setRequestStatus, req.ID, to, reason, actor.Issuer, actor.Subject, actor.Email, actor.EmailVerified); err != nil {
 		return err
 	}
 	e := requestEvent(actor, meta, action, req)
 	e.Reason = reason
 	e.Before, e.After = map[string]any{"status": req.Status}, map[string]any{"status": to}
-	req.Status = to
+	req.Status, req.StatusReason = to, reason
+	if to == StatusRejected || to == StatusCancelled {
+		req.ClosedBy = actor
+	}
 	return auditItems(ctx, tx, req.ID, e, "")
 }
 
@@ -204,6 +213,9 @@ func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 			return err
 		}
 		if _, err := tx.Exec(ctx, setIntent, id, hash); err != nil {
+			return err
+		}
+		if err := s.setApprovalsNeeded(ctx, tx, id, actor); err != nil {
 			return err
 		}
 		e := audit.NewEvent(actor, meta, "replay.edit_payload")

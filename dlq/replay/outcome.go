@@ -32,6 +32,10 @@ func (p Progress) Total() int {
 		p.LeftOutSkipped + p.LeftOutBlocked
 }
 
+// Ended is the number of items that came to an outcome: every item but
+// those still to run.
+func (p Progress) Ended() int { return p.Total() - p.Pending - p.Deferred - p.Unknown }
+
 // Outcomes is p as the rules count a request's items.
 func (p Progress) Outcomes() replaypolicy.Outcomes {
 	return replaypolicy.Outcomes{

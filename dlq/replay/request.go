@@ -59,11 +59,16 @@ type Request struct {
 	// items whose error class needs reconciliation first ("" when none
 	// does); it is part of the intent.
 	ReconciliationNote string
-	CreatedAt          time.Time
-	SubmittedAt        *time.Time
-	ApprovedAt         *time.Time
-	FinishedAt         *time.Time
-	Version            int
+	// ApprovalsNeeded is what the replay rules asked of it when it was
+	// submitted or its payload edited (replaypolicy.Require); ClosedBy who
+	// rejected or cancelled it (StatusReason says why), zero otherwise.
+	ApprovalsNeeded int
+	ClosedBy        quarantine.Actor
+	CreatedAt       time.Time
+	SubmittedAt     *time.Time
+	ApprovedAt      *time.Time
+	FinishedAt      *time.Time
+	Version         int
 }
 
 // IntentHex is the intent hash as approvers see it.
@@ -138,14 +143,16 @@ var (
 // requestColumns are what scanRequest scans, in order.
 const requestColumns = `id, batch, tenant, class, status, requester_issuer, requester_subject, requester_email, requester_email_verified,
     reason, status_reason, policy_version, rate, intent_hash, item_count, skipped_count, typed_confirmation,
-    payload_edited, reconciliation_note, created_at, submitted_at, approved_at, finished_at, version`
+    payload_edited, reconciliation_note, approvals_needed, closed_by_issuer, closed_by_subject, closed_by_email, closed_by_email_verified,
+    created_at, submitted_at, approved_at, finished_at, version`
 
 func scanRequest(row pgx.CollectableRow) (Request, error) {
 	var r Request
 	var class, status string
 	err := row.Scan(&r.ID, &r.Batch, &r.Tenant, &class, &status, &r.Requester.Issuer, &r.Requester.Subject, &r.Requester.Email,
 		&r.Requester.EmailVerified, &r.Reason, &r.StatusReason, &r.PolicyVersion, &r.Rate, &r.IntentHash, &r.ItemCount, &r.SkippedCount, &r.TypedConfirmation,
-		&r.PayloadEdited, &r.ReconciliationNote, &r.CreatedAt, &r.SubmittedAt, &r.ApprovedAt, &r.FinishedAt, &r.Version)
+		&r.PayloadEdited, &r.ReconciliationNote, &r.ApprovalsNeeded, &r.ClosedBy.Issuer, &r.ClosedBy.Subject, &r.ClosedBy.Email,
+		&r.ClosedBy.EmailVerified, &r.CreatedAt, &r.SubmittedAt, &r.ApprovedAt, &r.FinishedAt, &r.Version)
 	r.Class, r.Status = replaypolicy.Class(class), Status(status)
 	return r, err
 }

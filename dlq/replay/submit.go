@@ -48,7 +48,8 @@ func (e *RefusedError) Unwrap() error { return quarantine.Errorf(quarantine.EINV
 const (
 	selectBatchLocked = selectBatch + ` FOR UPDATE` // one submit of a batch at a time
 	submitRequest     = `UPDATE replay_requests SET reason = $2, rate = $3, typed_confirmation = $4, intent_hash = $5,
-        submitted_at = $6, status = 'pending_approval', status_reason = $7, reconciliation_note = $9, version = version + 1
+        submitted_at = $6, status = 'pending_approval', status_reason = $7, reconciliation_note = $9, approvals_needed = $10,
+        version = version + 1
         WHERE id = $1 AND status = 'draft' -- only a draft is submitted, once
           AND ($8::timestamptz IS NULL OR created_at > $8)` // and only while it has not expired
 	// The request's live items take their dead letters: the unique index
@@ -267,7 +268,7 @@ func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replay
 		expired = req.SubmittedAt.Add(-s.cfg.DraftTTL)
 	}
 	tag, err := tx.Exec(ctx, submitRequest, req.ID, req.Reason, req.Rate, req.TypedConfirmation, req.IntentHash, *req.SubmittedAt, d.Reason, expired,
-		req.ReconciliationNote)
+		req.ReconciliationNote, d.ApprovalsNeeded)
 	if err != nil {
 		return err
 	}
@@ -284,11 +285,31 @@ func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replay
 		return quarantine.Errorf(quarantine.ECONFLICT, "%d of the %d dead letters of request %d changed since they were judged; review the selection again",
 			live-n, live, req.ID)
 	}
-	req.Status = StatusPendingApproval
+	req.Status, req.ApprovalsNeeded = StatusPendingApproval, d.ApprovalsNeeded
 	e := requestEvent(actor, meta, "replay.request", req)
 	e.Reason = req.Reason
 	e.After = map[string]any{"class": req.Class, "items": req.ItemCount, "intent": req.IntentHex(), "rate": req.Rate, "needs": d.Requirement.String()}
 	return auditItems(ctx, tx, req.ID, e, "replay.item.requested")
+}
+
+// A request waiting for approval takes the approvals the rules now ask of
+// it (an edit may raise them); an approved one keeps what it was approved
+// with.
+const setApprovalsNeeded = `UPDATE replay_requests SET approvals_needed = $2 WHERE id = $1 AND status = 'pending_approval'`
+
+// setApprovalsNeeded stores what the rules ask of request id as it stands
+// (after an edit), unless they refuse it: then the approve button says why.
+func (s *Service) setApprovalsNeeded(ctx context.Context, tx pgx.Tx, id int64, actor quarantine.Actor) error {
+	req, err := getRequest(ctx, tx, id, false)
+	if err != nil {
+		return err
+	}
+	d, err := s.decide(ctx, tx, req, actor)
+	if err != nil || d.Requirement == replaypolicy.Refused {
+		return err
+	}
+	_, err = tx.Exec(ctx, setApprovalsNeeded, id, d.ApprovalsNeeded)
+	return err
 }
 
 // hold makes request id's live items hold their dead letters. The unique

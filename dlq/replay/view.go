@@ -17,6 +17,16 @@ type ViewOptions struct {
 	Items    int // the first items of the request to read
 	Payloads int // read the payloads the viewer may edit when the request has at most this many items
 	Edits    int // the edited items to read with both payloads, for their diffs
+	// Shown is how many of the first live items to read the payload of
+	// for reviewers, each up to ShownBytes.
+	Shown, ShownBytes int
+}
+
+// ShownPayload is the start of an item's payload as it will be sent (up
+// to ViewOptions.ShownBytes) and its whole size.
+type ShownPayload struct {
+	Data []byte
+	Size int
 }
 
 // View is a request as one person's page shows it, read in one
@@ -27,15 +37,20 @@ type View struct {
 	Request   Request
 	Items     []Item
 	Approvals []Approval
-	Progress  Progress
+	// Count is the approvals so far of the approvals needed (CountOf).
+	Count    ApprovalCount
+	Progress Progress
 	// Decision is what the request needs now (every live item judged as it
 	// stands), and Now the verdicts on the shown live items, while the
 	// request is not yet approved (a draft or waiting for approval).
 	Decision replaypolicy.Decision
 	Now      map[int64]replaypolicy.Verdict
 	// Edits are the edited items (the first ViewOptions.Edits), with the
-	// original and the edited payload.
-	Edits []Edit
+	// original and the edited payload; Edited counts every edited item.
+	Edits  []Edit
+	Edited int
+	// Shown are the payloads reviewers read, by dead letter.
+	Shown map[int64]ShownPayload
 	// Reviewer: the viewer is not the requester, so they may approve or
 	// reject (separation of duties). Canceller: they may cancel it (its
 	// requester, while it is open).
@@ -72,6 +87,13 @@ const (
 	selectLivePayloads = `SELECT i.dead_letter_id, coalesce(i.payload, d.payload) FROM replay_items i
         JOIN dead_letters d ON d.id = i.dead_letter_id
         WHERE i.request_id = $1 AND (i.skip_reason = '' OR ($3 AND i.verdict_check = 'error-class-fix')) ORDER BY i.position LIMIT $2`
+	// Every edited item, counted.
+	countEdits = `SELECT count(*) FROM replay_items WHERE request_id = $1 AND payload IS NOT NULL`
+	// The start of the payloads the first live items send, and their sizes.
+	selectShownPayloads = `SELECT i.dead_letter_id, substring(coalesce(i.payload, d.payload) FROM 1 FOR $3),
+            coalesce(octet_length(coalesce(i.payload, d.payload)), 0)
+        FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
+        WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position LIMIT $2`
 	// Edited items with both payloads.
 	selectEdits = `SELECT i.dead_letter_id, i.msg_id, i.edit_reason, d.payload, i.payload, d.payload_sha256, i.payload_sha256
         FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
@@ -93,10 +115,17 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		if v.Approvals, err = approvals(ctx, tx, id); err != nil {
 			return err
 		}
+		v.Count = CountOf(s.cfg.Policy(), req, v.Approvals, s.cfg.Now())
 		if v.Progress, err = progress(ctx, tx, id); err != nil {
 			return err
 		}
 		if v.Edits, err = edits(ctx, tx, id, opts.Edits); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, countEdits, id).Scan(&v.Edited); err != nil {
+			return err
+		}
+		if v.Shown, err = shownPayloads(ctx, tx, id, opts.Shown, opts.ShownBytes); err != nil {
 			return err
 		}
 		v.Reviewer = replaypolicy.MayApprove(policyRequest(req, nil), viewer).Outcome == replaypolicy.Go
@@ -143,6 +172,26 @@ func livePayloads(ctx context.Context, q querier, req Request, limit int) (map[i
 	var dl int64
 	var p []byte
 	_, err = pgx.ForEachRow(rows, []any{&dl, &p}, func() error {
+		out[dl] = p
+		return nil
+	})
+	return out, err
+}
+
+// shownPayloads reads the start (up to size bytes) of the payloads of the
+// first limit live items of request id.
+func shownPayloads(ctx context.Context, q querier, id int64, limit, size int) (map[int64]ShownPayload, error) {
+	out := map[int64]ShownPayload{}
+	if limit <= 0 {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, selectShownPayloads, id, limit, size)
+	if err != nil {
+		return nil, err
+	}
+	var dl int64
+	var p ShownPayload
+	_, err = pgx.ForEachRow(rows, []any{&dl, &p.Data, &p.Size}, func() error {
 		out[dl] = p
 		return nil
 	})

@@ -192,15 +192,20 @@
 				b.disabled = n === 0;
 				b.title = n === 0 ? "Tick dead letters first" : "";
 			});
-			var all = document.querySelector("[data-select-all]");
-			if (all) {
+			// The table's header box, and the toolbar's on a phone (where the
+			// table has no header row).
+			document.querySelectorAll("[data-select-all]").forEach(function (all) {
 				all.hidden = false;
 				all.checked = n === boxes.length;
 				all.indeterminate = n > 0 && n < boxes.length;
-				var label = document.querySelector("[data-select-all-label]");
-				if (label) {
-					label.hidden = true;
+				var wrap = all.closest("[data-select-all-wrap]");
+				if (wrap) {
+					wrap.hidden = false;
 				}
+			});
+			var label = document.querySelector("[data-select-all-label]");
+			if (label) {
+				label.hidden = true;
 			}
 		});
 	}
@@ -212,11 +217,13 @@
 		}
 		if (t.hasAttribute("data-select-all")) {
 			var table = t.closest("table");
-			if (table) {
-				table.querySelectorAll('tbody input[type="checkbox"][name="id"]').forEach(function (b) {
-					b.checked = t.checked;
-				});
+			var boxes = t.form ? rowBoxes(t.form) : [];
+			if (boxes.length === 0 && table) {
+				boxes = Array.prototype.slice.call(table.querySelectorAll('tbody input[type="checkbox"][name="id"]'));
 			}
+			boxes.forEach(function (b) {
+				b.checked = t.checked;
+			});
 		}
 		if (t.hasAttribute("data-select-all") || t.name === "id") {
 			syncSelection();

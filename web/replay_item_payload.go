@@ -1,0 +1,48 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/authz"
+)
+
+// replayItemPayload downloads the payload one item of a request will send
+// (the edited one, if the requester edited it), for reviewers who compare
+// it with the original (permission deadletter:download in the request's
+// tenant). Like a dead letter's payload, it is an attachment browsers never
+// sniff or render, and the download is audited.
+func (s *Server) replayItemPayload(c echo.Context) error {
+	req, err := s.loadRequest(c)
+	if err != nil {
+		return err
+	}
+	if !s.deps.Access.Can(userOf(c), req.Tenant, authz.ObjDeadLetter, authz.ActDownload) {
+		return s.deny(c, req.Tenant, authz.ObjDeadLetter+":"+authz.ActDownload, fmt.Sprintf("replay request %d", req.ID))
+	}
+	dl, err := strconv.ParseInt(c.Param("dl"), 10, 64)
+	if err != nil {
+		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
+	}
+	ctx := c.Request().Context()
+	p, err := s.deps.Replays.ItemPayload(ctx, req.ID, dl)
+	if err != nil {
+		return err
+	}
+	e := s.event(c, "deadletter.download", audit.OutcomeOK)
+	e.Tenant, e.ObjectType, e.ObjectID = req.Tenant, deadLetterAuditType, c.Param("dl")
+	e.After = map[string]any{"request": req.ID, "as_sent": true}
+	if _, err := audit.AppendFunc(ctx, s.deps.Pool, e); err != nil {
+		return fmt.Errorf("audit payload download: %w", err)
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="replay-%d-deadletter-%d.bin"`, req.ID, dl))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	return c.Blob(http.StatusOK, echo.MIMEOctetStream, p)
+}
