@@ -25,6 +25,11 @@ type Page struct {
 	TimeZone string
 	// Here is the path and query of the page, for forms that come back to it.
 	Here string
+	// Canonical, when set, is the address of what the page shows when it
+	// answers a POST in place (a 409 on a request's action shows the
+	// request): app.js puts it in the address bar, so that reload and
+	// bookmarks reach the page, not the action.
+	Canonical string
 }
 
 // Assets are the URL paths of the static files, usually with a ?v= version.

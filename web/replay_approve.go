@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 )
@@ -32,6 +33,15 @@ func (s *Server) replayApprove(c echo.Context) error {
 	}
 	if err := s.mayOnClass(c, req, authz.ActApprove); err != nil {
 		return err
+	}
+	v, err := s.requestView(c)
+	if err != nil {
+		return err
+	}
+	if v.Edited > len(v.Edits) {
+		// The page could not show every edit: nobody approves what they
+		// could not read.
+		return s.requestFormError(c, quarantine.Errorf(quarantine.ECONFLICT, "%s", unshownEdits(v)), "approve")
 	}
 	form := approveForm{Intent: c.FormValue("intent"), Confirmation: c.FormValue("confirmation")}
 	d, err := s.deps.Replays.Approve(c.Request().Context(), req.ID, userOf(c).Actor, form.Validate(), authz.RequestMeta(c))

@@ -70,19 +70,15 @@ func (s *Server) replayProgress(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.ReplayProgress(progressModel(req, p)))
 }
 
-// requestFormError answers an action on a request that failed: a conflict
-// (the request moved on: approved, finished, changed) goes back to the
-// request page as it is now, with the message (never a page at the
-// action's URL); invalid input (422) re-renders the request page with the
-// message next to the form that failed; any other error goes to the error
-// handler.
+// requestFormError answers an action on a request that failed, a conflict
+// (409: the request moved on, approved, finished or changed) or invalid
+// input (422), with the request page as it is now: the message next to the
+// form that failed and at the top, and the request's own address in the
+// address bar (Page.Canonical), never the action's. Any other error goes
+// to the error handler.
 func (s *Server) requestFormError(c echo.Context, err error, field string) error {
 	code := quarantine.ErrorCode(err)
-	if code == quarantine.ECONFLICT {
-		s.flashError(c, quarantine.ErrorMessage(err))
-		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%s", c.Param("id")))
-	}
-	if code != quarantine.EINVALID {
+	if code != quarantine.ECONFLICT && code != quarantine.EINVALID {
 		return err
 	}
 	v, verr := s.requestView(c)
@@ -104,7 +100,8 @@ func (s *Server) requestFormError(c echo.Context, err error, field string) error
 // errs and, when set, an error flash.
 func (s *Server) renderRequest(c echo.Context, status int, v replay.View, errs map[string]string, flash string) error {
 	m := s.requestModel(c, v, errs)
-	p := s.page(c, fmt.Sprintf("Replay request %d", m.ID), "approvals")
+	p := s.page(c, fmt.Sprintf("Replay request %d", m.ID), "replays")
+	p.Canonical = fmt.Sprintf("/replay/requests/%d", m.ID)
 	if flash != "" {
 		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashError, Text: flash})
 	}

@@ -137,5 +137,5 @@ func TestEveryRouteIsTenantScoped(t *testing.T) {
 			replayPages++
 		}
 	}
-	assert.Equal(t, 8, replayPages, "show, progress, approve, reject, cancel, edit, reconcile, stop")
+	assert.Equal(t, 9, replayPages, "show, progress, approve, reject, cancel, edit, payload download, reconcile, stop")
 }

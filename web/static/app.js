@@ -7,6 +7,15 @@
 (function () {
 	"use strict";
 
+	// ---- a page that answers a POST in place shows its own address ----
+
+	// A request's page answering a refused action (409) is the request's
+	// page: reload and bookmarks should reach it, not the action.
+	var canonical = document.body && document.body.getAttribute("data-canonical");
+	if (canonical && window.location.pathname !== canonical && window.history && window.history.replaceState) {
+		window.history.replaceState(null, "", canonical);
+	}
+
 	// ---- copy to clipboard: <button data-copy="text" hidden> ----
 
 	// Copy buttons are rendered hidden because they do nothing without
