@@ -1,0 +1,173 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq"
+)
+
+// replayRow is the CSS of request id's row on the replays page.
+func replayRow(id int64) string { return `[data-testid="replay-row"][data-id="` + strconv.FormatInt(id, 10) + `"]` }
+
+// TestReplaysPageJourney is the replays page of issue 13: the on-call
+// replays a search index update (it runs at once) and requests the replay
+// of an email (it waits for an approver), then finds both from the
+// navigation's Replays page with their status, items, submitted time and
+// approvals so far, filters by status, opens the finished one (a progress
+// bar, no cancel, no polling) and the waiting one. While its page is open
+// an approver rejects the email: the on-call's Cancel then answers on the
+// request's own page (its address, the message, "Rejected by" the
+// approver with the reason), never on /…/cancel.
+func TestReplaysPageJourney(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, js := newReplayStack(t, stackConfig{})
+	run := randomHex(4)
+	index := deadLetterSpec{Tenant: "acme", ItemType: "search.index_update", OriginalSubject: "app.acme.search.index_update",
+		MsgID: "doc-" + run, Payload: fmt.Appendf(nil, `{"doc":"d-%s"}`, run), Err: "elastic: 503", Class: dlq.ClassTransient}
+	email := deadLetterSpec{Tenant: "acme", ItemType: "email.send", OriginalSubject: "app.acme.email.send",
+		MsgID: "mail-" + run, OperationID: "op-mail-" + run, Payload: fmt.Appendf(nil, `{"to":"c@example.com","order":"o-%s"}`, run),
+		Err: "smtp: 421", Class: dlq.ClassTransient}
+	publishDeadLetter(t, ctx, js, index)
+	publishDeadLetter(t, ctx, js, email)
+	indexDL := waitDeadLetterID(t, s.DB, index.MsgID, s.Console.proc)
+	emailDL := waitDeadLetterID(t, s.DB, email.MsgID, s.Console.proc)
+
+	b := newBrowser(t)
+	oncall := b.newSession(t, s.Console.URL, "oncall")
+	oncall.LoginAs(userOncall)
+	oncall.openDeadLetter(indexDL)
+	done := oncall.requestReplay("reindex after the elastic outage (e2e "+run+")", "")
+	oncall.waitReplayStatus(done, "done")
+	oncall.openDeadLetter(emailDL)
+	waiting := oncall.requestReplay("resend the shipping email (e2e "+run+")", "")
+
+	// From the navigation to the list.
+	oncall.Click(testID("nav-replays"))
+	oncall.WaitUntil("the replays page", `location.pathname === "/replay/requests" && document.querySelector('[data-testid="replays-table"]')`)
+	assert.Equal(t, "done", oncall.Attr(replayRow(done), "data-status"))
+	assert.Equal(t, "1 of 1", oncall.Text(replayRow(done)+" "+testID("replay-row-items")))
+	assert.Equal(t, "not needed", oncall.Text(replayRow(done)+" "+testID("replay-row-approvals")))
+	assert.Equal(t, "pending_approval", oncall.Attr(replayRow(waiting), "data-status"))
+	assert.Equal(t, "0 of 1", oncall.Text(replayRow(waiting)+" "+testID("replay-row-approvals")))
+	assert.Equal(t, "0 of 1", oncall.Text(replayRow(waiting)+" "+testID("replay-row-items")))
+	assert.Regexp(t, `^\d{4}-\d\d-\d\dT`, oncall.Attr(replayRow(waiting)+" "+testID("replay-row-submitted")+" time", "datetime"))
+	assert.Contains(t, oncall.Text(replayRow(waiting)), "(you)")
+	oncall.Screenshots("list")
+
+	oncall.Select(`select[name="status"]`, "pending_approval")
+	oncall.Click(testID("replay-filter") + ` button[type="submit"]`)
+	oncall.WaitUntil("the filtered list", `location.search.includes("status=pending_approval")`)
+	assert.Equal(t, []string{strconv.FormatInt(waiting, 10)},
+		eval[[]string](oncall, "the rows", `[...document.querySelectorAll('[data-testid="replay-row"]')].map(r => r.dataset.id)`))
+
+	// The finished request: a bar, no cancel, no polling.
+	oncall.Open("/replay/requests")
+	oncall.Click(replayRow(done) + " a.row-link")
+	oncall.WaitUntil("the finished request", `location.pathname === `+jsString(requestPath(done)))
+	assert.True(t, oncall.Exists(testID("progress-bar")), "a progress bar")
+	assert.False(t, oncall.Exists(testID("cancel")), "no cancel on a finished request")
+	assert.Empty(t, oncall.Attr(testID("replay-progress"), "hx-get"), "no polling once it ended")
+	assert.NotEmpty(t, oncall.Text(testID("replay-submitted")))
+	oncall.Screenshots("done")
+
+	// The waiting request is rejected while its page is open; Cancel then
+	// stays on the request's page and says why.
+	oncall.Open(requestPath(waiting))
+	require.True(t, oncall.Exists(testID("cancel")))
+	assert.NotEmpty(t, oncall.Attr(testID("replay-progress"), "hx-get"), "it polls while it waits")
+	approver := b.newSession(t, s.Console.URL, "approver")
+	approver.LoginAs(userApprover)
+	approver.Open(requestPath(waiting))
+	approver.Fill(testID("reject-form")+` input[name="reason"]`, "wrong template (e2e "+run+")")
+	approver.ClickAnswering(testID("reject"), true)
+	approver.waitReplayStatus(waiting, "rejected")
+
+	eval[bool](oncall, "mark the page", `(window.__beforeCancel = true)`)
+	oncall.ClickAnswering(testID("cancel"), true)
+	oncall.WaitUntil("the answer to cancel", `!window.__beforeCancel && document.readyState === "complete" && document.querySelector('[data-testid="replay-status"]')`)
+	assert.Equal(t, requestPath(waiting), eval[string](oncall, "the address", `location.pathname`), "on the request's page, not /cancel")
+	assert.Equal(t, "rejected", oncall.Attr(testID("replay-status"), "data-status"))
+	assert.Contains(t, oncall.Text(testID("flash")), "nothing left to cancel")
+	assert.Contains(t, oncall.Text(testID("replay-closed-by")), userApprover)
+	assert.Contains(t, oncall.Text(testID("replay-status-reason")), "wrong template")
+	assert.False(t, oncall.Exists(testID("cancel")))
+	oncall.Screenshots("rejected")
+
+	oncall.Open("/replay/requests?status=rejected")
+	assert.Contains(t, oncall.Text(replayRow(waiting)+" "+testID("replay-row-closed-by")), userApprover)
+}
+
+// TestApproverQueueJourney is the approver's queue of issue 13: a refund
+// (manual: two approvers) waits; the navigation counts it for each
+// approver, the approvals page shows its age and "0 of 2", the request
+// page shows the payload as it will be sent; after the first approval both
+// approvers see "1 of 2" in the same places (count, note, queue, replays
+// page), the first no longer counts it, the second approves and it runs.
+func TestApproverQueueJourney(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, js := newReplayStack(t, stackConfig{})
+	run := randomHex(4)
+	refund := deadLetterSpec{Tenant: "acme", ItemType: "orders.refund", OriginalSubject: "app.acme.orders.refund",
+		MsgID: "refund-" + run, OperationID: "op-refund-" + run,
+		Payload: fmt.Appendf(nil, `{"order":"o-%s","amount_cents":4999}`, run), Err: "payments: 502", Class: dlq.ClassTransient}
+	publishDeadLetter(t, ctx, js, refund)
+	dlID := waitDeadLetterID(t, s.DB, refund.MsgID, s.Console.proc)
+	phrase := "REPLAY " + refund.MsgID
+
+	b := newBrowser(t)
+	oncall := b.newSession(t, s.Console.URL, "oncall")
+	oncall.LoginAs(userOncall)
+	oncall.openDeadLetter(dlID)
+	reqID := oncall.requestReplay("refund lost in the outage (e2e "+run+")", phrase)
+	assert.False(t, oncall.Exists(testID("nav-approvals-count")), "the requester is not counted as an approver")
+
+	approver := b.newSession(t, s.Console.URL, "approver")
+	approver.LoginAs(userApprover)
+	approver.Open("/approvals")
+	assert.Equal(t, "1", approver.Text(testID("nav-approvals-count")))
+	row := `[data-testid="approval-row"]`
+	require.True(t, approver.Exists(row))
+	assert.Equal(t, "0 of 2", approver.Text(row+" "+testID("approval-count")))
+	assert.Regexp(t, `just now|\ds ago|\dm ago`, approver.Text(row+" "+testID("approval-age")), "its age")
+	approver.Screenshots("queue")
+	approver.Open("/deadletters")
+	approver.WaitUntil("the dead letters", `document.querySelector('[data-testid="deadletter-table"]')`)
+	assert.False(t, approver.Exists(testID("row-select")), "an approver, who cannot act on dead letters, gets no checkboxes")
+	approver.Open("/approvals")
+	approver.Click(row + " a.row-link")
+	approver.WaitUntil("the request page", `location.pathname === `+jsString(requestPath(reqID)))
+	assert.Contains(t, approver.Text(testID("replay-payload-body")), "o-"+run, "the payload as it will be sent")
+	assert.Equal(t, "0 of 2", approver.Text(testID("replay-approval-count")))
+	approver.approveReplay(reqID, phrase)
+	assert.Contains(t, approver.Text(testID("flash")), "1 of 2")
+	assert.False(t, approver.Exists(testID("nav-approvals-count")), "nothing waits for the first approver now")
+
+	approver2 := b.newSession(t, s.Console.URL, "approver2")
+	approver2.LoginAs(userApprover2)
+	approver2.Open(requestPath(reqID))
+	assert.Equal(t, "1", approver2.Text(testID("nav-approvals-count")))
+	for _, who := range []*session{approver, approver2} {
+		who.Open(requestPath(reqID))
+		assert.Equal(t, "1 of 2", who.Text(testID("replay-approval-count")), who.label)
+		assert.Contains(t, who.Text(testID("replay-decision")), "1 of 2", who.label)
+		assert.NotContains(t, who.Text("main"), "0 of 2", "%s: no other count on the page", who.label)
+		who.Open("/approvals")
+		assert.Equal(t, "1 of 2", who.Text(`[data-testid="approval-row"] `+testID("approval-count")), who.label)
+		who.Open("/replay/requests")
+		assert.Equal(t, "1 of 2", who.Text(replayRow(reqID)+" "+testID("replay-row-approvals")), who.label)
+	}
+	approver2.Open(requestPath(reqID))
+	approver2.Screenshots("second-approver")
+	approver2.approveReplay(reqID, phrase)
+	approver2.waitReplayStatus(reqID, "done")
+	assert.Equal(t, "2 of 2", approver2.Text(testID("replay-approval-count")))
+	requireReplayedOnce(t, ctx, js, refund.MsgID, refund.OriginalSubject, refund.Payload, reqID)
+}
