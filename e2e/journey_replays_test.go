@@ -82,12 +82,16 @@ func TestReplaysPageJourney(t *testing.T) {
 	oncall.Open(requestPath(waiting))
 	require.True(t, oncall.Exists(testID("cancel")))
 	assert.NotEmpty(t, oncall.Attr(testID("replay-progress"), "hx-get"), "it polls while it waits")
+	// A tab whose poll did not run (a laptop asleep): without its progress
+	// block htmx stops polling, and the page stays as it was.
+	eval[bool](oncall, "stop the poll", `(document.getElementById("replay-progress").remove(), true)`)
 	approver := b.newSession(t, s.Console.URL, "approver")
 	approver.LoginAs(userApprover)
 	approver.Open(requestPath(waiting))
 	approver.Fill(testID("reject-form")+` input[name="reason"]`, "wrong template (e2e "+run+")")
 	approver.ClickAnswering(testID("reject"), true)
-	approver.waitReplayStatus(waiting, "rejected")
+	approver.WaitUntil("the rejected request", `document.querySelector('[data-testid="replay-status"]') &&
+		document.querySelector('[data-testid="replay-status"]').dataset.status === "rejected"`)
 
 	eval[bool](oncall, "mark the page", `(window.__beforeCancel = true)`)
 	oncall.ClickAnswering(testID("cancel"), true)

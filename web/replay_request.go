@@ -126,6 +126,13 @@ func progressModel(req replay.Request, p replay.Progress) views.ReplayProgressMo
 	} else {
 		m.NotRun = rest // ended before it was approved
 	}
+	switch {
+	case p.Total() > 0:
+	case m.Waiting > 0:
+		m.Summary = fmt.Sprintf("%s %s for approval", views.Count(int64(m.Waiting)), views.Plural(m.Waiting, "item waits", "items wait"))
+	case m.NotRun > 0:
+		m.Summary = fmt.Sprintf("%s never ran", views.Count(int64(m.NotRun)))
+	}
 	if req.Status == replay.StatusPendingApproval {
 		m.Every = "5s" // an approval elsewhere changes the page; nothing runs
 	}
