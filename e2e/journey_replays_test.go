@@ -13,7 +13,9 @@ import (
 )
 
 // replayRow is the CSS of request id's row on the replays page.
-func replayRow(id int64) string { return `[data-testid="replay-row"][data-id="` + strconv.FormatInt(id, 10) + `"]` }
+func replayRow(id int64) string {
+	return `[data-testid="replay-row"][data-id="` + strconv.FormatInt(id, 10) + `"]`
+}
 
 // TestReplaysPageJourney is the replays page of issue 13: the on-call
 // replays a search index update (it runs at once) and requests the replay
