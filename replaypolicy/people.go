@@ -110,6 +110,22 @@ func JudgeEdit(class Class, requester, actor quarantine.Actor, reason string) Ve
 	return v
 }
 
+// JudgePayloadChange says whether replacing a payload by one of hash
+// edited (hex SHA-256) changes anything: it must differ from the payload
+// received (original, taken at ingest) and from the one the item holds now
+// (current). An edit that sends the same bytes would still count as an
+// edit, and an edit is what lets a schema_invalid or permanent item go.
+func JudgePayloadChange(original, current, edited string) Verdict {
+	v := Verdict{Rule: -1, Outcome: Go}
+	switch {
+	case strings.EqualFold(edited, original):
+		return v.plain(Block, CheckEditUnchanged, "the new payload is the one received, byte for byte: nothing was edited. Change it, or leave it as it is")
+	case strings.EqualFold(edited, current):
+		return v.plain(Block, CheckEditUnchanged, "the new payload is the one the item already holds: nothing was edited")
+	}
+	return v
+}
+
 // JudgeDraftAge says whether a draft made at created may still be
 // submitted at now, when drafts live for ttl (0: forever): a selection is
 // frozen for review, not kept around to be submitted whenever.

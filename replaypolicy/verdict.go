@@ -187,6 +187,9 @@ const (
 	CheckDecision         = "reconcile-decision" // not one of the decisions
 	CheckDecisionNote     = "reconcile-note"     // a decision without what was checked
 	CheckDecisionClosed   = "reconcile-closed"   // republish on a request that publishes nothing more
+
+	// Review round C: what an edit is.
+	CheckEditUnchanged = "edit-unchanged" // an "edit" that sends the bytes received, or the ones already there
 )
 
 // Checks returns the name of every check the rules apply.
@@ -204,6 +207,7 @@ func Checks() []string {
 		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny,
 		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckDuplicateKept, CheckSuppressed, CheckOwnDuplicate,
 		CheckProblems, CheckStopReason, CheckStopConfirmation, CheckDecision, CheckDecisionNote, CheckDecisionClosed,
+		CheckEditUnchanged,
 	}
 }
 

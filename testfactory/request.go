@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
@@ -47,4 +48,20 @@ func Request(t testing.TB, svc *replay.Service, requester quarantine.Actor, ids 
 	require.NoError(t, err)
 	require.Len(t, reqs, 1)
 	return reqs[0]
+}
+
+// NeedsPerson makes every job of request id one whose outcome nobody can
+// know (as a worker leaves one past the duplicate window: its dead letter
+// waits too, still held) and ends the request done with problems.
+func NeedsPerson(t testing.TB, pool *pgxpool.Pool, id int64) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{
+		`UPDATE replay_jobs SET state = 'needs_reconciliation', result = 'no PubAck, and the window no longer covers the publish' WHERE request_id = $1`,
+		`UPDATE dead_letters SET status = 'needs_reconciliation' WHERE id IN (SELECT dead_letter_id FROM replay_items WHERE request_id = $1)`,
+		`UPDATE replay_requests SET status = 'done_with_problems' WHERE id = $1`,
+	} {
+		_, err := pool.Exec(ctx, q, id)
+		require.NoError(t, err)
+	}
 }
