@@ -166,6 +166,7 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 		r.Headers = encodeHeaders(h)
 		r.setPayload(orig.Data)
 		r.applyContract(h)
+		r.ReplayOf = r.replayOf(h) // a replayed message that hit MaxDeliver is a loop too
 		r.OriginalSubject = r.Subject
 		if id := r.header(h, HeaderNatsMsgID); id != "" && r.MsgID == "" {
 			r.MsgID = id

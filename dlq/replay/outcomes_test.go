@@ -265,7 +265,9 @@ func TestReplayLoopLinkedAndLimited(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	events := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Duplicates: time.Second})
-	in := dlq.NewIngester(dlq.IngestConfig{}, b.js, b.store, dlq.NewMetrics(prometheus.NewRegistry()), b.log)
+	watch, err := dlq.ParseWatchStreams("EVENTS") // give-ups of its consumers are captured from advisories too
+	require.NoError(t, err)
+	in := dlq.NewIngester(dlq.IngestConfig{Watch: watch}, b.js, b.store, dlq.NewMetrics(prometheus.NewRegistry()), b.log)
 	ictx, stop := context.WithCancel(ctx)
 	t.Cleanup(stop)
 	require.NoError(t, in.Setup(ictx))
@@ -305,6 +307,36 @@ func TestReplayLoopLinkedAndLimited(t *testing.T) {
 		assert.Empty(t, d.Flags)
 		chain = append(chain, next)
 	}
+	t.Run("Advisory", func(t *testing.T) {
+		// A replayed message whose consumer gives up without publishing a
+		// dead letter (terminated, or MaxDeliver) is captured from the
+		// advisory, and linked the same way.
+		const advSubject = "events.acme.search.adv"
+		first := deadLetter(&nats.Msg{Subject: advSubject, Header: nats.Header{dlq.HeaderNatsMsgID: {"loop-adv"}}, Data: []byte(`{"doc":"adv"}`)})
+		req := b.request(t, []int64{first}, replay.SubmitInput{})
+		b.waitStatus(t, req.ID, replay.StatusDone)
+		cons, err := b.js.CreateConsumer(ctx, "EVENTS", jetstream.ConsumerConfig{Durable: "adv-indexer", FilterSubject: advSubject,
+			AckPolicy: jetstream.AckExplicitPolicy})
+		require.NoError(t, err)
+		before := countOf(t, b, "loop-adv")
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(10*time.Second))
+		require.NoError(t, err)
+		for m := range batch.Messages() {
+			require.Equal(t, fmt.Sprint(first), m.Headers().Get(dlq.HeaderReplayOf))
+			require.NoError(t, m.TermWithReason("index: version conflict"))
+		}
+		require.NoError(t, batch.Error())
+		wait.Until(t, "the advisory's dead letter", 10*time.Second, func() bool { return countOf(t, b, "loop-adv") > before })
+		var id int64
+		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT max(id) FROM dead_letters WHERE msg_id = 'loop-adv'`).Scan(&id))
+		d, err := b.store.Get(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, dlq.SourceAdvisory, d.SourceKind)
+		require.NotNil(t, d.ReplayOf, "a replay's advisory is linked to the dead letter it came from")
+		assert.Equal(t, first, *d.ReplayOf)
+		assert.Equal(t, int32(1), d.Generation)
+	})
+
 	links, err := b.store.Chain(ctx, chain[1], "acme")
 	require.NoError(t, err)
 	require.Len(t, links, 4, "the whole chain from any of its dead letters")
