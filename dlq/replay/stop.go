@@ -18,15 +18,28 @@ type StopInput struct {
 	Typed  string
 }
 
-// The requests an emergency stop of a tenant ends: every one that may
-// still publish or be approved.
-const selectStoppable = `SELECT ` + requestColumns + ` FROM replay_requests
-    WHERE tenant = $1 AND status IN ('pending_approval', 'approved', 'running') ORDER BY id FOR UPDATE`
+// What an emergency stop of a tenant ends: every request that may still
+// publish or be approved; drafts, which a submit a minute after the stop
+// would run; and requests done with problems whose items wait for a
+// person, where a republish would run them again. Stopped, the last may
+// still be settled as applied or not applied, never republished
+// (JudgeReconcile).
+const stoppable = `(status IN ('draft', 'pending_approval', 'approved', 'running')
+    OR (status = 'done_with_problems' AND EXISTS (SELECT 1 FROM replay_jobs j
+        WHERE j.request_id = replay_requests.id AND j.state = 'needs_reconciliation')))`
 
-// The requests of tenants that may still publish or be approved, the
-// newest first, for the emergency stop page.
+// The requests an emergency stop of a tenant ends, locked.
+const selectStoppable = `SELECT ` + requestColumns + ` FROM replay_requests
+    WHERE tenant = $1 AND ` + stoppable + ` ORDER BY id FOR UPDATE`
+
+// The requests of tenants that a stop would end, the newest first, for
+// the emergency stop page.
 const selectStoppableIn = `SELECT ` + requestColumns + ` FROM replay_requests
-    WHERE tenant = ANY($1) AND status IN ('pending_approval', 'approved', 'running') ORDER BY id DESC LIMIT 200`
+    WHERE tenant = ANY($1) AND ` + stoppable + ` ORDER BY id DESC LIMIT 200`
+
+// Whether request $1 is one a stop ends, for a stop of one request; its
+// requester drops a draft of theirs.
+const selectStoppableOne = `SELECT EXISTS (SELECT 1 FROM replay_requests WHERE id = $1 AND status <> 'draft' AND ` + stoppable + `)`
 
 // Stoppable returns the requests of tenants that an emergency stop would
 // end (at most 200, the newest first).
@@ -42,8 +55,9 @@ func (s *Service) Stoppable(ctx context.Context, tenants []string) ([]Request, e
 // an approver or an admin of its tenant (the route checks who; the rules
 // ask for a reason and the typed phrase, invalid without). Nothing not yet
 // published will be; a job whose outcome is unknown waits for a person
-// (needs_reconciliation). It returns a conflict for a request that is not
-// open or is still a draft (a draft publishes nothing; its requester
+// (needs_reconciliation), who may no longer republish it. It returns a
+// conflict for a request that is not open and has nothing waiting for a
+// person, or is still a draft (a draft publishes nothing; its requester
 // drops it).
 func (s *Service) Stop(ctx context.Context, id int64, actor quarantine.Actor, in StopInput, meta quarantine.RequestMeta) error {
 	if v := replaypolicy.JudgeStop(in.Reason, in.Typed); v.Outcome != replaypolicy.Go {
@@ -54,7 +68,11 @@ func (s *Service) Stop(ctx context.Context, id int64, actor quarantine.Actor, in
 		if err != nil {
 			return err
 		}
-		if !req.Status.Open() || req.Status == StatusDraft {
+		var ok bool
+		if err := tx.QueryRow(ctx, selectStoppableOne, id).Scan(&ok); err != nil {
+			return err
+		}
+		if !ok {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s: there is nothing to stop", strings.ReplaceAll(string(req.Status), "_", " "))
 		}
 		return s.stop(ctx, tx, &req, actor, in.Reason, meta)
@@ -66,8 +84,11 @@ func (s *Service) Stop(ctx context.Context, id int64, actor quarantine.Actor, in
 }
 
 // StopAll ends every request of tenant that may still publish or be
-// approved, of the classes may allows (the person's stop right, class by
-// class), as Stop does each; it returns how many it stopped.
+// approved, every draft (so no submit right after the stop runs one) and
+// every request done with problems with items waiting for a person (so no
+// republish runs it again), of the classes may allows (the person's stop
+// right, class by class), as Stop does each; it returns how many it
+// stopped.
 func (s *Service) StopAll(ctx context.Context, tenant string, may func(replaypolicy.Class) bool, actor quarantine.Actor, in StopInput,
 	meta quarantine.RequestMeta) (int, error) {
 	if v := replaypolicy.JudgeStop(in.Reason, in.Typed); v.Outcome != replaypolicy.Go {
