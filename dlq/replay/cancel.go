@@ -162,7 +162,9 @@ type PayloadEdit struct {
 // EditPayload replaces the payload of one item of the requester's draft or
 // request waiting for approval, where the rules allow it (JudgeEdit: never
 // same_operation, only the requester, forbidden and audited as denied; a
-// reason is required, invalid without). In a draft it may also edit an
+// reason is required, invalid without; bytes equal to the ones received or
+// to the ones the item holds are no edit, invalid: JudgePayloadChange). In
+// a draft it may also edit an
 // item left out because its error class replays only edited or after a
 // fix: judged again with the edit, it goes if the rules now let it
 // (revive). The original message id is kept;
@@ -198,6 +200,9 @@ func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 		}
 		if err != nil {
 			return err
+		}
+		if v := replaypolicy.JudgePayloadChange(hex.EncodeToString(original), hex.EncodeToString(old), hex.EncodeToString(sum[:])); v.Outcome != replaypolicy.Go {
+			return refuse(v, quarantine.EINVALID) // rolls the edit back
 		}
 		if leftOut {
 			if err := s.revive(ctx, tx, req, deadLetterID); err != nil {
