@@ -2,6 +2,7 @@ package replaypolicy
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -99,6 +100,13 @@ type Ack struct {
 	Deferrals int
 	// FirstAttemptAt is when the job was first about to be published.
 	FirstAttemptAt time.Time
+	// FirstPublishedAt is when the job was first about to be published
+	// ever (never reset, unlike FirstAttemptAt; zero when this publish is
+	// its first ever), and ApprovedSHA256 the hex SHA-256 of the payload
+	// approved: a kept message is ours only if stored since, with that
+	// payload (OursKept).
+	FirstPublishedAt time.Time
+	ApprovedSHA256   string
 	// Window and Margin as for JudgeWindow; RetryBase is the first wait
 	// after a lost PubAck; Attempts counts the job's claims; Jitter is a
 	// random number in [0, 1) for the wait.
@@ -113,11 +121,28 @@ type Ack struct {
 type Kept struct {
 	// Unreadable says why it could not be read ("" when it was).
 	Unreadable string
-	// Ours: it is this job's own earlier publish (its Dlq-Replay-Of and
-	// Dlq-Replay-Request are this item's and request's).
-	Ours bool
+	// Tagged: its Dlq-Replay-Of and Dlq-Replay-Request are this item's and
+	// request's. A producer can copy them, so alone they prove nothing
+	// (OursKept).
+	Tagged bool
+	// PayloadSHA256 is the hex SHA-256 of its payload.
+	PayloadSHA256 string
 	// StoredAt is when the broker stored it.
 	StoredAt time.Time
+}
+
+// OursKept says whether the message the broker kept under a's id is this
+// job's own earlier publish. It is pure. There must be an earlier publish
+// (the first one ever keeps nothing of ours), and the message must carry
+// this item's and request's replay headers, have been stored at or after
+// the job's first publish ever (less Margin, for the clocks of the broker
+// and the database) and carry the approved payload: a message planted with
+// copied headers before the replay first published, or with other bytes,
+// is not ours.
+func OursKept(a Ack) bool {
+	k := a.Kept
+	return k.Unreadable == "" && k.Tagged && !a.FirstPublishedAt.IsZero() && !k.StoredAt.Before(a.FirstPublishedAt.Add(-a.Margin)) &&
+		a.ApprovedSHA256 != "" && strings.EqualFold(k.PayloadSHA256, a.ApprovedSHA256)
 }
 
 // JudgeAck says what the broker's answer means for the job, at now. It is
@@ -146,7 +171,7 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 	case !a.Duplicate:
 		v.Reason = fmt.Sprintf("replayed: published to %s and stored as %s:%d", a.Subject, a.Stream, a.Seq)
 		return v
-	case a.Kept.Ours:
+	case OursKept(a):
 		return v.plain(Replayed, CheckOwnDuplicate, fmt.Sprintf("replayed: the broker answered Duplicate, and the message it keeps (%s:%d) is this replay's own earlier publish", a.Stream, a.Seq))
 	case a.Kept.Unreadable != "" && !a.FirstAttempt:
 		return v.plain(Replayed, CheckOwnDuplicate, fmt.Sprintf("replayed: the broker answered Duplicate for a retry after an unknown outcome; the message it keeps (%s:%d) could not be read back (%s), "+

@@ -100,6 +100,7 @@ type job struct {
 	errorClass                       string
 	deadLetteredAt                   time.Time
 	firstFailedAt, fixedAt           *time.Time
+	fixRecordedAt                    *time.Time
 	fixRef                           string
 	generation                       int
 
@@ -114,8 +115,11 @@ type job struct {
 	publishBy      time.Time
 	window         replaypolicy.Window
 	// firstAttempt: the gate marked it attempted now, and no earlier
-	// attempt can have landed.
-	firstAttempt bool
+	// attempt can have landed. firstPublishedAt: when it was first about
+	// to be published ever, as the gate read it (never reset); zero when
+	// this claim publishes it for the first time ever.
+	firstAttempt     bool
+	firstPublishedAt time.Time
 
 	// outcome: the state and why; the PubAck's stream, sequence and
 	// whether it said Duplicate (of our own earlier publish); for deferred
@@ -185,7 +189,7 @@ SELECT j.id, j.request_id, j.dead_letter_id, r.tenant, r.class, r.status, r.poli
        d.status, CASE WHEN i.held THEN i.request_id
                       ELSE coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0) END,
        i.payload IS NOT NULL, d.msg_id_derived, d.payload_unavailable, i.payload_sha256, d.payload_sha256,
-       d.error_class, d.dead_lettered_at, d.first_failed_at, d.generation, fx.fixed_at, coalesce(fx.fix_ref, ''),
+       d.error_class, d.dead_lettered_at, d.first_failed_at, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
        j.attempts, j.deferrals, j.first_attempt_at
 FROM replay_jobs j
 JOIN replay_requests r ON r.id = j.request_id
@@ -236,7 +240,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			if err := rows.Scan(&j.id, &j.requestID, &j.deadLetterID, &j.tenant, &j.class, &j.reqStatus, &j.policy, &j.rate, &j.approvedAt,
 				&j.requester.Issuer, &j.requester.Subject, &j.requester.Email, &j.requester.EmailVerified, &j.note, &j.msgID, &j.opID, &j.corrID, &j.subject,
 				&hs, &j.payload, &j.principal, &j.itemType, &j.status, &j.heldBy, &j.edited, &j.msgIDDerived, &j.payloadUnavailable,
-				&j.approvedSHA256, &j.originalSHA256, &j.errorClass, &j.deadLetteredAt, &j.firstFailedAt, &j.generation, &j.fixedAt, &j.fixRef,
+				&j.approvedSHA256, &j.originalSHA256, &j.errorClass, &j.deadLetteredAt, &j.firstFailedAt, &j.generation, &j.fixedAt, &j.fixRecordedAt, &j.fixRef,
 				&j.attempts, &j.deferrals, &j.firstAttemptAt); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}
@@ -264,7 +268,7 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 		Generation: j.generation, FixRef: j.fixRef, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
 	}
 	if j.fixedAt != nil {
-		it.FixedAt = *j.fixedAt
+		it.FixedAt, it.FixRecordedAt = *j.fixedAt, *j.fixRecordedAt
 	}
 	return it
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,7 +25,8 @@ import (
 // statement that the request still publishes (a cancel or a stop is seen
 // before every reservation) and that it still holds each job (its fencing
 // token), and marks the jobs attempted (first_attempt_at: from here on a
-// publish may have landed). It then publishes each job at its slot.
+// publish may have landed; first_published_at, once for good). It then
+// publishes each job at its slot.
 const gateJobs = `
 WITH r AS (
     UPDATE replay_requests SET rate_next = greatest(rate_next, now()) + make_interval(secs => $2::float8 / rate)
@@ -33,13 +35,14 @@ WITH r AS (
       AND greatest(rate_next, now()) + make_interval(secs => ($2::float8 - 1) / rate) <= $3 -- every slot before the claim stops publishing
     RETURNING rate_next - make_interval(secs => $2::float8 / rate) AS first_slot
 ), m AS (
-    UPDATE replay_jobs j SET first_attempt_at = coalesce(j.first_attempt_at, now())
+    UPDATE replay_jobs j SET first_attempt_at = coalesce(j.first_attempt_at, now()),
+        first_published_at = coalesce(j.first_published_at, now()) -- never reset: what the broker keeps since may be ours
     FROM r, unnest($4::bigint[], $5::bigint[]) AS u(id, fence)
     WHERE j.id = u.id
       AND j.fence = u.fence AND j.state = 'claimed' -- a worker whose lease was taken over publishes nothing
-    RETURNING j.id
+    RETURNING j.id, nullif(j.first_published_at, now()) AS published_before -- NULL: this is its first publish ever
 )
-SELECT r.first_slot, now(), m.id FROM r LEFT JOIN m ON true`
+SELECT r.first_slot, now(), m.id, m.published_before FROM r LEFT JOIN m ON true`
 
 // Why a gate let nothing through, and what a request's status is between
 // slots.
@@ -64,6 +67,7 @@ type gate struct {
 	firstSlot, dbNow time.Time
 	received         time.Time
 	marked           map[int64]bool
+	firstPublished   map[int64]time.Time // of the marked jobs published before: their first publish ever
 }
 
 // slot is when, on the worker's clock, the i-th job of the reservation goes.
@@ -84,13 +88,17 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 	if err != nil {
 		return gate{}, false, fmt.Errorf("reserve publish slots of request %d: %w", j.requestID, err)
 	}
-	g := gate{marked: map[int64]bool{}, received: time.Now()}
+	g := gate{marked: map[int64]bool{}, firstPublished: map[int64]time.Time{}, received: time.Now()}
 	var id *int64
+	var published *time.Time
 	n := 0
-	_, err = pgx.ForEachRow(rows, []any{&g.firstSlot, &g.dbNow, &id}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&g.firstSlot, &g.dbNow, &id, &published}, func() error {
 		n++
 		if id != nil {
 			g.marked[*id] = true
+			if published != nil {
+				g.firstPublished[*id] = *published
+			}
 		}
 		return nil
 	})
@@ -207,6 +215,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 			// The claim read first_attempt_at, and only this claim's gates
 			// set it since: none then means this is the first attempt.
 			j.firstAttempt = j.firstAttemptAt == nil
+			j.firstPublishedAt = g.firstPublished[j.id]
 			at := g.slot(i, interval)
 			if wait := time.Until(at); wait > 0 {
 				select {
@@ -301,7 +310,8 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 // it answered Duplicate.
 func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, err error) {
 	a := replaypolicy.Ack{MsgID: j.msgID, Subject: j.subject, FirstAttempt: j.firstAttempt, Deferrals: j.deferrals, Window: j.window,
-		Margin: w.svc.cfg.WindowMargin, RetryBase: w.cfg.Retry, Attempts: j.attempts, Jitter: rand.Float64()}
+		Margin: w.svc.cfg.WindowMargin, RetryBase: w.cfg.Retry, Attempts: j.attempts, Jitter: rand.Float64(),
+		FirstPublishedAt: j.firstPublishedAt, ApprovedSHA256: hex.EncodeToString(j.approvedSHA256)}
 	if j.firstAttemptAt != nil {
 		a.FirstAttemptAt = *j.firstAttemptAt
 	} else {
@@ -335,8 +345,9 @@ func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, e
 }
 
 // kept reads back the message the broker kept under j's message id (seq of
-// stream): ours when it carries this item's Dlq-Replay-Of and this
-// request's Dlq-Replay-Request.
+// stream): whether it carries this item's Dlq-Replay-Of and this request's
+// Dlq-Replay-Request, its payload's hash and when it was stored (whether
+// it is ours is the rules' to say: OursKept).
 func (w *Worker) kept(ctx context.Context, j *job, stream string, seq uint64) replaypolicy.Kept {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -348,7 +359,8 @@ func (w *Worker) kept(ctx context.Context, j *job, stream string, seq uint64) re
 	if err != nil {
 		return replaypolicy.Kept{Unreadable: err.Error()}
 	}
-	ours := m.Header.Get(HeaderReplayOf) == strconv.FormatInt(j.deadLetterID, 10) &&
+	tagged := m.Header.Get(HeaderReplayOf) == strconv.FormatInt(j.deadLetterID, 10) &&
 		m.Header.Get(HeaderReplayRequest) == strconv.FormatInt(j.requestID, 10)
-	return replaypolicy.Kept{Ours: ours, StoredAt: m.Time}
+	sum := sha256.Sum256(m.Data)
+	return replaypolicy.Kept{Tagged: tagged, PayloadSHA256: hex.EncodeToString(sum[:]), StoredAt: m.Time}
 }
