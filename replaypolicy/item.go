@@ -25,7 +25,8 @@ type Item struct {
 	// OriginalPayloadSHA256 is the one computed at ingest.
 	PayloadSHA256         string
 	OriginalPayloadSHA256 string
-	// PayloadEdited is true when the requester changed the payload.
+	// PayloadEdited is true when the requester replaced the payload (see
+	// Edited: bytes equal to the original are no edit).
 	PayloadEdited bool
 	// PayloadUnavailable is true when the payload was gone from its stream
 	// when the dead letter was captured.
@@ -62,6 +63,10 @@ type Item struct {
 	// and its version or ticket; zero when none is.
 	FixedAt time.Time
 	FixRef  string
+	// FixRecordedAt is when that fix marker was recorded (zero: unknown). A
+	// fix counts as in place from the earlier of FixedAt and it: a marker
+	// may not date a fix ahead of when it was said (FixedInPlace).
+	FixRecordedAt time.Time
 	// ReconciliationNote is, at execution, the request's note (what the
 	// requester checked before replaying an item whose error class needs
 	// reconciliation first).
@@ -192,7 +197,7 @@ func judgeErrorClass(t *Table, v Verdict, item Item, at Step) Verdict {
 	switch {
 	case r.Replay == Never:
 		return v.with(Block, CheckErrorNever, "error class %q is never replayed by this policy%s; resolve it by hand", ec, neverWhy(ec))
-	case r.Replay == AfterFix && !item.PayloadEdited && !fixedAfter(item):
+	case r.Replay == AfterFix && !item.Edited() && !fixedAfter(item):
 		return v.with(Block, CheckNeedsFix, "error class %q replays only after a fix: edit its payload, or record a fix of item type %q (or of its error group) "+
 			"in place after it was dead-lettered (%s); %s", ec, item.ItemType, formatTime(item.DeadLetteredAt), latestFix(item))
 	case at == AtExecution && r.ReconciliationNote && strings.TrimSpace(item.ReconciliationNote) == "":
@@ -202,10 +207,30 @@ func judgeErrorClass(t *Table, v Verdict, item Item, at Step) Verdict {
 	return v
 }
 
-// fixedAfter reports whether the item's latest fix was in place after the
-// dead letter was stored (an unknown storing time never is).
+// Edited reports whether the payload a replay of item would send is an
+// edit: the requester replaced it, and its hash differs from the one taken
+// at ingest (the same bytes again are no edit).
+func (item Item) Edited() bool {
+	return item.PayloadEdited && !strings.EqualFold(item.PayloadSHA256, item.OriginalPayloadSHA256)
+}
+
+// FixedInPlace is when the item's latest fix counts as in place: the
+// earlier of the time its marker gives and the time the marker was
+// recorded (a marker dated ahead counts from when it was said); zero when
+// no fix is recorded.
+func (item Item) FixedInPlace() time.Time {
+	if !item.FixRecordedAt.IsZero() && item.FixRecordedAt.Before(item.FixedAt) {
+		return item.FixRecordedAt
+	}
+	return item.FixedAt
+}
+
+// fixedAfter reports whether the item's latest fix was in place
+// (FixedInPlace) after the dead letter was stored (an unknown storing time
+// never is).
 func fixedAfter(item Item) bool {
-	return !item.FixedAt.IsZero() && !item.DeadLetteredAt.IsZero() && item.FixedAt.After(item.DeadLetteredAt)
+	at := item.FixedInPlace()
+	return !at.IsZero() && !item.DeadLetteredAt.IsZero() && at.After(item.DeadLetteredAt)
 }
 
 // latestFix says what fix is recorded, for the sentence of CheckNeedsFix.
@@ -213,7 +238,7 @@ func latestFix(item Item) string {
 	if item.FixedAt.IsZero() {
 		return "no fix is recorded"
 	}
-	return fmt.Sprintf("the latest fix recorded (%q, in place at %s) is older than it", item.FixRef, formatTime(item.FixedAt))
+	return fmt.Sprintf("the latest fix recorded (%q, in place at %s) is older than it", item.FixRef, formatTime(item.FixedInPlace()))
 }
 
 // neverWhy is the seeds' reason an error class is never replayed, when

@@ -24,7 +24,7 @@ type facts struct {
 	errorClass                                               string
 	deadLetteredAt                                           time.Time
 	generation                                               int
-	fixedAt                                                  *time.Time
+	fixedAt, fixRecordedAt                                   *time.Time
 	fixRef                                                   string
 }
 
@@ -41,7 +41,7 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		NoRevalidator: cfg.noRevalidator(),
 	}
 	if f.fixedAt != nil {
-		it.FixedAt = *f.fixedAt
+		it.FixedAt, it.FixRecordedAt = *f.fixedAt, *f.fixRecordedAt
 	}
 	if f.subject != "" {
 		if err := cfg.Subjects.For(f.tenant, f.subject); err != nil {
@@ -52,11 +52,13 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 }
 
 // The latest fix that covers dead letter d (fix_markers_lookup_idx): of its
-// item type, or of its error group, in its tenant. The queries that judge
-// items join it as fx (fixed_at, fix_ref).
-const fixJoin = `LEFT JOIN LATERAL (SELECT m.fixed_at, m.fix_ref FROM fix_markers m
+// item type, or of its error group, in its tenant; latest by when it
+// counts as in place (the earlier of its fixed_at and when it was recorded:
+// replaypolicy.Item.FixedInPlace). The queries that judge items join it as
+// fx (fixed_at, recorded_at, fix_ref).
+const fixJoin = `LEFT JOIN LATERAL (SELECT m.fixed_at, m.created_at AS recorded_at, m.fix_ref FROM fix_markers m
         WHERE m.tenant = d.tenant AND m.item_type = d.item_type AND m.fingerprint IN ('', d.fingerprint)
-        ORDER BY m.fixed_at DESC LIMIT 1) fx ON true`
+        ORDER BY least(m.fixed_at, m.created_at) DESC LIMIT 1) fx ON true`
 
 // What the rules judge of EVERY live item of a request as it stands: the
 // item as it will be sent, the dead letter as it is now, and which open
@@ -65,7 +67,7 @@ const selectRequestFacts = `
 SELECT i.dead_letter_id, d.item_type, i.subject, i.msg_id, i.operation_id, d.principal, d.msg_id_derived, d.payload_unavailable,
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, d.status,
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0),
-       d.error_class, d.dead_lettered_at, d.generation, fx.fixed_at, coalesce(fx.fix_ref, '')
+       d.error_class, d.dead_lettered_at, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, '')
 FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
 ` + fixJoin + `
 WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
@@ -86,7 +88,7 @@ func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]i
 	var out []itemFact
 	_, err = pgx.ForEachRow(rows, []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
 		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.heldBy,
-		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRef}, func() error {
+		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef}, func() error {
 		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg)})
 		return nil
 	})

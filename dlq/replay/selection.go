@@ -54,7 +54,7 @@ SELECT d.id, d.tenant, d.item_type, d.original_subject, d.msg_id, d.msg_id_deriv
        d.correlation_id, d.principal, d.headers, d.payload_sha256, d.payload_unavailable, d.status,
        EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = d.tenant AND quarantine_key(l.msg_id) = quarantine_key(d.msg_id) AND l.class = 'dedupe') AS replayed,
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = d.id AND h.held), 0) AS held_by,
-       d.error_class, d.dead_lettered_at, d.generation, fx.fixed_at, coalesce(fx.fix_ref, '')
+       d.error_class, d.dead_lettered_at, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, '')
 FROM dead_letters d
 ` + fixJoin + `
 WHERE d.id = ANY($1)
@@ -114,7 +114,7 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 		var headers []byte
 		_, err = pgx.ForEachRow(rows, []any{&d.item.DeadLetterID, &f.tenant, &f.itemType, &f.subject, &f.msgID, &f.msgIDDerived,
 			&f.operationID, &d.item.CorrelationID, &f.principal, &headers, &f.payloadSHA256, &f.payloadUnavailable,
-			&f.status, &f.alreadyReplayed, &f.heldBy, &f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRef}, func() error {
+			&f.status, &f.alreadyReplayed, &f.heldBy, &f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef}, func() error {
 			var hs []dlq.HeaderValue
 			if err := json.Unmarshal(headers, &hs); err != nil {
 				return fmt.Errorf("headers of dead letter %d: %w", d.item.DeadLetterID, err)
@@ -180,7 +180,7 @@ func (s *Service) Judge(ctx context.Context, id int64) (replaypolicy.Verdict, er
 	n := 0
 	_, err = pgx.ForEachRow(rows, []any{new(int64), &f.tenant, &f.itemType, &f.subject, &f.msgID, &f.msgIDDerived, &f.operationID, &corr,
 		&f.principal, &headers, &f.payloadSHA256, &f.payloadUnavailable, &f.status, &f.alreadyReplayed, &f.heldBy,
-		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRef}, func() error { n++; return nil })
+		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef}, func() error { n++; return nil })
 	if err != nil {
 		return replaypolicy.Verdict{}, fmt.Errorf("judge dead letter %d: %w", id, err)
 	}
