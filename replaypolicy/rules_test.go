@@ -182,7 +182,8 @@ func TestRules(t *testing.T) {
 		{CheckDuplicateKept, Defer, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, FirstAttempt: true, Kept: Kept{StoredAt: testNow.Add(-time.Minute)},
 			Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}}), "a message stored at 2026-03-04 11:59:00 UTC that is not this replay's"},
 		{CheckSuppressed, Suppressed, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, Deferrals: MaxDeferrals - 1}), "3 times"},
-		{CheckOwnDuplicate, Replayed, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, Kept: Kept{Ours: true}}), "this replay's own earlier publish"},
+		{CheckOwnDuplicate, Replayed, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, FirstPublishedAt: testNow.Add(-time.Minute), ApprovedSHA256: "abcd",
+			Kept: Kept{Tagged: true, StoredAt: testNow.Add(-time.Minute), PayloadSHA256: "ABCD"}}), "this replay's own earlier publish"},
 		{CheckOwnDuplicate, Replayed, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, Kept: Kept{Unreadable: "deleted"}}), "could not be read back (deleted)"},
 
 		{CheckProblems, Block, func() Verdict { return JudgeRequestOutcome(Outcomes{Replayed: 3, Blocked: 1, NeedsReconciliation: 1}) },
@@ -192,6 +193,36 @@ func TestRules(t *testing.T) {
 		{CheckDecision, Block, func() Verdict { return JudgeReconcile("maybe", "checked", "running") }, "choose applied"},
 		{CheckDecisionNote, Block, func() Verdict { return JudgeReconcile(Applied, "", "running") }, "say what you checked"},
 		{CheckDecisionClosed, Block, func() Verdict { return JudgeReconcile(Republish, "not in the ledger", "cancelled") }, "the request is cancelled"},
+
+		// Review round C.
+		{CheckOwnReconcile, Block, func() Verdict { return MayReconcile(alice, aliceElsewhere) }, "you requested this replay"},
+		{CheckOwnReconcile, Block, func() Verdict {
+			return MayReconcile(quarantine.Actor{Issuer: "a", Subject: "1", Email: "al@x", EmailVerified: true},
+				quarantine.Actor{Issuer: "b", Subject: "2", Email: "AL@x", EmailVerified: true}) // one person, two accounts
+		}, "someone else who may reconcile it"},
+		{CheckEditUnchanged, Block, func() Verdict { return JudgePayloadChange("abcd", "abcd", "ABCD") }, "the one received, byte for byte"},
+		{CheckEditUnchanged, Block, func() Verdict { return JudgePayloadChange("abcd", "ef01", "ef01") }, "the one the item already holds"},
+		{CheckNeedsFix, Block, judge("search.x", AtDraft, func(i *Item) {
+			// An "edit" back to the bytes received is no edit.
+			i.ErrorClass, i.DeadLetteredAt, i.PayloadEdited, i.PayloadSHA256 = ErrSchemaInvalid, testNow.Add(-time.Hour), true, i.OriginalPayloadSHA256
+		}), "replays only after a fix"},
+		{CheckNeedsFix, Block, judge("search.x", AtDraft, func(i *Item) {
+			// A marker recorded before the dead letter but dated 4 minutes
+			// ahead counts from when it was recorded.
+			i.ErrorClass, i.DeadLetteredAt = ErrSchemaInvalid, testNow.Add(-time.Minute)
+			i.FixedAt, i.FixRecordedAt, i.FixRef = testNow.Add(-time.Minute+4*time.Minute), testNow.Add(-2*time.Minute), "v9"
+		}), "in place at 2026-03-04 11:58:00 UTC) is older than it"},
+		{CheckDuplicateKept, Defer, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, FirstPublishedAt: testNow.Add(-time.Second), ApprovedSHA256: "abcd",
+			Window: Window{Stream: "APP", Duplicates: 2 * time.Minute},
+			// Planted with this replay's headers and payload before the replay first published.
+			Kept: Kept{Tagged: true, StoredAt: testNow.Add(-time.Minute), PayloadSHA256: "abcd"}}), "that is not this replay's"},
+		{CheckDuplicateKept, Defer, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, ApprovedSHA256: "abcd", Window: Window{Stream: "APP", Duplicates: 2 * time.Minute},
+			// Tagged, with the approved bytes, but this is the job's first publish ever: nothing kept is ours.
+			Kept: Kept{Tagged: true, StoredAt: testNow.Add(-time.Second), PayloadSHA256: "abcd"}}), "that is not this replay's"},
+		{CheckDuplicateKept, Defer, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, FirstPublishedAt: testNow.Add(-time.Minute), ApprovedSHA256: "abcd",
+			Window: Window{Stream: "APP", Duplicates: 2 * time.Minute},
+			// Tagged, stored after the first publish, but other bytes.
+			Kept: Kept{Tagged: true, StoredAt: testNow.Add(-time.Second), PayloadSHA256: "ffff"}}), "that is not this replay's"},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -286,7 +317,7 @@ func TestErrorClassAndLoopRules(t *testing.T) {
 	t.Run("AfterFixGoesEditedOrFixedLater", func(t *testing.T) {
 		dead := testNow.Add(-time.Hour)
 		for name, change := range map[string]func(*Item){
-			"Edited":     func(i *Item) { i.PayloadEdited = true },
+			"Edited":     func(i *Item) { i.PayloadEdited, i.PayloadSHA256 = true, "ffee0011" }, // other bytes than the ones received
 			"FixedLater": func(i *Item) { i.FixedAt, i.FixRef = dead.Add(time.Minute), "v1.4.2" },
 		} {
 			v := at("search.x", func(i *Item) { i.ErrorClass, i.DeadLetteredAt = ErrSchemaInvalid, dead; change(i) })
