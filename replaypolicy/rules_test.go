@@ -195,11 +195,6 @@ func TestRules(t *testing.T) {
 		{CheckDecisionClosed, Block, func() Verdict { return JudgeReconcile(Republish, "not in the ledger", "cancelled") }, "the request is cancelled"},
 
 		// Review round C.
-		{CheckOwnReconcile, Block, func() Verdict { return MayReconcile(alice, aliceElsewhere) }, "you requested this replay"},
-		{CheckOwnReconcile, Block, func() Verdict {
-			return MayReconcile(quarantine.Actor{Issuer: "a", Subject: "1", Email: "al@x", EmailVerified: true},
-				quarantine.Actor{Issuer: "b", Subject: "2", Email: "AL@x", EmailVerified: true}) // one person, two accounts
-		}, "someone else who may reconcile it"},
 		{CheckEditUnchanged, Block, func() Verdict { return JudgePayloadChange("abcd", "abcd", "ABCD") }, "the one received, byte for byte"},
 		{CheckEditUnchanged, Block, func() Verdict { return JudgePayloadChange("abcd", "ef01", "ef01") }, "the one the item already holds"},
 		{CheckNeedsFix, Block, judge("search.x", AtDraft, func(i *Item) {

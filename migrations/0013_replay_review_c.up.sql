@@ -25,7 +25,8 @@ WHERE r.id = j.request_id AND j.state IN ('unknown', 'claimed') AND j.first_atte
 -- inside its window) or kept an earlier publish of theirs nobody can know
 -- now: a person decides (needs_reconciliation), the request is done with
 -- problems, and the ledger rows are set aside (kept, no longer counted as
--- replays).
+-- replays). The runtime role may only append to the ledger (0011); this is
+-- the owner correcting rows that never proved a replay, once.
 -- ---------------------------------------------------------------------------
 
 CREATE TABLE replay_ledger_set_aside (
