@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -68,6 +69,10 @@ type Config struct {
 	// acked by the ingest consumer before readiness fails; 0 turns the
 	// check off.
 	StallAfter time.Duration
+	// StreamMaxAge and StreamMaxBytes are the DLQ stream's limits (0: as
+	// the stream has them; a new one has none).
+	StreamMaxAge   time.Duration
+	StreamMaxBytes int64
 	// IngestTuning, when not nil, changes the ingester's configuration
 	// last (tests: quicker health checks and retries).
 	IngestTuning func(*dlq.IngestConfig)
@@ -99,6 +104,22 @@ type Config struct {
 	Lifetime    time.Duration
 	Groups      authz.GroupMap
 	Replay      ReplayConfig
+	// Keeper says how dead_letters' partitions are made ahead and retention
+	// applied; zero fields take dlq.KeeperConfig's defaults.
+	Keeper KeeperConfig
+	// WebTracer, when not nil, sees every statement of the web pool (the
+	// tests count a page's round trips with it).
+	WebTracer pgx.QueryTracer
+}
+
+// KeeperConfig is the settings of the partition keeper (dlq.KeeperConfig).
+type KeeperConfig struct {
+	Every     time.Duration // RETENTION_EVERY
+	Ahead     int           // PARTITIONS_AHEAD, days
+	BatchRows int           // RETENTION_BATCH
+	// FoldEvery is how often ingest's deltas are folded into the counters
+	// (0: dlq.FoldEvery).
+	FoldEvery time.Duration
 }
 
 // App is the wired console. Its exported fields are for the tests' own
@@ -122,6 +143,7 @@ type App struct {
 	natsURL  string
 	reg      *prometheus.Registry
 	ingester *dlq.Ingester
+	keeper   *dlq.Keeper
 	replay   *replayParts
 	stopSess func()
 	listener net.Listener
@@ -149,25 +171,29 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 
 	// Two pools, so a slow page cannot take the connections ingest and the
 	// workers need, each with its own statement timeout.
-	if a.Pool, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "web", MaxConns: 20, StatementTimeout: cfg.StatementTimeout}, log); err != nil {
+	if a.Pool, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "web", MaxConns: 20, StatementTimeout: cfg.StatementTimeout, Tracer: cfg.WebTracer}, log); err != nil {
 		return nil, err
 	}
 	if err := CheckDatabase(ctx, a.Pool, log); err != nil {
 		return nil, err
 	}
-	jobConns := int32(cfg.IngestWorkers + cfg.Replay.Workers + 4) // + policy listener, checkpoints, metrics, spare
+	jobConns := int32(cfg.IngestWorkers + cfg.Replay.Workers + 6) // + policy and counters listeners, keeper, checkpoints, metrics, spare
 	if a.Jobs, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "workers", MaxConns: jobConns, StatementTimeout: cfg.WorkerStatementTimeout}, log); err != nil {
 		return nil, err
 	}
 	if err := a.connectNATS(); err != nil {
 		return nil, err
 	}
-	jobStore := dlq.NewStore(a.Jobs)
-	a.Store = dlq.NewStore(a.Pool)
+	// One snapshot of the counters per process (scope, filter choices,
+	// plans, the partition map), kept fresh by Run on the workers' pool:
+	// the web pool serves requests only.
+	counters := dlq.NewCounters(a.Jobs, log)
+	a.Store = dlq.NewStoreSharing(a.Pool, counters)
+	jobStore := dlq.NewStoreSharing(a.Jobs, counters)
 	ingest := dlq.IngestConfig{
 		Prefix: cfg.Prefix, Stream: cfg.Stream, Replicas: cfg.Replicas, BatchSize: cfg.BatchSize,
 		MaxWait: cfg.BatchWait, Workers: cfg.IngestWorkers, Watch: cfg.Watch, AckWait: cfg.AckWait,
-		StallAfter: cfg.StallAfter,
+		StallAfter: cfg.StallAfter, StreamMaxAge: cfg.StreamMaxAge, StreamMaxBytes: cfg.StreamMaxBytes,
 	}
 	if cfg.StallAfter == 0 {
 		ingest.StallAfter = -1 // off (dlq's zero value means its default)
@@ -200,7 +226,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	secure := cfg.TLSTerminated || strings.HasPrefix(a.cfg.PublicURL, "https://")
 	warnIfInsecure(a.cfg.PublicURL, secure, log)
 	sessions, stop := authz.NewSessions(a.Pool, authz.SessionConfig{
-		Secure: secure, IdleTimeout: cfg.IdleTimeout, Lifetime: cfg.Lifetime,
+		Secure: secure, IdleTimeout: cfg.IdleTimeout, Lifetime: cfg.Lifetime, Log: log,
 	})
 	a.stopSess = stop
 	if a.Access, err = authz.NewAccess(ctx, a.Jobs, cfg.Groups, log); err != nil {
@@ -209,10 +235,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	if cfg.Replay.DirectoryMaxAge <= 0 {
 		cfg.Replay.DirectoryMaxAge = cfg.Lifetime // no session confirmed groups older than that
 	}
-	if a.replay, err = newReplayParts(ctx, cfg.Replay, a.Pool, a.Jobs, a.NATS, a.JetStream, a.Access, log); err != nil {
+	if a.replay, err = newReplayParts(ctx, cfg.Replay, a.Pool, a.Jobs, a.NATS, a.JetStream, a.Access, a.Store, log); err != nil {
 		return nil, err
 	}
 	a.Replays = a.replay.service
+	a.keeper = dlq.NewKeeper(jobStore, dlq.KeeperConfig{
+		Every: cfg.Keeper.Every, Ahead: cfg.Keeper.Ahead, BatchRows: cfg.Keeper.BatchRows,
+		Policy: RetentionOf(a.replay.table.Retention()),
+		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
+			_, err := audit.Record(ctx, tx, cfg.AuditSigner, reason)
+			return err
+		},
+	}, a.reg, log)
 	login, err := authz.NewLogin(ctx, a.cfg.OIDC, cfg.OIDCWait, sessions, a.Pool, log)
 	if err != nil {
 		return nil, err
@@ -229,6 +263,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		Sessions: sessions, Login: login, Access: a.Access, Bindings: authz.NewBindings(a.Pool), DeadLetters: a.Store,
 		Replays: a.Replays, PolicyFile: cfg.Replay.PolicyFile, Checkpoints: a.Checkpoints, Denials: a.Denials,
 		IngestHealth: a.ingester.Health, AuditKeys: cfg.AuditPublicKeys.With(cfg.AuditSigner.PublicKey()),
+		DLQStream: a.ingester.Config().Stream,
 	})
 	a.http = web.NewHTTPServer(a.Handler, log)
 	if cfg.MetricsAddr != "" && cfg.MetricsAddr != MetricsOff {
@@ -289,6 +324,9 @@ func (a *App) Run(ctx context.Context) error {
 		}
 	})
 	wg.Go(func() { a.Access.Watch(ctx) })
+	wg.Go(func() { a.Store.Counters().Run(ctx) })
+	wg.Go(func() { a.keeper.Run(ctx) })
+	wg.Go(func() { dlq.RunFolder(ctx, a.Jobs, a.cfg.Keeper.FoldEvery, a.log) })
 	wg.Go(func() { a.replay.run(ctx) })
 	wg.Go(func() { a.Checkpoints.Run(ctx) })
 	if a.metrics != nil {

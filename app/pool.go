@@ -24,6 +24,9 @@ type PoolConfig struct {
 	// is a server setting of every connection, so a runaway query cannot
 	// hold a connection, or the audit append lock, for long.
 	StatementTimeout time.Duration
+	// Tracer, when not nil, sees every statement of the pool (tests count
+	// a page's round trips with it).
+	Tracer pgx.QueryTracer
 }
 
 // idleInTransactionTimeout ends a session that leaves a transaction open
@@ -45,6 +48,9 @@ func OpenPool(ctx context.Context, dsn string, wait time.Duration, pc PoolConfig
 	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(idleInTransactionTimeout.Milliseconds(), 10)
 	if pc.Name != "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "quarantine-" + pc.Name
+	}
+	if pc.Tracer != nil {
+		cfg.ConnConfig.Tracer = pc.Tracer
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
@@ -48,7 +49,9 @@ func LoadPolicy(path string) (*replaypolicy.Table, error) {
 // replayParts is the replay machinery of one process: the service, its
 // workers and the sweeper of expired drafts (every sweep).
 type replayParts struct {
+	table   *replaypolicy.Table
 	service *replay.Service // on the web pool, for requests and approvals
+	sweeper *replay.Service // on the workers' pool
 	workers []*replay.Worker
 	sweep   time.Duration
 	log     *slog.Logger
@@ -57,7 +60,7 @@ type replayParts struct {
 // newReplayParts wires replay: the service for web requests on pool, the
 // workers on jobs (each pool with its own connections and timeouts).
 func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.Pool, nc *nats.Conn, js jetstream.JetStream,
-	access *authz.Access, log *slog.Logger) (*replayParts, error) {
+	access *authz.Access, deadLetters *dlq.Store, log *slog.Logger) (*replayParts, error) {
 	table, err := LoadPolicy(cfg.PolicyFile)
 	if err != nil {
 		return nil, err
@@ -67,8 +70,9 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	}
 	rcfg := replay.Config{Policy: func() *replaypolicy.Table { return table }, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL,
 		Revalidation: cfg.RevalidateSubject != "", Windows: replay.NewStreamWindows(js, 0), WindowMargin: cfg.WindowMargin}
-	p := &replayParts{log: log, sweep: min(cfg.DraftTTL/4, time.Minute), service: replay.New(pool, rcfg)}
 	workerService := replay.New(jobs, rcfg)
+	rcfg.DeadLetters = deadLetters // the process's store: its partition map
+	p := &replayParts{table: table, log: log, sweep: min(cfg.DraftTTL/4, time.Minute), service: replay.New(pool, rcfg), sweeper: workerService}
 	if cfg.Subjects.Empty() {
 		log.Warn(replay.SubjectSetting + " is empty: no tenant's dead letters can be replayed until it names their subjects, e.g. app.{tenant}.>")
 	}
@@ -117,12 +121,12 @@ func (p *replayParts) sweepDrafts(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if n, err := p.service.ExpireDrafts(ctx); err != nil && ctx.Err() == nil {
+		if n, err := p.sweeper.ExpireDrafts(ctx); err != nil && ctx.Err() == nil {
 			p.log.Warn("sweep expired replay drafts", "err", err)
 		} else if n > 0 {
 			p.log.Info("expired replay drafts voided", "count", n)
 		}
-		if n, err := p.service.FinishIdle(ctx); err != nil && ctx.Err() == nil {
+		if n, err := p.sweeper.FinishIdle(ctx); err != nil && ctx.Err() == nil {
 			p.log.Warn("sweep idle replay requests", "err", err)
 		} else if n > 0 {
 			p.log.Info("idle replay requests finished", "count", n)
@@ -171,7 +175,7 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 	if w.access, err = authz.NewAccess(ctx, w.pool, cfg.Replay.Groups, log); err != nil {
 		return nil, err
 	}
-	if w.parts, err = newReplayParts(ctx, cfg.Replay, w.pool, w.pool, w.nc, js, w.access, log); err != nil {
+	if w.parts, err = newReplayParts(ctx, cfg.Replay, w.pool, w.pool, w.nc, js, w.access, nil, log); err != nil {
 		return nil, err
 	}
 	return w, nil

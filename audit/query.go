@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -337,4 +338,58 @@ func ForObject(ctx context.Context, db Querier, objectType, objectID string, lim
 		return nil, fmt.Errorf("audit trail of %s %s: %w", objectType, objectID, err)
 	}
 	return entries, nil
+}
+
+// The newest entries naming a message id in one tenant, returned oldest first.
+const messageTrail = `
+SELECT * FROM (
+    SELECT ` + entryColumns + ` FROM audit_log
+    WHERE ((message_id = $1 AND message_id <> '') OR object_id = $1) AND tenant = $2
+    ORDER BY seq DESC LIMIT $3
+) AS recent ORDER BY seq`
+
+// Batcher sends batches of statements: *pgxpool.Pool is one.
+type Batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// Trail returns the trail of one object that carries a message (a dead
+// letter): its own most recent limit entries and the most recent limit
+// entries naming messageID in tenant, each once, oldest first, read in one
+// round trip. The caller has already checked that the viewer may see the
+// object.
+func Trail(ctx context.Context, db Batcher, objectType, objectID, messageID, tenant string, limit int) ([]Entry, error) {
+	if limit < 0 || limit > MaxLimit {
+		return nil, fmt.Errorf("audit trail of %s %s: %w", objectType, objectID, quarantine.Errorf(quarantine.EINVALID, "limit %d is not between 1 and %d", limit, MaxLimit))
+	}
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	var byObject, byMessage []Entry
+	b := &pgx.Batch{}
+	b.Queue(objectTrail, objectType, objectID, limit).Query(func(rows pgx.Rows) error {
+		var err error
+		byObject, err = pgx.CollectRows(rows, scanEntry)
+		return err
+	})
+	if messageID != "" {
+		b.Queue(messageTrail, messageID, tenant, limit).Query(func(rows pgx.Rows) error {
+			var err error
+			byMessage, err = pgx.CollectRows(rows, scanEntry)
+			return err
+		})
+	}
+	if err := db.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("audit trail of %s %s: %w", objectType, objectID, err)
+	}
+	seen := map[int64]bool{}
+	var out []Entry
+	for _, e := range append(byObject, byMessage...) {
+		if !seen[e.Seq] {
+			seen[e.Seq] = true
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out, nil
 }

@@ -1,10 +1,11 @@
 package authz
 
 import (
+	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
-	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -14,6 +15,7 @@ type SessionConfig struct {
 	Secure      bool          // cookie only over https; set when the console is served over https
 	IdleTimeout time.Duration // signed out after this long without a request; default 1h
 	Lifetime    time.Duration // signed out this long after login whatever happens; default 12h
+	Log         *slog.Logger  // where the expired-session cleanup reports failures; nil: discarded
 }
 
 // Names of the session cookie: over https it carries the __Host- prefix,
@@ -26,8 +28,11 @@ const (
 
 // NewSessions returns a session manager storing sessions in the sessions
 // table: HttpOnly, SameSite=Lax, Secure (and named with the __Host- prefix)
-// over https, with idle and absolute timeouts. Wrap the HTTP handler with its LoadAndSave; call stop at
-// shutdown to end the expired-session cleanup.
+// over https, with idle and absolute timeouts. A session is read with the
+// sign-in it names in one statement and written only when it changed (see
+// sessionStore): wrap the HTTP handler with its LoadAndSave, and that with
+// WithSessionReads. Call stop at shutdown to end the expired-session
+// cleanup.
 func NewSessions(pool *pgxpool.Pool, cfg SessionConfig) (_ *scs.SessionManager, stop func()) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = time.Hour
@@ -35,8 +40,12 @@ func NewSessions(pool *pgxpool.Pool, cfg SessionConfig) (_ *scs.SessionManager, 
 	if cfg.Lifetime <= 0 {
 		cfg.Lifetime = 12 * time.Hour
 	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
 	s := scs.New()
-	store := pgxstore.NewWithCleanupInterval(pool, 10*time.Minute)
+	store := &sessionStore{pool: pool, codec: s.Codec, slack: idleSlack(cfg.IdleTimeout), log: cfg.Log, stop: make(chan struct{})}
+	go store.cleanup(10 * time.Minute)
 	s.Store = store
 	s.IdleTimeout = cfg.IdleTimeout
 	s.Lifetime = cfg.Lifetime
@@ -48,7 +57,8 @@ func NewSessions(pool *pgxpool.Pool, cfg SessionConfig) (_ *scs.SessionManager, 
 	s.Cookie.SameSite = http.SameSiteLaxMode
 	s.Cookie.Secure = cfg.Secure
 	s.Cookie.Path = "/"
-	return s, store.StopCleanup
+	var once sync.Once
+	return s, func() { once.Do(func() { close(store.stop) }) }
 }
 
 // Keys of the browser's session. Who is signed in is not among them: the

@@ -25,7 +25,11 @@ func (l *Login) Current(ctx context.Context) (User, bool, error) {
 	if id == "" {
 		return User{}, false, nil
 	}
-	s, err := loadSession(ctx, l.db, id)
+	s, read := loadedUserSession(ctx, id) // read with the browser's session, most often
+	var err error
+	if !read {
+		s, err = loadSession(ctx, l.db, id)
+	}
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (s.Ended || !l.now().Before(s.ExpiresAt))) {
 		l.sessions.Remove(ctx, sessionIDKey) // this browser session signs nobody in any more
 		return User{}, false, nil

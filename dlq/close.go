@@ -27,6 +27,17 @@ type CloseInput struct {
 	All     bool     // scope is every tenant
 }
 
+// closeDeadLetters moves the named dead letters ($1 ids, $6 their times)
+// to $2, and keeps the counters (StatusMove).
+var closeDeadLetters = StatusMove(`
+    SELECT d.id, d.dead_lettered_at, d.status
+    FROM unnest($1::bigint[], $6::timestamptz[]) AS k(id, at)
+    JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at
+    WHERE d.status IN ('quarantined', 'replay_failed') -- never close one being replayed or already closed
+      AND ($3 = 0 OR d.version = $3)                   -- the version the actor saw
+      AND (d.tenant = ANY($4) OR $5)
+    FOR UPDATE OF d`, "$2", "id, tenant, msg_id, operation_id, version - 1")
+
 // Close discards dead letters, or marks them resolved by hand, with a
 // reason; one audit row per item in the same transaction. It is atomic: if
 // any named dead letter is missing, outside the scope, or not open
@@ -46,15 +57,15 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor
 	case len(in.IDs) > MaxBulkClose:
 		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EINVALID, "at most %d at once, got %d", MaxBulkClose, len(in.IDs)))
 	}
+	keys, err := s.Keys(ctx, in.IDs)
+	if err != nil {
+		return 0, fmt.Errorf("close dead letters: %w", err)
+	}
+	kid, kat := KeyArrays(keys)
 	n := 0
 	var done []int64 // what the UPDATE took, before it rolled back
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `UPDATE dead_letters SET status = $2, version = version + 1, updated_at = now()
-            WHERE id = ANY($1)
-              AND status IN ('quarantined', 'replay_failed')    -- never close one being replayed or already closed
-              AND ($3 = 0 OR version = $3)                      -- the version the actor saw
-              AND (tenant = ANY($4) OR $5)
-            RETURNING id, tenant, msg_id, operation_id, version - 1`, in.IDs, in.To, in.Version, in.Tenants, in.All)
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, closeDeadLetters, kid, in.To, in.Version, in.Tenants, in.All, kat)
 		if err != nil {
 			return err
 		}
@@ -75,13 +86,7 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor
 		}
 		if len(events) != len(in.IDs) {
 			if len(in.IDs) == 1 {
-				var inScope bool
-				err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM dead_letters WHERE id = $1 AND (tenant = ANY($2) OR $3))`,
-					in.IDs[0], in.Tenants, in.All).Scan(&inScope)
-				if err != nil {
-					return err
-				}
-				if !inScope {
+				if len(keys) == 0 || !(in.All || slices.Contains(in.Tenants, keys[0].Tenant)) {
 					return errNoDeadLetter
 				}
 				return quarantine.Errorf(quarantine.ECONFLICT, "it changed since you loaded it, or it is not open any more")
@@ -93,7 +98,7 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor
 		return err
 	})
 	if quarantine.ErrorCode(err) == quarantine.ECONFLICT {
-		if aerr := s.auditRefusedClose(ctx, in, done, actor, meta); aerr != nil {
+		if aerr := s.auditRefusedClose(ctx, in, keys, done, actor, meta); aerr != nil {
 			return 0, aerr
 		}
 	}
@@ -113,8 +118,10 @@ func closeAction(to Status) string {
 
 // auditRefusedClose writes the denied row of a close that changed nothing:
 // every named id it would not take (not done), but those outside the scope.
-func (s *Store) auditRefusedClose(ctx context.Context, in CloseInput, done []int64, actor quarantine.Actor, meta quarantine.RequestMeta) error {
-	rows, err := s.pool.Query(ctx, `SELECT id, tenant, status, version FROM dead_letters WHERE id = ANY($1)`, in.IDs)
+func (s *Store) auditRefusedClose(ctx context.Context, in CloseInput, keys []Key, done []int64, actor quarantine.Actor, meta quarantine.RequestMeta) error {
+	kid, kat := KeyArrays(keys)
+	rows, err := s.pool.Query(ctx, `SELECT d.id, d.tenant, d.status, d.version FROM unnest($1::bigint[], $2::timestamptz[]) AS k(id, at)
+        JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at`, kid, kat)
 	if err != nil {
 		return fmt.Errorf("audit refused close: %w", err)
 	}

@@ -80,19 +80,47 @@ const deadLetterColumns = `id, tenant, item_type, subject, original_subject, msg
     fingerprint, malformed, malformed_reasons, flags, status, version, updated_at,
     source_kind, source_stream, source_seq, source_consumer, advisory, delivery, replay_of, generation`
 
+// byID is the condition of a lookup by id: the id, and the range of
+// dead_lettered_at to look in ($2, $3), which the partition map gives
+// (lookupByID). The range leaves the other partitions out before the
+// statement opens them.
+const byID = ` WHERE id = $1 AND dead_lettered_at >= $2 AND dead_lettered_at < $3`
+
 // Get returns dead letter id, or not_found when there is none.
 func (s *Store) Get(ctx context.Context, id int64) (DeadLetter, error) {
-	return s.getOne(ctx, fmt.Sprintf("get dead letter %d", id), `SELECT `+deadLetterColumns+` FROM dead_letters WHERE id = $1`, id)
+	return s.getOne(ctx, fmt.Sprintf("get dead letter %d", id), `SELECT `+deadLetterColumns+` FROM dead_letters`+byID, id)
 }
 
-// getOne reads the one dead letter sql selects; none is not_found. Errors
-// are wrapped with op.
-func (s *Store) getOne(ctx context.Context, op, sql string, args ...any) (DeadLetter, error) {
-	rows, err := s.pool.Query(ctx, sql, args...)
+// lookupByID runs a lookup of id (run, given the range of dead_lettered_at
+// to look in) first in the days the partition map gives id, then, when
+// that finds nothing (pgx.ErrNoRows) and the days were fewer than all,
+// everywhere: a dead letter stored for an old day since the map was read
+// is found the second time.
+func (s *Store) lookupByID(ctx context.Context, id int64, run func(lo, hi time.Time) error) error {
+	snap, err := s.counters.Snapshot(ctx)
 	if err != nil {
-		return DeadLetter{}, fmt.Errorf("%s: %w", op, err)
+		return err
 	}
-	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DeadLetter])
+	lo, hi, narrow := snap.span(id)
+	err = run(lo, hi)
+	if narrow && errors.Is(err, pgx.ErrNoRows) {
+		err = run(minTime, maxTime)
+	}
+	return err
+}
+
+// getOne reads the one dead letter sql (whose first parameters are byID's)
+// selects for id; none is not_found. Errors are wrapped with op.
+func (s *Store) getOne(ctx context.Context, op, sql string, id int64, args ...any) (DeadLetter, error) {
+	var d DeadLetter
+	err := s.lookupByID(ctx, id, func(lo, hi time.Time) error {
+		rows, err := s.pool.Query(ctx, sql, append([]any{id, lo, hi}, args...)...)
+		if err != nil {
+			return err
+		}
+		d, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DeadLetter])
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return DeadLetter{}, fmt.Errorf("%s: %w", op, errNoDeadLetter)
 	}
@@ -107,6 +135,18 @@ func (s *Store) getOne(ctx context.Context, op, sql string, args ...any) (DeadLe
 // and its sequences repeat; not_found when there is none. It reads the
 // table without an index: for tests and tools, not for pages.
 func (s *Store) BySource(ctx context.Context, stream string, seq uint64, consumer string) (DeadLetter, error) {
-	return s.getOne(ctx, fmt.Sprintf("get dead letter %s:%d", stream, seq), `SELECT `+deadLetterColumns+` FROM dead_letters
+	op := fmt.Sprintf("get dead letter %s:%d", stream, seq)
+	rows, err := s.pool.Query(ctx, `SELECT `+deadLetterColumns+` FROM dead_letters
         WHERE source_stream = $1 AND source_seq = $2 AND source_consumer = $3 ORDER BY id DESC LIMIT 1`, stream, int64(seq), consumer)
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("%s: %w", op, err)
+	}
+	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DeadLetter])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return DeadLetter{}, fmt.Errorf("%s: %w", op, errNoDeadLetter)
+	}
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return d, nil
 }

@@ -100,7 +100,8 @@ const (
 	// error group, in its tenant; the newest first.
 	selectFixesFor = `SELECT m.id, m.tenant, m.item_type, m.fingerprint, m.fixed_at, m.fix_ref, m.note, m.created_by_email, m.created_at
         FROM dead_letters d JOIN fix_markers m ON m.tenant = d.tenant AND m.item_type = d.item_type AND m.fingerprint IN ('', d.fingerprint)
-        WHERE d.id = $1 ORDER BY m.fixed_at DESC, m.id DESC LIMIT $2`
+        WHERE d.id = $1 AND d.dead_lettered_at >= $3 AND d.dead_lettered_at < $4 -- the partitions the map names
+        ORDER BY m.fixed_at DESC, m.id DESC LIMIT $2`
 )
 
 // RecordFix records that a fix was in place, for the item type (or the
@@ -138,18 +139,15 @@ func (s *Store) RecordFix(ctx context.Context, id int64, in FixInput, actor quar
 	return f, nil
 }
 
-// FixesFor returns up to limit fixes that cover dead letter id, the one in
-// place last first.
-func (s *Store) FixesFor(ctx context.Context, id int64, limit int) ([]Fix, error) {
-	rows, err := s.pool.Query(ctx, selectFixesFor, id, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read fixes of dead letter %d: %w", id, err)
-	}
-	fixes, err := pgx.CollectRows(rows, pgx.RowToStructByName[Fix])
-	if err != nil {
-		return nil, fmt.Errorf("read fixes of dead letter %d: %w", id, err)
-	}
-	return fixes, nil
+// QueueFixesFor queues into b (a page's round trip) the read of up to
+// limit fixes that cover dead letter id (its dead_lettered_at in [lo, hi)),
+// the one in place last first; *out holds them once b has run.
+func QueueFixesFor(b *pgx.Batch, id int64, lo, hi time.Time, limit int, out *[]Fix) {
+	b.Queue(selectFixesFor, id, limit, lo, hi).Query(func(rows pgx.Rows) error {
+		var err error
+		*out, err = pgx.CollectRows(rows, pgx.RowToStructByName[Fix])
+		return err
+	})
 }
 
 // firstError is the message of the first bad field, in form order.

@@ -1,6 +1,7 @@
 package dlq
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,12 @@ type IngestConfig struct {
 	// RetryUnstorable is when a dead letter PostgreSQL refused in every
 	// form is delivered again. Default 30 seconds.
 	RetryUnstorable time.Duration
+	// StreamMaxAge and StreamMaxBytes are the DLQ stream's limits
+	// (DLQ_MAX_AGE, DLQ_MAX_BYTES): JetStream discards its oldest messages
+	// past them. Zero leaves the stream as it is (a new one unlimited); a
+	// value set is applied to an existing stream too.
+	StreamMaxAge   time.Duration
+	StreamMaxBytes int64
 }
 
 func (c *IngestConfig) defaults() {
@@ -132,7 +139,9 @@ func (in *Ingester) Setup(ctx context.Context) error {
 		Storage:     jetstream.FileStorage,
 		Replicas:    in.cfg.Replicas,
 		Duplicates:  2 * time.Minute,
-	}); err != nil {
+		MaxAge:      in.cfg.StreamMaxAge,
+		MaxBytes:    cmp.Or(in.cfg.StreamMaxBytes, -1),
+	}, true); err != nil {
 		return err
 	}
 	if err := in.ensureConsumer(ctx, in.cfg.Stream); err != nil {
@@ -153,16 +162,17 @@ func (in *Ingester) Setup(ctx context.Context) error {
 		Storage:     jetstream.FileStorage,
 		Replicas:    in.cfg.Replicas,
 		MaxAge:      30 * 24 * time.Hour,
-	}); err != nil {
+	}, false); err != nil {
 		return err
 	}
 	return in.ensureConsumer(ctx, in.cfg.AdvisoryStream)
 }
 
 // ensureStream creates the stream when missing. An existing stream keeps
-// its settings (an operator may have tuned them); only missing subjects are
-// added.
-func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfig) error {
+// its settings (an operator may have tuned them), but missing subjects are
+// added and, with limits, the limits the console was given (want's MaxAge
+// and MaxBytes, when set) applied.
+func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfig, limits bool) error {
 	s, err := in.js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		_, err = in.js.CreateStream(ctx, want)
@@ -190,11 +200,17 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 			changed = true
 		}
 	}
+	if limits && want.MaxAge > 0 && cfg.MaxAge != want.MaxAge {
+		cfg.MaxAge, changed = want.MaxAge, true
+	}
+	if limits && want.MaxBytes > 0 && cfg.MaxBytes != want.MaxBytes {
+		cfg.MaxBytes, changed = want.MaxBytes, true
+	}
 	if changed {
 		if _, err := in.js.UpdateStream(ctx, cfg); err != nil {
-			return fmt.Errorf("add subjects to stream %s: %w", want.Name, err)
+			return fmt.Errorf("update stream %s: %w", want.Name, err)
 		}
-		in.log.Info("added subjects to stream", "stream", want.Name, "subjects", cfg.Subjects)
+		in.log.Info("updated stream", "stream", want.Name, "subjects", cfg.Subjects, "max_age", cfg.MaxAge, "max_bytes", cfg.MaxBytes)
 	}
 	return nil
 }

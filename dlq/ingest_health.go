@@ -51,6 +51,51 @@ type StreamHealth struct {
 	// ProgressAt is the last check at which Settled had grown (or the ack
 	// floor moved), or nothing was waiting.
 	ProgressAt time.Time
+	// The stream itself: what it holds (Bytes, Msgs, FirstAt: when its
+	// oldest message was stored) and its limits (0: none), past which
+	// JetStream discards its oldest messages.
+	Bytes, Msgs uint64
+	FirstAt     time.Time
+	MaxBytes    int64
+	MaxAge      time.Duration
+}
+
+// LimitWarnAt is the share of a stream limit the dead letters not yet
+// stored may take before the console warns (metric, alert, dashboard):
+// JetStream discards the oldest messages past a limit, stored or not.
+const LimitWarnAt = 0.5
+
+// LimitRisk is how much of the stream's limits the dead letters not yet
+// stored take at now: the oldest one's age as a share of MaxAge, and their
+// bytes (the stream's mean message size times Waiting) as a share of
+// MaxBytes; 0 for a limit not set. At 1 JetStream discards dead letters the
+// console has not stored yet.
+func (s StreamHealth) LimitRisk(now time.Time) (age, bytes float64) {
+	if s.MaxAge > 0 {
+		age = s.Lag(now).Seconds() / s.MaxAge.Seconds()
+	}
+	if s.MaxBytes > 0 && s.Msgs > 0 {
+		bytes = float64(s.Waiting()) * float64(s.Bytes) / float64(s.Msgs) / float64(s.MaxBytes)
+	}
+	return age, bytes
+}
+
+// LimitWarnings returns a sentence for each stream whose LimitRisk reaches
+// LimitWarnAt; none when every backlog is well within its limits.
+func (h IngestHealth) LimitWarnings(now time.Time) []string {
+	var out []string
+	for _, s := range h.Streams {
+		age, bytes := s.LimitRisk(now)
+		if age >= LimitWarnAt {
+			out = append(out, fmt.Sprintf("%s: the oldest dead letter not yet stored is %s old, %.0f%% of the stream's age limit (%s); past it JetStream discards it",
+				s.Stream, s.Lag(now).Round(time.Second), 100*age, s.MaxAge))
+		}
+		if bytes >= LimitWarnAt {
+			out = append(out, fmt.Sprintf("%s: the dead letters not yet stored take about %.0f%% of the stream's size limit (%d bytes); past it JetStream discards the oldest",
+				s.Stream, 100*bytes, s.MaxBytes))
+		}
+	}
+	return out
 }
 
 // settled is Settled of a consumer's state. It is the consumer's progress
@@ -265,6 +310,13 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		}
 	}
 	s.AckFloor = info.AckFloor.Stream
+	if st, err := in.js.Stream(cctx, stream); err != nil {
+		in.log.Debug("read the stream's state", "stream", stream, "err", err)
+	} else {
+		si := st.CachedInfo()
+		s.Bytes, s.Msgs, s.FirstAt = si.State.Bytes, si.State.Msgs, si.State.FirstTime
+		s.MaxBytes, s.MaxAge = max(si.Config.MaxBytes, 0), si.Config.MaxAge
+	}
 	in.metrics.health.put(s)
 }
 
@@ -280,6 +332,8 @@ func (in *Ingester) consumerInfo(ctx context.Context, stream string) (*jetstream
 type healthCollector struct {
 	board                        *healthBoard
 	pending, unacked, age, stuck *prometheus.Desc
+	bytes, maxBytes, maxAge      *prometheus.Desc
+	firstAge, risk               *prometheus.Desc
 }
 
 func newHealthCollector(b *healthBoard) *healthCollector {
@@ -294,6 +348,17 @@ func newHealthCollector(b *healthBoard) *healthCollector {
 			"Age of the oldest dead letter in the stream not yet stored (since JetStream stored it); 0 when none waits. The DLQ lag.", l, nil),
 		stuck: prometheus.NewDesc("quarantine_ingest_no_progress_seconds",
 			"How long dead letters have waited with none stored and acked by the consumer (the ack floor may stand still behind one that cannot be stored while others are); 0 when none waits.", l, nil),
+		bytes: prometheus.NewDesc("quarantine_dlq_stream_bytes",
+			"Bytes the stream holds, stored dead letters included, as of the last check.", l, nil),
+		maxBytes: prometheus.NewDesc("quarantine_dlq_stream_max_bytes",
+			"The stream's size limit (DLQ_MAX_BYTES); 0 when it has none.", l, nil),
+		maxAge: prometheus.NewDesc("quarantine_dlq_stream_max_age_seconds",
+			"The stream's age limit (DLQ_MAX_AGE); 0 when it has none.", l, nil),
+		firstAge: prometheus.NewDesc("quarantine_dlq_stream_first_age_seconds",
+			"Age of the stream's oldest message, stored or not.", l, nil),
+		risk: prometheus.NewDesc("quarantine_dlq_stream_limit_risk_ratio",
+			"Share of the stream's limit the dead letters not yet stored take (limit=age: the oldest one's age over DLQ_MAX_AGE; limit=bytes: their estimated bytes over DLQ_MAX_BYTES); at 1 JetStream discards them unstored. 0 when the limit is not set.",
+			[]string{"stream", "limit"}, nil),
 	}
 }
 
@@ -303,6 +368,11 @@ func (c *healthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.unacked
 	ch <- c.age
 	ch <- c.stuck
+	ch <- c.bytes
+	ch <- c.maxBytes
+	ch <- c.maxAge
+	ch <- c.firstAge
+	ch <- c.risk
 }
 
 // Collect implements prometheus.Collector. Streams not checked yet are
@@ -317,5 +387,16 @@ func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.unacked, prometheus.GaugeValue, float64(s.Unacked), s.Stream)
 		ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, s.Lag(now).Seconds(), s.Stream)
 		ch <- prometheus.MustNewConstMetric(c.stuck, prometheus.GaugeValue, s.NoProgress(now).Seconds(), s.Stream)
+		ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.GaugeValue, float64(s.Bytes), s.Stream)
+		ch <- prometheus.MustNewConstMetric(c.maxBytes, prometheus.GaugeValue, float64(s.MaxBytes), s.Stream)
+		ch <- prometheus.MustNewConstMetric(c.maxAge, prometheus.GaugeValue, s.MaxAge.Seconds(), s.Stream)
+		first := 0.0
+		if !s.FirstAt.IsZero() && s.Msgs > 0 {
+			first = max(now.Sub(s.FirstAt).Seconds(), 0)
+		}
+		ch <- prometheus.MustNewConstMetric(c.firstAge, prometheus.GaugeValue, first, s.Stream)
+		age, bytes := s.LimitRisk(now)
+		ch <- prometheus.MustNewConstMetric(c.risk, prometheus.GaugeValue, age, s.Stream, "age")
+		ch <- prometheus.MustNewConstMetric(c.risk, prometheus.GaugeValue, bytes, s.Stream, "bytes")
 	}
 }

@@ -171,13 +171,23 @@ const listColumns = `d.id, d.tenant, d.item_type, left(d.original_subject, 300) 
     left(d.correlation_id, 300) AS correlation_id, left(d.error, 300) AS error, d.error_class, d.attempts, d.dead_lettered_at,
     d.payload_size, d.fingerprint, d.malformed, d.status, d.generation`
 
-// A page is found in two steps. First the keys: one backward index range scan
-// per partition (a tenant of the scope, or one tenant/item type/class/status
-// combination), each stopping after a page, merged. The partition's
-// equality columns lead every list index, so each scan is already in
+// A page is found in two steps. First the keys: one backward index range
+// scan per lane (a tenant of the scope, or one tenant/item type/class/status
+// combination of the counters), each stopping after a page, merged. The
+// lane's equality columns lead every list index, so each scan is already in
 // (dead_lettered_at, id) order; PostgreSQL 15 cannot merge ordered scans over
-// an IN list by itself. Then the rows of the page, by primary key.
+// an IN list by itself. dead_letters is partitioned by dead_lettered_at, so
+// within a lane the partitions are read newest first (an ordered Append) and
+// the scan stops in the newest partition that completes the page; a cursor
+// also bounds dead_lettered_at, which leaves the partitions past it out
+// before they are opened. Then the rows of the page by primary key (id and
+// time: one partition each).
 const (
+	// A page's row by its key, one partition each: a lateral subquery that
+	// is not flattened (LIMIT), so the plan is a loop of primary key probes,
+	// each pruned to one partition when it runs, whatever the estimates.
+	rowByKey = `SELECT ` + listColumns + ` FROM dead_letters d
+    WHERE d.id = page.id AND d.dead_lettered_at = page.dead_lettered_at LIMIT 1`
 	keysByTenant = `
 WITH page AS (
     SELECT k.dead_lettered_at, k.id
@@ -185,34 +195,41 @@ WITH page AS (
     CROSS JOIN LATERAL (
         SELECT d.dead_lettered_at, d.id FROM dead_letters d
         WHERE d.tenant = p.tenant`
+	// The combinations are read in the same statement, so a page never
+	// misses one that appeared since the snapshot the plan came from.
 	keysByCombination = `
 WITH page AS (
     SELECT k.dead_lettered_at, k.id
-    FROM unnest(@p_tenant::text[], @p_item_type::text[], @p_error_class::text[], @p_status::text[])
-        AS p(tenant, item_type, error_class, status)
+    FROM dead_letter_counts p
     CROSS JOIN LATERAL (
         SELECT d.dead_lettered_at, d.id FROM dead_letters d
         WHERE d.tenant = p.tenant AND d.item_type = p.item_type
           AND d.error_class = p.error_class AND d.status = p.status`
 	// The page size is a literal, not a parameter, so that a cached generic
 	// plan still knows it reads a few rows and keeps the ordered index scans.
-	olderFirst = `
+	laneOlderFirst = `
         ORDER BY d.dead_lettered_at DESC, d.id DESC LIMIT 51
-    ) k
+    ) k`
+	laneNewerFirst = `
+        ORDER BY d.dead_lettered_at, d.id LIMIT 51
+    ) k`
+	// Every combination of the scope: one whose first dead letters are not
+	// yet folded into its count has its row (n 0) already.
+	combosOf = `
+    WHERE p.tenant = ANY(@tenants)`
+	olderFirst = `
     ORDER BY k.dead_lettered_at DESC, k.id DESC LIMIT 51
 )
-SELECT ` + listColumns + ` FROM page JOIN dead_letters d ON d.id = page.id
+SELECT r.* FROM page CROSS JOIN LATERAL (` + rowByKey + `) r
 ORDER BY page.dead_lettered_at DESC, page.id DESC`
 	newerFirst = `
-        ORDER BY d.dead_lettered_at, d.id LIMIT 51
-    ) k
     ORDER BY k.dead_lettered_at, k.id LIMIT 51
 )
-SELECT ` + listColumns + ` FROM page JOIN dead_letters d ON d.id = page.id
+SELECT r.* FROM page CROSS JOIN LATERAL (` + rowByKey + `) r
 ORDER BY page.dead_lettered_at, page.id`
 	// A text search rare enough for the trigram index reads it once for every
-	// tenant (a per-tenant partition would read it once per tenant), then
-	// sorts the few matches.
+	// tenant (a lane per tenant would read it once per tenant), then sorts
+	// the few matches.
 	keysFlat = `
 WITH page AS (
     SELECT d.dead_lettered_at, d.id FROM dead_letters d
@@ -220,18 +237,18 @@ WITH page AS (
 	flatOlderFirst = `
     ORDER BY d.dead_lettered_at DESC, d.id DESC LIMIT 51
 )
-SELECT ` + listColumns + ` FROM page JOIN dead_letters d ON d.id = page.id
+SELECT r.* FROM page CROSS JOIN LATERAL (` + rowByKey + `) r
 ORDER BY page.dead_lettered_at DESC, page.id DESC`
 	flatNewerFirst = `
     ORDER BY d.dead_lettered_at, d.id LIMIT 51
 )
-SELECT ` + listColumns + ` FROM page JOIN dead_letters d ON d.id = page.id
+SELECT r.* FROM page CROSS JOIN LATERAL (` + rowByKey + `) r
 ORDER BY page.dead_lettered_at, page.id`
 	existsFlat = `SELECT EXISTS (SELECT 1 FROM dead_letters d WHERE d.tenant = ANY(@tenants)`
 	// The planner's estimate of how many rows a text search matches.
 	estimateText = `EXPLAIN (FORMAT JSON) SELECT 1 FROM dead_letters d WHERE d.tenant = ANY(@tenants)`
 
-	// Whether anything lies beyond an edge: the same partitions, one row each.
+	// Whether anything lies beyond an edge: the same lanes, one row each.
 	existsByTenant = `
 SELECT EXISTS (
     SELECT 1 FROM unnest(@tenants::text[]) AS p(tenant)
@@ -240,13 +257,13 @@ SELECT EXISTS (
         WHERE d.tenant = p.tenant`
 	existsByCombination = `
 SELECT EXISTS (
-    SELECT 1 FROM unnest(@p_tenant::text[], @p_item_type::text[], @p_error_class::text[], @p_status::text[])
-        AS p(tenant, item_type, error_class, status)
+    SELECT 1 FROM dead_letter_counts p
     CROSS JOIN LATERAL (
         SELECT 1 FROM dead_letters d
         WHERE d.tenant = p.tenant AND d.item_type = p.item_type
           AND d.error_class = p.error_class AND d.status = p.status`
-	existsEnd = ` LIMIT 1) k)`
+	existsLane = ` LIMIT 1) k`
+	existsEnd  = `)`
 
 	// Counting stops at CountCap + 1 rows.
 	countCapped = `SELECT count(*) FROM (SELECT 1 FROM dead_letters d WHERE d.tenant = ANY(@tenants)`
@@ -265,42 +282,40 @@ SELECT EXISTS (
 	condOperationID = ` AND left(d.operation_id, 256) = left(@operation_id, 256) AND d.operation_id = @operation_id`
 	condCorrelation = ` AND left(d.correlation_id, 256) = left(@correlation_id, 256) AND d.correlation_id = @correlation_id`
 	// Same expression as dead_letters_error_trgm_idx.
-	condText  = ` AND left(d.error, 1024) ILIKE @text_like`
-	condOlder = ` AND (d.dead_lettered_at, d.id) < (@cursor_at, @cursor_id)`
-	condNewer = ` AND (d.dead_lettered_at, d.id) > (@cursor_at, @cursor_id)`
+	condText = ` AND left(d.error, 1024) ILIKE @text_like`
+	// The time bound repeats the row comparison's first column in a form
+	// partition pruning understands: partitions past the cursor are left
+	// out when the plan starts.
+	condOlder = ` AND d.dead_lettered_at <= @cursor_at AND (d.dead_lettered_at, d.id) < (@cursor_at, @cursor_id)`
+	condNewer = ` AND d.dead_lettered_at >= @cursor_at AND (d.dead_lettered_at, d.id) > (@cursor_at, @cursor_id)`
+	// Whether the page has neighbours on the side it came from: anything at
+	// or past its cursor (the page's first row is the nearest one before it).
+	condAtOrNewer = ` AND d.dead_lettered_at >= @cursor_at AND (d.dead_lettered_at, d.id) >= (@cursor_at, @cursor_id)`
+	condAtOrOlder = ` AND d.dead_lettered_at <= @cursor_at AND (d.dead_lettered_at, d.id) <= (@cursor_at, @cursor_id)`
 
-	selectScopeCounts = `SELECT tenant, item_type, error_class, status, n FROM dead_letter_counts
-WHERE tenant = ANY(@tenants) AND n > 0`
-	// What a filter on counted columns matches: rows, the cost of reading
-	// them by combination (at most a page each), and the scope's total.
-	sumMatchingCounts = `SELECT coalesce(sum(n), 0)::bigint, coalesce(sum(least(n, 51)), 0)::bigint,
-    (SELECT coalesce(sum(n), 0)::bigint FROM dead_letter_counts WHERE tenant = ANY(@tenants))
-FROM dead_letter_counts WHERE tenant = ANY(@tenants) AND n > 0`
-	// The combinations themselves, when they are the cheaper way.
-	selectMatchingCounts = `SELECT tenant, item_type, error_class, status, n
-FROM dead_letter_counts WHERE tenant = ANY(@tenants) AND n > 0`
-	countsItemType   = ` AND item_type = @item_type`
-	countsErrorClass = ` AND error_class = @error_class`
-	countsStatuses   = ` AND status = ANY(@statuses)`
-	sumScopeCounts   = `SELECT coalesce(sum(n), 0)::bigint FROM dead_letter_counts WHERE tenant = ANY(@tenants)`
-	selectFacets     = `SELECT coalesce(array_agg(DISTINCT item_type ORDER BY item_type), '{}'),
-    coalesce(array_agg(DISTINCT error_class ORDER BY error_class), '{}')
-FROM dead_letter_counts WHERE tenant = ANY(@tenants) AND n > 0`
-	countGroupRows = `SELECT coalesce(sum(n), 0)::bigint FROM dead_letter_groups
+	// Exact counts, read with the page: the scope, what a filter on counted
+	// columns matches, or an error group.
+	sumCounts = `SELECT coalesce(sum(n), 0)::bigint FROM dead_letter_counts p
+WHERE p.tenant = ANY(@tenants) AND p.n > 0`
+	countsItemType   = ` AND p.item_type = @item_type`
+	countsErrorClass = ` AND p.error_class = @error_class`
+	countsStatuses   = ` AND p.status = ANY(@statuses)`
+	countGroupRows   = `SELECT coalesce(sum(n), 0)::bigint FROM dead_letter_groups
 WHERE tenant = ANY(@tenants) AND fingerprint = @fingerprint`
 )
 
-// listPlan is how ListDeadLetters reads a filter: its partitions, its other
-// conditions and arguments, and what counters can say about its count.
+// listPlan is how ListDeadLetters reads a filter: its lanes, its other
+// conditions and arguments, and how to count it exactly when the counters
+// can.
 type listPlan struct {
-	combos  []DepthCount // partitions when not nil; else one per tenant
-	conds   string
-	args    pgx.NamedArgs
-	empty   bool  // nothing can match
-	count   int64 // exact count from counters, when counted
-	counted bool
-	text    bool // a text search: planned per query (its selectivity depends on the words)
-	flat    bool // one query over all tenants (a rare text search), not one per tenant
+	combos     bool   // one lane per matching combination of the counters; else one per tenant
+	comboConds string // which combinations (conditions on dead_letter_counts p)
+	conds      string
+	args       pgx.NamedArgs
+	empty      bool   // nothing can match
+	countSQL   string // exact count from the counters, read with the page; "" when they cannot count
+	text       bool   // a text search: planned per query (its selectivity depends on the words)
+	flat       bool   // one query over all tenants (a rare text search), not one per tenant
 }
 
 func (f *ListFilter) tenants() []string {
@@ -324,12 +339,21 @@ func (f *ListFilter) onlyDims() bool {
 		f.MsgID == "" && f.OperationID == "" && f.CorrelationID == "" && f.Text == ""
 }
 
-// plan reads the scope's counters and decides how to read f. With a filter
-// on item type, class or status it compares two ways: scanning each
-// tenant's newest rows and skipping those that do not match (cheap when
-// most match), or one index scan per matching combination of the counters
-// (cheap when few combinations match). The counters give both costs
-// exactly, and the count when nothing else filters.
+// matches reports whether counter row c is one f's item type, class and
+// statuses select.
+func (f *ListFilter) matches(c DepthCount) bool {
+	return (f.ItemType == "" || c.ItemType == f.ItemType) && (f.ErrorClass == "" || c.ErrorClass == f.ErrorClass) &&
+		(len(f.Statuses) == 0 || slices.Contains(f.Statuses, c.Status))
+}
+
+// plan decides how to read f, from the process's counters snapshot (no
+// query). With a filter on item type, class or status it compares two
+// ways: scanning each tenant's newest rows and skipping those that do not
+// match (cheap when most match), or one index scan per matching combination
+// of the counters (cheap when few combinations match). The snapshot gives
+// both costs; it may be a second old, which moves the costs a little and
+// never the result: the combinations are read with the page, and so is the
+// count.
 func (s *Store) plan(ctx context.Context, f *ListFilter) (listPlan, error) {
 	p := listPlan{args: pgx.NamedArgs{}}
 	tenants := f.tenants()
@@ -368,79 +392,70 @@ func (s *Store) plan(ctx context.Context, f *ListFilter) (listPlan, error) {
 		add(condText, "text_like", "%"+likeEscape(f.Text)+"%")
 		p.text = true
 	}
+	snap, err := s.counters.Snapshot(ctx)
+	if err != nil {
+		return p, err
+	}
+	var total, matched, comboCost int64 // rows in scope, rows f's dims match, their cost by combination
+	for _, c := range snap.Combos {
+		if !slices.Contains(tenants, c.Tenant) {
+			continue
+		}
+		total += c.N
+		if f.matches(c) {
+			matched += c.N
+			comboCost += min(c.N, ListPageSize+1)
+		}
+	}
 	if !f.dims() {
 		p.conds = b.String()
 		if p.text && len(tenants) > 1 {
-			if err := s.chooseTextPlan(ctx, &p); err != nil {
+			if err := s.chooseTextPlan(ctx, &p, total); err != nil {
 				return p, err
 			}
 		}
-		if f.onlyDims() {
-			return p, s.countScope(ctx, &p, tenants)
-		}
-		if f.Fingerprint != "" && f.onlyGroup() {
-			return p, s.countGroup(ctx, &p, f, tenants)
+		switch {
+		case f.onlyDims():
+			p.countSQL = sumCounts
+		case f.Fingerprint != "" && f.onlyGroup():
+			p.countSQL = countGroupRows
 		}
 		return p, nil
 	}
 
 	var dims string
-	cargs := pgx.NamedArgs{"tenants": tenants}
 	if f.ItemType != "" {
 		dims += countsItemType
-		cargs["item_type"] = f.ItemType
+		p.args["item_type"] = f.ItemType
 	}
 	if f.ErrorClass != "" {
 		dims += countsErrorClass
-		cargs["error_class"] = string(f.ErrorClass)
+		p.args["error_class"] = string(f.ErrorClass)
 	}
 	if len(f.Statuses) > 0 {
 		dims += countsStatuses
-		cargs["statuses"] = statusStrings(f.Statuses)
-	}
-	var matched, comboCost, total int64
-	if err := s.pool.QueryRow(ctx, sumMatchingCounts+dims, cargs).Scan(&matched, &comboCost, &total); err != nil {
-		return p, fmt.Errorf("read counters: %w", err)
-	}
-	if matched == 0 {
-		p.empty = true
-		return p, nil
+		p.args["statuses"] = statusStrings(f.Statuses)
 	}
 	if f.onlyDims() {
-		p.count, p.counted = matched, true
+		p.countSQL = sumCounts + dims
 	}
 	// Scanning a tenant's rows reads about a page / selectivity rows, each
 	// from the heap to test the filter; a combination's index scan reads at
-	// most a page of index-only entries. Heap reads count double.
-	scanCost := 2 * (ListPageSize + 1) * total / matched
-	if scanCost <= comboCost {
+	// most a page of index-only entries. Heap reads count double. With
+	// nothing matching in the snapshot, the combinations (read with the
+	// page) are the cheap way to find nothing, or what arrived since.
+	if matched > 0 && 2*(ListPageSize+1)*total/matched <= comboCost {
 		if f.ItemType != "" {
-			add(condItemType, "item_type", f.ItemType)
+			b.WriteString(condItemType)
 		}
 		if f.ErrorClass != "" {
-			add(condErrorClass, "error_class", string(f.ErrorClass))
+			b.WriteString(condErrorClass)
 		}
 		if len(f.Statuses) > 0 {
-			add(condStatuses, "statuses", statusStrings(f.Statuses))
+			b.WriteString(condStatuses)
 		}
 	} else {
-		rows, err := s.pool.Query(ctx, selectMatchingCounts+dims, cargs)
-		if err != nil {
-			return p, fmt.Errorf("read counters: %w", err)
-		}
-		if p.combos, err = pgx.CollectRows(rows, scanDepth); err != nil {
-			return p, fmt.Errorf("read counters: %w", err)
-		}
-		if len(p.combos) == 0 { // emptied since the sums were read
-			p.empty = true
-			return p, nil
-		}
-		n := len(p.combos)
-		pt, pi, pc, ps := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		for i, c := range p.combos {
-			pt[i], pi[i], pc[i], ps[i] = c.Tenant, c.ItemType, string(c.ErrorClass), string(c.Status)
-		}
-		p.args["p_tenant"], p.args["p_item_type"], p.args["p_error_class"], p.args["p_status"] = pt, pi, pc, ps
+		p.combos, p.comboConds = true, dims
 	}
 	p.conds = b.String()
 	return p, nil
@@ -452,25 +467,6 @@ func (f *ListFilter) onlyGroup() bool {
 	g := *f
 	g.Fingerprint = ""
 	return g.onlyDims()
-}
-
-func (s *Store) countScope(ctx context.Context, p *listPlan, tenants []string) error {
-	if err := s.pool.QueryRow(ctx, sumScopeCounts, pgx.NamedArgs{"tenants": tenants}).Scan(&p.count); err != nil {
-		return fmt.Errorf("read counters: %w", err)
-	}
-	p.counted = true
-	p.empty = p.count == 0
-	return nil
-}
-
-func (s *Store) countGroup(ctx context.Context, p *listPlan, f *ListFilter, tenants []string) error {
-	var n int64
-	if err := s.pool.QueryRow(ctx, countGroupRows, pgx.NamedArgs{"tenants": tenants, "fingerprint": f.Fingerprint}).Scan(&n); err != nil {
-		return fmt.Errorf("read group counters: %w", err)
-	}
-	p.count, p.counted = n, true
-	p.empty = n == 0
-	return nil
 }
 
 func scanDepth(row pgx.CollectableRow) (DepthCount, error) {
@@ -498,12 +494,8 @@ func likeEscape(s string) string {
 // reads about a page / selectivity rows per tenant, and one pass over the
 // trigram index, which reads every match: the latter when the planner's
 // estimate of the matches m is below sqrt(tenants × page × rows), where the
-// two cost the same.
-func (s *Store) chooseTextPlan(ctx context.Context, p *listPlan) error {
-	var total int64
-	if err := s.pool.QueryRow(ctx, sumScopeCounts, p.args).Scan(&total); err != nil {
-		return fmt.Errorf("read counters: %w", err)
-	}
+// two cost the same. rows is the scope's total from the snapshot.
+func (s *Store) chooseTextPlan(ctx context.Context, p *listPlan, rows int64) error {
 	var plan []struct {
 		Plan struct {
 			Rows float64 `json:"Plan Rows"`
@@ -515,62 +507,55 @@ func (s *Store) chooseTextPlan(ctx context.Context, p *listPlan) error {
 	if len(plan) == 1 {
 		m := plan[0].Plan.Rows
 		tenants := len(p.args["tenants"].([]string))
-		p.flat = m*m < float64(tenants*(ListPageSize+1))*float64(total)
+		p.flat = m*m < float64(tenants*(ListPageSize+1))*float64(rows)
 	}
 	return nil
 }
 
+// keysSQL is the statement of one page's keys and rows.
 func (p *listPlan) keysSQL(newer bool) string {
-	head, tail := keysByTenant, olderFirst
-	switch {
-	case p.combos != nil:
-		head = keysByCombination
-	case p.flat:
-		head, tail = keysFlat, flatOlderFirst
-	}
-	cursor := condOlder
+	cursor, lane, tail := condOlder, laneOlderFirst, olderFirst
 	if newer {
-		tail, cursor = newerFirst, condNewer
-		if p.flat {
-			tail = flatNewerFirst
-		}
+		cursor, lane, tail = condNewer, laneNewerFirst, newerFirst
 	}
 	if _, ok := p.args["cursor_at"]; !ok {
 		cursor = ""
 	}
-	return head + p.conds + cursor + tail
-}
-
-func (p *listPlan) existsSQL(newer bool) string {
-	head, tail := existsByTenant, existsEnd
 	switch {
-	case p.combos != nil:
-		head = existsByCombination
+	case p.combos:
+		return keysByCombination + p.conds + cursor + lane + combosOf + p.comboConds + tail
 	case p.flat:
-		head, tail = existsFlat, ` LIMIT 1)`
+		if newer {
+			return keysFlat + p.conds + cursor + flatNewerFirst
+		}
+		return keysFlat + p.conds + cursor + flatOlderFirst
 	}
-	cursor := condOlder
-	if newer {
-		cursor = condNewer
-	}
-	return head + p.conds + cursor + tail
+	return keysByTenant + p.conds + cursor + lane + tail
 }
 
-// query runs sql with the plan's arguments. A text search is planned with
-// its words (no cached generic plan): whether the trigram index or the
-// newest-first scan is faster depends on how common they are.
-func (s *Store) query(ctx context.Context, p *listPlan, sql string) (pgx.Rows, error) {
-	if p.text {
-		return s.pool.Query(ctx, sql, pgx.QueryExecModeExec, p.args)
+// existsSQL is whether anything lies at or past the cursor on the side
+// the page came from (newer for a page of older rows).
+func (p *listPlan) existsSQL(newer bool) string {
+	cursor := condAtOrOlder
+	if newer {
+		cursor = condAtOrNewer
 	}
-	return s.pool.Query(ctx, sql, p.args)
+	switch {
+	case p.combos:
+		return existsByCombination + p.conds + cursor + existsLane + combosOf + p.comboConds + existsEnd
+	case p.flat:
+		return existsFlat + p.conds + cursor + ` LIMIT 1)`
+	}
+	return existsByTenant + p.conds + cursor + existsLane + existsEnd
 }
 
 // ListDeadLetters returns one page of the dead letters f selects, newest
 // first, paged by keyset (dead_lettered_at, id), never OFFSET, with their
-// count when it costs nothing (see ListPage.Counted). It never reads
-// payloads, headers or stack traces. It returns an error wrapping
-// an invalid quarantine.Error for an invalid f.
+// count when the counters can give it exactly (see ListPage.Counted). It
+// never reads payloads, headers or stack traces. The page, whether it has
+// neighbours and its count are read in one round trip (a text search, which
+// is planned with its words, takes a few). It returns an error wrapping an
+// invalid quarantine.Error for an invalid f.
 func (s *Store) ListDeadLetters(ctx context.Context, f ListFilter) (ListPage, error) {
 	if err := f.Validate(); err != nil {
 		return ListPage{}, fmt.Errorf("list dead letters: %w", err)
@@ -588,13 +573,44 @@ func (s *Store) ListDeadLetters(ctx context.Context, f ListFilter) (ListPage, er
 		cur, _ = DecodeCursor(c) // validated
 		p.args["cursor_at"], p.args["cursor_id"] = cur.At, cur.ID
 	}
-	rows, err := s.query(ctx, &p, p.keysSQL(newer))
-	if err != nil {
-		return ListPage{}, fmt.Errorf("list dead letters: %w", err)
+	var (
+		items   []ListItem
+		other   bool // anything past the page on the side it came from
+		count   int64
+		counted = p.countSQL != ""
+	)
+	collectItems := func(rows pgx.Rows) error {
+		var err error
+		items, err = pgx.CollectRows(rows, pgx.RowToStructByName[ListItem])
+		return err
 	}
-	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[ListItem])
-	if err != nil {
-		return ListPage{}, fmt.Errorf("list dead letters: %w", err)
+	if p.text {
+		// Planned with its words: no cached generic plan, so no batch.
+		rows, err := s.pool.Query(ctx, p.keysSQL(newer), pgx.QueryExecModeExec, p.args)
+		if err == nil {
+			err = collectItems(rows)
+		}
+		if err == nil && cur.ID != 0 {
+			err = s.pool.QueryRow(ctx, p.existsSQL(!newer), pgx.QueryExecModeExec, p.args).Scan(&other)
+		}
+		if err == nil && counted {
+			err = s.pool.QueryRow(ctx, p.countSQL, p.args).Scan(&count)
+		}
+		if err != nil {
+			return ListPage{}, fmt.Errorf("list dead letters: %w", err)
+		}
+	} else {
+		b := &pgx.Batch{}
+		b.Queue(p.keysSQL(newer), p.args).Query(collectItems)
+		if cur.ID != 0 {
+			b.Queue(p.existsSQL(!newer), p.args).QueryRow(func(row pgx.Row) error { return row.Scan(&other) })
+		}
+		if counted {
+			b.Queue(p.countSQL, p.args).QueryRow(func(row pgx.Row) error { return row.Scan(&count) })
+		}
+		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+			return ListPage{}, fmt.Errorf("list dead letters: %w", err)
+		}
 	}
 	more := len(items) > ListPageSize
 	if more {
@@ -605,22 +621,6 @@ func (s *Store) ListDeadLetters(ctx context.Context, f ListFilter) (ListPage, er
 		slices.Reverse(items)
 	}
 	page.Items = items
-
-	// Past the other edge of the page (or of the cursor, when the page is
-	// empty), is there anything?
-	var other bool
-	if cur.ID != 0 {
-		edge := cur
-		if len(items) > 0 && newer {
-			edge = Cursor{items[len(items)-1].DeadLetteredAt, items[len(items)-1].ID}
-		} else if len(items) > 0 {
-			edge = Cursor{items[0].DeadLetteredAt, items[0].ID}
-		}
-		p.args["cursor_at"], p.args["cursor_id"] = edge.At, edge.ID
-		if err := s.pool.QueryRow(ctx, p.existsSQL(!newer), p.args).Scan(&other); err != nil {
-			return ListPage{}, fmt.Errorf("list dead letters: look past the page: %w", err)
-		}
-	}
 	hasNext, hasPrev := more, other
 	if newer {
 		hasNext, hasPrev = other, more
@@ -641,8 +641,8 @@ func (s *Store) ListDeadLetters(ctx context.Context, f ListFilter) (ListPage, er
 	}
 
 	switch {
-	case p.counted:
-		page.Count, page.Counted = p.count, true
+	case counted:
+		page.Count, page.Counted = count, true
 	case cur.ID == 0 && !more:
 		page.Count, page.Counted = int64(len(items)), true // the whole result is on this page
 	}
@@ -669,8 +669,10 @@ func (s *Store) CountDeadLetters(ctx context.Context, f ListFilter) (n int64, ca
 	switch {
 	case p.empty:
 		return 0, false, nil
-	case p.counted:
-		n = p.count
+	case p.countSQL != "":
+		if err := s.pool.QueryRow(ctx, p.countSQL, p.args).Scan(&n); err != nil {
+			return 0, false, fmt.Errorf("count dead letters: %w", err)
+		}
 	default:
 		rows, err := s.query(ctx, &p, countCapped+p.countConds(&f)+countEnd)
 		if err != nil {
@@ -686,25 +688,32 @@ func (s *Store) CountDeadLetters(ctx context.Context, f ListFilter) (n int64, ca
 	return n, false, nil
 }
 
+// query runs sql with the plan's arguments. A text search is planned with
+// its words (no cached generic plan): whether the trigram index or the
+// newest-first scan is faster depends on how common they are.
+func (s *Store) query(ctx context.Context, p *listPlan, sql string) (pgx.Rows, error) {
+	if p.text {
+		return s.pool.Query(ctx, sql, pgx.QueryExecModeExec, p.args)
+	}
+	return s.pool.Query(ctx, sql, p.args)
+}
+
 // countConds are the conditions of the count query: the plan's, plus the
 // item type, class and status that the combinations stood for.
 func (p *listPlan) countConds(f *ListFilter) string {
-	if p.combos == nil {
+	if !p.combos {
 		return p.conds
 	}
 	var b strings.Builder
 	b.WriteString(p.conds)
 	if f.ItemType != "" {
 		b.WriteString(condItemType)
-		p.args["item_type"] = f.ItemType
 	}
 	if f.ErrorClass != "" {
 		b.WriteString(condErrorClass)
-		p.args["error_class"] = string(f.ErrorClass)
 	}
 	if len(f.Statuses) > 0 {
 		b.WriteString(condStatuses)
-		p.args["statuses"] = statusStrings(f.Statuses)
 	}
 	return b.String()
 }
@@ -716,14 +725,15 @@ type Facets struct {
 }
 
 // Facets returns the item types and error classes of the dead letters
-// stored in tenants, sorted, from the counters.
+// stored in tenants, sorted, from the process's counters snapshot (up to a
+// second old: a new item type shows in the choices within a second).
 func (s *Store) Facets(ctx context.Context, tenants []string) (Facets, error) {
-	var f Facets
 	if len(tenants) == 0 {
-		return f, nil
+		return Facets{}, nil
 	}
-	if err := s.pool.QueryRow(ctx, selectFacets, pgx.NamedArgs{"tenants": tenants}).Scan(&f.ItemTypes, &f.ErrorClasses); err != nil {
-		return f, fmt.Errorf("read facets: %w", err)
+	snap, err := s.counters.Snapshot(ctx)
+	if err != nil {
+		return Facets{}, fmt.Errorf("read facets: %w", err)
 	}
-	return f, nil
+	return snap.Facets(tenants), nil
 }

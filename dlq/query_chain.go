@@ -28,15 +28,20 @@ const MaxChain = 50
 // first failure, newest first (the recursion walks replay_of, a primary-key
 // lookup per step), then itself, then the dead letters that came back from
 // replays of it, each found by dead_letters_replay_of_idx, in the order they
-// came back. Every step stays in the tenant, whatever the column holds.
+// came back. Every step stays in the tenant, whatever the column holds. The
+// dead letter is looked for where its dead_lettered_at is in [$5, $6) (the
+// partitions the map names), of tenant $2 (empty: its own).
 const selectChain = `
-WITH RECURSIVE up AS (
-    SELECT d.id, d.replay_of, d.tenant, 0 AS depth FROM dead_letters d WHERE d.id = $1 AND d.tenant = $2
+WITH RECURSIVE start AS (
+    SELECT d.id, d.replay_of, d.tenant FROM dead_letters d
+    WHERE d.id = $1 AND d.dead_lettered_at >= $5 AND d.dead_lettered_at < $6 AND ($2 = '' OR d.tenant = $2)
+), up AS (
+    SELECT id, replay_of, tenant, 0 AS depth FROM start
     UNION ALL
     SELECT o.id, o.replay_of, o.tenant, up.depth + 1 FROM up JOIN dead_letters o ON o.id = up.replay_of AND o.tenant = up.tenant
     WHERE up.depth < $3
 ), down AS (
-    SELECT d.id, d.tenant, 0 AS depth FROM dead_letters d WHERE d.id = $1 AND d.tenant = $2
+    SELECT id, tenant, 0 AS depth FROM start
     UNION ALL
     SELECT n.id, n.tenant, down.depth + 1 FROM down JOIN dead_letters n ON n.replay_of = down.id AND n.tenant = down.tenant
     WHERE down.depth < $3
@@ -52,13 +57,22 @@ LIMIT $4`
 // generation first, at most 2·MaxChain+1 links; a dead letter outside any
 // chain gives itself alone.
 func (s *Store) Chain(ctx context.Context, id int64, tenant string) ([]ChainLink, error) {
-	rows, err := s.pool.Query(ctx, selectChain, id, tenant, MaxChain, 2*MaxChain+1)
-	if err != nil {
-		return nil, fmt.Errorf("read replay chain of dead letter %d: %w", id, err)
-	}
-	links, err := pgx.CollectRows(rows, pgx.RowToStructByName[ChainLink])
-	if err != nil {
+	var links []ChainLink
+	b := &pgx.Batch{}
+	QueueChain(b, id, tenant, minTime, maxTime, &links)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("read replay chain of dead letter %d: %w", id, err)
 	}
 	return links, nil
+}
+
+// QueueChain queues the read of Chain into b (a page's round trip), for a
+// dead letter whose dead_lettered_at is in [lo, hi), of tenant ("": its
+// own); *out holds the links once b has run.
+func QueueChain(b *pgx.Batch, id int64, tenant string, lo, hi time.Time, out *[]ChainLink) {
+	b.Queue(selectChain, id, tenant, MaxChain, 2*MaxChain+1, lo, hi).Query(func(rows pgx.Rows) error {
+		var err error
+		*out, err = pgx.CollectRows(rows, pgx.RowToStructByName[ChainLink])
+		return err
+	})
 }

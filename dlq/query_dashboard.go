@@ -65,6 +65,8 @@ type Dashboard struct {
 	// current (partial) hour last.
 	Arrivals  []ArrivalBucket
 	TopGroups []Group
+	// LastPurge is retention's newest run (what it removed of Tenants').
+	LastPurge LastPurge
 }
 
 // One probe per tenant down dead_letters_unresolved_age_idx.
@@ -205,6 +207,11 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 	b.Queue(groupsSQL, groupArgs).Query(func(rows pgx.Rows) error {
 		var err error
 		dash.TopGroups, err = pgx.CollectRows(rows, scanGroup)
+		return err
+	})
+	b.Queue(selectLastPurge).QueryRow(func(row pgx.Row) error {
+		var err error
+		dash.LastPurge, err = scanLastPurge(row, q.Tenants)
 		return err
 	})
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -35,11 +36,11 @@ func (e *OutOfScopeError) Unwrap() error { return errNoDeadLetter }
 const selectPreview = `SELECT id, tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
     operation_id, correlation_id, principal, consumer, error, error_class, stack,
     attempts, first_failed_at, last_failed_at, dead_lettered_at, received_at,
-    headers, substring(header_block FROM 1 FOR $2) AS header_block, coalesce(octet_length(header_block), 0) AS header_block_size,
-    substring(payload FROM 1 FOR $2) AS payload, payload_sha256, payload_size, payload_unavailable,
+    headers, substring(header_block FROM 1 FOR $4) AS header_block, coalesce(octet_length(header_block), 0) AS header_block_size,
+    substring(payload FROM 1 FOR $4) AS payload, payload_sha256, payload_size, payload_unavailable,
     fingerprint, malformed, malformed_reasons, flags, status, version, updated_at,
     source_kind, source_stream, source_seq, source_consumer, advisory, delivery, replay_of, generation
-FROM dead_letters WHERE id = $1`
+FROM dead_letters` + byID
 
 // GetInScope returns dead letter id when its tenant is one of tenants. It
 // returns not_found when there is none, and an *OutOfScopeError (also
@@ -56,9 +57,10 @@ func (s *Store) GetInScope(ctx context.Context, id int64, tenants []string) (Dea
 }
 
 // GetPreview is GetInScope with the payload cut to its first
-// PreviewPayloadMax bytes; PayloadSize stays the full size.
-func (s *Store) GetPreview(ctx context.Context, id int64, tenants []string) (DeadLetter, error) {
-	d, err := s.getOne(ctx, fmt.Sprintf("get dead letter %d", id), selectPreview, id, PreviewPayloadMax)
+// PreviewPayloadMax bytes; PayloadSize stays the full size. with: as for
+// Preview.
+func (s *Store) GetPreview(ctx context.Context, id int64, tenants []string, with func(b *pgx.Batch, lo, hi time.Time)) (DeadLetter, error) {
+	d, err := s.Preview(ctx, id, with)
 	if err != nil {
 		return DeadLetter{}, err
 	}
@@ -66,6 +68,47 @@ func (s *Store) GetPreview(ctx context.Context, id int64, tenants []string) (Dea
 		return DeadLetter{}, &OutOfScopeError{ID: id, Tenant: d.Tenant}
 	}
 	return d, nil
+}
+
+// Preview returns dead letter id, whatever its tenant (the caller checks
+// it), with the payload cut to its first PreviewPayloadMax bytes, or
+// not_found. with, when not nil, queues more statements that do not depend
+// on what the dead letter holds (what else its page shows) to go in the
+// same round trip; they run whatever the answer, and may find the dead
+// letter by id where its dead_lettered_at is in [lo, hi). When the dead
+// letter was not where the partition map said (stored for an old day since
+// it was read), the batch runs again over every partition.
+func (s *Store) Preview(ctx context.Context, id int64, with func(b *pgx.Batch, lo, hi time.Time)) (DeadLetter, error) {
+	op := fmt.Sprintf("get dead letter %d", id)
+	snap, err := s.counters.Snapshot(ctx)
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("%s: %w", op, err)
+	}
+	lo, hi, narrow := snap.span(id)
+	var found []DeadLetter // none, or the one
+	run := func(lo, hi time.Time) error {
+		b := &pgx.Batch{}
+		b.Queue(selectPreview, id, lo, hi, PreviewPayloadMax).Query(func(rows pgx.Rows) error {
+			var err error
+			found, err = pgx.CollectRows(rows, pgx.RowToStructByName[DeadLetter])
+			return err
+		})
+		if with != nil {
+			with(b, lo, hi)
+		}
+		return s.pool.SendBatch(ctx, b).Close()
+	}
+	err = run(lo, hi)
+	if err == nil && narrow && len(found) == 0 {
+		err = run(minTime, maxTime)
+	}
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if len(found) == 0 {
+		return DeadLetter{}, fmt.Errorf("%s: %w", op, errNoDeadLetter)
+	}
+	return found[0], nil
 }
 
 // Payload is a dead letter's payload as received, for download.
@@ -80,16 +123,20 @@ type Payload struct {
 }
 
 const selectPayload = `SELECT id, tenant, item_type, msg_id, payload, payload_sha256, payload_unavailable
-FROM dead_letters WHERE id = $1`
+FROM dead_letters` + byID
 
 // PayloadInScope returns the whole payload of dead letter id when its
 // tenant is one of tenants; errors as GetInScope.
 func (s *Store) PayloadInScope(ctx context.Context, id int64, tenants []string) (Payload, error) {
-	rows, err := s.pool.Query(ctx, selectPayload, id)
-	if err != nil {
-		return Payload{}, fmt.Errorf("get payload of dead letter %d: %w", id, err)
-	}
-	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Payload])
+	var p Payload
+	err := s.lookupByID(ctx, id, func(lo, hi time.Time) error {
+		rows, err := s.pool.Query(ctx, selectPayload, id, lo, hi)
+		if err != nil {
+			return err
+		}
+		p, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Payload])
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Payload{}, fmt.Errorf("get payload of dead letter %d: %w", id, errNoDeadLetter)
 	}
@@ -102,15 +149,14 @@ func (s *Store) PayloadInScope(ctx context.Context, id int64, tenants []string) 
 	return p, nil
 }
 
-const (
-	selectTenant  = `SELECT tenant FROM dead_letters WHERE id = $1`
-	selectTenants = `SELECT id, tenant FROM dead_letters WHERE id = ANY($1)`
-)
+const selectTenant = `SELECT tenant FROM dead_letters` + byID
 
 // TenantOf returns the tenant of dead letter id, or not_found.
 func (s *Store) TenantOf(ctx context.Context, id int64) (string, error) {
 	var tenant string
-	err := s.pool.QueryRow(ctx, selectTenant, id).Scan(&tenant)
+	err := s.lookupByID(ctx, id, func(lo, hi time.Time) error {
+		return s.pool.QueryRow(ctx, selectTenant, id, lo, hi).Scan(&tenant)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", fmt.Errorf("tenant of dead letter %d: %w", id, errNoDeadLetter)
 	}
@@ -122,16 +168,13 @@ func (s *Store) TenantOf(ctx context.Context, id int64) (string, error) {
 
 // TenantsOf returns the tenant of each of ids that exists.
 func (s *Store) TenantsOf(ctx context.Context, ids []int64) (map[int64]string, error) {
-	rows, err := s.pool.Query(ctx, selectTenants, ids)
+	keys, err := s.Keys(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("tenants of dead letters: %w", err)
 	}
-	out := map[int64]string{}
-	var id int64
-	var tenant string
-	_, err = pgx.ForEachRow(rows, []any{&id, &tenant}, func() error { out[id] = tenant; return nil })
-	if err != nil {
-		return nil, fmt.Errorf("tenants of dead letters: %w", err)
+	out := make(map[int64]string, len(keys))
+	for _, k := range keys {
+		out[k.ID] = k.Tenant
 	}
 	return out, nil
 }

@@ -104,7 +104,7 @@ type GroupPage struct {
 }
 
 // Groups are aggregated from dead_letter_groups (one row per tenant, group
-// and item type, kept by triggers): first the page of groups with their
+// and item type, kept with the dead letters: dlq/counters.go): first the page of groups with their
 // counts and times, then, for those only, their tenants and item types and
 // a sample read by primary key. No scan of dead_letters.
 const (
@@ -112,7 +112,8 @@ const (
 WITH g AS (
     SELECT fingerprint, sum(n)::bigint AS n, sum(unresolved)::bigint AS unresolved,
            min(first_seen) AS first_seen, max(last_seen) AS last_seen,
-           max(sample_id) AS sample_id, count(*) OVER () AS total
+           max(sample_id) AS sample_id, (array_agg(sample_at ORDER BY sample_id DESC))[1] AS sample_at,
+           count(*) OVER () AS total
     FROM dead_letter_groups
     WHERE tenant = ANY(@tenants) AND n > 0`
 	groupItemType   = ` AND item_type = @item_type`
@@ -143,7 +144,7 @@ CROSS JOIN LATERAL (
 LEFT JOIN LATERAL (
     -- The recorded sample, or when it was deleted, the group's newest dead
     -- letter (the second branch only runs when the first finds nothing).
-    SELECT d.id, d.error, d.stack FROM dead_letters d WHERE d.id = g.sample_id
+    SELECT d.id, d.error, d.stack FROM dead_letters d WHERE d.id = g.sample_id AND d.dead_lettered_at = g.sample_at
     UNION ALL
     (SELECT d.id, d.error, d.stack FROM dead_letters d
      WHERE d.tenant = a.tenants[1] AND d.fingerprint = g.fingerprint

@@ -19,11 +19,22 @@ import (
 
 // Store writes and reads dead letters in PostgreSQL.
 type Store struct {
-	pool *pgxpool.Pool
+	pool     *pgxpool.Pool
+	counters *Counters
 }
 
-// NewStore returns a Store on pool.
-func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+// NewStore returns a Store on pool, with a Counters snapshot of its own
+// (see Store.Counters).
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool, counters: NewCounters(pool, nil)} }
+
+// NewStoreSharing returns a Store on pool that plans with the snapshot of
+// counters (one per process, kept fresh by its Run).
+func NewStoreSharing(pool *pgxpool.Pool, counters *Counters) *Store {
+	return &Store{pool: pool, counters: counters}
+}
+
+// Counters is the snapshot of the counters the store plans with.
+func (s *Store) Counters() *Counters { return s.counters }
 
 // Inserted describes a row a batch insert created (duplicates are not
 // reported).
@@ -40,8 +51,11 @@ type Inserted struct {
 // per-row subquery, as for malformed_reasons, costs measurably); a source
 // key seen before (redelivery) is skipped (the unique index leads with
 // dead_lettered_at, which the key includes: see migration 0008). A sequence
-// of 0 is unknown and stored as NULL.
+// of 0 is unknown and stored as NULL. The same statement records the new
+// rows for the counters (arrivalDeltas): one delta row per combination the
+// batch touches.
 const insertBatch = `
+WITH ins AS (
 INSERT INTO dead_letters (
     tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
     operation_id, correlation_id, principal, consumer, error, error_class, stack,
@@ -72,7 +86,9 @@ FROM unnest(
     fingerprint, malformed, malformed_reasons, flags,
     source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery, replay_of, generation)
 ON CONFLICT (dead_lettered_at, source_key) DO NOTHING
-RETURNING tenant, item_type, error_class, malformed, dead_lettered_at`
+RETURNING id, tenant, item_type, error_class, status, fingerprint, malformed, dead_lettered_at
+), ` + arrivalDeltas + `
+SELECT tenant, item_type, error_class, malformed, dead_lettered_at FROM ins, announce`
 
 // InsertResult is what Insert did with a batch.
 type InsertResult struct {
@@ -215,23 +231,39 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 			advisory[i] = r.Advisory
 		}
 	}
-	rows, err := s.pool.Query(ctx, insertBatch,
-		tenant, itemType, subject, origSubject, msgID, derived,
-		opID, corrID, principal, consumer, errText, class, stack,
-		attempts, first, last, deadAt,
-		headers, block, payload, sha, size, unavailable,
-		fingerprint, malformed, reasons, flags,
-		srcKind, srcStream, seq, srcConsumer, advisory, key, delivery, replayOf, generation)
-	if err != nil {
-		return nil, err
+	run := func() ([]Inserted, error) {
+		rows, err := s.pool.Query(ctx, insertBatch,
+			tenant, itemType, subject, origSubject, msgID, derived,
+			opID, corrID, principal, consumer, errText, class, stack,
+			attempts, first, last, deadAt,
+			headers, block, payload, sha, size, unavailable,
+			fingerprint, malformed, reasons, flags,
+			srcKind, srcStream, seq, srcConsumer, advisory, key, delivery, replayOf, generation)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Inserted, error) {
+			var in Inserted
+			var c string
+			err := row.Scan(&in.Tenant, &in.ItemType, &c, &in.Malformed, &in.DeadLetteredAt)
+			in.ErrorClass = ErrorClass(c)
+			return in, err
+		})
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Inserted, error) {
-		var in Inserted
-		var c string
-		err := row.Scan(&in.Tenant, &in.ItemType, &c, &in.Malformed, &in.DeadLetteredAt)
-		in.ErrorClass = ErrorClass(c)
-		return in, err
-	})
+	in, err := run()
+	if noPartition(err) {
+		// A day without a partition (a dead letter stored long ago, or the
+		// keeper behind): make them and store again. A day the functions
+		// refuse leaves the first error to the caller.
+		if perr := s.EnsurePartitions(ctx, deadAt); perr != nil {
+			if Unreachable(perr) {
+				return nil, perr
+			}
+			return nil, fmt.Errorf("%w (no partition for its day: %v)", err, perr)
+		}
+		in, err = run()
+	}
+	return in, err
 }
 
 func jsonStrings(ss []string) ([]byte, error) {
@@ -333,11 +365,12 @@ func (s *Store) OldestUnresolved(ctx context.Context) (map[string]time.Time, err
 	return out, nil
 }
 
-// Tenants returns the tenants that have dead letters, sorted.
+// Tenants returns the tenants that have dead letters, sorted, from the
+// counters snapshot (a new tenant shows within a second).
 func (s *Store) Tenants(ctx context.Context) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT tenant FROM dead_letter_counts WHERE n > 0 ORDER BY tenant`)
+	snap, err := s.counters.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", err)
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return snap.Tenants(), nil
 }

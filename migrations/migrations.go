@@ -244,3 +244,23 @@ func CheckRuntimeRole(ctx context.Context, q interface {
 	return fmt.Errorf("%w: role %q %s; connect with a login role that is a member of quarantine_runtime only (DATABASE_URL) and keep the owner for `console migrate` (MIGRATE_DATABASE_URL); see docs/access.md",
 		ErrPrivileged, role, strings.Join(powers, ", "))
 }
+
+// MigrateTo brings the database on conn to version, up or down (tests of
+// what a migration does to existing rows use it).
+func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) error {
+	all, err := All()
+	if err != nil {
+		return err
+	}
+	m, err := migrate.NewMigrator(ctx, conn, VersionTable)
+	if err != nil {
+		return fmt.Errorf("prepare migrator: %w", err)
+	}
+	for _, mig := range all {
+		m.AppendMigration(fmt.Sprintf("%04d_%s", mig.Number, mig.Name), mig.Up, mig.Down)
+	}
+	if err := m.MigrateTo(ctx, version); err != nil {
+		return fmt.Errorf("migrate to %d: %w", version, err)
+	}
+	return nil
+}

@@ -178,6 +178,7 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 		"dead_letter_arrivals":        "DELETE,INSERT,SELECT,UPDATE",
 		"dead_letter_arrivals_minute": "DELETE,INSERT,SELECT,UPDATE",
 		"dead_letter_groups":          "DELETE,INSERT,SELECT,UPDATE",
+		"dead_letter_deltas":          "DELETE,INSERT,SELECT,UPDATE",
 		"sessions":                    "DELETE,INSERT,SELECT,UPDATE",
 		"role_bindings":               "DELETE,INSERT,SELECT,UPDATE",
 		"user_sessions":               "DELETE,INSERT,SELECT,UPDATE",

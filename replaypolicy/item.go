@@ -39,7 +39,8 @@ type Item struct {
 	SubjectRefusal string
 	// Status is the dead letter's status (dlq.Status values: "quarantined",
 	// "replay_requested", "replaying", "replay_failed", "replayed",
-	// "discarded", "resolved"); "" when the caller does not know it.
+	// "discarded", "resolved", or "purged" for one retention removed); "" when
+	// the caller does not know it.
 	Status string
 	// Request is the request being judged (0 at draft, where there is
 	// none yet); HeldBy is the open request that holds the dead letter (0:
@@ -139,6 +140,8 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 		return v.with(Block, CheckClosed, "this item was discarded, and a discarded item cannot be replayed")
 	case "resolved":
 		return v.with(Block, CheckClosed, "this item was resolved by hand, so it cannot be replayed")
+	case "purged":
+		return v.with(Block, CheckPurged, "this dead letter was removed by retention; nothing of it is left to replay")
 	default:
 		return v.with(Block, CheckStatus, "this item has status %q, which the replay policy does not know; refusing to replay it", item.Status)
 	}

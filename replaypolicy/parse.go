@@ -104,11 +104,14 @@ func Parse(name string, data []byte) (*Table, error) {
 
 	for _, key := range sortedKeys(raw) {
 		switch key {
-		case "rule", "class", "error_class", "generation_limit":
+		case "rule", "class", "error_class", "generation_limit", "retention":
 		default:
-			p.problem(p.loc.line(key), "", key, "unknown key %q: a policy file has generation_limit, [[rule]] entries, [class.<name>] and [error_class.<name>] sections%s",
-				key, suggest(key, "rule", "class", "error_class", "generation_limit"))
+			p.problem(p.loc.line(key), "", key, "unknown key %q: a policy file has generation_limit, [[rule]] entries, [class.<name>], [error_class.<name>] and [retention] sections%s",
+				key, suggest(key, "rule", "class", "error_class", "generation_limit", "retention"))
 		}
+	}
+	if v, ok := raw["retention"]; ok {
+		t.retention = p.retention(v)
 	}
 	if v, ok := raw["rule"]; ok {
 		t.rules, t.patterns, t.subjects = p.rules(v)

@@ -117,7 +117,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "UnknownTopLevelKey",
 			src:  lines(`version = 2`),
-			want: []string{`bad.toml: line 1: unknown key "version": a policy file has generation_limit, [[rule]] entries, [class.<name>] and [error_class.<name>] sections`},
+			want: []string{`bad.toml: line 1: unknown key "version": a policy file has generation_limit, [[rule]] entries, [class.<name>], [error_class.<name>] and [retention] sections`},
 		},
 		{
 			name: "UnknownClassSection",

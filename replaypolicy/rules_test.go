@@ -90,6 +90,7 @@ func TestRules(t *testing.T) {
 		{CheckNoPolicy, Block, func() Verdict { return JudgeItem(nil, testItem("search.x"), AtDraft) }, "no replay policy is loaded"},
 		{CheckReplayed, Done, judge("search.x", AtRequest, func(i *Item) { i.Status = "replayed" }), "already replayed successfully"},
 		{CheckClosed, Block, judge("search.x", AtRequest, func(i *Item) { i.Status = "discarded" }), "discarded item cannot be replayed"},
+		{CheckPurged, Block, judge("search.x", AtExecution, func(i *Item) { i.Status = "purged" }), "removed by retention"},
 		{CheckStatus, Block, judge("search.x", AtRequest, func(i *Item) { i.Status = "frozen" }), `status "frozen"`},
 		{CheckInRequest, Block, judge("search.x", AtDraft, func(i *Item) { i.Status = "replay_requested" }), "already requested"},
 		{CheckInRequest, Block, judge("search.x", AtRequest, func(i *Item) { i.Request, i.HeldBy = 7, 5 }), "replay request 5 already holds this dead letter"},

@@ -34,17 +34,23 @@ type Rule struct {
 // Table is a validated policy table. It is immutable; build one with [Load]
 // or [Parse]. Its methods are safe for concurrent use.
 type Table struct {
-	name     string
-	rules    []Rule
-	patterns []pattern // compiled rules[i].ItemType (raw "" when it has none)
-	subjects []pattern // compiled rules[i].Subject (raw "" when it has none)
-	knobs    map[Class]Knobs
+	name      string
+	rules     []Rule
+	patterns  []pattern // compiled rules[i].ItemType (raw "" when it has none)
+	subjects  []pattern // compiled rules[i].Subject (raw "" when it has none)
+	knobs     map[Class]Knobs
+	retention Retention
 	// errorRules are the error classes whose rule the file tightened (the
 	// others have DefaultErrorRule); generationLimit is generation_limit.
 	errorRules      map[string]ErrorRule
 	generationLimit int
 	version         string
 }
+
+// Retention returns how long dead letters are kept (the [retention]
+// section; DefaultRetention where it says nothing). It is not part of
+// Version.
+func (t *Table) Retention() *Retention { return &t.retention }
 
 // Name returns the name the table was parsed under, usually its file path.
 func (t *Table) Name() string { return t.name }

@@ -117,6 +117,7 @@ const (
 	// Item eligibility (JudgeItem).
 	CheckReplayed      = "replayed"                // the dead letter's status is replayed
 	CheckClosed        = "closed"                  // it was discarded or resolved
+	CheckPurged        = "purged"                  // retention removed it
 	CheckStatus        = "unknown-status"          // a status the rules do not know
 	CheckInRequest     = "in-request"              // another open request holds it
 	CheckNotHeld       = "not-held"                // at execution: the dead letter is no longer held by this request
@@ -196,7 +197,7 @@ const (
 func Checks() []string {
 	return []string{
 		CheckNoPolicy,
-		CheckReplayed, CheckClosed, CheckStatus, CheckInRequest, CheckNotHeld, CheckPayloadChange, CheckLedger, CheckNoSubject, CheckNoMsgID,
+		CheckReplayed, CheckClosed, CheckPurged, CheckStatus, CheckInRequest, CheckNotHeld, CheckPayloadChange, CheckLedger, CheckNoSubject, CheckNoMsgID,
 		CheckPayloadGone, CheckSubject, CheckNoOperationID, CheckEdited, CheckPayloadHash, CheckNoPrincipal,
 		CheckErrorNever, CheckNeedsFix, CheckNoRevalidator,
 		CheckMayRequest, CheckBulk, CheckBulkCap,

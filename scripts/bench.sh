@@ -49,7 +49,7 @@ section=$(mktemp)
 	if [ "$name" = ui ]; then
 		echo "- Dead letters: $BENCH_ROWS (\`console demo --rows\` mix, database quarantine_bench_*); server time = handler entry to last byte, in process, session lookup and authorization included"
 		echo
-		echo "Scenarios:"
+		echo "Scenarios and conditions (fresh: the table as filled; ingested: after BENCH_INGEST=${BENCH_INGEST:-1000000} more dead letters through NATS):"
 		echo
 		grep -E 'bench_ui_test.go:[0-9]+: ' "$out" | sed -E 's/^.*bench_ui_test.go:[0-9]+: /- /' | sort -u
 		echo

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -87,7 +88,8 @@ func (l Letter) received(i int) dlq.Received {
 }
 
 // DeadLetters ingests letters the way the ingester does (dlq.ParseDLQ, then
-// Store.Insert, a thousand at a time) and returns their ids, in order.
+// Store.Insert, a thousand at a time), folds them into the counters, and
+// returns their ids, in order.
 func DeadLetters(t testing.TB, pool *pgxpool.Pool, letters ...Letter) []int64 {
 	t.Helper()
 	ctx := context.Background()
@@ -100,6 +102,8 @@ func DeadLetters(t testing.TB, pool *pgxpool.Pool, letters ...Letter) []int64 {
 		_, err := st.Insert(ctx, recs[start:min(start+1000, len(recs))])
 		require.NoError(t, err)
 	}
+	_, err := dlq.FoldCounters(ctx, pool) // counted now, not at the console's next fold
+	require.NoError(t, err)
 	ids := make([]int64, len(recs))
 	for i, r := range recs {
 		d, err := st.BySource(ctx, r.SourceStream, r.SourceSeq, "")
@@ -113,4 +117,43 @@ func DeadLetters(t testing.TB, pool *pgxpool.Pool, letters ...Letter) []int64 {
 func DeadLetter(t testing.TB, pool *pgxpool.Pool, l Letter) int64 {
 	t.Helper()
 	return DeadLetters(t, pool, l)[0]
+}
+
+// SetStatus gives dead letters ids status, behind the back of whatever
+// the test is about (as a person on another console would), through the
+// statement every status change goes through, so the counters stay exact
+// (dlq.StatusMove).
+func SetStatus(t testing.TB, pool *pgxpool.Pool, status dlq.Status, ids ...int64) {
+	t.Helper()
+	_, err := pool.Exec(context.Background(), dlq.StatusMove(`SELECT d.id, d.dead_lettered_at, d.status FROM dead_letters d
+        WHERE d.id = ANY($2) FOR UPDATE OF d`, "$1", "id"), string(status), ids)
+	require.NoError(t, err)
+}
+
+// CountersDrift lists every counter row (depth counters and error groups'
+// n and unresolved) that is not what counting the dead letters gives; none
+// when the counters are exact.
+func CountersDrift(t testing.TB, pool *pgxpool.Pool) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `
+        WITH actual AS (
+            SELECT tenant, item_type, error_class, status, count(*) AS n FROM dead_letters GROUP BY 1, 2, 3, 4
+        ), groups AS (
+            SELECT tenant, fingerprint, item_type, count(*) AS n, count(*) FILTER (WHERE dead_letter_unresolved(status)) AS u
+            FROM dead_letters GROUP BY 1, 2, 3
+        )
+        SELECT format('counts %s/%s/%s/%s: counter %s, rows %s', coalesce(a.tenant, c.tenant), coalesce(a.item_type, c.item_type),
+                      coalesce(a.error_class, c.error_class), coalesce(a.status, c.status), coalesce(c.n, 0), coalesce(a.n, 0))
+        FROM actual a FULL JOIN dead_letter_counts c USING (tenant, item_type, error_class, status)
+        WHERE coalesce(a.n, 0) <> coalesce(c.n, 0)
+        UNION ALL
+        SELECT format('group %s/%s/%s: counter %s (%s unresolved), rows %s (%s unresolved)', coalesce(a.tenant, g.tenant),
+                      coalesce(a.fingerprint, g.fingerprint), coalesce(a.item_type, g.item_type), coalesce(g.n, 0), coalesce(g.unresolved, 0),
+                      coalesce(a.n, 0), coalesce(a.u, 0))
+        FROM groups a FULL JOIN dead_letter_groups g USING (tenant, fingerprint, item_type)
+        WHERE coalesce(a.n, 0) <> coalesce(g.n, 0) OR coalesce(a.u, 0) <> coalesce(g.unresolved, 0)`)
+	require.NoError(t, err)
+	drift, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return drift
 }

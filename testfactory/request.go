@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
@@ -58,7 +59,11 @@ func NeedsPerson(t testing.TB, pool *pgxpool.Pool, id int64) {
 	ctx := context.Background()
 	for _, q := range []string{
 		`UPDATE replay_jobs SET state = 'needs_reconciliation', result = 'no PubAck, and the window no longer covers the publish' WHERE request_id = $1`,
-		`UPDATE dead_letters SET status = 'needs_reconciliation' WHERE id IN (SELECT dead_letter_id FROM replay_items WHERE request_id = $1)`,
+		// Through the statement every status change goes through, so the
+		// counters stay exact (dlq.StatusMove).
+		dlq.StatusMove(`SELECT d.id, d.dead_lettered_at, d.status
+            FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
+            WHERE i.request_id = $1 FOR UPDATE OF d`, `'needs_reconciliation'`, "id"),
 		`UPDATE replay_requests SET status = 'done_with_problems' WHERE id = $1`,
 	} {
 		_, err := pool.Exec(ctx, q, id)

@@ -35,6 +35,9 @@ type DashboardModel struct {
 	Action string
 	// Ingest is how far behind ingest is (the DLQ lag).
 	Ingest IngestLagView
+	// Retention and Storage are how long dead letters are kept and where.
+	Retention RetentionView
+	Storage   StorageView
 }
 
 // TenantSummaryRow is one tenant's line on the dashboard.

@@ -302,16 +302,34 @@ func CappedCount(n int64, capped bool) string {
 	return Count(n)
 }
 
-// Bytes writes a size: "0 B", "812 B", "1.4 KB", "2.0 MB" (1 KB = 1,024 B).
+// Bytes writes a size: "0 B", "812 B", "1.4 KB", "2.0 MB", "3.5 GB"
+// (1 KB = 1,024 B).
 func Bytes(n int64) string {
 	switch {
 	case n < 1024:
 		return strconv.FormatInt(n, 10) + " B"
 	case n < 1024*1024:
 		return strconv.FormatFloat(float64(n)/1024, 'f', 1, 64) + " KB"
-	default:
+	case n < 1024*1024*1024:
 		return strconv.FormatFloat(float64(n)/(1024*1024), 'f', 1, 64) + " MB"
+	default:
+		return strconv.FormatFloat(float64(n)/(1024*1024*1024), 'f', 1, 64) + " GB"
 	}
+}
+
+// Duration writes a period as a setting would: "7d", "36h", "90m", else
+// Go's form.
+func Duration(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d >= day && d%day == 0:
+		return strconv.FormatInt(int64(d/day), 10) + "d"
+	case d >= time.Hour && d%time.Hour == 0:
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+	case d >= time.Minute && d%time.Minute == 0:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+	}
+	return d.String()
 }
 
 // ClassKind maps an error class to a badge kind.

@@ -14,6 +14,9 @@ type IngestLagView struct {
 	// Behind says the oldest has waited past the dashboard's threshold.
 	Behind bool
 	// Stalled says why ingest counts as stalled; empty while it moves.
-	Stalled   []string
+	Stalled []string
+	// Limits says which stream limit the dead letters not yet stored near
+	// (JetStream discards past it); empty when none does.
+	Limits    []string
 	CheckedAt time.Time
 }

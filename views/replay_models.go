@@ -317,6 +317,8 @@ type PolicyModel struct {
 	Version string
 	Rules   []PolicyRow
 	Classes []PolicyClassRow
+	// Retention is the file's [retention] section (not part of Version).
+	Retention RetentionView
 }
 
 // DeadLetterActions is the replay/discard/resolve panel of a dead letter.

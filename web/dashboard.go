@@ -84,9 +84,18 @@ func (s *Server) dashboard(c echo.Context) error {
 		return err
 	}
 	m := dashboardModel(d, now, stale)
+	var health dlq.IngestHealth
 	if s.deps.IngestHealth != nil {
-		m.Ingest = ingestLagView(s.deps.IngestHealth(), now)
+		health = s.deps.IngestHealth()
+		m.Ingest = ingestLagView(health, now)
 	}
+	m.Retention = retentionView(s.deps.Replays.Policy(), tenants)
+	m.Retention.LastPurgeAt, m.Retention.LastPurgeRows = d.LastPurge.At, d.LastPurge.Rows
+	snap, err := s.deps.DeadLetters.Counters().Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	m.Storage = storageView(snap, health, s.deps.DLQStream)
 	m.Action, m.StaleValue, m.StaleOptions, m.SpanValue = views.PathDashboard, form.Stale, staleChoices, form.Span
 	m.SpanURLs = map[string]string{}
 	for k := range dashboardSpans {
@@ -181,5 +190,6 @@ func ingestLagView(h dlq.IngestHealth, now time.Time) views.IngestLagView {
 	}
 	v.Behind = !v.Oldest.IsZero() && now.Sub(v.Oldest) > ingestBehindAfter
 	v.Stalled = h.Stalled(now)
+	v.Limits = h.LimitWarnings(now)
 	return v
 }

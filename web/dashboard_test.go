@@ -26,8 +26,7 @@ func TestDashboard(t *testing.T) {
 		testfactory.Letter{Tenant: "acme", ItemType: "email.send", Class: "permanent", Error: "smtp 550", At: now.Add(-30 * time.Hour)},
 		testfactory.Letter{Tenant: "globex", ItemType: "email.send", Class: "transient", Error: "dial tcp: refused", At: now.Add(-2 * time.Minute)},
 	)
-	_, err := b.Pool.Exec(t.Context(), `UPDATE dead_letters SET status = 'resolved' WHERE id = $1`, ids[3])
-	require.NoError(t, err)
+	testfactory.SetStatus(t, b.Pool, dlq.StatusResolved, ids[3])
 
 	c, _ := b.SignIn(t, "acme:viewer", "globex:viewer")
 

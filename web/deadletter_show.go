@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -36,13 +35,19 @@ func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) 
 		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such dead letter.")
 	}
 	u := userOf(c)
-	d, err := s.deps.DeadLetters.GetPreview(ctx, id, s.deadLetterTenants(ctx, u, authz.ActRead))
-	var out *dlq.OutOfScopeError
-	if errors.As(err, &out) {
-		return s.notFoundDenied(c, out.Tenant, deadLetterAuditType, c.Param("id"))
+	// The route's locator read the dead letter and what the page shows of
+	// it in one round trip (a form's route did not: read it here); its
+	// audit trail (which needs its message id and tenant) is the other.
+	found, ok := deadLetterFound(c)
+	if !ok {
+		var err error
+		if found, err = s.readDeadLetterPage(ctx, id); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
+	d := found.deadLetter
+	if !slices.Contains(s.deadLetterTenants(ctx, u, authz.ActRead), d.Tenant) { // located: so never, but twice is cheap
+		return s.notFoundDenied(c, d.Tenant, deadLetterAuditType, c.Param("id"))
 	}
 	trail, err := s.deadLetterTrail(c, d)
 	if err != nil {
@@ -64,9 +69,7 @@ func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) 
 			}
 		}
 	}
-	if m.ReplayPanel, err = s.replayPanel(c, d, fix); err != nil {
-		return err
-	}
+	m.ReplayPanel = s.replayPanel(c, found, fix)
 	return s.render(c, status, views.DeadLetterShow(s.page(c, "Dead letter "+c.Param("id"), "deadletters"), m))
 }
 
@@ -137,23 +140,10 @@ func cutText(s string, max int) (string, bool) {
 // about the object and entries naming its message id in its tenant.
 func (s *Server) deadLetterTrail(c echo.Context, d dlq.DeadLetter) ([]views.AuditRow, error) {
 	ctx := c.Request().Context()
-	byObject, err := audit.ForObject(ctx, s.deps.Pool, deadLetterAuditType, strconv.FormatInt(d.ID, 10), audit.DefaultLimit)
+	entries, err := audit.Trail(ctx, s.deps.Pool, deadLetterAuditType, strconv.FormatInt(d.ID, 10), d.MsgID, d.Tenant, audit.DefaultLimit)
 	if err != nil {
 		return nil, err
 	}
-	byMessage, err := audit.List(ctx, s.deps.Pool, audit.Filter{MessageID: d.MsgID, Tenants: []string{d.Tenant}, Limit: audit.DefaultLimit})
-	if err != nil {
-		return nil, err
-	}
-	seen := map[int64]bool{}
-	var entries []audit.Entry
-	for _, e := range append(byObject, byMessage.Entries...) {
-		if !seen[e.Seq] {
-			seen[e.Seq] = true
-			entries = append(entries, e)
-		}
-	}
-	slices.SortFunc(entries, func(a, b audit.Entry) int { return int(a.Seq - b.Seq) })
 	linkable := s.deps.Access.Can(userOf(c), d.Tenant, authz.ObjAudit, authz.ActRead)
 	rows := make([]views.AuditRow, 0, len(entries))
 	for _, e := range entries {

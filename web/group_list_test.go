@@ -35,8 +35,7 @@ func TestGroupList(t *testing.T) {
 	}
 	ls = append(ls, testfactory.Letter{Tenant: "globex", ItemType: "search.index_update", Class: "stale_version", Error: "version conflict " + scriptTag})
 	ids := testfactory.DeadLetters(t, b.Pool, ls...)
-	_, err := b.Pool.Exec(t.Context(), `UPDATE dead_letters SET status = 'discarded' WHERE id = ANY($1)`, ids[:10])
-	require.NoError(t, err)
+	testfactory.SetStatus(t, b.Pool, dlq.StatusDiscarded, ids[:10]...)
 	refund := dlq.Fingerprint(dlq.ClassUnknownEffect, "refund ord-0 timed out", stack)
 	smtp := dlq.Fingerprint(dlq.ClassPermanent, "smtp 550 <c0@example.com>: rejected", "")
 

@@ -177,3 +177,40 @@ func TestIngestPinnedFloorStaysReady(t *testing.T) {
 	problems := notReady(t, b)
 	assert.Regexp(t, `^ingest: DLQ stalled for \d+s$`, problems[0])
 }
+
+// TestStreamLimitsWarn gives the DLQ stream a size limit (DLQ_MAX_BYTES) and
+// leaves dead letters unstored (PostgreSQL refuses their tenant) until they
+// take more than half of it: the limit is applied to the stream, the risk
+// is a metric (which docs/alerts.yml alerts on) and the dashboard warns,
+// and shows the stream against its limits.
+func TestStreamLimitsWarn(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) {
+		c.StreamMaxBytes = 4096
+		c.IngestTuning = func(ic *dlq.IngestConfig) { ic.HealthEvery, ic.RetryUnstorable = 100*time.Millisecond, time.Minute }
+	}})
+	ctx := context.Background()
+	stream, err := b.JetStream.Stream(ctx, "DLQ")
+	require.NoError(t, err)
+	assert.Equal(t, int64(4096), stream.CachedInfo().Config.MaxBytes, "the limit is the stream's")
+	c, _ := b.SignIn(t, "acme:oncall")
+	_, err = b.DB.OwnerPool.Exec(ctx, `ALTER TABLE dead_letters ADD CONSTRAINT test_refuses_tenant CHECK (tenant <> 'stuck')`)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = b.DB.OwnerPool.Exec(context.Background(), `ALTER TABLE dead_letters DROP CONSTRAINT test_refuses_tenant`)
+	})
+	for i := range 3 {
+		_, err := b.JetStream.Publish(ctx, "dlq.stuck.orders.refund", []byte(strings.Repeat(fmt.Sprint(i), 900)))
+		require.NoError(t, err)
+	}
+	const risk = `quarantine_dlq_stream_limit_risk_ratio{limit="bytes",stream="DLQ"}`
+	wait.Until(t, "the unstored dead letters to take half the stream's size limit", 30*time.Second, func() bool {
+		return metric(t, b, risk) >= dlq.LimitWarnAt
+	})
+	assert.Equal(t, 4096.0, metric(t, b, `quarantine_dlq_stream_max_bytes{stream="DLQ"}`))
+	d := b.Do(t, c, "GET", "/", nil, nil).Doc(t)
+	warning := text(byID(d, "stream-limits"))
+	assert.Contains(t, warning, "near its limits")
+	assert.Contains(t, warning, "size limit (4096 bytes)")
+	assert.Contains(t, text(byID(d, "storage-stream")), "of 4.0 KB")
+}

@@ -1,16 +1,22 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // Locator finds the tenants of what a request names: the object of its
@@ -99,6 +105,65 @@ func (s *Server) deadLetterLocator() *Locator {
 			tenant, err := s.deps.DeadLetters.TenantOf(c.Request().Context(), id)
 			return one("", tenant), err
 		}}
+}
+
+// deadLetterPageLocator finds the dead letter of the :id parameter for its
+// page: it reads the dead letter and what else the page shows of it that
+// does not depend on what it holds in one round trip (readDeadLetterPage),
+// for the handler to show once located (deadLetterFound).
+func (s *Server) deadLetterPageLocator() *Locator {
+	return &Locator{Object: deadLetterAuditType, Param: "id", See: Permission{authz.ObjDeadLetter, authz.ActRead},
+		find: func(c echo.Context) (map[string]string, error) {
+			id, ok := deadLetterID(c)
+			if !ok {
+				return nil, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such dead letter.")
+			}
+			f, err := s.readDeadLetterPage(c.Request().Context(), id)
+			if err != nil {
+				return nil, err
+			}
+			c.Set(ctxFoundDeadLetter, f)
+			return one("", f.deadLetter.Tenant), nil
+		}}
+}
+
+// readDeadLetterPage reads dead letter id (preview), whatever its tenant,
+// with the replay requests that name it and what became of it in each, the
+// rules' verdict on replaying it now, its replay chain and the fixes that
+// cover it: one round trip.
+func (s *Server) readDeadLetterPage(ctx context.Context, id int64) (*foundDeadLetter, error) {
+	f := &foundDeadLetter{}
+	d, err := s.deps.DeadLetters.Preview(ctx, id, func(b *pgx.Batch, lo, hi time.Time) {
+		s.deps.Replays.QueueRequestsFor(b, id, &f.requests)
+		s.deps.Replays.QueueItemOf(b, id, &f.items)
+		s.deps.Replays.QueueJudge(b, id, lo, hi, &f.verdict, &f.judged)
+		dlq.QueueChain(b, id, "", lo, hi, &f.chain)
+		dlq.QueueFixesFor(b, id, lo, hi, maxShownFixes, &f.fixes)
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.deadLetter = d
+	return f, nil
+}
+
+// foundDeadLetter is what readDeadLetterPage read.
+type foundDeadLetter struct {
+	deadLetter dlq.DeadLetter
+	requests   []replay.Request
+	items      map[int64]replay.Item // by request
+	verdict    replaypolicy.Verdict
+	judged     bool
+	chain      []dlq.ChainLink
+	fixes      []dlq.Fix
+}
+
+const ctxFoundDeadLetter = "quarantine.deadletter"
+
+// deadLetterFound returns what the route's locator read, if it did.
+func deadLetterFound(c echo.Context) (*foundDeadLetter, bool) {
+	f, ok := c.Get(ctxFoundDeadLetter).(*foundDeadLetter)
+	return f, ok
 }
 
 // selectionLocator finds the dead letters a form selects (ids that are not

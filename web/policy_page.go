@@ -18,5 +18,6 @@ func (s *Server) policyPage(c echo.Context) error {
 	for _, cp := range t.Classes() {
 		m.Classes = append(m.Classes, views.PolicyClassRow{Class: string(cp.Class), Describe: t.Describe(cp.Class)})
 	}
+	m.Retention = retentionView(t, nil)
 	return s.render(c, http.StatusOK, views.Policy(s.page(c, "Replay policy", "policy"), m))
 }

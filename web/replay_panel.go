@@ -21,9 +21,10 @@ const maxShownFixes = 5
 // discard and resolve, the replay requests that include it and what became
 // of it in each, the replay chain it is part of, and the fixes recorded for
 // its item type (with the form to record one, as typed in fix); each
-// control only when the user may use it in the dead letter's tenant.
-func (s *Server) replayPanel(c echo.Context, d dlq.DeadLetter, fix *views.FixForm) (templ.Component, error) {
-	ctx := c.Request().Context()
+// control only when the user may use it in the dead letter's tenant. found
+// is what readDeadLetterPage read.
+func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.FixForm) templ.Component {
+	d := found.deadLetter
 	u := userOf(c)
 	table := s.deps.Replays.Policy()
 	class := table.Classify(replaypolicy.Key{ItemType: d.ItemType, Subject: d.OriginalSubject, ErrorClass: string(d.ErrorClass),
@@ -38,50 +39,24 @@ func (s *Server) replayPanel(c echo.Context, d dlq.DeadLetter, fix *views.FixFor
 		CanResolve: open && s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActResolve),
 		ResolveURL: fmt.Sprintf("/deadletters/%d/resolve", d.ID),
 	}
-	if open {
-		v, err := s.deps.Replays.Judge(ctx, d.ID)
-		if err != nil {
-			return nil, err
-		}
-		if v.Outcome != replaypolicy.Go {
-			m.Refused, m.RefusedBy = v.Reason, v.Check
-			// An edit on the confirm page may still let it go; nothing else
-			// the requester does there can.
-			m.CanReplay = m.CanReplay && v.Check == replaypolicy.CheckNeedsFix && replaypolicy.MayEditPayload(v.Class, u.Actor, u.Actor).Outcome == replaypolicy.Go
-		}
+	if v := found.verdict; open && found.judged && v.Outcome != replaypolicy.Go {
+		m.Refused, m.RefusedBy = v.Reason, v.Check
+		// An edit on the confirm page may still let it go; nothing else
+		// the requester does there can.
+		m.CanReplay = m.CanReplay && v.Check == replaypolicy.CheckNeedsFix && replaypolicy.MayEditPayload(v.Class, u.Actor, u.Actor).Outcome == replaypolicy.Go
 	}
-	reqs, err := s.deps.Replays.RequestsFor(ctx, d.ID)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]int64, len(reqs))
-	for i, r := range reqs {
-		ids[i] = r.ID
+	for _, r := range found.requests {
 		m.Requests = append(m.Requests, views.ApprovalRow{
 			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Requester: personLabel(r.Requester.Email, r.Requester.EmailVerified),
 			Needs: string(r.Status), Class: string(r.Class),
 		})
+		m.Outcomes = append(m.Outcomes, s.itemRow(c, r, found.items[r.ID], replaypolicy.Verdict{}))
 	}
-	items, err := s.deps.Replays.ItemOf(ctx, d.ID, ids)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range reqs {
-		m.Outcomes = append(m.Outcomes, s.itemRow(c, r, items[r.ID], replaypolicy.Verdict{}))
-	}
-	links, err := s.deps.DeadLetters.Chain(ctx, d.ID, d.Tenant)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range links {
+	for _, l := range found.chain {
 		m.Chain = append(m.Chain, views.ChainLinkView{ID: l.ID, URL: deadLetterURL(l.ID), Generation: l.Generation, Status: string(l.Status),
 			At: l.DeadLetteredAt, Error: l.Error, Current: l.ID == d.ID})
 	}
-	fixes, err := s.deps.DeadLetters.FixesFor(ctx, d.ID, maxShownFixes)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range fixes {
+	for _, f := range found.fixes {
 		scope := "item type"
 		if f.Fingerprint != "" {
 			scope = "error group"
@@ -92,7 +67,7 @@ func (s *Server) replayPanel(c echo.Context, d dlq.DeadLetter, fix *views.FixFor
 	if s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActFix) {
 		m.Fix = fixFormFor(d.ID, d.Tenant, d.ItemType, d.Fingerprint, fix)
 	}
-	return views.DeadLetterActionsPanel(m), nil
+	return views.DeadLetterActionsPanel(m)
 }
 
 // fixFormFor is the form that records a fix for the item type (or error

@@ -15,7 +15,7 @@ func (s *Server) triageRoutes() []Route {
 	return []Route{
 		perm(http.MethodGet, "/deadletters", authz.ObjDeadLetter, authz.ActRead, s.deadLetterList).lists(),
 		perm(http.MethodGet, "/deadletters/count", authz.ObjDeadLetter, authz.ActRead, s.deadLetterCount).lists(),
-		perm(http.MethodGet, "/deadletters/:id", authz.ObjDeadLetter, authz.ActRead, s.deadLetterShow).of(dl),
+		perm(http.MethodGet, "/deadletters/:id", authz.ObjDeadLetter, authz.ActRead, s.deadLetterShow).of(s.deadLetterPageLocator()),
 		perm(http.MethodGet, "/deadletters/:id/payload", authz.ObjDeadLetter, authz.ActDownload, s.deadLetterPayload).of(dl),
 		perm(http.MethodGet, "/groups", authz.ObjDeadLetter, authz.ActRead, s.groupList).lists(),
 		perm(http.MethodPost, views.PathGroupSnooze, authz.ObjDeadLetter, authz.ActTriage, s.groupSnooze).names(),

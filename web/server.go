@@ -72,6 +72,9 @@ type Deps struct {
 	// AuditKeys are the public keys the auditor's "verify chain" checks
 	// checkpoint signatures with, as `console audit verify` does.
 	AuditKeys *audit.KeySet
+	// DLQStream names the DLQ stream (the dashboard shows it against its
+	// limits).
+	DLQStream string
 }
 
 // Server holds the dependencies of the handlers.
@@ -108,7 +111,7 @@ func New(d Deps) http.Handler {
 	if d.Config.FormTargets != "" {
 		targets = " " + strings.TrimSpace(d.Config.FormTargets)
 	}
-	return withRequestID(securityHeaders(d.Sessions.LoadAndSave(cop.Handler(e)), targets, d.Config.Secure))
+	return withRequestID(securityHeaders(authz.WithSessionReads(d.Sessions.LoadAndSave(cop.Handler(e))), targets, d.Config.Secure))
 }
 
 // clientIP is how the console tells who a request came from (audit rows,

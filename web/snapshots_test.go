@@ -31,8 +31,10 @@ func TestTriageSnapshots(t *testing.T) {
 		require.NoError(t, err)
 	}
 	pool, dbURL := benchDatabase(t, rows)
-	h, client, bb := benchServer(t, dbURL)
+	h, client, bb := benchServer(t, dbURL, false)
 	cookie := bb.SessionCookie(t, client)
+	admin, _ := bb.SignIn(t, "*:admin")
+	adminCookie := bb.SessionCookie(t, admin)
 	require.NoError(t, os.MkdirAll(dir+"/static", 0o755))
 	for _, name := range []string{"app.css", "app.js", "htmx.min.js", "favicon.svg"} {
 		data, err := os.ReadFile("static/" + name)
@@ -58,9 +60,14 @@ func TestTriageSnapshots(t *testing.T) {
 		"detail-bin.html":  fmt.Sprintf("/deadletters/%d", binary),
 		"detail-evil.html": fmt.Sprintf("/deadletters/%d", hostile),
 	}
+	pages["policy.html"] = "/policy"
 	for file, path := range pages {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
-		req.AddCookie(cookie)
+		if file == "policy.html" {
+			req.AddCookie(adminCookie)
+		} else {
+			req.AddCookie(cookie)
+		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		require.Equal(t, http.StatusOK, w.Code, path)

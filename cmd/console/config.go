@@ -124,6 +124,42 @@ func (s *settings) duration(p *time.Duration, flagName, env string, fallback tim
 	})
 }
 
+// size binds a byte size: a whole number of bytes, or with a unit (KB,
+// MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024).
+func (s *settings) size(p *int64, flagName, env, fallback, help string) {
+	raw := new(string)
+	s.fs.StringVar(raw, flagName, s.def(env, fallback), help+" ("+env+")")
+	s.checks = append(s.checks, func() error {
+		n, err := parseSize(*raw)
+		if err != nil {
+			return fmt.Errorf("%s (--%s) %q: %w", env, flagName, *raw, err)
+		}
+		*p = n
+		return nil
+	})
+}
+
+// parseSize reads a byte size for size.
+func parseSize(v string) (int64, error) {
+	v = strings.TrimSpace(v)
+	units := []struct {
+		suffix string
+		n      int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, mult = strings.TrimSpace(num), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, errors.New("must be a whole number of bytes, optionally with KB, MB, GB, TB, KiB, MiB, GiB or TiB, like 10GiB")
+	}
+	return n * mult, nil
+}
+
 func (s *settings) parse(args []string) error {
 	if err := s.fs.Parse(args); err != nil {
 		return err

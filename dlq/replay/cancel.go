@@ -13,6 +13,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -27,14 +28,7 @@ const (
                       THEN $2 || '; the last publish got no answer and may have landed: check the target and say whether it was applied'
                       ELSE $2 END
         WHERE request_id = $1 AND state IN ('pending', 'deferred', 'unknown') -- replayed ones stay replayed
-        RETURNING dead_letter_id, state`
-	// What a closed request did not publish goes back to quarantine; a job
-	// a worker holds is left to it, and so is one a person must settle.
-	requeueItems = `UPDATE dead_letters d SET status = 'quarantined', version = d.version + 1, updated_at = now()
-        FROM replay_items i WHERE i.request_id = $1 AND d.id = i.dead_letter_id AND i.held -- only what this request holds
-        AND d.status = 'replay_requested'
-        AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = d.id
-                        AND j.state IN ('claimed', 'needs_reconciliation'))`
+        RETURNING dead_letter_id, dead_lettered_at, state`
 	// A closed request lets go of its dead letters, but those of jobs a
 	// worker holds (released when it records them) and those a person must
 	// settle (released when they do).
@@ -55,7 +49,8 @@ const (
 	// it was).
 	editPayload = `UPDATE replay_items i SET payload = $3, payload_sha256 = $4, edit_reason = $5, edited_at = $6
         FROM dead_letters d
-        WHERE i.request_id = $1 AND i.dead_letter_id = $2 AND d.id = i.dead_letter_id
+        WHERE i.request_id = $1 AND i.dead_letter_id = $2
+          AND d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
           AND (i.skip_reason = '' -- a live item; or, in a draft, one only an edit lets go
                OR ($7 AND i.verdict_check = 'error-class-fix'))
         RETURNING (SELECT payload_sha256 FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2), d.payload_sha256, i.msg_id,
@@ -71,6 +66,18 @@ const (
 	selectExpiredDrafts = `SELECT ` + requestColumns + ` FROM replay_requests WHERE status = 'draft' AND created_at <= $1
         ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED`
 )
+
+// What a closed request did not publish goes back to quarantine (the
+// counters follow: dlq.StatusMove); a job a worker holds is left to it, and
+// so is one a person must settle.
+var requeueItems = dlq.StatusMove(`
+    SELECT d.id, d.dead_lettered_at, d.status
+    FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
+    WHERE i.request_id = $1 AND i.held -- only what this request holds
+      AND d.status = 'replay_requested'
+      AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = d.id
+                      AND j.state IN ('claimed', 'needs_reconciliation'))
+    FOR UPDATE OF d`, `'quarantined'`, "id")
 
 // Cancel stops the requester's own request: nothing not yet published will
 // be. Workers check the request before every publish. Anyone else is
@@ -108,19 +115,20 @@ func (s *Service) halt(ctx context.Context, tx pgx.Tx, req *Request, result, rea
 	if err != nil {
 		return err
 	}
-	var unsettled []int64
-	var dl int64
+	var unsettled []dlq.Key
+	var k dlq.Key
 	var state JobState
-	if _, err := pgx.ForEachRow(rows, []any{&dl, &state}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&k.ID, &k.At, &state}, func() error {
 		if state == JobNeedsReconciliation {
-			unsettled = append(unsettled, dl)
+			unsettled = append(unsettled, k)
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
 	if len(unsettled) > 0 {
-		if _, err := tx.Exec(ctx, markNeedsReconciliation, unsettled); err != nil {
+		kid, kat := dlq.KeyArrays(unsettled)
+		if _, err := tx.Exec(ctx, markNeedsReconciliation, kid, kat); err != nil {
 			return err
 		}
 	}

@@ -63,14 +63,20 @@ const fixJoin = `LEFT JOIN LATERAL (SELECT m.fixed_at, m.created_at AS recorded_
 // What the rules judge of EVERY live item of a request as it stands: the
 // item as it will be sent, the dead letter as it is now, and which open
 // request holds the dead letter (one at most: replay_items_one_open_request).
+// A dead letter retention removed (only possible before the request holds
+// it) is judged as status "purged".
 const selectRequestFacts = `
-SELECT i.dead_letter_id, d.item_type, i.subject, i.msg_id, i.operation_id, d.principal, d.msg_id_derived, d.payload_unavailable,
-       i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, d.status,
+SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.operation_id, coalesce(d.principal, ''),
+       coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true),
+       i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, coalesce(d.status, '` + purged + `'),
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0),
-       d.error_class, d.dead_lettered_at, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, '')
-FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
+       coalesce(d.error_class, ''), i.dead_lettered_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, '')
+FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
 ` + fixJoin + `
 WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
+
+// purged is the status the rules see of a dead letter retention removed.
+const purged = "purged"
 
 // itemFact is one live item of a request, judged.
 type itemFact struct {

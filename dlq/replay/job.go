@@ -156,7 +156,7 @@ func (j *job) decide(v replaypolicy.Verdict) {
 // publishing.
 const claimJobs = `
 WITH c AS (
-    SELECT j.id, j.not_before, j.request_id, j.dead_letter_id, j.state FROM replay_jobs j
+    SELECT j.id, j.not_before, j.request_id, j.dead_letter_id, j.dead_lettered_at, j.state FROM replay_jobs j
     WHERE j.not_before <= now()
       AND (j.state IN ('pending', 'deferred', 'unknown') OR (j.state = 'claimed' AND j.lease_until < now())) -- a live lease is someone else's
     ORDER BY j.not_before, j.id
@@ -164,12 +164,12 @@ WITH c AS (
     FOR UPDATE OF j SKIP LOCKED
 ), sized AS (
     SELECT c.id, c.state, row_number() OVER w AS n,
-           sum(coalesce(octet_length(i.payload), d.payload_size)) OVER w AS upto,
+           sum(coalesce(octet_length(i.payload), d.payload_size, 0)) OVER w AS upto,
            row_number() OVER (PARTITION BY c.request_id ORDER BY c.not_before, c.id) AS nth, r.rate
     FROM c
     JOIN replay_requests r ON r.id = c.request_id
     JOIN replay_items i ON i.request_id = c.request_id AND i.dead_letter_id = c.dead_letter_id
-    JOIN dead_letters d ON d.id = c.dead_letter_id
+    LEFT JOIN dead_letters d ON d.id = c.dead_letter_id AND d.dead_lettered_at = c.dead_lettered_at
     WINDOW w AS (ORDER BY c.not_before, c.id)
 )
 UPDATE replay_jobs j SET state = 'claimed', lease_owner = $2, lease_until = now() + $3::interval,
@@ -178,27 +178,36 @@ FROM sized s WHERE j.id = s.id AND (s.upto <= $4 OR s.n = 1)
   AND s.nth <= ceil(s.rate * $5) + 1 -- what the rate lets this claim publish
 RETURNING j.id, j.fence, s.state, now() + $3::interval * 2 / 3`
 
+// lockJobDeadLetters locks the claimed jobs' dead letters until the claim
+// commits, so that the status loadJobs reads is the one a concurrent
+// change left.
+const lockJobDeadLetters = `
+SELECT 1 FROM replay_jobs j JOIN dead_letters d ON d.id = j.dead_letter_id AND d.dead_lettered_at = j.dead_lettered_at
+WHERE j.id = ANY($1)
+FOR SHARE OF d`
+
 // loadJobs reads the claimed jobs with everything publishing them needs,
-// and the dead letters as they are now, locked until the claim commits so
-// that the status read is the one a concurrent change left. The payload is
-// the edited one, else the dead letter's.
+// and the dead letters as they are now. The payload is the edited one,
+// else the dead letter's. A dead letter that is gone (retention removes
+// none an open request holds; this is the job's way to end if one ever
+// were) is status "purged", which the rules block.
 const loadJobs = `
 SELECT j.id, j.request_id, j.dead_letter_id, r.tenant, r.class, r.status, r.policy_version, r.rate, r.approved_at,
        r.requester_issuer, r.requester_subject, r.requester_email, r.requester_email_verified, r.reconciliation_note,
-       i.msg_id, i.operation_id, i.correlation_id, i.subject, i.headers, coalesce(i.payload, d.payload), d.principal, d.item_type,
-       d.status, CASE WHEN i.held THEN i.request_id
+       i.msg_id, i.operation_id, i.correlation_id, i.subject, i.headers, coalesce(i.payload, d.payload, ''),
+       coalesce(d.principal, ''), coalesce(d.item_type, ''),
+       coalesce(d.status, '` + purged + `'), CASE WHEN i.held THEN i.request_id
                       ELSE coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0) END,
-       i.payload IS NOT NULL, d.msg_id_derived, d.payload_unavailable, i.payload_sha256, d.payload_sha256,
-       d.error_class, d.dead_lettered_at, d.first_failed_at, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
+       i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
+       coalesce(d.error_class, ''), j.dead_lettered_at, d.first_failed_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
        j.attempts, j.deferrals, j.first_attempt_at
 FROM replay_jobs j
 JOIN replay_requests r ON r.id = j.request_id
 JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
-JOIN dead_letters d ON d.id = j.dead_letter_id
+LEFT JOIN dead_letters d ON d.id = j.dead_letter_id AND d.dead_lettered_at = j.dead_lettered_at
 ` + fixJoin + `
 WHERE j.id = ANY($1)
-ORDER BY j.not_before, j.id
-FOR SHARE OF d`
+ORDER BY j.not_before, j.id`
 
 // claim takes up to Batch due jobs (and up to BatchBytes of payload) under
 // a lease and a new fencing token each, and loads them with their dead
@@ -228,6 +237,9 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 		ids := make([]int64, 0, len(byID))
 		for id := range byID {
 			ids = append(ids, id)
+		}
+		if _, err := tx.Exec(ctx, lockJobDeadLetters, ids); err != nil {
+			return fmt.Errorf("lock the dead letters of replay jobs: %w", err)
 		}
 		rows, err = tx.Query(ctx, loadJobs, ids)
 		if err != nil {

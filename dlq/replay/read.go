@@ -36,7 +36,8 @@ const (
 	selectApprovals = `SELECT approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at
         FROM replay_approvals WHERE request_id = $1 ORDER BY approved_at`
 	// The payload an item sends: the edited one, else the dead letter's.
-	selectItemPayload = `SELECT coalesce(i.payload, d.payload) FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
+	selectItemPayload = `SELECT coalesce(i.payload, d.payload) FROM replay_items i
+        LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.dead_letter_id = $2 AND i.skip_reason = ''`
 )
 
@@ -91,43 +92,45 @@ func (s *Service) Pending(ctx context.Context, tenants []string, all bool) ([]Re
 	return pgx.CollectRows(rows, scanRequest)
 }
 
-// RequestsFor returns the most recent requests that include dead letter id.
-func (s *Service) RequestsFor(ctx context.Context, deadLetterID int64) ([]Request, error) {
-	rows, err := s.pool.Query(ctx, selectRequestsFor, deadLetterID)
-	if err != nil {
-		return nil, fmt.Errorf("read replays of dead letter %d: %w", deadLetterID, err)
-	}
-	return pgx.CollectRows(rows, scanRequest)
+// QueueRequestsFor queues into b (a page's round trip) the read of the
+// most recent requests that include dead letter deadLetterID (20, drafts
+// left out); *out holds them once b has run.
+func (s *Service) QueueRequestsFor(b *pgx.Batch, deadLetterID int64, out *[]Request) {
+	b.Queue(selectRequestsFor, deadLetterID).Query(func(rows pgx.Rows) error {
+		var err error
+		*out, err = pgx.CollectRows(rows, scanRequest)
+		return err
+	})
 }
 
-// What became of one dead letter in each of the requests reqs.
+// What became of one dead letter in each of the requests QueueRequestsFor
+// reads (the latest 20 that are not drafts).
 const selectItemOf = `SELECT ` + itemColumns + `, ` + outcomeColumns + `, i.request_id FROM replay_items i
+    JOIN replay_requests r ON r.id = i.request_id AND r.status <> 'draft'
     LEFT JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
-    WHERE i.dead_letter_id = $1 AND i.request_id = ANY($2)`
+    WHERE i.dead_letter_id = $1
+    ORDER BY i.request_id DESC LIMIT 20`
 
-// ItemOf returns dead letter deadLetterID as an item of each of the
-// requests reqs that hold it, with what became of it, by request.
-func (s *Service) ItemOf(ctx context.Context, deadLetterID int64, reqs []int64) (map[int64]Item, error) {
-	rows, err := s.pool.Query(ctx, selectItemOf, deadLetterID, reqs)
-	if err != nil {
-		return nil, fmt.Errorf("read replays of dead letter %d: %w", deadLetterID, err)
-	}
-	out := map[int64]Item{}
-	_, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
-		var req int64
-		var it Item
-		var until *time.Time
-		if err := scanItemInto(row, &it, &it.Outcome, &it.OutcomeReason, &until, &req); err != nil {
-			return struct{}{}, err
-		}
-		it.setUntil(until)
-		out[req] = it
-		return struct{}{}, nil
+// QueueItemOf queues into b (a page's round trip) the read of dead letter
+// deadLetterID as an item of each of the requests QueueRequestsFor reads, with
+// what became of it; *out holds them by request once b has run.
+func (s *Service) QueueItemOf(b *pgx.Batch, deadLetterID int64, out *map[int64]Item) {
+	b.Queue(selectItemOf, deadLetterID).Query(func(rows pgx.Rows) error {
+		items := map[int64]Item{}
+		_, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
+			var req int64
+			var it Item
+			var until *time.Time
+			if err := scanItemInto(row, &it, &it.Outcome, &it.OutcomeReason, &until, &req); err != nil {
+				return struct{}{}, err
+			}
+			it.setUntil(until)
+			items[req] = it
+			return struct{}{}, nil
+		})
+		*out = items
+		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("read replays of dead letter %d: %w", deadLetterID, err)
-	}
-	return out, nil
 }
 
 // Items returns up to limit items of a request, in order.

@@ -6,13 +6,21 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
+
+// Republished: the dead letter is being replayed again (the counters
+// follow: dlq.StatusMove).
+var markRequested = dlq.StatusMove(jobDeadLetters+`
+    WHERE d.status = 'needs_reconciliation' -- only what waited for this person
+    FOR UPDATE OF d`, `'replay_requested'`, "id")
 
 // ReconcileInput is what a person decided about an item whose outcome
 // nobody can know, and what they checked.
@@ -23,7 +31,7 @@ type ReconcileInput struct {
 
 const (
 	// The job a person settles, locked: only one that needs them.
-	selectUnsettled = `SELECT j.id, i.msg_id, i.operation_id FROM replay_jobs j
+	selectUnsettled = `SELECT j.id, j.dead_lettered_at, i.msg_id, i.operation_id FROM replay_jobs j
         JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
         WHERE j.request_id = $1 AND j.dead_letter_id = $2 AND j.state = 'needs_reconciliation'
         FOR UPDATE OF j`
@@ -38,10 +46,7 @@ const (
         JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
         WHERE j.id = $1
         ON CONFLICT DO NOTHING`
-	// Republished: the dead letter is being replayed again, and a request
-	// that had finished runs again.
-	markRequested = `UPDATE dead_letters SET status = 'replay_requested', version = version + 1, updated_at = now()
-        WHERE id = ANY($1) AND status = 'needs_reconciliation'` // only what waited for this person
+	// Republished: a request that had finished runs again.
 	runAgain = `UPDATE replay_requests SET status = 'running', finished_at = NULL, status_reason = '', version = version + 1
         WHERE id = $1 AND status = 'done_with_problems'`
 	releaseOne = `UPDATE replay_items SET held = false WHERE request_id = $1 AND dead_letter_id = $2 AND held`
@@ -78,8 +83,9 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 			return refuse(v, code)
 		}
 		var jobID int64
+		var at time.Time
 		var msgID, opID string
-		err = tx.QueryRow(ctx, selectUnsettled, id, deadLetterID).Scan(&jobID, &msgID, &opID)
+		err = tx.QueryRow(ctx, selectUnsettled, id, deadLetterID).Scan(&jobID, &at, &msgID, &opID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return quarantine.Errorf(quarantine.ECONFLICT, "this item does not wait for a decision (any more): reload the request")
 		}
@@ -105,7 +111,7 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, mark, []int64{deadLetterID}); err != nil {
+		if _, err := tx.Exec(ctx, mark, []int64{deadLetterID}, []time.Time{at}); err != nil {
 			return err
 		}
 		if in.Choice == replaypolicy.Republish {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
 )
 
 const recordJobs = `
@@ -39,14 +40,7 @@ const (
         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[],
             $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bool[])
         ON CONFLICT DO NOTHING`
-	markReplayed = `UPDATE dead_letters SET status = 'replayed', version = version + 1, updated_at = now()
-        WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying', 'replay_failed', 'quarantined', 'needs_reconciliation')` // never over discarded or resolved
-	markFailed = `UPDATE dead_letters SET status = 'replay_failed', version = version + 1, updated_at = now()
-        WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying')` // a success elsewhere wins
-	markNeedsReconciliation = `UPDATE dead_letters SET status = 'needs_reconciliation', version = version + 1, updated_at = now()
-        WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying')` // only what a replay holds
-	markRequeued = `UPDATE dead_letters SET status = 'quarantined', version = version + 1, updated_at = now()
-        WHERE id = ANY($1) AND status IN ('replay_requested', 'replaying', 'needs_reconciliation')` // only what a replay holds goes back
+
 	// An item whose job ended lets go of its dead letter: another request
 	// may take it (a failed or blocked one, say). One that needs
 	// reconciliation keeps it until a person decides.
@@ -67,6 +61,28 @@ const (
 	finishRequest = `UPDATE replay_requests r SET status = $2, status_reason = $3, finished_at = now(), version = version + 1
         WHERE id = $1 AND status IN ('approved', 'running', 'done_with_problems')
           AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = r.id AND j.state IN ('pending', 'claimed', 'deferred', 'unknown'))`
+)
+
+// The dead letters of ended jobs ($1 ids, $2 their times) take the outcome
+// as their status; the counters follow (dlq.StatusMove).
+const jobDeadLetters = `
+    SELECT d.id, d.dead_lettered_at, d.status
+    FROM unnest($1::bigint[], $2::timestamptz[]) AS k(id, at)
+    JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at`
+
+var (
+	markReplayed = dlq.StatusMove(jobDeadLetters+`
+    WHERE d.status IN ('replay_requested', 'replaying', 'replay_failed', 'quarantined', 'needs_reconciliation') -- never over discarded or resolved
+    FOR UPDATE OF d`, `'replayed'`, "id")
+	markFailed = dlq.StatusMove(jobDeadLetters+`
+    WHERE d.status IN ('replay_requested', 'replaying') -- a success elsewhere wins
+    FOR UPDATE OF d`, `'replay_failed'`, "id")
+	markNeedsReconciliation = dlq.StatusMove(jobDeadLetters+`
+    WHERE d.status IN ('replay_requested', 'replaying') -- only what a replay holds
+    FOR UPDATE OF d`, `'needs_reconciliation'`, "id")
+	markRequeued = dlq.StatusMove(jobDeadLetters+`
+    WHERE d.status IN ('replay_requested', 'replaying', 'needs_reconciliation') -- only what a replay holds goes back
+    FOR UPDATE OF d`, `'quarantined'`, "id")
 )
 
 // recordState is what becomes of an outcome in the record: the dead
@@ -162,7 +178,7 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 		}
 		var events []audit.Event
 		var ledger ledgerColumns
-		marks := map[string][]int64{}
+		marks := map[string][]dlq.Key{}
 		var endedReqs, endedDLs []int64
 		rs := recordStates()
 		for _, id := range kept {
@@ -171,7 +187,7 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 				continue // released untouched: nothing happened to record
 			}
 			if s, ok := rs[j.state]; ok {
-				marks[s.mark] = append(marks[s.mark], j.deadLetterID)
+				marks[s.mark] = append(marks[s.mark], dlq.Key{ID: j.deadLetterID, At: j.deadLetteredAt})
 				if s.release {
 					endedReqs, endedDLs = append(endedReqs, j.requestID), append(endedDLs, j.deadLetterID)
 				}
@@ -192,7 +208,8 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 			if len(marks[sql]) == 0 {
 				continue
 			}
-			if _, err := tx.Exec(ctx, sql, marks[sql]); err != nil {
+			kid, kat := dlq.KeyArrays(marks[sql])
+			if _, err := tx.Exec(ctx, sql, kid, kat); err != nil {
 				return fmt.Errorf("mark dead letters: %w", err)
 			}
 		}

@@ -79,17 +79,19 @@ func (r *Request) IntentHex() string { return hex.EncodeToString(r.IntentHash) }
 // "block" or "done"), the Check that decided and, for an item left out,
 // the sentence why (SkipReason).
 type Item struct {
-	DeadLetterID  int64
-	Position      int
-	MsgID         string
-	OperationID   string
-	CorrelationID string
-	Subject       string
-	Headers       []dlq.HeaderValue
-	PayloadSHA256 []byte
-	SkipReason    string
-	Verdict       string
-	Check         string
+	DeadLetterID int64
+	// DeadLetteredAt is the dead letter's time: with DeadLetterID its key.
+	DeadLetteredAt time.Time
+	Position       int
+	MsgID          string
+	OperationID    string
+	CorrelationID  string
+	Subject        string
+	Headers        []dlq.HeaderValue
+	PayloadSHA256  []byte
+	SkipReason     string
+	Verdict        string
+	Check          string
 	// Held: the item holds its dead letter (the request was submitted and
 	// the item's job has not ended).
 	Held bool

@@ -214,8 +214,7 @@ func TestReplayRulesArePure(t *testing.T) {
 		{"JudgeItem/AtExecution", func(t *testing.T) (string, string) {
 			id := b.seedItem(t, "search.index_update", "pure-gone", nil, "{}")
 			req := b.request(t, []int64{id}, replay.SubmitInput{})
-			_, err := b.db.Pool.Exec(ctx, `UPDATE dead_letters SET status = 'resolved' WHERE id = $1`, id) // behind the request's back
-			require.NoError(t, err)
+			testfactory.SetStatus(t, b.db.Pool, dlq.StatusResolved, id) // behind the request's back
 			state, result := jobResult(t, b.replays, req.ID)
 			assert.Equal(t, replay.JobBlocked, state)
 			want := replaypolicy.JudgeItem(table, acme("search.index_update", func(i *replaypolicy.Item) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -44,21 +45,41 @@ func MatchingIDs(ctx context.Context, store *dlq.Store, f dlq.ListFilter, limit 
 
 // What a selection is, before anything else of it is read: the tenant,
 // item type and subject of each id, which give its class.
-const selectSelectionKeys = `SELECT id, tenant, item_type, original_subject, error_class, generation FROM dead_letters WHERE id = ANY($1)`
+const selectSelectionKeys = `SELECT d.id, d.dead_lettered_at, d.tenant, d.item_type, d.original_subject, d.error_class, d.generation
+FROM unnest($1::bigint[], $2::timestamptz[]) AS k(id, at)
+JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at`
 
 // The facts the rules judge of the dead letters a selection keeps, and what
 // a replay would send, but the payload: it is read from the dead letter when
 // published (and checked against the hash frozen here), unless edited.
-const selectForDraft = `
-SELECT d.id, d.tenant, d.item_type, d.original_subject, d.msg_id, d.msg_id_derived, d.operation_id,
+const draftFacts = `
+SELECT d.id, d.dead_lettered_at, d.tenant, d.item_type, d.original_subject, d.msg_id, d.msg_id_derived, d.operation_id,
        d.correlation_id, d.principal, d.headers, d.payload_sha256, d.payload_unavailable, d.status,
        EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = d.tenant AND quarantine_key(l.msg_id) = quarantine_key(d.msg_id) AND l.class = 'dedupe') AS replayed,
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = d.id AND h.held), 0) AS held_by,
-       d.error_class, d.dead_lettered_at, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, '')
+       d.error_class, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, '')`
+
+// The dead letters of keys ($1 ids, $2 their times).
+const selectForDraft = draftFacts + `
+FROM unnest($1::bigint[], $2::timestamptz[]) AS k(id, at)
+JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at
+` + fixJoin + `
+ORDER BY d.id`
+
+// One dead letter, by id, looked for where its dead_lettered_at is in
+// [$2, $3) (the partitions the map names).
+const selectForJudge = draftFacts + `
 FROM dead_letters d
 ` + fixJoin + `
-WHERE d.id = ANY($1)
-ORDER BY d.id`
+WHERE d.id = $1 AND d.dead_lettered_at >= $2 AND d.dead_lettered_at < $3`
+
+// draftFactsInto are the targets of one row of draftFacts: the item's
+// dead letter, correlation id and headers, and the facts.
+func draftFactsInto(it *Item, f *facts, headers *[]byte) []any {
+	return []any{&it.DeadLetterID, &it.DeadLetteredAt, &f.tenant, &f.itemType, &f.subject, &f.msgID, &f.msgIDDerived,
+		&f.operationID, &it.CorrelationID, &f.principal, headers, &f.payloadSHA256, &f.payloadUnavailable,
+		&f.status, &f.alreadyReplayed, &f.heldBy, &f.errorClass, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef}
+}
 
 const insertRequest = `INSERT INTO replay_requests (batch, tenant, class, requester_issuer, requester_subject,
     requester_email, requester_email_verified, policy_version, rate, intent_hash, item_count, skipped_count)
@@ -98,23 +119,27 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 	table := s.cfg.Policy()
 	batch := randomID()
 	refused := refusedIDs{}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		keep, err := s.bound(ctx, tx, table, ids, tenants, allTenants, can, refused)
+	found, err := s.deadLetters.Keys(ctx, ids)
+	if err != nil {
+		return "", fmt.Errorf("create replay drafts: %w", err)
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		keep, err := s.bound(ctx, tx, table, ids, found, tenants, allTenants, can, refused)
 		if err != nil {
 			return err
 		}
 		groups := map[group][]draftItem{}
 		var order []group
-		rows, err := tx.Query(ctx, selectForDraft, keep)
+		kid, kat := dlq.KeyArrays(keep)
+		rows, err := tx.Query(ctx, selectForDraft, kid, kat)
 		if err != nil {
 			return err
 		}
 		var d draftItem
 		var f facts
 		var headers []byte
-		_, err = pgx.ForEachRow(rows, []any{&d.item.DeadLetterID, &f.tenant, &f.itemType, &f.subject, &f.msgID, &f.msgIDDerived,
-			&f.operationID, &d.item.CorrelationID, &f.principal, &headers, &f.payloadSHA256, &f.payloadUnavailable,
-			&f.status, &f.alreadyReplayed, &f.heldBy, &f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef}, func() error {
+		_, err = pgx.ForEachRow(rows, draftFactsInto(&d.item, &f, &headers), func() error {
+			f.deadLetteredAt = d.item.DeadLetteredAt
 			var hs []dlq.HeaderValue
 			if err := json.Unmarshal(headers, &hs); err != nil {
 				return fmt.Errorf("headers of dead letter %d: %w", d.item.DeadLetterID, err)
@@ -165,51 +190,53 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 	return batch, nil
 }
 
-// Judge says what the replay rules make of dead letter id if it were
-// selected now (JudgeItem at draft, on the same facts a draft reads): the
-// dead letter's page says so before anyone asks. It returns not_found for
-// no such dead letter.
-func (s *Service) Judge(ctx context.Context, id int64) (replaypolicy.Verdict, error) {
-	rows, err := s.pool.Query(ctx, selectForDraft, []int64{id})
-	if err != nil {
-		return replaypolicy.Verdict{}, fmt.Errorf("judge dead letter %d: %w", id, err)
-	}
-	var f facts
-	var corr string
-	var headers []byte
-	n := 0
-	_, err = pgx.ForEachRow(rows, []any{new(int64), &f.tenant, &f.itemType, &f.subject, &f.msgID, &f.msgIDDerived, &f.operationID, &corr,
-		&f.principal, &headers, &f.payloadSHA256, &f.payloadUnavailable, &f.status, &f.alreadyReplayed, &f.heldBy,
-		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef}, func() error { n++; return nil })
-	if err != nil {
-		return replaypolicy.Verdict{}, fmt.Errorf("judge dead letter %d: %w", id, err)
-	}
-	if n == 0 {
-		return replaypolicy.Verdict{}, fmt.Errorf("judge dead letter %d: %w", id, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such dead letter."))
-	}
-	f.originalSHA256 = f.payloadSHA256
-	return replaypolicy.JudgeItem(s.cfg.Policy(), f.item(s.cfg), replaypolicy.AtDraft), nil
+// QueueJudge queues into b (a page's round trip) the read of what the
+// replay rules make of dead letter id (its dead_lettered_at in [lo, hi))
+// if it were selected now: JudgeItem at draft, on the same facts a draft
+// reads. Once b has run, *out holds the verdict and *found says whether
+// there was such a dead letter.
+func (s *Service) QueueJudge(b *pgx.Batch, id int64, lo, hi time.Time, out *replaypolicy.Verdict, found *bool) {
+	b.Queue(selectForJudge, id, lo, hi).Query(func(rows pgx.Rows) error {
+		var it Item
+		var f facts
+		var headers []byte
+		*found = false
+		_, err := pgx.ForEachRow(rows, draftFactsInto(&it, &f, &headers), func() error {
+			*found = true
+			return nil
+		})
+		if err != nil || !*found {
+			return err
+		}
+		f.deadLetteredAt = it.DeadLetteredAt
+		f.originalSHA256 = f.payloadSHA256
+		*out = replaypolicy.JudgeItem(s.cfg.Policy(), f.item(s.cfg), replaypolicy.AtDraft)
+		return nil
+	})
 }
 
-// bound reads what ids are, and only that (tenant, item type, subject), and
-// returns the ids the selection keeps: those of dead letters in scope. A
+// bound reads what the ids of the selection (found: the keys of those that
+// name a dead letter) are, and only that (tenant, item type, subject), and
+// returns the keys the selection keeps: those of dead letters in scope. A
 // class over what JudgeSelection allows refuses the selection. Ids of no
 // dead letter, and the ids of classes the actor may not request, go to
 // refused. Dead letters outside the scope are left out here and audited by
 // the route that named them.
-func (s *Service) bound(ctx context.Context, tx pgx.Tx, table *replaypolicy.Table, ids []int64, tenants []string, all bool, can CanRequest,
-	refused refusedIDs) ([]int64, error) {
-	rows, err := tx.Query(ctx, selectSelectionKeys, ids)
+func (s *Service) bound(ctx context.Context, tx pgx.Tx, table *replaypolicy.Table, ids []int64, keys []dlq.Key, tenants []string, all bool,
+	can CanRequest, refused refusedIDs) ([]dlq.Key, error) {
+	kid, kat := dlq.KeyArrays(keys)
+	rows, err := tx.Query(ctx, selectSelectionKeys, kid, kat)
 	if err != nil {
 		return nil, err
 	}
 	found := make(map[int64]bool, len(ids))
 	counts := map[group][]int64{}
-	var keep []int64
+	var keep []dlq.Key
 	var id int64
+	var at time.Time
 	var tenant string
 	var k replaypolicy.Key
-	_, err = pgx.ForEachRow(rows, []any{&id, &tenant, &k.ItemType, &k.Subject, &k.ErrorClass, &k.Generation}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &at, &tenant, &k.ItemType, &k.Subject, &k.ErrorClass, &k.Generation}, func() error {
 		found[id] = true
 		if !all && !slices.Contains(tenants, tenant) {
 			return nil
@@ -219,7 +246,7 @@ func (s *Service) bound(ctx context.Context, tx pgx.Tx, table *replaypolicy.Tabl
 			g.class = table.Classify(k).Class
 		}
 		counts[g] = append(counts[g], id)
-		keep = append(keep, id)
+		keep = append(keep, dlq.Key{ID: id, At: at, Tenant: tenant})
 		return nil
 	})
 	if err != nil {
@@ -270,10 +297,10 @@ func (s *Service) insertDraft(ctx context.Context, tx pgx.Tx, batch, tenant stri
 		if err != nil {
 			return err
 		}
-		rows[i] = []any{req.ID, d.item.DeadLetterID, d.item.Position, d.item.MsgID, d.item.OperationID, d.item.CorrelationID,
+		rows[i] = []any{req.ID, d.item.DeadLetterID, d.item.DeadLetteredAt, d.item.Position, d.item.MsgID, d.item.OperationID, d.item.CorrelationID,
 			d.item.Subject, string(hs), d.item.PayloadSHA256, d.item.SkipReason, d.item.Verdict, d.item.Check}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"replay_items"}, []string{"request_id", "dead_letter_id", "position", "msg_id",
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"replay_items"}, []string{"request_id", "dead_letter_id", "dead_lettered_at", "position", "msg_id",
 		"operation_id", "correlation_id", "subject", "headers", "payload_sha256", "skip_reason", "verdict", "verdict_check"},
 		pgx.CopyFromRows(rows)); err != nil {
 		return err

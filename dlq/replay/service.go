@@ -38,6 +38,9 @@ type Config struct {
 	// WindowMargin is added to every duplicate window for the clocks of the
 	// broker, the database and the producers; default DefaultWindowMargin.
 	WindowMargin time.Duration
+	// DeadLetters finds dead letters by id (where each is stored); default
+	// a store of its own on the service's pool.
+	DeadLetters *dlq.Store
 }
 
 // DefaultWindowMargin is REPLAY_WINDOW_MARGIN's default.
@@ -62,8 +65,9 @@ const DefaultDraftTTL = time.Hour
 // Service stores replay requests, approvals and jobs. Every change is
 // audited in its own transaction.
 type Service struct {
-	pool *pgxpool.Pool
-	cfg  Config
+	pool        *pgxpool.Pool
+	cfg         Config
+	deadLetters *dlq.Store
 }
 
 // New returns the replay service on pool.
@@ -77,7 +81,10 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 	if cfg.WindowMargin <= 0 {
 		cfg.WindowMargin = DefaultWindowMargin
 	}
-	return &Service{pool: pool, cfg: cfg}
+	if cfg.DeadLetters == nil {
+		cfg.DeadLetters = dlq.NewStore(pool)
+	}
+	return &Service{pool: pool, cfg: cfg, deadLetters: cfg.DeadLetters}
 }
 
 // Policy returns the table in force.

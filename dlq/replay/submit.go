@@ -14,6 +14,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -59,16 +60,12 @@ const (
 	selectHolder = `SELECT h.request_id, h.dead_letter_id FROM replay_items i
         JOIN replay_items h ON h.dead_letter_id = i.dead_letter_id AND h.held AND h.request_id <> i.request_id
         WHERE i.request_id = $1 AND i.skip_reason = '' LIMIT 1`
-	// Items are now spoken for: their dead letters are replay_requested.
-	requestItemsOf = `UPDATE dead_letters d SET status = 'replay_requested', version = d.version + 1, updated_at = now()
-        FROM replay_items i WHERE i.request_id = $1 AND i.skip_reason = '' AND d.id = i.dead_letter_id
-        AND d.status IN ('quarantined', 'replay_failed')` // never re-open discarded or resolved ones
 	approveRequest = `UPDATE replay_requests SET status = 'approved', approved_at = $2, status_reason = '', version = version + 1
         WHERE id = $1 AND status = 'pending_approval'` // approved once, whatever clicks race
 	// The outbox: one job per item that holds its dead letter, scheduled
 	// at the request's rate so that any number of workers together keep to it.
-	insertJobs = `INSERT INTO replay_jobs (request_id, dead_letter_id, not_before)
-        SELECT request_id, dead_letter_id,
+	insertJobs = `INSERT INTO replay_jobs (request_id, dead_letter_id, dead_lettered_at, not_before)
+        SELECT request_id, dead_letter_id, dead_lettered_at,
                $2::timestamptz + make_interval(secs => (row_number() OVER (ORDER BY position) - 1) / $3::double precision)
         FROM replay_items WHERE request_id = $1 AND skip_reason = '' AND held -- only what this request holds
         ON CONFLICT (request_id, dead_letter_id) DO NOTHING` // a job is written once
@@ -78,6 +75,15 @@ const (
 	setCounts = `UPDATE replay_requests SET item_count = $2, skipped_count = skipped_count + $3, intent_hash = $4, version = version + 1
         WHERE id = $1 AND status = 'draft'`
 )
+
+// Items are now spoken for: their dead letters are replay_requested (and
+// the counters follow: dlq.StatusMove).
+var requestItemsOf = dlq.StatusMove(`
+    SELECT d.id, d.dead_lettered_at, d.status
+    FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
+    WHERE i.request_id = $1 AND i.skip_reason = ''
+      AND d.status IN ('quarantined', 'replay_failed') -- never re-open discarded or resolved ones
+    FOR UPDATE OF d`, `'replay_requested'`, "id")
 
 // Submit turns the actor's draft batch into requests: each one is approved
 // at once where the policy needs no approval (its jobs are written in the

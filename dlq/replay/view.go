@@ -82,21 +82,24 @@ func (s *Service) read(ctx context.Context, f func(pgx.Tx) error) error {
 }
 
 const (
-	// The payloads of a request's live items as they would be sent, in order.
-	// In a draft, also those left out until an edit (or a fix) lets them go.
+	// The payloads of a request's live items as they would be sent, in order
+	// (none for a dead letter retention removed). In a draft, also those
+	// left out until an edit (or a fix) lets them go.
 	selectLivePayloads = `SELECT i.dead_letter_id, coalesce(i.payload, d.payload) FROM replay_items i
-        JOIN dead_letters d ON d.id = i.dead_letter_id
+        LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND (i.skip_reason = '' OR ($3 AND i.verdict_check = 'error-class-fix')) ORDER BY i.position LIMIT $2`
 	// Every edited item, counted.
 	countEdits = `SELECT count(*) FROM replay_items WHERE request_id = $1 AND payload IS NOT NULL`
-	// The start of the payloads the first live items send, and their sizes.
+	// The start of the payloads the first live items send, and their sizes
+	// (none for a dead letter retention removed).
 	selectShownPayloads = `SELECT i.dead_letter_id, substring(coalesce(i.payload, d.payload) FROM 1 FOR $3),
             coalesce(octet_length(coalesce(i.payload, d.payload)), 0)
-        FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
+        FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position LIMIT $2`
-	// Edited items with both payloads.
+	// Edited items with both payloads (the original is gone with a dead
+	// letter retention removed, and so is the edited copy).
 	selectEdits = `SELECT i.dead_letter_id, i.msg_id, i.edit_reason, d.payload, i.payload, d.payload_sha256, i.payload_sha256
-        FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
+        FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.payload IS NOT NULL ORDER BY i.position LIMIT $2`
 )
 
@@ -267,7 +270,8 @@ func storedBy(deadLetteredAt time.Time, firstFailedAt *time.Time) time.Time {
 // The live items of a request with their targets and when their
 // originals were stored at the latest, for Waits.
 const selectStoredBy = `SELECT i.subject, i.msg_id, d.dead_lettered_at, d.first_failed_at FROM replay_items i
-    JOIN dead_letters d ON d.id = i.dead_letter_id WHERE i.request_id = $1 AND i.skip_reason = ''`
+    JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
+    WHERE i.request_id = $1 AND i.skip_reason = ''`
 
 // pendingWindow is one live item as waits judges it.
 type pendingWindow struct {

@@ -1,0 +1,171 @@
+package authz
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// sessionStore keeps the browser's sessions in the sessions table (the
+// layout of scs's pgxstore) with two differences that make a signed-in
+// page cost one statement for its session instead of three:
+//
+//   - reading a session also reads the sign-in it names (user_sessions,
+//     through sessions.user_session), which Login.Current then uses instead
+//     of reading it again;
+//   - a session is written only when its data changed or its idle deadline
+//     must move on (at most once a minute), not after every request: an
+//     unchanged session leaves no dead tuple behind.
+//
+// What a request read is kept in its context (WithSessionReads), so only
+// requests that pass through WithSessionReads get the single read.
+type sessionStore struct {
+	pool  *pgxpool.Pool
+	codec scs.Codec
+	// slack is how far a stored idle deadline may lag the one a request
+	// would set before the session is written again.
+	slack time.Duration
+	log   *slog.Logger
+	stop  chan struct{}
+}
+
+// idleSlack is how far the idle deadline may lag: a session idle for its
+// whole timeout may end up to this much early.
+func idleSlack(idle time.Duration) time.Duration { return min(idle/10, time.Minute) }
+
+// sessionRead is what one request read of its session: the stored data and
+// deadline, and the sign-in it names.
+type sessionRead struct {
+	token  string
+	data   []byte
+	expiry time.Time
+	user   *userSession // nil when the session names none, or it is gone
+	userID string
+}
+
+type sessionReadKey struct{}
+
+// WithSessionReads gives each request a place for what the session store
+// reads; wrap the session manager's LoadAndSave with it.
+func WithSessionReads(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionReadKey{}, &sessionRead{})))
+	})
+}
+
+func readOf(ctx context.Context) *sessionRead {
+	r, _ := ctx.Value(sessionReadKey{}).(*sessionRead)
+	return r
+}
+
+// The session and the sign-in it names, in one statement.
+const selectSessionAndUser = `SELECT s.data, s.expiry, u.id, u.identity, u.refresh_token, u.refreshed_at, u.expires_at, u.ended_at IS NOT NULL
+FROM sessions s LEFT JOIN user_sessions u ON u.id = s.user_session
+WHERE s.token = $1 AND current_timestamp < s.expiry`
+
+// FindCtx implements scs.CtxStore.
+func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
+	var (
+		data, identity         []byte
+		expiry                 time.Time
+		uid, refreshToken      *string
+		refreshedAt, expiresAt *time.Time
+		ended                  *bool
+	)
+	err := s.pool.QueryRow(ctx, selectSessionAndUser, token).Scan(&data, &expiry, &uid, &identity, &refreshToken, &refreshedAt, &expiresAt, &ended)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if rd := readOf(ctx); rd != nil {
+		*rd = sessionRead{token: token, data: data, expiry: expiry}
+		if uid != nil {
+			u := &userSession{ID: *uid, RefreshToken: refreshToken, RefreshedAt: *refreshedAt, ExpiresAt: *expiresAt, Ended: *ended}
+			if err := json.Unmarshal(identity, &u.User); err != nil {
+				return nil, false, fmt.Errorf("session %s identity: %w", *uid, err)
+			}
+			rd.user, rd.userID = u, *uid
+		}
+	}
+	return data, true, nil
+}
+
+const upsertSession = `INSERT INTO sessions (token, data, expiry, user_session) VALUES ($1, $2, $3, $4)
+ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry, user_session = EXCLUDED.user_session`
+
+// CommitCtx implements scs.CtxStore: it writes the session unless this
+// request read it with the same data and an idle deadline within the slack
+// of expiry.
+func (s *sessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
+	deadline, values, err := s.codec.Decode(b)
+	if err != nil {
+		return fmt.Errorf("decode session: %w", err)
+	}
+	if rd := readOf(ctx); rd != nil && rd.token == token && expiry.Sub(rd.expiry) < s.slack {
+		if d0, v0, err := s.codec.Decode(rd.data); err == nil && d0.Equal(deadline) && reflect.DeepEqual(v0, values) {
+			return nil // nothing changed that is worth a write
+		}
+	}
+	var user *string
+	if id, ok := values[sessionIDKey].(string); ok && id != "" {
+		user = &id
+	}
+	_, err = s.pool.Exec(ctx, upsertSession, token, b, expiry, user)
+	return err
+}
+
+// DeleteCtx implements scs.CtxStore.
+func (s *sessionStore) DeleteCtx(ctx context.Context, token string) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE token = $1`, token)
+	return err
+}
+
+// Find, Commit and Delete implement scs.Store (scs calls the Ctx ones).
+func (s *sessionStore) Find(token string) ([]byte, bool, error) {
+	return s.FindCtx(context.Background(), token)
+}
+
+func (s *sessionStore) Commit(token string, b []byte, expiry time.Time) error {
+	return s.CommitCtx(context.Background(), token, b, expiry)
+}
+
+func (s *sessionStore) Delete(token string) error { return s.DeleteCtx(context.Background(), token) }
+
+// cleanup removes expired sessions every interval until stopped.
+func (s *sessionStore) cleanup(interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if _, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE expiry < current_timestamp`); err != nil {
+			s.log.Warn("remove expired sessions", "err", err)
+		}
+		cancel()
+	}
+}
+
+// loadedUserSession returns the sign-in id as this request's session read
+// found it, if it did.
+func loadedUserSession(ctx context.Context, id string) (userSession, bool) {
+	rd := readOf(ctx)
+	if rd == nil || rd.user == nil || rd.userID != id {
+		return userSession{}, false
+	}
+	return *rd.user, true
+}

@@ -1,0 +1,324 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// KeeperConfig says how the keeper looks after dead_letters' partitions
+// and retention.
+type KeeperConfig struct {
+	// Every is how often it runs (PARTITION_KEEPER_EVERY); default 10
+	// minutes. It also runs once at start.
+	Every time.Duration
+	// Ahead is how many days after today have a partition (made before
+	// they come); default 7.
+	Ahead int
+	// BatchRows bounds one retention run that deletes rows; default 10,000.
+	BatchRows int
+	// MaxRuns bounds the retention runs of one keeper pass (the rest waits
+	// for the next); default 100.
+	MaxRuns int
+	// Policy says how long dead letters are kept; nil removes nothing.
+	Policy RetentionPolicy
+	// Checkpoint signs the audit chain's head before anything goes.
+	Checkpoint Checkpointer
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+func (c *KeeperConfig) defaults() {
+	if c.Every <= 0 {
+		c.Every = 10 * time.Minute
+	}
+	if c.Ahead <= 0 {
+		c.Ahead = 7
+	}
+	if c.BatchRows <= 0 {
+		c.BatchRows = 10_000
+	}
+	if c.MaxRuns <= 0 {
+		c.MaxRuns = 100
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Keeper makes dead_letters' partitions ahead and applies retention. Every
+// console runs one; they take turns under an advisory lock, so one pass
+// runs at a time across replicas and the others skip theirs.
+type Keeper struct {
+	store   *Store
+	pool    *pgxpool.Pool
+	cfg     KeeperConfig
+	log     *slog.Logger
+	metrics *keeperMetrics
+}
+
+// NewKeeper returns a keeper on store's pool, registering its metrics on
+// reg (nil: none).
+func NewKeeper(store *Store, cfg KeeperConfig, reg prometheus.Registerer, log *slog.Logger) *Keeper {
+	cfg.defaults()
+	return &Keeper{store: store, pool: store.pool, cfg: cfg, log: log, metrics: newKeeperMetrics(reg)}
+}
+
+// keeperLockKey is the advisory lock of a keeper pass ("QDLKEEP").
+const keeperLockKey int64 = 0x51444c4b45455000
+
+// KeeperPass is what one pass did.
+type KeeperPass struct {
+	// Skipped: another console held the lock.
+	Skipped bool
+	// Made counts partitions made ahead; Dropped empty past ones dropped.
+	Made, Dropped int
+	// Runs are the retention runs, in order.
+	Runs []PurgeRun
+	// Trimmed counts arrival counter rows removed.
+	Trimmed int64
+}
+
+// Removed is how many dead letters the pass's runs removed.
+func (p KeeperPass) Removed() int64 {
+	var n int64
+	for _, r := range p.Runs {
+		n += r.Rows
+	}
+	return n
+}
+
+// Run makes a pass now and then every Every until ctx ends. A pass that
+// fails is logged (and counted) and the next one tries again.
+func (k *Keeper) Run(ctx context.Context) {
+	t := time.NewTicker(k.cfg.Every)
+	defer t.Stop()
+	for {
+		pass, err := k.Pass(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			k.metrics.errors.Inc()
+			k.log.Warn("partition keeper: pass failed; trying again at the next", "err", err, "next_in", k.cfg.Every)
+		case pass.Made+pass.Dropped > 0 || len(pass.Runs) > 0:
+			k.log.Info("partition keeper", "partitions_made", pass.Made, "partitions_dropped", pass.Dropped,
+				"retention_runs", len(pass.Runs), "dead_letters_removed", pass.Removed(), "arrival_rows_trimmed", pass.Trimmed)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Pass makes the partitions of today and Ahead days after, applies
+// retention (whole past days when everything in them may go, bounded
+// batches of rows otherwise, at most MaxRuns runs), drops the empty
+// partitions of days past every retention period, and trims old arrival
+// counters; it holds one connection and the keepers' advisory lock for
+// all of it, and skips when another console holds the lock.
+func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
+	var pass KeeperPass
+	conn, err := k.pool.Acquire(ctx)
+	if err != nil {
+		return pass, fmt.Errorf("partition keeper: %w", err)
+	}
+	defer conn.Release()
+	var mine bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, keeperLockKey).Scan(&mine); err != nil {
+		return pass, fmt.Errorf("partition keeper: lock: %w", err)
+	}
+	if !mine {
+		pass.Skipped = true
+		return pass, nil
+	}
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, keeperLockKey); err != nil {
+			conn.Conn().Close(uctx) //nolint:errcheck // closing drops the lock anyway
+		}
+	}()
+	now := k.cfg.Now()
+	if pass.Made, err = k.makeAhead(ctx, conn.Conn(), now); err != nil {
+		return pass, err
+	}
+	if k.cfg.Policy != nil {
+		if pass.Runs, err = k.retention(ctx, conn.Conn(), now); err != nil {
+			return pass, err
+		}
+	}
+	if pass.Dropped, err = k.dropEmpty(ctx, conn.Conn(), now); err != nil {
+		return pass, err
+	}
+	if pass.Trimmed, err = trimArrivals(ctx, conn.Conn(), now); err != nil {
+		return pass, err
+	}
+	k.metrics.observe(pass, now)
+	if pass.Made+pass.Dropped > 0 || pass.Removed() > 0 {
+		// The partition map and the counters changed: every console reads them again.
+		if err := Announce(ctx, conn.Conn()); err != nil {
+			return pass, err
+		}
+	}
+	return pass, nil
+}
+
+// makeAhead makes the partitions of yesterday, today and Ahead days after.
+func (k *Keeper) makeAhead(ctx context.Context, conn *pgx.Conn, now time.Time) (int, error) {
+	days := make([]time.Time, 0, k.cfg.Ahead+2)
+	for i := -1; i <= k.cfg.Ahead; i++ {
+		days = append(days, Day(now).AddDate(0, 0, i))
+	}
+	var made int
+	if err := conn.QueryRow(ctx, `SELECT quarantine_dead_letter_partitions($1)`, days).Scan(&made); err != nil {
+		return 0, fmt.Errorf("make partitions ahead: %w", err)
+	}
+	return made, nil
+}
+
+// retention empties whole past days where it can (past the longest
+// retention period, nothing an open request names), then deletes batches
+// of rows, MaxRuns runs at most.
+func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, now time.Time) ([]PurgeRun, error) {
+	var runs []PurgeRun
+	parts, err := listPartitions(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	longest, bounded := k.cfg.Policy.Longest()
+	for _, p := range parts {
+		// A day is emptied whole once it is past every retention period
+		// (before, rows go in batches); today and later never are, and an
+		// empty day has nothing to go.
+		if !bounded || len(runs) >= k.cfg.MaxRuns || p.MaxID == 0 || !p.End().Before(Day(now)) || p.End().After(now.Add(-longest)) {
+			continue
+		}
+		run, emptied, err := k.store.purgeDay(ctx, conn, p, k.cfg.Policy, k.cfg.Checkpoint, now)
+		if err != nil {
+			return runs, err
+		}
+		if emptied {
+			runs = append(runs, run)
+		}
+	}
+	for len(runs) < k.cfg.MaxRuns {
+		combos, err := k.combos(ctx, conn)
+		if err != nil {
+			return runs, err
+		}
+		run, err := k.store.purgeRows(ctx, conn, combos, k.cfg.Policy, k.cfg.Checkpoint, now, k.cfg.BatchRows)
+		if err != nil {
+			return runs, err
+		}
+		if run.Rows == 0 {
+			break
+		}
+		runs = append(runs, run)
+		if run.Rows < int64(k.cfg.BatchRows) {
+			break // nothing more is due
+		}
+	}
+	return runs, nil
+}
+
+// dropEmpty drops the partitions of past days that hold nothing and are
+// older than every retention period would keep (a late dead letter for a
+// day dropped makes it again).
+func (k *Keeper) dropEmpty(ctx context.Context, conn *pgx.Conn, now time.Time) (int, error) {
+	parts, err := listPartitions(ctx, conn)
+	if err != nil {
+		return 0, err
+	}
+	keepDays := 2 * 24 * time.Hour
+	dropped := 0
+	for _, p := range parts {
+		if p.MaxID != 0 || !p.End().Before(now.Add(-keepDays)) {
+			continue
+		}
+		var ok bool
+		err := conn.QueryRow(ctx, `SELECT quarantine_dead_letter_partition_drop($1)`, p.Name).Scan(&ok)
+		if isLockTimeout(err) {
+			k.log.Info("partition keeper: dead_letters is busy; dropping the empty day next pass", "partition", p.Name)
+			return dropped, nil
+		}
+		if err != nil {
+			return dropped, fmt.Errorf("drop partition %s: %w", p.Name, err)
+		}
+		if ok {
+			dropped++
+		}
+	}
+	return dropped, nil
+}
+
+func (k *Keeper) combos(ctx context.Context, conn *pgx.Conn) ([]DepthCount, error) {
+	rows, err := conn.Query(ctx, selectSnapshotCombos)
+	if err != nil {
+		return nil, fmt.Errorf("read counters: %w", err)
+	}
+	cs, err := pgx.CollectRows(rows, scanDepth)
+	if err != nil {
+		return nil, fmt.Errorf("read counters: %w", err)
+	}
+	return cs, nil
+}
+
+// isLockTimeout reports whether err is lock_timeout ending a wait (55P03).
+func isLockTimeout(err error) bool {
+	var pgErr interface{ SQLState() string }
+	return errors.As(err, &pgErr) && pgErr.SQLState() == "55P03"
+}
+
+// keeperMetrics are the keeper's series (docs/alerts.yml uses them).
+type keeperMetrics struct {
+	removed  prometheus.Counter
+	runs     *prometheus.CounterVec
+	errors   prometheus.Counter
+	lastPass prometheus.Gauge
+}
+
+func newKeeperMetrics(reg prometheus.Registerer) *keeperMetrics {
+	m := &keeperMetrics{
+		removed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "quarantine_retention_removed_total",
+			Help: "Dead letters removed by retention.",
+		}),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quarantine_retention_runs_total",
+			Help: "Retention runs (one transaction and one audit row each), by kind: day (a whole partition emptied) or rows (a bounded batch).",
+		}, []string{"kind"}),
+		errors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "quarantine_partition_keeper_errors_total",
+			Help: "Keeper passes (partitions ahead, retention) that failed.",
+		}),
+		lastPass: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "quarantine_partition_keeper_last_pass_timestamp_seconds",
+			Help: "When a keeper pass of this console last completed (Unix time).",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.removed, m.runs, m.errors, m.lastPass)
+	}
+	return m
+}
+
+func (m *keeperMetrics) observe(p KeeperPass, now time.Time) {
+	for _, r := range p.Runs {
+		m.removed.Add(float64(r.Rows))
+		kind := "rows"
+		if r.Partition != "" {
+			kind = "day"
+		}
+		m.runs.WithLabelValues(kind).Inc()
+	}
+	m.lastPass.Set(float64(now.Unix()))
+}

@@ -1,0 +1,348 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+)
+
+// Retention removes dead letters once they are older than the policy keeps
+// them (RetentionPolicy), in runs: one run is one transaction that either
+// empties a whole past day's partition, when everything in it may go, or
+// deletes a bounded batch of rows otherwise; either way it subtracts what
+// it removed from the counters, clears edited payload copies of finished
+// replay requests that named them, writes one audit row (action
+// ActionPurge: how many, of which tenants and statuses, the time range,
+// the partition) and signs the audit chain's head (a checkpoint saying
+// what is about to go) before it commits. It never removes a dead letter
+// that a replay request not yet closed names (replay_requested, replaying,
+// or an item of an open request, a draft included), nor one whose replay
+// waits for a person to reconcile it (needs_reconciliation: its item stays
+// held after the request ended), and it never touches the audit log.
+
+// ActionPurge is the audit action of a retention run.
+const ActionPurge = "retention.purge"
+
+// RetentionPolicy says how long dead letters are kept.
+type RetentionPolicy interface {
+	// Keep returns how long a dead letter of tenant and item type with
+	// status is kept; ok is false for one retention never removes.
+	Keep(tenant, itemType string, status Status) (d time.Duration, ok bool)
+	// Longest returns the longest period any dead letter is kept; ok is
+	// false when some are kept for good. A past day older than that holds
+	// nothing that must stay but what an open replay request names.
+	Longest() (d time.Duration, ok bool)
+}
+
+// Checkpointer signs the audit chain's head in tx with reason (at most 64
+// bytes): audit.Record with the console's signer.
+type Checkpointer func(ctx context.Context, tx pgx.Tx, reason string) error
+
+// PurgeRun is what one retention run removed.
+type PurgeRun struct {
+	// Partition is the day partition it emptied; empty for a batch of rows.
+	Partition string
+	Rows      int64
+	// From and To are the oldest and newest dead_lettered_at removed.
+	From, To time.Time
+	// By counts what was removed per tenant and status.
+	By map[string]map[Status]int64
+}
+
+// closedRequest is the SQL list of replay request statuses that are over:
+// a dead letter named by an item of any other request is kept.
+const closedRequest = `('done', 'done_with_problems', 'rejected', 'cancelled', 'void')`
+
+// What one day holds, counted under a share lock on its partition (writes
+// wait, reads go on), per counter row and error group.
+const selectDayContents = `
+SELECT tenant, item_type, error_class, status, fingerprint, count(*), min(dead_lettered_at), max(dead_lettered_at)
+FROM dead_letters WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2
+GROUP BY 1, 2, 3, 4, 5`
+
+// Edited payloads are copies of a dead letter's data: they go with it
+// (the request keeps its item, hash and reason).
+const clearDayCopies = `UPDATE replay_items SET payload = NULL
+WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2 AND payload IS NOT NULL`
+
+// purgeDay empties partition p (day [lo, lo+24h)) when everything in it may
+// go by policy at now, in one transaction: counted under a lock, counters
+// subtracted, copies cleared, audited and checkpointed, then truncated. It
+// returns false (and changes nothing) when something in it must stay.
+func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy RetentionPolicy, sign Checkpointer, now time.Time) (PurgeRun, bool, error) {
+	run := PurgeRun{Partition: p.Name, By: map[string]map[Status]int64{}}
+	emptied := false
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, setPurgeLockTimeout); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT quarantine_dead_letter_partition_hold($1)`, p.Name); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, selectDayContents, p.Day, p.End())
+		if err != nil {
+			return err
+		}
+		var gone []departure
+		var d departure
+		var first, last time.Time
+		_, err = pgx.ForEachRow(rows, []any{&d.tenant, &d.itemType, &d.errorClass, &d.status, &d.fingerprint, &d.n, &first, &last}, func() error {
+			if !mayGo(policy, d.tenant, d.itemType, Status(d.status), last, now) {
+				gone = nil
+				return errKeep
+			}
+			gone = append(gone, d)
+			run.add(d, first, last)
+			return nil
+		})
+		if errors.Is(err, errKeep) || (err == nil && len(gone) == 0) {
+			return errKeep // something stays (or nothing is there): no change
+		}
+		if err != nil {
+			return err
+		}
+		if err := subtract(ctx, tx, gone); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, clearDayCopies, p.Day, p.End()); err != nil {
+			return fmt.Errorf("clear edited copies: %w", err)
+		}
+		// Emptied before the audit row: readers of the day wait from here
+		// to the commit, which the audit row and the checkpoint only precede.
+		if _, err := tx.Exec(ctx, `SELECT quarantine_dead_letter_partition_empty($1)`, p.Name); err != nil {
+			return err // 55000: an open request names one of them; rolled back
+		}
+		if err := auditPurge(ctx, tx, run, sign); err != nil {
+			return err
+		}
+		emptied = true
+		return nil
+	})
+	if errors.Is(err, errKeep) || isOpenRequestRefusal(err) {
+		return PurgeRun{}, false, nil
+	}
+	if err != nil {
+		return PurgeRun{}, false, fmt.Errorf("purge %s: %w", p.Name, err)
+	}
+	return run, emptied, nil
+}
+
+// A run waits at most this long for any lock (a page reading the day, the
+// audit chain): it gives way and tries again at the next run.
+const setPurgeLockTimeout = `SET LOCAL lock_timeout = '5s'`
+
+// errKeep ends a day's purge that found something it must keep.
+var errKeep = quarantine.Errorf(quarantine.ECONFLICT, "something in the day is kept")
+
+// mayGo reports whether dead letters of this tenant, item type and status,
+// the newest dead-lettered at last, may all go at now.
+func mayGo(policy RetentionPolicy, tenant, itemType string, status Status, last, now time.Time) bool {
+	keep, ok := policy.Keep(tenant, itemType, status)
+	return ok && last.Before(now.Add(-keep))
+}
+
+// Deletes a bounded batch: per counter row whose status retention removes,
+// its oldest dead letters past the cutoff ($5), oldest first, at most $6 in
+// all, leaving those a request not yet closed names; counted in Go.
+const deleteBatch = `
+WITH c AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+        AS c(tenant, item_type, error_class, status, cutoff)
+), victims AS (
+    SELECT k.id, k.dead_lettered_at, c.status FROM c
+    CROSS JOIN LATERAL (
+        SELECT d.id, d.dead_lettered_at FROM dead_letters d
+        WHERE d.tenant = c.tenant AND d.item_type = c.item_type AND d.error_class = c.error_class AND d.status = c.status
+          AND d.dead_lettered_at < c.cutoff
+          AND NOT EXISTS (SELECT 1 FROM replay_items i JOIN replay_requests r ON r.id = i.request_id
+                          WHERE i.dead_letter_id = d.id AND i.dead_lettered_at = d.dead_lettered_at
+                            AND (i.held OR r.status NOT IN ` + closedRequest + `))
+        ORDER BY d.dead_lettered_at LIMIT $6
+    ) k
+    LIMIT $6
+), gone AS (
+    DELETE FROM dead_letters d USING victims v
+    WHERE d.id = v.id AND d.dead_lettered_at = v.dead_lettered_at
+      AND d.status = v.status -- a status changed since (a replay requested, say) is judged again next run
+    RETURNING d.id, d.dead_lettered_at, d.tenant, d.item_type, d.error_class, d.status, d.fingerprint
+), cleared AS (
+    UPDATE replay_items i SET payload = NULL FROM gone g
+    WHERE i.dead_letter_id = g.id AND i.dead_lettered_at = g.dead_lettered_at AND i.payload IS NOT NULL
+)
+SELECT tenant, item_type, error_class, status, fingerprint, count(*), min(dead_lettered_at), max(dead_lettered_at)
+FROM gone GROUP BY 1, 2, 3, 4, 5`
+
+// purgeRows deletes up to limit dead letters past their cutoff at now, in
+// one transaction with the counters, the audit row and a checkpoint. combos
+// are the counter rows to look in.
+func (s *Store) purgeRows(ctx context.Context, db beginner, combos []DepthCount, policy RetentionPolicy, sign Checkpointer,
+	now time.Time, limit int) (PurgeRun, error) {
+	var tenants, types, classes, statuses []string
+	var cutoffs []time.Time
+	for _, c := range combos {
+		keep, ok := policy.Keep(c.Tenant, c.ItemType, c.Status)
+		if !ok || c.N <= 0 {
+			continue
+		}
+		tenants, types, classes = append(tenants, c.Tenant), append(types, c.ItemType), append(classes, string(c.ErrorClass))
+		statuses, cutoffs = append(statuses, string(c.Status)), append(cutoffs, now.Add(-keep))
+	}
+	run := PurgeRun{By: map[string]map[Status]int64{}}
+	if len(tenants) == 0 {
+		return run, nil
+	}
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, setPurgeLockTimeout); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, deleteBatch, tenants, types, classes, statuses, cutoffs, limit)
+		if err != nil {
+			return err
+		}
+		var gone []departure
+		var d departure
+		var first, last time.Time
+		if _, err := pgx.ForEachRow(rows, []any{&d.tenant, &d.itemType, &d.errorClass, &d.status, &d.fingerprint, &d.n, &first, &last}, func() error {
+			gone = append(gone, d)
+			run.add(d, first, last)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if run.Rows == 0 {
+			return nil
+		}
+		if err := subtract(ctx, tx, gone); err != nil {
+			return err
+		}
+		return auditPurge(ctx, tx, run, sign)
+	})
+	if err != nil {
+		return PurgeRun{}, fmt.Errorf("purge dead letters: %w", err)
+	}
+	return run, nil
+}
+
+func (r *PurgeRun) add(d departure, first, last time.Time) {
+	r.Rows += d.n
+	if r.From.IsZero() || first.Before(r.From) {
+		r.From = first
+	}
+	if last.After(r.To) {
+		r.To = last
+	}
+	if r.By[d.tenant] == nil {
+		r.By[d.tenant] = map[Status]int64{}
+	}
+	r.By[d.tenant][Status(d.status)] += d.n
+}
+
+// maxPurgeBreakdown bounds the per-tenant lines of a purge's audit row.
+const maxPurgeBreakdown = 200
+
+// auditPurge writes the run's audit row, then signs the chain's head with
+// it: the signed head says what is about to go.
+func auditPurge(ctx context.Context, tx pgx.Tx, run PurgeRun, sign Checkpointer) error {
+	type line struct {
+		Tenant string `json:"tenant"`
+		Status Status `json:"status"`
+		N      int64  `json:"n"`
+	}
+	var by []line
+	for tenant, sts := range run.By {
+		for st, n := range sts {
+			by = append(by, line{tenant, st, n})
+		}
+	}
+	sort.Slice(by, func(i, j int) bool {
+		if by[i].Tenant != by[j].Tenant {
+			return by[i].Tenant < by[j].Tenant
+		}
+		return by[i].Status < by[j].Status
+	})
+	if len(by) > maxPurgeBreakdown {
+		by = by[:maxPurgeBreakdown]
+	}
+	what, reason := "rows", fmt.Sprintf("retention purge of %d dead letters", run.Rows)
+	if run.Partition != "" {
+		what, reason = run.Partition, "retention purge of "+run.Partition
+	}
+	e := audit.Event{
+		Actor:  quarantine.Actor{Subject: "retention"},
+		Action: ActionPurge, Outcome: audit.OutcomeOK, ObjectType: "dead_letters", ObjectID: what,
+		Reason: fmt.Sprintf("%d dead letters past their retention, dead-lettered %s to %s", run.Rows,
+			run.From.UTC().Format(time.RFC3339), run.To.UTC().Format(time.RFC3339)),
+		After: map[string]any{"rows": run.Rows, "from": run.From.UTC(), "to": run.To.UTC(), "partition": run.Partition, "by": by},
+	}
+	if _, err := audit.Append(ctx, tx, e); err != nil {
+		return fmt.Errorf("audit purge: %w", err)
+	}
+	if sign != nil {
+		if err := sign(ctx, tx, checkpointReason(reason)); err != nil {
+			return fmt.Errorf("checkpoint before purge: %w", err)
+		}
+	}
+	return nil
+}
+
+// isOpenRequestRefusal reports whether err is the partition function
+// refusing a day an open request names (SQLSTATE 55000).
+func isOpenRequestRefusal(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55000"
+}
+
+// beginner starts transactions: a pool or a connection.
+type beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// LastPurge is the newest retention run as the audit log has it.
+type LastPurge struct {
+	At   time.Time
+	Rows int64 // in the tenants asked about
+}
+
+// The newest purge row, by the action index.
+const selectLastPurge = `SELECT at, after FROM audit_log WHERE action = '` + ActionPurge + `' ORDER BY seq DESC LIMIT 1`
+
+// scanLastPurge reads selectLastPurge's row: its time, and how many of the
+// dead letters it removed were tenants'.
+func scanLastPurge(row pgx.Row, tenants []string) (LastPurge, error) {
+	var lp LastPurge
+	var after struct {
+		By []struct {
+			Tenant string `json:"tenant"`
+			N      int64  `json:"n"`
+		} `json:"by"`
+	}
+	err := row.Scan(&lp.At, &after)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return LastPurge{}, nil
+	}
+	for _, b := range after.By {
+		if slices.Contains(tenants, b.Tenant) {
+			lp.Rows += b.N
+		}
+	}
+	return lp, err
+}
+
+// checkpointReason is the reason of a run's checkpoint, cut to the 64
+// bytes a checkpoint allows.
+func checkpointReason(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return strings.TrimSpace(s[:64])
+}

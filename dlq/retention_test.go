@@ -1,0 +1,333 @@
+package dlq_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// retentionPolicy is the shipped replay rules with a [retention] section:
+// closed dead letters 30 days and unresolved ones 90 (the defaults), and
+// globex's email item types' closed ones a week.
+const retentionPolicy = `
+[[rule]]
+item_type = "search.*"
+class = "rebuildable"
+
+[[rule]]
+item_type = "email.*"
+class = "same_operation"
+
+[retention]
+closed = "30d"
+unresolved = "90d"
+
+[[retention.rule]]
+tenant = "globex"
+item_type = "email.*"
+closed = "7d"
+`
+
+// retention is a fresh database with dead letters, a replay service under
+// retentionPolicy and a keeper applying its retention, signing checkpoints
+// with signer.
+type retention struct {
+	db      *testdb.DB
+	replays *replay.Service
+	keeper  *dlq.Keeper
+	signer  *audit.Signer
+	today   time.Time
+}
+
+func setupRetention(t *testing.T) *retention {
+	t.Helper()
+	r := &retention{db: testdb.New(t), today: dlq.Day(time.Now())}
+	table, err := replaypolicy.Parse("retention.toml", []byte(retentionPolicy))
+	require.NoError(t, err)
+	subjects, err := replay.ParseSubjectAllowlist(testfactory.ReplaySubjects)
+	require.NoError(t, err)
+	r.replays = replay.New(r.db.Pool, replay.Config{Policy: func() *replaypolicy.Table { return table }, Subjects: subjects})
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	r.signer = audit.NewSigner(priv)
+	r.keeper = dlq.NewKeeper(dlq.NewStore(r.db.Pool), dlq.KeeperConfig{
+		Policy: app.RetentionOf(table.Retention()),
+		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
+			_, err := audit.Record(ctx, tx, r.signer, reason)
+			return err
+		},
+	}, nil, quiet)
+	return r
+}
+
+// daysAgo is noon UTC, n days before today.
+func (r *retention) daysAgo(n int) time.Time { return r.today.AddDate(0, 0, -n).Add(12 * time.Hour) }
+
+// letters stores n dead letters of tenant and item type dead-lettered at
+// (a second apart), then gives them status (quarantined: as they are).
+func (r *retention) letters(t *testing.T, n int, tenant, itemType string, at time.Time, status dlq.Status) []int64 {
+	t.Helper()
+	ls := make([]testfactory.Letter, n)
+	for i := range ls {
+		ls[i] = testfactory.Letter{Tenant: tenant, ItemType: itemType, At: at.Add(time.Duration(i) * time.Second),
+			OperationID: fmt.Sprintf("op-%s-%d-%d", tenant, at.Unix(), i)}
+	}
+	ids := testfactory.DeadLetters(t, r.db.Pool, ls...)
+	if status != dlq.StatusQuarantined {
+		testfactory.SetStatus(t, r.db.Pool, status, ids...)
+	}
+	return ids
+}
+
+// pass runs the keeper once (it must not be skipped) and folds.
+func (r *retention) pass(t *testing.T) dlq.KeeperPass {
+	t.Helper()
+	pass, err := r.keeper.Pass(context.Background())
+	require.NoError(t, err)
+	require.False(t, pass.Skipped)
+	return pass
+}
+
+// remaining are the ids of ids still stored.
+func (r *retention) remaining(t *testing.T, ids []int64) []int64 {
+	t.Helper()
+	rows, err := r.db.Pool.Query(context.Background(), `SELECT id FROM dead_letters WHERE id = ANY($1) ORDER BY id`, ids)
+	require.NoError(t, err)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
+	return out
+}
+
+// purgeRows are the retention runs' audit entries, oldest first.
+func (r *retention) purgeRows(t *testing.T) []audit.Entry {
+	t.Helper()
+	page, err := audit.List(context.Background(), r.db.Pool, audit.Filter{Action: dlq.ActionPurge, Limit: audit.MaxLimit})
+	require.NoError(t, err)
+	slices.Reverse(page.Entries)
+	return page.Entries
+}
+
+// verify checks the whole audit chain and its checkpoints.
+func (r *retention) verify(t *testing.T) audit.Result {
+	t.Helper()
+	res, err := audit.Verify(context.Background(), r.db.Pool, audit.VerifyOptions{Keys: audit.NewKeySet(r.signer.PublicKey())})
+	require.NoError(t, err)
+	require.True(t, res.OK(), res.String())
+	return res
+}
+
+// TestRetentionPurgesAndAudits stores dead letters of four days and checks
+// what a keeper pass removes under the policy: a day past every period
+// whole (its partition emptied, then dropped), the closed dead letters of a
+// day past 30 days in a batch of rows, globex's email dead letters past a
+// week by their own rule, nothing younger; each run writes one audit row
+// (what went, of which tenants and statuses, the time range) and signs a
+// checkpoint with it, the counters follow, the chain verifies, and a
+// second pass removes nothing.
+func TestRetentionPurgesAndAudits(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	ctx := context.Background()
+	oldDay := append(r.letters(t, 5, "acme", "orders.refund", r.daysAgo(100), dlq.StatusQuarantined),
+		r.letters(t, 5, "acme", "orders.refund", r.daysAgo(100), dlq.StatusDiscarded)...)
+	closed50 := r.letters(t, 4, "acme", "orders.refund", r.daysAgo(50), dlq.StatusDiscarded)
+	open50 := r.letters(t, 3, "acme", "orders.refund", r.daysAgo(50), dlq.StatusQuarantined)
+	resolved10 := r.letters(t, 3, "acme", "email.send", r.daysAgo(10), dlq.StatusResolved)
+	globexMail10 := r.letters(t, 2, "globex", "email.send", r.daysAgo(10), dlq.StatusDiscarded)
+	today := r.letters(t, 3, "acme", "orders.refund", time.Now().Add(-time.Minute), dlq.StatusQuarantined)
+	oldPartition := dlq.PartitionName(r.daysAgo(100))
+	require.Contains(t, partitionNames(t, r.db), oldPartition)
+	before := r.verify(t)
+
+	pass := r.pass(t)
+	require.Len(t, pass.Runs, 2, "one run empties the old day, one deletes rows")
+	day, rows := pass.Runs[0], pass.Runs[1]
+	assert.Equal(t, oldPartition, day.Partition)
+	assert.Equal(t, int64(10), day.Rows)
+	assert.Equal(t, map[string]map[dlq.Status]int64{"acme": {dlq.StatusQuarantined: 5, dlq.StatusDiscarded: 5}}, day.By)
+	assert.Empty(t, rows.Partition)
+	assert.Equal(t, int64(6), rows.Rows)
+	assert.Equal(t, map[string]map[dlq.Status]int64{"acme": {dlq.StatusDiscarded: 4}, "globex": {dlq.StatusDiscarded: 2}}, rows.By)
+	assert.GreaterOrEqual(t, pass.Dropped, 1, "the emptied day's partition is dropped")
+	assert.NotContains(t, partitionNames(t, r.db), oldPartition)
+
+	all := slices.Concat(oldDay, closed50, open50, resolved10, globexMail10, today)
+	assert.Equal(t, slices.Concat(open50, resolved10, today), r.remaining(t, all), "what the policy keeps, and only that")
+	_, err := dlq.FoldCounters(ctx, r.db.Pool)
+	require.NoError(t, err)
+	assert.Empty(t, testfactory.CountersDrift(t, r.db.Pool), "the counters follow what went")
+
+	entries := r.purgeRows(t)
+	require.Len(t, entries, 2, "one audit row per run")
+	var after struct {
+		Rows      int64     `json:"rows"`
+		From      time.Time `json:"from"`
+		To        time.Time `json:"to"`
+		Partition string    `json:"partition"`
+		By        []struct {
+			Tenant string `json:"tenant"`
+			Status string `json:"status"`
+			N      int64  `json:"n"`
+		} `json:"by"`
+	}
+	require.NoError(t, json.Unmarshal(entries[0].After, &after))
+	assert.Equal(t, int64(10), after.Rows)
+	assert.Equal(t, oldPartition, after.Partition)
+	assert.True(t, after.From.Equal(r.daysAgo(100)) && after.To.Equal(r.daysAgo(100).Add(4*time.Second)), "the time range: %s to %s", after.From, after.To)
+	assert.Equal(t, oldPartition, entries[0].ObjectID)
+	require.NoError(t, json.Unmarshal(entries[1].After, &after))
+	assert.Equal(t, int64(6), after.Rows)
+	assert.Len(t, after.By, 2)
+	for _, e := range entries {
+		assert.Equal(t, "retention", e.Actor.Subject)
+		var reason string
+		require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT reason FROM audit_checkpoints WHERE seq = $1`, e.Seq).Scan(&reason),
+			"a checkpoint signs the head the run's audit row made")
+		assert.Contains(t, reason, "retention purge")
+	}
+	res := r.verify(t)
+	assert.Greater(t, res.Rows, before.Rows)
+	assert.GreaterOrEqual(t, res.Checkpoints, 2)
+
+	again := r.pass(t)
+	assert.Empty(t, again.Runs, "nothing more is due")
+	assert.Len(t, r.purgeRows(t), 2)
+}
+
+// TestRetentionSkipsOpenRequests puts dead letters of a day past every
+// retention period in replay requests that are not closed (waiting for
+// approval, approved with its jobs waiting, a draft) and one in a request
+// cancelled since, and checks that a keeper pass leaves the day's
+// partition, removes what no open request names, and keeps the rest; once
+// the requests are closed (their jobs ended), the next passes remove them
+// and drop the day, and the requests still read (their items name dead
+// letters that are gone).
+func TestRetentionSkipsOpenRequests(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	ctx := context.Background()
+	oncall := quarantine.Actor{Issuer: "https://idp.example", Subject: "oncall", Email: "oncall@example.com"}
+	old := r.daysAgo(120)
+	pending := r.letters(t, 1, "acme", "email.send", old, dlq.StatusQuarantined)
+	approved := r.letters(t, 2, "acme", "search.index_update", old, dlq.StatusQuarantined)
+	drafted := r.letters(t, 1, "acme", "search.index_update", old, dlq.StatusQuarantined)
+	cancelled := r.letters(t, 1, "acme", "search.index_update", old, dlq.StatusQuarantined)
+	plain := r.letters(t, 2, "acme", "orders.refund", old, dlq.StatusDiscarded)
+
+	waiting := testfactory.Request(t, r.replays, oncall, pending, replay.SubmitInput{})
+	require.Equal(t, replay.StatusPendingApproval, waiting.Status)
+	running := testfactory.Request(t, r.replays, oncall, approved, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, running.Status, "rebuildable needs no approval: its jobs wait for a worker")
+	_, drafts := testfactory.Draft(t, r.replays, oncall, drafted...)
+	gone := testfactory.Request(t, r.replays, oncall, cancelled, replay.SubmitInput{})
+	require.NoError(t, r.replays.Cancel(ctx, gone.ID, oncall, "changed my mind", quarantine.RequestMeta{}))
+
+	pass := r.pass(t)
+	require.Len(t, pass.Runs, 1, "the day is not emptied whole; a batch of rows goes")
+	assert.Empty(t, pass.Runs[0].Partition)
+	assert.Contains(t, partitionNames(t, r.db), dlq.PartitionName(old))
+	kept := slices.Concat(pending, approved, drafted)
+	assert.Equal(t, kept, r.remaining(t, slices.Concat(kept, cancelled, plain)),
+		"kept: what open requests name; gone: the cancelled request's and the plain ones")
+	var held int
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_items WHERE held`).Scan(&held))
+	assert.Equal(t, 3, held, "the open requests still hold their dead letters")
+	v, err := r.replays.View(ctx, gone.ID, oncall, replay.ViewOptions{Items: 10})
+	require.NoError(t, err, "a closed request whose dead letter went still reads")
+	assert.Len(t, v.Items, 1)
+
+	// The requests close: the approved one's jobs end as cancelled, its
+	// dead letters go back to quarantine; the draft expires.
+	require.NoError(t, r.replays.Cancel(ctx, waiting.ID, oncall, "not needed", quarantine.RequestMeta{}))
+	require.NoError(t, r.replays.Cancel(ctx, running.ID, oncall, "not needed", quarantine.RequestMeta{}))
+	require.NoError(t, r.replays.Cancel(ctx, drafts[0].ID, oncall, "not needed", quarantine.RequestMeta{}))
+	var live int
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = $1 AND state NOT IN ('cancelled', 'published', 'skipped', 'failed', 'blocked')`,
+		running.ID).Scan(&live))
+	assert.Zero(t, live, "the jobs ended")
+
+	pass = r.pass(t)
+	require.NotEmpty(t, pass.Runs)
+	assert.Empty(t, r.remaining(t, kept), "closed, they go")
+	assert.NotContains(t, partitionNames(t, r.db), dlq.PartitionName(old), "and the empty day is dropped")
+	for _, id := range []int64{waiting.ID, running.ID, drafts[0].ID} {
+		_, err := r.replays.View(ctx, id, oncall, replay.ViewOptions{Items: 10})
+		assert.NoError(t, err, "request %d still reads", id)
+	}
+	_, err = dlq.FoldCounters(ctx, r.db.Pool)
+	require.NoError(t, err)
+	assert.Empty(t, testfactory.CountersDrift(t, r.db.Pool))
+	r.verify(t)
+}
+
+// TestAuditNeverPurged checks that retention leaves the audit log alone:
+// after passes that remove every dead letter the entries are about (whole
+// days and rows), every entry and checkpoint is still there and the chain
+// verifies; the partition functions refuse the audit tables.
+func TestAuditNeverPurged(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	ctx := context.Background()
+	for _, days := range []int{200, 150, 95, 40} {
+		r.letters(t, 3, "acme", "orders.refund", r.daysAgo(days), dlq.StatusDiscarded)
+		r.letters(t, 2, "acme", "orders.refund", r.daysAgo(days), dlq.StatusQuarantined)
+	}
+	closer := quarantine.Actor{Issuer: "https://idp.example", Subject: "oncall"}
+	rows, err := r.db.Pool.Query(ctx, `SELECT id FROM dead_letters WHERE status = 'quarantined' ORDER BY id`)
+	require.NoError(t, err)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
+	_, err = dlq.NewStore(r.db.Pool).Close(ctx, dlq.CloseInput{IDs: ids[:4], To: dlq.StatusResolved, Reason: "fixed upstream", All: true},
+		closer, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	_, err = audit.Record(ctx, r.db.Pool, r.signer, "before the purge")
+	require.NoError(t, err)
+	var entries, checkpoints int
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*), (SELECT count(*) FROM audit_checkpoints) FROM audit_log`).Scan(&entries, &checkpoints))
+	require.Positive(t, entries)
+
+	pass := r.pass(t)
+	require.NotEmpty(t, pass.Runs)
+	var left int
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters`).Scan(&left))
+	assert.Equal(t, 2, left, "only the 40-day-old quarantined ones stay")
+	var kept, keptCheckpoints int
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*), (SELECT count(*) FROM audit_checkpoints) FROM audit_log WHERE seq <= $1`,
+		entries).Scan(&kept, &keptCheckpoints))
+	assert.Equal(t, entries, kept, "every entry from before is still there")
+	assert.GreaterOrEqual(t, keptCheckpoints, checkpoints)
+	trail, err := audit.ForObject(ctx, r.db.Pool, "dead_letter", fmt.Sprint(ids[0]), 0)
+	require.NoError(t, err)
+	assert.NotEmpty(t, trail, "the trail of a dead letter that went stays")
+	r.verify(t)
+
+	for _, stmt := range []string{
+		`SELECT quarantine_dead_letter_partition_empty('audit_log')`,
+		`SELECT quarantine_dead_letter_partition_drop('audit_checkpoints')`,
+		`SELECT quarantine_dead_letter_partition_hold('audit_log')`,
+		`SELECT quarantine_dead_letter_partition_empty('dead_letters_p` + r.today.Format("20060102") + `')`,
+	} {
+		_, err := r.db.Pool.Exec(ctx, stmt)
+		assert.Equal(t, "22023", sqlState(err), "%s: %v", stmt, err)
+	}
+	_, err = r.db.Pool.Exec(ctx, `SELECT quarantine_dead_letter_partition_make(current_date)`)
+	assert.Equal(t, "42501", sqlState(err), "the runtime role may not call the maker directly: %v", err)
+}

@@ -1,0 +1,99 @@
+package views
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// RetentionView is how long dead letters are kept and what retention last
+// did, for the policy page and the dashboard.
+type RetentionView struct {
+	// Statuses head the columns of every line's Keep.
+	Statuses []string
+	// Lines are the retention rules, first match wins, then the defaults
+	// (tenant "*", item type ">").
+	Lines []RetentionRow
+	// LastPurgeAt is when retention last removed dead letters (zero: never);
+	// LastPurgeRows how many of them were in the viewer's tenants.
+	LastPurgeAt   time.Time
+	LastPurgeRows int64
+}
+
+// RetentionRow is one retention rule: who it covers and how long each
+// status is kept ("30 days", "never").
+type RetentionRow struct {
+	Tenant, ItemType string
+	Keep             []string
+}
+
+// StorageView is where dead letters are stored, for the dashboard: the
+// day partitions of the table and the DLQ stream's use of its limits.
+type StorageView struct {
+	Partitions        int
+	FirstDay, LastDay time.Time
+	// Stream is the DLQ stream as ingest last checked it (zero: this
+	// process does not ingest, or has not checked yet).
+	Stream StreamView
+}
+
+// StreamView is the DLQ stream's size and age against its limits.
+type StreamView struct {
+	Known    bool
+	Name     string
+	Bytes    int64
+	MaxBytes int64 // 0: no limit
+	FirstAt  time.Time
+	MaxAge   time.Duration // 0: no limit
+}
+
+// anyOf shows the wildcard of a rule as "" (the table says "any").
+func anyOf(s string) string {
+	if s == "*" || s == ">" {
+		return ""
+	}
+	return s
+}
+
+// retentionSummary is the defaults line in words: "closed 30 days,
+// unresolved 90 days" style, per status, and how many rules differ.
+func retentionSummary(r RetentionView) string {
+	if len(r.Lines) == 0 {
+		return ""
+	}
+	def := r.Lines[len(r.Lines)-1]
+	var parts []string
+	for i, st := range r.Statuses {
+		if i < len(def.Keep) {
+			parts = append(parts, Label(st)+" "+def.Keep[i])
+		}
+	}
+	out := strings.Join(parts, ", ")
+	if n := len(r.Lines) - 1; n == 1 {
+		out += "; 1 rule for some tenants or item types"
+	} else if n > 1 {
+		out += fmt.Sprintf("; %d rules for some tenants or item types", n)
+	}
+	return out
+}
+
+// streamSummary is the DLQ stream's size and oldest message against its
+// limits.
+func streamSummary(s StreamView, now time.Time) string {
+	size := Bytes(s.Bytes)
+	if s.MaxBytes > 0 {
+		size += " of " + Bytes(s.MaxBytes)
+	} else {
+		size += ", no size limit"
+	}
+	age := "oldest message " + ageText(s.FirstAt, now)
+	if s.FirstAt.IsZero() {
+		age = "empty"
+	}
+	if s.MaxAge > 0 {
+		age += " (age limit " + Duration(s.MaxAge) + ")"
+	} else {
+		age += ", no age limit"
+	}
+	return s.Name + ": " + size + "; " + age
+}

@@ -1,0 +1,50 @@
+package web
+
+import (
+	"slices"
+
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// retentionView is the policy's retention as people read it: every rule
+// when tenants is nil (the policy page), else the rules for any tenant or
+// one of tenants (the dashboard), and the defaults.
+func retentionView(t *replaypolicy.Table, tenants []string) views.RetentionView {
+	r := views.RetentionView{Statuses: replaypolicy.RetentionStatuses}
+	if t == nil {
+		return r
+	}
+	for _, l := range t.Retention().Lines() {
+		if tenants != nil && l.Tenant != "*" && !slices.Contains(tenants, l.Tenant) {
+			continue
+		}
+		row := views.RetentionRow{Tenant: l.Tenant, ItemType: l.ItemType}
+		for _, k := range l.Keep {
+			row.Keep = append(row.Keep, k.String())
+		}
+		r.Lines = append(r.Lines, row)
+	}
+	return r
+}
+
+// storageView is where the dead letters are: the partitions of the
+// snapshot and the DLQ stream as ingest last checked it.
+func storageView(snap *dlq.CountersSnapshot, h dlq.IngestHealth, stream string) views.StorageView {
+	var v views.StorageView
+	if snap != nil && len(snap.Partitions) > 0 {
+		v.Partitions = len(snap.Partitions)
+		v.FirstDay, v.LastDay = snap.Partitions[0].Day, snap.Partitions[len(snap.Partitions)-1].Day
+	}
+	for _, s := range h.Streams {
+		if s.Stream != stream || s.CheckedAt.IsZero() {
+			continue
+		}
+		v.Stream = views.StreamView{Known: true, Name: s.Stream, Bytes: int64(s.Bytes), MaxBytes: s.MaxBytes, MaxAge: s.MaxAge}
+		if s.Msgs > 0 {
+			v.Stream.FirstAt = s.FirstAt
+		}
+	}
+	return v
+}
