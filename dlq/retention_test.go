@@ -214,10 +214,12 @@ func TestRetentionPurgesAndAudits(t *testing.T) {
 
 // TestRetentionSkipsOpenRequests puts dead letters of a day past every
 // retention period in replay requests that are not closed (waiting for
-// approval, approved with its jobs waiting, a draft) and one in a request
-// cancelled since, and checks that a keeper pass leaves the day's
-// partition, removes what no open request names, and keeps the rest; once
-// the requests are closed (their jobs ended), the next passes remove them
+// approval, approved with its jobs waiting, a draft), one in a request
+// cancelled since, and one whose publish got no answer before its request
+// was cancelled (needs_reconciliation, its item still held), and checks
+// that a keeper pass leaves the day's partition, removes what no open
+// request names, and keeps the rest; once the requests are closed (their
+// jobs ended, the unsettled item settled), the next passes remove them
 // and drop the day, and the requests still read (their items name dead
 // letters that are gone).
 func TestRetentionSkipsOpenRequests(t *testing.T) {
@@ -230,6 +232,7 @@ func TestRetentionSkipsOpenRequests(t *testing.T) {
 	approved := r.letters(t, 2, "acme", "search.index_update", old, dlq.StatusQuarantined)
 	drafted := r.letters(t, 1, "acme", "search.index_update", old, dlq.StatusQuarantined)
 	cancelled := r.letters(t, 1, "acme", "search.index_update", old, dlq.StatusQuarantined)
+	unsettled := r.letters(t, 1, "acme", "search.index_update", old, dlq.StatusQuarantined)
 	plain := r.letters(t, 2, "acme", "orders.refund", old, dlq.StatusDiscarded)
 
 	waiting := testfactory.Request(t, r.replays, oncall, pending, replay.SubmitInput{})
@@ -239,28 +242,42 @@ func TestRetentionSkipsOpenRequests(t *testing.T) {
 	_, drafts := testfactory.Draft(t, r.replays, oncall, drafted...)
 	gone := testfactory.Request(t, r.replays, oncall, cancelled, replay.SubmitInput{})
 	require.NoError(t, r.replays.Cancel(ctx, gone.ID, oncall, "changed my mind", quarantine.RequestMeta{}))
+	// A publish that got no answer (as a lost PubAck leaves a job), then a
+	// cancel: the request is over, but its item needs a person and stays
+	// held (needs_reconciliation).
+	unsure := testfactory.Request(t, r.replays, oncall, unsettled, replay.SubmitInput{})
+	_, err := r.db.Pool.Exec(ctx, `UPDATE replay_jobs SET state = 'unknown', first_attempt_at = now() WHERE request_id = $1`, unsure.ID)
+	require.NoError(t, err)
+	require.NoError(t, r.replays.Cancel(ctx, unsure.ID, oncall, "wrong target", quarantine.RequestMeta{}))
+	var status string
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT status FROM dead_letters WHERE id = $1`, unsettled[0]).Scan(&status))
+	require.Equal(t, string(dlq.StatusNeedsReconciliation), status)
 
 	pass := r.pass(t)
 	require.Len(t, pass.Runs, 1, "the day is not emptied whole; a batch of rows goes")
 	assert.Empty(t, pass.Runs[0].Partition)
 	assert.Contains(t, partitionNames(t, r.db), dlq.PartitionName(old))
-	kept := slices.Concat(pending, approved, drafted)
+	kept := slices.Concat(pending, approved, drafted, unsettled)
 	assert.Equal(t, kept, r.remaining(t, slices.Concat(kept, cancelled, plain)),
-		"kept: what open requests name; gone: the cancelled request's and the plain ones")
+		"kept: what open requests name and what needs reconciliation; gone: the cancelled request's and the plain ones")
 	var held int
 	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_items WHERE held`).Scan(&held))
-	assert.Equal(t, 3, held, "the open requests still hold their dead letters")
+	assert.Equal(t, 4, held, "the open requests, and the item that needs a person, still hold their dead letters")
 	v, err := r.replays.View(ctx, gone.ID, oncall, replay.ViewOptions{Items: 10})
 	require.NoError(t, err, "a closed request whose dead letter went still reads")
 	assert.Len(t, v.Items, 1)
 
 	// The requests close: the approved one's jobs end as cancelled, its
-	// dead letters go back to quarantine; the draft expires.
+	// dead letters go back to quarantine; the draft expires; a person says
+	// the unsettled item was not applied.
 	require.NoError(t, r.replays.Cancel(ctx, waiting.ID, oncall, "not needed", quarantine.RequestMeta{}))
 	require.NoError(t, r.replays.Cancel(ctx, running.ID, oncall, "not needed", quarantine.RequestMeta{}))
 	require.NoError(t, r.replays.Cancel(ctx, drafts[0].ID, oncall, "not needed", quarantine.RequestMeta{}))
+	approver := quarantine.Actor{Issuer: "https://idp.example", Subject: "approver", Email: "approver@example.com"}
+	require.NoError(t, r.replays.Reconcile(ctx, unsure.ID, unsettled[0], approver,
+		replay.ReconcileInput{Choice: replaypolicy.NotApplied, Note: "the index has no trace of it"}, quarantine.RequestMeta{}))
 	var live int
-	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = $1 AND state NOT IN ('cancelled', 'published', 'skipped', 'failed', 'blocked')`,
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = $1 AND state IN ('pending', 'claimed', 'deferred', 'unknown', 'needs_reconciliation')`,
 		running.ID).Scan(&live))
 	assert.Zero(t, live, "the jobs ended")
 
@@ -268,7 +285,7 @@ func TestRetentionSkipsOpenRequests(t *testing.T) {
 	require.NotEmpty(t, pass.Runs)
 	assert.Empty(t, r.remaining(t, kept), "closed, they go")
 	assert.NotContains(t, partitionNames(t, r.db), dlq.PartitionName(old), "and the empty day is dropped")
-	for _, id := range []int64{waiting.ID, running.ID, drafts[0].ID} {
+	for _, id := range []int64{waiting.ID, running.ID, drafts[0].ID, unsure.ID} {
 		_, err := r.replays.View(ctx, id, oncall, replay.ViewOptions{Items: 10})
 		assert.NoError(t, err, "request %d still reads", id)
 	}

@@ -16,9 +16,11 @@ import (
 // TestPartitioningKeepsRows takes a database at migration 0008 holding dead
 // letters of several days (one from before 0008, without a source key), a
 // replay request naming one, and counters the old triggers kept, through
-// migrations 0015 and 0016: every row is kept with its id in the partition
-// of its day, ids go on after the highest, the old row gets a source key,
-// replay items know their dead letter's time, and the counters are exact.
+// migrations 0015 and 0016 (one linked to another by replay_of and one
+// needing reconciliation since 0010): every row is kept with its id in the
+// partition of its day, ids go on after the highest, the old row gets a
+// source key, replay items know their dead letter's time, replay links and
+// the indexes of 0010 are kept, and the counters are exact.
 func TestPartitioningKeepsRows(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
@@ -49,6 +51,14 @@ func TestPartitioningKeepsRows(t *testing.T) {
 	var before []int64
 	require.NoError(t, conn.QueryRow(ctx, `SELECT array_agg(id ORDER BY id) FROM dead_letters`).Scan(&before))
 
+	// At 0010: a dead letter that came back from a replay of another, and
+	// one whose replay waits for a person.
+	require.NoError(t, migrations.MigrateTo(ctx, conn, 10))
+	_, err = conn.Exec(ctx, `
+        UPDATE dead_letters SET replay_of = (SELECT id FROM dead_letters WHERE msg_id = 'm-3'), generation = 1 WHERE msg_id = 'm-9';
+        UPDATE dead_letters SET status = 'needs_reconciliation' WHERE msg_id = 'm-11'`)
+	require.NoError(t, err)
+
 	_, err = migrations.Migrate(ctx, conn)
 	require.NoError(t, err)
 
@@ -78,6 +88,18 @@ func TestPartitioningKeepsRows(t *testing.T) {
 	require.NoError(t, conn.QueryRow(ctx, `SELECT i.dead_lettered_at, d.dead_lettered_at FROM replay_items i
         JOIN dead_letters d ON d.id = i.dead_letter_id`).Scan(&itemAt, &deadAt))
 	assert.Equal(t, deadAt, itemAt, "replay items know their dead letter's time")
+
+	var linked, generation int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE d.replay_of = o.id), max(d.generation) FROM dead_letters d
+        JOIN dead_letters o ON o.msg_id = 'm-3' WHERE d.msg_id = 'm-9'`).Scan(&linked, &generation))
+	assert.Equal(t, 1, linked, "the replay link is kept")
+	assert.Equal(t, 1, generation)
+	var unresolvedIdx, replayOfIdx bool
+	require.NoError(t, conn.QueryRow(ctx, `
+        SELECT pg_get_indexdef('dead_letters_unresolved_age_idx'::regclass) LIKE '%needs_reconciliation%',
+               to_regclass('dead_letters_replay_of_idx') IS NOT NULL`).Scan(&unresolvedIdx, &replayOfIdx))
+	assert.True(t, unresolvedIdx, "needs_reconciliation is unresolved in the partial index")
+	assert.True(t, replayOfIdx, "replay chains are found by index")
 
 	var wrong int
 	require.NoError(t, conn.QueryRow(ctx, `

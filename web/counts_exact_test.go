@@ -25,8 +25,10 @@ import (
 )
 
 // TestCountsExactAfterIngestAndClose takes dead letters in through NATS,
-// discards, resolves and replays some of them through the pages, takes more
-// in, and checks that every count the dashboard and the list show (per
+// discards, resolves and replays some of them through the pages (a replay
+// that ends replayed, and one whose items end needing reconciliation, one
+// of them settled as not applied), takes more in (and a dead letter that
+// comes back from a replay), and checks that every count the dashboard and the list show (per
 // tenant and in total, stored and unresolved, and a filter's) equals
 // count(*) of the table, once the console has folded what it ingested.
 func TestCountsExactAfterIngestAndClose(t *testing.T) {
@@ -37,6 +39,9 @@ func TestCountsExactAfterIngestAndClose(t *testing.T) {
 	_, err := b.JetStream.CreateStream(ctx, jetstreamConfig("APP", "app.>"))
 	require.NoError(t, err)
 
+	// The messages failed first well before the target stream's duplicate
+	// window: their replays are not deferred.
+	firstFailed := time.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339)
 	publish := func(from, n int) {
 		t.Helper()
 		for i := from; i < from+n; i++ {
@@ -45,6 +50,7 @@ func TestCountsExactAfterIngestAndClose(t *testing.T) {
 			msg := &nats.Msg{Subject: "dlq." + tenant + "." + itemType, Data: fmt.Appendf(nil, `{"n":%d}`, i), Header: nats.Header{
 				dlq.HeaderOriginalSubject: {"app." + tenant + "." + itemType}, dlq.HeaderOriginalMsgID: {fmt.Sprint("m-", i)},
 				dlq.HeaderError: {fmt.Sprintf("item %d failed", i%4)}, dlq.HeaderErrorClass: {[]string{"transient", "permanent"}[i%2]},
+				dlq.HeaderFirstFailedAt: {firstFailed},
 			}}
 			_, err := b.JetStream.PublishMsg(ctx, msg)
 			require.NoError(t, err)
@@ -83,7 +89,8 @@ func TestCountsExactAfterIngestAndClose(t *testing.T) {
 	resp = b.Do(t, oncall, "POST", "/deadletters/resolve", selection("refunded by hand", refunds[4:7]), nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	index := ids(`item_type = 'search.index_update' AND tenant = 'acme'`)
-	reqPath := requestReplay(t, b, oncall, index...)
+	require.Len(t, index, 5)
+	reqPath := requestReplay(t, b, oncall, index[:3]...)
 	w := replay.NewWorker(b.Replays, b.JetStream, authz.Authority{Access: b.Access, Directory: authz.NewDirectory(b.Pool)}, nil,
 		replay.WorkerConfig{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	wait.Until(t, "the replay done", 30*time.Second, func() bool {
@@ -93,7 +100,32 @@ func TestCountsExactAfterIngestAndClose(t *testing.T) {
 		require.NoError(t, err)
 		return r.Status == replay.StatusDone
 	})
+	// The other two: their publishes got no answer (as a lost PubAck leaves
+	// jobs), and the request is cancelled: both need a person
+	// (needs_reconciliation), who says one was not applied (quarantined
+	// again); the other still waits.
+	unsure := mustID(t, requestReplay(t, b, oncall, index[3:]...))
+	_, err = b.DB.OwnerPool.Exec(ctx, `UPDATE replay_jobs SET state = 'unknown', first_attempt_at = now() WHERE request_id = $1`, unsure)
+	require.NoError(t, err)
+	resp = b.Do(t, oncall, "POST", fmt.Sprintf("/replay/requests/%d/cancel", unsure),
+		url.Values{"reason": {"wrong target"}, "confirmed": {"1"}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	require.Equal(t, []int64{index[3], index[4]}, ids(`status = 'needs_reconciliation'`))
+	approver, _ := b.SignIn(t, "acme:approver")
+	resp = b.Do(t, approver, "POST", fmt.Sprintf("/replay/requests/%d/items/%d/reconcile", unsure, index[3]),
+		url.Values{"choice": {"not_applied"}, "note": {"the index has no trace of it"}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	require.Equal(t, []int64{index[4]}, ids(`status = 'needs_reconciliation'`))
+
 	publish(30, 12)
+	// A replayed message that failed again comes back linked to the dead
+	// letter it was replayed from (a replay loop, generation 1).
+	_, err = b.JetStream.PublishMsg(ctx, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte(`{"n":0}`), Header: nats.Header{
+		dlq.HeaderOriginalSubject: {"app.acme.search.index_update"}, dlq.HeaderOriginalMsgID: {"m-0"}, dlq.HeaderError: {"item 0 failed"},
+		dlq.HeaderErrorClass: {"transient"}, dlq.HeaderReplayOf: {strconv.FormatInt(index[0], 10)},
+	}})
+	require.NoError(t, err)
+	wait.Until(t, "the returning dead letter", 30*time.Second, func() bool { return len(ids(`replay_of IS NOT NULL`)) == 1 })
 
 	count := func(where string) int64 {
 		var n int64
@@ -127,6 +159,8 @@ func TestCountsExactAfterIngestAndClose(t *testing.T) {
 			{"tenant=acme&type=orders.refund", `tenant = 'acme' AND item_type = 'orders.refund'`},
 			{"status=discarded", `status = 'discarded'`},
 			{"status=replayed&tenant=acme", `status = 'replayed' AND tenant = 'acme'`},
+			{"status=needs_reconciliation", `status = 'needs_reconciliation'`},
+			{"status=quarantined&tenant=acme&type=search.index_update", `status = 'quarantined' AND tenant = 'acme' AND item_type = 'search.index_update'`},
 		} {
 			d := b.Do(t, oncall, "GET", "/deadletters?"+l.query, nil, nil).Doc(t)
 			shown := byID(d, "deadletter-count")
