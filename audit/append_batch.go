@@ -86,3 +86,16 @@ func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error
 	}
 	return entries, nil
 }
+
+// AppendBatchFunc appends events in a transaction of their own on db, for
+// events that change nothing else (denied attempts). It returns what
+// AppendBatch returns.
+func AppendBatchFunc(ctx context.Context, db Beginner, events []Event) ([]Entry, error) {
+	var entries []Entry
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		var err error
+		entries, err = AppendBatch(ctx, tx, events)
+		return err
+	})
+	return entries, err
+}

@@ -25,6 +25,11 @@ type CloseInput struct {
 	Reason  string
 	Tenants []string // the actor's scope for the action
 	All     bool     // scope is every tenant
+	// Refused are dead letters the selection named that the actor may see
+	// but not close (tenants outside Tenants): the caller left them out of
+	// IDs, and Close audits them as denied with the action, in the same
+	// transaction.
+	Refused RefusedIDs
 }
 
 // closeDeadLetters moves the named dead letters ($1 ids, $6 their times)
@@ -43,13 +48,20 @@ var closeDeadLetters = StatusMove(`
 // any named dead letter is missing, outside the scope, or not open
 // (quarantined or replay failed), nothing changes and it returns a conflict
 // (not_found for a single item outside the scope). The ids it refuses in
-// the scope, and ids of no dead letter, are audited as denied (one row);
-// those outside the scope are the route's to audit.
+// the scope, ids of no dead letter and in.Refused are audited as denied
+// (a row per tenant), with the closing when it happens; those the actor may
+// not see are the route's to audit. Only in.Refused, nothing to close:
+// forbidden, audited.
 func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor, meta quarantine.RequestMeta) (int, error) {
 	in.Reason = strings.TrimSpace(in.Reason)
 	switch {
 	case in.To != StatusDiscarded && in.To != StatusResolved:
 		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EINVALID, "status %q is not discarded or resolved", in.To))
+	case len(in.IDs) == 0 && in.Refused.Len() > 0:
+		if _, err := audit.AppendBatchFunc(ctx, s.pool, in.Refused.Events(audit.NewEvent(actor, meta, closeAction(in.To)))); err != nil {
+			return 0, fmt.Errorf("close dead letters: audit refused: %w", err)
+		}
+		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EFORBIDDEN, "you may not close any of the %d selected where they are", in.Refused.Len()))
 	case in.Reason == "":
 		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EINVALID, "a reason is required"))
 	case len(in.IDs) == 0:
@@ -94,6 +106,7 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor
 			return quarantine.Errorf(quarantine.ECONFLICT, "%d of the %d selected are not open any more (or not yours); nothing was changed", len(in.IDs)-len(events), len(in.IDs))
 		}
 		n = len(events)
+		events = append(events, in.Refused.Events(audit.NewEvent(actor, meta, closeAction(in.To)))...)
 		_, err = audit.AppendBatch(ctx, tx, events)
 		return err
 	})
@@ -137,25 +150,26 @@ func (s *Store) auditRefusedClose(ctx context.Context, in CloseInput, keys []Key
 		return fmt.Errorf("audit refused close: %w", err)
 	}
 	refused := RefusedIDs{}
+	refused.Merge(in.Refused)
 	for _, id := range in.IDs {
 		st, ok := found[id]
 		switch {
 		case slices.Contains(done, id):
 		case !ok:
-			refused.Add(id, "no such dead letter")
+			refused.Add(id, "", "no such dead letter")
 		case !in.All && !slices.Contains(in.Tenants, st.tenant):
 			// another tenant's: the route audited it
 		case st.status != StatusQuarantined && st.status != StatusReplayFailed:
-			refused.Add(id, fmt.Sprintf("not open (%s)", st.status))
+			refused.Add(id, st.tenant, fmt.Sprintf("not open (%s)", st.status))
 		default:
-			refused.Add(id, fmt.Sprintf("changed since it was loaded (version %d)", st.version))
+			refused.Add(id, st.tenant, fmt.Sprintf("changed since it was loaded (version %d)", st.version))
 		}
 	}
 	if refused.Len() == 0 {
 		return nil
 	}
 	e := audit.NewEvent(actor, meta, closeAction(in.To))
-	if _, err := audit.AppendFunc(ctx, s.pool, refused.Event(e)); err != nil {
+	if _, err := audit.AppendBatchFunc(ctx, s.pool, refused.Events(e)); err != nil {
 		return fmt.Errorf("audit refused close: %w", err)
 	}
 	return nil

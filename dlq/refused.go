@@ -1,6 +1,7 @@
 package dlq
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,12 +11,28 @@ import (
 	"github.com/quarantine-console/quarantine/audit"
 )
 
-// RefusedIDs are the dead letters a bulk action refused, by the sentence
-// why. Every refused id is audited: one denied row per action (Event).
-type RefusedIDs map[string][]int64
+// RefusedIDs are the dead letters a bulk action refused, by tenant and the
+// sentence why. Every refused id is audited: one denied row per tenant
+// (Events), so that tenant's auditors see what was tried on its dead
+// letters.
+type RefusedIDs map[RefusedKey][]int64
 
-// Add records that id was refused for why.
-func (r RefusedIDs) Add(id int64, why string) { r[why] = append(r[why], id) }
+// RefusedKey is the tenant of refused dead letters ("" for ids of no dead
+// letter) and why they were refused.
+type RefusedKey struct{ Tenant, Why string }
+
+// Add records that id, of tenant, was refused for why.
+func (r RefusedIDs) Add(id int64, tenant, why string) {
+	k := RefusedKey{tenant, why}
+	r[k] = append(r[k], id)
+}
+
+// Merge adds every id of o to r.
+func (r RefusedIDs) Merge(o RefusedIDs) {
+	for k, ids := range o {
+		r[k] = append(r[k], ids...)
+	}
+}
 
 // Len is how many ids were refused.
 func (r RefusedIDs) Len() int {
@@ -30,20 +47,36 @@ func (r RefusedIDs) Len() int {
 // whole.
 const maxAuditedIDs = 1000
 
-// Event completes e (actor, action, request metadata) as the one denied
-// audit row of the refused ids: object dead_letter, the first ids as its
-// object id, each reason with its count, and up to 1,000 ids by reason in
-// its after JSON.
-func (r RefusedIDs) Event(e audit.Event) audit.Event {
+// Events completes e (actor, action, request metadata) as the denied audit
+// rows of the refused ids, one per tenant in tenant order: the tenant,
+// object dead_letter, the first ids as its object id, each reason with its
+// count, and up to 1,000 ids by reason in its after JSON. None when
+// nothing was refused.
+func (r RefusedIDs) Events(e audit.Event) []audit.Event {
+	byTenant := map[string][]RefusedKey{}
+	for k := range r {
+		byTenant[k.Tenant] = append(byTenant[k.Tenant], k)
+	}
+	out := make([]audit.Event, 0, len(byTenant))
+	for _, tenant := range slices.Sorted(maps.Keys(byTenant)) {
+		keys := byTenant[tenant]
+		slices.SortFunc(keys, func(a, b RefusedKey) int { return cmp.Compare(a.Why, b.Why) })
+		out = append(out, r.event(e, tenant, keys))
+	}
+	return out
+}
+
+// event is the denied row of the ids under keys, all of tenant.
+func (r RefusedIDs) event(e audit.Event, tenant string, keys []RefusedKey) audit.Event {
 	var all []int64
-	reasons := make([]string, 0, len(r))
+	reasons := make([]string, 0, len(keys))
 	listed := map[string]any{}
 	budget := maxAuditedIDs
-	for _, why := range slices.Sorted(maps.Keys(r)) {
-		ids := slices.Sorted(slices.Values(r[why]))
+	for _, k := range keys {
+		ids := slices.Sorted(slices.Values(r[k]))
 		all = append(all, ids...)
-		reasons = append(reasons, fmt.Sprintf("%s (%d)", why, len(ids)))
-		listed[why] = ids[:min(len(ids), budget)]
+		reasons = append(reasons, fmt.Sprintf("%s (%d)", k.Why, len(ids)))
+		listed[k.Why] = ids[:min(len(ids), budget)]
 		budget = max(0, budget-len(ids))
 	}
 	slices.Sort(all)
@@ -54,7 +87,7 @@ func (r RefusedIDs) Event(e audit.Event) audit.Event {
 	if len(all) > 10 {
 		head = append(head, "...")
 	}
-	e.Outcome, e.ObjectType, e.ObjectID = audit.OutcomeDenied, "dead_letter", strings.Join(head, ",")
+	e.Tenant, e.Outcome, e.ObjectType, e.ObjectID = tenant, audit.OutcomeDenied, "dead_letter", strings.Join(head, ",")
 	e.Reason = fmt.Sprintf("%d selected dead letters refused: %s", len(all), strings.Join(reasons, "; "))
 	e.After = map[string]any{"refused": listed, "count": len(all)}
 	return e

@@ -118,28 +118,33 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 	ctx := c.Request().Context()
 	u := userOf(c)
 	scope := s.tenantsWith(ctx, u, authz.ObjDeadLetter, k.act)
-	ids, err := s.inScope(c, ids, scope)
+	ids, refused, err := s.inScope(c, ids, scope, k.path)
 	if err != nil {
 		return err
 	}
 	if len(ids) == 0 && c.Param("id") != "" {
 		return s.notFoundDenied(c, "", deadLetterAuditType, c.Param("id"))
 	}
-	if len(ids) == 0 {
+	if len(ids) == 0 && refused.Len() == 0 {
 		s.flashError(c, "Select at least one dead letter first.")
 		return c.Redirect(http.StatusSeeOther, back)
 	}
 	version, errs := f.Validate()
-	if errs == nil && f.Confirmed {
+	if len(ids) == 0 || (errs == nil && f.Confirmed) {
+		// Nothing the person may close: refused (and audited) at once.
 		n, err := s.deps.DeadLetters.Close(ctx, dlq.CloseInput{
-			IDs: ids, Version: version, To: k.to, Reason: f.Reason, Tenants: scope.Tenants, All: scope.All,
+			IDs: ids, Version: version, To: k.to, Reason: f.Reason, Tenants: scope.Tenants, All: scope.All, Refused: refused,
 		}, u.Actor, authz.RequestMeta(c))
 		switch quarantine.ErrorCode(err) {
 		case "":
-			s.flash(c, fmt.Sprintf("%s %s.", countNoun(n, "dead letter", "dead letters"), k.done))
+			msg := fmt.Sprintf("%s %s.", countNoun(n, "dead letter", "dead letters"), k.done)
+			if refused.Len() > 0 {
+				msg += fmt.Sprintf(" %s left out: you may not %s them where they are.", countNoun(refused.Len(), "selected dead letter", "selected dead letters"), k.path)
+			}
+			s.flash(c, msg)
 		case quarantine.ENOTFOUND:
 			return s.notFoundDenied(c, "", deadLetterAuditType, c.Param("id"))
-		case quarantine.ECONFLICT, quarantine.EINVALID:
+		case quarantine.ECONFLICT, quarantine.EINVALID, quarantine.EFORBIDDEN:
 			s.flashError(c, "Nothing changed: "+quarantine.ErrorMessage(err)+".")
 		default:
 			return err
@@ -186,23 +191,32 @@ func (s *Server) renderCloseConfirm(c echo.Context, k closeKind, ids []int64, sc
 // maxConfirmShown is how many dead letters a confirmation page lists.
 const maxConfirmShown = 20
 
-// inScope keeps the ids of dead letters in scope (the route's locator
-// audited the others), in their order.
-func (s *Server) inScope(c echo.Context, ids []int64, scope authz.Scope) ([]int64, error) {
+// inScope keeps the ids of dead letters in scope, in their order. Those
+// the person may see but not act on (verb: "discard") are returned as
+// refused, for the action to audit with itself; the route's locator
+// audited those they may not see.
+func (s *Server) inScope(c echo.Context, ids []int64, scope authz.Scope, verb string) ([]int64, dlq.RefusedIDs, error) {
+	refused := dlq.RefusedIDs{}
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, refused, nil
 	}
 	tenants, err := s.deps.DeadLetters.TenantsOf(c.Request().Context(), ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	u := userOf(c)
 	out := make([]int64, 0, len(ids))
 	for _, id := range ids {
-		if t, ok := tenants[id]; ok && (scope.All || scope.Has(t)) {
+		t, ok := tenants[id]
+		switch {
+		case !ok:
+		case scope.All || scope.Has(t):
 			out = append(out, id)
+		case s.deps.Access.Can(u, t, authz.ObjDeadLetter, authz.ActRead):
+			refused.Add(id, t, fmt.Sprintf("may not %s in %s", verb, t))
 		}
 	}
-	return out, nil
+	return out, refused, nil
 }
 
 // listReturn is the list page a bulk form came from, or the list.

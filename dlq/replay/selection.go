@@ -106,7 +106,8 @@ type group struct {
 // with more dead letters than its bulk cap allows (JudgeSelection) refuses
 // the whole selection before anything but ids, tenants, types and subjects
 // is read; payloads are never read. Ids of no dead letter, and those of
-// classes the actor may not request, are audited as refused (one row).
+// classes the actor may not request, are audited as refused (a row per
+// tenant, in the drafts' transaction).
 // Later arrivals are never added. It returns the batch token.
 func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids []int64, tenants []string, allTenants bool,
 	can CanRequest, meta quarantine.RequestMeta) (string, error) {
@@ -179,10 +180,12 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 				return err
 			}
 		}
-		return nil
+		return s.auditRefused(ctx, tx, actor, meta, "replay.draft", refused)
 	})
-	if aerr := s.auditRefused(ctx, actor, meta, "replay.draft", refused); aerr != nil {
-		return "", aerr
+	if err != nil && refused.Len() > 0 {
+		if aerr := s.auditRefused(ctx, nil, actor, meta, "replay.draft", refused); aerr != nil {
+			return "", aerr
+		}
 	}
 	if err != nil {
 		return "", fmt.Errorf("create replay drafts: %w", err)
@@ -254,7 +257,7 @@ func (s *Service) bound(ctx context.Context, tx pgx.Tx, table *replaypolicy.Tabl
 	}
 	for _, id := range ids {
 		if !found[id] {
-			refused.Add(id, "no such dead letter")
+			refused.Add(id, "", "no such dead letter")
 		}
 	}
 	for g, ids := range counts {
@@ -263,7 +266,7 @@ func (s *Service) bound(ctx context.Context, tx pgx.Tx, table *replaypolicy.Tabl
 		}
 		if !can(g.tenant, g.class) {
 			for _, id := range ids {
-				refused.Add(id, fmt.Sprintf("may not request %s replays in %s", g.class, g.tenant))
+				refused.Add(id, g.tenant, fmt.Sprintf("may not request %s replays in %s", g.class, g.tenant))
 			}
 		}
 	}

@@ -121,14 +121,18 @@ func (s *Service) auditDeniedObject(ctx context.Context, actor quarantine.Actor,
 // refusedIDs are the dead letters of a selection the service refuses.
 type refusedIDs = dlq.RefusedIDs
 
-// auditRefused writes one denied audit row for the ids an action refused
-// (nothing when none), in a transaction of its own: the attempt may have
-// rolled back.
-func (s *Service) auditRefused(ctx context.Context, actor quarantine.Actor, meta quarantine.RequestMeta, action string, refused refusedIDs) error {
-	if refused.Len() == 0 {
-		return nil
+// auditRefused writes the denied audit rows (a row per tenant) for the ids
+// an action refused, nothing when none, in tx when the action commits, or
+// in a transaction of its own (tx nil) when it rolled back.
+func (s *Service) auditRefused(ctx context.Context, tx pgx.Tx, actor quarantine.Actor, meta quarantine.RequestMeta, action string, refused refusedIDs) error {
+	events := refused.Events(audit.NewEvent(actor, meta, action))
+	var err error
+	if tx != nil {
+		_, err = audit.AppendBatch(ctx, tx, events)
+	} else {
+		_, err = audit.AppendBatchFunc(ctx, s.pool, events)
 	}
-	if _, err := audit.AppendFunc(ctx, s.pool, refused.Event(audit.NewEvent(actor, meta, action))); err != nil {
+	if err != nil {
 		return fmt.Errorf("audit refused %s: %w", action, err)
 	}
 	return nil
