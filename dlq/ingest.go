@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/semaphore"
 )
 
 // IngestConfig says where dead letters come from and how they are batched.
@@ -22,11 +24,15 @@ type IngestConfig struct {
 	Replicas       int           // stream replicas when created; default 1
 	BatchSize      int           // rows per insert; default 1000
 	MaxWait        time.Duration // longest a message waits for its batch to fill; default 50ms
-	MaxBatchBytes  int           // payload bytes per insert; default 16 MiB
+	MaxBatchBytes  int           // payload and header bytes per insert; default 16 MiB
 	Workers        int           // concurrent batch writers; default 2
 	AckWait        time.Duration // redelivery of unacked messages; default 1 minute
 	Watch          []WatchStream // streams whose give-ups are captured from advisories
 
+	// MaxBufferedBytes bounds the payload and header bytes received and
+	// not yet stored (waiting for a writer, or in its batch); default
+	// (Workers+1)·MaxBatchBytes. A message larger than it still goes, alone.
+	MaxBufferedBytes int
 	// StallAfter is how long dead letters may wait with none stored and
 	// acked by the consumer (StreamHealth.Settled standing still) before
 	// Health reports ingest stalled (and readiness fails). Default 2
@@ -74,6 +80,9 @@ func (c *IngestConfig) defaults() {
 	if c.Workers <= 0 {
 		c.Workers = 2
 	}
+	if c.MaxBufferedBytes <= 0 {
+		c.MaxBufferedBytes = (c.Workers + 1) * c.MaxBatchBytes
+	}
 	if c.AckWait <= 0 {
 		c.AckWait = time.Minute
 	}
@@ -106,6 +115,9 @@ type Ingester struct {
 	// reset asks the consume loop to set the stream and consumers up again
 	// (they were deleted, or the stream was made again).
 	reset chan struct{}
+	// buffered holds a weight (item.weight) for every message received and
+	// not yet stored: MaxBufferedBytes in all.
+	buffered *semaphore.Weighted
 
 	// afterCommit, when set (tests), runs after a batch is stored and
 	// before it is acked; returning false skips the acks, as a crash there would.
@@ -113,15 +125,71 @@ type Ingester struct {
 }
 
 type item struct {
-	msg jetstream.Msg
-	rec *Record // set for advisories; DLQ messages are parsed by the writer
+	msg    jetstream.Msg
+	rec    *Record // set for advisories; DLQ messages are parsed by the writer
+	size   int     // payload and header bytes (sizeOf)
+	weight int64   // what it holds of Ingester.buffered
+}
+
+// sizeOf is what it costs the writers to hold: the payload and the header
+// bytes of the message, and of the captured original for an advisory.
+// Headers count: a producer may send a few bytes of payload under a
+// megabyte of headers.
+func sizeOf(it item) int {
+	n := len(it.msg.Data()) + headerBytes(it.msg.Headers())
+	if it.rec != nil {
+		n += len(it.rec.Payload) + len(it.rec.HeaderBlock)
+		for _, h := range it.rec.Headers {
+			n += len(h.Name) + len(h.Value) + 4 // "Name: Value\r\n"
+		}
+	}
+	return n
+}
+
+// headerBytes is the size of h as a NATS header block would hold it.
+func headerBytes(h nats.Header) int {
+	n := 0
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4 // "Name: Value\r\n"
+		}
+	}
+	return n
+}
+
+// enqueue hands it to the writers once the bytes they hold leave room for
+// it (MaxBufferedBytes; a larger message waits until they hold nothing);
+// nothing when ctx ends first.
+func (in *Ingester) enqueue(ctx context.Context, items chan<- item, it item) {
+	it.size = sizeOf(it)
+	it.weight = min(int64(it.size), int64(in.cfg.MaxBufferedBytes))
+	if err := in.buffered.Acquire(ctx, it.weight); err != nil {
+		return
+	}
+	in.metrics.BufferedBytes.Add(float64(it.weight))
+	select {
+	case items <- it:
+	case <-ctx.Done():
+		in.release(it)
+	}
+}
+
+// release gives back what it held of the writers' bytes.
+func (in *Ingester) release(batch ...item) {
+	var w int64
+	for _, it := range batch {
+		w += it.weight
+	}
+	in.metrics.BufferedBytes.Sub(float64(w))
+	in.buffered.Release(w)
 }
 
 // NewIngester returns an Ingester; call Setup once, then Run.
 func NewIngester(cfg IngestConfig, js jetstream.JetStream, store *Store, metrics *Metrics, log *slog.Logger) *Ingester {
 	cfg.defaults()
 	metrics.health.setStallAfter(cfg.StallAfter)
-	return &Ingester{cfg: cfg, js: js, store: store, metrics: metrics, log: log, reset: make(chan struct{}, 1)}
+	return &Ingester{cfg: cfg, js: js, store: store, metrics: metrics, log: log, reset: make(chan struct{}, 1),
+		buffered: semaphore.NewWeighted(int64(cfg.MaxBufferedBytes))}
 }
 
 // Config returns the configuration with defaults applied.
@@ -359,12 +427,7 @@ func (in *Ingester) requestReset() {
 // the advisory stream.
 func (in *Ingester) consumeAll(ctx context.Context, items chan<- item) (*session, error) {
 	sess := &session{stop: func() {}, created: map[string]time.Time{}}
-	err := in.consume(ctx, sess, in.cfg.Stream, func(m jetstream.Msg) {
-		select {
-		case items <- item{msg: m}:
-		case <-ctx.Done():
-		}
-	})
+	err := in.consume(ctx, sess, in.cfg.Stream, func(m jetstream.Msg) { in.enqueue(ctx, items, item{msg: m}) })
 	if err == nil && len(in.cfg.Watch) > 0 {
 		err = in.consume(ctx, sess, in.cfg.AdvisoryStream, func(m jetstream.Msg) { in.handleAdvisory(ctx, m, items) })
 	}
@@ -401,8 +464,9 @@ func (in *Ingester) consume(ctx context.Context, sess *session, stream string, h
 	return nil
 }
 
-// writeLoop gathers a batch (up to BatchSize messages or MaxBatchBytes, or
-// whatever came within MaxWait of the first) and stores it.
+// writeLoop gathers a batch (up to BatchSize messages or MaxBatchBytes of
+// payload and headers, or whatever came within MaxWait of the first),
+// stores it and gives its bytes back.
 func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -414,14 +478,14 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 		case <-ctx.Done():
 			return
 		}
-		size := len(batch[0].msg.Data())
+		size := batch[0].size
 		timer.Reset(in.cfg.MaxWait)
 	fill:
 		for len(batch) < in.cfg.BatchSize && size < in.cfg.MaxBatchBytes {
 			select {
 			case it := <-items:
 				batch = append(batch, it)
-				size += len(it.msg.Data())
+				size += it.size
 			case <-timer.C:
 				break fill
 			case <-ctx.Done():
@@ -430,6 +494,7 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 		}
 		timer.Stop()
 		in.flush(ctx, batch)
+		in.release(batch...)
 	}
 }
 

@@ -41,10 +41,7 @@ func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items c
 			rec.flag("original_unreadable", "the original message could not be read from its stream: %v", err)
 		}
 	}
-	select {
-	case items <- item{msg: m, rec: &rec}:
-	case <-ctx.Done():
-	}
+	in.enqueue(ctx, items, item{msg: m, rec: &rec})
 }
 
 // checkAdvisoryStream reports why adv may not be followed: its stream is

@@ -25,6 +25,9 @@ type Metrics struct {
 	// HeaderRereads counts header blocks read again from the stream
 	// because the NATS client delivered none.
 	HeaderRereads prometheus.Counter
+	// BufferedBytes is what the writers hold, received and not yet stored
+	// (payload and header bytes), bounded by IngestConfig.MaxBufferedBytes.
+	BufferedBytes prometheus.Gauge
 
 	health *healthBoard // the consumers' last checks, exported as gauges
 }
@@ -75,6 +78,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "quarantine_ingest_header_block_reads_total",
 			Help: "Header blocks read again from the stream because the NATS client delivered none (none sent, or one it could not read).",
 		}),
+		BufferedBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "quarantine_ingest_buffered_bytes",
+			Help: "Payload and header bytes of dead letters received and not yet stored (waiting for a writer or in its batch).",
+		}),
 		health: newHealthBoard(),
 	}
 	reg.MustRegister(m.collectors()...)
@@ -84,7 +91,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // collectors are every series of m, for registering.
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors,
-		m.RawForm, m.Unstorable, m.IsolationStatements, m.HeaderRereads, newHealthCollector(m.health)}
+		m.RawForm, m.Unstorable, m.IsolationStatements, m.HeaderRereads, m.BufferedBytes, newHealthCollector(m.health)}
 }
 
 func (m *Metrics) observeBatch(n int, took time.Duration, inserted []Inserted) {

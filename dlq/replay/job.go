@@ -147,8 +147,8 @@ func (j *job) decide(v replaypolicy.Verdict) {
 }
 
 // claimJobs takes due jobs under a lease: at most $1 of them, no more
-// payload bytes than $4 (but always one), so a claim of big payloads stays
-// bounded in memory, and no more of one request than its rate publishes in
+// payload and header bytes than $4 (but always one), so a claim of big
+// payloads or big headers stays bounded in memory, and no more of one request than its rate publishes in
 // $5 seconds (the part of the lease a claim publishes in), so a slow
 // request is not held by a worker that cannot publish it. Sizes come from
 // the stored lengths, not the payloads. It returns each job's new fencing
@@ -164,7 +164,7 @@ WITH c AS (
     FOR UPDATE OF j SKIP LOCKED
 ), sized AS (
     SELECT c.id, c.state, row_number() OVER w AS n,
-           sum(coalesce(octet_length(i.payload), d.payload_size, 0)) OVER w AS upto,
+           sum(coalesce(octet_length(i.payload), d.payload_size, 0) + octet_length(i.headers::text)) OVER w AS upto, -- what loadJobs reads of each
            row_number() OVER (PARTITION BY c.request_id ORDER BY c.not_before, c.id) AS nth, r.rate
     FROM c
     JOIN replay_requests r ON r.id = c.request_id
@@ -209,9 +209,9 @@ LEFT JOIN dead_letters d ON d.id = j.dead_letter_id AND d.dead_lettered_at = j.d
 WHERE j.id = ANY($1)
 ORDER BY j.not_before, j.id`
 
-// claim takes up to Batch due jobs (and up to BatchBytes of payload) under
-// a lease and a new fencing token each, and loads them with their dead
-// letters, in one transaction.
+// claim takes up to Batch due jobs (and up to BatchBytes of payload and
+// headers) under a lease and a new fencing token each, and loads them with
+// their dead letters, in one transaction.
 func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 	var out []*job
 	budget := (w.cfg.Lease * 2 / 3).Seconds()

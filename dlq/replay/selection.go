@@ -20,6 +20,12 @@ import (
 // largest bulk cap a policy table may give a class.
 const MaxSelection = 100_000
 
+// MaxSelectionHeaderBytes bounds the header bytes one selection copies into
+// its drafts (and holds while it does): dead letters with big headers
+// (a producer may send a megabyte of them with a few bytes of payload)
+// reach it long before MaxSelection. Payloads are never copied.
+const MaxSelectionHeaderBytes = 64 << 20
+
 // ErrEmptySelection is returned when a selection names no dead letter the
 // actor may see.
 var ErrEmptySelection = quarantine.Errorf(quarantine.EINVALID, "the selection holds no dead letter you may replay")
@@ -139,8 +145,13 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 		var d draftItem
 		var f facts
 		var headers []byte
+		copied := 0 // header bytes read so far
 		_, err = pgx.ForEachRow(rows, draftFactsInto(&d.item, &f, &headers), func() error {
 			f.deadLetteredAt = d.item.DeadLetteredAt
+			if copied += len(headers); copied > s.cfg.maxSelectionHeaderBytes() {
+				return quarantine.Errorf(quarantine.EINVALID, "the selection's headers come to more than %d KiB; select fewer dead letters",
+					s.cfg.maxSelectionHeaderBytes()>>10)
+			}
 			var hs []dlq.HeaderValue
 			if err := json.Unmarshal(headers, &hs); err != nil {
 				return fmt.Errorf("headers of dead letter %d: %w", d.item.DeadLetterID, err)

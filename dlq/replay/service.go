@@ -41,6 +41,17 @@ type Config struct {
 	// DeadLetters finds dead letters by id (where each is stored); default
 	// a store of its own on the service's pool.
 	DeadLetters *dlq.Store
+	// SelectionHeaderBytes bounds the header bytes one selection copies
+	// into its drafts; default MaxSelectionHeaderBytes.
+	SelectionHeaderBytes int
+}
+
+// maxSelectionHeaderBytes is SelectionHeaderBytes or its default.
+func (c Config) maxSelectionHeaderBytes() int {
+	if c.SelectionHeaderBytes > 0 {
+		return c.SelectionHeaderBytes
+	}
+	return MaxSelectionHeaderBytes
 }
 
 // DefaultWindowMargin is REPLAY_WINDOW_MARGIN's default.

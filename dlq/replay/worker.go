@@ -41,7 +41,7 @@ type WorkerConfig struct {
 	Owner      string        // names the worker in leases; default host-pid-random
 	Lease      time.Duration // a claim's lease; default 30s
 	Batch      int           // jobs claimed at once (and PubAcks in flight at most); default 2048
-	BatchBytes int64         // payload bytes claimed at once (always at least one job); default 16 MiB
+	BatchBytes int64         // payload and header bytes claimed at once (always at least one job); default 16 MiB
 	AckTimeout time.Duration // wait for a PubAck before the outcome is unknown; default 5s
 	Poll       time.Duration // idle wait between claims; default 200ms
 	// Retry is the first wait before publishing again after a lost
