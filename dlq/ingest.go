@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -499,24 +498,34 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 }
 
 // flush stores the batch and acks what is stored. It retries with backoff
-// while PostgreSQL is unreachable and gives up only when ctx ends (the
-// messages are delivered again later). A dead letter PostgreSQL refuses in
-// its parsed form is stored in its raw form; one refused in every form is
-// not acked but delivered again after RetryUnstorable, so it never holds up
-// the others.
+// while PostgreSQL is unreachable or busy and gives up only when ctx ends
+// (the messages are delivered again later). A dead letter PostgreSQL
+// refuses in its parsed form is stored in its raw form; one refused in
+// every form, or one whose statement keeps failing for a reason not its
+// data (storeBatch), is not acked but delivered again after
+// RetryUnstorable, so it never holds up the others.
 func (in *Ingester) flush(ctx context.Context, batch []item) {
 	batch, recs := in.records(ctx, batch)
 	if len(recs) == 0 {
 		return
 	}
-	res, ok := in.storeBatch(ctx, batch, recs)
+	res, deferred, ok := in.storeBatch(ctx, batch, recs)
 	if !ok {
 		return
 	}
 	if in.afterCommit != nil && !in.afterCommit(len(recs)) {
 		return
 	}
-	unstorable := make(map[int]bool, len(res.Unstorable))
+	unstorable := make(map[int]bool, len(res.Unstorable)+len(deferred))
+	for _, i := range deferred {
+		unstorable[i] = true
+		in.metrics.Deferred.Inc()
+		in.log.Warn("dead letter not stored yet: PostgreSQL kept failing its statement for a reason not its data (a timeout, memory, a lock); it stays unacked and comes again",
+			append(logFields(&recs[i]), "retry_in", in.cfg.RetryUnstorable)...)
+		if err := batch[i].msg.NakWithDelay(in.cfg.RetryUnstorable); err != nil {
+			in.log.Debug("nak failed; the message is delivered again after its ack wait", "err", err)
+		}
+	}
 	for _, u := range res.Unstorable {
 		unstorable[u.Index] = true
 		r := &recs[u.Index]
@@ -547,37 +556,4 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 func logFields(r *Record) []any {
 	return []any{"tenant", r.Tenant, "item_type", r.ItemType, "delivery", r.Delivery,
 		"msg_id", cut(r.MsgID, 200), "correlation_id", cut(r.CorrelationID, 200)}
-}
-
-// storeBatch inserts recs (made from batch), retrying the whole batch with
-// backoff while PostgreSQL is unreachable; false means ctx ended first.
-func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record) (InsertResult, bool) {
-	backoff := 100 * time.Millisecond
-	var inserted []Inserted // rows a failed attempt stored: the retry skips them
-	for attempt := 1; ; attempt++ {
-		start := time.Now()
-		res, err := in.store.Insert(ctx, recs)
-		inserted = append(inserted, res.Inserted...)
-		in.metrics.IsolationStatements.Add(float64(res.Statements - 1))
-		if err == nil {
-			res.Inserted = inserted
-			in.metrics.observeBatch(len(recs), time.Since(start), inserted)
-			return res, true
-		}
-		if ctx.Err() != nil {
-			return res, false
-		}
-		in.metrics.StoreErrors.Inc()
-		in.log.Warn("storing dead letters failed; will retry, messages stay unacked",
-			"batch", len(recs), "attempt", attempt, "retry_in", backoff, "err", err)
-		for _, it := range batch {
-			_ = it.msg.InProgress() // keep them ours while we wait; if lost, redelivery is deduplicated
-		}
-		select {
-		case <-time.After(backoff + rand.N(backoff/2)):
-		case <-ctx.Done():
-			return res, false
-		}
-		backoff = min(2*backoff, 5*time.Second)
-	}
 }

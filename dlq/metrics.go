@@ -22,6 +22,10 @@ type Metrics struct {
 	RawForm             *prometheus.CounterVec
 	Unstorable          prometheus.Counter
 	IsolationStatements prometheus.Counter
+	// Deferred counts deliveries of dead letters whose statement kept
+	// failing for a reason not their data (a timeout, memory, a lock),
+	// left unacked to come again.
+	Deferred prometheus.Counter
 	// HeaderRereads counts header blocks read again from the stream
 	// because the NATS client delivered none.
 	HeaderRereads prometheus.Counter
@@ -70,6 +74,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "quarantine_ingest_unstorable_total",
 			Help: "Deliveries of dead letters PostgreSQL refused in every form; they stay unacked and come again.",
 		}),
+		Deferred: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "quarantine_ingest_deferred_total",
+			Help: "Deliveries of dead letters whose insert kept failing for a reason not their data (statement timeout, out of memory, a lock); they stay unacked and come again, never stored in raw form.",
+		}),
 		IsolationStatements: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "quarantine_ingest_isolation_statements_total",
 			Help: "Insert statements beyond one per batch, spent isolating the dead letters PostgreSQL refused.",
@@ -91,7 +99,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // collectors are every series of m, for registering.
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors,
-		m.RawForm, m.Unstorable, m.IsolationStatements, m.HeaderRereads, m.BufferedBytes, newHealthCollector(m.health)}
+		m.RawForm, m.Unstorable, m.Deferred, m.IsolationStatements, m.HeaderRereads, m.BufferedBytes, newHealthCollector(m.health)}
 }
 
 func (m *Metrics) observeBatch(n int, took time.Duration, inserted []Inserted) {

@@ -118,7 +118,10 @@ type Refused struct {
 // statement for any reason but being unreachable (see Unreachable), the
 // batch is split in halves, and each half again, until every refused record
 // is alone: one bad record costs its batch about 2·log2(n) statements, never
-// the others' rows. A refused record is stored in its raw form (RawForm),
+// the others' rows. A statement PostgreSQL could not finish for a reason
+// not the data's (Busy: a statement timeout, memory, a lock) is not a
+// refusal: Insert ends with the error, like an unreachable database, and
+// the caller retries (the ingester: storeBatch). A refused record is stored in its raw form (RawForm),
 // which holds nothing PostgreSQL can refuse; the raw forms are inserted the
 // same way, and a record whose raw form is refused too is reported in
 // Unstorable. An unreachable database ends Insert with the error and the
@@ -167,8 +170,8 @@ func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *Inser
 	case err == nil:
 		res.Inserted = append(res.Inserted, in...)
 		return nil, nil
-	case Unreachable(err) || ctx.Err() != nil:
-		return nil, err
+	case Unreachable(err) || Busy(err) || ctx.Err() != nil:
+		return nil, err // not the data's fault: the caller tries again
 	case len(recs) == 1:
 		return []Refused{{Index: base, Err: err}}, nil
 	}
@@ -302,6 +305,27 @@ func Unreachable(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// Busy reports whether err says PostgreSQL could not finish the statement
+// for a reason that is not the data's: it was cancelled or ran past
+// statement_timeout (57014), the server is short of memory or other
+// resources (class 53: out of memory, disk full, too many connections),
+// a lock was not available (55P03, lock_timeout or NOWAIT) or an object
+// is in use (55006), or a system or I/O error (class 58). The statement
+// may well work later; it may also keep failing for one record (a row so
+// large it always times out). Never a reason to store a record in its
+// raw form.
+func Busy(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch {
+	case pgErr.Code == "57014", pgErr.Code == "55P03", pgErr.Code == "55006":
+		return true
+	}
+	return strings.HasPrefix(pgErr.Code, "53") || strings.HasPrefix(pgErr.Code, "58")
 }
 
 // DepthCount is one counter row: how many dead letters share these values.

@@ -1,0 +1,146 @@
+package dlq
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// busyAttempts is how many times in a row a statement may fail for a
+// reason not its data (Busy) before the ingester looks for the record
+// that causes it.
+const busyAttempts = 3
+
+// storeBatch inserts recs (made from batch), retrying the whole batch with
+// backoff while PostgreSQL is unreachable or busy (Busy: a statement
+// timeout, memory, a lock); false means ctx ended first. A batch busy
+// busyAttempts times in a row stores its smallest record alone (probe): if
+// that fails too, PostgreSQL is busy for everyone and the batch goes on
+// being retried; if it works, the batch is bisected down to the records
+// that keep failing, which are deferred (their indexes returned: the
+// caller naks them, they come again), never stored in raw form.
+func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record) (InsertResult, []int, bool) {
+	backoff := 100 * time.Millisecond
+	var inserted []Inserted // rows a failed attempt stored: the retry skips them
+	busy := 0
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		res, err := in.store.Insert(ctx, recs)
+		inserted = append(inserted, res.Inserted...)
+		in.metrics.IsolationStatements.Add(float64(res.Statements - 1))
+		if err == nil {
+			res.Inserted = inserted
+			in.metrics.observeBatch(len(recs), time.Since(start), inserted)
+			return res, nil, true
+		}
+		if ctx.Err() != nil {
+			return res, nil, false
+		}
+		busy++
+		if !Busy(err) {
+			busy = 0
+		}
+		if busy >= busyAttempts && (len(recs) == 1 || in.probe(ctx, recs)) {
+			res, deferred, ok := in.split(ctx, recs, 0)
+			if ok {
+				res.Inserted = append(inserted, res.Inserted...)
+				in.metrics.observeBatch(len(recs), time.Since(start), res.Inserted)
+				return res, deferred, true
+			}
+			if ctx.Err() != nil {
+				return res, nil, false
+			}
+			inserted = append(inserted, res.Inserted...)
+		}
+		in.metrics.StoreErrors.Inc()
+		in.log.Warn("storing dead letters failed; will retry, messages stay unacked",
+			"batch", len(recs), "attempt", attempt, "retry_in", backoff, "err", err)
+		for _, it := range batch {
+			_ = it.msg.InProgress() // keep them ours while we wait; if lost, redelivery is deduplicated
+		}
+		if !sleep(ctx, backoff) {
+			return res, nil, false
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// sleep waits d and a jitter of up to half of it; false when ctx ended
+// first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-time.After(d + rand.N(d/2)):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// probe stores the smallest record of recs alone and reports whether that
+// worked: when even it fails, what fails is PostgreSQL, not a record.
+func (in *Ingester) probe(ctx context.Context, recs []Record) bool {
+	size := func(r Record) int { return len(r.Payload) + len(r.HeaderBlock) }
+	i := 0
+	for j := range recs {
+		if size(recs[j]) < size(recs[i]) {
+			i = j
+		}
+	}
+	res, err := in.store.Insert(ctx, recs[i:i+1])
+	in.metrics.IsolationStatements.Add(float64(res.Statements))
+	return err == nil
+}
+
+// bisect stores recs (recs[0] is index base of the batch) in one
+// statement, and splits them when it fails for a reason not their data;
+// a record that fails alone is retried busyAttempts times with backoff,
+// then deferred. It reports false, with what it stored, when PostgreSQL turns
+// unreachable or ctx ends: the caller retries the whole batch.
+func (in *Ingester) bisect(ctx context.Context, recs []Record, base int) (InsertResult, []int, bool) {
+	res, err := in.store.Insert(ctx, recs)
+	in.metrics.IsolationStatements.Add(float64(res.Statements))
+	backoff := 100 * time.Millisecond
+	for attempt := 1; err != nil && Busy(err) && len(recs) == 1 && attempt < busyAttempts; attempt++ {
+		if !sleep(ctx, backoff) {
+			return res, nil, false
+		}
+		backoff *= 2
+		var again InsertResult
+		again, err = in.store.Insert(ctx, recs)
+		in.metrics.IsolationStatements.Add(float64(again.Statements))
+		again.Inserted = append(res.Inserted, again.Inserted...)
+		res = again
+	}
+	switch {
+	case err == nil:
+		for i := range res.Raw {
+			res.Raw[i].Index += base
+		}
+		for i := range res.Unstorable {
+			res.Unstorable[i].Index += base
+		}
+		return res, nil, true
+	case !Busy(err) || ctx.Err() != nil:
+		return res, nil, false
+	case len(recs) == 1:
+		return res, []int{base}, true
+	}
+	return in.split(ctx, recs, base)
+}
+
+// split bisects each half of recs (recs[0] is index base of the batch),
+// or the one record, and puts the results together.
+func (in *Ingester) split(ctx context.Context, recs []Record, base int) (InsertResult, []int, bool) {
+	if len(recs) == 1 {
+		return in.bisect(ctx, recs, base)
+	}
+	mid := len(recs) / 2
+	left, ldef, ok := in.bisect(ctx, recs[:mid], base)
+	if !ok {
+		return left, nil, false
+	}
+	right, rdef, ok := in.bisect(ctx, recs[mid:], base+mid)
+	right.Inserted = append(left.Inserted, right.Inserted...)
+	right.Raw, right.Unstorable = append(left.Raw, right.Raw...), append(left.Unstorable, right.Unstorable...)
+	return right, append(ldef, rdef...), ok
+}
