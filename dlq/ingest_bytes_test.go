@@ -32,6 +32,23 @@ func (b *bundle) publishBigHeaders(t *testing.T, n int) {
 	}
 }
 
+// batchSizes returns an afterCommit hook that notes the size of every
+// batch stored, and what it noted so far.
+func batchSizes() (func(int) bool, func() []int) {
+	var mu sync.Mutex
+	var sizes []int
+	return func(n int) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			sizes = append(sizes, n)
+			return true
+		}, func() []int {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(sizes)
+		}
+}
+
 // TestIngestBatchBytesCountHeaders: a batch stops at MaxBatchBytes of
 // payload and headers. Twenty dead letters of 3 payload bytes and 16 KiB
 // of headers, all waiting, with room for 1,000 a batch by count and 64 KiB
@@ -41,20 +58,13 @@ func TestIngestBatchBytesCountHeaders(t *testing.T) {
 	b := setup(t)
 	const n = 20
 	b.publishBigHeaders(t, n)
-	var mu sync.Mutex
-	var batches []int
-	b.start(t, IngestConfig{BatchSize: 1000, Workers: 1, MaxWait: 200 * time.Millisecond, MaxBatchBytes: 64 << 10}, func(k int) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		batches = append(batches, k)
-		return true
-	})
+	hook, batches := batchSizes()
+	b.start(t, IngestConfig{BatchSize: 1000, Workers: 1, MaxWait: 200 * time.Millisecond, MaxBatchBytes: 64 << 10}, hook)
 	b.waitRows(t, n)
 	b.waitDrained(t)
-	mu.Lock()
-	defer mu.Unlock()
-	assert.LessOrEqual(t, slices.Max(batches), 4, "64 KiB holds three messages of 16 KiB headers, and the fourth that crosses it: %v", batches)
-	assert.GreaterOrEqual(t, len(batches), 5, "%v", batches)
+	got := batches()
+	assert.LessOrEqual(t, slices.Max(got), 4, "64 KiB holds three messages of 16 KiB headers, and the fourth that crosses it: %v", got)
+	assert.GreaterOrEqual(t, len(got), 5, "%v", got)
 }
 
 // TestIngestBufferedBytesCountHeaders: the writers hold no more than
@@ -67,19 +77,10 @@ func TestIngestBufferedBytesCountHeaders(t *testing.T) {
 	b := setup(t)
 	const n = 12
 	b.publishBigHeaders(t, n)
-	var mu sync.Mutex
-	var batches []int
-	r := b.start(t, IngestConfig{BatchSize: 1000, Workers: 1, MaxWait: 100 * time.Millisecond, MaxBatchBytes: 1 << 20, MaxBufferedBytes: 40 << 10},
-		func(k int) bool {
-			mu.Lock()
-			defer mu.Unlock()
-			batches = append(batches, k)
-			return true
-		})
+	hook, batches := batchSizes()
+	r := b.start(t, IngestConfig{BatchSize: 1000, Workers: 1, MaxWait: 100 * time.Millisecond, MaxBatchBytes: 1 << 20, MaxBufferedBytes: 40 << 10}, hook)
 	b.waitRows(t, n)
 	b.waitDrained(t)
-	mu.Lock()
-	assert.LessOrEqual(t, slices.Max(batches), 2, "40 KiB held at most: %v", batches)
-	mu.Unlock()
+	assert.LessOrEqual(t, slices.Max(batches()), 2, "40 KiB held at most: %v", batches())
 	assert.Zero(t, testutil.ToFloat64(r.metrics.BufferedBytes), "everything held was given back")
 }
