@@ -65,7 +65,8 @@ func TestReplaysPageJourney(t *testing.T) {
 
 	oncall.Select(`select[name="status"]`, "pending_approval")
 	oncall.Click(testID("replay-filter") + ` button[type="submit"]`)
-	oncall.WaitUntil("the filtered list", `location.search.includes("status=pending_approval")`)
+	oncall.WaitUntil("the filtered list", `location.search.includes("status=pending_approval") && document.readyState === "complete" &&
+		document.querySelector('[data-testid="replays-table"]')`)
 	assert.Equal(t, []string{strconv.FormatInt(waiting, 10)},
 		eval[[]string](oncall, "the rows", `[...document.querySelectorAll('[data-testid="replay-row"]')].map(r => r.dataset.id)`))
 
