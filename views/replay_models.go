@@ -222,7 +222,9 @@ type ReplayRequestModel struct {
 	Created   time.Time
 	Submitted time.Time
 	// ClosedBy rejected or cancelled it (StatusReason says why).
-	ClosedBy  string
+	ClosedBy string
+	// AuditURL lists its events in the audit log, for those who may read it.
+	AuditURL  string
 	Items     []ReplayItemRow
 	MoreItems int
 	Approvals ApprovalsView

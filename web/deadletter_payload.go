@@ -44,9 +44,15 @@ func (s *Server) deadLetterPayload(c echo.Context) error {
 	if _, err := audit.AppendFunc(ctx, s.deps.Pool, e); err != nil {
 		return fmt.Errorf("audit payload download: %w", err)
 	}
+	return sendAttachment(c, fmt.Sprintf("deadletter-%d.bin", p.ID), p.Data)
+}
+
+// sendAttachment sends a payload as a download of type
+// application/octet-stream that browsers never sniff, render or cache.
+func sendAttachment(c echo.Context, filename string, data []byte) error {
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="deadletter-%d.bin"`, p.ID))
+	h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s"`, filename))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
-	return c.Blob(http.StatusOK, echo.MIMEOctetStream, p.Data)
+	return c.Blob(http.StatusOK, echo.MIMEOctetStream, data)
 }

@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -40,9 +39,5 @@ func (s *Server) replayItemPayload(c echo.Context) error {
 	if _, err := audit.AppendFunc(ctx, s.deps.Pool, e); err != nil {
 		return fmt.Errorf("audit payload download: %w", err)
 	}
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="replay-%d-deadletter-%d.bin"`, req.ID, dl))
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
-	return c.Blob(http.StatusOK, echo.MIMEOctetStream, p)
+	return sendAttachment(c, fmt.Sprintf("replay-%d-deadletter-%d.bin", req.ID, dl), p)
 }

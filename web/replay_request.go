@@ -160,6 +160,9 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	if req.SubmittedAt != nil {
 		m.Submitted = *req.SubmittedAt
 	}
+	if s.deps.Access.Can(u, req.Tenant, authz.ObjAudit, authz.ActRead) {
+		m.AuditURL = fmt.Sprintf("/audit?object=replay_request:%d", req.ID)
+	}
 	if req.ClosedBy.Identified() {
 		m.ClosedBy = req.ClosedBy.Display()
 	}
