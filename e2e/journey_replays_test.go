@@ -52,7 +52,7 @@ func TestReplaysPageJourney(t *testing.T) {
 
 	// From the navigation to the list.
 	oncall.Click(testID("nav-replays"))
-	oncall.WaitUntil("the replays page", `location.pathname === "/replay/requests" && document.querySelector('[data-testid="replays-table"]')`)
+	oncall.WaitUntil("the replays page", `location.pathname === "/replay/requests" && document.readyState === "complete" && document.querySelector('[data-testid="replays-table"]')`)
 	assert.Equal(t, "done", oncall.Attr(replayRow(done), "data-status"))
 	assert.Equal(t, "1 of 1", oncall.Text(replayRow(done)+" "+testID("replay-row-items")))
 	assert.Equal(t, "not needed", oncall.Text(replayRow(done)+" "+testID("replay-row-approvals")))
@@ -73,7 +73,8 @@ func TestReplaysPageJourney(t *testing.T) {
 	// The finished request: a bar, no cancel, no polling.
 	oncall.Open("/replay/requests")
 	oncall.Click(replayRow(done) + " a.row-link")
-	oncall.WaitUntil("the finished request", `location.pathname === `+jsString(requestPath(done)))
+	oncall.WaitUntil("the finished request", `location.pathname === `+jsString(requestPath(done))+` && document.readyState === "complete" &&
+		document.querySelector('[data-testid="replay-progress"]')`)
 	assert.True(t, oncall.Exists(testID("progress-bar")), "a progress bar")
 	assert.False(t, oncall.Exists(testID("cancel")), "no cancel on a finished request")
 	assert.Empty(t, oncall.Attr(testID("replay-progress"), "hx-get"), "no polling once it ended")
@@ -146,11 +147,12 @@ func TestApproverQueueJourney(t *testing.T) {
 	assert.Regexp(t, `just now|\ds ago|\dm ago`, approver.Text(row+" "+testID("approval-age")), "its age")
 	approver.Screenshots("queue")
 	approver.Open("/deadletters")
-	approver.WaitUntil("the dead letters", `document.querySelector('[data-testid="deadletter-table"]')`)
+	approver.WaitUntil("the dead letters", `document.readyState === "complete" && document.querySelector('[data-testid="deadletter-table"]')`)
 	assert.False(t, approver.Exists(testID("row-select")), "an approver, who cannot act on dead letters, gets no checkboxes")
 	approver.Open("/approvals")
 	approver.Click(row + " a.row-link")
-	approver.WaitUntil("the request page", `location.pathname === `+jsString(requestPath(reqID)))
+	approver.WaitUntil("the request page", `location.pathname === `+jsString(requestPath(reqID))+` && document.readyState === "complete" &&
+		document.querySelector('[data-testid="replay-progress"]')`)
 	assert.Contains(t, approver.Text(testID("replay-payload-body")), "o-"+run, "the payload as it will be sent")
 	assert.Equal(t, "0 of 2", approver.Text(testID("replay-approval-count")))
 	approver.approveReplay(reqID, phrase)
