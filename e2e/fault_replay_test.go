@@ -181,7 +181,7 @@ func (h *httpSession) bulkReplay(t *testing.T, ctx context.Context, ids []int64,
 
 // replayProgress is what a request page shows of a replay.
 type replayProgress struct {
-	Status             string
+	Status            string
 	Replayed, Pending int
 }
 
