@@ -103,6 +103,10 @@ type Ledger struct {
 	HeldEarlier bool
 	// Replayed: another request already replayed the identity.
 	Replayed bool
+	// Unsettled is another request whose job of the identity may have
+	// been published and waits for a person (needs_reconciliation); 0:
+	// none.
+	Unsettled int64
 }
 
 // Revalidation is the owning service's answer about a revalidate item's
@@ -131,7 +135,9 @@ func Identity(class Class, tenant, msgID, operationID string) string {
 // the allowlist refuses fails it; for dedupe and same_operation, another
 // job of the claim with the same identity makes it wait, the ledger's
 // answer (Needs NeedLedger until it is given) skips it when the identity
-// was already replayed, and an unreadable ledger retries it; for
+// was already replayed, blocks it when another request's job of the
+// identity may have landed and waits for a person (possibly replayed), and
+// an unreadable ledger retries it; for
 // revalidate, the owning service's answer (Needs NeedRevalidation until
 // given) blocks it when there is none or it is no. Otherwise Go: publish.
 func JudgeJob(j Job) Verdict {
@@ -151,6 +157,9 @@ func JudgeJob(j Job) Verdict {
 			return v.plain(Retry, CheckLedgerUnread, "ledger check failed; will retry: "+l.Unreadable)
 		case l.Replayed:
 			return v.plain(Done, CheckLedger, "already replayed (the replay ledger has it)")
+		case l.Unsettled != 0:
+			return v.plain(Block, CheckUnsettled, fmt.Sprintf("replay request %d may have published this identity and waits for reconciliation: "+
+				"settle it there first, then request again if it was not applied", l.Unsettled))
 		}
 	}
 	if j.Class == Revalidate {
@@ -164,6 +173,42 @@ func JudgeJob(j Job) Verdict {
 		case !r.Allow:
 			return v.plain(Block, CheckRevalidationDeny, "revalidation denied: "+r.Reason)
 		}
+	}
+	return v
+}
+
+// Unsent is a job that ends now without being published in this claim:
+// what the caller knows of its earlier attempts and of who holds it.
+type Unsent struct {
+	// State is the job's state before (pending, claimed, deferred,
+	// unknown).
+	State string
+	// Attempted: a worker marked it about to be published (first attempt
+	// time set, and no answer since said the publish did not land), so an
+	// earlier publish may have landed.
+	Attempted bool
+	// LeaseLive: a worker holds it under a live lease; that worker checks
+	// the request before it publishes and records what it did.
+	LeaseLive bool
+}
+
+// JudgeUnsent says what a job that is not published now becomes when v
+// ends it (Cancel, Block or Fail: a cancel, an emergency stop, a rule that
+// refuses it before the publish). It is pure. A job a worker holds under
+// a live lease is left to that worker (Wait). A job whose earlier publish
+// may have landed (an unknown outcome, a worker that crashed after it
+// marked the attempt) was maybe replayed: nobody may say it was not, so it
+// needs a person (Reconcile, CheckMaybePublished) and keeps its dead
+// letter until they decide. Otherwise v: nothing of it was ever sent.
+func JudgeUnsent(v Verdict, u Unsent) Verdict {
+	switch {
+	case u.LeaseLive:
+		return v.plain(Wait, v.Check, "a worker holds it; it checks the request before it publishes and records what it did")
+	case v.Outcome != Cancel && v.Outcome != Block && v.Outcome != Fail:
+		return v
+	case u.Attempted || u.State == "unknown":
+		return v.plain(Reconcile, CheckMaybePublished, v.Reason+"; but an earlier publish of it got no answer and may have landed: "+
+			"check the target and say whether it was applied")
 	}
 	return v
 }

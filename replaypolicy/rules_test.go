@@ -152,6 +152,10 @@ func TestRules(t *testing.T) {
 		{CheckLedgerUnread, Retry, job(Job{Class: SameOperation, Ledger: &Ledger{Unreadable: "timeout"}}), "ledger check failed"},
 		{CheckRevalidationNone, Block, job(Job{Class: Revalidate, Revalidation: &Revalidation{Unanswered: "no service answers"}}), "got no answer"},
 		{CheckRevalidationDeny, Block, job(Job{Class: Revalidate, Revalidation: &Revalidation{Reason: "revoked"}}), "revalidation denied: revoked"},
+		{CheckUnsettled, Block, job(Job{Class: Dedupe, Ledger: &Ledger{Unsettled: 7}}), "replay request 7 may have published this identity"},
+		{CheckMaybePublished, Reconcile, func() Verdict {
+			return JudgeUnsent(Verdict{Outcome: Cancel, Check: CheckCancelled, Reason: "cancelled by the requester"}, Unsent{State: "unknown", Attempted: true})
+		}, "may have landed"},
 
 		{CheckErrorNever, Block, judge("search.x", AtDraft, func(i *Item) { i.ErrorClass = ErrStaleVersion }), `error class "stale_version" is never replayed`},
 		{CheckNeedsFix, Block, judge("search.x", AtDraft, func(i *Item) {
@@ -358,6 +362,21 @@ func TestErrorClassAndLoopRules(t *testing.T) {
 			if _, err := Parse("loose.toml", []byte(src)); err == nil {
 				t.Errorf("accepted:\n%s", src)
 			}
+		}
+	})
+	t.Run("Unsent", func(t *testing.T) {
+		cancel := Verdict{Outcome: Cancel, Check: CheckCancelled, Reason: "cancelled"}
+		if v := JudgeUnsent(cancel, Unsent{State: "pending"}); v.Outcome != Cancel {
+			t.Errorf("never sent: %+v, want cancelled", v)
+		}
+		if v := JudgeUnsent(cancel, Unsent{State: "claimed", Attempted: true}); v.Outcome != Reconcile {
+			t.Errorf("a crashed claim that marked its attempt: %+v, want reconcile", v)
+		}
+		if v := JudgeUnsent(cancel, Unsent{State: "claimed", Attempted: true, LeaseLive: true}); v.Outcome != Wait {
+			t.Errorf("a live claim: %+v, want it left to its worker", v)
+		}
+		if v := JudgeUnsent(Verdict{Outcome: Done}, Unsent{State: "unknown", Attempted: true}); v.Outcome != Done {
+			t.Errorf("skipped by the ledger: %+v", v)
 		}
 	})
 	t.Run("Outcomes", func(t *testing.T) {

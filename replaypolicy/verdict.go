@@ -169,6 +169,8 @@ const (
 	CheckLedgerUnread     = "ledger-unread"           // the ledger could not be read
 	CheckRevalidationNone = "revalidation-unanswered" // no answer about the principal
 	CheckRevalidationDeny = "revalidation-denied"     // the owning service said no
+	CheckMaybePublished   = "maybe-published"         // ended unpublished, but an earlier publish may have landed
+	CheckUnsettled        = "identity-unsettled"      // another request's job of the identity may have landed: a person decides first
 
 	// Publishing and its answer (JudgeWindow, JudgeAck).
 	CheckWindow        = "duplicate-window"     // inside the target stream's duplicate window: deferred
@@ -205,7 +207,7 @@ func Checks() []string {
 		CheckApprovals, CheckConfirmation, CheckOwnRequest, CheckNotRequester, CheckEditClass, CheckEditReason, CheckDraftExpired,
 		CheckReconcileNote,
 		CheckCancelled, CheckRequestStatus, CheckExpired, CheckAuthorityUnread, CheckRequesterRights,
-		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny,
+		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny, CheckMaybePublished, CheckUnsettled,
 		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckDuplicateKept, CheckSuppressed, CheckOwnDuplicate,
 		CheckProblems, CheckStopReason, CheckStopConfirmation, CheckDecision, CheckDecisionNote, CheckDecisionClosed,
 		CheckEditUnchanged,

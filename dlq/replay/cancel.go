@@ -18,17 +18,20 @@ import (
 )
 
 const (
-	// Jobs a worker holds right now are left to it: it checks the request
-	// before every publish and records what it did publish. A job whose
-	// last publish got no answer may have landed: it is not "cancelled"
-	// but needs a person to say whether it was applied.
-	cancelJobs = `UPDATE replay_jobs SET updated_at = now(),
-        state = CASE WHEN state = 'unknown' THEN 'needs_reconciliation' ELSE 'cancelled' END,
-        result = CASE WHEN state = 'unknown'
-                      THEN $2 || '; the last publish got no answer and may have landed: check the target and say whether it was applied'
-                      ELSE $2 END
-        WHERE request_id = $1 AND state IN ('pending', 'deferred', 'unknown') -- replayed ones stay replayed
-        RETURNING dead_letter_id, dead_lettered_at, state`
+	// The jobs of a request that may still publish, locked, with what
+	// JudgeUnsent judges of them: whether a publish of them may have landed
+	// (first_attempt_at: set before every publish, cleared when an answer
+	// said it did not land) and whether a worker holds them under a live
+	// lease.
+	selectHaltable = `SELECT id, dead_letter_id, dead_lettered_at, state, first_attempt_at IS NOT NULL, state = 'claimed' AND lease_until >= now()
+        FROM replay_jobs WHERE request_id = $1 AND state IN ('pending', 'claimed', 'deferred', 'unknown') -- replayed ones stay replayed
+        ORDER BY id FOR UPDATE`
+	// What becomes of each, as judged; a job that moved since it was read
+	// (none can: it is locked) is not touched.
+	haltJobs = `UPDATE replay_jobs j SET state = u.state, result = u.result, updated_at = now(), lease_owner = '', lease_until = NULL
+        FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS u(id, prev, state, result)
+        WHERE j.id = u.id AND j.state = u.prev -- only as it was judged
+        RETURNING j.id`
 	// A closed request lets go of its dead letters, but those of jobs a
 	// worker holds (released when it records them) and those a person must
 	// settle (released when they do).
@@ -107,28 +110,72 @@ func (s *Service) Cancel(ctx context.Context, id int64, actor quarantine.Actor, 
 	return nil
 }
 
-// halt ends an open request that may have jobs: the jobs not yet published
-// are cancelled (why: result), those whose outcome is unknown need a
-// person, and the request is cancelled with reason, audited as action.
+// halt ends an open request that may have jobs: each job not yet
+// published is cancelled (why: result), and each whose publish may have
+// landed needs a person and keeps its dead letter (JudgeUnsent); a job a
+// worker holds is left to it (it checks the request before it publishes).
+// Each job's end is audited, and the request is cancelled with reason,
+// audited as action.
 func (s *Service) halt(ctx context.Context, tx pgx.Tx, req *Request, result, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string) error {
-	rows, err := tx.Query(ctx, cancelJobs, req.ID, result)
+	rows, err := tx.Query(ctx, selectHaltable, req.ID)
 	if err != nil {
 		return err
 	}
-	var unsettled []dlq.Key
-	var k dlq.Key
-	var state JobState
-	if _, err := pgx.ForEachRow(rows, []any{&k.ID, &k.At, &state}, func() error {
-		if state == JobNeedsReconciliation {
-			unsettled = append(unsettled, k)
-		}
-		return nil
-	}); err != nil {
+	type haltable struct {
+		id         int64
+		deadLetter dlq.Key
+		u          replaypolicy.Unsent
+	}
+	hs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (haltable, error) {
+		var h haltable
+		return h, r.Scan(&h.id, &h.deadLetter.ID, &h.deadLetter.At, &h.u.State, &h.u.Attempted, &h.u.LeaseLive)
+	})
+	if err != nil {
 		return err
 	}
-	if len(unsettled) > 0 {
-		kid, kat := dlq.KeyArrays(unsettled)
-		if _, err := tx.Exec(ctx, markNeedsReconciliation, kid, kat); err != nil {
+	cancel := replaypolicy.Verdict{Outcome: replaypolicy.Cancel, Check: replaypolicy.CheckCancelled, Reason: result}
+	var ids []int64
+	var prevs, states, results []string
+	var unsettled []dlq.Key
+	byID := map[int64]haltable{}
+	for _, h := range hs {
+		v := replaypolicy.JudgeUnsent(cancel, h.u)
+		state := jobStateFor(v.Outcome)
+		if state == JobPending {
+			continue // a worker holds it
+		}
+		ids, prevs, states, results = append(ids, h.id), append(prevs, h.u.State), append(states, string(state)), append(results, v.Reason)
+		if state == JobNeedsReconciliation {
+			unsettled = append(unsettled, h.deadLetter)
+		}
+		byID[h.id] = h
+	}
+	if len(ids) > 0 {
+		rows, err := tx.Query(ctx, haltJobs, ids, prevs, states, results)
+		if err != nil {
+			return err
+		}
+		done, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		if len(done) != len(ids) {
+			return quarantine.Errorf(quarantine.ECONFLICT, "%d jobs of request %d changed while it was halted; try again", len(ids)-len(done), req.ID)
+		}
+		if err := markHeld(ctx, tx, markNeedsReconciliation, req.ID, unsettled); err != nil {
+			return err
+		}
+		events := make([]audit.Event, 0, len(ids))
+		for i, id := range ids {
+			e := requestEvent(actor, meta, audit.ReplayItemPrefix+states[i], req)
+			e.ObjectType, e.ObjectID, e.Reason = "dead_letter", fmt.Sprint(byID[id].deadLetter.ID), results[i]
+			e.After = map[string]any{"request": req.ID, "job": id, "was": prevs[i]}
+			if states[i] != string(JobCancelled) {
+				e.Outcome = audit.OutcomeError
+			}
+			events = append(events, e)
+		}
+		if _, err := audit.AppendBatch(ctx, tx, events); err != nil {
 			return err
 		}
 	}

@@ -146,6 +146,13 @@ func (j *job) decide(v replaypolicy.Verdict) {
 	}
 }
 
+// unsent gives j the state and result of a verdict that ends it before
+// it is published in this claim, as JudgeUnsent says: one whose earlier
+// publish may have landed needs a person, whatever stopped it now.
+func (j *job) unsent(v replaypolicy.Verdict) {
+	j.decide(replaypolicy.JudgeUnsent(v, replaypolicy.Unsent{State: string(j.prevState), Attempted: j.firstAttemptAt != nil}))
+}
+
 // claimJobs takes due jobs under a lease: at most $1 of them, no more
 // payload and header bytes than $4 (but always one), so a claim of big
 // payloads or big headers stays bounded in memory, and no more of one request than its rate publishes in

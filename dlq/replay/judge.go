@@ -8,14 +8,23 @@ import (
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
-// Ledger reads: has another request already replayed this identity? The
-// ledger's unique keys hold the identities' SHA-256 (quarantine_key, any
-// length fits; migration 0008), so the lookups say it the same way.
+// Ledger reads: has another request already replayed this identity, and
+// does another request's job of it wait for a person because it may have
+// been published (needs_reconciliation: possibly replayed)? The ledger's
+// unique keys hold the identities' SHA-256 (quarantine_key, any length
+// fits; migration 0008), so the lookups say it the same way; the jobs that
+// wait for a person are few (replay_jobs_unsettled_idx).
 const (
 	ledgerHasMsgID = `SELECT EXISTS (SELECT 1 FROM replay_ledger
-        WHERE tenant = $1 AND class = 'dedupe' AND quarantine_key(msg_id) = quarantine_key($2) AND request_id <> $3)`
+        WHERE tenant = $1 AND class = 'dedupe' AND quarantine_key(msg_id) = quarantine_key($2) AND request_id <> $3),
+        coalesce((SELECT min(j.request_id) FROM replay_jobs j JOIN replay_requests r ON r.id = j.request_id
+            JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
+            WHERE j.state = 'needs_reconciliation' AND r.tenant = $1 AND quarantine_key(i.msg_id) = quarantine_key($2) AND j.request_id <> $3), 0)`
 	ledgerHasOperation = `SELECT EXISTS (SELECT 1 FROM replay_ledger
-        WHERE tenant = $1 AND class = 'same_operation' AND quarantine_key(operation_id) = quarantine_key($2) AND request_id <> $3)`
+        WHERE tenant = $1 AND class = 'same_operation' AND quarantine_key(operation_id) = quarantine_key($2) AND request_id <> $3),
+        coalesce((SELECT min(j.request_id) FROM replay_jobs j JOIN replay_requests r ON r.id = j.request_id
+            JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
+            WHERE j.state = 'needs_reconciliation' AND r.tenant = $1 AND quarantine_key(i.operation_id) = quarantine_key($2) AND j.request_id <> $3), 0)`
 )
 
 // judge decides, just before publishing, what becomes of each job: the
@@ -42,11 +51,11 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			runs[j.requestID] = run
 		}
 		if run.Outcome != replaypolicy.Go {
-			j.decide(run)
+			j.unsent(run)
 			continue
 		}
 		if v := replaypolicy.JudgeItem(table, j.item(w.svc.cfg), replaypolicy.AtExecution); v.Outcome != replaypolicy.Go {
-			j.decide(v) // the dead letter is no longer this request's, or the payload is not the approved one
+			j.unsent(v) // the dead letter is no longer this request's, or the payload is not the approved one
 			continue
 		}
 		f := replaypolicy.Job{Class: j.class}
@@ -64,7 +73,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			v = replaypolicy.JudgeJob(f)
 		}
 		if v.Outcome != replaypolicy.Go {
-			j.decide(v)
+			j.unsent(v)
 			continue
 		}
 		j.window = w.window(ctx, j.subject)
@@ -130,7 +139,7 @@ func (w *Worker) ledger(ctx context.Context, j *job, held map[string]bool) *repl
 		q, value = ledgerHasOperation, j.opID
 	}
 	var l replaypolicy.Ledger
-	if err := w.svc.pool.QueryRow(ctx, q, j.tenant, value, j.requestID).Scan(&l.Replayed); err != nil {
+	if err := w.svc.pool.QueryRow(ctx, q, j.tenant, value, j.requestID).Scan(&l.Replayed, &l.Unsettled); err != nil {
 		l.Unreadable = err.Error()
 	}
 	return &l

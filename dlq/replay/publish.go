@@ -23,10 +23,12 @@ import (
 // (replay_requests.rate_next, 1/rate apart and never before now, so nothing
 // bursts to catch up after a pause or a restart), checks in the same
 // statement that the request still publishes (a cancel or a stop is seen
-// before every reservation) and that it still holds each job (its fencing
-// token), and marks the jobs attempted (first_attempt_at: from here on a
-// publish may have landed; first_published_at, once for good). It then
-// publishes each job at its slot.
+// before every reservation), that it still holds each job (its fencing
+// token, under a lease that has not run out) and that the job's request
+// still holds its dead letter, and marks the jobs attempted
+// (first_attempt_at: from here on a publish may have landed;
+// first_published_at, once for good). It then publishes each job at its
+// slot.
 const gateJobs = `
 WITH r AS (
     UPDATE replay_requests SET rate_next = greatest(rate_next, now()) + make_interval(secs => $2::float8 / rate)
@@ -40,6 +42,9 @@ WITH r AS (
     FROM r, unnest($4::bigint[], $5::bigint[]) AS u(id, fence)
     WHERE j.id = u.id
       AND j.fence = u.fence AND j.state = 'claimed' -- a worker whose lease was taken over publishes nothing
+      AND j.lease_until > now() -- nor one whose lease ran out while it judged (before anyone took it over)
+      AND EXISTS (SELECT 1 FROM replay_items i WHERE i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
+                  AND i.held) -- nor a job whose request let go of its dead letter since the claim
     RETURNING j.id, nullif(j.first_published_at, now()) AS published_before -- NULL: this is its first publish ever
 )
 SELECT r.first_slot, now(), m.id, m.published_before FROM r LEFT JOIN m ON true`
@@ -120,11 +125,24 @@ func (w *Worker) refused(ctx context.Context, rest []*job) {
 	case err != nil:
 		settle(rest, JobPending, "released: the request's status could not be read: "+err.Error())
 	case status == StatusCancelled:
-		settle(rest, JobCancelled, "cancelled before it was published")
+		halted(rest)
 	case late:
 		settle(rest, JobPending, "released: no publish slot is left before the lease runs out")
 	default:
 		settle(rest, JobPending, fmt.Sprintf("released: the request is %s", status))
+	}
+}
+
+// halted ends every job of jobs, none published in this claim, after a
+// cancel or an emergency stop of their request: cancelled, or, for one
+// whose earlier publish may have landed, needs reconciliation
+// (JudgeUnsent). A job the gate marked attempted for the first time is
+// unmarked (nothing of it was sent).
+func halted(jobs []*job) {
+	v := replaypolicy.Verdict{Outcome: replaypolicy.Cancel, Check: replaypolicy.CheckCancelled, Reason: "cancelled before it was published"}
+	for _, j := range jobs {
+		j.unsent(v)
+		j.resetAttempt = j.firstAttempt
 	}
 }
 
@@ -208,7 +226,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 	chunk:
 		for i, j := range chunk {
 			if !g.marked[j.id] {
-				j.state, j.result = JobPending, "lease lost before it was published" // the fence says so; the record keeps nothing
+				j.state, j.result = JobPending, "released: this claim no longer holds it (lease, fence or item)" // the record keeps nothing
 				sent++
 				continue
 			}
@@ -225,7 +243,12 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 					return out
 				}
 				if wait > recheckAfter {
-					if state, why := w.stillPublishes(ctx, j.requestID); state != "" {
+					switch state, why := w.stillPublishes(ctx, j.requestID); state {
+					case "":
+					case JobCancelled:
+						halted(jobs[sent:])
+						return out
+					default:
 						settle(jobs[sent:], state, why)
 						return out
 					}

@@ -103,15 +103,17 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		case replaypolicy.NotApplied:
 			state, result, mark = JobCancelled, fmt.Sprintf("not applied, as %s found (%s): not published again", who, in.Note), markRequeued
 		}
-		if _, err := tx.Exec(ctx, settleJob, jobID, state, result); err != nil {
+		if tag, err := tx.Exec(ctx, settleJob, jobID, state, result); err != nil {
 			return err
+		} else if tag.RowsAffected() != 1 {
+			return quarantine.Errorf(quarantine.ECONFLICT, "this item was settled meanwhile: reload the request")
 		}
 		if in.Choice == replaypolicy.Applied {
 			if _, err := tx.Exec(ctx, ledgerApplied, jobID); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, mark, []int64{deadLetterID}, []time.Time{at}); err != nil {
+		if err := markHeld(ctx, tx, mark, id, []dlq.Key{{ID: deadLetterID, At: at}}); err != nil {
 			return err
 		}
 		if in.Choice == replaypolicy.Republish {

@@ -63,11 +63,16 @@ const (
           AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = r.id AND j.state IN ('pending', 'claimed', 'deferred', 'unknown'))`
 )
 
-// The dead letters of ended jobs ($1 ids, $2 their times) take the outcome
-// as their status; the counters follow (dlq.StatusMove).
+// The dead letters of ended jobs ($1 ids, $2 their times, $3 the jobs'
+// requests) take the outcome as their status, but only where the job's
+// request still holds the dead letter: a late record of a request that let
+// go of it never changes another request's item. The counters follow
+// (dlq.StatusMove), for the rows changed only; each statement returns the
+// dead letters it changed.
 const jobDeadLetters = `
     SELECT d.id, d.dead_lettered_at, d.status
-    FROM unnest($1::bigint[], $2::timestamptz[]) AS k(id, at)
+    FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[]) AS k(id, at, request_id)
+    JOIN replay_items i ON i.request_id = k.request_id AND i.dead_letter_id = k.id AND i.held -- still this request's
     JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at`
 
 var (
@@ -176,10 +181,10 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 		if len(kept) < n {
 			w.log.Warn("replay results not recorded: lease lost to another worker", "owner", w.cfg.Owner, "lost", n-len(kept))
 		}
-		var events []audit.Event
 		var ledger ledgerColumns
-		marks := map[string][]dlq.Key{}
-		var endedReqs, endedDLs []int64
+		marks := map[string]*heldPairs{}
+		var ended heldPairs
+		var recorded []*job
 		rs := recordStates()
 		for _, id := range kept {
 			j := byID[id]
@@ -187,15 +192,18 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 				continue // released untouched: nothing happened to record
 			}
 			if s, ok := rs[j.state]; ok {
-				marks[s.mark] = append(marks[s.mark], dlq.Key{ID: j.deadLetterID, At: j.deadLetteredAt})
+				if marks[s.mark] == nil {
+					marks[s.mark] = &heldPairs{}
+				}
+				marks[s.mark].add(j.requestID, dlq.Key{ID: j.deadLetterID, At: j.deadLetteredAt})
 				if s.release {
-					endedReqs, endedDLs = append(endedReqs, j.requestID), append(endedDLs, j.deadLetterID)
+					ended.add(j.requestID, dlq.Key{ID: j.deadLetterID, At: j.deadLetteredAt})
 				}
 			}
 			if j.state == JobReplayed {
 				ledger.add(j)
 			}
-			events = append(events, w.itemEvent(j))
+			recorded = append(recorded, j)
 		}
 		if len(ledger.jobIDs) > 0 {
 			l := &ledger
@@ -204,19 +212,35 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 				return fmt.Errorf("record replay ledger: %w", err)
 			}
 		}
+		untouched := map[int64]bool{} // dead letters their job's request no longer holds
 		for _, sql := range []string{markReplayed, markFailed, markNeedsReconciliation, markRequeued} {
-			if len(marks[sql]) == 0 {
+			p := marks[sql]
+			if p == nil {
 				continue
 			}
-			kid, kat := dlq.KeyArrays(marks[sql])
-			if _, err := tx.Exec(ctx, sql, kid, kat); err != nil {
+			changed, err := p.mark(ctx, tx, sql)
+			if err != nil {
 				return fmt.Errorf("mark dead letters: %w", err)
 			}
+			for _, dl := range p.deadLetters {
+				if !changed[dl] {
+					untouched[dl] = true
+				}
+			}
 		}
-		if len(endedReqs) > 0 {
-			if _, err := tx.Exec(ctx, releaseEnded, endedReqs, endedDLs); err != nil {
+		if len(ended.requests) > 0 {
+			if _, err := tx.Exec(ctx, releaseEnded, ended.requests, ended.deadLetters); err != nil {
 				return fmt.Errorf("release ended replay items: %w", err)
 			}
+		}
+		events := make([]audit.Event, 0, len(recorded))
+		for _, j := range recorded {
+			e := w.itemEvent(j, untouched[j.deadLetterID])
+			if untouched[j.deadLetterID] {
+				w.log.Warn("replay result recorded; dead letter left as it is", "request", j.requestID, "dead_letter", j.deadLetterID,
+					"tenant", j.tenant, "msg_id", j.msgID, "correlation_id", j.corrID, "state", j.state)
+			}
+			events = append(events, e)
 		}
 		if _, err := tx.Exec(ctx, markRunning, reqIDs); err != nil {
 			return fmt.Errorf("mark requests running: %w", err)
@@ -228,9 +252,65 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 	})
 }
 
-// itemEvent is the audit row of what became of j, under its message id.
-func (w *Worker) itemEvent(j *job) audit.Event {
+// heldPairs are (request, dead letter) pairs, one array per column (the
+// dead letter's key is its id and time), for the statements that change a
+// dead letter only while its request holds it.
+type heldPairs struct {
+	requests, deadLetters []int64
+	ats                   []time.Time
+}
+
+func (p *heldPairs) add(request int64, k dlq.Key) {
+	p.requests, p.deadLetters, p.ats = append(p.requests, request), append(p.deadLetters, k.ID), append(p.ats, k.At)
+}
+
+// mark runs sql (markReplayed, ...) on the pairs and returns the dead
+// letters it changed.
+func (p *heldPairs) mark(ctx context.Context, tx pgx.Tx, sql string) (map[int64]bool, error) {
+	rows, err := tx.Query(ctx, sql, p.deadLetters, p.ats, p.requests)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// markHeld runs sql (markReplayed, ...) on the dead letters of request,
+// each of which the request must hold in a status the statement changes:
+// a conflict otherwise.
+func markHeld(ctx context.Context, tx pgx.Tx, sql string, request int64, deadLetters []dlq.Key) error {
+	if len(deadLetters) == 0 {
+		return nil
+	}
+	var p heldPairs
+	for _, k := range deadLetters {
+		p.add(request, k)
+	}
+	changed, err := p.mark(ctx, tx, sql)
+	if err != nil {
+		return err
+	}
+	if len(changed) != len(deadLetters) {
+		return quarantine.Errorf(quarantine.ECONFLICT, "%d dead letters of request %d are no longer held by it or changed status; reload and try again",
+			len(deadLetters)-len(changed), request)
+	}
+	return nil
+}
+
+// itemEvent is the audit row of what became of j, under its message id;
+// untouched: the dead letter's status was left as it was.
+func (w *Worker) itemEvent(j *job, untouched bool) audit.Event {
 	after := map[string]any{"request": j.requestID, "job": j.id, "subject": j.subject, "stream": j.stream, "seq": j.seq, "duplicate": j.duplicate}
+	if untouched {
+		after["dead_letter_unchanged"] = "the request no longer holds it, or its status moved on"
+	}
 	if j.notBefore != nil {
 		after["until"] = j.notBefore.UTC().Format(time.RFC3339)
 	}

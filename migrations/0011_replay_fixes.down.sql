@@ -1,0 +1,1 @@
+DROP INDEX replay_jobs_unsettled_idx;
