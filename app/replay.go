@@ -69,7 +69,7 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 		cfg.DraftTTL = replay.DefaultDraftTTL
 	}
 	rcfg := replay.Config{Policy: func() *replaypolicy.Table { return table }, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL,
-		Revalidation: cfg.RevalidateSubject != "", Windows: replay.NewStreamWindows(js, 0), WindowMargin: cfg.WindowMargin}
+		Revalidation: cfg.RevalidateSubject != "", Windows: replay.NewStreamWindows(js, 0), WindowMargin: cfg.WindowMargin, MaxPayload: nc.MaxPayload()}
 	workerService := replay.New(jobs, rcfg)
 	rcfg.DeadLetters = deadLetters // the process's store: its partition map
 	p := &replayParts{table: table, log: log, sweep: min(cfg.DraftTTL/4, time.Minute), service: replay.New(pool, rcfg), sweeper: workerService}

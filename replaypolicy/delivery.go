@@ -87,6 +87,16 @@ type Ack struct {
 	// stores the subject.
 	Lost     string
 	NoStream bool
+	// Refused says why the message can never be published as it is (the
+	// client refused to send it: a header it cannot encode, a payload over
+	// the server's max_payload, a subject it cannot publish to; or the
+	// broker refused to store it for what it is); "" when not. Nothing of
+	// it was stored.
+	Refused string
+	// NotSent says why the message did not leave the worker although it
+	// may another time (the connection is closed or reconnecting), or why
+	// the broker said it did not store it for now; "" when not.
+	NotSent string
 	// Stream and Seq are the PubAck's; Duplicate: the broker already held
 	// the id, and Seq is the message it kept.
 	Stream    string
@@ -146,7 +156,10 @@ func OursKept(a Ack) bool {
 }
 
 // JudgeAck says what the broker's answer means for the job, at now. It is
-// pure. No stream: Fail (blocked). No PubAck: Retry, after RetryAfter but
+// pure. A message that can never be published as it is: Fail (blocked,
+// never retried). One that was not sent, or not stored, this time: Wait
+// (tried again later; never "unknown": nothing can have landed). No
+// stream: Fail (blocked). No PubAck: Retry, after RetryAfter but
 // while the window still covers the first attempt (JudgeWindow then lets a
 // person decide). A PubAck: Replayed. A Duplicate: the broker kept a
 // message under the id; when it is our own earlier publish, Replayed; when
@@ -159,6 +172,12 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 	v := Verdict{Rule: -1, Outcome: Replayed}
 	w := a.Window.Duplicates
 	switch {
+	case a.Refused != "":
+		return v.plain(Fail, CheckRefused, fmt.Sprintf("message id %q can never be published as it is (%s); nothing was stored: resolve it by hand", a.MsgID, a.Refused))
+	case a.NotSent != "":
+		v = v.plain(Wait, CheckNotSent, fmt.Sprintf("not published (%s): nothing was stored; it is tried again later", a.NotSent))
+		v.Until = now.Add(RetryAfter(a.Attempts, a.RetryBase, a.Jitter))
+		return v
 	case a.NoStream:
 		return v.plain(Fail, CheckNoStream, fmt.Sprintf("no stream stores the subject: message id %q was not published", a.MsgID))
 	case a.Lost != "":

@@ -75,6 +75,37 @@ type Item struct {
 	// NoRevalidator says why no revalidation service can be asked on this
 	// deployment ("" when one is configured).
 	NoRevalidator string
+	// Send is what the broker's protocol says of the message a replay
+	// would publish (zero: nothing known against it).
+	Send Send
+}
+
+// Send is what NATS says of the message a replay of an item would
+// publish: a header it cannot encode, and its size against the server's
+// max_payload.
+type Send struct {
+	// BadHeader is the first header name NATS cannot send ("": none).
+	BadHeader string
+	// Size is the message's size in bytes (payload and headers, the
+	// replay's own too); MaxPayload the server's max_payload (0: unknown).
+	Size, MaxPayload int64
+}
+
+// JudgeSend says whether a message s can be published at all, in a
+// sentence that does not name the class (JudgeItem adds it). It is pure: a header name NATS cannot send (it would be refused, or dropped
+// from what was approved) and a message bigger than the server's
+// max_payload never go, so they are refused when the item is judged, not
+// retried when it is published.
+func JudgeSend(v Verdict, s Send) Verdict {
+	switch {
+	case s.BadHeader != "":
+		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q cannot be sent over NATS (a header name is printable ASCII without ':' or spaces); resolve it by hand", s.BadHeader))
+	case s.MaxPayload > 0 && s.Size > s.MaxPayload:
+		return v.plain(Block, CheckUnsendable, fmt.Sprintf("the message would be %d bytes with its headers, more than the server's max_payload of %d bytes, so it cannot be published; "+
+			"edit the payload down or resolve it by hand", s.Size, s.MaxPayload))
+	}
+	v.Outcome = Go
+	return v
 }
 
 // Step is when an item is judged. The rules judge the same way at every
@@ -162,6 +193,9 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 		return v.with(Block, CheckPayloadGone, "the payload was gone from its stream when it was captured, so there is nothing to send; resolve it by hand")
 	case item.SubjectRefusal != "":
 		return v.with(Block, CheckSubject, "%s", item.SubjectRefusal)
+	}
+	if sv := JudgeSend(v, item.Send); sv.Outcome != Go {
+		return v.with(Block, sv.Check, "%s", sv.Reason)
 	}
 	if ev := judgeErrorClass(t, v, item, at); ev.Outcome != Go {
 		return ev

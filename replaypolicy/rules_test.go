@@ -152,6 +152,10 @@ func TestRules(t *testing.T) {
 		{CheckLedgerUnread, Retry, job(Job{Class: SameOperation, Ledger: &Ledger{Unreadable: "timeout"}}), "ledger check failed"},
 		{CheckRevalidationNone, Block, job(Job{Class: Revalidate, Revalidation: &Revalidation{Unanswered: "no service answers"}}), "got no answer"},
 		{CheckRevalidationDeny, Block, job(Job{Class: Revalidate, Revalidation: &Revalidation{Reason: "revoked"}}), "revalidation denied: revoked"},
+		{CheckRefused, Fail, ack(Ack{Refused: "nats: maximum payload exceeded"}), "can never be published as it is"},
+		{CheckNotSent, Wait, ack(Ack{NotSent: "nats: connection closed"}), "nothing was stored"},
+		{CheckUnsendable, Block, judge("search.x", AtDraft, func(i *Item) { i.Send = Send{BadHeader: "Bad Name"} }), `header "Bad Name" cannot be sent`},
+		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{Size: 2000, MaxPayload: 1024} }), "max_payload of 1024 bytes"},
 		{CheckUnsettled, Block, job(Job{Class: Dedupe, Ledger: &Ledger{Unsettled: 7}}), "replay request 7 may have published this identity"},
 		{CheckMaybePublished, Reconcile, func() Verdict {
 			return JudgeUnsent(Verdict{Outcome: Cancel, Check: CheckCancelled, Reason: "cancelled by the requester"}, Unsent{State: "unknown", Attempted: true})

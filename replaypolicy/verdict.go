@@ -134,6 +134,7 @@ const (
 	CheckErrorNever    = "error-class-never"       // the error class is never replayed (stale_version)
 	CheckNeedsFix      = "error-class-fix"         // the error class replays only edited or after a fix (schema_invalid, permanent)
 	CheckNoRevalidator = "no-revalidation-service" // revalidate on a deployment without REVALIDATE_SUBJECT
+	CheckUnsendable    = "unsendable"              // a header NATS cannot send, or bigger than the server's max_payload
 
 	// A selection becoming drafts (JudgeDraft).
 	CheckMayRequest = "may-request" // the requester may not request the class in the tenant
@@ -178,6 +179,8 @@ const (
 	CheckPastWindow    = "unknown-past-window"  // no PubAck, and the window no longer covers the first attempt
 	CheckAckLost       = "ack-lost"             // no PubAck: retried under the same message id
 	CheckNoStream      = "no-stream"            // no stream stores the subject
+	CheckRefused       = "publish-refused"      // the client or the broker refuses the message as it is: never sent
+	CheckNotSent       = "not-sent"             // the message did not leave the worker (or was not stored) this time
 	CheckDuplicateKept = "duplicate-not-ours"   // the broker kept another message under the id: deferred
 	CheckSuppressed    = "suppressed-duplicate" // deferred too often: the broker keeps dropping it
 	CheckOwnDuplicate  = "duplicate-ours"       // the broker kept our own earlier publish: replayed
@@ -201,14 +204,14 @@ func Checks() []string {
 		CheckNoPolicy,
 		CheckReplayed, CheckClosed, CheckPurged, CheckStatus, CheckInRequest, CheckNotHeld, CheckPayloadChange, CheckLedger, CheckNoSubject, CheckNoMsgID,
 		CheckPayloadGone, CheckSubject, CheckNoOperationID, CheckEdited, CheckPayloadHash, CheckNoPrincipal,
-		CheckErrorNever, CheckNeedsFix, CheckNoRevalidator,
+		CheckErrorNever, CheckNeedsFix, CheckNoRevalidator, CheckUnsendable,
 		CheckMayRequest, CheckBulk, CheckBulkCap,
 		CheckNothingLeft, CheckRequester, CheckActor, CheckPolicy, CheckReason, CheckNoItems, CheckRate, CheckIntent,
 		CheckApprovals, CheckConfirmation, CheckOwnRequest, CheckNotRequester, CheckEditClass, CheckEditReason, CheckDraftExpired,
 		CheckReconcileNote,
 		CheckCancelled, CheckRequestStatus, CheckExpired, CheckAuthorityUnread, CheckRequesterRights,
 		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny, CheckMaybePublished, CheckUnsettled,
-		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckDuplicateKept, CheckSuppressed, CheckOwnDuplicate,
+		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckRefused, CheckNotSent, CheckDuplicateKept, CheckSuppressed, CheckOwnDuplicate,
 		CheckProblems, CheckStopReason, CheckStopConfirmation, CheckDecision, CheckDecisionNote, CheckDecisionClosed,
 		CheckEditUnchanged,
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -244,6 +245,9 @@ func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 		if !req.Status.Editable() {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s; only a request not yet approved can be edited", req.Status)
 		}
+		if err := s.judgeEditSize(ctx, tx, id, deadLetterID, len(edit.Payload)); err != nil {
+			return err
+		}
 		sum := sha256.Sum256(edit.Payload)
 		var old, original []byte
 		var msgID string
@@ -291,6 +295,34 @@ func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 	}
 	if err != nil {
 		return fmt.Errorf("edit payload of replay %d: %w", id, err)
+	}
+	return nil
+}
+
+// The headers and ids an item of a request is published with.
+const selectItemSend = `SELECT headers, msg_id, operation_id, correlation_id FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2`
+
+// judgeEditSize refuses (invalid, with the rule's sentence) an edit that
+// makes item deadLetterID of request id a message NATS cannot publish
+// (JudgeSend: bigger than the server's max_payload).
+func (s *Service) judgeEditSize(ctx context.Context, tx pgx.Tx, id, deadLetterID int64, size int) error {
+	var raw []byte
+	var msgID, opID, corrID string
+	err := tx.QueryRow(ctx, selectItemSend, id, deadLetterID).Scan(&raw, &msgID, &opID, &corrID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, errNoItem)
+	}
+	if err != nil {
+		return err
+	}
+	var hs []dlq.HeaderValue
+	if err := json.Unmarshal(raw, &hs); err != nil {
+		return fmt.Errorf("headers of item %d of request %d: %w", deadLetterID, id, err)
+	}
+	send := sendFacts(hs, int64(size), s.cfg.MaxPayload, msgID, opID, corrID)
+	send.BadHeader = "" // judged with the item; the edit is about its size
+	if v := replaypolicy.JudgeSend(replaypolicy.Verdict{Rule: -1}, send); v.Outcome != replaypolicy.Go {
+		return refuse(v, quarantine.EINVALID)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package replay
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,6 +28,7 @@ type facts struct {
 	generation                                               int
 	fixedAt, fixRecordedAt                                   *time.Time
 	fixRef                                                   string
+	send                                                     replaypolicy.Send
 }
 
 // item is f in the rules' terms, as the service judges it (cfg): the
@@ -38,7 +41,7 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		OriginalPayloadSHA256: hex.EncodeToString(f.originalSHA256), PayloadEdited: f.edited, PayloadUnavailable: f.payloadUnavailable,
 		AlreadyReplayed: f.alreadyReplayed, Status: string(f.status), Request: f.request, HeldBy: f.heldBy,
 		ErrorClass: f.errorClass, DeadLetteredAt: f.deadLetteredAt, Generation: f.generation, FixRef: f.fixRef,
-		NoRevalidator: cfg.noRevalidator(),
+		NoRevalidator: cfg.noRevalidator(), Send: f.send,
 	}
 	if f.fixedAt != nil {
 		it.FixedAt, it.FixRecordedAt = *f.fixedAt, *f.fixRecordedAt
@@ -70,7 +73,8 @@ SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.opera
        coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true),
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, coalesce(d.status, '` + purged + `'),
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0),
-       coalesce(d.error_class, ''), i.dead_lettered_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, '')
+       coalesce(d.error_class, ''), i.dead_lettered_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
+       i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id
 FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
 ` + fixJoin + `
 WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
@@ -92,9 +96,17 @@ func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]i
 	}
 	f := facts{tenant: req.Tenant, request: req.ID}
 	var out []itemFact
+	var headers []byte
+	var size int64
+	var corr string
 	_, err = pgx.ForEachRow(rows, []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
 		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.heldBy,
-		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef}, func() error {
+		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, &headers, &size, &corr}, func() error {
+		var hs []dlq.HeaderValue
+		if err := json.Unmarshal(headers, &hs); err != nil {
+			return fmt.Errorf("headers of dead letter %d: %w", f.deadLetterID, err)
+		}
+		f.send = sendFacts(hs, size, s.cfg.MaxPayload, f.msgID, f.operationID, corr)
 		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg)})
 		return nil
 	})

@@ -2,15 +2,21 @@ package replay_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
@@ -178,4 +184,75 @@ func TestRecordGuardsOnHeldItem(t *testing.T) {
 	assert.Equal(t, 1, b.publishedAs(t, "guarded"))
 	status, _ = b.deadLetterStatus(t, id, second.ID)
 	assert.Equal(t, "replayed", status)
+}
+
+// TestDeterministicPublishErrorsEndTheJob replays messages NATS can never
+// publish as they are. Judged when drafted: a header name the client
+// cannot send, and a payload bigger than the server's max_payload, are
+// left out with why, and an edit that makes a payload too big is refused.
+// Met at execution all the same (a console that did not know the limit):
+// the client's refusal and the broker's (a stream's max_msg_size) end the
+// job blocked with the reason, never unknown and never retried, and
+// nothing is stored.
+func TestDeterministicPublishErrorsEndTheJob(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	small := natstest.StartWithOptions(t, t.TempDir(), func(o *server.Options) { o.MaxPayload = 4096 })
+	snc, sjs := small.Connect(t)
+	_, err := sjs.CreateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}})
+	require.NoError(t, err)
+	_, err = sjs.CreateStream(ctx, jetstream.StreamConfig{Name: "TINY", Subjects: []string{"events.>"}, MaxMsgSize: 256})
+	require.NoError(t, err)
+	knowing := replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Subjects: testSubjects(t), MaxPayload: snc.MaxPayload()})
+	unknowing := replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Subjects: testSubjects(t)})
+
+	big := strings.Repeat("x", 8000)
+	badHeader := b.seedItem(t, "search.index_update", "bad-header", nats.Header{"Bad Name": {"v"}}, "{}")
+	tooBig := b.seedItem(t, "search.index_update", "too-big", nil, big)
+	tiny := b.seedItem(t, "search.index_update", "tiny", nats.Header{dlq.HeaderOriginalSubject: {"events.acme.search.index_update"}}, strings.Repeat("y", 600))
+	fine := b.seedItem(t, "search.index_update", "fine", nil, "{}")
+
+	t.Run("JudgedAtDraft", func(t *testing.T) {
+		_, drafts := testfactory.Draft(t, knowing, oncall, badHeader, tooBig, fine)
+		items, err := knowing.Items(ctx, drafts[0].ID, 10)
+		require.NoError(t, err)
+		reasons := map[int64]string{}
+		for _, it := range items {
+			reasons[it.DeadLetterID] = it.SkipReason
+		}
+		assert.Contains(t, reasons[badHeader], `header "Bad Name" cannot be sent over NATS`)
+		assert.Contains(t, reasons[tooBig], "more than the server's max_payload of 4096 bytes")
+		assert.Empty(t, reasons[fine])
+		err = knowing.EditPayload(ctx, drafts[0].ID, fine, oncall, replay.PayloadEdit{Payload: []byte(big), Reason: "bigger"}, quarantine.RequestMeta{})
+		assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
+		assert.ErrorContains(t, err, "max_payload")
+	})
+
+	t.Run("RefusedAtExecution", func(t *testing.T) {
+		req := testfactory.Request(t, unknowing, oncall, []int64{tooBig, tiny}, replay.SubmitInput{Reason: "unknowing"})
+		w := replay.NewWorker(unknowing, sjs, b.auth, nil, replay.WorkerConfig{Retry: 10 * time.Millisecond}, b.log)
+		wait.Until(t, "both jobs ended", 15*time.Second, func() bool {
+			_, err := w.RunOnce(ctx)
+			require.NoError(t, err)
+			s := b.jobStates(t, req.ID)
+			return s["pending"]+s["claimed"]+s["unknown"]+s["deferred"] == 0
+		})
+		for id, want := range map[int64]string{tooBig: "maximum payload exceeded", tiny: "the broker refused it"} {
+			j := b.job(t, req.ID, id)
+			assert.Equal(t, "blocked", j.State, j.Result)
+			assert.Contains(t, j.Result, want)
+			assert.Contains(t, j.Result, "can never be published as it is")
+			assert.Equal(t, 1, j.Attempts, "never retried")
+			assert.Nil(t, j.FirstAttemptAt, "nothing of it was stored")
+		}
+		for _, name := range []string{"APP", "TINY"} {
+			st, err := sjs.Stream(ctx, name)
+			require.NoError(t, err)
+			info, err := st.Info(ctx)
+			require.NoError(t, err)
+			assert.Zero(t, info.State.Msgs, "stream %s stores nothing", name)
+		}
+		b.waitStatus(t, req.ID, replay.StatusDoneWithProblems)
+	})
 }

@@ -285,6 +285,7 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 		PayloadEdited: j.edited, PayloadUnavailable: j.payloadUnavailable, Status: string(j.status), Request: j.requestID, HeldBy: j.heldBy,
 		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: j.deadLetteredAt,
 		Generation: j.generation, FixRef: j.fixRef, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
+		Send: sendFacts(j.headers, int64(len(j.payload)), cfg.MaxPayload, j.msgID, j.opID, j.corrID),
 	}
 	if j.fixedAt != nil {
 		it.FixedAt, it.FixRecordedAt = *j.fixedAt, *j.fixRecordedAt

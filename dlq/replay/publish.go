@@ -296,7 +296,7 @@ func (w *Worker) send(j *job) (jetstream.PubAckFuture, bool) {
 	}
 	fut, err := w.js.PublishMsgAsync(m, jetstream.WithMsgID(j.msgID))
 	if err != nil {
-		w.decideAck(context.Background(), j, nil, err)
+		w.decideAck(context.Background(), j, nil, errNotSent{err}) // it never left the worker
 		return nil, false
 	}
 	return fut, true
@@ -340,7 +340,15 @@ func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, e
 	} else {
 		a.FirstAttemptAt = w.svc.cfg.Now()
 	}
+	refused, notSent := publishError(err)
+	var unsent errNotSent
 	switch {
+	case refused != "":
+		a.Refused = refused
+	case notSent != "":
+		a.NotSent = notSent
+	case errors.As(err, &unsent):
+		a.NotSent = unsent.err.Error()
 	case errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders):
 		a.NoStream = true
 	case err != nil || ack == nil:
@@ -362,10 +370,17 @@ func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, e
 		j.duplicate = a.Duplicate
 	case replaypolicy.Defer, replaypolicy.Suppressed:
 		j.deferred, j.resetAttempt = true, true // the broker kept a message not ours: this attempt did not land
-	case replaypolicy.Fail:
-		j.resetAttempt = j.firstAttempt
+	case replaypolicy.Fail, replaypolicy.Wait:
+		j.resetAttempt = j.firstAttempt // nothing of this attempt was stored
 	}
 }
+
+// errNotSent is an error PublishMsgAsync returned at once: the message
+// never left the worker.
+type errNotSent struct{ err error }
+
+func (e errNotSent) Error() string { return e.err.Error() }
+func (e errNotSent) Unwrap() error { return e.err }
 
 // kept reads back the message the broker kept under j's message id (seq of
 // stream): whether it carries this item's Dlq-Replay-Of and this request's

@@ -44,6 +44,10 @@ type Config struct {
 	// SelectionHeaderBytes bounds the header bytes one selection copies
 	// into its drafts; default MaxSelectionHeaderBytes.
 	SelectionHeaderBytes int
+	// MaxPayload is the NATS server's max_payload in bytes (the
+	// connection's MaxPayload): a replay bigger than it is refused when it
+	// is judged, and so is an edit that makes it so; 0: unknown.
+	MaxPayload int64
 }
 
 // maxSelectionHeaderBytes is SelectionHeaderBytes or its default.

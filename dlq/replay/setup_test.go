@@ -107,7 +107,7 @@ func setupReplay(t *testing.T) *replayBundle {
 // duplicate windows read from NATS with a small margin.
 func (b *replayBundle) config(t testing.TB) replay.Config {
 	return replay.Config{Policy: b.policy.Load, Subjects: testSubjects(t), Now: b.clock, Revalidation: true,
-		Windows: replay.NewStreamWindows(b.js, time.Second), WindowMargin: 100 * time.Millisecond}
+		Windows: replay.NewStreamWindows(b.js, time.Second), WindowMargin: 100 * time.Millisecond, MaxPayload: b.nc.MaxPayload()}
 }
 
 // seedItem stores a dead letter of tenant acme, with its message id and a

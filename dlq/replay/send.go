@@ -1,0 +1,71 @@
+package replay
+
+import (
+	"errors"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// sendableName reports whether NATS can send a header of this name: the
+// client refuses (nats.ErrBadHeaderMsg) any name that is empty or holds a
+// byte outside printable ASCII or a colon, which the lenient ingest
+// parser keeps as it came.
+func sendableName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c <= ' ' || c >= 0x7f || c == ':' {
+			return false
+		}
+	}
+	return true
+}
+
+// replayHeaderBytes bounds what a replay adds to the headers it forwards:
+// the NATS header line, its message, operation and correlation ids and its
+// own bookkeeping (Dlq-Replay-Of, Dlq-Replay-Request, Dlq-Payload-Edited).
+const replayHeaderBytes = 256
+
+// sendFacts is what NATS says of the message a replay of an item with
+// headers hs (as the dead letter stored them), a payload of payloadSize
+// bytes and these ids publishes, on a server of maxPayload (0: unknown):
+// the first header it cannot send and the message's size.
+func sendFacts(hs []dlq.HeaderValue, payloadSize int64, maxPayload int64, ids ...string) replaypolicy.Send {
+	s := replaypolicy.Send{Size: payloadSize + replayHeaderBytes, MaxPayload: maxPayload}
+	for _, id := range ids {
+		s.Size += int64(len(id))
+	}
+	for _, h := range Headers(hs) {
+		if s.BadHeader == "" && !sendableName(h.Name) {
+			s.BadHeader = h.Name
+		}
+		s.Size += int64(len(h.Name) + len(h.Value) + 4) // "name: value\r\n"
+	}
+	return s
+}
+
+// publishError sorts an error of a publish into what it means: refused
+// (the message can never be published as it is: the client cannot encode
+// or send it, or the broker refuses to store it for what it is), notSent
+// (nothing left the worker, or the broker said it stored nothing, this
+// time), or neither (the answer was lost: the outcome is unknown).
+func publishError(err error) (refused, notSent string) {
+	var api *jetstream.APIError
+	switch {
+	case err == nil:
+		return "", ""
+	case errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, nats.ErrMaxPayload), errors.Is(err, nats.ErrBadSubject),
+		errors.Is(err, nats.ErrHeadersNotSupported), errors.Is(err, nats.ErrInvalidMsg):
+		return err.Error(), ""
+	case errors.As(err, &api) && api.Code == 400:
+		return "the broker refused it: " + api.Error(), ""
+	case errors.As(err, &api):
+		return "", "the broker did not store it: " + api.Error()
+	}
+	return "", ""
+}
