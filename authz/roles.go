@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // Roles a user can hold in a tenant.
@@ -51,7 +53,7 @@ const (
 )
 
 // ReplayObject is the object for replaying items of a policy class.
-func ReplayObject(class string) string { return "replay:" + class }
+func ReplayObject(class string) string { return replaypolicy.Object(replaypolicy.Class(class)) }
 
 // ValidRole reports whether r is one of Roles.
 func ValidRole(r string) bool {

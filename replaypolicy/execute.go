@@ -137,7 +137,8 @@ func Identity(class Class, tenant, msgID, operationID string) string {
 // answer (Needs NeedLedger until it is given) skips it when the identity
 // was already replayed, blocks it when another request's job of the
 // identity may have landed and waits for a person (possibly replayed), and
-// an unreadable ledger retries it; for
+// an unreadable ledger leaves it for a later claim (Wait: nothing was
+// sent, so its outcome is not unknown); for
 // revalidate, the owning service's answer (Needs NeedRevalidation until
 // given) blocks it when there is none or it is no. Otherwise Go: publish.
 func JudgeJob(j Job) Verdict {
@@ -154,7 +155,7 @@ func JudgeJob(j Job) Verdict {
 		case l.HeldEarlier:
 			return v.plain(Wait, CheckSameIdentity, "waiting for another job with the same identity")
 		case l.Unreadable != "":
-			return v.plain(Retry, CheckLedgerUnread, "ledger check failed; will retry: "+l.Unreadable)
+			return v.plain(Wait, CheckLedgerUnread, "ledger check failed; will retry: "+l.Unreadable) // nothing was sent: not unknown
 		case l.Replayed:
 			return v.plain(Done, CheckLedger, "already replayed (the replay ledger has it)")
 		case l.Unsettled != 0:

@@ -78,8 +78,8 @@ func Load(path string) (*Table, error) {
 //	approvals           0..2, and at least 1 for same_operation and revalidate, 2 for manual
 //	bulk                false for manual
 //	bulk_cap            1..100000 when bulk is true; not set when bulk is false
-//	default_rate        > 0 and <= max_rate (messages per second)
-//	max_rate            > 0 and <= 100000
+//	default_rate        >= MinRate and <= max_rate (messages per second)
+//	max_rate            >= MinRate and <= 100000
 //	approval_expiry     a duration ("90m", "24h", "7d") from 1m to 30d
 //	typed_confirmation  true for manual
 //
@@ -426,10 +426,10 @@ func approvalsWhy(c Class) string {
 	return ""
 }
 
-// rate reports a rate that is not a positive finite number of at most maxRate.
+// rate reports a rate that is not a finite number from MinRate to maxRate.
 func (p *parser) rate(f float64, where, key string, line int) {
-	if math.IsNaN(f) || f <= 0 || f > maxRate {
-		p.problem(line, where, key, "%s = %s must be above 0 and at most %s messages per second", key, formatRate(f), formatRate(maxRate))
+	if math.IsNaN(f) || f < MinRate || f > maxRate {
+		p.problem(line, where, key, "%s = %s must be above 0 and at most %s messages per second (at least %s)", key, formatRate(f), formatRate(maxRate), formatRate(MinRate))
 	}
 }
 

@@ -451,6 +451,22 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestRateInput refuses, as typed, a rate of 0 or less, one below MinRate
+// and one that is not a number; leaving it out is the class's default.
+func TestRateInput(t *testing.T) {
+	t.Parallel()
+	for _, r := range []float64{0, -1, MinRate / 2, nan(), inf()} {
+		if v := JudgeRateInput(r); v.Outcome != Block || v.Check != CheckRate {
+			t.Errorf("rate %v: %+v, want refused", r, v)
+		}
+	}
+	for _, r := range []float64{MinRate, 1, 5000} {
+		if v := JudgeRateInput(r); v.Outcome != Go {
+			t.Errorf("rate %v: %+v, want it taken", r, v)
+		}
+	}
+}
+
 func TestValidateRate(t *testing.T) {
 	t.Parallel()
 	tbl := mustParse(t, testPolicy)
@@ -469,6 +485,8 @@ func TestValidateRate(t *testing.T) {
 		{"NaN", Dedupe, nan(), 0, "positive number"},
 		{"Inf", Dedupe, inf(), 0, "positive number"},
 		{"UnknownClass", "nope", 1, 0, "unknown class"},
+		{"BelowMinimum", Dedupe, MinRate / 10, 0, "at least 0.01"},
+		{"AtMinimum", Dedupe, MinRate, MinRate, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

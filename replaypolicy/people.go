@@ -50,6 +50,43 @@ func mailbox(email string) string {
 	return local + domain
 }
 
+// Object is the permission object of replays of class c ("replay:<class>"):
+// what route gates and the worker's re-checks of people's rights name.
+func Object(c Class) string { return "replay:" + string(c) }
+
+// Request statuses as the rules know them (the replay service's Status
+// values).
+const (
+	statusDraft           = "draft"
+	statusPendingApproval = "pending_approval"
+	statusApproved        = "approved"
+	statusRunning         = "running"
+)
+
+// RequestOpen reports whether a request of status may still change
+// (approve, cancel, stop): a draft, one waiting for approval, approved or
+// running.
+func RequestOpen(status string) bool {
+	return status == statusDraft || status == statusPendingApproval || status == statusApproved || status == statusRunning
+}
+
+// RequestEditable reports whether the payloads of a request of status may
+// still be edited: only before anyone approved it.
+func RequestEditable(status string) bool {
+	return status == statusDraft || status == statusPendingApproval
+}
+
+// JudgeIntent says whether an approver who reviewed the intent reviewed
+// (hex, as the page showed it) may approve a request whose intent is now
+// current: only the same one (any change is a new intent to review).
+func JudgeIntent(reviewed, current string) Verdict {
+	v := Verdict{Rule: -1, Outcome: Go}
+	if !strings.EqualFold(strings.TrimSpace(reviewed), current) {
+		return v.plain(Block, CheckIntentChanged, "the request changed since you reviewed it; review it again")
+	}
+	return v
+}
+
 // MayApprove says whether actor may approve req: never someone who may be
 // its requester (SamePerson).
 func MayApprove(req Request, actor quarantine.Actor) Verdict {
@@ -146,4 +183,28 @@ func requesterOnly(requester, actor quarantine.Actor, reason string) Verdict {
 		return v.plain(Block, CheckNotRequester, reason)
 	}
 	return v
+}
+
+// ApprovalLapsed reports whether actor approved req before and no such
+// approval counts any more (it expired under the class's approval_expiry
+// of table t, or approved another intent), so that they may approve it
+// again. It is pure. false when they never approved it, or an approval of
+// theirs still counts (a second click is not a second approval).
+func ApprovalLapsed(t *Table, req Request, actor quarantine.Actor, now time.Time) bool {
+	if t == nil {
+		return false
+	}
+	k, _ := t.Knobs(req.Class)
+	mine := req
+	mine.Approvals = nil
+	for _, a := range req.Approvals {
+		if SamePerson(a.Approver, actor) {
+			mine.Approvals = append(mine.Approvals, a)
+		}
+	}
+	if len(mine.Approvals) == 0 {
+		return false
+	}
+	valid, _ := validApprovals(k, mine, now)
+	return len(valid) == 0
 }

@@ -211,10 +211,27 @@ func (t *Table) Confirmation(c Class, first Item, items int) string {
 	return ConfirmationPhrase(first, Request{Items: items, Bulk: items > 1})
 }
 
+// MinRate is the lowest publish rate, in messages per second, a request
+// may ask for or a policy file may set (one message every 100 seconds):
+// slower ones would leave a request's slots beyond any lease, and a rate of
+// 0 or less means nothing at all.
+const MinRate = 0.01
+
+// JudgeRateInput says whether a rate a person typed is one: a finite
+// number of messages per second of at least MinRate. It is pure; leaving
+// the rate out (the class's default_rate) is not typing 0.
+func JudgeRateInput(rate float64) Verdict {
+	v := Verdict{Rule: -1, Outcome: Go}
+	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate < MinRate {
+		return v.plain(Block, CheckRate, fmt.Sprintf("a rate is a number of messages per second of at least %s; leave it empty for the class's default", formatRate(MinRate)))
+	}
+	return v
+}
+
 // ValidateRate checks a requested publish rate, in messages per second,
 // against class c and returns the rate to use: the class's default_rate when
 // rate is 0, otherwise rate itself. It returns an error wrapping
-// [ErrInvalidRate] for a negative, NaN or infinite rate, for a rate above
+// [ErrInvalidRate] for a rate below MinRate, NaN or infinite, for a rate above
 // the class's max_rate, or for an unknown class.
 func (t *Table) ValidateRate(c Class, rate float64) (float64, error) {
 	k, ok := t.knobs[c]
@@ -224,8 +241,8 @@ func (t *Table) ValidateRate(c Class, rate float64) (float64, error) {
 	switch {
 	case rate == 0:
 		return k.DefaultRate, nil
-	case math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0:
-		return 0, fmt.Errorf("validate rate %v for %s: a rate must be a positive number of messages per second: %w", rate, c, ErrInvalidRate)
+	case math.IsNaN(rate) || math.IsInf(rate, 0) || rate < MinRate:
+		return 0, fmt.Errorf("validate rate %v for %s: a rate must be a positive number of messages per second, at least %s: %w", rate, c, formatRate(MinRate), ErrInvalidRate)
 	case rate > k.MaxRate:
 		return 0, fmt.Errorf("validate rate %s for %s: above the max_rate of %s messages per second: %w", formatRate(rate), c, formatRate(k.MaxRate), ErrInvalidRate)
 	}

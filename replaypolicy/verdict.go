@@ -153,6 +153,7 @@ const (
 	CheckApprovals     = "approvals"              // waiting for approvals
 	CheckConfirmation  = "confirmation"           // the typed confirmation is missing or wrong
 	CheckOwnRequest    = "own-request"            // a requester approving their own request
+	CheckIntentChanged = "intent-changed"         // an approval of an intent the request no longer has
 	CheckNotRequester  = "not-requester"          // someone other than the requester cancels or edits
 	CheckEditClass     = "edit-class"             // an edit of a class whose payload is never edited
 	CheckEditReason    = "edit-reason"            // a payload edit without a reason
@@ -207,7 +208,7 @@ func Checks() []string {
 		CheckErrorNever, CheckNeedsFix, CheckNoRevalidator, CheckUnsendable,
 		CheckMayRequest, CheckBulk, CheckBulkCap,
 		CheckNothingLeft, CheckRequester, CheckActor, CheckPolicy, CheckReason, CheckNoItems, CheckRate, CheckIntent,
-		CheckApprovals, CheckConfirmation, CheckOwnRequest, CheckNotRequester, CheckEditClass, CheckEditReason, CheckDraftExpired,
+		CheckApprovals, CheckConfirmation, CheckOwnRequest, CheckIntentChanged, CheckNotRequester, CheckEditClass, CheckEditReason, CheckDraftExpired,
 		CheckReconcileNote,
 		CheckCancelled, CheckRequestStatus, CheckExpired, CheckAuthorityUnread, CheckRequesterRights,
 		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny, CheckMaybePublished, CheckUnsettled,

@@ -55,8 +55,11 @@ func (f submitForm) Validate() (replay.SubmitInput, map[string]string) {
 			continue
 		}
 		rate, err := strconv.ParseFloat(v, 64)
-		if err != nil || rate <= 0 {
-			errs["rate-"+strconv.FormatInt(id, 10)] = "A rate is a number of messages per second, above 0."
+		if err != nil {
+			rate = -1 // not a number: refused as one below the minimum
+		}
+		if v := replaypolicy.JudgeRateInput(rate); v.Outcome != replaypolicy.Go {
+			errs["rate-"+strconv.FormatInt(id, 10)] = strings.ToUpper(v.Reason[:1]) + v.Reason[1:] + "."
 		}
 		in.Rates[id] = rate
 	}

@@ -18,10 +18,16 @@ type ApproveInput struct {
 	Confirmation string
 }
 
-// An approver signs off once; a second click finds their row.
+// An approver signs off once; a second click finds their row. An
+// approval that no longer counts (replaypolicy.ApprovalLapsed: expired)
+// is given again in its place.
 const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issuer, approver_subject, approver_email,
         approver_email_verified, intent_hash, approved_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    ON CONFLICT (request_id, approver_issuer, approver_subject) DO UPDATE
+        SET approver_email = EXCLUDED.approver_email, approver_email_verified = EXCLUDED.approver_email_verified,
+            intent_hash = EXCLUDED.intent_hash, approved_at = EXCLUDED.approved_at
+        WHERE $8::boolean -- only an approval that lapsed is renewed; a second click changes nothing`
 
 // Approve records actor's approval of the exact intent they reviewed. It
 // returns forbidden for the requester (also audited as denied), a
@@ -45,8 +51,8 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		if req.Status != StatusPendingApproval {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s, not waiting for approval", strings.ReplaceAll(string(req.Status), "_", " "))
 		}
-		if !strings.EqualFold(strings.TrimSpace(in.IntentHex), req.IntentHex()) {
-			return quarantine.Errorf(quarantine.ECONFLICT, "the request changed since you reviewed it; review it again")
+		if v := replaypolicy.JudgeIntent(in.IntentHex, req.IntentHex()); v.Outcome != replaypolicy.Go {
+			return refuse(v, quarantine.ECONFLICT)
 		}
 		before, err := s.decide(ctx, tx, req, actor)
 		if err != nil {
@@ -58,7 +64,12 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		if v := replaypolicy.Confirmed(before.Confirmation, in.Confirmation); v.Outcome != replaypolicy.Go {
 			return quarantine.Errorf(quarantine.EINVALID, "%s", v.Reason)
 		}
-		tag, err := tx.Exec(ctx, insertApproval, req.ID, actor.Issuer, actor.Subject, actor.Email, actor.EmailVerified, req.IntentHash, s.cfg.Now())
+		as, err := approvals(ctx, tx, req.ID)
+		if err != nil {
+			return err
+		}
+		lapsed := replaypolicy.ApprovalLapsed(s.cfg.Policy(), policyRequest(req, as), actor, s.cfg.Now())
+		tag, err := tx.Exec(ctx, insertApproval, req.ID, actor.Issuer, actor.Subject, actor.Email, actor.EmailVerified, req.IntentHash, s.cfg.Now(), lapsed)
 		if err != nil {
 			return err
 		}

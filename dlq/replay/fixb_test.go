@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -255,4 +256,60 @@ func TestDeterministicPublishErrorsEndTheJob(t *testing.T) {
 		}
 		b.waitStatus(t, req.ID, replay.StatusDoneWithProblems)
 	})
+}
+
+// TestReapproveAfterApprovalExpired lets an approver whose approval of a
+// manual request expired approve it again: the request does not get stuck
+// one approval short. A second click on an approval that still counts is
+// still a conflict. The replay then publishes once.
+func TestReapproveAfterApprovalExpired(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	start := time.Now().Add(-5 * time.Hour)
+	b.now.Store(&start)
+	id := b.seedItem(t, "orders.refund", "refund-again", nil, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	in := replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY refund-again"}
+	_, err := b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	b.now.Store(nil) // five hours later: manual approvals expire after 4h
+	d, err := b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.False(t, d.Ready, "the first approval expired")
+	_, err = b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "an approval that counts is not given twice")
+
+	d, err = b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
+	require.NoError(t, err, "the expired approver approves again")
+	assert.True(t, d.Ready)
+	assert.Equal(t, 2, d.ApprovalsHave)
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitStatus(t, req.ID, replay.StatusDone)
+	assert.Equal(t, 1, b.publishedAs(t, "refund-again"))
+}
+
+// TestUpstreamHeadersNotForwarded replays a dead letter that carries an
+// earlier hop's Dlq-* headers as the producer helper renamed them
+// (Upstream-Dlq-*): none of them is forwarded, under that name or as
+// Dlq-* again; the message's own headers are.
+func TestUpstreamHeadersNotForwarded(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	id := b.seedItem(t, "search.index_update", "upstream", nats.Header{
+		"Upstream-Dlq-Principal": {"user:root"}, "Upstream-Dlq-Payload-Edited": {"abc"}, "Upstream-Dlq-Replay-Of": {"7"},
+		"X-Trace": {"t-1"},
+	}, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitStatus(t, req.ID, replay.StatusDone)
+	m := b.published(t)["upstream"]
+	require.NotNil(t, m)
+	assert.Equal(t, "t-1", m.Header.Get("X-Trace"))
+	for k := range m.Header {
+		assert.False(t, strings.HasPrefix(strings.ToLower(k), "upstream-"), "forwarded %s", k)
+	}
+	assert.Empty(t, m.Header.Get("Dlq-Principal"))
+	assert.Empty(t, m.Header.Get(replay.HeaderPayloadEdited))
+	assert.Equal(t, strconv.FormatInt(id, 10), m.Header.Get(replay.HeaderReplayOf))
 }

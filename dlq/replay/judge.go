@@ -32,8 +32,14 @@ const (
 // letter as the claim read it, its payload), the job on facts gathered
 // here (the costly ones only when a rule asks for them), and then whether
 // the target stream's duplicate window lets it go now. A job the rules do
-// not let go gets its state; one not judged by until is released.
+// not let go gets its state; one not judged by until is released (the
+// facts are gathered under a deadline of until).
 func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
+	// Every fact is gathered by until: a slow service or database cannot
+	// hold the judging past the part of the lease a claim publishes in
+	// (the publish gate refuses a job whose lease ran out all the same).
+	ctx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
 	table := w.svc.cfg.Policy()
 	runs := map[int64]replaypolicy.Verdict{}
 	held := map[string]bool{} // identities a job of this claim goes first with
@@ -105,7 +111,7 @@ func (w *Worker) runFacts(ctx context.Context, j *job) replaypolicy.Run {
 	}
 	a := &replaypolicy.Authority{}
 	r.Authority = a
-	obj := "replay:" + string(j.class)
+	obj := replaypolicy.Object(j.class)
 	a.RequesterMay = w.stillAllowed(ctx, j, j.requester, obj, "request")
 	as, err := approvals(ctx, w.svc.pool, j.requestID)
 	if err != nil {

@@ -33,9 +33,7 @@ const (
 )
 
 // Open reports whether the request can still change (approve, cancel).
-func (s Status) Open() bool {
-	return s == StatusDraft || s == StatusPendingApproval || s == StatusApproved || s == StatusRunning
-}
+func (s Status) Open() bool { return replaypolicy.RequestOpen(string(s)) }
 
 // Request is a request to replay a frozen set of dead letters of one
 // tenant and one policy class.

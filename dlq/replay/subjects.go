@@ -145,7 +145,11 @@ func subjectMatches(pattern, subject string) bool {
 // set by the worker), without the Dlq-* context headers (the worker sets
 // the ones a replay carries), and without an earlier replay's
 // Dlq-Replay-Of and Dlq-Replay-Request as the producer helper renamed them
-// (the new ones replace them: a replay loop links one generation back).
+// (the new ones replace them: a replay loop links one generation back),
+// nor any other Upstream-Dlq-* header: those are the bookkeeping of an
+// earlier hop (its principal, its edit marker), renamed by the producer
+// helper so that they never pass for this message's own context, and a
+// replay does not carry them on.
 func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 	out := make([]dlq.HeaderValue, 0, len(hs))
 	for _, h := range hs {
@@ -153,7 +157,7 @@ func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 			continue // a name that is not text cannot be a header we trust
 		}
 		lower := strings.ToLower(h.Name)
-		if strings.HasPrefix(lower, "nats-") || strings.HasPrefix(lower, "dlq-") || earlierReplay(lower) {
+		if strings.HasPrefix(lower, "nats-") || strings.HasPrefix(lower, "dlq-") || earlierHop(lower) {
 			continue
 		}
 		out = append(out, h)
@@ -192,9 +196,8 @@ func Message(subject, msgID, opID, corrID string, deadLetterID, requestID int64,
 	return m, nil
 }
 
-// earlierReplay reports whether a header name (lower case) is an earlier
-// replay's bookkeeping, renamed by the producer helper.
-func earlierReplay(lower string) bool {
-	up := strings.ToLower(dlq.UpstreamPrefix)
-	return lower == up+strings.ToLower(HeaderReplayOf) || lower == up+strings.ToLower(HeaderReplayRequest)
+// earlierHop reports whether a header name (lower case) is an earlier
+// hop's Dlq-* header as the producer helper renamed it (Upstream-Dlq-*).
+func earlierHop(lower string) bool {
+	return strings.HasPrefix(lower, strings.ToLower(dlq.UpstreamPrefix)+"dlq-")
 }

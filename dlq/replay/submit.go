@@ -25,7 +25,7 @@ type SubmitInput struct {
 	// for requests holding items whose error class needs reconciliation
 	// first (unknown_effect); it is kept only on those.
 	ReconciliationNote string
-	Rates              map[int64]float64 // per request; 0 or missing: the class's default
+	Rates              map[int64]float64 // per request; missing: the class's default; at least replaypolicy.MinRate (0 is refused)
 	Confirmations      map[int64]string  // typed confirmation per request, where the class needs one
 }
 
@@ -98,6 +98,11 @@ var requestItemsOf = dlq.StatusMove(`
 // else's batch is not found (audited as denied), and so is an expired one.
 func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Actor, in SubmitInput, meta quarantine.RequestMeta) ([]Request, error) {
 	in.Reason = strings.TrimSpace(in.Reason)
+	for id, rate := range in.Rates {
+		if v := replaypolicy.JudgeRateInput(rate); v.Outcome != replaypolicy.Go {
+			return nil, fmt.Errorf("submit replay: request %d: %w", id, refuse(v, quarantine.EINVALID))
+		}
+	}
 	var out []Request
 	var changed *RefusedError // items left out since the draft: kept, and the submit refused
 	var denied string         // the tenant of a batch that is not the actor's

@@ -74,7 +74,7 @@ type Edit struct {
 }
 
 // Editable is the state in which a request's payloads may be edited.
-func (s Status) Editable() bool { return s == StatusDraft || s == StatusPendingApproval }
+func (s Status) Editable() bool { return replaypolicy.RequestEditable(string(s)) }
 
 // read runs f in a read-only transaction that sees one snapshot.
 func (s *Service) read(ctx context.Context, f func(pgx.Tx) error) error {
