@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -68,7 +69,18 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	if cfg.DraftTTL <= 0 {
 		cfg.DraftTTL = replay.DefaultDraftTTL
 	}
-	rcfg := replay.Config{Policy: func() *replaypolicy.Table { return table }, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL,
+	var policy atomic.Pointer[replaypolicy.Table]
+	policy.Store(table)
+	reload := func() (*replaypolicy.Table, error) {
+		t, err := LoadPolicy(cfg.PolicyFile)
+		if err != nil {
+			return nil, err
+		}
+		policy.Store(t)
+		log.Info("replay policy reloaded", "file", cfg.PolicyFile, "version", t.Version())
+		return t, nil
+	}
+	rcfg := replay.Config{Policy: policy.Load, Reload: reload, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL,
 		Revalidation: cfg.RevalidateSubject != "", Windows: replay.NewStreamWindows(js, 0), WindowMargin: cfg.WindowMargin, MaxPayload: nc.MaxPayload()}
 	workerService := replay.New(jobs, rcfg)
 	rcfg.DeadLetters = deadLetters // the process's store: its partition map
@@ -80,6 +92,10 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 		log.Warn("REVALIDATE_SUBJECT is empty: revalidate items cannot be replayed on this deployment (the confirm page says so); "+
 			"set it to the subject of the service that re-checks original principals", "revalidate_items", why)
 	}
+	host, _ := os.Hostname()
+	if err := p.service.ActivatePolicy(ctx, fmt.Sprintf("%s-%d", host, os.Getpid())); err != nil {
+		return nil, err
+	}
 	voided, err := p.service.VoidStale(ctx)
 	if err != nil {
 		return nil, err
@@ -90,7 +106,6 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 		reval = replay.NewNATSRevalidator(nc, cfg.RevalidateSubject, cfg.RevalidateTimeout)
 	}
 	auth := authz.Authority{Access: access, Directory: authz.NewDirectory(jobs), MaxAge: cfg.DirectoryMaxAge}
-	host, _ := os.Hostname()
 	for i := range cfg.Workers {
 		p.workers = append(p.workers, replay.NewWorker(workerService, js, auth, reval, replay.WorkerConfig{
 			Owner: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), Lease: cfg.Lease,

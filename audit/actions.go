@@ -48,6 +48,9 @@ const (
 	ActionReplayDone         = "replay.done"
 	ActionReplayDoneProblems = "replay.done_with_problems"
 	ActionReplayStop         = "replay.stop"
+	// ActionReplayPolicy: a process made its replay policy table the
+	// active one (the version every process judges by).
+	ActionReplayPolicy = "replay.policy_activated"
 
 	// ReplayItemPrefix starts the actions recorded per item of a replay
 	// request: "replay.item.requested", "replay.item.approved", and the
@@ -69,7 +72,7 @@ var actions = [][]string{
 	{ActionGroupSnooze, ActionGroupWake, ActionGroupAssign, ActionGroupNote},
 	{ActionReplayDraft, ActionReplayDraftChanged, ActionReplayDraftExpired, ActionReplaySelection, ActionReplaySubmit,
 		ActionReplayRequest, ActionReplayApprove, ActionReplayApproved, ActionReplayReject, ActionReplayCancel,
-		ActionReplayEditPayload, ActionReplayVoid, ActionReplayStop, ActionReplayDone, ActionReplayDoneProblems,
+		ActionReplayEditPayload, ActionReplayVoid, ActionReplayStop, ActionReplayDone, ActionReplayDoneProblems, ActionReplayPolicy,
 		ReplayItemPrefix + "requested", ReplayItemPrefix + "approved",
 		ReplayItemPrefix + "deferred", ReplayItemPrefix + "replayed", ReplayItemPrefix + "suppressed_duplicate",
 		ReplayItemPrefix + "skipped", ReplayItemPrefix + "blocked", ReplayItemPrefix + "unknown",

@@ -7,3 +7,20 @@
 -- asks, for every dedupe or same_operation job, whether one of another
 -- request holds the same identity (possibly replayed).
 CREATE INDEX replay_jobs_unsettled_idx ON replay_jobs (request_id, dead_letter_id) WHERE state = 'needs_reconciliation';
+
+-- The replay policy version every process judges by. A process that
+-- starts with a policy file makes its version the active one (the last
+-- deploy wins, audited as replay.policy_activated); a process whose table
+-- is not the active one reloads its file, and until it has the active
+-- version its workers claim nothing and its console submits and approves
+-- nothing, so no one judges with stale rules or blocks items approved
+-- under the new ones.
+CREATE TABLE replay_policy_active (
+    singleton    boolean     PRIMARY KEY DEFAULT true CHECK (singleton),
+    version      text        NOT NULL,
+    name         text        NOT NULL DEFAULT '',
+    activated_at timestamptz NOT NULL DEFAULT now(),
+    activated_by text        NOT NULL DEFAULT ''
+);
+COMMENT ON TABLE replay_policy_active IS 'One row: the replay policy version in force (replaypolicy.Table.Version), which file and process made it so, and when.';
+REVOKE DELETE, TRUNCATE ON replay_policy_active FROM quarantine_runtime;

@@ -51,6 +51,9 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		if req.Status != StatusPendingApproval {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s, not waiting for approval", strings.ReplaceAll(string(req.Status), "_", " "))
 		}
+		if _, err := s.activeTable(ctx, tx); err != nil {
+			return err // judged by the active rules, or not at all
+		}
 		if v := replaypolicy.JudgeIntent(in.IntentHex, req.IntentHex()); v.Outcome != replaypolicy.Go {
 			return refuse(v, quarantine.ECONFLICT)
 		}

@@ -2,8 +2,10 @@ package replay_test
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,9 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -312,4 +316,59 @@ func TestUpstreamHeadersNotForwarded(t *testing.T) {
 	assert.Empty(t, m.Header.Get("Dlq-Principal"))
 	assert.Empty(t, m.Header.Get(replay.HeaderPayloadEdited))
 	assert.Equal(t, strconv.FormatInt(id, 10), m.Header.Get(replay.HeaderReplayOf))
+}
+
+// TestPolicyVersionLivesInDatabase starts two processes with different
+// policy tables: the second to start makes its version the active one
+// (audited). A request approved under it is not judged by the first
+// process's older rules: its worker claims nothing (nothing blocked,
+// nothing published) and its console submits nothing, until it reloads its
+// file and has the active version; then the replay runs.
+func TestPolicyVersionLivesInDatabase(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	src, err := os.ReadFile("../../dev/policy.toml")
+	require.NoError(t, err)
+	older := b.policy.Load()
+	newer, err := replaypolicy.Parse("newer.toml", []byte(strings.Replace(string(src), "default_rate = 500", "default_rate = 400", 1)))
+	require.NoError(t, err)
+	require.NotEqual(t, older.Version(), newer.Version())
+
+	var file atomic.Pointer[replaypolicy.Table] // what the first process's policy file holds
+	file.Store(older)
+	var inForce atomic.Pointer[replaypolicy.Table]
+	inForce.Store(older)
+	first := replay.New(b.db.Pool, replay.Config{Policy: inForce.Load, Subjects: testSubjects(t),
+		Reload: func() (*replaypolicy.Table, error) { t := file.Load(); inForce.Store(t); return t, nil }})
+	second := replay.New(b.db.Pool, replay.Config{Policy: func() *replaypolicy.Table { return newer }, Subjects: testSubjects(t)})
+	require.NoError(t, first.ActivatePolicy(ctx, "first"))
+	require.NoError(t, second.ActivatePolicy(ctx, "second"))
+	require.NoError(t, second.ActivatePolicy(ctx, "second"), "a restart with the same table changes nothing")
+	assert.Equal(t, 2, countAudit(t, b, audit.ActionReplayPolicy))
+
+	id := b.seedItem(t, "search.index_update", "policy-db", nil, "{}")
+	req := testfactory.Request(t, second, oncall, []int64{id}, replay.SubmitInput{Reason: "newer"})
+	require.Equal(t, newer.Version(), req.PolicyVersion)
+	w := replay.NewWorker(first, b.js, b.auth, nil, replay.WorkerConfig{}, b.log)
+	n, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "a worker with older rules claims nothing")
+	assert.Equal(t, map[string]int{"pending": 1}, b.jobStates(t, req.ID), "nothing blocked")
+	assert.Zero(t, b.publishedAs(t, "policy-db"))
+
+	other := b.seedItem(t, "search.index_update", "policy-db-2", nil, "{}")
+	batch, _ := testfactory.Draft(t, second, oncall, other)
+	_, err = first.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "older"}, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "%v", err)
+	assert.ErrorContains(t, err, "is not the active one")
+
+	file.Store(newer) // the deploy reached the first process's file
+	wait.Until(t, "the reloaded worker replays it", 15*time.Second, func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		return b.job(t, req.ID, id).State == "replayed"
+	})
+	assert.Equal(t, newer.Version(), inForce.Load().Version())
+	assert.Equal(t, 1, b.publishedAs(t, "policy-db"))
 }

@@ -20,6 +20,11 @@ import (
 type Config struct {
 	// Policy returns the policy table in force (it may change between calls).
 	Policy func() *replaypolicy.Table
+	// Reload reads the policy file again and puts it in force (Policy
+	// returns it from then on); nil: the table cannot be reloaded. A
+	// process whose table is not the active version (replay_policy_active)
+	// reloads before it judges anything.
+	Reload func() (*replaypolicy.Table, error)
 	// Subjects decides which subjects a tenant's replays may publish to
 	// (nil: none, so nothing is replayed).
 	Subjects *SubjectAllowlist

@@ -111,7 +111,11 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 		if err != nil {
 			return err
 		}
-		table, now := s.cfg.Policy(), s.cfg.Now()
+		table, err := s.activeTable(ctx, tx)
+		if err != nil {
+			return err
+		}
+		now := s.cfg.Now()
 		judged := make([][]itemFact, len(reqs))
 		for i := range reqs {
 			req := &reqs[i]

@@ -92,6 +92,9 @@ type Worker struct {
 	reval Revalidator
 	cfg   WorkerConfig
 	log   *slog.Logger
+	// stale is why the worker last waited for the active policy ("" when
+	// it did not), so that it says so once.
+	stale string
 
 	// Test hooks. afterPublish runs after the PubAcks are in and before
 	// anything is recorded; returning false stops the worker there, as a
@@ -136,6 +139,17 @@ func (w *Worker) Run(ctx context.Context) {
 // RunOnce claims up to Batch due jobs, executes them and records the
 // outcomes. It returns how many it claimed.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	// A worker whose policy is not the active version claims nothing (it
+	// reloads its file first): it would judge by stale rules, or block
+	// what was approved under the new ones.
+	if _, err := w.svc.activeTable(ctx, w.svc.pool); err != nil {
+		if msg := err.Error(); msg != w.stale {
+			w.stale = msg
+			w.log.Warn("replay worker waits for the active policy", "owner", w.cfg.Owner, "err", err)
+		}
+		return 0, nil
+	}
+	w.stale = ""
 	claimed := time.Now()
 	jobs, err := w.claim(ctx)
 	if err != nil || len(jobs) == 0 {
