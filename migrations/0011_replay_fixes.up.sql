@@ -24,3 +24,19 @@ CREATE TABLE replay_policy_active (
 );
 COMMENT ON TABLE replay_policy_active IS 'One row: the replay policy version in force (replaypolicy.Table.Version), which file and process made it so, and when.';
 REVOKE DELETE, TRUNCATE ON replay_policy_active FROM quarantine_runtime;
+
+-- The ledger keys each identity an item's classes ask for, not only its
+-- request's class: an item that is dedupe by its item type and
+-- same_operation by its subject (a union of constraints) is kept unique
+-- by its message id and by its operation id. Existing rows key what
+-- their class did.
+ALTER TABLE replay_ledger
+    ADD COLUMN dedupe_key    boolean NOT NULL DEFAULT false,
+    ADD COLUMN operation_key boolean NOT NULL DEFAULT false;
+UPDATE replay_ledger SET dedupe_key = (class = 'dedupe'), operation_key = (class = 'same_operation');
+DROP INDEX replay_ledger_dedupe_key;
+DROP INDEX replay_ledger_operation_key;
+CREATE UNIQUE INDEX replay_ledger_dedupe_key ON replay_ledger (tenant, quarantine_key(msg_id)) WHERE dedupe_key;
+CREATE UNIQUE INDEX replay_ledger_operation_key ON replay_ledger (tenant, quarantine_key(operation_id)) WHERE operation_key;
+COMMENT ON COLUMN replay_ledger.dedupe_key IS 'The item was replayed under dedupe rules (its class or one of its union): its message id is replayed once per tenant.';
+COMMENT ON COLUMN replay_ledger.operation_key IS 'The item was replayed under same_operation rules: its operation id is replayed once per tenant.';

@@ -196,7 +196,9 @@ type Terms struct {
 }
 
 // JudgeRequest applies the request's own rules to a request whose items were
-// judged verdicts (in order; all of one class by construction). Every item
+// judged verdicts (in order; all of one class by construction), under the
+// strictest knobs of every class any of its items is classed by
+// (Table.UnionKnobs: approvals are the most any asks for). Every item
 // counts: the first verdict that blocks decides; items already replayed
 // (Done) are left out, and when nothing is left to replay, the request is
 // Done (a request of no items too). Then, in order, it blocks: an
@@ -235,7 +237,14 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 		return Terms{}, v.plain(Done, CheckNothingLeft, "every item of this request was skipped: there is nothing to replay")
 	}
 	v := *first
-	k, _ := t.Knobs(v.Class)
+	var union []Class // every class whose knobs the request must meet
+	for _, iv := range verdicts {
+		if iv.Outcome == Go {
+			union = append(union, iv.Class)
+			union = append(union, iv.Classing.Union...)
+		}
+	}
+	k := t.UnionKnobs(union...)
 	switch {
 	case !req.Requester.Identified():
 		return Terms{}, v.with(Block, CheckRequester, "the requester is not identified (an issuer and a subject are required); request again after signing in")
@@ -250,7 +259,7 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 	case req.Items > k.BulkCap:
 		return Terms{}, v.with(Block, CheckBulkCap, "%d items is over this class's bulk cap of %d; split the request", req.Items, k.BulkCap)
 	}
-	rate, err := t.ValidateRate(v.Class, req.Rate)
+	rate, err := validateRate(k, req.Rate)
 	if err != nil {
 		return Terms{}, v.with(Block, CheckRate, "a rate of %v messages per second is not allowed; ask for more than 0 and at most %s, or leave it empty for the default of %s",
 			req.Rate, formatRate(k.MaxRate), formatRate(k.DefaultRate))

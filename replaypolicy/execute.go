@@ -87,6 +87,11 @@ func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 // service, so they are nil until JudgeJob says it needs them.
 type Job struct {
 	Class Class
+	// Union is every class whose rules the job's item must meet
+	// (Classing.Union of its item's verdict at execution); the rules of
+	// each apply: the ledger for dedupe and same_operation, revalidation
+	// for revalidate.
+	Union []Class
 	// SubjectRefusal says why the job's subject may not be published to
 	// (the subject allowlist's answer), "" when it may.
 	SubjectRefusal string
@@ -118,6 +123,26 @@ type Revalidation struct {
 	Reason     string
 }
 
+// has reports whether the rules of class k apply to the job.
+func (j Job) has(k Class) bool {
+	return Classing{Class: j.Class, Union: j.Union}.Has(k)
+}
+
+// Identities are what the ledger keeps unique for a replay of an item
+// whose classes are class and union (Identity of each that has one: both
+// the message id and the operation id when it is dedupe and
+// same_operation at once), without repeats.
+func Identities(class Class, union []Class, tenant, msgID, operationID string) []string {
+	c := Classing{Class: class, Union: union}
+	var out []string
+	for _, k := range []Class{Dedupe, SameOperation} {
+		if c.Has(k) {
+			out = append(out, Identity(k, tenant, msgID, operationID))
+		}
+	}
+	return out
+}
+
 // Identity is what the ledger keeps unique for a replay of class: the
 // message id for dedupe, the operation id for same_operation, within the
 // tenant; "" for the classes whose replays the ledger does not dedupe.
@@ -146,7 +171,7 @@ func JudgeJob(j Job) Verdict {
 	if j.SubjectRefusal != "" {
 		return v.plain(Fail, CheckSubject, j.SubjectRefusal)
 	}
-	if j.Class == Dedupe || j.Class == SameOperation {
+	if j.has(Dedupe) || j.has(SameOperation) {
 		l := j.Ledger
 		switch {
 		case l == nil:
@@ -163,7 +188,7 @@ func JudgeJob(j Job) Verdict {
 				"settle it there first, then request again if it was not applied", l.Unsettled))
 		}
 	}
-	if j.Class == Revalidate {
+	if j.has(Revalidate) {
 		r := j.Revalidation
 		switch {
 		case r == nil:

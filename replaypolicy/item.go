@@ -140,9 +140,11 @@ const (
 // payload that is not the approved one (Block); a dedupe item the ledger
 // marks replayed (Done); no original subject, no message id, a payload
 // gone at capture, a subject the tenant's replay subjects refuse (Block);
-// then the class's own rules: same_operation needs an operation id and the
-// payload unedited and equal to the one hashed at ingest, revalidate needs
-// an original principal (Block). Otherwise Go.
+// then the rules of every class in the item's union (Classing.Has: a
+// weaker class's rules are not dropped when a stricter one sets the class):
+// same_operation needs an operation id and the payload unedited and equal
+// to the one hashed at ingest, revalidate needs an original principal
+// (Block). Otherwise Go.
 func JudgeItem(t *Table, item Item, at Step) Verdict {
 	if t == nil {
 		return Verdict{Rule: -1, Item: item}.plain(Block, CheckNoPolicy, "no replay policy is loaded, so nothing can be replayed")
@@ -181,11 +183,11 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 			short(item.PayloadSHA256), short(item.ApprovedSHA256))
 	}
 	switch {
-	case c.Class == Dedupe && item.AlreadyReplayed:
+	case c.Has(Dedupe) && item.AlreadyReplayed:
 		return v.with(Done, CheckLedger, "message id %q was already replayed successfully; the item is skipped, not re-sent", item.MsgID)
 	case strings.TrimSpace(item.OriginalSubject) == "":
 		return v.with(Block, CheckNoSubject, "no original subject: cannot be replayed; resolve it by hand")
-	case item.MsgID == "" && c.Class == Dedupe:
+	case item.MsgID == "" && c.Has(Dedupe):
 		return v.with(Block, CheckNoMsgID, "the original message id is mandatory for dedupe and this item has none; resolve it by hand")
 	case item.MsgID == "":
 		return v.with(Block, CheckNoMsgID, "no message id: a replay must reuse the original identity and this item has none; resolve it by hand")
@@ -201,17 +203,17 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 		return ev
 	}
 	switch {
-	case c.Class == SameOperation && item.OperationID == "":
+	case c.Has(SameOperation) && item.OperationID == "":
 		return v.with(Block, CheckNoOperationID, "cannot guarantee idempotency without an operation id; reconcile by hand")
-	case c.Class == SameOperation && item.PayloadEdited:
+	case c.Has(SameOperation) && item.PayloadEdited:
 		return v.with(Block, CheckEdited, "the payload was edited, and only the same operation with its original payload may be replayed; reconcile by hand")
-	case c.Class == SameOperation && (item.OriginalPayloadSHA256 == "" || item.PayloadSHA256 == ""):
+	case c.Has(SameOperation) && (item.OriginalPayloadSHA256 == "" || item.PayloadSHA256 == ""):
 		return v.with(Block, CheckPayloadHash, "no payload hash to compare with the one taken at ingest, so the payload cannot be shown unchanged; reconcile by hand")
-	case c.Class == SameOperation && !strings.EqualFold(item.PayloadSHA256, item.OriginalPayloadSHA256):
+	case c.Has(SameOperation) && !strings.EqualFold(item.PayloadSHA256, item.OriginalPayloadSHA256):
 		return v.with(Block, CheckPayloadHash, "the payload differs from the one received at ingest, and only the same operation with its original payload may be replayed; reconcile by hand")
-	case c.Class == Revalidate && item.Principal == "":
+	case c.Has(Revalidate) && item.Principal == "":
 		return v.with(Block, CheckNoPrincipal, "no original principal (Dlq-Principal), so their authority cannot be re-checked; resolve it by hand")
-	case c.Class == Revalidate && item.NoRevalidator != "":
+	case c.Has(Revalidate) && item.NoRevalidator != "":
 		return v.with(Block, CheckNoRevalidator, "%s, so the original principal's authority cannot be re-checked and this item cannot be replayed on this deployment", item.NoRevalidator)
 	}
 	v.Outcome = Go

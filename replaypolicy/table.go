@@ -127,6 +127,67 @@ type Classing struct {
 	// reached Limit, so the item is manual.
 	Generation, Limit int
 	ByLoop            bool
+	// Union is every class whose rules the item must meet: its item
+	// type's, its subject's, its error class's floor and manual past the
+	// generation limit. Class is the strictest of them and sets the
+	// request the item goes in; the rules of every one apply (Has), and
+	// the request's knobs are the strictest of each (Table.UnionKnobs).
+	Union []Class
+}
+
+// Has reports whether the rules of class k apply to the item: k is one of
+// the classes it was classed by (Union), or its class.
+func (c Classing) Has(k Class) bool {
+	if c.Class == k {
+		return true
+	}
+	for _, u := range c.Union {
+		if u == k {
+			return true
+		}
+	}
+	return false
+}
+
+// add puts k in the union once.
+func (c *Classing) add(k Class) {
+	if k != "" && !c.Has(k) {
+		c.Union = append(c.Union, k)
+	}
+}
+
+// UnionKnobs returns the knobs a request of items of classes must meet:
+// the strictest of each knob over the classes (most approvals, bulk only
+// when every class allows it, the smallest bulk cap, rates and expiry,
+// typed confirmation when any class asks for it). An unknown class is
+// skipped; with none known, manual's.
+func (t *Table) UnionKnobs(classes ...Class) Knobs {
+	var out Knobs
+	seen := false
+	for _, c := range classes {
+		k, ok := t.knobs[c]
+		if !ok {
+			continue
+		}
+		if !seen {
+			out, seen = k, true
+			continue
+		}
+		out.Approvals = max(out.Approvals, k.Approvals)
+		out.Bulk = out.Bulk && k.Bulk
+		out.BulkCap = min(out.BulkCap, k.BulkCap)
+		out.DefaultRate = min(out.DefaultRate, k.DefaultRate)
+		out.MaxRate = min(out.MaxRate, k.MaxRate)
+		out.ApprovalExpiry = min(out.ApprovalExpiry, k.ApprovalExpiry)
+		out.TypedConfirmation = out.TypedConfirmation || k.TypedConfirmation
+	}
+	if !seen {
+		out = t.knobs[Manual]
+	}
+	if !out.Bulk {
+		out.BulkCap = 1
+	}
+	return out
 }
 
 // Key is what decides the class of an item: its item type, the subject a
@@ -154,6 +215,8 @@ func (t *Table) Classify(k Key) Classing {
 	if t.generationLimit > 0 && k.Generation >= t.generationLimit && c.Class != Manual {
 		c.Class, c.ByLoop = Manual, true
 	}
+	c.add(c.ErrorFloor)
+	c.add(c.Class)
 	return c
 }
 
@@ -169,7 +232,9 @@ func (c Classing) Rule() int {
 // ClassOf returns the class of an item of itemType replayed to subject: the
 // stricter (see [Stricter]) of what its item type and its target subject
 // map to, so that a producer cannot file a dead letter under an easy item
-// type to reach a strict subject.
+// type to reach a strict subject; and both in its Union, so that the
+// weaker one's rules still apply (a same_operation item type sent to a
+// revalidate subject keeps its operation-id rules).
 func (t *Table) ClassOf(itemType, subject string) Classing {
 	c := Classing{TypeClass: Manual, TypeRule: -1, SubjectRule: -1}
 	for i, p := range t.patterns {
@@ -192,6 +257,8 @@ func (t *Table) ClassOf(itemType, subject string) Classing {
 	if c.SubjectRule >= 0 && Stricter(c.SubjectClass, c.TypeClass) {
 		c.Class, c.BySubject = c.SubjectClass, true
 	}
+	c.add(c.TypeClass)
+	c.add(c.SubjectClass)
 	return c
 }
 
@@ -238,13 +305,22 @@ func (t *Table) ValidateRate(c Class, rate float64) (float64, error) {
 	if !ok {
 		return 0, fmt.Errorf("validate rate for class %q: unknown class: %w", c, ErrInvalidRate)
 	}
+	r, err := validateRate(k, rate)
+	if err != nil {
+		return 0, fmt.Errorf("validate rate for %s: %w", c, err)
+	}
+	return r, nil
+}
+
+// validateRate is ValidateRate under knobs k.
+func validateRate(k Knobs, rate float64) (float64, error) {
 	switch {
 	case rate == 0:
 		return k.DefaultRate, nil
 	case math.IsNaN(rate) || math.IsInf(rate, 0) || rate < MinRate:
-		return 0, fmt.Errorf("validate rate %v for %s: a rate must be a positive number of messages per second, at least %s: %w", rate, c, formatRate(MinRate), ErrInvalidRate)
+		return 0, fmt.Errorf("rate %v: a rate must be a positive number of messages per second, at least %s: %w", rate, formatRate(MinRate), ErrInvalidRate)
 	case rate > k.MaxRate:
-		return 0, fmt.Errorf("validate rate %s for %s: above the max_rate of %s messages per second: %w", formatRate(rate), c, formatRate(k.MaxRate), ErrInvalidRate)
+		return 0, fmt.Errorf("rate %s: above the max_rate of %s messages per second: %w", formatRate(rate), formatRate(k.MaxRate), ErrInvalidRate)
 	}
 	return rate, nil
 }

@@ -372,3 +372,40 @@ func TestPolicyVersionLivesInDatabase(t *testing.T) {
 	assert.Equal(t, newer.Version(), inForce.Load().Version())
 	assert.Equal(t, 1, b.publishedAs(t, "policy-db"))
 }
+
+// TestClassUnionOfTypeAndSubject drafts items whose item type and target
+// subject map to different classes: the strictest sets the class, and the
+// weaker class's rules still apply. A dedupe item type sent to a
+// same_operation subject is skipped when its message id was replayed
+// (the ledger keys its message id too); a same_operation item type sent
+// to a revalidate subject still needs its operation id.
+func TestClassUnionOfTypeAndSubject(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	first := b.seedItem(t, "analytics.event", "union-1", nil, "{}")
+	req := b.request(t, []int64{first}, replay.SubmitInput{})
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitStatus(t, req.ID, replay.StatusDone)
+	var dedupeKey, operationKey bool
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT dedupe_key, operation_key FROM replay_ledger WHERE request_id = $1`, req.ID).Scan(&dedupeKey, &operationKey))
+	assert.True(t, dedupeKey)
+	assert.False(t, operationKey)
+
+	again := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "analytics.event", MsgID: "union-1", OperationID: "op-u",
+		Subject: "app.acme.email.send", Payload: []byte("{}")})
+	noOp := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "email.send", MsgID: "union-2", Principal: "user:1",
+		Subject: "app.acme.accounts.grant", Payload: []byte("{}")})
+	_, drafts := b.draft(t, oncall, again, noOp)
+	reasons := map[int64]string{}
+	for _, d := range drafts {
+		items, err := b.replays.Items(ctx, d.ID, 10)
+		require.NoError(t, err)
+		for _, it := range items {
+			reasons[it.DeadLetterID] = it.SkipReason
+		}
+	}
+	assert.Contains(t, reasons[again], "already replayed", "same_operation by its subject, dedupe by its type: its message id was replayed")
+	assert.Contains(t, reasons[noOp], "without an operation id", "revalidate by its subject, same_operation by its type")
+	assert.Equal(t, 1, b.publishedAs(t, "union-1"))
+}

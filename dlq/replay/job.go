@@ -77,6 +77,7 @@ type job struct {
 	id, fence, requestID, deadLetterID int64
 	tenant                             string
 	class                              replaypolicy.Class
+	union                              []replaypolicy.Class // every class the item is classed by at execution (judge)
 	reqStatus                          Status
 	policy                             string
 	rate                               float64

@@ -8,24 +8,22 @@ import (
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
-// Ledger reads: has another request already replayed this identity, and
+// Ledger read: has another request already replayed an identity of the
+// item (its message id where dedupe rules apply, its operation id where
+// same_operation rules do; NULL for one that does not count), and
 // does another request's job of it wait for a person because it may have
 // been published (needs_reconciliation: possibly replayed)? The ledger's
 // unique keys hold the identities' SHA-256 (quarantine_key, any length
 // fits; migration 0008), so the lookups say it the same way; the jobs that
 // wait for a person are few (replay_jobs_unsettled_idx).
-const (
-	ledgerHasMsgID = `SELECT EXISTS (SELECT 1 FROM replay_ledger
-        WHERE tenant = $1 AND class = 'dedupe' AND quarantine_key(msg_id) = quarantine_key($2) AND request_id <> $3),
+const ledgerHas = `SELECT EXISTS (SELECT 1 FROM replay_ledger
+        WHERE tenant = $1 AND request_id <> $4
+          AND (($2::text IS NOT NULL AND dedupe_key AND quarantine_key(msg_id) = quarantine_key($2))
+               OR ($3::text IS NOT NULL AND operation_key AND quarantine_key(operation_id) = quarantine_key($3)))),
         coalesce((SELECT min(j.request_id) FROM replay_jobs j JOIN replay_requests r ON r.id = j.request_id
             JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
-            WHERE j.state = 'needs_reconciliation' AND r.tenant = $1 AND quarantine_key(i.msg_id) = quarantine_key($2) AND j.request_id <> $3), 0)`
-	ledgerHasOperation = `SELECT EXISTS (SELECT 1 FROM replay_ledger
-        WHERE tenant = $1 AND class = 'same_operation' AND quarantine_key(operation_id) = quarantine_key($2) AND request_id <> $3),
-        coalesce((SELECT min(j.request_id) FROM replay_jobs j JOIN replay_requests r ON r.id = j.request_id
-            JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
-            WHERE j.state = 'needs_reconciliation' AND r.tenant = $1 AND quarantine_key(i.operation_id) = quarantine_key($2) AND j.request_id <> $3), 0)`
-)
+            WHERE j.state = 'needs_reconciliation' AND r.tenant = $1 AND j.request_id <> $4
+              AND (quarantine_key(i.msg_id) = quarantine_key($2) OR quarantine_key(i.operation_id) = quarantine_key($3))), 0)`
 
 // judge decides, just before publishing, what becomes of each job: the
 // replay rules judge the request (once per request), the item (its dead
@@ -60,11 +58,13 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			j.unsent(run)
 			continue
 		}
-		if v := replaypolicy.JudgeItem(table, j.item(w.svc.cfg), replaypolicy.AtExecution); v.Outcome != replaypolicy.Go {
-			j.unsent(v) // the dead letter is no longer this request's, or the payload is not the approved one
+		iv := replaypolicy.JudgeItem(table, j.item(w.svc.cfg), replaypolicy.AtExecution)
+		if iv.Outcome != replaypolicy.Go {
+			j.unsent(iv) // the dead letter is no longer this request's, or the payload is not the approved one
 			continue
 		}
-		f := replaypolicy.Job{Class: j.class}
+		j.union = iv.Classing.Union
+		f := replaypolicy.Job{Class: j.class, Union: j.union}
 		if err := w.svc.cfg.Subjects.For(j.tenant, j.subject); err != nil {
 			f.SubjectRefusal = err.Error()
 		}
@@ -131,21 +131,30 @@ func (w *Worker) stillAllowed(ctx context.Context, j *job, who quarantine.Actor,
 	return err == nil && ok
 }
 
-// ledger is what the replay ledger says of j's identity. The first job of
-// a claim with an identity goes first: a later one waits for the next
-// claim, when the ledger will tell.
+// ledger is what the replay ledger says of j's identities (Identities:
+// each class of its union that keys one). The first job of a claim with an
+// identity goes first: a later one waits for the next claim, when the
+// ledger will tell.
 func (w *Worker) ledger(ctx context.Context, j *job, held map[string]bool) *replaypolicy.Ledger {
-	key := replaypolicy.Identity(j.class, j.tenant, j.msgID, j.opID)
-	if held[key] {
-		return &replaypolicy.Ledger{HeldEarlier: true}
+	keys := replaypolicy.Identities(j.class, j.union, j.tenant, j.msgID, j.opID)
+	for _, k := range keys {
+		if held[k] {
+			return &replaypolicy.Ledger{HeldEarlier: true}
+		}
 	}
-	held[key] = true
-	q, value := ledgerHasMsgID, j.msgID
-	if j.class == replaypolicy.SameOperation {
-		q, value = ledgerHasOperation, j.opID
+	for _, k := range keys {
+		held[k] = true
+	}
+	c := replaypolicy.Classing{Class: j.class, Union: j.union}
+	var msgID, opID *string // NULL: that identity does not count for this item
+	if c.Has(replaypolicy.Dedupe) {
+		msgID = &j.msgID
+	}
+	if c.Has(replaypolicy.SameOperation) {
+		opID = &j.opID
 	}
 	var l replaypolicy.Ledger
-	if err := w.svc.pool.QueryRow(ctx, q, j.tenant, value, j.requestID).Scan(&l.Replayed, &l.Unsettled); err != nil {
+	if err := w.svc.pool.QueryRow(ctx, ledgerHas, j.tenant, msgID, opID, j.requestID).Scan(&l.Replayed, &l.Unsettled); err != nil {
 		l.Unreadable = err.Error()
 	}
 	return &l

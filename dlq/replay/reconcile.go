@@ -40,8 +40,10 @@ const (
         deferrals = CASE WHEN $2 = 'pending' THEN 0 ELSE deferrals END
         WHERE id = $1 AND state = 'needs_reconciliation'` // settled once
 	// The effect happened: the ledger holds it as replayed.
-	ledgerApplied = `INSERT INTO replay_ledger (job_id, request_id, dead_letter_id, tenant, class, msg_id, operation_id, subject, stream, seq, duplicate)
-        SELECT j.id, j.request_id, j.dead_letter_id, r.tenant, r.class, i.msg_id, i.operation_id, i.subject, j.pub_stream, j.pub_seq, j.duplicate
+	ledgerApplied = `INSERT INTO replay_ledger (job_id, request_id, dead_letter_id, tenant, class, msg_id, operation_id, subject, stream, seq, duplicate,
+            dedupe_key, operation_key)
+        SELECT j.id, j.request_id, j.dead_letter_id, r.tenant, r.class, i.msg_id, i.operation_id, i.subject, j.pub_stream, j.pub_seq, j.duplicate,
+            $2, $3
         FROM replay_jobs j JOIN replay_requests r ON r.id = j.request_id
         JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
         WHERE j.id = $1
@@ -109,7 +111,11 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 			return quarantine.Errorf(quarantine.ECONFLICT, "this item was settled meanwhile: reload the request")
 		}
 		if in.Choice == replaypolicy.Applied {
-			if _, err := tx.Exec(ctx, ledgerApplied, jobID); err != nil {
+			dedupe, operation, err := s.ledgerKeys(ctx, tx, req, deadLetterID)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, ledgerApplied, jobID, dedupe, operation); err != nil {
 				return err
 			}
 		}
@@ -144,4 +150,24 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		return fmt.Errorf("reconcile item %d of replay %d: %w", deadLetterID, id, err)
 	}
 	return nil
+}
+
+// ledgerKeys says which identities the ledger keeps unique for item
+// deadLetterID of req: those of every class it is classed by now
+// (Classing.Union), and of the request's class.
+func (s *Service) ledgerKeys(ctx context.Context, q querier, req Request, deadLetterID int64) (dedupe, operation bool, err error) {
+	c := replaypolicy.Classing{Class: req.Class}
+	fs, err := s.requestFacts(ctx, q, req)
+	if err != nil {
+		return false, false, err
+	}
+	if t := s.cfg.Policy(); t != nil {
+		for _, f := range fs {
+			if f.deadLetterID == deadLetterID {
+				it := f.item
+				c.Union = t.Classify(replaypolicy.Key{ItemType: it.ItemType, Subject: it.OriginalSubject, ErrorClass: it.ErrorClass, Generation: it.Generation}).Union
+			}
+		}
+	}
+	return c.Has(replaypolicy.Dedupe), c.Has(replaypolicy.SameOperation), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 const recordJobs = `
@@ -36,9 +37,9 @@ const (
 	// One statement; the unique ledger keys decide races between two
 	// requests for the same dedupe or operation key: the first wins.
 	insertLedger = `INSERT INTO replay_ledger (job_id, request_id, dead_letter_id, tenant, class, msg_id,
-        operation_id, subject, stream, seq, duplicate)
+        operation_id, subject, stream, seq, duplicate, dedupe_key, operation_key)
         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[],
-            $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bool[])
+            $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bool[], $12::bool[], $13::bool[])
         ON CONFLICT DO NOTHING`
 
 	// An item whose job ended lets go of its dead letter: another request
@@ -208,7 +209,7 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 		if len(ledger.jobIDs) > 0 {
 			l := &ledger
 			if _, err := tx.Exec(ctx, insertLedger, l.jobIDs, l.reqIDs, l.dlIDs, l.tenants, l.classes, l.msgIDs, l.opIDs,
-				l.subjects, l.streams, l.seqs, l.dups); err != nil {
+				l.subjects, l.streams, l.seqs, l.dups, l.dedupeKeys, l.operationKeys); err != nil {
 				return fmt.Errorf("record replay ledger: %w", err)
 			}
 		}
@@ -422,10 +423,12 @@ func finishRequests(ctx context.Context, tx pgx.Tx, ids []int64, actor quarantin
 type ledgerColumns struct {
 	jobIDs, reqIDs, dlIDs, seqs                        []int64
 	tenants, classes, msgIDs, opIDs, subjects, streams []string
-	dups                                               []bool
+	dups, dedupeKeys, operationKeys                    []bool
 }
 
 func (l *ledgerColumns) add(j *job) {
+	c := replaypolicy.Classing{Class: j.class, Union: j.union}
+	l.dedupeKeys, l.operationKeys = append(l.dedupeKeys, c.Has(replaypolicy.Dedupe)), append(l.operationKeys, c.Has(replaypolicy.SameOperation))
 	l.jobIDs, l.reqIDs, l.dlIDs = append(l.jobIDs, j.id), append(l.reqIDs, j.requestID), append(l.dlIDs, j.deadLetterID)
 	l.tenants, l.classes, l.msgIDs = append(l.tenants, j.tenant), append(l.classes, string(j.class)), append(l.msgIDs, j.msgID)
 	l.opIDs, l.subjects, l.streams = append(l.opIDs, j.opID), append(l.subjects, j.subject), append(l.streams, j.stream)

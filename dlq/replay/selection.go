@@ -61,7 +61,7 @@ JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at`
 const draftFacts = `
 SELECT d.id, d.dead_lettered_at, d.tenant, d.item_type, d.original_subject, d.msg_id, d.msg_id_derived, d.operation_id,
        d.correlation_id, d.principal, d.headers, d.payload_sha256, d.payload_unavailable, d.status,
-       EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = d.tenant AND quarantine_key(l.msg_id) = quarantine_key(d.msg_id) AND l.class = 'dedupe') AS replayed,
+       EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = d.tenant AND quarantine_key(l.msg_id) = quarantine_key(d.msg_id) AND l.dedupe_key) AS replayed,
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = d.id AND h.held), 0) AS held_by,
        d.error_class, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''), d.payload_size`
 

@@ -1,0 +1,60 @@
+package replaypolicy
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestClassUnion classes items by two classes at once (item type and
+// target subject, error class floor): the strictest sets the class, and
+// the rules and knobs of both apply. A same_operation item type sent to a
+// revalidate subject still needs its operation id and may not be edited; a
+// dedupe item type sent to a same_operation subject is still skipped when
+// its message id was replayed; approvals are the most either class asks
+// for.
+func TestClassUnion(t *testing.T) {
+	t.Parallel()
+	tbl := mustParse(t, lines(
+		`[[rule]]`, `item_type = "analytics.*"`, `class = "dedupe"`,
+		`[[rule]]`, `item_type = "email.*"`, `class = "same_operation"`,
+		`[[rule]]`, `subject = "svc.*.accounts.>"`, `class = "revalidate"`,
+		`[[rule]]`, `subject = "svc.*.email.>"`, `class = "same_operation"`,
+		`[class.dedupe]`, `approvals = 2`,
+	))
+	item := func(itemType, subject string, change func(*Item)) Item {
+		it := testItem(itemType)
+		it.OriginalSubject = subject
+		if change != nil {
+			change(&it)
+		}
+		return it
+	}
+
+	noOp := JudgeItem(tbl, item("email.send", "svc.acme.accounts.grant", func(i *Item) { i.OperationID = "" }), AtDraft)
+	if noOp.Class != Revalidate || noOp.Outcome != Block || noOp.Check != CheckNoOperationID {
+		t.Errorf("same_operation type to a revalidate subject without an operation id: %s %s %q", noOp.Class, noOp.Outcome, noOp.Reason)
+	}
+	edited := JudgeItem(tbl, item("email.send", "svc.acme.accounts.grant", func(i *Item) { i.PayloadEdited = true }), AtRequest)
+	if edited.Outcome != Block || edited.Check != CheckEdited {
+		t.Errorf("edited same_operation type to a revalidate subject: %s %q", edited.Outcome, edited.Reason)
+	}
+	replayed := JudgeItem(tbl, item("analytics.event", "svc.acme.email.x", func(i *Item) { i.AlreadyReplayed = true }), AtDraft)
+	if replayed.Class != SameOperation || replayed.Outcome != Done || replayed.Check != CheckLedger {
+		t.Errorf("dedupe type to a same_operation subject, replayed before: %s %s %q", replayed.Class, replayed.Outcome, replayed.Reason)
+	}
+
+	going := JudgeItem(tbl, item("analytics.event", "svc.acme.email.x", nil), AtRequest)
+	if going.Outcome != Go || !going.Classing.Has(Dedupe) || !going.Classing.Has(SameOperation) {
+		t.Fatalf("dedupe type to a same_operation subject: %+v", going.Classing)
+	}
+	terms, v := JudgeRequest(tbl, []Verdict{going}, testRequest(tbl))
+	if v.Outcome != Go || terms.Knobs.Approvals != 2 {
+		t.Errorf("approvals of dedupe (2) and same_operation (1): %d (%s %q)", terms.Knobs.Approvals, v.Outcome, v.Reason)
+	}
+	if ids := Identities(going.Class, going.Classing.Union, "acme", "m", "op"); len(ids) != 2 || !strings.Contains(ids[0], "msg") || !strings.Contains(ids[1], "op") {
+		t.Errorf("identities: %q, want the message id and the operation id", ids)
+	}
+	if j := JudgeJob(Job{Class: Revalidate, Union: []Class{SameOperation, Revalidate}, Revalidation: &Revalidation{Allow: true}}); j.Outcome != Wait || j.Needs != NeedLedger {
+		t.Errorf("a revalidate job that is same_operation too needs the ledger: %+v", j)
+	}
+}
