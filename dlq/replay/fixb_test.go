@@ -220,12 +220,7 @@ func TestDeterministicPublishErrorsEndTheJob(t *testing.T) {
 
 	t.Run("JudgedAtDraft", func(t *testing.T) {
 		_, drafts := testfactory.Draft(t, knowing, oncall, badHeader, tooBig, fine)
-		items, err := knowing.Items(ctx, drafts[0].ID, 10)
-		require.NoError(t, err)
-		reasons := map[int64]string{}
-		for _, it := range items {
-			reasons[it.DeadLetterID] = it.SkipReason
-		}
+		reasons := skipReasonsOf(t, knowing, drafts)
 		assert.Contains(t, reasons[badHeader], `header "Bad Name" cannot be sent over NATS`)
 		assert.Contains(t, reasons[tooBig], "more than the server's max_payload of 4096 bytes")
 		assert.Empty(t, reasons[fine])
@@ -397,15 +392,23 @@ func TestClassUnionOfTypeAndSubject(t *testing.T) {
 	noOp := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "email.send", MsgID: "union-2", Principal: "user:1",
 		Subject: "app.acme.accounts.grant", Payload: []byte("{}")})
 	_, drafts := b.draft(t, oncall, again, noOp)
-	reasons := map[int64]string{}
-	for _, d := range drafts {
-		items, err := b.replays.Items(ctx, d.ID, 10)
-		require.NoError(t, err)
-		for _, it := range items {
-			reasons[it.DeadLetterID] = it.SkipReason
-		}
-	}
+	reasons := skipReasonsOf(t, b.replays, drafts)
 	assert.Contains(t, reasons[again], "already replayed", "same_operation by its subject, dedupe by its type: its message id was replayed")
 	assert.Contains(t, reasons[noOp], "without an operation id", "revalidate by its subject, same_operation by its type")
 	assert.Equal(t, 1, b.publishedAs(t, "union-1"))
+}
+
+// skipReasonsOf returns, by dead letter, why each item of the requests
+// reqs of svc is left out ("" for one that goes).
+func skipReasonsOf(t *testing.T, svc *replay.Service, reqs []replay.Request) map[int64]string {
+	t.Helper()
+	out := map[int64]string{}
+	for _, r := range reqs {
+		items, err := svc.Items(context.Background(), r.ID, 100)
+		require.NoError(t, err)
+		for _, it := range items {
+			out[it.DeadLetterID] = it.SkipReason
+		}
+	}
+	return out
 }

@@ -64,15 +64,7 @@ func TestReplayRulesArePure(t *testing.T) {
 	// skipReasons drafts ids and returns the sentence of each item left out.
 	skipReasons := func(t *testing.T, ids ...int64) map[int64]string {
 		_, reqs := b.draft(t, oncall, ids...)
-		out := map[int64]string{}
-		for _, r := range reqs {
-			items, err := b.replays.Items(ctx, r.ID, 100)
-			require.NoError(t, err)
-			for _, it := range items {
-				out[it.DeadLetterID] = it.SkipReason
-			}
-		}
-		return out
+		return skipReasonsOf(t, b.replays, reqs)
 	}
 	// jobResult runs one claim of a worker on svc and returns the job's
 	// state and result.
