@@ -161,8 +161,7 @@ func TestRecordGuardsOnHeldItem(t *testing.T) {
 	// settling it would) and a second one took it.
 	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_items SET held = false WHERE request_id = $1`, first.ID)
 	require.NoError(t, err)
-	_, err = b.db.Pool.Exec(ctx, `UPDATE dead_letters SET status = 'quarantined' WHERE id = $1`, id)
-	require.NoError(t, err)
+	testfactory.SetStatus(t, b.db.Pool, dlq.StatusQuarantined, id)
 	second := b.request(t, []int64{id}, replay.SubmitInput{})
 
 	w.Judge(ctx, jobs) // on what the claim read: it still held the dead letter then
@@ -181,6 +180,7 @@ func TestRecordGuardsOnHeldItem(t *testing.T) {
 	status, held := b.deadLetterStatus(t, id, second.ID)
 	assert.Equal(t, "replay_requested", status, "the first request's late record leaves the second's dead letter alone")
 	assert.True(t, held)
+	assert.Empty(t, testfactory.CountersDrift(t, b.db.Pool), "the counters move only for dead letters a mark changed")
 
 	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() WHERE request_id = $1`, second.ID)
 	require.NoError(t, err)
@@ -189,6 +189,7 @@ func TestRecordGuardsOnHeldItem(t *testing.T) {
 	assert.Equal(t, 1, b.publishedAs(t, "guarded"))
 	status, _ = b.deadLetterStatus(t, id, second.ID)
 	assert.Equal(t, "replayed", status)
+	assert.Empty(t, testfactory.CountersDrift(t, b.db.Pool))
 }
 
 // TestDeterministicPublishErrorsEndTheJob replays messages NATS can never
