@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -285,8 +284,7 @@ func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 		e := audit.NewEvent(actor, meta, "replay.edit_payload")
 		e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.Reason = req.Tenant, "dead_letter", fmt.Sprint(deadLetterID), msgID, edit.Reason
 		e.Before = map[string]any{"payload_sha256": hex.EncodeToString(old), "original_sha256": hex.EncodeToString(original), "intent": req.IntentHex()}
-		e.After = map[string]any{"payload_sha256": hex.EncodeToString(sum[:]), "intent": hex.EncodeToString(hash), "request": id,
-			"unchanged": bytes.Equal(old, sum[:])}
+		e.After = map[string]any{"payload_sha256": hex.EncodeToString(sum[:]), "intent": hex.EncodeToString(hash), "request": id}
 		_, err = audit.Append(ctx, tx, e)
 		return err
 	})

@@ -83,15 +83,6 @@ func batchRequests(ctx context.Context, q querier, sql, batch string) ([]Request
 	return out, err
 }
 
-// Pending returns requests waiting for approval in tenants (all when all).
-func (s *Service) Pending(ctx context.Context, tenants []string, all bool) ([]Request, error) {
-	rows, err := s.pool.Query(ctx, selectPending, tenants, all)
-	if err != nil {
-		return nil, fmt.Errorf("read pending replays: %w", err)
-	}
-	return pgx.CollectRows(rows, scanRequest)
-}
-
 // QueueRequestsFor queues into b (a page's round trip) the read of the
 // most recent requests that include dead letter deadLetterID (20, drafts
 // left out); *out holds them once b has run.
