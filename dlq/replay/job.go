@@ -217,14 +217,15 @@ LEFT JOIN dead_letters d ON d.id = j.dead_letter_id AND d.dead_lettered_at = j.d
 WHERE j.id = ANY($1)
 ORDER BY j.not_before, j.id`
 
-// claim takes up to Batch due jobs (and up to BatchBytes of payload and
-// headers) under a lease and a new fencing token each, and loads them with
-// their dead letters, in one transaction.
+// claim takes up to Batch due jobs (fewer when recording was slow:
+// recordPace.claimLimit) and up to BatchBytes of payload and headers under
+// a lease and a new fencing token each, and loads them with their dead
+// letters, in one transaction.
 func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 	var out []*job
 	budget := (w.cfg.Lease * 2 / 3).Seconds()
 	err := pgx.BeginFunc(ctx, w.svc.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, claimJobs, w.cfg.Batch, w.cfg.Owner, w.cfg.Lease.String(), w.cfg.BatchBytes, budget)
+		rows, err := tx.Query(ctx, claimJobs, w.pace.claimLimit(w.cfg), w.cfg.Owner, w.cfg.Lease.String(), w.cfg.BatchBytes, budget)
 		if err != nil {
 			return fmt.Errorf("claim replay jobs: %w", err)
 		}

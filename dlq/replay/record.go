@@ -112,11 +112,33 @@ func recordStates() map[JobState]recordState {
 	}
 }
 
-// record writes the outcomes under the fencing tokens (recordOnce), then
-// ends the requests with nothing left to run (finish), retrying while the
-// lease lasts: what was published is recorded by the worker that published
-// it, not published again by another after the lease. A worker that is
-// stopping still records (ctx's cancel is not followed; the lease is).
+// renewLease extends the lease of the claimed jobs ($1 ids, $2 their
+// fencing tokens) that this worker still holds, by $3 from now. A job
+// another worker took over (its fence moved on) or that a cancel ended is
+// not renewed: its result is not ours to record.
+const renewLease = `UPDATE replay_jobs j SET lease_until = now() + $3::interval
+    FROM unnest($1::bigint[], $2::bigint[]) AS u(id, fence)
+    WHERE j.id = u.id
+      AND j.fence = u.fence      -- a worker whose lease was taken over renews nothing
+      AND j.state = 'claimed'    -- nor one whose job a cancel ended
+RETURNING j.id`
+
+// maxRenewals bounds the leases a record takes without recording anything
+// in between: each failed part halves the next, so a database that is
+// slow records in smaller parts; one that answers nothing is given up
+// (the jobs go to the next claim once the lease ends).
+const maxRenewals = 3
+
+// record writes the outcomes under the fencing tokens in parts
+// (recordOnce, each part one transaction), then ends the requests with
+// nothing left to run (finish). A part is sized by how long recording took
+// so far (recordPace) and halved when an attempt fails; when what is left
+// of the lease would not cover the next part, the lease of the jobs not yet
+// recorded is renewed first, under their fencing tokens. So what was
+// published is recorded by the worker that published it, however slow the
+// database, and never by a worker whose lease was taken over. A worker
+// that is stopping still records (ctx's cancel is not followed; the lease
+// is).
 func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) error {
 	ctx = context.WithoutCancel(ctx)
 	requests := map[int64]bool{}
@@ -124,32 +146,150 @@ func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) er
 		requests[j.requestID] = true
 	}
 	ids := slices.Sorted(maps.Keys(requests))
-	recorded := false
+	rest := jobs
+	renewals := 0 // since the last part recorded
 	backoff := 50 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	for attempt := 1; len(rest) > 0; attempt++ {
+		part := rest[:min(len(rest), w.pace.part(w.cfg))]
+		if time.Until(leaseEnd) < w.pace.needs(len(part)) {
+			if renewals == maxRenewals {
+				return fmt.Errorf("record replay results: the lease ended after %d attempts and %d renewals, %d of %d jobs recorded",
+					attempt-1, renewals, len(jobs)-len(rest), len(jobs))
+			}
+			held, end, err := w.renew(ctx, rest)
+			if err != nil {
+				if time.Now().Add(backoff).After(leaseEnd) {
+					return fmt.Errorf("record replay results: the lease ended after %d attempts: %w", attempt, err)
+				}
+				w.log.Warn("renewing the lease of replay jobs failed; retrying", "owner", w.cfg.Owner, "err", err)
+				time.Sleep(backoff + rand.N(backoff/2))
+				backoff = min(2*backoff, 2*time.Second)
+				continue
+			}
+			renewals++
+			if len(held) < len(rest) {
+				w.log.Warn("replay results not recorded: lease lost to another worker", "owner", w.cfg.Owner, "lost", len(rest)-len(held))
+			}
+			rest, leaseEnd = held, end
+			continue
+		}
 		actx, cancel := context.WithTimeout(ctx, min(w.cfg.RecordTimeout, max(time.Until(leaseEnd), time.Millisecond)))
-		var err error
-		if !recorded {
-			err = w.recordOnce(actx, jobs)
-			recorded = err == nil
+		began := time.Now()
+		err := w.recordOnce(actx, part)
+		cancel()
+		if err == nil {
+			w.pace.recorded(len(part), time.Since(began))
+			rest, renewals, backoff = rest[len(part):], 0, 50*time.Millisecond
+			continue
 		}
-		if recorded {
-			err = w.svc.finish(actx, ids, worker(w.cfg.Owner))
+		w.pace.failed(len(part))
+		if w.recordFailed != nil {
+			w.recordFailed(attempt, err)
 		}
+		w.log.Warn("recording replay results failed; retrying in smaller parts", "owner", w.cfg.Owner, "attempt", attempt,
+			"jobs", len(part), "err", err)
+		time.Sleep(min(backoff+rand.N(backoff/2), max(time.Until(leaseEnd), 0)))
+		backoff = min(2*backoff, 2*time.Second)
+	}
+	// Ending the requests is not fenced (it counts what every worker
+	// recorded); what is left running now the sweeper ends (FinishIdle).
+	for {
+		actx, cancel := context.WithTimeout(ctx, min(w.cfg.RecordTimeout, max(time.Until(leaseEnd), time.Millisecond)))
+		err := w.svc.finish(actx, ids, worker(w.cfg.Owner))
 		cancel()
 		if err == nil {
 			return nil
 		}
-		if w.recordFailed != nil {
-			w.recordFailed(attempt, err)
-		}
 		if time.Now().Add(backoff).After(leaseEnd) {
-			return fmt.Errorf("record replay results: the lease ended after %d attempts: %w", attempt, err)
+			return fmt.Errorf("finish replay requests: %w", err)
 		}
-		w.log.Warn("recording replay results failed; retrying under the same lease", "owner", w.cfg.Owner, "attempt", attempt, "err", err)
 		time.Sleep(backoff + rand.N(backoff/2))
 		backoff = min(2*backoff, 2*time.Second)
 	}
+}
+
+// renew extends the lease of jobs this worker still holds (renewLease) and
+// returns them, and when the new lease ends on the worker's clock.
+func (w *Worker) renew(ctx context.Context, jobs []*job) ([]*job, time.Time, error) {
+	ids, fences := make([]int64, len(jobs)), make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i], fences[i] = j.id, j.fence
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.RecordTimeout)
+	defer cancel()
+	began := time.Now()
+	rows, err := w.svc.pool.Query(ctx, renewLease, ids, fences, w.cfg.Lease.String())
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("renew the lease of replay jobs: %w", err)
+	}
+	renewed, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("renew the lease of replay jobs: %w", err)
+	}
+	kept := make(map[int64]bool, len(renewed))
+	for _, id := range renewed {
+		kept[id] = true
+	}
+	held := slices.DeleteFunc(slices.Clone(jobs), func(j *job) bool { return !kept[j.id] })
+	return held, began.Add(w.cfg.Lease), nil
+}
+
+// recordPace is how fast a worker's database records outcomes: the time
+// one job took in the last parts recorded (zero before the first), and the
+// size of the next part. A claim is sized by it too (claimLimit), so that
+// recording a claim fits in what its lease leaves for it.
+type recordPace struct {
+	perJob time.Duration
+	size   int // 0: the claim's size
+}
+
+// part is how many jobs the next part records at most: as many as half
+// an attempt's time covers at the pace seen, and never more than the last
+// part that failed let through.
+func (p *recordPace) part(cfg WorkerConfig) int {
+	n := cfg.Batch
+	if p.perJob > 0 {
+		n = min(n, max(1, int(min(cfg.Lease, cfg.RecordTimeout)/2/p.perJob)))
+	}
+	if p.size > 0 {
+		n = min(n, p.size)
+	}
+	return n
+}
+
+// needs is the lease a part of n jobs needs left: twice what it took at
+// the pace seen, and at least a tenth of a second.
+func (p *recordPace) needs(n int) time.Duration {
+	return max(2*time.Duration(n)*p.perJob, 100*time.Millisecond)
+}
+
+// recorded learns from a part of n jobs recorded in d; the next part may
+// grow again.
+func (p *recordPace) recorded(n int, d time.Duration) {
+	per := d / time.Duration(n)
+	if p.perJob == 0 {
+		p.perJob = per
+	} else {
+		p.perJob = (p.perJob + per) / 2
+	}
+	if p.size > 0 {
+		p.size *= 2
+	}
+}
+
+// failed halves the next part after a part of n jobs was not recorded.
+func (p *recordPace) failed(n int) {
+	p.size = max(1, n/2)
+}
+
+// claimLimit is how many jobs a claim takes: Batch, or fewer when the
+// pace of recording says that a claim of Batch could not be recorded in a
+// sixth of the lease (half of what a claim leaves for recording).
+func (p *recordPace) claimLimit(cfg WorkerConfig) int {
+	if p.perJob <= 0 {
+		return cfg.Batch
+	}
+	return min(cfg.Batch, max(1, int(cfg.Lease/6/p.perJob)))
 }
 
 // recordOnce writes the outcomes under the fencing tokens, and with them

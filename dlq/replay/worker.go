@@ -48,8 +48,9 @@ type WorkerConfig struct {
 	// PubAck (each next one twice as long, with jitter; see
 	// replaypolicy.RetryAfter); default 2s.
 	Retry time.Duration
-	// RecordTimeout bounds one attempt to record a claim's outcomes; they
-	// are recorded again until the lease ends; default 5s.
+	// RecordTimeout bounds one attempt to record a part of a claim's
+	// outcomes; a part that fails is recorded again in smaller parts,
+	// under a renewed lease when the lease runs short; default 5s.
 	RecordTimeout time.Duration
 }
 
@@ -95,6 +96,9 @@ type Worker struct {
 	// stale is why the worker last waited for the active policy ("" when
 	// it did not), so that it says so once.
 	stale string
+	// pace is how fast this worker's records went, which sizes its
+	// claims and the parts it records them in (record.go).
+	pace recordPace
 
 	// Test hooks. afterPublish runs after the PubAcks are in and before
 	// anything is recorded; returning false stops the worker there, as a
@@ -136,7 +140,7 @@ func (w *Worker) Run(ctx context.Context) {
 	}
 }
 
-// RunOnce claims up to Batch due jobs, executes them and records the
+// RunOnce claims up to Batch due jobs (fewer when recording was slow), executes them and records the
 // outcomes. It returns how many it claimed.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	// A worker whose policy is not the active version claims nothing (it
