@@ -30,9 +30,13 @@ import (
 // messages; then, in the same run, publishes the same messages with no
 // database (bare-publish-msgs/s), and reports the replay's rate as a ratio
 // of that (goal: 0.5 or more). Run it with -benchtime=1x (make
-// bench-replay).
+// bench-replay). BENCH_REPLAY_TOTAL replays fewer (or more) items, for
+// profiling; the recorded figures are of 100,000.
 func BenchmarkReplay100k(b *testing.B) {
-	const total = 100_000
+	total := 100_000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_REPLAY_TOTAL")); err == nil && v > 0 {
+		total = v
+	}
 	for b.Loop() {
 		rb := benchReplaySetup(b)
 		ctx := context.Background()

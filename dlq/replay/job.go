@@ -1,11 +1,13 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -156,66 +158,75 @@ func (j *job) unsent(v replaypolicy.Verdict) {
 
 // claimJobs takes due jobs under a lease: at most $1 of them, no more
 // payload and header bytes than $4 (but always one), so a claim of big
-// payloads or big headers stays bounded in memory, and no more of one request than its rate publishes in
-// $5 seconds (the part of the lease a claim publishes in), so a slow
-// request is not held by a worker that cannot publish it. Sizes come from
-// the stored lengths, not the payloads. It returns each job's new fencing
-// token, the state it was claimed from, and when the claim stops
-// publishing.
+// payloads or big headers stays bounded in memory, and no more of one
+// request than its rate publishes in $5 seconds (the part of the lease a
+// claim publishes in), so a slow request is not held by a worker that
+// cannot publish it. Sizes come from the stored lengths, not the payloads.
+// It returns each job's new fencing token, the state it was claimed from,
+// when the claim stops publishing, and the job as loadJobs and the rules
+// need it. Every item and dead letter is reached by its key, one probe per
+// job (LIMIT 1 keeps a planner on stale statistics, as a request's jobs
+// are right after its submit, from joining whole tables), so a claim costs
+// what its jobs cost, whatever the size of the request.
 const claimJobs = `
 WITH c AS (
     SELECT j.id, j.not_before, j.request_id, j.dead_letter_id, j.dead_lettered_at, j.state FROM replay_jobs j
     WHERE j.not_before <= now()
-      AND (j.state IN ('pending', 'deferred', 'unknown') OR (j.state = 'claimed' AND j.lease_until < now())) -- a live lease is someone else's
+      AND j.state IN ('pending', 'deferred', 'unknown', 'claimed') -- replay_jobs_ready_idx, read in its order
+      AND (j.state <> 'claimed' OR j.lease_until < now()) -- a live lease is someone else's
     ORDER BY j.not_before, j.id
     LIMIT $1
     FOR UPDATE OF j SKIP LOCKED
 ), sized AS (
-    SELECT c.id, c.state, row_number() OVER w AS n,
-           sum(coalesce(octet_length(i.payload), d.payload_size, 0) + octet_length(i.headers::text)) OVER w AS upto, -- what loadJobs reads of each
+    SELECT c.id, c.state, row_number() OVER w AS n, sum(sz.bytes) OVER w AS upto,
            row_number() OVER (PARTITION BY c.request_id ORDER BY c.not_before, c.id) AS nth, r.rate
     FROM c
     JOIN replay_requests r ON r.id = c.request_id
-    JOIN replay_items i ON i.request_id = c.request_id AND i.dead_letter_id = c.dead_letter_id
-    LEFT JOIN dead_letters d ON d.id = c.dead_letter_id AND d.dead_lettered_at = c.dead_lettered_at
+    CROSS JOIN LATERAL (
+        SELECT coalesce(octet_length(i.payload), d.payload_size, 0) + octet_length(i.headers::text) AS bytes -- what loadJobs reads of it
+        FROM replay_items i LEFT JOIN dead_letters d ON d.id = c.dead_letter_id AND d.dead_lettered_at = c.dead_lettered_at
+        WHERE i.request_id = c.request_id AND i.dead_letter_id = c.dead_letter_id
+        LIMIT 1) sz
     WINDOW w AS (ORDER BY c.not_before, c.id)
 )
 UPDATE replay_jobs j SET state = 'claimed', lease_owner = $2, lease_until = now() + $3::interval,
     fence = nextval('replay_fence_seq'), attempts = j.attempts + 1, updated_at = now()
 FROM sized s WHERE j.id = s.id AND (s.upto <= $4 OR s.n = 1)
   AND s.nth <= ceil(s.rate * $5) + 1 -- what the rate lets this claim publish
-RETURNING j.id, j.fence, s.state, now() + $3::interval * 2 / 3`
+RETURNING j.id, j.fence, s.state, now() + $3::interval * 2 / 3,
+    j.request_id, j.dead_letter_id, j.dead_lettered_at, j.not_before, j.attempts, j.deferrals, j.first_attempt_at`
 
-// lockJobDeadLetters locks the claimed jobs' dead letters until the claim
-// commits, so that the status loadJobs reads is the one a concurrent
-// change left.
-const lockJobDeadLetters = `
-SELECT 1 FROM replay_jobs j JOIN dead_letters d ON d.id = j.dead_letter_id AND d.dead_lettered_at = j.dead_lettered_at
-WHERE j.id = ANY($1)
-FOR SHARE OF d`
-
-// loadJobs reads the claimed jobs with everything publishing them needs,
-// and the dead letters as they are now. The payload is the edited one,
-// else the dead letter's. A dead letter that is gone (retention removes
-// none an open request holds; this is the job's way to end if one ever
-// were) is status "purged", which the rules block.
+// loadJobs reads what publishing the claimed jobs needs ($1 the jobs, $2
+// their requests, $3 their dead letters and $4 the dead letters' times, in
+// the order they are published), and locks their dead letters until the
+// claim commits, so that the status read is the one a concurrent change
+// left. The payload is the edited one, else the dead letter's. A dead
+// letter that is gone (retention removes none an open request holds; this
+// is the job's way to end if one ever were) is status "purged", which the
+// rules block.
 const loadJobs = `
-SELECT j.id, j.request_id, j.dead_letter_id, r.tenant, r.class, r.status, r.policy_version, r.rate, r.approved_at,
+WITH k AS (
+    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::timestamptz[]) WITH ORDINALITY AS k(id, request_id, dead_letter_id, at, n)
+), d AS (
+    SELECT d.id, d.tenant, d.item_type, d.fingerprint, d.payload, d.principal, d.status, d.msg_id_derived, d.payload_unavailable,
+           d.payload_sha256, d.error_class, d.first_failed_at, d.generation
+    FROM k JOIN dead_letters d ON d.id = k.dead_letter_id AND d.dead_lettered_at = k.at
+    FOR SHARE OF d
+)
+SELECT k.id, r.tenant, r.class, r.status, r.policy_version, r.rate, r.approved_at,
        r.requester_issuer, r.requester_subject, r.requester_email, r.requester_email_verified, r.reconciliation_note,
        i.msg_id, i.operation_id, i.correlation_id, i.subject, i.headers, coalesce(i.payload, d.payload, ''),
        coalesce(d.principal, ''), coalesce(d.item_type, ''),
        coalesce(d.status, '` + purged + `'), CASE WHEN i.held THEN i.request_id
                       ELSE coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0) END,
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
-       coalesce(d.error_class, ''), j.dead_lettered_at, d.first_failed_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
-       j.attempts, j.deferrals, j.first_attempt_at
-FROM replay_jobs j
-JOIN replay_requests r ON r.id = j.request_id
-JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
-LEFT JOIN dead_letters d ON d.id = j.dead_letter_id AND d.dead_lettered_at = j.dead_lettered_at
+       coalesce(d.error_class, ''), d.first_failed_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, '')
+FROM k
+JOIN replay_requests r ON r.id = k.request_id
+CROSS JOIN LATERAL (SELECT * FROM replay_items i WHERE i.request_id = k.request_id AND i.dead_letter_id = k.dead_letter_id LIMIT 1) i
+LEFT JOIN d ON d.id = k.dead_letter_id
 ` + fixJoin + `
-WHERE j.id = ANY($1)
-ORDER BY j.not_before, j.id`
+ORDER BY k.n`
 
 // claim takes up to Batch due jobs (fewer when recording was slow:
 // recordPace.claimLimit) and up to BatchBytes of payload and headers under
@@ -224,52 +235,61 @@ ORDER BY j.not_before, j.id`
 func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 	var out []*job
 	budget := (w.cfg.Lease * 2 / 3).Seconds()
-	err := pgx.BeginFunc(ctx, w.svc.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, claimJobs, w.pace.claimLimit(w.cfg), w.cfg.Owner, w.cfg.Lease.String(), w.cfg.BatchBytes, budget)
 		if err != nil {
 			return fmt.Errorf("claim replay jobs: %w", err)
 		}
-		type claimed struct {
-			fence     int64
-			prev      JobState
-			publishBy time.Time
-		}
-		byID := map[int64]claimed{}
-		var id int64
-		var c claimed
-		if _, err := pgx.ForEachRow(rows, []any{&id, &c.fence, &c.prev, &c.publishBy}, func() error { byID[id] = c; return nil }); err != nil {
+		var claimed []*job
+		var c job
+		var notBefore time.Time
+		if _, err := pgx.ForEachRow(rows, []any{&c.id, &c.fence, &c.prevState, &c.publishBy, &c.requestID, &c.deadLetterID, &c.deadLetteredAt,
+			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt}, func() error {
+			j := c
+			j.notBefore = &notBefore // the order of publishing; the record sets its own
+			claimed = append(claimed, &j)
+			return nil
+		}); err != nil {
 			return fmt.Errorf("claim replay jobs: %w", err)
 		}
-		if len(byID) == 0 {
+		if len(claimed) == 0 {
 			return nil
 		}
-		ids := make([]int64, 0, len(byID))
-		for id := range byID {
-			ids = append(ids, id)
+		slices.SortFunc(claimed, func(a, b *job) int {
+			return cmp.Or(a.notBefore.Compare(*b.notBefore), cmp.Compare(a.id, b.id))
+		})
+		n := len(claimed)
+		ids, requests, deadLetters, ats := make([]int64, n), make([]int64, n), make([]int64, n), make([]time.Time, n)
+		for i, j := range claimed {
+			ids[i], requests[i], deadLetters[i], ats[i] = j.id, j.requestID, j.deadLetterID, j.deadLetteredAt
+			j.notBefore = nil
 		}
-		if _, err := tx.Exec(ctx, lockJobDeadLetters, ids); err != nil {
-			return fmt.Errorf("lock the dead letters of replay jobs: %w", err)
-		}
-		rows, err = tx.Query(ctx, loadJobs, ids)
+		rows, err = tx.Query(ctx, loadJobs, ids, requests, deadLetters, ats)
 		if err != nil {
 			return fmt.Errorf("load replay jobs: %w", err)
 		}
 		defer rows.Close()
+		byID := make(map[int64]*job, n)
+		for _, j := range claimed {
+			byID[j.id] = j
+		}
 		for rows.Next() {
-			j := &job{}
+			var id int64
 			var hs []byte
-			if err := rows.Scan(&j.id, &j.requestID, &j.deadLetterID, &j.tenant, &j.class, &j.reqStatus, &j.policy, &j.rate, &j.approvedAt,
-				&j.requester.Issuer, &j.requester.Subject, &j.requester.Email, &j.requester.EmailVerified, &j.note, &j.msgID, &j.opID, &j.corrID, &j.subject,
-				&hs, &j.payload, &j.principal, &j.itemType, &j.status, &j.heldBy, &j.edited, &j.msgIDDerived, &j.payloadUnavailable,
-				&j.approvedSHA256, &j.originalSHA256, &j.errorClass, &j.deadLetteredAt, &j.firstFailedAt, &j.generation, &j.fixedAt, &j.fixRecordedAt, &j.fixRef,
-				&j.attempts, &j.deferrals, &j.firstAttemptAt); err != nil {
+			var l job
+			if err := rows.Scan(&id, &l.tenant, &l.class, &l.reqStatus, &l.policy, &l.rate, &l.approvedAt,
+				&l.requester.Issuer, &l.requester.Subject, &l.requester.Email, &l.requester.EmailVerified, &l.note, &l.msgID, &l.opID, &l.corrID, &l.subject,
+				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
+				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation, &l.fixedAt, &l.fixRecordedAt, &l.fixRef); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}
-			if err := json.Unmarshal(hs, &j.headers); err != nil {
-				j.state, j.result = JobBlocked, "stored headers unreadable: "+err.Error()
+			j := byID[id]
+			l.id, l.fence, l.requestID, l.deadLetterID, l.deadLetteredAt = j.id, j.fence, j.requestID, j.deadLetterID, j.deadLetteredAt
+			l.prevState, l.publishBy, l.attempts, l.deferrals, l.firstAttemptAt = j.prevState, j.publishBy, j.attempts, j.deferrals, j.firstAttemptAt
+			if err := json.Unmarshal(hs, &l.headers); err != nil {
+				l.state, l.result = JobBlocked, "stored headers unreadable: "+err.Error()
 			}
-			c := byID[j.id]
-			j.fence, j.prevState, j.publishBy = c.fence, c.prev, c.publishBy
+			*j = l
 			out = append(out, j)
 		}
 		return rows.Err()

@@ -43,8 +43,10 @@ WITH r AS (
     WHERE j.id = u.id
       AND j.fence = u.fence AND j.state = 'claimed' -- a worker whose lease was taken over publishes nothing
       AND j.lease_until > now() -- nor one whose lease ran out while it judged (before anyone took it over)
-      AND EXISTS (SELECT 1 FROM replay_items i WHERE i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
-                  AND i.held) -- nor a job whose request let go of its dead letter since the claim
+      AND (SELECT i.held FROM replay_items i WHERE i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id)
+          -- nor a job whose request let go of its dead letter since the claim (one probe of the item's key per job: as a
+          -- join, a plan on stale statistics walked every held item of the request for every job, holding the
+          -- request's row, which records wait for, for minutes)
     RETURNING j.id, nullif(j.first_published_at, now()) AS published_before -- NULL: this is its first publish ever
 )
 SELECT r.first_slot, now(), m.id, m.published_before FROM r LEFT JOIN m ON true`

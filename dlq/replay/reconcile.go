@@ -19,7 +19,7 @@ import (
 // Republished: the dead letter is being replayed again (the counters
 // follow: dlq.StatusMove).
 var markRequested = dlq.StatusMove(jobDeadLetters+`
-    WHERE d.status = 'needs_reconciliation' -- only what waited for this person
+      AND d.status = 'needs_reconciliation' -- only what waited for this person
     FOR UPDATE OF d`, `'replay_requested'`, "id")
 
 // ReconcileInput is what a person decided about an item whose outcome

@@ -44,10 +44,10 @@ const (
 
 	// An item whose job ended lets go of its dead letter: another request
 	// may take it (a failed or blocked one, say). One that needs
-	// reconciliation keeps it until a person decides.
-	releaseEnded = `UPDATE replay_items i SET held = false
-        FROM unnest($1::bigint[], $2::bigint[]) AS u(request_id, dead_letter_id)
-        WHERE i.request_id = u.request_id AND i.dead_letter_id = u.dead_letter_id AND i.held`
+	// reconciliation keeps it until a person decides. One statement per
+	// request ($1), its items by key ($2 their dead letters): the primary
+	// key's probes, never a scan of the request's items.
+	releaseEnded = `UPDATE replay_items SET held = false WHERE request_id = $1 AND dead_letter_id = ANY($2) AND held`
 	// The requests a record touched are locked, in id order, after it
 	// committed, before their jobs are read again: of two workers recording
 	// the last jobs of one request, the second sees the first's and
@@ -69,25 +69,27 @@ const (
 // request still holds the dead letter: a late record of a request that let
 // go of it never changes another request's item. The counters follow
 // (dlq.StatusMove), for the rows changed only; each statement returns the
-// dead letters it changed.
+// dead letters it changed. The hold is read by the item's key, one probe
+// per dead letter (as a join, a plan on stale statistics, as a request's
+// items are right after its submit, read every item of the request).
 const jobDeadLetters = `
     SELECT d.id, d.dead_lettered_at, d.status
     FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[]) AS k(id, at, request_id)
-    JOIN replay_items i ON i.request_id = k.request_id AND i.dead_letter_id = k.id AND i.held -- still this request's
-    JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at`
+    JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at
+    WHERE (SELECT i.held FROM replay_items i WHERE i.request_id = k.request_id AND i.dead_letter_id = k.id) -- still this request's`
 
 var (
 	markReplayed = dlq.StatusMove(jobDeadLetters+`
-    WHERE d.status IN ('replay_requested', 'replaying', 'replay_failed', 'quarantined', 'needs_reconciliation') -- never over discarded or resolved
+      AND d.status IN ('replay_requested', 'replaying', 'replay_failed', 'quarantined', 'needs_reconciliation') -- never over discarded or resolved
     FOR UPDATE OF d`, `'replayed'`, "id")
 	markFailed = dlq.StatusMove(jobDeadLetters+`
-    WHERE d.status IN ('replay_requested', 'replaying') -- a success elsewhere wins
+      AND d.status IN ('replay_requested', 'replaying') -- a success elsewhere wins
     FOR UPDATE OF d`, `'replay_failed'`, "id")
 	markNeedsReconciliation = dlq.StatusMove(jobDeadLetters+`
-    WHERE d.status IN ('replay_requested', 'replaying') -- only what a replay holds
+      AND d.status IN ('replay_requested', 'replaying') -- only what a replay holds
     FOR UPDATE OF d`, `'needs_reconciliation'`, "id")
 	markRequeued = dlq.StatusMove(jobDeadLetters+`
-    WHERE d.status IN ('replay_requested', 'replaying', 'needs_reconciliation') -- only what a replay holds goes back
+      AND d.status IN ('replay_requested', 'replaying', 'needs_reconciliation') -- only what a replay holds goes back
     FOR UPDATE OF d`, `'quarantined'`, "id")
 )
 
@@ -310,7 +312,7 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 		requests[j.requestID] = true
 	}
 	reqIDs := slices.Collect(maps.Keys(requests))
-	return pgx.BeginFunc(ctx, w.svc.pool, func(tx pgx.Tx) error {
+	return pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred)
 		if err != nil {
 			return fmt.Errorf("record replay jobs: %w", err)
@@ -369,10 +371,8 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 				}
 			}
 		}
-		if len(ended.requests) > 0 {
-			if _, err := tx.Exec(ctx, releaseEnded, ended.requests, ended.deadLetters); err != nil {
-				return fmt.Errorf("release ended replay items: %w", err)
-			}
+		if err := ended.release(ctx, tx); err != nil {
+			return fmt.Errorf("release ended replay items: %w", err)
 		}
 		events := make([]audit.Event, 0, len(recorded))
 		for _, j := range recorded {
@@ -403,6 +403,23 @@ type heldPairs struct {
 
 func (p *heldPairs) add(request int64, k dlq.Key) {
 	p.requests, p.deadLetters, p.ats = append(p.requests, request), append(p.deadLetters, k.ID), append(p.ats, k.At)
+}
+
+// release lets go of the pairs' dead letters (releaseEnded), one
+// statement per request, in one round trip.
+func (p *heldPairs) release(ctx context.Context, tx pgx.Tx) error {
+	if len(p.requests) == 0 {
+		return nil
+	}
+	byRequest := map[int64][]int64{}
+	for i, r := range p.requests {
+		byRequest[r] = append(byRequest[r], p.deadLetters[i])
+	}
+	var b pgx.Batch
+	for _, r := range slices.Sorted(maps.Keys(byRequest)) {
+		b.Queue(releaseEnded, r, byRequest[r])
+	}
+	return tx.SendBatch(ctx, &b).Close()
 }
 
 // mark runs sql (markReplayed, ...) on the pairs and returns the dead
