@@ -2,6 +2,7 @@ package replaypolicy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -311,7 +312,10 @@ func short(hash string) string {
 // final verdicts: when the requester may not request the class there
 // (mayRequest false), every item is blocked; otherwise the items still
 // going are blocked together when there are more than one of a class
-// without bulk, or more than the class's bulk cap.
+// without bulk, or more than the bulk cap. Bulk and its cap are those the
+// submit will hold the request to: the strictest of every class the going
+// items are classed by (Table.UnionKnobs, as JudgeRequest), so that a draft
+// never lets go what its submit refuses.
 func JudgeDraft(t *Table, class Class, tenant string, mayRequest bool, verdicts []Verdict) []Verdict {
 	out := append([]Verdict(nil), verdicts...)
 	if t == nil {
@@ -323,19 +327,21 @@ func JudgeDraft(t *Table, class Class, tenant string, mayRequest bool, verdicts 
 		}
 		return out
 	}
-	k, _ := t.Knobs(class)
+	union := []Class{class}
 	going := 0
 	for _, v := range out {
 		if v.Outcome == Go {
 			going++
+			union = append(union, v.Classing.Union...)
 		}
 	}
+	k := t.UnionKnobs(union...)
 	var check, why string
 	switch {
 	case going > 1 && !k.Bulk:
-		check, why = CheckBulk, fmt.Sprintf("%s items cannot be replayed in bulk: request them one at a time", class)
+		check, why = CheckBulk, fmt.Sprintf("%s items cannot be replayed in bulk: request them one at a time", classNames(class, union))
 	case going > k.BulkCap && k.BulkCap > 0:
-		check, why = CheckBulkCap, fmt.Sprintf("%s allows at most %d items in one request; this selection has %d", class, k.BulkCap, going)
+		check, why = CheckBulkCap, fmt.Sprintf("%s allows at most %d items in one request; this selection has %d", classNames(class, union), k.BulkCap, going)
 	default:
 		return out
 	}
@@ -345,6 +351,21 @@ func JudgeDraft(t *Table, class Class, tenant string, mayRequest bool, verdicts 
 		}
 	}
 	return out
+}
+
+// classNames names class, and the other classes of union its items are
+// classed by too, for sentences: "dedupe (and rebuildable)".
+func classNames(class Class, union []Class) string {
+	var others []string
+	for _, c := range union {
+		if c != class && !slices.Contains(others, string(c)) {
+			others = append(others, string(c))
+		}
+	}
+	if len(others) == 0 {
+		return string(class)
+	}
+	return fmt.Sprintf("%s (and %s)", class, strings.Join(others, ", "))
 }
 
 // ListedOverCap is how many dead letters of a class over its bulk cap a

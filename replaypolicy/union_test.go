@@ -58,3 +58,50 @@ func TestClassUnion(t *testing.T) {
 		t.Errorf("a revalidate job that is same_operation too needs the ledger: %+v", j)
 	}
 }
+
+// TestDraftBulkCapOfUnion drafts items classed by two classes (a dedupe
+// item type sent to a same_operation subject) whose weaker class has the
+// smaller bulk cap: the draft blocks what is over the cap of the union,
+// as the submit does (JudgeRequest), rather than the cap of the item's
+// own class alone, so that no draft lets go what its submit refuses.
+func TestDraftBulkCapOfUnion(t *testing.T) {
+	t.Parallel()
+	tbl := mustParse(t, lines(
+		`[[rule]]`, `item_type = "analytics.*"`, `class = "dedupe"`,
+		`[[rule]]`, `subject = "svc.*.email.>"`, `class = "same_operation"`,
+		`[class.dedupe]`, `bulk_cap = 3`,
+	))
+	it := testItem("analytics.event")
+	it.OriginalSubject = "svc.acme.email.x"
+	v := JudgeItem(tbl, it, AtDraft)
+	if v.Outcome != Go || v.Class != SameOperation || !v.Classing.Has(Dedupe) {
+		t.Fatalf("the item: %s %s %+v", v.Class, v.Outcome, v.Classing)
+	}
+	if k, _ := tbl.Knobs(SameOperation); k.BulkCap <= 4 {
+		t.Fatalf("same_operation's own cap is %d: the test needs one above 4", k.BulkCap)
+	}
+	for _, n := range []int{3, 4} {
+		verdicts := make([]Verdict, n)
+		for i := range verdicts {
+			verdicts[i] = v
+		}
+		drafted := JudgeDraft(tbl, SameOperation, "acme", true, verdicts)
+		req := testRequest(tbl)
+		req.Items, req.Bulk = n, true
+		_, submitted := JudgeRequest(tbl, verdicts, req)
+		if n == 3 {
+			if drafted[n-1].Outcome != Go || submitted.Outcome != Go {
+				t.Errorf("3 items (the cap): draft %s %q, submit %s %q", drafted[n-1].Outcome, drafted[n-1].Reason, submitted.Outcome, submitted.Reason)
+			}
+			continue
+		}
+		for i, d := range drafted {
+			if d.Outcome != Block || d.Check != CheckBulkCap || !strings.Contains(d.Reason, "at most 3 items") || !strings.Contains(d.Reason, "dedupe") {
+				t.Errorf("item %d of 4: %s %s %q, want blocked by the union's cap of 3, naming dedupe", i, d.Outcome, d.Check, d.Reason)
+			}
+		}
+		if submitted.Outcome != Block || submitted.Check != CheckBulkCap {
+			t.Errorf("submit of 4: %s %s %q", submitted.Outcome, submitted.Check, submitted.Reason)
+		}
+	}
+}
