@@ -103,6 +103,10 @@ type Request struct {
 	// ReconciliationNote is what the requester checked, and the evidence,
 	// before replaying items whose error class needs reconciliation first.
 	ReconciliationNote string
+	// Union is every class the request's items were classed by when it was
+	// submitted (Terms.Union; empty: its class alone). Its approvals count
+	// under the strictest approval_expiry of them, as JudgeRequest's did.
+	Union []Class
 }
 
 // Decision is what Decide says about one item of one request.
@@ -192,7 +196,11 @@ type Terms struct {
 	// Raised names the error class that raised the approvals above the
 	// class's ("" when none did).
 	Raised string
-	first  Verdict // the first item, which the sentences name
+	// Union is every class the going items are classed by, whose strictest
+	// knobs Knobs are (Table.UnionKnobs): what the request is held to from
+	// its submit to its execution (Request.Union, Run.Union).
+	Union []Class
+	first Verdict // the first item, which the sentences name
 }
 
 // JudgeRequest applies the request's own rules to a request whose items were
@@ -285,7 +293,7 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 	if k.Approvals > 0 && req.IntentHash == "" {
 		return Terms{}, v.with(Block, CheckIntent, "the request has no intent hash, so no approval can be bound to it; request again")
 	}
-	terms := Terms{Class: v.Class, Rule: v.Rule, Knobs: k, Rate: rate, Edited: req.PayloadEdited, Raised: raised, first: v}
+	terms := Terms{Class: v.Class, Rule: v.Rule, Knobs: k, Rate: rate, Edited: req.PayloadEdited, Raised: raised, Union: unionOf(union), first: v}
 	if k.TypedConfirmation {
 		terms.Confirmation = ConfirmationPhrase(v.Item, req)
 	}
@@ -479,7 +487,7 @@ func CountApprovals(t *Table, req Request, at time.Time) int {
 	if t == nil {
 		return 0
 	}
-	k, ok := t.Knobs(req.Class)
+	k, ok := t.requestKnobs(req.Class, req.Union)
 	if !ok {
 		return 0
 	}

@@ -18,7 +18,10 @@ type Run struct {
 	Status        string
 	PolicyVersion string
 	ApprovedAt    time.Time
-	Requester     quarantine.Actor
+	// Union is every class the request's items were classed by when it was
+	// submitted (Request.Union): its approval expires by the strictest.
+	Union     []Class
+	Requester quarantine.Actor
 	// Authority is what people may do now; nil when the worker checks no
 	// authority.
 	Authority *Authority
@@ -46,7 +49,8 @@ type Standing struct {
 // table t at time now. It is pure. In order: a cancelled request cancels
 // them; a request neither approved nor running blocks them; so do a table
 // other than the one it was approved under, an approval older than the
-// class's approval_expiry when the request has not started (an approval is
+// approval_expiry of its class (the strictest of its Union) when the
+// request has not started (an approval is
 // for now, not for whenever workers come back), and a requester or an
 // approver who lost the right. Rights that could not be read make the jobs
 // wait for a later claim: nothing is published on a failed read.
@@ -62,7 +66,7 @@ func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 	if t.Stale(r.PolicyVersion) {
 		return v.plain(Block, CheckPolicy, "the replay policy changed since approval; request again")
 	}
-	if k, ok := t.Knobs(r.Class); ok && r.Status == "approved" && !r.ApprovedAt.IsZero() && now.After(r.ApprovedAt.Add(k.ApprovalExpiry)) {
+	if k, ok := t.requestKnobs(r.Class, r.Union); ok && r.Status == "approved" && !r.ApprovedAt.IsZero() && now.After(r.ApprovedAt.Add(k.ApprovalExpiry)) {
 		return v.plain(Block, CheckExpired, fmt.Sprintf("the approval expired (%s) before the replay started; request again", k.ApprovalExpiry))
 	}
 	a := r.Authority

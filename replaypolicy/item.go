@@ -2,7 +2,6 @@ package replaypolicy
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
@@ -351,21 +350,6 @@ func JudgeDraft(t *Table, class Class, tenant string, mayRequest bool, verdicts 
 		}
 	}
 	return out
-}
-
-// classNames names class, and the other classes of union its items are
-// classed by too, for sentences: "dedupe (and rebuildable)".
-func classNames(class Class, union []Class) string {
-	var others []string
-	for _, c := range union {
-		if c != class && !slices.Contains(others, string(c)) {
-			others = append(others, string(c))
-		}
-	}
-	if len(others) == 0 {
-		return string(class)
-	}
-	return fmt.Sprintf("%s (and %s)", class, strings.Join(others, ", "))
 }
 
 // ListedOverCap is how many dead letters of a class over its bulk cap a

@@ -194,7 +194,7 @@ func ApprovalLapsed(t *Table, req Request, actor quarantine.Actor, now time.Time
 	if t == nil {
 		return false
 	}
-	k, _ := t.Knobs(req.Class)
+	k, _ := t.requestKnobs(req.Class, req.Union)
 	mine := req
 	mine.Approvals = nil
 	for _, a := range req.Approvals {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -188,6 +189,42 @@ func (t *Table) UnionKnobs(classes ...Class) Knobs {
 		out.BulkCap = 1
 	}
 	return out
+}
+
+// requestKnobs are the knobs of a request of class whose items were
+// classed by union too: the strictest of them (Table.UnionKnobs); false
+// when the table has no such class.
+func (t *Table) requestKnobs(class Class, union []Class) (Knobs, bool) {
+	if _, ok := t.Knobs(class); !ok {
+		return Knobs{}, false
+	}
+	return t.UnionKnobs(append([]Class{class}, union...)...), true
+}
+
+// unionOf is classes without repeats, in order of first appearance.
+func unionOf(classes []Class) []Class {
+	var out []Class
+	for _, c := range classes {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// classNames names class, and the other classes of union its items are
+// classed by too, for sentences: "dedupe (and rebuildable)".
+func classNames(class Class, union []Class) string {
+	var others []string
+	for _, c := range union {
+		if c != class && !slices.Contains(others, string(c)) {
+			others = append(others, string(c))
+		}
+	}
+	if len(others) == 0 {
+		return string(class)
+	}
+	return fmt.Sprintf("%s (and %s)", class, strings.Join(others, ", "))
 }
 
 // Key is what decides the class of an item: its item type, the subject a

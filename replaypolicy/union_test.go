@@ -3,6 +3,7 @@ package replaypolicy
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestClassUnion classes items by two classes at once (item type and
@@ -103,5 +104,34 @@ func TestDraftBulkCapOfUnion(t *testing.T) {
 		if submitted.Outcome != Block || submitted.Check != CheckBulkCap {
 			t.Errorf("submit of 4: %s %s %q", submitted.Outcome, submitted.Check, submitted.Reason)
 		}
+	}
+}
+
+// TestApprovalExpiryOfUnion judges a request of class same_operation
+// (approvals expire after 24 h) whose items are classed dedupe too
+// (approvals expire after 1 h here): an approval 2 hours old no longer
+// counts and no longer starts the replay, as it would for same_operation
+// alone.
+func TestApprovalExpiryOfUnion(t *testing.T) {
+	t.Parallel()
+	tbl := mustParse(t, lines(`[class.dedupe]`, `approval_expiry = "1h"`))
+	req := testRequest(tbl)
+	req.Class, req.RequestedAt, req.Approvals = SameOperation, testNow.Add(-3*time.Hour), []Approval{approval(bob, 2*time.Hour)}
+	run := Run{Tenant: "acme", Class: SameOperation, Status: "approved", PolicyVersion: tbl.Version(), ApprovedAt: testNow.Add(-2 * time.Hour), Requester: alice}
+	if n := CountApprovals(tbl, req, testNow); n != 1 {
+		t.Errorf("same_operation alone: %d approvals count, want 1", n)
+	}
+	if v := JudgeRun(tbl, run, testNow); v.Outcome != Go {
+		t.Errorf("same_operation alone: %s %q", v.Outcome, v.Reason)
+	}
+	req.Union, run.Union = []Class{SameOperation, Dedupe}, []Class{SameOperation, Dedupe}
+	if n := CountApprovals(tbl, req, testNow); n != 0 {
+		t.Errorf("with dedupe: %d approvals count, want 0 (expired after 1h)", n)
+	}
+	if !ApprovalLapsed(tbl, req, bob, testNow) {
+		t.Error("with dedupe: bob's approval has lapsed, so he may approve again")
+	}
+	if v := JudgeRun(tbl, run, testNow); v.Outcome != Block || v.Check != CheckExpired || !strings.Contains(v.Reason, "1h0m0s") {
+		t.Errorf("with dedupe: %s %s %q, want expired after 1h", v.Outcome, v.Check, v.Reason)
 	}
 }

@@ -102,7 +102,8 @@ func (w *Worker) window(ctx context.Context, subject string) replaypolicy.Window
 // current rights of its requester and approvers when the worker checks
 // them.
 func (w *Worker) runFacts(ctx context.Context, j *job) replaypolicy.Run {
-	r := replaypolicy.Run{Tenant: j.tenant, Class: j.class, Status: string(j.reqStatus), PolicyVersion: j.policy, Requester: j.requester}
+	r := replaypolicy.Run{Tenant: j.tenant, Class: j.class, Union: j.requestUnion, Status: string(j.reqStatus), PolicyVersion: j.policy,
+		Requester: j.requester}
 	if j.approvedAt != nil {
 		r.ApprovedAt = *j.approvedAt
 	}

@@ -61,12 +61,16 @@ type Request struct {
 	// submitted or its payload edited (replaypolicy.Require); ClosedBy who
 	// rejected or cancelled it (StatusReason says why), zero otherwise.
 	ApprovalsNeeded int
-	ClosedBy        quarantine.Actor
-	CreatedAt       time.Time
-	SubmittedAt     *time.Time
-	ApprovedAt      *time.Time
-	FinishedAt      *time.Time
-	Version         int
+	// Classes is every class its items were classed by when it was
+	// submitted (replaypolicy.Terms.Union; empty before): the knobs it is
+	// held to are the strictest of them.
+	Classes     []replaypolicy.Class
+	ClosedBy    quarantine.Actor
+	CreatedAt   time.Time
+	SubmittedAt *time.Time
+	ApprovedAt  *time.Time
+	FinishedAt  *time.Time
+	Version     int
 }
 
 // IntentHex is the intent hash as approvers see it.
@@ -144,7 +148,7 @@ var (
 const requestColumns = `id, batch, tenant, class, status, requester_issuer, requester_subject, requester_email, requester_email_verified,
     reason, status_reason, policy_version, rate, intent_hash, item_count, skipped_count, typed_confirmation,
     payload_edited, reconciliation_note, approvals_needed, closed_by_issuer, closed_by_subject, closed_by_email, closed_by_email_verified,
-    created_at, submitted_at, approved_at, finished_at, version`
+    created_at, submitted_at, approved_at, finished_at, version, classes`
 
 func scanRequest(row pgx.CollectableRow) (Request, error) {
 	var r Request
@@ -152,7 +156,7 @@ func scanRequest(row pgx.CollectableRow) (Request, error) {
 	err := row.Scan(&r.ID, &r.Batch, &r.Tenant, &class, &status, &r.Requester.Issuer, &r.Requester.Subject, &r.Requester.Email,
 		&r.Requester.EmailVerified, &r.Reason, &r.StatusReason, &r.PolicyVersion, &r.Rate, &r.IntentHash, &r.ItemCount, &r.SkippedCount, &r.TypedConfirmation,
 		&r.PayloadEdited, &r.ReconciliationNote, &r.ApprovalsNeeded, &r.ClosedBy.Issuer, &r.ClosedBy.Subject, &r.ClosedBy.Email,
-		&r.ClosedBy.EmailVerified, &r.CreatedAt, &r.SubmittedAt, &r.ApprovedAt, &r.FinishedAt, &r.Version)
+		&r.ClosedBy.EmailVerified, &r.CreatedAt, &r.SubmittedAt, &r.ApprovedAt, &r.FinishedAt, &r.Version, &r.Classes)
 	r.Class, r.Status = replaypolicy.Class(class), Status(status)
 	return r, err
 }
@@ -209,7 +213,7 @@ func policyRequest(req Request, approvals []Approval) replaypolicy.Request {
 	pr := replaypolicy.Request{
 		Class: req.Class, Items: req.ItemCount, Bulk: req.ItemCount > 1, Requester: req.Requester, Reason: req.Reason,
 		PayloadEdited: req.PayloadEdited, IntentHash: req.IntentHex(), TypedConfirmation: req.TypedConfirmation,
-		PolicyVersion: req.PolicyVersion, Rate: req.Rate, ReconciliationNote: req.ReconciliationNote,
+		PolicyVersion: req.PolicyVersion, Rate: req.Rate, ReconciliationNote: req.ReconciliationNote, Union: req.Classes,
 	}
 	if req.SubmittedAt != nil {
 		pr.RequestedAt = *req.SubmittedAt

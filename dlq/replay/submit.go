@@ -50,7 +50,7 @@ const (
 	selectBatchLocked = selectBatch + ` FOR UPDATE` // one submit of a batch at a time
 	submitRequest     = `UPDATE replay_requests SET reason = $2, rate = $3, typed_confirmation = $4, intent_hash = $5,
         submitted_at = $6, status = 'pending_approval', status_reason = $7, reconciliation_note = $9, approvals_needed = $10,
-        version = version + 1
+        classes = coalesce($11::text[], '{}'), version = version + 1
         WHERE id = $1 AND status = 'draft' -- only a draft is submitted, once
           AND ($8::timestamptz IS NULL OR created_at > $8)` // and only while it has not expired
 	// The request's live items take their dead letters: the unique index
@@ -268,7 +268,7 @@ func (s *Service) submitOne(ctx context.Context, tx pgx.Tx, req *Request, table 
 	if err != nil {
 		return replaypolicy.Decision{}, false, err
 	}
-	req.Rate = terms.Rate
+	req.Rate, req.Classes = terms.Rate, terms.Union
 	req.IntentHash = req.intent(live)
 	return replaypolicy.Require(terms, actor, policyRequest(*req, nil), s.cfg.Now()), false, nil
 }
@@ -283,7 +283,7 @@ func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replay
 		expired = req.SubmittedAt.Add(-s.cfg.DraftTTL)
 	}
 	tag, err := tx.Exec(ctx, submitRequest, req.ID, req.Reason, req.Rate, req.TypedConfirmation, req.IntentHash, *req.SubmittedAt, d.Reason, expired,
-		req.ReconciliationNote, d.ApprovalsNeeded)
+		req.ReconciliationNote, d.ApprovalsNeeded, req.Classes)
 	if err != nil {
 		return err
 	}
