@@ -151,9 +151,16 @@ func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) er
 	rest := jobs
 	renewals := 0 // since the last part recorded
 	backoff := 50 * time.Millisecond
+	// An attempt ends a fifth of the lease before the lease does, so that
+	// the lease is renewed while it is still this worker's: one renewed
+	// after it ran out may find the jobs taken over.
+	reserve := w.cfg.Lease / 5
+	window := min(w.cfg.Lease-reserve, w.cfg.RecordTimeout) // the longest attempt
+	renewed := false                                        // the lease was renewed since the last attempt
 	for attempt := 1; len(rest) > 0; attempt++ {
-		part := rest[:min(len(rest), w.pace.part(w.cfg))]
-		if time.Until(leaseEnd) < w.pace.needs(len(part)) {
+		part := rest[:min(len(rest), w.pace.part(w.cfg.Batch, window))]
+		left := time.Until(leaseEnd) - reserve
+		if !renewed && left < min(w.pace.needs(len(part)), window) {
 			if renewals == maxRenewals {
 				return fmt.Errorf("record replay results: the lease ended after %d attempts and %d renewals, %d of %d jobs recorded",
 					attempt-1, renewals, len(jobs)-len(rest), len(jobs))
@@ -168,14 +175,15 @@ func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) er
 				backoff = min(2*backoff, 2*time.Second)
 				continue
 			}
-			renewals++
+			renewals, renewed = renewals+1, true
 			if len(held) < len(rest) {
 				w.log.Warn("replay results not recorded: lease lost to another worker", "owner", w.cfg.Owner, "lost", len(rest)-len(held))
 			}
 			rest, leaseEnd = held, end
 			continue
 		}
-		actx, cancel := context.WithTimeout(ctx, min(w.cfg.RecordTimeout, max(time.Until(leaseEnd), time.Millisecond)))
+		renewed = false
+		actx, cancel := context.WithTimeout(ctx, min(w.cfg.RecordTimeout, max(left, time.Millisecond)))
 		began := time.Now()
 		err := w.recordOnce(actx, part)
 		cancel()
@@ -190,7 +198,7 @@ func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) er
 		}
 		w.log.Warn("recording replay results failed; retrying in smaller parts", "owner", w.cfg.Owner, "attempt", attempt,
 			"jobs", len(part), "err", err)
-		time.Sleep(min(backoff+rand.N(backoff/2), max(time.Until(leaseEnd), 0)))
+		time.Sleep(min(backoff+rand.N(backoff/2), max(time.Until(leaseEnd)-reserve, 0)))
 		backoff = min(2*backoff, 2*time.Second)
 	}
 	// Ending the requests is not fenced (it counts what every worker
@@ -245,13 +253,13 @@ type recordPace struct {
 	size   int // 0: the claim's size
 }
 
-// part is how many jobs the next part records at most: as many as half
-// an attempt's time covers at the pace seen, and never more than the last
-// part that failed let through.
-func (p *recordPace) part(cfg WorkerConfig) int {
-	n := cfg.Batch
+// part is how many jobs the next part records at most (batch at most):
+// as many as half of window, the longest attempt, covers at the pace
+// seen, and never more than the last part that failed let through.
+func (p *recordPace) part(batch int, window time.Duration) int {
+	n := batch
 	if p.perJob > 0 {
-		n = min(n, max(1, int(min(cfg.Lease, cfg.RecordTimeout)/2/p.perJob)))
+		n = min(n, max(1, int(window/2/p.perJob)))
 	}
 	if p.size > 0 {
 		n = min(n, p.size)
