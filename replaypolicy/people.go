@@ -54,6 +54,13 @@ func mailbox(email string) string {
 // what route gates and the worker's re-checks of people's rights name.
 func Object(c Class) string { return "replay:" + string(c) }
 
+// AnyClass is no class but all of them, in a permission object:
+// Object(AnyClass) ("replay:*") is the family of every class's object. A
+// policy line for it allows the action on replays of every class; a route
+// of it lets through whoever holds the action on some class. It is never
+// the class of a request (KnownClasses does not hold it).
+const AnyClass Class = "*"
+
 // Request statuses as the rules know them (the replay service's Status
 // values).
 const (

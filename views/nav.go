@@ -1,5 +1,7 @@
 package views
 
+import "strconv"
+
 // Paths the navigation links to. The web package routes these.
 const (
 	PathDashboard   = "/"
@@ -67,4 +69,17 @@ func emailLabel(u *User) string {
 		return u.Email
 	}
 	return u.Email + " (unverified)"
+}
+
+// NavCountMost is the largest count the navigation shows as a number;
+// above it, "99+".
+const NavCountMost = 99
+
+// navCountText is a navigation count as shown: "7", or "99+" above
+// NavCountMost.
+func navCountText(n int) string {
+	if n > NavCountMost {
+		return strconv.Itoa(NavCountMost) + "+"
+	}
+	return strconv.Itoa(n)
 }

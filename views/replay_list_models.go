@@ -6,12 +6,16 @@ import "time"
 const PathReplays = "/replay/requests"
 
 // ReplayFilter is the replays page filter as typed: each field is the
-// query parameter of its name ("mine": "1").
+// query parameter of its name ("mine": "1"; "order": "" for the viewer's
+// own requests first, "newest" for everyone's newest first).
 type ReplayFilter struct {
-	Status string
-	Tenant string
-	Class  string
-	Mine   bool
+	Status    string
+	Tenant    string
+	Class     string
+	Mine      bool
+	Requester string
+	From, To  string
+	Order     string
 }
 
 // ReplayRow is one request on the replays page.
@@ -24,7 +28,10 @@ type ReplayRow struct {
 	// Items is every item of the request; Ended how many came to an
 	// outcome.
 	Items, Ended int
+	// Requester names who asked; RequesterURL is the page filtered to
+	// their requests ("" when they have no email).
 	Requester    string
+	RequesterURL string
 	Own          bool
 	Reason       string
 	Edited       bool
@@ -40,6 +47,30 @@ type ReplayRow struct {
 	ClosedBy, ClosedWhy string
 }
 
+// CountChip is one count of the replays page: N of Value (a status or an
+// item outcome), as Label reads; URL, when set, lists them.
+type CountChip struct {
+	Value string
+	Label string
+	N     int
+	URL   string
+}
+
+// ReplayCounts are the replays page's counts of what its filter selects:
+// Requests (More: more than that many, so the counts cover the newest
+// Counted), by status, and their items by outcome.
+type ReplayCounts struct {
+	Requests int
+	More     bool
+	Counted  int
+	ByStatus []CountChip
+	Items    []CountChip
+}
+
+// Partial reports whether the counts cover only the newest of the
+// requests (a bound on what one page view reads).
+func (c ReplayCounts) Partial() bool { return c.More || c.Counted < c.Requests }
+
 // ReplayListModel is the replays page.
 type ReplayListModel struct {
 	Action   string
@@ -48,8 +79,22 @@ type ReplayListModel struct {
 	Tenants  []string
 	Classes  []string
 	Statuses []Option
-	Rows     []ReplayRow
-	Now      time.Time
+	// Presets are the one-click time ranges; Orders the two orders (mine
+	// first, newest first), the one in use marked.
+	Presets []TimePreset
+	Orders  []TimePreset
+	Counts  ReplayCounts
+	Rows    []ReplayRow
+	Now     time.Time
 	// NextURL is the next page (older requests); FirstURL the first page.
 	NextURL, FirstURL string
+}
+
+// replayCountText is how many requests the filter selects: "1 request",
+// "12 requests", "more than 500 requests".
+func replayCountText(c ReplayCounts) string {
+	if c.More {
+		return "More than " + Count(int64(c.Requests)) + " requests"
+	}
+	return Count(int64(c.Requests)) + " " + Plural(c.Requests, "request", "requests")
 }

@@ -28,6 +28,10 @@ type ReplayItemRow struct {
 	OutcomeReason string
 	Until         time.Time
 	Reconcile     *ReconcileForm
+	// NotRun, when set, says why an item that has no outcome never will:
+	// its request ended before it ran (rejected, cancelled, void), so the
+	// verdict it had is no promise that it goes.
+	NotRun string
 }
 
 // VerdictText is how a verdict reads in the items table.

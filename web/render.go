@@ -7,7 +7,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine/authz"
-	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -39,16 +38,18 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 	for _, r := range s.deps.Access.Roles(u) {
 		vu.Roles = append(vu.Roles, views.TenantRole{Tenant: r.Tenant, Role: r.Role})
 	}
-	can := func(obj, act string) bool { return s.deps.Access.CanSomewhere(u, obj, act, nil) }
+	can := func(obj, act string) bool {
+		return PermittedSomewhere(s.deps.Access, u, Permission{Object: obj, Action: act})
+	}
 	readDL := can(authz.ObjDeadLetter, authz.ActRead)
 	vu.Nav = views.Nav{
 		Dashboard: readDL, DeadLetters: readDL, Groups: readDL, Replays: readDL,
 		Audit:     can(authz.ObjAudit, authz.ActRead),
 		Admin:     can(authz.ObjBindings, authz.ActRead),
 		Policy:    can(authz.ObjPolicy, authz.ActRead),
-		Approvals: can("replay:*", authz.ActApprove),
+		Approvals: can(replayObjects, authz.ActApprove),
 		Sessions:  s.deps.Access.Scope(u, authz.ObjSessions, authz.ActRevoke, nil).All,
-		Stop:      can("replay:*", authz.ActStop),
+		Stop:      can(replayObjects, authz.ActStop),
 	}
 	if vu.Nav.Approvals {
 		vu.Nav.Awaiting = s.awaiting(c, u)
@@ -63,21 +64,6 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashError, Text: msg})
 	}
 	return p
-}
-
-// awaiting counts the requests waiting for u's approval, for the
-// navigation: a failure is logged and shows no count, not an error page.
-func (s *Server) awaiting(c echo.Context, u authz.User) int {
-	ctx := c.Request().Context()
-	scope := s.replayScope(ctx, u, authz.ActApprove)
-	n, err := s.deps.Replays.Awaiting(ctx, scope.Tenants, scope.All, u.Actor, func(tenant string, class replaypolicy.Class) bool {
-		return s.deps.Access.Can(u, tenant, authz.ReplayObject(string(class)), authz.ActApprove)
-	})
-	if err != nil {
-		s.deps.Log.Warn("count requests awaiting approval", "err", err)
-		return 0
-	}
-	return n
 }
 
 // flash keeps a message for the next page the user sees (after a 303).

@@ -105,6 +105,9 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 	if v.Check != "" && it.SkipReason == "" && v.Outcome != replaypolicy.Go {
 		row.Verdict, row.Check, row.Why = replay.VerdictOf(v), v.Check, v.Reason
 	}
+	if it.Outcome == "" && it.SkipReason == "" && !req.Status.Open() {
+		row.NotRun = notRun(req.Status)
+	}
 	if it.Outcome == replay.JobNeedsReconciliation && s.deps.Access.Can(userOf(c), req.Tenant, authz.ReplayObject(string(req.Class)), authz.ActReconcile) &&
 		replaypolicy.MayReconcile(replaypolicy.Request{Class: replaypolicy.Class(req.Class), Requester: req.Requester}, userOf(c).Actor).Outcome == replaypolicy.Go {
 		dl := strconv.FormatInt(it.DeadLetterID, 10)
@@ -113,6 +116,20 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 			CanRepublish: replaypolicy.JudgeReconcile(replaypolicy.Republish, "x", string(req.Status)).Outcome == replaypolicy.Go}
 	}
 	return row
+}
+
+// notRun says why the items of a request that ended in status before
+// they ran were never sent.
+func notRun(status replay.Status) string {
+	switch status {
+	case replay.StatusRejected:
+		return "the request was rejected"
+	case replay.StatusCancelled:
+		return "the request was cancelled before it ran"
+	case replay.StatusVoid:
+		return "the request is void: it never ran"
+	}
+	return "the request ended before it ran"
 }
 
 // editViews are the edited payloads of request requestID as reviewers

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,16 +26,33 @@ const replayPageSize = 50
 var replayStatuses = []replay.Status{replay.StatusPendingApproval, replay.StatusApproved, replay.StatusRunning, replay.StatusDone,
 	replay.StatusDoneWithProblems, replay.StatusRejected, replay.StatusCancelled, replay.StatusVoid, replay.StatusDraft}
 
+// The orders of the replays page ("order"): the viewer's own requests
+// first (the default), or everyone's newest first.
+const (
+	orderMineFirst = ""
+	orderNewest    = "newest"
+)
+
+// replayCursor is the replays page's "before": the id of the last row of
+// the page before, "m" first when that row was the viewer's own.
+var replayCursor = regexp.MustCompile(`^(m?)([1-9][0-9]{0,17})$`)
+
+// maxRequesterFilter bounds the requester filter (an email address is at
+// most 254 characters).
+const maxRequesterFilter = 254
+
 // replayFilterForm is the replays page filter as typed in the URL.
 type replayFilterForm struct {
 	views.ReplayFilter
 	Before string
+	Now    time.Time // what relative times count from
 }
 
 func readReplayFilter(q url.Values) replayFilterForm {
 	get := func(k string) string { return strings.TrimSpace(q.Get(k)) }
 	return replayFilterForm{ReplayFilter: views.ReplayFilter{Status: get("status"), Tenant: get("tenant"), Class: get("class"),
-		Mine: get("mine") == "1"}, Before: get("before")}
+		Mine: get("mine") == "1", Requester: get("requester"), From: get("from"), To: get("to"), Order: get("order")},
+		Before: get("before"), Now: time.Now()}
 }
 
 // Validate turns the form into a replay.ListFilter over tenants (the
@@ -41,7 +60,7 @@ func readReplayFilter(q url.Values) replayFilterForm {
 func (f replayFilterForm) Validate(tenants []string, viewer authz.User) (replay.ListFilter, map[string]string) {
 	errs := map[string]string{}
 	out := replay.ListFilter{Tenants: tenants, Viewer: viewer.Actor, Status: replay.Status(f.Status), Mine: f.Mine, Tenant: f.Tenant,
-		Class: replaypolicy.Class(f.Class), Limit: replayPageSize}
+		Class: replaypolicy.Class(f.Class), Requester: f.Requester, MineFirst: f.Order == orderMineFirst, Limit: replayPageSize}
 	if f.Status != "" && !slices.Contains(replayStatuses, out.Status) {
 		errs["status"] = "Choose one of the statuses."
 	}
@@ -51,12 +70,21 @@ func (f replayFilterForm) Validate(tenants []string, viewer authz.User) (replay.
 	if f.Class != "" && !slices.Contains(replaypolicy.KnownClasses(), out.Class) {
 		errs["class"] = "Choose one of the replay classes."
 	}
+	if utf8.RuneCountInString(f.Requester) > maxRequesterFilter || strings.ContainsFunc(f.Requester, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		errs["requester"] = "Write the requester's email address, or its start (no spaces, at most 254 characters)."
+	}
+	if f.Order != orderMineFirst && f.Order != orderNewest {
+		errs["order"] = "Choose mine first or newest first."
+	}
+	out.From, out.To = timeRange(f.From, f.To, f.Now, errs)
 	if f.Before != "" {
-		id, err := strconv.ParseInt(f.Before, 10, 64)
-		if err != nil || id <= 0 {
+		m := replayCursor.FindStringSubmatch(f.Before)
+		if m == nil || (m[1] != "" && !out.MineFirst) {
 			errs["page"] = "The page link is broken; start from the first page."
+		} else {
+			out.After.ID, _ = strconv.ParseInt(m[2], 10, 64) // at most 18 digits
+			out.After.Own = m[1] != ""
 		}
-		out.Before = id
 	}
 	if len(errs) == 0 {
 		return out, nil
@@ -65,42 +93,98 @@ func (f replayFilterForm) Validate(tenants []string, viewer authz.User) (replay.
 }
 
 // replayList is the replays page: every request the user may see in their
-// tenants (their own drafts, nobody else's), filtered, newest first.
+// tenants (their own drafts, nobody else's), filtered, their own first,
+// with the counts by status and item outcome of what the filter selects.
 func (s *Server) replayList(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
+	q := c.QueryParams()
 	tenants := s.deadLetterTenants(ctx, u, authz.ActRead)
-	form := readReplayFilter(c.QueryParams())
+	form := readReplayFilter(q)
 	f, errs := form.Validate(tenants, u)
-	m := views.ReplayListModel{Action: views.PathReplays, Filter: form.ReplayFilter, Errors: errs, Tenants: tenants, Now: time.Now()}
+	m := views.ReplayListModel{Action: views.PathReplays, Filter: form.ReplayFilter, Errors: errs, Tenants: tenants, Now: form.Now,
+		Presets: presetLinks(views.PathReplays, q), Orders: orderLinks(q)}
 	for _, st := range replayStatuses {
 		m.Statuses = append(m.Statuses, views.Option{Value: string(st), Label: views.Label(string(st))})
 	}
 	for _, cl := range replaypolicy.KnownClasses() {
 		m.Classes = append(m.Classes, string(cl))
 	}
-	title := "Replays"
+	page := s.page(c, "Replays", "replays")
 	if errs != nil {
-		return s.render(c, http.StatusUnprocessableEntity, views.ReplayList(s.page(c, title, "replays"), m))
+		return s.render(c, http.StatusUnprocessableEntity, views.ReplayList(page, m))
 	}
 	reqs, more, err := s.deps.Replays.List(ctx, f)
 	if err != nil {
 		return err
 	}
+	counts, err := s.deps.Replays.Counts(ctx, f)
+	if err != nil {
+		return err
+	}
+	m.Counts = replayCounts(counts, q)
 	for _, r := range reqs {
-		m.Rows = append(m.Rows, replayRow(r, u))
+		m.Rows = append(m.Rows, replayRow(r, u, q))
 	}
 	if more {
-		m.NextURL = cursorURL(views.PathReplays, c.QueryParams(), "before", strconv.FormatInt(reqs[len(reqs)-1].ID, 10))
+		last := reqs[len(reqs)-1].Cursor()
+		cursor := strconv.FormatInt(last.ID, 10)
+		if last.Own {
+			cursor = "m" + cursor
+		}
+		m.NextURL = cursorURL(views.PathReplays, q, "before", cursor)
 	}
-	if f.Before != 0 {
-		m.FirstURL = views.PathReplays + encodeQuery(without(c.QueryParams(), "before"))
+	if f.After.ID != 0 {
+		m.FirstURL = views.PathReplays + encodeQuery(without(q, "before"))
 	}
-	return s.render(c, http.StatusOK, views.ReplayList(s.page(c, title, "replays"), m))
+	return s.render(c, http.StatusOK, views.ReplayList(page, m))
 }
 
-// replayRow is one request as the replays page lists it.
-func replayRow(r replay.Listed, u authz.User) views.ReplayRow {
+// orderLinks are the two orders of the replays page, with q's filter.
+func orderLinks(q url.Values) []views.TimePreset {
+	var out []views.TimePreset
+	for _, o := range []struct{ value, label string }{{orderMineFirst, "Mine first"}, {orderNewest, "Newest first"}} {
+		next := without(q, "before", "order")
+		if o.value != "" {
+			next.Set("order", o.value)
+		}
+		out = append(out, views.TimePreset{Label: o.label, URL: views.PathReplays + encodeQuery(next), Active: q.Get("order") == o.value})
+	}
+	return out
+}
+
+// replayCounts are the counts of the replays page: requests by status,
+// each a link to the list of that status, and their items by outcome.
+func replayCounts(c replay.ListCounts, q url.Values) views.ReplayCounts {
+	out := views.ReplayCounts{Requests: c.Matched, More: c.MatchedMore, Counted: c.Counted}
+	for _, st := range replayStatuses {
+		if n := c.ByStatus[st]; n > 0 {
+			next := without(q, "before", "status")
+			next.Set("status", string(st))
+			out.ByStatus = append(out.ByStatus, views.CountChip{Value: string(st), Label: views.Label(string(st)), N: n,
+				URL: views.PathReplays + encodeQuery(next)})
+		}
+	}
+	p := c.Items
+	for _, o := range []struct {
+		state replay.JobState
+		n     int
+	}{
+		{replay.JobReplayed, p.Replayed}, {replay.JobSkipped, p.Skipped + p.LeftOutSkipped}, {replay.JobPending, p.Pending},
+		{replay.JobDeferred, p.Deferred}, {replay.JobUnknown, p.Unknown}, {replay.JobSuppressed, p.Suppressed},
+		{replay.JobBlocked, p.Blocked + p.LeftOutBlocked}, {replay.JobNeedsReconciliation, p.NeedsReconciliation},
+		{replay.JobCancelled, p.Cancelled},
+	} {
+		if o.n > 0 {
+			out.Items = append(out.Items, views.CountChip{Value: string(o.state), Label: views.OutcomeText(string(o.state)), N: o.n})
+		}
+	}
+	return out
+}
+
+// replayRow is one request as the replays page lists it (q: the page's
+// filter, which the requester's link narrows to them).
+func replayRow(r replay.Listed, u authz.User, q url.Values) views.ReplayRow {
 	row := views.ReplayRow{
 		ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class), Status: string(r.Status),
 		Items: r.ItemCount + r.SkippedCount, Ended: r.Progress.Ended(), Requester: r.Requester.Display(),
@@ -109,6 +193,11 @@ func replayRow(r replay.Listed, u authz.User) views.ReplayRow {
 	}
 	if r.Status == replay.StatusDraft {
 		row.URL = "/replay/batches/" + url.PathEscape(r.Batch) // a draft is reviewed where it was frozen
+	}
+	if r.Requester.Email != "" {
+		next := without(q, "before", "requester")
+		next.Set("requester", r.Requester.Email)
+		row.RequesterURL = views.PathReplays + encodeQuery(next)
 	}
 	if r.SubmittedAt != nil {
 		row.Submitted = *r.SubmittedAt

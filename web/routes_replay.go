@@ -4,13 +4,15 @@ import (
 	"net/http"
 
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
-// replayObjects is the object of routes that act on replays of any class:
-// the route needs the action on the replays of some class (Permission),
-// the handler checks the class of the request or dead letters it touches.
-const replayObjects = "replay:*"
+// replayObjects is the object of routes that act on replays of any class
+// (the family of every class's object, "replay:*"): the route needs the
+// action on the replays of some class (Permission), the handler checks
+// the class of the request or dead letters it touches.
+var replayObjects = authz.ReplayObject(string(replaypolicy.AnyClass))
 
 // replayRoutes are replay requests, approvals, emergency stops and
 // reconciliation, discard, resolve and fix markers (one route each, so

@@ -83,6 +83,8 @@ type Server struct {
 	echo *echo.Echo
 	// verifying is held while the audit chain is verified: one at a time.
 	verifying sync.Mutex
+	// navCounts keeps the navigation's pending-approvals counts.
+	navCounts navCounts
 }
 
 // New returns the console's HTTP handler: security headers, cross-origin
@@ -102,7 +104,7 @@ func New(d Deps) http.Handler {
 	e.IPExtractor = clientIP(d.Config.TrustedProxies)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true}))
 	for _, r := range s.Routes() {
-		e.Add(r.Method, r.Path, r.Handler, s.limitBody(r), s.enforce(r))
+		e.Add(r.Method, r.Path, r.Handler, s.limitBody(r), s.enforce(r), s.recount(r))
 	}
 	s.echo = e
 	cop := http.NewCrossOriginProtection()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,24 +16,42 @@ import (
 // ListFilter selects the requests of the replays page. Tenants (every one
 // when All) is the viewer's scope; Viewer sees their own drafts and no one
 // else's. Status, Tenant and Class narrow it ("" for any), Mine to the
-// viewer's requests. The page goes by id, newest first: Before is the id
-// the next page starts below (0: the first page).
+// viewer's requests, Requester to requests whose requester's email starts
+// with it (in any case; "" for anyone), From and To to those submitted (a
+// draft: made) at or after From and before To (zero: no bound). The page
+// goes newest first, with MineFirst the viewer's own requests before
+// everyone else's (each part newest first); After is the last row of the
+// page before (zero: the first page).
 type ListFilter struct {
-	Tenants []string
-	All     bool
-	Viewer  quarantine.Actor
-	Status  Status
-	Mine    bool
-	Tenant  string
-	Class   replaypolicy.Class
-	Before  int64
-	Limit   int
+	Tenants   []string
+	All       bool
+	Viewer    quarantine.Actor
+	Status    Status
+	Mine      bool
+	Tenant    string
+	Class     replaypolicy.Class
+	Requester string
+	From, To  time.Time
+	MineFirst bool
+	After     Cursor
+	Limit     int
+}
+
+// Cursor is a place in the replays page's order: request ID, and whether
+// it is the viewer's own (Own: it matters only when the page lists the
+// viewer's requests first).
+type Cursor struct {
+	ID  int64
+	Own bool
 }
 
 // Listed is one request on the replays page: with its items counted by
 // outcome, its approvals so far, and when what it waits for expires.
 type Listed struct {
 	Request
+	// OwnFirst is whether it was listed among the viewer's own requests,
+	// before everyone else's (only with MineFirst).
+	OwnFirst bool
 	Progress Progress
 	Count    ApprovalCount
 	// Expires is when the draft expires, the first approval given so far
@@ -41,38 +60,87 @@ type Listed struct {
 	Expires *time.Time
 }
 
+// Cursor is where the page after l starts.
+func (l Listed) Cursor() Cursor { return Cursor{ID: l.ID, Own: l.OwnFirst} }
+
 // requesterIs is the SQL test that the requester of a request is the
 // identity $3 (issuer), $4 (subject): "mine", and whose draft it is
 // (quarantine.Actor.SameIdentity: an email never makes two identities one).
 const requesterIs = `(requester_issuer = $3 AND requester_subject = $4)`
 
-// The replays page, by id newest first (the primary key, or
-// replay_requests_tenant_id_idx for one tenant).
-const selectList = `SELECT ` + requestColumns + ` FROM replay_requests
-    WHERE (tenant = ANY($1) OR $2) -- only the viewer's tenants
+// listWhere is what the replays page lists, $1 to $11 (ListFilter). The
+// requester is an escaped LIKE prefix ($9) of the lower-case email
+// (replay_requests_requester_email_idx); the time bounds are on when it
+// was submitted, or made for a draft.
+const listWhere = `(tenant = ANY($1) OR $2) -- only the viewer's tenants
       AND (status <> 'draft' OR ` + requesterIs + `) -- a draft is its requester's alone
       AND ($5 = '' OR status = $5)
       AND (NOT $6 OR ` + requesterIs + `)
       AND ($7 = '' OR tenant = $7)
       AND ($8 = '' OR class = $8)
-      AND ($9 = 0 OR id < $9)
-    ORDER BY id DESC LIMIT $10`
+      AND ($9 = '' OR lower(requester_email) LIKE $9)
+      AND ($10::timestamptz IS NULL OR coalesce(submitted_at, created_at) >= $10)
+      AND ($11::timestamptz IS NULL OR coalesce(submitted_at, created_at) < $11)`
+
+// The replays page: with $12 (MineFirst) the viewer's requests newest
+// first (replay_requests_requester_idx) and then everyone else's (the
+// primary key backwards); without it, everyone's newest first. Each part
+// reads at most a page ($15), so the order costs no sort of every request.
+// The cursor is the last row of the page before: its id $13 (0: none) and
+// whether it was the viewer's $14.
+const selectList = `SELECT ` + requestColumns + `, own FROM (
+    (SELECT ` + requestColumns + `, true AS own FROM replay_requests
+     WHERE ` + listWhere + ` AND $12 AND ` + requesterIs + `
+       AND ($13 = 0 OR ($14 AND id < $13)) -- a page that ended among the others has no own request left
+     ORDER BY id DESC LIMIT $15)
+    UNION ALL
+    (SELECT ` + requestColumns + `, false FROM replay_requests
+     WHERE ` + listWhere + ` AND NOT ($12 AND ` + requesterIs + `)
+       AND ($13 = 0 OR ($12 AND $14) OR id < $13) -- the others start over after the last own request
+     ORDER BY id DESC LIMIT $15)
+) page ORDER BY own DESC, id DESC LIMIT $15`
 
 // The approvals of several requests.
 const selectApprovalsOf = `SELECT request_id, approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at
     FROM replay_approvals WHERE request_id = ANY($1) ORDER BY approved_at`
 
-// List returns a page of the requests f selects, newest first, and
-// whether there are more.
+// listArgs are the arguments of listWhere ($1 to $11) for f.
+func listArgs(f ListFilter) []any {
+	var from, to *time.Time
+	if !f.From.IsZero() {
+		from = &f.From
+	}
+	if !f.To.IsZero() {
+		to = &f.To
+	}
+	requester := ""
+	if f.Requester != "" {
+		requester = likePrefix(strings.ToLower(f.Requester))
+	}
+	return []any{f.Tenants, f.All, f.Viewer.Issuer, f.Viewer.Subject, string(f.Status), f.Mine, f.Tenant, string(f.Class),
+		requester, from, to}
+}
+
+// likePrefix is a LIKE pattern for the strings that start with s.
+func likePrefix(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s) + "%"
+}
+
+// List returns a page of the requests f selects (see ListFilter for the
+// order), and whether there are more.
 func (s *Service) List(ctx context.Context, f ListFilter) ([]Listed, bool, error) {
 	var out []Listed
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, selectList, f.Tenants, f.All, f.Viewer.Issuer, f.Viewer.Subject,
-			string(f.Status), f.Mine, f.Tenant, string(f.Class), f.Before, f.Limit+1)
+		args := append(listArgs(f), f.MineFirst, f.After.ID, f.After.Own, f.Limit+1)
+		rows, err := tx.Query(ctx, selectList, args...)
 		if err != nil {
 			return err
 		}
-		reqs, err := pgx.CollectRows(rows, scanRequest)
+		reqs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Listed, error) {
+			var l Listed
+			err := scanRequestInto(row, &l.Request, &l.OwnFirst)
+			return l, err
+		})
 		if err != nil {
 			return err
 		}
@@ -89,9 +157,9 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Listed, bool, error
 			return err
 		}
 		table, now := s.cfg.Policy(), s.cfg.Now()
-		for _, r := range reqs {
-			out = append(out, Listed{Request: r, Progress: progress[r.ID].Progress, Count: CountOf(table, r, as[r.ID], now),
-				Expires: s.expires(table, r, as[r.ID], now)})
+		for _, l := range reqs {
+			l.Progress, l.Count, l.Expires = progress[l.ID].Progress, CountOf(table, l.Request, as[l.ID], now), s.expires(table, l.Request, as[l.ID], now)
+			out = append(out, l)
 		}
 		return nil
 	})
@@ -145,41 +213,131 @@ func (s *Service) expires(t *replaypolicy.Table, req Request, as []Approval, now
 	return nil
 }
 
-// Awaiting returns how many requests wait for the viewer's approval: in
-// tenants (every one when all), of a tenant and class may says they may
-// approve, that the replay rules let them approve (not a request of
-// someone who may be them: replaypolicy.MayApprove) and that they (as the
-// rules count people) have not approved yet.
-func (s *Service) Awaiting(ctx context.Context, tenants []string, all bool, viewer quarantine.Actor, may func(tenant string, class replaypolicy.Class) bool) (int, error) {
+// The replays page counts, newest first, at most countedRequests of the
+// requests a filter selects, and of those only as many as hold
+// countedItems items between them (the newest always, whatever its size:
+// at most a class's bulk cap), so a page view reads a bounded number of
+// rows whatever the history holds.
+const (
+	countedRequests = 500
+	countedItems    = 20000
+)
+
+// ListCounts are the replays page's counts by outcome. Matched is how many
+// requests the filter selects (MatchedMore: more than countedRequests);
+// Counted how many of them, newest first, the counts cover (all of them
+// unless a bound cut them short); ByStatus those by status; Items their
+// items by outcome.
+type ListCounts struct {
+	Matched     int
+	MatchedMore bool
+	Counted     int
+	ByStatus    map[Status]int
+	Items       Progress
+}
+
+// The replays page's counts ($1 to $11: listWhere): the newest matching
+// requests up to the bound ($12 = countedRequests + 1, to tell that there
+// are more; the primary key backwards), those whose items fit the budget
+// ($13), by status, and their items by outcome (outcomeCounts, summed).
+const selectListCounts = `WITH matched AS (
+    SELECT id, status, item_count + skipped_count AS items FROM replay_requests
+    WHERE ` + listWhere + `
+    ORDER BY id DESC LIMIT $12
+), counted AS (
+    SELECT id, status FROM (SELECT id, status, row_number() OVER w AS n, sum(items) OVER w AS running
+                            FROM matched WINDOW w AS (ORDER BY id DESC)) m
+    WHERE n < $12 AND (n = 1 OR running <= $13) -- the newest one always; then as many as the item budget holds
+), statuses AS (
+    SELECT coalesce(array_agg(status), '{}') AS status, coalesce(array_agg(n), '{}') AS n
+    FROM (SELECT status, count(*) AS n FROM counted GROUP BY status) s
+), items AS (
+    SELECT coalesce(sum(pending), 0)::bigint, coalesce(sum(deferred), 0)::bigint, coalesce(sum(unknown), 0)::bigint,
+           coalesce(sum(replayed), 0)::bigint, coalesce(sum(skipped), 0)::bigint, coalesce(sum(suppressed), 0)::bigint,
+           coalesce(sum(blocked), 0)::bigint, coalesce(sum(reconcile), 0)::bigint, coalesce(sum(cancelled), 0)::bigint,
+           coalesce(sum(left_skipped), 0)::bigint, coalesce(sum(left_blocked), 0)::bigint
+    FROM (SELECT ` + outcomeCounts + `
+          FROM counted c JOIN replay_requests r ON r.id = c.id LEFT JOIN replay_jobs j ON j.request_id = r.id
+          GROUP BY r.id) o
+)
+SELECT (SELECT count(*) FROM matched), (SELECT count(*) FROM counted), statuses.status, statuses.n, items.*
+FROM statuses, items`
+
+// Counts counts the requests f selects (its page cursor and order aside)
+// by status and their items by outcome: see ListCounts for the bounds.
+func (s *Service) Counts(ctx context.Context, f ListFilter) (ListCounts, error) {
+	return s.counts(ctx, f, countedRequests, countedItems)
+}
+
+// counts counts at most requests requests, and of those as many as hold
+// items items.
+func (s *Service) counts(ctx context.Context, f ListFilter, requests, items int) (ListCounts, error) {
+	var c ListCounts
+	var statuses []string
+	var ns []int
+	dest := append([]any{&c.Matched, &c.Counted, &statuses, &ns}, progressTargets(&c.Items)...)
+	err := s.pool.QueryRow(ctx, selectListCounts, append(listArgs(f), requests+1, items)...).Scan(dest...)
+	if err != nil {
+		return ListCounts{}, fmt.Errorf("count replay requests: %w", err)
+	}
+	if c.Matched > requests {
+		c.Matched, c.MatchedMore = requests, true
+	}
+	c.ByStatus = make(map[Status]int, len(statuses))
+	for i, st := range statuses {
+		c.ByStatus[Status(st)] = ns[i]
+	}
+	return c, nil
+}
+
+// The requests that may wait for the viewer's approval, the longest
+// waiting first, at most $5 (awaitingRows): pending (replay_requests_pending_idx, a
+// partial index of the few requests that wait), in the viewer's tenants,
+// not their own and not approved by them (the identity: the looser
+// SamePerson and the viewer's rights on the class are judged in Go, on
+// these rows), with the emails of the approvals so far.
+const selectAwaiting = `SELECT r.tenant, r.class, r.requester_issuer, r.requester_subject, r.requester_email, r.requester_email_verified,
+        ARRAY(SELECT a.approver_email FROM replay_approvals a WHERE a.request_id = r.id)
+    FROM replay_requests r
+    WHERE r.status = 'pending_approval' -- only requests that wait for an approval
+      AND (r.tenant = ANY($1) OR $2) -- in the viewer's tenants
+      AND NOT (r.requester_issuer = $3 AND r.requester_subject = $4) -- never one's own
+      AND NOT EXISTS (SELECT 1 FROM replay_approvals a WHERE a.request_id = r.id
+                      AND a.approver_issuer = $3 AND a.approver_subject = $4) -- nor one already approved
+    ORDER BY r.created_at LIMIT $5`
+
+// awaitingRows is how many rows Awaiting reads per request it counts at
+// most: enough that the ones the rules or the viewer's rights set aside in
+// Go rarely keep the count under most when more wait.
+const awaitingRows = 4
+
+// Awaiting returns how many requests wait for the viewer's approval, up
+// to most, in one query of at most awaitingRows × most rows: in tenants (every one
+// when all), of a tenant and class may says they may approve, that the
+// replay rules let them approve (not a request of someone who may be them:
+// replaypolicy.MayApprove) and that they (as the rules count people) have
+// not approved yet.
+func (s *Service) Awaiting(ctx context.Context, tenants []string, all bool, viewer quarantine.Actor, may func(tenant string, class replaypolicy.Class) bool, most int) (int, error) {
+	rows, err := s.pool.Query(ctx, selectAwaiting, tenants, all, viewer.Issuer, viewer.Subject, awaitingRows*most)
+	if err != nil {
+		return 0, fmt.Errorf("count requests awaiting approval: %w", err)
+	}
 	n := 0
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, selectPending, tenants, all)
-		if err != nil {
-			return err
+	var r Request
+	var class string
+	var approvers []string
+	_, err = pgx.ForEachRow(rows, []any{&r.Tenant, &class, &r.Requester.Issuer, &r.Requester.Subject, &r.Requester.Email,
+		&r.Requester.EmailVerified, &approvers}, func() error {
+		r.Class = replaypolicy.Class(class)
+		if n >= most || !may(r.Tenant, r.Class) || replaypolicy.MayApprove(policyRequest(r, nil), viewer).Outcome != replaypolicy.Go {
+			return nil
 		}
-		reqs, err := pgx.CollectRows(rows, scanRequest)
-		if err != nil {
-			return err
-		}
-		ids := make([]int64, 0, len(reqs))
-		for _, r := range reqs {
-			if may(r.Tenant, r.Class) && replaypolicy.MayApprove(policyRequest(r, nil), viewer).Outcome == replaypolicy.Go {
-				ids = append(ids, r.ID)
+		for _, email := range approvers {
+			if replaypolicy.SamePerson(quarantine.Actor{Email: email}, viewer) {
+				return nil
 			}
 		}
-		as, err := approvalsOf(ctx, tx, ids)
-		if err != nil {
-			return err
-		}
-	next:
-		for _, id := range ids {
-			for _, a := range as[id] {
-				if replaypolicy.SamePerson(a.Approver, viewer) {
-					continue next
-				}
-			}
-			n++
-		}
+		n++
 		return nil
 	})
 	if err != nil {

@@ -44,20 +44,31 @@ func (p Progress) Outcomes() replaypolicy.Outcomes {
 	}
 }
 
+// outcomeCounts are the items of request r counted by outcome, in the
+// order of Progress's fields (progressTargets): its jobs (j, joined on r)
+// by state, and the items left out when the selection was frozen or
+// submitted. Each column is named after its field, for sums over them.
+const outcomeCounts = `
+       count(j.id) FILTER (WHERE j.state IN ('pending', 'claimed')) AS pending, count(j.id) FILTER (WHERE j.state = 'deferred') AS deferred,
+       count(j.id) FILTER (WHERE j.state = 'unknown') AS unknown, count(j.id) FILTER (WHERE j.state = 'replayed') AS replayed,
+       count(j.id) FILTER (WHERE j.state = 'skipped') AS skipped, count(j.id) FILTER (WHERE j.state = 'suppressed_duplicate') AS suppressed,
+       count(j.id) FILTER (WHERE j.state = 'blocked') AS blocked, count(j.id) FILTER (WHERE j.state = 'needs_reconciliation') AS reconcile,
+       count(j.id) FILTER (WHERE j.state = 'cancelled') AS cancelled,
+       (SELECT count(*) FROM replay_items i WHERE i.request_id = r.id AND i.verdict = 'done') AS left_skipped,
+       (SELECT count(*) FROM replay_items i WHERE i.request_id = r.id AND i.verdict = 'block') AS left_blocked`
+
 // Every item of the requests ids, counted by outcome in one pass over each
 // request's jobs (replay_jobs_request_idx) and items.
-const selectOutcomes = `
-SELECT r.id, r.tenant,
-       count(j.id) FILTER (WHERE j.state IN ('pending', 'claimed')), count(j.id) FILTER (WHERE j.state = 'deferred'),
-       count(j.id) FILTER (WHERE j.state = 'unknown'), count(j.id) FILTER (WHERE j.state = 'replayed'),
-       count(j.id) FILTER (WHERE j.state = 'skipped'), count(j.id) FILTER (WHERE j.state = 'suppressed_duplicate'),
-       count(j.id) FILTER (WHERE j.state = 'blocked'), count(j.id) FILTER (WHERE j.state = 'needs_reconciliation'),
-       count(j.id) FILTER (WHERE j.state = 'cancelled'),
-       (SELECT count(*) FROM replay_items i WHERE i.request_id = r.id AND i.verdict = 'done'),
-       (SELECT count(*) FROM replay_items i WHERE i.request_id = r.id AND i.verdict = 'block')
+const selectOutcomes = `SELECT r.id, r.tenant, ` + outcomeCounts + `
 FROM replay_requests r LEFT JOIN replay_jobs j ON j.request_id = r.id
 WHERE r.id = ANY($1)
 GROUP BY r.id`
+
+// progressTargets are the scan targets of outcomeCounts's columns in p.
+func progressTargets(p *Progress) []any {
+	return []any{&p.Pending, &p.Deferred, &p.Unknown, &p.Replayed, &p.Skipped, &p.Suppressed,
+		&p.Blocked, &p.NeedsReconciliation, &p.Cancelled, &p.LeftOutSkipped, &p.LeftOutBlocked}
+}
 
 // requestProgress is one request's progress and tenant.
 type requestProgress struct {
@@ -74,9 +85,7 @@ func outcomes(ctx context.Context, q querier, ids []int64) (map[int64]requestPro
 	out := map[int64]requestProgress{}
 	var id int64
 	var r requestProgress
-	p := &r.Progress
-	_, err = pgx.ForEachRow(rows, []any{&id, &r.Tenant, &p.Pending, &p.Deferred, &p.Unknown, &p.Replayed, &p.Skipped, &p.Suppressed,
-		&p.Blocked, &p.NeedsReconciliation, &p.Cancelled, &p.LeftOutSkipped, &p.LeftOutBlocked}, func() error {
+	_, err = pgx.ForEachRow(rows, append([]any{&id, &r.Tenant}, progressTargets(&r.Progress)...), func() error {
 		out[id] = r
 		return nil
 	})

@@ -21,8 +21,6 @@ const (
 	selectRequest       = `SELECT ` + requestColumns + ` FROM replay_requests WHERE id = $1`
 	selectRequestLocked = selectRequest + ` FOR UPDATE` // the action's checks and writes see no concurrent change
 	selectBatch         = `SELECT ` + requestColumns + ` FROM replay_requests WHERE batch = $1 ORDER BY id`
-	selectPending       = `SELECT ` + requestColumns + ` FROM replay_requests
-        WHERE status = 'pending_approval' AND (tenant = ANY($1) OR $2) ORDER BY created_at`
 	// Drafts are the requester's own business; the dead letter's page
 	// lists only what was submitted.
 	selectRequestsFor = `SELECT ` + requestColumns + ` FROM replay_requests

@@ -152,13 +152,18 @@ const requestColumns = `id, batch, tenant, class, status, requester_issuer, requ
 
 func scanRequest(row pgx.CollectableRow) (Request, error) {
 	var r Request
+	return r, scanRequestInto(row, &r)
+}
+
+// scanRequestInto scans requestColumns into r, then more.
+func scanRequestInto(row pgx.CollectableRow, r *Request, more ...any) error {
 	var class, status string
-	err := row.Scan(&r.ID, &r.Batch, &r.Tenant, &class, &status, &r.Requester.Issuer, &r.Requester.Subject, &r.Requester.Email,
+	err := row.Scan(append([]any{&r.ID, &r.Batch, &r.Tenant, &class, &status, &r.Requester.Issuer, &r.Requester.Subject, &r.Requester.Email,
 		&r.Requester.EmailVerified, &r.Reason, &r.StatusReason, &r.PolicyVersion, &r.Rate, &r.IntentHash, &r.ItemCount, &r.SkippedCount, &r.TypedConfirmation,
 		&r.PayloadEdited, &r.ReconciliationNote, &r.ApprovalsNeeded, &r.ClosedBy.Issuer, &r.ClosedBy.Subject, &r.ClosedBy.Email,
-		&r.ClosedBy.EmailVerified, &r.CreatedAt, &r.SubmittedAt, &r.ApprovedAt, &r.FinishedAt, &r.Version, &r.Classes)
+		&r.ClosedBy.EmailVerified, &r.CreatedAt, &r.SubmittedAt, &r.ApprovedAt, &r.FinishedAt, &r.Version, &r.Classes}, more...)...)
 	r.Class, r.Status = replaypolicy.Class(class), Status(status)
-	return r, err
+	return err
 }
 
 // itemColumns are what scanItem scans, in order, of replay_items i.

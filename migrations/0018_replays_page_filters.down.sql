@@ -1,0 +1,2 @@
+DROP INDEX replay_requests_requester_email_idx;
+DROP INDEX replay_requests_requester_idx;
