@@ -52,7 +52,9 @@ func TestReplaysPageListsWhatTheViewerMaySee(t *testing.T) {
 	assert.Equal(t, 2, d.Find(`[data-testid="replay-row"]`).Length(), "the two submitted requests of acme")
 	assert.Zero(t, row(d, theirs.ID).Length(), "not globex's")
 	assert.Zero(t, row(d, draft.ID).Length(), "not a colleague's draft")
-	assert.Equal(t, fmt.Sprint(index.ID), d.Find(`[data-testid="replay-row"]`).First().AttrOr("data-id", ""), "newest first")
+	assert.Equal(t, fmt.Sprint(mail.ID), d.Find(`[data-testid="replay-row"]`).First().AttrOr("data-id", ""), "the viewer's own first")
+	newest := b.Do(t, oncall, "GET", "/replay/requests?order=newest", nil, nil).Doc(t)
+	assert.Equal(t, fmt.Sprint(index.ID), newest.Find(`[data-testid="replay-row"]`).First().AttrOr("data-id", ""), "newest first")
 
 	r := row(d, mail.ID)
 	assert.Equal(t, "pending_approval", r.AttrOr("data-status", ""))
@@ -72,7 +74,8 @@ func TestReplaysPageListsWhatTheViewerMaySee(t *testing.T) {
 		{"mine=1", []int64{mail.ID}},
 		{"class=rebuildable", []int64{index.ID}},
 		{"tenant=acme&class=same_operation", []int64{mail.ID}},
-		{fmt.Sprintf("before=%d", index.ID), []int64{mail.ID}},
+		{fmt.Sprintf("order=newest&before=%d", index.ID), []int64{mail.ID}},
+		{fmt.Sprintf("before=m%d", mail.ID), []int64{index.ID}},
 	} {
 		d := b.Do(t, oncall, "GET", "/replay/requests?"+tc.query, nil, nil).Doc(t)
 		var got []int64
@@ -258,4 +261,78 @@ func firstItem(t *testing.T, b *testfactory.Console, id int64) int64 {
 	require.NoError(t, err)
 	require.NotEmpty(t, items)
 	return items[0].DeadLetterID
+}
+
+// listedIDs are the request ids of the replays page d, in order.
+func listedIDs(d *goquery.Document) []int64 {
+	var out []int64
+	d.Find(`[data-testid="replay-row"]`).Each(func(_ int, s *goquery.Selection) {
+		var id int64
+		fmt.Sscan(s.AttrOr("data-id", ""), &id)
+		out = append(out, id)
+	})
+	return out
+}
+
+// TestReplaysPageFiltersAndCounts filters the replays page by requester
+// (the start of the email, any case; the requester's name links there)
+// and by submitted time (the dead-letter list's presets and relative
+// ranges, kept in the URL), counts what the filter selects by status and
+// by item outcome (only in the viewer's tenants), and re-renders bad
+// values with the message at their field (422).
+func TestReplaysPageFiltersAndCounts(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	ctx := context.Background()
+	oncall, me := b.SignIn(t, "acme:oncall")
+	_, other := b.SignIn(t, "acme:oncall")
+	_, outsider := b.SignIn(t, "globex:oncall")
+	mail := testfactory.Request(t, b.Replays, me.Actor, []int64{seed(t, b, "acme", "email.send", "mail-f",
+		map[string][]string{dlq.HeaderOperationID: {"op-f"}})}, replay.SubmitInput{})
+	index := testfactory.Request(t, b.Replays, other.Actor, []int64{seed(t, b, "acme", "search.index_update", "doc-f", nil)}, replay.SubmitInput{})
+	testfactory.Request(t, b.Replays, outsider.Actor, []int64{seed(t, b, "globex", "search.index_update", "doc-gf", nil)}, replay.SubmitInput{})
+	_, err := b.Pool.Exec(ctx, `UPDATE replay_requests SET submitted_at = now() - interval '3 days' WHERE id = $1`, index.ID)
+	require.NoError(t, err)
+
+	get := func(query string) *goquery.Document {
+		t.Helper()
+		resp := b.Do(t, oncall, "GET", "/replay/requests?"+query, nil, nil)
+		require.Equal(t, http.StatusOK, resp.Status, query)
+		return resp.Doc(t)
+	}
+	d := get("")
+	assert.Equal(t, "2 requests", textOf(d, `[data-testid="replays-count"]`), "acme's, not globex's")
+	counts := map[string]string{}
+	d.Find(`[data-testid="replay-count-status"]`).Each(func(_ int, s *goquery.Selection) {
+		counts[s.AttrOr("data-status", "")] = s.AttrOr("data-n", "")
+	})
+	assert.Equal(t, map[string]string{"pending_approval": "1", "approved": "1"}, counts)
+	pending := d.Find(`[data-testid="replay-count-status"][data-status="pending_approval"]`).AttrOr("href", "")
+	assert.Equal(t, []int64{mail.ID}, listedIDs(get(strings.TrimPrefix(pending, "/replay/requests?"))), "a status count lists them")
+	assert.Equal(t, "1", d.Find(`[data-testid="replay-count-outcome"][data-outcome="pending"]`).AttrOr("data-n", ""), "the approved request's item to go")
+	assert.NotContains(t, textOf(d, `[data-testid="replay-counts"]`), "pending_approval", "labels, not enum names")
+
+	upper := strings.ToUpper(other.Email[:strings.Index(other.Email, "@")+1])
+	assert.Equal(t, []int64{index.ID}, listedIDs(get("requester="+url.QueryEscape(upper))), "the start of the email, any case")
+	link := row(d, index.ID).Find(`[data-testid="replay-row-requester"] a`).AttrOr("href", "")
+	assert.Equal(t, []int64{index.ID}, listedIDs(get(strings.TrimPrefix(link, "/replay/requests?"))), "the requester's name lists their requests")
+
+	assert.Equal(t, []int64{mail.ID}, listedIDs(get("from=now-24h")), "submitted in the last day")
+	assert.Equal(t, []int64{index.ID}, listedIDs(get("to=now-24h")), "submitted before")
+	day := get("from=now-24h")
+	preset := day.Find(`[data-testid="time-preset"][aria-current="true"]`)
+	assert.Equal(t, "24 h", strings.TrimSpace(preset.Text()), "the dead-letter list's presets")
+	assert.Equal(t, "1 request", textOf(day, `[data-testid="replays-count"]`), "the counts follow the filter")
+
+	for query, field := range map[string]string{
+		"requester=" + url.QueryEscape("a b"): "requester",
+		"from=yesterday":                      "from",
+		"from=now-1h&to=now-2h":               "to",
+		"order=sideways":                      "order",
+		"order=newest&before=m5":              "page",
+	} {
+		resp := b.Do(t, oncall, "GET", "/replay/requests?"+query, nil, nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, resp.Status, query)
+		assert.Equal(t, 1, resp.Doc(t).Find(`[data-testid="field-error-`+field+`"]`).Length(), "%s: the message at %s", query, field)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -82,6 +83,28 @@ func TestStatementsPerPage(t *testing.T) {
 			for _, trip := range trips {
 				assert.NotContains(t, trip, "INSERT INTO sessions", "a warm session is not written again")
 			}
+		})
+	}
+
+	// An approver's pages show how many requests wait for them, within the
+	// same round trips.
+	approver, _ := c.SignIn(t, "acme:oncall", "globex:oncall", "acme:approver")
+	_, requester := c.SignIn(t, "acme:oncall")
+	refund := testfactory.DeadLetter(t, c.DB.Pool, testfactory.Letter{Tenant: "acme", ItemType: "ledger.delete", MsgID: "led-st", Payload: []byte(`{}`)})
+	testfactory.Request(t, c.Replays, requester.Actor, []int64{refund}, replay.SubmitInput{})
+	for _, page := range []struct {
+		name, path string
+		most       int
+	}{
+		{"ApproverList", "/deadletters", 2},
+		{"ApproverDetail", fmt.Sprintf("/deadletters/%d", ids[7]), 3},
+		{"ApproverDashboard", "/", 2},
+	} {
+		t.Run(page.name, func(t *testing.T) {
+			trips := roundTrips(t, c, st, approver, page.path)
+			assert.LessOrEqual(t, len(trips), page.most, "round trips of %s:\n%s", page.path, strings.Join(trips, "\n"))
+			d := c.Do(t, approver, "GET", page.path, nil, nil).Doc(t)
+			assert.Equal(t, "1", strings.TrimSpace(byID(d, "nav-approvals-count").Text()), "the request waiting for them")
 		})
 	}
 }
