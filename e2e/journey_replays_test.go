@@ -21,7 +21,10 @@ func replayRow(id int64) string {
 // replays a search index update (it runs at once) and requests the replay
 // of an email (it waits for an approver), then finds both from the
 // navigation's Replays page with their status, items, submitted time and
-// approvals so far, filters by status, opens the finished one (a progress
+// approvals so far, their own first, and the counts by status and item
+// outcome; filters by requester (the start of an email, any case) and
+// submitted time (a preset, then a range that holds nothing, then a bad
+// value: the message at its field), by status, opens the finished one (a progress
 // bar, no cancel, no polling) and the waiting one. While its page is open
 // an approver rejects the email: the on-call's Cancel then answers on the
 // request's own page (its address, the message, "Rejected by" the
@@ -61,8 +64,49 @@ func TestReplaysPageJourney(t *testing.T) {
 	assert.Equal(t, "0 of 1", oncall.Text(replayRow(waiting)+" "+testID("replay-row-items")))
 	assert.Regexp(t, `^\d{4}-\d\d-\d\dT`, oncall.Attr(replayRow(waiting)+" "+testID("replay-row-submitted")+" time", "datetime"))
 	assert.Contains(t, oncall.Text(replayRow(waiting)), "(you)")
+	// Counts by outcome over what the filter selects: requests by status,
+	// items by outcome.
+	countOf := func(kind, value string) string {
+		return oncall.Attr(`[data-testid="replay-count-`+kind+`"][data-`+kind+`="`+value+`"]`, "data-n")
+	}
+	assert.Equal(t, "1", countOf("status", "done"))
+	assert.Equal(t, "1", countOf("status", "pending_approval"))
+	assert.Equal(t, "1", countOf("outcome", "replayed"), "the finished request's item")
+	assert.Equal(t, "2 requests", oncall.Text(testID("replays-count")))
+	assert.Equal(t, strconv.FormatInt(waiting, 10), oncall.Attr(`[data-testid="replay-row"]`, "data-id"), "the on-call's own, newest first")
 	oncall.Screenshots("list")
 
+	// By requester: the start of an email, in any case; no one else's.
+	oncall.Fill(`input[name="requester"]`, "APPROVER@")
+	oncall.Click(testID("replay-filter") + ` button[type="submit"]`)
+	oncall.WaitUntil("the list of the approver's requests", `location.search.includes("requester=APPROVER") && document.readyState === "complete" &&
+		document.querySelector('[data-testid="replays-count"]')`)
+	assert.Equal(t, "0 requests", oncall.Text(testID("replays-count")))
+	assert.False(t, oncall.Exists(`[data-testid="replay-row"]`))
+	oncall.Fill(`input[name="requester"]`, "OnCall@")
+	oncall.Click(testID("replay-filter") + ` button[type="submit"]`)
+	oncall.WaitUntil("the list of the on-call's requests", `location.search.includes("requester=OnCall") && document.readyState === "complete" &&
+		document.querySelectorAll('[data-testid="replay-row"]').length === 2`)
+
+	// By time: the presets of the dead-letter list, relative in the URL.
+	oncall.Open("/replay/requests")
+	oncall.Click(`[data-testid="time-preset"]`) // the shortest: 15 m
+	oncall.WaitUntil("the last 15 minutes", `location.search.includes("from=now-15m") && document.readyState === "complete" &&
+		document.querySelectorAll('[data-testid="replay-row"]').length === 2`)
+	oncall.Fill(`input[name="from"]`, "now-7d")
+	oncall.Fill(`input[name="to"]`, "now-15m")
+	oncall.Click(testID("replay-filter") + ` button[type="submit"]`)
+	oncall.WaitUntil("nothing from a week ago until 15 minutes ago", `location.search.includes("to=now-15m") && document.readyState === "complete" &&
+		document.querySelector('[data-testid="replays-count"]')`)
+	assert.Equal(t, "0 requests", oncall.Text(testID("replays-count")))
+	oncall.Fill(`input[name="to"]`, "yesterday")
+	oncall.Click(testID("replay-filter") + ` button[type="submit"]`)
+	oncall.WaitUntil("the message at the field", `location.search.includes("to=yesterday") && document.readyState === "complete" &&
+		document.querySelector('[data-testid="field-error-to"]')`)
+	assert.Equal(t, "now-7d", oncall.Attr(`input[name="from"]`, "value"), "the rest of the filter kept")
+	oncall.Screenshots("bad-time")
+
+	oncall.Open("/replay/requests")
 	oncall.Select(`select[name="status"]`, "pending_approval")
 	oncall.Click(testID("replay-filter") + ` button[type="submit"]`)
 	oncall.WaitUntil("the filtered list", `location.search.includes("status=pending_approval") && document.readyState === "complete" &&
@@ -106,6 +150,7 @@ func TestReplaysPageJourney(t *testing.T) {
 	assert.Contains(t, oncall.Text(testID("replay-closed-by")), userApprover)
 	assert.Contains(t, oncall.Text(testID("replay-status-reason")), "wrong template")
 	assert.False(t, oncall.Exists(testID("cancel")))
+	assert.Equal(t, "the request was rejected", oncall.Text(testID("replay-item-not-run")), "its item is not said to go")
 	oncall.Screenshots("rejected")
 
 	oncall.Open("/replay/requests?status=rejected")

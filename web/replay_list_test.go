@@ -335,4 +335,11 @@ func TestReplaysPageFiltersAndCounts(t *testing.T) {
 		assert.Equal(t, http.StatusUnprocessableEntity, resp.Status, query)
 		assert.Equal(t, 1, resp.Doc(t).Find(`[data-testid="field-error-`+field+`"]`).Length(), "%s: the message at %s", query, field)
 	}
+
+	// A request that ended before it ran says so of its items.
+	_, approver := b.SignIn(t, "acme:approver")
+	require.NoError(t, b.Replays.Reject(ctx, mail.ID, approver.Actor, "wrong template", quarantine.RequestMeta{}))
+	page := b.Do(t, oncall, "GET", fmt.Sprintf("/replay/requests/%d", mail.ID), nil, nil).Doc(t)
+	assert.Equal(t, "the request was rejected", textOf(page, `[data-testid="replay-item-not-run"]`))
+	assert.NotContains(t, textOf(page, `[data-testid="replay-item-verdict"]`), "goes")
 }
