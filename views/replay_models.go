@@ -333,7 +333,6 @@ type DeadLetterActions struct {
 	Version    int32
 	Status     string
 	Class      string
-	Needs      string
 	CanReplay  bool
 	ReplayURL  string
 	CanDiscard bool

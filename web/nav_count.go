@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -83,7 +84,7 @@ func (nc *navCounts) forget() {
 // it (a page it renders itself shows the change).
 func (s *Server) recount(r Route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		if r.Method == "GET" {
+		if r.Method == http.MethodGet {
 			return next
 		}
 		return func(c echo.Context) error {
