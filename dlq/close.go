@@ -33,7 +33,10 @@ type CloseInput struct {
 }
 
 // closeDeadLetters moves the named dead letters ($1 ids, $6 their times)
-// to $2, and keeps the counters (StatusMove).
+// to $2, and keeps the counters (StatusMove). It locks them by key
+// (ORDER BY before FOR UPDATE), the order every statement that changes
+// several dead letters takes them in, then the counters; Close appends to
+// the audit chain last.
 var closeDeadLetters = StatusMove(`
     SELECT d.id, d.dead_lettered_at, d.status
     FROM unnest($1::bigint[], $6::timestamptz[]) AS k(id, at)
@@ -41,6 +44,7 @@ var closeDeadLetters = StatusMove(`
     WHERE d.status IN ('quarantined', 'replay_failed') -- never close one being replayed or already closed
       AND ($3 = 0 OR d.version = $3)                   -- the version the actor saw
       AND (d.tenant = ANY($4) OR $5)
+    ORDER BY d.id, d.dead_lettered_at
     FOR UPDATE OF d`, "$2", "id, tenant, msg_id, operation_id, version - 1")
 
 // Close discards dead letters, or marks them resolved by hand, with a
@@ -76,7 +80,8 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor
 	kid, kat := KeyArrays(keys)
 	n := 0
 	var done []int64 // what the UPDATE took, before it rolled back
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		n, done = 0, nil // a run again starts afresh
 		rows, err := tx.Query(ctx, closeDeadLetters, kid, in.To, in.Version, in.Tenants, in.All, kat)
 		if err != nil {
 			return err

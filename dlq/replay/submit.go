@@ -72,17 +72,30 @@ const (
 	// An item the rules now leave out, with why.
 	leaveOut = `UPDATE replay_items SET skip_reason = $3, verdict = $4, verdict_check = $5
         WHERE request_id = $1 AND dead_letter_id = $2 AND skip_reason = ''` // only a live item changes
+	// Submit locks the dead letters of every live item of the batch first,
+	// by key, before it writes anything (left-out items, holds, statuses,
+	// audit): the order Close and every other statement changing several
+	// dead letters take them in, so a submit and a discard of overlapping
+	// dead letters wait for each other instead of deadlocking. Whatever
+	// their status: the judging that follows sees them as they stay.
+	lockBatchDeadLetters = `SELECT d.id FROM replay_items i
+        JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
+        WHERE i.request_id = ANY($1) AND i.skip_reason = '' -- the live items of the batch's requests
+        ORDER BY d.id, d.dead_lettered_at
+        FOR UPDATE OF d`
 	setCounts = `UPDATE replay_requests SET item_count = $2, skipped_count = skipped_count + $3, intent_hash = $4, version = version + 1
         WHERE id = $1 AND status = 'draft'`
 )
 
-// Items are now spoken for: their dead letters are replay_requested (and
-// the counters follow: dlq.StatusMove).
+// Items are now spoken for: the dead letters of the live items of requests
+// $1 are replay_requested (and the counters follow: dlq.StatusMove), in one
+// statement, so the counter rows are taken in their order.
 var requestItemsOf = dlq.StatusMove(`
     SELECT d.id, d.dead_lettered_at, d.status
     FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
-    WHERE i.request_id = $1 AND i.skip_reason = ''
+    WHERE i.request_id = ANY($1) AND i.skip_reason = ''
       AND d.status IN ('quarantined', 'replay_failed') -- never re-open discarded or resolved ones
+    ORDER BY d.id, d.dead_lettered_at
     FOR UPDATE OF d`, `'replay_requested'`, "id")
 
 // Submit turns the actor's draft batch into requests: each one is approved
@@ -106,9 +119,13 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 	var out []Request
 	var changed *RefusedError // items left out since the draft: kept, and the submit refused
 	var denied string         // the tenant of a batch that is not the actor's
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		out, changed, denied = nil, nil, "" // a run again starts afresh
 		reqs, err := batchRequests(ctx, tx, selectBatchLocked, batch)
 		if err != nil {
+			return err
+		}
+		if err := lockDeadLetters(ctx, tx, reqs); err != nil {
 			return err
 		}
 		table, err := s.activeTable(ctx, tx)
@@ -136,7 +153,12 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 		if changed, err = s.leaveOutChanged(ctx, tx, reqs, judged, table, actor, meta); err != nil || changed != nil {
 			return err // commit what changed; the submit itself is refused below
 		}
+		// The requests' own rows first, then every dead letter's status and
+		// the counters in one statement, then the audit chain: the order
+		// Close takes them in (a status moved after an audit append would
+		// wait for counter rows while holding the chain's lock).
 		refused := &RefusedError{Reasons: map[int64]string{}}
+		steps := make([]submitStep, 0, len(reqs))
 		for i := range reqs {
 			req := &reqs[i]
 			req.Reason, req.Rate, req.TypedConfirmation = in.Reason, in.Rates[req.ID], strings.TrimSpace(in.Confirmations[req.ID])
@@ -144,28 +166,33 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 				req.ReconciliationNote = strings.TrimSpace(in.ReconciliationNote)
 			}
 			req.SubmittedAt = &now
-			d, voided, err := s.submitOne(ctx, tx, req, table, items(judged[i]), actor, meta)
+			d, voided, err := s.submitOne(ctx, tx, req, table, items(judged[i]), actor)
 			if err != nil {
 				return err
 			}
 			if voided {
+				steps = append(steps, submitStep{req: req, d: d, voided: true})
 				continue
 			}
 			if v := replaypolicy.SubmitVerdict(d, req.TypedConfirmation); v.Outcome != replaypolicy.Go {
 				refused.Reasons[req.ID] = v.Reason
 				continue
 			}
-			if err := s.request(ctx, tx, req, d, len(judged[i]), actor, meta); err != nil {
+			if err := s.request(ctx, tx, req, d, len(judged[i])); err != nil {
 				return err
 			}
-			if d.Ready {
-				if err := s.approve(ctx, tx, req, actor, meta, now); err != nil {
-					return err
-				}
-			}
+			steps = append(steps, submitStep{req: req, d: d, live: len(judged[i])})
 		}
 		if len(refused.Reasons) > 0 {
 			return refused
+		}
+		if err := requestDeadLetters(ctx, tx, steps); err != nil {
+			return err
+		}
+		for _, st := range steps {
+			if err := s.audited(ctx, tx, st, actor, meta, now); err != nil {
+				return err
+			}
 		}
 		out = reqs
 		return nil
@@ -180,6 +207,19 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 		return nil, fmt.Errorf("submit replay: %w", err)
 	}
 	return out, nil
+}
+
+// lockDeadLetters locks the dead letters of the live items of reqs, by key
+// (lockBatchDeadLetters).
+func lockDeadLetters(ctx context.Context, tx pgx.Tx, reqs []Request) error {
+	ids := make([]int64, len(reqs))
+	for i, r := range reqs {
+		ids[i] = r.ID
+	}
+	if _, err := tx.Exec(ctx, lockBatchDeadLetters, ids); err != nil {
+		return fmt.Errorf("lock the dead letters of the batch: %w", err)
+	}
+	return nil
 }
 
 // needsNote reports whether an item of fs has an error class that needs a
@@ -249,9 +289,9 @@ func (s *Service) leaveOutChanged(ctx context.Context, tx pgx.Tx, reqs []Request
 // submitOne applies the rules to one request of a batch being submitted:
 // its items (every one), then the request's terms, which fix its rate and
 // so its intent hash, then what it needs. A request the rules find nothing
-// to replay in is voided here (voided true).
+// to replay in is to be voided (voided true; Decision.Reason says why).
 func (s *Service) submitOne(ctx context.Context, tx pgx.Tx, req *Request, table *replaypolicy.Table, items []replaypolicy.Item,
-	actor quarantine.Actor, meta quarantine.RequestMeta) (d replaypolicy.Decision, voided bool, err error) {
+	actor quarantine.Actor) (d replaypolicy.Decision, voided bool, err error) {
 	verdicts := make([]replaypolicy.Verdict, len(items))
 	for i, it := range items {
 		verdicts[i] = replaypolicy.JudgeItem(table, it, replaypolicy.AtRequest)
@@ -260,7 +300,7 @@ func (s *Service) submitOne(ctx context.Context, tx pgx.Tx, req *Request, table 
 	switch v.Outcome {
 	case replaypolicy.Go:
 	case replaypolicy.Done:
-		return v.Decision(table), true, s.setStatus(ctx, tx, req, StatusVoid, v.Reason, actor, meta, "replay.void")
+		return v.Decision(table), true, nil // voided when the batch is audited (audited)
 	default:
 		return v.Decision(table), false, nil
 	}
@@ -275,9 +315,9 @@ func (s *Service) submitOne(ctx context.Context, tx pgx.Tx, req *Request, table 
 
 // request moves a submitted draft of live items to pending_approval: its
 // items hold their dead letters (a conflict names the request that holds
-// one), the dead letters become replay_requested (every one, or it is a
-// conflict), and it is audited with one row per item.
-func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replaypolicy.Decision, live int, actor quarantine.Actor, meta quarantine.RequestMeta) error {
+// one). Its dead letters become replay_requested with the batch's
+// (requestDeadLetters), and it is audited last (audited).
+func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replaypolicy.Decision, live int) error {
 	var expired any // no expiry: NULL
 	if s.cfg.DraftTTL > 0 {
 		expired = req.SubmittedAt.Add(-s.cfg.DraftTTL)
@@ -293,18 +333,63 @@ func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replay
 	if err := s.hold(ctx, tx, req.ID, live); err != nil {
 		return err
 	}
-	if tag, err = tx.Exec(ctx, requestItemsOf, req.ID); err != nil {
+	req.Status, req.ApprovalsNeeded = StatusPendingApproval, d.ApprovalsNeeded
+	return nil
+}
+
+// submitStep is what Submit does to one request of a batch once every
+// request was judged: void it, or audit it as requested (and approve it
+// when it is ready); live counts its live items.
+type submitStep struct {
+	req    *Request
+	d      replaypolicy.Decision
+	voided bool
+	live   int
+}
+
+// requestDeadLetters makes the dead letters of the requested steps'
+// live items replay_requested, in one statement: every one, or it is a
+// conflict.
+func requestDeadLetters(ctx context.Context, tx pgx.Tx, steps []submitStep) error {
+	var ids []int64
+	live := 0
+	for _, st := range steps {
+		if !st.voided {
+			ids, live = append(ids, st.req.ID), live+st.live
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	tag, err := tx.Exec(ctx, requestItemsOf, ids)
+	if err != nil {
 		return err
 	}
 	if n := int(tag.RowsAffected()); n != live {
-		return quarantine.Errorf(quarantine.ECONFLICT, "%d of the %d dead letters of request %d changed since they were judged; review the selection again",
-			live-n, live, req.ID)
+		return quarantine.Errorf(quarantine.ECONFLICT, "%d of the %d dead letters of requests %v changed since they were judged; review the selection again",
+			live-n, live, ids)
 	}
-	req.Status, req.ApprovalsNeeded = StatusPendingApproval, d.ApprovalsNeeded
+	return nil
+}
+
+// audited writes what Submit did to one request of the batch to the audit
+// chain, after every other write of the batch's rows: void, or requested
+// with one row per item and approved at once when it is ready.
+func (s *Service) audited(ctx context.Context, tx pgx.Tx, st submitStep, actor quarantine.Actor, meta quarantine.RequestMeta, now time.Time) error {
+	req := st.req
+	if st.voided {
+		return s.setStatus(ctx, tx, req, StatusVoid, st.d.Reason, actor, meta, "replay.void")
+	}
 	e := requestEvent(actor, meta, "replay.request", req)
 	e.Reason = req.Reason
-	e.After = map[string]any{"class": req.Class, "items": req.ItemCount, "intent": req.IntentHex(), "rate": req.Rate, "needs": d.Requirement.String()}
-	return auditItems(ctx, tx, req.ID, e, "replay.item.requested")
+	e.After = map[string]any{"class": req.Class, "items": req.ItemCount, "intent": req.IntentHex(), "rate": req.Rate, "needs": st.d.Requirement.String()}
+	if err := auditItems(ctx, tx, req.ID, e, "replay.item.requested"); err != nil {
+		return err
+	}
+	if st.d.Ready {
+		return s.approve(ctx, tx, req, actor, meta, now)
+	}
+	return nil
 }
 
 // A request waiting for approval takes the approvals the rules now ask of
