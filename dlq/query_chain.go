@@ -31,25 +31,36 @@ const MaxChain = 50
 // came back. Every step stays in the tenant, whatever the column holds. The
 // dead letter is looked for where its dead_lettered_at is in [$5, $6) (the
 // partitions the map names), of tenant $2 (empty: its own).
+//
+// Each step carries dead_lettered_at, so no step probes every partition: an
+// origin was dead-lettered before the replay of it came back, and a
+// replay's dead letter after its origin, so a step looks only at the
+// partitions on its side of the link (a day of slack for the clocks that
+// stamped them); a dead letter without an origin probes nothing upwards,
+// and the links are read back by their primary key.
 const selectChain = `
 WITH RECURSIVE start AS (
-    SELECT d.id, d.replay_of, d.tenant FROM dead_letters d
+    SELECT d.id, d.replay_of, d.tenant, d.dead_lettered_at FROM dead_letters d
     WHERE d.id = $1 AND d.dead_lettered_at >= $5 AND d.dead_lettered_at < $6 AND ($2 = '' OR d.tenant = $2)
 ), up AS (
-    SELECT id, replay_of, tenant, 0 AS depth FROM start
+    SELECT id, replay_of, tenant, dead_lettered_at, 0 AS depth FROM start
     UNION ALL
-    SELECT o.id, o.replay_of, o.tenant, up.depth + 1 FROM up JOIN dead_letters o ON o.id = up.replay_of AND o.tenant = up.tenant
-    WHERE up.depth < $3
+    SELECT o.id, o.replay_of, o.tenant, o.dead_lettered_at, up.depth + 1 FROM up JOIN dead_letters o
+        ON o.id = up.replay_of AND o.tenant = up.tenant
+        AND o.dead_lettered_at < up.dead_lettered_at + interval '24 hours' -- older partitions only
+    WHERE up.depth < $3 AND up.replay_of IS NOT NULL                      -- no origin: no probe
 ), down AS (
-    SELECT id, tenant, 0 AS depth FROM start
+    SELECT id, tenant, dead_lettered_at, 0 AS depth FROM start
     UNION ALL
-    SELECT n.id, n.tenant, down.depth + 1 FROM down JOIN dead_letters n ON n.replay_of = down.id AND n.tenant = down.tenant
+    SELECT n.id, n.tenant, n.dead_lettered_at, down.depth + 1 FROM down JOIN dead_letters n
+        ON n.replay_of = down.id AND n.tenant = down.tenant
+        AND n.dead_lettered_at > down.dead_lettered_at - interval '24 hours' -- newer partitions only
     WHERE down.depth < $3
 ), chain AS (
-    SELECT id FROM up UNION SELECT id FROM down
+    SELECT id, dead_lettered_at FROM up UNION SELECT id, dead_lettered_at FROM down
 )
 SELECT d.id, d.generation, d.status, d.error_class, d.dead_lettered_at, left(d.error, 200) AS error
-FROM chain JOIN dead_letters d ON d.id = chain.id
+FROM chain JOIN dead_letters d ON d.id = chain.id AND d.dead_lettered_at = chain.dead_lettered_at
 ORDER BY d.generation, d.dead_lettered_at, d.id
 LIMIT $4`
 
