@@ -171,7 +171,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 
 	// Two pools, so a slow page cannot take the connections ingest and the
 	// workers need, each with its own statement timeout.
-	if a.Pool, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "web", MaxConns: 20, StatementTimeout: cfg.StatementTimeout, Tracer: cfg.WebTracer}, log); err != nil {
+	if a.Pool, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "web", MaxConns: 20, StatementTimeout: cfg.StatementTimeout, Tracer: cfg.WebTracer, GenericPlans: true}, log); err != nil {
 		return nil, err
 	}
 	if err := CheckDatabase(ctx, a.Pool, log); err != nil {

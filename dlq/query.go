@@ -501,7 +501,7 @@ func (s *Store) chooseTextPlan(ctx context.Context, p *listPlan, rows int64) err
 			Rows float64 `json:"Plan Rows"`
 		} `json:"Plan"`
 	}
-	if err := s.pool.QueryRow(ctx, estimateText+p.conds, pgx.QueryExecModeExec, p.args).Scan(&plan); err != nil {
+	if err := s.pool.QueryRow(ctx, estimateText+p.conds, pgx.QueryExecModeSimpleProtocol, p.args).Scan(&plan); err != nil {
 		return fmt.Errorf("estimate text search: %w", err)
 	}
 	if len(plan) == 1 {
@@ -585,13 +585,14 @@ func (s *Store) ListDeadLetters(ctx context.Context, f ListFilter) (ListPage, er
 		return err
 	}
 	if p.text {
-		// Planned with its words: no cached generic plan, so no batch.
-		rows, err := s.pool.Query(ctx, p.keysSQL(newer), pgx.QueryExecModeExec, p.args)
+		// Planned with its words (a simple query: never a cached generic
+		// plan, whatever the pool's plan_cache_mode), so no batch.
+		rows, err := s.pool.Query(ctx, p.keysSQL(newer), pgx.QueryExecModeSimpleProtocol, p.args)
 		if err == nil {
 			err = collectItems(rows)
 		}
 		if err == nil && cur.ID != 0 {
-			err = s.pool.QueryRow(ctx, p.existsSQL(!newer), pgx.QueryExecModeExec, p.args).Scan(&other)
+			err = s.pool.QueryRow(ctx, p.existsSQL(!newer), pgx.QueryExecModeSimpleProtocol, p.args).Scan(&other)
 		}
 		if err == nil && counted {
 			err = s.pool.QueryRow(ctx, p.countSQL, p.args).Scan(&count)
@@ -689,11 +690,12 @@ func (s *Store) CountDeadLetters(ctx context.Context, f ListFilter) (n int64, ca
 }
 
 // query runs sql with the plan's arguments. A text search is planned with
-// its words (no cached generic plan): whether the trigram index or the
-// newest-first scan is faster depends on how common they are.
+// its words (a simple query, never a cached generic plan): whether the
+// trigram index or the newest-first scan is faster depends on how common
+// they are.
 func (s *Store) query(ctx context.Context, p *listPlan, sql string) (pgx.Rows, error) {
 	if p.text {
-		return s.pool.Query(ctx, sql, pgx.QueryExecModeExec, p.args)
+		return s.pool.Query(ctx, sql, pgx.QueryExecModeSimpleProtocol, p.args)
 	}
 	return s.pool.Query(ctx, sql, p.args)
 }

@@ -26,7 +26,15 @@ func (s *Store) ExplainList(ctx context.Context, f ListFilter) (string, error) {
 		cur, _ := DecodeCursor(c)
 		p.args["cursor_at"], p.args["cursor_id"] = cur.At, cur.ID
 	}
-	rows, err := s.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+p.keysSQL(f.After != ""), pgx.QueryExecModeExec, p.args)
+	// A text search runs as a simple query (planned with its words); the
+	// others are planned with their values here, where the console's pool
+	// plans them once, generically (Planning Time is then paid once per
+	// connection, not per page).
+	mode := pgx.QueryExecModeExec
+	if p.text {
+		mode = pgx.QueryExecModeSimpleProtocol
+	}
+	rows, err := s.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+p.keysSQL(f.After != ""), mode, p.args)
 	if err != nil {
 		return "", fmt.Errorf("explain list: %w", err)
 	}
