@@ -227,35 +227,26 @@ ORDER BY page.dead_lettered_at DESC, page.id DESC`
 )
 SELECT r.* FROM page CROSS JOIN LATERAL (` + rowByKey + `) r
 ORDER BY page.dead_lettered_at, page.id`
-	// A text search reads each partition (each span of days) on its own: a
-	// subquery per span, with its own ORDER BY and LIMIT, so the planner
-	// picks each partition's way with that partition's statistics (its
-	// trigram index when the words are rare there, its newest rows first
-	// when they are common), and merges the spans in order (Merge Append),
-	// stopping once the page is full. One plan over every partition would
-	// pick one way for all of them, scaled by the matches of the whole
-	// table: a word common last month and absent today made it read all
-	// of today's rows before the first match.
-	textPageStart = `
+	// A text search rare enough for the trigram index reads it once for every
+	// tenant (a lane per tenant would read it once per tenant), then sorts
+	// the few matches.
+	keysFlat = `
 WITH page AS (
-    SELECT k.dead_lettered_at, k.id FROM (`
-	textSpan = `
-        (SELECT d.dead_lettered_at, d.id FROM dead_letters d
-        WHERE d.tenant = ANY(@tenants) AND d.dead_lettered_at >= @%[1]s_lo AND d.dead_lettered_at < @%[1]s_hi`
-	textSpanOlderFirst = `
-        ORDER BY d.dead_lettered_at DESC, d.id DESC LIMIT 51)`
-	textSpanNewerFirst = `
-        ORDER BY d.dead_lettered_at, d.id LIMIT 51)`
-	textSpanExists = ` LIMIT 1)`
-	textUnion      = `
-        UNION ALL`
-	textPageEnd = `
-    ) k`
-	existsTextStart = `
-SELECT EXISTS (
-    SELECT 1 FROM (`
-	existsTextEnd = `
-    ) k)`
+    SELECT d.dead_lettered_at, d.id FROM dead_letters d
+    WHERE d.tenant = ANY(@tenants)`
+	flatOlderFirst = `
+    ORDER BY d.dead_lettered_at DESC, d.id DESC LIMIT 51
+)
+SELECT r.* FROM page CROSS JOIN LATERAL (` + rowByKey + `) r
+ORDER BY page.dead_lettered_at DESC, page.id DESC`
+	flatNewerFirst = `
+    ORDER BY d.dead_lettered_at, d.id LIMIT 51
+)
+SELECT r.* FROM page CROSS JOIN LATERAL (` + rowByKey + `) r
+ORDER BY page.dead_lettered_at, page.id`
+	existsFlat = `SELECT EXISTS (SELECT 1 FROM dead_letters d WHERE d.tenant = ANY(@tenants)`
+	// The planner's estimate of how many rows a text search matches.
+	estimateText = `EXPLAIN (FORMAT JSON) SELECT 1 FROM dead_letters d WHERE d.tenant = ANY(@tenants)`
 
 	// Whether anything lies beyond an edge: the same lanes, one row each.
 	existsByTenant = `
@@ -324,7 +315,7 @@ type listPlan struct {
 	empty      bool   // nothing can match
 	countSQL   string // exact count from the counters, read with the page; "" when they cannot count
 	text       bool   // a text search: planned per query (its selectivity depends on the words)
-	spans      []span // a text search's spans of dead_lettered_at, oldest first: each read on its own
+	flat       bool   // one query over all tenants (a rare text search), not one per tenant
 }
 
 func (f *ListFilter) tenants() []string {
@@ -416,27 +407,13 @@ func (s *Store) plan(ctx context.Context, f *ListFilter) (listPlan, error) {
 			comboCost += min(c.N, ListPageSize+1)
 		}
 	}
-	if p.text {
-		// Every condition in each span's subquery (textSpans); the
-		// counters cannot count words.
-		if f.ItemType != "" {
-			add(condItemType, "item_type", f.ItemType)
-		}
-		if f.ErrorClass != "" {
-			add(condErrorClass, "error_class", string(f.ErrorClass))
-		}
-		if len(f.Statuses) > 0 {
-			add(condStatuses, "statuses", statusStrings(f.Statuses))
-		}
-		p.conds = b.String()
-		p.spans = textSpans(snap.Partitions)
-		for i, sp := range p.spans {
-			p.args[spanArg(i)+"_lo"], p.args[spanArg(i)+"_hi"] = sp.lo, sp.hi
-		}
-		return p, nil
-	}
 	if !f.dims() {
 		p.conds = b.String()
+		if p.text && len(tenants) > 1 {
+			if err := s.chooseTextPlan(ctx, &p, total); err != nil {
+				return p, err
+			}
+		}
 		switch {
 		case f.onlyDims():
 			p.countSQL = sumCounts
@@ -513,55 +490,26 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// span is a range of dead_lettered_at, [lo, hi).
-type span struct{ lo, hi time.Time }
-
-// textSpans covers all time, oldest first, with the partitions' days, the
-// gaps between them and what lies before and after them (a partition made
-// since the snapshot is in a gap or past the last: still read).
-func textSpans(parts []Partition) []span {
-	var out []span
-	prev := minTime
-	for _, pt := range parts {
-		if pt.Day.After(prev) {
-			out = append(out, span{prev, pt.Day})
-		}
-		out = append(out, span{pt.Day, pt.End()})
-		prev = pt.End()
+// chooseTextPlan decides between one newest-first scan per tenant, which
+// reads about a page / selectivity rows per tenant, and one pass over the
+// trigram index, which reads every match: the latter when the planner's
+// estimate of the matches m is below sqrt(tenants × page × rows), where the
+// two cost the same. rows is the scope's total from the snapshot.
+func (s *Store) chooseTextPlan(ctx context.Context, p *listPlan, rows int64) error {
+	var plan []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		} `json:"Plan"`
 	}
-	return append(out, span{prev, maxTime})
-}
-
-// spanArg names span i's arguments (<name>_lo, <name>_hi).
-func spanArg(i int) string { return "s" + strconv.Itoa(i) }
-
-// textSQL joins a text search's spans into one statement: each span's
-// subquery (the plan's conditions, cursor, then each) for the spans on the
-// cursor's side (newest first for older pages, oldest first for newer
-// ones), between start and end.
-func (p *listPlan) textSQL(start, cursor, each, end string, newer bool) string {
-	at, bounded := p.args["cursor_at"].(time.Time)
-	var b strings.Builder
-	b.WriteString(start)
-	n := 0
-	for k := range p.spans {
-		i := len(p.spans) - 1 - k // newest first
-		if newer {
-			i = k
-		}
-		sp := p.spans[i]
-		if bounded && cursor != "" && ((newer && !sp.hi.After(at)) || (!newer && sp.lo.After(at))) {
-			continue // wholly past the cursor: nothing there
-		}
-		if n > 0 {
-			b.WriteString(textUnion)
-		}
-		fmt.Fprintf(&b, textSpan, spanArg(i))
-		b.WriteString(p.conds + cursor + each)
-		n++
+	if err := s.pool.QueryRow(ctx, estimateText+p.conds, pgx.QueryExecModeSimpleProtocol, p.args).Scan(&plan); err != nil {
+		return fmt.Errorf("estimate text search: %w", err)
 	}
-	b.WriteString(end)
-	return b.String()
+	if len(plan) == 1 {
+		m := plan[0].Plan.Rows
+		tenants := len(p.args["tenants"].([]string))
+		p.flat = m*m < float64(tenants*(ListPageSize+1))*float64(rows)
+	}
+	return nil
 }
 
 // keysSQL is the statement of one page's keys and rows.
@@ -576,12 +524,11 @@ func (p *listPlan) keysSQL(newer bool) string {
 	switch {
 	case p.combos:
 		return keysByCombination + p.conds + cursor + lane + combosOf + p.comboConds + tail
-	case p.text:
-		each := textSpanOlderFirst
+	case p.flat:
 		if newer {
-			each = textSpanNewerFirst
+			return keysFlat + p.conds + cursor + flatNewerFirst
 		}
-		return p.textSQL(textPageStart, cursor, each, textPageEnd+tail, newer)
+		return keysFlat + p.conds + cursor + flatOlderFirst
 	}
 	return keysByTenant + p.conds + cursor + lane + tail
 }
@@ -596,8 +543,8 @@ func (p *listPlan) existsSQL(newer bool) string {
 	switch {
 	case p.combos:
 		return existsByCombination + p.conds + cursor + existsLane + combosOf + p.comboConds + existsEnd
-	case p.text:
-		return p.textSQL(existsTextStart, cursor, textSpanExists, existsTextEnd, newer)
+	case p.flat:
+		return existsFlat + p.conds + cursor + ` LIMIT 1)`
 	}
 	return existsByTenant + p.conds + cursor + existsLane + existsEnd
 }
