@@ -145,6 +145,7 @@ func TestKeysetAcrossPartitions(t *testing.T) {
 		letters = append(letters, testfactory.Letter{
 			Tenant: []string{"acme", "globex"}[i%2], ItemType: []string{"orders.refund", "email.send", "search.index_update"}[i%3],
 			Class: []string{"transient", "permanent"}[i%2], At: at, MsgID: fmt.Sprint("m-", i),
+			Error: fmt.Sprint("refund failed at gateway ", i%4),
 		})
 	}
 	testfactory.DeadLetters(t, db.Pool, letters...)
@@ -153,6 +154,7 @@ func TestKeysetAcrossPartitions(t *testing.T) {
 	require.GreaterOrEqual(t, days, 6, "the dead letters lie in six partitions or more")
 
 	store := dlq.NewStore(db.Pool)
+	store.SetTextWindowRows(10) // a text search reads many windows of these few rows
 	reference := func(where string) []int64 {
 		rows, err := db.Pool.Query(ctx, `SELECT id FROM dead_letters WHERE `+where+` ORDER BY dead_lettered_at DESC, id DESC`)
 		require.NoError(t, err)
@@ -170,6 +172,10 @@ func TestKeysetAcrossPartitions(t *testing.T) {
 		{"Tenant", dlq.ListFilter{Tenants: both, Tenant: "globex"}, `tenant = 'globex'`},
 		{"TypeAndClass", dlq.ListFilter{Tenants: both, ItemType: "email.send", ErrorClass: dlq.ClassPermanent},
 			`item_type = 'email.send' AND error_class = 'permanent'`},
+		// A text search reads windows of time outward from the cursor: the
+		// pages are the same as one query over everything.
+		{"Text", dlq.ListFilter{Tenants: both, Text: "GATEWAY 1"}, `error ILIKE '%gateway 1%'`},
+		{"TextAndType", dlq.ListFilter{Tenants: both, Text: "gateway", ItemType: "email.send"}, `error ILIKE '%gateway%' AND item_type = 'email.send'`},
 		{"TimeRange", dlq.ListFilter{Tenants: both, From: midnight.Add(-12 * time.Hour), To: midnight.Add(12 * time.Hour)},
 			fmt.Sprintf(`dead_lettered_at >= '%s' AND dead_lettered_at < '%s'`, midnight.Add(-12*time.Hour).Format(time.RFC3339Nano), midnight.Add(12*time.Hour).Format(time.RFC3339Nano))},
 	} {

@@ -227,26 +227,36 @@ ORDER BY page.dead_lettered_at DESC, page.id DESC`
 )
 SELECT r.* FROM page CROSS JOIN LATERAL (` + rowByKey + `) r
 ORDER BY page.dead_lettered_at, page.id`
-	// A text search rare enough for the trigram index reads it once for every
-	// tenant (a lane per tenant would read it once per tenant), then sorts
-	// the few matches.
-	keysFlat = `
+	// A text search reads windows of time outward from where the page
+	// starts (now, or its cursor): in each, every match, however the
+	// planner finds them (OFFSET 0 keeps the page's ORDER BY and LIMIT out
+	// of the scan's plan, so no plan bets on finding a page among the
+	// newest rows and reads a whole day of others when it loses), then the
+	// newest of them; the next window only when this one did not fill the
+	// page. A window's work is bounded by the rows it holds, and the
+	// windows grow, so a common word costs one small window and a rare one
+	// a few trigram index probes.
+	textWindowKeys = `
 WITH page AS (
-    SELECT d.dead_lettered_at, d.id FROM dead_letters d
-    WHERE d.tenant = ANY(@tenants)`
-	flatOlderFirst = `
-    ORDER BY d.dead_lettered_at DESC, d.id DESC LIMIT 51
+    SELECT m.dead_lettered_at, m.id FROM (
+        SELECT d.dead_lettered_at, d.id FROM dead_letters d
+        WHERE d.tenant = ANY(@tenants) AND d.dead_lettered_at >= @win_lo AND d.dead_lettered_at < @win_hi`
+	textWindowOlderFirst = `
+        OFFSET 0
+    ) m
+    ORDER BY m.dead_lettered_at DESC, m.id DESC LIMIT 51
 )
 SELECT r.* FROM page CROSS JOIN LATERAL (` + rowByKey + `) r
 ORDER BY page.dead_lettered_at DESC, page.id DESC`
-	flatNewerFirst = `
-    ORDER BY d.dead_lettered_at, d.id LIMIT 51
+	textWindowNewerFirst = `
+        OFFSET 0
+    ) m
+    ORDER BY m.dead_lettered_at, m.id LIMIT 51
 )
 SELECT r.* FROM page CROSS JOIN LATERAL (` + rowByKey + `) r
 ORDER BY page.dead_lettered_at, page.id`
-	existsFlat = `SELECT EXISTS (SELECT 1 FROM dead_letters d WHERE d.tenant = ANY(@tenants)`
-	// The planner's estimate of how many rows a text search matches.
-	estimateText = `EXPLAIN (FORMAT JSON) SELECT 1 FROM dead_letters d WHERE d.tenant = ANY(@tenants)`
+	textWindowExists = `SELECT EXISTS (SELECT 1 FROM dead_letters d
+    WHERE d.tenant = ANY(@tenants) AND d.dead_lettered_at >= @win_lo AND d.dead_lettered_at < @win_hi`
 
 	// Whether anything lies beyond an edge: the same lanes, one row each.
 	existsByTenant = `
@@ -314,8 +324,7 @@ type listPlan struct {
 	args       pgx.NamedArgs
 	empty      bool   // nothing can match
 	countSQL   string // exact count from the counters, read with the page; "" when they cannot count
-	text       bool   // a text search: planned per query (its selectivity depends on the words)
-	flat       bool   // one query over all tenants (a rare text search), not one per tenant
+	text       bool   // a text search: planned per query (its selectivity depends on the words), read by windows
 }
 
 func (f *ListFilter) tenants() []string {
@@ -407,13 +416,23 @@ func (s *Store) plan(ctx context.Context, f *ListFilter) (listPlan, error) {
 			comboCost += min(c.N, ListPageSize+1)
 		}
 	}
+	if p.text {
+		// Every condition in each window's statement; the counters cannot
+		// count words.
+		if f.ItemType != "" {
+			add(condItemType, "item_type", f.ItemType)
+		}
+		if f.ErrorClass != "" {
+			add(condErrorClass, "error_class", string(f.ErrorClass))
+		}
+		if len(f.Statuses) > 0 {
+			add(condStatuses, "statuses", statusStrings(f.Statuses))
+		}
+		p.conds = b.String()
+		return p, nil
+	}
 	if !f.dims() {
 		p.conds = b.String()
-		if p.text && len(tenants) > 1 {
-			if err := s.chooseTextPlan(ctx, &p, total); err != nil {
-				return p, err
-			}
-		}
 		switch {
 		case f.onlyDims():
 			p.countSQL = sumCounts
@@ -490,26 +509,120 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// chooseTextPlan decides between one newest-first scan per tenant, which
-// reads about a page / selectivity rows per tenant, and one pass over the
-// trigram index, which reads every match: the latter when the planner's
-// estimate of the matches m is below sqrt(tenants × page × rows), where the
-// two cost the same. rows is the scope's total from the snapshot.
-func (s *Store) chooseTextPlan(ctx context.Context, p *listPlan, rows int64) error {
-	var plan []struct {
-		Plan struct {
-			Rows float64 `json:"Plan Rows"`
-		} `json:"Plan"`
+// Text search windows: the first holds about textWindowRows dead letters
+// at the table's average rate (the partitions' sizes), each next one is
+// textWindowGrowth times longer, and the last reaches the end of time.
+const (
+	textWindowRows   = 20_000
+	textWindowGrowth = 8
+	textWindowMin    = time.Minute
+)
+
+// textWindows returns the windows of dead_lettered_at a text search reads,
+// the first holding about first dead letters, outward from from: older ones for a page of older rows, newer ones for a
+// page of newer rows. Together they cover all time on that side.
+func textWindows(parts []Partition, at, from time.Time, newer bool, first int64) []span {
+	var rows int64
+	oldest := at
+	for _, pt := range parts {
+		if pt.MinID > 0 {
+			rows += pt.MaxID - pt.MinID + 1
+			oldest = minT(oldest, pt.Day)
+		}
 	}
-	if err := s.pool.QueryRow(ctx, estimateText+p.conds, pgx.QueryExecModeSimpleProtocol, p.args).Scan(&plan); err != nil {
-		return fmt.Errorf("estimate text search: %w", err)
+	w := time.Hour
+	if rows > 0 && at.After(oldest) {
+		w = max(textWindowMin, time.Duration(float64(at.Sub(oldest))*float64(first)/float64(rows)))
 	}
-	if len(plan) == 1 {
-		m := plan[0].Plan.Rows
-		tenants := len(p.args["tenants"].([]string))
-		p.flat = m*m < float64(tenants*(ListPageSize+1))*float64(rows)
+	var out []span
+	if newer {
+		lo, hi := minTime, from.Add(w)
+		for hi.Before(at.Add(24 * time.Hour)) {
+			out = append(out, span{lo, hi})
+			lo, w = hi, w*textWindowGrowth
+			hi = from.Add(w)
+		}
+		return append(out, span{lo, maxTime})
 	}
-	return nil
+	lo, hi := from.Add(-w), maxTime
+	for lo.After(oldest) {
+		out = append(out, span{lo, hi})
+		hi, w = lo, w*textWindowGrowth
+		lo = from.Add(-w)
+	}
+	return append(out, span{minTime, hi})
+}
+
+func minT(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// firstWindowRows is how many dead letters a text search's first window
+// holds.
+func (s *Store) firstWindowRows() int64 {
+	if s.windowRows > 0 {
+		return s.windowRows
+	}
+	return textWindowRows
+}
+
+// span is a range of dead_lettered_at, [lo, hi).
+type span struct{ lo, hi time.Time }
+
+// textSearch reads a text search's page (limit rows) or, with exists, one
+// row past an edge, window by window (textWindows) from the cursor or now,
+// until it has enough.
+func (s *Store) textSearch(ctx context.Context, p *listPlan, newer, exists bool, limit int) ([]ListItem, bool, error) {
+	snap, err := s.counters.Snapshot(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	from := snap.At
+	if at, ok := p.args["cursor_at"].(time.Time); ok {
+		from = at
+	}
+	cursor := ""
+	switch {
+	case p.args["cursor_at"] == nil:
+	case exists && newer:
+		cursor = condAtOrNewer
+	case exists:
+		cursor = condAtOrOlder
+	case newer:
+		cursor = condNewer
+	default:
+		cursor = condOlder
+	}
+	var items []ListItem
+	for _, w := range textWindows(snap.Partitions, snap.At, from, newer, s.firstWindowRows()) {
+		p.args["win_lo"], p.args["win_hi"] = w.lo, w.hi
+		if exists {
+			var found bool
+			if err := s.pool.QueryRow(ctx, textWindowExists+p.conds+cursor+`)`, pgx.QueryExecModeSimpleProtocol, p.args).Scan(&found); err != nil || found {
+				return nil, found, err
+			}
+			continue
+		}
+		tail := textWindowOlderFirst
+		if newer {
+			tail = textWindowNewerFirst
+		}
+		rows, err := s.pool.Query(ctx, textWindowKeys+p.conds+cursor+tail, pgx.QueryExecModeSimpleProtocol, p.args)
+		if err != nil {
+			return nil, false, err
+		}
+		more, err := pgx.CollectRows(rows, pgx.RowToStructByName[ListItem])
+		if err != nil {
+			return nil, false, err
+		}
+		if items = append(items, more...); len(items) >= limit {
+			return items[:limit], false, nil
+		}
+	}
+	return items, false, nil
 }
 
 // keysSQL is the statement of one page's keys and rows.
@@ -524,11 +637,11 @@ func (p *listPlan) keysSQL(newer bool) string {
 	switch {
 	case p.combos:
 		return keysByCombination + p.conds + cursor + lane + combosOf + p.comboConds + tail
-	case p.flat:
+	case p.text: // one window's (textSearch sets win_lo and win_hi)
 		if newer {
-			return keysFlat + p.conds + cursor + flatNewerFirst
+			return textWindowKeys + p.conds + cursor + textWindowNewerFirst
 		}
-		return keysFlat + p.conds + cursor + flatOlderFirst
+		return textWindowKeys + p.conds + cursor + textWindowOlderFirst
 	}
 	return keysByTenant + p.conds + cursor + lane + tail
 }
@@ -543,8 +656,8 @@ func (p *listPlan) existsSQL(newer bool) string {
 	switch {
 	case p.combos:
 		return existsByCombination + p.conds + cursor + existsLane + combosOf + p.comboConds + existsEnd
-	case p.flat:
-		return existsFlat + p.conds + cursor + ` LIMIT 1)`
+	case p.text: // one window's (textSearch sets win_lo and win_hi)
+		return textWindowExists + p.conds + cursor + `)`
 	}
 	return existsByTenant + p.conds + cursor + existsLane + existsEnd
 }
@@ -585,14 +698,13 @@ func (s *Store) ListDeadLetters(ctx context.Context, f ListFilter) (ListPage, er
 		return err
 	}
 	if p.text {
-		// Planned with its words (a simple query: never a cached generic
-		// plan, whatever the pool's plan_cache_mode), so no batch.
-		rows, err := s.pool.Query(ctx, p.keysSQL(newer), pgx.QueryExecModeSimpleProtocol, p.args)
-		if err == nil {
-			err = collectItems(rows)
-		}
+		// Planned with its words (simple queries: never a cached generic
+		// plan, whatever the pool's plan_cache_mode), window by window, so
+		// no batch.
+		var err error
+		items, _, err = s.textSearch(ctx, &p, newer, false, ListPageSize+1)
 		if err == nil && cur.ID != 0 {
-			err = s.pool.QueryRow(ctx, p.existsSQL(!newer), pgx.QueryExecModeSimpleProtocol, p.args).Scan(&other)
+			_, other, err = s.textSearch(ctx, &p, !newer, true, 1)
 		}
 		if err == nil && counted {
 			err = s.pool.QueryRow(ctx, p.countSQL, p.args).Scan(&count)

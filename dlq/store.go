@@ -21,6 +21,9 @@ import (
 type Store struct {
 	pool     *pgxpool.Pool
 	counters *Counters
+	// windowRows is how many dead letters a text search's first window
+	// holds (0: textWindowRows); tests make it small.
+	windowRows int64
 }
 
 // NewStore returns a Store on pool, with a Counters snapshot of its own
