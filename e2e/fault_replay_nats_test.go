@@ -42,6 +42,7 @@ func TestBulkReplaySurvivesNATSRestart(t *testing.T) {
 	oncall := signInHTTP(t, s.Console.URL, userOncall)
 	submitted := time.Now()
 	reqID := oncall.bulkReplay(t, ctx, ids, bulkReplayRate, "reindex after the search cluster upgrade (e2e "+l.RunID+")")
+	logUnreplayed(t, s.DB, reqID)
 
 	waitPublishedJobs(t, ctx, s.DB, reqID, bulkReplayCount/5, s.Console.proc)
 	s.NATS.Stop(t)
@@ -99,6 +100,7 @@ func TestBulkReplayOnClusterTwoReplicas(t *testing.T) {
 	oncall := signInHTTP(t, s.Console.URL, userOncall)
 	submitted := time.Now()
 	reqID := oncall.bulkReplay(t, ctx, ids, bulkReplayRate, "reindex after the search cluster upgrade (e2e "+l.RunID+")")
+	logUnreplayed(t, s.DB, reqID)
 
 	waitPublishedJobs(t, ctx, s.DB, reqID, bulkReplayCount/5, consoles...)
 	info, err = streamInfo(ctx, js, targetStream)
@@ -176,6 +178,33 @@ func replayJobStates(t *testing.T, ctx context.Context, db *pgxpool.Pool, reqID 
 		SELECT count(*) FILTER (WHERE state = 'replayed'), count(*) FILTER (WHERE state = 'blocked')
 		FROM replay_jobs WHERE request_id = $1`, reqID).Scan(&published, &failed))
 	return published, failed
+}
+
+// logUnreplayed says, when the test fails, what became of the jobs of
+// request reqID that were not replayed (state, why, attempts), so that a
+// failure under load explains itself.
+func logUnreplayed(t *testing.T, db *pgxpool.Pool, reqID int64) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		rows, err := db.Query(context.Background(), `SELECT state, left(result, 300), attempts, count(*) FROM replay_jobs
+            WHERE request_id = $1 AND state <> 'replayed' GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 20`, reqID)
+		if err != nil {
+			t.Logf("jobs not replayed: %v", err)
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var state, result string
+			var attempts, n int
+			if err := rows.Scan(&state, &result, &attempts, &n); err != nil {
+				t.Logf("jobs not replayed: %v", err)
+				return
+			}
+			t.Logf("jobs not replayed: %d %s after %d attempts: %s", n, state, attempts, result)
+		}
+	})
 }
 
 // waitPublishedJobs waits until at least n of a request's jobs are
