@@ -519,15 +519,18 @@ const (
 )
 
 // textWindows returns the windows of dead_lettered_at a text search reads,
-// the first holding about first dead letters, outward from from: older ones for a page of older rows, newer ones for a
-// page of newer rows. Together they cover all time on that side.
+// the first holding about first dead letters, outward from from: older
+// ones for a page of older rows, newer ones for a page of newer rows.
+// Together they cover all time on that side.
 func textWindows(parts []Partition, at, from time.Time, newer bool, first int64) []span {
 	var rows int64
 	oldest := at
 	for _, pt := range parts {
 		if pt.MinID > 0 {
 			rows += pt.MaxID - pt.MinID + 1
-			oldest = minT(oldest, pt.Day)
+			if pt.Day.Before(oldest) {
+				oldest = pt.Day
+			}
 		}
 	}
 	w := time.Hour
@@ -553,13 +556,6 @@ func textWindows(parts []Partition, at, from time.Time, newer bool, first int64)
 	return append(out, span{minTime, hi})
 }
 
-func minT(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
 // firstWindowRows is how many dead letters a text search's first window
 // holds.
 func (s *Store) firstWindowRows() int64 {
@@ -572,45 +568,39 @@ func (s *Store) firstWindowRows() int64 {
 // span is a range of dead_lettered_at, [lo, hi).
 type span struct{ lo, hi time.Time }
 
-// textSearch reads a text search's page (limit rows) or, with exists, one
-// row past an edge, window by window (textWindows) from the cursor or now,
-// until it has enough.
-func (s *Store) textSearch(ctx context.Context, p *listPlan, newer, exists bool, limit int) ([]ListItem, bool, error) {
+// windows returns the windows a text search reads (textWindows), from
+// its cursor or, without one, from now, on the side the page goes.
+func (s *Store) windows(ctx context.Context, p *listPlan, newer bool) ([]span, error) {
 	snap, err := s.counters.Snapshot(ctx)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	from := snap.At
 	if at, ok := p.args["cursor_at"].(time.Time); ok {
 		from = at
 	}
-	cursor := ""
-	switch {
-	case p.args["cursor_at"] == nil:
-	case exists && newer:
-		cursor = condAtOrNewer
-	case exists:
-		cursor = condAtOrOlder
-	case newer:
-		cursor = condNewer
-	default:
-		cursor = condOlder
+	return textWindows(snap.Partitions, snap.At, from, newer, s.firstWindowRows()), nil
+}
+
+// textSearch reads a text search's page (limit rows) or, with exists, one
+// row past an edge, window by window from the cursor or now, until it has
+// enough: keysSQL and existsSQL of each window in turn.
+func (s *Store) textSearch(ctx context.Context, p *listPlan, newer, exists bool, limit int) ([]ListItem, bool, error) {
+	windows, err := s.windows(ctx, p, newer)
+	if err != nil {
+		return nil, false, err
 	}
 	var items []ListItem
-	for _, w := range textWindows(snap.Partitions, snap.At, from, newer, s.firstWindowRows()) {
+	for _, w := range windows {
 		p.args["win_lo"], p.args["win_hi"] = w.lo, w.hi
 		if exists {
 			var found bool
-			if err := s.pool.QueryRow(ctx, textWindowExists+p.conds+cursor+`)`, pgx.QueryExecModeSimpleProtocol, p.args).Scan(&found); err != nil || found {
+			if err := s.pool.QueryRow(ctx, p.existsSQL(newer), pgx.QueryExecModeSimpleProtocol, p.args).Scan(&found); err != nil || found {
 				return nil, found, err
 			}
 			continue
 		}
-		tail := textWindowOlderFirst
-		if newer {
-			tail = textWindowNewerFirst
-		}
-		rows, err := s.pool.Query(ctx, textWindowKeys+p.conds+cursor+tail, pgx.QueryExecModeSimpleProtocol, p.args)
+		rows, err := s.pool.Query(ctx, p.keysSQL(newer), pgx.QueryExecModeSimpleProtocol, p.args)
 		if err != nil {
 			return nil, false, err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -36,15 +35,11 @@ func (s *Store) ExplainList(ctx context.Context, f ListFilter) (string, error) {
 		// The first window's statement (textSearch reads more windows
 		// only when it does not fill the page).
 		mode = pgx.QueryExecModeSimpleProtocol
-		snap, err := s.counters.Snapshot(ctx)
+		windows, err := s.windows(ctx, &p, f.After != "")
 		if err != nil {
 			return "", fmt.Errorf("explain list: %w", err)
 		}
-		from := snap.At
-		if at, ok := p.args["cursor_at"].(time.Time); ok {
-			from = at
-		}
-		w := textWindows(snap.Partitions, snap.At, from, f.After != "", s.firstWindowRows())[0]
+		w := windows[0]
 		p.args["win_lo"], p.args["win_hi"] = w.lo, w.hi
 	}
 	rows, err := s.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+p.keysSQL(f.After != ""), mode, p.args)
