@@ -53,11 +53,21 @@ type Inserted struct {
 // rows cost one statement (flags as one comma-separated text per row: a
 // per-row subquery, as for malformed_reasons, costs measurably); a source
 // key seen before (redelivery) is skipped (the unique index leads with
-// dead_lettered_at, which the key includes: see migration 0008). A sequence
-// of 0 is unknown and stored as NULL. The same statement records the new
-// rows for the counters (arrivalDeltas): one delta row per combination the
-// batch touches.
-const insertBatch = `
+// dead_lettered_at, which the key includes: see migration 0008): the batch
+// is first inserted as it is (insertBatch), and only when the source key's
+// unique index refuses it is it inserted again with ON CONFLICT DO NOTHING
+// (insertBatchSkipping). Redeliveries are rare, and the speculative
+// insertion ON CONFLICT makes of every row cost a fifth of the insert
+// (docs/BENCHMARKS.md, "Ingest"). A sequence of 0 is unknown and stored as
+// NULL; malformed reasons, empty for nearly every row, are unpacked only
+// where there are some. The same statement records the new rows for the
+// counters (arrivalDeltas): one delta row per combination the batch touches.
+const insertBatch = insertBatchHead + insertBatchTail
+
+const insertBatchSkipping = insertBatchHead + `
+ON CONFLICT (dead_lettered_at, source_key) DO NOTHING` + insertBatchTail
+
+const insertBatchHead = `
 WITH ins AS (
 INSERT INTO dead_letters (
     tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
@@ -70,7 +80,8 @@ SELECT u.tenant, u.item_type, u.subject, u.original_subject, u.msg_id, u.msg_id_
     u.operation_id, u.correlation_id, u.principal, u.consumer, u.error, u.error_class, u.stack,
     u.attempts, u.first_failed_at, u.last_failed_at, u.dead_lettered_at,
     u.headers, u.header_block, u.payload, u.payload_sha256, u.payload_size, u.payload_unavailable,
-    u.fingerprint, u.malformed, ARRAY(SELECT jsonb_array_elements_text(u.malformed_reasons)),
+    u.fingerprint, u.malformed,
+    CASE WHEN u.malformed_reasons = '[]' THEN '{}'::text[] ELSE ARRAY(SELECT jsonb_array_elements_text(u.malformed_reasons)) END,
     string_to_array(u.flags, ','),
     u.source_kind, u.source_stream, NULLIF(u.source_seq, 0), u.source_consumer, u.advisory, u.source_key, u.delivery,
     NULLIF(u.replay_of, 0), u.generation
@@ -87,8 +98,9 @@ FROM unnest(
     attempts, first_failed_at, last_failed_at, dead_lettered_at,
     headers, header_block, payload, payload_sha256, payload_size, payload_unavailable,
     fingerprint, malformed, malformed_reasons, flags,
-    source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery, replay_of, generation)
-ON CONFLICT (dead_lettered_at, source_key) DO NOTHING
+    source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery, replay_of, generation)`
+
+const insertBatchTail = `
 RETURNING id, tenant, item_type, error_class, status, fingerprint, malformed, dead_lettered_at
 ), ` + arrivalDeltas + `
 SELECT tenant, item_type, error_class, malformed, dead_lettered_at FROM ins, announce`
@@ -237,8 +249,9 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 			advisory[i] = r.Advisory
 		}
 	}
+	sql := insertBatch
 	run := func() ([]Inserted, error) {
-		rows, err := s.pool.Query(ctx, insertBatch,
+		rows, err := s.pool.Query(ctx, sql,
 			tenant, itemType, subject, origSubject, msgID, derived,
 			opID, corrID, principal, consumer, errText, class, stack,
 			attempts, first, last, deadAt,
@@ -256,20 +269,37 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 			return in, err
 		})
 	}
-	in, err := run()
-	if noPartition(err) {
-		// A day without a partition (a dead letter stored long ago, or the
-		// keeper behind): make them and store again. A day the functions
-		// refuse leaves the first error to the caller.
-		if perr := s.EnsurePartitions(ctx, deadAt); perr != nil {
-			if Unreachable(perr) {
-				return nil, perr
+	partitioned := false
+	for {
+		in, err := run()
+		switch {
+		case sourceKeyTaken(err) && sql == insertBatch:
+			// A redelivery of a stored record: skip what is stored.
+			sql = insertBatchSkipping
+		case noPartition(err) && !partitioned:
+			// A day without a partition (a dead letter stored long ago, or the
+			// keeper behind): make them and store again. A day the functions
+			// refuse leaves the first error to the caller.
+			if perr := s.EnsurePartitions(ctx, deadAt); perr != nil {
+				if Unreachable(perr) {
+					return nil, perr
+				}
+				return nil, fmt.Errorf("%w (no partition for its day: %v)", err, perr)
 			}
-			return nil, fmt.Errorf("%w (no partition for its day: %v)", err, perr)
+			partitioned = true
+		default:
+			return in, err
 		}
-		in, err = run()
 	}
-	return in, err
+}
+
+// sourceKeyTaken reports whether err is the source key's unique index
+// refusing a row (SQLSTATE 23505): a record stored before. The primary key,
+// the only other unique index of dead_letters, is an identity no insert
+// names.
+func sourceKeyTaken(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && strings.Contains(pgErr.ConstraintName, "source_key")
 }
 
 func jsonStrings(ss []string) ([]byte, error) {

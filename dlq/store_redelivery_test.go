@@ -1,0 +1,46 @@
+package dlq
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestInsertSkipsStoredAndRepeatedRecords: a batch is inserted as it is
+// first and with ON CONFLICT only once the source key refuses it. A batch
+// holding records stored before, and one record twice, stores each new
+// record once, reports only those, and counts them once; a record the
+// database refuses in the same batch is still stored in its raw form.
+func TestInsertSkipsStoredAndRepeatedRecords(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	at := time.Now().Truncate(time.Millisecond)
+	rec := func(seq uint64) Record {
+		return ParseDLQ("dlq", Received{Subject: "dlq.acme.orders.refund", Stream: "DLQ", Seq: seq, Time: at.Add(time.Duration(seq) * time.Millisecond),
+			Data: []byte("p")})
+	}
+	res, err := b.store.Insert(ctx, []Record{rec(1), rec(2)})
+	require.NoError(t, err)
+	require.Len(t, res.Inserted, 2)
+	assert.Equal(t, 1, res.Statements, "a batch of new records is one statement")
+
+	bad := rec(5)
+	bad.Error = "NUL \x00 refused by PostgreSQL"
+	res, err = b.store.Insert(ctx, []Record{rec(2), rec(3), rec(3), rec(1), rec(4), bad})
+	require.NoError(t, err)
+	assert.Len(t, res.Inserted, 3, "records 3, 4 and the raw form of 5; 1 and 2 were stored before, 3 is there once")
+	require.Len(t, res.Raw, 1)
+	assert.Equal(t, 5, res.Raw[0].Index)
+	assert.Empty(t, res.Unstorable)
+	assert.Equal(t, 5, countRows(t, b.db.Pool, "true"), "one row per source position")
+
+	_, err = FoldCounters(ctx, b.db.Pool)
+	require.NoError(t, err)
+	var counted int64
+	require.NoError(t, b.db.Pool.QueryRow(ctx, "SELECT coalesce(sum(n), 0) FROM dead_letter_counts").Scan(&counted))
+	assert.Equal(t, int64(5), counted, "the counters count each stored row once")
+}
