@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test e2e bench bench-ingest bench-replay bench-ui fuzz generate vet build clean
+.PHONY: run test e2e bench bench-ingest bench-indexes bench-replay bench-ui fuzz generate vet build clean
 
 run: ## Start PostgreSQL (found or private), the console, Dex and demo traffic.
 	@scripts/run.sh
@@ -27,10 +27,13 @@ fuzz: ## Run the header-parser fuzz targets for 30 s each (also part of make tes
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./dlq
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHeaderBlock$$' -fuzztime 30s ./dlq
 
-bench: bench-ingest bench-replay bench-ui ## All benchmarks; results go to docs/BENCHMARKS.md.
+bench: bench-ingest bench-indexes bench-replay bench-ui ## All benchmarks; results go to docs/BENCHMARKS.md.
 
 bench-ingest: ## 100,000 dead letters of 1 KB through NATS into PostgreSQL.
 	@scripts/bench.sh ingest
+
+bench-indexes: ## What each index of dead_letters costs an insert, in PostgreSQL alone.
+	@scripts/bench.sh indexes
 
 bench-replay: ## 100,000 approved items replayed at unlimited rate, with the ledger.
 	@scripts/bench.sh replay

@@ -15,6 +15,7 @@ verbose=()
 case "$name" in
 ingest) pkg=./dlq; bench='^BenchmarkIngestEndToEnd$' ;;
 replay) pkg=./dlq/replay; bench='^BenchmarkReplay100k$' ;;
+indexes) pkg=./dlq; bench='^BenchmarkIngestIndexCost$'; count=${BENCH_COUNT:-1} ;;
 ui)
 	# The triage screens on BENCH_ROWS dead letters (default 1,000,000), kept
 	# in the database quarantine_bench_<rows> between runs. One run measures
