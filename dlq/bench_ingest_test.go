@@ -80,6 +80,9 @@ func publishAll(b *testing.B, js jetstream.JetStream, total int) time.Duration {
 //     (PostgreSQL's limit);
 //   - ratio: drain-msgs/s over the lower of the two bare limits (goal:
 //     0.6 or more);
+//   - drain-cpu-busy-%: how busy the machine's cores were while the
+//     ingester drained (100: all of them all along; the rate is then what
+//     the cores can do, NATS, the ingester and PostgreSQL together);
 //   - indexed-copy-rows/s: the same rows with pgx CopyFrom into
 //     dead_letters itself, partitioned and with every index the pages
 //     need, and ratio-indexed: drain-msgs/s over it (how close the
@@ -117,10 +120,12 @@ func BenchmarkIngestEndToEnd(b *testing.B) {
 		checkpoint(b, drain.db)
 		rctx, cancel = context.WithCancel(ctx)
 		done = make(chan struct{})
+		cpu := readCPU(b)
 		start = time.Now()
 		go func() { defer close(done); _ = in.Run(rctx) }()
 		waitAcked(b, drain.js, "quarantine-ingest", benchTotal)
 		drained := time.Since(start)
+		busy := readCPU(b).busySince(cpu)
 		cancel()
 		<-done
 		var rows int
@@ -140,12 +145,48 @@ func BenchmarkIngestEndToEnd(b *testing.B) {
 		consume := float64(benchTotal) / consumed.Seconds()
 		cp := float64(benchTotal) / copied.Seconds()
 		b.ReportMetric(ours, "drain-msgs/s")
+		b.ReportMetric(busy, "drain-cpu-busy-%")
 		b.ReportMetric(consume, "bare-consume-msgs/s")
 		b.ReportMetric(cp, "bare-copy-rows/s")
 		b.ReportMetric(ours/min(consume, cp), "ratio")
 		b.ReportMetric(float64(benchTotal)/indexedCopy.Seconds(), "indexed-copy-rows/s")
 		b.ReportMetric(ours/(float64(benchTotal)/indexedCopy.Seconds()), "ratio-indexed")
 	}
+}
+
+// cpuTimes are the machine's CPU times from /proc/stat, in ticks: all of
+// them and the idle ones (idle and waiting for I/O).
+type cpuTimes struct{ total, idle uint64 }
+
+// readCPU reads the machine's CPU times.
+func readCPU(b *testing.B) cpuTimes {
+	data, err := os.ReadFile("/proc/stat")
+	require.NoError(b, err)
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	require.Greater(b, len(fields), 5, "/proc/stat: %s", line)
+	var t cpuTimes
+	for i, f := range fields[1:] {
+		n, err := strconv.ParseUint(f, 10, 64)
+		require.NoError(b, err)
+		if i < 8 { // guest times are counted in user already
+			t.total += n
+		}
+		if i == 3 || i == 4 {
+			t.idle += n
+		}
+	}
+	return t
+}
+
+// busySince is the share of the machine's CPU time, in percent, that was
+// busy between then and t: 100 means every core worked all along.
+func (t cpuTimes) busySince(then cpuTimes) float64 {
+	total := t.total - then.total
+	if total == 0 {
+		return 0
+	}
+	return 100 * float64(total-(t.idle-then.idle)) / float64(total)
 }
 
 // benchEnv is the integer in environment variable name, 0 when unset.

@@ -88,6 +88,11 @@ func measure(b *testing.B, phase string, pool *pgxpool.Pool, st *dlq.Store, h ht
 	ids, err = pgx.CollectRows(rs, pgx.RowTo[int64])
 	require.NoError(b, err)
 	require.NotEmpty(b, ids)
+	rs, err = pool.Query(ctx, `SELECT msg_id FROM dead_letters WHERE id = ANY($1) AND msg_id <> ''`, ids)
+	require.NoError(b, err)
+	msgIDs, err := pgx.CollectRows(rs, pgx.RowTo[string])
+	require.NoError(b, err)
+	require.NotEmpty(b, msgIDs)
 
 	comboQ := url.Values{"tenant": {combo.Tenant}, "type": {combo.ItemType}, "class": {string(combo.ErrorClass)}}.Encode()
 	scenarios := []struct {
@@ -105,6 +110,8 @@ func measure(b *testing.B, phase string, pool *pgxpool.Pool, st *dlq.Store, h ht
 		{"text-search-count", func(int) string { return "/deadletters/count?q=connection+refused" }, "the count fragment of that search (capped at 10,000)"},
 		{"text-search-rare", func(int) string { return "/deadletters?q=ord-4242" }, `q="ord-4242" (rare: trigram index)`},
 		{"group-list", func(int) string { return "/groups" }, "GET /groups (unresolved, by unresolved)"},
+		{"list-msg-id", func(i int) string { return "/deadletters?msg_id=" + url.QueryEscape(msgIDs[i%len(msgIDs)]) },
+			"msg_id=<one of 200 random dead letters' message ids> (hash index, every partition)"},
 		{"detail", func(i int) string { return "/deadletters/" + strconv.FormatInt(ids[i%len(ids)], 10) }, "GET /deadletters/:id, 200 random ids"},
 	}
 	for _, sc := range scenarios {
@@ -146,6 +153,7 @@ func measure(b *testing.B, phase string, pool *pgxpool.Pool, st *dlq.Store, h ht
 			{"status unresolved", dlq.ListFilter{Tenants: tenants, Statuses: dlq.UnresolvedStatuses}},
 			{`text "connection refused"`, dlq.ListFilter{Tenants: tenants, Text: "connection refused"}},
 			{`text "ord-4242"`, dlq.ListFilter{Tenants: tenants, Text: "ord-4242"}},
+			{"message id " + msgIDs[0], dlq.ListFilter{Tenants: tenants, MsgID: msgIDs[0]}},
 		} {
 			plan, err := st.ExplainList(ctx, e.f)
 			require.NoError(b, err)
