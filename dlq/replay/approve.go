@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -108,7 +109,7 @@ func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, 
 	if reason == "" {
 		return fmt.Errorf("reject replay %d: %w", id, quarantine.Errorf(quarantine.EINVALID, "a reason is required"))
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
 			return err

@@ -63,7 +63,7 @@ const (
 	setIntent       = `UPDATE replay_requests SET payload_edited = true, intent_hash = $2, version = version + 1
         WHERE id = $1 AND status IN ('draft', 'pending_approval')` // never the intent of an approved request
 	// Drafts and requests waiting for approval: the ones a new policy can void.
-	selectUnapproved = `SELECT ` + requestColumns + ` FROM replay_requests WHERE status IN ('draft', 'pending_approval') FOR UPDATE`
+	selectUnapproved = `SELECT ` + requestColumns + ` FROM replay_requests WHERE status IN ('draft', 'pending_approval') ORDER BY id FOR UPDATE`
 	// Drafts older than their time to live, a batch at a time; one a submit
 	// holds is left to it.
 	selectExpiredDrafts = `SELECT ` + requestColumns + ` FROM replay_requests WHERE status = 'draft' AND created_at <= $1
@@ -80,6 +80,7 @@ var requeueItems = dlq.StatusMove(`
       AND d.status = 'replay_requested'
       AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = d.id
                       AND j.state IN ('claimed', 'needs_reconciliation'))
+    ORDER BY d.id, d.dead_lettered_at -- by key, as Close and Submit take them
     FOR UPDATE OF d`, `'quarantined'`, "id")
 
 // Cancel stops the requester's own request: nothing not yet published will
@@ -87,7 +88,8 @@ var requeueItems = dlq.StatusMove(`
 // refused (forbidden, audited as denied).
 func (s *Service) Cancel(ctx context.Context, id int64, actor quarantine.Actor, reason string, meta quarantine.RequestMeta) error {
 	var denied string // the tenant of a request the actor may not cancel
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		denied = "" // a run again starts afresh
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
 			return err
@@ -115,7 +117,9 @@ func (s *Service) Cancel(ctx context.Context, id int64, actor quarantine.Actor, 
 // landed needs a person and keeps its dead letter (JudgeUnsent); a job a
 // worker holds is left to it (it checks the request before it publishes).
 // Each job's end is audited, and the request is cancelled with reason,
-// audited as action.
+// audited as action. It takes the jobs, then the dead letters and the
+// counters, and appends to the audit chain last: a worker recording takes
+// them in that order too.
 func (s *Service) halt(ctx context.Context, tx pgx.Tx, req *Request, result, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string) error {
 	rows, err := tx.Query(ctx, selectHaltable, req.ID)
 	if err != nil {
@@ -150,6 +154,7 @@ func (s *Service) halt(ctx context.Context, tx pgx.Tx, req *Request, result, rea
 		}
 		byID[h.id] = h
 	}
+	var events []audit.Event
 	if len(ids) > 0 {
 		rows, err := tx.Query(ctx, haltJobs, ids, prevs, states, results)
 		if err != nil {
@@ -165,7 +170,7 @@ func (s *Service) halt(ctx context.Context, tx pgx.Tx, req *Request, result, rea
 		if err := markHeld(ctx, tx, markNeedsReconciliation, req.ID, unsettled); err != nil {
 			return err
 		}
-		events := make([]audit.Event, 0, len(ids))
+		events = make([]audit.Event, 0, len(ids))
 		for i, id := range ids {
 			e := requestEvent(actor, meta, audit.ReplayItemPrefix+states[i], req)
 			e.ObjectType, e.ObjectID, e.Reason = "dead_letter", fmt.Sprint(byID[id].deadLetter.ID), results[i]
@@ -175,23 +180,33 @@ func (s *Service) halt(ctx context.Context, tx pgx.Tx, req *Request, result, rea
 			}
 			events = append(events, e)
 		}
-		if _, err := audit.AppendBatch(ctx, tx, events); err != nil {
-			return err
-		}
 	}
-	return s.close(ctx, tx, req, StatusCancelled, reason, actor, meta, action)
+	if err := release(ctx, tx, req.ID); err != nil {
+		return err
+	}
+	if _, err := audit.AppendBatch(ctx, tx, events); err != nil {
+		return err
+	}
+	return s.setStatus(ctx, tx, req, StatusCancelled, reason, actor, meta, action)
 }
 
 // close ends a request and returns its unpublished dead letters to
 // quarantined.
 func (s *Service) close(ctx context.Context, tx pgx.Tx, req *Request, to Status, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string) error {
-	if _, err := tx.Exec(ctx, requeueItems, req.ID); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, releaseItems, req.ID); err != nil {
+	if err := release(ctx, tx, req.ID); err != nil {
 		return err
 	}
 	return s.setStatus(ctx, tx, req, to, reason, actor, meta, action)
+}
+
+// release returns the unpublished dead letters of request id, which is
+// ending, to quarantined and lets go of them (requeueItems, releaseItems).
+func release(ctx context.Context, tx pgx.Tx, id int64) error {
+	if _, err := tx.Exec(ctx, requeueItems, id); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, releaseItems, id)
+	return err
 }
 
 func (s *Service) setStatus(ctx context.Context, tx pgx.Tx, req *Request, to Status, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string) error {
@@ -376,10 +391,13 @@ func (s *Service) voidEach(ctx context.Context, action string, why func(Request)
 }
 
 // eachLocked runs act, in one transaction, on each request query (with
-// args) selects and locks; it returns on how many act acted.
+// args) selects and locks; it returns on how many act acted. act must
+// touch nothing outside the database: the transaction runs again when it
+// lost a lock race (dlq.InTx).
 func (s *Service) eachLocked(ctx context.Context, act func(pgx.Tx, *Request) (bool, error), query string, args ...any) (int, error) {
 	n := 0
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		n = 0 // a run again starts afresh
 		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return err

@@ -68,7 +68,8 @@ const (
 func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, in ReconcileInput, meta quarantine.RequestMeta) error {
 	in.Note = strings.TrimSpace(in.Note)
 	var denied string // the tenant of a request whose items the actor may not settle
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		denied = "" // a run again starts afresh
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -63,7 +64,7 @@ func (s *Service) Stop(ctx context.Context, id int64, actor quarantine.Actor, in
 	if v := replaypolicy.JudgeStop(in.Reason, in.Typed); v.Outcome != replaypolicy.Go {
 		return fmt.Errorf("stop replay %d: %w", id, refuse(v, quarantine.EINVALID))
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
 			return err
