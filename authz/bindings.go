@@ -109,6 +109,8 @@ func (b *Bindings) Add(ctx context.Context, in BindingInput, actor User, meta au
 		return Binding{}, fmt.Errorf("add role binding: %w", quarantine.Errorf(quarantine.EINVALID, "%v", errs))
 	}
 	var out Binding
+	// One row, then the audit chain, as every change of bindings: no lock
+	// race to lose, so no retry (dlq.InTx).
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, insertBinding, in.subject(), in.Role, in.Tenant, actor.Email)
 		if err != nil {
@@ -155,6 +157,7 @@ func (b *Bindings) Get(ctx context.Context, id int64) (Binding, error) {
 // audits it. It returns a not_found quarantine.Error when there is none or
 // it is not the actor's to see.
 func (b *Bindings) Delete(ctx context.Context, id int64, actor User, allowed func(Binding) bool, meta audit.Event) error {
+	// One row, then the audit chain (as Add).
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, getBinding, id)
 		if err != nil {

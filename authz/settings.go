@@ -48,6 +48,8 @@ func SetTimeZone(ctx context.Context, db *pgxpool.Pool, u User, tz string, meta 
 	if !ValidTimeZone(tz) {
 		return quarantine.Errorf(quarantine.EINVALID, "show times in UTC or in your browser's zone")
 	}
+	// One row, then the audit chain: no lock race to lose, so no retry
+	// (dlq.InTx).
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, upsertTimeZone, u.Issuer, u.Subject, tz); err != nil {
 			return err

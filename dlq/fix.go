@@ -114,6 +114,8 @@ func (s *Store) RecordFix(ctx context.Context, id int64, in FixInput, actor quar
 		return Fix{}, fmt.Errorf("record fix: %w", quarantine.Errorf(quarantine.EINVALID, "%s", firstError(errs)))
 	}
 	var f Fix
+	// A new row (the dead letter is only read), then the audit chain: no
+	// lock race to lose (pgx.BeginFunc, not InTx).
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, insertFix, id, in.Scope == FixGroup, in.FixedAt, in.Ref, in.Note, actor.Issuer, actor.Subject, actor.Email)
 		if err != nil {

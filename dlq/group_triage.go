@@ -176,6 +176,8 @@ func (s *Store) NoteGroup(ctx context.Context, g GroupRef, note, ticketURL strin
 // tenant (not_found otherwise), and change gets the group's size there.
 func (s *Store) changeTriage(ctx context.Context, g GroupRef, actor quarantine.Actor, meta quarantine.RequestMeta, action string,
 	change func(tx pgx.Tx, size int64) (map[string]any, error)) error {
+	// One triage row (the group's counters are only read), then the audit
+	// chain: no lock race to lose (pgx.BeginFunc, not InTx).
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var size int64
 		if err := tx.QueryRow(ctx, selectGroupSize, g.Tenant, g.Fingerprint).Scan(&size); errors.Is(err, pgx.ErrNoRows) {

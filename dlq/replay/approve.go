@@ -40,6 +40,9 @@ const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issue
 func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor, in ApproveInput, meta quarantine.RequestMeta) (replaypolicy.Decision, error) {
 	var d replaypolicy.Decision
 	var denied string // the tenant of a request the actor may not approve
+	// The request first, then only its own approval and jobs, and the audit
+	// chain: no lock another transaction takes before one of those, so no
+	// lock race to lose (pgx.BeginFunc, not dlq.InTx).
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {

@@ -244,6 +244,8 @@ type PayloadEdit struct {
 func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, edit PayloadEdit, meta quarantine.RequestMeta) error {
 	var denied string // the tenant of a request the actor may not edit
 	edit.Reason = strings.TrimSpace(edit.Reason)
+	// The request first, then only its own items and approvals, and the
+	// audit chain: no lock race to lose (pgx.BeginFunc, not dlq.InTx).
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {

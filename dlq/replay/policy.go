@@ -34,6 +34,8 @@ func (s *Service) ActivatePolicy(ctx context.Context, process string) error {
 	if t == nil {
 		return nil
 	}
+	// One row, then the audit chain: no lock race to lose (pgx.BeginFunc,
+	// not dlq.InTx).
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var before string
 		if err := tx.QueryRow(ctx, selectActivePolicyLocked).Scan(&before); err != nil && !errors.Is(err, pgx.ErrNoRows) {

@@ -131,6 +131,9 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 	if err != nil {
 		return "", fmt.Errorf("create replay drafts: %w", err)
 	}
+	// Reads, new rows (drafts hold no dead letter) and the audit chain: no
+	// row lock another transaction holds, so no lock race to lose
+	// (pgx.BeginFunc, not dlq.InTx).
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		keep, err := s.bound(ctx, tx, table, ids, found, tenants, allTenants, can, refused)
 		if err != nil {
