@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test e2e bench bench-ingest bench-indexes bench-replay bench-ui fuzz generate vet build clean
+.PHONY: run test e2e bench bench-ingest bench-indexes bench-replay bench-replay-floor bench-ui fuzz generate vet build clean
 
 run: ## Start PostgreSQL (found or private), the console, Dex and demo traffic.
 	@scripts/run.sh
@@ -27,7 +27,7 @@ fuzz: ## Run the header-parser fuzz targets for 30 s each (also part of make tes
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./dlq
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHeaderBlock$$' -fuzztime 30s ./dlq
 
-bench: bench-ingest bench-indexes bench-replay bench-ui ## All benchmarks; results go to docs/BENCHMARKS.md.
+bench: bench-ingest bench-indexes bench-replay bench-replay-floor bench-ui ## All benchmarks; results go to docs/BENCHMARKS.md.
 
 bench-ingest: ## 100,000 dead letters of 1 KB through NATS into PostgreSQL.
 	@scripts/bench.sh ingest
@@ -37,6 +37,9 @@ bench-indexes: ## What each index of dead_letters costs an insert, in PostgreSQL
 
 bench-replay: ## 100,000 approved items replayed at unlimited rate, with the ledger.
 	@scripts/bench.sh replay
+
+bench-replay-floor: ## The same 100,000 items' durable rows only (no reads, no publish): the replay's floor on this machine.
+	@scripts/bench.sh replay-floor
 
 bench-ui: ## Triage screens' server time on 1,000,000 dead letters (BENCH_ROWS=10000000 for 10M).
 	@scripts/bench.sh ui

@@ -16,6 +16,7 @@ case "$name" in
 ingest) pkg=./dlq; bench='^BenchmarkIngestEndToEnd$' ;;
 replay) pkg=./dlq/replay; bench='^BenchmarkReplay100k$' ;;
 indexes) pkg=./dlq; bench='^BenchmarkIngestIndexCost$'; count=${BENCH_COUNT:-1} ;;
+replay-floor) pkg=./dlq/replay; bench='^BenchmarkReplayFloor$' ;;
 ui)
 	# The triage screens on BENCH_ROWS dead letters (default 1,000,000), kept
 	# in the database quarantine_bench_<rows> between runs. One run measures

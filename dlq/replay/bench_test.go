@@ -38,44 +38,8 @@ func BenchmarkReplay100k(b *testing.B) {
 		total = v
 	}
 	for b.Loop() {
-		rb := benchReplaySetup(b)
+		rb, req, requested, payload := benchReplayRequest(b, total)
 		ctx := context.Background()
-		payload := []byte(strings.Repeat("p", 1024))
-		for start := 0; start < total; start += 1000 {
-			recs := make([]dlq.Record, 0, 1000)
-			for i := start; i < start+1000; i++ {
-				recs = append(recs, dlq.ParseDLQ("dlq", dlq.Received{
-					Subject: "dlq.acme.search.index_update",
-					Header: map[string][]string{
-						dlq.HeaderOriginalSubject: {fmt.Sprintf("app.acme.search.index_update.%d", i%50)},
-						dlq.HeaderOriginalMsgID:   {fmt.Sprintf("doc-%d", i)}, "X-Trace": {strconv.Itoa(i)},
-					},
-					// An hour old: out of the target's duplicate window, as a
-					// backlog replayed after its fix is.
-					Data: payload, Stream: "DLQ", Seq: uint64(i + 1), Time: time.Now().Add(-time.Hour),
-				}))
-			}
-			_, err := rb.store.Insert(ctx, recs)
-			require.NoError(b, err)
-		}
-		var ids []int64
-		rows, err := rb.db.Pool.Query(ctx, `SELECT id FROM dead_letters ORDER BY id`)
-		require.NoError(b, err)
-		for rows.Next() {
-			var id int64
-			require.NoError(b, rows.Scan(&id))
-			ids = append(ids, id)
-		}
-		require.Len(b, ids, total)
-
-		startReq := time.Now()
-		batch, err := rb.replays.CreateDrafts(ctx, oncall, ids, nil, true, allowAll, quarantine.RequestMeta{})
-		require.NoError(b, err)
-		reqs, err := rb.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "benchmark"}, quarantine.RequestMeta{})
-		require.NoError(b, err)
-		require.Len(b, reqs, 1)
-		requested := time.Since(startReq)
-
 		checkpoint(b, rb.db.AdminURL) // the runtime role may not
 		runtime.GC()
 		var base runtime.MemStats
@@ -110,7 +74,7 @@ func BenchmarkReplay100k(b *testing.B) {
 			wg.Go(func() { w.Run(wctx) })
 		}
 		for {
-			r, err := rb.replays.Request(ctx, reqs[0].ID)
+			r, err := rb.replays.Request(ctx, req)
 			require.NoError(b, err)
 			if r.Status == replay.StatusDone {
 				break
@@ -140,6 +104,49 @@ func BenchmarkReplay100k(b *testing.B) {
 		b.ReportMetric(float64(peakHeap.Load()-min(peakHeap.Load(), base.HeapInuse))/(1<<20), "heap-growth-MiB")
 		b.ReportMetric(float64(vmHWM())/1024, "peak-rss-MiB")
 	}
+}
+
+// benchReplayRequest fills a fresh database with total dead letters of
+// 1 KB payloads (an hour old) and requests their replay as one request,
+// submitted and approved (the benchmark policy's rebuildable class). It
+// returns the bundle, the request, how long requesting took (selection
+// and submit) and the payload.
+func benchReplayRequest(b *testing.B, total int) (*replayBundle, int64, time.Duration, []byte) {
+	b.Helper()
+	rb := benchReplaySetup(b)
+	ctx := context.Background()
+	payload := []byte(strings.Repeat("p", 1024))
+	for start := 0; start < total; start += 1000 {
+		recs := make([]dlq.Record, 0, 1000)
+		for i := start; i < min(start+1000, total); i++ {
+			recs = append(recs, dlq.ParseDLQ("dlq", dlq.Received{
+				Subject: "dlq.acme.search.index_update",
+				Header: map[string][]string{
+					dlq.HeaderOriginalSubject: {fmt.Sprintf("app.acme.search.index_update.%d", i%50)},
+					dlq.HeaderOriginalMsgID:   {fmt.Sprintf("doc-%d", i)}, "X-Trace": {strconv.Itoa(i)},
+				},
+				// An hour old: out of the target's duplicate window, as a
+				// backlog replayed after its fix is.
+				Data: payload, Stream: "DLQ", Seq: uint64(i + 1), Time: time.Now().Add(-time.Hour),
+			}))
+		}
+		_, err := rb.store.Insert(ctx, recs)
+		require.NoError(b, err)
+	}
+	var ids []int64
+	rows, err := rb.db.Pool.Query(ctx, `SELECT id FROM dead_letters ORDER BY id`)
+	require.NoError(b, err)
+	ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(b, err)
+	require.Len(b, ids, total)
+
+	start := time.Now()
+	batch, err := rb.replays.CreateDrafts(ctx, oncall, ids, nil, true, allowAll, quarantine.RequestMeta{})
+	require.NoError(b, err)
+	reqs, err := rb.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "benchmark"}, quarantine.RequestMeta{})
+	require.NoError(b, err)
+	require.Len(b, reqs, 1)
+	return rb, reqs[0].ID, time.Since(start), payload
 }
 
 // barePublish publishes what the replay published (the same subjects,
