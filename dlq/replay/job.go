@@ -236,7 +236,7 @@ ORDER BY k.n`
 func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 	var out []*job
 	budget := (w.cfg.Lease * 2 / 3).Seconds()
-	err := pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, w.svc.pool, claimTx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, claimJobs, w.pace.claimLimit(w.cfg), w.cfg.Owner, w.cfg.Lease.String(), w.cfg.BatchBytes, budget)
 		if err != nil {
 			return fmt.Errorf("claim replay jobs: %w", err)
