@@ -27,8 +27,8 @@ import (
 // token, under a lease that has not run out) and that the job's request
 // still holds its dead letter, and marks the jobs attempted
 // (first_attempt_at: from here on a publish may have landed;
-// first_published_at, once for good). It then publishes each job at its
-// slot.
+// first_published_at, once for good), and commits (gateTx) before it
+// publishes each job at its slot.
 const gateJobs = `
 WITH r AS (
     UPDATE replay_requests SET rate_next = greatest(rate_next, now()) + make_interval(secs => $2::float8 / rate)
@@ -91,23 +91,27 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 	for i, c := range chunk {
 		ids[i], fences[i] = c.id, c.fence
 	}
-	rows, err := w.svc.pool.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences)
-	if err != nil {
-		return gate{}, false, fmt.Errorf("reserve publish slots of request %d: %w", j.requestID, err)
-	}
-	g := gate{marked: map[int64]bool{}, firstPublished: map[int64]time.Time{}, received: time.Now()}
-	var id *int64
-	var published *time.Time
+	g := gate{marked: map[int64]bool{}, firstPublished: map[int64]time.Time{}}
 	n := 0
-	_, err = pgx.ForEachRow(rows, []any{&g.firstSlot, &g.dbNow, &id, &published}, func() error {
-		n++
-		if id != nil {
-			g.marked[*id] = true
-			if published != nil {
-				g.firstPublished[*id] = *published
-			}
+	err := pgx.BeginTxFunc(ctx, w.svc.pool, gateTx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences)
+		if err != nil {
+			return err
 		}
-		return nil
+		g.received = time.Now()
+		var id *int64
+		var published *time.Time
+		_, err = pgx.ForEachRow(rows, []any{&g.firstSlot, &g.dbNow, &id, &published}, func() error {
+			n++
+			if id != nil {
+				g.marked[*id] = true
+				if published != nil {
+					g.firstPublished[*id] = *published
+				}
+			}
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return gate{}, false, fmt.Errorf("reserve publish slots of request %d: %w", j.requestID, err)
