@@ -211,7 +211,12 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 	var out []inflight
 	interval := time.Duration(float64(time.Second) / jobs[0].rate)
 	tolerance := max(interval/2, chunkSpan)
-	size := max(1, int(jobs[0].rate*chunkSpan.Seconds()))
+	most := max(1, int(jobs[0].rate*chunkSpan.Seconds()))
+	// size is this reservation's: at most most, and no more than the
+	// worker sent in time of the last one that fell behind (then growing
+	// back), so that a worker slower than the rate does not reserve, and
+	// mark attempted again, jobs it cannot send in their slots.
+	size := most
 	for len(jobs) > 0 {
 		if time.Now().After(until) {
 			settle(jobs, JobPending, "released: the lease was running out")
@@ -266,6 +271,11 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				out = append(out, inflight{j, f})
 			}
 			sent++
+		}
+		if sent < len(chunk) {
+			size = max(1, sent)
+		} else {
+			size = min(most, 2*size)
 		}
 		jobs = jobs[sent:]
 	}
