@@ -111,7 +111,7 @@ func BenchmarkReplay100k(b *testing.B) {
 // submitted and approved (the benchmark policy's rebuildable class). It
 // returns the bundle, the request, how long requesting took (selection
 // and submit) and the payload.
-func benchReplayRequest(b *testing.B, total int) (*replayBundle, int64, time.Duration, []byte) {
+func benchReplayRequest(b testing.TB, total int) (*replayBundle, int64, time.Duration, []byte) {
 	b.Helper()
 	rb := benchReplaySetup(b)
 	ctx := context.Background()
@@ -209,7 +209,7 @@ func vmHWM() int64 {
 
 // benchReplaySetup is setupReplay for the benchmark: a policy whose
 // rebuildable class allows 100,000 items at an unlimited rate.
-func benchReplaySetup(b *testing.B) *replayBundle {
+func benchReplaySetup(b testing.TB) *replayBundle {
 	b.Helper()
 	rb := &replayBundle{bundle: setup(b)}
 	table, err := replaypolicy.Parse("bench.toml", []byte(`

@@ -21,6 +21,10 @@ type Job = job
 // Fence is the job's fencing token.
 func (j *job) Fence() int64 { return j.fence }
 
+// ID and RequestID are the job's and its request's ids.
+func (j *job) ID() int64        { return j.id }
+func (j *job) RequestID() int64 { return j.requestID }
+
 // SetOutcome gives the job a state and result, as a worker's verdict would.
 func (j *job) SetOutcome(state JobState, result string) { j.state, j.result = state, result }
 
@@ -52,3 +56,12 @@ func (w *Worker) RecordFailed(f func(attempt int, err error)) { w.recordFailed =
 func PolicyRequest(req Request, approvals []Approval) replaypolicy.Request {
 	return policyRequest(req, approvals)
 }
+
+// The worker's claim and publish gate, and the transactions they run in,
+// for the tests of their plans.
+const (
+	ClaimJobs = claimJobs
+	GateJobs  = gateJobs
+)
+
+var ClaimTx, GateTx = claimTx, gateTx
