@@ -3,7 +3,6 @@ package replay_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -74,14 +73,8 @@ type floorJob struct {
 // publishing cost nothing and overlapped the database perfectly), and
 // each statement's database time per item (µs, summed over connections).
 func BenchmarkReplayFloor(b *testing.B) {
-	total := 100_000
-	if v, err := strconv.Atoi(os.Getenv("BENCH_REPLAY_TOTAL")); err == nil && v > 0 {
-		total = v
-	}
-	workers := 2
-	if v, err := strconv.Atoi(os.Getenv("BENCH_REPLAY_WORKERS")); err == nil && v > 0 {
-		workers = v
-	}
+	total := benchSetting("BENCH_REPLAY_TOTAL", 100_000)
+	workers := benchSetting("BENCH_REPLAY_WORKERS", 2)
 	batchSize := benchBatch()
 	for b.Loop() {
 		rb, req, _, payload := benchReplayRequest(b, total)

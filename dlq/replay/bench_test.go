@@ -33,10 +33,7 @@ import (
 // bench-replay). BENCH_REPLAY_TOTAL replays fewer (or more) items, for
 // profiling; the recorded figures are of 100,000.
 func BenchmarkReplay100k(b *testing.B) {
-	total := 100_000
-	if v, err := strconv.Atoi(os.Getenv("BENCH_REPLAY_TOTAL")); err == nil && v > 0 {
-		total = v
-	}
+	total := benchSetting("BENCH_REPLAY_TOTAL", 100_000)
 	for b.Loop() {
 		rb, req, requested, payload := benchReplayRequest(b, total)
 		ctx := context.Background()
@@ -62,10 +59,7 @@ func BenchmarkReplay100k(b *testing.B) {
 			}
 		})
 
-		workers := 2
-		if v, err := strconv.Atoi(os.Getenv("BENCH_REPLAY_WORKERS")); err == nil && v > 0 {
-			workers = v
-		}
+		workers := benchSetting("BENCH_REPLAY_WORKERS", 2)
 		wctx, cancel := context.WithCancel(ctx)
 		start := time.Now()
 		for i := range workers {
@@ -230,9 +224,13 @@ max_rate = 100000
 }
 
 // benchBatch is BENCH_REPLAY_BATCH, default 2048.
-func benchBatch() int {
-	if v, err := strconv.Atoi(os.Getenv("BENCH_REPLAY_BATCH")); err == nil && v > 0 {
+func benchBatch() int { return benchSetting("BENCH_REPLAY_BATCH", 2048) }
+
+// benchSetting is the positive integer in environment variable name, or
+// def when it is unset or not one.
+func benchSetting(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
 	}
-	return 2048
+	return def
 }
