@@ -135,9 +135,9 @@ var workerTx = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL jit = off"}
 // to disk for each claim of 2,048, 110 ms of its 270, measured at 100,000
 // items); without the bitmap it reads the index in its order and stops at
 // the claim's LIMIT, which is what the claim is written for.
-var claimTx = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL jit = off; SET LOCAL enable_bitmapscan = off"}
+var claimTx = pgx.TxOptions{BeginQuery: workerTx.BeginQuery + "; SET LOCAL enable_bitmapscan = off"}
 
-// gateTx is the transaction of a publish gate (gateJobs), planned once
+// gateTx is workerTx for a publish gate (gateJobs), planned once
 // for any number of jobs (a generic plan), which reaches each job by its
 // key. A plan made for the gate's 2,000 jobs (PostgreSQL's first five
 // executions of a statement on a connection, and later ones when it judges
@@ -148,7 +148,7 @@ var claimTx = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL jit = off; SET LOCAL e
 // for. now() in the gate is this transaction's start, one round trip
 // before the statement; the fencing token, not the lease's end, is what
 // keeps a job another worker took over from being published.
-var gateTx = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL jit = off; SET LOCAL plan_cache_mode = force_generic_plan"}
+var gateTx = pgx.TxOptions{BeginQuery: workerTx.BeginQuery + "; SET LOCAL plan_cache_mode = force_generic_plan"}
 
 // errStopped is returned by RunOnce when the afterPublish hook stopped it.
 var errStopped = errors.New("worker stopped by hook")
