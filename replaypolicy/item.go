@@ -86,6 +86,11 @@ type Item struct {
 type Send struct {
 	// BadHeader is the first header name NATS cannot send ("": none).
 	BadHeader string
+	// AlteredHeader is the first header (the message, operation and
+	// correlation ids included, under the names they are sent as) whose
+	// value NATS would send with other bytes than the stored ones: the
+	// client turns a CR or LF inside a value into a space ("": none).
+	AlteredHeader string
 	// Size is the message's size in bytes (payload and headers, the
 	// replay's own too); MaxPayload the server's max_payload (0: unknown).
 	Size, MaxPayload int64
@@ -93,13 +98,19 @@ type Send struct {
 
 // JudgeSend says whether a message s can be published at all, in a
 // sentence that does not name the class (JudgeItem adds it). It is pure: a header name NATS cannot send (it would be refused, or dropped
-// from what was approved) and a message bigger than the server's
-// max_payload never go, so they are refused when the item is judged, not
-// retried when it is published.
+// from what was approved), a header value it would send changed (a line
+// break inside it becomes a space: a message id so changed is another
+// identity to the JetStream duplicate window and to every consumer's
+// dedupe, so the replay could repeat the effect) and a message bigger
+// than the server's max_payload never go, so they are refused when the
+// item is judged, not retried when it is published.
 func JudgeSend(v Verdict, s Send) Verdict {
 	switch {
 	case s.BadHeader != "":
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q cannot be sent over NATS (a header name is printable ASCII without ':' or spaces); resolve it by hand", s.BadHeader))
+	case s.AlteredHeader != "":
+		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q holds a line break inside its value, which NATS sends as a space: the replay would not carry the value stored "+
+			"(for a message or operation id, another identity to downstream dedupe); resolve it by hand", s.AlteredHeader))
 	case s.MaxPayload > 0 && s.Size > s.MaxPayload:
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("the message would be %d bytes with its headers, more than the server's max_payload of %d bytes, so it cannot be published; "+
 			"edit the payload down or resolve it by hand", s.Size, s.MaxPayload))

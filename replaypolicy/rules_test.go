@@ -157,6 +157,7 @@ func TestRules(t *testing.T) {
 		{CheckNotSent, Wait, ack(Ack{NotSent: "nats: connection closed"}), "nothing was stored"},
 		{CheckUnsendable, Block, judge("search.x", AtDraft, func(i *Item) { i.Send = Send{BadHeader: "Bad Name"} }), `header "Bad Name" cannot be sent`},
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{Size: 2000, MaxPayload: 1024} }), "max_payload of 1024 bytes"},
+		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{AlteredHeader: "Nats-Msg-Id"} }), `header "Nats-Msg-Id" holds a line break`},
 		{CheckUnsettled, Block, job(Job{Class: Dedupe, Ledger: &Ledger{Unsettled: 7}}), "replay request 7 may have published this identity"},
 		{CheckMaybePublished, Reconcile, func() Verdict {
 			return JudgeUnsent(Verdict{Outcome: Cancel, Check: CheckCancelled, Reason: "cancelled by the requester"}, Unsent{State: "unknown", Attempted: true})

@@ -134,7 +134,7 @@ const (
 	CheckErrorNever    = "error-class-never"       // the error class is never replayed (stale_version)
 	CheckNeedsFix      = "error-class-fix"         // the error class replays only edited or after a fix (schema_invalid, permanent)
 	CheckNoRevalidator = "no-revalidation-service" // revalidate on a deployment without REVALIDATE_SUBJECT
-	CheckUnsendable    = "unsendable"              // a header NATS cannot send, or bigger than the server's max_payload
+	CheckUnsendable    = "unsendable"              // a header NATS cannot send (or would send changed), or bigger than the server's max_payload
 
 	// A selection becoming drafts (JudgeDraft).
 	CheckMayRequest = "may-request" // the requester may not request the class in the tenant

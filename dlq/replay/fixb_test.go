@@ -194,8 +194,10 @@ func TestRecordGuardsOnHeldItem(t *testing.T) {
 
 // TestDeterministicPublishErrorsEndTheJob replays messages NATS can never
 // publish as they are. Judged when drafted: a header name the client
-// cannot send, and a payload bigger than the server's max_payload, are
-// left out with why, and an edit that makes a payload too big is refused.
+// cannot send, a header value it would send changed (a CR inside a
+// message id or another value becomes a space), and a payload bigger than
+// the server's max_payload, are left out with why, and an edit that makes
+// a payload too big is refused.
 // Met at execution all the same (a console that did not know the limit):
 // the client's refusal and the broker's (a stream's max_msg_size) end the
 // job blocked with the reason, never unknown and never retried, and
@@ -215,14 +217,34 @@ func TestDeterministicPublishErrorsEndTheJob(t *testing.T) {
 
 	big := strings.Repeat("x", 8000)
 	badHeader := b.seedItem(t, "search.index_update", "bad-header", nats.Header{"Bad Name": {"v"}}, "{}")
+	// A CR inside a value, as a raw producer can send it and ingest keeps
+	// it: the client would send a space instead (another message id).
+	crMsgID := b.seedItem(t, "search.index_update", "cr\rin-id", nil, "{}")
+	crValue := b.seedItem(t, "search.index_update", "cr-value", nats.Header{"X-Note": {"one\rtwo"}}, "{}")
+	edgeBlanks := b.seedItem(t, "search.index_update", "edge-blanks", nats.Header{"X-Note": {"\tpadded\r"}}, "{}")
 	tooBig := b.seedItem(t, "search.index_update", "too-big", nil, big)
 	tiny := b.seedItem(t, "search.index_update", "tiny", nats.Header{dlq.HeaderOriginalSubject: {"events.acme.search.index_update"}}, strings.Repeat("y", 600))
 	fine := b.seedItem(t, "search.index_update", "fine", nil, "{}")
 
 	t.Run("JudgedAtDraft", func(t *testing.T) {
-		_, drafts := testfactory.Draft(t, knowing, oncall, badHeader, tooBig, fine)
+		_, drafts := testfactory.Draft(t, knowing, oncall, badHeader, tooBig, fine, crMsgID, crValue, edgeBlanks)
 		reasons := skipReasonsOf(t, knowing, drafts)
 		assert.Contains(t, reasons[badHeader], `header "Bad Name" cannot be sent over NATS`)
+		assert.Contains(t, reasons[crMsgID], `header "Nats-Msg-Id" holds a line break inside its value`)
+		assert.Contains(t, reasons[crValue], `header "X-Note" holds a line break inside its value`)
+		assert.Empty(t, reasons[edgeBlanks], "blanks around a value are trimmed when read as when sent: no change")
+
+		// Why: what the client really sends for such an id and value.
+		sub, err := snc.SubscribeSync("probe.cr")
+		require.NoError(t, err)
+		m, err := replay.Message("probe.cr", "cr\rin-id", "", "", crMsgID, 1,
+			[]dlq.HeaderValue{{Name: "X-Note", Value: "one\rtwo"}}, []byte("{}"), "")
+		require.NoError(t, err)
+		require.NoError(t, snc.PublishMsg(m))
+		got, err := sub.NextMsg(5 * time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, "cr in-id", got.Header.Get(dlq.HeaderNatsMsgID), "another message id than the stored one")
+		assert.Equal(t, "one two", got.Header.Get("X-Note"))
 		assert.Contains(t, reasons[tooBig], "more than the server's max_payload of 4096 bytes")
 		assert.Empty(t, reasons[fine])
 		err = knowing.EditPayload(ctx, drafts[0].ID, fine, oncall, replay.PayloadEdit{Payload: []byte(big), Reason: "bigger"}, quarantine.RequestMeta{})

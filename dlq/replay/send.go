@@ -2,6 +2,8 @@ package replay
 
 import (
 	"errors"
+	"net/textproto"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -31,22 +33,55 @@ func sendableName(name string) bool {
 // own bookkeeping (Dlq-Replay-Of, Dlq-Replay-Request, Dlq-Payload-Edited).
 const replayHeaderBytes = 256
 
+// sentAsIs reports whether NATS sends header value v with the bytes it
+// has. The client writes a CR or LF inside a value as a space; the blanks
+// around a value it trims, as it trims them when it reads one, so no
+// consumer ever saw those.
+func sentAsIs(v string) bool {
+	return !strings.ContainsAny(textproto.TrimString(v), "\r\n")
+}
+
+// idHeaders are the headers a replay sends its message, operation and
+// correlation ids as, in sendFacts' order (see Message).
+var idHeaders = [...]string{dlq.HeaderNatsMsgID, dlq.HeaderOperationID, dlq.HeaderCorrelationID}
+
 // sendFacts is what NATS says of the message a replay of an item with
 // headers hs (as the dead letter stored them), a payload of payloadSize
-// bytes and these ids publishes, on a server of maxPayload (0: unknown):
-// the first header it cannot send and the message's size.
+// bytes and ids (its message, operation and correlation ids, in that
+// order) publishes, on a server of maxPayload (0: unknown): the first
+// header it cannot send, the first it would send changed, and the
+// message's size.
 func sendFacts(hs []dlq.HeaderValue, payloadSize int64, maxPayload int64, ids ...string) replaypolicy.Send {
 	s := replaypolicy.Send{Size: payloadSize + replayHeaderBytes, MaxPayload: maxPayload}
-	for _, id := range ids {
+	for i, id := range ids {
 		s.Size += int64(len(id))
+		if s.AlteredHeader == "" && i < len(idHeaders) && !sentAsIs(id) {
+			s.AlteredHeader = idHeaders[i]
+		}
 	}
 	for _, h := range Headers(hs) {
 		if s.BadHeader == "" && !sendableName(h.Name) {
 			s.BadHeader = h.Name
 		}
+		if s.AlteredHeader == "" && !valueSentAsIs(h) {
+			s.AlteredHeader = h.Name
+		}
 		s.Size += int64(len(h.Name) + len(h.Value) + 4) // "name: value\r\n"
 	}
 	return s
+}
+
+// valueSentAsIs is sentAsIs of h's value as it is sent (decoded, when
+// it was stored encoded).
+func valueSentAsIs(h dlq.HeaderValue) bool {
+	if h.Encoding == "" {
+		return sentAsIs(h.Value)
+	}
+	decoded, err := dlq.DecodeHeaders([]dlq.HeaderValue{{Name: "v", Value: h.Value, Encoding: h.Encoding}})
+	if err != nil {
+		return true // not a change: Message cannot build it at all, and says so
+	}
+	return sentAsIs(decoded["v"][0])
 }
 
 // publishError sorts an error of a publish into what it means: refused
