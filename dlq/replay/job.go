@@ -162,16 +162,15 @@ func (j *job) unsent(v replaypolicy.Verdict) {
 // payloads or big headers stays bounded in memory, and no more of one
 // request than its rate publishes in $5 seconds (the part of the lease a
 // claim publishes in), so a slow request is not held by a worker that
-// cannot publish it. Sizes come from the stored lengths, not the payloads.
+// cannot publish it. Sizes are the jobs' own (replay_jobs.bytes, written
+// at approval), so the claim reads no item and no dead letter: it reads
+// replay_jobs_ready_idx in its order, the jobs' rows and their requests.
 // It returns each job's new fencing token, the state it was claimed from,
 // when the claim stops publishing, and the job as loadJobs and the rules
-// need it. Every item and dead letter is reached by its key, one probe per
-// job (LIMIT 1 keeps a planner on stale statistics, as a request's jobs
-// are right after its submit, from joining whole tables), so a claim costs
-// what its jobs cost, whatever the size of the request.
+// need it.
 const claimJobs = `
 WITH c AS (
-    SELECT j.id, j.not_before, j.request_id, j.dead_letter_id, j.dead_lettered_at, j.state FROM replay_jobs j
+    SELECT j.id, j.not_before, j.request_id, j.dead_letter_id, j.dead_lettered_at, j.state, j.bytes FROM replay_jobs j
     WHERE j.not_before <= now()
       AND j.state IN ('pending', 'deferred', 'unknown', 'claimed') -- replay_jobs_ready_idx, read in its order
       AND (j.state <> 'claimed' OR j.lease_until < now()) -- a live lease is someone else's
@@ -179,15 +178,10 @@ WITH c AS (
     LIMIT $1
     FOR UPDATE OF j SKIP LOCKED
 ), sized AS (
-    SELECT c.id, c.state, row_number() OVER w AS n, sum(sz.bytes) OVER w AS upto,
+    SELECT c.id, c.state, row_number() OVER w AS n, sum(c.bytes) OVER w AS upto,
            row_number() OVER (PARTITION BY c.request_id ORDER BY c.not_before, c.id) AS nth, r.rate
     FROM c
     JOIN replay_requests r ON r.id = c.request_id
-    CROSS JOIN LATERAL (
-        SELECT coalesce(octet_length(i.payload), d.payload_size, 0) + octet_length(i.headers::text) AS bytes -- what loadJobs reads of it
-        FROM replay_items i LEFT JOIN dead_letters d ON d.id = c.dead_letter_id AND d.dead_lettered_at = c.dead_lettered_at
-        WHERE i.request_id = c.request_id AND i.dead_letter_id = c.dead_letter_id
-        LIMIT 1) sz
     WINDOW w AS (ORDER BY c.not_before, c.id)
 )
 UPDATE replay_jobs j SET state = 'claimed', lease_owner = $2, lease_until = now() + $3::interval,

@@ -63,11 +63,18 @@ const (
 	approveRequest = `UPDATE replay_requests SET status = 'approved', approved_at = $2, status_reason = '', version = version + 1
         WHERE id = $1 AND status = 'pending_approval'` // approved once, whatever clicks race
 	// The outbox: one job per item that holds its dead letter, scheduled
-	// at the request's rate so that any number of workers together keep to it.
-	insertJobs = `INSERT INTO replay_jobs (request_id, dead_letter_id, dead_lettered_at, not_before)
-        SELECT request_id, dead_letter_id, dead_lettered_at,
-               $2::timestamptz + make_interval(secs => (row_number() OVER (ORDER BY position) - 1) / $3::double precision)
-        FROM replay_items WHERE request_id = $1 AND skip_reason = '' AND held -- only what this request holds
+	// at the request's rate so that any number of workers together keep to
+	// it, with the bytes publishing it reads (its payload, the edited one
+	// else the dead letter's, and its headers as text), which a claim sums
+	// against its budget: both are frozen from here on (only a request not
+	// yet approved is edited). The dead letter's size is read by its key,
+	// and only for an item not edited.
+	insertJobs = `INSERT INTO replay_jobs (request_id, dead_letter_id, dead_lettered_at, not_before, bytes)
+        SELECT i.request_id, i.dead_letter_id, i.dead_lettered_at,
+               $2::timestamptz + make_interval(secs => (row_number() OVER (ORDER BY i.position) - 1) / $3::double precision),
+               coalesce(octet_length(i.payload), (SELECT d.payload_size FROM dead_letters d
+                   WHERE d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at), 0) + octet_length(i.headers::text)
+        FROM replay_items i WHERE i.request_id = $1 AND i.skip_reason = '' AND i.held -- only what this request holds
         ON CONFLICT (request_id, dead_letter_id) DO NOTHING` // a job is written once
 	// An item the rules now leave out, with why.
 	leaveOut = `UPDATE replay_items SET skip_reason = $3, verdict = $4, verdict_check = $5
