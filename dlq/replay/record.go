@@ -302,9 +302,9 @@ func (p *recordPace) claimLimit(cfg WorkerConfig) int {
 	return min(cfg.Batch, max(1, int(cfg.Lease/6/p.perJob)))
 }
 
-// recordOnce writes the outcomes under the fencing tokens, and with them
-// the ledger, the dead letters' statuses, the audit rows and the requests'
-// running status, in one transaction.
+// recordOnce writes the requests' running status, then the outcomes under
+// the fencing tokens, and with them the ledger, the dead letters'
+// statuses and the audit rows, in one transaction.
 func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 	n := len(jobs)
 	ids, fences, seqs := make([]int64, n), make([]int64, n), make([]int64, n)
@@ -319,8 +319,16 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 		byID[j.id] = j
 		requests[j.requestID] = true
 	}
-	reqIDs := slices.Collect(maps.Keys(requests))
+	reqIDs := slices.Sorted(maps.Keys(requests))
 	return pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
+		// The requests first, as the console's actions (cancel, stop,
+		// reject, reconcile) take a request's row before its jobs and dead
+		// letters: a record that took them the other way round could
+		// deadlock with one. Only the first record of a request locks its
+		// row (while it is approved); later ones take no lock on it at all.
+		if _, err := tx.Exec(ctx, markRunning, reqIDs); err != nil {
+			return fmt.Errorf("mark requests running: %w", err)
+		}
 		rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred)
 		if err != nil {
 			return fmt.Errorf("record replay jobs: %w", err)
@@ -390,9 +398,6 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 					"tenant", j.tenant, "msg_id", j.msgID, "correlation_id", j.corrID, "state", j.state)
 			}
 			events = append(events, e)
-		}
-		if _, err := tx.Exec(ctx, markRunning, reqIDs); err != nil {
-			return fmt.Errorf("mark requests running: %w", err)
 		}
 		if _, err := audit.AppendBatch(ctx, tx, events); err != nil {
 			return fmt.Errorf("audit replay results: %w", err)
