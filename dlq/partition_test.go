@@ -218,19 +218,43 @@ func TestKeysetAcrossPartitions(t *testing.T) {
 
 	t.Run("PrunedBehindCursor", func(t *testing.T) {
 		cursor := dlq.Cursor{At: midnight.AddDate(0, 0, -1), ID: 1 << 40}.Encode()
-		plan, err := store.ExplainList(ctx, dlq.ListFilter{Tenants: both, Before: cursor})
-		require.NoError(t, err)
-		var lanes []string // the scans that look for the page's keys
-		for _, line := range strings.Split(plan, "\n") {
-			if strings.Contains(line, "tenant_dead_lettered_at_id_idx") {
-				lanes = append(lanes, line)
-			}
+		pruned := func(t *testing.T) {
+			plan, err := store.ExplainList(ctx, dlq.ListFilter{Tenants: both, Before: cursor})
+			require.NoError(t, err)
+			joined := strings.Join(keyLanes(plan), "\n")
+			assert.Contains(t, joined, dlq.PartitionName(midnight.AddDate(0, 0, -2)), "the partitions before the cursor are read:\n%s", plan)
+			assert.NotContains(t, joined, dlq.PartitionName(midnight), "the partitions past the cursor are left out:\n%s", plan)
+			assert.NotContains(t, joined, dlq.PartitionName(time.Now()), "today's too")
 		}
-		joined := strings.Join(lanes, "\n")
-		assert.Contains(t, joined, dlq.PartitionName(midnight.AddDate(0, 0, -2)), "the partitions before the cursor are read:\n%s", plan)
-		assert.NotContains(t, joined, dlq.PartitionName(midnight), "the partitions past the cursor are left out:\n%s", plan)
-		assert.NotContains(t, joined, dlq.PartitionName(time.Now()), "today's too")
+		pruned(t)
+		// Once analysed (as autovacuum will, any time), the planner scans
+		// these small partitions sequentially: pruned all the same.
+		owner, err := pgx.Connect(ctx, db.OwnerURL)
+		require.NoError(t, err)
+		defer owner.Close(ctx)
+		_, err = owner.Exec(ctx, `ANALYZE dead_letters`)
+		require.NoError(t, err)
+		pruned(t)
 	})
+}
+
+// keyLanes are the scans of plan that look for a page's keys: those whose
+// condition is the keyset's (dead_lettered_at, id) comparison, by index or,
+// on a partition small enough that the planner prefers it, sequentially;
+// not the scans that then fetch the rows of those keys.
+func keyLanes(plan string) []string {
+	var lanes []string
+	node := ""
+	for _, line := range strings.Split(plan, "\n") {
+		if strings.Contains(line, "->") || node == "" {
+			node = line
+			continue
+		}
+		if strings.Contains(line, "ROW(dead_lettered_at, id)") && !slices.Contains(lanes, node) {
+			lanes = append(lanes, node)
+		}
+	}
+	return lanes
 }
 
 func itemIDs(p dlq.ListPage) []int64 {
