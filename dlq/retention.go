@@ -151,29 +151,48 @@ func mayGo(policy RetentionPolicy, tenant, itemType string, status Status, last,
 	return ok && last.Before(now.Add(-keep))
 }
 
-// Deletes a bounded batch: per counter row whose status retention removes,
-// its oldest dead letters past the cutoff ($5), oldest first, at most $6 in
-// all, leaving those a request not yet closed names; counted in Go.
-const deleteBatch = `
+// Picks and locks a bounded batch: per counter row whose status retention
+// removes, its oldest dead letters past the cutoff ($5), oldest first, at
+// most $6 in all, leaving those a request not yet closed names as this
+// statement sees them. The rows are locked FOR UPDATE, and a row another
+// transaction holds is skipped: a draft being made locks the dead letters
+// it reads (FOR KEY SHARE, see the replay package's selectForDraft), and
+// its items are not committed yet, so this statement cannot see them.
+const lockBatch = `
 WITH c AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
         AS c(tenant, item_type, error_class, status, cutoff)
-), victims AS (
-    SELECT k.id, k.dead_lettered_at, c.status FROM c
-    CROSS JOIN LATERAL (
-        SELECT d.id, d.dead_lettered_at FROM dead_letters d
-        WHERE d.tenant = c.tenant AND d.item_type = c.item_type AND d.error_class = c.error_class AND d.status = c.status
-          AND d.dead_lettered_at < c.cutoff
-          AND NOT EXISTS (SELECT 1 FROM replay_items i JOIN replay_requests r ON r.id = i.request_id
-                          WHERE i.dead_letter_id = d.id AND i.dead_lettered_at = d.dead_lettered_at
-                            AND (i.held OR r.status NOT IN ` + closedRequest + `))
-        ORDER BY d.dead_lettered_at LIMIT $6
-    ) k
-    LIMIT $6
+)
+SELECT k.id, k.dead_lettered_at, c.status FROM c
+CROSS JOIN LATERAL (
+    SELECT d.id, d.dead_lettered_at FROM dead_letters d
+    WHERE d.tenant = c.tenant AND d.item_type = c.item_type AND d.error_class = c.error_class AND d.status = c.status
+      AND d.dead_lettered_at < c.cutoff
+      AND NOT EXISTS (` + namedByOpenRequest + `)
+    ORDER BY d.dead_lettered_at LIMIT $6
+    FOR UPDATE OF d SKIP LOCKED
+) k
+LIMIT $6`
+
+// namedByOpenRequest is true for dead letter d when a replay request not
+// yet closed names it, or an item of one still holds it.
+const namedByOpenRequest = `SELECT 1 FROM replay_items i JOIN replay_requests r ON r.id = i.request_id
+    WHERE i.dead_letter_id = d.id AND i.dead_lettered_at = d.dead_lettered_at
+      AND (i.held OR r.status NOT IN ` + closedRequest + `)`
+
+// Deletes the batch lockBatch locked ($1 ids, $2 their times, $3 the
+// statuses they were picked with), asking again, in this statement's newer
+// snapshot, whether a request not yet closed names them: a draft that
+// locked one and committed while lockBatch waited is seen now, and no
+// draft can lock them any more until this transaction ends. A status
+// changed since (a replay requested, say) is judged again next run.
+const deleteBatch = `
+WITH v AS (
+    SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS v(id, dead_lettered_at, status)
 ), gone AS (
-    DELETE FROM dead_letters d USING victims v
-    WHERE d.id = v.id AND d.dead_lettered_at = v.dead_lettered_at
-      AND d.status = v.status -- a status changed since (a replay requested, say) is judged again next run
+    DELETE FROM dead_letters d USING v
+    WHERE d.id = v.id AND d.dead_lettered_at = v.dead_lettered_at AND d.status = v.status
+      AND NOT EXISTS (` + namedByOpenRequest + `)
     RETURNING d.id, d.dead_lettered_at, d.tenant, d.item_type, d.error_class, d.status, d.fingerprint
 ), cleared AS (
     UPDATE replay_items i SET payload = NULL FROM gone g
@@ -205,7 +224,26 @@ func (s *Store) purgeRows(ctx context.Context, db beginner, combos []DepthCount,
 		if _, err := tx.Exec(ctx, setPurgeLockTimeout); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, deleteBatch, tenants, types, classes, statuses, cutoffs, limit)
+		var ids []int64
+		var ats []time.Time
+		var sts []string
+		var id int64
+		var at time.Time
+		var st string
+		rows, err := tx.Query(ctx, lockBatch, tenants, types, classes, statuses, cutoffs, limit)
+		if err != nil {
+			return err
+		}
+		if _, err := pgx.ForEachRow(rows, []any{&id, &at, &st}, func() error {
+			ids, ats, sts = append(ids, id), append(ats, at), append(sts, st)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		rows, err = tx.Query(ctx, deleteBatch, ids, ats, sts)
 		if err != nil {
 			return err
 		}

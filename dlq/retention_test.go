@@ -22,6 +22,7 @@ import (
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // retentionPolicy is the shipped replay rules with a [retention] section:
@@ -290,6 +291,107 @@ func TestRetentionSkipsOpenRequests(t *testing.T) {
 		assert.NoError(t, err, "request %d still reads", id)
 	}
 	_, err = dlq.FoldCounters(ctx, r.db.Pool)
+	require.NoError(t, err)
+	assert.Empty(t, testfactory.CountersDrift(t, r.db.Pool))
+	r.verify(t)
+}
+
+// TestRetentionWaitsForDraftsBeingMade races retention with drafts that
+// are being made: each draft has read its dead letters and waits (here for
+// a lock a test transaction holds on replay_requests) before its items
+// commit, so a retention run cannot see them yet. Rows: the run leaves the
+// drafted dead letter (the draft locked it) and removes the other one due.
+// A whole day: the run waits for the draft, then sees what it names and
+// does not empty the day. Each draft then names its dead letter, which is
+// still stored, and nothing a draft names is judged "purged".
+func TestRetentionWaitsForDraftsBeingMade(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	ctx := context.Background()
+	oncall := quarantine.Actor{Issuer: "https://idp.example", Subject: "oncall", Email: "oncall@example.com"}
+	all := func(string, replaypolicy.Class) bool { return true }
+
+	// blockDrafts holds replay_requests against inserts until release: a
+	// draft being made waits there, after it read its dead letters.
+	blockDrafts := func(t *testing.T) (release func()) {
+		conn, err := pgx.Connect(ctx, r.db.OwnerURL)
+		require.NoError(t, err)
+		tx, err := conn.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, `LOCK TABLE replay_requests IN SHARE MODE`)
+		require.NoError(t, err)
+		return func() {
+			require.NoError(t, tx.Commit(ctx))
+			require.NoError(t, conn.Close(ctx))
+		}
+	}
+	// waiting is how many sessions of the test's database wait for a lock
+	// while running a statement that contains what.
+	waiting := func(what string) int {
+		var n int
+		require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, what).Scan(&n))
+		return n
+	}
+	draft := func(ids ...int64) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.replays.CreateDrafts(ctx, oncall, ids, nil, true, all, quarantine.RequestMeta{})
+			done <- err
+		}()
+		wait.Until(t, "the draft waits to insert its request", 10*time.Second, func() bool { return waiting("INSERT INTO replay_requests") == 1 })
+		return done
+	}
+	pass := func() <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			p, err := r.keeper.Pass(ctx)
+			if err == nil && p.Skipped {
+				err = fmt.Errorf("the keeper pass was skipped")
+			}
+			done <- err
+		}()
+		return done
+	}
+	drafted := func(t *testing.T, id int64) {
+		var reason string
+		require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT i.skip_reason FROM replay_items i JOIN replay_requests q ON q.id = i.request_id
+            WHERE i.dead_letter_id = $1 AND q.status = 'draft'`, id).Scan(&reason))
+		assert.NotContains(t, reason, "purged")
+	}
+
+	t.Run("Rows", func(t *testing.T) {
+		// Discarded 40 days ago: past the 30 days closed dead letters are
+		// kept, within the 90 of the day, so they go as rows.
+		racing := r.letters(t, 1, "acme", "search.index_update", r.daysAgo(40), dlq.StatusDiscarded)
+		due := r.letters(t, 1, "acme", "search.index_update", r.daysAgo(40).Add(time.Hour), dlq.StatusDiscarded)
+		release := blockDrafts(t)
+		drafting := draft(racing...)
+		require.NoError(t, <-pass(), "the run does not wait for the draft")
+		release()
+		require.NoError(t, <-drafting)
+		assert.Equal(t, racing, r.remaining(t, slices.Concat(racing, due)), "the drafted dead letter stays, the other one due went")
+		drafted(t, racing[0])
+	})
+
+	t.Run("WholeDay", func(t *testing.T) {
+		// 120 days ago: past every period, so its day is emptied whole.
+		racing := r.letters(t, 1, "acme", "search.index_update", r.daysAgo(120), dlq.StatusQuarantined)
+		release := blockDrafts(t)
+		drafting := draft(racing...)
+		running := pass()
+		wait.Until(t, "the run waits for the draft's lock on the day", 4*time.Second, func() bool {
+			return waiting("quarantine_dead_letter_partition_empty") == 1
+		})
+		release()
+		require.NoError(t, <-drafting)
+		require.NoError(t, <-running)
+		assert.Equal(t, racing, r.remaining(t, racing), "the day is not emptied: the draft names it")
+		assert.Contains(t, partitionNames(t, r.db), dlq.PartitionName(r.daysAgo(120)))
+		drafted(t, racing[0])
+	})
+
+	_, err := dlq.FoldCounters(ctx, r.db.Pool)
 	require.NoError(t, err)
 	assert.Empty(t, testfactory.CountersDrift(t, r.db.Pool))
 	r.verify(t)

@@ -65,12 +65,19 @@ SELECT d.id, d.dead_lettered_at, d.tenant, d.item_type, d.original_subject, d.ms
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = d.id AND h.held), 0) AS held_by,
        d.error_class, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''), d.payload_size`
 
-// The dead letters of keys ($1 ids, $2 their times).
+// The dead letters of keys ($1 ids, $2 their times), locked against
+// removal until the drafts commit (FOR KEY SHARE: nothing that only
+// changes a dead letter's status waits for it): retention skips a dead
+// letter so locked, and asks again once it holds the lock whether a request
+// names it (dlq's lockBatch, deleteBatch); the day a retention run empties
+// whole waits for the drafts' locks (quarantine_dead_letter_partition_empty).
+// In id order, as every transaction that locks dead letters locks them.
 const selectForDraft = draftFacts + `
 FROM unnest($1::bigint[], $2::timestamptz[]) AS k(id, at)
 JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at
 ` + fixJoin + `
-ORDER BY d.id`
+ORDER BY d.id
+FOR KEY SHARE OF d`
 
 // One dead letter, by id, looked for where its dead_lettered_at is in
 // [$2, $3) (the partitions the map names).
@@ -126,15 +133,16 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 	}
 	table := s.cfg.Policy()
 	batch := randomID()
-	refused := refusedIDs{}
+	var refused refusedIDs
 	found, err := s.deadLetters.Keys(ctx, ids)
 	if err != nil {
 		return "", fmt.Errorf("create replay drafts: %w", err)
 	}
-	// Reads, new rows (drafts hold no dead letter) and the audit chain: no
-	// row lock another transaction holds, so no lock race to lose
-	// (pgx.BeginFunc, not dlq.InTx).
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	// The dead letters are locked (FOR KEY SHARE, in id order) against
+	// retention; a lock race lost to a transaction that locks them
+	// otherwise is tried again (dlq.InTx), from the start.
+	err = dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		refused = refusedIDs{}
 		keep, err := s.bound(ctx, tx, table, ids, found, tenants, allTenants, can, refused)
 		if err != nil {
 			return err
