@@ -303,7 +303,9 @@ func TestRetentionSkipsOpenRequests(t *testing.T) {
 // drafted dead letter (the draft locked it) and removes the other one due.
 // A whole day: the run waits for the draft, then sees what it names and
 // does not empty the day. Each draft then names its dead letter, which is
-// still stored, and nothing a draft names is judged "purged".
+// still stored, and nothing a draft names is judged "purged". A draft that
+// comes after a run locked its dead letter waits for the run, then finds
+// it gone and audits the refusal.
 func TestRetentionWaitsForDraftsBeingMade(t *testing.T) {
 	t.Parallel()
 	r := setupRetention(t)
@@ -372,6 +374,43 @@ func TestRetentionWaitsForDraftsBeingMade(t *testing.T) {
 		require.NoError(t, <-drafting)
 		assert.Equal(t, racing, r.remaining(t, slices.Concat(racing, due)), "the drafted dead letter stays, the other one due went")
 		drafted(t, racing[0])
+	})
+
+	t.Run("DraftAfterTheRunLockedIt", func(t *testing.T) {
+		// The run has deleted the dead letter (not committed: it waits to
+		// subtract it from the error groups, which the test holds); a
+		// draft of it waits for the run, then finds it gone and says so.
+		doomed := r.letters(t, 1, "acme", "search.index_update", r.daysAgo(45), dlq.StatusDiscarded)
+		conn, err := pgx.Connect(ctx, r.db.OwnerURL)
+		require.NoError(t, err)
+		defer conn.Close(ctx)
+		groups, err := conn.Begin(ctx)
+		require.NoError(t, err)
+		_, err = groups.Exec(ctx, `LOCK TABLE dead_letter_groups IN SHARE MODE`)
+		require.NoError(t, err)
+		running := pass()
+		wait.Until(t, "the run waits to subtract what it deleted", 4*time.Second, func() bool { return waiting("INSERT INTO dead_letter_groups AS g") == 1 })
+		drafting := make(chan error, 1)
+		go func() {
+			_, err := r.replays.CreateDrafts(ctx, oncall, doomed, nil, true, all, quarantine.RequestMeta{})
+			drafting <- err
+		}()
+		// (Its statement reads the ledger; pg_stat_activity keeps only the
+		// first kilobyte of a statement, without its locking clause.)
+		wait.Until(t, "the draft waits for the run's lock on the dead letter", 4*time.Second, func() bool { return waiting("FROM replay_ledger l") == 1 })
+		require.NoError(t, groups.Commit(ctx))
+		require.NoError(t, <-running)
+		assert.ErrorIs(t, <-drafting, replay.ErrEmptySelection)
+		assert.Empty(t, r.remaining(t, doomed))
+		page, err := audit.List(ctx, r.db.Pool, audit.Filter{Action: "replay.draft", Limit: audit.MaxLimit})
+		require.NoError(t, err)
+		var refusals []string
+		for _, e := range page.Entries {
+			if e.Outcome != audit.OutcomeOK {
+				refusals = append(refusals, e.Reason)
+			}
+		}
+		assert.Equal(t, []string{"1 selected dead letters refused: no such dead letter (1)"}, refusals, "the draft audits what it could not take, and why")
 	})
 
 	t.Run("WholeDay", func(t *testing.T) {

@@ -159,6 +159,7 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 		var headers []byte
 		var size int64
 		copied := 0 // header bytes read so far
+		read := make(map[int64]bool, len(keep))
 		_, err = pgx.ForEachRow(rows, draftFactsInto(&d.item, &f, &headers, &size), func() error {
 			f.deadLetteredAt = d.item.DeadLetteredAt
 			if copied += len(headers); copied > s.cfg.maxSelectionHeaderBytes() {
@@ -179,11 +180,17 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 				order = append(order, k)
 			}
 			groups[k] = append(groups[k], d)
+			read[d.item.DeadLetterID] = true
 			d, f = draftItem{}, facts{}
 			return nil
 		})
 		if err != nil {
 			return err
+		}
+		for _, k := range keep {
+			if !read[k.ID] { // removed (by retention) since bound read it
+				refused.Add(k.ID, "", "no such dead letter")
+			}
 		}
 		if len(order) == 0 {
 			return ErrEmptySelection
