@@ -321,10 +321,10 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 	}
 	reqIDs := slices.Sorted(maps.Keys(requests))
 	return pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
-		// The requests first, as the console's actions (cancel, stop,
-		// reject, reconcile) take a request's row before its jobs and dead
-		// letters: a record that took them the other way round could
-		// deadlock with one. Only the first record of a request locks its
+		// The requests first, as the console's actions on a request with
+		// jobs (cancel, stop, reconcile) take a request's row before its
+		// jobs and dead letters: a record that took them the other way
+		// round could deadlock with one. Only the first record of a request locks its
 		// row (while it is approved); later ones take no lock on it at all.
 		if _, err := tx.Exec(ctx, markRunning, reqIDs); err != nil {
 			return fmt.Errorf("mark requests running: %w", err)
