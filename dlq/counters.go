@@ -55,7 +55,14 @@ deltas AS (
            date_bin('1 minute', dead_lettered_at, TIMESTAMPTZ '2000-01-01 00:00:00+00'), count(*),
            min(dead_lettered_at), max(dead_lettered_at), max(id), (array_agg(dead_lettered_at ORDER BY id DESC))[1]
     FROM ins GROUP BY 1, 2, 3, 4, 5, 6
-), known AS (
+), ` + newCombinations
+
+// newCombinations are the CTEs that give the combinations of tenant,
+// item type, class and status in "ins" (a CTE with those columns) that
+// have no counter row theirs, and "announce", which notifies
+// CountersChannel when one was new; a statement using them must read
+// announce (an unread plain CTE is not run).
+const newCombinations = `known AS (
     INSERT INTO dead_letter_counts (tenant, item_type, error_class, status, n)
     SELECT DISTINCT tenant, item_type, error_class, status, 0 FROM ins ORDER BY 1, 2, 3, 4
     ON CONFLICT (tenant, item_type, error_class, status) DO NOTHING

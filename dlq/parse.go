@@ -104,8 +104,8 @@ type Record struct {
 func (r *Record) Malformed() bool { return len(r.MalformedReasons) > 0 }
 
 // flag records a problem: its code (once) and a sentence saying what and
-// why. Codes are ours, ASCII, without commas (they are stored joined by
-// commas: see insertBatch).
+// why. Codes are ours, ASCII, without commas (they were once stored joined
+// by commas, and a raw form keeps them so).
 func (r *Record) flag(code, format string, args ...any) {
 	code = strings.ReplaceAll(code, ",", ";")
 	if !slices.Contains(r.Flags, code) {

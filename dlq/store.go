@@ -2,7 +2,6 @@ package dlq
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,62 +47,6 @@ type Inserted struct {
 	Malformed      bool
 	DeadLetteredAt time.Time
 }
-
-// The batch is passed as one array per column and unnested, so a thousand
-// rows cost one statement (flags as one comma-separated text per row: a
-// per-row subquery, as for malformed_reasons, costs measurably); a source
-// key seen before (redelivery) is skipped (the unique index leads with
-// dead_lettered_at, which the key includes: see migration 0008): the batch
-// is first inserted as it is (insertBatch), and only when the source key's
-// unique index refuses it is it inserted again with ON CONFLICT DO NOTHING
-// (insertBatchSkipping). Redeliveries are rare, and the speculative
-// insertion ON CONFLICT makes of every row cost a fifth of the insert
-// (docs/BENCHMARKS.md, "Ingest"). A sequence of 0 is unknown and stored as
-// NULL; malformed reasons, empty for nearly every row, are unpacked only
-// where there are some. The same statement records the new rows for the
-// counters (arrivalDeltas): one delta row per combination the batch touches.
-const insertBatch = insertBatchHead + insertBatchTail
-
-const insertBatchSkipping = insertBatchHead + `
-ON CONFLICT (dead_lettered_at, source_key) DO NOTHING` + insertBatchTail
-
-const insertBatchHead = `
-WITH ins AS (
-INSERT INTO dead_letters (
-    tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
-    operation_id, correlation_id, principal, consumer, error, error_class, stack,
-    attempts, first_failed_at, last_failed_at, dead_lettered_at,
-    headers, header_block, payload, payload_sha256, payload_size, payload_unavailable,
-    fingerprint, malformed, malformed_reasons, flags,
-    source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery, replay_of, generation)
-SELECT u.tenant, u.item_type, u.subject, u.original_subject, u.msg_id, u.msg_id_derived,
-    u.operation_id, u.correlation_id, u.principal, u.consumer, u.error, u.error_class, u.stack,
-    u.attempts, u.first_failed_at, u.last_failed_at, u.dead_lettered_at,
-    u.headers, u.header_block, u.payload, u.payload_sha256, u.payload_size, u.payload_unavailable,
-    u.fingerprint, u.malformed,
-    CASE WHEN u.malformed_reasons = '[]' THEN '{}'::text[] ELSE ARRAY(SELECT jsonb_array_elements_text(u.malformed_reasons)) END,
-    string_to_array(u.flags, ','),
-    u.source_kind, u.source_stream, NULLIF(u.source_seq, 0), u.source_consumer, u.advisory, u.source_key, u.delivery,
-    NULLIF(u.replay_of, 0), u.generation
-FROM unnest(
-    $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bool[],
-    $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
-    $14::int[], $15::timestamptz[], $16::timestamptz[], $17::timestamptz[],
-    $18::jsonb[], $19::bytea[], $20::bytea[], $21::bytea[], $22::int[], $23::bool[],
-    $24::text[], $25::bool[], $26::jsonb[], $27::text[],
-    $28::text[], $29::text[], $30::bigint[], $31::text[], $32::jsonb[], $33::bytea[], $34::text[],
-    $35::bigint[], $36::int[]
-) AS u(tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
-    operation_id, correlation_id, principal, consumer, error, error_class, stack,
-    attempts, first_failed_at, last_failed_at, dead_lettered_at,
-    headers, header_block, payload, payload_sha256, payload_size, payload_unavailable,
-    fingerprint, malformed, malformed_reasons, flags,
-    source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery, replay_of, generation)`
-
-const insertBatchTail = `
-RETURNING id, tenant, item_type, error_class, status, fingerprint, malformed, dead_lettered_at
-), ` + arrivalDeltas + `
-SELECT tenant, item_type, error_class, malformed, dead_lettered_at FROM ins, announce`
 
 // InsertResult is what Insert did with a batch.
 type InsertResult struct {
@@ -199,87 +142,28 @@ func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *Inser
 	return append(left, right...), err
 }
 
+// insert stores recs in one transaction (copyBatch). Redeliveries are
+// rare: the batch is first stored as it is, and only when the source key's
+// unique index refuses it is it stored again without the records already
+// stored, as often as the index refuses it with fewer records each time
+// (another ingester storing the same redelivery meanwhile). A day without a
+// partition (a dead letter stored long ago, or the keeper behind) gets one
+// and the batch goes again.
 func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
-	n := len(recs)
-	var (
-		tenant, itemType, subject, origSubject, msgID = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		opID, corrID, principal, consumer, errText    = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		class, stack, fingerprint, delivery           = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		srcKind, srcStream, srcConsumer               = make([]string, n), make([]string, n), make([]string, n)
-		derived, unavailable, malformed               = make([]bool, n), make([]bool, n), make([]bool, n)
-		attempts                                      = make([]*int32, n)
-		first, last                                   = make([]*time.Time, n), make([]*time.Time, n)
-		deadAt                                        = make([]time.Time, n)
-		headers, reasons, advisory                    = make([][]byte, n), make([][]byte, n), make([][]byte, n)
-		flags                                         = make([]string, n)
-		block, payload, sha, key                      = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
-		size, generation                              = make([]int32, n), make([]int32, n)
-		seq, replayOf                                 = make([]int64, n), make([]int64, n)
-	)
-	for i := range recs {
-		r := &recs[i]
-		tenant[i], itemType[i], subject[i], origSubject[i], msgID[i] = r.Tenant, r.ItemType, r.Subject, r.OriginalSubject, r.MsgID
-		opID[i], corrID[i], principal[i], consumer[i], errText[i] = r.OperationID, r.CorrelationID, r.Principal, r.Consumer, r.Error
-		class[i], stack[i], fingerprint[i], delivery[i] = string(r.ErrorClass), r.Stack, r.Fingerprint, r.Delivery
-		srcKind[i], srcStream[i], srcConsumer[i] = r.SourceKind, r.SourceStream, r.SourceConsumer
-		derived[i], unavailable[i], malformed[i] = r.MsgIDDerived, r.PayloadUnavailable, r.Malformed()
-		attempts[i], first[i], last[i], deadAt[i] = r.Attempts, r.FirstFailedAt, r.LastFailedAt, r.DeadLetteredAt
-		payload[i], sha[i], size[i], seq[i] = r.Payload, r.PayloadSHA256[:], int32(len(r.Payload)), int64(r.SourceSeq)
-		key[i] = r.SourceKey[:]
-		replayOf[i], generation[i] = r.ReplayOf, r.Generation
-		if r.Delivery == "" {
-			// Made by hand (tests, tools): keyed by its source position, as
-			// every row was before stream recreation was taken into account.
-			delivery[i] = fmt.Sprintf("%s #%d consumer %s", r.SourceStream, r.SourceSeq, r.SourceConsumer)
-			k := SourceKey(delivery[i])
-			key[i] = k[:]
-		}
-		if len(r.HeaderBlock) > 0 {
-			block[i] = r.HeaderBlock
-		}
-		var err error
-		if headers[i], err = json.Marshal(r.Headers); err != nil {
-			return nil, fmt.Errorf("encode headers: %w", err)
-		}
-		if reasons[i], err = jsonStrings(r.MalformedReasons); err != nil {
-			return nil, fmt.Errorf("encode malformed reasons: %w", err)
-		}
-		flags[i] = strings.Join(r.Flags, ",") // codes never hold a comma (see Record.flag)
-		if len(r.Advisory) > 0 {
-			advisory[i] = r.Advisory
-		}
-	}
-	sql := insertBatch
-	run := func() ([]Inserted, error) {
-		rows, err := s.pool.Query(ctx, sql,
-			tenant, itemType, subject, origSubject, msgID, derived,
-			opID, corrID, principal, consumer, errText, class, stack,
-			attempts, first, last, deadAt,
-			headers, block, payload, sha, size, unavailable,
-			fingerprint, malformed, reasons, flags,
-			srcKind, srcStream, seq, srcConsumer, advisory, key, delivery, replayOf, generation)
-		if err != nil {
-			return nil, err
-		}
-		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Inserted, error) {
-			var in Inserted
-			var c string
-			err := row.Scan(&in.Tenant, &in.ItemType, &c, &in.Malformed, &in.DeadLetteredAt)
-			in.ErrorClass = ErrorClass(c)
-			return in, err
-		})
-	}
-	partitioned := false
+	rows := copyRows(recs)
+	partitioned, unstoredOnly, skipped := false, false, -1
 	for {
-		in, err := run()
+		in, n, err := s.copyBatch(ctx, rows, unstoredOnly)
 		switch {
-		case sourceKeyTaken(err) && sql == insertBatch:
+		case sourceKeyTaken(err) && n > skipped:
 			// A redelivery of a stored record: skip what is stored.
-			sql = insertBatchSkipping
+			unstoredOnly, skipped = true, n
 		case noPartition(err) && !partitioned:
-			// A day without a partition (a dead letter stored long ago, or the
-			// keeper behind): make them and store again. A day the functions
-			// refuse leaves the first error to the caller.
+			// A day the functions refuse leaves the first error to the caller.
+			deadAt := make([]time.Time, len(recs))
+			for i := range recs {
+				deadAt[i] = recs[i].DeadLetteredAt
+			}
 			if perr := s.EnsurePartitions(ctx, deadAt); perr != nil {
 				if Unreachable(perr) {
 					return nil, perr
@@ -295,18 +179,11 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 
 // sourceKeyTaken reports whether err is the source key's unique index
 // refusing a row (SQLSTATE 23505): a record stored before. The primary key,
-// the only other unique index of dead_letters, is an identity no insert
-// names.
+// the only other unique index of dead_letters, holds ids drawn from the
+// identity sequence, which never gives one twice.
 func sourceKeyTaken(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505" && strings.Contains(pgErr.ConstraintName, "source_key")
-}
-
-func jsonStrings(ss []string) ([]byte, error) {
-	if ss == nil {
-		return []byte("[]"), nil
-	}
-	return json.Marshal(ss)
 }
 
 // Unreachable reports whether err says the database could not be reached or

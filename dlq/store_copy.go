@@ -1,0 +1,441 @@
+package dlq
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// A batch is stored in one transaction (copyBatch): its ids are taken from
+// the identity sequence of dead_letters (copyIDs), its rows written with
+// COPY in PostgreSQL's binary format (encodeCopy: no statement to plan, no
+// parameter arrays to unnest, no RETURNING), and its deltas for the
+// counters, added up here from the very values copied, inserted beside them
+// (copyDeltas), so the counters change in the transaction that stores the
+// rows. COPY names the ids (COPY always takes a value given for an identity
+// column, GENERATED ALWAYS or not) because the deltas keep a sample id per
+// group: ids from the sequence are as unique as the ones a plain insert
+// draws from it. A COPY that meets a stored source key (a redelivery) is
+// refused whole; the batch then goes again without the records already
+// stored (unstoredOnly), as often as the source key keeps refusing it and
+// each time with fewer records (another ingester may store the same
+// redelivery meanwhile).
+
+// ingestStatus is the status every new dead letter has: COPY writes it,
+// and the deltas count the rows under it.
+const ingestStatus = "quarantined"
+
+// copyColumns are the columns COPY writes, in the order encodeCopy
+// encodes them.
+const copyColumns = `id, tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
+    operation_id, correlation_id, principal, consumer, error, error_class, stack,
+    attempts, first_failed_at, last_failed_at, dead_lettered_at,
+    headers, header_block, payload, payload_sha256, payload_size, payload_unavailable,
+    fingerprint, malformed, malformed_reasons, flags, status,
+    source_kind, source_stream, source_seq, source_consumer, advisory, source_key, delivery, replay_of, generation`
+
+const copyColumnCount = 38
+
+const copyIn = `COPY dead_letters (` + copyColumns + `) FROM STDIN (FORMAT binary)`
+
+// copyIDs draws n ids from the identity sequence of dead_letters (named
+// so by migration 0016), in ascending order.
+const copyIDs = `SELECT nextval('dead_letters_id_seq') FROM generate_series(1, $1) ORDER BY 1`
+
+// storedKeys are the source keys among the batch's that are stored already
+// (the unique index on dead_lettered_at and source_key answers).
+const storedKeys = `
+SELECT d.dead_lettered_at, d.source_key
+FROM unnest($1::timestamptz[], $2::bytea[]) AS k(at, key)
+JOIN dead_letters d ON d.dead_lettered_at = k.at AND d.source_key = k.key`
+
+// insertDeltas records the batch's deltas (one row per tenant, item type,
+// class, error group and minute, added up by copyDeltas: "ins" here) and
+// gives new combinations their counter row (newCombinations).
+const insertDeltas = `
+WITH ins AS (
+    SELECT u.*, $11::text AS status
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[],
+                $7::timestamptz[], $8::timestamptz[], $9::bigint[], $10::timestamptz[])
+        AS u(tenant, item_type, error_class, fingerprint, minute, n, first_seen, last_seen, sample_id, sample_at)
+), deltas AS (
+    INSERT INTO dead_letter_deltas (tenant, item_type, error_class, status, fingerprint, minute, n,
+        first_seen, last_seen, sample_id, sample_at)
+    SELECT tenant, item_type, error_class, status, fingerprint, minute, n, first_seen, last_seen, sample_id, sample_at FROM ins
+), ` + newCombinations + `
+SELECT n FROM announce`
+
+// copyRow is a record as COPY writes it: the values the insert derives
+// for records made by hand (delivery and source key) filled in.
+type copyRow struct {
+	rec      *Record
+	delivery string
+	key      [32]byte
+}
+
+// copyRows returns recs as COPY writes them, in the order of the source
+// key's unique index: two transactions storing the same redeliveries wait
+// for each other's keys in one order, never in a circle (a deadlock).
+func copyRows(recs []Record) []copyRow {
+	rows := make([]copyRow, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		rows[i] = copyRow{rec: r, delivery: r.Delivery, key: r.SourceKey}
+		if r.Delivery == "" {
+			// Made by hand (tests, tools): keyed by its source position, as
+			// every row was before stream recreation was taken into account.
+			rows[i].delivery = fmt.Sprintf("%s #%d consumer %s", r.SourceStream, r.SourceSeq, r.SourceConsumer)
+			rows[i].key = SourceKey(rows[i].delivery)
+		}
+	}
+	slices.SortFunc(rows, func(a, b copyRow) int {
+		return cmp.Or(cmp.Compare(pgMicros(a.rec.DeadLetteredAt), pgMicros(b.rec.DeadLetteredAt)), bytes.Compare(a.key[:], b.key[:]))
+	})
+	return rows
+}
+
+// copyBatch stores rows in one transaction (see above) and returns them
+// as inserted; with unstoredOnly, it leaves out the rows whose source key
+// is stored, and repeats of a source key within rows, and reports how many
+// it left out.
+func (s *Store) copyBatch(ctx context.Context, rows []copyRow, unstoredOnly bool) ([]Inserted, int, error) {
+	var in []Inserted
+	skipped := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		in, skipped = nil, 0
+		if unstoredOnly {
+			var err error
+			n := len(rows)
+			if rows, err = unstored(ctx, tx, rows); err != nil {
+				return err
+			}
+			skipped = n - len(rows)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		idRows, err := tx.Query(ctx, copyIDs, len(rows))
+		if err != nil {
+			return fmt.Errorf("draw ids: %w", err)
+		}
+		ids, err := pgx.CollectRows(idRows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("draw ids: %w", err)
+		}
+		if len(ids) != len(rows) {
+			return fmt.Errorf("draw ids: %d for %d rows", len(ids), len(rows))
+		}
+		buf := copyBuffers.Get().(*[]byte)
+		defer putCopyBuffer(buf)
+		data, err := encodeCopy((*buf)[:0], rows, ids)
+		*buf = data
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(data), copyIn); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, insertDeltas, copyDeltas(rows, ids)...); err != nil {
+			return fmt.Errorf("record the counters' deltas: %w", err)
+		}
+		in = make([]Inserted, len(rows))
+		for i, r := range rows {
+			in[i] = Inserted{Tenant: r.rec.Tenant, ItemType: r.rec.ItemType, ErrorClass: r.rec.ErrorClass,
+				Malformed: r.rec.Malformed(), DeadLetteredAt: r.rec.DeadLetteredAt}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, skipped, err
+	}
+	return in, skipped, nil
+}
+
+// copyBuffers keep the COPY data of earlier batches for the next: a batch
+// is megabytes.
+var copyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxKeptCopyBuffer is the largest COPY data copyBuffers keeps: the rare
+// batch of huge dead letters is not held on to.
+const maxKeptCopyBuffer = 64 << 20
+
+func putCopyBuffer(buf *[]byte) {
+	if cap(*buf) <= maxKeptCopyBuffer {
+		copyBuffers.Put(buf)
+	}
+}
+
+// keyAt is a source key with the time it is unique under, to the
+// microsecond PostgreSQL keeps.
+type keyAt struct {
+	at  int64
+	key [32]byte
+}
+
+// unstored returns the rows of rows whose source key is not stored (as
+// tx sees it), each source key once.
+func unstored(ctx context.Context, tx pgx.Tx, rows []copyRow) ([]copyRow, error) {
+	ats, keys := make([]time.Time, len(rows)), make([][]byte, len(rows))
+	for i := range rows {
+		ats[i], keys[i] = rows[i].rec.DeadLetteredAt, rows[i].key[:]
+	}
+	found, err := tx.Query(ctx, storedKeys, ats, keys)
+	if err != nil {
+		return nil, fmt.Errorf("look up stored source keys: %w", err)
+	}
+	seen := map[keyAt]bool{}
+	var at time.Time
+	var key []byte
+	_, err = pgx.ForEachRow(found, []any{&at, &key}, func() error {
+		k := keyAt{at: pgMicros(at)}
+		copy(k.key[:], key)
+		seen[k] = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up stored source keys: %w", err)
+	}
+	var keep []copyRow
+	for _, r := range rows {
+		k := keyAt{at: pgMicros(r.rec.DeadLetteredAt), key: r.key}
+		if !seen[k] {
+			seen[k] = true
+			keep = append(keep, r)
+		}
+	}
+	return keep, nil
+}
+
+// copyDeltas adds rows (with ids) up per tenant, item type, class, error
+// group and minute, as the arguments of insertDeltas: how many, the first
+// and last time, the highest id and its time. The minute is the one
+// date_bin('1 minute', t, '2000-01-01') gives (minutes since the Unix
+// epoch and since year 1 fall on the same instants).
+func copyDeltas(rows []copyRow, ids []int64) []any {
+	type key struct {
+		tenant, itemType, class, fingerprint string
+		minute                               int64
+	}
+	type sum struct {
+		n                    int64
+		first, last, sampleT int64
+		sample               int64
+	}
+	order := []key{}
+	sums := map[key]*sum{}
+	for i, r := range rows {
+		t := pgMicros(r.rec.DeadLetteredAt)
+		k := key{r.rec.Tenant, r.rec.ItemType, string(r.rec.ErrorClass), r.rec.Fingerprint, floorDiv(t, 60_000_000)}
+		s := sums[k]
+		if s == nil {
+			s = &sum{first: t, last: t, sample: ids[i], sampleT: t}
+			sums[k] = s
+			order = append(order, k)
+		}
+		s.n++
+		s.first, s.last = min(s.first, t), max(s.last, t)
+		if ids[i] > s.sample {
+			s.sample, s.sampleT = ids[i], t
+		}
+	}
+	n := len(order)
+	tenant, itemType, class, fingerprint := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	minute, first, last, sampleAt := make([]time.Time, n), make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
+	count, sample := make([]int64, n), make([]int64, n)
+	for i, k := range order {
+		s := sums[k]
+		tenant[i], itemType[i], class[i], fingerprint[i] = k.tenant, k.itemType, k.class, k.fingerprint
+		minute[i], count[i], first[i], last[i] = fromPGMicros(k.minute*60_000_000), s.n, fromPGMicros(s.first), fromPGMicros(s.last)
+		sample[i], sampleAt[i] = s.sample, fromPGMicros(s.sampleT)
+	}
+	return []any{tenant, itemType, class, fingerprint, minute, count, first, last, sample, sampleAt, ingestStatus}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
+}
+
+// pgEpoch is PostgreSQL's epoch (2000-01-01 UTC) in microseconds since
+// the Unix epoch.
+const pgEpoch = 946_684_800 * 1_000_000
+
+// pgMicros is t as PostgreSQL stores it when pgx sends it: microseconds
+// since 2000-01-01 UTC, the nanoseconds cut off.
+func pgMicros(t time.Time) int64 {
+	return t.Unix()*1_000_000 + int64(t.Nanosecond())/1000 - pgEpoch
+}
+
+func fromPGMicros(us int64) time.Time { return time.UnixMicro(us + pgEpoch).UTC() }
+
+// Type OIDs the binary format names: the elements of text[].
+const textOID = 25
+
+// copyHeader starts binary COPY data: the signature, no flags, no
+// extension.
+var copyHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+
+// encodeCopy writes rows, with their ids, as binary COPY data for
+// copyColumns. Each value is encoded as the column's type receives it
+// (text as its bytes, which PostgreSQL checks as for any statement: a NUL
+// or invalid UTF-8 is refused; jsonb as version 1 and the text; timestamps
+// as microseconds since 2000; text[] as a one-dimensional array of text).
+// It appends to buf and returns the result.
+func encodeCopy(buf []byte, rows []copyRow, ids []int64) ([]byte, error) {
+	e := copyEncoder{b: buf}
+	e.b = append(e.b, copyHeader...)
+	for i := range rows {
+		r, row := rows[i].rec, &rows[i]
+		e.b = binary.BigEndian.AppendUint16(e.b, copyColumnCount)
+		e.int8(ids[i])
+		e.text(r.Tenant)
+		e.text(r.ItemType)
+		e.text(r.Subject)
+		e.text(r.OriginalSubject)
+		e.text(r.MsgID)
+		e.bool(r.MsgIDDerived)
+		e.text(r.OperationID)
+		e.text(r.CorrelationID)
+		e.text(r.Principal)
+		e.text(r.Consumer)
+		e.text(r.Error)
+		e.text(string(r.ErrorClass))
+		e.text(r.Stack)
+		if r.Attempts == nil {
+			e.null()
+		} else {
+			e.int4(*r.Attempts)
+		}
+		e.timeOrNull(r.FirstFailedAt)
+		e.timeOrNull(r.LastFailedAt)
+		e.time(r.DeadLetteredAt)
+		headers, err := json.Marshal(r.Headers)
+		if err != nil {
+			return e.b, fmt.Errorf("encode headers: %w", err)
+		}
+		e.jsonb(headers)
+		e.bytesOrNull(r.HeaderBlock)
+		e.bytes(r.Payload)
+		e.bytes(r.PayloadSHA256[:])
+		e.int4(int32(len(r.Payload)))
+		e.bool(r.PayloadUnavailable)
+		e.text(r.Fingerprint)
+		e.bool(r.Malformed())
+		e.texts(r.MalformedReasons)
+		e.texts(r.Flags)
+		e.text(ingestStatus)
+		e.text(r.SourceKind)
+		e.text(r.SourceStream)
+		if r.SourceSeq == 0 {
+			e.null() // unknown
+		} else {
+			e.int8(int64(r.SourceSeq))
+		}
+		e.text(r.SourceConsumer)
+		if len(r.Advisory) == 0 {
+			e.null()
+		} else {
+			e.jsonb(r.Advisory)
+		}
+		e.bytes(row.key[:])
+		e.text(row.delivery)
+		if r.ReplayOf == 0 {
+			e.null()
+		} else {
+			e.int8(r.ReplayOf)
+		}
+		e.int4(r.Generation)
+	}
+	e.b = binary.BigEndian.AppendUint16(e.b, 0xffff) // the end
+	return e.b, nil
+}
+
+// copyEncoder appends values in the binary COPY format: each a 32-bit
+// length (-1: NULL) and its bytes.
+type copyEncoder struct{ b []byte }
+
+func (e *copyEncoder) len(n int) { e.b = binary.BigEndian.AppendUint32(e.b, uint32(n)) }
+
+func (e *copyEncoder) null() { e.b = binary.BigEndian.AppendUint32(e.b, 0xffffffff) }
+
+func (e *copyEncoder) text(s string) { e.len(len(s)); e.b = append(e.b, s...) }
+
+func (e *copyEncoder) bytes(p []byte) { e.len(len(p)); e.b = append(e.b, p...) }
+
+func (e *copyEncoder) bytesOrNull(p []byte) {
+	if len(p) == 0 {
+		e.null()
+		return
+	}
+	e.bytes(p)
+}
+
+func (e *copyEncoder) bool(v bool) {
+	e.len(1)
+	if v {
+		e.b = append(e.b, 1)
+	} else {
+		e.b = append(e.b, 0)
+	}
+}
+
+func (e *copyEncoder) int4(v int32) { e.len(4); e.b = binary.BigEndian.AppendUint32(e.b, uint32(v)) }
+
+func (e *copyEncoder) int8(v int64) { e.len(8); e.b = binary.BigEndian.AppendUint64(e.b, uint64(v)) }
+
+func (e *copyEncoder) time(t time.Time) { e.int8(pgMicros(t)) }
+
+func (e *copyEncoder) timeOrNull(t *time.Time) {
+	if t == nil {
+		e.null()
+		return
+	}
+	e.time(*t)
+}
+
+// jsonb is version 1 of jsonb's binary format: a version byte, then the
+// JSON text.
+func (e *copyEncoder) jsonb(doc []byte) {
+	e.len(1 + len(doc))
+	e.b = append(e.b, 1)
+	e.b = append(e.b, doc...)
+}
+
+// texts is a text[]: no dimension when empty, else one, from 1, with no
+// NULL elements.
+func (e *copyEncoder) texts(ss []string) {
+	size := 12
+	if len(ss) > 0 {
+		size += 8
+		for _, s := range ss {
+			size += 4 + len(s)
+		}
+	}
+	e.len(size)
+	dims := uint32(0)
+	if len(ss) > 0 {
+		dims = 1
+	}
+	e.b = binary.BigEndian.AppendUint32(e.b, dims)
+	e.b = binary.BigEndian.AppendUint32(e.b, 0) // no NULLs
+	e.b = binary.BigEndian.AppendUint32(e.b, textOID)
+	if len(ss) == 0 {
+		return
+	}
+	e.b = binary.BigEndian.AppendUint32(e.b, uint32(len(ss)))
+	e.b = binary.BigEndian.AppendUint32(e.b, 1)
+	for _, s := range ss {
+		e.text(s)
+	}
+}
