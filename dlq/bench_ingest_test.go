@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -83,6 +85,10 @@ func publishAll(b *testing.B, js jetstream.JetStream, total int) time.Duration {
 //   - drain-cpu-busy-%: how busy the machine's cores were while the
 //     ingester drained (100: all of them all along; the rate is then what
 //     the cores can do, NATS, the ingester and PostgreSQL together);
+//   - drain-go-cpu-us/msg and drain-pg-cpu-us/msg: the CPU time this
+//     process (NATS server and ingester) and the PostgreSQL server (all
+//     its processes; when it runs on this machine) used while draining,
+//     per message: what the drain costs, whatever else uses the machine;
 //   - indexed-copy-rows/s: the same rows with pgx CopyFrom into
 //     dead_letters itself, partitioned and with every index the pages
 //     need, and ratio-indexed: drain-msgs/s over it (how close the
@@ -121,11 +127,13 @@ func BenchmarkIngestEndToEnd(b *testing.B) {
 		rctx, cancel = context.WithCancel(ctx)
 		done = make(chan struct{})
 		cpu := readCPU(b)
+		used := readUsed(b, drain.db.Pool)
 		start = time.Now()
 		go func() { defer close(done); _ = in.Run(rctx) }()
 		waitAcked(b, drain.js, "quarantine-ingest", benchTotal)
 		drained := time.Since(start)
 		busy := readCPU(b).busySince(cpu)
+		usedNow := readUsed(b, drain.db.Pool)
 		cancel()
 		<-done
 		var rows int
@@ -146,6 +154,10 @@ func BenchmarkIngestEndToEnd(b *testing.B) {
 		cp := float64(benchTotal) / copied.Seconds()
 		b.ReportMetric(ours, "drain-msgs/s")
 		b.ReportMetric(busy, "drain-cpu-busy-%")
+		b.ReportMetric((usedNow.self-used.self)*1e6/benchTotal, "drain-go-cpu-us/msg")
+		if used.pg > 0 && usedNow.pg > 0 {
+			b.ReportMetric((usedNow.pg-used.pg)*1e6/benchTotal, "drain-pg-cpu-us/msg")
+		}
 		b.ReportMetric(consume, "bare-consume-msgs/s")
 		b.ReportMetric(cp, "bare-copy-rows/s")
 		b.ReportMetric(ours/min(consume, cp), "ratio")
@@ -187,6 +199,73 @@ func (t cpuTimes) busySince(then cpuTimes) float64 {
 		return 0
 	}
 	return 100 * float64(total-(t.idle-then.idle)) / float64(total)
+}
+
+// cpuUsed is CPU time used so far, in seconds: by this process, and by
+// the PostgreSQL server (0 when its processes cannot be read here).
+type cpuUsed struct{ self, pg float64 }
+
+// readUsed reads the CPU time this process and the PostgreSQL server of
+// pool have used: the server's is its postmaster's and every child's,
+// those that ended included (a parent's cutime and cstime hold them).
+func readUsed(b *testing.B, pool *pgxpool.Pool) cpuUsed {
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	u := cpuUsed{self: float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9}
+	var backend int
+	require.NoError(b, pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend))
+	st, ok := procStat(backend)
+	if !ok {
+		return u
+	}
+	postmaster := st.ppid
+	if st, ok = procStat(postmaster); !ok {
+		return u
+	}
+	ticks := st.ticks
+	entries, err := os.ReadDir("/proc")
+	require.NoError(b, err)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := procStat(pid); ok && st.ppid == postmaster {
+			ticks += st.ticks
+		}
+	}
+	u.pg = float64(ticks) / 100 // USER_HZ
+	return u
+}
+
+// stat is what procStat reads of a process: its parent, and the CPU
+// ticks it and its ended children used.
+type stat struct {
+	ppid  int
+	ticks uint64
+}
+
+// procStat reads /proc/pid/stat; false when it cannot.
+func procStat(pid int) (stat, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return stat{}, false
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return stat{}, false
+	}
+	f := strings.Fields(string(data[i+1:])) // state ppid ... utime(11) stime cutime cstime
+	if len(f) < 15 {
+		return stat{}, false
+	}
+	var st stat
+	st.ppid, _ = strconv.Atoi(f[1])
+	for _, x := range f[11:15] {
+		n, _ := strconv.ParseUint(x, 10, 64)
+		st.ticks += n
+	}
+	return st, true
 }
 
 // benchEnv is the integer in environment variable name, 0 when unset.
