@@ -14,8 +14,8 @@ import (
 // dead_letter_arrivals_minute, dead_letter_groups) are kept by the console,
 // never by triggers (migration 0015):
 //
-//   - the ingest statement appends its deltas to dead_letter_deltas, one
-//     row per touched combination (tenant, item type, class, status, error
+//   - the ingester's transaction (Store.Insert) appends its deltas to
+//     dead_letter_deltas, one row per touched combination (tenant, item type, class, status, error
 //     group, minute), insert-only, so concurrent writers never wait for
 //     each other nor update a row; it also makes sure the combination has a
 //     counter row (INSERT ... ON CONFLICT DO NOTHING: nothing is written for
@@ -301,7 +301,7 @@ func subtract(ctx context.Context, tx pgx.Tx, ds []departure) error {
 // CountArrivals records the dead letters of source stream with ids above
 // afterID, written in tx by COPY (which no statement of this package
 // wraps), as new for the counters (deltas that FoldCounters folds), as the
-// ingest statement does for its own rows, and returns how many it
+// ingester does for its own rows, and returns how many it
 // recorded. Fill uses it: ids only grow, and its
 // rows name a stream of their own, so these are exactly the rows it wrote.
 func CountArrivals(ctx context.Context, tx pgx.Tx, afterID int64, stream string) (int64, error) {

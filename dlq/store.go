@@ -59,8 +59,9 @@ type InsertResult struct {
 	// Unstorable are the records not stored at all: PostgreSQL refused
 	// their raw form too. Their messages must not be acked.
 	Unstorable []Refused
-	// Statements counts the insert statements run: 1 when nothing was
-	// refused, a few more per refused record (isolation by halves).
+	// Statements counts the attempts to store part of the batch (each one
+	// transaction, see insert): 1 when nothing was refused, a few more per
+	// refused record (isolation by halves).
 	Statements int
 }
 
@@ -70,8 +71,8 @@ type Refused struct {
 	Err   error
 }
 
-// Insert stores recs, one statement for the lot when nothing is refused;
-// rows whose source key exists are skipped. Records that say they are the
+// Insert stores recs, one transaction (one COPY) for the lot when nothing
+// is refused; rows whose source key exists are skipped. Records that say they are the
 // replay of a dead letter are linked to it first, or flagged (linkReplays). When PostgreSQL refuses the
 // statement for any reason but being unreachable (see Unreachable), the
 // batch is split in halves, and each half again, until every refused record
