@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -135,11 +134,8 @@ func (s *Store) copyBatch(ctx context.Context, rows []copyRow, unstoredOnly bool
 		}
 		buf := copyBuffers.Get().(*[]byte)
 		defer putCopyBuffer(buf)
-		data, err := encodeCopy((*buf)[:0], rows, ids)
+		data := encodeCopy((*buf)[:0], rows, ids)
 		*buf = data
-		if err != nil {
-			return err
-		}
 		if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(data), copyIn); err != nil {
 			return err
 		}
@@ -292,7 +288,7 @@ var copyHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 // or invalid UTF-8 is refused; jsonb as version 1 and the text; timestamps
 // as microseconds since 2000; text[] as a one-dimensional array of text).
 // It appends to buf and returns the result.
-func encodeCopy(buf []byte, rows []copyRow, ids []int64) ([]byte, error) {
+func encodeCopy(buf []byte, rows []copyRow, ids []int64) []byte {
 	e := copyEncoder{b: buf}
 	e.b = append(e.b, copyHeader...)
 	for i := range rows {
@@ -320,11 +316,7 @@ func encodeCopy(buf []byte, rows []copyRow, ids []int64) ([]byte, error) {
 		e.timeOrNull(r.FirstFailedAt)
 		e.timeOrNull(r.LastFailedAt)
 		e.time(r.DeadLetteredAt)
-		headers, err := json.Marshal(r.Headers)
-		if err != nil {
-			return e.b, fmt.Errorf("encode headers: %w", err)
-		}
-		e.jsonb(headers)
+		e.headers(r.Headers)
 		e.bytesOrNull(r.HeaderBlock)
 		e.bytes(r.Payload)
 		e.bytes(r.PayloadSHA256[:])
@@ -358,7 +350,7 @@ func encodeCopy(buf []byte, rows []copyRow, ids []int64) ([]byte, error) {
 		e.int4(r.Generation)
 	}
 	e.b = binary.BigEndian.AppendUint16(e.b, 0xffff) // the end
-	return e.b, nil
+	return e.b
 }
 
 // copyEncoder appends values in the binary COPY format: each a 32-bit
@@ -410,6 +402,16 @@ func (e *copyEncoder) jsonb(doc []byte) {
 	e.len(1 + len(doc))
 	e.b = append(e.b, 1)
 	e.b = append(e.b, doc...)
+}
+
+// headers is the jsonb of hs (appendHeadersJSON), written in place: its
+// length is known once it is.
+func (e *copyEncoder) headers(hs []HeaderValue) {
+	at := len(e.b)
+	e.len(0)
+	e.b = append(e.b, 1) // jsonb version
+	e.b = appendHeadersJSON(e.b, hs)
+	binary.BigEndian.PutUint32(e.b[at:], uint32(len(e.b)-at-4))
 }
 
 // texts is a text[]: no dimension when empty, else one, from 1, with no
