@@ -320,7 +320,12 @@ var (
 func EscapeLines(s string) string { return lineEscaper.Replace(s) }
 
 // UnescapeLines reverses EscapeLines; other backslashes are kept.
-func UnescapeLines(s string) string { return lineUnescaper.Replace(s) }
+func UnescapeLines(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s // nothing escaped: the replacer would only scan it
+	}
+	return lineUnescaper.Replace(s)
+}
 
 func (r *Record) timeHeader(h map[string][]string, name string) *time.Time {
 	v := r.header(h, name)
