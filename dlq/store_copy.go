@@ -22,7 +22,9 @@ import (
 // rows. COPY names the ids (COPY always takes a value given for an identity
 // column, GENERATED ALWAYS or not) because the deltas keep a sample id per
 // group: ids from the sequence are as unique as the ones a plain insert
-// draws from it. A COPY that meets a stored source key (a redelivery) is
+// draws from it, and given in the batch's order as an insert gives them
+// (the last record stored is the newest), while the rows go in the source
+// key's order (byKey). A COPY that meets a stored source key (a redelivery) is
 // refused whole; the batch then goes again without the records already
 // stored (unstoredOnly), as often as the source key keeps refusing it and
 // each time with fewer records (another ingester may store the same
@@ -78,11 +80,10 @@ type copyRow struct {
 	rec      *Record
 	delivery string
 	key      [32]byte
+	id       int64 // drawn in copyBatch
 }
 
-// copyRows returns recs as COPY writes them, in the order of the source
-// key's unique index: two transactions storing the same redeliveries wait
-// for each other's keys in one order, never in a circle (a deadlock).
+// copyRows returns recs as COPY writes them.
 func copyRows(recs []Record) []copyRow {
 	rows := make([]copyRow, len(recs))
 	for i := range recs {
@@ -95,10 +96,16 @@ func copyRows(recs []Record) []copyRow {
 			rows[i].key = SourceKey(rows[i].delivery)
 		}
 	}
+	return rows
+}
+
+// byKey sorts rows in the order of the source key's unique index: two
+// transactions storing the same redeliveries wait for each other's keys
+// in one order, never in a circle (a deadlock).
+func byKey(rows []copyRow) {
 	slices.SortFunc(rows, func(a, b copyRow) int {
 		return cmp.Or(cmp.Compare(pgMicros(a.rec.DeadLetteredAt), pgMicros(b.rec.DeadLetteredAt)), bytes.Compare(a.key[:], b.key[:]))
 	})
-	return rows
 }
 
 // copyBatch stores rows in one transaction (see above) and returns them
@@ -132,14 +139,21 @@ func (s *Store) copyBatch(ctx context.Context, rows []copyRow, unstoredOnly bool
 		if len(ids) != len(rows) {
 			return fmt.Errorf("draw ids: %d for %d rows", len(ids), len(rows))
 		}
+		// Ids in the batch's order, as an insert gives them: the last
+		// stored is the newest.
+		for i := range rows {
+			rows[i].id = ids[i]
+		}
+		sorted := slices.Clone(rows)
+		byKey(sorted)
 		buf := copyBuffers.Get().(*[]byte)
 		defer putCopyBuffer(buf)
-		data := encodeCopy((*buf)[:0], rows, ids)
+		data := encodeCopy((*buf)[:0], sorted)
 		*buf = data
 		if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(data), copyIn); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, insertDeltas, copyDeltas(rows, ids)...); err != nil {
+		if _, err := tx.Exec(ctx, insertDeltas, copyDeltas(rows)...); err != nil {
 			return fmt.Errorf("record the counters' deltas: %w", err)
 		}
 		in = make([]Inserted, len(rows))
@@ -210,12 +224,12 @@ func unstored(ctx context.Context, tx pgx.Tx, rows []copyRow) ([]copyRow, error)
 	return keep, nil
 }
 
-// copyDeltas adds rows (with ids) up per tenant, item type, class, error
+// copyDeltas adds rows (with their ids) up per tenant, item type, class, error
 // group and minute, as the arguments of insertDeltas: how many, the first
 // and last time, the highest id and its time. The minute is the one
 // date_bin('1 minute', t, '2000-01-01') gives (minutes since the Unix
 // epoch and since year 1 fall on the same instants).
-func copyDeltas(rows []copyRow, ids []int64) []any {
+func copyDeltas(rows []copyRow) []any {
 	type key struct {
 		tenant, itemType, class, fingerprint string
 		minute                               int64
@@ -227,19 +241,19 @@ func copyDeltas(rows []copyRow, ids []int64) []any {
 	}
 	order := []key{}
 	sums := map[key]*sum{}
-	for i, r := range rows {
+	for _, r := range rows {
 		t := pgMicros(r.rec.DeadLetteredAt)
 		k := key{r.rec.Tenant, r.rec.ItemType, string(r.rec.ErrorClass), r.rec.Fingerprint, floorDiv(t, 60_000_000)}
 		s := sums[k]
 		if s == nil {
-			s = &sum{first: t, last: t, sample: ids[i], sampleT: t}
+			s = &sum{first: t, last: t, sample: r.id, sampleT: t}
 			sums[k] = s
 			order = append(order, k)
 		}
 		s.n++
 		s.first, s.last = min(s.first, t), max(s.last, t)
-		if ids[i] > s.sample {
-			s.sample, s.sampleT = ids[i], t
+		if r.id > s.sample {
+			s.sample, s.sampleT = r.id, t
 		}
 	}
 	n := len(order)
@@ -288,13 +302,13 @@ var copyHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 // or invalid UTF-8 is refused; jsonb as version 1 and the text; timestamps
 // as microseconds since 2000; text[] as a one-dimensional array of text).
 // It appends to buf and returns the result.
-func encodeCopy(buf []byte, rows []copyRow, ids []int64) []byte {
+func encodeCopy(buf []byte, rows []copyRow) []byte {
 	e := copyEncoder{b: buf}
 	e.b = append(e.b, copyHeader...)
 	for i := range rows {
 		r, row := rows[i].rec, &rows[i]
 		e.b = binary.BigEndian.AppendUint16(e.b, copyColumnCount)
-		e.int8(ids[i])
+		e.int8(row.id)
 		e.text(r.Tenant)
 		e.text(r.ItemType)
 		e.text(r.Subject)

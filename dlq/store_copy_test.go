@@ -61,7 +61,8 @@ func countersExact(t *testing.T, pool *pgxpool.Pool) {
 // redelivery, a record repeated, a record PostgreSQL refuses and good
 // records across tenants and minutes stores each good record once with
 // every value as given, the refused one in its raw form, and leaves the
-// counters exact; ids come from the identity sequence.
+// counters exact; ids come from the identity sequence, in the batch's
+// order.
 func TestInsertByCopyKeepsEveryRule(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
@@ -144,6 +145,11 @@ func TestInsertByCopyKeepsEveryRule(t *testing.T) {
 	assert.Empty(t, plain.Flags)
 	assert.Nil(t, plain.Advisory)
 	assert.Nil(t, plain.Attempts)
+
+	three, err := store.BySource(ctx, "DLQ", 3, "")
+	require.NoError(t, err)
+	assert.Less(t, three.ID, d.ID, "ids follow the batch's order")
+	assert.Less(t, d.ID, plain.ID, "ids follow the batch's order, not the rows' times")
 
 	var maxID, last int64
 	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT (SELECT max(id) FROM dead_letters), last_value FROM dead_letters_id_seq`).Scan(&maxID, &last))
