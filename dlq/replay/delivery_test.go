@@ -327,12 +327,18 @@ func TestRecordRetriedAfterPublish(t *testing.T) {
 	req := b.request(t, []int64{id}, replay.SubmitInput{})
 	w := b.worker(t, replay.WorkerConfig{Owner: "publisher", Lease: 20 * time.Second, RecordTimeout: 200 * time.Millisecond})
 	var blip pgx.Tx
+	other := b.worker(t, replay.WorkerConfig{Owner: "other"})
 	w.AfterPublish(func([]int64) bool {
 		tx, err := b.db.Pool.Begin(ctx)
 		require.NoError(t, err)
 		_, err = tx.Exec(ctx, `SELECT 1 FROM replay_jobs WHERE request_id = $1 FOR UPDATE`, req.ID)
 		require.NoError(t, err)
 		blip = tx
+		// Another worker runs from here, when the job is claimed and
+		// published under the first one's lease (started before, it could
+		// claim the job first): it would take the job over if the lease
+		// were let go.
+		run(t, other)
 		return true
 	})
 	var failed atomic.Int32
@@ -343,9 +349,6 @@ func TestRecordRetriedAfterPublish(t *testing.T) {
 			close(released)
 		}
 	})
-	other := b.worker(t, replay.WorkerConfig{Owner: "other"})
-	run(t, other) // would take the job over if the lease were let go
-
 	_, err := w.RunOnce(ctx)
 	require.NoError(t, err)
 	select {
