@@ -32,7 +32,7 @@ import (
 
 // ingestStatus is the status every new dead letter has: COPY writes it,
 // and the deltas count the rows under it.
-const ingestStatus = "quarantined"
+const ingestStatus = string(StatusQuarantined)
 
 // copyColumns are the columns COPY writes, in the order encodeCopy
 // encodes them.
