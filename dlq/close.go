@@ -161,7 +161,7 @@ func (s *Store) auditRefusedClose(ctx context.Context, in CloseInput, keys []Key
 		switch {
 		case slices.Contains(done, id):
 		case !ok:
-			refused.Add(id, "", "no such dead letter")
+			refused.AddMissing(id)
 		case !in.All && !slices.Contains(in.Tenants, st.tenant):
 			// another tenant's: the route audited it
 		case st.status != StatusQuarantined && st.status != StatusReplayFailed:

@@ -27,6 +27,10 @@ func (r RefusedIDs) Add(id int64, tenant, why string) {
 	r[k] = append(r[k], id)
 }
 
+// AddMissing records that id was refused because no dead letter has it
+// (or has it any more): no tenant is known.
+func (r RefusedIDs) AddMissing(id int64) { r.Add(id, "", "no such dead letter") }
+
 // Merge adds every id of o to r.
 func (r RefusedIDs) Merge(o RefusedIDs) {
 	for k, ids := range o {

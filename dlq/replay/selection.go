@@ -189,7 +189,7 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 		}
 		for _, k := range keep {
 			if !read[k.ID] { // removed (by retention) since bound read it
-				refused.Add(k.ID, "", "no such dead letter")
+				refused.AddMissing(k.ID)
 			}
 		}
 		if len(order) == 0 {
@@ -295,7 +295,7 @@ func (s *Service) bound(ctx context.Context, tx pgx.Tx, table *replaypolicy.Tabl
 	}
 	for _, id := range ids {
 		if !found[id] {
-			refused.Add(id, "", "no such dead letter")
+			refused.AddMissing(id)
 		}
 	}
 	for g, ids := range counts {
