@@ -391,7 +391,7 @@ func DecodeHeaders(hs []HeaderValue) (map[string][]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("header name %q: %w", h.Name, err)
 		}
-		value, err := decodeText(h.Value, h.Encoding)
+		value, err := h.DecodedValue()
 		if err != nil {
 			return nil, fmt.Errorf("header %q: %w", name, err)
 		}
@@ -399,6 +399,10 @@ func DecodeHeaders(hs []HeaderValue) (map[string][]string, error) {
 	}
 	return out, nil
 }
+
+// DecodedValue is h's value exactly as received (decoded when it was
+// stored encoded).
+func (h HeaderValue) DecodedValue() (string, error) { return decodeText(h.Value, h.Encoding) }
 
 func decodeText(s, enc string) (string, error) {
 	switch enc {

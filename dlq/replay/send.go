@@ -74,14 +74,11 @@ func sendFacts(hs []dlq.HeaderValue, payloadSize int64, maxPayload int64, ids ..
 // valueSentAsIs is sentAsIs of h's value as it is sent (decoded, when
 // it was stored encoded).
 func valueSentAsIs(h dlq.HeaderValue) bool {
-	if h.Encoding == "" {
-		return sentAsIs(h.Value)
-	}
-	decoded, err := dlq.DecodeHeaders([]dlq.HeaderValue{{Name: "v", Value: h.Value, Encoding: h.Encoding}})
+	v, err := h.DecodedValue()
 	if err != nil {
 		return true // not a change: Message cannot build it at all, and says so
 	}
-	return sentAsIs(decoded["v"][0])
+	return sentAsIs(v)
 }
 
 // publishError sorts an error of a publish into what it means: refused
