@@ -110,9 +110,10 @@ type Ledger struct {
 	// HeldEarlier: another job of this claim with the same identity is
 	// ahead of this one and goes first.
 	HeldEarlier bool
-	// Replayed: another request already replayed the identity.
+	// Replayed: another job (of this request or another) already
+	// replayed the identity.
 	Replayed bool
-	// Unsettled is another request whose job of the identity may have
+	// Unsettled is the request of another job of the identity that may have
 	// been published and waits for a person (needs_reconciliation); 0:
 	// none.
 	Unsettled int64
@@ -164,7 +165,7 @@ func Identity(class Class, tenant, msgID, operationID string) string {
 // the allowlist refuses fails it; for dedupe and same_operation, another
 // job of the claim with the same identity makes it wait, the ledger's
 // answer (Needs NeedLedger until it is given) skips it when the identity
-// was already replayed, blocks it when another request's job of the
+// was already replayed, blocks it when another job of the
 // identity may have landed and waits for a person (possibly replayed), and
 // an unreadable ledger leaves it for a later claim (Wait: nothing was
 // sent, so its outcome is not unknown); for

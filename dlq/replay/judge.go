@@ -8,21 +8,24 @@ import (
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
-// Ledger read: has another request already replayed an identity of the
-// item (its message id where dedupe rules apply, its operation id where
-// same_operation rules do; NULL for one that does not count), and
-// does another request's job of it wait for a person because it may have
-// been published (needs_reconciliation: possibly replayed)? The ledger's
+// Ledger read: has another job already replayed an identity of the item
+// (its message id where dedupe rules apply, its operation id where
+// same_operation rules do; NULL for one that does not count), and does
+// another job of it wait for a person because it may have been published
+// (needs_reconciliation: possibly replayed)? Another job of the same
+// request counts as one of another request does: two dead letters of one
+// identity in one request (a consumer's own dead letter and the
+// MAX_DELIVERIES capture of the same message) are one effect. The ledger's
 // unique keys hold the identities' SHA-256 (quarantine_key, any length
 // fits; migration 0008), so the lookups say it the same way; the jobs that
 // wait for a person are few (replay_jobs_unsettled_idx).
 const ledgerHas = `SELECT EXISTS (SELECT 1 FROM replay_ledger
-        WHERE tenant = $1 AND request_id <> $4
+        WHERE tenant = $1 AND job_id <> $4 -- any job but this one
           AND (($2::text IS NOT NULL AND dedupe_key AND quarantine_key(msg_id) = quarantine_key($2))
                OR ($3::text IS NOT NULL AND operation_key AND quarantine_key(operation_id) = quarantine_key($3)))),
         coalesce((SELECT min(j.request_id) FROM replay_jobs j JOIN replay_requests r ON r.id = j.request_id
             JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
-            WHERE j.state = 'needs_reconciliation' AND r.tenant = $1 AND j.request_id <> $4
+            WHERE j.state = 'needs_reconciliation' AND r.tenant = $1 AND j.id <> $4
               AND (quarantine_key(i.msg_id) = quarantine_key($2) OR quarantine_key(i.operation_id) = quarantine_key($3))), 0)`
 
 // judge decides, just before publishing, what becomes of each job: the
@@ -155,7 +158,7 @@ func (w *Worker) ledger(ctx context.Context, j *job, held map[string]bool) *repl
 		opID = &j.opID
 	}
 	var l replaypolicy.Ledger
-	if err := w.svc.pool.QueryRow(ctx, ledgerHas, j.tenant, msgID, opID, j.requestID).Scan(&l.Replayed, &l.Unsettled); err != nil {
+	if err := w.svc.pool.QueryRow(ctx, ledgerHas, j.tenant, msgID, opID, j.id).Scan(&l.Replayed, &l.Unsettled); err != nil {
 		l.Unreadable = err.Error()
 	}
 	return &l

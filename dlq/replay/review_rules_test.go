@@ -1,0 +1,56 @@
+package replay_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// TestOneRequestRepeatsNoIdentity: two dead letters of one identity (the
+// consumer's own dead letter and the MAX_DELIVERIES capture of the same
+// message; or an email retried under a new message id with its operation
+// id) in ONE request are published once: the ledger skips the second as it
+// skips one of another request.
+func TestOneRequestRepeatsNoIdentity(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	run(t, b.worker(t, replay.WorkerConfig{Retry: 100 * time.Millisecond}))
+
+	t.Run("same operation id", func(t *testing.T) {
+		ids := testfactory.DeadLetters(t, b.db.Pool,
+			testfactory.Letter{ItemType: "email.send", MsgID: "mail-1", OperationID: "op-mail", Payload: []byte(`{"to":"x@example.com"}`)},
+			testfactory.Letter{ItemType: "email.send", MsgID: "mail-2", OperationID: "op-mail", Payload: []byte(`{"to":"x@example.com"}`)})
+		req := b.request(t, ids, replay.SubmitInput{})
+		_, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+		require.NoError(t, err)
+		b.waitFinished(t, req.ID)
+		assert.Equal(t, 1, b.onSubject(t, "app.acme.email.send"), "operation op-mail is sent once")
+		assert.Equal(t, map[string]int{"replayed": 1, "skipped": 1}, b.jobStates(t, req.ID))
+	})
+
+	t.Run("same message id", func(t *testing.T) {
+		// A short duplicate window: the broker has forgotten the id by the
+		// time the second job is tried again.
+		events := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Duplicates: 100 * time.Millisecond})
+		hdr := nats.Header{dlq.HeaderOriginalSubject: {"events.acme.page_view"}}
+		x := b.seedItem(t, "analytics.event", "evt-twice", hdr, `{"n":1}`)
+		y := b.seedItem(t, "analytics.event", "evt-twice", hdr, `{"n":1}`)
+		req := b.request(t, []int64{x, y}, replay.SubmitInput{})
+		b.waitFinished(t, req.ID)
+		info, err := events.Info(ctx, jetstream.WithSubjectFilter("events.acme.page_view"))
+		require.NoError(t, err)
+		assert.Equal(t, uint64(1), info.State.Subjects["events.acme.page_view"], "evt-twice is published once")
+		assert.Equal(t, map[string]int{"replayed": 1, "skipped": 1}, b.jobStates(t, req.ID))
+	})
+}
