@@ -43,7 +43,11 @@ type Attempt struct {
 
 // JudgeWindow says whether a job may be published at now. It is pure. A
 // target whose window could not be read waits (nothing is published
-// blind); one no stream stores goes (the publish then says so). A first
+// blind); one no stream stores goes the first time (the publish then says
+// so), and never again after an unknown outcome: no duplicate window can
+// drop a second publish there, which a plain subscriber that never
+// answers would receive again and again, so a person decides (Reconcile,
+// CheckPastWindow). A first
 // attempt waits (Defer, Until set) until the original's window has passed
 // (StoredBy + Duplicates + Margin): a publish before would be dropped as a
 // duplicate, and an attempt made after it makes any later Duplicate answer
@@ -57,8 +61,11 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 	switch {
 	case w.Unreadable != "":
 		return v.plain(Wait, CheckWindowUnread, "could not read the duplicate window of the target stream ("+w.Unreadable+"); nothing is published until it can be; will retry")
-	case w.Stream == "":
+	case w.Stream == "" && a.FirstAttemptAt.IsZero():
 		return v
+	case w.Stream == "":
+		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s got no answer, and no stream stores the subject, so no duplicate window drops a republish: "+
+			"it could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt)))
 	case a.FirstAttemptAt.IsZero():
 		until := a.StoredBy.Add(w.Duplicates + a.Margin)
 		if now.Before(until) {

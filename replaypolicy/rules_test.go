@@ -187,6 +187,7 @@ func TestRules(t *testing.T) {
 		{CheckWindowUnread, Wait, window(Attempt{Window: Window{Unreadable: "timeout"}}), "could not read the duplicate window"},
 		{CheckPastWindow, Reconcile, window(Attempt{FirstAttemptAt: testNow.Add(-3 * time.Minute), Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}}),
 			"no longer covers it"},
+		{CheckPastWindow, Reconcile, window(Attempt{FirstAttemptAt: testNow.Add(-time.Second)}), "no stream stores the subject, so no duplicate window drops a republish"},
 		{CheckAckLost, Retry, ack(Ack{Lost: "timeout", Attempts: 1, RetryBase: 2 * time.Second, FirstAttemptAt: testNow,
 			Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}}), "no PubAck (timeout)"},
 		{CheckNoStream, Fail, ack(Ack{MsgID: "m-1", NoStream: true}), "no stream stores the subject"},
@@ -401,6 +402,9 @@ func TestErrorClassAndLoopRules(t *testing.T) {
 		}
 		if v := JudgeWindow(Attempt{FirstAttemptAt: testNow.Add(-time.Minute), Window: w, Margin: time.Second}, testNow); v.Outcome != Go {
 			t.Errorf("a retry inside the window: %+v", v)
+		}
+		if v := JudgeWindow(Attempt{StoredBy: testNow}, testNow); v.Outcome != Go {
+			t.Errorf("a first attempt where no stream stores the subject (the publish says so): %+v", v)
 		}
 		if v := JudgeStop("wrong target", " STOP "); v.Outcome != Go {
 			t.Errorf("stop: %+v", v)

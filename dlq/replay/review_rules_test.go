@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,4 +54,29 @@ func TestOneRequestRepeatsNoIdentity(t *testing.T) {
 		assert.Equal(t, uint64(1), info.State.Subjects["events.acme.page_view"], "evt-twice is published once")
 		assert.Equal(t, map[string]int{"replayed": 1, "skipped": 1}, b.jobStates(t, req.ID))
 	})
+}
+
+// TestNoStreamNoBlindRepublish: a target subject no stream stores, with a
+// plain subscriber that never answers (a service on core NATS): the first
+// publish reaches it and no PubAck comes. No duplicate window can drop a
+// second publish there, so the job is not published again: it waits for
+// a person (needs_reconciliation), and the subscriber got it once.
+func TestNoStreamNoBlindRepublish(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	var got atomic.Int64
+	sub, err := b.nc.Subscribe("events.acme.>", func(*nats.Msg) { got.Add(1) }) // no reply: no PubAck
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	require.NoError(t, b.nc.Flush())
+
+	id := b.seedItem(t, "search.index_update", "core-1", nats.Header{dlq.HeaderOriginalSubject: {"events.acme.search.index_update"}}, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	run(t, b.worker(t, replay.WorkerConfig{AckTimeout: 200 * time.Millisecond, Retry: 50 * time.Millisecond}))
+
+	done := b.waitStatus(t, req.ID, replay.StatusDoneWithProblems)
+	assert.Contains(t, done.StatusReason, "needs reconciliation")
+	j := b.job(t, req.ID, id)
+	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
+	assert.Equal(t, int64(1), got.Load(), "published once: nothing drops a second publish on a subject no stream stores")
 }
