@@ -99,8 +99,11 @@ type Job struct {
 	// SubjectRefusal says why the job's subject may not be published to
 	// (the subject allowlist's answer), "" when it may.
 	SubjectRefusal string
-	Ledger         *Ledger
-	Revalidation   *Revalidation
+	// Attempted: a publish of this job may have landed already (it was
+	// marked attempted and no answer said it did not land).
+	Attempted    bool
+	Ledger       *Ledger
+	Revalidation *Revalidation
 }
 
 // Ledger is what the replay ledger says about a job's identity (Identity).
@@ -117,6 +120,10 @@ type Ledger struct {
 	// been published and waits for a person (needs_reconciliation); 0:
 	// none.
 	Unsettled int64
+	// InFlight is the request of another job of the identity whose publish
+	// may have landed and that nothing settled yet (it is retried under its
+	// message id, or its worker is publishing it); 0: none.
+	InFlight int64
 }
 
 // Revalidation is the owning service's answer about a revalidate item's
@@ -166,7 +173,10 @@ func Identity(class Class, tenant, msgID, operationID string) string {
 // job of the claim with the same identity makes it wait, the ledger's
 // answer (Needs NeedLedger until it is given) skips it when the identity
 // was already replayed, blocks it when another job of the
-// identity may have landed and waits for a person (possibly replayed), and
+// identity may have landed and waits for a person (possibly replayed),
+// makes it wait while another job of the identity may have landed and is
+// not settled yet (unless a publish of its own may have landed too: it
+// then goes on as its own retry), and
 // an unreadable ledger leaves it for a later claim (Wait: nothing was
 // sent, so its outcome is not unknown); for
 // revalidate, the owning service's answer (Needs NeedRevalidation until
@@ -191,6 +201,9 @@ func JudgeJob(j Job) Verdict {
 		case l.Unsettled != 0:
 			return v.plain(Block, CheckUnsettled, fmt.Sprintf("replay request %d may have published this identity and waits for reconciliation: "+
 				"settle it there first, then request again if it was not applied", l.Unsettled))
+		case l.InFlight != 0 && !j.Attempted:
+			return v.plain(Wait, CheckSameIdentity, fmt.Sprintf("waiting for a job of replay request %d with the same identity, whose publish may have landed: "+
+				"once it is settled, the ledger says whether this one is still needed", l.InFlight))
 		}
 	}
 	if j.has(Revalidate) {

@@ -149,6 +149,7 @@ func TestRules(t *testing.T) {
 		{CheckRequesterRights, Block, run(func(r *Run) { r.Authority.RequesterMay = false }), "requester alice@example.com no longer may request"},
 		{CheckApproverRights, Block, run(func(r *Run) { r.Authority.Approvers[0].May = false }), "approver bob@example.com no longer may approve"},
 		{CheckSameIdentity, Wait, job(Job{Class: Dedupe, Ledger: &Ledger{HeldEarlier: true}}), "same identity"},
+		{CheckSameIdentity, Wait, job(Job{Class: SameOperation, Ledger: &Ledger{InFlight: 7}}), "a job of replay request 7 with the same identity, whose publish may have landed"},
 		{CheckLedgerUnread, Wait, job(Job{Class: SameOperation, Ledger: &Ledger{Unreadable: "timeout"}}), "ledger check failed"},
 		{CheckRevalidationNone, Block, job(Job{Class: Revalidate, Revalidation: &Revalidation{Unanswered: "no service answers"}}), "got no answer"},
 		{CheckRevalidationDeny, Block, job(Job{Class: Revalidate, Revalidation: &Revalidation{Reason: "revoked"}}), "revalidation denied: revoked"},
@@ -405,6 +406,9 @@ func TestErrorClassAndLoopRules(t *testing.T) {
 		}
 		if v := JudgeWindow(Attempt{StoredBy: testNow}, testNow); v.Outcome != Go {
 			t.Errorf("a first attempt where no stream stores the subject (the publish says so): %+v", v)
+		}
+		if v := JudgeJob(Job{Class: SameOperation, Attempted: true, Ledger: &Ledger{InFlight: 7}}); v.Outcome != Go {
+			t.Errorf("a job whose own publish may have landed goes on as its retry, whatever else is in flight: %+v", v)
 		}
 		if v := JudgeStop("wrong target", " STOP "); v.Outcome != Go {
 			t.Errorf("stop: %+v", v)

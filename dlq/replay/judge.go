@@ -10,15 +10,19 @@ import (
 
 // Ledger read: has another job already replayed an identity of the item
 // (its message id where dedupe rules apply, its operation id where
-// same_operation rules do; NULL for one that does not count), and does
+// same_operation rules do; NULL for one that does not count), does
 // another job of it wait for a person because it may have been published
-// (needs_reconciliation: possibly replayed)? Another job of the same
-// request counts as one of another request does: two dead letters of one
-// identity in one request (a consumer's own dead letter and the
-// MAX_DELIVERIES capture of the same message) are one effect. The ledger's
-// unique keys hold the identities' SHA-256 (quarantine_key, any length
-// fits; migration 0008), so the lookups say it the same way; the jobs that
-// wait for a person are few (replay_jobs_unsettled_idx).
+// (needs_reconciliation: possibly replayed), and is another job of it in
+// flight: a publish of it may have landed (first_attempt_at) and nothing
+// settled it yet (it runs: pending, claimed, deferred or unknown)? Another
+// job of the same request counts as one of another request does: two dead
+// letters of one identity in one request (a consumer's own dead letter and
+// the MAX_DELIVERIES capture of the same message) are one effect. The
+// ledger's unique keys hold the identities' SHA-256 (quarantine_key, any
+// length fits; migration 0008), so the lookups say it the same way; the
+// jobs that wait for a person are few (replay_jobs_unsettled_idx); the
+// jobs in flight are found from the dead letters of the identity (their
+// hash indexes on the ids' bounded keys), then their items and jobs by key.
 const ledgerHas = `SELECT EXISTS (SELECT 1 FROM replay_ledger
         WHERE tenant = $1 AND job_id <> $4 -- any job but this one
           AND (($2::text IS NOT NULL AND dedupe_key AND quarantine_key(msg_id) = quarantine_key($2))
@@ -26,7 +30,19 @@ const ledgerHas = `SELECT EXISTS (SELECT 1 FROM replay_ledger
         coalesce((SELECT min(j.request_id) FROM replay_jobs j JOIN replay_requests r ON r.id = j.request_id
             JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
             WHERE j.state = 'needs_reconciliation' AND r.tenant = $1 AND j.id <> $4
-              AND (quarantine_key(i.msg_id) = quarantine_key($2) OR quarantine_key(i.operation_id) = quarantine_key($3))), 0)`
+              AND (quarantine_key(i.msg_id) = quarantine_key($2) OR quarantine_key(i.operation_id) = quarantine_key($3))), 0),
+        coalesce(least(
+            (SELECT min(j.request_id) FROM dead_letters d
+                JOIN replay_items i ON i.dead_letter_id = d.id AND i.dead_lettered_at = d.dead_lettered_at
+                JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
+                WHERE left(d.msg_id, 256) = left($2, 256) AND d.tenant = $1 AND quarantine_key(i.msg_id) = quarantine_key($2)
+                  AND j.id <> $4 AND j.first_attempt_at IS NOT NULL AND j.state IN ('pending', 'claimed', 'deferred', 'unknown')),
+            (SELECT min(j.request_id) FROM dead_letters d
+                JOIN replay_items i ON i.dead_letter_id = d.id AND i.dead_lettered_at = d.dead_lettered_at
+                JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
+                WHERE left(d.operation_id, 256) = left($3, 256) AND d.operation_id <> '' AND d.tenant = $1
+                  AND quarantine_key(i.operation_id) = quarantine_key($3)
+                  AND j.id <> $4 AND j.first_attempt_at IS NOT NULL AND j.state IN ('pending', 'claimed', 'deferred', 'unknown'))), 0)`
 
 // judge decides, just before publishing, what becomes of each job: the
 // replay rules judge the request (once per request), the item (its dead
@@ -67,7 +83,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			continue
 		}
 		j.union = iv.Classing.Union
-		f := replaypolicy.Job{Class: j.class, Union: j.union}
+		f := replaypolicy.Job{Class: j.class, Union: j.union, Attempted: j.firstAttemptAt != nil}
 		if err := w.svc.cfg.Subjects.For(j.tenant, j.subject); err != nil {
 			f.SubjectRefusal = err.Error()
 		}
@@ -158,7 +174,7 @@ func (w *Worker) ledger(ctx context.Context, j *job, held map[string]bool) *repl
 		opID = &j.opID
 	}
 	var l replaypolicy.Ledger
-	if err := w.svc.pool.QueryRow(ctx, ledgerHas, j.tenant, msgID, opID, j.id).Scan(&l.Replayed, &l.Unsettled); err != nil {
+	if err := w.svc.pool.QueryRow(ctx, ledgerHas, j.tenant, msgID, opID, j.id).Scan(&l.Replayed, &l.Unsettled, &l.InFlight); err != nil {
 		l.Unreadable = err.Error()
 	}
 	return &l

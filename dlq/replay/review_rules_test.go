@@ -80,3 +80,27 @@ func TestNoStreamNoBlindRepublish(t *testing.T) {
 	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
 	assert.Equal(t, int64(1), got.Load(), "published once: nothing drops a second publish on a subject no stream stores")
 }
+
+// TestInFlightIdentityWaits: while a job's publish got no answer (it may
+// have landed, and is retried under its message id), another job of the
+// same operation id, with another message id, is not published: it waits
+// until the first one is settled, and then the ledger skips it.
+func TestInFlightIdentityWaits(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	ids := testfactory.DeadLetters(t, b.db.Pool,
+		testfactory.Letter{ItemType: "email.send", MsgID: "send-1", OperationID: "op-inflight", Payload: []byte(`{"to":"y@example.com"}`)},
+		testfactory.Letter{ItemType: "email.send", MsgID: "send-2", OperationID: "op-inflight", Payload: []byte(`{"to":"y@example.com"}`)})
+	req := b.request(t, ids, replay.SubmitInput{})
+	_, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	w := b.worker(t, replay.WorkerConfig{Retry: 100 * time.Millisecond})
+	lost := loseAcks(w, 3) // the first publish and two retries of it: stored, no answer
+	run(t, w)
+
+	b.waitFinished(t, req.ID)
+	assert.Equal(t, int32(3), lost.Load())
+	assert.Equal(t, 1, b.onSubject(t, "app.acme.email.send"), "operation op-inflight is sent once")
+	assert.Equal(t, map[string]int{"replayed": 1, "skipped": 1}, b.jobStates(t, req.ID))
+}
