@@ -194,16 +194,9 @@ func JudgeJob(j Job) Verdict {
 			return v
 		case l.HeldEarlier:
 			return v.plain(Wait, CheckSameIdentity, "waiting for another job with the same identity")
-		case l.Unreadable != "":
-			return v.plain(Wait, CheckLedgerUnread, "ledger check failed; will retry: "+l.Unreadable) // nothing was sent: not unknown
-		case l.Replayed:
-			return v.plain(Done, CheckLedger, "already replayed (the replay ledger has it)")
-		case l.Unsettled != 0:
-			return v.plain(Block, CheckUnsettled, fmt.Sprintf("replay request %d may have published this identity and waits for reconciliation: "+
-				"settle it there first, then request again if it was not applied", l.Unsettled))
-		case l.InFlight != 0 && !j.Attempted:
-			return v.plain(Wait, CheckSameIdentity, fmt.Sprintf("waiting for a job of replay request %d with the same identity, whose publish may have landed: "+
-				"once it is settled, the ledger says whether this one is still needed", l.InFlight))
+		}
+		if lv := judgeLedger(v, j.Attempted, *l); lv.Outcome != Go {
+			return lv
 		}
 	}
 	if j.has(Revalidate) {
@@ -219,6 +212,59 @@ func JudgeJob(j Job) Verdict {
 		}
 	}
 	return v
+}
+
+// judgeLedger is what the ledger's answer l about the identity of a job
+// (attempted: a publish of its own may have landed) means for it, v when
+// it lets the job go: skipped when another job replayed the identity,
+// blocked when another one may have landed and waits for a person, left
+// for later while another one may have landed and nothing settled it yet
+// (unless the job's own publish may have landed too: it goes on as its own
+// retry), and left for later when the ledger could not be read (nothing was
+// sent, so its outcome is not unknown).
+func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
+	switch {
+	case l.Unreadable != "":
+		return v.plain(Wait, CheckLedgerUnread, "ledger check failed; will retry: "+l.Unreadable)
+	case l.Replayed:
+		return v.plain(Done, CheckLedger, "already replayed (the replay ledger has it)")
+	case l.Unsettled != 0:
+		return v.plain(Block, CheckUnsettled, fmt.Sprintf("replay request %d may have published this identity and waits for reconciliation: "+
+			"settle it there first, then request again if it was not applied", l.Unsettled))
+	case l.InFlight != 0 && !attempted:
+		return v.plain(Wait, CheckSameIdentity, fmt.Sprintf("waiting for a job of replay request %d with the same identity, whose publish may have landed: "+
+			"once it is settled, the ledger says whether this one is still needed", l.InFlight))
+	}
+	return v
+}
+
+// JudgeGate says whether a job JudgeJob let go may be published, on what
+// the ledger says of its identities when it is read again in the publish
+// gate, under the identities' locks, just before the job is marked
+// attempted: JudgeJob judged on a reading made before this claim
+// published anything, and another worker may have published, or
+// replayed, the same identity since. It is pure. A job whose classes key
+// no identity, or whose own publish may have landed (Attempted: it is
+// its own retry), goes; otherwise the ledger's answer decides as in
+// JudgeJob (l nil: not read, Wait).
+func JudgeGate(j Job, l *Ledger) Verdict {
+	v := Verdict{Class: j.Class, Rule: -1, Outcome: Go}
+	if !(j.has(Dedupe) || j.has(SameOperation)) || j.Attempted {
+		return v
+	}
+	if l == nil {
+		return v.plain(Wait, CheckLedgerUnread, "the ledger was not read in the publish gate; will retry")
+	}
+	return judgeLedger(v, false, *l)
+}
+
+// GateKeys are the identities a publish gate locks for a job (Identities),
+// none when JudgeGate lets it go without reading the ledger.
+func GateKeys(j Job, tenant, msgID, operationID string) []string {
+	if j.Attempted {
+		return nil
+	}
+	return Identities(j.Class, j.Union, tenant, msgID, operationID)
 }
 
 // Unsent is a job that ends now without being published in this claim:

@@ -160,6 +160,8 @@ func TestRules(t *testing.T) {
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{Size: 2000, MaxPayload: 1024} }), "max_payload of 1024 bytes"},
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{AlteredHeader: "Nats-Msg-Id"} }), `header "Nats-Msg-Id" holds a line break`},
 		{CheckUnsettled, Block, job(Job{Class: Dedupe, Ledger: &Ledger{Unsettled: 7}}), "replay request 7 may have published this identity"},
+		{CheckLedger, Done, func() Verdict { return JudgeGate(Job{Class: SameOperation}, &Ledger{Replayed: true}) }, "already replayed"},
+		{CheckSameIdentity, Wait, func() Verdict { return JudgeGate(Job{Class: Dedupe}, &Ledger{InFlight: 9}) }, "a job of replay request 9 with the same identity"},
 		{CheckMaybePublished, Reconcile, func() Verdict {
 			return JudgeUnsent(Verdict{Outcome: Cancel, Check: CheckCancelled, Reason: "cancelled by the requester"}, Unsent{State: "unknown", Attempted: true})
 		}, "may have landed"},
@@ -409,6 +411,21 @@ func TestErrorClassAndLoopRules(t *testing.T) {
 		}
 		if v := JudgeJob(Job{Class: SameOperation, Attempted: true, Ledger: &Ledger{InFlight: 7}}); v.Outcome != Go {
 			t.Errorf("a job whose own publish may have landed goes on as its retry, whatever else is in flight: %+v", v)
+		}
+		for name, v := range map[string]Verdict{
+			"no identity":             JudgeGate(Job{Class: Rebuildable}, nil),
+			"its own retry":           JudgeGate(Job{Class: Dedupe, Attempted: true}, &Ledger{InFlight: 3, Replayed: true}),
+			"nothing of the identity": JudgeGate(Job{Class: SameOperation, Union: []Class{Dedupe}}, &Ledger{}),
+		} {
+			if v.Outcome != Go {
+				t.Errorf("gate, %s: %+v", name, v)
+			}
+		}
+		if k := GateKeys(Job{Class: SameOperation, Union: []Class{Dedupe}}, "acme", "m", "op"); len(k) != 2 {
+			t.Errorf("gate keys of a dedupe and same_operation job: %q", k)
+		}
+		if k := GateKeys(Job{Class: SameOperation, Attempted: true}, "acme", "m", "op"); len(k) != 0 {
+			t.Errorf("gate keys of a retry: %q", k)
 		}
 		if v := JudgeStop("wrong target", " STOP "); v.Outcome != Go {
 			t.Errorf("stop: %+v", v)

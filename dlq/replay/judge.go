@@ -83,7 +83,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			continue
 		}
 		j.union = iv.Classing.Union
-		f := replaypolicy.Job{Class: j.class, Union: j.union, Attempted: j.firstAttemptAt != nil}
+		f := j.facts()
 		if err := w.svc.cfg.Subjects.For(j.tenant, j.subject); err != nil {
 			f.SubjectRefusal = err.Error()
 		}
@@ -106,6 +106,14 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			j.decide(v) // inside the original's duplicate window, or an unknown outcome past it
 		}
 	}
+}
+
+// facts are what the rules judge of j as a job (JudgeJob, JudgeGate),
+// but the facts gathered on demand: its class and the classes its item is
+// classed by at execution, and whether a publish of its own may have
+// landed.
+func (j *job) facts() replaypolicy.Job {
+	return replaypolicy.Job{Class: j.class, Union: j.union, Attempted: j.firstAttemptAt != nil}
 }
 
 // window is the duplicate window of subject's stream; without a reader,
@@ -165,19 +173,32 @@ func (w *Worker) ledger(ctx context.Context, j *job, held map[string]bool) *repl
 	for _, k := range keys {
 		held[k] = true
 	}
+	var l replaypolicy.Ledger
+	if err := w.svc.pool.QueryRow(ctx, ledgerHas, j.ledgerArgs()...).Scan(ledgerTargets(&l)...); err != nil {
+		l.Unreadable = err.Error()
+	}
+	return &l
+}
+
+// ledgerArgs are ledgerHas's arguments for j: its tenant, its message id
+// where dedupe rules apply to it and its operation id where same_operation
+// rules do (NULL where they do not: that identity does not count), and
+// the job.
+func (j *job) ledgerArgs() []any {
 	c := replaypolicy.Classing{Class: j.class, Union: j.union}
-	var msgID, opID *string // NULL: that identity does not count for this item
+	var msgID, opID *string
 	if c.Has(replaypolicy.Dedupe) {
 		msgID = &j.msgID
 	}
 	if c.Has(replaypolicy.SameOperation) {
 		opID = &j.opID
 	}
-	var l replaypolicy.Ledger
-	if err := w.svc.pool.QueryRow(ctx, ledgerHas, j.tenant, msgID, opID, j.id).Scan(&l.Replayed, &l.Unsettled, &l.InFlight); err != nil {
-		l.Unreadable = err.Error()
-	}
-	return &l
+	return []any{j.tenant, msgID, opID, j.id}
+}
+
+// ledgerTargets are where a row of ledgerHas is scanned to.
+func ledgerTargets(l *replaypolicy.Ledger) []any {
+	return []any{&l.Replayed, &l.Unsettled, &l.InFlight}
 }
 
 // revalidate asks the owning service whether j's original principal may

@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -69,12 +72,75 @@ const recheckAfter = 5 * time.Millisecond
 
 // gate is what one reservation gave: the first slot and the database's now
 // (so the worker waits on its own clock for a time of the database's), and
-// which jobs it may publish.
+// which jobs it may publish; held are the jobs the ledger, read again under
+// their identities' locks, did not let go, with the rules' verdict.
 type gate struct {
 	firstSlot, dbNow time.Time
 	received         time.Time
 	marked           map[int64]bool
 	firstPublished   map[int64]time.Time // of the marked jobs published before: their first publish ever
+	held             map[int64]replaypolicy.Verdict
+}
+
+// identityLockSpaceSQL is the first key of the advisory locks a publish gate
+// takes on identities (the two-key form: its keys never meet the one-key
+// locks of the audit chain and the partition keeper).
+const identityLockSpaceSQL = "1364347204" // 0x51524944, "QRID"
+
+// lockIdentities takes, in a publish gate's transaction, the lock of each
+// identity its jobs would publish ($1: the identities' keys, sorted, so
+// that every gate takes them in one order), held until the gate commits:
+// a gate of the same identity in another request waits for it, and then
+// reads the ledger and the jobs in flight as this one left them. The
+// locks are taken before the request's row and the jobs', by every gate;
+// nothing else takes them, so they wait for nothing that waits for them.
+const lockIdentities = `SELECT count(pg_advisory_xact_lock(` + identityLockSpaceSQL + `, k)) FROM unnest($1::int[]) AS k`
+
+// identityKey is the advisory lock key of an identity (replaypolicy.Identity).
+func identityKey(identity string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(identity))
+	return int32(h.Sum32())
+}
+
+// guardIdentities locks the identities of chunk's jobs that have one and no
+// publish of their own that may have landed (replaypolicy.GateKeys), reads
+// the ledger of each such job again (ledgerHas) and returns the verdicts
+// of those the rules do not let go now (JudgeGate): another worker
+// published or replayed the identity since this claim judged the job.
+func guardIdentities(ctx context.Context, tx pgx.Tx, chunk []*job) (map[int64]replaypolicy.Verdict, error) {
+	keys := map[int32]bool{}
+	var guarded []*job
+	for _, j := range chunk {
+		ids := replaypolicy.GateKeys(j.facts(), j.tenant, j.msgID, j.opID)
+		for _, id := range ids {
+			keys[identityKey(id)] = true
+		}
+		if len(ids) > 0 {
+			guarded = append(guarded, j)
+		}
+	}
+	if len(guarded) == 0 {
+		return nil, nil
+	}
+	if _, err := tx.Exec(ctx, lockIdentities, slices.Sorted(maps.Keys(keys))); err != nil {
+		return nil, fmt.Errorf("lock identities: %w", err)
+	}
+	ledgers := make([]replaypolicy.Ledger, len(guarded))
+	var b pgx.Batch
+	for i, j := range guarded {
+		b.Queue(ledgerHas, j.ledgerArgs()...).QueryRow(func(row pgx.Row) error { return row.Scan(ledgerTargets(&ledgers[i])...) })
+	}
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, fmt.Errorf("read the ledger: %w", err)
+	}
+	held := map[int64]replaypolicy.Verdict{}
+	for i, j := range guarded {
+		if v := replaypolicy.JudgeGate(j.facts(), &ledgers[i]); v.Outcome != replaypolicy.Go {
+			held[j.id] = v
+		}
+	}
+	return held, nil
 }
 
 // slot is when, on the worker's clock, the i-th job of the reservation goes.
@@ -87,13 +153,20 @@ func (g gate) slot(i int, interval time.Duration) time.Time {
 // publishBy.
 func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) {
 	j := chunk[0]
-	ids, fences := make([]int64, len(chunk)), make([]int64, len(chunk))
-	for i, c := range chunk {
-		ids[i], fences[i] = c.id, c.fence
-	}
 	g := gate{marked: map[int64]bool{}, firstPublished: map[int64]time.Time{}}
 	n := 0
 	err := pgx.BeginTxFunc(ctx, w.svc.pool, gateTx, func(tx pgx.Tx) error {
+		held, err := guardIdentities(ctx, tx, chunk)
+		if err != nil {
+			return err
+		}
+		g.held = held
+		ids, fences := make([]int64, 0, len(chunk)), make([]int64, 0, len(chunk))
+		for _, c := range chunk {
+			if _, no := held[c.id]; !no {
+				ids, fences = append(ids, c.id), append(fences, c.fence)
+			}
+		}
 		rows, err := tx.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences)
 		if err != nil {
 			return err
@@ -236,6 +309,11 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 		sent := 0
 	chunk:
 		for i, j := range chunk {
+			if v, ok := g.held[j.id]; ok {
+				j.unsent(v) // the identity was published or replayed by another job since the claim judged this one
+				sent++
+				continue
+			}
 			if !g.marked[j.id] {
 				j.state, j.result = JobPending, "released: this claim no longer holds it (lease, fence or item)" // the record keeps nothing
 				sent++

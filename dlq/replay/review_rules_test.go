@@ -104,3 +104,46 @@ func TestInFlightIdentityWaits(t *testing.T) {
 	assert.Equal(t, 1, b.onSubject(t, "app.acme.email.send"), "operation op-inflight is sent once")
 	assert.Equal(t, map[string]int{"replayed": 1, "skipped": 1}, b.jobStates(t, req.ID))
 }
+
+// TestIdentityGuardedAtGate: worker A claims and judges a job of one
+// operation id (nothing of the identity is replayed or in flight yet);
+// before it publishes, worker B replays another request's job of the same
+// operation id, under another message id, to the end. A's publish gate
+// finds the identity replayed and lets nothing go: the operation is sent
+// once, and A's job ends skipped.
+func TestIdentityGuardedAtGate(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	approve := func(id int64) replay.Request {
+		req := b.request(t, []int64{id}, replay.SubmitInput{})
+		_, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+		require.NoError(t, err)
+		return req
+	}
+	ids := testfactory.DeadLetters(t, b.db.Pool,
+		testfactory.Letter{ItemType: "email.send", MsgID: "gate-1", OperationID: "op-gate", Payload: []byte(`{"to":"z@example.com"}`)},
+		testfactory.Letter{ItemType: "email.send", MsgID: "gate-2", OperationID: "op-gate", Payload: []byte(`{"to":"z@example.com"}`)})
+	r1 := approve(ids[0])
+	a := b.worker(t, replay.WorkerConfig{Owner: "a", Retry: 50 * time.Millisecond})
+	jobs, err := a.Claim(ctx)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	a.Judge(ctx, jobs) // nothing of op-gate is replayed or in flight yet: it may go
+
+	r2 := approve(ids[1])
+	other := b.worker(t, replay.WorkerConfig{Owner: "b"})
+	n, err := other.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	b.waitStatus(t, r2.ID, replay.StatusDone)
+	require.Equal(t, 1, b.onSubject(t, "app.acme.email.send"))
+
+	a.Publish(ctx, jobs, time.Now().Add(10*time.Second))
+	require.NoError(t, a.Record(ctx, jobs))
+	assert.Equal(t, 1, b.onSubject(t, "app.acme.email.send"), "operation op-gate is sent once")
+	run(t, a)
+	b.waitFinished(t, r1.ID)
+	assert.Equal(t, map[string]int{"skipped": 1}, b.jobStates(t, r1.ID))
+	assert.Equal(t, 1, b.onSubject(t, "app.acme.email.send"))
+}
