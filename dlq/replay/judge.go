@@ -4,45 +4,52 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
-// Ledger read: has another job already replayed an identity of the item
-// (its message id where dedupe rules apply, its operation id where
-// same_operation rules do; NULL for one that does not count), does
-// another job of it wait for a person because it may have been published
-// (needs_reconciliation: possibly replayed), and is another job of it in
-// flight: a publish of it may have landed (first_attempt_at) and nothing
-// settled it yet (it runs: pending, claimed, deferred or unknown)? Another
-// job of the same request counts as one of another request does: two dead
-// letters of one identity in one request (a consumer's own dead letter and
-// the MAX_DELIVERIES capture of the same message) are one effect. The
+// Ledger read, for each job of $1 (with its tenant $2, its message id $3
+// where dedupe rules apply to it and its operation id $4 where
+// same_operation rules do; NULL for one that does not count): has another
+// job already replayed an identity of it, does another job of it wait for
+// a person because it may have been published (needs_reconciliation:
+// possibly replayed), and is another job of it in flight: a publish of it
+// may have landed (first_attempt_at) and nothing settled it yet (it runs:
+// pending, claimed, deferred or unknown)? Another job of the same request
+// counts as one of another request does: two dead letters of one identity
+// in one request (a consumer's own dead letter and the MAX_DELIVERIES
+// capture of the same message) are one effect. One statement for a whole
+// claim (or a gate's chunk), planned once, each job's answers by key: the
 // ledger's unique keys hold the identities' SHA-256 (quarantine_key, any
 // length fits; migration 0008), so the lookups say it the same way; the
-// jobs that wait for a person are few (replay_jobs_unsettled_idx); the
-// jobs in flight are found from the dead letters of the identity (their
-// hash indexes on the ids' bounded keys), then their items and jobs by key.
-const ledgerHas = `SELECT EXISTS (SELECT 1 FROM replay_ledger
-        WHERE tenant = $1 AND job_id <> $4 -- any job but this one
-          AND (($2::text IS NOT NULL AND dedupe_key AND quarantine_key(msg_id) = quarantine_key($2))
-               OR ($3::text IS NOT NULL AND operation_key AND quarantine_key(operation_id) = quarantine_key($3)))),
-        coalesce((SELECT min(j.request_id) FROM replay_jobs j JOIN replay_requests r ON r.id = j.request_id
-            JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
-            WHERE j.state = 'needs_reconciliation' AND r.tenant = $1 AND j.id <> $4
-              AND (quarantine_key(i.msg_id) = quarantine_key($2) OR quarantine_key(i.operation_id) = quarantine_key($3))), 0),
-        coalesce(least(
-            (SELECT min(j.request_id) FROM dead_letters d
-                JOIN replay_items i ON i.dead_letter_id = d.id AND i.dead_lettered_at = d.dead_lettered_at
-                JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
-                WHERE left(d.msg_id, 256) = left($2, 256) AND d.tenant = $1 AND quarantine_key(i.msg_id) = quarantine_key($2)
-                  AND j.id <> $4 AND j.first_attempt_at IS NOT NULL AND j.state IN ('pending', 'claimed', 'deferred', 'unknown')),
-            (SELECT min(j.request_id) FROM dead_letters d
-                JOIN replay_items i ON i.dead_letter_id = d.id AND i.dead_lettered_at = d.dead_lettered_at
-                JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
-                WHERE left(d.operation_id, 256) = left($3, 256) AND d.operation_id <> '' AND d.tenant = $1
-                  AND quarantine_key(i.operation_id) = quarantine_key($3)
-                  AND j.id <> $4 AND j.first_attempt_at IS NOT NULL AND j.state IN ('pending', 'claimed', 'deferred', 'unknown'))), 0)`
+// other jobs of the identity are found from its dead letters (their hash
+// indexes on the ids' bounded keys), then their items and jobs by key
+// (fenced with OFFSET 0: on the statistics of before a large submit, a
+// plan scanned the tenant's dead letters or the request's jobs for every
+// job of a claim, seconds each).
+const ledgerOf = `SELECT u.id,
+        EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = u.tenant AND l.dedupe_key
+                  AND quarantine_key(l.msg_id) = quarantine_key(u.msg_id) AND l.job_id <> u.id) -- any job but this one
+          OR EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = u.tenant AND l.operation_key
+                  AND quarantine_key(l.operation_id) = quarantine_key(u.op_id) AND l.job_id <> u.id),
+        coalesce(o.unsettled, 0), coalesce(o.in_flight, 0)
+    FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS u(id, tenant, msg_id, op_id)
+    LEFT JOIN LATERAL (
+        SELECT min(j.request_id) FILTER (WHERE j.state = 'needs_reconciliation') AS unsettled,
+               min(j.request_id) FILTER (WHERE j.first_attempt_at IS NOT NULL AND j.state IN ('pending', 'claimed', 'deferred', 'unknown')) AS in_flight
+        FROM (SELECT d.id, d.dead_lettered_at FROM dead_letters d WHERE left(d.msg_id, 256) = left(u.msg_id, 256)
+              UNION ALL
+              SELECT d.id, d.dead_lettered_at FROM dead_letters d WHERE left(d.operation_id, 256) = left(u.op_id, 256) AND d.operation_id <> ''
+              OFFSET 0) d -- the identity's dead letters by their hash indexes, and nothing else: no plan may scan a tenant's
+        JOIN replay_items i ON i.dead_letter_id = d.id AND i.dead_lettered_at = d.dead_lettered_at
+        CROSS JOIN LATERAL (SELECT j.id, j.request_id, j.state, j.first_attempt_at FROM replay_jobs j
+            WHERE j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id OFFSET 0) j -- the item's job by its key
+        JOIN replay_requests r ON r.id = j.request_id
+        WHERE r.tenant = u.tenant AND j.id <> u.id
+          AND (quarantine_key(i.msg_id) = quarantine_key(u.msg_id) OR quarantine_key(i.operation_id) = quarantine_key(u.op_id))
+    ) o ON true`
 
 // judge decides, just before publishing, what becomes of each job: the
 // replay rules judge the request (once per request), the item (its dead
@@ -59,7 +66,9 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	defer cancel()
 	table := w.svc.cfg.Policy()
 	runs := map[int64]replaypolicy.Verdict{}
-	held := map[string]bool{} // identities a job of this claim goes first with
+	// The request's rules and the item's first, for every job: they say
+	// which jobs the ledger is asked about, all in one read.
+	var keyed []*job
 	for _, j := range jobs {
 		if j.state != "" {
 			continue
@@ -83,6 +92,26 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			continue
 		}
 		j.union = iv.Classing.Union
+		if len(replaypolicy.Identities(j.class, j.union, j.tenant, j.msgID, j.opID)) > 0 {
+			keyed = append(keyed, j)
+		}
+	}
+	var ledgers map[int64]*replaypolicy.Ledger
+	if err := pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
+		ledgers = w.readLedgers(ctx, tx, keyed)
+		return nil
+	}); err != nil {
+		ledgers = unreadLedgers(keyed, err)
+	}
+	held := map[string]bool{} // identities a job of this claim goes first with
+	for _, j := range jobs {
+		if j.state != "" {
+			continue
+		}
+		if time.Now().After(until) {
+			j.state, j.result = JobPending, "released: the lease was running out" // a slow service ate the time
+			continue
+		}
 		f := j.facts()
 		if err := w.svc.cfg.Subjects.For(j.tenant, j.subject); err != nil {
 			f.SubjectRefusal = err.Error()
@@ -91,7 +120,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		for v.Needs != replaypolicy.NeedNothing {
 			switch v.Needs {
 			case replaypolicy.NeedLedger:
-				f.Ledger = w.ledger(ctx, j, held)
+				f.Ledger = ledgerFor(j, held, ledgers)
 			case replaypolicy.NeedRevalidation:
 				f.Revalidation = w.revalidate(ctx, j)
 			}
@@ -159,11 +188,11 @@ func (w *Worker) stillAllowed(ctx context.Context, j *job, who quarantine.Actor,
 	return err == nil && ok
 }
 
-// ledger is what the replay ledger says of j's identities (Identities:
-// each class of its union that keys one). The first job of a claim with an
-// identity goes first: a later one waits for the next claim, when the
-// ledger will tell.
-func (w *Worker) ledger(ctx context.Context, j *job, held map[string]bool) *replaypolicy.Ledger {
+// ledgerFor is what the replay ledger says of j's identities (Identities:
+// each class of its union that keys one), as read (readLedgers). The first
+// job of a claim with an identity goes first: a later one waits for the
+// next claim, when the ledger will tell.
+func ledgerFor(j *job, held map[string]bool, read map[int64]*replaypolicy.Ledger) *replaypolicy.Ledger {
 	keys := replaypolicy.Identities(j.class, j.union, j.tenant, j.msgID, j.opID)
 	for _, k := range keys {
 		if held[k] {
@@ -173,32 +202,63 @@ func (w *Worker) ledger(ctx context.Context, j *job, held map[string]bool) *repl
 	for _, k := range keys {
 		held[k] = true
 	}
-	var l replaypolicy.Ledger
-	if err := w.svc.pool.QueryRow(ctx, ledgerHas, j.ledgerArgs()...).Scan(ledgerTargets(&l)...); err != nil {
-		l.Unreadable = err.Error()
-	}
-	return &l
+	return read[j.id]
 }
 
-// ledgerArgs are ledgerHas's arguments for j: its tenant, its message id
-// where dedupe rules apply to it and its operation id where same_operation
-// rules do (NULL where they do not: that identity does not count), and
-// the job.
-func (j *job) ledgerArgs() []any {
-	c := replaypolicy.Classing{Class: j.class, Union: j.union}
-	var msgID, opID *string
-	if c.Has(replaypolicy.Dedupe) {
-		msgID = &j.msgID
+// readLedgers reads what the ledger says of the identities of jobs
+// (ledgerOf, one statement on q: a worker's transaction, without JIT, which
+// compiled this statement for seconds), by job; a job the read failed for
+// gets the failure (Ledger.Unreadable).
+func (w *Worker) readLedgers(ctx context.Context, q querier, jobs []*job) map[int64]*replaypolicy.Ledger {
+	out := make(map[int64]*replaypolicy.Ledger, len(jobs))
+	if len(jobs) == 0 {
+		return out
 	}
-	if c.Has(replaypolicy.SameOperation) {
-		opID = &j.opID
+	n := len(jobs)
+	ids, tenants, msgIDs, opIDs := make([]int64, n), make([]string, n), make([]*string, n), make([]*string, n)
+	for i, j := range jobs {
+		ids[i], tenants[i] = j.id, j.tenant
+		c := replaypolicy.Classing{Class: j.class, Union: j.union}
+		if c.Has(replaypolicy.Dedupe) { // NULL where the identity does not count
+			msgIDs[i] = &j.msgID
+		}
+		if c.Has(replaypolicy.SameOperation) {
+			opIDs[i] = &j.opID
+		}
 	}
-	return []any{j.tenant, msgID, opID, j.id}
+	err := func() error {
+		rows, err := q.Query(ctx, ledgerOf, ids, tenants, msgIDs, opIDs)
+		if err != nil {
+			return err
+		}
+		var id int64
+		var l replaypolicy.Ledger
+		_, err = pgx.ForEachRow(rows, []any{&id, &l.Replayed, &l.Unsettled, &l.InFlight}, func() error {
+			read := l
+			out[id] = &read
+			return nil
+		})
+		return err
+	}()
+	if err != nil {
+		return unreadLedgers(jobs, err)
+	}
+	for _, j := range jobs {
+		if out[j.id] == nil {
+			out[j.id] = &replaypolicy.Ledger{Unreadable: "the ledger read returned nothing for it"}
+		}
+	}
+	return out
 }
 
-// ledgerTargets are where a row of ledgerHas is scanned to.
-func ledgerTargets(l *replaypolicy.Ledger) []any {
-	return []any{&l.Replayed, &l.Unsettled, &l.InFlight}
+// unreadLedgers says, for each of jobs, that the ledger could not be read
+// (err).
+func unreadLedgers(jobs []*job, err error) map[int64]*replaypolicy.Ledger {
+	out := make(map[int64]*replaypolicy.Ledger, len(jobs))
+	for _, j := range jobs {
+		out[j.id] = &replaypolicy.Ledger{Unreadable: err.Error()}
+	}
+	return out
 }
 
 // revalidate asks the owning service whether j's original principal may

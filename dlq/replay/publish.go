@@ -105,10 +105,11 @@ func identityKey(identity string) int32 {
 
 // guardIdentities locks the identities of chunk's jobs that have one and no
 // publish of their own that may have landed (replaypolicy.GateKeys), reads
-// the ledger of each such job again (ledgerHas) and returns the verdicts
-// of those the rules do not let go now (JudgeGate): another worker
-// published or replayed the identity since this claim judged the job.
-func guardIdentities(ctx context.Context, tx pgx.Tx, chunk []*job) (map[int64]replaypolicy.Verdict, error) {
+// the ledger of those jobs again (ledgerOf, in the gate's transaction) and
+// returns the verdicts of those the rules do not let go now (JudgeGate):
+// another worker published or replayed the identity since this claim
+// judged the job.
+func (w *Worker) guardIdentities(ctx context.Context, tx pgx.Tx, chunk []*job) (map[int64]replaypolicy.Verdict, error) {
 	keys := map[int32]bool{}
 	var guarded []*job
 	for _, j := range chunk {
@@ -126,17 +127,13 @@ func guardIdentities(ctx context.Context, tx pgx.Tx, chunk []*job) (map[int64]re
 	if _, err := tx.Exec(ctx, lockIdentities, slices.Sorted(maps.Keys(keys))); err != nil {
 		return nil, fmt.Errorf("lock identities: %w", err)
 	}
-	ledgers := make([]replaypolicy.Ledger, len(guarded))
-	var b pgx.Batch
-	for i, j := range guarded {
-		b.Queue(ledgerHas, j.ledgerArgs()...).QueryRow(func(row pgx.Row) error { return row.Scan(ledgerTargets(&ledgers[i])...) })
-	}
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return nil, fmt.Errorf("read the ledger: %w", err)
-	}
+	ledgers := w.readLedgers(ctx, tx, guarded)
 	held := map[int64]replaypolicy.Verdict{}
-	for i, j := range guarded {
-		if v := replaypolicy.JudgeGate(j.facts(), &ledgers[i]); v.Outcome != replaypolicy.Go {
+	for _, j := range guarded {
+		if l := ledgers[j.id]; l.Unreadable != "" {
+			return nil, fmt.Errorf("read the ledger: %s", l.Unreadable) // the transaction is aborted
+		}
+		if v := replaypolicy.JudgeGate(j.facts(), ledgers[j.id]); v.Outcome != replaypolicy.Go {
 			held[j.id] = v
 		}
 	}
@@ -156,7 +153,7 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 	g := gate{marked: map[int64]bool{}, firstPublished: map[int64]time.Time{}}
 	n := 0
 	err := pgx.BeginTxFunc(ctx, w.svc.pool, gateTx, func(tx pgx.Tx) error {
-		held, err := guardIdentities(ctx, tx, chunk)
+		held, err := w.guardIdentities(ctx, tx, chunk)
 		if err != nil {
 			return err
 		}
