@@ -437,28 +437,21 @@ func (in *Ingester) consumeAll(ctx context.Context, items chan<- item) (*session
 	return sess, nil
 }
 
-// consume starts reading stream's consumer into sess.
+// consume starts reading stream's consumer into sess, with a puller (see
+// ingest_pull.go): up to 2·BatchSize messages and 4·MaxBatchBytes asked
+// for at once.
 func (in *Ingester) consume(ctx context.Context, sess *session, stream string, handle jetstream.MessageHandler) error {
 	cons, err := in.js.Consumer(ctx, stream, in.cfg.Durable)
 	if err != nil {
 		return fmt.Errorf("open consumer %s on %s: %w", in.cfg.Durable, stream, err)
 	}
-	cc, err := cons.Consume(handle,
-		jetstream.PullMaxMessagesWithBytesLimit(2*in.cfg.BatchSize, 4*in.cfg.MaxBatchBytes),
-		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			if ctx.Err() != nil {
-				return
-			}
-			in.log.Warn("consume", "stream", stream, "err", err)
-			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
-				in.requestReset()
-			}
-		}))
+	stop, err := startPuller(in.js.Conn(), apiPrefix(in.js), stream, in.cfg.Durable, 2*in.cfg.BatchSize, 4*in.cfg.MaxBatchBytes,
+		handle, in.requestReset, in.log)
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", stream, err)
 	}
 	prev := sess.stop
-	sess.stop = func() { prev(); cc.Stop() }
+	sess.stop = func() { prev(); stop() }
 	sess.created[stream] = cons.CachedInfo().Created
 	return nil
 }

@@ -1,0 +1,241 @@
+package dlq
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The ingester reads its consumers with JetStream's pull protocol itself
+// (puller), not with the client's Consume. The client tells the server's
+// status messages (idle heartbeats, "408 Request Timeout", "409 Consumer
+// Deleted"...) from stream messages by their headers alone: a message with
+// no payload and a Status header is taken for a status. A dead letter sent
+// so was dropped unacked and delivered again forever, and one with Status
+// 400, "409 Consumer Deleted" or "408" with a bad pending count stopped
+// Consume for good: one hostile dead letter stopped ingest. The server
+// sends its status messages with no reply subject and every stream message
+// with its ack subject; the puller goes by that.
+
+// Pull request settings (the server's pull protocol, in nanoseconds).
+const (
+	pullExpires   = 30 * time.Second // a request ends after this (408) and is renewed
+	pullHeartbeat = 5 * time.Second  // the server says it still holds the request this often when idle
+)
+
+// pullRequest is what $JS.API.CONSUMER.MSG.NEXT takes.
+type pullRequest struct {
+	Batch     int           `json:"batch"`
+	MaxBytes  int           `json:"max_bytes,omitempty"`
+	Expires   time.Duration `json:"expires"`
+	Heartbeat time.Duration `json:"idle_heartbeat"`
+}
+
+// puller keeps up to batch messages of one durable pull consumer asked
+// for (at most maxBytes each request), hands each stream message to
+// handle, and asks for more when fewer than half are outstanding. It asks
+// anew when its requests are lost (no heartbeat, a reconnect, a leader
+// change), and calls gone when the consumer is not there (deleted, or no
+// one answers its subject).
+type puller struct {
+	nc       *nats.Conn
+	subject  string // the consumer's next-message API subject
+	batch    int
+	maxBytes int
+	handle   func(jetstream.Msg)
+	gone     func()
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	sub     *nats.Subscription
+	pending int       // messages asked for, neither delivered nor ended
+	seen    time.Time // when the server last sent anything
+	busy    bool      // handle is running (it may wait for the writers)
+	oneBig  bool      // a message is over maxBytes: ask for it alone, unlimited
+	stopped bool
+}
+
+// startPuller subscribes to an inbox for stream's consumer durable and
+// asks for the first messages; stop ends it (messages not acked are
+// delivered again).
+func startPuller(nc *nats.Conn, apiPrefix, stream, durable string, batch, maxBytes int, handle func(jetstream.Msg), gone func(), log *slog.Logger) (stop func(), err error) {
+	p := &puller{nc: nc, subject: apiPrefix + "CONSUMER.MSG.NEXT." + stream + "." + durable,
+		batch: batch, maxBytes: maxBytes, handle: handle, gone: gone, log: log.With("stream", stream, "consumer", durable)}
+	p.sub, err = nc.Subscribe(nc.NewInbox(), p.receive)
+	if err != nil {
+		return nil, fmt.Errorf("subscribe for %s: %w", p.subject, err)
+	}
+	// What is asked for bounds what waits here.
+	if err := p.sub.SetPendingLimits(-1, -1); err != nil {
+		_ = p.sub.Unsubscribe()
+		return nil, fmt.Errorf("subscribe for %s: %w", p.subject, err)
+	}
+	status := nc.StatusChanged(nats.CONNECTED)
+	done := make(chan struct{})
+	p.mu.Lock()
+	p.seen = time.Now()
+	p.refill()
+	p.mu.Unlock()
+	go p.watch(status, done)
+	return func() {
+		p.mu.Lock()
+		p.stopped = true
+		p.mu.Unlock()
+		close(done)
+		nc.RemoveStatusListener(status)
+		_ = p.sub.Unsubscribe()
+	}, nil
+}
+
+// receive takes what the server sends to the inbox.
+func (p *puller) receive(m *nats.Msg) {
+	p.mu.Lock()
+	p.seen = time.Now()
+	if m.Reply == "" {
+		p.status(m)
+		p.mu.Unlock()
+		return
+	}
+	// A stream message, whatever its headers say.
+	p.pending = max(p.pending-1, 0)
+	p.busy = true
+	p.mu.Unlock()
+	p.handle(pulledMsg{m})
+	p.mu.Lock()
+	p.busy = false
+	p.seen = time.Now()
+	p.refill()
+	p.mu.Unlock()
+}
+
+// status handles one of the server's status messages (mu held). It asks
+// for more at once only when it knows what is outstanding; after a refusal
+// the watch asks again, so a refusal repeated cannot become a loop.
+func (p *puller) status(m *nats.Msg) {
+	code, desc := m.Header.Get("Status"), strings.ToLower(m.Header.Get("Description"))
+	switch {
+	case code == "100": // idle heartbeat: the requests are held
+	case code == "409" && strings.Contains(desc, "consumer deleted"), code == "503":
+		// Deleted, or nobody answers its subject: set up again.
+		p.pending = 0
+		p.log.Warn("the ingest consumer is gone", "status", code, "description", desc)
+		p.gone()
+	case code == "409" && strings.Contains(desc, "leadership change"):
+		p.pending = 0 // every request is gone
+		p.refill()
+	case code == "404", code == "408", code == "409":
+		// A request ended, with messages left to deliver when it says so.
+		if strings.Contains(desc, "exceeds maxbytes") {
+			p.oneBig = true
+		}
+		if left, err := strconv.Atoi(m.Header.Get("Nats-Pending-Messages")); err == nil {
+			p.pending = max(p.pending-left, 0)
+			p.refill()
+			return
+		}
+		p.pending = 0 // not said: the watch asks again
+		p.log.Debug("a pull request ended", "status", code, "description", desc)
+	default:
+		p.pending = 0
+		p.log.Warn("the server refused a pull request; asking again shortly", "status", code, "description", desc)
+	}
+}
+
+// refill asks for more when fewer than half of batch are outstanding
+// (mu held).
+func (p *puller) refill() {
+	if p.stopped || p.pending > p.batch/2 {
+		return
+	}
+	req := pullRequest{Batch: p.batch - p.pending, MaxBytes: p.maxBytes, Expires: pullExpires, Heartbeat: pullHeartbeat}
+	if p.oneBig {
+		// One message larger than a request's bytes, alone and unlimited:
+		// it would otherwise be refused (409) every time and hold up the rest.
+		req.Batch, req.MaxBytes, p.oneBig = 1, 0, false
+	}
+	body, err := json.Marshal(req)
+	if err == nil {
+		err = p.nc.PublishRequest(p.subject, p.sub.Subject, body)
+	}
+	if err != nil {
+		p.log.Warn("pull request not sent; will ask again", "err", err)
+		return
+	}
+	p.pending += req.Batch
+}
+
+// watch asks anew when the server has sent nothing for two heartbeats
+// while nothing waited to be handled (the requests were lost: a server
+// restarted, a connection dropped) and after every reconnect.
+func (p *puller) watch(status chan nats.Status, done chan struct{}) {
+	tick := time.NewTicker(pullHeartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case _, ok := <-status:
+			if !ok {
+				return
+			}
+			p.mu.Lock()
+			p.pending = 0
+			p.refill()
+			p.mu.Unlock()
+		case <-tick.C:
+			queued, _, _ := p.sub.Pending()
+			p.mu.Lock()
+			switch {
+			case p.busy || queued > 0:
+				p.seen = time.Now() // waiting for the writers, not for the server
+			case time.Since(p.seen) > 2*pullHeartbeat:
+				p.seen = time.Now()
+				p.pending = 0
+				p.refill()
+			}
+			p.mu.Unlock()
+		}
+	}
+}
+
+// pulledMsg is a stream message the puller received, as a jetstream.Msg:
+// its metadata read from its ack subject, its acks sent there.
+type pulledMsg struct{ m *nats.Msg }
+
+var _ jetstream.Msg = pulledMsg{}
+
+func (p pulledMsg) Metadata() (*jetstream.MsgMetadata, error) {
+	md, err := p.m.Metadata()
+	if err != nil {
+		return nil, err
+	}
+	return &jetstream.MsgMetadata{
+		Sequence:     jetstream.SequencePair{Consumer: md.Sequence.Consumer, Stream: md.Sequence.Stream},
+		NumDelivered: md.NumDelivered, NumPending: md.NumPending, Timestamp: md.Timestamp,
+		Stream: md.Stream, Consumer: md.Consumer, Domain: md.Domain,
+	}, nil
+}
+
+func (p pulledMsg) Data() []byte         { return p.m.Data }
+func (p pulledMsg) Headers() nats.Header { return p.m.Header }
+func (p pulledMsg) Subject() string      { return p.m.Subject }
+func (p pulledMsg) Reply() string        { return p.m.Reply }
+func (p pulledMsg) Ack() error           { return p.m.Ack() }
+func (p pulledMsg) DoubleAck(ctx context.Context) error {
+	return p.m.AckSync(nats.Context(ctx))
+}
+func (p pulledMsg) Nak() error                             { return p.m.Nak() }
+func (p pulledMsg) NakWithDelay(delay time.Duration) error { return p.m.NakWithDelay(delay) }
+func (p pulledMsg) InProgress() error                      { return p.m.InProgress() }
+func (p pulledMsg) Term() error                            { return p.m.Term() }
+func (p pulledMsg) TermWithReason(reason string) error {
+	return p.m.Respond([]byte("+TERM " + reason))
+}
