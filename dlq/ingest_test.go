@@ -167,7 +167,7 @@ func TestIngestStoresFullContext(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"trace-1"}, got["X-Trace"], "the original's own headers are kept")
 	assert.Equal(t, []string{"acme"}, got[HeaderTenant])
-	assert.Equal(t, []string{"dlq:mailer:mail-77"}, got[HeaderNatsMsgID], "the dead letter's own dedupe id")
+	assert.Equal(t, []string{"dlq:mailer:mail-77:EMAILS:1"}, got[HeaderNatsMsgID], "the dead letter's own dedupe id: the original's id and where it lived")
 }
 
 func TestIngestRedeliveryMakesOneRow(t *testing.T) {

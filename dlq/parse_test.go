@@ -322,8 +322,10 @@ func TestParseReplayOf(t *testing.T) {
 	require.NoError(t, err)
 	again, err := NewMessage("dlq", "acme", "email.send", orig(true), Origin{}, Failure{Err: assert.AnError, Consumer: "mailer"})
 	require.NoError(t, err)
-	assert.Equal(t, "dlq:mailer:mail-1", first.Header.Get(HeaderNatsMsgID))
-	assert.Equal(t, "dlq:mailer:mail-1:replay:4:29", again.Header.Get(HeaderNatsMsgID), "a failed replay is a dead letter of its own")
+	// Not from a stream: the payload's SHA-256 (here of no payload) tells
+	// two messages under one id apart.
+	assert.Equal(t, "dlq:mailer:mail-1:sha256:e3b0c44298fc1c149afbf4c8", first.Header.Get(HeaderNatsMsgID))
+	assert.Equal(t, "dlq:mailer:mail-1:sha256:e3b0c44298fc1c149afbf4c8:replay:4:29", again.Header.Get(HeaderNatsMsgID), "a failed replay is a dead letter of its own")
 	assert.Equal(t, "mail-1", again.Header.Get(HeaderOriginalMsgID), "under the original's id")
 	assert.Equal(t, "29", again.Header.Get(UpstreamPrefix+HeaderReplayOf))
 }

@@ -2,6 +2,8 @@ package dlq
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -47,9 +49,9 @@ const UpstreamPrefix = "Upstream-"
 // kept as it was. The original Nats-Msg-Id goes into Dlq-Original-Msg-Id;
 // when there was none, the id becomes "<stream>:<seq>" of where the original
 // lived, so a replay is never published under a fresh identity. The message
-// carries its own Nats-Msg-Id, so publishing the same dead letter twice
-// stores it once; a replayed message that fails again is a new dead letter
-// (its id names the replay: Dlq-Replay-Request and Dlq-Replay-Of).
+// carries its own Nats-Msg-Id (deadLetterID), so publishing the same dead
+// letter twice stores it once, while two messages that share an id, or a
+// replayed message that fails again, are dead letters of their own.
 func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f Failure) (*nats.Msg, error) {
 	if f.Err == nil {
 		return nil, fmt.Errorf("dead-letter %s: Failure.Err is required", orig.Subject)
@@ -104,17 +106,35 @@ func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f 
 	set(HeaderCorrelationID, f.CorrelationID)
 	set(HeaderPrincipal, f.Principal)
 	if msgID != "" {
-		// A replayed message keeps the original id; when it fails again it
-		// is another dead letter, so the replay that sent it is part of
-		// this one's id (else the DLQ stream would drop it as a duplicate
-		// of the first failure).
-		id := "dlq:" + f.Consumer + ":" + msgID
-		if r := orig.Header.Get(HeaderReplayRequest); r != "" {
-			id += ":replay:" + r + ":" + orig.Header.Get(HeaderReplayOf)
-		}
-		h.Set(HeaderNatsMsgID, id)
+		h.Set(HeaderNatsMsgID, deadLetterID(f.Consumer, msgID, orig, from))
 	}
 	return &nats.Msg{Subject: subject, Header: h, Data: orig.Data}, nil
+}
+
+// deadLetterID is the Nats-Msg-Id of the dead letter of orig: the DLQ
+// stream stores a dead letter published twice (a retry after a lost
+// PubAck, the original delivered again after its dead letter was
+// published) once, and never takes another message for a repeat. A
+// message id names the message only as far as its producer and its
+// stream's duplicate window go: two messages stored under one id (minutes
+// apart, or in two streams) are two dead letters. So the id also names
+// where the original lived (stream and sequence), or, when it did not come
+// from a stream, what it carried (the SHA-256 of its payload). A replayed
+// message keeps the original id; when it fails again it is another dead
+// letter, so the replay that sent it is part of the id too.
+func deadLetterID(consumer, msgID string, orig *nats.Msg, from Origin) string {
+	id := "dlq:" + consumer + ":" + msgID
+	switch at := fmt.Sprintf("%s:%d", from.Stream, from.Seq); {
+	case from.Stream == "":
+		sum := sha256.Sum256(orig.Data)
+		id += ":sha256:" + hex.EncodeToString(sum[:12])
+	case msgID != at: // else the id is the position already
+		id += ":" + at
+	}
+	if r := orig.Header.Get(HeaderReplayRequest); r != "" {
+		id += ":replay:" + r + ":" + orig.Header.Get(HeaderReplayOf)
+	}
+	return id
 }
 
 // Publish dead-letters a message received from JetStream in one call: it
