@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -209,43 +210,111 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 	return r
 }
 
-// storableJSON returns raw when PostgreSQL's jsonb takes it as it is, else
-// the same JSON with its strings cleaned (NUL and invalid UTF-8 become
-// U+FFFD; jsonb refuses both), flagged.
+// storableJSON returns the advisory as PostgreSQL's jsonb takes it: the
+// JSON as Go reads it, written again. What jsonb refuses and Go reads is
+// replaced, and flagged not_storable:advisory: NUL and invalid UTF-8
+// (U+FFFD), a lone surrogate escape such as \ud800 (Go reads it as
+// U+FFFD; jsonb refuses it), a number numeric cannot hold (its text, as a
+// string). Anyone who may publish on an advisory subject can send such
+// JSON; refused, it would put the record in its raw form, which keeps
+// neither the advisory nor its error. What jsonb keeps of the rest (keys,
+// values, numbers as written) does not change: jsonb drops whitespace and
+// key order and keeps the last of a repeated key, as Go does.
 func (r *Record) storableJSON(raw []byte) []byte {
-	if utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u0000`)) {
-		return raw
-	}
 	var v any
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	if err := d.Decode(&v); err != nil {
 		return nil // not reached: raw was decoded before
 	}
-	out, err := json.Marshal(cleanJSON(v))
+	changed := !utf8.Valid(raw) || loneSurrogateEscape(raw)
+	v = cleanJSON(v, &changed)
+	out, err := json.Marshal(v)
 	if err != nil {
 		return nil
 	}
-	r.flag("not_utf8:advisory", "the advisory holds NUL or invalid UTF-8: stored with replacement characters")
+	if changed {
+		r.flag("not_storable:advisory", "the advisory holds what PostgreSQL cannot store (NUL, invalid UTF-8, a lone surrogate escape or a number out of range): stored with those replaced")
+	}
 	return out
 }
 
-func cleanJSON(v any) any {
+// cleanJSON makes the strings of v storable text (CleanText: a NUL) and
+// turns a number PostgreSQL's numeric cannot hold into its text, noting
+// what it changed.
+func cleanJSON(v any, changed *bool) any {
 	switch x := v.(type) {
 	case string:
-		return CleanText(x)
+		c := CleanText(x)
+		*changed = *changed || c != x
+		return c
+	case json.Number:
+		if !numericFits(string(x)) {
+			*changed = true
+			return string(x)
+		}
 	case []any:
 		for i := range x {
-			x[i] = cleanJSON(x[i])
+			x[i] = cleanJSON(x[i], changed)
 		}
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[CleanText(k)] = cleanJSON(e)
+			out[cleanJSON(k, changed).(string)] = cleanJSON(e, changed)
 		}
 		return out
 	}
 	return v
+}
+
+// numericFits reports whether PostgreSQL's numeric surely takes the JSON
+// number n: at most 1,000 characters and an exponent within ±1,000 (numeric
+// holds 131,072 digits before the point and 16,383 after; an advisory's
+// numbers are counts and sequences).
+func numericFits(n string) bool {
+	if len(n) > 1000 {
+		return false
+	}
+	i := strings.IndexAny(n, "eE")
+	if i < 0 {
+		return true
+	}
+	exp, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
+	return err == nil && exp >= -1000 && exp <= 1000
+}
+
+// loneSurrogateEscape reports whether the JSON text raw (well formed)
+// holds a \u escape of a UTF-16 surrogate that is not half of a pair:
+// Go reads it as U+FFFD, jsonb refuses it.
+func loneSurrogateEscape(raw []byte) bool {
+	hex4 := func(b []byte) (rune, bool) {
+		if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(b[2:6]), 16, 16)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		c, ok := hex4(raw[i:])
+		switch {
+		case !ok: // another escape: skip its character
+			i++
+		case c >= 0xD800 && c < 0xDC00:
+			if lo, ok := hex4(raw[i+6:]); ok && lo >= 0xDC00 && lo < 0xE000 {
+				i += 11
+				continue
+			}
+			return true
+		case c >= 0xDC00 && c < 0xE000:
+			return true
+		default:
+			i += 5
+		}
+	}
+	return false
 }
 
 // parseAdvisoryJSON decodes an advisory; a body that is not one is still
