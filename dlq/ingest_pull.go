@@ -85,13 +85,16 @@ func startPuller(nc *nats.Conn, apiPrefix, stream, durable string, batch, maxByt
 	p.refill()
 	p.mu.Unlock()
 	go p.watch(status, done)
+	var once sync.Once
 	return func() {
-		p.mu.Lock()
-		p.stopped = true
-		p.mu.Unlock()
-		close(done)
-		nc.RemoveStatusListener(status)
-		_ = p.sub.Unsubscribe()
+		once.Do(func() {
+			p.mu.Lock()
+			p.stopped = true
+			p.mu.Unlock()
+			close(done)
+			nc.RemoveStatusListener(status)
+			_ = p.sub.Unsubscribe()
+		})
 	}, nil
 }
 
