@@ -53,7 +53,10 @@ type DeadLetterDetailModel struct {
 	UpdatedAt      time.Time
 	Stack          string
 
-	Headers          []HeaderRow
+	Headers []HeaderRow
+	// HeadersMore is how many headers the dead letter holds past those in
+	// Headers (the page shows a bounded number).
+	HeadersMore      int
 	Malformed        bool
 	MalformedReasons []string
 	// Flags are the codes of what was flagged on arrival (oversized:msg_id,

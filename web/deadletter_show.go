@@ -111,6 +111,9 @@ func deadLetterModel(d dlq.DeadLetter, now time.Time) views.DeadLetterDetailMode
 	if err != nil {
 		m.Headers = []views.HeaderRow{{Name: "(headers could not be decoded)", Value: string(d.HeadersJSON), Binary: true}}
 	}
+	if len(hs) > headerRowsMax {
+		hs, m.HeadersMore = hs[:headerRowsMax], len(hs)-headerRowsMax
+	}
 	for _, h := range hs {
 		row := views.HeaderRow{Name: h.Name, Value: h.Value, Binary: h.Encoding != ""}
 		if h.NameEncoding != "" {
@@ -122,6 +125,10 @@ func deadLetterModel(d dlq.DeadLetter, now time.Time) views.DeadLetterDetailMode
 	}
 	return m
 }
+
+// headerRowsMax is how many headers the page shows: a producer may send
+// hundreds of thousands in one dead letter (200,000 made a page of 32 MB).
+const headerRowsMax = 500
 
 // headerTextMax is how much of one header name or value the page shows: a
 // producer may send a megabyte in one header.
