@@ -227,6 +227,12 @@ func (p pulledMsg) Metadata() (*jetstream.MsgMetadata, error) {
 	}, nil
 }
 
+// headerBlockLen is the length of the header block the message came with
+// (0: none): what the client received, whatever it made of it.
+func (p pulledMsg) headerBlockLen() int {
+	return p.m.Size() - len(p.m.Subject) - len(p.m.Reply) - len(p.m.Data)
+}
+
 func (p pulledMsg) Data() []byte         { return p.m.Data }
 func (p pulledMsg) Headers() nats.Header { return p.m.Header }
 func (p pulledMsg) Subject() string      { return p.m.Subject }

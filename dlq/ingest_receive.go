@@ -14,8 +14,9 @@ import (
 const rereadConcurrency = 8
 
 // records turns a batch into records. A DLQ message that arrived without
-// headers (none sent, or a block the NATS client could not read) has its
-// header block read again from the stream, exactly as stored. When that
+// headers (none sent, or a block the NATS client could not read), or with
+// a block the client did not read whole (clientReadWhole), has its header
+// block read again from the stream, exactly as stored. When that
 // read fails for a reason other than the message being gone, the message is
 // left for a later delivery (at most maxHeaderRereads times) rather than
 // stored without its headers; records returns the batch without it.
@@ -29,7 +30,7 @@ func (in *Ingester) records(ctx context.Context, batch []item) ([]item, []Record
 			continue
 		}
 		recvd[i] = in.received(it.msg)
-		if recvd[i].Header != nil || recvd[i].MetadataErr != nil {
+		if (recvd[i].Header != nil && clientReadWhole(it.msg)) || recvd[i].MetadataErr != nil {
 			continue
 		}
 		wg.Go(func() {
@@ -53,6 +54,24 @@ func (in *Ingester) records(ctx context.Context, batch []item) ([]item, []Record
 		keep = append(keep, it)
 	}
 	return keep, recs
+}
+
+// clientReadWhole reports whether the NATS client read all of m's header
+// block: the block it received is as long as the one its headers make
+// ("NATS/1.0", each "Name: value", the empty line). The client skips a
+// line with an empty name, and bytes after the empty line that ends the
+// block, without failing; such a block is read again from the stream,
+// exactly, and what was skipped is flagged. Only the stream's copy tells
+// for sure (lines without a blank after the colon, or ended by LF alone,
+// make a block shorter than its headers, and can make up for what the
+// client skipped), but reading every block again would cost a request per
+// dead letter; a block written as NATS clients write them is read once.
+func clientReadWhole(m jetstream.Msg) bool {
+	p, ok := m.(pulledMsg)
+	if !ok {
+		return true
+	}
+	return p.headerBlockLen() == len(headerVersion)+4+headerBytes(p.m.Header)
 }
 
 // rereadHeaderBlock reads the stored copy of m's header block into r. It
