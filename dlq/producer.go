@@ -1,7 +1,9 @@
 package dlq
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -139,8 +141,13 @@ func deadLetterID(consumer, msgID string, orig *nats.Msg, from Origin) string {
 
 // Publish dead-letters a message received from JetStream in one call: it
 // builds the dead letter (attempts default to the delivery count) and
-// publishes it to the DLQ stream, waiting for the PubAck. The caller then
-// acks (or terminates) the original.
+// publishes it to the DLQ stream, waiting for the PubAck. A PubAck that
+// says "duplicate" for a message the stream kept that is not this dead
+// letter (another tenant's producer may send one under a foreseen id) is
+// answered by publishing it again under another id; reading the kept
+// message needs the right to get messages of the DLQ stream
+// ($JS.API.STREAM.MSG.GET.<stream>), without which it is published again
+// too. The caller then acks (or terminates) the original.
 func Publish(ctx context.Context, js jetstream.JetStream, prefix, tenant, itemType string, orig jetstream.Msg, f Failure) error {
 	var from Origin
 	if md, err := orig.Metadata(); err == nil {
@@ -154,10 +161,37 @@ func Publish(ctx context.Context, js jetstream.JetStream, prefix, tenant, itemTy
 	if err != nil {
 		return err
 	}
-	if _, err := js.PublishMsg(ctx, m); err != nil {
-		return fmt.Errorf("publish dead letter to %s: %w", m.Subject, err)
+	// The DLQ stream's duplicate window spans every tenant and an id can
+	// be foreseen: when the message the stream kept under this id is
+	// another, the dead letter goes again under an id that adds what it
+	// carries (so a retry of this call finds it), and if that is taken too,
+	// under an id of its own (a retry may then store it twice, which beats
+	// losing it).
+	id := m.Header.Get(HeaderNatsMsgID)
+	sum := sha256.Sum256(append([]byte(m.Subject+"\x00"), m.Data...))
+	nonce := make([]byte, 8)
+	_, _ = rand.Read(nonce) // never fails (crypto/rand panics instead)
+	for _, next := range []string{id, id + ":" + hex.EncodeToString(sum[:8]), id + ":" + hex.EncodeToString(nonce)} {
+		if id != "" {
+			m.Header.Set(HeaderNatsMsgID, next)
+		}
+		ack, err := js.PublishMsg(ctx, m)
+		if err != nil {
+			return fmt.Errorf("publish dead letter to %s: %w", m.Subject, err)
+		}
+		if id == "" || !ack.Duplicate || keptIsThis(ctx, js, ack, m) {
+			return nil
+		}
 	}
-	return nil
+	return fmt.Errorf("publish dead letter to %s: the DLQ stream keeps other messages under its ids", m.Subject)
+}
+
+// keptIsThis reports whether the message the DLQ stream kept under m's id
+// (the PubAck of a duplicate names it) is m, published before: the same
+// subject and payload. A message it cannot read is not taken for m.
+func keptIsThis(ctx context.Context, js jetstream.JetStream, ack *jetstream.PubAck, m *nats.Msg) bool {
+	kept, err := readStored(ctx, js, ack.Stream, ack.Sequence, false)
+	return err == nil && kept.Subject == m.Subject && bytes.Equal(kept.Data, m.Data)
 }
 
 // setLines sends text escaped (see EscapeLines): NATS header values cannot

@@ -3,8 +3,10 @@ package dlq
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,4 +51,39 @@ func TestProducerSameMsgIDDistinctDeadLetters(t *testing.T) {
 	for _, v := range []string{`{"v":1}`, `{"v":2}`, `{"v":3}`, `{"v":4}`} {
 		assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = $1", []byte(v)), v)
 	}
+}
+
+// TestProducerDuplicateOfAnotherMessageRepublished: the DLQ stream's
+// duplicate window spans every tenant, and a dead letter's id can be
+// foreseen (the consumer, the message id, where it lived). A producer
+// that may publish dead letters of its own tenant sends one under the id
+// another tenant's dead letter will have: JetStream answers that one's
+// publish "duplicate" and keeps the impostor. Publish reads the message
+// the stream kept, sees it is not this dead letter (another subject or
+// payload), and publishes it again under an id of its own. The same dead
+// letter published twice is still stored once.
+func TestProducerDuplicateOfAnotherMessageRepublished(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.createStream(t, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"app.*.orders.>"}})
+	b.start(t, IngestConfig{}, nil)
+
+	publish(t, b.js, &nats.Msg{Subject: "app.globex.orders.refund", Data: []byte(`{"refund":1}`), Header: nats.Header{HeaderNatsMsgID: {"refund-1"}}})
+	// The impostor, in its own tenant, under the id globex's dead letter will have.
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.orders.refund", Data: []byte("impostor"),
+		Header: nats.Header{HeaderNatsMsgID: {"dlq:refunder:refund-1:ORDERS:1"}, HeaderOriginalSubject: {"app.acme.orders.refund"}}})
+
+	cons, err := b.js.CreateConsumer(ctx, "ORDERS", jetstream.ConsumerConfig{Durable: "refunder", AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	require.NoError(t, err)
+	f := Failure{Err: assert.AnError, Consumer: "refunder"}
+	require.NoError(t, Publish(ctx, b.js, "dlq", "globex", "orders.refund", m, f))
+	require.NoError(t, Publish(ctx, b.js, "dlq", "globex", "orders.refund", m, f), "the same dead letter again (a retry)")
+
+	b.waitRows(t, 2)
+	b.waitDrained(t)
+	assert.Equal(t, 1, countRows(t, b.db.Pool, "tenant = 'globex' AND payload = $1", []byte(`{"refund":1}`)), "globex's dead letter is stored, once")
+	assert.Equal(t, 1, countRows(t, b.db.Pool, "tenant = 'acme'"))
 }
