@@ -194,6 +194,8 @@ func (r *Record) headerView(m Received, delivered bool) map[string][]string {
 			r.flag("header_line_skipped", "header block: %s", p)
 		}
 		return h
+	case m.HeaderBlockErr != nil && m.Header != nil:
+		r.flag("header_block_unavailable", "the NATS client read the header block only in part and reading it again from the stream failed: %v; the headers it read are kept", m.HeaderBlockErr)
 	case m.HeaderBlockErr != nil:
 		r.flag("header_block_unavailable", "the NATS client could not read the header block and reading it again from the stream failed: %v; headers are missing", m.HeaderBlockErr)
 	}

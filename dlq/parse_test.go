@@ -1,6 +1,7 @@
 package dlq
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,18 @@ func TestParseDLQ(t *testing.T) {
 		back, err := DecodeHeaders(r.Headers)
 		require.NoError(t, err)
 		assert.Equal(t, fullHeaders(), back)
+	})
+
+	t.Run("PartReadBlockUnavailable", func(t *testing.T) {
+		// The client read the block in part (it skips what it cannot
+		// read) and the stream's copy could not be read: the headers it
+		// read are kept, and the flag says so, not that they are missing.
+		m := received("dlq.acme.email.send", fullHeaders(), `{}`)
+		m.HeaderBlockErr = errors.New("read DLQ #42 from the stream: message not found")
+		r := ParseDLQ("dlq", m)
+		assert.Equal(t, []string{"header_block_unavailable"}, r.Flags)
+		assert.Contains(t, r.MalformedReasons[0], "the headers it read are kept")
+		assert.Equal(t, "app.acme.email.send", r.OriginalSubject)
 	})
 
 	cases := []struct {
