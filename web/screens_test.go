@@ -61,6 +61,13 @@ func TestServeScreens(t *testing.T) {
 		letters = append(letters, testfactory.Letter{Tenant: "acme", ItemType: "email.send", OperationID: fmt.Sprintf("mail-%d", i),
 			MsgID: fmt.Sprintf("mail-msg-%d", i), Error: "smtp 451 try again later", Class: "transient", At: now.Add(-time.Duration(i) * 3 * time.Minute)})
 	}
+	// A producer's dead letter with more headers than its page shows.
+	many := map[string][]string{}
+	for i := range 520 {
+		many[fmt.Sprintf("X-Trace-%03d", i)] = []string{fmt.Sprintf("span-%d", i)}
+	}
+	letters = append(letters, testfactory.Letter{Tenant: "acme", ItemType: "orders.refund", MsgID: "many-headers", Headers: many,
+		Error: "refund failed: header table too large", At: now.Add(-2 * time.Minute)})
 	ids := testfactory.DeadLetters(t, pool, letters...)
 
 	oncallC, oncall := b.SignIn(t, "acme:oncall", "globex:oncall")
@@ -68,7 +75,7 @@ func TestServeScreens(t *testing.T) {
 	approverC, _ := b.SignIn(t, "acme:approver", "globex:approver")
 	auditorC, _ := b.SignIn(t, "*:auditor")
 	adminC, _ := b.SignIn(t, "*:admin", "acme:oncall")
-	mail := ids[len(ids)-4:]
+	mail := ids[len(ids)-5 : len(ids)-1]
 	testfactory.Request(t, b.Replays, oncall.Actor, mail[:2], replay.SubmitInput{Reason: "smtp relay fixed"})
 	testfactory.Draft(t, b.Replays, oncall.Actor, ids[0], ids[1])
 
@@ -101,6 +108,6 @@ func TestServeScreens(t *testing.T) {
 		t.Cleanup(func() { _ = srv.Close() })
 		t.Logf("%s: http://%s/", p.name, addr)
 	}
-	t.Logf("dead letters %d..%d; serving for %s", ids[0], ids[len(ids)-1], serveFor)
+	t.Logf("dead letters %d..%d (%d has 526 headers); serving for %s", ids[0], ids[len(ids)-1], ids[len(ids)-1], serveFor)
 	<-ctx.Done()
 }
