@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/quarantine-console/quarantine"
@@ -33,10 +34,21 @@ const rememberUser = `INSERT INTO user_directory (issuer, subject, email, email_
 // Remember records u as seen now (and no longer revoked). A person the
 // provider gives no groups is remembered with none.
 func (d *Directory) Remember(ctx context.Context, u User) error {
+	return rememberIn(ctx, d.pool, u)
+}
+
+// execer runs a statement: a pool or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// rememberIn records u as seen now on db, which may be the transaction of
+// the sign-in or refresh that vouched for them.
+func rememberIn(ctx context.Context, db execer, u User) error {
 	if u.Groups == nil {
 		u.Groups = []string{}
 	}
-	_, err := d.pool.Exec(ctx, rememberUser, u.Issuer, u.Subject, u.Email, u.EmailVerified, u.Name, u.Groups)
+	_, err := db.Exec(ctx, rememberUser, u.Issuer, u.Subject, u.Email, u.EmailVerified, u.Name, u.Groups)
 	if err != nil {
 		return fmt.Errorf("remember %s: %w", u.Email, err)
 	}

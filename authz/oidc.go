@@ -66,7 +66,9 @@ type Login struct {
 	now        func() time.Time
 }
 
-// RememberIn makes every sign-in and refresh update the directory.
+// RememberIn makes every sign-in and refresh update the directory, in the
+// sign-in's or refresh's own transaction on the Login's database (d must
+// be on the same one).
 func (l *Login) RememberIn(d *Directory) { l.directory = d }
 
 // CountDenialsIn makes failed anonymous sign-ins count in d (by default in

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +31,10 @@ type loginBundle struct {
 	login   *Login
 	denials *AnonymousDenials
 	user    *mockoidc.MockUser // the user the provider signs in (the provider reads it again at refresh)
+	// atToken, when set, runs at the provider's token endpoint before it
+	// answers (a code exchange or a refresh), once: what happens elsewhere
+	// while the provider is being asked.
+	atToken atomic.Pointer[func()]
 }
 
 // setupLogin runs the login handlers behind real sessions, against a mock
@@ -37,8 +43,21 @@ func setupLogin(t *testing.T) *loginBundle {
 	t.Helper()
 	b := &loginBundle{db: testdb.New(t)}
 	var err error
-	b.idp, err = mockoidc.Run()
+	b.idp, err = mockoidc.NewServer(nil)
 	require.NoError(t, err)
+	require.NoError(t, b.idp.AddMiddleware(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == mockoidc.TokenEndpoint {
+				if fn := b.atToken.Swap(nil); fn != nil {
+					(*fn)()
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.NoError(t, b.idp.Start(ln, nil))
 	t.Cleanup(func() { _ = b.idp.Shutdown() })
 
 	sessions, stop := NewSessions(b.db.Pool, SessionConfig{})

@@ -19,7 +19,9 @@ import (
 // error, or with a token that does not verify or names someone else), their
 // directory entry is also marked revoked in the same transaction, so what
 // they requested or approved is not published while nobody is signed in
-// (Authority). The error is for failing to read the database.
+// (Authority). A session an admin revoked while it was being refreshed
+// stays ended, and the refresh changes nothing (storeRefreshed). The error
+// is for failing to read the database.
 func (l *Login) Current(ctx context.Context) (User, bool, error) {
 	id := l.sessions.GetString(ctx, sessionIDKey)
 	if id == "" {
@@ -48,6 +50,10 @@ func (l *Login) Current(ctx context.Context) (User, bool, error) {
 		return s.User, true, nil
 	}
 	u, end := l.refresh(ctx, s)
+	if end.ended {
+		l.sessions.Remove(ctx, sessionIDKey) // revoked or signed out meanwhile, and audited then
+		return User{}, false, nil
+	}
 	if end.reason == "" {
 		return u, true, nil
 	}
@@ -61,10 +67,12 @@ func (l *Login) Current(ctx context.Context) (User, bool, error) {
 
 // refreshEnd is why a refresh ends a session: the reason, and whether the
 // provider refused the person (rather than the refresh being impossible or
-// failing on our side or on the way).
+// failing on our side or on the way); or that the session ended while the
+// provider was being asked (ended: nothing more to record).
 type refreshEnd struct {
 	reason  string
 	refused bool
+	ended   bool
 }
 
 // refresh reads the person again from the provider. It returns the new
@@ -92,14 +100,13 @@ func (l *Login) refresh(ctx context.Context, s userSession) (User, refreshEnd) {
 	if !u.SameIdentity(s.User.Actor) { // the same identity; another one with the same email is someone else
 		return User{}, refreshEnd{reason: "the identity provider refreshed the sign-in as someone else", refused: true}
 	}
-	if err := storeRefreshed(ctx, l.db, s.ID, u, tok.RefreshToken); err != nil {
+	err = storeRefreshed(ctx, l.db, s.ID, u, tok.RefreshToken, l.directory != nil)
+	if errors.Is(err, errSessionEnded) {
+		return User{}, refreshEnd{ended: true}
+	}
+	if err != nil {
 		l.log.Error("store refreshed session", "err", err)
 		return User{}, refreshEnd{reason: "the refreshed sign-in could not be stored"}
-	}
-	if l.directory != nil {
-		if err := l.directory.Remember(ctx, u); err != nil {
-			l.log.Warn("remember refreshed identity", "err", err)
-		}
 	}
 	return u, refreshEnd{}
 }

@@ -177,3 +177,35 @@ func TestSessionCookieSettings(t *testing.T) {
 	assert.Equal(t, SessionCookie, plain.Cookie.Name)
 	assert.False(t, plain.Cookie.Secure)
 }
+
+// TestRevokeDuringRefreshStaysRevoked: an admin ends a person's sessions
+// while one of their requests is refreshing its groups at the provider.
+// The refresh must not bring them back: the request that was refreshing
+// is signed out, and the directory entry stays revoked (a replay worker
+// finds no right of theirs), until they sign in again.
+func TestRevokeDuringRefreshStaysRevoked(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	b.signIn(t)
+	ctx := context.Background()
+	issuer := b.idp.Issuer()
+	admin := User{Actor: quarantine.Actor{Issuer: issuer, Subject: "admin-1", Email: "admin@example.com", EmailVerified: true}}
+	revoke := func() {
+		_, err := RevokeSessions(ctx, b.db.Pool, issuer, "u-1", admin, audit.Event{})
+		assert.NoError(t, err)
+	}
+	b.atToken.Store(&revoke) // the admin acts while the provider is asked
+	b.ageSessions(t)
+
+	_, ok := b.me(t)
+	assert.False(t, ok, "the request whose refresh the revocation overtook is signed out")
+	_, ok = b.me(t)
+	assert.False(t, ok, "and so is the next")
+	dir, err := NewDirectory(b.db.Pool).Lookup(ctx, issuer, "u-1")
+	require.NoError(t, err)
+	assert.False(t, dir.RevokedAt.IsZero(), "the refresh did not lift the revocation")
+	assert.Empty(t, dir.Groups, "nor bring the groups back")
+	var ended int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM user_sessions WHERE ended_at IS NOT NULL`).Scan(&ended))
+	assert.Equal(t, 1, ended)
+}

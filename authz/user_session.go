@@ -3,6 +3,7 @@ package authz
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -86,13 +87,35 @@ const updateRefreshed = `UPDATE user_sessions
     SET identity = $2, refresh_token = COALESCE($3, refresh_token), refreshed_at = now(), refreshing_until = NULL
     WHERE id = $1 AND ended_at IS NULL -- a session revoked meanwhile is not revived`
 
-// storeRefreshed records what the provider said at a refresh.
-func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, u User, refreshToken string) error {
+// errSessionEnded is storeRefreshed's answer for a session that ended
+// (revoked, signed out) while the provider was being asked.
+var errSessionEnded = errors.New("the session ended while it was being refreshed")
+
+// storeRefreshed records what the provider said at a refresh and, when
+// remember, updates the person's directory entry, in one transaction and
+// only while the session is live: a refresh that an admin's revocation
+// overtook returns errSessionEnded and changes nothing, so it cannot lift
+// the revocation of the directory entry. The session's row is updated
+// first, as RevokeSessions and endAtRefresh take it before the entry.
+func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, u User, refreshToken string, remember bool) error {
 	var rt *string
 	if refreshToken != "" {
 		rt = &refreshToken
 	}
-	if _, err := db.Exec(ctx, updateRefreshed, id, u, rt); err != nil {
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, updateRefreshed, id, u, rt)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return errSessionEnded
+		}
+		if remember {
+			return rememberIn(ctx, tx, u)
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("store refreshed session: %w", err)
 	}
 	return nil
