@@ -15,6 +15,7 @@ import (
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"golang.org/x/oauth2"
@@ -187,24 +188,26 @@ func (l *Login) Callback(c echo.Context) error {
 	if err != nil {
 		return l.fail(c, idt.Subject, err.Error())
 	}
-	if l.directory != nil {
-		if err := l.directory.Remember(ctx, u); err != nil {
-			return fmt.Errorf("sign-in: %w", err)
-		}
-	}
 	if err := l.sessions.RenewToken(ctx); err != nil {
 		return fmt.Errorf("renew session: %w", err)
 	}
-	id, err := createSession(ctx, l.db, u, tok.RefreshToken, l.sessions.Lifetime)
+	// The session, the directory entry and the audit row commit together:
+	// nobody is signed in unless the sign-in is in the log.
+	id, err := createSession(ctx, l.db, u, tok.RefreshToken, l.sessions.Lifetime, func(tx pgx.Tx) error {
+		if l.directory != nil {
+			if err := rememberIn(ctx, tx, u); err != nil {
+				return err
+			}
+		}
+		_, err := audit.Append(ctx, tx, l.event(c, u.Actor, "auth.login", audit.OutcomeOK, ""))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("sign-in: %w", err)
 	}
 	l.sessions.Put(ctx, sessionIDKey, id)
 	l.sessions.Put(ctx, keyIDToken, rawID)
 	l.sessions.Put(ctx, keyLoginAt, l.now().UTC().Format(time.RFC3339))
-	if _, err := audit.AppendFunc(ctx, l.db, l.event(c, u.Actor, "auth.login", audit.OutcomeOK, "")); err != nil {
-		return fmt.Errorf("audit login: %w", err)
-	}
 	return c.Redirect(http.StatusSeeOther, f.ReturnTo)
 }
 
@@ -238,8 +241,10 @@ func (l *Login) userFromClaims(issuer, subject string, claims map[string]any) Us
 	return u
 }
 
-// Logout ends the session: POST /auth/logout. It goes to the provider's
-// end-session endpoint when it has one, else to signedOut.
+// Logout ends the session: POST /auth/logout. The session's record ends
+// in one transaction with its audit row (auth.logout); then the browser's
+// session is destroyed. It goes to the provider's end-session endpoint
+// when it has one, else to signedOut.
 func (l *Login) Logout(c echo.Context, signedOut string) error {
 	ctx := c.Request().Context()
 	u, ok, err := l.Current(ctx)
@@ -248,17 +253,22 @@ func (l *Login) Logout(c echo.Context, signedOut string) error {
 	}
 	idToken := l.sessions.GetString(ctx, keyIDToken)
 	if id := l.sessions.GetString(ctx, sessionIDKey); id != "" {
-		if err := endUserSession(ctx, l.db, id, "signed out"); err != nil {
+		err := pgx.BeginFunc(ctx, l.db, func(tx pgx.Tx) error {
+			if err := endUserSession(ctx, tx, id, "signed out"); err != nil {
+				return err
+			}
+			if !ok {
+				return nil
+			}
+			_, err := audit.Append(ctx, tx, l.event(c, u.Actor, "auth.logout", audit.OutcomeOK, ""))
 			return err
+		})
+		if err != nil {
+			return fmt.Errorf("sign out: %w", err)
 		}
 	}
 	if err := l.sessions.Destroy(ctx); err != nil {
 		return fmt.Errorf("end session: %w", err)
-	}
-	if ok {
-		if _, err := audit.AppendFunc(ctx, l.db, l.event(c, u.Actor, "auth.logout", audit.OutcomeOK, "")); err != nil {
-			return fmt.Errorf("audit logout: %w", err)
-		}
 	}
 	if l.endSession != "" {
 		v := url.Values{"client_id": {l.cfg.ClientID}}

@@ -72,6 +72,12 @@ func setupLogin(t *testing.T) *loginBundle {
 		}
 		return nil
 	})
+	e.POST("/auth/logout", func(c echo.Context) error {
+		if err := login.Logout(c, "/signed-out"); err != nil {
+			return c.String(http.StatusInternalServerError, err.Error())
+		}
+		return nil
+	})
 	e.GET("/me", func(c echo.Context) error {
 		u, ok, err := login.Current(c.Request().Context())
 		if err != nil {
@@ -345,4 +351,67 @@ func TestLocalPath(t *testing.T) {
 	} {
 		assert.Equal(t, want, LocalPath(in), in)
 	}
+}
+
+// TestSignInAndOutAuditedWithTheirChange: a sign-in and a sign-out are
+// state changes (a session that lets someone in, or no longer does; the
+// directory entry that vouches for the person), and each is audited in
+// the same transaction: when the audit row cannot be written, the sign-in
+// or sign-out does not happen either.
+func TestSignInAndOutAuditedWithTheirChange(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	ctx := context.Background()
+	auditWritable := func(ok bool) {
+		t.Helper()
+		stmt := "REVOKE INSERT ON audit_log FROM quarantine_runtime" // a lost privilege, say, or a failing disk
+		if ok {
+			stmt = "GRANT INSERT ON audit_log TO quarantine_runtime"
+		}
+		_, err := b.db.OwnerPool.Exec(ctx, stmt)
+		require.NoError(t, err)
+	}
+	count := func(sql string) int {
+		t.Helper()
+		var n int
+		require.NoError(t, b.db.Pool.QueryRow(ctx, sql).Scan(&n))
+		return n
+	}
+
+	t.Run("SignIn", func(t *testing.T) {
+		auditWritable(false)
+		resp := b.get(t, b.atProvider(t, b.authorize(t)).String())
+		assert.NotEqual(t, http.StatusSeeOther, resp.StatusCode, "the sign-in fails")
+		assert.False(t, b.signedIn(t), "nobody is signed in without an auth.login row")
+		assert.Zero(t, count("SELECT count(*) FROM user_sessions"), "no session is recorded")
+		assert.Zero(t, count("SELECT count(*) FROM user_directory"), "the directory is not changed")
+	})
+
+	t.Run("SignOut", func(t *testing.T) {
+		auditWritable(true)
+		b.idp.QueueUser(b.user)
+		require.Equal(t, http.StatusSeeOther, b.get(t, b.atProvider(t, b.authorize(t)).String()).StatusCode)
+		require.True(t, b.signedIn(t))
+		require.Equal(t, 1, b.auditRows(t, "ok"))
+
+		auditWritable(false)
+		req, err := http.NewRequest(http.MethodPost, b.srv.URL+"/auth/logout", nil)
+		require.NoError(t, err)
+		resp, err := b.client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.NotEqual(t, http.StatusSeeOther, resp.StatusCode, "the sign-out fails")
+		assert.Zero(t, count("SELECT count(*) FROM user_sessions WHERE ended_at IS NOT NULL"), "no session ended without an auth.logout row")
+
+		auditWritable(true)
+		req, err = http.NewRequest(http.MethodPost, b.srv.URL+"/auth/logout", nil)
+		require.NoError(t, err)
+		resp, err = b.client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		assert.False(t, b.signedIn(t))
+		assert.Equal(t, 1, count("SELECT count(*) FROM user_sessions WHERE ended_at IS NOT NULL"))
+		assert.Equal(t, 1, count("SELECT count(*) FROM audit_log WHERE action = 'auth.logout'"))
+	})
 }

@@ -32,8 +32,10 @@ const deleteExpiredSessions = `DELETE FROM user_sessions WHERE id IN (
 const insertUserSession = `INSERT INTO user_sessions (id, issuer, subject, identity, refresh_token, expires_at)
     VALUES ($1, $2, $3, $4, $5, now() + $6::interval)`
 
-// createSession records a new sign-in of u and returns its id.
-func createSession(ctx context.Context, db *pgxpool.Pool, u User, refreshToken string, lifetime time.Duration) (string, error) {
+// createSession records a new sign-in of u and returns its id. also runs
+// in the same transaction, after the session's row is inserted (the
+// sign-in's audit row): when it fails, nothing is recorded.
+func createSession(ctx context.Context, db *pgxpool.Pool, u User, refreshToken string, lifetime time.Duration, also func(pgx.Tx) error) (string, error) {
 	id := randomToken()
 	var rt *string
 	if refreshToken != "" {
@@ -42,7 +44,13 @@ func createSession(ctx context.Context, db *pgxpool.Pool, u User, refreshToken s
 	if _, err := db.Exec(ctx, deleteExpiredSessions); err != nil {
 		return "", fmt.Errorf("remove expired sessions: %w", err)
 	}
-	if _, err := db.Exec(ctx, insertUserSession, id, u.Issuer, u.Subject, u, rt, lifetime.String()); err != nil {
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, insertUserSession, id, u.Issuer, u.Subject, u, rt, lifetime.String()); err != nil {
+			return err
+		}
+		return also(tx)
+	})
+	if err != nil {
 		return "", fmt.Errorf("record session: %w", err)
 	}
 	return id, nil
@@ -124,8 +132,8 @@ func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, u User, re
 const endSession = `UPDATE user_sessions SET ended_at = now(), ended_reason = $2, refresh_token = NULL
     WHERE id = $1 AND ended_at IS NULL -- ended once, with the first reason`
 
-// endUserSession ends session id with reason.
-func endUserSession(ctx context.Context, db *pgxpool.Pool, id, reason string) error {
+// endUserSession ends session id with reason, in the caller's transaction.
+func endUserSession(ctx context.Context, db pgx.Tx, id, reason string) error {
 	if _, err := db.Exec(ctx, endSession, id, clip(reason, 500)); err != nil {
 		return fmt.Errorf("end session: %w", err)
 	}
