@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/casbin/casbin/v2"
@@ -57,6 +59,11 @@ type Access struct {
 	groups GroupMap
 	log    *slog.Logger
 	enf    *casbin.SyncedEnforcer
+	ad     *adapter
+	// reload serialises reloads; loaded is the version (access_version)
+	// of the policy in force, read in the snapshot it was loaded from.
+	reload sync.Mutex
+	loaded atomic.Int64
 }
 
 // NewAccess loads the model and the policy. Call Watch to keep the policy
@@ -66,17 +73,17 @@ func NewAccess(ctx context.Context, pool *pgxpool.Pool, groups GroupMap, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("casbin model: %w", err)
 	}
-	a := &Access{pool: pool, groups: groups, log: log}
-	enf, err := casbin.NewSyncedEnforcer(m, &adapter{pool: pool})
+	a := &Access{pool: pool, groups: groups, log: log, ad: &adapter{pool: pool}}
+	enf, err := casbin.NewSyncedEnforcer(m, a.ad)
 	if err != nil {
 		return nil, fmt.Errorf("load authorization policy: %w", err)
 	}
 	enf.AddNamedDomainMatchingFunc("g", "keyMatch", util.KeyMatch)
 	enf.EnableAutoSave(false)
-	if err := enf.LoadPolicy(); err != nil {
+	a.enf = enf
+	if err := a.Reload(); err != nil {
 		return nil, fmt.Errorf("load authorization policy: %w", err)
 	}
-	a.enf = enf
 	return a, nil
 }
 
@@ -85,10 +92,49 @@ func (a *Access) Groups() GroupMap { return a.groups }
 
 // Reload reads the policy again.
 func (a *Access) Reload() error {
+	a.reload.Lock()
+	defer a.reload.Unlock()
+	return a.reloadLocked()
+}
+
+func (a *Access) reloadLocked() error {
 	if err := a.enf.LoadPolicy(); err != nil {
 		return fmt.Errorf("reload authorization policy: %w", err)
 	}
+	a.loaded.Store(a.ad.version)
 	return nil
+}
+
+// atLeast makes sure the policy in force is of version v or newer,
+// reloading it first when it is older.
+func (a *Access) atLeast(v int64) error {
+	if a.loaded.Load() >= v {
+		return nil
+	}
+	a.reload.Lock()
+	defer a.reload.Unlock()
+	if a.loaded.Load() >= v { // another request reloaded meanwhile
+		return nil
+	}
+	return a.reloadLocked()
+}
+
+const selectAccessVersion = `SELECT version FROM access_version`
+
+// Fresh makes sure the policy in force is at least as new as the one the
+// database holds (access_version), reloading it first when it is not, so a
+// binding removed on any replica gives nothing from the next request on,
+// even before this replica's listener (Watch) hears of it. It takes the
+// version the request's session read found (WithSessionReads: no round
+// trip of its own), else reads it. The error is for failing to read.
+func (a *Access) Fresh(ctx context.Context) error {
+	v, ok := accessVersionRead(ctx)
+	if !ok {
+		if err := a.pool.QueryRow(ctx, selectAccessVersion).Scan(&v); err != nil {
+			return fmt.Errorf("read authorization policy version: %w", err)
+		}
+	}
+	return a.atLeast(v)
 }
 
 // Watch reloads the policy whenever a replica changes it (LISTEN on the
@@ -247,6 +293,9 @@ func (a *Access) Roles(u User) []TenantRole {
 // store (audited), never through Casbin's save path.
 type adapter struct {
 	pool *pgxpool.Pool
+	// version is the access_version of the policy LoadPolicy read last, in
+	// the same snapshot (Access.reload serialises loads).
+	version int64
 }
 
 var errReadOnly = errors.New("authorization policy is changed through role bindings, not the enforcer")
@@ -256,10 +305,22 @@ const (
 	selectBindings = `SELECT subject, role, tenant FROM role_bindings ORDER BY id`
 )
 
+// LoadPolicy reads the version, the policy lines and the bindings in one
+// snapshot, so the version it records is the one of what it read.
 func (ad *adapter) LoadPolicy(m model.Model) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rows, err := ad.pool.Query(ctx, selectPolicy)
+	return pgx.BeginTxFunc(ctx, ad.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		return ad.load(ctx, tx, m)
+	})
+}
+
+func (ad *adapter) load(ctx context.Context, tx pgx.Tx, m model.Model) error {
+	var version int64
+	if err := tx.QueryRow(ctx, selectAccessVersion).Scan(&version); err != nil {
+		return fmt.Errorf("read access_version: %w", err)
+	}
+	rows, err := tx.Query(ctx, selectPolicy)
 	if err != nil {
 		return fmt.Errorf("read casbin_rule: %w", err)
 	}
@@ -272,7 +333,7 @@ func (ad *adapter) LoadPolicy(m model.Model) error {
 	if err != nil {
 		return fmt.Errorf("read casbin_rule: %w", err)
 	}
-	rows, err = ad.pool.Query(ctx, selectBindings)
+	rows, err = tx.Query(ctx, selectBindings)
 	if err != nil {
 		return fmt.Errorf("read role_bindings: %w", err)
 	}
@@ -283,6 +344,7 @@ func (ad *adapter) LoadPolicy(m model.Model) error {
 	if err != nil {
 		return fmt.Errorf("read role_bindings: %w", err)
 	}
+	ad.version = version
 	return nil
 }
 

@@ -82,9 +82,13 @@ type Entry struct {
 	// refused refresh, since their last sign-in; zero when not.
 	RevokedAt     time.Time
 	RevokedReason string
+	// accessVersion is the authorization policy's version, read with the
+	// entry (Access.atLeast).
+	accessVersion int64
 }
 
-const selectEntry = `SELECT email, email_verified, name, groups, seen_at, revoked_at, revoked_reason
+const selectEntry = `SELECT email, email_verified, name, groups, seen_at, revoked_at, revoked_reason,
+        (SELECT version FROM access_version)
     FROM user_directory WHERE issuer = $1 AND subject = $2`
 
 // Lookup returns the person as last seen, or a not_found quarantine.Error.
@@ -92,7 +96,7 @@ func (d *Directory) Lookup(ctx context.Context, issuer, subject string) (Entry, 
 	e := Entry{User: User{Actor: quarantine.Actor{Issuer: issuer, Subject: subject}}}
 	var revoked *time.Time
 	err := d.pool.QueryRow(ctx, selectEntry, issuer, subject).
-		Scan(&e.Email, &e.EmailVerified, &e.Name, &e.Groups, &e.SeenAt, &revoked, &e.RevokedReason)
+		Scan(&e.Email, &e.EmailVerified, &e.Name, &e.Groups, &e.SeenAt, &revoked, &e.RevokedReason, &e.accessVersion)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Entry{}, fmt.Errorf("user %s|%s: %w", issuer, subject, quarantine.Errorf(quarantine.ENOTFOUND, "%s has never signed in", issuer+"|"+subject))
 	}
@@ -154,6 +158,11 @@ func (a Authority) StillAllowed(ctx context.Context, who quarantine.Actor, tenan
 	u := e.User
 	if now().Sub(e.SeenAt) > maxAge {
 		u.Groups, u.Email, u.EmailVerified = nil, "", false
+	}
+	// A binding removed a moment ago counts as removed, whether or not
+	// this process's listener heard of it yet.
+	if err := a.Access.atLeast(e.accessVersion); err != nil {
+		return false, err
 	}
 	return a.Access.Can(u, tenant, object, action), nil
 }

@@ -69,3 +69,30 @@ func TestAuthorityRevokedAndStale(t *testing.T) {
 		assert.True(t, may(u), "%s: the next sign-in lifts it", u.Subject)
 	}
 }
+
+// TestAuthoritySeesBindingChanges: a replay worker's check answers from the
+// policy as the database holds it, whether or not the worker's listener
+// heard of the change yet (here it never does: nothing watches): a binding
+// added counts, a binding removed no longer does.
+func TestAuthoritySeesBindingChanges(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	auth := Authority{Access: newAccess(t, db, GroupMap{}), Directory: NewDirectory(db.Pool)}
+	admin := User{Actor: quarantine.Actor{Issuer: "i", Subject: "admin"}}
+	ann := User{Actor: quarantine.Actor{Issuer: "i", Subject: "ann", Email: "ann@example.com", EmailVerified: true}}
+	require.NoError(t, auth.Directory.Remember(ctx, ann))
+	may := func() bool {
+		ok, err := auth.StillAllowed(ctx, ann.Actor, "acme", ReplayObject("manual"), ActApprove)
+		require.NoError(t, err)
+		return ok
+	}
+	require.False(t, may())
+
+	bindings := NewBindings(db.Pool)
+	b, err := bindings.Add(ctx, BindingInput{Email: ann.Email, Role: RoleApprover, Tenant: "acme"}, admin, audit.Event{})
+	require.NoError(t, err)
+	assert.True(t, may(), "the binding counts at the next check")
+	require.NoError(t, bindings.Delete(ctx, b.ID, admin, func(Binding) bool { return true }, audit.Event{}))
+	assert.False(t, may(), "a removed binding no longer counts at the next check")
+}

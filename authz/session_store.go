@@ -50,6 +50,8 @@ type sessionRead struct {
 	expiry time.Time
 	user   *userSession // nil when the session names none, or it is gone
 	userID string
+	// accessVersion is the authorization policy's version (Access.Fresh).
+	accessVersion int64
 }
 
 type sessionReadKey struct{}
@@ -67,8 +69,10 @@ func readOf(ctx context.Context) *sessionRead {
 	return r
 }
 
-// The session and the sign-in it names, in one statement.
-const selectSessionAndUser = `SELECT s.data, s.expiry, u.id, u.identity, u.refresh_token, u.refreshed_at, u.expires_at, u.ended_at IS NOT NULL
+// The session, the sign-in it names and the authorization policy's
+// version, in one statement.
+const selectSessionAndUser = `SELECT s.data, s.expiry, u.id, u.identity, u.refresh_token, u.refreshed_at, u.expires_at, u.ended_at IS NOT NULL,
+    (SELECT version FROM access_version)
 FROM sessions s LEFT JOIN user_sessions u ON u.id = s.user_session
 WHERE s.token = $1 AND current_timestamp < s.expiry`
 
@@ -80,8 +84,9 @@ func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 		uid, refreshToken      *string
 		refreshedAt, expiresAt *time.Time
 		ended                  *bool
+		accessVersion          int64
 	)
-	err := s.pool.QueryRow(ctx, selectSessionAndUser, token).Scan(&data, &expiry, &uid, &identity, &refreshToken, &refreshedAt, &expiresAt, &ended)
+	err := s.pool.QueryRow(ctx, selectSessionAndUser, token).Scan(&data, &expiry, &uid, &identity, &refreshToken, &refreshedAt, &expiresAt, &ended, &accessVersion)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -89,7 +94,7 @@ func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 		return nil, false, err
 	}
 	if rd := readOf(ctx); rd != nil {
-		*rd = sessionRead{token: token, data: data, expiry: expiry}
+		*rd = sessionRead{token: token, data: data, expiry: expiry, accessVersion: accessVersion}
 		if uid != nil {
 			u := &userSession{ID: *uid, RefreshToken: refreshToken, RefreshedAt: *refreshedAt, ExpiresAt: *expiresAt, Ended: *ended}
 			if err := json.Unmarshal(identity, &u.User); err != nil {
@@ -168,4 +173,14 @@ func loadedUserSession(ctx context.Context, id string) (userSession, bool) {
 		return userSession{}, false
 	}
 	return *rd.user, true
+}
+
+// accessVersionRead returns the authorization policy's version as this
+// request's session read found it, if it did.
+func accessVersionRead(ctx context.Context) (int64, bool) {
+	rd := readOf(ctx)
+	if rd == nil || rd.token == "" {
+		return 0, false
+	}
+	return rd.accessVersion, true
 }

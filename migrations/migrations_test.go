@@ -172,6 +172,7 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 		"audit_log":                   "INSERT,SELECT",
 		"audit_checkpoints":           "INSERT,SELECT",
 		"casbin_rule":                 "SELECT",
+		"access_version":              "SELECT", // bumped by the owner's trigger function (migration 0024)
 		migrations.VersionTable:       "SELECT",
 		"dead_letters":                "DELETE,INSERT,SELECT,UPDATE",
 		"dead_letter_counts":          "DELETE,INSERT,SELECT,UPDATE",

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"runtime"
@@ -65,6 +66,8 @@ type Console struct {
 	// Signer signs the console's audit checkpoints.
 	Signer *audit.Signer
 	users  atomic.Int64
+	cfg    app.Config // as app.New was given it, for Replica
+	log    io.Writer
 }
 
 // PolicyFile is the shipped policy table, dev/policy.toml.
@@ -118,12 +121,34 @@ func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 	if opts.Configure != nil {
 		opts.Configure(&cfg)
 	}
+	c.cfg, c.log = cfg, opts.Log
 	c.App, err = app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(opts.Log, nil)))
 	if err != nil {
 		t.Fatalf("start the console: %v", err)
 	}
 	Serve(t, c.App)
 	return c
+}
+
+// IdleReplica builds a second console as app.New builds one, on the same
+// database, NATS server and identity provider, and serves its web handler
+// only: none of its background work runs, its authorization policy
+// listener among it (a replica whose listener was lost, or has not heard
+// of a change yet). It returns the replica's URL. People signed in on c are
+// signed in there too: sessions live in the database, and cookies are
+// per host, not per port.
+func (c *Console) IdleReplica(t testing.TB) string {
+	t.Helper()
+	r, err := app.New(context.Background(), c.cfg, slog.New(slog.NewTextHandler(c.log, nil)))
+	if err != nil {
+		t.Fatalf("build a replica: %v", err)
+	}
+	srv := httptest.NewServer(r.Handler)
+	t.Cleanup(func() {
+		srv.Close()
+		r.Close()
+	})
+	return srv.URL
 }
 
 // Serve runs a until the test ends, then stops it (failing the test when

@@ -47,7 +47,8 @@ func securityHeaders(next http.Handler, formTargets string, secure bool) http.Ha
 // sends people who are not signed in to the sign-in page (pages) or answers
 // 401 (everything else), shows the "no access" page to people without any
 // role, answers 403 (audited as denied) when the route's permission is
-// not held in any tenant, and applies the route's tenancy (locate).
+// not held in any tenant, and applies the route's tenancy (locate). The
+// policy it checks is at least as new as the database's (Access.Fresh).
 func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -67,6 +68,11 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 			c.Set(ctxUser, u)
 			if r.Path == "/auth/logout" {
 				return next(c)
+			}
+			// A binding removed on any replica gives nothing from now on,
+			// whether or not this one's listener has heard of it.
+			if err := s.deps.Access.Fresh(c.Request().Context()); err != nil {
+				return err
 			}
 			if len(s.deps.Access.Roles(u)) == 0 {
 				return s.render(c, http.StatusForbidden, s.noAccessPage(c))
