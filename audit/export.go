@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 const chainHead = `SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1`
@@ -25,8 +26,12 @@ var exportHeader = []string{
 // rows). The first record is the header (the column names of audit_log);
 // then one record per entry, at in UTC with microseconds,
 // actor_email_verified as true, false or empty (NULL, hash version 1),
-// before and after as canonical JSON (empty for NULL), hashes in hex. The
-// last record is the trailer
+// before and after as canonical JSON (empty for NULL), hashes in hex.
+// Every cell that starts with '=', '+', '-', '@', a tab, a carriage return
+// or "'" is written with one "'" in front, so that no spreadsheet reads a
+// value a producer or a person chose (a message id, a reason, a user agent)
+// as a formula; CSVValue takes it off again, and the values it gives are
+// the ones the hashes cover. The last record is the trailer
 //
 //	# chain-head,<seq>,<hash>[,<signed at>,<reason>,<key id>,<public key>,<signature>]
 //
@@ -51,6 +56,9 @@ func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.
 			e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.RequestID, e.Reason, string(e.Outcome),
 			string(e.Before), string(e.After), e.RemoteAddr, e.UserAgent,
 			hex.EncodeToString(e.PrevHash), hex.EncodeToString(e.Hash))
+		for i, v := range record {
+			record[i] = inertCell(v)
+		}
 		return cw.Write(record)
 	})
 	if err != nil {
@@ -166,6 +174,26 @@ func ExportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, w i
 	}
 	return nil
 }
+
+// formulaStart are the first bytes that make a spreadsheet read a cell as
+// a formula (OWASP's list), and the quote that marks a cell as text.
+const formulaStart = "=+-@\t\r'"
+
+// inertCell is v as a CSV export writes it: with one "'" in front when it
+// starts with a byte of formulaStart. Every value that starts with "'" gets
+// one more, so CSVValue can always take one off: no two values share a
+// cell.
+func inertCell(v string) string {
+	if v != "" && strings.IndexByte(formulaStart, v[0]) >= 0 {
+		return "'" + v
+	}
+	return v
+}
+
+// CSVValue is the value a cell of ExportCSV's stands for: the cell without
+// the one leading "'" the export put in front of values that start like a
+// formula (or with "'"). Re-hash an exported entry from these values.
+func CSVValue(cell string) string { return strings.TrimPrefix(cell, "'") }
 
 // verifiedText is actor_email_verified as the CSV export writes it.
 func verifiedText(e *Entry) string {

