@@ -19,7 +19,8 @@ func (s *Server) bindingList(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.AdminBindings(s.page(c, "Role bindings", "admin"), m))
 }
 
-// bindingsModel lists the bindings in the tenants the caller administers.
+// bindingsModel lists the bindings, role holders and group rules of the
+// tenants where the caller may read bindings.
 func (s *Server) bindingsModel(c echo.Context, form views.BindingForm) (views.BindingsModel, error) {
 	ctx := c.Request().Context()
 	u := userOf(c)
@@ -57,7 +58,11 @@ func (s *Server) bindingsModel(c echo.Context, form views.BindingForm) (views.Bi
 	}
 	m.GroupPrefix = s.deps.Access.Groups().Prefix
 	for _, r := range s.deps.Access.Groups().Rules() {
-		m.GroupRules = append(m.GroupRules, views.GroupRule{Group: r.Group, Role: r.Role, Tenant: r.Tenant})
+		// Like bindings and holders: another tenant's mappings (its name,
+		// its groups) are not this admin's to see.
+		if read.All || (r.Tenant != authz.AllTenants && read.Has(r.Tenant)) {
+			m.GroupRules = append(m.GroupRules, views.GroupRule{Group: r.Group, Role: r.Role, Tenant: r.Tenant})
+		}
 	}
 	if manage.All {
 		m.Tenants = append([]string{authz.AllTenants}, known...)

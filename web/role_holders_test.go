@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
@@ -73,4 +74,37 @@ func TestEffectiveRoleHolders(t *testing.T) {
 	for _, h := range holders(acmeAdmin) {
 		assert.Equal(t, "acme", h.tenant, "an admin of acme sees acme's holders: %+v", h)
 	}
+}
+
+// TestGroupRulesOfOtherTenantsHidden: the admin page lists the configured
+// group mappings (AUTHZ_GROUP_ROLES); an admin of one tenant sees the
+// mappings that give roles in that tenant only, as with bindings and
+// holders: another tenant's mappings (its name, its groups) are not theirs
+// to see.
+func TestGroupRulesOfOtherTenantsHidden(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(cfg *app.Config) {
+		cfg.Groups.Extra = map[string][]authz.TenantRole{
+			"platform-oncall": {{Tenant: "acme", Role: authz.RoleOncall}, {Tenant: "initech", Role: authz.RoleOncall}},
+			"initech-secops":  {{Tenant: "initech", Role: authz.RoleAuditor}},
+			"everyone-audits": {{Tenant: authz.AllTenants, Role: authz.RoleAuditor}},
+		}
+	}})
+	admin, _ := b.SignIn(t, "*:admin")
+	acmeAdmin, _ := b.SignIn(t, "acme:admin")
+	rules := func(c *http.Client) []string {
+		t.Helper()
+		resp := b.Do(t, c, "GET", "/admin/bindings", nil, nil)
+		require.Equal(t, http.StatusOK, resp.Status)
+		var out []string
+		byID(resp.Doc(t), "group-rule-row").Each(func(_ int, s *goquery.Selection) {
+			out = append(out, strings.Join(s.Find("td").Map(func(_ int, td *goquery.Selection) string { return text(td) }), " "))
+		})
+		return out
+	}
+	assert.Len(t, rules(admin), 4, "an admin of every tenant sees every mapping")
+	acme := rules(acmeAdmin)
+	assert.Equal(t, []string{"platform-oncall oncall acme"}, acme)
+	page := b.Do(t, acmeAdmin, "GET", "/admin/bindings", nil, nil)
+	assert.NotContains(t, page.Body, "initech", "nothing of another tenant")
 }
