@@ -88,7 +88,7 @@ type Entry struct {
 }
 
 const selectEntry = `SELECT email, email_verified, name, groups, seen_at, revoked_at, revoked_reason,
-        (SELECT version FROM access_version)
+        COALESCE((SELECT version FROM access_version), 0)
     FROM user_directory WHERE issuer = $1 AND subject = $2`
 
 // Lookup returns the person as last seen, or a not_found quarantine.Error.

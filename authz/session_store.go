@@ -72,7 +72,7 @@ func readOf(ctx context.Context) *sessionRead {
 // The session, the sign-in it names and the authorization policy's
 // version, in one statement.
 const selectSessionAndUser = `SELECT s.data, s.expiry, u.id, u.identity, u.refresh_token, u.refreshed_at, u.expires_at, u.ended_at IS NOT NULL,
-    (SELECT version FROM access_version)
+    COALESCE((SELECT version FROM access_version), 0)
 FROM sessions s LEFT JOIN user_sessions u ON u.id = s.user_session
 WHERE s.token = $1 AND current_timestamp < s.expiry`
 
