@@ -263,7 +263,8 @@ func tamperCheckpoints(t *testing.T, b bundle, statements ...string) {
 	require.NoError(t, err)
 	defer conn.Close(b.ctx)
 	steps := append([]string{`ALTER TABLE audit_checkpoints DISABLE TRIGGER USER`}, statements...)
-	steps = append(steps, `ALTER TABLE audit_checkpoints ENABLE ALWAYS TRIGGER audit_checkpoints_no_update_delete`)
+	steps = append(steps, `ALTER TABLE audit_checkpoints ENABLE ALWAYS TRIGGER audit_checkpoints_no_update_delete`,
+		`ALTER TABLE audit_checkpoints ENABLE ALWAYS TRIGGER audit_checkpoints_names_entry`)
 	for _, sql := range steps {
 		_, err := conn.Exec(b.ctx, sql)
 		require.NoError(t, err, sql)
@@ -287,4 +288,37 @@ func waitForCheckpoint(t *testing.T, b bundle, seq int64) audit.Checkpoint {
 	})
 	require.Equal(t, seq, cp.Seq)
 	return cp
+}
+
+// TestForgedCheckpointRefused: the runtime role records checkpoints, so
+// anyone with its credentials could insert one. One naming a seq past the
+// head made the scheduler take it for the last signed and sign nothing
+// again; one with another hash than its entry's signs nothing of the
+// chain. Both are refused, and the scheduler goes on signing the head.
+func TestForgedCheckpointRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	entries := appendAll(t, b, event("one"), event("two"))
+	forge := func(seq int64, hash []byte) error {
+		_, err := b.db.Pool.Exec(b.ctx, `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
+            VALUES ($1, $2, now(), 'on_demand', 'forged', sha256('p'), sha512('s'))`, seq, hash)
+		return err
+	}
+	assert.ErrorContains(t, forge(1_000_000, entries[1].Hash), "names no entry of the chain", "a seq not written yet")
+	assert.ErrorContains(t, forge(entries[0].Seq, entries[1].Hash), "names no entry of the chain", "another entry's hash")
+	var n int
+	require.NoError(t, b.db.Pool.QueryRow(b.ctx, `SELECT count(*) FROM audit_checkpoints`).Scan(&n))
+	require.Zero(t, n)
+
+	signer := newSigner(t)
+	cp := audit.NewCheckpointer(b.db.Pool, signer, audit.CheckpointConfig{Every: 1, Interval: time.Hour, Poll: 10 * time.Millisecond},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, stop := context.WithCancel(b.ctx)
+	done := make(chan struct{})
+	go func() { cp.Run(ctx); close(done) }()
+	t.Cleanup(func() { stop(); <-done })
+	got := waitForCheckpoint(t, b, entries[1].Seq)
+	assert.NoError(t, got.VerifySignature(audit.NewKeySet(signer.PublicKey())))
+	appendAll(t, b, event("three"))
+	waitForCheckpoint(t, b, entries[1].Seq+1)
 }
