@@ -97,7 +97,7 @@ func TestDiscardAsksConfirmation(t *testing.T) {
 	assert.Equal(t, "quarantined", deadLetterStatus(t, s, ids[1]), "nothing before the confirmation")
 	oncall.Screenshots("confirm")
 	oncall.Click(testID("confirm-back"))
-	oncall.WaitUntil("back on the dead letter", `location.pathname === "/deadletters/`+strconv.FormatInt(ids[1], 10)+`"`)
+	oncall.WaitUntil("back on the dead letter", `location.pathname === "/deadletters/`+strconv.FormatInt(ids[1], 10)+`" && document.readyState === "complete"`)
 	assert.Equal(t, "quarantined", deadLetterStatus(t, s, ids[1]), "going back changes nothing")
 
 	oncall.Fill(testID("close-reason"), "duplicate, found without scripts")

@@ -80,7 +80,7 @@ func TestGroupActionsJourney(t *testing.T) {
 	late := arrive(6) // the group grows while the on-call reads the page
 	oncall.Fill(testID("replay-reason"), "shard 7 is back (e2e "+run+")")
 	oncall.Click(testID("replay-submit"))
-	oncall.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname)`)
+	oncall.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname) && document.readyState === "complete" && document.querySelector('[data-testid="replay-status"]')`)
 	reqID, err := strconv.ParseInt(replayRequestPath.FindStringSubmatch(oncall.Location())[1], 10, 64)
 	require.NoError(t, err)
 	oncall.waitReplayStatus(reqID, "done")

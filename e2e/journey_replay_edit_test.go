@@ -51,7 +51,7 @@ func TestEditedPayloadApprovalJourney(t *testing.T) {
 	assert.Contains(t, oncall.Text(testID("payload-diff-lines")), `"price": 100000`, "the requester sees the change too")
 	oncall.Fill(testID("replay-reason"), "reindex the corrected price (e2e "+run+")")
 	oncall.Click(testID("replay-submit"))
-	oncall.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname)`)
+	oncall.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname) && document.readyState === "complete" && document.querySelector('[data-testid="replay-status"]')`)
 	m := replayRequestPath.FindStringSubmatch(oncall.Location())
 	require.NotNil(t, m, oncall.Location())
 	reqPath := m[0]

@@ -77,7 +77,7 @@ func TestReplayOutcomesJourney(t *testing.T) {
 	oncall.Screenshot("confirm")
 	oncall.Fill(testID("replay-reason"), "reindex after the timeout fix (e2e "+run+")")
 	oncall.Click(testID("replay-submit"))
-	oncall.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname)`)
+	oncall.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname) && document.readyState === "complete" && document.querySelector('[data-testid="replay-status"]')`)
 	m := replayRequestPath.FindStringSubmatch(oncall.Location())
 	require.NotNil(t, m, oncall.Location())
 	reqID, err := strconv.ParseInt(m[1], 10, 64)

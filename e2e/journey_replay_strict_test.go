@@ -63,7 +63,7 @@ func TestStrictReplayJourney(t *testing.T) {
 	oncall.Fill(testID("replay-reason"), "refund lost in the gateway outage (e2e "+run+")")
 	oncall.Fill(testID("replay-reconciliation-note"), note)
 	oncall.Click(testID("replay-submit"))
-	oncall.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname)`)
+	oncall.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname) && document.readyState === "complete" && document.querySelector('[data-testid="replay-status"]')`)
 	m := replayRequestPath.FindStringSubmatch(oncall.Location())
 	require.NotNil(t, m, oncall.Location())
 	var reqID int64

@@ -213,7 +213,7 @@ func (s *session) requestReplay(reason, typedConfirmation string) int64 {
 		s.Fill(testID("replay-reconciliation-note"), "checked the target: the effect is not there ("+reason+")")
 	}
 	s.Click(testID("replay-submit"))
-	s.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname)`)
+	s.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname) && document.readyState === "complete" && document.querySelector('[data-testid="replay-status"]')`)
 	m := replayRequestPath.FindStringSubmatch(s.Location())
 	if m == nil {
 		s.t.Fatalf("not on a replay request page: %s", s.Location())

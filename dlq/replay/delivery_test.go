@@ -444,9 +444,12 @@ func TestCancelStopsClaimedJobs(t *testing.T) {
 	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 4}}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	id := reqs[0].ID
-	run(t, b.worker(t, replay.WorkerConfig{Lease: time.Minute}))
-	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() WHERE request_id = $1`, id) // all due: one claim takes them
+	// All due before the worker starts, so its first claim takes every job
+	// (a worker started first could claim the first job alone, publish it,
+	// and never hold all twenty).
+	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() WHERE request_id = $1`, id)
 	require.NoError(t, err)
+	run(t, b.worker(t, replay.WorkerConfig{Lease: time.Minute}))
 	wait.Until(t, "every job claimed and two published", 10*time.Second, func() bool {
 		return b.jobStates(t, id)["claimed"] == 20 && len(streamMsgs(t, b.target)) >= 2
 	})
