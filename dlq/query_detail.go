@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // PreviewPayloadMax is how much of a payload GetPreview returns: the
@@ -147,6 +149,37 @@ func (s *Store) PayloadInScope(ctx context.Context, id int64, tenants []string) 
 		return Payload{}, &OutOfScopeError{ID: id, Tenant: p.Tenant}
 	}
 	return p, nil
+}
+
+// The texts of a dead letter the detail page may show only the start of.
+const (
+	TextError = "error"
+	TextStack = "stack"
+)
+
+const selectText = `SELECT tenant, CASE WHEN $4 = 'stack' THEN stack ELSE error END FROM dead_letters` + byID
+
+// TextInScope returns the whole error (TextError) or stack trace
+// (TextStack) of dead letter id when its tenant is one of tenants; errors
+// as GetInScope.
+func (s *Store) TextInScope(ctx context.Context, id int64, tenants []string, which string) (string, error) {
+	if which != TextError && which != TextStack {
+		return "", fmt.Errorf("text %q of dead letter %d: %w", which, id, quarantine.Errorf(quarantine.EINVALID, "no such text"))
+	}
+	var tenant, text string
+	err := s.lookupByID(ctx, id, func(lo, hi time.Time) error {
+		return s.pool.QueryRow(ctx, selectText, id, lo, hi, which).Scan(&tenant, &text)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("%s of dead letter %d: %w", which, id, errNoDeadLetter)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s of dead letter %d: %w", which, id, err)
+	}
+	if !slices.Contains(tenants, tenant) {
+		return "", &OutOfScopeError{ID: id, Tenant: tenant}
+	}
+	return text, nil
 }
 
 const selectTenant = `SELECT tenant FROM dead_letters` + byID

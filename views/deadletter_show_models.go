@@ -52,6 +52,15 @@ type DeadLetterDetailModel struct {
 	ReceivedAt     time.Time
 	UpdatedAt      time.Time
 	Stack          string
+	// ErrorSize and StackSize are the whole sizes in bytes of the error and
+	// the stack trace when the page shows only their start (Error and Stack
+	// are cut to TextShownMax), 0 otherwise; ErrorURL and StackURL download
+	// them whole.
+	ErrorSize, StackSize int64
+	ErrorURL, StackURL   string
+	// IDSizes holds, by label ("Message id", "Operation id"...), the whole
+	// size of each identity value the page shows only the start of.
+	IDSizes map[string]int64
 
 	Headers []HeaderRow
 	// HeadersMore is how many headers the dead letter holds past those in
@@ -81,6 +90,14 @@ type DeadLetterDetailModel struct {
 	// resolve). Nil renders nothing.
 	ReplayPanel templ.Component
 }
+
+// How much of one text the detail page shows: a producer may send an error
+// or a stack trace of megabytes (2.6 MB of "<" made a page of 10 MB) and ids
+// of kilobytes. The dead letter keeps every value whole.
+const (
+	TextShownMax = 64 << 10 // an error or a stack trace
+	IDShownMax   = 1 << 10  // a message, operation or correlation id, a subject, a principal
+)
 
 // HeaderRow is one received header value. Binary values (not valid UTF-8,
 // or holding NUL) are shown as base64 with Binary set.

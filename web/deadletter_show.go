@@ -88,6 +88,22 @@ func deadLetterModel(d dlq.DeadLetter, now time.Time) views.DeadLetterDetailMode
 		Advisory: prettyJSON(d.Advisory),
 	}
 	m.Payload.SHA256 = hex.EncodeToString(d.PayloadSHA256)
+	if cut, ok := cutText(m.Error, views.TextShownMax); ok {
+		m.Error, m.ErrorSize, m.ErrorURL = cut, int64(len(d.Error)), deadLetterURL(d.ID)+"/error.txt"
+	}
+	if cut, ok := cutText(m.Stack, views.TextShownMax); ok {
+		m.Stack, m.StackSize, m.StackURL = cut, int64(len(d.Stack)), deadLetterURL(d.ID)+"/stack.txt"
+	}
+	for label, v := range map[string]*string{"Message id": &m.MsgID, "Operation id": &m.OperationID, "Correlation id": &m.CorrelationID,
+		"Principal": &m.Principal, "Original subject": &m.OriginalSubject, "DLQ subject": &m.Subject} {
+		if cut, ok := cutText(*v, views.IDShownMax); ok {
+			if m.IDSizes == nil {
+				m.IDSizes = map[string]int64{}
+			}
+			m.IDSizes[label] = int64(len(*v))
+			*v = cut
+		}
+	}
 	if d.SourceSeq != nil {
 		m.SourceSeq = *d.SourceSeq
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -17,6 +18,8 @@ func (s *Server) triageRoutes() []Route {
 		perm(http.MethodGet, "/deadletters/count", authz.ObjDeadLetter, authz.ActRead, s.deadLetterCount).lists(),
 		perm(http.MethodGet, "/deadletters/:id", authz.ObjDeadLetter, authz.ActRead, s.deadLetterShow).of(s.deadLetterPageLocator()),
 		perm(http.MethodGet, "/deadletters/:id/payload", authz.ObjDeadLetter, authz.ActDownload, s.deadLetterPayload).of(dl),
+		perm(http.MethodGet, "/deadletters/:id/error.txt", authz.ObjDeadLetter, authz.ActRead, s.deadLetterText(dlq.TextError)).of(dl),
+		perm(http.MethodGet, "/deadletters/:id/stack.txt", authz.ObjDeadLetter, authz.ActRead, s.deadLetterText(dlq.TextStack)).of(dl),
 		perm(http.MethodGet, "/groups", authz.ObjDeadLetter, authz.ActRead, s.groupList).lists(),
 		perm(http.MethodPost, views.PathGroupSnooze, authz.ObjDeadLetter, authz.ActTriage, s.groupSnooze).names(),
 		perm(http.MethodPost, views.PathGroupWake, authz.ObjDeadLetter, authz.ActTriage, s.groupWake).names(),

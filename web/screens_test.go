@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,8 +67,11 @@ func TestServeScreens(t *testing.T) {
 	for i := range 520 {
 		many[fmt.Sprintf("X-Trace-%03d", i)] = []string{fmt.Sprintf("span-%d", i)}
 	}
+	// And an error, a stack trace and an operation id longer than it shows.
 	letters = append(letters, testfactory.Letter{Tenant: "acme", ItemType: "orders.refund", MsgID: "many-headers", Headers: many,
-		Error: "refund failed: header table too large", At: now.Add(-2 * time.Minute)})
+		OperationID: "op-" + strings.Repeat("0123456789abcdef", 100),
+		Error:       "refund failed: header table too large: " + strings.Repeat("<tr><td>X-Trace</td></tr> ", 4000),
+		Stack:       strings.Repeat("payments.(*Refunder).Refund(...)\n\t/srv/payments/refund.go:88\n", 3000), At: now.Add(-2 * time.Minute)})
 	ids := testfactory.DeadLetters(t, pool, letters...)
 
 	oncallC, oncall := b.SignIn(t, "acme:oncall", "globex:oncall")
@@ -108,6 +112,6 @@ func TestServeScreens(t *testing.T) {
 		t.Cleanup(func() { _ = srv.Close() })
 		t.Logf("%s: http://%s/", p.name, addr)
 	}
-	t.Logf("dead letters %d..%d (%d has 526 headers); serving for %s", ids[0], ids[len(ids)-1], ids[len(ids)-1], serveFor)
+	t.Logf("dead letters %d..%d (%d has 526 headers and cut texts); serving for %s", ids[0], ids[len(ids)-1], ids[len(ids)-1], serveFor)
 	<-ctx.Done()
 }
