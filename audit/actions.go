@@ -11,6 +11,9 @@ const (
 	ActionLogout         = "auth.logout"
 	ActionSessionEnd     = "auth.session_end"
 	ActionSessionsRevoke = "auth.sessions_revoke"
+	// ActionIdentityChange: a refresh at the identity provider changed what
+	// grants a person roles (groups, email, whether it is verified).
+	ActionIdentityChange = "auth.identity_change"
 
 	ActionDenied     = "authz.denied"
 	ActionCSRFDenied = "csrf.denied"
@@ -62,7 +65,7 @@ const (
 // actions are the families of Actions in the order the filter shows them,
 // each family's actions in the order a reader meets them.
 var actions = [][]string{
-	{ActionLogin, ActionLogout, ActionSessionEnd, ActionSessionsRevoke},
+	{ActionLogin, ActionLogout, ActionIdentityChange, ActionSessionEnd, ActionSessionsRevoke},
 	{ActionDenied},
 	{ActionCSRFDenied},
 	{ActionBindingAdd, ActionBindingDelete},

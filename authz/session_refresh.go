@@ -100,7 +100,7 @@ func (l *Login) refresh(ctx context.Context, s userSession) (User, refreshEnd) {
 	if !u.SameIdentity(s.User.Actor) { // the same identity; another one with the same email is someone else
 		return User{}, refreshEnd{reason: "the identity provider refreshed the sign-in as someone else", refused: true}
 	}
-	err = storeRefreshed(ctx, l.db, s.ID, u, tok.RefreshToken, l.directory != nil)
+	err = storeRefreshed(ctx, l.db, s.ID, s.User, u, tok.RefreshToken, l.directory != nil)
 	if errors.Is(err, errSessionEnded) {
 		return User{}, refreshEnd{ended: true}
 	}

@@ -209,3 +209,55 @@ func TestRevokeDuringRefreshStaysRevoked(t *testing.T) {
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM user_sessions WHERE ended_at IS NOT NULL`).Scan(&ended))
 	assert.Equal(t, 1, ended)
 }
+
+// TestIdentityChangeAtRefreshAudited: what the provider says at a refresh
+// can grant roles or take them away (groups map to roles, bindings may name
+// a verified email). A refresh that changes any of it writes one audit row
+// with the grants before and after, in the refresh's transaction; a
+// refresh that changes none of it writes none.
+func TestIdentityChangeAtRefreshAudited(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	b.signIn(t)
+	ctx := context.Background()
+	changes := func() []map[string]any {
+		t.Helper()
+		rows, err := b.db.Pool.Query(ctx, `SELECT jsonb_build_object('before', before, 'after', after, 'subject', actor_subject, 'reason', reason)
+			FROM audit_log WHERE action = 'auth.identity_change' ORDER BY seq`)
+		require.NoError(t, err)
+		var out []map[string]any
+		for rows.Next() {
+			var m map[string]any
+			require.NoError(t, rows.Scan(&m))
+			out = append(out, m)
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+
+	b.user.Groups = []string{"acme:oncall", "acme:oncall"} // the same grants, said twice
+	b.ageSessions(t)
+	u, ok := b.me(t)
+	require.True(t, ok)
+	require.Equal(t, []string{"acme:oncall", "acme:oncall"}, u.Groups, "refreshed")
+	assert.Empty(t, changes(), "nothing that grants roles changed: nothing audited")
+
+	b.user.Groups = []string{"globex:admin", "acme:oncall"}
+	b.ageSessions(t)
+	_, ok = b.me(t)
+	require.True(t, ok)
+	got := changes()
+	require.Len(t, got, 1, "a group added at the provider is audited")
+	assert.Equal(t, "u-1", got[0]["subject"])
+	assert.Equal(t, []any{"acme:oncall"}, got[0]["before"].(map[string]any)["groups"])
+	assert.Equal(t, []any{"acme:oncall", "globex:admin"}, got[0]["after"].(map[string]any)["groups"])
+
+	b.user.EmailVerified = false
+	b.ageSessions(t)
+	_, ok = b.me(t)
+	require.True(t, ok)
+	got = changes()
+	require.Len(t, got, 2, "an email no longer verified is audited")
+	assert.Equal(t, true, got[1]["before"].(map[string]any)["email_verified"])
+	assert.Equal(t, false, got[1]["after"].(map[string]any)["email_verified"])
+}

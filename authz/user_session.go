@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -104,8 +106,11 @@ var errSessionEnded = errors.New("the session ended while it was being refreshed
 // only while the session is live: a refresh that an admin's revocation
 // overtook returns errSessionEnded and changes nothing, so it cannot lift
 // the revocation of the directory entry. The session's row is updated
-// first, as RevokeSessions and endAtRefresh take it before the entry.
-func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, u User, refreshToken string, remember bool) error {
+// first, as RevokeSessions and endAtRefresh take it before the entry. When
+// what grants the person roles changed since was (their groups, their
+// email or whether it is verified), the change is audited in the same
+// transaction (audit.ActionIdentityChange, with both).
+func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, was, u User, refreshToken string, remember bool) error {
 	var rt *string
 	if refreshToken != "" {
 		rt = &refreshToken
@@ -118,6 +123,13 @@ func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, u User, re
 		if tag.RowsAffected() == 0 {
 			return errSessionEnded
 		}
+		if before, after := grantsOf(was), grantsOf(u); !before.equal(after) {
+			e := audit.Event{Actor: u.Actor, Action: audit.ActionIdentityChange, Outcome: audit.OutcomeOK, ObjectType: "session",
+				Reason: "the identity provider's answer to a refresh changed what grants roles", Before: before, After: after}
+			if _, err := audit.Append(ctx, tx, e); err != nil {
+				return err
+			}
+		}
 		if remember {
 			return rememberIn(ctx, tx, u)
 		}
@@ -127,6 +139,24 @@ func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, u User, re
 		return fmt.Errorf("store refreshed session: %w", err)
 	}
 	return nil
+}
+
+// grants is what of a person's identity grants them roles: role bindings
+// may name their email when it is verified, and the groups map to roles.
+type grants struct {
+	Email         string   `json:"email"`
+	EmailVerified bool     `json:"email_verified"`
+	Groups        []string `json:"groups"`
+}
+
+func grantsOf(u User) grants {
+	g := slices.Clone(u.Groups)
+	slices.Sort(g)
+	return grants{Email: u.Email, EmailVerified: u.EmailVerified, Groups: slices.Compact(g)}
+}
+
+func (g grants) equal(o grants) bool {
+	return strings.EqualFold(g.Email, o.Email) && g.EmailVerified == o.EmailVerified && slices.Equal(g.Groups, o.Groups)
 }
 
 const endSession = `UPDATE user_sessions SET ended_at = now(), ended_reason = $2, refresh_token = NULL
