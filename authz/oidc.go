@@ -188,6 +188,10 @@ func (l *Login) Callback(c echo.Context) error {
 	if err != nil {
 		return l.fail(c, idt.Subject, err.Error())
 	}
+	// A sign-in in a browser still signed in replaces that sign-in: its
+	// session ends with the new one's (it would otherwise stay listed, and
+	// usable by whoever kept its cookie, until it expired).
+	earlier := l.sessions.GetString(ctx, sessionIDKey)
 	if err := l.sessions.RenewToken(ctx); err != nil {
 		return fmt.Errorf("renew session: %w", err)
 	}
@@ -199,7 +203,17 @@ func (l *Login) Callback(c echo.Context) error {
 				return err
 			}
 		}
-		_, err := audit.Append(ctx, tx, l.event(c, u.Actor, "auth.login", audit.OutcomeOK, ""))
+		reason := ""
+		if earlier != "" {
+			ended, err := endUserSession(ctx, tx, earlier, "signed in again in the same browser")
+			if err != nil {
+				return err
+			}
+			if ended {
+				reason = "ended the earlier sign-in of this browser"
+			}
+		}
+		_, err := audit.Append(ctx, tx, l.event(c, u.Actor, "auth.login", audit.OutcomeOK, reason))
 		return err
 	})
 	if err != nil {
@@ -254,7 +268,7 @@ func (l *Login) Logout(c echo.Context, signedOut string) error {
 	idToken := l.sessions.GetString(ctx, keyIDToken)
 	if id := l.sessions.GetString(ctx, sessionIDKey); id != "" {
 		err := pgx.BeginFunc(ctx, l.db, func(tx pgx.Tx) error {
-			if err := endUserSession(ctx, tx, id, "signed out"); err != nil {
+			if _, err := endUserSession(ctx, tx, id, "signed out"); err != nil {
 				return err
 			}
 			if !ok {

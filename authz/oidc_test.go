@@ -415,3 +415,47 @@ func TestSignInAndOutAuditedWithTheirChange(t *testing.T) {
 		assert.Equal(t, 1, count("SELECT count(*) FROM audit_log WHERE action = 'auth.logout'"))
 	})
 }
+
+// TestSecondSignInEndsTheFirst: signing in again in a browser that is
+// still signed in replaces its sign-in. The earlier session ends in the
+// new sign-in's transaction (its audit row says so), so it is no longer
+// listed as live nor usable by whoever kept its cookie.
+func TestSecondSignInEndsTheFirst(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	ctx := context.Background()
+	b.signIn(t)
+	stolen := b.client.Jar.Cookies(mustURL(t, b.srv.URL))
+	require.NotEmpty(t, stolen)
+	b.idp.QueueUser(b.user)
+	b.signIn(t)
+
+	var live, ended int
+	var reason string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE ended_at IS NULL), count(*) FILTER (WHERE ended_at IS NOT NULL),
+		coalesce(max(ended_reason), '') FROM user_sessions`).Scan(&live, &ended, &reason))
+	assert.Equal(t, 1, live, "one live session: the new sign-in")
+	assert.Equal(t, 1, ended, "the earlier one ended")
+	assert.Equal(t, "signed in again in the same browser", reason)
+	var said string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT reason FROM audit_log WHERE action = 'auth.login' ORDER BY seq DESC LIMIT 1`).Scan(&said))
+	assert.Equal(t, "ended the earlier sign-in of this browser", said)
+
+	// The first sign-in's cookie, kept by someone, signs nobody in.
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	jar.SetCookies(mustURL(t, b.srv.URL), stolen)
+	old := &http.Client{Jar: jar}
+	resp, err := old.Get(b.srv.URL + "/me")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.True(t, b.signedIn(t), "the browser stays signed in with the new sign-in")
+}
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	return u
+}

@@ -162,12 +162,14 @@ func (g grants) equal(o grants) bool {
 const endSession = `UPDATE user_sessions SET ended_at = now(), ended_reason = $2, refresh_token = NULL
     WHERE id = $1 AND ended_at IS NULL -- ended once, with the first reason`
 
-// endUserSession ends session id with reason, in the caller's transaction.
-func endUserSession(ctx context.Context, db pgx.Tx, id, reason string) error {
-	if _, err := db.Exec(ctx, endSession, id, clip(reason, 500)); err != nil {
-		return fmt.Errorf("end session: %w", err)
+// endUserSession ends session id with reason, in the caller's transaction,
+// and reports whether it was live until then.
+func endUserSession(ctx context.Context, tx pgx.Tx, id, reason string) (bool, error) {
+	tag, err := tx.Exec(ctx, endSession, id, clip(reason, 500))
+	if err != nil {
+		return false, fmt.Errorf("end session: %w", err)
 	}
-	return nil
+	return tag.RowsAffected() > 0, nil
 }
 
 // endAtRefresh ends session s of u with reason, in one transaction with its
