@@ -110,6 +110,7 @@ func benchReplayRequest(b testing.TB, total int) (*replayBundle, int64, time.Dur
 	rb := benchReplaySetup(b)
 	ctx := context.Background()
 	payload := []byte(strings.Repeat("p", 1024))
+	days := benchSetting("BENCH_REPLAY_DAYS", 1) // the days (so partitions) the dead letters arrived over
 	for start := 0; start < total; start += 1000 {
 		recs := make([]dlq.Record, 0, 1000)
 		for i := start; i < min(start+1000, total); i++ {
@@ -121,7 +122,7 @@ func benchReplayRequest(b testing.TB, total int) (*replayBundle, int64, time.Dur
 				},
 				// An hour old: out of the target's duplicate window, as a
 				// backlog replayed after its fix is.
-				Data: payload, Stream: "DLQ", Seq: uint64(i + 1), Time: time.Now().Add(-time.Hour),
+				Data: payload, Stream: "DLQ", Seq: uint64(i + 1), Time: time.Now().Add(-time.Hour - time.Duration(i%days)*24*time.Hour),
 			}))
 		}
 		_, err := rb.store.Insert(ctx, recs)
@@ -203,14 +204,24 @@ func vmHWM() int64 {
 
 // benchReplaySetup is setupReplay for the benchmark: a policy whose
 // rebuildable class allows 100,000 items at an unlimited rate.
+//
+// BENCH_REPLAY_DAYS=n spreads the dead letters over n days (so over n
+// partitions of dead_letters), as a backlog of a retention period is.
+// BENCH_REPLAY_CLASS=dedupe replays them as the dedupe class instead of
+// rebuildable: each job then also reads the replay ledger and the other
+// jobs of its message id, at its claim and at its publish gate.
 func benchReplaySetup(b testing.TB) *replayBundle {
 	b.Helper()
 	rb := &replayBundle{bundle: setup(b)}
+	class := "rebuildable"
+	if c := os.Getenv("BENCH_REPLAY_CLASS"); c != "" {
+		class = c
+	}
 	table, err := replaypolicy.Parse("bench.toml", []byte(`
 [[rule]]
 item_type = "search.*"
-class = "rebuildable"
-[class.rebuildable]
+class = "`+class+`"
+[class.`+class+`]
 bulk_cap = 100000
 default_rate = 100000
 max_rate = 100000

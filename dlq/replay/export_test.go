@@ -62,6 +62,7 @@ func PolicyRequest(req Request, approvals []Approval) replaypolicy.Request {
 const (
 	ClaimJobs = claimJobs
 	GateJobs  = gateJobs
+	LedgerOf  = ledgerOf
 )
 
 var ClaimTx, GateTx = claimTx, gateTx

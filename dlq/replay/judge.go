@@ -39,16 +39,15 @@ const ledgerOf = `SELECT u.id,
     LEFT JOIN LATERAL (
         SELECT min(j.request_id) FILTER (WHERE j.state = 'needs_reconciliation') AS unsettled,
                min(j.request_id) FILTER (WHERE j.first_attempt_at IS NOT NULL AND j.state IN ('pending', 'claimed', 'deferred', 'unknown')) AS in_flight
-        FROM (SELECT d.id, d.dead_lettered_at FROM dead_letters d WHERE left(d.msg_id, 256) = left(u.msg_id, 256)
+        FROM (SELECT i.request_id, i.dead_letter_id FROM replay_items i WHERE quarantine_key(i.msg_id) = quarantine_key(u.msg_id)
               UNION ALL
-              SELECT d.id, d.dead_lettered_at FROM dead_letters d WHERE left(d.operation_id, 256) = left(u.op_id, 256) AND d.operation_id <> ''
-              OFFSET 0) d -- the identity's dead letters by their hash indexes, and nothing else: no plan may scan a tenant's
-        JOIN replay_items i ON i.dead_letter_id = d.id AND i.dead_lettered_at = d.dead_lettered_at
+              SELECT i.request_id, i.dead_letter_id FROM replay_items i
+                  WHERE quarantine_key(i.operation_id) = quarantine_key(u.op_id) AND i.operation_id <> ''
+              OFFSET 0) i -- the identity's items by their key indexes (migration 0026), and nothing else
         CROSS JOIN LATERAL (SELECT j.id, j.request_id, j.state, j.first_attempt_at FROM replay_jobs j
             WHERE j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id OFFSET 0) j -- the item's job by its key
         JOIN replay_requests r ON r.id = j.request_id
         WHERE r.tenant = u.tenant AND j.id <> u.id
-          AND (quarantine_key(i.msg_id) = quarantine_key(u.msg_id) OR quarantine_key(i.operation_id) = quarantine_key(u.op_id))
     ) o ON true`
 
 // judge decides, just before publishing, what becomes of each job: the

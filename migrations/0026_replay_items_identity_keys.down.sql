@@ -1,0 +1,2 @@
+DROP INDEX replay_items_operation_key_idx;
+DROP INDEX replay_items_msg_key_idx;
