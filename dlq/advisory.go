@@ -165,6 +165,7 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 		r.Subject = r.text("subject", "the subject", orig.Subject)
 		h := r.headerView(Received{Header: orig.Header, HeaderBlock: orig.HeaderBlock}, false)
 		r.Headers = encodeHeaders(h)
+		h = r.contractView(h)
 		r.setPayload(orig.Data)
 		r.applyContract(h)
 		r.ReplayOf = r.replayOf(h) // a replayed message that hit MaxDeliver is a loop too

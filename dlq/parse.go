@@ -131,6 +131,7 @@ func ParseDLQ(prefix string, m Received) Record {
 	r.Subject = r.text("subject", "the subject", m.Subject)
 	h := r.headerView(m, true)
 	r.Headers = encodeHeaders(h)
+	h = r.contractView(h)
 	r.setPayload(m.Data)
 
 	subjTenant, subjType := splitDLQSubject(prefix, m.Subject)
@@ -209,6 +210,70 @@ func (r *Record) derivedMsgID() string {
 		return fmt.Sprintf("%s:%s", r.SourceStream, hex.EncodeToString(r.SourceKey[:8]))
 	}
 	return fmt.Sprintf("%s:%d", r.SourceStream, r.SourceSeq)
+}
+
+// contractByLower is each header name the contract reads, by its lower
+// case.
+var contractByLower = func() map[string]string {
+	m := map[string]string{}
+	for name := range contractFields {
+		if name != HeaderNatsMsgID { // JetStream's, and JetStream reads it only as spelled
+			m[strings.ToLower(name)] = name
+		}
+	}
+	for _, name := range []string{HeaderReplayOf, UpstreamPrefix + HeaderReplayOf} {
+		m[strings.ToLower(name)] = name
+	}
+	return m
+}()
+
+// contractView returns the headers to read the contract from. Header names
+// are case-sensitive in NATS, and some clients and gateways send them in
+// lower case (dlq-original-subject): a contract header sent under another
+// case is read as the contract's name and flagged header_name_case:<field>
+// (the stored headers keep every name as sent). A header spelled as the
+// contract spells it wins over another spelling; several other spellings
+// are read in the order of their names. h itself is returned when there is
+// nothing to read otherwise.
+func (r *Record) contractView(h map[string][]string) map[string][]string {
+	var others map[string][]string // by contract name: the other spellings sent
+	for k := range h {
+		name, ok := contractByLower[strings.ToLower(k)]
+		if !ok || name == k {
+			continue
+		}
+		if _, exact := h[name]; exact {
+			continue
+		}
+		if others == nil {
+			others = map[string][]string{}
+		}
+		others[name] = append(others[name], k)
+	}
+	if others == nil {
+		return h
+	}
+	view := make(map[string][]string, len(h)+len(others))
+	for k, vs := range h {
+		view[k] = vs
+	}
+	names := make([]string, 0, len(others))
+	for name := range others {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		sent := others[name]
+		sort.Strings(sent)
+		var vs []string
+		for _, k := range sent {
+			vs = append(vs, h[k]...)
+		}
+		view[name] = vs
+		r.flag("header_name_case:"+fieldOf(name), "%s sent as %s, read all the same: header names are case-sensitive, spell it as the contract does",
+			name, short(strings.Join(sent, ", ")))
+	}
+	return view
 }
 
 // contractFields names the field each contract header fills, for flag codes.

@@ -62,6 +62,39 @@ func TestParseDLQ(t *testing.T) {
 		assert.Equal(t, fullHeaders(), back)
 	})
 
+	// Header names are case-sensitive in NATS; a client or gateway that
+	// sends them in lower case still has its dead letter read, flagged.
+	t.Run("ContractNamesInOtherCase", func(t *testing.T) {
+		sent := map[string][]string{}
+		for k, vs := range fullHeaders() {
+			sent[strings.ToLower(k)] = vs
+		}
+		sent[HeaderOperationID] = []string{"op-exact"} // spelled as the contract does: it wins
+		sent["DLQ-OPERATION-ID"] = []string{"op-shouting"}
+		sent["nats-msg-id"] = []string{"not-jetstream's"}
+		r := ParseDLQ("dlq", received("dlq.acme.email.send", sent, `{"to":"x"}`))
+		assert.Equal(t, "app.acme.email.send", r.OriginalSubject)
+		assert.Equal(t, "msg-123", r.MsgID)
+		assert.False(t, r.MsgIDDerived)
+		assert.Equal(t, "op-exact", r.OperationID)
+		assert.Equal(t, ClassPermanent, r.ErrorClass)
+		assert.Equal(t, "main.send()\n\t/app/send.go:42 +0x1d", r.Stack)
+		assert.Equal(t, int32(5), *r.Attempts)
+		assert.Equal(t, "user:42", r.Principal)
+		assert.Contains(t, r.Flags, "header_name_case:original_subject")
+		assert.Contains(t, r.Flags, "header_name_case:msg_id")
+		assert.NotContains(t, r.Flags, "header_name_case:operation_id", "the exact spelling was sent too")
+		assert.NotContains(t, r.Flags, "missing:original_subject")
+		assert.Contains(t, strings.Join(r.MalformedReasons, "\n"), `Dlq-Original-Subject sent as "dlq-original-subject", read all the same`)
+		back, err := DecodeHeaders(r.Headers)
+		require.NoError(t, err)
+		assert.Equal(t, sent, back, "every header is stored as it was sent")
+
+		// Two other spellings of one header: read in the order of their names.
+		r = ParseDLQ("dlq", received("dlq.acme.email.send", map[string][]string{"dlq-error": {"second"}, "DLQ-ERROR": {"first"}}, ""))
+		assert.Equal(t, "first\nsecond", r.Error)
+	})
+
 	t.Run("PartReadBlockUnavailable", func(t *testing.T) {
 		// The client read the block in part (it skips what it cannot
 		// read) and the stream's copy could not be read: the headers it
