@@ -238,6 +238,12 @@ var contractByLower = func() map[string]string {
 func (r *Record) contractView(h map[string][]string) map[string][]string {
 	var others map[string][]string // by contract name: the other spellings sent
 	for k := range h {
+		if !hasFoldPrefix(k, "dlq-") && !hasFoldPrefix(k, "upstream-dlq-") {
+			continue // not one the contract reads (checked without a copy of the name)
+		}
+		if _, exact := contractFields[k]; exact || k == HeaderReplayOf || k == UpstreamPrefix+HeaderReplayOf {
+			continue // spelled as the contract does
+		}
 		name, ok := contractByLower[strings.ToLower(k)]
 		if !ok || name == k {
 			continue
@@ -274,6 +280,11 @@ func (r *Record) contractView(h map[string][]string) map[string][]string {
 			name, short(strings.Join(sent, ", ")))
 	}
 	return view
+}
+
+// hasFoldPrefix reports whether s starts with prefix, ignoring case.
+func hasFoldPrefix(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // contractFields names the field each contract header fills, for flag codes.
