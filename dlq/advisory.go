@@ -145,6 +145,7 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 	if r.DeadLetteredAt.IsZero() {
 		r.DeadLetteredAt = time.Now().UTC()
 	}
+	r.checkStoredAt(time.Now())
 	switch at := adv.Timestamp; {
 	case at.IsZero():
 		r.flag("implausible:advisory_time", "the advisory gives no time it was raised (or the zero time); it was captured at %s",
@@ -344,6 +345,7 @@ func unreadableAdvisory(m Received, cause error) Record {
 		DeadLetteredAt: m.Time,
 	}
 	r.setDelivery(m)
+	r.checkStoredAt(time.Now())
 	r.MsgID, r.MsgIDDerived = r.derivedMsgID(), true
 	r.Subject = r.text("subject", "the subject", m.Subject)
 	r.Headers = encodeHeaders(r.headerView(m, true))

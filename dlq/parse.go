@@ -128,6 +128,7 @@ func ParseDLQ(prefix string, m Received) Record {
 		DeadLetteredAt: m.Time,
 	}
 	r.setDelivery(m)
+	r.checkStoredAt(time.Now())
 	r.Subject = r.text("subject", "the subject", m.Subject)
 	h := r.headerView(m, true)
 	r.Headers = encodeHeaders(h)

@@ -24,6 +24,29 @@ const (
 	MaxPlausibleAttempts = 100_000
 )
 
+// maxStoredAhead is how far past now a row's dead-lettered time may lie:
+// partitions are made at most maxPartitionDays ahead (a day less, so that
+// the database's clock may be a little behind ours).
+const maxStoredAhead = (maxPartitionDays - 1) * 24 * time.Hour
+
+// checkStoredAt keeps the row's dead-lettered time where a partition can
+// hold it. JetStream's stored time is the NATS server's clock: a server
+// whose clock is before 2000 (a machine that lost its clock) or more than
+// a year ahead made a row no partition takes, refused in both forms and
+// redelivered every 30 s, even after the clock was set right. Such a row is
+// kept under the UTC day it arrived (its midnight, so that a redelivery on
+// the same day finds the same key), flagged; the delivery still names the
+// stored time.
+func (r *Record) checkStoredAt(now time.Time) {
+	at := r.DeadLetteredAt
+	if at.IsZero() || (!at.Before(MinPlausibleTime) && at.Before(now.Add(maxStoredAhead))) {
+		return
+	}
+	r.DeadLetteredAt = Day(now)
+	r.flag("implausible:dead_lettered_at", "JetStream stored it at %s by the NATS server's clock, before %d or more than %d days ahead: kept under the day it arrived, %s (a redelivery on a later day may be stored again)",
+		at.UTC().Format(time.RFC3339Nano), MinPlausibleTime.Year(), maxPartitionDays-1, r.DeadLetteredAt.Format(time.DateOnly))
+}
+
 // attempts reads Dlq-Attempts. A value that is not a whole number is
 // invalid; a negative one, or one past int32, is implausible and not stored;
 // one past MaxPlausibleAttempts is stored and flagged.
