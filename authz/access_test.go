@@ -85,17 +85,20 @@ func TestBindingsGrantAndReloadInEveryReplica(t *testing.T) {
 	require.False(t, replicaB.Can(bob, "acme", ObjDeadLetter, ActRead))
 
 	// Replica B's listener must be attached before the change, or it would
-	// only see it on its reconnect reload; wait for LISTEN to be in place.
-	wait.Until(t, "replica B listening", 10*time.Second, func() bool {
+	// only see it on its reconnect reload; wait for LISTEN to be in place
+	// in this test's database (the cluster is shared with other tests,
+	// other packages', whose listeners would answer for it).
+	wait.Until(t, "replica B listening", 30*time.Second, func() bool {
 		var n int
-		_ = db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN quarantine_access_changed%'`).Scan(&n)
+		_ = db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE 'LISTEN quarantine_access_changed%'`).Scan(&n)
 		return n > 0
 	})
 
 	bindings := NewBindings(db.Pool)
 	added, err := bindings.Add(ctx, BindingInput{Email: "bob@example.com", Role: RoleOncall, Tenant: "acme"}, admin, audit.Event{})
 	require.NoError(t, err)
-	wait.Until(t, "replica B to see the binding", 10*time.Second, func() bool { return replicaB.Can(bob, "acme", ObjDeadLetter, ActRead) })
+	wait.Until(t, "replica B to see the binding", 30*time.Second, func() bool { return replicaB.Can(bob, "acme", ObjDeadLetter, ActRead) })
 	assert.False(t, replicaB.Can(bob, "globex", ObjDeadLetter, ActRead))
 	assert.False(t, replicaA.Can(bob, "acme", ObjDeadLetter, ActRead), "replica A has not reloaded yet: it does not watch")
 	require.NoError(t, replicaA.Reload())
@@ -113,7 +116,7 @@ func TestBindingsGrantAndReloadInEveryReplica(t *testing.T) {
 	err = bindings.Delete(ctx, added.ID, admin, func(Binding) bool { return false }, audit.Event{})
 	assert.Equal(t, quarantine.ENOTFOUND, quarantine.ErrorCode(err), "a binding the admin may not manage is not found")
 	require.NoError(t, bindings.Delete(ctx, added.ID, admin, func(Binding) bool { return true }, audit.Event{}))
-	wait.Until(t, "replica B to drop the binding", 10*time.Second, func() bool { return !replicaB.Can(bob, "acme", ObjDeadLetter, ActRead) })
+	wait.Until(t, "replica B to drop the binding", 30*time.Second, func() bool { return !replicaB.Can(bob, "acme", ObjDeadLetter, ActRead) })
 
 	var actions []string
 	rows, err := db.Pool.Query(ctx, "SELECT action FROM audit_log WHERE object_type = 'role_binding' ORDER BY seq")
