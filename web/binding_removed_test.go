@@ -36,7 +36,7 @@ func TestRemovedBindingRefusedAtNextRequest(t *testing.T) {
 
 	resp := b.Do(t, admin, "POST", "/admin/bindings", url.Values{"email": {"bob@example.com"}, "role": {"viewer"}, "tenant": {"acme"}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
-	wait.Until(t, "bob to hold the role", 10*time.Second, func() bool { return get(b.URL()) == http.StatusOK })
+	wait.Until(t, "bob to hold the role", 30*time.Second, func() bool { return get(b.URL()) == http.StatusOK })
 	replica := b.IdleReplica(t)
 	require.Equal(t, http.StatusOK, get(replica), "the replica loaded the binding when it started")
 

@@ -70,10 +70,12 @@ func TestEmergencyStopByApprover(t *testing.T) {
 	for i := range 20 {
 		ids = append(ids, seed(t, b, "acme", "search.index_update", fmt.Sprint("stop-", i), nil))
 	}
-	req := slowRequest(t, b, requester.Actor, 4, ids...)
+	// One a second: the stop below comes while most of the twenty still
+	// wait, however slow the machine is between the first messages and it.
+	req := slowRequest(t, b, requester.Actor, 1, ids...)
 	runWorker(t, b)
 	path := fmt.Sprintf("/replay/requests/%d", req.ID)
-	wait.Until(t, "the first messages", 10*time.Second, func() bool { return streamCount(t, app) >= 2 })
+	wait.Until(t, "the first messages", 30*time.Second, func() bool { return streamCount(t, app) >= 2 })
 
 	assert.Zero(t, b.Do(t, oncall, "GET", path, nil, nil).Doc(t).Find(`[data-testid="stop-form"]`).Length(), "the requester cancels; they stop nothing")
 	page := b.Do(t, approver, "GET", path, nil, nil).Doc(t)
@@ -91,7 +93,7 @@ func TestEmergencyStopByApprover(t *testing.T) {
 	resp = b.Do(t, approver, "POST", path+"/stop", url.Values{"reason": {"wrong index"}, "confirm": {"STOP"}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	atStop := streamCount(t, app)
-	wait.Until(t, "no job left running", 10*time.Second, func() bool { return runningJobs(t, b, req.ID) == 0 })
+	wait.Until(t, "no job left running", 30*time.Second, func() bool { return runningJobs(t, b, req.ID) == 0 })
 	r, err := b.Replays.Request(ctx, req.ID)
 	require.NoError(t, err)
 	assert.Equal(t, replay.StatusCancelled, r.Status)
@@ -108,7 +110,7 @@ func TestEmergencyStopByApprover(t *testing.T) {
 	for i := range 5 {
 		more = append(more, seed(t, b, "acme", "search.index_update", fmt.Sprint("stop-more-", i), nil))
 	}
-	second := slowRequest(t, b, requester.Actor, 1, more...)
+	second := slowRequest(t, b, requester.Actor, 0.2, more...) // one each 5 s: still running at the stop
 	stopPage := b.Do(t, admin, "GET", "/replay/stop", nil, nil)
 	require.Equal(t, http.StatusOK, stopPage.Status)
 	assert.Contains(t, stopPage.Doc(t).Find(`[data-testid="stop-requests"]`).Text(), fmt.Sprint("#", second.ID))
@@ -116,7 +118,7 @@ func TestEmergencyStopByApprover(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, resp.Status, "not another tenant's")
 	resp = b.Do(t, admin, "POST", "/replay/stop", url.Values{"tenant": {"acme"}, "reason": {"incident 42"}, "confirm": {"STOP"}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
-	wait.Until(t, "the second request stopped", 10*time.Second, func() bool { return runningJobs(t, b, second.ID) == 0 })
+	wait.Until(t, "the second request stopped", 30*time.Second, func() bool { return runningJobs(t, b, second.ID) == 0 })
 	r, err = b.Replays.Request(ctx, second.ID)
 	require.NoError(t, err)
 	assert.Equal(t, replay.StatusCancelled, r.Status)
@@ -200,7 +202,7 @@ func TestFixMarkerAllowsSchemaInvalid(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, replay.StatusApproved, r.Status)
 	runWorker(t, b)
-	wait.Until(t, "the replay", 10*time.Second, func() bool { return streamCount(t, app) == 1 })
+	wait.Until(t, "the replay", 30*time.Second, func() bool { return streamCount(t, app) == 1 })
 	m, err := app.GetLastMsgForSubject(ctx, "app.acme.search.index_update")
 	require.NoError(t, err)
 	assert.Equal(t, "fix-1", m.Header.Get(dlq.HeaderNatsMsgID))

@@ -150,7 +150,7 @@ func TestScopeNotQueriedPerRequest(t *testing.T) {
 	assert.Equal(t, "acme globex", strings.Join(optionValues(d, "tenant"), " "))
 
 	testfactory.DeadLetters(t, c.DB.Pool, testfactory.Letter{Tenant: "initech", ItemType: "billing.invoice_create"})
-	wait.Until(t, "the new tenant and item type in the choices", 10*time.Second, func() bool {
+	wait.Until(t, "the new tenant and item type in the choices", 30*time.Second, func() bool {
 		d := c.Do(t, client, "GET", "/deadletters", nil, nil).Doc(t)
 		return strings.Join(optionValues(d, "tenant"), " ") == "acme globex initech" &&
 			strings.Contains(strings.Join(optionValues(d, "type"), " "), "billing.invoice_create")
