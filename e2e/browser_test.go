@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -16,8 +17,21 @@ import (
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
-// stepTimeout bounds one browser step (a navigation, a click, a wait).
-const stepTimeout = 30 * time.Second
+// stepTimeout bounds one browser step (a navigation, a click, a wait). It
+// is generous: CI runs the suite on machines slower and busier than ours,
+// where Chromium, the console and PostgreSQL share two loaded cores. A
+// step that does not fail waits only as long as it needs.
+const stepTimeout = time.Minute
+
+// evalTimeout bounds one evaluation inside a wait: one that takes longer
+// (a page being replaced, a busy browser) counts as "not yet".
+const evalTimeout = 10 * time.Second
+
+// complete is true in a page that has finished loading: parsed to its end,
+// its deferred scripts (htmx, app.js) run. A page still parsing may lack
+// the elements after the one a wait looked for, and an element may hold
+// only part of its text.
+const complete = `document.readyState === "complete"`
 
 // browser is one headless Debian Chromium for a test. People in the test
 // each get their own browser context from it (newSession): separate
@@ -136,14 +150,15 @@ func (s *session) Open(path string) {
 	s.do("open "+path, chromedp.Navigate(u))
 }
 
-// WaitUntil polls a JavaScript condition in the page until it is true.
+// WaitUntil polls a JavaScript condition in the page until it is true in
+// a complete page (see complete): what the test reads next is all there.
 // Errors (e.g. while a navigation replaces the page) count as "not yet".
 func (s *session) WaitUntil(what, jsCond string) {
 	s.t.Helper()
 	err := wait.Poll(stepTimeout, 50*time.Millisecond, func() error {
-		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+		ctx, cancel := context.WithTimeout(s.ctx, evalTimeout)
 		defer cancel()
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!(`+jsCond+`)`))
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](complete+` && !!(`+jsCond+`)`))
 		if err != nil {
 			return err
 		}
@@ -157,9 +172,36 @@ func (s *session) WaitUntil(what, jsCond string) {
 	}
 }
 
+// MarkPage marks the page the session shows now, so that WaitNewPage can
+// tell the page an action loads from this one: a form posted back to its
+// own address, or a page that shows the awaited element already, would
+// satisfy a wait on the address or the element before the answer came.
+func (s *session) MarkPage() {
+	s.t.Helper()
+	eval[bool](s, "mark the page", `(window.__e2eLeft = true)`)
+}
+
+// WaitNewPage waits for a page loaded since MarkPage, complete, in which
+// jsCond holds (the element the test reads next, say).
+func (s *session) WaitNewPage(what, jsCond string) {
+	s.t.Helper()
+	s.WaitUntil(what, `!window.__e2eLeft && (`+jsCond+`)`)
+}
+
+// ClickLoads clicks css, which loads a new page (a link, a form's submit
+// button), and waits until that page is complete and jsCond holds in it.
+// Not for what htmx swaps into the same page (boosted links, live
+// filters): no new page comes.
+func (s *session) ClickLoads(css, what, jsCond string) {
+	s.t.Helper()
+	s.MarkPage()
+	s.Click(css)
+	s.WaitNewPage(what, jsCond)
+}
+
 // Location is the page's current URL.
 func (s *session) Location() string {
-	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(s.ctx, evalTimeout)
 	defer cancel()
 	loc, err := chromedp.Run(ctx, chromedp.Location())
 	if err != nil {
@@ -177,33 +219,70 @@ func jsString(s string) string {
 	return string(b)
 }
 
-// Exists reports whether an element matches the CSS selector right now.
-func (s *session) Exists(css string) bool {
+// read evaluates a JavaScript expression once the page is complete and
+// returns its value: a read never sees a page still parsing, where an
+// element after the ones waited for may be missing yet (an Exists that
+// answers false too early passes vacuously). It waits up to stepTimeout
+// for the page; errors while a navigation replaces it count as "not yet".
+func read[T any](s *session, what, expr string) T {
 	s.t.Helper()
-	return eval[bool](s, "look for "+css, `!!document.querySelector(`+jsString(css)+`)`)
+	var v readResult[T]
+	err := wait.Poll(stepTimeout, 50*time.Millisecond, func() error {
+		ctx, cancel := context.WithTimeout(s.ctx, evalTimeout)
+		defer cancel()
+		var err error
+		v, err = chromedp.Run(ctx, chromedp.Evaluate[readResult[T]](`(() => `+complete+` ? {complete: true, value: (`+expr+`)} : {complete: false})()`))
+		if err != nil {
+			return err
+		}
+		if !v.Complete {
+			return fmt.Errorf("document.readyState is not complete: %w", wait.ErrNotYet)
+		}
+		return nil
+	})
+	if err != nil {
+		s.t.Fatalf("%s (%s) at %s: %v", what, s.label, s.Location(), err)
+	}
+	return v.Value
 }
 
-// Text is the trimmed text of the first element matching css; the test
-// fails when there is none.
+// readResult is what read's expression answers: whether the page was
+// complete, and then the value read.
+type readResult[T any] struct {
+	Complete bool `json:"complete"`
+	Value    T    `json:"value"`
+}
+
+// Exists reports whether an element matches the CSS selector in the page,
+// once it is complete.
+func (s *session) Exists(css string) bool {
+	s.t.Helper()
+	return read[bool](s, "look for "+css, `!!document.querySelector(`+jsString(css)+`)`)
+}
+
+// Text is the trimmed text of the first element matching css in the
+// complete page; the test fails when there is none.
 func (s *session) Text(css string) string {
 	s.t.Helper()
-	v := eval[*string](s, "read "+css, `(() => { const e = document.querySelector(`+jsString(css)+`); return e ? e.textContent.trim() : null })()`)
+	v := read[*string](s, "read "+css, `(() => { const e = document.querySelector(`+jsString(css)+`); return e ? e.textContent.trim() : null })()`)
 	if v == nil {
 		s.t.Fatalf("no element %s (%s) at %s", css, s.label, s.Location())
 	}
 	return *v
 }
 
-// Texts is the trimmed text of every element matching css.
+// Texts is the trimmed text of every element matching css in the complete
+// page.
 func (s *session) Texts(css string) []string {
 	s.t.Helper()
-	return eval[[]string](s, "read all "+css, `[...document.querySelectorAll(`+jsString(css)+`)].map(e => e.textContent.trim())`)
+	return read[[]string](s, "read all "+css, `[...document.querySelectorAll(`+jsString(css)+`)].map(e => e.textContent.trim())`)
 }
 
-// Attr is an attribute of the first element matching css ("" if absent).
+// Attr is an attribute of the first element matching css in the complete
+// page ("" if absent).
 func (s *session) Attr(css, name string) string {
 	s.t.Helper()
-	return eval[string](s, "read "+name+" of "+css,
+	return read[string](s, "read "+name+" of "+css,
 		`(() => { const e = document.querySelector(`+jsString(css)+`); return (e && e.getAttribute(`+jsString(name)+`)) || "" })()`)
 }
 

@@ -49,8 +49,7 @@ func TestAuditJourney(t *testing.T) {
 	assert.False(t, auditor.Exists(testID("nav-admin")), "the auditor has no admin link")
 
 	// The log shows the other people's sign-ins.
-	auditor.Click(testID("nav-audit"))
-	auditor.WaitUntil("the audit table", `document.querySelector('[data-testid="audit-table"]')`)
+	auditor.ClickLoads(testID("nav-audit"), "the audit table", `document.querySelector('[data-testid="audit-table"]')`)
 	rows := auditRows(auditor)
 	for _, email := range []string{userOncall, userApprover} {
 		assert.Truef(t, hasRow(rows, email, "auth.login", "ok"), "a sign-in of %s in %+v", email, rows)
@@ -73,8 +72,7 @@ func TestAuditJourney(t *testing.T) {
 	filtered := auditor.Location()
 
 	// One event in full.
-	auditor.Click(testID("audit-row-link"))
-	auditor.WaitUntil("the audit event page", `/\/audit\/\d+$/.test(location.pathname) && document.querySelector('[data-testid="audit-event-chain"]')`)
+	auditor.ClickLoads(testID("audit-row-link"), "the audit event page", `/\/audit\/\d+$/.test(location.pathname) && document.querySelector('[data-testid="audit-event-chain"]')`)
 	assert.Equal(t, "auth.login", auditor.Text(testID("audit-event-action")))
 	assert.Contains(t, auditor.Text(testID("audit-event-actor")), userOncall)
 	eventSeq := strings.TrimPrefix(mustParseURL(t, auditor.Location()).Path, "/audit/")

@@ -71,8 +71,9 @@ func TestDiscardAsksConfirmation(t *testing.T) {
 	assert.Equal(t, "quarantined", deadLetterStatus(t, s, ids[0]), "dismissed: nothing happened")
 	assert.Zero(t, discards(), "dismissed: nothing audited")
 	assert.True(t, oncall.Exists(testID("discard")), "still on the dead letter's page")
+	oncall.MarkPage()
 	oncall.ClickAnswering(testID("discard"), true)
-	oncall.WaitUntil("the dead letter's page with the result", `document.querySelector('[data-testid="flash"]')`)
+	oncall.WaitNewPage("the dead letter's page with the result", `document.querySelector('[data-testid="flash"]')`)
 	assert.Equal(t, "1 dead letter discarded.", oncall.Text(testID("flash")))
 	assert.Equal(t, "discarded", deadLetterStatus(t, s, ids[0]))
 	var reason string
@@ -89,22 +90,19 @@ func TestDiscardAsksConfirmation(t *testing.T) {
 	oncall.ScriptOff(true)
 	oncall.openDeadLetter(ids[1])
 	oncall.Fill(testID("close-reason"), "duplicate, found without scripts")
-	oncall.Click(testID("discard"))
-	oncall.WaitUntil("the confirmation page", `document.querySelector('[data-testid="confirm-form"]')`)
+	oncall.ClickLoads(testID("discard"), "the confirmation page", `document.querySelector('[data-testid="confirm-form"]')`)
 	assert.Equal(t, "Discard 1 dead letter?", oncall.Text(testID("confirm-title")))
 	assert.Equal(t, "duplicate, found without scripts", eval[string](oncall, "read the reason", `document.querySelector('[data-testid="confirm-reason"]').value`))
 	assert.Contains(t, oncall.Text(testID("confirm-items")), fmt.Sprintf("refund-%s-1", run))
 	assert.Equal(t, "quarantined", deadLetterStatus(t, s, ids[1]), "nothing before the confirmation")
 	oncall.Screenshots("confirm")
-	oncall.Click(testID("confirm-back"))
-	oncall.WaitUntil("back on the dead letter", `location.pathname === "/deadletters/`+strconv.FormatInt(ids[1], 10)+`" && document.readyState === "complete"`)
+	oncall.ClickLoads(testID("confirm-back"), "back on the dead letter", `location.pathname === "/deadletters/`+strconv.FormatInt(ids[1], 10)+`" &&
+		document.querySelector('[data-testid="close-reason"]')`)
 	assert.Equal(t, "quarantined", deadLetterStatus(t, s, ids[1]), "going back changes nothing")
 
 	oncall.Fill(testID("close-reason"), "duplicate, found without scripts")
-	oncall.Click(testID("discard"))
-	oncall.WaitUntil("the confirmation page", `document.querySelector('[data-testid="confirm-form"]')`)
-	oncall.Click(testID("confirm-submit"))
-	oncall.WaitUntil("the dead letter after the discard", `location.pathname === "/deadletters/`+strconv.FormatInt(ids[1], 10)+`" &&
+	oncall.ClickLoads(testID("discard"), "the confirmation page", `document.querySelector('[data-testid="confirm-form"]')`)
+	oncall.ClickLoads(testID("confirm-submit"), "the dead letter after the discard", `location.pathname === "/deadletters/`+strconv.FormatInt(ids[1], 10)+`" &&
 		document.querySelector('[data-testid="flash"]')`)
 	assert.Equal(t, "discarded", deadLetterStatus(t, s, ids[1]))
 	assert.Equal(t, 2, discards())
@@ -171,9 +169,10 @@ func TestBulkSelectionKeptOnError(t *testing.T) {
 
 	// With a reason: asked, then exactly the four.
 	oncall.Fill(testID("bulk-reason"), "refunds made by hand in the payments console")
+	oncall.MarkPage()
 	q := oncall.ClickAnswering(testID("bulk-discard"), true)
 	assert.Contains(t, q, "the 4 selected dead letters")
-	oncall.WaitUntil("the list after the discard", `document.querySelector('[data-testid="flash"]')`)
+	oncall.WaitNewPage("the list after the discard", `document.querySelector('[data-testid="flash"]')`)
 	assert.Equal(t, "4 dead letters discarded.", oncall.Text(testID("flash")))
 	for _, id := range ids {
 		want := "discarded"

@@ -57,7 +57,7 @@ func TestGroupActionsJourney(t *testing.T) {
 	// refreshes by itself: it is opened again until the group counts want.
 	waitUnresolved := func(what, want string) {
 		t.Helper()
-		err := wait.Poll(time.Minute, 500*time.Millisecond, func() error {
+		err := wait.Poll(2*time.Minute, 500*time.Millisecond, func() error {
 			oncall.Open("/groups")
 			oncall.WaitUntil("the groups page", `document.querySelector('[data-testid="group-count"]')`)
 			if !oncall.Exists(row+` [data-testid="group-unresolved"]`) || oncall.Text(row+` [data-testid="group-unresolved"]`) != want {
@@ -74,13 +74,11 @@ func TestGroupActionsJourney(t *testing.T) {
 	// Replay the group: the menu counts it, the confirmation page freezes it.
 	oncall.Click(row + ` [data-testid="group-menu"] summary`)
 	assert.Equal(t, "Replay 6 unresolved…", oncall.Text(row+` [data-testid="group-replay"]`))
-	oncall.Click(row + ` [data-testid="group-replay"]`)
-	oncall.WaitUntil("the replay confirm page", `document.querySelector('[data-testid="replay-confirm-form"]')`)
+	oncall.ClickLoads(row+` [data-testid="group-replay"]`, "the replay confirm page", `document.querySelector('[data-testid="replay-confirm-form"]')`)
 	assert.Contains(t, oncall.Text(testID("replay-summary")), "6 to replay")
 	late := arrive(6) // the group grows while the on-call reads the page
 	oncall.Fill(testID("replay-reason"), "shard 7 is back (e2e "+run+")")
-	oncall.Click(testID("replay-submit"))
-	oncall.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname) && document.readyState === "complete" && document.querySelector('[data-testid="replay-status"]')`)
+	oncall.ClickLoads(testID("replay-submit"), "the replay request page", replayRequestPage)
 	reqID, err := strconv.ParseInt(replayRequestPath.FindStringSubmatch(oncall.Location())[1], 10, 64)
 	require.NoError(t, err)
 	oncall.waitReplayStatus(reqID, "done")
@@ -103,20 +101,16 @@ func TestGroupActionsJourney(t *testing.T) {
 	// Snooze until it grows by two; an owner and a ticket.
 	waitUnresolved("the group with its late arrival", "1")
 	oncall.Click(row + ` [data-testid="group-menu"] summary`)
-	oncall.Click(row + ` [data-testid="group-triage-link"]`)
-	oncall.WaitUntil("the group's triage panel", `document.querySelector('[data-testid="group-panel"]')`)
+	oncall.ClickLoads(row+` [data-testid="group-triage-link"]`, "the group's triage panel", `document.querySelector('[data-testid="group-panel"]')`)
 	panel := `[data-testid="group-panel-tenant"][data-tenant="acme"] `
 	oncall.Fill(panel+testID("group-owner-input"), "search-team")
-	oncall.Click(panel + testID("group-owner-save"))
-	oncall.WaitUntil("the owner saved", `document.querySelector('[data-testid="flash"]') &&
+	oncall.ClickLoads(panel+testID("group-owner-save"), "the owner saved", `document.querySelector('[data-testid="flash"]') &&
 		document.querySelector('[data-testid="group-owner-input"]').value === "search-team"`)
 	oncall.Fill(panel+testID("group-note-input"), "shard 7 flaps under reindex load")
 	oncall.Fill(panel+testID("group-ticket-input"), "https://tickets.example/SEARCH-7")
-	oncall.Click(panel + testID("group-note-save"))
-	oncall.WaitUntil("the note saved", `document.querySelector('[data-testid="group-ticket"]')`)
+	oncall.ClickLoads(panel+testID("group-note-save"), "the note saved", `document.querySelector('[data-testid="group-ticket"]')`)
 	oncall.Fill(panel+testID("group-snooze-grows"), "2")
-	oncall.Click(panel + testID("group-snooze"))
-	oncall.WaitUntil("the group snoozed", `document.querySelector('[data-testid="group-snoozed"]')`)
+	oncall.ClickLoads(panel+testID("group-snooze"), "the group snoozed", `document.querySelector('[data-testid="group-snoozed"]')`)
 	assert.Contains(t, oncall.Text(testID("group-snoozed")), "until 2 more arrive")
 	oncall.Screenshots("panel")
 
@@ -135,7 +129,7 @@ func TestGroupActionsJourney(t *testing.T) {
 	arrive(7)
 	assert.False(t, groupsShow(), "grown by one: still snoozed")
 	arrive(8)
-	err = wait.Poll(time.Minute, 500*time.Millisecond, func() error {
+	err = wait.Poll(2*time.Minute, 500*time.Millisecond, func() error {
 		if !groupsShow() {
 			return wait.ErrNotYet
 		}

@@ -33,7 +33,7 @@ func TestOnCallJourney(t *testing.T) {
 	require.Positive(t, stats.DeadLettered, "the demo dead-lettered nothing: %+v", stats)
 	require.Positive(t, stats.Exhausted+stats.Terminated, "the demo gave up on nothing: %+v", stats)
 	_, js := connectNATS(t, s.NATSURL, "e2e-demo-poke")
-	wait.For(t, "a row for every give-up of the demo", time.Minute, whileRunning(func() error {
+	wait.For(t, "a row for every give-up of the demo", 2*time.Minute, whileRunning(func() error {
 		if err := pokeDemoConsumers(js); err != nil {
 			return err
 		}

@@ -70,7 +70,7 @@ func TestOnCallReplayJourney(t *testing.T) {
 
 	// The dashboard count rises to what arrived.
 	want := before + int64(len(specs))
-	err := wait.Poll(time.Minute, 500*time.Millisecond, whileRunning(func() error {
+	err := wait.Poll(2*time.Minute, 500*time.Millisecond, whileRunning(func() error {
 		oncall.Open("/")
 		if got := kpiUnresolved(oncall); got != want {
 			return fmt.Errorf("unresolved %d, want %d: %w", got, want, wait.ErrNotYet)
@@ -80,8 +80,7 @@ func TestOnCallReplayJourney(t *testing.T) {
 	require.NoError(t, err, "dashboard count")
 
 	// The list, filtered by item type as a person does: choose, apply.
-	oncall.Click(testID("kpi-unresolved"))
-	oncall.WaitUntil("the dead-letter list", `document.querySelectorAll('[data-testid="deadletter-row"]').length === `+strconv.Itoa(len(specs)))
+	oncall.ClickLoads(testID("kpi-unresolved"), "the dead-letter list", `document.querySelectorAll('[data-testid="deadletter-row"]').length === `+strconv.Itoa(len(specs)))
 	oncall.Select(testID("deadletter-filter")+` select[name="type"]`, "email.send")
 	oncall.Click(testID("deadletter-filter") + ` button[type="submit"]`)
 	oncall.WaitUntil("the list filtered to email.send", `(() => {
@@ -93,8 +92,7 @@ func TestOnCallReplayJourney(t *testing.T) {
 	assert.Equal(t, email.MsgID, oncall.Text(testID("row-msgid")))
 
 	// The email with <script> in its payload: shown as text, nothing made of it.
-	oncall.Click(testID("deadletter-row") + " " + testID("row-link"))
-	oncall.WaitUntil("the email's page", `location.pathname === "/deadletters/`+strconv.FormatInt(emailID, 10)+`" &&
+	oncall.ClickLoads(testID("deadletter-row")+" "+testID("row-link"), "the email's page", `location.pathname === "/deadletters/`+strconv.FormatInt(emailID, 10)+`" &&
 		document.querySelector('[data-testid="dl-payload-body"]')`)
 	payloadText := oncall.Text(testID("dl-payload-body"))
 	assert.Contains(t, payloadText, "<script>alert(1)</script>", "the payload's markup is shown as text")

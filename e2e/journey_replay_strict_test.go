@@ -44,13 +44,11 @@ func TestStrictReplayJourney(t *testing.T) {
 	assert.Equal(t, "manual", oncall.Text(testID("dl-policy-class")))
 
 	// The confirm page refuses a wrong confirmation and keeps the draft.
-	oncall.Click(testID("replay"))
-	oncall.WaitUntil("the replay confirm page", `document.querySelector('[data-testid="replay-confirm-form"]')`)
+	oncall.ClickLoads(testID("replay"), "the replay confirm page", `document.querySelector('[data-testid="replay-confirm-form"]')`)
 	assert.Contains(t, oncall.Text(testID("replay-confirm-form")), phrase, "the page says what to type")
 	oncall.Fill(`input[name^="confirm-"]`, "REPLAY something-else")
 	oncall.Fill(testID("replay-reason"), "refund lost in the gateway outage (e2e "+run+")")
-	oncall.Click(testID("replay-submit"))
-	oncall.WaitUntil("the confirm page with the refusal", `document.querySelector('[data-testid="replay-confirm-form"]') &&
+	oncall.ClickLoads(testID("replay-submit"), "the confirm page with the refusal", `document.querySelector('[data-testid="replay-confirm-form"]') &&
 		document.querySelector('[data-testid^="field-error-confirm-"], [data-testid="replay-group-error"]')`)
 	var drafts int
 	require.NoError(t, s.DB.QueryRow(ctx, `SELECT count(*) FROM replay_requests WHERE status <> 'draft'`).Scan(&drafts))
@@ -62,8 +60,7 @@ func TestStrictReplayJourney(t *testing.T) {
 	oncall.Fill(`input[name^="confirm-"]`, phrase)
 	oncall.Fill(testID("replay-reason"), "refund lost in the gateway outage (e2e "+run+")")
 	oncall.Fill(testID("replay-reconciliation-note"), note)
-	oncall.Click(testID("replay-submit"))
-	oncall.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname) && document.readyState === "complete" && document.querySelector('[data-testid="replay-status"]')`)
+	oncall.ClickLoads(testID("replay-submit"), "the replay request page", replayRequestPage)
 	m := replayRequestPath.FindStringSubmatch(oncall.Location())
 	require.NotNil(t, m, oncall.Location())
 	var reqID int64
@@ -101,8 +98,7 @@ func TestStrictReplayJourney(t *testing.T) {
 	approver2.WaitUntil("the approve form", `document.querySelector('[data-testid="approve-form"] input[name="confirmation"]')`)
 	assert.Equal(t, intent, approver2.intentHash(), "both approve the same intent")
 	approver2.Fill(`input[name="confirmation"]`, "REPLAY "+run)
-	approver2.Click(testID("approve"))
-	approver2.WaitUntil("the refused approval", `document.querySelector('[data-testid="field-error-confirmation"], [data-testid="field-error-approve"]')`)
+	approver2.ClickLoads(testID("approve"), "the refused approval", `document.querySelector('[data-testid="field-error-confirmation"], [data-testid="field-error-approve"]')`)
 	approver2.Open(requestPath(reqID))
 	assert.Equal(t, "pending_approval", approver2.Attr(testID("replay-status"), "data-status"), "a wrong phrase approves nothing")
 	requireStreamEmpty(t, ctx, js)

@@ -54,8 +54,7 @@ func TestReplaysPageJourney(t *testing.T) {
 	waiting := oncall.requestReplay("resend the shipping email (e2e "+run+")", "")
 
 	// From the navigation to the list.
-	oncall.Click(testID("nav-replays"))
-	oncall.WaitUntil("the replays page", `location.pathname === "/replay/requests" && document.readyState === "complete" && document.querySelector('[data-testid="replays-table"]')`)
+	oncall.ClickLoads(testID("nav-replays"), "the replays page", `location.pathname === "/replay/requests" && document.querySelector('[data-testid="replays-table"]')`)
 	assert.Equal(t, "done", oncall.Attr(replayRow(done), "data-status"))
 	assert.Equal(t, "1 of 1", oncall.Text(replayRow(done)+" "+testID("replay-row-items")))
 	assert.Equal(t, "not needed", oncall.Text(replayRow(done)+" "+testID("replay-row-approvals")))
@@ -78,46 +77,40 @@ func TestReplaysPageJourney(t *testing.T) {
 
 	// By requester: the start of an email, in any case; no one else's.
 	oncall.Fill(`input[name="requester"]`, "APPROVER@")
-	oncall.Click(testID("replay-filter") + ` button[type="submit"]`)
-	oncall.WaitUntil("the list of the approver's requests", `location.search.includes("requester=APPROVER") && document.readyState === "complete" &&
+	oncall.ClickLoads(testID("replay-filter")+` button[type="submit"]`, "the list of the approver's requests", `location.search.includes("requester=APPROVER") &&
 		document.querySelector('[data-testid="replays-count"]')`)
 	assert.Equal(t, "0 requests", oncall.Text(testID("replays-count")))
 	assert.False(t, oncall.Exists(`[data-testid="replay-row"]`))
 	oncall.Fill(`input[name="requester"]`, "OnCall@")
-	oncall.Click(testID("replay-filter") + ` button[type="submit"]`)
-	oncall.WaitUntil("the list of the on-call's requests", `location.search.includes("requester=OnCall") && document.readyState === "complete" &&
+	oncall.ClickLoads(testID("replay-filter")+` button[type="submit"]`, "the list of the on-call's requests", `location.search.includes("requester=OnCall") &&
 		document.querySelectorAll('[data-testid="replay-row"]').length === 2`)
 
 	// By time: the presets of the dead-letter list, relative in the URL.
 	oncall.Open("/replay/requests")
-	oncall.Click(`[data-testid="time-preset"]`) // the shortest: 15 m
-	oncall.WaitUntil("the last 15 minutes", `location.search.includes("from=now-15m") && document.readyState === "complete" &&
+	// The first preset is the shortest: 15 m.
+	oncall.ClickLoads(`[data-testid="time-preset"]`, "the last 15 minutes", `location.search.includes("from=now-15m") &&
 		document.querySelectorAll('[data-testid="replay-row"]').length === 2`)
 	oncall.Fill(`input[name="from"]`, "now-7d")
 	oncall.Fill(`input[name="to"]`, "now-15m")
-	oncall.Click(testID("replay-filter") + ` button[type="submit"]`)
-	oncall.WaitUntil("nothing from a week ago until 15 minutes ago", `location.search.includes("to=now-15m") && document.readyState === "complete" &&
+	oncall.ClickLoads(testID("replay-filter")+` button[type="submit"]`, "nothing from a week ago until 15 minutes ago", `location.search.includes("to=now-15m") &&
 		document.querySelector('[data-testid="replays-count"]')`)
 	assert.Equal(t, "0 requests", oncall.Text(testID("replays-count")))
 	oncall.Fill(`input[name="to"]`, "yesterday")
-	oncall.Click(testID("replay-filter") + ` button[type="submit"]`)
-	oncall.WaitUntil("the message at the field", `location.search.includes("to=yesterday") && document.readyState === "complete" &&
+	oncall.ClickLoads(testID("replay-filter")+` button[type="submit"]`, "the message at the field", `location.search.includes("to=yesterday") &&
 		document.querySelector('[data-testid="field-error-to"]')`)
 	assert.Equal(t, "now-7d", oncall.Attr(`input[name="from"]`, "value"), "the rest of the filter kept")
 	oncall.Screenshots("bad-time")
 
 	oncall.Open("/replay/requests")
 	oncall.Select(`select[name="status"]`, "pending_approval")
-	oncall.Click(testID("replay-filter") + ` button[type="submit"]`)
-	oncall.WaitUntil("the filtered list", `location.search.includes("status=pending_approval") && document.readyState === "complete" &&
+	oncall.ClickLoads(testID("replay-filter")+` button[type="submit"]`, "the filtered list", `location.search.includes("status=pending_approval") &&
 		document.querySelector('[data-testid="replays-table"]')`)
 	assert.Equal(t, []string{strconv.FormatInt(waiting, 10)},
 		eval[[]string](oncall, "the rows", `[...document.querySelectorAll('[data-testid="replay-row"]')].map(r => r.dataset.id)`))
 
 	// The finished request: a bar, no cancel, no polling.
 	oncall.Open("/replay/requests")
-	oncall.Click(replayRow(done) + " a.row-link")
-	oncall.WaitUntil("the finished request", `location.pathname === `+jsString(requestPath(done))+` && document.readyState === "complete" &&
+	oncall.ClickLoads(replayRow(done)+" a.row-link", "the finished request", `location.pathname === `+jsString(requestPath(done))+` &&
 		document.querySelector('[data-testid="replay-progress"]')`)
 	assert.True(t, oncall.Exists(testID("progress-bar")), "a progress bar")
 	assert.False(t, oncall.Exists(testID("cancel")), "no cancel on a finished request")
@@ -137,13 +130,14 @@ func TestReplaysPageJourney(t *testing.T) {
 	approver.LoginAs(userApprover)
 	approver.Open(requestPath(waiting))
 	approver.Fill(testID("reject-form")+` input[name="reason"]`, "wrong template (e2e "+run+")")
+	approver.MarkPage()
 	approver.ClickAnswering(testID("reject"), true)
-	approver.WaitUntil("the rejected request", `document.querySelector('[data-testid="replay-status"]') &&
+	approver.WaitNewPage("the rejected request", `document.querySelector('[data-testid="replay-status"]') &&
 		document.querySelector('[data-testid="replay-status"]').dataset.status === "rejected"`)
 
-	eval[bool](oncall, "mark the page", `(window.__beforeCancel = true)`)
+	oncall.MarkPage()
 	oncall.ClickAnswering(testID("cancel"), true)
-	oncall.WaitUntil("the answer to cancel", `!window.__beforeCancel && document.readyState === "complete" && document.querySelector('[data-testid="replay-status"]')`)
+	oncall.WaitNewPage("the answer to cancel", `document.querySelector('[data-testid="replay-status"]')`)
 	assert.Equal(t, requestPath(waiting), eval[string](oncall, "the address", `location.pathname`), "on the request's page, not /cancel")
 	assert.Equal(t, "rejected", oncall.Attr(testID("replay-status"), "data-status"))
 	assert.Contains(t, oncall.Text(testID("flash")), "nothing left to cancel")
@@ -192,11 +186,10 @@ func TestApproverQueueJourney(t *testing.T) {
 	assert.Regexp(t, `just now|\ds ago|\dm ago`, approver.Text(row+" "+testID("approval-age")), "its age")
 	approver.Screenshots("queue")
 	approver.Open("/deadletters")
-	approver.WaitUntil("the dead letters", `document.readyState === "complete" && document.querySelector('[data-testid="deadletter-table"]')`)
+	approver.WaitUntil("the dead letters", `document.querySelector('[data-testid="deadletter-table"]')`)
 	assert.False(t, approver.Exists(testID("row-select")), "an approver, who cannot act on dead letters, gets no checkboxes")
 	approver.Open("/approvals")
-	approver.Click(row + " a.row-link")
-	approver.WaitUntil("the request page", `location.pathname === `+jsString(requestPath(reqID))+` && document.readyState === "complete" &&
+	approver.ClickLoads(row+" a.row-link", "the request page", `location.pathname === `+jsString(requestPath(reqID))+` &&
 		document.querySelector('[data-testid="replay-progress"]')`)
 	assert.Contains(t, approver.Text(testID("replay-payload-body")), "o-"+run, "the payload as it will be sent")
 	assert.Equal(t, "0 of 2", approver.Text(testID("replay-approval-count")))

@@ -67,8 +67,7 @@ func TestAuditorVerifiesChainInUI(t *testing.T) {
 	auditor.TimeZone("Asia/Tokyo")
 	auditor.Click(testID("user-menu") + " summary")
 	auditor.Click(testID("time-zone-local"))
-	auditor.Click(testID("time-zone-save"))
-	auditor.WaitUntil("the audit log in the browser's zone", `document.documentElement.dataset.timeZone === "local" &&
+	auditor.ClickLoads(testID("time-zone-save"), "the audit log in the browser's zone", `document.documentElement.dataset.timeZone === "local" &&
 		document.querySelector('[data-testid="audit-row"] time.ts[data-local]')`)
 	first := `[data-testid="audit-row"] time.ts`
 	utc, err := time.Parse(time.RFC3339, auditor.Attr(first, "datetime"))

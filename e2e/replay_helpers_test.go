@@ -96,7 +96,7 @@ func publishDeadLetter(t *testing.T, ctx context.Context, js jetstream.JetStream
 func waitDeadLetterID(t *testing.T, db *pgxpool.Pool, msgID string, watch ...*proc) int64 {
 	t.Helper()
 	var id int64
-	wait.For(t, "dead letter "+msgID, time.Minute, whileRunning(func() error {
+	wait.For(t, "dead letter "+msgID, 2*time.Minute, whileRunning(func() error {
 		err := db.QueryRow(context.Background(), `SELECT id FROM dead_letters WHERE msg_id = $1`, msgID).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return wait.ErrNotYet
@@ -198,13 +198,16 @@ func (s *session) openDeadLetter(id int64) {
 
 var replayRequestPath = regexp.MustCompile(`/replay/requests/(\d+)$`)
 
+// replayRequestPage is true on a replay request's page once it shows the
+// request's status.
+const replayRequestPage = `/\/replay\/requests\/\d+$/.test(location.pathname) && document.querySelector('[data-testid="replay-status"]')`
+
 // requestReplay clicks "Replay…" on an open dead letter, fills the confirm
 // page (reason, and the typed confirmation when the class asks for one)
 // and submits; it returns the request id from the request page it lands on.
 func (s *session) requestReplay(reason, typedConfirmation string) int64 {
 	s.t.Helper()
-	s.Click(testID("replay"))
-	s.WaitUntil("the replay confirm page", `document.querySelector('[data-testid="replay-confirm-form"]')`)
+	s.ClickLoads(testID("replay"), "the replay confirm page", `document.querySelector('[data-testid="replay-confirm-form"]')`)
 	if typedConfirmation != "" {
 		s.Fill(`input[name^="confirm-"]`, typedConfirmation)
 	}
@@ -212,8 +215,7 @@ func (s *session) requestReplay(reason, typedConfirmation string) int64 {
 	if s.Exists(testID("replay-reconciliation-note")) {
 		s.Fill(testID("replay-reconciliation-note"), "checked the target: the effect is not there ("+reason+")")
 	}
-	s.Click(testID("replay-submit"))
-	s.WaitUntil("the replay request page", `/\/replay\/requests\/\d+$/.test(location.pathname) && document.readyState === "complete" && document.querySelector('[data-testid="replay-status"]')`)
+	s.ClickLoads(testID("replay-submit"), "the replay request page", replayRequestPage)
 	m := replayRequestPath.FindStringSubmatch(s.Location())
 	if m == nil {
 		s.t.Fatalf("not on a replay request page: %s", s.Location())
@@ -230,12 +232,9 @@ func (s *session) approveReplay(id int64, typedConfirmation string) {
 	if typedConfirmation != "" {
 		s.Fill(`input[name="confirmation"]`, typedConfirmation)
 	}
-	// Mark this page: the list of approvals may already be on it (a second
-	// approver), so wait for the page the POST answers, not for the list.
-	eval[bool](s, "mark the page", `(window.__beforeApprove = true)`)
-	s.Click(testID("approve"))
-	s.WaitUntil("the request page after approving", `!window.__beforeApprove && document.readyState === "complete" &&
-		document.querySelector('[data-testid="replay-approvals"]')`)
+	// A new page: the list of approvals may already be on this one (a
+	// second approver), so wait for the page the POST answers.
+	s.ClickLoads(testID("approve"), "the request page after approving", `document.querySelector('[data-testid="replay-approvals"]')`)
 }
 
 // waitReplayStatus waits until the open request page shows status (the
