@@ -65,11 +65,16 @@ func (in FixInput) Validate(now time.Time) map[string]string {
 	switch ref := strings.TrimSpace(in.Ref); {
 	case ref == "":
 		errs["ref"] = "Name the version or the ticket of the fix."
-	case len(ref) > MaxFixRef || !utf8.ValidString(ref):
+	case len(ref) > MaxFixRef:
 		errs["ref"] = fmt.Sprintf("At most %d bytes of text.", MaxFixRef)
+	case !StorableText(ref):
+		errs["ref"] = UnstorableTextMessage
 	}
-	if len(in.Note) > MaxFixNote || !utf8.ValidString(in.Note) {
+	switch {
+	case len(in.Note) > MaxFixNote:
 		errs["note"] = fmt.Sprintf("At most %d bytes of text.", MaxFixNote)
+	case !StorableText(in.Note):
+		errs["note"] = UnstorableTextMessage
 	}
 	if len(errs) == 0 {
 		return nil
@@ -151,6 +156,15 @@ func QueueFixesFor(b *pgx.Batch, id int64, lo, hi time.Time, limit int, out *[]F
 		return err
 	})
 }
+
+// StorableText reports whether s can be stored as PostgreSQL text: UTF-8
+// without a NUL byte. A browser sends nothing else from a text field; a
+// client that does gets UnstorableTextMessage at the field, never a
+// statement that fails.
+func StorableText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// UnstorableTextMessage is what a field that is not StorableText says.
+const UnstorableTextMessage = "Text only: no NUL characters, and valid UTF-8."
 
 // firstError is the message of the first bad field, in form order.
 func firstError(errs map[string]string) string {

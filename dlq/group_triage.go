@@ -154,8 +154,12 @@ func (s *Store) WakeGroup(ctx context.Context, g GroupRef, actor quarantine.Acto
 }
 
 // AssignGroup makes owner (an email or a team; empty: nobody) the owner of
-// g, audited as group.assign.
+// g, audited as group.assign. An owner that is not StorableText is
+// invalid.
 func (s *Store) AssignGroup(ctx context.Context, g GroupRef, owner string, actor quarantine.Actor, meta quarantine.RequestMeta) error {
+	if !StorableText(owner) {
+		return fmt.Errorf("assign group: %w", quarantine.Errorf(quarantine.EINVALID, "%s", UnstorableTextMessage))
+	}
 	return s.changeTriage(ctx, g, actor, meta, audit.ActionGroupAssign, func(tx pgx.Tx, _ int64) (map[string]any, error) {
 		_, err := tx.Exec(ctx, upsertOwner, g.Tenant, g.Fingerprint, owner, who(actor))
 		return map[string]any{"owner": owner}, err
@@ -163,8 +167,11 @@ func (s *Store) AssignGroup(ctx context.Context, g GroupRef, owner string, actor
 }
 
 // NoteGroup records a note and a ticket link (either may be empty) for g,
-// audited as group.note.
+// audited as group.note. Text that is not StorableText is invalid.
 func (s *Store) NoteGroup(ctx context.Context, g GroupRef, note, ticketURL string, actor quarantine.Actor, meta quarantine.RequestMeta) error {
+	if !StorableText(note) || !StorableText(ticketURL) {
+		return fmt.Errorf("note group: %w", quarantine.Errorf(quarantine.EINVALID, "%s", UnstorableTextMessage))
+	}
 	return s.changeTriage(ctx, g, actor, meta, audit.ActionGroupNote, func(tx pgx.Tx, _ int64) (map[string]any, error) {
 		_, err := tx.Exec(ctx, upsertNote, g.Tenant, g.Fingerprint, note, ticketURL, who(actor))
 		return map[string]any{"note": note, "ticket_url": ticketURL}, err

@@ -19,8 +19,11 @@ type ownerForm struct {
 // Validate returns the owner, with a message when it is too long.
 func (f ownerForm) Validate() (string, map[string]string) {
 	owner := strings.TrimSpace(f.Owner)
-	if len(owner) > dlq.MaxGroupOwner {
+	switch {
+	case len(owner) > dlq.MaxGroupOwner:
 		return owner, map[string]string{"owner": "At most 320 characters."}
+	case !dlq.StorableText(owner):
+		return owner, map[string]string{"owner": dlq.UnstorableTextMessage}
 	}
 	return owner, nil
 }

@@ -20,10 +20,13 @@ type noteForm struct {
 func (f noteForm) Validate() (note, ticket string, errs map[string]string) {
 	note, ticket = strings.TrimSpace(f.Note), strings.TrimSpace(f.Ticket)
 	errs = map[string]string{}
-	if len(note) > dlq.MaxGroupNote {
+	switch {
+	case len(note) > dlq.MaxGroupNote:
 		errs["note"] = "At most 2,000 characters."
+	case !dlq.StorableText(note):
+		errs["note"] = dlq.UnstorableTextMessage
 	}
-	if ticket != "" && (len(ticket) > dlq.MaxGroupNote || !validTicketURL(ticket)) {
+	if ticket != "" && (len(ticket) > dlq.MaxGroupNote || !dlq.StorableText(ticket) || !validTicketURL(ticket)) {
 		errs["ticket"] = "A link that starts with https:// (or http://), at most 2,000 characters."
 	}
 	if len(errs) == 0 {
