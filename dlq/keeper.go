@@ -203,6 +203,14 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, now time.Time) (
 			continue
 		}
 		run, emptied, err := k.store.purgeDay(ctx, conn, p, k.cfg.Policy, k.cfg.Checkpoint, now)
+		if gaveWay(err) {
+			// A reader of the day outlasted the wait for the lock emptying
+			// takes (or a submit took it first): the day's dead letters go
+			// as rows below, the day whole at a later pass.
+			k.log.Info("partition keeper: a past day is busy; its dead letters go in batches, the day is emptied whole at a later pass",
+				"partition", p.Name, "err", err)
+			continue
+		}
 		if err != nil {
 			return runs, err
 		}
@@ -216,6 +224,10 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, now time.Time) (
 			return runs, err
 		}
 		run, err := k.store.purgeRows(ctx, conn, combos, k.cfg.Policy, k.cfg.Checkpoint, now, k.cfg.BatchRows)
+		if gaveWay(err) {
+			k.log.Info("partition keeper: retention gave way to a lock; what is due goes at the next pass", "err", err)
+			break
+		}
 		if err != nil {
 			return runs, err
 		}
@@ -276,6 +288,15 @@ func (k *Keeper) combos(ctx context.Context, conn *pgx.Conn) ([]DepthCount, erro
 func isLockTimeout(err error) bool {
 	var pgErr interface{ SQLState() string }
 	return errors.As(err, &pgErr) && pgErr.SQLState() == "55P03"
+}
+
+// gaveWay reports whether err ended a retention run that waited longer
+// than it waits for a lock (setPurgeLockTimeout), or lost a deadlock to
+// the transaction it waited for: nothing changed, and the run is tried
+// again at the next pass; the pass goes on.
+func gaveWay(err error) bool {
+	var pgErr interface{ SQLState() string }
+	return isLockTimeout(err) || (errors.As(err, &pgErr) && pgErr.SQLState() == "40P01")
 }
 
 // keeperMetrics are the keeper's series (docs/alerts.yml uses them).

@@ -138,7 +138,8 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 }
 
 // A run waits at most this long for any lock (a page reading the day, the
-// audit chain): it gives way and tries again at the next run.
+// audit chain): it gives way (gaveWay) and tries again at the next pass;
+// the pass goes on without it.
 const setPurgeLockTimeout = `SET LOCAL lock_timeout = '5s'`
 
 // errKeep ends a day's purge that found something it must keep.

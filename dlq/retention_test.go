@@ -489,3 +489,44 @@ func TestAuditNeverPurged(t *testing.T) {
 	_, err = r.db.Pool.Exec(ctx, `SELECT quarantine_dead_letter_partition_make(current_date)`)
 	assert.Equal(t, "42501", sqlState(err), "the runtime role may not call the maker directly: %v", err)
 }
+
+// TestRetentionGivesWayToABusyDay empties a day past every period while a
+// reader holds its partition (a long report, a backup) in a transaction
+// that outlasts the run's wait for the lock emptying takes. The run gives
+// way: the pass does not fail (it would count as a keeper error, and skip
+// the rest of retention, the drops and the trims, pass after pass while
+// the reader lasts); the day's dead letters go as a batch of rows instead,
+// one audit row for that run and none for the day; once the reader ends,
+// the next pass drops the empty day.
+func TestRetentionGivesWayToABusyDay(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	ctx := context.Background()
+	old := r.letters(t, 3, "acme", "orders.refund", r.daysAgo(120), dlq.StatusDiscarded)
+	day := dlq.PartitionName(r.daysAgo(120))
+	reader, err := r.db.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer reader.Rollback(ctx) //nolint:errcheck // ended below
+	var n int
+	require.NoError(t, reader.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{day}.Sanitize()).Scan(&n))
+	require.Equal(t, 3, n)
+
+	pass, err := r.keeper.Pass(ctx)
+	require.NoError(t, err, "a day that cannot be locked is left to the next pass, not a failed pass")
+	require.False(t, pass.Skipped)
+	require.Len(t, pass.Runs, 1, "no run for the day; one batch of rows")
+	assert.Empty(t, pass.Runs[0].Partition)
+	assert.Equal(t, int64(3), pass.Runs[0].Rows)
+	assert.Empty(t, r.remaining(t, old))
+	assert.Len(t, r.purgeRows(t), 1, "one audit row: the run that removed them")
+	assert.Contains(t, partitionNames(t, r.db), day, "the reader still holds the day")
+
+	require.NoError(t, reader.Rollback(ctx))
+	pass = r.pass(t)
+	assert.Empty(t, pass.Runs)
+	assert.NotContains(t, partitionNames(t, r.db), day, "the empty day is dropped once nobody holds it")
+	_, err = dlq.FoldCounters(ctx, r.db.Pool)
+	require.NoError(t, err)
+	assert.Empty(t, testfactory.CountersDrift(t, r.db.Pool))
+	r.verify(t)
+}
