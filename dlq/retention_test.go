@@ -27,7 +27,8 @@ import (
 
 // retentionPolicy is the shipped replay rules with a [retention] section:
 // closed dead letters 30 days and unresolved ones 90 (the defaults), and
-// globex's email item types' closed ones a week.
+// globex's email item types' closed ones a week; analytics events replay
+// with dedupe.
 const retentionPolicy = `
 [[rule]]
 item_type = "search.*"
@@ -36,6 +37,10 @@ class = "rebuildable"
 [[rule]]
 item_type = "email.*"
 class = "same_operation"
+
+[[rule]]
+item_type = "analytics.*"
+class = "dedupe"
 
 [retention]
 closed = "30d"
@@ -529,4 +534,62 @@ func TestRetentionGivesWayToABusyDay(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, testfactory.CountersDrift(t, r.db.Pool))
 	r.verify(t)
+}
+
+// TestRetentionKeepsTheLedger replays a dedupe dead letter (a person found
+// its effect applied: the ledger holds its message id), lets retention
+// remove it, then stores the same DLQ message again (a redelivery, a
+// consumer made again over a stream that kept it): the replay ledger is
+// never purged and names the message, not the row, so a draft of the
+// dead letter that came back skips it as already replayed; it is not sent
+// twice.
+func TestRetentionKeepsTheLedger(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	ctx := context.Background()
+	st := dlq.NewStore(r.db.Pool)
+	oncall := quarantine.Actor{Issuer: "https://idp.example", Subject: "oncall", Email: "oncall@example.com"}
+	approver := quarantine.Actor{Issuer: "https://idp.example", Subject: "approver", Email: "approver@example.com"}
+	at := r.daysAgo(40) // replayed (closed) 40 days ago: past the 30 days, within the day's 90
+	store := func() int64 {
+		t.Helper()
+		rec := dlq.ParseDLQ(dlq.DefaultSubjectPrefix, dlq.Received{
+			Subject: "dlq.acme.analytics.click",
+			Header: map[string][]string{dlq.HeaderOriginalSubject: {"app.acme.analytics.click"}, dlq.HeaderOriginalMsgID: {"click-7"},
+				dlq.HeaderErrorClass: {string(dlq.ClassTransient)}, dlq.HeaderError: {"sink unavailable"},
+				dlq.HeaderFirstFailedAt: {at.Add(-testfactory.FirstFailedBefore).Format(time.RFC3339Nano)}},
+			Data: []byte(`{"click":7}`), Stream: "LEDGER", Seq: 7, Time: at,
+		})
+		_, err := st.Insert(ctx, []dlq.Record{rec})
+		require.NoError(t, err)
+		_, err = dlq.FoldCounters(ctx, r.db.Pool)
+		require.NoError(t, err)
+		d, err := st.BySource(ctx, "LEDGER", 7, "")
+		require.NoError(t, err)
+		return d.ID
+	}
+	first := store()
+	req := testfactory.Request(t, r.replays, oncall, []int64{first}, replay.SubmitInput{})
+	testfactory.NeedsPerson(t, r.db.Pool, req.ID)
+	require.NoError(t, r.replays.Reconcile(ctx, req.ID, first, approver,
+		replay.ReconcileInput{Choice: replaypolicy.Applied, Note: "the sink has click 7"}, quarantine.RequestMeta{}))
+	var ledger int
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_ledger WHERE msg_id = 'click-7' AND dedupe_key`).Scan(&ledger))
+	require.Equal(t, 1, ledger)
+
+	pass := r.pass(t)
+	require.Len(t, pass.Runs, 1)
+	require.Empty(t, r.remaining(t, []int64{first}), "replayed 40 days ago: removed")
+
+	again := store()
+	require.NotEqual(t, first, again, "the message came back as a dead letter of its own")
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_ledger WHERE msg_id = 'click-7' AND dedupe_key`).Scan(&ledger))
+	assert.Equal(t, 1, ledger, "the ledger still names the message")
+	_, err := r.replays.CreateDrafts(ctx, oncall, []int64{again}, nil, true, func(string, replaypolicy.Class) bool { return true }, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	var check, reason string
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT i.verdict_check, i.skip_reason FROM replay_items i
+        JOIN replay_requests q ON q.id = i.request_id WHERE i.dead_letter_id = $1 AND q.status = 'draft'`, again).Scan(&check, &reason))
+	assert.Equal(t, replaypolicy.CheckLedger, check, "skipped as already replayed: %s", reason)
+	assert.NotEmpty(t, reason)
 }
