@@ -24,7 +24,9 @@ import (
 // replay requests that named them, writes one audit row (action
 // ActionPurge: how many, of which tenants and statuses, the time range,
 // the partition) and signs the audit chain's head (a checkpoint saying
-// what is about to go) before it commits. It never removes a dead letter
+// what is about to go) before it commits. It keeps the source key of each
+// dead letter it removes (dead_letters_purged), so that ingest does not
+// store it again when the DLQ stream delivers its message again. It never removes a dead letter
 // that a replay request not yet closed names (replay_requested, replaying,
 // or an item of an open request, a draft included), nor one whose replay
 // waits for a person to reconcile it (needs_reconciliation: its item stays
@@ -69,6 +71,14 @@ const selectDayContents = `
 SELECT tenant, item_type, error_class, status, fingerprint, count(*), min(dead_lettered_at), max(dead_lettered_at)
 FROM dead_letters WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2
 GROUP BY 1, 2, 3, 4, 5`
+
+// The source keys of what a day holds are kept (dead_letters_purged):
+// ingest does not store their messages again when the stream delivers
+// them again (storedKeys). Read from the source key's index.
+const keepDayKeys = `INSERT INTO dead_letters_purged (dead_lettered_at, source_key)
+SELECT dead_lettered_at, source_key FROM dead_letters
+WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2 AND source_key IS NOT NULL
+ON CONFLICT DO NOTHING`
 
 // Edited payloads are copies of a dead letter's data: they go with it
 // (the request keeps its item, hash and reason).
@@ -117,6 +127,9 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 		if _, err := tx.Exec(ctx, clearDayCopies, p.Day, p.End()); err != nil {
 			return fmt.Errorf("clear edited copies: %w", err)
 		}
+		if _, err := tx.Exec(ctx, keepDayKeys, p.Day, p.End()); err != nil {
+			return fmt.Errorf("keep source keys: %w", err)
+		}
 		// Emptied before the audit row: readers of the day wait from here
 		// to the commit, which the audit row and the checkpoint only precede.
 		if _, err := tx.Exec(ctx, `SELECT quarantine_dead_letter_partition_empty($1)`, p.Name); err != nil {
@@ -149,8 +162,13 @@ var errKeep = quarantine.Errorf(quarantine.ECONFLICT, "something in the day is k
 // the newest dead-lettered at last, may all go at now.
 func mayGo(policy RetentionPolicy, tenant, itemType string, status Status, last, now time.Time) bool {
 	keep, ok := policy.Keep(tenant, itemType, status)
-	return ok && last.Before(now.Add(-keep))
+	return ok && last.Before(now.Add(-max(keep, minKeep)))
 }
+
+// minKeep is how long retention keeps every dead letter whatever a policy
+// says (replaypolicy allows no shorter period): ingest trusts that one
+// dead-lettered less than purgeHorizon ago was never removed.
+const minKeep = time.Hour
 
 // Picks and locks a bounded batch: per counter row whose status retention
 // removes, its oldest dead letters past the cutoff ($5), oldest first, at
@@ -194,10 +212,14 @@ WITH v AS (
     DELETE FROM dead_letters d USING v
     WHERE d.id = v.id AND d.dead_lettered_at = v.dead_lettered_at AND d.status = v.status
       AND NOT EXISTS (` + namedByOpenRequest + `)
-    RETURNING d.id, d.dead_lettered_at, d.tenant, d.item_type, d.error_class, d.status, d.fingerprint
+    RETURNING d.id, d.dead_lettered_at, d.tenant, d.item_type, d.error_class, d.status, d.fingerprint, d.source_key
 ), cleared AS (
     UPDATE replay_items i SET payload = NULL FROM gone g
     WHERE i.dead_letter_id = g.id AND i.dead_lettered_at = g.dead_lettered_at AND i.payload IS NOT NULL
+), kept AS ( -- their messages are not stored again (keepDayKeys)
+    INSERT INTO dead_letters_purged (dead_lettered_at, source_key)
+    SELECT dead_lettered_at, source_key FROM gone WHERE source_key IS NOT NULL
+    ON CONFLICT DO NOTHING
 )
 SELECT tenant, item_type, error_class, status, fingerprint, count(*), min(dead_lettered_at), max(dead_lettered_at)
 FROM gone GROUP BY 1, 2, 3, 4, 5`
@@ -215,7 +237,7 @@ func (s *Store) purgeRows(ctx context.Context, db beginner, combos []DepthCount,
 			continue
 		}
 		tenants, types, classes = append(tenants, c.Tenant), append(types, c.ItemType), append(classes, string(c.ErrorClass))
-		statuses, cutoffs = append(statuses, string(c.Status)), append(cutoffs, now.Add(-keep))
+		statuses, cutoffs = append(statuses, string(c.Status)), append(cutoffs, now.Add(-max(keep, minKeep)))
 	}
 	run := PurgeRun{By: map[string]map[Status]int64{}}
 	if len(tenants) == 0 {

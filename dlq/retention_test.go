@@ -538,11 +538,12 @@ func TestRetentionGivesWayToABusyDay(t *testing.T) {
 
 // TestRetentionKeepsTheLedger replays a dedupe dead letter (a person found
 // its effect applied: the ledger holds its message id), lets retention
-// remove it, then stores the same DLQ message again (a redelivery, a
-// consumer made again over a stream that kept it): the replay ledger is
-// never purged and names the message, not the row, so a draft of the
-// dead letter that came back skips it as already replayed; it is not sent
-// twice.
+// remove it, then a new DLQ message of the same original message arrives
+// (its producer dead-lettered it again): the replay ledger is never purged
+// and names the message, not the row, so a draft of the dead letter that
+// came back skips it as already replayed; it is not sent twice. (The same
+// DLQ message delivered again is not stored at all:
+// TestRetentionRedeliveryStaysPurged.)
 func TestRetentionKeepsTheLedger(t *testing.T) {
 	t.Parallel()
 	r := setupRetention(t)
@@ -551,24 +552,17 @@ func TestRetentionKeepsTheLedger(t *testing.T) {
 	oncall := quarantine.Actor{Issuer: "https://idp.example", Subject: "oncall", Email: "oncall@example.com"}
 	approver := quarantine.Actor{Issuer: "https://idp.example", Subject: "approver", Email: "approver@example.com"}
 	at := r.daysAgo(40) // replayed (closed) 40 days ago: past the 30 days, within the day's 90
-	store := func() int64 {
+	store := func(seq uint64) int64 {
 		t.Helper()
-		rec := dlq.ParseDLQ(dlq.DefaultSubjectPrefix, dlq.Received{
-			Subject: "dlq.acme.analytics.click",
-			Header: map[string][]string{dlq.HeaderOriginalSubject: {"app.acme.analytics.click"}, dlq.HeaderOriginalMsgID: {"click-7"},
-				dlq.HeaderErrorClass: {string(dlq.ClassTransient)}, dlq.HeaderError: {"sink unavailable"},
-				dlq.HeaderFirstFailedAt: {at.Add(-testfactory.FirstFailedBefore).Format(time.RFC3339Nano)}},
-			Data: []byte(`{"click":7}`), Stream: "LEDGER", Seq: 7, Time: at,
-		})
-		_, err := st.Insert(ctx, []dlq.Record{rec})
+		_, err := st.Insert(ctx, []dlq.Record{dlqMessage("LEDGER", seq, "analytics.click", "click-7", at)})
 		require.NoError(t, err)
 		_, err = dlq.FoldCounters(ctx, r.db.Pool)
 		require.NoError(t, err)
-		d, err := st.BySource(ctx, "LEDGER", 7, "")
+		d, err := st.BySource(ctx, "LEDGER", seq, "")
 		require.NoError(t, err)
 		return d.ID
 	}
-	first := store()
+	first := store(7)
 	req := testfactory.Request(t, r.replays, oncall, []int64{first}, replay.SubmitInput{})
 	testfactory.NeedsPerson(t, r.db.Pool, req.ID)
 	require.NoError(t, r.replays.Reconcile(ctx, req.ID, first, approver,
@@ -581,7 +575,7 @@ func TestRetentionKeepsTheLedger(t *testing.T) {
 	require.Len(t, pass.Runs, 1)
 	require.Empty(t, r.remaining(t, []int64{first}), "replayed 40 days ago: removed")
 
-	again := store()
+	again := store(8)
 	require.NotEqual(t, first, again, "the message came back as a dead letter of its own")
 	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_ledger WHERE msg_id = 'click-7' AND dedupe_key`).Scan(&ledger))
 	assert.Equal(t, 1, ledger, "the ledger still names the message")
@@ -592,4 +586,86 @@ func TestRetentionKeepsTheLedger(t *testing.T) {
         JOIN replay_requests q ON q.id = i.request_id WHERE i.dead_letter_id = $1 AND q.status = 'draft'`, again).Scan(&check, &reason))
 	assert.Equal(t, replaypolicy.CheckLedger, check, "skipped as already replayed: %s", reason)
 	assert.NotEmpty(t, reason)
+}
+
+// dlqMessage is the DLQ message of stream at seq, stored by the stream at
+// at, as the ingester parses it: acme's, of itemType, message id msgID.
+// The same arguments make the same message (a redelivery).
+func dlqMessage(stream string, seq uint64, itemType, msgID string, at time.Time) dlq.Record {
+	return dlq.ParseDLQ(dlq.DefaultSubjectPrefix, dlq.Received{
+		Subject: "dlq.acme." + itemType,
+		Header: map[string][]string{dlq.HeaderOriginalSubject: {"app.acme." + itemType}, dlq.HeaderOriginalMsgID: {msgID},
+			dlq.HeaderErrorClass: {string(dlq.ClassTransient)}, dlq.HeaderError: {"sink unavailable"},
+			dlq.HeaderFirstFailedAt: {at.Add(-testfactory.FirstFailedBefore).Format(time.RFC3339Nano)}},
+		Data: []byte(`{"msg":"` + msgID + `"}`), Stream: stream, Seq: seq, Time: at,
+	})
+}
+
+// TestRetentionRedeliveryStaysPurged removes dead letters by retention (a
+// discarded one in a batch of rows, a replayed one with its whole day),
+// then the DLQ stream delivers their messages again, as it does to a
+// consumer made again (the console makes a missing one again, from the
+// first message the stream holds, and a stream without an age limit holds
+// them all). They are not stored again: a discarded message would be back
+// in the inbox as quarantined, a replayed one replayable again where the
+// ledger does not guard it (manual, revalidate); the retention run's audit
+// row says where they went. A message first stored late for an old day is
+// stored as any other.
+func TestRetentionRedeliveryStaysPurged(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	ctx := context.Background()
+	st := dlq.NewStore(r.db.Pool)
+	discarded := dlqMessage("PURGED", 1, "orders.refund", "refund-1", r.daysAgo(40)) // past the 30 days of closed ones: a batch of rows
+	replayed := dlqMessage("PURGED", 2, "orders.refund", "refund-2", r.daysAgo(120)) // past every period: its day whole
+	for _, rec := range []dlq.Record{discarded, replayed} {
+		_, err := st.Insert(ctx, []dlq.Record{rec})
+		require.NoError(t, err)
+	}
+	_, err := dlq.FoldCounters(ctx, r.db.Pool)
+	require.NoError(t, err)
+	stored := func(seq uint64) int {
+		var n int
+		require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE source_stream = 'PURGED' AND source_seq = $1`, seq).Scan(&n))
+		return n
+	}
+	ids := func(seqs ...uint64) (out []int64) {
+		for _, seq := range seqs {
+			d, err := st.BySource(ctx, "PURGED", seq, "")
+			require.NoError(t, err)
+			out = append(out, d.ID)
+		}
+		return out
+	}
+	first := ids(1, 2)
+	testfactory.SetStatus(t, r.db.Pool, dlq.StatusDiscarded, first[0])
+	testfactory.SetStatus(t, r.db.Pool, dlq.StatusReplayed, first[1])
+
+	pass := r.pass(t)
+	require.Len(t, pass.Runs, 2, "the day whole, and a batch of rows")
+	require.Empty(t, r.remaining(t, first))
+
+	res, err := st.Insert(ctx, []dlq.Record{discarded, replayed})
+	require.NoError(t, err)
+	assert.Empty(t, res.Inserted, "a message retention removed is not stored again")
+	assert.Empty(t, res.Raw)
+	assert.Empty(t, res.Unstorable)
+	assert.Zero(t, stored(1), "the discarded one is not back in the inbox")
+	assert.Zero(t, stored(2), "nor the replayed one")
+	for _, rec := range []dlq.Record{discarded, replayed} { // one at a time too
+		res, err := st.Insert(ctx, []dlq.Record{rec})
+		require.NoError(t, err)
+		assert.Empty(t, res.Inserted)
+	}
+
+	late := dlqMessage("PURGED", 3, "orders.refund", "refund-3", r.daysAgo(40).Add(time.Minute))
+	res, err = st.Insert(ctx, []dlq.Record{late, discarded})
+	require.NoError(t, err)
+	assert.Len(t, res.Inserted, 1, "a message never stored is stored, however old its day")
+	assert.Equal(t, 1, stored(3))
+	assert.Zero(t, stored(1))
+	_, err = dlq.FoldCounters(ctx, r.db.Pool)
+	require.NoError(t, err)
+	assert.Empty(t, testfactory.CountersDrift(t, r.db.Pool))
+	r.verify(t)
 }

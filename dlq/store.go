@@ -147,12 +147,14 @@ func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *Inser
 // rare: the batch is first stored as it is, and only when the source key's
 // unique index refuses it is it stored again without the records already
 // stored, as often as the index refuses it with fewer records each time
-// (another ingester storing the same redelivery meanwhile). A day without a
-// partition (a dead letter stored long ago, or the keeper behind) gets one
-// and the batch goes again.
+// (another ingester storing the same redelivery meanwhile). A batch with a
+// dead letter older than purgeHorizon goes without them from the start:
+// retention may have removed one, and the index would let it in again. A
+// day without a partition (a dead letter stored long ago, or the keeper
+// behind) gets one and the batch goes again.
 func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 	rows := copyRows(recs)
-	partitioned, unstoredOnly, skipped := false, false, -1
+	partitioned, unstoredOnly, skipped := false, mayBePurged(recs, time.Now()), -1
 	for {
 		in, n, err := s.copyBatch(ctx, rows, unstoredOnly)
 		switch {
@@ -176,6 +178,21 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 			return in, err
 		}
 	}
+}
+
+// purgeHorizon is how old a dead letter must be for retention to have
+// removed it: half of minKeep, for clocks that differ.
+const purgeHorizon = minKeep / 2
+
+// mayBePurged reports whether a record of recs was dead-lettered longer
+// than purgeHorizon before now.
+func mayBePurged(recs []Record, now time.Time) bool {
+	for i := range recs {
+		if recs[i].DeadLetteredAt.Before(now.Add(-purgeHorizon)) {
+			return true
+		}
+	}
+	return false
 }
 
 // sourceKeyTaken reports whether err is the source key's unique index

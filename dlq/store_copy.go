@@ -52,11 +52,15 @@ const copyIn = `COPY dead_letters (` + copyColumns + `) FROM STDIN (FORMAT binar
 const copyIDs = `SELECT nextval('dead_letters_id_seq') FROM generate_series(1, $1) ORDER BY 1`
 
 // storedKeys are the source keys among the batch's that are stored already
-// (the unique index on dead_lettered_at and source_key answers).
+// (the unique index on dead_lettered_at and source_key answers), or were
+// and retention removed them (dead_letters_purged's primary key answers):
+// a message the stream delivers again after its dead letter was removed
+// is not stored again.
 const storedKeys = `
-SELECT d.dead_lettered_at, d.source_key
-FROM unnest($1::timestamptz[], $2::bytea[]) AS k(at, key)
-JOIN dead_letters d ON d.dead_lettered_at = k.at AND d.source_key = k.key`
+WITH k AS (SELECT * FROM unnest($1::timestamptz[], $2::bytea[]) AS k(at, key))
+SELECT d.dead_lettered_at, d.source_key FROM k JOIN dead_letters d ON d.dead_lettered_at = k.at AND d.source_key = k.key
+UNION ALL
+SELECT p.dead_lettered_at, p.source_key FROM k JOIN dead_letters_purged p ON p.dead_lettered_at = k.at AND p.source_key = k.key`
 
 // insertDeltas records the batch's deltas (one row per tenant, item type,
 // class, error group and minute, added up by copyDeltas: "ins" here) and
