@@ -16,6 +16,11 @@ import (
 // MaxBulkClose bounds one bulk discard or resolve.
 const MaxBulkClose = 1000
 
+// MaxCloseReason bounds the reason of a discard or resolve, in bytes: the
+// audit log keeps this much of a reason (audit/bound.go) and would cut a
+// longer one.
+const MaxCloseReason = 4096
+
 // CloseInput says which dead letters to close and why. Version, when not 0,
 // is the version the actor saw (single item): a change since is a conflict.
 type CloseInput struct {
@@ -68,6 +73,8 @@ func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor
 		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EFORBIDDEN, "you may not close any of the %d selected where they are", in.Refused.Len()))
 	case in.Reason == "":
 		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EINVALID, "a reason is required"))
+	case len(in.Reason) > MaxCloseReason:
+		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EINVALID, "a reason of at most %d bytes", MaxCloseReason))
 	case len(in.IDs) == 0:
 		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EINVALID, "select at least one"))
 	case len(in.IDs) > MaxBulkClose:

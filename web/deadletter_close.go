@@ -61,8 +61,11 @@ func (f closeForm) Validate() (int32, map[string]string) {
 	if err != nil || version < 0 {
 		version = 0 // no version check
 	}
-	if f.Reason == "" {
+	switch {
+	case f.Reason == "":
 		errs["reason"] = "Say why: the reason is kept with each dead letter and in the audit log."
+	case len(f.Reason) > dlq.MaxCloseReason:
+		errs["reason"] = fmt.Sprintf("At most %s bytes: the audit log keeps no more of a reason.", views.Count(dlq.MaxCloseReason))
 	}
 	if len(errs) == 0 {
 		return int32(version), nil

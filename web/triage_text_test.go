@@ -5,12 +5,14 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/views"
 )
@@ -57,4 +59,36 @@ func TestTriageFormsRefuseUnstorableText(t *testing.T) {
 	assert.Zero(t, triaged, "nothing recorded about the group")
 	assert.Zero(t, fixes, "no fix recorded")
 	assert.Zero(t, b.AuditCount(t, `action IN ('group.assign', 'group.note', 'deadletter.fix')`), "nothing audited as done")
+}
+
+// TestCloseRefusesAReasonTheLogWouldCut discards and resolves with a reason
+// longer than the audit log keeps: the confirmation comes back with a
+// message at the reason (422) and the selection kept, nothing is closed;
+// a reason of exactly the bound goes through whole.
+func TestCloseRefusesAReasonTheLogWouldCut(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, _ := b.SignIn(t, "acme:oncall")
+	one := seed(t, b, "acme", "orders.refund", "long-reason-1", nil)
+	two := seed(t, b, "acme", "orders.refund", "long-reason-2", nil)
+	long := strings.Repeat("é", dlq.MaxCloseReason/2) + "x"
+	for _, tc := range []struct{ path string }{
+		{"/deadletters/" + strconv.FormatInt(one, 10) + "/discard"},
+		{"/deadletters/resolve"},
+	} {
+		form := url.Values{"reason": {long}, "confirmed": {"1"}, "id": {strconv.FormatInt(one, 10), strconv.FormatInt(two, 10)}}
+		resp := b.Do(t, oncall, "POST", tc.path, form, nil)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, tc.path)
+		assert.NotEmpty(t, text(resp.Doc(t).Find(`[data-testid="field-error-reason"]`)), tc.path)
+	}
+	var open int
+	require.NoError(t, b.Pool.QueryRow(context.Background(), `SELECT count(*) FROM dead_letters WHERE id IN ($1, $2) AND status = 'quarantined'`,
+		one, two).Scan(&open))
+	assert.Equal(t, 2, open, "nothing closed")
+
+	exact := strings.Repeat("é", dlq.MaxCloseReason/2)
+	resp := b.Do(t, oncall, "POST", "/deadletters/discard", url.Values{"reason": {exact}, "confirmed": {"1"},
+		"id": {strconv.FormatInt(one, 10), strconv.FormatInt(two, 10)}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status)
+	assert.Equal(t, 2, b.AuditCount(t, `action = 'deadletter.discard' AND outcome = 'ok' AND reason = $1`, exact), "kept whole")
 }
