@@ -151,17 +151,19 @@ func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *Inser
 // dead letter older than purgeHorizon goes without them from the start:
 // retention may have removed one, and the index would let it in again. A
 // day without a partition (a dead letter stored long ago, or the keeper
-// behind) gets one and the batch goes again.
+// behind) gets one and the batch goes again, up to partitionAttempts
+// times: the keeper drops an empty past day, and may drop the one just
+// made before the batch comes back to it.
 func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 	rows := copyRows(recs)
-	partitioned, unstoredOnly, skipped := false, mayBePurged(recs, time.Now()), -1
+	partitioned, unstoredOnly, skipped := 0, mayBePurged(recs, time.Now()), -1
 	for {
 		in, n, err := s.copyBatch(ctx, rows, unstoredOnly)
 		switch {
 		case sourceKeyTaken(err) && n > skipped:
 			// A redelivery of a stored record: skip what is stored.
 			unstoredOnly, skipped = true, n
-		case noPartition(err) && !partitioned:
+		case noPartition(err) && partitioned < partitionAttempts:
 			// A day the functions refuse leaves the first error to the caller.
 			deadAt := make([]time.Time, len(recs))
 			for i := range recs {
@@ -173,12 +175,16 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 				}
 				return nil, fmt.Errorf("%w (no partition for its day: %v)", err, perr)
 			}
-			partitioned = true
+			partitioned++
 		default:
 			return in, err
 		}
 	}
 }
+
+// partitionAttempts bounds how often one insert makes the partitions of
+// its days: a day the keeper drops again each time is not a race any more.
+const partitionAttempts = 3
 
 // purgeHorizon is how old a dead letter must be for retention to have
 // removed it: half of minKeep, for clocks that differ.
