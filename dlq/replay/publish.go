@@ -441,7 +441,18 @@ func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, e
 	case errors.As(err, &unsent):
 		a.NotSent = unsent.err.Error()
 	case errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders):
-		a.NoStream = true
+		// Nobody took the publish, so nothing was stored. That is for good
+		// only when no stream stores the subject: a stream electing a
+		// leader (a node of its cluster went down) answers no one for a
+		// few seconds, and its items are sent again later.
+		switch stored, lookErr := w.streams.stores(ctx, w.js, j.subject); {
+		case lookErr != nil:
+			a.NotSent = "no stream answered the publish, and whether one stores the subject could not be read: " + lookErr.Error()
+		case stored != "":
+			a.NotSent = fmt.Sprintf("stream %s stores the subject but did not answer the publish (electing a leader?)", stored)
+		default:
+			a.NoStream = true
+		}
 	case err != nil || ack == nil:
 		a.Lost = fmt.Sprint(err)
 	default:
