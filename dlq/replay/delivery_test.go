@@ -313,6 +313,45 @@ func TestUnknownOutcomeStopsAfterWindow(t *testing.T) {
 	assert.Equal(t, 2, audited)
 }
 
+// TestRetryNotSentPastWindow retries a job whose PubAck was lost (the
+// broker stored its first publish) at a slot of its request that comes
+// after the target's duplicate window stopped covering that publish,
+// although it still covered it when the claim judged the job: the retry
+// is not sent (the broker would store it as a second message, a second
+// effect); the job waits for a person, and the target holds the message
+// once.
+func TestRetryNotSentPastWindow(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	const window = 5 * time.Second
+	events := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Duplicates: window})
+	const subject = "events.acme.search.index_update"
+	id := b.seedItem(t, "search.index_update", "late-slot", nats.Header{dlq.HeaderOriginalSubject: {subject}}, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
+
+	// Its first publish was stored now and its PubAck lost: the job is
+	// unknown, due for its retry.
+	_, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: []byte("{}")}, jetstream.WithMsgID("late-slot"))
+	require.NoError(t, err)
+	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET state = 'unknown', attempts = 1, first_attempt_at = now(), first_published_at = now(),
+        not_before = now() WHERE request_id = $1`, req.ID)
+	require.NoError(t, err)
+	// The request's next slot comes a second after the window (the slots
+	// before it went to other jobs of the request).
+	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_requests SET rate_next = now() + make_interval(secs => $2) WHERE id = $1`,
+		req.ID, (window + time.Second).Seconds())
+	require.NoError(t, err)
+
+	_, err = b.worker(t, replay.WorkerConfig{}).RunOnce(ctx)
+	require.NoError(t, err)
+	j := b.job(t, req.ID, id)
+	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
+	assert.Contains(t, j.Result, "no longer covers it")
+	assert.Len(t, onSubjectMsgs(t, events, subject), 1, "the retry was not sent past the window")
+}
+
 // TestRecordRetriedAfterPublish holds the job's row locked while the
 // worker records what it published (a database that answers nothing for a
 // while): each attempt times out and is made again under the same fencing

@@ -276,7 +276,9 @@ func (w *Worker) publish(ctx context.Context, jobs []*job, until time.Time) {
 // reservation per chunk (chunkSpan of slots), each job at its slot, the
 // status read again after a long wait, and a job whose slot passed by more
 // than half an interval (at least chunkSpan) reserved again, so that a
-// stalled worker never sends a burst.
+// stalled worker never sends a burst; a retry whose slot comes when the
+// window no longer covers its first attempt is not sent (JudgeWindow, at
+// its slot: a person decides).
 func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Time) []inflight {
 	var out []inflight
 	interval := time.Duration(float64(time.Second) / jobs[0].rate)
@@ -341,6 +343,17 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				}
 			} else if -wait > tolerance {
 				break chunk // late: reserve a fresh slot rather than catch up
+			}
+			if !j.firstAttempt {
+				// A retry after an unknown outcome goes only while the
+				// window still covers the first attempt when it leaves, not
+				// only when the claim judged it: its slot may come later,
+				// and past the window the broker stores it again.
+				if v := replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), w.svc.cfg.Now()); v.Outcome != replaypolicy.Go {
+					j.decide(v)
+					sent++
+					continue
+				}
 			}
 			if f, ok := w.send(j); ok {
 				out = append(out, inflight{j, f})
