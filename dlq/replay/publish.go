@@ -31,13 +31,19 @@ import (
 // still holds its dead letter, and marks the jobs attempted
 // (first_attempt_at: from here on a publish may have landed;
 // first_published_at, once for good), and commits (gateTx) before it
-// publishes each job at its slot.
+// publishes each job at its slot. The slots are reckoned from the
+// database's clock as the statement runs (clock_timestamp()), and it
+// returns that clock as it ends, which the worker reads as the time it
+// receives the answer: now(), the transaction's start, lags by the gate's
+// lock waits and round trips, and by different amounts at each gate, so
+// that slots read against it put two publishes of a request closer than
+// 1/rate on a loaded machine.
 const gateJobs = `
 WITH r AS (
-    UPDATE replay_requests SET rate_next = greatest(rate_next, now()) + make_interval(secs => $2::float8 / rate)
+    UPDATE replay_requests SET rate_next = greatest(rate_next, clock_timestamp()) + make_interval(secs => $2::float8 / rate)
     WHERE id = $1
       AND status IN ('approved', 'running') -- a cancelled or stopped request publishes nothing more
-      AND greatest(rate_next, now()) + make_interval(secs => ($2::float8 - 1) / rate) <= $3 -- every slot before the claim stops publishing
+      AND greatest(rate_next, clock_timestamp()) + make_interval(secs => ($2::float8 - 1) / rate) <= $3 -- every slot before the claim stops publishing
     RETURNING rate_next - make_interval(secs => $2::float8 / rate) AS first_slot
 ), m AS (
     UPDATE replay_jobs j SET first_attempt_at = coalesce(j.first_attempt_at, now()),
@@ -52,7 +58,7 @@ WITH r AS (
           -- request's row, which records wait for, for minutes)
     RETURNING j.id, nullif(j.first_published_at, now()) AS published_before -- NULL: this is its first publish ever
 )
-SELECT r.first_slot, now(), m.id, m.published_before FROM r LEFT JOIN m ON true`
+SELECT r.first_slot, clock_timestamp(), m.id, m.published_before FROM r LEFT JOIN m ON true`
 
 // Why a gate let nothing through, and what a request's status is between
 // slots.
@@ -168,10 +174,12 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 		if err != nil {
 			return err
 		}
-		g.received = time.Now()
 		var id *int64
 		var published *time.Time
 		_, err = pgx.ForEachRow(rows, []any{&g.firstSlot, &g.dbNow, &id, &published}, func() error {
+			if n == 0 {
+				g.received = time.Now() // the answer, not the query's start: the statement may have waited for locks
+			}
 			n++
 			if id != nil {
 				g.marked[*id] = true

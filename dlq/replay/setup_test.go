@@ -143,18 +143,31 @@ func (b *replayBundle) request(t *testing.T, ids []int64, in replay.SubmitInput)
 	return testfactory.Request(t, b.replays, oncall, ids, in)
 }
 
-// worker is a worker of the test's requests; reval answers for
-// revalidate items (none: they are blocked).
+// worker is a worker of the test's requests (polling every 20 ms, and
+// waiting a minute for a PubAck unless cfg says otherwise); reval answers
+// for revalidate items (none: they are blocked).
 func (b *replayBundle) worker(t *testing.T, cfg replay.WorkerConfig, reval ...replay.Revalidator) *replay.Worker {
+	t.Helper()
+	return b.workerOn(t, b.js, cfg, reval...)
+}
+
+// workerOn is worker publishing through js.
+func (b *replayBundle) workerOn(t *testing.T, js jetstream.JetStream, cfg replay.WorkerConfig, reval ...replay.Revalidator) *replay.Worker {
 	t.Helper()
 	if cfg.Poll == 0 {
 		cfg.Poll = 20 * time.Millisecond
+	}
+	if cfg.AckTimeout == 0 {
+		// A PubAck is waited for as long as a slow machine needs: one
+		// that does not come in time makes the outcome unknown, which
+		// only the tests that lose acks (OnAck) or set a timeout mean.
+		cfg.AckTimeout = time.Minute
 	}
 	var r replay.Revalidator
 	if len(reval) > 0 {
 		r = reval[0]
 	}
-	return replay.NewWorker(b.replays, b.js, b.auth, r, cfg, b.log)
+	return replay.NewWorker(b.replays, js, b.auth, r, cfg, b.log)
 }
 
 // run runs w until the test ends.
@@ -198,6 +211,19 @@ func (b *replayBundle) onSubject(t *testing.T, subject string) int {
 	info, err := b.target.Info(context.Background(), jetstream.WithSubjectFilter(subject))
 	require.NoError(t, err)
 	return int(info.State.Subjects[subject])
+}
+
+// leaseRunsOut ends now the leases of request id's claimed jobs, as the
+// clock does once the worker that claimed them is gone. A test's dying
+// worker gets a lease long enough to publish on however slow a machine
+// (a short one could run out before its publish, which then never
+// happens), and the test does not sit out that lease.
+func (b *replayBundle) leaseRunsOut(t *testing.T, id int64) {
+	t.Helper()
+	tag, err := b.db.Pool.Exec(context.Background(), `UPDATE replay_jobs SET lease_until = now() - interval '1 millisecond'
+        WHERE request_id = $1 AND state = 'claimed'`, id)
+	require.NoError(t, err)
+	require.Positive(t, tag.RowsAffected(), "request %d has claimed jobs", id)
 }
 
 func (b *replayBundle) jobStates(t *testing.T, requestID int64) map[string]int {
