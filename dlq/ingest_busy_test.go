@@ -79,7 +79,7 @@ func TestIngestStatementTimeoutRetried(t *testing.T) {
 	require.NoError(t, err)
 
 	r := b.start(t, IngestConfig{BatchSize: 100, Workers: 1, MaxWait: 50 * time.Millisecond, RetryUnstorable: 200 * time.Millisecond}, nil)
-	wait.Until(t, "several attempts, the smallest alone among them", 30*time.Second, func() bool {
+	wait.Until(t, "several attempts, the smallest alone among them", time.Minute, func() bool {
 		return testutil.ToFloat64(r.metrics.StoreErrors) >= busyAttempts+1
 	})
 	require.NoError(t, lock.Rollback(ctx))
@@ -113,7 +113,7 @@ func TestIngestSlowRecordDeferredNotRaw(t *testing.T) {
 
 	r := b.start(t, IngestConfig{BatchSize: 100, Workers: 1, MaxWait: 200 * time.Millisecond, RetryUnstorable: 500 * time.Millisecond}, nil)
 	b.waitRows(t, n-1)
-	wait.Until(t, "the slow one set aside", 30*time.Second, func() bool { return testutil.ToFloat64(r.metrics.Deferred) >= 1 })
+	wait.Until(t, "the slow one set aside", time.Minute, func() bool { return testutil.ToFloat64(r.metrics.Deferred) >= 1 })
 	assert.Zero(t, countRows(t, b.db.Pool, "'raw_form' = ANY(flags)"), "never in raw form")
 	assert.Zero(t, countRows(t, b.db.Pool, "correlation_id = 'slow'"))
 	assert.Zero(t, testutil.ToFloat64(r.metrics.Unstorable))

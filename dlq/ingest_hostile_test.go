@@ -63,7 +63,7 @@ func (b *bundle) waitDrained(t *testing.T) {
 	t.Helper()
 	cons, err := b.js.Consumer(context.Background(), "DLQ", "quarantine-ingest")
 	require.NoError(t, err)
-	wait.Until(t, "every message acked", 30*time.Second, func() bool {
+	wait.Until(t, "every message acked", time.Minute, func() bool {
 		info, err := cons.Info(context.Background())
 		require.NoError(t, err)
 		return info.NumAckPending == 0 && info.NumPending == 0
@@ -125,7 +125,7 @@ func TestIngestOversizedFieldsDoNotStall(t *testing.T) {
 		}
 	}
 	total := len(tenants) * (normal + 1)
-	wait.Until(t, fmt.Sprintf("%d rows", total), 30*time.Second, func() bool { return countRows(t, b.db.Pool, "true") == total })
+	wait.Until(t, fmt.Sprintf("%d rows", total), time.Minute, func() bool { return countRows(t, b.db.Pool, "true") == total })
 	b.waitDrained(t)
 	assert.Zero(t, testutil.ToFloat64(r.metrics.StoreErrors))
 	assert.Zero(t, testutil.ToFloat64(r.metrics.RawForm.WithLabelValues("acme")), "the parsed form fits: nothing needed the raw form")
@@ -419,7 +419,7 @@ func TestIngestSourceKeySurvivesStreamRecreate(t *testing.T) {
 	// The DLQ stream is deleted (its consumer with it); the console makes
 	// both again, and the new stream numbers from 1 again.
 	require.NoError(t, b.js.DeleteStream(ctx, "DLQ"))
-	wait.Until(t, "the DLQ stream and its consumer made again", 30*time.Second, func() bool {
+	wait.Until(t, "the DLQ stream and its consumer made again", time.Minute, func() bool {
 		_, err := b.js.Consumer(ctx, "DLQ", "quarantine-ingest")
 		return err == nil
 	})

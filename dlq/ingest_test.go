@@ -88,7 +88,7 @@ func countRows(t *testing.T, pool *pgxpool.Pool, where string, args ...any) int 
 
 func (b *bundle) waitRows(t *testing.T, n int) {
 	t.Helper()
-	wait.Until(t, fmt.Sprintf("%d rows", n), 30*time.Second, func() bool {
+	wait.Until(t, fmt.Sprintf("%d rows", n), time.Minute, func() bool {
 		var got int
 		// Errors count as "not yet": the pool may hold connections killed by an outage.
 		err := b.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM dead_letters").Scan(&got)
@@ -190,7 +190,7 @@ func TestIngestRedeliveryMakesOneRow(t *testing.T) {
 	b.start(t, cfg, nil)
 	cons, err := b.js.Consumer(ctx, "DLQ", "quarantine-ingest")
 	require.NoError(t, err)
-	wait.Until(t, "redelivered messages acked", 30*time.Second, func() bool {
+	wait.Until(t, "redelivered messages acked", time.Minute, func() bool {
 		info, err := cons.Info(ctx)
 		require.NoError(t, err)
 		return info.NumAckPending == 0 && info.NumPending == 0 && info.NumRedelivered == 0 && info.Delivered.Consumer >= 6
@@ -343,13 +343,13 @@ func TestIngestSurvivesDatabaseOutage(t *testing.T) {
 		published <- nil
 	}()
 
-	wait.Until(t, "some rows before the outage", 30*time.Second, func() bool { return countRows(t, b.db.Pool, "true") > 0 })
+	wait.Until(t, "some rows before the outage", time.Minute, func() bool { return countRows(t, b.db.Pool, "true") > 0 })
 	// The database goes away: no new connections, existing ones killed.
 	_, err = admin.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s WITH ALLOW_CONNECTIONS false", b.db.Name))
 	require.NoError(t, err)
 	_, err = admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", b.db.Name)
 	require.NoError(t, err)
-	wait.Until(t, "the ingester to hit the outage", 30*time.Second, func() bool { return testutil.ToFloat64(r.metrics.StoreErrors) > 0 })
+	wait.Until(t, "the ingester to hit the outage", time.Minute, func() bool { return testutil.ToFloat64(r.metrics.StoreErrors) > 0 })
 	rowsDuring := sent.Load()
 
 	_, err = admin.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s WITH ALLOW_CONNECTIONS true", b.db.Name))
@@ -359,7 +359,7 @@ func TestIngestSurvivesDatabaseOutage(t *testing.T) {
 
 	cons, err := b.js.Consumer(ctx, "DLQ", "quarantine-ingest")
 	require.NoError(t, err)
-	wait.Until(t, "everything acked", 30*time.Second, func() bool {
+	wait.Until(t, "everything acked", time.Minute, func() bool {
 		info, err := cons.Info(ctx)
 		require.NoError(t, err)
 		return info.NumAckPending == 0 && info.NumPending == 0

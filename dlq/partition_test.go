@@ -60,7 +60,7 @@ func TestPartitionsCreatedAhead(t *testing.T) {
 	for i := -1; i <= 7; i++ {
 		want = append(want, dlq.PartitionName(today.AddDate(0, 0, i)))
 	}
-	wait.Until(t, "the console's keeper made today's and the next seven days' partitions", 30*time.Second, func() bool {
+	wait.Until(t, "the console's keeper made today's and the next seven days' partitions", time.Minute, func() bool {
 		have := partitionNames(t, c.DB)
 		for _, w := range want {
 			if !slices.Contains(have, w) {
@@ -72,7 +72,7 @@ func TestPartitionsCreatedAhead(t *testing.T) {
 
 	k := dlq.NewKeeper(dlq.NewStore(c.DB.Pool), dlq.KeeperConfig{Ahead: 10}, nil, quiet)
 	var pass dlq.KeeperPass
-	wait.For(t, "a keeper pass not skipped (the console's own may be under way)", 30*time.Second, func() error {
+	wait.For(t, "a keeper pass not skipped (the console's own may be under way)", time.Minute, func() error {
 		var err error
 		if pass, err = k.Pass(ctx); err != nil || pass.Skipped {
 			return errors.Join(wait.ErrNotYet, err)
@@ -80,7 +80,7 @@ func TestPartitionsCreatedAhead(t *testing.T) {
 		return nil
 	})
 	assert.Equal(t, 3, pass.Made, "three more days ahead")
-	wait.For(t, "a second pass not skipped", 30*time.Second, func() error {
+	wait.For(t, "a second pass not skipped", time.Minute, func() error {
 		var err error
 		if pass, err = k.Pass(ctx); err != nil || pass.Skipped {
 			return errors.Join(wait.ErrNotYet, err)

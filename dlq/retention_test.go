@@ -346,7 +346,7 @@ func TestRetentionWaitsForDraftsBeingMade(t *testing.T) {
 			_, err := r.replays.CreateDrafts(ctx, oncall, ids, nil, true, all, quarantine.RequestMeta{})
 			done <- err
 		}()
-		wait.Until(t, "the draft waits to insert its request", 10*time.Second, func() bool { return waiting("INSERT INTO replay_requests") == 1 })
+		wait.Until(t, "the draft waits to insert its request", time.Minute, func() bool { return waiting("INSERT INTO replay_requests") == 1 })
 		return done
 	}
 	pass := func() <-chan error {
@@ -394,7 +394,7 @@ func TestRetentionWaitsForDraftsBeingMade(t *testing.T) {
 		_, err = groups.Exec(ctx, `LOCK TABLE dead_letter_groups IN SHARE MODE`)
 		require.NoError(t, err)
 		running := pass()
-		wait.Until(t, "the run waits to subtract what it deleted", 4*time.Second, func() bool { return waiting("INSERT INTO dead_letter_groups AS g") == 1 })
+		wait.Until(t, "the run waits to subtract what it deleted", time.Minute, func() bool { return waiting("INSERT INTO dead_letter_groups AS g") == 1 })
 		drafting := make(chan error, 1)
 		go func() {
 			_, err := r.replays.CreateDrafts(ctx, oncall, doomed, nil, true, all, quarantine.RequestMeta{})
@@ -402,7 +402,7 @@ func TestRetentionWaitsForDraftsBeingMade(t *testing.T) {
 		}()
 		// (Its statement reads the ledger; pg_stat_activity keeps only the
 		// first kilobyte of a statement, without its locking clause.)
-		wait.Until(t, "the draft waits for the run's lock on the dead letter", 4*time.Second, func() bool { return waiting("FROM replay_ledger l") == 1 })
+		wait.Until(t, "the draft waits for the run's lock on the dead letter", time.Minute, func() bool { return waiting("FROM replay_ledger l") == 1 })
 		require.NoError(t, groups.Commit(ctx))
 		require.NoError(t, <-running)
 		assert.ErrorIs(t, <-drafting, replay.ErrEmptySelection)
@@ -424,7 +424,7 @@ func TestRetentionWaitsForDraftsBeingMade(t *testing.T) {
 		release := blockDrafts(t)
 		drafting := draft(racing...)
 		running := pass()
-		wait.Until(t, "the run waits for the draft's lock on the day", 4*time.Second, func() bool {
+		wait.Until(t, "the run waits for the draft's lock on the day", time.Minute, func() bool {
 			return waiting("quarantine_dead_letter_partition_empty") == 1
 		})
 		release()

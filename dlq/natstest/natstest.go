@@ -52,8 +52,8 @@ func StartWithOptions(t testing.TB, dir string, tweak func(*server.Options)) *Se
 		t.Fatalf("new nats server: %v", err)
 	}
 	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready within 10s")
+	if !ns.ReadyForConnections(time.Minute) {
+		t.Fatal("nats server not ready within a minute")
 	}
 	t.Cleanup(func() {
 		ns.Shutdown()
@@ -63,15 +63,17 @@ func StartWithOptions(t testing.TB, dir string, tweak func(*server.Options)) *Se
 }
 
 // Connect opens a client connection and its JetStream context, closed at
-// cleanup.
+// cleanup. Connecting, and a JetStream call whose context has no deadline,
+// wait 30 s (not the client's 2 s and 5 s): a loaded machine answers late,
+// and a test waits on what it asked, not on how fast.
 func (s *Server) Connect(t testing.TB) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond), nats.Timeout(30*time.Second))
 	if err != nil {
 		t.Fatalf("connect to nats: %v", err)
 	}
 	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(30*time.Second))
 	if err != nil {
 		t.Fatalf("jetstream: %v", err)
 	}

@@ -202,7 +202,7 @@ func TestHaltRejectAndDiscardWhileWorkersRecordNeverDeadlock(t *testing.T) {
 		// back in quarantine unless a worker took it first.
 		held := []int64{stopped[5], running[5]}
 		// Start once the workers are into the running batch.
-		wait.Until(t, "a job of the running batch recorded", 30*time.Second, func() bool {
+		wait.Until(t, "a job of the running batch recorded", time.Minute, func() bool {
 			var n int
 			require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = ANY($1) AND state = 'replayed'`,
 				cancels).Scan(&n))

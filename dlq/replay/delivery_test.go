@@ -71,12 +71,14 @@ func streamMsgs(t *testing.T, s jetstream.Stream) []*jetstream.RawStreamMsg {
 // second dead letter says its original failed an hour ago (a producer's
 // clock behind): the first attempt goes, the broker answers Duplicate, the
 // worker reads back the message the broker kept, sees it is not its own,
-// and defers again; after the window, one new message.
+// and defers again; after the window, one new message. The window (10 s)
+// outlasts the setup between the original's publish and the worker's
+// first look on a slow machine: both cases need the original still in it.
 func TestDuplicateWindowDefersReplay(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	const window = 3 * time.Second
+	const window = 10 * time.Second
 	events := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Duplicates: window})
 	original := func(msgID, subject string) time.Time {
 		ack, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: []byte(`{"v":1}`)}, jetstream.WithMsgID(msgID))
@@ -99,7 +101,7 @@ func TestDuplicateWindowDefersReplay(t *testing.T) {
 		run(t, b.worker(t, replay.WorkerConfig{}))
 
 		var j jobRow
-		wait.Until(t, "the job to be deferred", 10*time.Second, func() bool { j = b.job(t, req.ID, id); return j.State == "deferred" })
+		wait.Until(t, "the job to be deferred", time.Minute, func() bool { j = b.job(t, req.ID, id); return j.State == "deferred" })
 		assert.Contains(t, j.Result, "deferred until")
 		assert.Contains(t, j.Result, `stream EVENTS drops message id "win-1" as a duplicate`)
 		assert.False(t, j.NotBefore.Before(stored.Add(window)), "not before the original's window has passed: %s, stored %s", j.NotBefore, stored)
@@ -132,7 +134,7 @@ func TestDuplicateWindowDefersReplay(t *testing.T) {
 		run(t, b.worker(t, replay.WorkerConfig{}))
 
 		var j jobRow
-		wait.Until(t, "the broker's Duplicate to defer the job", 10*time.Second, func() bool {
+		wait.Until(t, "the broker's Duplicate to defer the job", time.Minute, func() bool {
 			j = b.job(t, req.ID, id)
 			return j.Deferrals > 0 || j.State == "replayed"
 		})
@@ -213,7 +215,7 @@ func TestDuplicateAfterUnknownIsReplayed(t *testing.T) {
 				require.NoError(t, b.target.DeleteMsg(ctx, msgs[msgID].Sequence)) // the id stays in the window
 			}
 
-			wait.Until(t, "the retry", 10*time.Second, func() bool {
+			wait.Until(t, "the retry", time.Minute, func() bool {
 				_, err := w.RunOnce(ctx)
 				require.NoError(t, err)
 				return b.job(t, req.ID, id).State != "unknown"
@@ -239,17 +241,23 @@ func TestDuplicateAfterUnknownIsReplayed(t *testing.T) {
 }
 
 // TestUnknownOutcomeStopsAfterWindow loses every PubAck of a job whose
-// target keeps ids for 2 s: the worker retries under the same message id
+// target keeps ids for 6 s: the worker retries under the same message id
 // (each retry dropped by the broker) only while the window covers the
 // first attempt, then stops: needs_reconciliation, nothing more published.
 // A person then settles it: "applied" makes it replayed (the ledger holds
 // it); on another item, after the target was found without it, "not
-// applied, republish" publishes it once more.
+// applied, republish" publishes it once more. The margin is the
+// console's default (1 s), not the tests' 100 ms: the last retry goes
+// that long before the window ends, and must reach the broker inside it
+// on a slow machine too; the window leaves room for a retry before it.
 func TestUnknownOutcomeStopsAfterWindow(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
+	cfg := b.config(t)
+	cfg.WindowMargin = replay.DefaultWindowMargin
+	b.replays = replay.New(b.db.Pool, cfg)
 	ctx := context.Background()
-	const window = 2 * time.Second
+	const window = 6 * time.Second
 	short := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Duplicates: window})
 	seed := func(msgID string) int64 {
 		return b.seedItem(t, "search.index_update", msgID, nats.Header{dlq.HeaderOriginalSubject: {"events.acme.search.index_update"}}, "{}")
@@ -524,12 +532,12 @@ func TestCancelStopsClaimedJobs(t *testing.T) {
 	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() WHERE request_id = $1`, id)
 	require.NoError(t, err)
 	run(t, b.worker(t, replay.WorkerConfig{Lease: time.Minute}))
-	wait.Until(t, "every job claimed and two published", 10*time.Second, func() bool {
+	wait.Until(t, "every job claimed and two published", time.Minute, func() bool {
 		return b.jobStates(t, id)["claimed"] == 20 && len(streamMsgs(t, b.target)) >= 2
 	})
 	require.NoError(t, b.replays.Cancel(ctx, id, oncall, "wrong target", quarantine.RequestMeta{}))
 	atCancel := len(streamMsgs(t, b.target))
-	wait.Until(t, "no job left running", 10*time.Second, func() bool {
+	wait.Until(t, "no job left running", time.Minute, func() bool {
 		s := b.jobStates(t, id)
 		return s["pending"]+s["claimed"]+s["deferred"]+s["unknown"] == 0
 	})

@@ -76,14 +76,19 @@ func TestHaltKeepsMaybePublishedHeld(t *testing.T) {
 			msgID := "halt-crashed-" + name
 			id := b.seedItem(t, "analytics.event", msgID, nil, "{}")
 			req := b.request(t, []int64{id}, replay.SubmitInput{})
-			dying := b.worker(t, replay.WorkerConfig{Owner: "dying-" + name, Lease: time.Second})
+			// A lease long enough to publish on a slow machine; it runs out
+			// after the halt.
+			dying := b.worker(t, replay.WorkerConfig{Owner: "dying-" + name, Lease: time.Minute})
 			dying.AfterPublish(func([]int64) bool { return false }) // published, then gone before recording
 			_, err := dying.RunOnce(ctx)
 			require.ErrorIs(t, err, replay.ErrStopped)
 			require.Equal(t, "claimed", b.job(t, req.ID, id).State)
+			require.Equal(t, 1, b.publishedAs(t, msgID), "the dying worker published")
 			halt(t, req.ID) // while its lease still runs: left to a worker, who finds it halted
+			require.Equal(t, "claimed", b.job(t, req.ID, id).State, "the halt leaves a claim whose lease runs to its worker")
+			b.leaseRunsOut(t, req.ID)
 			survivor := b.worker(t, replay.WorkerConfig{Owner: "survivor-" + name})
-			wait.Until(t, "the crashed claim taken over and ended", 15*time.Second, func() bool {
+			wait.Until(t, "the crashed claim taken over and ended", time.Minute, func() bool {
 				_, err := survivor.RunOnce(ctx)
 				require.NoError(t, err)
 				return !replay.JobState(b.job(t, req.ID, id).State).Running()
@@ -118,7 +123,7 @@ func (b *replayBundle) checkMaybePublished(t *testing.T, req, id int64, msgID st
 	twin := b.seedItem(t, "analytics.event", msgID, nil, "{}")
 	other := b.request(t, []int64{twin}, replay.SubmitInput{})
 	w := b.worker(t, replay.WorkerConfig{})
-	wait.Until(t, "the twin judged", 15*time.Second, func() bool {
+	wait.Until(t, "the twin judged", time.Minute, func() bool {
 		_, err := w.RunOnce(ctx)
 		require.NoError(t, err)
 		return !replay.JobState(b.job(t, other.ID, twin).State).Running()
@@ -255,7 +260,7 @@ func TestDeterministicPublishErrorsEndTheJob(t *testing.T) {
 	t.Run("RefusedAtExecution", func(t *testing.T) {
 		req := testfactory.Request(t, unknowing, oncall, []int64{tooBig, tiny}, replay.SubmitInput{Reason: "unknowing"})
 		w := replay.NewWorker(unknowing, sjs, b.auth, nil, replay.WorkerConfig{Retry: 10 * time.Millisecond}, b.log)
-		wait.Until(t, "both jobs ended", 15*time.Second, func() bool {
+		wait.Until(t, "both jobs ended", time.Minute, func() bool {
 			_, err := w.RunOnce(ctx)
 			require.NoError(t, err)
 			s := b.jobStates(t, req.ID)
@@ -382,7 +387,7 @@ func TestPolicyVersionLivesInDatabase(t *testing.T) {
 	assert.ErrorContains(t, err, "is not the active one")
 
 	file.Store(newer) // the deploy reached the first process's file
-	wait.Until(t, "the reloaded worker replays it", 15*time.Second, func() bool {
+	wait.Until(t, "the reloaded worker replays it", time.Minute, func() bool {
 		_, err := w.RunOnce(ctx)
 		require.NoError(t, err)
 		return b.job(t, req.ID, id).State == "replayed"

@@ -43,7 +43,7 @@ func TestRecordTakesRequestFirst(t *testing.T) {
 
 	recorded := make(chan error, 1)
 	go func() { recorded <- w.Record(ctx, jobs) }()
-	wait.Until(t, "the record to wait for the request's row", 20*time.Second, func() bool {
+	wait.Until(t, "the record to wait for the request's row", time.Minute, func() bool {
 		var n int
 		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
             WHERE datname = current_database() AND wait_event_type = 'Lock'

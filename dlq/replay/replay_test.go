@@ -156,7 +156,9 @@ func TestWorkerDiesAfterPublishBeforeCommit(t *testing.T) {
 	id := b.seedItem(t, "search.index_update", "doc-die", nil, "{}")
 	req := b.request(t, []int64{id}, replay.SubmitInput{})
 
-	dying := b.worker(t, replay.WorkerConfig{Owner: "dying", Lease: 300 * time.Millisecond})
+	// A lease long enough to publish on a slow machine (a worker publishes
+	// only in the first two thirds of its lease); it runs out below.
+	dying := b.worker(t, replay.WorkerConfig{Owner: "dying", Lease: time.Minute})
 	dying.AfterPublish(func([]int64) bool { return false }) // published, then gone before recording
 	n, err := dying.RunOnce(ctx)
 	require.ErrorIs(t, err, replay.ErrStopped)
@@ -164,7 +166,12 @@ func TestWorkerDiesAfterPublishBeforeCommit(t *testing.T) {
 	require.Equal(t, 1, b.onSubject(t, "app.acme.search.index_update"))
 	assert.Equal(t, map[string]int{"claimed": 1}, b.jobStates(t, req.ID))
 
-	run(t, b.worker(t, replay.WorkerConfig{Owner: "survivor"})) // takes over when the lease expires
+	survivor := b.worker(t, replay.WorkerConfig{Owner: "survivor"})
+	_, err = survivor.RunOnce(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"claimed": 1}, b.jobStates(t, req.ID), "nobody takes over a lease that still runs")
+	b.leaseRunsOut(t, req.ID)
+	run(t, survivor) // takes over now that the lease has run out
 	b.waitStatus(t, req.ID, replay.StatusDone)
 	assert.Equal(t, 1, b.onSubject(t, "app.acme.search.index_update"), "the target stream holds it once")
 	var dup bool
@@ -193,7 +200,7 @@ func TestLostPubAckReconciled(t *testing.T) {
 	_, err := w.RunOnce(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{"unknown": 1}, b.jobStates(t, req.ID))
-	wait.Until(t, "the retry", 10*time.Second, func() bool {
+	wait.Until(t, "the retry", time.Minute, func() bool {
 		_, err := w.RunOnce(ctx)
 		require.NoError(t, err)
 		return b.jobStates(t, req.ID)["replayed"] == 1
@@ -475,7 +482,7 @@ func TestDedupeSkipsAlreadyReplayed(t *testing.T) {
 	// Wait until the broker's window has passed: a probe id publishes as new again.
 	_, err := b.js.Publish(ctx, "events.probe", nil, jetstream.WithMsgID("probe"))
 	require.NoError(t, err)
-	wait.Until(t, "the duplicate window to pass", 10*time.Second, func() bool {
+	wait.Until(t, "the duplicate window to pass", time.Minute, func() bool {
 		ack, err := b.js.Publish(ctx, "events.probe", nil, jetstream.WithMsgID("probe"))
 		require.NoError(t, err)
 		return !ack.Duplicate
@@ -573,14 +580,18 @@ func TestCancelStopsRemaining(t *testing.T) {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("cancel-", i), nil, "{}"))
 	}
 	batch, drafts := b.draft(t, oncall, ids...)
-	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 4}}, quarantine.RequestMeta{})
+	// At 1/s the eight others take eight seconds: the cancel comes before
+	// them however slowly the test sees the first two. It looks in the
+	// target stream: a worker that fell behind claims the jobs due by then
+	// together and records them after the last one's publish.
+	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 1}}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	id := reqs[0].ID
 	run(t, b.worker(t, replay.WorkerConfig{}))
-	wait.Until(t, "the first publishes", 10*time.Second, func() bool { return b.jobStates(t, id)["replayed"] >= 2 })
+	wait.Until(t, "the first publishes", time.Minute, func() bool { return b.onSubject(t, "app.acme.search.index_update") >= 2 })
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(b.replays.Cancel(ctx, id, approver1, "", quarantine.RequestMeta{})), "only the requester cancels")
 	require.NoError(t, b.replays.Cancel(ctx, id, oncall, "wrong target", quarantine.RequestMeta{}))
-	wait.Until(t, "no job left in flight", 10*time.Second, func() bool {
+	wait.Until(t, "no job left in flight", time.Minute, func() bool {
 		s := b.jobStates(t, id)
 		return s["pending"]+s["claimed"]+s["unknown"] == 0
 	})
@@ -601,25 +612,27 @@ func TestSlowRateReleasesBeforeLeaseEnds(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	var ids []int64
-	for i := range 6 {
+	for i := range 9 {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprint("lease-", i), nil, "{}"))
 	}
 	batch, drafts := b.draft(t, oncall, ids...)
-	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 5}}, quarantine.RequestMeta{})
+	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "slow", Rates: map[int64]float64{drafts[0].ID: 1}}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now()`) // all due: the worker fell behind
 	require.NoError(t, err)
-	w := b.worker(t, replay.WorkerConfig{Lease: 900 * time.Millisecond, Retry: 10 * time.Millisecond})
+	// A lease whose first two thirds leave time to claim and judge on a
+	// slow machine before the slots run out.
+	w := b.worker(t, replay.WorkerConfig{Lease: 12 * time.Second, Retry: 10 * time.Millisecond})
 	n, err := w.RunOnce(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 4, n, "a claim takes what the rate publishes in two thirds of the lease (0.6 s at 5/s), and one")
+	require.Equal(t, 9, n, "a claim takes what the rate publishes in two thirds of the lease (8 s at 1/s), and one")
 	s := b.jobStates(t, reqs[0].ID)
-	assert.Positive(t, s["replayed"], "some went out at 5/s")
-	assert.Positive(t, s["pending"], "the rest were released before the 0.9 s lease ran out")
+	assert.Positive(t, s["replayed"], "some went out at 1/s")
+	assert.Positive(t, s["pending"], "the rest were released before the 12 s lease ran out")
 	assert.Zero(t, s["claimed"])
 	run(t, w)
 	b.waitStatus(t, reqs[0].ID, replay.StatusDone)
-	assert.Equal(t, 6, b.onSubject(t, "app.acme.search.index_update"))
+	assert.Equal(t, 9, b.onSubject(t, "app.acme.search.index_update"))
 }
 
 func TestApprovedButNotStartedExpires(t *testing.T) {

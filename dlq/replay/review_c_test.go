@@ -116,7 +116,7 @@ func TestPlantedDuplicateIsNotOurs(t *testing.T) {
 	run(t, b.worker(t, replay.WorkerConfig{}))
 
 	var j jobRow
-	wait.Until(t, "the job's first outcome", 20*time.Second, func() bool {
+	wait.Until(t, "the job's first outcome", time.Minute, func() bool {
 		j = b.job(t, req.ID, id)
 		return j.State != string(replay.JobPending) && j.State != string(replay.JobClaimed)
 	})
@@ -200,7 +200,7 @@ func TestOldOutcomesGoToPeople(t *testing.T) {
 	var wg sync.WaitGroup
 	w := b.worker(t, replay.WorkerConfig{})
 	wg.Go(func() { w.Run(wctx) })
-	wait.Until(t, "the old jobs handed to a person", 20*time.Second, func() bool {
+	wait.Until(t, "the old jobs handed to a person", time.Minute, func() bool {
 		return b.jobStates(t, old.ID)["needs_reconciliation"] == 2
 	})
 	stop()

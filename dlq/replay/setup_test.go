@@ -179,10 +179,13 @@ func run(t *testing.T, w *replay.Worker) {
 	t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
+// waitStatus waits until request id is want, and returns it. A request
+// ends after every step of its jobs: on a loaded machine that may take
+// a minute and more, which a wait that holds early does not cost.
 func (b *replayBundle) waitStatus(t *testing.T, id int64, want replay.Status) replay.Request {
 	t.Helper()
 	var r replay.Request
-	wait.Until(t, fmt.Sprintf("request %d to be %s", id, want), 30*time.Second, func() bool {
+	wait.Until(t, fmt.Sprintf("request %d to be %s", id, want), 2*time.Minute, func() bool {
 		var err error
 		r, err = b.replays.Request(context.Background(), id)
 		require.NoError(t, err)
@@ -196,7 +199,7 @@ func (b *replayBundle) waitStatus(t *testing.T, id int64, want replay.Status) re
 func (b *replayBundle) waitFinished(t *testing.T, id int64) replay.Request {
 	t.Helper()
 	var r replay.Request
-	wait.Until(t, fmt.Sprintf("request %d to finish", id), 30*time.Second, func() bool {
+	wait.Until(t, fmt.Sprintf("request %d to finish", id), 2*time.Minute, func() bool {
 		var err error
 		r, err = b.replays.Request(context.Background(), id)
 		require.NoError(t, err)

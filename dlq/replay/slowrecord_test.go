@@ -14,10 +14,11 @@ import (
 )
 
 // TestSlowRecordRecordedInParts makes recording slower than a lease allows,
-// as a database on a loaded machine is: a trigger takes 80 ms for every
-// ledger row, so recording the 80 jobs of one claim takes 6.4 s, and the
-// lease is 4 s (long enough that a loaded machine still publishes the claim
-// in the two thirds of it a claim publishes in). The claim's first attempt to record outlasts the lease and
+// as a database on a loaded machine is: a trigger takes 200 ms for every
+// ledger row, so recording the 80 jobs of one claim takes 16 s, and the
+// lease is 10 s (long enough that a loaded machine still publishes the
+// claim in the two thirds of it a claim publishes in: with 4 s, at load
+// 16, it released jobs unpublished, which the second worker took over). The claim's first attempt to record outlasts the lease and
 // fails (before this was handled, every claim's record failed the same way
 // and the jobs were claimed and published again, forever). The worker
 // records the claim in smaller parts, renewing the lease of what is not yet
@@ -42,16 +43,16 @@ func TestSlowRecordRecordedInParts(t *testing.T) {
 	// The fault injected: a slow database (the trigger's pg_sleep is the
 	// slowness, not a wait of the test's).
 	_, err = b.db.OwnerPool.Exec(ctx, `CREATE FUNCTION slow_ledger() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN PERFORM pg_sleep(0.08); RETURN NEW; END $$`)
+        BEGIN PERFORM pg_sleep(0.2); RETURN NEW; END $$`)
 	require.NoError(t, err)
 	_, err = b.db.OwnerPool.Exec(ctx, `CREATE TRIGGER slow_ledger BEFORE INSERT ON replay_ledger FOR EACH ROW EXECUTE FUNCTION slow_ledger()`)
 	require.NoError(t, err)
 
-	w := b.worker(t, replay.WorkerConfig{Owner: "publisher", Lease: 4 * time.Second})
+	w := b.worker(t, replay.WorkerConfig{Owner: "publisher", Lease: 10 * time.Second})
 	var failed atomic.Int32
 	w.RecordFailed(func(int, error) { failed.Add(1) })
 	w.AfterPublish(func([]int64) bool {
-		run(t, b.worker(t, replay.WorkerConfig{Owner: "other", Lease: 4 * time.Second})) // would take over a lease let go
+		run(t, b.worker(t, replay.WorkerConfig{Owner: "other", Lease: 10 * time.Second})) // would take over a lease let go
 		return true
 	})
 	claimed, err := w.RunOnce(ctx)
