@@ -465,12 +465,14 @@ func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, e
 		// Nobody took the publish, so nothing was stored. That is for good
 		// only when no stream stores the subject: a stream electing a
 		// leader (a node of its cluster went down) answers no one for a
-		// few seconds, and its items are sent again later.
-		switch stored, lookErr := w.streams.stores(ctx, w.js, j.subject); {
-		case lookErr != nil:
-			a.NotSent = "no stream answered the publish, and whether one stores the subject could not be read: " + lookErr.Error()
-		case stored != "":
-			a.NotSent = fmt.Sprintf("stream %s stores the subject but did not answer the publish (electing a leader?)", stored)
+		// few seconds, and its items are sent again later. The window
+		// reader says which stream stores it (its answer kept a while, so
+		// a whole failover's publishes ask once).
+		switch win := w.window(ctx, j.subject); {
+		case win.Unreadable != "":
+			a.NotSent = "no stream answered the publish, and whether one stores the subject could not be read: " + win.Unreadable
+		case win.Stream != "":
+			a.NotSent = fmt.Sprintf("stream %s stores the subject but did not answer the publish (electing a leader?)", win.Stream)
 		default:
 			a.NoStream = true
 		}

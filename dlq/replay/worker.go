@@ -88,15 +88,12 @@ func (c *WorkerConfig) defaults() {
 // Workers coordinate only through PostgreSQL: claims with FOR UPDATE SKIP
 // LOCKED, a lease, and a fencing token every result write must present.
 type Worker struct {
-	svc *Service
-	js  jetstream.JetStream
-	// streams says which stream stores a subject, when no stream answered
-	// a publish to it.
-	streams streamLookups
-	auth    Authority
-	reval   Revalidator
-	cfg     WorkerConfig
-	log     *slog.Logger
+	svc   *Service
+	js    jetstream.JetStream
+	auth  Authority
+	reval Revalidator
+	cfg   WorkerConfig
+	log   *slog.Logger
 	// stale is why the worker last waited for the active policy ("" when
 	// it did not), so that it says so once.
 	stale string
