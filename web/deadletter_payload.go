@@ -50,9 +50,15 @@ func (s *Server) deadLetterPayload(c echo.Context) error {
 // sendAttachment sends a payload as a download of type
 // application/octet-stream that browsers never sniff, render or cache.
 func sendAttachment(c echo.Context, filename string, data []byte) error {
+	return sendDownload(c, filename, echo.MIMEOctetStream, data)
+}
+
+// sendDownload sends data as a download named filename, of contentType,
+// that browsers never sniff, render or cache.
+func sendDownload(c echo.Context, filename, contentType string, data []byte) error {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s"`, filename))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
-	return c.Blob(http.StatusOK, echo.MIMEOctetStream, data)
+	return c.Blob(http.StatusOK, contentType, data)
 }

@@ -3,7 +3,6 @@ package web
 import (
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/labstack/echo/v4"
 
@@ -31,10 +30,6 @@ func (s *Server) deadLetterText(which string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		h := c.Response().Header()
-		h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="deadletter-%d-%s.txt"`, id, which))
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cache-Control", "no-store")
-		return c.Blob(http.StatusOK, echo.MIMETextPlainCharsetUTF8, []byte(text))
+		return sendDownload(c, fmt.Sprintf("deadletter-%d-%s.txt", id, which), echo.MIMETextPlainCharsetUTF8, []byte(text))
 	}
 }
