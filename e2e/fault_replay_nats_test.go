@@ -22,8 +22,9 @@ import (
 
 // TestBulkReplaySurvivesNATSRestart stops the nats-server process
 // (graceful, file storage kept) in the middle of a bulk replay and starts
-// it again on the same port and store a few seconds later. Publishes in
-// flight lose their PubAcks: those jobs become "unknown" and are retried
+// it again on the same port and store once the replay has felt the outage
+// (an item recorded "unknown"). Publishes in flight lose their PubAcks:
+// those jobs become "unknown" and are retried
 // under the same Nats-Msg-Id, which the target stream's duplicate window
 // suppresses when the first publish was stored. The request reaches done,
 // the target stream holds each original message id exactly once, no job is
@@ -49,11 +50,11 @@ func TestBulkReplaySurvivesNATSRestart(t *testing.T) {
 	published, _ := replayJobStates(t, ctx, s.DB, reqID)
 	require.Less(t, published, bulkReplayCount, "the stop must hit while the replay runs")
 	t.Logf("stopped nats-server at %d of %d published, %s after the submit", published, bulkReplayCount, time.Since(submitted).Round(time.Millisecond))
-	// The outage itself: the broker stays down for 6 s, longer than the
-	// worker's 5 s PubAck timeout, so what was in flight ends with its
-	// outcome unknown. This is the fault's length, not a wait for a
-	// condition (those all poll with deadlines).
-	time.Sleep(6 * time.Second)
+	// The outage lasts until the replay has felt it: a publish sent with
+	// the broker down ran out its 5 s PubAck timeout and its item was
+	// recorded with the outcome unknown (the audit row says so). Then the
+	// broker comes back, and those items are sent again under their ids.
+	waitItemsUnknown(t, ctx, s.DB, l.RunID, s.Console.proc)
 	s.NATS.Start(t)
 	t.Logf("nats-server back %s after the submit", time.Since(submitted).Round(time.Millisecond))
 
@@ -218,6 +219,23 @@ func waitPublishedJobs(t *testing.T, ctx context.Context, db *pgxpool.Pool, reqI
 		}
 		if got < n {
 			return fmt.Errorf("published %d: %w", got, wait.ErrNotYet)
+		}
+		return nil
+	}, watch...))
+}
+
+// waitItemsUnknown waits until a replayed item of load runID has been
+// recorded with its outcome unknown (its PubAck never came): the audit
+// row of that outcome, which stays when the item is sent again.
+func waitItemsUnknown(t *testing.T, ctx context.Context, db *pgxpool.Pool, runID string, watch ...*proc) {
+	t.Helper()
+	wait.For(t, "an item recorded with its outcome unknown", time.Minute, whileRunning(func() error {
+		var n int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action = 'replay.item.unknown' AND message_id LIKE $1 || '-%'`, runID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("none yet: %w", wait.ErrNotYet)
 		}
 		return nil
 	}, watch...))
