@@ -130,25 +130,38 @@ FROM dead_letters` + byID
 // PayloadInScope returns the whole payload of dead letter id when its
 // tenant is one of tenants; errors as GetInScope.
 func (s *Store) PayloadInScope(ctx context.Context, id int64, tenants []string) (Payload, error) {
-	var p Payload
-	err := s.lookupByID(ctx, id, func(lo, hi time.Time) error {
+	return readInScope(ctx, s, id, tenants, "payload", func(lo, hi time.Time) (Payload, string, error) {
 		rows, err := s.pool.Query(ctx, selectPayload, id, lo, hi)
 		if err != nil {
-			return err
+			return Payload{}, "", err
 		}
-		p, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Payload])
+		p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Payload])
+		return p, p.Tenant, err
+	})
+}
+
+// readInScope reads what of dead letter id with read (given the partition
+// span to look in; it returns the value and the dead letter's tenant) and
+// returns it when the tenant is one of tenants: not_found when there is no
+// such dead letter (read's pgx.ErrNoRows), an *OutOfScopeError (also
+// not_found) when it belongs to another tenant.
+func readInScope[T any](ctx context.Context, s *Store, id int64, tenants []string, what string,
+	read func(lo, hi time.Time) (T, string, error)) (T, error) {
+	var v, zero T
+	var tenant string
+	err := s.lookupByID(ctx, id, func(lo, hi time.Time) (err error) {
+		v, tenant, err = read(lo, hi)
 		return err
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Payload{}, fmt.Errorf("get payload of dead letter %d: %w", id, errNoDeadLetter)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return zero, fmt.Errorf("%s of dead letter %d: %w", what, id, errNoDeadLetter)
+	case err != nil:
+		return zero, fmt.Errorf("%s of dead letter %d: %w", what, id, err)
+	case !slices.Contains(tenants, tenant):
+		return zero, &OutOfScopeError{ID: id, Tenant: tenant}
 	}
-	if err != nil {
-		return Payload{}, fmt.Errorf("get payload of dead letter %d: %w", id, err)
-	}
-	if !slices.Contains(tenants, p.Tenant) {
-		return Payload{}, &OutOfScopeError{ID: id, Tenant: p.Tenant}
-	}
-	return p, nil
+	return v, nil
 }
 
 // The texts of a dead letter the detail page may show only the start of.
@@ -166,20 +179,10 @@ func (s *Store) TextInScope(ctx context.Context, id int64, tenants []string, whi
 	if which != TextError && which != TextStack {
 		return "", fmt.Errorf("text %q of dead letter %d: %w", which, id, quarantine.Errorf(quarantine.EINVALID, "no such text"))
 	}
-	var tenant, text string
-	err := s.lookupByID(ctx, id, func(lo, hi time.Time) error {
-		return s.pool.QueryRow(ctx, selectText, id, lo, hi, which).Scan(&tenant, &text)
+	return readInScope(ctx, s, id, tenants, which, func(lo, hi time.Time) (text, tenant string, err error) {
+		err = s.pool.QueryRow(ctx, selectText, id, lo, hi, which).Scan(&tenant, &text)
+		return text, tenant, err
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("%s of dead letter %d: %w", which, id, errNoDeadLetter)
-	}
-	if err != nil {
-		return "", fmt.Errorf("%s of dead letter %d: %w", which, id, err)
-	}
-	if !slices.Contains(tenants, tenant) {
-		return "", &OutOfScopeError{ID: id, Tenant: tenant}
-	}
-	return text, nil
 }
 
 const selectTenant = `SELECT tenant FROM dead_letters` + byID
