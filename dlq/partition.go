@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -66,10 +65,13 @@ func (s *Store) EnsurePartitions(ctx context.Context, times []time.Time) error {
 }
 
 // noPartition reports whether err is PostgreSQL finding no partition of
-// dead_letters for a row.
+// dead_letters for a row. It reads the error's fields, not its text, which
+// the server words in its lc_messages language: the routing error is a
+// check violation (23514) naming the partitioned table and no constraint,
+// where a CHECK constraint's names the constraint (and the partition).
 func noPartition(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23514" && strings.Contains(pgErr.Message, "no partition of relation")
+	return errors.As(err, &pgErr) && pgErr.Code == "23514" && pgErr.TableName == "dead_letters" && pgErr.ConstraintName == ""
 }
 
 // The partitions and the ids each holds: min and max by the primary key
