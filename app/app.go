@@ -45,6 +45,7 @@ type Config struct {
 	// refuses the owner, a superuser, or a schema that is not migrated.
 	DatabaseURL string
 	DBWait      time.Duration // how long to wait for PostgreSQL at start
+	NATSWait    time.Duration // how long to wait for JetStream to answer at start
 	// StatementTimeout bounds the statements of web requests;
 	// WorkerStatementTimeout those of ingest, replay workers and
 	// checkpoints (a pool of their own). Zero: 15s and 1m.
@@ -202,7 +203,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		cfg.IngestTuning(&ingest)
 	}
 	a.ingester = dlq.NewIngester(ingest, a.JetStream, jobStore, dlq.NewMetrics(a.reg), log)
-	if err := a.ingester.Setup(ctx); err != nil {
+	if err := a.ingester.SetupWithin(ctx, cmp.Or(cfg.NATSWait, time.Minute)); err != nil {
 		return nil, err
 	}
 	a.reg.MustRegister(dlq.NewDepthCollector(jobStore, log))

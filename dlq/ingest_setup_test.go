@@ -1,0 +1,135 @@
+package dlq_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// countingHandler counts the log records whose message is msg.
+type countingHandler struct {
+	slog.Handler
+	msg string
+	n   *atomic.Int32
+}
+
+func (h countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h countingHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.n.Add(1)
+	}
+	return nil
+}
+
+// freePorts returns n loopback ports free a moment ago (the cluster's
+// route ports, which every node must know before any starts).
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		require.NoError(t, l.Close())
+	}
+	return ports
+}
+
+// TestSetupWaitsForJetStreamQuorum starts the console's ingest setup
+// against the first node of a three-node JetStream cluster whose other two
+// are not up yet: there is no leader, and JetStream cannot answer. Setup
+// waits (saying so in the log) instead of failing the console's start, and
+// once the other nodes come up it creates the DLQ stream with three
+// replicas and its consumer. Before, the first timeout ended the start
+// ("create consumer quarantine-ingest on DLQ: context deadline exceeded").
+func TestSetupWaitsForJetStreamQuorum(t *testing.T) {
+	t.Parallel()
+	ports := freePorts(t, 3)
+	var routes []*url.URL
+	for _, p := range ports {
+		routes = append(routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", p)})
+	}
+	node := func(i int) *natstest.Server {
+		return natstest.StartWithOptions(t, t.TempDir(), func(o *server.Options) {
+			o.ServerName = fmt.Sprintf("n%d", i+1)
+			o.Cluster = server.ClusterOpts{Name: "quarantine-test", Host: "127.0.0.1", Port: ports[i]}
+			o.Routes = routes
+		})
+	}
+	first := node(0)
+	// Connected as the console connects: the client's 5 s timeout.
+	nc, err := nats.Connect(first.ClientURL())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+
+	waiting := &atomic.Int32{}
+	log := slog.New(countingHandler{Handler: slog.DiscardHandler, msg: "waiting for JetStream", n: waiting})
+	in := dlq.NewIngester(dlq.IngestConfig{Replicas: 3}, js, nil, dlq.NewMetrics(prometheus.NewRegistry()), log)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- in.SetupWithin(ctx, 2*time.Minute) }()
+
+	wait.For(t, "setup waiting for JetStream", time.Minute, func() error {
+		select {
+		case err := <-done:
+			return wait.Stop(fmt.Errorf("setup ended with one node of three: %v", err))
+		default:
+		}
+		if waiting.Load() == 0 {
+			return wait.ErrNotYet
+		}
+		return nil
+	})
+	node(1)
+	node(2)
+	select {
+	case err := <-done:
+		require.NoError(t, err, "setup once the cluster has its quorum")
+	case <-ctx.Done():
+		t.Fatal("setup did not end once the cluster had its quorum")
+	}
+	info, err := js.Stream(ctx, "DLQ")
+	require.NoError(t, err)
+	assert.Equal(t, 3, info.CachedInfo().Config.Replicas)
+	_, err = js.Consumer(ctx, "DLQ", in.Config().Durable)
+	require.NoError(t, err, "the ingest consumer exists")
+}
+
+// TestSetupRefusalEndsAtOnce: a stream that already takes the dead
+// letters' subjects makes JetStream refuse the DLQ stream; that is not
+// waited out, and the error says what was refused.
+func TestSetupRefusalEndsAtOnce(t *testing.T) {
+	t.Parallel()
+	_, js := natstest.Start(t).Connect(t)
+	ctx := context.Background()
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"dlq.>"}})
+	require.NoError(t, err)
+	waiting := &atomic.Int32{}
+	log := slog.New(countingHandler{Handler: slog.DiscardHandler, msg: "waiting for JetStream", n: waiting})
+	in := dlq.NewIngester(dlq.IngestConfig{}, js, nil, dlq.NewMetrics(prometheus.NewRegistry()), log)
+	err = in.SetupWithin(ctx, 10*time.Minute)
+	require.Error(t, err)
+	assert.True(t, strings.Contains(err.Error(), "overlap"), "%v", err)
+	assert.Zero(t, waiting.Load(), "a refusal is not waited out")
+}
