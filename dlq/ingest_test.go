@@ -250,7 +250,7 @@ func TestIngestMalformedIsKept(t *testing.T) {
 	d := get(1)
 	assert.True(t, d.Malformed)
 	assert.Contains(t, reasons(d), "Dlq-Original-Subject is missing")
-	assert.Equal(t, "DLQ:1", d.MsgID)
+	assert.Equal(t, "DLQ:1@"+storedIn(t, d.Delivery), d.MsgID, "derived: where and when the DLQ stream stored it")
 
 	d = get(2)
 	assert.True(t, d.Malformed)
@@ -371,6 +371,15 @@ func TestIngestSurvivesDatabaseOutage(t *testing.T) {
 
 // failingWorker delivers every message of cons and, per message, naks it
 // (until MaxDeliver) or terminates it.
+// storedIn returns the stored time a delivery names, as it names it
+// ("DLQ #42 stored <RFC 3339 time>").
+func storedIn(t *testing.T, delivery string) string {
+	t.Helper()
+	_, at, ok := strings.Cut(delivery, " stored ")
+	require.True(t, ok, delivery)
+	return at
+}
+
 func failingWorker(t *testing.T, cons jetstream.Consumer, n int, term bool) {
 	t.Helper()
 	for handled := 0; handled < n; {

@@ -92,6 +92,9 @@ type Record struct {
 	// redelivery never makes a second row.
 	Delivery  string
 	SourceKey [32]byte
+	// storedAt is when the stream named in Delivery stored the message
+	// (setDelivery); a derived message id names it (derivedMsgID).
+	storedAt time.Time
 
 	// ReplayOf is the dead letter this one says it is a replay of
 	// (Dlq-Replay-Of), 0 for none; Generation is set when Store.Insert
@@ -205,12 +208,26 @@ func (r *Record) headerView(m Received, delivered bool) map[string][]string {
 }
 
 // derivedMsgID is the identity of a dead letter whose producer gave none:
-// where the message lived.
+// where and when the message was stored (DerivedMsgID); without a stream
+// sequence (metadata_unreadable), its source key.
 func (r *Record) derivedMsgID() string {
 	if r.SourceSeq == 0 {
 		return fmt.Sprintf("%s:%s", r.SourceStream, hex.EncodeToString(r.SourceKey[:8]))
 	}
-	return fmt.Sprintf("%s:%d", r.SourceStream, r.SourceSeq)
+	return DerivedMsgID(r.SourceStream, r.SourceSeq, r.storedAt)
+}
+
+// DerivedMsgID is the message id the console gives a message whose
+// producer gave none: <stream>:<sequence>@<stored time>, the time the
+// stream stored it in RFC 3339 UTC with nanoseconds, e.g.
+// DLQ:42@2026-11-29T09:00:00.123456789Z. The sequence alone restarts at 1
+// when a stream is deleted and made again, and a replay publishes under
+// this id and the replay ledger keys on it: a new message must never take
+// an old one's id (it would be reported as already replayed, or dropped by
+// the target stream's duplicate window). A redelivery of the same stream
+// message carries the same stored time, so it gets the same id.
+func DerivedMsgID(stream string, seq uint64, stored time.Time) string {
+	return fmt.Sprintf("%s:%d@%s", stream, seq, stored.UTC().Format(time.RFC3339Nano))
 }
 
 // contractByLower is each header name the contract reads, by its lower

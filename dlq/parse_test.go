@@ -130,7 +130,7 @@ func TestParseDLQ(t *testing.T) {
 			name: "NoHeadersAtAll", subject: "dlq.acme.orders.refund", headers: nil,
 			wantTenant: "acme", wantType: "orders.refund", wantReason: "Dlq-Original-Subject is missing",
 			check: func(t *testing.T, r Record) {
-				assert.Equal(t, "DLQ:42", r.MsgID)
+				assert.Equal(t, "DLQ:42@2026-11-29T10:00:00Z", r.MsgID, "where and when the DLQ stream stored it")
 				assert.True(t, r.MsgIDDerived)
 				assert.Equal(t, ClassUnclassified, r.ErrorClass)
 				assert.Nil(t, r.Attempts)

@@ -44,6 +44,7 @@ func RawForm(r Record, cause error) Record {
 		SourceConsumer:     cut(CleanText(r.SourceConsumer), 255),
 		Delivery:           CleanText(r.Delivery),
 		SourceKey:          r.SourceKey,
+		storedAt:           r.storedAt,
 		MsgIDDerived:       true,
 	}
 	if m.Tenant == "" || len(m.Tenant) > MaxTenantBytes {
