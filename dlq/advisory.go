@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -122,8 +123,27 @@ type Original struct {
 	Header      map[string][]string
 	HeaderBlock []byte
 	Data        []byte
-	Time        time.Time
+	// Time is when the stream stored it; zero when unknown (not checked).
+	Time time.Time
 }
+
+// OriginalClockAllowance is how much later than its advisory an original
+// may have been stored and still be taken for the message the advisory
+// names (ParseAdvisory). The advisory names the original by stream and
+// sequence only, and a stream deleted and made again numbers from 1 again:
+// what is now at that sequence may be another message, stored after the
+// advisory was. The real original was stored before it was delivered,
+// failed and given up on, so before its advisory, by at least a delivery
+// (with MaxDeliver, by the ack waits between). Both times are NATS
+// servers' clocks (the watched stream's leader and DLQ_ADVISORIES'
+// leader, in a cluster perhaps two servers) kept within milliseconds by
+// NTP; a second covers a clock set badly by up to that much, and a stream
+// deleted, made again and filled up to the same sequence within a second
+// of the advisory is a script, not an operator. The advisory's own
+// timestamp is not the bound: it is in the JSON, which anyone who may
+// publish on an advisory subject writes; the advisory stream's stored time
+// is the server's.
+const OriginalClockAllowance = time.Second
 
 // ParseAdvisory turns a captured advisory and the original message (nil
 // when gone) into a Record. Like ParseDLQ it never fails. via is the
@@ -132,6 +152,12 @@ type Original struct {
 // dead-lettered time (the advisory's own timestamp is a producer's claim,
 // checked against it). raw is the advisory as received; it is stored with
 // the row.
+//
+// An original stored after the advisory (more than OriginalClockAllowance
+// later) is another message at the same sequence of a stream made again:
+// it is not taken, and the row is stored as for a gone original, flagged
+// original_replaced. The original's Dlq-* headers are its publisher's,
+// not a consumer's that gave up: see upstreamContext.
 func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via Received) Record {
 	r := Record{
 		SourceKind:     SourceAdvisory,
@@ -145,6 +171,7 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 	if r.DeadLetteredAt.IsZero() {
 		r.DeadLetteredAt = time.Now().UTC()
 	}
+	capturedAt := r.DeadLetteredAt // before checkStoredAt: the server's time, as the original's is
 	r.checkStoredAt(time.Now())
 	switch at := adv.Timestamp; {
 	case at.IsZero():
@@ -154,26 +181,31 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 		r.flag("implausible:advisory_time", "the advisory says it was raised at %s, but it was captured at %s",
 			at.UTC().Format(time.RFC3339Nano), r.DeadLetteredAt.Format(time.RFC3339Nano))
 	}
-	if orig == nil {
-		r.PayloadUnavailable = true
-		r.setPayload(nil)
-		r.Headers = []HeaderValue{}
-		r.Tenant = "unknown"
-		r.ItemType = r.bounded("item_type", strings.ToLower(r.SourceStream), MaxItemTypeBytes)
+	// The original's stored time names it in a derived message id; the
+	// advisory's when the original is not there.
+	idTime := capturedAt
+	switch {
+	case orig == nil:
+		r.withoutOriginal()
 		r.flag("original_gone", "the original message %s:%d was gone from its stream; tenant unknown", short(r.SourceStream), adv.StreamSeq)
-		r.ErrorClass = ClassUnclassified
-	} else {
+	case !orig.Time.IsZero() && orig.Time.After(capturedAt.Add(OriginalClockAllowance)):
+		r.withoutOriginal()
+		r.flag("original_replaced", "the message now at %s #%d was stored at %s, after this advisory was (%s): the stream was deleted and made again, and that is another message, "+
+			"not taken as the dead letter; the original is gone, tenant unknown", short(r.SourceStream), adv.StreamSeq,
+			orig.Time.UTC().Format(time.RFC3339Nano), capturedAt.Format(time.RFC3339Nano))
+	default:
+		if !orig.Time.IsZero() {
+			idTime = orig.Time
+		}
 		r.Subject = r.text("subject", "the subject", orig.Subject)
 		h := r.headerView(Received{Header: orig.Header, HeaderBlock: orig.HeaderBlock}, false)
 		r.Headers = encodeHeaders(h)
 		h = r.contractView(h)
 		r.setPayload(orig.Data)
-		r.applyContract(h)
-		r.ReplayOf = r.replayOf(h) // a replayed message that hit MaxDeliver is a loop too
 		r.OriginalSubject = r.Subject
-		if id := r.header(h, HeaderNatsMsgID); id != "" && r.MsgID == "" {
-			r.MsgID = id
-		}
+		r.MsgID = r.header(h, HeaderNatsMsgID)
+		r.ReplayOf = r.replayOf(h) // a replayed message that hit MaxDeliver is a loop too
+		r.upstreamContext(h)
 		tenant, itemType, ok := w.Map(orig.Subject)
 		switch {
 		case ok:
@@ -186,8 +218,7 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 		}
 	}
 	if r.MsgID == "" {
-		r.MsgID = fmt.Sprintf("%s:%d", r.SourceStream, adv.StreamSeq)
-		r.MsgIDDerived = true
+		r.MsgID, r.MsgIDDerived = DerivedMsgID(r.SourceStream, adv.StreamSeq, idTime), true
 	}
 	if adv.Deliveries > MaxPlausibleAttempts {
 		r.flag("implausible:attempts", "the advisory counts %d deliveries, more than any consumer makes (over %d)", adv.Deliveries, MaxPlausibleAttempts)
@@ -210,6 +241,96 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 	r.checkPlausible()
 	r.Fingerprint = Fingerprint(r.ErrorClass, r.Error, r.Stack)
 	return r
+}
+
+// withoutOriginal fills what an advisory's row holds when the original
+// message is not there: no payload, no headers, tenant unknown.
+func (r *Record) withoutOriginal() {
+	r.PayloadUnavailable = true
+	r.setPayload(nil)
+	r.Headers = []HeaderValue{}
+	r.Tenant = "unknown"
+	r.ItemType = r.bounded("item_type", strings.ToLower(r.SourceStream), MaxItemTypeBytes)
+	r.ErrorClass = ClassUnclassified
+}
+
+// replayContext is what a console replay sends of its dead letter's
+// context (dlq/replay Message), read from an advisory's original and
+// taken only once the replay is confirmed (confirmReplayContext).
+type replayContext struct {
+	operationID, correlationID string
+	flagged                    bool
+}
+
+// upstreamContext reads what an advisory's original carries of the
+// contract. Whoever published the message set its Dlq-* headers, not a
+// consumer that gave up on it: a poison message may carry Dlq-Principal
+// (re-checked by a revalidate replay), Dlq-Original-Msg-Id (a replay
+// would publish under another message's id, which the target stream then
+// drops as a duplicate), Dlq-Operation-Id, failure times. None is read: the
+// message id is the original's Nats-Msg-Id (or derived), the failure is
+// the advisory's. Dlq-Operation-Id and Dlq-Correlation-Id are what the
+// console's own replays send; they are kept aside and taken only when the
+// message is such a replay, which Store.Insert confirms (linkReplays, then
+// confirmReplayContext). Every contract header not read stays among the
+// stored headers and is named in the flag upstream:dlq_headers.
+func (r *Record) upstreamContext(h map[string][]string) {
+	var unread []string
+	for name := range contractFields {
+		if len(h[name]) > 0 && name != HeaderNatsMsgID && name != HeaderOperationID && name != HeaderCorrelationID {
+			unread = append(unread, name)
+		}
+	}
+	sort.Strings(unread)
+	if len(unread) > 0 {
+		r.flag("upstream:dlq_headers", "the original message carries %s, set by whoever published it: kept among its headers, not read "+
+			"(an advisory's dead letter takes its message id from Nats-Msg-Id and its failure from the advisory)", strings.Join(unread, ", "))
+	}
+	c := replayContext{operationID: r.header(h, HeaderOperationID), correlationID: r.header(h, HeaderCorrelationID)}
+	if c.operationID != "" || c.correlationID != "" {
+		r.replayContext = &c
+		if r.ReplayOf == 0 {
+			r.confirmReplayContext()
+		}
+	}
+}
+
+// confirmReplayContext takes the operation and correlation ids an
+// advisory's original carried when the record is a confirmed replay of a
+// dead letter (ReplayOf, after linkReplays), and otherwise leaves them
+// unread, flagged upstream:dlq_headers. It is run again when a batch is
+// retried, and follows the claim as linkReplays left it.
+func (r *Record) confirmReplayContext() {
+	c := r.replayContext
+	if c == nil {
+		return
+	}
+	if r.ReplayOf > 0 {
+		r.OperationID, r.CorrelationID = c.operationID, c.correlationID
+		return
+	}
+	r.OperationID, r.CorrelationID = "", ""
+	if c.flagged {
+		return
+	}
+	c.flagged = true
+	var names []string
+	if c.operationID != "" {
+		names = append(names, HeaderOperationID)
+	}
+	if c.correlationID != "" {
+		names = append(names, HeaderCorrelationID)
+	}
+	r.flag("upstream:dlq_headers", "the original message carries %s, which only the console's own replays send, and it is not a replay the console confirmed (%s): "+
+		"kept among its headers, not read; without an operation id, a same_operation replay is refused", strings.Join(names, ", "), HeaderReplayOf)
+}
+
+// confirmReplayContexts runs confirmReplayContext on each record of a
+// batch whose replay claims linkReplays has checked.
+func confirmReplayContexts(recs []Record) {
+	for i := range recs {
+		recs[i].confirmReplayContext()
+	}
 }
 
 // storableJSON returns the advisory as PostgreSQL's jsonb takes it: the

@@ -2,10 +2,16 @@ package dlq
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // TestIngestAdvisoryJSONPostgresRefusesKept: anyone who may publish on an
@@ -56,4 +62,115 @@ func TestIngestAdvisoryJSONPostgresRefusesKept(t *testing.T) {
 	assert.NotContains(t, p.Flags, "raw_form")
 	assert.NotContains(t, p.Flags, "not_storable:advisory", "a surrogate pair and an escaped backslash are JSON PostgreSQL takes")
 	assert.Contains(t, string(p.Advisory), `"reason": "😀 \\ud800"`)
+}
+
+// TestAdvisoryOriginalReplacedAfterStreamRecreate: an advisory is raised
+// while the console is down; the watched stream is then deleted and made
+// again (its sequences restart at 1) and takes another tenant's message at
+// the advisory's sequence. The console, back, must not store that message
+// as the dead letter (replaying it would send an innocent message again):
+// it stores what the advisory says, flagged original_replaced.
+func TestAdvisoryOriginalReplacedAfterStreamRecreate(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ws := b.watchOrders(t)
+	b.start(t, IngestConfig{Watch: ws}, nil).stop() // makes DLQ_ADVISORIES; the console is down from here on
+
+	publish(t, b.js, &nats.Msg{Subject: "app.acme.orders.refund", Data: []byte("POISON refund 1"), Header: nats.Header{HeaderNatsMsgID: {"refund-1"}}})
+	cons, err := b.js.CreateConsumer(ctx, "ORDERS", jetstream.ConsumerConfig{Durable: "refunder", AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	failingWorker(t, cons, 1, true)
+	advisories, err := b.js.Stream(ctx, "DLQ_ADVISORIES")
+	require.NoError(t, err)
+	var advisory *jetstream.RawStreamMsg
+	wait.Until(t, "the advisory captured", time.Minute, func() bool {
+		advisory, err = advisories.GetLastMsgForSubject(ctx, AdvisoryTerminated+".ORDERS.refunder")
+		return err == nil
+	})
+
+	require.NoError(t, b.js.DeleteStream(ctx, "ORDERS"))
+	b.createStream(t, ordersStream)
+	// The replacement must be stored later than the advisory by more than
+	// the clock allowance, as it is when a person re-creates a stream.
+	wait.Until(t, "the clock allowance passed", time.Minute, func() bool {
+		return time.Since(advisory.Time) > OriginalClockAllowance
+	})
+	publish(t, b.js, &nats.Msg{Subject: "app.globex.orders.pay", Data: []byte("INNOCENT payment"), Header: nats.Header{HeaderNatsMsgID: {"pay-9"}}})
+
+	b.start(t, IngestConfig{Watch: ws}, nil)
+	b.waitRows(t, 1)
+	d := b.row(t, "source_stream = 'ORDERS' AND source_seq = 1")
+	assert.Contains(t, d.Flags, "original_replaced")
+	assert.Contains(t, strings.Join(d.MalformedReasons, "\n"), "the stream was deleted and made again")
+	assert.True(t, d.PayloadUnavailable)
+	assert.Empty(t, d.Payload, "the innocent payload is not the dead letter's")
+	assert.Equal(t, "unknown", d.Tenant, "not the innocent message's tenant")
+	assert.NotEqual(t, "pay-9", d.MsgID)
+	assert.True(t, d.MsgIDDerived)
+	assert.Equal(t, "ORDERS:1@"+advisory.Time.UTC().Format(time.RFC3339Nano), d.MsgID)
+	assert.Equal(t, ClassTerminated, d.ErrorClass)
+	assert.Contains(t, d.Error, "schema: field amount missing")
+	assert.Zero(t, countRows(t, b.db.Pool, "payload = 'INNOCENT payment' OR msg_id = 'pay-9' OR tenant = 'globex'"))
+}
+
+// TestAdvisoryIgnoresUpstreamDlqHeaders: whoever publishes to a watched
+// subject sets the original's headers. A poison message carrying the
+// contract's Dlq-* headers (a principal for a revalidate replay to
+// re-check, another message's id for a replay to publish under, an
+// operation id, failure times) must not give them to the dead letter its
+// advisory makes: they stay among its headers, flagged.
+func TestAdvisoryIgnoresUpstreamDlqHeaders(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ws := b.watchOrders(t)
+	b.start(t, IngestConfig{Watch: ws}, nil)
+
+	forged := nats.Header{
+		HeaderNatsMsgID:       {"refund-7"},
+		HeaderPrincipal:       {"user:admin"},
+		HeaderOriginalMsgID:   {"victim-42"},
+		HeaderOperationID:     {"op-of-someone-else"},
+		HeaderCorrelationID:   {"corr-forged"},
+		HeaderFirstFailedAt:   {"2001-01-01T00:00:00Z"},
+		HeaderLastFailedAt:    {"2001-01-02T00:00:00Z"},
+		HeaderReplayOf:        {"999999"}, // names no dead letter: no confirmed replay
+		"X-Trace":             {"t-1"},
+		"Dlq-Original-Msg-ID": {"victim-43"}, // another spelling
+	}
+	publish(t, b.js, &nats.Msg{Subject: "app.acme.orders.refund", Data: []byte("POISON"), Header: forged})
+	publish(t, b.js, &nats.Msg{Subject: "app.acme.orders.refund", Data: []byte("POISON, no id"), Header: nats.Header{HeaderOriginalMsgID: {"victim-42"}, HeaderOperationID: {"op-x"}}})
+	cons, err := b.js.CreateConsumer(ctx, "ORDERS", jetstream.ConsumerConfig{Durable: "refunder", AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	failingWorker(t, cons, 2, true)
+	b.waitRows(t, 2)
+
+	d := b.row(t, "source_stream = 'ORDERS' AND source_seq = 1")
+	assert.Equal(t, "refund-7", d.MsgID, "the message's own Nats-Msg-Id, never Dlq-Original-Msg-Id")
+	assert.False(t, d.MsgIDDerived)
+	assert.Empty(t, d.Principal, "the publisher's principal is not the one a revalidate replay re-checks")
+	assert.Empty(t, d.OperationID, "only a confirmed console replay's operation id is taken")
+	assert.Empty(t, d.CorrelationID)
+	assert.Nil(t, d.FirstFailedAt)
+	assert.Nil(t, d.LastFailedAt)
+	assert.Nil(t, d.ReplayOf)
+	assert.Equal(t, "acme", d.Tenant)
+	assert.Contains(t, d.Flags, "upstream:dlq_headers")
+	reasons := strings.Join(d.MalformedReasons, "\n")
+	assert.Contains(t, reasons, "Dlq-First-Failed-At, Dlq-Last-Failed-At, Dlq-Original-Msg-Id, Dlq-Principal, set by whoever published it")
+	assert.Contains(t, reasons, "Dlq-Operation-Id, Dlq-Correlation-Id, which only the console's own replays send")
+	hs, err := d.Headers()
+	require.NoError(t, err)
+	kept, err := DecodeHeaders(hs)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"user:admin"}, kept[HeaderPrincipal], "kept as a stored header")
+	assert.Equal(t, []string{"op-of-someone-else"}, kept[HeaderOperationID])
+
+	n := b.row(t, "source_stream = 'ORDERS' AND source_seq = 2")
+	assert.True(t, n.MsgIDDerived, "no Nats-Msg-Id: derived, not the victim's")
+	assert.True(t, strings.HasPrefix(n.MsgID, "ORDERS:2@"), n.MsgID)
+	assert.Empty(t, n.OperationID)
+	assert.Contains(t, n.Flags, "upstream:dlq_headers")
+	assert.Zero(t, countRows(t, b.db.Pool, "msg_id LIKE 'victim%' OR coalesce(principal, '') <> '' OR coalesce(operation_id, '') <> ''"))
 }

@@ -444,7 +444,7 @@ func TestAdvisoryMaxDeliveriesCaptured(t *testing.T) {
 	assert.Equal(t, ClassTerminated, g.ErrorClass)
 	assert.Contains(t, g.Error, "schema: field amount missing")
 	assert.True(t, g.PayloadUnavailable)
-	assert.Equal(t, "JOBS:1", g.MsgID)
+	assert.Equal(t, "JOBS:1@"+storedIn(t, g.Delivery), g.MsgID, "derived, the original gone: when the advisory was stored")
 }
 
 func TestAdvisoryCapturedWhileConsoleDown(t *testing.T) {

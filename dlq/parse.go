@@ -101,6 +101,10 @@ type Record struct {
 	// links it (see linkReplays), which also drops a claim it cannot.
 	ReplayOf   int64
 	Generation int32
+	// replayContext holds, for an advisory's record, the operation and
+	// correlation ids its original carried, until its replay claim is
+	// confirmed (upstreamContext).
+	replayContext *replayContext
 }
 
 // Malformed reports whether anything received was flagged.

@@ -253,8 +253,100 @@ func TestAdvisoryParse(t *testing.T) {
 	gone := ParseAdvisory(ws[0], Advisory{Type: "io.nats.jetstream.advisory.v1.max_deliver", Stream: "ORDERS", Consumer: "c1", StreamSeq: 10, Deliveries: 5}, nil, []byte(`{}`), via)
 	assert.True(t, gone.PayloadUnavailable)
 	assert.Equal(t, ClassMaxDeliveries, gone.ErrorClass)
-	assert.Equal(t, "ORDERS:10", gone.MsgID)
+	assert.Equal(t, "ORDERS:10@2026-11-29T10:00:00Z", gone.MsgID, "the original gone: when the advisory was stored")
 	assert.True(t, gone.MsgIDDerived)
+}
+
+// TestAdvisoryOriginalReplaced: what is at the advisory's sequence now
+// was stored after the advisory (the stream was made again): not taken.
+func TestAdvisoryOriginalReplaced(t *testing.T) {
+	t.Parallel()
+	ws, _ := ParseWatchStreams("ORDERS")
+	adv := Advisory{Type: "io.nats.jetstream.advisory.v1.terminated", Timestamp: t0, Stream: "ORDERS", Consumer: "c1", StreamSeq: 9, Deliveries: 1}
+	via := Received{Subject: AdvisoryTerminated + ".ORDERS.c1", Stream: "DLQ_ADVISORIES", Seq: 3, Time: t0}
+	orig := func(stored time.Time) *Original {
+		return &Original{Subject: "app.globex.orders.pay", Header: map[string][]string{HeaderNatsMsgID: {"pay-9"}}, Data: []byte("innocent"), Time: stored}
+	}
+	for _, tc := range []struct {
+		name     string
+		stored   time.Time
+		replaced bool
+	}{
+		{"StoredBefore", t0.Add(-time.Minute), false},
+		{"WithinClockAllowance", t0.Add(OriginalClockAllowance), false},
+		{"StoredAfter", t0.Add(OriginalClockAllowance + time.Millisecond), true},
+		{"StoredUnknown", time.Time{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ParseAdvisory(ws[0], adv, orig(tc.stored), []byte(`{}`), via)
+			if !tc.replaced {
+				assert.Equal(t, "pay-9", r.MsgID)
+				assert.Equal(t, "globex", r.Tenant)
+				assert.NotContains(t, r.Flags, "original_replaced")
+				return
+			}
+			assert.Equal(t, []string{"original_replaced"}, r.Flags)
+			assert.True(t, r.PayloadUnavailable)
+			assert.Empty(t, r.Payload)
+			assert.Empty(t, r.Headers)
+			assert.Equal(t, "unknown", r.Tenant)
+			assert.Equal(t, "ORDERS:9@2026-11-29T10:00:00Z", r.MsgID, "derived from the advisory's stored time")
+			assert.True(t, r.MsgIDDerived)
+			assert.Equal(t, ClassTerminated, r.ErrorClass)
+		})
+	}
+}
+
+// TestDerivedMsgIDWhereAndWhen: a stream made again numbers from 1 again;
+// the derived id of its new message is not an old one's, and a redelivery
+// of one message keeps its id.
+func TestDerivedMsgIDWhereAndWhen(t *testing.T) {
+	t.Parallel()
+	m := Received{Subject: "dlq.acme.orders.refund", Stream: "DLQ", Seq: 42, Time: t0}
+	first := ParseDLQ("dlq", m)
+	again := ParseDLQ("dlq", m)
+	m.Time = t0.Add(24 * time.Hour)
+	later := ParseDLQ("dlq", m)
+	assert.Equal(t, first.MsgID, again.MsgID, "a redelivery keeps its id")
+	assert.NotEqual(t, first.MsgID, later.MsgID, "same stream and sequence, stored at another time")
+	assert.Equal(t, "DLQ:42@2026-11-30T10:00:00Z", later.MsgID)
+	assert.True(t, later.MsgIDDerived)
+	assert.Equal(t, first.MsgID, RawForm(first, errors.New("refused")).MsgID, "the raw form keeps the derived id")
+
+	ws, _ := ParseWatchStreams("ORDERS")
+	adv := Advisory{Type: "io.nats.jetstream.advisory.v1.max_deliver", Timestamp: t0, Stream: "ORDERS", Consumer: "c1", StreamSeq: 7, Deliveries: 3}
+	orig := &Original{Subject: "app.acme.orders.refund", Data: []byte("x"), Time: t0.Add(-time.Hour)}
+	via := Received{Subject: AdvisoryMaxDeliveries + ".ORDERS.c1", Stream: "DLQ_ADVISORIES", Seq: 1, Time: t0}
+	a := ParseAdvisory(ws[0], adv, orig, []byte(`{}`), via)
+	via.Seq, via.Time, adv.Consumer = 2, t0.Add(time.Minute), "c2"
+	b := ParseAdvisory(ws[0], adv, orig, []byte(`{}`), via)
+	assert.Equal(t, "ORDERS:7@2026-11-29T09:00:00Z", a.MsgID, "where and when the watched stream stored the original")
+	assert.Equal(t, a.MsgID, b.MsgID, "two consumers giving up on one message: one id")
+}
+
+// TestAdvisoryReplayContextConfirmed: an advisory original's operation and
+// correlation ids are taken only when its replay claim holds after
+// linkReplays.
+func TestAdvisoryReplayContextConfirmed(t *testing.T) {
+	t.Parallel()
+	ws, _ := ParseWatchStreams("ORDERS")
+	adv := Advisory{Type: "io.nats.jetstream.advisory.v1.max_deliver", Timestamp: t0, Stream: "ORDERS", Consumer: "c1", StreamSeq: 7, Deliveries: 3}
+	via := Received{Subject: AdvisoryMaxDeliveries + ".ORDERS.c1", Stream: "DLQ_ADVISORIES", Seq: 1, Time: t0}
+	orig := &Original{Subject: "app.acme.orders.refund", Data: []byte("x"), Time: t0.Add(-time.Hour), Header: map[string][]string{
+		HeaderNatsMsgID: {"refund-7"}, HeaderOperationID: {"op-1"}, HeaderCorrelationID: {"corr-1"}, HeaderReplayOf: {"12"}, HeaderReplayRequest: {"3"}}}
+	recs := []Record{ParseAdvisory(ws[0], adv, orig, []byte(`{}`), via), ParseAdvisory(ws[0], adv, orig, []byte(`{}`), via)}
+	assert.Empty(t, recs[0].OperationID, "a claim is not taken before it is checked")
+	assert.Empty(t, recs[0].Flags, "the console's replay headers are not an upstream's")
+	recs[1].ReplayOf = 0 // linkReplays dropped the claim
+	for range 2 {        // a retried batch is confirmed again
+		confirmReplayContexts(recs)
+	}
+	assert.Equal(t, "op-1", recs[0].OperationID)
+	assert.Equal(t, "corr-1", recs[0].CorrelationID)
+	assert.Empty(t, recs[1].OperationID)
+	assert.Empty(t, recs[1].CorrelationID)
+	assert.Equal(t, []string{"upstream:dlq_headers"}, recs[1].Flags)
+	assert.Len(t, recs[1].MalformedReasons, 1, "flagged once")
 }
 
 func FuzzParse(f *testing.F) {

@@ -91,6 +91,7 @@ func (s *Store) Insert(ctx context.Context, recs []Record) (InsertResult, error)
 	if err := s.linkReplays(ctx, recs); err != nil {
 		return res, err
 	}
+	confirmReplayContexts(recs) // an advisory's operation id only from a confirmed replay
 	refused, err := s.isolate(ctx, recs, 0, &res)
 	if err != nil || len(refused) == 0 {
 		return res, err
