@@ -35,6 +35,18 @@ type Failure struct {
 type Origin struct {
 	Stream string
 	Seq    uint64
+	Time   time.Time // when the stream stored it; zero: not known
+}
+
+// msgID is the message id of the original when it carried none: where it
+// lived and, when known, when it was stored there (DerivedMsgID), so that
+// a stream deleted and made again, which numbers from 1 again, does not
+// give a new message an old one's id.
+func (o Origin) msgID() string {
+	if o.Time.IsZero() {
+		return fmt.Sprintf("%s:%d", o.Stream, o.Seq)
+	}
+	return DerivedMsgID(o.Stream, o.Seq, o.Time)
 }
 
 // UpstreamPrefix is put before the name of every Dlq-* header the original
@@ -49,8 +61,9 @@ const UpstreamPrefix = "Upstream-"
 // every Dlq-* header orig carried (any case) is kept renamed with
 // UpstreamPrefix, every Nats-* header is dropped, and every other header is
 // kept as it was. The original Nats-Msg-Id goes into Dlq-Original-Msg-Id;
-// when there was none, the id becomes "<stream>:<seq>" of where the original
-// lived, so a replay is never published under a fresh identity. The message
+// when there was none, the id becomes "<stream>:<seq>@<stored time>" of
+// where and when the original lived (Origin.msgID), so a replay is never
+// published under a fresh identity. The message
 // carries its own Nats-Msg-Id (deadLetterID), so publishing the same dead
 // letter twice stores it once, while two messages that share an id, or a
 // replayed message that fails again, are dead letters of their own.
@@ -78,7 +91,7 @@ func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f 
 	}
 	msgID := orig.Header.Get(HeaderNatsMsgID)
 	if msgID == "" && from.Stream != "" {
-		msgID = fmt.Sprintf("%s:%d", from.Stream, from.Seq)
+		msgID = from.msgID()
 	}
 	set := func(k, v string) {
 		if v != "" {
@@ -130,7 +143,7 @@ func deadLetterID(consumer, msgID string, orig *nats.Msg, from Origin) string {
 	case from.Stream == "":
 		sum := sha256.Sum256(orig.Data)
 		id += ":sha256:" + hex.EncodeToString(sum[:12])
-	case msgID != at: // else the id is the position already
+	case msgID != at && !strings.HasPrefix(msgID, at+"@"): // else the id names the position already
 		id += ":" + at
 	}
 	if r := orig.Header.Get(HeaderReplayRequest); r != "" {
@@ -151,7 +164,7 @@ func deadLetterID(consumer, msgID string, orig *nats.Msg, from Origin) string {
 func Publish(ctx context.Context, js jetstream.JetStream, prefix, tenant, itemType string, orig jetstream.Msg, f Failure) error {
 	var from Origin
 	if md, err := orig.Metadata(); err == nil {
-		from = Origin{Stream: md.Stream, Seq: md.Sequence.Stream}
+		from = Origin{Stream: md.Stream, Seq: md.Sequence.Stream, Time: md.Timestamp}
 		if f.Attempts == 0 {
 			f.Attempts = int(md.NumDelivered)
 		}

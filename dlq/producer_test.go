@@ -87,3 +87,33 @@ func TestProducerDuplicateOfAnotherMessageRepublished(t *testing.T) {
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "tenant = 'globex' AND payload = $1", []byte(`{"refund":1}`)), "globex's dead letter is stored, once")
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "tenant = 'acme'"))
 }
+
+// TestProducerIDlessOriginalNamedByWhereAndWhen: an original without a
+// Nats-Msg-Id gets, as the id its replays publish under, where and when its
+// stream stored it. A stream deleted and made again numbers from 1 again:
+// with the position alone, its first message would take the id of the old
+// stream's first, and be reported as already replayed (or dropped in the
+// target's duplicate window). The same original dead-lettered twice (a
+// retry) keeps one id; without a stored time the position alone is used.
+func TestProducerIDlessOriginalNamedByWhereAndWhen(t *testing.T) {
+	orig := &nats.Msg{Subject: "app.acme.orders.refund", Data: []byte(`{"v":1}`)}
+	ids := func(from Origin) (original, own string) {
+		t.Helper()
+		m, err := NewMessage("dlq", "acme", "orders.refund", orig, from, Failure{Err: assert.AnError, Consumer: "refunder"})
+		require.NoError(t, err)
+		return m.Header.Get(HeaderOriginalMsgID), m.Header.Get(HeaderNatsMsgID)
+	}
+	before := time.Date(2026, 11, 29, 9, 0, 0, 123456789, time.UTC)
+	after := before.Add(36 * time.Hour)
+	oldID, oldOwn := ids(Origin{Stream: "ORDERS", Seq: 1, Time: before})
+	newID, newOwn := ids(Origin{Stream: "ORDERS", Seq: 1, Time: after})
+	assert.Equal(t, "ORDERS:1@2026-11-29T09:00:00.123456789Z", oldID)
+	assert.NotEqual(t, oldID, newID, "the re-made stream's first message is another message")
+	againID, againOwn := ids(Origin{Stream: "ORDERS", Seq: 1, Time: before.In(time.FixedZone("CET", 3600))})
+	assert.Equal(t, oldID, againID, "the same original, the same id")
+	assert.Equal(t, oldOwn, againOwn, "and the same dead letter: the DLQ stream stores it once")
+	assert.Equal(t, "dlq:refunder:"+oldID, oldOwn, "the dead letter's id names the position once")
+	assert.NotEqual(t, oldOwn, newOwn)
+	unknown, _ := ids(Origin{Stream: "ORDERS", Seq: 1})
+	assert.Equal(t, "ORDERS:1", unknown, "no stored time: the position")
+}
