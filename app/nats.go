@@ -36,6 +36,13 @@ func (a *App) connectNATS() error {
 	opts := []nats.Option{
 		nats.Name("quarantine-console"),
 		nats.MaxReconnects(-1),
+		// No reconnect buffer: a publish while the connection is down
+		// fails at once instead of waiting in the client and reaching the
+		// broker when it is back, perhaps after a replay's duplicate
+		// window (a second effect). Replay workers publish on this
+		// connection; the ingester asks again after a reconnect and its
+		// acks' redeliveries are deduplicated.
+		nats.ReconnectBufSize(-1),
 		nats.RetryOnFailedConnect(false),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { a.log.Warn("NATS disconnected", "err", err) }),
 		nats.ReconnectHandler(func(c *nats.Conn) { a.log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) }),
@@ -165,9 +172,10 @@ func IsLoopback(host string) bool {
 }
 
 // DialNATS connects to url as name, with the token in tokenFile (if any),
-// reconnecting forever, with JetStream.
+// reconnecting forever, with JetStream. It keeps nothing to send while it
+// reconnects (as connectNATS): a publish then fails at once.
 func DialNATS(url, tokenFile, name string) (*nats.Conn, jetstream.JetStream, error) {
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1)}
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
 	token, err := ReadSecret(tokenFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("NATS_TOKEN_FILE (--nats-token-file): %w", err)
