@@ -22,6 +22,27 @@ type Window struct {
 	Stream string
 	// Duplicates is the stream's duplicate window.
 	Duplicates time.Duration
+	// Retention ("limits", "interest", "workqueue") and Storage ("file",
+	// "memory") are the stream's ("" when not read). A restarted broker
+	// rebuilds its table of message ids from the messages it still
+	// stores: a stream that removes what was consumed, or keeps nothing
+	// over a restart, forgets an id inside its window (Volatile).
+	Retention, Storage string
+}
+
+// Volatile says why the stream's duplicate window may not drop a
+// republish ("" when it does): a restart of the broker forgets the ids of
+// messages the stream no longer stores, and a stream of interest or
+// work-queue retention removes what its consumers took, one of memory
+// storage everything.
+func (w Window) Volatile() string {
+	switch {
+	case w.Storage == "memory":
+		return fmt.Sprintf("stream %s keeps its messages in memory, so a restart of the broker forgets the ids of its duplicate window", w.Stream)
+	case w.Retention != "" && w.Retention != "limits":
+		return fmt.Sprintf("stream %s removes messages its consumers took (%s retention), and a restart of the broker forgets their ids", w.Stream, w.Retention)
+	}
+	return ""
 }
 
 // Attempt is what a worker knows of a job it is about to publish.
@@ -55,6 +76,8 @@ type Attempt struct {
 // still covers the first attempt (FirstAttemptAt + Duplicates - Margin),
 // so that the broker drops it if the first one landed; past that a
 // republish could be a second effect, and a person decides (Reconcile).
+// So does one of a stream whose window does not survive a restart of the
+// broker (Window.Volatile): never retried blind.
 func JudgeWindow(a Attempt, now time.Time) Verdict {
 	v := Verdict{Rule: -1, Outcome: Go}
 	w := a.Window
@@ -74,6 +97,10 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 			v.Until = until
 		}
 		return v
+	}
+	if why := w.Volatile(); why != "" {
+		return v.plain(Reconcile, CheckDedupeVolatile, fmt.Sprintf("the publish of %s got no answer, and %s: a republish could be a second effect. "+
+			"Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), why))
 	}
 	if covered := a.FirstAttemptAt.Add(w.Duplicates - a.Margin); !now.Before(covered) {
 		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s got no answer, and stream %s's duplicate window (%s) no longer covers it: a republish could be a second effect. "+
@@ -163,10 +190,13 @@ func OursKept(a Ack) bool {
 }
 
 // JudgeAck says what the broker's answer means for the job, at now. It is
-// pure. A message that can never be published as it is: Fail (blocked,
+// pure. A retry after an unknown outcome that the broker refuses or finds
+// no stream for: Reconcile (the first publish may have landed; a person
+// decides). A message that can never be published as it is: Fail (blocked,
 // never retried). One that was not sent, or not stored, this time: Wait
 // (tried again later; never "unknown": nothing can have landed). No
-// stream: Fail (blocked). No PubAck: Retry, after RetryAfter but
+// stream: Fail (blocked). No PubAck from a stream whose window does not
+// survive a restart (Window.Volatile): Reconcile. No PubAck: Retry, after RetryAfter but
 // while the window still covers the first attempt (JudgeWindow then lets a
 // person decide). A PubAck: Replayed. A Duplicate: the broker kept a
 // message under the id; when it is our own earlier publish, Replayed; when
@@ -179,6 +209,16 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 	v := Verdict{Rule: -1, Outcome: Replayed}
 	w := a.Window.Duplicates
 	switch {
+	case (a.Refused != "" || a.NoStream) && !a.FirstAttempt:
+		// This publish stored nothing, but an earlier one of the job got no
+		// answer and may have landed: blocking it would let go of the dead
+		// letter, and a new request would replay it again.
+		why := a.Refused
+		if a.NoStream {
+			why = "no stream stores the subject"
+		}
+		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("message id %q was not published again (%s); but an earlier publish of it got no answer and may have landed: "+
+			"check the target and say whether it was applied", a.MsgID, why))
 	case a.Refused != "":
 		return v.plain(Fail, CheckRefused, fmt.Sprintf("message id %q can never be published as it is (%s); nothing was stored: resolve it by hand", a.MsgID, a.Refused))
 	case a.NotSent != "":
@@ -187,6 +227,9 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v
 	case a.NoStream:
 		return v.plain(Fail, CheckNoStream, fmt.Sprintf("no stream stores the subject: message id %q was not published", a.MsgID))
+	case a.Lost != "" && a.Window.Volatile() != "":
+		return v.plain(Reconcile, CheckDedupeVolatile, fmt.Sprintf("no PubAck (%s): whether the broker stored it is unknown, and %s: a republish could be a second effect. "+
+			"Check the target: if it was applied, say so; if not, republish", a.Lost, a.Window.Volatile()))
 	case a.Lost != "":
 		v = v.plain(Retry, CheckAckLost, fmt.Sprintf("no PubAck (%s): whether the broker stored it is unknown; it is published again under the same message id while the duplicate window covers the first attempt", a.Lost))
 		v.Until = now.Add(RetryAfter(a.Attempts, a.RetryBase, a.Jitter))

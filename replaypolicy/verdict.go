@@ -175,16 +175,17 @@ const (
 	CheckUnsettled        = "identity-unsettled"      // another request's job of the identity may have landed: a person decides first
 
 	// Publishing and its answer (JudgeWindow, JudgeAck).
-	CheckWindow        = "duplicate-window"     // inside the target stream's duplicate window: deferred
-	CheckWindowUnread  = "window-unread"        // the target stream's window could not be read
-	CheckPastWindow    = "unknown-past-window"  // no PubAck, and the window no longer covers the first attempt
-	CheckAckLost       = "ack-lost"             // no PubAck: retried under the same message id
-	CheckNoStream      = "no-stream"            // no stream stores the subject
-	CheckRefused       = "publish-refused"      // the client or the broker refuses the message as it is: never sent
-	CheckNotSent       = "not-sent"             // the message did not leave the worker (or was not stored) this time
-	CheckDuplicateKept = "duplicate-not-ours"   // the broker kept another message under the id: deferred
-	CheckSuppressed    = "suppressed-duplicate" // deferred too often: the broker keeps dropping it
-	CheckOwnDuplicate  = "duplicate-ours"       // the broker kept our own earlier publish: replayed
+	CheckWindow         = "duplicate-window"     // inside the target stream's duplicate window: deferred
+	CheckWindowUnread   = "window-unread"        // the target stream's window could not be read
+	CheckPastWindow     = "unknown-past-window"  // no PubAck, and the window no longer covers the first attempt
+	CheckAckLost        = "ack-lost"             // no PubAck: retried under the same message id
+	CheckNoStream       = "no-stream"            // no stream stores the subject
+	CheckRefused        = "publish-refused"      // the client or the broker refuses the message as it is: never sent
+	CheckNotSent        = "not-sent"             // the message did not leave the worker (or was not stored) this time
+	CheckDuplicateKept  = "duplicate-not-ours"   // the broker kept another message under the id: deferred
+	CheckSuppressed     = "suppressed-duplicate" // deferred too often: the broker keeps dropping it
+	CheckOwnDuplicate   = "duplicate-ours"       // the broker kept our own earlier publish: replayed
+	CheckDedupeVolatile = "dedupe-not-durable"   // no PubAck, and the target's dedupe does not survive a restart: a person decides
 
 	// A request's end (JudgeRequestOutcome), and what people do to a
 	// running one (JudgeStop, JudgeReconcile).
@@ -213,6 +214,7 @@ func Checks() []string {
 		CheckCancelled, CheckRequestStatus, CheckExpired, CheckAuthorityUnread, CheckRequesterRights,
 		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny, CheckMaybePublished, CheckUnsettled,
 		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckRefused, CheckNotSent, CheckDuplicateKept, CheckSuppressed, CheckOwnDuplicate,
+		CheckDedupeVolatile,
 		CheckProblems, CheckStopReason, CheckStopConfirmation, CheckDecision, CheckDecisionNote, CheckDecisionClosed,
 		CheckEditUnchanged,
 	}

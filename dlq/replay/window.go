@@ -92,5 +92,31 @@ func (s *StreamWindows) read(ctx context.Context, subject string) replaypolicy.W
 	if err != nil {
 		return replaypolicy.Window{Unreadable: "stream " + name + ": " + err.Error()}
 	}
-	return replaypolicy.Window{Stream: name, Duplicates: st.CachedInfo().Config.Duplicates}
+	cfg := st.CachedInfo().Config
+	return replaypolicy.Window{Stream: name, Duplicates: cfg.Duplicates, Retention: retentionName(cfg.Retention), Storage: storageName(cfg.Storage)}
+}
+
+// retentionName and storageName name a stream's retention and storage as
+// replaypolicy.Window does (one it does not know as itself: no dedupe is
+// assumed to survive a restart there).
+func retentionName(r jetstream.RetentionPolicy) string {
+	switch r {
+	case jetstream.LimitsPolicy:
+		return "limits"
+	case jetstream.InterestPolicy:
+		return "interest"
+	case jetstream.WorkQueuePolicy:
+		return "workqueue"
+	}
+	return r.String()
+}
+
+func storageName(s jetstream.StorageType) string {
+	switch s {
+	case jetstream.FileStorage:
+		return "file"
+	case jetstream.MemoryStorage:
+		return "memory"
+	}
+	return s.String()
 }
