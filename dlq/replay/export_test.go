@@ -32,6 +32,10 @@ func (j *job) SetOutcome(state JobState, result string) { j.state, j.result = st
 // says false (as a crash would).
 func (w *Worker) AfterPublish(f func(jobs []int64) bool) { w.afterPublish = f }
 
+// BeforeSend runs f just before each job is published, with when its
+// claim stops publishing (on this process's clock).
+func (w *Worker) BeforeSend(f func(jobID int64, publishBy time.Time)) { w.beforeSend = f }
+
 // OnAck may replace a PubAck outcome (a lost ack).
 func (w *Worker) OnAck(f func(jobID int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error)) {
 	w.ack = f

@@ -313,6 +313,16 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 			w.refused(ctx, jobs)
 			return out
 		}
+		for _, c := range chunk {
+			if g.marked[c.id] {
+				// The claim read first_attempt_at, and only this claim's
+				// gates set it since: none then means this is the first
+				// attempt. Set for every job the gate marked, so that one
+				// this loop never reaches (a stop, a refusal) is unmarked.
+				c.firstAttempt = c.firstAttemptAt == nil
+				c.firstPublishedAt = g.firstPublished[c.id]
+			}
+		}
 		sent := 0
 	chunk:
 		for i, j := range chunk {
@@ -326,10 +336,6 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				sent++
 				continue
 			}
-			// The claim read first_attempt_at, and only this claim's gates
-			// set it since: none then means this is the first attempt.
-			j.firstAttempt = j.firstAttemptAt == nil
-			j.firstPublishedAt = g.firstPublished[j.id]
 			at := g.slot(i, interval)
 			if wait := time.Until(at); wait > 0 {
 				select {
@@ -362,6 +368,22 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 					sent++
 					continue
 				}
+			}
+			if w.beforeSend != nil {
+				w.beforeSend(j.id, until)
+			}
+			if ctx.Err() != nil {
+				settle(jobs[sent:], JobPending, "released: the worker is stopping")
+				return out
+			}
+			if !time.Now().Before(until) {
+				// The gate saw the lease live, but the wait for the slot
+				// (or a pause of this process) took the claim past the
+				// part of its lease it publishes in: another worker may
+				// have taken the job over. until is on this process's
+				// monotonic clock, so no clock of another host moves it.
+				settle(jobs[sent:], JobPending, "released: the lease was running out")
+				return out
 			}
 			if f, ok := w.send(j); ok {
 				out = append(out, inflight{j, f})
@@ -406,6 +428,14 @@ func (w *Worker) send(j *job) (jetstream.PubAckFuture, bool) {
 		j.state, j.result, j.resetAttempt = JobBlocked, err.Error(), j.firstAttempt
 		return nil, false
 	}
+	if nc := w.js.Conn(); nc != nil && !nc.IsConnected() {
+		// A client reconnecting keeps what it is handed (unless its
+		// connection has no reconnect buffer, as the console's) and sends
+		// it when it is back, perhaps after the duplicate window: the
+		// broker would store it again. Nothing is handed to it.
+		w.decideAck(context.Background(), j, nil, errNotSent{fmt.Errorf("the NATS connection is %s", nc.Status())})
+		return nil, false
+	}
 	fut, err := w.js.PublishMsgAsync(m, jetstream.WithMsgID(j.msgID))
 	if err != nil {
 		w.decideAck(context.Background(), j, nil, errNotSent{err}) // it never left the worker
@@ -415,8 +445,11 @@ func (w *Worker) send(j *job) (jetstream.PubAckFuture, bool) {
 }
 
 // judgeAcks waits for the PubAcks of pending (AckTimeout after the last
-// publish at most) and decides each job by what its answer means.
+// publish at most) and decides each job by what its answer means. A
+// worker that is stopping waits for them too (as record records): a
+// PubAck on its way would otherwise leave its job unknown.
 func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
+	ctx = context.WithoutCancel(ctx)
 	timeout := time.NewTimer(w.cfg.AckTimeout)
 	defer timeout.Stop()
 	for _, p := range pending {
@@ -427,8 +460,6 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 		case err = <-p.fut.Err():
 		case <-timeout.C:
 			err = context.DeadlineExceeded
-		case <-ctx.Done():
-			err = ctx.Err()
 		}
 		if err == context.DeadlineExceeded {
 			timeout.Reset(0) // the rest are out of time too

@@ -104,8 +104,11 @@ type Worker struct {
 	// Test hooks. afterPublish runs after the PubAcks are in and before
 	// anything is recorded; returning false stops the worker there, as a
 	// crash would. ack may replace a PubAck outcome (a lost ack).
-	// recordFailed hears of every failed attempt to record.
+	// recordFailed hears of every failed attempt to record. beforeSend runs
+	// just before a job is published, told when its claim stops
+	// publishing.
 	afterPublish func(jobs []int64) bool
+	beforeSend   func(jobID int64, publishBy time.Time)
 	ack          func(jobID int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error)
 	recordFailed func(attempt int, err error)
 }
