@@ -303,3 +303,39 @@ func TestStopMidReservationUnmarksUnsentJobs(t *testing.T) {
 	}
 	require.NoError(t, rows.Err())
 }
+
+// TestRetryWindowJudgedOnTheDatabaseClock loses the PubAck of a publish
+// the broker stored, on a console whose clock lags the database's by 5 s.
+// The first attempt's time is the database's (the publish gate's), so the
+// retry's turn, once the window has passed on that clock, is judged on it
+// too: the job needs reconciliation and the stream holds the message once
+// (judged on the console's clock it would still be inside the window, and
+// the broker would store it again).
+func TestRetryWindowJudgedOnTheDatabaseClock(t *testing.T) {
+	b := setupReplay(t)
+	ctx := context.Background()
+	const window = 3 * time.Second
+	ev := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Duplicates: window})
+	cfg := b.config(t)
+	cfg.Now = func() time.Time { return time.Now().Add(-5 * time.Second) } // the console host's clock lags the database's
+	svc := replay.New(b.db.Pool, cfg)
+	id := b.seedItem(t, "search.index_update", "sk-1", nats.Header{dlq.HeaderOriginalSubject: {"events.acme.search.index_update"}}, `{"n":1}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	w := replay.NewWorker(svc, b.js, b.auth, nil, replay.WorkerConfig{Retry: 20 * time.Millisecond, AckTimeout: time.Minute, Poll: 20 * time.Millisecond}, b.log)
+	loseAcks(w, 1)
+	_, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "unknown", b.job(t, req.ID, id).State)
+
+	// The retry's turn comes late (backoff, a busy worker): after the
+	// window, on the database's clock.
+	wait.Until(t, "the window to pass on the database's clock", time.Minute, func() bool {
+		var past bool
+		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT clock_timestamp() > first_attempt_at + make_interval(secs => $3)
+            FROM replay_jobs WHERE request_id = $1 AND dead_letter_id = $2`, req.ID, id, window.Seconds()).Scan(&past))
+		return past
+	})
+	j := runUntil(t, b, w, req.ID, id, "unknown")
+	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
+	assert.Equal(t, 1, copiesOf(t, ev, "sk-1"))
+}

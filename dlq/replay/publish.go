@@ -146,6 +146,12 @@ func (w *Worker) guardIdentities(ctx context.Context, tx pgx.Tx, chunk []*job) (
 	return held, nil
 }
 
+// now is the database's time now: the gate's clock_timestamp() as it
+// answered, plus the time since on this process's monotonic clock.
+func (g gate) now() time.Time {
+	return g.dbNow.Add(time.Since(g.received))
+}
+
 // slot is when, on the worker's clock, the i-th job of the reservation goes.
 func (g gate) slot(i int, interval time.Duration) time.Time {
 	return g.received.Add(g.firstSlot.Sub(g.dbNow) + time.Duration(i)*interval)
@@ -362,8 +368,12 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				// A retry after an unknown outcome goes only while the
 				// window still covers the first attempt when it leaves, not
 				// only when the claim judged it: its slot may come later,
-				// and past the window the broker stores it again.
-				if v := replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), w.svc.cfg.Now()); v.Outcome != replaypolicy.Go {
+				// and past the window the broker stores it again. The
+				// first attempt's time is the database's (a gate's now()),
+				// so this is judged on the database's clock as this gate
+				// read it, moved on by this process's monotonic clock: a
+				// console host whose clock lags would retry past it.
+				if v := replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), g.now()); v.Outcome != replaypolicy.Go {
 					j.decide(v)
 					sent++
 					continue
