@@ -23,7 +23,8 @@ import (
 // TestBulkReplaySurvivesNATSRestart stops the nats-server process
 // (graceful, file storage kept) in the middle of a bulk replay and starts
 // it again on the same port and store once the replay has felt the outage
-// (an item recorded "unknown"). Publishes in flight lose their PubAcks:
+// (an item recorded "unknown", or a claim that found the broker away and
+// published nothing). Publishes in flight lose their PubAcks:
 // those jobs become "unknown" and are retried
 // under the same Nats-Msg-Id, which the target stream's duplicate window
 // suppresses when the first publish was stored. The request reaches done,
@@ -50,11 +51,14 @@ func TestBulkReplaySurvivesNATSRestart(t *testing.T) {
 	published, _ := replayJobStates(t, ctx, s.DB, reqID)
 	require.Less(t, published, bulkReplayCount, "the stop must hit while the replay runs")
 	t.Logf("stopped nats-server at %d of %d published, %s after the submit", published, bulkReplayCount, time.Since(submitted).Round(time.Millisecond))
-	// The outage lasts until the replay has felt it: a publish sent with
-	// the broker down ran out its 5 s PubAck timeout and its item was
-	// recorded with the outcome unknown (the audit row says so). Then the
-	// broker comes back, and those items are sent again under their ids.
-	waitItemsUnknown(t, ctx, s.DB, l.RunID, s.Console.proc)
+	// The outage lasts until the replay has felt it: a publish in flight
+	// at the stop ran out its 5 s PubAck timeout and its item was recorded
+	// with the outcome unknown (the audit row says so), or a claim found
+	// the broker away and sent nothing (a worker hands nothing to a client
+	// that is reconnecting: it would keep it and send it when the broker is
+	// back, perhaps past the duplicate window). Then the broker comes back,
+	// and those items are sent (again, under their ids).
+	waitReplayFeltOutage(t, ctx, s.DB, l.RunID, reqID, s.Console.proc)
 	s.NATS.Start(t)
 	t.Logf("nats-server back %s after the submit", time.Since(submitted).Round(time.Millisecond))
 
@@ -224,14 +228,18 @@ func waitPublishedJobs(t *testing.T, ctx context.Context, db *pgxpool.Pool, reqI
 	}, watch...))
 }
 
-// waitItemsUnknown waits until a replayed item of load runID has been
-// recorded with its outcome unknown (its PubAck never came): the audit
-// row of that outcome, which stays when the item is sent again.
-func waitItemsUnknown(t *testing.T, ctx context.Context, db *pgxpool.Pool, runID string, watch ...*proc) {
+// waitReplayFeltOutage waits until a replayed item of load runID has been
+// recorded with its outcome unknown (its PubAck never came: the audit row
+// of that outcome, which stays when the item is sent again), or a job of
+// request reqID was left to go later because the broker was away (not
+// sent, or its target's window could not be read).
+func waitReplayFeltOutage(t *testing.T, ctx context.Context, db *pgxpool.Pool, runID string, reqID int64, watch ...*proc) {
 	t.Helper()
-	wait.For(t, "an item recorded with its outcome unknown", time.Minute, whileRunning(func() error {
+	wait.For(t, "an item recorded with its outcome unknown, or not sent", time.Minute, whileRunning(func() error {
 		var n int
-		if err := db.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action = 'replay.item.unknown' AND message_id LIKE $1 || '-%'`, runID).Scan(&n); err != nil {
+		if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM audit_log WHERE action = 'replay.item.unknown' AND message_id LIKE $1 || '-%')
+            + (SELECT count(*) FROM replay_jobs WHERE request_id = $2 AND state = 'pending'
+               AND (result LIKE 'not published (%' OR result LIKE 'could not read the duplicate window%'))`, runID, reqID).Scan(&n); err != nil {
 			return err
 		}
 		if n == 0 {
