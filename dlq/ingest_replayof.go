@@ -7,39 +7,88 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The dead letters a batch says it came back from, as they are: a claim is
-// linked only to a dead letter of the same tenant with the same message id
-// (a replay keeps the original id), so a producer can neither link a dead
-// letter into another tenant nor to another message.
-const selectReplayOrigins = `SELECT id, tenant, msg_id, generation FROM dead_letters WHERE id = ANY($1)`
+// The dead letters a batch says it came back from, found through what the
+// console published: only the console replays (docs/header-contract.md),
+// and each of its replays is a job of an item that names its dead letter
+// by its whole key (id and dead_lettered_at). So each claim is one probe of
+// replay_items_dead_letter_idx, one of each of its items' job
+// (replay_jobs_one_per_item), and, when one of them was published or may
+// have been, one probe of the primary key of the one partition the item
+// names. It used to be dead_letters WHERE id = ANY($1): every claim probed
+// every day's partition (about 40 over a retention period), and a
+// producer sending random Dlq-Replay-Of ids slowed every batch it was in;
+// it also linked a claim to any dead letter of its tenant and message id,
+// replayed or not.
+//
+// A job was published, or may have been, once a worker was about to
+// publish it: first_published_at is set, and committed, before its first
+// publish and never reset (dlq/replay, gateJobs). Jobs finished before
+// that column (migration 0014) say it by their state: replayed,
+// suppressed_duplicate, unknown, needs_reconciliation. A draft, a request
+// that waits, is rejected or cancelled before its publish, a job still
+// pending: the console sent nothing, and a claim naming it is not linked.
+//
+// Each claim is matched in its own tenant ($2), in SQL: a claim naming a
+// dead letter of another tenant reads as one naming a dead letter never
+// replayed, so a flag does not tell whether another tenant's dead letter
+// was replayed. Both subqueries end in LIMIT 1, which keeps them apart from
+// the join (a plain subquery would be pulled up and could be planned as a
+// hash join reading every partition): the dead letter is read per claim,
+// with the time its item names, and run-time pruning leaves one partition.
+const selectReplayOrigins = `
+SELECT c.id, c.tenant, o.msg_id, o.generation
+FROM unnest($1::bigint[], $2::text[]) AS c(id, tenant)
+CROSS JOIN LATERAL (
+    SELECT i.dead_lettered_at FROM replay_items i
+    JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
+    WHERE i.dead_letter_id = c.id
+      AND (j.first_published_at IS NOT NULL
+           OR j.state IN ('replayed', 'suppressed_duplicate', 'unknown', 'needs_reconciliation')) -- the console sent it, or may have
+    LIMIT 1
+) s
+CROSS JOIN LATERAL (
+    SELECT d.msg_id, d.generation FROM dead_letters d
+    WHERE d.id = c.id AND d.dead_lettered_at = s.dead_lettered_at AND d.tenant = c.tenant
+    LIMIT 1
+) o`
 
-// linkReplays checks each record's Dlq-Replay-Of claim against the dead
-// letter it names and keeps it (with the generation one past the origin's)
-// or drops it, flagged unlinked:replay_of with why. A batch without claims
-// costs nothing; one with claims costs one query. Only a database that
-// cannot be reached fails it (the caller retries the batch).
+// linkReplays checks each record's Dlq-Replay-Of claim against the replays
+// the console published (selectReplayOrigins) and keeps it (with the
+// generation one past the origin's) or drops it, flagged unlinked:replay_of
+// with why: the console never published a replay of that dead letter of
+// the record's tenant, or the dead letter is another message's (a replay
+// keeps the original id). A batch without claims costs nothing; one with
+// claims costs one query, a few index probes per claim. Only a database
+// that cannot be reached fails it (the caller retries the batch).
 func (s *Store) linkReplays(ctx context.Context, recs []Record) error {
 	var ids []int64
+	var tenants []string
 	for i := range recs {
 		if recs[i].ReplayOf > 0 {
-			ids = append(ids, recs[i].ReplayOf)
+			ids, tenants = append(ids, recs[i].ReplayOf), append(tenants, recs[i].Tenant)
 		}
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	type origin struct {
-		tenant, msgID string
-		generation    int32
+	// A claim is its dead letter's id and its record's tenant: two records
+	// of one batch may name one id from two tenants.
+	type claim struct {
+		id     int64
+		tenant string
 	}
-	rows, err := s.pool.Query(ctx, selectReplayOrigins, ids)
+	type origin struct {
+		msgID      string
+		generation int32
+	}
+	rows, err := s.pool.Query(ctx, selectReplayOrigins, ids, tenants)
 	if err != nil {
 		return fmt.Errorf("read replay origins: %w", err)
 	}
-	found := map[int64]origin{}
-	var id int64
+	found := map[claim]origin{}
+	var c claim
 	var o origin
-	if _, err := pgx.ForEachRow(rows, []any{&id, &o.tenant, &o.msgID, &o.generation}, func() error { found[id] = o; return nil }); err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&c.id, &c.tenant, &o.msgID, &o.generation}, func() error { found[c] = o; return nil }); err != nil {
 		return fmt.Errorf("read replay origins: %w", err)
 	}
 	for i := range recs {
@@ -47,9 +96,10 @@ func (s *Store) linkReplays(ctx context.Context, recs []Record) error {
 		if r.ReplayOf == 0 {
 			continue
 		}
-		switch o, ok := found[r.ReplayOf]; {
-		case !ok || o.tenant != r.Tenant:
-			r.flag("unlinked:replay_of", "%s names dead letter %d, which is not a dead letter of tenant %s: not linked", HeaderReplayOf, r.ReplayOf, short(r.Tenant))
+		switch o, ok := found[claim{r.ReplayOf, r.Tenant}]; {
+		case !ok:
+			r.flag("unlinked:replay_of", "%s names dead letter %d, which is not a dead letter of tenant %s that the console replayed: not linked",
+				HeaderReplayOf, r.ReplayOf, short(r.Tenant))
 			r.ReplayOf = 0
 		case o.msgID != r.MsgID:
 			r.flag("unlinked:replay_of", "%s names dead letter %d, whose message id is not this one's (a replay keeps the original id): not linked",

@@ -255,8 +255,9 @@ replay = "never"
 // (Dlq-Replay-Of, renamed Upstream-Dlq-Replay-Of) and the ingester links
 // it to the dead letter it came from, one generation more. From the
 // policy's generation_limit (3) on, only manual may replay it. A
-// Dlq-Replay-Of naming another tenant's dead letter, or one of another
-// message, is flagged and not linked.
+// Dlq-Replay-Of naming another tenant's dead letter, one of another
+// message, or one of this tenant and message the console never replayed,
+// is flagged and not linked.
 func TestReplayLoopLinkedAndLimited(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -354,7 +355,10 @@ func TestReplayLoopLinkedAndLimited(t *testing.T) {
 
 	// Claims that are not linked, and say why.
 	other := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{Tenant: "globex", ItemType: "search.index_update", MsgID: "loop-1"})
-	for name, claim := range map[string]string{"OtherTenant": fmt.Sprint(other), "OtherMessage": fmt.Sprint(chain[0]), "NotAnID": "twenty"} {
+	// Of this tenant and message id, but the console never replayed it.
+	never := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "forged-NeverReplayed"})
+	for name, claim := range map[string]string{"OtherTenant": fmt.Sprint(other), "OtherMessage": fmt.Sprint(chain[0]), "NotAnID": "twenty",
+		"NeverReplayed": fmt.Sprint(never)} {
 		t.Run(name, func(t *testing.T) {
 			msgID := "forged-" + name
 			id := deadLetter(&nats.Msg{Subject: subject, Header: nats.Header{dlq.HeaderNatsMsgID: {msgID}, dlq.HeaderReplayOf: {claim}}})
