@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -32,6 +33,10 @@ type KeeperConfig struct {
 	Checkpoint Checkpointer
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// JetStream is asked for the first sequence of the streams whose
+	// messages' keys retention kept (dead_letters_purged): the keys below
+	// it go (trimPurgedKeys). Nil: every key is kept.
+	JetStream jetstream.JetStream
 }
 
 func (c *KeeperConfig) defaults() {
@@ -61,13 +66,16 @@ type Keeper struct {
 	cfg     KeeperConfig
 	log     *slog.Logger
 	metrics *keeperMetrics
+	// firstSeen is what the previous pass saw of each stream (firstSeq);
+	// passes run one at a time.
+	firstSeen map[string]streamLook
 }
 
 // NewKeeper returns a keeper on store's pool, registering its metrics on
 // reg (nil: none).
 func NewKeeper(store *Store, cfg KeeperConfig, reg prometheus.Registerer, log *slog.Logger) *Keeper {
 	cfg.defaults()
-	return &Keeper{store: store, pool: store.pool, cfg: cfg, log: log, metrics: newKeeperMetrics(reg)}
+	return &Keeper{store: store, pool: store.pool, cfg: cfg, log: log, metrics: newKeeperMetrics(reg), firstSeen: map[string]streamLook{}}
 }
 
 // keeperLockKey is the advisory lock of a keeper pass ("QDLKEEP").
@@ -83,6 +91,21 @@ type KeeperPass struct {
 	Runs []PurgeRun
 	// Trimmed counts arrival counter rows removed.
 	Trimmed int64
+	// KeyRuns are the batches of purged source keys removed, their
+	// messages gone from their stream; KeysKept are the streams whose keys
+	// were all kept because the stream could not be read (or does not
+	// exist), with why.
+	KeyRuns  []TrimRun
+	KeysKept map[string]error
+}
+
+// KeysTrimmed is how many purged source keys the pass removed.
+func (p KeeperPass) KeysTrimmed() int64 {
+	var n int64
+	for _, r := range p.KeyRuns {
+		n += r.Keys
+	}
+	return n
 }
 
 // Removed is how many dead letters the pass's runs removed.
@@ -107,9 +130,17 @@ func (k *Keeper) Run(ctx context.Context) {
 		case err != nil:
 			k.metrics.errors.Inc()
 			k.log.Warn("partition keeper: pass failed; trying again at the next", "err", err, "next_in", k.cfg.Every)
-		case pass.Made+pass.Dropped > 0 || len(pass.Runs) > 0:
+		case pass.Made+pass.Dropped > 0 || len(pass.Runs)+len(pass.KeyRuns) > 0:
 			k.log.Info("partition keeper", "partitions_made", pass.Made, "partitions_dropped", pass.Dropped,
-				"retention_runs", len(pass.Runs), "dead_letters_removed", pass.Removed(), "arrival_rows_trimmed", pass.Trimmed)
+				"retention_runs", len(pass.Runs), "dead_letters_removed", pass.Removed(), "arrival_rows_trimmed", pass.Trimmed,
+				"purged_keys_trimmed", pass.KeysTrimmed())
+		}
+		for stream, why := range pass.KeysKept {
+			msg := "partition keeper: the stream cannot be read; the source keys of its removed dead letters are all kept"
+			if streamMissing(why) {
+				msg = "partition keeper: the stream does not exist; the source keys of its removed dead letters are kept (docs/runbook.md: a stream gone for good)"
+			}
+			k.log.Info(msg, "stream", stream, "err", why)
 		}
 		select {
 		case <-ctx.Done():
@@ -122,8 +153,10 @@ func (k *Keeper) Run(ctx context.Context) {
 // Pass makes the partitions of today and Ahead days after, applies
 // retention (whole past days when everything in them may go, bounded
 // batches of rows otherwise, at most MaxRuns runs), drops the empty
-// partitions of days past every retention period, and trims old arrival
-// counters; it holds one connection and the keepers' advisory lock for
+// partitions of days past every retention period, trims old arrival
+// counters, and removes the kept source keys of removed dead letters whose
+// messages are gone from their stream (trimPurgedKeys, at most MaxRuns
+// batches of BatchRows); it holds one connection and the keepers' advisory lock for
 // all of it, and skips when another console holds the lock.
 func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 	var pass KeeperPass
@@ -160,6 +193,9 @@ func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 		return pass, err
 	}
 	if pass.Trimmed, err = trimArrivals(ctx, conn.Conn(), now); err != nil {
+		return pass, err
+	}
+	if pass.KeyRuns, pass.KeysKept, err = k.trimPurgedKeys(ctx, conn.Conn(), k.cfg.BatchRows, k.cfg.MaxRuns); err != nil {
 		return pass, err
 	}
 	k.metrics.observe(pass, now)
@@ -301,6 +337,7 @@ func gaveWay(err error) bool {
 
 // keeperMetrics are the keeper's series (docs/alerts.yml uses them).
 type keeperMetrics struct {
+	keys     prometheus.Counter
 	removed  prometheus.Counter
 	runs     *prometheus.CounterVec
 	errors   prometheus.Counter
@@ -309,6 +346,10 @@ type keeperMetrics struct {
 
 func newKeeperMetrics(reg prometheus.Registerer) *keeperMetrics {
 	m := &keeperMetrics{
+		keys: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "quarantine_retention_purged_keys_trimmed_total",
+			Help: "Source keys of removed dead letters dropped because their messages are gone from their stream.",
+		}),
 		removed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "quarantine_retention_removed_total",
 			Help: "Dead letters removed by retention.",
@@ -327,7 +368,7 @@ func newKeeperMetrics(reg prometheus.Registerer) *keeperMetrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.removed, m.runs, m.errors, m.lastPass)
+		reg.MustRegister(m.keys, m.removed, m.runs, m.errors, m.lastPass)
 	}
 	return m
 }
@@ -341,5 +382,6 @@ func (m *keeperMetrics) observe(p KeeperPass, now time.Time) {
 		}
 		m.runs.WithLabelValues(kind).Inc()
 	}
+	m.keys.Add(float64(p.KeysTrimmed()))
 	m.lastPass.Set(float64(now.Unix()))
 }

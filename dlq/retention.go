@@ -26,7 +26,8 @@ import (
 // the partition) and signs the audit chain's head (a checkpoint saying
 // what is about to go) before it commits. It keeps the source key of each
 // dead letter it removes (dead_letters_purged), so that ingest does not
-// store it again when the DLQ stream delivers its message again. It never removes a dead letter
+// store it again when the DLQ stream delivers its message again, until that
+// message is gone from the stream (trimPurgedKeys). It never removes a dead letter
 // that a replay request not yet closed names (replay_requested, replaying,
 // or an item of an open request, a draft included), nor one whose replay
 // waits for a person to reconcile it (needs_reconciliation: its item stays
@@ -74,10 +75,13 @@ GROUP BY 1, 2, 3, 4, 5`
 
 // The source keys of what a day holds are kept (dead_letters_purged):
 // ingest does not store their messages again when the stream delivers
-// them again (storedKeys). Read from the source key's index.
-const keepDayKeys = `INSERT INTO dead_letters_purged (dead_lettered_at, source_key)
-SELECT dead_lettered_at, source_key FROM dead_letters
-WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2 AND source_key IS NOT NULL
+// them again (storedKeys). Each with the stream and sequence of the
+// message it stands for, read from the delivery: the keeper removes it
+// once the stream no longer holds that message (trimPurgedKeys).
+const keepDayKeys = `INSERT INTO dead_letters_purged (dead_lettered_at, source_key, stream, stream_seq)
+SELECT d.dead_lettered_at, d.source_key, pos.stream, pos.seq FROM dead_letters d
+CROSS JOIN LATERAL quarantine_delivery_position(d.delivery) pos
+WHERE d.dead_lettered_at >= $1 AND d.dead_lettered_at < $2 AND d.source_key IS NOT NULL
 ON CONFLICT DO NOTHING`
 
 // Edited payloads are copies of a dead letter's data: they go with it
@@ -212,13 +216,15 @@ WITH v AS (
     DELETE FROM dead_letters d USING v
     WHERE d.id = v.id AND d.dead_lettered_at = v.dead_lettered_at AND d.status = v.status
       AND NOT EXISTS (` + namedByOpenRequest + `)
-    RETURNING d.id, d.dead_lettered_at, d.tenant, d.item_type, d.error_class, d.status, d.fingerprint, d.source_key
+    RETURNING d.id, d.dead_lettered_at, d.tenant, d.item_type, d.error_class, d.status, d.fingerprint, d.source_key, d.delivery
 ), cleared AS (
     UPDATE replay_items i SET payload = NULL FROM gone g
     WHERE i.dead_letter_id = g.id AND i.dead_lettered_at = g.dead_lettered_at AND i.payload IS NOT NULL
 ), kept AS ( -- their messages are not stored again (keepDayKeys)
-    INSERT INTO dead_letters_purged (dead_lettered_at, source_key)
-    SELECT dead_lettered_at, source_key FROM gone WHERE source_key IS NOT NULL
+    INSERT INTO dead_letters_purged (dead_lettered_at, source_key, stream, stream_seq)
+    SELECT g.dead_lettered_at, g.source_key, pos.stream, pos.seq FROM gone g
+    CROSS JOIN LATERAL quarantine_delivery_position(g.delivery) pos
+    WHERE g.source_key IS NOT NULL
     ON CONFLICT DO NOTHING
 )
 SELECT tenant, item_type, error_class, status, fingerprint, count(*), min(dead_lettered_at), max(dead_lettered_at)

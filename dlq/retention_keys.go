@@ -1,0 +1,187 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+)
+
+// Retention keeps the source key of every dead letter it removes
+// (dead_letters_purged), so that a redelivery of its message is not stored
+// again. A key stands for one stream message: its stream, sequence and
+// stored time (setDelivery). Once that message is gone from its stream it
+// can never be delivered again, and its key guards nothing: the keeper
+// removes, per stream, the keys below the first sequence the stream holds
+// (trimPurgedKeys), in bounded batches, each in one transaction with its
+// audit row (ActionTrimKeys).
+//
+// The stream's first sequence, not its oldest stored time, decides: a key's
+// dead_lettered_at is the stored time as the NATS server's clock had it,
+// kept under the day it arrived when that clock was implausible
+// (checkStoredAt), and a clock that went back (a new leader) stores later
+// sequences at earlier times; only the sequence orders a stream's messages.
+//
+// Nothing goes on doubt. A stream that cannot be read (JetStream does not
+// answer, the account may not ask) keeps all its keys until it can. A
+// stream that does not exist keeps them too: a stream restored from a
+// backup under its name holds its messages again, with their sequences and
+// stored times, so their keys again (the runbook says how an owner removes
+// the keys of a stream gone for good). Keys of a stream made again (its
+// sequences restarting at 1) that lie at or above the new stream's first
+// sequence stay until it passes them. And the keeper removes keys only
+// below the first sequence the same stream (same creation time) had at the
+// keeper's previous pass: a message the stream delivered just before it
+// let it go may be in an ingester's batch, not yet stored, and its key must
+// still be there when the batch asks (storedKeys); a pass later
+// (KeeperConfig.Every, 10 minutes by default) the batch has asked. A
+// console's first pass, and the first after a stream was made again, only
+// look.
+
+// ActionTrimKeys is the audit action of a batch of purged source keys
+// removed because their messages are gone from their stream.
+const ActionTrimKeys = "retention.trim_keys"
+
+// maxTrimBatch is the most keys one trim run removes (the database
+// function caps it too).
+const maxTrimBatch = 10_000
+
+// The streams purged keys name, by a walk of their index (one probe per
+// stream, however many keys).
+const selectPurgedStreams = `
+WITH RECURSIVE s(stream) AS (
+    SELECT min(stream) FROM dead_letters_purged WHERE stream IS NOT NULL
+    UNION ALL
+    SELECT (SELECT min(p.stream) FROM dead_letters_purged p WHERE p.stream > s.stream) FROM s WHERE s.stream IS NOT NULL
+)
+SELECT stream FROM s WHERE stream IS NOT NULL LIMIT 1000`
+
+// TrimRun is one batch of purged source keys removed.
+type TrimRun struct {
+	Stream string
+	// Below is the stream's first sequence the keys were below.
+	Below uint64
+	// Keys counts what was removed; FromSeq and ToSeq are their lowest
+	// and highest sequence.
+	Keys           int64
+	FromSeq, ToSeq uint64
+}
+
+// trimPurgedKeys removes the purged source keys of every stream the keys
+// name that lie below the stream's first sequence, as the previous pass
+// and this one saw it, in runs of at most batch keys, at most maxRuns in
+// all. Streams it cannot read are returned in kept, with why, and lose
+// nothing.
+func (k *Keeper) trimPurgedKeys(ctx context.Context, conn *pgx.Conn, batch, maxRuns int) (runs []TrimRun, kept map[string]error, err error) {
+	if k.cfg.JetStream == nil {
+		return nil, nil, nil
+	}
+	rows, err := conn.Query(ctx, selectPurgedStreams)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read purged keys' streams: %w", err)
+	}
+	streams, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, nil, fmt.Errorf("read purged keys' streams: %w", err)
+	}
+	batch = min(max(batch, 1), maxTrimBatch)
+	kept = map[string]error{}
+	for _, name := range streams {
+		first, err := k.firstSeq(ctx, name)
+		if err != nil {
+			kept[name] = err
+			continue
+		}
+		for len(runs) < maxRuns {
+			run, err := trimKeys(ctx, conn, name, first, batch)
+			if err != nil {
+				return runs, kept, err
+			}
+			if run.Keys == 0 {
+				break
+			}
+			runs = append(runs, run)
+			if run.Keys < int64(batch) {
+				break
+			}
+		}
+	}
+	return runs, kept, nil
+}
+
+// firstSeq is the sequence below which the keys of stream name may go: the
+// stream's first sequence as the keeper saw it at its previous pass (the
+// stream holds nothing below it now either: a stream's first sequence only
+// grows); 0 (nothing goes) at the first look, and when the stream's first
+// sequence went back or its creation time changed (it was made again). It asks JetStream at most 10 seconds; a stream it cannot read
+// is an error, and so is one that does not exist.
+func (k *Keeper) firstSeq(ctx context.Context, name string) (uint64, error) {
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s, err := k.cfg.JetStream.Stream(sctx, name)
+	if err != nil {
+		delete(k.firstSeen, name) // made again later: seen afresh
+		return 0, fmt.Errorf("stream %s: %w", name, err)
+	}
+	info := s.CachedInfo()
+	now := streamLook{first: info.State.FirstSeq, created: info.Created}
+	prev, ok := k.firstSeen[name]
+	k.firstSeen[name] = now
+	if !ok || !prev.created.Equal(now.created) || now.first < prev.first {
+		// The first look, or a stream made again since (its sequences
+		// restarted): what lies below now may have left it after the
+		// previous pass.
+		return 0, nil
+	}
+	return prev.first, nil
+}
+
+// streamLook is what a keeper pass saw of a stream: its first sequence, and
+// when it was made (a stream made again is another stream).
+type streamLook struct {
+	first   uint64
+	created time.Time
+}
+
+// trimKeys removes at most limit purged keys of stream below first, in one
+// transaction with its audit row; a run that found none changes nothing.
+func trimKeys(ctx context.Context, conn *pgx.Conn, stream string, first uint64, limit int) (TrimRun, error) {
+	run := TrimRun{Stream: stream, Below: first}
+	if first <= 1 {
+		return run, nil // nothing lies below the first message
+	}
+	below := int64(min(first, math.MaxInt64))
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		var from, to *int64
+		if err := tx.QueryRow(ctx, `SELECT keys, from_seq, to_seq FROM quarantine_purged_keys_trim($1, $2, $3)`, stream, below, limit).
+			Scan(&run.Keys, &from, &to); err != nil {
+			return err
+		}
+		if run.Keys == 0 {
+			return nil
+		}
+		run.FromSeq, run.ToSeq = uint64(*from), uint64(*to)
+		_, err := audit.Append(ctx, tx, audit.Event{
+			Actor:  quarantine.Actor{Subject: "retention"},
+			Action: ActionTrimKeys, Outcome: audit.OutcomeOK, ObjectType: "dead_letters_purged", ObjectID: stream,
+			Reason: fmt.Sprintf("%d source keys of dead letters retention removed, of messages %d to %d of stream %s: it holds none below %d any more, so they cannot be delivered again",
+				run.Keys, run.FromSeq, run.ToSeq, stream, first),
+			After: map[string]any{"stream": stream, "first_seq": first, "keys": run.Keys, "from_seq": run.FromSeq, "to_seq": run.ToSeq},
+		})
+		return err
+	})
+	if err != nil {
+		return TrimRun{}, fmt.Errorf("trim purged keys of stream %s: %w", stream, err)
+	}
+	return run, nil
+}
+
+// streamMissing reports whether err says the stream does not exist.
+func streamMissing(err error) bool { return errors.Is(err, jetstream.ErrStreamNotFound) }
