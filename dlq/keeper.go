@@ -156,8 +156,8 @@ func (k *Keeper) Run(ctx context.Context) {
 // partitions of days past every retention period, trims old arrival
 // counters, and removes the kept source keys of removed dead letters whose
 // messages are gone from their stream (trimPurgedKeys, at most MaxRuns
-// batches of BatchRows); it holds one connection and the keepers' advisory lock for
-// all of it, and skips when another console holds the lock.
+// batches of BatchRows); it holds one connection and the keepers' advisory
+// lock for all of it, and skips when another console holds the lock.
 func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 	var pass KeeperPass
 	conn, err := k.pool.Acquire(ctx)
