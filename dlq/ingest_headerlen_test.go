@@ -50,3 +50,26 @@ func TestIngestKeepsBlockClientReadsDifferently(t *testing.T) {
 	assert.Empty(t, whole.Flags)
 	assert.Equal(t, 2.0, testutil.ToFloat64(r.metrics.HeaderRereads))
 }
+
+// TestIngestHeaderlessNotReadAgain: dead letters published with no
+// headers at all (nats pub dlq.acme.x foo) are stored without a request to
+// the stream each: the delivery itself shows there was no header block.
+func TestIngestHeaderlessNotReadAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	r := b.start(t, IngestConfig{}, nil)
+	const n = 50
+	for range n {
+		_, err := b.js.Publish(ctx, "dlq.acme.analytics.event", []byte("foo"))
+		require.NoError(t, err)
+	}
+	b.waitRows(t, n)
+	b.waitDrained(t)
+	assert.Zero(t, testutil.ToFloat64(r.metrics.HeaderRereads), "no header block was read again")
+	d, err := b.store.BySource(ctx, "DLQ", n, "")
+	require.NoError(t, err)
+	assert.Nil(t, d.HeaderBlock)
+	assert.Equal(t, []string{"missing:original_subject"}, d.Flags)
+	assert.Equal(t, n, countRows(t, b.db.Pool, "flags = '{missing:original_subject}'"))
+}

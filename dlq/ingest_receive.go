@@ -13,13 +13,14 @@ import (
 // once for one batch.
 const rereadConcurrency = 8
 
-// records turns a batch into records. A DLQ message that arrived without
-// headers (none sent, or a block the NATS client could not read), or with
-// a block the client did not read whole (clientReadWhole), has its header
-// block read again from the stream, exactly as stored. When that
-// read fails for a reason other than the message being gone, the message is
-// left for a later delivery (at most maxHeaderRereads times) rather than
-// stored without its headers; records returns the batch without it.
+// records turns a batch into records. A DLQ message that arrived with a
+// header block the NATS client could not read, or did not read whole
+// (clientReadWhole), has its header block read again from the stream,
+// exactly as stored; one that arrived with no block at all (none sent) is
+// not read again. When that read fails for a reason other than the message
+// being gone, the message is left for a later delivery (at most
+// maxHeaderRereads times) rather than stored without its headers; records
+// returns the batch without it.
 func (in *Ingester) records(ctx context.Context, batch []item) ([]item, []Record) {
 	recvd := make([]Received, len(batch))
 	later := make([]bool, len(batch))
@@ -31,6 +32,10 @@ func (in *Ingester) records(ctx context.Context, batch []item) ([]item, []Record
 		}
 		recvd[i] = in.received(it.msg)
 		if (recvd[i].Header != nil && clientReadWhole(it.msg)) || recvd[i].MetadataErr != nil {
+			continue
+		}
+		if p, ok := it.msg.(pulledMsg); ok && p.headerBlockLen() == 0 {
+			recvd[i].HeaderBlock = []byte{} // it came with none: nothing to read again
 			continue
 		}
 		wg.Go(func() {
