@@ -337,15 +337,22 @@ func (in *Ingester) Run(ctx context.Context) error {
 // on its own, changes nothing: stopping a session that works would leave
 // its prefetched messages unacked until their ack wait. It retries with
 // backoff until it succeeds; nil means ctx ended.
+//
+// A consumer known to be gone or made again has its incarnation retired at
+// once, before anything is made again (another replica may make it first),
+// and a session replaced has all of them retired: the messages it received
+// are still stored, but never acked or nak'd (see incarnation).
 func (in *Ingester) again(ctx context.Context, items chan<- item, sess *session) *session {
+	in.retireReplaced(ctx, sess)
 	for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
 		in.awaitDeletion(ctx)
 		err := in.Setup(ctx)
 		if err == nil {
-			if in.unchanged(ctx, sess) {
+			if in.retireReplaced(ctx, sess) {
 				return sess
 			}
-			in.log.Warn("a consumer was made again: consuming anew", "stream", in.cfg.Stream, "consumer", in.cfg.Durable)
+			in.log.Warn("a consumer was made again: consuming anew; what the old one delivered is stored but not acked", "stream", in.cfg.Stream, "consumer", in.cfg.Durable)
+			sess.retire()
 			sess.stop()
 			var next *session
 			if next, err = in.consumeAll(ctx, items); err == nil {
@@ -392,26 +399,40 @@ func (in *Ingester) awaitDeletion(ctx context.Context) {
 	}
 }
 
-// session is what consumeAll started: how to stop it, and when each
-// consumer it reads was created (a consumer made again has another time).
+// session is what consumeAll started: how to stop it, and the
+// incarnation of each consumer it reads, by stream.
 type session struct {
-	stop    func()
-	created map[string]time.Time
+	stop func()
+	incs map[string]*incarnation
 }
 
-// unchanged reports whether every consumer sess reads is still the one it
-// started on.
-func (in *Ingester) unchanged(ctx context.Context, sess *session) bool {
-	if len(sess.created) == 0 {
-		return false
+// retire retires every incarnation of sess.
+func (sess *session) retire() {
+	for _, inc := range sess.incs {
+		inc.retire()
 	}
-	for stream, created := range sess.created {
+}
+
+// retireReplaced retires each incarnation of sess whose consumer is
+// certainly not the one it started on (gone, or made at another time), and
+// reports whether every one of them is certainly still the same. A
+// consumer that cannot be looked up is neither.
+func (in *Ingester) retireReplaced(ctx context.Context, sess *session) (unchanged bool) {
+	unchanged = len(sess.incs) > 0
+	for stream, inc := range sess.incs {
 		cons, err := in.js.Consumer(ctx, stream, in.cfg.Durable)
-		if err != nil || !cons.CachedInfo().Created.Equal(created) {
-			return false
+		switch {
+		case err == nil && cons.CachedInfo().Created.Equal(inc.created) && !inc.isRetired():
+			continue
+		case err == nil, errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
+			if !inc.isRetired() {
+				in.log.Warn("the ingest consumer is gone or was made again: what it delivered is no longer acked", "stream", stream, "consumer", in.cfg.Durable)
+			}
+			inc.retire()
 		}
+		unchanged = false
 	}
-	return true
+	return unchanged
 }
 
 // requestReset asks Run to set the streams and consumers up again.
@@ -425,7 +446,7 @@ func (in *Ingester) requestReset() {
 // consumeAll starts consuming the DLQ stream and, with watched streams,
 // the advisory stream.
 func (in *Ingester) consumeAll(ctx context.Context, items chan<- item) (*session, error) {
-	sess := &session{stop: func() {}, created: map[string]time.Time{}}
+	sess := &session{stop: func() {}, incs: map[string]*incarnation{}}
 	err := in.consume(ctx, sess, in.cfg.Stream, func(m jetstream.Msg) { in.enqueue(ctx, items, item{msg: m}) })
 	if err == nil && len(in.cfg.Watch) > 0 {
 		err = in.consume(ctx, sess, in.cfg.AdvisoryStream, func(m jetstream.Msg) { in.handleAdvisory(ctx, m, items) })
@@ -445,14 +466,15 @@ func (in *Ingester) consume(ctx context.Context, sess *session, stream string, h
 	if err != nil {
 		return fmt.Errorf("open consumer %s on %s: %w", in.cfg.Durable, stream, err)
 	}
-	stop, err := startPuller(in.js.Conn(), apiPrefix(in.js), stream, in.cfg.Durable, 2*in.cfg.BatchSize, 4*in.cfg.MaxBatchBytes,
+	inc := &incarnation{stream: stream, created: cons.CachedInfo().Created}
+	stop, err := startPuller(in.js.Conn(), apiPrefix(in.js), stream, in.cfg.Durable, inc, 2*in.cfg.BatchSize, 4*in.cfg.MaxBatchBytes,
 		handle, in.requestReset, in.log)
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", stream, err)
 	}
 	prev := sess.stop
 	sess.stop = func() { prev(); stop() }
-	sess.created[stream] = cons.CachedInfo().Created
+	sess.incs[stream] = inc
 	return nil
 }
 
@@ -496,7 +518,9 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 // refuses in its parsed form is stored in its raw form; one refused in
 // every form, or one whose statement keeps failing for a reason not its
 // data (storeBatch), is not acked but delivered again after
-// RetryUnstorable, so it never holds up the others.
+// RetryUnstorable, so it never holds up the others. A message whose
+// consumer was made again meanwhile (its incarnation retired) is stored all
+// the same, and neither acked nor nak'd (see incarnation).
 func (in *Ingester) flush(ctx context.Context, batch []item) {
 	batch, recs := in.records(ctx, batch)
 	if len(recs) == 0 {
@@ -515,9 +539,7 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 		in.metrics.Deferred.Inc()
 		in.log.Warn("dead letter not stored yet: PostgreSQL kept failing its statement for a reason not its data (a timeout, memory, a lock); it stays unacked and comes again",
 			append(logFields(&recs[i]), "retry_in", in.cfg.RetryUnstorable)...)
-		if err := batch[i].msg.NakWithDelay(in.cfg.RetryUnstorable); err != nil {
-			in.log.Debug("nak failed; the message is delivered again after its ack wait", "err", err)
-		}
+		in.nakUnstored(batch[i].msg, &recs[i])
 	}
 	for _, u := range res.Unstorable {
 		unstorable[u.Index] = true
@@ -525,22 +547,39 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 		in.metrics.Unstorable.Inc()
 		in.log.Error("dead letter not stored: PostgreSQL refused it in parsed and in raw form; it stays unacked and comes again",
 			append(logFields(r), "retry_in", in.cfg.RetryUnstorable, "err", u.Err)...)
-		if err := batch[u.Index].msg.NakWithDelay(in.cfg.RetryUnstorable); err != nil {
-			in.log.Debug("nak failed; the message is delivered again after its ack wait", "err", err)
-		}
+		in.nakUnstored(batch[u.Index].msg, r)
 	}
 	for _, rf := range res.Raw {
 		r := &recs[rf.Index]
 		in.metrics.RawForm.WithLabelValues(r.Tenant).Inc()
 		in.log.Warn("dead letter stored in raw form: PostgreSQL refused its parsed form", append(logFields(r), "err", rf.Err)...)
 	}
+	retired := 0
 	for i, it := range batch {
 		if unstorable[i] {
 			continue
 		}
-		if err := it.msg.Ack(); err != nil {
+		switch err := it.msg.Ack(); {
+		case errors.Is(err, errRetired):
+			retired++
+		case err != nil:
 			in.log.Debug("ack after commit failed; redelivery will be deduplicated", "err", err)
 		}
+	}
+	if retired > 0 {
+		in.log.Info("dead letters stored and not acked: their consumer was made again while they waited (an ack would settle the new consumer's message of the same sequence)",
+			"stored", retired)
+	}
+}
+
+// nakUnstored asks for m (not stored, r) again after RetryUnstorable.
+func (in *Ingester) nakUnstored(m jetstream.Msg, r *Record) {
+	switch err := m.NakWithDelay(in.cfg.RetryUnstorable); {
+	case errors.Is(err, errRetired):
+		in.log.Error("dead letter not stored and its consumer was made again while it waited: the new consumer delivers it again if its stream still holds it; if the stream was made again, it went with the old one",
+			logFields(r)...)
+	case err != nil:
+		in.log.Debug("nak failed; the message is delivered again after its ack wait", "err", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package dlq
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -48,6 +49,7 @@ type pullRequest struct {
 type puller struct {
 	nc       *nats.Conn
 	subject  string // the consumer's next-message API subject
+	inc      *incarnation
 	batch    int
 	maxBytes int
 	handle   func(jetstream.Msg)
@@ -63,11 +65,11 @@ type puller struct {
 	stopped bool
 }
 
-// startPuller subscribes to an inbox for stream's consumer durable and
-// asks for the first messages; stop ends it (messages not acked are
-// delivered again).
-func startPuller(nc *nats.Conn, apiPrefix, stream, durable string, batch, maxBytes int, handle func(jetstream.Msg), gone func(), log *slog.Logger) (stop func(), err error) {
-	p := &puller{nc: nc, subject: apiPrefix + "CONSUMER.MSG.NEXT." + stream + "." + durable,
+// startPuller subscribes to an inbox for stream's consumer durable (inc:
+// the one whose acks its messages may send) and asks for the first
+// messages; stop ends it (messages not acked are delivered again).
+func startPuller(nc *nats.Conn, apiPrefix, stream, durable string, inc *incarnation, batch, maxBytes int, handle func(jetstream.Msg), gone func(), log *slog.Logger) (stop func(), err error) {
+	p := &puller{nc: nc, subject: apiPrefix + "CONSUMER.MSG.NEXT." + stream + "." + durable, inc: inc,
 		batch: batch, maxBytes: maxBytes, handle: handle, gone: gone, log: log.With("stream", stream, "consumer", durable)}
 	p.sub, err = nc.Subscribe(nc.NewInbox(), p.receive)
 	if err != nil {
@@ -111,7 +113,7 @@ func (p *puller) receive(m *nats.Msg) {
 	p.pending = max(p.pending-1, 0)
 	p.busy = true
 	p.mu.Unlock()
-	p.handle(pulledMsg{m})
+	p.handle(pulledMsg{m, p.inc})
 	p.mu.Lock()
 	p.busy = false
 	p.seen = time.Now()
@@ -209,9 +211,71 @@ func (p *puller) watch(status chan nats.Status, done chan struct{}) {
 	}
 }
 
+// incarnation is one life of a consumer as a session reads it: the
+// consumer of that name made at that time (a consumer made again, alone or
+// with its stream, has another time). An ack names only the stream, the
+// consumer and the stream sequence, so the server applies an ack for a
+// message of a consumer that was deleted to the message of the same
+// sequence of the consumer made again under its name: if the stream was
+// made again too, another message, which is then never delivered again
+// (nats-server drops it from the consumer's pending and redelivery state,
+// even when it was nak'd to come again). So once its consumer is made again,
+// an incarnation is retired and its messages are neither acked nor nak'd
+// nor kept in progress: the new consumer delivers again whatever its stream
+// still holds (it starts with DeliverAll, and redelivery is deduplicated),
+// and what went with an old stream is gone whatever the console sends.
+type incarnation struct {
+	stream  string
+	created time.Time // the consumer's creation time, as the server gave it
+
+	mu      sync.RWMutex
+	retired bool
+}
+
+// errRetired is what settling a message of a retired incarnation returns.
+var errRetired = errors.New("its consumer was made again: not acked, nak'd or kept in progress, lest it settle the new consumer's message of that sequence")
+
+// settle runs send (an ack, nak or in-progress of a message of c) unless c
+// is retired; retire waits for a send under way.
+func (c *incarnation) settle(send func() error) error {
+	if c == nil {
+		return send()
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.retired {
+		return errRetired
+	}
+	return send()
+}
+
+// retire stops c's messages from being settled from now on.
+func (c *incarnation) retire() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.retired = true
+	c.mu.Unlock()
+}
+
+// isRetired reports whether c was retired.
+func (c *incarnation) isRetired() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.retired
+}
+
 // pulledMsg is a stream message the puller received, as a jetstream.Msg:
-// its metadata read from its ack subject, its acks sent there.
-type pulledMsg struct{ m *nats.Msg }
+// its metadata read from its ack subject, its acks sent there while its
+// incarnation is not retired (errRetired otherwise).
+type pulledMsg struct {
+	m   *nats.Msg
+	inc *incarnation
+}
 
 var _ jetstream.Msg = pulledMsg{}
 
@@ -237,14 +301,16 @@ func (p pulledMsg) Data() []byte         { return p.m.Data }
 func (p pulledMsg) Headers() nats.Header { return p.m.Header }
 func (p pulledMsg) Subject() string      { return p.m.Subject }
 func (p pulledMsg) Reply() string        { return p.m.Reply }
-func (p pulledMsg) Ack() error           { return p.m.Ack() }
+func (p pulledMsg) Ack() error           { return p.inc.settle(func() error { return p.m.Ack() }) }
 func (p pulledMsg) DoubleAck(ctx context.Context) error {
-	return p.m.AckSync(nats.Context(ctx))
+	return p.inc.settle(func() error { return p.m.AckSync(nats.Context(ctx)) })
 }
-func (p pulledMsg) Nak() error                             { return p.m.Nak() }
-func (p pulledMsg) NakWithDelay(delay time.Duration) error { return p.m.NakWithDelay(delay) }
-func (p pulledMsg) InProgress() error                      { return p.m.InProgress() }
-func (p pulledMsg) Term() error                            { return p.m.Term() }
+func (p pulledMsg) Nak() error { return p.inc.settle(func() error { return p.m.Nak() }) }
+func (p pulledMsg) NakWithDelay(delay time.Duration) error {
+	return p.inc.settle(func() error { return p.m.NakWithDelay(delay) })
+}
+func (p pulledMsg) InProgress() error { return p.inc.settle(func() error { return p.m.InProgress() }) }
+func (p pulledMsg) Term() error       { return p.inc.settle(func() error { return p.m.Term() }) }
 func (p pulledMsg) TermWithReason(reason string) error {
-	return p.m.Respond([]byte("+TERM " + reason))
+	return p.inc.settle(func() error { return p.m.Respond([]byte("+TERM " + reason)) })
 }

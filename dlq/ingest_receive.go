@@ -3,6 +3,7 @@ package dlq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -81,10 +82,23 @@ func clientReadWhole(m jetstream.Msg) bool {
 
 // rereadHeaderBlock reads the stored copy of m's header block into r. It
 // reports true when m should rather come again later (the read failed, not
-// for the first few deliveries); m is then nak'd.
+// for the first few deliveries); m is then nak'd. The copy must be the
+// message delivered: stored at the same time under the same subject. A
+// stream made again since the delivery holds another message at that
+// sequence (perhaps of another tenant), whose headers must not become this
+// one's: r is then stored without them, flagged header_block_unavailable
+// with the reason, and so it is too when the read fails and m cannot be
+// nak'd because its consumer was made again (nobody would deliver it again).
 func (in *Ingester) rereadHeaderBlock(ctx context.Context, m jetstream.Msg, r *Received) bool {
 	in.metrics.HeaderRereads.Inc()
 	st, err := readStored(ctx, in.js, r.Stream, r.Seq, false)
+	if err == nil && (!st.Time.Equal(r.Time) || st.Subject != r.Subject) {
+		in.log.Warn("the stream holds another message at a dead letter's sequence (it was made again): stored without its header block",
+			"stream", r.Stream, "seq", r.Seq, "stored_at", r.Time, "found_stored_at", st.Time)
+		r.HeaderBlockErr = fmt.Errorf("read %s #%d from the stream: it holds another message there (stored %s, on %s), not this one (stored %s, on %s): the stream was made again",
+			r.Stream, r.Seq, st.Time.UTC().Format(time.RFC3339Nano), short(st.Subject), r.Time.UTC().Format(time.RFC3339Nano), short(r.Subject))
+		return false
+	}
 	if err == nil {
 		r.HeaderBlock = st.Header
 		if r.HeaderBlock == nil {
@@ -94,10 +108,11 @@ func (in *Ingester) rereadHeaderBlock(ctx context.Context, m jetstream.Msg, r *R
 	}
 	if ctx.Err() == nil && !errors.Is(err, jetstream.ErrMsgNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered < maxHeaderRereads {
-			in.log.Warn("reading a header block again from the stream failed; the dead letter comes again later",
-				"stream", r.Stream, "seq", r.Seq, "deliveries", md.NumDelivered, "err", err)
-			_ = m.NakWithDelay(2 * time.Second)
-			return true
+			if nakErr := m.NakWithDelay(2 * time.Second); !errors.Is(nakErr, errRetired) {
+				in.log.Warn("reading a header block again from the stream failed; the dead letter comes again later",
+					"stream", r.Stream, "seq", r.Seq, "deliveries", md.NumDelivered, "err", err)
+				return true
+			}
 		}
 	}
 	r.HeaderBlockErr = err
