@@ -28,6 +28,10 @@ func (j *job) RequestID() int64 { return j.requestID }
 // SetOutcome gives the job a state and result, as a worker's verdict would.
 func (j *job) SetOutcome(state JobState, result string) { j.state, j.result = state, result }
 
+// AfterJudge runs f after the rules judged a claim, before anything of it
+// is published.
+func (w *Worker) AfterJudge(f func()) { w.afterJudge = f }
+
 // AfterPublish stops the worker after publishing, before recording, when f
 // says false (as a crash would).
 func (w *Worker) AfterPublish(f func(jobs []int64) bool) { w.afterPublish = f }

@@ -91,6 +91,9 @@ type job struct {
 	payload                            []byte
 	principal, itemType                string
 	note                               string // the request's reconciliation note
+	// stamp is what the rights of the request's people rested on when
+	// this claim judged them (authorityStamp); nil when it checked none.
+	stamp *string
 
 	// What the rules judge of the item at execution: the dead letter as it
 	// is (status, and which request holds it), whether the payload was

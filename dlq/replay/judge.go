@@ -65,6 +65,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	defer cancel()
 	table := w.svc.cfg.Policy()
 	runs := map[int64]replaypolicy.Verdict{}
+	stamps := map[int64]*string{} // by request: the people's rights as the run was judged on (authorityStamp)
 	// The request's rules and the item's first, for every job: they say
 	// which jobs the ledger is asked about, all in one read.
 	var keyed []*job
@@ -78,9 +79,12 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		}
 		run, seen := runs[j.requestID]
 		if !seen {
-			run = replaypolicy.JudgeRun(table, w.runFacts(ctx, j), w.svc.cfg.Now())
+			var facts replaypolicy.Run
+			facts, stamps[j.requestID] = w.runFacts(ctx, j)
+			run = replaypolicy.JudgeRun(table, facts, w.svc.cfg.Now())
 			runs[j.requestID] = run
 		}
+		j.stamp = stamps[j.requestID]
 		if run.Outcome != replaypolicy.Go {
 			j.unsent(run)
 			continue
@@ -153,31 +157,57 @@ func (w *Worker) window(ctx context.Context, subject string) replaypolicy.Window
 	return w.svc.cfg.Windows.Window(ctx, subject)
 }
 
+// authorityStamp is what the rights of the people of request $1 rest on
+// (authz.Authority reads nothing else): the authorization policy's version
+// (bumped by every change of a binding or a policy line) and the directory
+// entries of its requester and approvers (identity, email, groups,
+// revocation; not when they were last seen, which a refresh changes
+// without changing a right). A worker reads it before it asks whether they
+// still hold their rights, and its publish gate reads it again before each
+// publish: a stamp that moved means a right may have been lost since, and
+// the jobs go back to the next claim, which asks again. Each person's
+// entry is read by its key (OFFSET 0: never a join of the directory).
+const authorityStamp = `(SELECT coalesce((SELECT version FROM access_version), 0)::text || '/' || coalesce((
+        SELECT md5(string_agg(concat_ws('|', u.issuer, u.subject, u.email, u.email_verified, u.groups::text, u.revoked_at::text),
+                              E'\n' ORDER BY u.issuer, u.subject))
+        FROM (SELECT q.requester_issuer AS issuer, q.requester_subject AS subject FROM replay_requests q WHERE q.id = $1
+              UNION SELECT a.approver_issuer, a.approver_subject FROM replay_approvals a WHERE a.request_id = $1) p
+        CROSS JOIN LATERAL (SELECT * FROM user_directory u WHERE u.issuer = p.issuer AND u.subject = p.subject OFFSET 0) u), ''))`
+
+// selectAuthorityStamp reads authorityStamp of request $1.
+const selectAuthorityStamp = `SELECT ` + authorityStamp
+
 // runFacts is what the rules judge of j's request: its state, and the
 // current rights of its requester and approvers when the worker checks
-// them.
-func (w *Worker) runFacts(ctx context.Context, j *job) replaypolicy.Run {
+// them, with the stamp of what those rights rest on (authorityStamp, read
+// before them; nil when the worker checks no rights).
+func (w *Worker) runFacts(ctx context.Context, j *job) (replaypolicy.Run, *string) {
 	r := replaypolicy.Run{Tenant: j.tenant, Class: j.class, Union: j.requestUnion, Status: string(j.reqStatus), PolicyVersion: j.policy,
 		Requester: j.requester}
 	if j.approvedAt != nil {
 		r.ApprovedAt = *j.approvedAt
 	}
 	if w.auth == nil {
-		return r
+		return r, nil
 	}
 	a := &replaypolicy.Authority{}
 	r.Authority = a
+	var stamp string
+	if err := w.svc.pool.QueryRow(ctx, selectAuthorityStamp, j.requestID).Scan(&stamp); err != nil {
+		a.Unreadable = err.Error()
+		return r, nil
+	}
 	obj := replaypolicy.Object(j.class)
 	a.RequesterMay = w.stillAllowed(ctx, j, j.requester, obj, "request")
 	as, err := approvals(ctx, w.svc.pool, j.requestID)
 	if err != nil {
 		a.Unreadable = err.Error()
-		return r
+		return r, nil
 	}
 	for _, ap := range as {
 		a.Approvers = append(a.Approvers, replaypolicy.Standing{Who: ap.Approver, May: w.stillAllowed(ctx, j, ap.Approver, obj, "approve")})
 	}
-	return r
+	return r, &stamp
 }
 
 // stillAllowed asks the authority whether who may still do act on obj in

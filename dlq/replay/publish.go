@@ -28,7 +28,9 @@ import (
 // statement that the request still publishes (a cancel or a stop is seen
 // before every reservation), that it still holds each job (its fencing
 // token, under a lease that has not run out) and that the job's request
-// still holds its dead letter, and marks the jobs attempted
+// still holds its dead letter, that the request's policy version is still
+// the active one and the rights of its people rest on what the claim judged
+// them on (authorityStamp), and marks the jobs attempted
 // (first_attempt_at: from here on a publish may have landed;
 // first_published_at, once for good), and commits (gateTx) before it
 // publishes each job at its slot. The slots are reckoned from the
@@ -43,6 +45,8 @@ WITH r AS (
     UPDATE replay_requests SET rate_next = greatest(rate_next, clock_timestamp()) + make_interval(secs => $2::float8 / rate)
     WHERE id = $1
       AND status IN ('approved', 'running') -- a cancelled or stopped request publishes nothing more
+      AND ` + policyStillActive + ` -- nor one approved under a policy another process replaced since the claim
+      AND ($6::text IS NULL OR ` + authorityStamp + ` = $6) -- nor one whose people's rights may have changed since the claim
       AND greatest(rate_next, clock_timestamp()) + make_interval(secs => ($2::float8 - 1) / rate) <= $3 -- every slot before the claim stops publishing
     RETURNING rate_next - make_interval(secs => $2::float8 / rate) AS first_slot
 ), m AS (
@@ -60,11 +64,31 @@ WITH r AS (
 )
 SELECT r.first_slot, clock_timestamp(), m.id, m.published_before FROM r LEFT JOIN m ON true`
 
-// Why a gate let nothing through, and what a request's status is between
-// slots.
+// policyStillActive holds of a request (replay_requests' row) whose
+// policy version is the active one (or none is recorded): a worker judges
+// by its own table, which was the active one when it claimed, but another
+// process may activate another since, and a request is never published
+// under rules that are no longer in force (replaypolicy.JudgeRun blocks it
+// at the next claim).
+const policyStillActive = `policy_version = coalesce((SELECT p.version FROM replay_policy_active p), policy_version)`
+
+// Why a gate let nothing through, and whether a request still publishes
+// between slots ($2: the stamp the claim judged its people's rights on,
+// NULL when it checked none): its status, whether its policy is no longer
+// the active one, and whether its people's rights may have changed.
 const (
-	selectGateRefusal = `SELECT status, greatest(rate_next, now()) + make_interval(secs => ($2::float8 - 1) / rate) > $3 FROM replay_requests WHERE id = $1`
-	selectStatus      = `SELECT status FROM replay_requests WHERE id = $1`
+	selectGateRefusal = `SELECT status, greatest(rate_next, now()) + make_interval(secs => ($3::float8 - 1) / rate) > $4,
+        NOT ` + policyStillActive + `, coalesce(` + authorityStamp + ` <> $2, false)
+        FROM replay_requests WHERE id = $1`
+	selectStatus = `SELECT status, NOT ` + policyStillActive + `, coalesce(` + authorityStamp + ` <> $2, false)
+        FROM replay_requests WHERE id = $1`
+)
+
+// Why a job is not published now, though its request still publishes:
+// the next claim judges it again on the policy and the rights as they are.
+const (
+	releasedPolicy = "released: the active replay policy changed since the claim judged it"
+	releasedRights = "released: the rights of the request's people changed since the claim judged them"
 )
 
 // chunkSpan is how much publishing one reservation covers: at most this
@@ -176,7 +200,7 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 				ids, fences = append(ids, c.id), append(fences, c.fence)
 			}
 		}
-		rows, err := tx.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences)
+		rows, err := tx.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences, j.stamp)
 		if err != nil {
 			return err
 		}
@@ -205,17 +229,22 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 
 // refused says what becomes of the unpublished jobs of a request whose
 // gate let nothing through: cancelled when the request was (cancel or
-// emergency stop), released otherwise (no slot before the lease runs out).
+// emergency stop), released otherwise (the policy or the people's rights
+// changed since the claim, or no slot is left before the lease runs out).
 func (w *Worker) refused(ctx context.Context, rest []*job) {
 	j := rest[0]
 	var status Status
-	var late bool
-	err := w.svc.pool.QueryRow(ctx, selectGateRefusal, j.requestID, 1, j.publishBy).Scan(&status, &late)
+	var late, policy, rights bool
+	err := w.svc.pool.QueryRow(ctx, selectGateRefusal, j.requestID, j.stamp, 1, j.publishBy).Scan(&status, &late, &policy, &rights)
 	switch {
 	case err != nil:
 		settle(rest, JobPending, "released: the request's status could not be read: "+err.Error())
 	case status == StatusCancelled:
 		halted(rest)
+	case policy:
+		settle(rest, JobPending, releasedPolicy)
+	case rights:
+		settle(rest, JobPending, releasedRights)
 	case late:
 		settle(rest, JobPending, "released: no publish slot is left before the lease runs out")
 	default:
@@ -351,7 +380,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 					return out
 				}
 				if wait > recheckAfter {
-					switch state, why := w.stillPublishes(ctx, j.requestID); state {
+					switch state, why := w.stillPublishes(ctx, j); state {
 					case "":
 					case JobCancelled:
 						halted(jobs[sent:])
@@ -410,21 +439,27 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 	return out
 }
 
-// stillPublishes reads whether request id still publishes: "" when it
-// does, else what becomes of its unpublished jobs and why (cancelled after
-// a cancel or a stop; released when the status cannot be read: nothing is
-// sent on a guess).
-func (w *Worker) stillPublishes(ctx context.Context, id int64) (JobState, string) {
+// stillPublishes reads whether the request of j still publishes after j
+// waited for its slot: "" when it does, else what becomes of its
+// unpublished jobs and why (cancelled after a cancel or a stop; released
+// when the status cannot be read, nothing being sent on a guess, or when
+// the policy or the people's rights changed since the claim judged them).
+func (w *Worker) stillPublishes(ctx context.Context, j *job) (JobState, string) {
 	var status Status
-	switch err := w.svc.pool.QueryRow(ctx, selectStatus, id).Scan(&status); {
+	var policy, rights bool
+	switch err := w.svc.pool.QueryRow(ctx, selectStatus, j.requestID, j.stamp).Scan(&status, &policy, &rights); {
 	case err != nil:
 		return JobPending, "released: the request's status could not be read: " + err.Error()
-	case status == StatusApproved || status == StatusRunning:
-		return "", ""
 	case status == StatusCancelled:
 		return JobCancelled, "cancelled before it was published"
+	case status != StatusApproved && status != StatusRunning:
+		return JobPending, fmt.Sprintf("released: the request is %s", status)
+	case policy:
+		return JobPending, releasedPolicy
+	case rights:
+		return JobPending, releasedRights
 	}
-	return JobPending, fmt.Sprintf("released: the request is %s", status)
+	return "", ""
 }
 
 // send publishes j asynchronously; a job it cannot send gets its state.

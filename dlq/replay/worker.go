@@ -101,12 +101,14 @@ type Worker struct {
 	// claims and the parts it records them in (record.go).
 	pace recordPace
 
-	// Test hooks. afterPublish runs after the PubAcks are in and before
-	// anything is recorded; returning false stops the worker there, as a
-	// crash would. ack may replace a PubAck outcome (a lost ack).
-	// recordFailed hears of every failed attempt to record. beforeSend runs
-	// just before a job is published, told when its claim stops
-	// publishing.
+	// Test hooks. afterJudge runs after the rules judged a claim and
+	// before anything of it is published. afterPublish runs after the
+	// PubAcks are in and before anything is recorded; returning false
+	// stops the worker there, as a crash would. ack may replace a PubAck
+	// outcome (a lost ack). recordFailed hears of every failed attempt to
+	// record. beforeSend runs just before a job is published, told when
+	// its claim stops publishing.
+	afterJudge   func()
 	afterPublish func(jobs []int64) bool
 	beforeSend   func(jobID int64, publishBy time.Time)
 	ack          func(jobID int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error)
@@ -201,6 +203,9 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	// of the lease is for recording.
 	until := claimed.Add(w.cfg.Lease * 2 / 3)
 	w.judge(ctx, jobs, until)
+	if w.afterJudge != nil {
+		w.afterJudge()
+	}
 	w.publish(ctx, jobs, until)
 	if w.afterPublish != nil {
 		ids := make([]int64, len(jobs))
