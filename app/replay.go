@@ -82,8 +82,13 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	}
 	rcfg := replay.Config{Policy: policy.Load, Reload: reload, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL,
 		Revalidation: cfg.RevalidateSubject != "", Windows: replay.NewStreamWindows(js, 0), WindowMargin: cfg.WindowMargin, MaxPayload: nc.MaxPayload()}
+	// People's rights when nobody is signed in: asked before an approval
+	// counts (the service), and before a worker publishes.
+	auth := authz.Authority{Access: access, Directory: authz.NewDirectory(jobs), MaxAge: cfg.DirectoryMaxAge}
+	rcfg.Authority = auth
 	workerService := replay.New(jobs, rcfg)
 	rcfg.DeadLetters = deadLetters // the process's store: its partition map
+	rcfg.Authority = authz.Authority{Access: access, Directory: authz.NewDirectory(pool), MaxAge: cfg.DirectoryMaxAge}
 	p := &replayParts{table: table, log: log, sweep: min(cfg.DraftTTL/4, time.Minute), service: replay.New(pool, rcfg), sweeper: workerService}
 	if cfg.Subjects.Empty() {
 		log.Warn(replay.SubjectSetting + " is empty: no tenant's dead letters can be replayed until it names their subjects, e.g. app.{tenant}.>")
@@ -105,7 +110,6 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	if cfg.RevalidateSubject != "" {
 		reval = replay.NewNATSRevalidator(nc, cfg.RevalidateSubject, cfg.RevalidateTimeout)
 	}
-	auth := authz.Authority{Access: access, Directory: authz.NewDirectory(jobs), MaxAge: cfg.DirectoryMaxAge}
 	for i := range cfg.Workers {
 		p.workers = append(p.workers, replay.NewWorker(workerService, js, auth, reval, replay.WorkerConfig{
 			Owner: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), Lease: cfg.Lease,

@@ -43,6 +43,10 @@ const (
 	ActionReplaySubmit       = "replay.submit"
 	ActionReplayRequest      = "replay.request"
 	ActionReplayApprove      = "replay.approve"
+	// ActionReplayApprovalVoid: an earlier approval stopped counting, its
+	// approver having lost the right to approve (asked when another
+	// approval would complete the request).
+	ActionReplayApprovalVoid = "replay.approval.voided"
 	ActionReplayApproved     = "replay.approved"
 	ActionReplayReject       = "replay.reject"
 	ActionReplayCancel       = "replay.cancel"
@@ -74,7 +78,7 @@ var actions = [][]string{
 	{ActionDeadLetterDownload, ActionDeadLetterDiscard, ActionDeadLetterResolve, ActionDeadLetterFix},
 	{ActionGroupSnooze, ActionGroupWake, ActionGroupAssign, ActionGroupNote},
 	{ActionReplayDraft, ActionReplayDraftChanged, ActionReplayDraftExpired, ActionReplaySelection, ActionReplaySubmit,
-		ActionReplayRequest, ActionReplayApprove, ActionReplayApproved, ActionReplayReject, ActionReplayCancel,
+		ActionReplayRequest, ActionReplayApprove, ActionReplayApprovalVoid, ActionReplayApproved, ActionReplayReject, ActionReplayCancel,
 		ActionReplayEditPayload, ActionReplayVoid, ActionReplayStop, ActionReplayDone, ActionReplayDoneProblems, ActionReplayPolicy,
 		ReplayItemPrefix + "requested", ReplayItemPrefix + "approved",
 		ReplayItemPrefix + "deferred", ReplayItemPrefix + "replayed", ReplayItemPrefix + "suppressed_duplicate",

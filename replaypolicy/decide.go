@@ -68,6 +68,10 @@ type Approval struct {
 	At time.Time
 	// IntentHash is the hash of the exact intent that was approved.
 	IntentHash string
+	// Void says why the approval no longer counts whatever else holds:
+	// its approver lost the right to approve (the approval that would
+	// complete the request asked); "" while it counts.
+	Void string
 }
 
 // Request is a replay request as the approvers see it.
@@ -422,7 +426,8 @@ func approverPhrase(n int) string {
 // validApprovals returns the distinct approvers whose approvals count now,
 // and a phrase saying how many were ignored and why ("" when none were). An
 // approval counts when its approver is identified and may not be the
-// requester (SamePerson), it approves this request's intent hash, it is
+// requester (SamePerson), it is not void (its approver still held the
+// right when last asked), it approves this request's intent hash, it is
 // dated no earlier than the request and no later than now, and now is
 // before At + approval_expiry. An approver counts once however often they
 // approved, and under however many identities (SamePerson).
@@ -437,6 +442,8 @@ func validApprovals(k Knobs, req Request, now time.Time) ([]quarantine.Actor, st
 			why["unidentified approver"]++
 		case SamePerson(a.Approver, req.Requester):
 			why["by the requester"]++
+		case a.Void != "":
+			why["by an approver who lost the right"]++
 		case a.IntentHash != req.IntentHash:
 			why["for a different intent"]++
 		case a.At.IsZero():

@@ -180,7 +180,8 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	}
 	for _, a := range v.Approvals {
 		m.Approvals.Rows = append(m.Approvals.Rows, views.ReplayApprovalRow{
-			Approver: personLabel(a.Approver.Email, a.Approver.EmailVerified), At: a.At, Counts: hex.EncodeToString(a.IntentHash) == req.IntentHex(),
+			Approver: personLabel(a.Approver.Email, a.Approver.EmailVerified), At: a.At,
+			Counts: hex.EncodeToString(a.IntentHash) == req.IntentHex() && a.VoidedAt == nil, // voided: the approver lost the right
 		})
 	}
 	obj := authz.ReplayObject(string(req.Class))

@@ -20,30 +20,36 @@ type ApproveInput struct {
 }
 
 // An approver signs off once; a second click finds their row. An
-// approval that no longer counts (replaypolicy.ApprovalLapsed: expired)
-// is given again in its place.
+// approval that no longer counts (replaypolicy.ApprovalLapsed: expired,
+// or voided when its approver had lost the right) is given again in its
+// place.
 const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issuer, approver_subject, approver_email,
         approver_email_verified, intent_hash, approved_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7)
     ON CONFLICT (request_id, approver_issuer, approver_subject) DO UPDATE
         SET approver_email = EXCLUDED.approver_email, approver_email_verified = EXCLUDED.approver_email_verified,
-            intent_hash = EXCLUDED.intent_hash, approved_at = EXCLUDED.approved_at
-        WHERE $8::boolean -- only an approval that lapsed is renewed; a second click changes nothing`
+            intent_hash = EXCLUDED.intent_hash, approved_at = EXCLUDED.approved_at, voided_at = NULL, void_reason = ''
+        WHERE $8::boolean -- only an approval that lapsed (or was voided) is renewed; a second click changes nothing`
 
 // Approve records actor's approval of the exact intent they reviewed. It
 // returns forbidden for the requester (also audited as denied), a
 // conflict when the request is not waiting for approval, its intent
-// changed, the rules refuse it, or the actor already approved, and invalid
+// changed, its requester lost the right to request it, the rules refuse
+// it, or the actor already approved, and invalid
 // for a missing typed confirmation. The approval that completes the
 // requirement approves the request and writes its jobs in the same
 // transaction.
 func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor, in ApproveInput, meta quarantine.RequestMeta) (replaypolicy.Decision, error) {
 	var d replaypolicy.Decision
 	var denied string // the tenant of a request the actor may not approve
+	st, err := s.standingOf(ctx, id, actor)
+	if err != nil {
+		return d, fmt.Errorf("approve replay %d: %w", id, err)
+	}
 	// The request first, then only its own approval and jobs, and the audit
 	// chain: no lock another transaction takes before one of those, so no
 	// lock race to lose (pgx.BeginFunc, not dlq.InTx).
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
 			return err
@@ -60,6 +66,9 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		}
 		if v := replaypolicy.JudgeIntent(in.IntentHex, req.IntentHex()); v.Outcome != replaypolicy.Go {
 			return refuse(v, quarantine.ECONFLICT)
+		}
+		if err := s.voidLostApprovals(ctx, tx, &req, actor, meta, st); err != nil {
+			return err
 		}
 		before, err := s.decide(ctx, tx, req, actor)
 		if err != nil {

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -137,4 +138,69 @@ func (b *replayBundle) rerun(t *testing.T, w *replay.Worker, requestID, deadLett
 		return j.State != "pending"
 	})
 	return j
+}
+
+// TestApprovalCountsOnlyWhileApproverHoldsRight: a manual request needs
+// two approvers. The first approves, then loses the right to approve (the
+// provider lists no group at their next refresh); the second approval
+// does not complete the request: the first one is voided (audited in the
+// same transaction) and the request waits. The first approver, given the
+// right back, approves again: that renewed approval counts, and the
+// request runs. A request whose requester lost the right to request is
+// not approved at all.
+func TestApprovalCountsOnlyWhileApproverHoldsRight(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	approverGroup := []string{"quarantine:acme:approver"}
+	id := b.seedItem(t, "orders.refund", "standing-1", nil, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusPendingApproval, req.Status)
+	in := replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY standing-1"}
+	d, err := b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.Equal(t, 1, d.ApprovalsHave)
+
+	require.NoError(t, b.auth.Directory.Remember(ctx, authz.User{Actor: approver1})) // no group at the next refresh
+	d, err = b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	assert.False(t, d.Ready, "an approver who lost the right does not complete the request")
+	assert.Equal(t, 1, d.ApprovalsHave)
+	r, err := b.replays.Request(ctx, req.ID)
+	require.NoError(t, err)
+	assert.Equal(t, replay.StatusPendingApproval, r.Status)
+	assert.Empty(t, b.jobStates(t, req.ID))
+	var reason string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT void_reason FROM replay_approvals WHERE request_id = $1 AND approver_subject = $2 AND voided_at IS NOT NULL`,
+		req.ID, approver1.Subject).Scan(&reason))
+	assert.Equal(t, "the approver a1@example.com no longer may approve manual replays in acme", reason)
+	var auditReason, actor string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT reason, actor_subject FROM audit_log WHERE action = $1 AND object_id = $2`,
+		audit.ActionReplayApprovalVoid, strconv.FormatInt(req.ID, 10)).Scan(&auditReason, &actor))
+	assert.Equal(t, reason, auditReason)
+	assert.Equal(t, approver2.Subject, actor, "voided in the transaction of the approval that asked")
+
+	_, err = b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "a second click is still not a second approval: %v", err)
+	require.NoError(t, b.auth.Directory.Remember(ctx, authz.User{Actor: approver1, Groups: approverGroup})) // the right is back
+	d, err = b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
+	require.NoError(t, err, "a voided approval is given again")
+	assert.True(t, d.Ready)
+	assert.Equal(t, 2, d.ApprovalsHave)
+	assert.Equal(t, 1, countAudit(t, b, audit.ActionReplayApprovalVoid))
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitStatus(t, req.ID, replay.StatusDone)
+	assert.Equal(t, 1, b.publishedAs(t, "standing-1"))
+
+	t.Run("RequesterLostRight", func(t *testing.T) {
+		other := b.seedItem(t, "email.send", "standing-2", nats.Header{dlq.HeaderOperationID: {"op-standing-2"}}, "{}")
+		req := b.request(t, []int64{other}, replay.SubmitInput{})
+		require.NoError(t, b.auth.Directory.Remember(ctx, authz.User{Actor: oncall})) // no group any more
+		_, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+		assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "%v", err)
+		assert.ErrorContains(t, err, "the requester oncall@example.com no longer may request same_operation replays in acme")
+		var n int
+		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_approvals WHERE request_id = $1`, req.ID).Scan(&n))
+		assert.Zero(t, n, "nothing counted")
+	})
 }

@@ -205,6 +205,9 @@ func (w *Worker) runFacts(ctx context.Context, j *job) (replaypolicy.Run, *strin
 		return r, nil
 	}
 	for _, ap := range as {
+		if ap.VoidedAt != nil {
+			continue // it does not count: whether its approver may approve now changes nothing
+		}
 		a.Approvers = append(a.Approvers, replaypolicy.Standing{Who: ap.Approver, May: w.stillAllowed(ctx, j, ap.Approver, obj, "approve")})
 	}
 	return r, &stamp

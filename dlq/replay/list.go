@@ -101,7 +101,8 @@ const selectList = `SELECT ` + requestColumns + `, own FROM (
 ) page ORDER BY own DESC, id DESC LIMIT $15`
 
 // The approvals of several requests.
-const selectApprovalsOf = `SELECT request_id, approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at
+const selectApprovalsOf = `SELECT request_id, approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at,
+        voided_at, void_reason
     FROM replay_approvals WHERE request_id = ANY($1) ORDER BY approved_at`
 
 // listArgs are the arguments of listWhere ($1 to $11) for f.
@@ -182,7 +183,7 @@ func approvalsOf(ctx context.Context, q querier, ids []int64) (map[int64][]Appro
 	var id int64
 	var a Approval
 	_, err = pgx.ForEachRow(rows, []any{&id, &a.Approver.Issuer, &a.Approver.Subject, &a.Approver.Email, &a.Approver.EmailVerified,
-		&a.IntentHash, &a.At}, func() error {
+		&a.IntentHash, &a.At, &a.VoidedAt, &a.VoidReason}, func() error {
 		out[id] = append(out[id], a)
 		return nil
 	})
@@ -205,7 +206,7 @@ func (s *Service) expires(t *replaypolicy.Table, req Request, as []Approval, now
 		return at(*req.ApprovedAt, k.ApprovalExpiry)
 	case req.Status == StatusPendingApproval:
 		for _, a := range as { // oldest first
-			if e := a.At.Add(k.ApprovalExpiry); e.After(now) && bytes.Equal(a.IntentHash, req.IntentHash) {
+			if e := a.At.Add(k.ApprovalExpiry); e.After(now) && bytes.Equal(a.IntentHash, req.IntentHash) && a.VoidedAt == nil {
 				return &e
 			}
 		}

@@ -31,7 +31,8 @@ const (
         WHERE i.request_id = $1 ORDER BY i.position LIMIT $2`
 	// Live items are the ones not skipped when the selection was frozen.
 	selectLiveItems = `SELECT ` + itemColumns + ` FROM replay_items i WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
-	selectApprovals = `SELECT approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at
+	selectApprovals = `SELECT approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at,
+            voided_at, void_reason
         FROM replay_approvals WHERE request_id = $1 ORDER BY approved_at`
 	// The payload an item sends: the edited one, else the dead letter's.
 	selectItemPayload = `SELECT coalesce(i.payload, d.payload) FROM replay_items i

@@ -130,11 +130,15 @@ func verdictName(o replaypolicy.Outcome) string {
 	return VerdictBlock
 }
 
-// Approval is one approver's sign-off.
+// Approval is one approver's sign-off. VoidedAt is when it stopped
+// counting because its approver lost the right to approve (nil while it
+// counts), VoidReason why.
 type Approval struct {
 	Approver   quarantine.Actor
 	IntentHash []byte
 	At         time.Time
+	VoidedAt   *time.Time
+	VoidReason string
 }
 
 // Answers for what does not exist or is not the caller's to see.
@@ -209,7 +213,8 @@ func (it *Item) setUntil(notBefore *time.Time) {
 
 func scanApproval(row pgx.CollectableRow) (Approval, error) {
 	var a Approval
-	err := row.Scan(&a.Approver.Issuer, &a.Approver.Subject, &a.Approver.Email, &a.Approver.EmailVerified, &a.IntentHash, &a.At)
+	err := row.Scan(&a.Approver.Issuer, &a.Approver.Subject, &a.Approver.Email, &a.Approver.EmailVerified, &a.IntentHash, &a.At,
+		&a.VoidedAt, &a.VoidReason)
 	return a, err
 }
 
@@ -224,7 +229,8 @@ func policyRequest(req Request, approvals []Approval) replaypolicy.Request {
 		pr.RequestedAt = *req.SubmittedAt
 	}
 	for _, a := range approvals {
-		pr.Approvals = append(pr.Approvals, replaypolicy.Approval{Approver: a.Approver, At: a.At, IntentHash: hex.EncodeToString(a.IntentHash)})
+		pr.Approvals = append(pr.Approvals, replaypolicy.Approval{Approver: a.Approver, At: a.At, IntentHash: hex.EncodeToString(a.IntentHash),
+			Void: a.VoidReason})
 	}
 	return pr
 }

@@ -49,6 +49,11 @@ type Config struct {
 	// SelectionHeaderBytes bounds the header bytes one selection copies
 	// into its drafts; default MaxSelectionHeaderBytes.
 	SelectionHeaderBytes int
+	// Authority says whether people still hold their rights when nobody
+	// is signed in (nil: nothing is asked). An approval is counted only
+	// after the request's requester and earlier approvers are asked
+	// (voidLostApprovals); workers ask again before they publish.
+	Authority Authority
 	// MaxPayload is the NATS server's max_payload in bytes (the
 	// connection's MaxPayload): a replay bigger than it is refused when it
 	// is judged, and so is an edit that makes it so; 0: unknown.

@@ -83,7 +83,6 @@ func setupReplay(t *testing.T) *replayBundle {
 	table, err := replaypolicy.Load("../../dev/policy.toml")
 	require.NoError(t, err)
 	b.policy.Store(table)
-	b.replays = replay.New(b.db.Pool, b.config(t))
 	b.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("REPLAY_TEST_LOG") != "" {
 		b.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -92,6 +91,7 @@ func setupReplay(t *testing.T) *replayBundle {
 	require.NoError(t, err)
 	dir := authz.NewDirectory(b.db.Pool)
 	b.auth = authz.Authority{Access: access, Directory: dir}
+	b.replays = replay.New(b.db.Pool, b.config(t))
 	for a, groups := range map[quarantine.Actor][]string{
 		oncall: {"quarantine:acme:oncall"}, approver1: {"quarantine:acme:approver"}, approver2: {"quarantine:acme:approver"},
 	} {
@@ -102,11 +102,11 @@ func setupReplay(t *testing.T) *replayBundle {
 }
 
 // config is the replay service's configuration of the tests: the bundle's
-// policy and clock, the tests' replay subjects, a revalidation service
+// policy, clock and authority, the tests' replay subjects, a revalidation service
 // (each test's worker brings its responder), and the target streams'
 // duplicate windows read from NATS with a small margin.
 func (b *replayBundle) config(t testing.TB) replay.Config {
-	return replay.Config{Policy: b.policy.Load, Subjects: testSubjects(t), Now: b.clock, Revalidation: true,
+	return replay.Config{Policy: b.policy.Load, Subjects: testSubjects(t), Now: b.clock, Revalidation: true, Authority: b.auth,
 		Windows: replay.NewStreamWindows(b.js, time.Second), WindowMargin: 100 * time.Millisecond, MaxPayload: b.nc.MaxPayload()}
 }
 

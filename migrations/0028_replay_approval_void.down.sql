@@ -1,0 +1,1 @@
+ALTER TABLE replay_approvals DROP COLUMN void_reason, DROP COLUMN voided_at;
