@@ -204,3 +204,33 @@ func TestApprovalCountsOnlyWhileApproverHoldsRight(t *testing.T) {
 		assert.Zero(t, n, "nothing counted")
 	})
 }
+
+// TestApprovedItemCannotBeClosedBeforeItsSend: between the approval and
+// the send, the dead letter of an approved request cannot be discarded or
+// resolved (the close refuses it, audited as denied): it is held by the
+// request, which replays it once. (At execution the worker judges its
+// status again all the same: TestWorkerRechecksItemStatus.)
+func TestApprovedItemCannotBeClosedBeforeItsSend(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "email.send", "held-close", nats.Header{dlq.HeaderOperationID: {"op-held-close"}}, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	d, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.True(t, d.Ready)
+	for _, to := range []dlq.Status{dlq.StatusDiscarded, dlq.StatusResolved} {
+		n, err := b.store.Close(ctx, dlq.CloseInput{IDs: []int64{id}, To: to, Reason: "behind the approval's back", All: true}, oncall, quarantine.RequestMeta{})
+		assert.Zero(t, n, "%s: %v", to, err)
+	}
+	var denied int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE outcome = 'denied' AND action IN ($1, $2)
+        AND reason LIKE '%not open (replay_requested)%'`, audit.ActionDeadLetterDiscard, audit.ActionDeadLetterResolve).Scan(&denied))
+	assert.Equal(t, 2, denied)
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitStatus(t, req.ID, replay.StatusDone)
+	assert.Equal(t, 1, b.publishedAs(t, "held-close"))
+	got, err := b.store.Get(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, dlq.StatusReplayed, got.Status)
+}
