@@ -225,3 +225,42 @@ func payloadKindText(kind string) string {
 	}
 	return kind
 }
+
+// HiddenIn names the values of the dead letter, as the page shows them,
+// that hold hidden or direction-changing characters (HasHidden for one-line
+// values, HasHiddenLines for texts): "Error", "Header X-Evil". The page
+// says so above everything else, so that the on-call reads the markers as
+// what they are.
+func (m DeadLetterDetailModel) HiddenIn() []string {
+	var out []string
+	for _, v := range []struct {
+		name, value string
+		lines       bool
+	}{
+		{"Tenant", m.Tenant, false}, {"Item type", m.ItemType, false}, {"DLQ subject", m.Subject, false},
+		{"Original subject", m.OriginalSubject, false}, {"Message id", m.MsgID, false},
+		{"Operation id", m.OperationID, false}, {"Correlation id", m.CorrelationID, false},
+		{"Principal", m.Principal, false}, {"Consumer", m.Consumer, true}, {"Delivered as", m.Delivery, true},
+		{"Error", m.Error, true}, {"Stack trace", m.Stack, true},
+		{"Payload", payloadText(m.Payload), true}, {"Header block", payloadText(m.HeaderBlock), true},
+	} {
+		if v.lines && HasHiddenLines(v.value) || !v.lines && HasHidden(v.value) {
+			out = append(out, v.name)
+		}
+	}
+	for _, h := range m.Headers {
+		if HasHidden(h.Name) || HasHidden(h.Value) {
+			out = append(out, "Header "+h.Name)
+		}
+	}
+	return out
+}
+
+// payloadText is the text of a payload view that shows text (a hex dump
+// shows no character of the payload), or "".
+func payloadText(v PayloadView) string {
+	if v.Kind == PayloadText || v.Kind == PayloadJSON {
+		return v.Text
+	}
+	return ""
+}
