@@ -73,6 +73,13 @@ func TestServeScreens(t *testing.T) {
 		Error:       "refund failed: header table too large: " + strings.Repeat("<tr><td>X-Trace</td></tr> ", 4000),
 		Stack:       strings.Repeat("payments.(*Refunder).Refund(...)\n\t/srv/payments/refund.go:88\n", 3000), At: now.Add(-2 * time.Minute)})
 	ids := testfactory.DeadLetters(t, pool, letters...)
+	// A producer's dead letter whose values hide or reorder text ("Trojan
+	// Source"): a right-to-left override, zero-width spaces, isolates.
+	hidden := testfactory.DeadLetter(t, pool, testfactory.Letter{Tenant: "acme", ItemType: "email.send",
+		Subject: "app.acme.email.\u202ednes", MsgID: "mail-\u202e77-\u2066x", OperationID: "send-\u200b77",
+		Error: "refund \u202edeliaf\u200b for \u2066order 7\u2069\nat mailer.Send (mailer.go:12)\u200b\u200b\u200b",
+		Class: "transient", Headers: map[string][]string{"X-Note": {"a\u2066b\u200bc\u202e"}},
+		Payload: []byte("{\"to\":\"ops\u202e@example.com\",\"note\":\"\u200b\"}"), At: now.Add(-time.Minute)})
 
 	oncallC, oncall := b.SignIn(t, "acme:oncall", "globex:oncall")
 	viewerC, _ := b.SignIn(t, "acme:viewer")
@@ -82,6 +89,7 @@ func TestServeScreens(t *testing.T) {
 	mail := ids[len(ids)-5 : len(ids)-1]
 	testfactory.Request(t, b.Replays, oncall.Actor, mail[:2], replay.SubmitInput{Reason: "smtp relay fixed"})
 	testfactory.Draft(t, b.Replays, oncall.Actor, ids[0], ids[1])
+	testfactory.Request(t, b.Replays, oncall.Actor, []int64{hidden}, replay.SubmitInput{Reason: "relay fixed"})
 
 	people := []struct {
 		name   string
@@ -112,6 +120,7 @@ func TestServeScreens(t *testing.T) {
 		t.Cleanup(func() { _ = srv.Close() })
 		t.Logf("%s: http://%s/", p.name, addr)
 	}
-	t.Logf("dead letters %d..%d (%d has 526 headers and cut texts); serving for %s", ids[0], ids[len(ids)-1], ids[len(ids)-1], serveFor)
+	t.Logf("dead letters %d..%d (%d has 526 headers and cut texts, %d hidden characters); serving for %s",
+		ids[0], hidden, ids[len(ids)-1], hidden, serveFor)
 	<-ctx.Done()
 }
