@@ -145,11 +145,13 @@ const htmxConfig = `{"includeIndicatorStyles":false,"allowEval":false,"allowScri
 	`{"code":"[23]..","swap":true},{"code":"422","swap":true},{"code":"[45]..","swap":false,"error":true},` +
 	`{"code":"...","swap":false}]}`
 
+// pageTitle is the page's <title>, which holds text only: Shown writes
+// any hidden character a title took from a request as its marker.
 func pageTitle(p Page) string {
 	if p.Title == "" {
 		return "Quarantine"
 	}
-	return p.Title + " · Quarantine"
+	return Shown(p.Title) + " · Quarantine"
 }
 
 func seqText(n int64) string { return strconv.FormatInt(n, 10) }

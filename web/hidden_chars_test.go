@@ -38,8 +38,8 @@ const (
 
 // TestHiddenCharactersReadAsMarkers: a value that came from a message and
 // holds hidden or direction-changing characters reads as it is on every
-// page that shows it (the list, the detail, the replay confirm, request
-// and approval pages): each character a visible marker "<U+202E>", never
+// page that shows it (the list and its filter, the detail, the replay
+// confirm, request and approval pages, the audit log): each character a visible marker "<U+202E>", never
 // the character itself in text a person reads; the detail page says which
 // values hold some; copy buttons and the download keep the exact bytes.
 func TestHiddenCharactersReadAsMarkers(t *testing.T) {
@@ -145,6 +145,19 @@ func TestHiddenCharactersReadAsMarkers(t *testing.T) {
 		assertReplayItem(t, item)
 		assert.Contains(t, page.Find(".page-sub").Text(), "acme<U+200B>")
 		assertNoHiddenText(t, page)
+	})
+
+	t.Run("AuditLog", func(t *testing.T) {
+		auditor, _ := b.SignIn(t, "*:auditor")
+		d := getPage(t, b, auditor, "/audit?message_id="+url.QueryEscape(hiddenMsgID))
+		rows := d.Find(`[data-testid="audit-row"]`)
+		require.Positive(t, rows.Length(), "the replay's item events name the message id")
+		rows.Each(func(_ int, r *goquery.Selection) {
+			assert.Equal(t, "mail-<U+202E>77-<U+2066>x", r.Find(`td[data-label="Message"]`).Text())
+			assert.Equal(t, "acme<U+200B>", r.Find(`td[data-label="Tenant"]`).Text())
+		})
+		assert.Equal(t, "Reads as mail-<U+202E>77-<U+2066>xhidden characters", d.Find(`[data-testid="field-shown-message_id"]`).Text())
+		assertNoHiddenText(t, d)
 	})
 }
 
