@@ -18,10 +18,10 @@ import (
 // that reorder the text around them ("Trojan Source": a subject
 // "orders.\u202edetaerc" reads "orders.created"), and characters that
 // show as nothing at all (zero-width spaces, joiners, fillers, tags).
-// Untrusted and UntrustedLines write such a value so that a person reads
-// it as it is: every such character as a visible marker "<U+202E>", and
-// the whole value isolated (<bdi dir="ltr">), so that it cannot reorder
-// the page around it either.
+// Untrusted, UntrustedLines and UntrustedBlock write such a value so that
+// a person reads it as it is: every such character as a visible marker
+// "<U+202E>", and the whole value isolated (<bdi dir="ltr">, or the block
+// it fills), so that it cannot reorder the page around it either.
 //
 // The set is taken from the standard library's Unicode tables, kept in
 // step with Unicode by the Go team, rather than a list written here:
@@ -73,12 +73,19 @@ func HasHiddenLines(s string) bool { return firstHidden(s, true) >= 0 }
 // holding the text Shown writes, with the character's name in its title.
 // The text of the element is Shown(s). Copy buttons and downloads carry
 // the value itself, not this.
-func Untrusted(s string) templ.Component { return untrusted(s, false) }
+func Untrusted(s string) templ.Component { return untrusted(s, false, true) }
 
 // UntrustedLines is Untrusted for a multi-line text (an error, a stack
 // trace, a payload, a reason): tab, line feed and carriage return stay.
 // The text of the element is ShownLines(s).
-func UntrustedLines(s string) templ.Component { return untrusted(s, true) }
+func UntrustedLines(s string) templ.Component { return untrusted(s, true, true) }
+
+// UntrustedBlock is UntrustedLines for the whole content of a block of its
+// own (the <pre> of an error, a stack trace, a payload): the block is the
+// isolation (a bidi paragraph ends with it, and it takes the page's left-
+// to-right direction), so no <bdi> wraps the text, and a text without
+// hidden characters makes no element at all.
+func UntrustedBlock(s string) templ.Component { return untrusted(s, true, false) }
 
 // untrustedOpen starts an isolated value. dir="ltr" rather than auto: the
 // console is written left to right, and a value's parts (the tokens of a
@@ -86,11 +93,13 @@ func UntrustedLines(s string) templ.Component { return untrusted(s, true) }
 // whatever script the first of them is in.
 const untrustedOpen = `<bdi class="ut" dir="ltr">`
 
-func untrusted(s string, lines bool) templ.Component {
+func untrusted(s string, lines, isolate bool) templ.Component {
 	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
 		var b strings.Builder
 		b.Grow(len(s) + len(untrustedOpen) + len("</bdi>"))
-		b.WriteString(untrustedOpen)
+		if isolate {
+			b.WriteString(untrustedOpen)
+		}
 		eachPart(s, lines, func(text string, m *marker) {
 			if m == nil {
 				b.WriteString(templ.EscapeString(text))
@@ -102,7 +111,9 @@ func untrusted(s string, lines bool) templ.Component {
 			b.WriteString(templ.EscapeString(m.text()))
 			b.WriteString(`</bdi>`)
 		})
-		b.WriteString("</bdi>")
+		if isolate {
+			b.WriteString("</bdi>")
+		}
 		_, err := io.WriteString(w, b.String())
 		return err
 	})

@@ -98,6 +98,15 @@ func TestUntrusted(t *testing.T) {
 
 	doc, _ = render(t, views.UntrustedLines("at main.go:1\n\tat \u2067x"))
 	assert.Equal(t, "at main.go:1\n\tat <U+2067>x", doc.Find("bdi.ut").Text())
+
+	// A block's whole content: no wrapper, and no element without a hidden
+	// character.
+	var buf bytes.Buffer
+	require.NoError(t, views.UntrustedBlock("<b>x</b>\n\ty").Render(context.Background(), &buf))
+	assert.Equal(t, "&lt;b&gt;x&lt;/b&gt;\n\ty", buf.String())
+	buf.Reset()
+	require.NoError(t, views.UntrustedBlock("a\u202eb").Render(context.Background(), &buf))
+	assert.True(t, strings.HasPrefix(buf.String(), `a<bdi class="uc" dir="ltr" title="U+202E RIGHT-TO-LEFT OVERRIDE`), buf.String())
 }
 
 func FuzzUntrusted(f *testing.F) {

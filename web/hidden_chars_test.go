@@ -103,7 +103,9 @@ func TestHiddenCharactersReadAsMarkers(t *testing.T) {
 		assert.Equal(t, 1, header.Find(`[data-testid="hidden-chars"]`).Length(), "the value is flagged")
 		marker := byID(d, "dl-msgid").Find("bdi.uc").First()
 		assert.Contains(t, marker.AttrOr("title", ""), "U+202E RIGHT-TO-LEFT OVERRIDE")
-		assertIsolated(t, byID(d, "dl-error"))
+		assertIsolated(t, byID(d, "dl-msgid"))
+		assert.Equal(t, 3, byID(d, "dl-error").Children().Length(), "the error's block is its isolation: three markers, no wrapper")
+		assert.Equal(t, 3, byID(d, "dl-error").Children().Filter("bdi.uc").Length())
 
 		// Copy buttons copy the value itself, and the download is the
 		// payload's exact bytes.
