@@ -85,7 +85,27 @@ func (s *Server) handleError(err error, c echo.Context) {
 		}
 		return
 	}
+	s.viewer(c)
 	if rerr := s.render(c, status, views.ErrorPage(s.page(c, title, ""), status, title, detail)); rerr != nil {
 		s.deps.Log.Error("render error page", "err", rerr)
+	}
+}
+
+// viewer finds who is signed in for an error page that no route's
+// middleware reached (a path with no route, a method it lacks, a static
+// file that is not there), so that the page's top bar shows them and their
+// links rather than "Sign in". It decides nothing: the links lead to
+// routes that check again.
+func (s *Server) viewer(c echo.Context) {
+	if _, ok := c.Get(ctxUser).(authz.User); ok || s.deps.Login == nil { // no sign-in: a handler alone, in a unit test
+		return
+	}
+	u, ok, err := s.deps.Login.Current(c.Request().Context())
+	if err != nil {
+		s.deps.Log.Warn("error page: read the session", "err", err)
+		return
+	}
+	if ok {
+		c.Set(ctxUser, u)
 	}
 }
