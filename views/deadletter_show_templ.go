@@ -801,7 +801,7 @@ func deadLetterShow(m DeadLetterDetailModel) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if m.MsgIDDerived {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 93, "<span class=\"flag\" title=\"The producer sent none; derived from where the message first lived. Every replay uses it.\">derived</span>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 93, "<span class=\"flag\" title=\"The producer sent none; derived from where and when its stream stored the message. Every replay uses it.\">derived</span>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -504,7 +504,9 @@ func (g *generator) next() []any {
 	msgID := fmt.Sprintf("%s-%x-%d", strings.ReplaceAll(itemType, ".", "-"), r.Uint32(), seq)
 	derived := r.IntN(10) == 0
 	if derived {
-		msgID = fmt.Sprintf("%s:%d", strings.ToUpper(strings.SplitN(itemType, ".", 2)[0]), 1000000+seq)
+		// as ingest names an id-less original: where its stream stored it
+		// and when (some time before it first failed)
+		msgID = dlq.DerivedMsgID(strings.ToUpper(strings.SplitN(itemType, ".", 2)[0]), uint64(1000000+seq), at.Add(-10*time.Minute))
 	}
 	opID := ""
 	if strings.HasPrefix(itemType, "email.") || strings.HasPrefix(itemType, "orders.") || r.IntN(4) == 0 {
