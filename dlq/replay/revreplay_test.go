@@ -1,0 +1,152 @@
+package replay_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// TestRevreplayApproverAgedOutMidClaimPublishesNothing (review): a worker
+// claims and judges an approved request while its approver's directory
+// entry is younger than the authority's MaxAge (their groups count); before
+// it publishes, the entry ages past MaxAge (time passes; nothing in the
+// database changes), so the approver no longer holds the right to approve
+// (authz.Authority: an entry older than MaxAge keeps no groups). The gate's
+// authorityStamp leaves seen_at out, so it does not move and the job is
+// published by an approver who, at the moment of the publish, no longer
+// holds the right; the next claim blocks the same job for that reason.
+func TestRevreplayApproverAgedOutMidClaimPublishesNothing(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	msgID := "aged-out-1"
+	id := b.seedItem(t, "email.send", msgID, nats.Header{dlq.HeaderOperationID: {"op-" + msgID}}, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusPendingApproval, req.Status)
+	d, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.True(t, d.Ready)
+
+	// The authority's clock: the real one, moved on by shift.
+	var shift atomic.Int64
+	auth := b.auth
+	auth.MaxAge = time.Hour
+	auth.Now = func() time.Time { return time.Now().Add(time.Duration(shift.Load())) }
+	w := replay.NewWorker(b.replays, b.js, auth, nil, replay.WorkerConfig{Poll: 20 * time.Millisecond, AckTimeout: time.Minute,
+		Retry: time.Millisecond}, b.log)
+	w.AfterJudge(func() { shift.Store(int64(2 * time.Hour)) }) // the approver's entry is now older than MaxAge
+	n, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	published := b.publishedAs(t, msgID)
+	j := b.job(t, req.ID, id)
+	assert.Zero(t, published, "published after the approver's right had lapsed (job %s: %s)", j.State, j.Result)
+	may, err := auth.StillAllowed(ctx, approver1, "acme", replaypolicy.Object(replaypolicy.SameOperation), "approve")
+	require.NoError(t, err)
+	assert.False(t, may, "at the publish, the authority says the approver no longer may approve")
+
+	// What the rule says of the same job once a claim asks again.
+	if j.State == "pending" {
+		w.AfterJudge(nil)
+		j = b.rerun(t, w, req.ID, id)
+		assert.Equal(t, "blocked", j.State, j.Result)
+	}
+}
+
+// TestRevreplayOwnRetryJudgedOnTheBrokersClock (review): the PubAck of a
+// first publish the broker stored is lost; the retry is answered
+// Duplicate, and the message the broker keeps is this replay's own. But
+// OursKept compares the kept message's time (the broker's clock) with
+// first_published_at (the database's clock, the gate's now()), allowing
+// only REPLAY_WINDOW_MARGIN (1 s) between them. With the database's clock
+// 5 s ahead of the broker's (simulated by moving first_published_at on by
+// 5 s, as a database 5 s ahead would have written it), the replay's own
+// publish is judged "not this replay's": the job is deferred, its attempt
+// unmarked (a first attempt again), and once the broker's window has
+// passed it is published again and stored a second time; the item ends
+// "replayed" with two effects.
+func TestRevreplayOwnRetryJudgedOnTheBrokersClock(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	const window = 3 * time.Second
+	ev := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Duplicates: window})
+	cfg := b.config(t)
+	cfg.WindowMargin = time.Second // the default
+	svc := replay.New(b.db.Pool, cfg)
+	id := b.seedItem(t, "search.index_update", "skew-1", nats.Header{dlq.HeaderOriginalSubject: {"events.acme.search.index_update"}}, `{"n":1}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	w := replay.NewWorker(svc, b.js, b.auth, nil, replay.WorkerConfig{Retry: 20 * time.Millisecond, AckTimeout: time.Minute, Poll: 20 * time.Millisecond}, b.log)
+	loseAcks(w, 1)
+	_, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "unknown", b.job(t, req.ID, id).State)
+	require.Equal(t, 1, copiesOf(t, ev, "skew-1"), "the first publish was stored")
+
+	// The database's clock is 5 s ahead of the broker's.
+	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET first_published_at = first_published_at + interval '5 seconds'
+        WHERE request_id = $1 AND dead_letter_id = $2`, req.ID, id)
+	require.NoError(t, err)
+
+	var j jobRow
+	wait.Until(t, "the job to end", 2*time.Minute, func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		j = b.job(t, req.ID, id)
+		return j.State != "unknown" && j.State != "pending" && j.State != "deferred"
+	})
+	assert.Equal(t, 1, copiesOf(t, ev, "skew-1"), "the target stores the replay once (job %s, %d deferrals: %s)", j.State, j.Deferrals, j.Result)
+}
+
+// TestRevreplayEvictingLimitsStreamUnknownOutcome (review, F4's rule is
+// incomplete): Window.Volatile counts only interest/work-queue retention
+// and memory storage as forgetting ids over a restart. A limits stream
+// that removes messages itself (here MaxMsgsPerSubject 1, a last-value
+// stream; MaxMsgs/MaxBytes with DiscardOld, or an operator's purge, do the
+// same) forgets them as well: the replay's PubAck is lost, a newer message
+// on the subject evicts it, NATS restarts inside the duplicate window, and
+// the retry is stored again, over the newer message.
+func TestRevreplayEvictingLimitsStreamUnknownOutcome(t *testing.T) {
+	b := setupReplay(t)
+	ctx := context.Background()
+	o := startOwnNATS(t, b)
+	st, err := o.js.CreateStream(ctx, jetstream.StreamConfig{Name: "LAST", Subjects: []string{"events.>"}, MaxMsgsPerSubject: 1,
+		Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute})
+	require.NoError(t, err)
+	const subject = "events.acme.search.index_update"
+	id := b.seedItem(t, "search.index_update", "lv-1", nats.Header{dlq.HeaderOriginalSubject: {subject}}, `{"n":1}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	w := o.worker(b, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	loseAcks(w, 1)
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "unknown", b.job(t, req.ID, id).State)
+	require.Equal(t, 1, copiesOf(t, st, "lv-1"), "the first publish was stored")
+
+	m := nats.NewMsg(subject)
+	m.Header.Set(dlq.HeaderNatsMsgID, "newer-state")
+	m.Data = []byte(`{"n":2}`)
+	_, err = o.js.PublishMsg(ctx, m)
+	require.NoError(t, err)
+	require.Equal(t, 0, copiesOf(t, st, "lv-1"), "the newer message evicted the replay")
+	o.stop(t)
+	o.start(t)
+
+	j := runUntil(t, b, w, req.ID, id, "unknown", "pending")
+	st, err = o.js.Stream(ctx, "LAST")
+	require.NoError(t, err)
+	assert.Equal(t, 0, copiesOf(t, st, "lv-1"), "stored again after a newer message replaced it (job %s: %s)", j.State, j.Result)
+	assert.Equal(t, 1, copiesOf(t, st, "newer-state"), "the newer message is still the subject's last")
+}
