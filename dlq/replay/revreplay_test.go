@@ -150,3 +150,40 @@ func TestRevreplayEvictingLimitsStreamUnknownOutcome(t *testing.T) {
 	assert.Equal(t, 0, copiesOf(t, st, "lv-1"), "stored again after a newer message replaced it (job %s: %s)", j.State, j.Result)
 	assert.Equal(t, 1, copiesOf(t, st, "newer-state"), "the newer message is still the subject's last")
 }
+
+// revalStub answers every revalidation with allow.
+type revalStub struct{ allow atomic.Bool }
+
+func (r *revalStub) Revalidate(context.Context, replay.RevalidateQuery) (bool, string, error) {
+	if r.allow.Load() {
+		return true, "", nil
+	}
+	return false, "the principal's grant was revoked", nil
+}
+
+// TestRevreplayRevalidationDeniedMidClaimPublishesNothing (review): the
+// owning service allows a revalidate item when the claim judges it, and
+// revokes the principal's authority before the publish (the claim may
+// publish for up to two thirds of its lease after judging). The docs say
+// the service answers "just before publishing"; the gate re-checks the
+// people's rights (0139d26) but never asks the service again, so the item
+// is published after the service said no.
+func TestRevreplayRevalidationDeniedMidClaimPublishesNothing(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "accounts.permission_grant", "reval-mid", nats.Header{dlq.HeaderPrincipal: {"user:7"}}, `{"grant":"admin"}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	d, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.True(t, d.Ready)
+	reval := &revalStub{}
+	reval.allow.Store(true)
+	w := b.worker(t, replay.WorkerConfig{Retry: time.Millisecond}, reval)
+	w.AfterJudge(func() { reval.allow.Store(false) }) // the owning service revokes the principal's grant
+	n, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	j := b.job(t, req.ID, id)
+	assert.Zero(t, b.publishedAs(t, "reval-mid"), "published after the owning service denied it (job %s: %s)", j.State, j.Result)
+}
