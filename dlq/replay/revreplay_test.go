@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
@@ -186,4 +187,52 @@ func TestRevreplayRevalidationDeniedMidClaimPublishesNothing(t *testing.T) {
 	require.Equal(t, 1, n)
 	j := b.job(t, req.ID, id)
 	assert.Zero(t, b.publishedAs(t, "reval-mid"), "published after the owning service denied it (job %s: %s)", j.State, j.Result)
+}
+
+// loseAfterAsking is an Authority that answers as inner does, and right
+// after answering for who, takes who's groups away (a refresh that lands
+// between the question and the approval's transaction).
+type loseAfterAsking struct {
+	inner authz.Authority
+	who   quarantine.Actor
+	lose  func()
+	done  atomic.Bool
+}
+
+func (a *loseAfterAsking) StillAllowed(ctx context.Context, who quarantine.Actor, tenant, object, action string) (bool, error) {
+	ok, err := a.inner.StillAllowed(ctx, who, tenant, object, action)
+	if who.SameIdentity(a.who) && !a.done.Swap(true) {
+		a.lose()
+	}
+	return ok, err
+}
+
+// TestRevreplayApprovalStandingAskedBeforeTheTransaction (review): docs
+// (access.md) say "a request is never approved on the word of someone who
+// no longer holds the right". standingOf asks before the approval's
+// transaction; a right lost between the question and the commit is not
+// seen, and the request is approved on the earlier approver's word (the
+// worker blocks it later).
+func TestRevreplayApprovalStandingAskedBeforeTheTransaction(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "orders.refund", "standing-race", nil, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusPendingApproval, req.Status)
+	in := replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY standing-race"}
+	_, err := b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
+	require.NoError(t, err)
+
+	cfg := b.config(t)
+	cfg.Authority = &loseAfterAsking{inner: b.auth, who: approver1, lose: func() {
+		require.NoError(t, b.auth.Directory.Remember(ctx, authz.User{Actor: approver1})) // no group at this refresh
+	}}
+	svc := replay.New(b.db.Pool, cfg)
+	d, err := svc.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	may, err := b.auth.StillAllowed(ctx, approver1, "acme", replaypolicy.Object(replaypolicy.Manual), "approve")
+	require.NoError(t, err)
+	require.False(t, may, "approver1 lost the right before the approval committed")
+	assert.False(t, d.Ready, "approved on the word of an approver who no longer holds the right")
 }
