@@ -6,11 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
@@ -185,13 +187,34 @@ func run(t *testing.T, w *replay.Worker) {
 func (b *replayBundle) waitStatus(t *testing.T, id int64, want replay.Status) replay.Request {
 	t.Helper()
 	var r replay.Request
-	wait.Until(t, fmt.Sprintf("request %d to be %s", id, want), 2*time.Minute, func() bool {
+	wait.For(t, fmt.Sprintf("request %d to be %s", id, want), 2*time.Minute, func() error {
 		var err error
 		r, err = b.replays.Request(context.Background(), id)
 		require.NoError(t, err)
-		return r.Status == want
+		if r.Status == want {
+			return nil
+		}
+		return fmt.Errorf("it is %s (%s); its jobs: %s", r.Status, r.StatusReason, b.jobsText(t, id))
 	})
 	return r
+}
+
+// jobsText is what became of each job of request id, for a failure's
+// message.
+func (b *replayBundle) jobsText(t *testing.T, id int64) string {
+	t.Helper()
+	rows, err := b.db.Pool.Query(context.Background(), `SELECT dead_letter_id, state, result, attempts FROM replay_jobs WHERE request_id = $1 ORDER BY dead_letter_id`, id)
+	require.NoError(t, err)
+	var out []string
+	var dl int64
+	var state, result string
+	var attempts int
+	_, err = pgx.ForEachRow(rows, []any{&dl, &state, &result, &attempts}, func() error {
+		out = append(out, fmt.Sprintf("%d %s after %d claims: %s", dl, state, attempts, result))
+		return nil
+	})
+	require.NoError(t, err)
+	return strings.Join(out, "; ")
 }
 
 // waitFinished waits until request id ends, done or done with problems,
