@@ -28,19 +28,28 @@ type Window struct {
 	// stores: a stream that removes what was consumed, or keeps nothing
 	// over a restart, forgets an id inside its window (Volatile).
 	Retention, Storage string
+	// Evicts names the stream's limits that remove a message before it
+	// ages out (the last N per subject; a count or size, discarding the
+	// oldest): "" when none. The broker forgets an evicted message's id
+	// when it restarts (Volatile).
+	Evicts string
 }
 
 // Volatile says why the stream's duplicate window may not drop a
 // republish ("" when it does): a restart of the broker forgets the ids of
 // messages the stream no longer stores, and a stream of interest or
 // work-queue retention removes what its consumers took, one of memory
-// storage everything.
+// storage everything, one with limits that evict (Evicts) what they
+// push out. A purge by an operator is not foreseen: docs/replay.md says
+// not to purge a replay's target inside its window.
 func (w Window) Volatile() string {
 	switch {
 	case w.Storage == "memory":
 		return fmt.Sprintf("stream %s keeps its messages in memory, so a restart of the broker forgets the ids of its duplicate window", w.Stream)
 	case w.Retention != "" && w.Retention != "limits":
 		return fmt.Sprintf("stream %s removes messages its consumers took (%s retention), and a restart of the broker forgets their ids", w.Stream, w.Retention)
+	case w.Evicts != "":
+		return fmt.Sprintf("stream %s removes messages before they age out (it %s), and a restart of the broker forgets their ids", w.Stream, w.Evicts)
 	}
 	return ""
 }
@@ -201,7 +210,9 @@ func OursKept(a Ack) bool {
 // person decide). A PubAck: Replayed. A Duplicate: the broker kept a
 // message under the id; when it is our own earlier publish, Replayed; when
 // it is another, Defer until its window has passed (the attempt did not
-// land), or Suppressed after MaxDeferrals; when it cannot be read back, a
+// land), or Suppressed after MaxDeferrals; when a retry's kept message is
+// ours in all but its stored time (the broker's clock against the
+// database's), Reconcile: a person decides, nothing is published again; when it cannot be read back, a
 // first attempt is deferred by a whole window from now, and a retry is our
 // own publish (the first attempt was made after the original's window, so
 // nothing but ours can hold the id).
@@ -242,6 +253,15 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v
 	case OursKept(a):
 		return v.plain(Replayed, CheckOwnDuplicate, fmt.Sprintf("replayed: the broker answered Duplicate, and the message it keeps (%s:%d) is this replay's own earlier publish", a.Stream, a.Seq))
+	case !a.FirstAttempt && !a.FirstPublishedAt.IsZero() && a.Kept.Unreadable == "" && a.Kept.Tagged && a.ApprovedSHA256 != "" &&
+		strings.EqualFold(a.Kept.PayloadSHA256, a.ApprovedSHA256):
+		// Ours in all but the time, which is the broker's clock against the
+		// database's: deferring would publish it again once the window has
+		// passed, a second effect if it is ours, and if it is a copy (ours
+		// then dropped for it) a second effect too.
+		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate for a retry after an unknown outcome; the message it keeps (%s:%d) carries this replay's headers and approved payload "+
+			"but was stored at %s by the broker's clock, before this replay first published (%s by the database's): it is this replay's own publish if the broker's clock is behind, else a copy. "+
+			"Check the target and say whether it was applied", a.Stream, a.Seq, formatTime(a.Kept.StoredAt), formatTime(a.FirstPublishedAt)))
 	case a.Kept.Unreadable != "" && !a.FirstAttempt:
 		return v.plain(Replayed, CheckOwnDuplicate, fmt.Sprintf("replayed: the broker answered Duplicate for a retry after an unknown outcome; the message it keeps (%s:%d) could not be read back (%s), "+
 			"and the first attempt was made after the original's duplicate window, so it is this replay's own publish", a.Stream, a.Seq, a.Kept.Unreadable))

@@ -19,7 +19,7 @@ import (
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
-// TestRevreplayApproverAgedOutMidClaimPublishesNothing (review): a worker
+// TestApproverAgedOutMidClaimPublishesNothing (review): a worker
 // claims and judges an approved request while its approver's directory
 // entry is younger than the authority's MaxAge (their groups count); before
 // it publishes, the entry ages past MaxAge (time passes; nothing in the
@@ -28,7 +28,7 @@ import (
 // authorityStamp leaves seen_at out, so it does not move and the job is
 // published by an approver who, at the moment of the publish, no longer
 // holds the right; the next claim blocks the same job for that reason.
-func TestRevreplayApproverAgedOutMidClaimPublishesNothing(t *testing.T) {
+func TestApproverAgedOutMidClaimPublishesNothing(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
@@ -66,7 +66,7 @@ func TestRevreplayApproverAgedOutMidClaimPublishesNothing(t *testing.T) {
 	}
 }
 
-// TestRevreplayOwnRetryJudgedOnTheBrokersClock (review): the PubAck of a
+// TestOwnRetryUnderSkewedClocksIsReconciled: the PubAck of a
 // first publish the broker stored is lost; the retry is answered
 // Duplicate, and the message the broker keeps is this replay's own. But
 // OursKept compares the kept message's time (the broker's clock) with
@@ -74,11 +74,11 @@ func TestRevreplayApproverAgedOutMidClaimPublishesNothing(t *testing.T) {
 // only REPLAY_WINDOW_MARGIN (1 s) between them. With the database's clock
 // 5 s ahead of the broker's (simulated by moving first_published_at on by
 // 5 s, as a database 5 s ahead would have written it), the replay's own
-// publish is judged "not this replay's": the job is deferred, its attempt
-// unmarked (a first attempt again), and once the broker's window has
-// passed it is published again and stored a second time; the item ends
+// publish fails OursKept's time test. It needs reconciliation: deferring
+// it (as before) unmarked its attempt, and once the broker's window had
+// passed it was published again and stored a second time, the item
 // "replayed" with two effects.
-func TestRevreplayOwnRetryJudgedOnTheBrokersClock(t *testing.T) {
+func TestOwnRetryUnderSkewedClocksIsReconciled(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
@@ -109,17 +109,18 @@ func TestRevreplayOwnRetryJudgedOnTheBrokersClock(t *testing.T) {
 		return j.State != "unknown" && j.State != "pending" && j.State != "deferred"
 	})
 	assert.Equal(t, 1, copiesOf(t, ev, "skew-1"), "the target stores the replay once (job %s, %d deferrals: %s)", j.State, j.Deferrals, j.Result)
+	assert.Equal(t, "needs_reconciliation", j.State, "ours but for the clocks: a person decides (%s)", j.Result)
 }
 
-// TestRevreplayEvictingLimitsStreamUnknownOutcome (review, F4's rule is
-// incomplete): Window.Volatile counts only interest/work-queue retention
-// and memory storage as forgetting ids over a restart. A limits stream
-// that removes messages itself (here MaxMsgsPerSubject 1, a last-value
-// stream; MaxMsgs/MaxBytes with DiscardOld, or an operator's purge, do the
-// same) forgets them as well: the replay's PubAck is lost, a newer message
-// on the subject evicts it, NATS restarts inside the duplicate window, and
-// the retry is stored again, over the newer message.
-func TestRevreplayEvictingLimitsStreamUnknownOutcome(t *testing.T) {
+// TestEvictingLimitsStreamUnknownOutcomeNeedsReconciliation: a limits
+// stream that removes messages itself (here MaxMsgsPerSubject 1, a
+// last-value stream; MaxMsgs/MaxBytes with DiscardOld alike) forgets their
+// ids when the broker restarts, as interest, work-queue and memory streams
+// do. So a publish to it whose PubAck is lost is not retried: it needs
+// reconciliation at once. Before, the retry went: a newer message on the
+// subject evicted the replay, NATS restarted inside the duplicate window,
+// and the retry was stored again, over the newer message.
+func TestEvictingLimitsStreamUnknownOutcomeNeedsReconciliation(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	o := startOwnNATS(t, b)
@@ -133,7 +134,9 @@ func TestRevreplayEvictingLimitsStreamUnknownOutcome(t *testing.T) {
 	loseAcks(w, 1)
 	_, err = w.RunOnce(ctx)
 	require.NoError(t, err)
-	require.Equal(t, "unknown", b.job(t, req.ID, id).State)
+	j := b.job(t, req.ID, id)
+	require.Equal(t, "needs_reconciliation", j.State, j.Result)
+	assert.Contains(t, j.Result, "keeps the last 1 per subject")
 	require.Equal(t, 1, copiesOf(t, st, "lv-1"), "the first publish was stored")
 
 	m := nats.NewMsg(subject)
@@ -145,7 +148,10 @@ func TestRevreplayEvictingLimitsStreamUnknownOutcome(t *testing.T) {
 	o.stop(t)
 	o.start(t)
 
-	j := runUntil(t, b, w, req.ID, id, "unknown", "pending")
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	j = b.job(t, req.ID, id)
+	assert.Equal(t, "needs_reconciliation", j.State, "a person decides; nothing is retried (%s)", j.Result)
 	st, err = o.js.Stream(ctx, "LAST")
 	require.NoError(t, err)
 	assert.Equal(t, 0, copiesOf(t, st, "lv-1"), "stored again after a newer message replaced it (job %s: %s)", j.State, j.Result)
@@ -162,14 +168,14 @@ func (r *revalStub) Revalidate(context.Context, replay.RevalidateQuery) (bool, s
 	return false, "the principal's grant was revoked", nil
 }
 
-// TestRevreplayRevalidationDeniedMidClaimPublishesNothing (review): the
+// TestRevalidationDeniedMidClaimPublishesNothing (review): the
 // owning service allows a revalidate item when the claim judges it, and
 // revokes the principal's authority before the publish (the claim may
 // publish for up to two thirds of its lease after judging). The docs say
 // the service answers "just before publishing"; the gate re-checks the
 // people's rights (0139d26) but never asks the service again, so the item
 // is published after the service said no.
-func TestRevreplayRevalidationDeniedMidClaimPublishesNothing(t *testing.T) {
+func TestRevalidationDeniedMidClaimPublishesNothing(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()

@@ -3,7 +3,9 @@ package replay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,7 +95,28 @@ func (s *StreamWindows) read(ctx context.Context, subject string) replaypolicy.W
 		return replaypolicy.Window{Unreadable: "stream " + name + ": " + err.Error()}
 	}
 	cfg := st.CachedInfo().Config
-	return replaypolicy.Window{Stream: name, Duplicates: cfg.Duplicates, Retention: retentionName(cfg.Retention), Storage: storageName(cfg.Storage)}
+	return replaypolicy.Window{Stream: name, Duplicates: cfg.Duplicates, Retention: retentionName(cfg.Retention), Storage: storageName(cfg.Storage),
+		Evicts: evicts(cfg)}
+}
+
+// evicts names the limits of a stream that remove a message before it
+// ages out ("" when none): the last N per subject, or a count or size
+// whose oldest messages go first (discard old). The broker forgets such a
+// message's id when it restarts, inside the window or not.
+func evicts(cfg jetstream.StreamConfig) string {
+	var ls []string
+	if cfg.MaxMsgsPerSubject > 0 {
+		ls = append(ls, fmt.Sprintf("keeps the last %d per subject", cfg.MaxMsgsPerSubject))
+	}
+	if cfg.Discard == jetstream.DiscardOld {
+		if cfg.MaxMsgs > 0 {
+			ls = append(ls, fmt.Sprintf("keeps the last %d messages", cfg.MaxMsgs))
+		}
+		if cfg.MaxBytes > 0 {
+			ls = append(ls, fmt.Sprintf("keeps the last %d bytes", cfg.MaxBytes))
+		}
+	}
+	return strings.Join(ls, ", ")
 }
 
 // retentionName and storageName name a stream's retention and storage as
