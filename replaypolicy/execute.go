@@ -200,16 +200,26 @@ func JudgeJob(j Job) Verdict {
 		}
 	}
 	if j.has(Revalidate) {
-		r := j.Revalidation
-		switch {
-		case r == nil:
-			v.Outcome, v.Needs = Wait, NeedRevalidation
-			return v
-		case r.Unanswered != "":
-			return v.plain(Block, CheckRevalidationNone, "revalidation got no answer: "+r.Unanswered)
-		case !r.Allow:
-			return v.plain(Block, CheckRevalidationDeny, "revalidation denied: "+r.Reason)
-		}
+		return JudgeRevalidation(j)
+	}
+	return v
+}
+
+// JudgeRevalidation is what the owning service's answer about a revalidate
+// job means (Needs NeedRevalidation until given): blocked when there is
+// none or it is no, else Go. A worker asks it when its claim judges the
+// job and again right before the send.
+func JudgeRevalidation(j Job) Verdict {
+	v := Verdict{Class: j.Class, Rule: -1, Outcome: Go}
+	r := j.Revalidation
+	switch {
+	case r == nil:
+		v.Outcome, v.Needs = Wait, NeedRevalidation
+		return v
+	case r.Unanswered != "":
+		return v.plain(Block, CheckRevalidationNone, "revalidation got no answer: "+r.Unanswered)
+	case !r.Allow:
+		return v.plain(Block, CheckRevalidationDeny, "revalidation denied: "+r.Reason)
 	}
 	return v
 }

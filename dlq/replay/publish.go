@@ -408,6 +408,20 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 					continue
 				}
 			}
+			if (replaypolicy.Classing{Class: j.class, Union: j.union}).Has(replaypolicy.Revalidate) {
+				// The owning service is asked again right before the send:
+				// its answer to the claim's judge may be up to two thirds
+				// of a lease old, and a principal's authority it revoked
+				// since must stop the publish.
+				f := j.facts()
+				f.Revalidation = w.revalidate(ctx, j)
+				if v := replaypolicy.JudgeRevalidation(f); v.Outcome != replaypolicy.Go {
+					j.unsent(v)
+					j.resetAttempt = j.firstAttempt // the gate marked it; nothing was sent
+					sent++
+					continue
+				}
+			}
 			if w.beforeSend != nil {
 				w.beforeSend(j.id, until)
 			}

@@ -168,13 +168,13 @@ func (r *revalStub) Revalidate(context.Context, replay.RevalidateQuery) (bool, s
 	return false, "the principal's grant was revoked", nil
 }
 
-// TestRevalidationDeniedMidClaimPublishesNothing (review): the
-// owning service allows a revalidate item when the claim judges it, and
-// revokes the principal's authority before the publish (the claim may
-// publish for up to two thirds of its lease after judging). The docs say
-// the service answers "just before publishing"; the gate re-checks the
-// people's rights (0139d26) but never asks the service again, so the item
-// is published after the service said no.
+// TestRevalidationDeniedMidClaimPublishesNothing: the owning service
+// allows a revalidate item when the claim judges it, and revokes the
+// principal's authority before the publish (the claim may publish for up
+// to two thirds of its lease after judging). The worker asks the service
+// again right before the send, and the item is blocked, unpublished.
+// Before, it was asked only when the claim judged it, and the item was
+// published after the service said no.
 func TestRevalidationDeniedMidClaimPublishesNothing(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -193,6 +193,8 @@ func TestRevalidationDeniedMidClaimPublishesNothing(t *testing.T) {
 	require.Equal(t, 1, n)
 	j := b.job(t, req.ID, id)
 	assert.Zero(t, b.publishedAs(t, "reval-mid"), "published after the owning service denied it (job %s: %s)", j.State, j.Result)
+	assert.Equal(t, "blocked", j.State)
+	assert.Contains(t, j.Result, "revalidation denied: the principal's grant was revoked")
 }
 
 // loseAfterAsking is an Authority that answers as inner does, and right
