@@ -183,6 +183,9 @@ func TestApprovalCountsOnlyWhileApproverHoldsRight(t *testing.T) {
 	_, err = b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "a second click is still not a second approval: %v", err)
 	require.NoError(t, b.auth.Directory.Remember(ctx, authz.User{Actor: approver1, Groups: approverGroup})) // the right is back
+	waiting, err := b.replays.Awaiting(ctx, []string{"acme"}, false, approver1, func(string, replaypolicy.Class) bool { return true }, 10)
+	require.NoError(t, err)
+	assert.Equal(t, 1, waiting, "the request waits for its voided approver again (their approvals page counts it)")
 	d, err = b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
 	require.NoError(t, err, "a voided approval is given again")
 	assert.True(t, d.Ready)

@@ -298,13 +298,13 @@ func (s *Service) counts(ctx context.Context, f ListFilter, requests, items int)
 // SamePerson and the viewer's rights on the class are judged in Go, on
 // these rows), with the emails of the approvals so far.
 const selectAwaiting = `SELECT r.tenant, r.class, r.requester_issuer, r.requester_subject, r.requester_email, r.requester_email_verified,
-        ARRAY(SELECT a.approver_email FROM replay_approvals a WHERE a.request_id = r.id)
+        ARRAY(SELECT a.approver_email FROM replay_approvals a WHERE a.request_id = r.id AND a.voided_at IS NULL)
     FROM replay_requests r
     WHERE r.status = 'pending_approval' -- only requests that wait for an approval
       AND (r.tenant = ANY($1) OR $2) -- in the viewer's tenants
       AND NOT (r.requester_issuer = $3 AND r.requester_subject = $4) -- never one's own
-      AND NOT EXISTS (SELECT 1 FROM replay_approvals a WHERE a.request_id = r.id
-                      AND a.approver_issuer = $3 AND a.approver_subject = $4) -- nor one already approved
+      AND NOT EXISTS (SELECT 1 FROM replay_approvals a WHERE a.request_id = r.id AND a.voided_at IS NULL
+                      AND a.approver_issuer = $3 AND a.approver_subject = $4) -- nor one already approved (a voided approval waits to be given again)
     ORDER BY r.created_at LIMIT $5`
 
 // awaitingRows is how many rows Awaiting reads per request it counts at
