@@ -138,31 +138,50 @@ type Authority struct {
 // <subject> binding) counts: its groups and email are the provider's word
 // from longer ago than any session lasts.
 func (a Authority) StillAllowed(ctx context.Context, who quarantine.Actor, tenant, object, action string) (bool, error) {
+	ok, _, err := a.StillAllowedUntil(ctx, who, tenant, object, action)
+	return ok, err
+}
+
+// StillAllowedUntil is StillAllowed, and when the answer rests on the
+// provider's word (groups, email) that lapses with the entry's age, the
+// time on the authority's clock (Clock) when it lapses; zero when nothing
+// of it lapses (the entry is past MaxAge already, or the answer is no).
+func (a Authority) StillAllowedUntil(ctx context.Context, who quarantine.Actor, tenant, object, action string) (bool, time.Time, error) {
 	e, err := a.Directory.Lookup(ctx, who.Issuer, who.Subject)
 	if quarantine.ErrorCode(err) == quarantine.ENOTFOUND {
-		return false, nil
+		return false, time.Time{}, nil
 	}
 	if err != nil {
-		return false, err
+		return false, time.Time{}, err
 	}
 	if !e.RevokedAt.IsZero() {
-		return false, nil
+		return false, time.Time{}, nil
 	}
-	now, maxAge := time.Now, a.MaxAge
-	if a.Now != nil {
-		now = a.Now
-	}
+	maxAge := a.MaxAge
 	if maxAge <= 0 {
 		maxAge = DefaultDirectoryMaxAge
 	}
 	u := e.User
-	if now().Sub(e.SeenAt) > maxAge {
+	lapses := e.SeenAt.Add(maxAge)
+	if a.Clock().After(lapses) {
 		u.Groups, u.Email, u.EmailVerified = nil, "", false
+		lapses = time.Time{}
 	}
 	// A binding removed a moment ago counts as removed, whether or not
 	// this process's listener heard of it yet.
 	if err := a.Access.atLeast(e.accessVersion); err != nil {
-		return false, err
+		return false, time.Time{}, err
 	}
-	return a.Access.Can(u, tenant, object, action), nil
+	if !a.Access.Can(u, tenant, object, action) {
+		return false, time.Time{}, nil
+	}
+	return true, lapses, nil
+}
+
+// Clock is the authority's time now (Now, default time.Now).
+func (a Authority) Clock() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
 }

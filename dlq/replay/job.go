@@ -94,6 +94,9 @@ type job struct {
 	// stamp is what the rights of the request's people rested on when
 	// this claim judged them (authorityStamp); nil when it checked none.
 	stamp *string
+	// rightsLapse is when a yes of those rights lapses with time, on the
+	// authority's clock (zero: none does; Worker.rightsLapsed).
+	rightsLapse time.Time
 
 	// What the rules judge of the item at execution: the dead letter as it
 	// is (status, and which request holds it), whether the payload was

@@ -65,7 +65,8 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	defer cancel()
 	table := w.svc.cfg.Policy()
 	runs := map[int64]replaypolicy.Verdict{}
-	stamps := map[int64]*string{} // by request: the people's rights as the run was judged on (authorityStamp)
+	stamps := map[int64]*string{}   // by request: the people's rights as the run was judged on (authorityStamp)
+	lapses := map[int64]time.Time{} // by request: when a yes of the rights it was judged on lapses with time (rightsLapsed)
 	// The request's rules and the item's first, for every job: they say
 	// which jobs the ledger is asked about, all in one read.
 	var keyed []*job
@@ -80,11 +81,11 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		run, seen := runs[j.requestID]
 		if !seen {
 			var facts replaypolicy.Run
-			facts, stamps[j.requestID] = w.runFacts(ctx, j)
+			facts, stamps[j.requestID], lapses[j.requestID] = w.runFacts(ctx, j)
 			run = replaypolicy.JudgeRun(table, facts, w.svc.cfg.Now())
 			runs[j.requestID] = run
 		}
-		j.stamp = stamps[j.requestID]
+		j.stamp, j.rightsLapse = stamps[j.requestID], lapses[j.requestID]
 		if run.Outcome != replaypolicy.Go {
 			j.unsent(run)
 			continue
@@ -181,43 +182,63 @@ const selectAuthorityStamp = `SELECT ` + authorityStamp
 // current rights of its requester and approvers when the worker checks
 // them, with the stamp of what those rights rest on (authorityStamp, read
 // before them; nil when the worker checks no rights).
-func (w *Worker) runFacts(ctx context.Context, j *job) (replaypolicy.Run, *string) {
+func (w *Worker) runFacts(ctx context.Context, j *job) (_ replaypolicy.Run, _ *string, lapses time.Time) {
 	r := replaypolicy.Run{Tenant: j.tenant, Class: j.class, Union: j.requestUnion, Status: string(j.reqStatus), PolicyVersion: j.policy,
 		Requester: j.requester}
 	if j.approvedAt != nil {
 		r.ApprovedAt = *j.approvedAt
 	}
 	if w.auth == nil {
-		return r, nil
+		return r, nil, lapses
 	}
 	a := &replaypolicy.Authority{}
 	r.Authority = a
 	var stamp string
 	if err := w.svc.pool.QueryRow(ctx, selectAuthorityStamp, j.requestID).Scan(&stamp); err != nil {
 		a.Unreadable = err.Error()
-		return r, nil
+		return r, nil, lapses
 	}
 	obj := replaypolicy.Object(j.class)
-	a.RequesterMay = w.stillAllowed(ctx, j, j.requester, obj, "request")
+	a.RequesterMay = w.stillAllowed(ctx, j, j.requester, obj, "request", &lapses)
 	as, err := approvals(ctx, w.svc.pool, j.requestID)
 	if err != nil {
 		a.Unreadable = err.Error()
-		return r, nil
+		return r, nil, lapses
 	}
 	for _, ap := range as {
 		if ap.VoidedAt != nil {
 			continue // it does not count: whether its approver may approve now changes nothing
 		}
-		a.Approvers = append(a.Approvers, replaypolicy.Standing{Who: ap.Approver, May: w.stillAllowed(ctx, j, ap.Approver, obj, "approve")})
+		a.Approvers = append(a.Approvers, replaypolicy.Standing{Who: ap.Approver, May: w.stillAllowed(ctx, j, ap.Approver, obj, "approve", &lapses)})
 	}
-	return r, &stamp
+	return r, &stamp, lapses
 }
 
 // stillAllowed asks the authority whether who may still do act on obj in
-// j's tenant; a failed lookup counts as no.
-func (w *Worker) stillAllowed(ctx context.Context, j *job, who quarantine.Actor, obj, act string) bool {
-	ok, err := w.auth.StillAllowed(ctx, who, j.tenant, obj, act)
-	return err == nil && ok
+// j's tenant; a failed lookup counts as no. A yes that lapses with time
+// (lapsingAuthority) moves lapses to when it does, if sooner.
+func (w *Worker) stillAllowed(ctx context.Context, j *job, who quarantine.Actor, obj, act string, lapses *time.Time) bool {
+	la, ok := w.auth.(lapsingAuthority)
+	if !ok {
+		ok, err := w.auth.StillAllowed(ctx, who, j.tenant, obj, act)
+		return err == nil && ok
+	}
+	may, until, err := la.StillAllowedUntil(ctx, who, j.tenant, obj, act)
+	if err != nil || !may {
+		return false
+	}
+	if !until.IsZero() && (lapses.IsZero() || until.Before(*lapses)) {
+		*lapses = until
+	}
+	return true
+}
+
+// rightsLapsed says whether a yes j's claim was judged on has lapsed with
+// time since (j.rightsLapse on the authority's clock), so that j must not
+// be published on it: the next claim asks again.
+func (w *Worker) rightsLapsed(j *job) bool {
+	la, ok := w.auth.(lapsingAuthority)
+	return ok && !j.rightsLapse.IsZero() && !la.Clock().Before(j.rightsLapse)
 }
 
 // ledgerFor is what the replay ledger says of j's identities (Identities:

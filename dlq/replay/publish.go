@@ -429,6 +429,13 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				settle(jobs[sent:], JobPending, "released: the worker is stopping")
 				return out
 			}
+			if w.rightsLapsed(j) {
+				// A person's yes rested on the provider's word, which has
+				// grown older than the authority takes it since the claim
+				// asked: the next claim asks again.
+				settle(jobs[sent:], JobPending, releasedRights)
+				return out
+			}
 			if !time.Now().Before(until) {
 				// The gate saw the lease live, but the wait for the slot
 				// (or a pause of this process) took the claim past the

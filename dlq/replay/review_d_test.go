@@ -14,6 +14,7 @@ import (
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
@@ -146,4 +147,53 @@ func TestRevalidationDeniedMidClaimPublishesNothing(t *testing.T) {
 	assert.Zero(t, b.publishedAs(t, "reval-mid"), "published after the owning service denied it (job %s: %s)", j.State, j.Result)
 	assert.Equal(t, "blocked", j.State)
 	assert.Contains(t, j.Result, "revalidation denied: the principal's grant was revoked")
+}
+
+// TestApproverAgedOutMidClaimPublishesNothing: a worker
+// claims and judges an approved request while its approver's directory
+// entry is younger than the authority's MaxAge (their groups count); before
+// it publishes, the entry ages past MaxAge (time passes; nothing in the
+// database changes), so the approver no longer holds the right to approve
+// (authz.Authority: an entry older than MaxAge keeps no groups). The
+// worker knows when the yes it was judged on lapses and publishes nothing
+// after it: the job goes back to the next claim, which blocks it. Before,
+// the gate's stamp (which leaves seen_at out) did not move, and the job
+// was published by an approver who no longer held the right.
+func TestApproverAgedOutMidClaimPublishesNothing(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	msgID := "aged-out-1"
+	id := b.seedItem(t, "email.send", msgID, nats.Header{dlq.HeaderOperationID: {"op-" + msgID}}, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusPendingApproval, req.Status)
+	d, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.True(t, d.Ready)
+
+	// The authority's clock: the real one, moved on by shift.
+	var shift atomic.Int64
+	auth := b.auth
+	auth.MaxAge = time.Hour
+	auth.Now = func() time.Time { return time.Now().Add(time.Duration(shift.Load())) }
+	w := replay.NewWorker(b.replays, b.js, auth, nil, replay.WorkerConfig{Poll: 20 * time.Millisecond, AckTimeout: time.Minute,
+		Retry: time.Millisecond}, b.log)
+	w.AfterJudge(func() { shift.Store(int64(2 * time.Hour)) }) // the approver's entry is now older than MaxAge
+	n, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	published := b.publishedAs(t, msgID)
+	j := b.job(t, req.ID, id)
+	assert.Zero(t, published, "published after the approver's right had lapsed (job %s: %s)", j.State, j.Result)
+	may, err := auth.StillAllowed(ctx, approver1, "acme", replaypolicy.Object(replaypolicy.SameOperation), "approve")
+	require.NoError(t, err)
+	assert.False(t, may, "at the publish, the authority says the approver no longer may approve")
+
+	assert.Equal(t, "pending", j.State, "released to the next claim: %s", j.Result)
+
+	// What the rule says of the same job once a claim asks again.
+	w.AfterJudge(nil)
+	j = b.rerun(t, w, req.ID, id)
+	assert.Equal(t, "blocked", j.State, j.Result)
+	assert.Zero(t, b.publishedAs(t, msgID))
 }

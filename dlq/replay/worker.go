@@ -18,6 +18,14 @@ type Authority interface {
 	StillAllowed(ctx context.Context, who quarantine.Actor, tenant, object, action string) (bool, error)
 }
 
+// lapsingAuthority is an Authority whose yes may lapse with time
+// (authz.Authority: a directory entry older than its MaxAge keeps no
+// groups): StillAllowedUntil also says when, on its Clock.
+type lapsingAuthority interface {
+	StillAllowedUntil(ctx context.Context, who quarantine.Actor, tenant, object, action string) (bool, time.Time, error)
+	Clock() time.Time
+}
+
 // Revalidator asks the service that owns an effect whether the original
 // principal may still have it. allow=false carries the service's reason; an
 // error (no responder, timeout, open circuit) blocks the item too.
