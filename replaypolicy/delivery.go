@@ -118,6 +118,12 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 	return v
 }
 
+// NotSentLead begins the reason of a job that was not published, or not
+// stored, this time and is tried again later (CheckNotSent): a full
+// target stream that discards new messages answers so until someone makes
+// room, and the request page counts such items by it.
+const NotSentLead = "not published ("
+
 // MaxDeferrals is how often the broker may answer that a message that is
 // not ours holds the id before the job ends suppressed_duplicate: something
 // else keeps publishing under it.
@@ -233,7 +239,7 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 	case a.Refused != "":
 		return v.plain(Fail, CheckRefused, fmt.Sprintf("message id %q can never be published as it is (%s); nothing was stored: resolve it by hand", a.MsgID, a.Refused))
 	case a.NotSent != "":
-		v = v.plain(Wait, CheckNotSent, fmt.Sprintf("not published (%s): nothing was stored; it is tried again later", a.NotSent))
+		v = v.plain(Wait, CheckNotSent, fmt.Sprintf(NotSentLead+"%s): nothing was stored; it is tried again later", a.NotSent))
 		v.Until = now.Add(RetryAfter(a.Attempts, a.RetryBase, a.Jitter))
 		return v
 	case a.NoStream:

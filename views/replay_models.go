@@ -166,6 +166,11 @@ type ReplayProgressModel struct {
 	// approved; NotRun those that never ran because it ended before
 	// (rejected, cancelled, void).
 	Waiting, NotRun int
+	// NotStored are pending items the broker did not store at their last
+	// publish (a full target stream, say), tried again until it does;
+	// NotStoredWhy one's reason.
+	NotStored    int
+	NotStoredWhy string
 }
 
 // ProgressSegment is one outcome's share of the progress bar, in

@@ -668,3 +668,21 @@ func TestNoRawHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayProgressSaysWhatTheBrokerDidNotStore: pending items the broker
+// did not store at their last try are counted apart from the rest to go,
+// with the broker's answer as text (it is the broker's, not ours to
+// trust); none, no note.
+func TestReplayProgressSaysWhatTheBrokerDidNotStore(t *testing.T) {
+	why := "not published (the broker did not store it: maximum messages exceeded " + scriptTag + "): nothing was stored; it is tried again later"
+	d, html := render(t, views.ReplayProgress(views.ReplayProgressModel{Status: "running", Total: 5, Replayed: 3, Pending: 2, NotStored: 2, NotStoredWhy: why}))
+	assert.Equal(t, "2", strings.TrimSpace(d.Find(`[data-testid="progress-not-stored"]`).Text()))
+	note := d.Find(`[data-testid="progress-not-stored-why"]`).Text()
+	assert.Contains(t, note, "The broker did not store 2 items at the last try")
+	assert.Contains(t, note, "maximum messages exceeded "+scriptTag)
+	assert.NotContains(t, html, scriptTag, "the answer is text")
+
+	d, _ = render(t, views.ReplayProgress(views.ReplayProgressModel{Status: "running", Total: 5, Replayed: 3, Pending: 2}))
+	assert.Zero(t, d.Find(`[data-testid="progress-not-stored-why"]`).Length())
+	assert.Zero(t, d.Find(`[data-testid="progress-not-stored"]`).Length())
+}

@@ -119,7 +119,7 @@ func progressModel(req replay.Request, p replay.Progress) views.ReplayProgressMo
 		Status: string(req.Status), Summary: p.Outcomes().String(),
 		Total: max(p.Total(), req.ItemCount+req.SkippedCount), Pending: p.Pending, Deferred: p.Deferred, Unknown: p.Unknown, Replayed: p.Replayed,
 		Skipped: p.Skipped + p.LeftOutSkipped, Suppressed: p.Suppressed, Blocked: p.Blocked + p.LeftOutBlocked,
-		NeedsReconciliation: p.NeedsReconciliation, Cancelled: p.Cancelled,
+		NeedsReconciliation: p.NeedsReconciliation, Cancelled: p.Cancelled, NotStored: p.NotStored, NotStoredWhy: p.NotStoredWhy,
 	}
 	if rest := m.Total - p.Total(); req.Status.Open() {
 		m.Waiting = rest // no job yet: not approved

@@ -24,6 +24,13 @@ type Progress struct {
 	Cancelled           int
 	LeftOutSkipped      int
 	LeftOutBlocked      int
+	// NotStored are the pending items whose last publish the broker did
+	// not take or store (a full stream that discards new messages, a
+	// closed connection: replaypolicy.NotSentLead), tried again until it
+	// does; NotStoredWhy the reason of one of them. Service.Progress
+	// reads them; the counts of many requests do not.
+	NotStored    int
+	NotStoredWhy string
 }
 
 // Total is the number of items.

@@ -161,14 +161,23 @@ func approvals(ctx context.Context, q querier, id int64) ([]Approval, error) {
 	return pgx.CollectRows(rows, scanApproval)
 }
 
-// Progress counts the items of request id by outcome.
+// Progress counts the items of request id by outcome, and the pending
+// ones the broker did not store at their last publish (NotStored).
 func (s *Service) Progress(ctx context.Context, id int64) (Progress, error) {
 	p, err := progress(ctx, s.pool, id)
+	if err == nil && p.Pending > 0 {
+		err = s.pool.QueryRow(ctx, selectNotStored, id).Scan(&p.NotStored, &p.NotStoredWhy)
+	}
 	if err != nil {
 		return Progress{}, fmt.Errorf("read replay progress: %w", err)
 	}
 	return p, nil
 }
+
+// selectNotStored counts the pending jobs of request $1 whose last publish
+// was not stored (replay_jobs_request_idx), with one's reason.
+const selectNotStored = `SELECT count(*), coalesce(min(result), '') FROM replay_jobs
+WHERE request_id = $1 AND state IN ('pending', 'claimed') AND starts_with(result, '` + replaypolicy.NotSentLead + `')`
 
 func progress(ctx context.Context, q querier, id int64) (Progress, error) {
 	all, err := outcomes(ctx, q, []int64{id})

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -196,4 +197,52 @@ func TestApproverAgedOutMidClaimPublishesNothing(t *testing.T) {
 	j = b.rerun(t, w, req.ID, id)
 	assert.Equal(t, "blocked", j.State, j.Result)
 	assert.Zero(t, b.publishedAs(t, msgID))
+}
+
+// TestFullTargetStreamHoldsItemsVisibly: a target stream that is full and
+// discards new messages refuses the replay (503: maximum messages
+// exceeded). Nothing was stored, so the item stays pending and is tried
+// again, and the request's progress says so, with the broker's answer,
+// rather than only "to go". Once someone makes room the item is replayed.
+func TestFullTargetStreamHoldsItemsVisibly(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	full := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, MaxMsgs: 1, Discard: jetstream.DiscardNew,
+		Duplicates: 200 * time.Millisecond})
+	_, err := b.js.Publish(ctx, "events.filler", []byte("fills the stream"))
+	require.NoError(t, err)
+	id := b.seedItem(t, "search.index_update", "full-1", nats.Header{dlq.HeaderOriginalSubject: {"events.acme.search.index_update"}}, `{"n":1}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	w := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+
+	var j jobRow
+	wait.Until(t, "the broker to refuse the publish", time.Minute, func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		j = b.job(t, req.ID, id)
+		return strings.HasPrefix(j.Result, replaypolicy.NotSentLead)
+	})
+	assert.Equal(t, "pending", j.State)
+	assert.Contains(t, j.Result, "maximum messages exceeded")
+	p, err := b.replays.Progress(ctx, req.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, p.Pending)
+	assert.Equal(t, 1, p.NotStored)
+	assert.Equal(t, j.Result, p.NotStoredWhy)
+	assert.Zero(t, copiesOf(t, full, "full-1"))
+
+	cfg := full.CachedInfo().Config
+	cfg.MaxMsgs = 10 // someone makes room
+	_, err = b.js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+	wait.Until(t, "the item to be replayed", time.Minute, func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		return b.job(t, req.ID, id).State == "replayed"
+	})
+	p, err = b.replays.Progress(ctx, req.ID)
+	require.NoError(t, err)
+	assert.Zero(t, p.NotStored)
+	assert.Equal(t, 1, copiesOf(t, full, "full-1"))
 }
