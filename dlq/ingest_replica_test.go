@@ -1,0 +1,104 @@
+package dlq
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// TestIngestOldAcksOfAReplicaNotSettleTheConsumerAnotherMadeAgain (review):
+// two consoles ingest from one durable consumer (DESIGN: scale-out). A's
+// writer waits for PostgreSQL with old dead letters in hand, and its puller
+// is blocked handing the next one over, so the server's "409 Consumer
+// Deleted" waits in A's subscription behind it. The DLQ stream is deleted;
+// B hears it at once and makes stream and consumer again (3 s later); A's
+// monitor (HealthEvery) does not look in between, and when it looks it only
+// asks whether the consumer exists, not whether it is the one A started on.
+// A new dead letter PostgreSQL refuses at first is delivered to B and
+// nak'd. When the lock goes, A acks old #1 under its incarnation, which was
+// never retired: the server applies it to the new consumer's #1, the new
+// dead letter, which is never delivered again (lost).
+func TestIngestOldAcksOfAReplicaNotSettleTheConsumerAnotherMadeAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	admin, err := pgxpool.New(ctx, testdb.ServerURL(t))
+	require.NoError(t, err)
+	t.Cleanup(admin.Close)
+
+	_, err = b.db.OwnerPool.Exec(ctx, `
+        CREATE FUNCTION test_refuses_new() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.payload = 'new 1'::bytea THEN RAISE EXCEPTION 'test refuses new 1'; END IF;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER test_refuses_new BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_refuses_new();`)
+	require.NoError(t, err)
+	lock, err := b.db.OwnerPool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = lock.Rollback(ctx) }()
+	_, err = lock.Exec(ctx, `LOCK TABLE dead_letters IN ACCESS EXCLUSIVE MODE`)
+	require.NoError(t, err)
+
+	cfg := IngestConfig{Workers: 1, BatchSize: 1, MaxWait: 10 * time.Millisecond, RetryUnstorable: 300 * time.Millisecond}
+	acfg := cfg
+	acfg.HealthEvery = time.Hour // A's monitor looked at start; it does not look again during the test
+	b.start(t, acfg, nil)
+	ackPending := func(n int) func() bool {
+		return func() bool {
+			cons, err := b.js.Consumer(ctx, "DLQ", "quarantine-ingest")
+			if err != nil {
+				return false
+			}
+			info, err := cons.Info(ctx)
+			return err == nil && info.NumAckPending == n
+		}
+	}
+	// old 0 in A's writer (waiting for the lock), old 1 and 2 in the
+	// channel (2·BatchSize), old 3 in A's puller, blocked handing it over.
+	for _, p := range []string{"old 0", "old 1", "old 2", "old 3"} {
+		publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte(p)})
+	}
+	wait.Until(t, "A's writer waiting for the lock", time.Minute, func() bool {
+		var n int
+		err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, b.db.Name).Scan(&n)
+		return err == nil && n > 0
+	})
+	wait.Until(t, "the old dead letters delivered to A", time.Minute, ackPending(4))
+
+	waiting := func() int {
+		cons, err := b.js.Consumer(ctx, "DLQ", "quarantine-ingest")
+		require.NoError(t, err)
+		info, err := cons.Info(ctx)
+		require.NoError(t, err)
+		return info.NumWaiting
+	}
+	before := waiting()
+	cfg.HealthEvery = 100 * time.Millisecond
+	b.start(t, cfg, nil) // B: nothing is left to deliver to it
+	wait.Until(t, "B's pull request waiting", time.Minute, func() bool { return waiting() > before })
+
+	require.NoError(t, b.js.DeleteStream(ctx, "DLQ"))
+	wait.Until(t, "B made the DLQ stream and its consumer again", time.Minute, func() bool {
+		_, err := b.js.Consumer(ctx, "DLQ", "quarantine-ingest")
+		return err == nil
+	})
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("new 1")})
+	wait.Until(t, "new #1 delivered (to B)", time.Minute, ackPending(1))
+
+	require.NoError(t, lock.Rollback(ctx))
+	b.waitRows(t, 4) // the old ones, stored
+	_, err = b.db.OwnerPool.Exec(ctx, `DROP TRIGGER test_refuses_new ON dead_letters`)
+	require.NoError(t, err)
+	b.waitDrained(t) // a message nak'd to come again is still pending: drained means acked
+	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'new 1'"),
+		"the new dead letter is stored: an old ack of A must not settle it")
+}
