@@ -121,6 +121,11 @@ type Ingester struct {
 	// afterCommit, when set (tests), runs after a batch is stored and
 	// before it is acked; returning false skips the acks, as a crash there would.
 	afterCommit func(n int) bool
+
+	// incs is the incarnation of each consumer the current session reads,
+	// by stream, for the monitor to compare with the consumer it finds.
+	incsMu sync.Mutex
+	incs   map[string]*incarnation
 }
 
 type item struct {
@@ -462,11 +467,12 @@ func (in *Ingester) consumeAll(ctx context.Context, items chan<- item) (*session
 // ingest_pull.go): up to 2·BatchSize messages and 4·MaxBatchBytes asked
 // for at once.
 func (in *Ingester) consume(ctx context.Context, sess *session, stream string, handle jetstream.MessageHandler) error {
+	asked := time.Now()
 	cons, err := in.js.Consumer(ctx, stream, in.cfg.Durable)
 	if err != nil {
 		return fmt.Errorf("open consumer %s on %s: %w", in.cfg.Durable, stream, err)
 	}
-	inc := &incarnation{stream: stream, created: cons.CachedInfo().Created}
+	inc := &incarnation{stream: stream, created: cons.CachedInfo().Created, seenAt: asked}
 	stop, err := startPuller(in.js.Conn(), apiPrefix(in.js), stream, in.cfg.Durable, inc, 2*in.cfg.BatchSize, 4*in.cfg.MaxBatchBytes,
 		handle, in.requestReset, in.log)
 	if err != nil {
@@ -475,7 +481,21 @@ func (in *Ingester) consume(ctx context.Context, sess *session, stream string, h
 	prev := sess.stop
 	sess.stop = func() { prev(); stop() }
 	sess.incs[stream] = inc
+	in.incsMu.Lock()
+	if in.incs == nil {
+		in.incs = map[string]*incarnation{}
+	}
+	in.incs[stream] = inc
+	in.incsMu.Unlock()
 	return nil
+}
+
+// incarnationOf is the incarnation of stream's consumer the current
+// session reads; nil before the first.
+func (in *Ingester) incarnationOf(stream string) *incarnation {
+	in.incsMu.Lock()
+	defer in.incsMu.Unlock()
+	return in.incs[stream]
 }
 
 // writeLoop gathers a batch (up to BatchSize messages or MaxBatchBytes of
@@ -533,13 +553,20 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 	if in.afterCommit != nil && !in.afterCommit(len(recs)) {
 		return
 	}
+	hold := in.confirmIncarnations(ctx, batch)
+	held := func(m jetstream.Msg) bool {
+		p, ok := m.(pulledMsg)
+		return ok && hold[p.inc]
+	}
 	unstorable := make(map[int]bool, len(res.Unstorable)+len(deferred))
 	for _, i := range deferred {
 		unstorable[i] = true
 		in.metrics.Deferred.Inc()
 		in.log.Warn("dead letter not stored yet: PostgreSQL kept failing its statement for a reason not its data (a timeout, memory, a lock); it stays unacked and comes again",
 			append(logFields(&recs[i]), "retry_in", in.cfg.RetryUnstorable)...)
-		in.nakUnstored(batch[i].msg, &recs[i])
+		if !held(batch[i].msg) {
+			in.nakUnstored(batch[i].msg, &recs[i])
+		}
 	}
 	for _, u := range res.Unstorable {
 		unstorable[u.Index] = true
@@ -547,16 +574,22 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 		in.metrics.Unstorable.Inc()
 		in.log.Error("dead letter not stored: PostgreSQL refused it in parsed and in raw form; it stays unacked and comes again",
 			append(logFields(r), "retry_in", in.cfg.RetryUnstorable, "err", u.Err)...)
-		in.nakUnstored(batch[u.Index].msg, r)
+		if !held(batch[u.Index].msg) {
+			in.nakUnstored(batch[u.Index].msg, r)
+		}
 	}
 	for _, rf := range res.Raw {
 		r := &recs[rf.Index]
 		in.metrics.RawForm.WithLabelValues(r.Tenant).Inc()
 		in.log.Warn("dead letter stored in raw form: PostgreSQL refused its parsed form", append(logFields(r), "err", rf.Err)...)
 	}
-	retired := 0
+	retired, kept := 0, 0
 	for i, it := range batch {
 		if unstorable[i] {
+			continue
+		}
+		if held(it.msg) {
+			kept++
 			continue
 		}
 		switch err := it.msg.Ack(); {
@@ -570,6 +603,76 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 		in.log.Info("dead letters stored and not acked: their consumer was made again while they waited (an ack would settle the new consumer's message of the same sequence)",
 			"stored", retired)
 	}
+	if kept > 0 {
+		in.log.Info("dead letters stored and not acked: whether their consumer is still the one that delivered them could not be asked; they come again after their ack wait (deduplicated)",
+			"stored", kept)
+	}
+}
+
+// confirmAfter is how long after its oldest message was received (or its
+// consumer was last found to be the same) a batch is settled without
+// asking again whether its consumer is still the one that delivered it.
+// An ack reaches another dead letter only when the consumer was made again
+// on a stream made again (with the same stream, a sequence is the same
+// message), and the console makes a stream again streamGrace after it
+// went: a second is well within that, and a batch that waits longer (its
+// writer stuck on PostgreSQL, the puller blocked behind it) is rare.
+const confirmAfter = time.Second
+
+// confirmIncarnations asks, once per incarnation, whether the consumer of
+// the batch's messages that have waited longer than confirmAfter is still
+// the one that delivered them, before anything of them is acked or nak'd.
+// The monitor only looks every HealthEvery, and the 409 that says the
+// consumer was deleted may wait in the inbox behind a message the puller
+// cannot hand over: another replica may have made stream and consumer
+// again meanwhile. A consumer gone or made at another time has its
+// incarnation retired (the messages are stored; the new consumer delivers
+// again what its stream holds, deduplicated by the source key). It returns
+// the incarnations that could not be asked about: their messages are not
+// settled now and come again after their ack wait. A batch that has not
+// waited costs nothing.
+func (in *Ingester) confirmIncarnations(ctx context.Context, batch []item) map[*incarnation]bool {
+	oldest := map[*incarnation]time.Time{}
+	for _, it := range batch {
+		p, ok := it.msg.(pulledMsg)
+		if !ok || p.inc == nil {
+			continue
+		}
+		if t, seen := oldest[p.inc]; !seen || p.received.Before(t) {
+			oldest[p.inc] = p.received
+		}
+	}
+	var hold map[*incarnation]bool
+	for inc, received := range oldest {
+		since := received
+		if seen := inc.lastSeen(); seen.After(since) {
+			since = seen
+		}
+		if time.Since(since) <= confirmAfter || inc.isRetired() {
+			continue
+		}
+		asked := time.Now()
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		cons, err := in.js.Consumer(cctx, inc.stream, in.cfg.Durable)
+		cancel()
+		switch {
+		case err == nil && cons.CachedInfo().Created.Equal(inc.created):
+			inc.confirmed(asked)
+		case err == nil, errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
+			in.log.Warn("the ingest consumer was made again while a batch waited to be stored: what it delivered is stored and no longer acked",
+				"stream", inc.stream, "consumer", in.cfg.Durable, "waited", time.Since(received).Round(time.Millisecond))
+			inc.retire()
+			in.requestReset()
+		default:
+			in.log.Warn("could not ask whether the ingest consumer is still the one that delivered a batch: the batch is stored and not settled now",
+				"stream", inc.stream, "consumer", in.cfg.Durable, "err", err)
+			if hold == nil {
+				hold = map[*incarnation]bool{}
+			}
+			hold[inc] = true
+		}
+	}
+	return hold
 }
 
 // nakUnstored asks for m (not stored, r) again after RetryUnstorable.

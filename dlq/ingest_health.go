@@ -286,6 +286,7 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 	if !s.FailingSince.IsZero() {
 		in.log.Info("checking the ingest consumer works again", "stream", stream, "failed_for", now.Sub(s.FailingSince).Round(time.Second))
 	}
+	in.compareIncarnation(stream, info, now)
 	moved := info.AckFloor.Stream != s.AckFloor
 	done := settled(info)
 	s.CheckedAt, s.CheckErr, s.FailingSince = now, "", time.Time{}
@@ -318,6 +319,27 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		s.MaxBytes, s.MaxAge = max(si.Config.MaxBytes, 0), si.Config.MaxAge
 	}
 	in.metrics.health.put(s)
+}
+
+// compareIncarnation compares the consumer found (asked for at asked)
+// with the one the current session reads: one made at another time (by
+// another replica, after the stream or the consumer was deleted) retires
+// the session's incarnation, lest its acks settle the new consumer's
+// messages, and makes Run consume anew.
+func (in *Ingester) compareIncarnation(stream string, info *jetstream.ConsumerInfo, asked time.Time) {
+	inc := in.incarnationOf(stream)
+	switch {
+	case inc == nil:
+	case info.Created.Equal(inc.created):
+		inc.confirmed(asked)
+	default:
+		if !inc.isRetired() {
+			in.log.Warn("the ingest consumer was made again: what the old one delivered is stored and no longer acked",
+				"stream", stream, "consumer", in.cfg.Durable, "created", info.Created, "was_created", inc.created)
+		}
+		inc.retire()
+		in.requestReset()
+	}
 }
 
 func (in *Ingester) consumerInfo(ctx context.Context, stream string) (*jetstream.ConsumerInfo, error) {

@@ -63,6 +63,13 @@ type puller struct {
 	busy    bool      // handle is running (it may wait for the writers)
 	oneBig  bool      // a message is over maxBytes: ask for it alone, unlimited
 	stopped bool
+	// backlog: when the last message was handled, others waited in the
+	// inbox behind it; emptyAt: when the inbox was last seen empty. A
+	// message that waited in the inbox (behind a handle blocked on the
+	// writers) arrived after emptyAt; one that did not arrived as it was
+	// handed over. See pulledMsg.received.
+	backlog bool
+	emptyAt time.Time
 }
 
 // startPuller subscribes to an inbox for stream's consumer durable (inc:
@@ -84,6 +91,7 @@ func startPuller(nc *nats.Conn, apiPrefix, stream, durable string, inc *incarnat
 	done := make(chan struct{})
 	p.mu.Lock()
 	p.seen = time.Now()
+	p.emptyAt = p.seen
 	p.refill()
 	p.mu.Unlock()
 	go p.watch(status, done)
@@ -104,8 +112,13 @@ func startPuller(nc *nats.Conn, apiPrefix, stream, durable string, inc *incarnat
 func (p *puller) receive(m *nats.Msg) {
 	p.mu.Lock()
 	p.seen = time.Now()
+	received := p.seen
+	if p.backlog {
+		received = p.emptyAt // it waited in the inbox: since then at most
+	}
 	if m.Reply == "" {
 		p.status(m)
+		p.noteInbox()
 		p.mu.Unlock()
 		return
 	}
@@ -113,12 +126,25 @@ func (p *puller) receive(m *nats.Msg) {
 	p.pending = max(p.pending-1, 0)
 	p.busy = true
 	p.mu.Unlock()
-	p.handle(pulledMsg{m, p.inc})
+	p.handle(pulledMsg{m: m, inc: p.inc, received: received})
 	p.mu.Lock()
 	p.busy = false
 	p.seen = time.Now()
+	p.noteInbox()
 	p.refill()
 	p.mu.Unlock()
+}
+
+// noteInbox records, as receive returns (mu held), whether messages wait
+// in the inbox behind the one handled (the client counts that one as
+// pending until receive returns).
+func (p *puller) noteInbox() {
+	now := time.Now()
+	queued, _, err := p.sub.Pending()
+	p.backlog = err != nil || queued > 1
+	if !p.backlog {
+		p.emptyAt = now
+	}
 }
 
 // status handles one of the server's status messages (mu held). It asks
@@ -129,9 +155,14 @@ func (p *puller) status(m *nats.Msg) {
 	switch {
 	case code == "100": // idle heartbeat: the requests are held
 	case code == "409" && strings.Contains(desc, "consumer deleted"), code == "503":
-		// Deleted, or nobody answers its subject: set up again.
+		// Deleted, or nobody answers its subject: set up again. Deleted is
+		// certain: what it delivered is acked to nobody from now on (an
+		// ack might reach the consumer made again under its name).
 		p.pending = 0
 		p.log.Warn("the ingest consumer is gone", "status", code, "description", desc)
+		if code == "409" {
+			p.inc.retire()
+		}
 		p.gone()
 	case code == "409" && strings.Contains(desc, "leadership change"):
 		p.pending = 0 // every request is gone
@@ -230,6 +261,7 @@ type incarnation struct {
 
 	mu      sync.RWMutex
 	retired bool
+	seenAt  time.Time // when the consumer was last asked for and found to be this one
 }
 
 // errRetired is what settling a message of a retired incarnation returns.
@@ -259,6 +291,26 @@ func (c *incarnation) retire() {
 	c.mu.Unlock()
 }
 
+// confirmed records that c's consumer, asked for at at, was still c.
+func (c *incarnation) confirmed(at time.Time) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if at.After(c.seenAt) {
+		c.seenAt = at
+	}
+}
+
+// lastSeen is when c's consumer was last found to be c (zero: never since
+// it started).
+func (c *incarnation) lastSeen() time.Time {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.seenAt
+}
+
 // isRetired reports whether c was retired.
 func (c *incarnation) isRetired() bool {
 	if c == nil {
@@ -272,9 +324,16 @@ func (c *incarnation) isRetired() bool {
 // pulledMsg is a stream message the puller received, as a jetstream.Msg:
 // its metadata read from its ack subject, its acks sent there while its
 // incarnation is not retired (errRetired otherwise).
+//
+// received is when the client received it, at the earliest: when the
+// puller took it, or, when it had waited in the inbox behind others, the
+// last time the inbox was seen empty. The flush asks whether its consumer
+// is still the same before settling a batch that has waited longer than a
+// moment since (see Ingester.confirmIncarnations).
 type pulledMsg struct {
-	m   *nats.Msg
-	inc *incarnation
+	m        *nats.Msg
+	inc      *incarnation
+	received time.Time
 }
 
 var _ jetstream.Msg = pulledMsg{}

@@ -2,11 +2,15 @@ package dlq
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -101,4 +105,70 @@ func TestIngestOldAcksOfAReplicaNotSettleTheConsumerAnotherMadeAgain(t *testing.
 	b.waitDrained(t) // a message nak'd to come again is still pending: drained means acked
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'new 1'"),
 		"the new dead letter is stored: an old ack of A must not settle it")
+}
+
+// TestIngestMonitorRetiresAConsumerMadeAgain: the monitor compares the
+// consumer it finds with the one the session reads by creation time, not
+// only whether one exists. A's writer waits for PostgreSQL with dead
+// letters in hand and its puller is blocked handing the next one over, so
+// no "409 Consumer Deleted" reaches it. The DLQ stream is deleted and made
+// again at once with its consumer (as another replica would). A's monitor
+// finds a consumer made at another time: A retires what it holds and
+// consumes the new consumer (its pull request waits there) while its writer
+// is still stuck. Before, it asked only whether a consumer of that name
+// existed, and A went on with the old one until the lock went.
+func TestIngestMonitorRetiresAConsumerMadeAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	admin, err := pgxpool.New(ctx, testdb.ServerURL(t))
+	require.NoError(t, err)
+	t.Cleanup(admin.Close)
+	lock, err := b.db.OwnerPool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = lock.Rollback(ctx) }()
+	_, err = lock.Exec(ctx, `LOCK TABLE dead_letters IN ACCESS EXCLUSIVE MODE`)
+	require.NoError(t, err)
+
+	cfg := IngestConfig{Workers: 1, BatchSize: 1, MaxWait: 10 * time.Millisecond, HealthEvery: 100 * time.Millisecond}
+	b.start(t, cfg, nil)
+	info := func() *jetstream.ConsumerInfo {
+		cons, err := b.js.Consumer(ctx, "DLQ", "quarantine-ingest")
+		if err != nil {
+			return nil
+		}
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return nil
+		}
+		return info
+	}
+	for _, p := range []string{"old 0", "old 1", "old 2", "old 3"} {
+		publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte(p)})
+	}
+	wait.Until(t, "A's writer waiting for the lock", time.Minute, func() bool {
+		var n int
+		err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, b.db.Name).Scan(&n)
+		return err == nil && n > 0
+	})
+	wait.Until(t, "the old dead letters delivered to A", time.Minute, func() bool {
+		i := info()
+		return i != nil && i.NumAckPending == 4
+	})
+	created := info().Created
+
+	require.NoError(t, b.js.DeleteStream(ctx, "DLQ"))
+	other := NewIngester(cfg, b.js, b.store, NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, other.Setup(ctx))
+	require.False(t, info().Created.Equal(created))
+	wait.Until(t, "A pulling from the consumer made again, its writer still stuck", 30*time.Second, func() bool {
+		i := info()
+		return i != nil && i.NumWaiting > 0
+	})
+
+	require.NoError(t, lock.Rollback(ctx))
+	b.waitRows(t, 4) // what A held is stored all the same
+	i := info()
+	require.NotNil(t, i)
+	assert.Zero(t, i.NumAckPending, "nothing of the old consumer settled on the new one")
 }
