@@ -254,12 +254,17 @@ func (r *Record) withoutOriginal() {
 	r.ErrorClass = ClassUnclassified
 }
 
-// replayContext is what a console replay sends of its dead letter's
-// context (dlq/replay Message), read from an advisory's original and
-// taken only once the replay is confirmed (confirmReplayContext).
+// replayContext is, for an advisory's record, the operation and
+// correlation ids its original carried (set by whoever published it) and,
+// once linkReplays has confirmed its Dlq-Replay-Of claim, the ones the
+// console sent with the replay the claim names (confirmReplayContext).
 type replayContext struct {
-	operationID, correlationID string
-	flagged                    bool
+	operationID, correlationID string // the original's headers
+	// sentOperationID and sentCorrelationID are what the console sent
+	// (the replay item of the dead letter the claim names), set by
+	// linkReplays when the claim holds.
+	sentOperationID, sentCorrelationID string
+	flagged, flaggedOther              bool
 }
 
 // upstreamContext reads what an advisory's original carries of the
@@ -269,11 +274,13 @@ type replayContext struct {
 // would publish under another message's id, which the target stream then
 // drops as a duplicate), Dlq-Operation-Id, failure times. None is read: the
 // message id is the original's Nats-Msg-Id (or derived), the failure is
-// the advisory's. Dlq-Operation-Id and Dlq-Correlation-Id are what the
-// console's own replays send; they are kept aside and taken only when the
-// message is such a replay, which Store.Insert confirms (linkReplays, then
-// confirmReplayContext). Every contract header not read stays among the
-// stored headers and is named in the flag upstream:dlq_headers.
+// the advisory's. A message that is a replay of the console, which
+// Store.Insert confirms (linkReplays, then confirmReplayContext), takes
+// the operation and correlation ids the console sent with it, never its
+// headers': Nats-Msg-Id and Dlq-Replay-Of of a replay can be read, and
+// copied, by anyone who reads the tenant's subject. Every contract header
+// not read stays among the stored headers and is named in the flag
+// upstream:dlq_headers.
 func (r *Record) upstreamContext(h map[string][]string) {
 	var unread []string
 	for name := range contractFields {
@@ -286,41 +293,54 @@ func (r *Record) upstreamContext(h map[string][]string) {
 		r.flag("upstream:dlq_headers", "the original message carries %s, set by whoever published it: kept among its headers, not read "+
 			"(an advisory's dead letter takes its message id from Nats-Msg-Id and its failure from the advisory)", strings.Join(unread, ", "))
 	}
-	c := replayContext{operationID: r.header(h, HeaderOperationID), correlationID: r.header(h, HeaderCorrelationID)}
-	if c.operationID != "" || c.correlationID != "" {
-		r.replayContext = &c
-		if r.ReplayOf == 0 {
-			r.confirmReplayContext()
-		}
+	r.replayContext = &replayContext{operationID: r.header(h, HeaderOperationID), correlationID: r.header(h, HeaderCorrelationID)}
+	if r.ReplayOf == 0 {
+		r.confirmReplayContext()
 	}
 }
 
-// confirmReplayContext takes the operation and correlation ids an
-// advisory's original carried when the record is a confirmed replay of a
-// dead letter (ReplayOf, after linkReplays), and otherwise leaves them
-// unread, flagged upstream:dlq_headers. It is run again when a batch is
+// confirmReplayContext sets an advisory's record's operation and
+// correlation ids. A confirmed replay of a dead letter (ReplayOf, after
+// linkReplays) takes those the console sent with it; the original's
+// headers, when they say otherwise, are flagged upstream:dlq_headers and
+// not read. Otherwise it has none, and the original's, when it carries
+// them, are flagged the same way. It is run again when a batch is
 // retried, and follows the claim as linkReplays left it.
 func (r *Record) confirmReplayContext() {
 	c := r.replayContext
 	if c == nil {
 		return
 	}
+	var names []string
 	if r.ReplayOf > 0 {
-		r.OperationID, r.CorrelationID = c.operationID, c.correlationID
+		r.OperationID, r.CorrelationID = c.sentOperationID, c.sentCorrelationID
+		if c.operationID != "" && c.operationID != c.sentOperationID {
+			names = append(names, HeaderOperationID)
+		}
+		if c.correlationID != "" && c.correlationID != c.sentCorrelationID {
+			names = append(names, HeaderCorrelationID)
+		}
+		if len(names) > 0 && !c.flaggedOther {
+			c.flaggedOther = true
+			r.flag("upstream:dlq_headers", "the original message carries %s other than the console sent with its replay of dead letter %d: "+
+				"kept among its headers, not read; the console's are taken", strings.Join(names, ", "), r.ReplayOf)
+		}
 		return
 	}
 	r.OperationID, r.CorrelationID = "", ""
 	if c.flagged {
 		return
 	}
-	c.flagged = true
-	var names []string
 	if c.operationID != "" {
 		names = append(names, HeaderOperationID)
 	}
 	if c.correlationID != "" {
 		names = append(names, HeaderCorrelationID)
 	}
+	if len(names) == 0 {
+		return
+	}
+	c.flagged = true
 	r.flag("upstream:dlq_headers", "the original message carries %s, which only the console's own replays send, and it is not a replay the console confirmed (%s): "+
 		"kept among its headers, not read; without an operation id, a same_operation replay is refused", strings.Join(names, ", "), HeaderReplayOf)
 }

@@ -20,6 +20,11 @@ import (
 // it also linked a claim to any dead letter of its tenant and message id,
 // replayed or not.
 //
+// The item also says what the console sent with the replay: the operation
+// and correlation ids an advisory's dead letter takes when its claim holds
+// (an item keeps its dead letter's ids as they were when it was made, so
+// every item of one dead letter says the same).
+//
 // A job was published, or may have been, once a worker was about to
 // publish it: first_published_at is set, and committed, before its first
 // publish and never reset (dlq/replay, gateJobs). Jobs finished before
@@ -36,10 +41,10 @@ import (
 // hash join reading every partition): the dead letter is read per claim,
 // with the time its item names, and run-time pruning leaves one partition.
 const selectReplayOrigins = `
-SELECT c.id, c.tenant, o.msg_id, o.generation
+SELECT c.id, c.tenant, o.msg_id, o.generation, s.operation_id, s.correlation_id
 FROM unnest($1::bigint[], $2::text[]) AS c(id, tenant)
 CROSS JOIN LATERAL (
-    SELECT i.dead_lettered_at FROM replay_items i
+    SELECT i.dead_lettered_at, i.operation_id, i.correlation_id FROM replay_items i
     JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
     WHERE i.dead_letter_id = c.id
       AND (j.first_published_at IS NOT NULL
@@ -54,7 +59,9 @@ CROSS JOIN LATERAL (
 
 // linkReplays checks each record's Dlq-Replay-Of claim against the replays
 // the console published (selectReplayOrigins) and keeps it (with the
-// generation one past the origin's) or drops it, flagged unlinked:replay_of
+// generation one past the origin's, and for an advisory's record the
+// operation and correlation ids the replay item sent: see
+// confirmReplayContext) or drops it, flagged unlinked:replay_of
 // with why: the console never published a replay of that dead letter of
 // the record's tenant, or the dead letter is another message's (a replay
 // keeps the original id). A batch without claims costs nothing; one with
@@ -78,8 +85,9 @@ func (s *Store) linkReplays(ctx context.Context, recs []Record) error {
 		tenant string
 	}
 	type origin struct {
-		msgID      string
-		generation int32
+		msgID        string
+		generation   int32
+		opID, corrID string // what the console sent with the replay
 	}
 	rows, err := s.pool.Query(ctx, selectReplayOrigins, ids, tenants)
 	if err != nil {
@@ -88,7 +96,7 @@ func (s *Store) linkReplays(ctx context.Context, recs []Record) error {
 	found := map[claim]origin{}
 	var c claim
 	var o origin
-	if _, err := pgx.ForEachRow(rows, []any{&c.id, &c.tenant, &o.msgID, &o.generation}, func() error { found[c] = o; return nil }); err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&c.id, &c.tenant, &o.msgID, &o.generation, &o.opID, &o.corrID}, func() error { found[c] = o; return nil }); err != nil {
 		return fmt.Errorf("read replay origins: %w", err)
 	}
 	for i := range recs {
@@ -107,6 +115,9 @@ func (s *Store) linkReplays(ctx context.Context, recs []Record) error {
 			r.ReplayOf = 0
 		default:
 			r.Generation = o.generation + 1
+			if c := r.replayContext; c != nil {
+				c.sentOperationID, c.sentCorrelationID = o.opID, o.corrID
+			}
 		}
 	}
 	return nil

@@ -55,4 +55,9 @@ func TestAdvisoryForgedReplayClaimDoesNotChooseOperationID(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, "op-chosen-by-publisher", d.OperationID, "an operation id no replay of the console sent")
 	assert.NotEqual(t, "corr-chosen-by-publisher", d.CorrelationID)
+	require.NotNil(t, d.ReplayOf, "the claim holds: the console replayed that dead letter")
+	assert.Equal(t, origin, *d.ReplayOf)
+	assert.Equal(t, "op-real", d.OperationID, "what the console sent with its replay")
+	assert.Empty(t, d.CorrelationID, "what the console sent with its replay: none")
+	assert.Contains(t, d.Flags, "upstream:dlq_headers", "the headers that say otherwise are named")
 }

@@ -324,9 +324,11 @@ func TestDerivedMsgIDWhereAndWhen(t *testing.T) {
 	assert.Equal(t, a.MsgID, b.MsgID, "two consumers giving up on one message: one id")
 }
 
-// TestAdvisoryReplayContextConfirmed: an advisory original's operation and
-// correlation ids are taken only when its replay claim holds after
-// linkReplays.
+// TestAdvisoryReplayContextConfirmed: an advisory's record has operation
+// and correlation ids only when its replay claim holds after linkReplays,
+// and then those the console sent with the replay (the replay item), not
+// those of the original's headers, which anyone who read the replay on the
+// tenant's subject can copy along with its Nats-Msg-Id and Dlq-Replay-Of.
 func TestAdvisoryReplayContextConfirmed(t *testing.T) {
 	t.Parallel()
 	ws, _ := ParseWatchStreams("ORDERS")
@@ -334,19 +336,32 @@ func TestAdvisoryReplayContextConfirmed(t *testing.T) {
 	via := Received{Subject: AdvisoryMaxDeliveries + ".ORDERS.c1", Stream: "DLQ_ADVISORIES", Seq: 1, Time: t0}
 	orig := &Original{Subject: "app.acme.orders.refund", Data: []byte("x"), Time: t0.Add(-time.Hour), Header: map[string][]string{
 		HeaderNatsMsgID: {"refund-7"}, HeaderOperationID: {"op-1"}, HeaderCorrelationID: {"corr-1"}, HeaderReplayOf: {"12"}, HeaderReplayRequest: {"3"}}}
-	recs := []Record{ParseAdvisory(ws[0], adv, orig, []byte(`{}`), via), ParseAdvisory(ws[0], adv, orig, []byte(`{}`), via)}
+	var recs []Record
+	for range 3 {
+		recs = append(recs, ParseAdvisory(ws[0], adv, orig, []byte(`{}`), via))
+	}
 	assert.Empty(t, recs[0].OperationID, "a claim is not taken before it is checked")
 	assert.Empty(t, recs[0].Flags, "the console's replay headers are not an upstream's")
-	recs[1].ReplayOf = 0 // linkReplays dropped the claim
-	for range 2 {        // a retried batch is confirmed again
+	// As linkReplays leaves them: 0 and 2 confirmed (the console sent op-1
+	// and corr-1 with the replay of 12; op-2 and no correlation id with
+	// the replay 2 names), 1 dropped.
+	recs[0].replayContext.sentOperationID, recs[0].replayContext.sentCorrelationID = "op-1", "corr-1"
+	recs[1].ReplayOf = 0
+	recs[2].replayContext.sentOperationID = "op-2"
+	for range 2 { // a retried batch is confirmed again
 		confirmReplayContexts(recs)
 	}
 	assert.Equal(t, "op-1", recs[0].OperationID)
 	assert.Equal(t, "corr-1", recs[0].CorrelationID)
+	assert.Empty(t, recs[0].Flags)
 	assert.Empty(t, recs[1].OperationID)
 	assert.Empty(t, recs[1].CorrelationID)
 	assert.Equal(t, []string{"upstream:dlq_headers"}, recs[1].Flags)
 	assert.Len(t, recs[1].MalformedReasons, 1, "flagged once")
+	assert.Equal(t, "op-2", recs[2].OperationID, "what the console sent, not the headers")
+	assert.Empty(t, recs[2].CorrelationID, "what the console sent, not the headers")
+	assert.Equal(t, []string{"upstream:dlq_headers"}, recs[2].Flags)
+	assert.Len(t, recs[2].MalformedReasons, 1, "flagged once")
 }
 
 func FuzzParse(f *testing.F) {
