@@ -16,7 +16,8 @@ import (
 // names: otherwise anyone who may publish on an advisory subject could make
 // the console copy messages of any stream it can read. When the fetch fails
 // for a reason other than "gone", the advisory is delivered again later (at
-// most maxHeaderRereads times; then the record is stored without the
+// most maxHeaderRereads times; then, or at once when its consumer was made
+// again meanwhile and it cannot be nak'd, the record is stored without the
 // original, flagged).
 func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items chan<- item) {
 	via := in.received(m)
@@ -31,9 +32,13 @@ func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items c
 		orig, err := in.fetchOriginal(ctx, adv)
 		if err != nil {
 			if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered < maxHeaderRereads {
-				in.log.Warn("fetch original for advisory; will retry", "stream", adv.Stream, "seq", adv.StreamSeq, "err", err)
-				_ = m.NakWithDelay(2 * time.Second)
-				return
+				// Not nak'd when its consumer was made again: nobody would
+				// deliver it again; it is stored now, flagged, rather
+				// than nak'd for nobody.
+				if nakErr := m.NakWithDelay(2 * time.Second); !errors.Is(nakErr, errRetired) {
+					in.log.Warn("fetch original for advisory; will retry", "stream", adv.Stream, "seq", adv.StreamSeq, "err", err)
+					return
+				}
 			}
 		}
 		rec = ParseAdvisory(in.watchFor(adv.Stream), adv, orig, m.Data(), via)

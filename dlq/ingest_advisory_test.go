@@ -2,12 +2,16 @@ package dlq
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -173,4 +177,39 @@ func TestAdvisoryIgnoresUpstreamDlqHeaders(t *testing.T) {
 	assert.Empty(t, n.OperationID)
 	assert.Contains(t, n.Flags, "upstream:dlq_headers")
 	assert.Zero(t, countRows(t, b.db.Pool, "msg_id LIKE 'victim%' OR coalesce(principal, '') <> '' OR coalesce(operation_id, '') <> ''"))
+}
+
+// TestIngestAdvisoryNotNakdForNobody: an advisory whose original cannot
+// be read (a failure other than "gone") is nak'd to come again, but not
+// when its consumer was made again meanwhile (its incarnation retired):
+// nothing would deliver it again, so it is stored at once, flagged
+// original_unreadable, as a header block that cannot be read again is.
+// It used to be dropped: the nak refused, the advisory never stored.
+func TestIngestAdvisoryNotNakdForNobody(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ws := b.watchOrders(t)
+	// The original cannot be read: the ingester's connection is closed.
+	nc, js := b.ns.Connect(t)
+	nc.Close()
+	in := NewIngester(IngestConfig{Watch: ws}, js, b.store, NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	inc := &incarnation{stream: "DLQ_ADVISORIES"}
+	inc.retire()
+	sub, err := b.nc.SubscribeSync(nats.NewInbox()) // a message as the client delivers it, bound to a subscription
+	require.NoError(t, err)
+	m := pulledMsg{inc: inc, received: time.Now(), m: &nats.Msg{Sub: sub,
+		Subject: AdvisoryTerminated + ".ORDERS.refunder",
+		Reply:   fmt.Sprintf("$JS.ACK.DLQ_ADVISORIES.quarantine-ingest.1.7.7.%d.0", time.Now().UnixNano()),
+		Data:    []byte(`{"type":"io.nats.jetstream.advisory.v1.terminated","stream":"ORDERS","consumer":"refunder","stream_seq":1,"deliveries":2}`),
+	}}
+	items := make(chan item, 1)
+	in.handleAdvisory(ctx, m, items)
+	require.Len(t, items, 1, "stored rather than nak'd for nobody")
+	in.flush(ctx, []item{<-items})
+
+	d, err := b.store.BySource(ctx, "ORDERS", 1, "refunder")
+	require.NoError(t, err)
+	assert.Contains(t, d.Flags, "original_unreadable")
+	assert.NotContains(t, d.Flags, "metadata_unreadable", "delivered 1 time of maxHeaderRereads: it would be nak'd")
 }
