@@ -148,3 +148,52 @@ func TestRetentionTrimsKeysOfMessagesGone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, res.Inserted)
 }
+
+// TestPurgedKeysTrimRecordsItself: quarantine_purged_keys_trim cannot
+// check the sequence it is given (the database cannot read the stream), so
+// the runtime role may remove with it any kept key that carries a stream,
+// and its caller writes the audit row, or not. Each call that removes keys
+// now leaves its own record, dead_letters_purged_trims, which the runtime
+// role may read and not change: a removal without the keeper's audit row
+// stands out. A key without a stream is never removed. Before migration
+// 0030 a call left no trace of its own.
+func TestPurgedKeysTrimRecordsItself(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	ctx := context.Background()
+	at := r.daysAgo(40)
+	for i, stream := range []any{"S", "S", "S", nil} {
+		key := make([]byte, 32)
+		key[0] = byte(i + 1)
+		_, err := r.db.Pool.Exec(ctx, `INSERT INTO dead_letters_purged (dead_lettered_at, source_key, stream, stream_seq) VALUES ($1, $2, $3, $4)`,
+			at, key, stream, i+1)
+		require.NoError(t, err)
+	}
+	var keys, from, to int64
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT keys, from_seq, to_seq FROM quarantine_purged_keys_trim('S', 9223372036854775807, 10)`).
+		Scan(&keys, &from, &to))
+	assert.Equal(t, []int64{3, 1, 3}, []int64{keys, from, to}, "the sequence given is trusted")
+	var left int
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters_purged WHERE stream IS NULL`).Scan(&left))
+	assert.Equal(t, 1, left, "a key without a stream stays")
+
+	var stream, byRole, login string
+	var below, n, lo, hi int64
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT stream, below, keys, from_seq, to_seq, by_role, session_user FROM dead_letters_purged_trims`).
+		Scan(&stream, &below, &n, &lo, &hi, &byRole, &login))
+	assert.Equal(t, "S", stream)
+	assert.Equal(t, int64(9223372036854775807), below)
+	assert.Equal(t, []int64{3, 1, 3}, []int64{n, lo, hi})
+	assert.Equal(t, login, byRole)
+
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT keys FROM quarantine_purged_keys_trim('S', 100, 10)`).Scan(&keys))
+	assert.Zero(t, keys)
+	var records int
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters_purged_trims`).Scan(&records))
+	assert.Equal(t, 1, records, "a call that removed nothing records nothing")
+	for _, stmt := range []string{`DELETE FROM dead_letters_purged_trims`, `UPDATE dead_letters_purged_trims SET keys = 0`,
+		`INSERT INTO dead_letters_purged_trims (stream, below, keys, from_seq, to_seq) VALUES ('S', 1, 1, 1, 1)`} {
+		_, err := r.db.Pool.Exec(ctx, stmt)
+		assert.ErrorContains(t, err, "permission denied", "%s: the runtime role may only read the record", stmt)
+	}
+}
