@@ -37,6 +37,10 @@ type KeeperConfig struct {
 	// messages' keys retention kept (dead_letters_purged): the keys below
 	// it go (trimPurgedKeys). Nil: every key is kept.
 	JetStream jetstream.JetStream
+	// AckWait is the ingest consumers' ack wait (INGEST_ACK_WAIT); default
+	// 1 minute. Keys go only below where a stream began at a look at least
+	// max(Every, AckWait) old (firstSeq).
+	AckWait time.Duration
 }
 
 func (c *KeeperConfig) defaults() {
@@ -55,6 +59,9 @@ func (c *KeeperConfig) defaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.AckWait <= 0 {
+		c.AckWait = time.Minute
+	}
 }
 
 // Keeper makes dead_letters' partitions ahead and applies retention. Every
@@ -66,16 +73,17 @@ type Keeper struct {
 	cfg     KeeperConfig
 	log     *slog.Logger
 	metrics *keeperMetrics
-	// firstSeen is what the previous pass saw of each stream (firstSeq);
-	// passes run one at a time.
-	firstSeen map[string]streamLook
+	// firstSeen is what the passes saw of each stream, oldest first, from
+	// the newest look old enough to trust on (firstSeq); passes run one at
+	// a time.
+	firstSeen map[string][]streamLook
 }
 
 // NewKeeper returns a keeper on store's pool, registering its metrics on
 // reg (nil: none).
 func NewKeeper(store *Store, cfg KeeperConfig, reg prometheus.Registerer, log *slog.Logger) *Keeper {
 	cfg.defaults()
-	return &Keeper{store: store, pool: store.pool, cfg: cfg, log: log, metrics: newKeeperMetrics(reg), firstSeen: map[string]streamLook{}}
+	return &Keeper{store: store, pool: store.pool, cfg: cfg, log: log, metrics: newKeeperMetrics(reg), firstSeen: map[string][]streamLook{}}
 }
 
 // keeperLockKey is the advisory lock of a keeper pass ("QDLKEEP").

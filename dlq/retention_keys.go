@@ -37,13 +37,14 @@ import (
 // the keys of a stream gone for good). Keys of a stream made again (its
 // sequences restarting at 1) that lie at or above the new stream's first
 // sequence stay until it passes them. And the keeper removes keys only
-// below the first sequence the same stream (same creation time) had at the
-// keeper's previous pass: a message the stream delivered just before it
-// let it go may be in an ingester's batch, not yet stored, and its key must
-// still be there when the batch asks (storedKeys); a pass later
-// (KeeperConfig.Every, 10 minutes by default) the batch has asked. A
-// console's first pass, and the first after a stream was made again, only
-// look.
+// below the first sequence the same stream (same creation time) had at a
+// look of an earlier pass at least max(Every, AckWait) old (10 minutes by
+// default): a message the stream delivered just before it let it go may be
+// in an ingester's batch, not yet stored, and its key must still be there
+// when the batch asks (storedKeys). The margin is measured from when each
+// look happened, not counted in passes: a ticker that fell behind fires
+// passes back to back. A console's first passes, and the first after a
+// stream was made again, only look.
 
 // ActionTrimKeys is the audit action of a batch of purged source keys
 // removed because their messages are gone from their stream.
@@ -75,8 +76,8 @@ type TrimRun struct {
 }
 
 // trimPurgedKeys removes the purged source keys of every stream the keys
-// name that lie below the stream's first sequence, as the previous pass
-// and this one saw it, in runs of at most batch keys, at most maxRuns in
+// name that lie below the stream's first sequence, as a look old enough
+// saw it (firstSeq), in runs of at most batch keys, at most maxRuns in
 // all. Streams it cannot read are returned in kept, with why, and lose
 // nothing.
 func (k *Keeper) trimPurgedKeys(ctx context.Context, conn *pgx.Conn, batch, maxRuns int) (runs []TrimRun, kept map[string]error, err error) {
@@ -117,11 +118,13 @@ func (k *Keeper) trimPurgedKeys(ctx context.Context, conn *pgx.Conn, batch, maxR
 }
 
 // firstSeq is the sequence below which the keys of stream name may go: the
-// stream's first sequence as the keeper saw it at its previous pass (the
-// stream holds nothing below it now either: a stream's first sequence only
-// grows); 0 (nothing goes) at the first look, and when the stream's first
-// sequence went back or its creation time changed (it was made again). It asks JetStream at most 10 seconds; a stream it cannot read
-// is an error, and so is one that does not exist.
+// stream's first sequence as the newest look at least keyMargin old saw it
+// (the stream holds nothing below it now either: a stream's first sequence
+// only grows); 0 (nothing goes) when no look is that old, and when the
+// stream's first sequence went back or its creation time changed (it was
+// made again: the looks start afresh). It asks JetStream at most 10
+// seconds; a stream it cannot read is an error, and so is one that does
+// not exist.
 func (k *Keeper) firstSeq(ctx context.Context, name string) (uint64, error) {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -131,23 +134,44 @@ func (k *Keeper) firstSeq(ctx context.Context, name string) (uint64, error) {
 		return 0, fmt.Errorf("stream %s: %w", name, err)
 	}
 	info := s.CachedInfo()
-	now := streamLook{first: info.State.FirstSeq, created: info.Created}
-	prev, ok := k.firstSeen[name]
-	k.firstSeen[name] = now
-	if !ok || !prev.created.Equal(now.created) || now.first < prev.first {
-		// The first look, or a stream made again since (its sequences
-		// restarted): what lies below now may have left it after the
-		// previous pass.
-		return 0, nil
+	now := streamLook{first: info.State.FirstSeq, created: info.Created, at: k.cfg.Now()}
+	looks := k.firstSeen[name]
+	if n := len(looks); n > 0 && (!looks[n-1].created.Equal(now.created) || now.first < looks[n-1].first) {
+		// A stream made again since (its sequences restarted): what lies
+		// below now may have left it after any earlier look.
+		looks = nil
 	}
-	return prev.first, nil
+	var below uint64
+	margin := k.keyMargin()
+	for i := len(looks) - 1; i >= 0; i-- {
+		if !now.at.Before(looks[i].at.Add(margin)) {
+			below, looks = looks[i].first, looks[i:] // older ones are no longer needed
+			break
+		}
+	}
+	looks = append(looks, now)
+	if len(looks) > maxStreamLooks {
+		looks = append(looks[:1], looks[len(looks)-maxStreamLooks+1:]...) // passes back to back: keep the oldest
+	}
+	k.firstSeen[name] = looks
+	return below, nil
 }
 
-// streamLook is what a keeper pass saw of a stream: its first sequence, and
-// when it was made (a stream made again is another stream).
+// keyMargin is how old a look at a stream must be before the keys below
+// the first sequence it saw may go: a pass's interval, and at least the
+// ingest consumers' ack wait.
+func (k *Keeper) keyMargin() time.Duration { return max(k.cfg.Every, k.cfg.AckWait) }
+
+// maxStreamLooks bounds the looks kept of one stream.
+const maxStreamLooks = 64
+
+// streamLook is what a keeper pass saw of a stream: its first sequence,
+// when it was made (a stream made again is another stream), and when the
+// pass looked (the keeper's clock, after JetStream answered).
 type streamLook struct {
 	first   uint64
 	created time.Time
+	at      time.Time
 }
 
 // trimKeys removes at most limit purged keys of stream below first, in one

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
@@ -70,13 +71,18 @@ func TestRetentionTrimsKeysOfMessagesGone(t *testing.T) {
 	require.Equal(t, []int64{1, 2}, purgedKeys(t, r, "GONE"))
 
 	require.NoError(t, stream.Purge(ctx, jetstream.WithPurgeSequence(4))) // 1 to 3 gone
+	// Each pass a minute after the one before: a look is trusted once it
+	// is max(Every, AckWait) old (TestKeeperTrustsOnlyALookOldEnough).
+	clock := time.Now()
 	keeper := func(js jetstream.JetStream) *dlq.Keeper {
 		table, err := replaypolicy.Parse("retention.toml", []byte(retentionPolicy))
 		require.NoError(t, err)
-		return dlq.NewKeeper(st, dlq.KeeperConfig{Policy: app.RetentionOf(table.Retention()), BatchRows: 2, JetStream: js}, nil, quiet)
+		return dlq.NewKeeper(st, dlq.KeeperConfig{Policy: app.RetentionOf(table.Retention()), BatchRows: 2, JetStream: js,
+			Every: time.Minute, AckWait: 30 * time.Second, Now: func() time.Time { return clock }}, nil, quiet)
 	}
 	passOf := func(k *dlq.Keeper) dlq.KeeperPass {
 		t.Helper()
+		clock = clock.Add(time.Minute)
 		pass, err := k.Pass(ctx)
 		require.NoError(t, err)
 		require.False(t, pass.Skipped)
@@ -196,4 +202,59 @@ func TestPurgedKeysTrimRecordsItself(t *testing.T) {
 		_, err := r.db.Pool.Exec(ctx, stmt)
 		assert.ErrorContains(t, err, "permission denied", "%s: the runtime role may only read the record", stmt)
 	}
+}
+
+// TestKeeperTrustsOnlyALookOldEnough: the keys below where a stream began
+// go only once a look that saw it is max(Every, AckWait) old, by when it
+// happened, not by how many passes came since: a ticker that fell behind
+// fires passes back to back, and a message the stream delivered just
+// before it let it go may still be in an ingester's batch, not yet stored,
+// whose key must be there when the batch asks. It used to trust the
+// previous pass, however recent.
+func TestKeeperTrustsOnlyALookOldEnough(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	_, js := ns.Connect(t)
+	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "LOOKS", Subjects: []string{"looks.>"}})
+	require.NoError(t, err)
+	for seq := int64(1); seq <= 4; seq++ {
+		_, err := js.Publish(ctx, fmt.Sprintf("looks.%d", seq), []byte("dead letter"))
+		require.NoError(t, err)
+		key := make([]byte, 32)
+		key[0] = byte(seq)
+		_, err = r.db.Pool.Exec(ctx, `INSERT INTO dead_letters_purged (dead_lettered_at, source_key, stream, stream_seq) VALUES ($1, $2, 'LOOKS', $3)`,
+			r.daysAgo(40), key, seq)
+		require.NoError(t, err)
+	}
+	require.NoError(t, stream.Purge(ctx, jetstream.WithPurgeSequence(3))) // 1 and 2 gone
+
+	clock := time.Now()
+	k := dlq.NewKeeper(dlq.NewStore(r.db.Pool), dlq.KeeperConfig{JetStream: js, Every: time.Minute, AckWait: 5 * time.Minute,
+		Now: func() time.Time { return clock }}, nil, quiet)
+	passAt := func(d time.Duration) []dlq.TrimRun {
+		t.Helper()
+		clock = clock.Add(d)
+		pass, err := k.Pass(ctx)
+		require.NoError(t, err)
+		require.False(t, pass.Skipped)
+		return pass.KeyRuns
+	}
+	assert.Empty(t, passAt(0), "the first look only notes where the stream begins")
+	assert.Empty(t, passAt(0), "a pass right after: the look is not old enough")
+	assert.Empty(t, passAt(time.Minute), "Every passed, but not the ack wait")
+	assert.Equal(t, []int64{1, 2, 3, 4}, purgedKeys(t, r, "LOOKS"))
+	runs := passAt(4 * time.Minute) // the first look is now 5 minutes old
+	require.Len(t, runs, 1)
+	assert.Equal(t, dlq.TrimRun{Stream: "LOOKS", Below: 3, Keys: 2, FromSeq: 1, ToSeq: 2}, runs[0])
+	assert.Equal(t, []int64{3, 4}, purgedKeys(t, r, "LOOKS"))
+
+	require.NoError(t, stream.Purge(ctx, jetstream.WithPurgeSequence(4))) // 3 gone
+	assert.Empty(t, passAt(0), "the looks old enough saw the stream begin at 3")
+	assert.Empty(t, passAt(4*time.Minute+59*time.Second), "the look that saw 4 is not 5 minutes old")
+	runs = passAt(time.Second)
+	require.Len(t, runs, 1)
+	assert.Equal(t, dlq.TrimRun{Stream: "LOOKS", Below: 4, Keys: 1, FromSeq: 3, ToSeq: 3}, runs[0])
+	assert.Equal(t, []int64{4}, purgedKeys(t, r, "LOOKS"))
 }
