@@ -16,7 +16,7 @@ import (
 // KeeperConfig says how the keeper looks after dead_letters' partitions
 // and retention.
 type KeeperConfig struct {
-	// Every is how often it runs (PARTITION_KEEPER_EVERY); default 10
+	// Every is how often it runs (RETENTION_EVERY); default 10
 	// minutes. It also runs once at start.
 	Every time.Duration
 	// Ahead is how many days after today have a partition (made before
