@@ -64,10 +64,10 @@ type puller struct {
 	oneBig  bool      // a message is over maxBytes: ask for it alone, unlimited
 	stopped bool
 	// backlog: when the last message was handled, others waited in the
-	// inbox behind it; emptyAt: when the inbox was last seen empty. A
-	// message that waited in the inbox (behind a handle blocked on the
-	// writers) arrived after emptyAt; one that did not arrived as it was
-	// handed over. See pulledMsg.received.
+	// inbox behind it; emptyAt: when the inbox was last seen empty, or a
+	// message came to it empty. A message that waited in the inbox (behind
+	// a handle blocked on the writers) arrived after emptyAt; one that did
+	// not arrived as it was handed over. See pulledMsg.received.
 	backlog bool
 	emptyAt time.Time
 }
@@ -112,10 +112,12 @@ func startPuller(nc *nats.Conn, apiPrefix, stream, durable string, inc *incarnat
 func (p *puller) receive(m *nats.Msg) {
 	p.mu.Lock()
 	p.seen = time.Now()
-	received := p.seen
-	if p.backlog {
-		received = p.emptyAt // it waited in the inbox: since then at most
+	if !p.backlog {
+		// It came to an empty inbox and was handed over as it came: what
+		// waits behind it came after.
+		p.emptyAt = p.seen
 	}
+	received := p.emptyAt // when it waited in the inbox: since then at most
 	if m.Reply == "" {
 		p.status(m)
 		p.noteInbox()
