@@ -2,16 +2,20 @@ package replay_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // stoppingReval allows when the claim judges; at the send-time question it
@@ -98,4 +102,35 @@ func TestRightsLapseBoundaryIsNotALivelock(t *testing.T) {
 		}
 	}
 	assert.NotEqual(t, "pending", j.State, "released claim after claim at the lapse instant: %s", j.Result)
+}
+
+// TestRequestPageSaysWhatTheBrokerDidNotStore (review revreplay2): the
+// request page itself (Service.View, what a reload or a browser without
+// JavaScript shows) counts the items the broker did not store, as the
+// polled fragment (Service.Progress) does. It does not: View reads
+// progress() without NotStored, so "Not stored, tried again" appears only
+// after the first htmx poll.
+func TestRequestPageSaysWhatTheBrokerDidNotStore(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	full := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, MaxMsgs: 1, Discard: jetstream.DiscardNew,
+		Duplicates: 200 * time.Millisecond})
+	_, err := b.js.Publish(ctx, "events.filler", []byte("fills the stream"))
+	require.NoError(t, err)
+	_ = full
+	id := b.seedItem(t, "search.index_update", "full-view-1", nats.Header{dlq.HeaderOriginalSubject: {"events.acme.search.index_update"}}, `{"n":1}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	w := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	wait.Until(t, "the broker to refuse the publish", time.Minute, func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		return strings.HasPrefix(b.job(t, req.ID, id).Result, replaypolicy.NotSentLead)
+	})
+	p, err := b.replays.Progress(ctx, req.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.NotStored)
+	v, err := b.replays.View(ctx, req.ID, oncall, replay.ViewOptions{Items: 10})
+	require.NoError(t, err)
+	assert.Equal(t, p.NotStored, v.Progress.NotStored, "the page and its polled fragment disagree")
 }
