@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -133,4 +134,57 @@ func TestRequestPageSaysWhatTheBrokerDidNotStore(t *testing.T) {
 	v, err := b.replays.View(ctx, req.ID, oncall, replay.ViewOptions{Items: 10})
 	require.NoError(t, err)
 	assert.Equal(t, p.NotStored, v.Progress.NotStored, "the page and its polled fragment disagree")
+}
+
+// ctxReval allows until stopAt calls were made; that call stops the
+// worker, and from then on every answer is the context's error (as
+// NATSRevalidator returns it for a cancelled context, at once).
+type ctxReval struct {
+	calls, stopAt int
+	stop          context.CancelFunc
+}
+
+func (r *ctxReval) Revalidate(ctx context.Context, _ replay.RevalidateQuery) (bool, string, error) {
+	r.calls++
+	if r.calls == r.stopAt {
+		r.stop()
+	}
+	if err := ctx.Err(); err != nil {
+		return false, "", err
+	}
+	return true, "", nil
+}
+
+// TestWorkerStopBlocksNoRevalidateItem (review revreplay2): a worker
+// stopped while it judges a claim of revalidate items (stopAt 1: the
+// first question) or while it sends them (stopAt 4: the first send-time
+// question) must leave them to the next claim. Every item asked after the
+// stop is blocked for good instead ("revalidation got no answer: context
+// canceled"): a deploy in the middle of a bulk replay blocks the rest of
+// the claim, up to Batch items.
+func TestWorkerStopBlocksNoRevalidateItem(t *testing.T) {
+	t.Parallel()
+	for _, stopAt := range []int{1, 4} {
+		b := setupReplay(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		var ids []int64
+		for i := range 3 {
+			ids = append(ids, b.seedItem(t, "accounts.permission_grant", fmt.Sprintf("reval-stop-%d-%d", stopAt, i),
+				nats.Header{dlq.HeaderPrincipal: {"user:7"}}, `{"grant":"admin"}`))
+		}
+		req := b.request(t, ids, replay.SubmitInput{})
+		d, err := b.replays.Approve(context.Background(), req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+		require.NoError(t, err)
+		require.True(t, d.Ready)
+		_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() WHERE request_id = $1`, req.ID) // a backlog: every job due
+		require.NoError(t, err)
+		w := b.worker(t, replay.WorkerConfig{Retry: time.Millisecond}, &ctxReval{stopAt: stopAt, stop: cancel})
+		_, _ = w.RunOnce(ctx)
+		cancel()
+		for _, id := range ids {
+			j := b.job(t, req.ID, id)
+			t.Logf("stop at %d: job %d %s: %s", stopAt, id, j.State, j.Result)
+			assert.NotEqual(t, "blocked", j.State, "stop at question %d: %s", stopAt, j.Result)
+		}
+	}
 }
