@@ -188,3 +188,35 @@ func TestWorkerStopBlocksNoRevalidateItem(t *testing.T) {
 		}
 	}
 }
+
+// slowReval answers only when its caller gives up (a service slower than
+// the time left), with the context's error, as NATSRevalidator does.
+type slowReval struct{}
+
+func (slowReval) Revalidate(ctx context.Context, _ replay.RevalidateQuery) (bool, string, error) {
+	<-ctx.Done()
+	return false, "", ctx.Err()
+}
+
+// TestRevalidationCutByTheClaimsDeadlineReleases (review revreplay2): the
+// judge gathers facts under a deadline of the claim's until ("a slow
+// service cannot hold the judging past the part of the lease a claim
+// publishes in"; a job not judged by then is released). A revalidation
+// still out when that deadline comes is cut by it, and the item is blocked
+// for good ("revalidation got no answer: context deadline exceeded"), not
+// released: the worker's own deadline is read as the service's silence.
+func TestRevalidationCutByTheClaimsDeadlineReleases(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "accounts.permission_grant", "reval-deadline", nats.Header{dlq.HeaderPrincipal: {"user:7"}}, `{"grant":"admin"}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	d, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.True(t, d.Ready)
+	w := b.worker(t, replay.WorkerConfig{Retry: time.Millisecond, Lease: 1500 * time.Millisecond}, slowReval{})
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	j := b.job(t, req.ID, id)
+	assert.Equal(t, "pending", j.State, "the claim ran out of time, the service did not say no: %s", j.Result)
+}
