@@ -142,10 +142,11 @@ func (a Authority) StillAllowed(ctx context.Context, who quarantine.Actor, tenan
 	return ok, err
 }
 
-// StillAllowedUntil is StillAllowed, and when the answer rests on the
-// provider's word (groups, email) that lapses with the entry's age, the
-// time on the authority's clock (Clock) when it lapses; zero when nothing
-// of it lapses (the entry is past MaxAge already, or the answer is no).
+// StillAllowedUntil is StillAllowed, and when the yes rests on the
+// provider's word (groups, email), which lapses once the entry is MaxAge
+// old, the time on the authority's clock (Clock) when it does; zero when
+// nothing of it lapses (the entry is that old already, a binding to the
+// identity itself says yes too, or the answer is no).
 func (a Authority) StillAllowedUntil(ctx context.Context, who quarantine.Actor, tenant, object, action string) (bool, time.Time, error) {
 	e, err := a.Directory.Lookup(ctx, who.Issuer, who.Subject)
 	if quarantine.ErrorCode(err) == quarantine.ENOTFOUND {
@@ -161,11 +162,11 @@ func (a Authority) StillAllowedUntil(ctx context.Context, who quarantine.Actor, 
 	if maxAge <= 0 {
 		maxAge = DefaultDirectoryMaxAge
 	}
-	u := e.User
+	u, own := e.User, e.User
+	own.Groups, own.Email, own.EmailVerified = nil, "", false // what is bound to the identity itself
 	lapses := e.SeenAt.Add(maxAge)
-	if a.Clock().After(lapses) {
-		u.Groups, u.Email, u.EmailVerified = nil, "", false
-		lapses = time.Time{}
+	if !a.Clock().Before(lapses) { // MaxAge old: the provider's word is too old
+		u, lapses = own, time.Time{}
 	}
 	// A binding removed a moment ago counts as removed, whether or not
 	// this process's listener heard of it yet.
@@ -174,6 +175,9 @@ func (a Authority) StillAllowedUntil(ctx context.Context, who quarantine.Actor, 
 	}
 	if !a.Access.Can(u, tenant, object, action) {
 		return false, time.Time{}, nil
+	}
+	if !lapses.IsZero() && a.Access.Can(own, tenant, object, action) {
+		lapses = time.Time{} // the yes does not rest on the provider's word
 	}
 	return true, lapses, nil
 }

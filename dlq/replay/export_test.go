@@ -74,3 +74,6 @@ const (
 )
 
 var ClaimTx, GateTx = claimTx, gateTx
+
+// Evicts is evicts, for its table test.
+var Evicts = evicts

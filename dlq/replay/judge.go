@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -75,7 +76,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			continue
 		}
 		if time.Now().After(until) {
-			j.state, j.result = JobPending, "released: the lease was running out" // a slow service ate the time
+			j.state, j.result = JobPending, releasedLease // a slow service ate the time
 			continue
 		}
 		run, seen := runs[j.requestID]
@@ -113,7 +114,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			continue
 		}
 		if time.Now().After(until) {
-			j.state, j.result = JobPending, "released: the lease was running out" // a slow service ate the time
+			j.state, j.result = JobPending, releasedLease // a slow service ate the time
 			continue
 		}
 		f := j.facts()
@@ -121,14 +122,22 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			f.SubjectRefusal = err.Error()
 		}
 		v := replaypolicy.JudgeJob(f)
-		for v.Needs != replaypolicy.NeedNothing {
+		for v.Needs != replaypolicy.NeedNothing && j.state == "" {
 			switch v.Needs {
 			case replaypolicy.NeedLedger:
 				f.Ledger = ledgerFor(j, held, ledgers)
 			case replaypolicy.NeedRevalidation:
 				f.Revalidation = w.revalidate(ctx, j)
+				if ctx.Err() != nil {
+					// The worker stops, or the claim's time ran out, while
+					// the service was asked: that is not its answer.
+					j.state, j.result = JobPending, releasedBy(ctx)
+				}
 			}
 			v = replaypolicy.JudgeJob(f)
+		}
+		if j.state != "" {
+			continue
 		}
 		if v.Outcome != replaypolicy.Go {
 			j.unsent(v)
@@ -312,6 +321,15 @@ func unreadLedgers(jobs []*job, err error) map[int64]*replaypolicy.Ledger {
 		out[j.id] = &replaypolicy.Ledger{Unreadable: err.Error()}
 	}
 	return out
+}
+
+// releasedBy says why a job is released when ctx, a claim's (bounded by
+// the part of its lease it publishes in) under the worker's, ended.
+func releasedBy(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return releasedLease
+	}
+	return releasedStopping
 }
 
 // revalidate asks the owning service whether j's original principal may

@@ -89,6 +89,10 @@ const (
 const (
 	releasedPolicy = "released: the active replay policy changed since the claim judged it"
 	releasedRights = "released: the rights of the request's people changed since the claim judged them"
+	// the claim came to the end of the part of its lease it publishes in,
+	// or its worker stops
+	releasedLease    = "released: the lease was running out"
+	releasedStopping = "released: the worker is stopping"
 )
 
 // chunkSpan is how much publishing one reservation covers: at most this
@@ -334,7 +338,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 	size := most
 	for len(jobs) > 0 {
 		if time.Now().After(until) {
-			settle(jobs, JobPending, "released: the lease was running out")
+			settle(jobs, JobPending, releasedLease)
 			return out
 		}
 		chunk := jobs[:min(size, len(jobs))]
@@ -376,7 +380,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				select {
 				case <-time.After(wait):
 				case <-ctx.Done():
-					settle(jobs[sent:], JobPending, "released: the worker is stopping")
+					settle(jobs[sent:], JobPending, releasedStopping)
 					return out
 				}
 				if wait > recheckAfter {
@@ -414,7 +418,19 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				// of a lease old, and a principal's authority it revoked
 				// since must stop the publish.
 				f := j.facts()
-				f.Revalidation = w.revalidate(ctx, j)
+				rctx, cancel := context.WithDeadline(ctx, until) // not past the part of the lease it publishes in
+				f.Revalidation = w.revalidate(rctx, j)
+				var cut string
+				if rctx.Err() != nil {
+					// The worker stops, or the claim's time ran out, while
+					// the service was asked: that is not its answer.
+					cut = releasedBy(rctx)
+				}
+				cancel()
+				if cut != "" {
+					settle(jobs[sent:], JobPending, cut)
+					return out
+				}
 				if v := replaypolicy.JudgeRevalidation(f); v.Outcome != replaypolicy.Go {
 					j.unsent(v)
 					j.resetAttempt = j.firstAttempt // the gate marked it; nothing was sent
@@ -426,7 +442,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				w.beforeSend(j.id, until)
 			}
 			if ctx.Err() != nil {
-				settle(jobs[sent:], JobPending, "released: the worker is stopping")
+				settle(jobs[sent:], JobPending, releasedStopping)
 				return out
 			}
 			if w.rightsLapsed(j) {
@@ -442,7 +458,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				// part of its lease it publishes in: another worker may
 				// have taken the job over. until is on this process's
 				// monotonic clock, so no clock of another host moves it.
-				settle(jobs[sent:], JobPending, "released: the lease was running out")
+				settle(jobs[sent:], JobPending, releasedLease)
 				return out
 			}
 			if f, ok := w.send(j); ok {

@@ -15,6 +15,7 @@ import (
 // querier runs queries: *pgxpool.Pool and pgx.Tx both are one.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 const (
@@ -164,14 +165,21 @@ func approvals(ctx context.Context, q querier, id int64) ([]Approval, error) {
 // Progress counts the items of request id by outcome, and the pending
 // ones the broker did not store at their last publish (NotStored).
 func (s *Service) Progress(ctx context.Context, id int64) (Progress, error) {
-	p, err := progress(ctx, s.pool, id)
-	if err == nil && p.Pending > 0 {
-		err = s.pool.QueryRow(ctx, selectNotStored, id).Scan(&p.NotStored, &p.NotStoredWhy)
-	}
+	p, err := progressNotStored(ctx, s.pool, id)
 	if err != nil {
 		return Progress{}, fmt.Errorf("read replay progress: %w", err)
 	}
 	return p, nil
+}
+
+// progressNotStored is progress with NotStored read too (the request page
+// and its poll).
+func progressNotStored(ctx context.Context, q querier, id int64) (Progress, error) {
+	p, err := progress(ctx, q, id)
+	if err == nil && p.Pending > 0 {
+		err = q.QueryRow(ctx, selectNotStored, id).Scan(&p.NotStored, &p.NotStoredWhy)
+	}
+	return p, err
 }
 
 // selectNotStored counts the pending jobs of request $1 whose last publish

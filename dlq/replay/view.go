@@ -119,7 +119,7 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 			return err
 		}
 		v.Count = CountOf(s.cfg.Policy(), req, v.Approvals, s.cfg.Now())
-		if v.Progress, err = progress(ctx, tx, id); err != nil {
+		if v.Progress, err = progressNotStored(ctx, tx, id); err != nil {
 			return err
 		}
 		if v.Edits, err = edits(ctx, tx, id, opts.Edits); err != nil {

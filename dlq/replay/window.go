@@ -105,7 +105,7 @@ func (s *StreamWindows) read(ctx context.Context, subject string) replaypolicy.W
 // message's id when it restarts, inside the window or not.
 func evicts(cfg jetstream.StreamConfig) string {
 	var ls []string
-	if cfg.MaxMsgsPerSubject > 0 {
+	if cfg.MaxMsgsPerSubject > 0 && !(cfg.Discard == jetstream.DiscardNew && cfg.DiscardNewPerSubject) { // else it refuses the new one
 		ls = append(ls, fmt.Sprintf("keeps the last %d per subject", cfg.MaxMsgsPerSubject))
 	}
 	if cfg.Discard == jetstream.DiscardOld {

@@ -38,11 +38,11 @@ func (r *stoppingReval) Revalidate(ctx context.Context, _ replay.RevalidateQuery
 	return false, "", ctx.Err()
 }
 
-// TestWorkerStopDuringSendRevalidationReleases (review revreplay2): a
-// worker stopping (deploy, SIGTERM) while it asks the owning service right
-// before the send must release the job to the next claim, as every other
-// stop does ("released: the worker is stopping"). It blocks it for good
-// instead: "revalidation got no answer: context canceled".
+// TestWorkerStopDuringSendRevalidationReleases: a worker stopping
+// (deploy, SIGTERM) while it asks the owning service right before the
+// send releases the job to the next claim, as every other stop does
+// ("released: the worker is stopping"), its attempt unmarked. Before, it
+// was blocked for good: "revalidation got no answer: context canceled".
 func TestWorkerStopDuringSendRevalidationReleases(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -63,12 +63,12 @@ func TestWorkerStopDuringSendRevalidationReleases(t *testing.T) {
 	assert.Nil(t, j.FirstAttemptAt)
 }
 
-// TestRightsLapseBoundaryIsNotALivelock (review revreplay2): the judge
-// (StillAllowedUntil) counts an entry exactly MaxAge old as fresh (its
-// groups count; lapse = now) while the send loop (rightsLapsed) counts the
-// same instant as lapsed. With the authority's clock at that instant
-// every claim judges yes and releases the job: it is neither published
-// nor blocked, claim after claim.
+// TestRightsLapseBoundaryIsNotALivelock: the judge (StillAllowedUntil)
+// and the send loop (rightsLapsed) agree on the instant an entry is MaxAge
+// old: lapsed. With the authority's clock held at that instant, the claim
+// judges without the groups and the job ends (blocked). Before, the judge
+// counted the entry fresh with a lapse of now and the send loop released
+// the job, claim after claim.
 func TestRightsLapseBoundaryIsNotALivelock(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -105,21 +105,18 @@ func TestRightsLapseBoundaryIsNotALivelock(t *testing.T) {
 	assert.NotEqual(t, "pending", j.State, "released claim after claim at the lapse instant: %s", j.Result)
 }
 
-// TestRequestPageSaysWhatTheBrokerDidNotStore (review revreplay2): the
-// request page itself (Service.View, what a reload or a browser without
-// JavaScript shows) counts the items the broker did not store, as the
-// polled fragment (Service.Progress) does. It does not: View reads
-// progress() without NotStored, so "Not stored, tried again" appears only
-// after the first htmx poll.
+// TestRequestPageSaysWhatTheBrokerDidNotStore: the request page itself
+// (Service.View, what a reload or a browser without JavaScript shows)
+// counts the items the broker did not store, as the polled fragment
+// (Service.Progress) does. Before, it appeared only after the first poll.
 func TestRequestPageSaysWhatTheBrokerDidNotStore(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	full := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, MaxMsgs: 1, Discard: jetstream.DiscardNew,
+	b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, MaxMsgs: 1, Discard: jetstream.DiscardNew,
 		Duplicates: 200 * time.Millisecond})
 	_, err := b.js.Publish(ctx, "events.filler", []byte("fills the stream"))
 	require.NoError(t, err)
-	_ = full
 	id := b.seedItem(t, "search.index_update", "full-view-1", nats.Header{dlq.HeaderOriginalSubject: {"events.acme.search.index_update"}}, `{"n":1}`)
 	req := b.request(t, []int64{id}, replay.SubmitInput{})
 	w := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
@@ -155,12 +152,12 @@ func (r *ctxReval) Revalidate(ctx context.Context, _ replay.RevalidateQuery) (bo
 	return true, "", nil
 }
 
-// TestWorkerStopBlocksNoRevalidateItem (review revreplay2): a worker
+// TestWorkerStopBlocksNoRevalidateItem: a worker
 // stopped while it judges a claim of revalidate items (stopAt 1: the
 // first question) or while it sends them (stopAt 4: the first send-time
-// question) must leave them to the next claim. Every item asked after the
-// stop is blocked for good instead ("revalidation got no answer: context
-// canceled"): a deploy in the middle of a bulk replay blocks the rest of
+// question) leaves them to the next claim. Before, every item asked after
+// the stop was blocked for good ("revalidation got no answer: context
+// canceled"): a deploy in the middle of a bulk replay blocked the rest of
 // the claim, up to Batch items.
 func TestWorkerStopBlocksNoRevalidateItem(t *testing.T) {
 	t.Parallel()
@@ -198,13 +195,14 @@ func (slowReval) Revalidate(ctx context.Context, _ replay.RevalidateQuery) (bool
 	return false, "", ctx.Err()
 }
 
-// TestRevalidationCutByTheClaimsDeadlineReleases (review revreplay2): the
+// TestRevalidationCutByTheClaimsDeadlineReleases: the
 // judge gathers facts under a deadline of the claim's until ("a slow
 // service cannot hold the judging past the part of the lease a claim
 // publishes in"; a job not judged by then is released). A revalidation
-// still out when that deadline comes is cut by it, and the item is blocked
-// for good ("revalidation got no answer: context deadline exceeded"), not
-// released: the worker's own deadline is read as the service's silence.
+// still out when that deadline comes is cut by it, and the item is
+// released to the next claim. Before, it was blocked for good
+// ("revalidation got no answer: context deadline exceeded"): the worker's
+// own deadline was read as the service's silence.
 func TestRevalidationCutByTheClaimsDeadlineReleases(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -219,4 +217,24 @@ func TestRevalidationCutByTheClaimsDeadlineReleases(t *testing.T) {
 	require.NoError(t, err)
 	j := b.job(t, req.ID, id)
 	assert.Equal(t, "pending", j.State, "the claim ran out of time, the service did not say no: %s", j.Result)
+}
+
+// TestEvictsNamesOnlyLimitsThatPushMessagesOut: the limits that remove a
+// message before it ages out (so a broker restart forgets its id) are the
+// last N per subject, unless the stream refuses new ones per subject
+// instead, and a count or size with discard old; discard new refuses
+// rather than evicts, and age alone evicts nothing inside the window.
+func TestEvictsNamesOnlyLimitsThatPushMessagesOut(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  jetstream.StreamConfig
+		want string
+	}{
+		{jetstream.StreamConfig{MaxAge: time.Hour}, ""},
+		{jetstream.StreamConfig{MaxMsgsPerSubject: 1}, "keeps the last 1 per subject"},
+		{jetstream.StreamConfig{MaxMsgsPerSubject: 1, Discard: jetstream.DiscardNew, DiscardNewPerSubject: true}, ""},
+		{jetstream.StreamConfig{MaxMsgs: 100, MaxBytes: 1 << 20}, "keeps the last 100 messages, keeps the last 1048576 bytes"},
+		{jetstream.StreamConfig{MaxMsgs: 100, MaxBytes: 1 << 20, Discard: jetstream.DiscardNew}, ""},
+	} {
+		assert.Equal(t, tt.want, replay.Evicts(tt.cfg), "%+v", tt.cfg)
+	}
 }

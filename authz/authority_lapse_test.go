@@ -13,8 +13,7 @@ import (
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 )
 
-// TestStillAllowedUntilLapsesOnlyWhatRestsOnTheProvider (review
-// revreplay2): a yes bound to the identity itself (user:<issuer>|<subject>)
+// TestStillAllowedUntilLapsesOnlyWhatRestsOnTheProvider: a yes bound to the identity itself (user:<issuer>|<subject>)
 // does not rest on the provider's word and does not lapse with the
 // entry's age, so StillAllowedUntil gives no lapse time for it (the
 // worker would release such a claim at SeenAt+MaxAge for nothing, saying
@@ -46,6 +45,12 @@ func TestStillAllowedUntilLapsesOnlyWhatRestsOnTheProvider(t *testing.T) {
 
 	g, err := dir.Lookup(ctx, "i", "g")
 	require.NoError(t, err)
+	auth.Now = func() time.Time { return g.SeenAt.Add(time.Minute) }
+	ok, until, err = auth.StillAllowedUntil(ctx, byGroup.Actor, "acme", ReplayObject("manual"), ActApprove)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.True(t, until.Equal(g.SeenAt.Add(time.Hour)), "a yes from groups lapses when the entry is MaxAge old: %s", until)
+
 	auth.Now = func() time.Time { return g.SeenAt.Add(time.Hour) } // exactly MaxAge old
 	ok, until, err = auth.StillAllowedUntil(ctx, byGroup.Actor, "acme", ReplayObject("manual"), ActApprove)
 	require.NoError(t, err)
