@@ -16,9 +16,10 @@ import (
 // names: otherwise anyone who may publish on an advisory subject could make
 // the console copy messages of any stream it can read. When the fetch fails
 // for a reason other than "gone", the advisory is delivered again later (at
-// most maxHeaderRereads times; then, or at once when its consumer was made
-// again meanwhile and it cannot be nak'd, the record is stored without the
-// original, flagged).
+// most maxHeaderRereads times; then the record is stored without the
+// original, flagged). When its consumer was made again meanwhile it cannot
+// be nak'd: the one made again delivers it again, unless it is no longer
+// in its stream, when it is stored now, flagged.
 func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items chan<- item) {
 	via := in.received(m)
 	adv, err := parseAdvisoryJSON(m.Data())
@@ -32,11 +33,19 @@ func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items c
 		orig, err := in.fetchOriginal(ctx, adv)
 		if err != nil {
 			if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered < maxHeaderRereads {
-				// Not nak'd when its consumer was made again: nobody would
-				// deliver it again; it is stored now, flagged, rather
-				// than nak'd for nobody.
-				if nakErr := m.NakWithDelay(2 * time.Second); !errors.Is(nakErr, errRetired) {
+				// Not nak'd when its consumer was made again: the
+				// consumer made again delivers it again while its stream
+				// holds it (and the original may be readable then); only
+				// one no longer there is stored now, flagged, rather than
+				// nak'd for nobody.
+				nakErr := m.NakWithDelay(2 * time.Second)
+				if !errors.Is(nakErr, errRetired) {
 					in.log.Warn("fetch original for advisory; will retry", "stream", adv.Stream, "seq", adv.StreamSeq, "err", err)
+					return
+				}
+				if in.comesAgain(ctx, md) {
+					in.log.Warn("fetch original for advisory failed and its consumer was made again: it comes again from the one made again",
+						"stream", adv.Stream, "seq", adv.StreamSeq, "err", err)
 					return
 				}
 			}
@@ -47,6 +56,22 @@ func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items c
 		}
 	}
 	in.enqueue(ctx, items, item{msg: m, rec: &rec})
+}
+
+// comesAgain says whether the message md describes is still in its
+// stream, so that a consumer made again delivers it again: yes when the
+// stream holds it (stored at the same time), and when that cannot be read
+// (the consumer made again delivers all the stream holds); no when the
+// stream or the message is gone, or another message holds its sequence.
+func (in *Ingester) comesAgain(ctx context.Context, md *jetstream.MsgMetadata) bool {
+	st, err := readStored(ctx, in.js, md.Stream, md.Sequence.Stream, false)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
+		return false
+	case err != nil:
+		return true
+	}
+	return st.Time.Equal(md.Timestamp)
 }
 
 // checkAdvisoryStream reports why adv may not be followed: its stream is
