@@ -59,6 +59,11 @@ func TestHiddenCharactersReadAsMarkers(t *testing.T) {
 	})
 	oncall, _ := b.SignIn(t, "*:oncall")
 	approver, _ := b.SignIn(t, "*:approver")
+	// A new tenant is known to the pages once the counters' snapshot has
+	// it (within a second of the store).
+	wait.Until(t, "the new tenant's dead letter on the list", 30*time.Second, func() bool {
+		return getPage(t, b, oncall, "/deadletters").Find(fmt.Sprintf(`[data-testid="deadletter-row"][data-id="%d"]`, id)).Length() == 1
+	})
 
 	t.Run("List", func(t *testing.T) {
 		d := getPage(t, b, oncall, "/deadletters")
