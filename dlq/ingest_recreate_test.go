@@ -30,24 +30,10 @@ func TestIngestStreamRecreatedUnderStuckBatch(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	admin, err := pgxpool.New(ctx, testdb.ServerURL(t))
-	require.NoError(t, err)
-	t.Cleanup(admin.Close)
 
 	// PostgreSQL refuses "new 1" in every form until the trigger goes: it is nak'd.
-	_, err = b.db.OwnerPool.Exec(ctx, `
-        CREATE FUNCTION test_refuses_new() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            IF NEW.payload = 'new 1'::bytea THEN RAISE EXCEPTION 'test refuses new 1'; END IF;
-            RETURN NEW;
-        END $$;
-        CREATE TRIGGER test_refuses_new BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_refuses_new();`)
-	require.NoError(t, err)
-	lock, err := b.db.OwnerPool.Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = lock.Rollback(ctx) }()
-	_, err = lock.Exec(ctx, `LOCK TABLE dead_letters IN ACCESS EXCLUSIVE MODE`)
-	require.NoError(t, err)
+	refuseNewOne(t, b)
+	unlock, lockWaited := lockDeadLetters(t, b)
 
 	r := b.start(t, IngestConfig{Workers: 1, BatchSize: 10, MaxWait: 10 * time.Millisecond,
 		RetryUnstorable: 300 * time.Millisecond, HealthEvery: 100 * time.Millisecond}, nil)
@@ -65,12 +51,8 @@ func TestIngestStreamRecreatedUnderStuckBatch(t *testing.T) {
 	// Old #1 holds the writer, waiting for the lock; old #2, whose header
 	// block the NATS client cannot read, waits behind it.
 	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("old 0")})
-	wait.Until(t, "the writer waiting for the lock", time.Minute, func() bool {
-		var n int
-		err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, b.db.Name).Scan(&n)
-		return err == nil && n > 0
-	})
-	_, err = b.ns.DialRaw(t).Publish("dlq.acme.search.index_update", []byte("garbage \xff with no version line"), []byte("old 1"))
+	wait.Until(t, "the writer waiting for the lock", time.Minute, lockWaited)
+	_, err := b.ns.DialRaw(t).Publish("dlq.acme.search.index_update", []byte("garbage \xff with no version line"), []byte("old 1"))
 	require.NoError(t, err)
 	wait.Until(t, "both old dead letters delivered", time.Minute, ackPending(2))
 
@@ -85,7 +67,7 @@ func TestIngestStreamRecreatedUnderStuckBatch(t *testing.T) {
 	}})
 	wait.Until(t, "both new dead letters delivered", time.Minute, ackPending(2))
 
-	require.NoError(t, lock.Rollback(ctx))
+	require.NoError(t, unlock())
 	wait.Until(t, "new #1 refused", time.Minute, func() bool { return testutil.ToFloat64(r.metrics.Unstorable) >= 1 })
 	b.waitRows(t, 3)
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'old 0'"), "an old dead letter is stored, though not acked")
@@ -107,4 +89,40 @@ func TestIngestStreamRecreatedUnderStuckBatch(t *testing.T) {
 	b.waitDrained(t)
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'new 1'"), "the new dead letter an old ack would have settled is delivered again and stored")
 	assert.Equal(t, 4, countRows(t, b.db.Pool, "true"))
+}
+
+// refuseNewOne has PostgreSQL refuse the dead letter whose payload is
+// "new 1", in every form (a trigger of the test's database).
+func refuseNewOne(t *testing.T, b *bundle) {
+	t.Helper()
+	_, err := b.db.OwnerPool.Exec(context.Background(), `
+        CREATE FUNCTION test_refuses_new() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.payload = 'new 1'::bytea THEN RAISE EXCEPTION 'test refuses new 1'; END IF;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER test_refuses_new BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_refuses_new();`)
+	require.NoError(t, err)
+}
+
+// lockDeadLetters holds dead_letters locked (ACCESS EXCLUSIVE, in a
+// transaction of the owner) until unlock, or the test's end, so that the
+// writer waits; waited reports whether a statement of the test's database
+// waits for a lock (read on a connection of its own).
+func lockDeadLetters(t *testing.T, b *bundle) (unlock func() error, waited func() bool) {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgxpool.New(ctx, testdb.ServerURL(t))
+	require.NoError(t, err)
+	t.Cleanup(admin.Close)
+	lock, err := b.db.OwnerPool.Begin(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lock.Rollback(ctx) })
+	_, err = lock.Exec(ctx, `LOCK TABLE dead_letters IN ACCESS EXCLUSIVE MODE`)
+	require.NoError(t, err)
+	return func() error { return lock.Rollback(ctx) }, func() bool {
+		var n int
+		err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, b.db.Name).Scan(&n)
+		return err == nil && n > 0
+	}
 }

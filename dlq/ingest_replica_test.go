@@ -7,14 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quarantine-console/quarantine/migrations/testdb"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
@@ -34,23 +32,8 @@ func TestIngestOldAcksOfAReplicaNotSettleTheConsumerAnotherMadeAgain(t *testing.
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	admin, err := pgxpool.New(ctx, testdb.ServerURL(t))
-	require.NoError(t, err)
-	t.Cleanup(admin.Close)
-
-	_, err = b.db.OwnerPool.Exec(ctx, `
-        CREATE FUNCTION test_refuses_new() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            IF NEW.payload = 'new 1'::bytea THEN RAISE EXCEPTION 'test refuses new 1'; END IF;
-            RETURN NEW;
-        END $$;
-        CREATE TRIGGER test_refuses_new BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_refuses_new();`)
-	require.NoError(t, err)
-	lock, err := b.db.OwnerPool.Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = lock.Rollback(ctx) }()
-	_, err = lock.Exec(ctx, `LOCK TABLE dead_letters IN ACCESS EXCLUSIVE MODE`)
-	require.NoError(t, err)
+	refuseNewOne(t, b)
+	unlock, lockWaited := lockDeadLetters(t, b)
 
 	cfg := IngestConfig{Workers: 1, BatchSize: 1, MaxWait: 10 * time.Millisecond, RetryUnstorable: 300 * time.Millisecond}
 	acfg := cfg
@@ -71,11 +54,7 @@ func TestIngestOldAcksOfAReplicaNotSettleTheConsumerAnotherMadeAgain(t *testing.
 	for _, p := range []string{"old 0", "old 1", "old 2", "old 3"} {
 		publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte(p)})
 	}
-	wait.Until(t, "A's writer waiting for the lock", time.Minute, func() bool {
-		var n int
-		err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, b.db.Name).Scan(&n)
-		return err == nil && n > 0
-	})
+	wait.Until(t, "A's writer waiting for the lock", time.Minute, lockWaited)
 	wait.Until(t, "the old dead letters delivered to A", time.Minute, ackPending(4))
 
 	waiting := func() int {
@@ -98,9 +77,9 @@ func TestIngestOldAcksOfAReplicaNotSettleTheConsumerAnotherMadeAgain(t *testing.
 	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("new 1")})
 	wait.Until(t, "new #1 delivered (to B)", time.Minute, ackPending(1))
 
-	require.NoError(t, lock.Rollback(ctx))
+	require.NoError(t, unlock())
 	b.waitRows(t, 4) // the old ones, stored
-	_, err = b.db.OwnerPool.Exec(ctx, `DROP TRIGGER test_refuses_new ON dead_letters`)
+	_, err := b.db.OwnerPool.Exec(ctx, `DROP TRIGGER test_refuses_new ON dead_letters`)
 	require.NoError(t, err)
 	b.waitDrained(t) // a message nak'd to come again is still pending: drained means acked
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'new 1'"),
@@ -121,14 +100,7 @@ func TestIngestMonitorRetiresAConsumerMadeAgain(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	admin, err := pgxpool.New(ctx, testdb.ServerURL(t))
-	require.NoError(t, err)
-	t.Cleanup(admin.Close)
-	lock, err := b.db.OwnerPool.Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = lock.Rollback(ctx) }()
-	_, err = lock.Exec(ctx, `LOCK TABLE dead_letters IN ACCESS EXCLUSIVE MODE`)
-	require.NoError(t, err)
+	unlock, lockWaited := lockDeadLetters(t, b)
 
 	cfg := IngestConfig{Workers: 1, BatchSize: 1, MaxWait: 10 * time.Millisecond, HealthEvery: 100 * time.Millisecond}
 	b.start(t, cfg, nil)
@@ -146,11 +118,7 @@ func TestIngestMonitorRetiresAConsumerMadeAgain(t *testing.T) {
 	for _, p := range []string{"old 0", "old 1", "old 2", "old 3"} {
 		publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte(p)})
 	}
-	wait.Until(t, "A's writer waiting for the lock", time.Minute, func() bool {
-		var n int
-		err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, b.db.Name).Scan(&n)
-		return err == nil && n > 0
-	})
+	wait.Until(t, "A's writer waiting for the lock", time.Minute, lockWaited)
 	wait.Until(t, "the old dead letters delivered to A", time.Minute, func() bool {
 		i := info()
 		return i != nil && i.NumAckPending == 4
@@ -166,7 +134,7 @@ func TestIngestMonitorRetiresAConsumerMadeAgain(t *testing.T) {
 		return i != nil && i.NumWaiting > 0
 	})
 
-	require.NoError(t, lock.Rollback(ctx))
+	require.NoError(t, unlock())
 	b.waitRows(t, 4) // what A held is stored all the same
 	i := info()
 	require.NotNil(t, i)
