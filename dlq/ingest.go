@@ -656,13 +656,10 @@ func (in *Ingester) confirmIncarnations(ctx context.Context, batch []item) map[*
 		cons, err := in.js.Consumer(cctx, inc.stream, in.cfg.Durable)
 		cancel()
 		switch {
-		case err == nil && cons.CachedInfo().Created.Equal(inc.created):
-			inc.confirmed(asked)
-		case err == nil, errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
-			in.log.Warn("the ingest consumer was made again while a batch waited to be stored: what it delivered is stored and no longer acked",
-				"stream", inc.stream, "consumer", in.cfg.Durable, "waited", time.Since(received).Round(time.Millisecond))
-			inc.retire()
-			in.requestReset()
+		case err == nil:
+			in.judgeIncarnation(inc, cons.CachedInfo(), asked)
+		case errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
+			in.judgeIncarnation(inc, nil, asked)
 		default:
 			in.log.Warn("could not ask whether the ingest consumer is still the one that delivered a batch: the batch is stored and not settled now",
 				"stream", inc.stream, "consumer", in.cfg.Durable, "err", err)

@@ -327,19 +327,30 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 // the session's incarnation, lest its acks settle the new consumer's
 // messages, and makes Run consume anew.
 func (in *Ingester) compareIncarnation(stream string, info *jetstream.ConsumerInfo, asked time.Time) {
-	inc := in.incarnationOf(stream)
-	switch {
-	case inc == nil:
-	case info.Created.Equal(inc.created):
-		inc.confirmed(asked)
-	default:
-		if !inc.isRetired() {
-			in.log.Warn("the ingest consumer was made again: what the old one delivered is stored and no longer acked",
-				"stream", stream, "consumer", in.cfg.Durable, "created", info.Created, "was_created", inc.created)
-		}
-		inc.retire()
-		in.requestReset()
+	if inc := in.incarnationOf(stream); inc != nil {
+		in.judgeIncarnation(inc, info, asked)
 	}
+}
+
+// judgeIncarnation records what asking for inc's consumer at asked found
+// (info; nil: no such consumer or stream): the one inc started on
+// confirms it; one made at another time, or none, retires inc (its acks
+// would settle the new consumer's messages) and makes Run consume anew.
+func (in *Ingester) judgeIncarnation(inc *incarnation, info *jetstream.ConsumerInfo, asked time.Time) {
+	if info != nil && info.Created.Equal(inc.created) {
+		inc.confirmed(asked)
+		return
+	}
+	if !inc.isRetired() {
+		var created time.Time
+		if info != nil {
+			created = info.Created
+		}
+		in.log.Warn("the ingest consumer was made again: what the old one delivered is stored and no longer acked",
+			"stream", inc.stream, "consumer", in.cfg.Durable, "created", created, "was_created", inc.created)
+	}
+	inc.retire()
+	in.requestReset()
 }
 
 func (in *Ingester) consumerInfo(ctx context.Context, stream string) (*jetstream.ConsumerInfo, error) {
