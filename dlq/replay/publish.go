@@ -72,15 +72,17 @@ SELECT r.first_slot, clock_timestamp(), m.id, m.published_before FROM r LEFT JOI
 // at the next claim).
 const policyStillActive = `policy_version = coalesce((SELECT p.version FROM replay_policy_active p), policy_version)`
 
-// Why a gate let nothing through, and whether a request still publishes
-// between slots ($2: the stamp the claim judged its people's rights on,
-// NULL when it checked none): its status, whether its policy is no longer
-// the active one, and whether its people's rights may have changed.
+// Whether a request still publishes between slots ($2: the stamp the
+// claim judged its people's rights on, NULL when it checked none): its
+// status, whether its policy is no longer the active one, and whether its
+// people's rights may have changed (stopsPublishing); and why a gate let
+// nothing through: that, or no slot left before the claim stops
+// publishing.
 const (
-	selectGateRefusal = `SELECT status, greatest(rate_next, now()) + make_interval(secs => ($3::float8 - 1) / rate) > $4,
-        NOT ` + policyStillActive + `, coalesce(` + authorityStamp + ` <> $2, false)
-        FROM replay_requests WHERE id = $1`
 	selectStatus = `SELECT status, NOT ` + policyStillActive + `, coalesce(` + authorityStamp + ` <> $2, false)
+        FROM replay_requests WHERE id = $1`
+	selectGateRefusal = `SELECT status, NOT ` + policyStillActive + `, coalesce(` + authorityStamp + ` <> $2, false),
+        greatest(rate_next, now()) + make_interval(secs => ($3::float8 - 1) / rate) > $4
         FROM replay_requests WHERE id = $1`
 )
 
@@ -239,16 +241,12 @@ func (w *Worker) refused(ctx context.Context, rest []*job) {
 	j := rest[0]
 	var status Status
 	var late, policy, rights bool
-	err := w.svc.pool.QueryRow(ctx, selectGateRefusal, j.requestID, j.stamp, 1, j.publishBy).Scan(&status, &late, &policy, &rights)
-	switch {
-	case err != nil:
-		settle(rest, JobPending, "released: the request's status could not be read: "+err.Error())
-	case status == StatusCancelled:
+	err := w.svc.pool.QueryRow(ctx, selectGateRefusal, j.requestID, j.stamp, 1, j.publishBy).Scan(&status, &policy, &rights, &late)
+	switch state, why := stopsPublishing(err, status, policy, rights); {
+	case state == JobCancelled:
 		halted(rest)
-	case policy:
-		settle(rest, JobPending, releasedPolicy)
-	case rights:
-		settle(rest, JobPending, releasedRights)
+	case state != "":
+		settle(rest, state, why)
 	case late:
 		settle(rest, JobPending, "released: no publish slot is left before the lease runs out")
 	default:
@@ -484,7 +482,14 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 func (w *Worker) stillPublishes(ctx context.Context, j *job) (JobState, string) {
 	var status Status
 	var policy, rights bool
-	switch err := w.svc.pool.QueryRow(ctx, selectStatus, j.requestID, j.stamp).Scan(&status, &policy, &rights); {
+	err := w.svc.pool.QueryRow(ctx, selectStatus, j.requestID, j.stamp).Scan(&status, &policy, &rights)
+	return stopsPublishing(err, status, policy, rights)
+}
+
+// stopsPublishing is what becomes of a request's unpublished jobs by what
+// was read of it (err: it could not be), "" when it still publishes.
+func stopsPublishing(err error, status Status, policy, rights bool) (JobState, string) {
+	switch {
 	case err != nil:
 		return JobPending, "released: the request's status could not be read: " + err.Error()
 	case status == StatusCancelled:
