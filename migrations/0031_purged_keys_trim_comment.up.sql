@@ -1,0 +1,5 @@
+-- The comment of quarantine_purged_keys_trim still described the keeper's
+-- first rule (the first sequence of its previous pass). Since the review of
+-- 2026-12-01 (F3) the keeper passes the first sequence a look at least
+-- max(RETENTION_EVERY, INGEST_ACK_WAIT) old saw. Only the comment changes.
+COMMENT ON FUNCTION quarantine_purged_keys_trim(text, bigint, integer) IS 'Removes at most p_max (up to 10,000) purged source keys of stream p_stream below sequence p_below, oldest first, and records the removal in dead_letters_purged_trims; returns how many and their lowest and highest sequence. p_below is trusted, not checked (the database cannot read the stream): the runtime role may remove any key that carries a stream, never one without, and never unrecorded. The keeper (dlq/retention_keys.go, firstSeq) passes the stream''s first sequence as a look at least max(RETENTION_EVERY, INGEST_ACK_WAIT) old saw it, so that a batch still waiting on its ack finds its keys, and audits each removal in the same transaction.';
