@@ -1,0 +1,119 @@
+package dlq_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// TestPurgeAuditNamesEveryTenant (review rev-retain): a retention run's
+// audit row is the only record of "how many, of which tenants and
+// statuses" it removed (docs/architecture.md). A batch of rows that takes
+// dead letters of more than 200 tenant/status pairs (41 tenants with all
+// five statuses, or 201 tenants with one) has its breakdown cut to 200
+// lines (retention.go maxPurgeBreakdown) with nothing saying so: the row
+// says N dead letters went, but the tenants sorted after the cut are not
+// named, and the dashboard tells their viewers retention removed 0 of
+// theirs (scanLastPurge).
+func TestPurgeAuditNamesEveryTenant(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	const tenants = 201
+	ls := make([]testfactory.Letter, tenants)
+	for i := range ls {
+		ls[i] = testfactory.Letter{Tenant: fmt.Sprintf("t%03d", i), ItemType: "orders.refund", At: r.daysAgo(40),
+			OperationID: fmt.Sprintf("op-%d", i)}
+	}
+	ids := testfactory.DeadLetters(t, r.db.Pool, ls...)
+	testfactory.SetStatus(t, r.db.Pool, dlq.StatusDiscarded, ids...)
+
+	pass := r.pass(t)
+	require.Len(t, pass.Runs, 1, "one batch of rows")
+	require.Equal(t, int64(tenants), pass.Runs[0].Rows)
+	entries := r.purgeRows(t)
+	require.Len(t, entries, 1)
+	var after struct {
+		Rows int64 `json:"rows"`
+		By   []struct {
+			Tenant string `json:"tenant"`
+			N      int64  `json:"n"`
+		} `json:"by"`
+	}
+	require.NoError(t, json.Unmarshal(entries[0].After, &after))
+	var named int64
+	seen := map[string]bool{}
+	for _, b := range after.By {
+		named += b.N
+		seen[b.Tenant] = true
+	}
+	assert.Equal(t, after.Rows, named, "the audit row's breakdown accounts for every dead letter it says went")
+	assert.True(t, seen[fmt.Sprintf("t%03d", tenants-1)], "the last tenant's removal is in the audit row")
+}
+
+// TestHeldRedeliveryAfterKeyTrimStaysPurged (review rev-retain): the keeper
+// removes a purged dead letter's kept source key once a look at least
+// max(Every, AckWait) old saw its message gone from the stream
+// (retention_keys.go firstSeq), on the premise that no ingester holds a
+// message longer than that. It can: storeBatch (ingest_store.go) retries a
+// batch for as long as PostgreSQL keeps failing for that console (an
+// outage of one replica's connections, statement timeouts), sending
+// InProgress each time, so JetStream never takes the messages back. A
+// redelivery of a purged dead letter (a consumer made again) fetched
+// just before the stream let the message go, held past the margin while
+// another console's keeper trims its key, is then stored again as a new
+// quarantined dead letter: a discarded message back in the inbox, a
+// replayed manual/revalidate one replayable again.
+func TestHeldRedeliveryAfterKeyTrimStaysPurged(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	_, js := ns.Connect(t)
+	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "HELD", Subjects: []string{"held.>"}})
+	require.NoError(t, err)
+	for seq := 1; seq <= 2; seq++ {
+		_, err := js.Publish(ctx, fmt.Sprintf("held.%d", seq), []byte("dead letter"))
+		require.NoError(t, err)
+	}
+	st := dlq.NewStore(r.db.Pool)
+	rec := dlqMessage("HELD", 1, "orders.refund", "held-1", r.daysAgo(40))
+	_, err = st.Insert(ctx, []dlq.Record{rec})
+	require.NoError(t, err)
+	_, err = dlq.FoldCounters(ctx, r.db.Pool)
+	require.NoError(t, err)
+	d, err := st.BySource(ctx, "HELD", 1, "")
+	require.NoError(t, err)
+	testfactory.SetStatus(t, r.db.Pool, dlq.StatusDiscarded, d.ID)
+	require.Len(t, r.pass(t).Runs, 1, "retention removes the discarded dead letter and keeps its key")
+	require.Equal(t, []int64{1}, purgedKeys(t, r, "HELD"))
+
+	// A consumer made again delivers seq 1 again to an ingester (rec, held
+	// in its batch); its store fails and is retried. Meanwhile the stream
+	// lets seq 1 go (its age limit), and another console's keeper looks,
+	// and looks again once the look is max(Every, AckWait) old.
+	require.NoError(t, stream.Purge(ctx, jetstream.WithPurgeSequence(2)))
+	clock := time.Now()
+	k := dlq.NewKeeper(st, dlq.KeeperConfig{JetStream: js, Every: time.Minute, AckWait: time.Minute,
+		Now: func() time.Time { return clock }}, nil, quiet)
+	for _, step := range []time.Duration{0, time.Minute} {
+		clock = clock.Add(step)
+		_, err := k.Pass(ctx)
+		require.NoError(t, err)
+	}
+	require.Empty(t, purgedKeys(t, r, "HELD"), "the key went: the stream no longer holds seq 1")
+
+	// PostgreSQL answers the held batch again.
+	res, err := st.Insert(ctx, []dlq.Record{rec})
+	require.NoError(t, err)
+	assert.Empty(t, res.Inserted, "a dead letter retention removed is not stored again from a batch held past the keys' margin")
+}
