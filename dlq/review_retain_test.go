@@ -11,8 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
@@ -116,4 +118,33 @@ func TestHeldRedeliveryAfterKeyTrimStaysPurged(t *testing.T) {
 	res, err := st.Insert(ctx, []dlq.Record{rec})
 	require.NoError(t, err)
 	assert.Empty(t, res.Inserted, "a dead letter retention removed is not stored again from a batch held past the keys' margin")
+}
+
+// TestRetentionJudgesOnTheDatabaseClock (review rev-retain): what a
+// keeper pass removes is judged on the clock of the console that happens
+// to win the keepers' lock (KeeperConfig.Now, time.Now), not on the
+// database's: mayGo and purgeRows' cutoffs compare dead_lettered_at with
+// it, and the day path's only clock check is the partition functions'
+// "not today or later" by the database's clock. One replica whose clock
+// jumped ahead (a VM restored from a snapshot, NTP gone wrong) removes,
+// irreversibly and audited as retention, dead letters every other clock
+// says are well within their period: here closed ones 10 days old (kept
+// 30) and unresolved ones 20 days old (kept 90), their days emptied whole.
+func TestRetentionJudgesOnTheDatabaseClock(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	closed10 := r.letters(t, 2, "acme", "orders.refund", r.daysAgo(10), dlq.StatusDiscarded)
+	open20 := r.letters(t, 2, "acme", "orders.refund", r.daysAgo(20), dlq.StatusQuarantined)
+	ahead := time.Now().Add(100 * 24 * time.Hour) // one console's clock, 100 days fast
+	table, err := replaypolicy.Parse("retention.toml", []byte(retentionPolicy))
+	require.NoError(t, err)
+	k := dlq.NewKeeper(dlq.NewStore(r.db.Pool), dlq.KeeperConfig{
+		Policy: app.RetentionOf(table.Retention()), Now: func() time.Time { return ahead },
+	}, nil, quiet)
+	// The pass ends in an error only after retention ran: dropping today's
+	// partition (empty, "past" by that clock) is refused by the database.
+	pass, err := k.Pass(context.Background())
+	t.Logf("pass: %d runs, %d removed, err %v", len(pass.Runs), pass.Removed(), err)
+	all := append(append([]int64{}, closed10...), open20...)
+	assert.Equal(t, all, r.remaining(t, all), "dead letters within their period stay")
 }
