@@ -242,7 +242,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	a.Replays = a.replay.service
 	a.keeper = dlq.NewKeeper(jobStore, dlq.KeeperConfig{
 		Every: cfg.Keeper.Every, Ahead: cfg.Keeper.Ahead, BatchRows: cfg.Keeper.BatchRows,
-		Policy: RetentionOf(a.replay.table.Retention()), JetStream: a.JetStream, AckWait: cfg.AckWait,
+		// The terms in force, as the Policy page shows them (a reload
+		// changes both); each pass asks once.
+		Policy:    func() dlq.RetentionPolicy { return RetentionOf(a.replay.service.Policy().Retention()) },
+		JetStream: a.JetStream, AckWait: cfg.AckWait,
 		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
 			_, err := audit.Record(ctx, tx, cfg.AuditSigner, reason)
 			return err

@@ -27,11 +27,16 @@ type KeeperConfig struct {
 	// MaxRuns bounds the retention runs of one keeper pass (the rest waits
 	// for the next); default 100.
 	MaxRuns int
-	// Policy says how long dead letters are kept; nil removes nothing.
-	Policy RetentionPolicy
+	// Policy gives the retention terms in force, asked once at the start of
+	// each pass (a policy reloaded since applies from the next pass); nil,
+	// or nil terms, removes nothing.
+	Policy func() RetentionPolicy
 	// Checkpoint signs the audit chain's head before anything goes.
 	Checkpoint Checkpointer
-	// Now is the clock; default time.Now.
+	// Now is this process's clock, for how old a look at a stream is
+	// (firstSeq); default time.Now. What is old enough to go, and which day
+	// is today, are judged on the database's clock (Pass): replicas whose
+	// clocks differ judge alike.
 	Now func() time.Time
 	// JetStream is asked for the first sequence of the streams whose
 	// messages' keys retention kept (dead_letters_purged): the keys below
@@ -188,12 +193,23 @@ func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 			conn.Conn().Close(uctx) //nolint:errcheck // closing drops the lock anyway
 		}
 	}()
-	now := k.cfg.Now()
+	var now time.Time
+	if err := conn.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
+		return pass, fmt.Errorf("partition keeper: the database's clock: %w", err)
+	}
+	if skew := k.cfg.Now().Sub(now); skew.Abs() > maxClockSkew {
+		k.log.Warn("partition keeper: this console's clock differs from the database's; retention and partitions go by the database's",
+			"skew", skew.Round(time.Second))
+	}
 	if pass.Made, err = k.makeAhead(ctx, conn.Conn(), now); err != nil {
 		return pass, err
 	}
+	var terms RetentionPolicy
 	if k.cfg.Policy != nil {
-		if pass.Runs, err = k.retention(ctx, conn.Conn(), now); err != nil {
+		terms = k.cfg.Policy()
+	}
+	if terms != nil {
+		if pass.Runs, err = k.retention(ctx, conn.Conn(), terms, now); err != nil {
 			return pass, err
 		}
 	}
@@ -216,6 +232,10 @@ func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 	return pass, nil
 }
 
+// maxClockSkew is how far this console's clock may be from the database's
+// before a pass says so (it judges by the database's either way).
+const maxClockSkew = time.Minute
+
 // makeAhead makes the partitions of yesterday, today and Ahead days after.
 func (k *Keeper) makeAhead(ctx context.Context, conn *pgx.Conn, now time.Time) (int, error) {
 	days := make([]time.Time, 0, k.cfg.Ahead+2)
@@ -232,13 +252,13 @@ func (k *Keeper) makeAhead(ctx context.Context, conn *pgx.Conn, now time.Time) (
 // retention empties whole past days where it can (past the longest
 // retention period, nothing an open request names), then deletes batches
 // of rows, MaxRuns runs at most.
-func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, now time.Time) ([]PurgeRun, error) {
+func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionPolicy, now time.Time) ([]PurgeRun, error) {
 	var runs []PurgeRun
 	parts, err := listPartitions(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
-	longest, bounded := k.cfg.Policy.Longest()
+	longest, bounded := terms.Longest()
 	for _, p := range parts {
 		// A day is emptied whole once it is past every retention period
 		// (before, rows go in batches); today and later never are, and an
@@ -246,7 +266,7 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, now time.Time) (
 		if !bounded || len(runs) >= k.cfg.MaxRuns || p.MaxID == 0 || !p.End().Before(Day(now)) || p.End().After(now.Add(-longest)) {
 			continue
 		}
-		run, emptied, err := k.store.purgeDay(ctx, conn, p, k.cfg.Policy, k.cfg.Checkpoint, now)
+		run, emptied, err := k.store.purgeDay(ctx, conn, p, terms, k.cfg.Checkpoint, now)
 		if gaveWay(err) {
 			// A reader of the day outlasted the wait for the lock emptying
 			// takes (or a submit took it first): the day's dead letters go
@@ -262,25 +282,29 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, now time.Time) (
 			runs = append(runs, run)
 		}
 	}
-	for len(runs) < k.cfg.MaxRuns {
-		combos, err := k.combos(ctx, conn)
-		if err != nil {
-			return runs, err
-		}
-		run, err := k.store.purgeRows(ctx, conn, combos, k.cfg.Policy, k.cfg.Checkpoint, now, k.cfg.BatchRows)
-		if gaveWay(err) {
-			k.log.Info("partition keeper: retention gave way to a lock; what is due goes at the next pass", "err", err)
-			break
-		}
-		if err != nil {
-			return runs, err
-		}
-		if run.Rows == 0 {
-			break
-		}
-		runs = append(runs, run)
-		if run.Rows < int64(k.cfg.BatchRows) {
-			break // nothing more is due
+	combos, err := k.combos(ctx, conn)
+	if err != nil {
+		return runs, err
+	}
+	// A run takes dead letters of at most maxPurgeBreakdown tenant and
+	// status pairs, so that its audit row names every one of them.
+	for _, part := range byBreakdown(combos, maxPurgeBreakdown) {
+		for len(runs) < k.cfg.MaxRuns {
+			run, err := k.store.purgeRows(ctx, conn, part, terms, k.cfg.Checkpoint, now, k.cfg.BatchRows)
+			if gaveWay(err) {
+				k.log.Info("partition keeper: retention gave way to a lock; what is due goes at the next pass", "err", err)
+				return runs, nil
+			}
+			if err != nil {
+				return runs, err
+			}
+			if run.Rows == 0 {
+				break
+			}
+			runs = append(runs, run)
+			if run.Rows < int64(k.cfg.BatchRows) {
+				break // nothing more of these is due
+			}
 		}
 	}
 	return runs, nil
@@ -326,6 +350,26 @@ func (k *Keeper) combos(ctx context.Context, conn *pgx.Conn) ([]DepthCount, erro
 		return nil, fmt.Errorf("read counters: %w", err)
 	}
 	return cs, nil
+}
+
+// byBreakdown splits combos into parts of at most limit tenant and status
+// pairs each, in their order.
+func byBreakdown(combos []DepthCount, limit int) [][]DepthCount {
+	var parts [][]DepthCount
+	var part []DepthCount
+	pairs := map[[2]string]bool{}
+	for _, c := range combos {
+		pair := [2]string{c.Tenant, string(c.Status)}
+		if !pairs[pair] && len(pairs) == limit {
+			parts, part, pairs = append(parts, part), nil, map[[2]string]bool{}
+		}
+		pairs[pair] = true
+		part = append(part, c)
+	}
+	if len(part) > 0 {
+		parts = append(parts, part)
+	}
+	return parts
 }
 
 // isLockTimeout reports whether err is lock_timeout ending a wait (55P03).

@@ -119,8 +119,11 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 			run.add(d, first, last)
 			return nil
 		})
-		if errors.Is(err, errKeep) || (err == nil && len(gone) == 0) {
-			return errKeep // something stays (or nothing is there): no change
+		if errors.Is(err, errKeep) || (err == nil && (len(gone) == 0 || run.pairs() > maxPurgeBreakdown)) {
+			// Something stays, nothing is there, or more tenants and
+			// statuses than one audit row names: no change (the day's dead
+			// letters go in batches of rows).
+			return errKeep
 		}
 		if err != nil {
 			return err
@@ -314,8 +317,20 @@ func (r *PurgeRun) add(d departure, first, last time.Time) {
 	r.By[d.tenant][Status(d.status)] += d.n
 }
 
-// maxPurgeBreakdown bounds the per-tenant lines of a purge's audit row.
-const maxPurgeBreakdown = 200
+// pairs is how many tenant and status pairs r removed.
+func (r *PurgeRun) pairs() int {
+	n := 0
+	for _, sts := range r.By {
+		n += len(sts)
+	}
+	return n
+}
+
+// maxPurgeBreakdown bounds the tenant and status pairs of one run, so that
+// its audit row names every one (the row's After stays within what the
+// audit log keeps whole, with tenants of up to 128 bytes): a day that holds
+// more goes in batches of rows, each of at most this many pairs.
+const maxPurgeBreakdown = 100
 
 // auditPurge writes the run's audit row, then signs the chain's head with
 // it: the signed head says what is about to go.
@@ -337,9 +352,6 @@ func auditPurge(ctx context.Context, tx pgx.Tx, run PurgeRun, sign Checkpointer)
 		}
 		return by[i].Status < by[j].Status
 	})
-	if len(by) > maxPurgeBreakdown {
-		by = by[:maxPurgeBreakdown]
-	}
 	what, reason := "rows", fmt.Sprintf("retention purge of %d dead letters", run.Rows)
 	if run.Partition != "" {
 		what, reason = run.Partition, "retention purge of "+run.Partition

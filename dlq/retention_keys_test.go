@@ -77,7 +77,7 @@ func TestRetentionTrimsKeysOfMessagesGone(t *testing.T) {
 	keeper := func(js jetstream.JetStream) *dlq.Keeper {
 		table, err := replaypolicy.Parse("retention.toml", []byte(retentionPolicy))
 		require.NoError(t, err)
-		return dlq.NewKeeper(st, dlq.KeeperConfig{Policy: app.RetentionOf(table.Retention()), BatchRows: 2, JetStream: js,
+		return dlq.NewKeeper(st, dlq.KeeperConfig{Policy: func() dlq.RetentionPolicy { return app.RetentionOf(table.Retention()) }, BatchRows: 2, JetStream: js,
 			Every: time.Minute, AckWait: 30 * time.Second, Now: func() time.Time { return clock }}, nil, quiet)
 	}
 	passOf := func(k *dlq.Keeper) dlq.KeeperPass {

@@ -75,7 +75,7 @@ func setupRetention(t *testing.T) *retention {
 	require.NoError(t, err)
 	r.signer = audit.NewSigner(priv)
 	r.keeper = dlq.NewKeeper(dlq.NewStore(r.db.Pool), dlq.KeeperConfig{
-		Policy: app.RetentionOf(table.Retention()),
+		Policy: func() dlq.RetentionPolicy { return app.RetentionOf(table.Retention()) },
 		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
 			_, err := audit.Record(ctx, tx, r.signer, reason)
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,11 +23,11 @@ import (
 // audit row is the only record of "how many, of which tenants and
 // statuses" it removed (docs/architecture.md). A batch of rows that takes
 // dead letters of more than 200 tenant/status pairs (41 tenants with all
-// five statuses, or 201 tenants with one) has its breakdown cut to 200
-// lines (retention.go maxPurgeBreakdown) with nothing saying so: the row
-// says N dead letters went, but the tenants sorted after the cut are not
-// named, and the dashboard tells their viewers retention removed 0 of
-// theirs (scanLastPurge).
+// five statuses, or 201 tenants with one) had its breakdown cut to 200
+// lines with nothing saying so: the row said N dead letters went, but the
+// tenants sorted after the cut were not named, and the dashboard told their
+// viewers retention removed 0 of theirs (scanLastPurge). Now a run takes
+// at most maxPurgeBreakdown pairs, and its row names them all.
 func TestPurgeAuditNamesEveryTenant(t *testing.T) {
 	t.Parallel()
 	r := setupRetention(t)
@@ -40,26 +41,30 @@ func TestPurgeAuditNamesEveryTenant(t *testing.T) {
 	testfactory.SetStatus(t, r.db.Pool, dlq.StatusDiscarded, ids...)
 
 	pass := r.pass(t)
-	require.Len(t, pass.Runs, 1, "one batch of rows")
-	require.Equal(t, int64(tenants), pass.Runs[0].Rows)
+	require.Equal(t, int64(tenants), pass.Removed())
 	entries := r.purgeRows(t)
-	require.Len(t, entries, 1)
-	var after struct {
-		Rows int64 `json:"rows"`
-		By   []struct {
-			Tenant string `json:"tenant"`
-			N      int64  `json:"n"`
-		} `json:"by"`
-	}
-	require.NoError(t, json.Unmarshal(entries[0].After, &after))
-	var named int64
+	require.Len(t, entries, len(pass.Runs), "one audit row per run")
+	require.Greater(t, len(entries), 1, "more tenants than one row names go in more than one run")
 	seen := map[string]bool{}
-	for _, b := range after.By {
-		named += b.N
-		seen[b.Tenant] = true
+	for _, e := range entries {
+		var after struct {
+			Rows int64 `json:"rows"`
+			By   []struct {
+				Tenant string `json:"tenant"`
+				N      int64  `json:"n"`
+			} `json:"by"`
+		}
+		require.NoError(t, json.Unmarshal(e.After, &after))
+		var named int64
+		for _, b := range after.By {
+			named += b.N
+			seen[b.Tenant] = true
+		}
+		assert.Equal(t, after.Rows, named, "the audit row's breakdown accounts for every dead letter it says went")
 	}
-	assert.Equal(t, after.Rows, named, "the audit row's breakdown accounts for every dead letter it says went")
-	assert.True(t, seen[fmt.Sprintf("t%03d", tenants-1)], "the last tenant's removal is in the audit row")
+	for i := range tenants {
+		assert.True(t, seen[fmt.Sprintf("t%03d", i)], "tenant t%03d's removal is in an audit row", i)
+	}
 }
 
 // TestHeldRedeliveryAfterKeyTrimStaysPurged (review rev-retain): the keeper
@@ -72,9 +77,11 @@ func TestPurgeAuditNamesEveryTenant(t *testing.T) {
 // InProgress each time, so JetStream never takes the messages back. A
 // redelivery of a purged dead letter (a consumer made again) fetched
 // just before the stream let the message go, held past the margin while
-// another console's keeper trims its key, is then stored again as a new
-// quarantined dead letter: a discarded message back in the inbox, a
-// replayed manual/revalidate one replayable again.
+// another console's keeper trims its key, was then stored again as a new
+// quarantined dead letter, saying nothing: a discarded message back in the
+// inbox, a replayed manual/revalidate one replayable again. It cannot be
+// told from a message held since its first delivery (which must not be
+// lost), so it is stored flagged after_retention_key_trim.
 func TestHeldRedeliveryAfterKeyTrimStaysPurged(t *testing.T) {
 	t.Parallel()
 	r := setupRetention(t)
@@ -114,10 +121,26 @@ func TestHeldRedeliveryAfterKeyTrimStaysPurged(t *testing.T) {
 	}
 	require.Empty(t, purgedKeys(t, r, "HELD"), "the key went: the stream no longer holds seq 1")
 
-	// PostgreSQL answers the held batch again.
+	// PostgreSQL answers the held batch again. Nothing says any more
+	// whether this message was stored and removed, or never stored (held
+	// from its first delivery): it is stored, and says that retention may
+	// have removed it before.
 	res, err := st.Insert(ctx, []dlq.Record{rec})
 	require.NoError(t, err)
-	assert.Empty(t, res.Inserted, "a dead letter retention removed is not stored again from a batch held past the keys' margin")
+	require.Len(t, res.Inserted, 1, "a held record is not dropped: it may never have been stored")
+	again, err := st.BySource(ctx, "HELD", 1, "")
+	require.NoError(t, err)
+	assert.Contains(t, again.Flags, "after_retention_key_trim")
+	assert.Contains(t, strings.Join(again.MalformedReasons, " "), "may be a dead letter retention removed earlier")
+
+	// One held past a trim of another stream, or above what was trimmed,
+	// says nothing of the kind.
+	other := dlqMessage("HELD", 2, "orders.refund", "held-2", r.daysAgo(40))
+	_, err = st.Insert(ctx, []dlq.Record{other})
+	require.NoError(t, err)
+	d2, err := st.BySource(ctx, "HELD", 2, "")
+	require.NoError(t, err)
+	assert.NotContains(t, d2.Flags, "after_retention_key_trim")
 }
 
 // TestRetentionJudgesOnTheDatabaseClock (review rev-retain): what a
@@ -139,7 +162,7 @@ func TestRetentionJudgesOnTheDatabaseClock(t *testing.T) {
 	table, err := replaypolicy.Parse("retention.toml", []byte(retentionPolicy))
 	require.NoError(t, err)
 	k := dlq.NewKeeper(dlq.NewStore(r.db.Pool), dlq.KeeperConfig{
-		Policy: app.RetentionOf(table.Retention()), Now: func() time.Time { return ahead },
+		Policy: func() dlq.RetentionPolicy { return app.RetentionOf(table.Retention()) }, Now: func() time.Time { return ahead },
 	}, nil, quiet)
 	// The pass ends in an error only after retention ran: dropping today's
 	// partition (empty, "past" by that clock) is refused by the database.

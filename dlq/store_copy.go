@@ -225,8 +225,54 @@ func unstored(ctx context.Context, tx pgx.Tx, rows []copyRow) ([]copyRow, error)
 			keep = append(keep, r)
 		}
 	}
-	return keep, nil
+	return keep, flagTrimmed(ctx, tx, keep)
 }
+
+// selectTrimmedBelow is, per stream, the highest sequence whose kept key
+// the keeper removed (dead_letters_purged_trims, migration 0030).
+const selectTrimmedBelow = `SELECT stream, max(to_seq) FROM dead_letters_purged_trims WHERE stream = ANY($1) GROUP BY stream`
+
+// flagTrimmed flags the rows whose message lies where the keeper removed
+// retention's kept keys: it removes them once the stream no longer holds
+// those messages, so a row from there was delivered before and held past
+// that (an ingester that could not store it for longer than the keeper's
+// margin). It may be a dead letter retention removed, whose key no longer
+// says so: it is stored, not dropped (it may as well never have been
+// stored), and says what it may be.
+func flagTrimmed(ctx context.Context, tx pgx.Tx, rows []copyRow) error {
+	var streams []string
+	for _, r := range rows {
+		if r.rec.SourceStream != "" && r.rec.SourceSeq > 0 && !slices.Contains(streams, r.rec.SourceStream) {
+			streams = append(streams, r.rec.SourceStream)
+		}
+	}
+	if len(streams) == 0 {
+		return nil
+	}
+	found, err := tx.Query(ctx, selectTrimmedBelow, streams)
+	if err != nil {
+		return fmt.Errorf("look up trimmed keys: %w", err)
+	}
+	trimmed := map[string]uint64{}
+	var stream string
+	var to int64
+	if _, err := pgx.ForEachRow(found, []any{&stream, &to}, func() error {
+		trimmed[stream] = uint64(to)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("look up trimmed keys: %w", err)
+	}
+	for _, r := range rows {
+		if to, ok := trimmed[r.rec.SourceStream]; ok && r.rec.SourceSeq > 0 && r.rec.SourceSeq <= to && !slices.Contains(r.rec.Flags, flagAfterKeyTrim) {
+			r.rec.flag(flagAfterKeyTrim, "stored after retention let go of what it kept of %s up to sequence %d (this one is %d): delivered before the stream let the message go and held longer than the keeper waits, it may be a dead letter retention removed earlier",
+				r.rec.SourceStream, to, r.rec.SourceSeq)
+		}
+	}
+	return nil
+}
+
+// flagAfterKeyTrim flags a row flagTrimmed found.
+const flagAfterKeyTrim = "after_retention_key_trim"
 
 // copyDeltas adds rows (with their ids) up per tenant, item type, class, error
 // group and minute, as the arguments of insertDeltas: how many, the first
