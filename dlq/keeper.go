@@ -201,35 +201,46 @@ func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 		k.log.Warn("partition keeper: this console's clock differs from the database's; retention and partitions go by the database's",
 			"skew", skew.Round(time.Second))
 	}
-	if pass.Made, err = k.makeAhead(ctx, conn.Conn(), now); err != nil {
+	err = k.steps(ctx, conn.Conn(), &pass, now)
+	// What committed counts, and is announced, even when a later step failed.
+	k.metrics.count(pass)
+	if pass.Made+pass.Dropped > 0 || pass.Removed() > 0 {
+		// The partition map and the counters changed: every console reads them again.
+		if aerr := Announce(ctx, conn.Conn()); aerr != nil && err == nil {
+			err = aerr
+		}
+	}
+	if err != nil {
 		return pass, err
+	}
+	k.metrics.lastPass.Set(float64(now.Unix()))
+	return pass, nil
+}
+
+// steps runs a pass's steps in turn, filling pass with what each did,
+// until one fails.
+func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, now time.Time) error {
+	var err error
+	if pass.Made, err = k.makeAhead(ctx, conn, now); err != nil {
+		return err
 	}
 	var terms RetentionPolicy
 	if k.cfg.Policy != nil {
 		terms = k.cfg.Policy()
 	}
 	if terms != nil {
-		if pass.Runs, err = k.retention(ctx, conn.Conn(), terms, now); err != nil {
-			return pass, err
+		if pass.Runs, err = k.retention(ctx, conn, terms, now); err != nil {
+			return err
 		}
 	}
-	if pass.Dropped, err = k.dropEmpty(ctx, conn.Conn(), now); err != nil {
-		return pass, err
+	if pass.Dropped, err = k.dropEmpty(ctx, conn, now); err != nil {
+		return err
 	}
-	if pass.Trimmed, err = trimArrivals(ctx, conn.Conn(), now); err != nil {
-		return pass, err
+	if pass.Trimmed, err = trimArrivals(ctx, conn, now); err != nil {
+		return err
 	}
-	if pass.KeyRuns, pass.KeysKept, err = k.trimPurgedKeys(ctx, conn.Conn(), k.cfg.BatchRows, k.cfg.MaxRuns); err != nil {
-		return pass, err
-	}
-	k.metrics.observe(pass, now)
-	if pass.Made+pass.Dropped > 0 || pass.Removed() > 0 {
-		// The partition map and the counters changed: every console reads them again.
-		if err := Announce(ctx, conn.Conn()); err != nil {
-			return pass, err
-		}
-	}
-	return pass, nil
+	pass.KeyRuns, pass.KeysKept, err = k.trimPurgedKeys(ctx, conn, k.cfg.BatchRows, k.cfg.MaxRuns)
+	return err
 }
 
 // maxClockSkew is how far this console's clock may be from the database's
@@ -425,7 +436,7 @@ func newKeeperMetrics(reg prometheus.Registerer) *keeperMetrics {
 	return m
 }
 
-func (m *keeperMetrics) observe(p KeeperPass, now time.Time) {
+func (m *keeperMetrics) count(p KeeperPass) {
 	for _, r := range p.Runs {
 		m.removed.Add(float64(r.Rows))
 		kind := "rows"
@@ -435,5 +446,4 @@ func (m *keeperMetrics) observe(p KeeperPass, now time.Time) {
 		m.runs.WithLabelValues(kind).Inc()
 	}
 	m.keys.Add(float64(p.KeysTrimmed()))
-	m.lastPass.Set(float64(now.Unix()))
 }
