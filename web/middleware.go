@@ -43,7 +43,8 @@ func securityHeaders(next http.Handler, formTargets string, secure bool) http.Ha
 	})
 }
 
-// enforce is the route table's middleware: it lets public routes through,
+// enforce is the route table's middleware: it refuses a GET that writes
+// when another site started it (fetchmeta.go), lets public routes through,
 // sends people who are not signed in to the sign-in page (pages) or answers
 // 401 (everything else), shows the "no access" page to people without any
 // role, answers 403 (audited as denied) when the route's permission is
@@ -52,6 +53,9 @@ func securityHeaders(next http.Handler, formTargets string, secure bool) http.Ha
 func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
+			if r.Writes && crossSite(c.Request()) {
+				return errCrossSiteGet // before the session, a denial or anything else is written
+			}
 			if r.Access == AccessPublic {
 				return next(c)
 			}

@@ -94,6 +94,11 @@ type Route struct {
 	Tenancy Tenancy
 	Locate  *Locator  // for ObjectTenant and SelectedTenants
 	Body    BodyClass // how large a body it reads (body_limit.go)
+	// Writes marks a GET that writes (an audit row under the caller): a
+	// request the browser says another site started is refused before
+	// anything is read or written (fetchmeta.go). POSTs need no mark:
+	// every one is checked (http.CrossOriginProtection).
+	Writes  bool
 	Handler echo.HandlerFunc
 }
 
@@ -135,6 +140,9 @@ func (r Route) of(loc *Locator) Route { r.Tenancy, r.Locate = ObjectTenant, loc;
 // everyTenant declares that r needs its permission in every tenant.
 func (r Route) everyTenant() Route { r.Tenancy = EveryTenant; return r }
 
+// writes declares that GET route r writes: another site may not start it.
+func (r Route) writes() Route { r.Writes = true; return r }
+
 // selects declares that r's form names dead letters that loc finds.
 func (r Route) selects(loc *Locator) Route { r.Tenancy, r.Locate = SelectedTenants, loc; return r }
 
@@ -155,8 +163,8 @@ func (s *Server) Routes() []Route {
 		signedIn(http.MethodPost, "/settings/time", s.settingsTime).global(),
 
 		perm(http.MethodGet, "/audit", authz.ObjAudit, authz.ActRead, s.auditList).lists(),
-		perm(http.MethodGet, "/audit/export.csv", authz.ObjAudit, authz.ActExport, s.auditExportCSV).lists(),
-		perm(http.MethodGet, "/audit/export.jsonl", authz.ObjAudit, authz.ActExport, s.auditExportJSONL).lists(),
+		perm(http.MethodGet, "/audit/export.csv", authz.ObjAudit, authz.ActExport, s.auditExportCSV).lists().writes(),
+		perm(http.MethodGet, "/audit/export.jsonl", authz.ObjAudit, authz.ActExport, s.auditExportJSONL).lists().writes(),
 		perm(http.MethodGet, "/audit/:seq", authz.ObjAudit, authz.ActRead, s.auditEvent).of(s.auditLocator()),
 		perm(http.MethodPost, "/audit/verify", authz.ObjAudit, authz.ActRead, s.auditVerify).everyTenant(),
 
