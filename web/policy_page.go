@@ -2,22 +2,48 @@ package web
 
 import (
 	"net/http"
+	"path/filepath"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/views"
 )
 
-// policyPage shows the replay policy table in force, read-only.
+// policyPage shows the replay policy table in force, read-only. Its rules
+// classify every tenant's items alike; its retention lines are those for
+// every tenant ("*") and the caller's tenants (policyScope), as on the
+// dashboard. The file's path on the server is shown to those who see every
+// tenant, who run the console; others read its name.
 func (s *Server) policyPage(c echo.Context) error {
 	t := s.deps.Replays.Policy()
-	m := views.PolicyModel{File: s.deps.PolicyFile, Version: t.Version()}
+	all, tenants := s.policyScope(c)
+	m := views.PolicyModel{File: filepath.Base(s.deps.PolicyFile), Version: t.Version()}
+	if all {
+		m.File = s.deps.PolicyFile
+	}
 	for _, r := range t.Rules() {
 		m.Rules = append(m.Rules, views.PolicyRow{ItemType: r.ItemType, Subject: r.Subject, Class: string(r.Class)})
 	}
 	for _, cp := range t.Classes() {
 		m.Classes = append(m.Classes, views.PolicyClassRow{Class: string(cp.Class), Describe: t.Describe(cp.Class)})
 	}
-	m.Retention = retentionView(t, nil)
+	m.Retention = retentionView(t, tenants)
 	return s.render(c, http.StatusOK, views.Policy(s.page(c, "Replay policy", "policy"), m))
+}
+
+// policyScope is where the caller may read the policy or the dead letters:
+// everywhere (all, and tenants nil), or the tenants listed (never nil, so
+// that retentionView shows no other tenant's line even when it is empty).
+func (s *Server) policyScope(c echo.Context) (all bool, tenants []string) {
+	u, known := userOf(c), s.knownTenants(c.Request().Context())
+	tenants = []string{}
+	for _, obj := range []string{authz.ObjPolicy, authz.ObjDeadLetter} {
+		sc := s.deps.Access.Scope(u, obj, authz.ActRead, known)
+		if sc.All {
+			return true, nil
+		}
+		tenants = append(tenants, sc.Tenants...)
+	}
+	return false, tenants
 }

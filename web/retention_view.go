@@ -9,8 +9,9 @@ import (
 )
 
 // retentionView is the policy's retention as people read it: every rule
-// when tenants is nil (the policy page), else the rules for any tenant or
-// one of tenants (the dashboard), and the defaults.
+// when tenants is nil (a caller who sees every tenant), else the rules for
+// any tenant ("*") or one of tenants (the dashboard, the policy page), and
+// the defaults. Pass an empty, not nil, slice for a caller of no tenant.
 func retentionView(t *replaypolicy.Table, tenants []string) views.RetentionView {
 	r := views.RetentionView{Statuses: replaypolicy.RetentionStatuses}
 	if t == nil {

@@ -1,0 +1,71 @@
+package web_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// TestPolicyPageByScope: the policy page shows the retention lines for
+// every tenant and for the caller's own (where they read the policy or the
+// dead letters); a person who sees every tenant reads them all and the
+// file's path on the server, anyone else its name only.
+func TestPolicyPageByScope(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile(testfactory.PolicyFile())
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "policy.toml")
+	require.NoError(t, os.WriteFile(file, append(src, []byte(`
+[[retention.rule]]
+tenant = "acme"
+item_type = "acme-kept.>"
+closed = "30d"
+
+[[retention.rule]]
+tenant = "globex"
+item_type = "globex-kept.>"
+closed = "60d"
+
+[[retention.rule]]
+tenant = "*"
+item_type = "everyones-kept.>"
+closed = "90d"
+`)...), 0o600))
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) { c.Replay.PolicyFile = file }})
+	lines := func(body string) []string {
+		var out []string
+		for _, w := range []string{"acme-kept", "globex-kept", "everyones-kept"} {
+			if strings.Contains(body, w) {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		groups   []string
+		lines    []string
+		fullPath bool
+	}{
+		{"OncallOfAcme", []string{"acme:oncall"}, []string{"acme-kept", "everyones-kept"}, false},
+		{"ViewerOfGlobexToo", []string{"acme:approver", "globex:viewer"}, []string{"acme-kept", "globex-kept", "everyones-kept"}, false},
+		{"AdminEverywhere", []string{"*:admin"}, []string{"acme-kept", "globex-kept", "everyones-kept"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := b.SignIn(t, tc.groups...)
+			page := b.Do(t, c, "GET", "/policy", nil, nil)
+			require.Equal(t, http.StatusOK, page.Status)
+			assert.Equal(t, tc.lines, lines(page.Body))
+			assert.Equal(t, tc.fullPath, strings.Contains(page.Body, file), "the file's path on the server")
+			assert.Contains(t, page.Body, "policy.toml", "the file's name")
+		})
+	}
+}
