@@ -18,7 +18,7 @@ func (s *Server) bindingAdd(c echo.Context) error {
 	u := userOf(c)
 	manage := s.deps.Access.Scope(u, authz.ObjBindings, authz.ActManage, s.knownTenants(c.Request().Context()))
 	if errs == nil && !(manage.All || (in.Tenant != authz.AllTenants && manage.Has(in.Tenant))) {
-		return s.deny(c, in.Tenant, authz.ObjBindings+":"+authz.ActManage, "tenant "+in.Tenant)
+		return s.refuseNamed(c, in.Tenant, authz.ObjBindings+":"+authz.ActManage, "tenant "+in.Tenant)
 	}
 	if errs == nil {
 		_, err := s.deps.Bindings.Add(c.Request().Context(), in, u, s.event(c, "", ""))

@@ -18,12 +18,13 @@ import (
 // and how a change ends.
 
 // groupRef reads the group and the tenant a triage form names. A tenant
-// where the person may not triage answers 403 (audited), before anything
-// else is read; a malformed group 404.
+// where the person may not triage is refused (refuseNamed: 404, or 403 in
+// a tenant of theirs; audited) before anything else is read; a malformed
+// group 404.
 func (s *Server) groupRef(c echo.Context) (dlq.GroupRef, error) {
 	g := dlq.GroupRef{Tenant: strings.TrimSpace(c.FormValue("tenant")), Fingerprint: strings.TrimSpace(c.FormValue("group"))}
 	if !s.deps.Access.Can(userOf(c), g.Tenant, authz.ObjDeadLetter, authz.ActTriage) {
-		return g, s.deny(c, g.Tenant, authz.ObjDeadLetter+":"+authz.ActTriage, "error group "+g.Fingerprint+" in tenant "+g.Tenant)
+		return g, s.refuseNamed(c, g.Tenant, authz.ObjDeadLetter+":"+authz.ActTriage, "error group "+g.Fingerprint+" in tenant "+g.Tenant)
 	}
 	if !fingerprintPattern.MatchString(g.Fingerprint) {
 		return g, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such error group.")

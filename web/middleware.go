@@ -103,6 +103,33 @@ func (s *Server) deny(c echo.Context, tenant, need, what string) error {
 	return quarantine.Errorf(quarantine.EFORBIDDEN, "You do not have permission to do this.")
 }
 
+// refuseNamed refuses an action in tenant, a name a form field gave, that
+// the caller may not do there (need, for what). Where they hold a role the
+// tenant is theirs to know, and the answer is deny's 403; elsewhere it is
+// a 404, as for another tenant's object, so that a name typed into a form
+// says nothing of whether such a tenant exists. Both are audited.
+func (s *Server) refuseNamed(c echo.Context, tenant, need, what string) error {
+	if s.holdsRoleIn(userOf(c), tenant) {
+		return s.deny(c, tenant, need, what)
+	}
+	s.auditDenied(c, tenant, "authz.denied", "needs "+need+" for "+what+" (no role in the tenant)")
+	return quarantine.Errorf(quarantine.ENOTFOUND, "There is nothing here.")
+}
+
+// holdsRoleIn reports whether u holds any role in tenant, or everywhere.
+// Every tenant is "*" to know about.
+func (s *Server) holdsRoleIn(u authz.User, tenant string) bool {
+	if tenant == authz.AllTenants {
+		return true
+	}
+	for _, r := range s.deps.Access.Roles(u) {
+		if r.Tenant == tenant || r.Tenant == authz.AllTenants {
+			return true
+		}
+	}
+	return false
+}
+
 // notFoundDenied records a cross-tenant attempt and answers 404, so the
 // object's existence does not leak.
 func (s *Server) notFoundDenied(c echo.Context, tenant, objType, objID string) error {

@@ -48,7 +48,8 @@ func (s *Server) replayStop(c echo.Context) error {
 
 // replayStopAll stops every replay of the tenant the form names that may
 // still publish or be approved, of the classes the person may stop there;
-// a tenant where they may stop nothing is refused (403, audited).
+// a tenant where they may stop nothing is refused (refuseNamed: 404, or 403
+// in a tenant of theirs; audited) before any request is read.
 func (s *Server) replayStopAll(c echo.Context) error {
 	u := userOf(c)
 	form := readStopForm(c)
@@ -56,7 +57,7 @@ func (s *Server) replayStopAll(c echo.Context) error {
 		return s.deps.Access.Can(u, form.Tenant, authz.ReplayObject(string(class)), authz.ActStop)
 	}
 	if !s.stopsSomething(u, form.Tenant) {
-		return s.deny(c, form.Tenant, replayObjects+":"+authz.ActStop, "tenant "+form.Tenant)
+		return s.refuseNamed(c, form.Tenant, replayObjects+":"+authz.ActStop, "tenant "+form.Tenant)
 	}
 	n, err := s.deps.Replays.StopAll(c.Request().Context(), form.Tenant, may, u.Actor, form.Validate(), authz.RequestMeta(c))
 	if quarantine.ErrorCode(err) == quarantine.EINVALID {

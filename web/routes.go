@@ -68,8 +68,11 @@ const (
 	// CallerTenants: the route lists or counts only what the caller's
 	// tenants hold; its query is restricted to them.
 	CallerTenants
-	// NamedTenant: a form field names the tenant (a role binding); outside
-	// the caller's scope the route answers 403, audited.
+	// NamedTenant: a form field names the tenant (a role binding, an error
+	// group, an emergency stop); outside the caller's scope the route
+	// answers 404 when the caller holds no role there (as for another
+	// tenant's object: the name says nothing of whether the tenant exists),
+	// 403 when they do, audited either way (refuseNamed).
 	NamedTenant
 	// ObjectTenant: the path names one object; Locate finds its tenant
 	// before the handler runs, and another tenant's object answers 404,

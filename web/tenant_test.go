@@ -22,11 +22,12 @@ import (
 // every role in acme and calls each route (GET and POST) on globex's
 // objects. A route whose path names an object answers 404, as for a
 // missing one; a route whose form selects dead letters leaves globex's
-// out, and one whose form names the tenant refuses it (403), as does one
-// that needs its permission in every tenant (a globex person's sessions);
-// each of those writes one denied audit row. A route that lists shows nothing of
-// globex. None changes anything of globex. A route that does not declare
-// how it finds its tenant fails.
+// out, one whose form names the tenant answers 404 too (acme's person
+// holds no role in globex: the name says nothing of whether it exists),
+// and one that needs its permission in every tenant (a globex person's
+// sessions) answers 403; each of those writes one denied audit row. A
+// route that lists shows nothing of globex. None changes anything of
+// globex. A route that does not declare how it finds its tenant fails.
 func TestEveryRouteIsTenantScoped(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
@@ -119,7 +120,10 @@ func TestEveryRouteIsTenantScoped(t *testing.T) {
 		case web.SelectedTenants:
 			assert.Contains(t, []int{http.StatusUnprocessableEntity, http.StatusSeeOther}, resp.Status, name)
 			assert.Equal(t, deniedBefore+1, denied(), "%s: one denied audit row", name)
-		case web.NamedTenant, web.EveryTenant:
+		case web.NamedTenant:
+			assert.Equal(t, http.StatusNotFound, resp.Status, "%s naming globex", name)
+			assert.Equal(t, deniedBefore+1, denied(), "%s: one denied audit row", name)
+		case web.EveryTenant:
 			assert.Equal(t, http.StatusForbidden, resp.Status, name)
 			assert.Equal(t, deniedBefore+1, denied(), "%s: one denied audit row", name)
 		case web.CallerTenants:
@@ -138,4 +142,56 @@ func TestEveryRouteIsTenantScoped(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 9, replayPages, "show, progress, approve, reject, cancel, edit, payload download, reconcile, stop")
+}
+
+// TestNamedTenantRefusals: a form that names a tenant where the person may
+// not act answers 403 in a tenant where they hold a role (they know it
+// exists) and 404 in any other, the same for one that exists and one that
+// does not, so that typing names finds no tenants. Each refusal writes one
+// denied audit row and changes nothing.
+func TestNamedTenantRefusals(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "initech", ItemType: "search.index_update", MsgID: "initech-1"})
+	// A viewer of acme may read there, but not triage, manage or stop;
+	// globex's admin and approver roles reach every route.
+	c, me := b.SignIn(t, "acme:viewer", "globex:admin", "globex:approver", "globex:oncall")
+	denied := func() int { return b.AuditCount(t, "outcome = 'denied' AND actor_subject = $1", me.Subject) }
+	forms := map[string]func(tenant string) url.Values{
+		"/groups/snooze": func(tn string) url.Values {
+			return url.Values{"tenant": {tn}, "group": {strings.Repeat("a", 16)}, "for": {"1h"}}
+		},
+		"/groups/wake": func(tn string) url.Values { return url.Values{"tenant": {tn}, "group": {strings.Repeat("a", 16)}} },
+		"/groups/owner": func(tn string) url.Values {
+			return url.Values{"tenant": {tn}, "group": {strings.Repeat("a", 16)}, "owner": {"me"}}
+		},
+		"/groups/note": func(tn string) url.Values {
+			return url.Values{"tenant": {tn}, "group": {strings.Repeat("a", 16)}, "note": {"x"}}
+		},
+		"/admin/bindings": func(tn string) url.Values {
+			return url.Values{"email": {"intruder@example.com"}, "role": {authz.RoleAdmin}, "tenant": {tn}}
+		},
+		"/replay/stop": func(tn string) url.Values {
+			return url.Values{"tenant": {tn}, "reason": {"x"}, "confirm": {"STOP " + tn}}
+		},
+	}
+	named := 0
+	for _, r := range (&web.Server{}).Routes() {
+		if r.Tenancy == web.NamedTenant {
+			named++
+			require.Contains(t, forms, r.Path, "a form for %s %s", r.Method, r.Path)
+		}
+	}
+	require.Equal(t, len(forms), named, "every route whose form names a tenant")
+	for path, form := range forms {
+		for tenant, want := range map[string]int{"acme": http.StatusForbidden, "initech": http.StatusNotFound, "no-such-tenant": http.StatusNotFound} {
+			before := denied()
+			resp := b.Do(t, c, http.MethodPost, path, form(tenant), nil)
+			assert.Equal(t, want, resp.Status, "%s naming %s", path, tenant)
+			assert.Equal(t, before+1, denied(), "%s naming %s: one denied audit row", path, tenant)
+		}
+	}
+	var bindings int
+	require.NoError(t, b.Pool.QueryRow(t.Context(), "SELECT count(*) FROM role_bindings").Scan(&bindings))
+	assert.Zero(t, bindings, "no binding added")
 }
