@@ -41,7 +41,6 @@ func TestRequesterCannotRejectOwnRequest(t *testing.T) {
 	r, err := b.Replays.Request(t.Context(), mustID(t, reqPath))
 	require.NoError(t, err)
 	assert.Equal(t, replay.StatusPendingApproval, r.Status, "the request was closed as rejected by its own requester")
-	_ = fmt.Sprint
 }
 
 // TestApproverApprovesOnlyWhatThePageShows: an approver "reviews the exact
