@@ -115,22 +115,34 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 }
 
 // Reject closes a request waiting for approval, with a reason; its dead
-// letters go back to quarantined.
+// letters go back to quarantined. It returns forbidden for anyone who may
+// be the requester (replaypolicy.MayApprove: whoever may not approve a
+// request may not reject it either; also audited as denied), who cancels
+// it instead, a conflict when the request is not waiting for approval, and
+// invalid without a reason.
 func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, reason string, meta quarantine.RequestMeta) error {
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
 		return fmt.Errorf("reject replay %d: %w", id, quarantine.Errorf(quarantine.EINVALID, "a reason is required"))
 	}
+	var denied string // the tenant of a request the actor may not reject
 	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
 			return err
+		}
+		if v := replaypolicy.MayApprove(policyRequest(req, nil), actor); v.Outcome != replaypolicy.Go {
+			denied = req.Tenant
+			return quarantine.Errorf(quarantine.EFORBIDDEN, "you cannot reject your own request: another approver does, or you cancel it")
 		}
 		if req.Status != StatusPendingApproval {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s", req.Status)
 		}
 		return s.close(ctx, tx, &req, StatusRejected, reason, actor, meta, "replay.reject")
 	})
+	if denied != "" {
+		err = s.auditDenied(ctx, actor, meta, "replay.reject", denied, id, err)
+	}
 	if err != nil {
 		return fmt.Errorf("reject replay %d: %w", id, err)
 	}
