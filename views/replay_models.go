@@ -11,6 +11,7 @@ type ReplayItemRow struct {
 	OperationID   string
 	Subject       string
 	PayloadSHA256 string
+	PayloadURL    string // the payload as it will be sent, for those who may download it ("" otherwise, and for a skipped item)
 	Headers       string // "Name: value" lines
 	SkipReason    string
 	// Verdict is "go", "block" or "done" (what the rules say of the item;

@@ -38,10 +38,10 @@ func (s *Server) replayApprove(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if v.Edited > len(v.Edits) {
-		// The page could not show every edit: nobody approves what they
-		// could not read.
-		return s.requestFormError(c, quarantine.Errorf(quarantine.ECONFLICT, "%s", unshownEdits(v)), "approve")
+	if why := unshown(v); why != "" {
+		// The page could not show every item or every edit: nobody approves
+		// what they could not read.
+		return s.requestFormError(c, quarantine.Errorf(quarantine.ECONFLICT, "%s", why), "approve")
 	}
 	form := approveForm{Intent: c.FormValue("intent"), Confirmation: c.FormValue("confirmation")}
 	d, err := s.deps.Replays.Approve(c.Request().Context(), req.ID, userOf(c).Actor, form.Validate(), authz.RequestMeta(c))

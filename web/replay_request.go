@@ -13,13 +13,17 @@ import (
 	"github.com/quarantine-console/quarantine/views"
 )
 
-// What a request page reads: its first items, the payload forms of a
+// What a request page reads: every item up to maxRequestItems (an
+// approver approves what the page lists: a request with more items is not
+// approved from the page; 20,000 is twice the largest bulk cap the shipped
+// policy allows, and such a page is some 15 MB), the payload forms of a
 // request of at most maxEditableItems items, the diffs of its first
 // maxShownEdits edited items (a request with more edits is not approved
-// from the page), and the first maxShownPayloads payloads, each up to
-// shownPayloadBytes.
+// from the page either), and the first maxShownPayloads payloads, each up
+// to shownPayloadBytes (every other item's payload is the link of its
+// hash).
 const (
-	maxRequestItems   = 200
+	maxRequestItems   = 20_000
 	maxEditableItems  = 20
 	maxShownEdits     = 20
 	maxShownPayloads  = 20
@@ -190,10 +194,9 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	m.CanApprove = pending && v.Reviewer && d.ActorCanApprove && s.deps.Access.Can(u, req.Tenant, obj, authz.ActApprove)
 	m.CanReject = pending && v.Reviewer && s.deps.Access.Can(u, req.Tenant, obj, authz.ActReject)
 	m.CanCancel = v.Canceller && s.deps.Access.Can(u, req.Tenant, obj, authz.ActCancel)
-	if m.CanApprove && v.Edited > len(v.Edits) {
-		// An approver approves what they read: every edit, in full.
+	if why := unshown(v); m.CanApprove && why != "" {
 		m.CanApprove = false
-		m.ApproveRefused = unshownEdits(v)
+		m.ApproveRefused = why
 	}
 	if m.CanApprove {
 		m.Confirmation = d.Confirmation
@@ -201,7 +204,11 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	if req.Status.Open() && req.Status != replay.StatusDraft && s.deps.Access.Can(u, req.Tenant, obj, authz.ActStop) {
 		m.Stop = &views.StopForm{URL: fmt.Sprintf("/replay/requests/%d/stop", req.ID), Error: errs["stop"]}
 	}
+	download := s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActDownload)
 	for i := range m.Items {
+		if it := &m.Items[i]; download && it.SkipReason == "" {
+			it.PayloadURL = fmt.Sprintf("/replay/requests/%d/items/%d/payload", req.ID, it.DeadLetterID)
+		}
 		if f := m.Items[i].Reconcile; f != nil {
 			f.Error = errs[fmt.Sprintf("reconcile-%d", m.Items[i].DeadLetterID)]
 		}
@@ -209,11 +216,19 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	return m
 }
 
-// unshownEdits says why a request whose edits the page cannot all show is
-// not approved from it.
-func unshownEdits(v replay.View) string {
-	return fmt.Sprintf("%d payloads of this request were edited and this page shows the first %d: nobody can approve what they could not read. "+
-		"Ask the requester to cancel it and request smaller sets.", v.Edited, len(v.Edits))
+// unshown says why a request the page cannot show all of is not approved
+// from it ("" when the page shows it all): an approver approves what they
+// read, every item and every edit in full.
+func unshown(v replay.View) string {
+	if all := v.Request.ItemCount + v.Request.SkippedCount; len(v.Items) < all {
+		return fmt.Sprintf("This request holds %d items and this page lists the first %d: nobody can approve what they could not read. "+
+			"Ask the requester to cancel it and request smaller sets.", all, len(v.Items))
+	}
+	if v.Edited > len(v.Edits) {
+		return fmt.Sprintf("%d payloads of this request were edited and this page shows the first %d: nobody can approve what they could not read. "+
+			"Ask the requester to cancel it and request smaller sets.", v.Edited, len(v.Edits))
+	}
+	return ""
 }
 
 // shownPayloads are the payloads reviewers read on the page, in item
