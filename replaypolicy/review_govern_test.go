@@ -3,6 +3,8 @@ package replaypolicy
 // Review (rev-govern): one person is one person (invariant 14).
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/quarantine-console/quarantine"
@@ -40,5 +42,35 @@ func TestSamePersonOneMailboxTwoSpellings(t *testing.T) {
 				t.Errorf("the owner of %q approves the request they made as %q", tt.b, tt.a)
 			}
 		})
+	}
+}
+
+// TestUnclassifiedTargetDoesNotTakeTheItemTypesEasyClass: the producer
+// writes both the item type (the DLQ subject) and the target
+// (Dlq-Original-Subject). An item type no rule knows falls to manual ("a
+// new item type must be classified here before it gets an easier
+// replay"), but a target subject no rule knows tightens nothing, so a
+// dead letter filed as search.index_update and aimed at a subject the
+// policy never mentions (here app.acme.payments.capture, inside the
+// tenant's allowlist app.{tenant}.>) is rebuildable under the shipped
+// policy: one on-call replays it in bulk, no approver. The same item type
+// aimed at app.acme.orders.refund is manual, because that subject has a
+// rule; the difference is only whether the policy author foresaw the
+// subject.
+func TestUnclassifiedTargetDoesNotTakeTheItemTypesEasyClass(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile(filepath.Join("..", "dev", "policy.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := mustParse(t, string(src))
+	if got := tbl.ClassOf("search.index_update", "app.acme.orders.refund").Class; got != Manual {
+		t.Fatalf("precondition: a subject with a rule tightens (got %s)", got)
+	}
+	if got := tbl.ClassOf("payments.capture", "app.acme.payments.capture").Class; got != Manual {
+		t.Fatalf("precondition: an unknown item type is manual (got %s)", got)
+	}
+	if got := tbl.ClassOf("search.index_update", "app.acme.payments.capture").Class; got == Rebuildable {
+		t.Errorf("a target no rule classifies takes the item type's class %s: the producer picks the class of any subject the policy did not foresee", got)
 	}
 }
