@@ -18,7 +18,8 @@ import (
 // one mailbox, so an identity provider that verifies by sending mail
 // verifies both, and one that keeps emails unique by their text lets both
 // exist. The same holds for a domain in full-width letters, which IDNA
-// maps to ASCII. SamePerson treats each pair as two people: the person
+// maps to ASCII, and for a local part quoted without need (RFC 5321:
+// "ann"@example.com is ann@example.com). SamePerson treats each pair as two people: the person
 // behind both approves their own request, or counts twice for manual.
 func TestSamePersonOneMailboxTwoSpellings(t *testing.T) {
 	t.Parallel()
@@ -31,6 +32,7 @@ func TestSamePersonOneMailboxTwoSpellings(t *testing.T) {
 	}{
 		{"ULabelAndALabel", "ann@exämple.com", "ann@xn--exmple-cua.com"},
 		{"FullWidthDomain", "ann@ｅxample.com", "ann@example.com"},
+		{"QuotedLocalPart", `"ann"@example.com`, "ann@example.com"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
