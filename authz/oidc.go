@@ -250,7 +250,13 @@ func (l *Login) userFromClaims(issuer, subject string, claims map[string]any) Us
 			}
 		}
 	case string:
-		u.Groups = strings.Split(g, ",")
+		// One string is one group, commas and all: some providers send a
+		// person's only group as a string, and a group name may be chosen
+		// by its members, so "book club,quarantine:acme:admin" split on
+		// its comma would hand out a prefixed role nobody granted.
+		if g != "" {
+			u.Groups = []string{g}
+		}
 	}
 	return u
 }
