@@ -222,7 +222,10 @@ func (l *Login) Callback(c echo.Context) error {
 	l.sessions.Put(ctx, sessionIDKey, id)
 	l.sessions.Put(ctx, keyIDToken, rawID)
 	l.sessions.Put(ctx, keyLoginAt, l.now().UTC().Format(time.RFC3339))
-	return c.Redirect(http.StatusSeeOther, f.ReturnTo)
+	// The flow's cookie came from the browser, which need not be the one
+	// Start wrote (a sibling host can toss cookies): its return path is
+	// judged again, so that a sign-in only ever lands on this site.
+	return c.Redirect(http.StatusSeeOther, returnTo(f.ReturnTo))
 }
 
 func (l *Login) userFrom(idt *oidc.IDToken) (User, error) {

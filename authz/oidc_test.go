@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -341,6 +342,36 @@ func TestLoginReturnToBounded(t *testing.T) {
 	assert.Equal(t, "/", returnTo("/"+strings.Repeat("a", maxReturnTo)))
 	assert.Equal(t, "/audit?x=1", returnTo("/audit?x=1"))
 	assert.Equal(t, "/", returnTo("https://evil.example/"))
+}
+
+// TestCallbackReturnsOnlyToALocalPath: the flow cookie the callback reads
+// may not be the one Start wrote (a sibling host can toss one into the
+// browser, for a sign-in it started itself): a return path in it that
+// leaves the site is not followed; the sign-in lands on "/".
+func TestCallbackReturnsOnlyToALocalPath(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	authURL := b.authorize(t)
+	srvURL, err := url.Parse(b.srv.URL)
+	require.NoError(t, err)
+	name := loginCookiePrefix + authURL.Query().Get("state")
+	var tossed *http.Cookie
+	for _, c := range b.client.Jar.Cookies(srvURL) {
+		if c.Name == name {
+			tossed = c
+		}
+	}
+	require.NotNil(t, tossed, "the sign-in's flow cookie")
+	f, ok := b.login.readFlow(tossed)
+	require.True(t, ok)
+	f.ReturnTo = "https://evil.example/"
+	raw, err := json.Marshal(f)
+	require.NoError(t, err)
+	b.client.Jar.SetCookies(srvURL, []*http.Cookie{{Name: name, Value: base64.RawURLEncoding.EncodeToString(raw), Path: "/"}})
+	resp := b.get(t, b.atProvider(t, authURL).String())
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, b.body(t, resp))
+	assert.Equal(t, "/", resp.Header.Get("Location"), "a sign-in never leaves the site")
+	assert.True(t, b.signedIn(t))
 }
 
 func TestLocalPath(t *testing.T) {
