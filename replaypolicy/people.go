@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+
+	"golang.org/x/net/idna"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/quarantine-console/quarantine"
 )
@@ -14,8 +18,8 @@ import (
 
 // SamePerson reports whether a and b may be one person, for separation of
 // duties (invariant 14, "one person is one person"): the same identity
-// (issuer and subject), or the same mailbox (mailbox: case and a "+tag"
-// aside), whether or not either provider verified it. Loose is the safe
+// (issuer and subject), or the same mailbox (mailbox: its spellings,
+// case, width, quotes, IDNA form, and a "+tag" aside), whether or not either provider verified it. Loose is the safe
 // direction here, because a match only ever takes something away: an
 // approver who may be the requester does not approve, two accounts of one
 // approver count once. Whoever controls a second identity also controls
@@ -34,20 +38,103 @@ func SamePerson(a, b quarantine.Actor) bool {
 	return ma != "" && ma == mb
 }
 
-// mailbox is an email address as SamePerson compares it: trimmed, in lower
-// case, without a "+tag" in the local part (ann+ops@example.com reaches
-// ann@example.com at most providers); "" for an empty address.
+// mailbox is an email address as SamePerson compares it, one spelling
+// for every way of writing one mailbox; "" for an empty address. It is
+// meant to be loose (a match only takes something away) without making
+// two mailboxes one:
+//   - trimmed, and in Unicode compatibility form (NFKC): a full-width
+//     "ａｎｎ＠ｅｘａｍｐｌｅ.com" is ann@example.com;
+//   - the local part without needless quotes (RFC 5321: "ann"@example.com
+//     is ann@example.com), its quoted pairs read ("a\ b" is "a b"); in
+//     Unicode simple case folding, as strings.EqualFold compares (ANN,
+//     Ann and ann are one; ß and ss stay two); and without a "+tag"
+//     (ann+ops@example.com reaches ann@example.com at most providers);
+//   - the domain without the root's trailing dot (example.com.), in its
+//     ASCII form by IDNA's lookup mapping (exämple.com, EXÄMPLE.COM and
+//     xn--exmple-cua.com are one domain; ß is not mapped to ss, as in
+//     IDNA2008). A domain IDNA refuses (an address literal, an
+//     underscore) is only case folded.
 func mailbox(email string) string {
-	e := strings.ToLower(strings.TrimSpace(email))
+	e := norm.NFKC.String(strings.TrimSpace(email))
 	at := strings.LastIndexByte(e, '@')
 	if at < 0 {
-		return e
+		return foldCase(e)
 	}
-	local, domain := e[:at], e[at:]
-	if plus := strings.IndexByte(local, '+'); plus > 0 {
-		local = local[:plus]
+	return localPart(e[:at]) + "@" + domainPart(e[at+1:])
+}
+
+// localPart is the local part of an address as mailbox compares it: its
+// text with quotes and quoted pairs read, case folded, up to a "+" that
+// starts a tag (not one that starts the local part); quoted again when it
+// is no dot-string (ann smith is "ann smith", so it stays apart from an
+// address a quote would merely have split differently).
+func localPart(l string) string {
+	if len(l) >= 2 && l[0] == '"' && l[len(l)-1] == '"' {
+		var b strings.Builder
+		in := l[1 : len(l)-1]
+		for i := 0; i < len(in); i++ {
+			if in[i] == '\\' && i+1 < len(in) {
+				i++
+			}
+			b.WriteByte(in[i])
+		}
+		l = b.String()
 	}
-	return local + domain
+	l = foldCase(l)
+	if plus := strings.IndexByte(l, '+'); plus > 0 {
+		l = l[:plus]
+	}
+	if isDotString(l) {
+		return l
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(l) + `"`
+}
+
+// isDotString reports whether l may stand unquoted as a local part (RFC
+// 5321's Dot-string, with RFC 6531's non-ASCII letters): atoms of atext
+// joined by single dots.
+func isDotString(l string) bool {
+	if l == "" {
+		return false
+	}
+	for _, atom := range strings.Split(l, ".") {
+		if atom == "" {
+			return false
+		}
+		for _, r := range atom {
+			if r < 0x80 && !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("!#$%&'*+-/=?^_`{|}~", r)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// domainPart is the domain of an address as mailbox compares it: without
+// the root's trailing dot, in its ASCII form (IDNA lookup: case, width and
+// U-labels mapped, A-labels checked); a domain IDNA refuses is only case
+// folded.
+func domainPart(d string) string {
+	d = strings.TrimSuffix(d, ".")
+	if a, err := idna.Lookup.ToASCII(d); err == nil && a != "" {
+		return a
+	}
+	return foldCase(d)
+}
+
+// foldCase writes s in Unicode simple case folding: two strings that
+// strings.EqualFold calls equal come out the same, and no others. Each
+// letter becomes the least rune of its folding orbit (ann is ANN): a key
+// to compare, not to show. (unicode.ToLower would be wrong here: it maps
+// İ to i, which EqualFold keeps apart.)
+func foldCase(s string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, s)
 }
 
 // Object is the permission object of replays of class c ("replay:<class>"):

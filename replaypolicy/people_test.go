@@ -61,3 +61,43 @@ func TestSamePerson(t *testing.T) {
 		})
 	}
 }
+
+// TestSamePersonMailboxSpellings: SamePerson's mailbox reads one mailbox
+// under its other spellings (a trailing root dot, Unicode case and width,
+// quoted pairs, an ideographic full stop in the domain) and keeps apart
+// spellings that may be two mailboxes (ß and ss, İ and i, dots in the local
+// part, a quoted space, an A-label and the ASCII name it resembles).
+func TestSamePersonMailboxSpellings(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		a, b string
+		same bool
+	}{
+		{"TrailingDot", "ann@example.com.", "ann@example.com", true},
+		{"UnicodeCase", "ÄNN@example.com", "änn@example.com", true},
+		{"GreekFinalSigma", "ΣΑΣ@example.gr", "σας@example.gr", true},
+		{"FullWidthLocalPart", "ＡＮＮ@example.com", "ann@example.com", true},
+		{"IdeographicFullStop", "ann@example。com", "ann@example.com", true},
+		{"UpperCaseALabel", "ann@XN--EXMPLE-CUA.COM", "ann@exämple.com", true},
+		{"QuotedPair", `"a\ b"@example.com`, `"a b"@example.com`, true},
+		{"QuotedPlusTag", `"ann+ops"@example.com`, "ann@example.com", true},
+		{"UnderscoreDomain", "ann@Ex_Ample.com", "ann@ex_ample.com", true},
+		{"SharpSInLocalPart", "straße@example.de", "strasse@example.de", false},
+		{"SharpSInDomain", "ann@straße.de", "ann@strasse.de", false},
+		{"DottedCapitalI", "İan@example.com", "ian@example.com", false},
+		{"DotsInLocalPart", "ann.smith@example.com", "annsmith@example.com", false},
+		{"QuotedSpace", `"ann smith"@example.com`, "annsmith@example.com", false},
+		{"QuotedAt", `"ann@example.org"@example.com`, "ann@example.org", false},
+		{"ALabelIsNotItsLookalike", "ann@xn--exmple-cua.com", "ann@example.com", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := quarantine.Actor{Issuer: "https://idp.example", Subject: "a", Email: tt.a}
+			b := quarantine.Actor{Issuer: "https://idp.example", Subject: "b", Email: tt.b}
+			if got := SamePerson(a, b); got != tt.same {
+				t.Errorf("SamePerson(%q, %q) = %v, want %v (mailboxes %q and %q)", tt.a, tt.b, got, tt.same, mailbox(tt.a), mailbox(tt.b))
+			}
+		})
+	}
+}
