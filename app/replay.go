@@ -69,6 +69,14 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	if cfg.DraftTTL <= 0 {
 		cfg.DraftTTL = replay.DefaultDraftTTL
 	}
+	// A table whose subject rules leave some subject unlisted lets
+	// producers pick the class of those subjects: said at every load.
+	warnUnlisted := func(t *replaypolicy.Table) {
+		if why := t.UnlistedSubjects(); why != "" {
+			log.Warn("replay policy: "+why, "file", cfg.PolicyFile, "version", t.Version())
+		}
+	}
+	warnUnlisted(table)
 	var policy atomic.Pointer[replaypolicy.Table]
 	policy.Store(table)
 	reload := func() (*replaypolicy.Table, error) {
@@ -78,6 +86,7 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 		}
 		policy.Store(t)
 		log.Info("replay policy reloaded", "file", cfg.PolicyFile, "version", t.Version())
+		warnUnlisted(t)
 		return t, nil
 	}
 	rcfg := replay.Config{Policy: policy.Load, Reload: reload, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL,

@@ -45,6 +45,35 @@ func TestLoadShipped(t *testing.T) {
 			}
 		}
 	})
+	t.Run("DemoSubjects", func(t *testing.T) {
+		t.Parallel()
+		// Each demo item type at its own subject keeps its item type's
+		// class; a subject nobody classified is manual whatever item type
+		// the dead letter claims (the producer picks both).
+		tests := []struct {
+			itemType, subject string
+			want              Class
+		}{
+			{"search.index_update", "app.acme.search.index_update", Rebuildable},
+			{"analytics.event", "app.acme.analytics.event", Dedupe},
+			{"email.send", "app.acme.email.send", SameOperation},
+			{"accounts.permission_grant", "app.acme.accounts.permission_grant", Revalidate},
+			{"orders.refund", "app.acme.orders.refund", Manual},
+			{"search.index_update", "events.acme.search.index_update", Rebuildable},
+			{"search.index_update", "app.acme.payments.capture", Manual},
+			{"search.index_update", "app.acme.search.admin.drop_index", Manual},
+			{"analytics.event", "app.acme.page_view", Manual},
+			{"email.send", "app.acme.accounts.permission_grant", Revalidate},
+		}
+		for _, tt := range tests {
+			if got := tbl.ClassOf(tt.itemType, tt.subject).Class; got != tt.want {
+				t.Errorf("ClassOf(%q, %q) = %s, want %s", tt.itemType, tt.subject, got, tt.want)
+			}
+		}
+		if why := tbl.UnlistedSubjects(); why != "" {
+			t.Errorf("the shipped policy leaves subjects unlisted: %s", why)
+		}
+	})
 	t.Run("KnobsAreTheDefaults", func(t *testing.T) {
 		t.Parallel()
 		// The file says its class sections spell out the built-in defaults.

@@ -456,3 +456,34 @@ func TestErrorClassAndLoopRules(t *testing.T) {
 		}
 	})
 }
+
+// TestUnlistedSubjects: a table warns unless a subject rule matches every
+// subject (subject = ">"), whatever its class; a wide glob that still
+// leaves some subject out ("*.>" misses a one-token subject) warns too.
+func TestUnlistedSubjects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		rules string
+		warns bool
+	}{
+		{"NoSubjectRules", "", true},
+		{"SomeSubjectRules", "[[rule]]\nsubject = \"app.*.orders.>\"\nclass = \"manual\"\n", true},
+		{"AlmostEverySubject", "[[rule]]\nsubject = \"*.>\"\nclass = \"manual\"\n", true},
+		{"ItemTypeRuleForEverySubject", "[[rule]]\nitem_type = \"payments.*\"\nsubject = \">\"\nclass = \"manual\"\n", true},
+		{"CatchAllManual", "[[rule]]\nsubject = \"app.*.orders.>\"\nclass = \"manual\"\n\n[[rule]]\nsubject = \">\"\nclass = \"manual\"\n", false},
+		{"CatchAllRevalidate", "[[rule]]\nsubject = \">\"\nclass = \"revalidate\"\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			why := mustParse(t, tt.rules+testPolicy).UnlistedSubjects()
+			if (why != "") != tt.warns {
+				t.Fatalf("UnlistedSubjects() = %q, want a warning: %t", why, tt.warns)
+			}
+			if tt.warns && !strings.Contains(why, `subject = ">"`) {
+				t.Errorf("the warning does not say how to close it: %q", why)
+			}
+		})
+	}
+}

@@ -299,6 +299,24 @@ func (t *Table) ClassOf(itemType, subject string) Classing {
 	return c
 }
 
+// UnlistedSubjects says what t leaves to producers, for a warning at
+// start and on the policy page: "" when a subject rule matches every
+// subject (subject = ">", the last subject rule), else why that is
+// missing. A target subject no subject rule matches tightens nothing, so
+// its item's class is its item type's; the producer writes both the item
+// type (the DLQ subject) and the target (Dlq-Original-Subject), so it
+// picks the class of every subject the policy did not foresee: an easy
+// item type aimed at one gets an easy replay there.
+func (t *Table) UnlistedSubjects() string {
+	for i, s := range t.subjects {
+		if t.patterns[i].raw == "" && s.raw != "" && len(s.toks) == 0 && s.tail {
+			return ""
+		}
+	}
+	return `no subject rule matches every subject: a target subject no subject rule matches takes its item type's class, ` +
+		`so a producer's Dlq-Original-Subject chooses it; end the subject rules with subject = ">" (class manual)`
+}
+
 // Stale reports whether a request made under policy version may no longer
 // go on under t: the table changed since (or none is loaded). Approvals
 // and drafts made under another version do not count.

@@ -39,17 +39,17 @@ func TestRequestOutcomeStates(t *testing.T) {
 
 	replayed := b.seedItem(t, "search.index_update", "out-replayed", nil, "{}")
 	blocked := b.seedItem(t, "search.index_update", "out-blocked", nil, "{}")
-	leftOut := b.seedItem(t, "search.index_update", "out-left", on("$JS.API.INFO"), "{}")
-	unknown := b.seedItem(t, "search.index_update", "out-unknown", on("events.acme.unknown"), "{}")
+	leftOut := b.seedItem(t, "search.index_update", "out-left", on("app.globex.search.index_update"), "{}")
+	unknown := b.seedItem(t, "search.index_update", "out-unknown", on("events.acme.search.unknown"), "{}")
 	// Another message holds out-suppressed in its target's window, and the
 	// job was deferred twice for it already. Its target is APP, whose
 	// window (two minutes) still holds that message when the worker
 	// publishes however slow the machine: in EVENTS' 2 s, a slow setup
 	// could let it out first and the publish be stored.
-	_, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: "app.acme.taken", Data: []byte("x")}, jetstream.WithMsgID("out-suppressed"))
+	_, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: "app.acme.search.taken", Data: []byte("x")}, jetstream.WithMsgID("out-suppressed"))
 	require.NoError(t, err)
 	suppressed := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "out-suppressed",
-		Subject: "app.acme.taken", Headers: map[string][]string{dlq.HeaderFirstFailedAt: {time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}}})
+		Subject: "app.acme.search.taken", Headers: map[string][]string{dlq.HeaderFirstFailedAt: {time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}}})
 
 	req := b.request(t, []int64{replayed, blocked, leftOut, unknown, suppressed}, replay.SubmitInput{})
 	require.Equal(t, replay.StatusApproved, req.Status)
@@ -102,10 +102,10 @@ func TestRequestOutcomeStates(t *testing.T) {
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT outcome FROM audit_log WHERE action = 'replay.done_with_problems' AND object_id = $1`,
 		fmt.Sprint(req.ID)).Scan(&audited))
 	assert.Equal(t, "error", audited, "done with problems is not audited as a success")
-	assert.Equal(t, 1, b.onSubject(t, "app.acme.taken"), "the suppressed item was never stored")
+	assert.Equal(t, 1, b.onSubject(t, "app.acme.search.taken"), "the suppressed item was never stored")
 
 	t.Run("DoneWhenReplayedOrSkipped", func(t *testing.T) {
-		hdr := on("events.acme.analytics")
+		hdr := on("events.acme.analytics.event")
 		first := b.seedItem(t, "analytics.event", "out-once", hdr, "{}")
 		r := b.request(t, []int64{first}, replay.SubmitInput{})
 		b.waitStatus(t, r.ID, replay.StatusDone)

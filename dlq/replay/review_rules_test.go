@@ -44,14 +44,14 @@ func TestOneRequestRepeatsNoIdentity(t *testing.T) {
 		// A short duplicate window: the broker has forgotten the id by the
 		// time the second job is tried again.
 		events := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Duplicates: 100 * time.Millisecond})
-		hdr := nats.Header{dlq.HeaderOriginalSubject: {"events.acme.page_view"}}
+		hdr := nats.Header{dlq.HeaderOriginalSubject: {"events.acme.analytics.page_view"}}
 		x := b.seedItem(t, "analytics.event", "evt-twice", hdr, `{"n":1}`)
 		y := b.seedItem(t, "analytics.event", "evt-twice", hdr, `{"n":1}`)
 		req := b.request(t, []int64{x, y}, replay.SubmitInput{})
 		b.waitFinished(t, req.ID)
-		info, err := events.Info(ctx, jetstream.WithSubjectFilter("events.acme.page_view"))
+		info, err := events.Info(ctx, jetstream.WithSubjectFilter("events.acme.analytics.page_view"))
 		require.NoError(t, err)
-		assert.Equal(t, uint64(1), info.State.Subjects["events.acme.page_view"], "evt-twice is published once")
+		assert.Equal(t, uint64(1), info.State.Subjects["events.acme.analytics.page_view"], "evt-twice is published once")
 		assert.Equal(t, map[string]int{"replayed": 1, "skipped": 1}, b.jobStates(t, req.ID))
 	})
 }
