@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/quarantine-console/quarantine"
 )
@@ -152,12 +153,33 @@ type Decision struct {
 // class with typed_confirmation: "REPLAY <message id>" for a single item
 // (manual is always single), so the operator reads the identity that will be
 // published, and "REPLAY <n> ITEMS" for a bulk request, so they read the
-// count. Decide compares it exactly after trimming surrounding spaces.
+// count. The message id is written as phraseID writes it, quoted when it
+// would not read as itself. Decide compares the phrase exactly with what
+// was typed, less the spaces around it.
 func ConfirmationPhrase(item Item, req Request) string {
 	if req.Bulk || req.Items > 1 {
 		return fmt.Sprintf("REPLAY %d ITEMS", req.Items)
 	}
-	return "REPLAY " + item.MsgID
+	return "REPLAY " + phraseID(item.MsgID)
+}
+
+// phraseID is a message id as a confirmation phrase writes it: as it is
+// when every character of it prints (unicode.IsPrint: no space but U+0020,
+// no control, format or invalid byte), it neither starts nor ends with a
+// space and does not start with a quote; else quoted as Go quotes a string
+// (REPLAY "abc " for an id that ends in a space, REPLAY "a\u202eb" for one
+// holding a bidi override). The producer chooses the id and ingest keeps
+// it exactly, trailing blanks included: written bare, such an id could
+// never be typed (the typed phrase is trimmed) or not be read. A bare id
+// never starts with a quote and a quoted one always does, and quoting is
+// one-to-one, so no two ids share a phrase.
+func phraseID(id string) string {
+	bare := id != "" && id[0] != ' ' && id[len(id)-1] != ' ' && id[0] != '"' &&
+		strings.IndexFunc(id, func(r rune) bool { return r == unicode.ReplacementChar || !unicode.IsPrint(r) }) < 0
+	if bare {
+		return id
+	}
+	return fmt.Sprintf("%q", id)
 }
 
 // Decide says what replaying item as part of req needs under table t, as seen

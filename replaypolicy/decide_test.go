@@ -428,3 +428,45 @@ func TestRequirement(t *testing.T) {
 		}
 	}
 }
+
+// TestConfirmationPhraseOfAnyMessageID: the producer chooses the message
+// id and ingest keeps it exactly, so an id may end in blanks or hold a
+// character that does not print. Its phrase can still be typed and read
+// (quoted when the bare id would not read as itself), and no two ids
+// share a phrase: a phrase typed for one id never confirms another.
+func TestConfirmationPhraseOfAnyMessageID(t *testing.T) {
+	t.Parallel()
+	one := Request{Items: 1}
+	phrase := func(id string) string { return ConfirmationPhrase(Item{MsgID: id}, one) }
+	tests := []struct{ id, want string }{
+		{"refund-1", "REPLAY refund-1"},
+		{"order 7", "REPLAY order 7"},
+		{"abc ", `REPLAY "abc "`},
+		{"abc \t", `REPLAY "abc \t"`},
+		{" abc", `REPLAY " abc"`},
+		{"abc\n", `REPLAY "abc\n"`},
+		{"a\u202eb", `REPLAY "a\u202eb"`},
+		{`"abc"`, `REPLAY "\"abc\""`},
+		{"a\xffb", `REPLAY "a\xffb"`},
+	}
+	seen := map[string]string{}
+	for _, tt := range tests {
+		got := phrase(tt.id)
+		if got != tt.want {
+			t.Errorf("phrase of %q = %q, want %q", tt.id, got, tt.want)
+		}
+		if Confirmed(got, " "+got+"\n").Outcome != Go {
+			t.Errorf("the phrase of %q, typed as shown, does not confirm it", tt.id)
+		}
+		if other, ok := seen[got]; ok {
+			t.Errorf("ids %q and %q share the phrase %q", other, tt.id, got)
+		}
+		seen[got] = tt.id
+	}
+	if Confirmed(phrase("abc "), "REPLAY abc").Outcome == Go {
+		t.Error(`"REPLAY abc" confirms the id "abc "`)
+	}
+	if Confirmed(phrase("abc"), `REPLAY "abc "`).Outcome == Go {
+		t.Error(`the phrase of "abc " confirms the id "abc"`)
+	}
+}
