@@ -463,6 +463,18 @@ func TestConfirmationPhraseOfAnyMessageID(t *testing.T) {
 		}
 		seen[got] = tt.id
 	}
+	// Through Decide, as the confirm and approve pages ask: a manual item
+	// whose id ends in a blank is confirmed by its quoted phrase.
+	tbl := mustParse(t, testPolicy)
+	item := testItem("orders.refund")
+	item.MsgID = "abc "
+	d := Decide(tbl, item, alice, testRequest(tbl), testNow)
+	if d.Confirmation != `REPLAY "abc "` {
+		t.Fatalf("Decide(manual, id %q).Confirmation = %q", item.MsgID, d.Confirmation)
+	}
+	if v := SubmitVerdict(d, `REPLAY "abc "`); v.Check == CheckConfirmation {
+		t.Errorf("the quoted phrase does not confirm: %s", v.Reason)
+	}
 	if Confirmed(phrase("abc "), "REPLAY abc").Outcome == Go {
 		t.Error(`"REPLAY abc" confirms the id "abc "`)
 	}
