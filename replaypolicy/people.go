@@ -66,8 +66,8 @@ func mailbox(email string) string {
 // localPart is the local part of an address as mailbox compares it: its
 // text with quotes and quoted pairs read, case folded, up to a "+" that
 // starts a tag (not one that starts the local part); quoted again when it
-// is no dot-string (ann smith is "ann smith", so it stays apart from an
-// address a quote would merely have split differently).
+// is no dot-string, so that "ann smith" stays one text and apart from
+// annsmith.
 func localPart(l string) string {
 	if len(l) >= 2 && l[0] == '"' && l[len(l)-1] == '"' {
 		var b strings.Builder
