@@ -331,6 +331,10 @@ type PolicyModel struct {
 	Classes []PolicyClassRow
 	// Retention is the file's [retention] section (not part of Version).
 	Retention RetentionView
+	// UnlistedSubjects is the table's warning that no subject rule matches
+	// every target subject (replaypolicy.Table.UnlistedSubjects); "" when
+	// one does.
+	UnlistedSubjects string
 }
 
 // DeadLetterActions is the replay/discard/resolve panel of a dead letter.

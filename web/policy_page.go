@@ -18,7 +18,7 @@ import (
 func (s *Server) policyPage(c echo.Context) error {
 	t := s.deps.Replays.Policy()
 	all, tenants := s.policyScope(c)
-	m := views.PolicyModel{File: filepath.Base(s.deps.PolicyFile), Version: t.Version()}
+	m := views.PolicyModel{File: filepath.Base(s.deps.PolicyFile), Version: t.Version(), UnlistedSubjects: t.UnlistedSubjects()}
 	if all {
 		m.File = s.deps.PolicyFile
 	}

@@ -69,3 +69,42 @@ closed = "90d"
 		})
 	}
 }
+
+// TestPolicyPageWarnsOfUnlistedSubjects: a table whose subject rules do not
+// end with one matching every subject lets a producer's
+// Dlq-Original-Subject pick the class of a target nobody classified; the
+// policy page says so (as the console's log does at start), and says
+// nothing when the last subject rule catches every subject (dev/policy.toml).
+func TestPolicyPageWarnsOfUnlistedSubjects(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "policy.toml")
+	require.NoError(t, os.WriteFile(file, []byte(`
+[[rule]]
+item_type = "search.>"
+class = "rebuildable"
+
+[[rule]]
+subject = "app.*.payments.>"
+class = "manual"
+`), 0o600))
+	for _, tc := range []struct {
+		name, file string
+		warns      bool
+	}{
+		{"NoCatchAll", file, true},
+		{"Shipped", testfactory.PolicyFile(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) { c.Replay.PolicyFile = tc.file }})
+			c, _ := b.SignIn(t, "acme:oncall")
+			page := b.Do(t, c, "GET", "/policy", nil, nil)
+			require.Equal(t, http.StatusOK, page.Status)
+			warning := page.Doc(t).Find(`[data-testid="policy-unlisted-subjects"]`)
+			assert.Equal(t, tc.warns, warning.Length() == 1, "the warning of subjects no rule classifies")
+			if tc.warns {
+				assert.Contains(t, warning.Text(), `subject = ">"`)
+			}
+		})
+	}
+}
