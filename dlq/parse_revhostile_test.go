@@ -1,0 +1,47 @@
+package dlq
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Review (rev-hostile): how long ParseDLQ takes on pathological values a
+// header can carry (any size when read from a block): a stack of 100k
+// frames in 1 MB, an error of quotes, thousands of invalid values.
+func TestReviewPathologicalParseCost(t *testing.T) {
+	var frames strings.Builder
+	for i := 0; frames.Len() < 1<<20; i++ {
+		frames.WriteString("goroutine 1 [running]:\\n")
+	}
+	cases := map[string]map[string][]string{
+		"stack 1MB goroutine lines": {HeaderStack: {frames.String()}},
+		"error 1MB quotes":          {HeaderError: {strings.Repeat(`'"`, 1<<19)}},
+		"error 1MB open quotes":     {HeaderError: {strings.Repeat(`'a`, 1<<19)}},
+		"error 1MB backslashes":     {HeaderError: {strings.Repeat(`\`, 1<<20)}},
+		"stack 60k invalid values":  {HeaderStack: strings.Split(strings.Repeat("\xff,", 60000), ",")},
+		"60k header names": func() map[string][]string {
+			h := map[string][]string{}
+			for i := range 60000 {
+				h[strings.Repeat("x", 1)+string(rune('a'+i%26))+strings.Repeat("y", i%50)+string(rune(i))] = []string{"v"}
+			}
+			return h
+		}(),
+		"60k dlq- case variants": func() map[string][]string {
+			h := map[string][]string{}
+			for i := range 60000 {
+				h["dlq-error"+strings.Repeat(" ", i%3)+string(rune(0x100+i))] = []string{"v"}
+			}
+			return h
+		}(),
+	}
+	for name, h := range cases {
+		start := time.Now()
+		r := ParseDLQ("dlq", Received{Subject: "dlq.acme.x", Header: h, Stream: "DLQ", Seq: 1, Time: time.Now()})
+		took := time.Since(start)
+		t.Logf("%s: %v, %d reasons, fingerprint %s", name, took, len(r.MalformedReasons), r.Fingerprint)
+		if took > 2*time.Second {
+			t.Errorf("%s took %v", name, took)
+		}
+	}
+}
