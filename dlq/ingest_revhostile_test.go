@@ -146,3 +146,27 @@ func TestReviewLargeDeadLetterReadAgain(t *testing.T) {
 	assert.Equal(t, block, d.HeaderBlock)
 	assert.Len(t, d.Payload, len(data))
 }
+
+// Review (rev-hostile): how many header bytes JetStream takes, and a
+// block of tens of thousands of values under contract names, each
+// invalid: one reason per value.
+func TestReviewHugeHeaderBlocks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.start(t, IngestConfig{}, nil)
+	raw := b.ns.DialRaw(t)
+	big := []byte("NATS/1.0\r\nX-Big: " + strings.Repeat("v", 100<<10) + "\r\n\r\n")
+	_, err := raw.Publish("dlq.acme.big", big, []byte("x"))
+	t.Logf("100 KB header block: %v", err)
+	var many strings.Builder
+	many.WriteString("NATS/1.0\r\n")
+	for many.Len() < 60<<10 {
+		many.WriteString("Dlq-Stack:\xff\r\n")
+	}
+	many.WriteString("\r\n")
+	_, err = raw.Publish("dlq.acme.many", []byte(many.String()), []byte("y"))
+	require.NoError(t, err)
+	b.waitDrained(t)
+	d := b.row(t, "subject = 'dlq.acme.many'")
+	t.Logf("many: %d flags, %d reasons, stack %d bytes", len(d.Flags), len(d.MalformedReasons), len(d.Stack))
+}

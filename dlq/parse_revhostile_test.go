@@ -45,3 +45,20 @@ func TestReviewPathologicalParseCost(t *testing.T) {
 		}
 	}
 }
+
+// Review (rev-hostile): CleanText folds a run of invalid bytes into one
+// U+FFFD, so subjects whose tenant tokens differ only in their invalid
+// bytes (and a tenant that is literally "\uFFFD") land in one tenant:
+// whoever may publish to dlq.<tenant-with-\xfe>.> writes into the
+// console tenant of dlq.<tenant-with-\xff>.> and of dlq.<tenant-with-U+FFFD>.>.
+func TestReviewInvalidTenantTokensStayApart(t *testing.T) {
+	now := time.Now()
+	got := map[string]string{}
+	for i, s := range []string{"dlq.acme\xff.x", "dlq.acme\xfe\xfd.x", "dlq.acme\uFFFD.x", "dlq.acme\x00.x"} {
+		r := ParseDLQ("dlq", Received{Subject: s, Stream: "DLQ", Seq: uint64(i + 1), Time: now})
+		if prev, ok := got[r.Tenant]; ok {
+			t.Errorf("subjects %q and %q share the console tenant %q", prev, s, r.Tenant)
+		}
+		got[r.Tenant] = s
+	}
+}
