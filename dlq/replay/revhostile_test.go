@@ -4,9 +4,11 @@ import (
 	"context"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
@@ -27,6 +29,12 @@ func TestReviewReplayOfNonUTF8MessageIDIsLeftOut(t *testing.T) {
 	binID2 := b.seedItem(t, "search.index_update", "bin-\x80-id", nil, "{}") // another message, another id
 	nulID := b.seedItem(t, "search.index_update", "nul-\x00-id", nil, "{}")
 	fine := b.seedItem(t, "search.index_update", "fine", nil, "{}")
+	// The original subject and the operation id likewise: flagged
+	// not_utf8:original_subject / not_utf8:operation_id at ingest, and the
+	// replay goes to another subject, under another idempotency key.
+	badSubject := b.seedItem(t, "search.index_update", "bad-subject",
+		nats.Header{dlq.HeaderOriginalSubject: {"app.acme.search.index_update.\xff"}}, "{}")
+	badOp := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "bad-op", OperationID: "op-\xff", Payload: []byte("{}")})
 
 	var stored, stored2 string
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT msg_id FROM dead_letters WHERE id = $1`, binID).Scan(&stored))
@@ -37,9 +45,11 @@ func TestReviewReplayOfNonUTF8MessageIDIsLeftOut(t *testing.T) {
 	t.Logf("stored msg ids %q and %q", stored, stored2)
 	assert.NotEqual(t, stored, stored2, "two different message ids stored as one")
 
-	_, drafts := testfactory.Draft(t, b.replays, oncall, binID, binID2, nulID, fine)
+	_, drafts := testfactory.Draft(t, b.replays, oncall, binID, binID2, nulID, fine, badSubject, badOp)
 	reasons := skipReasonsOf(t, b.replays, drafts)
 	assert.Empty(t, reasons[fine])
 	assert.NotEmpty(t, reasons[binID], "a replay would publish under %q, not the id the original carried", stored)
 	assert.NotEmpty(t, reasons[nulID], "a replay would publish under another id than the original's")
+	assert.NotEmpty(t, reasons[badSubject], "a replay would publish to another subject than the original's")
+	assert.NotEmpty(t, reasons[badOp], "a replay would carry another operation id than the original's")
 }
