@@ -62,3 +62,19 @@ func TestReviewInvalidTenantTokensStayApart(t *testing.T) {
 		got[r.Tenant] = s
 	}
 }
+
+// Review (rev-hostile): a contract header sent twice under one spelling is
+// flagged duplicate:<field>; sent once as the contract spells it and once
+// under another case with a conflicting value, the other is dropped from
+// what is read without a flag (the raw headers keep both).
+func TestReviewConflictingCaseVariantFlagged(t *testing.T) {
+	r := ParseDLQ("dlq", Received{Subject: "dlq.acme.x", Stream: "DLQ", Seq: 1, Time: time.Now(), Header: map[string][]string{
+		HeaderOriginalSubject: {"app.acme.x"}, HeaderPrincipal: {"alice"}, "dlq-principal": {"root"},
+	}})
+	if r.Principal != "alice" {
+		t.Fatalf("principal %q", r.Principal)
+	}
+	if len(r.Flags) == 0 {
+		t.Errorf("Dlq-Principal %q and dlq-principal %q disagree: nothing flagged", "alice", "root")
+	}
+}
