@@ -212,7 +212,7 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 			r.Tenant = r.bounded("tenant", r.text("tenant", "the subject's tenant", tenant), MaxTenantBytes)
 			r.ItemType = r.bounded("item_type", r.text("item_type", "the subject's item type", itemType), MaxItemTypeBytes)
 		default:
-			r.Tenant = "unknown"
+			r.Tenant = UnknownTenant
 			r.ItemType = r.bounded("item_type", strings.ToLower(r.SourceStream), MaxItemTypeBytes)
 			r.flag("subject_unmapped", "subject %s does not match the template %q of watched stream %s", short(r.Subject), strings.Join(w.Template, "."), w.Name)
 		}
@@ -249,7 +249,7 @@ func (r *Record) withoutOriginal() {
 	r.PayloadUnavailable = true
 	r.setPayload(nil)
 	r.Headers = []HeaderValue{}
-	r.Tenant = "unknown"
+	r.Tenant = UnknownTenant
 	r.ItemType = r.bounded("item_type", strings.ToLower(r.SourceStream), MaxItemTypeBytes)
 	r.ErrorClass = ClassUnclassified
 }
@@ -477,7 +477,7 @@ func parseAdvisoryJSON(data []byte) (Advisory, error) {
 // as a malformed row of tenant "unknown" holding the advisory as payload.
 func unreadableAdvisory(m Received, cause error) Record {
 	r := Record{
-		Tenant:         "unknown",
+		Tenant:         UnknownTenant,
 		ItemType:       "advisory",
 		ErrorClass:     ClassUnclassified,
 		SourceKind:     SourceAdvisory,

@@ -145,13 +145,14 @@ func ParseDLQ(prefix string, m Received) Record {
 	subjTenant, subjType := splitDLQSubject(prefix, m.Subject)
 	hdrTenant := r.header(h, HeaderTenant)
 	hdrType := r.header(h, HeaderItemType)
-	tenant := r.text("tenant", "the subject's tenant", subjTenant)
-	if hdrTenant != "" && hdrTenant != tenant {
+	tenant := r.tenantToken(subjTenant)
+	if hdrTenant != "" && hdrTenant != tenant && (tenant != "" || subjTenant == "") { // an invalid token: flagged already
 		r.flag("mismatch:tenant", "%s %s disagrees with the subject's tenant %s; the subject wins", HeaderTenant, short(hdrTenant), short(tenant))
 	}
 	switch {
 	case subjType != "":
 		r.ItemType = r.text("item_type", "the subject's item type", subjType)
+		r.checkItemType(subjType)
 		if hdrType != "" && hdrType != r.ItemType {
 			r.flag("mismatch:item_type", "%s %s disagrees with the subject's item type %s; the subject wins", HeaderItemType, short(hdrType), short(r.ItemType))
 		}
@@ -164,8 +165,11 @@ func ParseDLQ(prefix string, m Received) Record {
 	}
 	r.ItemType = r.bounded("item_type", r.ItemType, MaxItemTypeBytes)
 	r.Tenant = r.bounded("tenant", tenant, MaxTenantBytes)
-	if r.Tenant == "" {
-		r.Tenant = "unknown"
+	switch {
+	case r.Tenant == "" && subjTenant != "":
+		r.Tenant = UnknownTenant // tenantToken said why
+	case r.Tenant == "":
+		r.Tenant = UnknownTenant
 		r.flag("missing:tenant", "subject %s does not start with %q followed by a tenant", short(r.Subject), prefix+".")
 	}
 
@@ -181,6 +185,48 @@ func ParseDLQ(prefix string, m Received) Record {
 	r.checkPlausible()
 	r.Fingerprint = Fingerprint(r.ErrorClass, r.Error, r.Stack)
 	return r
+}
+
+// UnknownTenant is the tenant of a dead letter that names none the console
+// can place it in: no tenant token, a token that cannot be one
+// (tenantToken), an advisory whose original is gone or whose subject its
+// watched stream's template does not map.
+const UnknownTenant = "unknown"
+
+// tenantToken returns the tenant a subject's tenant token names, or ""
+// when it cannot name one, flagged invalid:tenant with the token escaped:
+// a token that is not valid UTF-8 or holds NUL or U+FFFD (stored text
+// replaces bad bytes with U+FFFD, so acme\xff, acme\xfe and a literal
+// acme\uFFFD would share one console tenant, and whoever may publish to
+// one would write into the others), or a wildcard (* is the console's
+// "every tenant", > is no tenant either). Such a dead letter is stored
+// under UnknownTenant, its subject kept as it came. An empty token is
+// returned as "" unflagged (missing:tenant).
+func (r *Record) tenantToken(tok string) string {
+	switch {
+	case tok == "":
+		return ""
+	case tok == "*" || tok == ">":
+		r.flag("invalid:tenant", "the subject's tenant token %s is a wildcard, which names no tenant: stored under tenant %q", short(tok), UnknownTenant)
+		return ""
+	case !utf8.ValidString(tok) || strings.ContainsRune(tok, 0) || strings.ContainsRune(tok, utf8.RuneError):
+		r.flag("invalid:tenant", "the subject's tenant token %s is not valid UTF-8 text (or holds NUL or U+FFFD), which could not be told apart from "+
+			"another tenant's once stored: stored under tenant %q", short(tok), UnknownTenant)
+		return ""
+	}
+	return tok
+}
+
+// checkItemType flags invalid:item_type when the subject's item type (the
+// tokens after the tenant) holds a wildcard token: it names no item type,
+// though it is kept as it came.
+func (r *Record) checkItemType(subjType string) {
+	for _, tok := range strings.Split(subjType, ".") {
+		if tok == "*" || tok == ">" {
+			r.flag("invalid:item_type", "the subject's item type %s holds the wildcard token %q, which names no item type", short(subjType), tok)
+			return
+		}
+	}
 }
 
 // headerView returns the headers to read: the exact block when the ingester
@@ -254,11 +300,14 @@ var contractByLower = func() map[string]string {
 // lower case (dlq-original-subject): a contract header sent under another
 // case is read as the contract's name and flagged header_name_case:<field>
 // (the stored headers keep every name as sent). A header spelled as the
-// contract spells it wins over another spelling; several other spellings
-// are read in the order of their names. h itself is returned when there is
-// nothing to read otherwise.
+// contract spells it wins over another spelling; another spelling with
+// other values is flagged duplicate:<field>, as the header sent twice
+// under one spelling is. Several other spellings are read in the order of
+// their names. h itself is returned when there is nothing to read
+// otherwise.
 func (r *Record) contractView(h map[string][]string) map[string][]string {
-	var others map[string][]string // by contract name: the other spellings sent
+	var others map[string][]string    // by contract name: the other spellings sent
+	var conflicts map[string][]string // by contract name: other spellings that say otherwise
 	for k := range h {
 		if !hasFoldPrefix(k, "dlq-") && !hasFoldPrefix(k, "upstream-dlq-") {
 			continue // not one the contract reads (checked without a copy of the name)
@@ -270,7 +319,13 @@ func (r *Record) contractView(h map[string][]string) map[string][]string {
 		if !ok || name == k {
 			continue
 		}
-		if _, exact := h[name]; exact {
+		if exact, ok := h[name]; ok {
+			if !slices.Equal(exact, h[k]) {
+				if conflicts == nil {
+					conflicts = map[string][]string{}
+				}
+				conflicts[name] = append(conflicts[name], k)
+			}
 			continue
 		}
 		if others == nil {
@@ -278,6 +333,7 @@ func (r *Record) contractView(h map[string][]string) map[string][]string {
 		}
 		others[name] = append(others[name], k)
 	}
+	r.flagConflicts(conflicts)
 	if others == nil {
 		return h
 	}
@@ -302,6 +358,25 @@ func (r *Record) contractView(h map[string][]string) map[string][]string {
 			name, short(strings.Join(sent, ", ")))
 	}
 	return view
+}
+
+// flagConflicts flags duplicate:<field> for each contract header sent
+// under another case with other values than under the contract's
+// spelling (conflicts: the other spellings, by contract name), once per
+// header: the contract's spelling is read, the others are kept among the
+// headers.
+func (r *Record) flagConflicts(conflicts map[string][]string) {
+	names := make([]string, 0, len(conflicts))
+	for name := range conflicts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		sent := conflicts[name]
+		sort.Strings(sent)
+		r.flag("duplicate:"+fieldOf(name), "%s sent also as %s with another value; the value under the contract's spelling is used",
+			name, short(strings.Join(sent, ", ")))
+	}
 }
 
 // hasFoldPrefix reports whether s starts with prefix, ignoring case.
@@ -452,10 +527,26 @@ func (r *Record) text(field, what, s string) string {
 	return CleanText(s)
 }
 
-// CleanText returns s with invalid UTF-8 sequences and NUL replaced by U+FFFD.
+// CleanText returns s with each byte that is not part of valid UTF-8, and
+// each NUL, replaced by U+FFFD: one replacement per byte, as JetStream's
+// JSON API (Go's encoding/json) writes such bytes, so a run of bad bytes
+// keeps its length and a text read back through that API compares equal.
 func CleanText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == 0 || (c == utf8.RuneError && size == 1) {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // encodeHeaders keeps every header value, sorted by name, values in order.

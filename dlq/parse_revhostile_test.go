@@ -1,65 +1,51 @@
 package dlq
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
-
-// Review (rev-hostile): how long ParseDLQ takes on pathological values a
-// header can carry (any size when read from a block): a stack of 100k
-// frames in 1 MB, an error of quotes, thousands of invalid values.
-func TestReviewPathologicalParseCost(t *testing.T) {
-	var frames strings.Builder
-	for i := 0; frames.Len() < 1<<20; i++ {
-		frames.WriteString("goroutine 1 [running]:\\n")
-	}
-	cases := map[string]map[string][]string{
-		"stack 1MB goroutine lines": {HeaderStack: {frames.String()}},
-		"error 1MB quotes":          {HeaderError: {strings.Repeat(`'"`, 1<<19)}},
-		"error 1MB open quotes":     {HeaderError: {strings.Repeat(`'a`, 1<<19)}},
-		"error 1MB backslashes":     {HeaderError: {strings.Repeat(`\`, 1<<20)}},
-		"stack 60k invalid values":  {HeaderStack: strings.Split(strings.Repeat("\xff,", 60000), ",")},
-		"60k header names": func() map[string][]string {
-			h := map[string][]string{}
-			for i := range 60000 {
-				h[strings.Repeat("x", 1)+string(rune('a'+i%26))+strings.Repeat("y", i%50)+string(rune(i))] = []string{"v"}
-			}
-			return h
-		}(),
-		"60k dlq- case variants": func() map[string][]string {
-			h := map[string][]string{}
-			for i := range 60000 {
-				h["dlq-error"+strings.Repeat(" ", i%3)+string(rune(0x100+i))] = []string{"v"}
-			}
-			return h
-		}(),
-	}
-	for name, h := range cases {
-		start := time.Now()
-		r := ParseDLQ("dlq", Received{Subject: "dlq.acme.x", Header: h, Stream: "DLQ", Seq: 1, Time: time.Now()})
-		took := time.Since(start)
-		t.Logf("%s: %v, %d reasons, fingerprint %s", name, took, len(r.MalformedReasons), r.Fingerprint)
-		if took > 2*time.Second {
-			t.Errorf("%s took %v", name, took)
-		}
-	}
-}
 
 // Review (rev-hostile): CleanText folds a run of invalid bytes into one
 // U+FFFD, so subjects whose tenant tokens differ only in their invalid
 // bytes (and a tenant that is literally "\uFFFD") land in one tenant:
 // whoever may publish to dlq.<tenant-with-\xfe>.> writes into the
 // console tenant of dlq.<tenant-with-\xff>.> and of dlq.<tenant-with-U+FFFD>.>.
+// Decided (fix-hostile): such a token, and a wildcard (* is the console's
+// "every tenant"), names no tenant at all: the dead letter is stored under
+// UnknownTenant, flagged invalid:tenant with the token escaped, so no
+// tenant's console holds another's; a valid token is still its tenant.
 func TestReviewInvalidTenantTokensStayApart(t *testing.T) {
 	now := time.Now()
-	got := map[string]string{}
-	for i, s := range []string{"dlq.acme\xff.x", "dlq.acme\xfe\xfd.x", "dlq.acme\uFFFD.x", "dlq.acme\x00.x"} {
-		r := ParseDLQ("dlq", Received{Subject: s, Stream: "DLQ", Seq: uint64(i + 1), Time: now})
-		if prev, ok := got[r.Tenant]; ok {
-			t.Errorf("subjects %q and %q share the console tenant %q", prev, s, r.Tenant)
+	for i, c := range []struct{ subject, escaped string }{
+		{"dlq.acme\xff.x", `"acme\xff"`},
+		{"dlq.acme\xfe\xfd.x", `"acme\xfe\xfd"`},
+		{"dlq.acme\uFFFD.x", `"acme�"`},
+		{"dlq.acme\x00.x", `"acme\x00"`},
+		{"dlq.*.x", `"*"`},
+		{"dlq.>", `">"`},
+	} {
+		r := ParseDLQ("dlq", Received{Subject: c.subject, Stream: "DLQ", Seq: uint64(i + 1), Time: now})
+		if r.Tenant != UnknownTenant || !slices.Contains(r.Flags, "invalid:tenant") {
+			t.Errorf("subject %q: tenant %q, flags %v; want %q flagged invalid:tenant", c.subject, r.Tenant, r.Flags, UnknownTenant)
 		}
-		got[r.Tenant] = s
+		if !slices.ContainsFunc(r.MalformedReasons, func(s string) bool { return strings.Contains(s, c.escaped) }) {
+			t.Errorf("subject %q: no reason names the token %s: %q", c.subject, c.escaped, r.MalformedReasons)
+		}
+		if r.Subject != CleanText(c.subject) {
+			t.Errorf("subject %q stored as %q", c.subject, r.Subject)
+		}
+	}
+	r := ParseDLQ("dlq", Received{Subject: "dlq.acme.x", Stream: "DLQ", Seq: 9, Time: now})
+	if r.Tenant != "acme" || slices.Contains(r.Flags, "invalid:tenant") {
+		t.Errorf("a valid token: tenant %q, flags %v", r.Tenant, r.Flags)
+	}
+	for _, s := range []string{"dlq.acme.*", "dlq.acme.orders.>"} {
+		r := ParseDLQ("dlq", Received{Subject: s, Stream: "DLQ", Seq: 10, Time: now})
+		if r.Tenant != "acme" || !slices.Contains(r.Flags, "invalid:item_type") {
+			t.Errorf("subject %q: tenant %q, flags %v; want acme flagged invalid:item_type", s, r.Tenant, r.Flags)
+		}
 	}
 }
 

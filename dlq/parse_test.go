@@ -162,7 +162,7 @@ func TestParseDLQ(t *testing.T) {
 			headers:    map[string][]string{HeaderError: {"bad \xff\xfe byte\x00"}, HeaderOriginalSubject: {"a.b"}},
 			wantTenant: "acme", wantType: "x", wantReason: "Dlq-Error is not valid UTF-8",
 			check: func(t *testing.T, r Record) {
-				assert.Equal(t, "bad \uFFFD byte\uFFFD", r.Error)
+				assert.Equal(t, "bad \uFFFD\uFFFD byte\uFFFD", r.Error, "one U+FFFD per bad byte, as JetStream's JSON API writes them")
 				back, err := DecodeHeaders(r.Headers)
 				require.NoError(t, err)
 				assert.Equal(t, "bad \xff\xfe byte\x00", back[HeaderError][0], "raw header kept exactly")
@@ -380,8 +380,14 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("required field empty: %+v", r)
 		}
 		if t, ok := strings.CutPrefix(subject, "dlq."); ok {
-			if tenant, _, _ := strings.Cut(t, "."); tenant != "" && r.Tenant != BoundedKey(CleanText(tenant), MaxTenantBytes) {
-				panic("tenant not taken from the subject")
+			if tenant, _, _ := strings.Cut(t, "."); tenant != "" {
+				want := BoundedKey(tenant, MaxTenantBytes)
+				if tenant == "*" || tenant == ">" || CleanText(tenant) != tenant || strings.ContainsRune(tenant, '\uFFFD') {
+					want = UnknownTenant // not a tenant: flagged invalid:tenant
+				}
+				if r.Tenant != want {
+					panic("tenant not taken from the subject")
+				}
 			}
 		}
 		if len(r.Tenant) > MaxTenantBytes || len(r.ItemType) > MaxItemTypeBytes {
