@@ -92,7 +92,7 @@ func clientReadWhole(m jetstream.Msg) bool {
 func (in *Ingester) rereadHeaderBlock(ctx context.Context, m jetstream.Msg, r *Received) bool {
 	in.metrics.HeaderRereads.Inc()
 	st, err := readStored(ctx, in.js, r.Stream, r.Seq, false)
-	if err == nil && (!st.Time.Equal(r.Time) || st.Subject != r.Subject) {
+	if err == nil && (!st.Time.Equal(r.Time) || !st.isSubject(r.Subject)) {
 		in.log.Warn("the stream holds another message at a dead letter's sequence (it was made again): stored without its header block",
 			"stream", r.Stream, "seq", r.Seq, "stored_at", r.Time, "found_stored_at", st.Time)
 		r.HeaderBlockErr = fmt.Errorf("read %s #%d from the stream: it holds another message there (stored %s, on %s), not this one (stored %s, on %s): the stream was made again",

@@ -204,7 +204,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, prefix, tenant, itemTy
 // subject and payload. A message it cannot read is not taken for m.
 func keptIsThis(ctx context.Context, js jetstream.JetStream, ack *jetstream.PubAck, m *nats.Msg) bool {
 	kept, err := readStored(ctx, js, ack.Stream, ack.Sequence, false)
-	return err == nil && kept.Subject == m.Subject && bytes.Equal(kept.Data, m.Data)
+	return err == nil && kept.isSubject(m.Subject) && bytes.Equal(kept.Data, m.Data)
 }
 
 // setLines sends text escaped (see EscapeLines): NATS header values cannot

@@ -70,6 +70,16 @@ func readStored(ctx context.Context, js jetstream.JetStream, stream string, seq 
 	return resp.Message, nil
 }
 
+// isSubject reports whether subject is the one a stored message was
+// published to, given as readStored read it: the API's JSON carries each
+// byte of it that is not valid UTF-8 as U+FFFD (NATS takes any bytes but
+// white space in a subject), so the two are compared as that JSON writes
+// them. Subjects that differ only in such bytes compare equal: whoever
+// needs to tell messages apart compares their stored time too.
+func (m *storedMsg) isSubject(subject string) bool {
+	return m.Subject == subject || CleanText(m.Subject) == CleanText(subject)
+}
+
 // apiPrefix is the subject prefix of js's API requests.
 func apiPrefix(js jetstream.JetStream) string {
 	o := js.Options()
