@@ -197,20 +197,23 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 		if !orig.Time.IsZero() {
 			idTime = orig.Time
 		}
-		r.Subject = r.text("subject", "the subject", orig.Subject)
+		r.originalSubject(orig.Subject)
 		h := r.headerView(Received{Header: orig.Header, HeaderBlock: orig.HeaderBlock}, false)
 		r.Headers = encodeHeaders(h)
 		h = r.contractView(h)
 		r.setPayload(orig.Data)
-		r.OriginalSubject = r.Subject
 		r.MsgID = r.header(h, HeaderNatsMsgID)
 		r.ReplayOf = r.replayOf(h) // a replayed message that hit MaxDeliver is a loop too
 		r.upstreamContext(h)
 		tenant, itemType, ok := w.Map(orig.Subject)
 		switch {
 		case ok:
-			r.Tenant = r.bounded("tenant", r.text("tenant", "the subject's tenant", tenant), MaxTenantBytes)
+			r.Tenant = r.bounded("tenant", r.tenantToken(tenant), MaxTenantBytes)
+			if r.Tenant == "" {
+				r.Tenant = UnknownTenant // tenantToken said why
+			}
 			r.ItemType = r.bounded("item_type", r.text("item_type", "the subject's item type", itemType), MaxItemTypeBytes)
+			r.checkItemType(itemType)
 		default:
 			r.Tenant = UnknownTenant
 			r.ItemType = r.bounded("item_type", strings.ToLower(r.SourceStream), MaxItemTypeBytes)
@@ -241,6 +244,30 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 	r.checkPlausible()
 	r.Fingerprint = Fingerprint(r.ErrorClass, r.Error, r.Stack)
 	return r
+}
+
+// originalSubject sets an advisory's record's subject and original
+// subject (where a replay publishes) from the original's subject as
+// JetStream's API gives it. That API's JSON carries each byte of a
+// subject that is not valid UTF-8 as U+FFFD (and it is the only way to
+// read the original), so a subject holding U+FFFD may have been published
+// to other bytes: which, nothing says. It is flagged not_utf8:subject, and
+// not_utf8:original_subject so that no replay publishes to it (a replay
+// leaves out what is so flagged); a NUL, which the JSON carries, is
+// replaced and flagged the same way.
+func (r *Record) originalSubject(subject string) {
+	r.Subject = r.text("subject", "the subject", subject)
+	r.OriginalSubject = r.Subject
+	exact := r.Subject == subject
+	if strings.ContainsRune(subject, utf8.RuneError) {
+		exact = false
+		r.flag("not_utf8:subject", "the original's subject %s holds U+FFFD, as JetStream's API (the only way to read the original) writes each byte "+
+			"that is not valid UTF-8: it may have been published to other bytes", short(subject))
+	}
+	if !exact {
+		r.flag("not_utf8:original_subject", "the subject the original was published to is not known exactly (not_utf8:subject), so it cannot be replayed there; "+
+			"re-publish it from the producer")
+	}
 }
 
 // withoutOriginal fills what an advisory's row holds when the original
