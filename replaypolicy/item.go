@@ -91,6 +91,13 @@ type Send struct {
 	// value NATS would send with other bytes than the stored ones: the
 	// client turns a CR or LF inside a value into a space ("": none).
 	AlteredHeader string
+	// NotText is the first of the message, operation and correlation ids
+	// and the original subject (by the header name it is sent as, or
+	// "the original subject") that was not valid UTF-8 text or held a NUL
+	// when it was received: it is stored with U+FFFD in place of those
+	// bytes, and a replay would send the stored text, not the original's
+	// bytes ("": none).
+	NotText string
 	// Size is the message's size in bytes (payload and headers, the
 	// replay's own too); MaxPayload the server's max_payload (0: unknown).
 	Size, MaxPayload int64
@@ -101,9 +108,12 @@ type Send struct {
 // from what was approved), a header value it would send changed (a line
 // break inside it becomes a space: a message id so changed is another
 // identity to the JetStream duplicate window and to every consumer's
-// dedupe, so the replay could repeat the effect) and a message bigger
-// than the server's max_payload never go, so they are refused when the
-// item is judged, not retried when it is published.
+// dedupe, so the replay could repeat the effect), an id or original
+// subject received as other bytes than the text stored (not valid UTF-8,
+// or NUL: the replay would carry another identity, or go to another
+// subject) and a message bigger than the server's max_payload never go,
+// so they are refused when the item is judged, not retried when it is
+// published.
 func JudgeSend(v Verdict, s Send) Verdict {
 	switch {
 	case s.BadHeader != "":
@@ -111,6 +121,10 @@ func JudgeSend(v Verdict, s Send) Verdict {
 	case s.AlteredHeader != "":
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q holds a line break inside its value, which NATS sends as a space: the replay would not carry the value stored "+
 			"(for a message or operation id, another identity to downstream dedupe); resolve it by hand", s.AlteredHeader))
+	case s.NotText != "":
+		return v.plain(Block, CheckUnsendable, fmt.Sprintf("%s was not valid UTF-8 text (or held a NUL) as received and is stored with replacement characters: "+
+			"the replay would send other bytes than the original's (for a message or operation id, another identity to downstream dedupe; for the subject, "+
+			"another subject); re-publish it from the producer, or resolve it by hand", s.NotText))
 	case s.MaxPayload > 0 && s.Size > s.MaxPayload:
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("the message would be %d bytes with its headers, more than the server's max_payload of %d bytes, so it cannot be published; "+
 			"edit the payload down or resolve it by hand", s.Size, s.MaxPayload))
@@ -194,7 +208,7 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 			short(item.PayloadSHA256), short(item.ApprovedSHA256))
 	}
 	switch {
-	case c.Has(Dedupe) && item.AlreadyReplayed:
+	case c.Has(Dedupe) && item.AlreadyReplayed && item.Send.NotText == "": // a stored stand-in id may be another message's
 		return v.with(Done, CheckLedger, "message id %q was already replayed successfully; the item is skipped, not re-sent", item.MsgID)
 	case strings.TrimSpace(item.OriginalSubject) == "":
 		return v.with(Block, CheckNoSubject, "no original subject: cannot be replayed; resolve it by hand")

@@ -29,6 +29,9 @@ type facts struct {
 	fixedAt, fixRecordedAt                                   *time.Time
 	fixRef                                                   string
 	send                                                     replaypolicy.Send
+	// flags are the dead letter's (what ingest flagged; sendFacts reads
+	// not_utf8:<field> of its ids and subject).
+	flags []string
 }
 
 // item is f in the rules' terms, as the service judges it (cfg): the
@@ -74,7 +77,7 @@ SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.opera
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, coalesce(d.status, '` + purged + `'),
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0),
        coalesce(d.error_class, ''), i.dead_lettered_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
-       i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id
+       i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}')
 FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
 ` + fixJoin + `
 WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
@@ -101,12 +104,12 @@ func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]i
 	var corr string
 	_, err = pgx.ForEachRow(rows, []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
 		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.heldBy,
-		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, &headers, &size, &corr}, func() error {
+		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, &headers, &size, &corr, &f.flags}, func() error {
 		var hs []dlq.HeaderValue
 		if err := json.Unmarshal(headers, &hs); err != nil {
 			return fmt.Errorf("headers of dead letter %d: %w", f.deadLetterID, err)
 		}
-		f.send = sendFacts(hs, size, s.cfg.MaxPayload, f.msgID, f.operationID, corr)
+		f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, f.msgID, f.operationID, corr)
 		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg)})
 		return nil
 	})

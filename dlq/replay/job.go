@@ -88,6 +88,7 @@ type job struct {
 	requester                          quarantine.Actor
 	msgID, opID, corrID, subject       string
 	headers                            []dlq.HeaderValue
+	flags                              []string // the dead letter's (sendFacts reads not_utf8:<field>)
 	payload                            []byte
 	principal, itemType                string
 	note                               string // the request's reconciliation note
@@ -210,7 +211,7 @@ WITH k AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::timestamptz[]) WITH ORDINALITY AS k(id, request_id, dead_letter_id, at, n)
 ), d AS (
     SELECT d.id, d.tenant, d.item_type, d.fingerprint, d.payload, d.principal, d.status, d.msg_id_derived, d.payload_unavailable,
-           d.payload_sha256, d.error_class, d.first_failed_at, d.generation
+           d.payload_sha256, d.error_class, d.first_failed_at, d.generation, d.flags
     FROM k JOIN dead_letters d ON d.id = k.dead_letter_id AND d.dead_lettered_at = k.at
     FOR SHARE OF d
 )
@@ -221,7 +222,8 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
        coalesce(d.status, '` + purged + `'), CASE WHEN i.held THEN i.request_id
                       ELSE coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0) END,
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
-       coalesce(d.error_class, ''), d.first_failed_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, '')
+       coalesce(d.error_class, ''), d.first_failed_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
+       coalesce(d.flags, '{}')
 FROM k
 JOIN replay_requests r ON r.id = k.request_id
 CROSS JOIN LATERAL (SELECT * FROM replay_items i WHERE i.request_id = k.request_id AND i.dead_letter_id = k.dead_letter_id LIMIT 1) i
@@ -281,7 +283,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			if err := rows.Scan(&id, &l.tenant, &l.class, &l.requestUnion, &l.reqStatus, &l.policy, &l.rate, &l.approvedAt,
 				&l.requester.Issuer, &l.requester.Subject, &l.requester.Email, &l.requester.EmailVerified, &l.note, &l.msgID, &l.opID, &l.corrID, &l.subject,
 				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
-				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation, &l.fixedAt, &l.fixRecordedAt, &l.fixRef); err != nil {
+				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation, &l.fixedAt, &l.fixRecordedAt, &l.fixRef, &l.flags); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}
 			j := byID[id]
@@ -308,7 +310,7 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 		PayloadEdited: j.edited, PayloadUnavailable: j.payloadUnavailable, Status: string(j.status), Request: j.requestID, HeldBy: j.heldBy,
 		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: j.deadLetteredAt,
 		Generation: j.generation, FixRef: j.fixRef, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
-		Send: sendFacts(j.headers, int64(len(j.payload)), cfg.MaxPayload, j.msgID, j.opID, j.corrID),
+		Send: sendFacts(j.headers, j.flags, j.subject, int64(len(j.payload)), cfg.MaxPayload, j.msgID, j.opID, j.corrID),
 	}
 	if j.fixedAt != nil {
 		it.FixedAt, it.FixRecordedAt = *j.fixedAt, *j.fixRecordedAt

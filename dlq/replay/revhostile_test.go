@@ -52,4 +52,10 @@ func TestReviewReplayOfNonUTF8MessageIDIsLeftOut(t *testing.T) {
 	assert.NotEmpty(t, reasons[nulID], "a replay would publish under another id than the original's")
 	assert.NotEmpty(t, reasons[badSubject], "a replay would publish to another subject than the original's")
 	assert.NotEmpty(t, reasons[badOp], "a replay would carry another operation id than the original's")
+	for _, id := range []int64{binID, binID2, nulID, badSubject, badOp} {
+		assert.Contains(t, reasons[id], "re-publish it from the producer", "item %d", id)
+	}
+	assert.Contains(t, reasons[binID], "Nats-Msg-Id")
+	assert.Contains(t, reasons[badOp], "Dlq-Operation-Id")
+	assert.Contains(t, reasons[badSubject], "the original subject")
 }

@@ -63,7 +63,7 @@ SELECT d.id, d.dead_lettered_at, d.tenant, d.item_type, d.original_subject, d.ms
        d.correlation_id, d.principal, d.headers, d.payload_sha256, d.payload_unavailable, d.status,
        EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = d.tenant AND quarantine_key(l.msg_id) = quarantine_key(d.msg_id) AND l.dedupe_key) AS replayed,
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = d.id AND h.held), 0) AS held_by,
-       d.error_class, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''), d.payload_size`
+       d.error_class, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''), d.payload_size, d.flags`
 
 // The dead letters of keys ($1 ids, $2 their times), locked against
 // removal until the drafts commit (FOR KEY SHARE: nothing that only
@@ -88,11 +88,11 @@ WHERE d.id = $1 AND d.dead_lettered_at >= $2 AND d.dead_lettered_at < $3`
 
 // draftFactsInto are the targets of one row of draftFacts: the item's
 // dead letter, correlation id and headers, the facts, and the payload's
-// size.
+// size (the dead letter's flags go to f).
 func draftFactsInto(it *Item, f *facts, headers *[]byte, size *int64) []any {
 	return []any{&it.DeadLetterID, &it.DeadLetteredAt, &f.tenant, &f.itemType, &f.subject, &f.msgID, &f.msgIDDerived,
 		&f.operationID, &it.CorrelationID, &f.principal, headers, &f.payloadSHA256, &f.payloadUnavailable,
-		&f.status, &f.alreadyReplayed, &f.heldBy, &f.errorClass, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, size}
+		&f.status, &f.alreadyReplayed, &f.heldBy, &f.errorClass, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, size, &f.flags}
 }
 
 const insertRequest = `INSERT INTO replay_requests (batch, tenant, class, requester_issuer, requester_subject,
@@ -170,7 +170,7 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 			if err := json.Unmarshal(headers, &hs); err != nil {
 				return fmt.Errorf("headers of dead letter %d: %w", d.item.DeadLetterID, err)
 			}
-			f.send = sendFacts(hs, size, s.cfg.MaxPayload, f.msgID, f.operationID, d.item.CorrelationID)
+			f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, f.msgID, f.operationID, d.item.CorrelationID)
 			f.originalSHA256 = f.payloadSHA256 // nothing is edited yet
 			d.item.Subject, d.item.MsgID, d.item.OperationID, d.item.PayloadSHA256 = f.subject, f.msgID, f.operationID, f.payloadSHA256
 			d.item.Headers = Headers(hs)
@@ -248,7 +248,7 @@ func (s *Service) QueueJudge(b *pgx.Batch, id int64, lo, hi time.Time, out *repl
 		if err := json.Unmarshal(headers, &hs); err != nil {
 			return fmt.Errorf("headers of dead letter %d: %w", id, err)
 		}
-		f.send = sendFacts(hs, size, s.cfg.MaxPayload, f.msgID, f.operationID, it.CorrelationID)
+		f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, f.msgID, f.operationID, it.CorrelationID)
 		f.deadLetteredAt = it.DeadLetteredAt
 		f.originalSHA256 = f.payloadSHA256
 		*out = replaypolicy.JudgeItem(s.cfg.Policy(), f.item(s.cfg), replaypolicy.AtDraft)

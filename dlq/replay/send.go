@@ -3,7 +3,9 @@ package replay
 import (
 	"errors"
 	"net/textproto"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -47,12 +49,13 @@ var idHeaders = [...]string{dlq.HeaderNatsMsgID, dlq.HeaderOperationID, dlq.Head
 
 // sendFacts is what NATS says of the message a replay of an item with
 // headers hs (as the dead letter stored them), a payload of payloadSize
-// bytes and ids (its message, operation and correlation ids, in that
-// order) publishes, on a server of maxPayload (0: unknown): the first
-// header it cannot send, the first it would send changed, and the
-// message's size.
-func sendFacts(hs []dlq.HeaderValue, payloadSize int64, maxPayload int64, ids ...string) replaypolicy.Send {
-	s := replaypolicy.Send{Size: payloadSize + replayHeaderBytes, MaxPayload: maxPayload}
+// bytes, ids (its message, operation and correlation ids, in that order)
+// and the original subject publishes, on a server of maxPayload (0:
+// unknown): the first header it cannot send, the first it would send
+// changed, the first id (or the subject) that is a stand-in for other
+// bytes (notText, from the dead letter's flags), and the message's size.
+func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize int64, maxPayload int64, ids ...string) replaypolicy.Send {
+	s := replaypolicy.Send{Size: payloadSize + replayHeaderBytes, MaxPayload: maxPayload, NotText: notText(flags, subject, ids...)}
 	for i, id := range ids {
 		s.Size += int64(len(id))
 		if s.AlteredHeader == "" && i < len(idHeaders) && !sentAsIs(id) {
@@ -69,6 +72,35 @@ func sendFacts(hs []dlq.HeaderValue, payloadSize int64, maxPayload int64, ids ..
 		s.Size += int64(len(h.Name) + len(h.Value) + 4) // "name: value\r\n"
 	}
 	return s
+}
+
+// idFields are the flag fields (not_utf8:<field>, set at ingest) of ids
+// in sendFacts' order.
+var idFields = [...]string{"msg_id", "operation_id", "correlation_id"}
+
+// notText returns the first of ids (message, operation and correlation id)
+// and subject (the original subject) that ingest received as bytes that
+// were not valid UTF-8, or held a NUL, and stored with U+FFFD in their
+// place (flags holds not_utf8:<field>, and the value holds U+FFFD): a
+// replay would publish the stand-in, which is not the original's identity
+// (two ids that differ only in such bytes are even stored alike) or
+// subject. It names the header the value is sent as, or "the original
+// subject"; "" when there is none. A value that holds U+FFFD as sent is
+// not flagged, and one flagged but since replaced (an advisory's ids taken
+// from the console's replay) holds none.
+func notText(flags []string, subject string, ids ...string) string {
+	standIn := func(field, v string) bool {
+		return strings.ContainsRune(v, utf8.RuneError) && slices.Contains(flags, "not_utf8:"+field)
+	}
+	for i, id := range ids {
+		if i < len(idFields) && standIn(idFields[i], id) {
+			return idHeaders[i]
+		}
+	}
+	if standIn("original_subject", subject) {
+		return "the original subject"
+	}
+	return ""
 }
 
 // valueSentAsIs is sentAsIs of h's value as it is sent (decoded, when
