@@ -580,7 +580,7 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 	}
 	for _, rf := range res.Raw {
 		r := &recs[rf.Index]
-		in.metrics.RawForm.WithLabelValues(r.Tenant).Inc()
+		in.metrics.RawForm.WithLabelValues(in.metrics.labels.tenant(r.Tenant)).Inc()
 		in.log.Warn("dead letter stored in raw form: PostgreSQL refused its parsed form", append(logFields(r), "err", rf.Err)...)
 	}
 	retired, kept := 0, 0

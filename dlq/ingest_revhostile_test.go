@@ -136,7 +136,19 @@ func TestReviewItemTypesGrowMetricSeriesUnbounded(t *testing.T) {
 	b.waitRows(t, n)
 	b.waitDrained(t)
 	series := testutil.CollectAndCount(r.metrics.Ingested)
-	assert.LessOrEqual(t, series, 100, "series in memory after %d dead letters of distinct item types: %d", n, series)
+	assert.Equal(t, MetricItemTypes+1, series, "series in memory after %d dead letters of distinct item types: the first %d and %q", n, MetricItemTypes, OtherLabel)
+	assert.Equal(t, float64(n-MetricItemTypes), testutil.ToFloat64(r.metrics.Ingested.WithLabelValues("acme", OtherLabel, string(ClassUnclassified))))
+	var b2 labelBound // tenants likewise, item types of the tenants past the bound under other too
+	for i := range MetricTenants + 5 {
+		tenant, itemType := b2.labels(fmt.Sprint("t", i), "x")
+		if i < MetricTenants {
+			assert.Equal(t, [2]string{fmt.Sprint("t", i), "x"}, [2]string{tenant, itemType})
+		} else {
+			assert.Equal(t, [2]string{OtherLabel, OtherLabel}, [2]string{tenant, itemType})
+		}
+	}
+	assert.Equal(t, "t0", b2.tenant("t0"))
+	assert.Equal(t, OtherLabel, b2.tenant("t-new"))
 }
 
 // Review (rev-hostile): a dead letter near the server's max_payload whose

@@ -2,7 +2,9 @@ package dlq
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,6 +36,76 @@ type Metrics struct {
 	BufferedBytes prometheus.Gauge
 
 	health *healthBoard // the consumers' last checks, exported as gauges
+	labels labelBound   // the tenants and item types given a series of their own
+}
+
+// Bounds of the tenant and item type labels of the ingest series. Both are
+// producer input (any subject tokens), and every value is a series the
+// process keeps in memory for good and writes on every scrape: a producer
+// who may publish to dlq.<tenant>.> could grow them without bound. The
+// first MetricTenants tenants a process counts, and the first
+// MetricItemTypes item types of each, get series of their own; later ones
+// are counted under OtherLabel (tenant and item type). So
+// quarantine_ingested_total holds at most MetricTenants ×
+// (MetricItemTypes+1) × the error classes series, plus OtherLabel's. A
+// tenant named "other" shares its series with the rest.
+const (
+	MetricTenants   = 100
+	MetricItemTypes = 25
+	OtherLabel      = "other"
+)
+
+// labelBound admits tenant and item type label values up to
+// MetricTenants and MetricItemTypes (the first come, for the process's
+// life); the zero value is ready.
+type labelBound struct {
+	mu    sync.Mutex
+	types map[string]map[string]bool // item types admitted, by tenant admitted
+}
+
+// tenant returns the label of tenant: itself when admitted (now or
+// before), else OtherLabel.
+func (b *labelBound) tenant(tenant string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.admitTenant(tenant) {
+		return tenant
+	}
+	return OtherLabel
+}
+
+// labels returns the labels of tenant and itemType: each itself when
+// admitted, else OtherLabel (both, for a tenant not admitted).
+func (b *labelBound) labels(tenant, itemType string) (string, string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.admitTenant(tenant) {
+		return OtherLabel, OtherLabel
+	}
+	types := b.types[tenant]
+	if !types[itemType] {
+		if len(types) >= MetricItemTypes {
+			return tenant, OtherLabel
+		}
+		types[itemType] = true
+	}
+	return tenant, itemType
+}
+
+// admitTenant reports whether tenant has series of its own, admitting it
+// while there is room. b.mu is held.
+func (b *labelBound) admitTenant(tenant string) bool {
+	if b.types == nil {
+		b.types = map[string]map[string]bool{}
+	}
+	if _, ok := b.types[tenant]; ok {
+		return true
+	}
+	if len(b.types) >= MetricTenants {
+		return false
+	}
+	b.types[tenant] = map[string]bool{}
+	return true
 }
 
 // NewMetrics registers the ingest series on reg.
@@ -41,11 +113,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Ingested: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "quarantine_ingested_total",
-			Help: "Dead letters stored (new rows only; redeliveries are not counted).",
+			Help: fmt.Sprintf("Dead letters stored (new rows only; redeliveries are not counted). Past the first %d tenants, and %d item types of each, "+
+				"they are counted under tenant or item type %q.", MetricTenants, MetricItemTypes, OtherLabel),
 		}, []string{"tenant", "item_type", "error_class"}),
 		Malformed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "quarantine_malformed_total",
-			Help: "Dead letters stored with the malformed flag.",
+			Help: fmt.Sprintf("Dead letters stored with the malformed flag (tenants as quarantine_ingested_total's, past %d under %q).", MetricTenants, OtherLabel),
 		}, []string{"tenant"}),
 		BatchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "quarantine_ingest_batch_size",
@@ -68,7 +141,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		RawForm: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "quarantine_ingest_raw_form_total",
-			Help: "Dead letters PostgreSQL refused in their parsed form, stored in their raw form (flag raw_form).",
+			Help: fmt.Sprintf("Dead letters PostgreSQL refused in their parsed form, stored in their raw form (flag raw_form); tenants as quarantine_ingested_total's, past %d under %q.",
+				MetricTenants, OtherLabel),
 		}, []string{"tenant"}),
 		Unstorable: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "quarantine_ingest_unstorable_total",
@@ -107,9 +181,10 @@ func (m *Metrics) observeBatch(n int, took time.Duration, inserted []Inserted) {
 	m.CommitSeconds.Observe(took.Seconds())
 	now := time.Now()
 	for _, in := range inserted {
-		m.Ingested.WithLabelValues(in.Tenant, in.ItemType, string(in.ErrorClass)).Inc()
+		tenant, itemType := m.labels.labels(in.Tenant, in.ItemType)
+		m.Ingested.WithLabelValues(tenant, itemType, string(in.ErrorClass)).Inc()
 		if in.Malformed {
-			m.Malformed.WithLabelValues(in.Tenant).Inc()
+			m.Malformed.WithLabelValues(tenant).Inc()
 		}
 		m.LagSeconds.Observe(now.Sub(in.DeadLetteredAt).Seconds())
 	}
