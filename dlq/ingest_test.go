@@ -261,7 +261,7 @@ func TestIngestMalformedIsKept(t *testing.T) {
 
 	d = get(3)
 	assert.True(t, d.Malformed)
-	assert.Equal(t, "bad \uFFFD bytes \uFFFD here", d.Error)
+	assert.Equal(t, "bad \uFFFD\uFFFD bytes \uFFFD here", d.Error, "one U+FFFD per bad byte")
 	assert.Equal(t, []byte{0xff, 0x00, 0xfe}, d.Payload)
 	hs, err := d.Headers()
 	require.NoError(t, err)
