@@ -1,9 +1,11 @@
 package dlq
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -205,7 +207,7 @@ func NewDepthCollector(store *Store, log *slog.Logger) *DepthCollector {
 		store: store,
 		log:   log,
 		depth: prometheus.NewDesc("quarantine_depth",
-			"Dead letters by tenant, item type, class and status.",
+			"Dead letters by tenant, item type, class and status (the 100 tenants with the most and the 25 item types with the most in each; the rest under \"other\").",
 			[]string{"tenant", "item_type", "error_class", "status"}, nil),
 		oldest: prometheus.NewDesc("quarantine_oldest_unresolved_age_seconds",
 			"Age of the oldest unresolved dead letter per tenant.",
@@ -229,6 +231,7 @@ func (c *DepthCollector) Collect(ch chan<- prometheus.Metric) {
 		c.log.Warn("depth metric", "err", err)
 		return
 	}
+	counts, kept := boundDepth(counts)
 	for _, d := range counts {
 		ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(d.N),
 			d.Tenant, d.ItemType, string(d.ErrorClass), string(d.Status))
@@ -239,7 +242,93 @@ func (c *DepthCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	now := time.Now()
-	for tenant, at := range oldest {
+	for tenant, at := range boundOldest(oldest, kept) {
 		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, now.Sub(at).Seconds(), tenant)
 	}
+}
+
+// boundDepth bounds the depth series as the ingest series are bounded
+// (MetricTenants, MetricItemTypes), since the counters hold every tenant
+// and item type any producer wrote: the MetricTenants tenants with the
+// most dead letters keep series of their own (ties by name), and in each
+// the MetricItemTypes item types with the most; the rest are added up
+// under OtherLabel. It returns the counts so bounded and the tenants kept.
+// Which ones are kept may change from one scrape to the next as the
+// counts move.
+func boundDepth(counts []DepthCount) ([]DepthCount, map[string]bool) {
+	tenantN := map[string]int64{}
+	typeN := map[[2]string]int64{}
+	for _, d := range counts {
+		tenantN[d.Tenant] += d.N
+		typeN[[2]string{d.Tenant, d.ItemType}] += d.N
+	}
+	kept := topByCount(tenantN, MetricTenants)
+	perTenant := map[string]map[string]int64{}
+	for k, n := range typeN {
+		if kept[k[0]] {
+			if perTenant[k[0]] == nil {
+				perTenant[k[0]] = map[string]int64{}
+			}
+			perTenant[k[0]][k[1]] = n
+		}
+	}
+	keptTypes := map[string]map[string]bool{}
+	for tenant, types := range perTenant {
+		keptTypes[tenant] = topByCount(types, MetricItemTypes)
+	}
+	type key struct {
+		tenant, itemType string
+		class            ErrorClass
+		status           Status
+	}
+	sums := map[key]int64{}
+	var order []key
+	for _, d := range counts {
+		k := key{OtherLabel, OtherLabel, d.ErrorClass, d.Status}
+		if kept[d.Tenant] {
+			k.tenant = d.Tenant
+			if keptTypes[d.Tenant][d.ItemType] {
+				k.itemType = d.ItemType
+			}
+		}
+		if _, ok := sums[k]; !ok {
+			order = append(order, k)
+		}
+		sums[k] += d.N
+	}
+	out := make([]DepthCount, 0, len(order))
+	for _, k := range order {
+		out = append(out, DepthCount{Tenant: k.tenant, ItemType: k.itemType, ErrorClass: k.class, Status: k.status, N: sums[k]})
+	}
+	return out, kept
+}
+
+// topByCount returns the at most limit names with the highest counts (ties
+// by name).
+func topByCount(counts map[string]int64, limit int) map[string]bool {
+	names := make([]string, 0, len(counts))
+	for name := range counts {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b)) })
+	top := make(map[string]bool, min(limit, len(names)))
+	for _, name := range names[:min(limit, len(names))] {
+		top[name] = true
+	}
+	return top
+}
+
+// boundOldest keeps the oldest unresolved time of the tenants kept, and
+// the oldest of the others under OtherLabel.
+func boundOldest(oldest map[string]time.Time, kept map[string]bool) map[string]time.Time {
+	out := make(map[string]time.Time, len(kept)+1)
+	for tenant, at := range oldest {
+		if !kept[tenant] {
+			tenant = OtherLabel
+		}
+		if was, ok := out[tenant]; !ok || at.Before(was) {
+			out[tenant] = at
+		}
+	}
+	return out
 }

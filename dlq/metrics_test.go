@@ -1,10 +1,12 @@
 package dlq
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
@@ -40,4 +42,55 @@ func TestAlertRulesUseExportedIngestSeries(t *testing.T) {
 		"quarantine_dlq_stream_limit_risk_ratio", "quarantine_partition_keeper_last_pass_timestamp_seconds"} {
 		assert.True(t, exported[want], want)
 	}
+}
+
+// TestDepthSeriesBounded: quarantine_depth comes from the counters, which
+// hold every tenant and item type any producer wrote; a scrape writes at
+// most MetricTenants tenants (those with the most dead letters) and
+// MetricItemTypes item types of each, the rest added up under OtherLabel,
+// and loses no dead letter from the sum. A real tenant named "other"
+// adds up with the rest instead of repeating a series.
+func TestDepthSeriesBounded(t *testing.T) {
+	var counts []DepthCount
+	var total int64
+	add := func(tenant, itemType string, n int64) {
+		counts = append(counts, DepthCount{Tenant: tenant, ItemType: itemType, ErrorClass: "transient", Status: StatusQuarantined, N: n})
+		total += n
+	}
+	for i := range MetricTenants + 50 {
+		add(fmt.Sprintf("t%03d", i), "orders.created", int64(i+1))
+	}
+	for i := range MetricItemTypes + 15 {
+		add("big", fmt.Sprintf("type.%02d", i), int64(1000+i))
+	}
+	add(OtherLabel, OtherLabel, 1)
+
+	got, kept := boundDepth(counts)
+	tenants, typesOfBig := map[string]bool{}, map[string]bool{}
+	seen := map[DepthCount]bool{}
+	var sum int64
+	for _, d := range got {
+		key := d
+		key.N = 0
+		require.False(t, seen[key], "one series per labels: %+v", d)
+		seen[key] = true
+		tenants[d.Tenant] = true
+		if d.Tenant == "big" {
+			typesOfBig[d.ItemType] = true
+		}
+		sum += d.N
+	}
+	assert.Equal(t, total, sum, "every dead letter is counted")
+	assert.LessOrEqual(t, len(tenants), MetricTenants+1, "kept tenants and other")
+	assert.Len(t, kept, MetricTenants)
+	assert.True(t, kept["big"], "the tenant with the most is kept")
+	assert.True(t, kept[fmt.Sprintf("t%03d", MetricTenants+49)], "and the next with the most")
+	assert.False(t, kept["t000"], "the one with the fewest goes under other")
+	assert.Len(t, typesOfBig, MetricItemTypes+1, "the item types with the most, and other")
+	assert.True(t, typesOfBig[fmt.Sprintf("type.%02d", MetricItemTypes+14)])
+	assert.True(t, typesOfBig[OtherLabel])
+
+	now := time.Now()
+	oldest := boundOldest(map[string]time.Time{"big": now, "t000": now.Add(-time.Hour), "t001": now.Add(-2 * time.Hour)}, kept)
+	assert.Equal(t, map[string]time.Time{"big": now, OtherLabel: now.Add(-2 * time.Hour)}, oldest)
 }
