@@ -14,16 +14,31 @@ import (
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
+// startWithPolicy starts a console whose policy file is policy (written
+// to a file of the test's own), and returns the file's path.
+func startWithPolicy(t *testing.T, policy []byte) (*testfactory.Console, string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "policy.toml")
+	require.NoError(t, os.WriteFile(file, policy, 0o600))
+	return testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) { c.Replay.PolicyFile = file }}), file
+}
+
+// shippedPolicyAnd is the shipped policy file (dev/policy.toml) with more
+// appended.
+func shippedPolicyAnd(t *testing.T, more string) []byte {
+	t.Helper()
+	src, err := os.ReadFile(testfactory.PolicyFile())
+	require.NoError(t, err)
+	return append(src, []byte(more)...)
+}
+
 // TestPolicyPageByScope: the policy page shows the retention lines for
 // every tenant and for the caller's own (where they read the policy or the
 // dead letters); a person who sees every tenant reads them all and the
 // file's path on the server, anyone else its name only.
 func TestPolicyPageByScope(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile(testfactory.PolicyFile())
-	require.NoError(t, err)
-	file := filepath.Join(t.TempDir(), "policy.toml")
-	require.NoError(t, os.WriteFile(file, append(src, []byte(`
+	b, file := startWithPolicy(t, shippedPolicyAnd(t, `
 [[retention.rule]]
 tenant = "acme"
 item_type = "acme-kept.>"
@@ -38,8 +53,7 @@ closed = "60d"
 tenant = "*"
 item_type = "everyones-kept.>"
 closed = "90d"
-`)...), 0o600))
-	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) { c.Replay.PolicyFile = file }})
+`))
 	lines := func(body string) []string {
 		var out []string
 		for _, w := range []string{"acme-kept", "globex-kept", "everyones-kept"} {
@@ -77,8 +91,7 @@ closed = "90d"
 // nothing when the last subject rule catches every subject (dev/policy.toml).
 func TestPolicyPageWarnsOfUnlistedSubjects(t *testing.T) {
 	t.Parallel()
-	file := filepath.Join(t.TempDir(), "policy.toml")
-	require.NoError(t, os.WriteFile(file, []byte(`
+	noCatchAll := `
 [[rule]]
 item_type = "search.>"
 class = "rebuildable"
@@ -86,17 +99,18 @@ class = "rebuildable"
 [[rule]]
 subject = "app.*.payments.>"
 class = "manual"
-`), 0o600))
+`
 	for _, tc := range []struct {
-		name, file string
-		warns      bool
+		name   string
+		policy []byte
+		warns  bool
 	}{
-		{"NoCatchAll", file, true},
-		{"Shipped", testfactory.PolicyFile(), false},
+		{"NoCatchAll", []byte(noCatchAll), true},
+		{"Shipped", shippedPolicyAnd(t, ""), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) { c.Replay.PolicyFile = tc.file }})
+			b, _ := startWithPolicy(t, tc.policy)
 			c, _ := b.SignIn(t, "acme:oncall")
 			page := b.Do(t, c, "GET", "/policy", nil, nil)
 			require.Equal(t, http.StatusOK, page.Status)

@@ -6,15 +6,12 @@ package web_test
 
 import (
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
@@ -27,16 +24,12 @@ import (
 // that globex exists and which of its item types are kept how long.
 func TestPolicyPageShowsOnlyTheCallersTenants(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile(testfactory.PolicyFile())
-	require.NoError(t, err)
-	file := filepath.Join(t.TempDir(), "policy.toml")
-	require.NoError(t, os.WriteFile(file, append(src, []byte(`
+	b, _ := startWithPolicy(t, shippedPolicyAnd(t, `
 [[retention.rule]]
 tenant = "globex-secret-tenant"
 item_type = "payroll.>"
 closed = "365d"
-`)...), 0o600))
-	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) { c.Replay.PolicyFile = file }})
+`))
 	acme, _ := b.SignIn(t, "acme:oncall")
 	page := b.Do(t, acme, "GET", "/policy", nil, nil)
 	require.Equal(t, http.StatusOK, page.Status)
