@@ -90,6 +90,7 @@ func (s *Server) bulkActions(c echo.Context, q url.Values, m views.DeadLetterLis
 		CanDiscard: s.deps.Access.CanSomewhere(u, authz.ObjDeadLetter, authz.ActDiscard, nil),
 		CanResolve: s.deps.Access.CanSomewhere(u, authz.ObjDeadLetter, authz.ActResolve, nil),
 		ReturnTo:   views.PathDeadLetters + encodeQuery(q),
+		Empty:      len(m.Rows) == 0,
 	}
 	if !b.CanReplay && !b.CanDiscard && !b.CanResolve {
 		return nil
