@@ -60,6 +60,9 @@ type DeadLetterListModel struct {
 	// NextURL leads to older rows and PrevURL to newer ones; empty when none.
 	NextURL string
 	PrevURL string
+	// Unfiltered says nothing but a tenant narrows the list (no status,
+	// time, text or page): an empty list then means none has arrived.
+	Unfiltered bool
 	// Errors maps a filter parameter (see DeadLetterFilter) to a message.
 	Errors map[string]string
 	Now    time.Time
@@ -123,4 +126,13 @@ func moreFilters(m DeadLetterListModel) bool {
 	f := m.Filter
 	return f.From != "" || f.To != "" || f.Subject != "" || f.MsgID != "" || f.OperationID != "" || f.CorrelationID != "" ||
 		m.Errors["from"] != "" || m.Errors["to"] != ""
+}
+
+// noneArrived is the empty list's title when no filter narrows it: tenant,
+// or every tenant of the reader's when empty.
+func noneArrived(tenant string) string {
+	if tenant == "" {
+		return "No dead letters have arrived in your tenants yet"
+	}
+	return "No dead letters have arrived for " + tenant + " yet"
 }

@@ -101,8 +101,14 @@ func (s *Server) deadLetterList(c echo.Context) error {
 	if form.Group != "" {
 		m.ClearGroupURL = views.PathDeadLetters + encodeQuery(without(q, "group", "before", "after"))
 	}
+	// A group's dead letters are the group's page: the navigation says
+	// Groups.
+	nav := "deadletters"
+	if form.Group != "" {
+		nav = "groups"
+	}
 	if errs != nil {
-		return s.render(c, http.StatusUnprocessableEntity, views.DeadLetterList(s.page(c, "Dead letters", "deadletters"), m))
+		return s.render(c, http.StatusUnprocessableEntity, views.DeadLetterList(s.page(c, "Dead letters", nav), m))
 	}
 	page, err := s.deps.DeadLetters.ListDeadLetters(ctx, f)
 	if err != nil {
@@ -143,8 +149,9 @@ func (s *Server) deadLetterList(c echo.Context) error {
 	if page.Prev != "" {
 		m.PrevURL = cursorURL(views.PathDeadLetters, q, "after", page.Prev)
 	}
+	m.Unfiltered = len(without(q, "tenant", "count")) == 0
 	m.BulkActions = s.bulkActions(c, q, m)
-	return s.render(c, http.StatusOK, views.DeadLetterList(s.page(c, "Dead letters", "deadletters"), m))
+	return s.render(c, http.StatusOK, views.DeadLetterList(s.page(c, "Dead letters", nav), m))
 }
 
 func deadLetterRow(it dlq.ListItem) views.DeadLetterRow {
