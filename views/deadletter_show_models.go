@@ -65,7 +65,10 @@ type DeadLetterDetailModel struct {
 	Headers []HeaderRow
 	// HeadersMore is how many headers the dead letter holds past those in
 	// Headers (the page shows a bounded number).
-	HeadersMore      int
+	HeadersMore int
+	// HeadersURL downloads every header whole, when the page leaves some
+	// out or cuts a value.
+	HeadersURL       string
 	Malformed        bool
 	MalformedReasons []string
 	// Flags are the codes of what was flagged on arrival (oversized:msg_id,
@@ -75,10 +78,15 @@ type DeadLetterDetailModel struct {
 	// kept); HeaderBlockNote says whether it is exact or written again.
 	HeaderBlock     PayloadView
 	HeaderBlockNote string
-	// Delivery names the stream message the row was made from.
-	Delivery string
-	Payload  PayloadView
-	Advisory string // pretty JSON of the advisory, for advisory rows
+	// Delivery names the stream message the row was made from (its unique
+	// key: stream, sequence and the time the stream stored it); DeliveryName
+	// and DeliveryStoredAt are its parts as the page shows them, when it
+	// reads as such a key (DeliveryName "": show Delivery).
+	Delivery         string
+	DeliveryName     string
+	DeliveryStoredAt time.Time
+	Payload          PayloadView
+	Advisory         string // pretty JSON of the advisory, for advisory rows
 
 	Fingerprint string
 	GroupURL    string
@@ -240,7 +248,7 @@ func (m DeadLetterDetailModel) HiddenIn() []string {
 		{"Tenant", m.Tenant, false}, {"Item type", m.ItemType, false}, {"DLQ subject", m.Subject, false},
 		{"Original subject", m.OriginalSubject, false}, {"Message id", m.MsgID, false},
 		{"Operation id", m.OperationID, false}, {"Correlation id", m.CorrelationID, false},
-		{"Principal", m.Principal, false}, {"Consumer", m.Consumer, true}, {"Delivered as", m.Delivery, true},
+		{"Principal", m.Principal, false}, {"Consumer", m.Consumer, true}, {"Stream message", m.Delivery, true},
 		{"Error", m.Error, true}, {"Stack trace", m.Stack, true},
 		{"Payload", payloadText(m.Payload), true}, {"Header block", payloadText(m.HeaderBlock), true},
 	} {

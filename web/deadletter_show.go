@@ -88,6 +88,7 @@ func deadLetterModel(d dlq.DeadLetter, now time.Time) views.DeadLetterDetailMode
 		Advisory: prettyJSON(d.Advisory),
 	}
 	m.Payload.SHA256 = hex.EncodeToString(d.PayloadSHA256)
+	m.DeliveryName, m.DeliveryStoredAt = splitDelivery(d.Delivery)
 	if cut, ok := cutText(m.Error, views.TextShownMax); ok {
 		m.Error, m.ErrorSize, m.ErrorURL = cut, int64(len(d.Error)), deadLetterURL(d.ID)+"/error.txt"
 	}
@@ -138,6 +139,12 @@ func deadLetterModel(d dlq.DeadLetter, now time.Time) views.DeadLetterDetailMode
 		row.Name, _ = cutText(row.Name, headerTextMax)
 		row.Value, row.Cut = cutText(row.Value, headerTextMax)
 		m.Headers = append(m.Headers, row)
+		if row.Cut {
+			m.HeadersURL = deadLetterURL(d.ID) + "/headers.json"
+		}
+	}
+	if m.HeadersMore > 0 {
+		m.HeadersURL = deadLetterURL(d.ID) + "/headers.json"
 	}
 	return m
 }
@@ -177,4 +184,20 @@ func (s *Server) deadLetterTrail(c echo.Context, d dlq.DeadLetter) ([]views.Audi
 		rows = append(rows, r)
 	}
 	return rows, nil
+}
+
+// splitDelivery reads a delivery key ("DLQ #80 stored <RFC 3339 time>",
+// dlq's setDelivery) as the stream message's name and the time the stream
+// stored it, so that the page writes the time as it writes every other.
+// Anything else gives "" (the page shows the key as it is).
+func splitDelivery(delivery string) (string, time.Time) {
+	name, at, ok := strings.Cut(delivery, " stored ")
+	if !ok {
+		return "", time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return "", time.Time{}
+	}
+	return name, t
 }
