@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -108,4 +109,51 @@ func (s *Server) viewer(c echo.Context) {
 	if ok {
 		c.Set(ctxUser, u)
 	}
+}
+
+// deniedText is the 403 page's sentence for a refusal of need ("object:
+// action", as the audit row records it, perhaps with " in every tenant")
+// in tenant ("" when refused in every tenant): which right is missing,
+// where, and who grants it. The tenant is one the caller may know of
+// (refuseNamed answers 404 for the others).
+func deniedText(tenant, need string) string {
+	every := strings.HasSuffix(need, " in every tenant")
+	need = strings.TrimSuffix(need, " in every tenant")
+	obj, act := need, ""
+	if i := strings.LastIndexByte(need, ':'); i >= 0 {
+		obj, act = need[:i], need[i+1:]
+	}
+	where := "in any of your tenants"
+	switch {
+	case every:
+		where = "in every tenant"
+	case tenant == authz.AllTenants:
+		where = "in every tenant"
+	case tenant != "":
+		where = "in " + tenant
+	}
+	return "This needs the " + act + " right on " + objectText(obj) + " " + where + ", which your roles do not give. " +
+		"An administrator grants roles on the Role bindings page."
+}
+
+// objectText names a permission object as people say it.
+func objectText(obj string) string {
+	switch obj {
+	case authz.ObjDeadLetter:
+		return "dead letters"
+	case authz.ObjAudit:
+		return "the audit log"
+	case authz.ObjBindings:
+		return "role bindings"
+	case authz.ObjPolicy:
+		return "the replay policy"
+	case authz.ObjSessions:
+		return "sign-in sessions"
+	case replayObjects:
+		return "replays"
+	}
+	if class, ok := strings.CutPrefix(obj, replayObjects[:len(replayObjects)-1]); ok {
+		return "replays of class " + class
+	}
+	return obj
 }

@@ -100,7 +100,7 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 // deny records a refused attempt in the audit log and answers 403.
 func (s *Server) deny(c echo.Context, tenant, need, what string) error {
 	s.auditDenied(c, tenant, "authz.denied", "needs "+need+" for "+what)
-	return quarantine.Errorf(quarantine.EFORBIDDEN, "You do not have permission to do this.")
+	return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", deniedText(tenant, need))
 }
 
 // refuseNamed refuses an action in tenant, a name a form field gave, that
