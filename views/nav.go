@@ -40,7 +40,7 @@ func navItems(n Nav) []navItem {
 		{n.Approvals, navItem{"approvals", "Approvals", PathApprovals, n.Awaiting, "waiting for your approval"}},
 		{n.Audit, navItem{"audit", "Audit", PathAudit, 0, ""}},
 		{n.Policy, navItem{"policy", "Policy", PathPolicy, 0, ""}},
-		{n.Admin, navItem{"admin", "Admin", PathAdmin, 0, ""}},
+		{n.Admin, navItem{"admin", "Role bindings", PathAdmin, 0, ""}},
 		{n.Sessions, navItem{"sessions", "Sessions", PathSessions, 0, ""}},
 		{n.Stop, navItem{"stop", "Stop replays", PathStop, 0, ""}},
 	}
