@@ -381,7 +381,10 @@ func validateRate(k Knobs, rate float64) (float64, error) {
 }
 
 // Describe returns, as one or two sentences for the policy page, what a
-// replay of class c needs under this table.
+// replay of class c needs under this table. It is written from c's knobs
+// alone, so that it says nothing they contradict (bulk or not) nor
+// anything of one item (how its class was chosen): the dead letter and
+// confirmation pages show it beside an item classified by a rule.
 func (t *Table) Describe(c Class) string {
 	k, ok := t.knobs[c]
 	if !ok {
@@ -400,7 +403,7 @@ func (t *Table) Describe(c Class) string {
 	case Revalidate:
 		b.WriteString("needs the original principal; when the replay runs, the worker re-checks that principal's authority and the approver's rights, and refuses if either fails or gets no answer")
 	case Manual:
-		b.WriteString("irreversible or destructive, or an item type no rule matches")
+		b.WriteString("for effects that are irreversible or destructive; an item type no rule matches is manual too")
 	}
 	b.WriteString(". ")
 	switch k.Approvals {
@@ -420,8 +423,11 @@ func (t *Table) Describe(c Class) string {
 		b.WriteString("; one item per request, no bulk")
 	}
 	fmt.Fprintf(&b, "; it publishes %s per second by default, at most %s per second", messages(k.DefaultRate), messages(k.MaxRate))
-	if k.TypedConfirmation {
-		b.WriteString(`; the operator must type "REPLAY <message id>" (or "REPLAY <n> ITEMS" for a bulk request) to confirm`)
+	switch {
+	case k.TypedConfirmation && k.Bulk:
+		b.WriteString(`; the operator must type "REPLAY <message id>" to confirm one item, "REPLAY <n> ITEMS" for a bulk request`)
+	case k.TypedConfirmation:
+		b.WriteString(`; the operator must type "REPLAY <message id>" to confirm`)
 	}
 	b.WriteString(".")
 	return b.String()
