@@ -329,6 +329,12 @@ type PolicyModel struct {
 	Version string
 	Rules   []PolicyRow
 	Classes []PolicyClassRow
+	// ErrorClasses are the error-class rules (Class holds the error class),
+	// which hold an item back or tighten its class whatever its item type
+	// says; GenerationLimit is the generation from which only manual
+	// replays a dead letter.
+	ErrorClasses    []PolicyClassRow
+	GenerationLimit int
 	// Retention is the file's [retention] section (not part of Version).
 	Retention RetentionView
 	// UnlistedSubjects is the table's warning that no subject rule matches

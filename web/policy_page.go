@@ -28,6 +28,10 @@ func (s *Server) policyPage(c echo.Context) error {
 	for _, cp := range t.Classes() {
 		m.Classes = append(m.Classes, views.PolicyClassRow{Class: string(cp.Class), Describe: t.Describe(cp.Class)})
 	}
+	for _, r := range t.ErrorRules() {
+		m.ErrorClasses = append(m.ErrorClasses, views.PolicyClassRow{Class: r.ErrorClass, Describe: t.DescribeErrorClass(r.ErrorClass)})
+	}
+	m.GenerationLimit = t.GenerationLimit()
 	m.Retention = retentionView(t, tenants)
 	return s.render(c, http.StatusOK, views.Policy(s.page(c, "Replay policy", "policy"), m))
 }
