@@ -2120,7 +2120,7 @@ func policy(m PolicyModel) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		for _, c := range m.Classes {
-			templ_7745c5c3_Err = KeyValueText(c.Class, c.Describe).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = KeyValueText(c.Class, PolicyText(c.Class, c.Describe)).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -2148,7 +2148,7 @@ func policy(m PolicyModel) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			for _, c := range m.ErrorClasses {
-				templ_7745c5c3_Err = KeyValueText(c.Class, c.Describe).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = KeyValueText(c.Class, PolicyText(c.Class, c.Describe)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
