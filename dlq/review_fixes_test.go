@@ -11,7 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
@@ -49,4 +53,59 @@ func TestDashboardCountsEveryRunOfTheLastPass(t *testing.T) {
 		}
 	}
 	assert.Zero(t, zero, "tenants told the last purge removed none of theirs, though the last pass removed one of each")
+}
+
+// TestHeldRedeliveryAfterKeyTrimIsNotReplayedUnseen: c1ba016..9996b33
+// answer a held redelivery of a dead letter retention removed (after the
+// keeper trimmed its kept key) with a flag, after_retention_key_trim. The
+// review's effect was "a discarded message back in the inbox, a replayed
+// manual/revalidate one replayable again"; the flag is the only change:
+// the row is stored quarantined, and nothing in the replay rules reads the
+// flag (replaypolicy, dlq/replay: no mention), so the dead letter an
+// operator discarded drafts into a replay like any new one, its request
+// saying nothing of what it may be.
+func TestHeldRedeliveryAfterKeyTrimIsNotReplayedUnseen(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	_, js := ns.Connect(t)
+	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "HELD2", Subjects: []string{"held2.>"}})
+	require.NoError(t, err)
+	for seq := 1; seq <= 2; seq++ {
+		_, err := js.Publish(ctx, fmt.Sprintf("held2.%d", seq), []byte("dead letter"))
+		require.NoError(t, err)
+	}
+	st := dlq.NewStore(r.db.Pool)
+	rec := dlqMessage("HELD2", 1, "search.index_update", "held-1", r.daysAgo(40))
+	_, err = st.Insert(ctx, []dlq.Record{rec})
+	require.NoError(t, err)
+	_, err = dlq.FoldCounters(ctx, r.db.Pool)
+	require.NoError(t, err)
+	d, err := st.BySource(ctx, "HELD2", 1, "")
+	require.NoError(t, err)
+	testfactory.SetStatus(t, r.db.Pool, dlq.StatusDiscarded, d.ID)
+	require.Len(t, r.pass(t).Runs, 1)
+	require.NoError(t, stream.Purge(ctx, jetstream.WithPurgeSequence(2)))
+	clock := time.Now()
+	k := dlq.NewKeeper(st, dlq.KeeperConfig{JetStream: js, Every: time.Minute, AckWait: time.Minute,
+		Now: func() time.Time { return clock }}, nil, quiet)
+	for _, step := range []time.Duration{0, time.Minute} {
+		clock = clock.Add(step)
+		_, err := k.Pass(ctx)
+		require.NoError(t, err)
+	}
+	require.Empty(t, purgedKeys(t, r, "HELD2"))
+	_, err = st.Insert(ctx, []dlq.Record{rec})
+	require.NoError(t, err)
+	again, err := st.BySource(ctx, "HELD2", 1, "")
+	require.NoError(t, err)
+	require.Contains(t, again.Flags, "after_retention_key_trim")
+
+	_, drafts := testfactory.Draft(t, r.replays, quarantine.Actor{Issuer: "https://idp.example", Subject: "oncall", Email: "oncall@example.com"}, again.ID)
+	taken := 0
+	for _, dr := range drafts {
+		taken += dr.ItemCount
+	}
+	assert.Zero(t, taken, "the discarded dead letter, stored again after its kept key was trimmed, drafts into a replay like a new one (status %s)", again.Status)
 }
