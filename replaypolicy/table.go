@@ -300,16 +300,24 @@ func (t *Table) ClassOf(itemType, subject string) Classing {
 }
 
 // UnlistedSubjects says what t leaves to producers, for a warning at
-// start and on the policy page: "" when a subject rule matches every
-// subject (subject = ">", the last subject rule), else why that is
-// missing. A target subject no subject rule matches tightens nothing, so
-// its item's class is its item type's; the producer writes both the item
-// type (the DLQ subject) and the target (Dlq-Original-Subject), so it
-// picks the class of every subject the policy did not foresee: an easy
-// item type aimed at one gets an easy replay there.
+// start and on the policy page: "" when a subject rule that tightens
+// matches every subject no subject rule before it matched (subject = ">",
+// the last subject rule; manual in dev/policy.toml), else what is missing. A target subject no
+// subject rule matches tightens nothing, so its item's class is its item
+// type's; the producer writes both the item type (the DLQ subject) and the
+// target (Dlq-Original-Subject), so it picks the class of every subject
+// the policy did not foresee: an easy item type aimed at one gets an easy
+// replay there. A catch-all of class rebuildable, the easiest, tightens
+// nothing and is no answer; one of another class is the floor the policy's
+// author chose for targets nobody classified.
 func (t *Table) UnlistedSubjects() string {
 	for i, s := range t.subjects {
 		if t.patterns[i].raw == "" && s.raw != "" && len(s.toks) == 0 && s.tail {
+			if c := t.rules[i].Class; !Stricter(c, Rebuildable) {
+				return fmt.Sprintf(`the subject rule that matches every subject (subject = ">") is of class %s, which tightens nothing: `+
+					`a target subject no rule before it matches takes its item type's class, so a producer's Dlq-Original-Subject chooses it; `+
+					`make it class manual`, c)
+			}
 			return ""
 		}
 	}

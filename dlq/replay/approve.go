@@ -84,7 +84,11 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		if err != nil {
 			return err
 		}
-		lapsed := replaypolicy.ApprovalLapsed(s.cfg.Policy(), policyRequest(req, as), actor, s.cfg.Now())
+		at, err := s.judgedAt(ctx, tx)
+		if err != nil {
+			return err
+		}
+		lapsed := replaypolicy.ApprovalLapsed(s.cfg.Policy(), policyRequest(req, as), actor, at)
 		tag, err := tx.Exec(ctx, insertApproval, req.ID, actor.Issuer, actor.Subject, actor.Email, actor.EmailVerified, req.IntentHash, s.cfg.Now(), lapsed)
 		if err != nil {
 			return err

@@ -83,7 +83,12 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		if !seen {
 			var facts replaypolicy.Run
 			facts, stamps[j.requestID], lapses[j.requestID] = w.runFacts(ctx, j)
-			run = replaypolicy.JudgeRun(table, facts, w.svc.cfg.Now())
+			at, err := w.svc.judgedAt(ctx, w.svc.pool)
+			if err != nil {
+				j.state, j.result = JobPending, releasedLease // judged at the next claim
+				continue
+			}
+			run = replaypolicy.JudgeRun(table, facts, at)
 			runs[j.requestID] = run
 		}
 		j.stamp, j.rightsLapse = stamps[j.requestID], lapses[j.requestID]

@@ -203,7 +203,28 @@ func (s *Service) decide(ctx context.Context, q querier, req Request, actor quar
 	if err != nil {
 		return replaypolicy.Decision{}, err
 	}
-	return replaypolicy.DecideItems(s.cfg.Policy(), items(fs), actor, policyRequest(req, as), s.cfg.Now()), nil
+	now, err := s.judgedAt(ctx, q)
+	if err != nil {
+		return replaypolicy.Decision{}, err
+	}
+	return replaypolicy.DecideItems(s.cfg.Policy(), items(fs), actor, policyRequest(req, as), now), nil
+}
+
+// judgedAt is the time the replay rules judge approvals at: the later of
+// this console's clock (Config.Now) and the database's. A console whose
+// clock is slow must not count an approval the database's clock says has
+// expired (one whose clock is fast already counts none it dates in the
+// future). Approvals are stamped by Config.Now, so a console's skew can
+// only make approvals count for less, never for more.
+func (s *Service) judgedAt(ctx context.Context, q querier) (time.Time, error) {
+	var db time.Time
+	if err := q.QueryRow(ctx, `SELECT now()`).Scan(&db); err != nil {
+		return time.Time{}, fmt.Errorf("read the database's clock: %w", err)
+	}
+	if now := s.cfg.Now(); now.After(db) {
+		return now, nil
+	}
+	return db, nil
 }
 
 // Decision says what the request needs now, as seen by actor.
