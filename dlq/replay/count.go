@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/quarantine-console/quarantine/replaypolicy"
@@ -20,7 +21,9 @@ func (c ApprovalCount) String() string { return fmt.Sprintf("%d of %d", c.Have, 
 // (replaypolicy.CountApprovals, the count Require decides with): while it
 // waits, the approvals that count now; once approved, those that counted
 // when it was; once closed before approval, those that counted when it
-// closed. Needed is what the rules asked of it (Request.ApprovalsNeeded).
+// closed. Needed is what the rules asked of it (Request.ApprovalsNeeded);
+// of a draft, which the rules judge only when it is submitted, what its
+// class asks (an edit or an item's error class may ask more then).
 func CountOf(t *replaypolicy.Table, req Request, as []Approval, now time.Time) ApprovalCount {
 	at := now
 	switch {
@@ -29,5 +32,83 @@ func CountOf(t *replaypolicy.Table, req Request, as []Approval, now time.Time) A
 	case req.FinishedAt != nil && req.FinishedAt.Before(now):
 		at = *req.FinishedAt
 	}
-	return ApprovalCount{Have: replaypolicy.CountApprovals(t, policyRequest(req, as), at), Needed: req.ApprovalsNeeded}
+	needed := req.ApprovalsNeeded
+	if req.Status == StatusDraft && t != nil {
+		// Not judged yet (it is when submitted): what its class asks.
+		if k, ok := t.Knobs(req.Class); ok {
+			needed = k.Approvals
+		}
+	}
+	return ApprovalCount{Have: replaypolicy.CountApprovals(t, policyRequest(req, as), at), Needed: needed}
 }
+
+// ItemCounts are a request's items as every page counts them (the replays
+// list, the approvals list, the emergency stop page and the request's own
+// progress), each item once, by what became of it (DESIGN's item
+// outcomes). ToGo are the items that may still be published: a job not yet
+// ended (waiting, deferred or retried after an unknown outcome), or, while
+// the request is open, an item that has no job because it is not approved
+// yet. NotRun are the items that have no job and never will: the request
+// ended (rejected, cancelled, void) before it ran.
+type ItemCounts struct {
+	Total                                    int
+	Replayed, ToGo, Skipped                  int
+	Suppressed, Blocked, NeedsReconciliation int
+	Cancelled, NotRun                        int
+}
+
+// CountItems counts the items of req, whose jobs and left-out items came
+// to p.
+func CountItems(req Request, p Progress) ItemCounts {
+	rest := max(0, req.ItemCount+req.SkippedCount-p.Total()) // no job, and not left out
+	if req.Status.Open() {
+		return itemCounts(p, rest, 0) // not approved yet
+	}
+	return itemCounts(p, 0, rest)
+}
+
+// itemCounts are the items of requests whose jobs and left-out items came
+// to p, and of which toGo more have no job yet (their request is open) and
+// notRun never will (it ended).
+func itemCounts(p Progress, toGo, notRun int) ItemCounts {
+	return ItemCounts{
+		Total:    p.Total() + toGo + notRun,
+		Replayed: p.Replayed, ToGo: p.Pending + p.Deferred + p.Unknown + toGo, Skipped: p.Skipped + p.LeftOutSkipped,
+		Suppressed: p.Suppressed, Blocked: p.Blocked + p.LeftOutBlocked, NeedsReconciliation: p.NeedsReconciliation,
+		Cancelled: p.Cancelled, NotRun: notRun,
+	}
+}
+
+// openStatuses are the statuses of an open request (Status.Open).
+func openStatuses() []string {
+	var out []string
+	for _, st := range []Status{StatusDraft, StatusPendingApproval, StatusApproved, StatusRunning, StatusDone, StatusDoneWithProblems,
+		StatusRejected, StatusCancelled, StatusVoid} {
+		if st.Open() {
+			out = append(out, string(st))
+		}
+	}
+	return out
+}
+
+// String is the counts as the pages write them: replayed always, then each
+// other outcome that some item came to, "0 replayed · 2 to go · 1 blocked".
+func (c ItemCounts) String() string {
+	parts := []string{fmt.Sprintf("%d replayed", c.Replayed)}
+	for _, o := range []struct {
+		n    int
+		what string
+	}{
+		{c.ToGo, "to go"}, {c.Skipped, "skipped"}, {c.Suppressed, "suppressed as a duplicate"}, {c.Blocked, "blocked"},
+		{c.NeedsReconciliation, "needs reconciliation"}, {c.Cancelled, "cancelled"}, {c.NotRun, NotRunText},
+	} {
+		if o.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", o.n, o.what))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// NotRunText is what every page calls an item that never ran because its
+// request ended first.
+const NotRunText = "not run"

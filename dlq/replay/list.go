@@ -53,7 +53,9 @@ type Listed struct {
 	// before everyone else's (only with MineFirst).
 	OwnFirst bool
 	Progress Progress
-	Count    ApprovalCount
+	// Items are its items as every page counts them (CountItems).
+	Items ItemCounts
+	Count ApprovalCount
 	// Expires is when the draft expires, the first approval given so far
 	// stops counting, or an approval not yet acted on lapses; nil when
 	// nothing of it expires.
@@ -160,6 +162,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Listed, bool, error
 		table, now := s.cfg.Policy(), s.cfg.Now()
 		for _, l := range reqs {
 			l.Progress, l.Count, l.Expires = progress[l.ID].Progress, CountOf(table, l.Request, as[l.ID], now), s.expires(table, l.Request, as[l.ID], now)
+			l.Items = CountItems(l.Request, l.Progress)
 			out = append(out, l)
 		}
 		return nil
@@ -172,6 +175,24 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Listed, bool, error
 		out = out[:f.Limit]
 	}
 	return out, more, nil
+}
+
+// ItemCountsOf counts the items of each of reqs as every page does
+// (CountItems), by request id.
+func (s *Service) ItemCountsOf(ctx context.Context, reqs []Request) (map[int64]ItemCounts, error) {
+	ids := make([]int64, len(reqs))
+	for i, r := range reqs {
+		ids[i] = r.ID
+	}
+	progress, err := outcomes(ctx, s.pool, ids)
+	if err != nil {
+		return nil, fmt.Errorf("count the items of replay requests: %w", err)
+	}
+	out := make(map[int64]ItemCounts, len(reqs))
+	for _, r := range reqs {
+		out[r.ID] = CountItems(r, progress[r.ID].Progress)
+	}
+	return out, nil
 }
 
 func approvalsOf(ctx context.Context, q querier, ids []int64) (map[int64][]Approval, error) {
@@ -234,13 +255,19 @@ type ListCounts struct {
 	MatchedMore bool
 	Counted     int
 	ByStatus    map[Status]int
-	Items       Progress
+	// Items are the items of the counted requests but drafts (a draft's
+	// items come to nothing unless it is submitted) by outcome; Counts
+	// those as every page counts them (CountItems).
+	Items  Progress
+	Counts ItemCounts
 }
 
 // The replays page's counts ($1 to $11: listWhere): the newest matching
 // requests up to the bound ($12 = countedRequests + 1, to tell that there
 // are more; the primary key backwards), those whose items fit the budget
-// ($13), by status, and their items by outcome (outcomeCounts, summed).
+// ($13), by status, and the items of those that are no draft by outcome
+// (outcomeCounts, summed), with the items that have no job yet of the
+// open ones (a status of $14) and of the ended ones.
 const selectListCounts = `WITH matched AS (
     SELECT id, status, item_count + skipped_count AS items FROM replay_requests
     WHERE ` + listWhere + `
@@ -256,10 +283,14 @@ const selectListCounts = `WITH matched AS (
     SELECT coalesce(sum(pending), 0)::bigint, coalesce(sum(deferred), 0)::bigint, coalesce(sum(unknown), 0)::bigint,
            coalesce(sum(replayed), 0)::bigint, coalesce(sum(skipped), 0)::bigint, coalesce(sum(suppressed), 0)::bigint,
            coalesce(sum(blocked), 0)::bigint, coalesce(sum(reconcile), 0)::bigint, coalesce(sum(cancelled), 0)::bigint,
-           coalesce(sum(left_skipped), 0)::bigint, coalesce(sum(left_blocked), 0)::bigint
-    FROM (SELECT ` + outcomeCounts + `
-          FROM counted c JOIN replay_requests r ON r.id = c.id LEFT JOIN replay_jobs j ON j.request_id = r.id
-          GROUP BY r.id) o
+           coalesce(sum(left_skipped), 0)::bigint, coalesce(sum(left_blocked), 0)::bigint,
+           coalesce(sum(rest) FILTER (WHERE open), 0)::bigint, coalesce(sum(rest) FILTER (WHERE NOT open), 0)::bigint
+    FROM (SELECT *, greatest(size - (pending + deferred + unknown + replayed + skipped + suppressed + blocked + reconcile + cancelled
+                                     + left_skipped + left_blocked), 0) AS rest -- items with no job and not left out
+          FROM (SELECT r.status = ANY($14) AS open, r.item_count + r.skipped_count AS size, ` + outcomeCounts + `
+                FROM counted c JOIN replay_requests r ON r.id = c.id LEFT JOIN replay_jobs j ON j.request_id = r.id
+                WHERE c.status <> 'draft' -- a draft's items come to nothing unless it is submitted
+                GROUP BY r.id) r) o
 )
 SELECT (SELECT count(*) FROM matched), (SELECT count(*) FROM counted), statuses.status, statuses.n, items.*
 FROM statuses, items`
@@ -276,11 +307,13 @@ func (s *Service) counts(ctx context.Context, f ListFilter, requests, items int)
 	var c ListCounts
 	var statuses []string
 	var ns []int
-	dest := append([]any{&c.Matched, &c.Counted, &statuses, &ns}, progressTargets(&c.Items)...)
-	err := s.pool.QueryRow(ctx, selectListCounts, append(listArgs(f), requests+1, items)...).Scan(dest...)
+	var toGo, notRun int
+	dest := append(append([]any{&c.Matched, &c.Counted, &statuses, &ns}, progressTargets(&c.Items)...), &toGo, &notRun)
+	err := s.pool.QueryRow(ctx, selectListCounts, append(listArgs(f), requests+1, items, openStatuses())...).Scan(dest...)
 	if err != nil {
 		return ListCounts{}, fmt.Errorf("count replay requests: %w", err)
 	}
+	c.Counts = itemCounts(c.Items, toGo, notRun)
 	if c.Matched > requests {
 		c.Matched, c.MatchedMore = requests, true
 	}

@@ -51,6 +51,9 @@ type View struct {
 	Edited int
 	// Shown are the payloads reviewers read, by dead letter.
 	Shown map[int64]ShownPayload
+	// Failures are why the dead letters of the items read failed, by dead
+	// letter (ItemFailures).
+	Failures map[int64]Failure
 	// Reviewer: the viewer is not the requester, so they may approve or
 	// reject (separation of duties). Canceller: they may cancel it (its
 	// requester, while it is open).
@@ -96,6 +99,12 @@ const (
             coalesce(octet_length(coalesce(i.payload, d.payload)), 0)
         FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position LIMIT $2`
+	// Why the dead letters of a request's first items failed: the error
+	// class and the start of the error (none for a dead letter retention
+	// removed).
+	selectFailures = `SELECT i.dead_letter_id, d.error_class, left(d.error, $3), char_length(d.error) > $3 FROM replay_items i
+        JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
+        WHERE i.request_id = $1 ORDER BY i.position LIMIT $2`
 	// Edited items with both payloads (the original is gone with a dead
 	// letter retention removed, and so is the edited copy).
 	selectEdits = `SELECT i.dead_letter_id, i.msg_id, i.edit_reason, d.payload, i.payload, d.payload_sha256, i.payload_sha256
@@ -129,6 +138,9 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 			return err
 		}
 		if v.Shown, err = shownPayloads(ctx, tx, id, opts.Shown, opts.ShownBytes); err != nil {
+			return err
+		}
+		if v.Failures, err = failures(ctx, tx, id, opts.Items); err != nil {
 			return err
 		}
 		v.Reviewer = replaypolicy.MayApprove(policyRequest(req, nil), viewer).Outcome == replaypolicy.Go
@@ -201,6 +213,39 @@ func shownPayloads(ctx context.Context, q querier, id int64, limit, size int) (m
 	return out, err
 }
 
+// failureText is how much of a dead letter's error the items tables
+// read: a table cell shows its start, the title of the cell all of this.
+const failureText = 1000
+
+// Failure is why a dead letter failed, as its producer said: its error
+// class, and its error up to failureText characters (Cut: it is longer;
+// the dead letter's page shows all of it).
+type Failure struct {
+	ErrorClass string
+	Error      string
+	Cut        bool
+}
+
+// failures reads why the dead letters of the first limit items of request
+// id failed, by dead letter.
+func failures(ctx context.Context, q querier, id int64, limit int) (map[int64]Failure, error) {
+	out := map[int64]Failure{}
+	if limit <= 0 {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, selectFailures, id, limit, failureText)
+	if err != nil {
+		return nil, err
+	}
+	var dl int64
+	var f Failure
+	_, err = pgx.ForEachRow(rows, []any{&dl, &f.ErrorClass, &f.Error, &f.Cut}, func() error {
+		out[dl] = f
+		return nil
+	})
+	return out, err
+}
+
 // Edits returns the first limit edited items of request id with both
 // payloads (for the approvals list's diffs).
 func (s *Service) Edits(ctx context.Context, id int64, limit int) ([]Edit, error) {
@@ -246,6 +291,48 @@ type SelectionRequest struct {
 	Waits Waits
 	// NeedsNote: an item's error class needs a reconciliation note.
 	NeedsNote bool
+	// OnSubmit is what submitting it would come to as things stand;
+	// Counts its items as every page counts them (CountItems).
+	OnSubmit OnSubmit
+	Counts   ItemCounts
+	// Failures are why the dead letters of Items failed (ItemFailures).
+	Failures map[int64]Failure
+}
+
+// OnSubmit is what submitting a draft comes to by the rules
+// (JudgeRequest over its items as they stand, the reason, rate and note
+// the form asks for aside): Approvals is how many approvers, none of them
+// the requester, it then waits for (0: it is approved at once and starts
+// publishing); Void, that none of its items is left to replay; Refused,
+// why the rules refuse it ("" when they do not).
+type OnSubmit struct {
+	Approvals int
+	Void      bool
+	Refused   string
+}
+
+// onSubmit judges draft r, whose items are fs, as Submit will (submitOne),
+// with the form's fields filled: only what the rules ask of the request
+// is read, never these stand-ins.
+func onSubmit(t *replaypolicy.Table, r Request, fs []itemFact) OnSubmit {
+	its := items(fs)
+	verdicts := make([]replaypolicy.Verdict, len(its))
+	for i, it := range its {
+		verdicts[i] = replaypolicy.JudgeItem(t, it, replaypolicy.AtRequest)
+	}
+	req := policyRequest(r, nil)
+	req.Reason, req.ReconciliationNote, req.Rate = "the reason to come", "the note to come", 0
+	if req.IntentHash == "" {
+		req.IntentHash = "the intent to come"
+	}
+	terms, v := replaypolicy.JudgeRequest(t, verdicts, req)
+	switch v.Outcome {
+	case replaypolicy.Go:
+		return OnSubmit{Approvals: terms.Knobs.Approvals}
+	case replaypolicy.Done:
+		return OnSubmit{Void: true}
+	}
+	return OnSubmit{Refused: v.Reason}
 }
 
 // Waits is how many items of a request wait for a duplicate window.
@@ -403,6 +490,17 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 				return err
 			}
 			sr.NeedsNote = s.needsNote(fs)
+			if r.Status == StatusDraft {
+				sr.OnSubmit = onSubmit(s.cfg.Policy(), r, fs)
+			}
+			if sr.Failures, err = failures(ctx, tx, r.ID, items); err != nil {
+				return err
+			}
+			p, err := outcomes(ctx, tx, []int64{r.ID})
+			if err != nil {
+				return err
+			}
+			sr.Counts = CountItems(r, p[r.ID].Progress)
 			sel.Requests = append(sel.Requests, sr)
 		}
 		return nil
