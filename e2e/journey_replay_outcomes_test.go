@@ -108,7 +108,7 @@ func TestReplayOutcomesJourney(t *testing.T) {
 	oncall.waitReplayStatus(reqID, "done_with_problems")
 	assert.Equal(t, "replayed", outcome())
 	assert.Contains(t, oncall.Attr(testID("replay-status")+" "+testID("badge"), "class"), "badge--warn", "done with problems is amber, not green")
-	assert.Contains(t, oncall.Text(testID("progress-summary")), "done with problems 1 replayed, 1 blocked")
+	assert.Contains(t, oncall.Text(testID("progress-summary")), "done with problems 1 replayed · 1 blocked")
 	assert.Equal(t, "done with problems: 1 replayed, 1 blocked", oncall.Text(testID("replay-status-reason")))
 	staleRow := item(staleID)
 	assert.Equal(t, "block", oncall.Attr(staleRow+" "+testID("replay-item-verdict"), "data-verdict"))

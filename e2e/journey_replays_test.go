@@ -56,11 +56,11 @@ func TestReplaysPageJourney(t *testing.T) {
 	// From the navigation to the list.
 	oncall.ClickLoads(testID("nav-replays"), "the replays page", `location.pathname === "/replay/requests" && document.querySelector('[data-testid="replays-table"]')`)
 	assert.Equal(t, "done", oncall.Attr(replayRow(done), "data-status"))
-	assert.Equal(t, "1 of 1", oncall.Text(replayRow(done)+" "+testID("replay-row-items")))
+	assert.Equal(t, "1 replayed", oncall.Text(replayRow(done)+" "+testID("replay-row-items")))
 	assert.Equal(t, "not needed", oncall.Text(replayRow(done)+" "+testID("replay-row-approvals")))
 	assert.Equal(t, "pending_approval", oncall.Attr(replayRow(waiting), "data-status"))
 	assert.Equal(t, "0 of 1", oncall.Text(replayRow(waiting)+" "+testID("replay-row-approvals")))
-	assert.Equal(t, "0 of 1", oncall.Text(replayRow(waiting)+" "+testID("replay-row-items")))
+	assert.Equal(t, "0 replayed · 1 to go", oncall.Text(replayRow(waiting)+" "+testID("replay-row-items")))
 	assert.Regexp(t, `^\d{4}-\d\d-\d\dT`, oncall.Attr(replayRow(waiting)+" "+testID("replay-row-submitted")+" time", "datetime"))
 	assert.Contains(t, oncall.Text(replayRow(waiting)), "(you)")
 	// Counts by outcome over what the filter selects: requests by status,

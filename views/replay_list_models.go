@@ -25,9 +25,10 @@ type ReplayRow struct {
 	Tenant string
 	Class  string
 	Status string
-	// Items is every item of the request; Ended how many came to an
-	// outcome.
-	Items, Ended int
+	// Items are its items as every page counts them (replay.ItemCounts:
+	// "0 replayed · 2 to go · 1 blocked"); Total how many it holds.
+	Items string
+	Total int
 	// Requester names who asked; RequesterURL is the page filtered to
 	// their requests ("" when they have no email).
 	Requester    string
@@ -38,9 +39,11 @@ type ReplayRow struct {
 	// Submitted is when the requester submitted it (zero for a draft).
 	Submitted time.Time
 	// Approvals is "k of n" (replay.ApprovalCount); NeedsApproval whether
-	// its rules ask for any.
-	Approvals     string
-	NeedsApproval bool
+	// its rules ask for any, ApprovalsNeeded how many (of a draft: what its
+	// class asks).
+	Approvals       string
+	NeedsApproval   bool
+	ApprovalsNeeded int
 	// Expires is when what it waits for expires (nil: nothing does).
 	Expires *time.Time
 	// ClosedBy rejected or cancelled it, and ClosedWhy is why.

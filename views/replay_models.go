@@ -33,7 +33,24 @@ type ReplayItemRow struct {
 	// its request ended before it ran (rejected, cancelled, void), so the
 	// verdict it had is no promise that it goes.
 	NotRun string
+	// ErrorClass and Error are why its dead letter failed, as the producer
+	// said (Error: the start of it, ErrorCut when there is more than that;
+	// both "" when the dead letter is gone).
+	ErrorClass string
+	Error      string
+	ErrorCut   bool
 }
+
+// NotRunText is how every page names an item that never ran because its
+// request ended first (replay.NotRunText).
+const NotRunText = "not run"
+
+// NotRunValue is the value of the not run count among item outcomes
+// (OutcomeText reads it as NotRunText).
+const NotRunValue = "not_run"
+
+// NotRunLabel is NotRunText as a label.
+const NotRunLabel = "Not run"
 
 // VerdictText is how a verdict reads in the items table.
 func VerdictText(v string) string {
@@ -74,10 +91,16 @@ type EditView struct {
 
 // ReplayGroup is one request of a selection on the confirm page.
 type ReplayGroup struct {
-	RequestID    int64
-	Tenant       string
-	Class        string
-	Needs        string // sentence: what a replay of this class needs
+	RequestID int64
+	Tenant    string
+	Class     string
+	Needs     string // sentence: what a replay of this class needs
+	// OnSubmit says what happens to it when the form is sent ("publishes
+	// as soon as you submit", "waits for 2 approvers, not you"); Approvals
+	// is how many approvers it then waits for (-1: it does not go: void or
+	// refused).
+	OnSubmit     string
+	Approvals    int
 	Items        int
 	Skipped      []ReplayItemRow
 	Sample       []ReplayItemRow // the first items that will be replayed
@@ -100,12 +123,13 @@ type ReplayGroup struct {
 // ReplayConfirmModel is the page where a requester reviews a frozen
 // selection and submits it with a reason.
 type ReplayConfirmModel struct {
-	Action  string
-	Groups  []ReplayGroup
-	Reason  string
-	Errors  map[string]string // "reason", or "rate-<id>" / "confirm-<id>"
-	Total   int
-	Skipped int
+	Action string
+	Groups []ReplayGroup
+	Reason string
+	Errors map[string]string // "reason", or "rate-<id>" / "confirm-<id>"
+	// Total items go to the requests; Skipped (already replayed) and
+	// Blocked (the rules refuse them) are left out.
+	Total, Skipped, Blocked int
 	// BackURL leads back to where the selection was made (nothing is
 	// requested until the form is sent; the draft expires on its own).
 	BackURL string
@@ -184,7 +208,7 @@ type ProgressSegment struct {
 }
 
 // Segments are the bar's shares: replayed, skipped, what did not happen as
-// asked, cancelled, and what is still to go, in that order.
+// asked, cancelled, not run, and what is still to go, in that order.
 func (m ReplayProgressModel) Segments() []ProgressSegment {
 	if m.Total == 0 {
 		return nil
@@ -193,7 +217,8 @@ func (m ReplayProgressModel) Segments() []ProgressSegment {
 		{Class: "bar--ok", Label: "replayed", N: m.Replayed},
 		{Class: "bar--neutral", Label: "skipped", N: m.Skipped},
 		{Class: "bar--warn", Label: "suppressed, blocked or to reconcile", N: m.Suppressed + m.Blocked + m.NeedsReconciliation},
-		{Class: "bar--muted", Label: "cancelled or not run", N: m.Cancelled + m.NotRun},
+		{Class: "bar--muted", Label: "cancelled", N: m.Cancelled},
+		{Class: "bar--muted", Label: NotRunText, N: m.NotRun},
 		{Class: "bar--info", Label: "to go", N: m.Pending + m.Deferred + m.Unknown + m.Waiting},
 	}
 	var out []ProgressSegment
@@ -280,11 +305,13 @@ type PayloadEdit struct {
 
 // ApprovalRow is a pending request on the approvals page.
 type ApprovalRow struct {
-	ID        int64
-	URL       string
-	Tenant    string
-	Class     string
-	Items     int
+	ID     int64
+	URL    string
+	Tenant string
+	Class  string
+	// Items are its items as every page counts them (replay.ItemCounts:
+	// "0 replayed · 2 to go · 1 blocked").
+	Items     string
 	Requester string
 	Reason    string
 	Intent    string
@@ -369,4 +396,23 @@ type DeadLetterActions struct {
 	Chain []ChainLinkView
 	Fixes []FixView
 	Fix   *FixForm
+}
+
+// SubmittedRequest is one request a submitted selection became: Items its
+// items as every page counts them, Next what happens to it next ("runs
+// now", "waits for 2 approvers").
+type SubmittedRequest struct {
+	ID     int64
+	URL    string
+	Tenant string
+	Class  string
+	Status string
+	Items  string
+	Next   string
+}
+
+// ReplaySubmittedModel is the page a selection that became more than one
+// request lands on once submitted: every request, and what each does next.
+type ReplaySubmittedModel struct {
+	Requests []SubmittedRequest
 }

@@ -40,7 +40,7 @@ func (s *Server) approvalList(c echo.Context) error {
 		}
 		row := views.ApprovalRow{
 			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class),
-			Items: r.ItemCount, Requester: r.Requester.Display(), Reason: r.Reason, Intent: r.IntentHex(),
+			Items: r.Items.String(), Requester: r.Requester.Display(), Reason: r.Reason, Intent: r.IntentHex(),
 			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: replaypolicy.SamePerson(r.Requester, me), Edited: r.PayloadEdited,
 			Approvals: r.Count.String(), Expires: r.Expires,
 		}

@@ -118,6 +118,16 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 	return row
 }
 
+// withFailures adds to rows why each one's dead letter failed (by dead
+// letter), for the people who judge the replay.
+func withFailures(rows []views.ReplayItemRow, fs map[int64]replay.Failure) []views.ReplayItemRow {
+	for i := range rows {
+		f := fs[rows[i].DeadLetterID]
+		rows[i].ErrorClass, rows[i].Error, rows[i].ErrorCut = f.ErrorClass, f.Error, f.Cut
+	}
+	return rows
+}
+
 // notRun says why the items of a request that ended in status before
 // they ran were never sent.
 func notRun(status replay.Status) string {
@@ -127,7 +137,7 @@ func notRun(status replay.Status) string {
 	case replay.StatusCancelled:
 		return "the request was cancelled before it ran"
 	case replay.StatusVoid:
-		return "the request is void: it never ran"
+		return "the request is void: nothing of it ran"
 	}
 	return "the request ended before it ran"
 }

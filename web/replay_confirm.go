@@ -2,7 +2,9 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -94,6 +96,9 @@ func (s *Server) replayConfirm(c echo.Context) error {
 		return err
 	}
 	if sel.Submitted() {
+		if len(sel.Requests) > 1 {
+			return s.renderSubmitted(c, sel)
+		}
 		return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(sel.Landing(), 10))
 	}
 	// The reason typed on the list comes along (bounded like any reason).
@@ -139,8 +144,12 @@ func (s *Server) replaySubmit(c echo.Context) error {
 			return s.renderConfirm(c, batch, form, errs, http.StatusConflict)
 		case err != nil:
 			return err
+		case len(done) > 1:
+			// Several requests, each going its own way: the page that lists them.
+			s.flash(c, fmt.Sprintf("Replay requested: %d requests, each with what it does next.", len(done)))
+			return c.Redirect(http.StatusSeeOther, "/replay/batches/"+url.PathEscape(batch))
 		default:
-			s.flash(c, "Replay requested.")
+			s.flash(c, "Replay requested: "+nextStep(done[0])+".")
 			return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(replay.Landing(done), 10))
 		}
 	}
@@ -154,6 +163,7 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: form.Reason, ReconciliationNote: form.Note, Errors: errs}
 	for _, r := range sel.Requests {
 		g := views.ReplayGroup{RequestID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: describe(table, r.Class),
+			OnSubmit: onSubmitText(r.OnSubmit), Approvals: r.OnSubmit.Approvals,
 			Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Edited: r.PayloadEdited, Edits: editViews(r.ID, r.Edits),
 			Waits: waitsView(r.Waits), NeedsNote: r.NeedsNote}
 		if r.Class == replaypolicy.Revalidate && !s.deps.Replays.Revalidates() {
@@ -164,7 +174,10 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 			g.MaxRate = rateText(k.MaxRate)
 		}
 		m.Forms = append(m.Forms, editForms(r.ID, r.Items, r.Payloads, errs)...)
-		for _, row := range s.itemRows(c, r.Request, r.Items, nil) {
+		if r.OnSubmit.Void || r.OnSubmit.Refused != "" {
+			g.Approvals = -1
+		}
+		for _, row := range withFailures(s.itemRows(c, r.Request, r.Items, nil), r.Failures) {
 			if row.SkipReason != "" {
 				g.Skipped = append(g.Skipped, row)
 			} else if len(g.Sample) < 20 {
@@ -174,9 +187,48 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 		g.Error = errs["request-"+strconv.FormatInt(r.ID, 10)]
 		m.Groups = append(m.Groups, g)
 		m.Total += r.ItemCount
-		m.Skipped += r.SkippedCount
+		m.Skipped += r.Counts.Skipped
+		m.Blocked += r.Counts.Blocked
 	}
 	return m
+}
+
+// onSubmitText says what a draft does once submitted (o: the rules'
+// forecast), as its group on the confirm page heads it.
+func onSubmitText(o replay.OnSubmit) string {
+	switch {
+	case o.Refused != "":
+		return "refused as it stands: " + o.Refused
+	case o.Void:
+		return "nothing of it is left to replay: it is void"
+	case o.Approvals == 0:
+		return "publishes as soon as you submit"
+	}
+	return fmt.Sprintf("waits for %d %s, not you", o.Approvals, views.Plural(o.Approvals, "approver", "approvers"))
+}
+
+// nextStep says what a request just submitted does next.
+func nextStep(r replay.Request) string {
+	switch r.Status {
+	case replay.StatusApproved, replay.StatusRunning:
+		return "approved at once: the worker publishes its items now, and any inside a duplicate window once that has passed"
+	case replay.StatusPendingApproval:
+		return fmt.Sprintf("it waits for %d %s, not you", r.ApprovalsNeeded, views.Plural(r.ApprovalsNeeded, "approver", "approvers"))
+	case replay.StatusVoid:
+		return "void, it replays nothing: " + r.StatusReason
+	}
+	return "it is " + views.Label(string(r.Status))
+}
+
+// renderSubmitted is the page of a selection submitted as more than one
+// request: each, its items and what it does next.
+func (s *Server) renderSubmitted(c echo.Context, sel replay.Selection) error {
+	var m views.ReplaySubmittedModel
+	for _, r := range sel.Requests {
+		m.Requests = append(m.Requests, views.SubmittedRequest{ID: r.ID, URL: "/replay/requests/" + strconv.FormatInt(r.ID, 10),
+			Tenant: r.Tenant, Class: string(r.Class), Status: string(r.Status), Items: r.Counts.String(), Next: nextStep(r.Request)})
+	}
+	return s.render(c, http.StatusOK, views.ReplaySubmitted(s.page(c, "Replay requested", "replays"), m))
 }
 
 // waitsView is how the confirm page says what waits for a duplicate window.

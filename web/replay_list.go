@@ -154,7 +154,8 @@ func orderLinks(q url.Values) []views.TimePreset {
 }
 
 // replayCounts are the counts of the replays page: requests by status,
-// each a link to the list of that status, and their items by outcome.
+// each a link to the list of that status, and the items of those that are
+// no draft by outcome, as every page counts them (replay.ItemCounts).
 func replayCounts(c replay.ListCounts, q url.Values) views.ReplayCounts {
 	out := views.ReplayCounts{Requests: c.Matched, More: c.MatchedMore, Counted: c.Counted}
 	for _, st := range replayStatuses {
@@ -165,18 +166,17 @@ func replayCounts(c replay.ListCounts, q url.Values) views.ReplayCounts {
 				URL: views.PathReplays + encodeQuery(next)})
 		}
 	}
-	p := c.Items
+	n := c.Counts
 	for _, o := range []struct {
-		state replay.JobState
+		value string
 		n     int
 	}{
-		{replay.JobReplayed, p.Replayed}, {replay.JobSkipped, p.Skipped + p.LeftOutSkipped}, {replay.JobPending, p.Pending},
-		{replay.JobDeferred, p.Deferred}, {replay.JobUnknown, p.Unknown}, {replay.JobSuppressed, p.Suppressed},
-		{replay.JobBlocked, p.Blocked + p.LeftOutBlocked}, {replay.JobNeedsReconciliation, p.NeedsReconciliation},
-		{replay.JobCancelled, p.Cancelled},
+		{string(replay.JobReplayed), n.Replayed}, {string(replay.JobPending), n.ToGo}, {string(replay.JobSkipped), n.Skipped},
+		{string(replay.JobSuppressed), n.Suppressed}, {string(replay.JobBlocked), n.Blocked},
+		{string(replay.JobNeedsReconciliation), n.NeedsReconciliation}, {string(replay.JobCancelled), n.Cancelled}, {views.NotRunValue, n.NotRun},
 	} {
 		if o.n > 0 {
-			out.Items = append(out.Items, views.CountChip{Value: string(o.state), Label: views.OutcomeText(string(o.state)), N: o.n})
+			out.Items = append(out.Items, views.CountChip{Value: o.value, Label: views.OutcomeText(o.value), N: o.n})
 		}
 	}
 	return out
@@ -187,9 +187,10 @@ func replayCounts(c replay.ListCounts, q url.Values) views.ReplayCounts {
 func replayRow(r replay.Listed, u authz.User, q url.Values) views.ReplayRow {
 	row := views.ReplayRow{
 		ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class), Status: string(r.Status),
-		Items: r.ItemCount + r.SkippedCount, Ended: r.Progress.Ended(), Requester: r.Requester.Display(),
-		Own: r.Requester.SameIdentity(u.Actor), Approvals: r.Count.String(), NeedsApproval: r.Count.Needed > 0, Expires: r.Expires,
-		Reason: r.Reason, Edited: r.PayloadEdited,
+		Items: r.Items.String(), Total: r.Items.Total, Requester: r.Requester.Display(),
+		Own: r.Requester.SameIdentity(u.Actor), Approvals: r.Count.String(), NeedsApproval: r.Count.Needed > 0, ApprovalsNeeded: r.Count.Needed,
+		Expires: r.Expires,
+		Reason:  r.Reason, Edited: r.PayloadEdited,
 	}
 	if r.Status == replay.StatusDraft {
 		row.URL = "/replay/batches/" + url.PathEscape(r.Batch) // a draft is reviewed where it was frozen

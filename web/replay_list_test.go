@@ -58,7 +58,7 @@ func TestReplaysPageListsWhatTheViewerMaySee(t *testing.T) {
 
 	r := row(d, mail.ID)
 	assert.Equal(t, "pending_approval", r.AttrOr("data-status", ""))
-	assert.Equal(t, "0 of 1", strings.TrimSpace(r.Find(`[data-testid="replay-row-items"]`).Text()))
+	assert.Equal(t, "0 replayed · 1 to go", strings.TrimSpace(r.Find(`[data-testid="replay-row-items"]`).Text()))
 	assert.Equal(t, "0 of 1", strings.TrimSpace(r.Find(`[data-testid="replay-row-approvals"]`).Text()))
 	submitted, ok := r.Find(`[data-testid="replay-row-submitted"] time`).Attr("datetime")
 	require.True(t, ok)
@@ -309,7 +309,8 @@ func TestReplaysPageFiltersAndCounts(t *testing.T) {
 	assert.Equal(t, map[string]string{"pending_approval": "1", "approved": "1"}, counts)
 	pending := d.Find(`[data-testid="replay-count-status"][data-status="pending_approval"]`).AttrOr("href", "")
 	assert.Equal(t, []int64{mail.ID}, listedIDs(get(strings.TrimPrefix(pending, "/replay/requests?"))), "a status count lists them")
-	assert.Equal(t, "1", d.Find(`[data-testid="replay-count-outcome"][data-outcome="pending"]`).AttrOr("data-n", ""), "the approved request's item to go")
+	assert.Equal(t, "2", d.Find(`[data-testid="replay-count-outcome"][data-outcome="pending"]`).AttrOr("data-n", ""),
+		"to go: the approved request's item and the one waiting for approval (replay.ItemCounts)")
 	assert.NotContains(t, textOf(d, `[data-testid="replay-counts"]`), "pending_approval", "labels, not enum names")
 
 	upper := strings.ToUpper(other.Email[:strings.Index(other.Email, "@")+1])

@@ -116,26 +116,17 @@ func (s *Server) renderRequest(c echo.Context, status int, v replay.View, errs m
 // poll while it may still change, and the status the page shows (seen in
 // the poll's URL).
 func progressModel(req replay.Request, p replay.Progress) views.ReplayProgressModel {
+	n := replay.CountItems(req, p)
 	m := views.ReplayProgressModel{
 		URL:    fmt.Sprintf("/replay/requests/%d/progress?seen=%s", req.ID, req.Status),
 		Poll:   req.Status.Open() && req.Status != replay.StatusDraft,
 		Every:  "2s",
-		Status: string(req.Status), Summary: p.Outcomes().String(),
-		Total: max(p.Total(), req.ItemCount+req.SkippedCount), Pending: p.Pending, Deferred: p.Deferred, Unknown: p.Unknown, Replayed: p.Replayed,
-		Skipped: p.Skipped + p.LeftOutSkipped, Suppressed: p.Suppressed, Blocked: p.Blocked + p.LeftOutBlocked,
-		NeedsReconciliation: p.NeedsReconciliation, Cancelled: p.Cancelled, NotStored: p.NotStored, NotStoredWhy: p.NotStoredWhy,
-	}
-	if rest := m.Total - p.Total(); req.Status.Open() {
-		m.Waiting = rest // no job yet: not approved
-	} else {
-		m.NotRun = rest // ended before it was approved
-	}
-	switch {
-	case p.Total() > 0:
-	case m.Waiting > 0:
-		m.Summary = fmt.Sprintf("%s %s for approval", views.Count(int64(m.Waiting)), views.Plural(m.Waiting, "item waits", "items wait"))
-	case m.NotRun > 0:
-		m.Summary = fmt.Sprintf("%s never ran", views.Count(int64(m.NotRun)))
+		Status: string(req.Status), Summary: n.String(),
+		Total: n.Total, Pending: p.Pending, Deferred: p.Deferred, Unknown: p.Unknown, Replayed: n.Replayed,
+		Skipped: n.Skipped, Suppressed: n.Suppressed, Blocked: n.Blocked,
+		NeedsReconciliation: n.NeedsReconciliation, Cancelled: n.Cancelled, NotStored: p.NotStored, NotStoredWhy: p.NotStoredWhy,
+		// Items to go that have no job: not approved yet.
+		Waiting: n.ToGo - p.Pending - p.Deferred - p.Unknown, NotRun: n.NotRun,
 	}
 	if req.Status == replay.StatusPendingApproval {
 		m.Every = "5s" // an approval elsewhere changes the page; nothing runs
@@ -152,7 +143,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		ID: req.ID, Tenant: req.Tenant, Class: string(req.Class), Status: string(req.Status), StatusReason: req.StatusReason,
 		Requester: personLabel(req.Requester.Email, req.Requester.EmailVerified), Reason: req.Reason, PolicyVersion: req.PolicyVersion,
 		PolicyCurrent: !table.Stale(req.PolicyVersion), Rate: rateText(req.Rate), Intent: req.IntentHex(),
-		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: s.itemRows(c, req, v.Items, v.Now),
+		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: withFailures(s.itemRows(c, req, v.Items, v.Now), v.Failures),
 		Approvals:          views.ApprovalsView{Count: v.Count.String(), Needed: v.Count.Needed > 0},
 		ReconciliationNote: req.ReconciliationNote,
 		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits), Forms: editForms(req.ID, v.Items, v.Payloads, errs),
@@ -201,7 +192,9 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	if m.CanApprove {
 		m.Confirmation = d.Confirmation
 	}
-	if req.Status.Open() && req.Status != replay.StatusDraft && s.deps.Access.Can(u, req.Tenant, obj, authz.ActStop) {
+	// An emergency stop is for what publishes: one that waits for approval
+	// is rejected or cancelled instead (the tenant's stop page ends it too).
+	if (req.Status == replay.StatusApproved || req.Status == replay.StatusRunning) && s.deps.Access.Can(u, req.Tenant, obj, authz.ActStop) {
 		m.Stop = &views.StopForm{URL: fmt.Sprintf("/replay/requests/%d/stop", req.ID), Error: errs["stop"]}
 	}
 	download := s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActDownload)

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -88,7 +89,8 @@ func (s *Server) replayStopPage(c echo.Context) error {
 
 // renderStopPage writes the emergency stop page with status, the form as
 // typed and why it failed (msg): the requests that may still publish in
-// the tenants where the viewer may stop replays.
+// the tenants where the viewer may stop replays (no draft: nothing of one
+// runs).
 func (s *Server) renderStopPage(c echo.Context, status int, form stopForm, msg string) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
@@ -97,13 +99,20 @@ func (s *Server) renderStopPage(c echo.Context, status int, form stopForm, msg s
 	if scope.All {
 		tenants = s.knownTenants(ctx)
 	}
-	reqs, err := s.deps.Replays.Stoppable(ctx, tenants)
+	stoppable, err := s.deps.Replays.Stoppable(ctx, tenants)
+	if err != nil {
+		return err
+	}
+	// A draft has nothing running to stop, and is its requester's alone
+	// (the stop drops it all the same: the page says so).
+	reqs := slices.DeleteFunc(stoppable, func(r replay.Request) bool { return r.Status == replay.StatusDraft })
+	counts, err := s.deps.Replays.ItemCountsOf(ctx, reqs)
 	if err != nil {
 		return err
 	}
 	m := views.StopPageModel{Form: views.StopForm{URL: views.PathStop, Tenants: tenants, Reason: form.Reason, Error: msg}}
 	for _, r := range reqs {
-		row := views.ApprovalRow{ID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: string(r.Status), Items: r.ItemCount}
+		row := views.ApprovalRow{ID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: string(r.Status), Items: counts[r.ID].String()}
 		if s.deps.Access.Can(u, r.Tenant, authz.ObjDeadLetter, authz.ActRead) {
 			row.URL = fmt.Sprintf("/replay/requests/%d", r.ID)
 		}
