@@ -211,7 +211,7 @@ func onSubmitText(o replay.OnSubmit) string {
 func nextStep(r replay.Request) string {
 	switch r.Status {
 	case replay.StatusApproved, replay.StatusRunning:
-		return "approved at once: the worker publishes its items now, and any inside a duplicate window once that has passed"
+		return "approved at once; the worker publishes its items now, and any inside a duplicate window once that has passed"
 	case replay.StatusPendingApproval:
 		return fmt.Sprintf("it waits for %d %s, not you", r.ApprovalsNeeded, views.Plural(r.ApprovalsNeeded, "approver", "approvers"))
 	case replay.StatusVoid:
