@@ -105,7 +105,8 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 			return err
 		}
 		if d.Ready {
-			return s.approve(ctx, tx, &req, actor, meta, s.cfg.Now())
+			why := fmt.Sprintf("approvals complete: %d of %d", d.ApprovalsHave, d.ApprovalsNeeded)
+			return s.approve(ctx, tx, &req, actor, meta, s.cfg.Now(), why)
 		}
 		return nil
 	})

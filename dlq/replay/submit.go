@@ -393,10 +393,54 @@ func (s *Service) audited(ctx context.Context, tx pgx.Tx, st submitStep, actor q
 	if err := auditItems(ctx, tx, req.ID, e, "replay.item.requested"); err != nil {
 		return err
 	}
+	if err := auditLeftOut(ctx, tx, req.ID, e); err != nil {
+		return err
+	}
 	if st.d.Ready {
-		return s.approve(ctx, tx, req, actor, meta, now)
+		// Nobody approved it: the policy asks for no approval. The row
+		// stays the requester's act (they submitted it) and says so.
+		why := fmt.Sprintf("no approval needed: class %s asks for none (policy version %s)", req.Class, req.PolicyVersion)
+		return s.approve(ctx, tx, req, actor, meta, now, why)
 	}
 	return nil
+}
+
+// The items a request leaves out (skipped at the draft, or since), with why.
+const selectLeftOutItems = `SELECT ` + itemColumns + ` FROM replay_items i WHERE i.request_id = $1 AND i.skip_reason <> '' ORDER BY i.position`
+
+// auditLeftOut appends, after the request's row e, one row per item the
+// request leaves out, so that the log explains every item the request's
+// page lists: "replay.item.skipped" for one already replayed,
+// "replay.item.blocked" for one the rules refuse, as the worker names the
+// same outcomes of a job, with the rule's reason.
+func auditLeftOut(ctx context.Context, tx pgx.Tx, requestID int64, e audit.Event) error {
+	rows, err := tx.Query(ctx, selectLeftOutItems, requestID)
+	if err != nil {
+		return fmt.Errorf("read the items request %d leaves out: %w", requestID, err)
+	}
+	items, err := pgx.CollectRows(rows, scanItem)
+	if err != nil {
+		return fmt.Errorf("read the items request %d leaves out: %w", requestID, err)
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	events := make([]audit.Event, len(items))
+	for i, it := range items {
+		ie := e
+		ie.Action = audit.ReplayItemPrefix + string(JobBlocked)
+		if it.Verdict == VerdictDone {
+			ie.Action = audit.ReplayItemPrefix + string(JobSkipped)
+		}
+		ie.ObjectType, ie.ObjectID = "dead_letter", fmt.Sprint(it.DeadLetterID)
+		ie.MessageID, ie.OperationID = it.MsgID, it.OperationID
+		ie.Reason = it.SkipReason
+		ie.Before = nil
+		ie.After = map[string]any{"request": requestID, "subject": it.Subject, "verdict": it.Verdict, "check": it.Check}
+		events[i] = ie
+	}
+	_, err = audit.AppendBatch(ctx, tx, events)
+	return err
 }
 
 // A request waiting for approval takes the approvals the rules now ask of
@@ -452,7 +496,10 @@ func (s *Service) hold(ctx context.Context, tx pgx.Tx, id int64, live int) error
 // approve moves a request to approved and writes its jobs (the outbox) in
 // the caller's transaction: one per item that holds its dead letter, every
 // live item, or it is a conflict.
-func (s *Service) approve(ctx context.Context, tx pgx.Tx, req *Request, actor quarantine.Actor, meta quarantine.RequestMeta, now time.Time) error {
+// The audit row says why in reason: the approvals that completed it, or
+// that the policy needs none (actor is then the requester who submitted).
+func (s *Service) approve(ctx context.Context, tx pgx.Tx, req *Request, actor quarantine.Actor, meta quarantine.RequestMeta, now time.Time,
+	reason string) error {
 	tag, err := tx.Exec(ctx, approveRequest, req.ID, now)
 	if err != nil {
 		return err
@@ -467,8 +514,11 @@ func (s *Service) approve(ctx context.Context, tx pgx.Tx, req *Request, actor qu
 		return quarantine.Errorf(quarantine.ECONFLICT, "only %d of the %d items of request %d still hold their dead letters; it cannot be approved",
 			tag.RowsAffected(), req.ItemCount, req.ID)
 	}
+	before := req.Status
 	req.Status = StatusApproved
 	e := requestEvent(actor, meta, "replay.approved", req)
+	e.Reason = reason
+	e.Before = map[string]any{"status": before}
 	e.After = map[string]any{"status": StatusApproved, "intent": req.IntentHex(), "jobs": req.ItemCount}
 	return auditItems(ctx, tx, req.ID, e, "")
 }
