@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -35,10 +36,15 @@ type Filter struct {
 	Tenant     string
 	ObjectType string
 	ObjectID   string
-	MessageID  string // matches message_id or object_id
-	Outcome    Outcome
-	From       time.Time // at >= From
-	To         time.Time // at < To
+	// Object is an object as the auditor types it: its id, or its type and
+	// id as the log shows them ("dead_letter 83") or as "dead_letter:83".
+	// Typed with a type, it matches that object, or an entry whose whole
+	// object id is the text.
+	Object    string
+	MessageID string // matches message_id or object_id
+	Outcome   Outcome
+	From      time.Time // at >= From
+	To        time.Time // at < To
 	// Tenants are the tenants the viewer may see: nil or a list holding
 	// AllTenants means all of them, an empty non-nil list means none. Entries
 	// with no tenant are only visible to viewers of all tenants.
@@ -94,14 +100,16 @@ const (
 	condTenant     = `tenant = @tenant`
 	condObjectType = `object_type = @object_type`
 	condObjectID   = `object_id = @object_id`
-	condOutcome    = `outcome = @outcome`
-	condNotOK      = `outcome <> 'ok'` // implied by denied or error; lets the partial outcome index serve them
-	condFrom       = `at >= @from`
-	condTo         = `at < @to`
-	condTenants    = `tenant = ANY(@tenants)`
-	condOlder      = `seq < @cursor`
-	condNewer      = `seq > @cursor`
-	condUpToHead   = `seq <= @head`
+	// Both branches read the object index by object_id.
+	condObjectTyped = `((object_type = @object_type AND object_id = @object_id) OR object_id = @object)`
+	condOutcome     = `outcome = @outcome`
+	condNotOK       = `outcome <> 'ok'` // implied by denied or error; lets the partial outcome index serve them
+	condFrom        = `at >= @from`
+	condTo          = `at < @to`
+	condTenants     = `tenant = ANY(@tenants)`
+	condOlder       = `seq < @cursor`
+	condNewer       = `seq > @cursor`
+	condUpToHead    = `seq <= @head`
 )
 
 const (
@@ -146,6 +154,14 @@ func (f *Filter) where() (conds []string, args pgx.NamedArgs, visible bool) {
 	}
 	if f.ObjectID != "" {
 		add(condObjectID, "object_id", f.ObjectID)
+	}
+	if f.Object != "" {
+		if typ, id, ok := SplitObject(f.Object); ok {
+			add(condObjectTyped, "object", f.Object)
+			args["object_type"], args["object_id"] = typ, id
+		} else {
+			add(condObjectID, "object_id", f.Object)
+		}
 	}
 	if f.MessageID != "" {
 		add(condMessage, "message_id", f.MessageID)
@@ -392,4 +408,25 @@ func Trail(ctx context.Context, db Batcher, objectType, objectID, messageID, ten
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out, nil
+}
+
+// objectTypePattern is what an object type looks like ("dead_letter",
+// "replay_request", "route"): only such a word before the separator makes
+// SplitObject read a type.
+var objectTypePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// SplitObject reads an object typed as "type:id" or "type id" (the log's
+// own way of showing it) into its type and id; ok is false when text has
+// no such type in front.
+func SplitObject(text string) (typ, id string, ok bool) {
+	text = strings.TrimSpace(text)
+	i := strings.IndexAny(text, ": \t")
+	if i < 1 {
+		return "", "", false
+	}
+	typ, id = text[:i], strings.TrimSpace(text[i+1:])
+	if id == "" || !objectTypePattern.MatchString(typ) {
+		return "", "", false
+	}
+	return typ, id, true
 }

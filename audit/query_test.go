@@ -279,3 +279,27 @@ func TestForObject(t *testing.T) {
 	_, err = audit.ForObject(b.ctx, b.db.Pool, "dead_letter", "1", audit.MaxLimit+1)
 	require.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
 }
+
+func TestSplitObject(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, typ, id string
+		ok          bool
+	}{
+		{"dead_letter 83", "dead_letter", "83", true},
+		{"dead_letter:83", "dead_letter", "83", true},
+		{"  dead_letter   83 ", "dead_letter", "83", true},
+		{"route GET /policy", "route", "GET /policy", true},
+		{"route:GET /policy", "route", "GET /policy", true},
+		{"83", "", "", false},
+		{"dead_letter", "", "", false},
+		{"dead_letter:", "", "", false},
+		{":83", "", "", false},
+		{"Order 83", "", "", false}, // no type looks like that
+	} {
+		typ, id, ok := audit.SplitObject(tc.in)
+		require.Equal(t, tc.ok, ok, tc.in)
+		require.Equal(t, tc.typ, typ, tc.in)
+		require.Equal(t, tc.id, id, tc.in)
+	}
+}

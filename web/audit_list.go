@@ -35,7 +35,7 @@ func readAuditFilter(q url.Values) auditFilterForm {
 func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 	errs := map[string]string{}
 	out := audit.Filter{
-		Actor: f.Actor, Action: f.Action, Tenant: f.Tenant, ObjectID: f.Object, MessageID: f.MessageID,
+		Actor: f.Actor, Action: f.Action, Tenant: f.Tenant, Object: f.Object, MessageID: f.MessageID,
 		Outcome: audit.Outcome(f.Outcome),
 	}
 	// "replay.*" is every action of a family.
@@ -44,10 +44,6 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 		if len(out.Actions) == 0 {
 			errs["action"] = "Choose one of the actions."
 		}
-	}
-	// "type:id" (as the field's placeholder says) narrows to one kind of object.
-	if typ, id, ok := strings.Cut(f.Object, ":"); ok && typ != "" && id != "" {
-		out.ObjectType, out.ObjectID = typ, id
 	}
 	if f.Outcome != "" && !out.Outcome.Valid() {
 		errs["outcome"] = "Choose ok, denied or error."
