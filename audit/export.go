@@ -37,9 +37,10 @@ var exportHeader = []string{
 //
 // with head: the head of the chain the export ends at (entries appended
 // later are left out), and when head is a signed checkpoint its signature
-// (public key and signature in hex), which `console audit verify` and anyone
-// with the public key can check. A CSV reader that treats '#' as a comment
-// skips it.
+// (public key and signature in hex), which anyone with the public key can
+// check. It has as many cells as the header (the rest empty), so readers
+// that want records of one length read it, and one that treats '#' as a
+// comment skips it.
 //
 // f's Limit is ignored; Before and After bound the seq range. It returns an
 // an invalid quarantine.Error for an invalid f.
@@ -64,10 +65,13 @@ func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.
 	if err != nil {
 		return fmt.Errorf("export audit csv: %w", err)
 	}
-	trailer := []string{"# chain-head", strconv.FormatInt(head.Seq, 10), head.HashHex()}
+	// As many cells as the header, the ones a head lacks empty: a reader
+	// that wants every record the same length reads the file.
+	trailer := make([]string, len(exportHeader))
+	copy(trailer, []string{"# chain-head", strconv.FormatInt(head.Seq, 10), head.HashHex()})
 	if head.Signed() {
-		trailer = append(trailer, head.At.Format(timeLayout), head.Reason, head.KeyID,
-			hex.EncodeToString(head.PublicKey), hex.EncodeToString(head.Signature))
+		copy(trailer[3:], []string{head.At.Format(timeLayout), head.Reason, head.KeyID,
+			hex.EncodeToString(head.PublicKey), hex.EncodeToString(head.Signature)})
 	}
 	if err := cw.Write(trailer); err != nil {
 		return fmt.Errorf("export audit csv: %w", err)

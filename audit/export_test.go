@@ -81,13 +81,15 @@ func TestExport(t *testing.T) {
 		t.Parallel()
 		var out bytes.Buffer
 		require.NoError(t, audit.ExportCSV(b.ctx, b.db.Pool, f, headOf(t, b), &out))
-		r := csv.NewReader(&out)
-		r.FieldsPerRecord = -1
-		records, err := r.ReadAll()
+		// Every record as long as the header: a strict reader reads the
+		// file, the trailer too.
+		records, err := csv.NewReader(&out).ReadAll()
 		require.NoError(t, err)
 		header := records[0]
 		require.Equal(t, "seq", header[0])
-		require.Equal(t, []string{"# chain-head", strconv.FormatInt(head.HeadSeq, 10), head.HeadHex()}, records[len(records)-1])
+		trailer := make([]string, len(header))
+		copy(trailer, []string{"# chain-head", strconv.FormatInt(head.HeadSeq, 10), head.HeadHex()})
+		require.Equal(t, trailer, records[len(records)-1])
 		var got []int64
 		for _, rec := range records[1 : len(records)-1] {
 			m := map[string]string{}
@@ -134,7 +136,7 @@ func TestExport(t *testing.T) {
 		require.Equal(t, `{"chain_head":{"seq":0,"hash":""}}`+"\n", out.String())
 		out.Reset()
 		require.NoError(t, audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), &out))
-		require.True(t, strings.HasSuffix(out.String(), "\n# chain-head,0,\n"), out.String())
+		require.True(t, strings.HasSuffix(out.String(), "\n# chain-head,0"+strings.Repeat(",", 19)+"\n"), out.String())
 	})
 
 	t.Run("Invalid", func(t *testing.T) {
@@ -315,7 +317,7 @@ func TestAuditExportStreams(t *testing.T) {
 			export: func(w io.Writer) error { return audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), w) },
 			extra:  2, // header and trailer
 			trailer: func(t *testing.T, line []byte) {
-				require.Equal(t, fmt.Sprintf("# chain-head,%d,%s", res.HeadSeq, res.HeadHex()), string(line))
+				require.Equal(t, fmt.Sprintf("# chain-head,%d,%s", res.HeadSeq, res.HeadHex())+strings.Repeat(",", 18), string(line))
 			},
 		},
 		{

@@ -174,6 +174,14 @@ func (ks *KeySet) IDs() []string {
 	return out
 }
 
+// Key returns the key of id, nil when the set has none.
+func (ks *KeySet) Key(id string) ed25519.PublicKey {
+	if ks == nil {
+		return nil
+	}
+	return ks.byID[id]
+}
+
 // With returns a set of ks's keys and keys (ks may be nil).
 func (ks *KeySet) With(keys ...ed25519.PublicKey) *KeySet {
 	out := NewKeySet(keys...)

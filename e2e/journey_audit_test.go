@@ -87,9 +87,7 @@ func TestAuditJourney(t *testing.T) {
 	res := auditor.Fetch(http.MethodGet, href, nil)
 	require.Equal(t, http.StatusOK, res.Status, res.Body)
 	assert.Contains(t, res.ContentType, "text/csv")
-	r := csv.NewReader(strings.NewReader(res.Body))
-	r.FieldsPerRecord = -1 // the trailer is shorter
-	records, err := r.ReadAll()
+	records, err := csv.NewReader(strings.NewReader(res.Body)).ReadAll() // every record as long as the header, the trailer too
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(records), 3, "header, one event, trailer:\n%s", res.Body)
 	assert.Equal(t, auditExportColumns, records[0], "CSV header row")
@@ -101,7 +99,8 @@ func TestAuditJourney(t *testing.T) {
 	assert.Equal(t, "true", col(data[0], "actor_email_verified"), "Dex verifies its users' emails")
 	assert.Equal(t, "auth.login", col(data[0], "action"))
 	assert.Equal(t, eventHash[len(eventHash)-1], col(data[0], "hash"), "the hash the event page shows")
-	require.Len(t, trailer, 8, "trailer # chain-head,<seq>,<hash>,<signed at>,<reason>,<key id>,<public key>,<signature>")
+	// # chain-head,<seq>,<hash>,<signed at>,<reason>,<key id>,<public key>,<signature>, then empty cells
+	assert.Equal(t, make([]string, len(auditExportColumns)-8), trailer[8:], "the trailer pads to the header's length")
 	assert.Equal(t, "# chain-head", trailer[0])
 	assert.Equal(t, "export", trailer[4], "the head was signed for the export")
 	assert.Equal(t, s.AuditKeyID, trailer[5], "by the console's key")

@@ -56,6 +56,8 @@ func (s *Server) auditExport(c echo.Context, contentType, ext string,
 	h.Set(echo.HeaderContentType, contentType)
 	h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="audit-%s.%s"`, time.Now().UTC().Format("20060102T150405Z"), ext))
 	h.Set("Cache-Control", "no-store")
+	// The head the export ends at, also in the file's last record.
+	h.Set("Audit-Chain-Head", fmt.Sprintf("%d:%s", head.Seq, head.HashHex()))
 	c.Response().WriteHeader(http.StatusOK)
 	err = pgx.BeginTxFunc(ctx, s.deps.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", exportStatementTimeout.Milliseconds())); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,17 +20,34 @@ import (
 const verifyTimeout = 10 * time.Minute
 
 // auditVerify runs the check `console audit verify` runs: the whole hash
-// chain, and every checkpoint's signature with the keys the console trusts
-// (its signing key's and AUDIT_PUBLIC_KEYS). One runs at a time; each is
+// chain, every checkpoint's signature with the keys the console trusts
+// (its signing key's and AUDIT_PUBLIC_KEYS), and the anchor the form gives
+// (seq:hash, a head kept elsewhere), if any. One runs at a time; each is
 // audited (audit.verify) with its result. With htmx it answers the result
-// for the audit page, else a page.
+// for the audit page, else a page; an anchor that is not seq:hash is a 422
+// and nothing runs. Both list the public keys, to check exports with.
 func (s *Server) auditVerify(c echo.Context) error {
+	v := views.AuditVerifyPage{Anchor: views.AuditVerifyAnchor{Text: strings.TrimSpace(c.FormValue("anchor"))}}
+	keys, err := publicKeys(s.deps.AuditKeys)
+	if err != nil {
+		return err
+	}
+	v.Keys = keys
+	var opts audit.VerifyOptions
+	if v.Anchor.Text != "" {
+		a, err := audit.ParseAnchor(v.Anchor.Text)
+		if err != nil {
+			v.Anchor.Error = "Type the seq and hash of a head, as a check shows it: 1234:9f86d0…, 64 hex digits after the colon."
+			return s.renderVerify(c, http.StatusUnprocessableEntity, v)
+		}
+		v.Anchor.Seq, opts.Anchors = a.Seq, []audit.Anchor{a}
+	}
 	if !s.verifying.TryLock() {
 		return quarantine.Errorf(quarantine.ECONFLICT, "A verification is running; try again when it has finished.")
 	}
 	defer s.verifying.Unlock()
 	ctx := c.Request().Context()
-	res, err := s.verifyChain(ctx)
+	res, err := s.verifyChain(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -38,30 +56,58 @@ func (s *Server) auditVerify(c echo.Context) error {
 		e.Outcome = audit.OutcomeError
 	}
 	e.Reason = res.String()
-	e.After = map[string]any{"rows": res.Rows, "head_seq": res.HeadSeq, "head": res.HeadHex(), "checkpoints": res.Checkpoints, "first_bad": res.FirstBad}
+	after := map[string]any{"rows": res.Rows, "head_seq": res.HeadSeq, "head": res.HeadHex(), "checkpoints": res.Checkpoints, "first_bad": res.FirstBad}
+	if v.Anchor.Seq != 0 {
+		after["anchor"] = v.Anchor.Text
+	}
+	e.After = after
 	if _, err := audit.AppendFunc(ctx, s.deps.Pool, e); err != nil {
 		return err
 	}
-	m := views.AuditVerifyModel{
+	// The walk stops at the first problem: an anchor before it held, one
+	// at it is the problem (or a checkpoint at its seq is), one after it
+	// was never reached.
+	v.Anchor.Matched = res.OK() || res.FirstBad > v.Anchor.Seq
+	v.Anchor.Reached = v.Anchor.Matched || res.FirstBad == v.Anchor.Seq
+	v.Result = &views.AuditVerifyModel{
 		OK: res.OK(), Summary: res.String(), Rows: res.Rows, HeadSeq: res.HeadSeq, Head: res.HeadHex(), FirstBad: res.FirstBad,
 		Problem: res.Problem, Checkpoints: res.Checkpoints, LastCheckpoint: res.LastCheckpoint.Seq, Keys: s.deps.AuditKeys.IDs(), At: time.Now(),
 	}
+	return s.renderVerify(c, http.StatusOK, v)
+}
+
+// renderVerify answers the result for the audit page to htmx, else the page.
+func (s *Server) renderVerify(c echo.Context, status int, v views.AuditVerifyPage) error {
 	if c.Request().Header.Get("HX-Request") != "" {
-		return s.render(c, http.StatusOK, views.AuditVerifyResult(m))
+		return s.render(c, status, views.AuditVerifyResult(v))
 	}
-	return s.render(c, http.StatusOK, views.AuditVerify(s.page(c, "Verify the audit chain", "audit"), m))
+	return s.render(c, status, views.AuditVerify(s.page(c, "Verify the audit chain", "audit"), v))
+}
+
+// publicKeys are the keys of ks as the verify page lists them, by id.
+func publicKeys(ks *audit.KeySet) ([]views.AuditPublicKey, error) {
+	var out []views.AuditPublicKey
+	for _, id := range ks.IDs() {
+		pem, err := audit.PublicKeyPEM(ks.Key(id))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, views.AuditPublicKey{ID: id, PEM: string(pem)})
+	}
+	return out, nil
 }
 
 // verifyChain verifies the chain in one read-only snapshot, with a
 // statement timeout long enough for the whole log.
-func (s *Server) verifyChain(ctx context.Context) (audit.Result, error) {
+func (s *Server) verifyChain(ctx context.Context, opts audit.VerifyOptions) (audit.Result, error) {
 	var res audit.Result
 	err := pgx.BeginTxFunc(ctx, s.deps.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = "+strconv.FormatInt(verifyTimeout.Milliseconds(), 10)); err != nil {
 			return err
 		}
 		var err error
-		res, err = audit.Verify(ctx, tx, audit.VerifyOptions{Keys: s.deps.AuditKeys})
+		opts.Keys = s.deps.AuditKeys
+		res, err = audit.Verify(ctx, tx, opts)
 		return err
 	})
 	return res, err
