@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -16,7 +17,8 @@ import (
 const auditUsage = `usage: console audit <command> [flags]
 
 commands:
-  verify      check the hash chain, every checkpoint signature, and anchors
+  verify      check the hash chain, every checkpoint signature, and anchors;
+              with --file, a JSON Lines export instead
   checkpoint  sign the chain's head now (before maintenance, for example)
   keygen      write a new Ed25519 checkpoint signing key and its public key
 `
@@ -44,10 +46,16 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 // anchor, prints the result with the head hash, and exits 1 naming the first
 // problem.
 func runAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var dsn, keyFiles, signingKey, anchors string
+	var dsn, keyFiles, signingKey, anchors, file string
 	var opts audit.VerifyOptions
 	s := newSettings("audit verify", getenv, stderr)
-	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (read access is enough)", checkPostgresURL)
+	s.str(&file, "file", "AUDIT_EXPORT_FILE", "", "a JSON Lines export to check instead of the database: its entries' hashes and links, and its signed chain head", nil)
+	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (read access is enough)", func(v string) error {
+		if file != "" {
+			return nil // an export is checked without the database
+		}
+		return checkPostgresURL(v)
+	})
 	s.str(&keyFiles, "public-key", "AUDIT_PUBLIC_KEYS", "", "PEM files of the public keys checkpoints may be signed with, comma-separated (keep them outside the database)", nil)
 	s.str(&signingKey, "audit-signing-key", "AUDIT_SIGNING_KEY_FILE", "", "the signing key file; its public half is used when --public-key is not given", nil)
 	s.str(&anchors, "anchor", "AUDIT_ANCHORS", "", "heads recorded elsewhere that the chain must still contain: seq:hash[,seq:hash...]", func(v string) error {
@@ -72,6 +80,12 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 		return fmt.Errorf("AUDIT_PUBLIC_KEYS (--public-key): %w", err)
 	}
 	opts.Keys = keys
+	if file != "" {
+		if len(opts.Anchors) > 0 {
+			return errors.New("--anchor checks the database's chain, not an export's; leave out --file or --anchor")
+		}
+		return verifyExportFile(file, keys, stdout, stderr)
+	}
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return fmt.Errorf("connect to DATABASE_URL: %w", err)
@@ -84,6 +98,26 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	fmt.Fprintln(stdout, res.String())
 	if !res.OK() && keys.Len() == 0 && strings.Contains(res.Problem, "no public key was given") {
 		fmt.Fprintln(stderr, "console audit verify: give the checkpoint public key with --public-key FILE (or AUDIT_SIGNING_KEY_FILE)")
+	}
+	return res.Err()
+}
+
+// verifyExportFile is "console audit verify --file": it checks a JSON
+// Lines export (audit.VerifyExport), prints the result and exits 1 naming
+// the first problem.
+func verifyExportFile(path string, keys *audit.KeySet, stdout, stderr io.Writer) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("audit export: %w", err)
+	}
+	defer f.Close()
+	res, err := audit.VerifyExport(f, keys)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, res.String())
+	if !res.OK() && keys.Len() == 0 && strings.Contains(res.Problem, "no public key was given") {
+		fmt.Fprintln(stderr, "console audit verify: give the checkpoint public key with --public-key FILE (the audit page's verify lists it)")
 	}
 	return res.Err()
 }

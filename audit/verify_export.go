@@ -1,0 +1,209 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/quarantine-console/quarantine"
+)
+
+// ExportResult is what VerifyExport found in an export.
+type ExportResult struct {
+	Entries int64 // entry lines read
+	// Linked is how many entries link to the entry before them in the file
+	// (a filtered export leaves gaps: an entry after one is not linked).
+	Linked int64
+	// Head is the export's chain head (its last line); Signed when its
+	// signature verified with the keys given.
+	Head   Checkpoint
+	Signed bool
+	// Problem says what is wrong, "" when the export verified; Line is the
+	// line of the file it is about.
+	Problem string
+	Line    int64
+}
+
+// OK reports whether the export verified.
+func (r ExportResult) OK() bool { return r.Problem == "" }
+
+// Err returns nil for an export that verified, else an error wrapping
+// ErrChainBroken that says what is wrong.
+func (r ExportResult) Err() error {
+	if r.OK() {
+		return nil
+	}
+	return fmt.Errorf("%w: line %d: %s", ErrChainBroken, r.Line, r.Problem)
+}
+
+// String describes the result in one line.
+func (r ExportResult) String() string {
+	if !r.OK() {
+		return fmt.Sprintf("audit export BROKEN at line %d: %s", r.Line, r.Problem)
+	}
+	s := fmt.Sprintf("audit export ok: %s, %d linked to the entry before; chain head seq %d hash %s", plural(r.Entries, "entry", "entries"),
+		r.Linked, r.Head.Seq, r.Head.HashHex())
+	if r.Signed {
+		s += fmt.Sprintf(", signed %s (%s, key %s)", r.Head.At.Format(timeLayout), r.Head.Reason, r.Head.KeyID)
+	}
+	return s
+}
+
+// VerifyExport checks a JSON Lines export (ExportJSONL) without the
+// database: each entry's hash against its fields, each entry's prev_hash
+// against the entry before it when that one is in the file (seq one less),
+// seqs ascending, and the last line's chain head: present (an export
+// without one was cut short), the hash of the last entry when that entry
+// is the head, and its signature with keys. Without keys a signed head
+// does not verify, as Verify treats checkpoints. It stops at the first
+// problem; the error is only for failing to read r.
+func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
+	var res ExportResult
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20) // an entry's fields are bounded well below 1 MiB
+	var last *Entry
+	var headLine []byte
+	for sc.Scan() {
+		res.Line++
+		line := sc.Bytes()
+		if headLine != nil {
+			res.Problem = "a line follows the chain head, which ends an export"
+			return res, nil
+		}
+		if bytes.HasPrefix(line, []byte(`{"chain_head":`)) {
+			headLine = bytes.Clone(line)
+			continue
+		}
+		e, err := exportedEntry(line)
+		if err != nil {
+			res.Problem = err.Error()
+			return res, nil
+		}
+		res.Entries++
+		switch {
+		case last != nil && e.Seq <= last.Seq:
+			res.Problem = fmt.Sprintf("seq %d follows seq %d (the export is oldest first)", e.Seq, last.Seq)
+			return res, nil
+		case !bytes.Equal(hashEntry(e), e.Hash):
+			res.Problem = fmt.Sprintf("seq %d: hash does not match its contents (edited entry)", e.Seq)
+			return res, nil
+		case e.Seq == 1 && e.PrevHash != nil:
+			res.Problem = "seq 1: has a prev_hash, but the first entry has none (edited entry)"
+			return res, nil
+		case last != nil && e.Seq == last.Seq+1:
+			if !bytes.Equal(e.PrevHash, last.Hash) {
+				res.Problem = fmt.Sprintf("seq %d: prev_hash is not the hash of seq %d (one of the two was rewritten)", e.Seq, last.Seq)
+				return res, nil
+			}
+			res.Linked++
+		}
+		last = e
+	}
+	if err := sc.Err(); err != nil {
+		return res, fmt.Errorf("read audit export: %w", err)
+	}
+	if headLine == nil {
+		res.Line++
+		res.Problem = "no chain head: the export was cut short"
+		return res, nil
+	}
+	head, err := exportedHead(headLine)
+	if err != nil {
+		res.Problem = err.Error()
+		return res, nil
+	}
+	res.Head = head
+	switch {
+	case last != nil && last.Seq > head.Seq:
+		res.Problem = fmt.Sprintf("the chain head is seq %d, before the last entry's seq %d", head.Seq, last.Seq)
+		return res, nil
+	case last != nil && last.Seq == head.Seq && !bytes.Equal(last.Hash, head.Hash):
+		res.Problem = fmt.Sprintf("the chain head's hash %s is not seq %d's %s", head.HashHex(), last.Seq, last.HashHex())
+		return res, nil
+	case !head.Signed():
+		return res, nil
+	case keys.Len() == 0:
+		res.Problem = fmt.Sprintf("the chain head is signed by key %s, and no public key was given to check it", head.KeyID)
+		return res, nil
+	}
+	if err := head.VerifySignature(keys); err != nil {
+		res.Problem = "the chain head is " + err.Error()
+		return res, nil
+	}
+	res.Signed = true
+	return res, nil
+}
+
+// exportedEntry is one entry line of ExportJSONL as the Entry it hashes.
+func exportedEntry(line []byte) (*Entry, error) {
+	var j jsonEntry
+	if err := json.Unmarshal(line, &j); err != nil {
+		return nil, fmt.Errorf("not an entry of a JSON Lines export: %v", err)
+	}
+	e := &Entry{Seq: j.Seq, Actor: actorOf(j), Tenant: j.Tenant, Action: j.Action, ObjectType: j.ObjectType, ObjectID: j.ObjectID,
+		MessageID: j.MessageID, OperationID: j.OperationID, RequestID: j.RequestID, Reason: j.Reason, Outcome: Outcome(j.Outcome),
+		Before: rawOrNil(j.Before), After: rawOrNil(j.After), RemoteAddr: j.RemoteAddr, UserAgent: j.UserAgent, HashVersion: currentHashVersion}
+	if j.ActorEmailOK == nil {
+		e.HashVersion = 1
+	}
+	var err error
+	if e.At, err = time.Parse(timeLayout, j.At); err != nil {
+		return nil, fmt.Errorf("seq %d: at %q is not a time of the export", j.Seq, j.At)
+	}
+	if e.Hash, err = hex.DecodeString(j.Hash); err != nil || len(e.Hash) != 32 {
+		return nil, fmt.Errorf("seq %d: hash is not 64 hex digits", j.Seq)
+	}
+	if j.PrevHash != nil {
+		if e.PrevHash, err = hex.DecodeString(*j.PrevHash); err != nil || len(e.PrevHash) != 32 {
+			return nil, fmt.Errorf("seq %d: prev_hash is not 64 hex digits", j.Seq)
+		}
+	}
+	return e, nil
+}
+
+func actorOf(j jsonEntry) (a quarantine.Actor) {
+	a.Issuer, a.Subject, a.Email = j.ActorIssuer, j.ActorSubject, j.ActorEmail
+	if j.ActorEmailOK != nil {
+		a.EmailVerified = *j.ActorEmailOK
+	}
+	return a
+}
+
+// rawOrNil is a before or after as the hash covers it: nil for JSON null.
+func rawOrNil(m json.RawMessage) json.RawMessage {
+	if len(m) == 0 || string(m) == "null" {
+		return nil
+	}
+	return m
+}
+
+// exportedHead is the chain head line of ExportJSONL.
+func exportedHead(line []byte) (Checkpoint, error) {
+	var t jsonTrailer
+	if err := json.Unmarshal(line, &t); err != nil {
+		return Checkpoint{}, fmt.Errorf("the chain head is not readable: %v", err)
+	}
+	h := t.ChainHead
+	c := Checkpoint{Seq: h.Seq, Reason: h.Reason, KeyID: h.KeyID}
+	var err error
+	if c.Hash, err = hex.DecodeString(h.Hash); err != nil {
+		return Checkpoint{}, fmt.Errorf("the chain head's hash is not hex")
+	}
+	if h.Signature == "" {
+		return c, nil
+	}
+	if c.At, err = time.Parse(timeLayout, h.At); err != nil {
+		return Checkpoint{}, fmt.Errorf("the chain head's signed_at %q is not a time of the export", h.At)
+	}
+	if c.Signature, err = hex.DecodeString(h.Signature); err != nil {
+		return Checkpoint{}, fmt.Errorf("the chain head's signature is not hex")
+	}
+	if c.PublicKey, err = hex.DecodeString(h.PublicKey); err != nil {
+		return Checkpoint{}, fmt.Errorf("the chain head's public key is not hex")
+	}
+	return c, nil
+}
