@@ -101,3 +101,18 @@ func TestLeftOutItemsAreAudited(t *testing.T) {
 		}
 	}
 }
+
+// TestVoidRequestItemsAreAudited: a request whose every item is left out
+// becomes void, and the log still names each item and why.
+func TestVoidRequestItemsAreAudited(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	bad := b.seedItem(t, "search.index_update", "void-\xff-id", nil, "{}")
+	batch, drafts := b.draft(t, oncall, bad)
+	require.Len(t, drafts, 1)
+	reqs, err := b.replays.Submit(context.Background(), batch, oncall, replay.SubmitInput{Reason: "try it"}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.Len(t, reqs, 1)
+	require.Equal(t, replay.StatusVoid, reqs[0].Status)
+	assert.Len(t, b.auditRowsOf(t, "replay.item.blocked", "dead_letter", fmt.Sprint(bad)), 1)
+}

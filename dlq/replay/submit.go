@@ -385,7 +385,10 @@ func requestDeadLetters(ctx context.Context, tx pgx.Tx, steps []submitStep) erro
 func (s *Service) audited(ctx context.Context, tx pgx.Tx, st submitStep, actor quarantine.Actor, meta quarantine.RequestMeta, now time.Time) error {
 	req := st.req
 	if st.voided {
-		return s.setStatus(ctx, tx, req, StatusVoid, st.d.Reason, actor, meta, "replay.void")
+		if err := s.setStatus(ctx, tx, req, StatusVoid, st.d.Reason, actor, meta, "replay.void"); err != nil {
+			return err
+		}
+		return auditLeftOut(ctx, tx, req.ID, requestEvent(actor, meta, "replay.void", req))
 	}
 	e := requestEvent(actor, meta, "replay.request", req)
 	e.Reason = req.Reason
