@@ -263,16 +263,18 @@ func flagTrimmed(ctx context.Context, tx pgx.Tx, rows []copyRow) error {
 		return fmt.Errorf("look up trimmed keys: %w", err)
 	}
 	for _, r := range rows {
-		if to, ok := trimmed[r.rec.SourceStream]; ok && r.rec.SourceSeq > 0 && r.rec.SourceSeq <= to && !slices.Contains(r.rec.Flags, flagAfterKeyTrim) {
-			r.rec.flag(flagAfterKeyTrim, "stored after retention let go of what it kept of %s up to sequence %d (this one is %d): delivered before the stream let the message go and held longer than the keeper waits, it may be a dead letter retention removed earlier",
+		if to, ok := trimmed[r.rec.SourceStream]; ok && r.rec.SourceSeq > 0 && r.rec.SourceSeq <= to && !slices.Contains(r.rec.Flags, FlagAfterKeyTrim) {
+			r.rec.flag(FlagAfterKeyTrim, "stored after retention let go of what it kept of %s up to sequence %d (this one is %d): delivered before the stream let the message go and held longer than the keeper waits, it may be a dead letter retention removed earlier",
 				r.rec.SourceStream, to, r.rec.SourceSeq)
 		}
 	}
 	return nil
 }
 
-// flagAfterKeyTrim flags a row flagTrimmed found.
-const flagAfterKeyTrim = "after_retention_key_trim"
+// FlagAfterKeyTrim flags a row flagTrimmed found; a replay leaves such a
+// dead letter out (dlq/replay sendFacts), since it may be one retention
+// removed after it was replayed or closed.
+const FlagAfterKeyTrim = "after_retention_key_trim"
 
 // copyDeltas adds rows (with their ids) up per tenant, item type, class, error
 // group and minute, as the arguments of insertDeltas: how many, the first

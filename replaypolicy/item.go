@@ -98,6 +98,12 @@ type Send struct {
 	// bytes, and a replay would send the stored text, not the original's
 	// bytes ("": none).
 	NotText string
+	// Reappeared reports that the dead letter was stored from a delivery
+	// an ingester held past the time retention keeps a removed dead
+	// letter's key (flag after_retention_key_trim): it may be one retention
+	// removed after it was replayed, discarded or resolved, and nothing
+	// says whether, so no replay sends it unseen.
+	Reappeared bool
 	// Size is the message's size in bytes (payload and headers, the
 	// replay's own too); MaxPayload the server's max_payload (0: unknown).
 	Size, MaxPayload int64
@@ -125,6 +131,10 @@ func JudgeSend(v Verdict, s Send) Verdict {
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("%s was not valid UTF-8 text (or held a NUL) as received and is stored with replacement characters: "+
 			"the replay would send other bytes than the original's (for a message or operation id, another identity to downstream dedupe; for the subject, "+
 			"another subject); re-publish it from the producer, or resolve it by hand", s.NotText))
+	case s.Reappeared:
+		return v.plain(Block, CheckUnsendable, "this dead letter was stored from a delivery held past the time retention keeps a removed dead letter's key: "+
+			"it may be one retention removed after it was replayed, discarded or resolved (its flags say so; look for an earlier dead letter of its message id); "+
+			"re-publish it from the producer if it is still wanted, or resolve it by hand")
 	case s.MaxPayload > 0 && s.Size > s.MaxPayload:
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("the message would be %d bytes with its headers, more than the server's max_payload of %d bytes, so it cannot be published; "+
 			"edit the payload down or resolve it by hand", s.Size, s.MaxPayload))

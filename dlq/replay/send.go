@@ -53,9 +53,11 @@ var idHeaders = [...]string{dlq.HeaderNatsMsgID, dlq.HeaderOperationID, dlq.Head
 // and the original subject publishes, on a server of maxPayload (0:
 // unknown): the first header it cannot send, the first it would send
 // changed, the first id (or the subject) that is a stand-in for other
-// bytes (notText, from the dead letter's flags), and the message's size.
+// bytes (notText, from the dead letter's flags), whether the dead letter
+// may be one retention removed (its flags), and the message's size.
 func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize int64, maxPayload int64, ids ...string) replaypolicy.Send {
-	s := replaypolicy.Send{Size: payloadSize + replayHeaderBytes, MaxPayload: maxPayload, NotText: notText(flags, subject, ids...)}
+	s := replaypolicy.Send{Size: payloadSize + replayHeaderBytes, MaxPayload: maxPayload, NotText: notText(flags, subject, ids...),
+		Reappeared: slices.Contains(flags, dlq.FlagAfterKeyTrim)}
 	for i, id := range ids {
 		s.Size += int64(len(id))
 		if s.AlteredHeader == "" && i < len(idHeaders) && !sentAsIs(id) {
