@@ -67,7 +67,7 @@ func TestPurgeAuditNamesEveryTenant(t *testing.T) {
 	}
 }
 
-// TestHeldRedeliveryAfterKeyTrimStaysPurged (review rev-retain): the keeper
+// TestHeldRedeliveryAfterKeyTrimIsStoredFlagged (review rev-retain): the keeper
 // removes a purged dead letter's kept source key once a look at least
 // max(Every, AckWait) old saw its message gone from the stream
 // (retention_keys.go firstSeq), on the premise that no ingester holds a
@@ -82,7 +82,7 @@ func TestPurgeAuditNamesEveryTenant(t *testing.T) {
 // inbox, a replayed manual/revalidate one replayable again. It cannot be
 // told from a message held since its first delivery (which must not be
 // lost), so it is stored flagged after_retention_key_trim.
-func TestHeldRedeliveryAfterKeyTrimStaysPurged(t *testing.T) {
+func TestHeldRedeliveryAfterKeyTrimIsStoredFlagged(t *testing.T) {
 	t.Parallel()
 	r := setupRetention(t)
 	ctx := context.Background()
