@@ -209,9 +209,9 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 		dash.TopGroups, err = pgx.CollectRows(rows, scanGroup)
 		return err
 	})
-	b.Queue(selectLastPurge).QueryRow(func(row pgx.Row) error {
+	b.Queue(selectLastPurge).Query(func(rows pgx.Rows) error {
 		var err error
-		dash.LastPurge, err = scanLastPurge(row, q.Tenants)
+		dash.LastPurge, err = scanLastPurge(rows, q.Tenants)
 		return err
 	})
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {

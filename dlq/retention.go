@@ -60,6 +60,9 @@ type PurgeRun struct {
 	From, To time.Time
 	// By counts what was removed per tenant and status.
 	By map[string]map[Status]int64
+	// Pass is when the keeper pass that ran it began (the database's
+	// clock): the runs of one pass share it, in their audit rows too.
+	Pass time.Time
 }
 
 // closedRequest is the SQL list of replay request statuses that are over:
@@ -94,7 +97,7 @@ WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2 AND payload IS NOT NULL`
 // subtracted, copies cleared, audited and checkpointed, then truncated. It
 // returns false (and changes nothing) when something in it must stay.
 func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy RetentionPolicy, sign Checkpointer, now time.Time) (PurgeRun, bool, error) {
-	run := PurgeRun{Partition: p.Name, By: map[string]map[Status]int64{}}
+	run := PurgeRun{Partition: p.Name, By: map[string]map[Status]int64{}, Pass: now}
 	emptied := false
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, setPurgeLockTimeout); err != nil {
@@ -248,7 +251,7 @@ func (s *Store) purgeRows(ctx context.Context, db beginner, combos []DepthCount,
 		tenants, types, classes = append(tenants, c.Tenant), append(types, c.ItemType), append(classes, string(c.ErrorClass))
 		statuses, cutoffs = append(statuses, string(c.Status)), append(cutoffs, now.Add(-max(keep, minKeep)))
 	}
-	run := PurgeRun{By: map[string]map[Status]int64{}}
+	run := PurgeRun{By: map[string]map[Status]int64{}, Pass: now}
 	if len(tenants) == 0 {
 		return run, nil
 	}
@@ -361,7 +364,8 @@ func auditPurge(ctx context.Context, tx pgx.Tx, run PurgeRun, sign Checkpointer)
 		Action: ActionPurge, Outcome: audit.OutcomeOK, ObjectType: "dead_letters", ObjectID: what,
 		Reason: fmt.Sprintf("%d dead letters past their retention, dead-lettered %s to %s", run.Rows,
 			run.From.UTC().Format(time.RFC3339), run.To.UTC().Format(time.RFC3339)),
-		After: map[string]any{"rows": run.Rows, "from": run.From.UTC(), "to": run.To.UTC(), "partition": run.Partition, "by": by},
+		After: map[string]any{"rows": run.Rows, "from": run.From.UTC(), "to": run.To.UTC(), "partition": run.Partition, "by": by,
+			"pass": run.Pass.UTC().Format(time.RFC3339Nano)},
 	}
 	if _, err := audit.Append(ctx, tx, e); err != nil {
 		return fmt.Errorf("audit purge: %w", err)
@@ -386,34 +390,49 @@ type beginner interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
-// LastPurge is the newest retention run as the audit log has it.
+// LastPurge is the newest retention pass as the audit log has it.
 type LastPurge struct {
 	At   time.Time
 	Rows int64 // in the tenants asked about
 }
 
-// The newest purge row, by the action index.
-const selectLastPurge = `SELECT at, after FROM audit_log WHERE action = '` + ActionPurge + `' ORDER BY seq DESC LIMIT 1`
+// The purge rows of the newest pass: the newest purge row's pass (rows
+// written before passes were named are a pass each), among the newest
+// MaxRuns purge rows, which a pass never exceeds (by the action index).
+const selectLastPurge = `
+WITH newest AS (
+    SELECT seq, at, after, coalesce(after->>'pass', seq::text) AS pass FROM audit_log
+    WHERE action = '` + ActionPurge + `' ORDER BY seq DESC LIMIT ` + maxPassRunsText + `
+)
+SELECT at, after FROM newest WHERE pass = (SELECT pass FROM newest ORDER BY seq DESC LIMIT 1) ORDER BY seq DESC`
 
-// scanLastPurge reads selectLastPurge's row: its time, and how many of the
-// dead letters it removed were tenants'.
-func scanLastPurge(row pgx.Row, tenants []string) (LastPurge, error) {
+// maxPassRunsText bounds the purge rows selectLastPurge reads: the
+// keeper's largest MaxRuns would do; this is its default's tenfold.
+const maxPassRunsText = "1000"
+
+// scanLastPurge reads selectLastPurge's rows: the newest one's time, and
+// how many of the dead letters the pass removed were tenants'.
+func scanLastPurge(rows pgx.Rows, tenants []string) (LastPurge, error) {
 	var lp LastPurge
+	var at time.Time
 	var after struct {
 		By []struct {
 			Tenant string `json:"tenant"`
 			N      int64  `json:"n"`
 		} `json:"by"`
 	}
-	err := row.Scan(&lp.At, &after)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return LastPurge{}, nil
-	}
-	for _, b := range after.By {
-		if slices.Contains(tenants, b.Tenant) {
-			lp.Rows += b.N
+	_, err := pgx.ForEachRow(rows, []any{&at, &after}, func() error {
+		if lp.At.IsZero() {
+			lp.At = at
 		}
-	}
+		for _, b := range after.By {
+			if slices.Contains(tenants, b.Tenant) {
+				lp.Rows += b.N
+			}
+		}
+		after.By = nil
+		return nil
+	})
 	return lp, err
 }
 
