@@ -4,7 +4,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -119,4 +121,73 @@ func ClientText(s string, n int) string {
 		}
 	}
 	return string(b)
+}
+
+// Denials of signed-in people in requests another site started (a link on
+// another site to an object or page outside their scope) are audited under
+// them like any other, their reason saying so, but no more often than this:
+// a burst of crossSiteBurst, then one every crossSiteEvery. A page can send
+// a person's browser to such links as often as it likes; the audit log is
+// permanent and hash-chained. Denials the browser says the console's own
+// pages started (or that come without fetch metadata) are not limited.
+const (
+	crossSiteBurst = 10
+	crossSiteEvery = time.Minute
+	// crossSitePeople bounds the people tracked; past it, those whose
+	// allowance is whole again are forgotten.
+	crossSitePeople = 10000
+)
+
+// CrossSiteDenials limits, per person, the denial rows of requests another
+// site started. The zero value is not usable: see NewCrossSiteDenials.
+type CrossSiteDenials struct {
+	mu     sync.Mutex
+	people map[string]*crossSitePerson
+	log    *slog.Logger
+}
+
+type crossSitePerson struct {
+	limiter   *rate.Limiter
+	unwritten int64 // refused since the last row written
+}
+
+// NewCrossSiteDenials returns an empty limiter that logs through log.
+func NewCrossSiteDenials(log *slog.Logger) *CrossSiteDenials {
+	return &CrossSiteDenials{people: map[string]*crossSitePerson{}, log: log}
+}
+
+// Allow reports whether a denial of person (issuer and subject) that
+// another site started may be written at now, and if so how many of theirs
+// were not written since the last one (the row says so). One that may not is counted for the next.
+func (d *CrossSiteDenials) Allow(person string, now time.Time) (ok bool, unwritten int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p := d.people[person]
+	if p == nil {
+		if len(d.people) >= crossSitePeople {
+			d.forget(now)
+		}
+		p = &crossSitePerson{limiter: rate.NewLimiter(rate.Every(crossSiteEvery), crossSiteBurst)}
+		d.people[person] = p
+	}
+	if !p.limiter.AllowN(now, 1) {
+		if p.unwritten == 0 {
+			d.log.Warn("denials started by another site: over the limit, not audited until the next one is",
+				"person", person)
+		}
+		p.unwritten++
+		return false, 0
+	}
+	unwritten, p.unwritten = p.unwritten, 0
+	return true, unwritten
+}
+
+// forget drops the people whose allowance is whole again and who have no
+// unwritten denials: nothing of theirs is lost.
+func (d *CrossSiteDenials) forget(now time.Time) {
+	for s, p := range d.people {
+		if p.unwritten == 0 && p.limiter.TokensAt(now) >= crossSiteBurst {
+			delete(d.people, s)
+		}
+	}
 }

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -54,7 +56,7 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if r.Writes && crossSite(c.Request()) {
-				return errCrossSiteGet // before the session, a denial or anything else is written
+				return crossSiteGet(c.Request()) // before the session, a denial or anything else is written
 			}
 			if r.Access == AccessPublic {
 				return next(c)
@@ -136,15 +138,35 @@ func (s *Server) notFoundDenied(c echo.Context, tenant, objType, objID string) e
 	e := s.event(c, "authz.denied", audit.OutcomeDenied)
 	e.Tenant, e.ObjectType, e.ObjectID = tenant, objType, objID
 	e.Reason = "object of a tenant outside the caller's scope"
-	if _, err := audit.AppendFunc(c.Request().Context(), s.deps.Pool, e); err != nil {
-		s.deps.Log.Error("audit denied access", "err", err)
-	}
+	s.appendDenied(c, e)
 	return quarantine.Errorf(quarantine.ENOTFOUND, "There is nothing here.")
 }
 
+// auditDenied records that the route refused the caller in tenant.
 func (s *Server) auditDenied(c echo.Context, tenant, action, reason string) {
 	e := s.event(c, action, audit.OutcomeDenied)
 	e.Tenant, e.Reason, e.ObjectType, e.ObjectID = tenant, reason, "route", c.Request().Method+" "+c.Path()
+	s.appendDenied(c, e)
+}
+
+// appendDenied writes the denial e. When the browser says another site
+// started the request (crossSite), the person may only have followed a
+// link: the reason says so, and such rows are limited per person
+// (authz.CrossSiteDenials); one over the limit is not written, and the
+// next that is counts it. The answer is the same either way. A client
+// that only claims to come from another site (curl sets any header) is
+// still audited, under the same limit.
+func (s *Server) appendDenied(c echo.Context, e audit.Event) {
+	if site := c.Request().Header.Get("Sec-Fetch-Site"); crossSite(c.Request()) {
+		ok, unwritten := s.crossSiteDenials.Allow(e.Actor.Issuer+" "+e.Actor.Subject, time.Now())
+		if !ok {
+			return
+		}
+		e.Reason += "; started by another site: the browser's Sec-Fetch-Site said " + authz.ClientText(site, 32)
+		if unwritten > 0 {
+			e.Reason += fmt.Sprintf("; %d more started by another site since the last such row were not written", unwritten)
+		}
+	}
 	if _, err := audit.AppendFunc(c.Request().Context(), s.deps.Pool, e); err != nil {
 		s.deps.Log.Error("audit denied access", "err", err)
 	}

@@ -85,6 +85,9 @@ type Server struct {
 	verifying sync.Mutex
 	// navCounts keeps the navigation's pending-approvals counts.
 	navCounts navCounts
+	// crossSiteDenials limits per person the denial rows of requests
+	// another site started (middleware.go).
+	crossSiteDenials *authz.CrossSiteDenials
 }
 
 // New returns the console's HTTP handler: security headers, cross-origin
@@ -97,7 +100,7 @@ func New(d Deps) http.Handler {
 	if d.Config.MaxPayloadBytes <= 0 {
 		d.Config.MaxPayloadBytes = 8 << 20
 	}
-	s := &Server{deps: d}
+	s := &Server{deps: d, crossSiteDenials: authz.NewCrossSiteDenials(d.Log)}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
