@@ -87,7 +87,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	s.viewer(c)
-	if rerr := s.render(c, status, views.ErrorPage(s.page(c, title, ""), status, title, detail)); rerr != nil {
+	page := views.ErrorPage(s.page(c, title, ""), status, title, detail)
+	var again crossSiteGetError
+	if errors.As(err, &again) && again.Again != "" {
+		page = views.AgainPage(s.page(c, title, ""), status, title, detail, again.Again)
+	}
+	if rerr := s.render(c, status, page); rerr != nil {
 		s.deps.Log.Error("render error page", "err", rerr)
 	}
 }

@@ -79,3 +79,19 @@ func TestCrossSiteDenialsAreLimited(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, b.Do(t, other, http.MethodGet, path, nil, cross).Status)
 	assert.Equal(t, n+1, b.AuditCount(t, "true"), "the limit is per person")
 }
+
+// TestCrossSiteRefusalStartsAgain: a download or export that had to sign
+// in first comes back from the identity provider as another site's
+// navigation and is refused. The refusal page links to the same local path
+// and query, escaped, so one click from the console's own page starts it.
+func TestCrossSiteRefusalStartsAgain(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	c, _ := b.SignIn(t, "*:auditor")
+	cross := map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}
+	resp := b.Do(t, c, http.MethodGet, `/audit/export.csv?action=a"b<c>&tenant=acme`, nil, cross)
+	require.Equal(t, http.StatusForbidden, resp.Status)
+	assert.Contains(t, resp.Body, `href="/audit/export.csv?action=a%22b%3Cc%3E&amp;tenant=acme"`)
+	assert.Contains(t, resp.Body, "Start it again")
+	assert.NotContains(t, resp.Body, `a"b<c>`)
+}
