@@ -24,7 +24,7 @@ func (s *Server) replayCreate(c echo.Context) error {
 	}
 	if len(ids) == 0 {
 		// Not a dead end: back to the list, which says what to do.
-		s.flashError(c, "Tick the dead letters to replay first, or use \"All matching\".")
+		s.flashError(c, "Tick the dead letters to replay first, or filter the list and use \"All matching\".")
 		return c.Redirect(http.StatusSeeOther, listReturn(form.Get("return_to")))
 	}
 	back := ""
