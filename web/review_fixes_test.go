@@ -13,7 +13,7 @@ import (
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
-// TestCrossSiteNavigationWritesNoDenial: 98eb344 refuses a cross-site GET
+// TestCrossSiteNavigationDenialSaysAnotherSite: 98eb344 refuses a cross-site GET
 // that writes "before anything is written, not even a denial, which would
 // again be a row under the person that another site chose to write". Only
 // the four routes marked writes() are refused; every other GET still
@@ -28,7 +28,7 @@ import (
 // but its reason says another site started it, and the answer is the one
 // the console's own pages get. TestCrossSiteDenialsAreLimited has the
 // per-person limit on such rows.
-func TestCrossSiteNavigationWritesNoDenial(t *testing.T) {
+func TestCrossSiteNavigationDenialSaysAnotherSite(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	globex := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "globex", ItemType: "search.index_update", MsgID: "g-1"})
