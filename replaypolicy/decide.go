@@ -3,6 +3,7 @@ package replaypolicy
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -166,20 +167,36 @@ func ConfirmationPhrase(item Item, req Request) string {
 // phraseID is a message id as a confirmation phrase writes it: as it is
 // when every character of it prints (unicode.IsPrint: no space but U+0020,
 // no control, format or invalid byte), it neither starts nor ends with a
-// space and does not start with a quote; else quoted as Go quotes a string
-// (REPLAY "abc " for an id that ends in a space, REPLAY "a\u202eb" for one
-// holding a bidi override). The producer chooses the id and ingest keeps
-// it exactly, trailing blanks included: written bare, such an id could
-// never be typed (the typed phrase is trimmed) or not be read. A bare id
-// never starts with a quote and a quoted one always does, and quoting is
-// one-to-one, so no two ids share a phrase.
+// space, holds no run of two spaces and does not start with a quote; else
+// quoted as Go quotes a string, each space of a run of two or more written
+// \x20 (REPLAY "abc " for an id that ends in a space, REPLAY "ref\x20\x2042"
+// for "ref  42", REPLAY "a\u202eb" for one holding a bidi override). The
+// producer chooses the id and ingest keeps it exactly, blanks included:
+// written bare, such an id could never be typed (the typed phrase is
+// trimmed) or not be read (a page collapses a run of spaces unless told
+// not to, and a reader does not count them). So a phrase never holds two
+// spaces in a row or white space but single U+0020 between other
+// characters. A bare id never starts with a quote and a quoted one always
+// does and unquotes (strconv.Unquote) to the id, so no two ids share a
+// phrase.
 func phraseID(id string) string {
-	bare := id != "" && id[0] != ' ' && id[len(id)-1] != ' ' && id[0] != '"' &&
+	bare := id != "" && id[0] != ' ' && id[len(id)-1] != ' ' && id[0] != '"' && !strings.Contains(id, "  ") &&
 		strings.IndexFunc(id, func(r rune) bool { return r == unicode.ReplacementChar || !unicode.IsPrint(r) }) < 0
 	if bare {
 		return id
 	}
-	return fmt.Sprintf("%q", id)
+	// strconv.Quote leaves U+0020 as it is and writes every other space
+	// escaped, and no escape holds a space.
+	q := strconv.Quote(id)
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		if q[i] == ' ' && (q[i-1] == ' ' || q[i+1] == ' ') {
+			b.WriteString(`\x20`)
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
 }
 
 // Decide says what replaying item as part of req needs under table t, as seen
@@ -409,16 +426,19 @@ func (v Verdict) Decision(t *Table) Decision {
 }
 
 // Confirmed says whether typed (trimmed) is the confirmation phrase, and
-// if not, what to type.
+// if not, what to type. The sentence holds the phrase as it is, between
+// quotes, not Go-quoted: a phrase prints and holds no run of spaces
+// (phraseID), and escaping a quoted id's quotes would show what is not to
+// be typed.
 func Confirmed(phrase, typed string) Verdict {
 	v := Verdict{Outcome: Go}
 	switch typed = strings.TrimSpace(typed); {
 	case phrase == "" || typed == phrase:
 		return v
 	case typed == "":
-		return v.plain(Block, CheckConfirmation, fmt.Sprintf("type %q to confirm", phrase))
+		return v.plain(Block, CheckConfirmation, fmt.Sprintf(`type "%s" to confirm`, phrase))
 	}
-	return v.plain(Block, CheckConfirmation, fmt.Sprintf("the typed confirmation does not match; type %q exactly", phrase))
+	return v.plain(Block, CheckConfirmation, fmt.Sprintf(`the typed confirmation does not match; type "%s" exactly`, phrase))
 }
 
 // SubmitVerdict says whether the requester may submit a request that d
@@ -431,7 +451,7 @@ func SubmitVerdict(d Decision, typed string) Verdict {
 	case d.Requirement == Refused:
 		return v.plain(Block, d.Check, d.Reason)
 	case d.Confirmation != "" && strings.TrimSpace(typed) != d.Confirmation:
-		return v.plain(Block, CheckConfirmation, fmt.Sprintf("type %q to confirm", d.Confirmation))
+		return v.plain(Block, CheckConfirmation, fmt.Sprintf(`type "%s" to confirm`, d.Confirmation))
 	case d.Requirement == Direct && !d.Ready:
 		return v.plain(Block, d.Check, d.Reason)
 	}

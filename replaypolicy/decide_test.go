@@ -1,6 +1,7 @@
 package replaypolicy
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -448,6 +449,11 @@ func TestConfirmationPhraseOfAnyMessageID(t *testing.T) {
 		{"a\u202eb", `REPLAY "a\u202eb"`},
 		{`"abc"`, `REPLAY "\"abc\""`},
 		{"a\xffb", `REPLAY "a\xffb"`},
+		{"ref  42", `REPLAY "ref\x20\x2042"`},
+		{"a   b c", `REPLAY "a\x20\x20\x20b c"`},
+		{"  ", `REPLAY "\x20\x20"`},
+		{"a\u00a0b", `REPLAY "a\u00a0b"`},
+		{`a"b`, `REPLAY a"b`},
 	}
 	seen := map[string]string{}
 	for _, tt := range tests {
@@ -457,6 +463,15 @@ func TestConfirmationPhraseOfAnyMessageID(t *testing.T) {
 		}
 		if Confirmed(got, " "+got+"\n").Outcome != Go {
 			t.Errorf("the phrase of %q, typed as shown, does not confirm it", tt.id)
+		}
+		// As a page shows it when it collapses white space: the same.
+		if shown := strings.Join(strings.Fields(got), " "); shown != got {
+			t.Errorf("the phrase of %q reads %q where white space collapses", tt.id, shown)
+		}
+		if q := strings.TrimPrefix(got, "REPLAY "); q[0] == '"' {
+			if id, err := strconv.Unquote(q); err != nil || id != tt.id {
+				t.Errorf("the quoted id %s unquotes to %q (%v), not %q", q, id, err, tt.id)
+			}
 		}
 		if other, ok := seen[got]; ok {
 			t.Errorf("ids %q and %q share the phrase %q", other, tt.id, got)
