@@ -17,6 +17,11 @@ type Input struct {
 	Required bool
 	// Mono renders the value in the monospace font (ids, subjects).
 	Mono bool
+	// Phrase is a phrase to type (a typed confirmation), shown in the
+	// label after Label. It and the field's error keep every space as it
+	// is (.phrase: white-space pre-wrap), so what the page shows is what
+	// must be typed.
+	Phrase string
 	// HotkeyFocus makes "/" focus this field (app.js).
 	HotkeyFocus bool
 }

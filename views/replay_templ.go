@@ -196,14 +196,14 @@ func replayConfirm(m ReplayConfirmModel) templ.Component {
 				}
 			}
 			if g.Error != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<div class=\"alert alert--error\" role=\"alert\" data-testid=\"replay-group-error\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<div class=\"alert alert--error phrase\" role=\"alert\" data-testid=\"replay-group-error\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(g.Error)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/replay.templ`, Line: 38, Col: 92}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/replay.templ`, Line: 38, Col: 99}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 				if templ_7745c5c3_Err != nil {
@@ -287,7 +287,7 @@ func replayConfirm(m ReplayConfirmModel) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if g.Confirmation != "" {
-					templ_7745c5c3_Err = Field(Input{Name: "confirm-" + strconv.FormatInt(g.RequestID, 10), Label: "Type " + g.Confirmation + " to confirm",
+					templ_7745c5c3_Err = Field(Input{Name: "confirm-" + strconv.FormatInt(g.RequestID, 10), Label: "To confirm, type", Phrase: g.Confirmation,
 						Mono: true, Autocomplete: "off", Required: true, Error: m.Errors["confirm-"+strconv.FormatInt(g.RequestID, 10)]}).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -1337,7 +1337,7 @@ func replayRequest(m ReplayRequestModel) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if m.Confirmation != "" {
-				templ_7745c5c3_Err = Field(Input{Name: "confirmation", Label: "Type " + m.Confirmation + " to approve", Mono: true, Autocomplete: "off", Required: true, Error: m.Errors["confirmation"]}).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = Field(Input{Name: "confirmation", Label: "To approve, type", Phrase: m.Confirmation, Mono: true, Autocomplete: "off", Required: true, Error: m.Errors["confirmation"]}).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
