@@ -124,6 +124,16 @@ type ClassPolicy struct {
 	Knobs Knobs
 }
 
+// MaxApprovableItems is the most items a request that needs an approver
+// may hold: an approver approves what the request page lists, and it lists
+// at most this many (some 15 MB of page). So a policy may not set a
+// bulk_cap above it for a class with approvals, and a request over it that
+// needs an approver all the same (an edited payload, an error class that
+// asks for one, a stricter class in its union) is refused at submit
+// (CheckBulkCap) rather than left waiting for an approval nobody can give.
+// A class without approvals may take up to 100,000 items in one request.
+const MaxApprovableItems = 20_000
+
 // Bounds on knobs. They are sanity limits, not tuning advice: a value outside
 // them is almost certainly a typo.
 const (

@@ -333,6 +333,12 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 			k.Approvals, raised = r.Approvals, ec
 		}
 	}
+	if k.Approvals > 0 && req.Items > MaxApprovableItems {
+		// A class without approvals may allow more; this request needs one
+		// all the same, and no approver can approve it whole.
+		return Terms{}, v.with(Block, CheckBulkCap, "%d items is over the %d a request that needs an approval can hold (%s), as the request page lists no more for the approver; split the request",
+			req.Items, MaxApprovableItems, approvalsCause(req.PayloadEdited, raised))
+	}
 	if k.Approvals > 0 && req.IntentHash == "" {
 		return Terms{}, v.with(Block, CheckIntent, "the request has no intent hash, so no approval can be bound to it; request again")
 	}
@@ -456,6 +462,19 @@ func SubmitVerdict(d Decision, typed string) Verdict {
 		return v.plain(Block, d.Check, d.Reason)
 	}
 	return v
+}
+
+// approvalsCause says why a request needs an approval: the error class
+// raised of one of its items, an edited payload, or its class (or one of
+// its union).
+func approvalsCause(edited bool, raised string) string {
+	switch {
+	case raised != "":
+		return fmt.Sprintf("an item's error class %q asks for it", raised)
+	case edited:
+		return "an edited payload"
+	}
+	return "its class asks for it"
 }
 
 func approverPhrase(n int) string {

@@ -77,7 +77,7 @@ func Load(path string) (*Table, error) {
 //
 //	approvals           0..2, and at least 1 for same_operation and revalidate, 2 for manual
 //	bulk                false for manual
-//	bulk_cap            1..100000 when bulk is true; not set when bulk is false
+//	bulk_cap            1..100000 when bulk is true, at most 20000 (MaxApprovableItems) when approvals > 0; not set when bulk is false
 //	default_rate        >= MinRate and <= max_rate (messages per second)
 //	max_rate            >= MinRate and <= 100000
 //	approval_expiry     a duration ("90m", "24h", "7d") from 1m to 30d
@@ -400,6 +400,9 @@ func (p *parser) knobs(c Class, sections map[string]any) Knobs {
 	switch {
 	case k.Bulk && (k.BulkCap < 1 || k.BulkCap > maxBulkCap):
 		p.problem(line("bulk_cap"), where, "bulk_cap", "bulk_cap = %d must be between 1 and %d when bulk = true", k.BulkCap, maxBulkCap)
+	case k.Bulk && k.Approvals > 0 && k.BulkCap > MaxApprovableItems:
+		p.problem(line("bulk_cap"), where, "bulk_cap", "bulk_cap = %d is above %d, the most items an approver can approve in one request (the request page lists no more), "+
+			"and %s needs an approver: a bigger request could be submitted but never approved; set bulk_cap to at most %d", k.BulkCap, MaxApprovableItems, c, MaxApprovableItems)
 	case !k.Bulk && capSet && k.BulkCap != 1:
 		p.problem(line("bulk_cap"), where, "bulk_cap", "bulk_cap = %d has no effect with bulk = false (one item per request); remove it", k.BulkCap)
 	case !k.Bulk:

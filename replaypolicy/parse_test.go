@@ -249,6 +249,14 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "BulkCapOverApprovable",
+			src:  lines(`[class.same_operation]`, `bulk_cap = 20001`, `[class.rebuildable]`, `approvals = 1`, `bulk_cap = 50000`),
+			want: []string{
+				`bad.toml: line 2: class.same_operation: bulk_cap = 20001 is above 20000, the most items an approver can approve in one request (the request page lists no more), and same_operation needs an approver`,
+				`bad.toml: line 5: class.rebuildable: bulk_cap = 50000 is above 20000, the most items an approver can approve in one request`,
+			},
+		},
+		{
 			name: "MalformedGlob",
 			src:  lines(`[[rule]]`, `item_type = "search.**"`, `class = "rebuildable"`, `[[rule]]`, `item_type = "orders.>.refund"`, `class = "manual"`),
 			want: []string{

@@ -10,20 +10,21 @@ import (
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
 // What a request page reads: every item up to maxRequestItems (an
 // approver approves what the page lists: a request with more items is not
-// approved from the page; 20,000 is twice the largest bulk cap the shipped
-// policy allows, and such a page is some 15 MB), the payload forms of a
-// request of at most maxEditableItems items, the diffs of its first
+// approved from the page, and the replay rules let no request that needs
+// an approval hold more), the payload forms of a request of at most
+// maxEditableItems items, the diffs of its first
 // maxShownEdits edited items (a request with more edits is not approved
 // from the page either), and the first maxShownPayloads payloads, each up
 // to shownPayloadBytes (every other item's payload is the link of its
 // hash).
 const (
-	maxRequestItems   = 20_000
+	maxRequestItems   = replaypolicy.MaxApprovableItems
 	maxEditableItems  = 20
 	maxShownEdits     = 20
 	maxShownPayloads  = 20
