@@ -11,11 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
-	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
@@ -68,35 +65,8 @@ func TestHeldRedeliveryAfterKeyTrimIsNotReplayedUnseen(t *testing.T) {
 	t.Parallel()
 	r := setupRetention(t)
 	ctx := context.Background()
-	ns := natstest.Start(t)
-	_, js := ns.Connect(t)
-	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "HELD2", Subjects: []string{"held2.>"}})
-	require.NoError(t, err)
-	for seq := 1; seq <= 2; seq++ {
-		_, err := js.Publish(ctx, fmt.Sprintf("held2.%d", seq), []byte("dead letter"))
-		require.NoError(t, err)
-	}
-	st := dlq.NewStore(r.db.Pool)
-	rec := dlqMessage("HELD2", 1, "search.index_update", "held-1", r.daysAgo(40))
-	_, err = st.Insert(ctx, []dlq.Record{rec})
-	require.NoError(t, err)
-	_, err = dlq.FoldCounters(ctx, r.db.Pool)
-	require.NoError(t, err)
-	d, err := st.BySource(ctx, "HELD2", 1, "")
-	require.NoError(t, err)
-	testfactory.SetStatus(t, r.db.Pool, dlq.StatusDiscarded, d.ID)
-	require.Len(t, r.pass(t).Runs, 1)
-	require.NoError(t, stream.Purge(ctx, jetstream.WithPurgeSequence(2)))
-	clock := time.Now()
-	k := dlq.NewKeeper(st, dlq.KeeperConfig{JetStream: js, Every: time.Minute, AckWait: time.Minute,
-		Now: func() time.Time { return clock }}, nil, quiet)
-	for _, step := range []time.Duration{0, time.Minute} {
-		clock = clock.Add(step)
-		_, err := k.Pass(ctx)
-		require.NoError(t, err)
-	}
-	require.Empty(t, purgedKeys(t, r, "HELD2"))
-	_, err = st.Insert(ctx, []dlq.Record{rec})
+	st, rec := heldPastKeyTrim(t, r, "HELD2", "search.index_update")
+	_, err := st.Insert(ctx, []dlq.Record{rec})
 	require.NoError(t, err)
 	again, err := st.BySource(ctx, "HELD2", 1, "")
 	require.NoError(t, err)

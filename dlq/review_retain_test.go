@@ -67,6 +67,51 @@ func TestPurgeAuditNamesEveryTenant(t *testing.T) {
 	}
 }
 
+// heldPastKeyTrim stores the dead letter of stream's sequence 1 (of
+// itemType, 40 days old), discards it and lets retention remove it (its
+// source key kept); then a consumer made again delivers seq 1 again to an
+// ingester, which holds it (rec) while its store fails and is retried;
+// meanwhile the stream lets seq 1 go (its age limit), and another
+// console's keeper looks, and looks again once the look is max(Every,
+// AckWait) old, and removes the key. It returns the store and the held
+// record, not yet stored again.
+func heldPastKeyTrim(t *testing.T, r *retention, stream, itemType string) (*dlq.Store, dlq.Record) {
+	t.Helper()
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	_, js := ns.Connect(t)
+	subject := strings.ToLower(stream)
+	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{subject + ".>"}})
+	require.NoError(t, err)
+	for seq := 1; seq <= 2; seq++ {
+		_, err := js.Publish(ctx, fmt.Sprintf("%s.%d", subject, seq), []byte("dead letter"))
+		require.NoError(t, err)
+	}
+	st := dlq.NewStore(r.db.Pool)
+	rec := dlqMessage(stream, 1, itemType, subject+"-1", r.daysAgo(40))
+	_, err = st.Insert(ctx, []dlq.Record{rec})
+	require.NoError(t, err)
+	_, err = dlq.FoldCounters(ctx, r.db.Pool)
+	require.NoError(t, err)
+	d, err := st.BySource(ctx, stream, 1, "")
+	require.NoError(t, err)
+	testfactory.SetStatus(t, r.db.Pool, dlq.StatusDiscarded, d.ID)
+	require.Len(t, r.pass(t).Runs, 1, "retention removes the discarded dead letter and keeps its key")
+	require.Equal(t, []int64{1}, purgedKeys(t, r, stream))
+
+	require.NoError(t, s.Purge(ctx, jetstream.WithPurgeSequence(2)))
+	clock := time.Now()
+	k := dlq.NewKeeper(st, dlq.KeeperConfig{JetStream: js, Every: time.Minute, AckWait: time.Minute,
+		Now: func() time.Time { return clock }}, nil, quiet)
+	for _, step := range []time.Duration{0, time.Minute} {
+		clock = clock.Add(step)
+		_, err := k.Pass(ctx)
+		require.NoError(t, err)
+	}
+	require.Empty(t, purgedKeys(t, r, stream), "the key went: the stream no longer holds seq 1")
+	return st, rec
+}
+
 // TestHeldRedeliveryAfterKeyTrimIsStoredFlagged (review rev-retain): the keeper
 // removes a purged dead letter's kept source key once a look at least
 // max(Every, AckWait) old saw its message gone from the stream
@@ -86,40 +131,7 @@ func TestHeldRedeliveryAfterKeyTrimIsStoredFlagged(t *testing.T) {
 	t.Parallel()
 	r := setupRetention(t)
 	ctx := context.Background()
-	ns := natstest.Start(t)
-	_, js := ns.Connect(t)
-	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "HELD", Subjects: []string{"held.>"}})
-	require.NoError(t, err)
-	for seq := 1; seq <= 2; seq++ {
-		_, err := js.Publish(ctx, fmt.Sprintf("held.%d", seq), []byte("dead letter"))
-		require.NoError(t, err)
-	}
-	st := dlq.NewStore(r.db.Pool)
-	rec := dlqMessage("HELD", 1, "orders.refund", "held-1", r.daysAgo(40))
-	_, err = st.Insert(ctx, []dlq.Record{rec})
-	require.NoError(t, err)
-	_, err = dlq.FoldCounters(ctx, r.db.Pool)
-	require.NoError(t, err)
-	d, err := st.BySource(ctx, "HELD", 1, "")
-	require.NoError(t, err)
-	testfactory.SetStatus(t, r.db.Pool, dlq.StatusDiscarded, d.ID)
-	require.Len(t, r.pass(t).Runs, 1, "retention removes the discarded dead letter and keeps its key")
-	require.Equal(t, []int64{1}, purgedKeys(t, r, "HELD"))
-
-	// A consumer made again delivers seq 1 again to an ingester (rec, held
-	// in its batch); its store fails and is retried. Meanwhile the stream
-	// lets seq 1 go (its age limit), and another console's keeper looks,
-	// and looks again once the look is max(Every, AckWait) old.
-	require.NoError(t, stream.Purge(ctx, jetstream.WithPurgeSequence(2)))
-	clock := time.Now()
-	k := dlq.NewKeeper(st, dlq.KeeperConfig{JetStream: js, Every: time.Minute, AckWait: time.Minute,
-		Now: func() time.Time { return clock }}, nil, quiet)
-	for _, step := range []time.Duration{0, time.Minute} {
-		clock = clock.Add(step)
-		_, err := k.Pass(ctx)
-		require.NoError(t, err)
-	}
-	require.Empty(t, purgedKeys(t, r, "HELD"), "the key went: the stream no longer holds seq 1")
+	st, rec := heldPastKeyTrim(t, r, "HELD", "orders.refund")
 
 	// PostgreSQL answers the held batch again. Nothing says any more
 	// whether this message was stored and removed, or never stored (held
