@@ -207,10 +207,11 @@ func NewDepthCollector(store *Store, log *slog.Logger) *DepthCollector {
 		store: store,
 		log:   log,
 		depth: prometheus.NewDesc("quarantine_depth",
-			"Dead letters by tenant, item type, class and status (the 100 tenants with the most and the 25 item types with the most in each; the rest under \"other\").",
+			fmt.Sprintf("Dead letters by tenant, item type, class and status (the %d tenants with the most and the %d item types with the most in each; the rest under %q).",
+				MetricTenants, MetricItemTypes, OtherLabel),
 			[]string{"tenant", "item_type", "error_class", "status"}, nil),
 		oldest: prometheus.NewDesc("quarantine_oldest_unresolved_age_seconds",
-			"Age of the oldest unresolved dead letter per tenant.",
+			fmt.Sprintf("Age of the oldest unresolved dead letter per tenant (those of quarantine_depth; the rest under %q).", OtherLabel),
 			[]string{"tenant"}, nil),
 	}
 }
@@ -257,24 +258,18 @@ func (c *DepthCollector) Collect(ch chan<- prometheus.Metric) {
 // counts move.
 func boundDepth(counts []DepthCount) ([]DepthCount, map[string]bool) {
 	tenantN := map[string]int64{}
-	typeN := map[[2]string]int64{}
+	typeN := map[string]map[string]int64{} // by tenant, by item type
 	for _, d := range counts {
 		tenantN[d.Tenant] += d.N
-		typeN[[2]string{d.Tenant, d.ItemType}] += d.N
+		if typeN[d.Tenant] == nil {
+			typeN[d.Tenant] = map[string]int64{}
+		}
+		typeN[d.Tenant][d.ItemType] += d.N
 	}
 	kept := topByCount(tenantN, MetricTenants)
-	perTenant := map[string]map[string]int64{}
-	for k, n := range typeN {
-		if kept[k[0]] {
-			if perTenant[k[0]] == nil {
-				perTenant[k[0]] = map[string]int64{}
-			}
-			perTenant[k[0]][k[1]] = n
-		}
-	}
 	keptTypes := map[string]map[string]bool{}
-	for tenant, types := range perTenant {
-		keptTypes[tenant] = topByCount(types, MetricItemTypes)
+	for tenant := range kept {
+		keptTypes[tenant] = topByCount(typeN[tenant], MetricItemTypes)
 	}
 	type key struct {
 		tenant, itemType string
