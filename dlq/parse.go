@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -165,12 +166,11 @@ func ParseDLQ(prefix string, m Received) Record {
 	}
 	r.ItemType = r.bounded("item_type", r.ItemType, MaxItemTypeBytes)
 	r.Tenant = r.bounded("tenant", tenant, MaxTenantBytes)
-	switch {
-	case r.Tenant == "" && subjTenant != "":
-		r.Tenant = UnknownTenant // tenantToken said why
-	case r.Tenant == "":
+	if r.Tenant == "" {
+		if subjTenant == "" { // else tenantToken said why
+			r.flag("missing:tenant", "subject %s does not start with %q followed by a tenant", short(r.Subject), prefix+".")
+		}
 		r.Tenant = UnknownTenant
-		r.flag("missing:tenant", "subject %s does not start with %q followed by a tenant", short(r.Subject), prefix+".")
 	}
 
 	r.applyContract(h)
@@ -341,12 +341,7 @@ func (r *Record) contractView(h map[string][]string) map[string][]string {
 	for k, vs := range h {
 		view[k] = vs
 	}
-	names := make([]string, 0, len(others))
-	for name := range others {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(others)) {
 		sent := others[name]
 		sort.Strings(sent)
 		var vs []string
@@ -366,12 +361,7 @@ func (r *Record) contractView(h map[string][]string) map[string][]string {
 // header: the contract's spelling is read, the others are kept among the
 // headers.
 func (r *Record) flagConflicts(conflicts map[string][]string) {
-	names := make([]string, 0, len(conflicts))
-	for name := range conflicts {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(conflicts)) {
 		sent := conflicts[name]
 		sort.Strings(sent)
 		r.flag("duplicate:"+fieldOf(name), "%s sent also as %s with another value; the value under the contract's spelling is used",
