@@ -204,7 +204,13 @@ func onSubmitText(o replay.OnSubmit) string {
 	case o.Approvals == 0:
 		return "publishes as soon as you submit"
 	}
-	return fmt.Sprintf("waits for %d %s, not you", o.Approvals, views.Plural(o.Approvals, "approver", "approvers"))
+	return waitsFor(o.Approvals)
+}
+
+// waitsFor says that a request waits for n approvers, none of them the
+// one who submits it.
+func waitsFor(n int) string {
+	return fmt.Sprintf("waits for %d %s, not you", n, views.Plural(n, "approver", "approvers"))
 }
 
 // nextStep says what a request just submitted does next.
@@ -213,7 +219,7 @@ func nextStep(r replay.Request) string {
 	case replay.StatusApproved, replay.StatusRunning:
 		return "approved at once; the worker publishes its items now, and any inside a duplicate window once that has passed"
 	case replay.StatusPendingApproval:
-		return fmt.Sprintf("it waits for %d %s, not you", r.ApprovalsNeeded, views.Plural(r.ApprovalsNeeded, "approver", "approvers"))
+		return "it " + waitsFor(r.ApprovalsNeeded)
 	case replay.StatusVoid:
 		return "void, it replays nothing: " + r.StatusReason
 	}

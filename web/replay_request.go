@@ -126,8 +126,7 @@ func progressModel(req replay.Request, p replay.Progress) views.ReplayProgressMo
 		Total: n.Total, Pending: p.Pending, Deferred: p.Deferred, Unknown: p.Unknown, Replayed: n.Replayed,
 		Skipped: n.Skipped, Suppressed: n.Suppressed, Blocked: n.Blocked,
 		NeedsReconciliation: n.NeedsReconciliation, Cancelled: n.Cancelled, NotStored: p.NotStored, NotStoredWhy: p.NotStoredWhy,
-		// Items to go that have no job: not approved yet.
-		Waiting: n.ToGo - p.Pending - p.Deferred - p.Unknown, NotRun: n.NotRun,
+		Waiting: n.Unapproved, NotRun: n.NotRun,
 	}
 	if req.Status == replay.StatusPendingApproval {
 		m.Every = "5s" // an approval elsewhere changes the page; nothing runs

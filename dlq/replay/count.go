@@ -48,11 +48,12 @@ func CountOf(t *replaypolicy.Table, req Request, as []Approval, now time.Time) A
 // outcomes). ToGo are the items that may still be published: a job not yet
 // ended (waiting, deferred or retried after an unknown outcome), or, while
 // the request is open, an item that has no job because it is not approved
-// yet. NotRun are the items that have no job and never will: the request
-// ended (rejected, cancelled, void) before it ran.
+// yet (Unapproved, counted in ToGo too). NotRun are the items that have no
+// job and never will: the request ended (rejected, cancelled, void) before
+// it ran.
 type ItemCounts struct {
 	Total                                    int
-	Replayed, ToGo, Skipped                  int
+	Replayed, ToGo, Unapproved, Skipped      int
 	Suppressed, Blocked, NeedsReconciliation int
 	Cancelled, NotRun                        int
 }
@@ -73,7 +74,7 @@ func CountItems(req Request, p Progress) ItemCounts {
 func itemCounts(p Progress, toGo, notRun int) ItemCounts {
 	return ItemCounts{
 		Total:    p.Total() + toGo + notRun,
-		Replayed: p.Replayed, ToGo: p.Pending + p.Deferred + p.Unknown + toGo, Skipped: p.Skipped + p.LeftOutSkipped,
+		Replayed: p.Replayed, ToGo: p.Pending + p.Deferred + p.Unknown + toGo, Unapproved: toGo, Skipped: p.Skipped + p.LeftOutSkipped,
 		Suppressed: p.Suppressed, Blocked: p.Blocked + p.LeftOutBlocked, NeedsReconciliation: p.NeedsReconciliation,
 		Cancelled: p.Cancelled, NotRun: notRun,
 	}

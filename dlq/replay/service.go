@@ -186,15 +186,20 @@ func auditItems(ctx context.Context, tx pgx.Tx, requestID int64, e audit.Event, 
 	}
 	events := make([]audit.Event, len(items))
 	for i, it := range items {
-		ie := e
-		ie.Action, ie.ObjectType, ie.ObjectID = itemAction, "dead_letter", fmt.Sprint(it.DeadLetterID)
-		ie.MessageID, ie.OperationID = it.MsgID, it.OperationID
-		ie.Before = nil
-		ie.After = map[string]any{"request": requestID, "subject": it.Subject, "payload_sha256": hex.EncodeToString(it.PayloadSHA256)}
-		events[i] = ie
+		events[i] = itemEvent(e, itemAction, it, map[string]any{"request": requestID, "subject": it.Subject,
+			"payload_sha256": hex.EncodeToString(it.PayloadSHA256)})
 	}
 	_, err = audit.AppendBatch(ctx, tx, events)
 	return err
+}
+
+// itemEvent is the request's audit event e told of item it: action on its
+// dead letter, under its message and operation ids, with after.
+func itemEvent(e audit.Event, action string, it Item, after map[string]any) audit.Event {
+	e.Action, e.ObjectType, e.ObjectID = action, "dead_letter", fmt.Sprint(it.DeadLetterID)
+	e.MessageID, e.OperationID = it.MsgID, it.OperationID
+	e.Before, e.After = nil, after
+	return e
 }
 
 func randomID() string {

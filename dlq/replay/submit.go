@@ -430,17 +430,12 @@ func auditLeftOut(ctx context.Context, tx pgx.Tx, requestID int64, e audit.Event
 	}
 	events := make([]audit.Event, len(items))
 	for i, it := range items {
-		ie := e
-		ie.Action = audit.ReplayItemPrefix + string(JobBlocked)
+		action := audit.ReplayItemPrefix + string(JobBlocked)
 		if it.Verdict == VerdictDone {
-			ie.Action = audit.ReplayItemPrefix + string(JobSkipped)
+			action = audit.ReplayItemPrefix + string(JobSkipped)
 		}
-		ie.ObjectType, ie.ObjectID = "dead_letter", fmt.Sprint(it.DeadLetterID)
-		ie.MessageID, ie.OperationID = it.MsgID, it.OperationID
-		ie.Reason = it.SkipReason
-		ie.Before = nil
-		ie.After = map[string]any{"request": requestID, "subject": it.Subject, "verdict": it.Verdict, "check": it.Check}
-		events[i] = ie
+		events[i] = itemEvent(e, action, it, map[string]any{"request": requestID, "subject": it.Subject, "verdict": it.Verdict, "check": it.Check})
+		events[i].Reason = it.SkipReason
 	}
 	_, err = audit.AppendBatch(ctx, tx, events)
 	return err

@@ -462,6 +462,14 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 		if err != nil {
 			return err
 		}
+		ids := make([]int64, len(reqs))
+		for i, r := range reqs {
+			ids[i] = r.ID
+		}
+		progress, err := outcomes(ctx, tx, ids)
+		if err != nil {
+			return err
+		}
 		for _, r := range reqs {
 			if replaypolicy.MaySubmit(r.Requester, viewer).Outcome != replaypolicy.Go {
 				denied = r.Tenant
@@ -496,11 +504,7 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 			if sr.Failures, err = failures(ctx, tx, r.ID, items); err != nil {
 				return err
 			}
-			p, err := outcomes(ctx, tx, []int64{r.ID})
-			if err != nil {
-				return err
-			}
-			sr.Counts = CountItems(r, p[r.ID].Progress)
+			sr.Counts = CountItems(r, progress[r.ID].Progress)
 			sel.Requests = append(sel.Requests, sr)
 		}
 		return nil
