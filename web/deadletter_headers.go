@@ -24,7 +24,9 @@ func (s *Server) deadLetterHeaders(c echo.Context) error {
 	if !ok {
 		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such dead letter.")
 	}
-	d, err := s.deps.DeadLetters.GetInScope(ctx, id, s.deadLetterTenants(ctx, userOf(c), authz.ActRead))
+	// Preview, not Get: the headers do not need a payload of up to the
+	// stream's message size read with them.
+	d, err := s.deps.DeadLetters.GetPreview(ctx, id, s.deadLetterTenants(ctx, userOf(c), authz.ActRead), nil)
 	var out *dlq.OutOfScopeError
 	if errors.As(err, &out) {
 		return s.notFoundDenied(c, out.Tenant, deadLetterAuditType, c.Param("id"))

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"bytes"
 	"fmt"
+	"net/http"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -10,15 +12,56 @@ import (
 	"github.com/quarantine-console/quarantine/views"
 )
 
-// render writes comp with status. It renders into a buffer first, so a
-// failing component never sends half a page.
+// renderHeld is how much of a page render holds before it starts sending.
+// A page that fails within it is answered with an error page instead; a
+// longer one (a request page of 20,000 items is some 16 MB) is sent as it
+// renders from there on, so that no page costs more than this in memory
+// besides its model.
+const renderHeld = 1 << 20
+
+// render writes comp with status. It holds the first renderHeld bytes
+// before sending anything, so a component that fails early never sends
+// half a page; one that fails later, once sending has begun, has its
+// connection cut, so that no browser takes the half it got for the page.
 func (s *Server) render(c echo.Context, status int, comp templ.Component) error {
 	buf := templ.GetBuffer()
 	defer templ.ReleaseBuffer(buf)
-	if err := comp.Render(c.Request().Context(), buf); err != nil {
+	w := &heldWriter{res: c.Response(), status: status, held: buf}
+	if err := comp.Render(c.Request().Context(), w); err != nil {
+		if w.sending {
+			s.deps.Log.Warn("page cut off after it began to send", "path", c.Path(), "err", err)
+			panic(http.ErrAbortHandler)
+		}
 		return fmt.Errorf("render %s: %w", c.Path(), err)
 	}
+	if w.sending {
+		return nil
+	}
 	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// heldWriter holds what is written to it in held until that would pass
+// renderHeld, then sends the status, what it held and everything after.
+type heldWriter struct {
+	res     *echo.Response
+	status  int
+	held    *bytes.Buffer
+	sending bool
+}
+
+func (w *heldWriter) Write(p []byte) (int, error) {
+	if !w.sending && w.held.Len()+len(p) <= renderHeld {
+		return w.held.Write(p)
+	}
+	if !w.sending {
+		w.sending = true
+		w.res.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+		w.res.WriteHeader(w.status)
+		if _, err := w.res.Write(w.held.Bytes()); err != nil {
+			return 0, err
+		}
+	}
+	return w.res.Write(p)
 }
 
 // page is the frame every screen shares: title, nav for what the user may
