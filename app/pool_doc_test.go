@@ -1,0 +1,46 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/quarantine-console/quarantine/migrations/testdb"
+)
+
+// TestPoolMaxConnsInURLIsHonoured pins README's DATABASE_URL row
+// ("pool_max_conns is honoured (default 20)") and OpenPool's own comment
+// ("A pool_max_conns in dsn is honoured over pc.MaxConns") to the code.
+// pgxpool.ParseConfig deletes pool_max_conns from RuntimeParams once it has
+// read it, so OpenPool's check never sees it and always puts its own size.
+// (review rev-docs)
+func TestPoolMaxConnsInURLIsHonoured(t *testing.T) {
+	db := testdb.New(t)
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", "3")
+	u.RawQuery = q.Encode()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, pc := range []PoolConfig{
+		{Name: "web", MaxConns: 20, StatementTimeout: time.Second},
+		{Name: "workers", MaxConns: 10, StatementTimeout: time.Second},
+	} {
+		pool, err := OpenPool(ctx, u.String(), 10*time.Second, pc, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := pool.Config().MaxConns
+		pool.Close()
+		if got != 3 {
+			t.Errorf("pool %s: MaxConns = %d with pool_max_conns=3 in DATABASE_URL; README says pool_max_conns is honoured", pc.Name, got)
+		}
+	}
+}
