@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/quarantine-console/quarantine/migrations"
@@ -42,6 +43,18 @@ type PoolConfig struct {
 	GenericPlans bool
 }
 
+// setsMaxConns reports whether dsn (a URL or keyword/value string) names
+// pool_max_conns. pgxpool.ParseConfig takes the setting out of what it
+// returns, so it is asked of the connection settings as parsed without it.
+func setsMaxConns(dsn string) bool {
+	cc, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return false
+	}
+	_, set := cc.RuntimeParams["pool_max_conns"]
+	return set
+}
+
 // idleInTransactionTimeout ends a session that leaves a transaction open
 // and idle this long: a bug or a stuck client must not keep the audit
 // chain's append lock.
@@ -54,7 +67,7 @@ func OpenPool(ctx context.Context, dsn string, wait time.Duration, pc PoolConfig
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	if _, set := cfg.ConnConfig.RuntimeParams["pool_max_conns"]; !set && pc.MaxConns > 0 {
+	if pc.MaxConns > 0 && !setsMaxConns(dsn) {
 		cfg.MaxConns = pc.MaxConns
 	}
 	cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(pc.StatementTimeout.Milliseconds(), 10)

@@ -42,5 +42,14 @@ func TestPoolMaxConnsInURLIsHonoured(t *testing.T) {
 		if got != 3 {
 			t.Errorf("pool %s: MaxConns = %d with pool_max_conns=3 in DATABASE_URL; README says pool_max_conns is honoured", pc.Name, got)
 		}
+		pool, err = OpenPool(ctx, db.URL, 10*time.Second, pc, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = pool.Config().MaxConns
+		pool.Close()
+		if got != pc.MaxConns {
+			t.Errorf("pool %s: MaxConns = %d without pool_max_conns in DATABASE_URL, want the pool's own %d", pc.Name, got, pc.MaxConns)
+		}
 	}
 }
