@@ -1,0 +1,102 @@
+package web_test
+
+// Review (rev-scale): what one page or download costs when a producer's
+// values are large.
+
+import (
+	"fmt"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// bigJSON is a valid UTF-8 JSON payload of about n bytes, quote-heavy as
+// JSON is (each quote is 5 bytes once HTML-escaped).
+func bigJSON(n int) []byte {
+	var sb strings.Builder
+	sb.WriteString(`{"rows":[`)
+	for i := 0; sb.Len() < n; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"k":"v%d","a":"b"}`, i)
+	}
+	sb.WriteString(`]}`)
+	return []byte(sb.String())
+}
+
+// TestConfirmPageCutsALargePayload: invariant 9 says huge payloads are
+// truncated in the page with a download link, and the dead letter's page
+// keeps to it (64 KiB). The confirm page of a draft of at most 20 items
+// (and the request page of a pending request, for its requester) puts
+// every payload WHOLE into its edit form's <textarea>, HTML-escaped: with
+// the embedded server's 8 MiB max payload, up to 20 × 8 MiB before
+// escaping, a quote-heavy JSON payload about 2× after it.
+func TestConfirmPageCutsALargePayload(t *testing.T) {
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, _ := b.SignIn(t, "acme:oncall")
+	payload := bigJSON(2 << 20)
+	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "idx-big-1", Payload: payload})
+
+	dl := b.Do(t, oncall, "GET", fmt.Sprintf("/deadletters/%d", id), nil, nil)
+	require.Equal(t, http.StatusOK, dl.Status)
+	resp := b.Do(t, oncall, "POST", "/replay", map[string][]string{"id": {fmt.Sprint(id)}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	page := b.Do(t, oncall, "GET", resp.Header.Get("Location"), nil, nil)
+	require.Equal(t, http.StatusOK, page.Status)
+	t.Logf("payload %d bytes: dead letter page %d bytes, confirm page %d bytes", len(payload), len(dl.Body), len(page.Body))
+	assert.Less(t, len(page.Body), 512<<10, "the confirm page of one item holds its %d-byte payload whole (the dead letter page: %d bytes)",
+		len(payload), len(dl.Body))
+}
+
+// TestHeadersDownloadReadsNoPayload: headers.json (GET
+// /deadletters/:id/headers.json) reads the dead letter with Store.Get,
+// every column: the whole payload and the raw header block come from the
+// database and are held, to write the headers column. Measured as the
+// bytes the server allocated over the request (in process).
+func TestHeadersDownloadReadsNoPayload(t *testing.T) {
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, _ := b.SignIn(t, "acme:oncall")
+	payload := make([]byte, 6<<20)
+	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "idx-hdr-1", Payload: payload})
+	path := fmt.Sprintf("/deadletters/%d/headers.json", id)
+	require.Equal(t, http.StatusOK, b.Do(t, oncall, "GET", path, nil, nil).Status) // warm: sessions, plans
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	resp := b.Do(t, oncall, "GET", path, nil, nil)
+	runtime.ReadMemStats(&after)
+	require.Equal(t, http.StatusOK, resp.Status)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("headers.json of %d bytes for a %d-byte payload: %d KiB allocated", len(resp.Body), len(payload), alloc>>10)
+	assert.Less(t, alloc, uint64(2<<20), "downloading %d bytes of headers allocated %d KiB: the %d-byte payload was read too",
+		len(resp.Body), alloc>>10, len(payload))
+}
+
+// TestRequestPageCutsALongMessageID: the list cuts a producer's ids and
+// texts to 300 characters ("pages stay small however big the messages
+// are"); the request page, which lists up to 20,000 items, writes each
+// item's message id, operation id and subject whole. A message id is any
+// header value (stored and replayed whole, flagged oversized past 256
+// characters): 20,000 items of 64 KiB ids make a 1.3 GB page, rendered
+// into one buffer.
+func TestRequestPageCutsALongMessageID(t *testing.T) {
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	_, oncall := b.SignIn(t, "acme:oncall")
+	approver, _ := b.SignIn(t, "acme:approver")
+	long := strings.Repeat("m", 64<<10)
+	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "email.send", MsgID: long, OperationID: "op-long-1"})
+	req := testfactory.Request(t, b.Replays, oncall.Actor, []int64{id}, replay.SubmitInput{})
+	page := b.Do(t, approver, "GET", fmt.Sprintf("/replay/requests/%d", req.ID), nil, nil)
+	require.Equal(t, http.StatusOK, page.Status)
+	cell := page.Doc(t).Find(`[data-testid="replay-item-msgid"]`).Text()
+	t.Logf("request page of 1 item: %d bytes; its message id cell %d bytes", len(page.Body), len(cell))
+	assert.Less(t, len(cell), 4<<10, "one item's message id cell holds %d bytes", len(cell))
+}
