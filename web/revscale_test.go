@@ -100,3 +100,41 @@ func TestRequestPageCutsALongMessageID(t *testing.T) {
 	t.Logf("request page of 1 item: %d bytes; its message id cell %d bytes", len(page.Body), len(cell))
 	assert.Less(t, len(cell), 4<<10, "one item's message id cell holds %d bytes", len(cell))
 }
+
+// TestRequestPageReadsNoUnshownHeaders: the request page reads every
+// listed item (up to 20,000) with all the headers it will re-send
+// (replay_items.headers, up to 64 MiB a selection) and joins them into
+// ReplayItemRow.Headers, a field no template writes. Two requests of 500
+// items, one whose dead letters carry 32 KiB of other headers each (16 MB
+// in all), one with none: the page is the same size, the bytes allocated
+// to serve it are not.
+func TestRequestPageReadsNoUnshownHeaders(t *testing.T) {
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	_, oncall := b.SignIn(t, "acme:oncall")
+	approver, _ := b.SignIn(t, "acme:approver")
+	const n = 500
+	pad := strings.Repeat("h", 32<<10)
+	serve := func(name string, headers map[string][]string) (int, uint64) {
+		letters := make([]testfactory.Letter, n)
+		for i := range letters {
+			letters[i] = testfactory.Letter{Tenant: "acme", ItemType: "email.send", MsgID: fmt.Sprintf("%s-%d", name, i),
+				OperationID: fmt.Sprintf("op-%s-%d", name, i), Headers: headers}
+		}
+		req := testfactory.Request(t, b.Replays, oncall.Actor, testfactory.DeadLetters(t, b.Pool, letters...), replay.SubmitInput{})
+		path := fmt.Sprintf("/replay/requests/%d", req.ID)
+		require.Equal(t, http.StatusOK, b.Do(t, approver, "GET", path, nil, nil).Status)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		page := b.Do(t, approver, "GET", path, nil, nil)
+		runtime.ReadMemStats(&after)
+		require.Equal(t, http.StatusOK, page.Status)
+		return len(page.Body), after.TotalAlloc - before.TotalAlloc
+	}
+	plainSize, plainAlloc := serve("plain", nil)
+	bigSize, bigAlloc := serve("baggage", map[string][]string{"X-Trace-Baggage": {pad}})
+	t.Logf("%d items: page %d bytes, %d MiB allocated; with %d KiB of other headers each: page %d bytes, %d MiB allocated",
+		n, plainSize, plainAlloc>>20, len(pad)>>10, bigSize, bigAlloc>>20)
+	assert.Less(t, int64(bigAlloc)-int64(plainAlloc), int64(4<<20),
+		"serving the same page allocated %d MiB more for headers it never shows", (int64(bigAlloc)-int64(plainAlloc))>>20)
+}

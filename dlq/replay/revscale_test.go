@@ -162,9 +162,11 @@ func TestRevScaleMeasure(t *testing.T) {
 	batch, _ := testfactory.Draft(t, b.replays, oncall, ids...)
 	t.Logf("draft %d: %s", n, time.Since(start))
 	start = time.Now()
+	stop := probeIngest(t, st, "submit")
 	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "reindex"}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	t.Logf("submit %d (status %s): %s", n, reqs[0].Status, time.Since(start))
+	stop()
 
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -182,6 +184,46 @@ func TestRevScaleMeasure(t *testing.T) {
 	t.Logf("view %d items: %s, allocated %d MB, heap in use after %d MB; headers held %d MB (never shown)",
 		len(v.Items), time.Since(start), (after.TotalAlloc-before.TotalAlloc)>>20, after.HeapInuse>>20, hb>>20)
 	runtime.KeepAlive(v)
+
+	stop = probeIngest(t, st, "cancel")
+	start = time.Now()
+	require.NoError(t, b.replays.Cancel(ctx, reqs[0].ID, oncall, "changed my mind", quarantine.RequestMeta{}))
+	t.Logf("cancel %d: %s", n, time.Since(start))
+	stop()
+}
+
+// probeIngest stores one new dead letter of acme/search.index_update at a
+// time until the returned func is called, which logs the slowest store.
+func probeIngest(t *testing.T, st *dlq.Store, during string) func() {
+	done, finished := make(chan struct{}), make(chan struct{})
+	var worst time.Duration
+	var count int
+	go func() {
+		defer close(finished)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			rec := dlq.ParseDLQ(dlq.DefaultSubjectPrefix, dlq.Received{Subject: "dlq.acme.search.index_update",
+				Header: map[string][]string{dlq.HeaderOriginalSubject: {"app.acme.search.index_update"}, dlq.HeaderOriginalMsgID: {fmt.Sprintf("probe-%s-%d", during, i)},
+					dlq.HeaderErrorClass: {string(dlq.ClassTransient)}, dlq.HeaderError: {"index down"}},
+				Data: []byte(`{}`), Stream: "PROBE" + during, Seq: uint64(i + 1), Time: time.Now()})
+			start := time.Now()
+			if _, err := st.Insert(context.Background(), []dlq.Record{rec}); err != nil {
+				t.Errorf("probe insert: %v", err)
+				return
+			}
+			worst = max(worst, time.Since(start))
+			count++
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		t.Logf("ingest during %s: %d single-message stores, slowest %s", during, count, worst)
+	}
 }
 
 func envN(name string, def int) int {
