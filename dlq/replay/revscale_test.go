@@ -135,6 +135,10 @@ func TestRevScaleMeasure(t *testing.T) {
 	b := setupReplay(t)
 	ctx := context.Background()
 	pad := strings.Repeat("h", hdr)
+	subject := func(int) string { return "app.acme.search.index_update" }
+	if os.Getenv("REVSCALE_DISTINCT") != "" {
+		subject = func(i int) string { return fmt.Sprintf("app.acme.search.idx%d", i) }
+	}
 	start := time.Now()
 	st := dlq.NewStore(b.db.Pool)
 	for lo := 0; lo < n; lo += 1000 {
@@ -142,7 +146,7 @@ func TestRevScaleMeasure(t *testing.T) {
 		for i := lo; i < min(lo+1000, n); i++ {
 			at := time.Now().Add(-time.Duration(i) * time.Millisecond)
 			recs = append(recs, dlq.ParseDLQ(dlq.DefaultSubjectPrefix, dlq.Received{Subject: "dlq.acme.search.index_update",
-				Header: map[string][]string{dlq.HeaderOriginalSubject: {"app.acme.search.index_update"}, dlq.HeaderOriginalMsgID: {fmt.Sprintf("idx-m-%d", i)},
+				Header: map[string][]string{dlq.HeaderOriginalSubject: {subject(i)}, dlq.HeaderOriginalMsgID: {fmt.Sprintf("idx-m-%d", i)},
 					dlq.HeaderErrorClass: {string(dlq.ClassTransient)}, dlq.HeaderError: {"index down"},
 					dlq.HeaderFirstFailedAt: {at.Add(-10 * time.Minute).UTC().Format(time.RFC3339Nano)}, "X-Trace-Baggage": {pad}},
 				Data: []byte(`{"doc":1}`), Stream: "REVSCALEM", Seq: uint64(i + 1), Time: at}))
@@ -161,6 +165,10 @@ func TestRevScaleMeasure(t *testing.T) {
 	start = time.Now()
 	batch, _ := testfactory.Draft(t, b.replays, oncall, ids...)
 	t.Logf("draft %d: %s", n, time.Since(start))
+	start = time.Now()
+	_, err = b.replays.Selection(ctx, batch, oncall, 20, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	t.Logf("selection (confirm page) %d: %s", n, time.Since(start))
 	start = time.Now()
 	stop := probeIngest(t, st, "submit")
 	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "reindex"}, quarantine.RequestMeta{})
