@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
@@ -137,4 +138,34 @@ func TestRequestPageReadsNoUnshownHeaders(t *testing.T) {
 		n, plainSize, plainAlloc>>20, len(pad)>>10, bigSize, bigAlloc>>20)
 	assert.Less(t, int64(bigAlloc)-int64(plainAlloc), int64(4<<20),
 		"serving the same page allocated %d MiB more for headers it never shows", (int64(bigAlloc)-int64(plainAlloc))>>20)
+}
+
+// TestApprovalsPageReadsNoWholePayloads: the approvals page shows, for
+// each pending edited request (up to 500 listed), the diffs of its first 3
+// edits, and a diff compares at most 64 KiB a side (views.MaxDiffBytes;
+// past that it says "too large" and compares nothing). Replay.Edits reads
+// both payloads of 4 edits per request whole all the same, one query per
+// request: with 8 MiB payloads, 64 MiB per request listed.
+func TestApprovalsPageReadsNoWholePayloads(t *testing.T) {
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	_, oncall := b.SignIn(t, "acme:oncall")
+	approver, _ := b.SignIn(t, "acme:approver")
+	payload := make([]byte, 6<<20)
+	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "idx-edit-1", Payload: payload})
+	batch, drafts := testfactory.Draft(t, b.Replays, oncall.Actor, id)
+	require.Len(t, drafts, 1)
+	require.NoError(t, b.Replays.EditPayload(t.Context(), drafts[0].ID, id, oncall.Actor, replay.PayloadEdit{Payload: []byte(`{"fixed":true}`), Reason: "fix"}, quarantine.RequestMeta{}))
+	reqs, err := b.Replays.Submit(t.Context(), batch, oncall.Actor, replay.SubmitInput{Reason: "edited"}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.Equal(t, replay.StatusPendingApproval, reqs[0].Status)
+	require.Equal(t, http.StatusOK, b.Do(t, approver, "GET", "/approvals", nil, nil).Status)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	page := b.Do(t, approver, "GET", "/approvals", nil, nil)
+	runtime.ReadMemStats(&after)
+	require.Equal(t, http.StatusOK, page.Status)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("approvals page %d bytes, one edited request of a %d-byte original: %d KiB allocated", len(page.Body), len(payload), alloc>>10)
+	assert.Less(t, alloc, uint64(3<<20), "the approvals page allocated %d KiB for one edit it compares at most 64 KiB of", alloc>>10)
 }
