@@ -6,14 +6,19 @@ package web_test
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
@@ -168,4 +173,98 @@ func TestApprovalsPageReadsNoWholePayloads(t *testing.T) {
 	alloc := after.TotalAlloc - before.TotalAlloc
 	t.Logf("approvals page %d bytes, one edited request of a %d-byte original: %d KiB allocated", len(page.Body), len(payload), alloc>>10)
 	assert.Less(t, alloc, uint64(3<<20), "the approvals page allocated %d KiB for one edit it compares at most 64 KiB of", alloc>>10)
+}
+
+// TestHostileDeadLetterPageIsBounded measures the dead letter page and the
+// list for one dead letter with 10,000 headers, a 1 MB error of '<', a
+// 10,000-frame stack trace and a 64 KiB original subject.
+func TestHostileDeadLetterPageIsBounded(t *testing.T) {
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, _ := b.SignIn(t, "acme:oncall")
+	hs := map[string][]string{}
+	for i := range 10_000 {
+		hs[fmt.Sprintf("X-H-%05d", i)] = []string{strings.Repeat("v", 50)}
+	}
+	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "idx-hostile-1",
+		Error: strings.Repeat("<", 1<<20), Stack: strings.Repeat("main.handler()\n\t/srv/app/handler.go:42\n", 10_000),
+		Subject: "app.acme.search." + strings.Repeat("s", 64<<10), Headers: hs})
+	path := fmt.Sprintf("/deadletters/%d", id)
+	require.Equal(t, http.StatusOK, b.Do(t, oncall, "GET", path, nil, nil).Status)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	page := b.Do(t, oncall, "GET", path, nil, nil)
+	runtime.ReadMemStats(&after)
+	require.Equal(t, http.StatusOK, page.Status)
+	list := b.Do(t, oncall, "GET", "/deadletters", nil, nil)
+	require.Equal(t, http.StatusOK, list.Status)
+	t.Logf("dead letter page %d KiB, %d KiB allocated; list page %d KiB", len(page.Body)>>10, (after.TotalAlloc-before.TotalAlloc)>>10, len(list.Body)>>10)
+	assert.Less(t, len(page.Body), 1<<20)
+	assert.Less(t, len(list.Body), 256<<10)
+}
+
+// TestRevScaleRequestPage (REVSCALE_PAGE=10000 to run) measures the
+// request page of a (cancelled) rebuildable request of that many items:
+// its size, the bytes allocated and the peak heap while it is served.
+func TestRevScaleRequestPage(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("REVSCALE_PAGE"))
+	if n == 0 {
+		t.Skip("REVSCALE_PAGE not set")
+	}
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncallClient, oncall := b.SignIn(t, "acme:oncall")
+	ctx := t.Context()
+	st := dlq.NewStore(b.Pool)
+	for lo := 0; lo < n; lo += 1000 {
+		var recs []dlq.Record
+		for i := lo; i < min(lo+1000, n); i++ {
+			at := time.Now().Add(-time.Duration(i) * time.Millisecond)
+			recs = append(recs, dlq.ParseDLQ(dlq.DefaultSubjectPrefix, dlq.Received{Subject: "dlq.acme.search.index_update",
+				Header: map[string][]string{dlq.HeaderOriginalSubject: {"app.acme.search.index_update"}, dlq.HeaderOriginalMsgID: {fmt.Sprintf("idx-p-%d", i)},
+					dlq.HeaderErrorClass: {string(dlq.ClassTransient)}, dlq.HeaderError: {"index down: connection refused by search-7"},
+					dlq.HeaderFirstFailedAt: {at.Add(-10 * time.Minute).UTC().Format(time.RFC3339Nano)}},
+				Data: []byte(`{"doc":1}`), Stream: "REVSCALEP", Seq: uint64(i + 1), Time: at}))
+		}
+		_, err := st.Insert(ctx, recs)
+		require.NoError(t, err)
+	}
+	_, err := dlq.FoldCounters(ctx, b.Pool)
+	require.NoError(t, err)
+	rows, err := b.Pool.Query(ctx, `SELECT id FROM dead_letters WHERE source_stream = 'REVSCALEP' ORDER BY id`)
+	require.NoError(t, err)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
+	req := testfactory.Request(t, b.Replays, oncall.Actor, ids, replay.SubmitInput{})
+	require.NoError(t, b.Replays.Cancel(ctx, req.ID, oncall.Actor, "measure", quarantine.RequestMeta{}))
+	path := fmt.Sprintf("/replay/requests/%d", req.ID)
+	require.Equal(t, http.StatusOK, b.Do(t, oncallClient, "GET", path, nil, nil).Status)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	done, sampled := make(chan struct{}), make(chan uint64)
+	go func() {
+		var peak uint64
+		var m runtime.MemStats
+		for {
+			select {
+			case <-done:
+				sampled <- peak
+				return
+			default:
+			}
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapAlloc)
+			time.Sleep(2 * time.Millisecond) // a sampling period, not a wait for a condition
+		}
+	}()
+	start := time.Now()
+	page := b.Do(t, oncallClient, "GET", path, nil, nil)
+	took := time.Since(start)
+	close(done)
+	peak := <-sampled
+	runtime.ReadMemStats(&after)
+	require.Equal(t, http.StatusOK, page.Status)
+	t.Logf("request page of %d items: %d KiB, served in %s, %d MiB allocated, heap peak %d MiB over %d MiB before",
+		n, len(page.Body)>>10, took, (after.TotalAlloc-before.TotalAlloc)>>20, (peak-before.HeapAlloc)>>20, before.HeapAlloc>>20)
 }
