@@ -6,19 +6,14 @@ package web_test
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
-	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
@@ -201,76 +196,6 @@ func TestHostileDeadLetterPageIsBounded(t *testing.T) {
 	t.Logf("dead letter page %d KiB, %d KiB allocated; list page %d KiB", len(page.Body)>>10, (after.TotalAlloc-before.TotalAlloc)>>10, len(list.Body)>>10)
 	assert.Less(t, len(page.Body), 1<<20)
 	assert.Less(t, len(list.Body), 256<<10)
-}
-
-// TestRevScaleRequestPage (REVSCALE_PAGE=10000 to run) measures the
-// request page of a (cancelled) rebuildable request of that many items:
-// its size, the bytes allocated and the peak heap while it is served.
-func TestRevScaleRequestPage(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("REVSCALE_PAGE"))
-	if n == 0 {
-		t.Skip("REVSCALE_PAGE not set")
-	}
-	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
-	oncallClient, oncall := b.SignIn(t, "acme:oncall")
-	ctx := t.Context()
-	st := dlq.NewStore(b.Pool)
-	errText := "index down: connection refused by search-7"
-	if k, _ := strconv.Atoi(os.Getenv("REVSCALE_ERR")); k > 0 {
-		errText = strings.Repeat(`"`, k) // a producer's error of k quotes: 6 bytes each once escaped in a title
-	}
-	for lo := 0; lo < n; lo += 1000 {
-		var recs []dlq.Record
-		for i := lo; i < min(lo+1000, n); i++ {
-			at := time.Now().Add(-time.Duration(i) * time.Millisecond)
-			recs = append(recs, dlq.ParseDLQ(dlq.DefaultSubjectPrefix, dlq.Received{Subject: "dlq.acme.search.index_update",
-				Header: map[string][]string{dlq.HeaderOriginalSubject: {"app.acme.search.index_update"}, dlq.HeaderOriginalMsgID: {fmt.Sprintf("idx-p-%d", i)},
-					dlq.HeaderErrorClass: {string(dlq.ClassTransient)}, dlq.HeaderError: {errText},
-					dlq.HeaderFirstFailedAt: {at.Add(-10 * time.Minute).UTC().Format(time.RFC3339Nano)}},
-				Data: []byte(`{"doc":1}`), Stream: "REVSCALEP", Seq: uint64(i + 1), Time: at}))
-		}
-		_, err := st.Insert(ctx, recs)
-		require.NoError(t, err)
-	}
-	_, err := dlq.FoldCounters(ctx, b.Pool)
-	require.NoError(t, err)
-	rows, err := b.Pool.Query(ctx, `SELECT id FROM dead_letters WHERE source_stream = 'REVSCALEP' ORDER BY id`)
-	require.NoError(t, err)
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	require.NoError(t, err)
-	req := testfactory.Request(t, b.Replays, oncall.Actor, ids, replay.SubmitInput{})
-	require.NoError(t, b.Replays.Cancel(ctx, req.ID, oncall.Actor, "measure", quarantine.RequestMeta{}))
-	path := fmt.Sprintf("/replay/requests/%d", req.ID)
-	require.Equal(t, http.StatusOK, b.Do(t, oncallClient, "GET", path, nil, nil).Status)
-
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	done, sampled := make(chan struct{}), make(chan uint64)
-	go func() {
-		var peak uint64
-		var m runtime.MemStats
-		for {
-			select {
-			case <-done:
-				sampled <- peak
-				return
-			default:
-			}
-			runtime.ReadMemStats(&m)
-			peak = max(peak, m.HeapAlloc)
-			time.Sleep(2 * time.Millisecond) // a sampling period, not a wait for a condition
-		}
-	}()
-	start := time.Now()
-	page := b.Do(t, oncallClient, "GET", path, nil, nil)
-	took := time.Since(start)
-	close(done)
-	peak := <-sampled
-	runtime.ReadMemStats(&after)
-	require.Equal(t, http.StatusOK, page.Status)
-	t.Logf("request page of %d items: %d KiB, served in %s, %d MiB allocated, heap peak %d MiB over %d MiB before",
-		n, len(page.Body)>>10, took, (after.TotalAlloc-before.TotalAlloc)>>20, (peak-before.HeapAlloc)>>20, before.HeapAlloc>>20)
 }
 
 // TestRequestPageErrorTitlesAreBounded: each item row of the request page

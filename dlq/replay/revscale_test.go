@@ -6,20 +6,16 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
-	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -119,85 +115,6 @@ func TestIngestNeverWaitsForASubmitsTransaction(t *testing.T) {
 	var n int
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE msg_id = 'idx-new-1'`).Scan(&n))
 	assert.Equal(t, 1, n)
-}
-
-// TestRevScaleMeasure (REVSCALE_N=20000 to run) times a submit of N
-// rebuildable items (approved at once: jobs written in the same
-// transaction) and measures what a request page's View of them allocates,
-// with each dead letter carrying REVSCALE_HDR bytes of other headers
-// (default 2 KiB), which the page never shows.
-func TestRevScaleMeasure(t *testing.T) {
-	n := envN("REVSCALE_N", 0)
-	if n == 0 {
-		t.Skip("REVSCALE_N not set")
-	}
-	hdr := envN("REVSCALE_HDR", 2048)
-	b := setupReplay(t)
-	ctx := context.Background()
-	pad := strings.Repeat("h", hdr)
-	subject := func(int) string { return "app.acme.search.index_update" }
-	if os.Getenv("REVSCALE_DISTINCT") != "" {
-		subject = func(i int) string { return fmt.Sprintf("app.acme.search.idx%d", i) }
-	}
-	start := time.Now()
-	st := dlq.NewStore(b.db.Pool)
-	for lo := 0; lo < n; lo += 1000 {
-		var recs []dlq.Record
-		for i := lo; i < min(lo+1000, n); i++ {
-			at := time.Now().Add(-time.Duration(i) * time.Millisecond)
-			recs = append(recs, dlq.ParseDLQ(dlq.DefaultSubjectPrefix, dlq.Received{Subject: "dlq.acme.search.index_update",
-				Header: map[string][]string{dlq.HeaderOriginalSubject: {subject(i)}, dlq.HeaderOriginalMsgID: {fmt.Sprintf("idx-m-%d", i)},
-					dlq.HeaderErrorClass: {string(dlq.ClassTransient)}, dlq.HeaderError: {"index down"},
-					dlq.HeaderFirstFailedAt: {at.Add(-10 * time.Minute).UTC().Format(time.RFC3339Nano)}, "X-Trace-Baggage": {pad}},
-				Data: []byte(`{"doc":1}`), Stream: "REVSCALEM", Seq: uint64(i + 1), Time: at}))
-		}
-		_, err := st.Insert(ctx, recs)
-		require.NoError(t, err)
-	}
-	_, err := dlq.FoldCounters(ctx, b.db.Pool)
-	require.NoError(t, err)
-	rows, err := b.db.Pool.Query(ctx, `SELECT id FROM dead_letters WHERE source_stream = 'REVSCALEM' ORDER BY id`)
-	require.NoError(t, err)
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	require.NoError(t, err)
-	require.Len(t, ids, n)
-	t.Logf("ingest %d: %s", n, time.Since(start))
-	start = time.Now()
-	batch, _ := testfactory.Draft(t, b.replays, oncall, ids...)
-	t.Logf("draft %d: %s", n, time.Since(start))
-	start = time.Now()
-	_, err = b.replays.Selection(ctx, batch, oncall, 20, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	t.Logf("selection (confirm page) %d: %s", n, time.Since(start))
-	start = time.Now()
-	stop := probeIngest(t, st, "submit")
-	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "reindex"}, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	t.Logf("submit %d (status %s): %s", n, reqs[0].Status, time.Since(start))
-	stop()
-
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	start = time.Now()
-	v, err := b.replays.View(ctx, reqs[0].ID, approver1, replay.ViewOptions{Items: replaypolicy.MaxApprovableItems, Payloads: 20, Edits: 20, Shown: 20, ShownBytes: 16 << 10})
-	require.NoError(t, err)
-	runtime.ReadMemStats(&after)
-	hb := 0
-	for _, it := range v.Items {
-		for _, h := range it.Headers {
-			hb += len(h.Name) + len(h.Value)
-		}
-	}
-	t.Logf("view %d items: %s, allocated %d MB, heap in use after %d MB; headers held %d MB (never shown)",
-		len(v.Items), time.Since(start), (after.TotalAlloc-before.TotalAlloc)>>20, after.HeapInuse>>20, hb>>20)
-	runtime.KeepAlive(v)
-
-	stop = probeIngest(t, st, "cancel")
-	start = time.Now()
-	require.NoError(t, b.replays.Cancel(ctx, reqs[0].ID, oncall, "changed my mind", quarantine.RequestMeta{}))
-	t.Logf("cancel %d: %s", n, time.Since(start))
-	stop()
 }
 
 // probeIngest stores one new dead letter of acme/search.index_update at a
