@@ -1,12 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/migrations/testdb"
 )
 
 // TestContradictorySettingsAreRefused (review rev-ops): each value is in
@@ -44,4 +51,34 @@ func TestContradictorySettingsAreRefused(t *testing.T) {
 			assert.Error(t, err, "%v is accepted", extra)
 		})
 	}
+}
+
+// TestAuditVerifyInServesEnvironment (review rev-ops): after a key
+// rotation, serve runs with AUDIT_SIGNING_KEY_FILE=new and
+// AUDIT_PUBLIC_KEYS=old.pub (docs/access.md: "give serve the earlier keys
+// after a rotation"; serve trusts them and its signing key's public half).
+// On-call runs `console audit verify` in that same environment (the
+// runbook: "with DATABASE_URL"). verify reads AUDIT_PUBLIC_KEYS too, but
+// as the whole set: the signing key's public half is used only when no
+// public key is given (cmd/console/audit.go runAuditVerify), so every
+// checkpoint the current key signed is "signed by key K, which is not one
+// of the public keys given", which the runbook lists next to "someone
+// signed with a key of their own": an intact log reads as tampered.
+func TestAuditVerifyInServesEnvironment(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.New(t)
+	old, current := newKeyFile(t), newKeyFile(t)
+	e := env(map[string]string{"DATABASE_URL": db.URL})
+	for _, key := range []string{old, current} {
+		for i := range 2 {
+			_, err := audit.AppendFunc(ctx, db.Pool, audit.Event{Action: "test.event", Outcome: audit.OutcomeOK, Reason: fmt.Sprint(i)})
+			require.NoError(t, err)
+		}
+		require.NoError(t, run(ctx, []string{"console", "audit", "checkpoint", "--audit-signing-key", key}, e, io.Discard, io.Discard))
+	}
+	serveEnv := env(map[string]string{"DATABASE_URL": db.URL, "AUDIT_SIGNING_KEY_FILE": current, "AUDIT_PUBLIC_KEYS": old + ".pub"})
+	var out bytes.Buffer
+	err := run(ctx, []string{"console", "audit", "verify"}, serveEnv, &out, io.Discard)
+	assert.NoError(t, err, "an intact log, verified with serve's own settings: %s", out.String())
 }
