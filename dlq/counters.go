@@ -19,7 +19,11 @@ import (
 //     group, minute), insert-only, so concurrent writers never wait for
 //     each other nor update a row; it also makes sure the combination has a
 //     counter row (INSERT ... ON CONFLICT DO NOTHING: nothing is written for
-//     one that exists), so the list's lanes include it at once;
+//     one that exists), so the list's lanes include it at once. Only a
+//     combination the statement's snapshot does not hold goes to that
+//     insert: its unique check would wait for any open transaction that
+//     updated the row (a submit's or a cancel's StatusMove, a retention
+//     run), and the batch, one statement over every tenant, with it;
 //   - FoldCounters moves the deltas into the counters, one folder at a time
 //     (an advisory lock), about twice a second (RunFolder): each counter
 //     row is updated at most that often and by one backend, so the update
@@ -64,7 +68,10 @@ deltas AS (
 // announce (an unread plain CTE is not run).
 const newCombinations = `known AS (
     INSERT INTO dead_letter_counts (tenant, item_type, error_class, status, n)
-    SELECT DISTINCT tenant, item_type, error_class, status, 0 FROM ins ORDER BY 1, 2, 3, 4
+    SELECT DISTINCT tenant, item_type, error_class, status, 0 FROM ins i
+    WHERE NOT EXISTS (SELECT 1 FROM dead_letter_counts c
+        WHERE (c.tenant, c.item_type, c.error_class, c.status) = (i.tenant, i.item_type, i.error_class, i.status))
+    ORDER BY 1, 2, 3, 4
     ON CONFLICT (tenant, item_type, error_class, status) DO NOTHING
     RETURNING 1
 ), announce AS (

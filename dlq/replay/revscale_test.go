@@ -5,8 +5,6 @@ package replay_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -115,48 +113,4 @@ func TestIngestNeverWaitsForASubmitsTransaction(t *testing.T) {
 	var n int
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE msg_id = 'idx-new-1'`).Scan(&n))
 	assert.Equal(t, 1, n)
-}
-
-// probeIngest stores one new dead letter of acme/search.index_update at a
-// time until the returned func is called, which logs the slowest store.
-func probeIngest(t *testing.T, st *dlq.Store, during string) func() {
-	done, finished := make(chan struct{}), make(chan struct{})
-	var worst time.Duration
-	var count int
-	go func() {
-		defer close(finished)
-		for i := 0; ; i++ {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			rec := dlq.ParseDLQ(dlq.DefaultSubjectPrefix, dlq.Received{Subject: "dlq.acme.search.index_update",
-				Header: map[string][]string{dlq.HeaderOriginalSubject: {"app.acme.search.index_update"}, dlq.HeaderOriginalMsgID: {fmt.Sprintf("probe-%s-%d", during, i)},
-					dlq.HeaderErrorClass: {string(dlq.ClassTransient)}, dlq.HeaderError: {"index down"}},
-				Data: []byte(`{}`), Stream: "PROBE" + during, Seq: uint64(i + 1), Time: time.Now()})
-			start := time.Now()
-			if _, err := st.Insert(context.Background(), []dlq.Record{rec}); err != nil {
-				t.Errorf("probe insert: %v", err)
-				return
-			}
-			worst = max(worst, time.Since(start))
-			count++
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-		t.Logf("ingest during %s: %d single-message stores, slowest %s", during, count, worst)
-	}
-}
-
-func envN(name string, def int) int {
-	if s := os.Getenv(name); s != "" {
-		n, err := strconv.Atoi(s)
-		if err == nil {
-			return n
-		}
-	}
-	return def
 }
