@@ -55,6 +55,11 @@ func setsMaxConns(dsn string) bool {
 	return set
 }
 
+// serverKeepalives are the TCP keepalive settings every session asks the
+// server for: probe after 60 s without traffic, every 10 s, give up after
+// 6 unanswered.
+var serverKeepalives = map[string]string{"tcp_keepalives_idle": "60", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "6"}
+
 // idleInTransactionTimeout ends a session that leaves a transaction open
 // and idle this long: a bug or a stuck client must not keep the audit
 // chain's append lock.
@@ -72,6 +77,13 @@ func OpenPool(ctx context.Context, dsn string, wait time.Duration, pc PoolConfig
 	}
 	cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(pc.StatementTimeout.Milliseconds(), 10)
 	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(idleInTransactionTimeout.Milliseconds(), 10)
+	// A console that vanishes (its host lost, not its process ended) would
+	// keep what its sessions hold, the keepers' session lock first, until
+	// the server's operating system gives up on the connection: two hours
+	// by default. These make the server find out within about two minutes.
+	for k, v := range serverKeepalives {
+		cfg.ConnConfig.RuntimeParams[k] = v
+	}
 	if pc.Name != "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "quarantine-" + pc.Name
 	}

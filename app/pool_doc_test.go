@@ -53,3 +53,28 @@ func TestPoolMaxConnsInURLIsHonoured(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolAsksForServerKeepalives: a session of any pool asks the server to
+// probe its TCP connection, so that a console whose host vanished lets go
+// of what its sessions hold (the keepers' lock) within minutes, not the
+// operating system's two hours.
+func TestPoolAsksForServerKeepalives(t *testing.T) {
+	db := testdb.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pool, err := OpenPool(ctx, db.URL, 10*time.Second, PoolConfig{Name: "workers", MaxConns: 2, StatementTimeout: time.Second},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	for setting, want := range map[string]string{"tcp_keepalives_idle": "60", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "6"} {
+		var got string
+		if err := pool.QueryRow(ctx, "SELECT current_setting($1)", setting).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s = %q, want %q", setting, got, want)
+		}
+	}
+}
