@@ -206,7 +206,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	if err := a.ingester.SetupWithin(ctx, cmp.Or(cfg.NATSWait, time.Minute)); err != nil {
 		return nil, err
 	}
-	a.reg.MustRegister(dlq.NewDepthCollector(jobStore, log))
+	a.reg.MustRegister(dlq.NewDepthCollector(jobStore, log), replay.NewMetricsCollector(a.Jobs, log))
 	a.Checkpoints = audit.NewCheckpointer(a.Jobs, cfg.AuditSigner, audit.CheckpointConfig{
 		Every: cfg.CheckpointEvery, Interval: cfg.CheckpointInterval,
 	}, log)

@@ -118,6 +118,7 @@ func TestServeAnswersProbes(t *testing.T) {
 		return strings.Contains(body, `quarantine_depth{error_class="unclassified",item_type="search.index_update",status="quarantined",tenant="acme"} 1`)
 	})
 	assert.Contains(t, body, `quarantine_oldest_unresolved_age_seconds{tenant="acme"}`)
+	assert.Contains(t, body, "quarantine_replay_jobs_waiting 0")
 	// The DLQ lag, from the ingest consumer's checks (the first one runs at start).
 	for _, series := range []string{`quarantine_ingest_pending_messages{stream="DLQ"}`, `quarantine_ingest_oldest_unacked_age_seconds{stream="DLQ"}`,
 		`quarantine_ingest_pending_messages{stream="DLQ_ADVISORIES"}`} {
