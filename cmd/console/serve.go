@@ -89,6 +89,10 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	c.CheckpointEvery = int64(every)
 	c.Replay.Groups = c.Groups
 	c.PublicURL = strings.TrimSuffix(c.PublicURL, "/")
+	if c.AckWait <= c.BatchWait {
+		return c, fmt.Errorf("INGEST_ACK_WAIT (--ingest-ack-wait) %s must be longer than INGEST_MAX_WAIT (--ingest-wait) %s: "+
+			"JetStream would deliver a dead letter again while it still waits for its batch", c.AckWait, c.BatchWait)
+	}
 	if c.TLSTerminated && !strings.HasPrefix(c.PublicURL, "https://") {
 		return c, fmt.Errorf("TLS_TERMINATED (--tls-terminated) is on, but CONSOLE_PUBLIC_URL (--public-url) %q is not https: set it to the https:// URL people use", c.PublicURL)
 	}

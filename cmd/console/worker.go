@@ -27,6 +27,24 @@ func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int) {
 	s.duration(&c.DraftTTL, "replay-draft-ttl", "REPLAY_DRAFT_TTL", replay.DefaultDraftTTL, "how long a frozen selection may wait for its submit", time.Minute, 7*24*time.Hour)
 	s.duration(&c.WindowMargin, "replay-window-margin", "REPLAY_WINDOW_MARGIN", replay.DefaultWindowMargin,
 		"added to every target stream's duplicate window before a replay publishes (the clocks of broker, database and producers)", 0, 10*time.Minute)
+	// Checked after both durations were read (checks run in order).
+	s.checks = append(s.checks, func() error { return checkRevalidateTimeout(c.RevalidateTimeout, c.Lease) })
+}
+
+// checkRevalidateTimeout refuses a REVALIDATE_TIMEOUT that is not shorter
+// than two thirds of REPLAY_LEASE: a worker judges and publishes what it
+// claimed within two thirds of its lease and releases the rest for the
+// next claim (dlq/replay Worker.RunOnce), so a service answering later
+// than that, though within its timeout, would have its items released on
+// every claim, forever.
+func checkRevalidateTimeout(timeout, lease time.Duration) error {
+	if budget := lease * 2 / 3; timeout >= budget {
+		return fmt.Errorf("REVALIDATE_TIMEOUT (--revalidate-timeout) %s must be shorter than two thirds of REPLAY_LEASE (--replay-lease) %s: "+
+			"a worker judges and publishes what it claimed within %s and releases the rest, so items waiting longer for their revalidation "+
+			"would be released on every claim; raise REPLAY_LEASE above %s or lower REVALIDATE_TIMEOUT",
+			timeout, lease, budget, (timeout * 3 / 2).Round(time.Millisecond))
+	}
+	return nil
 }
 
 // runWorker is "console worker": replay workers only, for scaling them
