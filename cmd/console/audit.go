@@ -42,9 +42,9 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 // runAuditVerify is "console audit verify": it walks the hash chain, checks
-// every checkpoint's signature with the public keys it is given and every
-// anchor, prints the result with the head hash, and exits 1 naming the first
-// problem.
+// every checkpoint's signature with the public keys it trusts (verifyKeys)
+// and every anchor, prints the result with the head hash, and exits 1
+// naming the first problem.
 func runAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var dsn, keyFiles, signingKey, anchors, file string
 	var opts audit.VerifyOptions
@@ -56,8 +56,9 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 		}
 		return checkPostgresURL(v)
 	})
-	s.str(&keyFiles, "public-key", "AUDIT_PUBLIC_KEYS", "", "PEM files of the public keys checkpoints may be signed with, comma-separated (keep them outside the database)", nil)
-	s.str(&signingKey, "audit-signing-key", "AUDIT_SIGNING_KEY_FILE", "", "the signing key file; its public half is used when --public-key is not given", nil)
+	s.str(&keyFiles, "public-key", "AUDIT_PUBLIC_KEYS", "", "PEM files of the public keys checkpoints may be signed with, comma-separated (keep them outside the database); "+
+		"on the command line, the only keys trusted", nil)
+	s.str(&signingKey, "audit-signing-key", "AUDIT_SIGNING_KEY_FILE", "", "the signing key file: its public half is trusted too, as serve trusts it, unless --public-key alone is given", nil)
 	s.str(&anchors, "anchor", "AUDIT_ANCHORS", "", "heads recorded elsewhere that the chain must still contain: seq:hash[,seq:hash...]", func(v string) error {
 		for _, a := range splitList(v) {
 			anchor, err := audit.ParseAnchor(a)
@@ -71,13 +72,12 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	if err := s.parse(args); err != nil {
 		return err
 	}
-	files := splitList(keyFiles)
-	if len(files) == 0 && signingKey != "" {
-		files = []string{signingKey}
+	if s.given("public-key") && !s.given("audit-signing-key") {
+		signingKey = "" // an independent check: only the keys named
 	}
-	keys, err := audit.LoadKeySet(files...)
+	keys, err := verifyKeys(keyFiles, signingKey)
 	if err != nil {
-		return fmt.Errorf("AUDIT_PUBLIC_KEYS (--public-key): %w", err)
+		return err
 	}
 	opts.Keys = keys
 	if file != "" {
@@ -99,7 +99,33 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	if !res.OK() && keys.Len() == 0 && strings.Contains(res.Problem, "no public key was given") {
 		fmt.Fprintln(stderr, "console audit verify: give the checkpoint public key with --public-key FILE (or AUDIT_SIGNING_KEY_FILE)")
 	}
+	if !res.OK() && strings.Contains(res.Problem, "not one of the public keys given") {
+		fmt.Fprintf(stderr, "console audit verify: the keys trusted were %s; after a rotation give every key in use (--public-key old.pub,new.pub)\n",
+			strings.Join(keys.IDs(), ", "))
+	}
 	return res.Err()
+}
+
+// verifyKeys is the set verify trusts: the public keys in keyFiles and,
+// when signingKey names a key file, its public half. In serve's
+// environment (AUDIT_PUBLIC_KEYS the earlier keys, AUDIT_SIGNING_KEY_FILE
+// the current one) that is the set serve trusts, so an intact log verifies
+// after a rotation. runAuditVerify leaves the signing key out when only
+// --public-key is named on the command line: an independent check trusts
+// only keys kept outside the console, never the key file on its host.
+func verifyKeys(keyFiles, signingKey string) (*audit.KeySet, error) {
+	keys, err := audit.LoadKeySet(splitList(keyFiles)...)
+	if err != nil {
+		return nil, fmt.Errorf("AUDIT_PUBLIC_KEYS (--public-key): %w", err)
+	}
+	if signingKey == "" {
+		return keys, nil
+	}
+	signer, err := audit.LoadSigner(signingKey)
+	if err != nil {
+		return nil, fmt.Errorf("AUDIT_SIGNING_KEY_FILE (--audit-signing-key): %w", err)
+	}
+	return keys.With(signer.PublicKey()), nil
 }
 
 // verifyExportFile is "console audit verify --file": it checks a JSON

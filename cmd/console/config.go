@@ -160,6 +160,14 @@ func parseSize(v string) (int64, error) {
 	return n * mult, nil
 }
 
+// given reports whether the flag was set on the command line (after
+// parse), not only through its environment variable or default.
+func (s *settings) given(flagName string) bool {
+	found := false
+	s.fs.Visit(func(f *flag.Flag) { found = found || f.Name == flagName })
+	return found
+}
+
 func (s *settings) parse(args []string) error {
 	if err := s.fs.Parse(args); err != nil {
 		return err
