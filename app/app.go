@@ -45,7 +45,7 @@ type Config struct {
 	// refuses the owner, a superuser, or a schema that is not migrated.
 	DatabaseURL string
 	DBWait      time.Duration // how long to wait for PostgreSQL at start
-	NATSWait    time.Duration // how long to wait for JetStream to answer at start
+	NATSWait    time.Duration // how long to wait at start for NATS to take a connection, then for JetStream to answer
 	// StatementTimeout bounds the statements of web requests;
 	// WorkerStatementTimeout those of ingest, replay workers and
 	// checkpoints (a pool of their own). Zero: 15s and 1m.
@@ -182,7 +182,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	if a.Jobs, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "workers", MaxConns: jobConns, StatementTimeout: cfg.WorkerStatementTimeout}, log); err != nil {
 		return nil, err
 	}
-	if err := a.connectNATS(); err != nil {
+	if err := a.connectNATS(ctx); err != nil {
 		return nil, err
 	}
 	// One snapshot of the counters per process (scope, filter choices,

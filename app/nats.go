@@ -1,10 +1,13 @@
 package app
 
 import (
+	"cmp"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -16,10 +19,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// connectNATS connects to the configured servers, or starts the embedded
-// one when none is configured (loopback only, with a token) and connects to
-// it.
-func (a *App) connectNATS() error {
+// connectNATS connects to the configured servers, waiting up to NATSWait
+// (default 1 minute) for one to answer, or starts the embedded one when
+// none is configured (loopback only, with a token) and connects to it.
+func (a *App) connectNATS(ctx context.Context) error {
 	a.natsURL = a.cfg.NATSURL
 	token, err := ReadSecret(a.cfg.NATSTokenFile)
 	if err != nil && !(a.natsURL == "" && errors.Is(err, os.ErrNotExist)) {
@@ -63,7 +66,7 @@ func (a *App) connectNATS() error {
 	if token != "" {
 		opts = append(opts, nats.Token(token))
 	}
-	nc, err := nats.Connect(a.natsURL, opts...)
+	nc, err := dialNATS(ctx, a.natsURL, cmp.Or(a.cfg.NATSWait, time.Minute), a.log, opts...)
 	if err != nil {
 		return fmt.Errorf("NATS_URL %s: %w", Redact(a.natsURL), err)
 	}
@@ -171,17 +174,46 @@ func IsLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// dialNATS connects to url, trying again every second for up to wait
+// while no server takes the connection: NATS restarting, or a cluster
+// started at the same time as the console. A refused authorization ends
+// the wait at once: waiting does not mend a token.
+func dialNATS(ctx context.Context, url string, wait time.Duration, log *slog.Logger, opts ...nats.Option) (*nats.Conn, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		nc, err := nats.Connect(url, opts...)
+		if err == nil {
+			return nc, nil
+		}
+		if refusedAuth(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, err
+		}
+		log.Warn("waiting for NATS", "url", Redact(url), "err", err)
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+	}
+}
+
+// refusedAuth reports whether the server refused the client's credentials.
+func refusedAuth(err error) bool {
+	for _, e := range []error{nats.ErrAuthorization, nats.ErrAuthExpired, nats.ErrAuthRevoked, nats.ErrAccountAuthExpired} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // DialNATS connects to url as name, with the token in tokenFile (if any),
 // reconnecting forever, with JetStream. It keeps nothing to send while it
-// reconnects (as connectNATS): a publish then fails at once.
+// reconnects (as connectNATS): a publish then fails at once. It tries
+// once; WaitForNATS waits for a server first.
 func DialNATS(url, tokenFile, name string) (*nats.Conn, jetstream.JetStream, error) {
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
-	token, err := ReadSecret(tokenFile)
+	opts, err := dialOptions(tokenFile, name)
 	if err != nil {
-		return nil, nil, fmt.Errorf("NATS_TOKEN_FILE (--nats-token-file): %w", err)
-	}
-	if token != "" {
-		opts = append(opts, nats.Token(token))
+		return nil, nil, err
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
@@ -193,4 +225,34 @@ func DialNATS(url, tokenFile, name string) (*nats.Conn, jetstream.JetStream, err
 		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
 	return nc, js, nil
+}
+
+// WaitForNATS waits up to wait for a server at url to take a connection
+// with the token in tokenFile (as DialNATS makes it), then lets it go:
+// `console worker` waits for NATS this way before it starts, as serve does
+// (NATS_WAIT).
+func WaitForNATS(ctx context.Context, url, tokenFile string, wait time.Duration, log *slog.Logger) error {
+	opts, err := dialOptions(tokenFile, "quarantine-worker-start")
+	if err != nil {
+		return err
+	}
+	nc, err := dialNATS(ctx, url, wait, log, opts...)
+	if err != nil {
+		return fmt.Errorf("NATS_URL %s: %w", Redact(url), err)
+	}
+	nc.Close()
+	return nil
+}
+
+// dialOptions are DialNATS's connection options.
+func dialOptions(tokenFile, name string) ([]nats.Option, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
+	token, err := ReadSecret(tokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("NATS_TOKEN_FILE (--nats-token-file): %w", err)
+	}
+	if token != "" {
+		opts = append(opts, nats.Token(token))
+	}
+	return opts, nil
 }

@@ -1,10 +1,15 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/quarantine-console/quarantine/dlq/natstest"
@@ -27,5 +32,30 @@ func TestDialNATSKeepsNothingWhileReconnecting(t *testing.T) {
 	wait.Until(t, "the client to see NATS gone", time.Minute, func() bool { return !nc.IsConnected() })
 	if err := nc.Publish("app.acme.x", []byte("x")); !errors.Is(err, nats.ErrReconnectBufExceeded) {
 		t.Fatalf("publish while reconnecting: %v, want %v", err, nats.ErrReconnectBufExceeded)
+	}
+}
+
+// TestWaitForNATSStopsOnRefusedToken: a server that refuses the token is
+// not waited for (waiting does not mend a token); one not answering is.
+func TestWaitForNATSStopsOnRefusedToken(t *testing.T) {
+	srv := natstest.StartWithOptions(t, t.TempDir(), func(o *server.Options) { o.Authorization = "right" })
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("wrong\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	start := time.Now()
+	err := WaitForNATS(context.Background(), srv.ClientURL(), token, 10*time.Minute, log)
+	if !errors.Is(err, nats.ErrAuthorization) {
+		t.Fatalf("WaitForNATS with a refused token: %v, want %v", err, nats.ErrAuthorization)
+	}
+	if waited := time.Since(start); waited > time.Minute {
+		t.Fatalf("waited %s for a server that refuses the token", waited)
+	}
+	if err := os.WriteFile(token, []byte("right\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WaitForNATS(context.Background(), srv.ClientURL(), token, time.Second, log); err != nil {
+		t.Fatalf("WaitForNATS with the right token: %v", err)
 	}
 }
