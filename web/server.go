@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/alexedwards/scs/v2"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -66,8 +67,8 @@ type Deps struct {
 	Checkpoints *audit.Checkpointer
 	// Denials counts and logs refusals of anonymous clients (never audited).
 	Denials *authz.AnonymousDenials
-	// IngestHealth reports how far behind ingest is (readiness, the
-	// dashboard); nil when this process does not ingest.
+	// IngestHealth reports how far behind ingest is (the dashboard); nil
+	// when this process does not ingest.
 	IngestHealth func() dlq.IngestHealth
 	// AuditKeys are the public keys the auditor's "verify chain" checks
 	// checkpoint signatures with, as `console audit verify` does.
@@ -138,20 +139,19 @@ func (s *Server) healthz(c echo.Context) error {
 	return c.String(http.StatusOK, "ok\n")
 }
 
-// readyz answers 200 when PostgreSQL answers a query, the NATS connection
-// is up and ingest is not stalled (dead letters waiting longer than
-// INGEST_STALL_AFTER with none stored and acked meanwhile: dlq.StreamHealth,
-// whose progress signal is not the ack floor, which one unstorable dead
-// letter holds still while the rest are stored);
-// 503 naming the dependency that is not. The answer is public (load
-// balancers ask it), so it never carries an error's text, which may hold
-// addresses, user names or worse, nor counts of dead letters; the log has
-// that.
+// readyz answers 200 when this replica can serve pages: PostgreSQL
+// answers (pingPostgres) and the NATS connection is up; 503 naming the
+// dependency that is not. Ingest is not asked: every replica watches the
+// same consumer, so a stall would take every console out of the load
+// balancer at once, when on-call needs the dashboard; the
+// DeadLetterIngestStalled alert and the dashboard report it. The answer is
+// public (load balancers ask it), so it never carries an error's text,
+// which may hold addresses, user names or worse; the log has that.
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
 	var problems []string
-	if err := s.deps.Pool.Ping(ctx); err != nil {
+	if err := s.pingPostgres(ctx); err != nil {
 		problems = append(problems, "postgresql: not answering")
 		s.deps.Log.Warn("not ready: PostgreSQL", "err", err)
 	}
@@ -159,19 +159,44 @@ func (s *Server) readyz(c echo.Context) error {
 		problems = append(problems, "nats: not connected")
 		s.deps.Log.Warn("not ready: NATS is not connected")
 	}
-	if s.deps.IngestHealth != nil {
-		h, now := s.deps.IngestHealth(), time.Now()
-		for _, st := range h.StalledStreams(now) {
-			problems = append(problems, fmt.Sprintf("ingest: %s stalled for %s", st.Stream, st.Stall(now).Round(time.Second)))
-		}
-		if why := h.Stalled(now); len(why) > 0 {
-			s.deps.Log.Warn("not ready: ingest stalled", "why", why)
-		}
-	}
 	if len(problems) > 0 {
 		return c.JSON(http.StatusServiceUnavailable, map[string]any{"ready": false, "problems": problems})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"ready": true})
+}
+
+// pingPostgres asks PostgreSQL to answer through the web pool or, when
+// every connection of the pool is lent out to requests (slow pages, an
+// export, many people at once), through a connection of its own, closed
+// after: a full pool is this replica being busy, not PostgreSQL being
+// down, and taking the busiest replicas out of the load balancer only
+// moves their load onto the others. The extra connection is made only
+// while the pool is full, one per probe.
+func (s *Server) pingPostgres(ctx context.Context) error {
+	pool := s.deps.Pool
+	if !poolFull(pool) {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := pool.Ping(pctx)
+		cancel()
+		if err == nil || !poolFull(pool) {
+			return err
+		}
+		// Every connection was taken while the ping waited for one.
+	}
+	cfg := pool.Config().ConnConfig.Copy()
+	cfg.Tracer = nil // not a request's statement
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("the web pool is busy, and a connection of its own: %w", err)
+	}
+	defer conn.Close(context.Background())
+	return conn.Ping(ctx)
+}
+
+// poolFull reports whether every connection pool may open is lent out.
+func poolFull(pool *pgxpool.Pool) bool {
+	st := pool.Stat()
+	return st.AcquiredConns() >= st.MaxConns()
 }
 
 // metrics serves /metrics on the console's own address, only when a token
