@@ -67,8 +67,8 @@ type Config struct {
 	BatchWait     time.Duration
 	AckWait       time.Duration
 	// StallAfter is how long dead letters may wait with none stored and
-	// acked by the ingest consumer before readiness fails; 0 turns the
-	// check off.
+	// acked by the ingest consumer before the dashboard calls ingest
+	// stalled (readiness does not ask); 0 turns the check off.
 	StallAfter time.Duration
 	// StreamMaxAge and StreamMaxBytes are the DLQ stream's limits (0: as
 	// the stream has them; a new one has none).

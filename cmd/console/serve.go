@@ -45,7 +45,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	s.integer(&c.IngestWorkers, "ingest-workers", "INGEST_WORKERS", 2, "concurrent insert workers", 1, 64)
 	s.duration(&c.BatchWait, "ingest-wait", "INGEST_MAX_WAIT", 50*time.Millisecond, "longest a dead letter waits for its batch", time.Millisecond, 10*time.Second)
 	s.duration(&c.AckWait, "ingest-ack-wait", "INGEST_ACK_WAIT", time.Minute, "redelivery of dead letters a stopped ingester did not ack", time.Second, time.Hour)
-	s.duration(&c.StallAfter, "ingest-stall-after", "INGEST_STALL_AFTER", 2*time.Minute, "readiness fails when dead letters wait this long with none stored; 0 turns the check off", 0, 24*time.Hour)
+	s.duration(&c.StallAfter, "ingest-stall-after", "INGEST_STALL_AFTER", 2*time.Minute, "the dashboard calls ingest stalled when dead letters wait this long with none stored (readiness does not fail on it); 0 turns that off", 0, 24*time.Hour)
 	s.duration(&c.StreamMaxAge, "dlq-max-age", "DLQ_MAX_AGE", 0, "age limit of the DLQ stream: JetStream discards older messages (0: none, or the existing stream's)", 0, 10*365*24*time.Hour)
 	s.size(&c.StreamMaxBytes, "dlq-max-bytes", "DLQ_MAX_BYTES", "0", "size limit of the DLQ stream, like 10GiB: JetStream discards the oldest messages past it (0: none, or the existing stream's)")
 	s.integer(&c.Keeper.Ahead, "partitions-ahead", "PARTITIONS_AHEAD", 7, "days after today that get a partition of dead_letters before they come", 1, 90)
