@@ -102,8 +102,9 @@ const (
 // below, every publish has its own reservation.
 const chunkSpan = 20 * time.Millisecond
 
-// recheckAfter: a worker that waited longer than this for a slot reads the
-// request's status again before publishing.
+// recheckAfter: a job whose turn (its wait for a slot, the owning
+// service's answer, a pause) took longer than this since the request's
+// status was last read reads it again before it is sent.
 const recheckAfter = 5 * time.Millisecond
 
 // gate is what one reservation gave: the first slot and the database's now
@@ -318,14 +319,18 @@ func (w *Worker) publish(ctx context.Context, jobs []*job, until time.Time) {
 }
 
 // publishRequest publishes the jobs of one request at its rate: a
-// reservation per chunk (chunkSpan of slots), each job at its slot, the
-// status read again after a long wait, and a job whose slot passed by more
-// than half an interval (at least chunkSpan) reserved again, so that a
-// stalled worker never sends a burst; a retry whose slot comes when the
-// window no longer covers its first attempt is not sent (JudgeWindow, at
-// its slot: a person decides).
+// reservation per chunk (chunkSpan of slots), each job at its slot, and
+// right before each send the status read again when the job's turn (its
+// wait for the slot, the owning service's answer, a pause) took more than
+// recheckAfter since it was last read, and a job whose slot passed by more
+// than half an interval (at least chunkSpan) reserved again, so that
+// neither a stop nor the rate waits on anything slow, and a stalled worker
+// never sends a burst; a retry whose slot comes when the window no longer
+// covers its first attempt is not sent (JudgeWindow, at its slot: a person
+// decides).
 func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Time) []inflight {
 	var out []inflight
+	answers := map[int64]answer{} // the owning services' answers right before a send, kept for the job's next slot
 	interval := time.Duration(float64(time.Second) / jobs[0].rate)
 	tolerance := max(interval/2, chunkSpan)
 	most := max(1, int(jobs[0].rate*chunkSpan.Seconds()))
@@ -361,6 +366,28 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 			}
 		}
 		sent := 0
+		read := g.received // when the request's status was last read: the gate read it
+		// halts reads the request's status again when more than
+		// recheckAfter passed since it was last read and since turn
+		// began, and ends jobs[sent:] when the request no longer
+		// publishes, saying so. The jobs of one reservation follow each
+		// other without it: the rest of the reservation may land after a
+		// stop.
+		halts := func(j *job, turn time.Time) bool {
+			if time.Since(later(read, turn)) <= recheckAfter {
+				return false
+			}
+			read = time.Now()
+			switch state, why := w.stillPublishes(ctx, j); state {
+			case "":
+				return false
+			case JobCancelled:
+				halted(jobs[sent:])
+			default:
+				settle(jobs[sent:], state, why)
+			}
+			return true
+		}
 	chunk:
 		for i, j := range chunk {
 			if v, ok := g.held[j.id]; ok {
@@ -373,7 +400,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				sent++
 				continue
 			}
-			at := g.slot(i, interval)
+			turn, at := time.Now(), g.slot(i, interval)
 			if wait := time.Until(at); wait > 0 {
 				select {
 				case <-time.After(wait):
@@ -381,16 +408,8 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 					settle(jobs[sent:], JobPending, releasedStopping)
 					return out
 				}
-				if wait > recheckAfter {
-					switch state, why := w.stillPublishes(ctx, j); state {
-					case "":
-					case JobCancelled:
-						halted(jobs[sent:])
-						return out
-					default:
-						settle(jobs[sent:], state, why)
-						return out
-					}
+				if halts(j, turn) { // stopped while it waited: no owning service is asked
+					return out
 				}
 			} else if -wait > tolerance {
 				break chunk // late: reserve a fresh slot rather than catch up
@@ -415,20 +434,20 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				// its answer to the claim's judge may be up to two thirds
 				// of a lease old, and a principal's authority it revoked
 				// since must stop the publish.
+				a, kept := answers[j.id]
+				if !kept || time.Since(a.at) > a.serves {
+					var cut string
+					if a, cut = w.askBeforeSend(ctx, j, until, tolerance); cut != "" {
+						settle(jobs[sent:], JobPending, cut)
+						return out
+					}
+					answers[j.id] = a
+					if halts(j, turn) { // a stop while the service was asked ends the job cancelled, whatever it answered
+						return out
+					}
+				}
 				f := j.facts()
-				rctx, cancel := context.WithDeadline(ctx, until) // not past the part of the lease it publishes in
-				f.Revalidation = w.revalidate(rctx, j)
-				var cut string
-				if rctx.Err() != nil {
-					// The worker stops, or the claim's time ran out, while
-					// the service was asked: that is not its answer.
-					cut = releasedBy(rctx)
-				}
-				cancel()
-				if cut != "" {
-					settle(jobs[sent:], JobPending, cut)
-					return out
-				}
+				f.Revalidation = a.revalidation
 				if v := replaypolicy.JudgeRevalidation(f); v.Outcome != replaypolicy.Go {
 					j.unsent(v)
 					j.resetAttempt = j.firstAttempt // the gate marked it; nothing was sent
@@ -459,6 +478,17 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				settle(jobs[sent:], JobPending, releasedLease)
 				return out
 			}
+			// What the turn did since the checks above (the owning
+			// service's answer, a pause) may have outlasted a stop or the
+			// slot: the status is read again after more than
+			// recheckAfter, and a job late for its slot reserves a fresh
+			// one (its answer kept) rather than send with those after it.
+			if halts(j, turn) {
+				return out
+			}
+			if time.Since(at) > tolerance {
+				break chunk // late: a fresh slot, as above
+			}
 			if f, ok := w.send(j); ok {
 				out = append(out, inflight{j, f})
 			}
@@ -474,11 +504,50 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 	return out
 }
 
-// stillPublishes reads whether the request of j still publishes after j
-// waited for its slot: "" when it does, else what becomes of its
-// unpublished jobs and why (cancelled after a cancel or a stop; released
-// when the status cannot be read, nothing being sent on a guess, or when
-// the policy or the people's rights changed since the claim judged them).
+// answer is what the owning service answered right before a send, and
+// for how long after it came it serves a send: a job late for its slot
+// once the answer came reserves a fresh slot, and is sent there on the
+// same answer when the slot comes within that time.
+type answer struct {
+	revalidation *replaypolicy.Revalidation
+	at           time.Time
+	serves       time.Duration
+}
+
+// askBeforeSend asks the owning service of j, a revalidate item, right
+// before its send, within the part of the claim's lease it publishes in.
+// The answer serves for as long as it took to come (a service's yes may
+// be that old when it comes), at least tolerance: a job late by more
+// than tolerance gets a fresh slot sooner than that after its answer when
+// no other worker holds the request's next slots, so a slow service does
+// not keep a job asking and reserving again for good. cut is why the
+// question was cut short (the worker stops, or the claim's time ran out):
+// that is not the service's answer.
+func (w *Worker) askBeforeSend(ctx context.Context, j *job, until time.Time, tolerance time.Duration) (a answer, cut string) {
+	rctx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
+	asked := time.Now()
+	rev := w.revalidate(rctx, j)
+	if rctx.Err() != nil {
+		return answer{}, releasedBy(rctx)
+	}
+	return answer{revalidation: rev, at: time.Now(), serves: max(tolerance, time.Since(asked))}, ""
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// stillPublishes reads whether the request of j still publishes in j's
+// turn (after a wait for its slot, or the owning service's answer): ""
+// when it does, else what becomes of its unpublished jobs and why
+// (cancelled after a cancel or a stop; released when the status cannot be
+// read, nothing being sent on a guess, or when the policy or the people's
+// rights changed since the claim judged them).
 func (w *Worker) stillPublishes(ctx context.Context, j *job) (JobState, string) {
 	var status Status
 	var policy, rights bool
