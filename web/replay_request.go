@@ -104,7 +104,11 @@ func (s *Server) requestFormError(c echo.Context, err error, field string) error
 // renderRequest writes the request page of v with status, the form errors
 // errs and, when set, an error flash.
 func (s *Server) renderRequest(c echo.Context, status int, v replay.View, errs map[string]string, flash string) error {
-	m := s.requestModel(c, v, errs)
+	stoppable, err := s.deps.Replays.CanStop(c.Request().Context(), v.Request.ID)
+	if err != nil {
+		return err
+	}
+	m := s.requestModel(c, v, errs, stoppable)
 	p := s.page(c, fmt.Sprintf("Replay request %d", m.ID), "replays")
 	p.Canonical = fmt.Sprintf("/replay/requests/%d", m.ID)
 	if flash != "" {
@@ -135,8 +139,9 @@ func progressModel(req replay.Request, p replay.Progress) views.ReplayProgressMo
 }
 
 // requestModel is the request page of v for the user: the buttons the
-// replay rules (v) and their roles in the tenant allow.
-func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]string) views.ReplayRequestModel {
+// replay rules (v) and their roles in the tenant allow; stoppable says
+// whether a stop would end the request (replay.Service.CanStop).
+func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]string, stoppable bool) views.ReplayRequestModel {
 	req, d, u := v.Request, v.Decision, userOf(c)
 	table := s.deps.Replays.Policy()
 	m := views.ReplayRequestModel{
@@ -192,9 +197,10 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	if m.CanApprove {
 		m.Confirmation = d.Confirmation
 	}
-	// An emergency stop is for what publishes: one that waits for approval
-	// is rejected or cancelled instead (the tenant's stop page ends it too).
-	if (req.Status == replay.StatusApproved || req.Status == replay.StatusRunning) && s.deps.Access.Can(u, req.Tenant, obj, authz.ActStop) {
+	// The stop is offered where it would end the request (Stop's own
+	// test: approved or running, or done with problems whose items wait
+	// for a person, who could still republish them).
+	if stoppable && s.deps.Access.Can(u, req.Tenant, obj, authz.ActStop) {
 		m.Stop = &views.StopForm{URL: fmt.Sprintf("/replay/requests/%d/stop", req.ID), Error: errs["stop"]}
 	}
 	download := s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActDownload)

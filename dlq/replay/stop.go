@@ -38,9 +38,12 @@ const selectStoppable = `SELECT ` + requestColumns + ` FROM replay_requests
 const selectStoppableIn = `SELECT ` + requestColumns + ` FROM replay_requests
     WHERE tenant = ANY($1) AND ` + stoppable + ` ORDER BY id DESC LIMIT 200`
 
-// Whether request $1 is one a stop ends, for a stop of one request; its
-// requester drops a draft of theirs.
-const selectStoppableOne = `SELECT EXISTS (SELECT 1 FROM replay_requests WHERE id = $1 AND status <> 'draft' AND ` + stoppable + `)`
+// Whether request $1 is one a stop of one request ends: one a stop of its
+// tenant ends, but a draft (its requester drops it) or one waiting for
+// approval (an approver rejects it, its requester cancels it: it
+// publishes nothing until then, and a stop of its tenant ends it too).
+const selectStoppableOne = `SELECT EXISTS (SELECT 1 FROM replay_requests
+    WHERE id = $1 AND status NOT IN ('draft', 'pending_approval') AND ` + stoppable + `)`
 
 // Stoppable returns the requests of tenants that an emergency stop would
 // end (at most 200, the newest first).
@@ -52,14 +55,26 @@ func (s *Service) Stoppable(ctx context.Context, tenants []string) ([]Request, e
 	return pgx.CollectRows(rows, scanRequest)
 }
 
+// CanStop reports whether Stop would end request id as it is now (the
+// request page offers the stop where it does): approved or running, or
+// done with problems with items waiting for a person.
+func (s *Service) CanStop(ctx context.Context, id int64) (bool, error) {
+	var ok bool
+	if err := s.pool.QueryRow(ctx, selectStoppableOne, id).Scan(&ok); err != nil {
+		return false, fmt.Errorf("read whether replay %d may be stopped: %w", id, err)
+	}
+	return ok, nil
+}
+
 // Stop ends request id at once, whoever requested it: an emergency stop by
 // an approver or an admin of its tenant (the route checks who; the rules
 // ask for a reason and the typed phrase, invalid without). Nothing not yet
 // published will be; a job whose outcome is unknown waits for a person
 // (needs_reconciliation), who may no longer republish it. It returns a
-// conflict for a request that is not open and has nothing waiting for a
-// person, or is still a draft (a draft publishes nothing; its requester
-// drops it).
+// conflict for a request CanStop says no of: one that is not open and has
+// nothing waiting for a person, a draft (it publishes nothing; its
+// requester drops it) or one waiting for approval (rejected or cancelled
+// instead).
 func (s *Service) Stop(ctx context.Context, id int64, actor quarantine.Actor, in StopInput, meta quarantine.RequestMeta) error {
 	if v := replaypolicy.JudgeStop(in.Reason, in.Typed); v.Outcome != replaypolicy.Go {
 		return fmt.Errorf("stop replay %d: %w", id, refuse(v, quarantine.EINVALID))
@@ -73,7 +88,10 @@ func (s *Service) Stop(ctx context.Context, id int64, actor quarantine.Actor, in
 		if err := tx.QueryRow(ctx, selectStoppableOne, id).Scan(&ok); err != nil {
 			return err
 		}
-		if !ok {
+		switch {
+		case !ok && req.Status == StatusPendingApproval:
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request waits for approval and publishes nothing until then: an approver rejects it, its requester cancels it")
+		case !ok:
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s: there is nothing to stop", strings.ReplaceAll(string(req.Status), "_", " "))
 		}
 		return s.stop(ctx, tx, &req, actor, in.Reason, meta)
