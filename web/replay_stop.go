@@ -60,15 +60,33 @@ func (s *Server) replayStopAll(c echo.Context) error {
 	if !s.stopsSomething(u, form.Tenant) {
 		return s.refuseNamed(c, form.Tenant, replayObjects+":"+authz.ActStop, "tenant "+form.Tenant)
 	}
-	n, err := s.deps.Replays.StopAll(c.Request().Context(), form.Tenant, may, u.Actor, form.Validate(), authz.RequestMeta(c))
+	res, err := s.deps.Replays.StopAll(c.Request().Context(), form.Tenant, may, u.Actor, form.Validate(), authz.RequestMeta(c))
 	if quarantine.ErrorCode(err) == quarantine.EINVALID {
 		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, quarantine.ErrorMessage(err))
 	}
 	if err != nil {
 		return err
 	}
-	s.flash(c, fmt.Sprintf("Emergency stop in %s: %d %s stopped.", form.Tenant, n, map[bool]string{true: "request", false: "requests"}[n == 1]))
+	s.flash(c, fmt.Sprintf("Emergency stop in %s: %s stopped.", form.Tenant, requests(res.Stopped)))
+	if len(res.Left) > 0 {
+		// A partial stop must read as one: the on-call may take the
+		// tenant for quiet.
+		var classes []string
+		for _, class := range res.LeftClasses() {
+			classes = append(classes, string(class))
+		}
+		s.flashError(c, fmt.Sprintf("Not stopped: %s of %s, which you may not stop in %s, left open.",
+			requests(len(res.Left)), strings.Join(classes, ", "), form.Tenant))
+	}
 	return c.Redirect(http.StatusSeeOther, views.PathStop)
+}
+
+// requests is "1 request" or "n requests".
+func requests(n int) string {
+	if n == 1 {
+		return "1 request"
+	}
+	return fmt.Sprintf("%d requests", n)
 }
 
 // stopsSomething reports whether u may stop replays of some class in

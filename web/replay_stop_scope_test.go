@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
@@ -50,4 +51,27 @@ func TestRequestPageOffersStopWhereItEnds(t *testing.T) {
 		return r.Status == replay.StatusDone
 	})
 	assert.Zero(t, stopForm(done.ID).Length(), "a request done without problems has nothing to stop")
+}
+
+// TestPartialTenantStopSaysWhatItLeft: an approver who may stop only
+// rebuildable replays stops a tenant: the page says how many requests it
+// stopped, and, as an error, how many it left open and of which class.
+func TestPartialTenantStopSaysWhatItLeft(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	setPolicyLines(t, b, authz.RoleApprover, authz.ActStop, authz.ReplayObject("rebuildable"))
+	_, oncall := b.SignIn(t, "acme:oncall")
+	approver, _ := b.SignIn(t, "acme:approver")
+	testfactory.Request(t, b.Replays, oncall.Actor, []int64{seed(t, b, "acme", "search.index_update", "part-doc", nil)}, replay.SubmitInput{})
+	mail := testfactory.Request(t, b.Replays, oncall.Actor, []int64{seed(t, b, "acme", "email.send", "part-mail", opHeader("op-part"))}, replay.SubmitInput{})
+
+	resp := b.Do(t, approver, "POST", "/replay/stop", url.Values{"tenant": {"acme"}, "reason": {"incident 12"}, "confirm": {"STOP"}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	page := b.Do(t, approver, "GET", resp.Header.Get("Location"), nil, nil).Doc(t)
+	assert.Contains(t, page.Find(`[data-testid="flash"][data-kind="ok"]`).Text(), "Emergency stop in acme: 1 request stopped.")
+	assert.Contains(t, page.Find(`[data-testid="flash"][data-kind="error"]`).Text(),
+		"Not stopped: 1 request of same_operation, which you may not stop in acme, left open.")
+	r, err := b.Replays.Request(t.Context(), mail.ID)
+	require.NoError(t, err)
+	assert.Equal(t, replay.StatusPendingApproval, r.Status)
 }

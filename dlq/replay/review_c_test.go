@@ -48,7 +48,7 @@ func TestEmergencyStopEndsDraftsAndProblems(t *testing.T) {
 	n, err := b.replays.StopAll(ctx, "acme", func(replaypolicy.Class) bool { return true }, approver1,
 		replay.StopInput{Reason: "incident 7", Typed: replaypolicy.StopPhrase}, quarantine.RequestMeta{})
 	require.NoError(t, err)
-	assert.Equal(t, 2, n)
+	assert.Equal(t, 2, n.Stopped)
 
 	_, err = b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "right after the stop"}, quarantine.RequestMeta{})
 	require.Error(t, err, "a draft frozen before the stop is not submitted after it")

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -102,27 +103,65 @@ func (s *Service) Stop(ctx context.Context, id int64, actor quarantine.Actor, in
 	return nil
 }
 
+// TenantStop is what an emergency stop of a tenant did: how many requests
+// it stopped, and the ones it left as they were because the person may not
+// stop their class (in id order).
+type TenantStop struct {
+	Stopped int
+	Left    []Request
+}
+
+// LeftClasses are the classes of the requests the stop left, each once,
+// in order.
+func (t TenantStop) LeftClasses() []replaypolicy.Class {
+	var out []replaypolicy.Class
+	for _, r := range t.Left {
+		if !slices.Contains(out, r.Class) {
+			out = append(out, r.Class)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // StopAll ends every request of tenant that may still publish or be
 // approved, every draft (so no submit right after the stop runs one) and
 // every request done with problems with items waiting for a person (so no
 // republish runs it again), of the classes may allows (the person's stop
-// right, class by class), as Stop does each; it returns how many it
-// stopped.
+// right, class by class), as Stop does each; it says how many it stopped
+// and which it left (a partial stop is not a stop of the tenant).
 func (s *Service) StopAll(ctx context.Context, tenant string, may func(replaypolicy.Class) bool, actor quarantine.Actor, in StopInput,
-	meta quarantine.RequestMeta) (int, error) {
+	meta quarantine.RequestMeta) (TenantStop, error) {
 	if v := replaypolicy.JudgeStop(in.Reason, in.Typed); v.Outcome != replaypolicy.Go {
-		return 0, fmt.Errorf("stop replays of %s: %w", tenant, refuse(v, quarantine.EINVALID))
+		return TenantStop{}, fmt.Errorf("stop replays of %s: %w", tenant, refuse(v, quarantine.EINVALID))
 	}
-	n, err := s.eachLocked(ctx, func(tx pgx.Tx, r *Request) (bool, error) {
-		if !may(r.Class) {
-			return false, nil
+	var res TenantStop
+	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		res = TenantStop{} // a run again starts afresh
+		rows, err := tx.Query(ctx, selectStoppable, tenant)
+		if err != nil {
+			return err
 		}
-		return true, s.stop(ctx, tx, r, actor, in.Reason, meta)
-	}, selectStoppable, tenant)
+		reqs, err := pgx.CollectRows(rows, scanRequest)
+		if err != nil {
+			return err
+		}
+		for i := range reqs {
+			if !may(reqs[i].Class) {
+				res.Left = append(res.Left, reqs[i])
+				continue
+			}
+			if err := s.stop(ctx, tx, &reqs[i], actor, in.Reason, meta); err != nil {
+				return err
+			}
+			res.Stopped++
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("stop replays of %s: %w", tenant, err)
+		return TenantStop{}, fmt.Errorf("stop replays of %s: %w", tenant, err)
 	}
-	return n, nil
+	return res, nil
 }
 
 // stop halts req as an emergency stop by actor.

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -61,4 +62,41 @@ func TestStopOfOneRequestEndsWhatCanStopSays(t *testing.T) {
 	r, err := b.replays.Request(ctx, pending.ID)
 	require.NoError(t, err)
 	assert.Equal(t, replay.StatusPendingApproval, r.Status, "still waits for approval")
+}
+
+// TestTenantStopSaysWhatItLeft: a stop of a tenant by a person who may
+// stop only some classes stops those and says which requests it left, of
+// which classes; what it left runs on, unaudited as stopped.
+func TestTenantStopSaysWhatItLeft(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	rebuild := b.request(t, []int64{b.seedItem(t, "search.index_update", "left-rebuild", nil, "{}")}, replay.SubmitInput{})
+	var mails []replay.Request
+	for i := range 2 {
+		mails = append(mails, b.request(t, []int64{b.seedItem(t, "email.send", fmt.Sprint("left-mail-", i), nats.Header{dlq.HeaderOperationID: {fmt.Sprint("op-left-", i)}}, "{}")}, replay.SubmitInput{}))
+	}
+	grant := b.seedItem(t, "accounts.permission_grant", "left-grant", nats.Header{dlq.HeaderPrincipal: {"user:7"}}, `{"grant":"read"}`)
+	grants := b.request(t, []int64{grant}, replay.SubmitInput{})
+
+	res, err := b.replays.StopAll(ctx, "acme", func(c replaypolicy.Class) bool { return c == replaypolicy.Rebuildable }, approver1,
+		replay.StopInput{Reason: "incident 9", Typed: replaypolicy.StopPhrase}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Stopped)
+	var left []int64
+	for _, r := range res.Left {
+		left = append(left, r.ID)
+	}
+	assert.Equal(t, []int64{mails[0].ID, mails[1].ID, grants.ID}, left)
+	assert.Equal(t, []replaypolicy.Class{replaypolicy.Revalidate, replaypolicy.SameOperation}, res.LeftClasses())
+
+	r, err := b.replays.Request(ctx, rebuild.ID)
+	require.NoError(t, err)
+	assert.Equal(t, replay.StatusCancelled, r.Status)
+	for _, id := range left {
+		r, err := b.replays.Request(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, replay.StatusPendingApproval, r.Status, "request %d is left as it was", id)
+	}
+	assert.Equal(t, 1, auditCount(t, b, `action = 'replay.stop'`), "one stop, of the request it stopped")
 }
