@@ -90,6 +90,11 @@ func TestServeScreens(t *testing.T) {
 	testfactory.Request(t, b.Replays, oncall.Actor, mail[:2], replay.SubmitInput{Reason: "smtp relay fixed"})
 	testfactory.Draft(t, b.Replays, oncall.Actor, ids[0], ids[1])
 	testfactory.Request(t, b.Replays, oncall.Actor, []int64{hidden}, replay.SubmitInput{Reason: "relay fixed"})
+	// A request done with problems whose items wait for a person: the
+	// approver may still stop it.
+	problems := testfactory.Request(t, b.Replays, oncall.Actor, ids[57:60], replay.SubmitInput{Reason: "shard 4 back"})
+	testfactory.NeedsPerson(t, pool, problems.ID)
+	t.Logf("request %d is done with problems", problems.ID)
 
 	people := []struct {
 		name   string
