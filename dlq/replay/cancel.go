@@ -362,13 +362,18 @@ func (s *Service) ExpireDrafts(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// VoidStale voids drafts and requests waiting for approval that the policy
-// table in force makes stale (made under another version): their
-// approvals no longer count. It returns how many it voided.
+// VoidStale voids drafts and requests waiting for approval made under
+// another version than the active one (PolicyStanding.Voids): their
+// approvals no longer count. A process whose own table is not the active
+// version voids nothing made under the active one. It returns how many it
+// voided.
 func (s *Service) VoidStale(ctx context.Context) (int, error) {
-	table := s.cfg.Policy()
+	st, err := s.standing(ctx, s.pool)
+	if err != nil {
+		return 0, fmt.Errorf("void stale replay requests: %w", err)
+	}
 	n, err := s.voidEach(ctx, "replay.void", func(r Request) string {
-		if table.Stale(r.PolicyVersion) {
+		if st.Voids(r.PolicyVersion) {
 			return "the replay policy changed since this request was made; request again"
 		}
 		return ""

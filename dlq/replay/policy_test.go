@@ -1,0 +1,96 @@
+package replay_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// TestPolicyRollbackIsDeliberate: a version replaced since it was active
+// is not made active again by a process that starts with its file; that
+// process says it is stale (PolicyStanding, the metric, its refusals name
+// both versions and who made the active one so). Clearing the version's
+// superseded_at (the runbook's rollback) lets the next start activate it,
+// audited as a rollback, and from then on the newer version is the one a
+// restart does not take back. A version never active before is a deploy.
+func TestPolicyRollbackIsDeliberate(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	src, err := os.ReadFile("../../dev/policy.toml")
+	require.NoError(t, err)
+	older := b.policy.Load()
+	newer, err := replaypolicy.Parse("newer.toml", []byte(strings.Replace(string(src), "default_rate = 500", "default_rate = 400", 1)))
+	require.NoError(t, err)
+	newest, err := replaypolicy.Parse("newest.toml", []byte(strings.Replace(string(src), "default_rate = 500", "default_rate = 300", 1)))
+	require.NoError(t, err)
+	service := func(table *replaypolicy.Table) *replay.Service {
+		cfg := b.config(t)
+		cfg.Policy = func() *replaypolicy.Table { return table }
+		return replay.New(b.db.Pool, cfg)
+	}
+	oldReplica, newReplica := service(older), service(newer)
+	active := func() string {
+		var v string
+		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT version FROM replay_policy_active`).Scan(&v))
+		return v
+	}
+	stale := func(s *replay.Service) float64 { return testutil.ToFloat64(replay.NewPolicyCollector(s, b.log)) }
+
+	require.NoError(t, oldReplica.ActivatePolicy(ctx, "old-host-1"))
+	require.NoError(t, newReplica.ActivatePolicy(ctx, "new-host-7"))
+	require.NoError(t, oldReplica.ActivatePolicy(ctx, "old-host-1-restarted"))
+	assert.Equal(t, newer.Version(), active(), "a restart is not a deploy")
+	assert.Equal(t, 2, countAudit(t, b, audit.ActionReplayPolicy), "nothing activated, nothing audited")
+
+	st, err := oldReplica.PolicyStanding(ctx)
+	require.NoError(t, err)
+	assert.True(t, st.Stale())
+	assert.Equal(t, "new-host-7", st.Active.ActivatedBy)
+	assert.Equal(t, 1.0, stale(oldReplica))
+	assert.Equal(t, 0.0, stale(newReplica))
+	batch, _ := testfactory.Draft(t, newReplica, oncall, b.seedItem(t, "search.index_update", "rollback-refused", nil, "{}"))
+	_, err = oldReplica.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "older"}, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "%v", err)
+	for _, want := range []string{older.Version()[:12], newer.Version()[:12], "activated by new-host-7"} {
+		assert.ErrorContains(t, err, want)
+	}
+
+	pending := testfactory.Request(t, newReplica, oncall, []int64{b.seedItem(t, "email.send", "rollback-pending",
+		nats.Header{dlq.HeaderOperationID: {"op-rollback"}}, "{}")}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusPendingApproval, pending.Status)
+
+	// The rollback, as the runbook says, then a start with the older file.
+	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_policy_versions SET superseded_at = NULL WHERE version = $1`, older.Version())
+	require.NoError(t, err)
+	require.NoError(t, oldReplica.ActivatePolicy(ctx, "old-host-1-rollback"))
+	assert.Equal(t, older.Version(), active())
+	var rollback bool
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT (after->>'rollback')::boolean FROM audit_log
+        WHERE action = $1 ORDER BY seq DESC LIMIT 1`, audit.ActionReplayPolicy).Scan(&rollback))
+	assert.True(t, rollback, "the audit row says it was a rollback")
+	voided, err := oldReplica.VoidStale(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, voided, "the request and the draft made under the version rolled back are void")
+	assert.Equal(t, replay.StatusVoid, b.waitStatus(t, pending.ID, replay.StatusVoid).Status)
+
+	require.NoError(t, newReplica.ActivatePolicy(ctx, "new-host-7-restarted"))
+	assert.Equal(t, older.Version(), active(), "the rollback stays: the newer version was replaced too")
+	assert.Equal(t, 1.0, stale(newReplica))
+
+	require.NoError(t, service(newest).ActivatePolicy(ctx, "newest-host-2"))
+	assert.Equal(t, newest.Version(), active(), "a version never active before is a deploy")
+}
