@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
@@ -35,6 +37,9 @@ type ReplayConfig struct {
 	// identity provider) may be for a worker's execution-time check: the
 	// session lifetime (SESSION_LIFETIME); 0: authz.DefaultDirectoryMaxAge.
 	DirectoryMaxAge time.Duration
+	// Metrics registers quarantine_replay_policy_stale (nil: not
+	// exported).
+	Metrics prometheus.Registerer
 }
 
 // LoadPolicy reads and validates the policy table; the error names the
@@ -45,6 +50,91 @@ func LoadPolicy(path string) (*replaypolicy.Table, error) {
 		return nil, fmt.Errorf("POLICY_FILE: %w", err)
 	}
 	return t, nil
+}
+
+// policyFile is a process's policy file and the table in force from it.
+// A process whose table is not the active version reads the file again
+// before each thing it would judge (each worker every poll, 200 ms when
+// idle): content read before is neither parsed nor logged again, so that
+// a stale process says once that its file changed, or does not parse, not
+// ten times a second. The content is compared, not the file's mtime,
+// which a rewrite within the same tick leaves as it was.
+type policyFile struct {
+	path    string
+	log     *slog.Logger
+	inForce atomic.Pointer[replaypolicy.Table]
+
+	mu     sync.Mutex
+	sum    [sha256.Size]byte // of the content last read
+	err    error             // why that content gives no table (nil when it does)
+	logged string            // the last error logged, so each is logged once
+}
+
+// load reads the file and puts its table in force; the error names the
+// file, line and field.
+func (f *policyFile) load() (*replaypolicy.Table, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	data, err := os.ReadFile(f.path)
+	if err != nil {
+		return nil, fmt.Errorf("POLICY_FILE: %w", err)
+	}
+	t, err := replaypolicy.Parse(f.path, data)
+	if err != nil {
+		return nil, fmt.Errorf("POLICY_FILE: %w", err)
+	}
+	f.sum = sha256.Sum256(data)
+	f.inForce.Store(t)
+	f.warnUnlisted(t)
+	return t, nil
+}
+
+// reload reads the file again and puts its table in force when its
+// content changed; it returns the table in force, or why the file gives
+// none (the table in force stays). Each new version is logged once, and
+// each distinct error.
+func (f *policyFile) reload() (*replaypolicy.Table, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	data, err := os.ReadFile(f.path)
+	if err != nil {
+		return nil, f.fail(fmt.Errorf("POLICY_FILE: %w", err))
+	}
+	if sum := sha256.Sum256(data); sum != f.sum {
+		f.sum = sum
+		t, err := replaypolicy.Parse(f.path, data)
+		f.err = err
+		if err != nil {
+			f.err = fmt.Errorf("POLICY_FILE: %w", err)
+		} else if old := f.inForce.Swap(t); old.Version() != t.Version() {
+			f.log.Info("replay policy reloaded", "file", f.path, "version", t.Version(), "before", old.Version())
+			f.warnUnlisted(t)
+		}
+	}
+	if f.err != nil {
+		return nil, f.fail(f.err)
+	}
+	f.logged = ""
+	return f.inForce.Load(), nil
+}
+
+// fail logs err unless it was the last one logged, and returns it.
+func (f *policyFile) fail(err error) error {
+	if msg := err.Error(); msg != f.logged {
+		f.logged = msg
+		f.log.Error("replay policy file cannot be read again; this process keeps the table it has", "file", f.path,
+			"version", f.inForce.Load().Version(), "err", err)
+	}
+	return err
+}
+
+// warnUnlisted says, at every load of a new table, when its subject rules
+// leave some subject unlisted: producers then pick the class of those
+// subjects.
+func (f *policyFile) warnUnlisted(t *replaypolicy.Table) {
+	if why := t.UnlistedSubjects(); why != "" {
+		f.log.Warn("replay policy: "+why, "file", f.path, "version", t.Version())
+	}
 }
 
 // replayParts is the replay machinery of one process: the service, its
@@ -62,34 +152,15 @@ type replayParts struct {
 // workers on jobs (each pool with its own connections and timeouts).
 func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.Pool, nc *nats.Conn, js jetstream.JetStream,
 	access *authz.Access, deadLetters *dlq.Store, log *slog.Logger) (*replayParts, error) {
-	table, err := LoadPolicy(cfg.PolicyFile)
+	file := &policyFile{path: cfg.PolicyFile, log: log}
+	table, err := file.load()
 	if err != nil {
 		return nil, err
 	}
 	if cfg.DraftTTL <= 0 {
 		cfg.DraftTTL = replay.DefaultDraftTTL
 	}
-	// A table whose subject rules leave some subject unlisted lets
-	// producers pick the class of those subjects: said at every load.
-	warnUnlisted := func(t *replaypolicy.Table) {
-		if why := t.UnlistedSubjects(); why != "" {
-			log.Warn("replay policy: "+why, "file", cfg.PolicyFile, "version", t.Version())
-		}
-	}
-	warnUnlisted(table)
-	var policy atomic.Pointer[replaypolicy.Table]
-	policy.Store(table)
-	reload := func() (*replaypolicy.Table, error) {
-		t, err := LoadPolicy(cfg.PolicyFile)
-		if err != nil {
-			return nil, err
-		}
-		policy.Store(t)
-		log.Info("replay policy reloaded", "file", cfg.PolicyFile, "version", t.Version())
-		warnUnlisted(t)
-		return t, nil
-	}
-	rcfg := replay.Config{Policy: policy.Load, Reload: reload, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL,
+	rcfg := replay.Config{Policy: file.inForce.Load, Reload: file.reload, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL,
 		Revalidation: cfg.RevalidateSubject != "", Windows: replay.NewStreamWindows(js, 0), WindowMargin: cfg.WindowMargin, MaxPayload: nc.MaxPayload()}
 	// People's rights when nobody is signed in: asked before an approval
 	// counts (the service), and before a worker publishes.
@@ -115,6 +186,23 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 		return nil, err
 	}
 	log.Info("replay policy loaded", "file", cfg.PolicyFile, "version", table.Version(), "voided_requests", voided)
+	st, err := p.service.PolicyStanding(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if st.Stale() {
+		// An older rollout restarting, or a process whose settings were
+		// not rolled: it must not take the active policy back, and it
+		// must not go unnoticed (the Policy page and
+		// quarantine_replay_policy_stale say so too).
+		log.Warn("replay policy is not the active one: this process submits, approves and replays nothing until its policy file has the active version; "+
+			"a version replaced since it was active comes back only by a deliberate rollback (docs/runbook.md)",
+			"file", cfg.PolicyFile, "version", st.Version(), "active_version", st.Active.Version,
+			"active_since", st.Active.ActivatedAt, "activated_by", st.Active.ActivatedBy)
+	}
+	if cfg.Metrics != nil {
+		cfg.Metrics.MustRegister(replay.NewPolicyCollector(p.service, log))
+	}
 	var reval replay.Revalidator
 	if cfg.RevalidateSubject != "" {
 		reval = replay.NewNATSRevalidator(nc, cfg.RevalidateSubject, cfg.RevalidateTimeout)
