@@ -368,6 +368,8 @@ type PolicyModel struct {
 	// every target subject (replaypolicy.Table.UnlistedSubjects); "" when
 	// one does.
 	UnlistedSubjects string
+	// Stale is set when this console's table is not the active version.
+	Stale *PolicyStale
 }
 
 // DeadLetterActions is the replay/discard/resolve panel of a dead letter.

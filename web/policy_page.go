@@ -14,13 +14,25 @@ import (
 // classify every tenant's items alike; its retention lines are those for
 // every tenant ("*") and the caller's tenants (policyScope), as on the
 // dashboard. The file's path on the server is shown to those who see every
-// tenant, who run the console; others read its name.
+// tenant, who run the console; others read its name. A console whose table
+// is not the active version says so above it, with the active version,
+// since when and (to those who see every tenant) which process made it so.
 func (s *Server) policyPage(c echo.Context) error {
-	t := s.deps.Replays.Policy()
+	st, err := s.deps.Replays.PolicyStanding(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	t := st.Table
 	all, tenants := s.policyScope(c)
 	m := views.PolicyModel{File: filepath.Base(s.deps.PolicyFile), Version: t.Version(), UnlistedSubjects: t.UnlistedSubjects()}
 	if all {
 		m.File = s.deps.PolicyFile
+	}
+	if st.Stale() {
+		m.Stale = &views.PolicyStale{Version: t.Version(), Active: st.Active.Version, ActiveSince: st.Active.ActivatedAt, FileUnreadable: st.FileErr != nil}
+		if all {
+			m.Stale.ActivatedBy = st.Active.ActivatedBy
+		}
 	}
 	for _, r := range t.Rules() {
 		m.Rules = append(m.Rules, views.PolicyRow{ItemType: r.ItemType, Subject: r.Subject, Class: string(r.Class)})

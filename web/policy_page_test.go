@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
@@ -119,6 +122,47 @@ class = "manual"
 			if tc.warns {
 				assert.Contains(t, warning.Text(), `subject = ">"`)
 			}
+		})
+	}
+}
+
+// TestPolicyPageSaysWhenItIsNotTheActivePolicy: a console whose policy
+// file is not the active version (another replica deployed a newer one)
+// says so above its table: its version, the active one, since when, and to
+// those who run the console which process made it active. A console on the
+// active version says nothing of the kind.
+func TestPolicyPageSaysWhenItIsNotTheActivePolicy(t *testing.T) {
+	t.Parallel()
+	b, _ := startWithPolicy(t, shippedPolicyAnd(t, ""))
+	admin, _ := b.SignIn(t, "*:admin")
+	oncall, _ := b.SignIn(t, "acme:oncall")
+	page := b.Do(t, oncall, "GET", "/policy", nil, nil)
+	require.Equal(t, http.StatusOK, page.Status)
+	assert.Zero(t, page.Doc(t).Find(`[data-testid="policy-stale"]`).Length(), "the active version")
+
+	src, err := os.ReadFile(testfactory.PolicyFile())
+	require.NoError(t, err)
+	newer, err := replaypolicy.Parse("newer.toml", []byte(strings.Replace(string(src), "default_rate = 500", "default_rate = 400", 1)))
+	require.NoError(t, err)
+	deploy := replay.New(b.DB.Pool, replay.Config{Policy: func() *replaypolicy.Table { return newer }})
+	require.NoError(t, deploy.ActivatePolicy(context.Background(), "console-7f9c-42"))
+	mine := b.Replays.Policy().Version()
+
+	for _, tc := range []struct {
+		name string
+		c    *http.Client
+		by   bool
+	}{{"Admin", admin, true}, {"Oncall", oncall, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			page := b.Do(t, tc.c, "GET", "/policy", nil, nil)
+			require.Equal(t, http.StatusOK, page.Status)
+			note := page.Doc(t).Find(`[data-testid="policy-stale"]`)
+			require.Equal(t, 1, note.Length(), page.Body)
+			text := strings.Join(strings.Fields(note.Text()), " ")
+			assert.Contains(t, text, "This console runs policy version "+mine[:16])
+			assert.Contains(t, text, "the active policy is version "+newer.Version()[:16])
+			assert.Contains(t, text, "submits, approves and replays nothing")
+			assert.Equal(t, tc.by, strings.Contains(text, "activated by console-7f9c-42."), text)
 		})
 	}
 }

@@ -1,0 +1,18 @@
+package views
+
+import "time"
+
+// PolicyStale is the note of a Policy page served by a console whose
+// replay policy is not the active version: the table the page shows is
+// its own, not the one every other process judges by.
+type PolicyStale struct {
+	Version     string // this console's
+	Active      string // the active version
+	ActiveSince time.Time
+	// ActivatedBy is the process (host-pid) that made it active, shown to
+	// those who see every tenant, who run the console ("" for others).
+	ActivatedBy string
+	// FileUnreadable: this console's policy file could not be read again
+	// (its log says why).
+	FileUnreadable bool
+}
