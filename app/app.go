@@ -236,6 +236,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	if cfg.Replay.DirectoryMaxAge <= 0 {
 		cfg.Replay.DirectoryMaxAge = cfg.Lifetime // no session confirmed groups older than that
 	}
+	cfg.Replay.Metrics = a.reg
 	if a.replay, err = newReplayParts(ctx, cfg.Replay, a.Pool, a.Jobs, a.NATS, a.JetStream, a.Access, a.Store, log); err != nil {
 		return nil, err
 	}

@@ -119,6 +119,7 @@ func TestServeAnswersProbes(t *testing.T) {
 	})
 	assert.Contains(t, body, `quarantine_oldest_unresolved_age_seconds{tenant="acme"}`)
 	assert.Contains(t, body, "quarantine_replay_jobs_waiting 0")
+	assert.Contains(t, body, "quarantine_replay_policy_stale 0")
 	// The DLQ lag, from the ingest consumer's checks (the first one runs at start).
 	for _, series := range []string{`quarantine_ingest_pending_messages{stream="DLQ"}`, `quarantine_ingest_oldest_unacked_age_seconds{stream="DLQ"}`,
 		`quarantine_ingest_pending_messages{stream="DLQ_ADVISORIES"}`} {
