@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -45,8 +46,9 @@ type IngestConfig struct {
 	RetryUnstorable time.Duration
 	// StreamMaxAge and StreamMaxBytes are the DLQ stream's limits
 	// (DLQ_MAX_AGE, DLQ_MAX_BYTES): JetStream discards its oldest messages
-	// past them. Zero leaves the stream as it is (a new one unlimited); a
-	// value set is applied to an existing stream too.
+	// past them. A new stream is made with them (zero: none); an existing
+	// one only has a limit raised to them, never lowered nor set where it
+	// has none (see raiseLimits). Zero leaves an existing stream as it is.
 	StreamMaxAge   time.Duration
 	StreamMaxBytes int64
 }
@@ -242,8 +244,7 @@ func (in *Ingester) Setup(ctx context.Context) error {
 
 // ensureStream creates the stream when missing. An existing stream keeps
 // its settings (an operator may have tuned them), but missing subjects are
-// added and, with limits, the limits the console was given (want's MaxAge
-// and MaxBytes, when set) applied.
+// added and, with limits, its limits raised to want's (raiseLimits).
 func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfig, limits bool) error {
 	s, err := in.js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -272,11 +273,8 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 			changed = true
 		}
 	}
-	if limits && want.MaxAge > 0 && cfg.MaxAge != want.MaxAge {
-		cfg.MaxAge, changed = want.MaxAge, true
-	}
-	if limits && want.MaxBytes > 0 && cfg.MaxBytes != want.MaxBytes {
-		cfg.MaxBytes, changed = want.MaxBytes, true
+	if limits && in.raiseLimits(&cfg, want) {
+		changed = true
 	}
 	if changed {
 		if _, err := in.js.UpdateStream(ctx, cfg); err != nil {
@@ -285,6 +283,48 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 		in.log.Info("updated stream", "stream", want.Name, "subjects", cfg.Subjects, "max_age", cfg.MaxAge, "max_bytes", cfg.MaxBytes)
 	}
 	return nil
+}
+
+// raiseLimits raises have's age and size limits to want's where want's
+// are larger, and reports whether it changed one. It never lowers a limit,
+// nor sets one on a stream that has none (the largest limit): JetStream
+// would discard at once the oldest messages past the lower limit, stored
+// in PostgreSQL or not. Replicas run with the value they were deployed
+// with, and on-call raises a limit to save a backlog (the runbook's
+// DeadLetterStreamNearLimit): the next replica to start, or to set ingest
+// up again, would put its lower value back. Each limit left higher than
+// the console's is logged, at every setup, with the command that lowers
+// it on purpose.
+func (in *Ingester) raiseLimits(have *jetstream.StreamConfig, want jetstream.StreamConfig) (changed bool) {
+	if want.MaxAge > 0 && have.MaxAge > 0 && have.MaxAge < want.MaxAge {
+		have.MaxAge, changed = want.MaxAge, true
+	} else if want.MaxAge > 0 && have.MaxAge != want.MaxAge {
+		in.log.Warn("DLQ_MAX_AGE not applied: it is below the stream's age limit, and a console never lowers one (JetStream would discard at once the oldest dead letters past it, stored or not). To lower it on purpose, once the dead letters it would discard are stored: nats stream edit "+have.Name+" --max-age "+durationArg(want.MaxAge),
+			"stream", have.Name, "max_age", want.MaxAge, "stream_max_age", limitText(have.MaxAge > 0, have.MaxAge.String()))
+	}
+	if want.MaxBytes > 0 && have.MaxBytes > 0 && have.MaxBytes < want.MaxBytes {
+		have.MaxBytes, changed = want.MaxBytes, true
+	} else if want.MaxBytes > 0 && have.MaxBytes != want.MaxBytes {
+		in.log.Warn("DLQ_MAX_BYTES not applied: it is below the stream's size limit, and a console never lowers one (JetStream would discard at once the oldest dead letters past it, stored or not). To lower it on purpose, once the dead letters it would discard are stored: nats stream edit "+have.Name+" --max-bytes "+strconv.FormatInt(want.MaxBytes, 10),
+			"stream", have.Name, "max_bytes", want.MaxBytes, "stream_max_bytes", limitText(have.MaxBytes > 0, strconv.FormatInt(have.MaxBytes, 10)))
+	}
+	return changed
+}
+
+// limitText is a stream's limit in a log line: "none" when it has none.
+func limitText(set bool, v string) string {
+	if !set {
+		return "none"
+	}
+	return v
+}
+
+// durationArg writes d as the nats CLI takes it: whole hours, or seconds.
+func durationArg(d time.Duration) string {
+	if d%time.Hour == 0 {
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+	}
+	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10) + "s"
 }
 
 func (in *Ingester) ensureConsumer(ctx context.Context, stream string) error {

@@ -133,3 +133,66 @@ func TestSetupRefusalEndsAtOnce(t *testing.T) {
 	assert.True(t, strings.Contains(err.Error(), "overlap"), "%v", err)
 	assert.Zero(t, waiting.Load(), "a refusal is not waited out")
 }
+
+// TestSetupOnlyRaisesStreamLimits: a console's DLQ_MAX_AGE and
+// DLQ_MAX_BYTES make a new stream's limits and raise an existing stream's
+// lower ones; a higher limit, or none, is left as it is (lowering it would
+// discard the oldest dead letters at once, stored or not), and each setup
+// says so in the log with the command that lowers it on purpose.
+func TestSetupOnlyRaisesStreamLimits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	setupWith := func(t *testing.T, js jetstream.JetStream, age time.Duration, size int64) (jetstream.StreamConfig, []string) {
+		t.Helper()
+		var logs strings.Builder
+		log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		in := dlq.NewIngester(dlq.IngestConfig{StreamMaxAge: age, StreamMaxBytes: size}, js, nil, dlq.NewMetrics(prometheus.NewRegistry()), log)
+		require.NoError(t, in.Setup(ctx))
+		s, err := js.Stream(ctx, "DLQ")
+		require.NoError(t, err)
+		return s.CachedInfo().Config, strings.Split(strings.TrimSpace(logs.String()), "\n")
+	}
+
+	t.Run("NewStreamTakesThem", func(t *testing.T) {
+		t.Parallel()
+		_, js := natstest.Start(t).Connect(t)
+		cfg, _ := setupWith(t, js, 48*time.Hour, 1<<20)
+		assert.Equal(t, 48*time.Hour, cfg.MaxAge)
+		assert.Equal(t, int64(1<<20), cfg.MaxBytes)
+	})
+	t.Run("Raised", func(t *testing.T) {
+		t.Parallel()
+		_, js := natstest.Start(t).Connect(t)
+		setupWith(t, js, 24*time.Hour, 1<<20)
+		cfg, _ := setupWith(t, js, 48*time.Hour, 2<<20)
+		assert.Equal(t, 48*time.Hour, cfg.MaxAge)
+		assert.Equal(t, int64(2<<20), cfg.MaxBytes)
+	})
+	t.Run("NotLowered", func(t *testing.T) {
+		t.Parallel()
+		_, js := natstest.Start(t).Connect(t)
+		setupWith(t, js, 48*time.Hour, 2<<20)
+		cfg, logs := setupWith(t, js, 90*time.Minute, 1<<20)
+		assert.Equal(t, 48*time.Hour, cfg.MaxAge)
+		assert.Equal(t, int64(2<<20), cfg.MaxBytes)
+		require.Len(t, logs, 2)
+		assert.Contains(t, logs[0], "DLQ_MAX_AGE not applied")
+		assert.Contains(t, logs[0], "nats stream edit DLQ --max-age 5400s")
+		assert.Contains(t, logs[0], "max_age=1h30m0s stream_max_age=48h0m0s")
+		assert.Contains(t, logs[1], "DLQ_MAX_BYTES not applied")
+		assert.Contains(t, logs[1], "nats stream edit DLQ --max-bytes 1048576")
+		assert.Contains(t, logs[1], "max_bytes=1048576 stream_max_bytes=2097152")
+	})
+	t.Run("NoneKept", func(t *testing.T) {
+		t.Parallel()
+		_, js := natstest.Start(t).Connect(t)
+		setupWith(t, js, 0, 0)
+		cfg, logs := setupWith(t, js, 48*time.Hour, 1<<20)
+		assert.Zero(t, cfg.MaxAge)
+		assert.Equal(t, int64(-1), cfg.MaxBytes)
+		require.Len(t, logs, 2)
+		assert.Contains(t, logs[0], "stream_max_age=none")
+		assert.Contains(t, logs[0], "--max-age 48h")
+		assert.Contains(t, logs[1], "stream_max_bytes=none")
+	})
+}
