@@ -165,17 +165,19 @@ func headerBytes(h nats.Header) int {
 
 // enqueue hands it to the writers once the bytes they hold leave room for
 // it (MaxBufferedBytes; a larger message waits until they hold nothing);
-// nothing when ctx ends first.
+// when ctx ends first, it hands it back (handBack).
 func (in *Ingester) enqueue(ctx context.Context, items chan<- item, it item) {
 	it.size = sizeOf(it)
 	it.weight = min(int64(it.size), int64(in.cfg.MaxBufferedBytes))
-	if err := in.buffered.Acquire(ctx, it.weight); err != nil {
+	if ctx.Err() != nil || in.buffered.Acquire(ctx, it.weight) != nil {
+		in.handBack(ctx, []item{it})
 		return
 	}
 	in.metrics.BufferedBytes.Add(float64(it.weight))
 	select {
 	case items <- it:
 	case <-ctx.Done():
+		in.handBack(ctx, []item{it})
 		in.release(it)
 	}
 }
@@ -343,10 +345,13 @@ func (in *Ingester) ensureConsumer(ctx context.Context, stream string) error {
 	return nil
 }
 
-// Run consumes until ctx ends. Messages in flight when it ends are not
-// acked and will be delivered again. When a consumer or the stream under it
-// disappears (deleted, or the stream made again), Run sets them up again and
-// goes on; it returns an error only when it cannot start at all.
+// Run consumes until ctx ends. When it ends, Run takes no more, hands back
+// (handBack) what it received and did not store, the batches being stored
+// included unless their commit came first, and returns once that is sent:
+// another replica has them at once, not after their ack wait. When a
+// consumer or the stream under it disappears (deleted, or the stream made
+// again), Run sets them up again and goes on; it returns an error only
+// when it cannot start at all.
 func (in *Ingester) Run(ctx context.Context) error {
 	items := make(chan item, 2*in.cfg.BatchSize)
 	sess, err := in.consumeAll(ctx, items)
@@ -362,16 +367,52 @@ func (in *Ingester) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { in.monitor(ctx) })
 	in.log.Info("ingesting", "stream", in.cfg.Stream, "consumer", in.cfg.Durable, "workers", in.cfg.Workers)
-	defer wg.Wait()
-	for {
+	for sess != nil {
 		select {
 		case <-ctx.Done():
 			sess.stop()
-			return nil
+			sess = nil
 		case <-in.reset:
+			sess = in.again(ctx, items, sess)
 		}
-		if sess = in.again(ctx, items, sess); sess == nil {
-			return nil // ctx ended
+	}
+	// Stopped (sess.stop handed what its inbox held to enqueue, which hands
+	// it back now): what the writers did not take is handed back once
+	// they are done.
+	wg.Wait()
+	var left []item
+	for len(items) > 0 {
+		left = append(left, <-items)
+	}
+	in.handBack(ctx, left)
+	in.release(left...)
+	if err := in.js.Conn().FlushTimeout(5 * time.Second); err != nil {
+		in.log.Warn("ingest stopped, and what it handed back may not have reached NATS: it comes again after its ack wait", "err", err)
+	}
+	in.log.Info("ingest stopped", "stream", in.cfg.Stream, "consumer", in.cfg.Durable)
+	return nil
+}
+
+// handBack naks the messages of batch, none of them stored, so that the
+// consumer delivers them again at once, to whichever replica asks first,
+// rather than after their ack wait. A message is never acked before its
+// row is committed; one whose commit may have happened with its answer
+// lost (ctx ended or the connection broke during it) is handed back too,
+// and its redelivery is deduplicated by the source key. As in flush, a
+// message whose consumer may have been made again is left alone
+// (confirmIncarnations); with its consumer certainly made again, the nak
+// is not sent (errRetired) and the new consumer delivers it again.
+func (in *Ingester) handBack(ctx context.Context, batch []item) {
+	if len(batch) == 0 || !in.js.Conn().IsConnected() {
+		return // nothing to send it on: it comes again after its ack wait
+	}
+	hold := in.confirmIncarnations(context.WithoutCancel(ctx), batch)
+	for _, it := range batch {
+		if p, ok := it.msg.(pulledMsg); ok && hold[p.inc] {
+			continue
+		}
+		if err := it.msg.Nak(); err != nil && !errors.Is(err, errRetired) {
+			in.log.Debug("handing a dead letter back failed; it comes again after its ack wait", "err", err)
 		}
 	}
 }
@@ -555,7 +596,7 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 		size := batch[0].size
 		timer.Reset(in.cfg.MaxWait)
 	fill:
-		for len(batch) < in.cfg.BatchSize && size < in.cfg.MaxBatchBytes {
+		for len(batch) < in.cfg.BatchSize && size < in.cfg.MaxBatchBytes && ctx.Err() == nil {
 			select {
 			case it := <-items:
 				batch = append(batch, it)
@@ -563,11 +604,14 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 			case <-timer.C:
 				break fill
 			case <-ctx.Done():
-				return
 			}
 		}
 		timer.Stop()
-		in.flush(ctx, batch)
+		if ctx.Err() != nil {
+			in.handBack(ctx, batch)
+		} else {
+			in.flush(ctx, batch)
+		}
 		in.release(batch...)
 	}
 }
@@ -580,7 +624,8 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 // data (storeBatch), is not acked but delivered again after
 // RetryUnstorable, so it never holds up the others. A message whose
 // consumer was made again meanwhile (its incarnation retired) is stored all
-// the same, and neither acked nor nak'd (see incarnation).
+// the same, and neither acked nor nak'd (see incarnation). A batch not
+// stored because ctx ended is handed back (handBack).
 func (in *Ingester) flush(ctx context.Context, batch []item) {
 	batch, recs := in.records(ctx, batch)
 	if len(recs) == 0 {
@@ -588,6 +633,7 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 	}
 	res, deferred, ok := in.storeBatch(ctx, batch, recs)
 	if !ok {
+		in.handBack(ctx, batch)
 		return
 	}
 	if in.afterCommit != nil && !in.afterCommit(len(recs)) {

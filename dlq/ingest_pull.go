@@ -72,9 +72,17 @@ type puller struct {
 	emptyAt time.Time
 }
 
+// drainWithin bounds how long a puller's stop waits for the messages
+// already on their way to its inbox to be handed to handle.
+const drainWithin = 5 * time.Second
+
 // startPuller subscribes to an inbox for stream's consumer durable (inc:
 // the one whose acks its messages may send) and asks for the first
-// messages; stop ends it (messages not acked are delivered again).
+// messages. stop asks for no more and drains the inbox: it removes the
+// inbox's interest (the server then drops the requests still open) and
+// hands what had come to it, or was on its way, to handle before it
+// returns (at most drainWithin), so that none is left unseen until its ack
+// wait; the handler decides whether to keep it or hand it back.
 func startPuller(nc *nats.Conn, apiPrefix, stream, durable string, inc *incarnation, batch, maxBytes int, handle func(jetstream.Msg), gone func(), log *slog.Logger) (stop func(), err error) {
 	p := &puller{nc: nc, subject: apiPrefix + "CONSUMER.MSG.NEXT." + stream + "." + durable, inc: inc,
 		batch: batch, maxBytes: maxBytes, handle: handle, gone: gone, log: log.With("stream", stream, "consumer", durable)}
@@ -103,9 +111,28 @@ func startPuller(nc *nats.Conn, apiPrefix, stream, durable string, inc *incarnat
 			p.mu.Unlock()
 			close(done)
 			nc.RemoveStatusListener(status)
-			_ = p.sub.Unsubscribe()
+			p.drain()
 		})
 	}, nil
+}
+
+// drain removes the inbox's interest and waits, at most drainWithin, until
+// receive has taken every message that came to it before the server knew;
+// past that, or when draining cannot start, the rest is dropped (and
+// delivered again after its ack wait).
+func (p *puller) drain() {
+	closed := p.sub.StatusChanged(nats.SubscriptionClosed)
+	if err := p.sub.Drain(); err != nil {
+		p.log.Debug("draining the pull inbox failed; what it holds comes again after its ack wait", "err", err)
+		_ = p.sub.Unsubscribe()
+		return
+	}
+	select {
+	case <-closed:
+	case <-time.After(drainWithin):
+		p.log.Warn("the pull inbox did not drain in time; what it still holds comes again after its ack wait", "within", drainWithin)
+		_ = p.sub.Unsubscribe()
+	}
 }
 
 // receive takes what the server sends to the inbox.
