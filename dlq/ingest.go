@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -120,6 +121,12 @@ type Ingester struct {
 	// not yet stored: MaxBufferedBytes in all.
 	buffered *semaphore.Weighted
 
+	// cutOff is set while PostgreSQL does not take this replica's batches
+	// (see storeBatch): the writers hand back what they receive, and Run,
+	// told on pause, takes no more until PostgreSQL answers.
+	cutOff atomic.Bool
+	pause  chan struct{}
+
 	// afterCommit, when set (tests), runs after a batch is stored and
 	// before it is acked; returning false skips the acks, as a crash there would.
 	afterCommit func(n int) bool
@@ -197,7 +204,7 @@ func NewIngester(cfg IngestConfig, js jetstream.JetStream, store *Store, metrics
 	cfg.defaults()
 	metrics.health.setStallAfter(cfg.StallAfter)
 	return &Ingester{cfg: cfg, js: js, store: store, metrics: metrics, log: log, reset: make(chan struct{}, 1),
-		buffered: semaphore.NewWeighted(int64(cfg.MaxBufferedBytes))}
+		pause: make(chan struct{}, 1), buffered: semaphore.NewWeighted(int64(cfg.MaxBufferedBytes))}
 }
 
 // Config returns the configuration with defaults applied.
@@ -350,8 +357,9 @@ func (in *Ingester) ensureConsumer(ctx context.Context, stream string) error {
 // included unless their commit came first, and returns once that is sent:
 // another replica has them at once, not after their ack wait. When a
 // consumer or the stream under it disappears (deleted, or the stream made
-// again), Run sets them up again and goes on; it returns an error only
-// when it cannot start at all.
+// again), Run sets them up again and goes on; while PostgreSQL does not
+// take its batches, it takes nothing (pauseForPostgres). It returns an
+// error only when it cannot start at all.
 func (in *Ingester) Run(ctx context.Context) error {
 	items := make(chan item, 2*in.cfg.BatchSize)
 	sess, err := in.consumeAll(ctx, items)
@@ -374,6 +382,8 @@ func (in *Ingester) Run(ctx context.Context) error {
 			sess = nil
 		case <-in.reset:
 			sess = in.again(ctx, items, sess)
+		case <-in.pause:
+			sess = in.pauseForPostgres(ctx, items, sess)
 		}
 	}
 	// Stopped (sess.stop handed what its inbox held to enqueue, which hands
@@ -413,6 +423,67 @@ func (in *Ingester) handBack(ctx context.Context, batch []item) {
 		}
 		if err := it.msg.Nak(); err != nil && !errors.Is(err, errRetired) {
 			in.log.Debug("handing a dead letter back failed; it comes again after its ack wait", "err", err)
+		}
+	}
+}
+
+// cutOffAfter is how long storeBatch retries a batch PostgreSQL does not
+// take (unreachable, or failing every statement) before this replica
+// hands back what it holds and takes nothing until PostgreSQL answers: it
+// keeps the batch in progress meanwhile, and a replica that lost
+// PostgreSQL but not NATS would otherwise keep its dead letters from the
+// replicas that can store them for as long as it stays cut off.
+const cutOffAfter = 10 * time.Second
+
+// cutOffFromPostgres marks the replica cut off from PostgreSQL (err: the
+// last failure) and tells Run, once.
+func (in *Ingester) cutOffFromPostgres(err error) {
+	if !in.cutOff.CompareAndSwap(false, true) {
+		return
+	}
+	in.log.Warn("PostgreSQL has not taken a batch for a while: handing back the dead letters this replica holds, for replicas that can store them, and taking none until PostgreSQL answers",
+		"for", cutOffAfter, "err", err)
+	select {
+	case in.pause <- struct{}{}:
+	default:
+	}
+}
+
+// pauseForPostgres stops sess while the replica is cut off from
+// PostgreSQL (what its inbox holds reaches the writers, which hand it
+// back), waits until PostgreSQL answers a ping, and consumes anew, setting
+// the streams and consumers up first (one may have been deleted
+// meanwhile). Alone, the replica then receives again what it handed back.
+// nil means ctx ended.
+func (in *Ingester) pauseForPostgres(ctx context.Context, items chan<- item, sess *session) *session {
+	sess.stop()
+	for backoff := time.Second; ; backoff = min(2*backoff, 5*time.Second) {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := in.store.pool.Ping(pctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if !sleep(ctx, backoff) {
+			return nil
+		}
+	}
+	in.cutOff.Store(false)
+	in.log.Info("PostgreSQL answers again: taking dead letters again", "stream", in.cfg.Stream, "consumer", in.cfg.Durable)
+	for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
+		err := in.Setup(ctx)
+		if err == nil {
+			var next *session
+			if next, err = in.consumeAll(ctx, items); err == nil {
+				return next
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		in.log.Warn("taking dead letters again failed; will retry", "retry_in", backoff, "err", err)
+		if !sleep(ctx, backoff) {
+			return nil
 		}
 	}
 }
@@ -625,8 +696,13 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 // RetryUnstorable, so it never holds up the others. A message whose
 // consumer was made again meanwhile (its incarnation retired) is stored all
 // the same, and neither acked nor nak'd (see incarnation). A batch not
-// stored because ctx ended is handed back (handBack).
+// stored because ctx ended, or because the replica is cut off from
+// PostgreSQL (storeBatch), is handed back (handBack).
 func (in *Ingester) flush(ctx context.Context, batch []item) {
+	if in.cutOff.Load() {
+		in.handBack(ctx, batch)
+		return
+	}
 	batch, recs := in.records(ctx, batch)
 	if len(recs) == 0 {
 		return

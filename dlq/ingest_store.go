@@ -18,11 +18,16 @@ const busyAttempts = 3
 // that fails too, PostgreSQL is busy for everyone and the batch goes on
 // being retried; if it works, the batch is bisected down to the records
 // that keep failing, which are deferred (their indexes returned: the
-// caller naks them, they come again), never stored in raw form.
+// caller naks them, they come again), never stored in raw form. The
+// messages are kept in progress while it retries, for cutOffAfter at most:
+// then the replica is cut off from PostgreSQL (cutOffFromPostgres) and
+// storeBatch returns false, as it does at once while the replica is cut
+// off; the caller hands the batch back.
 func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record) (InsertResult, []int, bool) {
 	backoff := 100 * time.Millisecond
 	var inserted []Inserted // rows a failed attempt stored: the retry skips them
 	busy := 0
+	failing := time.Now() // since the first attempt: every one failed
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		res, err := in.store.Insert(ctx, recs)
@@ -53,6 +58,13 @@ func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record)
 			inserted = append(inserted, res.Inserted...)
 		}
 		in.metrics.StoreErrors.Inc()
+		if time.Since(failing) >= cutOffAfter {
+			in.cutOffFromPostgres(err)
+		}
+		if in.cutOff.Load() {
+			in.log.Warn("storing dead letters failed; handing them back", "batch", len(recs), "attempt", attempt, "err", err)
+			return res, nil, false
+		}
 		in.log.Warn("storing dead letters failed; will retry, messages stay unacked",
 			"batch", len(recs), "attempt", attempt, "retry_in", backoff, "err", err)
 		for _, it := range batch {
