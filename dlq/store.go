@@ -222,6 +222,13 @@ func Unreachable(err error) bool {
 	if err == nil {
 		return false
 	}
+	// A connection the server refused with a code (55000: the database
+	// does not accept connections; 28P01: the password; 3D000: no such
+	// database) is unreachable whatever the code: no record was read.
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
@@ -233,9 +240,8 @@ func Unreachable(err error) bool {
 		}
 		return strings.HasPrefix(pgErr.Code, "08") // connection_exception
 	}
-	var connectErr *pgconn.ConnectError
 	var netErr net.Error
-	return errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
+	return errors.As(err, &netErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
 		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, puddle.ErrClosedPool) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) ||

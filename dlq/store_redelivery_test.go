@@ -5,8 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/migrations/testdb"
 )
 
 // TestInsertSkipsStoredAndRepeatedRecords: a batch is inserted as it is
@@ -39,4 +43,25 @@ func TestInsertSkipsStoredAndRepeatedRecords(t *testing.T) {
 	assert.Equal(t, 5, countRows(t, b.db.Pool, "true"), "one row per source position")
 
 	assert.Equal(t, int64(5), foldedCount(t, b.db.Pool), "the counters count each stored row once")
+}
+
+// TestRefusedConnectionIsUnreachable: a connection the server refuses with
+// a code of its own (here 3D000, no such database; 55000 when the database
+// does not accept connections, 28P01 a password) is the database out of
+// reach, not a record it refused: an insert that meets it is retried, never
+// isolated record by record and counted unstorable.
+func TestRefusedConnectionIsUnreachable(t *testing.T) {
+	t.Parallel()
+	u, err := testdb.WithDatabase(testdb.ServerURL(t), "quarantine_no_such_database")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, u)
+	if err == nil {
+		_ = conn.Close(ctx)
+	}
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr, "the server refused with a code")
+	assert.Equal(t, "3D000", pgErr.Code)
+	assert.True(t, Unreachable(err), "%v", err)
 }
