@@ -36,7 +36,7 @@ type IngestConfig struct {
 	MaxBufferedBytes int
 	// StallAfter is how long dead letters may wait with none stored and
 	// acked by the consumer (StreamHealth.Settled standing still) before
-	// Health reports ingest stalled (and readiness fails). Default 2
+	// Health reports ingest stalled (the dashboard says so). Default 2
 	// minutes; negative: never.
 	StallAfter time.Duration
 	// HealthEvery is how often the consumers are checked (pending count,

@@ -101,7 +101,7 @@ func (h IngestHealth) LimitWarnings(now time.Time) []string {
 // settled is Settled of a consumer's state. It is the consumer's progress
 // signal, not the ack floor: one dead letter that cannot be stored (nak'd
 // every RetryUnstorable) holds the floor where it is however many others
-// are stored after it, and readiness would fail on every replica while
+// are stored after it, and the dashboard would call ingest stalled while
 // ingest works. A message delivered and not acked adds one to both terms,
 // a redelivery to neither, an ack takes one from the unacked count.
 func settled(info *jetstream.ConsumerInfo) uint64 {
