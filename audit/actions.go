@@ -58,6 +58,9 @@ const (
 	// ActionReplayPolicy: a process made its replay policy table the
 	// active one (the version every process judges by).
 	ActionReplayPolicy = "replay.policy_activated"
+	// ActionReplayPolicyRollback: an operator let a replaced replay policy
+	// version be made active again (console policy rollback).
+	ActionReplayPolicyRollback = "replay.policy_rollback_allowed"
 
 	// ReplayItemPrefix starts the actions recorded per item of a replay
 	// request: "replay.item.requested", "replay.item.approved", and the
@@ -80,7 +83,7 @@ var actions = [][]string{
 	{ActionReplayDraft, ActionReplayDraftChanged, ActionReplayDraftExpired, ActionReplaySelection, ActionReplaySubmit,
 		ActionReplayRequest, ActionReplayApprove, ActionReplayApprovalVoid, ActionReplayApproved, ActionReplayReject, ActionReplayCancel,
 		ActionReplayEditPayload, ActionReplayVoid, ActionReplayStop, ActionReplayDone, ActionReplayDoneProblems, ActionReplayPolicy,
-		ReplayItemPrefix + "requested", ReplayItemPrefix + "approved",
+		ActionReplayPolicyRollback, ReplayItemPrefix + "requested", ReplayItemPrefix + "approved",
 		ReplayItemPrefix + "deferred", ReplayItemPrefix + "replayed", ReplayItemPrefix + "suppressed_duplicate",
 		ReplayItemPrefix + "skipped", ReplayItemPrefix + "blocked", ReplayItemPrefix + "unknown",
 		ReplayItemPrefix + "needs_reconciliation", ReplayItemPrefix + "reconciled", ReplayItemPrefix + "cancelled",

@@ -34,6 +34,7 @@ commands:
   migrate   apply database migrations and exit
   demo      publish demo traffic through real failing consumers
   audit     "audit verify", "audit checkpoint", "audit keygen": the audit log's chain and its signed checkpoints
+  policy    "policy rollback": let a replaced replay policy version be made active again
   version   print the version
 
 Run "console <command> -h" for the flags of a command. Every flag can also
@@ -58,6 +59,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runWorker(ctx, rest, getenv, stdout, stderr)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout, stderr)
+	case "policy":
+		return runPolicy(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "console", version)
 		return nil
