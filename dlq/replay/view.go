@@ -392,8 +392,14 @@ func (s *Service) waits(ctx context.Context, items []pendingWindow) Waits {
 	}
 	now := s.cfg.Now()
 	streams := map[string]bool{}
+	var down replaypolicy.Window // an unreadable answer, kept for the rest: a NATS that is down costs one wait, not one per item
 	for _, it := range items {
-		win := s.cfg.Windows.Window(ctx, it.subject)
+		win := down
+		if win.Unreadable == "" {
+			if win = s.cfg.Windows.Window(ctx, it.subject); win.Unreadable != "" {
+				down = win
+			}
+		}
 		v := replaypolicy.JudgeWindow(replaypolicy.Attempt{MsgID: it.msgID, StoredBy: it.storedBy, Window: win, Margin: s.cfg.WindowMargin}, now)
 		switch v.Outcome {
 		case replaypolicy.Defer:

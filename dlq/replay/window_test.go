@@ -1,0 +1,108 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// apiCalls counts the JetStream API requests made on the server while f
+// runs: a second connection sees every publish, and a marker published
+// after f on the same connection as the requests tells when all have come.
+func apiCalls(t *testing.T, ns *natstest.Server, f func()) int {
+	t.Helper()
+	watch, _ := ns.Connect(t)
+	sub, err := watch.SubscribeSync(">")
+	require.NoError(t, err)
+	require.NoError(t, watch.Flush())
+	f()
+	nc, _ := ns.Connect(t)
+	require.NoError(t, nc.Publish("probe.done", nil))
+	n := 0
+	for {
+		m, err := sub.NextMsg(10 * time.Second)
+		require.NoError(t, err)
+		if m.Subject == "probe.done" {
+			return n
+		}
+		if strings.HasPrefix(m.Subject, "$JS.API.") {
+			n++
+		}
+	}
+}
+
+// TestStreamWindowsReadOneListForManySubjects: the windows of 2,000
+// subjects of one stream cost one JetStream API call (the list of
+// streams), not two per subject (which stream stores it, then that
+// stream); a stream created since is found, and a subject no stream takes
+// has no window.
+func TestStreamWindowsReadOneListForManySubjects(t *testing.T) {
+	t.Parallel()
+	ns := natstest.Start(t)
+	_, js := ns.Connect(t)
+	ctx := context.Background()
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: 3 * time.Minute})
+	require.NoError(t, err)
+	w := replay.NewStreamWindows(js, time.Hour)
+
+	calls := apiCalls(t, ns, func() {
+		for i := range 2000 {
+			win := w.Window(ctx, fmt.Sprintf("app.acme.search.doc-%d", i))
+			require.Empty(t, win.Unreadable)
+			require.Equal(t, "APP", win.Stream)
+			require.Equal(t, 3*time.Minute, win.Duplicates)
+		}
+	})
+	assert.Equal(t, 1, calls, "API calls for 2,000 subjects of one stream")
+
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.*.created"}, Duplicates: time.Minute})
+	require.NoError(t, err)
+	assert.Equal(t, "EVENTS", w.Window(ctx, "events.acme.created").Stream, "a stream created since the list was read")
+	assert.Equal(t, replaypolicy.Window{}, w.Window(ctx, "events.acme.deleted"), "no stream takes it")
+	assert.Equal(t, "APP", w.Window(ctx, "app.acme.search.doc-1").Stream)
+}
+
+// countingWindows answers every subject as unreadable, counting the asks.
+type countingWindows struct{ asks atomic.Int64 }
+
+func (c *countingWindows) Window(context.Context, string) replaypolicy.Window {
+	c.asks.Add(1)
+	return replaypolicy.Window{Unreadable: "nats: timeout"}
+}
+
+// TestConfirmPageAsksADeadNATSOnce: a confirm page of items on 30
+// subjects, with NATS not answering, asks for one window, not one per
+// subject (each waits up to 2 s for its answer): every item then waits
+// until a window can be read.
+func TestConfirmPageAsksADeadNATSOnce(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	windows := &countingWindows{}
+	cfg := b.config(t)
+	cfg.Windows = windows
+	svc := replay.New(b.db.Pool, cfg)
+	letters := make([]testfactory.Letter, 30)
+	for i := range letters {
+		letters[i] = testfactory.Letter{ItemType: "search.index_update", MsgID: fmt.Sprintf("dead-nats-%d", i),
+			Subject: fmt.Sprintf("app.acme.search.doc-%d", i), Payload: []byte(`{}`)}
+	}
+	batch, _ := testfactory.Draft(t, svc, oncall, testfactory.DeadLetters(t, b.db.Pool, letters...)...)
+	sel, err := svc.Selection(context.Background(), batch, oncall, 1000, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.Len(t, sel.Requests, 1)
+	assert.Equal(t, 30, sel.Requests[0].Waits.Unread, "every item waits for a window that could not be read")
+	assert.Equal(t, int64(1), windows.asks.Load(), "windows asked of a NATS that does not answer")
+}
