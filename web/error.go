@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine"
@@ -14,11 +15,15 @@ import (
 
 // errorStatus is the one mapping from errors to HTTP statuses: each
 // quarantine.Error code has its status, echo's own errors (no route, a
-// method not allowed) keep theirs, and anything else is a 500.
+// method not allowed) keep theirs, a statement PostgreSQL stopped
+// (tooLong) is a 503, and anything else is a 500.
 func errorStatus(err error) int {
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		return he.Code
+	}
+	if tooLong(err) {
+		return http.StatusServiceUnavailable
 	}
 	switch quarantine.ErrorCode(err) {
 	case quarantine.ENOTFOUND:
@@ -35,13 +40,26 @@ func errorStatus(err error) int {
 	return http.StatusInternalServerError
 }
 
+// tooLong reports whether err is PostgreSQL's query_canceled (57014): the
+// statement ran past the pool's statement_timeout (15 s for the web's by
+// default), or was cancelled. Nothing is wrong with the data; a narrower
+// selection, or the same one when the database is less busy, may well work.
+func tooLong(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "57014"
+}
+
 // errorText is the title and the sentence a person sees for err answered
 // with status. A 404 always says the same, so that a missing object and
 // another tenant's look alike; a 5xx says nothing of its cause (it is
-// logged, with the request id the page shows); everything else shows the
-// error's message, written for the person who caused it.
+// logged, with the request id the page shows) but for a statement that
+// took too long, which says what to do; everything else shows the error's
+// message, written for the person who caused it.
 func errorText(err error, status int) (title, detail string) {
 	switch {
+	case status == http.StatusServiceUnavailable && tooLong(err):
+		return "Took too long", "The database took too long for this and stopped it. Narrow the selection (a filter, fewer items) " +
+			"or try again in a moment; if it keeps happening, quote the request id to whoever runs the console."
 	case status == http.StatusNotFound:
 		return "Not found", "There is nothing here, or it is not yours to see."
 	case status >= 500:
