@@ -101,7 +101,7 @@ func (f *ListFilter) Validate() error {
 
 // ListItem is one row of the quarantine list: everything but the payload,
 // the headers and the stack trace, with the error, the ids and the original
-// subject cut to their first 300 characters.
+// subject cut to their first ListTextChars characters.
 type ListItem struct {
 	ID              int64      `db:"id"`
 	Tenant          string     `db:"tenant"`
@@ -163,13 +163,23 @@ func DecodeCursor(s string) (Cursor, error) {
 	return Cursor{At: time.UnixMicro(us).UTC(), ID: n}, nil
 }
 
+// ListTextChars is how many characters of a producer's ids, subject and
+// error a page that lists many messages reads (the list, the items of a
+// replay request): pages stay small however big the messages are; a
+// message's own page shows them whole.
+const ListTextChars = 300
+
+// listTextChars is ListTextChars as listColumns writes it (a constant
+// query is spelled out).
+const listTextChars = "300"
+
 // The list reads these columns and never payload, headers or stack, and
-// cuts the producer's texts to 300 characters: pages stay small however big
+// cuts the producer's texts to ListTextChars: pages stay small however big
 // the messages are (TestListNeverReadsPayload); the detail page shows them whole.
-const listColumns = `d.id, d.tenant, d.item_type, left(d.original_subject, 300) AS original_subject,
-    left(d.msg_id, 300) AS msg_id, left(d.operation_id, 300) AS operation_id,
-    left(d.correlation_id, 300) AS correlation_id, left(d.error, 300) AS error, d.error_class, d.attempts, d.dead_lettered_at,
-    d.payload_size, d.fingerprint, d.malformed, d.status, d.generation`
+const listColumns = `d.id, d.tenant, d.item_type, left(d.original_subject, ` + listTextChars + `) AS original_subject,
+    left(d.msg_id, ` + listTextChars + `) AS msg_id, left(d.operation_id, ` + listTextChars + `) AS operation_id,
+    left(d.correlation_id, ` + listTextChars + `) AS correlation_id, left(d.error, ` + listTextChars + `) AS error, d.error_class,
+    d.attempts, d.dead_lettered_at, d.payload_size, d.fingerprint, d.malformed, d.status, d.generation`
 
 // A page is found in two steps. First the keys: one backward index range
 // scan per lane (a tenant of the scope, or one tenant/item type/class/status

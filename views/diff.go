@@ -59,8 +59,17 @@ const MaxDiffBytes = maxDiffBytes
 
 // NewPayloadDiff compares original and edited.
 func NewPayloadDiff(original, edited []byte) PayloadDiff {
-	d := PayloadDiff{OriginalSize: len(original), EditedSize: len(edited)}
-	if len(original) > maxDiffBytes || len(edited) > maxDiffBytes {
+	return NewPayloadDiffOfStarts(original, edited, len(original), len(edited))
+}
+
+// NewPayloadDiffOfStarts compares two payloads of which only the starts
+// were read (original and edited, of originalSize and editedSize bytes):
+// reading MaxDiffBytes+1 bytes of each is enough. A side whose size is
+// over MaxDiffBytes, or that was not read whole, is TooLarge: a part is
+// never compared as if it were the whole.
+func NewPayloadDiffOfStarts(original, edited []byte, originalSize, editedSize int) PayloadDiff {
+	d := PayloadDiff{OriginalSize: originalSize, EditedSize: editedSize}
+	if originalSize > maxDiffBytes || editedSize > maxDiffBytes || len(original) < originalSize || len(edited) < editedSize {
 		d.TooLarge = true
 		return d
 	}

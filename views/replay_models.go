@@ -12,8 +12,11 @@ type ReplayItemRow struct {
 	Subject       string
 	PayloadSHA256 string
 	PayloadURL    string // the payload as it will be sent, for those who may download it ("" otherwise, and for a skipped item)
-	Headers       string // "Name: value" lines
-	SkipReason    string
+	// MsgIDCut, OperationIDCut and SubjectCut: the value is the start of a
+	// longer one (cut as the list cuts a producer's values); URL, the dead
+	// letter's page, shows it whole.
+	MsgIDCut, OperationIDCut, SubjectCut bool
+	SkipReason                           string
 	// Verdict is "go", "block" or "done" (what the rules say of the item;
 	// Why is their sentence, Check the check that decided).
 	Verdict string
@@ -301,6 +304,11 @@ type PayloadEdit struct {
 	Payload      string
 	URL          string
 	Error        string
+	// TooLarge: the payload, of Size bytes, is over Max and not edited in
+	// the browser; DownloadURL downloads it ("" when the viewer may not).
+	TooLarge    bool
+	Size, Max   int64
+	DownloadURL string
 }
 
 // ApprovalRow is a pending request on the approvals page.

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -89,14 +88,11 @@ func (s *Server) itemRows(c echo.Context, req replay.Request, items []replay.Ite
 // itemRow is one item of req as the pages show it (v: its verdict as
 // things stand, if judged now).
 func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v replaypolicy.Verdict) views.ReplayItemRow {
-	var hs []string
-	for _, h := range it.Headers {
-		hs = append(hs, h.Name+": "+h.Value)
-	}
 	row := views.ReplayItemRow{
 		DeadLetterID: it.DeadLetterID, URL: fmt.Sprintf("/deadletters/%d", it.DeadLetterID), MsgID: it.MsgID,
 		OperationID: it.OperationID, Subject: it.Subject, PayloadSHA256: fmt.Sprintf("%x", it.PayloadSHA256),
-		Headers: strings.Join(hs, "\n"), SkipReason: it.SkipReason, Verdict: it.Verdict, Check: it.Check, Edited: it.Edited,
+		MsgIDCut: it.Cut.MsgID, OperationIDCut: it.Cut.OperationID, SubjectCut: it.Cut.Subject,
+		SkipReason: it.SkipReason, Verdict: it.Verdict, Check: it.Check, Edited: it.Edited,
 		Outcome: string(it.Outcome), OutcomeReason: it.OutcomeReason,
 	}
 	if it.Until != nil {
@@ -150,7 +146,7 @@ func editViews(requestID int64, edits []replay.Edit) []views.EditView {
 	for i, e := range edits {
 		out[i] = views.EditView{DeadLetterID: e.DeadLetterID, MsgID: e.MsgID, Reason: e.Reason,
 			OriginalSHA: hex.EncodeToString(e.OriginalSHA256), EditedSHA: hex.EncodeToString(e.EditedSHA256),
-			Diff:        views.NewPayloadDiff(e.Original, e.Edited),
+			Diff:        views.NewPayloadDiffOfStarts(e.Original, e.Edited, e.OriginalSize, e.EditedSize),
 			OriginalURL: fmt.Sprintf("/deadletters/%d/payload", e.DeadLetterID),
 			EditedURL:   fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, e.DeadLetterID)}
 	}
@@ -159,17 +155,23 @@ func editViews(requestID int64, edits []replay.Edit) []views.EditView {
 
 // editForms are the payload forms of items whose payloads (by dead
 // letter) the requester may still change; binary payloads are not edited
-// in a text box.
-func editForms(requestID int64, items []replay.Item, payloads map[int64][]byte, errs map[string]string) []views.PayloadEdit {
+// in a text box, and one over replay.MaxEditablePayload not in the browser:
+// its form says so and links its download (which asks for the download
+// right).
+func editForms(requestID int64, items []replay.Item, payloads map[int64]replay.LivePayload, errs map[string]string) []views.PayloadEdit {
 	var out []views.PayloadEdit
 	for _, it := range items {
 		p, ok := payloads[it.DeadLetterID]
-		if !ok || !utf8.Valid(p) {
+		if !ok || (p.Editable() && !utf8.Valid(p.Data)) {
 			continue
 		}
-		out = append(out, views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p),
-			URL:   fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, it.DeadLetterID),
-			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)]})
+		url := fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, it.DeadLetterID)
+		f := views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p.Data), URL: url,
+			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)]}
+		if !p.Editable() {
+			f.TooLarge, f.Size, f.Max, f.DownloadURL = true, int64(p.Size), replay.MaxEditablePayload, url
+		}
+		out = append(out, f)
 	}
 	return out
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 
-// maxPayloadEdit bounds an edited payload (the form's body limit).
-const maxPayloadEdit = 1 << 20
+// maxPayloadEdit bounds an edited payload: the largest the edit forms hold.
+const maxPayloadEdit = replay.MaxEditablePayload
 
 // payloadForm is one item's new payload and why it changes.
 type payloadForm struct {
@@ -32,7 +32,8 @@ func (f payloadForm) Validate() (int64, replay.PayloadEdit, error) {
 		return 0, replay.PayloadEdit{}, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
 	}
 	if len(f.Payload) > maxPayloadEdit {
-		return 0, replay.PayloadEdit{}, quarantine.Errorf(quarantine.EINVALID, "a payload may be at most %d bytes", maxPayloadEdit)
+		return 0, replay.PayloadEdit{}, quarantine.Errorf(quarantine.EINVALID,
+			"A payload edited here may be at most %d KiB: fix a bigger one at its producer and publish it again.", maxPayloadEdit>>10)
 	}
 	return dl, replay.PayloadEdit{Payload: []byte(f.Payload), Reason: strings.TrimSpace(f.Reason)}, nil
 }

@@ -107,6 +107,16 @@ type Item struct {
 	Outcome       JobState
 	OutcomeReason string
 	Until         *time.Time
+	// Cut says which values a page's read of the item cut (View, Selection:
+	// see shownItemColumns); such an item has no Headers.
+	Cut ItemCut
+}
+
+// ItemCut names the values of an item a page read cut to
+// dlq.ListTextChars characters, as the list cuts a producer's values: the
+// dead letter's page shows them whole.
+type ItemCut struct {
+	MsgID, OperationID, Subject bool
 }
 
 // Item verdicts as stored (replay_items.verdict).
@@ -174,6 +184,19 @@ func scanRequestInto(row pgx.CollectableRow, r *Request, more ...any) error {
 const itemColumns = `i.dead_letter_id, i.position, i.msg_id, i.operation_id, i.correlation_id, i.subject, i.headers, i.payload_sha256,
     i.skip_reason, i.verdict, i.verdict_check, i.held, i.payload IS NOT NULL, i.edit_reason`
 
+// shownItemColumns are itemColumns as the pages read them, for up to
+// 20,000 items a page: the message, operation and correlation ids and the
+// subject cut to $3 (dlq.ListTextChars) characters, and no headers (NULL):
+// a page does not show them, and they can come to 64 MiB a selection. Each
+// item links to its dead letter's page, which shows its headers and its
+// values whole. cutColumns say what was cut (scanShownItem).
+const shownItemColumns = `i.dead_letter_id, i.position, left(i.msg_id, $3), left(i.operation_id, $3), left(i.correlation_id, $3),
+    left(i.subject, $3), NULL::jsonb, i.payload_sha256, i.skip_reason, i.verdict, i.verdict_check, i.held, i.payload IS NOT NULL,
+    i.edit_reason`
+
+// cutColumns are what scanShownItem scans after outcomeColumns.
+const cutColumns = `char_length(i.msg_id) > $3, char_length(i.operation_id) > $3, char_length(i.subject) > $3`
+
 // outcomeColumns are what scanItemOutcome scans after itemColumns: the
 // item's job, when it has one (replay_jobs j).
 const outcomeColumns = `coalesce(j.state, ''), coalesce(j.result, ''), j.not_before`
@@ -190,7 +213,21 @@ func scanItemInto(row pgx.CollectableRow, it *Item, more ...any) error {
 	if err := row.Scan(dest...); err != nil {
 		return err
 	}
+	if hs == nil {
+		return nil // read without them (shownItemColumns)
+	}
 	return json.Unmarshal(hs, &it.Headers)
+}
+
+// scanShownItem scans shownItemColumns, outcomeColumns and cutColumns.
+func scanShownItem(row pgx.CollectableRow) (Item, error) {
+	var it Item
+	var until *time.Time
+	if err := scanItemInto(row, &it, &it.Outcome, &it.OutcomeReason, &until, &it.Cut.MsgID, &it.Cut.OperationID, &it.Cut.Subject); err != nil {
+		return it, err
+	}
+	it.setUntil(until)
+	return it, nil
 }
 
 // scanItemOutcome scans an item and what became of it.

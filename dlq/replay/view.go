@@ -62,19 +62,45 @@ type View struct {
 	// Payloads are the payloads the viewer may still edit, by dead letter:
 	// the requester's live items before approval, in a class whose payloads
 	// may be edited, when the request is small enough (ViewOptions).
-	Payloads map[int64][]byte
+	Payloads map[int64]LivePayload
 }
+
+// MaxEditablePayload is the largest payload a person edits in the browser
+// (256 KiB): a bigger one is not put into a page's form (it would be the
+// page, escaped, up to 20 times), and an edit may not make one (web's form
+// limit). A bigger payload is fixed at its producer and published again.
+const MaxEditablePayload = 256 << 10
+
+// LivePayload is a payload its requester may edit: Data is all of it when
+// it is at most MaxEditablePayload bytes and nil otherwise, Size its size
+// (0 for a dead letter retention removed).
+type LivePayload struct {
+	Data []byte
+	Size int
+}
+
+// Editable reports whether p is small enough to edit in the browser.
+func (p LivePayload) Editable() bool { return p.Size <= MaxEditablePayload }
 
 // Edit is one item whose payload the requester replaced, and why.
 type Edit struct {
-	DeadLetterID     int64
-	MsgID            string
-	Reason           string
-	Original, Edited []byte
+	DeadLetterID int64
+	MsgID        string // cut to dlq.ListTextChars, as the items' are
+	Reason       string
+	// Original and Edited are the starts of both payloads, up to one byte
+	// more than EditDiffBytes (the diffs compare no more); OriginalSize and
+	// EditedSize their whole sizes.
+	Original, Edited         []byte
+	OriginalSize, EditedSize int
 	// OriginalSHA256 was taken at ingest; EditedSHA256 is what the intent
 	// holds and the replayed message carries (Dlq-Payload-Edited).
 	OriginalSHA256, EditedSHA256 []byte
 }
+
+// EditDiffBytes is how much of each payload of an edit a page compares
+// (views.MaxDiffBytes): Edits reads one byte more, so that a longer side
+// is known to be longer without reading it.
+const EditDiffBytes = 64 << 10
 
 // Editable is the state in which a request's payloads may be edited.
 func (s Status) Editable() bool { return replaypolicy.RequestEditable(string(s)) }
@@ -85,11 +111,14 @@ func (s *Service) read(ctx context.Context, f func(pgx.Tx) error) error {
 }
 
 const (
-	// The payloads of a request's live items as they would be sent, in order
+	// The payloads of a request's live items as they would be sent, in order,
+	// those of more than $4 bytes (MaxEditablePayload) as their size alone
 	// (none for a dead letter retention removed). In a draft, also those
 	// left out until an edit (or a fix) lets them go.
-	selectLivePayloads = `SELECT i.dead_letter_id, coalesce(i.payload, d.payload) FROM replay_items i
-        LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
+	selectLivePayloads = `SELECT i.dead_letter_id, CASE WHEN octet_length(p.payload) <= $4 THEN p.payload END,
+            coalesce(octet_length(p.payload), 0)
+        FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
+        CROSS JOIN LATERAL (SELECT coalesce(i.payload, d.payload) AS payload) p
         WHERE i.request_id = $1 AND (i.skip_reason = '' OR ($3 AND i.verdict_check = 'error-class-fix')) ORDER BY i.position LIMIT $2`
 	// Every edited item, counted.
 	countEdits = `SELECT count(*) FROM replay_items WHERE request_id = $1 AND payload IS NOT NULL`
@@ -105,11 +134,19 @@ const (
 	selectFailures = `SELECT i.dead_letter_id, d.error_class, left(d.error, $3), char_length(d.error) > $3 FROM replay_items i
         JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 ORDER BY i.position LIMIT $2`
-	// Edited items with both payloads (the original is gone with a dead
-	// letter retention removed, and so is the edited copy).
-	selectEdits = `SELECT i.dead_letter_id, i.msg_id, i.edit_reason, d.payload, i.payload, d.payload_sha256, i.payload_sha256
+	// Edited items with the starts of both payloads ($3 bytes: a diff
+	// compares no more) and their sizes, which octet_length reads from the
+	// stored value's header, not the value (the original is gone with a
+	// dead letter retention removed, and so is the edited copy).
+	selectEdits = `SELECT i.dead_letter_id, left(i.msg_id, $4), i.edit_reason,
+            substring(d.payload FROM 1 FOR $3), substring(i.payload FROM 1 FOR $3),
+            coalesce(octet_length(d.payload), 0), octet_length(i.payload), d.payload_sha256, i.payload_sha256
         FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.payload IS NOT NULL ORDER BY i.position LIMIT $2`
+	// The items of a request as its pages show them (shownItemColumns).
+	selectShownItems = `SELECT ` + shownItemColumns + `, ` + outcomeColumns + `, ` + cutColumns + ` FROM replay_items i
+        LEFT JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
+        WHERE i.request_id = $1 ORDER BY i.position LIMIT $2`
 )
 
 // View reads request id as viewer sees it (not_found when there is none).
@@ -121,7 +158,7 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 			return err
 		}
 		v.Request = req
-		if v.Items, err = requestItems(ctx, tx, id, opts.Items); err != nil {
+		if v.Items, err = shownItems(ctx, tx, id, opts.Items); err != nil {
 			return err
 		}
 		if v.Approvals, err = approvals(ctx, tx, id); err != nil {
@@ -176,17 +213,28 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 	return v, nil
 }
 
-// livePayloads are the payloads the first limit live items of request req
-// send, by dead letter (and, of a draft, those an edit may let go).
-func livePayloads(ctx context.Context, q querier, req Request, limit int) (map[int64][]byte, error) {
-	rows, err := q.Query(ctx, selectLivePayloads, req.ID, limit, req.Status == StatusDraft)
+// shownItems reads the first limit items of request id as its pages show
+// them (shownItemColumns).
+func shownItems(ctx context.Context, q querier, id int64, limit int) ([]Item, error) {
+	rows, err := q.Query(ctx, selectShownItems, id, limit, dlq.ListTextChars)
 	if err != nil {
 		return nil, err
 	}
-	out := map[int64][]byte{}
+	return pgx.CollectRows(rows, scanShownItem)
+}
+
+// livePayloads are the payloads the first limit live items of request req
+// send, by dead letter (and, of a draft, those an edit may let go), each
+// read only when it is small enough to edit (LivePayload).
+func livePayloads(ctx context.Context, q querier, req Request, limit int) (map[int64]LivePayload, error) {
+	rows, err := q.Query(ctx, selectLivePayloads, req.ID, limit, req.Status == StatusDraft, MaxEditablePayload)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]LivePayload{}
 	var dl int64
-	var p []byte
-	_, err = pgx.ForEachRow(rows, []any{&dl, &p}, func() error {
+	var p LivePayload
+	_, err = pgx.ForEachRow(rows, []any{&dl, &p.Data, &p.Size}, func() error {
 		out[dl] = p
 		return nil
 	})
@@ -214,8 +262,10 @@ func shownPayloads(ctx context.Context, q querier, id int64, limit, size int) (m
 }
 
 // failureText is how much of a dead letter's error the items tables
-// read: a table cell shows its start, the title of the cell all of this.
-const failureText = 1000
+// read: what a cell shows (its first line, up to 80 characters) and one
+// more, so that the cell knows to end with "…". A page lists up to 20,000
+// items: the dead letter's page shows the rest.
+const failureText = 81
 
 // Failure is why a dead letter failed, as its producer said: its error
 // class, and its error up to failureText characters (Cut: it is longer;
@@ -246,8 +296,8 @@ func failures(ctx context.Context, q querier, id int64, limit int) (map[int64]Fa
 	return out, err
 }
 
-// Edits returns the first limit edited items of request id with both
-// payloads (for the approvals list's diffs).
+// Edits returns the first limit edited items of request id with the
+// starts of both payloads (for the approvals list's diffs).
 func (s *Service) Edits(ctx context.Context, id int64, limit int) ([]Edit, error) {
 	out, err := edits(ctx, s.pool, id, limit)
 	if err != nil {
@@ -260,13 +310,14 @@ func edits(ctx context.Context, q querier, id int64, limit int) ([]Edit, error) 
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := q.Query(ctx, selectEdits, id, limit)
+	rows, err := q.Query(ctx, selectEdits, id, limit, EditDiffBytes+1, dlq.ListTextChars)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Edit, error) {
 		var e Edit
-		err := row.Scan(&e.DeadLetterID, &e.MsgID, &e.Reason, &e.Original, &e.Edited, &e.OriginalSHA256, &e.EditedSHA256)
+		err := row.Scan(&e.DeadLetterID, &e.MsgID, &e.Reason, &e.Original, &e.Edited, &e.OriginalSize, &e.EditedSize,
+			&e.OriginalSHA256, &e.EditedSHA256)
 		return e, err
 	})
 }
@@ -285,7 +336,7 @@ type SelectionRequest struct {
 	Confirmation string
 	// Payloads are the payloads the requester may still edit, by dead
 	// letter (small requests of classes whose payloads may be edited).
-	Payloads map[int64][]byte
+	Payloads map[int64]LivePayload
 	// Waits says how many of its items would wait for their target
 	// stream's duplicate window if it ran now, and until when.
 	Waits Waits
@@ -482,7 +533,7 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 				return fmt.Errorf("replay batch %q: %w", batch, errNoBatch) // someone else's selection does not exist for you
 			}
 			sr := SelectionRequest{Request: r}
-			if sr.Items, err = requestItems(ctx, tx, r.ID, items); err != nil {
+			if sr.Items, err = shownItems(ctx, tx, r.ID, items); err != nil {
 				return err
 			}
 			if sr.Edits, err = edits(ctx, tx, r.ID, maxSelectionEdits); err != nil {
