@@ -49,3 +49,31 @@ func TestPayloadOverTheEditBoundIsNotEdited(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, resp.Status)
 	assert.Contains(t, resp.Body, "at most 256 KiB")
 }
+
+// TestRequestPageMarksCutValues: a message id and an operation id longer
+// than the list shows are cut on the request page as on the list, end
+// with a mark that says where the rest is, keep their hidden-character
+// flag, and the message id links to the dead letter's page.
+func TestRequestPageMarksCutValues(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	_, oncall := b.SignIn(t, "acme:oncall")
+	approver, _ := b.SignIn(t, "acme:approver")
+	msgID := "mail-\u202e" + strings.Repeat("m", 4000)
+	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "email.send", MsgID: msgID,
+		OperationID: "op-" + strings.Repeat("o", 4000)})
+	req := testfactory.Request(t, b.Replays, oncall.Actor, []int64{id}, replay.SubmitInput{})
+	page := b.Do(t, approver, "GET", fmt.Sprintf("/replay/requests/%d", req.ID), nil, nil)
+	require.Equal(t, http.StatusOK, page.Status)
+	item := page.Doc(t).Find(`[data-testid="replay-items"] [data-testid="replay-item"]`)
+	require.Equal(t, 1, item.Length())
+
+	cell := item.Find(`[data-testid="replay-item-msgid"]`)
+	assert.Equal(t, fmt.Sprintf("/deadletters/%d", id), cell.Find("a").AttrOr("href", ""))
+	assert.Equal(t, 1, cell.Find(`[data-testid="replay-item-cut"]`).Length(), "the message id is cut")
+	assert.Equal(t, 1, cell.Find(`[data-testid="hidden-chars"]`).Length(), "and flagged")
+	assert.Less(t, len(cell.Text()), 1000)
+	op := item.Find(`[data-testid="replay-item-operation"]`)
+	assert.Equal(t, 1, op.Find(`[data-testid="replay-item-cut"]`).Length(), "the operation id is cut")
+	assert.Zero(t, item.Find(`[data-testid="replay-item-subject"] [data-testid="replay-item-cut"]`).Length(), "a short subject is whole")
+}
