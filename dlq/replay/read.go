@@ -268,11 +268,16 @@ func (s *Service) confirmation(ctx context.Context, q querier, req Request) (str
 	if err != nil {
 		return "", err
 	}
+	return s.confirmationOf(req, fs), nil
+}
+
+// confirmationOf is confirmation with req's live items fs already read.
+func (s *Service) confirmationOf(req Request, fs []itemFact) string {
 	var first replaypolicy.Item
 	if len(fs) > 0 {
 		first = fs[0].item
 	}
-	return s.cfg.Policy().Confirmation(req.Class, first, req.ItemCount), nil
+	return s.cfg.Policy().Confirmation(req.Class, first, req.ItemCount)
 }
 
 // ItemPayload returns the payload a request will send for one of its items.

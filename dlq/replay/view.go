@@ -544,16 +544,14 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 					return err
 				}
 			}
-			if sr.Confirmation, err = s.confirmation(ctx, tx, r); err != nil {
-				return err
-			}
 			if targets[r.ID], err = storedByOf(ctx, tx, r.ID); err != nil {
 				return err
 			}
-			fs, err := s.requestFacts(ctx, tx, r)
+			fs, err := s.requestFacts(ctx, tx, r) // once: every live item, with its headers
 			if err != nil {
 				return err
 			}
+			sr.Confirmation = s.confirmationOf(r, fs)
 			sr.NeedsNote = s.needsNote(fs)
 			if r.Status == StatusDraft {
 				sr.OnSubmit = onSubmit(s.cfg.Policy(), r, fs)
