@@ -427,8 +427,9 @@ func (in *Ingester) handBack(ctx context.Context, batch []item) {
 	}
 }
 
-// cutOffAfter is how long storeBatch retries a batch PostgreSQL does not
-// take (unreachable, or failing every statement) before this replica
+// cutOffAfter is how long storeBatch retries a batch while PostgreSQL is
+// out of reach (Unreachable: not a statement that timed out or waited for
+// a lock, which one slow dead letter causes) before this replica
 // hands back what it holds and takes nothing until PostgreSQL answers: it
 // keeps the batch in progress meanwhile, and a replica that lost
 // PostgreSQL but not NATS would otherwise keep its dead letters from the

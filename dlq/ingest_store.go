@@ -19,15 +19,16 @@ const busyAttempts = 3
 // being retried; if it works, the batch is bisected down to the records
 // that keep failing, which are deferred (their indexes returned: the
 // caller naks them, they come again), never stored in raw form. The
-// messages are kept in progress while it retries, for cutOffAfter at most:
-// then the replica is cut off from PostgreSQL (cutOffFromPostgres) and
+// messages are kept in progress while it retries; after cutOffAfter of
+// attempts that found PostgreSQL out of reach (Unreachable) the replica is
+// cut off from PostgreSQL (cutOffFromPostgres) and
 // storeBatch returns false, as it does at once while the replica is cut
 // off; the caller hands the batch back.
 func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record) (InsertResult, []int, bool) {
 	backoff := 100 * time.Millisecond
 	var inserted []Inserted // rows a failed attempt stored: the retry skips them
 	busy := 0
-	failing := time.Now() // since the first attempt: every one failed
+	var unreachable time.Time // since the first of the attempts in a row PostgreSQL was out of reach
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		res, err := in.store.Insert(ctx, recs)
@@ -58,7 +59,17 @@ func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record)
 			inserted = append(inserted, res.Inserted...)
 		}
 		in.metrics.StoreErrors.Inc()
-		if time.Since(failing) >= cutOffAfter {
+		// Only PostgreSQL out of reach cuts the replica off: a statement
+		// that times out or waits for a lock (Busy) is what the probe and
+		// the bisection above are for, after busyAttempts, and with a
+		// statement timeout of a minute they come long after cutOffAfter.
+		switch {
+		case !Unreachable(err):
+			unreachable = time.Time{}
+		case unreachable.IsZero():
+			unreachable = start
+		}
+		if !unreachable.IsZero() && time.Since(unreachable) >= cutOffAfter {
 			in.cutOffFromPostgres(err)
 		}
 		if in.cutOff.Load() {
