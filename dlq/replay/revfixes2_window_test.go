@@ -58,7 +58,7 @@ func TestStreamWindowsAnswerNoOlderThanTheTTL(t *testing.T) {
 	w := replay.NewStreamWindows(js, ttl)
 	listed := time.Now()
 	require.Equal(t, 10*time.Minute, w.Window(ctx, "app.a").Duplicates) // the list is read here
-	time.Sleep(time.Until(listed.Add(ttl * 3 / 4)))                      // the list is still fresh: b is found in it
+	time.Sleep(time.Until(listed.Add(ttl * 3 / 4)))                     // the list is still fresh: b is found in it
 	require.Equal(t, 10*time.Minute, w.Window(ctx, "app.b").Duplicates)
 	_, err = js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Minute})
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,12 +68,52 @@ func TestStreamWindowsReadOneListForManySubjects(t *testing.T) {
 		}
 	})
 	assert.Equal(t, 1, calls, "API calls for 2,000 subjects of one stream")
+	listed := time.Now() // after the list was read
 
 	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.*.created"}, Duplicates: time.Minute})
 	require.NoError(t, err)
+	time.Sleep(time.Until(listed.Add(replay.ListRereadAfter))) // a subject no stream takes reads only a list this old again
 	assert.Equal(t, "EVENTS", w.Window(ctx, "events.acme.created").Stream, "a stream created since the list was read")
 	assert.Equal(t, replaypolicy.Window{}, w.Window(ctx, "events.acme.deleted"), "no stream takes it")
 	assert.Equal(t, "APP", w.Window(ctx, "app.acme.search.doc-1").Stream)
+}
+
+// TestStreamWindowsConcurrentCallersShareOneRead: callers that need a
+// list while one is read wait for that read and answer from it, rather
+// than each reading its own (or queueing behind a lock for one each).
+func TestStreamWindowsConcurrentCallersShareOneRead(t *testing.T) {
+	t.Parallel()
+	ns := natstest.Start(t)
+	_, js := ns.Connect(t)
+	ctx := context.Background()
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: 3 * time.Minute})
+	require.NoError(t, err)
+	w := replay.NewStreamWindows(js, time.Hour)
+
+	calls := apiCalls(t, ns, func() {
+		var wg sync.WaitGroup
+		streams := make([]string, 50)
+		for i := range streams {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				subject := fmt.Sprintf("app.acme.doc-%d", i)
+				if i%2 == 1 {
+					subject = fmt.Sprintf("rpc.acme.doc-%d", i)
+				}
+				streams[i] = w.Window(ctx, subject).Stream
+			}()
+		}
+		wg.Wait()
+		for i, st := range streams {
+			if i%2 == 1 {
+				assert.Empty(t, st, "no stream takes rpc.acme.doc-%d", i)
+			} else {
+				assert.Equal(t, "APP", st, "app.acme.doc-%d", i)
+			}
+		}
+	})
+	assert.Equal(t, 1, calls, "API calls for 50 callers asking at once")
 }
 
 // countingWindows answers every subject as unreadable, counting the asks.
