@@ -89,6 +89,9 @@ type Server struct {
 	// crossSiteDenials limits per person the denial rows of requests
 	// another site started (middleware.go).
 	crossSiteDenials *authz.CrossSiteDenials
+	// pgCheck shares PostgreSQL's answer among /readyz probes
+	// (pingPostgres).
+	pgCheck pgCheck
 }
 
 // New returns the console's HTTP handler: security headers, cross-origin
@@ -148,7 +151,7 @@ func (s *Server) healthz(c echo.Context) error {
 // public (load balancers ask it), so it never carries an error's text,
 // which may hold addresses, user names or worse; the log has that.
 func (s *Server) readyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(c.Request().Context(), readyBudget)
 	defer cancel()
 	var problems []string
 	if err := s.pingPostgres(ctx); err != nil {
@@ -174,14 +177,37 @@ func (s *Server) readyz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"ready": true})
 }
 
+// readyBudget is how long a probe waits for PostgreSQL's answer, and how
+// long the check that answers it may take.
+const readyBudget = 2 * time.Second
+
+// readyReuse is how long a check's answer answers further probes: load
+// balancer nodes and kubelets each probe every few seconds, and anyone who
+// reaches the port may probe as often as they like.
+const readyReuse = time.Second
+
 // pingPostgres asks PostgreSQL to answer through the web pool or, when
 // every connection of the pool is lent out to requests (slow pages, an
 // export, many people at once), through a connection of its own, closed
 // after: a full pool is this replica being busy, not PostgreSQL being
 // down, and taking the busiest replicas out of the load balancer only
-// moves their load onto the others. The extra connection is made only
-// while the pool is full, one per probe.
+// moves their load onto the others. /readyz is public, so probes do not
+// each ask: one check runs at a time and every probe that comes while it
+// runs, or up to readyReuse after, takes its answer (pgCheck). The extra
+// connection is therefore at most one per process, only while the pool is
+// full, opened at most once a readyReuse.
+//
+// The connection is not kept for the next check: it would hold a session
+// of max_connections (which README sizes the pools under) past the busy
+// spell, a kept connection PostgreSQL or a pooler closed would have to be
+// told from PostgreSQL down, and the server has no Close to end it; one
+// connection a second at most costs PostgreSQL little.
 func (s *Server) pingPostgres(ctx context.Context) error {
+	return s.pgCheck.answer(ctx, time.Now, s.checkPostgres)
+}
+
+// checkPostgres is pingPostgres's check; see there.
+func (s *Server) checkPostgres(ctx context.Context) error {
 	pool := s.deps.Pool
 	if !poolFull(pool) {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -200,6 +226,59 @@ func (s *Server) pingPostgres(ctx context.Context) error {
 	}
 	defer conn.Close(context.Background())
 	return conn.Ping(ctx)
+}
+
+// pgCheck shares one check's answer among the probes of a process: at
+// most one check runs at a time, and an answer younger than readyReuse
+// answers without another.
+type pgCheck struct {
+	mu      sync.Mutex
+	running *pgAnswer // the check under way; nil when none is
+	last    *pgAnswer // the latest check that ended; nil before the first
+}
+
+// pgAnswer is one check's answer; err and at are set before done closes.
+type pgAnswer struct {
+	done chan struct{}
+	err  error
+	at   time.Time // when the check ended
+}
+
+// answer returns the answer of the latest check if it ended less than
+// readyReuse ago, else that of the check under way, starting check when
+// none is. The check runs apart from any probe, with readyBudget, so a
+// probe that leaves (its client gone, its budget spent) does not end it
+// for the others; a probe waits only as long as ctx lets it, and then
+// returns ctx's error.
+func (p *pgCheck) answer(ctx context.Context, now func() time.Time, check func(context.Context) error) error {
+	p.mu.Lock()
+	if p.last != nil && now().Sub(p.last.at) < readyReuse {
+		err := p.last.err
+		p.mu.Unlock()
+		return err
+	}
+	a := p.running
+	if a == nil {
+		a = &pgAnswer{done: make(chan struct{})}
+		p.running = a
+		go func() {
+			cctx, cancel := context.WithTimeout(context.Background(), readyBudget)
+			err := check(cctx)
+			cancel()
+			p.mu.Lock()
+			a.err, a.at = err, now()
+			p.running, p.last = nil, a
+			p.mu.Unlock()
+			close(a.done)
+		}()
+	}
+	p.mu.Unlock()
+	select {
+	case <-a.done:
+		return a.err
+	case <-ctx.Done():
+		return fmt.Errorf("wait for PostgreSQL's answer: %w", ctx.Err())
+	}
 }
 
 // poolFull reports whether every connection pool may open is lent out.
