@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -92,6 +93,8 @@ type Server struct {
 	// pgCheck shares PostgreSQL's answer among /readyz probes
 	// (pingPostgres).
 	pgCheck pgCheck
+	// natsDown is what /readyz last saw of NATS: it logs the turn, not each probe.
+	natsDown atomic.Bool
 }
 
 // New returns the console's HTTP handler: security headers, cross-origin
@@ -155,8 +158,7 @@ func (s *Server) readyz(c echo.Context) error {
 	defer cancel()
 	var problems []string
 	if err := s.pingPostgres(ctx); err != nil {
-		problems = append(problems, "postgresql: not answering")
-		s.deps.Log.Warn("not ready: PostgreSQL", "err", err)
+		problems = append(problems, "postgresql: not answering") // logged once a check (pingPostgres), not once a probe
 	}
 	// NATS lost leaves the pages working (triage, audit, approvals) and
 	// stops what needs it (ingest, replays) on every replica at once, as
@@ -164,8 +166,11 @@ func (s *Server) readyz(c echo.Context) error {
 	// replica out of the load balancer when on-call needs the console. It
 	// is said, not failed; the alerts report what it stops.
 	var degraded []string
-	if s.deps.NATS == nil || !s.deps.NATS.IsConnected() {
+	natsDown := s.deps.NATS == nil || !s.deps.NATS.IsConnected()
+	if natsDown {
 		degraded = append(degraded, "nats: not connected")
+	}
+	if s.natsDown.Swap(natsDown) != natsDown && natsDown { // said when it turns, not at every probe
 		s.deps.Log.Warn("degraded: NATS is not connected")
 	}
 	if len(problems) > 0 {
@@ -203,7 +208,13 @@ const readyReuse = time.Second
 // told from PostgreSQL down, and the server has no Close to end it; one
 // connection a second at most costs PostgreSQL little.
 func (s *Server) pingPostgres(ctx context.Context) error {
-	return s.pgCheck.answer(ctx, time.Now, s.checkPostgres)
+	return s.pgCheck.answer(ctx, time.Now, func(ctx context.Context) error {
+		err := s.checkPostgres(ctx)
+		if err != nil {
+			s.deps.Log.Warn("not ready: PostgreSQL", "err", err)
+		}
+		return err
+	})
 }
 
 // checkPostgres is pingPostgres's check; see there.

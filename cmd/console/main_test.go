@@ -88,7 +88,7 @@ func TestServeAnswersProbes(t *testing.T) {
 	t.Parallel()
 	ns := natstest.Start(t)
 	ctx := context.Background()
-	a, base, _ := startApp(t, map[string]string{"NATS_URL": ns.ClientURL()}, "--watch-streams", "ORDERS")
+	a, base, logged := startApp(t, map[string]string{"NATS_URL": ns.ClientURL()}, "--watch-streams", "ORDERS")
 	metricsURL := a.MetricsURL()
 
 	get := func(path string) (int, string) {
@@ -139,6 +139,11 @@ func TestServeAnswersProbes(t *testing.T) {
 	})
 	assert.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, `"degraded"`)
+	for range 5 {
+		code, _ = get("/readyz")
+		assert.Equal(t, http.StatusOK, code)
+	}
+	assert.Equal(t, 1, strings.Count(logged.String(), "degraded: NATS is not connected"), "said when NATS went, not at every probe")
 }
 
 func TestAuditVerifyCommand(t *testing.T) {
