@@ -202,7 +202,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	if cfg.IngestTuning != nil {
 		cfg.IngestTuning(&ingest)
 	}
-	a.ingester = dlq.NewIngester(ingest, a.JetStream, jobStore, dlq.NewMetrics(a.reg), log)
+	ingestMetrics := dlq.NewMetrics(a.reg)
+	if counts, err := jobStore.Depth(ctx); err != nil {
+		log.Warn("ingest metrics: the stored tenants could not be read; label slots go to the first come", "err", err)
+	} else {
+		ingestMetrics.AdmitStored(counts)
+	}
+	a.ingester = dlq.NewIngester(ingest, a.JetStream, jobStore, ingestMetrics, log)
 	if err := a.ingester.SetupWithin(ctx, cmp.Or(cfg.NATSWait, time.Minute)); err != nil {
 		return nil, err
 	}

@@ -44,10 +44,11 @@ type Metrics struct {
 // Bounds of the tenant and item type labels of the ingest series. Both are
 // producer input (any subject tokens), and every value is a series the
 // process keeps in memory for good and writes on every scrape: a producer
-// who may publish to dlq.<tenant>.> could grow them without bound. The
-// first MetricTenants tenants a process counts, and the first
-// MetricItemTypes item types of each, get series of their own; later ones
-// are counted under OtherLabel (tenant and item type). So
+// who may publish to dlq.<tenant>.> could grow them without bound.
+// MetricTenants tenants, and MetricItemTypes item types of each, get
+// series of their own: first the ones holding the most dead letters when
+// the process starts (Metrics.AdmitStored), then the first come; later
+// ones are counted under OtherLabel (tenant and item type). So
 // quarantine_ingested_total holds at most MetricTenants ×
 // (MetricItemTypes+1) × the error classes series, plus OtherLabel's. A
 // tenant named "other" shares its series with the rest.
@@ -58,8 +59,8 @@ const (
 )
 
 // labelBound admits tenant and item type label values up to
-// MetricTenants and MetricItemTypes (the first come, for the process's
-// life); the zero value is ready.
+// MetricTenants and MetricItemTypes (AdmitStored's, then the first come,
+// for the process's life); the zero value is ready.
 type labelBound struct {
 	mu    sync.Mutex
 	types map[string]map[string]bool // item types admitted, by tenant admitted
@@ -92,6 +93,27 @@ func (b *labelBound) labels(tenant, itemType string) (string, string) {
 		types[itemType] = true
 	}
 	return tenant, itemType
+}
+
+// AdmitStored gives series of their own first to the tenants holding the
+// most dead letters in counts (the counters, Store.Depth) and, in each,
+// the item types holding the most, as quarantine_depth keeps them
+// (boundDepth), before any dead letter arrives: the slots are otherwise
+// the first come, and a producer who publishes under many new tenants
+// after a restart would push the tenants on-call knows under OtherLabel.
+func (m *Metrics) AdmitStored(counts []DepthCount) {
+	bounded, kept := boundDepth(counts)
+	b := &m.labels
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for tenant := range kept {
+		b.admitTenant(tenant)
+	}
+	for _, d := range bounded {
+		if kept[d.Tenant] && d.ItemType != OtherLabel && len(b.types[d.Tenant]) < MetricItemTypes {
+			b.types[d.Tenant][d.ItemType] = true
+		}
+	}
 }
 
 // admitTenant reports whether tenant has series of its own, admitting it

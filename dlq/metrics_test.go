@@ -94,3 +94,30 @@ func TestDepthSeriesBounded(t *testing.T) {
 	oldest := boundOldest(map[string]time.Time{"big": now, "t000": now.Add(-time.Hour), "t001": now.Add(-2 * time.Hour)}, kept)
 	assert.Equal(t, map[string]time.Time{"big": now, OtherLabel: now.Add(-2 * time.Hour)}, oldest)
 }
+
+// TestStoredTenantsKeepTheirSeries: the ingest series' label slots go
+// first to the tenants (and their item types) that hold the most dead
+// letters when the process starts, so that a producer publishing under
+// MetricTenants new tenants after a restart does not push the tenants
+// on-call knows under OtherLabel; what is left goes to the first come.
+func TestStoredTenantsKeepTheirSeries(t *testing.T) {
+	t.Parallel()
+	m := NewMetrics(prometheus.NewRegistry())
+	m.AdmitStored([]DepthCount{
+		{Tenant: "acme", ItemType: "email.send", ErrorClass: ClassTransient, Status: StatusQuarantined, N: 40},
+		{Tenant: "globex", ItemType: "search.index_update", ErrorClass: ClassTransient, Status: StatusQuarantined, N: 7},
+	})
+	for i := range MetricTenants {
+		m.labels.labels(fmt.Sprintf("junk-%d", i), "x")
+	}
+	tenant, itemType := m.labels.labels("acme", "email.send")
+	assert.Equal(t, "acme", tenant)
+	assert.Equal(t, "email.send", itemType)
+	tenant, itemType = m.labels.labels("globex", "search.index_update")
+	assert.Equal(t, "globex", tenant)
+	assert.Equal(t, "search.index_update", itemType)
+	tenant, _ = m.labels.labels(fmt.Sprintf("junk-%d", MetricTenants-1), "x")
+	assert.Equal(t, OtherLabel, tenant, "the slots left went to the first come")
+	tenant, _ = m.labels.labels("junk-0", "x")
+	assert.Equal(t, "junk-0", tenant)
+}
