@@ -4,8 +4,13 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -15,11 +20,13 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/web"
 )
 
 // ReplayConfig is what replay needs, in serve and in worker.
@@ -257,27 +264,53 @@ type WorkersConfig struct {
 	NATSURL          string
 	NATSTokenFile    string
 	Replay           ReplayConfig
+	// MetricsAddr is the listen address of /healthz, /readyz and /metrics
+	// ("" or MetricsOff: none); MetricsToken, when set, is the bearer
+	// token /metrics requires (the probes need none, as serve's).
+	MetricsAddr  string
+	MetricsToken string
 }
 
 // Workers is `console worker`: replay workers only, to scale them apart
 // from the HTTP console.
 type Workers struct {
+	log    *slog.Logger
 	pool   *pgxpool.Pool
 	nc     *nats.Conn
 	access *authz.Access
 	parts  *replayParts
+
+	listener net.Listener // nil without METRICS_ADDR
+	http     *http.Server
+	ready    readyAnswer
 }
 
+// readyAnswer is /readyz's last answer: one check at a time, and probes
+// within readyReuse of it share it, so that a prober cannot take the
+// workers' database connections.
+type readyAnswer struct {
+	mu   sync.Mutex
+	at   time.Time
+	code int
+	body map[string]any
+}
+
+// readyReuse is how long a /readyz answer answers further probes.
+const readyReuse = time.Second
+
 // NewWorkers connects, checks the schema and the database role (as New
-// does) and wires cfg.Replay.Workers replay workers; Run them.
+// does), wires cfg.Replay.Workers replay workers and listens on
+// cfg.MetricsAddr; Run them.
 func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Workers, err error) {
-	w := &Workers{}
+	w := &Workers{log: log}
 	defer func() {
 		if err != nil {
 			w.Close()
 		}
 	}()
-	pc := PoolConfig{Name: "worker", MaxConns: int32(cfg.Replay.Workers + 3), StatementTimeout: cmp.Or(cfg.StatementTimeout, time.Minute)}
+	// The workers, the permissions listener, the draft sweeper, a scrape
+	// and a probe.
+	pc := PoolConfig{Name: "worker", MaxConns: int32(cfg.Replay.Workers + 4), StatementTimeout: cmp.Or(cfg.StatementTimeout, time.Minute)}
 	if w.pool, err = OpenPool(ctx, cfg.DatabaseURL, 30*time.Second, pc, log); err != nil {
 		return nil, err
 	}
@@ -288,11 +321,28 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 	if w.nc, js, err = DialNATS(cfg.NATSURL, cfg.NATSTokenFile, "quarantine-worker"); err != nil {
 		return nil, err
 	}
+	// As serve's connection: a replay publish fails while it is down.
+	w.nc.SetDisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) })
+	w.nc.SetReconnectHandler(func(c *nats.Conn) { log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) })
 	if w.access, err = authz.NewAccess(ctx, w.pool, cfg.Replay.Groups, log); err != nil {
 		return nil, err
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cfg.Replay.Metrics = reg
 	if w.parts, err = newReplayParts(ctx, cfg.Replay, w.pool, w.pool, w.nc, js, w.access, nil, log); err != nil {
 		return nil, err
+	}
+	if cfg.MetricsAddr == "" || cfg.MetricsAddr == MetricsOff {
+		return w, nil
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(rw, "ok\n") })
+	mux.HandleFunc("GET /readyz", w.readyz)
+	mux.Handle("GET /metrics", web.MetricsHandler(reg, cfg.MetricsToken))
+	w.http = web.NewHTTPServer(mux, log)
+	if w.listener, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+		return nil, fmt.Errorf("METRICS_ADDR %s: %w", cfg.MetricsAddr, err)
 	}
 	return w, nil
 }
@@ -300,16 +350,94 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 // Count is how many replay workers run.
 func (w *Workers) Count() int { return len(w.parts.workers) }
 
-// Run runs the workers, keeping the permissions current, until ctx ends.
-func (w *Workers) Run(ctx context.Context) {
+// Addr is where /healthz, /readyz and /metrics are served ("" without a
+// listener).
+func (w *Workers) Addr() string {
+	if w.listener == nil {
+		return ""
+	}
+	return w.listener.Addr().String()
+}
+
+// Run runs the workers, keeping the permissions current, and serves the
+// listener, until ctx ends; the error is the listener's.
+func (w *Workers) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var wg sync.WaitGroup
+	errs := make(chan error, 1)
+	if w.http != nil {
+		wg.Go(func() {
+			if err := w.http.Serve(w.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errs <- fmt.Errorf("metrics http: %w", err)
+				cancel()
+			}
+		})
+	}
 	wg.Go(func() { w.access.Watch(ctx) })
-	w.parts.run(ctx)
+	wg.Go(func() { w.parts.run(ctx) })
+	<-ctx.Done()
+	if w.http != nil {
+		sctx, scancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer scancel()
+		if err := w.http.Shutdown(sctx); err != nil {
+			w.log.Warn("metrics http shutdown", "err", err)
+		}
+	}
 	wg.Wait()
+	close(errs)
+	return <-errs // nil when closed and empty
+}
+
+// readyz answers 200 when PostgreSQL answers, 503 naming it when not,
+// never with the error's text (the log has it). A policy that is not the
+// active one is said under "degraded", not failed: the worker then claims
+// nothing, but it is not broken and a restart does not mend it (it reads
+// its policy file again every poll; a deploy of the active file does),
+// and quarantine_replay_policy_stale and its alert report it. NATS not
+// connected is said there too, as serve's /readyz does: it is one
+// cluster for every worker, and it reconnects by itself.
+func (w *Workers) readyz(rw http.ResponseWriter, r *http.Request) {
+	w.ready.mu.Lock()
+	if time.Since(w.ready.at) >= readyReuse {
+		w.ready.code, w.ready.body = w.check(r.Context())
+		w.ready.at = time.Now()
+	}
+	code, body := w.ready.code, w.ready.body
+	w.ready.mu.Unlock()
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(code)
+	_ = json.NewEncoder(rw).Encode(body)
+}
+
+// check is readyz's answer now.
+func (w *Workers) check(ctx context.Context) (int, map[string]any) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var problems, degraded []string
+	if st, err := w.parts.service.PolicyStanding(ctx); err != nil {
+		problems = append(problems, "postgresql: not answering")
+		w.log.Warn("not ready: PostgreSQL", "err", err)
+	} else if st.Stale() {
+		degraded = append(degraded, "replay policy: stale")
+	}
+	if !w.nc.IsConnected() {
+		degraded = append(degraded, "nats: not connected")
+	}
+	switch {
+	case len(problems) > 0:
+		return http.StatusServiceUnavailable, map[string]any{"ready": false, "problems": append(problems, degraded...)}
+	case len(degraded) > 0:
+		return http.StatusOK, map[string]any{"ready": true, "degraded": degraded}
+	}
+	return http.StatusOK, map[string]any{"ready": true}
 }
 
 // Close lets go of the connections.
 func (w *Workers) Close() {
+	if w.listener != nil {
+		_ = w.listener.Close() // closed by Shutdown after Run; a second close is harmless
+	}
 	if w.nc != nil {
 		w.nc.Close()
 	}

@@ -63,7 +63,7 @@ func TestWorkerWaitsForNATSAtStart(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"console", "worker"}, env(map[string]string{
 			"DATABASE_URL": db.URL, "POLICY_FILE": "../../dev/policy.toml",
-			"NATS_URL": fmt.Sprintf("nats://127.0.0.1:%d", port), "NATS_WAIT": "2m", "DATABASE_WAIT": "1m",
+			"NATS_URL": fmt.Sprintf("nats://127.0.0.1:%d", port), "NATS_WAIT": "2m", "DATABASE_WAIT": "1m", "METRICS_ADDR": "off",
 		}), stdout, stderr)
 	}()
 	wait.Until(t, "the worker to wait for NATS", time.Minute, func() bool { return containsLine(stderr, "waiting for NATS") })

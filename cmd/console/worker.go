@@ -51,7 +51,7 @@ func checkRevalidateTimeout(timeout, lease time.Duration) error {
 // runWorker is "console worker": replay workers only, for scaling them
 // apart from the HTTP console.
 func runWorker(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var level, format string
+	var level, format, metricsTokenFile string
 	var dbWait, natsWait time.Duration
 	var cfg app.WorkersConfig
 	s := newSettings("worker", getenv, stderr)
@@ -70,10 +70,17 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 	s.groups(&cfg.Replay.Groups)
 	s.duration(&cfg.Replay.DirectoryMaxAge, "session-lifetime", "SESSION_LIFETIME", 12*time.Hour,
 		"the console's session lifetime: groups read from the identity provider longer ago give no right to a replay", time.Minute, 30*24*time.Hour)
+	s.str(&cfg.MetricsAddr, "metrics-addr", "METRICS_ADDR", "127.0.0.1:9465",
+		"listen address of /healthz, /readyz and /metrics (\"off\": none); keep it loopback or internal", checkMetricsAddr)
+	s.str(&metricsTokenFile, "metrics-token-file", "METRICS_TOKEN_FILE", "", "file holding a bearer token: /metrics then needs it (the probes do not)", checkFile)
 	s.str(&level, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
 	s.str(&format, "log-format", "LOG_FORMAT", "text", "text or json", checkOneOf("text", "json"))
 	if err := s.parse(args); err != nil {
 		return err
+	}
+	var err error
+	if cfg.MetricsToken, err = app.ReadSecret(metricsTokenFile); err != nil {
+		return fmt.Errorf("METRICS_TOKEN_FILE (--metrics-token-file): %w", err)
 	}
 	log := newLogger(stderr, level, format)
 	if err := waitForWorkerDependencies(ctx, cfg, dbWait, natsWait, log); err != nil {
@@ -84,9 +91,12 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	defer w.Close()
-	fmt.Fprintf(stdout, "console worker: %d replay workers\n", w.Count())
-	w.Run(ctx)
-	return nil
+	if addr := w.Addr(); addr != "" {
+		fmt.Fprintf(stdout, "console worker: %d replay workers; /healthz, /readyz and /metrics on http://%s\n", w.Count(), addr)
+	} else {
+		fmt.Fprintf(stdout, "console worker: %d replay workers\n", w.Count())
+	}
+	return w.Run(ctx)
 }
 
 // waitForWorkerDependencies waits up to dbWait for PostgreSQL and up to

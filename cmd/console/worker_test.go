@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testfactory/logs"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// TestWorkerAnswersProbes: `console worker` serves /healthz, /readyz and
+// /metrics (its policy gauge, Go and process series, behind
+// METRICS_TOKEN_FILE's token) on METRICS_ADDR, says in /readyz and its log
+// when NATS is gone, and closes the listener when it stops. Before, an
+// orchestrator could not probe it and its series went nowhere.
+func TestWorkerAnswersProbes(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ns := natstest.Start(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	tokenFile := filepath.Join(t.TempDir(), "metrics-token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("scrape-secret\n"), 0o600))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdout, stderr := &logs.Buffer{}, &logs.Buffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"console", "worker"}, env(map[string]string{
+			"DATABASE_URL": db.URL, "POLICY_FILE": "../../dev/policy.toml", "NATS_URL": ns.ClientURL(),
+			"METRICS_ADDR": addr, "METRICS_TOKEN_FILE": tokenFile,
+		}), stdout, stderr)
+	}()
+
+	get := func(path, token string) (int, string, error) {
+		req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), err
+	}
+	wait.Until(t, "the worker to answer /healthz", 2*time.Minute, func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("the worker stopped: %v\n%s", err, stderr.String())
+		default:
+		}
+		code, body, err := get("/healthz", "")
+		return err == nil && code == http.StatusOK && body == "ok\n"
+	})
+	assert.Contains(t, stdout.String(), "/healthz, /readyz and /metrics on http://"+addr)
+
+	code, body, err := get("/readyz", "")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, code, body)
+	var ready map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &ready), body)
+	assert.Equal(t, map[string]any{"ready": true}, ready, "its policy is the active one, NATS is connected")
+
+	code, _, err = get("/metrics", "")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusUnauthorized, code, "/metrics needs the token")
+	code, body, err = get("/metrics", "scrape-secret")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, code)
+	for _, series := range []string{"quarantine_replay_policy_stale 0", "go_goroutines", "process_cpu_seconds_total"} {
+		assert.Contains(t, body, series)
+	}
+
+	// NATS gone: logged, and still ready, NATS named under degraded.
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	wait.Until(t, "the worker to log that NATS disconnected", 30*time.Second, func() bool { return containsLine(stderr, "NATS disconnected") })
+	wait.Until(t, "readyz to say NATS is not connected", 30*time.Second, func() bool {
+		code, body, err = get("/readyz", "")
+		return err == nil && strings.Contains(body, "nats: not connected")
+	})
+	assert.Equal(t, http.StatusOK, code)
+	require.NoError(t, json.Unmarshal([]byte(body), &ready), body)
+	assert.Equal(t, map[string]any{"ready": true, "degraded": []any{"nats: not connected"}}, ready)
+
+	cancel()
+	require.NoError(t, receive(t, done, time.Minute))
+	_, _, err = get("/healthz", "")
+	assert.Error(t, err, "the listener closed with the worker")
+}
