@@ -24,7 +24,7 @@ import (
 // TestWorkerAnswersProbes: `console worker` serves /healthz, /readyz and
 // /metrics (its policy gauge, Go and process series, behind
 // METRICS_TOKEN_FILE's token) on METRICS_ADDR, says in /readyz and its log
-// when NATS is gone, and closes the listener when it stops. Before, an
+// when its policy is stale or NATS is gone, and closes the listener when it stops. Before, an
 // orchestrator could not probe it and its series went nowhere.
 func TestWorkerAnswersProbes(t *testing.T) {
 	t.Parallel()
@@ -86,6 +86,20 @@ func TestWorkerAnswersProbes(t *testing.T) {
 		assert.Contains(t, body, series)
 	}
 
+	// Another version deployed elsewhere: this worker claims nothing until
+	// its file has it, and says so without failing (a restart would not
+	// mend it, and its alert reports it).
+	_, err = db.Pool.Exec(context.Background(), `UPDATE replay_policy_active SET version = 'deployed-elsewhere'`)
+	require.NoError(t, err)
+	wait.Until(t, "readyz to say the policy is stale", 30*time.Second, func() bool {
+		code, body, err = get("/readyz", "")
+		return err == nil && strings.Contains(body, "replay policy: stale")
+	})
+	assert.Equal(t, http.StatusOK, code)
+	_, body, err = get("/metrics", "scrape-secret")
+	require.NoError(t, err)
+	assert.Contains(t, body, "quarantine_replay_policy_stale 1")
+
 	// NATS gone: logged, and still ready, NATS named under degraded.
 	ns.Shutdown()
 	ns.WaitForShutdown()
@@ -96,7 +110,7 @@ func TestWorkerAnswersProbes(t *testing.T) {
 	})
 	assert.Equal(t, http.StatusOK, code)
 	require.NoError(t, json.Unmarshal([]byte(body), &ready), body)
-	assert.Equal(t, map[string]any{"ready": true, "degraded": []any{"nats: not connected"}}, ready)
+	assert.Equal(t, map[string]any{"ready": true, "degraded": []any{"replay policy: stale", "nats: not connected"}}, ready)
 
 	cancel()
 	require.NoError(t, receive(t, done, time.Minute))
