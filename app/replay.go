@@ -400,7 +400,9 @@ func (w *Workers) Run(ctx context.Context) error {
 func (w *Workers) readyz(rw http.ResponseWriter, r *http.Request) {
 	w.ready.mu.Lock()
 	if time.Since(w.ready.at) >= readyReuse {
-		w.ready.code, w.ready.body = w.check(r.Context())
+		// Not the prober's context: a prober that hangs up must not
+		// leave the others "not answering".
+		w.ready.code, w.ready.body = w.check(context.WithoutCancel(r.Context()))
 		w.ready.at = time.Now()
 	}
 	code, body := w.ready.code, w.ready.body
