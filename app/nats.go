@@ -47,8 +47,6 @@ func (a *App) connectNATS(ctx context.Context) error {
 		// acks' redeliveries are deduplicated.
 		nats.ReconnectBufSize(-1),
 		nats.RetryOnFailedConnect(false),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { a.log.Warn("NATS disconnected", "err", err) }),
-		nats.ReconnectHandler(func(c *nats.Conn) { a.log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) }),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrBadHeaderMsg) {
 				// A dead letter with a header block the client cannot read:
@@ -63,6 +61,7 @@ func (a *App) connectNATS(ctx context.Context) error {
 			a.log.Warn("NATS", "subscription", subject, "err", err)
 		}),
 	}
+	opts = append(opts, natsEvents(a.log)...)
 	if token != "" {
 		opts = append(opts, nats.Token(token))
 	}
@@ -206,15 +205,25 @@ func refusedAuth(err error) bool {
 	return false
 }
 
+// natsEvents are the options that log a connection's disconnects and
+// reconnects: a replay publish fails while it is down.
+func natsEvents(log *slog.Logger) []nats.Option {
+	return []nats.Option{
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) }),
+	}
+}
+
 // DialNATS connects to url as name, with the token in tokenFile (if any),
-// reconnecting forever, with JetStream. It keeps nothing to send while it
-// reconnects (as connectNATS): a publish then fails at once. It tries
-// once; WaitForNATS waits for a server first.
-func DialNATS(url, tokenFile, name string) (*nats.Conn, jetstream.JetStream, error) {
+// reconnecting forever, with JetStream, and with extra options. It keeps
+// nothing to send while it reconnects (as connectNATS): a publish then
+// fails at once. It tries once; WaitForNATS waits for a server first.
+func DialNATS(url, tokenFile, name string, extra ...nats.Option) (*nats.Conn, jetstream.JetStream, error) {
 	opts, err := dialOptions(tokenFile, name)
 	if err != nil {
 		return nil, nil, err
 	}
+	opts = append(opts, extra...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("NATS_URL %s: %w", Redact(url), err)
