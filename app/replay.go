@@ -282,21 +282,9 @@ type Workers struct {
 
 	listener net.Listener // nil without METRICS_ADDR
 	http     *http.Server
-	ready    readyAnswer
+	ready    web.SharedCheck // one /readyz check at a time, its answer shared
+	stale    atomic.Bool     // what the last check found of this process's policy
 }
-
-// readyAnswer is /readyz's last answer: one check at a time, and probes
-// within readyReuse of it share it, so that a prober cannot take the
-// workers' database connections.
-type readyAnswer struct {
-	mu   sync.Mutex
-	at   time.Time
-	code int
-	body map[string]any
-}
-
-// readyReuse is how long a /readyz answer answers further probes.
-const readyReuse = time.Second
 
 // NewWorkers connects, checks the schema and the database role (as New
 // does), wires cfg.Replay.Workers replay workers and listens on
@@ -318,12 +306,9 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 		return nil, err
 	}
 	var js jetstream.JetStream
-	if w.nc, js, err = DialNATS(cfg.NATSURL, cfg.NATSTokenFile, "quarantine-worker"); err != nil {
+	if w.nc, js, err = DialNATS(cfg.NATSURL, cfg.NATSTokenFile, "quarantine-worker", natsEvents(log)...); err != nil {
 		return nil, err
 	}
-	// As serve's connection: a replay publish fails while it is down.
-	w.nc.SetDisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) })
-	w.nc.SetReconnectHandler(func(c *nats.Conn) { log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) })
 	if w.access, err = authz.NewAccess(ctx, w.pool, cfg.Replay.Groups, log); err != nil {
 		return nil, err
 	}
@@ -398,41 +383,31 @@ func (w *Workers) Run(ctx context.Context) error {
 // connected is said there too, as serve's /readyz does: it is one
 // cluster for every worker, and it reconnects by itself.
 func (w *Workers) readyz(rw http.ResponseWriter, r *http.Request) {
-	w.ready.mu.Lock()
-	if time.Since(w.ready.at) >= readyReuse {
-		// Not the prober's context: a prober that hangs up must not
-		// leave the others "not answering".
-		w.ready.code, w.ready.body = w.check(context.WithoutCancel(r.Context()))
-		w.ready.at = time.Now()
-	}
-	code, body := w.ready.code, w.ready.body
-	w.ready.mu.Unlock()
-	rw.Header().Set("Content-Type", "application/json")
-	rw.WriteHeader(code)
-	_ = json.NewEncoder(rw).Encode(body)
-}
-
-// check is readyz's answer now.
-func (w *Workers) check(ctx context.Context) (int, map[string]any) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
 	var problems, degraded []string
-	if st, err := w.parts.service.PolicyStanding(ctx); err != nil {
+	if err := w.ready.Answer(r.Context(), w.checkPostgres); err != nil {
 		problems = append(problems, "postgresql: not answering")
-		w.log.Warn("not ready: PostgreSQL", "err", err)
-	} else if st.Stale() {
+	} else if w.stale.Load() {
 		degraded = append(degraded, "replay policy: stale")
 	}
 	if !w.nc.IsConnected() {
 		degraded = append(degraded, "nats: not connected")
 	}
-	switch {
-	case len(problems) > 0:
-		return http.StatusServiceUnavailable, map[string]any{"ready": false, "problems": append(problems, degraded...)}
-	case len(degraded) > 0:
-		return http.StatusOK, map[string]any{"ready": true, "degraded": degraded}
+	code, body := web.Readiness(problems, degraded)
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(code)
+	_ = json.NewEncoder(rw).Encode(body)
+}
+
+// checkPostgres is readyz's check: PostgreSQL answers with the active
+// policy version, and whether this process's is it.
+func (w *Workers) checkPostgres(ctx context.Context) error {
+	st, err := w.parts.service.PolicyStanding(ctx)
+	if err != nil {
+		w.log.Warn("not ready: PostgreSQL", "err", err)
+		return err
 	}
-	return http.StatusOK, map[string]any{"ready": true}
+	w.stale.Store(st.Stale())
+	return nil
 }
 
 // Close lets go of the connections.

@@ -92,7 +92,7 @@ type Server struct {
 	crossSiteDenials *authz.CrossSiteDenials
 	// pgCheck shares PostgreSQL's answer among /readyz probes
 	// (pingPostgres).
-	pgCheck pgCheck
+	pgCheck SharedCheck
 	// natsDown is what /readyz last saw of NATS: it logs the turn, not each probe.
 	natsDown atomic.Bool
 }
@@ -173,13 +173,20 @@ func (s *Server) readyz(c echo.Context) error {
 	if s.natsDown.Swap(natsDown) != natsDown && natsDown { // said when it turns, not at every probe
 		s.deps.Log.Warn("degraded: NATS is not connected")
 	}
-	if len(problems) > 0 {
-		return c.JSON(http.StatusServiceUnavailable, map[string]any{"ready": false, "problems": append(problems, degraded...)})
+	return c.JSON(Readiness(problems, degraded))
+}
+
+// Readiness is a /readyz answer, serve's and console worker's: 503 naming
+// the problems (and what is degraded) when there are any, else 200, naming
+// what is degraded (said, not failed). Neither holds an error's text.
+func Readiness(problems, degraded []string) (int, map[string]any) {
+	switch {
+	case len(problems) > 0:
+		return http.StatusServiceUnavailable, map[string]any{"ready": false, "problems": append(problems, degraded...)}
+	case len(degraded) > 0:
+		return http.StatusOK, map[string]any{"ready": true, "degraded": degraded}
 	}
-	if len(degraded) > 0 {
-		return c.JSON(http.StatusOK, map[string]any{"ready": true, "degraded": degraded})
-	}
-	return c.JSON(http.StatusOK, map[string]any{"ready": true})
+	return http.StatusOK, map[string]any{"ready": true}
 }
 
 // readyBudget is how long a probe waits for PostgreSQL's answer, and how
@@ -198,7 +205,7 @@ const readyReuse = time.Second
 // down, and taking the busiest replicas out of the load balancer only
 // moves their load onto the others. /readyz is public, so probes do not
 // each ask: one check runs at a time and every probe that comes while it
-// runs, or up to readyReuse after, takes its answer (pgCheck). The extra
+// runs, or up to readyReuse after, takes its answer (SharedCheck). The extra
 // connection is therefore at most one per process, only while the pool is
 // full, opened at most once a readyReuse.
 //
@@ -208,7 +215,7 @@ const readyReuse = time.Second
 // told from PostgreSQL down, and the server has no Close to end it; one
 // connection a second at most costs PostgreSQL little.
 func (s *Server) pingPostgres(ctx context.Context) error {
-	return s.pgCheck.answer(ctx, time.Now, func(ctx context.Context) error {
+	return s.pgCheck.Answer(ctx, func(ctx context.Context) error {
 		err := s.checkPostgres(ctx)
 		if err != nil {
 			s.deps.Log.Warn("not ready: PostgreSQL", "err", err)
@@ -239,20 +246,27 @@ func (s *Server) checkPostgres(ctx context.Context) error {
 	return conn.Ping(ctx)
 }
 
-// pgCheck shares one check's answer among the probes of a process: at
-// most one check runs at a time, and an answer younger than readyReuse
-// answers without another.
-type pgCheck struct {
+// SharedCheck shares one readiness check's answer among the probes of a
+// process (serve's /readyz, console worker's): at most one check runs at
+// a time, and an answer younger than readyReuse answers without another,
+// so that probes, which anyone may send, cannot take the process's
+// database connections. The zero value is ready.
+type SharedCheck struct {
 	mu      sync.Mutex
-	running *pgAnswer // the check under way; nil when none is
-	last    *pgAnswer // the latest check that ended; nil before the first
+	running *sharedAnswer // the check under way; nil when none is
+	last    *sharedAnswer // the latest check that ended; nil before the first
 }
 
-// pgAnswer is one check's answer; err and at are set before done closes.
-type pgAnswer struct {
+// sharedAnswer is one check's answer; err and at are set before done closes.
+type sharedAnswer struct {
 	done chan struct{}
 	err  error
 	at   time.Time // when the check ended
+}
+
+// Answer is answer on the clock.
+func (p *SharedCheck) Answer(ctx context.Context, check func(context.Context) error) error {
+	return p.answer(ctx, time.Now, check)
 }
 
 // answer returns the answer of the latest check if it ended less than
@@ -261,7 +275,7 @@ type pgAnswer struct {
 // probe that leaves (its client gone, its budget spent) does not end it
 // for the others; a probe waits only as long as ctx lets it, and then
 // returns ctx's error.
-func (p *pgCheck) answer(ctx context.Context, now func() time.Time, check func(context.Context) error) error {
+func (p *SharedCheck) answer(ctx context.Context, now func() time.Time, check func(context.Context) error) error {
 	p.mu.Lock()
 	if p.last != nil && now().Sub(p.last.at) < readyReuse {
 		err := p.last.err
@@ -270,7 +284,7 @@ func (p *pgCheck) answer(ctx context.Context, now func() time.Time, check func(c
 	}
 	a := p.running
 	if a == nil {
-		a = &pgAnswer{done: make(chan struct{})}
+		a = &sharedAnswer{done: make(chan struct{})}
 		p.running = a
 		go func() {
 			cctx, cancel := context.WithTimeout(context.Background(), readyBudget)
@@ -288,7 +302,7 @@ func (p *pgCheck) answer(ctx context.Context, now func() time.Time, check func(c
 	case <-a.done:
 		return a.err
 	case <-ctx.Done():
-		return fmt.Errorf("wait for PostgreSQL's answer: %w", ctx.Err())
+		return fmt.Errorf("wait for the readiness check: %w", ctx.Err())
 	}
 }
 

@@ -26,7 +26,7 @@ func TestPgCheckSharesOneAnswer(t *testing.T) {
 
 	t.Run("ConcurrentProbesRunOneCheck", func(t *testing.T) {
 		t.Parallel()
-		var p pgCheck
+		var p SharedCheck
 		var c clock
 		var checks atomic.Int32
 		release := make(chan struct{})
@@ -53,7 +53,7 @@ func TestPgCheckSharesOneAnswer(t *testing.T) {
 
 	t.Run("AnswerReusedUntilReadyReuse", func(t *testing.T) {
 		t.Parallel()
-		var p pgCheck
+		var p SharedCheck
 		var c clock
 		var checks atomic.Int32
 		down := errors.New("connection refused")
@@ -75,7 +75,7 @@ func TestPgCheckSharesOneAnswer(t *testing.T) {
 
 	t.Run("WaitingProbeKeepsItsBudget", func(t *testing.T) {
 		t.Parallel()
-		var p pgCheck
+		var p SharedCheck
 		var c clock
 		release := make(chan struct{})
 		checkEnded := make(chan error, 1)
