@@ -388,23 +388,26 @@ func (s *Service) VoidStale(ctx context.Context) (int, error) {
 // itself, each request query (with args) selects and locks for which why
 // gives a reason; it returns how many.
 func (s *Service) voidEach(ctx context.Context, action string, why func(Request) string, query string, args ...any) (int, error) {
-	return s.eachLocked(ctx, func(tx pgx.Tx, r *Request) (bool, error) {
+	n, _, err := s.eachLocked(ctx, func(tx pgx.Tx, r *Request) (bool, error) {
 		reason := why(*r)
 		if reason == "" {
 			return false, nil
 		}
 		return true, s.close(ctx, tx, r, StatusVoid, reason, sweeper(), quarantine.RequestMeta{}, action)
 	}, query, args...)
+	return n, err
 }
 
 // eachLocked runs act, in one transaction, on each request query (with
-// args) selects and locks; it returns on how many act acted. act must
-// touch nothing outside the database: the transaction runs again when it
-// lost a lock race (dlq.InTx).
-func (s *Service) eachLocked(ctx context.Context, act func(pgx.Tx, *Request) (bool, error), query string, args ...any) (int, error) {
+// args) selects and locks; it returns on how many act acted, and the
+// requests it passed over (in query's order). act must touch nothing
+// outside the database: the transaction runs again when it lost a lock
+// race (dlq.InTx).
+func (s *Service) eachLocked(ctx context.Context, act func(pgx.Tx, *Request) (bool, error), query string, args ...any) (int, []Request, error) {
 	n := 0
+	var passed []Request
 	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		n = 0 // a run again starts afresh
+		n, passed = 0, nil // a run again starts afresh
 		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return err
@@ -420,11 +423,13 @@ func (s *Service) eachLocked(ctx context.Context, act func(pgx.Tx, *Request) (bo
 			}
 			if acted {
 				n++
+			} else {
+				passed = append(passed, reqs[i])
 			}
 		}
 		return nil
 	})
-	return n, err
+	return n, passed, err
 }
 
 // sweeper is who the audit log names for what the console does by itself

@@ -136,28 +136,13 @@ func (s *Service) StopAll(ctx context.Context, tenant string, may func(replaypol
 		return TenantStop{}, fmt.Errorf("stop replays of %s: %w", tenant, refuse(v, quarantine.EINVALID))
 	}
 	var res TenantStop
-	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		res = TenantStop{} // a run again starts afresh
-		rows, err := tx.Query(ctx, selectStoppable, tenant)
-		if err != nil {
-			return err
+	var err error
+	res.Stopped, res.Left, err = s.eachLocked(ctx, func(tx pgx.Tx, r *Request) (bool, error) {
+		if !may(r.Class) {
+			return false, nil
 		}
-		reqs, err := pgx.CollectRows(rows, scanRequest)
-		if err != nil {
-			return err
-		}
-		for i := range reqs {
-			if !may(reqs[i].Class) {
-				res.Left = append(res.Left, reqs[i])
-				continue
-			}
-			if err := s.stop(ctx, tx, &reqs[i], actor, in.Reason, meta); err != nil {
-				return err
-			}
-			res.Stopped++
-		}
-		return nil
-	})
+		return true, s.stop(ctx, tx, r, actor, in.Reason, meta)
+	}, selectStoppable, tenant)
 	if err != nil {
 		return TenantStop{}, fmt.Errorf("stop replays of %s: %w", tenant, err)
 	}
