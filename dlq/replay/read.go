@@ -221,10 +221,7 @@ func (s *Service) judgedAt(ctx context.Context, q querier) (time.Time, error) {
 	if err := q.QueryRow(ctx, `SELECT now()`).Scan(&db); err != nil {
 		return time.Time{}, fmt.Errorf("read the database's clock: %w", err)
 	}
-	if now := s.cfg.Now(); now.After(db) {
-		return now, nil
-	}
-	return db, nil
+	return later(s.cfg.Now(), db), nil
 }
 
 // Decision says what the request needs now, as seen by actor.
