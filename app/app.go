@@ -151,13 +151,22 @@ type App struct {
 	http     *http.Server
 	metricsL net.Listener // nil without a metrics listener
 	metrics  *http.Server
+	// start says what New does, for the probes that its listeners answer
+	// until it hands them console and metricsOut's handlers.
+	start      web.Start
+	console    *web.Handover
+	metricsOut *web.Handover // nil without a metrics listener
+	serving    sync.WaitGroup
+	served     chan error // a listener's Serve failed; Run ends with it
 }
 
-// New connects, checks the schema and the database role, and wires
-// everything cfg describes, and listens on cfg.Addr (and cfg.MetricsAddr);
-// nothing runs until Run. On error it has released what it took.
+// New listens on cfg.Addr (and cfg.MetricsAddr) first, answering probes
+// as a starting process there (listen), then connects, checks the schema
+// and the database role, wires everything cfg describes, and hands the
+// listeners to the console's handler and the metrics; nothing else runs
+// until Run. On error it has released what it took.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) {
-	a := &App{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	a := &App{cfg: cfg, log: log, reg: prometheus.NewRegistry(), served: make(chan error, 2)}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -166,25 +175,33 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	if cfg.AuditSigner == nil {
 		return nil, errors.New("AUDIT_SIGNING_KEY_FILE: a key to sign audit checkpoints is required")
 	}
+	if err := a.listen(); err != nil {
+		return nil, err
+	}
 	cfg.StatementTimeout = cmp.Or(cfg.StatementTimeout, 15*time.Second)
 	cfg.WorkerStatementTimeout = cmp.Or(cfg.WorkerStatementTimeout, time.Minute)
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	// Two pools, so a slow page cannot take the connections ingest and the
 	// workers need, each with its own statement timeout.
+	a.start.Wait("PostgreSQL", "DATABASE_WAIT", cfg.DBWait)
 	if a.Pool, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "web", MaxConns: 20, StatementTimeout: cfg.StatementTimeout, Tracer: cfg.WebTracer, GenericPlans: true}, log); err != nil {
 		return nil, err
 	}
+	a.start.Step("checking the database schema and role")
 	if err := CheckDatabase(ctx, a.Pool, log); err != nil {
 		return nil, err
 	}
+	a.start.Wait("PostgreSQL", "DATABASE_WAIT", cfg.DBWait)
 	jobConns := int32(cfg.IngestWorkers + cfg.Replay.Workers + 6) // + policy and counters listeners, keeper, checkpoints, metrics, spare
 	if a.Jobs, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "workers", MaxConns: jobConns, StatementTimeout: cfg.WorkerStatementTimeout}, log); err != nil {
 		return nil, err
 	}
+	a.start.Wait("NATS", "NATS_WAIT", cmp.Or(cfg.NATSWait, time.Minute))
 	if err := a.connectNATS(ctx); err != nil {
 		return nil, err
 	}
+	a.start.Step("reading the stored dead letters' counts")
 	// One snapshot of the counters per process (scope, filter choices,
 	// plans, the partition map), kept fresh by Run on the workers' pool:
 	// the web pool serves requests only.
@@ -209,6 +226,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		ingestMetrics.AdmitStored(counts)
 	}
 	a.ingester = dlq.NewIngester(ingest, a.JetStream, jobStore, ingestMetrics, log)
+	a.start.Wait("JetStream", "NATS_WAIT", cmp.Or(cfg.NATSWait, time.Minute))
 	if err := a.ingester.SetupWithin(ctx, cmp.Or(cfg.NATSWait, time.Minute)); err != nil {
 		return nil, err
 	}
@@ -217,9 +235,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		Every: cfg.CheckpointEvery, Interval: cfg.CheckpointInterval,
 	}, log)
 	a.reg.MustRegister(audit.NewCheckpointCollector(a.Jobs, log))
-	if a.listener, err = net.Listen("tcp", cfg.Addr); err != nil {
-		return nil, fmt.Errorf("CONSOLE_ADDR %s: %w", cfg.Addr, err)
-	}
+	a.start.Step("reading permissions and the replay policy")
 	a.cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
 	if a.cfg.PublicURL == "" {
 		a.cfg.PublicURL = a.URL()
@@ -258,6 +274,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 			return err
 		},
 	}, a.reg, log)
+	a.start.Wait("the identity provider", "OIDC_WAIT", cfg.OIDCWait)
 	login, err := authz.NewLogin(ctx, a.cfg.OIDC, cfg.OIDCWait, sessions, a.Pool, log)
 	if err != nil {
 		return nil, err
@@ -276,14 +293,50 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		IngestHealth: a.ingester.Health, AuditKeys: cfg.AuditPublicKeys.With(cfg.AuditSigner.PublicKey()),
 		DLQStream: a.ingester.Config().Stream,
 	})
-	a.http = web.NewHTTPServer(a.Handler, log)
-	if cfg.MetricsAddr != "" && cfg.MetricsAddr != MetricsOff {
-		a.metrics = web.NewHTTPServer(web.MetricsHandler(a.reg, cfg.MetricsToken), log)
-		if a.metricsL, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
-			return nil, fmt.Errorf("METRICS_ADDR %s: %w", cfg.MetricsAddr, err)
-		}
+	a.console.Ready(a.Handler)
+	if a.metricsOut != nil {
+		a.metricsOut.Ready(web.MetricsHandler(a.reg, cfg.MetricsToken))
 	}
 	return a, nil
+}
+
+// listen opens cfg.Addr and cfg.MetricsAddr before New waits for anything
+// and serves them as a starting process (web.Start) until New hands them
+// over: /healthz answers 200 and /readyz 503 naming what the console
+// waits for (PostgreSQL up to DATABASE_WAIT, NATS, the identity
+// provider), on the address probes ask once it started, so that an
+// orchestrator does not kill replicas that wait as told (every replica, in
+// a database outage) as hung. /metrics answers 503 until it can be served.
+// An address in use is found before the waits, not after them.
+func (a *App) listen() error {
+	var err error
+	if a.listener, err = net.Listen("tcp", a.cfg.Addr); err != nil {
+		return fmt.Errorf("CONSOLE_ADDR %s: %w", a.cfg.Addr, err)
+	}
+	a.console = a.start.Probes()
+	a.http = web.NewHTTPServer(a.console, a.log)
+	a.serve(a.http, a.listener, "http")
+	a.log.Info("listening; /readyz says what the console waits for until it has started", "addr", a.listener.Addr().String())
+	if a.cfg.MetricsAddr == "" || a.cfg.MetricsAddr == MetricsOff {
+		return nil
+	}
+	if a.metricsL, err = net.Listen("tcp", a.cfg.MetricsAddr); err != nil {
+		return fmt.Errorf("METRICS_ADDR %s: %w", a.cfg.MetricsAddr, err)
+	}
+	a.metricsOut = a.start.Unavailable()
+	a.metrics = web.NewHTTPServer(a.metricsOut, a.log)
+	a.serve(a.metrics, a.metricsL, "metrics http")
+	return nil
+}
+
+// serve serves l with srv until srv shuts down; another end of Serve is
+// sent to Run, which stops with it.
+func (a *App) serve(srv *http.Server, l net.Listener, name string) {
+	a.serving.Go(func() {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.served <- fmt.Errorf("%s: %w", name, err)
+		}
+	})
 }
 
 // MetricsOff as MetricsAddr turns the metrics listener off.
@@ -320,14 +373,14 @@ func (a *App) IngestHealth() dlq.IngestHealth { return a.ingester.Health() }
 // started one).
 func (a *App) NATSURL() string { return a.natsURL }
 
-// Run serves HTTP, ingests, keeps the permissions current and runs the
-// replay workers until ctx ends (or one of them fails), then shuts down
-// gracefully.
+// Run ingests, keeps the permissions current and runs the replay workers,
+// while the listeners New opened serve, until ctx ends (or one of them
+// fails), then shuts down gracefully.
 func (a *App) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make(chan error, 3)
+	errs := make(chan error, 1)
 	wg.Go(func() {
 		if err := a.ingester.Run(ctx); err != nil {
 			errs <- fmt.Errorf("ingester: %w", err)
@@ -340,21 +393,12 @@ func (a *App) Run(ctx context.Context) error {
 	wg.Go(func() { dlq.RunFolder(ctx, a.Jobs, a.cfg.Keeper.FoldEvery, a.log) })
 	wg.Go(func() { a.replay.run(ctx) })
 	wg.Go(func() { a.Checkpoints.Run(ctx) })
-	if a.metrics != nil {
-		wg.Go(func() {
-			if err := a.metrics.Serve(a.metricsL); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errs <- fmt.Errorf("metrics http: %w", err)
-				cancel()
-			}
-		})
+	var served error
+	select {
+	case <-ctx.Done():
+	case served = <-a.served:
+		cancel()
 	}
-	wg.Go(func() {
-		if err := a.http.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errs <- fmt.Errorf("http: %w", err)
-			cancel()
-		}
-	})
-	<-ctx.Done()
 	a.log.Info("shutting down")
 	sctx, scancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer scancel()
@@ -366,22 +410,32 @@ func (a *App) Run(ctx context.Context) error {
 			a.log.Warn("metrics http shutdown", "err", err)
 		}
 	}
+	a.serving.Wait()
 	wg.Wait()
 	close(errs)
+	if served != nil {
+		return served
+	}
 	return <-errs // nil when closed and empty
 }
 
-// Close releases connections and stops the embedded server. Call it after
-// Run returned (or instead of Run).
+// Close stops the listeners, releases connections and stops the embedded
+// server. Call it after Run returned (or instead of Run).
 func (a *App) Close() {
-	// Closed by Shutdown after Run; here when Run never started (New
-	// failed after listening, or Close instead of Run). A second close is
+	// Shut down by Run; closed here when Run never started (New failed
+	// after listening, or Close instead of Run). A second close is
 	// harmless.
+	for _, srv := range []*http.Server{a.http, a.metrics} {
+		if srv != nil {
+			_ = srv.Close()
+		}
+	}
 	for _, l := range []net.Listener{a.listener, a.metricsL} {
 		if l != nil {
 			_ = l.Close()
 		}
 	}
+	a.serving.Wait()
 	if a.stopSess != nil {
 		a.stopSess()
 	}

@@ -259,10 +259,12 @@ func (p *replayParts) sweepDrafts(ctx context.Context) {
 
 // WorkersConfig is what `console worker` is told.
 type WorkersConfig struct {
-	DatabaseURL      string // the runtime role, as for serve
+	DatabaseURL      string        // the runtime role, as for serve
+	DBWait           time.Duration // how long to wait for PostgreSQL at start
 	StatementTimeout time.Duration
 	NATSURL          string
 	NATSTokenFile    string
+	NATSWait         time.Duration // how long to wait at start for NATS to take a connection (0: 1 minute)
 	Replay           ReplayConfig
 	// MetricsAddr is the listen address of /healthz, /readyz and /metrics
 	// ("" or MetricsOff: none); MetricsToken, when set, is the bearer
@@ -282,33 +284,50 @@ type Workers struct {
 
 	listener net.Listener // nil without METRICS_ADDR
 	http     *http.Server
+	start    web.Start     // what NewWorkers does, for the probes until it hands them over
+	probes   *web.Handover // the listener's handler; nil without METRICS_ADDR
+	serving  sync.WaitGroup
+	served   chan error      // the listener's Serve failed; Run ends with it
 	ready    web.SharedCheck // one /readyz check at a time, its answer shared
 	stale    atomic.Bool     // what the last check found of this process's policy
 }
 
-// NewWorkers connects, checks the schema and the database role (as New
-// does), wires cfg.Replay.Workers replay workers and listens on
-// cfg.MetricsAddr; Run them.
+// NewWorkers listens on cfg.MetricsAddr first, answering probes as a
+// starting process there (as New does), then waits up to cfg.DBWait for
+// PostgreSQL and cfg.NATSWait for NATS, checks the schema and the database
+// role (as New does), wires cfg.Replay.Workers replay workers and hands
+// the listener to /healthz, /readyz and /metrics; Run them.
 func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Workers, err error) {
-	w := &Workers{log: log}
+	w := &Workers{log: log, served: make(chan error, 1)}
 	defer func() {
 		if err != nil {
 			w.Close()
 		}
 	}()
+	if err := w.listen(cfg.MetricsAddr); err != nil {
+		return nil, err
+	}
 	// The workers, the permissions listener, the draft sweeper, a scrape
 	// and a probe.
 	pc := PoolConfig{Name: "worker", MaxConns: int32(cfg.Replay.Workers + 4), StatementTimeout: cmp.Or(cfg.StatementTimeout, time.Minute)}
-	if w.pool, err = OpenPool(ctx, cfg.DatabaseURL, 30*time.Second, pc, log); err != nil {
+	w.start.Wait("PostgreSQL", "DATABASE_WAIT", cfg.DBWait)
+	if w.pool, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, pc, log); err != nil {
 		return nil, err
 	}
+	w.start.Step("checking the database schema and role")
 	if err := CheckDatabase(ctx, w.pool, log); err != nil {
+		return nil, err
+	}
+	natsWait := cmp.Or(cfg.NATSWait, time.Minute)
+	w.start.Wait("NATS", "NATS_WAIT", natsWait)
+	if err := WaitForNATS(ctx, cfg.NATSURL, cfg.NATSTokenFile, natsWait, log); err != nil {
 		return nil, err
 	}
 	var js jetstream.JetStream
 	if w.nc, js, err = DialNATS(cfg.NATSURL, cfg.NATSTokenFile, "quarantine-worker", natsEvents(log)...); err != nil {
 		return nil, err
 	}
+	w.start.Step("reading permissions and the replay policy")
 	if w.access, err = authz.NewAccess(ctx, w.pool, cfg.Replay.Groups, log); err != nil {
 		return nil, err
 	}
@@ -318,18 +337,37 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 	if w.parts, err = newReplayParts(ctx, cfg.Replay, w.pool, w.pool, w.nc, js, w.access, nil, log); err != nil {
 		return nil, err
 	}
-	if cfg.MetricsAddr == "" || cfg.MetricsAddr == MetricsOff {
-		return w, nil
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(rw, "ok\n") })
-	mux.HandleFunc("GET /readyz", w.readyz)
-	mux.Handle("GET /metrics", web.MetricsHandler(reg, cfg.MetricsToken))
-	w.http = web.NewHTTPServer(mux, log)
-	if w.listener, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
-		return nil, fmt.Errorf("METRICS_ADDR %s: %w", cfg.MetricsAddr, err)
+	if w.probes != nil {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(rw, "ok\n") })
+		mux.HandleFunc("GET /readyz", w.readyz)
+		mux.Handle("GET /metrics", web.MetricsHandler(reg, cfg.MetricsToken))
+		w.probes.Ready(mux)
 	}
 	return w, nil
+}
+
+// listen opens addr ("" or MetricsOff: none) and serves it as a starting
+// process (web.Start) until NewWorkers hands it over: /healthz 200,
+// /readyz 503 naming what the worker waits for, /metrics 503, so that an
+// orchestrator does not kill a worker waiting as told.
+func (w *Workers) listen(addr string) error {
+	if addr == "" || addr == MetricsOff {
+		return nil
+	}
+	var err error
+	if w.listener, err = net.Listen("tcp", addr); err != nil {
+		return fmt.Errorf("METRICS_ADDR %s: %w", addr, err)
+	}
+	w.probes = w.start.Probes()
+	w.http = web.NewHTTPServer(w.probes, w.log)
+	w.log.Info("listening; /readyz says what the worker waits for until it has started", "addr", w.listener.Addr().String())
+	w.serving.Go(func() {
+		if err := w.http.Serve(w.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			w.served <- fmt.Errorf("metrics http: %w", err)
+		}
+	})
+	return nil
 }
 
 // Count is how many replay workers run.
@@ -344,24 +382,21 @@ func (w *Workers) Addr() string {
 	return w.listener.Addr().String()
 }
 
-// Run runs the workers, keeping the permissions current, and serves the
-// listener, until ctx ends; the error is the listener's.
+// Run runs the workers, keeping the permissions current, while the
+// listener NewWorkers opened serves, until ctx ends; the error is the
+// listener's.
 func (w *Workers) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make(chan error, 1)
-	if w.http != nil {
-		wg.Go(func() {
-			if err := w.http.Serve(w.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errs <- fmt.Errorf("metrics http: %w", err)
-				cancel()
-			}
-		})
-	}
 	wg.Go(func() { w.access.Watch(ctx) })
 	wg.Go(func() { w.parts.run(ctx) })
-	<-ctx.Done()
+	var served error
+	select {
+	case <-ctx.Done():
+	case served = <-w.served:
+		cancel()
+	}
 	if w.http != nil {
 		sctx, scancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer scancel()
@@ -369,9 +404,9 @@ func (w *Workers) Run(ctx context.Context) error {
 			w.log.Warn("metrics http shutdown", "err", err)
 		}
 	}
+	w.serving.Wait()
 	wg.Wait()
-	close(errs)
-	return <-errs // nil when closed and empty
+	return served
 }
 
 // readyz answers 200 when PostgreSQL answers, 503 naming it when not,
@@ -410,11 +445,15 @@ func (w *Workers) checkPostgres(ctx context.Context) error {
 	return nil
 }
 
-// Close lets go of the connections.
+// Close stops the listener and lets go of the connections.
 func (w *Workers) Close() {
-	if w.listener != nil {
-		_ = w.listener.Close() // closed by Shutdown after Run; a second close is harmless
+	if w.http != nil {
+		_ = w.http.Close() // shut down by Run; here when Run never started; a second close is harmless
 	}
+	if w.listener != nil {
+		_ = w.listener.Close()
+	}
+	w.serving.Wait()
 	if w.nc != nil {
 		w.nc.Close()
 	}

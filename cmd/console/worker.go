@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/quarantine-console/quarantine/app"
@@ -52,12 +51,11 @@ func checkRevalidateTimeout(timeout, lease time.Duration) error {
 // apart from the HTTP console.
 func runWorker(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var level, format, metricsTokenFile string
-	var dbWait, natsWait time.Duration
 	var cfg app.WorkersConfig
 	s := newSettings("worker", getenv, stderr)
 	s.str(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL connection string of the runtime role", checkPostgresURL)
-	s.duration(&dbWait, "db-wait", "DATABASE_WAIT", 30*time.Second, "how long to wait for PostgreSQL at start", 0, 10*time.Minute)
-	s.duration(&natsWait, "nats-wait", "NATS_WAIT", time.Minute, "how long to wait at start for NATS to take a connection", time.Second, 10*time.Minute)
+	s.duration(&cfg.DBWait, "db-wait", "DATABASE_WAIT", 30*time.Second, "how long to wait for PostgreSQL at start", 0, 10*time.Minute)
+	s.duration(&cfg.NATSWait, "nats-wait", "NATS_WAIT", time.Minute, "how long to wait at start for NATS to take a connection", time.Second, 10*time.Minute)
 	s.duration(&cfg.StatementTimeout, "db-worker-statement-timeout", "DATABASE_WORKER_STATEMENT_TIMEOUT", time.Minute, "longest statement of a replay worker", 100*time.Millisecond, time.Hour)
 	s.str(&cfg.NATSTokenFile, "nats-token-file", "NATS_TOKEN_FILE", "", "file holding the NATS auth token", checkFile)
 	s.str(&cfg.NATSURL, "nats-url", "NATS_URL", "", "NATS server URLs", func(v string) error {
@@ -82,11 +80,9 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 	if cfg.MetricsToken, err = app.ReadSecret(metricsTokenFile); err != nil {
 		return fmt.Errorf("METRICS_TOKEN_FILE (--metrics-token-file): %w", err)
 	}
-	log := newLogger(stderr, level, format)
-	if err := waitForWorkerDependencies(ctx, cfg, dbWait, natsWait, log); err != nil {
-		return err
-	}
-	w, err := app.NewWorkers(ctx, cfg, log)
+	// NewWorkers waits for PostgreSQL and NATS up to DATABASE_WAIT and
+	// NATS_WAIT, answering /healthz meanwhile on METRICS_ADDR.
+	w, err := app.NewWorkers(ctx, cfg, newLogger(stderr, level, format))
 	if err != nil {
 		return err
 	}
@@ -97,17 +93,4 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintf(stdout, "console worker: %d replay workers\n", w.Count())
 	}
 	return w.Run(ctx)
-}
-
-// waitForWorkerDependencies waits up to dbWait for PostgreSQL and up to
-// natsWait for NATS to answer, as serve does (DATABASE_WAIT, NATS_WAIT),
-// before app.NewWorkers connects for good: a worker started with them, or
-// while one restarts, waits instead of exiting at once.
-func waitForWorkerDependencies(ctx context.Context, cfg app.WorkersConfig, dbWait, natsWait time.Duration, log *slog.Logger) error {
-	pool, err := app.OpenPool(ctx, cfg.DatabaseURL, dbWait, app.PoolConfig{Name: "worker-start", MaxConns: 1}, log)
-	if err != nil {
-		return err
-	}
-	pool.Close()
-	return app.WaitForNATS(ctx, cfg.NATSURL, cfg.NATSTokenFile, natsWait, log)
 }

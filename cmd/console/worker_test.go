@@ -58,20 +58,28 @@ func TestWorkerAnswersProbes(t *testing.T) {
 		b, err := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b), err
 	}
-	wait.Until(t, "the worker to answer /healthz", 2*time.Minute, func() bool {
+	// /healthz answers while the worker starts (TestProbesWhileWaitingAtStart):
+	// it has started when /readyz answers 200.
+	var code int
+	var body string
+	var err error
+	wait.Until(t, "the worker to answer /readyz", 2*time.Minute, func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("the worker stopped: %v\n%s", err, stderr.String())
 		default:
 		}
-		code, body, err := get("/healthz", "")
-		return err == nil && code == http.StatusOK && body == "ok\n"
+		code, body, err = get("/readyz", "")
+		return err == nil && code == http.StatusOK
 	})
-	assert.Contains(t, stdout.String(), "/healthz, /readyz and /metrics on http://"+addr)
-
-	code, body, err := get("/readyz", "")
+	wait.Until(t, "the worker to say where it listens", time.Minute, func() bool {
+		return strings.Contains(stdout.String(), "/healthz, /readyz and /metrics on http://"+addr)
+	})
+	code, hbody, err := get("/healthz", "")
 	require.NoError(t, err)
-	assert.Equal(t, http.StatusOK, code, body)
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "ok\n", hbody)
+
 	var ready map[string]any
 	require.NoError(t, json.Unmarshal([]byte(body), &ready), body)
 	assert.Equal(t, map[string]any{"ready": true}, ready, "its policy is the active one, NATS is connected")
