@@ -213,7 +213,13 @@ func (l *Login) Callback(c echo.Context) error {
 				reason = "ended the earlier sign-in of this browser"
 			}
 		}
-		_, err := audit.Append(ctx, tx, l.event(c, u.Actor, "auth.login", audit.OutcomeOK, reason))
+		// The row says what grants the person roles as of this sign-in
+		// (groups, email): the directory entry it rewrites is what the
+		// approval checks read, and without it a group held for one
+		// sign-in would leave no trace.
+		e := l.event(c, u.Actor, "auth.login", audit.OutcomeOK, reason)
+		e.After = grantsOf(u)
+		_, err := audit.Append(ctx, tx, e)
 		return err
 	})
 	if err != nil {
