@@ -202,10 +202,9 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 		// not rolled: it must not take the active policy back, and it
 		// must not go unnoticed (the Policy page and
 		// quarantine_replay_policy_stale say so too).
-		log.Warn("replay policy is not the active one: this process submits, approves and replays nothing until its policy file has the active version; "+
-			"a version replaced since it was active comes back only by a deliberate rollback (docs/runbook.md)",
+		log.Warn("replay policy is not the active one: this process submits, approves and replays nothing until its policy file has the active version",
 			"file", cfg.PolicyFile, "version", st.Version(), "active_version", st.Active.Version,
-			"active_since", st.Active.ActivatedAt, "activated_by", st.Active.ActivatedBy)
+			"active_since", st.Active.ActivatedAt, "activated_by", st.Active.ActivatedBy, "rollback", st.RollbackHint())
 	}
 	if cfg.Metrics != nil {
 		cfg.Metrics.MustRegister(replay.NewPolicyCollector(p.service, log))

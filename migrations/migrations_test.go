@@ -195,6 +195,7 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 		"replay_ledger_set_aside":     "SELECT",               // kept for the record by a migration; nothing changes it
 		"replay_policy_active":        "INSERT,SELECT,UPDATE", // one row, replaced, never removed
 		"replay_policy_versions":      "INSERT,SELECT,UPDATE", // history of activations (migration 0032), never removed
+		"replay_policy_rollback":      "INSERT,SELECT,UPDATE", // the last rollback allowance (migration 0033), replaced, never removed
 		"dead_letters_purged":         "INSERT,SELECT",        // append-only (migration 0027); keys go only through quarantine_purged_keys_trim (0028), which records each removal (0030)
 		"dead_letters_purged_trims":   "SELECT",               // written only by quarantine_purged_keys_trim (migration 0030)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -16,30 +17,42 @@ import (
 const policyUsage = `usage: console policy <command> [flags]
 
 commands:
+  status    the active replay policy version and the last rollback
+            allowance: waiting (until when), used, ended or expired
   rollback  let a replaced replay policy version be made active again by
-            the next process that starts with its file (audited)
+            the next process that starts with its file, within --for
+            (default 1h; audited)
 `
 
 // runPolicy dispatches the "console policy" commands.
 func runPolicy(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "rollback" {
-		return runPolicyRollback(ctx, args[1:], getenv, stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "rollback":
+			return runPolicyRollback(ctx, args[1:], getenv, stdout, stderr)
+		case "status":
+			return runPolicyStatus(ctx, args[1:], getenv, stdout, stderr)
+		}
 	}
 	fmt.Fprint(stderr, policyUsage)
 	return errUsage
 }
 
-// runPolicyRollback is "console policy rollback --to VERSION --reason
-// TEXT": a replaced replay policy version is never made active again by a
-// process that restarts with its file (an older rollout coming back); this
-// is the deliberate act that lets the next start with that file activate
-// it. The audit row names the operator as the operating system knows them.
+// runPolicyRollback is "console policy rollback --to VERSION --reason TEXT
+// [--for DURATION]": a replaced replay policy version is never made active
+// again by a process that restarts with its file (an older rollout coming
+// back); this is the deliberate act that lets the first start with that
+// file within DURATION activate it, once. The audit row names the
+// operator as the operating system knows them.
 func runPolicyRollback(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var dsn, version, reason string
+	var d time.Duration
 	s := newSettings("policy rollback", getenv, stderr)
 	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (the runtime role may do it)", checkPostgresURL)
 	s.str(&version, "to", "POLICY_ROLLBACK_TO", "", "the replaced version to go back to: its start (at least 8 characters, as the Policy page shows it) or all of it", checkRequired)
 	s.str(&reason, "reason", "POLICY_ROLLBACK_REASON", "", "why, as recorded in the audit log", checkRequired)
+	s.duration(&d, "for", "POLICY_ROLLBACK_FOR", replay.DefaultRollbackFor,
+		"how long the allowance waits for a start with the version's file; unused, it expires", replay.MinRollbackFor, replay.MaxRollbackFor)
 	if err := s.parse(args); err != nil {
 		return err
 	}
@@ -48,12 +61,56 @@ func runPolicyRollback(ctx context.Context, args []string, getenv func(string) s
 		return fmt.Errorf("connect to DATABASE_URL: %w", err)
 	}
 	defer conn.Close(context.Background())
-	v, err := replay.AllowPolicyRollback(ctx, conn, version, operator(), reason)
+	r, err := replay.AllowPolicyRollback(ctx, conn, version, d, operator(), reason)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "replay policy %s (%s) may be made active again: start a console or worker whose POLICY_FILE has it (the version it replaces is then replaced in turn)\n",
-		v.Version, v.File)
+	fmt.Fprintf(stdout, "replay policy %s (%s) may be made active again until %s: start a console or worker whose POLICY_FILE has it "+
+		"(the version it replaces is then replaced in turn); unused by then, the allowance expires\n",
+		r.Version, r.File, r.ExpiresAt.UTC().Format(time.RFC3339))
+	return nil
+}
+
+// runPolicyStatus is "console policy status": the active replay policy
+// version, and the last rollback allowance and what became of it.
+func runPolicyStatus(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var dsn string
+	s := newSettings("policy status", getenv, stderr)
+	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (the runtime role may do it)", checkPostgresURL)
+	if err := s.parse(args); err != nil {
+		return err
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("connect to DATABASE_URL: %w", err)
+	}
+	defer conn.Close(context.Background())
+	active, r, err := replay.PolicyStatus(ctx, conn)
+	if err != nil {
+		return err
+	}
+	at := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	if active.Version == "" {
+		fmt.Fprintln(stdout, "active: none recorded yet (the first console or worker to start activates its file's version)")
+	} else {
+		fmt.Fprintf(stdout, "active: %s (%s), since %s, activated by %s\n", active.Version, active.File, at(active.ActivatedAt), active.ActivatedBy)
+	}
+	switch {
+	case r == nil:
+		fmt.Fprintln(stdout, "rollback: none allowed")
+	case r.Pending():
+		fmt.Fprintf(stdout, "rollback: to %s (%s) allowed by %s at %s, waiting until %s for a start with its file (audit entry %d)\n",
+			r.Version, r.File, r.AllowedBy, at(r.AllowedAt), at(r.ExpiresAt), r.AuditSeq)
+	case r.Used:
+		fmt.Fprintf(stdout, "rollback: to %s allowed by %s at %s, used at %s by %s (audit entry %d)\n",
+			r.Version, r.AllowedBy, at(r.AllowedAt), at(*r.EndedAt), r.EndedBy, r.AuditSeq)
+	case r.EndedAt != nil:
+		fmt.Fprintf(stdout, "rollback: to %s allowed by %s at %s, ended unused at %s when %s activated another version (audit entry %d)\n",
+			r.Version, r.AllowedBy, at(r.AllowedAt), at(*r.EndedAt), r.EndedBy, r.AuditSeq)
+	default:
+		fmt.Fprintf(stdout, "rollback: to %s allowed by %s at %s, expired unused at %s (audit entry %d)\n",
+			r.Version, r.AllowedBy, at(r.AllowedAt), at(r.ExpiresAt), r.AuditSeq)
+	}
 	return nil
 }
 

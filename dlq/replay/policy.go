@@ -22,9 +22,6 @@ import (
 // restarts with an older file.
 const (
 	selectActivePolicy = `SELECT version, name, activated_at, activated_by FROM replay_policy_active`
-	// The version before, for the audit row; locked, so that two processes
-	// starting together activate one after the other.
-	selectActivePolicyLocked = selectActivePolicy + ` FOR UPDATE`
 	// Whether the version was active before ($1), and whether another one
 	// replaced it since: a process starting with a replaced version's file
 	// is an older rollout restarting, not a deploy.
@@ -34,8 +31,7 @@ const (
             activated_by = EXCLUDED.activated_by, activated_at = now()
         WHERE replay_policy_active.version <> EXCLUDED.version` // a restart with the same table changes nothing
 	// Every other version still marked in force is replaced by this one
-	// (not only the one read before: two processes starting together with
-	// no active version recorded both read none).
+	// (replay_policy_versions_one_in_force allows one).
 	supersedePolicies = `UPDATE replay_policy_versions SET superseded_at = now(), superseded_by = $2
         WHERE version <> $1 AND superseded_at IS NULL`
 	recordPolicyVersion = `INSERT INTO replay_policy_versions (version, name, activated_by) VALUES ($1, $2, $3)
@@ -61,6 +57,10 @@ type PolicyStanding struct {
 	// FileErr is why the policy file could not be read again when it was
 	// read for the active version (nil when it was, or was not read).
 	FileErr error
+	// Rollback is the last rollback allowance, whatever became of it (nil
+	// when none was ever made); PolicyStanding reads it, the checks before
+	// each claim do not.
+	Rollback *PolicyRollback
 }
 
 // Stale reports whether this process's table is not the active version:
@@ -85,28 +85,39 @@ func (p PolicyStanding) Version() string {
 // another replaced it since: the process is an older rollout restarting
 // (a crash, a rescheduled replica), and it serves replay read-only
 // (PolicyStanding.Stale). Going back to such a version is a deliberate
-// rollback (replay_policy_versions.superseded_at cleared), audited with
-// "rollback" as any activation is with both versions.
+// rollback: the allowance AllowPolicyRollback makes lets this one
+// activation through while it lasts, and the activation uses it up. Any
+// activation ends an allowance for another version. The audit row names
+// both versions, and a rollback the allowance it used.
 func (s *Service) ActivatePolicy(ctx context.Context, process string) error {
 	t := s.cfg.Policy()
 	if t == nil {
 		return nil
 	}
-	// The active row, then the versions and the audit chain: no lock race
-	// to lose (pgx.BeginFunc, not dlq.InTx).
+	// The lock, then the versions and the audit chain: no lock race to
+	// lose (pgx.BeginFunc, not dlq.InTx).
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		before, err := activePolicy(ctx, tx, selectActivePolicyLocked)
+		if _, err := tx.Exec(ctx, lockPolicyChange); err != nil {
+			return err
+		}
+		before, err := activePolicy(ctx, tx)
 		if err != nil || before.Version == t.Version() {
 			return err
 		}
 		var superseded bool
 		err = tx.QueryRow(ctx, selectPolicyVersion, t.Version()).Scan(&superseded)
 		wasActive := err == nil
-		switch {
-		case err != nil && !errors.Is(err, pgx.ErrNoRows):
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
-		case superseded:
-			return nil // replaced since it was active: never taken back by a restart
+		}
+		var allowance *PolicyRollback
+		if superseded {
+			if allowance, err = readPolicyRollback(ctx, tx); err != nil {
+				return err
+			}
+			if !allowance.Pending() || allowance.Version != t.Version() {
+				return nil // replaced since it was active, and no rollback to it allowed now: a restart never takes it back
+			}
 		}
 		tag, err := tx.Exec(ctx, activatePolicy, t.Version(), t.Name(), process)
 		if err != nil || tag.RowsAffected() == 0 {
@@ -118,10 +129,18 @@ func (s *Service) ActivatePolicy(ctx context.Context, process string) error {
 		if _, err := tx.Exec(ctx, recordPolicyVersion, t.Version(), t.Name(), process); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, endPolicyRollback, t.Version(), process); err != nil {
+			return err
+		}
 		e := audit.NewEvent(quarantine.Actor{Subject: "replay-policy:" + process}, quarantine.RequestMeta{}, audit.ActionReplayPolicy)
 		e.ObjectType, e.ObjectID, e.Outcome = "replay_policy", t.Version(), audit.OutcomeOK
 		e.Before = map[string]any{"version": before.Version}
-		e.After = map[string]any{"version": t.Version(), "file": t.Name(), "rollback": wasActive}
+		after := map[string]any{"version": t.Version(), "file": t.Name(), "rollback": wasActive}
+		if allowance != nil {
+			after["rollback_allowance"] = map[string]any{"audit_seq": allowance.AuditSeq, "allowed_by": allowance.AllowedBy,
+				"expires_at": allowance.ExpiresAt.UTC().Format(time.RFC3339Nano)}
+		}
+		e.After = after
 		_, err = audit.Append(ctx, tx, e)
 		return err
 	})
@@ -131,11 +150,11 @@ func (s *Service) ActivatePolicy(ctx context.Context, process string) error {
 	return nil
 }
 
-// activePolicy reads the active version with query (selectActivePolicy or
-// its locked form); its Version is "" when none is recorded yet.
-func activePolicy(ctx context.Context, q querier, query string) (PolicyActivation, error) {
+// activePolicy reads the active version; its Version is "" when none is
+// recorded yet.
+func activePolicy(ctx context.Context, q querier) (PolicyActivation, error) {
 	var a PolicyActivation
-	err := q.QueryRow(ctx, query).Scan(&a.Version, &a.File, &a.ActivatedAt, &a.ActivatedBy)
+	err := q.QueryRow(ctx, selectActivePolicy).Scan(&a.Version, &a.File, &a.ActivatedAt, &a.ActivatedBy)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return a, fmt.Errorf("read the active replay policy: %w", err)
 	}
@@ -146,14 +165,43 @@ func activePolicy(ctx context.Context, q querier, query string) (PolicyActivatio
 // the active one, reading the policy file again first when it is not the
 // active version (as a worker does before it claims).
 func (s *Service) PolicyStanding(ctx context.Context) (PolicyStanding, error) {
-	return s.standing(ctx, s.pool)
+	st, err := s.standing(ctx, s.pool)
+	if err != nil {
+		return st, err
+	}
+	st.Rollback, err = readPolicyRollback(ctx, s.pool)
+	return st, err
+}
+
+// RollbackHint says, for a process whose table is not the active version,
+// how its version comes back if that is what the operator wants: a
+// rollback allowed to it and still waiting (it is activated at this
+// process's next start), one that expired unused (allow it again), or none
+// ("" when the process is not stale). A start refused for an expired
+// allowance logs it.
+func (p PolicyStanding) RollbackHint() string {
+	if !p.Stale() {
+		return ""
+	}
+	v, r := p.Version(), p.Rollback
+	switch {
+	case r != nil && r.Version == v && r.Pending():
+		return fmt.Sprintf("a rollback to version %.12s is allowed until %s: restart this process to activate it",
+			v, r.ExpiresAt.UTC().Format(time.RFC3339))
+	case r != nil && r.Version == v && r.Expired:
+		return fmt.Sprintf("the rollback to version %.12s that %s allowed expired unused at %s, so this start did not activate it; "+
+			"to go back to it, run `console policy rollback --to %.12s --reason TEXT` again, then restart this process",
+			v, r.AllowedBy, r.ExpiresAt.UTC().Format(time.RFC3339), v)
+	}
+	return fmt.Sprintf("a version replaced since it was active comes back only by a deliberate rollback: "+
+		"`console policy rollback --to %.12s --reason TEXT`, then restart this process within the hour (docs/runbook.md)", v)
 }
 
 // standing is PolicyStanding on q. A process whose table is not the
 // active version reads its policy file again (Config.Reload): the deploy
 // may have reached it since.
 func (s *Service) standing(ctx context.Context, q querier) (PolicyStanding, error) {
-	active, err := activePolicy(ctx, q, selectActivePolicy)
+	active, err := activePolicy(ctx, q)
 	if err != nil {
 		return PolicyStanding{}, err
 	}

@@ -74,7 +74,11 @@ func TestPolicyRollbackIsDeliberate(t *testing.T) {
 	require.Equal(t, replay.StatusPendingApproval, pending.Status)
 
 	// The rollback, as the runbook says, then a start with the older file.
+	// Clearing superseded_at by hand, the runbook's way before migration
+	// 0033, is refused: it would be a permission without end.
 	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_policy_versions SET superseded_at = NULL WHERE version = $1`, older.Version())
+	require.Error(t, err, "one version in force")
+	_, err = replay.AllowPolicyRollback(ctx, b.db.Pool, older.Version()[:12], 0, oncall, "the newer rule blocked refunds")
 	require.NoError(t, err)
 	require.NoError(t, oldReplica.ActivatePolicy(ctx, "old-host-1-rollback"))
 	assert.Equal(t, older.Version(), active())

@@ -1,0 +1,2 @@
+DROP INDEX replay_policy_versions_one_in_force;
+DROP TABLE replay_policy_rollback;
