@@ -350,7 +350,7 @@ func (s *Service) ExpireDrafts(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	now := s.cfg.Now()
-	n, err := s.voidEach(ctx, "replay.draft_expired", func(r Request) string {
+	n, err := s.voidEach(ctx, "replay.draft_expired", nil, func(r Request) string {
 		if v := replaypolicy.JudgeDraftAge(r.CreatedAt, now, s.cfg.DraftTTL); v.Outcome != replaypolicy.Go {
 			return v.Reason
 		}
@@ -365,14 +365,24 @@ func (s *Service) ExpireDrafts(ctx context.Context) (int, error) {
 // VoidStale voids drafts and requests waiting for approval made under
 // another version than the active one (PolicyStanding.Voids): their
 // approvals no longer count. A process whose own table is not the active
-// version voids nothing made under the active one. It returns how many it
+// version voids nothing made under the active one. The active version is
+// read in the transaction that voids, under the lock an activation takes
+// (lockPolicyRead), so none commits in between and turns the requests it
+// voids into ones made under the active version. It returns how many it
 // voided.
 func (s *Service) VoidStale(ctx context.Context) (int, error) {
-	st, err := s.standing(ctx, s.pool)
-	if err != nil {
-		return 0, fmt.Errorf("void stale replay requests: %w", err)
-	}
-	n, err := s.voidEach(ctx, "replay.void", func(r Request) string {
+	var st PolicyStanding
+	n, err := s.voidEach(ctx, "replay.void", func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, lockPolicyRead); err != nil {
+			return err
+		}
+		active, err := activePolicy(ctx, tx)
+		st = PolicyStanding{Table: s.cfg.Policy(), Active: active}
+		if err == nil && s.afterStaleRead != nil {
+			s.afterStaleRead()
+		}
+		return err
+	}, func(r Request) string {
 		if st.Voids(r.PolicyVersion) {
 			return "the replay policy changed since this request was made; request again"
 		}
@@ -386,9 +396,10 @@ func (s *Service) VoidStale(ctx context.Context) (int, error) {
 
 // voidEach voids, in one transaction and audited as action by the console
 // itself, each request query (with args) selects and locks for which why
-// gives a reason; it returns how many.
-func (s *Service) voidEach(ctx context.Context, action string, why func(Request) string, query string, args ...any) (int, error) {
-	n, _, err := s.eachLocked(ctx, func(tx pgx.Tx, r *Request) (bool, error) {
+// gives a reason; it returns how many. first (nil: nothing) runs at the
+// start of the transaction, before query, each time it runs.
+func (s *Service) voidEach(ctx context.Context, action string, first func(pgx.Tx) error, why func(Request) string, query string, args ...any) (int, error) {
+	n, _, err := s.eachLockedAfter(ctx, first, func(tx pgx.Tx, r *Request) (bool, error) {
 		reason := why(*r)
 		if reason == "" {
 			return false, nil
@@ -404,10 +415,21 @@ func (s *Service) voidEach(ctx context.Context, action string, why func(Request)
 // outside the database: the transaction runs again when it lost a lock
 // race (dlq.InTx).
 func (s *Service) eachLocked(ctx context.Context, act func(pgx.Tx, *Request) (bool, error), query string, args ...any) (int, []Request, error) {
+	return s.eachLockedAfter(ctx, nil, act, query, args...)
+}
+
+// eachLockedAfter is eachLocked with first (nil: nothing) run at the
+// start of the transaction, before query, each time it runs.
+func (s *Service) eachLockedAfter(ctx context.Context, first func(pgx.Tx) error, act func(pgx.Tx, *Request) (bool, error), query string, args ...any) (int, []Request, error) {
 	n := 0
 	var passed []Request
 	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		n, passed = 0, nil // a run again starts afresh
+		if first != nil {
+			if err := first(tx); err != nil {
+				return err
+			}
+		}
 		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return err

@@ -32,6 +32,10 @@ func (j *job) SetOutcome(state JobState, result string) { j.state, j.result = st
 // is published.
 func (w *Worker) AfterJudge(f func()) { w.afterJudge = f }
 
+// AfterStaleRead runs f when VoidStale has read the active version,
+// before it voids anything.
+func (s *Service) AfterStaleRead(f func()) { s.afterStaleRead = f }
+
 // AfterPublish stops the worker after publishing, before recording, when f
 // says false (as a crash would).
 func (w *Worker) AfterPublish(f func(jobs []int64) bool) { w.afterPublish = f }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -17,6 +18,7 @@ import (
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // TestPolicyRollbackIsDeliberate: a version replaced since it was active
@@ -97,4 +99,54 @@ func TestPolicyRollbackIsDeliberate(t *testing.T) {
 
 	require.NoError(t, service(newest).ActivatePolicy(ctx, "newest-host-2"))
 	assert.Equal(t, newest.Version(), active(), "a version never active before is a deploy")
+}
+
+// TestVoidStaleReadsTheActiveVersionInItsTransaction: VoidStale reads the
+// active version in the transaction that voids, under the lock an
+// activation takes: an activation that comes after the read waits until
+// the voids commit, so no request is judged against a version that was
+// no longer active when it was voided.
+func TestVoidStaleReadsTheActiveVersionInItsTransaction(t *testing.T) {
+	t.Parallel()
+	b := setupPolicies(t, 2)
+	ctx := context.Background()
+	require.NoError(t, b.replays.ActivatePolicy(ctx, "first"))
+	pending := b.request(t, []int64{b.seedItem(t, "email.send", "void-stale-in-tx",
+		nats.Header{dlq.HeaderOperationID: {"op-void-stale"}}, "{}")}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusPendingApproval, pending.Status)
+	cfg := b.config(t)
+	cfg.Policy = func() *replaypolicy.Table { return b.tables[1] }
+	deploy := replay.New(b.db.Pool, cfg)
+
+	activated := make(chan error, 1)
+	waited := false
+	b.replays.AfterStaleRead(func() {
+		go func() { activated <- deploy.ActivatePolicy(ctx, "deploy") }()
+		// The activation runs until it ends or waits for a lock on
+		// replay_policy_active.
+		wait.Until(t, "the activation to end or wait for the policy lock", 10*time.Second, func() bool {
+			if len(activated) > 0 {
+				return true
+			}
+			var waiting int
+			require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+                WHERE c.relname = 'replay_policy_active' AND NOT l.granted
+                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&waiting))
+			waited = waiting > 0
+			return waited
+		})
+	})
+	voided, err := b.replays.VoidStale(ctx)
+	require.NoError(t, err)
+	b.replays.AfterStaleRead(nil)
+	assert.True(t, waited, "the activation committed between VoidStale's read of the active version and its voids")
+	require.NoError(t, <-activated)
+	assert.Equal(t, 1, b.active(t))
+	assert.Zero(t, voided, "the request was made under the version active when the voids committed")
+
+	// The deploy's own VoidStale, after its activation, voids it.
+	voided, err = deploy.VoidStale(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, voided)
+	assert.Equal(t, replay.StatusVoid, b.waitStatus(t, pending.ID, replay.StatusVoid).Status)
 }

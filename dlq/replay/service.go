@@ -93,6 +93,9 @@ type Service struct {
 	pool        *pgxpool.Pool
 	cfg         Config
 	deadLetters *dlq.Store
+	// afterStaleRead is a test hook: VoidStale runs it once it read the
+	// active version, before it voids.
+	afterStaleRead func()
 }
 
 // New returns the replay service on pool.
