@@ -238,3 +238,66 @@ func TestMigration0033BoundsTheAllowancesMadeBefore(t *testing.T) {
 	_, err = db.Pool.Exec(ctx, `UPDATE replay_policy_versions SET superseded_at = NULL WHERE version = $1`, a)
 	assert.Error(t, err, "a version let back by hand")
 }
+
+// TestNoStartTakesAnOlderPolicyBack: the ways a start could bring a
+// replaced version back without a rollback allowed to it. Two processes
+// starting together with different files, first on an empty database and
+// then as restarts, activate one after the other: one version in force,
+// the active one, and restarts change nothing. A file edited back to the
+// older version's content (its bytes, or with other comments, blank lines
+// and key order) has the older version and is refused.
+func TestNoStartTakesAnOlderPolicyBack(t *testing.T) {
+	t.Parallel()
+	b := setupPolicies(t, 2)
+	ctx := context.Background()
+	together := func(names ...string) {
+		t.Helper()
+		ready, errs := make(chan struct{}), make(chan error, len(names))
+		for i, name := range names {
+			cfg := b.config(t)
+			cfg.Policy = func() *replaypolicy.Table { return b.tables[i] }
+			s := replay.New(b.db.Pool, cfg)
+			go func() {
+				<-ready
+				errs <- s.ActivatePolicy(ctx, name)
+			}()
+		}
+		close(ready)
+		for range names {
+			require.NoError(t, <-errs)
+		}
+	}
+	inForce := func() []string {
+		var vs []string
+		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT array_agg(version) FROM replay_policy_versions WHERE superseded_at IS NULL`).Scan(&vs))
+		return vs
+	}
+	together("first-0", "first-1")
+	won := b.active(t)
+	assert.Equal(t, []string{b.tables[won].Version()}, inForce())
+	activations := countAudit(t, b.replayBundle, audit.ActionReplayPolicy)
+	assert.Equal(t, 2, activations, "both versions were new: the second start is the deploy that replaced the first")
+	for range 3 {
+		together("restart-0", "restart-1")
+		assert.Equal(t, won, b.active(t), "restarts change nothing")
+	}
+	assert.Equal(t, activations, countAudit(t, b.replayBundle, audit.ActionReplayPolicy))
+
+	// The file of the version that lost, edited back by hand.
+	lost := 1 - won
+	src, err := os.ReadFile("../../dev/policy.toml")
+	require.NoError(t, err)
+	text := string(src)
+	if lost == 1 {
+		text = strings.Replace(text, "default_rate = 500", "default_rate = 450", 1)
+	}
+	for _, edited := range []string{text, "# edited back by hand\n\n" + strings.ReplaceAll(text, " = ", "   =   ")} {
+		tbl, err := replaypolicy.Parse("edited.toml", []byte(edited))
+		require.NoError(t, err)
+		require.Equal(t, b.tables[lost].Version(), tbl.Version(), "comments and spacing are not content")
+		cfg := b.config(t)
+		cfg.Policy = func() *replaypolicy.Table { return tbl }
+		require.NoError(t, replay.New(b.db.Pool, cfg).ActivatePolicy(ctx, "edited"))
+		assert.Equal(t, won, b.active(t), "a file edited back to a replaced version is that version")
+	}
+}
