@@ -16,3 +16,13 @@ type PolicyStale struct {
 	// (its log says why).
 	FileUnreadable bool
 }
+
+// PolicyRollback is the note of a Policy page while a rollback allowance
+// waits (console policy rollback).
+type PolicyRollback struct {
+	Version   string // the version allowed back
+	ExpiresAt time.Time
+	// AllowedBy is the operator who allowed it, shown to those who see
+	// every tenant ("" for others).
+	AllowedBy string
+}

@@ -378,6 +378,8 @@ type PolicyModel struct {
 	UnlistedSubjects string
 	// Stale is set when this console's table is not the active version.
 	Stale *PolicyStale
+	// Rollback is set while a rollback allowance waits.
+	Rollback *PolicyRollback
 }
 
 // DeadLetterActions is the replay/discard/resolve panel of a dead letter.

@@ -16,7 +16,9 @@ import (
 // dashboard. The file's path on the server is shown to those who see every
 // tenant, who run the console; others read its name. A console whose table
 // is not the active version says so above it, with the active version,
-// since when and (to those who see every tenant) which process made it so.
+// since when and (to those who see every tenant) which process made it so;
+// while a rollback allowance waits, the page says which version it lets
+// back and until when.
 func (s *Server) policyPage(c echo.Context) error {
 	st, err := s.deps.Replays.PolicyStanding(c.Request().Context())
 	if err != nil {
@@ -32,6 +34,12 @@ func (s *Server) policyPage(c echo.Context) error {
 		m.Stale = &views.PolicyStale{Version: t.Version(), Active: st.Active.Version, ActiveSince: st.Active.ActivatedAt, FileUnreadable: st.FileErr != nil}
 		if all {
 			m.Stale.ActivatedBy = st.Active.ActivatedBy
+		}
+	}
+	if r := st.Rollback; r.Pending() {
+		m.Rollback = &views.PolicyRollback{Version: r.Version, ExpiresAt: r.ExpiresAt}
+		if all {
+			m.Rollback.AllowedBy = r.AllowedBy
 		}
 	}
 	for _, r := range t.Rules() {

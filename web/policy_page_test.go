@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
@@ -165,4 +166,47 @@ func TestPolicyPageSaysWhenItIsNotTheActivePolicy(t *testing.T) {
 			assert.Equal(t, tc.by, strings.Contains(text, "activated by console-7f9c-42."), text)
 		})
 	}
+}
+
+// TestPolicyPageShowsAWaitingRollback: while a rollback allowance waits,
+// the Policy page says which version it lets back and until when, and to
+// those who run the console who allowed it; used, it is gone.
+func TestPolicyPageShowsAWaitingRollback(t *testing.T) {
+	t.Parallel()
+	b, _ := startWithPolicy(t, shippedPolicyAnd(t, ""))
+	admin, _ := b.SignIn(t, "*:admin")
+	oncall, _ := b.SignIn(t, "acme:oncall")
+	ctx := context.Background()
+	src, err := os.ReadFile(testfactory.PolicyFile())
+	require.NoError(t, err)
+	newer, err := replaypolicy.Parse("newer.toml", []byte(strings.Replace(string(src), "default_rate = 500", "default_rate = 400", 1)))
+	require.NoError(t, err)
+	require.NoError(t, replay.New(b.DB.Pool, replay.Config{Policy: func() *replaypolicy.Table { return newer }}).ActivatePolicy(ctx, "console-7f9c-42"))
+	page := b.Do(t, admin, "GET", "/policy", nil, nil)
+	require.Equal(t, http.StatusOK, page.Status)
+	assert.Zero(t, page.Doc(t).Find(`[data-testid="policy-rollback"]`).Length(), "none allowed")
+
+	mine := b.Replays.Policy().Version()
+	r, err := replay.AllowPolicyRollback(ctx, b.DB.Pool, mine, 0, quarantine.Actor{Subject: "ops@bastion"}, "the newer rate starves refunds")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		c    *http.Client
+		by   bool
+	}{{"Admin", admin, true}, {"Oncall", oncall, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			page := b.Do(t, tc.c, "GET", "/policy", nil, nil)
+			require.Equal(t, http.StatusOK, page.Status)
+			note := page.Doc(t).Find(`[data-testid="policy-rollback"]`)
+			require.Equal(t, 1, note.Length(), page.Body)
+			text := strings.Join(strings.Fields(note.Text()), " ")
+			assert.Contains(t, text, "Policy version "+mine[:16]+"… may be made active again until")
+			assert.Equal(t, r.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z"), note.Find("time").AttrOr("datetime", ""))
+			assert.Equal(t, tc.by, strings.Contains(text, "Allowed by ops@bastion"), text)
+		})
+	}
+
+	require.NoError(t, replay.New(b.DB.Pool, replay.Config{Policy: b.Replays.Policy}).ActivatePolicy(ctx, "rollback"))
+	page = b.Do(t, admin, "GET", "/policy", nil, nil)
+	assert.Zero(t, page.Doc(t).Find(`[data-testid="policy-rollback"]`).Length(), "used")
 }
