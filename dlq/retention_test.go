@@ -65,8 +65,14 @@ type retention struct {
 
 func setupRetention(t *testing.T) *retention {
 	t.Helper()
+	return setupRetentionWith(t, retentionPolicy)
+}
+
+// setupRetentionWith is setupRetention under the policy table policy.
+func setupRetentionWith(t *testing.T, policy string) *retention {
+	t.Helper()
 	r := &retention{db: testdb.New(t), today: dlq.Day(time.Now())}
-	table, err := replaypolicy.Parse("retention.toml", []byte(retentionPolicy))
+	table, err := replaypolicy.Parse("retention.toml", []byte(policy))
 	require.NoError(t, err)
 	subjects, err := replay.ParseSubjectAllowlist(testfactory.ReplaySubjects)
 	require.NoError(t, err)

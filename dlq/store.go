@@ -23,6 +23,15 @@ type Store struct {
 	// windowRows is how many dead letters a text search's first window
 	// holds (0: textWindowRows); tests make it small.
 	windowRows int64
+	// now is this process's clock (nil: time.Now); tests set it.
+	now func() time.Time
+}
+
+func (s *Store) clock() time.Time {
+	if s.now == nil {
+		return time.Now()
+	}
+	return s.now()
 }
 
 // NewStore returns a Store on pool, with a Counters snapshot of its own
@@ -150,17 +159,22 @@ func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *Inser
 // stored, as often as the index refuses it with fewer records each time
 // (another ingester storing the same redelivery meanwhile). A batch with a
 // dead letter older than purgeHorizon goes without them from the start:
-// retention may have removed one, and the index would let it in again. A
+// retention may have removed one, and the index would let it in again.
+// This process's clock only guesses which batch that is; the database's,
+// by which retention judges, decides (copyBatch): a batch the guess let
+// through goes again, looking, when this clock lags the database's. A
 // day without a partition (a dead letter stored long ago, or the keeper
 // behind) gets one and the batch goes again, up to partitionAttempts
 // times: the keeper drops an empty past day, and may drop the one just
 // made before the batch comes back to it.
 func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 	rows := copyRows(recs)
-	partitioned, unstoredOnly, skipped := 0, mayBePurged(recs, time.Now()), -1
+	partitioned, unstoredOnly, skipped := 0, mayBePurged(recs, s.clock()), -1
 	for {
 		in, n, err := s.copyBatch(ctx, rows, unstoredOnly)
 		switch {
+		case errors.Is(err, errMayBePurged) && !unstoredOnly:
+			unstoredOnly = true
 		case sourceKeyTaken(err) && n > skipped:
 			// A redelivery of a stored record: skip what is stored.
 			unstoredOnly, skipped = true, n
@@ -188,7 +202,8 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 const partitionAttempts = 3
 
 // purgeHorizon is how old a dead letter must be for retention to have
-// removed it: half of minKeep, for clocks that differ.
+// removed it: half of minKeep, a margin. Both judge on the database's
+// clock (copyBatch), so this process's clock does not count.
 const purgeHorizon = minKeep / 2
 
 // mayBePurged reports whether a record of recs was dead-lettered longer

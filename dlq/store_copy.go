@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -48,8 +49,17 @@ const copyColumnCount = 38
 const copyIn = `COPY dead_letters (` + copyColumns + `) FROM STDIN (FORMAT binary)`
 
 // copyIDs draws n ids from the identity sequence of dead_letters (named
-// so by migration 0016), in ascending order.
-const copyIDs = `SELECT nextval('dead_letters_id_seq') FROM generate_series(1, $1) ORDER BY 1`
+// so by migration 0016), in ascending order, each with whether $2, the
+// batch's oldest dead_lettered_at, lies more than $3 seconds (purgeHorizon)
+// before now on the database's clock: the clock retention judges by, which
+// the ingester's own may lag.
+const copyIDs = `SELECT nextval('dead_letters_id_seq'), $2::timestamptz < now() - make_interval(secs => $3)
+FROM generate_series(1, $1) ORDER BY 1`
+
+// errMayBePurged ends a batch stored without looking at the source keys
+// (unstoredOnly false) that the database's clock says may hold a dead
+// letter retention removed: it goes again, looking.
+var errMayBePurged = errors.New("a dead letter of the batch may be one retention removed")
 
 // storedKeys are the source keys among the batch's that are stored already
 // (the unique index on dead_lettered_at and source_key answers), or were
@@ -132,13 +142,27 @@ func (s *Store) copyBatch(ctx context.Context, rows []copyRow, unstoredOnly bool
 		if len(rows) == 0 {
 			return nil
 		}
-		idRows, err := tx.Query(ctx, copyIDs, len(rows))
+		oldest := rows[0].rec.DeadLetteredAt
+		for _, r := range rows[1:] {
+			if r.rec.DeadLetteredAt.Before(oldest) {
+				oldest = r.rec.DeadLetteredAt
+			}
+		}
+		idRows, err := tx.Query(ctx, copyIDs, len(rows), oldest, purgeHorizon.Seconds())
 		if err != nil {
 			return fmt.Errorf("draw ids: %w", err)
 		}
-		ids, err := pgx.CollectRows(idRows, pgx.RowTo[int64])
-		if err != nil {
+		var ids []int64
+		var id int64
+		var mayBePurged bool
+		if _, err := pgx.ForEachRow(idRows, []any{&id, &mayBePurged}, func() error {
+			ids = append(ids, id)
+			return nil
+		}); err != nil {
 			return fmt.Errorf("draw ids: %w", err)
+		}
+		if mayBePurged && !unstoredOnly {
+			return errMayBePurged
 		}
 		if len(ids) != len(rows) {
 			return fmt.Errorf("draw ids: %d for %d rows", len(ids), len(rows))
