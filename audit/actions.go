@@ -62,6 +62,16 @@ const (
 	// version be made active again (console policy rollback).
 	ActionReplayPolicyRollback = "replay.policy_rollback_allowed"
 
+	// ActionRetentionPurge: a retention run removed dead letters (one
+	// entry outside any tenant, naming every tenant and its counts);
+	// ActionRetentionPurgeTenant: what that run removed of one tenant's
+	// (one entry in that tenant, naming no other); ActionRetentionTrimKeys:
+	// the keeper let go of kept source keys whose messages left their
+	// stream.
+	ActionRetentionPurge       = "retention.purge"
+	ActionRetentionPurgeTenant = "retention.purge.tenant"
+	ActionRetentionTrimKeys    = "retention.trim_keys"
+
 	// ReplayItemPrefix starts the actions recorded per item of a replay
 	// request: "replay.item.requested", "replay.item.approved", and the
 	// worker's "replay.item.<job state>" (dlq/replay checks that every job
@@ -90,6 +100,7 @@ var actions = [][]string{
 		// "published" and "failed": job states before migration 0010, still
 		// in older entries of the log.
 		ReplayItemPrefix + "published", ReplayItemPrefix + "failed"},
+	{ActionRetentionPurgeTenant, ActionRetentionPurge, ActionRetentionTrimKeys},
 }
 
 // ActionFamily is the actions sharing the word before the first dot.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,9 +20,12 @@ import (
 // empties a whole past day's partition, when everything in it may go, or
 // deletes a bounded batch of rows otherwise; either way it subtracts what
 // it removed from the counters, clears edited payload copies of finished
-// replay requests that named them, writes one audit row (action
+// replay requests that named them, writes one audit row per tenant it
+// removed dead letters of (action ActionPurgeTenant, in that tenant: how
+// many of its dead letters, by status, and their time range, naming no
+// other tenant), then the run's own row, outside any tenant (action
 // ActionPurge: how many, of which tenants and statuses, the time range,
-// the partition) and signs the audit chain's head (a checkpoint saying
+// the partition), and signs the audit chain's head (a checkpoint saying
 // what is about to go) before it commits. It keeps the source key of each
 // dead letter it removes (dead_letters_purged), so that ingest does not
 // store it again when the DLQ stream delivers its message again, until that
@@ -33,8 +35,15 @@ import (
 // waits for a person to reconcile it (needs_reconciliation: its item stays
 // held after the request ended), and it never touches the audit log.
 
-// ActionPurge is the audit action of a retention run.
-const ActionPurge = "retention.purge"
+// ActionPurge is the audit action of a retention run: one entry outside
+// any tenant, for auditors of every tenant.
+const ActionPurge = audit.ActionRetentionPurge
+
+// ActionPurgeTenant is the audit action of what a retention run removed of
+// one tenant's dead letters: one entry in that tenant per tenant the run
+// removed dead letters of, before the run's own entry, so that the
+// tenant's auditors find it.
+const ActionPurgeTenant = audit.ActionRetentionPurgeTenant
 
 // RetentionPolicy says how long dead letters are kept.
 type RetentionPolicy interface {
@@ -60,6 +69,8 @@ type PurgeRun struct {
 	From, To time.Time
 	// By counts what was removed per tenant and status.
 	By map[string]map[Status]int64
+	// Spans are the oldest and newest dead_lettered_at removed per tenant.
+	Spans map[string]Span
 	// Pass is when the keeper pass that ran it began (the database's
 	// clock): the runs of one pass share it, in their audit rows too.
 	Pass time.Time
@@ -306,14 +317,30 @@ func (s *Store) purgeRows(ctx context.Context, db beginner, combos []DepthCount,
 	return run, nil
 }
 
+// Span is the oldest (From) and newest (To) dead_lettered_at of what a
+// run removed.
+type Span struct{ From, To time.Time }
+
+func (s *Span) add(first, last time.Time) {
+	if s.From.IsZero() || first.Before(s.From) {
+		s.From = first
+	}
+	if last.After(s.To) {
+		s.To = last
+	}
+}
+
 func (r *PurgeRun) add(d departure, first, last time.Time) {
 	r.Rows += d.n
-	if r.From.IsZero() || first.Before(r.From) {
-		r.From = first
+	all := Span{r.From, r.To}
+	all.add(first, last)
+	r.From, r.To = all.From, all.To
+	if r.Spans == nil {
+		r.Spans = map[string]Span{}
 	}
-	if last.After(r.To) {
-		r.To = last
-	}
+	span := r.Spans[d.tenant]
+	span.add(first, last)
+	r.Spans[d.tenant] = span
 	if r.By[d.tenant] == nil {
 		r.By[d.tenant] = map[Status]int64{}
 	}
@@ -335,19 +362,57 @@ func (r *PurgeRun) pairs() int {
 // more goes in batches of rows, each of at most this many pairs.
 const maxPurgeBreakdown = 100
 
-// auditPurge writes the run's audit row, then signs the chain's head with
-// it: the signed head says what is about to go.
+// purgeCheckpointReason is the reason of a run's checkpoint.
+const purgeCheckpointReason = "retention purge"
+
+// auditPurge writes the audit rows of the run, then signs the chain's head
+// with them: the signed head says what is about to go. First one row per
+// tenant the run removed dead letters of, in that tenant (ActionPurgeTenant),
+// so that an auditor who may read only that tenant finds what went of it:
+// its own counts by status and its own time range, nothing of any other
+// tenant. Then the run's row outside any tenant (ActionPurge), which names
+// every tenant and is for auditors of all of them; it is the head the
+// checkpoint signs. The checkpoint's reason names no tenant and no count:
+// every auditor sees the newest checkpoint.
 func auditPurge(ctx context.Context, tx pgx.Tx, run PurgeRun, sign Checkpointer) error {
 	type line struct {
 		Tenant string `json:"tenant"`
 		Status Status `json:"status"`
 		N      int64  `json:"n"`
 	}
+	type ofTenant struct {
+		Status Status `json:"status"`
+		N      int64  `json:"n"`
+	}
+	what := "rows"
+	if run.Partition != "" {
+		what = run.Partition
+	}
+	pass := run.Pass.UTC().Format(time.RFC3339Nano)
+	tenants := make([]string, 0, len(run.By))
+	for tenant := range run.By {
+		tenants = append(tenants, tenant)
+	}
+	sort.Strings(tenants)
 	var by []line
-	for tenant, sts := range run.By {
-		for st, n := range sts {
-			by = append(by, line{tenant, st, n})
+	events := make([]audit.Event, 0, len(tenants)+1)
+	for _, tenant := range tenants {
+		var n int64
+		var mine []ofTenant
+		for st, c := range run.By[tenant] {
+			by, mine = append(by, line{tenant, st, c}), append(mine, ofTenant{st, c})
+			n += c
 		}
+		sort.Slice(mine, func(i, j int) bool { return mine[i].Status < mine[j].Status })
+		span := run.Spans[tenant]
+		events = append(events, audit.Event{
+			Actor: quarantine.Actor{Subject: "retention"}, Tenant: tenant,
+			Action: ActionPurgeTenant, Outcome: audit.OutcomeOK, ObjectType: "dead_letters", ObjectID: what,
+			Reason: fmt.Sprintf("%d dead letters of %s past their retention, dead-lettered %s to %s", n, tenant,
+				span.From.UTC().Format(time.RFC3339), span.To.UTC().Format(time.RFC3339)),
+			After: map[string]any{"rows": n, "from": span.From.UTC(), "to": span.To.UTC(), "partition": run.Partition, "by": mine,
+				"pass": pass},
+		})
 	}
 	sort.Slice(by, func(i, j int) bool {
 		if by[i].Tenant != by[j].Tenant {
@@ -355,23 +420,19 @@ func auditPurge(ctx context.Context, tx pgx.Tx, run PurgeRun, sign Checkpointer)
 		}
 		return by[i].Status < by[j].Status
 	})
-	what, reason := "rows", fmt.Sprintf("retention purge of %d dead letters", run.Rows)
-	if run.Partition != "" {
-		what, reason = run.Partition, "retention purge of "+run.Partition
-	}
-	e := audit.Event{
+	events = append(events, audit.Event{
 		Actor:  quarantine.Actor{Subject: "retention"},
 		Action: ActionPurge, Outcome: audit.OutcomeOK, ObjectType: "dead_letters", ObjectID: what,
 		Reason: fmt.Sprintf("%d dead letters past their retention, dead-lettered %s to %s", run.Rows,
 			run.From.UTC().Format(time.RFC3339), run.To.UTC().Format(time.RFC3339)),
 		After: map[string]any{"rows": run.Rows, "from": run.From.UTC(), "to": run.To.UTC(), "partition": run.Partition, "by": by,
-			"pass": run.Pass.UTC().Format(time.RFC3339Nano)},
-	}
-	if _, err := audit.Append(ctx, tx, e); err != nil {
+			"pass": pass},
+	})
+	if _, err := audit.AppendBatch(ctx, tx, events); err != nil {
 		return fmt.Errorf("audit purge: %w", err)
 	}
 	if sign != nil {
-		if err := sign(ctx, tx, checkpointReason(reason)); err != nil {
+		if err := sign(ctx, tx, purgeCheckpointReason); err != nil {
 			return fmt.Errorf("checkpoint before purge: %w", err)
 		}
 	}
@@ -434,13 +495,4 @@ func scanLastPurge(rows pgx.Rows, tenants []string) (LastPurge, error) {
 		return nil
 	})
 	return lp, err
-}
-
-// checkpointReason is the reason of a run's checkpoint, cut to the 64
-// bytes a checkpoint allows.
-func checkpointReason(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	return strings.TrimSpace(s[:64])
 }
