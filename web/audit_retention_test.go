@@ -144,7 +144,8 @@ func exportJSONL(t *testing.T, b *testfactory.Console, c *http.Client, query str
 // some in the audit log's search (the retention family, and no filter),
 // in the entry's page and in the exports (JSON lines and CSV): how many of
 // acme's went, by status, and when they had been dead-lettered, acme's own
-// range. An auditor of every tenant sees each run's own row, naming both
+// range; the entries are the chain's own, so acme's export verifies with
+// the console's public key. An auditor of every tenant sees each run's own row, naming both
 // tenants, and each tenant's rows add up to what went of it.
 func TestTenantAuditorSeesPurgesOfTheirTenant(t *testing.T) {
 	t.Parallel()
@@ -152,8 +153,11 @@ func TestTenantAuditorSeesPurgesOfTheirTenant(t *testing.T) {
 	b := p.b
 	auditor, _ := b.SignIn(t, "acme:auditor")
 
-	_, rows := exportJSONL(t, b, auditor, "?action=retention.*")
+	body, rows := exportJSONL(t, b, auditor, "?action=retention.*")
 	require.NotEmpty(t, rows, "acme's auditor finds the runs that removed acme's dead letters")
+	checked, err := audit.VerifyExport(strings.NewReader(body), audit.NewKeySet(b.Signer.PublicKey()))
+	require.NoError(t, err)
+	assert.True(t, checked.OK(), "acme's export verifies: the entries are the chain's own, %s", checked)
 	assert.LessOrEqual(t, len(rows), len(p.runs), "one entry per run, at most")
 	var reasons []string // oldest first, as the exports are
 	by := map[string]int64{}
