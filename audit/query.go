@@ -106,10 +106,19 @@ const (
 	condNotOK       = `outcome <> 'ok'` // implied by denied or error; lets the partial outcome index serve them
 	condFrom        = `at >= @from`
 	condTo          = `at < @to`
-	condTenants     = `tenant = ANY(@tenants)`
-	condOlder       = `seq < @cursor`
-	condNewer       = `seq > @cursor`
-	condUpToHead    = `seq <= @head`
+	// The entries' times grow with seq (Append takes clock_timestamp()
+	// under the chain's lock, and verify flags an entry dated before its
+	// predecessor), but PostgreSQL does not know it: a page newest first
+	// bounded only on at walks seq down from the head through every entry
+	// newer than the bound. These turn a time bound into a seq bound, read
+	// once from the at index, so the page starts where its time does; the
+	// time conditions stay, so no entry outside the range is ever shown.
+	condFromSeq  = `seq >= coalesce((SELECT seq FROM audit_log WHERE at >= @from ORDER BY at, seq LIMIT 1), 9223372036854775807)`
+	condToSeq    = `seq < coalesce((SELECT seq FROM audit_log WHERE at >= @to ORDER BY at, seq LIMIT 1), 9223372036854775807)`
+	condTenants  = `tenant = ANY(@tenants)`
+	condOlder    = `seq < @cursor`
+	condNewer    = `seq > @cursor`
+	condUpToHead = `seq <= @head`
 )
 
 const (
@@ -174,9 +183,11 @@ func (f *Filter) where() (conds []string, args pgx.NamedArgs, visible bool) {
 	}
 	if !f.From.IsZero() {
 		add(condFrom, "from", f.From)
+		add(condFromSeq, "", nil)
 	}
 	if !f.To.IsZero() {
 		add(condTo, "to", f.To)
+		add(condToSeq, "", nil)
 	}
 	return conds, args, true
 }
