@@ -65,7 +65,8 @@ type Dashboard struct {
 	// current (partial) hour last.
 	Arrivals  []ArrivalBucket
 	TopGroups []Group
-	// LastPurge is retention's newest run (what it removed of Tenants').
+	// LastPurge is retention's newest pass that removed dead letters of
+	// Tenants: when, and how many of theirs.
 	LastPurge LastPurge
 }
 
@@ -209,9 +210,9 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 		dash.TopGroups, err = pgx.CollectRows(rows, scanGroup)
 		return err
 	})
-	b.Queue(selectLastPurge).Query(func(rows pgx.Rows) error {
+	b.Queue(selectLastPurge, q.Tenants).Query(func(rows pgx.Rows) error {
 		var err error
-		dash.LastPurge, err = scanLastPurge(rows, q.Tenants)
+		dash.LastPurge, err = scanLastPurge(rows)
 		return err
 	})
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+
 	"sort"
 	"time"
 
@@ -463,7 +463,7 @@ type LastPurge struct {
 const selectLastPurge = `
 WITH newest AS (
     SELECT seq, at, after, coalesce(after->>'pass', seq::text) AS pass FROM audit_log
-    WHERE action = '` + ActionPurge + `' ORDER BY seq DESC LIMIT ` + maxPassRunsText + `
+    WHERE action = '` + ActionPurgeTenant + `' AND tenant = ANY($1) ORDER BY seq DESC LIMIT ` + maxPassRunsText + `
 )
 SELECT at, after FROM newest WHERE pass = (SELECT pass FROM newest ORDER BY seq DESC LIMIT 1) ORDER BY seq DESC`
 
@@ -471,27 +471,23 @@ SELECT at, after FROM newest WHERE pass = (SELECT pass FROM newest ORDER BY seq 
 // keeper's largest MaxRuns would do; this is its default's tenfold.
 const maxPassRunsText = "1000"
 
-// scanLastPurge reads selectLastPurge's rows: the newest one's time, and
-// how many of the dead letters the pass removed were tenants'.
-func scanLastPurge(rows pgx.Rows, tenants []string) (LastPurge, error) {
+// scanLastPurge reads selectLastPurge's rows: the newest pass that removed
+// dead letters of the viewer's tenants, when, and how many of theirs. It
+// reads the tenants' own rows (ActionPurgeTenant), not the runs' rows, which
+// name every tenant: a pass that removed none of a viewer's tenants tells
+// them nothing, not even that it ran.
+func scanLastPurge(rows pgx.Rows) (LastPurge, error) {
 	var lp LastPurge
 	var at time.Time
 	var after struct {
-		By []struct {
-			Tenant string `json:"tenant"`
-			N      int64  `json:"n"`
-		} `json:"by"`
+		Rows int64 `json:"rows"`
 	}
 	_, err := pgx.ForEachRow(rows, []any{&at, &after}, func() error {
 		if lp.At.IsZero() {
 			lp.At = at
 		}
-		for _, b := range after.By {
-			if slices.Contains(tenants, b.Tenant) {
-				lp.Rows += b.N
-			}
-		}
-		after.By = nil
+		lp.Rows += after.Rows
+		after.Rows = 0
 		return nil
 	})
 	return lp, err

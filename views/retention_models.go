@@ -14,8 +14,8 @@ type RetentionView struct {
 	// Lines are the retention rules, first match wins, then the defaults
 	// (tenant "*", item type ">").
 	Lines []RetentionRow
-	// LastPurgeAt is when retention last removed dead letters (zero: never);
-	// LastPurgeRows how many of them were in the viewer's tenants.
+	// LastPurgeAt is when retention last removed dead letters of the
+	// viewer's tenants (zero: never); LastPurgeRows how many.
 	LastPurgeAt   time.Time
 	LastPurgeRows int64
 }
