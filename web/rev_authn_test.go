@@ -1,9 +1,11 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
@@ -37,4 +39,32 @@ func TestRevokedPersonNotListedAsRoleHolder(t *testing.T) {
 		}
 	})
 	assert.Empty(t, listed, "a person whose sessions an admin ended (directory revoked) is still shown holding roles through their group")
+}
+
+// TestDashboardRefreshDoesNotKeepAnIdleSessionAlive (review rev-authn): the
+// dashboard, where every reader of dead letters lands, asks for itself
+// every 30 seconds (hx-trigger="every 30s"), and each of those requests
+// moves the session's idle deadline like a person's click. A dashboard left
+// open on an unattended machine stays signed in until the absolute
+// lifetime (12 h): SESSION_IDLE_TIMEOUT (1 h) never ends it.
+func TestDashboardRefreshDoesNotKeepAnIdleSessionAlive(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	viewer, _ := b.SignIn(t, "acme:viewer")
+	ctx := context.Background()
+	token := b.SessionCookie(t, viewer).Value
+	// Nobody has touched the console for 59 minutes: a minute of idle left.
+	_, err := b.Pool.Exec(ctx, `UPDATE sessions SET expiry = now() + interval '1 minute' WHERE token = $1`, token)
+	require.NoError(t, err)
+	var before time.Time
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT expiry FROM sessions WHERE token = $1`, token).Scan(&before))
+
+	// The open dashboard refreshes itself, as htmx sends it.
+	resp := b.Do(t, viewer, "GET", "/", nil, map[string]string{"HX-Request": "true", "HX-Current-URL": b.URL() + "/"})
+	require.Equal(t, http.StatusOK, resp.Status)
+
+	var after time.Time
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT expiry FROM sessions WHERE token = $1`, token).Scan(&after))
+	assert.WithinDuration(t, before, after, 2*time.Minute,
+		"the dashboard's automatic refresh moved the idle deadline from %s to %s: an unattended open tab is never idle", before, after)
 }
