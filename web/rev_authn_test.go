@@ -59,8 +59,10 @@ func TestDashboardRefreshDoesNotKeepAnIdleSessionAlive(t *testing.T) {
 	var before time.Time
 	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT expiry FROM sessions WHERE token = $1`, token).Scan(&before))
 
-	// The open dashboard refreshes itself, as htmx sends it.
-	resp := b.Do(t, viewer, "GET", "/", nil, map[string]string{"HX-Request": "true", "HX-Current-URL": b.URL() + "/"})
+	// The open dashboard refreshes itself, with the headers htmx sends for
+	// the poll of the element #dashboard (hx-trigger="every 30s").
+	resp := b.Do(t, viewer, "GET", "/", nil, map[string]string{
+		"HX-Request": "true", "HX-Trigger": "dashboard", "HX-Target": "dashboard", "HX-Current-URL": b.URL() + "/"})
 	require.Equal(t, http.StatusOK, resp.Status)
 
 	var after time.Time
