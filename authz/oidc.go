@@ -65,6 +65,9 @@ type Login struct {
 	denials    *AnonymousDenials
 	log        *slog.Logger
 	now        func() time.Time
+	// claimWait is how long a request waits for another's refresh
+	// (settleRefresh): refreshClaim, shorter in tests.
+	claimWait time.Duration
 }
 
 // RememberIn makes every sign-in and refresh update the directory, in the
@@ -133,6 +136,7 @@ func NewLogin(ctx context.Context, cfg OIDCConfig, wait time.Duration, sessions 
 		denials:    NewAnonymousDenials(nil, log),
 		log:        log,
 		now:        time.Now,
+		claimWait:  refreshClaim,
 	}, nil
 }
 

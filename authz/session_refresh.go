@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/oauth2"
@@ -22,6 +23,13 @@ import (
 // (Authority). A session an admin revoked while it was being refreshed
 // stays ended, and the refresh changes nothing (storeRefreshed). The error
 // is for failing to read the database.
+//
+// The refresh, once claimed, runs to its end whatever becomes of the
+// request that claimed it (its client may go away): a refresh cut short
+// would leave the session live with the groups of before, and could lose a
+// refresh token the provider rotated. Requests that find another one
+// refreshing keep the identity they read only while the groups are at most
+// refreshClaim past due (settleRefresh).
 func (l *Login) Current(ctx context.Context) (User, bool, error) {
 	id := l.sessions.GetString(ctx, sessionIDKey)
 	if id == "" {
@@ -42,14 +50,25 @@ func (l *Login) Current(ctx context.Context) (User, bool, error) {
 	if l.now().Sub(s.RefreshedAt) < l.cfg.RefreshInterval {
 		return s.User, true, nil
 	}
-	mine, err := claimSessionRefresh(ctx, l.db, id, l.cfg.RefreshInterval)
+	// From the claim on, the request's cancellation no longer stops
+	// anything: a claim taken is a refresh completed (or the session ended).
+	bg := context.WithoutCancel(ctx)
+	mine, err := claimSessionRefresh(bg, l.db, id, l.cfg.RefreshInterval)
 	if err != nil {
 		return User{}, false, err
 	}
-	if !mine { // another request is refreshing, or it was just done
-		return s.User, true, nil
+	if !mine {
+		return l.settleRefresh(ctx, s)
 	}
-	u, end := l.refresh(ctx, s)
+	return l.refreshNow(ctx, s)
+}
+
+// refreshNow refreshes session s, which this request claimed, and ends it
+// when the refresh fails. ctx is the request's: only the browser's session
+// is changed with it.
+func (l *Login) refreshNow(ctx context.Context, s userSession) (User, bool, error) {
+	bg := context.WithoutCancel(ctx)
+	u, end := l.refresh(bg, s)
 	if end.ended {
 		l.sessions.Remove(ctx, sessionIDKey) // revoked or signed out meanwhile, and audited then
 		return User{}, false, nil
@@ -57,13 +76,71 @@ func (l *Login) Current(ctx context.Context) (User, bool, error) {
 	if end.reason == "" {
 		return u, true, nil
 	}
-	if err := endAtRefresh(ctx, l.db, s, end.reason, end.refused); err != nil {
+	sctx, cancel := context.WithTimeout(bg, storeTimeout)
+	defer cancel()
+	if err := endAtRefresh(sctx, l.db, s, end.reason, end.refused); err != nil {
 		return User{}, false, err
 	}
 	l.sessions.Remove(ctx, sessionIDKey)
 	l.log.Info("session ended at refresh", "issuer", s.User.Issuer, "subject", s.User.Subject, "reason", end.reason, "directory_revoked", end.refused)
 	return User{}, false, nil
 }
+
+// settleRefresh answers a request that found the refresh of session s (as
+// it read it) due and claimed by another request, or done meanwhile. While
+// the groups are at most refreshClaim past due, a refresh in progress may
+// still be on its way, and the request keeps the identity it read. Past
+// that, the identity it read is not served: the request waits, reading the
+// session again every refreshPoll, until the refresh is done (the new
+// identity), the session ended (nobody), or the claim lapsed (its holder
+// died: this request refreshes). After refreshClaim of waiting, or when
+// the request is cancelled, nobody is signed in on this request (the
+// browser's session is kept: a later request finds the refresh done).
+func (l *Login) settleRefresh(ctx context.Context, s userSession) (User, bool, error) {
+	id := s.ID
+	deadline := time.Now().Add(l.claimWait)
+	for {
+		s, err := loadSession(ctx, l.db, id)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && (s.Ended || !l.now().Before(s.ExpiresAt))) {
+			l.sessions.Remove(ctx, sessionIDKey)
+			return User{}, false, nil
+		}
+		if err != nil {
+			return User{}, false, fmt.Errorf("read session: %w", err)
+		}
+		due := l.now().Sub(s.RefreshedAt) - l.cfg.RefreshInterval
+		if due < refreshClaim { // refreshed meanwhile, or being refreshed within the claim
+			return s.User, true, nil
+		}
+		mine, err := claimSessionRefresh(context.WithoutCancel(ctx), l.db, id, l.cfg.RefreshInterval)
+		if err != nil {
+			return User{}, false, err
+		}
+		if mine {
+			return l.refreshNow(ctx, s)
+		}
+		if !time.Now().Before(deadline) {
+			l.log.Warn("session refresh still claimed: request signed out", "issuer", s.User.Issuer, "subject", s.User.Subject)
+			return User{}, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return User{}, false, nil
+		case <-time.After(refreshPoll):
+		}
+	}
+}
+
+// How long a claim on a refresh lasts, how long the database may take to
+// store its outcome, and how often a request waiting on another's refresh
+// reads the session again. A claim outlasts what its holder may take
+// (refreshTimeout at the provider, then storeTimeout twice: the store
+// failing, then the end), so a live holder always finishes within it.
+const (
+	refreshClaim = 30 * time.Second
+	storeTimeout = 5 * time.Second
+	refreshPoll  = 250 * time.Millisecond
+)
 
 // refreshEnd is why a refresh ends a session: the reason, and whether the
 // provider refused the person (rather than the refresh being impossible or
@@ -75,15 +152,18 @@ type refreshEnd struct {
 	ended   bool
 }
 
-// refresh reads the person again from the provider. It returns the new
-// identity, or why the session must end.
+// refresh reads the person again from the provider (within
+// refreshTimeout) and stores what it said (within storeTimeout). It returns
+// the new identity, or why the session must end. ctx must not end with a
+// request: a refresh token spent at the provider must be followed by the
+// one it gave being stored.
 func (l *Login) refresh(ctx context.Context, s userSession) (User, refreshEnd) {
 	if s.RefreshToken == nil {
 		return User{}, refreshEnd{reason: "the identity provider gave no refresh token, so the groups cannot be read again; sign in again"}
 	}
-	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	pctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
-	tok, err := l.oauth.TokenSource(ctx, &oauth2.Token{RefreshToken: *s.RefreshToken}).Token()
+	tok, err := l.oauth.TokenSource(pctx, &oauth2.Token{RefreshToken: *s.RefreshToken}).Token()
 	if err != nil {
 		l.log.Warn("session refresh refused", "subject", s.User.Subject, "err", err)
 		// The provider's own error answer (invalid_grant: the grant was
@@ -92,7 +172,7 @@ func (l *Login) refresh(ctx context.Context, s userSession) (User, refreshEnd) {
 		var answered *oauth2.RetrieveError
 		return User{}, refreshEnd{reason: "the identity provider did not refresh the sign-in", refused: errors.As(err, &answered)}
 	}
-	u, err := l.refreshedIdentity(ctx, tok, s.User.Issuer)
+	u, err := l.refreshedIdentity(pctx, tok, s.User.Issuer)
 	if err != nil {
 		l.log.Warn("session refresh unreadable", "subject", s.User.Subject, "err", err)
 		return User{}, refreshEnd{reason: "the identity provider's answer to the refresh could not be verified", refused: true}
@@ -100,7 +180,9 @@ func (l *Login) refresh(ctx context.Context, s userSession) (User, refreshEnd) {
 	if !u.SameIdentity(s.User.Actor) { // the same identity; another one with the same email is someone else
 		return User{}, refreshEnd{reason: "the identity provider refreshed the sign-in as someone else", refused: true}
 	}
-	err = storeRefreshed(ctx, l.db, s.ID, s.User, u, tok.RefreshToken, l.directory != nil)
+	sctx, cancelStore := context.WithTimeout(ctx, storeTimeout)
+	defer cancelStore()
+	err = storeRefreshed(sctx, l.db, s.ID, s.User, u, tok.RefreshToken, l.directory != nil)
 	if errors.Is(err, errSessionEnded) {
 		return User{}, refreshEnd{ended: true}
 	}

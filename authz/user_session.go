@@ -76,17 +76,18 @@ func loadSession(ctx context.Context, db *pgxpool.Pool, id string) (userSession,
 }
 
 // Claims the refresh of a session that is due: the one request whose
-// UPDATE matches refreshes; concurrent ones keep using the identity they
-// read, so a refresh token is never spent twice. The claim lapses after 30
-// seconds in case its holder dies.
-const claimRefresh = `UPDATE user_sessions SET refreshing_until = now() + interval '30 seconds'
+// UPDATE matches refreshes, so a refresh token is never spent twice;
+// concurrent ones wait for it or, briefly, keep the identity they read
+// (Login.settleRefresh). The claim lapses after $3 (refreshClaim) in case
+// its holder dies.
+const claimRefresh = `UPDATE user_sessions SET refreshing_until = now() + $3::interval
     WHERE id = $1 AND ended_at IS NULL -- an ended session stays ended
       AND refreshed_at <= now() - $2::interval
       AND (refreshing_until IS NULL OR refreshing_until < now())`
 
 // claimSessionRefresh reports whether this caller should refresh session id.
 func claimSessionRefresh(ctx context.Context, db *pgxpool.Pool, id string, every time.Duration) (bool, error) {
-	tag, err := db.Exec(ctx, claimRefresh, id, every.String())
+	tag, err := db.Exec(ctx, claimRefresh, id, every.String(), refreshClaim.String())
 	if err != nil {
 		return false, fmt.Errorf("claim session refresh: %w", err)
 	}
