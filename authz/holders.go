@@ -2,7 +2,6 @@ package authz
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -29,32 +28,38 @@ type Holder struct {
 	BindingID int64
 }
 
-// Each person's identity as their newest stored session has it (a session
-// is kept until a day past its expiry, ended or not).
-const selectLastIdentities = `SELECT DISTINCT ON (issuer, subject) identity, refreshed_at
-    FROM user_sessions ORDER BY issuer, subject, refreshed_at DESC`
+// Each person's identity and groups as the directory has them: from their
+// last sign-in or refresh, not revoked since (an admin's Sign out
+// everywhere, a refused refresh: the entry's groups are cleared then, but
+// the mark is what says so), and seen within $1 (older groups give no
+// right to anyone: Authority).
+const selectHolderEntries = `SELECT issuer, subject, email, email_verified, groups, seen_at
+    FROM user_directory
+    WHERE revoked_at IS NULL AND seen_at > now() - $1::interval AND groups <> '{}'`
 
 // Holders lists who holds which role, from both places a role comes from:
 // every binding, and every person whose groups, as the provider described
-// them at their last sign-in or refresh, map to a role (groups under the
-// configured prefix, or named in the mapping). People who never signed in
-// are not known to hold group roles. Sorted by tenant, role, person.
-func (a *Access) Holders(ctx context.Context, db *pgxpool.Pool, bindings []Binding) ([]Holder, error) {
+// them at their last sign-in or refresh (the directory), map to a role
+// (groups under the configured prefix, or named in the mapping). People who
+// never signed in, whose entry is revoked (until they sign in again), or
+// who were last seen more than maxAge ago (the session lifetime; 0:
+// DefaultDirectoryMaxAge) are not listed as holding group roles: none of
+// those gives them a right. Sorted by tenant, role, person.
+func (a *Access) Holders(ctx context.Context, db *pgxpool.Pool, bindings []Binding, maxAge time.Duration) ([]Holder, error) {
+	if maxAge <= 0 {
+		maxAge = DefaultDirectoryMaxAge
+	}
 	var out []Holder
 	for _, b := range bindings {
 		out = append(out, Holder{Tenant: b.Tenant, Role: b.Role, Person: bindingPerson(b.Subject), BindingID: b.ID})
 	}
-	rows, err := db.Query(ctx, selectLastIdentities)
+	rows, err := db.Query(ctx, selectHolderEntries, maxAge.String())
 	if err != nil {
 		return nil, fmt.Errorf("read role holders: %w", err)
 	}
-	var identity []byte
+	var u User
 	var seen time.Time
-	_, err = pgx.ForEachRow(rows, []any{&identity, &seen}, func() error {
-		var u User
-		if err := json.Unmarshal(identity, &u); err != nil {
-			return err
-		}
+	_, err = pgx.ForEachRow(rows, []any{&u.Issuer, &u.Subject, &u.Email, &u.EmailVerified, &u.Groups, &seen}, func() error {
 		for _, g := range u.Groups {
 			for _, r := range a.groups.RolesFor([]string{g}) {
 				out = append(out, Holder{Tenant: r.Tenant, Role: r.Role, Person: personOf(u), Group: g, Seen: seen})

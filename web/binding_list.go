@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -47,7 +48,13 @@ func (s *Server) bindingsModel(c echo.Context, form views.BindingForm) (views.Bi
 		}
 		m.Bindings = append(m.Bindings, vb)
 	}
-	holders, err := s.deps.Access.Holders(ctx, s.deps.Pool, all)
+	// Groups no session could have confirmed (older than a session lives)
+	// give nobody a role, as for the replay worker.
+	var lifetime time.Duration
+	if s.deps.Sessions != nil {
+		lifetime = s.deps.Sessions.Lifetime
+	}
+	holders, err := s.deps.Access.Holders(ctx, s.deps.Pool, all, lifetime)
 	if err != nil {
 		return views.BindingsModel{}, err
 	}
