@@ -96,7 +96,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.TLSTerminated && !strings.HasPrefix(c.PublicURL, "https://") {
 		return c, fmt.Errorf("TLS_TERMINATED (--tls-terminated) is on, but CONSOLE_PUBLIC_URL (--public-url) %q is not https: set it to the https:// URL people use", c.PublicURL)
 	}
-	return c, nil
+	return c, checkProduction(c, s)
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

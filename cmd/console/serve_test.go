@@ -189,8 +189,8 @@ func TestSecureCookieBehindTLS(t *testing.T) {
 		env  map[string]string
 		args []string
 	}{
-		{"TLSTerminated", map[string]string{"CONSOLE_PUBLIC_URL": "https://console.example.com"}, []string{"--tls-terminated"}},
-		{"HTTPSPublicURL", map[string]string{"CONSOLE_PUBLIC_URL": "https://console.example.com"}, nil},
+		{"TLSTerminated", map[string]string{"CONSOLE_PUBLIC_URL": "https://console.example.com", "POLICY_FILE": ownPolicyFile(t)}, []string{"--tls-terminated"}},
+		{"HTTPSPublicURL", map[string]string{"CONSOLE_PUBLIC_URL": "https://console.example.com", "POLICY_FILE": ownPolicyFile(t)}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, base, logs := startApp(t, tc.env, tc.args...)
