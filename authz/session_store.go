@@ -52,15 +52,29 @@ type sessionRead struct {
 	userID string
 	// accessVersion is the authorization policy's version (Access.Fresh).
 	accessVersion int64
+	// poll is set for a request a page makes by itself (PollHeader): it
+	// does not move the idle deadline.
+	poll bool
 }
+
+// PollHeader marks a request that a page makes by itself, on a timer (the
+// dashboard's refresh, a replay's progress), rather than a person's: such a
+// request does not move the session's idle deadline, so an open tab nobody
+// looks at is signed out after the idle timeout like a closed one. Pages
+// send it with hx-headers on their polling elements.
+const PollHeader = "Quarantine-Poll"
+
+// IsPoll reports whether r is a request a page made by itself (PollHeader).
+func IsPoll(r *http.Request) bool { return r.Header.Get(PollHeader) != "" }
 
 type sessionReadKey struct{}
 
 // WithSessionReads gives each request a place for what the session store
-// reads; wrap the session manager's LoadAndSave with it.
+// reads, and tells the store whether the request is a poll (IsPoll); wrap
+// the session manager's LoadAndSave with it.
 func WithSessionReads(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionReadKey{}, &sessionRead{})))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionReadKey{}, &sessionRead{poll: IsPoll(r)})))
 	})
 }
 
@@ -94,7 +108,7 @@ func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 		return nil, false, err
 	}
 	if rd := readOf(ctx); rd != nil {
-		*rd = sessionRead{token: token, data: data, expiry: expiry, accessVersion: accessVersion}
+		*rd = sessionRead{token: token, data: data, expiry: expiry, accessVersion: accessVersion, poll: rd.poll}
 		if uid != nil {
 			u := &userSession{ID: *uid, RefreshToken: refreshToken, RefreshedAt: *refreshedAt, ExpiresAt: *expiresAt, Ended: *ended}
 			if err := json.Unmarshal(identity, &u.User); err != nil {
@@ -111,13 +125,18 @@ ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry
 
 // CommitCtx implements scs.CtxStore: it writes the session unless this
 // request read it with the same data and an idle deadline within the slack
-// of expiry.
+// of expiry. A poll (IsPoll) keeps the idle deadline it read: only a
+// person's request moves it.
 func (s *sessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
 	deadline, values, err := s.codec.Decode(b)
 	if err != nil {
 		return fmt.Errorf("decode session: %w", err)
 	}
-	if rd := readOf(ctx); rd != nil && rd.token == token && expiry.Sub(rd.expiry) < s.slack {
+	rd := readOf(ctx)
+	if rd != nil && rd.poll && rd.token == token && rd.expiry.Before(expiry) {
+		expiry = rd.expiry
+	}
+	if rd != nil && rd.token == token && expiry.Sub(rd.expiry) < s.slack {
 		if d0, v0, err := s.codec.Decode(rd.data); err == nil && d0.Equal(deadline) && reflect.DeepEqual(v0, values) {
 			return nil // nothing changed that is worth a write
 		}

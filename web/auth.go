@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -13,6 +14,19 @@ import (
 func (s *Server) login(c echo.Context) error    { return s.deps.Login.Start(c) }
 func (s *Server) callback(c echo.Context) error { return s.deps.Login.Callback(c) }
 func (s *Server) logout(c echo.Context) error   { return s.deps.Login.Logout(c, "/signed-out") }
+
+// signInPage tells htmx, whose request found nobody signed in (the idle
+// timeout passed while a page refreshed itself, say), to send the browser
+// to the sign-in, coming back to the page the request came from
+// (HX-Current-URL, when it is on this host). htmx follows HX-Redirect
+// whatever the status; the sign-in judges the return path again.
+func signInPage(c echo.Context) {
+	back := "/"
+	if u, err := url.Parse(c.Request().Header.Get("HX-Current-URL")); err == nil && u.Host == c.Request().Host && u.Path != "" {
+		back = u.RequestURI()
+	}
+	c.Response().Header().Set("HX-Redirect", "/auth/login?return_to="+url.QueryEscape(back))
+}
 
 func (s *Server) signedOut(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.SignedOut(s.page(c, "Signed out", "")))

@@ -66,7 +66,9 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 				return err
 			}
 			if !ok {
-				if c.Request().Method == http.MethodGet && c.Request().Header.Get("HX-Request") == "" {
+				if c.Request().Header.Get("HX-Request") != "" {
+					signInPage(c) // htmx swaps nothing from a 401: the page goes to the sign-in
+				} else if c.Request().Method == http.MethodGet {
 					return c.Redirect(http.StatusFound, "/auth/login?return_to="+url.QueryEscape(c.Request().URL.RequestURI()))
 				}
 				return quarantine.Errorf(quarantine.EUNAUTHORIZED, "Sign in first.")

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"testing"
@@ -53,6 +54,16 @@ func TestDashboardRefreshDoesNotKeepAnIdleSessionAlive(t *testing.T) {
 	viewer, _ := b.SignIn(t, "acme:viewer")
 	ctx := context.Background()
 	token := b.SessionCookie(t, viewer).Value
+	// What the dashboard's poll sends besides htmx's own headers, as the
+	// page tells htmx (hx-headers).
+	page := b.Do(t, viewer, "GET", "/", nil, nil)
+	require.Equal(t, http.StatusOK, page.Status)
+	var pollHeaders map[string]string
+	require.NoError(t, json.Unmarshal([]byte(byID(page.Doc(t), "dashboard").AttrOr("hx-headers", "{}")), &pollHeaders))
+	poll := map[string]string{"HX-Request": "true", "HX-Trigger": "dashboard", "HX-Target": "dashboard", "HX-Current-URL": b.URL() + "/"}
+	for k, v := range pollHeaders {
+		poll[k] = v
+	}
 	// Nobody has touched the console for 59 minutes: a minute of idle left.
 	_, err := b.Pool.Exec(ctx, `UPDATE sessions SET expiry = now() + interval '1 minute' WHERE token = $1`, token)
 	require.NoError(t, err)
@@ -61,12 +72,19 @@ func TestDashboardRefreshDoesNotKeepAnIdleSessionAlive(t *testing.T) {
 
 	// The open dashboard refreshes itself, with the headers htmx sends for
 	// the poll of the element #dashboard (hx-trigger="every 30s").
-	resp := b.Do(t, viewer, "GET", "/", nil, map[string]string{
-		"HX-Request": "true", "HX-Trigger": "dashboard", "HX-Target": "dashboard", "HX-Current-URL": b.URL() + "/"})
+	resp := b.Do(t, viewer, "GET", "/", nil, poll)
 	require.Equal(t, http.StatusOK, resp.Status)
 
 	var after time.Time
 	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT expiry FROM sessions WHERE token = $1`, token).Scan(&after))
 	assert.WithinDuration(t, before, after, 2*time.Minute,
 		"the dashboard's automatic refresh moved the idle deadline from %s to %s: an unattended open tab is never idle", before, after)
+
+	// Once the idle deadline passed, the poll sends the browser to the
+	// sign-in (htmx follows HX-Redirect), coming back to the dashboard.
+	_, err = b.Pool.Exec(ctx, `UPDATE sessions SET expiry = now() - interval '1 second' WHERE token = $1`, token)
+	require.NoError(t, err)
+	resp = b.Do(t, viewer, "GET", "/", nil, poll)
+	assert.Equal(t, http.StatusUnauthorized, resp.Status)
+	assert.Equal(t, "/auth/login?return_to=%2F", resp.Header.Get("HX-Redirect"))
 }
