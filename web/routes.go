@@ -157,6 +157,7 @@ func (s *Server) Routes() []Route {
 		pub(http.MethodGet, "/healthz", s.healthz).global(),
 		pub(http.MethodGet, "/readyz", s.readyz).global(),
 		pub(http.MethodGet, "/static/*", StaticHandler()).global(),
+		pub(http.MethodHead, "/static/*", StaticHandler()).global(),
 		pub(http.MethodGet, "/auth/login", s.login).global(),
 		pub(http.MethodGet, "/auth/callback", s.callback).global(),
 		pub(http.MethodGet, "/signed-out", s.signedOut).global(),
