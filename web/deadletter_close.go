@@ -126,6 +126,12 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 		return err
 	}
 	if len(ids) == 0 && c.Param("id") != "" {
+		// The route's locator let through a dead letter the person may
+		// read: where they may not close it, they are told so (403), as
+		// on the dead letter's other actions (payload, fix).
+		for key := range refused {
+			return s.deny(c, key.Tenant, authz.ObjDeadLetter+":"+k.act, "dead letter "+c.Param("id"))
+		}
 		return s.notFoundDenied(c, "", deadLetterAuditType, c.Param("id"))
 	}
 	if len(ids) == 0 && refused.Len() == 0 {
