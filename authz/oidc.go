@@ -199,6 +199,11 @@ func (l *Login) Callback(c echo.Context) error {
 	if err := l.sessions.RenewToken(ctx); err != nil {
 		return fmt.Errorf("renew session: %w", err)
 	}
+	// The new sign-in starts with nothing of the browser's session before
+	// it (a time zone, messages not yet shown): it may be someone else's.
+	if err := l.sessions.Clear(ctx); err != nil {
+		return fmt.Errorf("clear session: %w", err)
+	}
 	// The session, the directory entry and the audit row commit together:
 	// nobody is signed in unless the sign-in is in the log.
 	id, err := createSession(ctx, l.db, u, tok.RefreshToken, l.sessions.Lifetime, func(tx pgx.Tx) error {
