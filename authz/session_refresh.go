@@ -58,7 +58,7 @@ func (l *Login) Current(ctx context.Context) (User, bool, error) {
 		return User{}, false, err
 	}
 	if !mine {
-		return l.settleRefresh(ctx, s)
+		return l.settleRefresh(ctx, id)
 	}
 	return l.refreshNow(ctx, s)
 }
@@ -86,8 +86,8 @@ func (l *Login) refreshNow(ctx context.Context, s userSession) (User, bool, erro
 	return User{}, false, nil
 }
 
-// settleRefresh answers a request that found the refresh of session s (as
-// it read it) due and claimed by another request, or done meanwhile. While
+// settleRefresh answers a request that found the refresh of session id due
+// and claimed by another request, or done meanwhile. While
 // the groups are at most refreshClaim past due, a refresh in progress may
 // still be on its way, and the request keeps the identity it read. Past
 // that, the identity it read is not served: the request waits, reading the
@@ -96,8 +96,7 @@ func (l *Login) refreshNow(ctx context.Context, s userSession) (User, bool, erro
 // died: this request refreshes). After refreshClaim of waiting, or when
 // the request is cancelled, nobody is signed in on this request (the
 // browser's session is kept: a later request finds the refresh done).
-func (l *Login) settleRefresh(ctx context.Context, s userSession) (User, bool, error) {
-	id := s.ID
+func (l *Login) settleRefresh(ctx context.Context, id string) (User, bool, error) {
 	deadline := time.Now().Add(l.claimWait)
 	for {
 		s, err := loadSession(ctx, l.db, id)
