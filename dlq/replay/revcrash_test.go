@@ -1,0 +1,76 @@
+package replay_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// TestStoredPublishNotRecordedInTheLeaseKeepsItsPubAck (review rev-crash):
+// the broker stores a publish and the worker holds its PubAck (stream and
+// sequence), but PostgreSQL does not take the record within the lease (a
+// failover, a lock: here a lock on the job's row) and the worker gives up,
+// forgetting the PubAck; nobody else could have taken the job over, as
+// the claim is in the same unreachable database. When the database
+// answers again after the target's duplicate window, the next claim
+// judges the job as "the publish got no answer" and ends it
+// needs_reconciliation: a person must check by hand what the worker knew
+// for certain, and the item's text is false (a PubAck came). A bulk
+// replay caught by a PostgreSQL failover longer than the window gives one
+// such task per item. The worker should go on recording under its
+// fencing token (which only a claim, in that same database, moves on), or
+// at least keep what the broker answered.
+func TestStoredPublishNotRecordedInTheLeaseKeepsItsPubAck(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	cfg := b.target.CachedInfo().Config
+	cfg.Duplicates = 1500 * time.Millisecond
+	_, err := b.js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+
+	msgID := "acked-not-recorded"
+	id := b.seedItem(t, "search.index_update", msgID, nil, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	w := b.worker(t, replay.WorkerConfig{Lease: time.Second, RecordTimeout: 100 * time.Millisecond, Retry: 20 * time.Millisecond})
+	var lock pgx.Tx
+	w.AfterPublish(func([]int64) bool {
+		tx, err := b.db.Pool.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, `SELECT 1 FROM replay_jobs WHERE request_id = $1 FOR UPDATE`, req.ID)
+		require.NoError(t, err)
+		lock = tx
+		return true
+	})
+	_, err = w.RunOnce(ctx)
+	require.Error(t, err, "the record gave up at the lease's end")
+	require.Equal(t, 1, b.publishedAs(t, msgID), "the broker stored the publish and answered it")
+	w.AfterPublish(nil)
+	// The database answers again only once the window no longer covers
+	// the publish.
+	published := b.published(t)[msgID]
+	wait.Until(t, "the window past the publish", time.Minute, func() bool {
+		return time.Since(published.Time) > cfg.Duplicates+time.Second
+	})
+	require.NoError(t, lock.Rollback(ctx))
+
+	wait.Until(t, "the job settled", time.Minute, func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		s := b.job(t, req.ID, id).State
+		return s != "claimed" && s != "unknown" && s != "pending"
+	})
+	j := b.job(t, req.ID, id)
+	assert.Equal(t, 1, b.publishedAs(t, msgID))
+	assert.Equal(t, "replayed", j.State, "the broker stored it and said so (PubAck APP:%d); shown as %s: %s",
+		published.Sequence, j.State, j.Result)
+	assert.NotContains(t, j.Result, "got no answer", "a PubAck came")
+}
