@@ -2,14 +2,17 @@ package replay_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -73,4 +76,47 @@ func TestStoredPublishNotRecordedInTheLeaseKeepsItsPubAck(t *testing.T) {
 	assert.Equal(t, "replayed", j.State, "the broker stored it and said so (PubAck APP:%d); shown as %s: %s",
 		published.Sequence, j.State, j.Result)
 	assert.NotContains(t, j.Result, "got no answer", "a PubAck came")
+}
+
+// TestOneSlowPubAckDoesNotLoseTheOthers (review rev-crash): judgeAcks
+// (publish.go) waits AckTimeout for the PubAcks of a claim; when one
+// times out it resets the timer to 0 "the rest are out of time too".
+// But the rest's PubAcks have mostly arrived already: each of their
+// selects then has two ready cases, the PubAck and the fired timer, and
+// Go picks one at random. About half the jobs whose PubAck the broker
+// sent are judged "no PubAck": unknown (a retry, and past the window a
+// person), or at once needs_reconciliation on a target whose window is
+// volatile. Here one item's target is a plain subscriber that never
+// answers; the other 20 go to APP, which stores them and answers.
+func TestOneSlowPubAckDoesNotLoseTheOthers(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	sub, err := b.nc.SubscribeSync("events.acme.search.index_update") // takes the publish, never answers
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	require.NoError(t, b.nc.Flush())
+	ids := []int64{b.seedItem(t, "search.index_update", "slow-ack", nats.Header{dlq.HeaderOriginalSubject: {"events.acme.search.index_update"}}, "{}")}
+	for i := range 20 {
+		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprintf("fast-ack-%d", i), nil, "{}"))
+	}
+	req := b.request(t, ids, replay.SubmitInput{})
+	w := b.worker(t, replay.WorkerConfig{AckTimeout: 500 * time.Millisecond})
+	var order []int64
+	w.BeforeSend(func(jobID int64, _ time.Time) { order = append(order, jobID) })
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	var slow int64
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT id FROM replay_jobs WHERE request_id = $1 AND dead_letter_id = $2`, req.ID, ids[0]).Scan(&slow))
+	require.Equal(t, slow, order[0], "the slow one is published, and waited for, first")
+	assert.Equal(t, "unknown", b.job(t, req.ID, ids[0]).State)
+	var lost []string
+	for i, id := range ids[1:] {
+		j := b.job(t, req.ID, id)
+		require.Equal(t, 1, b.publishedAs(t, fmt.Sprintf("fast-ack-%d", i)), "APP stored it")
+		if j.State != "replayed" {
+			lost = append(lost, fmt.Sprintf("fast-ack-%d: %s (%s)", i, j.State, j.Result))
+		}
+	}
+	assert.Empty(t, lost, "PubAcks that arrived are judged lost after one slow PubAck timed out")
 }
