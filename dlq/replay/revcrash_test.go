@@ -90,8 +90,27 @@ func TestStoredPublishNotRecordedInTheLeaseKeepsItsPubAck(t *testing.T) {
 // answers; the other 20 go to APP, which stores them and answers.
 func TestOneSlowPubAckDoesNotLoseTheOthers(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		retention jetstream.RetentionPolicy
+	}{
+		{"LimitsTarget", jetstream.LimitsPolicy},       // judged unknown: retried, or a person past the window
+		{"WorkQueueTarget", jetstream.WorkQueuePolicy}, // judged needs_reconciliation at once
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			oneSlowPubAck(t, tc.retention)
+		})
+	}
+}
+
+func oneSlowPubAck(t *testing.T, retention jetstream.RetentionPolicy) {
 	b := setupReplay(t)
 	ctx := context.Background()
+	if retention != jetstream.LimitsPolicy {
+		require.NoError(t, b.js.DeleteStream(ctx, "APP"))
+		b.target = b.createStream(t, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Retention: retention})
+	}
 	sub, err := b.nc.SubscribeSync("events.acme.search.index_update") // takes the publish, never answers
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
