@@ -606,24 +606,38 @@ func (w *Worker) send(j *job) (jetstream.PubAckFuture, bool) {
 // PubAck on its way would otherwise leave its job unknown.
 func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 	ctx = context.WithoutCancel(ctx)
-	timeout := time.NewTimer(w.cfg.AckTimeout)
-	defer timeout.Stop()
+	wait, cancel := context.WithTimeout(ctx, w.cfg.AckTimeout)
+	defer cancel()
 	for _, p := range pending {
-		var ack *jetstream.PubAck
-		var err error
-		select {
-		case ack = <-p.fut.Ok():
-		case err = <-p.fut.Err():
-		case <-timeout.C:
-			err = context.DeadlineExceeded
-		}
-		if err == context.DeadlineExceeded {
-			timeout.Reset(0) // the rest are out of time too
-		}
+		ack, err := pubAck(wait, p.fut)
 		if w.ack != nil {
 			ack, err = w.ack(p.j.id, ack, err)
 		}
 		w.decideAck(ctx, p.j, ack, err)
+	}
+}
+
+// pubAck is the broker's answer to fut (a PubAck, or the error it
+// answered), or context.DeadlineExceeded when none came before wait
+// ended. An answer that came is taken even after wait ended: once one
+// PubAck is late, wait has ended for every job after it, and a select
+// with both ready picks one at random, which judged about half of the
+// answers that had come as lost.
+func pubAck(wait context.Context, fut jetstream.PubAckFuture) (*jetstream.PubAck, error) {
+	select {
+	case ack := <-fut.Ok():
+		return ack, nil
+	case err := <-fut.Err():
+		return nil, err
+	case <-wait.Done():
+	}
+	select {
+	case ack := <-fut.Ok():
+		return ack, nil
+	case err := <-fut.Err():
+		return nil, err
+	default:
+		return nil, context.DeadlineExceeded
 	}
 }
 
