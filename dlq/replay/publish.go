@@ -522,13 +522,15 @@ type answer struct {
 // no other worker holds the request's next slots, so a slow service does
 // not keep a job asking and reserving again for good. cut is why the
 // question was cut short (the worker stops, or the claim's time ran out):
-// that is not the service's answer.
+// that is not the service's answer. An answer that came is the answer,
+// even when the deadline passed as it came (the checks before the send
+// see a stop or the end of the claim's time all the same).
 func (w *Worker) askBeforeSend(ctx context.Context, j *job, until time.Time, tolerance time.Duration) (a answer, cut string) {
 	rctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	asked := time.Now()
 	rev := w.revalidate(rctx, j)
-	if rctx.Err() != nil {
+	if rev.Unanswered != "" && rctx.Err() != nil {
 		return answer{}, releasedBy(rctx)
 	}
 	return answer{revalidation: rev, at: time.Now(), serves: max(tolerance, time.Since(asked))}, ""
