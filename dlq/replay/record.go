@@ -3,10 +3,12 @@ package replay
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -125,10 +127,10 @@ const renewLease = `UPDATE replay_jobs j SET lease_until = now() + $3::interval
       AND j.state = 'claimed'    -- nor one whose job a cancel ended
 RETURNING j.id`
 
-// maxRenewals bounds the leases a record takes without recording anything
-// in between: each failed part halves the next, so a database that is
-// slow records in smaller parts; one that answers nothing is given up
-// (the jobs go to the next claim once the lease ends).
+// maxRenewals bounds the leases one record takes without recording
+// anything in between: each failed part halves the next, so a database
+// that is slow records in smaller parts; what one that answers nothing
+// leaves is kept for the next RunOnce (keep).
 const maxRenewals = 3
 
 // record writes the outcomes under the fencing tokens in parts
@@ -141,6 +143,18 @@ const maxRenewals = 3
 // database, and never by a worker whose lease was taken over. A worker
 // that is stopping still records (ctx's cancel is not followed; the lease
 // is).
+//
+// When the lease ends with outcomes not recorded (no renewal answered
+// before it did, or maxRenewals of them did and no part was recorded: a
+// failover, a lock), the worker keeps them (keep) and records them before
+// it claims anything more (recordKept), under the same fencing tokens:
+// the fence, not the lease, keeps an outcome of a job another worker took
+// over out of the record, and only a claim in this same database moves
+// it. So a PubAck the worker holds is recorded once the database answers,
+// not forgotten at the lease's end (the next claim would know only that
+// the job was published, and a person would have to find out what the
+// broker had said). Every failure names the PubAcks it left unrecorded
+// (pubAcks), so that on-call can reconcile them should the worker die.
 func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) error {
 	ctx = context.WithoutCancel(ctx)
 	requests := map[int64]bool{}
@@ -162,22 +176,28 @@ func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) er
 		left := time.Until(leaseEnd) - reserve
 		if !renewed && left < min(w.pace.needs(len(part)), window) {
 			if renewals == maxRenewals {
-				return fmt.Errorf("record replay results: the lease ended after %d attempts and %d renewals, %d of %d jobs recorded",
-					attempt-1, renewals, len(jobs)-len(rest), len(jobs))
+				return w.keep(rest, fmt.Errorf("record replay results: the lease ended after %d attempts and %d renewals, %d of %d jobs recorded",
+					attempt-1, renewals, len(jobs)-len(rest), len(jobs)))
 			}
 			held, end, err := w.renew(ctx, rest)
 			if err != nil {
 				if time.Now().Add(backoff).After(leaseEnd) {
-					return fmt.Errorf("record replay results: the lease ended after %d attempts: %w", attempt, err)
+					return w.keep(rest, fmt.Errorf("record replay results: the lease ended after %d attempts, %d of %d jobs recorded: %w",
+						attempt, len(jobs)-len(rest), len(jobs), err))
 				}
-				w.log.Warn("renewing the lease of replay jobs failed; retrying", "owner", w.cfg.Owner, "err", err)
+				w.log.Warn("renewing the lease of replay jobs failed; retrying", "owner", w.cfg.Owner, "jobs", len(rest),
+					"pub_acks", pubAcks(rest), "err", err)
 				time.Sleep(backoff + rand.N(backoff/2))
 				backoff = min(2*backoff, 2*time.Second)
 				continue
 			}
 			renewals, renewed = renewals+1, true
 			if len(held) < len(rest) {
-				w.log.Warn("replay results not recorded: lease lost to another worker", "owner", w.cfg.Owner, "lost", len(rest)-len(held))
+				renewed := make(map[*job]bool, len(held))
+				for _, j := range held {
+					renewed[j] = true
+				}
+				w.logLost(slices.DeleteFunc(slices.Clone(rest), func(j *job) bool { return renewed[j] }))
 			}
 			rest, leaseEnd = held, end
 			continue
@@ -185,10 +205,11 @@ func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) er
 		renewed = false
 		actx, cancel := context.WithTimeout(ctx, min(w.cfg.RecordTimeout, max(left, time.Millisecond)))
 		began := time.Now()
-		err := w.recordOnce(actx, part)
+		lost, err := w.recordOnce(actx, part)
 		cancel()
 		if err == nil {
 			w.pace.recorded(len(part), time.Since(began))
+			w.logLost(lost)
 			rest, renewals, backoff = rest[len(part):], 0, 50*time.Millisecond
 			continue
 		}
@@ -197,7 +218,7 @@ func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) er
 			w.recordFailed(attempt, err)
 		}
 		w.log.Warn("recording replay results failed; retrying in smaller parts", "owner", w.cfg.Owner, "attempt", attempt,
-			"jobs", len(part), "err", err)
+			"jobs", len(part), "pub_acks", pubAcks(part), "err", err)
 		time.Sleep(min(backoff+rand.N(backoff/2), max(time.Until(leaseEnd)-reserve, 0)))
 		backoff = min(2*backoff, 2*time.Second)
 	}
@@ -216,6 +237,140 @@ func (w *Worker) record(ctx context.Context, jobs []*job, leaseEnd time.Time) er
 		time.Sleep(backoff + rand.N(backoff/2))
 		backoff = min(2*backoff, 2*time.Second)
 	}
+}
+
+// unrecorded are the outcomes a worker holds that the lease ended before it
+// recorded (keep).
+type unrecorded struct {
+	jobs []*job
+	// named is how many there were when their PubAcks were last logged:
+	// they are logged again only when that changed, not at every failed
+	// try of a database that is down.
+	named int
+}
+
+// keep holds jobs, whose outcomes the lease ended before recording
+// (record), for recordKept, logs their PubAcks and returns err saying
+// so. Their payloads and headers are let go: recording needs neither,
+// and a claim may hold 16 MiB of them.
+func (w *Worker) keep(jobs []*job, err error) error {
+	for _, j := range jobs {
+		j.payload, j.headers = nil, nil
+	}
+	w.unrecorded.jobs = append(w.unrecorded.jobs, jobs...)
+	if n := len(w.unrecorded.jobs); n != w.unrecorded.named {
+		w.unrecorded.named = n
+		w.log.Warn("replay outcomes not recorded in the lease; kept to record before the next claim", "owner", w.cfg.Owner,
+			"jobs", n, "pub_acks", pubAcks(w.unrecorded.jobs), "err", err)
+	}
+	return fmt.Errorf("%w; %d outcomes kept to record before the next claim", err, len(jobs))
+}
+
+// recordKept records the outcomes a record kept (keep), renewing their
+// lease first under their fencing tokens (renewLease needs no live lease),
+// so that no other worker takes them over while they are recorded. RunOnce
+// calls it before it claims, and claims nothing while it fails: the
+// worker's database is the one that does not answer, and the outcomes it
+// holds would otherwise grow by a claim each time. It returns nil when
+// nothing is left to record.
+func (w *Worker) recordKept(ctx context.Context) error {
+	if len(w.unrecorded.jobs) == 0 {
+		return nil
+	}
+	jobs := w.unrecorded.jobs
+	w.unrecorded.jobs = nil
+	err := w.record(ctx, jobs, time.Now())
+	if len(w.unrecorded.jobs) == 0 {
+		w.unrecorded = unrecorded{}
+	}
+	if err != nil {
+		return fmt.Errorf("record the outcomes of an earlier claim: %w", err)
+	}
+	return nil
+}
+
+// recordAtStop is a stopping worker's last try at the outcomes it kept
+// (keep): one transaction within RecordTimeout, under their fencing
+// tokens. Each one it cannot record is logged at error level, with the
+// PubAck's stream and sequence when one came: the next claim of the job
+// knows only that it was published, and may end it needs_reconciliation
+// once the target's duplicate window has passed; the log line is then
+// what says whether, and where, the broker stored it.
+func (w *Worker) recordAtStop(ctx context.Context) {
+	if len(w.unrecorded.jobs) == 0 {
+		return
+	}
+	jobs := w.unrecorded.jobs
+	w.unrecorded = unrecorded{}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.RecordTimeout)
+	defer cancel()
+	lost, err := w.recordOnce(ctx, jobs)
+	if err == nil {
+		w.logLost(lost)
+		return
+	}
+	for _, j := range jobs {
+		w.logOutcome(slog.LevelError, "replay outcome not recorded: the worker stopped first; its job is claimed again once its lease ends", j,
+			"err", err)
+	}
+}
+
+// logLost logs, one line each, the outcomes of jobs the record refused
+// (their fence or their state): another worker took the job over (its
+// lease had ended) and judges it again knowing only that it was
+// published, or a cancel or stop of its request ended it.
+func (w *Worker) logLost(jobs []*job) {
+	for _, j := range jobs {
+		w.logOutcome(slog.LevelWarn, "replay outcome not recorded: the job is no longer this worker's (another worker took it over, or a cancel ended it)", j)
+	}
+}
+
+// logOutcome logs msg about j's outcome, not recorded: its item, and what
+// the broker answered (stream and seq when a PubAck came).
+func (w *Worker) logOutcome(level slog.Level, msg string, j *job, args ...any) {
+	args = append([]any{"owner", w.cfg.Owner, "request", j.requestID, "job", j.id, "dead_letter", j.deadLetterID, "tenant", j.tenant,
+		"msg_id", j.msgID, "correlation_id", j.corrID, "state", j.state, "result", j.result, "stream", j.stream, "seq", j.seq}, args...)
+	w.log.Log(context.Background(), level, msg, args...)
+}
+
+// pubAcks names the PubAcks of jobs, stream:sequences, runs of
+// sequences as first-last ("APP:1-57,60 ORDERS:3"); "none" when no job
+// has one.
+func pubAcks(jobs []*job) string {
+	byStream := map[string][]uint64{}
+	for _, j := range jobs {
+		if j.stream != "" {
+			byStream[j.stream] = append(byStream[j.stream], j.seq)
+		}
+	}
+	if len(byStream) == 0 {
+		return "none"
+	}
+	var b strings.Builder
+	for _, stream := range slices.Sorted(maps.Keys(byStream)) {
+		seqs := byStream[stream]
+		slices.Sort(seqs)
+		seqs = slices.Compact(seqs)
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(stream + ":")
+		for i := 0; i < len(seqs); {
+			k := i
+			for k+1 < len(seqs) && seqs[k+1] == seqs[k]+1 {
+				k++
+			}
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatUint(seqs[i], 10))
+			if k > i {
+				b.WriteString("-" + strconv.FormatUint(seqs[k], 10))
+			}
+			i = k + 1
+		}
+	}
+	return b.String()
 }
 
 // renew extends the lease of jobs this worker still holds (renewLease) and
@@ -304,8 +459,9 @@ func (p *recordPace) claimLimit(cfg WorkerConfig) int {
 
 // recordOnce writes the requests' running status, then the outcomes under
 // the fencing tokens, and with them the ledger, the dead letters'
-// statuses and the audit rows, in one transaction.
-func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
+// statuses and the audit rows, in one transaction. It returns the jobs
+// whose fence refused the outcome (another worker took them over).
+func (w *Worker) recordOnce(ctx context.Context, jobs []*job) (lost []*job, err error) {
 	n := len(jobs)
 	ids, fences, seqs := make([]int64, n), make([]int64, n), make([]int64, n)
 	states, results, streams := make([]string, n), make([]string, n), make([]string, n)
@@ -320,7 +476,7 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 		requests[j.requestID] = true
 	}
 	reqIDs := slices.Sorted(maps.Keys(requests))
-	return pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
 		// The requests first, as the console's actions on a request with
 		// jobs (cancel, stop, reconcile) take a request's row before its
 		// jobs and dead letters: a record that took them the other way
@@ -337,9 +493,11 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 		if err != nil {
 			return fmt.Errorf("record replay jobs: %w", err)
 		}
-		if len(kept) < n {
-			w.log.Warn("replay results not recorded: lease lost to another worker", "owner", w.cfg.Owner, "lost", n-len(kept))
+		written := make(map[int64]bool, len(kept))
+		for _, id := range kept {
+			written[id] = true
 		}
+		lost = slices.DeleteFunc(slices.Clone(jobs), func(j *job) bool { return written[j.id] })
 		var ledger ledgerColumns
 		marks := map[string]*heldPairs{}
 		var ended heldPairs
@@ -404,6 +562,10 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return lost, nil
 }
 
 // heldPairs are (request, dead letter) pairs, one array per column (the

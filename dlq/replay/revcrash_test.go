@@ -43,7 +43,10 @@ func TestStoredPublishNotRecordedInTheLeaseKeepsItsPubAck(t *testing.T) {
 	msgID := "acked-not-recorded"
 	id := b.seedItem(t, "search.index_update", msgID, nil, "{}")
 	req := b.request(t, []int64{id}, replay.SubmitInput{})
-	w := b.worker(t, replay.WorkerConfig{Lease: time.Second, RecordTimeout: 100 * time.Millisecond, Retry: 20 * time.Millisecond})
+	// The first record gives up at the lease's end, whatever RecordTimeout
+	// is; once the lock is gone, a loaded machine needs more than 100 ms
+	// for an attempt (a record kept failing at 100 ms at load 20).
+	w := b.worker(t, replay.WorkerConfig{Lease: time.Second, RecordTimeout: time.Second, Retry: 20 * time.Millisecond})
 	var lock pgx.Tx
 	w.AfterPublish(func([]int64) bool {
 		tx, err := b.db.Pool.Begin(ctx)

@@ -108,6 +108,9 @@ type Worker struct {
 	// pace is how fast this worker's records went, which sizes its
 	// claims and the parts it records them in (record.go).
 	pace recordPace
+	// unrecorded are outcomes of an earlier claim the lease ended before
+	// recording, recorded before the next claim (record.go).
+	unrecorded unrecorded
 
 	// Test hooks. afterJudge runs after the rules judged a claim and
 	// before anything of it is published. afterPublish runs after the
@@ -166,7 +169,9 @@ var gateTx = pgx.TxOptions{BeginQuery: workerTx.BeginQuery + "; SET LOCAL plan_c
 // errStopped is returned by RunOnce when the afterPublish hook stopped it.
 var errStopped = errors.New("worker stopped by hook")
 
-// Run claims and executes jobs until ctx ends.
+// Run claims and executes jobs until ctx ends; then it makes a last try
+// at the outcomes it kept and logs each one it cannot record
+// (recordAtStop).
 func (w *Worker) Run(ctx context.Context) {
 	w.log.Info("replay worker running", "owner", w.cfg.Owner)
 	for ctx.Err() == nil {
@@ -184,11 +189,17 @@ func (w *Worker) Run(ctx context.Context) {
 			}
 		}
 	}
+	w.recordAtStop(ctx)
 }
 
 // RunOnce claims up to Batch due jobs (fewer when recording was slow), executes them and records the
-// outcomes. It returns how many it claimed.
+// outcomes. It returns how many it claimed. Outcomes of an earlier claim
+// kept unrecorded are recorded first; while they cannot be, it claims
+// nothing and returns the error.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	if err := w.recordKept(ctx); err != nil {
+		return 0, err
+	}
 	// A worker whose policy is not the active version claims nothing (it
 	// reloads its file first): it would judge by stale rules, or block
 	// what was approved under the new ones.
