@@ -142,3 +142,43 @@ func oneSlowPubAck(t *testing.T, retention jetstream.RetentionPolicy) {
 	}
 	assert.Empty(t, lost, "PubAcks that arrived are judged lost after one slow PubAck timed out")
 }
+
+// TestRetryIntoRecreatedStreamIsNotReplayed (review rev-crash): a first
+// publish the broker stored loses its PubAck (the job is unknown); a
+// consumer of the target stream may have applied it. The target stream is
+// then deleted and made again with the same configuration (an operator
+// "fixing" a stream, a restore): its duplicate window no longer remembers
+// the first publish. The retry is stored again as a new message and the
+// item is shown "replayed" — a second effect outside the only duplicate
+// window that covered the first attempt. The stream's creation time (in
+// its info) is after the first attempt: the worker must not retry blind;
+// the item needs a person (needs_reconciliation), as after a purge or a
+// volatile stream.
+func TestRetryIntoRecreatedStreamIsNotReplayed(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	msgID := "recreated-1"
+	id := b.seedItem(t, "search.index_update", msgID, nil, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	w := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	loseAcks(w, 1)
+	_, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	j := b.job(t, req.ID, id)
+	require.Equal(t, "unknown", j.State, j.Result)
+	require.Contains(t, b.published(t), msgID, "the broker stored the first publish (a consumer may have applied it)")
+
+	cfg := jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}}
+	require.NoError(t, b.js.DeleteStream(ctx, "APP"))
+	b.target = b.createStream(t, cfg)
+
+	wait.Until(t, "the retry", time.Minute, func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		return b.job(t, req.ID, id).State != "unknown"
+	})
+	j = b.job(t, req.ID, id)
+	assert.Equal(t, 0, b.publishedAs(t, msgID), "nothing republished into a stream whose window never saw the first attempt")
+	assert.Equal(t, "needs_reconciliation", j.State, "shown as %s: %s", j.State, j.Result)
+}
