@@ -33,6 +33,11 @@ type Window struct {
 	// oldest): "" when none. The broker forgets an evicted message's id
 	// when it restarts (Volatile).
 	Evicts string
+	// Created is when the stream was created, by the broker's clock (zero:
+	// not known). A stream deleted and made again under the same name is
+	// a new stream: its duplicate window never saw what the old one
+	// stored (Forgets).
+	Created time.Time
 }
 
 // Volatile says why the stream's duplicate window may not drop a
@@ -52,6 +57,34 @@ func (w Window) Volatile() string {
 		return fmt.Sprintf("stream %s removes messages before they age out (it %s), and a restart of the broker forgets their ids", w.Stream, w.Evicts)
 	}
 	return ""
+}
+
+// Forgets says why the stream's duplicate window, as w reads it at now,
+// may not hold the id of a publish made at first (the database's clock,
+// margin for the broker's), "" when it holds it if that publish landed:
+// the stream was created since the publish or within margin of it (made
+// again: a new, empty window), or its window (shortened since, perhaps)
+// no longer covers it. A stream that does not say when it was created is
+// taken to be the one that was there.
+func (w Window) Forgets(first time.Time, margin time.Duration, now time.Time) string {
+	if why := w.madeSince(first, margin); why != "" {
+		return why
+	}
+	if !now.Before(first.Add(w.Duplicates - margin)) {
+		return fmt.Sprintf("stream %s's duplicate window (%s) no longer covers the first publish of %s", w.Stream, w.Duplicates, formatTime(first))
+	}
+	return ""
+}
+
+// madeSince says why w's stream is not the one that took the subject at
+// first ("" when it may be): it was created since, or within margin.
+func (w Window) madeSince(first time.Time, margin time.Duration) string {
+	if w.Created.IsZero() || w.Created.Before(first.Add(-margin)) {
+		return ""
+	}
+	return fmt.Sprintf("stream %s was created at %s, after the first publish of %s (or too close to it to tell by the clocks): "+
+		"it is not the stream that took the subject then (deleted and made again, or a new stream for the subject), and its duplicate window never saw that publish",
+		w.Stream, formatTime(w.Created), formatTime(first))
 }
 
 // Attempt is what a worker knows of a job it is about to publish.
@@ -86,7 +119,11 @@ type Attempt struct {
 // so that the broker drops it if the first one landed; past that a
 // republish could be a second effect, and a person decides (Reconcile).
 // So does one of a stream whose window does not survive a restart of the
-// broker (Window.Volatile): never retried blind.
+// broker (Window.Volatile), and one of a stream created since the first
+// attempt (deleted and made again, or a new stream for the subject: its
+// window never saw that attempt, which may have landed in the stream
+// before it and been consumed): never retried blind. A worker reads the
+// window of a retry afresh, not from a list kept a while.
 func JudgeWindow(a Attempt, now time.Time) Verdict {
 	v := Verdict{Rule: -1, Outcome: Go}
 	w := a.Window
@@ -114,6 +151,10 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 	if covered := a.FirstAttemptAt.Add(w.Duplicates - a.Margin); !now.Before(covered) {
 		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s got no answer, and stream %s's duplicate window (%s) no longer covers it: a republish could be a second effect. "+
 			"Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), w.Stream, w.Duplicates))
+	}
+	if why := w.madeSince(a.FirstAttemptAt, a.Margin); why != "" {
+		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s got no answer, and %s; whether that publish landed in the stream before it, and was consumed, is unknown: "+
+			"a republish could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), why))
 	}
 	return v
 }
@@ -213,10 +254,15 @@ func OursKept(a Ack) bool {
 // stream: Fail (blocked). No PubAck from a stream whose window does not
 // survive a restart (Window.Volatile): Reconcile. No PubAck: Retry, after RetryAfter but
 // while the window still covers the first attempt (JudgeWindow then lets a
-// person decide). A PubAck: Replayed. A Duplicate: the broker kept a
+// person decide). A PubAck: Replayed; for a retry, only when the window,
+// read again after the PubAck, would have held the earlier publish's id
+// had it landed (retryForgotten), else Reconcile: it was stored now, and
+// the earlier one may have been too. A Duplicate: the broker kept a
 // message under the id; when it is our own earlier publish, Replayed; when
 // it is another, Defer until its window has passed (the attempt did not
-// land), or Suppressed after MaxDeferrals; when a retry's kept message is
+// land), or Suppressed after MaxDeferrals, but for a retry answered by a
+// stream that is not the one that took the subject at its earlier publish
+// (created since, or another: otherStream), Reconcile; when a retry's kept message is
 // ours in all but its stored time (the broker's clock against the
 // database's), Reconcile: a person decides, nothing is published again; when it cannot be read back, a
 // first attempt is deferred by a whole window from now, and a retry is our
@@ -254,6 +300,17 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 			v.Until = now.Add(latest.Sub(now) / 2) // one more try inside the window
 		}
 		return v
+	case !a.Duplicate && !a.FirstAttempt && !a.FirstAttemptAt.IsZero():
+		// The broker held no message under the id: the earlier publish did
+		// not land, or the window no longer holds it. Only a window read
+		// after this PubAck tells the two apart. (A retry always carries
+		// its earlier publish's time.)
+		if why := retryForgotten(a, now); why != "" {
+			return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("message id %q was published again and stored as %s:%d, but an earlier publish of %s got no answer, and %s: "+
+				"whether that one landed too, and was applied, is unknown. Check the target and say whether it was applied twice", a.MsgID, a.Stream, a.Seq, formatTime(a.FirstAttemptAt), why))
+		}
+		v.Reason = fmt.Sprintf("replayed: published to %s and stored as %s:%d", a.Subject, a.Stream, a.Seq)
+		return v
 	case !a.Duplicate:
 		v.Reason = fmt.Sprintf("replayed: published to %s and stored as %s:%d", a.Subject, a.Stream, a.Seq)
 		return v
@@ -268,6 +325,13 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate for a retry after an unknown outcome; the message it keeps (%s:%d) carries this replay's headers and approved payload "+
 			"but was stored at %s by the broker's clock, before this replay first published (%s by the database's): it is this replay's own publish if the broker's clock is behind, else a copy. "+
 			"Check the target and say whether it was applied", a.Stream, a.Seq, formatTime(a.Kept.StoredAt), formatTime(a.FirstPublishedAt)))
+	case !a.FirstAttempt && !a.FirstAttemptAt.IsZero() && a.Window.Unreadable == "" && otherStream(a) != "":
+		// A message the window holds that is not shown to be ours, in a
+		// stream that never saw the earlier publish: that one may have
+		// landed in the stream before, and deferring would publish again.
+		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker dropped the retry of message id %q as a duplicate of %s:%d, which is not shown to be this replay's; "+
+			"an earlier publish of %s got no answer, and %s: whether that one landed, and was applied, is unknown. Check the target and say whether it was applied",
+			a.MsgID, a.Stream, a.Seq, formatTime(a.FirstAttemptAt), otherStream(a)))
 	case a.Kept.Unreadable != "" && !a.FirstAttempt:
 		return v.plain(Replayed, CheckOwnDuplicate, fmt.Sprintf("replayed: the broker answered Duplicate for a retry after an unknown outcome; the message it keeps (%s:%d) could not be read back (%s), "+
 			"and the first attempt was made after the original's duplicate window, so it is this replay's own publish", a.Stream, a.Seq, a.Kept.Unreadable))
@@ -287,6 +351,36 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		"it is published again once that message's duplicate window (%s) has passed", formatTime(until), a.Stream, a.Seq, seen, w))
 	v.Until = until
 	return v
+}
+
+// retryForgotten says why the window a (a retry the broker stored as new)
+// was judged with, read after its PubAck, may not have held the id of the
+// job's earlier publish, "" when it held it had that publish landed (so it
+// did not): the window could not be read; the subject's stream is not the
+// one that stored the retry (its subjects moved); the stream was made
+// again since the earlier publish, its window no longer covers it, or
+// does not survive a restart of the broker.
+func retryForgotten(a Ack, now time.Time) string {
+	w := a.Window
+	switch {
+	case w.Unreadable != "":
+		return "the target stream could not be read again to tell whether its duplicate window still held that publish (" + w.Unreadable + ")"
+	case otherStream(a) != "":
+		return otherStream(a)
+	case w.Volatile() != "":
+		return w.Volatile()
+	}
+	return w.Forgets(a.FirstAttemptAt, a.Margin, now)
+}
+
+// otherStream says why the stream that answered a retry a (its window
+// read after the PubAck) is not the one that took the subject at the
+// job's earlier publish, "" when it may be.
+func otherStream(a Ack) string {
+	if a.Window.Stream != a.Stream {
+		return fmt.Sprintf("the subject is taken by stream %q now, not by %s that answered the retry: its streams changed since", a.Window.Stream, a.Stream)
+	}
+	return a.Window.madeSince(a.FirstAttemptAt, a.Margin)
 }
 
 // Retry waits: the first is the worker's base wait, each next one twice

@@ -1,0 +1,79 @@
+package replaypolicy
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRetryReliesOnTheWindowThatSawTheFirstAttempt: a retry after an
+// unknown outcome relies on the target stream's duplicate window having
+// held its first publish. Before it is sent (JudgeWindow), and after the
+// broker stored it as a new message (JudgeAck), a window of a stream
+// created since that publish (or too close to it to tell by the clocks),
+// one that no longer covers it, or another stream than the one that
+// stored the retry means a person decides; so does a retry the broker
+// dropped for a message not shown to be its own, in a stream created
+// since (the earlier publish went to the stream before). A first attempt
+// relies on no earlier publish, and a window that does not say when its
+// stream was created is taken to be the stream that was there.
+func TestRetryReliesOnTheWindowThatSawTheFirstAttempt(t *testing.T) {
+	t.Parallel()
+	first := testNow.Add(-time.Minute)
+	app := func(created time.Time) Window {
+		return Window{Stream: "APP", Duplicates: 2 * time.Minute, Retention: "limits", Storage: "file", Created: created}
+	}
+	retry := func(w Window) Attempt {
+		return Attempt{MsgID: "m-1", FirstAttemptAt: first, Window: w, Margin: time.Second}
+	}
+	stored := func(w Window, firstAttempt bool) Ack {
+		return Ack{MsgID: "m-1", Subject: "app.acme.x", Stream: "APP", Seq: 7, FirstAttempt: firstAttempt, FirstAttemptAt: first,
+			FirstPublishedAt: first, Window: w, Margin: time.Second}
+	}
+	dropped := func(w Window, k Kept) Ack {
+		a := stored(w, false)
+		a.Duplicate, a.Kept, a.ApprovedSHA256 = true, k, "abcd"
+		return a
+	}
+	for _, tc := range []struct {
+		name    string
+		verdict Verdict
+		outcome Outcome
+		check   string
+		reason  string
+	}{
+		{"RetryIntoTheStreamThatWasThere", JudgeWindow(retry(app(first.Add(-time.Hour))), testNow), Go, "", ""},
+		{"RetryWhenCreationIsNotKnown", JudgeWindow(retry(app(time.Time{})), testNow), Go, "", ""},
+		{"RetryIntoAStreamMadeAgain", JudgeWindow(retry(app(first.Add(10*time.Second))), testNow), Reconcile, CheckPastWindow,
+			"stream APP was created at 2026-03-04 11:59:10 UTC, after the first publish of 2026-03-04 11:59:00 UTC"},
+		{"RetryIntoAStreamCreatedWithinTheMargin", JudgeWindow(retry(app(first.Add(-500*time.Millisecond))), testNow), Reconcile, CheckPastWindow,
+			"or too close to it to tell by the clocks"},
+		{"RetryStoredInTheStreamThatWasThere", JudgeAck(stored(app(first.Add(-time.Hour)), false), testNow), Replayed, "", "replayed: published to app.acme.x"},
+		{"RetryStoredInAStreamMadeAgain", JudgeAck(stored(app(first.Add(10*time.Second)), false), testNow), Reconcile, CheckMaybePublished,
+			"was published again and stored as APP:7"},
+		{"RetryStoredAfterTheWindowWasShortened", JudgeAck(stored(Window{Stream: "APP", Duplicates: time.Second, Created: first.Add(-time.Hour)}, false), testNow),
+			Reconcile, CheckMaybePublished, "duplicate window (1s) no longer covers"},
+		{"RetryStoredInAnotherStream", JudgeAck(stored(Window{Stream: "APP2", Duplicates: 2 * time.Minute, Created: first.Add(-time.Hour)}, false), testNow),
+			Reconcile, CheckMaybePublished, `taken by stream "APP2" now, not by APP`},
+		{"RetryStoredWithTheStreamUnread", JudgeAck(stored(Window{Unreadable: "nats: timeout"}, false), testNow), Reconcile, CheckMaybePublished,
+			"could not be read again"},
+		{"RetryStoredInAVolatileStream", JudgeAck(stored(Window{Stream: "APP", Duplicates: 2 * time.Minute, Storage: "memory"}, false), testNow),
+			Reconcile, CheckMaybePublished, "keeps its messages in memory"},
+		{"RetryDroppedForAnotherInAStreamMadeAgain", JudgeAck(dropped(app(first.Add(10*time.Second)), Kept{StoredAt: first.Add(20 * time.Second), PayloadSHA256: "ffff"}), testNow),
+			Reconcile, CheckMaybePublished, "as a duplicate of APP:7, which is not shown to be this replay's"},
+		{"RetryDroppedForAnUnreadableInAStreamMadeAgain", JudgeAck(dropped(app(first.Add(10*time.Second)), Kept{Unreadable: "no message"}), testNow),
+			Reconcile, CheckMaybePublished, "its duplicate window never saw that publish"},
+		{"RetryDroppedForAnotherInTheStreamThatWasThere", JudgeAck(dropped(app(first.Add(-time.Hour)), Kept{StoredAt: first.Add(20 * time.Second), PayloadSHA256: "ffff"}), testNow),
+			Defer, CheckDuplicateKept, "that is not this replay's"},
+		{"RetryDroppedForItsOwnInAStreamMadeAgain", JudgeAck(dropped(app(first.Add(-500*time.Millisecond)), Kept{Tagged: true, StoredAt: first.Add(time.Second), PayloadSHA256: "abcd"}), testNow),
+			Replayed, CheckOwnDuplicate, "this replay's own earlier publish"},
+		{"FirstAttemptStoredInANewStream", JudgeAck(stored(app(testNow.Add(-time.Second)), true), testNow), Replayed, "", "replayed: published to app.acme.x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := tc.verdict
+			if v.Outcome != tc.outcome || v.Check != tc.check || !strings.Contains(v.Reason, tc.reason) {
+				t.Errorf("verdict = %s by %q: %q; want %s by %q containing %q", v.Outcome, v.Check, v.Reason, tc.outcome, tc.check, tc.reason)
+			}
+		})
+	}
+}
