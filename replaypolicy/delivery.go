@@ -15,7 +15,9 @@ import (
 // stream.
 type Window struct {
 	// Unreadable says why the stream's configuration could not be read
-	// ("" when it was).
+	// ("" when it was). A window read afresh for a retry that could not be
+	// read keeps what was read of it last, if anything (Stream and the
+	// rest): a retry already past that window goes to a person.
 	Unreadable string
 	// Stream is the stream that stores the subject ("" when none does: the
 	// publish will find no stream).
@@ -106,7 +108,8 @@ type Attempt struct {
 
 // JudgeWindow says whether a job may be published at now. It is pure. A
 // target whose window could not be read waits (nothing is published
-// blind); one no stream stores goes the first time (the publish then says
+// blind), unless it is a retry already past the window as last read
+// (Reconcile); one no stream stores goes the first time (the publish then says
 // so), and never again after an unknown outcome: no duplicate window can
 // drop a second publish there, which a plain subscriber that never
 // answers would receive again and again, so a person decides (Reconcile,
@@ -128,6 +131,11 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 	v := Verdict{Rule: -1, Outcome: Go}
 	w := a.Window
 	switch {
+	case w.Unreadable != "" && !a.FirstAttemptAt.IsZero() && w.Stream != "" && !now.Before(a.FirstAttemptAt.Add(w.Duplicates-a.Margin)):
+		// Past even the window last read: nothing the stream says now
+		// would let the retry go.
+		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s got no answer, and stream %s's duplicate window (%s, as last read; it could not be read again: %s) no longer covers it: "+
+			"a republish could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), w.Stream, w.Duplicates, w.Unreadable))
 	case w.Unreadable != "":
 		return v.plain(Wait, CheckWindowUnread, "could not read the duplicate window of the target stream ("+w.Unreadable+"); nothing is published until it can be; will retry")
 	case w.Stream == "" && a.FirstAttemptAt.IsZero():
