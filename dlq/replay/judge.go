@@ -148,7 +148,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			j.unsent(v)
 			continue
 		}
-		j.window = w.window(ctx, j.subject)
+		j.window = w.jobWindow(ctx, j) // a retry's read afresh
 		if v := replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), w.svc.cfg.Now()); v.Outcome != replaypolicy.Go {
 			j.decide(v) // inside the original's duplicate window, or an unknown outcome past it
 		}

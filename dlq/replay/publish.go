@@ -690,6 +690,7 @@ func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, e
 			a.Kept = w.kept(ctx, j, ack.Stream, ack.Sequence)
 		}
 	}
+	w.rereadWindow(ctx, j, &a) // a retry stored as new: its window as it is now
 	v := replaypolicy.JudgeAck(a, w.svc.cfg.Now())
 	j.decide(v)
 	j.stream, j.seq = a.Stream, a.Seq

@@ -2,7 +2,9 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +22,11 @@ type WindowReader interface {
 	// Window answers for subject; a failure is in the answer
 	// (Window.Unreadable), never a guess.
 	Window(ctx context.Context, subject string) replaypolicy.Window
+	// Fresh answers as Window, from what JetStream says now, never from
+	// an answer kept: a retry after an unknown outcome relies on the
+	// window having held its first publish, and a stream deleted and made
+	// again (or edited) since a kept answer would not.
+	Fresh(ctx context.Context, subject string) replaypolicy.Window
 }
 
 // StreamWindows reads duplicate windows from JetStream and keeps each
@@ -152,9 +159,7 @@ func (s *StreamWindows) readList(ctx context.Context, r *listRead) {
 	var streams []listedStream
 	ls := s.js.ListStreams(ctx)
 	for info := range ls.Info() {
-		cfg := info.Config
-		streams = append(streams, listedStream{subjects: cfg.Subjects, window: replaypolicy.Window{Stream: cfg.Name, Duplicates: cfg.Duplicates,
-			Retention: retentionName(cfg.Retention), Storage: storageName(cfg.Storage), Evicts: evicts(cfg)}})
+		streams = append(streams, listedStream{subjects: info.Config.Subjects, window: windowOf(info)})
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -166,6 +171,92 @@ func (s *StreamWindows) readList(ctx context.Context, r *listRead) {
 	}
 	s.reading = nil
 	close(r.done)
+}
+
+// windowOf is the window of the stream info describes.
+func windowOf(info *jetstream.StreamInfo) replaypolicy.Window {
+	cfg := info.Config
+	return replaypolicy.Window{Stream: cfg.Name, Duplicates: cfg.Duplicates, Retention: retentionName(cfg.Retention), Storage: storageName(cfg.Storage),
+		Evicts: evicts(cfg), Created: info.Created}
+}
+
+// Fresh implements WindowReader: the info of the stream the list names
+// for subject, read now (one JetStream call); when that stream is gone or
+// no longer takes subject, which stream takes it now and its info (two
+// more). An answer that could not be read keeps the list's window, with
+// why in Unreadable (a retry past it goes to a person while NATS does not
+// answer).
+func (s *StreamWindows) Fresh(ctx context.Context, subject string) replaypolicy.Window {
+	listed := s.Window(ctx, subject)
+	if listed.Unreadable != "" {
+		return listed
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	unreadable := func(err error) replaypolicy.Window {
+		w := listed
+		w.Unreadable = fmt.Sprintf("which stream stores %q now: %s", subject, err)
+		return w
+	}
+	if listed.Stream != "" {
+		st, err := s.js.Stream(ctx, listed.Stream)
+		switch {
+		case err == nil && takes(st.CachedInfo().Config.Subjects, subject):
+			return windowOf(st.CachedInfo())
+		case err != nil && !errors.Is(err, jetstream.ErrStreamNotFound):
+			return unreadable(err)
+		}
+	}
+	name, err := s.js.StreamNameBySubject(ctx, subject)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		return replaypolicy.Window{} // no stream takes it now
+	case err != nil:
+		return unreadable(err)
+	}
+	st, err := s.js.Stream(ctx, name)
+	if err != nil {
+		return unreadable(err) // gone again since it was named: nothing is judged on a guess
+	}
+	return windowOf(st.CachedInfo())
+}
+
+// takes says whether a stream of subjects takes subject.
+func takes(subjects []string, subject string) bool {
+	return slices.ContainsFunc(subjects, func(f string) bool { return subjectMatches(f, subject) })
+}
+
+// jobWindow is the duplicate window j is judged by before it is published:
+// for a retry after an unknown outcome, read afresh (Fresh), since the
+// retry relies on it having held the first attempt; for a first attempt,
+// from the list kept a while.
+func (w *Worker) jobWindow(ctx context.Context, j *job) replaypolicy.Window {
+	if w.svc.cfg.Windows == nil || j.firstAttemptAt == nil {
+		return w.window(ctx, j.subject)
+	}
+	return w.svc.cfg.Windows.Fresh(ctx, j.subject)
+}
+
+// rereadWindow reads afresh the window a retry of j that got a PubAck is
+// judged by (replaypolicy.JudgeAck), unless the message the broker kept
+// is shown to be its own: a retry stored as a new message says the window
+// held no earlier publish, and one dropped for a message not shown to be
+// ours that it held another, and only the stream as it is now (not as the
+// claim read it) tells whether it is the stream that took the earlier
+// publish. A Duplicate keeps the claim's window when the stream cannot be
+// read again.
+func (w *Worker) rereadWindow(ctx context.Context, j *job, a *replaypolicy.Ack) {
+	if a.FirstAttempt || a.Stream == "" || a.Lost != "" || a.Refused != "" || a.NotSent != "" || a.NoStream || replaypolicy.OursKept(*a) {
+		return
+	}
+	fresh := replaypolicy.Window{Unreadable: "no window reader is configured"}
+	if w.svc.cfg.Windows != nil {
+		fresh = w.svc.cfg.Windows.Fresh(ctx, j.subject)
+	}
+	if fresh.Unreadable != "" && a.Duplicate {
+		return
+	}
+	a.Window = fresh
 }
 
 // remember keeps l's answer for subject (mu held).

@@ -124,6 +124,10 @@ func (c *countingWindows) Window(context.Context, string) replaypolicy.Window {
 	return replaypolicy.Window{Unreadable: "nats: timeout"}
 }
 
+func (c *countingWindows) Fresh(ctx context.Context, subject string) replaypolicy.Window {
+	return c.Window(ctx, subject)
+}
+
 // TestConfirmPageAsksADeadNATSOnce: a confirm page of items on 30
 // subjects, with NATS not answering, asks for one window, not one per
 // subject (each waits up to 2 s for its answer): every item then waits
@@ -146,4 +150,43 @@ func TestConfirmPageAsksADeadNATSOnce(t *testing.T) {
 	require.Len(t, sel.Requests, 1)
 	assert.Equal(t, 30, sel.Requests[0].Waits.Unread, "every item waits for a window that could not be read")
 	assert.Equal(t, int64(1), windows.asks.Load(), "windows asked of a NATS that does not answer")
+}
+
+// TestStreamWindowsFreshReadsTheStreamNow: Fresh answers from the
+// stream's info read now (one call when the stream the list names still
+// takes the subject), never from the list kept: a stream deleted and made
+// again since the list was read answers with its new creation time, and a
+// subject another stream took over since answers with that stream.
+func TestStreamWindowsFreshReadsTheStreamNow(t *testing.T) {
+	t.Parallel()
+	ns := natstest.Start(t)
+	_, js := ns.Connect(t)
+	ctx := context.Background()
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: 3 * time.Minute})
+	require.NoError(t, err)
+	w := replay.NewStreamWindows(js, time.Hour)
+	kept := w.Window(ctx, "app.acme.doc-1")
+	require.Equal(t, "APP", kept.Stream)
+	require.False(t, kept.Created.IsZero(), "the list says when each stream was created")
+
+	require.NoError(t, js.DeleteStream(ctx, "APP"))
+	again, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Minute})
+	require.NoError(t, err)
+	assert.Equal(t, kept, w.Window(ctx, "app.acme.doc-1"), "the list kept answers as it was read")
+	var fresh replaypolicy.Window
+	calls := apiCalls(t, ns, func() { fresh = w.Fresh(ctx, "app.acme.doc-1") })
+	assert.Equal(t, 1, calls, "API calls for a fresh answer from the stream the list names")
+	assert.Equal(t, "APP", fresh.Stream)
+	assert.Equal(t, time.Minute, fresh.Duplicates)
+	assert.True(t, fresh.Created.Equal(again.CachedInfo().Created), "the stream made again: created %s, want %s", fresh.Created, again.CachedInfo().Created)
+
+	_, err = js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"retired.>"}, Duplicates: time.Minute})
+	require.NoError(t, err)
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "APP2", Subjects: []string{"app.>"}, Duplicates: 2 * time.Minute})
+	require.NoError(t, err)
+	fresh = w.Fresh(ctx, "app.acme.doc-1")
+	assert.Equal(t, "APP2", fresh.Stream, "the stream that took the subject over")
+	assert.Equal(t, 2*time.Minute, fresh.Duplicates)
+	require.NoError(t, js.DeleteStream(ctx, "APP2"))
+	assert.Equal(t, replaypolicy.Window{}, w.Fresh(ctx, "app.acme.doc-1"), "no stream takes it now")
 }
