@@ -53,3 +53,33 @@ func TestRevAuditLogNamesWhatTheIntentCovers(t *testing.T) {
 	}
 	assert.True(t, headers, "the intent covers the item's headers; its approved row has %v", itemRow)
 }
+
+// Review rev-audit. The worker's replay.item.replayed row names the
+// broker's answer (stream, seq, duplicate) but not what was published (the
+// payload hash it sent, which an edit may have changed since the dead
+// letter was stored) nor when: the row's at is when the outcome was
+// recorded, after the PubAck, and the job's first attempt time
+// (first_attempt_at, what the duplicate window is judged from) stays in
+// replay_jobs, a table the runtime role may UPDATE.
+func TestRevAuditReplayedRowSaysWhatWasPublishedAndWhen(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "search.index_update", "rev-audit-pub-1", nil, `{"n":1}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitFinished(t, req.ID)
+
+	var raw []byte
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT coalesce(after, 'null') FROM audit_log
+        WHERE action = 'replay.item.replayed' AND object_type = 'dead_letter' AND object_id = $1`, fmt.Sprint(id)).Scan(&raw))
+	var after map[string]any
+	require.NoError(t, json.Unmarshal(raw, &after))
+	assert.Contains(t, after, "payload_sha256", "what was published: %v", after)
+	var when bool
+	for k := range after {
+		when = when || strings.Contains(k, "published") || strings.Contains(k, "attempt")
+	}
+	assert.True(t, when, "when it was published: %v", after)
+}
