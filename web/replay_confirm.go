@@ -52,6 +52,9 @@ func (f submitForm) Validate() (replay.SubmitInput, map[string]string) {
 	if in.Reason == "" {
 		errs["reason"] = "Say why this should be replayed; approvers and auditors read it."
 	}
+	if n := len(in.ReconciliationNote); n > replay.MaxReconciliationNoteBytes {
+		errs["reconciliation_note"] = fmt.Sprintf("This note is %d bytes; %d at most. Say what you checked briefly and link the evidence.", n, replay.MaxReconciliationNoteBytes)
+	}
 	for id, v := range f.Rates {
 		if v == "" {
 			continue

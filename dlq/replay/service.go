@@ -175,7 +175,8 @@ func requestEvent(actor quarantine.Actor, meta quarantine.RequestMeta, action st
 
 // auditItems appends e for the request and, when itemAction is set, one row
 // per live item naming its message and operation id, so an auditor finds
-// every step of an item's replay by message id.
+// every step of an item's replay by message id. An item's row holds the
+// rest of what the intent hash covers of it (itemAfter).
 func auditItems(ctx context.Context, tx pgx.Tx, requestID int64, e audit.Event, itemAction string) error {
 	if _, err := audit.Append(ctx, tx, e); err != nil {
 		return err
@@ -189,11 +190,30 @@ func auditItems(ctx context.Context, tx pgx.Tx, requestID int64, e audit.Event, 
 	}
 	events := make([]audit.Event, len(items))
 	for i, it := range items {
-		events[i] = itemEvent(e, itemAction, it, map[string]any{"request": requestID, "subject": it.Subject,
-			"payload_sha256": hex.EncodeToString(it.PayloadSHA256)})
+		events[i] = itemEvent(e, itemAction, it, itemAfter(requestID, it))
 	}
 	_, err = audit.AppendBatch(ctx, tx, events)
 	return err
+}
+
+// maxAuditCorrelationID is the longest correlation id an item's audit row
+// holds whole, as the log holds message and operation ids (512 bytes); a
+// longer one is its dlq.BoundedKey, and item_sha256 binds it whole.
+const maxAuditCorrelationID = 512
+
+// itemAfter is what an item's audit row says of live item it of request
+// requestID: with the row's object id (the dead letter), message id and
+// operation id, every value of the item the intent hash covers (the
+// headers by their hash, so a row stays small whatever the producer
+// sent), its position, which orders the items in the intent, and its
+// ItemHash, which the intent hashes. Computed here from the item as read:
+// no statement more per item.
+func itemAfter(requestID int64, it Item) map[string]any {
+	headers := HeadersHash(it.Headers)
+	return map[string]any{"request": requestID, "position": it.Position, "subject": it.Subject,
+		"correlation_id": dlq.BoundedKey(it.CorrelationID, maxAuditCorrelationID),
+		"payload_sha256": hex.EncodeToString(it.PayloadSHA256), "headers_sha256": hex.EncodeToString(headers),
+		"item_sha256": hex.EncodeToString(itemHash(it, headers))}
 }
 
 // itemEvent is the request's audit event e told of item it: action on its

@@ -29,6 +29,12 @@ type SubmitInput struct {
 	Confirmations      map[int64]string  // typed confirmation per request, where the class needs one
 }
 
+// MaxReconciliationNoteBytes bounds a reconciliation note. The intent
+// hash covers the note and the request's audit row holds it, whole: the
+// audit log cuts JSON past 32 KiB, and a note this long stays under that
+// however many of its characters JSON escapes.
+const MaxReconciliationNoteBytes = 4096
+
 // RefusedError lists why requests of a batch cannot be submitted, a
 // sentence per request id. It is an invalid quarantine.Error.
 type RefusedError struct {
@@ -117,7 +123,11 @@ var requestItemsOf = dlq.StatusMove(`
 // per dead letter); a conflict names the request that holds one. Someone
 // else's batch is not found (audited as denied), and so is an expired one.
 func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Actor, in SubmitInput, meta quarantine.RequestMeta) ([]Request, error) {
-	in.Reason = strings.TrimSpace(in.Reason)
+	in.Reason, in.ReconciliationNote = strings.TrimSpace(in.Reason), strings.TrimSpace(in.ReconciliationNote)
+	if n := len(in.ReconciliationNote); n > MaxReconciliationNoteBytes {
+		return nil, fmt.Errorf("submit replay: %w", quarantine.Errorf(quarantine.EINVALID,
+			"the reconciliation note is %d bytes, over the %d it may hold: say what you checked briefly and link the evidence", n, MaxReconciliationNoteBytes))
+	}
 	for id, rate := range in.Rates {
 		if v := replaypolicy.JudgeRateInput(rate); v.Outcome != replaypolicy.Go {
 			return nil, fmt.Errorf("submit replay: request %d: %w", id, refuse(v, quarantine.EINVALID))
@@ -170,7 +180,7 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 			req := &reqs[i]
 			req.Reason, req.Rate, req.TypedConfirmation = in.Reason, in.Rates[req.ID], strings.TrimSpace(in.Confirmations[req.ID])
 			if s.needsNote(judged[i]) {
-				req.ReconciliationNote = strings.TrimSpace(in.ReconciliationNote)
+				req.ReconciliationNote = in.ReconciliationNote
 			}
 			req.SubmittedAt = &now
 			d, voided, err := s.submitOne(ctx, tx, req, table, items(judged[i]), actor)
@@ -392,7 +402,10 @@ func (s *Service) audited(ctx context.Context, tx pgx.Tx, st submitStep, actor q
 	}
 	e := requestEvent(actor, meta, "replay.request", req)
 	e.Reason = req.Reason
-	e.After = map[string]any{"class": req.Class, "items": req.ItemCount, "intent": req.IntentHex(), "rate": req.Rate, "needs": st.d.Requirement.String()}
+	// With the tenant, everything the intent hash covers of the request
+	// itself; its items' rows hold the rest (itemAfter).
+	e.After = map[string]any{"class": req.Class, "items": req.ItemCount, "intent": req.IntentHex(), "rate": req.Rate, "needs": st.d.Requirement.String(),
+		"policy_version": req.PolicyVersion, "reconciliation_note": req.ReconciliationNote}
 	if err := auditItems(ctx, tx, req.ID, e, "replay.item.requested"); err != nil {
 		return err
 	}
