@@ -641,6 +641,7 @@ func markHeld(ctx context.Context, tx pgx.Tx, sql string, request int64, deadLet
 // untouched: the dead letter's status was left as it was.
 func (w *Worker) itemEvent(j *job, untouched bool) audit.Event {
 	after := map[string]any{"request": j.requestID, "job": j.id, "subject": j.subject, "stream": j.stream, "seq": j.seq, "duplicate": j.duplicate}
+	j.publishedAfter(after)
 	if untouched {
 		after["dead_letter_unchanged"] = "the request no longer holds it, or its status moved on"
 	}
