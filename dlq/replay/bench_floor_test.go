@@ -51,6 +51,13 @@ var floorStatus = dlq.StatusMove(`
     JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at
     FOR UPDATE OF d`, `'replayed'`, "id")
 
+// What the worker's outcome rows say of what was published (publishedAfter),
+// as the floor writes it: a payload's hash and the attempt's time.
+const (
+	floorPayloadSHA256 = "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a" // SHA-256 of "{}"
+	floorAttemptAt     = "2026-01-02T03:04:05.123456Z"
+)
+
 // floorJob is what the floor's statements need of a job.
 type floorJob struct {
 	id, deadLetterID, fence, seq int64
@@ -227,7 +234,8 @@ func (s *floorSteps) run(ctx context.Context, db interface {
 	for i, j := range batch {
 		events[i] = audit.Event{Actor: actor, Tenant: "acme", Action: "replay.item.replayed", ObjectType: "dead_letter",
 			ObjectID: strconv.FormatInt(j.deadLetterID, 10), MessageID: j.msgID, Outcome: audit.OutcomeOK,
-			After: map[string]any{"request": req, "job": j.id, "subject": j.subject, "stream": "APP", "seq": j.seq, "duplicate": false}}
+			After: map[string]any{"request": req, "job": j.id, "subject": j.subject, "stream": "APP", "seq": j.seq, "duplicate": false,
+				"payload_sha256": floorPayloadSHA256, "first_attempt_at": floorAttemptAt, "first_published_at": floorAttemptAt}}
 	}
 	if _, err := audit.AppendBatch(ctx, tx, events); err != nil {
 		return fmt.Errorf("audit: %w", err)
