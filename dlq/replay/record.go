@@ -33,7 +33,7 @@ FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::
 WHERE j.id = u.id
   AND j.fence = u.fence      -- a worker whose lease was taken over records nothing
   AND j.state = 'claimed'    -- nor does anyone after a cancel
-RETURNING j.id`
+RETURNING j.id, j.first_attempt_at, j.first_published_at`
 
 const (
 	// One statement; the unique ledger keys decide races between two
@@ -489,7 +489,23 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) (lost []*job, err 
 		if err != nil {
 			return fmt.Errorf("record replay jobs: %w", err)
 		}
-		kept, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		kept, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (int64, error) {
+			// When the job was first attempted and first published, as
+			// the gates set them in the database, for its audit row
+			// (publishedAfter): a first attempt's is not on the job.
+			var id int64
+			var attempted, published *time.Time
+			if err := r.Scan(&id, &attempted, &published); err != nil {
+				return 0, err
+			}
+			if j := byID[id]; j != nil {
+				j.firstAttemptAt = attempted
+				if published != nil {
+					j.firstPublishedAt = *published
+				}
+			}
+			return id, nil
+		})
 		if err != nil {
 			return fmt.Errorf("record replay jobs: %w", err)
 		}
