@@ -134,14 +134,14 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 	case w.Unreadable != "" && !a.FirstAttemptAt.IsZero() && w.Stream != "" && !now.Before(a.FirstAttemptAt.Add(w.Duplicates-a.Margin)):
 		// Past even the window last read: nothing the stream says now
 		// would let the retry go.
-		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s got no answer, and stream %s's duplicate window (%s, as last read; it could not be read again: %s) no longer covers it: "+
+		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and stream %s's duplicate window (%s, as last read; it could not be read again: %s) no longer covers it: "+
 			"a republish could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), w.Stream, w.Duplicates, w.Unreadable))
 	case w.Unreadable != "":
 		return v.plain(Wait, CheckWindowUnread, "could not read the duplicate window of the target stream ("+w.Unreadable+"); nothing is published until it can be; will retry")
 	case w.Stream == "" && a.FirstAttemptAt.IsZero():
 		return v
 	case w.Stream == "":
-		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s got no answer, and no stream stores the subject, so no duplicate window drops a republish: "+
+		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and no stream stores the subject, so no duplicate window drops a republish: "+
 			"it could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt)))
 	case a.FirstAttemptAt.IsZero():
 		until := a.StoredBy.Add(w.Duplicates + a.Margin)
@@ -153,15 +153,15 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 		return v
 	}
 	if why := w.Volatile(); why != "" {
-		return v.plain(Reconcile, CheckDedupeVolatile, fmt.Sprintf("the publish of %s got no answer, and %s: a republish could be a second effect. "+
+		return v.plain(Reconcile, CheckDedupeVolatile, fmt.Sprintf("the publish of %s has no answer on record, and %s: a republish could be a second effect. "+
 			"Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), why))
 	}
 	if covered := a.FirstAttemptAt.Add(w.Duplicates - a.Margin); !now.Before(covered) {
-		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s got no answer, and stream %s's duplicate window (%s) no longer covers it: a republish could be a second effect. "+
+		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and stream %s's duplicate window (%s) no longer covers it: a republish could be a second effect. "+
 			"Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), w.Stream, w.Duplicates))
 	}
 	if why := w.madeSince(a.FirstAttemptAt, a.Margin); why != "" {
-		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s got no answer, and %s; whether that publish landed in the stream before it, and was consumed, is unknown: "+
+		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and %s; whether that publish landed in the stream before it, and was consumed, is unknown: "+
 			"a republish could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), why))
 	}
 	return v
@@ -288,7 +288,7 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		if a.NoStream {
 			why = "no stream stores the subject"
 		}
-		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("message id %q was not published again (%s); but an earlier publish of it got no answer and may have landed: "+
+		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("message id %q was not published again (%s); but an earlier publish of it has no answer on record and may have landed: "+
 			"check the target and say whether it was applied", a.MsgID, why))
 	case a.Refused != "":
 		return v.plain(Fail, CheckRefused, fmt.Sprintf("message id %q can never be published as it is (%s); nothing was stored: resolve it by hand", a.MsgID, a.Refused))
@@ -314,7 +314,7 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		// after this PubAck tells the two apart. (A retry always carries
 		// its earlier publish's time.)
 		if why := retryForgotten(a, now); why != "" {
-			return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("message id %q was published again and stored as %s:%d, but an earlier publish of %s got no answer, and %s: "+
+			return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("message id %q was published again and stored as %s:%d, but an earlier publish of %s has no answer on record, and %s: "+
 				"whether that one landed too, and was applied, is unknown. Check the target and say whether it was applied twice", a.MsgID, a.Stream, a.Seq, formatTime(a.FirstAttemptAt), why))
 		}
 		v.Reason = fmt.Sprintf("replayed: published to %s and stored as %s:%d", a.Subject, a.Stream, a.Seq)
@@ -338,7 +338,7 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		// stream that never saw the earlier publish: that one may have
 		// landed in the stream before, and deferring would publish again.
 		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker dropped the retry of message id %q as a duplicate of %s:%d, which is not shown to be this replay's; "+
-			"an earlier publish of %s got no answer, and %s: whether that one landed, and was applied, is unknown. Check the target and say whether it was applied",
+			"an earlier publish of %s has no answer on record, and %s: whether that one landed, and was applied, is unknown. Check the target and say whether it was applied",
 			a.MsgID, a.Stream, a.Seq, formatTime(a.FirstAttemptAt), otherStream(a)))
 	case a.Kept.Unreadable != "" && !a.FirstAttempt:
 		return v.plain(Replayed, CheckOwnDuplicate, fmt.Sprintf("replayed: the broker answered Duplicate for a retry after an unknown outcome; the message it keeps (%s:%d) could not be read back (%s), "+

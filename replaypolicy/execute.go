@@ -307,7 +307,7 @@ func JudgeUnsent(v Verdict, u Unsent) Verdict {
 	case v.Outcome != Cancel && v.Outcome != Block && v.Outcome != Fail:
 		return v
 	case u.Attempted || u.State == "unknown":
-		return v.plain(Reconcile, CheckMaybePublished, v.Reason+"; but an earlier publish of it got no answer and may have landed: "+
+		return v.plain(Reconcile, CheckMaybePublished, v.Reason+"; but an earlier publish of it has no answer on record and may have landed: "+
 			"check the target and say whether it was applied")
 	}
 	return v

@@ -199,7 +199,7 @@ func TestRules(t *testing.T) {
 			Window: Window{Stream: "WORK", Duplicates: 2 * time.Minute, Retention: "workqueue", Storage: "file"}}), "stream WORK removes messages its consumers took (workqueue retention)"},
 		{CheckDedupeVolatile, Reconcile, window(Attempt{FirstAttemptAt: testNow.Add(-time.Second), Window: Window{Stream: "MEM", Duplicates: 2 * time.Minute,
 			Retention: "limits", Storage: "memory"}}), "stream MEM keeps its messages in memory"},
-		{CheckMaybePublished, Reconcile, ack(Ack{MsgID: "m-1", Refused: "the broker refused it: message size exceeds maximum allowed"}), "an earlier publish of it got no answer and may have landed"},
+		{CheckMaybePublished, Reconcile, ack(Ack{MsgID: "m-1", Refused: "the broker refused it: message size exceeds maximum allowed"}), "an earlier publish of it has no answer on record and may have landed"},
 		{CheckMaybePublished, Reconcile, ack(Ack{MsgID: "m-1", NoStream: true}), "no stream stores the subject); but an earlier publish"},
 		{CheckDuplicateKept, Defer, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, FirstAttempt: true, Kept: Kept{StoredAt: testNow.Add(-time.Minute)},
 			Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}}), "a message stored at 2026-03-04 11:59:00 UTC that is not this replay's"},
