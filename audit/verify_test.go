@@ -23,7 +23,8 @@ func tamper(t *testing.T, b bundle, statements ...string) {
 		steps := append([]string{`ALTER TABLE audit_log DISABLE TRIGGER USER`}, statements...)
 		steps = append(steps,
 			`ALTER TABLE audit_log ENABLE ALWAYS TRIGGER audit_log_no_update_delete`,
-			`ALTER TABLE audit_log ENABLE ALWAYS TRIGGER audit_log_no_truncate`)
+			`ALTER TABLE audit_log ENABLE ALWAYS TRIGGER audit_log_no_truncate`,
+			`ALTER TABLE audit_log ENABLE ALWAYS TRIGGER audit_log_continues_chain`)
 		for _, sql := range steps {
 			if _, err := tx.Exec(b.ctx, sql); err != nil {
 				return fmt.Errorf("%s: %w", sql, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/migrations"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 )
@@ -51,11 +52,17 @@ func TestRuntimeRoleCannotAlterAudit(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	_, err := db.Pool.Exec(ctx, `INSERT INTO audit_log (seq, at, action, outcome, hash)
-        VALUES (1, now(), 'test.event', 'ok', sha256('x'))`)
+	// It appends, but only the next entry of the chain (migration 0034):
+	// a row whose hash is not its contents' is refused.
+	_, err := db.Pool.Exec(ctx, `INSERT INTO audit_log (seq, at, action, outcome, actor_email_verified, hash)
+        VALUES (1, now(), 'test.event', 'ok', false, sha256('x'))`)
+	var pgErr *pgconn.PgError
+	require.True(t, errors.As(err, &pgErr), "an entry off the chain is refused: %v", err)
+	assert.Equal(t, "23514", pgErr.Code, pgErr.Message)
+	entry, err := audit.AppendFunc(ctx, db.Pool, audit.Event{Action: "test.event", Outcome: audit.OutcomeOK})
 	require.NoError(t, err, "the runtime role appends")
 	_, err = db.Pool.Exec(ctx, `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
-        VALUES (1, sha256('x'), now(), 'on_demand', 'k', sha256('p'), sha512('s'))`)
+        VALUES (1, $1, now(), 'on_demand', 'k', sha256('p'), sha512('s'))`, entry.Hash)
 	require.NoError(t, err, "the runtime role records checkpoints")
 
 	for _, stmt := range []string{

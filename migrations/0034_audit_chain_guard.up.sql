@@ -1,0 +1,102 @@
+-- The runtime role may insert into audit_log (it appends), and before this
+-- nothing in the database checked that a row continues the chain: one row
+-- with another prev_hash, a hash that is not its contents' or a seq past
+-- the head could never be removed, every later append chained onto it, and
+-- verify reported the chain broken there for ever. Now every row inserted
+-- must be the next entry: seq one past the head, prev_hash the head's hash,
+-- hash the SHA-256 of its canonical encoding (package audit, hash.go,
+-- encoding v2) computed here the same way, at no earlier than the head's
+-- and not ahead of the database clock (by more than a minute, for clocks
+-- of other hosts).
+--
+-- The trigger takes the chain's lock (the advisory lock audit.Append
+-- holds, "QAUDIT" then 0001) before it reads the head, so an insert that
+-- bypasses Append still waits its turn; Append already holds it, and takes
+-- it again at no cost. The head is one read of the primary key's index.
+
+-- audit_hash_field is one field of the encoding: 1, the length as 8 bytes
+-- big-endian, the bytes; NULL is the single byte 0.
+CREATE FUNCTION audit_hash_field(b bytea) RETURNS bytea
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN b IS NULL THEN '\x00'::bytea
+                ELSE '\x01'::bytea || int8send(octet_length(b)::bigint) || b END
+$$;
+
+-- audit_hash_json is jsonb as the hash covers it: its text with the blanks
+-- jsonb prints between tokens removed (Go's json.Compact). Strings are
+-- matched whole and kept, so blanks inside them stay.
+CREATE FUNCTION audit_hash_json(j jsonb) RETURNS bytea
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT convert_to(regexp_replace(j::text, '("(?:[^"\\]|\\.)*")|[ ]', '\1', 'g'), 'UTF8')
+$$;
+
+-- The helpers set no search_path so that PostgreSQL inlines them (the
+-- trigger runs once per row, 100k rows in a bulk append); they name
+-- pg_catalog's functions, which come first on every path, and each other
+-- with their schema.
+CREATE FUNCTION audit_entry_hash(e public.audit_log) RETURNS bytea
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT sha256(
+        public.audit_hash_field(convert_to('quarantine-audit-v2', 'UTF8')) ||
+        public.audit_hash_field(int8send(e.seq)) ||
+        public.audit_hash_field(convert_to(to_char(e.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'UTF8')) ||
+        public.audit_hash_field(convert_to(e.actor_issuer, 'UTF8')) ||
+        public.audit_hash_field(convert_to(e.actor_subject, 'UTF8')) ||
+        public.audit_hash_field(convert_to(e.actor_email, 'UTF8')) ||
+        public.audit_hash_field(CASE WHEN e.actor_email_verified THEN '\x01'::bytea ELSE '\x00'::bytea END) ||
+        public.audit_hash_field(convert_to(e.tenant, 'UTF8')) ||
+        public.audit_hash_field(convert_to(e.action, 'UTF8')) ||
+        public.audit_hash_field(convert_to(e.object_type, 'UTF8')) ||
+        public.audit_hash_field(convert_to(e.object_id, 'UTF8')) ||
+        public.audit_hash_field(convert_to(e.message_id, 'UTF8')) ||
+        public.audit_hash_field(convert_to(e.operation_id, 'UTF8')) ||
+        public.audit_hash_field(convert_to(e.request_id, 'UTF8')) ||
+        public.audit_hash_field(convert_to(e.reason, 'UTF8')) ||
+        public.audit_hash_field(convert_to(e.outcome, 'UTF8')) ||
+        public.audit_hash_field(public.audit_hash_json(e.before)) ||
+        public.audit_hash_field(public.audit_hash_json(e.after)) ||
+        public.audit_hash_field(convert_to(e.remote_addr, 'UTF8')) ||
+        public.audit_hash_field(convert_to(e.user_agent, 'UTF8')) ||
+        public.audit_hash_field(e.prev_hash))
+$$;
+COMMENT ON FUNCTION audit_entry_hash(public.audit_log) IS 'The hash of an audit_log row, encoding v2, as package audit computes it (hash.go).';
+
+CREATE FUNCTION audit_log_continues_chain() RETURNS trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $$
+DECLARE
+    head record;
+BEGIN
+    PERFORM pg_advisory_xact_lock(5855054742334734337); -- audit.appendLockKey
+    SELECT l.seq, l.hash, l.at INTO head FROM public.audit_log l ORDER BY l.seq DESC LIMIT 1;
+    IF NEW.seq IS DISTINCT FROM COALESCE(head.seq, 0) + 1 THEN
+        RAISE EXCEPTION 'audit entry seq % is not the next of the chain, seq %', NEW.seq, COALESCE(head.seq, 0) + 1
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.prev_hash IS DISTINCT FROM head.hash THEN
+        RAISE EXCEPTION 'audit entry seq %: prev_hash is not the hash of seq %', NEW.seq, head.seq
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.at < head.at THEN
+        RAISE EXCEPTION 'audit entry seq % is dated %, before seq % (%)', NEW.seq, NEW.at, head.seq, head.at
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.at > clock_timestamp() + interval '1 minute' THEN
+        RAISE EXCEPTION 'audit entry seq % is dated %, ahead of the database clock', NEW.seq, NEW.at
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.actor_email_verified IS NULL THEN
+        RAISE EXCEPTION 'audit entry seq %: actor_email_verified is NULL (hash encoding v1, for entries before it existed)', NEW.seq
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.hash IS DISTINCT FROM public.audit_entry_hash(NEW) THEN
+        RAISE EXCEPTION 'audit entry seq %: hash is not the hash of its contents', NEW.seq
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END $$;
+COMMENT ON FUNCTION audit_log_continues_chain() IS 'Refuses an audit_log row that is not the next entry of the chain: seq, prev_hash, at and hash are checked against the head.';
+
+CREATE TRIGGER audit_log_continues_chain BEFORE INSERT ON audit_log
+    FOR EACH ROW EXECUTE FUNCTION audit_log_continues_chain();
+-- ALWAYS: session_replication_role = replica is no way around it.
+ALTER TABLE audit_log ENABLE ALWAYS TRIGGER audit_log_continues_chain;
