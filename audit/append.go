@@ -26,16 +26,19 @@ const lockAppend = `SELECT pg_advisory_xact_lock($1)`
 // Runs after the lock, as its own statement: in READ COMMITTED a statement
 // takes its snapshot when it starts, so this one sees the entry the previous
 // lock holder committed. It also lets PostgreSQL put the JSON in its jsonb
-// form, which is what we hash and what it will print back, and fixes at.
+// form, which is what we hash and what it will print back, and fixes at:
+// the database clock, or the head's at when the clock reads earlier (it was
+// set back), so that at never goes back along the chain.
 const prepareAppend = `
 SELECT current_setting('transaction_isolation'),
-       COALESCE($1::timestamptz, clock_timestamp()),
+       COALESCE($1::timestamptz, GREATEST(clock_timestamp(), head.at)),
        $2::jsonb::text,
        $3::jsonb::text,
        COALESCE(head.seq, 0),
-       head.hash
+       head.hash,
+       head.at
 FROM (VALUES (1)) AS one
-LEFT JOIN (SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1) AS head ON true`
+LEFT JOIN (SELECT seq, hash, at FROM audit_log ORDER BY seq DESC LIMIT 1) AS head ON true`
 
 const insertEntry = `
 INSERT INTO audit_log (seq, at, actor_issuer, actor_subject, actor_email, actor_email_verified, tenant, action,
@@ -60,7 +63,10 @@ RETURNING before::text, after::text`
 // longer than 32 KiB of JSON are replaced by their length and SHA-256. It
 // returns an invalid quarantine.Error when e breaks a rule (see Event.Validate), when Before or After
 // do not marshal to JSON that PostgreSQL accepts, or when At is out of its
-// range. After an error other than a validation one, tx is aborted.
+// range, or when At is earlier than the newest entry's (at never goes back
+// along the chain; without At, the database clock is used, or the newest
+// entry's at when the clock reads earlier). After an error other than a
+// validation one, tx is aborted.
 func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
 	defer func() {
 		if err != nil {
@@ -87,10 +93,11 @@ func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
 		jsonBefore, jsonAfter *string
 		headSeq               int64
 		headHash              []byte
+		headAt                *time.Time
 	)
 	entry = newEntry(&e)
 	err = tx.QueryRow(ctx, prepareAppend, at, before, after).
-		Scan(&isolation, &entry.At, &jsonBefore, &jsonAfter, &headSeq, &headHash)
+		Scan(&isolation, &entry.At, &jsonBefore, &jsonAfter, &headSeq, &headHash, &headAt)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
 		// Data exception: JSON that jsonb refuses (\u0000), a time out of range.
@@ -103,6 +110,10 @@ func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
 		return Entry{}, fmt.Errorf("transaction is %s: appends need read committed, where each statement sees the latest head", isolation)
 	}
 	entry.At = entry.At.UTC()
+	if headAt != nil && entry.At.Before(*headAt) {
+		return Entry{}, quarantine.Errorf(quarantine.EINVALID, "at %s is before the newest entry's, seq %d at %s: entries are dated in the order they are appended",
+			entry.At.Format(timeLayout), headSeq, headAt.UTC().Format(timeLayout))
+	}
 	if entry.Before, err = canonicalJSON(jsonBefore); err != nil {
 		return Entry{}, fmt.Errorf("before: %w", err)
 	}

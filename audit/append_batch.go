@@ -6,12 +6,16 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // Canonicalises every event's JSON in one statement after the lock, and
 // reads the head and the clock, like prepareAppend does for one event.
 const prepareBatch = `
-SELECT current_setting('transaction_isolation'), clock_timestamp(),
+SELECT current_setting('transaction_isolation'),
+       GREATEST(clock_timestamp(), (SELECT at FROM audit_log ORDER BY seq DESC LIMIT 1)),
+       (SELECT at FROM audit_log ORDER BY seq DESC LIMIT 1),
        COALESCE((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0),
        (SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1),
        ARRAY(SELECT u.b::jsonb::text FROM unnest($1::text[]) WITH ORDINALITY AS u(b, n) ORDER BY u.n),
@@ -20,7 +24,9 @@ SELECT current_setting('transaction_isolation'), clock_timestamp(),
 // AppendBatch appends events in order as consecutive entries of the chain,
 // inside tx, with one lock, one head read and one COPY: what Append does for
 // one event, at a cost that stays small for thousands. Events with a zero At
-// get the same database clock reading. It returns the entries as stored.
+// get the same database clock reading (or the newest entry's at, when the
+// clock reads earlier); an At earlier than the entry's before it is refused
+// as an invalid quarantine.Error. It returns the entries as stored.
 func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error) {
 	if len(events) == 0 {
 		return nil, nil
@@ -43,13 +49,14 @@ func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error
 	var (
 		isolation   string
 		now         time.Time
+		headAt      *time.Time
 		headSeq     int64
 		headHash    []byte
 		jsonBefores []*string
 		jsonAfters  []*string
 	)
 	if err := tx.QueryRow(ctx, prepareBatch, befores, afters).
-		Scan(&isolation, &now, &headSeq, &headHash, &jsonBefores, &jsonAfters); err != nil {
+		Scan(&isolation, &now, &headAt, &headSeq, &headHash, &jsonBefores, &jsonAfters); err != nil {
 		return nil, fmt.Errorf("append audit batch: read chain head: %w", err)
 	}
 	if isolation != "read committed" {
@@ -58,6 +65,10 @@ func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error
 	entries := make([]Entry, len(events))
 	rows := make([][]any, len(events))
 	prev := headHash
+	var prevAt time.Time
+	if headAt != nil {
+		prevAt = headAt.UTC()
+	}
 	for i, e := range events {
 		at := now
 		if !e.At.IsZero() {
@@ -65,6 +76,11 @@ func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error
 		}
 		entry := newEntry(&e)
 		entry.Seq, entry.At, entry.PrevHash = headSeq+int64(i)+1, at.UTC().Truncate(time.Microsecond), prev
+		if entry.At.Before(prevAt) {
+			return nil, quarantine.Errorf(quarantine.EINVALID, "append audit batch, event %d: at %s is before the entry before it, at %s: entries are dated in the order they are appended",
+				i, entry.At.Format(timeLayout), prevAt.Format(timeLayout))
+		}
+		prevAt = entry.At
 		var err error
 		if entry.Before, err = canonicalJSON(jsonBefores[i]); err != nil {
 			return nil, fmt.Errorf("append audit batch, event %d: before: %w", i, err)

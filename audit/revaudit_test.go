@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 )
 
@@ -79,9 +80,18 @@ func TestRevAuditVerifyFlagsAnEntryDatedBeforeItsPredecessor(t *testing.T) {
 	appendAll(t, b, event("incident.start"))
 	backdated := event("replay.approve")
 	backdated.At = time.Now().Add(-7 * 24 * time.Hour)
-	appendAll(t, b, backdated)
+	// fix-audit-chain: Append refuses the backdated event (and the trigger
+	// of migration 0034 a backdated row); the owner, who may disable the
+	// trigger, writes it with its correct hash.
+	_, err := audit.AppendFunc(b.ctx, b.db.Pool, backdated)
+	require.Error(t, err)
+	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "Append takes no time earlier than the head's: %v", err)
+	tamper(t, b, `INSERT INTO audit_log (seq, at, action, outcome, actor_email_verified, prev_hash, hash)
+        SELECT 2, at - interval '7 days', 'replay.approve', 'ok', false, hash, hash FROM audit_log WHERE seq = 1`,
+		`UPDATE audit_log SET hash = audit_entry_hash(audit_log) WHERE seq = 2`)
 
 	res, err := audit.Verify(b.ctx, b.db.Pool, audit.VerifyOptions{})
 	require.NoError(t, err)
 	assert.False(t, res.OK(), "seq 2 is dated a week before seq 1: verify said %s", res)
+	assert.Contains(t, res.Problem, "seq 2: dated")
 }

@@ -51,19 +51,38 @@ type VerifyOptions struct {
 	Anchors []Anchor
 }
 
+// maxProblems bounds Result.Problems; ProblemCount counts them all.
+const maxProblems = 20
+
 // Result is what Verify found.
 type Result struct {
-	Rows     int64  // entries read, including the bad one if any
-	HeadSeq  int64  // seq of the last entry that verified; 0 when none did
+	Rows     int64  // entries read
+	HeadSeq  int64  // seq of the last entry that verified before the first problem; 0 when none did
 	Head     []byte // hash of that entry; nil when none did
-	FirstBad int64  // seq of the first bad entry (a missing one counts); 0 when the chain is intact
-	Problem  string // what is wrong with FirstBad, as a sentence that starts "seq N: " or "checkpoint at seq N: "
+	FirstBad int64  // seq of the first problem (a missing entry counts); 0 when the chain is intact
+	Problem  string // the first problem, as a sentence that starts "seq N: " or "checkpoint at seq N: "
+	// Problems are the problems found, in seq order as the walk met them
+	// (the first maxProblems): the walk goes on after one, checking each
+	// entry against the one before it as stored, so an edit made after a
+	// broken link is still reported. ProblemCount counts all of them.
+	Problems     []string
+	ProblemCount int64
+	// Linked is the seq up to which every entry linked and hashed
+	// correctly, whether or not a checkpoint vouched for it.
+	Linked int64
+	// Warnings are findings that do not break the chain: a checkpoint whose
+	// signature does not verify, followed by a later one that does (it
+	// vouches for every entry up to it, so the bad one anchors nothing and
+	// is a forgery to look into).
+	Warnings []string
 	// Checkpoints is how many checkpoints matched the chain and verified.
 	Checkpoints int
 	// LastCheckpoint is the newest of them (Seq 0 when none).
 	LastCheckpoint Checkpoint
 	// Anchors is how many anchors matched.
 	Anchors int
+	// signed: the first problem is a checkpoint or an anchor, not an entry.
+	signed bool
 }
 
 // OK reports whether the whole chain verified.
@@ -82,13 +101,21 @@ func (r Result) Err() error {
 }
 
 // String describes the result in one line for an operator, with the head
-// hash to record elsewhere, and what the checkpoints cover.
+// hash to record elsewhere, and what the checkpoints cover. Problems after
+// the first and Warnings are not in it: print them on lines of their own.
 func (r Result) String() string {
+	more := ""
+	if r.ProblemCount > 1 {
+		more = fmt.Sprintf(" (%s in all)", plural(r.ProblemCount, "problem", "problems"))
+	}
 	switch {
+	case !r.OK() && r.HeadSeq == 0 && r.signed && r.Linked > 0:
+		return fmt.Sprintf("audit chain BROKEN: %s%s; entries 1..%d link and hash correctly, but no checkpoint or anchor before it vouches for them",
+			r.Problem, more, r.Linked)
 	case !r.OK() && r.HeadSeq == 0:
-		return fmt.Sprintf("audit chain BROKEN: %s; no entry before it verifies", r.Problem)
+		return fmt.Sprintf("audit chain BROKEN: %s%s; no entry before it verifies", r.Problem, more)
 	case !r.OK():
-		return fmt.Sprintf("audit chain BROKEN: %s; entries 1..%d verify, their head hash is %s", r.Problem, r.HeadSeq, r.HeadHex())
+		return fmt.Sprintf("audit chain BROKEN: %s%s; entries 1..%d verify, their head hash is %s", r.Problem, more, r.HeadSeq, r.HeadHex())
 	case r.Rows == 0:
 		return "audit chain ok: no entries yet"
 	}
@@ -109,6 +136,9 @@ func (r Result) String() string {
 	if r.Anchors > 0 {
 		s += fmt.Sprintf("; %s", plural(int64(r.Anchors), "anchor matches", "anchors match"))
 	}
+	if len(r.Warnings) > 0 {
+		s += fmt.Sprintf("; %s", plural(int64(len(r.Warnings)), "warning", "warnings"))
+	}
 	return s
 }
 
@@ -128,16 +158,25 @@ const (
 // Verify walks the whole chain in seq order, streaming it from one query
 // (one snapshot; memory does not grow with the log), and checks that seqs run
 // 1, 2, 3, ... without gaps, that each prev_hash is the hash of the entry
-// before, and that each hash matches the entry's contents. It also checks
-// every checkpoint: its signature with opts.Keys, and that the entry at its
-// seq has its hash; and every anchor in opts.Anchors the same way. A log
+// before, that each hash matches the entry's contents, and that no entry is
+// dated before the entry before it (appends take the database clock under
+// the chain's lock and never go back, see Append). It also checks every
+// checkpoint: its signature with opts.Keys, and that the entry at its seq
+// has its hash; and every anchor in opts.Anchors the same way. A log
 // truncated and rebuilt with fresh hashes after a checkpoint or an anchor
 // fails here; a log whose checkpoints were removed as well is caught only by
 // an anchor (or by noticing that the checkpoints stopped).
 //
-// It stops at the first problem and reports it in the Result; the error is
-// only for failing to read. Checkpoints are read first and kept in memory
-// (about 150 bytes each).
+// A checkpoint whose signature does not verify breaks the chain, unless a
+// later checkpoint verifies with no problem between them: that one vouches
+// for every entry up to it, so the bad one is reported in
+// Result.Warnings (someone with the runtime role's credentials inserted
+// it) instead.
+//
+// It does not stop at the first problem: it goes on checking each entry
+// against the one before it as stored, and reports every problem (see
+// Result.Problems). The error is only for failing to read. Checkpoints are
+// read first and kept in memory (about 150 bytes each).
 func Verify(ctx context.Context, db Querier, opts VerifyOptions) (Result, error) {
 	rows, err := db.Query(ctx, verifyCheckpoints)
 	if err != nil {
@@ -156,14 +195,12 @@ func Verify(ctx context.Context, db Querier, opts VerifyOptions) (Result, error)
 	for rows.Next() {
 		e, err := scanEntry(rows)
 		if err != nil {
-			return Result{}, fmt.Errorf("verify audit chain after seq %d: %w", v.res.HeadSeq, err)
+			return Result{}, fmt.Errorf("verify audit chain after seq %d: %w", v.last.Seq, err)
 		}
-		if !v.entry(&e) {
-			break // the rest of the chain hangs off a broken link
-		}
+		v.entry(&e)
 	}
 	if err := rows.Err(); err != nil {
-		return Result{}, fmt.Errorf("verify audit chain after seq %d: %w", v.res.HeadSeq, err)
+		return Result{}, fmt.Errorf("verify audit chain after seq %d: %w", v.last.Seq, err)
 	}
 	v.finish()
 	return v.res, nil
@@ -175,10 +212,25 @@ type verifier struct {
 	checkpoints []Checkpoint // ascending seq, not yet reached
 	anchors     []Anchor     // ascending seq, not yet reached
 	res         Result
+	// last is the entry read before this one, as stored (zero before the
+	// first): each entry is checked against it, whether or not it verified.
+	last Entry
+	// broken: a problem was found; HeadSeq no longer moves. linkBroken: an
+	// entry was bad; Linked no longer moves.
+	broken, linkBroken bool
 	// trusted is the newest entry a checkpoint or an anchor vouched for:
 	// when a later one fails, only entries up to it are known good.
 	trustedSeq  int64
 	trustedHash []byte
+	// unverified are checkpoints whose signature failed, waiting for a later
+	// one that verifies; trustedSeq and trustedHash as they were then.
+	unverified []unverifiedCheckpoint
+}
+
+type unverifiedCheckpoint struct {
+	seq, trustedSeq int64
+	trustedHash     []byte
+	problem         string
 }
 
 func sortedAnchors(in []Anchor) []Anchor {
@@ -187,81 +239,148 @@ func sortedAnchors(in []Anchor) []Anchor {
 	return out
 }
 
-func (v *verifier) fail(seq int64, format string, args ...any) bool {
-	v.res.FirstBad = seq
-	v.res.Problem = fmt.Sprintf(format, args...)
-	return false
+// fail records a problem at seq.
+func (v *verifier) fail(seq int64, format string, args ...any) {
+	r := &v.res
+	problem := fmt.Sprintf(format, args...)
+	r.ProblemCount++
+	if len(r.Problems) < maxProblems {
+		r.Problems = append(r.Problems, problem)
+	}
+	if r.FirstBad == 0 || seq < r.FirstBad {
+		r.FirstBad, r.Problem = seq, problem
+	}
+	v.broken = true
 }
 
-// failSigned reports a checkpoint or anchor that does not hold: the links
+// failSigned records a checkpoint or anchor that does not hold: the links
 // may all be sound, but only the entries up to the last head that did hold
 // can be trusted.
-func (v *verifier) failSigned(seq int64, format string, args ...any) bool {
-	v.res.HeadSeq, v.res.Head = v.trustedSeq, v.trustedHash
-	return v.fail(seq, format, args...)
+func (v *verifier) failSigned(seq, trustedSeq int64, trustedHash []byte, format string, args ...any) {
+	first := v.res.FirstBad == 0 || seq < v.res.FirstBad
+	if first || trustedSeq < v.res.HeadSeq {
+		v.res.HeadSeq, v.res.Head = trustedSeq, trustedHash
+	}
+	v.fail(seq, format, args...)
+	if first {
+		v.res.signed = true
+	}
 }
 
-// entry checks one entry; false stops the walk.
-func (v *verifier) entry(e *Entry) bool {
+// entry checks one entry against the one before it.
+func (v *verifier) entry(e *Entry) {
 	r := &v.res
 	r.Rows++
-	want := r.HeadSeq + 1
+	ok := true
+	want := v.last.Seq + 1
 	switch {
 	case e.Seq != want && want == 1:
-		return v.fail(1, "seq 1: missing, the log starts at seq %d (deleted rows)", e.Seq)
+		v.fail(1, "seq 1: missing, the log starts at seq %d (deleted rows)", e.Seq)
+		ok = false
 	case e.Seq != want:
-		return v.fail(want, "seq %d: missing, seq %d is followed by seq %d (deleted row)", want, r.HeadSeq, e.Seq)
+		v.fail(want, "seq %d: missing, seq %d is followed by seq %d (deleted row)", want, v.last.Seq, e.Seq)
+		ok = false
 	case e.Seq == 1 && e.PrevHash != nil:
-		return v.fail(1, "seq 1: has a prev_hash, but the first entry has none (edited row)")
-	case e.Seq > 1 && !bytes.Equal(e.PrevHash, r.Head):
-		return v.fail(e.Seq, "seq %d: prev_hash does not match seq %d (one of the two was rewritten)", e.Seq, r.HeadSeq)
-	case !bytes.Equal(hashEntry(e), e.Hash):
-		return v.fail(e.Seq, "seq %d: hash does not match its contents (edited row)", e.Seq)
+		v.fail(1, "seq 1: has a prev_hash, but the first entry has none (edited row)")
+		ok = false
+	case e.Seq > 1 && !bytes.Equal(e.PrevHash, v.last.Hash):
+		v.fail(e.Seq, "seq %d: prev_hash does not match seq %d (one of the two was rewritten)", e.Seq, v.last.Seq)
+		ok = false
 	}
-	r.HeadSeq, r.Head = e.Seq, e.Hash
-	for len(v.checkpoints) > 0 && v.checkpoints[0].Seq == e.Seq {
+	if !bytes.Equal(hashEntry(e), e.Hash) {
+		v.fail(e.Seq, "seq %d: hash does not match its contents (edited row)", e.Seq)
+		ok = false
+	}
+	if v.last.Seq > 0 && e.At.Before(v.last.At) {
+		v.fail(e.Seq, "seq %d: dated %s, before seq %d (%s): entries are appended in time order (backdated or edited row)",
+			e.Seq, e.At.Format(timeLayout), v.last.Seq, v.last.At.Format(timeLayout))
+		ok = false
+	}
+	if ok && !v.broken {
+		r.HeadSeq, r.Head = e.Seq, e.Hash
+	}
+	if ok && !v.linkBroken {
+		r.Linked = e.Seq
+	}
+	v.linkBroken = v.linkBroken || !ok
+	v.last = *e
+	v.checkpointsAt(e)
+	v.anchorsAt(e)
+}
+
+// checkpointsAt checks the checkpoints at e's seq, and reports those at
+// seqs the walk passed over (the entry is missing).
+func (v *verifier) checkpointsAt(e *Entry) {
+	r := &v.res
+	for len(v.checkpoints) > 0 && v.checkpoints[0].Seq <= e.Seq {
 		cp := v.checkpoints[0]
 		v.checkpoints = v.checkpoints[1:]
-		if !bytes.Equal(cp.Hash, e.Hash) {
-			return v.failSigned(e.Seq, "checkpoint at seq %d: the signed hash %s is not the entry's %s (the log was rewritten at or before seq %d)",
+		switch {
+		case cp.Seq < e.Seq:
+			v.failSigned(cp.Seq, v.trustedSeq, v.trustedHash, "checkpoint at seq %d: the log has no entry at that seq (deleted row)", cp.Seq)
+			continue
+		case !bytes.Equal(cp.Hash, e.Hash):
+			v.failSigned(e.Seq, v.trustedSeq, v.trustedHash, "checkpoint at seq %d: the signed hash %s is not the entry's %s (the log was rewritten at or before seq %d)",
 				e.Seq, cp.HashHex(), e.HashHex(), e.Seq)
-		}
-		if v.opts.Keys.Len() == 0 {
-			return v.failSigned(e.Seq, "checkpoint at seq %d: no public key was given to check its signature (key %s)", e.Seq, cp.KeyID)
+			continue
+		case v.opts.Keys.Len() == 0:
+			v.failSigned(e.Seq, v.trustedSeq, v.trustedHash, "checkpoint at seq %d: no public key was given to check its signature (key %s)", e.Seq, cp.KeyID)
+			continue
 		}
 		if err := cp.VerifySignature(v.opts.Keys); err != nil {
-			return v.failSigned(e.Seq, "checkpoint at seq %d: %v", e.Seq, err)
+			v.unverified = append(v.unverified, unverifiedCheckpoint{seq: e.Seq, trustedSeq: v.trustedSeq, trustedHash: v.trustedHash,
+				problem: fmt.Sprintf("checkpoint at seq %d: %v", e.Seq, err)})
+			continue
 		}
 		r.Checkpoints++
 		r.LastCheckpoint = cp
-		v.trustedSeq, v.trustedHash = e.Seq, e.Hash
-	}
-	for len(v.anchors) > 0 && v.anchors[0].Seq == e.Seq {
-		a := v.anchors[0]
-		v.anchors = v.anchors[1:]
-		if !bytes.Equal(a.Hash, e.Hash) {
-			return v.failSigned(e.Seq, "anchor at seq %d: the entry's hash is %s, not %s (the log was rewritten at or before seq %d)",
-				e.Seq, e.HashHex(), hex.EncodeToString(a.Hash), e.Seq)
+		if v.broken {
+			continue // it vouches for nothing before a broken link
 		}
-		r.Anchors++
 		v.trustedSeq, v.trustedHash = e.Seq, e.Hash
+		for _, u := range v.unverified {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s; the checkpoint at seq %d verifies and vouches for the entries up to it, so this one anchors nothing (inserted by someone with the database's credentials?)",
+				u.problem, e.Seq))
+		}
+		v.unverified = nil
 	}
-	return true
 }
 
-// finish reports checkpoints and anchors past the end of an intact chain:
-// entries were removed from its tail.
+// anchorsAt checks the anchors at e's seq, and reports those at seqs the
+// walk passed over.
+func (v *verifier) anchorsAt(e *Entry) {
+	for len(v.anchors) > 0 && v.anchors[0].Seq <= e.Seq {
+		a := v.anchors[0]
+		v.anchors = v.anchors[1:]
+		switch {
+		case a.Seq < e.Seq:
+			v.failSigned(a.Seq, v.trustedSeq, v.trustedHash, "anchor at seq %d: the log has no entry at that seq (deleted row)", a.Seq)
+		case !bytes.Equal(a.Hash, e.Hash):
+			v.failSigned(e.Seq, v.trustedSeq, v.trustedHash, "anchor at seq %d: the entry's hash is %s, not %s (the log was rewritten at or before seq %d)",
+				e.Seq, e.HashHex(), hex.EncodeToString(a.Hash), e.Seq)
+		default:
+			v.res.Anchors++
+			if !v.broken {
+				v.trustedSeq, v.trustedHash = e.Seq, e.Hash
+			}
+		}
+	}
+}
+
+// finish reports checkpoints and anchors past the end of the chain
+// (entries were removed from its tail), and checkpoints whose signature
+// failed with no later one that verifies.
 func (v *verifier) finish() {
-	if !v.res.OK() {
-		return
+	for _, u := range v.unverified {
+		v.failSigned(u.seq, u.trustedSeq, u.trustedHash, "%s", u.problem)
 	}
-	if len(v.checkpoints) > 0 && v.checkpoints[0].Seq > v.res.HeadSeq {
-		v.failSigned(v.checkpoints[0].Seq, "checkpoint at seq %d: the log ends at seq %d (entries were removed from its end)",
-			v.checkpoints[0].Seq, v.res.HeadSeq)
-		return
+	v.unverified = nil
+	for _, cp := range v.checkpoints {
+		v.failSigned(cp.Seq, v.trustedSeq, v.trustedHash, "checkpoint at seq %d: the log ends at seq %d (entries were removed from its end)",
+			cp.Seq, v.last.Seq)
 	}
-	if len(v.anchors) > 0 {
-		v.failSigned(v.anchors[0].Seq, "anchor at seq %d: the log ends at seq %d (entries were removed from its end)",
-			v.anchors[0].Seq, v.res.HeadSeq)
+	for _, a := range v.anchors {
+		v.failSigned(a.Seq, v.trustedSeq, v.trustedHash, "anchor at seq %d: the log ends at seq %d (entries were removed from its end)",
+			a.Seq, v.last.Seq)
 	}
 }
