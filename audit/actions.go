@@ -23,6 +23,9 @@ const (
 
 	ActionExport = "audit.export"
 	ActionVerify = "audit.verify"
+	// ActionCheckpointRefused: Record found a checkpoint at the head whose
+	// signature does not verify with the console's key, and signed past it.
+	ActionCheckpointRefused = "audit.checkpoint_refused"
 
 	ActionDeadLetterDownload = "deadletter.download"
 	ActionDeadLetterDiscard  = "deadletter.discard"
@@ -87,7 +90,7 @@ var actions = [][]string{
 	{ActionCSRFDenied},
 	{ActionBindingAdd, ActionBindingDelete},
 	{ActionUserSettings},
-	{ActionExport, ActionVerify},
+	{ActionExport, ActionVerify, ActionCheckpointRefused},
 	{ActionDeadLetterDownload, ActionDeadLetterDiscard, ActionDeadLetterResolve, ActionDeadLetterFix},
 	{ActionGroupSnooze, ActionGroupWake, ActionGroupAssign, ActionGroupNote},
 	{ActionReplayDraft, ActionReplayDraftChanged, ActionReplayDraftExpired, ActionReplaySelection, ActionReplaySubmit,

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -145,18 +146,29 @@ const (
 )
 
 // Record signs the head of the chain and stores the checkpoint, unless the
-// head is already signed, in which case it returns that checkpoint. It
-// returns a zero, unsigned Checkpoint for an empty log, and an invalid
-// quarantine.Error for a reason that is empty or longer than 64 bytes. Recorders are serialised by
-// an advisory lock held for the few milliseconds this takes. Call it before anything that removes
-// data the log refers to, so the head as it was is signed (reason "purge",
-// for example).
+// head is already signed with signer's key, in which case it returns that
+// checkpoint. A checkpoint at the head whose signature does not verify
+// with signer's key (anyone with the runtime role's credentials may insert
+// one, and one per seq is kept) is never handed out: Record appends an
+// entry saying so (action audit.checkpoint_refused, outcome error) and
+// signs that entry, the new head. It returns a zero, unsigned Checkpoint
+// for an empty log, and an invalid quarantine.Error for a reason that is
+// empty or longer than 64 bytes. Recorders are serialised by an advisory
+// lock held for the few milliseconds this takes, after the chain's lock,
+// which they hold too (appends wait for them). Call it before anything that
+// removes data the log refers to, so the head as it was is signed (reason
+// "purge", for example).
 func Record(ctx context.Context, db Beginner, signer *Signer, reason string) (Checkpoint, error) {
 	if reason == "" || len(reason) > maxCheckpointReason {
 		return Checkpoint{}, quarantine.Errorf(quarantine.EINVALID, "An audit checkpoint's reason must be 1 to %d bytes.", maxCheckpointReason)
 	}
 	var out Checkpoint
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		// The chain's lock first, as a transaction that appends and then
+		// records (a purge) takes them: Record may append.
+		if _, err := tx.Exec(ctx, lockAppend, appendLockKey); err != nil {
+			return fmt.Errorf("lock the chain: %w", err)
+		}
 		if _, err := tx.Exec(ctx, lockCheckpoint, checkpointLockKey); err != nil {
 			return fmt.Errorf("lock: %w", err)
 		}
@@ -170,11 +182,22 @@ func Record(ctx context.Context, db Beginner, signer *Signer, reason string) (Ch
 			return fmt.Errorf("read checkpoint %d: %w", head.Seq, err)
 		}
 		existing, err := pgx.CollectExactlyOneRow(rows, scanCheckpoint)
-		if err == nil {
-			out = existing
-			return nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
+		switch {
+		case err == nil:
+			bad := existing.VerifySignature(NewKeySet(signer.PublicKey()))
+			if bad == nil {
+				out = existing
+				return nil
+			}
+			entry, err := Append(ctx, tx, Event{Action: ActionCheckpointRefused, Outcome: OutcomeError,
+				ObjectType: "audit_checkpoint", ObjectID: strconv.FormatInt(existing.Seq, 10),
+				Reason: fmt.Sprintf("the checkpoint at seq %d is %v (this console's key is %s): it was not written by this console, or by one with another key; the head is signed anew",
+					existing.Seq, bad, signer.KeyID())})
+			if err != nil {
+				return err
+			}
+			head = Checkpoint{Seq: entry.Seq, Hash: entry.Hash}
+		case !errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("read checkpoint %d: %w", head.Seq, err)
 		}
 		if err := tx.QueryRow(ctx, selectClock).Scan(&head.At); err != nil {
