@@ -3,21 +3,23 @@
 -- with another prev_hash, a hash that is not its contents' or a seq past
 -- the head could never be removed, every later append chained onto it, and
 -- verify reported the chain broken there for ever. Now every row inserted
--- must be the next entry: seq one past the head, prev_hash the head's hash,
--- hash the SHA-256 of its canonical encoding (package audit, hash.go,
--- encoding v2) computed here the same way, at no earlier than the head's
--- and not ahead of the database clock (by more than a minute, for clocks
--- of other hosts).
+-- must continue the entry before it: that entry (seq - 1) exists, prev_hash
+-- is its hash, at is no earlier than its at and not ahead of the database
+-- clock (by more than a minute, for clocks of other hosts), and hash is the
+-- SHA-256 of the row's canonical encoding (package audit, hash.go, encoding
+-- v2), computed here the same way. With the primary key on seq, that makes
+-- each row the next entry of the chain: no gap, no fork.
 --
--- The trigger takes the chain's lock (the advisory lock audit.Append
--- holds, "QAUDIT" then 0001) before it reads the head, so an insert that
--- bypasses Append still waits its turn; Append already holds it, and takes
--- it again at no cost. The head is one read of the primary key's index.
+-- The check runs AFTER each row, at the end of the statement, so that a
+-- bulk COPY (audit.AppendBatch) keeps inserting in batches; it reads the
+-- entry before by the primary key's index. A row whose entry before is not
+-- committed yet (another appender's, which bypassed the chain's lock) is
+-- refused.
 
 -- audit_hash_field is one field of the encoding: 1, the length as 8 bytes
 -- big-endian, the bytes; NULL is the single byte 0.
 CREATE FUNCTION audit_hash_field(b bytea) RETURNS bytea
-    LANGUAGE sql IMMUTABLE AS $$
+    LANGUAGE sql STABLE AS $$
     SELECT CASE WHEN b IS NULL THEN '\x00'::bytea
                 ELSE '\x01'::bytea || int8send(octet_length(b)::bigint) || b END
 $$;
@@ -26,16 +28,17 @@ $$;
 -- jsonb prints between tokens removed (Go's json.Compact). Strings are
 -- matched whole and kept, so blanks inside them stay.
 CREATE FUNCTION audit_hash_json(j jsonb) RETURNS bytea
-    LANGUAGE sql IMMUTABLE AS $$
+    LANGUAGE sql STABLE AS $$
     SELECT convert_to(regexp_replace(j::text, '("(?:[^"\\]|\\.)*")|[ ]', '\1', 'g'), 'UTF8')
 $$;
 
--- The helpers set no search_path so that PostgreSQL inlines them (the
--- trigger runs once per row, 100k rows in a bulk append); they name
--- pg_catalog's functions, which come first on every path, and each other
--- with their schema.
+-- The helpers set no search_path and are STABLE (convert_to and to_char
+-- are) so that PostgreSQL inlines them into the trigger's expression (it
+-- runs once per row, 100k rows in a bulk append); they name pg_catalog's
+-- functions, which come first on every path, and each other with their
+-- schema.
 CREATE FUNCTION audit_entry_hash(e public.audit_log) RETURNS bytea
-    LANGUAGE sql IMMUTABLE AS $$
+    LANGUAGE sql STABLE AS $$
     SELECT sha256(
         public.audit_hash_field(convert_to('quarantine-audit-v2', 'UTF8')) ||
         public.audit_hash_field(int8send(e.seq)) ||
@@ -64,21 +67,22 @@ COMMENT ON FUNCTION audit_entry_hash(public.audit_log) IS 'The hash of an audit_
 CREATE FUNCTION audit_log_continues_chain() RETURNS trigger
     LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
-    head record;
+    prev record;
 BEGIN
-    PERFORM pg_advisory_xact_lock(5855054742334734337); -- audit.appendLockKey
-    SELECT l.seq, l.hash, l.at INTO head FROM public.audit_log l ORDER BY l.seq DESC LIMIT 1;
-    IF NEW.seq IS DISTINCT FROM COALESCE(head.seq, 0) + 1 THEN
-        RAISE EXCEPTION 'audit entry seq % is not the next of the chain, seq %', NEW.seq, COALESCE(head.seq, 0) + 1
-            USING ERRCODE = 'check_violation';
-    END IF;
-    IF NEW.prev_hash IS DISTINCT FROM head.hash THEN
-        RAISE EXCEPTION 'audit entry seq %: prev_hash is not the hash of seq %', NEW.seq, head.seq
-            USING ERRCODE = 'check_violation';
-    END IF;
-    IF NEW.at < head.at THEN
-        RAISE EXCEPTION 'audit entry seq % is dated %, before seq % (%)', NEW.seq, NEW.at, head.seq, head.at
-            USING ERRCODE = 'check_violation';
+    IF NEW.seq > 1 THEN
+        SELECT l.hash, l.at INTO prev FROM public.audit_log l WHERE l.seq = NEW.seq - 1;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'audit entry seq % is not the next of the chain: there is no seq %', NEW.seq, NEW.seq - 1
+                USING ERRCODE = 'check_violation';
+        END IF;
+        IF NEW.prev_hash IS DISTINCT FROM prev.hash THEN
+            RAISE EXCEPTION 'audit entry seq %: prev_hash is not the hash of seq %', NEW.seq, NEW.seq - 1
+                USING ERRCODE = 'check_violation';
+        END IF;
+        IF NEW.at < prev.at THEN
+            RAISE EXCEPTION 'audit entry seq % is dated %, before seq % (%)', NEW.seq, NEW.at, NEW.seq - 1, prev.at
+                USING ERRCODE = 'check_violation';
+        END IF;
     END IF;
     IF NEW.at > clock_timestamp() + interval '1 minute' THEN
         RAISE EXCEPTION 'audit entry seq % is dated %, ahead of the database clock', NEW.seq, NEW.at
@@ -92,11 +96,11 @@ BEGIN
         RAISE EXCEPTION 'audit entry seq %: hash is not the hash of its contents', NEW.seq
             USING ERRCODE = 'check_violation';
     END IF;
-    RETURN NEW;
+    RETURN NULL;
 END $$;
-COMMENT ON FUNCTION audit_log_continues_chain() IS 'Refuses an audit_log row that is not the next entry of the chain: seq, prev_hash, at and hash are checked against the head.';
+COMMENT ON FUNCTION audit_log_continues_chain() IS 'Refuses an audit_log row that does not continue the entry before it: prev_hash, at and hash are checked.';
 
-CREATE TRIGGER audit_log_continues_chain BEFORE INSERT ON audit_log
+CREATE TRIGGER audit_log_continues_chain AFTER INSERT ON audit_log
     FOR EACH ROW EXECUTE FUNCTION audit_log_continues_chain();
 -- ALWAYS: session_replication_role = replica is no way around it.
 ALTER TABLE audit_log ENABLE ALWAYS TRIGGER audit_log_continues_chain;
