@@ -124,7 +124,8 @@ func TestAuditCheckpointsSigned(t *testing.T) {
 	require.NoError(t, err)
 	trailer := records[len(records)-1]
 	require.Len(t, trailer, len(records[0]), "# chain-head,seq,hash,signed at,reason,key id,public key,signature, then empty cells")
-	assert.Equal(t, make([]string, len(trailer)-8), trailer[8:])
+	assert.Equal(t, "filter:", trailer[8], "an export of every entry")
+	assert.Equal(t, make([]string, len(trailer)-9), trailer[9:])
 	assert.Equal(t, []string{"# chain-head", "8", head.HashHex(), head.At.Format("2006-01-02T15:04:05.000000Z07:00"), "export", signer.KeyID()}, trailer[:6])
 	assertSignedHead(t, signer.PublicKey(), trailer[1], trailer[2], trailer[3], trailer[4], trailer[5], trailer[6], trailer[7])
 

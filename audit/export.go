@@ -8,8 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 const chainHead = `SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1`
@@ -35,12 +38,23 @@ var exportHeader = []string{
 //
 //	# chain-head,<seq>,<hash>[,<signed at>,<reason>,<key id>,<public key>,<signature>]
 //
+//	  ,filter:<what the entries were selected by, empty for all of them>
+//
 // with head: the head of the chain the export ends at (entries appended
 // later are left out), and when head is a signed checkpoint its signature
 // (public key and signature in hex), which anyone with the public key can
-// check. It has as many cells as the header (the rest empty), so readers
-// that want records of one length read it, and one that treats '#' as a
-// comment skips it.
+// check; in its ninth cell, the filter. It has as many cells as the header
+// (the rest empty), so readers that want records of one length read it,
+// and one that treats '#' as a comment skips it.
+//
+// The records run without a gap from the first entry f selects to head:
+// an entry f leaves out (another tenant's, another action) is a record
+// with only seq, prev_hash and hash, so that the chain can be followed to
+// the signed head without showing what the entry says. A cell holding a
+// control character or a bidirectional-text control (which a terminal or
+// a spreadsheet would act on, or display reordered) is written as "'"
+// followed by the value quoted as a Go string with every character past
+// ASCII escaped ('"\u202e..."); CSVValue takes it back.
 //
 // f's Limit is ignored; Before and After bound the seq range. It returns an
 // an invalid quarantine.Error for an invalid f.
@@ -50,7 +64,13 @@ func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.
 		return fmt.Errorf("export audit csv: %w", err)
 	}
 	record := make([]string, len(exportHeader))
-	err := exportEntries(ctx, db, f, head.Seq, func(e *Entry) error {
+	err := exportEntries(ctx, db, f, head.Seq, func(e *Entry, selected bool) error {
+		if !selected {
+			clear(record)
+			record[0], record[len(record)-2], record[len(record)-1] = strconv.FormatInt(e.Seq, 10),
+				hex.EncodeToString(e.PrevHash), hex.EncodeToString(e.Hash)
+			return cw.Write(record)
+		}
 		record = append(record[:0],
 			strconv.FormatInt(e.Seq, 10), e.At.Format(timeLayout),
 			e.Actor.Issuer, e.Actor.Subject, e.Actor.Email, verifiedText(e), e.Tenant, e.Action,
@@ -73,6 +93,7 @@ func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.
 		copy(trailer[3:], []string{head.At.Format(timeLayout), head.Reason, head.KeyID,
 			hex.EncodeToString(head.PublicKey), hex.EncodeToString(head.Signature)})
 	}
+	trailer[8] = inertCell("filter:" + filterText(f))
 	if err := cw.Write(trailer); err != nil {
 		return fmt.Errorf("export audit csv: %w", err)
 	}
@@ -108,9 +129,25 @@ type jsonEntry struct {
 	Hash         string          `json:"hash"`
 }
 
+// jsonStub is the JSONL line of an entry the filter left out: enough to
+// link the entries around it, none of its content.
+type jsonStub struct {
+	Seq      int64   `json:"seq"`
+	LeftOut  bool    `json:"left_out"`
+	PrevHash *string `json:"prev_hash"`
+	Hash     string  `json:"hash"`
+}
+
 // jsonTrailer is the last JSONL line.
 type jsonTrailer struct {
-	ChainHead jsonHead `json:"chain_head"`
+	ChainHead jsonHead    `json:"chain_head"`
+	Export    *jsonExport `json:"export,omitempty"`
+}
+
+// jsonExport says what the export holds: Filter is what its entries were
+// selected by ("" for all of them); entries it leaves out are stubs.
+type jsonExport struct {
+	Filter string `json:"filter"`
 }
 
 // jsonHead is the head an export ends at; the signature fields are present
@@ -130,9 +167,14 @@ type jsonHead struct {
 // audit_log as keys: at in UTC with microseconds, before and after as the
 // canonical JSON the hash covers (null for NULL), prev_hash (null for seq 1)
 // and hash in hex, actor_email_verified null for entries of hash version 1.
-// The last line is {"chain_head":{"seq":N,"hash":"..."}}, the head the
-// export ends at, with "signed_at", "reason", "key_id", "public_key" and
-// "signature" (hex) when head is a signed checkpoint.
+// The last line is {"chain_head":{"seq":N,"hash":"..."},"export":{"filter":"..."}},
+// the head the export ends at, with "signed_at", "reason", "key_id",
+// "public_key" and "signature" (hex) when head is a signed checkpoint, and
+// what the entries were selected by ("" for all of them). The lines run
+// without a gap from the first entry f selects to head: an entry f leaves
+// out is the line {"seq":N,"left_out":true,"prev_hash":"...","hash":"..."},
+// so that the chain can be followed to the signed head without showing
+// what the entry says.
 //
 // f's Limit is ignored; Before and After bound the seq range. It returns an
 // an invalid quarantine.Error for an invalid f.
@@ -143,7 +185,15 @@ func ExportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, w i
 	// longer be the bytes the hash covers.
 	enc.SetEscapeHTML(false)
 	var line jsonEntry
-	err := exportEntries(ctx, db, f, head.Seq, func(e *Entry) error {
+	err := exportEntries(ctx, db, f, head.Seq, func(e *Entry, selected bool) error {
+		if !selected {
+			stub := jsonStub{Seq: e.Seq, LeftOut: true, Hash: hex.EncodeToString(e.Hash)}
+			if e.PrevHash != nil {
+				prev := hex.EncodeToString(e.PrevHash)
+				stub.PrevHash = &prev
+			}
+			return enc.Encode(&stub)
+		}
 		line = jsonEntry{
 			Seq: e.Seq, At: e.At.Format(timeLayout),
 			ActorIssuer: e.Actor.Issuer, ActorSubject: e.Actor.Subject, ActorEmail: e.Actor.Email,
@@ -164,7 +214,7 @@ func ExportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, w i
 	if err != nil {
 		return fmt.Errorf("export audit jsonl: %w", err)
 	}
-	trailer := jsonTrailer{ChainHead: jsonHead{Seq: head.Seq, Hash: head.HashHex()}}
+	trailer := jsonTrailer{ChainHead: jsonHead{Seq: head.Seq, Hash: head.HashHex()}, Export: &jsonExport{Filter: filterText(f)}}
 	if head.Signed() {
 		trailer.ChainHead.At, trailer.ChainHead.Reason, trailer.ChainHead.KeyID = head.At.Format(timeLayout), head.Reason, head.KeyID
 		trailer.ChainHead.PublicKey = hex.EncodeToString(head.PublicKey)
@@ -187,17 +237,50 @@ const formulaStart = "=+-@\t\r'"
 // starts with a byte of formulaStart. Every value that starts with "'" gets
 // one more, so CSVValue can always take one off: no two values share a
 // cell.
+//
+// A value holding a character of unsafeRune is written as "'" and the value
+// quoted with strconv.QuoteToASCII ('"..."). No other value is written
+// starting with '", so CSVValue tells the two apart: a value that starts
+// with "'" gets one more.
 func inertCell(v string) string {
+	if strings.IndexFunc(v, unsafeRune) >= 0 {
+		return "'" + strconv.QuoteToASCII(v)
+	}
 	if v != "" && strings.IndexByte(formulaStart, v[0]) >= 0 {
 		return "'" + v
 	}
 	return v
 }
 
+// unsafeRune reports the characters a CSV export does not write raw:
+// control characters but tab and line feed (ESC starts terminal
+// sequences), DEL, the C1 controls, and the bidirectional-text controls
+// (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), which reorder
+// how a value is displayed.
+func unsafeRune(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n':
+		return false
+	case r < 0x20, r >= 0x7f && r <= 0x9f:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
 // CSVValue is the value a cell of ExportCSV's stands for: the cell without
 // the one leading "'" the export put in front of values that start like a
-// formula (or with "'"). Re-hash an exported entry from these values.
-func CSVValue(cell string) string { return strings.TrimPrefix(cell, "'") }
+// formula (or with "'"), or the quoted value after "'" unquoted. Re-hash
+// an exported entry from these values.
+func CSVValue(cell string) string {
+	if strings.HasPrefix(cell, `'"`) {
+		if v, err := strconv.Unquote(cell[1:]); err == nil {
+			return v
+		}
+	}
+	return strings.TrimPrefix(cell, "'")
+}
 
 // verifiedText is actor_email_verified as the CSV export writes it.
 func verifiedText(e *Entry) string {
@@ -207,9 +290,13 @@ func verifiedText(e *Entry) string {
 	return strconv.FormatBool(e.Actor.EmailVerified)
 }
 
-// exportEntries calls fn for each entry f selects up to seq head, oldest
-// first, as the rows arrive.
-func exportEntries(ctx context.Context, db Querier, f Filter, head int64, fn func(*Entry) error) error {
+// exportEntries calls fn for each entry from the first one f selects up to
+// seq head, oldest first, as the rows arrive: with selected false for those
+// f leaves out, which an export writes as stubs (seq, prev_hash and hash:
+// no content), so that the chain runs unbroken from the first entry
+// exported to the signed head. It returns the first seq, 0 when f selects
+// nothing.
+func exportEntries(ctx context.Context, db Querier, f Filter, head int64, fn func(e *Entry, selected bool) error) error {
 	f.Limit = 0 // a page size, not an export bound
 	if err := f.Validate(); err != nil {
 		return err
@@ -230,17 +317,27 @@ func exportEntries(ctx context.Context, db Querier, f Filter, head int64, fn fun
 		conds = append(conds, condNewer)
 		args["cursor"] = f.After
 	}
-	rows, err := db.Query(ctx, selectEntries+whereSQL(conds)+` ORDER BY seq`, args)
+	var first *int64
+	if err := db.QueryRow(ctx, `SELECT min(seq) FROM audit_log WHERE `+whereSQL(conds), args).Scan(&first); err != nil {
+		return fmt.Errorf("query the first entry: %w", err)
+	}
+	if first == nil {
+		return nil
+	}
+	args["first"] = *first
+	rows, err := db.Query(ctx, `SELECT `+entryColumns+`, `+whereSQL(conds)+` FROM audit_log
+        WHERE seq BETWEEN @first AND @head ORDER BY seq`, args)
 	if err != nil {
 		return fmt.Errorf("query entries: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		e, err := scanEntry(rows)
+		row := selectedRow{Rows: rows}
+		e, err := scanEntry(&row)
 		if err != nil {
 			return fmt.Errorf("read entry: %w", err)
 		}
-		if err := fn(&e); err != nil {
+		if err := fn(&e, row.selected); err != nil {
 			return fmt.Errorf("write seq %d: %w", e.Seq, err)
 		}
 	}
@@ -248,4 +345,52 @@ func exportEntries(ctx context.Context, db Querier, f Filter, head int64, fn fun
 		return fmt.Errorf("read entries: %w", err)
 	}
 	return nil
+}
+
+// selectedRow is a row of exportEntries' query: the entry's columns, then
+// whether the filter selects it.
+type selectedRow struct {
+	pgx.Rows
+	selected bool
+}
+
+func (r *selectedRow) Scan(dest ...any) error { return r.Rows.Scan(append(dest, &r.selected)...) }
+
+// filterText describes what f selects, as the export's trailer records it:
+// "" for every entry.
+func filterText(f Filter) string {
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+strconv.Quote(v))
+		}
+	}
+	if f.Tenants != nil && !slices.Contains(f.Tenants, AllTenants) {
+		add("tenants", strings.Join(f.Tenants, ","))
+		if len(f.Tenants) == 0 {
+			parts = append(parts, "tenants=none")
+		}
+	}
+	add("actor", f.Actor)
+	add("action", f.Action)
+	add("actions", strings.Join(f.Actions, ","))
+	add("tenant", f.Tenant)
+	add("object_type", f.ObjectType)
+	add("object_id", f.ObjectID)
+	add("object", f.Object)
+	add("message_id", f.MessageID)
+	add("outcome", string(f.Outcome))
+	if !f.From.IsZero() {
+		add("from", f.From.UTC().Format(timeLayout))
+	}
+	if !f.To.IsZero() {
+		add("to", f.To.UTC().Format(timeLayout))
+	}
+	if f.Before != 0 {
+		add("before", strconv.FormatInt(f.Before, 10))
+	}
+	if f.After != 0 {
+		add("after", strconv.FormatInt(f.After, 10))
+	}
+	return strings.Join(parts, " ")
 }

@@ -89,12 +89,26 @@ func TestExport(t *testing.T) {
 		require.Equal(t, "seq", header[0])
 		trailer := make([]string, len(header))
 		copy(trailer, []string{"# chain-head", strconv.FormatInt(head.HeadSeq, 10), head.HeadHex()})
+		trailer[8] = `filter:tenants="acme"`
 		require.Equal(t, trailer, records[len(records)-1])
 		var got []int64
+		var prev []byte
 		for _, rec := range records[1 : len(records)-1] {
 			m := map[string]string{}
 			for i, name := range header {
 				m[name] = fromCell(rec[i])
+			}
+			if prev != nil {
+				require.Equal(t, hex.EncodeToString(prev), m["prev_hash"], "seq %s links to the record before", m["seq"])
+			}
+			if prev, _ = hex.DecodeString(m["hash"]); m["action"] == "" {
+				// An entry of another tenant: a stub, its seq and hashes only.
+				for _, name := range header {
+					if name != "seq" && name != "prev_hash" && name != "hash" {
+						require.Empty(t, m[name], "seq %s: a stub shows no %s", m["seq"], name)
+					}
+				}
+				continue
 			}
 			e := entryFromRecord(t, m)
 			require.Equal(t, e.Hash, audit.HashOf(&e), "seq %d re-hashes from the export alone", e.Seq)
@@ -109,7 +123,7 @@ func TestExport(t *testing.T) {
 		require.NoError(t, audit.ExportJSONL(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), &out))
 		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 		require.Len(t, lines, len(events)+1)
-		require.JSONEq(t, fmt.Sprintf(`{"chain_head":{"seq":%d,"hash":%q}}`, head.HeadSeq, head.HeadHex()), lines[len(lines)-1])
+		require.JSONEq(t, fmt.Sprintf(`{"chain_head":{"seq":%d,"hash":%q},"export":{"filter":""}}`, head.HeadSeq, head.HeadHex()), lines[len(lines)-1])
 		for i, line := range lines[:len(lines)-1] {
 			var raw map[string]json.RawMessage
 			require.NoError(t, json.Unmarshal([]byte(line), &raw))
@@ -133,10 +147,10 @@ func TestExport(t *testing.T) {
 		b := setup(t)
 		var out bytes.Buffer
 		require.NoError(t, audit.ExportJSONL(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), &out))
-		require.Equal(t, `{"chain_head":{"seq":0,"hash":""}}`+"\n", out.String())
+		require.Equal(t, `{"chain_head":{"seq":0,"hash":""},"export":{"filter":""}}`+"\n", out.String())
 		out.Reset()
 		require.NoError(t, audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), &out))
-		require.True(t, strings.HasSuffix(out.String(), "\n# chain-head,0"+strings.Repeat(",", 19)+"\n"), out.String())
+		require.True(t, strings.HasSuffix(out.String(), "\n# chain-head,0"+strings.Repeat(",", 7)+"filter:"+strings.Repeat(",", 12)+"\n"), out.String())
 	})
 
 	t.Run("Invalid", func(t *testing.T) {
@@ -146,9 +160,10 @@ func TestExport(t *testing.T) {
 	})
 }
 
-// fromCell is a CSV export's cell as docs/access.md says to read it back:
-// one leading "'" taken off, when there is one.
-func fromCell(cell string) string { return strings.TrimPrefix(cell, "'") }
+// fromCell is a CSV export's cell as docs/access.md says to read it back
+// (audit.CSVValue): one leading "'" taken off, when there is one, or a
+// quoted value after "'" unquoted.
+func fromCell(cell string) string { return audit.CSVValue(cell) }
 
 // TestExportCSVCellsNeverFormulas: producers (message and operation ids),
 // people (reasons, user agents) and identity providers (emails) choose text
@@ -169,11 +184,17 @@ func TestExportCSVCellsNeverFormulas(t *testing.T) {
 	hostile.After = -5
 	plain := event("odd.plain")
 	plain.Reason = "'already quoted"
+	// Terminal escapes and bidirectional controls are not written raw.
+	plain.ObjectID = "x\x1b[2Jy\u202egnp.exe\u2066\x7f\u0085"
+	plain.UserAgent = `'"quoted"`
 	appendAll(t, b, hostile, plain)
 	requireIntact(t, b, 2)
 
 	var out bytes.Buffer
 	require.NoError(t, audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), &out))
+	for _, c := range []string{"\x1b", "\u202e", "\u2066", "\x7f", "\u0085"} {
+		assert.NotContains(t, out.String(), c)
+	}
 	r := csv.NewReader(&out)
 	r.FieldsPerRecord = -1
 	records, err := r.ReadAll()
@@ -194,6 +215,9 @@ func TestExportCSVCellsNeverFormulas(t *testing.T) {
 	assert.Equal(t, hostile.Reason, fromCell(records[1][13]))
 	assert.Equal(t, "'quoted@example.com", fromCell(records[1][4]), "a value that starts with ' keeps it")
 	assert.Equal(t, "'already quoted", fromCell(records[2][13]))
+	assert.Equal(t, plain.ObjectID, fromCell(records[2][9]))
+	assert.Equal(t, `'"x\x1b[2Jy\u202egnp.exe\u2066\x7f\u0085"`, records[2][9], "quoted, every character past ASCII escaped")
+	assert.Equal(t, plain.UserAgent, fromCell(records[2][18]), "a value that starts with '\" is not read as a quoted one")
 }
 
 // headOf is the chain's head, unsigned, as exports without a signer end.
@@ -317,7 +341,7 @@ func TestAuditExportStreams(t *testing.T) {
 			export: func(w io.Writer) error { return audit.ExportCSV(b.ctx, b.db.Pool, audit.Filter{}, headOf(t, b), w) },
 			extra:  2, // header and trailer
 			trailer: func(t *testing.T, line []byte) {
-				require.Equal(t, fmt.Sprintf("# chain-head,%d,%s", res.HeadSeq, res.HeadHex())+strings.Repeat(",", 18), string(line))
+				require.Equal(t, fmt.Sprintf("# chain-head,%d,%s", res.HeadSeq, res.HeadHex())+strings.Repeat(",", 6)+"filter:"+strings.Repeat(",", 12), string(line))
 			},
 		},
 		{

@@ -15,9 +15,20 @@ import (
 // ExportResult is what VerifyExport found in an export.
 type ExportResult struct {
 	Entries int64 // entry lines read
-	// Linked is how many entries link to the entry before them in the file
-	// (a filtered export leaves gaps: an entry after one is not linked).
+	LeftOut int64 // stub lines read: entries the export's filter left out
+	// Linked is how many lines (entries and stubs) link to the line before
+	// them: all but the first in an export that verified.
 	Linked int64
+	// Filter is what the export says its entries were selected by ("" for
+	// all of them, and for an export that does not say).
+	Filter string
+	// Unproven is how many entries come before the newest stub: a stub's
+	// prev_hash is not covered by a hash the verifier can recompute (its
+	// content is left out), so the signed head vouches only for the entries
+	// after the newest stub; the ones before it are linked, but only by the
+	// stubs' word. Check them against the database (console audit verify)
+	// or an unfiltered export.
+	Unproven int64
 	// Head is the export's chain head (its last line); Signed when its
 	// signature verified with the keys given.
 	Head   Checkpoint
@@ -45,28 +56,43 @@ func (r ExportResult) String() string {
 	if !r.OK() {
 		return fmt.Sprintf("audit export BROKEN at line %d: %s", r.Line, r.Problem)
 	}
-	s := fmt.Sprintf("audit export ok: %s, %d linked to the entry before; chain head seq %d hash %s", plural(r.Entries, "entry", "entries"),
+	s := fmt.Sprintf("audit export ok: %s, %d linked to the line before; chain head seq %d hash %s", plural(r.Entries, "entry", "entries"),
 		r.Linked, r.Head.Seq, r.Head.HashHex())
 	if r.Signed {
 		s += fmt.Sprintf(", signed %s (%s, key %s)", r.Head.At.Format(timeLayout), r.Head.Reason, r.Head.KeyID)
+	} else {
+		s += ", not signed"
+	}
+	if r.Filter != "" {
+		s += fmt.Sprintf("; filtered (%s), %s left out", r.Filter, plural(r.LeftOut, "entry", "entries"))
+	}
+	if r.Unproven > 0 {
+		s += fmt.Sprintf("; %s before the last entry left out rest on its prev_hash, which no signature covers: check them with console audit verify against the database",
+			plural(r.Unproven, "entry", "entries"))
 	}
 	return s
 }
 
 // VerifyExport checks a JSON Lines export (ExportJSONL) without the
-// database: each entry's hash against its fields, each entry's prev_hash
-// against the entry before it when that one is in the file (seq one less),
-// seqs ascending, and the last line's chain head: present (an export
-// without one was cut short), the hash of the last entry when that entry
-// is the head, and its signature with keys. Without keys a signed head
-// does not verify, as Verify treats checkpoints. It stops at the first
-// problem; the error is only for failing to read r.
+// database: each entry's hash against its fields; that the lines (entries,
+// and stubs for entries the filter left out) run without a gap, each
+// line's prev_hash the hash of the line before; that no entry is dated
+// before the entry before it; and the last line's chain head: present (an
+// export without one was cut short), the hash of the last line (an export
+// whose newest entries were taken off ends before it), and signed, with a
+// signature that verifies with keys. A head without a signature verifies
+// only when no key is given; without keys a signed head does not verify,
+// as Verify treats checkpoints. An export that says it is not filtered (or
+// does not say) must hold every entry: a stub there is refused. It stops
+// at the first problem; the error is only for failing to read r.
 func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 	var res ExportResult
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20) // an entry's fields are bounded well below 1 MiB
-	var last *Entry
+	var last *Entry                           // the line before: an entry, or a stub (Seq, PrevHash, Hash)
+	var lastDated *Entry                      // the entry before, for its at
 	var headLine []byte
+	var stubLines []int64 // lines of stubs, for the filter check at the end
 	for sc.Scan() {
 		res.Line++
 		line := sc.Bytes()
@@ -78,28 +104,39 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 			headLine = bytes.Clone(line)
 			continue
 		}
-		e, err := exportedEntry(line)
+		e, stub, err := exportedEntry(line)
 		if err != nil {
 			res.Problem = err.Error()
 			return res, nil
 		}
-		res.Entries++
 		switch {
-		case last != nil && e.Seq <= last.Seq:
-			res.Problem = fmt.Sprintf("seq %d follows seq %d (the export is oldest first)", e.Seq, last.Seq)
+		case last != nil && e.Seq != last.Seq+1:
+			res.Problem = fmt.Sprintf("seq %d follows seq %d: entries are missing (a filtered export holds a stub for each entry it leaves out)", e.Seq, last.Seq)
 			return res, nil
-		case !bytes.Equal(hashEntry(e), e.Hash):
+		case !stub && !bytes.Equal(hashEntry(e), e.Hash):
 			res.Problem = fmt.Sprintf("seq %d: hash does not match its contents (edited entry)", e.Seq)
 			return res, nil
 		case e.Seq == 1 && e.PrevHash != nil:
 			res.Problem = "seq 1: has a prev_hash, but the first entry has none (edited entry)"
 			return res, nil
-		case last != nil && e.Seq == last.Seq+1:
-			if !bytes.Equal(e.PrevHash, last.Hash) {
-				res.Problem = fmt.Sprintf("seq %d: prev_hash is not the hash of seq %d (one of the two was rewritten)", e.Seq, last.Seq)
-				return res, nil
-			}
+		case last != nil && !bytes.Equal(e.PrevHash, last.Hash):
+			res.Problem = fmt.Sprintf("seq %d: prev_hash is not the hash of seq %d (one of the two was rewritten)", e.Seq, last.Seq)
+			return res, nil
+		case !stub && lastDated != nil && e.At.Before(lastDated.At):
+			res.Problem = fmt.Sprintf("seq %d: dated %s, before seq %d (%s): entries are appended in time order (backdated or edited entry)",
+				e.Seq, e.At.Format(timeLayout), lastDated.Seq, lastDated.At.Format(timeLayout))
+			return res, nil
+		}
+		if last != nil {
 			res.Linked++
+		}
+		if stub {
+			res.LeftOut++
+			res.Unproven = res.Entries
+			stubLines = append(stubLines, res.Line)
+		} else {
+			res.Entries++
+			lastDated = e
 		}
 		last = e
 	}
@@ -111,18 +148,25 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 		res.Problem = "no chain head: the export was cut short"
 		return res, nil
 	}
-	head, err := exportedHead(headLine)
+	head, filter, err := exportedHead(headLine)
 	if err != nil {
 		res.Problem = err.Error()
 		return res, nil
 	}
-	res.Head = head
+	res.Head, res.Filter = head, filter
 	switch {
-	case last != nil && last.Seq > head.Seq:
-		res.Problem = fmt.Sprintf("the chain head is seq %d, before the last entry's seq %d", head.Seq, last.Seq)
+	case filter == "" && len(stubLines) > 0:
+		res.Line = stubLines[0]
+		res.Problem = "an entry is left out (a stub), but the export says it is not filtered"
 		return res, nil
-	case last != nil && last.Seq == head.Seq && !bytes.Equal(last.Hash, head.Hash):
+	case last != nil && last.Seq != head.Seq:
+		res.Problem = fmt.Sprintf("the export ends at seq %d, but its chain head is seq %d (entries were taken off its end)", last.Seq, head.Seq)
+		return res, nil
+	case last != nil && !bytes.Equal(last.Hash, head.Hash):
 		res.Problem = fmt.Sprintf("the chain head's hash %s is not seq %d's %s", head.HashHex(), last.Seq, last.HashHex())
+		return res, nil
+	case !head.Signed() && keys.Len() > 0:
+		res.Problem = "the chain head is not signed: an export from the console always is (the export was rebuilt?)"
 		return res, nil
 	case !head.Signed():
 		return res, nil
@@ -138,12 +182,28 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 	return res, nil
 }
 
-// exportedEntry is one entry line of ExportJSONL as the Entry it hashes.
-func exportedEntry(line []byte) (*Entry, error) {
-	var j jsonEntry
-	if err := json.Unmarshal(line, &j); err != nil {
-		return nil, fmt.Errorf("not an entry of a JSON Lines export: %v", err)
+// exportedEntry is one entry line of ExportJSONL as the Entry it hashes,
+// or a stub line (stub true) as an Entry with only Seq, PrevHash and Hash.
+func exportedEntry(line []byte) (e *Entry, stub bool, err error) {
+	var j struct {
+		jsonEntry
+		LeftOut bool `json:"left_out"`
 	}
+	if err := json.Unmarshal(line, &j); err != nil {
+		return nil, false, fmt.Errorf("not an entry of a JSON Lines export: %v", err)
+	}
+	if j.LeftOut {
+		if j.Action != "" || j.At != "" {
+			return nil, false, fmt.Errorf("seq %d: a stub (left_out) holds content", j.Seq)
+		}
+		e, err := exportedLinks(&j.jsonEntry, &Entry{Seq: j.Seq})
+		return e, true, err
+	}
+	e, err = exportedFields(&j.jsonEntry)
+	return e, false, err
+}
+
+func exportedFields(j *jsonEntry) (*Entry, error) {
 	e := &Entry{Seq: j.Seq, Actor: actorOf(j), Tenant: j.Tenant, Action: j.Action, ObjectType: j.ObjectType, ObjectID: j.ObjectID,
 		MessageID: j.MessageID, OperationID: j.OperationID, RequestID: j.RequestID, Reason: j.Reason, Outcome: Outcome(j.Outcome),
 		Before: rawOrNil(j.Before), After: rawOrNil(j.After), RemoteAddr: j.RemoteAddr, UserAgent: j.UserAgent, HashVersion: currentHashVersion}
@@ -154,6 +214,12 @@ func exportedEntry(line []byte) (*Entry, error) {
 	if e.At, err = time.Parse(timeLayout, j.At); err != nil {
 		return nil, fmt.Errorf("seq %d: at %q is not a time of the export", j.Seq, j.At)
 	}
+	return exportedLinks(j, e)
+}
+
+// exportedLinks sets e's Hash and PrevHash from j.
+func exportedLinks(j *jsonEntry, e *Entry) (*Entry, error) {
+	var err error
 	if e.Hash, err = hex.DecodeString(j.Hash); err != nil || len(e.Hash) != 32 {
 		return nil, fmt.Errorf("seq %d: hash is not 64 hex digits", j.Seq)
 	}
@@ -165,7 +231,7 @@ func exportedEntry(line []byte) (*Entry, error) {
 	return e, nil
 }
 
-func actorOf(j jsonEntry) (a quarantine.Actor) {
+func actorOf(j *jsonEntry) (a quarantine.Actor) {
 	a.Issuer, a.Subject, a.Email = j.ActorIssuer, j.ActorSubject, j.ActorEmail
 	if j.ActorEmailOK != nil {
 		a.EmailVerified = *j.ActorEmailOK
@@ -181,12 +247,22 @@ func rawOrNil(m json.RawMessage) json.RawMessage {
 	return m
 }
 
-// exportedHead is the chain head line of ExportJSONL.
-func exportedHead(line []byte) (Checkpoint, error) {
+// exportedHead is the chain head line of ExportJSONL, and the filter it
+// names.
+func exportedHead(line []byte) (Checkpoint, string, error) {
 	var t jsonTrailer
 	if err := json.Unmarshal(line, &t); err != nil {
-		return Checkpoint{}, fmt.Errorf("the chain head is not readable: %v", err)
+		return Checkpoint{}, "", fmt.Errorf("the chain head is not readable: %v", err)
 	}
+	var filter string
+	if t.Export != nil {
+		filter = t.Export.Filter
+	}
+	c, err := exportedCheckpoint(t)
+	return c, filter, err
+}
+
+func exportedCheckpoint(t jsonTrailer) (Checkpoint, error) {
 	h := t.ChainHead
 	c := Checkpoint{Seq: h.Seq, Reason: h.Reason, KeyID: h.KeyID}
 	var err error

@@ -3,6 +3,7 @@ package audit_test
 import (
 	"bytes"
 	"crypto/ed25519"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,7 +51,49 @@ func TestVerifyExport(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, res.OK(), res.String())
 		assert.Equal(t, int64(3), res.Entries)
-		assert.Equal(t, int64(1), res.Linked, "seq 3 is left out: only 1 and 2 are in a row")
+		// fix-audit-chain: this asserted that an export with a gap verified
+		// (Linked 1); the entry left out is now a stub, so every line links.
+		assert.Equal(t, int64(1), res.LeftOut, "seq 3 is left out: a stub stands for it")
+		assert.Equal(t, int64(3), res.Linked, "every line links to the one before")
+		assert.Equal(t, int64(2), res.Unproven, "seqs 1 and 2 come before the stub, whose prev_hash nothing covers")
+		assert.Equal(t, `action="test.export"`, res.Filter)
+		assert.NotContains(t, export(audit.Filter{Action: "test.export"}), "test.other", "a stub shows nothing of its entry")
+	})
+	t.Run("FilteredStubRemoved", func(t *testing.T) {
+		lines := strings.SplitAfter(export(audit.Filter{Action: "test.export"}), "\n")
+		require.Contains(t, lines[2], `"left_out":true`)
+		res, err := audit.VerifyExport(strings.NewReader(strings.Join(append(lines[:2:2], lines[3:]...), "")), keys)
+		require.NoError(t, err)
+		assert.Contains(t, res.Problem, "seq 4 follows seq 2")
+	})
+	t.Run("StubInUnfilteredExport", func(t *testing.T) {
+		filtered := export(audit.Filter{Action: "test.export"})
+		unfiltered := strings.Replace(filtered, `"export":{"filter":"action=\"test.export\""}`, `"export":{"filter":""}`, 1)
+		require.NotEqual(t, filtered, unfiltered)
+		res, err := audit.VerifyExport(strings.NewReader(unfiltered), keys)
+		require.NoError(t, err)
+		assert.Contains(t, res.Problem, "says it is not filtered")
+	})
+	t.Run("FromTheMiddle", func(t *testing.T) {
+		res, err := audit.VerifyExport(strings.NewReader(export(audit.Filter{After: 2})), keys)
+		require.NoError(t, err)
+		require.True(t, res.OK(), res.String())
+		assert.Equal(t, int64(2), res.Entries)
+		assert.Zero(t, res.Unproven)
+	})
+	t.Run("TenantScope", func(t *testing.T) {
+		res, err := audit.VerifyExport(strings.NewReader(export(audit.Filter{Tenants: []string{"globex"}})), keys)
+		require.NoError(t, err)
+		require.True(t, res.OK(), res.String())
+		assert.Zero(t, res.Entries, "no entry of globex: nothing to export")
+	})
+	t.Run("Unsigned", func(t *testing.T) {
+		lines := strings.SplitAfter(all, "\n")
+		last := len(lines) - 2 // the trailer; the last element is ""
+		lines[last] = fmt.Sprintf(`{"chain_head":{"seq":%d,"hash":"%s"}}`+"\n", head.Seq, head.HashHex())
+		res, err := audit.VerifyExport(strings.NewReader(strings.Join(lines, "")), keys)
+		require.NoError(t, err)
+		assert.Contains(t, res.Problem, "not signed")
 	})
 	t.Run("Edited", func(t *testing.T) {
 		edited := strings.Replace(all, `"reason":"=cmd`, `"reason":"=CMD`, 1)
