@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -79,6 +80,10 @@ type Result struct {
 	Checkpoints int
 	// LastCheckpoint is the newest of them (Seq 0 when none).
 	LastCheckpoint Checkpoint
+	// UnsignedSince is the at of the first entry after LastCheckpoint (of
+	// the first entry when no checkpoint verified); zero when every entry
+	// is signed.
+	UnsignedSince time.Time
 	// Anchors is how many anchors matched.
 	Anchors int
 	// signed: the first problem is a checkpoint or an anchor, not an entry.
@@ -303,6 +308,9 @@ func (v *verifier) entry(e *Entry) {
 		r.Linked = e.Seq
 	}
 	v.linkBroken = v.linkBroken || !ok
+	if e.Seq == r.LastCheckpoint.Seq+1 {
+		r.UnsignedSince = e.At
+	}
 	v.last = *e
 	v.checkpointsAt(e)
 	v.anchorsAt(e)
@@ -333,7 +341,7 @@ func (v *verifier) checkpointsAt(e *Entry) {
 			continue
 		}
 		r.Checkpoints++
-		r.LastCheckpoint = cp
+		r.LastCheckpoint, r.UnsignedSince = cp, time.Time{}
 		if v.broken {
 			continue // it vouches for nothing before a broken link
 		}

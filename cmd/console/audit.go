@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -48,7 +49,11 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 func runAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var dsn, keyFiles, signingKey, anchors, file string
 	var opts audit.VerifyOptions
+	var every int
+	var interval time.Duration
 	s := newSettings("audit verify", getenv, stderr)
+	s.integer(&every, "audit-checkpoint-every", "AUDIT_CHECKPOINT_EVERY", 1000, "warn when more entries than this follow the newest checkpoint (serve's setting)", 1, 10_000_000)
+	s.duration(&interval, "audit-checkpoint-interval", "AUDIT_CHECKPOINT_INTERVAL", 5*time.Minute, "warn when entries stayed unsigned longer than this (serve's setting)", time.Second, 24*time.Hour)
 	s.str(&file, "file", "AUDIT_EXPORT_FILE", "", "a JSON Lines export to check instead of the database: its entries' hashes and links, and its signed chain head", nil)
 	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (read access is enough)", func(v string) error {
 		if file != "" {
@@ -80,6 +85,9 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	opts.Keys = keys
+	if signingKey != "" {
+		fmt.Fprintln(stderr, "console audit verify: warning: the keys trusted include this host's signing key (AUDIT_SIGNING_KEY_FILE): whoever can replace that file can sign a rewritten log; for an independent check give --public-key alone, with keys kept elsewhere")
+	}
 	if file != "" {
 		if len(opts.Anchors) > 0 {
 			return errors.New("--anchor checks the database's chain, not an export's; leave out --file or --anchor")
@@ -96,6 +104,20 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 		return fmt.Errorf("verify audit chain: %w", err)
 	}
 	fmt.Fprintln(stdout, res.String())
+	for _, p := range res.Problems {
+		if p != res.Problem {
+			fmt.Fprintf(stdout, "  also: %s\n", p)
+		}
+	}
+	if n := res.ProblemCount - int64(len(res.Problems)); n > 0 {
+		fmt.Fprintf(stdout, "  and %d more problems not listed\n", n)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stdout, "  warning: %s\n", w)
+	}
+	if w := staleCheckpointWarning(res, every, interval, time.Now()); w != "" {
+		fmt.Fprintf(stdout, "  warning: %s\n", w)
+	}
 	if !res.OK() && keys.Len() == 0 && strings.Contains(res.Problem, "no public key was given") {
 		fmt.Fprintln(stderr, "console audit verify: give the checkpoint public key with --public-key FILE (or AUDIT_SIGNING_KEY_FILE)")
 	}
@@ -104,6 +126,30 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 			strings.Join(keys.IDs(), ", "))
 	}
 	return res.Err()
+}
+
+// staleCheckpointWarning says when the newest checkpoint that verified is
+// older than serve's window (more than every entries after it, or entries
+// unsigned for longer than interval and a minute for the scheduler's
+// turn): entries after it are not vouched for, and the console may have
+// stopped signing. "" when it is not.
+func staleCheckpointWarning(res audit.Result, every int, interval time.Duration, now time.Time) string {
+	if res.Rows == 0 {
+		return ""
+	}
+	unsigned := res.HeadSeq - res.LastCheckpoint.Seq
+	newest := "no checkpoint verifies"
+	if res.Checkpoints > 0 {
+		newest = fmt.Sprintf("the newest checkpoint that verifies is at seq %d", res.LastCheckpoint.Seq)
+	}
+	switch {
+	case unsigned > int64(every):
+		return fmt.Sprintf("%s, %d entries before the head: more than AUDIT_CHECKPOINT_EVERY (%d); is the console signing?", newest, unsigned, every)
+	case !res.UnsignedSince.IsZero() && now.Sub(res.UnsignedSince) > interval+time.Minute:
+		return fmt.Sprintf("%s; the entries after it have been unsigned since %s, longer than AUDIT_CHECKPOINT_INTERVAL (%s); is the console signing?",
+			newest, res.UnsignedSince.Format(time.RFC3339), interval)
+	}
+	return ""
 }
 
 // verifyKeys is the set verify trusts: the public keys in keyFiles and,
