@@ -191,7 +191,7 @@ func Record(ctx context.Context, db Beginner, signer *Signer, reason string) (Ch
 			}
 			entry, err := Append(ctx, tx, Event{Action: ActionCheckpointRefused, Outcome: OutcomeError,
 				ObjectType: "audit_checkpoint", ObjectID: strconv.FormatInt(existing.Seq, 10),
-				Reason: fmt.Sprintf("the checkpoint at seq %d is %v (this console's key is %s): it was not written by this console, or by one with another key; the head is signed anew",
+				Reason: fmt.Sprintf("the checkpoint at seq %d does not verify: %v (this console's key is %s); it was not written by this console, or by one with another key; the head is signed anew",
 					existing.Seq, bad, signer.KeyID())})
 			if err != nil {
 				return err

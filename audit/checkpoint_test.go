@@ -323,3 +323,46 @@ func TestForgedCheckpointRefused(t *testing.T) {
 	appendAll(t, b, event("three"))
 	waitForCheckpoint(t, b, entries[1].Seq+1)
 }
+
+// TestRecordSignsPastAForgedCheckpoint: a checkpoint at the real head that
+// claims the console's key id but whose signature does not verify is not
+// handed out by Record: Record appends an entry saying so and signs it, and
+// Verify then reports the forged one as a warning (the later checkpoint
+// vouches for every entry up to it). Without a later checkpoint, the
+// forged one breaks the chain.
+func TestRecordSignsPastAForgedCheckpoint(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	entries := appendAll(t, b, event("one"), event("two"))
+	head := entries[len(entries)-1]
+	signer := newSigner(t)
+	keys := audit.NewKeySet(signer.PublicKey())
+	_, err := b.db.Pool.Exec(b.ctx, `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
+        VALUES ($1, $2, now(), 'export', $3, $4, sha512('s'))`, head.Seq, head.Hash, signer.KeyID(), []byte(signer.PublicKey()))
+	require.NoError(t, err)
+
+	res, err := audit.Verify(b.ctx, b.db.Pool, audit.VerifyOptions{Keys: keys})
+	require.NoError(t, err)
+	require.False(t, res.OK(), "no later checkpoint vouches for the entries: the forged one breaks the chain")
+	assert.Contains(t, res.Problem, "checkpoint at seq 2: signature does not verify")
+
+	cp, err := audit.Record(b.ctx, b.db.Pool, signer, audit.ReasonExport)
+	require.NoError(t, err)
+	require.Equal(t, head.Seq+1, cp.Seq, "Record signed past the forged checkpoint")
+	require.NoError(t, cp.VerifySignature(keys))
+	var action, reason string
+	require.NoError(t, b.db.Pool.QueryRow(b.ctx, `SELECT action, reason FROM audit_log WHERE seq = $1`, cp.Seq).Scan(&action, &reason))
+	assert.Equal(t, audit.ActionCheckpointRefused, action)
+	assert.Contains(t, reason, "the checkpoint at seq 2 does not verify: signature does not verify")
+
+	again, err := audit.Record(b.ctx, b.db.Pool, signer, audit.ReasonExport)
+	require.NoError(t, err)
+	assert.Equal(t, cp, again, "the valid checkpoint at the head is reused")
+
+	res, err = audit.Verify(b.ctx, b.db.Pool, audit.VerifyOptions{Keys: keys})
+	require.NoError(t, err)
+	require.True(t, res.OK(), res.String())
+	require.Len(t, res.Warnings, 1)
+	assert.Contains(t, res.Warnings[0], "checkpoint at seq 2: signature does not verify")
+	assert.Contains(t, res.String(), "1 warning")
+}
