@@ -196,3 +196,31 @@ func TestVerifyEmptyLog(t *testing.T) {
 	require.Nil(t, res.Head)
 	require.Equal(t, "audit chain ok: no entries yet", res.String())
 }
+
+// TestDatabaseHashesAsGo: the trigger of migration 0034 recomputes each
+// row's hash in SQL; it must agree with hashEntry byte for byte, or
+// appends fail. JSON whose strings hold what the SQL compaction removes
+// between tokens (", ", ": "), escapes, and text past ASCII.
+func TestDatabaseHashesAsGo(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tricky := []any{
+		map[string]any{"a, b": "c: d", "q": `"quoted", \ back`, "nested": []any{1, 2.5, -3e20, true, nil, map[string]any{}}, "": []any{}},
+		map[string]any{"uni": "é ü \u2028 \u202e 😀", "ctl": "tab\tnl\n", "html": "<a&b>"},
+		"just a string with  two  spaces",
+		[]any{"x , y", " : ", map[string]any{"k": " "}},
+		12345678901234567890.5,
+	}
+	for i, v := range tricky {
+		e := event("test.hash")
+		e.Before, e.After = v, map[string]any{"i": i}
+		e.Reason = fmt.Sprintf("reason %d: \u00e9\U0001F600", i)
+		e.Actor.EmailVerified = i%2 == 0
+		e.UserAgent = "ua \u202e"
+		appendAll(t, b, e)
+	}
+	var same bool
+	require.NoError(t, b.db.Pool.QueryRow(b.ctx, `SELECT bool_and(hash = audit_entry_hash(audit_log)) FROM audit_log`).Scan(&same))
+	require.True(t, same, "every row's hash as the database computes it")
+	requireIntact(t, b, int64(len(tricky)))
+}
