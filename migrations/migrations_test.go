@@ -53,9 +53,9 @@ func TestRuntimeRoleCannotAlterAudit(t *testing.T) {
 	db := testdb.New(t)
 	ctx := context.Background()
 	// It appends, but only the next entry of the chain (migration 0034):
-	// a row whose hash is not its contents' is refused.
-	_, err := db.Pool.Exec(ctx, `INSERT INTO audit_log (seq, at, action, outcome, actor_email_verified, hash)
-        VALUES (1, now(), 'test.event', 'ok', false, sha256('x'))`)
+	// a row past the head is refused.
+	_, err := db.Pool.Exec(ctx, `INSERT INTO audit_log (seq, at, action, outcome, actor_email_verified, prev_hash, hash)
+        VALUES (2, now(), 'test.event', 'ok', false, sha256('y'), sha256('x'))`)
 	var pgErr *pgconn.PgError
 	require.True(t, errors.As(err, &pgErr), "an entry off the chain is refused: %v", err)
 	assert.Equal(t, "23514", pgErr.Code, pgErr.Message)
