@@ -40,7 +40,8 @@ type IngestConfig struct {
 	// minutes; negative: never.
 	StallAfter time.Duration
 	// HealthEvery is how often the consumers are checked (pending count,
-	// oldest unacked message, whether they still exist). Default 5 seconds.
+	// oldest unacked message, whether they still exist, whether their
+	// settings are still the console's: see putBack). Default 5 seconds.
 	HealthEvery time.Duration
 	// RetryUnstorable is when a dead letter PostgreSQL refused in every
 	// form is delivered again. Default 30 seconds.
@@ -334,22 +335,6 @@ func durationArg(d time.Duration) string {
 		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
 	}
 	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10) + "s"
-}
-
-func (in *Ingester) ensureConsumer(ctx context.Context, stream string) error {
-	_, err := in.js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
-		Durable:       in.cfg.Durable,
-		Description:   "Quarantine console ingest: acked only after the row is committed",
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       in.cfg.AckWait,
-		MaxDeliver:    -1, // a dead letter is never given up on
-		MaxAckPending: 20 * in.cfg.BatchSize,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
-	if err != nil {
-		return fmt.Errorf("create consumer %s on %s: %w", in.cfg.Durable, stream, err)
-	}
-	return nil
 }
 
 // Run consumes until ctx ends. When it ends, Run takes no more, hands back

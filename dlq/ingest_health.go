@@ -33,7 +33,10 @@ type StreamHealth struct {
 	// worked.
 	FailingSince time.Time
 	// Pending are messages not yet delivered to the console, Unacked those
-	// delivered and not yet stored and acked.
+	// delivered and not yet stored and acked. Pending counts the stream's
+	// messages after the last one delivered, whatever the consumer's
+	// filter (JetStream's own pending count leaves out what a filter does
+	// not take).
 	Pending uint64
 	Unacked int
 	// AckFloor is the stream sequence up to which everything is acked;
@@ -42,6 +45,16 @@ type StreamHealth struct {
 	AckFloor  uint64
 	OldestSeq uint64
 	OldestAt  time.Time
+	// ConsumerDrift says how the consumer's settings differ from the
+	// console's when the check could not put them back (JetStream refuses
+	// to change them on an existing consumer, or the update failed); empty
+	// when they are the console's. Settings it put back are only logged
+	// and counted (quarantine_ingest_consumer_repaired_total).
+	ConsumerDrift string
+	// redeliverFrom is the first sequence a consumer changed since the
+	// last check may have passed over: the ack floor, plus one, at the
+	// last check that found its settings the console's. 0: unknown.
+	redeliverFrom uint64
 	// Settled counts the messages the consumer has delivered and that are
 	// no longer waiting for an ack (stored and acked by any replica, or
 	// gone from the stream): the last delivered stream sequence less the
@@ -172,10 +185,18 @@ func (h IngestHealth) StalledStreams(now time.Time) []StreamHealth {
 	return out
 }
 
-// Stalled returns, for each of StalledStreams, a sentence saying why; none
-// when ingest is moving.
+// Stalled returns, for each of StalledStreams, a sentence saying why, and
+// one for each stream whose consumer has settings the console could not
+// put back (ConsumerDrift), at once: dead letters may then wait unseen by
+// every figure. None when ingest is moving.
 func (h IngestHealth) Stalled(now time.Time) []string {
 	var out []string
+	for _, s := range h.Streams {
+		if s.ConsumerDrift != "" {
+			out = append(out, fmt.Sprintf("%s: the ingest consumer's settings are not the console's and could not be put back, so dead letters may never be delivered: %s",
+				s.Stream, s.ConsumerDrift))
+		}
+	}
 	for _, s := range h.StalledStreams(now) {
 		switch {
 		case !s.FailingSince.IsZero():
@@ -240,7 +261,8 @@ func (b *healthBoard) put(s StreamHealth) {
 func (in *Ingester) Health() IngestHealth { return in.metrics.health.snapshot() }
 
 // monitor checks the consumers every HealthEvery until ctx ends. A
-// consumer or stream found missing makes Run set them up again.
+// consumer or stream found missing makes Run set them up again; a
+// consumer whose settings someone changed has them put back (putBack).
 func (in *Ingester) monitor(ctx context.Context) {
 	streams := []string{in.cfg.Stream}
 	if len(in.cfg.Watch) > 0 {
@@ -287,10 +309,22 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		in.log.Info("checking the ingest consumer works again", "stream", stream, "failed_for", now.Sub(s.FailingSince).Round(time.Second))
 	}
 	in.compareIncarnation(stream, info, now)
+	in.keepSettings(cctx, stream, info, &s)
+	// The stream first: its last sequence bounds what the consumer has not
+	// delivered.
+	var last, first uint64
+	if st, err := in.js.Stream(cctx, stream); err != nil {
+		in.log.Debug("read the stream's state", "stream", stream, "err", err)
+	} else {
+		si := st.CachedInfo()
+		last, first = si.State.LastSeq, si.State.FirstSeq
+		s.Bytes, s.Msgs, s.FirstAt = si.State.Bytes, si.State.Msgs, si.State.FirstTime
+		s.MaxBytes, s.MaxAge = max(si.Config.MaxBytes, 0), si.Config.MaxAge
+	}
 	moved := info.AckFloor.Stream != s.AckFloor
 	done := settled(info)
 	s.CheckedAt, s.CheckErr, s.FailingSince = now, "", time.Time{}
-	s.Pending, s.Unacked = info.NumPending, info.NumAckPending
+	s.Pending, s.Unacked = max(info.NumPending, undelivered(last, first, info.Delivered.Stream)), info.NumAckPending
 	if s.Waiting() == 0 || moved || done > s.Settled || s.ProgressAt.IsZero() {
 		s.ProgressAt = now
 	}
@@ -311,14 +345,39 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		}
 	}
 	s.AckFloor = info.AckFloor.Stream
-	if st, err := in.js.Stream(cctx, stream); err != nil {
-		in.log.Debug("read the stream's state", "stream", stream, "err", err)
-	} else {
-		si := st.CachedInfo()
-		s.Bytes, s.Msgs, s.FirstAt = si.State.Bytes, si.State.Msgs, si.State.FirstTime
-		s.MaxBytes, s.MaxAge = max(si.Config.MaxBytes, 0), si.Config.MaxAge
-	}
 	in.metrics.health.put(s)
+}
+
+// undelivered is how many messages a stream whose sequences run from
+// first to last holds after delivered, whatever a consumer's filter
+// takes (a message deleted in between counts until it is passed).
+func undelivered(last, first, delivered uint64) uint64 {
+	from := max(delivered, first-min(first, 1))
+	if last <= from {
+		return 0
+	}
+	return last - from
+}
+
+// keepSettings compares the settings of stream's consumer (info) with the
+// console's and puts them back (putBack), from the first sequence the
+// consumer may have passed over since the last check that found them
+// right. What it could not put back is s's ConsumerDrift, logged when it
+// changes.
+func (in *Ingester) keepSettings(ctx context.Context, stream string, info *jetstream.ConsumerInfo, s *StreamHealth) {
+	changed, err := in.putBack(ctx, stream, info, s.redeliverFrom)
+	if !changed {
+		s.redeliverFrom = info.AckFloor.Stream + 1
+	}
+	was := s.ConsumerDrift
+	s.ConsumerDrift = ""
+	if err != nil && ctx.Err() == nil {
+		s.ConsumerDrift = err.Error()
+	}
+	if s.ConsumerDrift != was && s.ConsumerDrift != "" {
+		in.log.Error("the ingest consumer's settings are not the console's and could not be put back: dead letters may never be delivered",
+			"stream", stream, "consumer", in.cfg.Durable, "err", err)
+	}
 }
 
 // compareIncarnation compares the consumer found (asked for at asked)
@@ -366,7 +425,7 @@ type healthCollector struct {
 	board                        *healthBoard
 	pending, unacked, age, stuck *prometheus.Desc
 	bytes, maxBytes, maxAge      *prometheus.Desc
-	firstAge, risk               *prometheus.Desc
+	firstAge, risk, drift        *prometheus.Desc
 }
 
 func newHealthCollector(b *healthBoard) *healthCollector {
@@ -392,6 +451,8 @@ func newHealthCollector(b *healthBoard) *healthCollector {
 		risk: prometheus.NewDesc("quarantine_dlq_stream_limit_risk_ratio",
 			"Share of the stream's limit the dead letters not yet stored take (limit=age: the oldest one's age over DLQ_MAX_AGE; limit=bytes: their estimated bytes over DLQ_MAX_BYTES); at 1 JetStream discards them unstored. 0 when the limit is not set.",
 			[]string{"stream", "limit"}, nil),
+		drift: prometheus.NewDesc("quarantine_ingest_consumer_drift",
+			"1 while the console's ingest consumer has settings the console could not put back (made by hand with another deliver policy or start, or the update failed): dead letters may never be delivered; the dashboard and the log say which.", l, nil),
 	}
 }
 
@@ -406,6 +467,7 @@ func (c *healthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.maxAge
 	ch <- c.firstAge
 	ch <- c.risk
+	ch <- c.drift
 }
 
 // Collect implements prometheus.Collector. Streams not checked yet are
@@ -431,5 +493,10 @@ func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
 		age, bytes := s.LimitRisk(now)
 		ch <- prometheus.MustNewConstMetric(c.risk, prometheus.GaugeValue, age, s.Stream, "age")
 		ch <- prometheus.MustNewConstMetric(c.risk, prometheus.GaugeValue, bytes, s.Stream, "bytes")
+		drift := 0.0
+		if s.ConsumerDrift != "" {
+			drift = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.drift, prometheus.GaugeValue, drift, s.Stream)
 	}
 }

@@ -36,6 +36,10 @@ type Metrics struct {
 	// BufferedBytes is what the writers hold, received and not yet stored
 	// (payload and header bytes), bounded by IngestConfig.MaxBufferedBytes.
 	BufferedBytes prometheus.Gauge
+	// ConsumerRepaired counts, by stream, the times a replica found the
+	// settings of its consumer changed (by hand, or by a replica deployed
+	// with other settings) and put its own back (Ingester.putBack).
+	ConsumerRepaired *prometheus.CounterVec
 
 	health *healthBoard // the consumers' last checks, exported as gauges
 	labels labelBound   // the tenants and item types given a series of their own
@@ -188,6 +192,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "quarantine_ingest_buffered_bytes",
 			Help: "Payload and header bytes of dead letters received and not yet stored (waiting for a writer or in its batch).",
 		}),
+		ConsumerRepaired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quarantine_ingest_consumer_repaired_total",
+			Help: "Times a console found the settings of its ingest consumer changed (a filter, a pause, a delivery limit, the ack wait...) and put its own back; the log line names each change with both values.",
+		}, []string{"stream"}),
 		health: newHealthBoard(),
 	}
 	reg.MustRegister(m.collectors()...)
@@ -197,7 +205,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // collectors are every series of m, for registering.
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors,
-		m.RawForm, m.Unstorable, m.Deferred, m.IsolationStatements, m.HeaderRereads, m.BufferedBytes, newHealthCollector(m.health)}
+		m.RawForm, m.Unstorable, m.Deferred, m.IsolationStatements, m.HeaderRereads, m.BufferedBytes,
+		m.ConsumerRepaired, newHealthCollector(m.health)}
 }
 
 func (m *Metrics) observeBatch(n int, took time.Duration, inserted []Inserted) {
