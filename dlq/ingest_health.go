@@ -41,10 +41,16 @@ type StreamHealth struct {
 	Unacked int
 	// AckFloor is the stream sequence up to which everything is acked;
 	// OldestSeq and OldestAt are the message after it (the oldest one not
-	// yet stored) and when JetStream stored it.
+	// yet stored) and when JetStream stored it, on the console's clock
+	// (the server's time plus Skew).
 	AckFloor  uint64
 	OldestSeq uint64
 	OldestAt  time.Time
+	// Skew is how far the console's clock is ahead of the NATS server's,
+	// as measured at the last check (up to the request's round trip):
+	// the times JetStream gives (OldestAt, FirstAt) are moved by it, so
+	// that ages are never one machine's clock against the other's.
+	Skew time.Duration
 	// ConsumerDrift says how the consumer's settings differ from the
 	// console's when the check could not put them back (JetStream refuses
 	// to change them on an existing consumer, or the update failed); empty
@@ -65,7 +71,7 @@ type StreamHealth struct {
 	// floor moved), or nothing was waiting.
 	ProgressAt time.Time
 	// The stream itself: what it holds (Bytes, Msgs, FirstAt: when its
-	// oldest message was stored) and its limits (0: none), past which
+	// oldest message was stored, on the console's clock) and its limits (0: none), past which
 	// JetStream discards its oldest messages.
 	Bytes, Msgs uint64
 	FirstAt     time.Time
@@ -220,6 +226,7 @@ type healthBoard struct {
 	mu         sync.Mutex
 	streams    map[string]StreamHealth
 	stallAfter time.Duration
+	skew       time.Duration // the Skew of the last check that measured one
 }
 
 func newHealthBoard() *healthBoard { return &healthBoard{streams: map[string]StreamHealth{}} }
@@ -255,6 +262,20 @@ func (b *healthBoard) put(s StreamHealth) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.streams[s.Stream] = s
+}
+
+func (b *healthBoard) setSkew(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.skew = d
+}
+
+// lastSkew is how far the console's clock was ahead of the NATS server's
+// at the last check; 0 before one.
+func (b *healthBoard) lastSkew() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.skew
 }
 
 // Health returns how ingest stands as of the last checks.
@@ -311,14 +332,21 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 	in.compareIncarnation(stream, info, now)
 	in.keepSettings(cctx, stream, info, &s)
 	// The stream first: its last sequence bounds what the consumer has not
-	// delivered.
+	// delivered, and its answer's time is the server's clock.
 	var last, first uint64
 	if st, err := in.js.Stream(cctx, stream); err != nil {
 		in.log.Debug("read the stream's state", "stream", stream, "err", err)
 	} else {
 		si := st.CachedInfo()
+		if !si.TimeStamp.IsZero() {
+			s.Skew = time.Since(si.TimeStamp)
+			in.metrics.health.setSkew(s.Skew)
+		}
 		last, first = si.State.LastSeq, si.State.FirstSeq
-		s.Bytes, s.Msgs, s.FirstAt = si.State.Bytes, si.State.Msgs, si.State.FirstTime
+		s.Bytes, s.Msgs, s.FirstAt = si.State.Bytes, si.State.Msgs, time.Time{}
+		if !si.State.FirstTime.IsZero() {
+			s.FirstAt = si.State.FirstTime.Add(s.Skew)
+		}
 		s.MaxBytes, s.MaxAge = max(si.Config.MaxBytes, 0), si.Config.MaxAge
 	}
 	moved := info.AckFloor.Stream != s.AckFloor
@@ -337,7 +365,7 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		st, err := readStored(cctx, in.js, stream, info.AckFloor.Stream+1, true)
 		switch {
 		case err == nil:
-			s.OldestSeq, s.OldestAt = st.Seq, st.Time
+			s.OldestSeq, s.OldestAt = st.Seq, st.Time.Add(s.Skew)
 		case errors.Is(err, jetstream.ErrMsgNotFound):
 			s.OldestSeq, s.OldestAt = 0, time.Time{}
 		default:

@@ -160,7 +160,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		LagSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "quarantine_ingest_lag_seconds",
-			Help:    "From dead-lettered (stored in JetStream) to committed in PostgreSQL.",
+			Help:    "From dead-lettered (stored in JetStream) to committed in PostgreSQL, on the NATS server's clock (the console's moved by the skew its last check measured).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
 		}),
 		StoreErrors: prometheus.NewCounter(prometheus.CounterOpts{
@@ -212,7 +212,9 @@ func (m *Metrics) collectors() []prometheus.Collector {
 func (m *Metrics) observeBatch(n int, took time.Duration, inserted []Inserted) {
 	m.BatchSize.Observe(float64(n))
 	m.CommitSeconds.Observe(took.Seconds())
-	now := time.Now()
+	// DeadLetteredAt is on the NATS server's clock: on the console's, it
+	// is that plus the skew the last check measured.
+	now := time.Now().Add(-m.health.lastSkew())
 	for _, in := range inserted {
 		tenant, itemType := m.labels.labels(in.Tenant, in.ItemType)
 		m.Ingested.WithLabelValues(tenant, itemType, string(in.ErrorClass)).Inc()
