@@ -162,51 +162,87 @@ func driftOf(have, want jetstream.ConsumerConfig) consumerDrift {
 var errConsumerChanged = errors.New("the ingest consumer was made with settings the console cannot change back")
 
 // putBack puts the settings of stream's consumer (have) that differ from
-// the console's back, and returns what it found. When a changed setting
-// may have let the consumer pass dead letters over (a filter, a delivery
-// limit), it moves the consumer back to from, the first sequence that may
-// have been passed over (0: the stream's first): what is stored already
-// is skipped when it comes again, what was passed over is stored. Each
-// change is logged with its two values and counted
-// (quarantine_ingest_consumer_repaired_total). Settings JetStream refuses
-// to change on an existing consumer (a deliver policy, a start sequence)
-// come back as errConsumerChanged, with the command that makes the
-// consumer again.
-func (in *Ingester) putBack(ctx context.Context, stream string, have *jetstream.ConsumerInfo, from uint64) (changed bool, err error) {
+// the console's back, and reports whether it found them all the
+// console's with nothing owed. When a changed setting may have let the
+// consumer pass dead letters over (a filter, a delivery limit), it moves
+// the consumer back to from, the first sequence that may have been passed
+// over (0: the stream's first): what is stored already is skipped when it
+// comes again, what was passed over is stored. That move is owed until it
+// is done, across calls. Each change is logged with its two values and
+// counted (quarantine_ingest_consumer_repaired_total). Settings JetStream
+// refuses to change on an existing consumer (a deliver policy, a start
+// sequence) come back as errConsumerChanged, with the command that makes
+// the consumer again.
+func (in *Ingester) putBack(ctx context.Context, stream string, have *jetstream.ConsumerInfo, from uint64) (right bool, err error) {
 	d := driftOf(have.Config, in.consumerConfig())
-	if len(d.changes) == 0 {
-		return false, nil
-	}
 	if len(d.fixable) > 0 {
 		if _, err := in.js.UpdateConsumer(ctx, stream, d.fixed); err != nil {
-			return true, fmt.Errorf("put back the settings of consumer %s on %s (%s): %w", in.cfg.Durable, stream, strings.Join(d.fixable, ", "), err)
+			return false, fmt.Errorf("put back the settings of consumer %s on %s (%s): %w", in.cfg.Durable, stream, strings.Join(d.fixable, ", "), err)
 		}
 		if d.paused {
 			if _, err := in.js.ResumeConsumer(ctx, stream, in.cfg.Durable); err != nil {
-				return true, fmt.Errorf("resume consumer %s on %s: %w", in.cfg.Durable, stream, err)
+				return false, fmt.Errorf("resume consumer %s on %s: %w", in.cfg.Durable, stream, err)
 			}
 		}
 		in.metrics.ConsumerRepaired.WithLabelValues(stream).Inc()
 		in.log.Warn("the ingest consumer's settings were changed (by hand?): the console put its own back",
 			"stream", stream, "consumer", in.cfg.Durable, "changes", d.fixable)
-	}
-	if d.mayHaveSkipped && len(d.stuck) == 0 {
-		if from == 0 {
-			if from, err = in.firstSeq(ctx, stream); err != nil {
-				return true, err
-			}
+		if d.mayHaveSkipped {
+			in.owe(stream, from)
 		}
-		if _, err := in.js.ResetConsumerToSequence(ctx, stream, in.cfg.Durable, max(from, 1)); err != nil {
-			return true, fmt.Errorf("deliver again from #%d on consumer %s on %s: %w", from, in.cfg.Durable, stream, err)
-		}
-		in.log.Warn("the changed ingest consumer may have passed dead letters over: delivering again from where it may have started to; what is stored already is skipped",
-			"stream", stream, "consumer", in.cfg.Durable, "from_seq", from)
 	}
 	if len(d.stuck) > 0 {
-		return true, fmt.Errorf("%w (%s; on %s: %s). Delete it (nats consumer rm %s %s -f): every console makes it again within seconds and it delivers the whole stream again, what is stored already skipped",
+		return false, fmt.Errorf("%w (%s; on %s: %s). Delete it (nats consumer rm %s %s -f): every console makes it again within seconds and it delivers the whole stream again, what is stored already skipped",
 			errConsumerChanged, in.cfg.Durable, stream, strings.Join(d.stuck, ", "), stream, in.cfg.Durable)
 	}
-	return true, nil
+	owed, ok := in.owedFrom(stream)
+	if !ok {
+		return len(d.changes) == 0, nil
+	}
+	if owed == 0 {
+		if owed, err = in.firstSeq(ctx, stream); err != nil {
+			return false, err
+		}
+	}
+	// Never forward, past what the consumer has not acked: owed may come
+	// from a consumer or stream since made again.
+	owed = min(owed, have.AckFloor.Stream+1)
+	if _, err := in.js.ResetConsumerToSequence(ctx, stream, in.cfg.Durable, max(owed, 1)); err != nil {
+		return false, fmt.Errorf("deliver again from #%d on consumer %s on %s: %w", owed, in.cfg.Durable, stream, err)
+	}
+	in.paid(stream)
+	in.log.Warn("the changed ingest consumer may have passed dead letters over: delivering again from where it may have started to; what is stored already is skipped",
+		"stream", stream, "consumer", in.cfg.Durable, "from_seq", owed)
+	return false, nil
+}
+
+// owe records that stream's consumer must be moved back to from (0: the
+// stream's first sequence), or to an earlier sequence already owed.
+func (in *Ingester) owe(stream string, from uint64) {
+	in.owedMu.Lock()
+	defer in.owedMu.Unlock()
+	if in.owed == nil {
+		in.owed = map[string]uint64{}
+	}
+	if was, ok := in.owed[stream]; ok {
+		from = min(was, from)
+	}
+	in.owed[stream] = from
+}
+
+// owedFrom is the sequence stream's consumer must be moved back to, if any.
+func (in *Ingester) owedFrom(stream string) (uint64, bool) {
+	in.owedMu.Lock()
+	defer in.owedMu.Unlock()
+	from, ok := in.owed[stream]
+	return from, ok
+}
+
+// paid records that stream's consumer was moved back.
+func (in *Ingester) paid(stream string) {
+	in.owedMu.Lock()
+	defer in.owedMu.Unlock()
+	delete(in.owed, stream)
 }
 
 // firstSeq is the first sequence stream holds.
@@ -226,6 +262,7 @@ func (in *Ingester) ensureConsumer(ctx context.Context, stream string) error {
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
 		_, err = in.js.CreateConsumer(ctx, stream, in.consumerConfig())
 		if err == nil {
+			in.paid(stream) // a new consumer delivers the whole stream
 			return nil
 		}
 		if !errors.Is(err, jetstream.ErrConsumerExists) {

@@ -71,8 +71,8 @@ type StreamHealth struct {
 	// floor moved), or nothing was waiting.
 	ProgressAt time.Time
 	// The stream itself: what it holds (Bytes, Msgs, FirstAt: when its
-	// oldest message was stored, on the console's clock) and its limits (0: none), past which
-	// JetStream discards its oldest messages.
+	// oldest message was stored, on the console's clock) and its limits
+	// (0: none), past which JetStream discards its oldest messages.
 	Bytes, Msgs uint64
 	FirstAt     time.Time
 	MaxBytes    int64
@@ -331,8 +331,8 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 	}
 	in.compareIncarnation(stream, info, now)
 	in.keepSettings(cctx, stream, info, &s)
-	// The stream first: its last sequence bounds what the consumer has not
-	// delivered, and its answer's time is the server's clock.
+	// The stream's state: its last sequence bounds what the consumer has
+	// not delivered, and its answer carries the server's time.
 	var last, first uint64
 	if st, err := in.js.Stream(cctx, stream); err != nil {
 		in.log.Debug("read the stream's state", "stream", stream, "err", err)
@@ -393,8 +393,8 @@ func undelivered(last, first, delivered uint64) uint64 {
 // right. What it could not put back is s's ConsumerDrift, logged when it
 // changes.
 func (in *Ingester) keepSettings(ctx context.Context, stream string, info *jetstream.ConsumerInfo, s *StreamHealth) {
-	changed, err := in.putBack(ctx, stream, info, s.redeliverFrom)
-	if !changed {
+	right, err := in.putBack(ctx, stream, info, s.redeliverFrom)
+	if right {
 		s.redeliverFrom = info.AckFloor.Stream + 1
 	}
 	was := s.ConsumerDrift
