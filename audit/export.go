@@ -290,20 +290,16 @@ func verifiedText(e *Entry) string {
 	return strconv.FormatBool(e.Actor.EmailVerified)
 }
 
-// exportEntries calls fn for each entry from the first one f selects up to
-// seq head, oldest first, as the rows arrive: with selected false for those
-// f leaves out, which an export writes as stubs (seq, prev_hash and hash:
-// no content), so that the chain runs unbroken from the first entry
-// exported to the signed head. It returns the first seq, 0 when f selects
-// nothing.
-func exportEntries(ctx context.Context, db Querier, f Filter, head int64, fn func(e *Entry, selected bool) error) error {
+// exportConds returns the conditions and arguments that select f's
+// entries up to seq head, and false when f selects none.
+func exportConds(f Filter, head int64) ([]string, pgx.NamedArgs, bool, error) {
 	f.Limit = 0 // a page size, not an export bound
 	if err := f.Validate(); err != nil {
-		return err
+		return nil, nil, false, err
 	}
 	conds, args, visible := f.where()
 	if !visible || head == 0 {
-		return nil
+		return nil, nil, false, nil
 	}
 	// Seqs are assigned in commit order under the append lock, so every
 	// entry up to the head is already visible and nothing later slips in.
@@ -317,6 +313,86 @@ func exportEntries(ctx context.Context, db Querier, f Filter, head int64, fn fun
 		conds = append(conds, condNewer)
 		args["cursor"] = f.After
 	}
+	return conds, args, true, nil
+}
+
+// Checkpoints from the last entry an export selects up to its head, oldest
+// first.
+const selectExportEnds = `SELECT ` + checkpointColumns + ` FROM audit_checkpoints
+    WHERE seq >= $1 AND seq < $2 ORDER BY seq`
+
+// ExportEnd returns the checkpoint an export of the entries f selects up to
+// head should end at: the first checkpoint at or after the last of those
+// entries whose signature verifies with keys (the console's own key), or
+// head when there is none before it. A filtered export runs without a gap
+// from its first entry to the checkpoint it ends at, a stub for each entry
+// the filter leaves out; ending at the next checkpoint, not at the head,
+// keeps the stubs past its last entry to one checkpoint interval
+// (AUDIT_CHECKPOINT_EVERY entries at most), however much newer the log is.
+// A checkpoint whose signature does not verify (anyone with the runtime
+// role's credentials may insert one) is passed over. head is the signed
+// head Record returned for the export; it returns head for an empty log,
+// or when f selects nothing, and an invalid quarantine.Error for an
+// invalid f.
+func ExportEnd(ctx context.Context, db Querier, f Filter, head Checkpoint, keys *KeySet) (Checkpoint, error) {
+	conds, args, ok, err := exportConds(f, head.Seq)
+	if err != nil || !ok {
+		return head, err
+	}
+	var last *int64
+	if err := db.QueryRow(ctx, `SELECT max(seq) FROM audit_log WHERE `+whereSQL(conds), args).Scan(&last); err != nil {
+		return Checkpoint{}, fmt.Errorf("query the last entry to export: %w", err)
+	}
+	if last == nil {
+		return head, nil
+	}
+	rows, err := db.Query(ctx, selectExportEnds, *last, head.Seq)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("query the checkpoints after seq %d: %w", *last, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanCheckpoint(rows)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("read checkpoint: %w", err)
+		}
+		if c.VerifySignature(keys) == nil {
+			return c, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return Checkpoint{}, fmt.Errorf("read checkpoints after seq %d: %w", *last, err)
+	}
+	return head, nil
+}
+
+// exportContent are the columns of entryColumns between seq and prev_hash:
+// what an entry says, which a stub leaves out.
+var exportContent = strings.Split(`at, actor_issuer, actor_subject, actor_email, actor_email_verified, tenant, action,
+    object_type, object_id, message_id, operation_id, request_id, reason, outcome,
+    before::text, after::text, remote_addr, user_agent`, ",")
+
+// exportColumns is entryColumns with the content of an entry f leaves out
+// NULL (it is read from the row only for the entries f selects: no other
+// tenant's JSON is detoasted or sent), then selected.
+var exportColumns = func() string {
+	cols := []string{"seq"}
+	for _, c := range exportContent {
+		cols = append(cols, "CASE WHEN selected THEN "+strings.TrimSpace(c)+" END")
+	}
+	return strings.Join(append(cols, "prev_hash", "hash", "selected"), ", ")
+}()
+
+// exportEntries calls fn for each entry from the first one f selects up to
+// seq end, oldest first, as the rows arrive: with selected false for those
+// f leaves out, which an export writes as stubs (seq, prev_hash and hash:
+// no content, which is not read either), so that the chain runs unbroken
+// from the first entry exported to the signed checkpoint at end.
+func exportEntries(ctx context.Context, db Querier, f Filter, end int64, fn func(e *Entry, selected bool) error) error {
+	conds, args, ok, err := exportConds(f, end)
+	if err != nil || !ok {
+		return err
+	}
 	var first *int64
 	if err := db.QueryRow(ctx, `SELECT min(seq) FROM audit_log WHERE `+whereSQL(conds), args).Scan(&first); err != nil {
 		return fmt.Errorf("query the first entry: %w", err)
@@ -325,19 +401,37 @@ func exportEntries(ctx context.Context, db Querier, f Filter, head int64, fn fun
 		return nil
 	}
 	args["first"] = *first
-	rows, err := db.Query(ctx, `SELECT `+entryColumns+`, `+whereSQL(conds)+` FROM audit_log
-        WHERE seq BETWEEN @first AND @head ORDER BY seq`, args)
+	// The subquery's ORDER BY keeps it from being merged into the outer
+	// query, so the conditions are evaluated once a row, not once a column.
+	rows, err := db.Query(ctx, `SELECT `+exportColumns+` FROM (
+        SELECT *, `+whereSQL(conds)+` AS selected FROM audit_log
+        WHERE seq BETWEEN @first AND @head ORDER BY seq) AS l ORDER BY seq`, args)
 	if err != nil {
 		return fmt.Errorf("query entries: %w", err)
 	}
 	defer rows.Close()
+	n := len(rows.FieldDescriptions())
+	stub := make([]any, n) // nil: a column not scanned
+	var selected bool
 	for rows.Next() {
-		row := selectedRow{Rows: rows}
-		e, err := scanEntry(&row)
-		if err != nil {
+		var e Entry
+		clear(stub)
+		stub[n-1] = &selected
+		if err := rows.Scan(stub...); err != nil {
 			return fmt.Errorf("read entry: %w", err)
 		}
-		if err := fn(&e, row.selected); err != nil {
+		if selected {
+			row := selectedRow{Rows: rows}
+			if e, err = scanEntry(&row); err != nil {
+				return fmt.Errorf("read entry: %w", err)
+			}
+		} else {
+			stub[0], stub[n-3], stub[n-2] = &e.Seq, &e.PrevHash, &e.Hash
+			if err := rows.Scan(stub...); err != nil {
+				return fmt.Errorf("read entry: %w", err)
+			}
+		}
+		if err := fn(&e, selected); err != nil {
 			return fmt.Errorf("write seq %d: %w", e.Seq, err)
 		}
 	}

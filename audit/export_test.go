@@ -381,3 +381,99 @@ func TestAuditExportStreams(t *testing.T) {
 		})
 	}
 }
+
+// TestExportEndsAtTheCheckpointAfterItsLastEntry: a filtered export of an
+// old range runs to the first checkpoint signed with the console's key at
+// or after its last entry, not to the head: the log past it (every newer
+// entry, as a stub) is not in the file. A checkpoint signed with another
+// key, and one inserted by the runtime role under the console's key id
+// whose signature does not verify, are passed over; the file verifies
+// against the checkpoint it ends at.
+func TestExportEndsAtTheCheckpointAfterItsLastEntry(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	signer, other := newSigner(t), newSigner(t)
+	keys := audit.NewKeySet(signer.PublicKey())
+	globex := func(action string) audit.Event {
+		e := event(action)
+		e.Tenant = "globex"
+		return e
+	}
+	appendAll(t, b, event("old.one"), globex("old.other"), event("old.two")) // seqs 1 to 3
+	foreign, err := audit.Record(b.ctx, b.db.Pool, other, audit.ReasonOnDemand)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), foreign.Seq, "signed with a key that is not the console's")
+	forged := appendAll(t, b, globex("later"))[0] // seq 4
+	_, err = b.db.Pool.Exec(b.ctx, `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
+        VALUES ($1, $2, now(), 'count', $3, $4, sha512('s'))`, forged.Seq, forged.Hash, signer.KeyID(), []byte(signer.PublicKey()))
+	require.NoError(t, err, "the runtime role inserts a checkpoint whose signature does not verify")
+	appendAll(t, b, globex("later"))
+	genuine, err := audit.Record(b.ctx, b.db.Pool, signer, audit.ReasonCount)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), genuine.Seq)
+	newer := make([]audit.Event, 50)
+	for i := range newer {
+		newer[i] = globex("newer")
+	}
+	appendAll(t, b, newer...)
+	head, err := audit.Record(b.ctx, b.db.Pool, signer, audit.ReasonExport)
+	require.NoError(t, err)
+	require.Equal(t, int64(55), head.Seq)
+
+	acme := audit.Filter{Tenants: []string{"acme"}}
+	end, err := audit.ExportEnd(b.ctx, b.db.Pool, acme, head, keys)
+	require.NoError(t, err)
+	assert.Equal(t, genuine, end, "the first checkpoint after seq 3 that verifies with the console's key")
+
+	var out bytes.Buffer
+	require.NoError(t, audit.ExportJSONL(b.ctx, b.db.Pool, acme, end, &out))
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	assert.Len(t, lines, 6, "seqs 1 to 5 and the trailer, none of the 50 entries past the checkpoint")
+	assert.Contains(t, lines[5], `"chain_head":{"seq":5,`)
+	res, err := audit.VerifyExport(strings.NewReader(out.String()), keys)
+	require.NoError(t, err)
+	require.True(t, res.OK(), res.String())
+	assert.True(t, res.Signed)
+	assert.Equal(t, int64(5), res.Head.Seq)
+	assert.Equal(t, int64(2), res.Entries)
+	assert.Equal(t, int64(3), res.LeftOut)
+
+	var csvOut bytes.Buffer
+	require.NoError(t, audit.ExportCSV(b.ctx, b.db.Pool, acme, end, &csvOut))
+	r := csv.NewReader(&csvOut)
+	records, err := r.ReadAll()
+	require.NoError(t, err)
+	require.Len(t, records, 7, "header, seqs 1 to 5, trailer")
+	assert.Equal(t, []string{"# chain-head", "5", genuine.HashHex()}, records[6][:3])
+
+	t.Run("LastEntryPastTheLastCheckpoint", func(t *testing.T) {
+		end, err := audit.ExportEnd(b.ctx, b.db.Pool, audit.Filter{Action: "newer"}, head, keys)
+		require.NoError(t, err)
+		assert.Equal(t, head, end)
+		end, err = audit.ExportEnd(b.ctx, b.db.Pool, audit.Filter{}, head, keys)
+		require.NoError(t, err)
+		assert.Equal(t, head, end)
+	})
+	t.Run("LastEntryAtACheckpoint", func(t *testing.T) {
+		end, err := audit.ExportEnd(b.ctx, b.db.Pool, audit.Filter{Action: "later"}, head, keys)
+		require.NoError(t, err)
+		assert.Equal(t, genuine, end, "seq 5 is selected and signed")
+	})
+	t.Run("NothingSelected", func(t *testing.T) {
+		end, err := audit.ExportEnd(b.ctx, b.db.Pool, audit.Filter{Action: "none"}, head, keys)
+		require.NoError(t, err)
+		assert.Equal(t, head, end)
+	})
+	t.Run("OnlyTheForgedOneBetween", func(t *testing.T) {
+		// Seq 4 is the last entry selected: the forged checkpoint is at
+		// it, the genuine one after it.
+		end, err := audit.ExportEnd(b.ctx, b.db.Pool, audit.Filter{Action: "later", Before: 5}, head, keys)
+		require.NoError(t, err)
+		assert.Equal(t, genuine, end)
+	})
+	t.Run("AnotherKey", func(t *testing.T) {
+		end, err := audit.ExportEnd(b.ctx, b.db.Pool, acme, head, audit.NewKeySet(other.PublicKey()))
+		require.NoError(t, err)
+		assert.Equal(t, foreign, end, "the same rule with the other key: its checkpoint at seq 3")
+	})
+}
