@@ -29,9 +29,12 @@ func (s *Server) auditExportJSONL(c echo.Context) error {
 }
 
 // auditExport streams the current filter's entries, oldest first, ending
-// with the chain head, signed: the head is recorded as a checkpoint first
-// (or the existing checkpoint of that head is used), so anyone with the
-// public key can check the export. The export itself is audited first.
+// with a signed checkpoint: the head is recorded as a checkpoint first (or
+// the existing checkpoint of that head is used), and the export ends at the
+// first checkpoint signed with the console's key at or after the last entry
+// the filter selects (ExportEnd), the head when there is none, so anyone
+// with the public key can check the export. The export itself is audited
+// first.
 func (s *Server) auditExport(c echo.Context, contentType, ext string,
 	export func(context.Context, audit.Querier, audit.Filter, audit.Checkpoint, io.Writer) error) error {
 	ctx := c.Request().Context()
@@ -52,18 +55,26 @@ func (s *Server) auditExport(c echo.Context, contentType, ext string,
 	if err != nil {
 		return fmt.Errorf("sign the head for the export: %w", err)
 	}
+	// An export of an old range ends at the first checkpoint of this
+	// console's after its last entry, not at the head: the stubs past it
+	// are then one checkpoint interval, not the whole newer log.
+	signer := s.deps.Checkpoints.Signer()
+	end, err := audit.ExportEnd(ctx, s.deps.Pool, f, head, audit.NewKeySet(signer.PublicKey()))
+	if err != nil {
+		return fmt.Errorf("find the checkpoint the export ends at: %w", err)
+	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, contentType)
 	h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="audit-%s.%s"`, time.Now().UTC().Format("20060102T150405Z"), ext))
 	h.Set("Cache-Control", "no-store")
-	// The head the export ends at, also in the file's last record.
-	h.Set("Audit-Chain-Head", fmt.Sprintf("%d:%s", head.Seq, head.HashHex()))
+	// The checkpoint the export ends at, also in the file's last record.
+	h.Set("Audit-Chain-Head", fmt.Sprintf("%d:%s", end.Seq, end.HashHex()))
 	c.Response().WriteHeader(http.StatusOK)
 	err = pgx.BeginTxFunc(ctx, s.deps.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", exportStatementTimeout.Milliseconds())); err != nil {
 			return err
 		}
-		return export(ctx, tx, f, head, c.Response())
+		return export(ctx, tx, f, end, c.Response())
 	})
 	if err != nil {
 		// Headers are gone; the missing trailer tells the reader it is cut.
