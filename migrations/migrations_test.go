@@ -203,6 +203,8 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 		"replay_policy_active":        "INSERT,SELECT,UPDATE", // one row, replaced, never removed
 		"replay_policy_versions":      "INSERT,SELECT,UPDATE", // history of activations (migration 0032), never removed
 		"replay_policy_rollback":      "INSERT,SELECT,UPDATE", // the last rollback allowance (migration 0033), replaced, never removed
+		"retention_terms_versions":    "INSERT,SELECT,UPDATE", // history of retention terms activations (migration 0035), never removed
+		"retention_terms_rollback":    "INSERT,SELECT,UPDATE", // the last retention terms rollback allowance (migration 0035)
 		"dead_letters_purged":         "INSERT,SELECT",        // append-only (migration 0027); keys go only through quarantine_purged_keys_trim (0028), which records each removal (0030)
 		"dead_letters_purged_trims":   "SELECT",               // written only by quarantine_purged_keys_trim (migration 0030)
 	}

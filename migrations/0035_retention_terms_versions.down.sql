@@ -1,0 +1,2 @@
+DROP TABLE retention_terms_rollback;
+DROP TABLE retention_terms_versions;
