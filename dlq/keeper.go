@@ -29,7 +29,9 @@ type KeeperConfig struct {
 	MaxRuns int
 	// Policy gives the retention terms in force, asked once at the start of
 	// each pass (a policy reloaded since applies from the next pass); nil,
-	// or nil terms, removes nothing.
+	// or nil terms, removes nothing. Terms given as Terms carry their
+	// version: the keeper removes dead letters by them only while they are
+	// the active terms (ActiveTerms), and nothing while other terms are.
 	Policy func() RetentionPolicy
 	// Checkpoint signs the audit chain's head before anything goes.
 	Checkpoint Checkpointer
@@ -78,6 +80,9 @@ type Keeper struct {
 	cfg     KeeperConfig
 	log     *slog.Logger
 	metrics *keeperMetrics
+	// stale is the active terms' version when the last pass found this
+	// process's terms replaced by them (it logs each change once).
+	stale string
 	// firstSeen is what the passes saw of each stream, oldest first, from
 	// the newest look old enough to trust on (firstSeq); passes run one at
 	// a time.
@@ -100,6 +105,10 @@ type KeeperPass struct {
 	Skipped bool
 	// Made counts partitions made ahead; Dropped empty past ones dropped.
 	Made, Dropped int
+	// Stale: this process's retention terms are not the active ones, so
+	// the pass removed no dead letters; Active is the active terms.
+	Stale  bool
+	Active TermsActivation
 	// Runs are the retention runs, in order.
 	Runs []PurgeRun
 	// Trimmed counts arrival counter rows removed.
@@ -184,6 +193,17 @@ func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 	}
 	if !mine {
 		pass.Skipped = true
+		// Whether this console would remove anything is still said.
+		if k.cfg.Policy != nil {
+			if terms := k.cfg.Policy(); terms != nil {
+				active, err := ActiveTerms(ctx, conn)
+				if err != nil {
+					return pass, fmt.Errorf("partition keeper: %w", err)
+				}
+				pass.Stale, pass.Active = active.Stale(termsVersion(terms)), active
+				k.sayStale(pass, terms)
+			}
+		}
 		return pass, nil
 	}
 	defer func() {
@@ -229,9 +249,10 @@ func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, no
 		terms = k.cfg.Policy()
 	}
 	if terms != nil {
-		if pass.Runs, err = k.retention(ctx, conn, terms, now); err != nil {
+		if pass.Runs, err = k.retention(ctx, conn, terms, now, pass); err != nil {
 			return err
 		}
+		k.sayStale(*pass, terms)
 	}
 	if pass.Dropped, err = k.dropEmpty(ctx, conn, now); err != nil {
 		return err
@@ -263,8 +284,23 @@ func (k *Keeper) makeAhead(ctx context.Context, conn *pgx.Conn, now time.Time) (
 // retention empties whole past days where it can (past the longest
 // retention period, nothing an open request names), then deletes batches
 // of rows, MaxRuns runs at most.
-func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionPolicy, now time.Time) ([]PurgeRun, error) {
+func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionPolicy, now time.Time, pass *KeeperPass) ([]PurgeRun, error) {
 	var runs []PurgeRun
+	// Every run removes under the terms it was judged by: it holds the
+	// terms lock shared from the check to its commit, and an activation
+	// of other terms waits for it (underTerms).
+	version := termsVersion(terms)
+	if active, err := ActiveTerms(ctx, conn); err != nil || active.Stale(version) {
+		pass.Stale, pass.Active = err == nil, active
+		return nil, err
+	}
+	purge := func(run func() error) (bool, error) {
+		held, active, err := underTerms(ctx, conn, version, run)
+		if !held && err == nil {
+			pass.Stale, pass.Active = true, active
+		}
+		return held, err
+	}
 	parts, err := listPartitions(ctx, conn)
 	if err != nil {
 		return nil, err
@@ -277,7 +313,15 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 		if !bounded || len(runs) >= k.cfg.MaxRuns || p.MaxID == 0 || !p.End().Before(Day(now)) || p.End().After(now.Add(-longest)) {
 			continue
 		}
-		run, emptied, err := k.store.purgeDay(ctx, conn, p, terms, k.cfg.Checkpoint, now)
+		var run PurgeRun
+		var emptied bool
+		held, err := purge(func() (err error) {
+			run, emptied, err = k.store.purgeDay(ctx, conn, p, terms, k.cfg.Checkpoint, now)
+			return err
+		})
+		if !held && err == nil {
+			return runs, nil
+		}
 		if gaveWay(err) {
 			// A reader of the day outlasted the wait for the lock emptying
 			// takes (or a submit took it first): the day's dead letters go
@@ -301,7 +345,14 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 	// status pairs, so that its audit row names every one of them.
 	for _, part := range byBreakdown(combos, maxPurgeBreakdown) {
 		for len(runs) < k.cfg.MaxRuns {
-			run, err := k.store.purgeRows(ctx, conn, part, terms, k.cfg.Checkpoint, now, k.cfg.BatchRows)
+			var run PurgeRun
+			held, err := purge(func() (err error) {
+				run, err = k.store.purgeRows(ctx, conn, part, terms, k.cfg.Checkpoint, now, k.cfg.BatchRows)
+				return err
+			})
+			if !held && err == nil {
+				return runs, nil
+			}
 			if gaveWay(err) {
 				k.log.Info("partition keeper: retention gave way to a lock; what is due goes at the next pass", "err", err)
 				return runs, nil
@@ -405,6 +456,7 @@ type keeperMetrics struct {
 	runs     *prometheus.CounterVec
 	errors   prometheus.Counter
 	lastPass prometheus.Gauge
+	stale    prometheus.Gauge
 }
 
 func newKeeperMetrics(reg prometheus.Registerer) *keeperMetrics {
@@ -429,9 +481,13 @@ func newKeeperMetrics(reg prometheus.Registerer) *keeperMetrics {
 			Name: "quarantine_partition_keeper_last_pass_timestamp_seconds",
 			Help: "When a keeper pass of this console last completed (Unix time).",
 		}),
+		stale: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "quarantine_retention_terms_stale",
+			Help: "1 while this console's retention terms (its POLICY_FILE's [retention]) are not the active ones, as its last keeper pass found: it removes no dead letters; 0 while they are.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.keys, m.removed, m.runs, m.errors, m.lastPass)
+		reg.MustRegister(m.keys, m.removed, m.runs, m.errors, m.lastPass, m.stale)
 	}
 	return m
 }
