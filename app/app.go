@@ -266,8 +266,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	a.keeper = dlq.NewKeeper(jobStore, dlq.KeeperConfig{
 		Every: cfg.Keeper.Every, Ahead: cfg.Keeper.Ahead, BatchRows: cfg.Keeper.BatchRows,
 		// The terms in force, as the Policy page shows them (a reload
-		// changes both); each pass asks once.
-		Policy:    func() dlq.RetentionPolicy { return RetentionOf(a.replay.service.Policy().Retention()) },
+		// changes both); each pass asks once, and removes by them only
+		// while their version is the active terms' (dlq.Terms).
+		Policy: func() dlq.RetentionPolicy {
+			r := a.replay.service.Policy().Retention()
+			return dlq.Terms{RetentionPolicy: RetentionOf(r), Version: replay.RetentionVersion(r)}
+		},
 		JetStream: a.JetStream, AckWait: cfg.AckWait,
 		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
 			_, err := audit.Record(ctx, tx, cfg.AuditSigner, reason)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -61,6 +62,10 @@ type PolicyStanding struct {
 	// when none was ever made); PolicyStanding reads it, the checks before
 	// each claim do not.
 	Rollback *PolicyRollback
+	// Retention is how the table's retention terms stand against the
+	// active ones; PolicyStanding reads it, the checks before each claim
+	// do not.
+	Retention RetentionStanding
 }
 
 // Stale reports whether this process's table is not the active version:
@@ -88,7 +93,11 @@ func (p PolicyStanding) Version() string {
 // rollback: the allowance AllowPolicyRollback makes lets this one
 // activation through while it lasts, and the activation uses it up. Any
 // activation ends an allowance for another version. The audit row names
-// both versions, and a rollback the allowance it used.
+// both versions, and a rollback the allowance it used. The table's
+// retention terms, which are not part of its version, are activated in
+// the same transaction by the same rule, as versions of their own
+// (activateRetention): the keeper of a process whose terms were replaced
+// removes nothing.
 func (s *Service) ActivatePolicy(ctx context.Context, process string) error {
 	t := s.cfg.Policy()
 	if t == nil {
@@ -100,54 +109,71 @@ func (s *Service) ActivatePolicy(ctx context.Context, process string) error {
 		if _, err := tx.Exec(ctx, lockPolicyChange); err != nil {
 			return err
 		}
-		before, err := activePolicy(ctx, tx)
-		if err != nil || before.Version == t.Version() {
+		// Whether the terms change is decided, and the retention runs
+		// under way waited for, before the rules' audit row takes the
+		// chain's lock, which a run waits for while it holds the terms
+		// lock.
+		terms, err := retentionActivation(ctx, tx, t)
+		if err != nil {
 			return err
 		}
-		var superseded bool
-		err = tx.QueryRow(ctx, selectPolicyVersion, t.Version()).Scan(&superseded)
-		wasActive := err == nil
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		if err := activateRules(ctx, tx, t, process); err != nil {
 			return err
 		}
-		var allowance *PolicyRollback
-		if superseded {
-			if allowance, err = readPolicyRollback(ctx, tx); err != nil {
-				return err
-			}
-			if !allowance.Pending() || allowance.Version != t.Version() {
-				return nil // replaced since it was active, and no rollback to it allowed now: a restart never takes it back
-			}
-		}
-		tag, err := tx.Exec(ctx, activatePolicy, t.Version(), t.Name(), process)
-		if err != nil || tag.RowsAffected() == 0 {
-			return err
-		}
-		if _, err := tx.Exec(ctx, supersedePolicies, t.Version(), process); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, recordPolicyVersion, t.Version(), t.Name(), process); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, endPolicyRollback, t.Version(), process); err != nil {
-			return err
-		}
-		e := audit.NewEvent(quarantine.Actor{Subject: "replay-policy:" + process}, quarantine.RequestMeta{}, audit.ActionReplayPolicy)
-		e.ObjectType, e.ObjectID, e.Outcome = "replay_policy", t.Version(), audit.OutcomeOK
-		e.Before = map[string]any{"version": before.Version}
-		after := map[string]any{"version": t.Version(), "file": t.Name(), "rollback": wasActive}
-		if allowance != nil {
-			after["rollback_allowance"] = map[string]any{"audit_seq": allowance.AuditSeq, "allowed_by": allowance.AllowedBy,
-				"expires_at": allowance.ExpiresAt.UTC().Format(time.RFC3339Nano)}
-		}
-		e.After = after
-		_, err = audit.Append(ctx, tx, e)
-		return err
+		return terms.activate(ctx, tx, t, process)
 	})
 	if err != nil {
 		return fmt.Errorf("activate replay policy %s: %w", t.Version(), err)
 	}
 	return nil
+}
+
+// activateRules is ActivatePolicy's part for the rules (the table's
+// Version), in tx under lockPolicyChange.
+func activateRules(ctx context.Context, tx pgx.Tx, t *replaypolicy.Table, process string) error {
+	before, err := activePolicy(ctx, tx)
+	if err != nil || before.Version == t.Version() {
+		return err
+	}
+	var superseded bool
+	err = tx.QueryRow(ctx, selectPolicyVersion, t.Version()).Scan(&superseded)
+	wasActive := err == nil
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	var allowance *PolicyRollback
+	if superseded {
+		if allowance, err = readPolicyRollback(ctx, tx); err != nil {
+			return err
+		}
+		if !allowance.Pending() || allowance.Version != t.Version() {
+			return nil // replaced since it was active, and no rollback to it allowed now: a restart never takes it back
+		}
+	}
+	tag, err := tx.Exec(ctx, activatePolicy, t.Version(), t.Name(), process)
+	if err != nil || tag.RowsAffected() == 0 {
+		return err
+	}
+	if _, err := tx.Exec(ctx, supersedePolicies, t.Version(), process); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, recordPolicyVersion, t.Version(), t.Name(), process); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, endPolicyRollback, t.Version(), process); err != nil {
+		return err
+	}
+	e := audit.NewEvent(quarantine.Actor{Subject: "replay-policy:" + process}, quarantine.RequestMeta{}, audit.ActionReplayPolicy)
+	e.ObjectType, e.ObjectID, e.Outcome = "replay_policy", t.Version(), audit.OutcomeOK
+	e.Before = map[string]any{"version": before.Version}
+	after := map[string]any{"version": t.Version(), "file": t.Name(), "rollback": wasActive}
+	if allowance != nil {
+		after["rollback_allowance"] = map[string]any{"audit_seq": allowance.AuditSeq, "allowed_by": allowance.AllowedBy,
+			"expires_at": allowance.ExpiresAt.UTC().Format(time.RFC3339Nano)}
+	}
+	e.After = after
+	_, err = audit.Append(ctx, tx, e)
+	return err
 }
 
 // activePolicy reads the active version; its Version is "" when none is
@@ -169,7 +195,13 @@ func (s *Service) PolicyStanding(ctx context.Context) (PolicyStanding, error) {
 	if err != nil {
 		return st, err
 	}
-	st.Rollback, err = readPolicyRollback(ctx, s.pool)
+	if st.Rollback, err = readPolicyRollback(ctx, s.pool); err != nil {
+		return st, err
+	}
+	if st.Table != nil {
+		st.Retention.Version = RetentionVersion(st.Table.Retention())
+	}
+	st.Retention.Active, err = dlq.ActiveTerms(ctx, s.pool)
 	return st, err
 }
 

@@ -96,7 +96,8 @@ const (
 )
 
 // AllowPolicyRollback lets replaced replay policy version (its full name
-// or a start of it naming one version) be made active again by the first
+// or a start of it naming one version), or replaced retention terms by
+// their version (RetentionVersion), be made active again by the first
 // process that starts with its file within d (0: DefaultRollbackFor;
 // from MinRollbackFor to MaxRollbackFor): a deliberate rollback, which a
 // process restarting with an older file never is (ActivatePolicy). The
@@ -133,13 +134,22 @@ func AllowPolicyRollback(ctx context.Context, db txStarter, version string, d ti
 			var p PolicyVersion
 			return p, r.Scan(&p.Version, &p.File, &p.ActivatedAt, &p.SupersededAt)
 		})
+		if err != nil {
+			return err
+		}
+		// Retention terms have versions of their own (RetentionVersion):
+		// the same command lets replaced ones back.
+		terms, err := retentionVersionsLike(ctx, tx, version)
 		switch {
 		case err != nil:
 			return err
-		case len(found) == 0:
-			return quarantine.Errorf(quarantine.ENOTFOUND, "no replay policy version starting %q was ever active: deploy its file, a plain deploy activates it", version)
-		case len(found) > 1:
-			return quarantine.Errorf(quarantine.EINVALID, "more than one replay policy version starts %q: give more of it", version)
+		case len(found)+len(terms) == 0:
+			return quarantine.Errorf(quarantine.ENOTFOUND, "no replay policy version or retention terms version starting %q was ever active: deploy its file, a plain deploy activates it", version)
+		case len(found)+len(terms) > 1:
+			return quarantine.Errorf(quarantine.EINVALID, "more than one replay policy or retention terms version starts %q: give more of it", version)
+		case len(terms) == 1:
+			r, err = allowRetentionRollbackTx(ctx, tx, terms[0], d, actor, reason)
+			return err
 		case found[0].SupersededAt == nil:
 			return quarantine.Errorf(quarantine.ECONFLICT, "replay policy version %.12s is the active one: there is nothing to go back to", found[0].Version)
 		}

@@ -1,0 +1,238 @@
+package replay
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// Audit actions of retention terms versions (migration 0035).
+const (
+	// ActionRetentionTerms: a process made its policy file's retention
+	// terms the active ones (a deploy, or a rollback an allowance let
+	// through).
+	ActionRetentionTerms = "retention.terms_activated"
+	// ActionRetentionTermsRollback: an operator let replaced retention
+	// terms be made active again by the next start with them.
+	ActionRetentionTermsRollback = "retention.terms_rollback_allowed"
+)
+
+// RetentionVersion returns the version of retention terms r: the hex
+// SHA-256 of a canonical text of them (the defaults in force, then the
+// section's periods and every rule's, in order; keys sorted, periods
+// exact). It is not the rules' Version (a retention change voids no
+// replay request), and the keeper removes dead letters by terms only
+// while their version is the active one (dlq.Terms).
+func RetentionVersion(r *replaypolicy.Retention) string {
+	sum := sha256.Sum256([]byte(retentionCanonical(r)))
+	return hex.EncodeToString(sum[:])
+}
+
+// retentionCanonical is the text RetentionVersion hashes; the defaults
+// are in it, so that a release that changes them changes the version.
+func retentionCanonical(r *replaypolicy.Retention) string {
+	var b strings.Builder
+	b.WriteString("quarantine retention terms 1\n")
+	periods := func(p replaypolicy.Periods) {
+		for _, k := range slices.Sorted(maps.Keys(p)) {
+			v := "never"
+			if !p[k].Forever {
+				v = p[k].For.String()
+			}
+			fmt.Fprintf(&b, " %s=%s", k, v)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("default")
+	periods(replaypolicy.DefaultRetention)
+	b.WriteString("section")
+	periods(r.Section)
+	for _, rule := range r.Rules {
+		fmt.Fprintf(&b, "rule %q %q", rule.Tenant, rule.ItemType)
+		periods(rule.Periods)
+	}
+	return b.String()
+}
+
+// Retention terms versions, as replay_policy_versions keeps the rules':
+// the one not superseded is active (retention_terms_versions_one_in_force).
+const (
+	selectRetentionVersion = `SELECT superseded_at IS NOT NULL FROM retention_terms_versions WHERE version = $1`
+	// The terms in force are replaced by these ($1).
+	supersedeRetention = `UPDATE retention_terms_versions SET superseded_at = now(), superseded_by = $2
+        WHERE version <> $1 AND superseded_at IS NULL`
+	recordRetention = `INSERT INTO retention_terms_versions (version, name, activated_by) VALUES ($1, $2, $3)
+        ON CONFLICT (version) DO UPDATE SET name = EXCLUDED.name, activated_at = now(),
+            activated_by = EXCLUDED.activated_by, superseded_at = NULL, superseded_by = ''`
+	selectRetentionVersionsLike = `SELECT version, name, activated_at, superseded_at FROM retention_terms_versions
+        WHERE starts_with(version, $1) ORDER BY version LIMIT 2`
+	selectRetentionRollback = `SELECT r.version, v.name, r.allowed_at, r.allowed_by, r.audit_seq, r.expires_at, r.ended_at, r.ended_by, r.used,
+            r.ended_at IS NULL AND r.expires_at <= now()
+        FROM retention_terms_rollback r JOIN retention_terms_versions v USING (version)`
+	allowRetentionRollback = `INSERT INTO retention_terms_rollback (version, allowed_by, audit_seq, expires_at) VALUES ($1, $2, $3, $4)
+        ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version, allowed_at = now(), allowed_by = EXCLUDED.allowed_by,
+            audit_seq = EXCLUDED.audit_seq, expires_at = EXCLUDED.expires_at, ended_at = NULL, ended_by = '', used = false`
+	// As endPolicyRollback: an activation uses the allowance for its
+	// terms ($1), or ends one for other terms.
+	endRetentionRollback = `UPDATE retention_terms_rollback SET ended_at = now(), ended_by = $2, used = (version = $1)
+        WHERE ended_at IS NULL AND expires_at > now()`
+)
+
+// termsChange is what activateRetention decided: nothing (Version ""), or
+// to make Version active, as a rollback the allowance lets through when
+// it is not nil.
+type termsChange struct {
+	Version   string
+	Before    dlq.TermsActivation
+	WasActive bool
+	Allowance *PolicyRollback
+}
+
+// retentionActivation decides, in tx under lockPolicyChange, whether t's
+// retention terms become the active ones, by the rule of the rules'
+// versions: terms never active do (a deploy); terms replaced since they
+// were active do not (an older replica restarting), unless a rollback
+// allowance for them waits. When they do, it waits for the retention runs
+// under way (dlq.LockTermsChange), which then wait for tx.
+func retentionActivation(ctx context.Context, tx pgx.Tx, t *replaypolicy.Table) (termsChange, error) {
+	v := RetentionVersion(t.Retention())
+	before, err := dlq.ActiveTerms(ctx, tx)
+	if err != nil || before.Version == v {
+		return termsChange{}, err
+	}
+	var superseded bool
+	err = tx.QueryRow(ctx, selectRetentionVersion, v).Scan(&superseded)
+	wasActive := err == nil
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return termsChange{}, fmt.Errorf("read retention terms %.12s: %w", v, err)
+	}
+	var allowance *PolicyRollback
+	if superseded {
+		if allowance, err = readRetentionRollback(ctx, tx); err != nil {
+			return termsChange{}, err
+		}
+		if !allowance.Pending() || allowance.Version != v {
+			return termsChange{}, nil // replaced since: a restart never takes them back
+		}
+	}
+	if err := dlq.LockTermsChange(ctx, tx); err != nil {
+		return termsChange{}, err
+	}
+	return termsChange{Version: v, Before: before, WasActive: wasActive, Allowance: allowance}, nil
+}
+
+// activate makes c's terms the active ones and writes the audit row, as
+// process; it does nothing when c decided nothing.
+func (c termsChange) activate(ctx context.Context, tx pgx.Tx, t *replaypolicy.Table, process string) error {
+	if c.Version == "" {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, supersedeRetention, c.Version, process); err != nil {
+		return fmt.Errorf("activate retention terms %.12s: %w", c.Version, err)
+	}
+	if _, err := tx.Exec(ctx, recordRetention, c.Version, t.Name(), process); err != nil {
+		return fmt.Errorf("activate retention terms %.12s: %w", c.Version, err)
+	}
+	if _, err := tx.Exec(ctx, endRetentionRollback, c.Version, process); err != nil {
+		return fmt.Errorf("activate retention terms %.12s: %w", c.Version, err)
+	}
+	e := audit.NewEvent(quarantine.Actor{Subject: "replay-policy:" + process}, quarantine.RequestMeta{}, ActionRetentionTerms)
+	e.ObjectType, e.ObjectID, e.Outcome = "retention_terms", c.Version, audit.OutcomeOK
+	e.Before = map[string]any{"version": c.Before.Version}
+	after := map[string]any{"version": c.Version, "file": t.Name(), "rollback": c.WasActive, "terms": retentionCanonical(t.Retention())}
+	if a := c.Allowance; a != nil {
+		after["rollback_allowance"] = map[string]any{"audit_seq": a.AuditSeq, "allowed_by": a.AllowedBy,
+			"expires_at": a.ExpiresAt.UTC().Format(time.RFC3339Nano)}
+	}
+	e.After = after
+	_, err := audit.Append(ctx, tx, e)
+	return err
+}
+
+// readRetentionRollback returns the last retention terms rollback
+// allowance, nil when none was ever made.
+func readRetentionRollback(ctx context.Context, q querier) (*PolicyRollback, error) {
+	var r PolicyRollback
+	err := q.QueryRow(ctx, selectRetentionRollback).Scan(&r.Version, &r.File, &r.AllowedAt, &r.AllowedBy, &r.AuditSeq,
+		&r.ExpiresAt, &r.EndedAt, &r.EndedBy, &r.Used, &r.Expired)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read the retention terms rollback allowance: %w", err)
+	}
+	return &r, nil
+}
+
+// retentionVersionsLike returns the retention terms versions starting
+// with prefix (two at most), in tx.
+func retentionVersionsLike(ctx context.Context, tx pgx.Tx, prefix string) ([]PolicyVersion, error) {
+	rows, err := tx.Query(ctx, selectRetentionVersionsLike, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (PolicyVersion, error) {
+		var p PolicyVersion
+		return p, r.Scan(&p.Version, &p.File, &p.ActivatedAt, &p.SupersededAt)
+	})
+}
+
+// allowRetentionRollbackTx is AllowPolicyRollback for replaced retention
+// terms v, in tx under lockPolicyChange: the allowance, audited.
+func allowRetentionRollbackTx(ctx context.Context, tx pgx.Tx, v PolicyVersion, d time.Duration, actor quarantine.Actor, reason string) (PolicyRollback, error) {
+	if v.SupersededAt == nil {
+		return PolicyRollback{}, quarantine.Errorf(quarantine.ECONFLICT, "retention terms %.12s are the active ones: there is nothing to go back to", v.Version)
+	}
+	before, err := readRetentionRollback(ctx, tx)
+	if err != nil {
+		return PolicyRollback{}, err
+	}
+	if before.Pending() && before.Version == v.Version {
+		return PolicyRollback{}, quarantine.Errorf(quarantine.ECONFLICT, "a rollback to retention terms %.12s is allowed already, until %s: start a process with their file",
+			v.Version, before.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	var now time.Time
+	if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
+		return PolicyRollback{}, err
+	}
+	r := PolicyRollback{Version: v.Version, File: v.File, AllowedAt: now, AllowedBy: actor.Subject, ExpiresAt: now.Add(d)}
+	e := audit.NewEvent(actor, quarantine.RequestMeta{}, ActionRetentionTermsRollback)
+	e.ObjectType, e.ObjectID, e.Outcome, e.Reason = "retention_terms", v.Version, audit.OutcomeOK, reason
+	was := map[string]any{"superseded_at": v.SupersededAt.UTC().Format(time.RFC3339Nano)}
+	if before.Pending() {
+		was["allowed_rollback"] = before.Version // replaced by this one
+	}
+	e.Before = was
+	e.After = map[string]any{"file": v.File, "expires_at": r.ExpiresAt.UTC().Format(time.RFC3339Nano)}
+	entry, err := audit.Append(ctx, tx, e)
+	if err != nil {
+		return PolicyRollback{}, err
+	}
+	r.AuditSeq = entry.Seq
+	_, err = tx.Exec(ctx, allowRetentionRollback, r.Version, r.AllowedBy, r.AuditSeq, r.ExpiresAt)
+	return r, err
+}
+
+// RetentionStanding is how this process's retention terms stand against
+// the active ones.
+type RetentionStanding struct {
+	Version string // this process's terms ("" without a table)
+	Active  dlq.TermsActivation
+}
+
+// Stale reports whether this process's terms are not the active ones: its
+// keeper removes no dead letters.
+func (r RetentionStanding) Stale() bool { return r.Active.Stale(r.Version) }
