@@ -380,6 +380,9 @@ type PolicyModel struct {
 	Stale *PolicyStale
 	// Rollback is set while a rollback allowance waits.
 	Rollback *PolicyRollback
+	// RetentionStale is set when this console's retention terms are not
+	// the active ones.
+	RetentionStale *PolicyStale
 }
 
 // DeadLetterActions is the replay/discard/resolve panel of a dead letter.

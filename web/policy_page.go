@@ -18,7 +18,8 @@ import (
 // is not the active version says so above it, with the active version,
 // since when and (to those who see every tenant) which process made it so;
 // while a rollback allowance waits, the page says which version it lets
-// back and until when.
+// back and until when. A console whose retention terms are not the active
+// ones (its keeper removes nothing) says so too, alike.
 func (s *Server) policyPage(c echo.Context) error {
 	st, err := s.deps.Replays.PolicyStanding(c.Request().Context())
 	if err != nil {
@@ -34,6 +35,12 @@ func (s *Server) policyPage(c echo.Context) error {
 		m.Stale = &views.PolicyStale{Version: t.Version(), Active: st.Active.Version, ActiveSince: st.Active.ActivatedAt, FileUnreadable: st.FileErr != nil}
 		if all {
 			m.Stale.ActivatedBy = st.Active.ActivatedBy
+		}
+	}
+	if rs := st.Retention; rs.Stale() {
+		m.RetentionStale = &views.PolicyStale{Version: rs.Version, Active: rs.Active.Version, ActiveSince: rs.Active.ActivatedAt}
+		if all {
+			m.RetentionStale.ActivatedBy = rs.Active.ActivatedBy
 		}
 	}
 	if r := st.Rollback; r.Pending() {
