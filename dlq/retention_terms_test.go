@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,7 @@ import (
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // termsRules are the replay rules every file of these tests shares: only
@@ -279,4 +281,56 @@ func TestOlderRetentionTermsAreNotTakenBack(t *testing.T) {
 		require.Len(t, page.Entries, 1)
 		assert.Equal(t, "ops@example.com", page.Entries[0].Actor.Subject)
 	})
+}
+
+// TestRetentionTermsActivationWaitsForARun: a start that makes other terms
+// active waits for the retention run under way (here held at its
+// checkpoint, before its commit), and the keeper's next run, under the
+// terms replaced meanwhile, removes nothing: no run removes by terms that
+// stopped being the active ones while it ran.
+func TestRetentionTermsActivationWaitsForARun(t *testing.T) {
+	t.Parallel()
+	r := setupRetention(t)
+	ctx := context.Background()
+	week := r.start(t, "week", weekTerms)
+	tenDays := r.letters(t, 2, "acme", "search.reindex", r.daysAgo(10), dlq.StatusReplayed)
+	inRun, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	keeper := dlq.NewKeeper(dlq.NewStore(r.db.Pool), dlq.KeeperConfig{
+		BatchRows: 1, // a run per dead letter
+		Policy: func() dlq.RetentionPolicy {
+			ret := week.table.Retention()
+			return dlq.Terms{RetentionPolicy: app.RetentionOf(ret), Version: replay.RetentionVersion(ret)}
+		},
+		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
+			once.Do(func() { close(inRun); <-release })
+			_, err := audit.Record(ctx, tx, r.signer, reason)
+			return err
+		},
+	}, nil, quiet)
+	passed := make(chan dlq.KeeperPass, 1)
+	go func() {
+		pass, err := keeper.Pass(ctx)
+		assert.NoError(t, err)
+		passed <- pass
+	}()
+	<-inRun
+	activated := make(chan error, 1)
+	go func() { activated <- r.activate("month", monthTerms) }()
+	wait.Until(t, "the activation waits for the run's terms lock", 10*time.Second, func() bool {
+		// The terms lock ("QDLTERM", 0x51444c5445524d00): its high and low
+		// halves, as pg_locks shows a bigint key.
+		var waiting int
+		err := r.db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+            AND classid = x'51444c54'::int::oid AND objid = x'45524d00'::int::oid AND objsubid = 1`).Scan(&waiting)
+		return err == nil && waiting == 1
+	})
+	assert.Equal(t, week.version(), r.activeTerms(t), "not active before the run commits")
+	close(release)
+	require.NoError(t, <-activated)
+	pass := <-passed
+	assert.Equal(t, int64(1), pass.Removed(), "the run under way commits")
+	assert.True(t, pass.Stale, "the next run finds other terms active")
+	assert.Len(t, r.remaining(t, tenDays), 1)
+	assert.NotEqual(t, week.version(), r.activeTerms(t))
 }
