@@ -69,13 +69,13 @@ func (w Window) Volatile() string {
 // no longer covers it. A stream that does not say when it was created is
 // taken to be the one that was there.
 func (w Window) Forgets(first time.Time, margin time.Duration, now time.Time) string {
-	if why := w.madeSince(first, margin); why != "" {
-		return why
-	}
+	// Past the window first: whether or not the stream is the one that saw
+	// the first publish, its window no longer covers it, and that says
+	// so without leaning on the clocks of two hosts.
 	if !now.Before(first.Add(w.Duplicates - margin)) {
 		return fmt.Sprintf("stream %s's duplicate window (%s) no longer covers the first publish of %s", w.Stream, w.Duplicates, formatTime(first))
 	}
-	return ""
+	return w.madeSince(first, margin)
 }
 
 // madeSince says why w's stream is not the one that took the subject at
