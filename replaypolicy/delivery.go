@@ -63,23 +63,50 @@ func (w Window) Volatile() string {
 
 // Forgets says why the stream's duplicate window, as w reads it at now,
 // may not hold the id of a publish made at first (the database's clock,
-// margin for the broker's), "" when it holds it if that publish landed:
-// the stream was created since the publish or within margin of it (made
-// again: a new, empty window), or its window (shortened since, perhaps)
-// no longer covers it. A stream that does not say when it was created is
-// taken to be the one that was there.
-func (w Window) Forgets(first time.Time, margin time.Duration, now time.Time) string {
+// margin for the broker's) and sent to sent, "" when it holds it if that
+// publish landed: the stream is not the one it was sent to, or its window
+// (shortened since, perhaps) no longer covers it (NotSentTo).
+func (w Window) Forgets(first time.Time, sent SentTo, margin time.Duration, now time.Time) string {
 	// Past the window first: whether or not the stream is the one that saw
 	// the first publish, its window no longer covers it, and that says
 	// so without leaning on the clocks of two hosts.
 	if !now.Before(first.Add(w.Duplicates - margin)) {
 		return fmt.Sprintf("stream %s's duplicate window (%s) no longer covers the first publish of %s", w.Stream, w.Duplicates, formatTime(first))
 	}
-	return w.madeSince(first, margin)
+	return w.NotSentTo(first, sent, margin)
+}
+
+// SentTo is the stream a job's first attempt was sent to and when it was
+// created, as the worker read them in the window it judged the attempt by
+// (zero: not known, as for a job from before they were recorded).
+type SentTo struct {
+	Stream  string
+	Created time.Time
+}
+
+// NotSentTo says why w's stream is not the one the publish made at first
+// was sent to ("" when it is, or may be). When that stream is known
+// (sent), exactly: a stream of another name, or of its name created at
+// another time (deleted and made again), is another stream. When it is
+// not, by the clocks: a stream created since first, or within margin of
+// it, is not the one, and a stream that does not say when it was created
+// is taken to be the one that was there. Creation times are compared to
+// the microsecond, as the database keeps them (the broker's have
+// nanoseconds).
+func (w Window) NotSentTo(first time.Time, sent SentTo, margin time.Duration) string {
+	if sent.Stream == "" || sent.Created.IsZero() {
+		return w.madeSince(first, margin)
+	}
+	if w.Stream == sent.Stream && !w.Created.IsZero() && w.Created.Truncate(time.Microsecond).Equal(sent.Created.Truncate(time.Microsecond)) {
+		return ""
+	}
+	return fmt.Sprintf("stream %s (created at %s) is not the stream the first publish of %s was sent to (%s, created at %s; deleted and made again, or a new stream for the subject), "+
+		"and its duplicate window never saw that publish", w.Stream, formatTime(w.Created), formatTime(first), sent.Stream, formatTime(sent.Created))
 }
 
 // madeSince says why w's stream is not the one that took the subject at
-// first ("" when it may be): it was created since, or within margin.
+// first ("" when it may be), by the clocks: it was created since, or
+// within margin.
 func (w Window) madeSince(first time.Time, margin time.Duration) string {
 	if w.Created.IsZero() || w.Created.Before(first.Add(-margin)) {
 		return ""
@@ -98,8 +125,9 @@ type Attempt struct {
 	StoredBy time.Time
 	// FirstAttemptAt is when a worker was first about to publish the job
 	// (zero: never, so this is a first attempt); a publish may have landed
-	// since.
+	// since. FirstSentTo is the stream it was sent to (SentTo).
 	FirstAttemptAt time.Time
+	FirstSentTo    SentTo
 	Window         Window
 	// Margin is added to every window for the clocks of the broker, the
 	// database and the producer.
@@ -160,7 +188,7 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and stream %s's duplicate window (%s) no longer covers it: a republish could be a second effect. "+
 			"Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), w.Stream, w.Duplicates))
 	}
-	if why := w.madeSince(a.FirstAttemptAt, a.Margin); why != "" {
+	if why := w.NotSentTo(a.FirstAttemptAt, a.FirstSentTo, a.Margin); why != "" {
 		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and %s; whether that publish landed in the stream before it, and was consumed, is unknown: "+
 			"a republish could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), why))
 	}
@@ -206,8 +234,10 @@ type Ack struct {
 	FirstAttempt bool
 	// Deferrals is how often the job was deferred by a message not ours.
 	Deferrals int
-	// FirstAttemptAt is when the job was first about to be published.
+	// FirstAttemptAt is when the job was first about to be published, and
+	// FirstSentTo the stream that publish was sent to (SentTo).
 	FirstAttemptAt time.Time
+	FirstSentTo    SentTo
 	// FirstPublishedAt is when the job was first about to be published
 	// ever (never reset, unlike FirstAttemptAt; zero when this publish is
 	// its first ever), and ApprovedSHA256 the hex SHA-256 of the payload
@@ -378,7 +408,7 @@ func retryForgotten(a Ack, now time.Time) string {
 	case w.Volatile() != "":
 		return w.Volatile()
 	}
-	return w.Forgets(a.FirstAttemptAt, a.Margin, now)
+	return w.Forgets(a.FirstAttemptAt, a.FirstSentTo, a.Margin, now)
 }
 
 // otherStream says why the stream that answered a retry a (its window
@@ -388,7 +418,7 @@ func otherStream(a Ack) string {
 	if a.Window.Stream != a.Stream {
 		return fmt.Sprintf("the subject is taken by stream %q now, not by %s that answered the retry: its streams changed since", a.Window.Stream, a.Stream)
 	}
-	return a.Window.madeSince(a.FirstAttemptAt, a.Margin)
+	return a.Window.NotSentTo(a.FirstAttemptAt, a.FirstSentTo, a.Margin)
 }
 
 // Retry waits: the first is the worker's base wait, each next one twice

@@ -81,3 +81,66 @@ func TestRetryReliesOnTheWindowThatSawTheFirstAttempt(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryReliesOnTheStreamItWasSentTo: when the stream the first attempt
+// was sent to is known (SentTo), a retry goes to that very stream, by its
+// name and creation time and by no clock: one created within the margin
+// of the first publish, or after it by a broker clock ahead of the
+// database's, is the one; one of the name made again at another time, or
+// another stream, is not, even when the clocks would say it was there
+// before.
+func TestRetryReliesOnTheStreamItWasSentTo(t *testing.T) {
+	t.Parallel()
+	first := testNow.Add(-time.Minute)
+	app := func(created time.Time) Window {
+		return Window{Stream: "APP", Duplicates: 2 * time.Minute, Retention: "limits", Storage: "file", Created: created}
+	}
+	sent := func(created time.Time) SentTo { return SentTo{Stream: "APP", Created: created} }
+	retry := func(w Window, s SentTo) Attempt {
+		return Attempt{MsgID: "m-1", FirstAttemptAt: first, FirstSentTo: s, Window: w, Margin: time.Second}
+	}
+	stored := func(w Window, s SentTo) Ack {
+		return Ack{MsgID: "m-1", Subject: "app.acme.x", Stream: "APP", Seq: 7, FirstAttemptAt: first, FirstSentTo: s,
+			FirstPublishedAt: first, Window: w, Margin: time.Second}
+	}
+	dropped := func(w Window, s SentTo) Ack {
+		a := stored(w, s)
+		a.Duplicate, a.Kept, a.ApprovedSHA256 = true, Kept{StoredAt: first.Add(20 * time.Second), PayloadSHA256: "ffff"}, "abcd"
+		return a
+	}
+	now, within, ahead, before := first, first.Add(-500*time.Millisecond), first.Add(10*time.Second), first.Add(-time.Hour)
+	for _, tc := range []struct {
+		name    string
+		verdict Verdict
+		outcome Outcome
+		check   string
+		reason  string
+	}{
+		{"RetryIntoTheStreamCreatedAsItWasSent", JudgeWindow(retry(app(now), sent(now)), testNow), Go, "", ""},
+		{"RetryIntoTheStreamCreatedWithinTheMargin", JudgeWindow(retry(app(within), sent(within)), testNow), Go, "", ""},
+		{"RetryIntoTheStreamCreatedAsStoredToTheMicrosecond", JudgeWindow(retry(app(now.Add(789)), sent(now)), testNow), Go, "", ""},
+		{"RetryIntoAStreamMadeAgainAMicrosecondLater", JudgeWindow(retry(app(now.Add(time.Microsecond)), sent(now)), testNow), Reconcile, CheckPastWindow,
+			"is not the stream the first publish"},
+		{"RetryIntoTheStreamCreatedAfterByTheBrokersClock", JudgeWindow(retry(app(ahead), sent(ahead)), testNow), Go, "", ""},
+		{"RetryIntoAStreamMadeAgainSinceItWasSent", JudgeWindow(retry(app(before.Add(time.Minute)), sent(before)), testNow), Reconcile, CheckPastWindow,
+			"stream APP (created at 2026-03-04 11:00:00 UTC) is not the stream the first publish of 2026-03-04 11:59:00 UTC was sent to (APP, created at 2026-03-04 10:59:00 UTC"},
+		{"RetryIntoAnotherStreamThanItWasSentTo", JudgeWindow(retry(app(before), SentTo{Stream: "OLD", Created: before}), testNow), Reconcile, CheckPastWindow,
+			"its duplicate window never saw that publish"},
+		{"RetryPastTheWindowOfTheStreamItWasSentTo", JudgeWindow(retry(Window{Stream: "APP", Duplicates: 30 * time.Second, Created: now}, sent(now)), testNow),
+			Reconcile, CheckPastWindow, "no longer covers it"},
+		{"RetryStoredInTheStreamCreatedWithinTheMargin", JudgeAck(stored(app(within), sent(within)), testNow), Replayed, "", "replayed: published to app.acme.x"},
+		{"RetryStoredInAStreamMadeAgainSinceItWasSent", JudgeAck(stored(app(before.Add(time.Minute)), sent(before)), testNow), Reconcile, CheckMaybePublished,
+			"is not the stream the first publish"},
+		{"RetryDroppedForAnotherInTheStreamCreatedWithinTheMargin", JudgeAck(dropped(app(within), sent(within)), testNow), Defer, CheckDuplicateKept,
+			"that is not this replay's"},
+		{"RetryDroppedForAnotherInAStreamMadeAgainSinceItWasSent", JudgeAck(dropped(app(before.Add(time.Minute)), sent(before)), testNow), Reconcile, CheckMaybePublished,
+			"is not the stream the first publish"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := tc.verdict
+			if v.Outcome != tc.outcome || v.Check != tc.check || !strings.Contains(v.Reason, tc.reason) {
+				t.Errorf("verdict = %s by %q: %q; want %s by %q containing %q", v.Outcome, v.Check, v.Reason, tc.outcome, tc.check, tc.reason)
+			}
+		})
+	}
+}

@@ -123,6 +123,7 @@ type job struct {
 	attempts       int
 	deferrals      int
 	firstAttemptAt *time.Time
+	firstSentTo    replaypolicy.SentTo // the stream the first attempt was sent to (zero: not known)
 	publishBy      time.Time
 	window         replaypolicy.Window
 	// firstAttempt: the gate marked it attempted now, and no earlier
@@ -196,7 +197,8 @@ UPDATE replay_jobs j SET state = 'claimed', lease_owner = $2, lease_until = now(
 FROM sized s WHERE j.id = s.id AND (s.upto <= $4 OR s.n = 1)
   AND s.nth <= ceil(s.rate * $5) + 1 -- what the rate lets this claim publish
 RETURNING j.id, j.fence, s.state, now() + $3::interval * 2 / 3,
-    j.request_id, j.dead_letter_id, j.dead_lettered_at, j.not_before, j.attempts, j.deferrals, j.first_attempt_at`
+    j.request_id, j.dead_letter_id, j.dead_lettered_at, j.not_before, j.attempts, j.deferrals, j.first_attempt_at,
+    j.first_stream, j.first_stream_created`
 
 // loadJobs reads what publishing the claimed jobs needs ($1 the jobs, $2
 // their requests, $3 their dead letters and $4 the dead letters' times, in
@@ -246,9 +248,14 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 		var claimed []*job
 		var c job
 		var notBefore time.Time
+		var sentStream *string
+		var sentCreated *time.Time
 		if _, err := pgx.ForEachRow(rows, []any{&c.id, &c.fence, &c.prevState, &c.publishBy, &c.requestID, &c.deadLetterID, &c.deadLetteredAt,
-			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt}, func() error {
+			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt, &sentStream, &sentCreated}, func() error {
 			j := c
+			if sentStream != nil && sentCreated != nil {
+				j.firstSentTo = replaypolicy.SentTo{Stream: *sentStream, Created: *sentCreated}
+			}
 			j.notBefore = &notBefore // the order of publishing; the record sets its own
 			claimed = append(claimed, &j)
 			return nil
@@ -289,6 +296,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			j := byID[id]
 			l.id, l.fence, l.requestID, l.deadLetterID, l.deadLetteredAt = j.id, j.fence, j.requestID, j.deadLetterID, j.deadLetteredAt
 			l.prevState, l.publishBy, l.attempts, l.deferrals, l.firstAttemptAt = j.prevState, j.publishBy, j.attempts, j.deferrals, j.firstAttemptAt
+			l.firstSentTo = j.firstSentTo
 			if err := json.Unmarshal(hs, &l.headers); err != nil {
 				l.state, l.result = JobBlocked, "stored headers unreadable: "+err.Error()
 			}
@@ -324,7 +332,7 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 func (j *job) attempt(margin time.Duration) replaypolicy.Attempt {
 	a := replaypolicy.Attempt{MsgID: j.msgID, StoredBy: storedBy(j.deadLetteredAt, j.firstFailedAt), Window: j.window, Margin: margin}
 	if j.firstAttemptAt != nil {
-		a.FirstAttemptAt = *j.firstAttemptAt
+		a.FirstAttemptAt, a.FirstSentTo = *j.firstAttemptAt, j.firstSentTo
 	}
 	return a
 }

@@ -51,8 +51,11 @@ WITH r AS (
     RETURNING rate_next - make_interval(secs => $2::float8 / rate) AS first_slot
 ), m AS (
     UPDATE replay_jobs j SET first_attempt_at = coalesce(j.first_attempt_at, now()),
+        -- the stream a first attempt is sent to, as the worker judged it by: a retry relies on that very stream's window
+        first_stream = CASE WHEN j.first_attempt_at IS NULL THEN u.stream ELSE j.first_stream END,
+        first_stream_created = CASE WHEN j.first_attempt_at IS NULL THEN u.created ELSE j.first_stream_created END,
         first_published_at = coalesce(j.first_published_at, now()) -- never reset: what the broker keeps since may be ours
-    FROM r, unnest($4::bigint[], $5::bigint[]) AS u(id, fence)
+    FROM r, unnest($4::bigint[], $5::bigint[], $7::text[], $8::timestamptz[]) AS u(id, fence, stream, created)
     WHERE j.id = u.id
       AND j.fence = u.fence AND j.state = 'claimed' -- a worker whose lease was taken over publishes nothing
       AND j.lease_until > now() -- nor one whose lease ran out while it judged (before anyone took it over)
@@ -202,12 +205,15 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 		}
 		g.held = held
 		ids, fences := make([]int64, 0, len(chunk)), make([]int64, 0, len(chunk))
+		streams, created := make([]*string, 0, len(chunk)), make([]*time.Time, 0, len(chunk))
 		for _, c := range chunk {
 			if _, no := held[c.id]; !no {
 				ids, fences = append(ids, c.id), append(fences, c.fence)
+				s, at := sentTo(c.window)
+				streams, created = append(streams, s), append(created, at)
 			}
 		}
-		rows, err := tx.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences, j.stamp)
+		rows, err := tx.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences, j.stamp, streams, created)
 		if err != nil {
 			return err
 		}
@@ -232,6 +238,17 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 		return gate{}, false, fmt.Errorf("reserve publish slots of request %d: %w", j.requestID, err)
 	}
 	return g, n > 0, nil
+}
+
+// sentTo is the stream, and when it was created, that the gate records a
+// first attempt as sent to (replay_jobs.first_stream): those of the window
+// the job was judged by, nil when it names no stream or does not say when
+// it was created (a retry of it is then judged by the clocks).
+func sentTo(w replaypolicy.Window) (*string, *time.Time) {
+	if w.Stream == "" || w.Created.IsZero() || w.Unreadable != "" {
+		return nil, nil
+	}
+	return &w.Stream, &w.Created
 }
 
 // refused says what becomes of the unpublished jobs of a request whose
@@ -651,7 +668,7 @@ func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, e
 		Margin: w.svc.cfg.WindowMargin, RetryBase: w.cfg.Retry, Attempts: j.attempts, Jitter: rand.Float64(),
 		FirstPublishedAt: j.firstPublishedAt, ApprovedSHA256: hex.EncodeToString(j.approvedSHA256)}
 	if j.firstAttemptAt != nil {
-		a.FirstAttemptAt = *j.firstAttemptAt
+		a.FirstAttemptAt, a.FirstSentTo = *j.firstAttemptAt, j.firstSentTo
 	} else {
 		a.FirstAttemptAt = w.svc.cfg.Now()
 	}
