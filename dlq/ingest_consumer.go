@@ -45,6 +45,25 @@ type consumerSetting struct {
 	skips bool
 	// resume: an update does not put it back; resuming the consumer does.
 	resume bool
+	// below, for a limit that replicas set from their own settings
+	// (INGEST_ACK_WAIT, INGEST_BATCH_SIZE): the consumer's value counts as
+	// changed only when below this replica's, which it then raises. Two
+	// replicas with other values (a rollout) settle on the higher one
+	// instead of putting their own back in turn every check; a higher
+	// value costs a replica nothing it relies on.
+	below func(have, want *jetstream.ConsumerConfig) bool
+}
+
+// limitBelow reports whether a limit have is below want, where 0 or less
+// is no limit.
+func limitBelow[T int | int64 | time.Duration](have, want T) bool {
+	switch {
+	case want <= 0:
+		return have > 0
+	case have <= 0:
+		return false
+	}
+	return have < want
 }
 
 // consumerSettings are the settings checked, every one that decides which
@@ -79,13 +98,17 @@ var consumerSettings = []consumerSetting{
 		put: func(dst, src *jetstream.ConsumerConfig) {}},
 	{name: "ack_wait",
 		value: func(c *jetstream.ConsumerConfig) string { return c.AckWait.String() },
-		put:   func(dst, src *jetstream.ConsumerConfig) { dst.AckWait = src.AckWait }},
+		put:   func(dst, src *jetstream.ConsumerConfig) { dst.AckWait = src.AckWait },
+		below: func(have, want *jetstream.ConsumerConfig) bool { return limitBelow(have.AckWait, want.AckWait) }},
 	{name: "backoff",
 		value: func(c *jetstream.ConsumerConfig) string { return fmt.Sprint(c.BackOff) },
 		put:   func(dst, src *jetstream.ConsumerConfig) { dst.BackOff = slices.Clone(src.BackOff) }},
 	{name: "max_ack_pending",
 		value: func(c *jetstream.ConsumerConfig) string { return fmt.Sprint(c.MaxAckPending) },
-		put:   func(dst, src *jetstream.ConsumerConfig) { dst.MaxAckPending = src.MaxAckPending }},
+		put:   func(dst, src *jetstream.ConsumerConfig) { dst.MaxAckPending = src.MaxAckPending },
+		below: func(have, want *jetstream.ConsumerConfig) bool {
+			return limitBelow(have.MaxAckPending, want.MaxAckPending)
+		}},
 	{name: "rate_limit_bps",
 		value: func(c *jetstream.ConsumerConfig) string { return fmt.Sprint(c.RateLimit) },
 		put:   func(dst, src *jetstream.ConsumerConfig) { dst.RateLimit = src.RateLimit }},
@@ -96,13 +119,22 @@ var consumerSettings = []consumerSetting{
 	// and JetStream refuses each of them.
 	{name: "max_batch",
 		value: func(c *jetstream.ConsumerConfig) string { return fmt.Sprint(c.MaxRequestBatch) },
-		put:   func(dst, src *jetstream.ConsumerConfig) { dst.MaxRequestBatch = src.MaxRequestBatch }},
+		put:   func(dst, src *jetstream.ConsumerConfig) { dst.MaxRequestBatch = src.MaxRequestBatch },
+		below: func(have, want *jetstream.ConsumerConfig) bool {
+			return limitBelow(have.MaxRequestBatch, want.MaxRequestBatch)
+		}},
 	{name: "max_bytes",
 		value: func(c *jetstream.ConsumerConfig) string { return fmt.Sprint(c.MaxRequestMaxBytes) },
-		put:   func(dst, src *jetstream.ConsumerConfig) { dst.MaxRequestMaxBytes = src.MaxRequestMaxBytes }},
+		put:   func(dst, src *jetstream.ConsumerConfig) { dst.MaxRequestMaxBytes = src.MaxRequestMaxBytes },
+		below: func(have, want *jetstream.ConsumerConfig) bool {
+			return limitBelow(have.MaxRequestMaxBytes, want.MaxRequestMaxBytes)
+		}},
 	{name: "max_expires",
 		value: func(c *jetstream.ConsumerConfig) string { return c.MaxRequestExpires.String() },
-		put:   func(dst, src *jetstream.ConsumerConfig) { dst.MaxRequestExpires = src.MaxRequestExpires }},
+		put:   func(dst, src *jetstream.ConsumerConfig) { dst.MaxRequestExpires = src.MaxRequestExpires },
+		below: func(have, want *jetstream.ConsumerConfig) bool {
+			return limitBelow(have.MaxRequestExpires, want.MaxRequestExpires)
+		}},
 	{name: "priority",
 		value: func(c *jetstream.ConsumerConfig) string {
 			return fmt.Sprintf("policy %d groups %v", c.PriorityPolicy, c.PriorityGroups)
@@ -140,7 +172,7 @@ func driftOf(have, want jetstream.ConsumerConfig) consumerDrift {
 	d := consumerDrift{fixed: have}
 	for _, s := range consumerSettings {
 		h, w := s.value(&have), s.value(&want)
-		if h == w {
+		if h == w || (s.below != nil && !s.below(&have, &want)) {
 			continue
 		}
 		change := s.name + ": " + h + " → " + w

@@ -56,7 +56,7 @@ func TestConsumerChangedByHandIsPutBack(t *testing.T) {
 		"Filter":          func(c *jetstream.ConsumerConfig) { c.FilterSubject = "dlq.acme.>" },
 		"Filters":         func(c *jetstream.ConsumerConfig) { c.FilterSubjects = []string{"dlq.acme.>", "dlq.initech.>"} },
 		"MaxDeliver":      func(c *jetstream.ConsumerConfig) { c.MaxDeliver = 1 },
-		"AckWait":         func(c *jetstream.ConsumerConfig) { c.AckWait = time.Hour },
+		"AckWait":         func(c *jetstream.ConsumerConfig) { c.AckWait = time.Second },
 		"MaxAckPending":   func(c *jetstream.ConsumerConfig) { c.MaxAckPending = 1 },
 		"MaxRequestBatch": func(c *jetstream.ConsumerConfig) { c.MaxRequestBatch = 1 },
 		"HeadersOnly":     func(c *jetstream.ConsumerConfig) { c.HeadersOnly = true },
