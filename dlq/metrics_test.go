@@ -24,7 +24,7 @@ func TestAlertRulesUseExportedIngestSeries(t *testing.T) {
 	exported := map[string]bool{}
 	ch := make(chan *prometheus.Desc, 64)
 	km := newKeeperMetrics(nil)
-	for _, c := range append(NewMetrics(prometheus.NewRegistry()).collectors(), NewDepthCollector(nil, nil), km.removed, km.runs, km.errors, km.lastPass) {
+	for _, c := range append(NewMetrics(prometheus.NewRegistry()).collectors(), NewDepthCollector(nil, nil), km.removed, km.runs, km.errors, km.lastPass, km.stale) {
 		c.Describe(ch)
 	}
 	close(ch)
