@@ -478,3 +478,12 @@ func hasAction(fs []ActionChoices, a string) bool {
 	}
 	return false
 }
+
+// problemsAfterText introduces the problems a verification found after the
+// first: n counts them all, the first included.
+func problemsAfterText(n int64) string {
+	if n <= 2 {
+		return "It goes on past it, and found one more problem:"
+	}
+	return "It goes on past it, and found " + Count(n-1) + " more problems; the first of them:"
+}

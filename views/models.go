@@ -309,6 +309,14 @@ type AuditVerifyModel struct {
 	// FirstBad and Problem say where the chain breaks (OK false).
 	FirstBad int64
 	Problem  string
+	// More are the problems found after the first (the walk goes on past
+	// one), up to the bound verify keeps; ProblemCount counts them all,
+	// the first included.
+	More         []string
+	ProblemCount int64
+	// Warnings are findings that do not break the chain (a checkpoint
+	// whose signature fails, vouched for by a later one).
+	Warnings []string
 	// Checkpoints verified, the last of them, and the keys trusted.
 	Checkpoints    int
 	LastCheckpoint int64

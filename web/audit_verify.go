@@ -64,14 +64,17 @@ func (s *Server) auditVerify(c echo.Context) error {
 	if _, err := audit.AppendFunc(ctx, s.deps.Pool, e); err != nil {
 		return err
 	}
-	// The walk stops at the first problem: an anchor before it held, one
-	// at it is the problem (or a checkpoint at its seq is), one after it
-	// was never reached.
+	// An anchor before the first problem held, one at it is the problem
+	// (or a checkpoint at its seq is), and one after it is not vouched for
+	// (the walk goes on, but what it reads past a break proves nothing).
 	v.Anchor.Matched = res.OK() || res.FirstBad > v.Anchor.Seq
 	v.Anchor.Reached = v.Anchor.Matched || res.FirstBad == v.Anchor.Seq
 	v.Result = &views.AuditVerifyModel{
 		OK: res.OK(), Summary: res.String(), Rows: res.Rows, HeadSeq: res.HeadSeq, Head: res.HeadHex(), FirstBad: res.FirstBad,
-		Problem: res.Problem, Checkpoints: res.Checkpoints, LastCheckpoint: res.LastCheckpoint.Seq, Keys: s.deps.AuditKeys.IDs(), At: time.Now(),
+		Problem: res.Problem, ProblemCount: res.ProblemCount, Warnings: res.Warnings, Checkpoints: res.Checkpoints, LastCheckpoint: res.LastCheckpoint.Seq, Keys: s.deps.AuditKeys.IDs(), At: time.Now(),
+	}
+	if len(res.Problems) > 1 {
+		v.Result.More = res.Problems[1:]
 	}
 	return s.renderVerify(c, http.StatusOK, v)
 }
