@@ -93,6 +93,9 @@ type Keeper struct {
 // reg (nil: none).
 func NewKeeper(store *Store, cfg KeeperConfig, reg prometheus.Registerer, log *slog.Logger) *Keeper {
 	cfg.defaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &Keeper{store: store, pool: store.pool, cfg: cfg, log: log, metrics: newKeeperMetrics(reg), firstSeen: map[string][]streamLook{}}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -70,7 +71,10 @@ func setupPurged(t *testing.T) *purged {
 	// A keeper as the console's, under the shipped policy: it takes turns
 	// with the console's own, which may have run the pass first.
 	keeper := dlq.NewKeeper(dlq.NewStore(p.b.Jobs), dlq.KeeperConfig{
-		Policy: func() dlq.RetentionPolicy { return app.RetentionOf(p.b.Replays.Policy().Retention()) },
+		Policy: func() dlq.RetentionPolicy {
+			r := p.b.Replays.Policy().Retention()
+			return dlq.Terms{RetentionPolicy: app.RetentionOf(r), Version: replay.RetentionVersion(r)}
+		},
 		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
 			_, err := audit.Record(ctx, tx, p.b.Signer, reason)
 			return err
@@ -204,6 +208,9 @@ func TestTenantAuditorSeesPurgesOfTheirTenant(t *testing.T) {
 	require.NoError(t, err)
 	var csvReasons []string
 	for _, rec := range records[1 : len(records)-1] {
+		if rec[7] == "" {
+			continue // a stub: an entry the filter leaves out, its seq and hashes only
+		}
 		csvReasons = append(csvReasons, audit.CSVValue(rec[13]))
 	}
 	assert.Equal(t, reasons, csvReasons, "the CSV export")
@@ -288,10 +295,11 @@ func TestTenantAuditorLearnsNothingOfOtherTenantsPurges(t *testing.T) {
 		})
 		export := b.Do(t, auditor, http.MethodGet, "/audit/export.csv"+query, nil, nil)
 		require.Equal(t, http.StatusOK, export.Status)
-		tells(t, "CSV export "+query, values(export))
+		// An export's trailer records the filter it was made with.
+		tells(t, "CSV export "+query, values(export), echoed...)
 		export = b.Do(t, auditor, http.MethodGet, "/audit/export.jsonl"+query, nil, nil)
 		require.Equal(t, http.StatusOK, export.Status)
-		tells(t, "JSON lines export "+query, export.Body)
+		tells(t, "JSON lines export "+query, export.Body, echoed...)
 	}
 	_, rows := exportJSONL(t, b, auditor, "")
 	require.NotEmpty(t, rows, "acme's auditor finds acme's purges")

@@ -30,10 +30,13 @@ func TestAuditVerifyPageListsEveryProblem(t *testing.T) {
 	}
 	tx, err := b.DB.OwnerPool.Begin(ctx)
 	require.NoError(t, err)
+	defer tx.Rollback(ctx)
 	for _, sql := range []string{
 		`ALTER TABLE audit_log DISABLE TRIGGER USER`,
 		`UPDATE audit_log SET reason = 'rewritten' WHERE seq = ANY($1)`,
-		`ALTER TABLE audit_log ENABLE ALWAYS TRIGGER USER`,
+		`ALTER TABLE audit_log ENABLE ALWAYS TRIGGER audit_log_no_update_delete`,
+		`ALTER TABLE audit_log ENABLE ALWAYS TRIGGER audit_log_no_truncate`,
+		`ALTER TABLE audit_log ENABLE ALWAYS TRIGGER audit_log_continues_chain`,
 	} {
 		var args []any
 		if strings.Contains(sql, "$1") {
