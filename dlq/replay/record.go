@@ -247,6 +247,9 @@ type unrecorded struct {
 	// they are logged again only when that changed, not at every failed
 	// try of a database that is down.
 	named int
+	// failed counts the tries in a row that failed with PostgreSQL in
+	// reach (WorkerConfig.KeptTries).
+	failed int
 }
 
 // keep holds jobs, whose outcomes the lease ended before recording
@@ -283,10 +286,27 @@ func (w *Worker) recordKept(ctx context.Context) error {
 	if len(w.unrecorded.jobs) == 0 {
 		w.unrecorded = unrecorded{}
 	}
-	if err != nil {
-		return fmt.Errorf("record the outcomes of an earlier claim: %w", err)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if ctx.Err() == nil && !dlq.Unreachable(err) {
+		w.unrecorded.failed++
+	}
+	if w.unrecorded.failed >= w.cfg.KeptTries {
+		// A failure that lasts with the database answering (a constraint,
+		// a lock held for good) would keep this worker from claiming for
+		// ever, and its jobs from every other worker, whose claims wait
+		// for the lease this one renews. It lets them go: each job is
+		// claimed again once its lease ends, knowing only that it was
+		// published; this line says what the broker answered.
+		kept := w.unrecorded.jobs
+		w.unrecorded = unrecorded{}
+		for _, j := range kept {
+			w.logOutcome(slog.LevelError, fmt.Sprintf("replay outcome not recorded: recording failed %d times with PostgreSQL answering; the worker lets it go and claims again, and its job is claimed again once its lease ends", w.cfg.KeptTries),
+				j, "err", err)
+		}
+	}
+	return fmt.Errorf("record the outcomes of an earlier claim: %w", err)
 }
 
 // recordAtStop is a stopping worker's last try at the outcomes it kept

@@ -147,3 +147,52 @@ func TestKeptOutcomeTakenOverIsLogged(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(logged.String(), "the job is no longer this worker's"), "nothing kept any more")
 }
+
+// TestKeptOutcomeLetGoAfterLastingFailures (review rev-fixes3): a worker
+// that kept an outcome it could not record claimed nothing while recording
+// it failed, and renewed its lease, for ever: a failure that lasts with
+// PostgreSQL answering (here the job's row locked for good) stopped the
+// worker and held the job from every other. After KeptTries failed tries
+// it lets the outcome go, logging what the broker answered, and claims
+// again. (A database that does not answer, or a lock that times the
+// record out, is tried for as long as it lasts: nothing else could be
+// claimed meanwhile.)
+func TestKeptOutcomeLetGoAfterLastingFailures(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	msgID := "kept-let-go"
+	id := b.seedItem(t, "search.index_update", msgID, nil, "{}")
+	b.request(t, []int64{id}, replay.SubmitInput{})
+	var logged logs.Buffer
+	w := b.loggedWorker(t, replay.WorkerConfig{Lease: time.Second, RecordTimeout: 200 * time.Millisecond, KeptTries: 2}, &logged)
+	// The ledger refuses the record from the publish on, as a constraint
+	// the data breaks would, with PostgreSQL answering.
+	w.AfterPublish(func([]int64) bool {
+		for _, sql := range []string{
+			`CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`,
+			`CREATE TRIGGER test_refuse BEFORE INSERT ON replay_ledger FOR EACH ROW EXECUTE FUNCTION test_refuse()`,
+		} {
+			_, err := b.db.OwnerPool.Exec(ctx, sql)
+			require.NoError(t, err, sql)
+		}
+		return true
+	})
+	_, err := w.RunOnce(ctx)
+	require.Error(t, err, "the lease ended before the record")
+	w.AfterPublish(nil)
+	published := b.published(t)[msgID]
+	require.NotNil(t, published, "the broker stored the publish")
+
+	for try := 1; try <= 2; try++ {
+		_, err := w.RunOnce(ctx)
+		require.Error(t, err, "try %d of the kept outcome", try)
+	}
+	line := logLine(&logged, "replay outcome not recorded: recording failed 2 times")
+	require.NotEmpty(t, line, "the log: %s", logged.String())
+	for _, want := range []string{"level=ERROR", "stream=APP", fmt.Sprintf("seq=%d", published.Sequence), "msg_id=" + msgID} {
+		assert.Contains(t, line, want)
+	}
+	_, err = w.RunOnce(ctx)
+	assert.NoError(t, err, "the worker claims again")
+}

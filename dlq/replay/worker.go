@@ -61,6 +61,13 @@ type WorkerConfig struct {
 	// outcomes; a part that fails is recorded again in smaller parts,
 	// under a renewed lease when the lease runs short; default 5s.
 	RecordTimeout time.Duration
+	// KeptTries is how many times in a row the worker tries to record the
+	// outcomes it kept (a lease that ended before the record) and fails
+	// with PostgreSQL answering, before it lets them go, logging each with
+	// what the broker answered, and claims again; default 10. While
+	// PostgreSQL is out of reach it keeps trying: nothing else could be
+	// claimed meanwhile.
+	KeptTries int
 }
 
 func (c *WorkerConfig) defaults() {
@@ -87,6 +94,9 @@ func (c *WorkerConfig) defaults() {
 	}
 	if c.RecordTimeout <= 0 {
 		c.RecordTimeout = 5 * time.Second
+	}
+	if c.KeptTries <= 0 {
+		c.KeptTries = 10
 	}
 }
 
