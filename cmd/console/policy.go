@@ -17,10 +17,11 @@ import (
 const policyUsage = `usage: console policy <command> [flags]
 
 commands:
-  status    the active replay policy version and the last rollback
-            allowance: waiting (until when), used, ended or expired
-  rollback  let a replaced replay policy version be made active again by
-            the next process that starts with its file, within --for
+  status    the active replay policy version and retention terms, and the
+            last rollback allowance of each: waiting (until when), used,
+            ended or expired
+  rollback  let a replaced replay policy or retention terms version be made
+            active again by the next process that starts with its file, within --for
             (default 1h; audited)
 `
 
@@ -65,10 +66,18 @@ func runPolicyRollback(ctx context.Context, args []string, getenv func(string) s
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "replay policy %s (%s) may be made active again until %s: start a console or worker whose POLICY_FILE has it "+
+	fmt.Fprintf(stdout, "%s %s (%s) may be made active again until %s: start a console or worker whose POLICY_FILE has it "+
 		"(the version it replaces is then replaced in turn); unused by then, the allowance expires\n",
-		r.Version, r.File, r.ExpiresAt.UTC().Format(time.RFC3339))
+		rollbackKind(r), r.Version, r.File, r.ExpiresAt.UTC().Format(time.RFC3339))
 	return nil
+}
+
+// rollbackKind names what r lets back.
+func rollbackKind(r replay.PolicyRollback) string {
+	if r.Terms {
+		return "retention terms"
+	}
+	return "replay policy"
 }
 
 // runPolicyStatus is "console policy status": the active replay policy
@@ -89,29 +98,47 @@ func runPolicyStatus(ctx context.Context, args []string, getenv func(string) str
 	if err != nil {
 		return err
 	}
-	at := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	terms, tr, err := replay.RetentionStatus(ctx, conn)
+	if err != nil {
+		return err
+	}
 	if active.Version == "" {
 		fmt.Fprintln(stdout, "active: none recorded yet (the first console or worker to start activates its file's version)")
 	} else {
-		fmt.Fprintf(stdout, "active: %s (%s), since %s, activated by %s\n", active.Version, active.File, at(active.ActivatedAt), active.ActivatedBy)
+		fmt.Fprintf(stdout, "active: %s (%s), since %s, activated by %s\n", active.Version, active.File, rfc3339(active.ActivatedAt), active.ActivatedBy)
 	}
+	printRollback(stdout, "rollback", r)
+	if terms.Version == "" {
+		fmt.Fprintln(stdout, "retention terms: none recorded yet (every console removes dead letters by its own file's terms until one is)")
+	} else {
+		fmt.Fprintf(stdout, "retention terms: %s (%s), since %s, activated by %s\n", terms.Version, terms.File, rfc3339(terms.ActivatedAt), terms.ActivatedBy)
+	}
+	printRollback(stdout, "retention terms rollback", tr)
+	return nil
+}
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// printRollback writes the line of "console policy status" that says what
+// became of the last rollback allowance r (nil: none was made).
+func printRollback(w io.Writer, label string, r *replay.PolicyRollback) {
+	at := rfc3339
 	switch {
 	case r == nil:
-		fmt.Fprintln(stdout, "rollback: none allowed")
+		fmt.Fprintf(w, "%s: none allowed\n", label)
 	case r.Pending():
-		fmt.Fprintf(stdout, "rollback: to %s (%s) allowed by %s at %s, waiting until %s for a start with its file (audit entry %d)\n",
-			r.Version, r.File, r.AllowedBy, at(r.AllowedAt), at(r.ExpiresAt), r.AuditSeq)
+		fmt.Fprintf(w, "%s: to %s (%s) allowed by %s at %s, waiting until %s for a start with its file (audit entry %d)\n",
+			label, r.Version, r.File, r.AllowedBy, at(r.AllowedAt), at(r.ExpiresAt), r.AuditSeq)
 	case r.Used:
-		fmt.Fprintf(stdout, "rollback: to %s allowed by %s at %s, used at %s by %s (audit entry %d)\n",
-			r.Version, r.AllowedBy, at(r.AllowedAt), at(*r.EndedAt), r.EndedBy, r.AuditSeq)
+		fmt.Fprintf(w, "%s: to %s allowed by %s at %s, used at %s by %s (audit entry %d)\n",
+			label, r.Version, r.AllowedBy, at(r.AllowedAt), at(*r.EndedAt), r.EndedBy, r.AuditSeq)
 	case r.EndedAt != nil:
-		fmt.Fprintf(stdout, "rollback: to %s allowed by %s at %s, ended unused at %s when %s activated another version (audit entry %d)\n",
-			r.Version, r.AllowedBy, at(r.AllowedAt), at(*r.EndedAt), r.EndedBy, r.AuditSeq)
+		fmt.Fprintf(w, "%s: to %s allowed by %s at %s, ended unused at %s when %s activated another version (audit entry %d)\n",
+			label, r.Version, r.AllowedBy, at(r.AllowedAt), at(*r.EndedAt), r.EndedBy, r.AuditSeq)
 	default:
-		fmt.Fprintf(stdout, "rollback: to %s allowed by %s at %s, expired unused at %s (audit entry %d)\n",
-			r.Version, r.AllowedBy, at(r.AllowedAt), at(r.ExpiresAt), r.AuditSeq)
+		fmt.Fprintf(w, "%s: to %s allowed by %s at %s, expired unused at %s (audit entry %d)\n",
+			label, r.Version, r.AllowedBy, at(r.AllowedAt), at(r.ExpiresAt), r.AuditSeq)
 	}
-	return nil
 }
 
 // operator is who runs a command, for its audit row: the operating

@@ -42,7 +42,10 @@ func TestPolicyRollbackCommand(t *testing.T) {
 		require.NoError(t, run(ctx, []string{"console", "policy", "status"}, e, &out, io.Discard))
 		return out.String()
 	}
-	assert.Contains(t, status(), "rollback: none allowed")
+	st := status()
+	assert.Contains(t, st, "\nrollback: none allowed")
+	assert.Contains(t, st, "retention terms rollback: none allowed", "status says how retention terms stand too")
+	assert.Regexp(t, `retention terms: (none recorded yet|[0-9a-f]{64} )`, st)
 	rows := func() int {
 		var n int
 		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action = 'replay.policy_rollback_allowed'`).Scan(&n))
@@ -75,7 +78,7 @@ func TestPolicyRollbackCommand(t *testing.T) {
 	var left time.Duration
 	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT expires_at - allowed_at FROM replay_policy_rollback WHERE version = $1 AND ended_at IS NULL`, older).Scan(&left))
 	assert.Equal(t, time.Hour, left, "the default --for")
-	st := status()
+	st = status()
 	assert.Contains(t, st, "active: "+newer)
 	assert.Contains(t, st, "rollback: to "+older)
 	assert.Contains(t, st, "waiting until")

@@ -56,6 +56,9 @@ type PolicyRollback struct {
 	// Expired: ExpiresAt passed (by PostgreSQL's clock) before anything
 	// ended it; a start with Version's file is then refused as before.
 	Expired bool
+	// Terms: an allowance for retention terms (RetentionVersion), not
+	// for a replay policy version.
+	Terms bool
 }
 
 // Pending reports whether the allowance still lets its version be

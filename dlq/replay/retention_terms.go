@@ -174,7 +174,20 @@ func readRetentionRollback(ctx context.Context, q querier) (*PolicyRollback, err
 	case err != nil:
 		return nil, fmt.Errorf("read the retention terms rollback allowance: %w", err)
 	}
+	r.Terms = true
 	return &r, nil
+}
+
+// RetentionStatus is "console policy status" for retention terms: the
+// active terms and the last rollback allowance for terms, nil when none
+// was ever made.
+func RetentionStatus(ctx context.Context, q querier) (dlq.TermsActivation, *PolicyRollback, error) {
+	active, err := dlq.ActiveTerms(ctx, q)
+	if err != nil {
+		return dlq.TermsActivation{}, nil, err
+	}
+	r, err := readRetentionRollback(ctx, q)
+	return active, r, err
 }
 
 // retentionVersionsLike returns the retention terms versions starting
@@ -208,7 +221,7 @@ func allowRetentionRollbackTx(ctx context.Context, tx pgx.Tx, v PolicyVersion, d
 	if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
 		return PolicyRollback{}, err
 	}
-	r := PolicyRollback{Version: v.Version, File: v.File, AllowedAt: now, AllowedBy: actor.Subject, ExpiresAt: now.Add(d)}
+	r := PolicyRollback{Version: v.Version, File: v.File, AllowedAt: now, AllowedBy: actor.Subject, ExpiresAt: now.Add(d), Terms: true}
 	e := audit.NewEvent(actor, quarantine.RequestMeta{}, ActionRetentionTermsRollback)
 	e.ObjectType, e.ObjectID, e.Outcome, e.Reason = "retention_terms", v.Version, audit.OutcomeOK, reason
 	was := map[string]any{"superseded_at": v.SupersededAt.UTC().Format(time.RFC3339Nano)}
