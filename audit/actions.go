@@ -74,6 +74,11 @@ const (
 	ActionRetentionPurge       = "retention.purge"
 	ActionRetentionPurgeTenant = "retention.purge.tenant"
 	ActionRetentionTrimKeys    = "retention.trim_keys"
+	// ActionRetentionTerms: a process made its policy file's retention
+	// terms the active ones; ActionRetentionTermsRollback: an operator let
+	// replaced terms be made active again (console policy rollback).
+	ActionRetentionTerms         = "retention.terms_activated"
+	ActionRetentionTermsRollback = "retention.terms_rollback_allowed"
 
 	// ReplayItemPrefix starts the actions recorded per item of a replay
 	// request: "replay.item.requested", "replay.item.approved", and the
@@ -103,7 +108,7 @@ var actions = [][]string{
 		// "published" and "failed": job states before migration 0010, still
 		// in older entries of the log.
 		ReplayItemPrefix + "published", ReplayItemPrefix + "failed"},
-	{ActionRetentionPurgeTenant, ActionRetentionPurge, ActionRetentionTrimKeys},
+	{ActionRetentionPurgeTenant, ActionRetentionPurge, ActionRetentionTrimKeys, ActionRetentionTerms, ActionRetentionTermsRollback},
 }
 
 // ActionFamily is the actions sharing the word before the first dot.

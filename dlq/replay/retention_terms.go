@@ -24,10 +24,10 @@ const (
 	// ActionRetentionTerms: a process made its policy file's retention
 	// terms the active ones (a deploy, or a rollback an allowance let
 	// through).
-	ActionRetentionTerms = "retention.terms_activated"
+	ActionRetentionTerms = audit.ActionRetentionTerms
 	// ActionRetentionTermsRollback: an operator let replaced retention
 	// terms be made active again by the next start with them.
-	ActionRetentionTermsRollback = "retention.terms_rollback_allowed"
+	ActionRetentionTermsRollback = audit.ActionRetentionTermsRollback
 )
 
 // RetentionVersion returns the version of retention terms r: the hex
