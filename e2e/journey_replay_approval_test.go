@@ -184,6 +184,9 @@ func TestApprovalAndAuditReplayJourney(t *testing.T) {
 	col := func(rec []string, name string) string { return rec[indexOf(auditExportColumns, name)] }
 	var csvActions []string
 	for _, rec := range records[1 : len(records)-1] {
+		if col(rec, "action") == "" {
+			continue // a stub: an entry the filter leaves out, seq and hashes only
+		}
 		assert.Equal(t, email.MsgID, col(rec, "message_id"))
 		csvActions = append(csvActions, col(rec, "action"))
 		if col(rec, "action") == "replay.item.replayed" {
