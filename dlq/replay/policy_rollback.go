@@ -129,20 +129,13 @@ func AllowPolicyRollback(ctx context.Context, db txStarter, version string, d ti
 		if _, err := tx.Exec(ctx, lockPolicyChange); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, selectPolicyVersionsLike, version)
-		if err != nil {
-			return err
-		}
-		found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PolicyVersion, error) {
-			var p PolicyVersion
-			return p, r.Scan(&p.Version, &p.File, &p.ActivatedAt, &p.SupersededAt)
-		})
+		found, err := versionsLike(ctx, tx, selectPolicyVersionsLike, version)
 		if err != nil {
 			return err
 		}
 		// Retention terms have versions of their own (RetentionVersion):
 		// the same command lets replaced ones back.
-		terms, err := retentionVersionsLike(ctx, tx, version)
+		terms, err := versionsLike(ctx, tx, selectRetentionVersionsLike, version)
 		switch {
 		case err != nil:
 			return err
@@ -207,14 +200,35 @@ func PolicyStatus(ctx context.Context, q querier) (PolicyActivation, *PolicyRoll
 // readPolicyRollback returns the last rollback allowance, nil when none
 // was ever made.
 func readPolicyRollback(ctx context.Context, q querier) (*PolicyRollback, error) {
+	return readRollback(ctx, q, selectPolicyRollback, "replay policy")
+}
+
+// readRollback reads the allowance sql selects (selectPolicyRollback or
+// selectRetentionRollback), nil when none was ever made; what names its
+// kind in an error.
+func readRollback(ctx context.Context, q querier, sql, what string) (*PolicyRollback, error) {
 	var r PolicyRollback
-	err := q.QueryRow(ctx, selectPolicyRollback).Scan(&r.Version, &r.File, &r.AllowedAt, &r.AllowedBy, &r.AuditSeq,
+	err := q.QueryRow(ctx, sql).Scan(&r.Version, &r.File, &r.AllowedAt, &r.AllowedBy, &r.AuditSeq,
 		&r.ExpiresAt, &r.EndedAt, &r.EndedBy, &r.Used, &r.Expired)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("read the replay policy rollback allowance: %w", err)
+		return nil, fmt.Errorf("read the %s rollback allowance: %w", what, err)
 	}
 	return &r, nil
+}
+
+// versionsLike returns the versions sql selects starting with prefix
+// (selectPolicyVersionsLike or selectRetentionVersionsLike: two at most),
+// in tx.
+func versionsLike(ctx context.Context, tx pgx.Tx, sql, prefix string) ([]PolicyVersion, error) {
+	rows, err := tx.Query(ctx, sql, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (PolicyVersion, error) {
+		var p PolicyVersion
+		return p, r.Scan(&p.Version, &p.File, &p.ActivatedAt, &p.SupersededAt)
+	})
 }

@@ -165,17 +165,11 @@ func (c termsChange) activate(ctx context.Context, tx pgx.Tx, t *replaypolicy.Ta
 // readRetentionRollback returns the last retention terms rollback
 // allowance, nil when none was ever made.
 func readRetentionRollback(ctx context.Context, q querier) (*PolicyRollback, error) {
-	var r PolicyRollback
-	err := q.QueryRow(ctx, selectRetentionRollback).Scan(&r.Version, &r.File, &r.AllowedAt, &r.AllowedBy, &r.AuditSeq,
-		&r.ExpiresAt, &r.EndedAt, &r.EndedBy, &r.Used, &r.Expired)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("read the retention terms rollback allowance: %w", err)
+	r, err := readRollback(ctx, q, selectRetentionRollback, "retention terms")
+	if r != nil {
+		r.Terms = true
 	}
-	r.Terms = true
-	return &r, nil
+	return r, err
 }
 
 // RetentionStatus is "console policy status" for retention terms: the
@@ -188,19 +182,6 @@ func RetentionStatus(ctx context.Context, q querier) (dlq.TermsActivation, *Poli
 	}
 	r, err := readRetentionRollback(ctx, q)
 	return active, r, err
-}
-
-// retentionVersionsLike returns the retention terms versions starting
-// with prefix (two at most), in tx.
-func retentionVersionsLike(ctx context.Context, tx pgx.Tx, prefix string) ([]PolicyVersion, error) {
-	rows, err := tx.Query(ctx, selectRetentionVersionsLike, prefix)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (PolicyVersion, error) {
-		var p PolicyVersion
-		return p, r.Scan(&p.Version, &p.File, &p.ActivatedAt, &p.SupersededAt)
-	})
 }
 
 // allowRetentionRollbackTx is AllowPolicyRollback for replaced retention
