@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/quarantine-console/quarantine/app"
@@ -11,8 +13,23 @@ import (
 )
 
 // replay binds the replay settings, the same in serve and in worker.
-func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int) {
-	s.str(&c.PolicyFile, "policy-file", "POLICY_FILE", "dev/policy.toml", "replay policy table (TOML)", checkRequired)
+//
+// A separate worker has no default POLICY_FILE: serve's default is the
+// development table that `make run` uses, and a worker of a deploy that
+// silently took it would execute no replay (its version is not the one in
+// force, see docs/replay.md) or, worse, activate it where no console had
+// started yet.
+func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int, policyDefault string) {
+	policyCheck := checkRequired
+	if policyDefault == "" {
+		policyCheck = func(v string) error {
+			if strings.TrimSpace(v) == "" {
+				return errors.New("is required for a separate worker: the replay policy table of your deploy, the same file as the console's (docs/replay.md)")
+			}
+			return nil
+		}
+	}
+	s.str(&c.PolicyFile, "policy-file", "POLICY_FILE", policyDefault, "replay policy table (TOML)", policyCheck)
 	s.integer(&c.Workers, "replay-workers", "REPLAY_WORKERS", defaultWorkers, "replay workers in this process (0: none)", 0, 64)
 	var allow string
 	s.str(&allow, "replay-subject-allow", "REPLAY_SUBJECT_ALLOW", "", "subject patterns each tenant's replays may publish to, comma-separated: "+
@@ -64,7 +81,7 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		return checkNATSURL(v)
 	})
-	s.replay(&cfg.Replay, 4)
+	s.replay(&cfg.Replay, 4, "")
 	s.groups(&cfg.Replay.Groups)
 	s.duration(&cfg.Replay.DirectoryMaxAge, "session-lifetime", "SESSION_LIFETIME", 12*time.Hour,
 		"the console's session lifetime: groups read from the identity provider longer ago give no right to a replay", time.Minute, 30*24*time.Hour)

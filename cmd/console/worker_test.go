@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 	"github.com/quarantine-console/quarantine/testfactory/logs"
@@ -124,4 +125,24 @@ func TestWorkerAnswersProbes(t *testing.T) {
 	require.NoError(t, receive(t, done, time.Minute))
 	_, _, err = get("/healthz", "")
 	assert.Error(t, err, "the listener closed with the worker")
+}
+
+// TestWorkerNeedsItsPolicyFile: a separate `console worker` refuses to start
+// without POLICY_FILE, naming it, instead of executing under the development
+// table serve defaults to for `make run`. serve keeps that default.
+func TestWorkerNeedsItsPolicyFile(t *testing.T) {
+	t.Parallel()
+	stderr := &logs.Buffer{}
+	err := run(context.Background(), []string{"console", "worker"}, env(map[string]string{
+		"DATABASE_URL": "postgres://x@127.0.0.1:1/db", "NATS_URL": "nats://127.0.0.1:1", "METRICS_ADDR": "off",
+	}), io.Discard, stderr)
+	require.Error(t, err)
+	assert.Contains(t, err.Error()+stderr.String(), "POLICY_FILE")
+	assert.Contains(t, err.Error()+stderr.String(), "separate worker")
+
+	var cfg app.Config
+	s := newSettings("serve", env(map[string]string{}), io.Discard)
+	s.replay(&cfg.Replay, 2, devPolicyFile)
+	require.NoError(t, s.parse(nil))
+	assert.Equal(t, devPolicyFile, cfg.Replay.PolicyFile)
 }
