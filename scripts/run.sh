@@ -86,6 +86,11 @@ for _ in $(seq 1 100); do
 done
 curl -fsS "http://$ADDR/readyz" >/dev/null || { log "the console is not ready"; exit 1; }
 
+# What a shell of the operator's needs for the console's other commands
+# (audit verify, policy status): the runtime role's URL, password included,
+# so kept like .data/db-roles.env (mode 0600).
+(umask 077 && printf 'export DATABASE_URL=%q\n' "$DATABASE_URL" >.data/console.env)
+
 NATS_URL=$DEMO_NATS_URL .data/bin/console demo --rate "${DEMO_RATE:-5}" >/dev/null 2>>.data/log/demo.log &
 pids+=($!)
 
@@ -93,7 +98,7 @@ cat <<MSG
 
   Quarantine console: http://$ADDR
   Database:           $(redacted_url "$DATABASE_URL") (runtime role; migrated as $(redacted_url "$MIGRATE_DATABASE_URL"))
-  Audit signing key:  $AUDIT_SIGNING_KEY_FILE (verify: .data/bin/console audit verify --public-key $AUDIT_SIGNING_KEY_FILE.pub)
+  Audit signing key:  $AUDIT_SIGNING_KEY_FILE (verify: . .data/console.env && .data/bin/console audit verify --public-key $AUDIT_SIGNING_KEY_FILE.pub)
   Demo traffic:       ${DEMO_RATE:-5} msg/s into streams ${DLQ_WATCH_STREAMS} (log: .data/log/demo.log)
   Revalidation:       ${REVALIDATE_SUBJECT:-(none: revalidate items cannot be replayed)} (answered by the demo)
   Metrics:            http://$METRICS_ADDR/metrics

@@ -264,7 +264,10 @@ func checkStreamName(v string) error {
 
 func checkLogLevel(v string) error {
 	var l slog.Level
-	return l.UnmarshalText([]byte(v))
+	if l.UnmarshalText([]byte(v)) != nil {
+		return errors.New("must be debug, info, warn or error")
+	}
+	return nil
 }
 
 func checkOneOf(options ...string) func(string) error {

@@ -43,7 +43,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 		{"BadStallAfter", map[string]string{"INGEST_STALL_AFTER": "soon"}, nil, "INGEST_STALL_AFTER (--ingest-stall-after) \"soon\""},
 		{"BadWatch", map[string]string{"DLQ_WATCH_STREAMS": "A.B"}, nil, "DLQ_WATCH_STREAMS (--watch-streams)"},
 		{"BadPrefix", map[string]string{"DLQ_SUBJECT_PREFIX": "dlq.>"}, nil, "DLQ_SUBJECT_PREFIX (--dlq-prefix)"},
-		{"BadLevel", map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL (--log-level)"},
+		{"BadLevel", map[string]string{"LOG_LEVEL": "loud"}, nil, `LOG_LEVEL (--log-level) "loud": must be debug, info, warn or error`},
 		{"MissingIssuer", map[string]string{"OIDC_ISSUER": ""}, nil, "OIDC_ISSUER (--oidc-issuer)"},
 		{"BadIssuer", map[string]string{"OIDC_ISSUER": "dex"}, nil, "OIDC_ISSUER (--oidc-issuer) \"dex\": must be an http"},
 		{"BadGroupMap", map[string]string{"AUTHZ_GROUP_ROLES": "ops=acme:king"}, nil, "AUTHZ_GROUP_ROLES (--group-roles)"},

@@ -77,7 +77,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	s.duration(&c.Lifetime, "session-lifetime", "SESSION_LIFETIME", 12*time.Hour, "sign out this long after sign-in", time.Minute, 30*24*time.Hour)
 	s.duration(&c.OIDC.RefreshInterval, "session-refresh-interval", "SESSION_REFRESH_INTERVAL", 10*time.Minute, "read a session's groups again from the provider this often (the session ends if it refuses)", time.Minute, 24*time.Hour)
 	s.groups(&c.Groups)
-	s.str(&c.AuditKeyFile, "audit-signing-key", "AUDIT_SIGNING_KEY_FILE", "", "PEM file of the Ed25519 key that signs audit checkpoints (make one with `console audit keygen`)", checkSigningKey)
+	s.str(&c.AuditKeyFile, "audit-signing-key", "AUDIT_SIGNING_KEY_FILE", "", "PEM file of the Ed25519 key that signs audit checkpoints (make one with: console audit keygen --out FILE)", checkSigningKey)
 	s.str(&c.AuditPublicKeyFiles, "audit-public-keys", "AUDIT_PUBLIC_KEYS", "", "PEM files of earlier signing keys' public keys, comma-separated: the audit page's chain check trusts them too", nil)
 	var every int
 	s.integer(&every, "audit-checkpoint-every", "AUDIT_CHECKPOINT_EVERY", 1000, "sign the audit chain's head after this many entries", 1, 10_000_000)
