@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,9 +13,17 @@ import (
 	"github.com/quarantine-console/quarantine"
 )
 
-// PreviewPayloadMax is how much of a payload GetPreview returns: the
-// message page shows this much and offers the rest as a download.
-const PreviewPayloadMax = 64 << 10
+// What of a dead letter's long values its page reads (Preview), in bytes
+// and headers: a producer may send an error and a stack trace of
+// megabytes, ten thousand headers and a payload of the stream's message
+// size, and ingest keeps them whole. What is over these stays in
+// PostgreSQL; the page offers each whole value as a download.
+const (
+	PreviewPayloadMax    = 64 << 10 // a payload, a header block
+	PreviewTextMax       = 64 << 10 // an error, a stack trace
+	PreviewHeadersMax    = 500      // headers
+	PreviewHeaderTextMax = 4 << 10  // one header's name or value
+)
 
 // OutOfScopeError is returned for a dead letter that exists in a tenant
 // outside the caller's scope. Its code is not_found (quarantine.ErrorCode),
@@ -32,13 +41,75 @@ func (e *OutOfScopeError) Error() string {
 // Unwrap gives the error its not_found code.
 func (e *OutOfScopeError) Unwrap() error { return errNoDeadLetter }
 
-// The preview reads every column but only the first bytes of the payload
-// and of the header block: a 5 MB payload is neither shipped nor held for a
-// page that shows 64 KB.
-const selectPreview = `SELECT id, tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
-    operation_id, correlation_id, principal, consumer, error, error_class, stack,
+// Detail is a dead letter as its page reads it (Preview): what the page
+// shows of each long value, and the whole size of each. Payload and
+// HeaderBlock are their first PreviewPayloadMax bytes (PayloadSize and
+// HeaderBlockSize: whole); Error and Stack their first PreviewTextMax bytes,
+// whole characters (ErrorSize, StackSize: whole); HeadersJSON the first
+// PreviewHeadersMax headers (HeaderCount: all of them) with names and
+// values cut to PreviewHeaderTextMax bytes (ShownHeaders).
+type Detail struct {
+	DeadLetter
+	ErrorSize   int64 `db:"error_size"`
+	StackSize   int64 `db:"stack_size"`
+	HeaderCount int   `db:"header_count"`
+}
+
+// ShownHeader is one header as Preview reads it: Name and Value cut to
+// PreviewHeaderTextMax bytes, whole characters (of the base64 text when
+// NameEncoding or Encoding says so); ValueSize the whole value's size.
+type ShownHeader struct {
+	HeaderValue
+	ValueSize int `json:"value_size"`
+}
+
+// ShownHeaders decodes the headers Preview read, in the order stored.
+func (d *Detail) ShownHeaders() ([]ShownHeader, error) {
+	var hs []ShownHeader
+	if err := json.Unmarshal(d.HeadersJSON, &hs); err != nil {
+		return nil, fmt.Errorf("decode headers of dead letter %d: %w", d.ID, err)
+	}
+	return hs, nil
+}
+
+// cutSQL is SQL for text expression x cut to at most max bytes (an int
+// expression) at a character boundary: the longest prefix of whole
+// characters that fits, x itself when all of it fits. left() keeps at most
+// max characters (read from a TOASTed value as a slice); of their bytes b
+// the cut is at max when the byte after it starts a character, otherwise
+// at the start of the character it splits (a UTF-8 continuation byte is
+// 10xxxxxx, at most three in a row). Only the cut value leaves PostgreSQL.
+func cutSQL(x, max string) string {
+	return `(SELECT convert_from(substring(b FROM 1 FOR CASE
+            WHEN octet_length(b) <= m OR get_byte(b, m) & 192 <> 128 THEN m
+            WHEN get_byte(b, m - 1) & 192 <> 128 THEN m - 1
+            WHEN get_byte(b, m - 2) & 192 <> 128 THEN m - 2
+            ELSE m - 3 END), 'UTF8')
+        FROM (SELECT convert_to(left(` + x + `, ` + max + `), 'UTF8'), ` + max + `) AS cut(b, m))`
+}
+
+// The preview reads every column, of the long ones only what the page shows
+// ($4: PreviewPayloadMax, $5: PreviewTextMax, $6: PreviewHeadersMax, $7:
+// PreviewHeaderTextMax), and the whole size of each: a 5 MB payload, a
+// megabyte of error or ten thousand headers are neither shipped nor held
+// for a page that shows 64 KB of each and 500 headers. octet_length reads
+// a TOASTed value's size without reading the value; the headers are
+// decompressed and walked in PostgreSQL (jsonb_path_query stops at the
+// 500th), not here. headers is JSON null for a dead letter stored with none
+// at all (appendHeadersJSON).
+var selectPreview = `SELECT id, tenant, item_type, subject, original_subject, msg_id, msg_id_derived,
+    operation_id, correlation_id, principal, consumer,
+    ` + cutSQL("error", "$5::int") + ` AS error, octet_length(error) AS error_size, error_class,
+    ` + cutSQL("stack", "$5::int") + ` AS stack, octet_length(stack) AS stack_size,
     attempts, first_failed_at, last_failed_at, dead_lettered_at, received_at,
-    headers, substring(header_block FROM 1 FOR $4) AS header_block, coalesce(octet_length(header_block), 0) AS header_block_size,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                'name', ` + cutSQL("h->>'name'", "$7::int") + `, 'name_encoding', h->'name_encoding',
+                'value', ` + cutSQL("h->>'value'", "$7::int") + `, 'encoding', h->'encoding',
+                'value_size', octet_length(h->>'value')) ORDER BY n), '[]')
+        FROM jsonb_path_query(CASE jsonb_typeof(headers) WHEN 'array' THEN headers END, '$[0 to $last]',
+            jsonb_build_object('last', $6::int - 1)) WITH ORDINALITY AS x(h, n)) AS headers,
+    CASE jsonb_typeof(headers) WHEN 'array' THEN jsonb_array_length(headers) ELSE 0 END AS header_count,
+    substring(header_block FROM 1 FOR $4) AS header_block, coalesce(octet_length(header_block), 0) AS header_block_size,
     substring(payload FROM 1 FOR $4) AS payload, payload_sha256, payload_size, payload_unavailable,
     fingerprint, malformed, malformed_reasons, flags, status, version, updated_at,
     source_kind, source_stream, source_seq, source_consumer, advisory, delivery, replay_of, generation
@@ -58,41 +129,39 @@ func (s *Store) GetInScope(ctx context.Context, id int64, tenants []string) (Dea
 	return d, nil
 }
 
-// GetPreview is GetInScope with the payload cut to its first
-// PreviewPayloadMax bytes; PayloadSize stays the full size. with: as for
-// Preview.
-func (s *Store) GetPreview(ctx context.Context, id int64, tenants []string, with func(b *pgx.Batch, lo, hi time.Time)) (DeadLetter, error) {
+// GetPreview is GetInScope as Preview reads it: the long values cut, with
+// their whole sizes (Detail). with: as for Preview.
+func (s *Store) GetPreview(ctx context.Context, id int64, tenants []string, with func(b *pgx.Batch, lo, hi time.Time)) (Detail, error) {
 	d, err := s.Preview(ctx, id, with)
 	if err != nil {
-		return DeadLetter{}, err
+		return Detail{}, err
 	}
 	if !slices.Contains(tenants, d.Tenant) {
-		return DeadLetter{}, &OutOfScopeError{ID: id, Tenant: d.Tenant}
+		return Detail{}, &OutOfScopeError{ID: id, Tenant: d.Tenant}
 	}
 	return d, nil
 }
 
 // Preview returns dead letter id, whatever its tenant (the caller checks
-// it), with the payload cut to its first PreviewPayloadMax bytes, or
-// not_found. with, when not nil, queues more statements that do not depend
+// it), as its page shows it (Detail: the long values cut), or not_found. with, when not nil, queues more statements that do not depend
 // on what the dead letter holds (what else its page shows) to go in the
 // same round trip; they run whatever the answer, and may find the dead
 // letter by id where its dead_lettered_at is in [lo, hi). When the dead
 // letter was not where the partition map said (stored for an old day since
 // it was read), the batch runs again over every partition.
-func (s *Store) Preview(ctx context.Context, id int64, with func(b *pgx.Batch, lo, hi time.Time)) (DeadLetter, error) {
+func (s *Store) Preview(ctx context.Context, id int64, with func(b *pgx.Batch, lo, hi time.Time)) (Detail, error) {
 	op := fmt.Sprintf("get dead letter %d", id)
 	snap, err := s.counters.Snapshot(ctx)
 	if err != nil {
-		return DeadLetter{}, fmt.Errorf("%s: %w", op, err)
+		return Detail{}, fmt.Errorf("%s: %w", op, err)
 	}
 	lo, hi, narrow := snap.span(id)
-	var found []DeadLetter // none, or the one
+	var found []Detail // none, or the one
 	run := func(lo, hi time.Time) error {
 		b := &pgx.Batch{}
-		b.Queue(selectPreview, id, lo, hi, PreviewPayloadMax).Query(func(rows pgx.Rows) error {
+		b.Queue(selectPreview, id, lo, hi, PreviewPayloadMax, PreviewTextMax, PreviewHeadersMax, PreviewHeaderTextMax).Query(func(rows pgx.Rows) error {
 			var err error
-			found, err = pgx.CollectRows(rows, pgx.RowToStructByName[DeadLetter])
+			found, err = pgx.CollectRows(rows, pgx.RowToStructByName[Detail])
 			return err
 		})
 		if with != nil {
@@ -105,10 +174,10 @@ func (s *Store) Preview(ctx context.Context, id int64, with func(b *pgx.Batch, l
 		err = run(minTime, maxTime)
 	}
 	if err != nil {
-		return DeadLetter{}, fmt.Errorf("%s: %w", op, err)
+		return Detail{}, fmt.Errorf("%s: %w", op, err)
 	}
 	if len(found) == 0 {
-		return DeadLetter{}, fmt.Errorf("%s: %w", op, errNoDeadLetter)
+		return Detail{}, fmt.Errorf("%s: %w", op, errNoDeadLetter)
 	}
 	return found[0], nil
 }
@@ -164,23 +233,31 @@ func readInScope[T any](ctx context.Context, s *Store, id int64, tenants []strin
 	return v, nil
 }
 
-// The texts of a dead letter the detail page may show only the start of.
+// The texts of a dead letter the detail page may show only the start of:
+// what TextInScope downloads whole.
 const (
-	TextError = "error"
-	TextStack = "stack"
+	TextError   = "error"   // the error
+	TextStack   = "stack"   // the stack trace
+	TextHeaders = "headers" // every header, as stored: indented JSON
 )
 
-const selectText = `SELECT tenant, CASE WHEN $4 = 'stack' THEN stack ELSE error END FROM dead_letters` + byID
+// selectText reads one text of a dead letter, and only for the caller's
+// tenants ($5): another tenant's is not shipped to be refused.
+const selectText = `SELECT tenant, CASE WHEN tenant = ANY($5) THEN
+        CASE $4 WHEN 'stack' THEN stack WHEN 'headers' THEN jsonb_pretty(headers) || E'\n' ELSE error END
+    END
+FROM dead_letters` + byID
 
-// TextInScope returns the whole error (TextError) or stack trace
-// (TextStack) of dead letter id when its tenant is one of tenants; errors
-// as GetInScope.
-func (s *Store) TextInScope(ctx context.Context, id int64, tenants []string, which string) (string, error) {
-	if which != TextError && which != TextStack {
-		return "", fmt.Errorf("text %q of dead letter %d: %w", which, id, quarantine.Errorf(quarantine.EINVALID, "no such text"))
+// TextInScope returns the whole text which (a Text* name) of dead letter
+// id when its tenant is one of tenants; errors as GetInScope. It is read
+// straight into the bytes returned, held once: a text may be as long as the
+// stream's largest message.
+func (s *Store) TextInScope(ctx context.Context, id int64, tenants []string, which string) ([]byte, error) {
+	if which != TextError && which != TextStack && which != TextHeaders {
+		return nil, fmt.Errorf("text %q of dead letter %d: %w", which, id, quarantine.Errorf(quarantine.EINVALID, "no such text"))
 	}
-	return readInScope(ctx, s, id, tenants, which, func(lo, hi time.Time) (text, tenant string, err error) {
-		err = s.pool.QueryRow(ctx, selectText, id, lo, hi, which).Scan(&tenant, &text)
+	return readInScope(ctx, s, id, tenants, which, func(lo, hi time.Time) (text []byte, tenant string, err error) {
+		err = s.pool.QueryRow(ctx, selectText, id, lo, hi, which, tenants).Scan(&tenant, &text)
 		return text, tenant, err
 	})
 }

@@ -54,8 +54,8 @@ type DeadLetterDetailModel struct {
 	Stack          string
 	// ErrorSize and StackSize are the whole sizes in bytes of the error and
 	// the stack trace when the page shows only their start (Error and Stack
-	// are cut to TextShownMax), 0 otherwise; ErrorURL and StackURL download
-	// them whole.
+	// are cut to at most TextShownMax), 0 otherwise; ErrorURL and StackURL
+	// download them whole.
 	ErrorSize, StackSize int64
 	ErrorURL, StackURL   string
 	// IDSizes holds, by label ("Message id", "Operation id"...), the whole
@@ -101,7 +101,8 @@ type DeadLetterDetailModel struct {
 
 // How much of one text the detail page shows: a producer may send an error
 // or a stack trace of megabytes (2.6 MB of "<" made a page of 10 MB) and ids
-// of kilobytes. The dead letter keeps every value whole.
+// of kilobytes. The dead letter keeps every value whole. An error or a stack
+// trace is cut where it is read (dlq.PreviewTextMax, the same 64 KiB).
 const (
 	TextShownMax = 64 << 10 // an error or a stack trace
 	IDShownMax   = 1 << 10  // a message, operation or correlation id, a subject, a principal

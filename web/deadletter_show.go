@@ -49,7 +49,7 @@ func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) 
 	if !slices.Contains(s.deadLetterTenants(ctx, u, authz.ActRead), d.Tenant) { // located: so never, but twice is cheap
 		return s.notFoundDenied(c, d.Tenant, deadLetterAuditType, c.Param("id"))
 	}
-	trail, err := s.deadLetterTrail(c, d)
+	trail, err := s.deadLetterTrail(c, d.DeadLetter)
 	if err != nil {
 		return err
 	}
@@ -73,9 +73,10 @@ func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) 
 	return s.render(c, status, views.DeadLetterShow(s.page(c, "Dead letter "+c.Param("id"), "deadletters"), m))
 }
 
-// deadLetterModel turns a stored dead letter into the page model; message
+// deadLetterModel turns a dead letter as its page reads it (dlq.Preview:
+// the long values cut, with their whole sizes) into the page model; message
 // data stays text (the view escapes it).
-func deadLetterModel(d dlq.DeadLetter, now time.Time) views.DeadLetterDetailModel {
+func deadLetterModel(d dlq.Detail, now time.Time) views.DeadLetterDetailModel {
 	m := views.DeadLetterDetailModel{
 		ID: d.ID, Tenant: d.Tenant, ItemType: d.ItemType, Status: string(d.Status), Version: d.Version,
 		Subject: d.Subject, OriginalSubject: d.OriginalSubject, SourceKind: d.SourceKind, SourceStream: d.SourceStream,
@@ -89,11 +90,11 @@ func deadLetterModel(d dlq.DeadLetter, now time.Time) views.DeadLetterDetailMode
 	}
 	m.Payload.SHA256 = hex.EncodeToString(d.PayloadSHA256)
 	m.DeliveryName, m.DeliveryStoredAt = splitDelivery(d.Delivery)
-	if cut, ok := cutText(m.Error, views.TextShownMax); ok {
-		m.Error, m.ErrorSize, m.ErrorURL = cut, int64(len(d.Error)), deadLetterURL(d.ID)+"/error.txt"
+	if d.ErrorSize > int64(len(d.Error)) {
+		m.ErrorSize, m.ErrorURL = d.ErrorSize, deadLetterURL(d.ID)+"/error.txt"
 	}
-	if cut, ok := cutText(m.Stack, views.TextShownMax); ok {
-		m.Stack, m.StackSize, m.StackURL = cut, int64(len(d.Stack)), deadLetterURL(d.ID)+"/stack.txt"
+	if d.StackSize > int64(len(d.Stack)) {
+		m.StackSize, m.StackURL = d.StackSize, deadLetterURL(d.ID)+"/stack.txt"
 	}
 	for label, v := range map[string]*string{"Message id": &m.MsgID, "Operation id": &m.OperationID, "Correlation id": &m.CorrelationID,
 		"Principal": &m.Principal, "Original subject": &m.OriginalSubject, "DLQ subject": &m.Subject} {
@@ -124,38 +125,27 @@ func deadLetterModel(d dlq.DeadLetter, now time.Time) views.DeadLetterDetailMode
 	if d.LastFailedAt != nil {
 		m.LastFailedAt = *d.LastFailedAt
 	}
-	hs, err := d.Headers()
+	// d holds the first dlq.PreviewHeadersMax of its d.HeaderCount headers,
+	// names and values cut: a producer may send hundreds of thousands
+	// (200,000 made a page of 32 MB), and a megabyte in one.
+	hs, err := d.ShownHeaders()
 	if err != nil {
-		m.Headers = []views.HeaderRow{{Name: "(headers could not be decoded)", Value: string(d.HeadersJSON), Binary: true}}
+		value, _ := cutText(string(d.HeadersJSON), dlq.PreviewHeaderTextMax)
+		m.Headers = []views.HeaderRow{{Name: "(headers could not be decoded)", Value: value, Binary: true, Cut: true}}
 	}
-	if len(hs) > headerRowsMax {
-		hs, m.HeadersMore = hs[:headerRowsMax], len(hs)-headerRowsMax
-	}
+	m.HeadersMore = max(d.HeaderCount-len(hs), 0)
 	for _, h := range hs {
-		row := views.HeaderRow{Name: h.Name, Value: h.Value, Binary: h.Encoding != ""}
+		row := views.HeaderRow{Name: h.Name, Value: h.Value, Binary: h.Encoding != "", Cut: h.ValueSize > len(h.Value)}
 		if h.NameEncoding != "" {
 			row.Name = "base64:" + h.Name
 		}
-		row.Name, _ = cutText(row.Name, headerTextMax)
-		row.Value, row.Cut = cutText(row.Value, headerTextMax)
 		m.Headers = append(m.Headers, row)
-		if row.Cut {
-			m.HeadersURL = deadLetterURL(d.ID) + "/headers.json"
-		}
 	}
-	if m.HeadersMore > 0 {
+	if m.HeadersMore > 0 || slices.ContainsFunc(m.Headers, func(h views.HeaderRow) bool { return h.Cut }) {
 		m.HeadersURL = deadLetterURL(d.ID) + "/headers.json"
 	}
 	return m
 }
-
-// headerRowsMax is how many headers the page shows: a producer may send
-// hundreds of thousands in one dead letter (200,000 made a page of 32 MB).
-const headerRowsMax = 500
-
-// headerTextMax is how much of one header name or value the page shows: a
-// producer may send a megabyte in one header.
-const headerTextMax = 4096
 
 // cutText returns s cut to max bytes on a character boundary, and whether
 // it was cut.

@@ -11,10 +11,13 @@ import (
 	"github.com/quarantine-console/quarantine/dlq"
 )
 
-// deadLetterText downloads the whole error or stack trace (which: a dlq
-// Text* name) of a dead letter, whose page shows only the first
-// views.TextShownMax bytes of each. Reading it needs what reading the page
-// does; it is sent as plain text no browser renders or caches.
+// deadLetterText downloads a whole text of a dead letter (which: a dlq
+// Text* name) whose page shows only the start of it: the error, the stack
+// trace (dlq.PreviewTextMax bytes of each on the page) or every header
+// (dlq.PreviewHeadersMax on the page, values cut). Reading it needs what
+// reading the page does; another tenant's is not found, like the page. It
+// is sent as plain text, an attachment no browser sniffs, renders or
+// caches, held once (as PostgreSQL sent it) however long it is.
 func (s *Server) deadLetterText(which string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
@@ -30,6 +33,10 @@ func (s *Server) deadLetterText(which string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return sendDownload(c, fmt.Sprintf("deadletter-%d-%s.txt", id, which), echo.MIMETextPlainCharsetUTF8, []byte(text))
+		name := fmt.Sprintf("deadletter-%d-%s.txt", id, which)
+		if which == dlq.TextHeaders {
+			name = fmt.Sprintf("deadletter-%d-headers.json", id)
+		}
+		return sendDownload(c, name, echo.MIMETextPlainCharsetUTF8, text)
 	}
 }

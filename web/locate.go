@@ -127,10 +127,10 @@ func (s *Server) deadLetterPageLocator() *Locator {
 		}}
 }
 
-// readDeadLetterPage reads dead letter id (preview), whatever its tenant,
-// with the replay requests that name it and what became of it in each, the
-// rules' verdict on replaying it now, its replay chain and the fixes that
-// cover it: one round trip.
+// readDeadLetterPage reads dead letter id as its page shows it (Preview:
+// its long values cut), whatever its tenant, with the replay requests that
+// name it and what became of it in each, the rules' verdict on replaying it
+// now, its replay chain and the fixes that cover it: one round trip.
 func (s *Server) readDeadLetterPage(ctx context.Context, id int64) (*foundDeadLetter, error) {
 	f := &foundDeadLetter{}
 	d, err := s.deps.DeadLetters.Preview(ctx, id, func(b *pgx.Batch, lo, hi time.Time) {
@@ -149,7 +149,7 @@ func (s *Server) readDeadLetterPage(ctx context.Context, id int64) (*foundDeadLe
 
 // foundDeadLetter is what readDeadLetterPage read.
 type foundDeadLetter struct {
-	deadLetter dlq.DeadLetter
+	deadLetter dlq.Detail
 	requests   []replay.Request
 	items      map[int64]replay.Item // by request
 	verdict    replaypolicy.Verdict
