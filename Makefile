@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test e2e bench bench-ingest bench-indexes bench-replay bench-replay-floor bench-ui fuzz generate vet build clean
+.PHONY: run test e2e bench bench-ingest bench-indexes bench-replay bench-replay-floor bench-ui bench-hostile-page fuzz generate vet build clean
 
 run: ## Start PostgreSQL (found or private), the console, Dex and demo traffic.
 	@scripts/run.sh
@@ -27,7 +27,7 @@ fuzz: ## Run the header-parser fuzz targets for 30 s each (also part of make tes
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./dlq
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHeaderBlock$$' -fuzztime 30s ./dlq
 
-bench: bench-ingest bench-indexes bench-replay bench-replay-floor bench-ui ## All benchmarks; results go to docs/BENCHMARKS.md.
+bench: bench-ingest bench-indexes bench-replay bench-replay-floor bench-ui bench-hostile-page ## All benchmarks; results go to docs/BENCHMARKS.md.
 
 bench-ingest: ## 100,000 dead letters of 1 KB through NATS into PostgreSQL.
 	@scripts/bench.sh ingest
@@ -43,6 +43,9 @@ bench-replay-floor: ## The same 100,000 items' durable rows only (no reads, no p
 
 bench-ui: ## Triage screens' server time on 1,000,000 dead letters (BENCH_ROWS=10000000 for 10M).
 	@scripts/bench.sh ui
+
+bench-hostile-page: ## Bytes allocated to show one hostile dead letter's page (1 MB error and stack, 10,000 headers) and its downloads.
+	@scripts/bench.sh hostile-page
 
 clean:
 	rm -rf .data/bin .data/log

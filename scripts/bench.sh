@@ -10,6 +10,7 @@ ensure_postgres
 trap stop_postgres EXIT
 
 count=${BENCH_COUNT:-3}
+benchtime=1x
 explain=""
 verbose=()
 case "$name" in
@@ -17,6 +18,10 @@ ingest) pkg=./dlq; bench='^BenchmarkIngestEndToEnd$' ;;
 replay) pkg=./dlq/replay; bench='^BenchmarkReplay100k$' ;;
 indexes) pkg=./dlq; bench='^BenchmarkIngestIndexCost$'; count=${BENCH_COUNT:-1} ;;
 replay-floor) pkg=./dlq/replay; bench='^BenchmarkReplayFloor$' ;;
+hostile-page)
+	# One hostile dead letter's page and downloads, 20 requests each: the
+	# bytes allocated per request (B/op) are the figure.
+	pkg=./web; bench='^BenchmarkHostileDeadLetterPage$'; benchtime=${BENCH_TIME:-20x} ;;
 ui)
 	# The triage screens on BENCH_ROWS dead letters (default 1,000,000), kept
 	# in the database quarantine_bench_<rows> between runs. One run measures
@@ -35,7 +40,7 @@ if [ "$name" = ui ] && [ "$BENCH_ROWS" != 1000000 ]; then section_name="ui-$BENC
 
 out=$(mktemp)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-go test -run '^$' -bench "$bench" -benchtime=1x -count "$count" -timeout 180m "${verbose[@]}" "$pkg" | tee "$out"
+go test -run '^$' -bench "$bench" -benchtime="$benchtime" -count "$count" -timeout 180m "${verbose[@]}" "$pkg" | tee "$out"
 
 pgset=$(psql "$DATABASE_URL" -qAtc "select string_agg(name || '=' || setting, ', ' order by name) from pg_settings where name in ('fsync','synchronous_commit','shared_buffers','max_wal_size'$([ "$name" = ui ] && echo ",'work_mem','effective_cache_size','random_page_cost','max_parallel_workers_per_gather','jit'"))")
 pgver=$(psql "$DATABASE_URL" -qAtc "show server_version")
