@@ -81,6 +81,10 @@ func TestServeScreens(t *testing.T) {
 		Class: "transient", Headers: map[string][]string{"X-Note": {"a\u2066b\u200bc\u202e"}},
 		Payload: []byte("{\"to\":\"ops\u202e@example.com\",\"note\":\"\u200b\"}"), At: now.Add(-time.Minute)})
 
+	// A hostile producer's dead letter: a megabyte of error and of stack
+	// trace, 10,000 headers, a megabyte of binary payload (hostileLetter).
+	hostile := testfactory.DeadLetter(t, pool, hostileLetter("hostile-screens"))
+
 	oncallC, oncall := b.SignIn(t, "acme:oncall", "globex:oncall")
 	viewerC, _ := b.SignIn(t, "acme:viewer")
 	approverC, _ := b.SignIn(t, "acme:approver", "globex:approver")
@@ -125,7 +129,7 @@ func TestServeScreens(t *testing.T) {
 		t.Cleanup(func() { _ = srv.Close() })
 		t.Logf("%s: http://%s/", p.name, addr)
 	}
-	t.Logf("dead letters %d..%d (%d has 526 headers and cut texts, %d hidden characters); serving for %s",
-		ids[0], hidden, ids[len(ids)-1], hidden, serveFor)
+	t.Logf("dead letters %d..%d (%d has 526 headers and cut texts, %d hidden characters, %d is hostile); serving for %s",
+		ids[0], hostile, ids[len(ids)-1], hidden, hostile, serveFor)
 	<-ctx.Done()
 }
