@@ -36,6 +36,9 @@ import (
 type Retention struct {
 	Section Periods
 	Rules   []RetentionRule
+	// defaults are those the terms' canonical text recorded
+	// (ParseRetentionCanonical); nil: DefaultRetention.
+	defaults Periods
 }
 
 // RetentionRule is one [[retention.rule]].
@@ -109,7 +112,7 @@ func (r *Retention) For(tenant, itemType, status string) (k Keep, ok bool) {
 	if k, ok := r.Section.pick(status, group); ok {
 		return k, true
 	}
-	k, _ = DefaultRetention.pick(status, group)
+	k, _ = r.defaultPeriods().pick(status, group)
 	return k, true
 }
 
@@ -161,7 +164,7 @@ func (r *Retention) periods() []Keep {
 		if k, ok := r.Section.pick(st, group); ok {
 			out = append(out, k)
 		} else {
-			k, _ = DefaultRetention.pick(st, group)
+			k, _ = r.defaultPeriods().pick(st, group)
 			out = append(out, k)
 		}
 	}
@@ -193,7 +196,7 @@ func (r *Retention) Lines() []RetentionLine {
 	for _, st := range RetentionStatuses {
 		k, ok := r.Section.pick(st, retentionStatuses[st])
 		if !ok {
-			k, _ = DefaultRetention.pick(st, retentionStatuses[st])
+			k, _ = r.defaultPeriods().pick(st, retentionStatuses[st])
 		}
 		l.Keep = append(l.Keep, k)
 	}

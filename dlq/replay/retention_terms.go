@@ -6,9 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,40 +28,14 @@ const (
 )
 
 // RetentionVersion returns the version of retention terms r: the hex
-// SHA-256 of a canonical text of them (the defaults in force, then the
-// section's periods and every rule's, in order; keys sorted, periods
-// exact). It is not the rules' Version (a retention change voids no
-// replay request), and the keeper removes dead letters by terms only
-// while their version is the active one (dlq.Terms).
+// SHA-256 of their canonical text (replaypolicy.Retention.Canonical: the
+// defaults in force, then the section's periods and every rule's, in
+// order; keys sorted, periods exact). It is not the rules' Version (a
+// retention change voids no replay request), and the keeper removes dead
+// letters by terms only while their version is the active one (dlq.Terms).
 func RetentionVersion(r *replaypolicy.Retention) string {
-	sum := sha256.Sum256([]byte(retentionCanonical(r)))
+	sum := sha256.Sum256([]byte(r.Canonical()))
 	return hex.EncodeToString(sum[:])
-}
-
-// retentionCanonical is the text RetentionVersion hashes; the defaults
-// are in it, so that a release that changes them changes the version.
-func retentionCanonical(r *replaypolicy.Retention) string {
-	var b strings.Builder
-	b.WriteString("quarantine retention terms 1\n")
-	periods := func(p replaypolicy.Periods) {
-		for _, k := range slices.Sorted(maps.Keys(p)) {
-			v := "never"
-			if !p[k].Forever {
-				v = p[k].For.String()
-			}
-			fmt.Fprintf(&b, " %s=%s", k, v)
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("default")
-	periods(replaypolicy.DefaultRetention)
-	b.WriteString("section")
-	periods(r.Section)
-	for _, rule := range r.Rules {
-		fmt.Fprintf(&b, "rule %q %q", rule.Tenant, rule.ItemType)
-		periods(rule.Periods)
-	}
-	return b.String()
 }
 
 // Retention terms versions, as replay_policy_versions keeps the rules':
@@ -152,7 +123,7 @@ func (c termsChange) activate(ctx context.Context, tx pgx.Tx, t *replaypolicy.Ta
 	e := audit.NewEvent(quarantine.Actor{Subject: "replay-policy:" + process}, quarantine.RequestMeta{}, ActionRetentionTerms)
 	e.ObjectType, e.ObjectID, e.Outcome = "retention_terms", c.Version, audit.OutcomeOK
 	e.Before = map[string]any{"version": c.Before.Version}
-	after := map[string]any{"version": c.Version, "file": t.Name(), "rollback": c.WasActive, "terms": retentionCanonical(t.Retention())}
+	after := map[string]any{"version": c.Version, "file": t.Name(), "rollback": c.WasActive, "terms": t.Retention().Canonical()}
 	if a := c.Allowance; a != nil {
 		after["rollback_allowance"] = map[string]any{"audit_seq": a.AuditSeq, "allowed_by": a.AllowedBy,
 			"expires_at": a.ExpiresAt.UTC().Format(time.RFC3339Nano)}
