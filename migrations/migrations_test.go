@@ -205,6 +205,8 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 		"replay_policy_rollback":      "INSERT,SELECT,UPDATE", // the last rollback allowance (migration 0033), replaced, never removed
 		"retention_terms_versions":    "INSERT,SELECT,UPDATE", // history of retention terms activations (migration 0035), never removed
 		"retention_terms_rollback":    "INSERT,SELECT,UPDATE", // the last retention terms rollback allowance (migration 0035)
+		"replay_policy_contents":      "INSERT,SELECT",        // what each version said (migration 0039): recorded once, never changed
+		"retention_terms_contents":    "INSERT,SELECT",        // what each retention terms version said (migration 0039)
 		"dead_letters_purged":         "INSERT,SELECT",        // append-only (migration 0027); keys go only through quarantine_purged_keys_trim (0028), which records each removal (0030)
 		"dead_letters_purged_trims":   "SELECT",               // written only by quarantine_purged_keys_trim (migration 0030)
 	}

@@ -97,7 +97,9 @@ func (p PolicyStanding) Version() string {
 // retention terms, which are not part of its version, are activated in
 // the same transaction by the same rule, as versions of their own
 // (activateRetention): the keeper of a process whose terms were replaced
-// removes nothing.
+// removes nothing. What the versions say (their canonical texts) is
+// recorded in the same transaction when they are the active ones, newly
+// or already (PolicyContent, TermsContent).
 func (s *Service) ActivatePolicy(ctx context.Context, process string) error {
 	t := s.cfg.Policy()
 	if t == nil {
@@ -120,7 +122,10 @@ func (s *Service) ActivatePolicy(ctx context.Context, process string) error {
 		if err := activateRules(ctx, tx, t, process); err != nil {
 			return err
 		}
-		return terms.activate(ctx, tx, t, process)
+		if err := terms.activate(ctx, tx, t, process); err != nil {
+			return err
+		}
+		return recordContents(ctx, tx, t, process)
 	})
 	if err != nil {
 		return fmt.Errorf("activate replay policy %s: %w", t.Version(), err)
