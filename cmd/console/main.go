@@ -34,7 +34,8 @@ commands:
   migrate   apply database migrations and exit
   demo      publish demo traffic through real failing consumers
   audit     "audit verify", "audit checkpoint", "audit keygen": the audit log's chain and its signed checkpoints
-  policy    "policy status": the replay policy and retention terms in force; "policy rollback": let a replaced version be made active again
+  policy    "policy status": the replay policy and retention terms in force; "policy show [VERSION]": what a
+            version says, as recorded; "policy rollback": let a replaced version be made active again
   version   print the version
 
 Run "console <command> -h" for the flags of a command. Every flag can also

@@ -20,6 +20,11 @@ commands:
   status    the active replay policy version and retention terms, and the
             last rollback allowance of each: waiting (until when), used,
             ended or expired
+  show      what a replay policy or retention terms version says, as the
+            database recorded it when it was activated: "show" the active
+            ones, "show VERSION" the one VERSION names (its start, at least
+            8 characters, or all of it); --canonical prints the exact text
+            the version hashes
   rollback  let a replaced replay policy or retention terms version be made
             active again by the next process that starts with its file, within --for
             (default 1h; audited)
@@ -33,6 +38,8 @@ func runPolicy(ctx context.Context, args []string, getenv func(string) string, s
 			return runPolicyRollback(ctx, args[1:], getenv, stdout, stderr)
 		case "status":
 			return runPolicyStatus(ctx, args[1:], getenv, stdout, stderr)
+		case "show":
+			return runPolicyShow(ctx, args[1:], getenv, stdout, stderr)
 		}
 	}
 	fmt.Fprint(stderr, policyUsage)
