@@ -1,6 +1,9 @@
 package views
 
-import "time"
+import (
+	"net/url"
+	"time"
+)
 
 // PolicyStale is the note of a Policy page served by a console whose
 // replay policy is not the active version: the table the page shows is
@@ -15,6 +18,19 @@ type PolicyStale struct {
 	// FileUnreadable: this console's policy file could not be read again
 	// (its log says why).
 	FileUnreadable bool
+	// NotRecorded: what the active version says was not recorded, so the
+	// page shows no table in its place.
+	NotRecorded bool
+}
+
+// PolicyViewing is the Policy page of one version that was active.
+type PolicyViewing struct {
+	Terms        bool // retention terms, not a replay policy version
+	ActivatedAt  time.Time
+	SupersededAt *time.Time // nil: the active version
+	// ActivatedBy is the process that last made it active, shown to those
+	// who see every tenant ("" for others).
+	ActivatedBy string
 }
 
 // PolicyRollback is the note of a Policy page while a rollback allowance
@@ -26,3 +42,6 @@ type PolicyRollback struct {
 	// every tenant ("" for others).
 	AllowedBy string
 }
+
+// policyVersionURL is the Policy page of version v.
+func policyVersionURL(v string) string { return "/policy?version=" + url.QueryEscape(v) }

@@ -358,12 +358,21 @@ type PolicyClassRow struct {
 	Describe string
 }
 
-// PolicyModel is the read-only replay policy page.
+// PolicyModel is the read-only replay policy page: the active version's
+// rules and retention terms, or one version's (Viewing).
 type PolicyModel struct {
 	File    string
 	Version string
-	Rules   []PolicyRow
-	Classes []PolicyClassRow
+	// Viewing is set on the page of one version (?version=): it shows
+	// that version alone, its rules or its retention terms.
+	Viewing *PolicyViewing
+	// ShowRules and ShowRetention: the page has the rules, the retention
+	// terms; RulesNotRecorded and RetentionNotRecorded say why what they
+	// say is not known ("" when it is).
+	ShowRules, ShowRetention               bool
+	RulesNotRecorded, RetentionNotRecorded string
+	Rules                                  []PolicyRow
+	Classes                                []PolicyClassRow
 	// ErrorClasses are the error-class rules (Class holds the error class),
 	// which hold an item back or tighten its class whatever its item type
 	// says; GenerationLimit is the generation from which only manual

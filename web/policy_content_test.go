@@ -74,9 +74,9 @@ func TestPolicyPageShowsTheActiveVersion(t *testing.T) {
 	require.Equal(t, 1, note.Length(), page.Body)
 	text := strings.Join(strings.Fields(note.Text()), " ")
 	assert.Contains(t, text, "This console runs policy version "+mine.Version()[:16])
-	assert.Contains(t, text, "the tables below are the active version's, as its activation recorded them, not this console's file")
+	assert.Contains(t, text, "The tables below are the active version's, as its activation recorded them, not this console's file")
 	terms := strings.Join(strings.Fields(doc.Find(`[data-testid="policy-retention-stale"]`).Text()), " ")
-	assert.Contains(t, terms, "the retention table below holds the active terms, as their activation recorded them, not this console's file")
+	assert.Contains(t, terms, "The retention table below holds the active terms, as their activation recorded them, not this console's file")
 }
 
 // TestPolicyPageShowsAVersionByName: /policy?version= shows, read-only,

@@ -13,11 +13,16 @@ import (
 // any tenant ("*") or one of tenants (the dashboard, the policy page), and
 // the defaults. Pass an empty, not nil, slice for a caller of no tenant.
 func retentionView(t *replaypolicy.Table, tenants []string) views.RetentionView {
-	r := views.RetentionView{Statuses: replaypolicy.RetentionStatuses}
 	if t == nil {
-		return r
+		return views.RetentionView{Statuses: replaypolicy.RetentionStatuses}
 	}
-	for _, l := range t.Retention().Lines() {
+	return retentionLines(t.Retention(), tenants)
+}
+
+// retentionLines is retentionView of retention terms ret.
+func retentionLines(ret *replaypolicy.Retention, tenants []string) views.RetentionView {
+	r := views.RetentionView{Statuses: replaypolicy.RetentionStatuses}
+	for _, l := range ret.Lines() {
 		if tenants != nil && l.Tenant != "*" && !slices.Contains(tenants, l.Tenant) {
 			continue
 		}

@@ -195,3 +195,18 @@ func (v *VersionContent) read() error {
 	}
 	return nil
 }
+
+// PolicyContent is PolicyContent on the service's database.
+func (s *Service) PolicyContent(ctx context.Context, version string) (VersionContent, error) {
+	return PolicyContent(ctx, s.pool, version)
+}
+
+// TermsContent is TermsContent on the service's database.
+func (s *Service) TermsContent(ctx context.Context, version string) (VersionContent, error) {
+	return TermsContent(ctx, s.pool, version)
+}
+
+// FindVersion is FindVersion on the service's database.
+func (s *Service) FindVersion(ctx context.Context, version string) (VersionContent, error) {
+	return FindVersion(ctx, s.pool, version)
+}
