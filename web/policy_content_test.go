@@ -130,7 +130,7 @@ func TestPolicyPageShowsAVersionByName(t *testing.T) {
 		assert.NotContains(t, doc.Find(`[data-testid="retention"]`).Text(), "kept.ledger.other")
 		assert.Zero(t, doc.Find(`[data-testid="policy-rules"]`).Length())
 	})
-	for _, v := range []string{strings.Repeat("0", 64), "0123456789ab"} {
+	for _, v := range []string{strings.Repeat("0", 64), "0123456789ab", mine.Version() + "0"} {
 		page := b.Do(t, auditor, "GET", "/policy?version="+v, nil, nil)
 		assert.Equal(t, http.StatusNotFound, page.Status, v)
 	}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -118,8 +119,11 @@ func TermsContent(ctx context.Context, q querier, version string) (VersionConten
 // invalid when the start is too short or names more than one.
 func FindVersion(ctx context.Context, q querier, version string) (VersionContent, error) {
 	version = strings.TrimSpace(version)
-	if len(version) < 8 {
+	switch {
+	case len(version) < 8:
 		return VersionContent{}, quarantine.Errorf(quarantine.EINVALID, "give at least the first 8 characters of the version (the Policy page and the logs show 12)")
+	case len(version) > sha256.Size*2:
+		return VersionContent{}, quarantine.Errorf(quarantine.ENOTFOUND, "no version is longer than %d characters", sha256.Size*2)
 	}
 	var found []VersionContent
 	for _, k := range []struct {
