@@ -1,0 +1,250 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// revExportLine is one line of a JSON Lines audit export, as exported: an
+// entry, a stub (left_out) or the trailer (seq 0).
+type revExportLine struct {
+	Seq          int64           `json:"seq"`
+	LeftOut      bool            `json:"left_out"`
+	At           string          `json:"at"`
+	ActorIssuer  string          `json:"actor_issuer"`
+	ActorSubject string          `json:"actor_subject"`
+	ActorEmail   string          `json:"actor_email"`
+	ActorEmailOK *bool           `json:"actor_email_verified"`
+	Tenant       string          `json:"tenant"`
+	Action       string          `json:"action"`
+	ObjectType   string          `json:"object_type"`
+	ObjectID     string          `json:"object_id"`
+	MessageID    string          `json:"message_id"`
+	OperationID  string          `json:"operation_id"`
+	RequestID    string          `json:"request_id"`
+	Reason       string          `json:"reason"`
+	Outcome      string          `json:"outcome"`
+	Before       json.RawMessage `json:"before"`
+	After        json.RawMessage `json:"after"`
+	RemoteAddr   string          `json:"remote_addr"`
+	UserAgent    string          `json:"user_agent"`
+	PrevHash     *string         `json:"prev_hash"`
+	Hash         string          `json:"hash"`
+}
+
+// revHash is an entry's hash as docs/access.md and audit/hash.go describe
+// the encoding (v2): what anyone holding an export can compute offline.
+func revHash(l revExportLine) string {
+	h := sha256.New()
+	field := func(h hash.Hash, b []byte) {
+		var hdr [9]byte
+		hdr[0] = 1
+		binary.BigEndian.PutUint64(hdr[1:], uint64(len(b)))
+		h.Write(hdr[:])
+		h.Write(b)
+	}
+	nullable := func(b []byte) {
+		if b == nil {
+			h.Write([]byte{0})
+			return
+		}
+		field(h, b)
+	}
+	field(h, []byte("quarantine-audit-v2"))
+	var seq [8]byte
+	binary.BigEndian.PutUint64(seq[:], uint64(l.Seq))
+	field(h, seq[:])
+	field(h, []byte(l.At))
+	field(h, []byte(l.ActorIssuer))
+	field(h, []byte(l.ActorSubject))
+	field(h, []byte(l.ActorEmail))
+	verified := []byte{0}
+	if l.ActorEmailOK != nil && *l.ActorEmailOK {
+		verified[0] = 1
+	}
+	field(h, verified)
+	for _, s := range []string{l.Tenant, l.Action, l.ObjectType, l.ObjectID, l.MessageID, l.OperationID, l.RequestID, l.Reason, l.Outcome} {
+		field(h, []byte(s))
+	}
+	raw := func(m json.RawMessage) []byte {
+		if len(m) == 0 || string(m) == "null" {
+			return nil
+		}
+		return m
+	}
+	nullable(raw(l.Before))
+	nullable(raw(l.After))
+	field(h, []byte(l.RemoteAddr))
+	field(h, []byte(l.UserAgent))
+	var prev []byte
+	if l.PrevHash != nil {
+		var err error
+		prev, err = hex.DecodeString(*l.PrevHash)
+		if err != nil {
+			panic(err)
+		}
+	}
+	nullable(prev)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// revPurgeAfter is the canonical JSON (jsonb's key order: shorter keys
+// first, compacted) of a retention row's after.
+func revPurgeAfter(by []string, to, from, pass string, rows int64, partition string) json.RawMessage {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	return json.RawMessage(fmt.Sprintf(`{"by":[%s],"to":%s,"from":%s,"pass":%s,"rows":%d,"partition":%s}`,
+		strings.Join(by, ","), q(to), q(from), q(pass), rows, q(partition)))
+}
+
+// TestRevTenantExportStubsGiveAwayOtherTenantsPurges: an auditor of acme
+// only exports the audit log. A retention run wrote acme's row
+// (retention.purge.tenant), globex's, then the run's own row naming every
+// tenant and its counts; acme's export holds acme's row and stubs for the
+// other two (seq, prev_hash, hash: "nothing of what the entry says",
+// docs/access.md). But the hash has no key and every field of the run's
+// row is either in acme's own row (the time, shared by one append; the
+// pass; the partition; acme's counts) or small enough to guess: when acme's
+// dead letters are the oldest and newest the run removed (a busy tenant's
+// usually are, on a whole day's partition), the run's range is acme's. So
+// acme's auditor tries tenant names and counts against the stub's hash
+// offline and learns that globex exists and that 3 of its discarded dead
+// letters went, which the docs say nothing in acme's view tells
+// ("Nothing in it names another tenant or counts theirs").
+func TestRevTenantExportStubsGiveAwayOtherTenantsPurges(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	ctx := context.Background()
+	day := dlq.Day(time.Now()).AddDate(0, 0, -40)
+	seed := func(tenant string, at ...time.Time) {
+		ls := make([]testfactory.Letter, len(at))
+		for i := range at {
+			ls[i] = testfactory.Letter{Tenant: tenant, ItemType: "orders.refund", At: at[i],
+				OperationID: fmt.Sprintf("rev-%s-%d", tenant, at[i].UnixNano())}
+		}
+		testfactory.SetStatus(t, b.Pool, dlq.StatusDiscarded, testfactory.DeadLetters(t, b.Pool, ls...)...)
+	}
+	// acme's two bracket globex's three, on one day 40 days back (discarded
+	// ones are kept 30 days under the shipped policy).
+	seed("acme", day.Add(time.Minute), day.Add(23*time.Hour))
+	seed("globex", day.Add(12*time.Hour), day.Add(12*time.Hour+time.Second), day.Add(12*time.Hour+2*time.Second))
+
+	keeper := dlq.NewKeeper(dlq.NewStore(b.Jobs), dlq.KeeperConfig{
+		Policy: func() dlq.RetentionPolicy {
+			r := b.Replays.Policy().Retention()
+			return dlq.Terms{RetentionPolicy: app.RetentionOf(r), Version: replay.RetentionVersion(r)}
+		},
+		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
+			_, err := audit.Record(ctx, tx, b.Signer, reason)
+			return err
+		},
+	}, nil, nil)
+	wait.Until(t, "retention removed both tenants' dead letters", time.Minute, func() bool {
+		_, err := keeper.Pass(ctx)
+		require.NoError(t, err)
+		var left int
+		require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters`).Scan(&left))
+		return left == 0
+	})
+
+	auditor, _ := b.SignIn(t, "acme:auditor")
+	resp := b.Do(t, auditor, http.MethodGet, "/audit/export.jsonl", nil, nil)
+	require.Equal(t, http.StatusOK, resp.Status, resp.Body)
+	var lines []revExportLine
+	sc := bufio.NewScanner(strings.NewReader(resp.Body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var l revExportLine
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &l))
+		if l.Seq != 0 {
+			lines = append(lines, l)
+		}
+	}
+	require.NoError(t, sc.Err())
+
+	// acme's own row of the run, as acme's auditor reads it.
+	mine := -1
+	for i, l := range lines {
+		if !l.LeftOut && l.Action == dlq.ActionPurgeTenant {
+			mine = i
+		}
+	}
+	require.GreaterOrEqual(t, mine, 0, "acme's auditor finds acme's purge row")
+	own := lines[mine]
+	require.Equal(t, own.Hash, revHash(own), "the documented encoding re-hashes acme's own row")
+	var after struct {
+		By []struct {
+			N      int64  `json:"n"`
+			Status string `json:"status"`
+		} `json:"by"`
+		From, To, Pass, Partition string
+		Rows                      int64
+	}
+	require.NoError(t, json.Unmarshal(own.After, &after))
+	var acmeBy []string
+	for _, l := range after.By {
+		acmeBy = append(acmeBy, fmt.Sprintf(`{"n":%d,"status":%q,"tenant":"acme"}`, l.N, l.Status))
+	}
+	var ownBy []string
+	for _, l := range after.By {
+		ownBy = append(ownBy, fmt.Sprintf(`{"n":%d,"status":%q}`, l.N, l.Status))
+	}
+	require.JSONEq(t, string(own.After), string(revPurgeAfter(ownBy, after.To, after.From, after.Pass, after.Rows, after.Partition)))
+	require.Equal(t, string(own.After), string(revPurgeAfter(ownBy, after.To, after.From, after.Pass, after.Rows, after.Partition)),
+		"the canonical form is rebuilt exactly")
+	rfc := func(s string) string {
+		ts, err := time.Parse(time.RFC3339Nano, s)
+		require.NoError(t, err)
+		return ts.UTC().Format(time.RFC3339)
+	}
+
+	// Guesses: a few tenant names, every status, up to 50 dead letters,
+	// against each stub that follows acme's row.
+	var learned []string
+	statuses := []string{"quarantined", "replay_failed", "discarded", "resolved", "replayed"}
+	for _, stub := range lines[mine+1:] {
+		if !stub.LeftOut {
+			continue
+		}
+		for _, tenant := range []string{"beta", "globex", "initech", "umbrella"} {
+			for _, st := range statuses {
+				for n := int64(1); n <= 50; n++ {
+					by := append(append([]string{}, acmeBy...), fmt.Sprintf(`{"n":%d,"status":%q,"tenant":%q}`, n, st, tenant))
+					rows := after.Rows + n
+					f := false
+					guess := revExportLine{
+						Seq: stub.Seq, At: own.At, ActorIssuer: own.ActorIssuer, ActorSubject: own.ActorSubject, ActorEmail: own.ActorEmail,
+						ActorEmailOK: &f, Action: dlq.ActionPurge, ObjectType: own.ObjectType, ObjectID: own.ObjectID,
+						Reason: fmt.Sprintf("%d dead letters past their retention, dead-lettered %s to %s", rows, rfc(after.From), rfc(after.To)),
+						Outcome: own.Outcome, After: revPurgeAfter(by, after.To, after.From, after.Pass, rows, after.Partition),
+						RemoteAddr: own.RemoteAddr, UserAgent: own.UserAgent, PrevHash: stub.PrevHash,
+					}
+					if revHash(guess) == stub.Hash {
+						learned = append(learned, fmt.Sprintf("seq %d: %d %s dead letters of %s", stub.Seq, n, st, tenant))
+					}
+				}
+			}
+		}
+	}
+	assert.Empty(t, learned, "acme's auditor learns another tenant's name and counts from a stub of acme's own export")
+}
