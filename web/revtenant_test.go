@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"hash"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -235,7 +237,7 @@ func TestRevTenantExportStubsGiveAwayOtherTenantsPurges(t *testing.T) {
 					guess := revExportLine{
 						Seq: stub.Seq, At: own.At, ActorIssuer: own.ActorIssuer, ActorSubject: own.ActorSubject, ActorEmail: own.ActorEmail,
 						ActorEmailOK: &f, Action: dlq.ActionPurge, ObjectType: own.ObjectType, ObjectID: own.ObjectID,
-						Reason: fmt.Sprintf("%d dead letters past their retention, dead-lettered %s to %s", rows, rfc(after.From), rfc(after.To)),
+						Reason:  fmt.Sprintf("%d dead letters past their retention, dead-lettered %s to %s", rows, rfc(after.From), rfc(after.To)),
 						Outcome: own.Outcome, After: revPurgeAfter(by, after.To, after.From, after.Pass, rows, after.Partition),
 						RemoteAddr: own.RemoteAddr, UserAgent: own.UserAgent, PrevHash: stub.PrevHash,
 					}
@@ -247,4 +249,38 @@ func TestRevTenantExportStubsGiveAwayOtherTenantsPurges(t *testing.T) {
 		}
 	}
 	assert.Empty(t, learned, "acme's auditor learns another tenant's name and counts from a stub of acme's own export")
+}
+
+// TestRevTenantDeadLetterTrailShowsRowsOutsideAnyTenant: an on-call of
+// acme selects, for a replay, the id the next dead letter will get (ids
+// are a sequence: anyone sees theirs grow). There is none yet, so the
+// draft refuses it and writes a denied row outside any tenant, object
+// dead_letter:<id>: such an entry is for auditors of every tenant only
+// (docs/access.md). The id then goes to a dead letter of globex, and its
+// page's audit trail (audit.Trail's object half reads object_type and
+// object_id in every tenant, and none) shows globex's viewer, who may read
+// no audit log at all, acme's person, their address and what they tried:
+// a row of no tenant on a tenant's page, and one anyone of any tenant can
+// plant on another tenant's next dead letters.
+func TestRevTenantDeadLetterTrailShowsRowsOutsideAnyTenant(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	ctx := context.Background()
+	acme, acmeUser := b.SignIn(t, "acme:oncall")
+	var last int64
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT nextval(pg_get_serial_sequence('dead_letters', 'id'))`).Scan(&last))
+	next := last + 1
+	resp := b.Do(t, acme, http.MethodPost, "/replay", url.Values{"id": {strconv.FormatInt(next, 10)}, "reason": {"rev-tenant was here"}}, nil)
+	require.Less(t, resp.Status, 500, resp.Body)
+	require.Equal(t, 1, b.AuditCount(t, "tenant = '' AND object_type = 'dead_letter' AND object_id = $1 AND actor_subject = $2",
+		strconv.FormatInt(next, 10), acmeUser.Subject), "the refusal is a row outside any tenant")
+
+	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "globex", ItemType: "search.index_update", MsgID: "rev-tenant-next"})
+	require.Equal(t, next, id, "globex's dead letter got the id acme's person named")
+	globex, _ := b.SignIn(t, "globex:viewer")
+	page := b.Do(t, globex, http.MethodGet, "/deadletters/"+strconv.FormatInt(id, 10), nil, nil)
+	require.Equal(t, http.StatusOK, page.Status)
+	trail := page.Doc(t).Find(`[data-testid="dl-audit"]`).Text()
+	assert.NotContains(t, trail, acmeUser.Email, "globex's viewer reads acme's person in the trail of globex's dead letter")
+	assert.NotContains(t, trail, "selected dead letters refused", "globex's viewer reads a row outside any tenant")
 }
