@@ -284,3 +284,32 @@ func TestRevTenantDeadLetterTrailShowsRowsOutsideAnyTenant(t *testing.T) {
 	assert.NotContains(t, trail, acmeUser.Email, "globex's viewer reads acme's person in the trail of globex's dead letter")
 	assert.NotContains(t, trail, "selected dead letters refused", "globex's viewer reads a row outside any tenant")
 }
+
+// TestRevTenantCrossSiteSelectionDenialsAreLimited: an on-call of acme
+// drafts a replay and sends a colleague's browser, from another site, to
+// the draft's confirm page (GET /replay/batches/<batch>) as often as it
+// likes. The colleague may read acme, so the route's locator lets it
+// through; the replay service refuses someone else's selection and audits
+// the denial itself (replay.selection), outside the web layer's
+// appendDenied: every visit writes a row under the colleague, without the
+// limit on denials another site started (a burst of 10, then one a
+// minute) and without the reason saying another site started it
+// (docs/access.md, "The route table"), so a site can fill the log with
+// rows that read as the colleague peeking at other people's drafts.
+func TestRevTenantCrossSiteSelectionDenialsAreLimited(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	_, author := b.SignIn(t, "acme:oncall")
+	dl := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "rev-tenant-draft"})
+	batch, _ := testfactory.Draft(t, b.Replays, author.Actor, dl)
+	victim, me := b.SignIn(t, "acme:oncall")
+	cross := map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Referer": "https://evil.example/"}
+	before := b.AuditCount(t, "actor_subject = $1", me.Subject)
+	for range 25 {
+		assert.Equal(t, http.StatusNotFound, b.Do(t, victim, http.MethodGet, "/replay/batches/"+batch, nil, cross).Status)
+	}
+	written := b.AuditCount(t, "actor_subject = $1", me.Subject) - before
+	assert.LessOrEqual(t, written, 10, "denials another site started are limited per person")
+	unmarked := b.AuditCount(t, "actor_subject = $1 AND outcome = 'denied' AND reason NOT LIKE '%started by another site%'", me.Subject)
+	assert.Zero(t, unmarked, "a denial another site started says so")
+}
