@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
@@ -75,8 +76,16 @@ func (f submitForm) Validate() (replay.SubmitInput, map[string]string) {
 }
 
 // selection reads a selection for the user (only its requester finds it).
+// Anyone else's attempt is audited as denied through appendDenied, as any
+// object outside the caller's scope is: a colleague's browser another site
+// sent to the confirm page gets a marked row, within the per-person limit.
 func (s *Server) selection(c echo.Context, batch string) (replay.Selection, error) {
-	return s.deps.Replays.Selection(c.Request().Context(), batch, userOf(c).Actor, maxConfirmItems, authz.RequestMeta(c))
+	sel, err := s.deps.Replays.Selection(c.Request().Context(), batch, userOf(c).Actor, maxConfirmItems)
+	var denied *replay.SelectionDeniedError
+	if errors.As(err, &denied) {
+		s.appendDenied(c, denied.DeniedEvent(s.event(c, "", audit.OutcomeDenied)))
+	}
+	return sel, err
 }
 
 // renderConfirm writes the confirm page of batch as it is now, with the

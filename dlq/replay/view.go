@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
@@ -507,10 +508,37 @@ func Landing(reqs []Request) int64 {
 	return reqs[0].ID
 }
 
+// SelectionDeniedError is Selection's answer to anyone but the requester
+// of a selection that exists. Its code is not_found (quarantine.ErrorCode),
+// the answer for one that does not exist; the caller writes the denied
+// audit row (DeniedEvent), as the web layer does for every object outside
+// the caller's scope: it alone knows whether another site started the
+// request, which marks the row and limits such rows per person.
+type SelectionDeniedError struct {
+	Batch  string
+	Tenant string // of the selection's requests
+}
+
+func (e *SelectionDeniedError) Error() string {
+	return fmt.Sprintf("replay batch %q is someone else's: %v", e.Batch, errNoBatch)
+}
+
+// Unwrap gives the error its not_found code.
+func (e *SelectionDeniedError) Unwrap() error { return errNoBatch }
+
+// DeniedEvent completes e (actor, request metadata) as the denied audit
+// row of the attempt: replay.selection on the batch, in its tenant.
+func (e *SelectionDeniedError) DeniedEvent(ev audit.Event) audit.Event {
+	ev.Action, ev.Outcome, ev.Tenant = audit.ActionReplaySelection, audit.OutcomeDenied, e.Tenant
+	ev.ObjectType, ev.ObjectID, ev.Reason = "replay_batch", e.Batch, quarantine.ErrorMessage(errNoBatch)
+	return ev
+}
+
 // Selection reads batch as viewer reviews it, with the first items of
 // each request and its first edits, in one transaction. It is not_found
-// for anyone but the requester (audited as denied).
-func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine.Actor, items int, meta quarantine.RequestMeta) (Selection, error) {
+// for anyone but the requester: a *SelectionDeniedError, whose denied
+// audit row the caller writes.
+func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine.Actor, items int) (Selection, error) {
 	var sel Selection
 	var denied string // the tenant of a selection that is not the viewer's
 	targets := map[int64][]pendingWindow{}
@@ -565,7 +593,7 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 		return nil
 	})
 	if denied != "" {
-		err = s.auditDeniedObject(ctx, viewer, meta, "replay.selection", denied, "replay_batch", batch, err)
+		err = &SelectionDeniedError{Batch: batch, Tenant: denied}
 	}
 	if err != nil {
 		return Selection{}, fmt.Errorf("read selection: %w", err)

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
@@ -145,7 +144,7 @@ func TestConfirmPageAsksADeadNATSOnce(t *testing.T) {
 			Subject: fmt.Sprintf("app.acme.search.doc-%d", i), Payload: []byte(`{}`)}
 	}
 	batch, _ := testfactory.Draft(t, svc, oncall, testfactory.DeadLetters(t, b.db.Pool, letters...)...)
-	sel, err := svc.Selection(context.Background(), batch, oncall, 1000, quarantine.RequestMeta{})
+	sel, err := svc.Selection(context.Background(), batch, oncall, 1000)
 	require.NoError(t, err)
 	require.Len(t, sel.Requests, 1)
 	assert.Equal(t, 30, sel.Requests[0].Waits.Unread, "every item waits for a window that could not be read")
