@@ -338,17 +338,33 @@ func mayView(tenants []string, tenant string) bool {
 	return tenant != "" && slices.Contains(tenants, tenant)
 }
 
-// The newest entries of the object, returned oldest first.
-const objectTrail = `
+// The newest entries of the object in every tenant and none, returned
+// oldest first.
+const objectEntries = `
 SELECT * FROM (
     SELECT ` + entryColumns + ` FROM audit_log
     WHERE object_type = $1 AND object_id = $2
     ORDER BY seq DESC LIMIT $3
 ) AS recent ORDER BY seq`
 
-// ForObject returns the trail of one object (say, a dead letter): its most
-// recent limit entries (0 means DefaultLimit, at most MaxLimit), oldest
-// first. The caller has already checked that the viewer may see the object.
+// The newest entries of the object in its own tenant, returned oldest
+// first. An entry outside any tenant, or in another, that names the same
+// type and id is not the object's: a refusal of an id no dead letter had
+// yet (written outside any tenant by earlier releases, and by anyone of
+// any tenant who guessed the next id) is for auditors of every tenant, and
+// another tenant's denial is that tenant's.
+const objectTrail = `
+SELECT * FROM (
+    SELECT ` + entryColumns + ` FROM audit_log
+    WHERE object_type = $1 AND object_id = $2 AND tenant = $4
+    ORDER BY seq DESC LIMIT $3
+) AS recent ORDER BY seq`
+
+// ForObject returns every entry naming one object (say, a dead letter): its
+// most recent limit entries (0 means DefaultLimit, at most MaxLimit),
+// oldest first, in every tenant and outside any. It is for readers of the
+// whole log; a tenant's page of its object reads Trail, which keeps to the
+// object's tenant.
 func ForObject(ctx context.Context, db Querier, objectType, objectID string, limit int) ([]Entry, error) {
 	if limit < 0 || limit > MaxLimit {
 		return nil, fmt.Errorf("audit trail of %s %s: %w", objectType, objectID, quarantine.Errorf(quarantine.EINVALID, "limit %d is not between 1 and %d", limit, MaxLimit))
@@ -356,7 +372,7 @@ func ForObject(ctx context.Context, db Querier, objectType, objectID string, lim
 	if limit == 0 {
 		limit = DefaultLimit
 	}
-	rows, err := db.Query(ctx, objectTrail, objectType, objectID, limit)
+	rows, err := db.Query(ctx, objectEntries, objectType, objectID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("audit trail of %s %s: %w", objectType, objectID, err)
 	}
@@ -380,11 +396,12 @@ type Batcher interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-// Trail returns the trail of one object that carries a message (a dead
-// letter): its own most recent limit entries and the most recent limit
-// entries naming messageID in tenant, each once, oldest first, read in one
-// round trip. The caller has already checked that the viewer may see the
-// object.
+// Trail returns the trail of one object of tenant that carries a message
+// (a dead letter): its own most recent limit entries in tenant and the
+// most recent limit entries naming messageID in tenant, each once, oldest
+// first, read in one round trip. Entries outside any tenant are never in
+// it, whoever reads it: an auditor of every tenant finds them in the log.
+// The caller has already checked that the viewer may see the object.
 func Trail(ctx context.Context, db Batcher, objectType, objectID, messageID, tenant string, limit int) ([]Entry, error) {
 	if limit < 0 || limit > MaxLimit {
 		return nil, fmt.Errorf("audit trail of %s %s: %w", objectType, objectID, quarantine.Errorf(quarantine.EINVALID, "limit %d is not between 1 and %d", limit, MaxLimit))
@@ -394,7 +411,7 @@ func Trail(ctx context.Context, db Batcher, objectType, objectID, messageID, ten
 	}
 	var byObject, byMessage []Entry
 	b := &pgx.Batch{}
-	b.Queue(objectTrail, objectType, objectID, limit).Query(func(rows pgx.Rows) error {
+	b.Queue(objectTrail, objectType, objectID, limit, tenant).Query(func(rows pgx.Rows) error {
 		var err error
 		byObject, err = pgx.CollectRows(rows, scanEntry)
 		return err
