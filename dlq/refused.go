@@ -47,6 +47,11 @@ func (r RefusedIDs) Len() int {
 	return n
 }
 
+// missingObjectType is the object of the denied row of ids no dead letter
+// has: the refused dead letters as a selection, like the retention rows'
+// sets of dead letters, which no dead letter's page reads.
+const missingObjectType = "dead_letters"
+
 // maxAuditedIDs bounds the ids one denied row lists; its count is always
 // whole.
 const maxAuditedIDs = 1000
@@ -55,7 +60,10 @@ const maxAuditedIDs = 1000
 // rows of the refused ids, one per tenant in tenant order: the tenant,
 // object dead_letter, the first ids as its object id, each reason with its
 // count, and up to 1,000 ids by reason in its after JSON. None when
-// nothing was refused.
+// nothing was refused. Ids of no dead letter are the row outside any
+// tenant, whose object is the refused selection (missingObjectType), not
+// dead_letter: ids are a sequence, and an id named before it existed may
+// go to another tenant's next dead letter, which the attempt is not about.
 func (r RefusedIDs) Events(e audit.Event) []audit.Event {
 	byTenant := map[string][]RefusedKey{}
 	for k := range r {
@@ -91,7 +99,11 @@ func (r RefusedIDs) event(e audit.Event, tenant string, keys []RefusedKey) audit
 	if len(all) > 10 {
 		head = append(head, "...")
 	}
-	e.Tenant, e.Outcome, e.ObjectType, e.ObjectID = tenant, audit.OutcomeDenied, "dead_letter", strings.Join(head, ",")
+	objectType := "dead_letter"
+	if tenant == "" {
+		objectType = missingObjectType
+	}
+	e.Tenant, e.Outcome, e.ObjectType, e.ObjectID = tenant, audit.OutcomeDenied, objectType, strings.Join(head, ",")
 	e.Reason = fmt.Sprintf("%d selected dead letters refused: %s", len(all), strings.Join(reasons, "; "))
 	e.After = map[string]any{"refused": listed, "count": len(all)}
 	return e
