@@ -132,6 +132,11 @@ type Ingester struct {
 	// before it is acked; returning false skips the acks, as a crash there would.
 	afterCommit func(n int) bool
 
+	// beforeMoveBack, when set (tests), runs in putBack after a consumer's
+	// settings are put back and before it is moved back; returning false
+	// ends putBack there, as a crash would.
+	beforeMoveBack func() bool
+
 	// incs is the incarnation of each consumer the current session reads,
 	// by stream, for the monitor to compare with the consumer it finds.
 	incsMu sync.Mutex

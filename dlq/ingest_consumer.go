@@ -222,6 +222,9 @@ func (in *Ingester) putBack(ctx context.Context, stream string, have *jetstream.
 		if d.mayHaveSkipped {
 			in.owe(stream, from)
 		}
+		if in.beforeMoveBack != nil && !in.beforeMoveBack() {
+			return false, nil
+		}
 	}
 	if len(d.stuck) > 0 {
 		return false, fmt.Errorf("%w (%s; on %s: %s). Delete it (nats consumer rm %s %s -f): every console makes it again within seconds and it delivers the whole stream again, what is stored already skipped",
