@@ -141,12 +141,6 @@ type Ingester struct {
 	// by stream, for the monitor to compare with the consumer it finds.
 	incsMu sync.Mutex
 	incs   map[string]*incarnation
-
-	// owed is, by stream, the sequence its consumer must be moved back to
-	// (putBack): a consumer changed by hand may have passed dead letters
-	// over from there. 0: the stream's first. Kept until the move is done.
-	owedMu sync.Mutex
-	owed   map[string]uint64
 }
 
 type item struct {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -193,21 +195,35 @@ func driftOf(have, want jetstream.ConsumerConfig) consumerDrift {
 // program, in a way JetStream does not let the console change back.
 var errConsumerChanged = errors.New("the ingest consumer was made with settings the console cannot change back")
 
+// errOwedUnknown is PostgreSQL not telling whether a move-back is owed:
+// nothing is moved, and the next check asks again.
+var errOwedUnknown = errors.New("could not read whether a move-back of the ingest consumer is owed")
+
 // putBack puts the settings of stream's consumer (have) that differ from
 // the console's back, and reports whether it found them all the
 // console's with nothing owed. When a changed setting may have let the
-// consumer pass dead letters over (a filter, a delivery limit), it moves
-// the consumer back to from, the first sequence that may have been passed
-// over (0: the stream's first): what is stored already is skipped when it
-// comes again, what was passed over is stored. That move is owed until it
-// is done, across calls. Each change is logged with its two values and
-// counted (quarantine_ingest_consumer_repaired_total). Settings JetStream
-// refuses to change on an existing consumer (a deliver policy, a start
-// sequence) come back as errConsumerChanged, with the command that makes
-// the consumer again.
+// consumer pass dead letters over (a filter, a delivery limit), the
+// consumer must be moved back to from, the first sequence that may have
+// been passed over (0: the stream's first): what is stored already is
+// skipped when it comes again, what was passed over is stored. That
+// move-back is recorded in PostgreSQL (owe) before the settings are put
+// back, so that a replica dying in between leaves it owed to every other,
+// and every check carries out one owed (moveBack), whoever owed it. Each
+// change is logged with its two values and counted
+// (quarantine_ingest_consumer_repaired_total). Settings JetStream refuses
+// to change on an existing consumer (a deliver policy, a start sequence)
+// come back as errConsumerChanged, with the command that makes the
+// consumer again; a move-back that cannot be recorded leaves the settings
+// as they are and comes back as an error.
 func (in *Ingester) putBack(ctx context.Context, stream string, have *jetstream.ConsumerInfo, from uint64) (right bool, err error) {
 	d := driftOf(have.Config, in.consumerConfig())
 	if len(d.fixable) > 0 {
+		if d.mayHaveSkipped {
+			if err := in.owe(ctx, stream, from, d.fixable); err != nil {
+				return false, fmt.Errorf("record the move-back owed on consumer %s on %s before putting its settings back (%s; they stay as they are until it is recorded): %w",
+					in.cfg.Durable, stream, strings.Join(d.fixable, ", "), err)
+			}
+		}
 		if _, err := in.js.UpdateConsumer(ctx, stream, d.fixed); err != nil {
 			return false, fmt.Errorf("put back the settings of consumer %s on %s (%s): %w", in.cfg.Durable, stream, strings.Join(d.fixable, ", "), err)
 		}
@@ -218,10 +234,7 @@ func (in *Ingester) putBack(ctx context.Context, stream string, have *jetstream.
 		}
 		in.metrics.ConsumerRepaired.WithLabelValues(stream).Inc()
 		in.log.Warn("the ingest consumer's settings were changed (by hand?): the console put its own back",
-			"stream", stream, "consumer", in.cfg.Durable, "changes", d.fixable)
-		if d.mayHaveSkipped {
-			in.owe(stream, from)
-		}
+			"stream", stream, "consumer", in.cfg.Durable, "changes", d.fixable, "move_back_owed", d.mayHaveSkipped)
 		if in.beforeMoveBack != nil && !in.beforeMoveBack() {
 			return false, nil
 		}
@@ -230,54 +243,146 @@ func (in *Ingester) putBack(ctx context.Context, stream string, have *jetstream.
 		return false, fmt.Errorf("%w (%s; on %s: %s). Delete it (nats consumer rm %s %s -f): every console makes it again within seconds and it delivers the whole stream again, what is stored already skipped",
 			errConsumerChanged, in.cfg.Durable, stream, strings.Join(d.stuck, ", "), stream, in.cfg.Durable)
 	}
-	owed, ok := in.owedFrom(stream)
-	if !ok {
-		return len(d.changes) == 0, nil
+	owed, err := in.moveBack(ctx, stream)
+	if errors.Is(err, errOwedUnknown) {
+		in.log.Debug("the move-back owed on the ingest consumer, if any, is left to the next check", "stream", stream, "consumer", in.cfg.Durable, "err", err)
+		return false, nil
 	}
-	if owed == 0 {
-		if owed, err = in.firstSeq(ctx, stream); err != nil {
-			return false, err
+	if err != nil {
+		return false, err
+	}
+	return len(d.changes) == 0 && !owed, nil
+}
+
+// Owed move-backs (migration 0037). An owe only ever lowers the sequence
+// owed (the table's trigger refuses the opposite) and draws a new
+// version; a move-back done removes the row only with the version it read.
+const (
+	oweMoveBack = `
+        INSERT INTO ingest_moveback_owed AS o (stream, consumer, from_seq, changes) VALUES ($1, $2, $3, $4)
+        ON CONFLICT (stream, consumer) DO UPDATE
+            SET from_seq = LEAST(o.from_seq, EXCLUDED.from_seq), version = DEFAULT, owed_at = now(), changes = EXCLUDED.changes`
+	// FOR UPDATE: one replica at a time moves the consumer, each from the
+	// ack floor it reads once the one before is done, so none moves it
+	// forward past what another has just moved it back to.
+	lockOwedMoveBack = `SELECT from_seq, version FROM ingest_moveback_owed WHERE stream = $1 AND consumer = $2 FOR UPDATE`
+	readOwedMoveBack = `SELECT version FROM ingest_moveback_owed WHERE stream = $1 AND consumer = $2`
+	// Only the version read: one owed again since stays owed.
+	deleteOwedMoveBack = `DELETE FROM ingest_moveback_owed WHERE stream = $1 AND consumer = $2 AND version = $3`
+)
+
+// owe records in PostgreSQL that stream's consumer must be moved back to
+// from (0: the stream's first sequence), or to an earlier sequence already
+// owed; changes are what was found changed, for the record.
+func (in *Ingester) owe(ctx context.Context, stream string, from uint64, changes []string) error {
+	if in.store == nil {
+		return errors.New("no database to record it in")
+	}
+	if _, err := in.store.pool.Exec(ctx, oweMoveBack, stream, in.cfg.Durable, int64(min(from, math.MaxInt64)), strings.Join(changes, ", ")); err != nil {
+		return fmt.Errorf("owe a move-back of %s on %s from #%d: %w", in.cfg.Durable, stream, from, err)
+	}
+	return nil
+}
+
+// moveBack carries out the move-back owed on stream's consumer, if one is
+// (owe), and reports whether one was. It holds the owed row locked while
+// it reads the consumer's ack floor, moves the consumer back to the owed
+// sequence or to just after that floor, whichever is earlier (never
+// forward past what it has not acked: owed may come from a consumer or
+// stream since made again), and removes the row. A consumer made again
+// between the read and the move (another replica, or by hand) is moved
+// back to its stream's first sequence: a new consumer delivers the whole
+// stream anyway. When PostgreSQL does not answer the error wraps
+// errOwedUnknown; when the move fails, the row stays owed.
+func (in *Ingester) moveBack(ctx context.Context, stream string) (owed bool, err error) {
+	if in.store == nil {
+		return false, nil
+	}
+	var seq uint64
+	var moveErr error
+	err = pgx.BeginFunc(ctx, in.store.pool, func(tx pgx.Tx) error {
+		var from, version int64
+		switch err := tx.QueryRow(ctx, lockOwedMoveBack, stream, in.cfg.Durable).Scan(&from, &version); {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil
+		case err != nil:
+			return err
+		}
+		owed = true
+		if seq, moveErr = in.moveTo(ctx, stream, uint64(from)); moveErr != nil {
+			return moveErr
+		}
+		_, err := tx.Exec(ctx, deleteOwedMoveBack, stream, in.cfg.Durable, version)
+		return err
+	})
+	switch {
+	case moveErr != nil:
+		return true, moveErr
+	case err != nil:
+		return owed, fmt.Errorf("%w: %w", errOwedUnknown, err)
+	case owed:
+		in.log.Warn("the changed ingest consumer may have passed dead letters over: delivering again from where it may have started to; what is stored already is skipped",
+			"stream", stream, "consumer", in.cfg.Durable, "from_seq", seq)
+	}
+	return owed, nil
+}
+
+// moveTo moves stream's consumer back to from (0: the stream's first
+// sequence) or to just after its ack floor, whichever is earlier, and
+// returns where to.
+func (in *Ingester) moveTo(ctx context.Context, stream string, from uint64) (uint64, error) {
+	cons, err := in.js.Consumer(ctx, stream, in.cfg.Durable)
+	if err != nil {
+		return 0, fmt.Errorf("look up consumer %s on %s to move it back: %w", in.cfg.Durable, stream, err)
+	}
+	info := cons.CachedInfo()
+	seq := from
+	if seq == 0 {
+		if seq, err = in.firstSeq(ctx, stream); err != nil {
+			return 0, err
 		}
 	}
-	// Never forward, past what the consumer has not acked: owed may come
-	// from a consumer or stream since made again.
-	owed = min(owed, have.AckFloor.Stream+1)
-	if _, err := in.js.ResetConsumerToSequence(ctx, stream, in.cfg.Durable, max(owed, 1)); err != nil {
-		return false, fmt.Errorf("deliver again from #%d on consumer %s on %s: %w", owed, in.cfg.Durable, stream, err)
+	seq = max(min(seq, info.AckFloor.Stream+1), 1)
+	res, err := in.js.ResetConsumerToSequence(ctx, stream, in.cfg.Durable, seq)
+	if err != nil {
+		return 0, fmt.Errorf("deliver again from #%d on consumer %s on %s: %w", seq, in.cfg.Durable, stream, err)
 	}
-	in.paid(stream)
-	in.log.Warn("the changed ingest consumer may have passed dead letters over: delivering again from where it may have started to; what is stored already is skipped",
-		"stream", stream, "consumer", in.cfg.Durable, "from_seq", owed)
-	return false, nil
+	if res.ConsumerInfo == nil || res.Created.Equal(info.Created) {
+		return seq, nil
+	}
+	first, err := in.firstSeq(ctx, stream)
+	if err == nil {
+		_, err = in.js.ResetConsumerToSequence(ctx, stream, in.cfg.Durable, max(first, 1))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("deliver again from the first on consumer %s on %s, made again while it was moved back: %w", in.cfg.Durable, stream, err)
+	}
+	in.log.Warn("the ingest consumer was made again while it was moved back: it delivers its stream again from the first; what is stored already is skipped",
+		"stream", stream, "consumer", in.cfg.Durable, "from_seq", first)
+	return max(first, 1), nil
 }
 
-// owe records that stream's consumer must be moved back to from (0: the
-// stream's first sequence), or to an earlier sequence already owed.
-func (in *Ingester) owe(stream string, from uint64) {
-	in.owedMu.Lock()
-	defer in.owedMu.Unlock()
-	if in.owed == nil {
-		in.owed = map[string]uint64{}
+// owedVersion is the version of the move-back owed on stream's consumer;
+// ok is false when none is, or when PostgreSQL does not say.
+func (in *Ingester) owedVersion(ctx context.Context, stream string) (version int64, ok bool) {
+	if in.store == nil {
+		return 0, false
 	}
-	if was, ok := in.owed[stream]; ok {
-		from = min(was, from)
+	err := in.store.pool.QueryRow(ctx, readOwedMoveBack, stream, in.cfg.Durable).Scan(&version)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		in.log.Debug("read the move-back owed on the ingest consumer", "stream", stream, "consumer", in.cfg.Durable, "err", err)
 	}
-	in.owed[stream] = from
+	return version, err == nil
 }
 
-// owedFrom is the sequence stream's consumer must be moved back to, if any.
-func (in *Ingester) owedFrom(stream string) (uint64, bool) {
-	in.owedMu.Lock()
-	defer in.owedMu.Unlock()
-	from, ok := in.owed[stream]
-	return from, ok
-}
-
-// paid records that stream's consumer was moved back.
-func (in *Ingester) paid(stream string) {
-	in.owedMu.Lock()
-	defer in.owedMu.Unlock()
-	delete(in.owed, stream)
+// forgive removes the move-back owed on stream's consumer if it is still
+// the one of version: a new consumer delivers the whole stream. Left
+// owed (PostgreSQL not answering), it costs a move-back of the new
+// consumer to its ack floor at the next check.
+func (in *Ingester) forgive(ctx context.Context, stream string, version int64) {
+	if _, err := in.store.pool.Exec(ctx, deleteOwedMoveBack, stream, in.cfg.Durable, version); err != nil {
+		in.log.Debug("remove the move-back owed on a consumer made again; the next check does it", "stream", stream, "consumer", in.cfg.Durable, "err", err)
+	}
 }
 
 // firstSeq is the first sequence stream holds.
@@ -295,9 +400,13 @@ func (in *Ingester) firstSeq(ctx context.Context, stream string) (uint64, error)
 func (in *Ingester) ensureConsumer(ctx context.Context, stream string) error {
 	cons, err := in.js.Consumer(ctx, stream, in.cfg.Durable)
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		// Read before: a move-back owed after it was made is another's.
+		version, owed := in.owedVersion(ctx, stream)
 		_, err = in.js.CreateConsumer(ctx, stream, in.consumerConfig())
 		if err == nil {
-			in.paid(stream) // a new consumer delivers the whole stream
+			if owed {
+				in.forgive(ctx, stream, version) // a new consumer delivers the whole stream
+			}
 			return nil
 		}
 		if !errors.Is(err, jetstream.ErrConsumerExists) {
