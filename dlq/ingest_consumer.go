@@ -292,8 +292,10 @@ func (in *Ingester) owe(ctx context.Context, stream string, from uint64, changes
 // stream since made again), and removes the row. A consumer made again
 // between the read and the move (another replica, or by hand) is moved
 // back to its stream's first sequence: a new consumer delivers the whole
-// stream anyway. When PostgreSQL does not answer the error wraps
-// errOwedUnknown; when the move fails, the row stays owed.
+// stream anyway. While the consumer still has a setting that passes dead
+// letters over, the move waits (moveTo) and the row stays owed. When
+// PostgreSQL does not answer the error wraps errOwedUnknown; when the move
+// fails, the row stays owed.
 func (in *Ingester) moveBack(ctx context.Context, stream string) (owed bool, err error) {
 	if in.store == nil {
 		return false, nil
@@ -309,7 +311,7 @@ func (in *Ingester) moveBack(ctx context.Context, stream string) (owed bool, err
 			return err
 		}
 		owed = true
-		if seq, moveErr = in.moveTo(ctx, stream, uint64(from)); moveErr != nil {
+		if seq, moveErr = in.moveTo(ctx, stream, uint64(from)); moveErr != nil || seq == 0 {
 			return moveErr
 		}
 		_, err := tx.Exec(ctx, deleteOwedMoveBack, stream, in.cfg.Durable, version)
@@ -320,6 +322,9 @@ func (in *Ingester) moveBack(ctx context.Context, stream string) (owed bool, err
 		return true, moveErr
 	case err != nil:
 		return owed, fmt.Errorf("%w: %w", errOwedUnknown, err)
+	case owed && seq == 0:
+		in.log.Debug("a move-back is owed on the ingest consumer, whose settings are still changed: it waits until they are put back",
+			"stream", stream, "consumer", in.cfg.Durable)
 	case owed:
 		in.log.Warn("the changed ingest consumer may have passed dead letters over: delivering again from where it may have started to; what is stored already is skipped",
 			"stream", stream, "consumer", in.cfg.Durable, "from_seq", seq)
@@ -329,13 +334,20 @@ func (in *Ingester) moveBack(ctx context.Context, stream string) (owed bool, err
 
 // moveTo moves stream's consumer back to from (0: the stream's first
 // sequence) or to just after its ack floor, whichever is earlier, and
-// returns where to.
+// returns where to. While a setting that passes dead letters over is
+// still changed (the replica that owed the move-back has not put it back
+// yet, or someone changed it again), it moves nothing and returns 0:
+// moved now, the consumer would pass them over again, and whoever puts
+// the setting back moves it back after.
 func (in *Ingester) moveTo(ctx context.Context, stream string, from uint64) (uint64, error) {
 	cons, err := in.js.Consumer(ctx, stream, in.cfg.Durable)
 	if err != nil {
 		return 0, fmt.Errorf("look up consumer %s on %s to move it back: %w", in.cfg.Durable, stream, err)
 	}
 	info := cons.CachedInfo()
+	if driftOf(info.Config, in.consumerConfig()).mayHaveSkipped {
+		return 0, nil
+	}
 	seq := from
 	if seq == 0 {
 		if seq, err = in.firstSeq(ctx, stream); err != nil {

@@ -123,3 +123,37 @@ func TestConsumerMoveBackOwedDoneOnceByTwoReplicasAtOnce(t *testing.T) {
 	})
 	assert.Equal(t, 2, countRows(t, b.db.Pool, "true"), "what was stored is not stored twice")
 }
+
+// TestConsumerMoveBackWaitsForTheSettingsPutBack: a replica owed the
+// move-back and died before it put the filter back. Another replica's
+// check that reaches the owed move-back before it puts the filter back
+// (it read the consumer earlier) moves nothing and leaves it owed: moved
+// back under the filter, the consumer would pass the dead letters over
+// again, with nothing owed any more. The check that puts the filter back
+// then moves the consumer back, and the dead letter passed over is stored.
+func TestConsumerMoveBackWaitsForTheSettingsPutBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	r := b.start(t, IngestConfig{Workers: 1, BatchSize: 10, MaxWait: 10 * time.Millisecond, HealthEvery: time.Hour}, nil)
+	wait.Until(t, "the first check", time.Minute, func() bool { return len(r.Health().Streams) == 1 })
+	b.editConsumer(t, func(c *jetstream.ConsumerConfig) { c.FilterSubject = "dlq.acme.>" })
+	publish(t, b.js, &nats.Msg{Subject: "dlq.globex.accounts.permission_grant", Data: []byte("passed over")})
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("after")})
+	b.waitRows(t, 1)
+	wait.Until(t, "the ack floor past the dead letter passed over", time.Minute, func() bool { return b.consumerInfo(t).AckFloor.Stream == 2 })
+	require.NoError(t, r.owe(ctx, "DLQ", 1, []string{"filter: dlq.acme.> → none"})) // and died
+
+	owed, err := r.moveBack(ctx, "DLQ")
+	require.NoError(t, err)
+	assert.True(t, owed)
+	assert.Equal(t, int64(1), b.owedFrom(t), "still owed while the filter stays")
+	assert.Equal(t, "dlq.acme.>", setting(t, "filter", &b.consumerInfo(t).Config))
+
+	r.check(ctx, "DLQ")
+	wait.Until(t, "the dead letter passed over stored", time.Minute, func() bool {
+		return countRows(t, b.db.Pool, "payload = 'passed over'") == 1
+	})
+	assert.Equal(t, int64(-1), b.owedFrom(t), "nothing owed once done")
+	assert.Equal(t, 2, countRows(t, b.db.Pool, "true"), "what was stored is not stored twice")
+}
