@@ -220,7 +220,25 @@ func (in *Ingester) Config() IngestConfig { return in.cfg }
 // storage) and the advisory capture stream, and creates or updates the
 // durable pull consumers on them.
 func (in *Ingester) Setup(ctx context.Context) error {
-	if err := in.ensureStream(ctx, jetstream.StreamConfig{
+	if err := in.ensureStream(ctx, in.dlqStreamConfig(), true); err != nil {
+		return err
+	}
+	if err := in.ensureConsumer(ctx, in.cfg.Stream); err != nil {
+		return err
+	}
+	if len(in.cfg.Watch) == 0 {
+		return nil
+	}
+	if err := in.ensureStream(ctx, in.advisoryStreamConfig(), false); err != nil {
+		return err
+	}
+	return in.ensureConsumer(ctx, in.cfg.AdvisoryStream)
+}
+
+// dlqStreamConfig is the configuration of the DLQ stream the console
+// makes, and holds an existing one to (streamSettings).
+func (in *Ingester) dlqStreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
 		Name:        in.cfg.Stream,
 		Description: "Dead letters for the Quarantine console",
 		Subjects:    []string{in.cfg.Prefix + ".>"},
@@ -230,20 +248,16 @@ func (in *Ingester) Setup(ctx context.Context) error {
 		Duplicates:  2 * time.Minute,
 		MaxAge:      in.cfg.StreamMaxAge,
 		MaxBytes:    cmp.Or(in.cfg.StreamMaxBytes, -1),
-	}, true); err != nil {
-		return err
 	}
-	if err := in.ensureConsumer(ctx, in.cfg.Stream); err != nil {
-		return err
-	}
-	if len(in.cfg.Watch) == 0 {
-		return nil
-	}
+}
+
+// advisoryStreamConfig is the same for the advisory capture stream.
+func (in *Ingester) advisoryStreamConfig() jetstream.StreamConfig {
 	var subjects []string
 	for _, w := range in.cfg.Watch {
 		subjects = append(subjects, AdvisoryMaxDeliveries+"."+w.Name+".*", AdvisoryTerminated+"."+w.Name+".*")
 	}
-	if err := in.ensureStream(ctx, jetstream.StreamConfig{
+	return jetstream.StreamConfig{
 		Name:        in.cfg.AdvisoryStream,
 		Description: "MAX_DELIVERIES and MSG_TERMINATED advisories captured for the Quarantine console",
 		Subjects:    subjects,
@@ -251,15 +265,17 @@ func (in *Ingester) Setup(ctx context.Context) error {
 		Storage:     jetstream.FileStorage,
 		Replicas:    in.cfg.Replicas,
 		MaxAge:      30 * 24 * time.Hour,
-	}, false); err != nil {
-		return err
 	}
-	return in.ensureConsumer(ctx, in.cfg.AdvisoryStream)
 }
 
 // ensureStream creates the stream when missing. An existing stream keeps
-// its settings (an operator may have tuned them), but missing subjects are
-// added and, with limits, its limits raised to want's (raiseLimits).
+// its settings (an operator may have tuned them), but what of them would
+// refuse or delete dead letters the console needs is put back
+// (putStreamBack: missing subjects added, with limits its limits raised to
+// want's, limits the console never sets taken off). A stream this console
+// had checked before (the check found it, see keepStream) and that is
+// gone was deleted: it is made again all the same, and that is logged as
+// a warning and counted (quarantine_dlq_stream_repaired_total).
 func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfig, limits bool) error {
 	s, err := in.js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -270,60 +286,45 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 		if err != nil {
 			return fmt.Errorf("create stream %s: %w", want.Name, err)
 		}
+		if in.metrics.health.get(want.Name).seen {
+			in.metrics.health.countStreamRepaired(want.Name)
+			in.log.Warn("a stream of the console was gone (deleted by hand?): the console made it again; the dead letters it held and the console had not stored are lost",
+				"stream", want.Name, "subjects", want.Subjects, "max_age", want.MaxAge, "max_bytes", want.MaxBytes)
+			return nil
+		}
 		in.log.Info("created stream", "stream", want.Name, "subjects", want.Subjects)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("look up stream %s: %w", want.Name, err)
 	}
-	cfg := s.CachedInfo().Config
-	have := map[string]bool{}
-	for _, sub := range cfg.Subjects {
-		have[sub] = true
+	have := s.CachedInfo().Config
+	if limits {
+		in.limitsNotApplied(have, want)
 	}
-	changed := false
-	for _, sub := range want.Subjects {
-		if !have[sub] {
-			cfg.Subjects = append(cfg.Subjects, sub)
-			changed = true
-		}
-	}
-	if limits && in.raiseLimits(&cfg, want) {
-		changed = true
-	}
-	if changed {
-		if _, err := in.js.UpdateStream(ctx, cfg); err != nil {
-			return fmt.Errorf("update stream %s: %w", want.Name, err)
-		}
-		in.log.Info("updated stream", "stream", want.Name, "subjects", cfg.Subjects, "max_age", cfg.MaxAge, "max_bytes", cfg.MaxBytes)
-	}
-	return nil
+	_, err = in.putStreamBack(ctx, have, want, limits, in.metrics.health.get(want.Name).seen)
+	return err
 }
 
-// raiseLimits raises have's age and size limits to want's where want's
-// are larger, and reports whether it changed one. It never lowers a limit,
-// nor sets one on a stream that has none (the largest limit): JetStream
-// would discard at once the oldest messages past the lower limit, stored
-// in PostgreSQL or not. Replicas run with the value they were deployed
-// with, and on-call raises a limit to save a backlog (the runbook's
-// DeadLetterStreamNearLimit): the next replica to start, or to set ingest
-// up again, would put its lower value back. Each limit left higher than
-// the console's is logged, at every setup, with the command that lowers
-// it on purpose.
-func (in *Ingester) raiseLimits(have *jetstream.StreamConfig, want jetstream.StreamConfig) (changed bool) {
-	if want.MaxAge > 0 && have.MaxAge > 0 && have.MaxAge < want.MaxAge {
-		have.MaxAge, changed = want.MaxAge, true
-	} else if want.MaxAge > 0 && have.MaxAge != want.MaxAge {
+// limitsNotApplied logs each of want's age and size limits that the
+// stream (have) does not take: a console raises a lower limit to its own
+// (streamSettings), but never lowers one, nor sets one on a stream that has
+// none (the largest limit): JetStream would discard at once the oldest
+// messages past the lower limit, stored in PostgreSQL or not. Replicas run
+// with the value they were deployed with, and on-call raises a limit to
+// save a backlog (the runbook's DeadLetterStreamNearLimit): the next
+// replica to start, or to set ingest up again, would put its lower value
+// back. Each limit left higher than the console's is logged, at every
+// setup, with the command that lowers it on purpose.
+func (in *Ingester) limitsNotApplied(have, want jetstream.StreamConfig) {
+	if want.MaxAge > 0 && (have.MaxAge <= 0 || have.MaxAge > want.MaxAge) {
 		in.log.Warn("DLQ_MAX_AGE not applied: it is below the stream's age limit, and a console never lowers one (JetStream would discard at once the oldest dead letters past it, stored or not). To lower it on purpose, once the dead letters it would discard are stored: nats stream edit "+have.Name+" --max-age "+durationArg(want.MaxAge),
 			"stream", have.Name, "max_age", want.MaxAge, "stream_max_age", limitText(have.MaxAge > 0, have.MaxAge.String()))
 	}
-	if want.MaxBytes > 0 && have.MaxBytes > 0 && have.MaxBytes < want.MaxBytes {
-		have.MaxBytes, changed = want.MaxBytes, true
-	} else if want.MaxBytes > 0 && have.MaxBytes != want.MaxBytes {
+	if want.MaxBytes > 0 && (have.MaxBytes <= 0 || have.MaxBytes > want.MaxBytes) {
 		in.log.Warn("DLQ_MAX_BYTES not applied: it is below the stream's size limit, and a console never lowers one (JetStream would discard at once the oldest dead letters past it, stored or not). To lower it on purpose, once the dead letters it would discard are stored: nats stream edit "+have.Name+" --max-bytes "+strconv.FormatInt(want.MaxBytes, 10),
 			"stream", have.Name, "max_bytes", want.MaxBytes, "stream_max_bytes", limitText(have.MaxBytes > 0, strconv.FormatInt(have.MaxBytes, 10)))
 	}
-	return changed
 }
 
 // limitText is a stream's limit in a log line: "none" when it has none.

@@ -57,6 +57,14 @@ type StreamHealth struct {
 	// when they are the console's. Settings it put back are only logged
 	// and counted (quarantine_ingest_consumer_repaired_total).
 	ConsumerDrift string
+	// StreamDrift says how the stream's settings differ from the
+	// console's where the check did not put them back (discard policy, a
+	// sealed or memory stream, an update that failed), with what to run;
+	// empty when they are the console's. Settings it put back are only
+	// logged and counted (quarantine_dlq_stream_repaired_total).
+	StreamDrift string
+	// seen: a check read the stream; made again after, it was deleted.
+	seen bool
 	// redeliverFrom is the first sequence a consumer changed since the
 	// last check may have passed over: the ack floor, plus one, at the
 	// last check that found its settings the console's. 0: unknown.
@@ -193,14 +201,20 @@ func (h IngestHealth) StalledStreams(now time.Time) []StreamHealth {
 
 // Stalled returns, for each of StalledStreams, a sentence saying why, and
 // one for each stream whose consumer has settings the console could not
-// put back (ConsumerDrift), at once: dead letters may then wait unseen by
-// every figure. None when ingest is moving.
+// put back (ConsumerDrift), or that has such settings itself
+// (StreamDrift), at once: dead letters may then wait unseen by every
+// figure, or be refused or deleted before they are stored. None when
+// ingest is moving.
 func (h IngestHealth) Stalled(now time.Time) []string {
 	var out []string
 	for _, s := range h.Streams {
 		if s.ConsumerDrift != "" {
 			out = append(out, fmt.Sprintf("%s: the ingest consumer's settings are not the console's and could not be put back, so dead letters may never be delivered: %s",
 				s.Stream, s.ConsumerDrift))
+		}
+		if s.StreamDrift != "" {
+			out = append(out, fmt.Sprintf("%s: the stream's settings are not the console's and were not put back, so dead letters may be refused or deleted before they are stored: %s",
+				s.Stream, s.StreamDrift))
 		}
 	}
 	for _, s := range h.StalledStreams(now) {
@@ -227,9 +241,31 @@ type healthBoard struct {
 	streams    map[string]StreamHealth
 	stallAfter time.Duration
 	skew       time.Duration // the Skew of the last check that measured one
+	// streamRepaired counts, by stream, the times this process put a
+	// stream's settings back or made a deleted stream again.
+	streamRepaired map[string]float64
 }
 
-func newHealthBoard() *healthBoard { return &healthBoard{streams: map[string]StreamHealth{}} }
+func newHealthBoard() *healthBoard {
+	return &healthBoard{streams: map[string]StreamHealth{}, streamRepaired: map[string]float64{}}
+}
+
+func (b *healthBoard) countStreamRepaired(stream string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.streamRepaired[stream]++
+}
+
+// repairedStreams is streamRepaired, copied.
+func (b *healthBoard) repairedStreams() map[string]float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make(map[string]float64, len(b.streamRepaired))
+	for k, v := range b.streamRepaired {
+		out[k] = v
+	}
+	return out
+}
 
 func (b *healthBoard) setStallAfter(d time.Duration) {
 	b.mu.Lock()
@@ -283,7 +319,8 @@ func (in *Ingester) Health() IngestHealth { return in.metrics.health.snapshot() 
 
 // monitor checks the consumers every HealthEvery until ctx ends. A
 // consumer or stream found missing makes Run set them up again; a
-// consumer whose settings someone changed has them put back (putBack).
+// consumer or stream whose settings someone changed has them put back
+// (putBack, keepStream).
 func (in *Ingester) monitor(ctx context.Context) {
 	streams := []string{in.cfg.Stream}
 	if len(in.cfg.Watch) > 0 {
@@ -303,7 +340,7 @@ func (in *Ingester) monitor(ctx context.Context) {
 	}
 }
 
-// check reads one consumer's state into the board.
+// check reads one consumer's state, and its stream's, into the board.
 func (in *Ingester) check(ctx context.Context, stream string) {
 	cctx, cancel := context.WithTimeout(ctx, max(in.cfg.HealthEvery, 5*time.Second))
 	defer cancel()
@@ -347,7 +384,8 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		if !si.State.FirstTime.IsZero() {
 			s.FirstAt = si.State.FirstTime.Add(s.Skew)
 		}
-		s.MaxBytes, s.MaxAge = max(si.Config.MaxBytes, 0), si.Config.MaxAge
+		cfg := in.keepStream(cctx, stream, si.Config, &s)
+		s.MaxBytes, s.MaxAge = max(cfg.MaxBytes, 0), cfg.MaxAge
 	}
 	moved := info.AckFloor.Stream != s.AckFloor
 	done := settled(info)
@@ -454,6 +492,7 @@ type healthCollector struct {
 	pending, unacked, age, stuck *prometheus.Desc
 	bytes, maxBytes, maxAge      *prometheus.Desc
 	firstAge, risk, drift        *prometheus.Desc
+	streamRepaired, streamDrift  *prometheus.Desc
 }
 
 func newHealthCollector(b *healthBoard) *healthCollector {
@@ -481,6 +520,10 @@ func newHealthCollector(b *healthBoard) *healthCollector {
 			[]string{"stream", "limit"}, nil),
 		drift: prometheus.NewDesc("quarantine_ingest_consumer_drift",
 			"1 while the console's ingest consumer has settings the console could not put back (made by hand with another deliver policy or start, or the update failed): dead letters may never be delivered; the dashboard and the log say which.", l, nil),
+		streamRepaired: prometheus.NewDesc("quarantine_dlq_stream_repaired_total",
+			"Times this console found the stream's settings changed (by hand?) and put its own back (subjects, limits lowered or set, retention), or found it deleted and made it again; the log says what, with both values.", l, nil),
+		streamDrift: prometheus.NewDesc("quarantine_dlq_stream_drift",
+			"1 while the stream has settings the console does not put back (discard policy, sealed, memory storage, work queue retention, or the update failed): dead letters may be refused or deleted before they are stored; the dashboard and the log say which and what to run.", l, nil),
 	}
 }
 
@@ -496,6 +539,8 @@ func (c *healthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.firstAge
 	ch <- c.risk
 	ch <- c.drift
+	ch <- c.streamRepaired
+	ch <- c.streamDrift
 }
 
 // Collect implements prometheus.Collector. Streams not checked yet are
@@ -526,5 +571,13 @@ func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
 			drift = 1
 		}
 		ch <- prometheus.MustNewConstMetric(c.drift, prometheus.GaugeValue, drift, s.Stream)
+		streamDrift := 0.0
+		if s.StreamDrift != "" {
+			streamDrift = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.streamDrift, prometheus.GaugeValue, streamDrift, s.Stream)
+	}
+	for stream, n := range c.board.repairedStreams() {
+		ch <- prometheus.MustNewConstMetric(c.streamRepaired, prometheus.CounterValue, n, stream)
 	}
 }

@@ -1,0 +1,255 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// streamSetting is one setting of a console's stream (the DLQ stream, the
+// advisory stream) the console holds to its own: edited by hand (nats
+// stream edit), most of them make JetStream refuse dead letters or delete
+// them before they are stored, and no other figure shows it.
+type streamSetting struct {
+	name string
+	// value is the setting as a log line or a health sentence shows it.
+	value func(c *jetstream.StreamConfig) string
+	// differs reports whether have's value is one the console acts on:
+	// limits says whether the console sets the stream's age and size
+	// limits (the DLQ stream's DLQ_MAX_AGE, DLQ_MAX_BYTES).
+	differs func(have, want *jetstream.StreamConfig, limits bool) bool
+	// put puts want's value into dst and reports whether it can be put
+	// back by an update; nil: never by the console (fix says how).
+	put func(dst, want *jetstream.StreamConfig) bool
+	// fix is the command that puts it back by hand (%[1]s: the stream).
+	fix string
+}
+
+// remakeStream is how a setting JetStream refuses to change on an
+// existing stream is put back.
+const remakeStream = "once the console has stored what the stream holds (nats consumer info %[1]s quarantine-ingest: nothing unprocessed or ack pending), delete it (nats stream rm %[1]s -f): every console makes it again within seconds"
+
+// countLimit is a stream's count or size limit the console never sets,
+// taken off when found set: taking a limit off discards nothing.
+func countLimit(name string, get func(c *jetstream.StreamConfig) *int64) streamSetting {
+	return streamSetting{name: name,
+		value: func(c *jetstream.StreamConfig) string {
+			return limitText(*get(c) > 0, strconv.FormatInt(*get(c), 10))
+		},
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return *get(have) > 0 },
+		put:     func(dst, want *jetstream.StreamConfig) bool { *get(dst) = -1; return true }}
+}
+
+// streamSettings are the settings checked. Limits are only raised (see
+// raiseLimits): an age or size limit below the console's is raised to it,
+// one above it or none is left as it is, and so is every limit when the
+// console's setting is zero. Description, replicas, the duplicate window,
+// placement and the rest are left as they are found: an operator may tune
+// them and none of them refuses or deletes a dead letter.
+var streamSettings = []streamSetting{
+	{name: "subjects",
+		value: func(c *jetstream.StreamConfig) string { return strings.Join(c.Subjects, ",") },
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
+			return slices.ContainsFunc(want.Subjects, func(s string) bool { return !slices.Contains(have.Subjects, s) })
+		},
+		// The console's subjects, and those of the stream they do not cover
+		// (JetStream refuses subjects that overlap within a stream; one an
+		// operator added for something else stays).
+		put: func(dst, want *jetstream.StreamConfig) bool {
+			subjects := slices.Clone(want.Subjects)
+			for _, s := range dst.Subjects {
+				if !slices.ContainsFunc(want.Subjects, func(w string) bool { return subjectCovers(w, s) }) {
+					subjects = append(subjects, s)
+				}
+			}
+			dst.Subjects = subjects
+			return true
+		}},
+	{name: "max_age",
+		value: func(c *jetstream.StreamConfig) string { return limitText(c.MaxAge > 0, c.MaxAge.String()) },
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
+			return limits && want.MaxAge > 0 && have.MaxAge > 0 && have.MaxAge < want.MaxAge
+		},
+		put: func(dst, want *jetstream.StreamConfig) bool { dst.MaxAge = want.MaxAge; return true }},
+	{name: "max_bytes",
+		value: func(c *jetstream.StreamConfig) string {
+			return limitText(c.MaxBytes > 0, strconv.FormatInt(c.MaxBytes, 10))
+		},
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
+			return limits && want.MaxBytes > 0 && have.MaxBytes > 0 && have.MaxBytes < want.MaxBytes
+		},
+		put: func(dst, want *jetstream.StreamConfig) bool { dst.MaxBytes = want.MaxBytes; return true }},
+	countLimit("max_msgs", func(c *jetstream.StreamConfig) *int64 { return &c.MaxMsgs }),
+	countLimit("max_msgs_per_subject", func(c *jetstream.StreamConfig) *int64 { return &c.MaxMsgsPerSubject }),
+	// JetStream refuses a dead letter larger than this.
+	{name: "max_msg_size",
+		value: func(c *jetstream.StreamConfig) string {
+			return limitText(c.MaxMsgSize > 0, strconv.FormatInt(int64(c.MaxMsgSize), 10))
+		},
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return have.MaxMsgSize > 0 },
+		put:     func(dst, want *jetstream.StreamConfig) bool { dst.MaxMsgSize = -1; return true }},
+	// Interest retention deletes a dead letter once acked, and every one
+	// when the consumer is deleted; putting limits back keeps more. Work
+	// queue retention JetStream does not let a stream leave.
+	{name: "retention",
+		value:   func(c *jetstream.StreamConfig) string { return strings.ToLower(c.Retention.String()) },
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return have.Retention != want.Retention },
+		put: func(dst, want *jetstream.StreamConfig) bool {
+			if dst.Retention == jetstream.WorkQueuePolicy {
+				return false
+			}
+			dst.Retention = want.Retention
+			return true
+		},
+		fix: remakeStream},
+	// Not put back: at a full stream, discard old deletes the oldest dead
+	// letters, stored or not, and discard new refuses new ones; which is
+	// worse depends on the backlog, so on-call decides.
+	{name: "discard",
+		value: func(c *jetstream.StreamConfig) string {
+			v := strings.TrimPrefix(strings.ToLower(c.Discard.String()), "discard")
+			if c.DiscardNewPerSubject {
+				v += " per subject"
+			}
+			return v
+		},
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
+			return have.Discard != want.Discard || have.DiscardNewPerSubject != want.DiscardNewPerSubject
+		},
+		fix: "once the console has stored what the stream holds (nats consumer info %[1]s quarantine-ingest), nats stream edit %[1]s --discard old"},
+	// A sealed stream takes no message; JetStream never unseals one.
+	{name: "sealed",
+		value:   func(c *jetstream.StreamConfig) string { return strconv.FormatBool(c.Sealed) },
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return have.Sealed && !want.Sealed },
+		fix:     remakeStream},
+	// A memory stream loses every dead letter not yet stored when its
+	// server restarts; JetStream refuses to change the storage.
+	{name: "storage",
+		value:   func(c *jetstream.StreamConfig) string { return strings.ToLower(c.Storage.String()) },
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return have.Storage != want.Storage },
+		fix:     remakeStream},
+}
+
+// subjectCovers reports whether every subject s matches also matches
+// pattern (NATS wildcards: * one token, > one or more at the end).
+func subjectCovers(pattern, s string) bool {
+	p, t := strings.Split(pattern, "."), strings.Split(s, ".")
+	for i, tok := range p {
+		switch {
+		case tok == ">":
+			return len(t) > i
+		case i >= len(t):
+			return false
+		case tok == "*":
+			if t[i] == ">" {
+				return false
+			}
+		case tok != t[i]:
+			return false
+		}
+	}
+	return len(p) == len(t)
+}
+
+// streamDrift is how a stream's configuration differs from the
+// console's.
+type streamDrift struct {
+	fixed   jetstream.StreamConfig // the stream's configuration with what can be put back put back
+	fixable []string               // "name: theirs → ours" for each setting an update puts back
+	stuck   []string               // the same for those the console leaves
+	fixes   []string               // how to put those back by hand, each once
+}
+
+// streamDriftOf compares have with want (limits: see streamSetting).
+func streamDriftOf(have, want jetstream.StreamConfig, limits bool) streamDrift {
+	d := streamDrift{fixed: have}
+	d.fixed.Subjects = slices.Clone(have.Subjects)
+	for _, s := range streamSettings {
+		if !s.differs(&have, &want, limits) {
+			continue
+		}
+		before := s.value(&d.fixed)
+		if s.put != nil && s.put(&d.fixed, &want) {
+			d.fixable = append(d.fixable, s.name+": "+before+" → "+s.value(&d.fixed))
+			continue
+		}
+		d.stuck = append(d.stuck, s.name+": "+s.value(&have)+" → "+s.value(&want))
+		if fix := fmt.Sprintf(s.fix, have.Name); !slices.Contains(d.fixes, fix) {
+			d.fixes = append(d.fixes, fix)
+		}
+	}
+	return d
+}
+
+// wantedStream is the configuration the console wants for the stream
+// named name and whether it sets its age and size limits; ok is false for
+// a stream that is not the console's.
+func (in *Ingester) wantedStream(name string) (want jetstream.StreamConfig, limits, ok bool) {
+	switch {
+	case name == in.cfg.Stream:
+		return in.dlqStreamConfig(), true, true
+	case name == in.cfg.AdvisoryStream && len(in.cfg.Watch) > 0:
+		return in.advisoryStreamConfig(), false, true
+	}
+	return jetstream.StreamConfig{}, false, false
+}
+
+// putStreamBack updates the stream (have) with what of its settings that
+// differ from want's can be put back (streamDriftOf), and returns what it
+// found. byHand says that the console has seen the stream with its
+// settings before (a check), so that what differs now was changed since:
+// each change is then logged as a warning with both values and counted
+// (quarantine_dlq_stream_repaired_total); otherwise (a setup that finds
+// the stream) it is a deploy's, logged for information.
+func (in *Ingester) putStreamBack(ctx context.Context, have, want jetstream.StreamConfig, limits, byHand bool) (streamDrift, error) {
+	d := streamDriftOf(have, want, limits)
+	if len(d.fixable) == 0 {
+		return d, nil
+	}
+	if _, err := in.js.UpdateStream(ctx, d.fixed); err != nil {
+		return d, fmt.Errorf("put back the settings of stream %s (%s): %w", have.Name, strings.Join(d.fixable, ", "), err)
+	}
+	if !byHand {
+		in.log.Info("updated stream", "stream", have.Name, "changes", d.fixable)
+		return d, nil
+	}
+	in.metrics.health.countStreamRepaired(have.Name)
+	in.log.Warn("the stream's settings were changed (by hand?): the console put its own back",
+		"stream", have.Name, "changes", d.fixable)
+	return d, nil
+}
+
+// keepStream compares the settings of stream (have, read by the check)
+// with the console's and puts back what it can (putStreamBack). What it
+// cannot, or what an update failed to put back, is s's StreamDrift, with
+// what to run, logged when it changes. It returns the stream's
+// configuration as it now is.
+func (in *Ingester) keepStream(ctx context.Context, stream string, have jetstream.StreamConfig, s *StreamHealth) jetstream.StreamConfig {
+	s.seen = true
+	want, limits, ok := in.wantedStream(stream)
+	if !ok {
+		return have
+	}
+	d, err := in.putStreamBack(ctx, have, want, limits, true)
+	var problems []string
+	if err != nil && ctx.Err() == nil {
+		problems = append(problems, err.Error())
+	}
+	if len(d.stuck) > 0 {
+		problems = append(problems, strings.Join(d.stuck, ", ")+". To put it back: "+strings.Join(d.fixes, "; "))
+	}
+	was := s.StreamDrift
+	s.StreamDrift = strings.Join(problems, "; ")
+	if s.StreamDrift != was && s.StreamDrift != "" {
+		in.log.Error("the stream's settings are not the console's and were not put back: dead letters may be refused or deleted before they are stored",
+			"stream", stream, "drift", s.StreamDrift)
+	}
+	if err != nil || len(d.fixable) == 0 {
+		return have
+	}
+	return d.fixed
+}
