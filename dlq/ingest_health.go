@@ -577,7 +577,15 @@ func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.streamDrift, prometheus.GaugeValue, streamDrift, s.Stream)
 	}
-	for stream, n := range c.board.repairedStreams() {
+	// From 0 at a stream's first check, so that the first repair is an
+	// increase.
+	repaired := c.board.repairedStreams()
+	for _, s := range c.board.snapshot().Streams {
+		if _, ok := repaired[s.Stream]; !ok && !s.CheckedAt.IsZero() {
+			repaired[s.Stream] = 0
+		}
+	}
+	for stream, n := range repaired {
 		ch <- prometheus.MustNewConstMetric(c.streamRepaired, prometheus.CounterValue, n, stream)
 	}
 }

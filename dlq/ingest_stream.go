@@ -25,13 +25,14 @@ type streamSetting struct {
 	// put puts want's value into dst and reports whether it can be put
 	// back by an update; nil: never by the console (fix says how).
 	put func(dst, want *jetstream.StreamConfig) bool
-	// fix is the command that puts it back by hand (%[1]s: the stream).
+	// fix is the command that puts it back by hand (%[1]s: the stream,
+	// %[2]s: the console's consumer on it).
 	fix string
 }
 
 // remakeStream is how a setting JetStream refuses to change on an
 // existing stream is put back.
-const remakeStream = "once the console has stored what the stream holds (nats consumer info %[1]s quarantine-ingest: nothing unprocessed or ack pending), delete it (nats stream rm %[1]s -f): every console makes it again within seconds"
+const remakeStream = "once the console has stored what the stream holds (nats consumer info %[1]s %[2]s: nothing unprocessed or ack pending), delete it (nats stream rm %[1]s -f): every console makes it again within seconds"
 
 // countLimit is a stream's count or size limit the console never sets,
 // taken off when found set: taking a limit off discards nothing.
@@ -120,7 +121,7 @@ var streamSettings = []streamSetting{
 		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
 			return have.Discard != want.Discard || have.DiscardNewPerSubject != want.DiscardNewPerSubject
 		},
-		fix: "once the console has stored what the stream holds (nats consumer info %[1]s quarantine-ingest), nats stream edit %[1]s --discard old"},
+		fix: "once the console has stored what the stream holds (nats consumer info %[1]s %[2]s), nats stream edit %[1]s --discard old"},
 	// A sealed stream takes no message; JetStream never unseals one.
 	{name: "sealed",
 		value:   func(c *jetstream.StreamConfig) string { return strconv.FormatBool(c.Sealed) },
@@ -164,8 +165,9 @@ type streamDrift struct {
 	fixes   []string               // how to put those back by hand, each once
 }
 
-// streamDriftOf compares have with want (limits: see streamSetting).
-func streamDriftOf(have, want jetstream.StreamConfig, limits bool) streamDrift {
+// streamDriftOf compares have with want (limits: see streamSetting);
+// durable names the console's consumer in the commands.
+func streamDriftOf(have, want jetstream.StreamConfig, limits bool, durable string) streamDrift {
 	d := streamDrift{fixed: have}
 	d.fixed.Subjects = slices.Clone(have.Subjects)
 	for _, s := range streamSettings {
@@ -178,7 +180,7 @@ func streamDriftOf(have, want jetstream.StreamConfig, limits bool) streamDrift {
 			continue
 		}
 		d.stuck = append(d.stuck, s.name+": "+s.value(&have)+" → "+s.value(&want))
-		if fix := fmt.Sprintf(s.fix, have.Name); !slices.Contains(d.fixes, fix) {
+		if fix := fmt.Sprintf(s.fix, have.Name, durable); !slices.Contains(d.fixes, fix) {
 			d.fixes = append(d.fixes, fix)
 		}
 	}
@@ -206,7 +208,7 @@ func (in *Ingester) wantedStream(name string) (want jetstream.StreamConfig, limi
 // (quarantine_dlq_stream_repaired_total); otherwise (a setup that finds
 // the stream) it is a deploy's, logged for information.
 func (in *Ingester) putStreamBack(ctx context.Context, have, want jetstream.StreamConfig, limits, byHand bool) (streamDrift, error) {
-	d := streamDriftOf(have, want, limits)
+	d := streamDriftOf(have, want, limits, in.cfg.Durable)
 	if len(d.fixable) == 0 {
 		return d, nil
 	}

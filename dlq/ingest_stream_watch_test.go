@@ -233,3 +233,28 @@ func TestStreamChangedUnfixablyIsReported(t *testing.T) {
 	wait.Until(t, "the drift gone once put back", time.Minute, func() bool { return healthSeries(t, r, "quarantine_dlq_stream_drift") == 0 })
 	assert.Empty(t, r.Health().Stalled(time.Now()))
 }
+
+// TestSubjectCovers: a subject pattern covers another when every subject
+// the other matches it matches too.
+func TestSubjectCovers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		pattern, subject string
+		want             bool
+	}{
+		{"dlq.>", "dlq.acme.>", true},
+		{"dlq.>", "dlq.acme", true},
+		{"dlq.>", "dlq", false},
+		{"dlq.>", "dlq.>", true},
+		{"dlq.>", "other.acme.>", false},
+		{"dlq.*.>", "dlq.acme.orders", true},
+		{"dlq.*.>", "dlq.>", false},
+		{"dlq.*", "dlq.acme", true},
+		{"dlq.*", "dlq.*", true},
+		{"dlq.*", "dlq.acme.orders", false},
+		{"dlq.acme.>", "dlq.>", false},
+		{"dlq.acme", "dlq.acme", true},
+	} {
+		assert.Equal(t, c.want, subjectCovers(c.pattern, c.subject), "%s covers %s", c.pattern, c.subject)
+	}
+}
