@@ -300,6 +300,14 @@ func (in *Ingester) moveBack(ctx context.Context, stream string) (owed bool, err
 	if in.store == nil {
 		return false, nil
 	}
+	// Most checks find nothing owed: one statement, no transaction.
+	var version int64
+	switch err := in.store.pool.QueryRow(ctx, readOwedMoveBack, stream, in.cfg.Durable).Scan(&version); {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("%w: %w", errOwedUnknown, err)
+	}
 	var seq uint64
 	var moveErr error
 	err = pgx.BeginFunc(ctx, in.store.pool, func(tx pgx.Tx) error {
