@@ -41,7 +41,8 @@ type IngestConfig struct {
 	StallAfter time.Duration
 	// HealthEvery is how often the consumers are checked (pending count,
 	// oldest unacked message, whether they still exist, whether their
-	// settings are still the console's: see putBack). Default 5 seconds.
+	// settings, and their streams', are still the console's: see putBack
+	// and keepStream). Default 5 seconds.
 	HealthEvery time.Duration
 	// RetryUnstorable is when a dead letter PostgreSQL refused in every
 	// form is delivered again. Default 30 seconds.
@@ -50,7 +51,7 @@ type IngestConfig struct {
 	// (DLQ_MAX_AGE, DLQ_MAX_BYTES): JetStream discards its oldest messages
 	// past them. A new stream is made with them (zero: none); an existing
 	// one only has a limit raised to them, never lowered nor set where it
-	// has none (see raiseLimits). Zero leaves an existing stream as it is.
+	// has none (see limitsNotApplied). Zero leaves an existing stream as it is.
 	StreamMaxAge   time.Duration
 	StreamMaxBytes int64
 }

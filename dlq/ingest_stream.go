@@ -46,7 +46,7 @@ func countLimit(name string, get func(c *jetstream.StreamConfig) *int64) streamS
 }
 
 // streamSettings are the settings checked. Limits are only raised (see
-// raiseLimits): an age or size limit below the console's is raised to it,
+// limitsNotApplied): an age or size limit below the console's is raised to it,
 // one above it or none is left as it is, and so is every limit when the
 // console's setting is zero. Description, replicas, the duplicate window,
 // placement and the rest are left as they are found: an operator may tune
