@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/audit"
@@ -201,9 +202,14 @@ func TestVerifyEmptyLog(t *testing.T) {
 // row's hash in SQL; it must agree with hashEntry byte for byte, or
 // appends fail. JSON whose strings hold what the SQL compaction removes
 // between tokens (", ", ": "), escapes, and text past ASCII.
+//
+// fix-audit-v3: the chain starts with entries of hash version 2, as
+// consoles before version 3 wrote them; the tricky ones are appended now,
+// version 3, whose content digest the database computes too.
 func TestDatabaseHashesAsGo(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	old := insertV2(t, b, "acme", "globex")
 	tricky := []any{
 		map[string]any{"a, b": "c: d", "q": `"quoted", \ back`, "nested": []any{1, 2.5, -3e20, true, nil, map[string]any{}}, "": []any{}},
 		map[string]any{"uni": "é ü \u2028 \u202e 😀", "ctl": "tab\tnl\n", "html": "<a&b>"},
@@ -222,5 +228,10 @@ func TestDatabaseHashesAsGo(t *testing.T) {
 	var same bool
 	require.NoError(t, b.db.Pool.QueryRow(b.ctx, `SELECT bool_and(hash = audit_entry_hash(audit_log)) FROM audit_log`).Scan(&same))
 	require.True(t, same, "every row's hash as the database computes it")
-	requireIntact(t, b, int64(len(tricky)))
+	var v3, digests int
+	require.NoError(t, b.db.Pool.QueryRow(b.ctx, `SELECT count(*) FILTER (WHERE hash_version = 3),
+        count(*) FILTER (WHERE content_digest = audit_content_digest(audit_log)) FROM audit_log`).Scan(&v3, &digests))
+	assert.Equal(t, len(tricky), v3, "the entries appended now are of hash version 3")
+	assert.Equal(t, len(tricky), digests, "their content digest as the database computes it")
+	requireIntact(t, b, int64(len(old)+len(tricky)))
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,4 +52,88 @@ func TestAuditVerifyFileCommand(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, 1, exitCode(err))
 	assert.Contains(t, out.String(), "seq 2: hash does not match")
+}
+
+// insertOldEntry writes an entry at the end of the chain as a console
+// before hash version 3 did (no hash_version, no content digest; the hash
+// from the database's own audit_entry_hash), with the runtime role.
+func insertOldEntry(t *testing.T, ctx context.Context, db *testdb.DB, tenant string) {
+	t.Helper()
+	row := map[string]any{"seq": 1, "at": time.Now().Add(-time.Hour).UTC(), "tenant": tenant, "action": "replay.approve",
+		"outcome": "ok", "actor_email_verified": false, "reason": "before version 3"}
+	for _, empty := range []string{"actor_issuer", "actor_subject", "actor_email", "object_type", "object_id", "message_id",
+		"operation_id", "request_id", "remote_addr", "user_agent"} {
+		row[empty] = "" // as the columns' default, not NULL, which hashes otherwise
+	}
+	var seq int64
+	var hash []byte
+	var at time.Time
+	if err := db.Pool.QueryRow(ctx, `SELECT seq, hash, at FROM audit_log ORDER BY seq DESC LIMIT 1`).Scan(&seq, &hash, &at); err == nil {
+		row["seq"], row["at"], row["prev_hash"] = seq+1, at.Add(time.Second).UTC(), fmt.Sprintf(`\x%x`, hash)
+	}
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT audit_entry_hash(jsonb_populate_record(NULL::audit_log, $1::jsonb))`, row).Scan(&hash))
+	_, err := db.Pool.Exec(ctx, `INSERT INTO audit_log (seq, at, tenant, action, outcome, actor_email_verified, reason, prev_hash, hash)
+        SELECT r.seq, r.at, r.tenant, r.action, r.outcome, r.actor_email_verified, r.reason, r.prev_hash, $2
+        FROM jsonb_populate_record(NULL::audit_log, $1::jsonb) r`, row, hash)
+	require.NoError(t, err)
+}
+
+// TestAuditVerifyFileUnprovenExitsNonZero: a filtered export whose
+// entries come before a stub of an entry written before hash version 3
+// rests on that stub's prev_hash, which no signature covers: verify --file
+// exits 3 saying how many and why, unless the auditor accepts them with
+// --accept-unproven-pre-v3; an export proven to its signed head exits 0.
+func TestAuditVerifyFileUnprovenExitsNonZero(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	for _, tenant := range []string{"acme", "globex", "acme", "globex"} { // seqs 1 to 4
+		insertOldEntry(t, ctx, db, tenant)
+	}
+	for _, tenant := range []string{"acme", "globex", "acme"} { // seqs 5 to 7
+		_, err := audit.AppendFunc(ctx, db.Pool, audit.Event{Tenant: tenant, Action: "test.event", Outcome: audit.OutcomeOK})
+		require.NoError(t, err)
+	}
+	keyFile := newKeyFile(t)
+	signer, err := audit.LoadSigner(keyFile)
+	require.NoError(t, err)
+	head, err := audit.Record(ctx, db.Pool, signer, audit.ReasonExport)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	exportFile := func(name string, f audit.Filter) string {
+		var export bytes.Buffer
+		require.NoError(t, audit.ExportJSONL(ctx, db.Pool, f, head, &export))
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, export.Bytes(), 0o600))
+		return path
+	}
+	unproven := exportFile("acme.jsonl", audit.Filter{Tenants: []string{"acme"}}) // stubs 2, 4 (old) and 6
+	proven := exportFile("recent.jsonl", audit.Filter{Tenants: []string{"acme"}, After: 4})
+	verify := func(args ...string) (string, string, error) {
+		var out, stderr bytes.Buffer
+		err := run(ctx, append([]string{"console", "audit", "verify", "--public-key", keyFile + ".pub"}, args...), env(nil), &out, &stderr)
+		return out.String(), stderr.String(), err
+	}
+
+	t.Run("Unproven", func(t *testing.T) {
+		out, stderr, err := verify("--file", unproven)
+		require.Error(t, err, "an export with unproven entries: %s", out)
+		assert.Equal(t, 3, exitCode(err), "not 0, and not 1 (nothing in the file is wrong)")
+		assert.Contains(t, err.Error(), "2 entries are unproven")
+		assert.Contains(t, err.Error(), "before seq 4")
+		assert.Contains(t, err.Error(), "--accept-unproven-pre-v3")
+		assert.Contains(t, out, "audit export ok")
+		assert.Empty(t, stderr)
+	})
+	t.Run("UnprovenAccepted", func(t *testing.T) {
+		out, _, err := verify("--file", unproven, "--accept-unproven-pre-v3")
+		require.NoError(t, err)
+		assert.Contains(t, out, "2 entries before seq 4")
+	})
+	t.Run("Proven", func(t *testing.T) {
+		out, _, err := verify("--file", proven)
+		require.NoError(t, err)
+		assert.Contains(t, out, "audit export ok: 2 entries")
+		assert.NotContains(t, out, "unproven")
+	})
 }
