@@ -104,8 +104,12 @@ type Entry struct {
 	Hash       []byte
 	// HashVersion is the encoding Hash covers: 1 for entries written before
 	// actor_email_verified was recorded (it is NULL for them, and
-	// Actor.EmailVerified false), 2 since. See hash.go.
+	// Actor.EmailVerified false), 2 since, 3 for entries appended since
+	// migration 0038. See hash.go.
 	HashVersion int
+	// ContentDigest is, from version 3, the digest of the fields above as
+	// stored beside them (Hash covers it, seq and PrevHash); nil before.
+	ContentDigest []byte
 }
 
 // HashHex returns the entry's hash in lowercase hex.
@@ -127,7 +131,7 @@ type Beginner interface {
 // into the canonical form the hash covers.
 const entryColumns = `seq, at, actor_issuer, actor_subject, actor_email, actor_email_verified, tenant, action,
     object_type, object_id, message_id, operation_id, request_id, reason, outcome,
-    before::text, after::text, remote_addr, user_agent, prev_hash, hash`
+    before::text, after::text, remote_addr, user_agent, prev_hash, hash, hash_version, content_digest`
 
 // scanEntry scans one row selected with entryColumns; it is a pgx.RowToFunc.
 func scanEntry(row pgx.CollectableRow) (Entry, error) {
@@ -136,19 +140,20 @@ func scanEntry(row pgx.CollectableRow) (Entry, error) {
 		before, after *string
 		outcome       string
 		verified      *bool
+		version       *int16
 	)
 	err := row.Scan(&e.Seq, &e.At, &e.Actor.Issuer, &e.Actor.Subject, &e.Actor.Email, &verified, &e.Tenant, &e.Action,
 		&e.ObjectType, &e.ObjectID, &e.MessageID, &e.OperationID, &e.RequestID, &e.Reason, &outcome,
-		&before, &after, &e.RemoteAddr, &e.UserAgent, &e.PrevHash, &e.Hash)
+		&before, &after, &e.RemoteAddr, &e.UserAgent, &e.PrevHash, &e.Hash, &version, &e.ContentDigest)
 	if err != nil {
 		return Entry{}, err
 	}
 	e.At = e.At.UTC()
 	e.Outcome = Outcome(outcome)
-	e.HashVersion = 1
 	if verified != nil {
-		e.HashVersion, e.Actor.EmailVerified = 2, *verified
+		e.Actor.EmailVerified = *verified
 	}
+	e.HashVersion = storedVersion(version, verified)
 	if e.Before, err = canonicalJSON(before); err != nil {
 		return Entry{}, fmt.Errorf("seq %d before: %w", e.Seq, err)
 	}

@@ -14,10 +14,13 @@ import (
 // HashOf exposes hashEntry, so tests can re-hash exported entries.
 func HashOf(e *Entry) []byte { return hashEntry(e) }
 
+// ContentDigestOf exposes contentDigest (hash version 3).
+func ContentDigestOf(e *Entry) []byte { return contentDigest(e) }
+
 var bulkColumns = []string{
 	"seq", "at", "actor_issuer", "actor_subject", "actor_email", "actor_email_verified", "tenant", "action",
 	"object_type", "object_id", "message_id", "operation_id", "request_id", "reason", "outcome",
-	"before", "after", "remote_addr", "user_agent", "prev_hash", "hash",
+	"before", "after", "remote_addr", "user_agent", "prev_hash", "hash", "hash_version", "content_digest",
 }
 
 // BulkLoad appends n events made by gen in one transaction, far faster than
@@ -70,7 +73,7 @@ func BulkLoad(ctx context.Context, db Beginner, n int, gen func(i int) Event) er
 				e.Before, e.After = canon[2*i], canon[2*i+1]
 				e.Seq = prev.Seq + 1
 				e.PrevHash = prev.Hash
-				e.Hash = hashEntry(e)
+				seal(e)
 				prev = *e
 			}
 			_, err = tx.CopyFrom(ctx, pgx.Identifier{"audit_log"}, bulkColumns, pgx.CopyFromSlice(len(entries), func(i int) ([]any, error) {
@@ -79,6 +82,7 @@ func BulkLoad(ctx context.Context, db Beginner, n int, gen func(i int) Event) er
 					e.Seq, e.At, e.Actor.Issuer, e.Actor.Subject, e.Actor.Email, e.Actor.EmailVerified, e.Tenant, e.Action,
 					e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.RequestID, e.Reason, string(e.Outcome),
 					rawText(e.Before), rawText(e.After), e.RemoteAddr, e.UserAgent, e.PrevHash, e.Hash,
+					int16(e.HashVersion), e.ContentDigest,
 				}, nil
 			}))
 			if err != nil {

@@ -50,7 +50,10 @@ var exportHeader = []string{
 // The records run without a gap from the first entry f selects to head:
 // an entry f leaves out (another tenant's, another action) is a record
 // with only seq, prev_hash and hash, so that the chain can be followed to
-// the signed head without showing what the entry says. A cell holding a
+// the signed head without showing what the entry says. The CSV's columns
+// are fixed: it names no hash version (entries appended since hash
+// version 3 are of it) and its stubs carry no content digest, so only the
+// JSON Lines export proves a filtered range to its signed head. A cell holding a
 // control character or a bidirectional-text control (which a terminal or
 // a spreadsheet would act on, or display reordered) is written as "'"
 // followed by the value quoted as a Go string with every character past
@@ -127,15 +130,23 @@ type jsonEntry struct {
 	UserAgent    string          `json:"user_agent"`
 	PrevHash     *string         `json:"prev_hash"`
 	Hash         string          `json:"hash"`
+	// HashVersion is the encoding Hash covers (hash.go); a JSONL key
+	// only: the CSV's columns are fixed.
+	HashVersion int `json:"hash_version"`
 }
 
 // jsonStub is the JSONL line of an entry the filter left out: enough to
-// link the entries around it, none of its content.
+// link the entries around it, none of its content. From hash version 3 it
+// carries the entry's content digest, from which, with seq and prev_hash,
+// its hash is recomputed; before, neither (HashVersion 0: the stub cannot
+// tell 1 from 2 without reading the content).
 type jsonStub struct {
-	Seq      int64   `json:"seq"`
-	LeftOut  bool    `json:"left_out"`
-	PrevHash *string `json:"prev_hash"`
-	Hash     string  `json:"hash"`
+	Seq           int64   `json:"seq"`
+	LeftOut       bool    `json:"left_out"`
+	HashVersion   int     `json:"hash_version,omitempty"`
+	ContentDigest string  `json:"content_digest,omitempty"`
+	PrevHash      *string `json:"prev_hash"`
+	Hash          string  `json:"hash"`
 }
 
 // jsonTrailer is the last JSONL line.
@@ -166,15 +177,24 @@ type jsonHead struct {
 // streaming like ExportCSV. Each line is an object with the column names of
 // audit_log as keys: at in UTC with microseconds, before and after as the
 // canonical JSON the hash covers (null for NULL), prev_hash (null for seq 1)
-// and hash in hex, actor_email_verified null for entries of hash version 1.
+// and hash in hex, actor_email_verified null for entries of hash version 1,
+// and one key more than the CSV's columns: hash_version, the encoding the
+// hash covers (1, 2 or 3; see hash.go).
 // The last line is {"chain_head":{"seq":N,"hash":"..."},"export":{"filter":"..."}},
 // the head the export ends at, with "signed_at", "reason", "key_id",
 // "public_key" and "signature" (hex) when head is a signed checkpoint, and
 // what the entries were selected by ("" for all of them). The lines run
 // without a gap from the first entry f selects to head: an entry f leaves
-// out is the line {"seq":N,"left_out":true,"prev_hash":"...","hash":"..."},
+// out is the line
+//
+//	{"seq":N,"left_out":true,"hash_version":3,"content_digest":"...","prev_hash":"...","hash":"..."}
+//
 // so that the chain can be followed to the signed head without showing
-// what the entry says.
+// what the entry says: the content digest (hash.go) is a SHA-256 of the
+// entry's fields, from which with seq and prev_hash the verifier
+// recomputes the stub's hash. A stub of an entry appended before hash
+// version 3 has neither hash_version nor content_digest, and its hash
+// cannot be recomputed.
 //
 // f's Limit is ignored; Before and After bound the seq range. It returns an
 // an invalid quarantine.Error for an invalid f.
@@ -188,6 +208,9 @@ func ExportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, w i
 	err := exportEntries(ctx, db, f, head.Seq, func(e *Entry, selected bool) error {
 		if !selected {
 			stub := jsonStub{Seq: e.Seq, LeftOut: true, Hash: hex.EncodeToString(e.Hash)}
+			if e.HashVersion >= firstDigestVersion {
+				stub.HashVersion, stub.ContentDigest = e.HashVersion, hex.EncodeToString(e.ContentDigest)
+			}
 			if e.PrevHash != nil {
 				prev := hex.EncodeToString(e.PrevHash)
 				stub.PrevHash = &prev
@@ -200,7 +223,7 @@ func ExportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, w i
 			Tenant: e.Tenant, Action: e.Action, ObjectType: e.ObjectType, ObjectID: e.ObjectID,
 			MessageID: e.MessageID, OperationID: e.OperationID, RequestID: e.RequestID,
 			Reason: e.Reason, Outcome: string(e.Outcome), Before: e.Before, After: e.After,
-			RemoteAddr: e.RemoteAddr, UserAgent: e.UserAgent, Hash: hex.EncodeToString(e.Hash),
+			RemoteAddr: e.RemoteAddr, UserAgent: e.UserAgent, Hash: hex.EncodeToString(e.Hash), HashVersion: e.HashVersion,
 		}
 		if e.PrevHash != nil {
 			prev := hex.EncodeToString(e.PrevHash)
@@ -380,13 +403,14 @@ var exportColumns = func() string {
 	for _, c := range exportContent {
 		cols = append(cols, "CASE WHEN selected THEN "+strings.TrimSpace(c)+" END")
 	}
-	return strings.Join(append(cols, "prev_hash", "hash", "selected"), ", ")
+	return strings.Join(append(cols, "prev_hash", "hash", "hash_version", "content_digest", "selected"), ", ")
 }()
 
 // exportEntries calls fn for each entry from the first one f selects up to
 // seq end, oldest first, as the rows arrive: with selected false for those
-// f leaves out, which an export writes as stubs (seq, prev_hash and hash:
-// no content, which is not read either), so that the chain runs unbroken
+// f leaves out, which an export writes as stubs (seq, prev_hash, hash,
+// hash version and content digest, stored beside the content: no content,
+// which is not read either), so that the chain runs unbroken
 // from the first entry exported to the signed checkpoint at end.
 func exportEntries(ctx context.Context, db Querier, f Filter, end int64, fn func(e *Entry, selected bool) error) error {
 	conds, args, ok, err := exportConds(f, end)
@@ -413,6 +437,7 @@ func exportEntries(ctx context.Context, db Querier, f Filter, end int64, fn func
 	n := len(rows.FieldDescriptions())
 	stub := make([]any, n) // nil: a column not scanned
 	var selected bool
+	var version *int16
 	for rows.Next() {
 		var e Entry
 		clear(stub)
@@ -426,9 +451,12 @@ func exportEntries(ctx context.Context, db Querier, f Filter, end int64, fn func
 				return fmt.Errorf("read entry: %w", err)
 			}
 		} else {
-			stub[0], stub[n-3], stub[n-2] = &e.Seq, &e.PrevHash, &e.Hash
+			stub[0], stub[n-5], stub[n-4], stub[n-3], stub[n-2] = &e.Seq, &e.PrevHash, &e.Hash, &version, &e.ContentDigest
 			if err := rows.Scan(stub...); err != nil {
 				return fmt.Errorf("read entry: %w", err)
+			}
+			if version != nil {
+				e.HashVersion = int(*version)
 			}
 		}
 		if err := fn(&e, selected); err != nil {

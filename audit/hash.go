@@ -14,19 +14,37 @@ import (
 // hashDomain starts every encoded entry, so these hashes cannot be confused
 // with hashes of anything else, and each encoding has its own tag.
 const (
-	hashDomainV1 = "quarantine-audit-v1"
-	hashDomainV2 = "quarantine-audit-v2"
+	hashDomainV1        = "quarantine-audit-v1"
+	hashDomainV2        = "quarantine-audit-v2"
+	hashDomainV3        = "quarantine-audit-v3"
+	contentDomainV3     = "quarantine-audit-v3-content"
+	currentHashVersion  = 3 // the encoding of every entry appended now
+	firstDigestVersion  = 3 // the first encoding whose stubs carry a content digest
+	contentDigestLength = sha256.Size
 )
-
-// currentHashVersion is the encoding of every entry appended now.
-const currentHashVersion = 2
 
 // timeLayout is how the hash sees at: UTC, always six fractional digits,
 // which is exactly PostgreSQL's timestamptz precision.
 const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 
-// hashEntry returns SHA-256 over the canonical encoding of e (every field but
-// Hash, and PrevHash). The encoding is a sequence of fields, each written as
+// hashEntry returns the hash of e in the encoding of e.HashVersion,
+// computed from its fields (a stored ContentDigest is not used).
+//
+// Version 3 (every entry appended since migration 0038) is SHA-256 over
+// the fields
+//
+//	tag ("quarantine-audit-v3"), seq (8 bytes, big-endian),
+//	content digest (contentDigest, 32 bytes), prev_hash (NULL for seq 1)
+//
+// written as the fields below are. Because the content is in the hash
+// only through its digest, an export can leave an entry's content out and
+// still give its digest (a stub), and the entry's hash is recomputed from
+// the stub alone: the chain is proven across the entries an export leaves
+// out.
+//
+// Version 2 is SHA-256 over the canonical encoding of e (every field but
+// Hash, and PrevHash). The encoding is a sequence of fields, each written
+// as
 //
 //	present (1 byte: 0 for SQL NULL, 1 otherwise)
 //	length  (8 bytes, big-endian; absent when NULL)
@@ -42,14 +60,70 @@ const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 //
 // Entries of HashVersion 1 (written before actor_email_verified existed) use
 // the tag "quarantine-audit-v1" and have no email verified field; the tags
-// keep the two encodings apart.
+// keep the encodings apart.
 func hashEntry(e *Entry) []byte {
+	if e.HashVersion >= firstDigestVersion {
+		return chainHash(e.Seq, contentDigest(e), e.PrevHash)
+	}
 	h := sha256.New()
 	if e.HashVersion == 1 {
 		field(h, []byte(hashDomainV1))
 	} else {
 		field(h, []byte(hashDomainV2))
 	}
+	writeContent(h, e)
+	nullableField(h, e.PrevHash)
+	return h.Sum(nil)
+}
+
+// contentDigest returns the version 3 content digest of e: SHA-256 over
+// the version 2 encoding of its fields up to user agent (seq included, so
+// that no two entries share a digest), under the tag
+// "quarantine-audit-v3-content" and without prev_hash.
+func contentDigest(e *Entry) []byte {
+	h := sha256.New()
+	field(h, []byte(contentDomainV3))
+	writeContent(h, e)
+	return h.Sum(nil)
+}
+
+// chainHash is the version 3 hash of the entry at seq whose content digest
+// is digest, after the entry whose hash is prev (nil for seq 1).
+func chainHash(seq int64, digest, prev []byte) []byte {
+	h := sha256.New()
+	field(h, []byte(hashDomainV3))
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(seq))
+	field(h, b[:])
+	field(h, digest)
+	nullableField(h, prev)
+	return h.Sum(nil)
+}
+
+// seal gives e, a new entry of the current version with its seq and
+// prev_hash set, its content digest and hash.
+func seal(e *Entry) {
+	e.HashVersion = currentHashVersion
+	e.ContentDigest = contentDigest(e)
+	e.Hash = chainHash(e.Seq, e.ContentDigest, e.PrevHash)
+}
+
+// storedVersion is the hash version of a row: its hash_version, or for
+// rows written before that column (NULL) 1 when actor_email_verified is
+// NULL, else 2.
+func storedVersion(version *int16, verified *bool) int {
+	switch {
+	case version != nil:
+		return int(*version)
+	case verified == nil:
+		return 1
+	}
+	return 2
+}
+
+// writeContent writes e's fields from seq to user agent, as every version
+// encodes them (version 1 without email verified).
+func writeContent(h io.Writer, e *Entry) {
 	var seq [8]byte
 	binary.BigEndian.PutUint64(seq[:], uint64(e.Seq))
 	field(h, seq[:])
@@ -74,8 +148,6 @@ func hashEntry(e *Entry) []byte {
 	nullableField(h, e.After)
 	field(h, []byte(e.RemoteAddr))
 	field(h, []byte(e.UserAgent))
-	nullableField(h, e.PrevHash)
-	return h.Sum(nil)
 }
 
 func field(h io.Writer, b []byte) {

@@ -225,7 +225,7 @@ func TestV3ExportRefusesADoctoredStub(t *testing.T) {
 		"DowngradedToAnOldStub": {func(l exportLine) {
 			delete(l, "hash_version")
 			delete(l, "content_digest")
-		}, "seq 3: a stub without a content digest (hash version 1 or 2) after an entry of hash version 3"},
+		}, "seq 3: a stub without a content digest (hash version 1 or 2) after a line of hash version 3"},
 		"DigestRemoved": {func(l exportLine) { delete(l, "content_digest") }, "seq 3: a stub of hash version 3 without its content digest"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -42,7 +42,7 @@ func revExport(t *testing.T, entries []*Entry, head *Entry, signer *Signer) stri
 	for _, e := range entries {
 		line := jsonEntry{Seq: e.Seq, At: e.At.Format(timeLayout), ActorIssuer: e.Actor.Issuer, ActorSubject: e.Actor.Subject,
 			ActorEmail: e.Actor.Email, ActorEmailOK: &e.Actor.EmailVerified, Tenant: e.Tenant, Action: e.Action, Reason: e.Reason,
-			Outcome: string(e.Outcome), Hash: hex.EncodeToString(e.Hash)}
+			Outcome: string(e.Outcome), Hash: hex.EncodeToString(e.Hash), HashVersion: e.HashVersion}
 		if e.PrevHash != nil {
 			p := hex.EncodeToString(e.PrevHash)
 			line.PrevHash = &p

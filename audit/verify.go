@@ -163,9 +163,11 @@ const (
 // Verify walks the whole chain in seq order, streaming it from one query
 // (one snapshot; memory does not grow with the log), and checks that seqs run
 // 1, 2, 3, ... without gaps, that each prev_hash is the hash of the entry
-// before, that each hash matches the entry's contents, and that no entry is
+// before, that each hash matches the entry's contents (and, from hash
+// version 3, that its stored content digest does), that no entry is
 // dated before the entry before it (appends take the database clock under
-// the chain's lock and never go back, see Append). It also checks every
+// the chain's lock and never go back, see Append), and that no entry of
+// hash version 1 or 2 follows one of version 3. It also checks every
 // checkpoint: its signature with opts.Keys, and that the entry at its seq
 // has its hash; and every anchor in opts.Anchors the same way. A log
 // truncated and rebuilt with fresh hashes after a checkpoint or an anchor
@@ -295,10 +297,20 @@ func (v *verifier) entry(e *Entry) {
 	if !bytes.Equal(hashEntry(e), e.Hash) {
 		v.fail(e.Seq, "seq %d: hash does not match its contents (edited row)", e.Seq)
 		ok = false
+	} else if e.HashVersion >= firstDigestVersion && !bytes.Equal(contentDigest(e), e.ContentDigest) {
+		// What an export shows of an entry it leaves out: it must be the
+		// digest the hash covers, or the stub would not re-hash.
+		v.fail(e.Seq, "seq %d: content_digest is not the digest of its contents (edited row)", e.Seq)
+		ok = false
 	}
 	if v.last.Seq > 0 && e.At.Before(v.last.At) {
 		v.fail(e.Seq, "seq %d: dated %s, before seq %d (%s): entries are appended in time order (backdated or edited row)",
 			e.Seq, e.At.Format(timeLayout), v.last.Seq, v.last.At.Format(timeLayout))
+		ok = false
+	}
+	if v.last.Seq > 0 && v.last.HashVersion >= firstDigestVersion && e.HashVersion < firstDigestVersion {
+		v.fail(e.Seq, "seq %d: hash version %d after version %d of seq %d: versions never go back along the chain (inserted row)",
+			e.Seq, e.HashVersion, v.last.HashVersion, v.last.Seq)
 		ok = false
 	}
 	if ok && !v.broken {

@@ -22,13 +22,17 @@ type ExportResult struct {
 	// Filter is what the export says its entries were selected by ("" for
 	// all of them, and for an export that does not say).
 	Filter string
-	// Unproven is how many entries come before the newest stub: a stub's
-	// prev_hash is not covered by a hash the verifier can recompute (its
-	// content is left out), so the signed head vouches only for the entries
-	// after the newest stub; the ones before it are linked, but only by the
-	// stubs' word. Check them against the database (console audit verify)
-	// or an unfiltered export.
-	Unproven int64
+	// Unproven is how many entries come before the newest stub of an
+	// entry appended before hash version 3 (UnprovenStub, its seq). Such a
+	// stub has no content digest, so its hash cannot be recomputed and its
+	// prev_hash is covered by nothing the verifier checks: the signed head
+	// vouches only for the entries after it; the ones before it are linked,
+	// but only by the stub's word. A stub of version 3 is re-hashed from
+	// its seq, content digest and prev_hash, so an export of version 3
+	// entries is proven to its head (Unproven 0). Check unproven entries
+	// against the database (console audit verify) or an unfiltered export.
+	Unproven     int64
+	UnprovenStub int64
 	// Head is the export's chain head (its last line); Signed when its
 	// signature verified with the keys given.
 	Head   Checkpoint
@@ -39,8 +43,13 @@ type ExportResult struct {
 	Line    int64
 }
 
-// OK reports whether the export verified.
+// OK reports whether the export verified: nothing in it is wrong. Some of
+// its entries may still be unproven (Unproven).
 func (r ExportResult) OK() bool { return r.Problem == "" }
+
+// Proven reports whether the export verified and every entry in it is
+// vouched for by its signed head (none unproven).
+func (r ExportResult) Proven() bool { return r.OK() && r.Unproven == 0 && r.Signed }
 
 // Err returns nil for an export that verified, else an error wrapping
 // ErrChainBroken that says what is wrong.
@@ -67,17 +76,28 @@ func (r ExportResult) String() string {
 		s += fmt.Sprintf("; filtered (%s), %s left out", r.Filter, plural(r.LeftOut, "entry", "entries"))
 	}
 	if r.Unproven > 0 {
-		s += fmt.Sprintf("; %s before the last entry left out rest on its prev_hash, which no signature covers: check them with console audit verify against the database",
-			plural(r.Unproven, "entry", "entries"))
+		s += fmt.Sprintf("; %s before seq %d %s unproven: seq %d is a stub of an entry appended before hash version 3, without a content digest, so its hash cannot be recomputed and their link to the signed head rests on its prev_hash; check them with console audit verify against the database, or with an unfiltered export",
+			plural(r.Unproven, "entry", "entries"), r.UnprovenStub, isAre(r.Unproven), r.UnprovenStub)
 	}
 	return s
 }
 
+// isAre is "is" for one, "are" for more.
+func isAre(n int64) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
 // VerifyExport checks a JSON Lines export (ExportJSONL) without the
-// database: each entry's hash against its fields; that the lines (entries,
-// and stubs for entries the filter left out) run without a gap, each
-// line's prev_hash the hash of the line before; that no entry is dated
-// before the entry before it; and the last line's chain head: present (an
+// database: each entry's hash against its fields, and each stub's of hash
+// version 3 against its seq, content digest and prev_hash; that the lines
+// (entries, and stubs for entries the filter left out) run without a gap,
+// each line's prev_hash the hash of the line before; that no entry is
+// dated before the entry before it; that hash versions do not go back
+// along the lines (a stub without a content digest after a line of
+// version 3 had it taken off); and the last line's chain head: present (an
 // export without one was cut short), the hash of the last line (an export
 // whose newest entries were taken off ends before it), and signed, with a
 // signature that verifies with keys. A head without a signature verifies
@@ -89,7 +109,7 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 	var res ExportResult
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20) // an entry's fields are bounded well below 1 MiB
-	var last *Entry                           // the line before: an entry, or a stub (Seq, PrevHash, Hash)
+	var last *Entry                           // the line before: an entry, or a stub (Seq, PrevHash, Hash, version, digest)
 	var lastDated *Entry                      // the entry before, for its at
 	var headLine []byte
 	var stubLines []int64 // lines of stubs, for the filter check at the end
@@ -116,6 +136,17 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 		case !stub && !bytes.Equal(hashEntry(e), e.Hash):
 			res.Problem = fmt.Sprintf("seq %d: hash does not match its contents (edited entry)", e.Seq)
 			return res, nil
+		case stub && e.HashVersion >= firstDigestVersion && !bytes.Equal(chainHash(e.Seq, e.ContentDigest, e.PrevHash), e.Hash):
+			res.Problem = fmt.Sprintf("seq %d: hash does not match the stub's content digest and prev_hash (an edited stub, or an entry before it rewritten)", e.Seq)
+			return res, nil
+		case last != nil && last.HashVersion >= firstDigestVersion && e.HashVersion < firstDigestVersion && stub:
+			res.Problem = fmt.Sprintf("seq %d: a stub without a content digest (hash version 1 or 2) after a line of hash version %d: versions never go back along the chain (its digest was taken off?)",
+				e.Seq, last.HashVersion)
+			return res, nil
+		case last != nil && last.HashVersion >= firstDigestVersion && e.HashVersion < firstDigestVersion:
+			res.Problem = fmt.Sprintf("seq %d: hash version %d after a line of hash version %d: versions never go back along the chain (edited entry)",
+				e.Seq, e.HashVersion, last.HashVersion)
+			return res, nil
 		case e.Seq == 1 && e.PrevHash != nil:
 			res.Problem = "seq 1: has a prev_hash, but the first entry has none (edited entry)"
 			return res, nil
@@ -132,7 +163,9 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 		}
 		if stub {
 			res.LeftOut++
-			res.Unproven = res.Entries
+			if e.HashVersion < firstDigestVersion {
+				res.Unproven, res.UnprovenStub = res.Entries, e.Seq
+			}
 			stubLines = append(stubLines, res.Line)
 		} else {
 			res.Entries++
@@ -182,39 +215,87 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 	return res, nil
 }
 
+// exportedLine is one line of ExportJSONL: an entry's keys, and a stub's.
+// HashVersion is nil when the line names none (an export from before
+// version 3).
+type exportedLine struct {
+	jsonEntry
+	HashVersion   *int    `json:"hash_version"`
+	LeftOut       bool    `json:"left_out"`
+	ContentDigest *string `json:"content_digest"`
+}
+
 // exportedEntry is one entry line of ExportJSONL as the Entry it hashes,
-// or a stub line (stub true) as an Entry with only Seq, PrevHash and Hash.
+// or a stub line (stub true) as an Entry with only Seq, PrevHash, Hash
+// and, from hash version 3, HashVersion and ContentDigest (HashVersion 0
+// for a stub without: version 1 or 2).
 func exportedEntry(line []byte) (e *Entry, stub bool, err error) {
-	var j struct {
-		jsonEntry
-		LeftOut bool `json:"left_out"`
-	}
+	var j exportedLine
 	if err := json.Unmarshal(line, &j); err != nil {
 		return nil, false, fmt.Errorf("not an entry of a JSON Lines export: %v", err)
 	}
 	if j.LeftOut {
-		if j.Action != "" || j.At != "" {
-			return nil, false, fmt.Errorf("seq %d: a stub (left_out) holds content", j.Seq)
-		}
-		e, err := exportedLinks(&j.jsonEntry, &Entry{Seq: j.Seq})
+		e, err := exportedStub(&j)
 		return e, true, err
 	}
-	e, err = exportedFields(&j.jsonEntry)
+	if j.ContentDigest != nil {
+		return nil, false, fmt.Errorf("seq %d: an entry with a content_digest: only a stub (left_out) carries one", j.Seq)
+	}
+	e, err = exportedFields(&j)
 	return e, false, err
 }
 
-func exportedFields(j *jsonEntry) (*Entry, error) {
-	e := &Entry{Seq: j.Seq, Actor: actorOf(j), Tenant: j.Tenant, Action: j.Action, ObjectType: j.ObjectType, ObjectID: j.ObjectID,
+func exportedStub(j *exportedLine) (*Entry, error) {
+	if j.Action != "" || j.At != "" {
+		return nil, fmt.Errorf("seq %d: a stub (left_out) holds content", j.Seq)
+	}
+	e := &Entry{Seq: j.Seq}
+	switch {
+	case j.HashVersion == nil && j.ContentDigest != nil:
+		return nil, fmt.Errorf("seq %d: a stub with a content digest names no hash version", j.Seq)
+	case j.HashVersion == nil:
+		// Appended before version 3: its hash cannot be recomputed.
+	case *j.HashVersion < firstDigestVersion || *j.HashVersion > currentHashVersion:
+		return nil, fmt.Errorf("seq %d: a stub of hash version %d: a stub names version %d, or none", j.Seq, *j.HashVersion, currentHashVersion)
+	case j.ContentDigest == nil:
+		return nil, fmt.Errorf("seq %d: a stub of hash version %d without its content digest", j.Seq, *j.HashVersion)
+	default:
+		var err error
+		if e.ContentDigest, err = hex.DecodeString(*j.ContentDigest); err != nil || len(e.ContentDigest) != contentDigestLength {
+			return nil, fmt.Errorf("seq %d: content_digest is not 64 hex digits", j.Seq)
+		}
+		e.HashVersion = *j.HashVersion
+	}
+	return exportedLinks(&j.jsonEntry, e)
+}
+
+func exportedFields(j *exportedLine) (*Entry, error) {
+	e := &Entry{Seq: j.Seq, Actor: actorOf(&j.jsonEntry), Tenant: j.Tenant, Action: j.Action, ObjectType: j.ObjectType, ObjectID: j.ObjectID,
 		MessageID: j.MessageID, OperationID: j.OperationID, RequestID: j.RequestID, Reason: j.Reason, Outcome: Outcome(j.Outcome),
-		Before: rawOrNil(j.Before), After: rawOrNil(j.After), RemoteAddr: j.RemoteAddr, UserAgent: j.UserAgent, HashVersion: currentHashVersion}
-	if j.ActorEmailOK == nil {
-		e.HashVersion = 1
+		Before: rawOrNil(j.Before), After: rawOrNil(j.After), RemoteAddr: j.RemoteAddr, UserAgent: j.UserAgent}
+	// An export from before version 3 names no version: 1 when
+	// actor_email_verified is null, else 2.
+	var verified *bool
+	if j.ActorEmailOK != nil {
+		verified = &e.Actor.EmailVerified
+	}
+	e.HashVersion = storedVersion(nil, verified)
+	if j.HashVersion != nil {
+		switch v := *j.HashVersion; {
+		case v < 1 || v > currentHashVersion:
+			return nil, fmt.Errorf("seq %d: hash version %d is not one of 1 to %d", j.Seq, v, currentHashVersion)
+		case v == 1 && j.ActorEmailOK != nil:
+			return nil, fmt.Errorf("seq %d: hash version 1 with an actor_email_verified: version 1 has none", j.Seq)
+		case v != 1 && j.ActorEmailOK == nil:
+			return nil, fmt.Errorf("seq %d: hash version %d with actor_email_verified null: only version 1 has none", j.Seq, v)
+		}
+		e.HashVersion = *j.HashVersion
 	}
 	var err error
 	if e.At, err = time.Parse(timeLayout, j.At); err != nil {
 		return nil, fmt.Errorf("seq %d: at %q is not a time of the export", j.Seq, j.At)
 	}
-	return exportedLinks(j, e)
+	return exportedLinks(&j.jsonEntry, e)
 }
 
 // exportedLinks sets e's Hash and PrevHash from j.

@@ -76,12 +76,14 @@ func TestAuditChainDetectsTamper(t *testing.T) {
 		},
 		{
 			// Whoever edits a row and gives it its correct new hash breaks
-			// the next link.
+			// the next link. (fix-audit-v3: its correct content digest
+			// too, which hash version 3 stores beside it.)
 			name: "EditedAndRehashed",
 			sql: func(chain []audit.Entry) []string {
 				e := chain[4]
 				e.Reason = "forged"
-				return []string{fmt.Sprintf(`UPDATE audit_log SET reason = 'forged', hash = '\x%x' WHERE seq = 5`, audit.HashOf(&e))}
+				return []string{fmt.Sprintf(`UPDATE audit_log SET reason = 'forged', content_digest = '\x%x', hash = '\x%x' WHERE seq = 5`,
+					audit.ContentDigestOf(&e), audit.HashOf(&e))}
 			},
 			wantBad:   6,
 			wantHead:  5,
