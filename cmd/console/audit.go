@@ -49,12 +49,16 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 func runAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var dsn, keyFiles, signingKey, anchors, file string
 	var opts audit.VerifyOptions
+	var acceptUnproven bool
 	var every int
 	var interval time.Duration
 	s := newSettings("audit verify", getenv, stderr)
 	s.integer(&every, "audit-checkpoint-every", "AUDIT_CHECKPOINT_EVERY", 1000, "warn when more entries than this follow the newest checkpoint (serve's setting)", 1, 10_000_000)
 	s.duration(&interval, "audit-checkpoint-interval", "AUDIT_CHECKPOINT_INTERVAL", 5*time.Minute, "warn when entries stayed unsigned longer than this (serve's setting)", time.Second, 24*time.Hour)
 	s.str(&file, "file", "AUDIT_EXPORT_FILE", "", "a JSON Lines export to check instead of the database: its entries' hashes and links, and its signed chain head", nil)
+	s.boolean(&acceptUnproven, "accept-unproven-pre-v3", "AUDIT_VERIFY_ACCEPT_UNPROVEN_PRE_V3",
+		"with --file: exit 0 although some entries are unproven (they come before a stub of an entry appended before hash version 3, "+
+			"whose hash cannot be recomputed); without it such an export exits 3")
 	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (read access is enough)", func(v string) error {
 		if file != "" {
 			return nil // an export is checked without the database
@@ -92,7 +96,7 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 		if len(opts.Anchors) > 0 {
 			return errors.New("--anchor checks the database's chain, not an export's; leave out --file or --anchor")
 		}
-		return verifyExportFile(file, keys, stdout, stderr)
+		return verifyExportFile(file, keys, acceptUnproven, stdout, stderr)
 	}
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -174,10 +178,18 @@ func verifyKeys(keyFiles, signingKey string) (*audit.KeySet, error) {
 	return keys.With(signer.PublicKey()), nil
 }
 
+// exitUnproven is the exit status of "console audit verify --file" for an
+// export in which nothing is wrong but some entries are unproven: not 0,
+// since the signed head does not vouch for them, and not 1, which says
+// the export is broken.
+const exitUnproven = 3
+
 // verifyExportFile is "console audit verify --file": it checks a JSON
 // Lines export (audit.VerifyExport), prints the result and exits 1 naming
-// the first problem.
-func verifyExportFile(path string, keys *audit.KeySet, stdout, stderr io.Writer) error {
+// the first problem. An export that verifies but holds unproven entries
+// (before a stub of an entry appended before hash version 3) exits 3
+// saying how many and why, unless acceptUnproven.
+func verifyExportFile(path string, keys *audit.KeySet, acceptUnproven bool, stdout, stderr io.Writer) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("audit export: %w", err)
@@ -191,7 +203,17 @@ func verifyExportFile(path string, keys *audit.KeySet, stdout, stderr io.Writer)
 	if !res.OK() && keys.Len() == 0 && strings.Contains(res.Problem, "no public key was given") {
 		fmt.Fprintln(stderr, "console audit verify: give the checkpoint public key with --public-key FILE (the audit page's verify lists it)")
 	}
-	return res.Err()
+	if err := res.Err(); err != nil || res.Unproven == 0 || acceptUnproven {
+		return err
+	}
+	n := "1 entry is"
+	if res.Unproven > 1 {
+		n = fmt.Sprintf("%d entries are", res.Unproven)
+	}
+	return &codedError{code: exitUnproven, err: fmt.Errorf("audit export: %s unproven: they come before seq %d, a stub of an entry appended before hash version 3 "+
+		"(it has no content digest, so its hash cannot be recomputed and the signed head does not vouch for what comes before it); "+
+		"check them with console audit verify against the database or with an unfiltered export, "+
+		"or pass --accept-unproven-pre-v3 to accept them", n, res.UnprovenStub)}
 }
 
 // runAuditCheckpoint is "console audit checkpoint": it signs the head now.
