@@ -47,10 +47,6 @@ type ExportResult struct {
 // its entries may still be unproven (Unproven).
 func (r ExportResult) OK() bool { return r.Problem == "" }
 
-// Proven reports whether the export verified and every entry in it is
-// vouched for by its signed head (none unproven).
-func (r ExportResult) Proven() bool { return r.OK() && r.Unproven == 0 && r.Signed }
-
 // Err returns nil for an export that verified, else an error wrapping
 // ErrChainBroken that says what is wrong.
 func (r ExportResult) Err() error {
