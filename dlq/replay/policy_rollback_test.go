@@ -217,12 +217,18 @@ func TestMigration0033BoundsTheAllowancesMadeBefore(t *testing.T) {
             ('`+c+`', 'c.toml', now() - interval '2 days', 'host-1', NULL)`)
 	require.NoError(t, err)
 	var seqs []int64
-	for _, v := range []string{a, c} {
-		e := audit.NewEvent(oncall, quarantine.RequestMeta{}, audit.ActionReplayPolicyRollback)
-		e.ObjectType, e.ObjectID, e.Reason = "replay_policy", v, "go back"
-		entry, err := audit.AppendFunc(ctx, db.Pool, e)
+	for i, v := range []string{a, c} {
+		// fix-audit-v3: written as a console of schema 32 appended them
+		// (audit.Append now fills columns of migration 0038); the chain's
+		// hashes are not what this reads.
+		seq := int64(i + 1)
+		_, err := conn.Exec(ctx, `INSERT INTO audit_log (seq, at, actor_issuer, actor_subject, actor_email, actor_email_verified,
+                action, outcome, object_type, object_id, reason, prev_hash, hash)
+            VALUES ($1::bigint, now(), $2, $3, $4, $5, $6, 'ok', 'replay_policy', $7, 'go back',
+                CASE WHEN $1::bigint > 1 THEN sha256(int8send($1::bigint - 1)) END, sha256(int8send($1::bigint)))`,
+			seq, oncall.Issuer, oncall.Subject, oncall.Email, oncall.EmailVerified, audit.ActionReplayPolicyRollback, v)
 		require.NoError(t, err)
-		seqs = append(seqs, entry.Seq)
+		seqs = append(seqs, seq)
 	}
 
 	_, err = migrations.Migrate(ctx, conn)
