@@ -53,12 +53,23 @@ type revExportLine struct {
 	UserAgent    string          `json:"user_agent"`
 	PrevHash     *string         `json:"prev_hash"`
 	Hash         string          `json:"hash"`
+	// fix-audit-salt: hash version 3's keys. A stub carries its content
+	// digest; an entry of version 3 its nonce.
+	HashVersion   int    `json:"hash_version"`
+	ContentDigest string `json:"content_digest"`
+	Nonce         string `json:"nonce"`
 }
 
 // revHash is an entry's hash as docs/access.md and audit/hash.go describe
-// the encoding (v2): what anyone holding an export can compute offline.
+// the encoding (v3): what anyone holding an export can compute offline.
+// The content digest is SHA-256 over the tag, the entry's nonce when the
+// line shows one, and the content fields; the hash is SHA-256 over the tag,
+// seq, that digest and prev_hash. A stub shows no nonce, so a guess at
+// the content of the entry behind it is hashed without one.
+//
+// fix-audit-salt: the review's revHash was the v2 encoding, which
+// fix-audit-v3 replaced for every entry appended since.
 func revHash(l revExportLine) string {
-	h := sha256.New()
 	field := func(h hash.Hash, b []byte) {
 		var hdr [9]byte
 		hdr[0] = 1
@@ -66,28 +77,36 @@ func revHash(l revExportLine) string {
 		h.Write(hdr[:])
 		h.Write(b)
 	}
-	nullable := func(b []byte) {
+	nullable := func(h hash.Hash, b []byte) {
 		if b == nil {
 			h.Write([]byte{0})
 			return
 		}
 		field(h, b)
 	}
-	field(h, []byte("quarantine-audit-v2"))
+	d := sha256.New()
+	field(d, []byte("quarantine-audit-v3-content"))
+	if l.Nonce != "" {
+		nonce, err := hex.DecodeString(l.Nonce)
+		if err != nil {
+			panic(err)
+		}
+		field(d, nonce)
+	}
 	var seq [8]byte
 	binary.BigEndian.PutUint64(seq[:], uint64(l.Seq))
-	field(h, seq[:])
-	field(h, []byte(l.At))
-	field(h, []byte(l.ActorIssuer))
-	field(h, []byte(l.ActorSubject))
-	field(h, []byte(l.ActorEmail))
+	field(d, seq[:])
+	field(d, []byte(l.At))
+	field(d, []byte(l.ActorIssuer))
+	field(d, []byte(l.ActorSubject))
+	field(d, []byte(l.ActorEmail))
 	verified := []byte{0}
 	if l.ActorEmailOK != nil && *l.ActorEmailOK {
 		verified[0] = 1
 	}
-	field(h, verified)
+	field(d, verified)
 	for _, s := range []string{l.Tenant, l.Action, l.ObjectType, l.ObjectID, l.MessageID, l.OperationID, l.RequestID, l.Reason, l.Outcome} {
-		field(h, []byte(s))
+		field(d, []byte(s))
 	}
 	raw := func(m json.RawMessage) []byte {
 		if len(m) == 0 || string(m) == "null" {
@@ -95,10 +114,15 @@ func revHash(l revExportLine) string {
 		}
 		return m
 	}
-	nullable(raw(l.Before))
-	nullable(raw(l.After))
-	field(h, []byte(l.RemoteAddr))
-	field(h, []byte(l.UserAgent))
+	nullable(d, raw(l.Before))
+	nullable(d, raw(l.After))
+	field(d, []byte(l.RemoteAddr))
+	field(d, []byte(l.UserAgent))
+
+	h := sha256.New()
+	field(h, []byte("quarantine-audit-v3"))
+	field(h, seq[:])
+	field(h, d.Sum(nil))
 	var prev []byte
 	if l.PrevHash != nil {
 		var err error
@@ -107,7 +131,7 @@ func revHash(l revExportLine) string {
 			panic(err)
 		}
 	}
-	nullable(prev)
+	nullable(h, prev)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -191,6 +215,7 @@ func TestRevTenantExportStubsGiveAwayOtherTenantsPurges(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, mine, 0, "acme's auditor finds acme's purge row")
 	own := lines[mine]
+	require.Equal(t, 3, own.HashVersion, "acme's row is of hash version 3")
 	require.Equal(t, own.Hash, revHash(own), "the documented encoding re-hashes acme's own row")
 	var after struct {
 		By []struct {
@@ -226,6 +251,9 @@ func TestRevTenantExportStubsGiveAwayOtherTenantsPurges(t *testing.T) {
 		if !stub.LeftOut {
 			continue
 		}
+		require.Equal(t, 3, stub.HashVersion, "seq %d: a stub of hash version 3", stub.Seq)
+		require.NotEmpty(t, stub.ContentDigest, "seq %d: a stub carries its content digest", stub.Seq)
+		require.Empty(t, stub.Nonce, "seq %d: a stub shows no nonce", stub.Seq)
 		for _, tenant := range []string{"beta", "globex", "initech", "umbrella"} {
 			for _, st := range statuses {
 				for n := int64(1); n <= 50; n++ {
