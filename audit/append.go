@@ -43,9 +43,9 @@ LEFT JOIN (SELECT seq, hash, at FROM audit_log ORDER BY seq DESC LIMIT 1) AS hea
 const insertEntry = `
 INSERT INTO audit_log (seq, at, actor_issuer, actor_subject, actor_email, actor_email_verified, tenant, action,
     object_type, object_id, message_id, operation_id, request_id, reason, outcome,
-    before, after, remote_addr, user_agent, prev_hash, hash, hash_version, content_digest)
+    before, after, remote_addr, user_agent, prev_hash, hash, hash_version, content_digest, nonce)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-    $16::jsonb, $17::jsonb, $18, $19, $20, $21, $22, $23)
+    $16::jsonb, $17::jsonb, $18, $19, $20, $21, $22, $23, $24)
 RETURNING before::text, after::text`
 
 // Append validates e and writes it as the next entry of the chain inside tx,
@@ -129,7 +129,7 @@ func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
 		entry.Seq, entry.At, entry.Actor.Issuer, entry.Actor.Subject, entry.Actor.Email, entry.Actor.EmailVerified, entry.Tenant, entry.Action,
 		entry.ObjectType, entry.ObjectID, entry.MessageID, entry.OperationID, entry.RequestID, entry.Reason, string(entry.Outcome),
 		rawText(entry.Before), rawText(entry.After), entry.RemoteAddr, entry.UserAgent, entry.PrevHash, entry.Hash,
-		entry.HashVersion, entry.ContentDigest,
+		entry.HashVersion, entry.ContentDigest, entry.Nonce,
 	).Scan(&storedBefore, &storedAfter)
 	if err != nil {
 		return Entry{}, fmt.Errorf("insert seq %d: %w", entry.Seq, err)

@@ -94,11 +94,11 @@ func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error
 		rows[i] = []any{entry.Seq, entry.At, entry.Actor.Issuer, entry.Actor.Subject, entry.Actor.Email, entry.Actor.EmailVerified, entry.Tenant,
 			entry.Action, entry.ObjectType, entry.ObjectID, entry.MessageID, entry.OperationID, entry.RequestID, entry.Reason,
 			string(entry.Outcome), rawText(entry.Before), rawText(entry.After), entry.RemoteAddr, entry.UserAgent, entry.PrevHash, entry.Hash,
-			int16(entry.HashVersion), entry.ContentDigest}
+			int16(entry.HashVersion), entry.ContentDigest, entry.Nonce}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"audit_log"}, []string{"seq", "at", "actor_issuer", "actor_subject",
 		"actor_email", "actor_email_verified", "tenant", "action", "object_type", "object_id", "message_id", "operation_id", "request_id", "reason",
-		"outcome", "before", "after", "remote_addr", "user_agent", "prev_hash", "hash", "hash_version", "content_digest"}, pgx.CopyFromRows(rows)); err != nil {
+		"outcome", "before", "after", "remote_addr", "user_agent", "prev_hash", "hash", "hash_version", "content_digest", "nonce"}, pgx.CopyFromRows(rows)); err != nil {
 		return nil, fmt.Errorf("append audit batch: copy %d entries: %w", len(rows), err)
 	}
 	return entries, nil

@@ -107,9 +107,15 @@ type Entry struct {
 	// Actor.EmailVerified false), 2 since, 3 for entries appended since
 	// migration 0038. See hash.go.
 	HashVersion int
-	// ContentDigest is, from version 3, the digest of the fields above as
-	// stored beside them (Hash covers it, seq and PrevHash); nil before.
+	// ContentDigest is, from version 3, the digest of Nonce and the fields
+	// above as stored beside them (Hash covers it, seq and PrevHash); nil
+	// before.
 	ContentDigest []byte
+	// Nonce is, from version 3, the 16 random bytes drawn when the entry
+	// was appended, which ContentDigest covers first: without it (a stub
+	// shows none) the digest and the hash confirm no guess of the
+	// entry's content. nil before version 3.
+	Nonce []byte
 }
 
 // HashHex returns the entry's hash in lowercase hex.
@@ -131,7 +137,7 @@ type Beginner interface {
 // into the canonical form the hash covers.
 const entryColumns = `seq, at, actor_issuer, actor_subject, actor_email, actor_email_verified, tenant, action,
     object_type, object_id, message_id, operation_id, request_id, reason, outcome,
-    before::text, after::text, remote_addr, user_agent, prev_hash, hash, hash_version, content_digest`
+    before::text, after::text, remote_addr, user_agent, prev_hash, hash, hash_version, content_digest, nonce`
 
 // scanEntry scans one row selected with entryColumns; it is a pgx.RowToFunc.
 func scanEntry(row pgx.CollectableRow) (Entry, error) {
@@ -144,7 +150,7 @@ func scanEntry(row pgx.CollectableRow) (Entry, error) {
 	)
 	err := row.Scan(&e.Seq, &e.At, &e.Actor.Issuer, &e.Actor.Subject, &e.Actor.Email, &verified, &e.Tenant, &e.Action,
 		&e.ObjectType, &e.ObjectID, &e.MessageID, &e.OperationID, &e.RequestID, &e.Reason, &outcome,
-		&before, &after, &e.RemoteAddr, &e.UserAgent, &e.PrevHash, &e.Hash, &version, &e.ContentDigest)
+		&before, &after, &e.RemoteAddr, &e.UserAgent, &e.PrevHash, &e.Hash, &version, &e.ContentDigest, &e.Nonce)
 	if err != nil {
 		return Entry{}, err
 	}

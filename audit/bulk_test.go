@@ -20,7 +20,7 @@ func ContentDigestOf(e *Entry) []byte { return contentDigest(e) }
 var bulkColumns = []string{
 	"seq", "at", "actor_issuer", "actor_subject", "actor_email", "actor_email_verified", "tenant", "action",
 	"object_type", "object_id", "message_id", "operation_id", "request_id", "reason", "outcome",
-	"before", "after", "remote_addr", "user_agent", "prev_hash", "hash", "hash_version", "content_digest",
+	"before", "after", "remote_addr", "user_agent", "prev_hash", "hash", "hash_version", "content_digest", "nonce",
 }
 
 // BulkLoad appends n events made by gen in one transaction, far faster than
@@ -82,7 +82,7 @@ func BulkLoad(ctx context.Context, db Beginner, n int, gen func(i int) Event) er
 					e.Seq, e.At, e.Actor.Issuer, e.Actor.Subject, e.Actor.Email, e.Actor.EmailVerified, e.Tenant, e.Action,
 					e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.RequestID, e.Reason, string(e.Outcome),
 					rawText(e.Before), rawText(e.After), e.RemoteAddr, e.UserAgent, e.PrevHash, e.Hash,
-					int16(e.HashVersion), e.ContentDigest,
+					int16(e.HashVersion), e.ContentDigest, e.Nonce,
 				}, nil
 			}))
 			if err != nil {

@@ -12,11 +12,12 @@
 // by a transaction-scoped advisory lock; the lock is held until the caller's
 // transaction ends, so callers append late in their transaction. Each entry
 // stores the hash of its predecessor (prev_hash, NULL for seq 1) and its own
-// hash: SHA-256 over its seq, prev_hash and the digest of a canonical
-// encoding of all its fields (hash version 3; entries written before it
-// hash the fields and prev_hash directly; see hash.go for the exact bytes).
-// An export gives the digest of an entry it leaves out, so its hash is
-// recomputed without its content. Verify walks the chain and names the
+// hash: SHA-256 over its seq, prev_hash and the digest of a random nonce
+// and a canonical encoding of all its fields (hash version 3; entries
+// written before it hash the fields and prev_hash directly; see hash.go for
+// the exact bytes). An export gives the digest of an entry it leaves out,
+// so its hash is recomputed without its content, and not its nonce, so the
+// digest confirms no guess of that content. Verify walks the chain and names the
 // first entry that was edited, removed or inserted.
 //
 // Before and After are hashed in a canonical JSON form: PostgreSQL's jsonb text

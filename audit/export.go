@@ -21,7 +21,7 @@ const chainHead = `SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1`
 var exportHeader = []string{
 	"seq", "at", "actor_issuer", "actor_subject", "actor_email", "actor_email_verified", "tenant", "action",
 	"object_type", "object_id", "message_id", "operation_id", "request_id", "reason", "outcome",
-	"before", "after", "remote_addr", "user_agent", "prev_hash", "hash",
+	"before", "after", "remote_addr", "user_agent", "prev_hash", "hash", "nonce",
 }
 
 // ExportCSV writes the entries f selects to w as CSV, oldest first, streaming
@@ -50,10 +50,12 @@ var exportHeader = []string{
 // The records run without a gap from the first entry f selects to head:
 // an entry f leaves out (another tenant's, another action) is a record
 // with only seq, prev_hash and hash, so that the chain can be followed to
-// the signed head without showing what the entry says. The CSV's columns
-// are fixed: it names no hash version (entries appended since hash
-// version 3 are of it) and its stubs carry no content digest, so only the
-// JSON Lines export proves a filtered range to its signed head. A cell holding a
+// the signed head without showing what the entry says. The last column,
+// nonce, is an entry's nonce in hex (hash.go), which its hash covers: an
+// entry of hash version 3 has one, and only those (empty before, and in
+// a stub). The CSV names no hash version (a record with a nonce is of
+// version 3) and its stubs carry no content digest, so only the JSON Lines
+// export proves a filtered range to its signed head. A cell holding a
 // control character or a bidirectional-text control (which a terminal or
 // a spreadsheet would act on, or display reordered) is written as "'"
 // followed by the value quoted as a Go string with every character past
@@ -70,7 +72,7 @@ func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.
 	err := exportEntries(ctx, db, f, head.Seq, func(e *Entry, selected bool) error {
 		if !selected {
 			clear(record)
-			record[0], record[len(record)-2], record[len(record)-1] = strconv.FormatInt(e.Seq, 10),
+			record[0], record[len(record)-3], record[len(record)-2] = strconv.FormatInt(e.Seq, 10),
 				hex.EncodeToString(e.PrevHash), hex.EncodeToString(e.Hash)
 			return cw.Write(record)
 		}
@@ -79,7 +81,7 @@ func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.
 			e.Actor.Issuer, e.Actor.Subject, e.Actor.Email, verifiedText(e), e.Tenant, e.Action,
 			e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.RequestID, e.Reason, string(e.Outcome),
 			string(e.Before), string(e.After), e.RemoteAddr, e.UserAgent,
-			hex.EncodeToString(e.PrevHash), hex.EncodeToString(e.Hash))
+			hex.EncodeToString(e.PrevHash), hex.EncodeToString(e.Hash), hex.EncodeToString(e.Nonce))
 		for i, v := range record {
 			record[i] = inertCell(v)
 		}
@@ -130,8 +132,11 @@ type jsonEntry struct {
 	UserAgent    string          `json:"user_agent"`
 	PrevHash     *string         `json:"prev_hash"`
 	Hash         string          `json:"hash"`
+	// Nonce is, from hash version 3, the entry's nonce in hex, which its
+	// content digest covers; absent before.
+	Nonce string `json:"nonce,omitempty"`
 	// HashVersion is the encoding Hash covers (hash.go); a JSONL key
-	// only: the CSV's columns are fixed.
+	// only: the CSV names none.
 	HashVersion int `json:"hash_version"`
 }
 
@@ -178,8 +183,9 @@ type jsonHead struct {
 // audit_log as keys: at in UTC with microseconds, before and after as the
 // canonical JSON the hash covers (null for NULL), prev_hash (null for seq 1)
 // and hash in hex, actor_email_verified null for entries of hash version 1,
-// and one key more than the CSV's columns: hash_version, the encoding the
-// hash covers (1, 2 or 3; see hash.go).
+// nonce in hex for entries of hash version 3 (absent before), and one key
+// more than the CSV's columns: hash_version, the encoding the hash covers
+// (1, 2 or 3; see hash.go).
 // The last line is {"chain_head":{"seq":N,"hash":"..."},"export":{"filter":"..."}},
 // the head the export ends at, with "signed_at", "reason", "key_id",
 // "public_key" and "signature" (hex) when head is a signed checkpoint, and
@@ -191,10 +197,12 @@ type jsonHead struct {
 //
 // so that the chain can be followed to the signed head without showing
 // what the entry says: the content digest (hash.go) is a SHA-256 of the
-// entry's fields, from which with seq and prev_hash the verifier
-// recomputes the stub's hash. A stub of an entry appended before hash
-// version 3 has neither hash_version nor content_digest, and its hash
-// cannot be recomputed.
+// entry's nonce and fields, from which with seq and prev_hash the verifier
+// recomputes the stub's hash. The stub shows no nonce, so its digest and
+// hash confirm no guess of the entry's fields. A stub of an entry appended
+// before hash version 3 has neither hash_version nor content_digest, and
+// its hash cannot be recomputed, but it is a hash of the entry's fields
+// alone: it confirms a guess of all of them.
 //
 // f's Limit is ignored; Before and After bound the seq range. It returns an
 // an invalid quarantine.Error for an invalid f.
@@ -224,6 +232,7 @@ func ExportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, w i
 			MessageID: e.MessageID, OperationID: e.OperationID, RequestID: e.RequestID,
 			Reason: e.Reason, Outcome: string(e.Outcome), Before: e.Before, After: e.After,
 			RemoteAddr: e.RemoteAddr, UserAgent: e.UserAgent, Hash: hex.EncodeToString(e.Hash), HashVersion: e.HashVersion,
+			Nonce: hex.EncodeToString(e.Nonce),
 		}
 		if e.PrevHash != nil {
 			prev := hex.EncodeToString(e.PrevHash)
@@ -397,20 +406,22 @@ var exportContent = strings.Split(`at, actor_issuer, actor_subject, actor_email,
 
 // exportColumns is entryColumns with the content of an entry f leaves out
 // NULL (it is read from the row only for the entries f selects: no other
-// tenant's JSON is detoasted or sent), then selected.
+// tenant's JSON is detoasted or sent), and its nonce NULL too (with it,
+// a stub's digest would confirm a guess of the content), then selected.
 var exportColumns = func() string {
 	cols := []string{"seq"}
 	for _, c := range exportContent {
 		cols = append(cols, "CASE WHEN selected THEN "+strings.TrimSpace(c)+" END")
 	}
-	return strings.Join(append(cols, "prev_hash", "hash", "hash_version", "content_digest", "selected"), ", ")
+	return strings.Join(append(cols, "prev_hash", "hash", "hash_version", "content_digest",
+		"CASE WHEN selected THEN nonce END", "selected"), ", ")
 }()
 
 // exportEntries calls fn for each entry from the first one f selects up to
 // seq end, oldest first, as the rows arrive: with selected false for those
 // f leaves out, which an export writes as stubs (seq, prev_hash, hash,
-// hash version and content digest, stored beside the content: no content,
-// which is not read either), so that the chain runs unbroken
+// hash version and content digest, stored beside the content: no content
+// and no nonce, which are not read either), so that the chain runs unbroken
 // from the first entry exported to the signed checkpoint at end.
 func exportEntries(ctx context.Context, db Querier, f Filter, end int64, fn func(e *Entry, selected bool) error) error {
 	conds, args, ok, err := exportConds(f, end)
@@ -451,7 +462,7 @@ func exportEntries(ctx context.Context, db Querier, f Filter, end int64, fn func
 				return fmt.Errorf("read entry: %w", err)
 			}
 		} else {
-			stub[0], stub[n-5], stub[n-4], stub[n-3], stub[n-2] = &e.Seq, &e.PrevHash, &e.Hash, &version, &e.ContentDigest
+			stub[0], stub[n-6], stub[n-5], stub[n-4], stub[n-3] = &e.Seq, &e.PrevHash, &e.Hash, &version, &e.ContentDigest
 			if err := rows.Scan(stub...); err != nil {
 				return fmt.Errorf("read entry: %w", err)
 			}

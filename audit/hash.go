@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -21,6 +22,7 @@ const (
 	currentHashVersion  = 3 // the encoding of every entry appended now
 	firstDigestVersion  = 3 // the first encoding whose stubs carry a content digest
 	contentDigestLength = sha256.Size
+	nonceLength         = 16 // bytes of crypto/rand each entry of version 3 draws
 )
 
 // timeLayout is how the hash sees at: UTC, always six fractional digits,
@@ -40,7 +42,11 @@ const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 // only through its digest, an export can leave an entry's content out and
 // still give its digest (a stub), and the entry's hash is recomputed from
 // the stub alone: the chain is proven across the entries an export leaves
-// out.
+// out. The digest covers the entry's nonce, 16 random bytes drawn when it
+// was appended, before its content: a stub shows no nonce, so nobody who
+// holds one can confirm a guess of what the entry says by hashing the
+// guess (an entry's fields are often few and small: a tenant's name, a
+// count). Without the nonce the stub's digest and hash confirm nothing.
 //
 // Version 2 is SHA-256 over the canonical encoding of e (every field but
 // Hash, and PrevHash). The encoding is a sequence of fields, each written
@@ -77,12 +83,14 @@ func hashEntry(e *Entry) []byte {
 }
 
 // contentDigest returns the version 3 content digest of e: SHA-256 over
-// the version 2 encoding of its fields up to user agent (seq included, so
-// that no two entries share a digest), under the tag
-// "quarantine-audit-v3-content" and without prev_hash.
+// the tag "quarantine-audit-v3-content", e's nonce (16 bytes; NULL, which
+// the table refuses for version 3, is the NULL marker), and the
+// version 2 encoding of its fields from seq to user agent (seq included,
+// so that no two entries share a digest), without prev_hash.
 func contentDigest(e *Entry) []byte {
 	h := sha256.New()
 	field(h, []byte(contentDomainV3))
+	nullableField(h, e.Nonce)
 	writeContent(h, e)
 	return h.Sum(nil)
 }
@@ -101,9 +109,11 @@ func chainHash(seq int64, digest, prev []byte) []byte {
 }
 
 // seal gives e, a new entry of the current version with its seq and
-// prev_hash set, its content digest and hash.
+// prev_hash set, a fresh nonce, its content digest and hash.
 func seal(e *Entry) {
 	e.HashVersion = currentHashVersion
+	e.Nonce = make([]byte, nonceLength)
+	_, _ = rand.Read(e.Nonce) // never fails (crypto/rand panics instead)
 	e.ContentDigest = contentDigest(e)
 	e.Hash = chainHash(e.Seq, e.ContentDigest, e.PrevHash)
 }

@@ -88,6 +88,7 @@ func (l exportLine) entry(t *testing.T) audit.Entry {
 		UserAgent   string          `json:"user_agent"`
 		PrevHash    *string         `json:"prev_hash"`
 		HashVersion *int            `json:"hash_version"`
+		Nonce       string          `json:"nonce"`
 	}
 	raw, err := json.Marshal(l)
 	require.NoError(t, err)
@@ -112,6 +113,10 @@ func (l exportLine) entry(t *testing.T) audit.Entry {
 	}
 	if j.PrevHash != nil {
 		e.PrevHash, err = hex.DecodeString(*j.PrevHash)
+		require.NoError(t, err)
+	}
+	if j.Nonce != "" {
+		e.Nonce, err = hex.DecodeString(j.Nonce)
 		require.NoError(t, err)
 	}
 	return e
@@ -154,6 +159,9 @@ func TestV3FilteredExportIsProven(t *testing.T) {
 	for _, l := range lines[:6] {
 		if !l.stub() {
 			assert.Equal(t, "3", string(l["hash_version"]), "seq %s: an entry names its hash version", l["seq"])
+			nonce, err := hex.DecodeString(l.str(t, "nonce"))
+			require.NoError(t, err)
+			assert.Len(t, nonce, 16, "seq %s: an entry shows its nonce", l["seq"])
 			continue
 		}
 		assert.Equal(t, "3", string(l["hash_version"]), "seq %s: a stub names its hash version", l["seq"])
@@ -227,6 +235,9 @@ func TestV3ExportRefusesADoctoredStub(t *testing.T) {
 			delete(l, "content_digest")
 		}, "seq 3: a stub without a content digest (hash version 1 or 2) after a line of hash version 3"},
 		"DigestRemoved": {func(l exportLine) { delete(l, "content_digest") }, "seq 3: a stub of hash version 3 without its content digest"},
+		// fix-audit-salt: the nonce is what keeps a stub from confirming a
+		// guess of its content; a stub never shows one.
+		"NonceAdded": {func(l exportLine) { l.set(t, "nonce", strings.Repeat("00", 16)) }, "seq 3: a stub (left_out) shows a nonce"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			lines := parseExport(t, export)
@@ -238,6 +249,37 @@ func TestV3ExportRefusesADoctoredStub(t *testing.T) {
 			assert.False(t, res.OK(), "the doctored stub verified: %s", res)
 			assert.Contains(t, res.Problem, tt.want)
 			assert.Equal(t, int64(3), res.Line)
+		})
+	}
+}
+
+// TestV3ExportEntryNeedsItsNonce: an entry of version 3 shows its nonce,
+// which its hash covers: one taken off or altered is refused.
+func TestV3ExportEntryNeedsItsNonce(t *testing.T) {
+	t.Parallel()
+	export, keys := v3Export(t)
+	for name, tt := range map[string]struct {
+		doctor func(l exportLine)
+		want   string
+	}{
+		"Removed": {func(l exportLine) { delete(l, "nonce") }, "seq 2: an entry of hash version 3 without its nonce"},
+		"Altered": {func(l exportLine) {
+			n, err := hex.DecodeString(l.str(t, "nonce"))
+			require.NoError(t, err)
+			n[0] ^= 1
+			l.set(t, "nonce", hex.EncodeToString(n))
+		}, "seq 2: hash does not match its contents"},
+		"Short": {func(l exportLine) { l.set(t, "nonce", "00") }, "seq 2: nonce is not 32 hex digits"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			lines := parseExport(t, export)
+			require.False(t, lines[1].stub())
+			tt.doctor(lines[1])
+			res, err := audit.VerifyExport(strings.NewReader(joinExport(t, lines)), keys)
+			require.NoError(t, err)
+			assert.False(t, res.OK(), "the doctored entry verified: %s", res)
+			assert.Contains(t, res.Problem, tt.want)
+			assert.Equal(t, int64(2), res.Line)
 		})
 	}
 }

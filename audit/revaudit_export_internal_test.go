@@ -24,7 +24,8 @@ func revChain(n int) []*Entry {
 	for i := 1; i <= n; i++ {
 		e := &Entry{Seq: int64(i), At: at.Add(time.Duration(i) * time.Minute), Tenant: []string{"acme", "globex"}[i%2],
 			Actor:  quarantine.Actor{Issuer: "https://idp", Subject: fmt.Sprintf("sub-%d", i), Email: "x@example.com", EmailVerified: true},
-			Action: "replay.approve", Outcome: OutcomeOK, Reason: fmt.Sprintf("entry %d", i), PrevHash: prev, HashVersion: currentHashVersion}
+			Action: "replay.approve", Outcome: OutcomeOK, Reason: fmt.Sprintf("entry %d", i), PrevHash: prev, HashVersion: currentHashVersion,
+			Nonce: bytes.Repeat([]byte{byte(i)}, nonceLength)} // fix-audit-salt: version 3 has a nonce
 		e.Hash = hashEntry(e)
 		prev = e.Hash
 		out = append(out, e)
@@ -42,7 +43,7 @@ func revExport(t *testing.T, entries []*Entry, head *Entry, signer *Signer) stri
 	for _, e := range entries {
 		line := jsonEntry{Seq: e.Seq, At: e.At.Format(timeLayout), ActorIssuer: e.Actor.Issuer, ActorSubject: e.Actor.Subject,
 			ActorEmail: e.Actor.Email, ActorEmailOK: &e.Actor.EmailVerified, Tenant: e.Tenant, Action: e.Action, Reason: e.Reason,
-			Outcome: string(e.Outcome), Hash: hex.EncodeToString(e.Hash), HashVersion: e.HashVersion}
+			Outcome: string(e.Outcome), Hash: hex.EncodeToString(e.Hash), HashVersion: e.HashVersion, Nonce: hex.EncodeToString(e.Nonce)}
 		if e.PrevHash != nil {
 			p := hex.EncodeToString(e.PrevHash)
 			line.PrevHash = &p

@@ -87,7 +87,8 @@ func isAre(n int64) string {
 }
 
 // VerifyExport checks a JSON Lines export (ExportJSONL) without the
-// database: each entry's hash against its fields, and each stub's of hash
+// database: each entry's hash against its fields (and from hash version 3
+// its nonce), and each stub's of hash
 // version 3 against its seq, content digest and prev_hash; that the lines
 // (entries, and stubs for entries the filter left out) run without a gap,
 // each line's prev_hash the hash of the line before; that no entry is
@@ -245,6 +246,9 @@ func exportedStub(j *exportedLine) (*Entry, error) {
 	if j.Action != "" || j.At != "" {
 		return nil, fmt.Errorf("seq %d: a stub (left_out) holds content", j.Seq)
 	}
+	if j.Nonce != "" {
+		return nil, fmt.Errorf("seq %d: a stub (left_out) shows a nonce: only an entry does (with it, anyone could confirm a guess of the content behind the stub)", j.Seq)
+	}
 	e := &Entry{Seq: j.Seq}
 	switch {
 	case j.HashVersion == nil && j.ContentDigest != nil:
@@ -286,6 +290,18 @@ func exportedFields(j *exportedLine) (*Entry, error) {
 			return nil, fmt.Errorf("seq %d: hash version %d with actor_email_verified null: only version 1 has none", j.Seq, v)
 		}
 		e.HashVersion = *j.HashVersion
+	}
+	switch {
+	case e.HashVersion >= firstDigestVersion && j.Nonce == "":
+		return nil, fmt.Errorf("seq %d: an entry of hash version %d without its nonce", j.Seq, e.HashVersion)
+	case e.HashVersion < firstDigestVersion && j.Nonce != "":
+		return nil, fmt.Errorf("seq %d: an entry of hash version %d with a nonce: only version %d has one", j.Seq, e.HashVersion, firstDigestVersion)
+	case j.Nonce != "":
+		nonce, err := hex.DecodeString(j.Nonce)
+		if err != nil || len(nonce) != nonceLength {
+			return nil, fmt.Errorf("seq %d: nonce is not %d hex digits", j.Seq, 2*nonceLength)
+		}
+		e.Nonce = nonce
 	}
 	var err error
 	if e.At, err = time.Parse(timeLayout, j.At); err != nil {

@@ -207,7 +207,8 @@ func TestVerifyEmptyLog(t *testing.T) {
 //
 // fix-audit-v3: the chain starts with entries of hash version 2, as
 // consoles before version 3 wrote them; the tricky ones are appended now,
-// version 3, whose content digest the database computes too.
+// version 3, whose content digest (over the row's nonce, fix-audit-salt)
+// the database computes too.
 func TestDatabaseHashesAsGo(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -235,5 +236,13 @@ func TestDatabaseHashesAsGo(t *testing.T) {
         count(*) FILTER (WHERE content_digest = audit_content_digest(audit_log)) FROM audit_log`).Scan(&v3, &digests))
 	assert.Equal(t, len(tricky), v3, "the entries appended now are of hash version 3")
 	assert.Equal(t, len(tricky), digests, "their content digest as the database computes it")
+	// fix-audit-salt: each has a nonce of its own, which the digest covers
+	// in SQL as in Go; the entries before version 3 have none.
+	var nonces, distinct, oldNonces int
+	require.NoError(t, b.db.Pool.QueryRow(b.ctx, `SELECT count(*) FILTER (WHERE hash_version = 3 AND octet_length(nonce) = 16),
+        count(DISTINCT nonce), count(nonce) FILTER (WHERE hash_version IS NULL) FROM audit_log`).Scan(&nonces, &distinct, &oldNonces))
+	assert.Equal(t, len(tricky), nonces, "every entry of version 3 has a 16-byte nonce")
+	assert.Equal(t, len(tricky), distinct, "no two share one")
+	assert.Zero(t, oldNonces, "entries before version 3 have none")
 	requireIntact(t, b, int64(len(old)+len(tricky)))
 }

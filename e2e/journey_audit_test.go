@@ -20,7 +20,7 @@ import (
 var auditExportColumns = []string{
 	"seq", "at", "actor_issuer", "actor_subject", "actor_email", "actor_email_verified", "tenant", "action",
 	"object_type", "object_id", "message_id", "operation_id", "request_id", "reason", "outcome",
-	"before", "after", "remote_addr", "user_agent", "prev_hash", "hash",
+	"before", "after", "remote_addr", "user_agent", "prev_hash", "hash", "nonce",
 }
 
 // TestAuditJourney is journey 4 of issue 6 without its replay parts. Other

@@ -68,4 +68,4 @@ COMMENT ON FUNCTION audit_log_continues_chain() IS 'Refuses an audit_log row tha
 
 DROP FUNCTION audit_content_digest(public.audit_log);
 ALTER TABLE audit_log DROP CONSTRAINT audit_log_hash_version_check;
-ALTER TABLE audit_log DROP COLUMN content_digest, DROP COLUMN hash_version;
+ALTER TABLE audit_log DROP COLUMN nonce, DROP COLUMN content_digest, DROP COLUMN hash_version;

@@ -4,33 +4,42 @@
 -- could not be re-hashed: its prev_hash was taken on trust, and an
 -- included entry before it could be rewritten with a fresh hash. From now
 -- on an entry's hash is SHA-256 over ("quarantine-audit-v3", seq, content
--- digest, prev_hash), the content digest SHA-256 over the version 2
--- encoding of its content fields under its own tag and without prev_hash.
--- A stub carries the digest, and the verifier re-hashes it.
+-- digest, prev_hash), the content digest SHA-256 over the row's nonce and
+-- the version 2 encoding of its content fields under its own tag and
+-- without prev_hash. A stub carries the digest, and the verifier
+-- re-hashes it.
 --
--- content_digest is stored so that an export reads it, not the content of
--- an entry it leaves out (another tenant's). hash_version is NULL for the
--- rows written before it (their encoding is 1 or 2, as
--- actor_email_verified is NULL or not): audit_log takes no UPDATE, and
--- their hashes stay as they were; the chain goes on across the change.
-ALTER TABLE audit_log ADD COLUMN hash_version smallint, ADD COLUMN content_digest bytea;
+-- nonce is 16 random bytes the appender draws for each row: a stub shows
+-- no nonce, so its digest and hash confirm no guess of the row's content
+-- (another tenant's name, its counts), which an unkeyed digest of a few
+-- small fields would. content_digest is stored so that an export reads
+-- it, not the content of an entry it leaves out (another tenant's).
+-- hash_version is NULL for the rows written before it (their encoding is
+-- 1 or 2, as actor_email_verified is NULL or not): audit_log takes no
+-- UPDATE, and their hashes stay as they were; the chain goes on across
+-- the change.
+ALTER TABLE audit_log ADD COLUMN hash_version smallint, ADD COLUMN content_digest bytea, ADD COLUMN nonce bytea;
 COMMENT ON COLUMN audit_log.hash_version IS 'The encoding hash covers: 3, or NULL for rows written before this column (encoding 1 when actor_email_verified is NULL, else 2). See audit/hash.go.';
-COMMENT ON COLUMN audit_log.content_digest IS 'Version 3: SHA-256 over the row''s content fields (audit_content_digest); hash covers it with seq and prev_hash. What an export shows of an entry it leaves out. NULL before version 3.';
+COMMENT ON COLUMN audit_log.content_digest IS 'Version 3: SHA-256 over the row''s nonce and content fields (audit_content_digest); hash covers it with seq and prev_hash. What an export shows of an entry it leaves out. NULL before version 3.';
+COMMENT ON COLUMN audit_log.nonce IS 'Version 3: 16 random bytes drawn at the append, which content_digest covers first, so that a stub (no nonce) confirms no guess of the content. NULL before version 3.';
 
 -- NOT VALID skips the scan of the rows already there (under this
--- migration's exclusive lock): both columns were just added, so every one
--- of them is NULL in both, which the check allows. New rows are checked.
+-- migration's exclusive lock): the columns were just added, so every one
+-- of them is NULL in all three, which the check allows. New rows are
+-- checked.
 ALTER TABLE audit_log ADD CONSTRAINT audit_log_hash_version_check CHECK (
-    (hash_version IS NULL AND content_digest IS NULL)
-    OR (hash_version = 3 AND octet_length(content_digest) = 32 AND actor_email_verified IS NOT NULL)) NOT VALID;
+    (hash_version IS NULL AND content_digest IS NULL AND nonce IS NULL)
+    OR (hash_version = 3 AND octet_length(content_digest) = 32 AND octet_length(nonce) = 16
+        AND actor_email_verified IS NOT NULL)) NOT VALID;
 
--- audit_content_digest is the version 3 content digest of a row: the
--- fields of the version 2 encoding, under the tag
+-- audit_content_digest is the version 3 content digest of a row: its
+-- nonce, then the fields of the version 2 encoding, under the tag
 -- 'quarantine-audit-v3-content', without prev_hash.
 CREATE FUNCTION audit_content_digest(e public.audit_log) RETURNS bytea
     LANGUAGE sql STABLE AS $$
     SELECT sha256(
         public.audit_hash_field(convert_to('quarantine-audit-v3-content', 'UTF8')) ||
+        public.audit_hash_field(e.nonce) ||
         public.audit_hash_field(int8send(e.seq)) ||
         public.audit_hash_field(convert_to(to_char(e.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'UTF8')) ||
         public.audit_hash_field(convert_to(e.actor_issuer, 'UTF8')) ||
