@@ -123,6 +123,14 @@ func oneSlowPubAck(t *testing.T, retention jetstream.RetentionPolicy) {
 		ids = append(ids, b.seedItem(t, "search.index_update", fmt.Sprintf("fast-ack-%d", i), nil, "{}"))
 	}
 	req := b.request(t, ids, replay.SubmitInput{})
+	// The jobs are scheduled at the request's rate (1/rate apart from its
+	// approval): the one claim below must find all 21 due, or it takes only
+	// those whose time came and the rest are never published in it.
+	wait.Until(t, "every job of the request due", time.Minute, func() bool {
+		var due bool
+		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT bool_and(not_before <= now()) FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&due))
+		return due
+	})
 	w := b.worker(t, replay.WorkerConfig{AckTimeout: 500 * time.Millisecond})
 	var order []int64
 	w.BeforeSend(func(jobID int64, _ time.Time) { order = append(order, jobID) })
