@@ -1,0 +1,299 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// judged is what the page's verdict (QueueJudge) and the verdict on every
+// header decoded in Go (QueueJudgeEveryHeader, as QueueJudge judged before
+// and as a draft judges) make of ids, in one round trip.
+func judged(t testing.TB, s *replay.Service, b *replayBundle, ids ...int64) (page, every []replaypolicy.Verdict) {
+	t.Helper()
+	page, every = make([]replaypolicy.Verdict, len(ids)), make([]replaypolicy.Verdict, len(ids))
+	found, foundEvery := make([]bool, len(ids)), make([]bool, len(ids))
+	lo, hi := time.Now().Add(-24*time.Hour), time.Now().Add(time.Hour)
+	batch := &pgx.Batch{}
+	for i, id := range ids {
+		s.QueueJudge(batch, id, lo, hi, &page[i], &found[i])
+		s.QueueJudgeEveryHeader(batch, id, lo, hi, &every[i], &foundEvery[i])
+	}
+	require.NoError(t, b.db.Pool.SendBatch(context.Background(), batch).Close())
+	for i, id := range ids {
+		require.True(t, found[i] && foundEvery[i], "dead letter %d not found", id)
+	}
+	return page, every
+}
+
+// TestQueueJudgeHeaderFactsAsEveryHeader: the page's verdict reads only
+// what the rules judge of a dead letter's headers (the first header name
+// NATS cannot send, the first value it would send changed, their bytes),
+// computed by PostgreSQL; for headers of every shape a producer can send,
+// it is the verdict judged on every header decoded in Go, field for field
+// (the message's size and the header named included).
+func TestQueueJudgeHeaderFactsAsEveryHeader(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	cases := []struct {
+		name    string
+		letter  testfactory.Letter
+		check   string // the verdict's check
+		names   string // the header the reason names, if any
+		headers map[string][]string
+	}{
+		{name: "Plain"},
+		{name: "SpaceInName", headers: map[string][]string{"Bad Name": {"v"}}, check: replaypolicy.CheckUnsendable, names: `"Bad Name"`},
+		{name: "ColonInName", headers: map[string][]string{"a:b": {"v"}}, check: replaypolicy.CheckUnsendable, names: `"a:b"`},
+		{name: "NonASCIIName", headers: map[string][]string{"Ünïcode": {"v"}}, check: replaypolicy.CheckUnsendable, names: `"Ünïcode"`},
+		{name: "TabAndDELInName", headers: map[string][]string{"X\tY": {"v"}, "X\x7fZ": {"v"}}, check: replaypolicy.CheckUnsendable},
+		{name: "GoLowersToASCII", headers: map[string][]string{"\u0130nats-x": {"v"}, "NAT\u017F-x": {"v"}, "\u212Aey": {"v"}}, check: replaypolicy.CheckUnsendable},
+		{name: "NameNotText", headers: map[string][]string{"\xffname": {"a\rb"}}},
+		{name: "EmptyName", headers: map[string][]string{"": {"a\rb"}}},
+		{name: "EmptyNameThenBad", headers: map[string][]string{"": {"v"}, "B d": {"one\rtwo"}}, check: replaypolicy.CheckUnsendable, names: `"B d"`},
+		{name: "LineBreakInValue", headers: map[string][]string{"X-Note": {"one\rtwo"}}, check: replaypolicy.CheckUnsendable, names: `"X-Note"`},
+		{name: "LFInValue", headers: map[string][]string{"X-Note": {"one\ntwo"}}, check: replaypolicy.CheckUnsendable, names: `"X-Note"`},
+		{name: "BlanksAroundValue", headers: map[string][]string{"X-Note": {"\t \r\npadded\r\n "}}},
+		{name: "BinaryValueLineBreakInside", headers: map[string][]string{"X-Bin": {"\xff\r\nx"}}, check: replaypolicy.CheckUnsendable, names: `"X-Bin"`},
+		{name: "BinaryValueLineBreakAround", headers: map[string][]string{"X-Bin": {"\n\r\x00\xfe \t\r"}}},
+		{name: "BinaryValueLFOnly", headers: map[string][]string{"X-Bin": {"\x00\n\x00"}}, check: replaypolicy.CheckUnsendable, names: `"X-Bin"`},
+		{name: "DuplicateValues", headers: map[string][]string{"X-Dup": {"a", "b\rc", "d"}}, check: replaypolicy.CheckUnsendable, names: `"X-Dup"`},
+		{name: "BadNameBeforeLineBreak", headers: map[string][]string{"A b": {"v"}, "B": {"x\ny"}}, check: replaypolicy.CheckUnsendable, names: `"A b"`},
+		{name: "NotForwarded", headers: map[string][]string{"nats-x y": {"a\rb"}, "NATS-Rollup": {"all"}, "dLq-No te": {"a\nb"},
+			"upstream-DLQ-Principal x": {"p\r"}, dlq.UpstreamPrefix + "Dlq-Replay-Of": {"1\n2"}}},
+		{name: "UpstreamButNotDlq", headers: map[string][]string{"Upstream-Other x": {"v"}}, check: replaypolicy.CheckUnsendable, names: `"Upstream-Other x"`},
+		{name: "LineBreakInMessageID", letter: testfactory.Letter{MsgID: "cr\rid"}, headers: map[string][]string{"X-Note": {"a\rb"}},
+			check: replaypolicy.CheckUnsendable, names: `"Nats-Msg-Id"`},
+		{name: "TooBig", letter: testfactory.Letter{Payload: []byte(strings.Repeat("p", int(b.nc.MaxPayload())-600))},
+			headers: map[string][]string{"X-Pad": {strings.Repeat("h", 400)}}, check: replaypolicy.CheckUnsendable},
+		{name: "JustFits", letter: testfactory.Letter{Payload: []byte(strings.Repeat("p", int(b.nc.MaxPayload())-2000))},
+			headers: map[string][]string{"X-Pad": {strings.Repeat("h", 400)}}},
+	}
+	letters := make([]testfactory.Letter, len(cases))
+	for i, c := range cases {
+		l := c.letter
+		if l.ItemType == "" {
+			l.ItemType = "search.index_update"
+		}
+		if l.MsgID == "" {
+			l.MsgID = "judge-" + c.name
+		}
+		l.Headers = c.headers
+		letters[i] = l
+	}
+	ids := testfactory.DeadLetters(t, b.db.Pool, letters...)
+	page, every := judged(t, b.replays, b, ids...)
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, every[i], page[i])
+			assert.Equal(t, c.check, page[i].Check, page[i].Reason)
+			assert.Contains(t, page[i].Reason, c.names)
+		})
+	}
+}
+
+// TestQueueJudgeHeaderFactsAsEveryHeaderRandom holds the page's verdict to
+// the verdict on every header decoded in Go for dead letters whose headers
+// are drawn at random from the shapes that decide it (names NATS cannot
+// send, line breaks inside and around values, binary values, the headers a
+// replay does not forward, in any case, duplicates), many to a dead letter.
+func TestQueueJudgeHeaderFactsAsEveryHeaderRandom(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	rng := rand.New(rand.NewPCG(20261202, 55203))
+	names := []string{"X-A", "x-a", "X-B", "Bad Name", "a:b", "", "\xffname", "Ünï", "nats-x", "NATS-MSG-ID", "Nats-Expected-Stream",
+		"dlq-operation-id", "DLQ-Note x", "Dlq-Principal", "upstream-dlq-principal", "Upstream-Dlq-Replay-Of", "Upstream-Other", "X\x7f",
+		"\u0130nats-x", "Z"}
+	values := []string{"v", "", "one\rtwo", "one\ntwo", "\tpadded\r", " \r\n", "\xff", "\xff\rx", "\x00\n", "\n\x00\n", "a\x00b", strings.Repeat("w", 300)}
+	letters := make([]testfactory.Letter, 200)
+	for i := range letters {
+		hs := map[string][]string{}
+		for range rng.IntN(8) {
+			n := names[rng.IntN(len(names))]
+			hs[n] = append(hs[n], values[rng.IntN(len(values))])
+		}
+		letters[i] = testfactory.Letter{ItemType: "search.index_update", MsgID: fmt.Sprintf("random-%d", i), Headers: hs}
+		if rng.IntN(10) == 0 {
+			letters[i].MsgID += "\r"
+		}
+		if rng.IntN(10) == 0 {
+			letters[i].OperationID = "op\n" + letters[i].MsgID
+		}
+	}
+	ids := testfactory.DeadLetters(t, b.db.Pool, letters...)
+	page, every := judged(t, b.replays, b, ids...)
+	refused := 0
+	for i := range ids {
+		assert.Equal(t, every[i], page[i], "dead letter %d, headers %q", ids[i], letters[i].Headers)
+		if page[i].Outcome != replaypolicy.Go {
+			refused++
+		}
+	}
+	assert.Greater(t, refused, 20, "the shapes that refuse a replay were drawn")
+	assert.Less(t, refused, 180, "the shapes that do not were drawn")
+}
+
+// junk is n headers of 90 bytes each that NATS sends as they are.
+func junk(n int) map[string][]string {
+	hs := make(map[string][]string, n)
+	for i := range n {
+		hs[fmt.Sprintf("X-Junk-%05d", i)] = []string{strings.Repeat("<&>", 30)}
+	}
+	return hs
+}
+
+// TestQueueJudgeSameVerdictWithThousandsOfJunkHeaders: a dead letter with
+// thousands of headers a replay sends on as they are gets the verdict of
+// the same dead letter without them, whatever its class and contract
+// headers; one bad header among them (a name NATS cannot send, a line
+// break inside a value) still refuses it, and the reason names it.
+func TestQueueJudgeSameVerdictWithThousandsOfJunkHeaders(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	letters := []testfactory.Letter{
+		{ItemType: "search.index_update", MsgID: "junk-rebuildable", CorrelationID: "corr-1"},
+		{ItemType: "analytics.event", MsgID: "junk-dedupe"},
+		{ItemType: "email.send", MsgID: "junk-same-op", OperationID: "op-1"},
+		{ItemType: "email.send", MsgID: "junk-same-op-no-id"}, // refused: no operation id
+		{ItemType: "accounts.permission_grant", MsgID: "junk-revalidate", Principal: "user:1"},
+		{ItemType: "accounts.permission_grant", MsgID: "junk-revalidate-no-principal"},
+		{ItemType: "orders.refund", MsgID: "junk-manual", Class: string(dlq.ClassStaleVersion)},
+		{ItemType: "search.index_update", MsgID: "junk-other-subject", Subject: "elsewhere.acme.x"},
+	}
+	var all []testfactory.Letter
+	for _, l := range letters {
+		with := l
+		with.MsgID += "-with-junk"
+		with.Headers = junk(3000)
+		all = append(all, l, with)
+	}
+	ids := testfactory.DeadLetters(t, b.db.Pool, all...)
+	page, every := judged(t, b.replays, b, ids...)
+	for i, l := range letters {
+		without, with := page[2*i], page[2*i+1]
+		t.Run(l.MsgID, func(t *testing.T) {
+			assert.Equal(t, every[2*i+1], with)
+			assert.Equal(t, without.Outcome, with.Outcome)
+			assert.Equal(t, without.Check, with.Check)
+			assert.Equal(t, without.Reason, with.Reason)
+			assert.Equal(t, without.Class, with.Class)
+			assert.Equal(t, without.Rule, with.Rule)
+			assert.Equal(t, without.Classing, with.Classing)
+			assert.Equal(t, without.Item.Send.Size+int64(len("-with-junk")+3000*(len("X-Junk-00000")+90+4)), with.Item.Send.Size,
+				"every junk header's bytes counted (and the longer message id's)")
+		})
+	}
+
+	badName, lineBreak := junk(3000), junk(3000)
+	badName["X-Junk-02000 "] = []string{"v"}
+	badName["X-Junk-02999 "] = []string{"v"}
+	lineBreak["X-Junk-01500"] = []string{"one\r\ntwo"}
+	bad := testfactory.DeadLetters(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "junk-bad-name", Headers: badName},
+		testfactory.Letter{ItemType: "search.index_update", MsgID: "junk-line-break", Headers: lineBreak})
+	page, every = judged(t, b.replays, b, bad...)
+	assert.Equal(t, every, page)
+	assert.Equal(t, replaypolicy.CheckUnsendable, page[0].Check)
+	assert.Contains(t, page[0].Reason, `header "X-Junk-02000 " cannot be sent over NATS`)
+	assert.Equal(t, replaypolicy.CheckUnsendable, page[1].Check)
+	assert.Contains(t, page[1].Reason, `header "X-Junk-01500" holds a line break inside its value`)
+}
+
+// TestQueueJudgeOddCaseAndDuplicateContractHeaders: the contract's headers
+// are read at ingest (the stored columns the verdict reads: a header in
+// another case is read as the contract's, the first of several values
+// is), and a replay forwards no Dlq-* or Nats-* header in any case, so
+// their names and line breaks do not refuse it: the page's verdict on
+// such dead letters is the one judged on every header.
+func TestQueueJudgeOddCaseAndDuplicateContractHeaders(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ids := testfactory.DeadLetters(t, b.db.Pool,
+		testfactory.Letter{ItemType: "email.send", MsgID: "odd-1", Headers: map[string][]string{ // no operation id but in lower case
+			"dlq-operation-id": {"op-lower"}, "DLQ-PRINCIPAL": {"p\r\nq"}}},
+		testfactory.Letter{ItemType: "email.send", MsgID: "odd-2", Headers: map[string][]string{
+			dlq.HeaderOperationID: {"op-a", "op-b\r"}}},
+		testfactory.Letter{ItemType: "accounts.permission_grant", MsgID: "odd-3", Headers: map[string][]string{
+			dlq.HeaderPrincipal: {"user:1", "user:2"}, "dlq-original-subject": {"other subject\n"}, "nats-msg-id": {"x\ry"}}},
+		testfactory.Letter{ItemType: "search.index_update", MsgID: "odd-4", Headers: map[string][]string{
+			"Dlq-Original-Msg-Id": {"odd-4", "odd-4b"}, "dLQ-eRROR": {"a\nb"}, "Nats-Msg-Id": {"dup\n"}}},
+	)
+	page, every := judged(t, b.replays, b, ids...)
+	assert.Equal(t, every, page)
+	for i, v := range page {
+		assert.NotContains(t, v.Reason, "holds a line break", "dead letter %d: Dlq-*/Nats-* headers are not forwarded", ids[i])
+		assert.Empty(t, v.Item.Send.BadHeader)
+	}
+	assert.Equal(t, "op-lower", page[0].Item.OperationID, "a contract header in another case is read as the contract's")
+	assert.Equal(t, replaypolicy.Go, page[0].Outcome, page[0].Reason)
+	assert.Equal(t, "op-a", page[1].Item.OperationID, "of a contract header sent twice, the first value is read")
+	assert.Equal(t, "user:1", page[2].Item.Principal)
+}
+
+// TestQueueJudgeMemoryDoesNotGrowWithHeaders: judging a dead letter of
+// 10,000 headers for its page allocates about what judging one without
+// them does (it used to decode every header: about 14 MB). Not parallel:
+// it reads the process's allocation counter, which parallel tests would
+// add to.
+func TestQueueJudgeMemoryDoesNotGrowWithHeaders(t *testing.T) {
+	b := setupReplay(t)
+	ids := testfactory.DeadLetters(t, b.db.Pool,
+		testfactory.Letter{ItemType: "search.index_update", MsgID: "few-headers"},
+		testfactory.Letter{ItemType: "search.index_update", MsgID: "many-headers", Headers: junk(10_000)})
+	allocated := func(id int64) uint64 {
+		const runs = 5
+		judgedOnce(t, b, id) // plans and connections warm
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range runs {
+			judgedOnce(t, b, id)
+		}
+		runtime.ReadMemStats(&after)
+		return (after.TotalAlloc - before.TotalAlloc) / runs
+	}
+	few, many := allocated(ids[0]), allocated(ids[1])
+	t.Logf("bytes allocated to judge: %d without headers, %d with 10,000", few, many)
+	assert.Less(t, many, few+512<<10, "judging 10,000 headers allocates %d bytes more than judging none", many-few)
+}
+
+// judgedOnce judges dead letter id for its page, alone in its round trip.
+func judgedOnce(t testing.TB, b *replayBundle, id int64) replaypolicy.Verdict {
+	t.Helper()
+	var v replaypolicy.Verdict
+	var found bool
+	batch := &pgx.Batch{}
+	b.replays.QueueJudge(batch, id, time.Now().Add(-24*time.Hour), time.Now().Add(time.Hour), &v, &found)
+	require.NoError(t, b.db.Pool.SendBatch(context.Background(), batch).Close())
+	require.True(t, found)
+	return v
+}
+
+// BenchmarkQueueJudge reports the bytes judging one dead letter for its
+// page allocates (B/op), without extra headers and with 10,000 of 90
+// bytes: they should be about the same.
+func BenchmarkQueueJudge(b *testing.B) {
+	for _, n := range []int{0, 10_000} {
+		b.Run(fmt.Sprintf("headers=%d", n), func(b *testing.B) {
+			rb := benchReplaySetup(b)
+			id := testfactory.DeadLetter(b, rb.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "bench", Headers: junk(n)})
+			judgedOnce(b, rb, id)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				judgedOnce(b, rb, id)
+			}
+		})
+	}
+}
