@@ -58,12 +58,20 @@ JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at`
 // The facts the rules judge of the dead letters a selection keeps, and what
 // a replay would send, but the payload: it is read from the dead letter when
 // published (and checked against the hash frozen here), unless edited.
-const draftFacts = `
+const draftFacts = factsSelect + `d.headers` + factsRest
+
+// factsSelect and factsRest are the facts of a dead letter the rules
+// judge, around what they judge of its headers: all of them (draftFacts), or
+// only headerFacts' (selectForJudge).
+const (
+	factsSelect = `
 SELECT d.id, d.dead_lettered_at, d.tenant, d.item_type, d.original_subject, d.msg_id, d.msg_id_derived, d.operation_id,
-       d.correlation_id, d.principal, d.headers, d.payload_sha256, d.payload_unavailable, d.status,
+       d.correlation_id, d.principal, `
+	factsRest = `, d.payload_sha256, d.payload_unavailable, d.status,
        EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = d.tenant AND quarantine_key(l.msg_id) = quarantine_key(d.msg_id) AND l.dedupe_key) AS replayed,
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = d.id AND h.held), 0) AS held_by,
        d.error_class, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''), d.payload_size, d.flags`
+)
 
 // The dead letters of keys ($1 ids, $2 their times), locked against
 // removal until the drafts commit (FOR KEY SHARE: nothing that only
@@ -79,20 +87,61 @@ JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at
 ORDER BY d.id
 FOR KEY SHARE OF d`
 
+// What the rules judge of the headers of dead letter d (stored as ingest
+// encodes them, dlq.HeaderValue), as sendFacts judges them, computed by
+// PostgreSQL so that a page never brings a producer's thousands of
+// headers over to judge them: of the headers a replay forwards (Headers:
+// a name stored as text, without a Nats-, Dlq- or Upstream-Dlq- prefix in
+// any ASCII case; Go's strings.ToLower turns no other letter into one of
+// those prefixes), the position of the first whose name NATS cannot send
+// (sendableName: a byte outside '!'..'~' but ':'), of the first whose
+// value it would send changed (valueSentAsIs: a CR or LF once the blanks
+// around it are trimmed, in the value as received: base64 decoded when so
+// stored; a value that does not decode is not a change), each of a
+// non-empty name as sendFacts counts them, and their bytes as sendFacts
+// counts them (name, value as stored, 4).
+const headerFacts = `CROSS JOIN LATERAL (
+    SELECT coalesce(sum(octet_length(v.name) + octet_length(v.value) + 4), 0) AS bytes,
+           min(e.n) FILTER (WHERE v.name <> '' AND v.name ~ '[^!-9;-~]') AS bad,
+           min(e.n) FILTER (WHERE v.name <> '' AND (position('\x0d'::bytea IN v.sent) > 0 OR position('\x0a'::bytea IN v.sent) > 0)) AS altered
+    FROM jsonb_array_elements(d.headers) WITH ORDINALITY AS e(h, n)
+    CROSS JOIN LATERAL (SELECT coalesce(e.h->>'name', '') AS name, coalesce(e.h->>'value', '') AS value,
+                               translate(e.h->>'value', E'\r\n', '') AS b64) r -- base64 as Go reads it: CR and LF ignored
+    CROSS JOIN LATERAL (SELECT r.name, r.value, btrim(CASE coalesce(e.h->>'encoding', '')
+            WHEN '' THEN convert_to(r.value, 'UTF8')
+            WHEN 'base64' THEN CASE WHEN r.b64 ~ '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' THEN decode(r.b64, 'base64') END
+            END, '\x20090d0a'::bytea) AS sent) v -- NULL: does not decode, so no change
+    WHERE coalesce(e.h->>'name_encoding', '') = ''
+      AND NOT starts_with(lower(v.name COLLATE "C"), 'nats-') AND NOT starts_with(lower(v.name COLLATE "C"), 'dlq-')
+      AND NOT starts_with(lower(v.name COLLATE "C"), 'upstream-dlq-')) hf`
+
 // One dead letter, by id, looked for where its dead_lettered_at is in
-// [$2, $3) (the partitions the map names).
-const selectForJudge = draftFacts + `
+// [$2, $3) (the partitions the map names): the facts a draft reads, but of
+// its headers only headerFacts' (the names of the first header NATS cannot
+// send and of the first it would send changed, "" when none, and their
+// bytes).
+const selectForJudge = factsSelect + `coalesce(d.headers -> (hf.bad - 1)::int ->> 'name', ''),
+       coalesce(d.headers -> (hf.altered - 1)::int ->> 'name', ''), hf.bytes` + factsRest + `
 FROM dead_letters d
 ` + fixJoin + `
+` + headerFacts + `
 WHERE d.id = $1 AND d.dead_lettered_at >= $2 AND d.dead_lettered_at < $3`
 
 // draftFactsInto are the targets of one row of draftFacts: the item's
 // dead letter, correlation id and headers, the facts, and the payload's
 // size (the dead letter's flags go to f).
 func draftFactsInto(it *Item, f *facts, headers *[]byte, size *int64) []any {
-	return []any{&it.DeadLetterID, &it.DeadLetteredAt, &f.tenant, &f.itemType, &f.subject, &f.msgID, &f.msgIDDerived,
-		&f.operationID, &it.CorrelationID, &f.principal, headers, &f.payloadSHA256, &f.payloadUnavailable,
-		&f.status, &f.alreadyReplayed, &f.heldBy, &f.errorClass, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, size, &f.flags}
+	return factsInto(it, f, size, headers)
+}
+
+// factsInto are the targets of one row of factsSelect, headers (what the
+// row reads of the dead letter's headers) and factsRest.
+func factsInto(it *Item, f *facts, size *int64, headers ...any) []any {
+	out := []any{&it.DeadLetterID, &it.DeadLetteredAt, &f.tenant, &f.itemType, &f.subject, &f.msgID, &f.msgIDDerived,
+		&f.operationID, &it.CorrelationID, &f.principal}
+	out = append(out, headers...)
+	return append(out, &f.payloadSHA256, &f.payloadUnavailable,
+		&f.status, &f.alreadyReplayed, &f.heldBy, &f.errorClass, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, size, &f.flags)
 }
 
 const insertRequest = `INSERT INTO replay_requests (batch, tenant, class, requester_issuer, requester_subject,
@@ -228,27 +277,32 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 // QueueJudge queues into b (a page's round trip) the read of what the
 // replay rules make of dead letter id (its dead_lettered_at in [lo, hi))
 // if it were selected now: JudgeItem at draft, on the same facts a draft
-// reads. Once b has run, *out holds the verdict and *found says whether
-// there was such a dead letter.
+// reads, but that of its headers it reads only what the rules judge
+// (headerFacts: its thousands of headers are never brought over). Once b
+// has run, *out holds the verdict and *found says whether there was such a
+// dead letter.
 func (s *Service) QueueJudge(b *pgx.Batch, id int64, lo, hi time.Time, out *replaypolicy.Verdict, found *bool) {
 	b.Queue(selectForJudge, id, lo, hi).Query(func(rows pgx.Rows) error {
 		var it Item
 		var f facts
-		var headers []byte
-		var size int64
+		var bad, altered string
+		var headerBytes, size int64
 		*found = false
-		_, err := pgx.ForEachRow(rows, draftFactsInto(&it, &f, &headers, &size), func() error {
+		_, err := pgx.ForEachRow(rows, factsInto(&it, &f, &size, &bad, &altered, &headerBytes), func() error {
 			*found = true
 			return nil
 		})
 		if err != nil || !*found {
 			return err
 		}
-		var hs []dlq.HeaderValue
-		if err := json.Unmarshal(headers, &hs); err != nil {
-			return fmt.Errorf("headers of dead letter %d: %w", id, err)
+		// sendFacts of the ids alone, then the headers' facts after them,
+		// in sendFacts' order.
+		f.send = sendFacts(nil, f.flags, f.subject, size, s.cfg.MaxPayload, f.msgID, f.operationID, it.CorrelationID)
+		f.send.BadHeader = bad
+		if f.send.AlteredHeader == "" {
+			f.send.AlteredHeader = altered
 		}
-		f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, f.msgID, f.operationID, it.CorrelationID)
+		f.send.Size += headerBytes
 		f.deadLetteredAt = it.DeadLetteredAt
 		f.originalSHA256 = f.payloadSHA256
 		*out = replaypolicy.JudgeItem(s.cfg.Policy(), f.item(s.cfg), replaypolicy.AtDraft)
