@@ -94,7 +94,7 @@ FOR KEY SHARE OF d`
 // a name stored as text, without a Nats-, Dlq- or Upstream-Dlq- prefix in
 // any ASCII case; Go's strings.ToLower turns no other letter into one of
 // those prefixes), the position of the first whose name NATS cannot send
-// (sendableName: a byte outside '!'..'~' but ':'), of the first whose
+// (sendableName: a byte outside '!'..'~', or ':'), of the first whose
 // value it would send changed (valueSentAsIs: a CR or LF once the blanks
 // around it are trimmed, in the value as received: base64 decoded when so
 // stored; a value that does not decode is not a change), each of a
