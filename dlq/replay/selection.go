@@ -102,18 +102,20 @@ FOR KEY SHARE OF d`
 // counts them (name, value as stored, 4).
 const headerFacts = `CROSS JOIN LATERAL (
     SELECT coalesce(sum(octet_length(v.name) + octet_length(v.value) + 4), 0) AS bytes,
-           min(e.n) FILTER (WHERE v.name <> '' AND v.name ~ '[^!-9;-~]') AS bad,
-           min(e.n) FILTER (WHERE v.name <> '' AND (position('\x0d'::bytea IN v.sent) > 0 OR position('\x0a'::bytea IN v.sent) > 0)) AS altered
+           min(e.n) FILTER (WHERE v.name ~ '[^!-9;-~]') AS bad, -- an empty name holds no such byte
+           min(e.n) FILTER (WHERE v.name <> '' AND CASE v.encoding
+                WHEN '' THEN CASE WHEN strpos(v.value, E'\r') = 0 AND strpos(v.value, E'\n') = 0 THEN false -- most values: no line break at all
+                                  ELSE btrim(v.value, E' \t\r\n') ~ E'[\r\n]' END
+                WHEN 'base64' THEN CASE WHEN translate(v.value, E'\r\n', '') ~ '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$'
+                    THEN (SELECT position('\x0d'::bytea IN x.b) > 0 OR position('\x0a'::bytea IN x.b) > 0
+                          FROM btrim(decode(translate(v.value, E'\r\n', ''), 'base64'), '\x20090d0a'::bytea) AS x(b)) -- as Go decodes it: CR and LF ignored
+                    ELSE false END -- does not decode: no change
+                ELSE false END) AS altered
     FROM jsonb_array_elements(d.headers) WITH ORDINALITY AS e(h, n)
     CROSS JOIN LATERAL (SELECT coalesce(e.h->>'name', '') AS name, coalesce(e.h->>'value', '') AS value,
-                               translate(e.h->>'value', E'\r\n', '') AS b64) r -- base64 as Go reads it: CR and LF ignored
-    CROSS JOIN LATERAL (SELECT r.name, r.value, btrim(CASE coalesce(e.h->>'encoding', '')
-            WHEN '' THEN convert_to(r.value, 'UTF8')
-            WHEN 'base64' THEN CASE WHEN r.b64 ~ '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' THEN decode(r.b64, 'base64') END
-            END, '\x20090d0a'::bytea) AS sent) v -- NULL: does not decode, so no change
+                               coalesce(e.h->>'encoding', '') AS encoding, lower(coalesce(e.h->>'name', '') COLLATE "C") AS lower) v
     WHERE coalesce(e.h->>'name_encoding', '') = ''
-      AND NOT starts_with(lower(v.name COLLATE "C"), 'nats-') AND NOT starts_with(lower(v.name COLLATE "C"), 'dlq-')
-      AND NOT starts_with(lower(v.name COLLATE "C"), 'upstream-dlq-')) hf`
+      AND NOT starts_with(v.lower, 'nats-') AND NOT starts_with(v.lower, 'dlq-') AND NOT starts_with(v.lower, 'upstream-dlq-')) hf`
 
 // One dead letter, by id, looked for where its dead_lettered_at is in
 // [$2, $3) (the partitions the map names): the facts a draft reads, but of
