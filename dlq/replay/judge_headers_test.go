@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -240,32 +239,6 @@ func TestQueueJudgeOddCaseAndDuplicateContractHeaders(t *testing.T) {
 	assert.Equal(t, replaypolicy.Go, page[0].Outcome, page[0].Reason)
 	assert.Equal(t, "op-a", page[1].Item.OperationID, "of a contract header sent twice, the first value is read")
 	assert.Equal(t, "user:1", page[2].Item.Principal)
-}
-
-// TestQueueJudgeMemoryDoesNotGrowWithHeaders: judging a dead letter of
-// 10,000 headers for its page allocates about what judging one without
-// them does (it used to decode every header: about 14 MB). Not parallel:
-// it reads the process's allocation counter, which parallel tests would
-// add to.
-func TestQueueJudgeMemoryDoesNotGrowWithHeaders(t *testing.T) {
-	b := setupReplay(t)
-	ids := testfactory.DeadLetters(t, b.db.Pool,
-		testfactory.Letter{ItemType: "search.index_update", MsgID: "few-headers"},
-		testfactory.Letter{ItemType: "search.index_update", MsgID: "many-headers", Headers: junk(10_000)})
-	allocated := func(id int64) uint64 {
-		const runs = 5
-		judgedOnce(t, b, id) // plans and connections warm
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range runs {
-			judgedOnce(t, b, id)
-		}
-		runtime.ReadMemStats(&after)
-		return (after.TotalAlloc - before.TotalAlloc) / runs
-	}
-	few, many := allocated(ids[0]), allocated(ids[1])
-	t.Logf("bytes allocated to judge: %d without headers, %d with 10,000", few, many)
-	assert.Less(t, many, few+512<<10, "judging 10,000 headers allocates %d bytes more than judging none", many-few)
 }
 
 // judgedOnce judges dead letter id for its page, alone in its round trip.
