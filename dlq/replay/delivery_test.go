@@ -343,8 +343,13 @@ func TestRetryNotSentPastWindow(t *testing.T) {
 	// unknown, due for its retry.
 	_, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: []byte("{}")}, jetstream.WithMsgID("late-slot"))
 	require.NoError(t, err)
+	// The gate recorded the stream it was sent to (migration 0036), as
+	// it does: without it the retry is judged by the clocks, and a stream
+	// made in the same second as the publish is "too close to tell".
+	info, err := events.Info(ctx)
+	require.NoError(t, err)
 	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET state = 'unknown', attempts = 1, first_attempt_at = now(), first_published_at = now(),
-        not_before = now() WHERE request_id = $1`, req.ID)
+        not_before = now(), first_stream = 'EVENTS', first_stream_created = $2 WHERE request_id = $1`, req.ID, info.Created)
 	require.NoError(t, err)
 	// The request's next slot comes a second after the window (the slots
 	// before it went to other jobs of the request).
