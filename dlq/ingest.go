@@ -138,6 +138,10 @@ type Ingester struct {
 	// ends putBack there, as a crash would.
 	beforeMoveBack func() bool
 
+	// beforeStreamUpdate, when set (tests), runs in putStreamBack between
+	// the read the drift was found on and the read the update is made from.
+	beforeStreamUpdate func()
+
 	// incs is the incarnation of each consumer the current session reads,
 	// by stream, for the monitor to compare with the consumer it finds.
 	incsMu sync.Mutex
@@ -273,7 +277,8 @@ func (in *Ingester) advisoryStreamConfig() jetstream.StreamConfig {
 // its settings (an operator may have tuned them), but what of them would
 // refuse or delete dead letters the console needs is put back
 // (putStreamBack: missing subjects added, with limits its limits raised to
-// want's, limits the console never sets taken off). A stream this console
+// want's, limits the console never sets taken off while the stream keeps
+// an age or size limit of the console's). A stream this console
 // had checked before (the check found it, see keepStream) and that is
 // gone was deleted: it is made again all the same, and that is logged as
 // a warning and counted (quarantine_dlq_stream_repaired_total).

@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -25,6 +26,13 @@ type streamSetting struct {
 	// put puts want's value into dst and reports whether it can be put
 	// back by an update; nil: never by the console (fix says how).
 	put func(dst, want *jetstream.StreamConfig) bool
+	// stopsLoss: putting it back stops dead letters being refused or
+	// deleted, and is tried on its own when JetStream refuses an update
+	// that puts back more (putStreamBack).
+	stopsLoss bool
+	// removes: putting it back takes a limit off; always logged as a
+	// warning and counted, also at setup.
+	removes bool
 	// fix is the command that puts it back by hand (%[1]s: the stream,
 	// %[2]s: the console's consumer on it).
 	fix string
@@ -34,15 +42,42 @@ type streamSetting struct {
 // existing stream is put back.
 const remakeStream = "once the console has stored what the stream holds (nats consumer info %[1]s %[2]s: nothing unprocessed or ack pending), delete it (nats stream rm %[1]s -f): every console makes it again within seconds"
 
-// countLimit is a stream's count or size limit the console never sets,
-// taken off when found set: taking a limit off discards nothing.
-func countLimit(name string, get func(c *jetstream.StreamConfig) *int64) streamSetting {
+// countLimit is a stream's count or size limit the console never sets.
+// At discard old JetStream deletes the oldest dead letters past it, stored
+// or not, so the console takes it off, but only when the stream keeps a bound of the console's
+// (consoleBound): a count limit may be the stream's only bound (set by an
+// operator, a controller, or in a disk-full emergency), and a stream with
+// none grows until the JetStream server's disk is full, which stops every
+// stream there. keep, when set, says JetStream needs it as it is (it then
+// stays, reported). Otherwise it is reported, with the command.
+func countLimit(name string, get func(c *jetstream.StreamConfig) int64, off func(c *jetstream.StreamConfig), keep func(c *jetstream.StreamConfig) bool) streamSetting {
 	return streamSetting{name: name,
 		value: func(c *jetstream.StreamConfig) string {
-			return limitText(*get(c) > 0, strconv.FormatInt(*get(c), 10))
+			return limitText(get(c) > 0, strconv.FormatInt(get(c), 10))
 		},
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return *get(have) > 0 },
-		put:     func(dst, want *jetstream.StreamConfig) bool { *get(dst) = -1; return true }}
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return get(have) > 0 },
+		put: func(dst, want *jetstream.StreamConfig) bool {
+			if !consoleBound(dst, want) || (keep != nil && keep(dst)) {
+				return false
+			}
+			off(dst)
+			return true
+		},
+		removes: true,
+		fix:     countLimitFix}
+}
+
+// countLimitFix is how a count or size limit left is taken off (one
+// sentence for all of them).
+const countLimitFix = "give the stream an age or size limit (nats stream edit %[1]s --max-age AGE or --max-bytes SIZE) with DLQ_MAX_AGE or DLQ_MAX_BYTES set," +
+	" and the console takes its count and size limits off (a per-subject one once discard is not new per subject);" +
+	" or, if the stream is bounded otherwise, take them off by hand (nats stream edit %[1]s --max-msgs -1 --max-msgs-per-subject -1 --max-msg-size -1)"
+
+// consoleBound reports whether the stream (c, with the console's limits
+// raised) has an age or size limit of the console's in force, so that
+// taking a count limit off leaves it bounded.
+func consoleBound(c, want *jetstream.StreamConfig) bool {
+	return (want.MaxAge > 0 && c.MaxAge > 0) || (want.MaxBytes > 0 && c.MaxBytes > 0)
 }
 
 // streamSettings are the settings checked. Limits are only raised (see
@@ -69,13 +104,15 @@ var streamSettings = []streamSetting{
 			}
 			dst.Subjects = subjects
 			return true
-		}},
+		},
+		stopsLoss: true},
 	{name: "max_age",
 		value: func(c *jetstream.StreamConfig) string { return limitText(c.MaxAge > 0, c.MaxAge.String()) },
 		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
 			return limits && want.MaxAge > 0 && have.MaxAge > 0 && have.MaxAge < want.MaxAge
 		},
-		put: func(dst, want *jetstream.StreamConfig) bool { dst.MaxAge = want.MaxAge; return true }},
+		put:       func(dst, want *jetstream.StreamConfig) bool { dst.MaxAge = want.MaxAge; return true },
+		stopsLoss: true},
 	{name: "max_bytes",
 		value: func(c *jetstream.StreamConfig) string {
 			return limitText(c.MaxBytes > 0, strconv.FormatInt(c.MaxBytes, 10))
@@ -83,16 +120,22 @@ var streamSettings = []streamSetting{
 		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
 			return limits && want.MaxBytes > 0 && have.MaxBytes > 0 && have.MaxBytes < want.MaxBytes
 		},
-		put: func(dst, want *jetstream.StreamConfig) bool { dst.MaxBytes = want.MaxBytes; return true }},
-	countLimit("max_msgs", func(c *jetstream.StreamConfig) *int64 { return &c.MaxMsgs }),
-	countLimit("max_msgs_per_subject", func(c *jetstream.StreamConfig) *int64 { return &c.MaxMsgsPerSubject }),
-	// JetStream refuses a dead letter larger than this.
-	{name: "max_msg_size",
-		value: func(c *jetstream.StreamConfig) string {
-			return limitText(c.MaxMsgSize > 0, strconv.FormatInt(int64(c.MaxMsgSize), 10))
-		},
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return have.MaxMsgSize > 0 },
-		put:     func(dst, want *jetstream.StreamConfig) bool { dst.MaxMsgSize = -1; return true }},
+		put:       func(dst, want *jetstream.StreamConfig) bool { dst.MaxBytes = want.MaxBytes; return true },
+		stopsLoss: true},
+	countLimit("max_msgs",
+		func(c *jetstream.StreamConfig) int64 { return c.MaxMsgs },
+		func(c *jetstream.StreamConfig) { c.MaxMsgs = -1 }, nil),
+	// Discard new per subject needs a per-subject limit: JetStream refuses
+	// an update that takes it off while discard is new per subject.
+	countLimit("max_msgs_per_subject",
+		func(c *jetstream.StreamConfig) int64 { return c.MaxMsgsPerSubject },
+		func(c *jetstream.StreamConfig) { c.MaxMsgsPerSubject = -1 },
+		func(c *jetstream.StreamConfig) bool { return c.DiscardNewPerSubject }),
+	// JetStream refuses a dead letter larger than this; with a count
+	// limit, it bounds the stream's size too.
+	countLimit("max_msg_size",
+		func(c *jetstream.StreamConfig) int64 { return int64(c.MaxMsgSize) },
+		func(c *jetstream.StreamConfig) { c.MaxMsgSize = -1 }, nil),
 	// Interest retention deletes a dead letter once acked, and every one
 	// when the consumer is deleted; putting limits back keeps more. Work
 	// queue retention JetStream does not let a stream leave.
@@ -161,22 +204,25 @@ func subjectCovers(pattern, s string) bool {
 type streamDrift struct {
 	fixed   jetstream.StreamConfig // the stream's configuration with what can be put back put back
 	fixable []string               // "name: theirs → ours" for each setting an update puts back
+	removes bool                   // the update takes a limit off
 	stuck   []string               // the same for those the console leaves
 	fixes   []string               // how to put those back by hand, each once
 }
 
 // streamDriftOf compares have with want (limits: see streamSetting);
-// durable names the console's consumer in the commands.
-func streamDriftOf(have, want jetstream.StreamConfig, limits bool, durable string) streamDrift {
+// durable names the console's consumer in the commands. onlyLoss: only
+// the settings that stop loss (streamSetting.stopsLoss) are compared.
+func streamDriftOf(have, want jetstream.StreamConfig, limits bool, durable string, onlyLoss bool) streamDrift {
 	d := streamDrift{fixed: have}
 	d.fixed.Subjects = slices.Clone(have.Subjects)
 	for _, s := range streamSettings {
-		if !s.differs(&have, &want, limits) {
+		if (onlyLoss && !s.stopsLoss) || !s.differs(&have, &want, limits) {
 			continue
 		}
 		before := s.value(&d.fixed)
 		if s.put != nil && s.put(&d.fixed, &want) {
 			d.fixable = append(d.fixable, s.name+": "+before+" → "+s.value(&d.fixed))
+			d.removes = d.removes || s.removes
 			continue
 		}
 		d.stuck = append(d.stuck, s.name+": "+s.value(&have)+" → "+s.value(&want))
@@ -202,27 +248,76 @@ func (in *Ingester) wantedStream(name string) (want jetstream.StreamConfig, limi
 
 // putStreamBack updates the stream (have) with what of its settings that
 // differ from want's can be put back (streamDriftOf), and returns what it
-// found. byHand says that the console has seen the stream with its
-// settings before (a check), so that what differs now was changed since:
-// each change is then logged as a warning with both values and counted
-// (quarantine_dlq_stream_repaired_total); otherwise (a setup that finds
-// the stream) it is a deploy's, logged for information.
+// found, its fixed being the stream's configuration as it now is.
+//
+// JetStream has no compare-and-set on a stream's configuration: an update
+// sets all of it. So that an edit made since have was read (on-call
+// raising a limit, per the runbook) is not undone, the stream is read again
+// right before the update and the update computed from that read; an
+// edit within that one round trip is still lost.
+//
+// When JetStream refuses the update, what stops loss (subjects put back,
+// limits raised) is tried again on its own, so that one setting it refuses
+// does not keep the stream refusing or deleting dead letters; the error
+// says what was refused.
+//
+// byHand says that the console has seen the stream with its settings
+// before (a check), so that what differs now was changed since: each
+// change is then logged as a warning with both values and counted
+// (quarantine_dlq_stream_repaired_total); otherwise (a setup that finds the
+// stream) it is a deploy's, logged for information, except a limit taken
+// off, which is always a warning and counted.
 func (in *Ingester) putStreamBack(ctx context.Context, have, want jetstream.StreamConfig, limits, byHand bool) (streamDrift, error) {
-	d := streamDriftOf(have, want, limits, in.cfg.Durable)
+	d := streamDriftOf(have, want, limits, in.cfg.Durable, false)
+	if len(d.fixable) == 0 {
+		return d, nil
+	}
+	if in.beforeStreamUpdate != nil {
+		in.beforeStreamUpdate()
+	}
+	st, err := in.js.Stream(ctx, have.Name)
+	if err != nil {
+		d.fixed = have
+		return d, fmt.Errorf("read stream %s before putting its settings back (%s): %w", have.Name, strings.Join(d.fixable, ", "), err)
+	}
+	have = st.CachedInfo().Config
+	d = streamDriftOf(have, want, limits, in.cfg.Durable, false)
 	if len(d.fixable) == 0 {
 		return d, nil
 	}
 	if _, err := in.js.UpdateStream(ctx, d.fixed); err != nil {
-		return d, fmt.Errorf("put back the settings of stream %s (%s): %w", have.Name, strings.Join(d.fixable, ", "), err)
+		err = fmt.Errorf("put back the settings of stream %s (%s): %w", have.Name, strings.Join(d.fixable, ", "), err)
+		d.fixed = have
+		l := streamDriftOf(have, want, limits, in.cfg.Durable, true)
+		if ctx.Err() != nil || len(l.fixable) == 0 || len(l.fixable) == len(d.fixable) {
+			return d, err
+		}
+		if _, lerr := in.js.UpdateStream(ctx, l.fixed); lerr != nil {
+			return d, errors.Join(err, fmt.Errorf("put back only %s: %w", strings.Join(l.fixable, ", "), lerr))
+		}
+		in.streamRepaired(have.Name, l, byHand)
+		d.fixed = l.fixed
+		return d, fmt.Errorf("%w; put back only %s", err, strings.Join(l.fixable, ", "))
 	}
-	if !byHand {
-		in.log.Info("updated stream", "stream", have.Name, "changes", d.fixable)
-		return d, nil
-	}
-	in.metrics.health.countStreamRepaired(have.Name)
-	in.log.Warn("the stream's settings were changed (by hand?): the console put its own back",
-		"stream", have.Name, "changes", d.fixable)
+	in.streamRepaired(have.Name, d, byHand)
 	return d, nil
+}
+
+// streamRepaired logs and counts an update that put d's changes back
+// (putStreamBack).
+func (in *Ingester) streamRepaired(stream string, d streamDrift, byHand bool) {
+	switch {
+	case byHand:
+		in.metrics.health.countStreamRepaired(stream)
+		in.log.Warn("the stream's settings were changed (by hand?): the console put its own back",
+			"stream", stream, "changes", d.fixable)
+	case d.removes:
+		in.metrics.health.countStreamRepaired(stream)
+		in.log.Warn("updated stream: took off limits the console never sets (the stream keeps the console's age or size limit)",
+			"stream", stream, "changes", d.fixable)
+	default:
+		in.log.Info("updated stream", "stream", stream, "changes", d.fixable)
+	}
 }
 
 // keepStream compares the settings of stream (have, read by the check)
@@ -249,9 +344,6 @@ func (in *Ingester) keepStream(ctx context.Context, stream string, have jetstrea
 	if s.StreamDrift != was && s.StreamDrift != "" {
 		in.log.Error("the stream's settings are not the console's and were not put back: dead letters may be refused or deleted before they are stored",
 			"stream", stream, "drift", s.StreamDrift)
-	}
-	if err != nil || len(d.fixable) == 0 {
-		return have
 	}
 	return d.fixed
 }

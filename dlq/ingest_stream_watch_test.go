@@ -258,3 +258,64 @@ func TestSubjectCovers(t *testing.T) {
 		assert.Equal(t, c.want, subjectCovers(c.pattern, c.subject), "%s covers %s", c.pattern, c.subject)
 	}
 }
+
+// TestStreamEditDuringCheckIsKept: on-call raises the stream's age limit
+// (the runbook's DeadLetterStreamNearLimit) after a check read the stream
+// and before it put the console's subject back. The update is made from
+// the stream as it is then, so it puts the subject back and keeps the
+// raised limit instead of setting the one it read.
+func TestStreamEditDuringCheckIsKept(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	// The monitor checks once when Run starts; the test checks by hand after.
+	a := b.start(t, IngestConfig{Workers: 1, BatchSize: 10, MaxWait: 10 * time.Millisecond, HealthEvery: time.Hour, StreamMaxAge: time.Hour}, nil)
+	wait.Until(t, "the first check", time.Minute, func() bool { return len(a.Health().Streams) == 1 })
+
+	b.editStream(t, func(c *jetstream.StreamConfig) { c.Subjects = []string{"dlq.acme.>"} })
+	edited := false
+	a.beforeStreamUpdate = func() {
+		if !edited {
+			edited = true
+			b.editStream(t, func(c *jetstream.StreamConfig) { c.MaxAge = 48 * time.Hour })
+		}
+	}
+	a.check(ctx, "DLQ")
+	require.True(t, edited, "the check found the subject removed and reached the update")
+	cfg := b.streamConfig(t)
+	assert.Equal(t, []string{"dlq.>"}, cfg.Subjects, "the console's subject put back")
+	assert.Equal(t, 48*time.Hour, cfg.MaxAge, "on-call's raised limit kept")
+	assert.Equal(t, 48*time.Hour, a.Health().Streams[0].MaxAge, "health shows the stream as it now is")
+}
+
+// TestStreamCountLimitOnlyBoundIsReported: a message count limit on a
+// stream the console sets no age or size limit on may be its only bound:
+// it is left, and reported with what to run, until the stream has one.
+func TestStreamCountLimitOnlyBoundIsReported(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r, _ := b.watched(t, IngestConfig{})
+	b.editStream(t, func(c *jetstream.StreamConfig) { c.MaxMsgs = 1_000_000 })
+	wait.Until(t, "the drift reported", time.Minute, func() bool { return healthSeries(t, r, "quarantine_dlq_stream_drift") == 1 })
+	stalled := strings.Join(r.Health().Stalled(time.Now()), "\n")
+	assert.Contains(t, stalled, "max_msgs: 1000000 → none")
+	assert.Contains(t, stalled, "nats stream edit DLQ --max-age AGE or --max-bytes SIZE")
+	assert.Equal(t, int64(1_000_000), b.streamConfig(t).MaxMsgs, "left as it was")
+	assert.Zero(t, healthSeries(t, r, "quarantine_dlq_stream_repaired_total"))
+}
+
+// TestStreamCountLimitTakenOffAtSetupIsCounted: a console starting with an
+// age limit takes a message count limit off the stream it finds; that is
+// logged as a warning and counted, not only logged for information.
+func TestStreamCountLimitTakenOffAtSetupIsCounted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first, _ := b.watched(t, IngestConfig{StreamMaxAge: time.Hour})
+	first.stop()
+	b.editStream(t, func(c *jetstream.StreamConfig) { c.MaxMsgs = 1_000_000 })
+	r, logs := b.watched(t, IngestConfig{StreamMaxAge: time.Hour})
+	assert.Equal(t, int64(-1), b.streamConfig(t).MaxMsgs)
+	assert.Equal(t, 1.0, healthSeries(t, r, "quarantine_dlq_stream_repaired_total"))
+	assert.Contains(t, logs.String(), "level=WARN msg=\"updated stream: took off limits")
+	assert.Contains(t, logs.String(), "max_msgs: 1000000 → none")
+}
