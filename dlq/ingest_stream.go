@@ -42,7 +42,7 @@ type streamSetting struct {
 // existing stream is put back.
 const remakeStream = "once the console has stored what the stream holds (nats consumer info %[1]s %[2]s: nothing unprocessed or ack pending), delete it (nats stream rm %[1]s -f): every console makes it again within seconds"
 
-// countLimit is a stream's count or size limit the console never sets.
+// countLimit is a stream's message count limit the console never sets.
 // At discard old JetStream deletes the oldest dead letters past it, stored
 // or not, so the console takes it off, but only when the stream keeps a bound of the console's
 // (consoleBound): a count limit may be the stream's only bound (set by an
@@ -67,11 +67,11 @@ func countLimit(name string, get func(c *jetstream.StreamConfig) int64, off func
 		fix:     countLimitFix}
 }
 
-// countLimitFix is how a count or size limit left is taken off (one
+// countLimitFix is how a count limit left is taken off (one
 // sentence for all of them).
 const countLimitFix = "give the stream an age or size limit (nats stream edit %[1]s --max-age AGE or --max-bytes SIZE) with DLQ_MAX_AGE or DLQ_MAX_BYTES set," +
-	" and the console takes its count and size limits off (a per-subject one once discard is not new per subject);" +
-	" or, if the stream is bounded otherwise, take them off by hand (nats stream edit %[1]s --max-msgs -1 --max-msgs-per-subject -1 --max-msg-size -1)"
+	" and the console takes its count limits off (a per-subject one once discard is not new per subject);" +
+	" or, if the stream is bounded otherwise, take them off by hand (nats stream edit %[1]s --max-msgs -1 --max-msgs-per-subject -1)"
 
 // consoleBound reports whether the stream (c, with the console's limits
 // raised) has an age or size limit of the console's in force, so that
@@ -131,11 +131,16 @@ var streamSettings = []streamSetting{
 		func(c *jetstream.StreamConfig) int64 { return c.MaxMsgsPerSubject },
 		func(c *jetstream.StreamConfig) { c.MaxMsgsPerSubject = -1 },
 		func(c *jetstream.StreamConfig) bool { return c.DiscardNewPerSubject }),
-	// JetStream refuses a dead letter larger than this; with a count
-	// limit, it bounds the stream's size too.
-	countLimit("max_msg_size",
-		func(c *jetstream.StreamConfig) int64 { return int64(c.MaxMsgSize) },
-		func(c *jetstream.StreamConfig) { c.MaxMsgSize = -1 }, nil),
+	// JetStream refuses a dead letter larger than this. Not a bound of the
+	// stream (a count limit with the server's max payload is one without
+	// it), so always taken off.
+	{name: "max_msg_size",
+		value: func(c *jetstream.StreamConfig) string {
+			return limitText(c.MaxMsgSize > 0, strconv.FormatInt(int64(c.MaxMsgSize), 10))
+		},
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return have.MaxMsgSize > 0 },
+		put:     func(dst, want *jetstream.StreamConfig) bool { dst.MaxMsgSize = -1; return true },
+		removes: true},
 	// Interest retention deletes a dead letter once acked, and every one
 	// when the consumer is deleted; putting limits back keeps more. Work
 	// queue retention JetStream does not let a stream leave.
