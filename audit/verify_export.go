@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/quarantine-console/quarantine"
@@ -231,15 +233,52 @@ func exportedEntry(line []byte) (e *Entry, stub bool, err error) {
 	if err := json.Unmarshal(line, &j); err != nil {
 		return nil, false, fmt.Errorf("not an entry of a JSON Lines export: %v", err)
 	}
+	keys, err := lineKeys(line)
+	if err != nil {
+		return nil, false, fmt.Errorf("seq %d: %v", j.Seq, err)
+	}
 	if j.LeftOut {
 		e, err := exportedStub(&j)
-		return e, true, err
+		if err != nil {
+			return nil, true, err
+		}
+		for _, k := range keys {
+			if !slices.Contains(stubKeys, k) {
+				return nil, true, fmt.Errorf("seq %d: a stub (left_out) holds %q: a stub holds only %s, nothing its digest does not prove", j.Seq, k, strings.Join(stubKeys, ", "))
+			}
+		}
+		return e, true, nil
 	}
 	if j.ContentDigest != nil {
 		return nil, false, fmt.Errorf("seq %d: an entry with a content_digest: only a stub (left_out) carries one", j.Seq)
 	}
 	e, err = exportedFields(&j)
 	return e, false, err
+}
+
+// stubKeys are the keys of a stub line, and the only ones it may hold.
+var stubKeys = []string{"seq", "left_out", "hash_version", "content_digest", "prev_hash", "hash"}
+
+// lineKeys returns the keys of the JSON object line, in order.
+func lineKeys(line []byte) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("a line is not a JSON object")
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("a line is not a JSON object: %v", err)
+		}
+		k, _ := t.(string)
+		keys = append(keys, k)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("a line is not a JSON object: %v", err)
+		}
+	}
+	return keys, nil
 }
 
 func exportedStub(j *exportedLine) (*Entry, error) {
