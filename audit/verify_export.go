@@ -252,6 +252,11 @@ func exportedEntry(line []byte) (e *Entry, stub bool, err error) {
 	if j.ContentDigest != nil {
 		return nil, false, fmt.Errorf("seq %d: an entry with a content_digest: only a stub (left_out) carries one", j.Seq)
 	}
+	for _, k := range keys {
+		if k != "hash_version" && !slices.Contains(exportHeader, k) {
+			return nil, false, fmt.Errorf("seq %d: an entry holds %q, which is not a key of an export's entry (keys are matched exactly, case and all)", j.Seq, k)
+		}
+	}
 	e, err = exportedFields(&j)
 	return e, false, err
 }
@@ -259,7 +264,12 @@ func exportedEntry(line []byte) (e *Entry, stub bool, err error) {
 // stubKeys are the keys of a stub line, and the only ones it may hold.
 var stubKeys = []string{"seq", "left_out", "hash_version", "content_digest", "prev_hash", "hash"}
 
-// lineKeys returns the keys of the JSON object line, in order.
+// lineKeys returns the keys of the JSON object line, in order, and an
+// error for a key it holds twice, in any case: encoding/json matches keys
+// case-insensitively and keeps the last of duplicates, while jq, Python or
+// a person reading the line sees the first. With every key required to be
+// exactly one the export writes (lineKeys' callers), each field is read
+// from the one key of its name that anyone else reads too.
 func lineKeys(line []byte) ([]string, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -272,6 +282,11 @@ func lineKeys(line []byte) ([]string, error) {
 			return nil, fmt.Errorf("a line is not a JSON object: %v", err)
 		}
 		k, _ := t.(string)
+		for _, seen := range keys {
+			if strings.EqualFold(seen, k) {
+				return nil, fmt.Errorf("key %q twice (as %q and %q): a reader could read either", k, seen, k)
+			}
+		}
 		keys = append(keys, k)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
