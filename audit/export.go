@@ -2,7 +2,11 @@ package audit
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -162,8 +167,44 @@ type jsonTrailer struct {
 
 // jsonExport says what the export holds: Filter is what its entries were
 // selected by ("" for all of them); entries it leaves out are stubs.
+//
+// The rest is present when the exporting console signed the export
+// (ExportJSONLSigned): the seqs of its first and last lines (0 when it
+// has none), when it was written, the SHA-256 of every byte of the file
+// before the trailer, and an Ed25519 signature of the key that signs
+// checkpoints over all of them and the filter (exportManifest).
 type jsonExport struct {
-	Filter string `json:"filter"`
+	Filter     string `json:"filter"`
+	FirstSeq   int64  `json:"first_seq,omitempty"`
+	LastSeq    int64  `json:"last_seq,omitempty"`
+	ExportedAt string `json:"exported_at,omitempty"`
+	LinesHash  string `json:"lines_sha256,omitempty"`
+	KeyID      string `json:"key_id,omitempty"`
+	Signature  string `json:"signature,omitempty"`
+}
+
+// exportDomain starts the signed bytes of every export manifest.
+const exportDomain = "quarantine-audit-export-v1"
+
+// exportManifest is what an export's signature covers: length-prefixed
+// fields as in Checkpoint.signedBytes, in this order: the tag
+// "quarantine-audit-export-v1", the SHA-256 of the file before its
+// trailer (32 bytes), the filter, the first and the last line's seq (8
+// bytes each, big-endian; 0 for an export without lines), the export time
+// (timeLayout, UTC), the key id.
+func exportManifest(linesHash []byte, filter string, first, last int64, at time.Time, keyID string) []byte {
+	var b bytes.Buffer
+	field(&b, []byte(exportDomain))
+	field(&b, linesHash)
+	field(&b, []byte(filter))
+	var seq [8]byte
+	binary.BigEndian.PutUint64(seq[:], uint64(first))
+	field(&b, seq[:])
+	binary.BigEndian.PutUint64(seq[:], uint64(last))
+	field(&b, seq[:])
+	field(&b, []byte(at.UTC().Format(timeLayout)))
+	field(&b, []byte(keyID))
+	return b.Bytes()
 }
 
 // jsonHead is the head an export ends at; the signature fields are present
@@ -204,16 +245,45 @@ type jsonHead struct {
 // its hash cannot be recomputed, but it is a hash of the entry's fields
 // alone: it confirms a guess of all of them.
 //
+// The signature of the chain head covers only the head: an export written
+// by ExportJSONL says nothing signed of which entries it selected (its
+// filter), where it starts, or what its lines held, so whoever holds the
+// file can cut its first lines, change its filter, or turn an entry into
+// a stub (its nonce is shown, so its content digest is computable)
+// without the chain telling. ExportJSONLSigned signs all of that.
+//
 // f's Limit is ignored; Before and After bound the seq range. It returns an
 // an invalid quarantine.Error for an invalid f.
 func ExportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.Writer) error {
+	return exportJSONL(ctx, db, f, head, nil, w)
+}
+
+// ExportJSONLSigned is ExportJSONL with the export signed by signer (the
+// key that signs the checkpoints): its trailer's "export" also holds
+// "first_seq" and "last_seq" (the seqs of its first and last lines,
+// absent when it has none), "exported_at", "lines_sha256" (the SHA-256 of
+// every byte of the file before the trailer), "key_id" and "signature", an
+// Ed25519 signature over those and the filter (exportManifest). VerifyExport
+// checks it: no line can be edited, added or taken off, nor the filter
+// changed, without the signature failing.
+func ExportJSONLSigned(ctx context.Context, db Querier, f Filter, head Checkpoint, signer *Signer, w io.Writer) error {
+	return exportJSONL(ctx, db, f, head, signer, w)
+}
+
+func exportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, signer *Signer, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
+	lines := sha256.New()
+	enc := json.NewEncoder(io.MultiWriter(bw, lines))
+	var first, last int64
 	// Keep the text as stored: with HTML escaping, before and after would no
 	// longer be the bytes the hash covers.
 	enc.SetEscapeHTML(false)
 	var line jsonEntry
 	err := exportEntries(ctx, db, f, head.Seq, func(e *Entry, selected bool) error {
+		if first == 0 {
+			first = e.Seq
+		}
+		last = e.Seq
 		if !selected {
 			stub := jsonStub{Seq: e.Seq, LeftOut: true, Hash: hex.EncodeToString(e.Hash)}
 			if e.HashVersion >= firstDigestVersion {
@@ -251,6 +321,13 @@ func ExportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, w i
 		trailer.ChainHead.At, trailer.ChainHead.Reason, trailer.ChainHead.KeyID = head.At.Format(timeLayout), head.Reason, head.KeyID
 		trailer.ChainHead.PublicKey = hex.EncodeToString(head.PublicKey)
 		trailer.ChainHead.Signature = hex.EncodeToString(head.Signature)
+	}
+	if signer != nil {
+		x := trailer.Export
+		at := time.Now().UTC().Truncate(time.Microsecond)
+		sum := lines.Sum(nil)
+		x.FirstSeq, x.LastSeq, x.ExportedAt, x.LinesHash, x.KeyID = first, last, at.Format(timeLayout), hex.EncodeToString(sum), signer.KeyID()
+		x.Signature = hex.EncodeToString(ed25519.Sign(signer.priv, exportManifest(sum, x.Filter, first, last, at, x.KeyID)))
 	}
 	if err := enc.Encode(&trailer); err != nil {
 		return fmt.Errorf("export audit jsonl: %w", err)

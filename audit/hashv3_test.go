@@ -142,7 +142,8 @@ func v3Export(t *testing.T) (export string, keys *audit.KeySet) {
 	head, err := audit.Record(b.ctx, b.db.Pool, signer, audit.ReasonExport)
 	require.NoError(t, err)
 	var out bytes.Buffer
-	require.NoError(t, audit.ExportJSONL(b.ctx, b.db.Pool, audit.Filter{Tenants: []string{"acme"}}, head, &out))
+	// Signed, as the console's exports are when it has its key.
+	require.NoError(t, audit.ExportJSONLSigned(b.ctx, b.db.Pool, audit.Filter{Tenants: []string{"acme"}}, head, signer, &out))
 	return out.String(), audit.NewKeySet(signer.PublicKey())
 }
 

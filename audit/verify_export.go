@@ -3,6 +3,8 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -39,6 +41,16 @@ type ExportResult struct {
 	// signature verified with the keys given.
 	Head   Checkpoint
 	Signed bool
+	// ExportSigned is true when the export itself is signed (its lines,
+	// filter, first and last seq; ExportJSONLSigned) and the signature
+	// verified with the keys given, by key ExportKeyID at ExportedAt. An
+	// export without that signature (from an older console, or one
+	// without a signing key) is proven only as far as its chain goes: its
+	// filter, its first lines, and which entries are stubs could have been
+	// changed since it was written.
+	ExportSigned bool
+	ExportedAt   time.Time
+	ExportKeyID  string
 	// Problem says what is wrong, "" when the export verified; Line is the
 	// line of the file it is about.
 	Problem string
@@ -73,12 +85,22 @@ func (r ExportResult) String() string {
 	if r.Filter != "" {
 		s += fmt.Sprintf("; filtered (%s), %s left out", r.Filter, plural(r.LeftOut, "entry", "entries"))
 	}
+	if r.ExportSigned {
+		s += fmt.Sprintf("; the export is signed (exported %s, key %s): its lines and filter are as written", r.ExportedAt.Format(timeLayout), r.ExportKeyID)
+	} else {
+		s += "; " + UnsignedExportWarning
+	}
 	if r.Unproven > 0 {
 		s += fmt.Sprintf("; %s before seq %d %s unproven: seq %d is a stub of an entry appended before hash version 3, without a content digest, so its hash cannot be recomputed and their link to the signed head rests on its prev_hash; check them with console audit verify against the database, or with an unfiltered export",
 			plural(r.Unproven, "entry", "entries"), r.UnprovenStub, isAre(r.Unproven), r.UnprovenStub)
 	}
 	return s
 }
+
+// UnsignedExportWarning is what ExportResult.String says of an export
+// that verified without a signature of its own.
+const UnsignedExportWarning = "WARNING: the export itself is not signed (written by an older console, or one without a signing key): " +
+	"edits since the export cannot be ruled out beyond what the chain proves (its filter, lines cut from its front, or an entry turned into a stub)"
 
 // isAre is "is" for one, "are" for more.
 func isAre(n int64) string {
@@ -112,6 +134,8 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 	var lastDated *Entry                      // the entry before, for its at
 	var headLine []byte
 	var stubLines []int64 // lines of stubs, for the filter check at the end
+	var first *Entry      // the first line
+	lines := sha256.New() // the bytes before the trailer, for the export's signature
 	for sc.Scan() {
 		res.Line++
 		line := sc.Bytes()
@@ -123,6 +147,8 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 			headLine = bytes.Clone(line)
 			continue
 		}
+		lines.Write(line)
+		lines.Write([]byte{'\n'})
 		e, stub, err := exportedEntry(line)
 		if err != nil {
 			res.Problem = err.Error()
@@ -159,6 +185,8 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 		}
 		if last != nil {
 			res.Linked++
+		} else {
+			first = e
 		}
 		if stub {
 			res.LeftOut++
@@ -180,16 +208,32 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 		res.Problem = "no chain head: the export was cut short"
 		return res, nil
 	}
-	head, filter, err := exportedHead(headLine)
+	head, x, err := exportedHead(headLine)
 	if err != nil {
 		res.Problem = err.Error()
 		return res, nil
 	}
-	res.Head, res.Filter = head, filter
+	res.Head, res.Filter = head, x.Filter
+	var firstSeq, lastSeq int64
+	if first != nil {
+		firstSeq, lastSeq = first.Seq, last.Seq
+	}
+	if x.Signature != "" {
+		if problem := checkExportSignature(x, lines.Sum(nil), firstSeq, lastSeq, keys); problem != "" {
+			res.Problem = problem
+			return res, nil
+		}
+		res.ExportSigned, res.ExportKeyID = true, x.KeyID
+		res.ExportedAt, _ = time.Parse(timeLayout, x.ExportedAt)
+	}
 	switch {
-	case filter == "" && len(stubLines) > 0:
+	case x.Filter == "" && len(stubLines) > 0:
 		res.Line = stubLines[0]
 		res.Problem = "an entry is left out (a stub), but the export says it is not filtered"
+		return res, nil
+	case x.Filter == "" && first != nil && first.Seq != 1:
+		res.Line = 1
+		res.Problem = fmt.Sprintf("the export says it is not filtered, so it starts at seq 1, but its first line is seq %d (its first entries were taken off)", first.Seq)
 		return res, nil
 	case last != nil && last.Seq != head.Seq:
 		res.Problem = fmt.Sprintf("the export ends at seq %d, but its chain head is seq %d (entries were taken off its end)", last.Seq, head.Seq)
@@ -394,19 +438,86 @@ func rawOrNil(m json.RawMessage) json.RawMessage {
 	return m
 }
 
-// exportedHead is the chain head line of ExportJSONL, and the filter it
-// names.
-func exportedHead(line []byte) (Checkpoint, string, error) {
-	var t jsonTrailer
+// checkExportSignature checks the export's own signature (x, from its
+// trailer) with keys, and that what it signed is what the file holds:
+// linesHash, the SHA-256 of the bytes before the trailer, and the seqs of
+// its first and last lines. It returns what is wrong, "" when nothing is.
+func checkExportSignature(x jsonExport, linesHash []byte, first, last int64, keys *KeySet) string {
+	var pub []byte
+	if keys != nil {
+		pub = keys.byID[x.KeyID]
+	}
+	at, err := time.Parse(timeLayout, x.ExportedAt)
+	if err != nil {
+		return fmt.Sprintf("the export's exported_at %q is not a time of the export", x.ExportedAt)
+	}
+	claimed, err := hex.DecodeString(x.LinesHash)
+	if err != nil {
+		return "the export's lines_sha256 is not hex"
+	}
+	sig, err := hex.DecodeString(x.Signature)
+	if err != nil {
+		return "the export's signature is not hex"
+	}
+	switch {
+	case keys.Len() == 0:
+		return fmt.Sprintf("the export is signed by key %s, and no public key was given to check it", x.KeyID)
+	case pub == nil:
+		return fmt.Sprintf("the export is signed by key %s, which is not one of the public keys given", x.KeyID)
+	case !ed25519.Verify(pub, exportManifest(claimed, x.Filter, x.FirstSeq, x.LastSeq, at, x.KeyID), sig):
+		return fmt.Sprintf("the export's signature does not verify with key %s (its filter, first or last seq, or time was changed)", x.KeyID)
+	case !bytes.Equal(claimed, linesHash):
+		return "the export's lines are not the ones it was signed with (a line was edited, added or taken off since the export)"
+	case x.FirstSeq != first || x.LastSeq != last:
+		return fmt.Sprintf("the export was signed running from seq %d to %d, but its lines run from seq %d to %d", x.FirstSeq, x.LastSeq, first, last)
+	}
+	return ""
+}
+
+// Keys of the trailer line, and of its two objects.
+var (
+	trailerKeys = []string{"chain_head", "export"}
+	headKeys    = []string{"seq", "hash", "signed_at", "reason", "key_id", "public_key", "signature"}
+	exportKeys  = []string{"filter", "first_seq", "last_seq", "exported_at", "lines_sha256", "key_id", "signature"}
+)
+
+// exportedHead is the chain head line of ExportJSONL, and what it says of
+// the export (its filter, and its signature when it has one).
+func exportedHead(line []byte) (Checkpoint, jsonExport, error) {
+	var t struct {
+		ChainHead json.RawMessage `json:"chain_head"`
+		Export    json.RawMessage `json:"export"`
+	}
 	if err := json.Unmarshal(line, &t); err != nil {
-		return Checkpoint{}, "", fmt.Errorf("the chain head is not readable: %v", err)
+		return Checkpoint{}, jsonExport{}, fmt.Errorf("the chain head is not readable: %v", err)
 	}
-	var filter string
-	if t.Export != nil {
-		filter = t.Export.Filter
+	for _, o := range []struct {
+		raw   []byte
+		known []string
+	}{{line, trailerKeys}, {t.ChainHead, headKeys}, {t.Export, exportKeys}} {
+		if len(o.raw) == 0 || string(o.raw) == "null" {
+			continue
+		}
+		keys, err := lineKeys(o.raw)
+		if err != nil {
+			return Checkpoint{}, jsonExport{}, fmt.Errorf("the chain head line: %v", err)
+		}
+		for _, k := range keys {
+			if !slices.Contains(o.known, k) {
+				return Checkpoint{}, jsonExport{}, fmt.Errorf("the chain head line holds %q, which is not a key of it (keys are matched exactly)", k)
+			}
+		}
 	}
-	c, err := exportedCheckpoint(t)
-	return c, filter, err
+	var tr jsonTrailer
+	if err := json.Unmarshal(line, &tr); err != nil {
+		return Checkpoint{}, jsonExport{}, fmt.Errorf("the chain head is not readable: %v", err)
+	}
+	var x jsonExport
+	if tr.Export != nil {
+		x = *tr.Export
+	}
+	c, err := exportedCheckpoint(tr)
+	return c, x, err
 }
 
 func exportedCheckpoint(t jsonTrailer) (Checkpoint, error) {
