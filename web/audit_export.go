@@ -24,8 +24,14 @@ func (s *Server) auditExportCSV(c echo.Context) error {
 	return s.auditExport(c, "text/csv; charset=utf-8", "csv", audit.ExportCSV)
 }
 
+// auditExportJSONL signs the export itself with the checkpoint key
+// (audit.ExportJSONLSigned): its lines, filter and first and last seq.
 func (s *Server) auditExportJSONL(c echo.Context) error {
-	return s.auditExport(c, "application/x-ndjson", "jsonl", audit.ExportJSONL)
+	signer := s.deps.Checkpoints.Signer()
+	return s.auditExport(c, "application/x-ndjson", "jsonl",
+		func(ctx context.Context, db audit.Querier, f audit.Filter, end audit.Checkpoint, w io.Writer) error {
+			return audit.ExportJSONLSigned(ctx, db, f, end, signer, w)
+		})
 }
 
 // auditExport streams the current filter's entries, oldest first, ending

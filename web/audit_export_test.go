@@ -50,6 +50,7 @@ func TestAuditExportEndsAtTheNextCheckpoint(t *testing.T) {
 	res, err := audit.VerifyExport(strings.NewReader(resp.Body), audit.NewKeySet(b.Signer.PublicKey()))
 	require.NoError(t, err)
 	require.True(t, res.OK(), res.String())
+	assert.True(t, res.ExportSigned, "the export itself is signed with the checkpoint key: %s", res)
 	assert.Equal(t, int64(1), res.Entries)
 	assert.Greater(t, res.Head.Seq, old.Seq, "not the forged checkpoint at the entry")
 	assert.LessOrEqual(t, res.Head.Seq, next.Seq, "the first checkpoint after the entry, not the head")

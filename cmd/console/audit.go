@@ -186,7 +186,9 @@ const exitUnproven = 3
 
 // verifyExportFile is "console audit verify --file": it checks a JSON
 // Lines export (audit.VerifyExport), prints the result and exits 1 naming
-// the first problem. An export that verifies but holds unproven entries
+// the first problem; an export that verifies without a signature of its
+// own (audit.ExportJSONLSigned) gets a warning on stderr. An export that
+// verifies but holds unproven entries
 // (before a stub of an entry appended before hash version 3) exits 3
 // saying how many and why, unless acceptUnproven.
 func verifyExportFile(path string, keys *audit.KeySet, acceptUnproven bool, stdout, stderr io.Writer) error {
@@ -202,6 +204,11 @@ func verifyExportFile(path string, keys *audit.KeySet, acceptUnproven bool, stdo
 	fmt.Fprintln(stdout, res.String())
 	if !res.OK() && keys.Len() == 0 && strings.Contains(res.Problem, "no public key was given") {
 		fmt.Fprintln(stderr, "console audit verify: give the checkpoint public key with --public-key FILE (the audit page's verify lists it)")
+	}
+	if res.OK() && !res.ExportSigned {
+		// The chain checks out, but nothing signed says the file is as
+		// exported: its filter, its first lines, or an entry made a stub.
+		fmt.Fprintln(stderr, "console audit verify: "+audit.UnsignedExportWarning)
 	}
 	if err := res.Err(); err != nil || res.Unproven == 0 || acceptUnproven {
 		return err

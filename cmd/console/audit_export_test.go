@@ -102,7 +102,7 @@ func TestAuditVerifyFileUnprovenExitsNonZero(t *testing.T) {
 	dir := t.TempDir()
 	exportFile := func(name string, f audit.Filter) string {
 		var export bytes.Buffer
-		require.NoError(t, audit.ExportJSONL(ctx, db.Pool, f, head, &export))
+		require.NoError(t, audit.ExportJSONLSigned(ctx, db.Pool, f, head, signer, &export))
 		path := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(path, export.Bytes(), 0o600))
 		return path
@@ -131,9 +131,24 @@ func TestAuditVerifyFileUnprovenExitsNonZero(t *testing.T) {
 		assert.Contains(t, out, "2 entries before seq 4")
 	})
 	t.Run("Proven", func(t *testing.T) {
-		out, _, err := verify("--file", proven)
+		out, stderr, err := verify("--file", proven)
 		require.NoError(t, err)
 		assert.Contains(t, out, "audit export ok: 2 entries")
+		assert.Contains(t, out, "the export is signed")
 		assert.NotContains(t, out, "unproven")
+		assert.Empty(t, stderr)
+	})
+	// An export without a signature of its own (an older console's)
+	// verifies as far as its chain goes, with a warning.
+	t.Run("UnsignedExportWarns", func(t *testing.T) {
+		var export bytes.Buffer
+		require.NoError(t, audit.ExportJSONL(ctx, db.Pool, audit.Filter{Tenants: []string{"acme"}, After: 4}, head, &export))
+		path := filepath.Join(dir, "unsigned.jsonl")
+		require.NoError(t, os.WriteFile(path, export.Bytes(), 0o600))
+		out, stderr, err := verify("--file", path)
+		require.NoError(t, err)
+		assert.Contains(t, out, "audit export ok: 2 entries")
+		assert.Contains(t, stderr, "the export itself is not signed")
+		assert.Contains(t, stderr, "edits since the export cannot be ruled out")
 	})
 }
