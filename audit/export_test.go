@@ -439,7 +439,7 @@ func TestExportEndsAtTheCheckpointAfterItsLastEntry(t *testing.T) {
 	assert.Equal(t, genuine, end, "the first checkpoint after seq 3 that verifies with the console's key")
 
 	var out bytes.Buffer
-	require.NoError(t, audit.ExportJSONL(b.ctx, b.db.Pool, acme, end, &out))
+	require.NoError(t, audit.ExportJSONLSigned(b.ctx, b.db.Pool, acme, end, signer, &out))
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	assert.Len(t, lines, 6, "seqs 1 to 5 and the trailer, none of the 50 entries past the checkpoint")
 	assert.Contains(t, lines[5], `"chain_head":{"seq":5,`)
