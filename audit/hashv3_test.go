@@ -345,7 +345,7 @@ func TestV3ChainSpansV2ThenV3(t *testing.T) {
 	require.NoError(t, err)
 	export := func(f audit.Filter) audit.ExportResult {
 		var out bytes.Buffer
-		require.NoError(t, audit.ExportJSONL(b.ctx, b.db.Pool, f, head, &out))
+		require.NoError(t, audit.ExportJSONLSigned(b.ctx, b.db.Pool, f, head, signer, &out))
 		res, err := audit.VerifyExport(strings.NewReader(out.String()), keys)
 		require.NoError(t, err)
 		require.True(t, res.OK(), res.String())
