@@ -75,16 +75,8 @@ func runPolicyRollback(ctx context.Context, args []string, getenv func(string) s
 	}
 	fmt.Fprintf(stdout, "%s %s (%s) may be made active again until %s: start a console or worker whose POLICY_FILE has it "+
 		"(the version it replaces is then replaced in turn); unused by then, the allowance expires\n",
-		rollbackKind(r), r.Version, r.File, r.ExpiresAt.UTC().Format(time.RFC3339))
+		r.Kind(), r.Version, r.File, r.ExpiresAt.UTC().Format(time.RFC3339))
 	return nil
-}
-
-// rollbackKind names what r lets back.
-func rollbackKind(r replay.PolicyRollback) string {
-	if r.Terms {
-		return "retention terms"
-	}
-	return "replay policy"
 }
 
 // runPolicyStatus is "console policy status": the active replay policy

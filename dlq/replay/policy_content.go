@@ -83,8 +83,15 @@ func (v VersionContent) Recorded() bool { return v.Text != "" }
 
 // Kind names the kind of version, as console policy status and rollback
 // do: "replay policy" or "retention terms".
-func (v VersionContent) Kind() string {
-	if v.Terms {
+func (v VersionContent) Kind() string { return versionKind(v.Terms) }
+
+// Kind names what the allowance lets back, as VersionContent.Kind does.
+func (r PolicyRollback) Kind() string { return versionKind(r.Terms) }
+
+// versionKind is "retention terms" for a retention terms version, else
+// "replay policy".
+func versionKind(terms bool) string {
+	if terms {
 		return "retention terms"
 	}
 	return "replay policy"
@@ -158,8 +165,7 @@ func versionContent(ctx context.Context, q querier, sql, version string, terms b
 	v, err := pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (VersionContent, error) { return scanContent(r, terms) })
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		kind := VersionContent{Terms: terms}.Kind()
-		return VersionContent{}, quarantine.Errorf(quarantine.ENOTFOUND, "%s %.12s was never active", kind, version)
+		return VersionContent{}, quarantine.Errorf(quarantine.ENOTFOUND, "%s %.12s was never active", versionKind(terms), version)
 	case err != nil:
 		return VersionContent{}, fmt.Errorf("read version %.12s: %w", version, err)
 	}
