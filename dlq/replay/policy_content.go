@@ -40,8 +40,6 @@ const (
         FROM replay_policy_versions v LEFT JOIN replay_policy_contents c USING (version)`
 	selectRetentionContents = `SELECT ` + versionContentColumns + `
         FROM retention_terms_versions v LEFT JOIN retention_terms_contents c USING (version)`
-	// A version by its full name, or the start of it as rollback takes it.
-	whereVersionLike = ` WHERE starts_with(v.version, $1) ORDER BY v.version LIMIT 2`
 )
 
 // recordContents records, in ActivatePolicy's transaction, what the
@@ -132,28 +130,18 @@ func FindVersion(ctx context.Context, q querier, version string) (VersionContent
 	case len(version) > sha256.Size*2:
 		return VersionContent{}, quarantine.Errorf(quarantine.ENOTFOUND, "no version is longer than %d characters", sha256.Size*2)
 	}
-	var found []VersionContent
-	for _, k := range []struct {
-		sql   string
-		terms bool
-	}{{selectPolicyContents, false}, {selectRetentionContents, true}} {
-		rows, err := q.Query(ctx, k.sql+whereVersionLike, version)
-		if err != nil {
-			return VersionContent{}, fmt.Errorf("find version %q: %w", version, err)
-		}
-		vs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (VersionContent, error) { return scanContent(r, k.terms) })
-		if err != nil {
-			return VersionContent{}, fmt.Errorf("find version %q: %w", version, err)
-		}
-		found = append(found, vs...)
-	}
-	switch len(found) {
-	case 0:
+	policy, terms, err := versionsStarting(ctx, q, version)
+	switch {
+	case err != nil:
+		return VersionContent{}, fmt.Errorf("find version %q: %w", version, err)
+	case len(policy)+len(terms) == 0:
 		return VersionContent{}, quarantine.Errorf(quarantine.ENOTFOUND, "no replay policy version or retention terms version starting %q was ever active", version)
-	case 1:
-		return found[0], found[0].read()
+	case len(policy)+len(terms) > 1:
+		return VersionContent{}, quarantine.Errorf(quarantine.EINVALID, "more than one replay policy or retention terms version starts %q: give more of it", version)
+	case len(terms) == 1:
+		return TermsContent(ctx, q, terms[0].Version)
 	}
-	return VersionContent{}, quarantine.Errorf(quarantine.EINVALID, "more than one replay policy or retention terms version starts %q: give more of it", version)
+	return PolicyContent(ctx, q, policy[0].Version)
 }
 
 // versionContent reads the one version sql selects by $1 = version.

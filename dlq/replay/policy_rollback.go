@@ -129,13 +129,9 @@ func AllowPolicyRollback(ctx context.Context, db txStarter, version string, d ti
 		if _, err := tx.Exec(ctx, lockPolicyChange); err != nil {
 			return err
 		}
-		found, err := versionsLike(ctx, tx, selectPolicyVersionsLike, version)
-		if err != nil {
-			return err
-		}
 		// Retention terms have versions of their own (RetentionVersion):
 		// the same command lets replaced ones back.
-		terms, err := versionsLike(ctx, tx, selectRetentionVersionsLike, version)
+		found, terms, err := versionsStarting(ctx, tx, version)
 		switch {
 		case err != nil:
 			return err
@@ -219,11 +215,22 @@ func readRollback(ctx context.Context, q querier, sql, what string) (*PolicyRoll
 	return &r, nil
 }
 
+// versionsStarting returns the replay policy versions and the retention
+// terms versions that were ever active and whose names start with prefix
+// (two of each at most: enough to tell one from several), as rollback
+// and show name a version.
+func versionsStarting(ctx context.Context, q querier, prefix string) (policy, terms []PolicyVersion, err error) {
+	if policy, err = versionsLike(ctx, q, selectPolicyVersionsLike, prefix); err != nil {
+		return nil, nil, err
+	}
+	terms, err = versionsLike(ctx, q, selectRetentionVersionsLike, prefix)
+	return policy, terms, err
+}
+
 // versionsLike returns the versions sql selects starting with prefix
-// (selectPolicyVersionsLike or selectRetentionVersionsLike: two at most),
-// in tx.
-func versionsLike(ctx context.Context, tx pgx.Tx, sql, prefix string) ([]PolicyVersion, error) {
-	rows, err := tx.Query(ctx, sql, prefix)
+// (selectPolicyVersionsLike or selectRetentionVersionsLike: two at most).
+func versionsLike(ctx context.Context, q querier, sql, prefix string) ([]PolicyVersion, error) {
+	rows, err := q.Query(ctx, sql, prefix)
 	if err != nil {
 		return nil, err
 	}
