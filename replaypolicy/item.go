@@ -84,8 +84,12 @@ type Item struct {
 // publish: a header it cannot encode, and its size against the server's
 // max_payload.
 type Send struct {
-	// BadHeader is the first header name NATS cannot send ("": none).
-	BadHeader string
+	// HasBadHeader reports a header whose name NATS cannot send
+	// (SendableHeaderName); BadHeader is the first such name, "" for a
+	// header of an empty name. A BadHeader other than "" counts as one
+	// without HasBadHeader.
+	HasBadHeader bool
+	BadHeader    string
 	// AlteredHeader is the first header (the message, operation and
 	// correlation ids included, under the names they are sent as) whose
 	// value NATS would send with other bytes than the stored ones: the
@@ -122,8 +126,10 @@ type Send struct {
 // published.
 func JudgeSend(v Verdict, s Send) Verdict {
 	switch {
-	case s.BadHeader != "":
-		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q cannot be sent over NATS (a header name is printable ASCII without ':' or spaces); resolve it by hand", s.BadHeader))
+	case s.HasBadHeader && s.BadHeader == "":
+		return v.plain(Block, CheckUnsendable, "a header with an empty name cannot be sent over NATS ("+headerNameRule+"); resolve it by hand")
+	case s.HasBadHeader || s.BadHeader != "":
+		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q cannot be sent over NATS (%s); resolve it by hand", s.BadHeader, headerNameRule))
 	case s.AlteredHeader != "":
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q holds a line break inside its value, which NATS sends as a space: the replay would not carry the value stored "+
 			"(for a message or operation id, another identity to downstream dedupe); resolve it by hand", s.AlteredHeader))

@@ -157,6 +157,7 @@ func TestRules(t *testing.T) {
 		{CheckRefused, Fail, ack(Ack{Refused: "nats: maximum payload exceeded", FirstAttempt: true}), "can never be published as it is"},
 		{CheckNotSent, Wait, ack(Ack{NotSent: "nats: connection closed"}), "nothing was stored"},
 		{CheckUnsendable, Block, judge("search.x", AtDraft, func(i *Item) { i.Send = Send{BadHeader: "Bad Name"} }), `header "Bad Name" cannot be sent`},
+		{CheckUnsendable, Block, judge("search.x", AtDraft, func(i *Item) { i.Send = Send{HasBadHeader: true} }), "a header with an empty name cannot be sent"},
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{Size: 2000, MaxPayload: 1024} }), "max_payload of 1024 bytes"},
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{AlteredHeader: "Nats-Msg-Id"} }), `header "Nats-Msg-Id" holds a line break`},
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{Reappeared: true} }), "may be one retention removed"},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -94,15 +95,16 @@ FOR KEY SHARE OF d`
 // a name stored as text, without a Nats-, Dlq- or Upstream-Dlq- prefix in
 // any ASCII case; Go's strings.ToLower turns no other letter into one of
 // those prefixes), the position of the first whose name NATS cannot send
-// (sendableName: a byte outside '!'..'~', or ':'), of the first whose
+// (replaypolicy.SendableHeaderName: empty, or holding a byte but
+// replaypolicy.HeaderNameBytes, which translate removes), of the first whose
 // value it would send changed (valueSentAsIs: a CR or LF once the blanks
 // around it are trimmed, in the value as received: base64 decoded when so
 // stored; a value that does not decode is not a change), each of a
 // non-empty name as sendFacts counts them, and their bytes as sendFacts
 // counts them (name, value as stored, 4).
-const headerFacts = `CROSS JOIN LATERAL (
+var headerFacts = `CROSS JOIN LATERAL (
     SELECT coalesce(sum(octet_length(v.name) + octet_length(v.value) + 4), 0) AS bytes,
-           min(e.n) FILTER (WHERE v.name ~ '[^!-9;-~]') AS bad, -- an empty name holds no such byte
+           min(e.n) FILTER (WHERE v.name = '' OR translate(v.name, ` + sendableNameBytes + `, '') <> '') AS bad,
            min(e.n) FILTER (WHERE v.name <> '' AND CASE v.encoding
                 WHEN '' THEN CASE WHEN strpos(v.value, E'\r') = 0 AND strpos(v.value, E'\n') = 0 THEN false -- most values: no line break at all
                                   ELSE btrim(v.value, E' \t\r\n') ~ E'[\r\n]' END
@@ -117,12 +119,16 @@ const headerFacts = `CROSS JOIN LATERAL (
     WHERE coalesce(e.h->>'name_encoding', '') = ''
       AND NOT starts_with(v.lower, 'nats-') AND NOT starts_with(v.lower, 'dlq-') AND NOT starts_with(v.lower, 'upstream-dlq-')) hf`
 
+// sendableNameBytes is replaypolicy.HeaderNameBytes as an SQL string
+// literal (it holds a quote).
+var sendableNameBytes = "'" + strings.ReplaceAll(replaypolicy.HeaderNameBytes(), "'", "''") + "'"
+
 // One dead letter, by id, looked for where its dead_lettered_at is in
 // [$2, $3) (the partitions the map names): the facts a draft reads, but of
-// its headers only headerFacts' (the names of the first header NATS cannot
-// send and of the first it would send changed, "" when none, and their
-// bytes).
-const selectForJudge = factsSelect + `coalesce(d.headers -> (hf.bad - 1)::int ->> 'name', ''),
+// its headers only headerFacts' (whether a header NATS cannot send is
+// there and its name, "" also for an empty one; the name of the first it
+// would send changed, "" when none; and their bytes).
+var selectForJudge = factsSelect + `hf.bad IS NOT NULL, coalesce(d.headers -> (hf.bad - 1)::int ->> 'name', ''),
        coalesce(d.headers -> (hf.altered - 1)::int ->> 'name', ''), hf.bytes` + factsRest + `
 FROM dead_letters d
 ` + fixJoin + `
@@ -287,10 +293,11 @@ func (s *Service) QueueJudge(b *pgx.Batch, id int64, lo, hi time.Time, out *repl
 	b.Queue(selectForJudge, id, lo, hi).Query(func(rows pgx.Rows) error {
 		var it Item
 		var f facts
+		var hasBad bool
 		var bad, altered string
 		var headerBytes, size int64
 		*found = false
-		_, err := pgx.ForEachRow(rows, factsInto(&it, &f, &size, &bad, &altered, &headerBytes), func() error {
+		_, err := pgx.ForEachRow(rows, factsInto(&it, &f, &size, &hasBad, &bad, &altered, &headerBytes), func() error {
 			*found = true
 			return nil
 		})
@@ -300,7 +307,7 @@ func (s *Service) QueueJudge(b *pgx.Batch, id int64, lo, hi time.Time, out *repl
 		// sendFacts of the ids alone, then the headers' facts after them,
 		// in sendFacts' order.
 		f.send = sendFacts(nil, f.flags, f.subject, size, s.cfg.MaxPayload, f.msgID, f.operationID, it.CorrelationID)
-		f.send.BadHeader = bad
+		f.send.HasBadHeader, f.send.BadHeader = hasBad, bad
 		if f.send.AlteredHeader == "" {
 			f.send.AlteredHeader = altered
 		}

@@ -14,22 +14,6 @@ import (
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
-// sendableName reports whether NATS can send a header of this name: the
-// client refuses (nats.ErrBadHeaderMsg) any name that is empty or holds a
-// byte outside printable ASCII or a colon, which the lenient ingest
-// parser keeps as it came.
-func sendableName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; c <= ' ' || c >= 0x7f || c == ':' {
-			return false
-		}
-	}
-	return true
-}
-
 // replayHeaderBytes bounds what a replay adds to the headers it forwards:
 // the NATS header line, its message, operation and correlation ids and its
 // own bookkeeping (Dlq-Replay-Of, Dlq-Replay-Request, Dlq-Payload-Edited).
@@ -51,9 +35,10 @@ var idHeaders = [...]string{dlq.HeaderNatsMsgID, dlq.HeaderOperationID, dlq.Head
 // headers hs (as the dead letter stored them), a payload of payloadSize
 // bytes, ids (its message, operation and correlation ids, in that order)
 // and the original subject publishes, on a server of maxPayload (0:
-// unknown): the first header it cannot send, the first it would send
-// changed, the first id (or the subject) that is a stand-in for other
-// bytes (notText, from the dead letter's flags), whether the dead letter
+// unknown): the first header it cannot send (replaypolicy.
+// SendableHeaderName: an empty name included), the first of a name it
+// would send changed, the first id (or the subject) that is a stand-in for
+// other bytes (notText, from the dead letter's flags), whether the dead letter
 // may be one retention removed (its flags), and the message's size.
 func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize int64, maxPayload int64, ids ...string) replaypolicy.Send {
 	s := replaypolicy.Send{Size: payloadSize + replayHeaderBytes, MaxPayload: maxPayload, NotText: notText(flags, subject, ids...),
@@ -65,10 +50,10 @@ func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize
 		}
 	}
 	for _, h := range Headers(hs) {
-		if s.BadHeader == "" && !sendableName(h.Name) {
-			s.BadHeader = h.Name
+		if !s.HasBadHeader && !replaypolicy.SendableHeaderName(h.Name) {
+			s.HasBadHeader, s.BadHeader = true, h.Name
 		}
-		if s.AlteredHeader == "" && !valueSentAsIs(h) {
+		if s.AlteredHeader == "" && h.Name != "" && !valueSentAsIs(h) { // a header without a name is refused whole (HasBadHeader)
 			s.AlteredHeader = h.Name
 		}
 		s.Size += int64(len(h.Name) + len(h.Value) + 4) // "name: value\r\n"
