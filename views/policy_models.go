@@ -9,8 +9,11 @@ import (
 // replay policy is not the active version: the table the page shows is
 // its own, not the one every other process judges by.
 type PolicyStale struct {
-	Version     string // this console's
-	Active      string // the active version
+	// Version is this console's, Active the active version; both "" when
+	// they are not shown (retention terms versions, to a viewer of some
+	// tenants: the page then says only since when the active ones are).
+	Version     string
+	Active      string
 	ActiveSince time.Time
 	// ActivatedBy is the process (host-pid) that made it active, shown to
 	// those who see every tenant, who run the console ("" for others).

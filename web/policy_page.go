@@ -59,9 +59,9 @@ func (s *Server) policyPage(c echo.Context) error {
 		}
 	}
 	if rs := st.Retention; rs.Stale() {
-		m.RetentionStale = &views.PolicyStale{Version: rs.Version, Active: rs.Active.Version, ActiveSince: rs.Active.ActivatedAt, NotRecorded: !terms.Recorded()}
-		if all {
-			m.RetentionStale.ActivatedBy = rs.Active.ActivatedBy
+		m.RetentionStale = &views.PolicyStale{ActiveSince: rs.Active.ActivatedAt, NotRecorded: !terms.Recorded()}
+		if all { // terms versions: see policyTerms
+			m.RetentionStale.Version, m.RetentionStale.Active, m.RetentionStale.ActivatedBy = rs.Version, rs.Active.Version, rs.Active.ActivatedBy
 		}
 	}
 	if r := st.Rollback; r.Pending() {
@@ -130,11 +130,25 @@ func policyRules(m *views.PolicyModel, v replay.VersionContent) {
 }
 
 // policyTerms puts what retention terms v say in m, for tenants (see
-// retentionView), or why it is not known.
+// retentionView), or why it is not known: to a viewer of some tenants,
+// who is only ever shown the active terms, without their version.
+//
+// A retention terms version is shown only to those who see every tenant
+// (tenants nil): it is the SHA-256 of a text that holds every tenant's
+// retention lines, so to a viewer of some tenants, who reads the lines of
+// theirs and of every tenant ("*"), it, or any start of it, would confirm
+// offline a guess at the lines of the others (their names and periods).
+// They see when the active terms were made active instead, which says
+// nothing of what they hold. (A replay policy version is shown to all: it
+// hashes the rules alone, which the page shows whole to all.)
 func policyTerms(m *views.PolicyModel, v replay.VersionContent, tenants []string) {
 	m.ShowRetention = true
 	if v.Retention == nil {
 		m.RetentionNotRecorded = v.NotRecorded()
+		if tenants != nil {
+			m.RetentionNotRecorded = "not recorded: the active retention terms were last active before the console kept what versions say (migration 0039), " +
+				"and no process has run them as the active terms since"
+		}
 		return
 	}
 	m.Retention = retentionLines(v.Retention, tenants)

@@ -15,12 +15,25 @@ import (
 // page links here) and an operator what a rollback goes back to. A replay
 // policy version shows its rules, retention terms their table; a version
 // never active is not found. It needs what the Policy page needs.
+//
+// Retention terms versions are found only for those who see every tenant:
+// a terms version is the SHA-256 of a text holding every tenant's
+// retention lines, so to anyone else a page found (or an ambiguous start)
+// would confirm a guess at other tenants' lines, computed offline. For
+// them, a terms version, known or not, is not found as one never active
+// is (replay.FindPolicyVersion). A replay policy version is found for
+// everyone: its rules, which are all it hashes, are shown whole on the
+// Policy page to everyone who may read it.
 func (s *Server) policyVersionPage(c echo.Context, version string) error {
-	v, err := s.deps.Replays.FindVersion(c.Request().Context(), version)
+	all, tenants := s.policyScope(c)
+	find := s.deps.Replays.FindPolicyVersion
+	if all {
+		find = s.deps.Replays.FindVersion
+	}
+	v, err := find(c.Request().Context(), version)
 	if err != nil {
 		return err
 	}
-	all, tenants := s.policyScope(c)
 	m := views.PolicyModel{File: fileShown(v.File, all), Version: v.Version, Viewing: &views.PolicyViewing{
 		Terms: v.Terms, ActivatedAt: v.ActivatedAt, SupersededAt: v.SupersededAt,
 	}}

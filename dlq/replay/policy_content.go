@@ -123,6 +123,25 @@ func TermsContent(ctx context.Context, q querier, version string) (VersionConten
 // not found when no version that was ever active has that name, and
 // invalid when the start is too short or names more than one.
 func FindVersion(ctx context.Context, q querier, version string) (VersionContent, error) {
+	return findVersion(ctx, q, version, true)
+}
+
+// FindPolicyVersion is FindVersion of replay policy versions alone: a
+// retention terms version is not found by it, nor counted among those a
+// start names, exactly as if it had never been active. It is for those
+// who may not read every tenant's retention lines, to whom a terms
+// version (the SHA-256 of a text holding every tenant's lines) found or
+// not would confirm a guess at another tenant's lines.
+func FindPolicyVersion(ctx context.Context, q querier, version string) (VersionContent, error) {
+	return findVersion(ctx, q, version, false)
+}
+
+// findVersion is FindVersion, of retention terms versions too when terms.
+func findVersion(ctx context.Context, q querier, version string, terms bool) (VersionContent, error) {
+	what := "replay policy version"
+	if terms {
+		what = "replay policy version or retention terms version"
+	}
 	version = strings.TrimSpace(version)
 	switch {
 	case len(version) < 8:
@@ -130,16 +149,21 @@ func FindVersion(ctx context.Context, q querier, version string) (VersionContent
 	case len(version) > sha256.Size*2:
 		return VersionContent{}, quarantine.Errorf(quarantine.ENOTFOUND, "no version is longer than %d characters", sha256.Size*2)
 	}
-	policy, terms, err := versionsStarting(ctx, q, version)
+	// Both kinds are read whatever the caller, so that not even the time
+	// of the answer tells a terms version from none.
+	policy, found, err := versionsStarting(ctx, q, version)
+	if !terms {
+		found = nil
+	}
 	switch {
 	case err != nil:
 		return VersionContent{}, fmt.Errorf("find version %q: %w", version, err)
-	case len(policy)+len(terms) == 0:
-		return VersionContent{}, quarantine.Errorf(quarantine.ENOTFOUND, "no replay policy version or retention terms version starting %q was ever active", version)
-	case len(policy)+len(terms) > 1:
-		return VersionContent{}, quarantine.Errorf(quarantine.EINVALID, "more than one replay policy or retention terms version starts %q: give more of it", version)
-	case len(terms) == 1:
-		return TermsContent(ctx, q, terms[0].Version)
+	case len(policy)+len(found) == 0:
+		return VersionContent{}, quarantine.Errorf(quarantine.ENOTFOUND, "no %s starting %q was ever active", what, version)
+	case len(policy)+len(found) > 1:
+		return VersionContent{}, quarantine.Errorf(quarantine.EINVALID, "more than one %s starts %q: give more of it", what, version)
+	case len(found) == 1:
+		return TermsContent(ctx, q, found[0].Version)
 	}
 	return PolicyContent(ctx, q, policy[0].Version)
 }
@@ -207,4 +231,9 @@ func (s *Service) TermsContent(ctx context.Context, version string) (VersionCont
 // FindVersion is FindVersion on the service's database.
 func (s *Service) FindVersion(ctx context.Context, version string) (VersionContent, error) {
 	return FindVersion(ctx, s.pool, version)
+}
+
+// FindPolicyVersion is FindPolicyVersion on the service's database.
+func (s *Service) FindPolicyVersion(ctx context.Context, version string) (VersionContent, error) {
+	return FindPolicyVersion(ctx, s.pool, version)
 }
