@@ -50,7 +50,9 @@ func (s *Server) replayApprove(c echo.Context) error {
 	}
 	count := replay.ApprovalCount{Have: d.ApprovalsHave, Needed: d.ApprovalsNeeded}
 	if d.Ready {
-		s.flash(c, "Approved ("+count.String()+" approvals): the replay runs now.")
+		// Not "runs now": an item may wait for its original's duplicate
+		// window, its slot in the rate, or its owning service's answer.
+		s.flash(c, "Approved ("+count.String()+" approvals): the workers take it from here, at its rate; this page shows each item as it goes, and why one waits.")
 	} else {
 		s.flash(c, "Approval recorded: "+count.String()+" approvals.")
 	}
