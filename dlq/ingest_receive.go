@@ -4,15 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// rereadConcurrency bounds the header blocks read again from the stream at
+// rereadConcurrency bounds the messages read again from the stream at
 // once for one batch.
 const rereadConcurrency = 8
+
+// msgSizeHeader is the header a consumer made headers only adds to each
+// message it delivers, in place of the payload it leaves out: the
+// payload's size. Any producer may set it too.
+const msgSizeHeader = nats.MsgSize
 
 // records turns a batch into records. A DLQ message that arrived with a
 // header block the NATS client could not read, or did not read whole
@@ -22,27 +31,57 @@ const rereadConcurrency = 8
 // being gone, the message is left for a later delivery (at most
 // maxHeaderRereads times) rather than stored without its headers; records
 // returns the batch without it.
+//
+// A DLQ message that may have come without its payload (mayLackPayload: a
+// consumer made headers only by hand delivers the headers, a Nats-Msg-Size
+// header and no payload) is read whole from the stream, headers and
+// payload as stored, and stored so, under the delivery it came as. While
+// that read fails for a reason other than the message being gone from the
+// stream, the message is left for a later delivery, however many times:
+// stored now, it would be acked without its payload. One the stream no
+// longer holds is stored as delivered, flagged payload_unverified
+// (Received.PayloadErr). Whole reads stop for the batch once they have
+// brought MaxBatchBytes of payload: the rest come again (a consumer made
+// headers only delivers a thousand small messages where whole it would
+// deliver what fits a batch). A message with a payload never pays a read.
 func (in *Ingester) records(ctx context.Context, batch []item) ([]item, []Record) {
 	recvd := make([]Received, len(batch))
 	later := make([]bool, len(batch))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, rereadConcurrency)
+	var fetched atomic.Int64 // payload bytes read whole for this batch
 	for i, it := range batch {
 		if it.rec != nil {
 			continue
 		}
-		recvd[i] = in.received(it.msg)
-		if (recvd[i].Header != nil && clientReadWhole(it.msg)) || recvd[i].MetadataErr != nil {
-			continue
+		r := &recvd[i]
+		*r = in.received(it.msg)
+		block := r.Header == nil || !clientReadWhole(it.msg) // the header block must be read again
+		if p, ok := it.msg.(pulledMsg); ok && block && p.headerBlockLen() == 0 {
+			r.HeaderBlock = []byte{} // it came with none: nothing to read again
+			block = false
 		}
-		if p, ok := it.msg.(pulledMsg); ok && p.headerBlockLen() == 0 {
-			recvd[i].HeaderBlock = []byte{} // it came with none: nothing to read again
+		whole := mayLackPayload(*r, block)
+		switch {
+		case !block && !whole:
+			continue
+		case r.MetadataErr != nil: // no sequence to read it by
+			if whole {
+				r.PayloadErr = fmt.Errorf("its delivery names no stream sequence: %w", r.MetadataErr)
+			}
 			continue
 		}
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			later[i] = in.rereadHeaderBlock(ctx, it.msg, &recvd[i])
+			if whole && fetched.Load() >= int64(in.cfg.MaxBatchBytes) {
+				later[i] = in.comeAgain(it.msg, r, "the batch holds enough payload read from the stream already", nil)
+				return
+			}
+			later[i] = in.rereadStored(ctx, it.msg, r, block, whole)
+			if whole {
+				fetched.Add(int64(len(r.Data)))
+			}
 		})
 	}
 	wg.Wait()
@@ -60,6 +99,31 @@ func (in *Ingester) records(ctx context.Context, batch []item) ([]item, []Record
 		keep = append(keep, it)
 	}
 	return keep, recs
+}
+
+// mayLackPayload reports whether r (block: its header block must be read
+// again) may be a delivery of a consumer made headers only, and so lack
+// the payload the stream holds: it has no payload, and carries
+// Nats-Msg-Size or a header block the client did not read whole. The
+// header proves nothing (a producer may set it, and an empty payload is
+// legal): only the stream's copy tells. The server writes its line in
+// place of the block's last two bytes, the CR LF that end a block as
+// clients write it; a producer's block that ends otherwise has the line
+// run into its last name or value ("X-A: bNats-Msg-Size: 9"), which is
+// read as carrying it too.
+func mayLackPayload(r Received, block bool) bool {
+	if len(r.Data) > 0 {
+		return false
+	}
+	if _, sized := r.Header[msgSizeHeader]; sized || block {
+		return true
+	}
+	for k, vs := range r.Header {
+		if strings.Contains(k, msgSizeHeader) || slices.ContainsFunc(vs, func(v string) bool { return strings.Contains(v, msgSizeHeader) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // clientReadWhole reports whether the NATS client read all of m's header
@@ -80,33 +144,48 @@ func clientReadWhole(m jetstream.Msg) bool {
 	return p.headerBlockLen() == len(headerVersion)+4+headerBytes(p.m.Header)
 }
 
-// rereadHeaderBlock reads the stored copy of m's header block into r. It
-// reports true when m should rather come again later (the read failed, not
-// for the first few deliveries); m is then nak'd. The copy must be the
-// message delivered: stored at the same time under the same subject. A
-// stream made again since the delivery holds another message at that
-// sequence (perhaps of another tenant), whose headers must not become this
-// one's: r is then stored without them, flagged header_block_unavailable
-// with the reason, and so it is too when the read fails and m cannot be
-// nak'd because its consumer was made again (nobody would deliver it again).
-func (in *Ingester) rereadHeaderBlock(ctx context.Context, m jetstream.Msg, r *Received) bool {
-	in.metrics.HeaderRereads.Inc()
+// rereadStored reads the stored copy of m into r: its header block when
+// block, its headers and payload when whole (see records). It reports
+// true when m should rather come again later; m is then nak'd. The copy
+// must be the message delivered: stored at the same time under the same
+// subject. A stream made again since the delivery holds another message
+// at that sequence (perhaps of another tenant), whose headers or payload
+// must not become this one's: r is then stored as delivered, flagged
+// header_block_unavailable or payload_unverified with the reason, as it is
+// when the stream no longer holds the message.
+//
+// When the read fails otherwise, a header block is waited for the first
+// few deliveries (maxHeaderRereads), then r is stored without it, and so
+// it is when m cannot be nak'd because its consumer was made again
+// (nobody would deliver it again). A payload is waited for however many
+// deliveries it takes; one whose consumer was made again is left to the
+// new consumer, which delivers again whatever its stream holds (stored now
+// without its payload, it would keep its row when delivered whole).
+func (in *Ingester) rereadStored(ctx context.Context, m jetstream.Msg, r *Received, block, whole bool) bool {
+	if block {
+		in.metrics.HeaderRereads.Inc()
+	}
 	st, err := readStored(ctx, in.js, r.Stream, r.Seq, false)
 	if err == nil && (!st.Time.Equal(r.Time) || !st.isSubject(r.Subject)) {
-		in.log.Warn("the stream holds another message at a dead letter's sequence (it was made again): stored without its header block",
-			"stream", r.Stream, "seq", r.Seq, "stored_at", r.Time, "found_stored_at", st.Time)
-		r.HeaderBlockErr = fmt.Errorf("read %s #%d from the stream: it holds another message there (stored %s, on %s), not this one (stored %s, on %s): the stream was made again",
+		in.log.Warn("the stream holds another message at a dead letter's sequence (it was made again): stored as delivered",
+			"stream", r.Stream, "seq", r.Seq, "stored_at", r.Time, "found_stored_at", st.Time, "header_block", block, "payload", whole)
+		err = fmt.Errorf("read %s #%d from the stream: it holds another message there (stored %s, on %s), not this one (stored %s, on %s): the stream was made again",
 			r.Stream, r.Seq, st.Time.UTC().Format(time.RFC3339Nano), short(st.Subject), r.Time.UTC().Format(time.RFC3339Nano), short(r.Subject))
+		r.setUnread(block, whole, err)
 		return false
 	}
 	if err == nil {
-		r.HeaderBlock = st.Header
-		if r.HeaderBlock == nil {
-			r.HeaderBlock = []byte{} // read: the message has no header block
-		}
+		r.setStored(st, block, whole)
 		return false
 	}
-	if ctx.Err() == nil && !errors.Is(err, jetstream.ErrMsgNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+	if errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+		r.setUnread(block, whole, err)
+		return false
+	}
+	if whole {
+		return in.comeAgain(m, r, "reading it whole from the stream failed", err)
+	}
+	if ctx.Err() == nil {
 		if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered < maxHeaderRereads {
 			if nakErr := m.NakWithDelay(2 * time.Second); !errors.Is(nakErr, errRetired) {
 				in.log.Warn("reading a header block again from the stream failed; the dead letter comes again later",
@@ -115,8 +194,67 @@ func (in *Ingester) rereadHeaderBlock(ctx context.Context, m jetstream.Msg, r *R
 			}
 		}
 	}
-	r.HeaderBlockErr = err
+	r.setUnread(block, false, err)
 	return false
+}
+
+// comeAgain naks m, a message that may lack its payload and was not read
+// whole (why, err), so that it comes again, and reports true: it is not
+// stored now. A message whose consumer was made again is not nak'd: the
+// new consumer delivers it again.
+func (in *Ingester) comeAgain(m jetstream.Msg, r *Received, why string, err error) bool {
+	delay := time.Duration(0)
+	if err != nil {
+		delay = 2 * time.Second
+	}
+	nakErr := m.NakWithDelay(delay)
+	switch {
+	case errors.Is(nakErr, errRetired):
+		in.log.Info("a dead letter that may lack its payload was not read whole and its consumer was made again: left to the new consumer, which delivers it again",
+			"stream", r.Stream, "seq", r.Seq, "why", why, "err", err)
+	case err != nil:
+		in.log.Warn("a dead letter that may lack its payload (delivered headers only?) could not be read whole from the stream; it comes again later, not stored without its payload",
+			"stream", r.Stream, "seq", r.Seq, "why", why, "err", err)
+	}
+	return true
+}
+
+// setStored takes what the stream holds (st) into r: its header block
+// when block, its headers and payload when whole. Headers the NATS client
+// would read whole are taken as it reads them, so that the row is the one
+// a whole delivery makes; others are kept byte for byte (HeaderBlock).
+func (r *Received) setStored(st *storedMsg, block, whole bool) {
+	hdr := st.Header
+	if hdr == nil {
+		hdr = []byte{} // read: the message has no header block
+	}
+	if !whole {
+		r.HeaderBlock = hdr
+		return
+	}
+	r.Data = st.Data
+	if r.Data == nil {
+		r.Data = []byte{}
+	}
+	if h, err := nats.DecodeHeadersMsg(hdr); !block && err == nil && len(hdr) == len(headerVersion)+4+headerBytes(h) {
+		r.Header, r.HeaderBlock = h, nil
+		return
+	}
+	if len(hdr) == 0 {
+		r.Header = nil // the server's Nats-Msg-Size was all the delivery had
+	}
+	r.HeaderBlock = hdr
+}
+
+// setUnread records why the stored copy of r could not be read: its
+// header block (block) and its payload (whole) stay as delivered.
+func (r *Received) setUnread(block, whole bool, err error) {
+	if block {
+		r.HeaderBlockErr = err
+	}
+	if whole {
+		r.PayloadErr = err
+	}
 }
 
 // received is m as ParseDLQ takes it: where and when JetStream stored it,

@@ -27,9 +27,14 @@ type Received struct {
 	// HeaderBlockErr says why the header block could not be read again.
 	HeaderBlockErr error
 	Data           []byte
-	Stream         string    // stream that stored it
-	Seq            uint64    // its sequence in that stream; 0 when unknown
-	Time           time.Time // when that stream stored it
+	// PayloadErr says why a delivery that may have come without its
+	// payload (no payload and a Nats-Msg-Size header, as a consumer made
+	// headers only delivers a message) could not be read whole from the
+	// stream: Header and Data are then what was delivered.
+	PayloadErr error
+	Stream     string    // stream that stored it
+	Seq        uint64    // its sequence in that stream; 0 when unknown
+	Time       time.Time // when that stream stored it
 	// MetadataErr says why the delivery's JetStream metadata (stream,
 	// sequence, time) could not be read; Stream is then the DLQ stream and
 	// Time when it was received.
@@ -142,6 +147,9 @@ func ParseDLQ(prefix string, m Received) Record {
 	r.Headers = encodeHeaders(h)
 	h = r.contractView(h)
 	r.setPayload(m.Data)
+	if m.PayloadErr != nil {
+		r.payloadUnverified(m)
+	}
 
 	subjTenant, subjType := splitDLQSubject(prefix, m.Subject)
 	hdrTenant := r.header(h, HeaderTenant)
@@ -255,6 +263,31 @@ func (r *Record) headerView(m Received, delivered bool) map[string][]string {
 		r.flag("header_block_unavailable", "the NATS client could not read the header block and reading it again from the stream failed: %v; headers are missing", m.HeaderBlockErr)
 	}
 	return m.Header
+}
+
+// payloadUnverified flags a record made from a delivery that may have come
+// without its payload and could not be read whole from the stream
+// (Received.PayloadErr): what was delivered is kept, and the payload is
+// unavailable (a replay must not send an empty payload under the
+// original's identity), unless the size the delivery stated is 0 (the
+// payload is empty then, whoever wrote the header). The stated size is the
+// last Nats-Msg-Size: the server adds its own after any the producer set.
+func (r *Record) payloadUnverified(m Received) {
+	stated, empty := "(none the NATS client could read)", false
+	if vs := m.Header[msgSizeHeader]; len(vs) > 0 {
+		v := vs[len(vs)-1]
+		stated = short(v)
+		if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+			stated, empty = strconv.FormatUint(n, 10), n == 0
+		}
+	}
+	r.PayloadUnavailable = !empty
+	what := "its payload, if it had one, is not here, and it is not replayed (a producer that sets Nats-Msg-Size itself on an empty payload looks the same)"
+	if empty {
+		what = "the stated size is 0, so the payload is empty either way; its headers may hold the server's Nats-Msg-Size"
+	}
+	r.flag("payload_unverified", "the delivery came with %s %s and no payload, as a consumer made headers only delivers a message (the payload stays in the stream), "+
+		"and the stream's copy could not be read: %v. Stored as delivered: %s", msgSizeHeader, stated, m.PayloadErr, what)
 }
 
 // derivedMsgID is the identity of a dead letter whose producer gave none:
