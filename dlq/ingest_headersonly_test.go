@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -362,4 +363,23 @@ func (r *Record) headerValues(name string) []string {
 		return nil
 	}
 	return h[name]
+}
+
+// TestHeadersOnlyDeliveryPutsTheConsumerBack: a delivery that proves the
+// ingest consumer headers only (the stream's copy has the payload the
+// delivery lacked) has the consumer's settings put back at once, not at
+// the next check (an hour here): every dead letter delivered meanwhile
+// costs a read from the stream.
+func TestHeadersOnlyDeliveryPutsTheConsumerBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.start(t, IngestConfig{Workers: 1, BatchSize: 10, MaxWait: 10 * time.Millisecond, HealthEvery: time.Hour}, nil)
+	wait.Until(t, "the first check", time.Minute, func() bool { return len(r.Health().Streams) == 1 })
+	b.editConsumer(t, func(c *jetstream.ConsumerConfig) { c.HeadersOnly = true })
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.orders.refund", Data: []byte("the refund order")})
+	b.waitRows(t, 1)
+	wait.Until(t, "headers only put back and counted", time.Minute, func() bool {
+		return !b.consumerInfo(t).Config.HeadersOnly && testutil.ToFloat64(r.metrics.ConsumerRepaired.WithLabelValues("DLQ")) >= 1
+	})
+	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'the refund order'"))
 }
