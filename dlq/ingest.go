@@ -119,6 +119,8 @@ type Ingester struct {
 	// reset asks the consume loop to set the stream and consumers up again
 	// (they were deleted, or the stream was made again).
 	reset chan struct{}
+	// recheck asks the monitor to check the consumers now (checkSoon).
+	recheck chan struct{}
 	// buffered holds a weight (item.weight) for every message received and
 	// not yet stored: MaxBufferedBytes in all.
 	buffered *semaphore.Weighted
@@ -214,7 +216,7 @@ func (in *Ingester) release(batch ...item) {
 func NewIngester(cfg IngestConfig, js jetstream.JetStream, store *Store, metrics *Metrics, log *slog.Logger) *Ingester {
 	cfg.defaults()
 	metrics.health.setStallAfter(cfg.StallAfter)
-	return &Ingester{cfg: cfg, js: js, store: store, metrics: metrics, log: log, reset: make(chan struct{}, 1),
+	return &Ingester{cfg: cfg, js: js, store: store, metrics: metrics, log: log, reset: make(chan struct{}, 1), recheck: make(chan struct{}, 1),
 		pause: make(chan struct{}, 1), buffered: semaphore.NewWeighted(int64(cfg.MaxBufferedBytes))}
 }
 

@@ -317,10 +317,10 @@ func (b *healthBoard) lastSkew() time.Duration {
 // Health returns how ingest stands as of the last checks.
 func (in *Ingester) Health() IngestHealth { return in.metrics.health.snapshot() }
 
-// monitor checks the consumers every HealthEvery until ctx ends. A
-// consumer or stream found missing makes Run set them up again; a
-// consumer or stream whose settings someone changed has them put back
-// (putBack, keepStream).
+// monitor checks the consumers every HealthEvery, and at once when asked
+// (checkSoon), until ctx ends. A consumer or stream found missing makes
+// Run set them up again; a consumer or stream whose settings someone
+// changed has them put back (putBack, keepStream).
 func (in *Ingester) monitor(ctx context.Context) {
 	streams := []string{in.cfg.Stream}
 	if len(in.cfg.Watch) > 0 {
@@ -334,6 +334,7 @@ func (in *Ingester) monitor(ctx context.Context) {
 		}
 		select {
 		case <-t.C:
+		case <-in.recheck:
 		case <-ctx.Done():
 			return
 		}

@@ -1,6 +1,7 @@
 package dlq
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -175,6 +176,10 @@ func (in *Ingester) rereadStored(ctx context.Context, m jetstream.Msg, r *Receiv
 		return false
 	}
 	if err == nil {
+		if _, sized := r.Header[msgSizeHeader]; whole && (len(st.Data) > 0 || sized && !bytes.Contains(st.Header, []byte(msgSizeHeader))) {
+			// Only a consumer made headers only delivers so: put it back now.
+			in.checkSoon()
+		}
 		r.setStored(st, block, whole)
 		return false
 	}
@@ -217,6 +222,15 @@ func (in *Ingester) comeAgain(m jetstream.Msg, r *Received, why string, err erro
 			"stream", r.Stream, "seq", r.Seq, "why", why, "err", err)
 	}
 	return true
+}
+
+// checkSoon asks the monitor to check the consumers now rather than at
+// its next tick; asks made while one waits are one.
+func (in *Ingester) checkSoon() {
+	select {
+	case in.recheck <- struct{}{}:
+	default:
+	}
 }
 
 // setStored takes what the stream holds (st) into r: its header block
