@@ -1398,7 +1398,7 @@ func payloadCard(v PayloadView) templ.Component {
 		}
 		switch v.Kind {
 		case PayloadUnavailable:
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 139, "<p class=\"muted\" data-testid=\"dl-payload-unavailable\">The original message was gone from its stream when the advisory was captured.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 139, "<p class=\"muted\" data-testid=\"dl-payload-unavailable\">The payload could not be read from its stream when this dead letter was stored; its flags above say why.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
