@@ -44,6 +44,10 @@ type IngestConfig struct {
 	// settings, and their streams', are still the console's: see putBack
 	// and keepStream). Default 5 seconds.
 	HealthEvery time.Duration
+	// SweepEvery is how often a replica sweeps the streams for dead
+	// letters acked on the ingest consumer without a row (see sweep).
+	// Default 30 seconds.
+	SweepEvery time.Duration
 	// RetryUnstorable is when a dead letter PostgreSQL refused in every
 	// form is delivered again. Default 30 seconds.
 	RetryUnstorable time.Duration
@@ -96,6 +100,9 @@ func (c *IngestConfig) defaults() {
 	if c.HealthEvery <= 0 {
 		c.HealthEvery = 5 * time.Second
 	}
+	if c.SweepEvery <= 0 {
+		c.SweepEvery = 30 * time.Second
+	}
 	if c.RetryUnstorable <= 0 {
 		c.RetryUnstorable = 30 * time.Second
 	}
@@ -143,6 +150,9 @@ type Ingester struct {
 	// beforeStreamUpdate, when set (tests), runs in putStreamBack between
 	// the read the drift was found on and the read the update is made from.
 	beforeStreamUpdate func()
+
+	// sweeping is what the sweep keeps between sweeps (ingest_sweep.go).
+	sweeping sweepState
 
 	// incs is the incarnation of each consumer the current session reads,
 	// by stream, for the monitor to compare with the consumer it finds.
@@ -373,6 +383,7 @@ func (in *Ingester) Run(ctx context.Context) error {
 		wg.Go(func() { in.writeLoop(ctx, items) })
 	}
 	wg.Go(func() { in.monitor(ctx) })
+	wg.Go(func() { in.sweepLoop(ctx) })
 	in.log.Info("ingesting", "stream", in.cfg.Stream, "consumer", in.cfg.Durable, "workers", in.cfg.Workers)
 	for sess != nil {
 		select {

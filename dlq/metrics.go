@@ -40,6 +40,11 @@ type Metrics struct {
 	// settings of its consumer changed (by hand, or by a replica deployed
 	// with other settings) and put its own back (Ingester.putBack).
 	ConsumerRepaired *prometheus.CounterVec
+	// Swept counts, by stream and outcome, the dead letters the sweep
+	// found acked on the ingest consumer without a row (Ingester.sweep):
+	// stored from the stream, already stored when it came to them, or
+	// deleted from the stream before it did.
+	Swept *prometheus.CounterVec
 
 	health *healthBoard // the consumers' last checks, exported as gauges
 	labels labelBound   // the tenants and item types given a series of their own
@@ -196,6 +201,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "quarantine_ingest_consumer_repaired_total",
 			Help: "Times a console found the settings of its ingest consumer changed (a filter, a pause, a delivery limit, the ack wait...) and put its own back; the log line names each change with both values.",
 		}, []string{"stream"}),
+		Swept: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quarantine_ingest_swept_total",
+			Help: "Dead letters the sweep found acked on the ingest consumer with no row (taken off it by another client, or passed over by a setting changed by hand), by outcome: " +
+				"stored (from the stream, as a delivery would have been), already_stored (stored meanwhile), deleted (gone from the stream before the sweep came to it).",
+		}, []string{"stream", "outcome"}),
 		health: newHealthBoard(),
 	}
 	reg.MustRegister(m.collectors()...)
@@ -206,7 +216,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors,
 		m.RawForm, m.Unstorable, m.Deferred, m.IsolationStatements, m.HeaderRereads, m.BufferedBytes,
-		m.ConsumerRepaired, newHealthCollector(m.health)}
+		m.ConsumerRepaired, m.Swept, newHealthCollector(m.health)}
 }
 
 func (m *Metrics) observeBatch(n int, took time.Duration, inserted []Inserted) {
