@@ -21,41 +21,50 @@ import (
 // be nak'd: the one made again delivers it again, unless it is no longer
 // in its stream, when it is stored now, flagged.
 func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items chan<- item) {
-	via := in.received(m)
-	adv, err := parseAdvisoryJSON(m.Data())
-	if err == nil {
-		err = in.checkAdvisoryStream(m.Subject(), adv)
-	}
-	var rec Record
+	rec, adv, err := in.advisoryRecord(ctx, in.received(m), m.Subject(), m.Data())
 	if err != nil {
-		rec = unreadableAdvisory(via, err)
-	} else {
-		orig, err := in.fetchOriginal(ctx, adv)
-		if err != nil {
-			if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered < maxHeaderRereads {
-				// Not nak'd when its consumer was made again: the
-				// consumer made again delivers it again while its stream
-				// holds it (and the original may be readable then); only
-				// one no longer there is stored now, flagged, rather than
-				// nak'd for nobody.
-				nakErr := m.NakWithDelay(2 * time.Second)
-				if !errors.Is(nakErr, errRetired) {
-					in.log.Warn("fetch original for advisory; will retry", "stream", adv.Stream, "seq", adv.StreamSeq, "err", err)
-					return
-				}
-				if in.comesAgain(ctx, md) {
-					in.log.Warn("fetch original for advisory failed and its consumer was made again: it comes again from the one made again",
-						"stream", adv.Stream, "seq", adv.StreamSeq, "err", err)
-					return
-				}
+		if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered < maxHeaderRereads {
+			// Not nak'd when its consumer was made again: the
+			// consumer made again delivers it again while its stream
+			// holds it (and the original may be readable then); only
+			// one no longer there is stored now, flagged, rather than
+			// nak'd for nobody.
+			nakErr := m.NakWithDelay(2 * time.Second)
+			if !errors.Is(nakErr, errRetired) {
+				in.log.Warn("fetch original for advisory; will retry", "stream", adv.Stream, "seq", adv.StreamSeq, "err", err)
+				return
 			}
-		}
-		rec = ParseAdvisory(in.watchFor(adv.Stream), adv, orig, m.Data(), via)
-		if err != nil {
-			rec.flag("original_unreadable", "the original message could not be read from its stream: %v", err)
+			if in.comesAgain(ctx, md) {
+				in.log.Warn("fetch original for advisory failed and its consumer was made again: it comes again from the one made again",
+					"stream", adv.Stream, "seq", adv.StreamSeq, "err", err)
+				return
+			}
 		}
 	}
 	in.enqueue(ctx, items, item{msg: m, rec: &rec})
+}
+
+// advisoryRecord makes the record of a captured advisory: via is its
+// message as received from the advisory stream, subject the one it came
+// on, data its JSON. One that cannot be read, or names a stream it may not
+// (checkAdvisoryStream), is kept as it came (unreadableAdvisory). err is
+// why the original could not be read, for a reason other than its being
+// gone: the record is then flagged original_unreadable, and the caller may
+// rather try again later (handleAdvisory, the sweep).
+func (in *Ingester) advisoryRecord(ctx context.Context, via Received, subject string, data []byte) (rec Record, adv Advisory, err error) {
+	adv, err = parseAdvisoryJSON(data)
+	if err == nil {
+		err = in.checkAdvisoryStream(subject, adv)
+	}
+	if err != nil {
+		return unreadableAdvisory(via, err), adv, nil
+	}
+	orig, err := in.fetchOriginal(ctx, adv)
+	rec = ParseAdvisory(in.watchFor(adv.Stream), adv, orig, data, via)
+	if err != nil {
+		rec.flag("original_unreadable", "the original message could not be read from its stream: %v", err)
+	}
+	return rec, adv, err
 }
 
 // comesAgain says whether the message md describes is still in its
