@@ -2,25 +2,532 @@ package dlq
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
-// sweepResult is what one sweep of a stream did.
+// The sweep. The console acks a dead letter only once its row is
+// committed, but the ingest consumer's ack floor moves for anyone's ack:
+// an on-call who peeks with `nats consumer next DLQ quarantine-ingest`
+// (which acks), any client bound to the durable that acks or terms, a
+// filter or max deliver set and taken off by hand between two checks
+// (putBack never sees it, nothing is owed, the consumer passed dead
+// letters over). Such a dead letter is never delivered again, and the
+// stream's age limit later deletes it, never stored. So every SweepEvery
+// one replica per stream proves that every message the stream holds up to
+// the consumer's ack floor is stored, from a watermark kept in PostgreSQL
+// (ingest_sweep_watermark, migration 0040): a row, a source key retention
+// removed (dead_letters_purged: what retention removed stays removed), or
+// gone from the stream. A message with none of these is read from the
+// stream by its sequence and stored through Store.Insert with the source
+// key its delivery would have had (setDelivery: stream, sequence, stored
+// time), so a delivery of it later is deduplicated; hostile ones are kept
+// and flagged as ingest keeps them. Nothing of this runs per message on
+// the ingest path: a sweep that finds the watermark at the ack floor reads
+// one row and asks NATS twice.
+
+// Bounds of a sweep. A step proves at most sweepStep sequences, with one
+// query that reads the rows stored in their time range (and at most that
+// many messages read from the stream, the missing ones); a sweep takes at
+// most sweepSteps steps, the next sweep goes on. 100,000 sequences a
+// sweep, every 30 s, is some 3,300 dead letters a second, which a stream
+// with a backlog proven for the first time catches up at; a console that
+// keeps up sweeps what arrived since the last sweep, in one step or a few.
+const (
+	sweepStep  = 10_000
+	sweepSteps = 10
+)
+
+// sweepSlop widens the stored-time range a step looks for rows in: a
+// row's dead_lettered_at is the time the stream stored its message (to
+// the microsecond), and after a leader change in a cluster the new
+// leader's clock may be behind the old one's by a few milliseconds (NTP
+// keeps them that close). The range never starts before the stream was made. A row
+// outside it costs its message a read and an insert that finds it stored
+// (already_stored), never a second row.
+const sweepSlop = 100 * time.Millisecond
+
+// sweepResult is what a sweep of a stream did.
 type sweepResult struct {
-	From, To                       uint64 // the sequences checked, From through To; none when To < From
-	Missing                        uint64 // those found without a row
+	From, To uint64 // the sequences checked, From through To; none when To < From
+	Missing  uint64 // those found without a row or a purged key
+	// What became of the missing ones: stored from the stream, found
+	// stored when stored (a delivery stored it meanwhile, or its row lay
+	// outside the time range looked in), deleted from the stream before
+	// the sweep read them.
 	Stored, AlreadyStored, Deleted uint64
 	Busy                           bool // another replica was sweeping the stream
 }
 
+func (r *sweepResult) add(o sweepResult) {
+	if r.From == 0 || (o.From != 0 && o.From < r.From) {
+		r.From = o.From
+	}
+	r.To = max(r.To, o.To)
+	r.Missing += o.Missing
+	r.Stored += o.Stored
+	r.AlreadyStored += o.AlreadyStored
+	r.Deleted += o.Deleted
+	r.Busy = r.Busy || o.Busy
+}
+
 // sweepState is what the sweep keeps between sweeps.
 type sweepState struct {
-	mu     sync.Mutex
+	mu sync.Mutex
+	// retries counts, by "stream #seq", the sweeps that found an
+	// advisory's original unreadable: it is stored flagged
+	// original_unreadable after maxHeaderRereads of them, as a delivery is.
+	retries map[string]int
+	// during, when set (tests), runs in each step while it holds the
+	// stream's watermark locked.
 	during func()
 }
 
-func (in *Ingester) sweepLoop(ctx context.Context) {}
+// ingestStreams are the streams the ingester reads.
+func (in *Ingester) ingestStreams() []string {
+	if len(in.cfg.Watch) > 0 {
+		return []string{in.cfg.Stream, in.cfg.AdvisoryStream}
+	}
+	return []string{in.cfg.Stream}
+}
 
+// sweepLoop sweeps every stream the ingester reads every SweepEvery until
+// ctx ends (the first sweep one interval after start: at start the
+// consumer is catching up anyway). A replica cut off from PostgreSQL
+// skips its turn.
+func (in *Ingester) sweepLoop(ctx context.Context) {
+	t := time.NewTicker(in.cfg.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+		if in.cutOff.Load() {
+			continue
+		}
+		for _, stream := range in.ingestStreams() {
+			if _, err := in.sweep(ctx, stream); err != nil && ctx.Err() == nil {
+				in.log.Warn("sweeping the stream for dead letters acked without a row failed; the next sweep goes on from where it stopped",
+					"stream", stream, "consumer", in.cfg.Durable, "err", err)
+			}
+		}
+	}
+}
+
+// The watermark (migration 0040).
+const (
+	readSweep = `SELECT stream_created, swept_to FROM ingest_sweep_watermark WHERE stream = $1`
+	// A new stream's watermark starts before its first sequence.
+	startSweep = `INSERT INTO ingest_sweep_watermark (stream, stream_created, swept_to) VALUES ($1, $2, $3) ON CONFLICT (stream) DO NOTHING`
+	// SKIP LOCKED: one replica at a time sweeps a stream; another finds
+	// it locked and leaves it to that one.
+	lockSweep    = `SELECT stream_created, swept_to FROM ingest_sweep_watermark WHERE stream = $1 FOR UPDATE SKIP LOCKED`
+	advanceSweep = `UPDATE ingest_sweep_watermark SET stream_created = $2, swept_to = $3, swept_at = now() WHERE stream = $1`
+)
+
+// sweepStoredDLQ are the sequences from $3 through $4 of the DLQ stream
+// $5 that have a row, or whose row retention removed (its key kept), among
+// those stored between $1 and $2 (sweepStoredAdvisory: the same for the
+// advisory stream). The time range is what keeps them cheap:
+// dead_lettered_at is the stored time of the message, so
+// dead_letters_source_key_idx (dead_lettered_at, source_key) reads only
+// the rows of the step's messages (and sweepSlop's worth on either side),
+// and partition pruning leaves the other days out; no index is added to
+// dead_letters for the sweep (every index costs ingest,
+// docs/BENCHMARKS.md). A DLQ message's row names it in source_stream and
+// source_seq; an advisory's names the original in the watched stream
+// there, and the advisory only in its delivery ("<stream> #<seq> stored
+// <time>", quarantine_delivery_position, as retention's kept keys do),
+// read only for the rows whose delivery starts with the stream's name.
+// The kept keys are looked up by dead_letters_purged_stream_idx; the time
+// range leaves out the keys of a stream made before under the same name,
+// whose sequences were the same numbers.
+const (
+	sweepStoredDLQ = `
+SELECT d.source_seq FROM dead_letters d
+WHERE d.dead_lettered_at BETWEEN $1 AND $2 AND d.source_kind = 'dlq' AND d.source_stream = $5 AND d.source_seq BETWEEN $3 AND $4
+UNION ALL ` + sweepStoredPurged
+	sweepStoredAdvisory = `
+SELECT p.seq FROM dead_letters d CROSS JOIN LATERAL quarantine_delivery_position(d.delivery) p
+WHERE d.dead_lettered_at BETWEEN $1 AND $2 AND d.source_kind = 'advisory' AND starts_with(d.delivery, $5 || ' #')
+  AND p.stream = $5 AND p.seq BETWEEN $3 AND $4
+UNION ALL ` + sweepStoredPurged
+	sweepStoredPurged = `
+SELECT k.stream_seq FROM dead_letters_purged k
+WHERE k.stream = $5 AND k.stream_seq BETWEEN $3 AND $4 AND k.dead_lettered_at BETWEEN $1 AND $2`
+)
+
+// sweep proves stream's messages stored up to its consumer's ack floor,
+// from where the last sweep stopped, at most sweepSteps steps of
+// sweepStep sequences (sweepStep). It stores what it finds missing, logs
+// it, and counts it (quarantine_ingest_swept_total). Busy in the result
+// says another replica was sweeping the stream. A failure ends the sweep
+// with the watermark before the first message it could not prove; the
+// next sweep goes on from there.
 func (in *Ingester) sweep(ctx context.Context, stream string) (sweepResult, error) {
-	return sweepResult{}, nil
+	var total sweepResult
+	if in.store == nil {
+		return total, nil
+	}
+	// The look most sweeps end with: the watermark at the ack floor of the
+	// same stream.
+	var created time.Time
+	var sweptTo int64
+	err := in.store.pool.QueryRow(ctx, readSweep, stream).Scan(&created, &sweptTo)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return total, fmt.Errorf("read the sweep's watermark of %s: %w", stream, err)
+	}
+	have := err == nil
+	cons, si, err := in.sweepState(ctx, stream)
+	if err != nil {
+		return total, err
+	}
+	if have && created.Equal(streamCreated(si)) && uint64(sweptTo) >= cons.AckFloor.Stream {
+		return total, nil
+	}
+	if !have {
+		if _, err := in.store.pool.Exec(ctx, startSweep, stream, streamCreated(si), int64(firstSeq(si)-1)); err != nil {
+			return total, fmt.Errorf("start the sweep's watermark of %s: %w", stream, err)
+		}
+	}
+	for range sweepSteps {
+		res, more, err := in.sweepStep(ctx, stream)
+		total.add(res)
+		if err != nil || !more {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// sweepState reads stream's consumer and the stream.
+func (in *Ingester) sweepState(ctx context.Context, stream string) (*jetstream.ConsumerInfo, *jetstream.StreamInfo, error) {
+	cons, err := in.consumerInfo(ctx, stream)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := in.js.Stream(ctx, stream)
+	if err != nil {
+		return nil, nil, fmt.Errorf("look up stream %s: %w", stream, err)
+	}
+	return cons, s.CachedInfo(), nil
+}
+
+// streamCreated is when the stream was made, as PostgreSQL keeps it.
+func streamCreated(si *jetstream.StreamInfo) time.Time { return si.Created.Truncate(time.Microsecond) }
+
+// firstSeq is the first sequence the stream holds, or would hold next
+// (an empty stream's first is past its last; a stream that never held
+// one's is 0).
+func firstSeq(si *jetstream.StreamInfo) uint64 { return max(si.State.FirstSeq, 1) }
+
+// sweepStep proves, holding stream's watermark locked, the next at most
+// sweepStep sequences up to the consumer's ack floor (both read once the
+// lock is held: another replica may have moved them), and advances the
+// watermark past what it proved. more says the ack floor is further.
+func (in *Ingester) sweepStep(ctx context.Context, stream string) (res sweepResult, more bool, err error) {
+	var stepErr error
+	err = pgx.BeginFunc(ctx, in.store.pool, func(tx pgx.Tx) error {
+		var created time.Time
+		var sweptTo int64
+		switch err := tx.QueryRow(ctx, lockSweep, stream).Scan(&created, &sweptTo); {
+		case errors.Is(err, pgx.ErrNoRows):
+			res.Busy = true
+			return nil
+		case err != nil:
+			return err
+		}
+		if in.sweeping.during != nil {
+			in.sweeping.during()
+		}
+		cons, si, err := in.sweepState(ctx, stream)
+		if err != nil {
+			stepErr = err
+			return nil
+		}
+		from, madeAgain := uint64(sweptTo)+1, !created.Equal(streamCreated(si))
+		if madeAgain {
+			// Its sequences were another stream's: from the first again.
+			in.log.Warn("the stream was made again since the last sweep: sweeping it from its first sequence",
+				"stream", stream, "consumer", in.cfg.Durable, "from_seq", firstSeq(si), "swept_to_before", sweptTo)
+			from = firstSeq(si)
+		}
+		if first := firstSeq(si); from < first {
+			in.log.Warn("the stream deleted messages before the sweep came to them (its limits, a purge): whether each was stored, the sweep cannot tell",
+				"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "to_seq", first-1)
+			from = first
+		}
+		to := min(cons.AckFloor.Stream, from-1+sweepStep)
+		upTo := from - 1
+		if to >= from {
+			upTo, res, stepErr = in.sweepRange(ctx, stream, si, from, to)
+			more = stepErr == nil && upTo == to && to < cons.AckFloor.Stream
+		}
+		if !madeAgain && int64(upTo) == sweptTo {
+			return nil
+		}
+		_, err = tx.Exec(ctx, advanceSweep, stream, streamCreated(si), int64(upTo))
+		return err
+	})
+	if err != nil {
+		return res, false, fmt.Errorf("advance the sweep's watermark of %s: %w", stream, err)
+	}
+	return res, more, stepErr
+}
+
+// sweepRange proves stream's sequences from through to and returns the
+// last up to which it did (to, or before the first it could not prove:
+// a read from the stream or an insert that failed, or a record PostgreSQL
+// refused in every form).
+func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream.StreamInfo, from, to uint64) (upTo uint64, res sweepResult, err error) {
+	res.From, res.To = from, to
+	// The stored times of the first message of the range and of the first
+	// after it bound those of the range's.
+	first, err := readStored(ctx, in.js, stream, from, true)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound) || (err == nil && first.Seq > to):
+		return to, res, nil // the stream holds none of them
+	case err != nil:
+		return from - 1, res, err
+	}
+	// Never before the stream was made: a stream made again under the
+	// same name numbers from 1 again, and the rows of the one before, of
+	// the same sequences, may lie within sweepSlop.
+	lower, upper := first.Time.Add(-sweepSlop), si.State.LastTime.Add(sweepSlop)
+	if created := streamCreated(si); lower.Before(created) {
+		lower = created
+	}
+	switch after, err := readStored(ctx, in.js, stream, to+1, true); {
+	case err == nil:
+		upper = after.Time.Add(sweepSlop)
+	case !errors.Is(err, jetstream.ErrMsgNotFound):
+		return from - 1, res, err
+	}
+	if upper.Before(first.Time) {
+		upper = first.Time.Add(sweepSlop)
+	}
+	missing, err := in.sweepMissing(ctx, stream, lower, upper, first.Seq, to)
+	if err != nil {
+		return from - 1, res, err
+	}
+	res.Missing = uint64(len(missing))
+	if len(missing) == 0 {
+		return to, res, nil
+	}
+	upTo, err = in.sweepStore(ctx, stream, missing, to, &res)
+	in.metrics.Swept.WithLabelValues(stream, "stored").Add(float64(res.Stored))
+	in.metrics.Swept.WithLabelValues(stream, "already_stored").Add(float64(res.AlreadyStored))
+	in.metrics.Swept.WithLabelValues(stream, "deleted").Add(float64(res.Deleted))
+	fields := []any{"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "to_seq", to, "missing", res.Missing,
+		"first_missing_seq", missing[0], "last_missing_seq", missing[len(missing)-1],
+		"stored", res.Stored, "already_stored", res.AlreadyStored, "deleted", res.Deleted, "swept_to", upTo}
+	if res.Stored == 0 && res.Deleted == 0 {
+		in.log.Debug("the sweep found rows for dead letters it had not found in the time range it looked in", fields...)
+		return upTo, res, err
+	}
+	in.log.Warn("dead letters acked on the ingest consumer had no row (taken off it by another client, or passed over by a setting changed by hand): "+
+		"the sweep stored those the stream still held from it; deleted ones were gone from the stream, never stored", fields...)
+	return upTo, res, err
+}
+
+// sweepMissing returns the sequences from through to of stream that have
+// no row and no purged key among those stored between lower and upper.
+func (in *Ingester) sweepMissing(ctx context.Context, stream string, lower, upper time.Time, from, to uint64) ([]uint64, error) {
+	query := sweepStoredDLQ
+	if stream != in.cfg.Stream {
+		query = sweepStoredAdvisory
+	}
+	rows, err := in.store.pool.Query(ctx, query, lower, upper, int64(from), int64(to), stream)
+	if err != nil {
+		return nil, fmt.Errorf("read the rows of %s #%d–#%d: %w", stream, from, to, err)
+	}
+	stored := make([]bool, to-from+1)
+	var seq int64
+	_, err = pgx.ForEachRow(rows, []any{&seq}, func() error {
+		stored[uint64(seq)-from] = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the rows of %s #%d–#%d: %w", stream, from, to, err)
+	}
+	var missing []uint64
+	for i, ok := range stored {
+		if !ok {
+			missing = append(missing, from+uint64(i))
+		}
+	}
+	return missing, nil
+}
+
+// sweepStore reads the missing sequences from the stream and stores them,
+// in batches of at most BatchSize records and MaxBatchBytes. A sequence
+// the stream no longer holds is counted deleted: it is not the sweep's to
+// store. It returns the last sequence up to which every one is proven (to
+// when all are).
+func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uint64, to uint64, res *sweepResult) (uint64, error) {
+	upTo := to
+	var recs []Record
+	var seqs []uint64
+	size := 0
+	flush := func() error {
+		if len(recs) == 0 {
+			return nil
+		}
+		stopAt, err := in.sweepInsert(ctx, recs, seqs, res)
+		if stopAt != 0 {
+			upTo = min(upTo, stopAt-1)
+		}
+		recs, seqs, size = recs[:0], seqs[:0], 0
+		return err
+	}
+	var err error
+	for i := 0; i < len(missing) && err == nil; {
+		// The first message at or after the next missing one: whatever
+		// lies before it is gone from the stream.
+		var st *storedMsg
+		st, err = readStored(ctx, in.js, stream, missing[i], true)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			res.Deleted += uint64(len(missing) - i)
+			err = nil
+			break
+		}
+		if err != nil {
+			upTo = min(upTo, missing[i]-1)
+			break
+		}
+		for i < len(missing) && missing[i] < st.Seq {
+			res.Deleted++
+			i++
+		}
+		if i == len(missing) || missing[i] != st.Seq {
+			continue // stored: on to the next missing one
+		}
+		i++
+		rec, later := in.sweptRecord(ctx, stream, st)
+		if later != nil {
+			upTo, err = min(upTo, st.Seq-1), later
+			break
+		}
+		recs, seqs = append(recs, rec), append(seqs, st.Seq)
+		size += len(rec.Payload) + len(rec.HeaderBlock)
+		if len(recs) >= in.cfg.BatchSize || size >= in.cfg.MaxBatchBytes {
+			err = flush()
+		}
+	}
+	if ferr := flush(); err == nil {
+		err = ferr
+	}
+	return upTo, err
+}
+
+// sweepInsert stores recs (made from the stream messages seqs) through
+// Store.Insert, as a batch of deliveries is stored, and counts them as
+// ingest does. It returns the first sequence not stored (0: all were):
+// the first of the batch when the insert failed, the first PostgreSQL
+// refused in every form otherwise (logged and counted as the writers do).
+// The next sweep tries it again.
+func (in *Ingester) sweepInsert(ctx context.Context, recs []Record, seqs []uint64, res *sweepResult) (uint64, error) {
+	start := time.Now()
+	ins, err := in.store.Insert(ctx, recs)
+	in.metrics.IsolationStatements.Add(float64(max(ins.Statements-1, 0)))
+	in.metrics.observeBatch(len(recs), time.Since(start), ins.Inserted)
+	res.Stored += uint64(len(ins.Inserted))
+	if err != nil {
+		in.metrics.StoreErrors.Inc()
+		return seqs[0], fmt.Errorf("store %d dead letters swept from the stream: %w", len(recs), err)
+	}
+	var stopAt uint64
+	for _, u := range ins.Unstorable {
+		r := &recs[u.Index]
+		in.metrics.Unstorable.Inc()
+		in.log.Error("dead letter swept from the stream not stored: PostgreSQL refused it in parsed and in raw form; the next sweep tries again",
+			append(logFields(r), "err", u.Err)...)
+		if stopAt == 0 || seqs[u.Index] < stopAt {
+			stopAt = seqs[u.Index]
+		}
+	}
+	for _, rf := range ins.Raw {
+		r := &recs[rf.Index]
+		in.metrics.RawForm.WithLabelValues(in.metrics.labels.tenant(r.Tenant)).Inc()
+		in.log.Warn("dead letter swept from the stream stored in raw form: PostgreSQL refused its parsed form", append(logFields(r), "err", rf.Err)...)
+	}
+	res.AlreadyStored += uint64(len(recs) - len(ins.Inserted) - len(ins.Unstorable))
+	return stopAt, nil
+}
+
+// sweptRecord makes the record of stream message st as a delivery of it
+// makes it: ParseDLQ of what the NATS client would have received (records,
+// clientReadWhole) for the DLQ stream, advisoryRecord for the advisory
+// stream. later is set when an advisory's original could not be read and
+// the message should rather be tried again at the next sweep (at most
+// maxHeaderRereads sweeps, then it is stored flagged, as a delivery is).
+func (in *Ingester) sweptRecord(ctx context.Context, stream string, st *storedMsg) (rec Record, later error) {
+	if stream != in.cfg.Stream {
+		via := sweptReceived(stream, st)
+		via.HeaderBlock = nil // the advisory path reads the headers the client read
+		rec, _, err := in.advisoryRecord(ctx, via, st.Subject, st.Data)
+		if err != nil && in.sweepRetry(stream, st.Seq) {
+			return rec, fmt.Errorf("read the original of advisory %s #%d: %w", stream, st.Seq, err)
+		}
+		in.sweepRetried(stream, st.Seq)
+		return rec, nil
+	}
+	rec = ParseDLQ(in.cfg.Prefix, sweptReceived(stream, st))
+	if strings.ContainsRune(st.Subject, utf8.RuneError) {
+		rec.flag("not_utf8:subject", "the subject %s holds U+FFFD, as JetStream's API (which the sweep read this dead letter with) writes each byte "+
+			"that is not valid UTF-8: it may have been published to other bytes", short(st.Subject))
+	}
+	return rec, nil
+}
+
+// sweptReceived is stream message st as the ingester receives it from a
+// delivery: the headers the NATS client reads of its header block and,
+// when the client does not read it whole (clientReadWhole) or it has
+// none, the block as stored (records reads it again from the stream then).
+// Its subject is as JetStream's API gives it: U+FFFD for each byte that is
+// not valid UTF-8.
+func sweptReceived(stream string, st *storedMsg) Received {
+	r := Received{Subject: st.Subject, Data: st.Data, Stream: stream, Seq: st.Seq, Time: st.Time}
+	if len(st.Header) == 0 {
+		r.HeaderBlock = []byte{}
+		return r
+	}
+	h, err := nats.DecodeHeadersMsg(st.Header)
+	if err == nil {
+		r.Header = h
+	}
+	if err != nil || len(st.Header) != len(headerVersion)+4+headerBytes(h) {
+		r.HeaderBlock = st.Header
+	}
+	return r
+}
+
+// sweepRetry counts a sweep that could not read stream #seq's original and
+// reports whether the next should try again.
+func (in *Ingester) sweepRetry(stream string, seq uint64) bool {
+	in.sweeping.mu.Lock()
+	defer in.sweeping.mu.Unlock()
+	if in.sweeping.retries == nil {
+		in.sweeping.retries = map[string]int{}
+	}
+	key := fmt.Sprintf("%s #%d", stream, seq)
+	in.sweeping.retries[key]++
+	return in.sweeping.retries[key] < maxHeaderRereads
+}
+
+// sweepRetried forgets the retries of stream #seq.
+func (in *Ingester) sweepRetried(stream string, seq uint64) {
+	in.sweeping.mu.Lock()
+	defer in.sweeping.mu.Unlock()
+	delete(in.sweeping.retries, fmt.Sprintf("%s #%d", stream, seq))
 }
