@@ -21,5 +21,7 @@ COMMENT ON TABLE ingest_sweep_watermark IS 'How far the ingest sweep has proven,
 COMMENT ON COLUMN ingest_sweep_watermark.stream_created IS 'When the stream swept_to counts in was made (JetStream''s stream info, to the microsecond): a stream deleted and made again numbers from 1 again, and its sweep starts over from its first sequence.';
 COMMENT ON COLUMN ingest_sweep_watermark.swept_to IS 'The last stream sequence proven: every sequence up to it is stored, removed by retention, or was gone from the stream when the sweep came to it.';
 
--- The runtime role makes the row, reads and locks it, and advances it.
+-- The runtime role makes the row, reads and locks it, and advances it;
+-- it never removes it.
 GRANT SELECT, INSERT, UPDATE ON ingest_sweep_watermark TO quarantine_runtime;
+REVOKE DELETE, TRUNCATE ON ingest_sweep_watermark FROM quarantine_runtime;
