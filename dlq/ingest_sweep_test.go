@@ -360,3 +360,36 @@ func TestSweepStoresAnAdvisoryAPeekAcked(t *testing.T) {
 	assert.True(t, strings.HasPrefix(d.Delivery, "DLQ_ADVISORIES #1 stored "), d.Delivery)
 	assert.Equal(t, 1, swept(m, "DLQ_ADVISORIES", "stored"))
 }
+
+// TestSweepKeepsWhatPostgresRefusesForTheNext: a dead letter the sweep
+// reads from the stream and PostgreSQL refuses in every form is not
+// passed over: the others are stored, the watermark stays before it, and
+// the next sweep, PostgreSQL taking it again, stores it.
+func TestSweepKeepsWhatPostgresRefusesForTheNext(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	in, m := b.idle(t, IngestConfig{})
+	for _, p := range []string{"ok 1", "new 1", "ok 3"} {
+		publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte(p)})
+	}
+	b.peek(t, "DLQ", 3)
+	refuseNewOne(t, b)
+
+	res, err := in.sweep(ctx, "DLQ")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), res.Stored)
+	assert.Equal(t, 2, countRows(t, b.db.Pool, "true"))
+	assert.Equal(t, 1, int(testutil.ToFloat64(m.Unstorable)))
+	assert.Equal(t, int64(1), b.sweptTo(t, "DLQ"), "held before the one refused")
+
+	_, err = b.db.OwnerPool.Exec(ctx, `DROP TRIGGER test_refuses_new ON dead_letters`)
+	require.NoError(t, err)
+	res, err = in.sweep(ctx, "DLQ")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), res.Missing, "the one after it was proven stored, not read again")
+	assert.Equal(t, uint64(1), res.Stored)
+	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'new 1'"))
+	assert.Equal(t, 3, swept(m, "DLQ", "stored"))
+	assert.Equal(t, int64(3), b.sweptTo(t, "DLQ"))
+}
