@@ -193,7 +193,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		return nil, err
 	}
 	a.start.Wait("PostgreSQL", "DATABASE_WAIT", cfg.DBWait)
-	jobConns := int32(cfg.IngestWorkers + cfg.Replay.Workers + 6) // + policy and counters listeners, keeper, checkpoints, metrics, spare
+	jobConns := int32(cfg.IngestWorkers + cfg.Replay.Workers + 8) // + policy and counters listeners, keeper, checkpoints, metrics, the ingest sweep (its lock and its insert), spare
 	if a.Jobs, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "workers", MaxConns: jobConns, StatementTimeout: cfg.WorkerStatementTimeout}, log); err != nil {
 		return nil, err
 	}

@@ -41,6 +41,7 @@ func TestConsumerEditedByHandIsNoticed(t *testing.T) {
 	publish(t, b.js, &nats.Msg{Subject: "dlq.globex.accounts.permission_grant", Data: []byte("other tenant")})
 	checks := func(n int) {
 		t.Helper()
+		wait.Until(t, "the first health check", time.Minute, func() bool { return len(r.Health().Streams) > 0 })
 		for range n {
 			last := r.Health().Streams[0].CheckedAt
 			wait.Until(t, "a health check", time.Minute, func() bool { return r.Health().Streams[0].CheckedAt.After(last) })
