@@ -12,6 +12,7 @@ import (
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // TestRevReplay5ExpiryAfterAClaimThatPublishedNothing: an approval is "for
@@ -78,4 +79,66 @@ approval_expiry = "1h"
 	assert.Equal(t, "blocked", j.State, "an approval that expired before anything of the request was published: %s", j.Result)
 	assert.Contains(t, j.Result, "the approval expired")
 	assert.Empty(t, streamMsgs(t, b.target), "nothing published on an expired approval")
+}
+
+// TestRevReplay5OwnRetryWaitsBehindAFreshJobOfItsIdentity: two dead letters
+// of one message id (dedupe), each in its own request. Job A published its
+// first attempt and lost the PubAck (unknown: it must be retried under the
+// same id while the window covers it, and the broker's Duplicate then says
+// it landed). Job B of the other request, never attempted, is due at the
+// same time and comes first in the claim (an older job, say one deferred).
+// The claim's judge gives the identity to the first job it reaches
+// (ledgerFor: HeldEarlier) before the ledger's rule that lets a job whose
+// own publish may have landed go on as its own retry: B waits for A (A is
+// in flight), and A waits for B. Both are released with the same
+// not_before, so the next claim has them in the same order again: A is
+// never retried, and once its window has passed it needs a person
+// (needs_reconciliation, and B is blocked behind it), though its publish
+// had landed and one retry would have shown it.
+func TestRevReplay5OwnRetryWaitsBehindAFreshJobOfItsIdentity(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	d1 := b.seedItem(t, "analytics.event", "rr5-same-id", nil, `{"n":1}`)
+	d2 := b.seedItem(t, "analytics.event", "rr5-same-id", nil, `{"n":1}`)
+
+	// B's request first (its job is the older one), not yet due.
+	rb := b.request(t, []int64{d2}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, rb.Status)
+	_, err := b.db.OwnerPool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() + interval '1 hour' WHERE request_id = $1`, rb.ID)
+	require.NoError(t, err)
+	ra := b.request(t, []int64{d1}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, ra.Status)
+
+	// A's first attempt lands; its PubAck is lost.
+	first := b.worker(t, replay.WorkerConfig{})
+	loseAcks(first, 1)
+	n, err := first.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "only A is due")
+	require.Equal(t, "unknown", b.job(t, ra.ID, d1).State)
+	require.Len(t, streamMsgs(t, b.target), 1, "A's first publish landed")
+
+	// Both due together, B first.
+	_, err = b.db.OwnerPool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() - interval '1 second' WHERE request_id = ANY($1)`,
+		[]int64{ra.ID, rb.ID})
+	require.NoError(t, err)
+	w := b.worker(t, replay.WorkerConfig{Retry: time.Millisecond})
+	for claim := 1; claim <= 3; claim++ {
+		wait.Until(t, "both jobs due", time.Minute, func() bool {
+			var due int
+			require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = ANY($1) AND not_before <= now()`,
+				[]int64{ra.ID, rb.ID}).Scan(&due))
+			return due == 2
+		})
+		n, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "claim %d holds both jobs", claim)
+		if a := b.job(t, ra.ID, d1); a.State != "pending" {
+			break
+		}
+	}
+	a := b.job(t, ra.ID, d1)
+	assert.Equal(t, "replayed", a.State, "A's own retry goes (the broker's Duplicate is its own publish): %s", a.Result)
+	assert.Len(t, streamMsgs(t, b.target), 1, "published once")
 }
