@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -141,4 +142,56 @@ func TestRevReplay5OwnRetryWaitsBehindAFreshJobOfItsIdentity(t *testing.T) {
 	a := b.job(t, ra.ID, d1)
 	assert.Equal(t, "replayed", a.State, "A's own retry goes (the broker's Duplicate is its own publish): %s", a.Result)
 	assert.Len(t, streamMsgs(t, b.target), 1, "published once")
+}
+
+// TestRevReplay5RaisedWindowEndsAsSuppressed: the target stream's duplicate
+// window is raised (nats stream edit --dupe-window) after the window list
+// was read; the list answers first attempts for up to 30 s (DefaultWindowTTL;
+// here for the test's length). docs/replay.md: such a change "only moves
+// when a first attempt goes (the broker's answer and the read-back catch
+// one that goes too early)". The broker does answer Duplicate (the
+// original is inside the raised window), but the deferral is computed with
+// the list's old window (JudgeAck: kept.StoredAt + a.Window.Duplicates),
+// already past, so the job is deferred by the margin only, goes again, is
+// dropped again, and after three such answers ends suppressed_duplicate:
+// "something else keeps publishing under this id", which nothing does, and
+// its dead letter is let go as replay_failed. A Duplicate should be judged
+// by the window as the broker holds it (read afresh), deferring the item
+// until the original's window has passed.
+func TestRevReplay5RaisedWindowEndsAsSuppressed(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	const subject = "app.acme.analytics.event"
+	cfg := b.config(t)
+	windows := replay.NewStreamWindows(b.js, time.Hour)
+	cfg.Windows = windows
+	svc := replay.New(b.db.Pool, cfg)
+
+	// The stream's window is 1 s when the list is read.
+	_, err := b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Second})
+	require.NoError(t, err)
+	require.Equal(t, time.Second, windows.Window(ctx, subject).Duplicates)
+	// Then it is raised to 10 minutes, and the original is published.
+	_, err = b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: 10 * time.Minute})
+	require.NoError(t, err)
+	_, err = b.js.Publish(ctx, subject, []byte(`{"n":1}`), jetstream.WithMsgID("rr5-raised"))
+	require.NoError(t, err)
+
+	id := b.seedItem(t, "analytics.event", "rr5-raised", nil, `{"n":1}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
+	run(t, replay.NewWorker(svc, b.js, b.auth, nil, replay.WorkerConfig{Poll: 20 * time.Millisecond, AckTimeout: time.Minute}, b.log))
+
+	// Wait until it ends, or waits for the original's window as the
+	// broker holds it (minutes, not the margin).
+	wait.Until(t, "the job to end or wait for the original's window", time.Minute, func() bool {
+		j := b.job(t, req.ID, id)
+		return j.State == "suppressed_duplicate" || j.State == "blocked" || j.State == "replayed" ||
+			(j.State == "deferred" && j.NotBefore.After(time.Now().Add(time.Minute)))
+	})
+	j := b.job(t, req.ID, id)
+	assert.Equal(t, "deferred", j.State, "the original is inside the stream's window: wait for it: %s", j.Result)
+	assert.NotEqual(t, "suppressed_duplicate", j.State)
+	assert.Len(t, streamMsgs(t, b.target), 1, "only the original")
 }
