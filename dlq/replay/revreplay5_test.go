@@ -92,9 +92,10 @@ approval_expiry = "1h"
 // (ledgerFor: HeldEarlier) before the ledger's rule that lets a job whose
 // own publish may have landed go on as its own retry: B waits for A (A is
 // in flight), and A waits for B. Both are released with the same
-// not_before, so the next claim has them in the same order again: A is
-// never retried, and once its window has passed it needs a person
-// (needs_reconciliation, and B is blocked behind it), though its publish
+// not_before, so the next claim has them in the same order again, for
+// good: A is never retried (HeldEarlier comes before the window rule too,
+// so not even its window's end hands it to a person), B waits for A, and
+// the request runs for ever holding both dead letters, though A's publish
 // had landed and one retry would have shown it.
 func TestRevReplay5OwnRetryWaitsBehindAFreshJobOfItsIdentity(t *testing.T) {
 	t.Parallel()
