@@ -25,8 +25,10 @@ type NATSRevalidator struct {
 }
 
 // NewNATSRevalidator returns a revalidator on subject; timeout bounds each
-// request (default 2s). After 5 consecutive failures the breaker opens for
-// 30 s.
+// request (default 2s). After 5 consecutive failures of the service the
+// breaker opens for 30 s; a question cut short by its asker (its context
+// ended: the worker stops, the claim's time ran out) is not one, nor a
+// success.
 func NewNATSRevalidator(nc *nats.Conn, subject string, timeout time.Duration) *NATSRevalidator {
 	if timeout <= 0 {
 		timeout = 2 * time.Second
@@ -37,6 +39,7 @@ func NewNATSRevalidator(nc *nats.Conn, subject string, timeout time.Duration) *N
 			Name:        "revalidate " + subject,
 			Timeout:     30 * time.Second,
 			ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= 5 },
+			IsExcluded:  func(err error) bool { return errors.As(err, new(cutShort)) },
 		}),
 	}
 }
@@ -51,12 +54,17 @@ func (v *NATSRevalidator) Revalidate(ctx context.Context, q RevalidateQuery) (bo
 		rctx, cancel := context.WithTimeout(ctx, v.timeout)
 		defer cancel()
 		m, err := v.nc.RequestWithContext(rctx, v.subject, body)
+		if err != nil && ctx.Err() != nil {
+			return nil, cutShort{err} // the asker's context, not the service
+		}
 		if err != nil {
 			return nil, err
 		}
 		return m.Data, nil
 	})
 	switch {
+	case errors.As(err, new(cutShort)):
+		return false, "", fmt.Errorf("the question on %s was cut short: %w", v.subject, err)
 	case errors.Is(err, nats.ErrNoResponders):
 		return false, "", fmt.Errorf("no service answers on %s", v.subject)
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
@@ -78,3 +86,10 @@ func (v *NATSRevalidator) Revalidate(ctx context.Context, q RevalidateQuery) (bo
 	}
 	return *ans.Allow, ans.Reason, nil
 }
+
+// cutShort is a question its asker stopped waiting for (its context ended
+// before the answer): the breaker counts it neither way.
+type cutShort struct{ err error }
+
+func (e cutShort) Error() string { return e.err.Error() }
+func (e cutShort) Unwrap() error { return e.err }
