@@ -18,6 +18,12 @@ type Run struct {
 	Status        string
 	PolicyVersion string
 	ApprovedAt    time.Time
+	// Started: a publish of a job of the request may have landed, though
+	// its status does not say so yet (a worker marked the job attempted
+	// and stopped before it recorded anything). A request is started once
+	// it is running or this is true; a claim that published nothing does
+	// not start it.
+	Started bool
 	// Union is every class the request's items were classed by when it was
 	// submitted (Request.Union): its approval expires by the strictest.
 	Union     []Class
@@ -50,8 +56,9 @@ type Standing struct {
 // them; a request neither approved nor running blocks them; so do a table
 // other than the one it was approved under, an approval older than the
 // approval_expiry of its class (the strictest of its Union) when the
-// request has not started (an approval is
-// for now, not for whenever workers come back), and a requester or an
+// request has not started, that is while nothing of it may have been
+// published (neither running nor Started: an approval is for now, not
+// for whenever workers or the broker come back), and a requester or an
 // approver who lost the right. Rights that could not be read make the jobs
 // wait for a later claim: nothing is published on a failed read.
 func JudgeRun(t *Table, r Run, now time.Time) Verdict {
@@ -66,7 +73,7 @@ func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 	if t.Stale(r.PolicyVersion) {
 		return v.plain(Block, CheckPolicy, "the replay policy changed since approval; request again")
 	}
-	if k, ok := t.requestKnobs(r.Class, r.Union); ok && r.Status == "approved" && !r.ApprovedAt.IsZero() && now.After(r.ApprovedAt.Add(k.ApprovalExpiry)) {
+	if k, ok := t.requestKnobs(r.Class, r.Union); ok && r.Status == "approved" && !r.Started && !r.ApprovedAt.IsZero() && now.After(r.ApprovedAt.Add(k.ApprovalExpiry)) {
 		return v.plain(Block, CheckExpired, fmt.Sprintf("the approval expired (%s) before the replay started; request again", k.ApprovalExpiry))
 	}
 	a := r.Authority

@@ -68,6 +68,12 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	runs := map[int64]replaypolicy.Verdict{}
 	stamps := map[int64]*string{}   // by request: the people's rights as the run was judged on (authorityStamp)
 	lapses := map[int64]time.Time{} // by request: when a yes of the rights it was judged on lapses with time (rightsLapsed)
+	started := map[int64]bool{}     // by request: a job of it in this claim was marked attempted (replaypolicy.Run.Started)
+	for _, j := range jobs {
+		if j.firstAttemptAt != nil {
+			started[j.requestID] = true
+		}
+	}
 	// The request's rules and the item's first, for every job: they say
 	// which jobs the ledger is asked about, all in one read.
 	var keyed []*job
@@ -83,6 +89,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		if !seen {
 			var facts replaypolicy.Run
 			facts, stamps[j.requestID], lapses[j.requestID] = w.runFacts(ctx, j)
+			facts.Started = started[j.requestID]
 			at, err := w.svc.judgedAt(ctx, w.svc.pool)
 			if err != nil {
 				j.state, j.result = JobPending, releasedLease // judged at the next claim

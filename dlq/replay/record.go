@@ -56,7 +56,12 @@ const (
 	// finishes it. (Locked for that moment only: a worker publishing
 	// reserves its slots on the same row.)
 	lockRequests = `SELECT id FROM replay_requests WHERE id = ANY($1) ORDER BY id FOR UPDATE`
-	markRunning  = `UPDATE replay_requests SET status = 'running', version = version + 1
+	// A request runs once a publish of it may have landed (a job of it
+	// recorded attempted: mayHaveLanded), not when a claim published
+	// nothing (NATS away, a job deferred or refused before or by the
+	// broker): until then its approval may still expire
+	// (replaypolicy.JudgeRun), and its page says when.
+	markRunning = `UPDATE replay_requests SET status = 'running', version = version + 1
         WHERE id = ANY($1) AND status = 'approved'` // once, from approved
 	// A request ends when no job of it is left to run, and ends again when
 	// a person settles an item of one done with problems; a cancelled or
@@ -94,6 +99,14 @@ var (
       AND d.status IN ('replay_requested', 'replaying', 'needs_reconciliation') -- only what a replay holds goes back
     FOR UPDATE OF d`, `'quarantined'`, "id")
 )
+
+// mayHaveLanded says whether a publish of j may have landed as its record
+// will stand: a gate marked it attempted (in this claim or an earlier one)
+// and no answer since said that the attempt did not land (resetAttempt).
+// Its first_attempt_at is set after the record exactly then.
+func (j *job) mayHaveLanded() bool {
+	return (j.firstAttempt || j.firstAttemptAt != nil) && !j.resetAttempt
+}
 
 // recordState is what becomes of an outcome in the record: the dead
 // letter's status (the SQL that sets it) and whether the item lets go of
@@ -477,7 +490,8 @@ func (p *recordPace) claimLimit(cfg WorkerConfig) int {
 	return min(cfg.Batch, max(1, int(cfg.Lease/6/p.perJob)))
 }
 
-// recordOnce writes the requests' running status, then the outcomes under
+// recordOnce writes the running status of the requests a publish of which
+// may have landed, then the outcomes under
 // the fencing tokens, and with them the ledger, the dead letters'
 // statuses and the audit rows, in one transaction. It returns the jobs
 // whose fence refused the outcome (another worker took them over).
@@ -488,22 +502,27 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) (lost []*job, err 
 	dups, resets, deferred := make([]bool, n), make([]bool, n), make([]bool, n)
 	notBefore := make([]*time.Time, n)
 	byID := map[int64]*job{}
-	requests := map[int64]bool{}
+	started := map[int64]bool{} // requests a publish of which may have landed
 	for i, j := range jobs {
 		ids[i], fences[i], states[i], results[i], streams[i], seqs[i], dups[i] = j.id, j.fence, string(j.state), j.result, j.stream, int64(j.seq), j.duplicate
 		notBefore[i], resets[i], deferred[i] = j.notBefore, j.resetAttempt, j.deferred
 		byID[j.id] = j
-		requests[j.requestID] = true
+		if j.mayHaveLanded() {
+			started[j.requestID] = true
+		}
 	}
-	reqIDs := slices.Sorted(maps.Keys(requests))
+	reqIDs := slices.Sorted(maps.Keys(started))
 	err = pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
 		// The requests first, as the console's actions on a request with
 		// jobs (cancel, stop, reconcile) take a request's row before its
 		// jobs and dead letters: a record that took them the other way
-		// round could deadlock with one. Only the first record of a request locks its
-		// row (while it is approved); later ones take no lock on it at all.
-		if _, err := tx.Exec(ctx, markRunning, reqIDs); err != nil {
-			return fmt.Errorf("mark requests running: %w", err)
+		// round could deadlock with one. Only the first record of a request
+		// that published something locks its row (while it is approved);
+		// later ones, and ones that published nothing, take no lock on it.
+		if len(reqIDs) > 0 {
+			if _, err := tx.Exec(ctx, markRunning, reqIDs); err != nil {
+				return fmt.Errorf("mark requests running: %w", err)
+			}
 		}
 		rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred)
 		if err != nil {
