@@ -117,8 +117,9 @@ type Job struct {
 type Ledger struct {
 	// Unreadable says why it could not be read ("" when it was).
 	Unreadable string
-	// HeldEarlier: another job of this claim with the same identity is
-	// ahead of this one and goes first.
+	// HeldEarlier: another job of this claim with the same identity goes
+	// first: one whose own publish may have landed (its retry), else the
+	// one ahead in the claim.
 	HeldEarlier bool
 	// Replayed: another job (of this request or another) already
 	// replayed the identity.

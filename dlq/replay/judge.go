@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -120,7 +121,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	}); err != nil {
 		ledgers = unreadLedgers(keyed, err)
 	}
-	held := map[string]bool{} // identities a job of this claim goes first with
+	held := holdIdentities(keyed) // identities a job of this claim goes first with, by job
 	for _, j := range jobs {
 		if j.state != "" {
 			continue
@@ -263,20 +264,43 @@ func (w *Worker) rightsLapsed(j *job) bool {
 }
 
 // ledgerFor is what the replay ledger says of j's identities (Identities:
-// each class of its union that keys one), as read (readLedgers). The first
-// job of a claim with an identity goes first: a later one waits for the
-// next claim, when the ledger will tell.
-func ledgerFor(j *job, held map[string]bool, read map[int64]*replaypolicy.Ledger) *replaypolicy.Ledger {
+// each class of its union that keys one), as read (readLedgers), unless
+// another job of the claim holds one of them (holdIdentities): j then
+// waits for the next claim, when the ledger will tell.
+func ledgerFor(j *job, held map[string]int64, read map[int64]*replaypolicy.Ledger) *replaypolicy.Ledger {
 	keys := replaypolicy.Identities(j.class, j.union, j.tenant, j.msgID, j.opID)
 	for _, k := range keys {
-		if held[k] {
+		if h, ok := held[k]; ok && h != j.id {
 			return &replaypolicy.Ledger{HeldEarlier: true}
 		}
 	}
 	for _, k := range keys {
-		held[k] = true
+		held[k] = j.id
 	}
 	return read[j.id]
+}
+
+// holdIdentities gives the identities of keyed (the jobs of a claim the
+// ledger is asked about, in claim order) to the jobs whose own publish may
+// have landed (attempted), all of a job's or none, first come first: such a job is its own retry,
+// and one not yet attempted that came first in the claim would make it
+// wait while it waits for it (the ledger's in-flight rule), claim after
+// claim. The rest are given out as ledgerFor meets them.
+func holdIdentities(keyed []*job) map[string]int64 {
+	held := map[string]int64{}
+	for _, j := range keyed {
+		if j.firstAttemptAt == nil {
+			continue
+		}
+		keys := replaypolicy.Identities(j.class, j.union, j.tenant, j.msgID, j.opID)
+		if slices.ContainsFunc(keys, func(k string) bool { _, ok := held[k]; return ok }) {
+			continue // an earlier one goes first: this one waits, as ledgerFor says
+		}
+		for _, k := range keys {
+			held[k] = j.id
+		}
+	}
+	return held
 }
 
 // readLedgers reads what the ledger says of the identities of jobs
