@@ -237,17 +237,24 @@ func (w *Worker) jobWindow(ctx context.Context, j *job) replaypolicy.Window {
 	return w.svc.cfg.Windows.Fresh(ctx, j.subject)
 }
 
-// rereadWindow reads afresh the window a retry of j that got a PubAck is
-// judged by (replaypolicy.JudgeAck), unless the message the broker kept
-// is shown to be its own: a retry stored as a new message says the window
-// held no earlier publish, and one dropped for a message not shown to be
-// ours that it held another, and only the stream as it is now (not as the
-// claim read it) tells whether it is the stream that took the earlier
-// publish. A Duplicate keeps the claim's window when the stream cannot be
-// read again.
+// rereadWindow reads afresh the window the broker's answer to j is judged
+// by (replaypolicy.JudgeAck), unless the message the broker kept is shown
+// to be its own. A retry that got a PubAck: a retry stored as a new
+// message says the window held no earlier publish, and one dropped for a
+// message not shown to be ours that it held another, and only the stream
+// as it is now (not as the claim read it) tells whether it is the stream
+// that took the earlier publish. A first attempt dropped as a Duplicate:
+// it is deferred until the kept message's window has passed, and the
+// claim's window, from a list kept a while (StreamWindows), may be older
+// than the stream's (a window raised since, a stream created since where
+// the list has none). A Duplicate keeps the claim's window when the
+// stream cannot be read again.
 func (w *Worker) rereadWindow(ctx context.Context, j *job, a *replaypolicy.Ack) {
-	if a.FirstAttempt || a.Stream == "" || a.Lost != "" || a.Refused != "" || a.NotSent != "" || a.NoStream || replaypolicy.OursKept(*a) {
+	switch {
+	case a.Stream == "" || a.Lost != "" || a.Refused != "" || a.NotSent != "" || a.NoStream || replaypolicy.OursKept(*a):
 		return
+	case a.FirstAttempt && !a.Duplicate:
+		return // stored: no window judges it
 	}
 	fresh := replaypolicy.Window{Unreadable: "no window reader is configured"}
 	if w.svc.cfg.Windows != nil {
