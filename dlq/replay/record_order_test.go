@@ -14,9 +14,11 @@ import (
 
 // TestRecordTakesRequestFirst: a console action (cancel, stop, reject,
 // reconcile) locks a request's row before its jobs and dead letters; the
-// first record of the request (while it is approved) takes the row in the
-// same order, so it waits for the action before it has locked any job,
-// and records once the action is over.
+// first record of the request that may have published (while it is
+// approved: it marks it running) takes the row in the same order, so it
+// waits for the action before it has locked any job, and records once
+// the action is over. (A record that published nothing takes no lock on
+// the row at all, as later records.)
 func TestRecordTakesRequestFirst(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -24,7 +26,9 @@ func TestRecordTakesRequestFirst(t *testing.T) {
 	ids, _ := b.seedN(t, 3, "search.index_update", "order")
 	req := b.request(t, ids, replay.SubmitInput{})
 	require.Equal(t, replay.StatusApproved, req.Status)
-	_, err := b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() WHERE request_id = $1`, req.ID)
+	// Marked attempted, as a publish gate marks a job before it sends it:
+	// a publish of each may have landed, so the record starts the request.
+	_, err := b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now(), first_attempt_at = now() WHERE request_id = $1`, req.ID)
 	require.NoError(t, err)
 	w := b.worker(t, replay.WorkerConfig{Owner: "order", RecordTimeout: 30 * time.Second})
 	jobs, err := w.Claim(ctx)
