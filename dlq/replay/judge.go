@@ -282,10 +282,11 @@ func ledgerFor(j *job, held map[string]int64, read map[int64]*replaypolicy.Ledge
 
 // holdIdentities gives the identities of keyed (the jobs of a claim the
 // ledger is asked about, in claim order) to the jobs whose own publish may
-// have landed (attempted), all of a job's or none, first come first: such a job is its own retry,
-// and one not yet attempted that came first in the claim would make it
-// wait while it waits for it (the ledger's in-flight rule), claim after
-// claim. The rest are given out as ledgerFor meets them.
+// have landed (attempted), all of a job's or none, first come first: such
+// a job is its own retry, and one not yet attempted that came first in the
+// claim would make it wait while it waits for it (the ledger's in-flight
+// rule), claim after claim. The rest are given out as ledgerFor meets
+// them.
 func holdIdentities(keyed []*job) map[string]int64 {
 	held := map[string]int64{}
 	for _, j := range keyed {
