@@ -22,8 +22,11 @@ const (
 	StatusDraft           Status = "draft"
 	StatusPendingApproval Status = "pending_approval"
 	StatusApproved        Status = "approved"
-	StatusRunning         Status = "running"
-	StatusDone            Status = "done"
+	// StatusRunning: something of the request may have been published (a
+	// gate marked a job attempted and no answer undid it). A claim that
+	// published nothing leaves it approved, its expiry still judged.
+	StatusRunning Status = "running"
+	StatusDone    Status = "done"
 	// StatusDoneWithProblems: no item is left to run, and not every item
 	// was replayed or skipped (StatusReason counts them).
 	StatusDoneWithProblems Status = "done_with_problems"
