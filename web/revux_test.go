@@ -1,0 +1,102 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// These tests are rev-ux's findings: what an on-call engineer, an approver
+// or an auditor would call broken or misleading in the console's pages.
+
+// TestRevUxConfirmKeepsTypedRate: an on-call lowers a replay's rate to spare
+// a service that is just recovering, forgets the reason, and gets the
+// confirm page back (422). The rate they typed must still be in the field:
+// today it is reset to the class default, so the next submit (reason now
+// filled in) publishes at 50 messages per second instead of the 5 they
+// chose, without a word. The same when the rate itself is refused (above
+// the class's maximum): the field must show what was typed, next to the
+// message about it, not the default.
+func TestRevUxConfirmKeepsTypedRate(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, _ := b.SignIn(t, "acme:oncall")
+	mail := seed(t, b, "acme", "email.send", "mail-1", opHeader("op-1"))
+	confirm := draftPage(t, b, oncall, mail)
+	d := b.Do(t, oncall, "GET", confirm, nil, nil).Doc(t)
+	name, ok := d.Find(`input[name^="rate-"]`).Attr("name")
+	require.True(t, ok, "the confirm page has a rate field")
+
+	t.Run("ReasonMissing", func(t *testing.T) {
+		resp := b.Do(t, oncall, "POST", confirm, url.Values{name: {"5"}, "reason": {""}}, nil)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, resp.Body)
+		got := resp.Doc(t).Find(`input[name="` + name + `"]`).AttrOr("value", "")
+		assert.Equal(t, "5", got, "the rate typed is lost when the form comes back for a missing reason")
+	})
+	t.Run("RateAboveMaximum", func(t *testing.T) {
+		resp := b.Do(t, oncall, "POST", confirm, url.Values{name: {"9999"}, "reason": {"smtp relay back"}}, nil)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, resp.Body)
+		rd := resp.Doc(t)
+		assert.Equal(t, "9999", rd.Find(`input[name="`+name+`"]`).AttrOr("value", ""),
+			"the refused rate is replaced by the default in its field")
+		_, hidden := rd.Find(`#f-` + name + `-error`).Attr("hidden")
+		assert.False(t, hidden, "the rate's own field shows no message about the refused rate")
+	})
+}
+
+// voidManualRequest has an on-call select two manual dead letters
+// (manual allows no bulk), type a reason and press "Request replay":
+// nothing can be replayed, the request is void. It returns the page they
+// land on.
+func voidManualRequest(t *testing.T) testfactory.Response {
+	t.Helper()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, _ := b.SignIn(t, "acme:oncall")
+	r1 := seed(t, b, "acme", "orders.refund", "refund-1", nil)
+	r2 := seed(t, b, "acme", "orders.refund", "refund-2", nil)
+	confirm := draftPage(t, b, oncall, r1, r2)
+	resp := b.Do(t, oncall, "POST", confirm, url.Values{"reason": {"payments gateway back"}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	page := b.Do(t, oncall, "GET", resp.Header.Get("Location"), nil, nil)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	return page
+}
+
+// TestRevUxNothingToReplayIsNotASuccess: a submit that requests nothing
+// (every item blocked, the request void) is greeted with a green
+// "Replay requested: …" flash, the success colour (data-kind="ok"). A
+// tired on-call reads green and "Replay requested" and walks away; nothing
+// will ever be published.
+func TestRevUxNothingToReplayIsNotASuccess(t *testing.T) {
+	t.Parallel()
+	d := voidManualRequest(t).Doc(t)
+	flash := d.Find(`[data-testid="flash"]`)
+	require.Equal(t, 1, flash.Length())
+	assert.NotEqual(t, "ok", flash.AttrOr("data-kind", ""),
+		"a request that replays nothing is announced as a success: %q", flash.Text())
+	assert.False(t, strings.HasPrefix(strings.TrimSpace(flash.Text()), "Replay requested"),
+		"the flash of a void request starts with \"Replay requested\": %q", flash.Text())
+}
+
+// TestRevUxVoidRequestPageTellsTheTruth: the page of that void manual
+// request says "Not needed: manual replays run without an approver",
+// which is false (manual needs two distinct approvers: its own Policy row
+// on the same page says so), and its banner says every item "was skipped"
+// when each item is "blocked" by the bulk rule, whose own text says what
+// to do (request them one at a time).
+func TestRevUxVoidRequestPageTellsTheTruth(t *testing.T) {
+	t.Parallel()
+	d := voidManualRequest(t).Doc(t)
+	approvals := textOf(d, `[data-testid="replay-approvals-not-needed"]`)
+	assert.NotContains(t, approvals, "run without an approver",
+		"the page of a void manual request says manual replays need no approver")
+	banner := textOf(d, `[data-testid="replay-status-reason"]`)
+	assert.NotContains(t, banner, "skipped",
+		"the items are blocked (manual allows no bulk), the banner says skipped: %q", banner)
+}
