@@ -36,7 +36,7 @@ func TestRevUxConfirmKeepsTypedRate(t *testing.T) {
 	t.Run("ReasonMissing", func(t *testing.T) {
 		resp := b.Do(t, oncall, "POST", confirm, url.Values{name: {"5"}, "reason": {""}}, nil)
 		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, resp.Body)
-		got := resp.Doc(t).Find(`input[name="` + name + `"]`).AttrOr("value", "")
+		got := resp.Doc(t).Find(`input[name="`+name+`"]`).AttrOr("value", "")
 		assert.Equal(t, "5", got, "the rate typed is lost when the form comes back for a missing reason")
 	})
 	t.Run("RateAboveMaximum", func(t *testing.T) {
