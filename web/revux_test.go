@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -99,4 +100,29 @@ func TestRevUxVoidRequestPageTellsTheTruth(t *testing.T) {
 	banner := textOf(d, `[data-testid="replay-status-reason"]`)
 	assert.NotContains(t, banner, "skipped",
 		"the items are blocked (manual allows no bulk), the banner says skipped: %q", banner)
+}
+
+// TestRevUxAuditActorFilterIgnoresEmailCase: an auditor asks "what did
+// jane.doe@example.com do?" and types the address as the role bindings
+// page shows it (bindings keep emails lower-cased, and match them in any
+// case; the replays page's requester filter ignores case too). Jane's
+// identity provider spells her address Jane.Doe@Example.com, and the
+// audit log's actor filter matches it byte for byte: "No audit events
+// match", as if she had never signed in. Email addresses are not
+// case-sensitive in practice; an auditor's empty result must not depend
+// on how the IdP capitalised a name.
+func TestRevUxAuditActorFilterIgnoresEmailCase(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	b.SignInAs(t, &mockoidc.MockUser{Subject: "jane", Email: "Jane.Doe@Example.com", EmailVerified: true}, "acme:oncall")
+	auditor, _ := b.SignIn(t, "*:auditor")
+
+	exact := b.Do(t, auditor, "GET", "/audit?actor="+url.QueryEscape("Jane.Doe@Example.com"), nil, nil)
+	require.Equal(t, http.StatusOK, exact.Status, exact.Body)
+	require.Positive(t, exact.Doc(t).Find(`[data-testid="audit-row"]`).Length(), "her sign-in is audited under her email as the IdP spells it")
+
+	lower := b.Do(t, auditor, "GET", "/audit?actor="+url.QueryEscape("jane.doe@example.com"), nil, nil)
+	require.Equal(t, http.StatusOK, lower.Status, lower.Body)
+	assert.Positive(t, lower.Doc(t).Find(`[data-testid="audit-row"]`).Length(),
+		"the same address in lower case (as the bindings page shows it) finds nothing: %q", textOf(lower.Doc(t), `[data-testid="audit-count"]`))
 }
