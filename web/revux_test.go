@@ -54,8 +54,8 @@ func TestRevUxConfirmKeepsTypedRate(t *testing.T) {
 // voidManualRequest has an on-call select two manual dead letters
 // (manual allows no bulk), type a reason and press "Request replay":
 // nothing can be replayed, the request is void. It returns the page they
-// land on.
-func voidManualRequest(t *testing.T) testfactory.Response {
+// land on, the console and their client.
+func voidManualRequest(t *testing.T) (testfactory.Response, *testfactory.Console, *http.Client) {
 	t.Helper()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	oncall, _ := b.SignIn(t, "acme:oncall")
@@ -66,7 +66,7 @@ func voidManualRequest(t *testing.T) testfactory.Response {
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	page := b.Do(t, oncall, "GET", resp.Header.Get("Location"), nil, nil)
 	require.Equal(t, http.StatusOK, page.Status, page.Body)
-	return page
+	return page, b, oncall
 }
 
 // TestRevUxNothingToReplayIsNotASuccess: a submit that requests nothing
@@ -76,7 +76,8 @@ func voidManualRequest(t *testing.T) testfactory.Response {
 // will ever be published.
 func TestRevUxNothingToReplayIsNotASuccess(t *testing.T) {
 	t.Parallel()
-	d := voidManualRequest(t).Doc(t)
+	page, _, _ := voidManualRequest(t)
+	d := page.Doc(t)
 	flash := d.Find(`[data-testid="flash"]`)
 	require.Equal(t, 1, flash.Length())
 	assert.NotEqual(t, "ok", flash.AttrOr("data-kind", ""),
@@ -90,16 +91,23 @@ func TestRevUxNothingToReplayIsNotASuccess(t *testing.T) {
 // which is false (manual needs two distinct approvers: its own Policy row
 // on the same page says so), and its banner says every item "was skipped"
 // when each item is "blocked" by the bulk rule, whose own text says what
-// to do (request them one at a time).
+// to do (request them one at a time). The replays page's Approvals column
+// says "not needed" of it too.
 func TestRevUxVoidRequestPageTellsTheTruth(t *testing.T) {
 	t.Parallel()
-	d := voidManualRequest(t).Doc(t)
+	page, b, oncall := voidManualRequest(t)
+	d := page.Doc(t)
 	approvals := textOf(d, `[data-testid="replay-approvals-not-needed"]`)
 	assert.NotContains(t, approvals, "run without an approver",
 		"the page of a void manual request says manual replays need no approver")
 	banner := textOf(d, `[data-testid="replay-status-reason"]`)
 	assert.NotContains(t, banner, "skipped",
 		"the items are blocked (manual allows no bulk), the banner says skipped: %q", banner)
+
+	// The replays page says the same of it: "not needed".
+	list := b.Do(t, oncall, "GET", "/replay/requests", nil, nil).Doc(t)
+	cell := strings.TrimSpace(list.Find(`[data-testid="replay-row-approvals"]`).First().Text())
+	assert.NotEqual(t, "not needed", cell, "the replays page says a manual request needs no approval")
 }
 
 // TestRevUxAuditActorFilterIgnoresEmailCase: an auditor asks "what did
