@@ -3,6 +3,7 @@ package web_test
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,4 +134,28 @@ func TestRevUxAuditActorFilterIgnoresEmailCase(t *testing.T) {
 	require.Equal(t, http.StatusOK, lower.Status, lower.Body)
 	assert.Positive(t, lower.Doc(t).Find(`[data-testid="audit-row"]`).Length(),
 		"the same address in lower case (as the bindings page shows it) finds nothing: %q", textOf(lower.Doc(t), `[data-testid="audit-count"]`))
+}
+
+// TestRevUxTimeZoneSaveReturnsToAPage: the user menu's "Show times in"
+// form is on every page and sends the person back to "the page they were
+// on" (return_to is the request's path). On a page a POST rendered (the
+// discard confirmation, the audit chain check, a form's 422) that path
+// only answers POST: saving the setting there lands on "405 Method Not
+// Allowed", and whatever was typed (the discard reason) is gone.
+func TestRevUxTimeZoneSaveReturnsToAPage(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, _ := b.SignIn(t, "acme:oncall")
+	id := seed(t, b, "acme", "orders.refund", "refund-1", nil)
+
+	confirm := b.Do(t, oncall, "POST", "/deadletters/"+strconv.FormatInt(id, 10)+"/discard", url.Values{"reason": {"duplicate of ord-1"}}, nil)
+	require.Equal(t, http.StatusOK, confirm.Status, confirm.Body)
+	back, ok := confirm.Doc(t).Find(`[data-testid="time-zone-form"] input[name="return_to"]`).Attr("value")
+	require.True(t, ok, "the discard confirmation has the time zone form")
+
+	saved := b.Do(t, oncall, "POST", "/settings/time", url.Values{"time_zone": {"local"}, "return_to": {back}}, nil)
+	require.Equal(t, http.StatusSeeOther, saved.Status, saved.Body)
+	landed := b.Do(t, oncall, "GET", saved.Header.Get("Location"), nil, nil)
+	assert.Equal(t, http.StatusOK, landed.Status,
+		"saving the time zone on the discard confirmation lands on %s, which answers %d", saved.Header.Get("Location"), landed.Status)
 }
