@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
@@ -158,4 +160,39 @@ func TestRevUxTimeZoneSaveReturnsToAPage(t *testing.T) {
 	landed := b.Do(t, oncall, "GET", saved.Header.Get("Location"), nil, nil)
 	assert.Equal(t, http.StatusOK, landed.Status,
 		"saving the time zone on the discard confirmation lands on %s, which answers %d", saved.Header.Get("Location"), landed.Status)
+}
+
+// TestRevUxApprovalsPageSaysWhoAlreadyApproved: the first of a manual
+// request's two approvers signs off and goes back to the Approvals page.
+// The request is still listed ("1 of 2"), exactly like one they have not
+// looked at: nothing says they already approved it, and opening it finds
+// no approve button. (The navigation's count, "waiting for your
+// approval", already leaves it out; the page it links to does not say
+// why.) At 3 a.m. the approver re-reads the intent of a request they
+// cannot act on, or thinks their approval was lost.
+func TestRevUxApprovalsPageSaysWhoAlreadyApproved(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	_, oncall := b.SignIn(t, "acme:oncall")
+	approver, _ := b.SignIn(t, "acme:approver")
+	id := seed(t, b, "acme", "orders.refund", "refund-1", nil)
+	req := testfactory.Request(t, b.Replays, oncall.Actor, []int64{id}, replay.SubmitInput{Reason: "gateway back"})
+	path := "/replay/requests/" + strconv.FormatInt(req.ID, 10)
+
+	page := b.Do(t, approver, "GET", path, nil, nil).Doc(t)
+	intent, ok := page.Find(`[data-testid="approve-form"] input[name="intent"]`).Attr("value")
+	require.True(t, ok, "the approver sees the approve form")
+	phrase, err := b.Replays.ConfirmationFor(context.Background(), req.ID)
+	require.NoError(t, err)
+	resp := b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {intent}, "confirmation": {phrase}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+
+	list := b.Do(t, approver, "GET", "/approvals", nil, nil).Doc(t)
+	rows := list.Find(`[data-testid="approval-row"]`)
+	if rows.Length() == 0 {
+		return // not listed as waiting for them: fine
+	}
+	assert.Contains(t, strings.ToLower(rows.First().Text()), "you",
+		"the approvals page lists a request its viewer already approved, with nothing saying so: %q",
+		strings.Join(strings.Fields(rows.First().Text()), " "))
 }
