@@ -196,3 +196,26 @@ func TestRevUxApprovalsPageSaysWhoAlreadyApproved(t *testing.T) {
 		"the approvals page lists a request its viewer already approved, with nothing saying so: %q",
 		strings.Join(strings.Fields(rows.First().Text()), " "))
 }
+
+// TestRevUxPayloadEditKeepsTheEditOnError: an on-call hand-fixes a
+// payload on the confirm page ("Edit payloads before approval") and
+// presses "Save payload" without the required "Why this change". The page
+// comes back (422) with the message, and the payload box holds the
+// ORIGINAL payload again: the edit they typed is gone, and they must redo
+// it from memory.
+func TestRevUxPayloadEditKeepsTheEditOnError(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, _ := b.SignIn(t, "globex:oncall")
+	id := seed(t, b, "globex", "search.index_update", "doc-1", nil)
+	confirm := draftPage(t, b, oncall, id)
+	d := b.Do(t, oncall, "GET", confirm, nil, nil).Doc(t)
+	action, ok := d.Find(`[data-testid="payload-edit-form"]`).Attr("action")
+	require.True(t, ok, "the confirm page offers to edit the payload")
+
+	edited := `{"x":2,"fixed":"by hand at 3am"}`
+	resp := b.Do(t, oncall, "POST", action, url.Values{"payload": {edited}, "reason": {""}}, nil)
+	require.Equal(t, http.StatusUnprocessableEntity, resp.Status, resp.Body)
+	box := strings.TrimSpace(resp.Doc(t).Find(`[data-testid="payload-edit-form"] textarea[name="payload"]`).Text())
+	assert.Equal(t, edited, box, "the payload typed is replaced by the original when the form comes back for a missing reason")
+}
