@@ -219,3 +219,31 @@ func TestRevUxPayloadEditKeepsTheEditOnError(t *testing.T) {
 	box := strings.TrimSpace(resp.Doc(t).Find(`[data-testid="payload-edit-form"] textarea[name="payload"]`).Text())
 	assert.Equal(t, edited, box, "the payload typed is replaced by the original when the form comes back for a missing reason")
 }
+
+// TestRevUxAuditObjectFilterSaysWhenItCannotRead: the console names a
+// replay request "#4" (the replays and approvals pages) and a dead letter
+// "Dead letter #138"; an auditor types what they read into the audit
+// log's Object filter, "replay_request #4", and is told "No audit events
+// match", with no word about the "#": the filter quietly looked for an
+// object whose id is "replay_request #4". An auditor must not conclude
+// that nothing happened to the request: either the filter reads the way
+// the console writes ids, or it says it cannot.
+func TestRevUxAuditObjectFilterSaysWhenItCannotRead(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	_, oncall := b.SignIn(t, "acme:oncall")
+	auditor, _ := b.SignIn(t, "*:auditor")
+	id := seed(t, b, "acme", "email.send", "mail-1", opHeader("op-1"))
+	req := testfactory.Request(t, b.Replays, oncall.Actor, []int64{id}, replay.SubmitInput{Reason: "relay back"})
+
+	plain := b.Do(t, auditor, "GET", "/audit?object="+url.QueryEscape("replay_request "+strconv.FormatInt(req.ID, 10)), nil, nil)
+	require.Equal(t, http.StatusOK, plain.Status, plain.Body)
+	require.Positive(t, plain.Doc(t).Find(`[data-testid="audit-row"]`).Length(), "the request's entries, as the placeholder spells an object")
+
+	hashed := b.Do(t, auditor, "GET", "/audit?object="+url.QueryEscape("replay_request #"+strconv.FormatInt(req.ID, 10)), nil, nil)
+	d := hashed.Doc(t)
+	_, hidden := d.Find(`#f-object-error`).Attr("hidden")
+	found := d.Find(`[data-testid="audit-row"]`).Length()
+	assert.True(t, found > 0 || (hashed.Status == http.StatusUnprocessableEntity && !hidden),
+		"\"replay_request #%d\" finds %d entries (%q) and says nothing about the filter", req.ID, found, textOf(d, `[data-testid="audit-count"]`))
+}
