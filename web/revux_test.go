@@ -247,3 +247,29 @@ func TestRevUxAuditObjectFilterSaysWhenItCannotRead(t *testing.T) {
 	assert.True(t, found > 0 || (hashed.Status == http.StatusUnprocessableEntity && !hidden),
 		"\"replay_request #%d\" finds %d entries (%q) and says nothing about the filter", req.ID, found, textOf(d, `[data-testid="audit-count"]`))
 }
+
+// TestRevUxEmergencyStopKeepsTheChosenTenant: an approver of acme and
+// globex opens "Stop replays", picks globex, says why, and types "stop"
+// (lower case). The form comes back (422) with the reason kept and the
+// tenant select back on its first option, acme: no option is selected.
+// They type STOP as told and press "Emergency stop": acme's replays are
+// stopped and its drafts dropped, and globex's keep publishing.
+func TestRevUxEmergencyStopKeepsTheChosenTenant(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	approver, _ := b.SignIn(t, "acme:approver", "globex:approver")
+	page := b.Do(t, approver, "GET", "/replay/stop", nil, nil)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	opts := page.Doc(t).Find(`select[name="tenant"] option`)
+	require.GreaterOrEqual(t, opts.Length(), 2, "both tenants are offered")
+	require.Equal(t, "acme", opts.First().AttrOr("value", ""), "acme is the first option")
+
+	resp := b.Do(t, approver, "POST", "/replay/stop", url.Values{"tenant": {"globex"}, "reason": {"shard 4 flapping"}, "confirm": {"stop"}}, nil)
+	require.Equal(t, http.StatusUnprocessableEntity, resp.Status, resp.Body)
+	sel := resp.Doc(t).Find(`select[name="tenant"]`)
+	chosen := sel.Find(`option[selected]`).AttrOr("value", "")
+	if chosen == "" {
+		chosen = sel.Find(`option`).First().AttrOr("value", "") // what a browser submits with none selected
+	}
+	assert.Equal(t, "globex", chosen, "the form comes back set to stop %s, not the tenant the approver chose", chosen)
+}
