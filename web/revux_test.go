@@ -273,3 +273,27 @@ func TestRevUxEmergencyStopKeepsTheChosenTenant(t *testing.T) {
 	}
 	assert.Equal(t, "globex", chosen, "the form comes back set to stop %s, not the tenant the approver chose", chosen)
 }
+
+// TestRevUxNeedsReconciliationIsNotNothingToDo: a replay's publish got no
+// PubAck and its duplicate window passed: the dead letter "needs
+// reconciliation", and stays held until a person settles it (an approver,
+// with replay:<class> reconcile). The on-call who opens it reads, in its
+// Actions card, "Nothing to do here: its status is needs reconciliation",
+// beside "no PubAck, and the window no longer covers the publish". It is
+// the one state where something must be done by someone; the card should
+// say so (and by whom), not send the on-call away.
+func TestRevUxNeedsReconciliationIsNotNothingToDo(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncallC, oncall := b.SignIn(t, "globex:oncall")
+	id := seed(t, b, "globex", "search.index_update", "doc-1", nil)
+	req := testfactory.Request(t, b.Replays, oncall.Actor, []int64{id}, replay.SubmitInput{Reason: "shard back"})
+	testfactory.NeedsPerson(t, b.Pool, req.ID)
+
+	page := b.Do(t, oncallC, "GET", "/deadletters/"+strconv.FormatInt(id, 10), nil, nil)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	actions := strings.Join(strings.Fields(textOf(page.Doc(t), `[data-testid="deadletter-actions"]`)), " ")
+	require.Contains(t, actions, "needs reconciliation")
+	assert.NotContains(t, actions, "Nothing to do here",
+		"a dead letter waiting for a person to settle its replay tells the on-call there is nothing to do: %q", actions)
+}
