@@ -297,3 +297,19 @@ func TestRevUxNeedsReconciliationIsNotNothingToDo(t *testing.T) {
 	assert.NotContains(t, actions, "Nothing to do here",
 		"a dead letter waiting for a person to settle its replay tells the on-call there is nothing to do: %q", actions)
 }
+
+// TestRevUxDraftSubmittedLineReads: a draft's request page says, under
+// Submitted, "not yet (a draft, frozen2026-12-02 12:32:15 UTC)": the
+// words and the time run together.
+func TestRevUxDraftSubmittedLineReads(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncallC, oncall := b.SignIn(t, "acme:oncall")
+	id := seed(t, b, "acme", "email.send", "mail-1", opHeader("op-1"))
+	_, drafts := testfactory.Draft(t, b.Replays, oncall.Actor, id)
+	require.Len(t, drafts, 1)
+	page := b.Do(t, oncallC, "GET", "/replay/requests/"+strconv.FormatInt(drafts[0].ID, 10), nil, nil)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	line := textOf(page.Doc(t), `[data-testid="replay-submitted"]`)
+	assert.NotRegexp(t, `frozen\d`, line, "the draft's Submitted line runs words and time together: %q", line)
+}
