@@ -28,7 +28,9 @@ const AllTenants = "*"
 // Filter selects entries for the auditor's pages and the exports. Zero fields
 // do not filter.
 type Filter struct {
-	Actor  string // exact actor subject, or exact actor email when the provider verified it
+	// Actor is an actor subject (exact), or an email the provider verified
+	// (in any case: Jane.Doe@Example.com is jane.doe@example.com).
+	Actor  string
 	Action string
 	// Actions, when not empty, keeps entries of any of these actions (a
 	// family, "replay.*", as FamilyActions lists it).
@@ -91,8 +93,11 @@ type Page struct {
 const (
 	// An email identifies nobody unless the provider verified it: anyone
 	// can claim an address at a provider that does not check. Entries from
-	// before this was recorded (NULL) match by subject only.
-	condActor = `((actor_email = @actor AND actor_email <> '' AND actor_email_verified) OR (actor_subject = @actor AND actor_subject <> ''))`
+	// before this was recorded (NULL) match by subject only. An email
+	// matches in any case (providers capitalise as they like, the bindings
+	// page shows addresses lower-cased), on the lower(actor_email) index
+	// (migration 0044); a subject is the provider's and matches exactly.
+	condActor = `((lower(actor_email) = lower(@actor::text) AND actor_email <> '' AND actor_email_verified) OR (actor_subject = @actor AND actor_subject <> ''))`
 	// The <> '' lets the partial message_id index serve this branch.
 	condMessage    = `((message_id = @message_id AND message_id <> '') OR object_id = @message_id)`
 	condAction     = `action = @action`
