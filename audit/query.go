@@ -39,9 +39,11 @@ type Filter struct {
 	ObjectType string
 	ObjectID   string
 	// Object is an object as the auditor types it: its id, or its type and
-	// id as the log shows them ("dead_letter 83") or as "dead_letter:83".
-	// Typed with a type, it matches that object, or an entry whose whole
-	// object id is the text.
+	// id as the log shows them ("dead_letter 83") or as "dead_letter:83",
+	// or as the console's pages name it ("replay_request #4", "Dead letter
+	// #138", "#4"): see ParseObject. Typed with a type, it matches that
+	// object, or an entry whose whole object id is the text. Text
+	// ParseObject cannot read is invalid.
 	Object    string
 	MessageID string // matches message_id or object_id
 	Outcome   Outcome
@@ -74,6 +76,9 @@ func (f *Filter) Validate() error {
 		return quarantine.Errorf(quarantine.EINVALID, "before and after cannot both be set")
 	case !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To):
 		return quarantine.Errorf(quarantine.EINVALID, "from must be before to")
+	}
+	if _, _, _, err := ParseObject(f.Object); err != nil {
+		return err
 	}
 	return nil
 }
@@ -170,11 +175,13 @@ func (f *Filter) where() (conds []string, args pgx.NamedArgs, visible bool) {
 		add(condObjectID, "object_id", f.ObjectID)
 	}
 	if f.Object != "" {
-		if typ, id, ok := SplitObject(f.Object); ok {
-			add(condObjectTyped, "object", f.Object)
+		// Validate refused what ParseObject cannot read.
+		switch typ, id, typed, _ := ParseObject(f.Object); {
+		case typed:
+			add(condObjectTyped, "object", strings.TrimSpace(f.Object))
 			args["object_type"], args["object_id"] = typ, id
-		} else {
-			add(condObjectID, "object_id", f.Object)
+		default:
+			add(condObjectID, "object_id", id)
 		}
 	}
 	if f.MessageID != "" {
@@ -447,6 +454,53 @@ func Trail(ctx context.Context, db Batcher, objectType, objectID, messageID, ten
 // "replay_request", "route"): only such a word before the separator makes
 // SplitObject read a type.
 var objectTypePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// ParseObject reads an object as an auditor types it into the log's
+// Object filter: as the log shows it, "dead_letter 83" or "dead_letter:83"
+// (SplitObject); as the console's pages name it, "replay_request #4",
+// "replay_request: #4", "Dead letter #138" (a label of words before the
+// "#" is the type, its words joined by "_" in lower case); or an id alone,
+// "83" or "#83". typed is false for an id alone. It returns an invalid
+// quarantine.Error, saying how to write an object, for text it cannot
+// read: a "#" with nothing after it, or after something that is no type.
+// An empty text is no object (no error).
+func ParseObject(text string) (typ, id string, typed bool, err error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return "", "", false, nil
+	}
+	if typ, id, ok := SplitObject(text); ok {
+		if rest, hashed := strings.CutPrefix(id, "#"); hashed {
+			id = strings.TrimSpace(rest)
+			if id == "" {
+				return "", "", false, errObjectForm(text)
+			}
+		}
+		return typ, id, true, nil
+	}
+	label, rest, hashed := strings.Cut(text, "#")
+	if !hashed {
+		return "", text, false, nil
+	}
+	id = strings.TrimSpace(rest)
+	label = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(label), ":"))
+	if id == "" {
+		return "", "", false, errObjectForm(text)
+	}
+	if label == "" {
+		return "", id, false, nil
+	}
+	typ = strings.ToLower(strings.Join(strings.Fields(label), "_"))
+	if !objectTypePattern.MatchString(typ) {
+		return "", "", false, errObjectForm(text)
+	}
+	return typ, id, true, nil
+}
+
+func errObjectForm(text string) error {
+	return quarantine.Errorf(quarantine.EINVALID,
+		"%q is not an object the log can look up: type an id (83), or a type and an id (dead_letter 83, replay_request #4).", text)
+}
 
 // SplitObject reads an object typed as "type:id" or "type id" (the log's
 // own way of showing it) into its type and id; ok is false when text has

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/views"
@@ -44,6 +45,11 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 		if len(out.Actions) == 0 {
 			errs["action"] = "Choose one of the actions."
 		}
+	}
+	// An object the filter cannot read says so: finding nothing would
+	// read as "nothing happened to it".
+	if _, _, _, err := audit.ParseObject(f.Object); err != nil {
+		errs["object"] = quarantine.ErrorMessage(err)
 	}
 	if f.Outcome != "" && !out.Outcome.Valid() {
 		errs["outcome"] = "Choose ok, denied or error."
