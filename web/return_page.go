@@ -1,0 +1,98 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
+)
+
+// returnPage is the page a form on this page comes back to (the user
+// menu's time zone form): a path of this site that answers GET. For a GET
+// it is the request's own path and query. A page a POST rendered (a
+// confirmation, the chain check's result, a form's 422) has a path that
+// may answer POST only, so it is, in order: the page the form was sent
+// from (the Referer, when it is this site's and a GET page; a Referer of
+// another site, or one that names another host in its path, is never
+// taken), the request's path when it answers GET too, the nearest parent
+// of it that does (/deadletters/5/discard → /deadletters/5, /audit/verify
+// → /audit), or "/". What was typed into the POST's form is not kept
+// (the browser still has it a Back away).
+func (s *Server) returnPage(c echo.Context) string {
+	r := c.Request()
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return r.URL.RequestURI()
+	}
+	if ref := sameSiteReferer(r); ref != "" {
+		if u, err := url.Parse(ref); err == nil && s.answersGet(u.Path) {
+			return ref
+		}
+	}
+	for p := r.URL.Path; p != "" && p != "/"; p = p[:strings.LastIndex(p, "/")] {
+		if authz.LocalPath(p) == p && s.answersGet(p) {
+			return p
+		}
+	}
+	return "/"
+}
+
+// sameSiteReferer is the path and query of r's Referer when it is a page
+// of the host r was sent to, else "".
+func sameSiteReferer(r *http.Request) string {
+	ref := r.Header.Get("Referer")
+	if ref == "" {
+		return ""
+	}
+	u, err := url.Parse(ref)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || !strings.EqualFold(u.Host, r.Host) {
+		return ""
+	}
+	p := u.EscapedPath()
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	if authz.LocalPath(p) != p {
+		return ""
+	}
+	return p
+}
+
+// answersGet tells whether path is a page: the route echo serves a GET of
+// path by is a GET route, and no route of another method has path more
+// exactly (POST /audit/verify is no page, though GET /audit/:seq would
+// take the path and answer that there is no such event).
+func (s *Server) answersGet(path string) bool {
+	if s.echo == nil {
+		return false
+	}
+	get := s.routeFor(http.MethodGet, path)
+	if get == "" || !s.hasRoute(http.MethodGet, get) {
+		return false
+	}
+	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if other := s.routeFor(m, path); other != get && s.hasRoute(m, other) {
+			return false
+		}
+	}
+	return true
+}
+
+// routeFor is the route pattern echo's router takes path to for method
+// ("" when none).
+func (s *Server) routeFor(method, path string) string {
+	c := s.echo.NewContext(nil, nil)
+	s.echo.Router().Find(method, path, c)
+	return c.Path()
+}
+
+func (s *Server) hasRoute(method, pattern string) bool {
+	for _, r := range s.echo.Routes() {
+		if r.Method == method && r.Path == pattern {
+			return true
+		}
+	}
+	return false
+}
