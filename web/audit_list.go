@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/views"
@@ -49,7 +48,7 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 	// An object the filter cannot read says so: finding nothing would
 	// read as "nothing happened to it".
 	if _, _, _, err := audit.ParseObject(f.Object); err != nil {
-		errs["object"] = quarantine.ErrorMessage(err)
+		errs["object"] = "Type an id (83), or a type and an id: dead_letter 83, replay_request #4."
 	}
 	if f.Outcome != "" && !out.Outcome.Valid() {
 		errs["outcome"] = "Choose ok, denied or error."
