@@ -55,7 +55,7 @@ func nilIfEmpty(s []int64) []int64 {
 
 // TestActorEmailFilterReadsItsIndex: at 200,000 entries, an email typed in
 // another case than the provider's is found through the lower(actor_email)
-// index (migration 0044), reading about what the page holds, not the log.
+// index (migration 0041), reading about what the page holds, not the log.
 func TestActorEmailFilterReadsItsIndex(t *testing.T) {
 	b := setup(t)
 	const rows = 200_000

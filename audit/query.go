@@ -101,7 +101,7 @@ const (
 	// before this was recorded (NULL) match by subject only. An email
 	// matches in any case (providers capitalise as they like, the bindings
 	// page shows addresses lower-cased), on the lower(actor_email) index
-	// (migration 0044); a subject is the provider's and matches exactly.
+	// (migration 0041); a subject is the provider's and matches exactly.
 	condActor = `((lower(actor_email) = lower(@actor::text) AND actor_email <> '' AND actor_email_verified) OR (actor_subject = @actor AND actor_subject <> ''))`
 	// The <> '' lets the partial message_id index serve this branch.
 	condMessage    = `((message_id = @message_id AND message_id <> '') OR object_id = @message_id)`
