@@ -51,42 +51,70 @@ func TestRevUxConfirmKeepsTypedRate(t *testing.T) {
 			"the refused rate is replaced by the default in its field")
 		_, hidden := rd.Find(`#f-` + name + `-error`).Attr("hidden")
 		assert.False(t, hidden, "the rate's own field shows no message about the refused rate")
+		msg := textOf(rd, `#f-`+name+`-error`)
+		assert.NotContains(t, msg, "same_operation", "the message names the class by its key")
+		assert.Contains(t, msg, "9999", "the message names the rate refused")
 	})
 }
 
-// voidManualRequest has an on-call select two manual dead letters
-// (manual allows no bulk), type a reason and press "Request replay":
-// nothing can be replayed, the request is void. It returns the page they
-// land on, the console and their client.
+// voidManualRequest has an on-call request two manual dead letters
+// (manual allows no bulk) with a reason: nothing can be replayed, the
+// request is void. The console's submit refuses such a selection before
+// anything changes (TestRevUxNothingToReplayIsNotASuccess); a void request
+// still comes of a submit the rules void after its page was read, made
+// here through the replay service. It returns the request's page, the
+// console and the on-call's client.
 func voidManualRequest(t *testing.T) (testfactory.Response, *testfactory.Console, *http.Client) {
 	t.Helper()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, me := b.SignIn(t, "acme:oncall")
+	r1 := seed(t, b, "acme", "orders.refund", "refund-1", nil)
+	r2 := seed(t, b, "acme", "orders.refund", "refund-2", nil)
+	req := testfactory.Request(t, b.Replays, me.Actor, []int64{r1, r2}, replay.SubmitInput{Reason: "payments gateway back"})
+	require.Equal(t, replay.StatusVoid, req.Status)
+	page := b.Do(t, oncall, "GET", "/replay/requests/"+strconv.FormatInt(req.ID, 10), nil, nil)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	return page, b, oncall
+}
+
+// TestRevUxNothingToReplayIsNotASuccess: an on-call selects two manual
+// dead letters (manual allows no bulk), types a reason and presses
+// "Request replay". Nothing can be replayed. It was greeted with a green
+// "Replay requested: …" flash, the success colour (data-kind="ok"), over
+// a void request that did not even keep the reason: a tired on-call reads
+// green and "Replay requested" and walks away; nothing will ever be
+// published. The submit is refused instead (422): nothing is requested or
+// audited, the page says why in red and keeps the reason typed.
+func TestRevUxNothingToReplayIsNotASuccess(t *testing.T) {
+	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	oncall, _ := b.SignIn(t, "acme:oncall")
 	r1 := seed(t, b, "acme", "orders.refund", "refund-1", nil)
 	r2 := seed(t, b, "acme", "orders.refund", "refund-2", nil)
 	confirm := draftPage(t, b, oncall, r1, r2)
 	resp := b.Do(t, oncall, "POST", confirm, url.Values{"reason": {"payments gateway back"}}, nil)
-	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
-	page := b.Do(t, oncall, "GET", resp.Header.Get("Location"), nil, nil)
-	require.Equal(t, http.StatusOK, page.Status, page.Body)
-	return page, b, oncall
-}
-
-// TestRevUxNothingToReplayIsNotASuccess: a submit that requests nothing
-// (every item blocked, the request void) is greeted with a green
-// "Replay requested: …" flash, the success colour (data-kind="ok"). A
-// tired on-call reads green and "Replay requested" and walks away; nothing
-// will ever be published.
-func TestRevUxNothingToReplayIsNotASuccess(t *testing.T) {
-	t.Parallel()
-	page, _, _ := voidManualRequest(t)
-	d := page.Doc(t)
+	require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "a selection with nothing to replay is submitted: %d", resp.Status)
+	d := resp.Doc(t)
 	flash := d.Find(`[data-testid="flash"]`)
 	require.Equal(t, 1, flash.Length())
 	assert.NotEqual(t, "ok", flash.AttrOr("data-kind", ""),
 		"a request that replays nothing is announced as a success: %q", flash.Text())
 	assert.False(t, strings.HasPrefix(strings.TrimSpace(flash.Text()), "Replay requested"),
 		"the flash of a void request starts with \"Replay requested\": %q", flash.Text())
+	assert.Contains(t, flash.Text(), "Nothing was requested")
+	assert.Contains(t, textOf(d, `[data-testid="replay-group-error"]`), "Nothing of this can be replayed")
+	assert.Equal(t, "payments gateway back", textOf(d, `[data-testid="replay-reason"]`), "the reason typed is kept")
+
+	batch := strings.TrimPrefix(confirm, "/replay/batches/")
+	drafts, err := b.Replays.Batch(context.Background(), batch)
+	require.NoError(t, err)
+	for _, r := range drafts {
+		assert.Equal(t, replay.StatusDraft, r.Status, "request %d changed though nothing was requested", r.ID)
+	}
+	var submitted int
+	require.NoError(t, b.Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM audit_log WHERE action IN ('replay.request', 'replay.void')`).Scan(&submitted))
+	assert.Zero(t, submitted, "a refused submit is audited as a request")
 }
 
 // TestRevUxVoidRequestPageTellsTheTruth: the page of that void manual
