@@ -110,6 +110,7 @@ type ReplayGroup struct {
 	Rate         string
 	MaxRate      string
 	Confirmation string // phrase to type, or ""
+	Typed        string // the phrase as typed, kept when the form comes back for the same intent
 	Error        string
 	// Edited: a payload of this request was edited, so it needs one
 	// approver whatever its class; Edits show the changes.
@@ -302,6 +303,7 @@ type PayloadEdit struct {
 	DeadLetterID int64
 	MsgID        string
 	Payload      string
+	Reason       string // why, as typed when the form comes back
 	URL          string
 	Error        string
 	// TooLarge: the payload, of Size bytes, is over Max and not edited in

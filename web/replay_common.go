@@ -157,8 +157,9 @@ func editViews(requestID int64, edits []replay.Edit) []views.EditView {
 // letter) the requester may still change; binary payloads are not edited
 // in a text box, and one over replay.MaxEditablePayload not in the browser:
 // its form says so and links its download (which asks for the download
-// right).
-func editForms(requestID int64, items []replay.Item, payloads map[int64]replay.LivePayload, errs map[string]string) []views.PayloadEdit {
+// right). typed is the edit sent that the page comes back for: its item's
+// form shows the payload and reason as typed, not the payload stored.
+func editForms(requestID int64, items []replay.Item, payloads map[int64]replay.LivePayload, errs map[string]string, typed payloadForm) []views.PayloadEdit {
 	var out []views.PayloadEdit
 	for _, it := range items {
 		p, ok := payloads[it.DeadLetterID]
@@ -170,6 +171,8 @@ func editForms(requestID int64, items []replay.Item, payloads map[int64]replay.L
 			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)]}
 		if !p.Editable() {
 			f.TooLarge, f.Size, f.Max, f.DownloadURL = true, int64(p.Size), replay.MaxEditablePayload, url
+		} else if typed.Item == strconv.FormatInt(it.DeadLetterID, 10) {
+			f.Payload, f.Reason = typed.Payload, typed.Reason
 		}
 		out = append(out, f)
 	}

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,6 +34,8 @@ type submitForm struct {
 	Note          string // the reconciliation note, where an item needs one
 	Rates         map[int64]string
 	Confirmations map[int64]string
+	// Limits are each request's limits (by request id), for its rate.
+	Limits map[int64]replaypolicy.Knobs
 }
 
 func readSubmitForm(c echo.Context, sel replay.Selection) submitForm {
@@ -46,7 +50,8 @@ func readSubmitForm(c echo.Context, sel replay.Selection) submitForm {
 }
 
 // Validate turns the form into what the replay service submits, with a
-// message per bad field ("reason", "rate-<id>").
+// message per bad field ("reason", "rate-<id>"): a rate above its
+// request's maximum (Limits) is refused beside its own field.
 func (f submitForm) Validate() (replay.SubmitInput, map[string]string) {
 	in := replay.SubmitInput{Reason: f.Reason, ReconciliationNote: f.Note, Rates: map[int64]float64{}, Confirmations: f.Confirmations}
 	errs := map[string]string{}
@@ -64,8 +69,11 @@ func (f submitForm) Validate() (replay.SubmitInput, map[string]string) {
 		if err != nil {
 			rate = -1 // not a number: refused as one below the minimum
 		}
-		if v := replaypolicy.JudgeRateInput(rate); v.Outcome != replaypolicy.Go {
-			errs["rate-"+strconv.FormatInt(id, 10)] = strings.ToUpper(v.Reason[:1]) + v.Reason[1:] + "."
+		if verdict := replaypolicy.JudgeRateInput(rate); verdict.Outcome != replaypolicy.Go {
+			errs["rate-"+strconv.FormatInt(id, 10)] = strings.ToUpper(verdict.Reason[:1]) + verdict.Reason[1:] + "."
+		} else if k, ok := f.Limits[id]; ok && rate > k.MaxRate {
+			errs["rate-"+strconv.FormatInt(id, 10)] = fmt.Sprintf("%s messages per second is more than this request may go at: %s at most. "+
+				"Lower it, or leave it empty for the default of %s.", v, rateText(k.MaxRate), rateText(k.DefaultRate))
 		}
 		in.Rates[id] = rate
 	}
@@ -89,14 +97,70 @@ func (s *Server) selection(c echo.Context, batch string) (replay.Selection, erro
 }
 
 // renderConfirm writes the confirm page of batch as it is now, with the
-// reason and note typed so far and the form errors errs.
-func (s *Server) renderConfirm(c echo.Context, batch string, form submitForm, errs map[string]string, status int) error {
+// form as typed so far and the form errors errs (errs["selection"], about
+// the whole selection, heads the page). sent is the selection as it was
+// when the form was sent (nil: no form was sent): a typed confirmation
+// comes back only for a request whose intent has not changed since.
+func (s *Server) renderConfirm(c echo.Context, batch string, form submitForm, sent *replay.Selection, errs map[string]string, status int) error {
 	sel, err := s.selection(c, batch)
 	if err != nil {
 		return err
 	}
+	if errs == nil {
+		errs = map[string]string{}
+	}
+	form.Confirmations = keptConfirmations(form.Confirmations, sent, sel, errs)
 	m := s.confirmModel(c, batch, sel, form, errs)
-	return s.render(c, status, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
+	p := s.page(c, "Confirm replay", "deadletters")
+	if msg := errs["selection"]; msg != "" {
+		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashError, Text: msg})
+	}
+	return s.render(c, status, views.ReplayConfirm(p, m))
+}
+
+// keptConfirmations are the confirmations typed (by request) that the
+// page shows again: a phrase confirms one exact intent, so it is kept
+// only where the request's intent is what it was when the form was sent
+// (sent); where it changed, the field is emptied and errs say why.
+func keptConfirmations(typed map[int64]string, sent *replay.Selection, now replay.Selection, errs map[string]string) map[int64]string {
+	if sent == nil {
+		return nil
+	}
+	was := map[int64]string{}
+	for _, r := range sent.Requests {
+		was[r.ID] = intentOf(r)
+	}
+	kept := map[int64]string{}
+	for _, r := range now.Requests {
+		t := typed[r.ID]
+		switch {
+		case strings.TrimSpace(t) == "":
+		case was[r.ID] == intentOf(r):
+			kept[r.ID] = t
+		default:
+			key := "confirm-" + strconv.FormatInt(r.ID, 10)
+			if errs[key] == "" {
+				errs[key] = "Type it again: what this request replays changed after you typed it."
+			}
+		}
+	}
+	return kept
+}
+
+// intentOf is what a typed confirmation of draft r stands for: the phrase,
+// the draft's stored intent (kept up to date as items are left out or
+// edited), and its tenant, class, policy version and live items as read
+// (ItemHash each); the rate and note are the form's own and come back as
+// typed.
+func intentOf(r replay.SelectionRequest) string {
+	var live []replay.Item
+	for _, it := range r.Items {
+		if it.SkipReason == "" {
+			live = append(live, it)
+		}
+	}
+	read := replay.IntentHash(r.Tenant, r.Class, r.PolicyVersion, 0, "", live)
+	return r.Confirmation + "\x00" + r.IntentHex() + "\x00" + hex.EncodeToString(read)
 }
 
 // replayConfirm shows the requester their frozen selection; once it was
@@ -141,7 +205,15 @@ func (s *Server) replaySubmit(c echo.Context) error {
 		}
 	}
 	form := readSubmitForm(c, sel)
+	form.Limits = rateLimits(s.deps.Replays.Policy(), sel)
 	in, errs := form.Validate()
+	if nothing := nothingToReplay(sel); nothing != nil {
+		// Nothing is requested: a submit would only void the drafts.
+		if errs == nil {
+			errs = map[string]string{}
+		}
+		maps.Copy(errs, nothing)
+	}
 	if errs == nil {
 		done, err := s.deps.Replays.Submit(ctx, batch, userOf(c).Actor, in, authz.RequestMeta(c))
 		var refused *replay.RefusedError
@@ -153,19 +225,83 @@ func (s *Server) replaySubmit(c echo.Context) error {
 			}
 		case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
 			errs = map[string]string{"reason": quarantine.ErrorMessage(err)}
-			return s.renderConfirm(c, batch, form, errs, http.StatusConflict)
+			return s.renderConfirm(c, batch, form, &sel, errs, http.StatusConflict)
 		case err != nil:
 			return err
 		case len(done) > 1:
 			// Several requests, each going its own way: the page that lists them.
-			s.flash(c, fmt.Sprintf("Replay requested: %d requests, each with what it does next.", len(done)))
+			s.flashSubmitted(c, done, fmt.Sprintf("Replay requested: %d requests, each with what it does next.", len(done)))
 			return c.Redirect(http.StatusSeeOther, "/replay/batches/"+url.PathEscape(batch))
 		default:
-			s.flash(c, "Replay requested: "+nextStep(done[0])+".")
+			s.flashSubmitted(c, done, "Replay requested: "+nextStep(done[0])+".")
 			return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(replay.Landing(done), 10))
 		}
 	}
-	return s.renderConfirm(c, batch, form, errs, http.StatusUnprocessableEntity)
+	return s.renderConfirm(c, batch, form, &sel, errs, http.StatusUnprocessableEntity)
+}
+
+// flashSubmitted keeps what the next page says of the requests done, ok
+// (msg) unless one of them replays nothing: the rules voided it after the
+// page was read (nothingToReplay refuses a selection known to be void).
+// Green means something will be replayed.
+func (s *Server) flashSubmitted(c echo.Context, done []replay.Request, msg string) {
+	void := 0
+	for _, r := range done {
+		if r.Status == replay.StatusVoid {
+			void++
+		}
+	}
+	switch {
+	case void == 0:
+		s.flash(c, msg)
+	case void == len(done) && void == 1:
+		s.flashError(c, "Nothing will be replayed: the request is void: "+done[0].StatusReason)
+	case void == len(done):
+		s.flashError(c, fmt.Sprintf("Nothing will be replayed: all %d requests are void; each says why.", void))
+	default:
+		s.flashError(c, fmt.Sprintf("%d of the %d requests replay nothing (void); each says why. The others go on as each says.", void, len(done)))
+	}
+}
+
+// nothingToReplay is the form errors of a selection no request of which
+// has an item left to replay (the rules' forecast: every item skipped or
+// blocked), or nil. Submitting it would request nothing, so it is refused
+// before anything changes (a form refusal, like a missing reason, and not
+// audited as any); the page keeps what was typed.
+func nothingToReplay(sel replay.Selection) map[string]string {
+	if len(sel.Requests) == 0 {
+		return nil
+	}
+	errs := map[string]string{}
+	for _, r := range sel.Requests {
+		if !r.OnSubmit.Void {
+			return nil
+		}
+		errs["request-"+strconv.FormatInt(r.ID, 10)] = "Nothing of this can be replayed: every item is skipped or blocked, " +
+			"each for the reason in its row below."
+	}
+	errs["selection"] = "Nothing was requested: no item of this selection can be replayed as it stands. " +
+		"Each item's row says why and what to do instead; go back and select again."
+	return errs
+}
+
+// rateLimits are the limits of each request of sel (by id): those of its
+// class and of every class its items were classed by.
+func rateLimits(t *replaypolicy.Table, sel replay.Selection) map[int64]replaypolicy.Knobs {
+	out := map[int64]replaypolicy.Knobs{}
+	if t == nil {
+		return out
+	}
+	for _, r := range sel.Requests {
+		out[r.ID] = requestKnobs(t, r.Request)
+	}
+	return out
+}
+
+// requestKnobs are the limits of request r: those of its class and of
+// every class its items were classed by, the strictest of each.
+func requestKnobs(t *replaypolicy.Table, r replay.Request) replaypolicy.Knobs {
+	return t.UnionKnobs(append([]replaypolicy.Class{r.Class}, r.Classes...)...)
 }
 
 // confirmModel is the confirm page of sel, the selection batch, with the
@@ -176,16 +312,19 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 	for _, r := range sel.Requests {
 		g := views.ReplayGroup{RequestID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: describe(table, r.Class),
 			OnSubmit: onSubmitText(r.OnSubmit), Approvals: r.OnSubmit.Approvals,
-			Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Edited: r.PayloadEdited, Edits: editViews(r.ID, r.Edits),
+			Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Typed: form.Confirmations[r.ID], Edited: r.PayloadEdited, Edits: editViews(r.ID, r.Edits),
 			Waits: waitsView(r.Waits), NeedsNote: r.NeedsNote}
 		if r.Class == replaypolicy.Revalidate && !s.deps.Replays.Revalidates() {
 			g.NoRevalidation = replay.NoRevalidation
 		}
 		m.NeedsNote = m.NeedsNote || r.NeedsNote
-		if k, ok := table.Knobs(r.Class); ok {
-			g.MaxRate = rateText(k.MaxRate)
+		if typed := form.Rates[r.ID]; typed != "" {
+			g.Rate = typed // as typed, refused or not: the next submit sends what the field shows
 		}
-		m.Forms = append(m.Forms, editForms(r.ID, r.Items, r.Payloads, errs)...)
+		if table != nil {
+			g.MaxRate = rateText(requestKnobs(table, r.Request).MaxRate)
+		}
+		m.Forms = append(m.Forms, editForms(r.ID, r.Items, r.Payloads, errs, typedEdit(c))...)
 		if r.OnSubmit.Void || r.OnSubmit.Refused != "" {
 			g.Approvals = -1
 		}

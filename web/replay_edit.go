@@ -16,6 +16,17 @@ import (
 // maxPayloadEdit bounds an edited payload: the largest the edit forms hold.
 const maxPayloadEdit = replay.MaxEditablePayload
 
+// typedEditKey keeps, in the echo context, the payloadForm of an edit the
+// page is rendered again for (typedEdit).
+const typedEditKey = "replay.typedEdit"
+
+// typedEdit is the payload form sent that the page now rendered refuses,
+// or the zero form.
+func typedEdit(c echo.Context) payloadForm {
+	f, _ := c.Get(typedEditKey).(payloadForm)
+	return f
+}
+
 // payloadForm is one item's new payload and why it changes.
 type payloadForm struct {
 	Item    string // the :dl parameter
@@ -51,15 +62,19 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	if err := s.mayOnClass(c, req, authz.ActRequest); err != nil {
 		return err
 	}
-	dl, edit, err := payloadForm{Item: c.Param("dl"), Payload: c.FormValue("payload"), Reason: c.FormValue("reason")}.Validate()
+	form := payloadForm{Item: c.Param("dl"), Payload: c.FormValue("payload"), Reason: c.FormValue("reason")}
+	dl, edit, err := form.Validate()
 	if err == nil {
 		err = s.deps.Replays.EditPayload(c.Request().Context(), req.ID, dl, userOf(c).Actor, edit, authz.RequestMeta(c))
 	}
 	draft := req.Status == replay.StatusDraft
+	if err != nil {
+		c.Set(typedEditKey, form) // the page that comes back shows the edit as typed
+	}
 	switch code := quarantine.ErrorCode(err); {
 	case err == nil:
 	case draft && (code == quarantine.EINVALID || code == quarantine.ECONFLICT):
-		return s.renderConfirm(c, req.Batch, submitForm{}, map[string]string{"payload-" + c.Param("dl"): quarantine.ErrorMessage(err)}, errorStatus(err))
+		return s.renderConfirm(c, req.Batch, submitForm{}, nil, map[string]string{"payload-" + c.Param("dl"): quarantine.ErrorMessage(err)}, errorStatus(err))
 	default:
 		return s.requestFormError(c, err, "payload")
 	}

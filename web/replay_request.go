@@ -151,7 +151,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: withFailures(s.itemRows(c, req, v.Items, v.Now), v.Failures),
 		Approvals:          views.ApprovalsView{Count: v.Count.String(), Needed: v.Count.Needed > 0},
 		ReconciliationNote: req.ReconciliationNote,
-		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits), Forms: editForms(req.ID, v.Items, v.Payloads, errs),
+		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits), Forms: editForms(req.ID, v.Items, v.Payloads, errs, typedEdit(c)),
 		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress), Errors: errs,
 		ApproveURL: fmt.Sprintf("/replay/requests/%d/approve", req.ID),
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
