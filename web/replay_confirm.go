@@ -72,7 +72,7 @@ func (f submitForm) Validate() (replay.SubmitInput, map[string]string) {
 		if verdict := replaypolicy.JudgeRateInput(rate); verdict.Outcome != replaypolicy.Go {
 			errs["rate-"+strconv.FormatInt(id, 10)] = strings.ToUpper(verdict.Reason[:1]) + verdict.Reason[1:] + "."
 		} else if k, ok := f.Limits[id]; ok && rate > k.MaxRate {
-			errs["rate-"+strconv.FormatInt(id, 10)] = fmt.Sprintf("%s messages per second is more than this request may go at: %s at most. "+
+			errs["rate-"+strconv.FormatInt(id, 10)] = fmt.Sprintf("%s messages per second is over this request's limit of %s. "+
 				"Lower it, or leave it empty for the default of %s.", v, rateText(k.MaxRate), rateText(k.DefaultRate))
 		}
 		in.Rates[id] = rate
@@ -281,7 +281,7 @@ func nothingToReplay(sel replay.Selection) map[string]string {
 			"each for the reason in its row below."
 	}
 	errs["selection"] = "Nothing was requested: no item of this selection can be replayed as it stands. " +
-		"Each item's row says why and what to do instead; go back and select again."
+		"Each item's row says why and what to do instead; select again on Dead letters."
 	return errs
 }
 
