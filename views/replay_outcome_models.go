@@ -53,8 +53,12 @@ type ReconcileForm struct {
 type StopForm struct {
 	URL     string
 	Tenants []string // for the tenant-wide stop: where the person may stop
-	Reason  string
-	Error   string
+	// Tenant is the tenant chosen (a form that comes back keeps it); none
+	// is chosen at first, so that nothing is stopped by default.
+	Tenant      string
+	TenantError string
+	Reason      string
+	Error       string
 }
 
 // WaitsView is how many items of a request would wait for their target

@@ -57,12 +57,16 @@ func (s *Server) replayStopAll(c echo.Context) error {
 	may := func(class replaypolicy.Class) bool {
 		return s.deps.Access.Can(u, form.Tenant, authz.ReplayObject(string(class)), authz.ActStop)
 	}
+	if form.Tenant == "" {
+		// The select starts on no tenant: a stop must name the one it stops.
+		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, "Choose the tenant whose replays to stop.", "")
+	}
 	if !s.stopsSomething(u, form.Tenant) {
 		return s.refuseNamed(c, form.Tenant, replayObjects+":"+authz.ActStop, "tenant "+form.Tenant)
 	}
 	res, err := s.deps.Replays.StopAll(c.Request().Context(), form.Tenant, may, u.Actor, form.Validate(), authz.RequestMeta(c))
 	if quarantine.ErrorCode(err) == quarantine.EINVALID {
-		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, quarantine.ErrorMessage(err))
+		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, "", quarantine.ErrorMessage(err))
 	}
 	if err != nil {
 		return err
@@ -102,14 +106,15 @@ func (s *Server) stopsSomething(u authz.User, tenant string) bool {
 
 // replayStopPage is the emergency stop page.
 func (s *Server) replayStopPage(c echo.Context) error {
-	return s.renderStopPage(c, http.StatusOK, stopForm{}, "")
+	return s.renderStopPage(c, http.StatusOK, stopForm{}, "", "")
 }
 
 // renderStopPage writes the emergency stop page with status, the form as
-// typed and why it failed (msg): the requests that may still publish in
-// the tenants where the viewer may stop replays (no draft: nothing of one
-// runs).
-func (s *Server) renderStopPage(c echo.Context, status int, form stopForm, msg string) error {
+// typed (its tenant still chosen, so that the next press stops the tenant
+// the person picked) and why it failed (tenantMsg of the tenant, msg of
+// the rest): the requests that may still publish in the tenants where the
+// viewer may stop replays (no draft: nothing of one runs).
+func (s *Server) renderStopPage(c echo.Context, status int, form stopForm, tenantMsg, msg string) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
 	scope := s.replayScope(ctx, u, authz.ActStop)
@@ -128,7 +133,10 @@ func (s *Server) renderStopPage(c echo.Context, status int, form stopForm, msg s
 	if err != nil {
 		return err
 	}
-	m := views.StopPageModel{Form: views.StopForm{URL: views.PathStop, Tenants: tenants, Reason: form.Reason, Error: msg}}
+	m := views.StopPageModel{Form: views.StopForm{URL: views.PathStop, Tenants: tenants, Reason: form.Reason, TenantError: tenantMsg, Error: msg}}
+	if slices.Contains(tenants, form.Tenant) {
+		m.Form.Tenant = form.Tenant
+	}
 	for _, r := range reqs {
 		row := views.ApprovalRow{ID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: string(r.Status), Items: counts[r.ID].String()}
 		if s.deps.Access.Can(u, r.Tenant, authz.ObjDeadLetter, authz.ActRead) {
