@@ -400,6 +400,7 @@ type PolicyModel struct {
 type DeadLetterActions struct {
 	ID         int64
 	Version    int32
+	Tenant     string
 	Status     string
 	Class      string
 	CanReplay  bool
@@ -422,6 +423,17 @@ type DeadLetterActions struct {
 	Chain []ChainLinkView
 	Fixes []FixView
 	Fix   *FixForm
+}
+
+// MayReconcile reports whether the viewer may settle one of the dead
+// letter's replays whose outcome nobody knows (its form is in Outcomes).
+func (m DeadLetterActions) MayReconcile() bool {
+	for _, o := range m.Outcomes {
+		if o.Reconcile != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // SubmittedRequest is one request a submitted selection became: Items its

@@ -31,7 +31,7 @@ func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.
 		Generation: int(d.Generation)}).Class
 	open := d.Status == dlq.StatusQuarantined || d.Status == dlq.StatusReplayFailed
 	m := views.DeadLetterActions{
-		ID: d.ID, Version: d.Version, Status: string(d.Status), Class: string(class),
+		ID: d.ID, Version: d.Version, Tenant: d.Tenant, Status: string(d.Status), Class: string(class),
 		CanReplay:  open && s.deps.Access.Can(u, d.Tenant, authz.ReplayObject(string(class)), authz.ActRequest),
 		ReplayURL:  "/replay",
 		CanDiscard: open && s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActDiscard),
