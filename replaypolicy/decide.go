@@ -285,7 +285,7 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 		return Terms{}, *done
 	case first == nil:
 		v := Verdict{Class: req.Class, Rule: -1}
-		return Terms{}, v.plain(Done, CheckNothingLeft, "every item of this request was skipped: there is nothing to replay")
+		return Terms{}, v.plain(Done, CheckNothingLeft, "nothing to replay: the rules left every item of this request out (each item's reason is beside it)")
 	}
 	v := *first
 	var union []Class // every class whose knobs the request must meet

@@ -142,7 +142,7 @@ const (
 	CheckBulkCap    = "bulk-cap"    // more items than the class's bulk cap
 
 	// A request (JudgeRequest, Require, SubmitVerdict, the Check* of people).
-	CheckNothingLeft   = "nothing-left"           // every item was skipped
+	CheckNothingLeft   = "nothing-left"           // every item was left out
 	CheckRequester     = "requester-unidentified" // the requester has no issuer and subject
 	CheckActor         = "actor-unidentified"     // the acting person has none
 	CheckPolicy        = "policy-version"         // the table changed since the request was made

@@ -1,6 +1,9 @@
 package views
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // ReplayItemRow is one item of a request as reviewers see it, with the
 // replay rules' verdict on it and why.
@@ -153,6 +156,10 @@ type ApprovalsView struct {
 	Count  string
 	Needed bool
 	Rows   []ReplayApprovalRow
+	// Void: nothing in the request could be replayed, so no approver was
+	// asked; ClassNeeds is how many its class asks for.
+	Void       bool
+	ClassNeeds int
 }
 
 // ItemPayloadView is one item's payload as it will be sent.
@@ -423,6 +430,21 @@ type DeadLetterActions struct {
 	Chain []ChainLinkView
 	Fixes []FixView
 	Fix   *FixForm
+}
+
+// ClassApprovalsText says what a class asks of approvers, which needs n
+// of them: "manual replays need 2 distinct approvers, neither of them the
+// requester".
+func ClassApprovalsText(class string, n int) string {
+	switch n {
+	case 0:
+		return Label(class) + " replays run without an approver"
+	case 1:
+		return Label(class) + " replays need one approver who is not the requester"
+	case 2:
+		return Label(class) + " replays need 2 distinct approvers, neither of them the requester"
+	}
+	return fmt.Sprintf("%s replays need %d distinct approvers, none of them the requester", Label(class), n)
 }
 
 // MayReconcile reports whether the viewer may settle one of the dead

@@ -166,6 +166,12 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	if req.ClosedBy.Identified() {
 		m.ClosedBy = req.ClosedBy.Display()
 	}
+	if req.Status == replay.StatusVoid {
+		m.StatusReason = voidReason(replay.CountItems(req, v.Progress), v.Items, req.StatusReason)
+		if k, ok := table.Knobs(req.Class); ok {
+			m.Approvals.Void, m.Approvals.ClassNeeds = true, k.Approvals
+		}
+	}
 	if req.Status == replay.StatusPendingApproval {
 		// The reason stored when it was submitted is out of date once anyone
 		// approved; the rules' verdict as things stand (Decision) says it.
@@ -213,6 +219,32 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		}
 	}
 	return m
+}
+
+// voidReason says why a void request replays nothing, by its items' own
+// outcomes (n): each one the rules left out, blocked (the rule's words of
+// the first blocked item of items) or skipped. stored is the reason kept
+// when it was voided, for a request whose items say nothing.
+func voidReason(n replay.ItemCounts, items []replay.Item, stored string) string {
+	var rule string
+	for _, it := range items {
+		if it.Verdict == replay.VerdictBlock && it.SkipReason != "" {
+			rule = it.SkipReason
+			break
+		}
+	}
+	switch {
+	case n.Blocked > 0 && n.Blocked == n.Total && rule != "":
+		if n.Total == 1 {
+			return "Nothing to replay: its item is blocked: " + rule
+		}
+		return fmt.Sprintf("Nothing to replay: all %d items are blocked: %s", n.Total, rule)
+	case n.Blocked > 0:
+		return fmt.Sprintf("Nothing to replay: %d blocked, %d skipped; each item's reason is beside it below.", n.Blocked, n.Skipped)
+	case n.Skipped > 0 && n.Skipped == n.Total:
+		return "Nothing to replay: every item was skipped; each one's reason is beside it below."
+	}
+	return stored
 }
 
 // unshown says why a request the page cannot show all of is not approved
