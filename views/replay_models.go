@@ -345,6 +345,10 @@ type ApprovalRow struct {
 	Submitted time.Time
 	Approvals string
 	Expires   *time.Time
+	// YouApproved: the viewer's own approval is among them, and it waits
+	// for StillNeeded more approvers.
+	YouApproved bool
+	StillNeeded int
 }
 
 // ApprovalsModel is the approvals page: requests waiting for a sign-off,
@@ -445,6 +449,17 @@ func ClassApprovalsText(class string, n int) string {
 		return Label(class) + " replays need 2 distinct approvers, neither of them the requester"
 	}
 	return fmt.Sprintf("%s replays need %d distinct approvers, none of them the requester", Label(class), n)
+}
+
+// StillNeededText is what a request the viewer approved waits for.
+func StillNeededText(n int) string {
+	switch n {
+	case 0:
+		return "you approved"
+	case 1:
+		return "you approved; waiting for another approver"
+	}
+	return fmt.Sprintf("you approved; waiting for %d more approvers", n)
 }
 
 // MayReconcile reports whether the viewer may settle one of the dead

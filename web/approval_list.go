@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
@@ -47,6 +48,11 @@ func (s *Server) approvalList(c echo.Context) error {
 		if r.SubmittedAt != nil {
 			row.Submitted = *r.SubmittedAt
 		}
+		if approvedBy(r.Approvals, me) {
+			// Still listed: it waits for someone else, and the page says so
+			// (the navigation's count leaves it out).
+			row.YouApproved, row.StillNeeded = true, max(0, r.Count.Needed-r.Count.Have)
+		}
 		if r.PayloadEdited {
 			edits, err := s.deps.Replays.Edits(ctx, r.ID, maxListedEdits+1)
 			if err != nil {
@@ -60,4 +66,16 @@ func (s *Server) approvalList(c echo.Context) error {
 		rows = append(rows, row)
 	}
 	return s.render(c, http.StatusOK, views.Approvals(s.page(c, "Approvals", "approvals"), views.ApprovalsModel{Rows: rows, Now: time.Now()}))
+}
+
+// approvedBy reports whether me gave one of as that still stands (not
+// voided), as the navigation's count judges it (replay.Service.Awaiting):
+// the same identity, or the same person by the replay rules.
+func approvedBy(as []replay.Approval, me quarantine.Actor) bool {
+	for _, a := range as {
+		if a.VoidedAt == nil && (a.Approver.SameIdentity(me) || replaypolicy.SamePerson(a.Approver, me)) {
+			return true
+		}
+	}
+	return false
 }

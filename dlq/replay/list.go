@@ -56,6 +56,8 @@ type Listed struct {
 	// Items are its items as every page counts them (CountItems).
 	Items ItemCounts
 	Count ApprovalCount
+	// Approvals are its approvals so far, voided ones too.
+	Approvals []Approval
 	// Expires is when the draft expires, the first approval given so far
 	// stops counting, or an approval not yet acted on lapses; nil when
 	// nothing of it expires.
@@ -162,6 +164,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Listed, bool, error
 		table, now := s.cfg.Policy(), s.cfg.Now()
 		for _, l := range reqs {
 			l.Progress, l.Count, l.Expires = progress[l.ID].Progress, CountOf(table, l.Request, as[l.ID], now), s.expires(table, l.Request, as[l.ID], now)
+			l.Approvals = as[l.ID]
 			l.Items = CountItems(l.Request, l.Progress)
 			out = append(out, l)
 		}
