@@ -219,7 +219,9 @@ type ProgressSegment struct {
 }
 
 // Segments are the bar's shares: replayed, skipped, what did not happen as
-// asked, cancelled, not run, and what is still to go, in that order.
+// asked, cancelled, not run, and what is still to go, in that order. What
+// is still to go is drawn as the empty track (bar--togo): the bar fills as
+// items come to an outcome, so none is full while anything waits.
 func (m ReplayProgressModel) Segments() []ProgressSegment {
 	if m.Total == 0 {
 		return nil
@@ -230,7 +232,7 @@ func (m ReplayProgressModel) Segments() []ProgressSegment {
 		{Class: "bar--warn", Label: "suppressed, blocked or to reconcile", N: m.Suppressed + m.Blocked + m.NeedsReconciliation},
 		{Class: "bar--muted", Label: "cancelled", N: m.Cancelled},
 		{Class: "bar--muted", Label: NotRunText, N: m.NotRun},
-		{Class: "bar--info", Label: "to go", N: m.Pending + m.Deferred + m.Unknown + m.Waiting},
+		{Class: "bar--togo", Label: "to go", N: m.Pending + m.Deferred + m.Unknown + m.Waiting},
 	}
 	var out []ProgressSegment
 	x, done := 0, 0
