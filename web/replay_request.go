@@ -166,6 +166,10 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	if req.ClosedBy.Identified() {
 		m.ClosedBy = req.ClosedBy.Display()
 	}
+	if n := replay.CountItems(req, v.Progress); req.Status == replay.StatusDraft && n.Total > 0 && n.Blocked+n.Skipped == n.Total {
+		// A draft the rules left every item of out: why, as its void would.
+		m.Decision = voidReason(n, v.Items, m.Decision)
+	}
 	if req.Status == replay.StatusVoid {
 		m.StatusReason = voidReason(replay.CountItems(req, v.Progress), v.Items, req.StatusReason)
 		if k, ok := table.Knobs(req.Class); ok {
