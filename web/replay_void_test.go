@@ -26,4 +26,5 @@ func TestVoidRequestPageSaysWhatBlockedIt(t *testing.T) {
 
 	list := b.Do(t, oncall, "GET", "/replay/requests", nil, nil).Doc(t)
 	assert.Equal(t, "none asked", strings.TrimSpace(list.Find(`[data-testid="replay-row-approvals"]`).First().Text()))
+	assert.Equal(t, "never accepted", strings.TrimSpace(list.Find(`[data-testid="replay-row-submitted"]`).First().Text()))
 }
