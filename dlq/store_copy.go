@@ -252,9 +252,10 @@ func unstored(ctx context.Context, tx pgx.Tx, rows []copyRow) ([]copyRow, error)
 	return keep, flagTrimmed(ctx, tx, keep)
 }
 
-// selectTrimmedBelow is, per stream, the highest sequence whose kept key
-// the keeper removed (dead_letters_purged_trims, migration 0030).
-const selectTrimmedBelow = `SELECT stream, max(to_seq) FROM dead_letters_purged_trims WHERE stream = ANY($1) GROUP BY stream`
+// selectTrimmed is, per stream and per time a trim was made, the highest
+// sequence whose kept key the keeper removed then
+// (dead_letters_purged_trims, migration 0030).
+const selectTrimmed = `SELECT stream, trimmed_at, max(to_seq) FROM dead_letters_purged_trims WHERE stream = ANY($1) GROUP BY stream, trimmed_at`
 
 // flagTrimmed flags the rows whose message lies where the keeper removed
 // retention's kept keys: it removes them once the stream no longer holds
@@ -273,23 +274,38 @@ func flagTrimmed(ctx context.Context, tx pgx.Tx, rows []copyRow) error {
 	if len(streams) == 0 {
 		return nil
 	}
-	found, err := tx.Query(ctx, selectTrimmedBelow, streams)
+	found, err := tx.Query(ctx, selectTrimmed, streams)
 	if err != nil {
 		return fmt.Errorf("look up trimmed keys: %w", err)
 	}
-	trimmed := map[string]uint64{}
+	type trim struct {
+		at time.Time
+		to uint64
+	}
+	trims := map[string][]trim{}
 	var stream string
+	var at time.Time
 	var to int64
-	if _, err := pgx.ForEachRow(found, []any{&stream, &to}, func() error {
-		trimmed[stream] = uint64(to)
+	if _, err := pgx.ForEachRow(found, []any{&stream, &at, &to}, func() error {
+		trims[stream] = append(trims[stream], trim{at: at, to: uint64(to)})
 		return nil
 	}); err != nil {
 		return fmt.Errorf("look up trimmed keys: %w", err)
 	}
 	for _, r := range rows {
-		if to, ok := trimmed[r.rec.SourceStream]; ok && r.rec.SourceSeq > 0 && r.rec.SourceSeq <= to && !slices.Contains(r.rec.Flags, FlagAfterKeyTrim) {
-			r.rec.flag(FlagAfterKeyTrim, "stored after retention let go of what it kept of %s up to sequence %d (this one is %d): delivered before the stream let the message go and held longer than the keeper waits, it may be a dead letter retention removed earlier",
-				r.rec.SourceStream, to, r.rec.SourceSeq)
+		if r.rec.SourceSeq == 0 || slices.Contains(r.rec.Flags, FlagAfterKeyTrim) {
+			continue
+		}
+		// Only a trim made after the stream stored the message covers it:
+		// a message held from before a trim was stored before it, while a
+		// stream made again under the same name numbers its new messages
+		// from 1 again, after the old one's trims.
+		for _, tr := range trims[r.rec.SourceStream] {
+			if r.rec.SourceSeq <= tr.to && r.rec.DeadLetteredAt.Before(tr.at) {
+				r.rec.flag(FlagAfterKeyTrim, "stored after retention let go of what it kept of %s up to sequence %d (this one is %d): delivered before the stream let the message go and held longer than the keeper waits, it may be a dead letter retention removed earlier",
+					r.rec.SourceStream, tr.to, r.rec.SourceSeq)
+				break
+			}
 		}
 	}
 	return nil
