@@ -1,0 +1,51 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// TestRevFixes5bApprovalsPageLapsedApprovalIsNotYours: the first of a
+// manual request's two approvers signed off, and their approval then
+// lapsed (older than the class's approval_expiry: it no longer counts,
+// the count says 0 of 2, and Approve takes their approval again:
+// replaypolicy.ApprovalLapsed). Their approvals page still says "you
+// approved; waiting for another approver" (approvedBy counts any approval
+// not voided, expired or not), so the approver who must sign again is
+// told the request waits for someone else.
+func TestRevFixes5bApprovalsPageLapsedApprovalIsNotYours(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	_, requester := b.SignIn(t, "acme:oncall")
+	first, _ := b.SignIn(t, "acme:approver")
+	req := testfactory.Request(t, b.Replays, requester.Actor, []int64{seed(t, b, "acme", "ledger.delete", "rf5b-led-1", nil)}, replay.SubmitInput{})
+	require.Equal(t, 2, req.ApprovalsNeeded)
+	phrase, err := b.Replays.ConfirmationFor(context.Background(), req.ID)
+	require.NoError(t, err)
+	approve := func() int {
+		resp := b.Do(t, first, "POST", fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}, "confirmation": {phrase}}, nil)
+		return resp.Status
+	}
+	require.Equal(t, http.StatusSeeOther, approve())
+
+	// A month passes: the approval lapsed.
+	_, err = b.DB.OwnerPool.Exec(context.Background(), `UPDATE replay_approvals SET approved_at = approved_at - interval '30 days' WHERE request_id = $1`, req.ID)
+	require.NoError(t, err)
+
+	mine := b.Do(t, first, "GET", "/approvals", nil, nil).Doc(t)
+	require.Equal(t, "0 of 2", textOf(mine, `[data-testid="approval-count"]`), "the lapsed approval does not count")
+	assert.Zero(t, mine.Find(`[data-testid="approval-yours"]`).Length(),
+		"a lapsed approval is no approval: the page tells its approver %q", textOf(mine, `[data-testid="approval-yours"]`))
+
+	// It is theirs to give again.
+	assert.Equal(t, http.StatusSeeOther, approve(), "the approver approves again")
+}
