@@ -52,6 +52,13 @@ const ledgerOf = `SELECT u.id,
         WHERE r.tenant = u.tenant AND j.id <> u.id
     ) o ON true`
 
+// selectStarted says whether a publish of a job of request $1 may have
+// landed, in any claim (replaypolicy.Run.Started): a publish gate marked
+// the job attempted (first_attempt_at) and no answer since said it did
+// not land (which clears the mark). One read per request, by its jobs'
+// request index.
+const selectStarted = `SELECT EXISTS (SELECT 1 FROM replay_jobs WHERE request_id = $1 AND first_attempt_at IS NOT NULL)`
+
 // judge decides, just before publishing, what becomes of each job: the
 // replay rules judge the request (once per request), the item (its dead
 // letter as the claim read it, its payload), the job on facts gathered
@@ -69,7 +76,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	runs := map[int64]replaypolicy.Verdict{}
 	stamps := map[int64]*string{}   // by request: the people's rights as the run was judged on (authorityStamp)
 	lapses := map[int64]time.Time{} // by request: when a yes of the rights it was judged on lapses with time (rightsLapsed)
-	started := map[int64]bool{}     // by request: a job of it in this claim was marked attempted (replaypolicy.Run.Started)
+	started := map[int64]bool{}     // by request: a job of it in this claim was marked attempted (else selectStarted asks of every claim)
 	for _, j := range jobs {
 		if j.firstAttemptAt != nil {
 			started[j.requestID] = true
@@ -91,6 +98,15 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			var facts replaypolicy.Run
 			facts, stamps[j.requestID], lapses[j.requestID] = w.runFacts(ctx, j)
 			facts.Started = started[j.requestID]
+			if !facts.Started && j.reqStatus == StatusApproved {
+				// A job of it in another worker's claim may have been
+				// published: its worker marked it attempted and died before
+				// it recorded (its lease still runs).
+				if err := w.svc.pool.QueryRow(ctx, selectStarted, j.requestID).Scan(&facts.Started); err != nil {
+					j.state, j.result = JobPending, releasedLease // judged at the next claim
+					continue
+				}
+			}
 			at, err := w.svc.judgedAt(ctx, w.svc.pool)
 			if err != nil {
 				j.state, j.result = JobPending, releasedLease // judged at the next claim
