@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
@@ -48,7 +47,7 @@ func (s *Server) approvalList(c echo.Context) error {
 		if r.SubmittedAt != nil {
 			row.Submitted = *r.SubmittedAt
 		}
-		if approvedBy(r.Approvals, me) {
+		if s.deps.Replays.ApprovedBy(r.Request, r.Approvals, me) {
 			// Still listed: it waits for someone else, and the page says so
 			// (the navigation's count leaves it out).
 			row.YouApproved, row.StillNeeded = true, max(0, r.Count.Needed-r.Count.Have)
@@ -68,14 +67,3 @@ func (s *Server) approvalList(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.Approvals(s.page(c, "Approvals", "approvals"), views.ApprovalsModel{Rows: rows, Now: time.Now()}))
 }
 
-// approvedBy reports whether me gave one of as that still stands (not
-// voided), as the navigation's count judges it (replay.Service.Awaiting):
-// the same identity, or the same person by the replay rules.
-func approvedBy(as []replay.Approval, me quarantine.Actor) bool {
-	for _, a := range as {
-		if a.VoidedAt == nil && (a.Approver.SameIdentity(me) || replaypolicy.SamePerson(a.Approver, me)) {
-			return true
-		}
-	}
-	return false
-}

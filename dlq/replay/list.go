@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -327,21 +328,21 @@ func (s *Service) counts(ctx context.Context, f ListFilter, requests, items int)
 	return c, nil
 }
 
-// The requests that may wait for the viewer's approval, the longest
-// waiting first, at most $5 (awaitingRows): pending (replay_requests_pending_idx, a
-// partial index of the few requests that wait), in the viewer's tenants,
-// not their own and not approved by them (the identity: the looser
-// SamePerson and the viewer's rights on the class are judged in Go, on
-// these rows), with the emails of the approvals so far.
-const selectAwaiting = `SELECT r.tenant, r.class, r.requester_issuer, r.requester_subject, r.requester_email, r.requester_email_verified,
-        ARRAY(SELECT a.approver_email FROM replay_approvals a WHERE a.request_id = r.id AND a.voided_at IS NULL)
+// The requests that may wait for the viewer's approval, at most $5
+// (awaitingRows): pending (replay_requests_pending_idx, a partial index of
+// the few requests that wait), in the viewer's tenants, not their own;
+// those their identity has an approval of that is not voided last (it may
+// have lapsed: ApprovedBy judges it, with the looser SamePerson and the
+// viewer's rights on the class, in Go, on these rows), then the longest
+// waiting first.
+const selectAwaiting = `SELECT ` + requestColumns + `
     FROM replay_requests r
     WHERE r.status = 'pending_approval' -- only requests that wait for an approval
       AND (r.tenant = ANY($1) OR $2) -- in the viewer's tenants
       AND NOT (r.requester_issuer = $3 AND r.requester_subject = $4) -- never one's own
-      AND NOT EXISTS (SELECT 1 FROM replay_approvals a WHERE a.request_id = r.id AND a.voided_at IS NULL
-                      AND a.approver_issuer = $3 AND a.approver_subject = $4) -- nor one already approved (a voided approval waits to be given again)
-    ORDER BY r.created_at LIMIT $5`
+    ORDER BY EXISTS (SELECT 1 FROM replay_approvals a WHERE a.request_id = r.id AND a.voided_at IS NULL
+                     AND a.approver_issuer = $3 AND a.approver_subject = $4), -- one they approved, most likely still theirs, last
+        r.created_at LIMIT $5`
 
 // awaitingRows is how many rows Awaiting reads per request it counts at
 // most: enough that the ones the rules or the viewer's rights set aside in
@@ -349,36 +350,53 @@ const selectAwaiting = `SELECT r.tenant, r.class, r.requester_issuer, r.requeste
 const awaitingRows = 4
 
 // Awaiting returns how many requests wait for the viewer's approval, up
-// to most, in one query of at most awaitingRows × most rows: in tenants (every one
-// when all), of a tenant and class may says they may approve, that the
-// replay rules let them approve (not a request of someone who may be them:
-// replaypolicy.MayApprove) and that they (as the rules count people) have
-// not approved yet.
+// to most, in two reads (of at most awaitingRows × most requests, then
+// their approvals): in tenants (every one when all), of a tenant and class
+// may says they may approve, that the replay rules let them approve (not a
+// request of someone who may be them: replaypolicy.MayApprove) and that
+// they have no approval of that still counts (ApprovedBy: a voided or
+// lapsed one is theirs to give again).
 func (s *Service) Awaiting(ctx context.Context, tenants []string, all bool, viewer quarantine.Actor, may func(tenant string, class replaypolicy.Class) bool, most int) (int, error) {
 	rows, err := s.pool.Query(ctx, selectAwaiting, tenants, all, viewer.Issuer, viewer.Subject, awaitingRows*most)
 	if err != nil {
 		return 0, fmt.Errorf("count requests awaiting approval: %w", err)
 	}
-	n := 0
-	var r Request
-	var class string
-	var approvers []string
-	_, err = pgx.ForEachRow(rows, []any{&r.Tenant, &class, &r.Requester.Issuer, &r.Requester.Subject, &r.Requester.Email,
-		&r.Requester.EmailVerified, &approvers}, func() error {
-		r.Class = replaypolicy.Class(class)
-		if n >= most || !may(r.Tenant, r.Class) || replaypolicy.MayApprove(policyRequest(r, nil), viewer).Outcome != replaypolicy.Go {
-			return nil
-		}
-		for _, email := range approvers {
-			if replaypolicy.SamePerson(quarantine.Actor{Email: email}, viewer) {
-				return nil
-			}
-		}
-		n++
-		return nil
-	})
+	reqs, err := pgx.CollectRows(rows, scanRequest)
 	if err != nil {
 		return 0, fmt.Errorf("count requests awaiting approval: %w", err)
 	}
+	ids := make([]int64, len(reqs))
+	for i, r := range reqs {
+		ids[i] = r.ID
+	}
+	as, err := approvalsOf(ctx, s.pool, ids)
+	if err != nil {
+		return 0, fmt.Errorf("count requests awaiting approval: %w", err)
+	}
+	n := 0
+	for _, r := range reqs {
+		if n >= most {
+			break
+		}
+		if !may(r.Tenant, r.Class) || replaypolicy.MayApprove(policyRequest(r, nil), viewer).Outcome != replaypolicy.Go ||
+			s.ApprovedBy(r, as[r.ID], viewer) {
+			continue
+		}
+		n++
+	}
 	return n, nil
+}
+
+// ApprovedBy reports whether me (the identity, or the same person by the
+// replay rules) gave one of as, the approvals of req, that still counts
+// now (the service's clock, as List counts them): not voided, and not lapsed (replaypolicy.ApprovalLapsed: expired
+// under the class's approval expiry, or given to another intent), as
+// Approve judges it. A lapsed one is theirs to give again.
+func (s *Service) ApprovedBy(req Request, as []Approval, me quarantine.Actor) bool {
+	if !slices.ContainsFunc(as, func(a Approval) bool {
+		return a.VoidedAt == nil && (a.Approver.SameIdentity(me) || replaypolicy.SamePerson(a.Approver, me))
+	}) {
+		return false
+	}
+	return !replaypolicy.ApprovalLapsed(s.cfg.Policy(), policyRequest(req, as), me, s.cfg.Now())
 }
