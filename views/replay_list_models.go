@@ -48,6 +48,24 @@ type ReplayRow struct {
 	Expires *time.Time
 	// ClosedBy rejected or cancelled it, and ClosedWhy is why.
 	ClosedBy, ClosedWhy string
+	// Of a void request: Unreplayable, nothing in it could be replayed
+	// (every item blocked or skipped); else VoidWhy is why it is void (it
+	// expired, the policy changed).
+	Unreplayable bool
+	VoidWhy      string
+}
+
+// voidTitle is what a void row's "never accepted" and "none asked" say
+// when pointed at: unreplayable, when nothing in it could be replayed;
+// else why it is void.
+func voidTitle(r ReplayRow, unreplayable string) string {
+	switch {
+	case r.Unreplayable:
+		return unreplayable
+	case r.VoidWhy != "":
+		return "Void: " + r.VoidWhy
+	}
+	return "Void"
 }
 
 // CountChip is one count of the replays page: N of Value (a status or an

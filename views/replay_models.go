@@ -156,10 +156,12 @@ type ApprovalsView struct {
 	Count  string
 	Needed bool
 	Rows   []ReplayApprovalRow
-	// Void: nothing in the request could be replayed, so no approver was
-	// asked; ClassNeeds is how many its class asks for.
-	Void       bool
-	ClassNeeds int
+	// Void: the request is void; Unreplayable: nothing in it could be
+	// replayed (every item blocked or skipped), so no approver was asked
+	// (else its status reason says why it is void: it expired, the policy
+	// changed). ClassNeeds is how many its class asks for.
+	Void, Unreplayable bool
+	ClassNeeds         int
 }
 
 // ItemPayloadView is one item's payload as it will be sent.

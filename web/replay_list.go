@@ -207,5 +207,8 @@ func replayRow(r replay.Listed, u authz.User, q url.Values) views.ReplayRow {
 		row.ClosedBy = r.ClosedBy.Display()
 		row.ClosedWhy = r.StatusReason
 	}
+	if r.Status == replay.StatusVoid {
+		row.Unreplayable, row.VoidWhy = unreplayable(r.Items), r.StatusReason
+	}
 	return row
 }

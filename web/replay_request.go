@@ -171,9 +171,10 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		m.Decision = voidReason(n, v.Items, m.Decision)
 	}
 	if req.Status == replay.StatusVoid {
-		m.StatusReason = voidReason(replay.CountItems(req, v.Progress), v.Items, req.StatusReason)
+		n := replay.CountItems(req, v.Progress)
+		m.StatusReason = voidReason(n, v.Items, req.StatusReason)
 		if k, ok := table.Knobs(req.Class); ok {
-			m.Approvals.Void, m.Approvals.ClassNeeds = true, k.Approvals
+			m.Approvals.Void, m.Approvals.Unreplayable, m.Approvals.ClassNeeds = true, unreplayable(n), k.Approvals
 		}
 	}
 	if req.Status == replay.StatusPendingApproval {
@@ -249,6 +250,13 @@ func voidReason(n replay.ItemCounts, items []replay.Item, stored string) string 
 		return "Nothing to replay: every item was skipped; each one's reason is beside it below."
 	}
 	return stored
+}
+
+// unreplayable says whether nothing of a request's items n could be
+// replayed: every one was blocked or skipped. A request void for another
+// reason (its draft expired, the policy changed) held items that could.
+func unreplayable(n replay.ItemCounts) bool {
+	return n.Blocked+n.Skipped == n.Total
 }
 
 // unshown says why a request the page cannot show all of is not approved
