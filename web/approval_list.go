@@ -66,4 +66,3 @@ func (s *Server) approvalList(c echo.Context) error {
 	}
 	return s.render(c, http.StatusOK, views.Approvals(s.page(c, "Approvals", "approvals"), views.ApprovalsModel{Rows: rows, Now: time.Now()}))
 }
-
