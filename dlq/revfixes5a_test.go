@@ -2,9 +2,12 @@ package dlq
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -69,4 +72,53 @@ func TestRevFixes5aSweepStuckSequenceBlocksTheRest(t *testing.T) {
 	assert.Equal(t, total-1, countRows(t, b.db.Pool, "true"),
 		"every dead letter acked without a row but the one PostgreSQL refuses is stored by the sweeps (lead: those past watermark+%d never are)", sweepStep)
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "source_seq = $1", int64(total)), "the last one, #%d, stored", total)
+}
+
+// TestRevFixes5aPayloadUnverifiedTrustsProducerSize: the server writes its
+// Nats-Msg-Size line in place of the last two bytes of a header block; a
+// producer's block that does not end in CR LF has that line run into its
+// last value (mayLackPayload knows this). When that producer also set
+// "Nats-Msg-Size: 0" itself, the only Nats-Msg-Size the client reads is
+// the producer's. If the stream no longer holds the message when it is
+// read whole, payloadUnverified takes that 0 as the server's word ("the
+// payload is empty either way") and stores the dead letter with an empty
+// payload that is NOT unavailable: a replay may publish an empty payload
+// under the original's identity, though the stream held 16 bytes. The
+// stated size can be trusted only when no other header carries the
+// server's line run into it.
+func TestRevFixes5aPayloadUnverifiedTrustsProducerSize(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	in := b.quietIngester(t, b.js)
+	b.editConsumer(t, func(c *jetstream.ConsumerConfig) { c.HeadersOnly = true })
+	raw := b.ns.DialRaw(t)
+	block := "NATS/1.0\r\nNats-Msg-Size: 0\r\nDlq-Original-Subject: app.acme.orders.refund\r\nX-A: b"
+	ack, err := raw.Publish("dlq.acme.orders.refund", []byte(block), []byte("the refund order"))
+	require.NoError(t, err)
+	require.Nil(t, ack.Error, "stored")
+
+	m := b.pullOne(t)
+	require.Empty(t, m.Data(), "delivered headers only")
+	require.Equal(t, []string{"0"}, m.Headers()[nats.MsgSize], "the only size the client reads is the producer's")
+	var runIn bool
+	for k, vs := range m.Headers() {
+		for _, v := range vs {
+			runIn = runIn || (k != nats.MsgSize && strings.Contains(v, nats.MsgSize))
+		}
+	}
+	require.True(t, runIn, "the server's line ran into the producer's last value: %v", m.Headers())
+
+	s, err := b.js.Stream(ctx, "DLQ")
+	require.NoError(t, err)
+	require.NoError(t, s.DeleteMsg(ctx, 1)) // gone before it is read whole
+	in.flush(ctx, []item{{msg: m}})
+
+	d, err := b.store.BySource(ctx, "DLQ", 1, "")
+	require.NoError(t, err)
+	assert.Contains(t, d.Flags, "payload_unverified")
+	assert.Empty(t, d.Payload)
+	assert.True(t, d.PayloadUnavailable,
+		"the stream held a 16-byte payload; the 0 was the producer's, not the server's: the payload must be unavailable, not empty (reasons %q)", d.MalformedReasons)
+	b.waitAcked(t)
 }
