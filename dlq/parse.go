@@ -272,6 +272,12 @@ func (r *Record) headerView(m Received, delivered bool) map[string][]string {
 // original's identity), unless the size the delivery stated is 0 (the
 // payload is empty then, whoever wrote the header). The stated size is the
 // last Nats-Msg-Size: the server adds its own after any the producer set.
+// A stated 0 is trusted only when it can be the server's: the NATS client
+// read the header block whole, and no other header name or value holds
+// Nats-Msg-Size. The server writes its line in place of the block's last
+// two bytes; a producer's block that does not end in CR LF has that line
+// run into its last header (mayLackPayload), and the only Nats-Msg-Size
+// the client reads is then the producer's, which says nothing.
 func (r *Record) payloadUnverified(m Received) {
 	stated, empty := "(none the NATS client could read)", false
 	if vs := m.Header[msgSizeHeader]; len(vs) > 0 {
@@ -281,13 +287,37 @@ func (r *Record) payloadUnverified(m Received) {
 			stated, empty = strconv.FormatUint(n, 10), n == 0
 		}
 	}
-	r.PayloadUnavailable = !empty
+	runIn := sizeRunIn(m.Header)
+	partly := m.HeaderBlock != nil || m.HeaderBlockErr != nil
+	trusted := empty && !runIn && !partly
+	r.PayloadUnavailable = !trusted
 	what := "its payload, if it had one, is not here, and it is not replayed (a producer that sets Nats-Msg-Size itself on an empty payload looks the same)"
-	if empty {
+	switch {
+	case trusted:
 		what = "the stated size is 0, so the payload is empty either way; its headers may hold the server's Nats-Msg-Size"
+	case empty && runIn:
+		what = "the stated size is 0, but another header holds Nats-Msg-Size (the server's line run into a producer's header that did not end in CR LF): " +
+			"the 0 may be the producer's, so its payload, if it had one, is not here, and it is not replayed"
+	case empty:
+		what = "the stated size is 0, but the NATS client did not read the header block whole: the 0 may be the producer's, " +
+			"so its payload, if it had one, is not here, and it is not replayed"
 	}
 	r.flag("payload_unverified", "the delivery came with %s %s and no payload, as a consumer made headers only delivers a message (the payload stays in the stream), "+
 		"and the stream's copy could not be read: %v. Stored as delivered: %s", msgSizeHeader, stated, m.PayloadErr, what)
+}
+
+// sizeRunIn reports whether a header other than Nats-Msg-Size holds
+// Nats-Msg-Size in its name or a value.
+func sizeRunIn(h map[string][]string) bool {
+	for k, vs := range h {
+		if k == msgSizeHeader {
+			continue
+		}
+		if strings.Contains(k, msgSizeHeader) || slices.ContainsFunc(vs, func(v string) bool { return strings.Contains(v, msgSizeHeader) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // derivedMsgID is the identity of a dead letter whose producer gave none:
