@@ -86,9 +86,44 @@ type sweepState struct {
 	// advisory's original unreadable: it is stored flagged
 	// original_unreadable after maxHeaderRereads of them, as a delivery is.
 	retries map[string]int
+	// reached is, by stream, the last sequence this console's steps
+	// looked at (with the stream's creation time): where a sweep goes on
+	// from past a dead letter that holds the watermark (sweep).
+	reached map[string]sweepCursor
 	// during, when set (tests), runs in each step while it holds the
 	// stream's watermark locked.
 	during func()
+}
+
+// sweepCursor is a sequence of the stream made at created.
+type sweepCursor struct {
+	created time.Time
+	seq     uint64
+}
+
+// sweepReached returns the last sequence of stream (made at created) this
+// console's steps looked at, 0 when none.
+func (in *Ingester) sweepReached(stream string, created time.Time) uint64 {
+	in.sweeping.mu.Lock()
+	defer in.sweeping.mu.Unlock()
+	if c, ok := in.sweeping.reached[stream]; ok && c.created.Equal(created) {
+		return c.seq
+	}
+	return 0
+}
+
+// sweepReach remembers that a step looked at stream (made at created) up
+// to seq.
+func (in *Ingester) sweepReach(stream string, created time.Time, seq uint64) {
+	in.sweeping.mu.Lock()
+	defer in.sweeping.mu.Unlock()
+	if in.sweeping.reached == nil {
+		in.sweeping.reached = map[string]sweepCursor{}
+	}
+	if c, ok := in.sweeping.reached[stream]; ok && c.created.Equal(created) && c.seq >= seq {
+		return
+	}
+	in.sweeping.reached[stream] = sweepCursor{created: created, seq: seq}
 }
 
 // ingestStreams are the streams the ingester reads.
@@ -171,9 +206,19 @@ WHERE k.stream = $5 AND k.stream_seq BETWEEN $3 AND $4 AND k.dead_lettered_at BE
 // from where the last sweep stopped, at most sweepSteps steps of
 // sweepStep sequences (sweepStep). It stores what it finds missing, logs
 // it, and counts it (quarantine_ingest_swept_total). Busy in the result
-// says another replica was sweeping the stream. A failure ends the sweep
-// with the watermark before the first message it could not prove; the
-// next sweep goes on from there.
+// says another replica was sweeping the stream. A failure to read the
+// rows or the stream, or to insert, ends the sweep with the watermark
+// before the first message it could not prove; the next sweep goes on
+// from there.
+//
+// A dead letter the sweep cannot store on its own (PostgreSQL refuses it
+// in every form, its read from the stream or its advisory's original's
+// fails) holds the watermark before it, and every sweep tries it again
+// first; but it does not hold the rest: the steps after go on from the
+// last sequence this console's steps looked at (sweepReached), so what
+// lies after it is proven and stored, sweepSteps-1 steps a sweep, and a
+// sweep after that costs one step. quarantine_ingest_sweep_behind_sequences
+// says how far the watermark is behind the ack floor after the sweep.
 func (in *Ingester) sweep(ctx context.Context, stream string) (sweepResult, error) {
 	var total sweepResult
 	if in.store == nil {
@@ -193,6 +238,7 @@ func (in *Ingester) sweep(ctx context.Context, stream string) (sweepResult, erro
 		return total, err
 	}
 	if have && created.Equal(streamCreated(si)) && uint64(sweptTo) >= cons.AckFloor.Stream {
+		in.metrics.SweepBehind.WithLabelValues(stream).Set(0)
 		return total, nil
 	}
 	if !have {
@@ -200,14 +246,32 @@ func (in *Ingester) sweep(ctx context.Context, stream string) (sweepResult, erro
 			return total, fmt.Errorf("start the sweep's watermark of %s: %w", stream, err)
 		}
 	}
+	held := false // a step left the watermark before what it looked at
 	for range sweepSteps {
-		res, more, err := in.sweepStep(ctx, stream)
-		total.add(res)
-		if err != nil || !more {
+		st, err := in.sweepStep(ctx, stream, held)
+		total.add(st.res)
+		if !st.res.Busy && st.ackFloor != 0 {
+			in.metrics.SweepBehind.WithLabelValues(stream).Set(float64(st.ackFloor - min(st.sweptTo, st.ackFloor)))
+		}
+		if err != nil || !st.more {
 			return total, err
 		}
+		held = held || st.held
 	}
 	return total, nil
+}
+
+// stepOut is what a step did and found.
+type stepOut struct {
+	res  sweepResult
+	more bool // the ack floor is past what the step looked at
+	// held says the watermark stays before what the step looked at: a
+	// dead letter in it could not be stored, or the step went on past one
+	// that holds it.
+	held bool
+	// sweptTo is the watermark the step left, ackFloor the consumer's ack
+	// floor it read (0: it read none).
+	sweptTo, ackFloor uint64
 }
 
 // sweepState reads stream's consumer and the stream.
@@ -234,9 +298,13 @@ func firstSeq(si *jetstream.StreamInfo) uint64 { return max(si.State.FirstSeq, 1
 // sweepStep proves, holding stream's watermark locked, the next at most
 // sweepStep sequences up to the consumer's ack floor (both read once the
 // lock is held: another replica may have moved them), and advances the
-// watermark past what it proved. more says the ack floor is further.
-func (in *Ingester) sweepStep(ctx context.Context, stream string) (res sweepResult, more bool, err error) {
+// watermark past what it proved. The next sequences are those after the
+// watermark, or, when onward (a step before in the sweep left a dead
+// letter holding the watermark), those after the last this console's
+// steps looked at (sweepReached): the watermark then stays where it is.
+func (in *Ingester) sweepStep(ctx context.Context, stream string, onward bool) (out stepOut, err error) {
 	var stepErr error
+	res := &out.res
 	err = pgx.BeginFunc(ctx, in.store.pool, func(tx pgx.Tx) error {
 		var created time.Time
 		var sweptTo int64
@@ -255,6 +323,7 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string) (res sweepResu
 			stepErr = err
 			return nil
 		}
+		out.sweptTo, out.ackFloor = uint64(sweptTo), cons.AckFloor.Stream
 		from, madeAgain := uint64(sweptTo)+1, !created.Equal(streamCreated(si))
 		if madeAgain {
 			// Its sequences were another stream's: from the first again.
@@ -267,22 +336,31 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string) (res sweepResu
 				"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "to_seq", first-1)
 			from = first
 		}
-		to := min(cons.AckFloor.Stream, from-1+sweepStep)
-		upTo := from - 1
-		if to >= from {
-			upTo, res, stepErr = in.sweepRange(ctx, stream, si, from, to)
-			more = stepErr == nil && upTo == to && to < cons.AckFloor.Stream
+		start := from
+		if reached := in.sweepReached(stream, streamCreated(si)); onward && !madeAgain && reached >= from {
+			start = reached + 1 // past what holds the watermark
 		}
-		if !madeAgain && int64(upTo) == sweptTo {
+		to := min(cons.AckFloor.Stream, start-1+sweepStep)
+		upTo := start - 1
+		if to >= start {
+			upTo, *res, stepErr = in.sweepRange(ctx, stream, si, start, to)
+			if stepErr == nil {
+				in.sweepReach(stream, streamCreated(si), to)
+				out.more = to < cons.AckFloor.Stream
+			}
+		}
+		out.held = start > from || upTo < to
+		if start > from || (!madeAgain && int64(upTo) == sweptTo) {
 			return nil
 		}
+		out.sweptTo = upTo
 		_, err = tx.Exec(ctx, advanceSweep, stream, streamCreated(si), int64(upTo))
 		return err
 	})
 	if err != nil {
-		return res, false, fmt.Errorf("advance the sweep's watermark of %s: %w", stream, err)
+		return out, fmt.Errorf("advance the sweep's watermark of %s: %w", stream, err)
 	}
-	return res, more, stepErr
+	return out, stepErr
 }
 
 // sweepRange proves stream's sequences from through to and returns the
@@ -369,11 +447,20 @@ func (in *Ingester) sweepMissing(ctx context.Context, stream string, lower, uppe
 	return missing, nil
 }
 
+// sweepUnreadable is how many reads from the stream (or of an advisory's
+// original) may fail in a step before it stops: one message that cannot be
+// read is passed over (the watermark held before it, the next sweep tries
+// it again) and the rest stored; reads that keep failing mean the stream
+// cannot be read now.
+const sweepUnreadable = 3
+
 // sweepStore reads the missing sequences from the stream and stores them,
 // in batches of at most BatchSize records and MaxBatchBytes. A sequence
 // the stream no longer holds is counted deleted: it is not the sweep's to
-// store. It returns the last sequence up to which every one is proven (to
-// when all are).
+// store. One that cannot be read (or whose advisory's original cannot,
+// sweptRecord) is passed over, logged, up to sweepUnreadable of them; the
+// next failure ends the step with its error. It returns the last sequence
+// up to which every one is proven (to when all are).
 func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uint64, to uint64, res *sweepResult) (uint64, error) {
 	upTo := to
 	var recs []Record
@@ -391,6 +478,16 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 		return err
 	}
 	var err error
+	unreadable := 0
+	passOver := func(seq uint64, why error) bool {
+		upTo = min(upTo, seq-1)
+		if unreadable++; unreadable > sweepUnreadable {
+			return false
+		}
+		in.log.Warn("dead letter the sweep found acked without a row not read from the stream; the watermark stays before it and the next sweep tries it again",
+			"stream", stream, "consumer", in.cfg.Durable, "seq", seq, "err", why)
+		return true
+	}
 	for i := 0; i < len(missing) && err == nil; {
 		// The first message at or after the next missing one: whatever
 		// lies before it is gone from the stream.
@@ -402,7 +499,10 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 			break
 		}
 		if err != nil {
-			upTo = min(upTo, missing[i]-1)
+			if passOver(missing[i], err) {
+				i, err = i+1, nil
+				continue
+			}
 			break
 		}
 		for i < len(missing) && missing[i] < st.Seq {
@@ -415,7 +515,10 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 		i++
 		rec, later := in.sweptRecord(ctx, stream, st)
 		if later != nil {
-			upTo, err = min(upTo, st.Seq-1), later
+			if passOver(st.Seq, later) {
+				continue
+			}
+			err = later
 			break
 		}
 		recs, seqs = append(recs, rec), append(seqs, st.Seq)
@@ -432,15 +535,16 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 
 // sweepInsert stores recs (made from the stream messages seqs) through
 // Store.Insert, as a batch of deliveries is stored, and counts them as
-// ingest does. It returns the first sequence not stored (0: all were):
-// the first of the batch when the insert failed, the first PostgreSQL
-// refused in every form otherwise (logged and counted as the writers do).
-// The next sweep tries it again.
+// ingest does, but not in quarantine_ingest_lag_seconds (observeSwept).
+// It returns the first sequence not stored (0: all were): the first of
+// the batch when the insert failed, the first PostgreSQL refused in every
+// form otherwise (logged and counted as the writers do). The next sweep
+// tries it again.
 func (in *Ingester) sweepInsert(ctx context.Context, recs []Record, seqs []uint64, res *sweepResult) (uint64, error) {
 	start := time.Now()
 	ins, err := in.store.Insert(ctx, recs)
 	in.metrics.IsolationStatements.Add(float64(max(ins.Statements-1, 0)))
-	in.metrics.observeBatch(len(recs), time.Since(start), ins.Inserted)
+	in.metrics.observeSwept(len(recs), time.Since(start), ins.Inserted)
 	res.Stored += uint64(len(ins.Inserted))
 	if err != nil {
 		in.metrics.StoreErrors.Inc()
