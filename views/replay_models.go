@@ -140,6 +140,10 @@ type ReplayConfirmModel struct {
 	// BackURL leads back to where the selection was made (nothing is
 	// requested until the form is sent; the draft expires on its own).
 	BackURL string
+	// Requestable: a request of the selection can be requested as it
+	// stands (one is neither void nor refused by the rules); without one,
+	// the page offers no submit, only the way back.
+	Requestable bool
 	// Forms let the requester edit payloads before submitting (small
 	// requests of classes that allow it).
 	Forms []PayloadEdit

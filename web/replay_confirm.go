@@ -111,6 +111,7 @@ func (s *Server) renderConfirm(c echo.Context, batch string, form submitForm, se
 	}
 	form.Confirmations = keptConfirmations(form.Confirmations, sent, sel, errs)
 	m := s.confirmModel(c, batch, sel, form, errs)
+	m.BackURL = listReturn(c.FormValue("back")) // the form carries the list it came from
 	p := s.page(c, "Confirm replay", "deadletters")
 	if msg := errs["selection"]; msg != "" {
 		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashError, Text: msg})
@@ -327,6 +328,8 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 		m.Forms = append(m.Forms, editForms(r.ID, r.Items, r.Payloads, errs, typedEdit(c))...)
 		if r.OnSubmit.Void || r.OnSubmit.Refused != "" {
 			g.Approvals = -1
+		} else {
+			m.Requestable = true
 		}
 		for _, row := range withFailures(s.itemRows(c, r.Request, r.Items, nil), r.Failures) {
 			if row.SkipReason != "" {
