@@ -36,6 +36,10 @@ type submitForm struct {
 	Confirmations map[int64]string
 	// Limits are each request's limits (by request id), for its rate.
 	Limits map[int64]replaypolicy.Knobs
+	// Phrases are the phrases to type (by request id) of the requests that
+	// ask for one and can be requested: a phrase typed wrong is refused
+	// beside its own field.
+	Phrases map[int64]string
 }
 
 func readSubmitForm(c echo.Context, sel replay.Selection) submitForm {
@@ -46,7 +50,33 @@ func readSubmitForm(c echo.Context, sel replay.Selection) submitForm {
 		f.Rates[r.ID] = strings.TrimSpace(c.FormValue("rate-" + key))
 		f.Confirmations[r.ID] = c.FormValue("confirm-" + key)
 	}
+	f.Phrases = phrasesAsked(sel)
 	return f
+}
+
+// phrasesAsked are the phrases the confirm page of sel asks to type (by
+// request id): those of the requests with items to replay that the rules
+// neither void nor refuse.
+func phrasesAsked(sel replay.Selection) map[int64]string {
+	out := map[int64]string{}
+	for _, r := range sel.Requests {
+		if r.Confirmation != "" && r.ItemCount > 0 && !r.OnSubmit.Void && r.OnSubmit.Refused == "" {
+			out[r.ID] = r.Confirmation
+		}
+	}
+	return out
+}
+
+// phraseError is the message beside a confirmation field where typed is
+// not phrase, or "".
+func phraseError(phrase, typed string) string {
+	switch typed = strings.TrimSpace(typed); {
+	case typed == phrase:
+		return ""
+	case typed == "":
+		return `Type "` + phrase + `" to confirm.`
+	}
+	return `Type "` + phrase + `" exactly as shown to confirm; what was typed differs.`
 }
 
 // Validate turns the form into what the replay service submits, with a
@@ -60,6 +90,11 @@ func (f submitForm) Validate() (replay.SubmitInput, map[string]string) {
 	}
 	if n := len(in.ReconciliationNote); n > replay.MaxReconciliationNoteBytes {
 		errs["reconciliation_note"] = fmt.Sprintf("This note is %d bytes; %d at most. Say what you checked briefly and link the evidence.", n, replay.MaxReconciliationNoteBytes)
+	}
+	for id, phrase := range f.Phrases {
+		if msg := phraseError(phrase, f.Confirmations[id]); msg != "" {
+			errs["confirm-"+strconv.FormatInt(id, 10)] = msg
+		}
 	}
 	for id, v := range f.Rates {
 		if v == "" {
@@ -222,7 +257,11 @@ func (s *Server) replaySubmit(c echo.Context) error {
 		case errors.As(err, &refused):
 			errs = map[string]string{}
 			for id, why := range refused.Reasons {
-				errs["request-"+strconv.FormatInt(id, 10)] = why
+				key := "request-" + strconv.FormatInt(id, 10)
+				if phrase, ok := form.Phrases[id]; ok && phraseError(phrase, form.Confirmations[id]) != "" {
+					key = "confirm-" + strconv.FormatInt(id, 10) // the phrase typed is what was refused
+				}
+				errs[key] = why
 			}
 		case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
 			errs = map[string]string{"reason": quarantine.ErrorMessage(err)}

@@ -43,7 +43,7 @@ func TestConfirmationPhraseShownAsTyped(t *testing.T) {
 
 	resp = b.Do(t, oncall, "POST", confirm, url.Values{"reason": {"ledger fixed"}, name: {"REPLAY ref 42"}}, nil)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "the phrase as a collapsing page would show it is refused")
-	refusal := resp.Doc(t).Find(`[data-testid="replay-group-error"]`)
+	refusal := resp.Doc(t).Find(`[data-testid="field-error-` + name + `"]`) // beside the field it refuses
 	assert.Contains(t, refusal.Text(), `"`+want+`"`, "the refusal names the phrase as it is typed")
 	assert.True(t, refusal.HasClass("phrase"), "in an element that keeps its spaces")
 
