@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -74,7 +76,7 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	switch code := quarantine.ErrorCode(err); {
 	case err == nil:
 	case draft && (code == quarantine.EINVALID || code == quarantine.ECONFLICT):
-		return s.renderConfirm(c, req.Batch, submitForm{}, nil, map[string]string{"payload-" + c.Param("dl"): quarantine.ErrorMessage(err)}, errorStatus(err))
+		return s.renderConfirm(c, req.Batch, submitForm{}, nil, map[string]string{"payload-" + c.Param("dl"): sentence(quarantine.ErrorMessage(err))}, errorStatus(err))
 	default:
 		return s.requestFormError(c, err, "payload")
 	}
@@ -83,4 +85,20 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/replay/batches/"+req.Batch)
 	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
+}
+
+// sentence is msg as a field's error reads: its first letter upper case,
+// a full stop at its end. The replay rules' reasons are clauses ("say why
+// the payload is changed: …"), kept so in the audit log and the service's
+// errors; the field beside which one is shown starts a sentence with it.
+func sentence(msg string) string {
+	r, n := utf8.DecodeRuneInString(msg)
+	if n == 0 {
+		return msg
+	}
+	msg = string(unicode.ToUpper(r)) + msg[n:]
+	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "?") && !strings.HasSuffix(msg, "!") {
+		msg += "."
+	}
+	return msg
 }

@@ -93,7 +93,7 @@ func (s *Server) requestFormError(c echo.Context, err error, field string) error
 	msg := quarantine.ErrorMessage(err)
 	errs := map[string]string{field: msg}
 	if dl := c.Param("dl"); field == "payload" {
-		errs["payload-"+dl] = msg
+		errs["payload-"+dl] = sentence(msg)
 	}
 	if field == "approve" && code == quarantine.EINVALID {
 		errs["confirmation"] = msg
