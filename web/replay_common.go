@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -92,14 +93,14 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 		DeadLetterID: it.DeadLetterID, URL: fmt.Sprintf("/deadletters/%d", it.DeadLetterID), MsgID: it.MsgID,
 		OperationID: it.OperationID, Subject: it.Subject, PayloadSHA256: fmt.Sprintf("%x", it.PayloadSHA256),
 		MsgIDCut: it.Cut.MsgID, OperationIDCut: it.Cut.OperationID, SubjectCut: it.Cut.Subject,
-		SkipReason: it.SkipReason, Verdict: it.Verdict, Check: it.Check, Edited: it.Edited,
+		SkipReason: classRead(it.SkipReason), Verdict: it.Verdict, Check: it.Check, Edited: it.Edited,
 		Outcome: string(it.Outcome), OutcomeReason: it.OutcomeReason,
 	}
 	if it.Until != nil {
 		row.Until = *it.Until
 	}
 	if v.Check != "" && it.SkipReason == "" && v.Outcome != replaypolicy.Go {
-		row.Verdict, row.Check, row.Why = replay.VerdictOf(v), v.Check, v.Reason
+		row.Verdict, row.Check, row.Why = replay.VerdictOf(v), v.Check, classRead(v.Reason)
 	}
 	if it.Outcome == "" && it.SkipReason == "" && !req.Status.Open() {
 		row.NotRun = notRun(req.Status)
@@ -218,4 +219,22 @@ func (f selectionForm) Validate() ([]int64, error) {
 		ids = append(ids, id)
 	}
 	return ids, nil
+}
+
+// classRead is a reason of the replay rules as a page shows it: one that
+// begins with a class's key ("same_operation: replay request 1 already
+// holds …", "same_operation (its error class …): …") begins with the
+// class as people read it, the label its chip shows ("same operation").
+// The rules' own text, which the audit log and the stored verdicts keep,
+// is not changed.
+func classRead(reason string) string {
+	key, rest, ok := strings.Cut(reason, " ")
+	if !ok {
+		return reason
+	}
+	bare := strings.TrimSuffix(key, ":")
+	if c := replaypolicy.Class(bare); c.Valid() && (bare != key || strings.HasPrefix(rest, "(")) {
+		return views.Label(bare) + key[len(bare):] + " " + rest
+	}
+	return reason
 }

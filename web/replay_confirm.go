@@ -261,7 +261,7 @@ func (s *Server) replaySubmit(c echo.Context) error {
 				if phrase, ok := form.Phrases[id]; ok && phraseError(phrase, form.Confirmations[id]) != "" {
 					key = "confirm-" + strconv.FormatInt(id, 10) // the phrase typed is what was refused
 				}
-				errs[key] = why
+				errs[key] = classRead(why)
 			}
 		case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
 			errs = map[string]string{"reason": quarantine.ErrorMessage(err)}
@@ -391,7 +391,7 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 func onSubmitText(o replay.OnSubmit) string {
 	switch {
 	case o.Refused != "":
-		return "refused as it stands: " + o.Refused
+		return "refused as it stands: " + classRead(o.Refused)
 	case o.Void:
 		return "nothing of it is left to replay: it is void"
 	case o.Approvals == 0:
