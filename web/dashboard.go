@@ -62,6 +62,35 @@ func (f *dashboardForm) Validate() (span, stale time.Duration, errs map[string]s
 	return dashboardSpans[f.Span], stale, errs
 }
 
+// sessionDashboardStale keeps the dashboard's "Oldest red after" chosen in
+// the person's browser session (as the time zone is kept there), so the
+// nav's plain link to the dashboard shows it again.
+const sessionDashboardStale = "dashboard_stale"
+
+// dashboardStale validates form (Validate), the threshold taken from the
+// session when the URL names none: a threshold chosen, and valid, is kept
+// for the next visit; one kept that is no longer a choice is dropped
+// quietly (the person did not just type it).
+func (s *Server) dashboardStale(c echo.Context, form *dashboardForm) (span, stale time.Duration, errs map[string]string) {
+	ctx := c.Request().Context()
+	kept := form.Stale == ""
+	if kept {
+		form.Stale = s.deps.Sessions.GetString(ctx, sessionDashboardStale)
+	}
+	span, stale, errs = form.Validate()
+	switch {
+	case kept && errs["stale"] != "":
+		delete(errs, "stale")
+		if len(errs) == 0 {
+			errs = nil
+		}
+		s.deps.Sessions.Remove(ctx, sessionDashboardStale)
+	case !kept && errs["stale"] == "":
+		s.deps.Sessions.Put(ctx, sessionDashboardStale, form.Stale)
+	}
+	return span, stale, errs
+}
+
 func hasChoice(opts []views.Option, v string) bool {
 	for _, o := range opts {
 		if o.Value == v {
@@ -76,7 +105,7 @@ func hasChoice(opts []views.Option, v string) bool {
 func (s *Server) dashboard(c echo.Context) error {
 	ctx := c.Request().Context()
 	form := readDashboardForm(c.QueryParams())
-	span, stale, errs := form.Validate()
+	span, stale, errs := s.dashboardStale(c, &form)
 	tenants := s.deadLetterTenants(ctx, userOf(c), authz.ActRead)
 	now := time.Now()
 	d, err := s.deps.DeadLetters.Dashboard(ctx, dlq.DashboardQuery{Tenants: tenants, Now: now, Span: span})
