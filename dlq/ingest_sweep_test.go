@@ -40,7 +40,10 @@ func (b *bundle) peek(t *testing.T, stream string, n int) {
 	t.Helper()
 	nc, _ := b.ns.Connect(t)
 	for range n {
-		m, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT."+stream+".quarantine-ingest", []byte(`{"batch":1,"no_wait":true}`), 30*time.Second)
+		// Waiting up to 20 s for a message, as `nats consumer next` does: a
+		// pull with no_wait may reach the consumer before it knows of a
+		// message the stream just stored, and answer 404.
+		m, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT."+stream+".quarantine-ingest", []byte(`{"batch":1,"expires":20000000000}`), 30*time.Second)
 		require.NoError(t, err)
 		require.NotEmpty(t, m.Reply, "a stream message, not a status (%v)", m.Header)
 		_, err = nc.Request(m.Reply, []byte("+ACK"), 30*time.Second) // answered once the ack is applied
