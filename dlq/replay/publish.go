@@ -688,7 +688,14 @@ func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, e
 		// few seconds, and its items are sent again later. The window
 		// reader says which stream stores it (its answer kept a while, so
 		// a whole failover's publishes ask once).
-		switch win := w.window(ctx, j.subject); {
+		win := w.window(ctx, j.subject)
+		if win.Stream == "" && win.Unreadable == "" && w.svc.cfg.Windows != nil {
+			// The list is kept a while: a stream made since it was read
+			// (still electing its leader) is not in it. "No stream" blocks
+			// the item for good, so it is asked afresh first.
+			win = w.svc.cfg.Windows.Fresh(ctx, j.subject)
+		}
+		switch {
 		case win.Unreadable != "":
 			a.NotSent = "no stream answered the publish, and whether one stores the subject could not be read: " + win.Unreadable
 		case win.Stream != "":
