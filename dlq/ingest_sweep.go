@@ -597,22 +597,15 @@ func (in *Ingester) sweptRecord(ctx context.Context, stream string, st *storedMs
 // sweptReceived is stream message st as the ingester receives it from a
 // delivery: the headers the NATS client reads of its header block and,
 // when the client does not read it whole (clientReadWhole) or it has
-// none, the block as stored (records reads it again from the stream then).
-// Its subject is as JetStream's API gives it: U+FFFD for each byte that is
-// not valid UTF-8.
+// none, the block as stored (records reads it again from the stream then),
+// as setStored takes a stored copy into a delivery. Its subject is as
+// JetStream's API gives it: U+FFFD for each byte that is not valid UTF-8.
 func sweptReceived(stream string, st *storedMsg) Received {
-	r := Received{Subject: st.Subject, Data: st.Data, Stream: stream, Seq: st.Seq, Time: st.Time}
-	if len(st.Header) == 0 {
-		r.HeaderBlock = []byte{}
-		return r
+	r := Received{Subject: st.Subject, Stream: stream, Seq: st.Seq, Time: st.Time}
+	if h, err := nats.DecodeHeadersMsg(st.Header); err == nil {
+		r.Header = h // what the client of a delivery reads of the block, whole or not
 	}
-	h, err := nats.DecodeHeadersMsg(st.Header)
-	if err == nil {
-		r.Header = h
-	}
-	if err != nil || len(st.Header) != len(headerVersion)+4+headerBytes(h) {
-		r.HeaderBlock = st.Header
-	}
+	r.setStored(st, false, true)
 	return r
 }
 
