@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,15 +114,8 @@ func mayLackPayload(r Received, block bool) bool {
 	if len(r.Data) > 0 {
 		return false
 	}
-	if _, sized := r.Header[msgSizeHeader]; sized || block {
-		return true
-	}
-	for k, vs := range r.Header {
-		if strings.Contains(k, msgSizeHeader) || slices.ContainsFunc(vs, func(v string) bool { return strings.Contains(v, msgSizeHeader) }) {
-			return true
-		}
-	}
-	return false
+	_, sized := r.Header[msgSizeHeader]
+	return sized || block || sizeRunIn(r.Header)
 }
 
 // clientReadWhole reports whether the NATS client read all of m's header
