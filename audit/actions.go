@@ -51,6 +51,10 @@ const (
 	// approval would complete the request).
 	ActionReplayApprovalVoid = "replay.approval.voided"
 	ActionReplayApproved     = "replay.approved"
+	// ActionReplayRunning: a request began to run, a publish of it having
+	// maybe landed (by the worker that recorded it), or runs again, a
+	// person having had an item of it published again.
+	ActionReplayRunning      = "replay.running"
 	ActionReplayReject       = "replay.reject"
 	ActionReplayCancel       = "replay.cancel"
 	ActionReplayEditPayload  = "replay.edit_payload"
@@ -99,7 +103,7 @@ var actions = [][]string{
 	{ActionDeadLetterDownload, ActionDeadLetterDiscard, ActionDeadLetterResolve, ActionDeadLetterFix},
 	{ActionGroupSnooze, ActionGroupWake, ActionGroupAssign, ActionGroupNote},
 	{ActionReplayDraft, ActionReplayDraftChanged, ActionReplayDraftExpired, ActionReplaySelection, ActionReplaySubmit,
-		ActionReplayRequest, ActionReplayApprove, ActionReplayApprovalVoid, ActionReplayApproved, ActionReplayReject, ActionReplayCancel,
+		ActionReplayRequest, ActionReplayApprove, ActionReplayApprovalVoid, ActionReplayApproved, ActionReplayRunning, ActionReplayReject, ActionReplayCancel,
 		ActionReplayEditPayload, ActionReplayVoid, ActionReplayStop, ActionReplayDone, ActionReplayDoneProblems, ActionReplayPolicy,
 		ActionReplayPolicyRollback, ReplayItemPrefix + "requested", ReplayItemPrefix + "approved",
 		ReplayItemPrefix + "deferred", ReplayItemPrefix + "replayed", ReplayItemPrefix + "suppressed_duplicate",

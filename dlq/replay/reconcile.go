@@ -48,9 +48,11 @@ const (
         JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
         WHERE j.id = $1
         ON CONFLICT DO NOTHING`
-	// Republished: a request that had finished runs again.
+	// Republished: a request that had finished runs again (audited as
+	// such when it had finished).
 	runAgain = `UPDATE replay_requests SET status = 'running', finished_at = NULL, status_reason = '', version = version + 1
-        WHERE id = $1 AND status = 'done_with_problems'`
+        WHERE id = $1 AND status = 'done_with_problems' -- an approved or running one runs already
+        RETURNING id`
 	releaseOne = `UPDATE replay_items SET held = false WHERE request_id = $1 AND dead_letter_id = $2 AND held`
 )
 
@@ -123,10 +125,17 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		if err := markHeld(ctx, tx, mark, id, []dlq.Key{{ID: deadLetterID, At: at}}); err != nil {
 			return err
 		}
+		var again bool // the request had finished and runs again
 		if in.Choice == replaypolicy.Republish {
-			if _, err := tx.Exec(ctx, runAgain, id); err != nil {
+			rows, err := tx.Query(ctx, runAgain, id)
+			if err != nil {
 				return err
 			}
+			moved, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			if err != nil {
+				return err
+			}
+			again = len(moved) > 0
 		} else if _, err := tx.Exec(ctx, releaseOne, id, deadLetterID); err != nil {
 			return err
 		}
@@ -136,6 +145,15 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		e.After = map[string]any{"choice": in.Choice, "state": state, "request": id}
 		if _, err := audit.Append(ctx, tx, e); err != nil {
 			return err
+		}
+		if again {
+			e := requestEvent(actor, meta, audit.ActionReplayRunning, &req)
+			e.Reason = fmt.Sprintf("dead letter %d is published again, as %s found: %s", deadLetterID, who, in.Note)
+			e.Before = map[string]any{"status": StatusDoneWithProblems}
+			e.After = map[string]any{"status": StatusRunning, "dead_letter": deadLetterID, "choice": in.Choice}
+			if _, err := audit.Append(ctx, tx, e); err != nil {
+				return err
+			}
 		}
 		done, err := finishRequests(ctx, tx, []int64{id}, actor)
 		if err != nil {

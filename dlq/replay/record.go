@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -60,9 +61,11 @@ const (
 	// recorded attempted: mayHaveLanded), not when a claim published
 	// nothing (NATS away, a job deferred or refused before or by the
 	// broker): until then its approval may still expire
-	// (replaypolicy.JudgeRun), and its page says when.
+	// (replaypolicy.JudgeRun), and its page says when. It returns the
+	// requests it moved, each of which gets its audit row (runningEvent).
 	markRunning = `UPDATE replay_requests SET status = 'running', version = version + 1
-        WHERE id = ANY($1) AND status = 'approved'` // once, from approved
+        WHERE id = ANY($1) AND status = 'approved' -- once, from approved
+        RETURNING id, tenant`
 	// A request ends when no job of it is left to run, and ends again when
 	// a person settles an item of one done with problems; a cancelled or
 	// voided request stays so.
@@ -491,9 +494,9 @@ func (p *recordPace) claimLimit(cfg WorkerConfig) int {
 }
 
 // recordOnce writes the running status of the requests a publish of which
-// may have landed, then the outcomes under
-// the fencing tokens, and with them the ledger, the dead letters'
-// statuses and the audit rows, in one transaction. It returns the jobs
+// may have landed, then the outcomes under the fencing tokens, and with
+// them the ledger, the dead letters' statuses and the audit rows (one per
+// request it moved to running, one per outcome), in one transaction. It returns the jobs
 // whose fence refused the outcome (another worker took them over).
 func (w *Worker) recordOnce(ctx context.Context, jobs []*job) (lost []*job, err error) {
 	n := len(jobs)
@@ -502,13 +505,13 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) (lost []*job, err 
 	dups, resets, deferred := make([]bool, n), make([]bool, n), make([]bool, n)
 	notBefore := make([]*time.Time, n)
 	byID := map[int64]*job{}
-	started := map[int64]bool{} // requests a publish of which may have landed
+	started := map[int64][]*job{} // requests a publish of which may have landed: those jobs
 	for i, j := range jobs {
 		ids[i], fences[i], states[i], results[i], streams[i], seqs[i], dups[i] = j.id, j.fence, string(j.state), j.result, j.stream, int64(j.seq), j.duplicate
 		notBefore[i], resets[i], deferred[i] = j.notBefore, j.resetAttempt, j.deferred
 		byID[j.id] = j
 		if j.mayHaveLanded() {
-			started[j.requestID] = true
+			started[j.requestID] = append(started[j.requestID], j)
 		}
 	}
 	reqIDs := slices.Sorted(maps.Keys(started))
@@ -519,8 +522,13 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) (lost []*job, err 
 		// round could deadlock with one. Only the first record of a request
 		// that published something locks its row (while it is approved);
 		// later ones, and ones that published nothing, take no lock on it.
+		var moved []runningRequest // the requests markRunning moved: each gets its audit row
 		if len(reqIDs) > 0 {
-			if _, err := tx.Exec(ctx, markRunning, reqIDs); err != nil {
+			rows, err := tx.Query(ctx, markRunning, reqIDs)
+			if err != nil {
+				return fmt.Errorf("mark requests running: %w", err)
+			}
+			if moved, err = pgx.CollectRows(rows, pgx.RowToStructByPos[runningRequest]); err != nil {
 				return fmt.Errorf("mark requests running: %w", err)
 			}
 		}
@@ -603,7 +611,13 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) (lost []*job, err 
 		if err := ended.release(ctx, tx); err != nil {
 			return fmt.Errorf("release ended replay items: %w", err)
 		}
-		events := make([]audit.Event, 0, len(recorded))
+		// The requests' moves first (as they were made first), each with
+		// the job that started it, its first attempt's time read back by
+		// recordJobs.
+		events := make([]audit.Event, 0, len(moved)+len(recorded))
+		for _, r := range moved {
+			events = append(events, w.runningEvent(r, started[r.ID]))
+		}
 		for _, j := range recorded {
 			e := w.itemEvent(j, untouched[j.deadLetterID])
 			if untouched[j.deadLetterID] {
@@ -714,6 +728,43 @@ func (w *Worker) itemEvent(j *job, untouched bool) audit.Event {
 		e.Outcome = audit.OutcomeError // blocked, suppressed, unknown, needs reconciliation: not what was asked
 	}
 	return e
+}
+
+// runningRequest is a request markRunning moved to running.
+type runningRequest struct {
+	ID     int64
+	Tenant string
+}
+
+// runningEvent is the audit row of r's move from approved to running, by
+// this worker, naming what started it: of jobs (r's jobs in the record a
+// publish of which may have landed), the one first attempted (the
+// earliest first_attempt_at known, then the lowest id).
+func (w *Worker) runningEvent(r runningRequest, jobs []*job) audit.Event {
+	first := slices.MinFunc(jobs, func(a, b *job) int {
+		switch {
+		case a.firstAttemptAt != nil && b.firstAttemptAt != nil:
+			if c := a.firstAttemptAt.Compare(*b.firstAttemptAt); c != 0 {
+				return c
+			}
+		case a.firstAttemptAt != nil:
+			return -1
+		case b.firstAttemptAt != nil:
+			return 1
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	after := map[string]any{"status": StatusRunning, "job": first.id, "dead_letter": first.deadLetterID, "msg_id": first.msgID,
+		"subject": first.subject, "outcome": first.state}
+	if first.firstAttemptAt != nil {
+		after["first_attempt_at"] = first.firstAttemptAt.UTC().Format(time.RFC3339Nano)
+	}
+	return audit.Event{
+		Actor: worker(w.cfg.Owner), Tenant: r.Tenant, Action: audit.ActionReplayRunning,
+		ObjectType: "replay_request", ObjectID: strconv.FormatInt(r.ID, 10),
+		Reason:  fmt.Sprintf("a publish of dead letter %d (job %d) may have landed", first.deadLetterID, first.id),
+		Outcome: audit.OutcomeOK, Before: map[string]any{"status": StatusApproved}, After: after,
+	}
 }
 
 // worker is who the audit log names for what a replay worker does.

@@ -90,6 +90,7 @@ func TestRunningRequestHasItsAuditRow(t *testing.T) {
 	run(t, b.worker(t, replay.WorkerConfig{Owner: "w-running", Batch: 1}))
 	require.Equal(t, replay.StatusDone, b.waitFinished(t, req.ID).Status, b.jobsText(t, req.ID))
 
+	require.True(t, audit.KnownAction(actionRunning), "the audit log's filter offers the action")
 	rows := b.requestRows(t, req.ID)
 	running := ofAction(rows, actionRunning)
 	require.Len(t, running, 1, "one row for the one move to running; the request's rows: %+v", rows)
