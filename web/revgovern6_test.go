@@ -1,0 +1,61 @@
+package web_test
+
+// Review (rev-govern6): failing tests for paths that reach an effect
+// without passing the rule, or leave the record short of what happened.
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// TestRevGovern6SelectionDenialReachesEveryTenantsAuditors: a denied
+// attempt on another tenant's object is that tenant's to see (audit/query.go:
+// "another tenant's denial is that tenant's"): a GET of globex's dead letter
+// by an on-call of acme writes its authz.denied row under globex, and a
+// bulk selection naming globex's dead letters alone does too
+// (web/locate.go). But when one selection names dead letters of TWO
+// tenants outside the caller's scope, the one row is written outside any
+// tenant (tenant ''), which only auditors of every tenant may read. So an
+// insider who wants to try another tenant's dead letters without that
+// tenant's auditors seeing it adds one id of a third tenant to the form:
+// globex's auditor searches globex's log and finds nothing.
+func TestRevGovern6SelectionDenialReachesEveryTenantsAuditors(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	client, me := b.SignIn(t, "acme:oncall")
+	acme := seed(t, b, "acme", "search.index_update", "rg6-sel-acme", nil)
+	globex := seed(t, b, "globex", "search.index_update", "rg6-sel-globex", nil)
+	initech := seed(t, b, "initech", "search.index_update", "rg6-sel-initech", nil)
+
+	form := url.Values{"id": {fmt.Sprint(acme), fmt.Sprint(globex), fmt.Sprint(initech)}, "reason": {"dup"}, "confirmed": {"1"}}
+	resp := b.Do(t, client, http.MethodPost, "/deadletters/discard", form, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+
+	// The attempt is recorded (somewhere): one denied row naming both.
+	require.Equal(t, 1, b.AuditCount(t, `action = 'authz.denied' AND outcome = 'denied' AND actor_subject = $1
+        AND $2 = ANY(string_to_array(object_id, ',')) AND $3 = ANY(string_to_array(object_id, ','))`,
+		me.Subject, fmt.Sprint(globex), fmt.Sprint(initech)))
+
+	// What each victim tenant's auditor may read: rows of that tenant that
+	// name its dead letter (audit.List keeps rows outside any tenant from
+	// viewers of some tenants only).
+	for tenant, id := range map[string]int64{"globex": globex, "initech": initech} {
+		n := b.AuditCount(t, `action = 'authz.denied' AND outcome = 'denied' AND actor_subject = $1 AND tenant = $2
+            AND $3 = ANY(string_to_array(object_id, ','))`, me.Subject, tenant, fmt.Sprint(id))
+		assert.Equal(t, 1, n, "the attempt on %s's dead letter %d is in %s's audit log", tenant, id, tenant)
+	}
+
+	// Through the page an auditor of globex reads.
+	auditor, _ := b.SignIn(t, "globex:auditor")
+	page := b.Do(t, auditor, http.MethodGet, "/audit?"+url.Values{"actor": {me.Subject}, "action": {"authz.denied"}}.Encode(), nil, nil)
+	require.Equal(t, http.StatusOK, page.Status)
+	assert.Equal(t, 1, page.Doc(t).Find(`[data-testid="audit-row"]`).Length(),
+		"globex's auditor sees that someone of acme tried globex's dead letters")
+}
