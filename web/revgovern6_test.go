@@ -22,7 +22,7 @@ import (
 // bulk selection naming globex's dead letters alone does too
 // (web/locate.go). But when one selection names dead letters of TWO
 // tenants outside the caller's scope, the one row is written outside any
-// tenant (tenant ”), which only auditors of every tenant may read. So an
+// tenant (the empty tenant), which only auditors of every tenant may read. So an
 // insider who wants to try another tenant's dead letters without that
 // tenant's auditors seeing it adds one id of a third tenant to the form:
 // globex's auditor searches globex's log and finds nothing.
