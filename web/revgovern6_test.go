@@ -59,3 +59,27 @@ func TestRevGovern6SelectionDenialReachesEveryTenantsAuditors(t *testing.T) {
 	assert.Equal(t, 1, page.Doc(t).Find(`[data-testid="audit-row"]`).Length(),
 		"globex's auditor sees that someone of acme tried globex's dead letters")
 }
+
+// TestRevGovern6TenantAuditExportIsInTheTenantsLog: an auditor of acme
+// alone exports acme's audit log (GET /audit/export.jsonl: every entry of
+// acme, its reasons, actors, addresses). The export is audited, but its row
+// is written outside any tenant (web/audit_export.go names none), where
+// only auditors of every tenant may read it: acme's other auditors, who
+// answer for acme's log, never learn that it left the console, or who took
+// it. A download of one acme dead letter's payload, by contrast, is an
+// acme row.
+func TestRevGovern6TenantAuditExportIsInTheTenantsLog(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	exporter, who := b.SignIn(t, "acme:auditor")
+	resp := b.Do(t, exporter, http.MethodGet, "/audit/export.jsonl", nil, nil)
+	require.Equal(t, http.StatusOK, resp.Status, resp.Body)
+	require.Equal(t, 1, b.AuditCount(t, `action = 'audit.export' AND actor_subject = $1`, who.Subject), "the export is audited")
+
+	assert.Equal(t, 1, b.AuditCount(t, `action = 'audit.export' AND actor_subject = $1 AND tenant = 'acme'`, who.Subject),
+		"an export of acme's log alone is in acme's log")
+	colleague, _ := b.SignIn(t, "acme:auditor")
+	page := b.Do(t, colleague, http.MethodGet, "/audit?"+url.Values{"action": {"audit.export"}}.Encode(), nil, nil)
+	require.Equal(t, http.StatusOK, page.Status)
+	assert.Equal(t, 1, page.Doc(t).Find(`[data-testid="audit-row"]`).Length(), "acme's other auditor sees who exported acme's log")
+}
