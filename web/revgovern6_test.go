@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
@@ -82,4 +84,39 @@ func TestRevGovern6TenantAuditExportIsInTheTenantsLog(t *testing.T) {
 	page := b.Do(t, colleague, http.MethodGet, "/audit?"+url.Values{"action": {"audit.export"}}.Encode(), nil, nil)
 	require.Equal(t, http.StatusOK, page.Status)
 	assert.Equal(t, 1, page.Doc(t).Find(`[data-testid="audit-row"]`).Length(), "acme's other auditor sees who exported acme's log")
+}
+
+// TestRevGovern6RouteDenialNamesWhatWasTried: a viewer of acme (no right
+// to approve or download anywhere) posts an approval of acme's replay
+// request and fetches an acme dead letter's payload. Both are refused
+// (403) by the route table before the locator runs, and audited
+// (web/middleware.go, deny with no tenant), but the rows name only the
+// route pattern ("route POST /replay/requests/:id/approve"), not the
+// request or dead letter tried, and are written outside any tenant. The
+// acme auditor, who reviews acme's approvals, never sees that a viewer of
+// acme tried to approve one, and an auditor of every tenant reads that
+// someone tried to approve something, never which request. An attempt by
+// the same viewer on globex's object, by contrast, is a globex row naming
+// the object (notFoundDenied).
+func TestRevGovern6RouteDenialNamesWhatWasTried(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	_, oncall := b.SignIn(t, "acme:oncall")
+	dl := seed(t, b, "acme", "email.send", "rg6-route-deny", map[string][]string{dlq.HeaderOperationID: {"rg6-route-op"}})
+	req := testfactory.Request(t, b.Replays, oncall.Actor, []int64{dl}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusPendingApproval, req.Status)
+	viewer, who := b.SignIn(t, "acme:viewer")
+
+	approve := b.Do(t, viewer, http.MethodPost, fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}}, nil)
+	require.Equal(t, http.StatusForbidden, approve.Status)
+	download := b.Do(t, viewer, http.MethodGet, fmt.Sprintf("/deadletters/%d/payload", dl), nil, nil)
+	require.Equal(t, http.StatusForbidden, download.Status)
+	require.Equal(t, 2, b.AuditCount(t, `action = 'authz.denied' AND outcome = 'denied' AND actor_subject = $1`, who.Subject), "both are audited")
+
+	assert.Equal(t, 1, b.AuditCount(t, `action = 'authz.denied' AND outcome = 'denied' AND actor_subject = $1 AND tenant = 'acme'
+        AND (object_id = $2 OR reason ~ ('\m' || $2 || '\M'))`, who.Subject, fmt.Sprint(req.ID)),
+		"the denied approval is an acme row naming request %d", req.ID)
+	assert.Equal(t, 1, b.AuditCount(t, `action = 'authz.denied' AND outcome = 'denied' AND actor_subject = $1 AND tenant = 'acme'
+        AND (object_id = $2 OR reason ~ ('\m' || $2 || '\M'))`, who.Subject, fmt.Sprint(dl)),
+		"the denied download is an acme row naming dead letter %d", dl)
 }
