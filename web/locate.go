@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,29 +67,34 @@ func (s *Server) locate(c echo.Context, r Route) error {
 		}
 		return nil
 	}
-	var refused []string
-	byTenant := map[string]bool{}
+	refused := map[string][]string{} // ids by tenant
 	for id, tenant := range tenants {
 		if !s.sees(u, loc, tenant) {
-			refused = append(refused, id)
-			byTenant[tenant] = true
+			refused[tenant] = append(refused[tenant], id)
 		}
 	}
 	if len(refused) > 0 {
-		slices.Sort(refused)
-		e := s.event(c, "authz.denied", audit.OutcomeDenied)
-		e.ObjectType, e.ObjectID = loc.Object, strings.Join(refused, ",")
-		e.Reason = "selected dead letters of a tenant outside the caller's scope; left out"
-		if len(byTenant) == 1 {
-			for t := range byTenant {
-				e.Tenant = t
-			}
-		}
-		if _, err := audit.AppendFunc(c.Request().Context(), s.deps.Pool, e); err != nil {
+		events := s.selectionEvents(c, loc, refused, "selected dead letters of a tenant outside the caller's scope; left out")
+		if _, err := audit.AppendBatchFunc(c.Request().Context(), s.deps.Pool, events); err != nil {
 			return fmt.Errorf("audit refused selection: %w", err)
 		}
 	}
 	return nil
+}
+
+// selectionEvents are the denied rows of a selection's dead letters, ids
+// by tenant: one row per tenant, in tenant order, naming only that
+// tenant's ids, so that each tenant's auditors see what was tried on its
+// dead letters and nothing of another's (as dlq.RefusedIDs.Events).
+func (s *Server) selectionEvents(c echo.Context, loc *Locator, ids map[string][]string, reason string) []audit.Event {
+	events := make([]audit.Event, 0, len(ids))
+	for _, tenant := range slices.Sorted(maps.Keys(ids)) {
+		e := s.event(c, "authz.denied", audit.OutcomeDenied)
+		e.Tenant, e.ObjectType, e.ObjectID = tenant, loc.Object, strings.Join(slices.Sorted(slices.Values(ids[tenant])), ",")
+		e.Reason = reason
+		events = append(events, e)
+	}
+	return events
 }
 
 // one is the tenant of an object, as a locator answers it.
