@@ -119,9 +119,9 @@ func TestRevGovern6RouteDenialNamesWhatWasTried(t *testing.T) {
 	require.Equal(t, 2, b.AuditCount(t, `action = 'authz.denied' AND outcome = 'denied' AND actor_subject = $1`, who.Subject), "both are audited")
 
 	assert.Equal(t, 1, b.AuditCount(t, `action = 'authz.denied' AND outcome = 'denied' AND actor_subject = $1 AND tenant = 'acme'
-        AND (object_id = $2 OR reason ~ ('\m' || $2 || '\M'))`, who.Subject, fmt.Sprint(req.ID)),
+        AND (object_type = 'replay_request' AND object_id = $2 OR reason ~ ('\m' || $2 || '\M'))`, who.Subject, fmt.Sprint(req.ID)),
 		"the denied approval is an acme row naming request %d", req.ID)
 	assert.Equal(t, 1, b.AuditCount(t, `action = 'authz.denied' AND outcome = 'denied' AND actor_subject = $1 AND tenant = 'acme'
-        AND (object_id = $2 OR reason ~ ('\m' || $2 || '\M'))`, who.Subject, fmt.Sprint(dl)),
+        AND (object_type = 'dead_letter' AND object_id = $2 OR reason ~ ('\m' || $2 || '\M'))`, who.Subject, fmt.Sprint(dl)),
 		"the denied download is an acme row naming dead letter %d", dl)
 }
