@@ -74,7 +74,7 @@ func (s *Server) locate(c echo.Context, r Route) error {
 		}
 	}
 	if len(refused) > 0 {
-		events := s.selectionEvents(c, loc, refused, "selected dead letters of a tenant outside the caller's scope; left out")
+		events := s.selectionEvents(c, loc, "authz.denied", refused, "selected dead letters of a tenant outside the caller's scope; left out")
 		if _, err := audit.AppendBatchFunc(c.Request().Context(), s.deps.Pool, events); err != nil {
 			return fmt.Errorf("audit refused selection: %w", err)
 		}
@@ -82,16 +82,53 @@ func (s *Server) locate(c echo.Context, r Route) error {
 	return nil
 }
 
-// selectionEvents are the denied rows of a selection's dead letters, ids
-// by tenant: one row per tenant, in tenant order, naming only that
-// tenant's ids, so that each tenant's auditors see what was tried on its
-// dead letters and nothing of another's (as dlq.RefusedIDs.Events).
-func (s *Server) selectionEvents(c echo.Context, loc *Locator, ids map[string][]string, reason string) []audit.Event {
+// selectionEvents are the denied rows (action) of a selection's dead
+// letters, ids by tenant: one row per tenant, in tenant order, naming only
+// that tenant's ids, so that each tenant's auditors see what was tried on
+// its dead letters and nothing of another's (as dlq.RefusedIDs.Events).
+func (s *Server) selectionEvents(c echo.Context, loc *Locator, action string, ids map[string][]string, reason string) []audit.Event {
 	events := make([]audit.Event, 0, len(ids))
 	for _, tenant := range slices.Sorted(maps.Keys(ids)) {
-		e := s.event(c, "authz.denied", audit.OutcomeDenied)
+		e := s.event(c, action, audit.OutcomeDenied)
 		e.Tenant, e.ObjectType, e.ObjectID = tenant, loc.Object, strings.Join(slices.Sorted(slices.Values(ids[tenant])), ",")
 		e.Reason = reason
+		events = append(events, e)
+	}
+	return events
+}
+
+// tried are the denied rows (action, why) of a request of r refused
+// before its locator applied r's tenancy, naming what the request names,
+// whatever the caller may see: its object, once in each tenant the object
+// spans, or the dead letters its form selects, one row per tenant naming
+// that tenant's ids. Each row is that tenant's, for its auditors to see,
+// as notFoundDenied's is. None when r names nothing or nothing is found:
+// the caller records the request's path instead. What is found never
+// changes the answer, so the answer says nothing of what exists.
+func (s *Server) tried(c echo.Context, r Route, action, why string) []audit.Event {
+	loc := r.Locate
+	if loc == nil {
+		return nil
+	}
+	found, err := loc.find(c)
+	if err != nil {
+		if quarantine.ErrorCode(err) == quarantine.EINTERNAL {
+			s.deps.Log.Error("find what a refused request names", "err", err,
+				"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+		}
+		return nil
+	}
+	if r.Tenancy == SelectedTenants {
+		ids := map[string][]string{}
+		for id, tenant := range found {
+			ids[tenant] = append(ids[tenant], id)
+		}
+		return s.selectionEvents(c, loc, action, ids, why)
+	}
+	var events []audit.Event
+	for _, tenant := range slices.Compact(slices.Sorted(maps.Values(found))) {
+		e := s.event(c, action, audit.OutcomeDenied)
+		e.Tenant, e.ObjectType, e.ObjectID, e.Reason = tenant, loc.Object, c.Param(loc.Param), why
 		events = append(events, e)
 	}
 	return events

@@ -86,10 +86,10 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 				return s.render(c, http.StatusForbidden, s.noAccessPage(c))
 			}
 			if r.Access == AccessPerm && !PermittedSomewhere(s.deps.Access, u, r.Perm) {
-				return s.deny(c, "", r.Perm.Object+":"+r.Perm.Action, "route "+r.Method+" "+r.Path)
+				return s.denyRoute(c, r, r.Perm.Object+":"+r.Perm.Action)
 			}
 			if r.Tenancy == EveryTenant && !s.deps.Access.Scope(u, r.Perm.Object, r.Perm.Action, nil).All {
-				return s.deny(c, "", r.Perm.Object+":"+r.Perm.Action+" in every tenant", "route "+r.Method+" "+r.Path)
+				return s.denyRoute(c, r, r.Perm.Object+":"+r.Perm.Action+" in every tenant")
 			}
 			if r.Locate != nil {
 				if err := s.locate(c, r); err != nil {
@@ -99,6 +99,26 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// denyRoute refuses route r to a caller who does not hold its permission
+// (need) where the route applies it, and answers 403 whatever the request
+// names, so the answer says nothing of whether that exists or whose it is.
+// The denied rows name what was tried (tried): the object the path names
+// or the dead letters the form selects, each in its tenant; otherwise one
+// row outside any tenant, whose object is the route and whose reason
+// names the path as requested.
+func (s *Server) denyRoute(c echo.Context, r Route, need string) error {
+	why := "needs " + need + " for route " + r.Method + " " + r.Path
+	if events := s.tried(c, r, "authz.denied", why); len(events) > 0 {
+		s.appendDenied(c, events...)
+	} else {
+		if path := c.Request().URL.Path; path != r.Path {
+			why += " (requested as " + path + ")"
+		}
+		s.auditDenied(c, "", "authz.denied", why)
+	}
+	return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", deniedText("", need))
 }
 
 // deny records a refused attempt in the audit log and answers 403.
@@ -151,25 +171,30 @@ func (s *Server) auditDenied(c echo.Context, tenant, action, reason string) {
 	s.appendDenied(c, e)
 }
 
-// appendDenied writes the denial e. When the browser says another site
-// started the request (crossSite), the person may only have followed a
-// link: the reason says so, and such rows are limited per person
-// (authz.CrossSiteDenials); one over the limit is not written, and the
-// next that is counts it. The answer is the same either way. A client
-// that only claims to come from another site (curl sets any header) is
-// still audited, under the same limit.
-func (s *Server) appendDenied(c echo.Context, e audit.Event) {
+// appendDenied writes the denial rows of one refusal, events, together.
+// When the browser says another site started the request (crossSite), the
+// person may only have followed a link: the reason says so, and such
+// refusals are limited per person (authz.CrossSiteDenials); one over the
+// limit is not written, and the next that is counts it. The answer is the
+// same either way. A client that only claims to come from another site
+// (curl sets any header) is still audited, under the same limit.
+func (s *Server) appendDenied(c echo.Context, events ...audit.Event) {
+	if len(events) == 0 {
+		return
+	}
 	if site := c.Request().Header.Get("Sec-Fetch-Site"); crossSite(c.Request()) {
-		ok, unwritten := s.crossSiteDenials.Allow(e.Actor.Issuer+" "+e.Actor.Subject, time.Now())
+		ok, unwritten := s.crossSiteDenials.Allow(events[0].Actor.Issuer+" "+events[0].Actor.Subject, time.Now())
 		if !ok {
 			return
 		}
-		e.Reason += "; started by another site: the browser's Sec-Fetch-Site said " + authz.ClientText(site, 32)
-		if unwritten > 0 {
-			e.Reason += fmt.Sprintf("; %d more started by another site since the last such row were not written", unwritten)
+		for i := range events {
+			events[i].Reason += "; started by another site: the browser's Sec-Fetch-Site said " + authz.ClientText(site, 32)
+			if unwritten > 0 {
+				events[i].Reason += fmt.Sprintf("; %d more started by another site since the last such row were not written", unwritten)
+			}
 		}
 	}
-	if _, err := audit.AppendFunc(c.Request().Context(), s.deps.Pool, e); err != nil {
+	if _, err := audit.AppendBatchFunc(c.Request().Context(), s.deps.Pool, events); err != nil {
 		s.deps.Log.Error("audit denied access", "err", err)
 	}
 }
@@ -207,8 +232,28 @@ func (s *Server) crossOriginDenied(w http.ResponseWriter, r *http.Request) {
 		Reason:      reason,
 		RequestMeta: quarantine.RequestMeta{RequestID: reqID, RemoteAddr: s.echo.IPExtractor(r), UserAgent: r.UserAgent()},
 	}
-	if _, err := audit.AppendFunc(r.Context(), s.deps.Pool, e); err != nil {
+	events := s.crossOriginTried(w, r, u, reason+" to "+e.ObjectID)
+	if len(events) == 0 {
+		events = []audit.Event{e}
+	}
+	if _, err := audit.AppendBatchFunc(r.Context(), s.deps.Pool, events); err != nil {
 		s.deps.Log.Error("audit cross-origin request", "err", err, "request_id", reqID)
 	}
 	http.Error(w, "Cross-site request refused.", http.StatusForbidden)
+}
+
+// crossOriginTried are the csrf.denied rows (why) of a cross-origin
+// request whose path names an object (a route of ObjectTenant): the object,
+// in each tenant it spans (tried). None for any other request, and the
+// body of none is read: a selection's dead letters are left unread.
+func (s *Server) crossOriginTried(w http.ResponseWriter, r *http.Request, u authz.User, why string) []audit.Event {
+	c := s.echo.NewContext(r, w)
+	s.echo.Router().Find(r.Method, echo.GetPath(r), c)
+	for _, rt := range s.Routes() {
+		if rt.Method == r.Method && rt.Path == c.Path() && rt.Tenancy == ObjectTenant {
+			c.Set(ctxUser, u)
+			return s.tried(c, rt, "csrf.denied", why)
+		}
+	}
+	return nil
 }
