@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -57,12 +58,18 @@ func (s *Server) replayStopAll(c echo.Context) error {
 	may := func(class replaypolicy.Class) bool {
 		return s.deps.Access.Can(u, form.Tenant, authz.ReplayObject(string(class)), authz.ActStop)
 	}
-	if form.Tenant == "" {
-		// The select starts on no tenant: a stop must name the one it stops.
+	if form.Tenant == "" || form.Tenant == authz.AllTenants {
+		// The select starts on no tenant: a stop must name the one it stops
+		// (a stop "in *" would stop nothing and say it had).
 		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, "Choose the tenant whose replays to stop.", "")
 	}
 	if !s.stopsSomething(u, form.Tenant) {
 		return s.refuseNamed(c, form.Tenant, replayObjects+":"+authz.ActStop, "tenant "+form.Tenant)
+	}
+	if !slices.Contains(s.stopTenants(c.Request().Context(), u), form.Tenant) {
+		// Someone who may stop in every tenant named one the select does
+		// not offer: no such tenant has replays to stop.
+		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, "Choose one of the tenants listed.", "")
 	}
 	res, err := s.deps.Replays.StopAll(c.Request().Context(), form.Tenant, may, u.Actor, form.Validate(), authz.RequestMeta(c))
 	if quarantine.ErrorCode(err) == quarantine.EINVALID {
@@ -104,6 +111,16 @@ func (s *Server) stopsSomething(u authz.User, tenant string) bool {
 	return false
 }
 
+// stopTenants are the tenants the stop page offers u: those where u may
+// stop replays, or every known tenant when u may stop them everywhere.
+func (s *Server) stopTenants(ctx context.Context, u authz.User) []string {
+	scope := s.replayScope(ctx, u, authz.ActStop)
+	if scope.All {
+		return s.knownTenants(ctx)
+	}
+	return scope.Tenants
+}
+
 // replayStopPage is the emergency stop page.
 func (s *Server) replayStopPage(c echo.Context) error {
 	return s.renderStopPage(c, http.StatusOK, stopForm{}, "", "")
@@ -117,11 +134,7 @@ func (s *Server) replayStopPage(c echo.Context) error {
 func (s *Server) renderStopPage(c echo.Context, status int, form stopForm, tenantMsg, msg string) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
-	scope := s.replayScope(ctx, u, authz.ActStop)
-	tenants := scope.Tenants
-	if scope.All {
-		tenants = s.knownTenants(ctx)
-	}
+	tenants := s.stopTenants(ctx, u)
 	stoppable, err := s.deps.Replays.Stoppable(ctx, tenants)
 	if err != nil {
 		return err
