@@ -59,8 +59,10 @@ var exportHeader = []string{
 // nonce, is an entry's nonce in hex (hash.go), which its hash covers: an
 // entry of hash version 3 has one, and only those (empty before, and in
 // a stub). The CSV names no hash version (a record with a nonce is of
-// version 3) and its stubs carry no content digest, so only the JSON Lines
-// export proves a filtered range to its signed head. A cell holding a
+// version 3) and its stubs carry no content digest: a verifier re-hashes
+// no stub, and only the export's own signature (ExportCSVSigned, which
+// re-hashes them before it signs) proves a filtered range to its signed
+// head. A cell holding a
 // control character or a bidirectional-text control (which a terminal or
 // a spreadsheet would act on, or display reordered) is written as "'"
 // followed by the value quoted as a Go string with every character past
@@ -68,19 +70,70 @@ var exportHeader = []string{
 //
 // f's Limit is ignored; Before and After bound the seq range. It returns an
 // an invalid quarantine.Error for an invalid f.
+//
+// An export written by ExportCSV says nothing signed of its filter, its
+// range or its rows: ExportCSVSigned signs them.
 func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.Writer) error {
-	cw := csv.NewWriter(w) // buffered: csv.Writer has its own bufio.Writer
+	return exportCSV(ctx, db, f, head, nil, w)
+}
+
+// ExportCSVSigned is ExportCSV with the export signed by signer (the key
+// that signs the checkpoints): before the chain-head record it writes the
+// record
+//
+//	# export-signature,first_seq=N,last_seq=N,entries=N,left_out=N,unproven_stub=N,exported_at=T,sha256=H,key_id=K,signature=S
+//
+// (then empty cells up to the header's length): the seqs of its first and
+// last records (0 when it has none), how many entries and stubs it holds,
+// the seq of its newest stub of an entry appended before hash version 3
+// (0 for none: see below), when it was written, the SHA-256 of every byte
+// of the file before this record (the header and every entry and stub, as
+// written), the key id, and an Ed25519 signature over those, the filter
+// and the chain head the export ends at (csvExportManifest).
+// VerifyExportCSV checks it: no byte before it can be changed, no record
+// added or taken off, nor the filter, the counts or the chain head
+// changed, without the signature failing.
+//
+// A CSV stub carries no content digest, so a verifier cannot re-hash it;
+// before it signs, the export re-hashes every stub of hash version 3 from
+// its stored digest and prev_hash and fails (writing no signature) when
+// one does not match: the signature vouches for the stubs' hashes. A stub
+// of an earlier version has no digest: unproven_stub names the newest,
+// and the entries before it are linked to the signed head only by its
+// word, as in a JSON Lines export.
+func ExportCSVSigned(ctx context.Context, db Querier, f Filter, head Checkpoint, signer *Signer, w io.Writer) error {
+	return exportCSV(ctx, db, f, head, signer, w)
+}
+
+func exportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, signer *Signer, w io.Writer) error {
+	body := sha256.New()
+	cw := csv.NewWriter(io.MultiWriter(w, body)) // buffered: csv.Writer has its own bufio.Writer
 	if err := cw.Write(exportHeader); err != nil {
 		return fmt.Errorf("export audit csv: %w", err)
 	}
+	var m csvManifest
 	record := make([]string, len(exportHeader))
 	err := exportEntries(ctx, db, f, head.Seq, func(e *Entry, selected bool) error {
+		if m.First == 0 {
+			m.First = e.Seq
+		}
+		m.Last = e.Seq
 		if !selected {
+			m.LeftOut++
+			switch {
+			case e.HashVersion < firstDigestVersion:
+				m.UnprovenStub = e.Seq
+			case signer != nil && !bytes.Equal(chainHash(e.Seq, e.ContentDigest, e.PrevHash), e.Hash):
+				// Signing would vouch for a hash no verifier of the CSV
+				// can recompute: stop, and leave the export unsigned.
+				return fmt.Errorf("seq %d: the stored hash is not the hash of its content digest and prev_hash (run console audit verify)", e.Seq)
+			}
 			clear(record)
 			record[0], record[len(record)-3], record[len(record)-2] = strconv.FormatInt(e.Seq, 10),
 				hex.EncodeToString(e.PrevHash), hex.EncodeToString(e.Hash)
 			return cw.Write(record)
 		}
+		m.Entries++
 		record = append(record[:0],
 			strconv.FormatInt(e.Seq, 10), e.At.Format(timeLayout),
 			e.Actor.Issuer, e.Actor.Subject, e.Actor.Email, verifiedText(e), e.Tenant, e.Action,
@@ -95,15 +148,27 @@ func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.
 	if err != nil {
 		return fmt.Errorf("export audit csv: %w", err)
 	}
+	m.Filter, m.HeadSeq, m.HeadHash = filterText(f), head.Seq, head.Hash
+	if signer != nil {
+		cw.Flush() // every byte before the signature record is in body
+		if err := cw.Error(); err != nil {
+			return fmt.Errorf("export audit csv: %w", err)
+		}
+		m.Body, m.At, m.KeyID = body.Sum(nil), time.Now().UTC().Truncate(time.Microsecond), signer.KeyID()
+		m.Signature = ed25519.Sign(signer.priv, m.signedBytes())
+		if err := cw.Write(m.record()); err != nil {
+			return fmt.Errorf("export audit csv: %w", err)
+		}
+	}
 	// As many cells as the header, the ones a head lacks empty: a reader
 	// that wants every record the same length reads the file.
 	trailer := make([]string, len(exportHeader))
-	copy(trailer, []string{"# chain-head", strconv.FormatInt(head.Seq, 10), head.HashHex()})
+	copy(trailer, []string{csvChainHead, strconv.FormatInt(head.Seq, 10), head.HashHex()})
 	if head.Signed() {
 		copy(trailer[3:], []string{head.At.Format(timeLayout), head.Reason, head.KeyID,
 			hex.EncodeToString(head.PublicKey), hex.EncodeToString(head.Signature)})
 	}
-	trailer[8] = inertCell("filter:" + filterText(f))
+	trailer[8] = inertCell(csvFilterPrefix + m.Filter)
 	if err := cw.Write(trailer); err != nil {
 		return fmt.Errorf("export audit csv: %w", err)
 	}
@@ -112,6 +177,74 @@ func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.
 		return fmt.Errorf("export audit csv: %w", err)
 	}
 	return nil
+}
+
+// The first cells of the CSV export's last two records, and the prefix of
+// the chain-head record's filter cell.
+const (
+	csvChainHead       = "# chain-head"
+	csvExportSignature = "# export-signature"
+	csvFilterPrefix    = "filter:"
+)
+
+// csvExportDomain starts the signed bytes of every CSV export manifest; a
+// JSON Lines export's signature (exportDomain) covers other bytes.
+const csvExportDomain = "quarantine-audit-export-csv-v1"
+
+// csvManifest is what a CSV export's signature covers, and its record.
+type csvManifest struct {
+	Body             []byte // SHA-256 of the file before the signature record
+	Filter           string
+	First, Last      int64 // seqs of the first and last records; 0 when there are none
+	Entries, LeftOut int64
+	UnprovenStub     int64 // the newest stub of an entry before hash version 3; 0 for none
+	HeadSeq          int64
+	HeadHash         []byte
+	At               time.Time
+	KeyID            string
+	Signature        []byte
+}
+
+// signedBytes is the manifest as its signature covers it: length-prefixed
+// fields as in Checkpoint.signedBytes, in this order: the tag
+// "quarantine-audit-export-csv-v1", the SHA-256 of the file before the
+// signature record (32 bytes), the filter, the first and the last
+// record's seq, the number of entries, of stubs, the seq of the newest
+// stub before hash version 3, the chain head's seq (each 8 bytes,
+// big-endian), the chain head's hash, the export time (timeLayout, UTC),
+// the key id.
+func (m *csvManifest) signedBytes() []byte {
+	var b bytes.Buffer
+	field(&b, []byte(csvExportDomain))
+	field(&b, m.Body)
+	field(&b, []byte(m.Filter))
+	var n [8]byte
+	for _, v := range []int64{m.First, m.Last, m.Entries, m.LeftOut, m.UnprovenStub, m.HeadSeq} {
+		binary.BigEndian.PutUint64(n[:], uint64(v))
+		field(&b, n[:])
+	}
+	field(&b, m.HeadHash)
+	field(&b, []byte(m.At.UTC().Format(timeLayout)))
+	field(&b, []byte(m.KeyID))
+	return b.Bytes()
+}
+
+// csvManifestCells are the names of the signature record's cells after
+// its first, in order; each cell is name=value.
+var csvManifestCells = []string{"first_seq", "last_seq", "entries", "left_out", "unproven_stub", "exported_at", "sha256", "key_id", "signature"}
+
+// record is the signature record, as long as the header. The filter and
+// the chain head are in the chain-head record after it.
+func (m *csvManifest) record() []string {
+	r := make([]string, len(exportHeader))
+	r[0] = csvExportSignature
+	values := []string{strconv.FormatInt(m.First, 10), strconv.FormatInt(m.Last, 10), strconv.FormatInt(m.Entries, 10),
+		strconv.FormatInt(m.LeftOut, 10), strconv.FormatInt(m.UnprovenStub, 10), m.At.UTC().Format(timeLayout),
+		hex.EncodeToString(m.Body), m.KeyID, hex.EncodeToString(m.Signature)}
+	for i, v := range values {
+		r[i+1] = csvManifestCells[i] + "=" + v
+	}
+	return r
 }
 
 // jsonEntry is one JSONL line; its keys are exportHeader.

@@ -124,7 +124,9 @@ func isAre(n int64) string {
 // signature that verifies with keys. A head without a signature verifies
 // only when no key is given; without keys a signed head does not verify,
 // as Verify treats checkpoints. An export that says it is not filtered (or
-// does not say) must hold every entry: a stub there is refused. It stops
+// does not say) must hold every entry: a stub there is refused. A
+// filtered export must carry its own signature when keys are given,
+// whatever the hash versions of its lines (see checkExportEnd). It stops
 // at the first problem; the error is only for failing to read r.
 func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 	var res ExportResult
@@ -133,10 +135,9 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 	var last *Entry                           // the line before: an entry, or a stub (Seq, PrevHash, Hash, version, digest)
 	var lastDated *Entry                      // the entry before, for its at
 	var headLine []byte
-	var stubLines []int64 // lines of stubs, for the filter check at the end
-	var first *Entry      // the first line
-	var sawDigest bool    // a line of hash version 3 or later, which only consoles that sign their exports write
-	lines := sha256.New() // the bytes before the trailer, for the export's signature
+	var firstStubLine int64 // the line of the first stub, for the filter check at the end
+	var first *Entry        // the first line
+	lines := sha256.New()   // the bytes before the trailer, for the export's signature
 	for sc.Scan() {
 		res.Line++
 		line := sc.Bytes()
@@ -155,13 +156,10 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 			res.Problem = err.Error()
 			return res, nil
 		}
+		if res.Problem = seqOrHashProblem(e, last, stub); res.Problem != "" {
+			return res, nil
+		}
 		switch {
-		case last != nil && e.Seq != last.Seq+1:
-			res.Problem = fmt.Sprintf("seq %d follows seq %d: entries are missing (a filtered export holds a stub for each entry it leaves out)", e.Seq, last.Seq)
-			return res, nil
-		case !stub && !bytes.Equal(hashEntry(e), e.Hash):
-			res.Problem = fmt.Sprintf("seq %d: hash does not match its contents (edited entry)", e.Seq)
-			return res, nil
 		case stub && e.HashVersion >= firstDigestVersion && !bytes.Equal(chainHash(e.Seq, e.ContentDigest, e.PrevHash), e.Hash):
 			res.Problem = fmt.Sprintf("seq %d: hash does not match the stub's content digest and prev_hash (an edited stub, or an entry before it rewritten)", e.Seq)
 			return res, nil
@@ -173,15 +171,8 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 			res.Problem = fmt.Sprintf("seq %d: hash version %d after a line of hash version %d: versions never go back along the chain (edited entry)",
 				e.Seq, e.HashVersion, last.HashVersion)
 			return res, nil
-		case e.Seq == 1 && e.PrevHash != nil:
-			res.Problem = "seq 1: has a prev_hash, but the first entry has none (edited entry)"
-			return res, nil
-		case last != nil && !bytes.Equal(e.PrevHash, last.Hash):
-			res.Problem = fmt.Sprintf("seq %d: prev_hash is not the hash of seq %d (one of the two was rewritten)", e.Seq, last.Seq)
-			return res, nil
-		case !stub && lastDated != nil && e.At.Before(lastDated.At):
-			res.Problem = fmt.Sprintf("seq %d: dated %s, before seq %d (%s): entries are appended in time order (backdated or edited entry)",
-				e.Seq, e.At.Format(timeLayout), lastDated.Seq, lastDated.At.Format(timeLayout))
+		}
+		if res.Problem = linkProblem(e, last, lastDated, stub); res.Problem != "" {
 			return res, nil
 		}
 		if last != nil {
@@ -189,13 +180,14 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 		} else {
 			first = e
 		}
-		sawDigest = sawDigest || e.HashVersion >= firstDigestVersion
 		if stub {
 			res.LeftOut++
 			if e.HashVersion < firstDigestVersion {
 				res.Unproven, res.UnprovenStub = res.Entries, e.Seq
 			}
-			stubLines = append(stubLines, res.Line)
+			if firstStubLine == 0 {
+				firstStubLine = res.Line
+			}
 		} else {
 			res.Entries++
 			lastDated = e
@@ -227,47 +219,97 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 		}
 		res.ExportSigned, res.ExportKeyID = true, x.KeyID
 		res.ExportedAt, _ = time.Parse(timeLayout, x.ExportedAt)
-	} else if keys != nil && sawDigest && x.Filter != "" {
-		// A filtered export is proven by its own signature: its filter,
-		// where it starts and which entries it holds as stubs are said by
-		// nothing else. Hash version 3 and signed exports came in one
-		// release, and a console always has its signing key, so a filtered
-		// export holding such a line without a signature had it taken off.
-		// Checked when keys are given, as the chain head's signature is.
-		res.Problem = "a filtered export of entries of hash version 3 must carry the console's signature, which only proves its filter, " +
-			"its first line and its stubs; this one has none (taken off?)"
-		return res, nil
 	}
+	checkExportEnd(&res, first, last, firstStubLine, keys)
+	return res, nil
+}
+
+// seqOrHashProblem says what is wrong with e, read from an export after
+// last (nil for the first line): a gap in the seqs, or for an entry (not
+// a stub) a hash that is not the hash of its fields. "" when nothing is.
+func seqOrHashProblem(e, last *Entry, stub bool) string {
 	switch {
-	case x.Filter == "" && len(stubLines) > 0:
-		res.Line = stubLines[0]
+	case last != nil && e.Seq != last.Seq+1:
+		return fmt.Sprintf("seq %d follows seq %d: entries are missing (a filtered export holds a stub for each entry it leaves out)", e.Seq, last.Seq)
+	case !stub && !bytes.Equal(hashEntry(e), e.Hash):
+		return fmt.Sprintf("seq %d: hash does not match its contents (edited entry)", e.Seq)
+	}
+	return ""
+}
+
+// linkProblem says what is wrong with how e links to last, the line or
+// record before it (nil for the first), and for an entry with how it is
+// dated after lastDated, the entry before it. "" when nothing is.
+func linkProblem(e, last, lastDated *Entry, stub bool) string {
+	switch {
+	case e.Seq == 1 && e.PrevHash != nil:
+		return "seq 1: has a prev_hash, but the first entry has none (edited entry)"
+	case last != nil && !bytes.Equal(e.PrevHash, last.Hash):
+		return fmt.Sprintf("seq %d: prev_hash is not the hash of seq %d (one of the two was rewritten)", e.Seq, last.Seq)
+	case !stub && lastDated != nil && e.At.Before(lastDated.At):
+		return fmt.Sprintf("seq %d: dated %s, before seq %d (%s): entries are appended in time order (backdated or edited entry)",
+			e.Seq, e.At.Format(timeLayout), lastDated.Seq, lastDated.At.Format(timeLayout))
+	}
+	return ""
+}
+
+// UnsignedFilteredProblem is what VerifyExport and VerifyExportCSV say of a
+// filtered export without a signature of its own, checked with keys.
+const UnsignedFilteredProblem = "a filtered export must carry the console's signature, which alone proves its filter, its first line and " +
+	"which entries are stubs; this one has none (taken off, or written by a console before exports were signed: " +
+	"ask for the export again, or check the range against the database with console audit verify)"
+
+// checkExportEnd checks, once res holds what the export says of itself
+// (Filter, Head, and ExportSigned when its own signature verified), what
+// every export must hold whatever its format: a filtered export is
+// signed itself when keys are given; an unfiltered one holds no stub
+// (firstStubLine, the line of the first, 0 for none) and starts at seq 1;
+// last, the last line or record, is the chain head; and the head is
+// signed with a key of keys. It sets res.Problem (and res.Line) at the
+// first problem, else res.Signed when the head's signature verified.
+//
+// A filtered export is proven only by its own signature: its filter,
+// where it starts and which entries are stubs are said by nothing else.
+// A console always has its signing key and signs every export it writes,
+// whatever the hash versions of the entries, so one without had it taken
+// off: an export of entries before hash version 3 only looks the same
+// stripped as it did written by a console before exports were signed,
+// and is refused alike. Checked when keys are given, as the chain head's
+// signature is.
+func checkExportEnd(res *ExportResult, first, last *Entry, firstStubLine int64, keys *KeySet) {
+	head := res.Head
+	switch {
+	case !res.ExportSigned && keys != nil && res.Filter != "":
+		res.Problem = UnsignedFilteredProblem
+		return
+	case res.Filter == "" && firstStubLine != 0:
+		res.Line = firstStubLine
 		res.Problem = "an entry is left out (a stub), but the export says it is not filtered"
-		return res, nil
-	case x.Filter == "" && first != nil && first.Seq != 1:
+		return
+	case res.Filter == "" && first != nil && first.Seq != 1:
 		res.Line = 1
 		res.Problem = fmt.Sprintf("the export says it is not filtered, so it starts at seq 1, but its first line is seq %d (its first entries were taken off)", first.Seq)
-		return res, nil
+		return
 	case last != nil && last.Seq != head.Seq:
 		res.Problem = fmt.Sprintf("the export ends at seq %d, but its chain head is seq %d (entries were taken off its end)", last.Seq, head.Seq)
-		return res, nil
+		return
 	case last != nil && !bytes.Equal(last.Hash, head.Hash):
 		res.Problem = fmt.Sprintf("the chain head's hash %s is not seq %d's %s", head.HashHex(), last.Seq, last.HashHex())
-		return res, nil
+		return
 	case !head.Signed() && keys.Len() > 0:
 		res.Problem = "the chain head is not signed: an export from the console always is (the export was rebuilt?)"
-		return res, nil
+		return
 	case !head.Signed():
-		return res, nil
+		return
 	case keys.Len() == 0:
 		res.Problem = fmt.Sprintf("the chain head is signed by key %s, and no public key was given to check it", head.KeyID)
-		return res, nil
+		return
 	}
 	if err := head.VerifySignature(keys); err != nil {
 		res.Problem = "the chain head is " + err.Error()
-		return res, nil
+		return
 	}
 	res.Signed = true
-	return res, nil
 }
 
 // exportedLine is one line of ExportJSONL: an entry's keys, and a stub's.

@@ -20,8 +20,14 @@ import (
 // entries takes minutes) and no longer than the server's write timeout.
 const exportStatementTimeout = 5 * time.Minute
 
+// auditExportCSV signs the export itself with the checkpoint key
+// (audit.ExportCSVSigned): its bytes, filter, range, counts and chain head.
 func (s *Server) auditExportCSV(c echo.Context) error {
-	return s.auditExport(c, "text/csv; charset=utf-8", "csv", audit.ExportCSV)
+	signer := s.deps.Checkpoints.Signer()
+	return s.auditExport(c, "text/csv; charset=utf-8", "csv",
+		func(ctx context.Context, db audit.Querier, f audit.Filter, end audit.Checkpoint, w io.Writer) error {
+			return audit.ExportCSVSigned(ctx, db, f, end, signer, w)
+		})
 }
 
 // auditExportJSONL signs the export itself with the checkpoint key
