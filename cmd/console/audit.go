@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -19,7 +20,7 @@ const auditUsage = `usage: console audit <command> [flags]
 
 commands:
   verify      check the hash chain, every checkpoint signature, and anchors;
-              with --file, a JSON Lines export instead
+              with --file, an export (JSON Lines or CSV) instead
   checkpoint  sign the chain's head now (before maintenance, for example)
   keygen      write a new Ed25519 checkpoint signing key and its public key
 `
@@ -55,7 +56,8 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	s := newSettings("audit verify", getenv, stderr)
 	s.integer(&every, "audit-checkpoint-every", "AUDIT_CHECKPOINT_EVERY", 1000, "warn when more entries than this follow the newest checkpoint (serve's setting)", 1, 10_000_000)
 	s.duration(&interval, "audit-checkpoint-interval", "AUDIT_CHECKPOINT_INTERVAL", 5*time.Minute, "warn when entries stayed unsigned longer than this (serve's setting)", time.Second, 24*time.Hour)
-	s.str(&file, "file", "AUDIT_EXPORT_FILE", "", "a JSON Lines export to check instead of the database: its entries' hashes and links, and its signed chain head", nil)
+	s.str(&file, "file", "AUDIT_EXPORT_FILE", "", "an export (JSON Lines or CSV, told apart by its first bytes) to check instead of the database: "+
+		"its own signature, its entries' hashes and links, and its signed chain head", nil)
 	s.boolean(&acceptUnproven, "accept-unproven-pre-v3", "AUDIT_VERIFY_ACCEPT_UNPROVEN_PRE_V3",
 		"with --file: exit 0 although some entries are unproven (they come before a stub of an entry appended before hash version 3, "+
 			"whose hash cannot be recomputed); without it such an export exits 3")
@@ -178,16 +180,22 @@ func verifyKeys(keyFiles, signingKey string) (*audit.KeySet, error) {
 	return keys.With(signer.PublicKey()), nil
 }
 
+// csvExportStart is how a CSV export starts: its header's first cell. A
+// JSON Lines export starts with "{".
+const csvExportStart = "seq,"
+
 // exitUnproven is the exit status of "console audit verify --file" for an
 // export in which nothing is wrong but some entries are unproven: not 0,
 // since the signed head does not vouch for them, and not 1, which says
 // the export is broken.
 const exitUnproven = 3
 
-// verifyExportFile is "console audit verify --file": it checks a JSON
-// Lines export (audit.VerifyExport), prints the result and exits 1 naming
-// the first problem; an export that verifies without a signature of its
-// own (audit.ExportJSONLSigned) gets a warning on stderr. An export that
+// verifyExportFile is "console audit verify --file": it checks an export,
+// a CSV one (audit.VerifyExportCSV) when the file starts with the CSV
+// header's first cell, else a JSON Lines one (audit.VerifyExport), prints
+// the result and exits 1 naming the first problem; an export that
+// verifies without a signature of its own (audit.ExportJSONLSigned,
+// audit.ExportCSVSigned) gets a warning on stderr. An export that
 // verifies but holds unproven entries
 // (before a stub of an entry appended before hash version 3) exits 3
 // saying how many and why, unless acceptUnproven.
@@ -197,7 +205,12 @@ func verifyExportFile(path string, keys *audit.KeySet, acceptUnproven bool, stdo
 		return fmt.Errorf("audit export: %w", err)
 	}
 	defer f.Close()
-	res, err := audit.VerifyExport(f, keys)
+	r := bufio.NewReader(f)
+	verify := audit.VerifyExport
+	if start, _ := r.Peek(len(csvExportStart)); string(start) == csvExportStart {
+		verify = audit.VerifyExportCSV
+	}
+	res, err := verify(r, keys)
 	if err != nil {
 		return err
 	}
