@@ -215,3 +215,48 @@ func TestExportSignCSVUnsignedStaysReadable(t *testing.T) {
 	assert.False(t, res.OK(), res.String())
 	assert.Contains(t, res.Problem, "seq 2: hash does not match")
 }
+
+// TestExportSignCSVLongExport: the signature covers the bytes of an export
+// far longer than one read of the file (records that span reads, cells
+// over several lines); it verifies, and one byte changed near its end is
+// found.
+func TestExportSignCSVLongExport(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	signer := newSigner(t)
+	keys := audit.NewKeySet(signer.PublicKey())
+	var events []audit.Event
+	for i := range 120 {
+		e := event("test.long")
+		e.Reason = strings.Repeat("a reason, \"quoted\"\nover lines; ", 1+i%7)
+		if i%3 == 0 {
+			e.Tenant = "globex"
+		}
+		events = append(events, e)
+	}
+	appendAll(t, b, events...)
+	head, err := audit.Record(b.ctx, b.db.Pool, signer, audit.ReasonExport)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, audit.ExportCSVSigned(b.ctx, b.db.Pool, audit.Filter{Tenants: []string{"acme"}}, head, signer, &out))
+	export := out.String()
+	require.Greater(t, len(export), 16<<10, "many times one read of the CSV reader (4 KiB)")
+
+	res, err := audit.VerifyExportCSV(strings.NewReader(export), keys)
+	require.NoError(t, err)
+	require.True(t, res.OK(), res.String())
+	assert.True(t, res.ExportSigned)
+	assert.Equal(t, int64(80), res.Entries)
+	assert.Equal(t, int64(40), res.LeftOut)
+
+	// The last entry's action quoted: the same values, other bytes, far
+	// into the file; only the signature's hash of the bytes tells.
+	at := strings.LastIndex(export, ",test.long,")
+	require.Positive(t, at)
+	edited := export[:at] + `,"test.long",` + export[at+len(",test.long,"):]
+	require.Equal(t, csvRecords(t, export), csvRecords(t, edited))
+	res, err = audit.VerifyExportCSV(strings.NewReader(edited), keys)
+	require.NoError(t, err)
+	assert.False(t, res.OK(), res.String())
+	assert.Contains(t, res.Problem, "not the ones it was signed with")
+}
