@@ -106,8 +106,11 @@ func ExportCSVSigned(ctx context.Context, db Querier, f Filter, head Checkpoint,
 }
 
 func exportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, signer *Signer, w io.Writer) error {
-	body := sha256.New()
-	cw := csv.NewWriter(io.MultiWriter(w, body)) // buffered: csv.Writer has its own bufio.Writer
+	body := sha256.New() // the bytes before the signature record, when there is one
+	if signer != nil {
+		w = io.MultiWriter(w, body)
+	}
+	cw := csv.NewWriter(w) // buffered: csv.Writer has its own bufio.Writer
 	if err := cw.Write(exportHeader); err != nil {
 		return fmt.Errorf("export audit csv: %w", err)
 	}

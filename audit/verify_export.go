@@ -16,7 +16,8 @@ import (
 	"github.com/quarantine-console/quarantine"
 )
 
-// ExportResult is what VerifyExport found in an export.
+// ExportResult is what VerifyExport (or VerifyExportCSV) found in an
+// export. Of a CSV export, a line is a record.
 type ExportResult struct {
 	Entries int64 // entry lines read
 	LeftOut int64 // stub lines read: entries the export's filter left out
@@ -35,6 +36,8 @@ type ExportResult struct {
 	// its seq, content digest and prev_hash, so an export of version 3
 	// entries is proven to its head (Unproven 0). Check unproven entries
 	// against the database (console audit verify) or an unfiltered export.
+	// A CSV stub carries no digest: the stub its signature names
+	// (VerifyExportCSV), or without one its newest stub, is UnprovenStub.
 	Unproven     int64
 	UnprovenStub int64
 	// Head is the export's chain head (its last line); Signed when its
@@ -42,12 +45,13 @@ type ExportResult struct {
 	Head   Checkpoint
 	Signed bool
 	// ExportSigned is true when the export itself is signed (its lines,
-	// filter, first and last seq; ExportJSONLSigned) and the signature
-	// verified with the keys given, by key ExportKeyID at ExportedAt. An
-	// export without that signature (from an older console, or one
-	// without a signing key) is proven only as far as its chain goes: its
-	// filter, its first lines, and which entries are stubs could have been
-	// changed since it was written.
+	// filter, first and last seq; ExportJSONLSigned, ExportCSVSigned) and
+	// the signature verified with the keys given, by key ExportKeyID at
+	// ExportedAt. A filtered export without that signature does not
+	// verify when keys are given; an unfiltered one (from an older
+	// console) is proven only as far as its chain goes: it starts at seq
+	// 1 and holds no stub, but nothing signed says its lines are as
+	// written.
 	ExportSigned bool
 	ExportedAt   time.Time
 	ExportKeyID  string

@@ -190,22 +190,30 @@ func csvProblem(err error) string {
 // exactly as they are in the file.
 type offsetReader struct {
 	r       io.Reader
-	pending []byte // bytes from offset base on, read from r
+	pending []byte // bytes read from r from offset base on
+	start   int    // how many of them are consumed
 	base    int64
 }
 
 func (o *offsetReader) Read(p []byte) (int, error) {
+	if o.start > 0 { // drop what was consumed, once a read (not once a record)
+		o.pending = append(o.pending[:0], o.pending[o.start:]...)
+		o.base += int64(o.start)
+		o.start = 0
+	}
 	n, err := o.r.Read(p)
 	o.pending = append(o.pending, p[:n]...)
 	return n, err
 }
 
-// consume writes the bytes up to offset to h and forgets them.
+// consume writes the bytes up to offset not yet consumed to h (when not
+// nil) and marks them consumed.
 func (o *offsetReader) consume(offset int64, h hash.Hash) {
-	n := offset - o.base
-	h.Write(o.pending[:n])
-	o.pending = append(o.pending[:0], o.pending[n:]...)
-	o.base = offset
+	end := int(offset - o.base)
+	if h != nil {
+		h.Write(o.pending[o.start:end])
+	}
+	o.start = end
 }
 
 // csvStubCells are the cells a stub record fills: seq, prev_hash, hash.
