@@ -78,12 +78,14 @@ func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.
 }
 
 // ExportCSVSigned is ExportCSV with the export signed by signer (the key
-// that signs the checkpoints): before the chain-head record it writes the
-// record
+// that signs the checkpoints): before the chain-head record it writes a
+// record whose first cell is
 //
-//	# export-signature,first_seq=N,last_seq=N,entries=N,left_out=N,unproven_stub=N,exported_at=T,sha256=H,key_id=K,signature=S
+//	# export-signature first_seq=N last_seq=N entries=N left_out=N unproven_stub=N exported_at=T sha256=H key_id=K signature=S
 //
-// (then empty cells up to the header's length): the seqs of its first and
+// and whose other cells are empty (as many as the header's), so that a
+// reader that tells entries by their at or action, or skips records
+// starting with '#', passes over it: the seqs of its first and
 // last records (0 when it has none), how many entries and stubs it holds,
 // the seq of its newest stub of an entry appended before hash version 3
 // (0 for none: see below), when it was written, the SHA-256 of every byte
@@ -232,21 +234,23 @@ func (m *csvManifest) signedBytes() []byte {
 	return b.Bytes()
 }
 
-// csvManifestCells are the names of the signature record's cells after
-// its first, in order; each cell is name=value.
-var csvManifestCells = []string{"first_seq", "last_seq", "entries", "left_out", "unproven_stub", "exported_at", "sha256", "key_id", "signature"}
+// csvManifestFields are the names of the fields of the signature
+// record's first cell after "# export-signature", in order, each
+// name=value, one space before each.
+var csvManifestFields = []string{"first_seq", "last_seq", "entries", "left_out", "unproven_stub", "exported_at", "sha256", "key_id", "signature"}
 
 // record is the signature record, as long as the header. The filter and
 // the chain head are in the chain-head record after it.
 func (m *csvManifest) record() []string {
-	r := make([]string, len(exportHeader))
-	r[0] = csvExportSignature
 	values := []string{strconv.FormatInt(m.First, 10), strconv.FormatInt(m.Last, 10), strconv.FormatInt(m.Entries, 10),
 		strconv.FormatInt(m.LeftOut, 10), strconv.FormatInt(m.UnprovenStub, 10), m.At.UTC().Format(timeLayout),
 		hex.EncodeToString(m.Body), m.KeyID, hex.EncodeToString(m.Signature)}
+	cell := csvExportSignature
 	for i, v := range values {
-		r[i+1] = csvManifestCells[i] + "=" + v
+		cell += " " + csvManifestFields[i] + "=" + v
 	}
+	r := make([]string, len(exportHeader))
+	r[0] = cell
 	return r
 }
 

@@ -94,7 +94,7 @@ func VerifyExportCSV(r io.Reader, keys *KeySet) (ExportResult, error) {
 			continue
 		case signature != nil:
 			return problem(line, "a record follows the export's signature: only the chain head does")
-		case rec[0] == csvExportSignature:
+		case strings.HasPrefix(rec[0], csvExportSignature+" "):
 			signature, bodySum = rec, body.Sum(nil)
 			continue
 		}
@@ -321,21 +321,26 @@ func csvHead(rec []string) (Checkpoint, string, error) {
 	return c, filter, nil
 }
 
-// csvSignature reads the export's signature record: every csvManifestCells
-// cell, name=value, in order, and nothing after them.
+// csvSignature reads the export's signature record: its first cell,
+// "# export-signature" and every csvManifestFields field, name=value, in
+// order, one space before each; its other cells empty.
 func csvSignature(rec []string) (csvManifest, error) {
 	var m csvManifest
+	fields := strings.Split(strings.TrimPrefix(rec[0], csvExportSignature+" "), " ")
+	if len(fields) != len(csvManifestFields) {
+		return m, fmt.Errorf("the export's signature record holds %d fields, not %d (%s)", len(fields), len(csvManifestFields), strings.Join(csvManifestFields, ", "))
+	}
 	values := map[string]string{}
-	for i, name := range csvManifestCells {
-		v, ok := strings.CutPrefix(rec[i+1], name+"=")
+	for i, name := range csvManifestFields {
+		v, ok := strings.CutPrefix(fields[i], name+"=")
 		if !ok {
-			return m, fmt.Errorf("the export's signature record: cell %d is not %s=...", i+2, name)
+			return m, fmt.Errorf("the export's signature record: field %d is not %s=...", i+1, name)
 		}
 		values[name] = v
 	}
-	for i, cell := range rec[len(csvManifestCells)+1:] {
+	for i, cell := range rec[1:] {
 		if cell != "" {
-			return m, fmt.Errorf("the export's signature record: cell %d holds %q, past its last", i+len(csvManifestCells)+2, cell)
+			return m, fmt.Errorf("the export's signature record: cell %d holds %q: only its first holds anything", i+2, cell)
 		}
 	}
 	for name, n := range map[string]*int64{"entries": &m.Entries, "left_out": &m.LeftOut, "unproven_stub": &m.UnprovenStub} {

@@ -45,7 +45,7 @@ func TestExportSignWebCSVIsSigned(t *testing.T) {
 	records, err := csv.NewReader(strings.NewReader(resp.Body)).ReadAll()
 	require.NoError(t, err, "every record as long as the header")
 	require.GreaterOrEqual(t, len(records), 4)
-	assert.Equal(t, "# export-signature", records[len(records)-2][0], "the export is signed: %s", resp.Body)
+	assert.True(t, strings.HasPrefix(records[len(records)-2][0], "# export-signature "), "the export is signed: %s", resp.Body)
 	assert.Equal(t, "# chain-head", records[len(records)-1][0])
 
 	keys := audit.NewKeySet(b.Signer.PublicKey())
@@ -106,9 +106,9 @@ func TestExportSignWebTenantLearnsNothing(t *testing.T) {
 				entries++
 			}
 		}
-		signature := strings.Join(records[len(records)-2], ",")
-		assert.Contains(t, signature, ",entries="+strconv.Itoa(entries)+",", "the count signed is the entries in the file")
-		assert.Contains(t, signature, ",left_out="+strconv.Itoa(stubs)+",", "the stubs in the file, no other count")
+		signature := strings.Fields(records[len(records)-2][0])
+		assert.Contains(t, signature, "entries="+strconv.Itoa(entries), "the count signed is the entries in the file")
+		assert.Contains(t, signature, "left_out="+strconv.Itoa(stubs), "the stubs in the file, no other count")
 		assert.Equal(t, int64(entries), res.Entries)
 		assert.Equal(t, int64(stubs), res.LeftOut)
 	}
