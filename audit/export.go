@@ -91,7 +91,7 @@ func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.
 // (0 for none: see below), when it was written, the SHA-256 of every byte
 // of the file before this record (the header and every entry and stub, as
 // written), the key id, and an Ed25519 signature over those, the filter
-// and the chain head the export ends at (csvExportManifest).
+// and the chain head the export ends at (csvManifest.signedBytes).
 // VerifyExportCSV checks it: no byte before it can be changed, no record
 // added or taken off, nor the filter, the counts or the chain head
 // changed, without the signature failing.

@@ -11,7 +11,6 @@ import (
 	"hash"
 	"io"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +54,9 @@ func VerifyExportCSV(r io.Reader, keys *KeySet) (ExportResult, error) {
 		return res, nil
 	}
 	header, err := cr.Read()
+	if err == io.EOF {
+		return problem(1, "the file is empty: an export starts with its header")
+	}
 	if err != nil {
 		if p := csvProblem(err); p != "" {
 			return problem(1, "not a CSV export of the audit log: %s", p)
@@ -165,7 +167,7 @@ func VerifyExportCSV(r io.Reader, keys *KeySet) (ExportResult, error) {
 		res.ExportSigned, res.ExportKeyID, res.ExportedAt = true, m.KeyID, m.At
 	}
 	if unprovenStub != 0 {
-		i := sort.Search(len(stubs), func(i int) bool { return stubs[i] >= unprovenStub })
+		i, _ := slices.BinarySearch(stubs, unprovenStub)
 		res.Unproven, res.UnprovenStub = before[i], unprovenStub
 		if res.Unproven == 0 {
 			res.UnprovenStub = 0
@@ -179,8 +181,11 @@ func VerifyExportCSV(r io.Reader, keys *KeySet) (ExportResult, error) {
 // read, "" when err is not about the file's text.
 func csvProblem(err error) string {
 	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return pe.Err.Error() + " (every record of an export has as many cells as its header)"
+	switch {
+	case errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount):
+		return fmt.Sprintf("%s: every record of an export has as many cells as its header (%d)", pe.Err, len(exportHeader))
+	case errors.As(err, &pe):
+		return pe.Err.Error()
 	}
 	return ""
 }
