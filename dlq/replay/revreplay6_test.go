@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
@@ -97,4 +98,55 @@ func TestRevReplay6RepublishAnsweredByACopyOnAnotherSubject(t *testing.T) {
 		assert.Equal(t, 1, delivered, "the republish is shown replayed (%s) and the dead letter %s, but nothing new reached %s: "+
 			"the message the broker keeps is a copy stored on another subject", j.Result, status, subject)
 	}
+}
+
+// TestRevReplay6IdsWithBlanksGoOutAsOtherIds: ingest keeps a producer's
+// message and operation ids exactly, blanks at either end included (the
+// confirm phrase shows such an id quoted, `REPLAY "rr6-blank "`), and a
+// replay promises to publish under the original ids. The NATS client the
+// worker publishes with trims every header value it writes, and nothing
+// judges that (sendFacts flags only a line break inside an id): the
+// broker stores the replay as Nats-Msg-Id "rr6-blank" and Dlq-Operation-Id
+// "rr6-op", not the ids the original carried. The broker keys its
+// duplicate window on the bytes it received (a producer on another client
+// stored the original under "rr6-blank "), and so does any consumer that
+// reads the header as sent: the replay is another message, another
+// operation, to them.
+func TestRevReplay6IdsWithBlanksGoOutAsOtherIds(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	const msgID, opID = "rr6-blank ", "rr6-op "
+	id := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: msgID, OperationID: opID,
+		CorrelationID: "corr-rr6", Payload: []byte(`{"doc":"rr6"}`)})
+	var storedMsg, storedOp string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT msg_id, operation_id FROM dead_letters WHERE id = $1`, id).Scan(&storedMsg, &storedOp))
+	require.Equal(t, msgID, storedMsg, "ingest keeps the id exactly")
+	require.Equal(t, opID, storedOp, "ingest keeps the id exactly")
+
+	// Sending the ids as they are, or refusing the item (at the draft, the
+	// submit or the worker) as one the client would send changed, both
+	// keep the promise; publishing other ids does not.
+	batch, _ := b.draft(t, oncall, id)
+	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "consumer fixed"}, quarantine.RequestMeta{})
+	if err == nil && len(reqs) == 1 && reqs[0].Status == replay.StatusApproved {
+		run(t, b.worker(t, replay.WorkerConfig{}))
+		b.waitFinished(t, reqs[0].ID)
+	}
+	if b.onSubject(t, "app.acme.search.index_update") == 0 {
+		return // refused, nothing sent under other ids
+	}
+
+	// The message as the broker stored it, header bytes and all.
+	reply, err := b.nc.Request("$JS.API.STREAM.MSG.GET.APP", []byte(`{"last_by_subj":"app.acme.search.index_update"}`), 10*time.Second)
+	require.NoError(t, err)
+	var got struct {
+		Message struct {
+			Hdrs []byte `json:"hdrs"`
+		} `json:"message"`
+	}
+	require.NoError(t, json.Unmarshal(reply.Data, &got))
+	raw := string(got.Message.Hdrs)
+	assert.Contains(t, raw, "\r\n"+dlq.HeaderNatsMsgID+": "+msgID+"\r\n", "the original message id, as the dead letter holds it; stored: %q", raw)
+	assert.Contains(t, raw, "\r\n"+dlq.HeaderOperationID+": "+opID+"\r\n", "the original operation id, as the dead letter holds it; stored: %q", raw)
 }
