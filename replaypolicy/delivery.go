@@ -267,6 +267,28 @@ type Kept struct {
 	PayloadSHA256 string
 	// StoredAt is when the broker stored it.
 	StoredAt time.Time
+	// Subject is the subject it is stored under, and StoresAs the subject
+	// the stream stores a publish to the job's subject under: that subject
+	// with the stream's subject transform applied (the stream's
+	// configuration as it is now), the subject itself when it has none;
+	// "" when it cannot be told (a transform the worker could not build).
+	// A copy of the replay stored on another subject the stream takes
+	// reached that subject, not the job's (OursKept).
+	Subject, StoresAs string
+}
+
+// otherSubject says why the kept message k was not stored as a publish to
+// the job's subject is ("" when it was): it is stored under another
+// subject, or the stream's subject transform could not be applied to
+// tell.
+func (k Kept) otherSubject(subject string) string {
+	switch {
+	case k.StoresAs == "":
+		return fmt.Sprintf("it is stored under %q, and the stream's subject transform could not be applied to %q to tell whether that is where a publish to it is stored", k.Subject, subject)
+	case k.Subject != k.StoresAs:
+		return fmt.Sprintf("it is stored under subject %q, not %q: it did not reach the original subject", k.Subject, k.StoresAs)
+	}
+	return ""
 }
 
 // OursKept says whether the message the broker kept under a's id is this
@@ -274,13 +296,24 @@ type Kept struct {
 // (the first one ever keeps nothing of ours), and the message must carry
 // this item's and request's replay headers, have been stored at or after
 // the job's first publish ever (less Margin, for the clocks of the broker
-// and the database) and carry the approved payload: a message planted with
-// copied headers before the replay first published, or with other bytes,
-// is not ours.
+// and the database), carry the approved payload and be stored under the
+// subject the stream stores a publish to the job's subject under (Kept.
+// StoresAs): a message planted with copied headers before the replay first
+// published, with other bytes, or on another subject the stream takes (a
+// copy of the earlier publish, which reached that subject, not the
+// original's), is not ours.
 func OursKept(a Ack) bool {
+	return copiedKept(a) && !a.Kept.StoredAt.Before(a.FirstPublishedAt.Add(-a.Margin)) && a.Kept.otherSubject(a.Subject) == ""
+}
+
+// copiedKept says whether the message the broker kept under a's id
+// carries what this job's earlier publish carried (this item's and
+// request's replay headers and the approved payload), there having been
+// one: it is that publish, or a copy of it (OursKept tells them apart by
+// when and where it was stored).
+func copiedKept(a Ack) bool {
 	k := a.Kept
-	return k.Unreadable == "" && k.Tagged && !a.FirstPublishedAt.IsZero() && !k.StoredAt.Before(a.FirstPublishedAt.Add(-a.Margin)) &&
-		a.ApprovedSHA256 != "" && strings.EqualFold(k.PayloadSHA256, a.ApprovedSHA256)
+	return k.Unreadable == "" && k.Tagged && !a.FirstPublishedAt.IsZero() && a.ApprovedSHA256 != "" && strings.EqualFold(k.PayloadSHA256, a.ApprovedSHA256)
 }
 
 // JudgeAck says what the broker's answer means for the job, at now. It is
@@ -302,7 +335,8 @@ func OursKept(a Ack) bool {
 // stream that is not the one that took the subject at its earlier publish
 // (created since, or another: otherStream), Reconcile; when a retry's kept message is
 // ours in all but its stored time (the broker's clock against the
-// database's), Reconcile: a person decides, nothing is published again; when it cannot be read back, a
+// database's) or its subject (a copy on another subject of the stream),
+// Reconcile: a person decides, nothing is published again; when it cannot be read back, a
 // first attempt is deferred by a whole window from now, and a retry is our
 // own publish (the first attempt was made after the original's window, so
 // nothing but ours can hold the id).
@@ -354,8 +388,16 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v
 	case OursKept(a):
 		return v.plain(Replayed, CheckOwnDuplicate, fmt.Sprintf("replayed: the broker answered Duplicate, and the message it keeps (%s:%d) is this replay's own earlier publish", a.Stream, a.Seq))
-	case !a.FirstAttempt && !a.FirstPublishedAt.IsZero() && a.Kept.Unreadable == "" && a.Kept.Tagged && a.ApprovedSHA256 != "" &&
-		strings.EqualFold(a.Kept.PayloadSHA256, a.ApprovedSHA256):
+	case !a.FirstAttempt && copiedKept(a) && a.Kept.otherSubject(a.Subject) != "":
+		// A copy of the earlier publish on another subject: someone read
+		// that publish (it may have landed on the original subject, and
+		// been applied, before the copy took its id), or made one to look
+		// like it. Deferring would publish it again, a second effect if
+		// it landed.
+		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate for a retry after an unknown outcome; the message it keeps (%s:%d) carries this replay's headers and approved payload, "+
+			"but %s. It is a copy of this replay's earlier publish, or made to look like it: whether that publish landed on %s, and was applied, is unknown. "+
+			"Check the target and say whether it was applied", a.Stream, a.Seq, a.Kept.otherSubject(a.Subject), a.Subject))
+	case !a.FirstAttempt && copiedKept(a):
 		// Ours in all but the time, which is the broker's clock against the
 		// database's: deferring would publish it again once the window has
 		// passed, a second effect if it is ours, and if it is a copy (ours
@@ -377,7 +419,10 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Suppressed, CheckSuppressed, fmt.Sprintf("not replayed: the broker dropped message id %q as a duplicate of %s:%d, a message that is not this replay's, %d times; "+
 			"something else keeps publishing under this id. Check the target stream, then replay again or resolve it by hand", a.MsgID, a.Stream, a.Seq, a.Deferrals+1))
 	}
-	from, seen := a.Kept.StoredAt, "stored at "+formatTime(a.Kept.StoredAt)
+	from, seen, copied := a.Kept.StoredAt, "stored at "+formatTime(a.Kept.StoredAt), ""
+	if why := a.Kept.otherSubject(a.Subject); copiedKept(a) && why != "" {
+		copied = " (it carries this replay's headers and approved payload, but " + why + ")"
+	}
 	if a.Kept.Unreadable != "" {
 		from, seen = now, "that could not be read back ("+a.Kept.Unreadable+")"
 	}
@@ -385,8 +430,8 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 	if !until.After(now) {
 		until = now.Add(a.Margin)
 	}
-	v = v.plain(Defer, CheckDuplicateKept, fmt.Sprintf("deferred until %s: the broker dropped the publish as a duplicate of %s:%d, a message %s that is not this replay's; "+
-		"it is published again once that message's duplicate window (%s) has passed", formatTime(until), a.Stream, a.Seq, seen, w))
+	v = v.plain(Defer, CheckDuplicateKept, fmt.Sprintf("deferred until %s: the broker dropped the publish as a duplicate of %s:%d, a message %s that is not this replay's%s; "+
+		"it is published again once that message's duplicate window (%s) has passed", formatTime(until), a.Stream, a.Seq, seen, copied, w))
 	v.Until = until
 	return v
 }

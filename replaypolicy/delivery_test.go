@@ -69,7 +69,7 @@ func TestRetryReliesOnTheWindowThatSawTheFirstAttempt(t *testing.T) {
 			Reconcile, CheckMaybePublished, "its duplicate window never saw that publish"},
 		{"RetryDroppedForAnotherInTheStreamThatWasThere", JudgeAck(dropped(app(first.Add(-time.Hour)), Kept{StoredAt: first.Add(20 * time.Second), PayloadSHA256: "ffff"}), testNow),
 			Defer, CheckDuplicateKept, "that is not this replay's"},
-		{"RetryDroppedForItsOwnInAStreamMadeAgain", JudgeAck(dropped(app(first.Add(-500*time.Millisecond)), Kept{Tagged: true, StoredAt: first.Add(time.Second), PayloadSHA256: "abcd"}), testNow),
+		{"RetryDroppedForItsOwnInAStreamMadeAgain", JudgeAck(dropped(app(first.Add(-500*time.Millisecond)), Kept{Tagged: true, StoredAt: first.Add(time.Second), PayloadSHA256: "abcd", Subject: "app.acme.x", StoresAs: "app.acme.x"}), testNow),
 			Replayed, CheckOwnDuplicate, "this replay's own earlier publish"},
 		{"FirstAttemptStoredInANewStream", JudgeAck(stored(app(testNow.Add(-time.Second)), true), testNow), Replayed, "", "replayed: published to app.acme.x"},
 	} {

@@ -205,13 +205,13 @@ func TestRules(t *testing.T) {
 		{CheckDuplicateKept, Defer, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, FirstAttempt: true, Kept: Kept{StoredAt: testNow.Add(-time.Minute)},
 			Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}}), "a message stored at 2026-03-04 11:59:00 UTC that is not this replay's"},
 		{CheckSuppressed, Suppressed, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, Deferrals: MaxDeferrals - 1}), "3 times"},
-		{CheckOwnDuplicate, Replayed, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, FirstPublishedAt: testNow.Add(-time.Minute), ApprovedSHA256: "abcd",
-			Kept: Kept{Tagged: true, StoredAt: testNow.Add(-time.Minute), PayloadSHA256: "ABCD"}}), "this replay's own earlier publish"},
+		{CheckOwnDuplicate, Replayed, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, FirstPublishedAt: testNow.Add(-time.Minute), ApprovedSHA256: "abcd", Subject: "app.acme.x",
+			Kept: Kept{Tagged: true, StoredAt: testNow.Add(-time.Minute), PayloadSHA256: "ABCD", Subject: "app.acme.x", StoresAs: "app.acme.x"}}), "this replay's own earlier publish"},
 		{CheckOwnDuplicate, Replayed, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, Kept: Kept{Unreadable: "deleted"}}), "could not be read back (deleted)"},
 		// A retry's kept message with our headers and payload, stored 5 s
 		// before our first publish by the broker's clock: a person decides.
 		{CheckMaybePublished, Reconcile, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, FirstPublishedAt: testNow.Add(-time.Minute), ApprovedSHA256: "abcd", Margin: time.Second,
-			Kept: Kept{Tagged: true, StoredAt: testNow.Add(-time.Minute - 5*time.Second), PayloadSHA256: "abcd"}}), "it is this replay's own publish if the broker's clock is behind"},
+			Kept: Kept{Tagged: true, StoredAt: testNow.Add(-time.Minute - 5*time.Second), PayloadSHA256: "abcd", Subject: "app.acme.x", StoresAs: "app.acme.x"}}), "it is this replay's own publish if the broker's clock is behind"},
 		{CheckDedupeVolatile, Reconcile, ack(Ack{Lost: "timeout", Attempts: 1, RetryBase: 2 * time.Second, FirstAttemptAt: testNow, FirstAttempt: true,
 			Window: Window{Stream: "LAST", Duplicates: 2 * time.Minute, Retention: "limits", Storage: "file", Evicts: "keeps the last 1 per subject"}}),
 			"stream LAST removes messages before they age out (it keeps the last 1 per subject)"},
@@ -246,7 +246,7 @@ func TestRules(t *testing.T) {
 			// The same copy met by a retry: our first publish, whose answer was
 			// lost, was dropped for it or is it (clocks); publishing again
 			// after the window would be the effect a second time either way.
-			Kept: Kept{Tagged: true, StoredAt: testNow.Add(-time.Minute), PayloadSHA256: "abcd"}}), "else a copy"},
+			Kept: Kept{Tagged: true, StoredAt: testNow.Add(-time.Minute), PayloadSHA256: "abcd", Subject: "app.acme.x", StoresAs: "app.acme.x"}}), "else a copy"},
 		{CheckDuplicateKept, Defer, ack(Ack{Stream: "APP", Seq: 9, Duplicate: true, ApprovedSHA256: "abcd", Window: Window{Stream: "APP", Duplicates: 2 * time.Minute},
 			// Tagged, with the approved bytes, but this is the job's first publish ever: nothing kept is ours.
 			Kept: Kept{Tagged: true, StoredAt: testNow.Add(-time.Second), PayloadSHA256: "abcd"}}), "that is not this replay's"},

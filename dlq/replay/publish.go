@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -737,8 +738,9 @@ func (e errNotSent) Unwrap() error { return e.err }
 
 // kept reads back the message the broker kept under j's message id (seq of
 // stream): whether it carries this item's Dlq-Replay-Of and this request's
-// Dlq-Replay-Request, its payload's hash and when it was stored (whether
-// it is ours is the rules' to say: OursKept).
+// Dlq-Replay-Request, its payload's hash, when and under which subject it
+// was stored, and the subject the stream stores a publish to j's subject
+// under (storesAs); whether it is ours is the rules' to say: OursKept.
 func (w *Worker) kept(ctx context.Context, j *job, stream string, seq uint64) replaypolicy.Kept {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -753,5 +755,25 @@ func (w *Worker) kept(ctx context.Context, j *job, stream string, seq uint64) re
 	tagged := m.Header.Get(HeaderReplayOf) == strconv.FormatInt(j.deadLetterID, 10) &&
 		m.Header.Get(HeaderReplayRequest) == strconv.FormatInt(j.requestID, 10)
 	sum := sha256.Sum256(m.Data)
-	return replaypolicy.Kept{Tagged: tagged, PayloadSHA256: hex.EncodeToString(sum[:]), StoredAt: m.Time}
+	return replaypolicy.Kept{Tagged: tagged, PayloadSHA256: hex.EncodeToString(sum[:]), StoredAt: m.Time,
+		Subject: m.Subject, StoresAs: storesAs(st.CachedInfo().Config.SubjectTransform, j.subject)}
+}
+
+// storesAs is the subject a stream of subject transform tr (nil: none)
+// stores a publish to subject under, as the broker applies it: the
+// transform's destination when its source matches the subject, the
+// subject itself otherwise; "" when the transform cannot be built (the
+// broker's own code builds it, so nothing is guessed).
+func storesAs(tr *jetstream.SubjectTransformConfig, subject string) string {
+	if tr == nil {
+		return subject
+	}
+	t, err := server.NewSubjectTransform(tr.Source, tr.Destination)
+	if err != nil {
+		return ""
+	}
+	if to, err := t.Match(subject); err == nil {
+		return to
+	}
+	return subject // the broker leaves a subject the transform does not match as it is
 }
