@@ -93,8 +93,17 @@ type Send struct {
 	// AlteredHeader is the first header (the message, operation and
 	// correlation ids included, under the names they are sent as) whose
 	// value NATS would send with other bytes than the stored ones: the
-	// client turns a CR or LF inside a value into a space ("": none).
+	// client turns a CR or LF inside a value into a space, and trims the
+	// blanks (space, tab, CR, LF) at either end of a value ("": none).
+	// Blanks at the ends of any other header no consumer ever saw (the
+	// client trims them as it reads a value too), but an id is the
+	// identity the broker and downstream dedupe key on as received.
 	AlteredHeader string
+	// AlteredEdge says where the message or operation id that is
+	// AlteredHeader has the blanks NATS trims: "start", "end", "start and
+	// end", or EdgeAllBlank (the id is only blanks, and goes out empty);
+	// "" when it is a line break inside the value that alters it.
+	AlteredEdge string
 	// NotText is the first of the message, operation and correlation ids
 	// and the original subject (by the header name it is sent as, or
 	// "the original subject") that was not valid UTF-8 text or held a NUL
@@ -113,12 +122,25 @@ type Send struct {
 	Size, MaxPayload int64
 }
 
+// EdgeAllBlank is Send.AlteredEdge of an id that is only blanks.
+const EdgeAllBlank = "whole"
+
+// edgeBlanks says in words where an id has the blanks NATS trims (a
+// Send.AlteredEdge other than EdgeAllBlank).
+func edgeBlanks(edge string) string {
+	if edge == "start and end" {
+		return "blanks at its start and end"
+	}
+	return "a blank at its " + edge
+}
+
 // JudgeSend says whether a message s can be published at all, in a
 // sentence that does not name the class (JudgeItem adds it). It is pure: a header name NATS cannot send (it would be refused, or dropped
 // from what was approved), a header value it would send changed (a line
-// break inside it becomes a space: a message id so changed is another
-// identity to the JetStream duplicate window and to every consumer's
-// dedupe, so the replay could repeat the effect), an id or original
+// break inside it becomes a space, and a message or operation id loses
+// the blanks at its ends: an id so changed is another identity to the
+// JetStream duplicate window and to every consumer's dedupe, so the
+// replay could repeat the effect), an id or original
 // subject received as other bytes than the text stored (not valid UTF-8,
 // or NUL: the replay would carry another identity, or go to another
 // subject) and a message bigger than the server's max_payload never go,
@@ -130,6 +152,12 @@ func JudgeSend(v Verdict, s Send) Verdict {
 		return v.plain(Block, CheckUnsendable, "a header with an empty name cannot be sent over NATS ("+headerNameRule+"); resolve it by hand")
 	case s.HasBadHeader || s.BadHeader != "":
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q cannot be sent over NATS (%s); resolve it by hand", s.BadHeader, headerNameRule))
+	case s.AlteredHeader != "" && s.AlteredEdge == EdgeAllBlank:
+		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q is only blanks, which NATS trims away as it sends a header: the replay would go out with an empty %s, "+
+			"not the original's (another identity to the target's duplicate window and to downstream dedupe); re-publish it from the producer, or resolve it by hand", s.AlteredHeader, s.AlteredHeader))
+	case s.AlteredHeader != "" && s.AlteredEdge != "":
+		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q has %s, which NATS trims as it sends a header: the replay would go out under another id than the original's "+
+			"(another identity to the target's duplicate window and to downstream dedupe); re-publish it from the producer, or resolve it by hand", s.AlteredHeader, edgeBlanks(s.AlteredEdge)))
 	case s.AlteredHeader != "":
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q holds a line break inside its value, which NATS sends as a space: the replay would not carry the value stored "+
 			"(for a message or operation id, another identity to downstream dedupe); resolve it by hand", s.AlteredHeader))

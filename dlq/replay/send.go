@@ -31,13 +31,38 @@ func sentAsIs(v string) bool {
 // correlation ids as, in sendFacts' order (see Message).
 var idHeaders = [...]string{dlq.HeaderNatsMsgID, dlq.HeaderOperationID, dlq.HeaderCorrelationID}
 
+// identities is how many of idHeaders, from the first, are identities the
+// broker and downstream dedupe key on (the message and operation ids):
+// trimmed, one is another identity. A correlation id only ties messages
+// together for people, and a trimmed one is read as the same.
+const identities = 2
+
+// trimmedEdge says where NATS trims blanks from id as it sends it (see
+// replaypolicy.Send.AlteredEdge), "" when it sends it with its ends as
+// they are.
+func trimmedEdge(id string) string {
+	t := textproto.TrimString(id)
+	switch {
+	case t == id:
+		return ""
+	case t == "":
+		return replaypolicy.EdgeAllBlank
+	case strings.HasPrefix(id, t):
+		return "end"
+	case strings.HasSuffix(id, t):
+		return "start"
+	}
+	return "start and end"
+}
+
 // sendFacts is what NATS says of the message a replay of an item with
 // headers hs (as the dead letter stored them), a payload of payloadSize
 // bytes, ids (its message, operation and correlation ids, in that order)
 // and the original subject publishes, on a server of maxPayload (0:
 // unknown): the first header it cannot send (replaypolicy.
 // SendableHeaderName: an empty name included), the first of a name it
-// would send changed, the first id (or the subject) that is a stand-in for
+// would send changed (a message or operation id with blanks at an end
+// included: the client trims them), the first id (or the subject) that is a stand-in for
 // other bytes (notText, from the dead letter's flags), whether the dead letter
 // may be one retention removed (its flags), and the message's size.
 func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize int64, maxPayload int64, ids ...string) replaypolicy.Send {
@@ -45,7 +70,11 @@ func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize
 		Reappeared: slices.Contains(flags, dlq.FlagAfterKeyTrim)}
 	for i, id := range ids {
 		s.Size += int64(len(id))
-		if s.AlteredHeader == "" && i < len(idHeaders) && !sentAsIs(id) {
+		switch {
+		case s.AlteredHeader != "" || i >= len(idHeaders):
+		case i < identities && trimmedEdge(id) != "":
+			s.AlteredHeader, s.AlteredEdge = idHeaders[i], trimmedEdge(id)
+		case !sentAsIs(id):
 			s.AlteredHeader = idHeaders[i]
 		}
 	}
