@@ -555,7 +555,7 @@ func CountApprovals(t *Table, req Request, at time.Time) int {
 	if t == nil {
 		return 0
 	}
-	k, ok := t.requestKnobs(req.Class, req.Union)
+	k, ok := t.RequestKnobs(req.Class, req.Union)
 	if !ok {
 		return 0
 	}

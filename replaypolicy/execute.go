@@ -73,7 +73,7 @@ func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 	if t.Stale(r.PolicyVersion) {
 		return v.plain(Block, CheckPolicy, "the replay policy changed since approval; request again")
 	}
-	if k, ok := t.requestKnobs(r.Class, r.Union); ok && r.Status == "approved" && !r.Started && !r.ApprovedAt.IsZero() && now.After(r.ApprovedAt.Add(k.ApprovalExpiry)) {
+	if k, ok := t.RequestKnobs(r.Class, r.Union); ok && r.Status == "approved" && !r.Started && !r.ApprovedAt.IsZero() && now.After(r.ApprovedAt.Add(k.ApprovalExpiry)) {
 		return v.plain(Block, CheckExpired, fmt.Sprintf("the approval expired (%s) before the replay started; request again", k.ApprovalExpiry))
 	}
 	a := r.Authority

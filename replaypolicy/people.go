@@ -288,7 +288,7 @@ func ApprovalLapsed(t *Table, req Request, actor quarantine.Actor, now time.Time
 	if t == nil {
 		return false
 	}
-	k, _ := t.requestKnobs(req.Class, req.Union)
+	k, _ := t.RequestKnobs(req.Class, req.Union)
 	mine := req
 	mine.Approvals = nil
 	for _, a := range req.Approvals {

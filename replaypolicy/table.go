@@ -191,10 +191,12 @@ func (t *Table) UnionKnobs(classes ...Class) Knobs {
 	return out
 }
 
-// requestKnobs are the knobs of a request of class whose items were
+// RequestKnobs are the knobs of a request of class whose items were
 // classed by union too: the strictest of them (Table.UnionKnobs); false
-// when the table has no such class.
-func (t *Table) requestKnobs(class Class, union []Class) (Knobs, bool) {
+// when the table has no such class (a request of it cannot be judged, so
+// none can be made or approved). Every page and rule asks this one
+// method, so they never disagree about such a class.
+func (t *Table) RequestKnobs(class Class, union []Class) (Knobs, bool) {
 	if _, ok := t.Knobs(class); !ok {
 		return Knobs{}, false
 	}

@@ -125,6 +125,9 @@ type ReplayGroup struct {
 	Waits          WaitsView
 	NeedsNote      bool
 	NoRevalidation string
+	// ClassGone: the policy in force no longer has its class, so it cannot
+	// be requested (OnSubmit says so); no rate is asked for.
+	ClassGone bool
 }
 
 // ReplayConfirmModel is the page where a requester reviews a frozen

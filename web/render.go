@@ -103,6 +103,9 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 	if msg := s.deps.Sessions.PopString(c.Request().Context(), "flash"); msg != "" {
 		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashOK, Text: msg})
 	}
+	if msg := s.deps.Sessions.PopString(c.Request().Context(), "flash_info"); msg != "" {
+		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashInfo, Text: msg})
+	}
 	if msg := s.deps.Sessions.PopString(c.Request().Context(), "flash_error"); msg != "" {
 		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashError, Text: msg})
 	}
@@ -112,6 +115,12 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 // flash keeps a message for the next page the user sees (after a 303).
 func (s *Server) flash(c echo.Context, msg string) {
 	s.deps.Sessions.Put(c.Request().Context(), "flash", msg)
+}
+
+// flashInfo keeps a neutral message for the next page the user sees: what
+// was done, and what was not, neither a plain success nor a failure.
+func (s *Server) flashInfo(c echo.Context, msg string) {
+	s.deps.Sessions.Put(c.Request().Context(), "flash_info", msg)
 }
 
 // flashError keeps an error message for the next page the user sees.

@@ -221,20 +221,62 @@ func (f selectionForm) Validate() ([]int64, error) {
 	return ids, nil
 }
 
-// classRead is a reason of the replay rules as a page shows it: one that
-// begins with a class's key ("same_operation: replay request 1 already
-// holds …", "same_operation (its error class …): …") begins with the
-// class as people read it, the label its chip shows ("same operation").
-// The rules' own text, which the audit log and the stored verdicts keep,
-// is not changed.
+// classRead is a reason of the replay rules as a page shows it: each
+// class key in it ("same_operation: replay request 1 already holds …",
+// "… replays at least as same_operation, stricter than dedupe") reads as
+// the class's chip reads ("same operation"). A key is a whole word: not
+// part of a longer one ("not_same_operation", "x.same_operation"), and not
+// inside double quotes, where a reason quotes what the producer chose (a
+// message id, a phrase to type) exactly. Only the page changes: the rules'
+// own text, which the audit log and the stored verdicts keep, does not.
 func classRead(reason string) string {
-	key, rest, ok := strings.Cut(reason, " ")
-	if !ok {
-		return reason
+	if !strings.Contains(reason, "_") {
+		return reason // only keys with "_" read differently
 	}
-	bare := strings.TrimSuffix(key, ":")
-	if c := replaypolicy.Class(bare); c.Valid() && (bare != key || strings.HasPrefix(rest, "(")) {
-		return views.Label(bare) + key[len(bare):] + " " + rest
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(reason); {
+		c := reason[i]
+		switch {
+		case c == '\\' && quoted && i+1 < len(reason):
+			b.WriteString(reason[i : i+2])
+			i += 2
+			continue
+		case c == '"':
+			quoted = !quoted
+		case !quoted && (i == 0 || !keyByte(reason[i-1])):
+			if k, ok := classKeyAt(reason[i:]); ok {
+				b.WriteString(views.Label(k))
+				i += len(k)
+				continue
+			}
+		}
+		b.WriteByte(c)
+		i++
 	}
-	return reason
+	return b.String()
 }
+
+// classKeyAt is the class key s starts with as a whole word, if any.
+func classKeyAt(s string) (string, bool) {
+	n := 0
+	for n < len(s) && wordByte(s[n]) {
+		n++
+	}
+	if n+1 < len(s) && !wordByte(s[n]) && keyByte(s[n]) && wordByte(s[n+1]) {
+		return "", false // part of a dotted or dashed name (an item type, a subject)
+	}
+	if k := s[:n]; strings.Contains(k, "_") && replaypolicy.Class(k).Valid() {
+		return k, true
+	}
+	return "", false
+}
+
+// wordByte tells whether c can be part of a word (a class key is one).
+func wordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// keyByte tells whether c can be part of a word or of a longer name
+// around one (an item type "email.same_operation", a subject).
+func keyByte(c byte) bool { return wordByte(c) || c == '.' || c == '-' || c == '/' }

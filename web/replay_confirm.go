@@ -280,26 +280,40 @@ func (s *Server) replaySubmit(c echo.Context) error {
 	return s.renderConfirm(c, batch, form, &sel, errs, http.StatusUnprocessableEntity)
 }
 
-// flashSubmitted keeps what the next page says of the requests done, ok
-// (msg) unless one of them replays nothing: the rules voided it after the
-// page was read (nothingToReplay refuses a selection known to be void).
-// Green means something will be replayed.
+// flashSubmitted keeps what the next page says of the requests done: ok
+// (msg) when every one goes on; an error when none does (the rules voided
+// them after the page was read; nothingToReplay refuses a selection known
+// to be void). A selection only part of which the rules voided is
+// submitted for the part that goes on, like any other: the void part
+// replays nothing and changes nothing, so refusing the whole would only
+// hold up the rest. Its flash is neutral, not green (not everything
+// selected will be replayed) and not red (what could go on did): it says
+// how many requests and dead letters were left out, and why.
+// Green means everything requested will be replayed.
 func (s *Server) flashSubmitted(c echo.Context, done []replay.Request, msg string) {
-	void := 0
+	void, letters, why := 0, 0, ""
 	for _, r := range done {
 		if r.Status == replay.StatusVoid {
 			void++
+			letters += r.ItemCount + r.SkippedCount
+			why = r.StatusReason
 		}
 	}
 	switch {
 	case void == 0:
 		s.flash(c, msg)
 	case void == len(done) && void == 1:
-		s.flashError(c, "Nothing will be replayed: the request is void: "+done[0].StatusReason)
+		s.flashError(c, "Nothing will be replayed: the request is void: "+why)
 	case void == len(done):
 		s.flashError(c, fmt.Sprintf("Nothing will be replayed: all %d requests are void; each says why.", void))
 	default:
-		s.flashError(c, fmt.Sprintf("%d of the %d requests replay nothing (void); each says why. The others go on as each says.", void, len(done)))
+		if void > 1 {
+			why = "each says why"
+		}
+		s.flashInfo(c, fmt.Sprintf("Replay requested for %d of the %d requests; each goes on as its page says. "+
+			"Left out: %d void %s of %d %s, none of which can be replayed: %s.",
+			len(done)-void, len(done), void, views.Plural(void, "request", "requests"), letters, views.Plural(letters, "dead letter", "dead letters"),
+			strings.TrimSuffix(why, ".")))
 	}
 }
 
@@ -325,24 +339,33 @@ func nothingToReplay(sel replay.Selection) map[string]string {
 	return errs
 }
 
-// rateLimits are the limits of each request of sel (by id): those of its
-// class and of every class its items were classed by.
+// rateLimits are the limits of each request of sel (by id) whose class the
+// table has: those of its class and of every class its items were classed
+// by (replaypolicy.Table.RequestKnobs). A request of a class the table no
+// longer has has none: it cannot be requested, and the rules refuse it.
 func rateLimits(t *replaypolicy.Table, sel replay.Selection) map[int64]replaypolicy.Knobs {
 	out := map[int64]replaypolicy.Knobs{}
-	if t == nil {
-		return out
-	}
 	for _, r := range sel.Requests {
-		out[r.ID] = requestKnobs(t, r.Request)
+		if k, ok := requestKnobs(t, r.Request); ok {
+			out[r.ID] = k
+		}
 	}
 	return out
 }
 
-// requestKnobs are the limits of request r: those of its class and of
-// every class its items were classed by, the strictest of each.
-func requestKnobs(t *replaypolicy.Table, r replay.Request) replaypolicy.Knobs {
-	return t.UnionKnobs(append([]replaypolicy.Class{r.Class}, r.Classes...)...)
+// requestKnobs are the limits of request r as the rules judge it
+// (replaypolicy.Table.RequestKnobs); false without a table or when the
+// table no longer has r's class.
+func requestKnobs(t *replaypolicy.Table, r replay.Request) (replaypolicy.Knobs, bool) {
+	if t == nil {
+		return replaypolicy.Knobs{}, false
+	}
+	return t.RequestKnobs(r.Class, r.Classes)
 }
+
+// classGone is what the confirm page says of a request whose class the
+// policy in force no longer has.
+const classGone = "class no longer in the policy: cannot be requested"
 
 // confirmModel is the confirm page of sel, the selection batch, with the
 // form as typed.
@@ -350,26 +373,13 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 	table := s.deps.Replays.Policy()
 	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: form.Reason, ReconciliationNote: form.Note, Errors: errs}
 	for _, r := range sel.Requests {
-		g := views.ReplayGroup{RequestID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: describe(table, r.Class),
-			OnSubmit: onSubmitText(r.OnSubmit), Approvals: r.OnSubmit.Approvals,
-			Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Typed: form.Confirmations[r.ID], Edited: r.PayloadEdited, Edits: editViews(r.ID, r.Edits),
-			Waits: waitsView(r.Waits), NeedsNote: r.NeedsNote}
+		g, requestable := confirmGroup(table, r, form, errs)
 		if r.Class == replaypolicy.Revalidate && !s.deps.Replays.Revalidates() {
 			g.NoRevalidation = replay.NoRevalidation
 		}
 		m.NeedsNote = m.NeedsNote || r.NeedsNote
-		if typed := form.Rates[r.ID]; typed != "" {
-			g.Rate = typed // as typed, refused or not: the next submit sends what the field shows
-		}
-		if table != nil {
-			g.MaxRate = rateText(requestKnobs(table, r.Request).MaxRate)
-		}
+		m.Requestable = m.Requestable || requestable
 		m.Forms = append(m.Forms, editForms(r.ID, r.Items, r.Payloads, errs, typedEdit(c))...)
-		if r.OnSubmit.Void || r.OnSubmit.Refused != "" {
-			g.Approvals = -1
-		} else {
-			m.Requestable = true
-		}
 		for _, row := range withFailures(s.itemRows(c, r.Request, r.Items, nil), r.Failures) {
 			if row.SkipReason != "" {
 				g.Skipped = append(g.Skipped, row)
@@ -377,13 +387,38 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 				g.Sample = append(g.Sample, row)
 			}
 		}
-		g.Error = errs["request-"+strconv.FormatInt(r.ID, 10)]
 		m.Groups = append(m.Groups, g)
 		m.Total += r.ItemCount
 		m.Skipped += r.Counts.Skipped
 		m.Blocked += r.Counts.Blocked
 	}
 	return m
+}
+
+// confirmGroup is request r of a selection as the confirm page heads it
+// under table (the policy in force), with the form as typed and its
+// errors; requestable says whether it can be requested as it stands.
+// Whether its class is still in the policy is the rules' own answer
+// (replaypolicy.Table.RequestKnobs): one the policy no longer has is said
+// so, with no rate to choose and nothing to request.
+func confirmGroup(table *replaypolicy.Table, r replay.SelectionRequest, form submitForm, errs map[string]string) (g views.ReplayGroup, requestable bool) {
+	g = views.ReplayGroup{RequestID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: describe(table, r.Class),
+		OnSubmit: onSubmitText(r.OnSubmit), Approvals: r.OnSubmit.Approvals,
+		Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Typed: form.Confirmations[r.ID], Edited: r.PayloadEdited, Edits: editViews(r.ID, r.Edits),
+		Waits: waitsView(r.Waits), NeedsNote: r.NeedsNote, Error: errs["request-"+strconv.FormatInt(r.ID, 10)]}
+	if typed := form.Rates[r.ID]; typed != "" {
+		g.Rate = typed // as typed, refused or not: the next submit sends what the field shows
+	}
+	k, known := requestKnobs(table, r.Request)
+	switch {
+	case !known:
+		g.OnSubmit, g.Approvals, g.ClassGone = classGone, -1, true
+	case r.OnSubmit.Void || r.OnSubmit.Refused != "":
+		g.MaxRate, g.Approvals = rateText(k.MaxRate), -1
+	default:
+		g.MaxRate, requestable = rateText(k.MaxRate), true
+	}
+	return g, requestable
 }
 
 // onSubmitText says what a draft does once submitted (o: the rules'

@@ -173,8 +173,11 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	if req.Status == replay.StatusVoid {
 		n := replay.CountItems(req, v.Progress)
 		m.StatusReason = voidReason(n, v.Items, req.StatusReason)
+		// No approval applies to it any more, whatever its count was: the
+		// page says void, not "0 of 1".
+		m.Approvals.Void = true
 		if k, ok := table.Knobs(req.Class); ok {
-			m.Approvals.Void, m.Approvals.Unreplayable, m.Approvals.ClassNeeds = true, unreplayable(n), k.Approvals
+			m.Approvals.Unreplayable, m.Approvals.ClassNeeds = unreplayable(n), k.Approvals
 		}
 	}
 	if req.Status == replay.StatusPendingApproval {
@@ -192,7 +195,8 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	for _, a := range v.Approvals {
 		m.Approvals.Rows = append(m.Approvals.Rows, views.ReplayApprovalRow{
 			Approver: personLabel(a.Approver.Email, a.Approver.EmailVerified), At: a.At,
-			Counts: hex.EncodeToString(a.IntentHash) == req.IntentHex() && a.VoidedAt == nil, // voided: the approver lost the right
+			// voided: the approver lost the right, or the request itself is void
+			Counts: hex.EncodeToString(a.IntentHash) == req.IntentHex() && a.VoidedAt == nil && req.Status != replay.StatusVoid,
 		})
 	}
 	obj := authz.ReplayObject(string(req.Class))
