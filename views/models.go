@@ -25,6 +25,11 @@ type Page struct {
 	TimeZone string
 	// Here is the path and query of the page, for forms that come back to it.
 	Here string
+	// SaveInPlace: a POST rendered the page (a confirmation, a form's 422),
+	// so going back to Here would lose it and what was typed on it: the
+	// time zone form saves without leaving it (htmx; without JavaScript it
+	// still goes to Here).
+	SaveInPlace bool
 	// Canonical, when set, is the address of what the page shows when it
 	// answers a POST in place (a 409 on a request's action shows the
 	// request): app.js puts it in the address bar, so that reload and

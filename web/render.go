@@ -100,6 +100,7 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 	p.User = vu
 	p.TimeZone = s.timeZone(c.Request().Context(), u)
 	p.Here = s.returnPage(c)
+	p.SaveInPlace = c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead
 	if msg := s.deps.Sessions.PopString(c.Request().Context(), "flash"); msg != "" {
 		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashOK, Text: msg})
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/views"
 )
 
 // sessionTimeZone keeps the person's time zone setting in their browser
@@ -30,21 +31,33 @@ func (s *Server) timeZone(ctx context.Context, u authz.User) string {
 
 // settingsTime saves how the person wants to see times (UTC, or their
 // browser's zone with UTC on hover) and goes back to the page they were on.
+// From a page a POST rendered (Page.SaveInPlace) the form is sent by htmx:
+// the answer is the message alone (422 for a choice that is none), the
+// page stays as it is with what was typed on it, and app.js shows its
+// times as chosen.
 func (s *Server) settingsTime(c echo.Context) error {
 	ctx := c.Request().Context()
+	inPlace := c.Request().Header.Get("HX-Request") != ""
 	tz := c.FormValue("time_zone")
 	err := authz.SetTimeZone(ctx, s.deps.Pool, userOf(c), tz, s.event(c, "", ""))
+	msg := "Times are shown in UTC."
 	switch {
 	case quarantine.ErrorCode(err) == quarantine.EINVALID:
-		s.flashError(c, "Choose UTC or your browser's zone.")
+		msg = "Choose UTC or your browser's zone."
+		if inPlace {
+			return s.render(c, http.StatusUnprocessableEntity, views.TimeZoneSaved(msg))
+		}
+		s.flashError(c, msg)
+		return c.Redirect(http.StatusSeeOther, authz.LocalPath(c.FormValue("return_to")))
 	case err != nil:
 		return err
 	case tz == authz.TimeZoneLocal:
-		s.deps.Sessions.Put(ctx, sessionTimeZone, tz)
-		s.flash(c, "Times are shown in your browser's zone; point at one to see it in UTC.")
-	default:
-		s.deps.Sessions.Put(ctx, sessionTimeZone, tz)
-		s.flash(c, "Times are shown in UTC.")
+		msg = "Times are shown in your browser's zone; point at one to see it in UTC."
 	}
+	s.deps.Sessions.Put(ctx, sessionTimeZone, tz)
+	if inPlace {
+		return s.render(c, http.StatusOK, views.TimeZoneSaved(msg))
+	}
+	s.flash(c, msg)
 	return c.Redirect(http.StatusSeeOther, authz.LocalPath(c.FormValue("return_to")))
 }

@@ -280,6 +280,7 @@
 				return;
 			}
 			el.setAttribute("data-local", "");
+			el._utc = { text: el.textContent, title: el.getAttribute("title") };
 			if (el.classList.contains("ts")) {
 				el.textContent = localText(d);
 				el.title = utcText(d);
@@ -288,6 +289,41 @@
 			}
 		});
 	}
+
+	// utcTimes undoes localTimes: times as the page wrote them, in UTC.
+	function utcTimes(root) {
+		root.querySelectorAll("time[data-local]").forEach(function (el) {
+			if (!el._utc) {
+				return;
+			}
+			el.textContent = el._utc.text;
+			if (el._utc.title === null) {
+				el.removeAttribute("title");
+			} else {
+				el.title = el._utc.title;
+			}
+			el.removeAttribute("data-local");
+			delete el._utc;
+		});
+	}
+
+	// The time zone form of a page a POST rendered saves without leaving
+	// it (what was typed there stays): once saved, show the page's times
+	// as chosen.
+	document.addEventListener("htmx:afterRequest", function (e) {
+		var form = e.detail && e.detail.elt;
+		if (!form || !form.matches || !form.matches("form[data-save-in-place]") || !e.detail.xhr || e.detail.xhr.status !== 200) {
+			return;
+		}
+		var chosen = form.querySelector('input[name="time_zone"]:checked');
+		var zone = chosen && chosen.value === "local" ? "local" : "utc";
+		document.documentElement.setAttribute("data-time-zone", zone);
+		if (zone === "local") {
+			localTimes(document);
+		} else {
+			utcTimes(document);
+		}
+	});
 
 	// ---- keyboard shortcuts ----
 
