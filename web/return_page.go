@@ -88,11 +88,17 @@ func (s *Server) routeFor(method, path string) string {
 	return c.Path()
 }
 
-func (s *Server) hasRoute(method, pattern string) bool {
-	for _, r := range s.echo.Routes() {
-		if r.Method == method && r.Path == pattern {
-			return true
+// hasRoute tells whether echo has a route of method with pattern.
+func (s *Server) hasRoute(method, pattern string) bool { return s.patterns[method][pattern] }
+
+// routePatterns are the route patterns of e by method.
+func routePatterns(e *echo.Echo) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, r := range e.Routes() {
+		if out[r.Method] == nil {
+			out[r.Method] = map[string]bool{}
 		}
+		out[r.Method][r.Path] = true
 	}
-	return false
+	return out
 }

@@ -95,6 +95,9 @@ type Server struct {
 	pgCheck SharedCheck
 	// natsDown is what /readyz last saw of NATS: it logs the turn, not each probe.
 	natsDown atomic.Bool
+	// patterns are the route patterns echo serves, by method, read once
+	// when the routes are added (answersGet asks them on every page).
+	patterns map[string]map[string]bool
 }
 
 // New returns the console's HTTP handler: security headers, cross-origin
@@ -117,6 +120,7 @@ func New(d Deps) http.Handler {
 		e.Add(r.Method, r.Path, r.Handler, s.limitBody(r), s.enforce(r), s.recount(r))
 	}
 	s.echo = e
+	s.patterns = routePatterns(e)
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(s.crossOriginDenied))
 	var targets string
