@@ -19,8 +19,9 @@ import (
 // another site, or one that names another host in its path, is never
 // taken), the request's path when it answers GET too, the nearest parent
 // of it that does (/deadletters/5/discard → /deadletters/5, /audit/verify
-// → /audit), or "/". What was typed into the POST's form is not kept
-// (the browser still has it a Back away).
+// → /audit), or "/". It is where the form goes without JavaScript: with
+// it, the form of such a page saves in place (views.Page.SaveInPlace) and
+// what was typed on the page stays.
 func (s *Server) returnPage(c echo.Context) string {
 	r := c.Request()
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
