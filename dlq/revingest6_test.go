@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/testfactory/wait"
@@ -153,4 +155,40 @@ func TestRevIngest6ForgedAdvisoryForANonexistentConsumerIsFlagged(t *testing.T) 
 	}
 	require.True(t, flagged || d.PayloadUnavailable,
 		"a forged give-up by a consumer the stream does not have is stored as a clean, replayable dead letter of tenant %s", d.Tenant)
+}
+
+// TestRevIngest6RollupAllowedByHandWipesTheBacklog: an operator turns on
+// rollups on the DLQ stream (nats stream edit DLQ --allow-rollup, say for
+// another use of the stream). The console's checks hold the stream to
+// what keeps dead letters (subjects, limits, discard, sealed...) but not
+// this: it neither puts it back nor reports it. Then, while the console is
+// behind (here: down, as during a PostgreSQL outage), one hostile dead
+// letter carrying Nats-Rollup: all deletes every dead letter the stream
+// holds that was not stored yet: never stored, and the sweep finds them
+// deleted.
+func TestRevIngest6RollupAllowedByHandWipesTheBacklog(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	r, _ := b.watched(t, IngestConfig{})
+	b.editStream(t, func(c *jetstream.StreamConfig) { c.AllowRollup = true })
+	edited := time.Now()
+	wait.Until(t, "a check after the edit", time.Minute, func() bool {
+		h := r.Health()
+		return len(h.Streams) == 1 && h.Streams[0].CheckedAt.After(edited.Add(100*time.Millisecond))
+	})
+	h := r.Health()
+	t.Logf("allow_rollup after the check: %v; stream drift %q", b.streamConfig(t).AllowRollup, h.Streams[0].StreamDrift)
+	r.stop() // the console falls behind
+
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.orders.refund", Data: []byte("backlog 1")})
+	publish(t, b.js, &nats.Msg{Subject: "dlq.globex.orders.refund", Data: []byte("backlog 2")})
+	_, rollupErr := b.js.PublishMsg(ctx, &nats.Msg{Subject: "dlq.evil.orders.refund", Data: []byte("rollup"),
+		Header: nats.Header{"Nats-Rollup": {"all"}}})
+	t.Logf("rollup publish: %v", rollupErr)
+
+	b.start(t, IngestConfig{}, nil)
+	b.waitDrained(t)
+	require.Equal(t, 2, countRows(t, b.db.Pool, "payload IN ('backlog 1', 'backlog 2')"),
+		"dead letters deleted from the stream by a producer's Nats-Rollup before the console stored them")
 }
