@@ -170,6 +170,34 @@ var streamSettings = []streamSetting{
 			return have.Discard != want.Discard || have.DiscardNewPerSubject != want.DiscardNewPerSubject
 		},
 		fix: "once the console has stored what the stream holds (nats consumer info %[1]s %[2]s), nats stream edit %[1]s --discard old"},
+	// Rollups let any producer delete dead letters: one published with
+	// Nats-Rollup: all (or sub) deletes every message the stream holds (on
+	// its subject), stored by the console or not. JetStream takes them off
+	// by an update, unless a subject delete marker TTL or message
+	// schedules need them (it then turns them on again).
+	{name: "allow_rollup_hdrs",
+		value: func(c *jetstream.StreamConfig) string { return strconv.FormatBool(c.AllowRollup) },
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
+			return have.AllowRollup && !want.AllowRollup
+		},
+		put: func(dst, want *jetstream.StreamConfig) bool {
+			if dst.SubjectDeleteMarkerTTL > 0 || dst.AllowMsgSchedules {
+				return false
+			}
+			dst.AllowRollup = false
+			return true
+		},
+		stopsLoss: true,
+		fix:       remakeStream},
+	// Per-message TTLs let a producer's Nats-TTL header delete its dead
+	// letter before the console stores it (during an outage, say).
+	// JetStream never turns them off on an existing stream.
+	{name: "allow_msg_ttl",
+		value: func(c *jetstream.StreamConfig) string { return strconv.FormatBool(c.AllowMsgTTL) },
+		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
+			return have.AllowMsgTTL && !want.AllowMsgTTL
+		},
+		fix: remakeStream},
 	// A sealed stream takes no message; JetStream never unseals one.
 	{name: "sealed",
 		value:   func(c *jetstream.StreamConfig) string { return strconv.FormatBool(c.Sealed) },
