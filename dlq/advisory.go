@@ -270,6 +270,18 @@ func (r *Record) originalSubject(subject string) {
 	}
 }
 
+// unverifiedAdvisory flags an advisory's record whose give-up could not
+// be shown to have happened (checkAdvisoryConsumer says why): it may be
+// forged, naming another tenant's message nobody failed on. It is stored
+// as it came, but with no original subject, so that no replay publishes
+// it (the replay policy blocks an item without one); re-publish it from
+// the producer if it is real.
+func (r *Record) unverifiedAdvisory(why string) {
+	r.flag("advisory_unverified", "%s. The give-up may be forged (anyone who may publish on an advisory subject can write one): "+
+		"stored for inspection, never replayed; re-publish it from the producer if it is real", why)
+	r.OriginalSubject = ""
+}
+
 // withoutOriginal fills what an advisory's row holds when the original
 // message is not there: no payload, no headers, tenant unknown.
 func (r *Record) withoutOriginal() {

@@ -64,7 +64,63 @@ func (in *Ingester) advisoryRecord(ctx context.Context, via Received, subject st
 	if err != nil {
 		rec.flag("original_unreadable", "the original message could not be read from its stream: %v", err)
 	}
+	if why, cerr := in.checkAdvisoryConsumer(ctx, subject, adv); why != "" {
+		rec.unverifiedAdvisory(why)
+		if err == nil {
+			err = cerr // read again later, as for an original not read
+		}
+	}
 	return rec, adv, err
+}
+
+// checkAdvisoryConsumer says why the give-up adv reports cannot be shown
+// to have happened ("" when it can): the consumer it names (that of the
+// subject it came on) must be one the stream has, and have delivered the
+// message (its delivered stream sequence at least the message's). The
+// JSON and the subject are written by whoever may publish on an advisory
+// subject; without this, one naming a consumer that never existed turns
+// any message of a watched stream, any tenant's, into a dead letter an
+// operator may replay. A consumer deleted since cannot be told from one
+// that never existed: the row is flagged all the same (never dropped).
+// err is set when the consumer could not be read (NATS): the caller may
+// rather try again later.
+func (in *Ingester) checkAdvisoryConsumer(ctx context.Context, subject string, adv Advisory) (why string, err error) {
+	var onSubject string
+	for _, p := range []string{AdvisoryMaxDeliveries + ".", AdvisoryTerminated + "."} {
+		if rest, ok := strings.CutPrefix(subject, p+adv.Stream+"."); ok {
+			onSubject = rest
+		}
+	}
+	if adv.Consumer != onSubject {
+		return fmt.Sprintf("the advisory names consumer %s but came on subject %s", short(adv.Consumer), short(subject)), nil
+	}
+	info, err := in.anyConsumerInfo(ctx, adv.Stream, adv.Consumer)
+	switch {
+	case errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrInvalidConsumerName), errors.Is(err, jetstream.ErrStreamNotFound):
+		return fmt.Sprintf("stream %s has no consumer %s: it never had one, or it was deleted since", short(adv.Stream), short(adv.Consumer)), nil
+	case err != nil:
+		return fmt.Sprintf("consumer %s of stream %s could not be read to check the advisory: %v", short(adv.Consumer), short(adv.Stream), err), err
+	case info.Delivered.Stream < adv.StreamSeq:
+		return fmt.Sprintf("consumer %s of stream %s has delivered up to stream sequence %d only, not %d: it was made again since, or never delivered it",
+			short(adv.Consumer), short(adv.Stream), info.Delivered.Stream, adv.StreamSeq), nil
+	}
+	return "", nil
+}
+
+// anyConsumerInfo reads a consumer's info, pull or push.
+func (in *Ingester) anyConsumerInfo(ctx context.Context, stream, name string) (*jetstream.ConsumerInfo, error) {
+	c, err := in.js.Consumer(ctx, stream, name)
+	if errors.Is(err, jetstream.ErrNotPullConsumer) {
+		p, perr := in.js.PushConsumer(ctx, stream, name)
+		if perr != nil {
+			return nil, perr
+		}
+		return p.CachedInfo(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.CachedInfo(), nil
 }
 
 // comesAgain says whether the message md describes is still in its
