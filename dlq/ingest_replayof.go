@@ -33,6 +33,14 @@ import (
 // that waits, is rejected or cancelled before its publish, a job still
 // pending: the console sent nothing, and a claim naming it is not linked.
 //
+// Retention removes a dead letter when its period ends, but not its
+// replay's request, item and job: it writes onto each item naming it the
+// dead letter's tenant, message id and generation (origin_*, migration
+// 0044), which link the claim when the row is gone, so that a replay
+// failing again after its origin was removed is still linked and its
+// generation (the loop guard) goes on. Items whose dead letters were
+// removed before that migration have none: such claims stay unlinked.
+//
 // Each claim is matched in its own tenant ($2), in SQL: a claim naming a
 // dead letter of another tenant reads as one naming a dead letter never
 // replayed, so a flag does not tell whether another tenant's dead letter
@@ -44,7 +52,7 @@ const selectReplayOrigins = `
 SELECT c.id, c.tenant, o.msg_id, o.generation, s.operation_id, s.correlation_id
 FROM unnest($1::bigint[], $2::text[]) AS c(id, tenant)
 CROSS JOIN LATERAL (
-    SELECT i.dead_lettered_at, i.operation_id, i.correlation_id FROM replay_items i
+    SELECT i.dead_lettered_at, i.operation_id, i.correlation_id, i.origin_tenant, i.origin_msg_id, i.origin_generation FROM replay_items i
     JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
     WHERE i.dead_letter_id = c.id
       AND (j.first_published_at IS NOT NULL
@@ -54,6 +62,8 @@ CROSS JOIN LATERAL (
 CROSS JOIN LATERAL (
     SELECT d.msg_id, d.generation FROM dead_letters d
     WHERE d.id = c.id AND d.dead_lettered_at = s.dead_lettered_at AND d.tenant = c.tenant
+    UNION ALL -- retention removed it: what it wrote on the item (set only then)
+    SELECT s.origin_msg_id, s.origin_generation WHERE s.origin_tenant = c.tenant
     LIMIT 1
 ) o`
 

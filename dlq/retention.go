@@ -103,6 +103,15 @@ ON CONFLICT DO NOTHING`
 const clearDayCopies = `UPDATE replay_items SET payload = NULL
 WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2 AND payload IS NOT NULL`
 
+// What a later dead letter naming one of the day's dead letters in
+// Dlq-Replay-Of needs of it (dlq/ingest_replayof.go) is written onto the
+// replay items that name it: the request, item and job stay, and the claim
+// is linked, its generation continued, from them (migration 0044).
+const keepDayOrigins = `UPDATE replay_items i SET origin_tenant = d.tenant, origin_msg_id = d.msg_id, origin_generation = d.generation
+FROM dead_letters d
+WHERE d.dead_lettered_at >= $1 AND d.dead_lettered_at < $2
+  AND i.dead_letter_id = d.id AND i.dead_lettered_at = d.dead_lettered_at`
+
 // purgeDay empties partition p (day [lo, lo+24h)) when everything in it may
 // go by policy at now, in one transaction: counted under a lock, counters
 // subtracted, copies cleared, audited and checkpointed, then truncated. It
@@ -150,6 +159,9 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 		}
 		if _, err := tx.Exec(ctx, keepDayKeys, p.Day, p.End()); err != nil {
 			return fmt.Errorf("keep source keys: %w", err)
+		}
+		if _, err := tx.Exec(ctx, keepDayOrigins, p.Day, p.End()); err != nil {
+			return fmt.Errorf("keep replay origins: %w", err)
 		}
 		// Emptied before the audit row: readers of the day wait from here
 		// to the commit, which the audit row and the checkpoint only precede.
@@ -233,10 +245,12 @@ WITH v AS (
     DELETE FROM dead_letters d USING v
     WHERE d.id = v.id AND d.dead_lettered_at = v.dead_lettered_at AND d.status = v.status
       AND NOT EXISTS (` + namedByOpenRequest + `)
-    RETURNING d.id, d.dead_lettered_at, d.tenant, d.item_type, d.error_class, d.status, d.fingerprint, d.source_key, d.delivery
-), cleared AS (
-    UPDATE replay_items i SET payload = NULL FROM gone g
-    WHERE i.dead_letter_id = g.id AND i.dead_lettered_at = g.dead_lettered_at AND i.payload IS NOT NULL
+    RETURNING d.id, d.dead_lettered_at, d.tenant, d.item_type, d.error_class, d.status, d.fingerprint, d.source_key, d.delivery,
+        d.msg_id, d.generation
+), cleared AS ( -- copies go; what a claim naming it needs stays (keepDayOrigins)
+    UPDATE replay_items i SET payload = NULL, origin_tenant = g.tenant, origin_msg_id = g.msg_id, origin_generation = g.generation
+    FROM gone g
+    WHERE i.dead_letter_id = g.id AND i.dead_lettered_at = g.dead_lettered_at
 ), kept AS ( -- their messages are not stored again (keepDayKeys)
     INSERT INTO dead_letters_purged (dead_lettered_at, source_key, stream, stream_seq)
     SELECT g.dead_lettered_at, g.source_key, pos.stream, pos.seq FROM gone g
