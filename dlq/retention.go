@@ -29,7 +29,9 @@ import (
 // what is about to go) before it commits. It keeps the source key of each
 // dead letter it removes (dead_letters_purged), so that ingest does not
 // store it again when the DLQ stream delivers its message again, until that
-// message is gone from the stream (trimPurgedKeys). It never removes a dead letter
+// message is gone from the stream (trimPurgedKeys), and writes onto the
+// replay items naming a dead letter it removes what a later Dlq-Replay-Of
+// claim naming it needs (keepDayOrigins). It never removes a dead letter
 // that a replay request not yet closed names (replay_requested, replaying,
 // or an item of an open request, a draft included), nor one whose replay
 // waits for a person to reconcile it (needs_reconciliation: its item stays
