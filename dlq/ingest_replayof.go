@@ -36,7 +36,7 @@ import (
 // Retention removes a dead letter when its period ends, but not its
 // replay's request, item and job: it writes onto each item naming it the
 // dead letter's tenant, message id and generation (origin_*, migration
-// 0044), which link the claim when the row is gone, so that a replay
+// 0042), which link the claim when the row is gone, so that a replay
 // failing again after its origin was removed is still linked and its
 // generation (the loop guard) goes on. Items whose dead letters were
 // removed before that migration have none: such claims stay unlinked.

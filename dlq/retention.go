@@ -108,7 +108,7 @@ WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2 AND payload IS NOT NULL`
 // What a later dead letter naming one of the day's dead letters in
 // Dlq-Replay-Of needs of it (dlq/ingest_replayof.go) is written onto the
 // replay items that name it: the request, item and job stay, and the claim
-// is linked, its generation continued, from them (migration 0044).
+// is linked, its generation continued, from them (migration 0042).
 const keepDayOrigins = `UPDATE replay_items i SET origin_tenant = d.tenant, origin_msg_id = d.msg_id, origin_generation = d.generation
 FROM dead_letters d
 WHERE d.dead_lettered_at >= $1 AND d.dead_lettered_at < $2
