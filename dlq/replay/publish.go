@@ -763,7 +763,9 @@ func (w *Worker) kept(ctx context.Context, j *job, stream string, seq uint64) re
 // stores a publish to subject under, as the broker applies it: the
 // transform's destination when its source matches the subject, the
 // subject itself otherwise; "" when the transform cannot be built (the
-// broker's own code builds it, so nothing is guessed).
+// broker's own code builds it, so nothing is guessed). A transform the
+// broker's code builds as none (an empty destination, say: it returns nil
+// and no error) transforms nothing there either.
 func storesAs(tr *jetstream.SubjectTransformConfig, subject string) string {
 	if tr == nil {
 		return subject
@@ -771,6 +773,9 @@ func storesAs(tr *jetstream.SubjectTransformConfig, subject string) string {
 	t, err := server.NewSubjectTransform(tr.Source, tr.Destination)
 	if err != nil {
 		return ""
+	}
+	if t == nil {
+		return subject
 	}
 	if to, err := t.Match(subject); err == nil {
 		return to
