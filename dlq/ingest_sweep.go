@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -57,7 +58,7 @@ const sweepSlop = 100 * time.Millisecond
 
 // sweepResult is what a sweep of a stream did.
 type sweepResult struct {
-	From, To uint64 // the sequences checked, From through To; none when To < From
+	From, To uint64 // the sequences checked lie From through To; none when To < From
 	Missing  uint64 // those found without a row or a purged key
 	// What became of the missing ones: stored from the stream, found
 	// stored when stored (a delivery stored it meanwhile, or its row lay
@@ -79,52 +80,25 @@ func (r *sweepResult) add(o sweepResult) {
 	r.Busy = r.Busy || o.Busy
 }
 
-// sweepState is what the sweep keeps between sweeps.
+// sweepState is what the sweep keeps between sweeps in memory; where it
+// has proven a stream up to, and what it holds, is in PostgreSQL
+// (ingest_sweep_watermark, migrations 0040 and 0045).
 type sweepState struct {
 	mu sync.Mutex
 	// retries counts, by "stream #seq", the sweeps that found an
 	// advisory's original unreadable: it is stored flagged
 	// original_unreadable after maxHeaderRereads of them, as a delivery is.
 	retries map[string]int
-	// reached is, by stream, the last sequence this console's steps
-	// looked at (with the stream's creation time): where a sweep goes on
-	// from past a dead letter that holds the watermark (sweep).
-	reached map[string]sweepCursor
 	// during, when set (tests), runs in each step while it holds the
 	// stream's watermark locked.
 	during func()
 }
 
-// sweepCursor is a sequence of the stream made at created.
-type sweepCursor struct {
-	created time.Time
-	seq     uint64
-}
-
-// sweepReached returns the last sequence of stream (made at created) this
-// console's steps looked at, 0 when none.
-func (in *Ingester) sweepReached(stream string, created time.Time) uint64 {
-	in.sweeping.mu.Lock()
-	defer in.sweeping.mu.Unlock()
-	if c, ok := in.sweeping.reached[stream]; ok && c.created.Equal(created) {
-		return c.seq
-	}
-	return 0
-}
-
-// sweepReach remembers that a step looked at stream (made at created) up
-// to seq.
-func (in *Ingester) sweepReach(stream string, created time.Time, seq uint64) {
-	in.sweeping.mu.Lock()
-	defer in.sweeping.mu.Unlock()
-	if in.sweeping.reached == nil {
-		in.sweeping.reached = map[string]sweepCursor{}
-	}
-	if c, ok := in.sweeping.reached[stream]; ok && c.created.Equal(created) && c.seq >= seq {
-		return
-	}
-	in.sweeping.reached[stream] = sweepCursor{created: created, seq: seq}
-}
+// sweepHeldMax is the most dead letters the sweep holds (tries again at
+// every sweep) after its watermark. Past that it stops going on until
+// some are stored: what holds so many is PostgreSQL or the stream, not a
+// dead letter, and trying them all again costs every sweep that much.
+const sweepHeldMax = 100
 
 // ingestStreams are the streams the ingester reads.
 func (in *Ingester) ingestStreams() []string {
@@ -166,8 +140,11 @@ const (
 	startSweep = `INSERT INTO ingest_sweep_watermark (stream, stream_created, swept_to) VALUES ($1, $2, $3) ON CONFLICT (stream) DO NOTHING`
 	// SKIP LOCKED: one replica at a time sweeps a stream; another finds
 	// it locked and leaves it to that one.
-	lockSweep    = `SELECT stream_created, swept_to FROM ingest_sweep_watermark WHERE stream = $1 FOR UPDATE SKIP LOCKED`
-	advanceSweep = `UPDATE ingest_sweep_watermark SET stream_created = $2, swept_to = $3, swept_at = now() WHERE stream = $1`
+	lockSweep = `SELECT stream_created, swept_to, proven_to, held FROM ingest_sweep_watermark WHERE stream = $1 FOR UPDATE SKIP LOCKED`
+	// swept_at moves when the watermark does: standing still, it says a
+	// held dead letter holds it (DeadLetterSweepStuck).
+	advanceSweep = `UPDATE ingest_sweep_watermark SET stream_created = $2, swept_to = $3, proven_to = $4, held = $5,
+    swept_at = CASE WHEN stream_created = $2 AND swept_to = $3 THEN swept_at ELSE now() END WHERE stream = $1`
 )
 
 // sweepStoredDLQ are the sequences from $3 through $4 of the DLQ stream
@@ -207,18 +184,19 @@ WHERE k.stream = $5 AND k.stream_seq BETWEEN $3 AND $4 AND k.dead_lettered_at BE
 // sweepStep sequences (sweepStep). It stores what it finds missing, logs
 // it, and counts it (quarantine_ingest_swept_total). Busy in the result
 // says another replica was sweeping the stream. A failure to read the
-// rows or the stream, or to insert, ends the sweep with the watermark
-// before the first message it could not prove; the next sweep goes on
-// from there.
+// rows or the stream, or to insert, ends the sweep with what it proved
+// recorded; the next sweep goes on from there.
 //
 // A dead letter the sweep cannot store on its own (PostgreSQL refuses it
 // in every form, its read from the stream or its advisory's original's
-// fails) holds the watermark before it, and every sweep tries it again
-// first; but it does not hold the rest: the steps after go on from the
-// last sequence this console's steps looked at (sweepReached), so what
-// lies after it is proven and stored, sweepSteps-1 steps a sweep, and a
-// sweep after that costs one step. quarantine_ingest_sweep_behind_sequences
-// says how far the watermark is behind the ack floor after the sweep.
+// fails) is held: the watermark stays before the first held one, and
+// every sweep tries each held one again first (sweepHeld); but it does
+// not hold the rest: the steps go on after the last sequence looked at
+// (proven_to), so what lies after it is proven and stored. Both are kept
+// with the watermark (migration 0045): a console restarted, or another
+// replica, goes on where the last stopped.
+// quarantine_ingest_sweep_behind_sequences says how far the watermark is
+// behind the ack floor after the sweep.
 func (in *Ingester) sweep(ctx context.Context, stream string) (sweepResult, error) {
 	var total sweepResult
 	if in.store == nil {
@@ -246,9 +224,8 @@ func (in *Ingester) sweep(ctx context.Context, stream string) (sweepResult, erro
 			return total, fmt.Errorf("start the sweep's watermark of %s: %w", stream, err)
 		}
 	}
-	held := false // a step left the watermark before what it looked at
-	for range sweepSteps {
-		st, err := in.sweepStep(ctx, stream, held)
+	for i := range sweepSteps {
+		st, err := in.sweepStep(ctx, stream, i == 0)
 		total.add(st.res)
 		if !st.res.Busy && st.ackFloor != 0 {
 			in.metrics.SweepBehind.WithLabelValues(stream).Set(float64(st.ackFloor - min(st.sweptTo, st.ackFloor)))
@@ -256,7 +233,6 @@ func (in *Ingester) sweep(ctx context.Context, stream string) (sweepResult, erro
 		if err != nil || !st.more {
 			return total, err
 		}
-		held = held || st.held
 	}
 	return total, nil
 }
@@ -265,13 +241,21 @@ func (in *Ingester) sweep(ctx context.Context, stream string) (sweepResult, erro
 type stepOut struct {
 	res  sweepResult
 	more bool // the ack floor is past what the step looked at
-	// held says the watermark stays before what the step looked at: a
-	// dead letter in it could not be stored, or the step went on past one
-	// that holds it.
-	held bool
 	// sweptTo is the watermark the step left, ackFloor the consumer's ack
 	// floor it read (0: it read none).
 	sweptTo, ackFloor uint64
+}
+
+// sweepMark is a stream's row of ingest_sweep_watermark: every sequence
+// up to sweptTo is proven, and every one after it up to provenTo but
+// those held.
+type sweepMark struct {
+	sweptTo, provenTo uint64
+	held              []uint64 // in order
+}
+
+func (w sweepMark) equal(o sweepMark) bool {
+	return w.sweptTo == o.sweptTo && w.provenTo == o.provenTo && slices.Equal(w.held, o.held)
 }
 
 // sweepState reads stream's consumer and the stream.
@@ -295,20 +279,20 @@ func streamCreated(si *jetstream.StreamInfo) time.Time { return si.Created.Trunc
 // one's is 0).
 func firstSeq(si *jetstream.StreamInfo) uint64 { return max(si.State.FirstSeq, 1) }
 
-// sweepStep proves, holding stream's watermark locked, the next at most
-// sweepStep sequences up to the consumer's ack floor (both read once the
-// lock is held: another replica may have moved them), and advances the
-// watermark past what it proved. The next sequences are those after the
-// watermark, or, when onward (a step before in the sweep left a dead
-// letter holding the watermark), those after the last this console's
-// steps looked at (sweepReached): the watermark then stays where it is.
-func (in *Ingester) sweepStep(ctx context.Context, stream string, onward bool) (out stepOut, err error) {
+// sweepStep, holding stream's watermark locked, tries the held dead
+// letters again when retry (the first step of a sweep: sweepHeld), then
+// proves the next at most sweepStep sequences after the last looked at
+// (proven_to) up to the consumer's ack floor (both read once the lock is
+// held: another replica may have moved them), and records what it did:
+// the watermark before the first still held, or at what it proved.
+func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (out stepOut, err error) {
 	var stepErr error
 	res := &out.res
 	err = pgx.BeginFunc(ctx, in.store.pool, func(tx pgx.Tx) error {
 		var created time.Time
-		var sweptTo int64
-		switch err := tx.QueryRow(ctx, lockSweep, stream).Scan(&created, &sweptTo); {
+		var sweptTo, provenTo int64
+		var held []int64
+		switch err := tx.QueryRow(ctx, lockSweep, stream).Scan(&created, &sweptTo, &provenTo, &held); {
 		case errors.Is(err, pgx.ErrNoRows):
 			res.Busy = true
 			return nil
@@ -324,37 +308,64 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, onward bool) (
 			return nil
 		}
 		out.sweptTo, out.ackFloor = uint64(sweptTo), cons.AckFloor.Stream
-		from, madeAgain := uint64(sweptTo)+1, !created.Equal(streamCreated(si))
+		was := sweepMark{sweptTo: uint64(sweptTo), provenTo: max(uint64(provenTo), uint64(sweptTo))}
+		for _, h := range held {
+			was.held = append(was.held, uint64(h))
+		}
+		w := was
+		w.held = slices.Clone(was.held)
+		madeAgain := !created.Equal(streamCreated(si))
+		first := firstSeq(si)
 		if madeAgain {
 			// Its sequences were another stream's: from the first again.
 			in.log.Warn("the stream was made again since the last sweep: sweeping it from its first sequence",
-				"stream", stream, "consumer", in.cfg.Durable, "from_seq", firstSeq(si), "swept_to_before", sweptTo)
-			from = firstSeq(si)
+				"stream", stream, "consumer", in.cfg.Durable, "from_seq", first, "swept_to_before", sweptTo)
+			w = sweepMark{sweptTo: first - 1, provenTo: first - 1}
 		}
-		if first := firstSeq(si); from < first {
+		if w.provenTo+1 < first {
 			in.log.Warn("the stream deleted messages before the sweep came to them (its limits, a purge): whether each was stored, the sweep cannot tell",
-				"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "to_seq", first-1)
-			from = first
+				"stream", stream, "consumer", in.cfg.Durable, "from_seq", w.provenTo+1, "to_seq", first-1)
+			w.provenTo = first - 1
 		}
-		start := from
-		if reached := in.sweepReached(stream, streamCreated(si)); onward && !madeAgain && reached >= from {
-			start = reached + 1 // past what holds the watermark
+		if gone := len(w.held) - len(dropBelow(w.held, first)); gone > 0 {
+			in.log.Warn("dead letters the sweep held (it could not store them) were deleted from the stream before it could: never stored",
+				"stream", stream, "consumer", in.cfg.Durable, "seqs", w.held[:gone])
+			res.Deleted += uint64(gone)
+			in.metrics.Swept.WithLabelValues(stream, "deleted").Add(float64(gone))
+			w.held = dropBelow(w.held, first)
 		}
-		to := min(cons.AckFloor.Stream, start-1+sweepStep)
-		upTo := start - 1
-		if to >= start {
-			upTo, *res, stepErr = in.sweepRange(ctx, stream, si, start, to)
-			if stepErr == nil {
-				in.sweepReach(stream, streamCreated(si), to)
-				out.more = to < cons.AckFloor.Stream
+		if retry && len(w.held) > 0 {
+			stepErr = in.sweepHeld(ctx, stream, &w, res)
+		}
+		if start, to := w.provenTo+1, min(cons.AckFloor.Stream, w.provenTo+sweepStep); stepErr == nil && len(w.held) < sweepHeldMax && to >= start {
+			var r sweepResult
+			var more []uint64
+			var stop uint64
+			more, stop, r, stepErr = in.sweepRange(ctx, stream, si, start, to)
+			res.add(r)
+			w.held, w.provenTo = append(w.held, more...), to
+			if stop != 0 {
+				w.provenTo = stop - 1
+			}
+			if len(w.held) > sweepHeldMax {
+				// Looked at again once some are stored.
+				w.provenTo, w.held = w.held[sweepHeldMax]-1, w.held[:sweepHeldMax]
 			}
 		}
-		out.held = start > from || upTo < to
-		if start > from || (!madeAgain && int64(upTo) == sweptTo) {
+		out.more = stepErr == nil && w.provenTo < cons.AckFloor.Stream && len(w.held) < sweepHeldMax
+		w.sweptTo = w.provenTo
+		if len(w.held) > 0 {
+			w.sweptTo = w.held[0] - 1
+		}
+		out.sweptTo = w.sweptTo
+		if !madeAgain && w.equal(was) {
 			return nil
 		}
-		out.sweptTo = upTo
-		_, err = tx.Exec(ctx, advanceSweep, stream, streamCreated(si), int64(upTo))
+		keep := make([]int64, len(w.held))
+		for i, h := range w.held {
+			keep[i] = int64(h)
+		}
+		_, err = tx.Exec(ctx, advanceSweep, stream, streamCreated(si), int64(w.sweptTo), int64(w.provenTo), keep)
 		return err
 	})
 	if err != nil {
@@ -363,20 +374,56 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, onward bool) (
 	return out, stepErr
 }
 
-// sweepRange proves stream's sequences from through to and returns the
-// last up to which it did (to, or before the first it could not prove:
-// a read from the stream or an insert that failed, or a record PostgreSQL
-// refused in every form).
-func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream.StreamInfo, from, to uint64) (upTo uint64, res sweepResult, err error) {
+// dropBelow returns the sequences of seqs (in order) from first on.
+func dropBelow(seqs []uint64, first uint64) []uint64 {
+	i, _ := slices.BinarySearch(seqs, first)
+	return seqs[i:]
+}
+
+// sweepHeld tries the dead letters w holds again, each by its sequence,
+// and keeps in w those it still cannot store. One stored meanwhile (a
+// delivery of it) is found stored by its source key (already_stored).
+func (in *Ingester) sweepHeld(ctx context.Context, stream string, w *sweepMark, res *sweepResult) error {
+	held := w.held
+	res.From, res.To, res.Missing = held[0], held[len(held)-1], uint64(len(held))
+	var r sweepResult
+	still, stop, err := in.sweepStore(ctx, stream, held, &r)
+	if stop != 0 {
+		still = append(still, dropBelow(held, stop)...)
+	}
+	w.held = still
+	in.countSwept(stream, r)
+	res.Stored, res.AlreadyStored, res.Deleted = res.Stored+r.Stored, res.AlreadyStored+r.AlreadyStored, res.Deleted+r.Deleted
+	if r.Stored > 0 || r.Deleted > 0 {
+		in.log.Warn("dead letters the sweep held (it could not store them before) tried again: stored those the stream still held; deleted ones were gone from the stream, never stored",
+			"stream", stream, "consumer", in.cfg.Durable, "held", len(held), "first_held_seq", held[0], "last_held_seq", held[len(held)-1],
+			"stored", r.Stored, "already_stored", r.AlreadyStored, "deleted", r.Deleted, "still_held", len(still))
+	}
+	return err
+}
+
+// countSwept counts what a sweep did with the missing dead letters in
+// quarantine_ingest_swept_total.
+func (in *Ingester) countSwept(stream string, r sweepResult) {
+	in.metrics.Swept.WithLabelValues(stream, "stored").Add(float64(r.Stored))
+	in.metrics.Swept.WithLabelValues(stream, "already_stored").Add(float64(r.AlreadyStored))
+	in.metrics.Swept.WithLabelValues(stream, "deleted").Add(float64(r.Deleted))
+}
+
+// sweepRange proves stream's sequences from through to. It returns those
+// it holds (could not store, in order), and stop, the first sequence from
+// which on it proved nothing (0: it went through to): a read from the
+// stream or of the rows, or an insert, that failed, with err.
+func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream.StreamInfo, from, to uint64) (held []uint64, stop uint64, res sweepResult, err error) {
 	res.From, res.To = from, to
 	// The stored times of the first message of the range and of the first
 	// after it bound those of the range's.
 	first, err := readStored(ctx, in.js, stream, from, true)
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound) || (err == nil && first.Seq > to):
-		return to, res, nil // the stream holds none of them
+		return nil, 0, res, nil // the stream holds none of them
 	case err != nil:
-		return from - 1, res, err
+		return nil, from, res, err
 	}
 	// Never before the stream was made: a stream made again under the
 	// same name numbers from 1 again, and the rows of the one before, of
@@ -389,33 +436,34 @@ func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream
 	case err == nil:
 		upper = after.Time.Add(sweepSlop)
 	case !errors.Is(err, jetstream.ErrMsgNotFound):
-		return from - 1, res, err
+		return nil, from, res, err
 	}
 	if upper.Before(first.Time) {
 		upper = first.Time.Add(sweepSlop)
 	}
 	missing, err := in.sweepMissing(ctx, stream, lower, upper, first.Seq, to)
 	if err != nil {
-		return from - 1, res, err
+		return nil, from, res, err
 	}
 	res.Missing = uint64(len(missing))
 	if len(missing) == 0 {
-		return to, res, nil
+		return nil, 0, res, nil
 	}
-	upTo, err = in.sweepStore(ctx, stream, missing, to, &res)
-	in.metrics.Swept.WithLabelValues(stream, "stored").Add(float64(res.Stored))
-	in.metrics.Swept.WithLabelValues(stream, "already_stored").Add(float64(res.AlreadyStored))
-	in.metrics.Swept.WithLabelValues(stream, "deleted").Add(float64(res.Deleted))
+	held, stop, err = in.sweepStore(ctx, stream, missing, &res)
+	in.countSwept(stream, res)
 	fields := []any{"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "to_seq", to, "missing", res.Missing,
 		"first_missing_seq", missing[0], "last_missing_seq", missing[len(missing)-1],
-		"stored", res.Stored, "already_stored", res.AlreadyStored, "deleted", res.Deleted, "swept_to", upTo}
+		"stored", res.Stored, "already_stored", res.AlreadyStored, "deleted", res.Deleted, "held", len(held)}
+	if stop != 0 {
+		fields = append(fields, "stopped_at_seq", stop)
+	}
 	if res.Stored == 0 && res.Deleted == 0 {
 		in.log.Debug("the sweep found rows for dead letters it had not found in the time range it looked in", fields...)
-		return upTo, res, err
+		return held, stop, res, err
 	}
 	in.log.Warn("dead letters acked on the ingest consumer had no row (taken off it by another client, or passed over by a setting changed by hand): "+
 		"the sweep stored those the stream still held from it; deleted ones were gone from the stream, never stored", fields...)
-	return upTo, res, err
+	return held, stop, res, err
 }
 
 // sweepMissing returns the sequences from through to of stream that have
@@ -449,20 +497,25 @@ func (in *Ingester) sweepMissing(ctx context.Context, stream string, lower, uppe
 
 // sweepUnreadable is how many reads from the stream (or of an advisory's
 // original) may fail in a step before it stops: one message that cannot be
-// read is passed over (the watermark held before it, the next sweep tries
-// it again) and the rest stored; reads that keep failing mean the stream
-// cannot be read now.
+// read is held (the next sweep tries it again) and the rest stored; reads
+// that keep failing mean the stream cannot be read now.
 const sweepUnreadable = 3
 
-// sweepStore reads the missing sequences from the stream and stores them,
-// in batches of at most BatchSize records and MaxBatchBytes. A sequence
-// the stream no longer holds is counted deleted: it is not the sweep's to
-// store. One that cannot be read (or whose advisory's original cannot,
-// sweptRecord) is passed over, logged, up to sweepUnreadable of them; the
-// next failure ends the step with its error. It returns the last sequence
-// up to which every one is proven (to when all are).
-func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uint64, to uint64, res *sweepResult) (uint64, error) {
-	upTo := to
+// sweepStore reads the missing sequences (in order) from the stream and
+// stores them, in batches of at most BatchSize records and MaxBatchBytes.
+// A sequence the stream no longer holds is counted deleted: it is not the
+// sweep's to store. One that cannot be read (or whose advisory's original
+// cannot, sweptRecord), up to sweepUnreadable of them, and one PostgreSQL
+// refuses in every form, are held: returned, in order, for the next
+// sweeps to try again. The next failure to read, or an insert that fails,
+// ends it with its error and stop, the first missing sequence it did not
+// prove (0: it went through them all).
+func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uint64, res *sweepResult) (held []uint64, stop uint64, err error) {
+	setStop := func(seq uint64) {
+		if stop == 0 || seq < stop {
+			stop = seq
+		}
+	}
 	var recs []Record
 	var seqs []uint64
 	size := 0
@@ -470,22 +523,23 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 		if len(recs) == 0 {
 			return nil
 		}
-		stopAt, err := in.sweepInsert(ctx, recs, seqs, res)
-		if stopAt != 0 {
-			upTo = min(upTo, stopAt-1)
+		refused, err := in.sweepInsert(ctx, recs, seqs, res)
+		if err != nil {
+			setStop(seqs[0])
 		}
+		held = append(held, refused...)
 		recs, seqs, size = recs[:0], seqs[:0], 0
 		return err
 	}
-	var err error
 	unreadable := 0
 	passOver := func(seq uint64, why error) bool {
-		upTo = min(upTo, seq-1)
 		if unreadable++; unreadable > sweepUnreadable {
+			setStop(seq)
 			return false
 		}
 		in.log.Warn("dead letter the sweep found acked without a row not read from the stream; the watermark stays before it and the next sweep tries it again",
 			"stream", stream, "consumer", in.cfg.Durable, "seq", seq, "err", why)
+		held = append(held, seq)
 		return true
 	}
 	for i := 0; i < len(missing) && err == nil; {
@@ -501,9 +555,8 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 		if err != nil {
 			if passOver(missing[i], err) {
 				i, err = i+1, nil
-				continue
 			}
-			break
+			continue
 		}
 		for i < len(missing) && missing[i] < st.Seq {
 			res.Deleted++
@@ -515,11 +568,10 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 		i++
 		rec, later := in.sweptRecord(ctx, stream, st)
 		if later != nil {
-			if passOver(st.Seq, later) {
-				continue
+			if !passOver(st.Seq, later) {
+				err = later
 			}
-			err = later
-			break
+			continue
 		}
 		recs, seqs = append(recs, rec), append(seqs, st.Seq)
 		size += len(rec.Payload) + len(rec.HeaderBlock)
@@ -530,17 +582,20 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 	if ferr := flush(); err == nil {
 		err = ferr
 	}
-	return upTo, err
+	slices.Sort(held)
+	if stop != 0 {
+		held = held[:len(held)-len(dropBelow(held, stop))]
+	}
+	return held, stop, err
 }
 
 // sweepInsert stores recs (made from the stream messages seqs) through
 // Store.Insert, as a batch of deliveries is stored, and counts them as
 // ingest does, but not in quarantine_ingest_lag_seconds (observeSwept).
-// It returns the first sequence not stored (0: all were): the first of
-// the batch when the insert failed, the first PostgreSQL refused in every
-// form otherwise (logged and counted as the writers do). The next sweep
-// tries it again.
-func (in *Ingester) sweepInsert(ctx context.Context, recs []Record, seqs []uint64, res *sweepResult) (uint64, error) {
+// It returns the sequences PostgreSQL refused in every form (logged and
+// counted as the writers do), for the next sweeps to try again; none
+// stored when the insert failed.
+func (in *Ingester) sweepInsert(ctx context.Context, recs []Record, seqs []uint64, res *sweepResult) ([]uint64, error) {
 	start := time.Now()
 	ins, err := in.store.Insert(ctx, recs)
 	in.metrics.IsolationStatements.Add(float64(max(ins.Statements-1, 0)))
@@ -548,17 +603,15 @@ func (in *Ingester) sweepInsert(ctx context.Context, recs []Record, seqs []uint6
 	res.Stored += uint64(len(ins.Inserted))
 	if err != nil {
 		in.metrics.StoreErrors.Inc()
-		return seqs[0], fmt.Errorf("store %d dead letters swept from the stream: %w", len(recs), err)
+		return nil, fmt.Errorf("store %d dead letters swept from the stream: %w", len(recs), err)
 	}
-	var stopAt uint64
+	var refused []uint64
 	for _, u := range ins.Unstorable {
 		r := &recs[u.Index]
 		in.metrics.Unstorable.Inc()
 		in.log.Error("dead letter swept from the stream not stored: PostgreSQL refused it in parsed and in raw form; the next sweep tries again",
 			append(logFields(r), "err", u.Err)...)
-		if stopAt == 0 || seqs[u.Index] < stopAt {
-			stopAt = seqs[u.Index]
-		}
+		refused = append(refused, seqs[u.Index])
 	}
 	for _, rf := range ins.Raw {
 		r := &recs[rf.Index]
@@ -566,7 +619,7 @@ func (in *Ingester) sweepInsert(ctx context.Context, recs []Record, seqs []uint6
 		in.log.Warn("dead letter swept from the stream stored in raw form: PostgreSQL refused its parsed form", append(logFields(r), "err", rf.Err)...)
 	}
 	res.AlreadyStored += uint64(len(recs) - len(ins.Inserted) - len(ins.Unstorable))
-	return stopAt, nil
+	return refused, nil
 }
 
 // sweptRecord makes the record of stream message st as a delivery of it

@@ -1,0 +1,1 @@
+ALTER TABLE ingest_sweep_watermark DROP COLUMN held, DROP COLUMN proven_to;
