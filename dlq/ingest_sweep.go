@@ -523,7 +523,7 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 		if len(recs) == 0 {
 			return nil
 		}
-		refused, err := in.sweepInsert(ctx, recs, seqs, res)
+		refused, err := in.sweepInsert(ctx, stream, recs, seqs, res)
 		if err != nil {
 			setStop(seqs[0])
 		}
@@ -594,8 +594,13 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 // ingest does, but not in quarantine_ingest_lag_seconds (observeSwept).
 // It returns the sequences PostgreSQL refused in every form (logged and
 // counted as the writers do), for the next sweeps to try again; none
-// stored when the insert failed.
-func (in *Ingester) sweepInsert(ctx context.Context, recs []Record, seqs []uint64, res *sweepResult) ([]uint64, error) {
+// stored when the insert failed. Those kept under another day
+// (sweepUnkept) are counted found stored, not inserted.
+func (in *Ingester) sweepInsert(ctx context.Context, stream string, recs []Record, seqs []uint64, res *sweepResult) ([]uint64, error) {
+	recs, seqs, err := in.sweepUnkept(ctx, stream, recs, seqs, res)
+	if err != nil || len(recs) == 0 {
+		return nil, err
+	}
 	start := time.Now()
 	ins, err := in.store.Insert(ctx, recs)
 	in.metrics.IsolationStatements.Add(float64(max(ins.Statements-1, 0)))
@@ -620,6 +625,64 @@ func (in *Ingester) sweepInsert(ctx context.Context, recs []Record, seqs []uint6
 	}
 	res.AlreadyStored += uint64(len(recs) - len(ins.Inserted) - len(ins.Unstorable))
 	return refused, nil
+}
+
+// sweepKeptUnderADay are the source keys among $1 of a row kept under the
+// midnight (UTC) of any day dead_letters has a partition for, or of a key
+// retention kept for stream $2's sequences $3. Ingest keeps a dead letter
+// JetStream stored by an implausible clock under the day it arrived
+// (checkStoredAt), outside the stored-time range sweepMissing looks in,
+// and the sweep's record of it goes under the day of the sweep: the
+// source key's unique index, with dead_lettered_at, would take it as a
+// second row. Asked only for what sweepMissing found missing, one index
+// probe per key and partition (the nested loop prunes to the day's
+// partition at each day), and for the kept keys through
+// dead_letters_purged_stream_idx; no index is added to dead_letters, and
+// ingest does nothing more per message.
+const sweepKeptUnderADay = `
+SELECT d.source_key FROM (
+    SELECT to_date(substr(c.relname, 15), 'YYYYMMDD')::timestamp AT TIME ZONE 'UTC' AS at
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+    WHERE i.inhparent = 'dead_letters'::regclass AND c.relname ~ '^dead_letters_p[0-9]{8}$') p
+CROSS JOIN LATERAL (SELECT d.source_key FROM dead_letters d WHERE d.dead_lettered_at = p.at AND d.source_key = ANY($1)) d
+UNION ALL
+SELECT k.source_key FROM dead_letters_purged k WHERE k.stream = $2 AND k.stream_seq = ANY($3) AND k.source_key = ANY($1)`
+
+// sweepUnkept returns recs (made from stream's messages seqs) without
+// those whose source key is kept under another day (sweepKeptUnderADay),
+// which it counts as found stored.
+func (in *Ingester) sweepUnkept(ctx context.Context, stream string, recs []Record, seqs []uint64, res *sweepResult) ([]Record, []uint64, error) {
+	keys := make([][]byte, len(recs))
+	nums := make([]int64, len(seqs))
+	for i := range recs {
+		keys[i], nums[i] = recs[i].SourceKey[:], int64(seqs[i])
+	}
+	rows, err := in.store.pool.Query(ctx, sweepKeptUnderADay, keys, stream, nums)
+	if err != nil {
+		return nil, nil, fmt.Errorf("look up the source keys of %d dead letters swept from the stream: %w", len(recs), err)
+	}
+	kept := map[[32]byte]bool{}
+	var key []byte
+	_, err = pgx.ForEachRow(rows, []any{&key}, func() error {
+		kept[[32]byte(key)] = true
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("look up the source keys of %d dead letters swept from the stream: %w", len(recs), err)
+	}
+	if len(kept) == 0 {
+		return recs, seqs, nil
+	}
+	var outRecs []Record
+	var outSeqs []uint64
+	for i := range recs {
+		if kept[recs[i].SourceKey] {
+			res.AlreadyStored++
+			continue
+		}
+		outRecs, outSeqs = append(outRecs, recs[i]), append(outSeqs, seqs[i])
+	}
+	return outRecs, outSeqs, nil
 }
 
 // sweptRecord makes the record of stream message st as a delivery of it
