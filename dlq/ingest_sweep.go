@@ -702,13 +702,64 @@ func (in *Ingester) sweptRecord(ctx context.Context, stream string, st *storedMs
 		in.sweepRetried(stream, st.Seq)
 		return rec, nil
 	}
-	rec = ParseDLQ(in.cfg.Prefix, sweptReceived(stream, st))
-	if strings.ContainsRune(st.Subject, utf8.RuneError) {
+	via := sweptReceived(stream, st)
+	replaced := strings.ContainsRune(st.Subject, utf8.RuneError)
+	if replaced {
+		subject, err := in.deliveredSubject(ctx, stream, st.Seq)
+		if err == nil {
+			via.Subject, replaced = subject, false
+		} else {
+			in.log.Warn("the subject of a dead letter the sweep stores holds U+FFFD, and a delivery of it (which gives its bytes) could not be had: stored with the subject JetStream's API gave, flagged",
+				"stream", stream, "consumer", in.cfg.Durable, "seq", st.Seq, "err", err)
+		}
+	}
+	rec = ParseDLQ(in.cfg.Prefix, via)
+	if replaced {
 		rec.flag("not_utf8:subject", "the subject %s holds U+FFFD, as JetStream's API (which the sweep read this dead letter with) writes each byte "+
 			"that is not valid UTF-8: it may have been published to other bytes", short(st.Subject))
 	}
 	return rec, nil
 }
+
+// deliveredSubject is the subject of stream message seq as a delivery
+// gives it: its bytes, where JetStream's API (readStored) gives U+FFFD
+// for each byte that is not valid UTF-8, so that the sweep's record of
+// it is flagged as a delivery's is (not_utf8:subject, not_utf8:item_type,
+// the same reasons). Asked only for a subject holding U+FFFD: a consumer
+// of its own (ephemeral, no acks, in memory, gone when done or after
+// sweepSubjectIdle) delivers the one message.
+func (in *Ingester) deliveredSubject(ctx context.Context, stream string, seq uint64) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cons, err := in.js.CreateConsumer(ctx, stream, jetstream.ConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: seq, AckPolicy: jetstream.AckNonePolicy,
+		MaxDeliver: 1, InactiveThreshold: sweepSubjectIdle, Replicas: 1, MemoryStorage: true,
+		Description: "quarantine ingest sweep: reads one message's subject bytes",
+	})
+	if err != nil {
+		return "", fmt.Errorf("make a consumer to read %s #%d: %w", stream, seq, err)
+	}
+	defer func() {
+		_ = in.js.DeleteConsumer(context.WithoutCancel(ctx), stream, cons.CachedInfo().Name) // else gone once idle
+	}()
+	msgs, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		return "", fmt.Errorf("read %s #%d by a delivery: %w", stream, seq, err)
+	}
+	for m := range msgs.Messages() {
+		if md, err := m.Metadata(); err == nil && md.Sequence.Stream == seq {
+			return m.Subject(), nil
+		}
+	}
+	if err := msgs.Error(); err != nil {
+		return "", fmt.Errorf("read %s #%d by a delivery: %w", stream, seq, err)
+	}
+	return "", fmt.Errorf("read %s #%d by a delivery: %w", stream, seq, jetstream.ErrMsgNotFound)
+}
+
+// sweepSubjectIdle is how long a consumer deliveredSubject made lives on
+// when its removal failed.
+const sweepSubjectIdle = 30 * time.Second
 
 // sweptReceived is stream message st as the ingester receives it from a
 // delivery: the headers the NATS client reads of its header block and,
