@@ -82,7 +82,7 @@ func (r *sweepResult) add(o sweepResult) {
 
 // sweepState is what the sweep keeps between sweeps in memory; where it
 // has proven a stream up to, and what it holds, is in PostgreSQL
-// (ingest_sweep_watermark, migrations 0040 and 0045).
+// (ingest_sweep_watermark, migrations 0040 and 0043).
 type sweepState struct {
 	mu sync.Mutex
 	// retries counts, by "stream #seq", the sweeps that found an
@@ -193,7 +193,7 @@ WHERE k.stream = $5 AND k.stream_seq BETWEEN $3 AND $4 AND k.dead_lettered_at BE
 // every sweep tries each held one again first (sweepHeld); but it does
 // not hold the rest: the steps go on after the last sequence looked at
 // (proven_to), so what lies after it is proven and stored. Both are kept
-// with the watermark (migration 0045): a console restarted, or another
+// with the watermark (migration 0043): a console restarted, or another
 // replica, goes on where the last stopped.
 // quarantine_ingest_sweep_behind_sequences says how far the watermark is
 // behind the ack floor after the sweep.
