@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -59,14 +61,15 @@ func (s *Server) auditExport(c echo.Context, contentType, ext string,
 		f.Tenants = []string{audit.AllTenants}
 	}
 	// One row in each tenant exported, for its auditors to see; outside
-	// any tenant only for an export of every tenant.
+	// any tenant when the export covers none of them by name (every
+	// tenant's, or a tenant filter outside the exporter's scope). A row in
+	// a tenant names nothing of another: it is written only in the
+	// tenants the export took entries from, and says only the filter.
 	var events []audit.Event
-	for _, tenant := range f.Tenants {
+	for _, tenant := range s.exportedTenants(ctx, f) {
 		e := s.event(c, "audit.export", audit.OutcomeOK)
-		e.ObjectType, e.ObjectID, e.Reason = "audit_log", ext, "filter: "+c.QueryString()
-		if tenant != audit.AllTenants {
-			e.Tenant = tenant
-		}
+		e.ObjectType, e.ObjectID, e.Reason = "audit_log", ext, "filter: "+exportFilterText(c.QueryParams())
+		e.Tenant = tenant
 		events = append(events, e)
 	}
 	if _, err := audit.AppendBatchFunc(ctx, s.deps.Pool, events); err != nil {
@@ -102,4 +105,38 @@ func (s *Server) auditExport(c echo.Context, contentType, ext string,
 		s.deps.Log.Error("audit export interrupted", "err", err, "request_id", h.Get(echo.HeaderXRequestID))
 	}
 	return nil
+}
+
+// exportedTenants are the tenants an export of f takes entries from, as
+// the tenants of its audit rows: the filter's tenant when it has one and
+// the exporter may export it, else the exporter's tenants. "" (outside any
+// tenant) stands for an export of every tenant's entries, and for one
+// that names no tenant the console knows or may export.
+func (s *Server) exportedTenants(ctx context.Context, f audit.Filter) []string {
+	all := slices.Contains(f.Tenants, audit.AllTenants)
+	switch {
+	case f.Tenant != "" && all && slices.Contains(s.knownTenants(ctx), f.Tenant):
+		return []string{f.Tenant}
+	case f.Tenant != "" && !all && slices.Contains(f.Tenants, f.Tenant):
+		return []string{f.Tenant}
+	case f.Tenant != "" || all || len(f.Tenants) == 0:
+		return []string{""}
+	}
+	return f.Tenants
+}
+
+// exportFilterParams are the query parameters an export reads
+// (readAuditFilter); its audit row names only these.
+var exportFilterParams = []string{"actor", "action", "tenant", "object", "message_id", "outcome", "from", "to", "before", "after"}
+
+// exportFilterText is the export's filter as its audit row says it: the
+// parameters it read, in a fixed order, nothing else of the query string.
+func exportFilterText(q url.Values) string {
+	kept := url.Values{}
+	for _, k := range exportFilterParams {
+		if v, ok := q[k]; ok {
+			kept[k] = v
+		}
+	}
+	return kept.Encode()
 }
