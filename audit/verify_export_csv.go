@@ -18,7 +18,8 @@ import (
 
 // VerifyExportCSV checks a CSV export (ExportCSV, ExportCSVSigned) without
 // the database, as VerifyExport checks a JSON Lines one: the header; each
-// entry's hash against its values (CSVValue of each cell; hash version 3
+// entry's hash against its values (CSVValue of each cell, each cell exactly
+// as the export writes that value, inertCell; hash version 3
 // when it has a nonce, else 1 when actor_email_verified is empty, else 2);
 // that the records run without a gap, each prev_hash the hash of the
 // record before; that no entry is dated before the entry before it, nor
@@ -240,9 +241,16 @@ func csvEntry(rec []string) (e *Entry, stub bool, err error) {
 		}
 		return e, true, csvLinks(rec, e)
 	}
+	// Each cell exactly as the export writes its value (inertCell): a
+	// cell the export would not have written, such as a value it wrote
+	// inert with its "'" taken off, is an edit, though its value hashes
+	// alike.
 	v := make([]string, len(rec))
 	for i, c := range rec {
 		v[i] = CSVValue(c)
+		if inertCell(v[i]) != c {
+			return nil, false, fmt.Errorf("seq %d: %s %q is not written as the export writes it (%q): the cell was edited", seq, exportHeader[i], c, inertCell(v[i]))
+		}
 	}
 	if e.At, err = time.Parse(timeLayout, v[1]); err != nil {
 		return nil, false, fmt.Errorf("seq %d: at %q is not a time of the export", seq, v[1])
@@ -303,8 +311,8 @@ func csvHead(rec []string) (Checkpoint, string, error) {
 		return Checkpoint{}, "", errors.New("the chain head's hash is not hex")
 	}
 	filter, ok := strings.CutPrefix(CSVValue(rec[8]), csvFilterPrefix)
-	if !ok {
-		return Checkpoint{}, "", fmt.Errorf("the chain head's ninth cell is not %s<filter>", csvFilterPrefix)
+	if !ok || inertCell(CSVValue(rec[8])) != rec[8] {
+		return Checkpoint{}, "", fmt.Errorf("the chain head's ninth cell is not %s<filter> as the export writes it", csvFilterPrefix)
 	}
 	for i, cell := range rec[9:] {
 		if cell != "" {
