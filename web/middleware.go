@@ -215,6 +215,8 @@ func (s *Server) event(c echo.Context, action string, outcome audit.Outcome) aud
 // http.CrossOriginProtection. With a signed-in session (someone's browser
 // was led to post), the attempt is audited under that person; without one
 // it is counted and logged only, so strangers cannot write to the audit log.
+// The audited ones are limited per person (authz.CrossSiteDenials, as
+// appendDenied's): over the limit, refused and not written.
 func (s *Server) crossOriginDenied(w http.ResponseWriter, r *http.Request) {
 	reqID := w.Header().Get(echo.HeaderXRequestID)
 	reason := "cross-origin request (Origin " + r.Header.Get("Origin") + ", Sec-Fetch-Site " + r.Header.Get("Sec-Fetch-Site") + ")"
@@ -227,6 +229,14 @@ func (s *Server) crossOriginDenied(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Cross-site request refused.", http.StatusForbidden)
 		return
 	}
+	// Another site started it: its rows are limited per person as every
+	// such refusal's (appendDenied), checked before the object is looked
+	// up, so over the limit it costs no query and writes nothing.
+	allowed, unwritten := s.crossSiteDenials.Allow(u.Actor.Issuer+" "+u.Actor.Subject, time.Now())
+	if !allowed {
+		http.Error(w, "Cross-site request refused.", http.StatusForbidden)
+		return
+	}
 	e := audit.Event{
 		Actor: u.Actor, Action: "csrf.denied", Outcome: audit.OutcomeDenied, ObjectType: "route", ObjectID: r.Method + " " + r.URL.Path,
 		Reason:      reason,
@@ -235,6 +245,11 @@ func (s *Server) crossOriginDenied(w http.ResponseWriter, r *http.Request) {
 	events := s.crossOriginTried(w, r, u, reason+" to "+e.ObjectID)
 	if len(events) == 0 {
 		events = []audit.Event{e}
+	}
+	if unwritten > 0 {
+		for i := range events {
+			events[i].Reason += fmt.Sprintf("; %d more started by another site since the last such row were not written", unwritten)
+		}
 	}
 	if _, err := audit.AppendBatchFunc(r.Context(), s.deps.Pool, events); err != nil {
 		s.deps.Log.Error("audit cross-origin request", "err", err, "request_id", reqID)
