@@ -465,7 +465,7 @@ var objectTypePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 // read: a "#" with nothing after it, or after something that is no type.
 // An empty text is no object (no error).
 func ParseObject(text string) (typ, id string, typed bool, err error) {
-	text = strings.TrimSpace(text)
+	text = labelled(strings.TrimSpace(text))
 	if text == "" {
 		return "", "", false, nil
 	}
@@ -495,6 +495,35 @@ func ParseObject(text string) (typ, id string, typed bool, err error) {
 		return "", "", false, errObjectForm(text)
 	}
 	return typ, id, true, nil
+}
+
+// labelled reads an object typed as a label of words and an id, with
+// or without a "#" between them ("Dead letter 138", "replay request #4",
+// as a person types what a page heads "Dead letter #138"), written as
+// the log names it ("dead_letter 138"): the label's words joined by "_"
+// in lower case, as ParseObject reads a label before a "#". Without
+// it the whole text would be looked up as one id ("Dead letter 138"), or
+// a label's first word taken for the type ("replay" of "replay request
+// #4"), and nothing found. Any other text is returned as it is.
+func labelled(text string) string {
+	label, id, hashed := strings.Cut(text, "#")
+	words := strings.Fields(label)
+	if !hashed {
+		if strings.Contains(text, ":") || len(words) < 2 {
+			return text
+		}
+		id, words = words[len(words)-1], words[:len(words)-1]
+	}
+	id = strings.TrimSpace(id)
+	if len(words) == 0 || id == "" || strings.Trim(id, "0123456789") != "" {
+		return text
+	}
+	for _, w := range words {
+		if strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
+			return text
+		}
+	}
+	return strings.ToLower(strings.Join(words, "_")) + " " + id
 }
 
 func errObjectForm(text string) error {

@@ -35,7 +35,7 @@ func readAuditFilter(q url.Values) auditFilterForm {
 func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 	errs := map[string]string{}
 	out := audit.Filter{
-		Actor: f.Actor, Action: f.Action, Tenant: f.Tenant, Object: labelledObject(f.Object), MessageID: f.MessageID,
+		Actor: f.Actor, Action: f.Action, Tenant: f.Tenant, Object: f.Object, MessageID: f.MessageID,
 		Outcome: audit.Outcome(f.Outcome),
 	}
 	// "replay.*" is every action of a family.
@@ -69,35 +69,6 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 		return out, nil
 	}
 	return out, errs
-}
-
-// labelledObject is an object typed as a label of words and an id, with
-// or without a "#" between them ("Dead letter 138", "replay request #4",
-// as a person types what a page heads "Dead letter #138"), written as
-// the log names it ("dead_letter 138"): the label's words joined by "_"
-// in lower case, as audit.ParseObject reads a label before a "#". Without
-// it the whole text would be looked up as one id ("Dead letter 138"), or
-// a label's first word taken for the type ("replay" of "replay request
-// #4"), and nothing found. Any other text is returned as it is.
-func labelledObject(text string) string {
-	label, id, hashed := strings.Cut(text, "#")
-	words := strings.Fields(label)
-	if !hashed {
-		if strings.Contains(text, ":") || len(words) < 2 {
-			return text
-		}
-		id, words = words[len(words)-1], words[:len(words)-1]
-	}
-	id = strings.TrimSpace(id)
-	if len(words) == 0 || id == "" || strings.Trim(id, "0123456789") != "" {
-		return text
-	}
-	for _, w := range words {
-		if strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
-			return text
-		}
-	}
-	return strings.ToLower(strings.Join(words, "_")) + " " + id
 }
 
 // auditScope is where the caller may read the audit log; nil Tenants
