@@ -31,8 +31,11 @@ func TestParseObject(t *testing.T) {
 		{"replay_request # 4", "replay_request", "4", true, false},
 		{"Dead letter #138", "dead_letter", "138", true, false},
 		{"Replay request #4", "replay_request", "4", true, false},
-		{"route GET /x#y", "route", "GET /x#y", true, false}, // a # inside an id is the id's
-		{"Order 83", "", "Order 83", false, false},           // no type: the whole text is an id
+		{"route GET /x#y", "route", "GET /x#y", true, false},   // a # inside an id is the id's
+		{"Order 83", "", "Order 83", false, false},             // no type: the whole text is an id
+		{"Dead letter 138", "dead_letter", "138", true, false}, // a label of several words, no '#'
+		{"replay request #4", "replay_request", "4", true, false},
+		{"replay  request 4", "replay_request", "4", true, false},
 		{"#", "", "", false, true},
 		{"replay_request #", "", "", false, true},
 		{"Dead letter #", "", "", false, true},

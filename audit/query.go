@@ -504,12 +504,16 @@ func ParseObject(text string) (typ, id string, typed bool, err error) {
 // in lower case, as ParseObject reads a label before a "#". Without
 // it the whole text would be looked up as one id ("Dead letter 138"), or
 // a label's first word taken for the type ("replay" of "replay request
-// #4"), and nothing found. Any other text is returned as it is.
+// #4"), and nothing found. Any other text is returned as it is; so is a
+// label of one word and an id with no "#" between them ("Order 83", an
+// id; "dead_letter 83" SplitObject reads).
 func labelled(text string) string {
 	label, id, hashed := strings.Cut(text, "#")
 	words := strings.Fields(label)
 	if !hashed {
-		if strings.Contains(text, ":") || len(words) < 2 {
+		// Without a "#", only a label of several words is one ("Order
+		// 83" stays an id, as the log may hold such an id).
+		if strings.Contains(text, ":") || len(words) < 3 {
 			return text
 		}
 		id, words = words[len(words)-1], words[:len(words)-1]
