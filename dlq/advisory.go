@@ -270,6 +270,11 @@ func (r *Record) originalSubject(subject string) {
 	}
 }
 
+// FlagAdvisoryUnverified flags an advisory's record whose give-up could
+// not be shown to have happened (unverifiedAdvisory); a replay leaves such
+// a dead letter out (dlq/replay sendFacts).
+const FlagAdvisoryUnverified = "advisory_unverified"
+
 // unverifiedAdvisory flags an advisory's record whose give-up could not
 // be shown to have happened (checkAdvisoryConsumer says why): it may be
 // forged, naming another tenant's message nobody failed on. It is stored
@@ -277,7 +282,7 @@ func (r *Record) originalSubject(subject string) {
 // it (the replay policy blocks an item without one); re-publish it from
 // the producer if it is real.
 func (r *Record) unverifiedAdvisory(why string) {
-	r.flag("advisory_unverified", "%s. The give-up may be forged (anyone who may publish on an advisory subject can write one): "+
+	r.flag(FlagAdvisoryUnverified, "%s. The give-up may be forged (anyone who may publish on an advisory subject can write one): "+
 		"stored for inspection, never replayed; re-publish it from the producer if it is real", why)
 	r.OriginalSubject = ""
 }

@@ -117,6 +117,12 @@ type Send struct {
 	// removed after it was replayed, discarded or resolved, and nothing
 	// says whether, so no replay sends it unseen.
 	Reappeared bool
+	// Unverified reports that the dead letter is a captured advisory whose
+	// give-up the console could not verify (flag advisory_unverified: its
+	// consumer was gone when it was ingested, or cannot have delivered
+	// it): it may be forged, naming a message nobody failed on, so no
+	// replay sends it.
+	Unverified bool
 	// Size is the message's size in bytes (payload and headers, the
 	// replay's own too); MaxPayload the server's max_payload (0: unknown).
 	Size, MaxPayload int64
@@ -165,6 +171,10 @@ func JudgeSend(v Verdict, s Send) Verdict {
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("%s was not valid UTF-8 text (or held a NUL) as received and is stored with replacement characters: "+
 			"the replay would send other bytes than the original's (for a message or operation id, another identity to downstream dedupe; for the subject, "+
 			"another subject); re-publish it from the producer, or resolve it by hand", s.NotText))
+	case s.Unverified:
+		return v.plain(Block, CheckUnsendable, "the give-up this dead letter was captured from could not be verified (flag advisory_unverified says why): "+
+			"it may be forged, naming a message no consumer failed on, so no replay sends it; the message is still in its stream (while retention keeps it) "+
+			"for whoever owns the consumer to redeliver, or re-publish it from the producer; resolve it by hand")
 	case s.Reappeared:
 		return v.plain(Block, CheckUnsendable, "this dead letter was stored from a delivery held past the time retention keeps a removed dead letter's key: "+
 			"it may be one retention removed after it was replayed, discarded or resolved (its flags say so; look for an earlier dead letter of its message id); "+

@@ -161,6 +161,8 @@ func TestRules(t *testing.T) {
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{Size: 2000, MaxPayload: 1024} }), "max_payload of 1024 bytes"},
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{AlteredHeader: "Nats-Msg-Id"} }), `header "Nats-Msg-Id" holds a line break`},
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{Reappeared: true} }), "may be one retention removed"},
+		{CheckUnsendable, Block, judge("search.x", AtDraft, func(i *Item) { i.Send = Send{Unverified: true} }), "could not be verified"},
+		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{Unverified: true} }), "still in its stream"},
 		{CheckUnsettled, Block, job(Job{Class: Dedupe, Ledger: &Ledger{Unsettled: 7}}), "replay request 7 may have published this identity"},
 		{CheckLedger, Done, func() Verdict { return JudgeGate(Job{Class: SameOperation}, &Ledger{Replayed: true}) }, "already replayed"},
 		{CheckSameIdentity, Wait, func() Verdict { return JudgeGate(Job{Class: Dedupe}, &Ledger{InFlight: 9}) }, "a job of replay request 9 with the same identity"},

@@ -64,10 +64,11 @@ func trimmedEdge(id string) string {
 // would send changed (a message or operation id with blanks at an end
 // included: the client trims them), the first id (or the subject) that is a stand-in for
 // other bytes (notText, from the dead letter's flags), whether the dead letter
-// may be one retention removed (its flags), and the message's size.
+// may be one retention removed, or an advisory whose give-up could not be
+// verified (its flags), and the message's size.
 func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize int64, maxPayload int64, ids ...string) replaypolicy.Send {
 	s := replaypolicy.Send{Size: payloadSize + replayHeaderBytes, MaxPayload: maxPayload, NotText: notText(flags, subject, ids...),
-		Reappeared: slices.Contains(flags, dlq.FlagAfterKeyTrim)}
+		Reappeared: slices.Contains(flags, dlq.FlagAfterKeyTrim), Unverified: slices.Contains(flags, dlq.FlagAdvisoryUnverified)}
 	for i, id := range ids {
 		s.Size += int64(len(id))
 		switch {
