@@ -278,13 +278,20 @@ const FlagAdvisoryUnverified = "advisory_unverified"
 // unverifiedAdvisory flags an advisory's record whose give-up could not
 // be shown to have happened (checkAdvisoryConsumer says why): it may be
 // forged, naming another tenant's message nobody failed on. It is stored
-// as it came, but with no original subject, so that no replay publishes
-// it (the replay policy blocks an item without one); re-publish it from
-// the producer if it is real.
-func (r *Record) unverifiedAdvisory(why string) {
-	r.flag(FlagAdvisoryUnverified, "%s. The give-up may be forged (anyone who may publish on an advisory subject can write one): "+
-		"stored for inspection, never replayed; re-publish it from the producer if it is real", why)
-	r.OriginalSubject = ""
+// as it came and no replay sends it (the replay rules block the flag).
+// impossible (the consumer exists and cannot have delivered it) also
+// erases its original subject; one that could not be checked (its
+// consumer gone) keeps it: the give-up may well be real, and the message
+// is still in its stream for whoever owns the consumer to redeliver.
+func (r *Record) unverifiedAdvisory(why string, impossible bool) {
+	if impossible {
+		r.flag(FlagAdvisoryUnverified, "%s. The give-up may be forged (anyone who may publish on an advisory subject can write one): "+
+			"stored for inspection without its original subject, never replayed; re-publish it from the producer if it is real", why)
+		r.OriginalSubject = ""
+		return
+	}
+	r.flag(FlagAdvisoryUnverified, "%s. The give-up could not be verified and may be forged (anyone who may publish on an advisory subject can write one): "+
+		"stored for inspection, never replayed; the message is still in its stream (while retention keeps it) for whoever owns the consumer to redeliver", why)
 }
 
 // withoutOriginal fills what an advisory's row holds when the original

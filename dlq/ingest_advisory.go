@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -64,8 +65,12 @@ func (in *Ingester) advisoryRecord(ctx context.Context, via Received, subject st
 	if err != nil {
 		rec.flag("original_unreadable", "the original message could not be read from its stream: %v", err)
 	}
-	if why, cerr := in.checkAdvisoryConsumer(ctx, subject, adv); why != "" {
-		rec.unverifiedAdvisory(why)
+	origSubject := ""
+	if rec.OriginalSubject != "" { // the original was taken (not gone, not replaced)
+		origSubject = orig.Subject
+	}
+	if why, impossible, cerr := in.checkAdvisoryConsumer(ctx, subject, adv, origSubject); why != "" {
+		rec.unverifiedAdvisory(why, impossible)
 		if err == nil {
 			err = cerr // read again later, as for an original not read
 		}
@@ -76,15 +81,22 @@ func (in *Ingester) advisoryRecord(ctx context.Context, via Received, subject st
 // checkAdvisoryConsumer says why the give-up adv reports cannot be shown
 // to have happened ("" when it can): the consumer it names (that of the
 // subject it came on) must be one the stream has, and have delivered the
-// message (its delivered stream sequence at least the message's). The
-// JSON and the subject are written by whoever may publish on an advisory
-// subject; without this, one naming a consumer that never existed turns
-// any message of a watched stream, any tenant's, into a dead letter an
-// operator may replay. A consumer deleted since cannot be told from one
-// that never existed: the row is flagged all the same (never dropped).
-// err is set when the consumer could not be read (NATS): the caller may
-// rather try again later.
-func (in *Ingester) checkAdvisoryConsumer(ctx context.Context, subject string, adv Advisory) (why string, err error) {
+// message: its delivered stream sequence at least the message's, and the
+// original's subject origSubject ("": not read) one its filter subjects
+// take (a consumer filtered to one tenant never delivers another's
+// message, whatever its delivered sequence). The JSON and the subject are
+// written by whoever may publish on an advisory subject; without this,
+// one naming a consumer that never existed, or a filtered one, turns any
+// message of a watched stream, any tenant's, into a dead letter an
+// operator may replay. impossible says the advisory cannot be a real
+// one: the consumer exists and cannot have delivered the message, or the
+// JSON's consumer is not the subject's. Otherwise it could not be checked:
+// a consumer deleted since (nats.go's Subscribe deletes the one it made on
+// Unsubscribe; an ephemeral expires) cannot be told from one that never
+// existed. Either way the row is flagged (never dropped). err is set when
+// the consumer could not be read (NATS): the caller may rather try again
+// later.
+func (in *Ingester) checkAdvisoryConsumer(ctx context.Context, subject string, adv Advisory, origSubject string) (why string, impossible bool, err error) {
 	var onSubject string
 	for _, p := range []string{AdvisoryMaxDeliveries + ".", AdvisoryTerminated + "."} {
 		if rest, ok := strings.CutPrefix(subject, p+adv.Stream+"."); ok {
@@ -92,19 +104,40 @@ func (in *Ingester) checkAdvisoryConsumer(ctx context.Context, subject string, a
 		}
 	}
 	if adv.Consumer != onSubject {
-		return fmt.Sprintf("the advisory names consumer %s but came on subject %s", short(adv.Consumer), short(subject)), nil
+		return fmt.Sprintf("not a real give-up: the advisory names consumer %s but came on subject %s", short(adv.Consumer), short(subject)), true, nil
 	}
 	info, err := in.anyConsumerInfo(ctx, adv.Stream, adv.Consumer)
 	switch {
 	case errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrInvalidConsumerName), errors.Is(err, jetstream.ErrStreamNotFound):
-		return fmt.Sprintf("stream %s has no consumer %s: it never had one, or it was deleted since", short(adv.Stream), short(adv.Consumer)), nil
+		return fmt.Sprintf("consumer gone: cannot be checked: stream %s has no consumer %s (it never had one, or it was deleted since)",
+			short(adv.Stream), short(adv.Consumer)), false, nil
 	case err != nil:
-		return fmt.Sprintf("consumer %s of stream %s could not be read to check the advisory: %v", short(adv.Consumer), short(adv.Stream), err), err
+		return fmt.Sprintf("consumer unreadable: cannot be checked: consumer %s of stream %s could not be read: %v", short(adv.Consumer), short(adv.Stream), err), false, err
 	case info.Delivered.Stream < adv.StreamSeq:
-		return fmt.Sprintf("consumer %s of stream %s has delivered up to stream sequence %d only, not %d: it was made again since, or never delivered it",
-			short(adv.Consumer), short(adv.Stream), info.Delivered.Stream, adv.StreamSeq), nil
+		return fmt.Sprintf("consumer exists but cannot have delivered it: consumer %s of stream %s has delivered up to stream sequence %d only, not %d "+
+			"(it was made again since, or never delivered it)", short(adv.Consumer), short(adv.Stream), info.Delivered.Stream, adv.StreamSeq), true, nil
+	case origSubject != "" && !filterTakes(info.Config, origSubject):
+		return fmt.Sprintf("consumer exists but cannot have delivered it: consumer %s of stream %s is filtered to %s, which does not take the message's subject %s",
+			short(adv.Consumer), short(adv.Stream), short(strings.Join(filterSubjects(info.Config), ", ")), short(origSubject)), true, nil
 	}
-	return "", nil
+	return "", false, nil
+}
+
+// filterSubjects are a consumer's filter subjects (none: it takes every
+// subject of its stream).
+func filterSubjects(c jetstream.ConsumerConfig) []string {
+	fs := slices.Clone(c.FilterSubjects)
+	if c.FilterSubject != "" {
+		fs = append(fs, c.FilterSubject)
+	}
+	return fs
+}
+
+// filterTakes says whether a consumer of config c delivers messages of
+// subject, by the NATS subject-matching rules (nats-server's own).
+func filterTakes(c jetstream.ConsumerConfig, subject string) bool {
+	fs := filterSubjects(c)
+	return len(fs) == 0 || slices.ContainsFunc(fs, func(f string) bool { return server.SubjectMatchesFilter(subject, f) })
 }
 
 // anyConsumerInfo reads a consumer's info, pull or push.
