@@ -44,5 +44,5 @@ func TestRevFixes6bRealGiveUpOfDeletedConsumerKeepsSubject(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []byte("poison"), d.Payload)
 	assert.Equal(t, "app.acme.orders.refund", d.OriginalSubject,
-		"a real give-up whose consumer is gone by ingest time must stay replayable (after a person's check), not lose its subject for good")
+		"a real give-up whose consumer is gone by ingest time keeps its subject (flagged, left out by the replay rules, still in its stream to redeliver), not lose it for good")
 }
