@@ -3,7 +3,9 @@ package replay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -185,11 +187,15 @@ var errStopped = errors.New("worker stopped by hook")
 func (w *Worker) Run(ctx context.Context) {
 	w.log.Info("replay worker running", "owner", w.cfg.Owner)
 	for ctx.Err() == nil {
-		n, err := w.RunOnce(ctx)
+		n, err := w.runOnceGuarded(ctx)
 		if errors.Is(err, errStopped) {
 			return
 		}
-		if err != nil && ctx.Err() == nil {
+		var p *workerPanic
+		switch {
+		case errors.As(err, &p):
+			w.log.Error("replay worker: a claim panicked; its jobs are left to their lease, as a crash leaves them", "owner", w.cfg.Owner, "panic", p.value, "stack", p.stack)
+		case err != nil && ctx.Err() == nil:
 			w.log.Warn("replay worker", "err", err)
 		}
 		if n == 0 || err != nil {
@@ -200,6 +206,36 @@ func (w *Worker) Run(ctx context.Context) {
 		}
 	}
 	w.recordAtStop(ctx)
+}
+
+// workerPanic is a panic met while a claim was executed (a bug, on some
+// job's data, say), made an error.
+type workerPanic struct {
+	value any
+	stack string
+}
+
+func (p *workerPanic) Error() string { return fmt.Sprintf("replay worker panicked: %v", p.value) }
+
+// runOnceGuarded is RunOnce with a panic in it made an error, so that one
+// job's data that meets a bug ends neither the worker nor the process
+// (the console's pages and ingest run in it too). The claim is left as a
+// crash (kill -9) leaves it, which the worker is built to survive: its
+// transactions roll back as the panic unwinds them (pgx.BeginTxFunc),
+// its jobs are taken over, fenced, once their lease ends, and a publish
+// that may have landed is judged by the broker's answer then. What this
+// worker kept unrecorded is forgotten, as a crash forgets it: whatever
+// the panic interrupted is not trusted. A panic that comes again at each
+// claim of a job shows as that job waiting (quarantine_replay_jobs_waiting)
+// and as this log line at each lease.
+func (w *Worker) runOnceGuarded(ctx context.Context) (n int, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			w.unrecorded = unrecorded{}
+			n, err = 0, &workerPanic{value: v, stack: string(debug.Stack())}
+		}
+	}()
+	return w.RunOnce(ctx)
 }
 
 // RunOnce claims up to Batch due jobs (fewer when recording was slow), executes them and records the
