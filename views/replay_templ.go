@@ -115,20 +115,20 @@ func replayConfirm(m ReplayConfirmModel) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</h2><span class=\"muted small\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</h2><span class=\"muted small\" data-testid=\"replay-group-count\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
-			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(g.Items))
+			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(groupCount(g))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/replay.templ`, Line: 25, Col: 54}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/replay.templ`, Line: 25, Col: 79}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, " to replay</span></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</span></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -4034,6 +4034,20 @@ func cutMark(cut bool) templ.Component {
 // whole error: it is longer than was read, or than its first line.
 func errorCut(it ReplayItemRow) bool {
 	return it.ErrorCut || FirstLine(it.Error, 80) != it.Error
+}
+
+// groupCount heads a group of the confirm page: how many of its items a
+// request would replay, nothing when none is left, or, for a class the
+// policy no longer has, how many were selected and that none can be
+// requested (its items are not "to replay").
+func groupCount(g ReplayGroup) string {
+	switch {
+	case g.ClassGone:
+		return Count(int64(g.Items)) + " selected, none can be requested"
+	case g.Items == 0:
+		return "nothing to replay"
+	}
+	return Count(int64(g.Items)) + " to replay"
 }
 
 var _ = templruntime.GeneratedTemplate

@@ -51,6 +51,7 @@ func TestConfirmGroupOfAClassNoLongerInThePolicy(t *testing.T) {
 	require.NoError(t, err)
 	group := d.Find(`[data-testid="replay-group"]`)
 	assert.Contains(t, strings.Join(strings.Fields(group.Find(`[data-testid="replay-on-submit"]`).Text()), " "), "class no longer in the policy: cannot be requested")
+	assert.Equal(t, "3 selected, none can be requested", group.Find(`[data-testid="replay-group-count"]`).Text(), "its items are not counted as to replay")
 	assert.Zero(t, group.Find(`input[name="rate-7"]`).Length(), "a rate is asked for a class the policy no longer has")
 	assert.Zero(t, d.Find(`[data-testid="replay-submit"]`).Length())
 	assert.Zero(t, d.Find(`textarea[name="reason"]`).Length())

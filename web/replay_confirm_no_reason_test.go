@@ -26,6 +26,7 @@ func TestConfirmNothingToRequestAsksNoReason(t *testing.T) {
 	require.Zero(t, d.Find(`[data-testid="replay-submit"]`).Length())
 	assert.Zero(t, d.Find(`textarea[name="reason"]`).Length(), "the page asks for a reason for nothing")
 	assert.Zero(t, d.Find(`[data-testid="replay-reason"]`).Length())
+	assert.Equal(t, "nothing to replay", textOf(d, `[data-testid="replay-group-count"]`), "the group's head says so, not \"0 to replay\"")
 
 	resp := b.Do(t, oncall, "POST", confirm, pageForm(d, url.Values{"reason": {"payments gateway back"}}), nil)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.Status)
