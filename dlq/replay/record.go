@@ -759,12 +759,10 @@ func (w *Worker) runningEvent(r runningRequest, jobs []*job) audit.Event {
 	if first.firstAttemptAt != nil {
 		after["first_attempt_at"] = first.firstAttemptAt.UTC().Format(time.RFC3339Nano)
 	}
-	return audit.Event{
-		Actor: worker(w.cfg.Owner), Tenant: r.Tenant, Action: audit.ActionReplayRunning,
-		ObjectType: "replay_request", ObjectID: strconv.FormatInt(r.ID, 10),
-		Reason:  fmt.Sprintf("a publish of dead letter %d (job %d) may have landed", first.deadLetterID, first.id),
-		Outcome: audit.OutcomeOK, Before: map[string]any{"status": StatusApproved}, After: after,
-	}
+	e := requestEvent(worker(w.cfg.Owner), quarantine.RequestMeta{}, audit.ActionReplayRunning, &Request{ID: r.ID, Tenant: r.Tenant})
+	e.Reason = fmt.Sprintf("a publish of dead letter %d (job %d) may have landed", first.deadLetterID, first.id)
+	e.Before, e.After = map[string]any{"status": StatusApproved}, after
+	return e
 }
 
 // worker is who the audit log names for what a replay worker does.
@@ -848,8 +846,8 @@ func finishRequests(ctx context.Context, tx pgx.Tx, ids []int64, actor quarantin
 		if tag.RowsAffected() == 0 {
 			continue
 		}
-		e := audit.Event{Actor: actor, Tenant: c.Tenant, Action: v.action, ObjectType: "replay_request",
-			ObjectID: strconv.FormatInt(id, 10), Reason: v.reason, Outcome: audit.OutcomeOK}
+		e := requestEvent(actor, quarantine.RequestMeta{}, v.action, &Request{ID: id, Tenant: c.Tenant})
+		e.Reason = v.reason
 		if v.status == StatusDoneWithProblems {
 			e.Outcome = audit.OutcomeError
 		}
