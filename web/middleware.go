@@ -189,10 +189,8 @@ func (s *Server) appendDenied(c echo.Context, events ...audit.Event) {
 		}
 		for i := range events {
 			events[i].Reason += "; started by another site: the browser's Sec-Fetch-Site said " + authz.ClientText(site, 32)
-			if unwritten > 0 {
-				events[i].Reason += fmt.Sprintf("; %d more started by another site since the last such row were not written", unwritten)
-			}
 		}
+		noteUnwritten(events, unwritten)
 	}
 	if _, err := audit.AppendBatchFunc(c.Request().Context(), s.deps.Pool, events); err != nil {
 		s.deps.Log.Error("audit denied access", "err", err)
@@ -246,15 +244,23 @@ func (s *Server) crossOriginDenied(w http.ResponseWriter, r *http.Request) {
 	if len(events) == 0 {
 		events = []audit.Event{e}
 	}
-	if unwritten > 0 {
-		for i := range events {
-			events[i].Reason += fmt.Sprintf("; %d more started by another site since the last such row were not written", unwritten)
-		}
-	}
+	noteUnwritten(events, unwritten)
 	if _, err := audit.AppendBatchFunc(r.Context(), s.deps.Pool, events); err != nil {
 		s.deps.Log.Error("audit cross-origin request", "err", err, "request_id", reqID)
 	}
 	http.Error(w, "Cross-site request refused.", http.StatusForbidden)
+}
+
+// noteUnwritten adds to the rows of one refusal another site started,
+// events, how many such refusals the per-person limit left unwritten
+// since the last row written (authz.CrossSiteDenials.Allow), if any.
+func noteUnwritten(events []audit.Event, unwritten int64) {
+	if unwritten <= 0 {
+		return
+	}
+	for i := range events {
+		events[i].Reason += fmt.Sprintf("; %d more started by another site since the last such row were not written", unwritten)
+	}
 }
 
 // crossOriginTried are the csrf.denied rows (why) of a cross-origin
