@@ -35,9 +35,15 @@ type Locator struct {
 	// visible to those who hold it in every tenant.
 	See Permission
 	// find returns the tenants of the object (not_found when there is
-	// none), or for a selection the tenant of each dead letter it names.
+	// none), or for a selection the tenant of each id it names: absent
+	// for an id of no dead letter.
 	find func(c echo.Context) (map[string]string, error)
 }
+
+// absent is the tenant a selection's locator gives an id of no dead
+// letter. Every dead letter has a tenant (dlq.UnknownTenant when its
+// producer named none), so "" stands for nothing else there.
+const absent = ""
 
 // sees reports whether u may see what lives in tenant under loc.
 func (s *Server) sees(u authz.User, loc *Locator, tenant string) bool {
@@ -69,6 +75,9 @@ func (s *Server) locate(c echo.Context, r Route) error {
 	}
 	refused := map[string][]string{} // ids by tenant
 	for id, tenant := range tenants {
+		if tenant == absent {
+			continue // of no dead letter: the action's to answer
+		}
 		if !s.sees(u, loc, tenant) {
 			refused[tenant] = append(refused[tenant], id)
 		}
@@ -100,11 +109,12 @@ func (s *Server) selectionEvents(c echo.Context, loc *Locator, action string, id
 // tried are the denied rows (action, why) of a request of r refused
 // before its locator applied r's tenancy, naming what the request names,
 // whatever the caller may see: its object, once in each tenant the object
-// spans, or the dead letters its form selects, one row per tenant naming
-// that tenant's ids. Each row is that tenant's, for its auditors to see,
-// as notFoundDenied's is. None when r names nothing or nothing is found:
-// the caller records the request's path instead. What is found never
-// changes the answer, so the answer says nothing of what exists.
+// spans, or the ids its form selects, one row per tenant naming that
+// tenant's dead letters (selectedEvents). Each row is that tenant's, for
+// its auditors to see, as notFoundDenied's is. None when r names nothing,
+// or its object is not found: the caller records the request's path
+// instead. What is found never changes the answer, so the answer says
+// nothing of what exists.
 func (s *Server) tried(c echo.Context, r Route, action, why string) []audit.Event {
 	loc := r.Locate
 	if loc == nil {
@@ -119,11 +129,7 @@ func (s *Server) tried(c echo.Context, r Route, action, why string) []audit.Even
 		return nil
 	}
 	if r.Tenancy == SelectedTenants {
-		ids := map[string][]string{}
-		for id, tenant := range found {
-			ids[tenant] = append(ids[tenant], id)
-		}
-		return s.selectionEvents(c, loc, action, ids, why)
+		return s.selectedEvents(c, loc, action, found, why)
 	}
 	var events []audit.Event
 	for _, tenant := range slices.Compact(slices.Sorted(maps.Values(found))) {
@@ -132,6 +138,27 @@ func (s *Server) tried(c echo.Context, r Route, action, why string) []audit.Even
 		events = append(events, e)
 	}
 	return events
+}
+
+// selectedEvents are the denied rows (action, why) of a refused
+// selection, found by its locator (tenant by id): one row per tenant naming
+// that tenant's dead letters (selectionEvents), and one outside any tenant
+// naming the ids of no dead letter, if any. Those are no tenant's: a
+// tenant's row that named them would tell its auditors that no tenant has
+// such a dead letter, something of other tenants' ids. Outside any tenant
+// is where a probe that names nothing found is recorded, for the auditors
+// of every tenant.
+func (s *Server) selectedEvents(c echo.Context, loc *Locator, action string, found map[string]string, why string) []audit.Event {
+	ids, missing := map[string][]string{}, map[string][]string{}
+	for id, tenant := range found {
+		if tenant == absent {
+			missing[absent] = append(missing[absent], id)
+		} else {
+			ids[tenant] = append(ids[tenant], id)
+		}
+	}
+	events := s.selectionEvents(c, loc, action, ids, why)
+	return append(events, s.selectionEvents(c, loc, action, missing, why+"; no dead letter has these ids")...)
 }
 
 // one is the tenant of an object, as a locator answers it.
@@ -209,8 +236,9 @@ func deadLetterFound(c echo.Context) (*foundDeadLetter, bool) {
 	return f, ok
 }
 
-// selectionLocator finds the dead letters a form selects (ids that are not
-// ids, or of no dead letter, are the action's to answer).
+// selectionLocator finds the dead letters a form selects: the tenant of
+// each id, absent for an id of no dead letter (the action's to answer, as
+// a selection that is not a list of ids is, which finds nothing).
 func (s *Server) selectionLocator() *Locator {
 	return &Locator{Object: deadLetterAuditType, See: Permission{authz.ObjDeadLetter, authz.ActRead},
 		find: func(c echo.Context) (map[string]string, error) {
@@ -223,11 +251,14 @@ func (s *Server) selectionLocator() *Locator {
 				return nil, nil
 			}
 			byID, err := s.deps.DeadLetters.TenantsOf(c.Request().Context(), ids)
-			out := make(map[string]string, len(byID))
-			for id, tenant := range byID {
-				out[strconv.FormatInt(id, 10)] = tenant
+			if err != nil {
+				return nil, err
 			}
-			return out, err
+			out := make(map[string]string, len(ids))
+			for _, id := range ids {
+				out[strconv.FormatInt(id, 10)] = byID[id] // absent when none has it
+			}
+			return out, nil
 		}}
 }
 
