@@ -136,14 +136,19 @@ const (
 	// crossSitePeople bounds the people tracked; past it, those whose
 	// allowance is whole again are forgotten.
 	crossSitePeople = 10000
+	// crossSiteSessions bounds the sessions remembered (Remember); past
+	// it, those remembered crossSiteEvery ago or longer are forgotten, and
+	// if that frees none, all of them: each costs one read to learn again.
+	crossSiteSessions = 10000
 )
 
 // CrossSiteDenials limits, per person, the denial rows of requests another
 // site started. The zero value is not usable: see NewCrossSiteDenials.
 type CrossSiteDenials struct {
-	mu     sync.Mutex
-	people map[string]*crossSitePerson
-	log    *slog.Logger
+	mu       sync.Mutex
+	people   map[string]*crossSitePerson
+	sessions map[string]crossSiteSession // by the caller's key of a session (Remember)
+	log      *slog.Logger
 }
 
 type crossSitePerson struct {
@@ -151,9 +156,58 @@ type crossSitePerson struct {
 	unwritten int64 // refused since the last row written
 }
 
+// crossSiteSession is whom a session signed in, and when that was read.
+type crossSiteSession struct {
+	person string
+	read   time.Time
+}
+
 // NewCrossSiteDenials returns an empty limiter that logs through log.
 func NewCrossSiteDenials(log *slog.Logger) *CrossSiteDenials {
-	return &CrossSiteDenials{people: map[string]*crossSitePerson{}, log: log}
+	return &CrossSiteDenials{people: map[string]*crossSitePerson{}, sessions: map[string]crossSiteSession{}, log: log}
+}
+
+// Remember notes that session signed in person when read at now, for
+// Refused to answer for the next crossSiteEvery without the session being
+// read again. session is the caller's key of a browser's session (a hash
+// of its token: the token itself is not kept).
+func (d *CrossSiteDenials) Remember(session, person string, now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.sessions[session]; !ok && len(d.sessions) >= crossSiteSessions {
+		for k, s := range d.sessions {
+			if now.Sub(s.read) >= crossSiteEvery {
+				delete(d.sessions, k)
+			}
+		}
+		if len(d.sessions) >= crossSiteSessions {
+			clear(d.sessions)
+		}
+	}
+	d.sessions[session] = crossSiteSession{person: person, read: now}
+}
+
+// Refused reports whether a denial another site started in session would
+// not be written at now because the person the session signed in (as
+// Remember was told less than crossSiteEvery before) is over the limit;
+// it is then counted for their next row, as Allow counts one, and the
+// caller needs to read nothing. False when the session is not remembered,
+// or was read too long ago (it may have ended since): the caller reads it
+// and asks Allow. A person over the limit thus costs at most one read of
+// each of their sessions a crossSiteEvery.
+func (d *CrossSiteDenials) Refused(session string, now time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.sessions[session]
+	if !ok || now.Sub(s.read) >= crossSiteEvery {
+		return false
+	}
+	p := d.people[s.person]
+	if p == nil || p.limiter.TokensAt(now) >= 1 {
+		return false
+	}
+	d.refuse(s.person, p)
+	return true
 }
 
 // Allow reports whether a denial of person (issuer and subject) that
@@ -171,15 +225,21 @@ func (d *CrossSiteDenials) Allow(person string, now time.Time) (ok bool, unwritt
 		d.people[person] = p
 	}
 	if !p.limiter.AllowN(now, 1) {
-		if p.unwritten == 0 {
-			d.log.Warn("denials started by another site: over the limit, not audited until the next one is",
-				"person", person)
-		}
-		p.unwritten++
+		d.refuse(person, p)
 		return false, 0
 	}
 	unwritten, p.unwritten = p.unwritten, 0
 	return true, unwritten
+}
+
+// refuse counts a denial of person p over the limit for their next row,
+// and logs the first of a run.
+func (d *CrossSiteDenials) refuse(person string, p *crossSitePerson) {
+	if p.unwritten == 0 {
+		d.log.Warn("denials started by another site: over the limit, not audited until the next one is",
+			"person", person)
+	}
+	p.unwritten++
 }
 
 // forget drops the people whose allowance is whole again and who have no

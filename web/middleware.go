@@ -183,7 +183,7 @@ func (s *Server) appendDenied(c echo.Context, events ...audit.Event) {
 		return
 	}
 	if site := c.Request().Header.Get("Sec-Fetch-Site"); crossSite(c.Request()) {
-		ok, unwritten := s.crossSiteDenials.Allow(events[0].Actor.Issuer+" "+events[0].Actor.Subject, time.Now())
+		ok, unwritten := s.crossSiteDenials.Allow(crossSitePerson(events[0].Actor), time.Now())
 		if !ok {
 			return
 		}
@@ -209,48 +209,6 @@ func (s *Server) event(c echo.Context, action string, outcome audit.Outcome) aud
 	}
 }
 
-// crossOriginDenied answers unsafe requests from other sites, rejected by
-// http.CrossOriginProtection. With a signed-in session (someone's browser
-// was led to post), the attempt is audited under that person; without one
-// it is counted and logged only, so strangers cannot write to the audit log.
-// The audited ones are limited per person (authz.CrossSiteDenials, as
-// appendDenied's): over the limit, refused and not written.
-func (s *Server) crossOriginDenied(w http.ResponseWriter, r *http.Request) {
-	reqID := w.Header().Get(echo.HeaderXRequestID)
-	reason := "cross-origin request (Origin " + r.Header.Get("Origin") + ", Sec-Fetch-Site " + r.Header.Get("Sec-Fetch-Site") + ")"
-	u, ok, err := s.deps.Login.Current(r.Context())
-	if err != nil {
-		s.deps.Log.Error("read session of a cross-origin request", "err", err, "request_id", reqID)
-	}
-	if !ok {
-		s.deps.Denials.Record(r, authz.DenialCrossOrigin, reason, reqID)
-		http.Error(w, "Cross-site request refused.", http.StatusForbidden)
-		return
-	}
-	// Another site started it: its rows are limited per person as every
-	// such refusal's (appendDenied), checked before the object is looked
-	// up, so over the limit it costs no query and writes nothing.
-	allowed, unwritten := s.crossSiteDenials.Allow(u.Actor.Issuer+" "+u.Actor.Subject, time.Now())
-	if !allowed {
-		http.Error(w, "Cross-site request refused.", http.StatusForbidden)
-		return
-	}
-	e := audit.Event{
-		Actor: u.Actor, Action: "csrf.denied", Outcome: audit.OutcomeDenied, ObjectType: "route", ObjectID: r.Method + " " + r.URL.Path,
-		Reason:      reason,
-		RequestMeta: quarantine.RequestMeta{RequestID: reqID, RemoteAddr: s.echo.IPExtractor(r), UserAgent: r.UserAgent()},
-	}
-	events := s.crossOriginTried(w, r, u, reason+" to "+e.ObjectID)
-	if len(events) == 0 {
-		events = []audit.Event{e}
-	}
-	noteUnwritten(events, unwritten)
-	if _, err := audit.AppendBatchFunc(r.Context(), s.deps.Pool, events); err != nil {
-		s.deps.Log.Error("audit cross-origin request", "err", err, "request_id", reqID)
-	}
-	http.Error(w, "Cross-site request refused.", http.StatusForbidden)
-}
-
 // noteUnwritten adds to the rows of one refusal another site started,
 // events, how many such refusals the per-person limit left unwritten
 // since the last row written (authz.CrossSiteDenials.Allow), if any.
@@ -261,20 +219,4 @@ func noteUnwritten(events []audit.Event, unwritten int64) {
 	for i := range events {
 		events[i].Reason += fmt.Sprintf("; %d more started by another site since the last such row were not written", unwritten)
 	}
-}
-
-// crossOriginTried are the csrf.denied rows (why) of a cross-origin
-// request whose path names an object (a route of ObjectTenant): the object,
-// in each tenant it spans (tried). None for any other request, and the
-// body of none is read: a selection's dead letters are left unread.
-func (s *Server) crossOriginTried(w http.ResponseWriter, r *http.Request, u authz.User, why string) []audit.Event {
-	c := s.echo.NewContext(r, w)
-	s.echo.Router().Find(r.Method, echo.GetPath(r), c)
-	for _, rt := range s.Routes() {
-		if rt.Method == r.Method && rt.Path == c.Path() && rt.Tenancy == ObjectTenant {
-			c.Set(ctxUser, u)
-			return s.tried(c, rt, "csrf.denied", why)
-		}
-	}
-	return nil
 }

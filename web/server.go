@@ -98,6 +98,10 @@ type Server struct {
 	// patterns are the route patterns echo serves, by method, read once
 	// when the routes are added (answersGet asks them on every page).
 	patterns map[string]map[string]bool
+	// routeOf is the route table by method and pattern (routeKey), built
+	// with the router: a cross-site post's refusal finds its route there
+	// (crossOriginTried).
+	routeOf map[string]Route
 }
 
 // New returns the console's HTTP handler: security headers, cross-origin
@@ -116,18 +120,24 @@ func New(d Deps) http.Handler {
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = clientIP(d.Config.TrustedProxies)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true}))
-	for _, r := range s.Routes() {
+	routes := s.Routes()
+	s.routeOf = make(map[string]Route, len(routes))
+	for _, r := range routes {
 		e.Add(r.Method, r.Path, r.Handler, s.limitBody(r), s.enforce(r), s.recount(r))
+		s.routeOf[routeKey(r.Method, r.Path)] = r
 	}
 	s.echo = e
 	s.patterns = routePatterns(e)
+	readSession := func(h http.Handler) http.Handler { return authz.WithSessionReads(d.Sessions.LoadAndSave(h)) }
+	// Cross-origin protection comes before the session is read, so that a
+	// refusal may cost no read of it (crossOriginRefused).
 	cop := http.NewCrossOriginProtection()
-	cop.SetDenyHandler(http.HandlerFunc(s.crossOriginDenied))
+	cop.SetDenyHandler(s.crossOriginRefused(readSession))
 	var targets string
 	if d.Config.FormTargets != "" {
 		targets = " " + strings.TrimSpace(d.Config.FormTargets)
 	}
-	return withRequestID(securityHeaders(authz.WithSessionReads(d.Sessions.LoadAndSave(cop.Handler(e))), targets, d.Config.Secure))
+	return withRequestID(securityHeaders(cop.Handler(readSession(e)), targets, d.Config.Secure))
 }
 
 // clientIP is how the console tells who a request came from (audit rows,
