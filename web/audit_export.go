@@ -125,17 +125,14 @@ func (s *Server) exportedTenants(ctx context.Context, f audit.Filter) []string {
 	return f.Tenants
 }
 
-// exportFilterParams are the query parameters an export reads
-// (readAuditFilter); its audit row names only these.
-var exportFilterParams = []string{"actor", "action", "tenant", "object", "message_id", "outcome", "from", "to", "before", "after"}
-
 // exportFilterText is the export's filter as its audit row says it: the
-// parameters it read, in a fixed order, nothing else of the query string.
+// parameters it read (auditFilterParams), as sent, in a fixed order,
+// nothing else of the query string.
 func exportFilterText(q url.Values) string {
 	kept := url.Values{}
-	for _, k := range exportFilterParams {
-		if v, ok := q[k]; ok {
-			kept[k] = v
+	for _, p := range auditFilterParams {
+		if v, ok := q[p.name]; ok {
+			kept[p.name] = v
 		}
 	}
 	return kept.Encode()

@@ -22,13 +22,39 @@ type auditFilterForm struct {
 	Now           time.Time // what relative times count from
 }
 
+// auditFilterParams are the query parameters of the audit filter, each
+// with the field of the form it fills and whether surrounding spaces are
+// dropped (typed text) or kept (a choice or a time, checked as it came):
+// the one list readAuditFilter reads and an export's audit row names
+// (exportFilterText).
+var auditFilterParams = []struct {
+	name  string
+	field func(*auditFilterForm) *string
+	typed bool
+}{
+	{"actor", func(f *auditFilterForm) *string { return &f.Actor }, true},
+	{"action", func(f *auditFilterForm) *string { return &f.Action }, true},
+	{"tenant", func(f *auditFilterForm) *string { return &f.Tenant }, true},
+	{"object", func(f *auditFilterForm) *string { return &f.Object }, true},
+	{"message_id", func(f *auditFilterForm) *string { return &f.MessageID }, true},
+	{"outcome", func(f *auditFilterForm) *string { return &f.Outcome }, false},
+	{"from", func(f *auditFilterForm) *string { return &f.From }, false},
+	{"to", func(f *auditFilterForm) *string { return &f.To }, false},
+	{"before", func(f *auditFilterForm) *string { return &f.Before }, false},
+	{"after", func(f *auditFilterForm) *string { return &f.After }, false},
+}
+
+// readAuditFilter reads the filter's parameters (auditFilterParams) from q.
 func readAuditFilter(q url.Values) auditFilterForm {
-	return auditFilterForm{AuditFilter: views.AuditFilter{
-		Actor: strings.TrimSpace(q.Get("actor")), Action: strings.TrimSpace(q.Get("action")),
-		Tenant: strings.TrimSpace(q.Get("tenant")), Object: strings.TrimSpace(q.Get("object")),
-		MessageID: strings.TrimSpace(q.Get("message_id")), Outcome: q.Get("outcome"),
-		From: q.Get("from"), To: q.Get("to"),
-	}, Before: q.Get("before"), After: q.Get("after"), Now: time.Now()}
+	f := auditFilterForm{Now: time.Now()}
+	for _, p := range auditFilterParams {
+		v := q.Get(p.name)
+		if p.typed {
+			v = strings.TrimSpace(v)
+		}
+		*p.field(&f) = v
+	}
+	return f
 }
 
 // Validate turns the form into an audit.Filter, with a message per bad field.
