@@ -105,9 +105,10 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 // (need) where the route applies it, and answers 403 whatever the request
 // names, so the answer says nothing of whether that exists or whose it is.
 // The denied rows name what was tried (tried): the object the path names
-// or the dead letters the form selects, each in its tenant; otherwise one
-// row outside any tenant, whose object is the route and whose reason
-// names the path as requested.
+// or the dead letters the form selects, each in its tenant, and a
+// selection's ids of no dead letter outside any tenant; when it names
+// nothing, one row outside any tenant, whose object is the route and whose
+// reason names the path as requested.
 func (s *Server) denyRoute(c echo.Context, r Route, need string) error {
 	why := "needs " + need + " for route " + r.Method + " " + r.Path
 	if events := s.tried(c, r, "authz.denied", why); len(events) > 0 {
