@@ -85,10 +85,14 @@ func (r *sweepResult) add(o sweepResult) {
 // (ingest_sweep_watermark, migrations 0040 and 0043).
 type sweepState struct {
 	mu sync.Mutex
-	// retries counts, by "stream #seq", the sweeps that found an
+	// retries counts, by stream message, the sweeps that found an
 	// advisory's original unreadable: it is stored flagged
 	// original_unreadable after maxHeaderRereads of them, as a delivery is.
-	retries map[string]int
+	retries map[sweepSeq]int
+	// failed counts, by stream message, the sweeps that could not store a
+	// held one for a reason of its own (sweepFailed): its position form
+	// is stored after sweepHeldTries of them.
+	failed map[sweepSeq]int
 	// during, when set (tests), runs in each step while it holds the
 	// stream's watermark locked.
 	during func()
@@ -96,8 +100,12 @@ type sweepState struct {
 
 // sweepHeldMax is the most dead letters the sweep holds (tries again at
 // every sweep) after its watermark. Past that it stops going on until
-// some are stored: what holds so many is PostgreSQL or the stream, not a
-// dead letter, and trying them all again costs every sweep that much.
+// some are stored: trying them all again costs every sweep that much. A
+// dead letter that holds itself (hostile: unreadable, or refused for its
+// content) is held at most sweepHeldTries sweeps, then its position form
+// is stored (ingest_sweep_held.go): so many held for longer means
+// PostgreSQL refuses every row, not a dead letter, and a hundred hostile
+// ones pause the sweep for sweepHeldTries sweeps, never for good.
 const sweepHeldMax = 100
 
 // ingestStreams are the streams the ingester reads.
@@ -321,6 +329,7 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 			in.log.Warn("the stream was made again since the last sweep: sweeping it from its first sequence",
 				"stream", stream, "consumer", in.cfg.Durable, "from_seq", first, "swept_to_before", sweptTo)
 			w = sweepMark{sweptTo: first - 1, provenTo: first - 1}
+			in.sweepForget(stream, func(uint64) bool { return false })
 		}
 		if w.provenTo+1 < first {
 			in.log.Warn("the stream deleted messages before the sweep came to them (its limits, a purge): whether each was stored, the sweep cannot tell",
@@ -358,6 +367,9 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 			w.sweptTo = w.held[0] - 1
 		}
 		out.sweptTo = w.sweptTo
+		// What is no longer held is stored or gone: its counts go. Those
+		// past what was looked at keep theirs (held past sweepHeldMax).
+		in.sweepForget(stream, func(seq uint64) bool { return seq > w.provenTo || slices.Contains(w.held, seq) })
 		if !madeAgain && w.equal(was) {
 			return nil
 		}
@@ -422,8 +434,13 @@ func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound) || (err == nil && first.Seq > to):
 		return nil, 0, res, nil // the stream holds none of them
-	case err != nil:
+	case err != nil && sweepWide(err):
 		return nil, from, res, err
+	case err != nil:
+		// That message's own failure (sweepStore holds it): the rows are
+		// looked for from when the stream was made, a longer range read
+		// only then, rather than the range never being proven.
+		first, err = &storedMsg{Seq: from, Time: streamCreated(si)}, nil
 	}
 	// Never before the stream was made: a stream made again under the
 	// same name numbers from 1 again, and the rows of the one before, of
@@ -435,9 +452,9 @@ func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream
 	switch after, err := readStored(ctx, in.js, stream, to+1, true); {
 	case err == nil:
 		upper = after.Time.Add(sweepSlop)
-	case !errors.Is(err, jetstream.ErrMsgNotFound):
+	case sweepWide(err):
 		return nil, from, res, err
-	}
+	} // not found, or that message's own failure: up to the stream's last
 	if upper.Before(first.Time) {
 		upper = first.Time.Add(sweepSlop)
 	}
@@ -495,21 +512,18 @@ func (in *Ingester) sweepMissing(ctx context.Context, stream string, lower, uppe
 	return missing, nil
 }
 
-// sweepUnreadable is how many reads from the stream (or of an advisory's
-// original) may fail in a step before it stops: one message that cannot be
-// read is held (the next sweep tries it again) and the rest stored; reads
-// that keep failing mean the stream cannot be read now.
-const sweepUnreadable = 3
-
 // sweepStore reads the missing sequences (in order) from the stream and
 // stores them, in batches of at most BatchSize records and MaxBatchBytes.
 // A sequence the stream no longer holds is counted deleted: it is not the
-// sweep's to store. One that cannot be read (or whose advisory's original
-// cannot, sweptRecord), up to sweepUnreadable of them, and one PostgreSQL
+// sweep's to store. One that cannot be read for a reason of its own (or
+// whose advisory's original cannot, sweptRecord), and one PostgreSQL
 // refuses in every form, are held: returned, in order, for the next
-// sweeps to try again. The next failure to read, or an insert that fails,
-// ends it with its error and stop, the first missing sequence it did not
-// prove (0: it went through them all).
+// sweeps to try again, each counted (sweepFailed) until its position form
+// is stored instead (ingest_sweep_held.go); however many there are, the
+// others are stored. A read that fails for every message (sweepWide), or
+// an insert that fails (PostgreSQL unreachable or busy), ends it with its
+// error and stop, the first missing sequence it did not prove (0: it went
+// through them all).
 func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uint64, res *sweepResult) (held []uint64, stop uint64, err error) {
 	setStop := func(seq uint64) {
 		if stop == 0 || seq < stop {
@@ -531,16 +545,18 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 		recs, seqs, size = recs[:0], seqs[:0], 0
 		return err
 	}
-	unreadable := 0
-	passOver := func(seq uint64, why error) bool {
-		if unreadable++; unreadable > sweepUnreadable {
-			setStop(seq)
-			return false
+	add := func(rec Record, seq uint64) error {
+		recs, seqs = append(recs, rec), append(seqs, seq)
+		size += len(rec.Payload) + len(rec.HeaderBlock)
+		if len(recs) >= in.cfg.BatchSize || size >= in.cfg.MaxBatchBytes {
+			return flush()
 		}
-		in.log.Warn("dead letter the sweep found acked without a row not read from the stream; the watermark stays before it and the next sweep tries it again",
+		return nil
+	}
+	hold := func(seq uint64, why error) {
+		in.log.Warn("dead letter the sweep found acked without a row not stored yet: it (or its advisory's original) could not be read; the watermark stays before it and the next sweep tries it again",
 			"stream", stream, "consumer", in.cfg.Durable, "seq", seq, "err", why)
 		held = append(held, seq)
-		return true
 	}
 	for i := 0; i < len(missing) && err == nil; {
 		// The first message at or after the next missing one: whatever
@@ -553,9 +569,19 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 			break
 		}
 		if err != nil {
-			if passOver(missing[i], err) {
-				i, err = i+1, nil
+			if sweepWide(err) {
+				setStop(missing[i])
+				continue
 			}
+			seq, why := missing[i], err
+			i, err = i+1, nil
+			if !in.sweepFailed(stream, seq) {
+				hold(seq, why)
+				continue
+			}
+			in.log.Error("dead letter the sweep found acked without a row not read from the stream in sweep after sweep: stored where it lies, flagged message_unreadable",
+				"stream", stream, "consumer", in.cfg.Durable, "seq", seq, "sweeps", sweepHeldTries, "err", why)
+			err = add(unreadForm(in.sweptKind(stream), stream, seq, why), seq)
 			continue
 		}
 		for i < len(missing) && missing[i] < st.Seq {
@@ -567,16 +593,14 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 		}
 		i++
 		rec, later := in.sweptRecord(ctx, stream, st)
-		if later != nil {
-			if !passOver(st.Seq, later) {
-				err = later
-			}
-			continue
-		}
-		recs, seqs = append(recs, rec), append(seqs, st.Seq)
-		size += len(rec.Payload) + len(rec.HeaderBlock)
-		if len(recs) >= in.cfg.BatchSize || size >= in.cfg.MaxBatchBytes {
-			err = flush()
+		switch {
+		case later != nil && sweepWide(later):
+			setStop(st.Seq)
+			err = later
+		case later != nil:
+			hold(st.Seq, later)
+		default:
+			err = add(rec, st.Seq)
 		}
 	}
 	if ferr := flush(); err == nil {
@@ -594,26 +618,31 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 // ingest does, but not in quarantine_ingest_lag_seconds (observeSwept).
 // It returns the sequences PostgreSQL refused in every form (logged and
 // counted as the writers do), for the next sweeps to try again; none
-// stored when the insert failed. Those kept under another day
-// (sweepUnkept) are counted found stored, not inserted.
+// stored when the insert failed. One refused so in sweepHeldTries sweeps
+// (sweepFailed) is stored in its position form instead
+// (contentRefusedForm), and returned only when PostgreSQL refuses that
+// too. Those kept under another day (sweepUnkept) are counted found
+// stored, not inserted.
 func (in *Ingester) sweepInsert(ctx context.Context, stream string, recs []Record, seqs []uint64, res *sweepResult) ([]uint64, error) {
 	recs, seqs, err := in.sweepUnkept(ctx, stream, recs, seqs, res)
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
-	start := time.Now()
-	ins, err := in.store.Insert(ctx, recs)
-	in.metrics.IsolationStatements.Add(float64(max(ins.Statements-1, 0)))
-	in.metrics.observeSwept(len(recs), time.Since(start), ins.Inserted)
-	res.Stored += uint64(len(ins.Inserted))
+	ins, err := in.sweepInsertCounted(ctx, recs, res)
 	if err != nil {
-		in.metrics.StoreErrors.Inc()
-		return nil, fmt.Errorf("store %d dead letters swept from the stream: %w", len(recs), err)
+		return nil, err
 	}
-	var refused []uint64
+	var refused, posSeqs []uint64
+	var positions []Record
 	for _, u := range ins.Unstorable {
 		r := &recs[u.Index]
 		in.metrics.Unstorable.Inc()
+		if in.sweepFailed(stream, seqs[u.Index]) {
+			in.log.Error("dead letter swept from the stream refused by PostgreSQL in parsed and in raw form in sweep after sweep: stored without its content, flagged content_refused",
+				append(logFields(r), "sweeps", sweepHeldTries, "err", u.Err)...)
+			positions, posSeqs = append(positions, contentRefusedForm(*r, u.Err, stream, seqs[u.Index])), append(posSeqs, seqs[u.Index])
+			continue
+		}
 		in.log.Error("dead letter swept from the stream not stored: PostgreSQL refused it in parsed and in raw form; the next sweep tries again",
 			append(logFields(r), "err", u.Err)...)
 		refused = append(refused, seqs[u.Index])
@@ -623,8 +652,45 @@ func (in *Ingester) sweepInsert(ctx context.Context, stream string, recs []Recor
 		in.metrics.RawForm.WithLabelValues(in.metrics.labels.tenant(r.Tenant)).Inc()
 		in.log.Warn("dead letter swept from the stream stored in raw form: PostgreSQL refused its parsed form", append(logFields(r), "err", rf.Err)...)
 	}
-	res.AlreadyStored += uint64(len(recs) - len(ins.Inserted) - len(ins.Unstorable))
+	if len(positions) == 0 {
+		return refused, nil
+	}
+	ins, err = in.sweepInsertCounted(ctx, positions, res)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range ins.Unstorable {
+		// Nothing of the message's is left in it: PostgreSQL refuses
+		// every row, and the message is held as the rest would be.
+		in.log.Error("dead letter swept from the stream not stored: PostgreSQL refused even its position form; the next sweep tries again",
+			append(logFields(&positions[u.Index]), "err", u.Err)...)
+		refused = append(refused, posSeqs[u.Index])
+	}
 	return refused, nil
+}
+
+// sweepInsertCounted stores recs through Store.Insert and counts what it
+// did: stored, found already stored, the statements it took.
+func (in *Ingester) sweepInsertCounted(ctx context.Context, recs []Record, res *sweepResult) (InsertResult, error) {
+	start := time.Now()
+	ins, err := in.store.Insert(ctx, recs)
+	in.metrics.IsolationStatements.Add(float64(max(ins.Statements-1, 0)))
+	in.metrics.observeSwept(len(recs), time.Since(start), ins.Inserted)
+	res.Stored += uint64(len(ins.Inserted))
+	if err != nil {
+		in.metrics.StoreErrors.Inc()
+		return ins, fmt.Errorf("store %d dead letters swept from the stream: %w", len(recs), err)
+	}
+	res.AlreadyStored += uint64(len(recs) - len(ins.Inserted) - len(ins.Unstorable))
+	return ins, nil
+}
+
+// sweptKind is the source kind of the rows made from stream's messages.
+func (in *Ingester) sweptKind(stream string) string {
+	if stream == in.cfg.Stream {
+		return SourceDLQ
+	}
+	return SourceAdvisory
 }
 
 // sweepKeptUnderADay are the source keys among $1 of a row kept under the
@@ -690,13 +756,17 @@ func (in *Ingester) sweepUnkept(ctx context.Context, stream string, recs []Recor
 // clientReadWhole) for the DLQ stream, advisoryRecord for the advisory
 // stream. later is set when an advisory's original could not be read and
 // the message should rather be tried again at the next sweep (at most
-// maxHeaderRereads sweeps, then it is stored flagged, as a delivery is).
+// maxHeaderRereads sweeps, then it is stored flagged, as a delivery is;
+// a failure sweepWide takes as NATS's, not the advisory's, is not
+// counted).
 func (in *Ingester) sweptRecord(ctx context.Context, stream string, st *storedMsg) (rec Record, later error) {
 	if stream != in.cfg.Stream {
 		via := sweptReceived(stream, st)
 		via.HeaderBlock = nil // the advisory path reads the headers the client read
 		rec, _, err := in.advisoryRecord(ctx, via, st.Subject, st.Data)
-		if err != nil && in.sweepRetry(stream, st.Seq) {
+		// A wide failure (NATS not answering) is not counted against the
+		// advisory: the step stops at it (sweepStore).
+		if err != nil && (sweepWide(err) || in.sweepRetry(stream, st.Seq)) {
 			return rec, fmt.Errorf("read the original of advisory %s #%d: %w", stream, st.Seq, err)
 		}
 		in.sweepRetried(stream, st.Seq)
@@ -782,9 +852,9 @@ func (in *Ingester) sweepRetry(stream string, seq uint64) bool {
 	in.sweeping.mu.Lock()
 	defer in.sweeping.mu.Unlock()
 	if in.sweeping.retries == nil {
-		in.sweeping.retries = map[string]int{}
+		in.sweeping.retries = map[sweepSeq]int{}
 	}
-	key := fmt.Sprintf("%s #%d", stream, seq)
+	key := sweepSeq{stream, seq}
 	in.sweeping.retries[key]++
 	return in.sweeping.retries[key] < maxHeaderRereads
 }
@@ -793,5 +863,5 @@ func (in *Ingester) sweepRetry(stream string, seq uint64) bool {
 func (in *Ingester) sweepRetried(stream string, seq uint64) {
 	in.sweeping.mu.Lock()
 	defer in.sweeping.mu.Unlock()
-	delete(in.sweeping.retries, fmt.Sprintf("%s #%d", stream, seq))
+	delete(in.sweeping.retries, sweepSeq{stream, seq})
 }

@@ -1,0 +1,158 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// What the sweep holds, and for how long. A missing dead letter the sweep
+// cannot store is held (tried again at every sweep, the watermark before
+// it), but what holds it must not be the message itself for long: a
+// hostile message PostgreSQL refuses in every form, or one the stream will
+// not give, would otherwise be held for good, and sweepHeldMax of them
+// would stop the sweep from proving anything after them. So the sweep
+// tells two kinds of failure apart:
+//
+//   - Wide: NATS or PostgreSQL could not answer for any message (a
+//     timeout, no responders, a closed connection, JetStream or the stream
+//     unavailable: sweepWide; PostgreSQL unreachable or busy: Store.Insert's
+//     error). The step stops there, nothing is counted against the message,
+//     and the next sweep goes on from it.
+//   - Its own: the read of that one message failed while NATS answered, or
+//     PostgreSQL refused it alone (isolated) in its parsed and its raw form.
+//     It is held, the step goes on with the others, and each sweep that
+//     fails it so is counted (sweepFailed). At sweepHeldTries such sweeps it
+//     is stored in its position form (contentRefusedForm, unreadForm):
+//     where it lies and why, flagged, without what was refused. Only a
+//     PostgreSQL that refuses even that (it refuses every row, not this
+//     one) keeps holding it.
+//
+// An advisory whose original (or consumer) cannot be read for a reason
+// that is not wide is held the same way and stored flagged
+// original_unreadable after maxHeaderRereads sweeps (sweptRecord), as
+// ingest stores it after as many deliveries.
+//
+// The counts are kept in memory, per replica: a console restarted counts
+// again from 0, and replicas taking turns each count their own turns; the
+// held sequences themselves are in PostgreSQL (migration 0043).
+
+// sweepHeldTries is how many sweeps may fail to store a held dead letter
+// for a reason of its own before its position form is stored: as many as
+// the deliveries ingest waits for a header block or an advisory's
+// original (maxHeaderRereads). With SweepEvery's default of 30 s, a
+// hostile message holds the watermark some two minutes.
+const sweepHeldTries = maxHeaderRereads
+
+// sweepWide reports whether err, a failed request to NATS, says NATS or
+// JetStream could not answer it for any message: no message's fault. A
+// timeout is taken as wide: another read would wait as long.
+func sweepWide(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case jetstream.JSErrCodeJetStreamNotEnabled, jetstream.JSErrCodeJetStreamNotEnabledForAccount, jetstream.JSErrCodeStreamNotFound:
+			return true
+		}
+		return apiErr.Code == 503 // no quorum, the cluster not available
+	}
+	return errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionDraining) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// sweepSeq names a stream message for the sweep's counts.
+type sweepSeq struct {
+	stream string
+	seq    uint64
+}
+
+// sweepFailed counts a sweep that could not store stream #seq for a
+// reason of its own and reports whether that was the sweepHeldTries-th:
+// its position form is stored then.
+func (in *Ingester) sweepFailed(stream string, seq uint64) bool {
+	in.sweeping.mu.Lock()
+	defer in.sweeping.mu.Unlock()
+	if in.sweeping.failed == nil {
+		in.sweeping.failed = map[sweepSeq]int{}
+	}
+	k := sweepSeq{stream, seq}
+	in.sweeping.failed[k]++
+	return in.sweeping.failed[k] >= sweepHeldTries
+}
+
+// sweepForget forgets the counts (sweepFailed, sweepRetry) of the
+// sequences of stream that keep does not keep: those stored, deleted,
+// or of a stream made again.
+func (in *Ingester) sweepForget(stream string, keep func(seq uint64) bool) {
+	in.sweeping.mu.Lock()
+	defer in.sweeping.mu.Unlock()
+	for _, m := range []map[sweepSeq]int{in.sweeping.failed, in.sweeping.retries} {
+		for k := range m {
+			if k.stream == stream && !keep(k.seq) {
+				delete(m, k)
+			}
+		}
+	}
+}
+
+// contentRefusedForm is the position form of r, a dead letter the sweep
+// read and PostgreSQL refused in its parsed and its raw form (cause) in
+// sweepHeldTries sweeps: its raw form (RawForm: the tenant and item type
+// parsed, bounded and clean, where it came from, its source key) without
+// any of its content, payload and headers, and without the parser's
+// findings, flagged content_refused. Its payload's SHA-256 is kept, to
+// tell it from the message read by hand. It has no original subject and
+// its payload is unavailable, so it is never replayed.
+func contentRefusedForm(r Record, cause error, stream string, seq uint64) Record {
+	m := RawForm(r, cause)
+	sum := m.PayloadSHA256
+	m.setPayload(nil)
+	m.PayloadSHA256, m.PayloadUnavailable = sum, true
+	m.HeaderBlock, m.Headers = nil, []HeaderValue{}
+	m.Flags, m.MalformedReasons = nil, nil
+	m.Error = cut(fmt.Sprintf("stored without its content: PostgreSQL refused this dead letter in its parsed and its raw form in %d sweeps running: %s",
+		sweepHeldTries, CleanText(cause.Error())), rawFormReasonLen)
+	m.flag("content_refused", "%s; the payload and headers are not stored: read them from the stream while it holds the message (nats stream get %s %d)",
+		m.Error, CleanText(stream), seq)
+	m.Fingerprint = Fingerprint(m.ErrorClass, "stored without its content", "")
+	return m
+}
+
+// unreadForm is the position form of stream #seq, a dead letter the sweep
+// could not read from the stream in sweepHeldTries sweeps (cause) while
+// NATS answered: all it knows is where it lies. Its subject is unknown,
+// so it goes to tenant unknown, item type unknown; its stored time is
+// unknown, so it is kept under now and its key is one of its own
+// ("<stream> #<seq> unread"): a delivery of it would be stored again, as
+// itself. kind is SourceDLQ or SourceAdvisory (an advisory not read: its
+// original is unknown too). Flagged message_unreadable; never replayed (no
+// original subject, no payload).
+func unreadForm(kind, stream string, seq uint64, cause error) Record {
+	r := Record{
+		Tenant:             UnknownTenant,
+		ItemType:           "unknown",
+		ErrorClass:         ClassUnclassified,
+		DeadLetteredAt:     time.Now().UTC(),
+		Headers:            []HeaderValue{},
+		PayloadUnavailable: true,
+		SourceKind:         kind,
+		SourceStream:       cut(CleanText(stream), 255),
+		SourceSeq:          seq,
+		Delivery:           fmt.Sprintf("%s #%d unread", CleanText(stream), seq),
+		MsgIDDerived:       true,
+	}
+	r.SourceKey = SourceKey(r.Delivery)
+	r.MsgID = fmt.Sprintf("%s:%d:unread", r.SourceStream, seq)
+	r.setPayload(nil)
+	r.Error = cut(fmt.Sprintf("not read: the stream did not give this dead letter in %d sweeps running: %s", sweepHeldTries, CleanText(cause.Error())), rawFormReasonLen)
+	r.flag("message_unreadable", "%s; only where it lies is stored: read it from the stream while it holds it (nats stream get %s %d)", r.Error, r.SourceStream, seq)
+	r.Fingerprint = Fingerprint(r.ErrorClass, "not read from its stream", "")
+	return r
+}

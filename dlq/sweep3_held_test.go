@@ -1,0 +1,249 @@
+package dlq
+
+import (
+	"context"
+	"crypto/sha256"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// heldOf is what the sweep holds of stream, as kept with its watermark.
+func (b *bundle) heldOf(t *testing.T, stream string) []int64 {
+	t.Helper()
+	var held []int64
+	require.NoError(t, b.db.Pool.QueryRow(context.Background(), `SELECT held FROM ingest_sweep_watermark WHERE stream = $1`, stream).Scan(&held))
+	return held
+}
+
+// sweepUntil sweeps stream until done says so, at most n times, each
+// sweep without an error; it returns how many it took.
+func sweepUntil(t *testing.T, in *Ingester, stream string, n int, done func() bool) int {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		_, err := in.sweep(context.Background(), stream)
+		require.NoError(t, err, "sweep %d", i)
+		if done() {
+			return i
+		}
+	}
+	return n + 1
+}
+
+// refuseHostile has PostgreSQL refuse, in every form, the dead letters
+// whose payload is "hostile" (and only those: refusePayloads refuses an
+// empty payload too).
+func refuseHostile(t *testing.T, b *bundle) {
+	t.Helper()
+	_, err := b.db.OwnerPool.Exec(context.Background(), `
+        CREATE FUNCTION test_refuses_hostile() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.payload = 'hostile'::bytea THEN RAISE EXCEPTION 'test refuses hostile'; END IF;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER test_refuses_hostile BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_refuses_hostile();`)
+	require.NoError(t, err)
+}
+
+// TestSweep3HostileHeldPastTheCapStopNothing: more dead letters than
+// sweepHeldMax that PostgreSQL refuses for their content (in parsed and
+// raw form), acked without a row. Dead letters acked after them are
+// stored within sweepHeldTries sweeps: each hostile one is held at most
+// that many sweeps, then stored without its content, flagged
+// content_refused (its payload's SHA-256 kept, where it lies in the
+// reason), and the watermark reaches the ack floor. Before, the hundred
+// held ones stopped the sweep from going on past them for good.
+func TestSweep3HostileHeldPastTheCapStopNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	in, _ := b.idle(t, IngestConfig{})
+	const hostile = sweepHeldMax + 1
+	payloads := map[int]string{}
+	for seq := 1; seq <= hostile; seq++ {
+		payloads[seq] = "hostile"
+	}
+	publishAcked(t, b, hostile, payloads)
+	refuseHostile(t, b)
+	_, err := in.sweep(ctx, "DLQ")
+	require.NoError(t, err)
+	require.Len(t, b.heldOf(t, "DLQ"), sweepHeldMax, "as many held as the sweep holds")
+
+	// Dead letters acked after them, as a peek acks them.
+	const later = 5
+	for range later {
+		publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("later")})
+	}
+	_, err = b.js.ResetConsumerToSequence(ctx, "DLQ", "quarantine-ingest", hostile+later+1)
+	require.NoError(t, err)
+	wait.Until(t, "the ack floor past them all", time.Minute, func() bool { return b.consumerInfo(t).AckFloor.Stream == hostile+later })
+
+	took := sweepUntil(t, in, "DLQ", sweepHeldTries, func() bool { return countRows(t, b.db.Pool, "payload = 'later'") == later })
+	assert.LessOrEqual(t, took, sweepHeldTries-1, "the later ones stored once the hostile ones were held %d sweeps", sweepHeldTries)
+	sweepUntil(t, in, "DLQ", 2*sweepHeldTries, func() bool { return b.sweptTo(t, "DLQ") == hostile+later })
+	assert.Equal(t, int64(hostile+later), b.sweptTo(t, "DLQ"), "the watermark at the ack floor")
+	assert.Empty(t, b.heldOf(t, "DLQ"))
+	assert.Equal(t, hostile, countRows(t, b.db.Pool, "'content_refused' = ANY(flags)"), "every hostile one stored, flagged")
+
+	d := b.row(t, "source_seq = 1")
+	sum := sha256.Sum256([]byte("hostile"))
+	assert.Equal(t, "acme", d.Tenant)
+	assert.Equal(t, "search.index_update", d.ItemType)
+	assert.Empty(t, d.Payload, "not the content PostgreSQL refuses")
+	assert.True(t, d.PayloadUnavailable, "never replayed")
+	assert.Equal(t, sum[:], d.PayloadSHA256, "the payload's hash kept, to tell it from the message read by hand")
+	assert.Empty(t, d.OriginalSubject)
+	assert.Equal(t, []string{"content_refused"}, d.Flags)
+	require.Len(t, d.MalformedReasons, 1)
+	assert.Contains(t, d.MalformedReasons[0], "test refuses hostile")
+	assert.Contains(t, d.MalformedReasons[0], "nats stream get DLQ 1")
+	assert.True(t, strings.HasPrefix(d.Delivery, "DLQ #1 stored "), "under the key its delivery has: %s", d.Delivery)
+}
+
+// TestSweep3HoldsWhatPostgresRefusesWhole: PostgreSQL refuses every row
+// (here a trigger; a broken grant or constraint does the same), so the
+// position form too: nothing is stored and every dead letter stays held,
+// however many sweeps go by; once PostgreSQL takes rows again, each is
+// stored whole, not in its position form.
+func TestSweep3HoldsWhatPostgresRefusesWhole(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	in, _ := b.idle(t, IngestConfig{})
+	publishAcked(t, b, 3, nil)
+	_, err := b.db.OwnerPool.Exec(ctx, `
+        CREATE FUNCTION test_refuses_all() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'test refuses every row'; END $$;
+        CREATE TRIGGER test_refuses_all BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_refuses_all();`)
+	require.NoError(t, err)
+
+	for range 2 * sweepHeldTries {
+		_, err := in.sweep(ctx, "DLQ")
+		require.NoError(t, err)
+	}
+	assert.Zero(t, countRows(t, b.db.Pool, "true"))
+	assert.Equal(t, []int64{1, 2, 3}, b.heldOf(t, "DLQ"))
+	assert.Equal(t, int64(0), b.sweptTo(t, "DLQ"))
+
+	_, err = b.db.OwnerPool.Exec(ctx, `DROP TRIGGER test_refuses_all ON dead_letters`)
+	require.NoError(t, err)
+	res, err := in.sweep(ctx, "DLQ")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), res.Stored)
+	assert.Equal(t, 3, countRows(t, b.db.Pool, "payload = 'ok' AND NOT 'content_refused' = ANY(flags)"))
+	assert.Equal(t, int64(3), b.sweptTo(t, "DLQ"))
+}
+
+// TestSweep3UnreadableOriginalsDoNotEndTheStep: more than three captured
+// advisories whose originals cannot be read (JetStream answers the read
+// with something that is not the message), acked without a row, and
+// advisories after them. The sweep stores those after them in the same
+// step, without an error, and holds each unreadable one; after
+// maxHeaderRereads sweeps each is stored flagged original_unreadable, as
+// ingest stores it after as many deliveries, and the watermark reaches
+// the ack floor. Before, the fourth unreadable one ended every step with
+// an error: nothing after it was ever stored.
+func TestSweep3UnreadableOriginalsDoNotEndTheStep(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	in, _ := b.idle(t, IngestConfig{Watch: b.watchOrders(t)})
+	// The reads of ORDERS' messages get the stream's info: an answer,
+	// not the message.
+	require.NoError(t, b.ns.GlobalAccount().AddMapping("$JS.API.STREAM.MSG.GET.ORDERS", "$JS.API.STREAM.INFO.ORDERS"))
+	const unreadable = 5
+	for seq := 1; seq <= unreadable; seq++ {
+		publish(t, b.js, &nats.Msg{Subject: "app.acme.orders.refund", Data: []byte("order")})
+		adv := `{"type":"io.nats.jetstream.advisory.v1.terminated","id":"x","timestamp":"` + time.Now().UTC().Format(time.RFC3339Nano) +
+			`","stream":"ORDERS","consumer":"c1","stream_seq":` + strconv.Itoa(seq) + `,"deliveries":2}`
+		publish(t, b.js, &nats.Msg{Subject: AdvisoryTerminated + ".ORDERS.c1", Data: []byte(adv)})
+	}
+	for range 2 { // read without reading any original
+		publish(t, b.js, &nats.Msg{Subject: AdvisoryTerminated + ".ORDERS.c1", Data: []byte("not an advisory")})
+	}
+	b.peek(t, "DLQ_ADVISORIES", unreadable+2)
+
+	res, err := in.sweep(ctx, "DLQ_ADVISORIES")
+	require.NoError(t, err, "unreadable originals do not end the step")
+	assert.Equal(t, uint64(2), res.Stored)
+	assert.Equal(t, 2, countRows(t, b.db.Pool, "'advisory_unreadable' = ANY(flags)"))
+	assert.Equal(t, []int64{1, 2, 3, 4, 5}, b.heldOf(t, "DLQ_ADVISORIES"))
+	assert.Equal(t, int64(0), b.sweptTo(t, "DLQ_ADVISORIES"))
+
+	took := sweepUntil(t, in, "DLQ_ADVISORIES", maxHeaderRereads, func() bool { return b.sweptTo(t, "DLQ_ADVISORIES") == unreadable+2 })
+	assert.Equal(t, maxHeaderRereads-1, took, "stored at the %d-th sweep that could not read them", maxHeaderRereads)
+	assert.Equal(t, unreadable, countRows(t, b.db.Pool, "'original_unreadable' = ANY(flags) AND source_stream = 'ORDERS'"))
+	assert.Empty(t, b.heldOf(t, "DLQ_ADVISORIES"))
+}
+
+// TestSweep3StopsWhenNATSDoesNotAnswer: the reads of an advisory's
+// original get no answer at all (no responders: JetStream does not
+// serve them), which is no advisory's fault: the step stops at the first
+// with the error, nothing is held or counted against them, and however
+// many sweeps go so, once the reads are answered each is stored with its
+// original.
+func TestSweep3StopsWhenNATSDoesNotAnswer(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	in, _ := b.idle(t, IngestConfig{Watch: b.watchOrders(t)})
+	acc := b.ns.GlobalAccount()
+	require.NoError(t, acc.AddMapping("$JS.API.STREAM.MSG.GET.ORDERS", "test.nobody.answers"))
+	for seq := 1; seq <= 2; seq++ {
+		publish(t, b.js, &nats.Msg{Subject: "app.acme.orders.refund", Data: []byte("order")})
+		adv := `{"type":"io.nats.jetstream.advisory.v1.terminated","id":"x","timestamp":"` + time.Now().UTC().Format(time.RFC3339Nano) +
+			`","stream":"ORDERS","consumer":"c1","stream_seq":` + strconv.Itoa(seq) + `,"deliveries":2}`
+		publish(t, b.js, &nats.Msg{Subject: AdvisoryTerminated + ".ORDERS.c1", Data: []byte(adv)})
+	}
+	b.peek(t, "DLQ_ADVISORIES", 2)
+
+	for range maxHeaderRereads + 1 {
+		_, err := in.sweep(ctx, "DLQ_ADVISORIES")
+		require.ErrorIs(t, err, nats.ErrNoResponders)
+	}
+	assert.Zero(t, countRows(t, b.db.Pool, "true"))
+	assert.Empty(t, b.heldOf(t, "DLQ_ADVISORIES"), "stopped at, not held")
+
+	acc.RemoveMapping("$JS.API.STREAM.MSG.GET.ORDERS")
+	res, err := in.sweep(ctx, "DLQ_ADVISORIES")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), res.Stored)
+	assert.Equal(t, 2, countRows(t, b.db.Pool, "payload = 'order' AND NOT 'original_unreadable' = ANY(flags)"), "each with its original")
+}
+
+// TestSweep3UnreadableDeadLettersStoredWhereTheyLie: JetStream answers
+// the reads of the DLQ stream's messages with something that is not the
+// message (here its info, by a subject mapping), for dead letters acked
+// without a row. The sweep does not stop at the first: it looks for
+// their rows from when the stream was made, holds each, and after
+// sweepHeldTries sweeps stores each where it lies, in tenant unknown,
+// flagged message_unreadable, the watermark at the ack floor. Before,
+// the first read's failure ended every sweep there.
+func TestSweep3UnreadableDeadLettersStoredWhereTheyLie(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	in, _ := b.idle(t, IngestConfig{})
+	publishAcked(t, b, 3, nil)
+	require.NoError(t, b.ns.GlobalAccount().AddMapping("$JS.API.STREAM.MSG.GET.DLQ", "$JS.API.STREAM.INFO.DLQ"))
+
+	_, err := in.sweep(ctx, "DLQ")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2, 3}, b.heldOf(t, "DLQ"))
+	took := sweepUntil(t, in, "DLQ", sweepHeldTries, func() bool { return b.sweptTo(t, "DLQ") == 3 })
+	assert.Equal(t, sweepHeldTries-1, took, "stored at the %d-th sweep that could not read them", sweepHeldTries)
+	assert.Equal(t, 3, countRows(t, b.db.Pool, "'message_unreadable' = ANY(flags) AND tenant = 'unknown' AND payload_unavailable"))
+	d := b.row(t, "source_seq = 2")
+	assert.Equal(t, "DLQ", d.SourceStream)
+	assert.Equal(t, "DLQ #2 unread", d.Delivery)
+	require.Len(t, d.MalformedReasons, 1)
+	assert.Contains(t, d.MalformedReasons[0], "nats stream get DLQ 2")
+	assert.Empty(t, b.heldOf(t, "DLQ"))
+}
