@@ -197,8 +197,9 @@ WHERE k.stream = $5 AND k.stream_seq BETWEEN $3 AND $4 AND k.dead_lettered_at BE
 //
 // A dead letter the sweep cannot store on its own (PostgreSQL refuses it
 // in every form, its read from the stream or its advisory's original's
-// fails) is held: the watermark stays before the first held one, and
-// every sweep tries each held one again first (sweepHeld); but it does
+// fails) is held, for at most sweepHeldTries sweeps when that is its own
+// doing (ingest_sweep_held.go): the watermark stays before the first held
+// one, and every sweep tries each held one again first (sweepHeld); but it does
 // not hold the rest: the steps go on after the last sequence looked at
 // (proven_to), so what lies after it is proven and stored. Both are kept
 // with the watermark (migration 0043): a console restarted, or another
