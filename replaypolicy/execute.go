@@ -73,7 +73,8 @@ func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 	if t.Stale(r.PolicyVersion) {
 		return v.plain(Block, CheckPolicy, "the replay policy changed since approval; request again")
 	}
-	if k, ok := t.RequestKnobs(r.Class, r.Union); ok && r.Status == "approved" && !r.Started && !r.ApprovedAt.IsZero() && now.After(r.ApprovedAt.Add(k.ApprovalExpiry)) {
+	if Lapsed(ApprovalLapse(t, r), now) {
+		k, _ := t.RequestKnobs(r.Class, r.Union)
 		return v.plain(Block, CheckExpired, fmt.Sprintf("the approval expired (%s) before the replay started; request again", k.ApprovalExpiry))
 	}
 	a := r.Authority
@@ -91,6 +92,52 @@ func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 		}
 	}
 	return v
+}
+
+// ApprovalLapse is when the approval of r stops letting anything of it be
+// published under table t: when it was given plus the approval_expiry of
+// its class (the strictest of its Union), while the request has not
+// started (approved, not Started). It is zero when no expiry bounds it:
+// the request started (from then on its items go on however long they
+// take), was never approved, or its class is not in t (JudgeRun blocks it
+// for the table anyway). JudgeRun judges it at a claim; a worker compares
+// it again with its clock right before each publish (Lapsed), since the
+// claim's verdict may be up to two thirds of a lease old by then.
+func ApprovalLapse(t *Table, r Run) time.Time {
+	k, ok := t.RequestKnobs(r.Class, r.Union)
+	if !ok || r.Status != "approved" || r.Started || r.ApprovedAt.IsZero() {
+		return time.Time{}
+	}
+	return r.ApprovedAt.Add(k.ApprovalExpiry)
+}
+
+// Lapsed reports whether an approval that lapses at lapse (ApprovalLapse;
+// zero: never) no longer holds at now.
+func Lapsed(lapse, now time.Time) bool {
+	return !lapse.IsZero() && now.After(lapse)
+}
+
+// MaxWorkerFailures is how many times a replay worker may fail on one job
+// (a panic it recovered while it worked on that job) before the job is
+// taken from the workers and given to a person (JudgeWorkerFailures). A
+// bug met once may be a race; met three times on the same item's data it
+// is that item's, and every further claim would only cost another failure
+// and another lease.
+const MaxWorkerFailures = 3
+
+// JudgeWorkerFailures says what becomes of a job a replay worker has
+// failed on failures times (this failure counted; last is what the last
+// failure said, as text). It is pure. Below MaxWorkerFailures the job is
+// left to its lease, as a crash leaves it, and claimed again (Go); from
+// then on it is blocked, naming the count and the failure, for a person
+// (JudgeUnsent makes that needs-reconciliation when a publish of it may
+// have landed).
+func JudgeWorkerFailures(failures int, last string) Verdict {
+	v := Verdict{Rule: -1, Outcome: Go}
+	if failures < MaxWorkerFailures {
+		return v
+	}
+	return v.plain(Block, CheckWorkerFailed, fmt.Sprintf("the worker failed on this item %d times: %s", failures, last))
 }
 
 // Job is what a replay worker knows about one job of a request JudgeRun let

@@ -173,6 +173,7 @@ const (
 	CheckRevalidationDeny = "revalidation-denied"     // the owning service said no
 	CheckMaybePublished   = "maybe-published"         // ended unpublished, but an earlier publish may have landed
 	CheckUnsettled        = "identity-unsettled"      // another request's job of the identity may have landed: a person decides first
+	CheckWorkerFailed     = "worker-failed"           // the worker failed (panicked) on the item MaxWorkerFailures times: a person looks at it
 
 	// Publishing and its answer (JudgeWindow, JudgeAck).
 	CheckWindow         = "duplicate-window"     // inside the target stream's duplicate window: deferred
@@ -213,6 +214,7 @@ func Checks() []string {
 		CheckReconcileNote,
 		CheckCancelled, CheckRequestStatus, CheckExpired, CheckAuthorityUnread, CheckRequesterRights,
 		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny, CheckMaybePublished, CheckUnsettled,
+		CheckWorkerFailed,
 		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckRefused, CheckNotSent, CheckDuplicateKept, CheckSuppressed, CheckOwnDuplicate,
 		CheckDedupeVolatile,
 		CheckProblems, CheckStopReason, CheckStopConfirmation, CheckDecision, CheckDecisionNote, CheckDecisionClosed,
