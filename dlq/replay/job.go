@@ -98,6 +98,9 @@ type job struct {
 	// rightsLapse is when a yes of those rights lapses with time, on the
 	// authority's clock (zero: none does; Worker.rightsLapsed).
 	rightsLapse time.Time
+	// approval is when the approval the claim judged the request under
+	// stops holding, and the clock it was judged on (Worker.approvalHolds).
+	approval approvalClock
 
 	// What the rules judge of the item at execution: the dead letter as it
 	// is (status, and which request holds it), whether the payload was

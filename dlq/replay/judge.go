@@ -74,9 +74,10 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	defer cancel()
 	table := w.svc.cfg.Policy()
 	runs := map[int64]replaypolicy.Verdict{}
-	stamps := map[int64]*string{}   // by request: the people's rights as the run was judged on (authorityStamp)
-	lapses := map[int64]time.Time{} // by request: when a yes of the rights it was judged on lapses with time (rightsLapsed)
-	started := map[int64]bool{}     // by request: a job of it in this claim was marked attempted (else selectStarted asks of every claim)
+	stamps := map[int64]*string{}          // by request: the people's rights as the run was judged on (authorityStamp)
+	lapses := map[int64]time.Time{}        // by request: when a yes of the rights it was judged on lapses with time (rightsLapsed)
+	approvals := map[int64]approvalClock{} // by request: when its approval stops holding, as judged (approvalHolds)
+	started := map[int64]bool{}            // by request: a job of it in this claim was marked attempted (else selectStarted asks of every claim)
 	for _, j := range jobs {
 		if j.firstAttemptAt != nil {
 			started[j.requestID] = true
@@ -114,8 +115,9 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			}
 			run = replaypolicy.JudgeRun(table, facts, at)
 			runs[j.requestID] = run
+			approvals[j.requestID] = approvalClock{lapse: replaypolicy.ApprovalLapse(table, facts), at: at, read: time.Now()}
 		}
-		j.stamp, j.rightsLapse = stamps[j.requestID], lapses[j.requestID]
+		j.stamp, j.rightsLapse, j.approval = stamps[j.requestID], lapses[j.requestID], approvals[j.requestID]
 		if run.Outcome != replaypolicy.Go {
 			j.unsent(run)
 			continue
@@ -269,6 +271,43 @@ func (w *Worker) stillAllowed(ctx context.Context, j *job, who quarantine.Actor,
 		*lapses = until
 	}
 	return true
+}
+
+// approvalClock is when the approval a claim judged a request under stops
+// holding (replaypolicy.ApprovalLapse; zero: nothing bounds it, the
+// request having started), and the time the claim judged it at
+// (Service.judgedAt: the later of the console's clock and the database's)
+// as read at read on this process's monotonic clock.
+type approvalClock struct {
+	lapse, at, read time.Time
+}
+
+// now is the clock the claim judged the approval on, moved on by this
+// process's monotonic clock since, or the console's clock when that is
+// later (judgedAt's rule, without a round trip to the database).
+func (c approvalClock) now(console time.Time) time.Time {
+	return later(console, c.at.Add(time.Since(c.read)))
+}
+
+// approvalHolds says why j may no longer be published on the approval its
+// claim judged it under, "" when it may: the table the worker judges by is
+// no longer the version the request was approved under, or the approval's
+// expiry passed since the claim judged it while nothing of the request
+// was published (started: this claim published a job of it, from when on
+// the expiry no longer counts, as JudgeRun says). The claim's verdict may
+// be two thirds of a lease old at the publish gate; this compares in Go,
+// on the claim's clock, what JudgeRun compared then. The job goes back to
+// the next claim, which judges the request again with everything the
+// database knows (another worker may have started it meanwhile) and
+// blocks it as expired when nothing did.
+func (w *Worker) approvalHolds(j *job, started bool) string {
+	switch {
+	case w.svc.cfg.Policy().Stale(j.policy):
+		return releasedPolicy
+	case !started && replaypolicy.Lapsed(j.approval.lapse, j.approval.now(w.svc.cfg.Now())):
+		return releasedExpired
+	}
+	return ""
 }
 
 // rightsLapsed says whether a yes j's claim was judged on has lapsed with

@@ -94,7 +94,9 @@ const (
 // the next claim judges it again on the policy and the rights as they are.
 const (
 	releasedPolicy = "released: the active replay policy changed since the claim judged it"
-	releasedRights = "released: the rights of the request's people changed since the claim judged them"
+	// the approval's expiry passed between the claim and the publish
+	releasedExpired = "released: the approval expired since the claim judged it; the next claim judges the request again"
+	releasedRights  = "released: the rights of the request's people changed since the claim judged them"
 	// the claim came to the end of the part of its lease it publishes in,
 	// or its worker stops
 	releasedLease    = "released: the lease was running out"
@@ -357,9 +359,14 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 	// back), so that a worker slower than the rate does not reserve, and
 	// mark attempted again, jobs it cannot send in their slots.
 	size := most
+	started := false // a job of the request was sent in this claim: its approval's expiry no longer counts
 	for len(jobs) > 0 {
 		if time.Now().After(until) {
 			settle(jobs, JobPending, releasedLease)
+			return out
+		}
+		if why := w.approvalHolds(jobs[0], started); why != "" {
+			settle(jobs, JobPending, why) // before the gate marks anything attempted
 			return out
 		}
 		chunk := jobs[:min(size, len(jobs))]
@@ -487,6 +494,13 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				settle(jobs[sent:], JobPending, releasedRights)
 				return out
 			}
+			if why := w.approvalHolds(j, started); why != "" {
+				// The approval expired (or the policy changed) since the
+				// claim judged the request; the wait for the slot may have
+				// taken it past.
+				settle(jobs[sent:], JobPending, why)
+				return out
+			}
 			if !time.Now().Before(until) {
 				// The gate saw the lease live, but the wait for the slot
 				// (or a pause of this process) took the claim past the
@@ -509,6 +523,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 			}
 			if f, ok := w.send(j); ok {
 				out = append(out, inflight{j, f})
+				started = true
 			}
 			sent++
 		}
