@@ -84,6 +84,11 @@ const (
 	ActionRetentionTerms         = "retention.terms_activated"
 	ActionRetentionTermsRollback = "retention.terms_rollback_allowed"
 
+	// ActionReplayItemWorkerFailed: a replay worker failed (panicked) on
+	// an item's job; counted per job, MaxWorkerFailures of them give the
+	// job to a person (dlq/replay, replaypolicy.JudgeWorkerFailures).
+	ActionReplayItemWorkerFailed = ReplayItemPrefix + "worker_failed"
+
 	// ReplayItemPrefix starts the actions recorded per item of a replay
 	// request: "replay.item.requested", "replay.item.approved", and the
 	// worker's "replay.item.<job state>" (dlq/replay checks that every job
@@ -109,6 +114,7 @@ var actions = [][]string{
 		ReplayItemPrefix + "deferred", ReplayItemPrefix + "replayed", ReplayItemPrefix + "suppressed_duplicate",
 		ReplayItemPrefix + "skipped", ReplayItemPrefix + "blocked", ReplayItemPrefix + "unknown",
 		ReplayItemPrefix + "needs_reconciliation", ReplayItemPrefix + "reconciled", ReplayItemPrefix + "cancelled",
+		ActionReplayItemWorkerFailed,
 		// "published" and "failed": job states before migration 0010, still
 		// in older entries of the log.
 		ReplayItemPrefix + "published", ReplayItemPrefix + "failed"},

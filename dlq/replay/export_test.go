@@ -81,3 +81,7 @@ var ClaimTx, GateTx = claimTx, gateTx
 
 // Evicts is evicts, for its table test.
 var Evicts = evicts
+
+// RunOnceGuarded is RunOnce as Run runs it: a panic in it is recovered,
+// blamed on a job and counted against it, and returned as an error.
+func (w *Worker) RunOnceGuarded(ctx context.Context) (int, error) { return w.runOnceGuarded(ctx) }

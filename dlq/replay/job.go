@@ -135,6 +135,9 @@ type job struct {
 	// this claim publishes it for the first time ever.
 	firstAttempt     bool
 	firstPublishedAt time.Time
+	// handed: this claim handed the job's message to the NATS client
+	// (set before the call, so a panic in it counts as handed).
+	handed bool
 
 	// outcome: the state and why; the PubAck's stream, sequence and
 	// whether it said Duplicate (of our own earlier publish); for deferred

@@ -72,6 +72,8 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	// (the publish gate refuses a job whose lease ran out all the same).
 	ctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
+	var hand inHand // a panic while a job is judged is that job's
+	defer hand.blame()
 	table := w.svc.cfg.Policy()
 	runs := map[int64]replaypolicy.Verdict{}
 	stamps := map[int64]*string{}          // by request: the people's rights as the run was judged on (authorityStamp)
@@ -87,6 +89,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	// which jobs the ledger is asked about, all in one read.
 	var keyed []*job
 	for _, j := range jobs {
+		hand.j = j
 		if j.state != "" {
 			continue
 		}
@@ -132,6 +135,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			keyed = append(keyed, j)
 		}
 	}
+	hand.j = nil
 	var ledgers map[int64]*replaypolicy.Ledger
 	if err := pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
 		ledgers = w.readLedgers(ctx, tx, keyed)
@@ -141,6 +145,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	}
 	held := holdIdentities(keyed) // identities a job of this claim goes first with, by job
 	for _, j := range jobs {
+		hand.j = j
 		if j.state != "" {
 			continue
 		}
@@ -179,6 +184,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			j.decide(v) // inside the original's duplicate window, or an unknown outcome past it
 		}
 	}
+	hand.j = nil
 }
 
 // facts are what the rules judge of j as a job (JudgeJob, JudgeGate),

@@ -322,12 +322,24 @@ func (w *Worker) publish(ctx context.Context, jobs []*job, until time.Time) {
 	}
 	var mu sync.Mutex
 	var pending []inflight
+	var panicked *workerPanic // the first panic of a request's goroutine, panicked again here
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 4) // requests published at once by one worker (each holds a connection while it reserves)
 	for _, id := range order {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
+			defer func() {
+				// A panic of this goroutine would end the process, which
+				// runOnceGuarded, on the worker's own, never hears of.
+				if v := recover(); v != nil {
+					mu.Lock()
+					if panicked == nil {
+						panicked = asWorkerPanic(v)
+					}
+					mu.Unlock()
+				}
+			}()
 			out := w.publishRequest(ctx, byRequest[id], until)
 			mu.Lock()
 			pending = append(pending, out...)
@@ -335,6 +347,9 @@ func (w *Worker) publish(ctx context.Context, jobs []*job, until time.Time) {
 		})
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked) // the claim ends as a crash ends it: the PubAcks on their way are not read
+	}
 	w.judgeAcks(ctx, pending)
 }
 
@@ -350,6 +365,8 @@ func (w *Worker) publish(ctx context.Context, jobs []*job, until time.Time) {
 // decides).
 func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Time) []inflight {
 	var out []inflight
+	var hand inHand // a panic while a job is published is that job's
+	defer hand.blame()
 	answers := map[int64]answer{} // the owning services' answers right before a send, kept for the job's next slot
 	interval := time.Duration(float64(time.Second) / jobs[0].rate)
 	tolerance := max(interval/2, chunkSpan)
@@ -369,6 +386,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 			settle(jobs, JobPending, why) // before the gate marks anything attempted
 			return out
 		}
+		hand.j = nil
 		chunk := jobs[:min(size, len(jobs))]
 		g, ok, err := w.reserve(ctx, chunk)
 		switch {
@@ -415,6 +433,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 		}
 	chunk:
 		for i, j := range chunk {
+			hand.j = j
 			if v, ok := g.held[j.id]; ok {
 				j.unsent(v) // the identity was published or replayed by another job since the claim judged this one
 				sent++
@@ -627,6 +646,7 @@ func (w *Worker) send(j *job) (jetstream.PubAckFuture, bool) {
 		w.decideAck(context.Background(), j, nil, errNotSent{fmt.Errorf("the NATS connection is %s", nc.Status())})
 		return nil, false
 	}
+	j.handed = true
 	fut, err := w.js.PublishMsgAsync(m, jetstream.WithMsgID(j.msgID))
 	if err != nil {
 		w.decideAck(context.Background(), j, nil, errNotSent{err}) // it never left the worker
@@ -643,7 +663,10 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 	ctx = context.WithoutCancel(ctx)
 	wait, cancel := context.WithTimeout(ctx, w.cfg.AckTimeout)
 	defer cancel()
+	var hand inHand // a panic while an answer is judged is its job's
+	defer hand.blame()
 	for _, p := range pending {
+		hand.j = p.j
 		ack, err := pubAck(wait, p.fut)
 		if w.ack != nil {
 			ack, err = w.ack(p.j.id, ack, err)

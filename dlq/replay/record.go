@@ -496,9 +496,23 @@ func (p *recordPace) claimLimit(cfg WorkerConfig) int {
 // recordOnce writes the running status of the requests a publish of which
 // may have landed, then the outcomes under the fencing tokens, and with
 // them the ledger, the dead letters' statuses and the audit rows (one per
-// request it moved to running, one per outcome), in one transaction. It returns the jobs
-// whose fence refused the outcome (another worker took them over).
+// request it moved to running, one per outcome), in one transaction
+// (recordIn). It returns the jobs whose fence refused the outcome
+// (another worker took them over).
 func (w *Worker) recordOnce(ctx context.Context, jobs []*job) (lost []*job, err error) {
+	err = pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
+		lost, err = w.recordIn(ctx, tx, jobs)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return lost, nil
+}
+
+// recordIn is recordOnce in tx: also the record of a job the worker
+// failed on too often (failedOn), with its failure's audit row.
+func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, error) {
 	n := len(jobs)
 	ids, fences, seqs := make([]int64, n), make([]int64, n), make([]int64, n)
 	states, results, streams := make([]string, n), make([]string, n), make([]string, n)
@@ -515,124 +529,118 @@ func (w *Worker) recordOnce(ctx context.Context, jobs []*job) (lost []*job, err 
 		}
 	}
 	reqIDs := slices.Sorted(maps.Keys(started))
-	err = pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
-		// The requests first, as the console's actions on a request with
-		// jobs (cancel, stop, reconcile) take a request's row before its
-		// jobs and dead letters: a record that took them the other way
-		// round could deadlock with one. Only the first record of a request
-		// that published something locks its row (while it is approved);
-		// later ones, and ones that published nothing, take no lock on it.
-		var moved []runningRequest // the requests markRunning moved: each gets its audit row
-		if len(reqIDs) > 0 {
-			rows, err := tx.Query(ctx, markRunning, reqIDs)
-			if err != nil {
-				return fmt.Errorf("mark requests running: %w", err)
-			}
-			if moved, err = pgx.CollectRows(rows, pgx.RowToStructByPos[runningRequest]); err != nil {
-				return fmt.Errorf("mark requests running: %w", err)
-			}
-		}
-		rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred)
+	// The requests first, as the console's actions on a request with
+	// jobs (cancel, stop, reconcile) take a request's row before its
+	// jobs and dead letters: a record that took them the other way
+	// round could deadlock with one. Only the first record of a request
+	// that published something locks its row (while it is approved);
+	// later ones, and ones that published nothing, take no lock on it.
+	var moved []runningRequest // the requests markRunning moved: each gets its audit row
+	if len(reqIDs) > 0 {
+		rows, err := tx.Query(ctx, markRunning, reqIDs)
 		if err != nil {
-			return fmt.Errorf("record replay jobs: %w", err)
+			return nil, fmt.Errorf("mark requests running: %w", err)
 		}
-		kept, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (int64, error) {
-			// When the job was first attempted and first published, as
-			// the gates set them in the database, for its audit row
-			// (publishedAfter): a first attempt's is not on the job.
-			var id int64
-			var attempted, published *time.Time
-			if err := r.Scan(&id, &attempted, &published); err != nil {
-				return 0, err
-			}
-			if j := byID[id]; j != nil {
-				j.firstAttemptAt = attempted
-				if published != nil {
-					j.firstPublishedAt = *published
-				}
-			}
-			return id, nil
-		})
-		if err != nil {
-			return fmt.Errorf("record replay jobs: %w", err)
+		if moved, err = pgx.CollectRows(rows, pgx.RowToStructByPos[runningRequest]); err != nil {
+			return nil, fmt.Errorf("mark requests running: %w", err)
 		}
-		written := make(map[int64]bool, len(kept))
-		for _, id := range kept {
-			written[id] = true
+	}
+	rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred)
+	if err != nil {
+		return nil, fmt.Errorf("record replay jobs: %w", err)
+	}
+	kept, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (int64, error) {
+		// When the job was first attempted and first published, as
+		// the gates set them in the database, for its audit row
+		// (publishedAfter): a first attempt's is not on the job.
+		var id int64
+		var attempted, published *time.Time
+		if err := r.Scan(&id, &attempted, &published); err != nil {
+			return 0, err
 		}
-		lost = slices.DeleteFunc(slices.Clone(jobs), func(j *job) bool { return written[j.id] })
-		var ledger ledgerColumns
-		marks := map[string]*heldPairs{}
-		var ended heldPairs
-		var recorded []*job
-		rs := recordStates()
-		for _, id := range kept {
-			j := byID[id]
-			if j.state == JobPending {
-				continue // released untouched: nothing happened to record
-			}
-			if s, ok := rs[j.state]; ok {
-				if marks[s.mark] == nil {
-					marks[s.mark] = &heldPairs{}
-				}
-				marks[s.mark].add(j.requestID, dlq.Key{ID: j.deadLetterID, At: j.deadLetteredAt})
-				if s.release {
-					ended.add(j.requestID, dlq.Key{ID: j.deadLetterID, At: j.deadLetteredAt})
-				}
-			}
-			if j.state == JobReplayed {
-				ledger.add(j)
-			}
-			recorded = append(recorded, j)
-		}
-		if len(ledger.jobIDs) > 0 {
-			l := &ledger
-			if _, err := tx.Exec(ctx, insertLedger, l.jobIDs, l.reqIDs, l.dlIDs, l.tenants, l.classes, l.msgIDs, l.opIDs,
-				l.subjects, l.streams, l.seqs, l.dups, l.dedupeKeys, l.operationKeys); err != nil {
-				return fmt.Errorf("record replay ledger: %w", err)
+		if j := byID[id]; j != nil {
+			j.firstAttemptAt = attempted
+			if published != nil {
+				j.firstPublishedAt = *published
 			}
 		}
-		untouched := map[int64]bool{} // dead letters their job's request no longer holds
-		for _, sql := range []string{markReplayed, markFailed, markNeedsReconciliation, markRequeued} {
-			p := marks[sql]
-			if p == nil {
-				continue
-			}
-			changed, err := p.mark(ctx, tx, sql)
-			if err != nil {
-				return fmt.Errorf("mark dead letters: %w", err)
-			}
-			for _, dl := range p.deadLetters {
-				if !changed[dl] {
-					untouched[dl] = true
-				}
-			}
-		}
-		if err := ended.release(ctx, tx); err != nil {
-			return fmt.Errorf("release ended replay items: %w", err)
-		}
-		// The requests' moves first (as they were made first), each with
-		// the job that started it, its first attempt's time read back by
-		// recordJobs.
-		events := make([]audit.Event, 0, len(moved)+len(recorded))
-		for _, r := range moved {
-			events = append(events, w.runningEvent(r, started[r.ID]))
-		}
-		for _, j := range recorded {
-			e := w.itemEvent(j, untouched[j.deadLetterID])
-			if untouched[j.deadLetterID] {
-				w.log.Warn("replay result recorded; dead letter left as it is", "request", j.requestID, "dead_letter", j.deadLetterID,
-					"tenant", j.tenant, "msg_id", j.msgID, "correlation_id", j.corrID, "state", j.state)
-			}
-			events = append(events, e)
-		}
-		if _, err := audit.AppendBatch(ctx, tx, events); err != nil {
-			return fmt.Errorf("audit replay results: %w", err)
-		}
-		return nil
+		return id, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("record replay jobs: %w", err)
+	}
+	written := make(map[int64]bool, len(kept))
+	for _, id := range kept {
+		written[id] = true
+	}
+	lost := slices.DeleteFunc(slices.Clone(jobs), func(j *job) bool { return written[j.id] })
+	var ledger ledgerColumns
+	marks := map[string]*heldPairs{}
+	var ended heldPairs
+	var recorded []*job
+	rs := recordStates()
+	for _, id := range kept {
+		j := byID[id]
+		if j.state == JobPending {
+			continue // released untouched: nothing happened to record
+		}
+		if s, ok := rs[j.state]; ok {
+			if marks[s.mark] == nil {
+				marks[s.mark] = &heldPairs{}
+			}
+			marks[s.mark].add(j.requestID, dlq.Key{ID: j.deadLetterID, At: j.deadLetteredAt})
+			if s.release {
+				ended.add(j.requestID, dlq.Key{ID: j.deadLetterID, At: j.deadLetteredAt})
+			}
+		}
+		if j.state == JobReplayed {
+			ledger.add(j)
+		}
+		recorded = append(recorded, j)
+	}
+	if len(ledger.jobIDs) > 0 {
+		l := &ledger
+		if _, err := tx.Exec(ctx, insertLedger, l.jobIDs, l.reqIDs, l.dlIDs, l.tenants, l.classes, l.msgIDs, l.opIDs,
+			l.subjects, l.streams, l.seqs, l.dups, l.dedupeKeys, l.operationKeys); err != nil {
+			return nil, fmt.Errorf("record replay ledger: %w", err)
+		}
+	}
+	untouched := map[int64]bool{} // dead letters their job's request no longer holds
+	for _, sql := range []string{markReplayed, markFailed, markNeedsReconciliation, markRequeued} {
+		p := marks[sql]
+		if p == nil {
+			continue
+		}
+		changed, err := p.mark(ctx, tx, sql)
+		if err != nil {
+			return nil, fmt.Errorf("mark dead letters: %w", err)
+		}
+		for _, dl := range p.deadLetters {
+			if !changed[dl] {
+				untouched[dl] = true
+			}
+		}
+	}
+	if err := ended.release(ctx, tx); err != nil {
+		return nil, fmt.Errorf("release ended replay items: %w", err)
+	}
+	// The requests' moves first (as they were made first), each with
+	// the job that started it, its first attempt's time read back by
+	// recordJobs.
+	events := make([]audit.Event, 0, len(moved)+len(recorded))
+	for _, r := range moved {
+		events = append(events, w.runningEvent(r, started[r.ID]))
+	}
+	for _, j := range recorded {
+		e := w.itemEvent(j, untouched[j.deadLetterID])
+		if untouched[j.deadLetterID] {
+			w.log.Warn("replay result recorded; dead letter left as it is", "request", j.requestID, "dead_letter", j.deadLetterID,
+				"tenant", j.tenant, "msg_id", j.msgID, "correlation_id", j.corrID, "state", j.state)
+		}
+		events = append(events, e)
+	}
+	if _, err := audit.AppendBatch(ctx, tx, events); err != nil {
+		return nil, fmt.Errorf("audit replay results: %w", err)
 	}
 	return lost, nil
 }

@@ -3,15 +3,14 @@ package replay
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // Authority answers, at execution time, whether a person still holds a
@@ -123,6 +122,9 @@ type Worker struct {
 	// unrecorded are outcomes of an earlier claim the lease ended before
 	// recording, recorded before the next claim (record.go).
 	unrecorded unrecorded
+	// claimed are the jobs of the claim RunOnce executes, so that a
+	// panic in it can be blamed on the claim's only job (runOnceGuarded).
+	claimed []*job
 
 	// Test hooks. afterJudge runs after the rules judged a claim and
 	// before anything of it is published. afterPublish runs after the
@@ -194,7 +196,7 @@ func (w *Worker) Run(ctx context.Context) {
 		var p *workerPanic
 		switch {
 		case errors.As(err, &p):
-			w.log.Error("replay worker: a claim panicked; its jobs are left to their lease, as a crash leaves them", "owner", w.cfg.Owner, "panic", p.value, "stack", p.stack)
+			w.logPanic(p)
 		case err != nil && ctx.Err() == nil:
 			w.log.Warn("replay worker", "err", err)
 		}
@@ -208,15 +210,6 @@ func (w *Worker) Run(ctx context.Context) {
 	w.recordAtStop(ctx)
 }
 
-// workerPanic is a panic met while a claim was executed (a bug, on some
-// job's data, say), made an error.
-type workerPanic struct {
-	value any
-	stack string
-}
-
-func (p *workerPanic) Error() string { return fmt.Sprintf("replay worker panicked: %v", p.value) }
-
 // runOnceGuarded is RunOnce with a panic in it made an error, so that one
 // job's data that meets a bug ends neither the worker nor the process
 // (the console's pages and ingest run in it too). The claim is left as a
@@ -225,17 +218,51 @@ func (p *workerPanic) Error() string { return fmt.Sprintf("replay worker panicke
 // its jobs are taken over, fenced, once their lease ends, and a publish
 // that may have landed is judged by the broker's answer then. What this
 // worker kept unrecorded is forgotten, as a crash forgets it: whatever
-// the panic interrupted is not trusted. A panic that comes again at each
-// claim of a job shows as that job waiting (quarantine_replay_jobs_waiting)
-// and as this log line at each lease.
+// the panic interrupted is not trusted. The panic is blamed on the job
+// the worker had in hand (inHand), else on the claim's only job, and
+// counted against it (failedOn, poison.go): a job the worker failed on
+// replaypolicy.MaxWorkerFailures times goes to a person instead of being
+// claimed again at every lease. One met outside any job, in a claim of
+// several, counts for none of them.
 func (w *Worker) runOnceGuarded(ctx context.Context) (n int, err error) {
+	w.claimed = nil
 	defer func() {
 		if v := recover(); v != nil {
 			w.unrecorded = unrecorded{}
-			n, err = 0, &workerPanic{value: v, stack: string(debug.Stack())}
+			p := asWorkerPanic(v)
+			if p.job == nil && len(w.claimed) == 1 {
+				p.job = w.claimed[0]
+			}
+			w.claimed = nil
+			if p.job != nil {
+				p.countError = w.failedOn(ctx, p)
+			}
+			n, err = 0, p
 		}
 	}()
 	return w.RunOnce(ctx)
+}
+
+// logPanic logs the panic p recovered (level ERROR, with its stack), the
+// job it was blamed on and what became of that job.
+func (w *Worker) logPanic(p *workerPanic) {
+	args := []any{"owner", w.cfg.Owner, "panic", p.value, "stack", p.stack}
+	if j := p.job; j != nil {
+		args = append(args, "request", j.requestID, "job", j.id, "dead_letter", j.deadLetterID, "tenant", j.tenant,
+			"msg_id", j.msgID, "correlation_id", j.corrID, "failures", p.failures, "limit", replaypolicy.MaxWorkerFailures)
+	}
+	switch {
+	case p.job == nil:
+		w.log.Error("replay worker: a claim panicked outside any one job; its jobs are left to their lease, as a crash leaves them", args...)
+	case p.countError != nil:
+		w.log.Error("replay worker: a claim panicked on a job; its jobs are left to their lease, and the failure could not be counted", append(args, "err", p.countError)...)
+	case p.uncounted != "":
+		w.log.Error("replay worker: a claim panicked on a job; its jobs are left to their lease, and the failure was not counted: "+p.uncounted, args...)
+	case p.ended != "":
+		w.log.Error("replay worker: a claim panicked on a job once too often; the job ended "+string(p.ended)+" for a person, the rest of the claim is left to its lease", args...)
+	default:
+		w.log.Error("replay worker: a claim panicked on a job; its jobs are left to their lease, as a crash leaves them, and the failure is counted", args...)
+	}
 }
 
 // RunOnce claims up to Batch due jobs (fewer when recording was slow), executes them and records the
@@ -262,6 +289,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	if err != nil || len(jobs) == 0 {
 		return 0, err
 	}
+	w.claimed = jobs
 	// Judge and publish only while most of the lease is left: what is not
 	// published by then is released for the next claim, so neither a slow
 	// rate nor a slow service lets a lease run out under a batch; the rest

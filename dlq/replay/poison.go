@@ -1,0 +1,202 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+// A job whose data makes the worker panic would be claimed again at every
+// lease, for ever, and never reach a person. The worker blames a panic on
+// the job it had in hand (inHand), or on the only job of its claim, and
+// counts it durably, per job, in the audit log (replay.item.worker_failed,
+// one row per failure, read back by the dead letter's index): shared by
+// every worker and surviving restarts. After replaypolicy.MaxWorkerFailures
+// the job ends (JudgeWorkerFailures): blocked, or needs reconciliation
+// when a publish of it may have landed, in the same transaction as the
+// failure's audit row. A process that dies (kill -9, out of memory, a
+// fatal runtime error) writes nothing and so counts for no job: nothing
+// tells such a death from a deploy or a host that went away.
+
+// workerPanic is a panic met while a claim was executed (a bug, on some
+// job's data, say), made an error: the panic's value and stack, the job it
+// is blamed on (nil: none could be), and what became of that job.
+type workerPanic struct {
+	value any
+	stack string
+	job   *job
+	// failures is how often the worker has failed on job, this time
+	// included (0: not counted); ended the state the job ended in
+	// ("": left to its lease); uncounted why the failure was not counted.
+	failures   int
+	ended      JobState
+	uncounted  string
+	countError error
+}
+
+func (p *workerPanic) Error() string { return fmt.Sprintf("replay worker panicked: %v", p.value) }
+
+// asWorkerPanic is the panic value v as a workerPanic, its stack taken
+// now (a deferred function that recovered it runs on the panicking
+// stack) unless it was one already.
+func asWorkerPanic(v any) *workerPanic {
+	if p, ok := v.(*workerPanic); ok {
+		return p
+	}
+	return &workerPanic{value: v, stack: string(debug.Stack())}
+}
+
+// panicText is what a panic said, as text bounded for a reason: a panic's
+// message may carry the job's data, of any size and any bytes.
+func panicText(v any) string {
+	var s string
+	if err, ok := v.(error); ok {
+		s = err.Error()
+	} else {
+		s = fmt.Sprint(v)
+	}
+	s = dlq.CleanText(s)
+	if len(s) <= maxPanicText {
+		return s
+	}
+	n := maxPanicText
+	for n > 0 && s[n]&0xC0 == 0x80 { // back to a character's first byte
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// maxPanicText bounds the panic's text in a job's result and its audit row.
+const maxPanicText = 500
+
+// inHand is the job a step of the worker works on now (nil between jobs),
+// so that a panic met there is blamed on it.
+type inHand struct{ j *job }
+
+// blame, deferred by a step that works job by job, makes a panic met
+// while a job is in hand that job's (a workerPanic naming it) and goes on
+// panicking with it, up to runOnceGuarded.
+func (h *inHand) blame() {
+	v := recover()
+	if v == nil {
+		return
+	}
+	p := asWorkerPanic(v)
+	if p.job == nil {
+		p.job = h.j
+	}
+	panic(p)
+}
+
+// SQL of a failure's count. The request's row is locked first, then the
+// job's, as every action on a request with jobs takes them; the job is
+// counted only while this worker holds it (its fence, claimed): one taken
+// over or ended since is not this failure's to end. A failure is one
+// audit row of the job's dead letter (the audit log's object index).
+const (
+	lockFailedRequest = `SELECT 1 FROM replay_requests WHERE id = $1 FOR UPDATE`
+	lockFailedJob     = `SELECT first_attempt_at FROM replay_jobs WHERE id = $1 AND fence = $2 AND state = 'claimed' FOR UPDATE`
+	unmarkFailedJob   = `UPDATE replay_jobs SET first_attempt_at = NULL WHERE id = $1 -- locked by lockFailedJob`
+	countFailures     = `SELECT count(*) FROM audit_log
+        WHERE object_id = $1 AND object_type = 'dead_letter' AND action = '` + audit.ActionReplayItemWorkerFailed + `' AND after->>'job' = $2`
+)
+
+// failedOn counts the failure p against p.job, with its audit row, and
+// ends the job when the rules say it has failed too often
+// (JudgeWorkerFailures, then JudgeUnsent: a publish of it that may have
+// landed needs a person, never "not sent"), recording it as any outcome
+// is recorded (recordIn), in the same transaction; then it ends the
+// request if nothing of it is left to run. A job not ended is left to its
+// lease, as a crash leaves it. It notes on p what it did.
+func (w *Worker) failedOn(ctx context.Context, p *workerPanic) error {
+	j := p.job
+	// A worker that is stopping still counts; the record's time bounds it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.RecordTimeout)
+	defer cancel()
+	text := panicText(p.value)
+	err := pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
+		p.failures, p.ended = 0, ""
+		if _, err := tx.Exec(ctx, lockFailedRequest, j.requestID); err != nil {
+			return err
+		}
+		var attempted *time.Time
+		if err := tx.QueryRow(ctx, lockFailedJob, j.id, j.fence).Scan(&attempted); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				p.uncounted = "this worker no longer holds the job (its lease was taken over, or a person ended it)"
+				return nil
+			}
+			return err
+		}
+		var before int
+		if err := tx.QueryRow(ctx, countFailures, strconv.FormatInt(j.deadLetterID, 10), strconv.FormatInt(j.id, 10)).Scan(&before); err != nil {
+			return err
+		}
+		p.failures = before + 1
+		if _, err := audit.AppendBatch(ctx, tx, []audit.Event{w.failedEvent(j, p.failures, text)}); err != nil {
+			return err
+		}
+		// What the panic interrupted is not trusted: whether a publish of
+		// the job may have landed is what the database says
+		// (first_attempt_at, set by a gate before any send), unless this
+		// claim's gate made that mark and the job's message never reached
+		// the NATS client (handed is set before the call): then nothing of
+		// it was ever sent, and the mark is undone, so that the job is not
+		// taken for one that may have landed.
+		neverSent := j.firstAttempt && j.firstAttemptAt == nil && !j.handed
+		if neverSent {
+			attempted = nil
+		}
+		v := replaypolicy.JudgeWorkerFailures(p.failures, text)
+		if v.Outcome == replaypolicy.Go {
+			if neverSent {
+				if _, err := tx.Exec(ctx, unmarkFailedJob, j.id); err != nil {
+					return err
+				}
+			}
+			return nil // left to its lease, as a crash leaves it
+		}
+		j.firstAttemptAt, j.firstAttempt, j.resetAttempt = attempted, neverSent, neverSent
+		j.stream, j.seq, j.duplicate, j.deferred, j.notBefore = "", 0, false, false, nil
+		j.unsent(v)
+		lost, err := w.recordIn(ctx, tx, []*job{j})
+		if err == nil && len(lost) > 0 {
+			err = errors.New("its fence refused the record") // it was locked under that fence
+		}
+		p.ended = j.state
+		return err
+	})
+	if err != nil {
+		p.failures, p.ended = 0, ""
+		return fmt.Errorf("count the worker's failure on replay job %d: %w", j.id, err)
+	}
+	if p.ended == "" {
+		return nil
+	}
+	if err := w.svc.finish(ctx, []int64{j.requestID}, worker(w.cfg.Owner)); err != nil {
+		// The sweeper ends it (FinishIdle).
+		return fmt.Errorf("finish replay request %d: %w", j.requestID, err)
+	}
+	return nil
+}
+
+// failedEvent is the audit row of the worker's n-th failure on j (text:
+// what the panic said).
+func (w *Worker) failedEvent(j *job, n int, text string) audit.Event {
+	return audit.Event{
+		Actor: worker(w.cfg.Owner), Tenant: j.tenant, Action: audit.ActionReplayItemWorkerFailed,
+		ObjectType: "dead_letter", ObjectID: strconv.FormatInt(j.deadLetterID, 10), MessageID: j.msgID, OperationID: j.opID,
+		Reason:  fmt.Sprintf("the worker failed on this item (%d of %d): %s", n, replaypolicy.MaxWorkerFailures, text),
+		Outcome: audit.OutcomeError,
+		After: map[string]any{"request": j.requestID, "job": j.id, "failures": n,
+			"limit": replaypolicy.MaxWorkerFailures, "panic": text},
+	}
+}
