@@ -85,8 +85,9 @@ const (
 	ActionRetentionTermsRollback = "retention.terms_rollback_allowed"
 
 	// ActionReplayItemWorkerFailed: a replay worker failed (panicked) on
-	// an item's job; counted per job, MaxWorkerFailures of them give the
-	// job to a person (dlq/replay, replaypolicy.JudgeWorkerFailures).
+	// an item's job. The rows of a job are its count of failures: at
+	// replaypolicy.MaxWorkerFailures the job ends for a person
+	// (replaypolicy.JudgeWorkerFailures).
 	ActionReplayItemWorkerFailed = ReplayItemPrefix + "worker_failed"
 
 	// ReplayItemPrefix starts the actions recorded per item of a replay
