@@ -227,18 +227,21 @@ func (w *Worker) Run(ctx context.Context) {
 func (w *Worker) runOnceGuarded(ctx context.Context) (n int, err error) {
 	w.claimed = nil
 	defer func() {
-		if v := recover(); v != nil {
-			w.unrecorded = unrecorded{}
-			p := asWorkerPanic(v)
-			if p.job == nil && len(w.claimed) == 1 {
-				p.job = w.claimed[0]
-			}
-			w.claimed = nil
-			if p.job != nil {
-				p.countError = w.failedOn(ctx, p)
-			}
-			n, err = 0, p
+		v := recover()
+		claimed := w.claimed
+		w.claimed = nil // not held, with their payloads, while the worker waits
+		if v == nil {
+			return
 		}
+		w.unrecorded = unrecorded{}
+		p := asWorkerPanic(v)
+		if p.job == nil && len(claimed) == 1 {
+			p.job = claimed[0]
+		}
+		if p.job != nil {
+			p.countError = w.failedOn(ctx, p)
+		}
+		n, err = 0, p
 	}()
 	return w.RunOnce(ctx)
 }
