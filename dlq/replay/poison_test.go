@@ -133,3 +133,31 @@ func (b *replayBundle) failures(t *testing.T, deadLetterID int64) int {
 		audit.ActionReplayItemWorkerFailed, fmt.Sprint(deadLetterID)).Scan(&n))
 	return n
 }
+
+// TestPoisonJobPanicOutsideAnyJobCountsForNone: a panic the worker meets
+// outside any one job (here, after the rules judged a claim of two) is
+// blamed on neither: nothing is counted, both jobs are left to their
+// lease and then published.
+func TestPoisonJobPanicOutsideAnyJobCountsForNone(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	first := b.seedItem(t, "search.index_update", "outside-1", nil, "{}")
+	second := b.seedItem(t, "search.index_update", "outside-2", nil, "{}")
+	req := b.request(t, []int64{first, second}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
+
+	w := b.worker(t, replay.WorkerConfig{Lease: time.Hour})
+	w.AfterJudge(func() { panic("a bug met on the claim") })
+	_, err := w.RunOnceGuarded(ctx)
+	require.ErrorContains(t, err, "replay worker panicked: a bug met on the claim")
+	assert.Zero(t, b.failures(t, first))
+	assert.Zero(t, b.failures(t, second))
+	assert.Equal(t, map[string]int{"claimed": 2}, b.jobStates(t, req.ID), "left to their lease, as a crash leaves them")
+
+	b.leaseRunsOut(t, req.ID)
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitStatus(t, req.ID, replay.StatusDone)
+	assert.Equal(t, 1, b.publishedAs(t, "outside-1"))
+	assert.Equal(t, 1, b.publishedAs(t, "outside-2"))
+}
