@@ -3,13 +3,18 @@ package web_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/views"
 )
 
 // TestRevWeb7PagesShowingPayloadsAreNotStored: a dead letter's page shows
@@ -48,4 +53,76 @@ func TestRevWeb7PagesShowingPayloadsAreNotStored(t *testing.T) {
 	assert.True(t, strings.Contains(page.Header.Get("Cache-Control"), "no-store"),
 		"the dead letter's page, which shows its payload and headers, may be stored by the browser: Cache-Control %q",
 		page.Header.Get("Cache-Control"))
+}
+
+// trailActions are the actions of the audit trail a dead letter's page
+// shows, with the actor of each.
+func trailActions(d *goquery.Document) []string {
+	var out []string
+	d.Find(`[data-testid="dl-audit-row"]`).Each(func(_ int, r *goquery.Selection) {
+		out = append(out, strings.TrimSpace(r.Find("code.chip").Text())+" by "+strings.TrimSpace(r.Find(`td[data-label="Actor"]`).Text())+
+			" ("+strings.TrimSpace(r.Find(`td[data-label="Reason"]`).Text())+")")
+	})
+	return out
+}
+
+// TestRevWeb7DeadLetterTrailShowsOtherObjectsEntries: a dead letter's page
+// shows "entries about the object and entries naming its message id in its
+// tenant" (deadLetterTrail), to everyone who may read the dead letter. The
+// message-id half (audit.messageTrail) is
+//
+//	WHERE ((message_id = $1 AND message_id <> '') OR object_id = $1) AND tenant = $2
+//
+// so every entry of the tenant whose object_id, of ANY object type, equals
+// the dead letter's message id is shown as this dead letter's history. The
+// message id is the producer's (Dlq-Original-Msg-Id), often a number:
+//
+//   - a dead letter whose message id is "17" shows what was done to dead
+//     letter #17 (discarded, with its reason) as its own trail: the page
+//     says this one was discarded when nobody touched it (invariant 13:
+//     what the console reports is what happened);
+//   - a dead letter whose message id is "csv" shows the tenant's
+//     audit.export rows (who exported the audit log, with what filter),
+//     "POST /admin/bindings" the tenant's refused binding attempts, a
+//     role binding's id who granted roles: audit entries that only
+//     auditors (audit:read) may read, shown to a viewer who holds nothing
+//     but deadletter:read. Whoever can publish to dlq.<tenant>.> picks the
+//     message id.
+//
+// Severity: medium. Expected: the trail holds only entries about this dead
+// letter (object dead_letter:<id>) and entries whose message_id is its
+// message id; an entry about another object is never shown because its id
+// happens to equal the message id.
+func TestRevWeb7DeadLetterTrailShowsOtherObjectsEntries(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, _ := b.SignIn(t, "acme:oncall")
+	viewer, _ := b.SignIn(t, "acme:viewer")
+	auditor, _ := b.SignIn(t, "acme:auditor")
+
+	t.Run("AnotherDeadLettersDiscardShownAsThisOnes", func(t *testing.T) {
+		first := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", MsgID: "rev-web7-first"})
+		// Another message of the same producer, whose ids are numbers.
+		second := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", MsgID: strconv.FormatInt(first, 10)})
+		resp := b.Do(t, oncall, "POST", fmt.Sprintf("/deadletters/%d/discard", first),
+			url.Values{"reason": {"duplicate of an order already refunded"}, views.ConfirmedField: {"1"}}, nil)
+		require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+
+		page := b.Do(t, viewer, "GET", fmt.Sprintf("/deadletters/%d", second), nil, nil)
+		require.Equal(t, http.StatusOK, page.Status)
+		assert.NotContains(t, strings.Join(trailActions(page.Doc(t)), "; "), "deadletter.discard",
+			"dead letter #%d, which nobody touched, shows the discard of dead letter #%d as its own", second, first)
+	})
+
+	t.Run("ViewerReadsTheTenantsAuditExports", func(t *testing.T) {
+		id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", MsgID: "csv"})
+		resp := b.Do(t, auditor, "GET", "/audit/export.csv?tenant=acme", nil, nil)
+		require.Equal(t, http.StatusOK, resp.Status)
+		require.Equal(t, 1, b.AuditCount(t, "action = 'audit.export' AND tenant = 'acme' AND object_id = 'csv'"))
+
+		page := b.Do(t, viewer, "GET", fmt.Sprintf("/deadletters/%d", id), nil, nil)
+		require.Equal(t, http.StatusOK, page.Status)
+		assert.NotContains(t, strings.Join(trailActions(page.Doc(t)), "; "), "audit.export",
+			"a viewer (no audit:read) reads who exported acme's audit log on a dead letter's page")
+	})
 }
