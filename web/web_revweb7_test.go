@@ -126,3 +126,45 @@ func TestRevWeb7DeadLetterTrailShowsOtherObjectsEntries(t *testing.T) {
 			"a viewer (no audit:read) reads who exported acme's audit log on a dead letter's page")
 	})
 }
+
+// TestRevWeb7ProbeOfAnotherTenantsObjectEscapesItsTrail: a person who
+// tries another tenant's dead letter gets a 404, and the attempt is
+// audited in that tenant, naming the dead letter ("every denied attempt
+// writes an audit row"; its auditors find it with the Object filter
+// "dead_letter 83", and the dead letter's page shows it in its trail).
+// The id in the path is read with strconv.ParseInt, which also takes
+// "083" and "+83" for dead letter 83, and the denial row records the path
+// parameter as typed (notFoundDenied(c, tenant, type, c.Param("id"))), so
+// a prober who writes the id with a leading zero or a plus sign is
+// answered exactly as for "83" (the dead letter is found, its tenant
+// decided) while the row names object "083": the auditor's search for
+// dead_letter 83, and dead letter 83's audit trail, never show it. The
+// same holds for replay requests, audit entries and role bindings.
+//
+// Severity: low. Expected: the denial names the object as the console
+// names it (the id parsed and written again, "83"), or a path id that is
+// not in its canonical form is not found without looking anything up.
+func TestRevWeb7ProbeOfAnotherTenantsObjectEscapesItsTrail(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	theirs := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "globex", MsgID: "rev-web7-probe"})
+	prober, u := b.SignIn(t, "acme:oncall")
+	id := strconv.FormatInt(theirs, 10)
+
+	for _, typed := range []string{"0" + id, "+" + id} {
+		resp := b.Do(t, prober, "GET", "/deadletters/"+typed, nil, nil)
+		require.Equal(t, http.StatusNotFound, resp.Status, typed)
+	}
+	tried := b.AuditCount(t, "action = 'authz.denied' AND tenant = 'globex' AND actor_subject = $1", u.Subject)
+	require.Equal(t, 2, tried, "both attempts are in globex's log")
+	named := b.AuditCount(t, "action = 'authz.denied' AND tenant = 'globex' AND actor_subject = $1 AND object_type = 'dead_letter' AND object_id = $2", u.Subject, id)
+	assert.Equal(t, tried, named, "globex's auditors searching dead_letter %s find none of the probes", id)
+
+	// What globex's auditor sees searching for the dead letter.
+	auditor, _ := b.SignIn(t, "globex:auditor")
+	rows := b.Do(t, auditor, "GET", "/audit?"+url.Values{"object": {"dead_letter " + id}}.Encode(), nil, nil).Doc(t).
+		Find(`[data-testid="audit-row"]`).FilterFunction(func(_ int, s *goquery.Selection) bool {
+		return strings.Contains(s.Text(), "authz.denied")
+	}).Length()
+	assert.Equal(t, 2, rows, "the auditor's Object filter finds the probes of dead letter %s", id)
+}
