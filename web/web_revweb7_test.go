@@ -168,3 +168,34 @@ func TestRevWeb7ProbeOfAnotherTenantsObjectEscapesItsTrail(t *testing.T) {
 	}).Length()
 	assert.Equal(t, 2, rows, "the auditor's Object filter finds the probes of dead letter %s", id)
 }
+
+// TestRevWeb7BatchProbeIsRecordedInOneTenantOnly: a replay selection
+// (/replay/batches/<batch>) spans every tenant of its dead letters. Someone
+// who may read none of them is answered 404, and the rule is that a
+// refusal that touches several tenants is one row in each, naming only that
+// tenant's object, so that each tenant's auditors see what was tried on
+// theirs (docs/access.md; tried() does so for a route-level refusal).
+// locate() for an ObjectTenant route instead returns at the first tenant
+// it finds the caller may not see, iterating a map: one row, in whichever
+// tenant the map yields first, and the other tenant's auditors never learn
+// of the attempt.
+//
+// Severity: low. Expected: one authz.denied row in each tenant of the
+// selection the caller may not see.
+func TestRevWeb7BatchProbeIsRecordedInOneTenantOnly(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	acme := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "rev-web7-batch-a"})
+	globex := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "globex", ItemType: "search.index_update", MsgID: "rev-web7-batch-g"})
+	_, requester := b.SignIn(t, "*:oncall")
+	batch, drafts := testfactory.Draft(t, b.Replays, requester.Actor, acme, globex)
+	require.Len(t, drafts, 2, "one draft per tenant")
+
+	prober, u := b.SignIn(t, "initech:oncall")
+	resp := b.Do(t, prober, "GET", "/replay/batches/"+batch, nil, nil)
+	require.Equal(t, http.StatusNotFound, resp.Status)
+	for _, tenant := range []string{"acme", "globex"} {
+		assert.Equal(t, 1, b.AuditCount(t, "action = 'authz.denied' AND actor_subject = $1 AND tenant = $2 AND object_type = 'replay_batch'", u.Subject, tenant),
+			"%s's auditors see the probe of a selection holding %s's dead letters", tenant, tenant)
+	}
+}
