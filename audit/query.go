@@ -44,8 +44,11 @@ type Filter struct {
 	// #138", "#4"): see ParseObject. Typed with a type, it matches that
 	// object, or an entry whose whole object id is the text. Text
 	// ParseObject cannot read is invalid.
-	Object    string
-	MessageID string // matches message_id or object_id
+	Object string
+	// MessageID matches the entries whose message id is this one: never
+	// an entry whose object id merely reads the same (dead letter #17 is
+	// not message "17", an export of "csv" is no message "csv").
+	MessageID string
 	Outcome   Outcome
 	From      time.Time // at >= From
 	To        time.Time // at < To
@@ -103,8 +106,10 @@ const (
 	// page shows addresses lower-cased), on the lower(actor_email) index
 	// (migration 0041); a subject is the provider's and matches exactly.
 	condActor = `((lower(actor_email) = lower(@actor::text) AND actor_email <> '' AND actor_email_verified) OR (actor_subject = @actor AND actor_subject <> ''))`
-	// The <> '' lets the partial message_id index serve this branch.
-	condMessage    = `((message_id = @message_id AND message_id <> '') OR object_id = @message_id)`
+	// The <> '' lets the partial message_id index serve it. Only the
+	// message_id column: every entry about a message (a dead letter) names
+	// it there, and an object id is an id of its own type.
+	condMessage    = `(message_id = @message_id AND message_id <> '')`
 	condAction     = `action = @action`
 	condActions    = `action = ANY(@actions)`
 	condTenant     = `tenant = @tenant`
@@ -395,11 +400,15 @@ func ForObject(ctx context.Context, db Querier, objectType, objectID string, lim
 	return entries, nil
 }
 
-// The newest entries naming a message id in one tenant, returned oldest first.
+// The newest entries naming a message id in one tenant, returned oldest
+// first. Only the message_id column: an entry whose object id equals the
+// message id is about another object (dead letter #17 for message "17",
+// an audit export for message "csv"), and the trail's reader may not even
+// be allowed to read it.
 const messageTrail = `
 SELECT * FROM (
     SELECT ` + entryColumns + ` FROM audit_log
-    WHERE ((message_id = $1 AND message_id <> '') OR object_id = $1) AND tenant = $2
+    WHERE message_id = $1 AND message_id <> '' AND tenant = $2
     ORDER BY seq DESC LIMIT $3
 ) AS recent ORDER BY seq`
 

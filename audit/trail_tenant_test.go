@@ -40,3 +40,38 @@ func TestTrailReadsOnlyTheObjectsTenant(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{entries[1].Seq}, seqsOf(trail), "without a message id, the object's own entries of acme")
 }
+
+// TestTrailLeavesOutObjectsNamedLikeTheMessage: the message half of a
+// trail reads the message_id column only. An entry of the tenant about
+// another object whose id happens to equal the message id (dead letter
+// #17 for a message "17", an audit export "csv" for a message "csv") is
+// that object's, not the message's, and its reader may hold nothing but
+// the right to read the dead letter.
+func TestTrailLeavesOutObjectsNamedLikeTheMessage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	about := func(objectType, objectID, msgID string) audit.Event {
+		e := event("deadletter.discard")
+		e.Tenant, e.ObjectType, e.ObjectID, e.MessageID = "acme", objectType, objectID, msgID
+		return e
+	}
+	entries := appendAll(t, b,
+		about("dead_letter", "17", "m-17"), // 0: dead letter #17, whose message is m-17
+		about("audit_log", "csv", ""),      // 1: an export, object id "csv"
+		about("dead_letter", "18", "17"),   // 2: dead letter #18, whose message id is "17"
+		about("dead_letter", "19", "csv"),  // 3: dead letter #19, whose message id is "csv"
+	)
+	require.Len(t, entries, 4)
+
+	trail, err := audit.Trail(b.ctx, b.db.Pool, "dead_letter", "18", "17", "acme", 0)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{entries[2].Seq}, seqsOf(trail), "dead letter #17's discard is not the trail of message 17")
+
+	trail, err = audit.Trail(b.ctx, b.db.Pool, "dead_letter", "19", "csv", "acme", 0)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{entries[3].Seq}, seqsOf(trail), "the export is not the trail of message csv")
+
+	page, err := audit.List(b.ctx, b.db.Pool, audit.Filter{MessageID: "17", Limit: audit.MaxLimit})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{entries[2].Seq}, seqsOf(page.Entries), "the log's message id filter finds the message's entries only")
+}
