@@ -27,7 +27,12 @@ const hsts = "max-age=31536000"
 
 // securityHeaders sets the headers every response carries: a CSP without
 // inline script, no MIME sniffing, no framing, a strict referrer policy,
-// and over https, HSTS.
+// over https, HSTS, and "Cache-Control: no-store". The pages show what
+// producers sent (payloads, headers, stack traces, the items a replay will
+// publish) and who did what: no browser's disk cache, Back button or
+// shared cache may keep them after the person signed out, as none keeps
+// the downloads of the same bytes. The static assets, which show nothing
+// of anyone's, replace it with their own caching (StaticHandler).
 func securityHeaders(next http.Handler, formTargets string, secure bool) http.Handler {
 	csp := "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 		"object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'" + formTargets
@@ -38,6 +43,7 @@ func securityHeaders(next http.Handler, formTargets string, secure bool) http.Ha
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Cache-Control", "no-store")
 		if secure {
 			h.Set("Strict-Transport-Security", hsts)
 		}
