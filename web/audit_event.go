@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,8 +14,8 @@ import (
 )
 
 func (s *Server) auditEvent(c echo.Context) error {
-	seq, err := strconv.ParseInt(c.Param("seq"), 10, 64)
-	if err != nil || seq < 1 {
+	seq, ok := pathID(c, "seq")
+	if !ok {
 		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such audit event.")
 	}
 	tenants := s.auditScope(c, authz.ActRead)

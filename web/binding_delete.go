@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -11,8 +10,8 @@ import (
 )
 
 func (s *Server) bindingDelete(c echo.Context) error {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil {
+	id, ok := pathID(c, "id")
+	if !ok {
 		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such binding.")
 	}
 	u := userOf(c)

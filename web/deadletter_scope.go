@@ -56,10 +56,10 @@ func deadLetterURL(id int64) string {
 	return views.PathDeadLetters + "/" + strconv.FormatInt(id, 10)
 }
 
-// deadLetterID reads the :id parameter; a malformed one is a plain 404.
+// deadLetterID reads the :id parameter (pathID); a malformed one is a
+// plain 404.
 func deadLetterID(c echo.Context) (int64, bool) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	return id, err == nil && id > 0
+	return pathID(c, "id")
 }
 
 func statusOptions() []views.Option {

@@ -293,8 +293,8 @@ func (s *Server) batchLocator() *Locator {
 func (s *Server) auditLocator() *Locator {
 	return &Locator{Object: "audit_entry", Param: "seq", See: Permission{authz.ObjAudit, authz.ActRead},
 		find: func(c echo.Context) (map[string]string, error) {
-			seq, err := strconv.ParseInt(c.Param("seq"), 10, 64)
-			if err != nil || seq < 1 {
+			seq, ok := pathID(c, "seq")
+			if !ok {
 				return nil, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such audit event.")
 			}
 			tenant, err := audit.TenantOf(c.Request().Context(), s.deps.Pool, seq)
@@ -307,8 +307,8 @@ func (s *Server) auditLocator() *Locator {
 func (s *Server) bindingLocator() *Locator {
 	return &Locator{Object: "role_binding", Param: "id", See: Permission{authz.ObjBindings, authz.ActRead},
 		find: func(c echo.Context) (map[string]string, error) {
-			id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-			if err != nil {
+			id, ok := pathID(c, "id")
+			if !ok {
 				return nil, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such binding.")
 			}
 			b, err := s.deps.Bindings.Get(c.Request().Context(), id)

@@ -22,8 +22,8 @@ import (
 
 // requestID reads the :id parameter of a replay request route.
 func requestID(c echo.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil {
+	id, ok := pathID(c, "id")
+	if !ok {
 		return 0, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such replay request.")
 	}
 	return id, nil

@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -40,8 +39,8 @@ type payloadForm struct {
 // item that is not an id, invalid for a payload over maxPayloadEdit (the
 // reason is the replay rules' to require).
 func (f payloadForm) Validate() (int64, replay.PayloadEdit, error) {
-	dl, err := strconv.ParseInt(f.Item, 10, 64)
-	if err != nil {
+	dl, ok := canonicalID(f.Item)
+	if !ok {
 		return 0, replay.PayloadEdit{}, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
 	}
 	if len(f.Payload) > maxPayloadEdit {

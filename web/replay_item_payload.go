@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,8 +23,8 @@ func (s *Server) replayItemPayload(c echo.Context) error {
 	if !s.deps.Access.Can(userOf(c), req.Tenant, authz.ObjDeadLetter, authz.ActDownload) {
 		return s.deny(c, req.Tenant, authz.ObjDeadLetter+":"+authz.ActDownload, fmt.Sprintf("replay request %d", req.ID))
 	}
-	dl, err := strconv.ParseInt(c.Param("dl"), 10, 64)
-	if err != nil {
+	dl, ok := pathID(c, "dl")
+	if !ok {
 		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
 	}
 	ctx := c.Request().Context()

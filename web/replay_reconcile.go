@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -37,8 +36,8 @@ func (s *Server) replayReconcile(c echo.Context) error {
 	if err := s.mayOnClass(c, req, authz.ActReconcile); err != nil {
 		return err
 	}
-	dl, err := strconv.ParseInt(c.Param("dl"), 10, 64)
-	if err != nil {
+	dl, ok := pathID(c, "dl")
+	if !ok {
 		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
 	}
 	in := reconcileForm{Choice: c.FormValue("choice"), Note: c.FormValue("note")}.Validate()
