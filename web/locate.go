@@ -53,11 +53,13 @@ func (s *Server) sees(u authz.User, loc *Locator, tenant string) bool {
 	return s.deps.Access.Can(u, tenant, loc.See.Object, loc.See.Action)
 }
 
-// locate applies r's tenancy to the request before its handler: another
-// tenant's object answers 404 and is audited as a denied attempt; dead
-// letters of another tenant in a selection are audited as refused, once
-// for the request, and left to the action, which only ever sees the
-// caller's tenants.
+// locate applies r's tenancy to the request before its handler: an
+// object of a tenant the caller may not see answers 404 and is audited as
+// a denied attempt in every such tenant it spans (a selection of two
+// tenants' dead letters: one row in each, so each tenant's auditors see
+// it); dead letters of another tenant in a selection are audited as
+// refused, once for the request, and left to the action, which only ever
+// sees the caller's tenants.
 func (s *Server) locate(c echo.Context, r Route) error {
 	loc := r.Locate
 	tenants, err := loc.find(c)
@@ -66,10 +68,11 @@ func (s *Server) locate(c echo.Context, r Route) error {
 	}
 	u := userOf(c)
 	if r.Tenancy == ObjectTenant {
-		for _, tenant := range tenants {
-			if !s.sees(u, loc, tenant) {
-				return s.notFoundDenied(c, tenant, loc.Object, c.Param(loc.Param))
-			}
+		unseen := slices.DeleteFunc(slices.Compact(slices.Sorted(maps.Values(tenants))), func(tenant string) bool {
+			return s.sees(u, loc, tenant)
+		})
+		if len(unseen) > 0 {
+			return s.notFoundDeniedIn(c, unseen, loc.Object, c.Param(loc.Param))
 		}
 		return nil
 	}

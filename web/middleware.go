@@ -164,10 +164,22 @@ func (s *Server) holdsRoleIn(u authz.User, tenant string) bool {
 // notFoundDenied records a cross-tenant attempt and answers 404, so the
 // object's existence does not leak.
 func (s *Server) notFoundDenied(c echo.Context, tenant, objType, objID string) error {
-	e := s.event(c, "authz.denied", audit.OutcomeDenied)
-	e.Tenant, e.ObjectType, e.ObjectID = tenant, objType, objID
-	e.Reason = "object of a tenant outside the caller's scope"
-	s.appendDenied(c, e)
+	return s.notFoundDeniedIn(c, []string{tenant}, objType, objID)
+}
+
+// notFoundDeniedIn is notFoundDenied for an object that spans tenants (a
+// selection of several tenants' dead letters): one row in each of the
+// tenants the caller may not see, written together, so that each tenant's
+// auditors see the attempt on what is theirs.
+func (s *Server) notFoundDeniedIn(c echo.Context, tenants []string, objType, objID string) error {
+	events := make([]audit.Event, 0, len(tenants))
+	for _, tenant := range tenants {
+		e := s.event(c, "authz.denied", audit.OutcomeDenied)
+		e.Tenant, e.ObjectType, e.ObjectID = tenant, objType, objID
+		e.Reason = "object of a tenant outside the caller's scope"
+		events = append(events, e)
+	}
+	s.appendDenied(c, events...)
 	return quarantine.Errorf(quarantine.ENOTFOUND, "There is nothing here.")
 }
 
