@@ -113,6 +113,15 @@ func (c *IngestConfig) defaults() {
 // without (flagged header_block_unavailable).
 const maxHeaderRereads = 5
 
+// maxRefusedDeliveries is how many deliveries of a dead letter PostgreSQL
+// refuses in its parsed and its raw form go by before its position form
+// is stored instead (contentRefusedForm): as many as the sweeps the sweep
+// holds one for (sweepHeldTries). The count is JetStream's (the message's
+// NumDelivered), so it outlives a restart and is the same for every
+// replica; a delivery that ended otherwise (handed back while PostgreSQL
+// was out of reach, its ack wait run out) counts too.
+const maxRefusedDeliveries = sweepHeldTries
+
 // Ingester moves dead letters from JetStream into PostgreSQL: it stores a
 // batch, commits, and only then acks, so a message is never acked before it
 // is a row. Redelivery is harmless (the source key is unique).
@@ -704,7 +713,10 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 // refuses in its parsed form is stored in its raw form; one refused in
 // every form, or one whose statement keeps failing for a reason not its
 // data (storeBatch), is not acked but delivered again after
-// RetryUnstorable, so it never holds up the others. A message whose
+// RetryUnstorable, so it never holds up the others. One refused in every
+// form on its maxRefusedDeliveries-th delivery (or a later one) has its
+// position form stored instead and is acked (storeContentRefused); one
+// deferred never does: what failed was PostgreSQL, not its data. A message whose
 // consumer was made again meanwhile (its incarnation retired) is stored all
 // the same, and neither acked nor nak'd (see incarnation). A batch not
 // stored because ctx ended, or because the replica is cut off from
@@ -741,14 +753,25 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 			in.nakUnstored(batch[i].msg, &recs[i])
 		}
 	}
+	var due []refusedDelivery // refused on enough deliveries: their position forms are stored
 	for _, u := range res.Unstorable {
-		unstorable[u.Index] = true
 		r := &recs[u.Index]
 		in.metrics.Unstorable.Inc()
+		if md, ok := positionFormDue(batch[u.Index].msg); ok {
+			due = append(due, refusedDelivery{u, md})
+			continue
+		}
+		unstorable[u.Index] = true
 		in.log.Error("dead letter not stored: PostgreSQL refused it in parsed and in raw form; it stays unacked and comes again",
 			append(logFields(r), "retry_in", in.cfg.RetryUnstorable, "err", u.Err)...)
 		if !held(batch[u.Index].msg) {
 			in.nakUnstored(batch[u.Index].msg, r)
+		}
+	}
+	for _, i := range in.storeContentRefused(ctx, recs, due) {
+		unstorable[i] = true
+		if !held(batch[i].msg) {
+			in.nakUnstored(batch[i].msg, &recs[i])
 		}
 	}
 	for _, rf := range res.Raw {
@@ -843,6 +866,72 @@ func (in *Ingester) confirmIncarnations(ctx context.Context, batch []item) map[*
 		}
 	}
 	return hold
+}
+
+// refusedDelivery is a dead letter of a batch PostgreSQL refused in
+// every form, and its delivery's metadata.
+type refusedDelivery struct {
+	Refused
+	md *jetstream.MsgMetadata
+}
+
+// positionFormDue reports whether m, a dead letter PostgreSQL refused in
+// its parsed and its raw form, has been delivered maxRefusedDeliveries
+// times or more (md: its metadata): its position form is stored now.
+// Without its metadata its deliveries are unknown: it is nak'd as before.
+func positionFormDue(m jetstream.Msg) (md *jetstream.MsgMetadata, due bool) {
+	md, err := m.Metadata()
+	return md, err == nil && md.NumDelivered >= maxRefusedDeliveries
+}
+
+// storeContentRefused stores the position form (contentRefusedForm) of
+// the dead letters of a batch that PostgreSQL refused in their parsed and
+// their raw form on their maxRefusedDeliveries-th delivery or a later one
+// (refused, indexes of recs), so that a hostile message is
+// stored and flagged rather than nak'd for good, and holds the consumer's
+// ack floor (and a place in its MaxAckPending) no longer than that. It
+// returns those whose position form is not stored: PostgreSQL refused it
+// too (it refuses every row, not this dead letter), or the insert failed
+// (PostgreSQL unreachable or busy). The caller naks them as before; the
+// others are stored, and acked with the rest of the batch.
+//
+// The position form keeps the source key the delivery has, the one the
+// sweep makes of the stream's copy: a delivery of it again, or a sweep,
+// finds it stored. It is not counted in quarantine_ingest_lag_seconds:
+// it was held back on purpose, for maxRefusedDeliveries·RetryUnstorable.
+func (in *Ingester) storeContentRefused(ctx context.Context, recs []Record, refused []refusedDelivery) []int {
+	if len(refused) == 0 {
+		return nil
+	}
+	forms := make([]Record, len(refused))
+	for i, u := range refused {
+		forms[i] = contentRefusedForm(recs[u.Index], u.Err, fmt.Sprintf("on its delivery %d, none before having stored it", u.md.NumDelivered),
+			u.md.Stream, u.md.Sequence.Stream)
+		in.log.Error("dead letter refused by PostgreSQL in parsed and in raw form delivery after delivery: stored without its content, flagged content_refused",
+			append(logFields(&recs[u.Index]), "deliveries", u.md.NumDelivered, "err", u.Err)...)
+	}
+	start := time.Now()
+	ins, err := in.store.Insert(ctx, forms)
+	in.metrics.IsolationStatements.Add(float64(max(ins.Statements-1, 0)))
+	in.metrics.countBatch(len(forms), time.Since(start), ins.Inserted, false)
+	var unstored []int
+	if err != nil {
+		in.metrics.StoreErrors.Inc()
+		in.log.Warn("storing the position forms of dead letters PostgreSQL refuses failed; they stay unacked and come again",
+			"stream", in.cfg.Stream, "consumer", in.cfg.Durable, "dead_letters", len(forms), "retry_in", in.cfg.RetryUnstorable, "err", err)
+		for _, u := range refused {
+			unstored = append(unstored, u.Index)
+		}
+		return unstored
+	}
+	for _, u := range ins.Unstorable {
+		// Nothing of the message's content is left in it: PostgreSQL
+		// refuses every row, and the message comes again as before.
+		in.log.Error("dead letter not stored: PostgreSQL refused even its position form; it stays unacked and comes again",
+			append(logFields(&forms[u.Index]), "retry_in", in.cfg.RetryUnstorable, "err", u.Err)...)
+		unstored = append(unstored, refused[u.Index].Index)
+	}
+	return unstored
 }
 
 // nakUnstored asks for m (not stored, r) again after RetryUnstorable.

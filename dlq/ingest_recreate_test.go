@@ -35,8 +35,11 @@ func TestIngestStreamRecreatedUnderStuckBatch(t *testing.T) {
 	refuseNewOne(t, b)
 	unlock, lockWaited := lockDeadLetters(t, b)
 
+	// RetryUnstorable leaves the test seconds to drop the trigger before
+	// "new 1"'s maxRefusedDeliveries-th delivery, which would store its
+	// position form (content_refused) instead of waiting.
 	r := b.start(t, IngestConfig{Workers: 1, BatchSize: 10, MaxWait: 10 * time.Millisecond,
-		RetryUnstorable: 300 * time.Millisecond, HealthEvery: 100 * time.Millisecond}, nil)
+		RetryUnstorable: time.Second, HealthEvery: 100 * time.Millisecond}, nil)
 	ackPending := func(n int) func() bool {
 		return func() bool {
 			cons, err := b.js.Consumer(ctx, "DLQ", "quarantine-ingest")

@@ -35,7 +35,10 @@ func TestIngestOldAcksOfAReplicaNotSettleTheConsumerAnotherMadeAgain(t *testing.
 	refuseNewOne(t, b)
 	unlock, lockWaited := lockDeadLetters(t, b)
 
-	cfg := IngestConfig{Workers: 1, BatchSize: 1, MaxWait: 10 * time.Millisecond, RetryUnstorable: 300 * time.Millisecond}
+	// RetryUnstorable leaves the test seconds to drop the trigger before
+	// "new 1"'s maxRefusedDeliveries-th delivery, which would store its
+	// position form (content_refused) instead of waiting.
+	cfg := IngestConfig{Workers: 1, BatchSize: 1, MaxWait: 10 * time.Millisecond, RetryUnstorable: time.Second}
 	acfg := cfg
 	acfg.HealthEvery = time.Hour // A's monitor looked at start; it does not look again during the test
 	b.start(t, acfg, nil)

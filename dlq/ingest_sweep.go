@@ -641,7 +641,7 @@ func (in *Ingester) sweepInsert(ctx context.Context, stream string, recs []Recor
 		if in.sweepFailed(stream, seqs[u.Index]) {
 			in.log.Error("dead letter swept from the stream refused by PostgreSQL in parsed and in raw form in sweep after sweep: stored without its content, flagged content_refused",
 				append(logFields(r), "sweeps", sweepHeldTries, "err", u.Err)...)
-			positions, posSeqs = append(positions, contentRefusedForm(*r, u.Err, stream, seqs[u.Index])), append(posSeqs, seqs[u.Index])
+			positions, posSeqs = append(positions, contentRefusedForm(*r, u.Err, fmt.Sprintf("in %d sweeps running", sweepHeldTries), stream, seqs[u.Index])), append(posSeqs, seqs[u.Index])
 			continue
 		}
 		in.log.Error("dead letter swept from the stream not stored: PostgreSQL refused it in parsed and in raw form; the next sweep tries again",

@@ -102,29 +102,6 @@ func (in *Ingester) sweepForget(stream string, keep func(seq uint64) bool) {
 	}
 }
 
-// contentRefusedForm is the position form of r, a dead letter the sweep
-// read and PostgreSQL refused in its parsed and its raw form (cause) in
-// sweepHeldTries sweeps: its raw form (RawForm: the tenant and item type
-// parsed, bounded and clean, where it came from, its source key) without
-// any of its content, payload and headers, and without the parser's
-// findings, flagged content_refused. Its payload's SHA-256 is kept, to
-// tell it from the message read by hand. It has no original subject and
-// its payload is unavailable, so it is never replayed.
-func contentRefusedForm(r Record, cause error, stream string, seq uint64) Record {
-	m := RawForm(r, cause)
-	sum := m.PayloadSHA256
-	m.setPayload(nil)
-	m.PayloadSHA256, m.PayloadUnavailable = sum, true
-	m.HeaderBlock, m.Headers = nil, []HeaderValue{}
-	m.Flags, m.MalformedReasons = nil, nil
-	m.Error = cut(fmt.Sprintf("stored without its content: PostgreSQL refused this dead letter in its parsed and its raw form in %d sweeps running: %s",
-		sweepHeldTries, CleanText(cause.Error())), rawFormReasonLen)
-	m.flag("content_refused", "%s; the payload and headers are not stored: read them from the stream while it holds the message (nats stream get %s %d)",
-		m.Error, CleanText(stream), seq)
-	m.Fingerprint = Fingerprint(m.ErrorClass, "stored without its content", "")
-	return m
-}
-
 // unreadForm is the position form of stream #seq, a dead letter the sweep
 // could not read from the stream in sweepHeldTries sweeps (cause) while
 // NATS answered: all it knows is where it lies. Its subject is unknown,

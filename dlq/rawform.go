@@ -80,6 +80,34 @@ func RawForm(r Record, cause error) Record {
 	return m
 }
 
+// contentRefusedForm is the position form of r, a dead letter
+// PostgreSQL refused in its parsed and its raw form (cause) time after
+// time (tries says when: "in 5 sweeps running", "on its delivery 5"),
+// read from stream #seq. Both the sweep (sweepInsert) and the live
+// ingester (storeContentRefused) store it, so a dead letter has the one
+// position form whichever stored it. It is its raw form (RawForm: the
+// tenant and item type parsed, bounded and clean, the subject as clean
+// text, where it came from, its source key: the one its delivery has, so
+// that a delivery or a sweep of it later finds it stored) without any of
+// its content, payload and headers, and without the parser's findings,
+// flagged content_refused. Its payload's SHA-256 is kept, to tell it from
+// the message read by hand. It has no original subject and its payload is
+// unavailable, so it is never replayed.
+func contentRefusedForm(r Record, cause error, tries, stream string, seq uint64) Record {
+	m := RawForm(r, cause)
+	sum := m.PayloadSHA256
+	m.setPayload(nil)
+	m.PayloadSHA256, m.PayloadUnavailable = sum, true
+	m.HeaderBlock, m.Headers = nil, []HeaderValue{}
+	m.Flags, m.MalformedReasons = nil, nil
+	m.Error = cut(fmt.Sprintf("stored without its content: PostgreSQL refused this dead letter in its parsed and its raw form %s: %s",
+		tries, CleanText(cause.Error())), rawFormReasonLen)
+	m.flag("content_refused", "%s; the payload and headers are not stored: read them from the stream while it holds the message (nats stream get %s %d)",
+		m.Error, CleanText(stream), seq)
+	m.Fingerprint = Fingerprint(m.ErrorClass, "stored without its content", "")
+	return m
+}
+
 // cut returns s cut to at most n bytes, on a character boundary.
 func cut(s string, n int) string {
 	if len(s) <= n {
