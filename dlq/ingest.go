@@ -716,9 +716,10 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 // RetryUnstorable, so it never holds up the others. One refused in every
 // form on its maxRefusedDeliveries-th delivery (or a later one) has its
 // position form stored instead and is acked (storeContentRefused); one
-// deferred never does: what failed was PostgreSQL, not its data. A message whose
-// consumer was made again meanwhile (its incarnation retired) is stored all
-// the same, and neither acked nor nak'd (see incarnation). A batch not
+// deferred never does: what failed was PostgreSQL, not its data. A
+// message whose consumer was made again meanwhile (its incarnation
+// retired) is stored all the same, and neither acked nor nak'd (see
+// incarnation). A batch not
 // stored because ctx ended, or because the replica is cut off from
 // PostgreSQL (storeBatch), is handed back (handBack).
 func (in *Ingester) flush(ctx context.Context, batch []item) {
@@ -887,12 +888,12 @@ func positionFormDue(m jetstream.Msg) (md *jetstream.MsgMetadata, due bool) {
 // storeContentRefused stores the position form (contentRefusedForm) of
 // the dead letters of a batch that PostgreSQL refused in their parsed and
 // their raw form on their maxRefusedDeliveries-th delivery or a later one
-// (refused, indexes of recs), so that a hostile message is
-// stored and flagged rather than nak'd for good, and holds the consumer's
-// ack floor (and a place in its MaxAckPending) no longer than that. It
-// returns those whose position form is not stored: PostgreSQL refused it
-// too (it refuses every row, not this dead letter), or the insert failed
-// (PostgreSQL unreachable or busy). The caller naks them as before; the
+// (refused, indexes of recs), so that a hostile message is stored and
+// flagged rather than nak'd for good, and holds the consumer's ack floor
+// (and a place in its MaxAckPending) no longer than that. It returns
+// those whose position form is not stored: PostgreSQL refused it too (it
+// refuses every row, or every row of the tenant: not this dead letter's
+// content), or the insert failed (PostgreSQL unreachable or busy). The caller naks them as before; the
 // others are stored, and acked with the rest of the batch.
 //
 // The position form keeps the source key the delivery has, the one the
