@@ -105,3 +105,28 @@ func TestLiveIngestKeepsNakingWhatPostgresRefusesWhole(t *testing.T) {
 	b.waitDrained(t)
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'ok' AND NOT 'content_refused' = ANY(flags)"), "stored whole")
 }
+
+// TestLiveIngestRefusedDeadLettersFillingAckPendingDoNotStallIt: as many
+// dead letters PostgreSQL refuses for their content as the consumer's
+// MaxAckPending (20·BatchSize) fill it: nak'd to come again, each keeps
+// its place, and JetStream delivers nothing new. Redeliveries still come,
+// and each one's position form is stored at its maxRefusedDeliveries-th,
+// which frees its place: the dead letter behind them is stored. Before,
+// the consumer stalled for good.
+func TestLiveIngestRefusedDeadLettersFillingAckPendingDoNotStallIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	refuseHostile(t, b)
+	b.start(t, IngestConfig{BatchSize: 1, Workers: 1, MaxWait: 10 * time.Millisecond, RetryUnstorable: 100 * time.Millisecond}, nil)
+	maxAckPending := b.consumerInfo(t).Config.MaxAckPending
+	require.Equal(t, 20, maxAckPending)
+
+	for range maxAckPending {
+		publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("hostile")})
+	}
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("behind")})
+	b.waitRows(t, maxAckPending+1)
+	b.waitDrained(t)
+	assert.Equal(t, maxAckPending, countRows(t, b.db.Pool, "'content_refused' = ANY(flags)"))
+	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'behind'"))
+}
