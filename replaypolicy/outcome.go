@@ -95,19 +95,68 @@ const (
 )
 
 // JudgeReconcile says whether choice d, with note, may settle an item
-// whose request has status requestStatus. It is pure. The choice must be
-// one of the three and say what was checked (note); Republish only while
-// the request still publishes (not after a cancel, a stop, a rejection).
-func JudgeReconcile(d Choice, note, requestStatus string) Verdict {
+// whose request has status requestStatus and needed approvals distinct
+// approvers to publish (PublishApprovals). It is pure. The choice must be
+// one of the three; Republish must pass JudgeRepublish (before the note:
+// a republish refused for what the item is is refused for that, whatever
+// was typed); and the choice says what was checked (note).
+func JudgeReconcile(d Choice, note, requestStatus string, approvals int) Verdict {
 	v := Verdict{Rule: -1, Outcome: Go}
 	switch {
 	case d != Applied && d != Republish && d != NotApplied:
 		return v.plain(Block, CheckDecision, "choose applied, not applied (republish) or not applied (leave it)")
-	case strings.TrimSpace(note) == "":
+	case d == Republish:
+		if r := JudgeRepublish(requestStatus, approvals); r.Outcome != Go {
+			return r
+		}
+	}
+	if strings.TrimSpace(note) == "" {
 		return v.plain(Block, CheckDecisionNote, "say what you checked in the target and what you found: auditors read it")
-	case d == Republish && requestStatus != "approved" && requestStatus != "running" && requestStatus != "done_with_problems":
+	}
+	return v
+}
+
+// JudgeRepublish says whether an item that needs reconciliation may be
+// settled "not applied, republish" (what the request page offers, and what
+// JudgeReconcile lets through), when its request has status requestStatus
+// and needed approvals distinct approvers to publish (PublishApprovals).
+// It is pure. Not when that was two (TwoApprovers: manual, destructive):
+// a republish is a fresh first publish, on the word of the one person who
+// settles it, maybe days after the approvals and past their expiry; the
+// two-person rule holds only if it takes a new request with two approvals
+// of its own (the item is left, back in quarantine, and requested again).
+// Nor once the request publishes nothing more (a cancel, a stop, a
+// rejection). One approver's classes, and those that need none, republish.
+func JudgeRepublish(requestStatus string, approvals int) Verdict {
+	v := Verdict{Rule: -1, Outcome: Go}
+	switch {
+	case requirementFor(approvals) == TwoApprovers:
+		return v.plain(Block, CheckRepublishTwoApprovers, "republishing an item that needed two approvers takes a new request with two approvals of its own: leave it, then request it again")
+	case requestStatus != "approved" && requestStatus != "running" && requestStatus != "done_with_problems":
 		return v.plain(Block, CheckDecisionClosed, fmt.Sprintf("the request is %s and publishes nothing more: choose applied or not applied, or request a new replay",
 			strings.ReplaceAll(requestStatus, "_", " ")))
 	}
 	return v
+}
+
+// PublishApprovals is how many distinct approvers a request of class,
+// whose items were classed by union too, needed to publish: the most of
+// what the rules asked of it when it was submitted (asked: Require's
+// ApprovalsNeeded, under the policy it was approved under, raised by an
+// edited payload or an item's error class), what its classes ask under
+// table t now (t nil, or without the class: nothing), and the least the
+// policy may ask of any of them (manual: two, whatever the table). The
+// most, because it bounds what one person may do alone afterwards
+// (JudgeRepublish): a reading that asks for more is never ignored.
+func PublishApprovals(t *Table, class Class, union []Class, asked int) int {
+	n := asked
+	for _, c := range append([]Class{class}, union...) {
+		n = max(n, minApprovals(c))
+	}
+	if t != nil {
+		if k, ok := t.RequestKnobs(class, union); ok {
+			n = max(n, k.Approvals)
+		}
+	}
+	return n
 }

@@ -223,9 +223,11 @@ func TestRules(t *testing.T) {
 			"done with problems: 3 replayed, 1 blocked, 1 needs reconciliation"},
 		{CheckStopReason, Block, func() Verdict { return JudgeStop(" ", StopPhrase) }, "say why the replay is stopped"},
 		{CheckStopConfirmation, Block, func() Verdict { return JudgeStop("wrong target", "stop") }, `type "STOP" to stop`},
-		{CheckDecision, Block, func() Verdict { return JudgeReconcile("maybe", "checked", "running") }, "choose applied"},
-		{CheckDecisionNote, Block, func() Verdict { return JudgeReconcile(Applied, "", "running") }, "say what you checked"},
-		{CheckDecisionClosed, Block, func() Verdict { return JudgeReconcile(Republish, "not in the ledger", "cancelled") }, "the request is cancelled"},
+		{CheckDecision, Block, func() Verdict { return JudgeReconcile("maybe", "checked", "running", 0) }, "choose applied"},
+		{CheckDecisionNote, Block, func() Verdict { return JudgeReconcile(Applied, "", "running", 0) }, "say what you checked"},
+		{CheckDecisionClosed, Block, func() Verdict { return JudgeReconcile(Republish, "not in the ledger", "cancelled", 1) }, "the request is cancelled"},
+		{CheckRepublishTwoApprovers, Block, func() Verdict { return JudgeReconcile(Republish, "no refund in payments", "done_with_problems", 2) },
+			"takes a new request with two approvals of its own"},
 
 		// Review round C.
 		{CheckEditUnchanged, Block, func() Verdict { return JudgePayloadChange("abcd", "abcd", "ABCD") }, "the one received, byte for byte"},

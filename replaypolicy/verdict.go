@@ -196,6 +196,8 @@ const (
 	CheckDecision         = "reconcile-decision" // not one of the decisions
 	CheckDecisionNote     = "reconcile-note"     // a decision without what was checked
 	CheckDecisionClosed   = "reconcile-closed"   // republish on a request that publishes nothing more
+	// republish of an item whose request needed two approvers: a new request
+	CheckRepublishTwoApprovers = "reconcile-two-approvers"
 
 	// Review round C: what an edit is.
 	CheckEditUnchanged = "edit-unchanged" // an "edit" that sends the bytes received, or the ones already there
@@ -218,6 +220,7 @@ func Checks() []string {
 		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckRefused, CheckNotSent, CheckDuplicateKept, CheckSuppressed, CheckOwnDuplicate,
 		CheckDedupeVolatile,
 		CheckProblems, CheckStopReason, CheckStopConfirmation, CheckDecision, CheckDecisionNote, CheckDecisionClosed,
+		CheckRepublishTwoApprovers,
 		CheckEditUnchanged,
 	}
 }

@@ -39,12 +39,14 @@ func ItemOutcomeKind(o string) string {
 }
 
 // ReconcileForm settles an item whose outcome nobody can know: applied,
-// not applied (republish, while the request still publishes), or not
-// applied (leave it).
+// not applied (republish, while the request still publishes and when it
+// needed fewer than two approvers), or not applied (leave it).
+// NoRepublish says, in one line, why republish is not offered.
 type ReconcileForm struct {
 	DeadLetterID int64
 	URL          string
 	CanRepublish bool
+	NoRepublish  string
 	Error        string
 }
 

@@ -108,9 +108,13 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 	if it.Outcome == replay.JobNeedsReconciliation && s.deps.Access.Can(userOf(c), req.Tenant, authz.ReplayObject(string(req.Class)), authz.ActReconcile) &&
 		replaypolicy.MayReconcile(replaypolicy.Request{Class: replaypolicy.Class(req.Class), Requester: req.Requester}, userOf(c).Actor).Outcome == replaypolicy.Go {
 		dl := strconv.FormatInt(it.DeadLetterID, 10)
+		republish := s.deps.Replays.MayRepublish(req)
 		row.Reconcile = &views.ReconcileForm{DeadLetterID: it.DeadLetterID,
 			URL:          fmt.Sprintf("/replay/requests/%d/items/%s/reconcile", req.ID, dl),
-			CanRepublish: replaypolicy.JudgeReconcile(replaypolicy.Republish, "x", string(req.Status)).Outcome == replaypolicy.Go}
+			CanRepublish: republish.Outcome == replaypolicy.Go}
+		if !row.Reconcile.CanRepublish {
+			row.Reconcile.NoRepublish = sentence(classRead(republish.Reason))
+		}
 	}
 	return row
 }

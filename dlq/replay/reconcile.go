@@ -59,14 +59,17 @@ const (
 // Reconcile settles item deadLetterID of request id, whose outcome nobody
 // can know (needs_reconciliation), as actor decided after checking the
 // target: applied (it counts as replayed), republish (published again
-// under the same message id; only while the request still publishes) or
-// not applied (back to quarantine). The route checks that actor may
-// reconcile replays of the request's class in its tenant; here, that actor
-// may not be its requester (MayReconcile: forbidden, audited as denied). It
-// returns invalid for a choice the rules refuse (JudgeReconcile), a conflict when
-// the item does not wait for a decision (settled already, say), not_found
-// for no such item; it is audited with the note, and the request ends
-// again as its items now count.
+// under the same message id; only while the request still publishes, and
+// never for a request that needed two approvers: MayRepublish) or not
+// applied (back to quarantine). The route checks that actor may reconcile
+// replays of the request's class in its tenant; here, that actor may not
+// be its requester (MayReconcile: forbidden, audited as denied). It
+// returns invalid for a choice the rules refuse (JudgeReconcile; a
+// republish of a two-approver item is audited as denied too), a conflict
+// when the request publishes nothing more or the item does not wait for a
+// decision (settled already, say), not_found for no such item; it is
+// audited with the note, and the request ends again as its items now
+// count.
 func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, in ReconcileInput, meta quarantine.RequestMeta) error {
 	in.Note = strings.TrimSpace(in.Note)
 	var denied string // the tenant of a request whose items the actor may not settle
@@ -80,10 +83,15 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 			denied = req.Tenant
 			return refuse(v, quarantine.EFORBIDDEN)
 		}
-		if v := replaypolicy.JudgeReconcile(in.Choice, in.Note, string(req.Status)); v.Outcome != replaypolicy.Go {
+		if v := replaypolicy.JudgeReconcile(in.Choice, in.Note, string(req.Status), s.publishApprovals(req)); v.Outcome != replaypolicy.Go {
 			code := quarantine.EINVALID
-			if v.Check == replaypolicy.CheckDecisionClosed {
+			switch v.Check {
+			case replaypolicy.CheckDecisionClosed:
 				code = quarantine.ECONFLICT
+			case replaypolicy.CheckRepublishTwoApprovers:
+				// No button offers it (MayRepublish): a crafted attempt to
+				// publish a two-approver item on one word, audited as denied.
+				denied = req.Tenant
 			}
 			return refuse(v, code)
 		}
@@ -169,6 +177,21 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		return fmt.Errorf("reconcile item %d of replay %d: %w", deadLetterID, id, err)
 	}
 	return nil
+}
+
+// MayRepublish says whether an item of req that needs reconciliation may
+// be settled "not applied, republish" (replaypolicy.JudgeRepublish, with
+// the approvals req needed to publish): what the request page offers, and
+// what Reconcile lets through.
+func (s *Service) MayRepublish(req Request) replaypolicy.Verdict {
+	return replaypolicy.JudgeRepublish(string(req.Status), s.publishApprovals(req))
+}
+
+// publishApprovals is how many approvers req needed to publish
+// (replaypolicy.PublishApprovals: what the rules asked of it at submit,
+// its classes under the policy now, and their floor).
+func (s *Service) publishApprovals(req Request) int {
+	return replaypolicy.PublishApprovals(s.cfg.Policy(), req.Class, req.Classes, req.ApprovalsNeeded)
 }
 
 // ledgerKeys says which identities the ledger keeps unique for item

@@ -294,7 +294,7 @@ func TestReplayRulesArePure(t *testing.T) {
 		{"JudgeReconcile", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-reconcile", nats.Header{dlq.HeaderOperationID: {"op-r"}}, "{}")}, replay.SubmitInput{})
 			err := b.replays.Reconcile(ctx, req.ID, 1, approver1, replay.ReconcileInput{Choice: replaypolicy.Applied}, quarantine.RequestMeta{})
-			return message(err), replaypolicy.JudgeReconcile(replaypolicy.Applied, "", string(req.Status)).Reason
+			return message(err), replaypolicy.JudgeReconcile(replaypolicy.Applied, "", string(req.Status), req.ApprovalsNeeded).Reason
 		}},
 	}
 	for _, tt := range tests {
