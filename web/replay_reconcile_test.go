@@ -51,3 +51,64 @@ func TestReconcileByAnotherPerson(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, replay.StatusDone, r.Status)
 }
+
+// TestReconcileRepublishNotOfferedForTwoApproverClass: an item of a manual
+// request (two approvers, neither the requester) that needs a person is
+// offered applied and not applied (leave it), not "not applied,
+// republish", and the page says why in one line: publishing it again is a
+// new request with two approvals of its own. A crafted republish is
+// refused with 422 on the page with that reason, audited as denied, and
+// changes nothing. An item of a class without approvers keeps its
+// republish button, and no such line.
+func TestReconcileRepublishNotOfferedForTwoApproverClass(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	ctx := context.Background()
+	_, requester := b.SignIn(t, "acme:oncall")
+	first, _ := b.SignIn(t, "acme:approver")
+	second, secondUser := b.SignIn(t, "acme:approver")
+	id := seed(t, b, "acme", "orders.refund", "refund-reconcile-1", nil)
+	req := testfactory.Request(t, b.Replays, requester.Actor, []int64{id}, replay.SubmitInput{Reason: "the refund timed out"})
+	require.Equal(t, 2, req.ApprovalsNeeded)
+	phrase, err := b.Replays.ConfirmationFor(ctx, req.ID)
+	require.NoError(t, err)
+	path := fmt.Sprintf("/replay/requests/%d", req.ID)
+	for _, c := range []*http.Client{first, second} {
+		resp := b.Do(t, c, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "confirmation": {phrase}}, nil)
+		require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	}
+	testfactory.NeedsPerson(t, b.Pool, req.ID)
+	const why = "Republishing an item that needed two approvers takes a new request with two approvals of its own: leave it, then request it again."
+
+	page := b.Do(t, second, "GET", path, nil, nil).Doc(t)
+	require.Equal(t, 1, page.Find(`[data-testid="reconcile-form"]`).Length())
+	assert.Equal(t, 1, page.Find(`[data-testid="reconcile-applied"]`).Length())
+	assert.Equal(t, 1, page.Find(`[data-testid="reconcile-not-applied"]`).Length())
+	assert.Zero(t, page.Find(`[data-testid="reconcile-republish"]`).Length(), "no republish on one approver's word")
+	assert.Equal(t, why, textOf(page, `[data-testid="reconcile-no-republish"]`))
+
+	denied := b.AuditCount(t, "outcome = 'denied' AND action = 'replay.item.reconciled'")
+	resp := b.Do(t, second, "POST", fmt.Sprintf("%s/items/%d/reconcile", path, id),
+		url.Values{"choice": {"republish"}, "note": {"the payments service has no refund"}}, nil)
+	require.Equal(t, http.StatusUnprocessableEntity, resp.Status, resp.Body)
+	refused := resp.Doc(t)
+	assert.Contains(t, textOf(refused, `[data-testid="reconcile-error"]`), "takes a new request with two approvals of its own",
+		"the page comes back with the reason beside the form")
+	assert.Zero(t, refused.Find(`[data-testid="reconcile-republish"]`).Length())
+	assert.Equal(t, denied+1, b.AuditCount(t, "outcome = 'denied' AND action = 'replay.item.reconciled' AND actor_subject = $1", secondUser.Subject))
+	assert.Zero(t, b.AuditCount(t, "outcome = 'ok' AND action = 'replay.item.reconciled'"), "nothing settled")
+	var state string
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT state FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&state))
+	assert.Equal(t, "needs_reconciliation", state)
+	r, err := b.Replays.Request(ctx, req.ID)
+	require.NoError(t, err)
+	assert.Equal(t, replay.StatusDoneWithProblems, r.Status)
+
+	// A class that needs no approver keeps its republish.
+	other := seed(t, b, "acme", "search.index_update", "reconcile-rebuild-1", nil)
+	easy := testfactory.Request(t, b.Replays, requester.Actor, []int64{other}, replay.SubmitInput{Reason: "reindex"})
+	testfactory.NeedsPerson(t, b.Pool, easy.ID)
+	page = b.Do(t, second, "GET", fmt.Sprintf("/replay/requests/%d", easy.ID), nil, nil).Doc(t)
+	assert.Equal(t, 1, page.Find(`[data-testid="reconcile-republish"]`).Length())
+	assert.Zero(t, page.Find(`[data-testid="reconcile-no-republish"]`).Length())
+}
