@@ -2,6 +2,7 @@ package views
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -48,6 +49,16 @@ type ReconcileForm struct {
 	CanRepublish bool
 	NoRepublish  string
 	Error        string
+}
+
+// RepublishNote is the line that says why republish is not offered: ""
+// when it is, or when the form's error already says so (a refused
+// republish comes back with the reason as its error).
+func (f ReconcileForm) RepublishNote() string {
+	if f.CanRepublish || strings.EqualFold(strings.TrimSuffix(strings.TrimSpace(f.Error), "."), strings.TrimSuffix(f.NoRepublish, ".")) {
+		return ""
+	}
+	return f.NoRepublish
 }
 
 // StopForm is the emergency stop of one request (or, with Tenants, of

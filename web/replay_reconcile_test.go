@@ -95,6 +95,7 @@ func TestReconcileRepublishNotOfferedForTwoApproverClass(t *testing.T) {
 	assert.Contains(t, textOf(refused, `[data-testid="reconcile-error"]`), "takes a new request with two approvals of its own",
 		"the page comes back with the reason beside the form")
 	assert.Zero(t, refused.Find(`[data-testid="reconcile-republish"]`).Length())
+	assert.Zero(t, refused.Find(`[data-testid="reconcile-no-republish"]`).Length(), "the error says it; not twice beside the form")
 	assert.Equal(t, denied+1, b.AuditCount(t, "outcome = 'denied' AND action = 'replay.item.reconciled' AND actor_subject = $1", secondUser.Subject))
 	assert.Zero(t, b.AuditCount(t, "outcome = 'ok' AND action = 'replay.item.reconciled'"), "nothing settled")
 	var state string
