@@ -191,7 +191,9 @@ func MayApprove(req Request, actor quarantine.Actor) Verdict {
 // nobody knows (applied, or not applied: republish or leave it). It is an
 // approver's word on the target, and "republish" publishes the item once
 // more: never someone who may be its requester (SamePerson), as for
-// approving.
+// approving. Whether a republish is open at all is JudgeRepublish's to
+// say: not for a request that needed two approvers, whose two-person rule
+// one settler's word would walk around.
 func MayReconcile(req Request, actor quarantine.Actor) Verdict {
 	return notRequester(req, actor, "you cannot settle an item of your own request: another approver of its class checks the target")
 }
