@@ -1,0 +1,86 @@
+package replay_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// rr7Policy is the shipped policy with every "dedupe" rule turned into
+// "rebuildable" (as a policy of an earlier release may have had it).
+func rr7Policy(t *testing.T, from, to string) *replaypolicy.Table {
+	t.Helper()
+	src, err := os.ReadFile("../../dev/policy.toml")
+	require.NoError(t, err)
+	table, err := replaypolicy.Parse("older.toml", []byte(strings.ReplaceAll(string(src), `class = "`+from+`"`, `class = "`+to+`"`)))
+	require.NoError(t, err)
+	return table
+}
+
+// TestRevReplay7DedupeLedgerIgnoresReplaysMadeUnderAnotherClass:
+// severity medium. The dedupe class promises (docs/replay.md, the class
+// table) "an item whose message id the ledger already holds is skipped,
+// whatever the broker's duplicate window". The ledger's "already
+// replayed" question (judge.go ledgerOf, selection.go) only counts rows
+// written with dedupe_key = true, i.e. replays whose item was classed
+// dedupe WHEN it was replayed. An analytics event replayed while the
+// policy classed analytics.* rebuildable (an earlier policy; or the same
+// message id under another item type) is in the ledger, published to the
+// same subject under the same Nats-Msg-Id, but with dedupe_key = false.
+// Once the policy makes analytics.* dedupe (the shipped file), a second
+// dead letter of that message id (the consumer dead-lettered the same
+// event again, or a replay of it failed downstream) is not skipped: past
+// the broker's window it is published again and counted twice downstream,
+// the exact double effect the dedupe class exists to prevent.
+// Expected: the ledger check for a dedupe item asks for any replay of
+// that message id in the tenant that the ledger holds (replay_ledger_msg_idx
+// serves it), whatever class it was replayed under; the item is skipped
+// "already replayed" and nothing more reaches the subject.
+func TestRevReplay7DedupeLedgerIgnoresReplaysMadeUnderAnotherClass(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	_, err := b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Second})
+	require.NoError(t, err)
+	shipped := b.policy.Load()
+	b.policy.Store(rr7Policy(t, "dedupe", "rebuildable"))
+
+	const msgID, subject = "rr7-event-1", "app.acme.analytics.event"
+	first := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "analytics.event", MsgID: msgID, CorrelationID: "corr-rr7",
+		Payload: []byte(`{"clicks":1}`), At: time.Now().Add(-2 * time.Hour)})
+	req := b.request(t, []int64{first}, replay.SubmitInput{})
+	require.Equal(t, replaypolicy.Rebuildable, req.Class)
+	require.Equal(t, replay.StatusApproved, req.Status)
+	run(t, b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond}))
+	b.waitStatus(t, req.ID, replay.StatusDone)
+	require.Equal(t, 1, b.onSubject(t, subject), "the event was replayed once")
+
+	// The policy of this release classes analytics events dedupe. The
+	// same event is dead-lettered again.
+	b.policy.Store(shipped)
+	second := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "analytics.event", MsgID: msgID, CorrelationID: "corr-rr7",
+		Payload: []byte(`{"clicks":1}`), At: time.Now().Add(-time.Hour)})
+	batch, _ := b.draft(t, oncall, second)
+	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "consumer fixed"}, quarantine.RequestMeta{})
+	if err == nil {
+		for _, r := range reqs {
+			require.Equal(t, replaypolicy.Dedupe, r.Class)
+			if r.Status == replay.StatusApproved {
+				b.waitFinished(t, r.ID)
+			}
+		}
+	}
+	assert.Equal(t, 1, b.onSubject(t, subject),
+		"message id %s was replayed already (the ledger holds it), yet the dedupe item was published again: two effects of one event", msgID)
+}
