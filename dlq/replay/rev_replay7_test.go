@@ -3,10 +3,12 @@ package replay_test
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,6 +17,7 @@ import (
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // rr7Policy is the shipped policy with every "dedupe" rule turned into
@@ -83,4 +86,73 @@ func TestRevReplay7DedupeLedgerIgnoresReplaysMadeUnderAnotherClass(t *testing.T)
 	}
 	assert.Equal(t, 1, b.onSubject(t, subject),
 		"message id %s was replayed already (the ledger holds it), yet the dedupe item was published again: two effects of one event", msgID)
+}
+
+// TestRevReplay7UnreadableKeptMessageOnRetryIsNotProofOfOurs: severity
+// medium. A first publish is dropped by the broker as a duplicate of a
+// message that is not this replay's (anything else that published under
+// the same Nats-Msg-Id inside the window: the producer's outbox sending
+// the original again, another request's replay of a second dead letter of
+// that id), and its PubAck is lost on the way back: the job is unknown and
+// retried under the same id. The broker answers Duplicate again; the
+// message it keeps is gone by then (the target is a work-queue or
+// interest stream whose consumer took it, or max-msgs-per-subject rolled
+// it) or cannot be read in 2 s. JudgeAck then says "replayed: ... the
+// first attempt was made after the original's duplicate window, so it is
+// this replay's own publish" (replaypolicy/delivery.go, the
+// Kept.Unreadable case): nothing of this replay was ever stored, yet the
+// item, its dead letter and the request read replayed, the ledger holds
+// it (a dedupe or same_operation identity is then skipped for good), and
+// nobody is asked to check the target. Invariant 13: "replayed" means
+// the broker stored OUR publish; an unreadable kept message proves
+// nothing about whose it was.
+// Expected: an unreadable kept message on a retry is not taken as ours:
+// the job needs reconciliation (a person checks the target), never
+// replayed on an assumption.
+func TestRevReplay7UnreadableKeptMessageOnRetryIsNotProofOfOurs(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	const msgID, subject = "rr7-kept-gone", "app.acme.search.index_update"
+	id := b.seedItem(t, "search.index_update", msgID, nil, `{"doc":"ours"}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
+
+	// Something else publishes under the same message id, inside the
+	// window, before the replay goes.
+	other := nats.NewMsg(subject)
+	other.Data = []byte(`{"doc":"not ours"}`)
+	ack, err := b.js.PublishMsg(ctx, other, jetstream.WithMsgID(msgID))
+	require.NoError(t, err)
+	require.False(t, ack.Duplicate)
+
+	// The replay's first publish is dropped as a duplicate of it; that
+	// PubAck is lost.
+	w := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	loseAcks(w, 1)
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	j := b.job(t, req.ID, id)
+	require.Equal(t, "unknown", j.State, j.Result)
+
+	// The other message is consumed (work-queue target) before the retry:
+	// its id stays in the window.
+	require.NoError(t, b.target.DeleteMsg(ctx, ack.Sequence))
+	wait.Until(t, "the retry", time.Minute, func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		return b.job(t, req.ID, id).State != "unknown"
+	})
+	ours := 0
+	for _, m := range streamMsgs(t, b.target) {
+		if m.Header.Get(replay.HeaderReplayOf) == strconv.FormatInt(id, 10) {
+			ours++
+		}
+	}
+	require.Zero(t, ours, "nothing of this replay was ever stored")
+	j = b.job(t, req.ID, id)
+	var status string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT status FROM dead_letters WHERE id = $1`, id).Scan(&status))
+	assert.NotEqual(t, "replayed", j.State, "the broker never stored this replay's publish, yet the item reads: %s", j.Result)
+	assert.NotEqual(t, "replayed", status, "the dead letter reads replayed")
 }
