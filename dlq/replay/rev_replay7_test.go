@@ -156,3 +156,64 @@ func TestRevReplay7UnreadableKeptMessageOnRetryIsNotProofOfOurs(t *testing.T) {
 	assert.NotEqual(t, "replayed", j.State, "the broker never stored this replay's publish, yet the item reads: %s", j.Result)
 	assert.NotEqual(t, "replayed", status, "the dead letter reads replayed")
 }
+
+// TestRevReplay7ManualReplayOfAMessageAlreadyReplayedGoesOutAgain:
+// severity medium (a gap of the same kind as the dedupe ledger above). The
+// same original message can be dead-lettered twice (the consumer
+// dead-letters it, later fails on it again; or a replay of it fails
+// again downstream and comes back under the same message id). Two
+// requests of the manual class (irreversible: a refund), each approved by
+// two approvers, publish it twice under one Nats-Msg-Id and one
+// Dlq-Operation-Id once the broker's window has passed: two refunds. The
+// ledger holds the first replay of that id and operation (replay_ledger,
+// by msg_id), but only dedupe and same_operation items ever consult it; a
+// manual item, the strictest class, is published again without anyone
+// being told it was replayed before (draft, approval and worker are
+// silent).
+// Expected: an item whose message id or operation id the ledger already
+// holds as replayed in the tenant is not published again silently: left
+// out at draft/submit naming the request that replayed it, or skipped /
+// blocked by the worker (a person may then resolve it by hand); never a
+// second publish nobody was told about.
+func TestRevReplay7ManualReplayOfAMessageAlreadyReplayedGoesOutAgain(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	_, err := b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Second})
+	require.NoError(t, err)
+	const msgID, opID, subject = "rr7-refund-1", "op-refund-1", "app.acme.orders.refund"
+	run(t, b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond}))
+	replayed := 0
+	for i, at := range []time.Time{time.Now().Add(-2 * time.Hour), time.Now().Add(-time.Hour)} {
+		id := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "orders.refund", MsgID: msgID, OperationID: opID,
+			CorrelationID: "corr-rr7-refund", Payload: []byte(`{"refund":"r-1","cents":5000}`), At: at})
+		batch, drafts := b.draft(t, oncall, id)
+		require.Len(t, drafts, 1)
+		phrase, err := b.replays.ConfirmationFor(ctx, drafts[0].ID)
+		require.NoError(t, err)
+		reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "refund failed",
+			Confirmations: map[int64]string{drafts[0].ID: phrase}}, quarantine.RequestMeta{})
+		if err != nil || len(reqs) != 1 || reqs[0].Status != replay.StatusPendingApproval {
+			require.Equal(t, 1, i, "the first replay is requested: %v", err)
+			break // the second is refused: the promise holds
+		}
+		req := reqs[0]
+		require.Equal(t, replaypolicy.Manual, req.Class)
+		in := replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: phrase}
+		_, err = b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
+		require.NoError(t, err)
+		d, err := b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
+		if i == 1 && (err != nil || !d.Ready) {
+			break
+		}
+		require.NoError(t, err)
+		require.True(t, d.Ready)
+		if r := b.waitFinished(t, req.ID); r.Status == replay.StatusDone {
+			if j := b.job(t, req.ID, id); j.State == "replayed" {
+				replayed++
+			}
+		}
+	}
+	assert.Equal(t, 1, b.onSubject(t, subject), "refund %s (operation %s) was published %d times, replayed by %d requests",
+		msgID, opID, b.onSubject(t, subject), replayed)
+}
