@@ -337,9 +337,11 @@ func copiedKept(a Ack) bool {
 // ours in all but its stored time (the broker's clock against the
 // database's) or its subject (a copy on another subject of the stream),
 // Reconcile: a person decides, nothing is published again; when it cannot be read back, a
-// first attempt is deferred by a whole window from now, and a retry is our
-// own publish (the first attempt was made after the original's window, so
-// nothing but ours can hold the id).
+// first attempt is deferred by a whole window from now, and a retry is
+// Reconcile: the first attempt was made after the original's window, but
+// anything published under the id since may hold it (the producer's
+// outbox, a replay of another dead letter of the message), so an
+// unreadable message is no proof that the broker stored ours.
 func JudgeAck(a Ack, now time.Time) Verdict {
 	v := Verdict{Rule: -1, Outcome: Replayed}
 	w := a.Window.Duplicates
@@ -413,8 +415,15 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 			"an earlier publish of %s has no answer on record, and %s: whether that one landed, and was applied, is unknown. Check the target and say whether it was applied",
 			a.MsgID, a.Stream, a.Seq, formatTime(a.FirstAttemptAt), otherStream(a)))
 	case a.Kept.Unreadable != "" && !a.FirstAttempt:
-		return v.plain(Replayed, CheckOwnDuplicate, fmt.Sprintf("replayed: the broker answered Duplicate for a retry after an unknown outcome; the message it keeps (%s:%d) could not be read back (%s), "+
-			"and the first attempt was made after the original's duplicate window, so it is this replay's own publish", a.Stream, a.Seq, a.Kept.Unreadable))
+		// Nothing tells whose it is: anything published under the id
+		// inside the window since the first attempt (the producer sending
+		// the original again, a replay of another dead letter of the
+		// message) may hold it, and then nothing of this replay was
+		// stored. Deferring would publish again once the window has
+		// passed, a second effect if it is ours.
+		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate for a retry after an unknown outcome, and the message it keeps (%s:%d) could not be read back (%s): "+
+			"it is this replay's earlier publish, or another message published under message id %q since, and then nothing of this replay was stored. "+
+			"Check the target and say whether it was applied", a.Stream, a.Seq, a.Kept.Unreadable, a.MsgID))
 	case a.Deferrals+1 >= MaxDeferrals:
 		return v.plain(Suppressed, CheckSuppressed, fmt.Sprintf("not replayed: the broker dropped message id %q as a duplicate of %s:%d, a message that is not this replay's, %d times; "+
 			"something else keeps publishing under this id. Check the target stream, then replay again or resolve it by hand", a.MsgID, a.Stream, a.Seq, a.Deferrals+1))
