@@ -147,8 +147,8 @@ type Job struct {
 	Class Class
 	// Union is every class whose rules the job's item must meet
 	// (Classing.Union of its item's verdict at execution); the rules of
-	// each apply: the ledger for dedupe and same_operation, revalidation
-	// for revalidate.
+	// each apply: the ledger for every class but rebuildable
+	// (Classing.OncePerIdentity), revalidation for revalidate.
 	Union []Class
 	// SubjectRefusal says why the job's subject may not be published to
 	// (the subject allowlist's answer), "" when it may.
@@ -168,9 +168,11 @@ type Ledger struct {
 	// first: one whose own publish may have landed (its retry), else the
 	// one ahead in the claim.
 	HeldEarlier bool
-	// Replayed: another job (of this request or another) already
-	// replayed the identity.
-	Replayed bool
+	// Replayed: another job (of this request or another, of any class)
+	// already replayed the identity, by request ReplayedBy, and the job's
+	// own Dlq-Replay-Of chain does not explain it (Item.AlreadyReplayed).
+	Replayed   bool
+	ReplayedBy int64
 	// Unsettled is the request of another job of the identity that may have
 	// been published and waits for a person (needs_reconciliation); 0:
 	// none.
@@ -192,27 +194,34 @@ type Revalidation struct {
 
 // has reports whether the rules of class k apply to the job.
 func (j Job) has(k Class) bool {
-	return Classing{Class: j.Class, Union: j.Union}.Has(k)
+	return j.classing().Has(k)
 }
 
-// Identities are what the ledger keeps unique for a replay of an item
-// whose classes are class and union (Identity of each that has one: both
-// the message id and the operation id when it is dedupe and
-// same_operation at once), without repeats.
+// classing is the job's class and union as a Classing.
+func (j Job) classing() Classing {
+	return Classing{Class: j.Class, Union: j.Union}
+}
+
+// Identities are what the ledger is asked about, and a publish gate locks,
+// for a replay of an item whose classes are class and union: for every
+// class but rebuildable (Classing.OncePerIdentity), its message id and,
+// when it has one, its operation id (Identity of dedupe and of
+// same_operation); none for rebuildable.
 func Identities(class Class, union []Class, tenant, msgID, operationID string) []string {
-	c := Classing{Class: class, Union: union}
-	var out []string
-	for _, k := range []Class{Dedupe, SameOperation} {
-		if c.Has(k) {
-			out = append(out, Identity(k, tenant, msgID, operationID))
-		}
+	if !(Classing{Class: class, Union: union}).OncePerIdentity() {
+		return nil
+	}
+	out := []string{Identity(Dedupe, tenant, msgID, operationID)}
+	if operationID != "" {
+		out = append(out, Identity(SameOperation, tenant, msgID, operationID))
 	}
 	return out
 }
 
-// Identity is what the ledger keeps unique for a replay of class: the
-// message id for dedupe, the operation id for same_operation, within the
-// tenant; "" for the classes whose replays the ledger does not dedupe.
+// Identity is what the ledger keeps unique for a replay of class (its
+// unique keys): the message id for dedupe, the operation id for
+// same_operation, within the tenant; "" for the other classes (whose
+// replays the ledger is asked about all the same: Identities).
 func Identity(class Class, tenant, msgID, operationID string) string {
 	switch class {
 	case Dedupe:
@@ -224,9 +233,11 @@ func Identity(class Class, tenant, msgID, operationID string) string {
 }
 
 // JudgeJob says what becomes of one job. It is pure. In order: a subject
-// the allowlist refuses fails it; for dedupe and same_operation, another
+// the allowlist refuses fails it; for every class but rebuildable
+// (Classing.OncePerIdentity), another
 // job of the claim with the same identity makes it wait, the ledger's
-// answer (Needs NeedLedger until it is given) skips it when the identity
+// answer (Needs NeedLedger until it is given) skips it (dedupe,
+// same_operation) or blocks it (revalidate, manual) when the identity
 // was already replayed, blocks it when another job of the
 // identity may have landed and waits for a person (possibly replayed),
 // makes it wait while another job of the identity may have landed and is
@@ -241,7 +252,7 @@ func JudgeJob(j Job) Verdict {
 	if j.SubjectRefusal != "" {
 		return v.plain(Fail, CheckSubject, j.SubjectRefusal)
 	}
-	if j.has(Dedupe) || j.has(SameOperation) {
+	if j.classing().OncePerIdentity() {
 		l := j.Ledger
 		switch {
 		case l == nil:
@@ -281,8 +292,10 @@ func JudgeRevalidation(j Job) Verdict {
 
 // judgeLedger is what the ledger's answer l about the identity of a job
 // (attempted: a publish of its own may have landed) means for it, v when
-// it lets the job go: skipped when another job replayed the identity,
-// blocked when another one may have landed and waits for a person, left
+// it lets the job go: skipped when another job replayed the identity (a
+// dedupe or same_operation job; one of a stricter class is blocked, for a
+// person to decide a second effect), blocked when another one may have
+// landed and waits for a person, left
 // for later while another one may have landed and nothing settled it yet
 // (unless the job's own publish may have landed too: it goes on as its own
 // retry), and left for later when the ledger could not be read (nothing was
@@ -291,8 +304,11 @@ func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
 	switch {
 	case l.Unreadable != "":
 		return v.plain(Wait, CheckLedgerUnread, "ledger check failed; will retry: "+l.Unreadable)
+	case l.Replayed && !(Classing{Class: v.Class}).skipsReplayed():
+		return v.plain(Block, CheckLedger, fmt.Sprintf("already replayed%s (the replay ledger has it), and a %s item is not published twice: "+
+			"if its effect did not happen, resolve it by hand", replayedBy(l.ReplayedBy), v.Class))
 	case l.Replayed:
-		return v.plain(Done, CheckLedger, "already replayed (the replay ledger has it)")
+		return v.plain(Done, CheckLedger, "already replayed"+replayedBy(l.ReplayedBy)+" (the replay ledger has it)")
 	case l.Unsettled != 0:
 		return v.plain(Block, CheckUnsettled, fmt.Sprintf("replay request %d may have published this identity and waits for reconciliation: "+
 			"settle it there first, then request again if it was not applied", l.Unsettled))
@@ -301,6 +317,15 @@ func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
 			"once it is settled, the ledger says whether this one is still needed", l.InFlight))
 	}
 	return v
+}
+
+// replayedBy names request id as the one that replayed an identity ("" for
+// 0: not known).
+func replayedBy(id int64) string {
+	if id == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" by replay request %d", id)
 }
 
 // JudgeGate says whether a job JudgeJob let go may be published, on what
@@ -314,7 +339,7 @@ func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
 // JudgeJob (l nil: not read, Wait).
 func JudgeGate(j Job, l *Ledger) Verdict {
 	v := Verdict{Class: j.Class, Rule: -1, Outcome: Go}
-	if !(j.has(Dedupe) || j.has(SameOperation)) || j.Attempted {
+	if !j.classing().OncePerIdentity() || j.Attempted {
 		return v
 	}
 	if l == nil {

@@ -32,8 +32,16 @@ type Item struct {
 	// when the dead letter was captured.
 	PayloadUnavailable bool
 	// AlreadyReplayed is true when the replay ledger records a successful
-	// replay of MsgID.
-	AlreadyReplayed bool
+	// replay of MsgID, and OperationReplayed when it records one of
+	// OperationID (under any message id), by request ReplayedBy (0: not
+	// known). A replay the item's own Dlq-Replay-Of chain explains (a
+	// replay of one of its origins, which came back as this dead letter or
+	// an origin of it) does not count: the item is what that replay left
+	// undone, and replaying it is a new decision the generation limit
+	// bounds.
+	AlreadyReplayed   bool
+	OperationReplayed bool
+	ReplayedBy        int64
 	// SubjectRefusal says why the original subject may not be published to
 	// (the subject allowlist's answer), "" when it may.
 	SubjectRefusal string
@@ -216,8 +224,10 @@ const (
 // Done; discarded, resolved or unknown: Block; replay_requested or
 // replaying not held by the request judged: Block; at AtExecution,
 // anything but replay_requested or replaying: Block); at AtExecution, a
-// payload that is not the approved one (Block); a dedupe item the ledger
-// marks replayed (Done); no original subject, no message id, a payload
+// payload that is not the approved one (Block); an item of any class but
+// rebuildable whose message id or operation id the ledger holds as
+// replayed (replayedBefore: Done for dedupe and same_operation, Block for
+// the stricter classes); no original subject, no message id, a payload
 // gone at capture, a subject the tenant's replay subjects refuse (Block);
 // then the rules of every class in the item's union (Classing.Has: a
 // weaker class's rules are not dropped when a stricter one sets the class):
@@ -262,8 +272,8 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 			short(item.PayloadSHA256), short(item.ApprovedSHA256))
 	}
 	switch {
-	case c.Has(Dedupe) && item.AlreadyReplayed && item.Send.NotText == "": // a stored stand-in id may be another message's
-		return v.with(Done, CheckLedger, "message id %q was already replayed successfully; the item is skipped, not re-sent", item.MsgID)
+	case c.OncePerIdentity() && (item.AlreadyReplayed || item.OperationReplayed) && item.Send.NotText == "": // a stored stand-in id may be another message's
+		return replayedBefore(v, item)
 	case strings.TrimSpace(item.OriginalSubject) == "":
 		return v.with(Block, CheckNoSubject, "no original subject: cannot be replayed; resolve it by hand")
 	case item.MsgID == "" && c.Has(Dedupe):
@@ -297,6 +307,25 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 	}
 	v.Outcome = Go
 	return v
+}
+
+// replayedBefore is the verdict on an item whose message id or operation
+// id the ledger holds as replayed (Item.AlreadyReplayed,
+// Item.OperationReplayed): a dedupe or same_operation item is skipped
+// (Done: it was replayed once, which is all its class promises); one of a
+// stricter class is blocked, naming the request that replayed it, so that
+// no second effect goes out without a person deciding it.
+func replayedBefore(v Verdict, item Item) Verdict {
+	what := fmt.Sprintf("message id %q", item.MsgID)
+	if !item.AlreadyReplayed {
+		what = fmt.Sprintf("operation id %q", item.OperationID)
+	}
+	by := replayedBy(item.ReplayedBy)
+	if v.Classing.skipsReplayed() {
+		return v.with(Done, CheckLedger, "%s was already replayed successfully%s; the item is skipped, not re-sent", what, by)
+	}
+	return v.with(Block, CheckLedger, "%s was already replayed%s (the replay ledger holds it), and a %s item is not published twice: "+
+		"if its effect did not happen, resolve it by hand", what, by, v.Class)
 }
 
 // judgeErrorClass applies the rule of the item's error class (Table.ErrorRule):

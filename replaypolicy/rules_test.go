@@ -151,8 +151,8 @@ func TestRules(t *testing.T) {
 		{CheckSameIdentity, Wait, job(Job{Class: Dedupe, Ledger: &Ledger{HeldEarlier: true}}), "same identity"},
 		{CheckSameIdentity, Wait, job(Job{Class: SameOperation, Ledger: &Ledger{InFlight: 7}}), "a job of replay request 7 with the same identity, whose publish may have landed"},
 		{CheckLedgerUnread, Wait, job(Job{Class: SameOperation, Ledger: &Ledger{Unreadable: "timeout"}}), "ledger check failed"},
-		{CheckRevalidationNone, Block, job(Job{Class: Revalidate, Revalidation: &Revalidation{Unanswered: "no service answers"}}), "got no answer"},
-		{CheckRevalidationDeny, Block, job(Job{Class: Revalidate, Revalidation: &Revalidation{Reason: "revoked"}}), "revalidation denied: revoked"},
+		{CheckRevalidationNone, Block, job(Job{Class: Revalidate, Ledger: &Ledger{}, Revalidation: &Revalidation{Unanswered: "no service answers"}}), "got no answer"},
+		{CheckRevalidationDeny, Block, job(Job{Class: Revalidate, Ledger: &Ledger{}, Revalidation: &Revalidation{Reason: "revoked"}}), "revalidation denied: revoked"},
 		{CheckIntentChanged, Block, func() Verdict { return JudgeIntent("abc", "abd") }, "changed since you reviewed it"},
 		{CheckRefused, Fail, ack(Ack{Refused: "nats: maximum payload exceeded", FirstAttempt: true}), "can never be published as it is"},
 		{CheckNotSent, Wait, ack(Ack{NotSent: "nats: connection closed"}), "nothing was stored"},
@@ -289,7 +289,8 @@ func TestRules(t *testing.T) {
 		"item":       going("search.x"),
 		"run":        run(nil)(),
 		"dedupe job": JudgeJob(Job{Class: Dedupe, Ledger: &Ledger{}}),
-		"revalidate": JudgeJob(Job{Class: Revalidate, Revalidation: &Revalidation{Allow: true}}),
+		"revalidate": JudgeJob(Job{Class: Revalidate, Ledger: &Ledger{}, Revalidation: &Revalidation{Allow: true}}),
+		"manual job": JudgeJob(Job{Class: Manual, Ledger: &Ledger{}}),
 	} {
 		if v.Outcome != Go || v.Check != "" || v.Reason != "" {
 			t.Errorf("%s: %+v, want Go with no check", name, v)
@@ -299,7 +300,15 @@ func TestRules(t *testing.T) {
 	if v := JudgeJob(Job{Class: Dedupe}); v.Outcome != Wait || v.Needs != NeedLedger {
 		t.Errorf("dedupe job without the ledger: %+v, want it to need the ledger", v)
 	}
-	if v := JudgeJob(Job{Class: Revalidate}); v.Outcome != Wait || v.Needs != NeedRevalidation {
+	for _, c := range []Class{Dedupe, SameOperation, Revalidate, Manual} { // every class but rebuildable asks the ledger
+		if v := JudgeJob(Job{Class: c}); v.Outcome != Wait || v.Needs != NeedLedger {
+			t.Errorf("%s job without the ledger: %+v, want it to need the ledger", c, v)
+		}
+	}
+	if v := JudgeJob(Job{Class: Rebuildable}); v.Outcome != Go {
+		t.Errorf("rebuildable job: %+v, want Go without the ledger (rebuilding twice only rebuilds the same thing)", v)
+	}
+	if v := JudgeJob(Job{Class: Revalidate, Ledger: &Ledger{}}); v.Outcome != Wait || v.Needs != NeedRevalidation {
 		t.Errorf("revalidate job without an answer: %+v, want it to need one", v)
 	}
 	if v := JudgeJob(Job{Class: Rebuildable, SubjectRefusal: "no"}); v.Outcome != Fail || v.Check != CheckSubject {

@@ -150,6 +150,32 @@ func (c Classing) Has(k Class) bool {
 	return false
 }
 
+// OncePerIdentity reports whether a replay of the item asks the replay
+// ledger first: whether its message id, or its operation id, was replayed
+// already (a replay the broker stored, or one a person settled as
+// applied). Every class but rebuildable does, whatever class the earlier
+// replay was made under: rebuilding twice only rebuilds the same thing,
+// every other effect must not happen twice unseen.
+func (c Classing) OncePerIdentity() bool {
+	if c.Class != "" && c.Class != Rebuildable {
+		return true
+	}
+	for _, u := range c.Union {
+		if u != Rebuildable {
+			return true
+		}
+	}
+	return false
+}
+
+// skipsReplayed reports whether an item whose identity the ledger holds
+// is skipped as done (dedupe and same_operation: replaying it once is the
+// class's whole promise) rather than blocked for a person (revalidate and
+// manual: a second effect of such an item is for a person to decide).
+func (c Classing) skipsReplayed() bool {
+	return c.Class == Dedupe || c.Class == SameOperation
+}
+
 // add puts k in the union once.
 func (c *Classing) add(k Class) {
 	if k != "" && !c.Has(k) {

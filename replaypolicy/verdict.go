@@ -122,7 +122,7 @@ const (
 	CheckInRequest     = "in-request"              // another open request holds it
 	CheckNotHeld       = "not-held"                // at execution: the dead letter is no longer held by this request
 	CheckPayloadChange = "payload-changed"         // at execution: the bytes to send are not the ones approved
-	CheckLedger        = "ledger"                  // the ledger has its identity (dedupe, and at execution same_operation)
+	CheckLedger        = "ledger"                  // the ledger has its identity (every class but rebuildable)
 	CheckNoSubject     = "no-subject"              // no original subject
 	CheckNoMsgID       = "no-msg-id"               // no message id to replay under
 	CheckPayloadGone   = "payload-gone"            // the payload was gone when it was captured

@@ -74,8 +74,9 @@ func PolicyRequest(req Request, approvals []Approval) replaypolicy.Request {
 const (
 	ClaimJobs = claimJobs
 	GateJobs  = gateJobs
-	LedgerOf  = ledgerOf
 )
+
+var LedgerOf = ledgerOf
 
 var ClaimTx, GateTx = claimTx, gateTx
 

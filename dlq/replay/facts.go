@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -18,17 +19,21 @@ import (
 type facts struct {
 	deadLetterID                                             int64
 	tenant, itemType, subject, msgID, operationID, principal string
-	msgIDDerived, payloadUnavailable, alreadyReplayed        bool
+	msgIDDerived, payloadUnavailable                         bool
 	edited                                                   bool
-	payloadSHA256, originalSHA256                            []byte
-	status                                                   dlq.Status
-	request, heldBy                                          int64
-	errorClass                                               string
-	deadLetteredAt                                           time.Time
-	generation                                               int
-	fixedAt, fixRecordedAt                                   *time.Time
-	fixRef                                                   string
-	send                                                     replaypolicy.Send
+	// msgReplayedBy and opReplayedBy are the requests whose replays of its
+	// message id and of its operation id the ledger holds (ledger.go; 0:
+	// none).
+	msgReplayedBy, opReplayedBy   int64
+	payloadSHA256, originalSHA256 []byte
+	status                        dlq.Status
+	request, heldBy               int64
+	errorClass                    string
+	deadLetteredAt                time.Time
+	generation                    int
+	fixedAt, fixRecordedAt        *time.Time
+	fixRef                        string
+	send                          replaypolicy.Send
 	// flags are the dead letter's (what ingest flagged; sendFacts reads
 	// not_utf8:<field> of its ids and subject).
 	flags []string
@@ -42,7 +47,8 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		Tenant: f.tenant, ItemType: f.itemType, MsgID: f.msgID, MsgIDDerived: f.msgIDDerived, OperationID: f.operationID,
 		Principal: f.principal, OriginalSubject: f.subject, PayloadSHA256: hex.EncodeToString(f.payloadSHA256),
 		OriginalPayloadSHA256: hex.EncodeToString(f.originalSHA256), PayloadEdited: f.edited, PayloadUnavailable: f.payloadUnavailable,
-		AlreadyReplayed: f.alreadyReplayed, Status: string(f.status), Request: f.request, HeldBy: f.heldBy,
+		AlreadyReplayed: f.msgReplayedBy != 0, OperationReplayed: f.opReplayedBy != 0, ReplayedBy: cmp.Or(f.msgReplayedBy, f.opReplayedBy),
+		Status: string(f.status), Request: f.request, HeldBy: f.heldBy,
 		ErrorClass: f.errorClass, DeadLetteredAt: f.deadLetteredAt, Generation: f.generation, FixRef: f.fixRef,
 		NoRevalidator: cfg.noRevalidator(), Send: f.send,
 	}
@@ -66,21 +72,27 @@ const fixJoin = `LEFT JOIN LATERAL (SELECT m.fixed_at, m.created_at AS recorded_
         WHERE m.tenant = d.tenant AND m.item_type = d.item_type AND m.fingerprint IN ('', d.fingerprint)
         ORDER BY least(m.fixed_at, m.created_at) DESC LIMIT 1) fx ON true`
 
-// What the rules judge of EVERY live item of a request as it stands: the
-// item as it will be sent, the dead letter as it is now, and which open
-// request holds the dead letter (one at most: replay_items_one_open_request).
-// A dead letter retention removed (only possible before the request holds
-// it) is judged as status "purged".
-const selectRequestFacts = `
+// What the rules judge of EVERY live item of a request ($1, of tenant $2)
+// as it stands: the item as it will be sent, the dead letter as it is now,
+// whether the ledger holds a replay of its identities (ledger.go), and
+// which open request holds the dead letter (one at most:
+// replay_items_one_open_request). A dead letter retention removed (only
+// possible before the request holds it) is judged as status "purged".
+var (
+	itemLedger = ledgerTerms{tenant: "$2::text", msgID: "i.msg_id", opID: "i.operation_id", job: "NULL::bigint",
+		origin: origins("$2::text", "d.replay_of", "i.dead_lettered_at")}
+	selectRequestFacts = `
 SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.operation_id, coalesce(d.principal, ''),
        coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true),
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, coalesce(d.status, '` + purged + `'),
+       ` + itemLedger.replayedByMsg() + `, ` + itemLedger.replayedByOp() + `,
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0),
        coalesce(d.error_class, ''), i.dead_lettered_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
        i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}')
 FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
 ` + fixJoin + `
 WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
+)
 
 // purged is the status the rules see of a dead letter retention removed.
 const purged = "purged"
@@ -93,7 +105,7 @@ type itemFact struct {
 
 // requestFacts gathers what the rules judge of every live item of req.
 func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]itemFact, error) {
-	rows, err := q.Query(ctx, selectRequestFacts, req.ID)
+	rows, err := q.Query(ctx, selectRequestFacts, req.ID, req.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +115,7 @@ func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]i
 	var size int64
 	var corr string
 	_, err = pgx.ForEachRow(rows, []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
-		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.heldBy,
+		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.heldBy,
 		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, &headers, &size, &corr, &f.flags}, func() error {
 		var hs []dlq.HeaderValue
 		if err := json.Unmarshal(headers, &hs); err != nil {

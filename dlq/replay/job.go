@@ -117,6 +117,10 @@ type job struct {
 	fixRecordedAt                    *time.Time
 	fixRef                           string
 	generation                       int
+	// replayOf is the dead letter's origin (Dlq-Replay-Of, as ingest
+	// linked it; nil: none): the ledger's replays of its chain do not
+	// count against it (ledger.go).
+	replayOf *int64
 
 	// The job as it was claimed: the state it was in, how often it was
 	// claimed (this claim too), deferred, and when it was first about to
@@ -219,7 +223,7 @@ WITH k AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::timestamptz[]) WITH ORDINALITY AS k(id, request_id, dead_letter_id, at, n)
 ), d AS (
     SELECT d.id, d.tenant, d.item_type, d.fingerprint, d.payload, d.principal, d.status, d.msg_id_derived, d.payload_unavailable,
-           d.payload_sha256, d.error_class, d.first_failed_at, d.generation, d.flags
+           d.payload_sha256, d.error_class, d.first_failed_at, d.generation, d.flags, d.replay_of
     FROM k JOIN dead_letters d ON d.id = k.dead_letter_id AND d.dead_lettered_at = k.at
     FOR SHARE OF d
 )
@@ -231,7 +235,7 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
                       ELSE coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0) END,
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
        coalesce(d.error_class, ''), d.first_failed_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
-       coalesce(d.flags, '{}')
+       coalesce(d.flags, '{}'), d.replay_of
 FROM k
 JOIN replay_requests r ON r.id = k.request_id
 CROSS JOIN LATERAL (SELECT * FROM replay_items i WHERE i.request_id = k.request_id AND i.dead_letter_id = k.dead_letter_id LIMIT 1) i
@@ -296,7 +300,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			if err := rows.Scan(&id, &l.tenant, &l.class, &l.requestUnion, &l.reqStatus, &l.policy, &l.rate, &l.approvedAt,
 				&l.requester.Issuer, &l.requester.Subject, &l.requester.Email, &l.requester.EmailVerified, &l.note, &l.msgID, &l.opID, &l.corrID, &l.subject,
 				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
-				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation, &l.fixedAt, &l.fixRecordedAt, &l.fixRef, &l.flags); err != nil {
+				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation, &l.fixedAt, &l.fixRecordedAt, &l.fixRef, &l.flags, &l.replayOf); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}
 			j := byID[id]

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -13,9 +14,12 @@ import (
 )
 
 // Ledger read, for each job of $1 (with its tenant $2, its message id $3
-// where dedupe rules apply to it and its operation id $4 where
-// same_operation rules do; NULL for one that does not count): has another
-// job already replayed an identity of it, does another job of it wait for
+// and its operation id $4 where the ledger is asked about it: every class
+// but rebuildable, replaypolicy.Identities; NULL for one that does not
+// count; $5 and $6 pairs of a job and an origin of its dead letter,
+// readOrigins): which request of another job already replayed an identity
+// of it, under any class, but for the replays of its dead letter's origins
+// (ledger.go), does another job of it wait for
 // a person because it may have been published (needs_reconciliation:
 // possibly replayed), and is another job of it in flight: a publish of it
 // may have landed (first_attempt_at) and nothing settled it yet (it runs:
@@ -31,11 +35,9 @@ import (
 // (fenced with OFFSET 0: on the statistics of before a large submit, a
 // plan scanned the tenant's dead letters or the request's jobs for every
 // job of a claim, seconds each).
-const ledgerOf = `SELECT u.id,
-        EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = u.tenant AND l.dedupe_key
-                  AND quarantine_key(l.msg_id) = quarantine_key(u.msg_id) AND l.job_id <> u.id) -- any job but this one
-          OR EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = u.tenant AND l.operation_key
-                  AND quarantine_key(l.operation_id) = quarantine_key(u.op_id) AND l.job_id <> u.id),
+var ledgerOf = `SELECT u.id,
+        ` + jobLedger.replayedByMsg() + `,
+        ` + jobLedger.replayedByOp() + `,
         coalesce(o.unsettled, 0), coalesce(o.in_flight, 0)
     FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS u(id, tenant, msg_id, op_id)
     LEFT JOIN LATERAL (
@@ -51,6 +53,12 @@ const ledgerOf = `SELECT u.id,
         JOIN replay_requests r ON r.id = j.request_id
         WHERE r.tenant = u.tenant AND j.id <> u.id
     ) o ON true`
+
+// jobLedger are ledgerOf's terms of the "already replayed" question: any
+// job but this one, and no replay of an origin of its dead letter (as
+// readOrigins read them).
+var jobLedger = ledgerTerms{tenant: "u.tenant", msgID: "u.msg_id", opID: "u.op_id", job: "u.id",
+	origin: "EXISTS (SELECT 1 FROM unnest($5::bigint[], $6::bigint[]) AS a(job, origin) WHERE a.job = u.id AND a.origin = l.dead_letter_id)"}
 
 // selectStarted says whether a publish of a job of request $1 may have
 // landed, in any claim (replaypolicy.Run.Started): a publish gate marked
@@ -367,8 +375,9 @@ func holdIdentities(keyed []*job) map[string]int64 {
 
 // readLedgers reads what the ledger says of the identities of jobs
 // (ledgerOf, one statement on q: a worker's transaction, without JIT, which
-// compiled this statement for seconds), by job; a job the read failed for
-// gets the failure (Ledger.Unreadable).
+// compiled this statement for seconds; before it, the origins of the jobs'
+// dead letters when one names any, readOrigins), by job; a job the read
+// failed for gets the failure (Ledger.Unreadable).
 func (w *Worker) readLedgers(ctx context.Context, q querier, jobs []*job) map[int64]*replaypolicy.Ledger {
 	out := make(map[int64]*replaypolicy.Ledger, len(jobs))
 	if len(jobs) == 0 {
@@ -378,23 +387,28 @@ func (w *Worker) readLedgers(ctx context.Context, q querier, jobs []*job) map[in
 	ids, tenants, msgIDs, opIDs := make([]int64, n), make([]string, n), make([]*string, n), make([]*string, n)
 	for i, j := range jobs {
 		ids[i], tenants[i] = j.id, j.tenant
-		c := replaypolicy.Classing{Class: j.class, Union: j.union}
-		if c.Has(replaypolicy.Dedupe) { // NULL where the identity does not count
+		if (replaypolicy.Classing{Class: j.class, Union: j.union}).OncePerIdentity() { // NULL where the identities do not count
 			msgIDs[i] = &j.msgID
-		}
-		if c.Has(replaypolicy.SameOperation) {
-			opIDs[i] = &j.opID
+			if j.opID != "" {
+				opIDs[i] = &j.opID
+			}
 		}
 	}
 	err := func() error {
-		rows, err := q.Query(ctx, ledgerOf, ids, tenants, msgIDs, opIDs)
+		originJobs, originIDs, err := readOrigins(ctx, q, jobs)
 		if err != nil {
 			return err
 		}
-		var id int64
+		rows, err := q.Query(ctx, ledgerOf, ids, tenants, msgIDs, opIDs, originJobs, originIDs)
+		if err != nil {
+			return err
+		}
+		var id, byMsg, byOp int64
 		var l replaypolicy.Ledger
-		_, err = pgx.ForEachRow(rows, []any{&id, &l.Replayed, &l.Unsettled, &l.InFlight}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&id, &byMsg, &byOp, &l.Unsettled, &l.InFlight}, func() error {
 			read := l
+			read.ReplayedBy = cmp.Or(byMsg, byOp)
+			read.Replayed = read.ReplayedBy != 0
 			out[id] = &read
 			return nil
 		})

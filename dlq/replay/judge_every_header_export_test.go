@@ -14,7 +14,7 @@ import (
 // selectEveryHeaderForJudge is the read QueueJudge made before it read
 // only the header facts the rules judge: every fact a draft reads, every
 // header included.
-const selectEveryHeaderForJudge = draftFacts + `
+var selectEveryHeaderForJudge = draftFacts + `
 FROM dead_letters d
 ` + fixJoin + `
 WHERE d.id = $1 AND d.dead_lettered_at >= $2 AND d.dead_lettered_at < $3`

@@ -31,7 +31,8 @@ func TestLedgerReadFindsIdentityByItemKeys(t *testing.T) {
 	}
 	readsItemsByKey := func(t *testing.T) {
 		for _, mode := range []string{"values", "prepared", "generic"} {
-			plan := explain(t, rb, replay.ClaimTx, mode, "ledger", replay.LedgerOf, "bigint[], text[], text[], text[]", ids, tenants, msgIDs, opIDs)
+			plan := explain(t, rb, replay.ClaimTx, mode, "ledger", replay.LedgerOf, "bigint[], text[], text[], text[], bigint[], bigint[]", ids, tenants, msgIDs, opIDs,
+				[]int64{ids[0]}, []int64{1}) // and a job's origin, as readOrigins reads them
 			require.Contains(t, plan, "replay_items_msg_key_idx", "%s:\n%s", mode, plan)
 			require.Contains(t, plan, "replay_items_operation_key_idx", "%s:\n%s", mode, plan)
 			require.NotContains(t, plan, "dead_letters", "%s:\n%s", mode, plan)

@@ -59,17 +59,23 @@ JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at`
 // The facts the rules judge of the dead letters a selection keeps, and what
 // a replay would send, but the payload: it is read from the dead letter when
 // published (and checked against the hash frozen here), unless edited.
-const draftFacts = factsSelect + `d.headers` + factsRest
+var draftFacts = factsSelect + `d.headers` + factsRest
 
 // factsSelect and factsRest are the facts of a dead letter the rules
 // judge, around what they judge of its headers: all of them (draftFacts), or
-// only headerFacts' (selectForJudge).
-const (
-	factsSelect = `
+// only headerFacts' (selectForJudge). Whether the ledger holds a replay of
+// its message id or operation id is asked of every dead letter (ledger.go),
+// whatever its class: a few index probes each.
+const factsSelect = `
 SELECT d.id, d.dead_lettered_at, d.tenant, d.item_type, d.original_subject, d.msg_id, d.msg_id_derived, d.operation_id,
        d.correlation_id, d.principal, `
+
+var (
+	deadLetterLedger = ledgerTerms{tenant: "d.tenant", msgID: "d.msg_id", opID: "d.operation_id", job: "NULL::bigint",
+		origin: origins("d.tenant", "d.replay_of", "d.dead_lettered_at")}
 	factsRest = `, d.payload_sha256, d.payload_unavailable, d.status,
-       EXISTS (SELECT 1 FROM replay_ledger l WHERE l.tenant = d.tenant AND quarantine_key(l.msg_id) = quarantine_key(d.msg_id) AND l.dedupe_key) AS replayed,
+       ` + deadLetterLedger.replayedByMsg() + ` AS msg_replayed_by,
+       ` + deadLetterLedger.replayedByOp() + ` AS op_replayed_by,
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = d.id AND h.held), 0) AS held_by,
        d.error_class, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''), d.payload_size, d.flags`
 )
@@ -81,7 +87,7 @@ SELECT d.id, d.dead_lettered_at, d.tenant, d.item_type, d.original_subject, d.ms
 // names it (dlq's lockBatch, deleteBatch); the day a retention run empties
 // whole waits for the drafts' locks (quarantine_dead_letter_partition_empty).
 // In id order, as every transaction that locks dead letters locks them.
-const selectForDraft = draftFacts + `
+var selectForDraft = draftFacts + `
 FROM unnest($1::bigint[], $2::timestamptz[]) AS k(id, at)
 JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at
 ` + fixJoin + `
@@ -149,7 +155,7 @@ func factsInto(it *Item, f *facts, size *int64, headers ...any) []any {
 		&f.operationID, &it.CorrelationID, &f.principal}
 	out = append(out, headers...)
 	return append(out, &f.payloadSHA256, &f.payloadUnavailable,
-		&f.status, &f.alreadyReplayed, &f.heldBy, &f.errorClass, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, size, &f.flags)
+		&f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.heldBy, &f.errorClass, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, size, &f.flags)
 }
 
 const insertRequest = `INSERT INTO replay_requests (batch, tenant, class, requester_issuer, requester_subject,

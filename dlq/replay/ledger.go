@@ -1,0 +1,133 @@
+package replay
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine/dlq"
+)
+
+// The "already replayed" question, asked of an item at draft, submit,
+// approval and execution (replaypolicy.Item.AlreadyReplayed,
+// replaypolicy.Ledger.Replayed): does the replay ledger hold a replay of
+// its message id, or of its operation id, in its tenant, whatever class it
+// was replayed under? The ledger's dedupe_key and operation_key flags say
+// which rows its unique indexes keep one of (the class of the item when
+// it was replayed); they do not say which replays happened: a message id
+// replayed while its item type was rebuildable, then classed dedupe or
+// manual by a newer policy, was replayed all the same.
+//
+// A replay the item's own Dlq-Replay-Of chain explains does not count: a
+// replay of one of its origins (the dead letter it came back from, that
+// one's origin, and so on) is the replay whose effect failed and came back
+// as this dead letter, so the item is what it left undone, and replaying
+// it is a new decision, bounded by the generation limit (ingest links a
+// dead letter to its origin only when the console published a replay of
+// it, and the two share tenant and message id: dlq's linkReplays). A
+// replay of another dead letter of the message (a second failure of the
+// original, or a sibling that came back from the same replay) counts.
+//
+// Each expression gives the request of the earliest such replay (0:
+// none). Its terms, SQL of the enclosing query, are the tenant, the
+// message id or the operation id, a job whose own row does not count
+// (NULL: none), and the predicate that holds when l, the ledger row, is a
+// replay of an origin of the item's dead letter (origins walks them up in
+// SQL; the worker reads them first, readOrigins, so that its ledger read
+// never reaches dead_letters).
+type ledgerTerms struct {
+	tenant, msgID, opID, job, origin string
+}
+
+// replayedByMsg is the expression of the request whose replay of t's
+// message id the ledger holds (replay_ledger_msg_idx, by the id's first
+// 256 characters; quarantine_key compares the whole id).
+func (t ledgerTerms) replayedByMsg() string {
+	return t.fill(`coalesce((SELECT l.request_id FROM replay_ledger l
+        WHERE l.tenant = {tenant} AND left(l.msg_id, 256) = left({msg}, 256) AND quarantine_key(l.msg_id) = quarantine_key({msg})
+          AND l.job_id IS DISTINCT FROM {job} AND NOT ({origin})
+        ORDER BY l.published_at, l.job_id LIMIT 1), 0)`)
+}
+
+// replayedByOp is the expression of the request whose replay of t's
+// operation id (under any message id) the ledger holds. The ledger has no
+// index on every row's operation id (only the unique one of operation_key
+// rows), so the replays are found from the items of that operation id
+// (replay_items_operation_key_idx), then each one's job and ledger row by
+// key.
+func (t ledgerTerms) replayedByOp() string {
+	return t.fill(`coalesce((SELECT l.request_id FROM replay_items i
+        JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
+        JOIN replay_ledger l ON l.job_id = j.id
+        WHERE quarantine_key(i.operation_id) = quarantine_key({op}) AND i.operation_id <> ''
+          AND l.tenant = {tenant} AND quarantine_key(l.operation_id) = quarantine_key({op})
+          AND l.job_id IS DISTINCT FROM {job} AND NOT ({origin})
+        ORDER BY l.published_at, l.job_id LIMIT 1), 0)`)
+}
+
+// fill puts t's terms into sql.
+func (t ledgerTerms) fill(sql string) string {
+	return strings.NewReplacer("{origin}", t.origin, "{tenant}", t.tenant, "{msg}", t.msgID, "{op}", t.opID, "{job}", t.job).Replace(sql)
+}
+
+// origins is the predicate that ledger row l replayed an origin of the
+// dead letter of tenant whose replay_of and dead_lettered_at are replayOf
+// and at (SQL of the enclosing query). The origins are walked up
+// replay_of (a primary-key probe a step, each in the partitions older than
+// the step's dead letter, with a day of slack for clocks, as dlq's
+// selectChain does), only for a ledger row of the identity, and only as
+// far as rows are kept: an origin retention removed is known by the id its
+// child names, but its own origin is not, and that one's replay then
+// counts (the item is left for a person, never published twice).
+func origins(tenant, replayOf, at string) string {
+	return `l.dead_letter_id = ANY (ARRAY(
+              WITH RECURSIVE up(id, at, depth) AS (
+                  SELECT ` + replayOf + `, ` + at + `, 1 WHERE ` + replayOf + ` IS NOT NULL
+                  UNION ALL
+                  SELECT o.replay_of, o.dead_lettered_at, up.depth + 1 FROM up JOIN dead_letters o
+                      ON o.id = up.id AND o.tenant = ` + tenant + ` AND o.dead_lettered_at < up.at + interval '24 hours'
+                  WHERE o.replay_of IS NOT NULL AND up.depth < ` + strconv.Itoa(dlq.MaxChain) + `)
+              SELECT id FROM up))`
+}
+
+// selectOrigins is origins' walk for jobs: for each job of $1 whose dead
+// letter of tenant $4 names an origin $2 and was stored at $3, the job and
+// each origin up its chain.
+var selectOrigins = `WITH RECURSIVE up(job, id, at, tenant, depth) AS (
+    SELECT u.job, u.replay_of, u.at, u.tenant, 1 FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::text[]) AS u(job, replay_of, at, tenant)
+    UNION ALL
+    SELECT up.job, o.replay_of, o.dead_lettered_at, up.tenant, up.depth + 1 FROM up JOIN dead_letters o
+        ON o.id = up.id AND o.tenant = up.tenant AND o.dead_lettered_at < up.at + interval '24 hours'
+    WHERE o.replay_of IS NOT NULL AND up.depth < ` + strconv.Itoa(dlq.MaxChain) + `)
+SELECT job, id FROM up`
+
+// readOrigins reads, on q, the origins of the dead letters of jobs
+// (selectOrigins) as two arrays of pairs: a job and one origin of its dead
+// letter. Jobs whose dead letter names none cost nothing; when none does,
+// it reads nothing.
+func readOrigins(ctx context.Context, q querier, jobs []*job) (jobIDs, originIDs []int64, err error) {
+	var ids, of []int64
+	var ats []time.Time
+	var tenants []string
+	for _, j := range jobs {
+		if j.replayOf != nil {
+			ids, of, ats, tenants = append(ids, j.id), append(of, *j.replayOf), append(ats, j.deadLetteredAt), append(tenants, j.tenant)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	rows, err := q.Query(ctx, selectOrigins, ids, of, ats, tenants)
+	if err != nil {
+		return nil, nil, err
+	}
+	var jobID, origin int64
+	_, err = pgx.ForEachRow(rows, []any{&jobID, &origin}, func() error {
+		jobIDs, originIDs = append(jobIDs, jobID), append(originIDs, origin)
+		return nil
+	})
+	return jobIDs, originIDs, err
+}
