@@ -249,7 +249,7 @@ func TestReplayRulesArePure(t *testing.T) {
 			require.NoError(t, err)
 			state, result := jobResult(t, b.replays, req.ID) // no revalidation subject configured
 			assert.Equal(t, replay.JobBlocked, state)
-			return result, replaypolicy.JudgeJob(replaypolicy.Job{Class: replaypolicy.Revalidate,
+			return result, replaypolicy.JudgeJob(replaypolicy.Job{Class: replaypolicy.Revalidate, Ledger: &replaypolicy.Ledger{}, // the ledger holds nothing of it
 				Revalidation: &replaypolicy.Revalidation{Unanswered: "no revalidation subject is configured (REVALIDATE_SUBJECT)"}}).Reason
 		}},
 		{"JudgeWindow", func(t *testing.T) (string, string) {
