@@ -58,7 +58,7 @@ var ledgerOf = `SELECT u.id,
 // job but this one, and no replay of an origin of its dead letter (as
 // readOrigins read them).
 var jobLedger = ledgerTerms{tenant: "u.tenant", msgID: "u.msg_id", opID: "u.op_id", job: "u.id",
-	origin: "EXISTS (SELECT 1 FROM unnest($5::bigint[], $6::bigint[]) AS a(job, origin) WHERE a.job = u.id AND a.origin = rl.dead_letter_id)"}
+	origin: "EXISTS (SELECT 1 FROM unnest($5::bigint[], $6::bigint[]) AS a(job, origin) WHERE a.job = u.id AND a.origin = l.dead_letter_id)"}
 
 // selectStarted says whether a publish of a job of request $1 may have
 // landed, in any claim (replaypolicy.Run.Started): a publish gate marked

@@ -34,7 +34,7 @@ import (
 // Each expression gives the request of the earliest such replay (0:
 // none). Its terms, SQL of the enclosing query, are the tenant, the
 // message id or the operation id, a job whose own row does not count
-// (NULL: none), and the predicate that holds when rl, the ledger row, is a
+// (NULL: none), and the predicate that holds when l, the ledger row, is a
 // replay of an origin of the item's dead letter (origins walks them up in
 // SQL; the worker reads them first, readOrigins, so that its ledger read
 // never reaches dead_letters).
@@ -46,10 +46,10 @@ type ledgerTerms struct {
 // message id the ledger holds (replay_ledger_msg_idx, by the id's first
 // 256 characters; quarantine_key compares the whole id).
 func (t ledgerTerms) replayedByMsg() string {
-	return t.fill(`coalesce((SELECT rl.request_id FROM replay_ledger rl
-        WHERE rl.tenant = {tenant} AND left(rl.msg_id, 256) = left({msg}, 256) AND quarantine_key(rl.msg_id) = quarantine_key({msg})
-          AND rl.job_id IS DISTINCT FROM {job} AND NOT ({origin})
-        ORDER BY rl.published_at, rl.job_id LIMIT 1), 0)`)
+	return t.fill(`coalesce((SELECT l.request_id FROM replay_ledger l
+        WHERE l.tenant = {tenant} AND left(l.msg_id, 256) = left({msg}, 256) AND quarantine_key(l.msg_id) = quarantine_key({msg})
+          AND l.job_id IS DISTINCT FROM {job} AND NOT ({origin})
+        ORDER BY l.published_at, l.job_id LIMIT 1), 0)`)
 }
 
 // replayedByOp is the expression of the request whose replay of t's
@@ -57,16 +57,16 @@ func (t ledgerTerms) replayedByMsg() string {
 // index on every row's operation id (only the unique one of operation_key
 // rows), so the replays are found from the items of that operation id
 // (replay_items_operation_key_idx), then each one's job and ledger row by
-// key. Its aliases (rl, ri, rj; ro and rup in origins) are its own: the
-// enclosing queries name theirs i, j, l, o, d and u.
+// key. Its aliases (l, ri, rj; ro and rup in origins) are its own: the
+// enclosing queries name theirs d, i, j, o and u.
 func (t ledgerTerms) replayedByOp() string {
-	return t.fill(`coalesce((SELECT rl.request_id FROM replay_items ri
+	return t.fill(`coalesce((SELECT l.request_id FROM replay_items ri
         JOIN replay_jobs rj ON rj.request_id = ri.request_id AND rj.dead_letter_id = ri.dead_letter_id
-        JOIN replay_ledger rl ON rl.job_id = rj.id
+        JOIN replay_ledger l ON l.job_id = rj.id
         WHERE quarantine_key(ri.operation_id) = quarantine_key({op}) AND ri.operation_id <> ''
-          AND rl.tenant = {tenant} AND quarantine_key(rl.operation_id) = quarantine_key({op})
-          AND rl.job_id IS DISTINCT FROM {job} AND NOT ({origin})
-        ORDER BY rl.published_at, rl.job_id LIMIT 1), 0)`)
+          AND l.tenant = {tenant} AND quarantine_key(l.operation_id) = quarantine_key({op})
+          AND l.job_id IS DISTINCT FROM {job} AND NOT ({origin})
+        ORDER BY l.published_at, l.job_id LIMIT 1), 0)`)
 }
 
 // fill puts t's terms into sql.
@@ -74,7 +74,7 @@ func (t ledgerTerms) fill(sql string) string {
 	return strings.NewReplacer("{origin}", t.origin, "{tenant}", t.tenant, "{msg}", t.msgID, "{op}", t.opID, "{job}", t.job).Replace(sql)
 }
 
-// origins is the predicate that ledger row rl replayed an origin of the
+// origins is the predicate that ledger row l replayed an origin of the
 // dead letter of tenant whose replay_of and dead_lettered_at are replayOf
 // and at (SQL of the enclosing query). The origins are walked up
 // replay_of (a primary-key probe a step, each in the partitions older than
@@ -84,7 +84,7 @@ func (t ledgerTerms) fill(sql string) string {
 // child names, but its own origin is not, and that one's replay then
 // counts (the item is left for a person, never published twice).
 func origins(tenant, replayOf, at string) string {
-	return `rl.dead_letter_id = ANY (ARRAY(
+	return `l.dead_letter_id = ANY (ARRAY(
               WITH RECURSIVE rup(id, at, depth) AS (
                   SELECT ` + replayOf + `, ` + at + `, 1 WHERE ` + replayOf + ` IS NOT NULL
                   UNION ALL
