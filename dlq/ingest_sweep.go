@@ -521,10 +521,11 @@ func (in *Ingester) sweepMissing(ctx context.Context, stream string, lower, uppe
 // refuses in every form, are held: returned, in order, for the next
 // sweeps to try again, each counted (sweepFailed) until its position form
 // is stored instead (ingest_sweep_held.go); however many there are, the
-// others are stored. A read that fails for every message (sweepWide), or
-// an insert that fails (PostgreSQL unreachable or busy), ends it with its
-// error and stop, the first missing sequence it did not prove (0: it went
-// through them all).
+// others are stored. A read's failure is its message's own only while
+// another read of the stream gives a message (sweepAnswers). A read that
+// fails for every message (sweepWide), or an insert that fails
+// (PostgreSQL unreachable or busy), ends it with its error and stop, the
+// first missing sequence it did not prove (0: it went through them all).
 func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uint64, res *sweepResult) (held []uint64, stop uint64, err error) {
 	setStop := func(seq uint64) {
 		if stop == 0 || seq < stop {
@@ -554,6 +555,7 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 		}
 		return nil
 	}
+	answered := false // a read of the stream in this step gave a message
 	hold := func(seq uint64, why error) {
 		in.log.Warn("dead letter the sweep found acked without a row not stored yet: it (or its advisory's original) could not be read; the watermark stays before it and the next sweep tries it again",
 			"stream", stream, "consumer", in.cfg.Durable, "seq", seq, "err", why)
@@ -568,6 +570,13 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 			res.Deleted += uint64(len(missing) - i)
 			err = nil
 			break
+		}
+		if err != nil && !sweepWide(err) && !answered {
+			// The message's own only while the stream gives others.
+			why := err
+			if err = in.sweepAnswers(ctx, stream, missing[i], why); err == nil {
+				answered, err = true, why
+			}
 		}
 		if err != nil {
 			if sweepWide(err) {
@@ -585,6 +594,7 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 			err = add(unreadForm(in.sweptKind(stream), stream, seq, why), seq)
 			continue
 		}
+		answered = true
 		for i < len(missing) && missing[i] < st.Seq {
 			res.Deleted++
 			i++

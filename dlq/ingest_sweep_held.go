@@ -23,7 +23,8 @@ import (
 //     unavailable: sweepWide; PostgreSQL unreachable or busy: Store.Insert's
 //     error). The step stops there, nothing is counted against the message,
 //     and the next sweep goes on from it.
-//   - Its own: the read of that one message failed while NATS answered, or
+//   - Its own: the read of that one message failed while another read of
+//     the same stream in the step gave a message (sweepAnswers), or
 //     PostgreSQL refused it alone (isolated) in its parsed and its raw form.
 //     It is held, the step goes on with the others, and each sweep that
 //     fails it so is counted (sweepFailed). At sweepHeldTries such sweeps it
@@ -31,6 +32,16 @@ import (
 //     where it lies and why, flagged, without what was refused. Only a
 //     PostgreSQL that refuses even that (it refuses every row, not this
 //     one) keeps holding it.
+//
+// A read answered with something that is not the message while no read
+// of the stream gives one is wide too: an answer of that kind (an account
+// subject mapping or another service answering the stream's
+// $JS.API.STREAM.MSG.GET, an API error for every request) is every
+// message's. JetStream itself answers a message it cannot load "no
+// message found" (nats-server's jsMsgGetRequest, whatever the load
+// error), which the sweep takes as gone from the stream: a read failing
+// for one message alone while the others read is an answer from
+// something other than JetStream (or from a JetStream to come).
 //
 // An advisory whose original (or consumer) cannot be read for a reason
 // that is not wide is held the same way and stored flagged
@@ -52,6 +63,9 @@ const sweepHeldTries = maxHeaderRereads
 // JetStream could not answer it for any message: no message's fault. A
 // timeout is taken as wide: another read would wait as long.
 func sweepWide(err error) bool {
+	if errors.Is(err, errNoMessageRead) {
+		return true // whatever the failure it wraps
+	}
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode {
@@ -65,6 +79,31 @@ func sweepWide(err error) bool {
 		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionDraining) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// errNoMessageRead says that no read of a stream gave a message in a
+// step, neither the one that failed nor another (sweepAnswers): the
+// failure is the stream's or NATS's, not the message's.
+var errNoMessageRead = errors.New("no read of the stream gave a message, so its failure is not the message's own")
+
+// sweepAnswers tells whether the failure of the read of stream #failed
+// (why, not wide) is the message's own: when no other read of the stream
+// in the step gave a message yet, it reads the first message after it,
+// else the stream's first, and returns nil when one of them gives a
+// message other than failed. Otherwise it returns an error sweepWide
+// takes as wide: that read's wide failure, or errNoMessageRead with why.
+// It costs a read or two once per step, and only when a read fails.
+func (in *Ingester) sweepAnswers(ctx context.Context, stream string, failed uint64, why error) error {
+	for _, seq := range []uint64{failed + 1, 1} {
+		st, err := readStored(ctx, in.js, stream, seq, true)
+		switch {
+		case err == nil && st.Seq != failed:
+			return nil
+		case err != nil && sweepWide(err):
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %w", errNoMessageRead, why)
 }
 
 // sweepSeq names a stream message for the sweep's counts.

@@ -3,12 +3,14 @@ package dlq
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -218,32 +220,74 @@ func TestSweep3StopsWhenNATSDoesNotAnswer(t *testing.T) {
 	assert.Equal(t, 2, countRows(t, b.db.Pool, "payload = 'order' AND NOT 'original_unreadable' = ANY(flags)"), "each with its original")
 }
 
-// TestSweep3UnreadableDeadLettersStoredWhereTheyLie: JetStream answers
-// the reads of the DLQ stream's messages with something that is not the
-// message (here its info, by a subject mapping), for dead letters acked
-// without a row. The sweep does not stop at the first: it looks for
-// their rows from when the stream was made, holds each, and after
-// sweepHeldTries sweeps stores each where it lies, in tenant unknown,
-// flagged message_unreadable, the watermark at the ack floor. Before,
-// the first read's failure ended every sweep there.
+// oneUnreadable has the reads of stream's messages by sequence
+// ($JS.API.STREAM.MSG.GET) answered, by a subject mapping, by a stand-in
+// that serves them from a mirror of the stream's n messages, but answers
+// the read of #bad with an API error: a stream that gives every message
+// but that one. JetStream itself answers a message it cannot load "no
+// message found" (nats-server's jsMsgGetRequest, for any load error):
+// only something other than JetStream answers so for one message alone.
+func (b *bundle) oneUnreadable(t *testing.T, stream string, n int, bad uint64) {
+	t.Helper()
+	ctx := context.Background()
+	mirror := stream + "_MIRROR"
+	_, err := b.js.CreateStream(ctx, jetstream.StreamConfig{Name: mirror, Mirror: &jetstream.StreamSource{Name: stream}})
+	require.NoError(t, err)
+	wait.Until(t, "the mirror holds the stream's messages", time.Minute, func() bool {
+		s, err := b.js.Stream(ctx, mirror)
+		return err == nil && s.CachedInfo().State.Msgs == uint64(n)
+	})
+	nc, _ := b.ns.Connect(t)
+	sub, err := nc.Subscribe("test.msg_get."+stream, func(m *nats.Msg) {
+		r, err := nc.Request("$JS.API.STREAM.MSG.GET."+mirror, m.Data, 10*time.Second)
+		if err != nil {
+			return // not answered: the read times out
+		}
+		var resp storedMsgResponse
+		if json.Unmarshal(r.Data, &resp) == nil && resp.Message != nil && resp.Message.Seq == bad {
+			_ = m.Respond([]byte(`{"type":"io.nats.jetstream.api.v1.stream_msg_get_response","error":{"code":500,"err_code":10999,"description":"test: this one message is not given"}}`))
+			return
+		}
+		_ = m.Respond(r.Data)
+	})
+	require.NoError(t, err)
+	require.NoError(t, nc.Flush())
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	require.NoError(t, b.ns.GlobalAccount().AddMapping("$JS.API.STREAM.MSG.GET."+stream, "test.msg_get."+stream))
+}
+
+// TestSweep3UnreadableDeadLettersStoredWhereTheyLie: the read of one dead
+// letter acked without a row is answered with something that is not the
+// message, while the stream gives the others (oneUnreadable: JetStream
+// itself never answers so; a responder other than it may). The sweep
+// does not stop at it: it looks for the rows from when the stream was
+// made, stores the others, holds it, and after sweepHeldTries sweeps
+// stores it where it lies, in tenant unknown, flagged message_unreadable,
+// the watermark at the ack floor. Before, the first read's failure ended
+// every sweep there. (It used to have every read answered so, by a
+// mapping to the stream's info: that is no message's own failure, and
+// the sweep now stops on it, counting nothing:
+// TestRevFixes7aWrongAnswerForEveryReadIsNotEachMessagesOwn.)
 func TestSweep3UnreadableDeadLettersStoredWhereTheyLie(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
 	in, _ := b.idle(t, IngestConfig{})
 	publishAcked(t, b, 3, nil)
-	require.NoError(t, b.ns.GlobalAccount().AddMapping("$JS.API.STREAM.MSG.GET.DLQ", "$JS.API.STREAM.INFO.DLQ"))
+	b.oneUnreadable(t, "DLQ", 3, 1)
 
 	_, err := in.sweep(ctx, "DLQ")
 	require.NoError(t, err)
-	assert.Equal(t, []int64{1, 2, 3}, b.heldOf(t, "DLQ"))
+	assert.Equal(t, []int64{1}, b.heldOf(t, "DLQ"))
+	assert.Equal(t, 2, countRows(t, b.db.Pool, "payload = 'ok' AND tenant = 'acme'"), "the others stored whole")
 	took := sweepUntil(t, in, "DLQ", sweepHeldTries, func() bool { return b.sweptTo(t, "DLQ") == 3 })
-	assert.Equal(t, sweepHeldTries-1, took, "stored at the %d-th sweep that could not read them", sweepHeldTries)
-	assert.Equal(t, 3, countRows(t, b.db.Pool, "'message_unreadable' = ANY(flags) AND tenant = 'unknown' AND payload_unavailable"))
-	d := b.row(t, "source_seq = 2")
+	assert.Equal(t, sweepHeldTries-1, took, "stored at the %d-th sweep that could not read it", sweepHeldTries)
+	assert.Equal(t, 1, countRows(t, b.db.Pool, "'message_unreadable' = ANY(flags) AND tenant = 'unknown' AND payload_unavailable"))
+	d := b.row(t, "source_seq = 1 AND 'message_unreadable' = ANY(flags)")
 	assert.Equal(t, "DLQ", d.SourceStream)
-	assert.Equal(t, "DLQ #2 unread", d.Delivery)
+	assert.Equal(t, "DLQ #1 unread", d.Delivery)
 	require.Len(t, d.MalformedReasons, 1)
-	assert.Contains(t, d.MalformedReasons[0], "nats stream get DLQ 2")
+	assert.Contains(t, d.MalformedReasons[0], "nats stream get DLQ 1")
+	assert.Contains(t, d.MalformedReasons[0], "this one message is not given")
 	assert.Empty(t, b.heldOf(t, "DLQ"))
 }
