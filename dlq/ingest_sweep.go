@@ -93,6 +93,9 @@ type sweepState struct {
 	// held one for a reason of its own (sweepFailed): its position form
 	// is stored after sweepHeldTries of them.
 	failed map[sweepSeq]int
+	// counted is, by stream, when the stream the counts above are of was
+	// made (sweepCountsOf).
+	counted map[string]time.Time
 	// during, when set (tests), runs in each step while it holds the
 	// stream's watermark locked.
 	during func()
@@ -317,6 +320,7 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 			return nil
 		}
 		out.sweptTo, out.ackFloor = uint64(sweptTo), cons.AckFloor.Stream
+		in.sweepCountsOf(stream, streamCreated(si))
 		was := sweepMark{sweptTo: uint64(sweptTo), provenTo: max(uint64(provenTo), uint64(sweptTo))}
 		for _, h := range held {
 			was.held = append(was.held, uint64(h))
@@ -329,8 +333,7 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 			// Its sequences were another stream's: from the first again.
 			in.log.Warn("the stream was made again since the last sweep: sweeping it from its first sequence",
 				"stream", stream, "consumer", in.cfg.Durable, "from_seq", first, "swept_to_before", sweptTo)
-			w = sweepMark{sweptTo: first - 1, provenTo: first - 1}
-			in.sweepForget(stream, func(uint64) bool { return false })
+			w = sweepMark{sweptTo: first - 1, provenTo: first - 1} // its counts forgotten (sweepCountsOf)
 		}
 		if w.provenTo+1 < first {
 			in.log.Warn("the stream deleted messages before the sweep came to them (its limits, a purge): whether each was stored, the sweep cannot tell",

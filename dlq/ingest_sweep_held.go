@@ -50,7 +50,10 @@ import (
 //
 // The counts are kept in memory, per replica: a console restarted counts
 // again from 0, and replicas taking turns each count their own turns; the
-// held sequences themselves are in PostgreSQL (migration 0043).
+// held sequences themselves are in PostgreSQL (migration 0043). They are
+// counts of the stream as made when they were counted (sweepCountsOf): a
+// stream made again numbers from 1 again, and the counts of the one
+// before would cut short the hold of the new one's messages.
 
 // sweepHeldTries is how many sweeps may fail to store a held dead letter
 // for a reason of its own before its position form is stored: as many as
@@ -106,6 +109,25 @@ func (in *Ingester) sweepAnswers(ctx context.Context, stream string, failed uint
 	return fmt.Errorf("%w: %w", errNoMessageRead, why)
 }
 
+// sweepCountsOf makes the sweep's counts (sweepFailed, sweepRetry) of
+// stream those of the stream made at created, as the step that calls it
+// (before it counts anything) found it: counted under another making of
+// the stream, they are forgotten. Whichever replica's step first sees the
+// stream made again, every replica forgets its own counts of the old one
+// at its next step of the stream.
+func (in *Ingester) sweepCountsOf(stream string, created time.Time) {
+	in.sweeping.mu.Lock()
+	defer in.sweeping.mu.Unlock()
+	if was, ok := in.sweeping.counted[stream]; ok && was.Equal(created) {
+		return
+	}
+	if in.sweeping.counted == nil {
+		in.sweeping.counted = map[string]time.Time{}
+	}
+	in.sweeping.counted[stream] = created
+	in.forgetLocked(stream, func(uint64) bool { return false })
+}
+
 // sweepSeq names a stream message for the sweep's counts.
 type sweepSeq struct {
 	stream string
@@ -127,11 +149,15 @@ func (in *Ingester) sweepFailed(stream string, seq uint64) bool {
 }
 
 // sweepForget forgets the counts (sweepFailed, sweepRetry) of the
-// sequences of stream that keep does not keep: those stored, deleted,
-// or of a stream made again.
+// sequences of stream that keep does not keep: those stored or deleted.
 func (in *Ingester) sweepForget(stream string, keep func(seq uint64) bool) {
 	in.sweeping.mu.Lock()
 	defer in.sweeping.mu.Unlock()
+	in.forgetLocked(stream, keep)
+}
+
+// forgetLocked is sweepForget with in.sweeping.mu held.
+func (in *Ingester) forgetLocked(stream string, keep func(seq uint64) bool) {
 	for _, m := range []map[sweepSeq]int{in.sweeping.failed, in.sweeping.retries} {
 		for k := range m {
 			if k.stream == stream && !keep(k.seq) {
