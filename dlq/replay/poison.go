@@ -41,6 +41,9 @@ type workerPanic struct {
 	ended      JobState
 	uncounted  string
 	countError error
+	// countStack is the stack of a panic met while the failure was
+	// counted (countFailure), "" when there was none.
+	countStack string
 }
 
 func (p *workerPanic) Error() string { return fmt.Sprintf("replay worker panicked: %v", p.value) }
@@ -110,28 +113,51 @@ const (
         WHERE object_id = $1 AND object_type = 'dead_letter' AND action = '` + audit.ActionReplayItemWorkerFailed + `' AND after->>'job' = $2`
 )
 
+// countFailure is failedOn with a panic in it made an error: failedOn
+// runs while runOnceGuarded recovers a panic, on the same job's data the
+// first one may have met, and a second panic there would otherwise leave
+// the worker and end the process. The failure's transaction rolls back as
+// the panic unwinds it, so the failure is counted nowhere and the job is
+// left to its lease, as a crash leaves it; logPanic logs the second
+// panic's stack (countStack) with the first.
+func (w *Worker) countFailure(ctx context.Context, p *workerPanic) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.countStack = string(debug.Stack())
+			err = fmt.Errorf("count the worker's failure on replay job %d: it panicked too: %v", p.job.id, v)
+		}
+	}()
+	return w.failedOn(ctx, p)
+}
+
 // failedOn counts the failure p against p.job, with its audit row, and
 // ends the job when the rules say it has failed too often
 // (JudgeWorkerFailures, then JudgeUnsent: a publish of it that may have
 // landed needs a person, never "not sent"), recording it as any outcome
 // is recorded (recordIn), in the same transaction; then it ends the
 // request if nothing of it is left to run. A job not ended is left to its
-// lease, as a crash leaves it. It notes on p what it did.
+// lease, as a crash leaves it. It notes on p what it did, once it is
+// committed (a transaction that fails or panics notes nothing).
 func (w *Worker) failedOn(ctx context.Context, p *workerPanic) error {
 	j := p.job
 	// A worker that is stopping still counts; the record's time bounds it.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.RecordTimeout)
 	defer cancel()
 	text := panicText(p.value)
+	var (
+		failures  int
+		ended     JobState
+		uncounted string
+	)
 	err := pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
-		p.failures, p.ended = 0, ""
+		failures, ended, uncounted = 0, "", ""
 		if _, err := tx.Exec(ctx, lockFailedRequest, j.requestID); err != nil {
 			return err
 		}
 		var attempted *time.Time
 		if err := tx.QueryRow(ctx, lockFailedJob, j.id, j.fence).Scan(&attempted); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				p.uncounted = "this worker no longer holds the job (its lease was taken over, or a person ended it)"
+				uncounted = "this worker no longer holds the job (its lease was taken over, or a person ended it)"
 				return nil
 			}
 			return err
@@ -140,8 +166,8 @@ func (w *Worker) failedOn(ctx context.Context, p *workerPanic) error {
 		if err := tx.QueryRow(ctx, countFailures, strconv.FormatInt(j.deadLetterID, 10), strconv.FormatInt(j.id, 10)).Scan(&before); err != nil {
 			return err
 		}
-		p.failures = before + 1
-		if _, err := audit.AppendBatch(ctx, tx, []audit.Event{w.failedEvent(j, p.failures, text)}); err != nil {
+		failures = before + 1
+		if _, err := audit.AppendBatch(ctx, tx, []audit.Event{w.failedEvent(j, failures, text)}); err != nil {
 			return err
 		}
 		// What the panic interrupted is not trusted: whether a publish of
@@ -155,7 +181,7 @@ func (w *Worker) failedOn(ctx context.Context, p *workerPanic) error {
 		if neverSent {
 			attempted = nil
 		}
-		v := replaypolicy.JudgeWorkerFailures(p.failures, text)
+		v := replaypolicy.JudgeWorkerFailures(failures, text)
 		if v.Outcome == replaypolicy.Go {
 			if neverSent {
 				if _, err := tx.Exec(ctx, unmarkFailedJob, j.id); err != nil {
@@ -171,13 +197,13 @@ func (w *Worker) failedOn(ctx context.Context, p *workerPanic) error {
 		if err == nil && len(lost) > 0 {
 			err = errors.New("its fence refused the record") // it was locked under that fence
 		}
-		p.ended = j.state
+		ended = j.state
 		return err
 	})
 	if err != nil {
-		p.failures, p.ended = 0, ""
 		return fmt.Errorf("count the worker's failure on replay job %d: %w", j.id, err)
 	}
+	p.failures, p.ended, p.uncounted = failures, ended, uncounted
 	if p.ended == "" {
 		return nil
 	}

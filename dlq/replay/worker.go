@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -189,25 +190,71 @@ var errStopped = errors.New("worker stopped by hook")
 func (w *Worker) Run(ctx context.Context) {
 	w.log.Info("replay worker running", "owner", w.cfg.Owner)
 	for ctx.Err() == nil {
-		n, err := w.runOnceGuarded(ctx)
-		if errors.Is(err, errStopped) {
+		var stop bool
+		if w.survive("a round of the worker", func() { stop = w.round(ctx) }) {
+			w.pause(ctx, escapedPanicPause)
+		}
+		if stop {
 			return
 		}
-		var p *workerPanic
-		switch {
-		case errors.As(err, &p):
-			w.logPanic(p)
-		case err != nil && ctx.Err() == nil:
-			w.log.Warn("replay worker", "err", err)
-		}
-		if n == 0 || err != nil {
-			select {
-			case <-time.After(w.cfg.Poll):
-			case <-ctx.Done():
-			}
-		}
 	}
-	w.recordAtStop(ctx)
+	w.survive("recording at stop", func() { w.recordAtStop(ctx) })
+}
+
+// round runs one claim (runOnceGuarded), logs what went wrong and waits
+// Poll when there was nothing to do or it failed. It reports whether the
+// worker was stopped (errStopped).
+func (w *Worker) round(ctx context.Context) (stop bool) {
+	n, err := w.runOnceGuarded(ctx)
+	if errors.Is(err, errStopped) {
+		return true
+	}
+	var p *workerPanic
+	switch {
+	case errors.As(err, &p):
+		w.logPanic(p)
+	case err != nil && ctx.Err() == nil:
+		w.log.Warn("replay worker", "err", err)
+	}
+	if n == 0 || err != nil {
+		w.pause(ctx, w.cfg.Poll)
+	}
+	return false
+}
+
+// pause waits d, or until ctx is done.
+func (w *Worker) pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// escapedPanicPause is how long the worker waits after a panic that
+// escaped every recover nearer to it (survive): long enough that a bug met
+// at every round does not spin, short enough that the worker soon goes on.
+const escapedPanicPause = 5 * time.Second
+
+// survive runs f, the worker's last resort against a panic: one that no
+// recover nearer to it caught (runOnceGuarded catches those of a claim;
+// this is for a bug in the worker's own bookkeeping around it) is logged
+// at ERROR with its stack and reported, instead of ending the process:
+// app runs Run on a goroutine of its own with no recover, and a panic
+// there would take the console's pages and ingest down with the worker.
+// What f was doing is left as a crash leaves it.
+func (w *Worker) survive(what string, f func()) (panicked bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			panicked = true
+			w.claimed, w.unrecorded = nil, unrecorded{} // nothing it held is trusted
+			w.log.Error("replay worker: a panic escaped "+what+"; the worker goes on after a pause, its jobs left to their lease as a crash leaves them",
+				"owner", w.cfg.Owner, "panic", v, "stack", string(debug.Stack()))
+		}
+	}()
+	f()
+	return false
 }
 
 // runOnceGuarded is RunOnce with a panic in it made an error, so that one
@@ -239,7 +286,7 @@ func (w *Worker) runOnceGuarded(ctx context.Context) (n int, err error) {
 			p.job = claimed[0]
 		}
 		if p.job != nil {
-			p.countError = w.failedOn(ctx, p)
+			p.countError = w.countFailure(ctx, p)
 		}
 		n, err = 0, p
 	}()
@@ -254,9 +301,14 @@ func (w *Worker) logPanic(p *workerPanic) {
 		args = append(args, "request", j.requestID, "job", j.id, "dead_letter", j.deadLetterID, "tenant", j.tenant,
 			"msg_id", j.msgID, "correlation_id", j.corrID, "failures", p.failures, "limit", replaypolicy.MaxWorkerFailures)
 	}
+	if p.countStack != "" {
+		args = append(args, "count_stack", p.countStack)
+	}
 	switch {
 	case p.job == nil:
 		w.log.Error("replay worker: a claim panicked outside any one job; its jobs are left to their lease, as a crash leaves them", args...)
+	case p.countError != nil && p.ended != "":
+		w.log.Error("replay worker: a claim panicked on a job once too often; the job ended "+string(p.ended)+" for a person, but its request could not be finished (the sweeper finishes it)", append(args, "err", p.countError)...)
 	case p.countError != nil:
 		w.log.Error("replay worker: a claim panicked on a job; its jobs are left to their lease, and the failure could not be counted", append(args, "err", p.countError)...)
 	case p.uncounted != "":
