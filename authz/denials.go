@@ -1,6 +1,8 @@
 package authz
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"net"
 	"net/http"
@@ -136,9 +138,10 @@ const (
 	// crossSitePeople bounds the people tracked; past it, those whose
 	// allowance is whole again are forgotten.
 	crossSitePeople = 10000
-	// crossSiteSessions bounds the sessions remembered (Remember); past
-	// it, those remembered crossSiteEvery ago or longer are forgotten, and
-	// if that frees none, all of them: each costs one read to learn again.
+	// crossSiteSessions bounds the sessions remembered (Remember, and
+	// Forget's notes of ended ones); past it, those noted crossSiteEvery
+	// ago or longer are dropped, and if that frees none, all of them: each
+	// costs one read to learn again.
 	crossSiteSessions = 10000
 )
 
@@ -147,8 +150,12 @@ const (
 type CrossSiteDenials struct {
 	mu       sync.Mutex
 	people   map[string]*crossSitePerson
-	sessions map[string]crossSiteSession // by the caller's key of a session (Remember)
-	log      *slog.Logger
+	sessions map[string]crossSiteSession // by the caller's key of a session (SessionKey)
+	// revoked is when the sessions of a person were all ended
+	// (ForgetPerson), kept for crossSiteEvery: a read of one of them from
+	// before then is not remembered.
+	revoked map[string]time.Time
+	log     *slog.Logger
 }
 
 type crossSitePerson struct {
@@ -156,50 +163,122 @@ type crossSitePerson struct {
 	unwritten int64 // refused since the last row written
 }
 
-// crossSiteSession is whom a session signed in, and when that was read.
+// crossSiteSession is whom a session signed in, when that was read and
+// when the session ends by itself; or, ended, that it ended at read.
 type crossSiteSession struct {
 	person string
 	read   time.Time
+	until  time.Time // zero: not known
+	// ended marks a session that ended (Forget): it signs nobody in ever
+	// again, and a read of it from before its end is not remembered.
+	ended bool
 }
 
 // NewCrossSiteDenials returns an empty limiter that logs through log.
 func NewCrossSiteDenials(log *slog.Logger) *CrossSiteDenials {
-	return &CrossSiteDenials{people: map[string]*crossSitePerson{}, sessions: map[string]crossSiteSession{}, log: log}
+	return &CrossSiteDenials{people: map[string]*crossSitePerson{}, sessions: map[string]crossSiteSession{},
+		revoked: map[string]time.Time{}, log: log}
 }
 
-// Remember notes that session signed in person when read at now, for
-// Refused to answer for the next crossSiteEvery without the session being
-// read again. session is the caller's key of a browser's session (a hash
-// of its token: the token itself is not kept).
-func (d *CrossSiteDenials) Remember(session, person string, now time.Time) {
+// SessionKey is what CrossSiteDenials knows a browser session by: a hash
+// of its token (the session cookie's value), so that the token itself is
+// not kept.
+func SessionKey(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// Remember notes that session (SessionKey) signed in person when read at
+// read, and that it ends by itself at until (its idle deadline or its
+// sign-in's end, whichever comes first; zero: not known), for Refused to
+// answer until then, and for crossSiteEvery at most, without the session
+// being read again. A session that ended since (Forget), or whose person's
+// sessions were all ended since read (ForgetPerson), is not remembered.
+func (d *CrossSiteDenials) Remember(session, person string, read, until time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, ok := d.sessions[session]; !ok && len(d.sessions) >= crossSiteSessions {
-		for k, s := range d.sessions {
-			if now.Sub(s.read) >= crossSiteEvery {
-				delete(d.sessions, k)
-			}
-		}
-		if len(d.sessions) >= crossSiteSessions {
-			clear(d.sessions)
+	if s, ok := d.sessions[session]; ok && s.ended {
+		return
+	}
+	if t, ok := d.revoked[person]; ok && !read.After(t) {
+		return
+	}
+	d.roomFor(session, read, true)
+	d.sessions[session] = crossSiteSession{person: person, read: read, until: until}
+}
+
+// Forget notes that session (SessionKey) ended at now (signed out, ended
+// at a refresh, replaced by a new sign-in, or found to sign nobody in):
+// Refused no longer answers for it, and a read of it that raced its end
+// is not remembered. The note is kept while there is room for it: one
+// that would evict others is not, and such a race may then leave the
+// session remembered, as signing its person in, for crossSiteEvery.
+func (d *CrossSiteDenials) Forget(session string, now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.roomFor(session, now, false) {
+		delete(d.sessions, session)
+		return
+	}
+	d.sessions[session] = crossSiteSession{read: now, ended: true}
+}
+
+// ForgetPerson notes that every session of person ended at now (an
+// administrator signed them out everywhere): none of them is remembered,
+// nor is a read of one from before now. Their count of unwritten denials
+// is kept: it is about their audit rows, not their sessions.
+func (d *CrossSiteDenials) ForgetPerson(person string, now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k, s := range d.sessions {
+		if s.person == person && !s.ended {
+			delete(d.sessions, k)
 		}
 	}
-	d.sessions[session] = crossSiteSession{person: person, read: now}
+	for p, t := range d.revoked {
+		if now.Sub(t) >= crossSiteEvery {
+			delete(d.revoked, p)
+		}
+	}
+	d.revoked[person] = now
+}
+
+// roomFor reports whether session may be noted at now: it is noted
+// already, or there is room. Without room, when evict, the notes
+// crossSiteEvery old or older are dropped, and if that frees none, all of
+// them (each costs one read to learn again).
+func (d *CrossSiteDenials) roomFor(session string, now time.Time, evict bool) bool {
+	if _, ok := d.sessions[session]; ok || len(d.sessions) < crossSiteSessions {
+		return true
+	}
+	if !evict {
+		return false
+	}
+	for k, s := range d.sessions {
+		if now.Sub(s.read) >= crossSiteEvery {
+			delete(d.sessions, k)
+		}
+	}
+	if len(d.sessions) >= crossSiteSessions {
+		clear(d.sessions)
+	}
+	return true
 }
 
 // Refused reports whether a denial another site started in session would
 // not be written at now because the person the session signed in (as
-// Remember was told less than crossSiteEvery before) is over the limit;
-// it is then counted for their next row, as Allow counts one, and the
-// caller needs to read nothing. False when the session is not remembered,
-// or was read too long ago (it may have ended since): the caller reads it
-// and asks Allow. A person over the limit thus costs at most one read of
-// each of their sessions a crossSiteEvery.
+// Remember was told less than crossSiteEvery before, and before the
+// session's end) is over the limit; it is then counted for their next row,
+// as Allow counts one, and the caller needs to read nothing. False when
+// the session is not remembered, ended (Forget, ForgetPerson), reached its
+// own end, or was read too long ago (it may have ended since, elsewhere):
+// the caller reads it and asks Allow. A person over the limit thus costs
+// at most one read of each of their sessions a crossSiteEvery.
 func (d *CrossSiteDenials) Refused(session string, now time.Time) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s, ok := d.sessions[session]
-	if !ok || now.Sub(s.read) >= crossSiteEvery {
+	if !ok || s.ended || now.Sub(s.read) >= crossSiteEvery || (!s.until.IsZero() && !now.Before(s.until)) {
 		return false
 	}
 	p := d.people[s.person]

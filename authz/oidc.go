@@ -63,6 +63,7 @@ type Login struct {
 	db         *pgxpool.Pool
 	directory  *Directory
 	denials    *AnonymousDenials
+	crossSite  *CrossSiteDenials // told of browser sessions that end here (ForgetEndedIn)
 	log        *slog.Logger
 	now        func() time.Time
 	// claimWait is how long a request waits for another's refresh
@@ -74,6 +75,27 @@ type Login struct {
 // sign-in's or refresh's own transaction on the Login's database (d must
 // be on the same one).
 func (l *Login) RememberIn(d *Directory) { l.directory = d }
+
+// ForgetEndedIn makes d forget every browser session that ends here
+// (CrossSiteDenials.Forget): signed out, replaced by a new sign-in in the
+// same browser, ended at a refresh, or found to sign nobody in any more,
+// so that d never answers for a session that signs nobody in.
+func (l *Login) ForgetEndedIn(d *CrossSiteDenials) { l.crossSite = d }
+
+// forget tells the cross-site memory (ForgetEndedIn) that the browser
+// session token ended.
+func (l *Login) forget(token string) {
+	if l.crossSite != nil && token != "" {
+		l.crossSite.Forget(SessionKey(token), time.Now())
+	}
+}
+
+// signsNobodyIn ends what the browser's session of ctx says of a sign-in
+// that ended or expired: it signs nobody in any more.
+func (l *Login) signsNobodyIn(ctx context.Context) {
+	l.sessions.Remove(ctx, sessionIDKey)
+	l.forget(l.sessions.Token(ctx))
+}
 
 // CountDenialsIn makes failed anonymous sign-ins count in d (by default in
 // a recorder of the Login's own, not registered for metrics).
@@ -195,10 +217,11 @@ func (l *Login) Callback(c echo.Context) error {
 	// A sign-in in a browser still signed in replaces that sign-in: its
 	// session ends with the new one's (it would otherwise stay listed, and
 	// usable by whoever kept its cookie, until it expired).
-	earlier := l.sessions.GetString(ctx, sessionIDKey)
+	earlier, oldToken := l.sessions.GetString(ctx, sessionIDKey), l.sessions.Token(ctx)
 	if err := l.sessions.RenewToken(ctx); err != nil {
 		return fmt.Errorf("renew session: %w", err)
 	}
+	l.forget(oldToken) // its row is gone: the old cookie signs nobody in
 	// The new sign-in starts with nothing of the browser's session before
 	// it (a time zone, messages not yet shown): it may be someone else's.
 	if err := l.sessions.Clear(ctx); err != nil {
@@ -289,7 +312,7 @@ func (l *Login) Logout(c echo.Context, signedOut string) error {
 	if err != nil {
 		return err
 	}
-	idToken := l.sessions.GetString(ctx, keyIDToken)
+	idToken, token := l.sessions.GetString(ctx, keyIDToken), l.sessions.Token(ctx)
 	if id := l.sessions.GetString(ctx, sessionIDKey); id != "" {
 		err := pgx.BeginFunc(ctx, l.db, func(tx pgx.Tx) error {
 			if _, err := endUserSession(ctx, tx, id, "signed out"); err != nil {
@@ -305,6 +328,7 @@ func (l *Login) Logout(c echo.Context, signedOut string) error {
 			return fmt.Errorf("sign out: %w", err)
 		}
 	}
+	l.forget(token)
 	if err := l.sessions.Destroy(ctx); err != nil {
 		return fmt.Errorf("end session: %w", err)
 	}

@@ -41,7 +41,7 @@ func (l *Login) Current(ctx context.Context) (User, bool, error) {
 		s, err = loadSession(ctx, l.db, id)
 	}
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (s.Ended || !l.now().Before(s.ExpiresAt))) {
-		l.sessions.Remove(ctx, sessionIDKey) // this browser session signs nobody in any more
+		l.signsNobodyIn(ctx)
 		return User{}, false, nil
 	}
 	if err != nil {
@@ -70,7 +70,7 @@ func (l *Login) refreshNow(ctx context.Context, s userSession) (User, bool, erro
 	bg := context.WithoutCancel(ctx)
 	u, end := l.refresh(bg, s)
 	if end.ended {
-		l.sessions.Remove(ctx, sessionIDKey) // revoked or signed out meanwhile, and audited then
+		l.signsNobodyIn(ctx) // revoked or signed out meanwhile, and audited then
 		return User{}, false, nil
 	}
 	if end.reason == "" {
@@ -81,7 +81,7 @@ func (l *Login) refreshNow(ctx context.Context, s userSession) (User, bool, erro
 	if err := endAtRefresh(sctx, l.db, s, end.reason, end.refused); err != nil {
 		return User{}, false, err
 	}
-	l.sessions.Remove(ctx, sessionIDKey)
+	l.signsNobodyIn(ctx)
 	l.log.Info("session ended at refresh", "issuer", s.User.Issuer, "subject", s.User.Subject, "reason", end.reason, "directory_revoked", end.refused)
 	return User{}, false, nil
 }
@@ -101,7 +101,7 @@ func (l *Login) settleRefresh(ctx context.Context, id string) (User, bool, error
 	for {
 		s, err := loadSession(ctx, l.db, id)
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && (s.Ended || !l.now().Before(s.ExpiresAt))) {
-			l.sessions.Remove(ctx, sessionIDKey)
+			l.signsNobodyIn(ctx)
 			return User{}, false, nil
 		}
 		if err != nil {

@@ -203,3 +203,22 @@ func accessVersionRead(ctx context.Context) (int64, bool) {
 	}
 	return rd.accessVersion, true
 }
+
+// SessionEnds is when the browser session this request read ends by
+// itself unless a later request moves it on: its idle deadline as stored
+// or the end of the sign-in it names, whichever comes first. Zero when the
+// request read no session that names a sign-in.
+func SessionEnds(ctx context.Context) time.Time {
+	rd := readOf(ctx)
+	if rd == nil || rd.token == "" || rd.user == nil {
+		return time.Time{}
+	}
+	return minTime(rd.expiry, rd.user.ExpiresAt)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"time"
 
@@ -42,15 +40,14 @@ func refuseCrossOrigin(w http.ResponseWriter) {
 }
 
 // sessionKey is what authz.CrossSiteDenials remembers the browser session
-// of r by: a hash of its cookie's token, so that the token itself is not
-// kept. False without a session cookie.
+// of r by (authz.SessionKey of its cookie's token). False without a
+// session cookie.
 func (s *Server) sessionKey(r *http.Request) (string, bool) {
 	cookie, err := r.Cookie(s.deps.Sessions.Cookie.Name)
 	if err != nil || cookie.Value == "" {
 		return "", false
 	}
-	sum := sha256.Sum256([]byte(cookie.Value))
-	return hex.EncodeToString(sum[:]), true
+	return authz.SessionKey(cookie.Value), true
 }
 
 // crossSitePerson is how authz.CrossSiteDenials tells people apart.
@@ -63,22 +60,32 @@ func crossSitePerson(a quarantine.Actor) string { return a.Issuer + " " + a.Subj
 // strangers cannot write to the audit log. The audited ones are limited
 // per person (authz.CrossSiteDenials, as appendDenied's): over the limit,
 // refused and not written, and the session is remembered so that the next
-// costs no read (crossOriginRefused).
+// costs no read (crossOriginRefused) until it ends: by itself (its idle
+// deadline or its sign-in's end), or here (a sign-out, a new sign-in, a
+// refresh refused: Login tells the memory; "sign out everywhere":
+// sessionRevoke does), or when a read finds it signs nobody in.
 func (s *Server) crossOriginDenied(w http.ResponseWriter, r *http.Request) {
 	reqID := w.Header().Get(echo.HeaderXRequestID)
 	reason := "cross-origin request (Origin " + r.Header.Get("Origin") + ", Sec-Fetch-Site " + r.Header.Get("Sec-Fetch-Site") + ")"
+	read := time.Now() // before the read: what it found may have ended since
 	u, ok, err := s.deps.Login.Current(r.Context())
 	if err != nil {
 		s.deps.Log.Error("read session of a cross-origin request", "err", err, "request_id", reqID)
 	}
+	key, hasKey := s.sessionKey(r)
 	if !ok {
+		if hasKey && err == nil {
+			// The cookie signs nobody in (its session ended, here or on
+			// another replica): not to be answered for from memory.
+			s.crossSiteDenials.Forget(key, time.Now())
+		}
 		s.deps.Denials.Record(r, authz.DenialCrossOrigin, reason, reqID)
 		refuseCrossOrigin(w)
 		return
 	}
 	now := time.Now()
-	if key, ok := s.sessionKey(r); ok {
-		s.crossSiteDenials.Remember(key, crossSitePerson(u.Actor), now)
+	if hasKey {
+		s.crossSiteDenials.Remember(key, crossSitePerson(u.Actor), read, authz.SessionEnds(r.Context()))
 	}
 	// Checked before the objects are looked up: over the limit, it costs
 	// no further query and writes nothing.

@@ -115,6 +115,12 @@ func New(d Deps) http.Handler {
 		d.Config.MaxPayloadBytes = 8 << 20
 	}
 	s := &Server{deps: d, crossSiteDenials: authz.NewCrossSiteDenials(d.Log)}
+	if d.Login != nil {
+		// A session that ends in a sign-in's own steps (sign-out, a new
+		// sign-in, a refresh refused) is forgotten by the memory of
+		// cross-site refusals at once (crossOriginRefused).
+		d.Login.ForgetEndedIn(s.crossSiteDenials)
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

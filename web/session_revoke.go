@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 )
 
@@ -22,6 +24,9 @@ func (s *Server) sessionRevoke(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// Their sessions are not answered for from memory any more
+	// (crossOriginRefused): a stolen cookie is a stranger's from now on.
+	s.crossSiteDenials.ForgetPerson(crossSitePerson(quarantine.Actor{Issuer: issuer, Subject: subject}), time.Now())
 	switch n {
 	case 0:
 		s.flash(c, "That person had no session left to end.")
