@@ -85,3 +85,47 @@ func TestRevFixes7bPartitionLockTimeoutNotContentRefusal(t *testing.T) {
 	assert.Equal(t, []byte(`{"order":"precious"}`), d.Payload, "the payload kept for replay")
 	assert.False(t, d.PayloadUnavailable)
 }
+
+// TestRevFixes7bEveryRowRefusedEndingNotTakenAsContent
+//
+// Defect (low): whether PostgreSQL refuses a dead letter for its content
+// or refuses every row (a trigger, a revoked grant, a constraint a
+// migration adds and fixes) is judged only by the position form's own
+// insert, a statement after the raw form's. When what refused every row
+// ends between the two (the grant given back, the migration done), a
+// dead letter on its 5th delivery or later (every one of a backlog after
+// an outage handed it back) is stored payload-less, flagged
+// content_refused and acked, though PostgreSQL would now take it whole:
+// its payload and headers are lost for replay.
+//
+// Expected: the position form only for a dead letter PostgreSQL still
+// refuses whole when its position form is taken (e.g. try its raw form
+// again first, in the same step): here it is stored whole.
+func TestRevFixes7bEveryRowRefusedEndingNotTakenAsContent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	_, err := b.db.OwnerPool.Exec(ctx, `
+        CREATE FUNCTION test_refuses_all() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'test refuses every row'; END $$;
+        CREATE TRIGGER test_refuses_all BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_refuses_all();`)
+	require.NoError(t, err)
+	// What refused every row ends after the fifth delivery's parsed and
+	// raw forms were refused.
+	var batches atomic.Int32
+	hook := func(int) bool {
+		if batches.Add(1) == maxRefusedDeliveries {
+			_, err := b.db.OwnerPool.Exec(context.Background(), `DROP TRIGGER test_refuses_all ON dead_letters`)
+			require.NoError(t, err)
+		}
+		return true
+	}
+	b.start(t, IngestConfig{Workers: 1, MaxWait: 10 * time.Millisecond, RetryUnstorable: 100 * time.Millisecond}, hook)
+
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("ok")})
+	b.waitRows(t, 1)
+	b.waitDrained(t)
+	d := b.row(t, "source_seq = 1")
+	assert.NotContains(t, d.Flags, "content_refused", "PostgreSQL takes every row again: %v", d.MalformedReasons)
+	assert.Equal(t, []byte("ok"), d.Payload, "stored whole")
+}
