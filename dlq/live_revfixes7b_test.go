@@ -17,8 +17,8 @@ import (
 //
 // Defect (high): a dead letter for a day without a partition whose
 // partition cannot be made within the statement timeout (the ATTACH waits
-// behind an ANALYZE or VACUUM of dead_letters, a CREATE INDEX, a
-// migration: a lock, 57014) is taken as refused for its content. Insert
+// behind an ANALYZE or VACUUM of dead_letters, a CREATE INDEX
+// CONCURRENTLY, another maker: a lock, 57014) is taken as refused for its content. Insert
 // wraps the partition maker's error as text ("%w (no partition for its
 // day: %v)") around the routing error (23514), so Busy and Unreachable
 // see a check violation and isolate reports the record refused, in its
