@@ -307,3 +307,37 @@ func TestInsertOutlivesItsDayDroppedMeanwhile(t *testing.T) {
 	assert.False(t, d.Malformed, "flags: %v", d.Flags)
 	assert.Contains(t, partitionNames(t, db), dlq.PartitionName(at))
 }
+
+// TestInsertDayDroppedEachTimeIsBusyNotRefused: the day's partition is
+// gone each time the insert comes back to it after making it (the
+// keeper dropping it again; here the maker makes nothing, which the
+// insert sees the same way), partitionAttempts times. That is nobody's
+// data: Insert ends with an error the ingester retries and defers (Busy),
+// nothing isolated as refused, stored in raw form or reported unstorable
+// (which, five deliveries on, stores the payload-less position form).
+func TestInsertDayDroppedEachTimeIsBusyNotRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.New(t)
+	for _, stmt := range []string{
+		`ALTER FUNCTION quarantine_dead_letter_partitions(timestamptz[]) RENAME TO quarantine_dead_letter_partitions_made`,
+		`CREATE FUNCTION quarantine_dead_letter_partitions(days timestamptz[]) RETURNS integer
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+        BEGIN
+            RETURN 0; -- made, and dropped by a keeper before the insert came back
+        END $$`,
+		`GRANT EXECUTE ON FUNCTION quarantine_dead_letter_partitions(timestamptz[]) TO quarantine_runtime`,
+	} {
+		_, err := db.OwnerPool.Exec(ctx, stmt)
+		require.NoError(t, err, stmt)
+	}
+	at := dlq.Day(time.Now()).AddDate(0, 0, -20).Add(9 * time.Hour)
+	st := dlq.NewStore(db.Pool)
+	res, err := st.Insert(ctx, []dlq.Record{dlqMessage("DROPPED", 1, "orders.refund", "refund-dropped", at)})
+	require.Error(t, err)
+	assert.True(t, dlq.Busy(err), "retried and deferred, not refused: %v", err)
+	assert.False(t, dlq.Unreachable(err), "PostgreSQL answers: no reason to cut the replica off: %v", err)
+	assert.Empty(t, res.Raw, "not stored in its raw form")
+	assert.Empty(t, res.Unstorable, "not refused for its content")
+	assert.Empty(t, res.Inserted)
+}

@@ -166,7 +166,10 @@ func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *Inser
 // day without a partition (a dead letter stored long ago, or the keeper
 // behind) gets one and the batch goes again, up to partitionAttempts
 // times: the keeper drops an empty past day, and may drop the one just
-// made before the batch comes back to it.
+// made before the batch comes back to it. A partition its maker could not
+// make in time, or a day dropped again each time, is not the data's
+// fault: the error is Busy (partitionNotMade, errPartitionDropped), never
+// a refusal the caller would isolate and store in raw form.
 func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 	rows := copyRows(recs)
 	partitioned, unstoredOnly, skipped := 0, mayBePurged(recs, s.clock()), -1
@@ -185,12 +188,13 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 				deadAt[i] = recs[i].DeadLetteredAt
 			}
 			if perr := s.EnsurePartitions(ctx, deadAt); perr != nil {
-				if Unreachable(perr) {
-					return nil, perr
-				}
-				return nil, fmt.Errorf("%w (no partition for its day: %v)", err, perr)
+				return nil, partitionNotMade(err, perr)
 			}
 			partitioned++
+		case noPartition(err):
+			// Made and dropped again partitionAttempts times: the keeper's
+			// doing, not the data's.
+			return in, fmt.Errorf("%w: %w", errPartitionDropped, err)
 		default:
 			return in, err
 		}
@@ -198,8 +202,33 @@ func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
 }
 
 // partitionAttempts bounds how often one insert makes the partitions of
-// its days: a day the keeper drops again each time is not a race any more.
+// its days: a day the keeper drops again each time is not a race any more,
+// but still not the data's fault (errPartitionDropped).
 const partitionAttempts = 3
+
+// errPartitionDropped says a day of the batch had no partition
+// partitionAttempts times in a row, each made and dropped again (the
+// keeper dropping an empty past day) before the batch came back to it. It
+// is Busy: the batch is retried, a record failing so alone deferred, never
+// taken as refused for its content.
+var errPartitionDropped = errors.New("the partition of its day was made and dropped again before the insert came back to it")
+
+// partitionNotMade is the error of an insert (err: the row routed to no
+// partition) when making the partition of its day failed (perr). A maker
+// that failed for a reason not the data's (Busy or Unreachable: its ATTACH
+// waited past the statement timeout behind an ANALYZE, a VACUUM, a CREATE
+// INDEX CONCURRENTLY or another maker; the connection) gives its own
+// error, which the caller retries or defers: the routing error alone
+// would read as a check violation, a record refused for its content, and
+// end as its raw and then its position form, payload gone. A day the
+// functions refuse (before 2000, more than 400 days ahead: 22023) is the
+// record's: the routing error, with why no partition was made.
+func partitionNotMade(err, perr error) error {
+	if Busy(perr) || Unreachable(perr) {
+		return fmt.Errorf("%w (for a row whose day has no partition: %v)", perr, err)
+	}
+	return fmt.Errorf("%w (no partition for its day: %v)", err, perr)
+}
 
 // purgeHorizon is how old a dead letter must be for retention to have
 // removed it: half of minKeep, a margin. Both judge on the database's
@@ -271,8 +300,12 @@ func Unreachable(err error) bool {
 // is in use (55006), or a system or I/O error (class 58). The statement
 // may well work later; it may also keep failing for one record (a row so
 // large it always times out). Never a reason to store a record in its
-// raw form.
+// raw form. So is an insert whose day's partition was dropped again each
+// time it was made (errPartitionDropped).
 func Busy(err error) bool {
+	if errors.Is(err, errPartitionDropped) {
+		return true
+	}
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
 		return false
