@@ -714,9 +714,11 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 // every form, or one whose statement keeps failing for a reason not its
 // data (storeBatch), is not acked but delivered again after
 // RetryUnstorable, so it never holds up the others. One refused in every
-// form on its maxRefusedDeliveries-th delivery (or a later one) has its
-// position form stored instead and is acked (storeContentRefused); one
-// deferred never does: what failed was PostgreSQL, not its data. A
+// form on its maxRefusedDeliveries-th delivery (or a later one) is tried
+// whole once more and, refused again, has its position form stored
+// instead, and is acked (storeContentRefused); one deferred never does:
+// what failed was PostgreSQL, not its data (a partition its maker could
+// not make in time included: Store.insert). A
 // message whose consumer was made again meanwhile (its incarnation
 // retired) is stored all the same, and neither acked nor nak'd (see
 // incarnation). A batch not
@@ -776,9 +778,7 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 		}
 	}
 	for _, rf := range res.Raw {
-		r := &recs[rf.Index]
-		in.metrics.RawForm.WithLabelValues(in.metrics.labels.tenant(r.Tenant)).Inc()
-		in.log.Warn("dead letter stored in raw form: PostgreSQL refused its parsed form", append(logFields(r), "err", rf.Err)...)
+		in.storedRaw("dead letter", &recs[rf.Index], rf.Err)
 	}
 	retired, kept := 0, 0
 	for i, it := range batch {
@@ -890,11 +890,15 @@ func positionFormDue(m jetstream.Msg) (md *jetstream.MsgMetadata, due bool) {
 // their raw form on their maxRefusedDeliveries-th delivery or a later one
 // (refused, indexes of recs), so that a hostile message is stored and
 // flagged rather than nak'd for good, and holds the consumer's ack floor
-// (and a place in its MaxAckPending) no longer than that. It returns
-// those whose position form is not stored: PostgreSQL refused it too (it
-// refuses every row, or every row of the tenant: not this dead letter's
-// content), or the insert failed (PostgreSQL unreachable or busy). The caller naks them as before; the
-// others are stored, and acked with the rest of the batch.
+// (and a place in its MaxAckPending) no longer than that. Each is tried
+// whole once more first (storeRefusedWholeOrPosition): what refused it
+// with the batch may have ended since (a trigger dropped, a grant given
+// back), and one PostgreSQL takes now is stored whole, its payload kept.
+// It returns those not stored: PostgreSQL refused the position form too
+// (it refuses every row, or every row of the tenant: not this dead
+// letter's content), or an insert failed (PostgreSQL unreachable or
+// busy). The caller naks them as before; the others are stored, and acked
+// with the rest of the batch.
 //
 // The position form keeps the source key the delivery has, the one the
 // sweep makes of the stream's copy: a delivery of it again, or a sweep,
@@ -904,35 +908,56 @@ func (in *Ingester) storeContentRefused(ctx context.Context, recs []Record, refu
 	if len(refused) == 0 {
 		return nil
 	}
-	forms := make([]Record, len(refused))
+	due := make([]Record, len(refused))
 	for i, u := range refused {
-		forms[i] = contentRefusedForm(recs[u.Index], u.Err, fmt.Sprintf("on its delivery %d, none before having stored it", u.md.NumDelivered),
-			u.md.Stream, u.md.Sequence.Stream)
-		in.log.Error("dead letter refused by PostgreSQL in parsed and in raw form delivery after delivery: stored without its content, flagged content_refused",
-			append(logFields(&recs[u.Index]), "deliveries", u.md.NumDelivered, "err", u.Err)...)
+		due[i] = recs[u.Index]
 	}
-	start := time.Now()
-	ins, err := in.store.Insert(ctx, forms)
-	in.metrics.IsolationStatements.Add(float64(max(ins.Statements-1, 0)))
-	in.metrics.countBatch(len(forms), time.Since(start), ins.Inserted, false)
+	position := func(i int, cause error) Record {
+		md := refused[i].md
+		return contentRefusedForm(due[i], cause, fmt.Sprintf("on its delivery %d, none before having stored it", md.NumDelivered),
+			md.Stream, md.Sequence.Stream)
+	}
+	insert := func(forms []Record) (InsertResult, error) {
+		start := time.Now()
+		ins, err := in.store.Insert(ctx, forms)
+		in.metrics.IsolationStatements.Add(float64(max(ins.Statements-1, 0)))
+		in.metrics.countBatch(len(forms), time.Since(start), ins.Inserted, false)
+		return ins, err
+	}
+	got, err := storeRefusedWholeOrPosition(due, position, insert)
 	var unstored []int
 	if err != nil {
 		in.metrics.StoreErrors.Inc()
-		in.log.Warn("storing the position forms of dead letters PostgreSQL refuses failed; they stay unacked and come again",
-			"stream", in.cfg.Stream, "consumer", in.cfg.Durable, "dead_letters", len(forms), "retry_in", in.cfg.RetryUnstorable, "err", err)
+		in.log.Warn("storing dead letters PostgreSQL refused delivery after delivery, whole or in their position forms, failed; they stay unacked and come again",
+			"stream", in.cfg.Stream, "consumer", in.cfg.Durable, "dead_letters", len(due), "retry_in", in.cfg.RetryUnstorable, "err", err)
 		for _, u := range refused {
 			unstored = append(unstored, u.Index)
 		}
 		return unstored
 	}
-	for _, u := range ins.Unstorable {
+	for _, rf := range got.Raw {
+		in.storedRaw("dead letter", &due[rf.Index], rf.Err)
+	}
+	for _, p := range got.Positions {
+		in.log.Error("dead letter refused by PostgreSQL in parsed and in raw form delivery after delivery: stored without its content, flagged content_refused",
+			append(logFields(&due[p.Index]), "deliveries", refused[p.Index].md.NumDelivered, "err", p.Err)...)
+	}
+	for _, u := range got.Unstored {
 		// Nothing of the message's content is left in it: PostgreSQL
 		// refuses every row, and the message comes again as before.
 		in.log.Error("dead letter not stored: PostgreSQL refused even its position form; it stays unacked and comes again",
-			append(logFields(&forms[u.Index]), "retry_in", in.cfg.RetryUnstorable, "err", u.Err)...)
+			append(logFields(&due[u.Index]), "retry_in", in.cfg.RetryUnstorable, "err", u.Err)...)
 		unstored = append(unstored, refused[u.Index].Index)
 	}
 	return unstored
+}
+
+// storedRaw counts and logs r stored in its raw form (PostgreSQL refused
+// its parsed form: err); what names it in the log line ("dead letter",
+// "dead letter swept from the stream").
+func (in *Ingester) storedRaw(what string, r *Record, err error) {
+	in.metrics.RawForm.WithLabelValues(in.metrics.labels.tenant(r.Tenant)).Inc()
+	in.log.Warn(what+" stored in raw form: PostgreSQL refused its parsed form", append(logFields(r), "err", err)...)
 }
 
 // nakUnstored asks for m (not stored, r) again after RetryUnstorable.

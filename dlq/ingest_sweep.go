@@ -633,8 +633,9 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 // It returns the sequences PostgreSQL refused in every form (logged and
 // counted as the writers do), for the next sweeps to try again; none
 // stored when the insert failed. One refused so in sweepHeldTries sweeps
-// (sweepFailed) is stored in its position form instead
-// (contentRefusedForm), and returned only when PostgreSQL refuses that
+// (sweepFailed) is tried whole once more and, refused again, stored in
+// its position form instead (storeRefusedWholeOrPosition,
+// contentRefusedForm), and returned only when PostgreSQL refuses that
 // too. Those kept under another day (sweepUnkept) are counted found
 // stored, not inserted.
 func (in *Ingester) sweepInsert(ctx context.Context, stream string, recs []Record, seqs []uint64, res *sweepResult) ([]uint64, error) {
@@ -646,15 +647,13 @@ func (in *Ingester) sweepInsert(ctx context.Context, stream string, recs []Recor
 	if err != nil {
 		return nil, err
 	}
-	var refused, posSeqs []uint64
-	var positions []Record
+	var refused, dueSeqs []uint64
+	var due []Record
 	for _, u := range ins.Unstorable {
 		r := &recs[u.Index]
 		in.metrics.Unstorable.Inc()
 		if in.sweepFailed(stream, seqs[u.Index]) {
-			in.log.Error("dead letter swept from the stream refused by PostgreSQL in parsed and in raw form in sweep after sweep: stored without its content, flagged content_refused",
-				append(logFields(r), "sweeps", sweepHeldTries, "err", u.Err)...)
-			positions, posSeqs = append(positions, contentRefusedForm(*r, u.Err, fmt.Sprintf("in %d sweeps running", sweepHeldTries), stream, seqs[u.Index])), append(posSeqs, seqs[u.Index])
+			due, dueSeqs = append(due, *r), append(dueSeqs, seqs[u.Index])
 			continue
 		}
 		in.log.Error("dead letter swept from the stream not stored: PostgreSQL refused it in parsed and in raw form; the next sweep tries again",
@@ -662,23 +661,30 @@ func (in *Ingester) sweepInsert(ctx context.Context, stream string, recs []Recor
 		refused = append(refused, seqs[u.Index])
 	}
 	for _, rf := range ins.Raw {
-		r := &recs[rf.Index]
-		in.metrics.RawForm.WithLabelValues(in.metrics.labels.tenant(r.Tenant)).Inc()
-		in.log.Warn("dead letter swept from the stream stored in raw form: PostgreSQL refused its parsed form", append(logFields(r), "err", rf.Err)...)
+		in.storedRaw("dead letter swept from the stream", &recs[rf.Index], rf.Err)
 	}
-	if len(positions) == 0 {
+	if len(due) == 0 {
 		return refused, nil
 	}
-	ins, err = in.sweepInsertCounted(ctx, positions, res)
+	got, err := storeRefusedWholeOrPosition(due, func(i int, cause error) Record {
+		return contentRefusedForm(due[i], cause, fmt.Sprintf("in %d sweeps running", sweepHeldTries), stream, dueSeqs[i])
+	}, func(recs []Record) (InsertResult, error) { return in.sweepInsertCounted(ctx, recs, res) })
 	if err != nil {
 		return nil, err
 	}
-	for _, u := range ins.Unstorable {
+	for _, rf := range got.Raw {
+		in.storedRaw("dead letter swept from the stream", &due[rf.Index], rf.Err)
+	}
+	for _, p := range got.Positions {
+		in.log.Error("dead letter swept from the stream refused by PostgreSQL in parsed and in raw form in sweep after sweep: stored without its content, flagged content_refused",
+			append(logFields(&due[p.Index]), "sweeps", sweepHeldTries, "err", p.Err)...)
+	}
+	for _, u := range got.Unstored {
 		// Nothing of the message's is left in it: PostgreSQL refuses
 		// every row, and the message is held as the rest would be.
 		in.log.Error("dead letter swept from the stream not stored: PostgreSQL refused even its position form; the next sweep tries again",
-			append(logFields(&positions[u.Index]), "err", u.Err)...)
-		refused = append(refused, posSeqs[u.Index])
+			append(logFields(&due[u.Index]), "err", u.Err)...)
+		refused = append(refused, dueSeqs[u.Index])
 	}
 	return refused, nil
 }

@@ -84,8 +84,9 @@ func RawForm(r Record, cause error) Record {
 // PostgreSQL refused in its parsed and its raw form (cause) time after
 // time (tries says when: "in 5 sweeps running", "on its delivery 5"),
 // read from stream #seq. Both the sweep (sweepInsert) and the live
-// ingester (storeContentRefused) store it, so a dead letter has the one
-// position form whichever stored it. It is its raw form (RawForm: the
+// ingester (storeContentRefused) store it, through
+// storeRefusedWholeOrPosition, so a dead letter has the one position form
+// whichever stored it. It is its raw form (RawForm: the
 // tenant and item type parsed, bounded and clean, the subject as clean
 // text, where it came from, its source key: the one its delivery has, so
 // that a delivery or a sweep of it later finds it stored) without any of
@@ -106,6 +107,69 @@ func contentRefusedForm(r Record, cause error, tries, stream string, seq uint64)
 		m.Error, CleanText(stream), seq)
 	m.Fingerprint = Fingerprint(m.ErrorClass, "stored without its content", "")
 	return m
+}
+
+// refusedAgain is what storeRefusedWholeOrPosition did with dead letters
+// PostgreSQL had refused in every form time after time (indexes of its
+// recs).
+type refusedAgain struct {
+	// Raw are those stored whole after all, in their raw form; those
+	// stored in their parsed form (or found stored) are in no list.
+	Raw []Refused
+	// Positions are those refused whole once more and stored in their
+	// position form (Err: that last refusal).
+	Positions []Refused
+	// Unstored are those not stored: PostgreSQL refused their position
+	// form too (Err: that refusal).
+	Unstored []Refused
+}
+
+// storeRefusedWholeOrPosition stores recs, dead letters PostgreSQL
+// refused in their parsed and their raw form time after time, through
+// insert (Store.Insert, counted as the caller counts): whole if
+// PostgreSQL takes them now, and in their position form (position(i,
+// cause): recs[i]'s, cause the refusal just now) only those it refuses
+// whole once more. The refusals that made them due were statements ago
+// (a batch, the hook after it, the sweep's other records): what refused
+// every row then (a trigger, a revoked grant, a migration under way) may
+// have ended since, and a position form stored then would lose a payload
+// PostgreSQL now takes. Whether a refusal is the dead letter's content or
+// PostgreSQL's is only ever told by the position form's own insert (it
+// holds nothing of the content): trying them whole again right before it
+// keeps that judgement to the last moment. Both the live ingester
+// (storeContentRefused) and the sweep (sweepInsert) store position forms
+// through it. An insert that fails (PostgreSQL unreachable or busy) ends
+// it with the error: the caller stores none of them as a position form.
+func storeRefusedWholeOrPosition(recs []Record, position func(i int, cause error) Record, insert func([]Record) (InsertResult, error)) (refusedAgain, error) {
+	var out refusedAgain
+	whole, err := insert(recs)
+	if err != nil {
+		return out, err
+	}
+	out.Raw = whole.Raw
+	if len(whole.Unstorable) == 0 {
+		return out, nil
+	}
+	forms := make([]Record, len(whole.Unstorable))
+	for i, u := range whole.Unstorable {
+		forms[i] = position(u.Index, u.Err)
+	}
+	pos, err := insert(forms)
+	if err != nil {
+		return out, err
+	}
+	refused := make(map[int]error, len(pos.Unstorable))
+	for _, u := range pos.Unstorable {
+		refused[u.Index] = u.Err
+	}
+	for i, u := range whole.Unstorable {
+		if perr, ok := refused[i]; ok {
+			out.Unstored = append(out.Unstored, Refused{Index: u.Index, Err: perr})
+			continue
+		}
+		out.Positions = append(out.Positions, u)
+	}
+	return out, nil
 }
 
 // cut returns s cut to at most n bytes, on a character boundary.
