@@ -246,7 +246,7 @@ func (in *Ingester) Config() IngestConfig { return in.cfg }
 // storage) and the advisory capture stream, and creates or updates the
 // durable pull consumers on them.
 func (in *Ingester) Setup(ctx context.Context) error {
-	if err := in.ensureStream(ctx, in.dlqStreamConfig(), true); err != nil {
+	if err := in.ensureStream(ctx, in.dlqStreamConfig()); err != nil {
 		return err
 	}
 	if err := in.ensureConsumer(ctx, in.cfg.Stream); err != nil {
@@ -255,7 +255,7 @@ func (in *Ingester) Setup(ctx context.Context) error {
 	if len(in.cfg.Watch) == 0 {
 		return nil
 	}
-	if err := in.ensureStream(ctx, in.advisoryStreamConfig(), false); err != nil {
+	if err := in.ensureStream(ctx, in.advisoryStreamConfig()); err != nil {
 		return err
 	}
 	return in.ensureConsumer(ctx, in.cfg.AdvisoryStream)
@@ -297,13 +297,13 @@ func (in *Ingester) advisoryStreamConfig() jetstream.StreamConfig {
 // ensureStream creates the stream when missing. An existing stream keeps
 // its settings (an operator may have tuned them), but what of them would
 // refuse or delete dead letters the console needs is put back
-// (putStreamBack: missing subjects added, with limits its limits raised to
-// want's, limits the console never sets taken off while the stream keeps
-// an age or size limit of the console's). A stream this console
+// (putStreamBack: missing subjects added, its age and size limits raised
+// to want's, limits the console never sets taken off while the stream
+// keeps an age or size limit of the console's). A stream this console
 // had checked before (the check found it, see keepStream) and that is
 // gone was deleted: it is made again all the same, and that is logged as
 // a warning and counted (quarantine_dlq_stream_repaired_total).
-func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfig, limits bool) error {
+func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfig) error {
 	s, err := in.js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		_, err = in.js.CreateStream(ctx, want)
@@ -326,10 +326,13 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 		return fmt.Errorf("look up stream %s: %w", want.Name, err)
 	}
 	have := s.CachedInfo().Config
-	if limits {
+	if want.Name == in.cfg.Stream {
+		// DLQ_MAX_AGE and DLQ_MAX_BYTES are settings; the advisory
+		// stream's age limit is not, and one raised by hand is nothing to
+		// say.
 		in.limitsNotApplied(have, want)
 	}
-	_, err = in.putStreamBack(ctx, have, want, limits, in.metrics.health.get(want.Name).seen)
+	_, err = in.putStreamBack(ctx, have, want, in.metrics.health.get(want.Name).seen)
 	return err
 }
 

@@ -19,10 +19,8 @@ type streamSetting struct {
 	name string
 	// value is the setting as a log line or a health sentence shows it.
 	value func(c *jetstream.StreamConfig) string
-	// differs reports whether have's value is one the console acts on:
-	// limits says whether the console sets the stream's age and size
-	// limits (the DLQ stream's DLQ_MAX_AGE, DLQ_MAX_BYTES).
-	differs func(have, want *jetstream.StreamConfig, limits bool) bool
+	// differs reports whether have's value is one the console acts on.
+	differs func(have, want *jetstream.StreamConfig) bool
 	// put puts want's value into dst and reports whether it can be put
 	// back by an update; nil: never by the console (fix says how).
 	put func(dst, want *jetstream.StreamConfig) bool
@@ -55,7 +53,7 @@ func countLimit(name string, get func(c *jetstream.StreamConfig) int64, off func
 		value: func(c *jetstream.StreamConfig) string {
 			return limitText(get(c) > 0, strconv.FormatInt(get(c), 10))
 		},
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return get(have) > 0 },
+		differs: func(have, want *jetstream.StreamConfig) bool { return get(have) > 0 },
 		put: func(dst, want *jetstream.StreamConfig) bool {
 			if !consoleBound(dst, want) || (keep != nil && keep(dst)) {
 				return false
@@ -81,15 +79,17 @@ func consoleBound(c, want *jetstream.StreamConfig) bool {
 }
 
 // streamSettings are the settings checked. Limits are only raised (see
-// limitsNotApplied): an age or size limit below the console's is raised to it,
-// one above it or none is left as it is, and so is every limit when the
-// console's setting is zero. Description, replicas, the duplicate window,
+// limitsNotApplied): an age or size limit below the console's (the DLQ
+// stream's DLQ_MAX_AGE and DLQ_MAX_BYTES, the advisory stream's 30 days) is
+// raised to it, one above it or none is left as it is, and so is a limit
+// the console does not set (DLQ_MAX_AGE or DLQ_MAX_BYTES zero, the advisory
+// stream's size). Description, replicas, the duplicate window,
 // placement and the rest are left as they are found: an operator may tune
 // them and none of them refuses or deletes a dead letter.
 var streamSettings = []streamSetting{
 	{name: "subjects",
 		value: func(c *jetstream.StreamConfig) string { return strings.Join(c.Subjects, ",") },
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
+		differs: func(have, want *jetstream.StreamConfig) bool {
 			return slices.ContainsFunc(want.Subjects, func(s string) bool { return !slices.Contains(have.Subjects, s) })
 		},
 		// The console's subjects, and those of the stream they do not cover
@@ -108,8 +108,8 @@ var streamSettings = []streamSetting{
 		stopsLoss: true},
 	{name: "max_age",
 		value: func(c *jetstream.StreamConfig) string { return limitText(c.MaxAge > 0, c.MaxAge.String()) },
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
-			return limits && want.MaxAge > 0 && have.MaxAge > 0 && have.MaxAge < want.MaxAge
+		differs: func(have, want *jetstream.StreamConfig) bool {
+			return want.MaxAge > 0 && have.MaxAge > 0 && have.MaxAge < want.MaxAge
 		},
 		put:       func(dst, want *jetstream.StreamConfig) bool { dst.MaxAge = want.MaxAge; return true },
 		stopsLoss: true},
@@ -117,8 +117,8 @@ var streamSettings = []streamSetting{
 		value: func(c *jetstream.StreamConfig) string {
 			return limitText(c.MaxBytes > 0, strconv.FormatInt(c.MaxBytes, 10))
 		},
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
-			return limits && want.MaxBytes > 0 && have.MaxBytes > 0 && have.MaxBytes < want.MaxBytes
+		differs: func(have, want *jetstream.StreamConfig) bool {
+			return want.MaxBytes > 0 && have.MaxBytes > 0 && have.MaxBytes < want.MaxBytes
 		},
 		put:       func(dst, want *jetstream.StreamConfig) bool { dst.MaxBytes = want.MaxBytes; return true },
 		stopsLoss: true},
@@ -138,7 +138,7 @@ var streamSettings = []streamSetting{
 		value: func(c *jetstream.StreamConfig) string {
 			return limitText(c.MaxMsgSize > 0, strconv.FormatInt(int64(c.MaxMsgSize), 10))
 		},
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return have.MaxMsgSize > 0 },
+		differs: func(have, want *jetstream.StreamConfig) bool { return have.MaxMsgSize > 0 },
 		put:     func(dst, want *jetstream.StreamConfig) bool { dst.MaxMsgSize = -1; return true },
 		removes: true},
 	// Interest retention deletes a dead letter once acked, and every one
@@ -146,7 +146,7 @@ var streamSettings = []streamSetting{
 	// queue retention JetStream does not let a stream leave.
 	{name: "retention",
 		value:   func(c *jetstream.StreamConfig) string { return strings.ToLower(c.Retention.String()) },
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return have.Retention != want.Retention },
+		differs: func(have, want *jetstream.StreamConfig) bool { return have.Retention != want.Retention },
 		put: func(dst, want *jetstream.StreamConfig) bool {
 			if dst.Retention == jetstream.WorkQueuePolicy {
 				return false
@@ -166,7 +166,7 @@ var streamSettings = []streamSetting{
 			}
 			return v
 		},
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
+		differs: func(have, want *jetstream.StreamConfig) bool {
 			return have.Discard != want.Discard || have.DiscardNewPerSubject != want.DiscardNewPerSubject
 		},
 		fix: "once the console has stored what the stream holds (nats consumer info %[1]s %[2]s), nats stream edit %[1]s --discard old"},
@@ -177,7 +177,7 @@ var streamSettings = []streamSetting{
 	// schedules need them (it then turns them on again).
 	{name: "allow_rollup_hdrs",
 		value: func(c *jetstream.StreamConfig) string { return strconv.FormatBool(c.AllowRollup) },
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
+		differs: func(have, want *jetstream.StreamConfig) bool {
 			return have.AllowRollup && !want.AllowRollup
 		},
 		put: func(dst, want *jetstream.StreamConfig) bool {
@@ -194,20 +194,20 @@ var streamSettings = []streamSetting{
 	// JetStream never turns them off on an existing stream.
 	{name: "allow_msg_ttl",
 		value: func(c *jetstream.StreamConfig) string { return strconv.FormatBool(c.AllowMsgTTL) },
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool {
+		differs: func(have, want *jetstream.StreamConfig) bool {
 			return have.AllowMsgTTL && !want.AllowMsgTTL
 		},
 		fix: remakeStream},
 	// A sealed stream takes no message; JetStream never unseals one.
 	{name: "sealed",
 		value:   func(c *jetstream.StreamConfig) string { return strconv.FormatBool(c.Sealed) },
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return have.Sealed && !want.Sealed },
+		differs: func(have, want *jetstream.StreamConfig) bool { return have.Sealed && !want.Sealed },
 		fix:     remakeStream},
 	// A memory stream loses every dead letter not yet stored when its
 	// server restarts; JetStream refuses to change the storage.
 	{name: "storage",
 		value:   func(c *jetstream.StreamConfig) string { return strings.ToLower(c.Storage.String()) },
-		differs: func(have, want *jetstream.StreamConfig, limits bool) bool { return have.Storage != want.Storage },
+		differs: func(have, want *jetstream.StreamConfig) bool { return have.Storage != want.Storage },
 		fix:     remakeStream},
 }
 
@@ -242,14 +242,13 @@ type streamDrift struct {
 	fixes   []string               // how to put those back by hand, each once
 }
 
-// streamDriftOf compares have with want (limits: see streamSetting);
-// durable names the console's consumer in the commands. onlyLoss: only
+// streamDriftOf compares have with want; durable names the console's consumer in the commands. onlyLoss: only
 // the settings that stop loss (streamSetting.stopsLoss) are compared.
-func streamDriftOf(have, want jetstream.StreamConfig, limits bool, durable string, onlyLoss bool) streamDrift {
+func streamDriftOf(have, want jetstream.StreamConfig, durable string, onlyLoss bool) streamDrift {
 	d := streamDrift{fixed: have}
 	d.fixed.Subjects = slices.Clone(have.Subjects)
 	for _, s := range streamSettings {
-		if (onlyLoss && !s.stopsLoss) || !s.differs(&have, &want, limits) {
+		if (onlyLoss && !s.stopsLoss) || !s.differs(&have, &want) {
 			continue
 		}
 		before := s.value(&d.fixed)
@@ -267,16 +266,18 @@ func streamDriftOf(have, want jetstream.StreamConfig, limits bool, durable strin
 }
 
 // wantedStream is the configuration the console wants for the stream
-// named name and whether it sets its age and size limits; ok is false for
-// a stream that is not the console's.
-func (in *Ingester) wantedStream(name string) (want jetstream.StreamConfig, limits, ok bool) {
+// named name; ok is false for a stream that is not the console's. The
+// advisory stream's age limit is held as the DLQ stream's are: lowered by
+// hand, it deletes the give-ups raised while the console is down or behind
+// before they are stored, and nothing else would keep them.
+func (in *Ingester) wantedStream(name string) (want jetstream.StreamConfig, ok bool) {
 	switch {
 	case name == in.cfg.Stream:
-		return in.dlqStreamConfig(), true, true
+		return in.dlqStreamConfig(), true
 	case name == in.cfg.AdvisoryStream && len(in.cfg.Watch) > 0:
-		return in.advisoryStreamConfig(), false, true
+		return in.advisoryStreamConfig(), true
 	}
-	return jetstream.StreamConfig{}, false, false
+	return jetstream.StreamConfig{}, false
 }
 
 // putStreamBack updates the stream (have) with what of its settings that
@@ -300,8 +301,8 @@ func (in *Ingester) wantedStream(name string) (want jetstream.StreamConfig, limi
 // (quarantine_dlq_stream_repaired_total); otherwise (a setup that finds the
 // stream) it is a deploy's, logged for information, except a limit taken
 // off, which is always a warning and counted.
-func (in *Ingester) putStreamBack(ctx context.Context, have, want jetstream.StreamConfig, limits, byHand bool) (streamDrift, error) {
-	d := streamDriftOf(have, want, limits, in.cfg.Durable, false)
+func (in *Ingester) putStreamBack(ctx context.Context, have, want jetstream.StreamConfig, byHand bool) (streamDrift, error) {
+	d := streamDriftOf(have, want, in.cfg.Durable, false)
 	if len(d.fixable) == 0 {
 		return d, nil
 	}
@@ -314,14 +315,14 @@ func (in *Ingester) putStreamBack(ctx context.Context, have, want jetstream.Stre
 		return d, fmt.Errorf("read stream %s before putting its settings back (%s): %w", have.Name, strings.Join(d.fixable, ", "), err)
 	}
 	have = st.CachedInfo().Config
-	d = streamDriftOf(have, want, limits, in.cfg.Durable, false)
+	d = streamDriftOf(have, want, in.cfg.Durable, false)
 	if len(d.fixable) == 0 {
 		return d, nil
 	}
 	if _, err := in.js.UpdateStream(ctx, d.fixed); err != nil {
 		err = fmt.Errorf("put back the settings of stream %s (%s): %w", have.Name, strings.Join(d.fixable, ", "), err)
 		d.fixed = have
-		l := streamDriftOf(have, want, limits, in.cfg.Durable, true)
+		l := streamDriftOf(have, want, in.cfg.Durable, true)
 		if ctx.Err() != nil || len(l.fixable) == 0 || len(l.fixable) == len(d.fixable) {
 			return d, err
 		}
@@ -360,11 +361,11 @@ func (in *Ingester) streamRepaired(stream string, d streamDrift, byHand bool) {
 // configuration as it now is.
 func (in *Ingester) keepStream(ctx context.Context, stream string, have jetstream.StreamConfig, s *StreamHealth) jetstream.StreamConfig {
 	s.seen = true
-	want, limits, ok := in.wantedStream(stream)
+	want, ok := in.wantedStream(stream)
 	if !ok {
 		return have
 	}
-	d, err := in.putStreamBack(ctx, have, want, limits, true)
+	d, err := in.putStreamBack(ctx, have, want, true)
 	var problems []string
 	if err != nil && ctx.Err() == nil {
 		problems = append(problems, err.Error())
