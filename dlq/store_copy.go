@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -263,12 +266,25 @@ const selectTrimmed = `SELECT stream, trimmed_at, max(to_seq) FROM dead_letters_
 // that (an ingester that could not store it for longer than the keeper's
 // margin). It may be a dead letter retention removed, whose key no longer
 // says so: it is stored, not dropped (it may as well never have been
-// stored), and says what it may be.
+// stored), and says what it may be. A row's message is the one its
+// delivery names (deliveryPosition), as for the keys retention keeps and
+// the keeper trims (keepDayKeys): for a captured advisory that is the
+// advisory's, in the advisory stream, not the original's its row names.
 func flagTrimmed(ctx context.Context, tx pgx.Tx, rows []copyRow) error {
+	type position struct {
+		stream string
+		seq    uint64
+	}
+	at := make([]position, len(rows))
 	var streams []string
-	for _, r := range rows {
-		if r.rec.SourceStream != "" && r.rec.SourceSeq > 0 && !slices.Contains(streams, r.rec.SourceStream) {
-			streams = append(streams, r.rec.SourceStream)
+	for i, r := range rows {
+		stream, seq, ok := deliveryPosition(r.delivery)
+		if !ok {
+			continue // a key without a position is never trimmed
+		}
+		at[i] = position{stream, seq}
+		if !slices.Contains(streams, stream) {
+			streams = append(streams, stream)
 		}
 	}
 	if len(streams) == 0 {
@@ -284,31 +300,50 @@ func flagTrimmed(ctx context.Context, tx pgx.Tx, rows []copyRow) error {
 	}
 	trims := map[string][]trim{}
 	var stream string
-	var at time.Time
+	var trimmedAt time.Time
 	var to int64
-	if _, err := pgx.ForEachRow(found, []any{&stream, &at, &to}, func() error {
-		trims[stream] = append(trims[stream], trim{at: at, to: uint64(to)})
+	if _, err := pgx.ForEachRow(found, []any{&stream, &trimmedAt, &to}, func() error {
+		trims[stream] = append(trims[stream], trim{at: trimmedAt, to: uint64(to)})
 		return nil
 	}); err != nil {
 		return fmt.Errorf("look up trimmed keys: %w", err)
 	}
-	for _, r := range rows {
-		if r.rec.SourceSeq == 0 || slices.Contains(r.rec.Flags, FlagAfterKeyTrim) {
+	for i, r := range rows {
+		pos := at[i]
+		if pos.seq == 0 || slices.Contains(r.rec.Flags, FlagAfterKeyTrim) {
 			continue
 		}
 		// Only a trim made after the stream stored the message covers it:
 		// a message held from before a trim was stored before it, while a
 		// stream made again under the same name numbers its new messages
 		// from 1 again, after the old one's trims.
-		for _, tr := range trims[r.rec.SourceStream] {
-			if r.rec.SourceSeq <= tr.to && r.rec.DeadLetteredAt.Before(tr.at) {
+		for _, tr := range trims[pos.stream] {
+			if pos.seq <= tr.to && r.rec.DeadLetteredAt.Before(tr.at) {
 				r.rec.flag(FlagAfterKeyTrim, "stored after retention let go of what it kept of %s up to sequence %d (this one is %d): delivered before the stream let the message go and held longer than the keeper waits, it may be a dead letter retention removed earlier",
-					r.rec.SourceStream, tr.to, r.rec.SourceSeq)
+					pos.stream, tr.to, pos.seq)
 				break
 			}
 		}
 	}
 	return nil
+}
+
+// deliveryPosition is the stream and sequence a delivery names
+// ("<stream> #<seq> stored <time>", setDelivery), as the database's
+// quarantine_delivery_position reads them for the keys retention keeps
+// (migration 0028); ok is false for any other form (an unreadable
+// delivery, a record made by hand), whose key names no position.
+func deliveryPosition(delivery string) (stream string, seq uint64, ok bool) {
+	stream, rest, found := strings.Cut(delivery, " #")
+	if !found || stream == "" || strings.ContainsFunc(stream, unicode.IsSpace) {
+		return "", 0, false
+	}
+	digits, _, found := strings.Cut(rest, " stored ")
+	if !found || len(digits) == 0 || len(digits) > 18 || strings.ContainsFunc(digits, func(c rune) bool { return c < '0' || c > '9' }) {
+		return "", 0, false
+	}
+	seq, err := strconv.ParseUint(digits, 10, 64)
+	return stream, seq, err == nil
 }
 
 // FlagAfterKeyTrim flags a row flagTrimmed found; a replay leaves such a
