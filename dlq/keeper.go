@@ -311,7 +311,8 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 	longest, bounded := terms.Longest()
 	for _, p := range parts {
 		// A day is emptied whole once it is past every retention period
-		// (before, rows go in batches); today and later never are, and an
+		// and so is everything in it by when it arrived (purgeDay asks;
+		// before, rows go in batches); today and later never are, and an
 		// empty day has nothing to go.
 		if !bounded || len(runs) >= k.cfg.MaxRuns || p.MaxID == 0 || !p.End().Before(Day(now)) || p.End().After(now.Add(-longest)) {
 			continue

@@ -13,6 +13,14 @@ var (
 	// MinPlausibleTime is the earliest failure time taken at face value:
 	// anything before 2000 is a zero value or a unit mix-up.
 	MinPlausibleTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	// MinPlausibleStoredTime is the earliest time a JetStream server's
+	// stored time is taken at face value (checkStoredAt). JetStream came
+	// out in 2021 (nats-server 2.2), so no stream stored a message before
+	// 2020: an earlier stored time is a server clock that was reset (to
+	// 1970, or to 2000-01-01, the reset value of the usual RTC chips and
+	// of many boards without one, and counted on from there), however
+	// long it ran since.
+	MinPlausibleStoredTime = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
 const (
@@ -30,21 +38,26 @@ const (
 const maxStoredAhead = (maxPartitionDays - 1) * 24 * time.Hour
 
 // checkStoredAt keeps the row's dead-lettered time where a partition can
-// hold it. JetStream's stored time is the NATS server's clock: a server
-// whose clock is before 2000 (a machine that lost its clock) or more than
-// a year ahead made a row no partition takes, refused in both forms and
-// redelivered every 30 s, even after the clock was set right. Such a row is
-// kept under the UTC day it arrived (its midnight, so that a redelivery on
-// the same day finds the same key), flagged; the delivery still names the
-// stored time.
+// hold it and where it means something. JetStream's stored time is the
+// NATS server's clock: a server whose clock is before 2000 (a machine that
+// lost its clock) or more than a year ahead made a row no partition takes,
+// refused in both forms and redelivered every 30 s, even after the clock
+// was set right; one whose clock was reset to 2000-01-01 (an RTC's reset
+// value) made a row for a day 20-odd years past every retention period.
+// A stored time before MinPlausibleStoredTime, or more than a year ahead,
+// is kept under the UTC day the row arrived (its midnight, so that a
+// redelivery on the same day finds the same key), flagged; the delivery
+// still names the stored time. (Retention would keep such a row anyway:
+// it judges a row's age by the later of its stored time and when the
+// console stored it, mayGo.)
 func (r *Record) checkStoredAt(now time.Time) {
 	at := r.DeadLetteredAt
-	if at.IsZero() || (!at.Before(MinPlausibleTime) && at.Before(now.Add(maxStoredAhead))) {
+	if at.IsZero() || (!at.Before(MinPlausibleStoredTime) && at.Before(now.Add(maxStoredAhead))) {
 		return
 	}
 	r.DeadLetteredAt = Day(now)
-	r.flag("implausible:dead_lettered_at", "JetStream stored it at %s by the NATS server's clock, before %d or more than %d days ahead: kept under the day it arrived, %s (a redelivery on a later day may be stored again)",
-		at.UTC().Format(time.RFC3339Nano), MinPlausibleTime.Year(), maxPartitionDays-1, r.DeadLetteredAt.Format(time.DateOnly))
+	r.flag("implausible:dead_lettered_at", "JetStream stored it at %s by the NATS server's clock, before %d (a server clock that was reset) or more than %d days ahead: kept under the day it arrived, %s (a redelivery on a later day may be stored again)",
+		at.UTC().Format(time.RFC3339Nano), MinPlausibleStoredTime.Year(), maxPartitionDays-1, r.DeadLetteredAt.Format(time.DateOnly))
 }
 
 // attempts reads Dlq-Attempts. A value that is not a whole number is

@@ -16,7 +16,8 @@ import (
 )
 
 // Retention removes dead letters once they are older than the policy keeps
-// them (RetentionPolicy), in runs: one run is one transaction that either
+// them (RetentionPolicy), old by the later of when JetStream stored them
+// and when the console did (mayGo), in runs: one run is one transaction that either
 // empties a whole past day's partition, when everything in it may go, or
 // deletes a bounded batch of rows otherwise; either way it subtracts what
 // it removed from the counters, clears edited payload copies of finished
@@ -54,7 +55,8 @@ type RetentionPolicy interface {
 	Keep(tenant, itemType string, status Status) (d time.Duration, ok bool)
 	// Longest returns the longest period any dead letter is kept; ok is
 	// false when some are kept for good. A past day older than that holds
-	// nothing that must stay but what an open replay request names.
+	// nothing that must stay but what an open replay request names and
+	// what the console stored within that period (mayGo).
 	Longest() (d time.Duration, ok bool)
 }
 
@@ -83,9 +85,11 @@ type PurgeRun struct {
 const closedRequest = `('done', 'done_with_problems', 'rejected', 'cancelled', 'void')`
 
 // What one day holds, counted under a share lock on its partition (writes
-// wait, reads go on), per counter row and error group.
+// wait, reads go on), per counter row and error group, with the newest
+// age any of them has (the later of stored and arrived, mayGo).
 const selectDayContents = `
-SELECT tenant, item_type, error_class, status, fingerprint, count(*), min(dead_lettered_at), max(dead_lettered_at)
+SELECT tenant, item_type, error_class, status, fingerprint, count(*), min(dead_lettered_at), max(dead_lettered_at),
+    max(greatest(dead_lettered_at, received_at))
 FROM dead_letters WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2
 GROUP BY 1, 2, 3, 4, 5`
 
@@ -134,9 +138,9 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 		}
 		var gone []departure
 		var d departure
-		var first, last time.Time
-		_, err = pgx.ForEachRow(rows, []any{&d.tenant, &d.itemType, &d.errorClass, &d.status, &d.fingerprint, &d.n, &first, &last}, func() error {
-			if !mayGo(policy, d.tenant, d.itemType, Status(d.status), last, now) {
+		var first, last, newest time.Time
+		_, err = pgx.ForEachRow(rows, []any{&d.tenant, &d.itemType, &d.errorClass, &d.status, &d.fingerprint, &d.n, &first, &last, &newest}, func() error {
+			if !mayGo(policy, d.tenant, d.itemType, Status(d.status), newest, now) {
 				gone = nil
 				return errKeep
 			}
@@ -193,11 +197,19 @@ const setPurgeLockTimeout = `SET LOCAL lock_timeout = '5s'`
 // errKeep ends a day's purge that found something it must keep.
 var errKeep = quarantine.Errorf(quarantine.ECONFLICT, "something in the day is kept")
 
-// mayGo reports whether dead letters of this tenant, item type and status,
-// the newest dead-lettered at last, may all go at now.
-func mayGo(policy RetentionPolicy, tenant, itemType string, status Status, last, now time.Time) bool {
+// mayGo reports whether dead letters of this tenant, item type and status
+// may all go at now; newest is the latest of their ages, each the later of
+// when JetStream stored it (dead_lettered_at, the NATS server's clock) and
+// when the console stored it (received_at, the database's). A dead letter
+// is kept for its period from when it was dead-lettered, as the terms say;
+// but that time alone may lie far back for one that just arrived (a server
+// clock reset or behind, a stream restored from an old backup), which
+// would then go at the next pass, seen by no one. Judged by the later of
+// the two, no dead letter goes before it has been in the console for its
+// whole period.
+func mayGo(policy RetentionPolicy, tenant, itemType string, status Status, newest, now time.Time) bool {
 	keep, ok := policy.Keep(tenant, itemType, status)
-	return ok && last.Before(now.Add(-max(keep, minKeep)))
+	return ok && newest.Before(now.Add(-max(keep, minKeep)))
 }
 
 // minKeep is how long retention keeps every dead letter whatever a policy
@@ -206,8 +218,9 @@ func mayGo(policy RetentionPolicy, tenant, itemType string, status Status, last,
 const minKeep = time.Hour
 
 // Picks and locks a bounded batch: per counter row whose status retention
-// removes, its oldest dead letters past the cutoff ($5), oldest first, at
-// most $6 in all, leaving those a request not yet closed names as this
+// removes, its oldest dead letters past the cutoff ($5) both by when
+// JetStream stored them and by when the console did (mayGo), oldest
+// first, at most $6 in all, leaving those a request not yet closed names as this
 // statement sees them. The rows are locked FOR UPDATE, and a row another
 // transaction holds is skipped: a draft being made locks the dead letters
 // it reads (FOR KEY SHARE, see the replay package's selectForDraft), and
@@ -222,6 +235,7 @@ CROSS JOIN LATERAL (
     SELECT d.id, d.dead_lettered_at FROM dead_letters d
     WHERE d.tenant = c.tenant AND d.item_type = c.item_type AND d.error_class = c.error_class AND d.status = c.status
       AND d.dead_lettered_at < c.cutoff
+      AND d.received_at < c.cutoff -- a stored time behind (a server clock reset) does not age a row that just came
       AND NOT EXISTS (` + namedByOpenRequest + `)
     ORDER BY d.dead_lettered_at LIMIT $6
     FOR UPDATE OF d SKIP LOCKED

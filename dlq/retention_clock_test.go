@@ -30,6 +30,7 @@ func TestRetentionRedeliveryJudgedOnTheDatabaseClock(t *testing.T) {
 	st := dlq.NewStore(r.db.Pool)
 	_, err := st.Insert(ctx, []dlq.Record{msg})
 	require.NoError(t, err)
+	testfactory.RecordsArrived(t, r.db.Pool, msg)
 	_, err = dlq.FoldCounters(ctx, r.db.Pool)
 	require.NoError(t, err)
 	d, err := st.BySource(ctx, "SKEW", 1, "")

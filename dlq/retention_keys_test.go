@@ -18,6 +18,7 @@ import (
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory"
 )
 
 // purgedKeys are the sequences of the kept source keys of stream, in order.
@@ -59,6 +60,7 @@ func TestRetentionTrimsKeysOfMessagesGone(t *testing.T) {
 	}
 	_, err = st.Insert(ctx, recs)
 	require.NoError(t, err)
+	testfactory.RecordsArrived(t, r.db.Pool, recs...)
 	_, err = r.db.Pool.Exec(ctx, dlq.StatusMove(`SELECT d.id, d.dead_lettered_at, d.status FROM dead_letters d FOR UPDATE OF d`, "$1", "id"),
 		string(dlq.StatusDiscarded))
 	require.NoError(t, err)

@@ -120,6 +120,7 @@ func TestRevIngest7HeldAdvisoryAfterKeyTrimIsNotFlagged(t *testing.T) {
 	res, err := st.Insert(ctx, []dlq.Record{rec})
 	require.NoError(t, err)
 	require.Len(t, res.Inserted, 1)
+	testfactory.RecordsArrived(t, r.db.Pool, rec) // captured 40 days ago, not a moment ago
 	_, err = dlq.FoldCounters(ctx, r.db.Pool)
 	require.NoError(t, err)
 	var id int64

@@ -560,8 +560,10 @@ func TestRetentionKeepsTheLedger(t *testing.T) {
 	at := r.daysAgo(40) // replayed (closed) 40 days ago: past the 30 days, within the day's 90
 	store := func(seq uint64) int64 {
 		t.Helper()
-		_, err := st.Insert(ctx, []dlq.Record{dlqMessage("LEDGER", seq, "analytics.click", "click-7", at)})
+		rec := dlqMessage("LEDGER", seq, "analytics.click", "click-7", at)
+		_, err := st.Insert(ctx, []dlq.Record{rec})
 		require.NoError(t, err)
+		testfactory.RecordsArrived(t, r.db.Pool, rec)
 		_, err = dlq.FoldCounters(ctx, r.db.Pool)
 		require.NoError(t, err)
 		d, err := st.BySource(ctx, "LEDGER", seq, "")
@@ -627,6 +629,7 @@ func TestRetentionRedeliveryStaysPurged(t *testing.T) {
 	for _, rec := range []dlq.Record{discarded, replayed} {
 		_, err := st.Insert(ctx, []dlq.Record{rec})
 		require.NoError(t, err)
+		testfactory.RecordsArrived(t, r.db.Pool, rec)
 	}
 	_, err := dlq.FoldCounters(ctx, r.db.Pool)
 	require.NoError(t, err)

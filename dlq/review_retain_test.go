@@ -91,6 +91,7 @@ func heldPastKeyTrim(t *testing.T, r *retention, stream, itemType string) (*dlq.
 	rec := dlqMessage(stream, 1, itemType, subject+"-1", r.daysAgo(40))
 	_, err = st.Insert(ctx, []dlq.Record{rec})
 	require.NoError(t, err)
+	testfactory.RecordsArrived(t, r.db.Pool, rec)
 	_, err = dlq.FoldCounters(ctx, r.db.Pool)
 	require.NoError(t, err)
 	d, err := st.BySource(ctx, stream, 1, "")

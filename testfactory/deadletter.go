@@ -22,7 +22,9 @@ import (
 // before (Dlq-First-Failed-At: the original was stored before it, so a
 // replay is not held back by a duplicate window of a few minutes). No
 // message id means the one derived at ingest. Headers are added as they
-// are (and win).
+// are (and win). A letter dead-lettered in the past arrived then: the
+// console stored it at At (received_at), as retention judges its age by
+// both (see DeadLetters).
 type Letter struct {
 	Tenant, ItemType                  string
 	MsgID, OperationID, CorrelationID string
@@ -89,7 +91,9 @@ func (l Letter) received(i int) dlq.Received {
 
 // DeadLetters ingests letters the way the ingester does (dlq.ParseDLQ, then
 // Store.Insert, a thousand at a time), folds them into the counters, and
-// returns their ids, in order.
+// returns their ids, in order. Each dead-lettered in the past is stored as
+// if it arrived then (Arrived): a test's dead letter of 40 days ago is
+// one the console has held for 40 days.
 func DeadLetters(t testing.TB, pool *pgxpool.Pool, letters ...Letter) []int64 {
 	t.Helper()
 	ctx := context.Background()
@@ -110,7 +114,21 @@ func DeadLetters(t testing.TB, pool *pgxpool.Pool, letters ...Letter) []int64 {
 		require.NoError(t, err)
 		ids[i] = d.ID
 	}
+	Arrived(t, pool, ids...)
 	return ids
+}
+
+// Arrived sets when the console stored dead letters ids (received_at) to
+// when JetStream stored them (dead_lettered_at), where that is earlier:
+// as if they arrived as they were dead-lettered. Store.Insert stores a row
+// at the database's now(), and retention judges a dead letter's age by the
+// later of the two (a dead letter that just arrived is never removed at
+// once, whatever time its NATS server gave it).
+func Arrived(t testing.TB, pool *pgxpool.Pool, ids ...int64) {
+	t.Helper()
+	_, err := pool.Exec(context.Background(), `UPDATE dead_letters SET received_at = dead_lettered_at
+        WHERE id = ANY($1) AND dead_lettered_at < received_at`, ids)
+	require.NoError(t, err)
 }
 
 // DeadLetter is DeadLetters for one letter.
@@ -156,4 +174,17 @@ func CountersDrift(t testing.TB, pool *pgxpool.Pool) []string {
 	drift, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	return drift
+}
+
+// RecordsArrived is Arrived for the dead letters stored from recs (by
+// their source keys): for a test that stores records with Store.Insert.
+func RecordsArrived(t testing.TB, pool *pgxpool.Pool, recs ...dlq.Record) {
+	t.Helper()
+	keys := make([][]byte, len(recs))
+	for i := range recs {
+		keys[i] = recs[i].SourceKey[:]
+	}
+	_, err := pool.Exec(context.Background(), `UPDATE dead_letters SET received_at = dead_lettered_at
+        WHERE source_key = ANY($1) AND dead_lettered_at < received_at`, keys)
+	require.NoError(t, err)
 }
