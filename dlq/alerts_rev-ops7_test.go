@@ -97,3 +97,47 @@ func TestRevOps7AlertCountersExistBeforeTheirFirstEvent(t *testing.T) {
 			testutil.CollectAndCount(newHealthCollector(r.metrics.health), "quarantine_dlq_stream_repaired_total") > 0)
 	}
 }
+
+// TestRevOps7StoredCombinationsHaveSeriesAfterARestart (review rev-ops7).
+//
+// Defect (medium): DeadLettersArriving (docs/alerts.yml) is
+// sum by (tenant, item_type, error_class) (increase(quarantine_ingested_total[10m])) > 0.
+// A console that starts (every deploy, every restart) admits the tenants and
+// item types it already stores (Metrics.AdmitStored, from the counters) but
+// creates no series for them: quarantine_ingested_total{tenant, item_type,
+// error_class} appears only with the first dead letter counted after the
+// start, already at 1 (or at the whole burst, when a consumer gives up on a
+// batch between two scrapes). increase() needs two samples of a series, so
+// that burst never fires DeadLettersArriving, nor, for a tenant,
+// DeadLetterStoredRaw (quarantine_ingest_raw_form_total) or the first
+// samples of DeadLetterMalformedRate (quarantine_malformed_total): after
+// every deploy, the first burst of each kind of dead letter that on-call
+// already knows is silent, and a one-off burst (the usual shape: a consumer
+// gives up on what it held) is never alerted at all.
+//
+// Expected: AdmitStored (the combinations the console holds when it starts,
+// within the same bounds) exports their series at 0 before any dead letter
+// arrives: quarantine_ingested_total for each stored tenant, item type and
+// error class, and quarantine_malformed_total and
+// quarantine_ingest_raw_form_total for each stored tenant.
+func TestRevOps7StoredCombinationsHaveSeriesAfterARestart(t *testing.T) {
+	t.Parallel()
+	m := NewMetrics(prometheus.NewRegistry())
+	m.AdmitStored([]DepthCount{
+		{Tenant: "acme", ItemType: "email.send", ErrorClass: ClassTransient, Status: StatusQuarantined, N: 40},
+		{Tenant: "globex", ItemType: "orders.refund", ErrorClass: ClassPermanent, Status: StatusQuarantined, N: 3},
+	})
+	for _, want := range []map[string]string{
+		{"tenant": "acme", "item_type": "email.send", "error_class": "transient"},
+		{"tenant": "globex", "item_type": "orders.refund", "error_class": "permanent"},
+	} {
+		assert.True(t, hasSeries(seriesOf(t, m.Ingested), want),
+			"quarantine_ingested_total%v is not exported after a start that admitted it: the first dead letters after the start appear at once and DeadLettersArriving's increase() never sees them", want)
+	}
+	for _, tenant := range []string{"acme", "globex"} {
+		assert.True(t, hasSeries(seriesOf(t, m.RawForm), map[string]string{"tenant": tenant}),
+			"quarantine_ingest_raw_form_total{tenant=%q} is not exported after a start that admitted the tenant", tenant)
+		assert.True(t, hasSeries(seriesOf(t, m.Malformed), map[string]string{"tenant": tenant}),
+			"quarantine_malformed_total{tenant=%q} is not exported after a start that admitted the tenant", tenant)
+	}
+}
