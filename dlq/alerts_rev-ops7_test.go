@@ -79,8 +79,9 @@ func TestRevOps7AlertCountersExistBeforeTheirFirstEvent(t *testing.T) {
 		HealthEvery: 50 * time.Millisecond, SweepEvery: 50 * time.Millisecond}, nil)
 	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("first")})
 	b.waitRows(t, 1)
-	wait.Until(t, "the first check and the first sweep of DLQ", time.Minute, func() bool {
-		return len(r.Health().Streams) == 1 && hasSeries(seriesOf(t, r.metrics.SweepBehind), map[string]string{"stream": "DLQ"})
+	wait.Until(t, "the first check and the first sweep of DLQ, and acme's dead letter counted", time.Minute, func() bool {
+		return len(r.Health().Streams) == 1 && hasSeries(seriesOf(t, r.metrics.SweepBehind), map[string]string{"stream": "DLQ"}) &&
+			hasSeries(seriesOf(t, r.metrics.Ingested), map[string]string{"tenant": "acme"})
 	})
 	// Nothing was changed by hand and nothing was acked without a row:
 	// the counters must read 0, and exist, so that the first event is an
