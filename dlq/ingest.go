@@ -235,8 +235,10 @@ func (in *Ingester) release(batch ...item) {
 func NewIngester(cfg IngestConfig, js jetstream.JetStream, store *Store, metrics *Metrics, log *slog.Logger) *Ingester {
 	cfg.defaults()
 	metrics.health.setStallAfter(cfg.StallAfter)
-	return &Ingester{cfg: cfg, js: js, store: store, metrics: metrics, log: log, reset: make(chan struct{}, 1), recheck: make(chan struct{}, 1),
+	in := &Ingester{cfg: cfg, js: js, store: store, metrics: metrics, log: log, reset: make(chan struct{}, 1), recheck: make(chan struct{}, 1),
 		pause: make(chan struct{}, 1), buffered: semaphore.NewWeighted(int64(cfg.MaxBufferedBytes))}
+	metrics.exportStreams(in.ingestStreams())
+	return in
 }
 
 // Config returns the configuration with defaults applied.

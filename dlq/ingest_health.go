@@ -250,6 +250,18 @@ func newHealthBoard() *healthBoard {
 	return &healthBoard{streams: map[string]StreamHealth{}, streamRepaired: map[string]float64{}}
 }
 
+// exportRepaired starts streamRepaired at 0 for streams, so that the
+// first repair (at Setup too, before any check) is an increase.
+func (b *healthBoard) exportRepaired(streams []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, stream := range streams {
+		if _, ok := b.streamRepaired[stream]; !ok {
+			b.streamRepaired[stream] = 0
+		}
+	}
+}
+
 func (b *healthBoard) countStreamRepaired(stream string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -578,15 +590,8 @@ func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.streamDrift, prometheus.GaugeValue, streamDrift, s.Stream)
 	}
-	// From 0 at a stream's first check, so that the first repair is an
-	// increase.
-	repaired := c.board.repairedStreams()
-	for _, s := range c.board.snapshot().Streams {
-		if _, ok := repaired[s.Stream]; !ok && !s.CheckedAt.IsZero() {
-			repaired[s.Stream] = 0
-		}
-	}
-	for stream, n := range repaired {
+	// From 0 for each stream the ingester reads (exportRepaired).
+	for stream, n := range c.board.repairedStreams() {
 		ch <- prometheus.MustNewConstMetric(c.streamRepaired, prometheus.CounterValue, n, stream)
 	}
 }

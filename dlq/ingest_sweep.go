@@ -344,7 +344,7 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 			in.log.Warn("dead letters the sweep held (it could not store them) were deleted from the stream before it could: never stored",
 				"stream", stream, "consumer", in.cfg.Durable, "seqs", w.held[:gone])
 			res.Deleted += uint64(gone)
-			in.metrics.Swept.WithLabelValues(stream, "deleted").Add(float64(gone))
+			in.metrics.Swept.WithLabelValues(stream, sweptDeleted).Add(float64(gone))
 			w.held = dropBelow(w.held, first)
 		}
 		if retry && len(w.held) > 0 {
@@ -421,9 +421,9 @@ func (in *Ingester) sweepHeld(ctx context.Context, stream string, w *sweepMark, 
 // countSwept counts what a sweep did with the missing dead letters in
 // quarantine_ingest_swept_total.
 func (in *Ingester) countSwept(stream string, r sweepResult) {
-	in.metrics.Swept.WithLabelValues(stream, "stored").Add(float64(r.Stored))
-	in.metrics.Swept.WithLabelValues(stream, "already_stored").Add(float64(r.AlreadyStored))
-	in.metrics.Swept.WithLabelValues(stream, "deleted").Add(float64(r.Deleted))
+	in.metrics.Swept.WithLabelValues(stream, sweptStored).Add(float64(r.Stored))
+	in.metrics.Swept.WithLabelValues(stream, sweptAlreadyStored).Add(float64(r.AlreadyStored))
+	in.metrics.Swept.WithLabelValues(stream, sweptDeleted).Add(float64(r.Deleted))
 }
 
 // sweepRange proves stream's sequences from through to. It returns those

@@ -78,6 +78,10 @@ const (
 type labelBound struct {
 	mu    sync.Mutex
 	types map[string]map[string]bool // item types admitted, by tenant admitted
+	// admitted, when set, is called with each tenant label as it comes
+	// into use (a tenant admitted, and OtherLabel once the last slot is
+	// taken), b.mu held.
+	admitted func(tenant string)
 }
 
 // tenant returns the label of tenant: itself when admitted (now or
@@ -115,6 +119,15 @@ func (b *labelBound) labels(tenant, itemType string) (string, string) {
 // (boundDepth), before any dead letter arrives: the slots are otherwise
 // the first come, and a producer who publishes under many new tenants
 // after a restart would push the tenants on-call knows under OtherLabel.
+//
+// It also exports quarantine_ingested_total at 0 for each combination of
+// tenant, item type and error class so kept (and quarantine_malformed_total
+// and quarantine_ingest_raw_form_total for each tenant, as admitTenant
+// does): increase() needs two samples of a series, so a series first
+// scraped at 1 (or at a whole burst) shows no increase, and the first
+// dead letters of every kind on-call knows would be silent after each
+// restart. Combinations new since the start are born at their first dead
+// letter; the alerts' new-series term sees those (docs/alerts.yml).
 func (m *Metrics) AdmitStored(counts []DepthCount) {
 	bounded, kept := boundDepth(counts)
 	b := &m.labels
@@ -124,9 +137,17 @@ func (m *Metrics) AdmitStored(counts []DepthCount) {
 		b.admitTenant(tenant)
 	}
 	for _, d := range bounded {
-		if kept[d.Tenant] && d.ItemType != OtherLabel && len(b.types[d.Tenant]) < MetricItemTypes {
-			b.types[d.Tenant][d.ItemType] = true
+		tenant, itemType := d.Tenant, d.ItemType
+		if kept[tenant] && itemType != OtherLabel {
+			if types := b.types[tenant]; !types[itemType] {
+				if len(types) >= MetricItemTypes {
+					itemType = OtherLabel // as labels will count it
+				} else {
+					types[itemType] = true
+				}
+			}
 		}
+		m.Ingested.WithLabelValues(tenant, itemType, string(d.ErrorClass))
 	}
 }
 
@@ -143,6 +164,12 @@ func (b *labelBound) admitTenant(tenant string) bool {
 		return false
 	}
 	b.types[tenant] = map[string]bool{}
+	if b.admitted != nil {
+		b.admitted(tenant)
+		if len(b.types) == MetricTenants {
+			b.admitted(OtherLabel) // the tenants from now on
+		}
+	}
 	return true
 }
 
@@ -218,8 +245,42 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"stream"}),
 		health: newHealthBoard(),
 	}
+	m.labels.admitted = m.exportTenant
 	reg.MustRegister(m.collectors()...)
 	return m
+}
+
+// Outcomes of quarantine_ingest_swept_total.
+const (
+	sweptStored        = "stored"
+	sweptAlreadyStored = "already_stored"
+	sweptDeleted       = "deleted"
+)
+
+// exportStreams exports the per-stream counters of streams at 0, before
+// their first event: increase() needs two samples of a series, so a
+// counter first scraped at 1 never fires its alert
+// (DeadLetterIngestConsumerChanged, DeadLetterAckedWithoutRow) for the
+// first repair or the first dead letters swept, nor
+// DeadLetterStreamChanged (quarantine_dlq_stream_repaired_total).
+func (m *Metrics) exportStreams(streams []string) {
+	m.health.exportRepaired(streams)
+	for _, stream := range streams {
+		m.ConsumerRepaired.WithLabelValues(stream)
+		for _, outcome := range []string{sweptStored, sweptAlreadyStored, sweptDeleted} {
+			m.Swept.WithLabelValues(stream, outcome)
+		}
+	}
+}
+
+// exportTenant exports tenant's per-tenant counters at 0 when it is given
+// its label, for the reason exportStreams gives: from then on its first
+// raw-form or malformed dead letter is an increase (DeadLetterStoredRaw).
+// A tenant's very first dead letter still makes the series it counts in;
+// the alerts' new-series term sees that one (docs/alerts.yml).
+func (m *Metrics) exportTenant(tenant string) {
+	m.RawForm.WithLabelValues(tenant)
+	m.Malformed.WithLabelValues(tenant)
 }
 
 // collectors are every series of m, for registering.
