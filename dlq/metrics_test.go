@@ -2,8 +2,10 @@ package dlq
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,4 +122,132 @@ func TestStoredTenantsKeepTheirSeries(t *testing.T) {
 	assert.Equal(t, OtherLabel, tenant, "the slots left went to the first come")
 	tenant, _ = m.labels.labels("junk-0", "x")
 	assert.Equal(t, "junk-0", tenant)
+}
+
+// TestAlertRulesSeeTheFirstEventOfEachCounter: increase() needs two
+// samples of a series, so a series first scraped at 1 (or at a whole
+// burst) shows no increase and its alert never fires. Every counter of
+// this package that an increase() rule of docs/alerts.yml names is either
+// exported at 0 by a new ingester, before its first event (labels known at
+// start: none, stream, outcome), or labelled by what producers choose
+// (tenant, item type, error class: new ones come at any time) and counted
+// by the rule at its whole value while it is new within the rule's window
+// (`x unless x offset <window>`).
+func TestAlertRulesSeeTheFirstEventOfEachCounter(t *testing.T) {
+	t.Parallel()
+	rules, err := os.ReadFile("../docs/alerts.yml")
+	require.NoError(t, err)
+	reg := prometheus.NewPedanticRegistry()
+	m := NewMetrics(reg)
+	in := NewIngester(IngestConfig{Watch: []WatchStream{{Name: "ORDERS"}}}, nil, nil, m, slog.Default())
+	streams := in.ingestStreams()
+	require.Len(t, streams, 2, "the DLQ stream and the advisory stream")
+
+	labelsOf := map[string][]string{}
+	ch := make(chan *prometheus.Desc, 64)
+	for _, c := range m.collectors() {
+		c.Describe(ch)
+	}
+	close(ch)
+	desc := regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`)
+	for d := range ch {
+		p := desc.FindStringSubmatch(d.String())
+		require.NotNil(t, p, d.String())
+		labelsOf[p[1]] = strings.FieldsFunc(p[2], func(r rune) bool { return r == ',' })
+	}
+	fams, err := reg.Gather()
+	require.NoError(t, err)
+	exportedFor := map[string]map[string]bool{} // by name, the streams with a series ("" for an unlabelled one)
+	for _, f := range fams {
+		exportedFor[f.GetName()] = map[string]bool{}
+		for _, s := range f.GetMetric() {
+			stream := ""
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "stream" {
+					stream = l.GetValue()
+				}
+			}
+			exportedFor[f.GetName()][stream] = true
+		}
+	}
+
+	producerChosen := map[string]bool{"tenant": true, "item_type": true, "error_class": true}
+	increase := regexp.MustCompile(`increase\((quarantine_[a-z_]+)(?:\{[^}]*\})?\[([0-9a-z]+)\]\)`)
+	checked := 0
+	for _, e := range regexp.MustCompile(`(?m)^\s*expr:\s*(.+)$`).FindAllStringSubmatch(string(rules), -1) {
+		for _, inc := range increase.FindAllStringSubmatch(e[1], -1) {
+			name, window := inc[1], inc[2]
+			labels, ours := labelsOf[name]
+			if !ours {
+				continue // another package's counter
+			}
+			checked++
+			if slices.ContainsFunc(labels, func(l string) bool { return producerChosen[l] }) {
+				newSeries := fmt.Sprintf("(%s unless %s offset %s)", name, name, window)
+				assert.Contains(t, e[1], newSeries, "%s is labelled by %v, which producers choose after the start: its first series is born at its first event, which increase() does not see", name, labels)
+				continue
+			}
+			if !slices.Contains(labels, "stream") {
+				assert.True(t, exportedFor[name][""], "%s is not exported before its first event", name)
+				continue
+			}
+			for _, stream := range streams {
+				assert.True(t, exportedFor[name][stream], "%s{stream=%q} is not exported before its first event", name, stream)
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, checked, 5, "the increase() rules on this package's counters were found")
+}
+
+// TestAdmittedLabelsExportTheirSeriesAtZero: a tenant given its label
+// (stored at the start, or first come) has its per-tenant counters at 0
+// from then on, and so has OtherLabel once the last tenant slot is taken;
+// what AdmitStored exports is what countBatch will count in (an item type
+// past the bound under OtherLabel).
+func TestAdmittedLabelsExportTheirSeriesAtZero(t *testing.T) {
+	t.Parallel()
+	m := NewMetrics(prometheus.NewRegistry())
+	var stored []DepthCount
+	for i := range MetricItemTypes + 3 {
+		stored = append(stored, DepthCount{Tenant: "acme", ItemType: fmt.Sprint("type-", i), ErrorClass: ClassTransient, Status: StatusQuarantined, N: int64(100 - i)})
+	}
+	m.AdmitStored(stored)
+	ingested := seriesOf(t, m.Ingested)
+	assert.Len(t, ingested, MetricItemTypes+1, "the %d item types with the most, and %q for the rest", MetricItemTypes, OtherLabel)
+	assert.True(t, hasSeries(ingested, map[string]string{"tenant": "acme", "item_type": "type-0", "error_class": "transient"}))
+	assert.True(t, hasSeries(ingested, map[string]string{"tenant": "acme", "item_type": OtherLabel, "error_class": "transient"}))
+	tenant, itemType := m.labels.labels("acme", fmt.Sprint("type-", MetricItemTypes+1))
+	assert.Equal(t, [2]string{"acme", OtherLabel}, [2]string{tenant, itemType}, "counted where AdmitStored exported it")
+
+	assert.False(t, hasSeries(seriesOf(t, m.RawForm), map[string]string{"tenant": "first-come"}))
+	m.labels.labels("first-come", "x")
+	assert.True(t, hasSeries(seriesOf(t, m.RawForm), map[string]string{"tenant": "first-come"}))
+	assert.True(t, hasSeries(seriesOf(t, m.Malformed), map[string]string{"tenant": "first-come"}))
+
+	for i := range MetricTenants {
+		m.labels.tenant(fmt.Sprint("t-", i))
+	}
+	assert.True(t, hasSeries(seriesOf(t, m.RawForm), map[string]string{"tenant": OtherLabel}), "the tenants past the bound count under %q", OtherLabel)
+	assert.Len(t, seriesOf(t, m.RawForm), MetricTenants+1)
+	for _, c := range []*prometheus.CounterVec{m.Ingested, m.RawForm, m.Malformed} {
+		for _, s := range collectValues(t, c) {
+			assert.Zero(t, s, "exported at 0: nothing was counted")
+		}
+	}
+}
+
+// collectValues returns the value of each series c exports.
+func collectValues(t *testing.T, c prometheus.Collector) []float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	fams, err := reg.Gather()
+	require.NoError(t, err)
+	var out []float64
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			out = append(out, m.GetCounter().GetValue())
+		}
+	}
+	return out
 }
