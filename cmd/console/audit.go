@@ -38,6 +38,9 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 		return runAuditCheckpoint(ctx, args[1:], getenv, stdout, stderr)
 	case "keygen":
 		return runAuditKeygen(args[1:], getenv, stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, auditUsage)
+		return nil
 	}
 	fmt.Fprint(stderr, auditUsage)
 	return errUsage

@@ -24,7 +24,7 @@ var errUsage = errors.New("usage")
 func exitCode(err error) int {
 	var ce *codedError
 	switch {
-	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
 		return 2
 	case errors.As(err, &ce):
 		return ce.code

@@ -84,6 +84,35 @@ func TestUnknownCommand(t *testing.T) {
 	assert.Contains(t, out.String(), "console dev")
 }
 
+// TestCommandHelpExitsZeroWithUsageOnly: "console <command> -h" prints
+// the command's flags and exits 0, as a flag set that exits on error
+// does; it printed "console: flag: help requested" after the usage and
+// exited 2. A command with subcommands prints their list.
+func TestCommandHelpExitsZeroWithUsageOnly(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range [][]string{{"serve"}, {"worker"}, {"migrate"}, {"demo"}, {"audit", "verify"}, {"audit", "checkpoint"},
+		{"audit", "keygen"}, {"policy", "status"}, {"policy", "show"}, {"policy", "rollback"}} {
+		for _, h := range []string{"-h", "--help"} {
+			t.Run(strings.Join(cmd, "_")+h, func(t *testing.T) {
+				var stdout, stderr bytes.Buffer
+				err := run(context.Background(), append(append([]string{"console"}, cmd...), h), env(nil), &stdout, &stderr)
+				require.NoError(t, err, "exits 0")
+				assert.Contains(t, stderr.String()+stdout.String(), "Usage of console "+strings.Join(cmd, " "))
+				assert.Regexp(t, `\n  -[a-z]`, stderr.String()+stdout.String(), "the flags")
+				assert.NotContains(t, stderr.String()+stdout.String(), "help requested")
+			})
+		}
+	}
+	for _, group := range []string{"audit", "policy"} {
+		var stdout bytes.Buffer
+		require.NoError(t, run(context.Background(), []string{"console", group, "-h"}, env(nil), &stdout, io.Discard), group)
+		assert.Contains(t, stdout.String(), "console "+group+" ", "its subcommands")
+	}
+	var stdout bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"console", "-h"}, env(nil), &stdout, io.Discard))
+	assert.Contains(t, stdout.String(), "usage: console")
+}
+
 func TestServeAnswersProbes(t *testing.T) {
 	t.Parallel()
 	ns := natstest.Start(t)

@@ -40,6 +40,9 @@ func runPolicy(ctx context.Context, args []string, getenv func(string) string, s
 			return runPolicyStatus(ctx, args[1:], getenv, stdout, stderr)
 		case "show":
 			return runPolicyShow(ctx, args[1:], getenv, stdout, stderr)
+		case "-h", "-help", "--help", "help":
+			fmt.Fprint(stdout, policyUsage)
+			return nil
 		}
 	}
 	fmt.Fprint(stderr, policyUsage)
