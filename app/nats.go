@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -98,10 +99,16 @@ func (a *App) startEmbeddedNATS(token string) error {
 	if err != nil {
 		return fmt.Errorf("embedded NATS: %w", err)
 	}
+	failed := newStartFailure()
+	ns.SetLoggerV2(failed, false, false, false)
 	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
+	if err := waitEmbedded(ns, failed, 10*time.Second); err != nil {
 		ns.Shutdown()
-		return fmt.Errorf("embedded NATS did not start on %s (NATS_EMBEDDED_ADDR)", a.cfg.NATSEmbeddedAddr)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("NATS_EMBEDDED_ADDR %s: the address is in use (another NATS server or console listens there): "+
+				"choose a free one, or set NATS_URL to use that server (%w)", a.cfg.NATSEmbeddedAddr, err)
+		}
+		return fmt.Errorf("embedded NATS did not start on %s (NATS_EMBEDDED_ADDR): %w", a.cfg.NATSEmbeddedAddr, err)
 	}
 	a.embedded = ns
 	a.natsURL = ns.ClientURL()
@@ -109,6 +116,62 @@ func (a *App) startEmbeddedNATS(token string) error {
 		"token_file", a.cfg.NATSTokenFile)
 	return nil
 }
+
+// waitEmbedded waits up to within for ns to take connections, and stops
+// at once when ns reports it cannot start (its listener refused: the
+// address in use), which ReadyForConnections alone would wait out.
+func waitEmbedded(ns *server.Server, failed *startFailure, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for !ns.ReadyForConnections(50 * time.Millisecond) {
+		select {
+		case err := <-failed.err:
+			return err
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready for connections after %s", within)
+		}
+	}
+	return nil
+}
+
+// startFailure is the embedded server's logger: it keeps the first fatal
+// error (the server reports a listener it could not open, or JetStream it
+// could not start, only so, and goes on without them) and drops the rest,
+// as the server did with no logger.
+type startFailure struct{ err chan error }
+
+func newStartFailure() *startFailure { return &startFailure{err: make(chan error, 1)} }
+
+// Fatalf keeps the message, with the error among v as its cause (so that
+// errors.Is sees it).
+func (f *startFailure) Fatalf(format string, v ...any) {
+	err := &loggedError{msg: fmt.Sprintf(format, v...)}
+	for _, a := range v {
+		if cause, ok := a.(error); ok {
+			err.cause = cause
+		}
+	}
+	select {
+	case f.err <- err:
+	default:
+	}
+}
+
+// loggedError is a message the embedded server logged, and its cause.
+type loggedError struct {
+	msg   string
+	cause error
+}
+
+func (e *loggedError) Error() string { return e.msg }
+func (e *loggedError) Unwrap() error { return e.cause }
+
+func (*startFailure) Noticef(string, ...any) {}
+func (*startFailure) Warnf(string, ...any)   {}
+func (*startFailure) Errorf(string, ...any)  {}
+func (*startFailure) Debugf(string, ...any)  {}
+func (*startFailure) Tracef(string, ...any)  {}
 
 // embeddedToken is the embedded server's token: the one in file, or a new
 // random one, written to file (0600) when a file is named so that other

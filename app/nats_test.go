@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,4 +61,32 @@ func TestWaitForNATSStopsOnRefusedToken(t *testing.T) {
 	if err := WaitForNATS(context.Background(), srv.ClientURL(), token, time.Second, log); err != nil {
 		t.Fatalf("WaitForNATS with the right token: %v", err)
 	}
+}
+
+// TestEmbeddedNATSNamesABusyAddress: NATS_EMBEDDED_ADDR taken by another
+// process fails at once saying the address is in use (the server only
+// logs its listener's error and goes on without one: the start waited 10
+// seconds and said "did not start"); a free address starts.
+func TestEmbeddedNATSNamesABusyAddress(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	a := &App{cfg: Config{NATSEmbeddedAddr: busy.Addr().String(), NATSEmbeddedDir: t.TempDir()}, log: slog.New(slog.DiscardHandler)}
+	start := time.Now()
+	err = a.startEmbeddedNATS("token")
+	if !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "NATS_EMBEDDED_ADDR "+busy.Addr().String()+": the address is in use") {
+		t.Fatalf("embedded NATS on a busy address: %v, want the address named in use", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %s to say the address is in use: it waited for a server that cannot listen", took)
+	}
+
+	a = &App{cfg: Config{NATSEmbeddedAddr: "127.0.0.1:0", NATSEmbeddedDir: t.TempDir()}, log: slog.New(slog.DiscardHandler)}
+	if err := a.startEmbeddedNATS("token"); err != nil {
+		t.Fatalf("embedded NATS on a free address: %v", err)
+	}
+	a.embedded.Shutdown()
 }
