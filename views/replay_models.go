@@ -305,8 +305,13 @@ type ReplayRequestModel struct {
 	CancelURL    string
 	// Stop is the emergency stop, for approvers and admins of the tenant
 	// while the request may still publish (nil otherwise).
-	Stop   *StopForm
-	Errors map[string]string
+	Stop *StopForm
+	// MayRepublish: an item of it that needs reconciliation may be settled
+	// "republish" (replay.Service.MayRepublish; never when it needed two
+	// approvers), so a request done with problems may still publish, and
+	// its stop card says a stop ends that.
+	MayRepublish bool
+	Errors       map[string]string
 	// ReconciliationNote is what the requester checked before replaying
 	// items whose error class needs reconciliation first.
 	ReconciliationNote string
@@ -360,6 +365,11 @@ type ApprovalRow struct {
 	// for StillNeeded more approvers.
 	YouApproved bool
 	StillNeeded int
+	// MayRepublish: on the stop page, an item of it that needs
+	// reconciliation may be settled "republish"
+	// (replay.Service.MayRepublish), so one done with problems may still
+	// publish.
+	MayRepublish bool
 }
 
 // ApprovalsModel is the approvals page: requests waiting for a sign-off,
