@@ -25,7 +25,9 @@ type StopInput struct {
 // would run; and requests done with problems whose items wait for a
 // person, where a republish would run them again. Stopped, the last may
 // still be settled as applied or not applied, never republished
-// (JudgeReconcile).
+// (JudgeReconcile). Of those done with problems, only the ones whose items
+// may be republished (stopEnds: a rule of the policy, read in Go) are
+// stopped: the others can only be settled applied or not applied anyway.
 const stoppable = `(status IN ('draft', 'pending_approval', 'approved', 'running')
     OR (status = 'done_with_problems' AND EXISTS (SELECT 1 FROM replay_jobs j
         WHERE j.request_id = replay_requests.id AND j.state = 'needs_reconciliation')))`
@@ -47,24 +49,49 @@ const selectStoppableOne = `SELECT EXISTS (SELECT 1 FROM replay_requests
     WHERE id = $1 AND status NOT IN ('draft', 'pending_approval') AND ` + stoppable + `)`
 
 // Stoppable returns the requests of tenants that an emergency stop would
-// end (at most 200, the newest first).
+// end (at most 200, the newest first: fewer when some of the 200 newest
+// are done with problems and nothing of them may be republished).
 func (s *Service) Stoppable(ctx context.Context, tenants []string) ([]Request, error) {
 	rows, err := s.pool.Query(ctx, selectStoppableIn, tenants)
 	if err != nil {
 		return nil, fmt.Errorf("read stoppable replays: %w", err)
 	}
-	return pgx.CollectRows(rows, scanRequest)
+	reqs, err := pgx.CollectRows(rows, scanRequest)
+	if err != nil {
+		return nil, fmt.Errorf("read stoppable replays: %w", err)
+	}
+	return slices.DeleteFunc(reqs, func(r Request) bool { return !s.stopEnds(r) }), nil
 }
 
 // CanStop reports whether Stop would end request id as it is now (the
 // request page offers the stop where it does): approved or running, or
-// done with problems with items waiting for a person.
+// done with problems with items waiting for a person that may still be
+// republished.
 func (s *Service) CanStop(ctx context.Context, id int64) (bool, error) {
 	var ok bool
 	if err := s.pool.QueryRow(ctx, selectStoppableOne, id).Scan(&ok); err != nil {
 		return false, fmt.Errorf("read whether replay %d may be stopped: %w", id, err)
 	}
-	return ok, nil
+	if !ok {
+		return false, nil
+	}
+	req, err := getRequest(ctx, s.pool, id, false)
+	if err != nil {
+		return false, fmt.Errorf("read whether replay %d may be stopped: %w", id, err)
+	}
+	return s.stopEnds(req), nil
+}
+
+// stopEnds says whether a stop of req, one the stoppable query selects,
+// changes what may still happen to it. Not for a request done with
+// problems whose items may not be republished (MayRepublish: they needed
+// two approvers): it publishes nothing more, a person settles its items
+// as applied or not applied, stopped or not, and a stop of it would only
+// name it as stopped on the page that lists what may still publish. The
+// approvals a request needed only grow (PublishApprovals takes the most),
+// so what it says of a request does not change back.
+func (s *Service) stopEnds(req Request) bool {
+	return req.Status != StatusDoneWithProblems || s.MayRepublish(req).Outcome == replaypolicy.Go
 }
 
 // Stop ends request id at once, whoever requested it: an emergency stop by
@@ -73,9 +100,10 @@ func (s *Service) CanStop(ctx context.Context, id int64) (bool, error) {
 // published will be; a job whose outcome is unknown waits for a person
 // (needs_reconciliation), who may no longer republish it. It returns a
 // conflict for a request CanStop says no of: one that is not open and has
-// nothing waiting for a person, a draft (it publishes nothing; its
-// requester drops it) or one waiting for approval (rejected or cancelled
-// instead).
+// nothing waiting for a person, or nothing a person may republish (done
+// with problems, of items that needed two approvers), a draft (it
+// publishes nothing; its requester drops it) or one waiting for approval
+// (rejected or cancelled instead).
 func (s *Service) Stop(ctx context.Context, id int64, actor quarantine.Actor, in StopInput, meta quarantine.RequestMeta) error {
 	if v := replaypolicy.JudgeStop(in.Reason, in.Typed); v.Outcome != replaypolicy.Go {
 		return fmt.Errorf("stop replay %d: %w", id, refuse(v, quarantine.EINVALID))
@@ -90,6 +118,8 @@ func (s *Service) Stop(ctx context.Context, id int64, actor quarantine.Actor, in
 			return err
 		}
 		switch {
+		case ok && !s.stopEnds(req):
+			return quarantine.Errorf(quarantine.ECONFLICT, "nothing to stop: the request publishes nothing more, and its items that need reconciliation can only be settled applied or not applied (they needed two approvers)")
 		case !ok && req.Status == StatusPendingApproval:
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request waits for approval and publishes nothing until then: an approver rejects it, its requester cancels it")
 		case !ok:
@@ -126,10 +156,12 @@ func (t TenantStop) LeftClasses() []replaypolicy.Class {
 
 // StopAll ends every request of tenant that may still publish or be
 // approved, every draft (so no submit right after the stop runs one) and
-// every request done with problems with items waiting for a person (so no
-// republish runs it again), of the classes may allows (the person's stop
-// right, class by class), as Stop does each; it says how many it stopped
-// and which it left (a partial stop is not a stop of the tenant).
+// every request done with problems with items waiting for a person that
+// may be republished (so no republish runs it again: stopEnds), of the
+// classes may allows (the person's stop right, class by class), as Stop
+// does each; it says how many it stopped and which it left (a partial
+// stop is not a stop of the tenant). A request a stop would not change is
+// neither stopped nor left.
 func (s *Service) StopAll(ctx context.Context, tenant string, may func(replaypolicy.Class) bool, actor quarantine.Actor, in StopInput,
 	meta quarantine.RequestMeta) (TenantStop, error) {
 	if v := replaypolicy.JudgeStop(in.Reason, in.Typed); v.Outcome != replaypolicy.Go {
@@ -138,7 +170,7 @@ func (s *Service) StopAll(ctx context.Context, tenant string, may func(replaypol
 	var res TenantStop
 	var err error
 	res.Stopped, res.Left, err = s.eachLocked(ctx, func(tx pgx.Tx, r *Request) (bool, error) {
-		if !may(r.Class) {
+		if !s.stopEnds(*r) || !may(r.Class) {
 			return false, nil
 		}
 		return true, s.stop(ctx, tx, r, actor, in.Reason, meta)
@@ -146,6 +178,7 @@ func (s *Service) StopAll(ctx context.Context, tenant string, may func(replaypol
 	if err != nil {
 		return TenantStop{}, fmt.Errorf("stop replays of %s: %w", tenant, err)
 	}
+	res.Left = slices.DeleteFunc(res.Left, func(r Request) bool { return !s.stopEnds(r) })
 	return res, nil
 }
 
