@@ -99,6 +99,18 @@ func TestServeScreens(t *testing.T) {
 	problems := testfactory.Request(t, b.Replays, oncall.Actor, ids[57:60], replay.SubmitInput{Reason: "shard 4 back"})
 	testfactory.NeedsPerson(t, pool, problems.ID)
 	t.Logf("request %d is done with problems", problems.ID)
+	// And a refund done with problems: its item needed two approvers, so
+	// no one may republish it alone and there is nothing to stop.
+	refund := testfactory.Request(t, b.Replays, oncall.Actor, ids[2:3], replay.SubmitInput{Reason: "payments gateway back"})
+	phrase, err := b.Replays.ConfirmationFor(context.Background(), refund.ID)
+	require.NoError(t, err)
+	for range 2 {
+		c, _ := b.SignIn(t, "acme:approver")
+		resp := b.Do(t, c, "POST", fmt.Sprintf("/replay/requests/%d/approve", refund.ID), url.Values{"intent": {refund.IntentHex()}, "confirmation": {phrase}}, nil)
+		require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	}
+	testfactory.NeedsPerson(t, pool, refund.ID)
+	t.Logf("request %d (a refund, two approvers) is done with problems", refund.ID)
 
 	people := []struct {
 		name   string
