@@ -1,0 +1,84 @@
+package dlq
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRevFixes7dCorruptToastNotContentRefusal
+//
+// Defect (medium): an error of PostgreSQL's own storage (class XX:
+// XX000 internal_error "could not read block ... of relation pg_toast_...",
+// XX001 data_corrupted "invalid page in block", XX002 index_corrupted
+// "index pg_toast_..._index contains unexpected zero page") is neither
+// Busy nor Unreachable, so Insert takes it as the record's content. It
+// only meets the rows that write to the day's TOAST relation: a dead
+// letter whose payload (or header block) is larger than about 2 KB. Its
+// parsed and raw forms are refused, and once the message's delivery
+// count reaches 5, storeRefusedWholeOrPosition tries it whole once more
+// (refused again: the corruption is still there) and then stores its
+// position form, which has no payload and no header block, touches no
+// TOAST, and is taken: the dead letter is acked payload-less, flagged
+// content_refused, its payload and headers gone from the console for
+// good (the stream deletes the message at its age limit), though nothing
+// of the message's content was refused, only a damaged page of
+// PostgreSQL's. Every large dead letter of that day ends so until someone
+// REINDEXes; the small ones are stored whole, so nothing looks stopped.
+//
+// Simulated here with a trigger raising XX001 for a row with a payload of
+// more than 2 KB, what a corrupt TOAST index or page gives such a row.
+//
+// Expected: an internal or data-corruption error (class XX) is PostgreSQL's,
+// not the content's: the dead letter is deferred (Busy) and never stored in
+// its position form; once the relation is repaired it is stored whole.
+func TestRevFixes7dCorruptToastNotContentRefusal(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	_, err := b.db.OwnerPool.Exec(ctx, `
+        CREATE FUNCTION test_corrupt_toast() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF octet_length(NEW.payload) > 2000 THEN
+                RAISE EXCEPTION 'invalid page in block 7 of relation base/16384/2619_toast' USING ERRCODE = 'XX001';
+            END IF;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER test_corrupt_toast BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_corrupt_toast();`)
+	require.NoError(t, err)
+	b.start(t, IngestConfig{Workers: 1, MaxWait: 10 * time.Millisecond, RetryUnstorable: 100 * time.Millisecond}, nil)
+
+	payload := bytes.Repeat([]byte("x"), 3000)
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: payload})
+	// A small dead letter after it: stored whole, as it should be; the
+	// ingester goes on.
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("small")})
+	b.waitRows(t, 1)
+	small := b.row(t, "source_seq = 2")
+	assert.Equal(t, []byte("small"), small.Payload)
+
+	// Wait for the large one's fifth delivery to be handled: either its
+	// position form is stored (the defect) or it is still unstored and
+	// unacked (expected). The deliveries come every RetryUnstorable.
+	deadline := time.Now().Add(10 * time.Second)
+	var n int
+	for time.Now().Before(deadline) {
+		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE source_seq = 1`).Scan(&n))
+		if n > 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition, bounded
+	}
+	if n == 0 {
+		return // deferred, never stored without its content: expected
+	}
+	d := b.row(t, "source_seq = 1")
+	assert.NotContains(t, d.Flags, "content_refused",
+		"a corrupt TOAST page is PostgreSQL's, not the message's content: %v", d.MalformedReasons)
+	assert.True(t, bytes.Equal(payload, d.Payload), "the payload kept for replay: stored %d of its %d bytes", len(d.Payload), len(payload))
+}
