@@ -297,7 +297,11 @@ func Unreachable(err error) bool {
 // statement_timeout (57014), the server is short of memory or other
 // resources (class 53: out of memory, disk full, too many connections),
 // a lock was not available (55P03, lock_timeout or NOWAIT) or an object
-// is in use (55006), or a system or I/O error (class 58). The statement
+// is in use (55006), a system or I/O error (class 58), or an internal
+// error or damage PostgreSQL found in its own storage (class XX: a
+// corrupt page or TOAST index that only rows large enough to reach TOAST
+// meet, so a small position form would get through where the whole row
+// cannot; the damage is the server's, never the record's). The statement
 // may well work later; it may also keep failing for one record (a row so
 // large it always times out). Never a reason to store a record in its
 // raw form. So is an insert whose day's partition was dropped again each
@@ -314,7 +318,7 @@ func Busy(err error) bool {
 	case pgErr.Code == "57014", pgErr.Code == "55P03", pgErr.Code == "55006":
 		return true
 	}
-	return strings.HasPrefix(pgErr.Code, "53") || strings.HasPrefix(pgErr.Code, "58")
+	return strings.HasPrefix(pgErr.Code, "53") || strings.HasPrefix(pgErr.Code, "58") || strings.HasPrefix(pgErr.Code, "XX")
 }
 
 // DepthCount is one counter row: how many dead letters share these values.
