@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/a-h/templ"
@@ -405,9 +406,19 @@ func countText(n int64, capped bool, one, many string) string {
 func joinList(vs []string) string { return strings.Join(vs, ", ") }
 
 // PolicyText is a class description without its leading "class: ", which
-// the page shows as a chip.
+// the page shows as a chip, as a sentence: its first letter capitalised
+// (the policy file writes it to follow "class: ", in lowercase).
 func PolicyText(class, describe string) string {
-	return strings.TrimPrefix(describe, class+": ")
+	return sentenceCase(strings.TrimPrefix(describe, class+": "))
+}
+
+// sentenceCase is s with its first letter in upper case.
+func sentenceCase(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 || !unicode.IsLower(r) {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // fieldErrors lists errs in the order of fields; other keys last.

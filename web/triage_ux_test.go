@@ -169,7 +169,7 @@ func TestPolicyPageListsErrorClasses(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.Status)
 	rules := byID(resp.Doc(t), "policy-error-classes").Text()
 	assert.Contains(t, rules, "schema_invalid")
-	assert.Contains(t, rules, "replays only with an edited payload, or after a fix")
+	assert.Contains(t, rules, "Replays only with an edited payload, or after a fix", "a description reads as a sentence")
 	assert.Contains(t, rules, "stale_version")
 	assert.Contains(t, rules, "at least as revalidate")
 }
