@@ -95,3 +95,73 @@ func TestRevFixes7cOriginReplayedAgainAfterItsChildCameBack(t *testing.T) {
 	}
 	assert.Equal(t, 2, b.onSubject(t, subject), "a second refund went out: B was replayed after A's own replay applied it")
 }
+
+// TestRevFixes7cPurgedOriginMakesReturnedReplaySkippedAsDone: severity
+// medium. The chain walk (ledger.go origins, readOrigins) stops at an
+// origin retention removed: the replays of the origins above it then
+// count against the item. Its comment says the item is then "left for a
+// person, never published twice"; for dedupe and same_operation it is
+// not: JudgeItem/JudgeJob skip it as done ("already replayed
+// successfully ... skipped, not re-sent"), its request ends done (green),
+// and the effect its replay chain failed to make never happens, with
+// nothing to say so. Path: an analytics event (dedupe, one operator, no
+// approver) A is replayed; that replay fails downstream and comes back as
+// B (Dlq-Replay-Of: A); B is replayed and fails again as C (Dlq-Replay-Of:
+// B, generation 2, still under the limit of 3). Retention removes A and B
+// (older, replayed, their requests closed), keeping C. C is drafted: its
+// chain is known up to B only, so A's replay (request 1) counts and C is
+// "skipped": the request is done, nothing is published, the event is
+// lost. Expected: an item whose chain cannot be followed to its end is
+// never reported replayed on a replay its chain may explain: it is left
+// for a person (blocked, naming the request and that the chain was cut by
+// retention), or the chain is kept (e.g. retention writes the purged
+// dead letter's own replay_of on the items naming it, as it writes
+// origin_msg_id, and the walk reads it).
+func TestRevFixes7cPurgedOriginMakesReturnedReplaySkippedAsDone(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	_, err := b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Second})
+	require.NoError(t, err)
+	const msgID, subject = "rf7c-event-1", "app.acme.analytics.event"
+	letter := func(at time.Time, replayOf int64) int64 {
+		l := testfactory.Letter{ItemType: "analytics.event", MsgID: msgID, CorrelationID: "corr-rf7c-ev",
+			Payload: []byte(`{"clicks":7}`), At: at}
+		if replayOf != 0 {
+			l.Headers = map[string][]string{dlq.UpstreamPrefix + dlq.HeaderReplayOf: {fmt.Sprint(replayOf)}}
+		}
+		return testfactory.DeadLetter(t, b.db.Pool, l)
+	}
+	run(t, b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond}))
+	replayOnce := func(id int64) replay.Request {
+		req := b.request(t, []int64{id}, replay.SubmitInput{Reason: "consumer fixed"})
+		require.Equal(t, replaypolicy.Dedupe, req.Class)
+		require.Equal(t, replay.StatusApproved, req.Status)
+		return b.waitStatus(t, req.ID, replay.StatusDone)
+	}
+
+	a := letter(time.Now().Add(-72*time.Hour), 0)
+	first := replayOnce(a)
+	back := letter(time.Now().Add(-48*time.Hour), a)
+	replayOnce(back)
+	require.Equal(t, 2, b.onSubject(t, subject))
+	again := letter(time.Now().Add(-time.Hour), back)
+	d, err := b.store.Get(ctx, again)
+	require.NoError(t, err)
+	require.Equal(t, int32(2), d.Generation, "linked: %v", d.Flags)
+
+	// Retention removes A and B as its deleteBatch does: the items naming
+	// them keep their tenant, message id and generation, the rows go.
+	for _, id := range []int64{a, back} {
+		_, err := b.db.OwnerPool.Exec(ctx, `WITH gone AS (DELETE FROM dead_letters WHERE id = $1 RETURNING id, dead_lettered_at, tenant, msg_id, generation)
+            UPDATE replay_items i SET payload = NULL, origin_tenant = g.tenant, origin_msg_id = g.msg_id, origin_generation = g.generation
+            FROM gone g WHERE i.dead_letter_id = g.id AND i.dead_lettered_at = g.dead_lettered_at`, id)
+		require.NoError(t, err)
+	}
+
+	check, reason := draftVerdict(t, b, again)
+	assert.NotContains(t, reason, "already replayed successfully",
+		"dead letter %d is what its chain's last replay left undone, yet it is skipped as done on request %d's replay of %d, which its cut chain explains",
+		again, first.ID, a)
+	t.Logf("C at draft: check %q, reason %q", check, reason)
+}
