@@ -165,3 +165,72 @@ func TestRevFixes7cPurgedOriginMakesReturnedReplaySkippedAsDone(t *testing.T) {
 		again, first.ID, a)
 	t.Logf("C at draft: check %q, reason %q", check, reason)
 }
+
+// TestRevFixes7cReservedNeverSentJobStartsRequestForAnotherWorker:
+// severity medium. fix-poison7's publish gate re-checks the approval's
+// expiry right before a send "while nothing of the request was published"
+// (approvalHolds), and a claim judges that from selectStarted: a job of
+// the request with first_attempt_at set. But the gate sets
+// first_attempt_at when it RESERVES a job's slot, before the expiry is
+// checked again and before anything is sent; it is cleared only when that
+// claim records its release. In between, another worker's claim of the
+// same request reads the request as started, so the approval's expiry no
+// longer bounds it (ApprovalLapse is zero once Started), and it publishes.
+// Path (two workers, the design's scale-out): worker 1 reserves job 1 of a
+// two-item request and waits for its slot; the approval expires; worker 2
+// claims job 2, judges the request "started" and publishes it; worker 1
+// then sees the expiry and releases job 1 unsent. Nothing of the request
+// was published before its approval expired, yet job 2 was published
+// after. Expected: an approval that expired before anything of the
+// request was sent publishes nothing, whichever worker holds which job
+// (e.g. "started" counts only publishes handed to NATS, as recorded, or the
+// gate's SQL refuses to reserve a job of a request whose approval lapsed
+// unless a publish of it was recorded).
+func TestRevFixes7cReservedNeverSentJobStartsRequestForAnotherWorker(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	table, err := replaypolicy.Parse("expiry.toml", []byte(`
+[[rule]]
+item_type = "analytics.*"
+class = "dedupe"
+[class.dedupe]
+approval_expiry = "1h"
+`))
+	require.NoError(t, err)
+	b.policy.Store(table)
+	var ids []int64
+	for _, m := range []string{"rf7c-exp-1", "rf7c-exp-2"} {
+		ids = append(ids, testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "analytics.event", MsgID: m,
+			Subject: "app.acme.events", Payload: []byte("{}")}))
+	}
+	req := b.request(t, ids, replay.SubmitInput{})
+	if req.Status == replay.StatusPendingApproval {
+		d, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+		require.NoError(t, err)
+		require.True(t, d.Ready)
+	}
+
+	w1 := b.worker(t, replay.WorkerConfig{Batch: 1, Retry: time.Millisecond})
+	w2 := b.worker(t, replay.WorkerConfig{Batch: 1, Retry: time.Millisecond})
+	var other int
+	w1.BeforeSend(func(int64, time.Time) {
+		if other != 0 {
+			return
+		}
+		later := time.Now().Add(2 * time.Hour) // past the 1h expiry, before anything was sent
+		b.now.Store(&later)
+		n, err := w2.RunOnce(ctx)
+		require.NoError(t, err)
+		other = n + 1
+	})
+	n, err := w1.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, 2, other, "worker 2 claimed the other job while worker 1 waited for its slot")
+	for _, id := range ids {
+		j := b.job(t, req.ID, id)
+		t.Logf("job of %d: %s (%s)", id, j.State, j.Result)
+	}
+	assert.Empty(t, streamMsgs(t, b.target), "a job was published after the approval expired, though nothing of the request had been sent before")
+}
