@@ -16,10 +16,11 @@ import (
 // Ledger read, for each job of $1 (with its tenant $2, its message id $3
 // and its operation id $4 where the ledger is asked about it: every class
 // but rebuildable, replaypolicy.Identities; NULL for one that does not
-// count; $5 and $6 pairs of a job and an origin of its dead letter,
-// readOrigins): which request of another job already replayed an identity
-// of it, under any class, but for the replays of its dead letter's origins
-// (ledger.go), does another job of it wait for
+// count; $5 and $6 pairs of a job and the job of the first replay of an
+// origin of its dead letter, readOrigins): which request of another job
+// already replayed an identity of it, under any class, but for the first
+// replays of its dead letter's origins (ledger.go), does another job of it
+// wait for
 // a person because it may have been published (needs_reconciliation:
 // possibly replayed), and is another job of it in flight: a publish of it
 // may have landed (first_attempt_at) and nothing settled it yet (it runs:
@@ -55,10 +56,10 @@ var ledgerOf = `SELECT u.id,
     ) o ON true`
 
 // jobLedger are ledgerOf's terms of the "already replayed" question: any
-// job but this one, and no replay of an origin of its dead letter (as
-// readOrigins read them).
+// job but this one, and not the first replay of an origin of its dead
+// letter (as readOrigins read them).
 var jobLedger = ledgerTerms{tenant: "u.tenant", msgID: "u.msg_id", opID: "u.op_id", job: "u.id",
-	origin: "EXISTS (SELECT 1 FROM unnest($5::bigint[], $6::bigint[]) AS a(job, origin) WHERE a.job = u.id AND a.origin = l.dead_letter_id)"}
+	origin: "EXISTS (SELECT 1 FROM unnest($5::bigint[], $6::bigint[]) AS a(job, origin) WHERE a.job = u.id AND a.origin = l.job_id)"}
 
 // selectStarted says whether a publish of a job of request $1 may have
 // landed, in any claim (replaypolicy.Run.Started): a publish gate marked

@@ -21,23 +21,33 @@ import (
 // replayed while its item type was rebuildable, then classed dedupe or
 // manual by a newer policy, was replayed all the same.
 //
-// A replay the item's own Dlq-Replay-Of chain explains does not count: a
-// replay of one of its origins (the dead letter it came back from, that
-// one's origin, and so on) is the replay whose effect failed and came back
-// as this dead letter, so the item is what it left undone, and replaying
-// it is a new decision, bounded by the generation limit (ingest links a
-// dead letter to its origin only when the console published a replay of
-// it, and the two share tenant and message id: dlq's linkReplays). A
-// replay of another dead letter of the message (a second failure of the
+// A replay the item's own Dlq-Replay-Of chain explains does not count: the
+// first replay of each of its origins (the dead letter it came back from,
+// that one's origin, and so on) is the replay whose effect failed and came
+// back as this dead letter, so the item is what it left undone, and
+// replaying it is a new decision, bounded by the generation limit (ingest
+// links a dead letter to its origin only when the console published a
+// replay of it, and the two share tenant and message id: dlq's
+// linkReplays). Only that one replay of each origin: a later replay of
+// the origin (a person settled the first "not applied, leave it" and a new
+// request replayed it again) did what the item stands for, and it counts,
+// whenever the item came back. The first replay is the origin's job first
+// about to be published (first_published_at, never reset; the database's
+// clock for every job, so no broker clock is compared with it): a dead
+// letter comes back from a replay that was sent, and the earliest one sent
+// was sent before any other. Where two were sent before the item came back
+// and it came back from the later one, the earlier is taken and the later
+// counts: the item is left for a person, never published twice. A replay
+// of another dead letter of the message (a second failure of the
 // original, or a sibling that came back from the same replay) counts.
 //
 // Each expression gives the request of the earliest such replay (0:
 // none). Its terms, SQL of the enclosing query, are the tenant, the
 // message id or the operation id, a job whose own row does not count
-// (NULL: none), and the predicate that holds when l, the ledger row, is a
-// replay of an origin of the item's dead letter (origins walks them up in
-// SQL; the worker reads them first, readOrigins, so that its ledger read
-// never reaches dead_letters).
+// (NULL: none), and the predicate that holds when l, the ledger row, is
+// the first replay of an origin of the item's dead letter (origins walks
+// them up in SQL; the worker reads them first, readOrigins, so that its
+// ledger read never reaches dead_letters).
 type ledgerTerms struct {
 	tenant, msgID, opID, job, origin string
 }
@@ -74,40 +84,57 @@ func (t ledgerTerms) fill(sql string) string {
 	return strings.NewReplacer("{origin}", t.origin, "{tenant}", t.tenant, "{msg}", t.msgID, "{op}", t.opID, "{job}", t.job).Replace(sql)
 }
 
-// origins is the predicate that ledger row l replayed an origin of the
-// dead letter of tenant whose replay_of and dead_lettered_at are replayOf
-// and at (SQL of the enclosing query). The origins are walked up
-// replay_of (a primary-key probe a step, each in the partitions older than
-// the step's dead letter, with a day of slack for clocks, as dlq's
+// firstReplayJob is the job of the first replay the console sent of dead
+// letter id (SQL of the enclosing query): of the jobs of its items that
+// were published or may have been (as linkReplays counts them: a gate
+// set first_published_at, or a job finished before that column says so by
+// its state), the one first about to be published; those of before the
+// column are older than any with it. By replay_items_dead_letter_idx,
+// then each item's job by key.
+func firstReplayJob(id string) string {
+	return `(SELECT rj.id FROM replay_items ri
+                  JOIN replay_jobs rj ON rj.request_id = ri.request_id AND rj.dead_letter_id = ri.dead_letter_id
+                  WHERE ri.dead_letter_id = ` + id + `
+                    AND (rj.first_published_at IS NOT NULL
+                         OR rj.state IN ('replayed', 'suppressed_duplicate', 'unknown', 'needs_reconciliation')) -- sent, or may have been
+                  ORDER BY rj.first_published_at NULLS FIRST, rj.id LIMIT 1)`
+}
+
+// origins is the predicate that ledger row l is the first replay of an
+// origin of the dead letter of tenant whose replay_of and dead_lettered_at
+// are replayOf and at (SQL of the enclosing query). The origins are walked
+// up replay_of (a primary-key probe a step, each in the partitions older
+// than the step's dead letter, with a day of slack for clocks, as dlq's
 // selectChain does), only for a ledger row of the identity, and only as
 // far as rows are kept: an origin retention removed is known by the id its
 // child names, but its own origin is not, and that one's replay then
 // counts (the item is left for a person, never published twice).
 func origins(tenant, replayOf, at string) string {
-	return `l.dead_letter_id = ANY (ARRAY(
+	return `l.job_id = ANY (ARRAY(
               WITH RECURSIVE rup(id, at, depth) AS (
                   SELECT ` + replayOf + `, ` + at + `, 1 WHERE ` + replayOf + ` IS NOT NULL
                   UNION ALL
                   SELECT ro.replay_of, ro.dead_lettered_at, rup.depth + 1 FROM rup JOIN dead_letters ro
                       ON ro.id = rup.id AND ro.tenant = ` + tenant + ` AND ro.dead_lettered_at < rup.at + interval '24 hours'
                   WHERE ro.replay_of IS NOT NULL AND rup.depth < ` + strconv.Itoa(dlq.MaxChain) + `)
-              SELECT id FROM rup))`
+              SELECT ` + firstReplayJob("rup.id") + ` FROM rup))`
 }
 
 // selectOrigins is origins' walk for jobs: for each job of $1 whose dead
 // letter of tenant $4 names an origin $2 and was stored at $3, the job and
-// each origin up its chain.
+// the first replay job of each origin up its chain (firstReplayJob; none
+// where the console sent none).
 var selectOrigins = `WITH RECURSIVE up(job, id, at, tenant, depth) AS (
     SELECT u.job, u.replay_of, u.at, u.tenant, 1 FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::text[]) AS u(job, replay_of, at, tenant)
     UNION ALL
     SELECT up.job, o.replay_of, o.dead_lettered_at, up.tenant, up.depth + 1 FROM up JOIN dead_letters o
         ON o.id = up.id AND o.tenant = up.tenant AND o.dead_lettered_at < up.at + interval '24 hours'
     WHERE o.replay_of IS NOT NULL AND up.depth < ` + strconv.Itoa(dlq.MaxChain) + `)
-SELECT job, id FROM up`
+SELECT job, first FROM up CROSS JOIN LATERAL ` + firstReplayJob("up.id") + ` f(first)`
 
-// readOrigins reads, on q, the origins of the dead letters of jobs
-// (selectOrigins) as two arrays of pairs: a job and one origin of its dead
-// letter. Jobs whose dead letter names none cost nothing; when none does,
+// readOrigins reads, on q, the first replays of the origins of the dead
+// letters of jobs (selectOrigins) as two arrays of pairs: a job and the
+// job of the first replay of one origin of its dead letter. Jobs whose dead letter names none cost nothing; when none does,
 // it reads nothing.
 func readOrigins(ctx context.Context, q querier, jobs []*job) (jobIDs, originIDs []int64, err error) {
 	var ids, of []int64
