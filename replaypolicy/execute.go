@@ -24,6 +24,13 @@ type Run struct {
 	// it is running or this is true; a claim that published nothing does
 	// not start it.
 	Started bool
+	// StartUnsettled: no publish of it may have landed yet, but a worker
+	// that still holds a job of it (its lease runs) marked that job
+	// attempted and has not recorded whether it sent it. That worker sends
+	// it only while the approval holds, so whether the request started
+	// before its approval expired is not known until it records or its
+	// lease runs out: past the expiry its other jobs wait for that.
+	StartUnsettled bool
 	// Union is every class the request's items were classed by when it was
 	// submitted (Request.Union): its approval expires by the strictest.
 	Union     []Class
@@ -58,7 +65,9 @@ type Standing struct {
 // approval_expiry of its class (the strictest of its Union) when the
 // request has not started, that is while nothing of it may have been
 // published (neither running nor Started: an approval is for now, not
-// for whenever workers or the broker come back), and a requester or an
+// for whenever workers or the broker come back; when another worker's
+// publish may yet have started it before the expiry, StartUnsettled, the
+// jobs wait for its record), and a requester or an
 // approver who lost the right. Rights that could not be read make the jobs
 // wait for a later claim: nothing is published on a failed read.
 func JudgeRun(t *Table, r Run, now time.Time) Verdict {
@@ -75,6 +84,10 @@ func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 	}
 	if Lapsed(ApprovalLapse(t, r), now) {
 		k, _ := t.RequestKnobs(r.Class, r.Union)
+		if r.StartUnsettled {
+			return v.plain(Wait, CheckStartUnsettled, fmt.Sprintf("the approval's expiry (%s) has passed, and whether the replay started before it "+
+				"is not known yet: a worker holds a job of it and has not recorded whether it sent it; will retry", k.ApprovalExpiry))
+		}
 		return v.plain(Block, CheckExpired, fmt.Sprintf("the approval expired (%s) before the replay started; request again", k.ApprovalExpiry))
 	}
 	a := r.Authority

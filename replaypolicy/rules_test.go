@@ -145,6 +145,7 @@ func TestRules(t *testing.T) {
 		{CheckCancelled, Cancel, run(func(r *Run) { r.Status = "cancelled" }), "was cancelled"},
 		{CheckRequestStatus, Block, run(func(r *Run) { r.Status = "rejected" }), "the request is rejected"},
 		{CheckExpired, Block, run(func(r *Run) { r.ApprovedAt = testNow.Add(-25 * time.Hour) }), "the approval expired (24h0m0s)"},
+		{CheckStartUnsettled, Wait, run(func(r *Run) { r.ApprovedAt, r.StartUnsettled = testNow.Add(-25*time.Hour), true }), "has not recorded whether it sent it"},
 		{CheckAuthorityUnread, Wait, run(func(r *Run) { r.Authority.Unreadable = "connection reset" }), "will retry"},
 		{CheckRequesterRights, Block, run(func(r *Run) { r.Authority.RequesterMay = false }), "requester alice@example.com no longer may request"},
 		{CheckApproverRights, Block, run(func(r *Run) { r.Authority.Approvers[0].May = false }), "approver bob@example.com no longer may approve"},

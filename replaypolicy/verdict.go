@@ -165,6 +165,7 @@ const (
 	CheckRequestStatus    = "request-status"          // the request is not approved or running
 	CheckExpired          = "approval-expired"        // approved, but not started within the expiry
 	CheckAuthorityUnread  = "authority-unread"        // people's current rights could not be read
+	CheckStartUnsettled   = "start-unsettled"         // expired, unless a worker's unrecorded publish started it: wait for its record
 	CheckRequesterRights  = "requester-rights"        // the requester lost the right to request
 	CheckApproverRights   = "approver-rights"         // an approver lost the right to approve
 	CheckSameIdentity     = "same-identity"           // another job of this claim has the same identity
@@ -214,7 +215,7 @@ func Checks() []string {
 		CheckNothingLeft, CheckRequester, CheckActor, CheckPolicy, CheckReason, CheckNoItems, CheckRate, CheckIntent,
 		CheckApprovals, CheckConfirmation, CheckOwnRequest, CheckIntentChanged, CheckNotRequester, CheckEditClass, CheckEditReason, CheckDraftExpired,
 		CheckReconcileNote,
-		CheckCancelled, CheckRequestStatus, CheckExpired, CheckAuthorityUnread, CheckRequesterRights,
+		CheckCancelled, CheckRequestStatus, CheckExpired, CheckStartUnsettled, CheckAuthorityUnread, CheckRequesterRights,
 		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny, CheckMaybePublished, CheckUnsettled,
 		CheckWorkerFailed,
 		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckRefused, CheckNotSent, CheckDuplicateKept, CheckSuppressed, CheckOwnDuplicate,

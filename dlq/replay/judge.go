@@ -62,11 +62,22 @@ var jobLedger = ledgerTerms{tenant: "u.tenant", msgID: "u.msg_id", opID: "u.op_i
 	origin: "EXISTS (SELECT 1 FROM unnest($5::bigint[], $6::bigint[]) AS a(job, origin) WHERE a.job = u.id AND a.origin = l.job_id)"}
 
 // selectStarted says whether a publish of a job of request $1 may have
-// landed, in any claim (replaypolicy.Run.Started): a publish gate marked
-// the job attempted (first_attempt_at) and no answer since said it did
-// not land (which clears the mark). One read per request, by its jobs'
-// request index.
-const selectStarted = `SELECT EXISTS (SELECT 1 FROM replay_jobs WHERE request_id = $1 AND first_attempt_at IS NOT NULL)`
+// landed, in any claim (replaypolicy.Run.Started), and whether that is not
+// known yet (Run.StartUnsettled). A publish gate marks a job attempted
+// (first_attempt_at) when it reserves its slot, before the worker checks
+// the approval's expiry once more and sends it; an answer saying it did
+// not land clears the mark, and so does the worker's release of a job it
+// did not send. So a marked job whose claim ended (the worker recorded an
+// outcome, or its lease ran out: it died, perhaps after the send) may have
+// been published; one a live claim holds (its lease runs) may yet be sent,
+// or not: its worker sends it only while the approval holds, and has not
+// said. Two reads of the request's jobs by its index: while the request is
+// approved and not yet running, few are marked.
+const selectStarted = `SELECT
+    EXISTS (SELECT 1 FROM replay_jobs WHERE request_id = $1 AND first_attempt_at IS NOT NULL
+            AND (state <> 'claimed' OR lease_until IS NULL OR lease_until <= now())), -- its claim ended: it may have landed
+    EXISTS (SELECT 1 FROM replay_jobs WHERE request_id = $1 AND state = 'claimed' AND first_attempt_at IS NOT NULL
+            AND lease_until > now()) -- a live claim marked it and has not said whether it sent it`
 
 // judge decides, just before publishing, what becomes of each job: the
 // replay rules judge the request (once per request), the item (its dead
@@ -114,8 +125,8 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			if !facts.Started && j.reqStatus == StatusApproved {
 				// A job of it in another worker's claim may have been
 				// published: its worker marked it attempted and died before
-				// it recorded (its lease still runs).
-				if err := w.svc.pool.QueryRow(ctx, selectStarted, j.requestID).Scan(&facts.Started); err != nil {
+				// it recorded, or it holds the job still and has not said.
+				if err := w.svc.pool.QueryRow(ctx, selectStarted, j.requestID).Scan(&facts.Started, &facts.StartUnsettled); err != nil {
 					j.state, j.result = JobPending, releasedLease // judged at the next claim
 					continue
 				}
