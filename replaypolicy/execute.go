@@ -186,6 +186,10 @@ type Ledger struct {
 	// own Dlq-Replay-Of chain does not explain it (Item.AlreadyReplayed).
 	Replayed   bool
 	ReplayedBy int64
+	// ChainCut is the dead letter up the job's Dlq-Replay-Of chain that
+	// retention removed (0: none): as Item.ChainCut, a replay the ledger
+	// holds is then for a person, never taken as done.
+	ChainCut int64
 	// Unsettled is the request of another job of the identity that may have
 	// been published and waits for a person (needs_reconciliation); 0:
 	// none.
@@ -306,8 +310,8 @@ func JudgeRevalidation(j Job) Verdict {
 // judgeLedger is what the ledger's answer l about the identity of a job
 // (attempted: a publish of its own may have landed) means for it, v when
 // it lets the job go: skipped when another job replayed the identity (a
-// dedupe or same_operation job; one of a stricter class is blocked, for a
-// person to decide a second effect), blocked when another one may have
+// dedupe or same_operation job; one of a stricter class, or one whose
+// chain retention cut, is blocked, for a person to decide a second effect), blocked when another one may have
 // landed and waits for a person, left
 // for later while another one may have landed and nothing settled it yet
 // (unless the job's own publish may have landed too: it goes on as its own
@@ -317,6 +321,9 @@ func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
 	switch {
 	case l.Unreadable != "":
 		return v.plain(Wait, CheckLedgerUnread, "ledger check failed; will retry: "+l.Unreadable)
+	case l.Replayed && l.ChainCut != 0:
+		return v.plain(Block, CheckLedger, fmt.Sprintf("already replayed%s (the replay ledger has it), and %s; resolve it by hand",
+			replayedBy(l.ReplayedBy), chainCutBy(l.ChainCut)))
 	case l.Replayed && !(Classing{Class: v.Class}).skipsReplayed():
 		return v.plain(Block, CheckLedger, fmt.Sprintf("already replayed%s (the replay ledger has it), and a %s item is not published twice: "+
 			"if its effect did not happen, resolve it by hand", replayedBy(l.ReplayedBy), v.Class))

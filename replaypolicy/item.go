@@ -42,6 +42,12 @@ type Item struct {
 	AlreadyReplayed   bool
 	OperationReplayed bool
 	ReplayedBy        int64
+	// ChainCut is the dead letter up the item's Dlq-Replay-Of chain that
+	// retention removed (0: none, or the item names no origin): the chain
+	// is known only up to it, so a replay it does not explain may be one of
+	// an origin beyond it, the replay whose effect failed and came back as
+	// this item. Such a replay is not taken as done: a person decides.
+	ChainCut int64
 	// SubjectRefusal says why the original subject may not be published to
 	// (the subject allowlist's answer), "" when it may.
 	SubjectRefusal string
@@ -314,13 +320,19 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 // Item.OperationReplayed): a dedupe or same_operation item is skipped
 // (Done: it was replayed once, which is all its class promises); one of a
 // stricter class is blocked, naming the request that replayed it, so that
-// no second effect goes out without a person deciding it.
+// no second effect goes out without a person deciding it. When retention
+// cut the item's chain (Item.ChainCut), that replay may be the one the
+// item came back from: any class is blocked, for a person to check whether
+// its effect happened, never skipped as done.
 func replayedBefore(v Verdict, item Item) Verdict {
 	what := fmt.Sprintf("message id %q", item.MsgID)
 	if !item.AlreadyReplayed {
 		what = fmt.Sprintf("operation id %q", item.OperationID)
 	}
 	by := replayedBy(item.ReplayedBy)
+	if item.ChainCut != 0 {
+		return v.with(Block, CheckLedger, "%s was already replayed%s, and %s; resolve it by hand", what, by, chainCutBy(item.ChainCut))
+	}
 	if v.Classing.skipsReplayed() {
 		return v.with(Done, CheckLedger, "%s was already replayed successfully%s; the item is skipped, not re-sent", what, by)
 	}
@@ -480,4 +492,12 @@ func JudgeSelection(t *Table, class Class, tenant string, n int) Verdict {
 			n, class, tenant, class, k.BulkCap))
 	}
 	return v
+}
+
+// chainCutBy says why a replay the ledger holds may be the one an item came
+// back from: retention removed dead letter id up its Dlq-Replay-Of chain,
+// so the chain is not known beyond it.
+func chainCutBy(id int64) string {
+	return fmt.Sprintf("retention removed dead letter %d up this one's Dlq-Replay-Of chain, so whether that replay is the one "+
+		"that failed and came back as this dead letter (its effect undone) is not known: it is not skipped as done", id)
 }

@@ -99,6 +99,7 @@ func TestRules(t *testing.T) {
 			i.Status, i.Request, i.HeldBy, i.ApprovedSHA256 = "replay_requested", 7, 7, "ffff0000ffff0000"
 		}), "is not the one approved (ffff0000ffff)"},
 		{CheckLedger, Done, judge("analytics.event", AtDraft, func(i *Item) { i.AlreadyReplayed = true }), "was already replayed"},
+		{CheckLedger, Block, judge("analytics.event", AtDraft, func(i *Item) { i.AlreadyReplayed, i.ChainCut = true, 12 }), "retention removed dead letter 12"},
 		{CheckNoSubject, Block, judge("search.x", AtDraft, func(i *Item) { i.OriginalSubject = " " }), "no original subject"},
 		{CheckNoMsgID, Block, judge("analytics.event", AtDraft, func(i *Item) { i.MsgID = "" }), "mandatory for dedupe"},
 		{CheckPayloadGone, Block, judge("search.x", AtDraft, func(i *Item) { i.PayloadUnavailable = true }), "payload was gone"},
@@ -152,6 +153,7 @@ func TestRules(t *testing.T) {
 		{CheckSameIdentity, Wait, job(Job{Class: Dedupe, Ledger: &Ledger{HeldEarlier: true}}), "same identity"},
 		{CheckSameIdentity, Wait, job(Job{Class: SameOperation, Ledger: &Ledger{InFlight: 7}}), "a job of replay request 7 with the same identity, whose publish may have landed"},
 		{CheckLedgerUnread, Wait, job(Job{Class: SameOperation, Ledger: &Ledger{Unreadable: "timeout"}}), "ledger check failed"},
+		{CheckLedger, Block, job(Job{Class: Dedupe, Ledger: &Ledger{Replayed: true, ReplayedBy: 4, ChainCut: 12}}), "it is not skipped as done"},
 		{CheckRevalidationNone, Block, job(Job{Class: Revalidate, Ledger: &Ledger{}, Revalidation: &Revalidation{Unanswered: "no service answers"}}), "got no answer"},
 		{CheckRevalidationDeny, Block, job(Job{Class: Revalidate, Ledger: &Ledger{}, Revalidation: &Revalidation{Reason: "revoked"}}), "revalidation denied: revoked"},
 		{CheckIntentChanged, Block, func() Verdict { return JudgeIntent("abc", "abd") }, "changed since you reviewed it"},

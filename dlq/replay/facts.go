@@ -24,7 +24,10 @@ type facts struct {
 	// msgReplayedBy and opReplayedBy are the requests whose replays of its
 	// message id and of its operation id the ledger holds (ledger.go; 0:
 	// none).
-	msgReplayedBy, opReplayedBy   int64
+	msgReplayedBy, opReplayedBy int64
+	// chainCut is the origin up its Dlq-Replay-Of chain whose row retention
+	// removed (ledger.go chainCut; 0: none).
+	chainCut                      int64
 	payloadSHA256, originalSHA256 []byte
 	status                        dlq.Status
 	request, heldBy               int64
@@ -48,7 +51,8 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		Principal: f.principal, OriginalSubject: f.subject, PayloadSHA256: hex.EncodeToString(f.payloadSHA256),
 		OriginalPayloadSHA256: hex.EncodeToString(f.originalSHA256), PayloadEdited: f.edited, PayloadUnavailable: f.payloadUnavailable,
 		AlreadyReplayed: f.msgReplayedBy != 0, OperationReplayed: f.opReplayedBy != 0, ReplayedBy: cmp.Or(f.msgReplayedBy, f.opReplayedBy),
-		Status: string(f.status), Request: f.request, HeldBy: f.heldBy,
+		ChainCut: f.chainCut,
+		Status:   string(f.status), Request: f.request, HeldBy: f.heldBy,
 		ErrorClass: f.errorClass, DeadLetteredAt: f.deadLetteredAt, Generation: f.generation, FixRef: f.fixRef,
 		NoRevalidator: cfg.noRevalidator(), Send: f.send,
 	}
@@ -85,7 +89,7 @@ var (
 SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.operation_id, coalesce(d.principal, ''),
        coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true),
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, coalesce(d.status, '` + purged + `'),
-       ` + itemLedger.replayedByMsg() + `, ` + itemLedger.replayedByOp() + `,
+       ` + itemLedger.replayedByMsg() + `, ` + itemLedger.replayedByOp() + `, ` + chainCut("$2::text", "d.replay_of", "i.dead_lettered_at") + `,
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0),
        coalesce(d.error_class, ''), i.dead_lettered_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
        i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}')
@@ -115,7 +119,7 @@ func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]i
 	var size int64
 	var corr string
 	_, err = pgx.ForEachRow(rows, []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
-		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.heldBy,
+		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy,
 		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, &headers, &size, &corr, &f.flags}, func() error {
 		var hs []dlq.HeaderValue
 		if err := json.Unmarshal(headers, &hs); err != nil {

@@ -407,11 +407,11 @@ func (w *Worker) readLedgers(ctx context.Context, q querier, jobs []*job) map[in
 		}
 	}
 	err := func() error {
-		originJobs, originIDs, err := readOrigins(ctx, q, jobs)
+		chains, err := readOrigins(ctx, q, jobs)
 		if err != nil {
 			return err
 		}
-		rows, err := q.Query(ctx, ledgerOf, ids, tenants, msgIDs, opIDs, originJobs, originIDs)
+		rows, err := q.Query(ctx, ledgerOf, ids, tenants, msgIDs, opIDs, chains.jobIDs, chains.originJobs)
 		if err != nil {
 			return err
 		}
@@ -421,6 +421,7 @@ func (w *Worker) readLedgers(ctx context.Context, q querier, jobs []*job) map[in
 			read := l
 			read.ReplayedBy = cmp.Or(byMsg, byOp)
 			read.Replayed = read.ReplayedBy != 0
+			read.ChainCut = chains.cut[id]
 			out[id] = &read
 			return nil
 		})

@@ -102,41 +102,77 @@ func firstReplayJob(id string) string {
 
 // origins is the predicate that ledger row l is the first replay of an
 // origin of the dead letter of tenant whose replay_of and dead_lettered_at
-// are replayOf and at (SQL of the enclosing query). The origins are walked
-// up replay_of (a primary-key probe a step, each in the partitions older
-// than the step's dead letter, with a day of slack for clocks, as dlq's
-// selectChain does), only for a ledger row of the identity, and only as
-// far as rows are kept: an origin retention removed is known by the id its
-// child names, but its own origin is not, and that one's replay then
-// counts (the item is left for a person, never published twice).
+// are replayOf and at (SQL of the enclosing query), as far as its chain is
+// kept (chain).
 func origins(tenant, replayOf, at string) string {
-	return `l.job_id = ANY (ARRAY(
-              WITH RECURSIVE rup(id, at, depth) AS (
+	return `l.job_id = ANY (ARRAY(` + chain(tenant, replayOf, at) + ` SELECT ` + firstReplayJob("rup.id") + ` FROM rup))`
+}
+
+// chainCut is the expression of the origin up the chain of the same dead
+// letter as origins' whose row retention removed (0: none): the chain
+// stops there, its own origins are not known, and a replay of one of
+// them, which the chain would explain, counts against the item. A dead
+// letter that came back from a replay is what that replay left undone;
+// when the ledger's replay may be the one its cut chain would explain,
+// skipping it as "already replayed" would lose the event with nothing to
+// say so, so the rules leave it for a person instead
+// (replaypolicy.Item.ChainCut).
+func chainCut(tenant, replayOf, at string) string {
+	return `coalesce((` + chain(tenant, replayOf, at) + ` SELECT rup.id FROM rup WHERE NOT EXISTS (` + kept("rup", tenant) + `) LIMIT 1), 0)`
+}
+
+// chain is the WITH clause of the walk up the origins of the dead letter
+// of tenant whose replay_of and dead_lettered_at are replayOf and at: rup,
+// each origin's id and its child's dead_lettered_at, walked up replay_of
+// (a primary-key probe a step, each in the partitions older than the
+// step's dead letter, with a day of slack for clocks, as dlq's selectChain
+// does), only for a ledger row of the identity, and only as far as rows
+// are kept: an origin retention removed is known by the id its child
+// names, but its own origin is not (chainCut).
+func chain(tenant, replayOf, at string) string {
+	return `WITH RECURSIVE rup(id, at, depth) AS (
                   SELECT ` + replayOf + `, ` + at + `, 1 WHERE ` + replayOf + ` IS NOT NULL
                   UNION ALL
                   SELECT ro.replay_of, ro.dead_lettered_at, rup.depth + 1 FROM rup JOIN dead_letters ro
                       ON ro.id = rup.id AND ro.tenant = ` + tenant + ` AND ro.dead_lettered_at < rup.at + interval '24 hours'
-                  WHERE ro.replay_of IS NOT NULL AND rup.depth < ` + strconv.Itoa(dlq.MaxChain) + `)
-              SELECT ` + firstReplayJob("rup.id") + ` FROM rup))`
+                  WHERE ro.replay_of IS NOT NULL AND rup.depth < ` + strconv.Itoa(dlq.MaxChain) + `)`
+}
+
+// kept is the query of the dead letter of step (rup or up: its id and its
+// child's dead_lettered_at) of tenant, as chain reads it: none when
+// retention removed it.
+func kept(step, tenant string) string {
+	return `SELECT 1 FROM dead_letters ro WHERE ro.id = ` + step + `.id AND ro.tenant = ` + tenant +
+		` AND ro.dead_lettered_at < ` + step + `.at + interval '24 hours'`
 }
 
 // selectOrigins is origins' walk for jobs: for each job of $1 whose dead
-// letter of tenant $4 names an origin $2 and was stored at $3, the job and
-// the first replay job of each origin up its chain (firstReplayJob; none
-// where the console sent none).
+// letter of tenant $4 names an origin $2 and was stored at $3, each origin
+// up its chain, with the first replay job of it (firstReplayJob; NULL
+// where the console sent none) and whether retention removed its row (the
+// chain is cut there: chainCut).
 var selectOrigins = `WITH RECURSIVE up(job, id, at, tenant, depth) AS (
     SELECT u.job, u.replay_of, u.at, u.tenant, 1 FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::text[]) AS u(job, replay_of, at, tenant)
     UNION ALL
     SELECT up.job, o.replay_of, o.dead_lettered_at, up.tenant, up.depth + 1 FROM up JOIN dead_letters o
         ON o.id = up.id AND o.tenant = up.tenant AND o.dead_lettered_at < up.at + interval '24 hours'
     WHERE o.replay_of IS NOT NULL AND up.depth < ` + strconv.Itoa(dlq.MaxChain) + `)
-SELECT job, first FROM up CROSS JOIN LATERAL ` + firstReplayJob("up.id") + ` f(first)`
+SELECT up.job, up.id, ` + firstReplayJob("up.id") + `, NOT EXISTS (` + kept("up", "up.tenant") + `) FROM up`
 
-// readOrigins reads, on q, the first replays of the origins of the dead
-// letters of jobs (selectOrigins) as two arrays of pairs: a job and the
-// job of the first replay of one origin of its dead letter. Jobs whose dead letter names none cost nothing; when none does,
-// it reads nothing.
-func readOrigins(ctx context.Context, q querier, jobs []*job) (jobIDs, originIDs []int64, err error) {
+// chainRead is what readOrigins read of the chains of a claim's jobs: as
+// two arrays of pairs, a job and the job of the first replay of one origin
+// of its dead letter (ledgerOf's $5 and $6), and by job, the origin up its
+// chain whose row retention removed.
+type chainRead struct {
+	jobIDs, originJobs []int64
+	cut                map[int64]int64
+}
+
+// readOrigins reads, on q, the chains of the dead letters of jobs
+// (selectOrigins). Jobs whose dead letter names no origin cost nothing;
+// when none does, it reads nothing.
+func readOrigins(ctx context.Context, q querier, jobs []*job) (chainRead, error) {
+	read := chainRead{cut: map[int64]int64{}}
 	var ids, of []int64
 	var ats []time.Time
 	var tenants []string
@@ -146,16 +182,23 @@ func readOrigins(ctx context.Context, q querier, jobs []*job) (jobIDs, originIDs
 		}
 	}
 	if len(ids) == 0 {
-		return nil, nil, nil
+		return read, nil
 	}
 	rows, err := q.Query(ctx, selectOrigins, ids, of, ats, tenants)
 	if err != nil {
-		return nil, nil, err
+		return read, err
 	}
 	var jobID, origin int64
-	_, err = pgx.ForEachRow(rows, []any{&jobID, &origin}, func() error {
-		jobIDs, originIDs = append(jobIDs, jobID), append(originIDs, origin)
+	var first *int64
+	var gone bool
+	_, err = pgx.ForEachRow(rows, []any{&jobID, &origin, &first, &gone}, func() error {
+		if first != nil {
+			read.jobIDs, read.originJobs = append(read.jobIDs, jobID), append(read.originJobs, *first)
+		}
+		if gone {
+			read.cut[jobID] = origin
+		}
 		return nil
 	})
-	return jobIDs, originIDs, err
+	return read, err
 }
