@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,8 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -79,4 +82,68 @@ func TestReturnedReplayWhoseChainRetentionCutIsBlockedAtExecution(t *testing.T) 
 	assert.Contains(t, j.Result, fmt.Sprintf("retention removed dead letter %d", back))
 	assert.Equal(t, 2, b.onSubject(t, subject), "nothing more was published")
 	assert.Equal(t, replay.StatusDoneWithProblems, b.waitFinished(t, last.ID).Status, "not green: the event's effect is for a person")
+}
+
+// TestOriginReplayedAgainBlocksItsApprovedChildAtExecution is the worker's
+// side of TestRevFixes7cOriginReplayedAgainAfterItsChildCameBack: the
+// dead letter B that came back from a refund's first replay (PubAck lost,
+// settled "not applied") is requested and approved while nothing else
+// replayed the refund, and its job is due later; meanwhile a new request
+// replays the origin again and applies it. When B's job comes due, the
+// worker counts that later replay against it (the chain explains only
+// the origin's first replay) and blocks it, naming that request: one
+// refund, not two.
+func TestOriginReplayedAgainBlocksItsApprovedChildAtExecution(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	_, err := b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Second})
+	require.NoError(t, err)
+	const msgID, opID, subject = "chain-again-1", "chain-again-op-1", "app.acme.orders.refund"
+	letter := func(at time.Time, replayOf int64) int64 {
+		l := testfactory.Letter{ItemType: "orders.refund", MsgID: msgID, OperationID: opID, Payload: []byte(`{"refund":"r-again"}`), At: at}
+		if replayOf != 0 {
+			l.Headers = map[string][]string{dlq.UpstreamPrefix + dlq.HeaderReplayOf: {fmt.Sprint(replayOf)}}
+		}
+		return testfactory.DeadLetter(t, b.db.Pool, l)
+	}
+	settle := func(w *replay.Worker, req replay.Request, id int64, states ...string) jobRow {
+		var j jobRow
+		wait.Until(t, fmt.Sprintf("the job of %d in request %d to be one of %v", id, req.ID, states), time.Minute, func() bool {
+			_, err := w.RunOnce(ctx)
+			require.NoError(t, err)
+			j = b.job(t, req.ID, id)
+			return slices.Contains(states, j.State)
+		})
+		return j
+	}
+
+	a := letter(time.Now().Add(-3*time.Hour), 0)
+	first := manualRequest(t, b, a)
+	lossy := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	loseAcks(lossy, 1<<30)
+	settle(lossy, first, a, "needs_reconciliation")
+	back := letter(time.Now(), a)
+	d, err := b.store.Get(ctx, back)
+	require.NoError(t, err)
+	require.NotNil(t, d.ReplayOf, "linked: %v", d.Flags)
+	require.NoError(t, b.replays.Reconcile(ctx, first.ID, a, approver1, replay.ReconcileInput{Choice: replaypolicy.NotApplied,
+		Note: "payments has no refund r-again"}, quarantine.RequestMeta{}))
+
+	// B is approved while nothing replayed the refund; its job is due later.
+	child := manualRequest(t, b, back)
+	_, err = b.db.OwnerPool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() + interval '1 hour' WHERE request_id = $1`, child.ID)
+	require.NoError(t, err)
+
+	w := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	again := manualRequest(t, b, a)
+	settle(w, again, a, "replayed")
+	require.Equal(t, 2, b.onSubject(t, subject))
+
+	_, err = b.db.OwnerPool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() WHERE request_id = $1`, child.ID)
+	require.NoError(t, err)
+	j := settle(w, child, back, "blocked", "replayed", "skipped")
+	assert.Equal(t, "blocked", j.State, j.Result)
+	assert.Contains(t, j.Result, fmt.Sprintf("already replayed by replay request %d", again.ID))
+	assert.Equal(t, 2, b.onSubject(t, subject), "one refund applied, not two")
 }
