@@ -474,9 +474,17 @@ func TestDedupeSkipsAlreadyReplayed(t *testing.T) {
 	hdr := nats.Header{dlq.HeaderOriginalSubject: {"events.acme.analytics.page_view"}}
 	first := b.seedItem(t, "analytics.event", "evt-1", hdr, `{"n":1}`)
 	req := b.request(t, []int64{first}, replay.SubmitInput{})
+	// The worker runs for the first request only: the two requests below
+	// must both be made before any worker can claim either (with a worker
+	// running, the first is published before the second is submitted,
+	// whose submit then finds it in the ledger instead).
+	first1, stopFirst := context.WithCancel(ctx)
+	var firstRun sync.WaitGroup
 	w := b.worker(t, replay.WorkerConfig{})
-	run(t, w)
+	firstRun.Go(func() { w.Run(first1) })
 	b.waitStatus(t, req.ID, replay.StatusDone)
+	stopFirst()
+	firstRun.Wait()
 
 	// Wait until the broker's window has passed: a probe id publishes as new again.
 	_, err := b.js.Publish(ctx, "events.probe", nil, jetstream.WithMsgID("probe"))
@@ -500,6 +508,7 @@ func TestDedupeSkipsAlreadyReplayed(t *testing.T) {
 	y := b.seedItem(t, "analytics.event", "evt-2", hdr, `{"n":2}`)
 	r1 := b.request(t, []int64{x}, replay.SubmitInput{})
 	r2 := b.request(t, []int64{y}, replay.SubmitInput{})
+	run(t, b.worker(t, replay.WorkerConfig{}))
 	b.waitStatus(t, r1.ID, replay.StatusDone)
 	b.waitStatus(t, r2.ID, replay.StatusDone)
 	states := b.jobStates(t, r1.ID)
