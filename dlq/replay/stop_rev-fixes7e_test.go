@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -72,4 +73,47 @@ func TestRevFixes7eTenantStopSkipsRequestARollbackLetsRepublish(t *testing.T) {
 	assert.Error(t, err, "a republish after the tenant's emergency stop must be refused; the request is now %s", after.Status)
 	assert.NotEqual(t, replay.StatusRunning, after.Status, "the emergency-stopped tenant's request runs again")
 	assert.Equal(t, "needs_reconciliation", b.job(t, req.ID, id).State, "its item still waits for a person, not to be published again")
+}
+
+// TestRevFixes7eStoppableHidesRunningBehindUnstoppable: defect (severity
+// medium). Stoppable reads the 200 newest requests the stoppable query
+// selects and only then drops, in Go, the ones done with problems that may
+// not republish (stopEnds). When the 200 newest are such requests (a
+// mass incident: 200 refunds, one item each as manual asks, all lost their
+// PubAck during a NATS outage), an older request that is approved and
+// publishing is not listed at all: the emergency stop page then says
+// "Nothing is running: no replay of your tenants waits for approval or
+// publishes" while it publishes. Expected: the requests a stop would end
+// are listed (filter before the limit, e.g. in SQL, or read on until 200
+// are kept).
+func TestRevFixes7eStoppableHidesRunningBehindUnstoppable(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	running := b.request(t, []int64{b.seedItem(t, "search.index_update", "rev7e-running", nil, "{}")}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, running.Status, "rebuildable: no approver, it publishes at the next claim")
+	for i := range 200 {
+		id := b.seedItem(t, "orders.refund", fmt.Sprintf("rev7e-refund-%d", i), nil, `{"refund":1}`)
+		r := b.request(t, []int64{id}, replay.SubmitInput{Reason: "the refund timed out"})
+		in := replay.ApproveInput{IntentHex: r.IntentHex(), Confirmation: fmt.Sprintf("REPLAY rev7e-refund-%d", i)}
+		for _, a := range []quarantine.Actor{approver1, approver2} {
+			_, err := b.replays.Approve(ctx, r.ID, a, in, quarantine.RequestMeta{})
+			require.NoError(t, err)
+		}
+		testfactory.NeedsPerson(t, b.db.Pool, r.ID)
+	}
+	still, err := b.replays.Request(ctx, running.ID)
+	require.NoError(t, err)
+	require.Equal(t, replay.StatusApproved, still.Status, "it may still publish")
+	ok, err := b.replays.CanStop(ctx, running.ID)
+	require.NoError(t, err)
+	require.True(t, ok, "a stop of it is offered on its own page")
+	listed, err := b.replays.Stoppable(ctx, []string{"acme"})
+	require.NoError(t, err)
+	var ids []int64
+	for _, r := range listed {
+		ids = append(ids, r.ID)
+	}
+	t.Logf("listed %d, first %v", len(ids), ids[:min(3, len(ids))])
+	assert.Contains(t, ids, running.ID, "the approved request that may still publish is listed on the emergency stop page (listed: %d)", len(ids))
 }
