@@ -149,14 +149,53 @@ func JudgeRepublish(requestStatus string, approvals int) Verdict {
 // most, because it bounds what one person may do alone afterwards
 // (JudgeRepublish): a reading that asks for more is never ignored.
 func PublishApprovals(t *Table, class Class, union []Class, asked int) int {
-	n := asked
-	for _, c := range append([]Class{class}, union...) {
-		n = max(n, minApprovals(c))
-	}
+	n := RecordedApprovals(class, union, asked)
 	if t != nil {
 		if k, ok := t.RequestKnobs(class, union); ok {
 			n = max(n, k.Approvals)
 		}
 	}
 	return n
+}
+
+// RecordedApprovals is how many distinct approvers a request of class,
+// whose items were classed by union too, needed to publish by what cannot
+// change after it was submitted: what the rules asked of it (asked, as
+// recorded) and the least the policy may ask of its classes (manual: two).
+// Unlike PublishApprovals it does not read the table now, which a new
+// version raises and a rollback lowers again: a decision that must hold
+// for good (whether an emergency stop of a request changes anything) is
+// made on this one.
+func RecordedApprovals(class Class, union []Class, asked int) int {
+	n := asked
+	for _, c := range append([]Class{class}, union...) {
+		n = max(n, minApprovals(c))
+	}
+	return n
+}
+
+// MayEverRepublish says whether an item that needs reconciliation, of a
+// request that needed approvals distinct approvers to publish, could be
+// republished under some policy table: not when that was two
+// (JudgeRepublish). With RecordedApprovals it is what no policy change
+// can turn.
+func MayEverRepublish(approvals int) bool {
+	return requirementFor(approvals) != TwoApprovers
+}
+
+// TwoApproverFloor is what makes RecordedApprovals ask two approvers:
+// approvals recorded of at least least, or any of classes (those whose
+// floor alone asks two). For the SQL that selects by it (the requests an
+// emergency stop ends), which must agree with MayEverRepublish.
+func TwoApproverFloor() (least int, classes []Class) {
+	least = 1
+	for requirementFor(least) != TwoApprovers {
+		least++
+	}
+	for _, c := range KnownClasses() {
+		if requirementFor(minApprovals(c)) == TwoApprovers {
+			classes = append(classes, c)
+		}
+	}
+	return least, classes
 }

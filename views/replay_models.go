@@ -306,10 +306,11 @@ type ReplayRequestModel struct {
 	// Stop is the emergency stop, for approvers and admins of the tenant
 	// while the request may still publish (nil otherwise).
 	Stop *StopForm
-	// MayRepublish: an item of it that needs reconciliation may be settled
-	// "republish" (replay.Service.MayRepublish; never when it needed two
-	// approvers), so a request done with problems may still publish, and
-	// its stop card says a stop ends that.
+	// MayRepublish: an item of it that needs reconciliation could be
+	// settled "republish" (replay.Request.MayEverRepublish: by what it
+	// recorded, under any policy; never when it needed two approvers), so
+	// a request done with problems may still publish, and its stop card
+	// says a stop ends that.
 	MayRepublish bool
 	Errors       map[string]string
 	// ReconciliationNote is what the requester checked before replaying
@@ -366,9 +367,9 @@ type ApprovalRow struct {
 	YouApproved bool
 	StillNeeded int
 	// MayRepublish: on the stop page, an item of it that needs
-	// reconciliation may be settled "republish"
-	// (replay.Service.MayRepublish), so one done with problems may still
-	// publish.
+	// reconciliation could be settled "republish"
+	// (replay.Request.MayEverRepublish, as the stop decides), so one done
+	// with problems may still publish.
 	MayRepublish bool
 }
 

@@ -214,10 +214,11 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	}
 	// The stop is offered where it would end the request (Stop's own
 	// test: approved or running, or done with problems whose items wait
-	// for a person, who could still republish them).
+	// for a person, who could still republish them: by what the request
+	// recorded, not the policy now, as Stop decides).
 	if stoppable && s.deps.Access.Can(u, req.Tenant, obj, authz.ActStop) {
 		m.Stop = &views.StopForm{URL: fmt.Sprintf("/replay/requests/%d/stop", req.ID), Error: errs["stop"]}
-		m.MayRepublish = s.deps.Replays.MayRepublish(req).Outcome == replaypolicy.Go
+		m.MayRepublish = req.MayEverRepublish()
 	}
 	download := s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActDownload)
 	for i := range m.Items {

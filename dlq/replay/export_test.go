@@ -86,3 +86,7 @@ var Evicts = evicts
 // RunOnceGuarded is RunOnce as Run runs it: a panic in it is recovered,
 // blamed on a job and counted against it, and returned as an error.
 func (w *Worker) RunOnceGuarded(ctx context.Context) (int, error) { return w.runOnceGuarded(ctx) }
+
+// MayEverRepublishSQL is the condition of the stoppable query that is
+// Request.MayEverRepublish over replay_requests' columns.
+func MayEverRepublishSQL() string { return mayEverRepublishSQL() }

@@ -26,31 +26,48 @@ type StopInput struct {
 // person, where a republish would run them again. Stopped, the last may
 // still be settled as applied or not applied, never republished
 // (JudgeReconcile). Of those done with problems, only the ones whose items
-// may be republished (stopEnds: a rule of the policy, read in Go) are
-// stopped: the others can only be settled applied or not applied anyway.
-const stoppable = `(status IN ('draft', 'pending_approval', 'approved', 'running')
-    OR (status = 'done_with_problems' AND EXISTS (SELECT 1 FROM replay_jobs j
+// could ever be republished are stopped (mayEverRepublishSQL, the SQL of
+// Request.MayEverRepublish): the others can only be settled applied or
+// not applied anyway. That is decided on what the request recorded, in
+// the query and before any limit, so the list, CanStop, Stop and StopAll
+// agree, and a later policy version cannot make a request a stop skipped
+// republishable again.
+var stoppable = `(status IN ('draft', 'pending_approval', 'approved', 'running')
+    OR (status = 'done_with_problems' AND ` + mayEverRepublishSQL() + ` AND EXISTS (SELECT 1 FROM replay_jobs j
         WHERE j.request_id = replay_requests.id AND j.state = 'needs_reconciliation')))`
 
+// mayEverRepublishSQL is Request.MayEverRepublish over the columns of
+// replay_requests: the approvals it recorded, its class and its classes
+// do not reach replaypolicy.TwoApproverFloor. The classes are the
+// package's own constants, never input.
+func mayEverRepublishSQL() string {
+	least, classes := replaypolicy.TwoApproverFloor()
+	quoted := make([]string, len(classes))
+	for i, c := range classes {
+		quoted[i] = "'" + string(c) + "'"
+	}
+	two := "ARRAY[" + strings.Join(quoted, ", ") + "]::text[]"
+	return fmt.Sprintf("(approvals_needed < %d AND class <> ALL (%s) AND NOT (classes && %s))", least, two, two)
+}
+
 // The requests an emergency stop of a tenant ends, locked.
-const selectStoppable = `SELECT ` + requestColumns + ` FROM replay_requests
+var selectStoppable = `SELECT ` + requestColumns + ` FROM replay_requests
     WHERE tenant = $1 AND ` + stoppable + ` ORDER BY id FOR UPDATE`
 
 // The requests of tenants that a stop would end, the newest first, for
 // the emergency stop page.
-const selectStoppableIn = `SELECT ` + requestColumns + ` FROM replay_requests
+var selectStoppableIn = `SELECT ` + requestColumns + ` FROM replay_requests
     WHERE tenant = ANY($1) AND ` + stoppable + ` ORDER BY id DESC LIMIT 200`
 
 // Whether request $1 is one a stop of one request ends: one a stop of its
 // tenant ends, but a draft (its requester drops it) or one waiting for
 // approval (an approver rejects it, its requester cancels it: it
 // publishes nothing until then, and a stop of its tenant ends it too).
-const selectStoppableOne = `SELECT EXISTS (SELECT 1 FROM replay_requests
+var selectStoppableOne = `SELECT EXISTS (SELECT 1 FROM replay_requests
     WHERE id = $1 AND status NOT IN ('draft', 'pending_approval') AND ` + stoppable + `)`
 
 // Stoppable returns the requests of tenants that an emergency stop would
-// end (at most 200, the newest first: fewer when some of the 200 newest
-// are done with problems and nothing of them may be republished).
+// end (at most 200, the newest first).
 func (s *Service) Stoppable(ctx context.Context, tenants []string) ([]Request, error) {
 	rows, err := s.pool.Query(ctx, selectStoppableIn, tenants)
 	if err != nil {
@@ -60,38 +77,31 @@ func (s *Service) Stoppable(ctx context.Context, tenants []string) ([]Request, e
 	if err != nil {
 		return nil, fmt.Errorf("read stoppable replays: %w", err)
 	}
-	return slices.DeleteFunc(reqs, func(r Request) bool { return !s.stopEnds(r) }), nil
+	return reqs, nil
 }
 
 // CanStop reports whether Stop would end request id as it is now (the
 // request page offers the stop where it does): approved or running, or
-// done with problems with items waiting for a person that may still be
-// republished.
+// done with problems with items waiting for a person that could ever be
+// republished (Request.MayEverRepublish).
 func (s *Service) CanStop(ctx context.Context, id int64) (bool, error) {
 	var ok bool
 	if err := s.pool.QueryRow(ctx, selectStoppableOne, id).Scan(&ok); err != nil {
 		return false, fmt.Errorf("read whether replay %d may be stopped: %w", id, err)
 	}
-	if !ok {
-		return false, nil
-	}
-	req, err := getRequest(ctx, s.pool, id, false)
-	if err != nil {
-		return false, fmt.Errorf("read whether replay %d may be stopped: %w", id, err)
-	}
-	return s.stopEnds(req), nil
+	return ok, nil
 }
 
-// stopEnds says whether a stop of req, one the stoppable query selects,
-// changes what may still happen to it. Not for a request done with
-// problems whose items may not be republished (MayRepublish: they needed
-// two approvers): it publishes nothing more, a person settles its items
-// as applied or not applied, stopped or not, and a stop of it would only
-// name it as stopped on the page that lists what may still publish. The
-// approvals a request needed only grow (PublishApprovals takes the most),
-// so what it says of a request does not change back.
-func (s *Service) stopEnds(req Request) bool {
-	return req.Status != StatusDoneWithProblems || s.MayRepublish(req).Outcome == replaypolicy.Go
+// MayEverRepublish says whether an item of r that needs reconciliation
+// could be republished under some policy (replaypolicy.MayEverRepublish of
+// replaypolicy.RecordedApprovals): not when r needed two approvers by what
+// it recorded or by its classes' floor. Only facts fixed at submit, unlike
+// Service.MayRepublish, which also reads the policy now (a new version may
+// raise a class's approvals, a rollback lower them again): a request done
+// with problems a stop would change (stoppable), and the pages' "may still
+// republish", are decided on this one.
+func (r Request) MayEverRepublish() bool {
+	return replaypolicy.MayEverRepublish(replaypolicy.RecordedApprovals(r.Class, r.Classes, r.ApprovalsNeeded))
 }
 
 // Stop ends request id at once, whoever requested it: an emergency stop by
@@ -118,7 +128,7 @@ func (s *Service) Stop(ctx context.Context, id int64, actor quarantine.Actor, in
 			return err
 		}
 		switch {
-		case ok && !s.stopEnds(req):
+		case !ok && req.Status == StatusDoneWithProblems && !req.MayEverRepublish():
 			return quarantine.Errorf(quarantine.ECONFLICT, "nothing to stop: the request publishes nothing more, and its items that need reconciliation can only be settled applied or not applied (they needed two approvers)")
 		case !ok && req.Status == StatusPendingApproval:
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request waits for approval and publishes nothing until then: an approver rejects it, its requester cancels it")
@@ -157,7 +167,8 @@ func (t TenantStop) LeftClasses() []replaypolicy.Class {
 // StopAll ends every request of tenant that may still publish or be
 // approved, every draft (so no submit right after the stop runs one) and
 // every request done with problems with items waiting for a person that
-// may be republished (so no republish runs it again: stopEnds), of the
+// could ever be republished (so no republish runs it again:
+// Request.MayEverRepublish), of the
 // classes may allows (the person's stop right, class by class), as Stop
 // does each; it says how many it stopped and which it left (a partial
 // stop is not a stop of the tenant). A request a stop would not change is
@@ -170,7 +181,7 @@ func (s *Service) StopAll(ctx context.Context, tenant string, may func(replaypol
 	var res TenantStop
 	var err error
 	res.Stopped, res.Left, err = s.eachLocked(ctx, func(tx pgx.Tx, r *Request) (bool, error) {
-		if !s.stopEnds(*r) || !may(r.Class) {
+		if !may(r.Class) {
 			return false, nil
 		}
 		return true, s.stop(ctx, tx, r, actor, in.Reason, meta)
@@ -178,7 +189,6 @@ func (s *Service) StopAll(ctx context.Context, tenant string, may func(replaypol
 	if err != nil {
 		return TenantStop{}, fmt.Errorf("stop replays of %s: %w", tenant, err)
 	}
-	res.Left = slices.DeleteFunc(res.Left, func(r Request) bool { return !s.stopEnds(r) })
 	return res, nil
 }
 
