@@ -33,7 +33,9 @@ import (
 // B's chain exception now picks J1 (earliest first_published_at), which
 // has no ledger row, so J2, the very replay B came back from, counts
 // against B: B is skipped "already replayed successfully by request R2",
-// its request is done, and the event is never applied. Expected: the
+// its request is void ("nothing to replay"), and the event is never
+// applied. The same reserved-unsent first job is left by a Stop or a
+// claim running out while a batch waits for its rate slots. Expected: the
 // first replay of an origin is the first one the broker stored (its
 // earliest ledger row, or the earliest job that may have been sent:
 // first_attempt_at not cleared / a recorded publish), not the first one
@@ -109,8 +111,13 @@ approval_expiry = "1h"
 		"dead letter %d came back from request %d's replay of %d, the only one sent, yet that replay counts against it (reason %q)", back, r2.ID, a, reason)
 	r3 := b.request(t, []int64{back}, replay.SubmitInput{Reason: "consumer fixed, third"})
 	t.Logf("B's request %d: %s %s (%s)", r3.ID, r3.Status, r3.StatusReason, b.jobsText(t, r3.ID))
+	// The broker's duplicate window may still hold R2's publish when B goes
+	// out, so what is checked is that B's request publishes it (it is not
+	// voided as already replayed), not the count on the subject.
+	assert.NotEqual(t, replay.StatusVoid, r3.Status,
+		"the event B stands for is never replayed: its request is void, skipped as done on the replay it came back from")
 	if r3.Status == replay.StatusApproved {
-		b.waitFinished(t, r3.ID)
+		r := b.waitFinished(t, r3.ID)
+		assert.Equal(t, replay.StatusDone, r.Status, "jobs: %s", b.jobsText(t, r3.ID))
 	}
-	assert.Equal(t, 2, b.onSubject(t, subject), "the event B stands for was never replayed: skipped as done on the replay it came back from")
 }
