@@ -89,7 +89,12 @@ func (t ledgerTerms) fill(sql string) string {
 // were published or may have been (as linkReplays counts them: a gate
 // set first_published_at, or a job finished before that column says so by
 // its state), the one first about to be published; those of before the
-// column are older than any with it. By replay_items_dead_letter_idx,
+// column are older than any with it. A job that ended blocked or skipped
+// was judged before anything of it was handed to the broker (one whose
+// publish may have landed ends needing reconciliation instead), though
+// its gate may have set first_published_at when it reserved a slot: it is
+// no replay, and taking it for the first would make the replay a child
+// really came back from count against it. By replay_items_dead_letter_idx,
 // then each item's job by key.
 func firstReplayJob(id string) string {
 	return `(SELECT rj.id FROM replay_items ri
@@ -97,6 +102,7 @@ func firstReplayJob(id string) string {
                   WHERE ri.dead_letter_id = ` + id + `
                     AND (rj.first_published_at IS NOT NULL
                          OR rj.state IN ('replayed', 'suppressed_duplicate', 'unknown', 'needs_reconciliation')) -- sent, or may have been
+                    AND rj.state NOT IN ('blocked', 'skipped') -- judged before any send: a gate's reservation released unsent was never a replay
                   ORDER BY rj.first_published_at NULLS FIRST, rj.id LIMIT 1)`
 }
 
