@@ -194,14 +194,6 @@ func checkPostgresURL(v string) error {
 	return nil
 }
 
-// checkOptionalPostgresURL accepts an empty value.
-func checkOptionalPostgresURL(v string) error {
-	if v == "" {
-		return nil
-	}
-	return checkPostgresURL(v)
-}
-
 func checkNATSURL(v string) error {
 	if v == "" {
 		return nil
