@@ -3,6 +3,7 @@ package dlq
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -23,10 +24,19 @@ const busyAttempts = 3
 // attempts that found PostgreSQL out of reach (Unreachable) the replica is
 // cut off from PostgreSQL (cutOffFromPostgres) and
 // storeBatch returns false, as it does at once while the replica is cut
-// off; the caller hands the batch back.
+// off; the caller hands the batch back. Every row it stored is counted
+// (observeBatch, observeStored), those of failed attempts and of the probe
+// included, whether it returns true or false: a later insert of the same
+// records finds them stored and does not report them.
 func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record) (InsertResult, []int, bool) {
 	backoff := 100 * time.Millisecond
 	var inserted []Inserted // rows a failed attempt stored: the retry skips them
+	// giveUp counts the rows failed attempts stored before the batch is
+	// handed back: its redelivery finds them stored and never counts them.
+	giveUp := func() (InsertResult, []int, bool) {
+		in.metrics.observeStored(inserted)
+		return InsertResult{}, nil, false
+	}
 	busy := 0
 	var unreachable time.Time // since the first of the attempts in a row PostgreSQL was out of reach
 	for attempt := 1; ; attempt++ {
@@ -40,23 +50,33 @@ func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record)
 			return res, nil, true
 		}
 		if ctx.Err() != nil {
-			return res, nil, false
+			return giveUp()
 		}
 		busy++
 		if !Busy(err) {
 			busy = 0
 		}
-		if busy >= busyAttempts && (len(recs) == 1 || in.probe(ctx, recs)) {
-			res, deferred, ok := in.split(ctx, recs, 0)
-			if ok {
-				res.Inserted = append(inserted, res.Inserted...)
-				in.metrics.observeBatch(len(recs), time.Since(start), res.Inserted)
-				return res, deferred, true
+		if busy >= busyAttempts {
+			probed := true
+			var probe InsertResult
+			if len(recs) > 1 {
+				probe, probed = in.probe(ctx, recs)
+				// The bisection finds the probe's row stored and does not
+				// report it: it is counted from the probe's result.
+				inserted = append(inserted, probe.Inserted...)
+			}
+			if probed {
+				res, deferred, ok := in.split(ctx, recs, 0)
+				inserted = append(inserted, res.Inserted...)
+				if ok {
+					res.Inserted, res.Raw = inserted, withRefused(res.Raw, probe.Raw)
+					in.metrics.observeBatch(len(recs), time.Since(start), inserted)
+					return res, deferred, true
+				}
 			}
 			if ctx.Err() != nil {
-				return res, nil, false
+				return giveUp()
 			}
-			inserted = append(inserted, res.Inserted...)
 		}
 		in.metrics.StoreErrors.Inc()
 		// Only PostgreSQL out of reach cuts the replica off: a statement
@@ -74,7 +94,7 @@ func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record)
 		}
 		if in.cutOff.Load() {
 			in.log.Warn("storing dead letters failed; handing them back", "batch", len(recs), "attempt", attempt, "err", err)
-			return res, nil, false
+			return giveUp()
 		}
 		in.log.Warn("storing dead letters failed; will retry, messages stay unacked",
 			"batch", len(recs), "attempt", attempt, "retry_in", backoff, "err", err)
@@ -82,7 +102,7 @@ func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record)
 			_ = it.msg.InProgress() // keep them ours while we wait; if lost, redelivery is deduplicated
 		}
 		if !sleep(ctx, backoff) {
-			return res, nil, false
+			return giveUp()
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
@@ -100,8 +120,11 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // probe stores the smallest record of recs alone and reports whether that
-// worked: when even it fails, what fails is PostgreSQL, not a record.
-func (in *Ingester) probe(ctx context.Context, recs []Record) bool {
+// worked: when even it fails, what fails is PostgreSQL, not a record. It
+// returns what the insert did, with the indexes of recs: a row it stored
+// is found stored by every later insert of the batch, which does not
+// report it, so the caller counts it from this result.
+func (in *Ingester) probe(ctx context.Context, recs []Record) (InsertResult, bool) {
 	size := func(r Record) int { return len(r.Payload) + len(r.HeaderBlock) }
 	i := 0
 	for j := range recs {
@@ -111,7 +134,25 @@ func (in *Ingester) probe(ctx context.Context, recs []Record) bool {
 	}
 	res, err := in.store.Insert(ctx, recs[i:i+1])
 	in.metrics.IsolationStatements.Add(float64(res.Statements))
-	return err == nil
+	for k := range res.Raw {
+		res.Raw[k].Index = i
+	}
+	for k := range res.Unstorable {
+		res.Unstorable[k].Index = i
+	}
+	return res, err == nil
+}
+
+// withRefused is raw with the records of more whose index it does not
+// hold yet: a record the probe stored in its raw form is reported by the
+// bisection again only when its parsed form is refused again.
+func withRefused(raw, more []Refused) []Refused {
+	for _, m := range more {
+		if !slices.ContainsFunc(raw, func(r Refused) bool { return r.Index == m.Index }) {
+			raw = append(raw, m)
+		}
+	}
+	return raw
 }
 
 // bisect stores recs (recs[0] is index base of the batch) in one

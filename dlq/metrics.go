@@ -296,6 +296,21 @@ func (m *Metrics) observeBatch(n int, took time.Duration, inserted []Inserted) {
 	m.countBatch(n, took, inserted, true)
 }
 
+// observeStored counts dead letters of deliveries stored by an insert that
+// did not end the batch (it failed after storing them, and the batch was
+// handed back): as observeBatch does, without a batch size or commit time.
+func (m *Metrics) observeStored(inserted []Inserted) {
+	now := time.Now().Add(-m.health.lastSkew())
+	for _, in := range inserted {
+		tenant, itemType := m.labels.labels(in.Tenant, in.ItemType)
+		m.Ingested.WithLabelValues(tenant, itemType, string(in.ErrorClass)).Inc()
+		if in.Malformed {
+			m.Malformed.WithLabelValues(tenant).Inc()
+		}
+		m.LagSeconds.Observe(now.Sub(in.DeadLetteredAt).Seconds())
+	}
+}
+
 // observeSwept counts a batch the sweep stored as observeBatch does, but
 // not in quarantine_ingest_lag_seconds: a dead letter acked without a row
 // and stored by the sweep minutes or days later says nothing of how far
