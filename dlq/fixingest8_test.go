@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -50,4 +52,52 @@ func TestFixIngest8ProbeStoredRawCountedOnce(t *testing.T) {
 	assert.Equal(t, 1.0, sumCounterVec(t, r.metrics.Ingested), "stored once, counted once")
 	assert.Equal(t, 1.0, sumCounterVec(t, r.metrics.Malformed))
 	assert.Equal(t, 1.0, sumCounterVec(t, r.metrics.RawForm), "in raw form once, though the bisection refused its parsed form again")
+}
+
+// TestFixIngest8LagFromTheStoredTime: a dead letter a NATS server whose
+// clock was reset stored in 2001 is kept under the day it arrived
+// (checkStoredAt), but its lag is measured from the time JetStream
+// stored it against the server's time of the commit (the skew the check
+// measured against that same clock): seconds, not the years between the
+// reset clock and the console's day, negative. A lag below zero (a skew
+// measured a check ago) is observed as 0, never below every bucket.
+func TestFixIngest8LagFromTheStoredTime(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	stored := time.Date(2001, 1, 3, 5, 0, 0, 0, time.UTC)
+	rec := ParseDLQ("dlq", Received{Subject: "dlq.acme.search.index_update", Data: []byte("x"), Stream: "DLQ", Seq: 1, Time: stored})
+	require.Contains(t, rec.Flags, "implausible:dead_lettered_at")
+	require.NotEqual(t, stored, rec.DeadLetteredAt, "kept under the day it arrived")
+	res, err := b.store.Insert(ctx, []Record{rec})
+	require.NoError(t, err)
+	require.Len(t, res.Inserted, 1)
+	require.True(t, res.Inserted[0].StoredAt.Equal(stored), "the stored time as the server gave it")
+
+	lag := func(t *testing.T, serverNow time.Time) *dto.Histogram {
+		m := NewMetrics(prometheus.NewRegistry())
+		m.health.setSkew(time.Since(serverNow)) // the console's clock ahead of the server's by that much
+		m.observeBatch(1, time.Millisecond, res.Inserted)
+		var out dto.Metric
+		require.NoError(t, m.LagSeconds.Write(&out))
+		return out.GetHistogram()
+	}
+	t.Run("Seconds", func(t *testing.T) {
+		h := lag(t, stored.Add(3*time.Second))
+		assert.Equal(t, uint64(1), h.GetSampleCount())
+		assert.InDelta(t, 3.0, h.GetSampleSum(), 0.5, "three seconds on the server's clock")
+	})
+	t.Run("NeverNegative", func(t *testing.T) {
+		h := lag(t, stored.Add(-time.Minute))
+		assert.Equal(t, uint64(1), h.GetSampleCount())
+		assert.Zero(t, h.GetSampleSum(), "observed as no lag")
+	})
+	t.Run("UnknownNotObserved", func(t *testing.T) {
+		m := NewMetrics(prometheus.NewRegistry())
+		m.observeBatch(1, time.Millisecond, []Inserted{{Tenant: "acme", ItemType: "search.index_update", ErrorClass: "transient"}})
+		var out dto.Metric
+		require.NoError(t, m.LagSeconds.Write(&out))
+		assert.Zero(t, out.GetHistogram().GetSampleCount(), "no stored time, no lag")
+		assert.Equal(t, 1.0, sumCounterVec(t, m.Ingested), "counted stored all the same")
+	})
 }

@@ -926,7 +926,8 @@ func (in *Ingester) storeContentRefused(ctx context.Context, recs []Record, refu
 		start := time.Now()
 		ins, err := in.store.Insert(ctx, forms)
 		in.metrics.IsolationStatements.Add(float64(max(ins.Statements-1, 0)))
-		in.metrics.countBatch(len(forms), time.Since(start), ins.Inserted, false)
+		in.metrics.observeInsert(len(forms), time.Since(start))
+		in.metrics.countStored(ins.Inserted, false)
 		return ins, err
 	}
 	got, err := storeRefusedWholeOrPosition(due, position, insert)

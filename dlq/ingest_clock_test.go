@@ -25,7 +25,7 @@ func TestIngestLagOnTheServersClock(t *testing.T) {
 		m := NewMetrics(prometheus.NewRegistry())
 		m.health.setSkew(time.Hour) // the console's clock an hour ahead
 		m.observeBatch(1, time.Millisecond, []Inserted{{Tenant: "acme", ItemType: "search.index_update", ErrorClass: "transient",
-			DeadLetteredAt: time.Now().Add(-time.Hour - time.Second)}})
+			StoredAt: time.Now().Add(-time.Hour - time.Second)}})
 		var out dto.Metric
 		require.NoError(t, m.LagSeconds.Write(&out))
 		assert.InDelta(t, 1.0, out.GetHistogram().GetSampleSum(), 0.5, "a second, not an hour")

@@ -197,7 +197,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		LagSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "quarantine_ingest_lag_seconds",
-			Help:    "From dead-lettered (stored in JetStream) to committed in PostgreSQL, on the NATS server's clock (the console's moved by the skew its last check measured).",
+			Help:    "From stored in JetStream (the delivery's stored time, as the NATS server's clock gave it) to committed in PostgreSQL, on the NATS server's clock (the console's moved by the skew its last check measured); never below 0.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
 		}),
 		StoreErrors: prometheus.NewCounter(prometheus.CounterOpts{
@@ -293,22 +293,15 @@ func (m *Metrics) collectors() []prometheus.Collector {
 // observeBatch counts a batch of deliveries stored: its size, the time
 // its insert took, the dead letters it stored and each one's lag.
 func (m *Metrics) observeBatch(n int, took time.Duration, inserted []Inserted) {
-	m.countBatch(n, took, inserted, true)
+	m.observeInsert(n, took)
+	m.countStored(inserted, true)
 }
 
 // observeStored counts dead letters of deliveries stored by an insert that
 // did not end the batch (it failed after storing them, and the batch was
 // handed back): as observeBatch does, without a batch size or commit time.
 func (m *Metrics) observeStored(inserted []Inserted) {
-	now := time.Now().Add(-m.health.lastSkew())
-	for _, in := range inserted {
-		tenant, itemType := m.labels.labels(in.Tenant, in.ItemType)
-		m.Ingested.WithLabelValues(tenant, itemType, string(in.ErrorClass)).Inc()
-		if in.Malformed {
-			m.Malformed.WithLabelValues(tenant).Inc()
-		}
-		m.LagSeconds.Observe(now.Sub(in.DeadLetteredAt).Seconds())
-	}
+	m.countStored(inserted, true)
 }
 
 // observeSwept counts a batch the sweep stored as observeBatch does, but
@@ -317,14 +310,21 @@ func (m *Metrics) observeStored(inserted []Inserted) {
 // ingest lags (DeadLetterIngestLagging would fire for it);
 // quarantine_ingest_swept_total counts it.
 func (m *Metrics) observeSwept(n int, took time.Duration, inserted []Inserted) {
-	m.countBatch(n, took, inserted, false)
+	m.observeInsert(n, took)
+	m.countStored(inserted, false)
 }
 
-func (m *Metrics) countBatch(n int, took time.Duration, inserted []Inserted, lag bool) {
+// observeInsert counts an insert's size (n records) and how long it took.
+func (m *Metrics) observeInsert(n int, took time.Duration) {
 	m.BatchSize.Observe(float64(n))
 	m.CommitSeconds.Observe(took.Seconds())
-	// DeadLetteredAt is on the NATS server's clock: on the console's, it
-	// is that plus the skew the last check measured.
+}
+
+// countStored counts the dead letters stored and, with lag, each one's
+// lag (ingestLag).
+func (m *Metrics) countStored(inserted []Inserted, lag bool) {
+	// StoredAt is on the NATS server's clock: the console's, moved back by
+	// the skew the last check measured, is now on it.
 	now := time.Now().Add(-m.health.lastSkew())
 	for _, in := range inserted {
 		tenant, itemType := m.labels.labels(in.Tenant, in.ItemType)
@@ -332,10 +332,26 @@ func (m *Metrics) countBatch(n int, took time.Duration, inserted []Inserted, lag
 		if in.Malformed {
 			m.Malformed.WithLabelValues(tenant).Inc()
 		}
-		if lag {
-			m.LagSeconds.Observe(now.Sub(in.DeadLetteredAt).Seconds())
+		if d, ok := ingestLag(now, in.StoredAt); lag && ok {
+			m.LagSeconds.Observe(d.Seconds())
 		}
 	}
+}
+
+// ingestLag is how long ago, at now (on the NATS server's clock),
+// JetStream stored a delivery stored at storedAt (its own clock, as it
+// stored it: never the dead-lettered time a stored time of a reset clock
+// was moved to, checkStoredAt, which is the console's day and says nothing
+// of how long it waited). A delivery without a stored time (its metadata
+// unreadable) has none (false). A lag below zero is the skew measured a
+// check ago, or the server's clock set back since: it counts as none (0),
+// never as a negative observation, which would sit below every bucket and
+// hide the lag of the others from DeadLetterIngestLagging's quantile.
+func ingestLag(now, storedAt time.Time) (time.Duration, bool) {
+	if storedAt.IsZero() {
+		return 0, false
+	}
+	return max(now.Sub(storedAt), 0), true
 }
 
 // DepthCollector reports current depth and the oldest unresolved age at

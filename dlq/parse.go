@@ -99,7 +99,10 @@ type Record struct {
 	Delivery  string
 	SourceKey [32]byte
 	// storedAt is when the stream named in Delivery stored the message
-	// (setDelivery); a derived message id names it (derivedMsgID).
+	// (setDelivery), as the NATS server's clock gave it: checkStoredAt
+	// moves DeadLetteredAt, never it. Zero when unknown (the delivery's
+	// metadata unreadable). A derived message id names it (derivedMsgID);
+	// ingest lag is measured from it (ingestLag).
 	storedAt time.Time
 
 	// ReplayOf is the dead letter this one says it is a replay of

@@ -50,11 +50,15 @@ func (s *Store) Counters() *Counters { return s.counters }
 // Inserted describes a row a batch insert created (duplicates are not
 // reported).
 type Inserted struct {
-	Tenant         string
-	ItemType       string
-	ErrorClass     ErrorClass
-	Malformed      bool
-	DeadLetteredAt time.Time
+	Tenant     string
+	ItemType   string
+	ErrorClass ErrorClass
+	Malformed  bool
+	// StoredAt is when JetStream stored the delivery the row was made
+	// from, by the NATS server's clock as it gave it (Record.storedAt,
+	// not the dead-lettered time checkStoredAt may have moved); zero
+	// when unknown.
+	StoredAt time.Time
 }
 
 // InsertResult is what Insert did with a batch.

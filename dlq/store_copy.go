@@ -190,7 +190,7 @@ func (s *Store) copyBatch(ctx context.Context, rows []copyRow, unstoredOnly bool
 		in = make([]Inserted, len(rows))
 		for i, r := range rows {
 			in[i] = Inserted{Tenant: r.rec.Tenant, ItemType: r.rec.ItemType, ErrorClass: r.rec.ErrorClass,
-				Malformed: r.rec.Malformed(), DeadLetteredAt: r.rec.DeadLetteredAt}
+				Malformed: r.rec.Malformed(), StoredAt: r.rec.storedAt}
 		}
 		return nil
 	})
