@@ -220,6 +220,7 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 			r.flag("subject_unmapped", "subject %s does not match the template %q of watched stream %s", short(r.Subject), strings.Join(w.Template, "."), w.Name)
 		}
 	}
+	r.idTime = idTime // RawForm derives the same id from it
 	if r.MsgID == "" {
 		r.MsgID, r.MsgIDDerived = DerivedMsgID(r.SourceStream, adv.StreamSeq, idTime), true
 	}

@@ -23,7 +23,7 @@ import (
 func (r *Record) setDelivery(m Received) {
 	if m.MetadataErr == nil && m.Seq != 0 {
 		r.Delivery = fmt.Sprintf("%s #%d stored %s", m.Stream, m.Seq, m.Time.UTC().Format(time.RFC3339Nano))
-		r.storedAt = m.Time
+		r.storedAt, r.idTime = m.Time, m.Time
 	} else {
 		var nonce [16]byte
 		_, _ = rand.Read(nonce[:]) // never fails (crypto/rand panics instead)

@@ -101,9 +101,14 @@ type Record struct {
 	// storedAt is when the stream named in Delivery stored the message
 	// (setDelivery), as the NATS server's clock gave it: checkStoredAt
 	// moves DeadLetteredAt, never it. Zero when unknown (the delivery's
-	// metadata unreadable). A derived message id names it (derivedMsgID);
-	// ingest lag is measured from it (ingestLag).
+	// metadata unreadable). Ingest lag is measured from it (ingestLag).
 	storedAt time.Time
+	// idTime is the stored time a derived message id names
+	// (derivedMsgID): the delivery's (setDelivery) or, for an advisory's
+	// record, its original's (ParseAdvisory: where and when the message
+	// the id names lived), so that every form of the record (RawForm, the
+	// position form) derives the same id.
+	idTime time.Time
 
 	// ReplayOf is the dead letter this one says it is a replay of
 	// (Dlq-Replay-Of), 0 for none; Generation is set when Store.Insert
@@ -330,7 +335,7 @@ func (r *Record) derivedMsgID() string {
 	if r.SourceSeq == 0 {
 		return fmt.Sprintf("%s:%s", r.SourceStream, hex.EncodeToString(r.SourceKey[:8]))
 	}
-	return DerivedMsgID(r.SourceStream, r.SourceSeq, r.storedAt)
+	return DerivedMsgID(r.SourceStream, r.SourceSeq, r.idTime)
 }
 
 // DerivedMsgID is the message id the console gives a message whose

@@ -45,6 +45,7 @@ func RawForm(r Record, cause error) Record {
 		Delivery:           CleanText(r.Delivery),
 		SourceKey:          r.SourceKey,
 		storedAt:           r.storedAt,
+		idTime:             r.idTime,
 		MsgIDDerived:       true,
 	}
 	if m.Tenant == "" || len(m.Tenant) > MaxTenantBytes {
