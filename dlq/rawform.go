@@ -93,8 +93,10 @@ func RawForm(r Record, cause error) Record {
 // that a delivery or a sweep of it later finds it stored) without any of
 // its content, payload and headers, and without the parser's findings,
 // flagged content_refused. Its payload's SHA-256 is kept, to tell it from
-// the message read by hand. It has no original subject and its payload is
-// unavailable, so it is never replayed.
+// the message read by hand; its reason names the command that reads that
+// message (contentPosition: for an advisory's record, its original). It
+// has no original subject and its payload is unavailable, so it is never
+// replayed.
 func contentRefusedForm(r Record, cause error, tries, stream string, seq uint64) Record {
 	m := RawForm(r, cause)
 	sum := m.PayloadSHA256
@@ -104,10 +106,25 @@ func contentRefusedForm(r Record, cause error, tries, stream string, seq uint64)
 	m.Flags, m.MalformedReasons = nil, nil
 	m.Error = cut(fmt.Sprintf("stored without its content: PostgreSQL refused this dead letter in its parsed and its raw form %s: %s",
 		tries, CleanText(cause.Error())), rawFormReasonLen)
-	m.flag("content_refused", "%s; the payload and headers are not stored: read them from the stream while it holds the message (nats stream get %s %d)",
-		m.Error, CleanText(stream), seq)
+	m.flag("content_refused", "%s; the payload and headers are not stored: read them from the stream while it holds the message (%s)",
+		m.Error, contentPosition(r, m.SourceStream, stream, seq))
 	m.Fingerprint = Fingerprint(m.ErrorClass, "stored without its content", "")
 	return m
+}
+
+// contentPosition is the command that reads the message whose payload
+// and headers r's position form lacks: stream #seq, where r was read
+// from, or, for an advisory's record that took its original, the
+// original's place (source, r.SourceStream cut and clean; r.SourceSeq):
+// the advisory's stream holds the advisory's JSON, not them. The
+// advisory's place is named too. An advisory's record without its
+// original (gone, replaced, unreadable) held no payload or headers of it:
+// the command reads the advisory it was made from.
+func contentPosition(r Record, source, stream string, seq uint64) string {
+	if r.SourceKind != SourceAdvisory || r.PayloadUnavailable || r.SourceSeq == 0 {
+		return fmt.Sprintf("nats stream get %s %d", CleanText(stream), seq)
+	}
+	return fmt.Sprintf("nats stream get %s %d; the advisory that reported it is %s #%d", source, r.SourceSeq, CleanText(stream), seq)
 }
 
 // refusedAgain is what storeRefusedWholeOrPosition did with dead letters
