@@ -43,3 +43,25 @@ closed = "365d"
 	assert.Equal(t, 10, pe.Line, "the error names the line of the rule that can never match: %v", err)
 	assert.Contains(t, err.Error(), "retention.rule 2")
 }
+
+// TestRevOps8RetentionRuleTenantThatIsNoTenantIsRefused: a retention
+// rule's tenant is "*" (any) or a tenant name, which is one subject token
+// (dlq.<tenant>.<item_type>). item_type takes NATS globs, so an operator
+// writes tenant = ">" for "every tenant", or "acme.*": Parse accepts both,
+// and the rule matches no dead letter at all, silently; the dead letters it
+// was meant to keep go at the section's period. A tenant that can never be
+// a tenant must be refused with the line and field.
+func TestRevOps8RetentionRuleTenantThatIsNoTenantIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, tenant := range []string{">", "acme.*", "acme.eu"} {
+		src := "[retention]\nclosed = \"30d\"\n\n[[retention.rule]]\ntenant = \"" + tenant + "\"\nitem_type = \"billing.>\"\nclosed = \"365d\"\n"
+		_, err := Parse("p.toml", []byte(src))
+		if !assert.Error(t, err, "tenant %q can never match a dead letter's tenant, yet the file is accepted", tenant) {
+			continue
+		}
+		var pe *PolicyError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, 5, pe.Line, "%v", err)
+		assert.Equal(t, "tenant", pe.Key, "%v", err)
+	}
+}
