@@ -131,3 +131,22 @@ func (p pattern) covers(q pattern) bool {
 	}
 	return true
 }
+
+// overlaps reports whether some item type matches both p and q, so that
+// rules with p and q judge some items alike.
+func (p pattern) overlaps(q pattern) bool {
+	if len(p.toks) > len(q.toks) {
+		p, q = q, p
+	}
+	// p has no more explicit tokens than q: they must agree where both
+	// have one, and q's further tokens need p's ">".
+	for i, pt := range p.toks {
+		if pt != "*" && q.toks[i] != "*" && pt != q.toks[i] {
+			return false
+		}
+	}
+	if len(p.toks) == len(q.toks) {
+		return p.tail == q.tail
+	}
+	return p.tail
+}

@@ -93,6 +93,12 @@ func Load(path string) (*Table, error) {
 // (true where the default is). generation_limit (top level, 1 to 20,
 // default 3) is the generation from which only manual may replay a dead
 // letter.
+//
+// The [retention] section is refused (see [Retention]) for a period out of
+// bounds, a [[retention.rule]] tenant that is not "*" or one tenant's name,
+// and a rule order that would keep dead letters other than a rule says: a
+// rule an earlier one covers, or one setting a status that an earlier,
+// overlapping rule leaves to the section.
 func Parse(name string, data []byte) (*Table, error) {
 	src := string(data)
 	var raw map[string]any

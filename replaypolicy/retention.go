@@ -26,7 +26,10 @@ import (
 // resolved, quarantined and replay_failed; a value is a duration ("12h",
 // "30d") from 1h to 36500d, or "never". The first rule whose tenant and
 // item type match decides; a key it does not set falls back to the
-// section's, then to the defaults (DefaultRetention). A dead letter in a
+// section's, then to the defaults (DefaultRetention), never to a later
+// rule. Parse refuses the files where that would surprise (see
+// retentionRuleReached): a rule an earlier one covers, and a rule that
+// sets a status an earlier, overlapping rule leaves to the section. A dead letter in a
 // replay request that is not closed (replay_requested, replaying, or an
 // item of an open request), or whose replay waits for a person
 // (needs_reconciliation), is never removed, whatever the terms.
@@ -244,9 +247,12 @@ func (p *parser) retention(v any) Retention {
 			p.problem(p.loc.line("retention", "rule"), "retention", "rule", "retention.rule must be an array of tables, written [[retention.rule]]; got %s", typeName(rv))
 			return r
 		}
+		var numbers []int // 1-based number of r.Rules[i] in the file, for messages
 		for i, e := range entries {
-			if rule, ok := p.retentionRule(e, i); ok {
+			rule, ok := p.retentionRule(e, i)
+			if ok && p.retentionRuleReached(r, numbers, rule, i) {
 				r.Rules = append(r.Rules, rule)
+				numbers = append(numbers, i+1)
 			}
 		}
 	}
@@ -270,6 +276,11 @@ func (p *parser) retentionRule(e map[string]any, i int) (RetentionRule, bool) {
 				continue
 			}
 			if key == "tenant" {
+				if msg := tenantProblem(s); msg != "" {
+					p.problem(line(key), where, key, "%s", msg)
+					ok = false
+					continue
+				}
 				rule.Tenant = s
 			} else {
 				rule.ItemType = s

@@ -105,3 +105,75 @@ func TestRetentionErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRetentionRuleOrder: the first matching [[retention.rule]] decides
+// every period of a dead letter, so a file whose order would keep dead
+// letters other than a rule says is refused on that rule's line, and an
+// order that means what it says is accepted.
+func TestRetentionRuleOrder(t *testing.T) {
+	t.Parallel()
+	rule := func(tenant, itemType, terms string) string {
+		return "[[retention.rule]]\ntenant = \"" + tenant + "\"\nitem_type = \"" + itemType + "\"\n" + terms + "\n"
+	}
+	for name, tc := range map[string]struct {
+		file string
+		line int
+		want string // "" for a file that is accepted
+	}{
+		"Repeated": {rule("acme", "billing.>", `closed = "7d"`) + rule("acme", "billing.>", `closed = "365d"`), 5,
+			`retention.rule 2: tenant "acme", item_type "billing.>" can never match: retention.rule 1 (tenant "acme", item_type "billing.>")`},
+		"CoveredByEveryTenant": {rule("*", "billing.*", `unresolved = "7d"`) + rule("acme", "billing.invoice", `unresolved = "never"`), 5,
+			`retention.rule 2: tenant "acme", item_type "billing.invoice" can never match`},
+		"OverlapLeavesAStatusToTheSection": {"[retention]\nclosed = \"30d\"\n" + rule("acme", ">", `discarded = "7d"`) + rule("*", "billing.>", `closed = "365d"`), 10,
+			`retention.rule 2: retention.rule 1 (tenant "acme", item_type ">") matches some of this rule's dead letters first and sets no period for their replayed ones: those are kept 30d ([retention]'s), not this rule's closed = "365d"`},
+		"OverlapLeavesAStatusToTheDefault": {rule("*", "billing.*", `closed = "365d"`) + rule("acme", ">", `quarantined = "never"`), 8,
+			`sets no period for their quarantined ones: those are kept 90d (the default, as [retention] sets none), not this rule's quarantined = "never"`},
+		"NarrowerFirst":        {rule("acme", "billing.>", `closed = "365d"`) + rule("*", ">", `closed = "7d"`), 0, ""},
+		"OverlapSettingAll":    {rule("acme", ">", `closed = "7d"`+"\n"+`unresolved = "90d"`) + rule("*", "billing.>", `replayed = "365d"`), 0, ""},
+		"OtherTenants":         {rule("acme", ">", `closed = "7d"`) + rule("globex", ">", `unresolved = "never"`), 0, ""},
+		"DisjointItemTypes":    {rule("*", "billing.>", `closed = "7d"`) + rule("acme", "orders.>", `unresolved = "never"`), 0, ""},
+		"TailNeedsAToken":      {rule("*", "billing.>", `closed = "7d"`) + rule("*", "billing", `unresolved = "never"`), 0, ""},
+		"TenantOneToken":       {rule("acme-eu_2", ">", `closed = "7d"`), 0, ""},
+		"TenantWildcardInName": {rule("acme*", ">", `closed = "7d"`), 2, `tenant "acme*" holds a wildcard`},
+		"TenantWithASpace":     {rule("acme ", ">", `closed = "7d"`), 2, `tenant "acme " holds a space`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			table, err := Parse("order.toml", []byte(tc.file))
+			if tc.want == "" {
+				require.NoError(t, err)
+				require.NotEmpty(t, table.Retention().Rules)
+				return
+			}
+			require.Error(t, err)
+			var pe *PolicyError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, tc.line, pe.Line, "%v", err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestPatternOverlaps(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{">", "a", true},
+		{"a.>", "a", false},
+		{"a.>", "a.b.>", true},
+		{"a.*.c", "a.>", true},
+		{"a.*.c", "*.b.*", true},
+		{"a.*.c", "a.b.d", false},
+		{"a.*", "a.*.*", false},
+		{"a.*", "*.b", true},
+		{"a", "b", false},
+	} {
+		a, err := compilePattern(tc.a)
+		require.NoError(t, err)
+		b, err := compilePattern(tc.b)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, a.overlaps(b), "%s, %s", tc.a, tc.b)
+		assert.Equal(t, tc.want, b.overlaps(a), "%s, %s", tc.b, tc.a)
+	}
+}
