@@ -32,7 +32,7 @@ func newLocator(src string) locator {
 	for i, line := range strings.Split(src, "\n") {
 		n := i + 1
 		if v.open() {
-			v.scan(line)
+			v.scan(line, n, l)
 			continue
 		}
 		s := strings.TrimSpace(line)
@@ -61,9 +61,10 @@ func newLocator(src string) locator {
 			if !ok || !strings.HasPrefix(rest, "=") {
 				continue
 			}
-			path := append(append([]string(nil), table...), parts...)
-			l.record(strings.Join(path, "."), n)
-			v.scan(rest[1:])
+			path := strings.Join(append(append([]string(nil), table...), parts...), ".")
+			l.record(path, n)
+			v = valueScanner{path: path}
+			v.scan(rest[1:], n, l)
 		}
 	}
 	return l
@@ -139,17 +140,42 @@ func isBareKeyByte(b byte) bool {
 
 // valueScanner follows a TOML value across lines: bracket depth of arrays and
 // inline tables, and whether a multi-line string is open, so that lines
-// inside a value are not mistaken for keys or headers.
+// inside a value are not mistaken for keys or headers. In an array value
+// (rule = [ {...}, {...} ]) it records each inline table as path.N, as a
+// [[path]] section would be, and the keys directly in it as path.N.key, so
+// that a problem in the third inline rule names its own line.
 type valueScanner struct {
 	depth int
 	delim string // `"""` or `'''` while a multi-line string is open
+
+	path    string // key path of the value
+	array   bool   // the value is an array
+	elems   int    // inline tables seen directly in the array
+	inElem  bool   // inside one of them (depth 2 is its own level)
+	wantKey bool   // a key of that inline table comes next
 }
 
 func (v *valueScanner) open() bool { return v.depth > 0 || v.delim != "" }
 
-// scan consumes one line (or the rest of one) of a value.
-func (v *valueScanner) scan(s string) {
+// scan consumes one line (or the rest of one) of a value; line is its
+// number, for what it records in l.
+func (v *valueScanner) scan(s string, line int, l locator) {
 	for i := 0; i < len(s); {
+		if v.wantKey && v.delim == "" {
+			switch s[i] {
+			case ' ', '\t', '\r':
+				i++
+				continue
+			case '#':
+				return // the key is on a later line
+			}
+			v.wantKey = false
+			if parts, rest, ok := parseKey(s[i:]); ok && strings.HasPrefix(rest, "=") {
+				l.record(v.path+"."+strconv.Itoa(v.elems-1)+"."+strings.Join(parts, "."), line)
+				i = len(s) - len(rest) + 1
+				continue
+			}
+		}
 		if v.delim != "" {
 			end := strings.Index(s[i:], v.delim)
 			if end < 0 {
@@ -168,12 +194,26 @@ func (v *valueScanner) scan(s string) {
 		case '#':
 			return
 		case '[', '{':
+			if c == '[' && v.depth == 0 {
+				v.array = true
+			}
+			if c == '{' && v.array && v.depth == 1 {
+				l.record(v.path+"."+strconv.Itoa(v.elems), line)
+				v.elems++
+				v.inElem, v.wantKey = true, true
+			}
 			v.depth++
 			i++
 		case ']', '}':
 			if v.depth > 0 {
 				v.depth--
 			}
+			if v.depth <= 1 {
+				v.inElem = false
+			}
+			i++
+		case ',':
+			v.wantKey = v.inElem && v.depth == 2
 			i++
 		case '"', '\'':
 			q := string([]byte{c, c, c})

@@ -136,7 +136,18 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "InlineRules",
 			src:  lines(`rule = [`, `  { item_type = "search.*", class = "rebuildable" },`, `  { item_type = "x.*", class = "nope" },`, `]`),
-			want: []string{`bad.toml: line 1: rule 2: class "nope" is not one of`},
+			want: []string{`bad.toml: line 3: rule 2: class "nope" is not one of`},
+		},
+		{
+			name: "InlineRuleOverLines",
+			src: lines(`rule = [ { item_type = "search.*", class = "rebuildable" }, # the first`, `  { item_type = "x.*", # "{" in a comment`,
+				`    class = "nope" },`, `]`),
+			want: []string{`bad.toml: line 3: rule 2: class "nope" is not one of`},
+		},
+		{
+			name: "InlineRetentionRules",
+			src:  lines(`[retention]`, `rule = [`, `  {tenant = "acme", closed = "7d"},`, `  {tenant = "acme.eu", closed = "7d"},`, `]`),
+			want: []string{`bad.toml: line 4: retention.rule 2: tenant "acme.eu" is more than one subject token`},
 		},
 		{
 			name: "RuleAsSingleTable",
