@@ -12,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/audit"
 )
 
@@ -268,30 +267,6 @@ func runAuditCheckpoint(ctx context.Context, args []string, getenv func(string) 
 	}
 	fmt.Fprintf(stdout, "audit checkpoint: seq %d hash %s signed by key %s at %s (anchor: %d:%s)\n",
 		cp.Seq, cp.HashHex(), cp.KeyID, cp.At.Format("2006-01-02T15:04:05Z"), cp.Seq, cp.HashHex())
-	return nil
-}
-
-// runAuditKeygen is "console audit keygen --out FILE": FILE gets the private
-// key (mode 0600, never overwritten), FILE.pub the public key to keep with
-// whoever verifies.
-func runAuditKeygen(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var out string
-	s := newSettings("audit keygen", getenv, stderr)
-	s.str(&out, "out", "AUDIT_SIGNING_KEY_FILE", "", "where to write the private key; the public key goes to the same name plus .pub", checkRequired)
-	if err := s.parse(args); err != nil {
-		return err
-	}
-	priv, pub, id, err := audit.GenerateKey()
-	if err != nil {
-		return err
-	}
-	if err := app.WriteNewFile(out, priv, 0o600); err != nil {
-		return err
-	}
-	if err := app.WriteNewFile(out+".pub", pub, 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "audit signing key %s written to %s (public key: %s.pub)\n", id, out, out)
 	return nil
 }
 
