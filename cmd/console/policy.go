@@ -23,8 +23,9 @@ commands:
   show      what a replay policy or retention terms version says, as the
             database recorded it when it was activated: "show" the active
             ones, "show VERSION" the one VERSION names (its start, at least
-            8 characters, or all of it); --canonical prints the exact text
-            the version hashes
+            8 characters, or all of it); "show VERSION --canonical" prints
+            exactly the text whose SHA-256 is VERSION (--canonical needs
+            VERSION: "policy status" names the active ones)
   rollback  let a replaced replay policy or retention terms version be made
             active again by the next process that starts with its file, within --for
             (default 1h; audited)

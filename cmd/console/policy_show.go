@@ -18,8 +18,11 @@ import (
 // recorded it when it was made active (and checked against the version),
 // whatever file this host has. Without VERSION it shows the active replay
 // policy and the active retention terms; VERSION names one of either kind
-// as rollback takes it. --canonical prints the recorded text alone, whose
-// SHA-256 is the version.
+// as rollback takes it. --canonical prints the recorded text of VERSION
+// alone, whose SHA-256 is that version; it needs VERSION (a usage error,
+// exit status 2, without one), since the active replay policy and the
+// active terms are two texts and two versions, and their texts run
+// together would hash to neither.
 func runPolicyShow(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var version string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -29,9 +32,14 @@ func runPolicyShow(ctx context.Context, args []string, getenv func(string) strin
 	var canonical bool
 	s := newSettings("policy show [VERSION]", getenv, stderr)
 	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (the runtime role may do it)", checkPostgresURL)
-	s.boolean(&canonical, "canonical", "POLICY_SHOW_CANONICAL", "print only the recorded text, exactly: its SHA-256 is the version")
+	s.boolean(&canonical, "canonical", "POLICY_SHOW_CANONICAL", "print only VERSION's recorded text, exactly: its SHA-256 is VERSION (needs VERSION)")
 	if err := s.parse(args); err != nil {
 		return err
+	}
+	if canonical && version == "" {
+		fmt.Fprintln(stderr, "usage: console policy show VERSION --canonical: --canonical prints one version's text, whose SHA-256 is VERSION; "+
+			"`console policy status` names the active replay policy version and the active retention terms version")
+		return errUsage
 	}
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -74,7 +82,7 @@ func runPolicyShow(ctx context.Context, args []string, getenv func(string) strin
 		}
 	}
 	for i, v := range shown {
-		if canonical {
+		if canonical { // one version: VERSION was given
 			if !v.Recorded() {
 				return fmt.Errorf("%s %s: %s", v.Kind(), v.Version, v.NotRecorded())
 			}

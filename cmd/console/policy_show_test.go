@@ -83,3 +83,19 @@ func TestPolicyShowCommand(t *testing.T) {
 		assert.Error(t, run(ctx, []string{"console", "policy", "show", v}, e, io.Discard, io.Discard), v)
 	}
 }
+
+// TestPolicyShowCanonicalNeedsVersion: --canonical prints one version's
+// text; without VERSION (the active policy and terms are two versions) it
+// is a usage error, exit status 2, saying where the versions are, before
+// any connection is made.
+func TestPolicyShowCanonicalNeedsVersion(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"console", "policy", "show", "--canonical"},
+		env(map[string]string{"DATABASE_URL": "postgres://nobody@127.0.0.1:1/none"}), &out, &errOut)
+	require.Error(t, err)
+	assert.Equal(t, 2, exitCode(err))
+	assert.Empty(t, out.String(), "nothing to hash on stdout")
+	assert.Contains(t, errOut.String(), "console policy show VERSION --canonical")
+	assert.Contains(t, errOut.String(), "console policy status")
+}
