@@ -266,6 +266,7 @@ func TestOlderRetentionTermsAreNotTakenBack(t *testing.T) {
 		assert.Equal(t, week.version(), allowed.Version)
 		_, err = replay.AllowPolicyRollback(ctx, r.db.Pool, month.version()[:12], 0, actor, "nothing to go back to")
 		assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "the active terms: %v", err)
+		assert.ErrorContains(t, err, "allow retention terms "+month.version()[:12]+" again: ", "the error names what the version is")
 
 		back := r.start(t, "week", weekTerms)
 		assert.Equal(t, week.version(), r.activeTerms(t), "the allowance lets this start through")

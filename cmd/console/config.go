@@ -32,6 +32,10 @@ func exitCode(err error) int {
 	return 1
 }
 
+// usageError is err, a command line the command does not take, with the
+// usage exit status 2.
+func usageError(err error) error { return &codedError{code: 2, err: err} }
+
 // codedError carries a specific exit status.
 type codedError struct {
 	code int
@@ -117,11 +121,40 @@ func (s *settings) duration(p *time.Duration, flagName, env string, fallback tim
 	s.checks = append(s.checks, func() error {
 		d, err := time.ParseDuration(strings.TrimSpace(*raw))
 		if err != nil || d < lo || d > hi {
-			return fmt.Errorf("%s (--%s) %q: must be a duration from %s to %s, like 50ms or 2m", env, flagName, *raw, lo, hi)
+			return fmt.Errorf("%s (--%s) %q: must be a duration from %s to %s, like %s", env, flagName, *raw, shortDuration(lo), shortDuration(hi), durationExamples(fallback, lo, hi))
 		}
 		*p = d
 		return nil
 	})
+}
+
+// shortDuration writes d as Go duration syntax without zero units:
+// "1m", "24h", "1h30m", "50ms".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// durationExamples are two durations from lo to hi, as a duration
+// setting's error suggests them: its default (when not 0) and the bounds.
+func durationExamples(fallback, lo, hi time.Duration) string {
+	first := fallback
+	if first <= lo || first >= hi {
+		first = lo
+	}
+	if first == 0 {
+		first = min(hi, time.Second)
+	}
+	if first == hi {
+		return shortDuration(hi)
+	}
+	return shortDuration(first) + " or " + shortDuration(hi)
 }
 
 // size binds a byte size: a whole number of bytes, or with a unit (KB,
@@ -168,12 +201,22 @@ func (s *settings) given(flagName string) bool {
 	return found
 }
 
+// parse reads args into the settings and checks every value. A command
+// line that is not the command's (an unknown flag, a flag without its
+// value, an argument it takes none of) is a usage error, exit status 2,
+// after the flag set printed the problem and the flags; a bad value exits
+// 1, naming it.
 func (s *settings) parse(args []string) error {
 	if err := s.fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError(err)
 	}
 	if s.fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", s.fs.Arg(0))
+		fmt.Fprintf(s.fs.Output(), "unexpected argument %q\n", s.fs.Arg(0))
+		s.fs.Usage()
+		return usageError(fmt.Errorf("unexpected argument %q", s.fs.Arg(0)))
 	}
 	for _, c := range s.checks {
 		if err := c(); err != nil {

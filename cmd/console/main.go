@@ -81,6 +81,6 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 		return nil
 	default:
 		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("unknown command %q", cmd)
+		return usageError(fmt.Errorf("unknown command %q", cmd))
 	}
 }

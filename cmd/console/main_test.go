@@ -236,3 +236,51 @@ func newKeyFile(t *testing.T) string {
 	require.NoError(t, run(context.Background(), []string{"console", "audit", "keygen", "--out", path}, env(nil), io.Discard, io.Discard))
 	return path
 }
+
+// TestUsageErrorsExitTwo: a command line a command does not take (an
+// unknown flag, a flag without its value, a stray argument, an unknown
+// command) exits with the usage status 2 and prints the flags, as
+// "console" alone does; a bad value of a known setting exits 1.
+func TestUsageErrorsExitTwo(t *testing.T) {
+	t.Parallel()
+	for name, args := range map[string][]string{
+		"UnknownFlag":    {"serve", "--adr", "x"},
+		"FlagNoValue":    {"worker", "--nats-url"},
+		"StrayArgument":  {"migrate", "now"},
+		"UnknownCommand": {"frobnicate"},
+		"PolicyStray":    {"policy", "status", "extra"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var stderr bytes.Buffer
+			err := run(context.Background(), append([]string{"console"}, args...), env(nil), io.Discard, &stderr)
+			require.Error(t, err)
+			assert.Equal(t, 2, exitCode(err), "%v", err)
+			assert.Contains(t, strings.ToLower(stderr.String()), "usage", "the usage is printed")
+		})
+	}
+	err := run(context.Background(), []string{"console", "serve", "--retention-every", "30s"}, env(nil), io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Equal(t, 1, exitCode(err))
+}
+
+// TestDurationErrorSuggestsValuesInRange: a duration out of range is
+// answered with its bounds and examples inside them (it suggested 50ms
+// for a setting from 1m).
+func TestDurationErrorSuggestsValuesInRange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--retention-every", "30s"}, `RETENTION_EVERY (--retention-every) "30s": must be a duration from 1m to 24h, like 10m or 24h`},
+		{[]string{"serve", "--db-wait", "1h"}, `must be a duration from 0s to 10m, like 30s or 10m`},
+		{[]string{"serve", "--dlq-max-age", "-1s"}, `must be a duration from 0s to 87600h, like 1s or 87600h`},
+		{[]string{"policy", "rollback", "--to", "abcdef12", "--reason", "x", "--for", "1s"}, `like 1h or`},
+	} {
+		err := run(context.Background(), append([]string{"console"}, tc.args...), env(map[string]string{"DATABASE_URL": "postgres://x@127.0.0.1:1/db"}), io.Discard, io.Discard)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+		assert.NotContains(t, err.Error(), "50ms")
+	}
+}

@@ -125,6 +125,7 @@ func AllowPolicyRollback(ctx context.Context, db txStarter, version string, d ti
 			MinRollbackFor, MaxRollbackFor, d)
 	}
 	var r PolicyRollback
+	what := "version" // what version names, once known: for the error
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, lockPolicyChange); err != nil {
 			return err
@@ -140,8 +141,12 @@ func AllowPolicyRollback(ctx context.Context, db txStarter, version string, d ti
 		case len(found)+len(terms) > 1:
 			return quarantine.Errorf(quarantine.EINVALID, "more than one replay policy or retention terms version starts %q: give more of it", version)
 		case len(terms) == 1:
+			what = "retention terms"
 			r, err = allowRetentionRollbackTx(ctx, tx, terms[0], d, actor, reason)
 			return err
+		}
+		what = "replay policy"
+		switch {
 		case found[0].SupersededAt == nil:
 			return quarantine.Errorf(quarantine.ECONFLICT, "replay policy version %.12s is the active one: there is nothing to go back to", found[0].Version)
 		}
@@ -176,7 +181,7 @@ func AllowPolicyRollback(ctx context.Context, db txStarter, version string, d ti
 		return err
 	})
 	if err != nil {
-		return PolicyRollback{}, fmt.Errorf("allow replay policy %s again: %w", version, err)
+		return PolicyRollback{}, fmt.Errorf("allow %s %s again: %w", what, version, err)
 	}
 	return r, nil
 }

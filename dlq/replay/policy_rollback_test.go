@@ -184,6 +184,7 @@ func TestRollbackAllowanceEndsWithANewerOneOrAnotherActivation(t *testing.T) {
 	assert.Equal(t, b.tables[0].Version(), replaced)
 	_, err := replay.AllowPolicyRollback(ctx, b.db.Pool, b.tables[1].Version()[:12], 0, oncall, "again")
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "allowed already: %v", err)
+	assert.ErrorContains(t, err, "allow replay policy "+b.tables[1].Version()[:12]+" again: ")
 
 	b.start(t, 0, "host-0-restarted")
 	assert.Equal(t, 2, b.active(t), "the newer allowance replaced the one for version 0")
