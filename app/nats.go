@@ -269,10 +269,18 @@ func refusedAuth(err error) bool {
 }
 
 // natsEvents are the options that log a connection's disconnects and
-// reconnects: a replay publish fails while it is down.
+// reconnects: a replay publish fails while it is down. Close, at shutdown,
+// calls the disconnect handler too, with no error: that is logged at info
+// as the connection closed, not warned about as a disconnect.
 func natsEvents(log *slog.Logger) []nats.Option {
 	return []nats.Option{
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),
+		nats.DisconnectErrHandler(func(c *nats.Conn, err error) {
+			if err == nil && c.IsClosed() {
+				log.Info("NATS connection closed")
+				return
+			}
+			log.Warn("NATS disconnected", "err", err)
+		}),
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) }),
 	}
 }

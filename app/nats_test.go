@@ -14,8 +14,11 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/testfactory/logs"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
@@ -89,4 +92,31 @@ func TestEmbeddedNATSNamesABusyAddress(t *testing.T) {
 		t.Fatalf("embedded NATS on a free address: %v", err)
 	}
 	a.embedded.Shutdown()
+}
+
+// TestNATSEventsCloseIsNoDisconnect: closing the connection at shutdown
+// logs that it closed, at info; it warned "NATS disconnected err=<nil>".
+// A server that goes away is still a warning, with its error.
+func TestNATSEventsCloseIsNoDisconnect(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	var logged logs.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	closed := make(chan struct{})
+	nc, err := nats.Connect(srv.ClientURL(), append(natsEvents(log), nats.ClosedHandler(func(*nats.Conn) { close(closed) }))...)
+	require.NoError(t, err)
+	nc.Close()
+	<-closed // the handlers run in order: the disconnect one has run
+	assert.Contains(t, logged.String(), `level=INFO msg="NATS connection closed"`)
+	assert.NotContains(t, logged.String(), "NATS disconnected")
+
+	var lost logs.Buffer
+	log = slog.New(slog.NewTextHandler(&lost, nil))
+	other := natstest.Start(t)
+	nc, err = nats.Connect(other.ClientURL(), append(natsEvents(log), nats.MaxReconnects(-1))...)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	other.Shutdown()
+	wait.Until(t, "the disconnect warning", time.Minute, func() bool { return strings.Contains(lost.String(), `level=WARN msg="NATS disconnected" err=`) })
+	assert.NotContains(t, lost.String(), "err=<nil>")
 }
