@@ -34,7 +34,10 @@ type Select struct {
 	Options []Option
 	Hint    string
 	Error   string
-	// Required fields get no empty option unless Placeholder is set.
+	// Required marks the field (RequiredMark) and makes the select
+	// required: for what a form cannot be sent without. A filter is never
+	// required, even one without an empty option (the error groups' Show
+	// and Sort by): the mark read as "you must choose this".
 	Required bool
 	// Placeholder, when set, is an empty-valued first option ("Any action").
 	Placeholder string

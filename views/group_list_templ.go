@@ -111,11 +111,11 @@ func groupList(m GroupListModel) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = SelectField(Select{Name: "state", Label: "Show", Value: m.Filter.State, Options: m.States, Required: true, Error: m.Errors["state"]}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = SelectField(Select{Name: "state", Label: "Show", Value: m.Filter.State, Options: m.States, Error: m.Errors["state"]}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = SelectField(Select{Name: "sort", Label: "Sort by", Value: m.Filter.Sort, Options: m.Sorts, Required: true, Error: m.Errors["sort"]}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = SelectField(Select{Name: "sort", Label: "Sort by", Value: m.Filter.Sort, Options: m.Sorts, Error: m.Errors["sort"]}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
