@@ -498,3 +498,22 @@ func problemsAfterText(n int64) string {
 	}
 	return "It goes on past it, and found " + Count(n-1) + " more problems; the first of them:"
 }
+
+// nameParts splits an action's name after each dot and underscore:
+// "replay.item.requested" gives "replay.", "item.", "requested". Joined,
+// the parts are the name.
+func nameParts(name string) []string {
+	var parts []string
+	for {
+		i := strings.IndexAny(name, "._")
+		if i < 0 {
+			break
+		}
+		parts = append(parts, name[:i+1])
+		name = name[i+1:]
+	}
+	if name != "" || parts == nil {
+		parts = append(parts, name)
+	}
+	return parts
+}
