@@ -118,8 +118,7 @@ func TestIngestSlowRecordDeferredNotRaw(t *testing.T) {
 	assert.Zero(t, countRows(t, b.db.Pool, "correlation_id = 'slow'"))
 	assert.Zero(t, testutil.ToFloat64(r.metrics.Unstorable))
 
-	_, err = b.db.OwnerPool.Exec(ctx, `DROP TRIGGER test_slow ON dead_letters`)
-	require.NoError(t, err)
+	b.dropTrigger(t, "test_slow")
 	b.waitRows(t, n)
 	b.waitDrained(t)
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "correlation_id = 'slow' AND NOT 'raw_form' = ANY(flags)"), "stored as it is")

@@ -86,8 +86,7 @@ func TestIngestStreamRecreatedUnderStuckBatch(t *testing.T) {
 	assert.Equal(t, "user:globex-admin", nw.Principal)
 	assert.Equal(t, "globex", nw.Tenant)
 
-	_, err = b.db.OwnerPool.Exec(ctx, `DROP TRIGGER test_refuses_new ON dead_letters`)
-	require.NoError(t, err)
+	b.dropTrigger(t, "test_refuses_new")
 	b.waitRows(t, 4)
 	b.waitDrained(t)
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'new 1'"), "the new dead letter an old ack would have settled is delivered again and stored")

@@ -82,8 +82,7 @@ func TestIngestOldAcksOfAReplicaNotSettleTheConsumerAnotherMadeAgain(t *testing.
 
 	require.NoError(t, unlock())
 	b.waitRows(t, 4) // the old ones, stored
-	_, err := b.db.OwnerPool.Exec(ctx, `DROP TRIGGER test_refuses_new ON dead_letters`)
-	require.NoError(t, err)
+	b.dropTrigger(t, "test_refuses_new")
 	b.waitDrained(t) // a message nak'd to come again is still pending: drained means acked
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'new 1'"),
 		"the new dead letter is stored: an old ack of A must not settle it")

@@ -373,8 +373,7 @@ func TestSweepKeepsWhatPostgresRefusesForTheNext(t *testing.T) {
 	assert.Equal(t, 1, int(testutil.ToFloat64(m.Unstorable)))
 	assert.Equal(t, int64(1), b.sweptTo(t, "DLQ"), "held before the one refused")
 
-	_, err = b.db.OwnerPool.Exec(ctx, `DROP TRIGGER test_refuses_new ON dead_letters`)
-	require.NoError(t, err)
+	b.dropTrigger(t, "test_refuses_new")
 	res, err = in.sweep(ctx, "DLQ")
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), res.Missing, "the one after it was proven stored, not read again")

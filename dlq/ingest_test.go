@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -481,4 +482,18 @@ func TestAdvisoryCapturedWhileConsoleDown(t *testing.T) {
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "error_class = 'terminated' AND error LIKE '%customer closed%'"))
 	assert.Equal(t, 2, countRows(t, b.db.Pool, "tenant = 'acme' AND item_type = 'orders.cancel' AND NOT payload_unavailable"))
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "tenant = 'acme' AND item_type = 'orders.void' AND payload = 'order 3'"))
+}
+
+// dropTrigger drops a test's trigger on dead_letters while an ingester may
+// be running. DROP TRIGGER locks the partitioned table and every partition,
+// so it can meet the ingester's own statements in a deadlock PostgreSQL
+// resolves by rolling one side back; InTx runs it again when it is the
+// side rolled back.
+func (b *bundle) dropTrigger(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, InTx(ctx, b.db.OwnerPool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "DROP TRIGGER "+pgx.Identifier{name}.Sanitize()+" ON dead_letters")
+		return err
+	}))
 }

@@ -99,8 +99,7 @@ func TestLiveIngestKeepsNakingWhatPostgresRefusesWhole(t *testing.T) {
 	assert.Equal(t, uint64(0), info.AckFloor.Stream, "not acked")
 	assert.Equal(t, 1, info.NumAckPending, "nak'd: it comes again")
 
-	_, err = b.db.OwnerPool.Exec(ctx, `DROP TRIGGER test_refuses_all ON dead_letters`)
-	require.NoError(t, err)
+	b.dropTrigger(t, "test_refuses_all")
 	b.waitRows(t, 1)
 	b.waitDrained(t)
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'ok' AND NOT 'content_refused' = ANY(flags)"), "stored whole")

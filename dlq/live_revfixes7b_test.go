@@ -115,8 +115,7 @@ func TestRevFixes7bEveryRowRefusedEndingNotTakenAsContent(t *testing.T) {
 	var batches atomic.Int32
 	hook := func(int) bool {
 		if batches.Add(1) == maxRefusedDeliveries {
-			_, err := b.db.OwnerPool.Exec(context.Background(), `DROP TRIGGER test_refuses_all ON dead_letters`)
-			require.NoError(t, err)
+			b.dropTrigger(t, "test_refuses_all")
 		}
 		return true
 	}

@@ -134,8 +134,7 @@ func TestSweep3HoldsWhatPostgresRefusesWhole(t *testing.T) {
 	assert.Equal(t, []int64{1, 2, 3}, b.heldOf(t, "DLQ"))
 	assert.Equal(t, int64(0), b.sweptTo(t, "DLQ"))
 
-	_, err = b.db.OwnerPool.Exec(ctx, `DROP TRIGGER test_refuses_all ON dead_letters`)
-	require.NoError(t, err)
+	b.dropTrigger(t, "test_refuses_all")
 	res, err := in.sweep(ctx, "DLQ")
 	require.NoError(t, err)
 	assert.Equal(t, uint64(3), res.Stored)

@@ -62,8 +62,7 @@ func TestSweepGoesOnPastWhatHoldsItsWatermark(t *testing.T) {
 	assert.Equal(t, uint64(0), res.Stored)
 	assert.Equal(t, total-1, behind())
 
-	_, err = b.db.OwnerPool.Exec(ctx, `DROP TRIGGER test_refuses_new ON dead_letters`)
-	require.NoError(t, err)
+	b.dropTrigger(t, "test_refuses_new")
 	res, err = in.sweep(ctx, "DLQ")
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), res.Stored)
