@@ -25,13 +25,14 @@ import (
 // (an item keeps its dead letter's ids as they were when it was made, so
 // every item of one dead letter says the same).
 //
-// A job was published, or may have been, once a worker was about to
-// publish it: first_published_at is set, and committed, before its first
-// publish and never reset (dlq/replay, gateJobs). Jobs finished before
-// that column (migration 0014) say it by their state: replayed,
-// suppressed_duplicate, unknown, needs_reconciliation. A draft, a request
-// that waits, is rejected or cancelled before its publish, a job still
-// pending: the console sent nothing, and a claim naming it is not linked.
+// A job was published, or may have been, once a worker was about to hand
+// it to NATS: handed_at is set, and committed, before the send (dlq/replay,
+// gateJobs), and cleared only by the record of a claim that marked the job
+// and sent nothing of it (a cancel, a stop or a release before its slot);
+// migration 0044 set it on every job from before that may have been sent.
+// A draft, a request that waits, is rejected or cancelled before its
+// publish, a job still pending or reserved and never sent: the console
+// sent nothing, and a claim naming it is not linked.
 //
 // Retention removes a dead letter when its period ends, but not its
 // replay's request, item and job: it writes onto each item naming it the
@@ -55,8 +56,7 @@ CROSS JOIN LATERAL (
     SELECT i.dead_lettered_at, i.operation_id, i.correlation_id, i.origin_tenant, i.origin_msg_id, i.origin_generation FROM replay_items i
     JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
     WHERE i.dead_letter_id = c.id
-      AND (j.first_published_at IS NOT NULL
-           OR j.state IN ('replayed', 'suppressed_duplicate', 'unknown', 'needs_reconciliation')) -- the console sent it, or may have
+      AND j.handed_at IS NOT NULL -- the console sent it, or may have
     LIMIT 1
 ) s
 CROSS JOIN LATERAL (

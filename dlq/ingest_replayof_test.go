@@ -22,11 +22,11 @@ import (
 var replayRequester = quarantine.Actor{Issuer: "https://idp.example", Subject: "oncall", Email: "oncall@example.com"}
 
 // published marks the jobs of request id as a worker does just before it
-// publishes them (the publish gate: first_published_at, committed before
-// the publish).
+// publishes them (the publish gate: first_published_at and handed_at,
+// committed before the publish).
 func published(t *testing.T, pool *pgxpool.Pool, id int64, deadLetters ...int64) {
 	t.Helper()
-	tag, err := pool.Exec(context.Background(), `UPDATE replay_jobs SET first_attempt_at = now(), first_published_at = now()
+	tag, err := pool.Exec(context.Background(), `UPDATE replay_jobs SET first_attempt_at = now(), first_published_at = now(), handed_at = now()
         WHERE request_id = $1 AND dead_letter_id = ANY($2)`, id, deadLetters)
 	require.NoError(t, err)
 	require.EqualValues(t, len(deadLetters), tag.RowsAffected())

@@ -25,7 +25,8 @@ const (
 	// on, in one UPDATE), committed before anything is sent.
 	floorAttempt = `UPDATE replay_jobs j SET state = 'claimed', lease_owner = $2, lease_until = now() + interval '30 seconds',
     fence = nextval('replay_fence_seq'), attempts = j.attempts + 1, updated_at = now(),
-    first_attempt_at = coalesce(j.first_attempt_at, now()), first_published_at = coalesce(j.first_published_at, now())
+    first_attempt_at = coalesce(j.first_attempt_at, now()), first_published_at = coalesce(j.first_published_at, now()),
+    handed_at = coalesce(j.handed_at, now())
 FROM unnest($1::bigint[]) AS u(id) WHERE j.id = u.id
 RETURNING j.id, j.fence`
 	// After the PubAcks, in one transaction: the outcome under the fence,

@@ -141,7 +141,10 @@ type job struct {
 	firstPublishedAt time.Time
 	// handed: this claim handed the job's message to the NATS client
 	// (set before the call, so a panic in it counts as handed).
-	handed bool
+	// handedBefore: an earlier claim may have (handed_at was set when
+	// this one claimed it).
+	handed       bool
+	handedBefore bool
 
 	// outcome: the state and why; the PubAck's stream, sequence and
 	// whether it said Duplicate (of our own earlier publish); for deferred
@@ -208,7 +211,7 @@ FROM sized s WHERE j.id = s.id AND (s.upto <= $4 OR s.n = 1)
   AND s.nth <= ceil(s.rate * $5) + 1 -- what the rate lets this claim publish
 RETURNING j.id, j.fence, s.state, now() + $3::interval * 2 / 3,
     j.request_id, j.dead_letter_id, j.dead_lettered_at, j.not_before, j.attempts, j.deferrals, j.first_attempt_at,
-    j.first_stream, j.first_stream_created`
+    j.first_stream, j.first_stream_created, j.handed_at IS NOT NULL`
 
 // loadJobs reads what publishing the claimed jobs needs ($1 the jobs, $2
 // their requests, $3 their dead letters and $4 the dead letters' times, in
@@ -261,7 +264,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 		var sentStream *string
 		var sentCreated *time.Time
 		if _, err := pgx.ForEachRow(rows, []any{&c.id, &c.fence, &c.prevState, &c.publishBy, &c.requestID, &c.deadLetterID, &c.deadLetteredAt,
-			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt, &sentStream, &sentCreated}, func() error {
+			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt, &sentStream, &sentCreated, &c.handedBefore}, func() error {
 			j := c
 			if sentStream != nil && sentCreated != nil {
 				j.firstSentTo = replaypolicy.SentTo{Stream: *sentStream, Created: *sentCreated}
@@ -306,7 +309,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			j := byID[id]
 			l.id, l.fence, l.requestID, l.deadLetterID, l.deadLetteredAt = j.id, j.fence, j.requestID, j.deadLetterID, j.deadLetteredAt
 			l.prevState, l.publishBy, l.attempts, l.deferrals, l.firstAttemptAt = j.prevState, j.publishBy, j.attempts, j.deferrals, j.firstAttemptAt
-			l.firstSentTo = j.firstSentTo
+			l.firstSentTo, l.handedBefore = j.firstSentTo, j.handedBefore
 			if err := json.Unmarshal(hs, &l.headers); err != nil {
 				l.state, l.result = JobBlocked, "stored headers unreadable: "+err.Error()
 			}

@@ -86,23 +86,26 @@ func (t ledgerTerms) fill(sql string) string {
 
 // firstReplayJob is the job of the first replay the console sent of dead
 // letter id (SQL of the enclosing query): of the jobs of its items that
-// were published or may have been (as linkReplays counts them: a gate
-// set first_published_at, or a job finished before that column says so by
-// its state), the one first about to be published; those of before the
-// column are older than any with it. A job that ended blocked or skipped
-// was judged before anything of it was handed to the broker (one whose
-// publish may have landed ends needing reconciliation instead), though
-// its gate may have set first_published_at when it reserved a slot: it is
-// no replay, and taking it for the first would make the replay a child
-// really came back from count against it. By replay_items_dead_letter_idx,
-// then each item's job by key.
+// were handed to NATS or may have been (handed_at: set by the publish
+// gate, committed before the send, and cleared by the worker's record of
+// a job its claim marked and never handed; migration 0044 set it on every
+// job from before that may have been sent), the one first about to be
+// published (first_published_at; those of before that column, migration
+// 0014, are older than any with it). A job reserved by a gate and then
+// cancelled, stopped or released before it was sent is no replay: taking
+// it for the first would make the replay a child really came back from
+// count against it. Nor is a job that ended blocked or skipped, though a
+// claim may have handed it before (a first attempt the broker kept a
+// message not ours for, deferred): one whose publish may have landed
+// ends needing reconciliation instead. A job sent and then settled "not
+// applied" (cancelled by reconciliation) was sent: it stays the first. By
+// replay_items_dead_letter_idx, then each item's job by key.
 func firstReplayJob(id string) string {
 	return `(SELECT rj.id FROM replay_items ri
                   JOIN replay_jobs rj ON rj.request_id = ri.request_id AND rj.dead_letter_id = ri.dead_letter_id
                   WHERE ri.dead_letter_id = ` + id + `
-                    AND (rj.first_published_at IS NOT NULL
-                         OR rj.state IN ('replayed', 'suppressed_duplicate', 'unknown', 'needs_reconciliation')) -- sent, or may have been
-                    AND rj.state NOT IN ('blocked', 'skipped') -- judged before any send: a gate's reservation released unsent was never a replay
+                    AND rj.handed_at IS NOT NULL -- sent, or may have been: a gate's reservation never sent is no replay
+                    AND rj.state NOT IN ('blocked', 'skipped') -- nothing of it landed
                   ORDER BY rj.first_published_at NULLS FIRST, rj.id LIMIT 1)`
 }
 

@@ -108,8 +108,10 @@ func (h *inHand) blame() {
 const (
 	lockFailedRequest = `SELECT 1 FROM replay_requests WHERE id = $1 FOR UPDATE`
 	lockFailedJob     = `SELECT first_attempt_at FROM replay_jobs WHERE id = $1 AND fence = $2 AND state = 'claimed' FOR UPDATE`
-	unmarkFailedJob   = `UPDATE replay_jobs SET first_attempt_at = NULL WHERE id = $1 -- locked by lockFailedJob`
-	countFailures     = `SELECT count(*) FROM audit_log
+	unmarkFailedJob   = `UPDATE replay_jobs SET first_attempt_at = CASE WHEN $2 THEN NULL ELSE first_attempt_at END,
+        handed_at = CASE WHEN $3 THEN NULL ELSE handed_at END
+        WHERE id = $1 -- locked by lockFailedJob`
+	countFailures = `SELECT count(*) FROM audit_log
         WHERE object_id = $1 AND object_type = 'dead_letter' AND action = '` + audit.ActionReplayItemWorkerFailed + `' AND after->>'job' = $2`
 )
 
@@ -176,15 +178,17 @@ func (w *Worker) failedOn(ctx context.Context, p *workerPanic) error {
 		// claim's gate made that mark and the job's message never reached
 		// the NATS client (handed is set before the call): then nothing of
 		// it was ever sent, and the mark is undone, so that the job is not
-		// taken for one that may have landed.
+		// taken for one that may have landed. So is the gate's handed_at of
+		// a job no claim ever handed (unhanded), so that it is no one's
+		// replay.
 		neverSent := j.firstAttempt && j.firstAttemptAt == nil && !j.handed
 		if neverSent {
 			attempted = nil
 		}
 		v := replaypolicy.JudgeWorkerFailures(failures, text)
 		if v.Outcome == replaypolicy.Go {
-			if neverSent {
-				if _, err := tx.Exec(ctx, unmarkFailedJob, j.id); err != nil {
+			if neverSent || j.unhanded() {
+				if _, err := tx.Exec(ctx, unmarkFailedJob, j.id, neverSent, j.unhanded()); err != nil {
 					return err
 				}
 			}

@@ -33,8 +33,9 @@ import (
 // the active one and the rights of its people rest on what the claim judged
 // them on (authorityStamp), and marks the jobs attempted
 // (first_attempt_at: from here on a publish may have landed;
-// first_published_at, once for good), and commits (gateTx) before it
-// publishes each job at its slot. The slots are reckoned from the
+// first_published_at, once for good; handed_at, until the claim's record
+// says it never handed the job to NATS: job.unhanded), and commits
+// (gateTx) before it publishes each job at its slot. The slots are reckoned from the
 // database's clock as the statement runs (clock_timestamp()), and it
 // returns that clock as it ends, which the worker reads as the time it
 // receives the answer: now(), the transaction's start, lags by the gate's
@@ -55,7 +56,10 @@ WITH r AS (
         -- the stream a first attempt is sent to, as the worker judged it by: a retry relies on that very stream's window
         first_stream = CASE WHEN j.first_attempt_at IS NULL THEN u.stream ELSE j.first_stream END,
         first_stream_created = CASE WHEN j.first_attempt_at IS NULL THEN u.created ELSE j.first_stream_created END,
-        first_published_at = coalesce(j.first_published_at, now()) -- never reset: what the broker keeps since may be ours
+        first_published_at = coalesce(j.first_published_at, now()), -- never reset: what the broker keeps since may be ours
+        -- may be handed to NATS from here on, committed before the send: a worker that dies after this leaves it set
+        -- ("may have been sent"); the record clears it only for a job this claim marked and never handed (unhanded)
+        handed_at = coalesce(j.handed_at, now())
     FROM r, unnest($4::bigint[], $5::bigint[], $7::text[], $8::timestamptz[]) AS u(id, fence, stream, created)
     WHERE j.id = u.id
       AND j.fence = u.fence AND j.state = 'claimed' -- a worker whose lease was taken over publishes nothing

@@ -27,10 +27,11 @@ UPDATE replay_jobs j SET state = u.state, result = u.result, pub_stream = u.stre
                       WHEN u.state IN ('unknown', 'pending') THEN now() + $8::interval
                       ELSE j.not_before END,
     first_attempt_at = CASE WHEN u.reset THEN NULL ELSE j.first_attempt_at END,
+    handed_at = CASE WHEN u.unhanded THEN NULL ELSE j.handed_at END, -- the gate's mark of a job this claim never sent
     deferrals = j.deferrals + u.deferred::int
 FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bool[],
-            $9::timestamptz[], $10::bool[], $11::bool[])
-    AS u(id, fence, state, result, stream, seq, dup, not_before, reset, deferred)
+            $9::timestamptz[], $10::bool[], $11::bool[], $12::bool[])
+    AS u(id, fence, state, result, stream, seq, dup, not_before, reset, deferred, unhanded)
 WHERE j.id = u.id
   AND j.fence = u.fence      -- a worker whose lease was taken over records nothing
   AND j.state = 'claimed'    -- nor does anyone after a cancel
@@ -109,6 +110,18 @@ var (
 // Its first_attempt_at is set after the record exactly then.
 func (j *job) mayHaveLanded() bool {
 	return (j.firstAttempt || j.firstAttemptAt != nil) && !j.resetAttempt
+}
+
+// unhanded says whether nothing of j was ever handed to the NATS client
+// as its record will stand: no earlier claim may have handed it (its
+// handed_at was not set when this one claimed it) and this one did not.
+// A gate of this claim may have set handed_at before the send; the record
+// clears it then (recordJobs), under the fence, so that a job reserved
+// and then cancelled, stopped or released unsent is no one's replay
+// (firstReplayJob, dlq's linkReplays). A worker that dies before its
+// record leaves it set: the job may have been sent.
+func (j *job) unhanded() bool {
+	return !j.handedBefore && !j.handed
 }
 
 // recordState is what becomes of an outcome in the record: the dead
@@ -516,13 +529,13 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 	n := len(jobs)
 	ids, fences, seqs := make([]int64, n), make([]int64, n), make([]int64, n)
 	states, results, streams := make([]string, n), make([]string, n), make([]string, n)
-	dups, resets, deferred := make([]bool, n), make([]bool, n), make([]bool, n)
+	dups, resets, deferred, unhanded := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
 	notBefore := make([]*time.Time, n)
 	byID := map[int64]*job{}
 	started := map[int64][]*job{} // requests a publish of which may have landed: those jobs
 	for i, j := range jobs {
 		ids[i], fences[i], states[i], results[i], streams[i], seqs[i], dups[i] = j.id, j.fence, string(j.state), j.result, j.stream, int64(j.seq), j.duplicate
-		notBefore[i], resets[i], deferred[i] = j.notBefore, j.resetAttempt, j.deferred
+		notBefore[i], resets[i], deferred[i], unhanded[i] = j.notBefore, j.resetAttempt, j.deferred, j.unhanded()
 		byID[j.id] = j
 		if j.mayHaveLanded() {
 			started[j.requestID] = append(started[j.requestID], j)
@@ -545,7 +558,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 			return nil, fmt.Errorf("mark requests running: %w", err)
 		}
 	}
-	rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred)
+	rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred, unhanded)
 	if err != nil {
 		return nil, fmt.Errorf("record replay jobs: %w", err)
 	}
