@@ -3,6 +3,7 @@ package dlq
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,12 +25,44 @@ type ChainLink struct {
 // page says there is more.
 const MaxChain = 50
 
+// ChainUp is the one walk up replay chains, every reader of a chain
+// shares it (selectChain here; dlq/replay's ledger, for the chain
+// exception and its cut): the common table expression name(key, id, at,
+// tenant, depth), one row per origin, for each dead letter seed gives
+// (a query of key, replay_of, dead_lettered_at and tenant; key is the
+// caller's, carried up: a job, say). A row is an origin's id as its child
+// names it (replay_of), the child's dead_lettered_at and tenant, and how
+// far up it is (1: the seed's own origin). Each step is a primary-key
+// probe of the origin (ChainOrigin: in the tenant, whatever the column
+// holds, in the partitions older than its child). It goes on from an
+// origin whose row is kept and names an origin of its own, up to MaxChain
+// origins: one retention removed is a row (its child names it), but
+// nothing above it is known. The caller writes WITH RECURSIVE.
+func ChainUp(name, seed string) string {
+	return name + `(key, id, at, tenant, depth) AS (
+    SELECT s.key, s.id, s.at, s.tenant, 1 FROM (` + seed + `) AS s(key, id, at, tenant) WHERE s.id IS NOT NULL -- no origin: no probe
+    UNION ALL
+    SELECT ` + name + `.key, o.replay_of, o.dead_lettered_at, ` + name + `.tenant, ` + name + `.depth + 1
+    FROM ` + name + ` JOIN dead_letters o ON ` + ChainOrigin("o", name) + `
+    WHERE o.replay_of IS NOT NULL AND ` + name + `.depth < ` + strconv.Itoa(MaxChain) + `)`
+}
+
+// ChainOrigin is the condition that o, an alias of dead_letters, is the
+// origin a row of step (a ChainUp) names: by its id, in the tenant, and
+// only in the partitions older than its child's (an origin was
+// dead-lettered before the replay of it came back), with a day of slack
+// for the clocks that stamped them. No origin retention removed meets it.
+func ChainOrigin(o, step string) string {
+	return o + `.id = ` + step + `.id AND ` + o + `.tenant = ` + step + `.tenant AND ` +
+		o + `.dead_lettered_at < ` + step + `.at + interval '24 hours'`
+}
+
 // The chain of a dead letter, within its tenant: its origins back to the
-// first failure, newest first (the recursion walks replay_of, a primary-key
-// lookup per step), then itself, then the dead letters that came back from
-// replays of it, each found by dead_letters_replay_of_idx, in the order they
-// came back. Every step stays in the tenant, whatever the column holds. The
-// dead letter is looked for where its dead_lettered_at is in [$5, $6) (the
+// first failure, newest first (ChainUp, a primary-key lookup per step),
+// then itself, then the dead letters that came back from replays of it,
+// each found by dead_letters_replay_of_idx, in the order they came back.
+// Every step stays in the tenant, whatever the column holds. The dead
+// letter is looked for where its dead_lettered_at is in [$5, $6) (the
 // partitions the map names), of tenant $2 (empty: its own).
 //
 // Each step carries dead_lettered_at, so no step probes every partition: an
@@ -38,18 +71,11 @@ const MaxChain = 50
 // partitions on its side of the link (a day of slack for the clocks that
 // stamped them); a dead letter without an origin probes nothing upwards,
 // and the links are read back by their primary key.
-const selectChain = `
+var selectChain = `
 WITH RECURSIVE start AS (
     SELECT d.id, d.replay_of, d.tenant, d.dead_lettered_at FROM dead_letters d
     WHERE d.id = $1 AND d.dead_lettered_at >= $5 AND d.dead_lettered_at < $6 AND ($2 = '' OR d.tenant = $2)
-), up AS (
-    SELECT id, replay_of, tenant, dead_lettered_at, 0 AS depth FROM start
-    UNION ALL
-    SELECT o.id, o.replay_of, o.tenant, o.dead_lettered_at, up.depth + 1 FROM up JOIN dead_letters o
-        ON o.id = up.replay_of AND o.tenant = up.tenant
-        AND o.dead_lettered_at < up.dead_lettered_at + interval '24 hours' -- older partitions only
-    WHERE up.depth < $3 AND up.replay_of IS NOT NULL                      -- no origin: no probe
-), down AS (
+), ` + ChainUp("up", `SELECT 0::bigint, replay_of, dead_lettered_at, tenant FROM start`) + `, down AS (
     SELECT id, tenant, dead_lettered_at, 0 AS depth FROM start
     UNION ALL
     SELECT n.id, n.tenant, n.dead_lettered_at, down.depth + 1 FROM down JOIN dead_letters n
@@ -57,7 +83,8 @@ WITH RECURSIVE start AS (
         AND n.dead_lettered_at > down.dead_lettered_at - interval '24 hours' -- newer partitions only
     WHERE down.depth < $3
 ), chain AS (
-    SELECT id, dead_lettered_at FROM up UNION SELECT id, dead_lettered_at FROM down
+    SELECT o.id, o.dead_lettered_at FROM up JOIN dead_letters o ON ` + ChainOrigin("o", "up") + ` -- the origins whose rows are kept
+    UNION SELECT id, dead_lettered_at FROM down
 )
 SELECT d.id, d.generation, d.status, d.error_class, d.dead_lettered_at, left(d.error, 200) AS error
 FROM chain JOIN dead_letters d ON d.id = chain.id AND d.dead_lettered_at = chain.dead_lettered_at

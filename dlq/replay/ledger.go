@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
@@ -127,46 +126,35 @@ func origins(tenant, replayOf, at string) string {
 // say so, so the rules leave it for a person instead
 // (replaypolicy.Item.ChainCut).
 func chainCut(tenant, replayOf, at string) string {
-	return `coalesce((` + chain(tenant, replayOf, at) + ` SELECT rup.id FROM rup WHERE NOT EXISTS (` + kept("rup", tenant) + `) LIMIT 1), 0)`
+	return `coalesce((` + chain(tenant, replayOf, at) + ` SELECT rup.id FROM rup WHERE NOT EXISTS (` + kept("rup") + `) LIMIT 1), 0)`
 }
 
 // chain is the WITH clause of the walk up the origins of the dead letter
-// of tenant whose replay_of and dead_lettered_at are replayOf and at: rup,
-// each origin's id and its child's dead_lettered_at, walked up replay_of
-// (a primary-key probe a step, each in the partitions older than the
-// step's dead letter, with a day of slack for clocks, as dlq's selectChain
-// does), only for a ledger row of the identity, and only as far as rows
-// are kept: an origin retention removed is known by the id its child
-// names, but its own origin is not (chainCut).
+// of tenant whose replay_of and dead_lettered_at are replayOf and at (SQL
+// of the enclosing query): rup, each origin's id and its child's
+// dead_lettered_at, as dlq.ChainUp walks every chain (a primary-key probe
+// a step, in the partitions older than the step's dead letter, only as
+// far as rows are kept: an origin retention removed is known by the id its
+// child names, but its own origin is not: chainCut). Its aliases (rup,
+// and the seed's and step's own) keep clear of the enclosing queries'.
 func chain(tenant, replayOf, at string) string {
-	return `WITH RECURSIVE rup(id, at, depth) AS (
-                  SELECT ` + replayOf + `, ` + at + `, 1 WHERE ` + replayOf + ` IS NOT NULL
-                  UNION ALL
-                  SELECT ro.replay_of, ro.dead_lettered_at, rup.depth + 1 FROM rup JOIN dead_letters ro
-                      ON ro.id = rup.id AND ro.tenant = ` + tenant + ` AND ro.dead_lettered_at < rup.at + interval '24 hours'
-                  WHERE ro.replay_of IS NOT NULL AND rup.depth < ` + strconv.Itoa(dlq.MaxChain) + `)`
+	return `WITH RECURSIVE ` + dlq.ChainUp("rup", `SELECT NULL::bigint, `+replayOf+`, `+at+`, `+tenant)
 }
 
 // kept is the query of the dead letter of step (rup or up: its id and its
-// child's dead_lettered_at) of tenant, as chain reads it: none when
+// child's dead_lettered_at and tenant), as the walk reads it: none when
 // retention removed it.
-func kept(step, tenant string) string {
-	return `SELECT 1 FROM dead_letters ro WHERE ro.id = ` + step + `.id AND ro.tenant = ` + tenant +
-		` AND ro.dead_lettered_at < ` + step + `.at + interval '24 hours'`
+func kept(step string) string {
+	return `SELECT 1 FROM dead_letters ro WHERE ` + dlq.ChainOrigin("ro", step)
 }
 
 // selectOrigins is origins' walk for jobs: for each job of $1 whose dead
 // letter of tenant $4 names an origin $2 and was stored at $3, each origin
-// up its chain, with the first replay job of it (firstReplayJob; NULL
-// where the console sent none) and whether retention removed its row (the
-// chain is cut there: chainCut).
-var selectOrigins = `WITH RECURSIVE up(job, id, at, tenant, depth) AS (
-    SELECT u.job, u.replay_of, u.at, u.tenant, 1 FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::text[]) AS u(job, replay_of, at, tenant)
-    UNION ALL
-    SELECT up.job, o.replay_of, o.dead_lettered_at, up.tenant, up.depth + 1 FROM up JOIN dead_letters o
-        ON o.id = up.id AND o.tenant = up.tenant AND o.dead_lettered_at < up.at + interval '24 hours'
-    WHERE o.replay_of IS NOT NULL AND up.depth < ` + strconv.Itoa(dlq.MaxChain) + `)
-SELECT up.job, up.id, ` + firstReplayJob("up.id") + `, NOT EXISTS (` + kept("up", "up.tenant") + `) FROM up`
+// up its chain (dlq.ChainUp, keyed by the job), with the first replay job
+// of it (firstReplayJob; NULL where the console sent none) and whether
+// retention removed its row (the chain is cut there: chainCut).
+var selectOrigins = `WITH RECURSIVE ` + dlq.ChainUp("up", `SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::text[])`) + `
+SELECT up.key, up.id, ` + firstReplayJob("up.id") + `, NOT EXISTS (` + kept("up") + `) FROM up`
 
 // chainRead is what readOrigins read of the chains of a claim's jobs: as
 // two arrays of pairs, a job and the job of the first replay of one origin
