@@ -25,9 +25,9 @@ type ChainLink struct {
 // page says there is more.
 const MaxChain = 50
 
-// ChainUp is the one walk up replay chains, every reader of a chain
-// shares it (selectChain here; dlq/replay's ledger, for the chain
-// exception and its cut): the common table expression name(key, id, at,
+// ChainUp is the walk up replay chains that every reader of a chain
+// shares (selectChain here; dlq/replay's ledger, for the chain exception
+// and its cut): the common table expression name(key, id, at,
 // tenant, depth), one row per origin, for each dead letter seed gives
 // (a query of key, replay_of, dead_lettered_at and tenant; key is the
 // caller's, carried up: a job, say). A row is an origin's id as its child

@@ -35,8 +35,9 @@ import (
 // (first_attempt_at: from here on a publish may have landed;
 // first_published_at, once for good; handed_at, until the claim's record
 // says it never handed the job to NATS: job.unhanded), and commits
-// (gateTx) before it publishes each job at its slot. The slots are reckoned from the
-// database's clock as the statement runs (clock_timestamp()), and it
+// (gateTx) before it publishes each job at its slot. The slots are
+// reckoned from the database's clock as the statement runs
+// (clock_timestamp()), and it
 // returns that clock as it ends, which the worker reads as the time it
 // receives the answer: now(), the transaction's start, lags by the gate's
 // lock waits and round trips, and by different amounts at each gate, so
