@@ -235,10 +235,11 @@ func Identities(class Class, union []Class, tenant, msgID, operationID string) [
 	return out
 }
 
-// Identity is what the ledger keeps unique for a replay of class (its
-// unique keys): the message id for dedupe, the operation id for
-// same_operation, within the tenant; "" for the other classes (whose
-// replays the ledger is asked about all the same: Identities).
+// Identity is what a replay of class publishes once, as the ledger is
+// asked about it and a publish gate locks it: the message id for dedupe,
+// the operation id for same_operation, within the tenant; "" for the
+// other classes (whose replays the ledger is asked about all the same:
+// Identities).
 func Identity(class Class, tenant, msgID, operationID string) string {
 	switch class {
 	case Dedupe:

@@ -29,8 +29,8 @@ import (
 // in one request (a consumer's own dead letter and the MAX_DELIVERIES
 // capture of the same message) are one effect. One statement for a whole
 // claim (or a gate's chunk), planned once, each job's answers by key: the
-// ledger's unique keys hold the identities' SHA-256 (quarantine_key, any
-// length fits; migration 0008), so the lookups say it the same way; the
+// identities are compared by their SHA-256 (quarantine_key, any length
+// fits; migration 0008), as the items' key indexes hold them; the
 // other jobs of the identity are found from its dead letters (their hash
 // indexes on the ids' bounded keys), then their items and jobs by key
 // (fenced with OFFSET 0: on the statistics of before a large submit, a

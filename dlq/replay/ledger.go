@@ -15,10 +15,13 @@ import (
 // replaypolicy.Ledger.Replayed): does the replay ledger hold a replay of
 // its message id, or of its operation id, in its tenant, whatever class it
 // was replayed under? The ledger's dedupe_key and operation_key flags say
-// which rows its unique indexes keep one of (the class of the item when
-// it was replayed); they do not say which replays happened: a message id
-// replayed while its item type was rebuildable, then classed dedupe or
-// manual by a newer policy, was replayed all the same.
+// under which classes' rules a row's item was replayed; they do not say
+// which replays happened: a message id replayed while its item type was
+// rebuildable, then classed dedupe or manual by a newer policy, was
+// replayed all the same. The ledger holds every replay the broker stored,
+// several of one identity when a dead letter that came back was replayed
+// again (migration 0045), so each expression takes the earliest row that
+// counts.
 //
 // A replay the item's own Dlq-Replay-Of chain explains does not count: the
 // first replay of each of its origins (the dead letter it came back from,
@@ -63,8 +66,8 @@ func (t ledgerTerms) replayedByMsg() string {
 
 // replayedByOp is the expression of the request whose replay of t's
 // operation id (under any message id) the ledger holds. The ledger has no
-// index on every row's operation id (only the unique one of operation_key
-// rows), so the replays are found from the items of that operation id
+// index on its rows' operation ids, so the replays are found from the
+// items of that operation id
 // (replay_items_operation_key_idx), then each one's job and ledger row by
 // key. Its aliases (l, ri, rj; ro and rup in origins) are its own: the
 // enclosing queries name theirs d, i, j, o and u.

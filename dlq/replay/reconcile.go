@@ -39,15 +39,17 @@ const (
         first_attempt_at = CASE WHEN $2 = 'pending' THEN NULL ELSE first_attempt_at END, -- a person says it did not land
         deferrals = CASE WHEN $2 = 'pending' THEN 0 ELSE deferrals END
         WHERE id = $1 AND state = 'needs_reconciliation'` // settled once
-	// The effect happened: the ledger holds it as replayed.
+	// The effect happened: the ledger holds it as replayed, beside any
+	// other replay of its identity (a returned dead letter's, say: the
+	// ledger keeps every one, migration 0045). settleJob settles a job
+	// once, so its row is written once (its primary key).
 	ledgerApplied = `INSERT INTO replay_ledger (job_id, request_id, dead_letter_id, tenant, class, msg_id, operation_id, subject, stream, seq, duplicate,
             dedupe_key, operation_key)
         SELECT j.id, j.request_id, j.dead_letter_id, r.tenant, r.class, i.msg_id, i.operation_id, i.subject, j.pub_stream, j.pub_seq, j.duplicate,
             $2, $3
         FROM replay_jobs j JOIN replay_requests r ON r.id = j.request_id
         JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
-        WHERE j.id = $1
-        ON CONFLICT DO NOTHING`
+        WHERE j.id = $1`
 	// Republished: a request that had finished runs again (audited as
 	// such when it had finished).
 	runAgain = `UPDATE replay_requests SET status = 'running', finished_at = NULL, status_reason = '', version = version + 1
@@ -126,8 +128,10 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, ledgerApplied, jobID, dedupe, operation); err != nil {
-				return err
+			if tag, err := tx.Exec(ctx, ledgerApplied, jobID, dedupe, operation); err != nil {
+				return fmt.Errorf("record job %d in the replay ledger: %w", jobID, err)
+			} else if tag.RowsAffected() != 1 {
+				return fmt.Errorf("record job %d in the replay ledger: %d rows written", jobID, tag.RowsAffected())
 			}
 		}
 		if err := markHeld(ctx, tx, mark, id, []dlq.Key{{ID: deadLetterID, At: at}}); err != nil {
@@ -194,9 +198,10 @@ func (s *Service) publishApprovals(req Request) int {
 	return replaypolicy.PublishApprovals(s.cfg.Policy(), req.Class, req.Classes, req.ApprovalsNeeded)
 }
 
-// ledgerKeys says which identities the ledger keeps unique for item
-// deadLetterID of req: those of every class it is classed by now
-// (Classing.Union), and of the request's class.
+// ledgerKeys says under which identities' rules item deadLetterID of req
+// is replayed (the ledger's dedupe_key and operation_key): those of every
+// class it is classed by now (Classing.Union), and of the request's class.
+// They record how it was judged; "already replayed" asks of every row.
 func (s *Service) ledgerKeys(ctx context.Context, q querier, req Request, deadLetterID int64) (dedupe, operation bool, err error) {
 	c := replaypolicy.Classing{Class: req.Class}
 	fs, err := s.requestFacts(ctx, q, req)

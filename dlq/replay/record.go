@@ -38,13 +38,21 @@ WHERE j.id = u.id
 RETURNING j.id, j.first_attempt_at, j.first_published_at`
 
 const (
-	// One statement; the unique ledger keys decide races between two
-	// requests for the same dedupe or operation key: the first wins.
+	// Every replay the broker stored goes into the ledger, in one
+	// statement: several of one identity too (a dead letter that came back
+	// from a replay is replayed again: ledger.go), each of which counts
+	// against the items it does not explain. Two replays of one identity
+	// are kept from being published at once by the publish gate (the
+	// identities' locks, the ledger and the jobs in flight read again
+	// under them: guardIdentities), not here; a unique key on the identity
+	// would only forget one the broker stored (migration 0045). A job's
+	// row is written once: recordJobs records a job replayed only from
+	// claimed, under its fence, so a second row of one job (its primary
+	// key) is a fault that fails the record, never a row dropped.
 	insertLedger = `INSERT INTO replay_ledger (job_id, request_id, dead_letter_id, tenant, class, msg_id,
         operation_id, subject, stream, seq, duplicate, dedupe_key, operation_key)
         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[],
-            $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bool[], $12::bool[], $13::bool[])
-        ON CONFLICT DO NOTHING`
+            $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bool[], $12::bool[], $13::bool[])`
 
 	// An item whose job ended lets go of its dead letter: another request
 	// may take it (a failed or blocked one, say). One that needs
