@@ -244,19 +244,45 @@ func JudgeEdit(class Class, requester, actor quarantine.Actor, reason string) Ve
 }
 
 // JudgePayloadChange says whether replacing a payload by one of hash
-// edited (hex SHA-256) changes anything: it must differ from the payload
-// received (original, taken at ingest) and from the one the item holds now
-// (current). An edit that sends the same bytes would still count as an
-// edit, and an edit is what lets a schema_invalid or permanent item go.
+// edited (hex SHA-256) changes anything: it must differ from the one the
+// item holds now (current). The payload received (original, taken at
+// ingest) in place of an edit is the edit undone (EditUndone: the item
+// sends the payload received again, as if it had never been edited); in
+// place of the payload received it is no edit. An edit that sends the
+// same bytes would still count as an edit, and an edit is what lets a
+// schema_invalid or permanent item go.
 func JudgePayloadChange(original, current, edited string) Verdict {
 	v := Verdict{Rule: -1, Outcome: Go}
 	switch {
-	case strings.EqualFold(edited, original):
-		return v.plain(Block, CheckEditUnchanged, "the new payload is the one received, byte for byte: nothing was edited. Change it, or leave it as it is")
+	case strings.EqualFold(edited, current) && strings.EqualFold(current, original):
+		return v.plain(Block, CheckEditUnchanged, "the new payload is the one received, byte for byte, and the item holds it as received: nothing was edited")
 	case strings.EqualFold(edited, current):
 		return v.plain(Block, CheckEditUnchanged, "the new payload is the one the item already holds: nothing was edited")
 	}
 	return v
+}
+
+// EditUndone says whether a change JudgePayloadChange lets go, to a
+// payload of hash edited, undoes an edit: it puts back the payload
+// received (original).
+func EditUndone(original, edited string) bool {
+	return strings.EqualFold(edited, original)
+}
+
+// JudgeUndo says whether an edit of an item may be undone (EditUndone),
+// the item judged without it as at the step it was drafted (v: JudgeItem
+// AtDraft in a draft, AtRequest in a request waiting for approval). In a
+// draft, always: an item the rules refuse without its edit is left out
+// with v's sentence, as the draft would have left it out. In a request
+// waiting for approval, only when v lets the item go: its items hold their
+// dead letters and none is left out after the submit, so the item keeps
+// its edit, and cancelling the request drops it.
+func JudgeUndo(draft bool, v Verdict) Verdict {
+	if draft || v.Outcome == Go {
+		return Verdict{Rule: -1, Outcome: Go}
+	}
+	return v.plain(Block, CheckEditUndo, "without its edit the rules refuse this item ("+v.Reason+"), so it keeps the edit: "+
+		"edit it otherwise, or cancel the request to drop it")
 }
 
 // JudgeDraftAge says whether a draft made at created may still be

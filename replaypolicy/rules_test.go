@@ -237,6 +237,13 @@ func TestRules(t *testing.T) {
 		// Review round C.
 		{CheckEditUnchanged, Block, func() Verdict { return JudgePayloadChange("abcd", "abcd", "ABCD") }, "the one received, byte for byte"},
 		{CheckEditUnchanged, Block, func() Verdict { return JudgePayloadChange("abcd", "ef01", "ef01") }, "the one the item already holds"},
+		// Review round replay 8: a schema_invalid item let go by its edit,
+		// the edit undone in a request waiting for approval.
+		{CheckEditUndo, Block, func() Verdict {
+			return JudgeUndo(false, judge("search.x", AtRequest, func(i *Item) {
+				i.ErrorClass, i.DeadLetteredAt = ErrSchemaInvalid, testNow.Add(-time.Hour)
+			})())
+		}, "so it keeps the edit"},
 		{CheckNeedsFix, Block, judge("search.x", AtDraft, func(i *Item) {
 			// An "edit" back to the bytes received is no edit.
 			i.ErrorClass, i.DeadLetteredAt, i.PayloadEdited, i.PayloadSHA256 = ErrSchemaInvalid, testNow.Add(-time.Hour), true, i.OriginalPayloadSHA256
@@ -504,6 +511,57 @@ func TestUnlistedSubjects(t *testing.T) {
 			}
 			if tt.warns && !strings.Contains(why, `subject = ">"`) {
 				t.Errorf("the warning does not say how to close it: %q", why)
+			}
+		})
+	}
+}
+
+// TestPayloadChangeUndoesAnEdit: the payload received put in place of an
+// edit undoes it (EditUndone), and JudgeUndo lets that go in a draft
+// whatever the rules then say of the item (the draft leaves it out), and
+// in a request waiting for approval only when they let the item go.
+func TestPayloadChangeUndoesAnEdit(t *testing.T) {
+	t.Parallel()
+	tbl := mustParse(t, testPolicy)
+	tests := map[string]struct {
+		original, current, edited string
+		outcome                   Outcome
+		undone                    bool
+	}{
+		"Edit":         {"abcd", "abcd", "ef01", Go, false},
+		"EditAgain":    {"abcd", "ef01", "2345", Go, false},
+		"Undo":         {"abcd", "ef01", "ABCD", Go, true},
+		"NoEdit":       {"abcd", "abcd", "abcd", Block, false},
+		"SameAsHeld":   {"abcd", "ef01", "EF01", Block, false},
+		"UndoOfNoEdit": {"abcd", "abcd", "ABCD", Block, false},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			v := JudgePayloadChange(tt.original, tt.current, tt.edited)
+			if v.Outcome != tt.outcome {
+				t.Fatalf("verdict = %s (%s), want %s", v.Outcome, v.Reason, tt.outcome)
+			}
+			if got := v.Outcome == Go && EditUndone(tt.original, tt.edited); got != tt.undone {
+				t.Errorf("undone = %v, want %v", got, tt.undone)
+			}
+		})
+	}
+
+	refused := testItem("search.x")
+	refused.ErrorClass, refused.DeadLetteredAt = ErrSchemaInvalid, testNow.Add(-time.Hour)
+	for name, tt := range map[string]struct {
+		draft bool
+		v     Verdict
+		want  Outcome
+	}{
+		"DraftItemGoes":      {true, JudgeItem(tbl, testItem("search.x"), AtDraft), Go},
+		"DraftItemRefused":   {true, JudgeItem(tbl, refused, AtDraft), Go},
+		"PendingItemGoes":    {false, JudgeItem(tbl, testItem("search.x"), AtRequest), Go},
+		"PendingItemRefused": {false, JudgeItem(tbl, refused, AtRequest), Block},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if v := JudgeUndo(tt.draft, tt.v); v.Outcome != tt.want {
+				t.Errorf("JudgeUndo = %s (%s), want %s", v.Outcome, v.Reason, tt.want)
 			}
 		})
 	}

@@ -202,6 +202,9 @@ const (
 
 	// Review round C: what an edit is.
 	CheckEditUnchanged = "edit-unchanged" // an "edit" that sends the bytes received, or the ones already there
+
+	// Review round replay 8: an edit undone.
+	CheckEditUndo = "edit-undo" // an edit undone in a request waiting for approval, whose item the rules refuse without it
 )
 
 // Checks returns the name of every check the rules apply.
@@ -223,6 +226,7 @@ func Checks() []string {
 		CheckProblems, CheckStopReason, CheckStopConfirmation, CheckDecision, CheckDecisionNote, CheckDecisionClosed,
 		CheckRepublishTwoApprovers,
 		CheckEditUnchanged,
+		CheckEditUndo,
 	}
 }
 

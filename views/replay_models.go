@@ -330,6 +330,9 @@ type PayloadEdit struct {
 	Reason       string // why, as typed when the form comes back
 	URL          string
 	Error        string
+	// Edited: the item holds an edit, which the form offers to undo (the
+	// payload received goes back).
+	Edited bool
 	// TooLarge: the payload, of Size bytes, is over Max and not edited in
 	// the browser; DownloadURL downloads it ("" when the viewer may not).
 	TooLarge    bool

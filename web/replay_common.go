@@ -173,7 +173,7 @@ func editForms(requestID int64, items []replay.Item, payloads map[int64]replay.L
 		}
 		url := fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, it.DeadLetterID)
 		f := views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p.Data), URL: url,
-			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)]}
+			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)], Edited: it.Edited}
 		if !p.Editable() {
 			f.TooLarge, f.Size, f.Max, f.DownloadURL = true, int64(p.Size), replay.MaxEditablePayload, url
 		} else if typed.Item == strconv.FormatInt(it.DeadLetterID, 10) {

@@ -28,11 +28,14 @@ func typedEdit(c echo.Context) payloadForm {
 	return f
 }
 
-// payloadForm is one item's new payload and why it changes.
+// payloadForm is one item's new payload and why it changes; Undo: the
+// "Undo edit" button was pressed (the payload received goes back, and the
+// typed payload is not read).
 type payloadForm struct {
 	Item    string // the :dl parameter
 	Payload string
 	Reason  string
+	Undo    bool
 }
 
 // Validate returns the item and the edit, or an error: not found for an
@@ -43,6 +46,9 @@ func (f payloadForm) Validate() (int64, replay.PayloadEdit, error) {
 	if !ok {
 		return 0, replay.PayloadEdit{}, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
 	}
+	if f.Undo {
+		return dl, replay.PayloadEdit{Undo: true, Reason: strings.TrimSpace(f.Reason)}, nil
+	}
 	if len(f.Payload) > maxPayloadEdit {
 		return 0, replay.PayloadEdit{}, quarantine.Errorf(quarantine.EINVALID,
 			"A payload edited here may be at most %d KiB: fix a bigger one at its producer and publish it again.", maxPayloadEdit>>10)
@@ -52,9 +58,11 @@ func (f payloadForm) Validate() (int64, replay.PayloadEdit, error) {
 
 // replayEditPayload replaces one item's payload of the requester's own
 // draft or request before approval, with a reason: a new intent, the
-// original message id, and one approver needed whatever the class. Anyone
-// else is refused by the replay rules (audited). A draft goes back to its
-// confirm page, a request to its page.
+// original message id, and one approver needed whatever the class; or
+// undoes its edit (the "Undo edit" button, or the payload received typed
+// back), saying what the item comes to without it. Anyone else is refused
+// by the replay rules (audited). A draft goes back to its confirm page, a
+// request to its page.
 func (s *Server) replayEditPayload(c echo.Context) error {
 	req, err := s.loadRequest(c)
 	if err != nil {
@@ -63,10 +71,11 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	if err := s.mayOnClass(c, req, authz.ActRequest); err != nil {
 		return err
 	}
-	form := payloadForm{Item: c.Param("dl"), Payload: c.FormValue("payload"), Reason: c.FormValue("reason")}
+	form := payloadForm{Item: c.Param("dl"), Payload: c.FormValue("payload"), Reason: c.FormValue("reason"), Undo: c.FormValue("undo") != ""}
 	dl, edit, err := form.Validate()
+	var change replay.PayloadChange
 	if err == nil {
-		err = s.deps.Replays.EditPayload(c.Request().Context(), req.ID, dl, userOf(c).Actor, edit, authz.RequestMeta(c))
+		change, err = s.deps.Replays.ChangePayload(c.Request().Context(), req.ID, dl, userOf(c).Actor, edit, authz.RequestMeta(c))
 	}
 	draft := req.Status == replay.StatusDraft
 	if err != nil {
@@ -79,11 +88,27 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	default:
 		return s.requestFormError(c, err, "payload")
 	}
-	s.flash(c, "Payload saved: the request now needs one approver who sees the change.")
+	s.flash(c, editFlash(change))
 	if draft {
 		return c.Redirect(http.StatusSeeOther, "/replay/batches/"+req.Batch)
 	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
+}
+
+// editFlash says what a payload change did: an edit needs one approver
+// who sees it; an edit undone sends the payload received again, and the
+// rules may leave the item out without it (in a draft), or need no
+// approval of the request any more (approved).
+func editFlash(change replay.PayloadChange) string {
+	switch {
+	case change.Approved:
+		return "Edit undone: the item sends the payload received again, and without the edit the request needs no approval: it is approved and runs."
+	case change.LeftOut != "":
+		return "Edit undone: the item holds the payload received again, and without the edit it is left out: " + sentence(change.LeftOut)
+	case change.Undone:
+		return "Edit undone: the item sends the payload received again. Approvals given before no longer count."
+	}
+	return "Payload saved: the request now needs one approver who sees the change."
 }
 
 // sentence is msg as a field's error reads: its first letter upper case,

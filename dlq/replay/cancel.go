@@ -2,10 +2,6 @@ package replay
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -47,21 +43,6 @@ const (
         closed_by_email = CASE WHEN $2 IN ('rejected', 'cancelled') THEN $6 ELSE closed_by_email END,
         closed_by_email_verified = CASE WHEN $2 IN ('rejected', 'cancelled') THEN $7 ELSE closed_by_email_verified END
         WHERE id = $1`
-	// Only a live item is edited; the hash it had and the one taken at
-	// ingest are read in the same statement (the subquery sees the row as
-	// it was).
-	editPayload = `UPDATE replay_items i SET payload = $3, payload_sha256 = $4, edit_reason = $5, edited_at = $6
-        FROM dead_letters d
-        WHERE i.request_id = $1 AND i.dead_letter_id = $2
-          AND d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
-          AND (i.skip_reason = '' -- a live item; or, in a draft, one only an edit lets go
-               OR ($7 AND i.verdict_check = 'error-class-fix'))
-        RETURNING (SELECT payload_sha256 FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2), d.payload_sha256, i.msg_id,
-            i.skip_reason <> ''`
-	// Approvals of the old intent no longer count.
-	deleteApprovals = `DELETE FROM replay_approvals WHERE request_id = $1`
-	setIntent       = `UPDATE replay_requests SET payload_edited = true, intent_hash = $2, version = version + 1
-        WHERE id = $1 AND status IN ('draft', 'pending_approval')` // never the intent of an approved request
 	// Drafts and requests waiting for approval: the ones a new policy can void.
 	selectUnapproved = `SELECT ` + requestColumns + ` FROM replay_requests WHERE status IN ('draft', 'pending_approval') ORDER BY id FOR UPDATE`
 	// Drafts older than their time to live, a batch at a time; one a submit
@@ -221,125 +202,6 @@ func (s *Service) setStatus(ctx context.Context, tx pgx.Tx, req *Request, to Sta
 		req.ClosedBy = actor
 	}
 	return auditItems(ctx, tx, req.ID, e, "")
-}
-
-// PayloadEdit is a new payload for one item, and why.
-type PayloadEdit struct {
-	Payload []byte
-	Reason  string
-}
-
-// EditPayload replaces the payload of one item of the requester's draft or
-// request waiting for approval, where the rules allow it (JudgeEdit: never
-// same_operation, only the requester, forbidden and audited as denied; a
-// reason is required, invalid without; bytes equal to the ones received or
-// to the ones the item holds are no edit, invalid: JudgePayloadChange). In
-// a draft it may also edit an
-// item left out because its error class replays only edited or after a
-// fix: judged again with the edit, it goes if the rules now let it
-// (revive). The original message id is kept;
-// the intent changes, so earlier approvals no longer count, and an edited
-// request needs one approver whatever its class. The audit row holds the
-// hash taken at ingest, the hash before and the hash after.
-func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, edit PayloadEdit, meta quarantine.RequestMeta) error {
-	var denied string // the tenant of a request the actor may not edit
-	edit.Reason = strings.TrimSpace(edit.Reason)
-	// The request first, then only its own items and approvals, and the
-	// audit chain: no lock race to lose (pgx.BeginFunc, not dlq.InTx).
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		req, err := getRequest(ctx, tx, id, true)
-		if err != nil {
-			return err
-		}
-		switch v := replaypolicy.JudgeEdit(req.Class, req.Requester, actor, edit.Reason); {
-		case v.Check == replaypolicy.CheckEditReason:
-			return refuse(v, quarantine.EINVALID)
-		case v.Outcome != replaypolicy.Go:
-			denied = req.Tenant
-			return refuse(v, quarantine.EFORBIDDEN)
-		}
-		if !req.Status.Editable() {
-			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s; only a request not yet approved can be edited", req.Status)
-		}
-		if err := s.judgeEditSize(ctx, tx, id, deadLetterID, len(edit.Payload)); err != nil {
-			return err
-		}
-		sum := sha256.Sum256(edit.Payload)
-		var old, original []byte
-		var msgID string
-		var leftOut bool
-		err = tx.QueryRow(ctx, editPayload, id, deadLetterID, edit.Payload, sum[:], edit.Reason, s.cfg.Now(), req.Status == StatusDraft).
-			Scan(&old, &original, &msgID, &leftOut)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, errNoItem)
-		}
-		if err != nil {
-			return err
-		}
-		if v := replaypolicy.JudgePayloadChange(hex.EncodeToString(original), hex.EncodeToString(old), hex.EncodeToString(sum[:])); v.Outcome != replaypolicy.Go {
-			return refuse(v, quarantine.EINVALID) // rolls the edit back
-		}
-		if leftOut {
-			if err := s.revive(ctx, tx, req, deadLetterID); err != nil {
-				return err
-			}
-		}
-		items, err := liveItems(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		hash := req.intent(items)
-		if _, err := tx.Exec(ctx, deleteApprovals, id); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, setIntent, id, hash); err != nil {
-			return err
-		}
-		if err := s.setApprovalsNeeded(ctx, tx, id, actor); err != nil {
-			return err
-		}
-		e := audit.NewEvent(actor, meta, "replay.edit_payload")
-		e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.Reason = req.Tenant, "dead_letter", fmt.Sprint(deadLetterID), msgID, edit.Reason
-		e.Before = map[string]any{"payload_sha256": hex.EncodeToString(old), "original_sha256": hex.EncodeToString(original), "intent": req.IntentHex()}
-		e.After = map[string]any{"payload_sha256": hex.EncodeToString(sum[:]), "intent": hex.EncodeToString(hash), "request": id}
-		_, err = audit.Append(ctx, tx, e)
-		return err
-	})
-	if denied != "" {
-		err = s.auditDenied(ctx, actor, meta, "replay.edit_payload", denied, id, err)
-	}
-	if err != nil {
-		return fmt.Errorf("edit payload of replay %d: %w", id, err)
-	}
-	return nil
-}
-
-// The headers and ids an item of a request is published with.
-const selectItemSend = `SELECT headers, msg_id, operation_id, correlation_id FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2`
-
-// judgeEditSize refuses (invalid, with the rule's sentence) an edit that
-// makes item deadLetterID of request id a message NATS cannot publish
-// (JudgeSend: bigger than the server's max_payload).
-func (s *Service) judgeEditSize(ctx context.Context, tx pgx.Tx, id, deadLetterID int64, size int) error {
-	var raw []byte
-	var msgID, opID, corrID string
-	err := tx.QueryRow(ctx, selectItemSend, id, deadLetterID).Scan(&raw, &msgID, &opID, &corrID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, errNoItem)
-	}
-	if err != nil {
-		return err
-	}
-	var hs []dlq.HeaderValue
-	if err := json.Unmarshal(raw, &hs); err != nil {
-		return fmt.Errorf("headers of item %d of request %d: %w", deadLetterID, id, err)
-	}
-	send := sendFacts(hs, nil, "", int64(size), s.cfg.MaxPayload, msgID, opID, corrID)
-	send.HasBadHeader, send.BadHeader, send.AlteredHeader = false, "", "" // judged with the item; the edit is about its size
-	if v := replaypolicy.JudgeSend(replaypolicy.Verdict{Rule: -1}, send); v.Outcome != replaypolicy.Go {
-		return refuse(v, quarantine.EINVALID)
-	}
-	return nil
 }
 
 // ExpireDrafts voids the drafts older than the draft time to live (none

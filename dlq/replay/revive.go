@@ -20,16 +20,25 @@ const (
 
 // revive judges again, with its edited payload, item deadLetterID of draft
 // req, left out because its error class replays only edited or after a
-// fix: when the rules now let it go (the item, then the draft's bulk rules
-// over every live item), it is live again; otherwise it stays left out
-// with the rules' new sentence. The draft's counts follow.
+// fix: when the rules now let it go (judgeAgain), it is live again;
+// otherwise it stays left out with the rules' new sentence.
 func (s *Service) revive(ctx context.Context, tx pgx.Tx, req Request, deadLetterID int64) error {
 	if _, err := tx.Exec(ctx, reviveItem, req.ID, deadLetterID); err != nil {
 		return err
 	}
+	_, err := s.judgeAgain(ctx, tx, req, deadLetterID)
+	return err
+}
+
+// judgeAgain judges live item deadLetterID of draft req as the draft
+// judged it (JudgeItem at draft, then the draft's bulk rules over every
+// live item: JudgeDraft) and leaves it out, with the rules' sentence,
+// when they do not let it go; the draft's counts follow. It returns the
+// item's verdict (Go when it is not live).
+func (s *Service) judgeAgain(ctx context.Context, tx pgx.Tx, req Request, deadLetterID int64) (replaypolicy.Verdict, error) {
 	fs, err := s.requestFacts(ctx, tx, req)
 	if err != nil {
-		return err
+		return replaypolicy.Verdict{}, err
 	}
 	table := s.cfg.Policy()
 	verdicts := make([]replaypolicy.Verdict, len(fs))
@@ -40,14 +49,15 @@ func (s *Service) revive(ctx context.Context, tx pgx.Tx, req Request, deadLetter
 			at = i
 		}
 	}
+	v := replaypolicy.Verdict{Rule: -1, Outcome: replaypolicy.Go}
 	if at >= 0 {
-		v := replaypolicy.JudgeDraft(table, req.Class, req.Tenant, true, verdicts)[at]
+		v = replaypolicy.JudgeDraft(table, req.Class, req.Tenant, true, verdicts)[at]
 		if v.Outcome != replaypolicy.Go {
 			if _, err := tx.Exec(ctx, leaveOut, req.ID, deadLetterID, v.Reason, verdictName(v.Outcome), v.Check); err != nil {
-				return err
+				return replaypolicy.Verdict{}, err
 			}
 		}
 	}
 	_, err = tx.Exec(ctx, recountItems, req.ID)
-	return err
+	return v, err
 }

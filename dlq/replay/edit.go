@@ -1,0 +1,287 @@
+package replay
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+)
+
+const (
+	// The item an edit changes, locked, with the hash it holds and the one
+	// taken at ingest.
+	selectEditable = `SELECT i.payload_sha256, d.payload_sha256, i.msg_id, i.skip_reason <> ''
+        FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
+        WHERE i.request_id = $1 AND i.dead_letter_id = $2
+          AND (i.skip_reason = '' -- a live item; or, in a draft, one only an edit lets go
+               OR ($3 AND i.verdict_check = 'error-class-fix'))
+        FOR UPDATE OF i`
+	editPayload = `UPDATE replay_items SET payload = $3, payload_sha256 = $4, edit_reason = $5, edited_at = $6
+        WHERE request_id = $1 AND dead_letter_id = $2`
+	// An edit undone: the item sends its dead letter's payload again, as
+	// one never edited does, under the hash taken at ingest ($3).
+	undoEdit = `UPDATE replay_items SET payload = NULL, payload_sha256 = $3, edit_reason = '', edited_at = NULL
+        WHERE request_id = $1 AND dead_letter_id = $2 AND payload IS NOT NULL` // only an edit is undone
+	// Approvals of the old intent no longer count.
+	deleteApprovals = `DELETE FROM replay_approvals WHERE request_id = $1`
+	// The new intent; the request is edited while an item of it holds an
+	// edit ($3: one was just made, nothing to count).
+	setIntent = `UPDATE replay_requests r SET intent_hash = $2, version = version + 1,
+        payload_edited = CASE WHEN $3 THEN true
+                              ELSE EXISTS (SELECT 1 FROM replay_items i WHERE i.request_id = r.id AND i.payload IS NOT NULL) END
+        WHERE id = $1 AND status IN ('draft', 'pending_approval')` // never the intent of an approved request
+)
+
+// PayloadEdit is a new payload for one item, and why.
+type PayloadEdit struct {
+	Payload []byte
+	Reason  string
+	// Undo puts the payload received back in place of the item's edit
+	// (Payload is not read): as Payload holding the bytes received.
+	Undo bool
+}
+
+// PayloadChange is what ChangePayload did to an item.
+type PayloadChange struct {
+	// Undone: the payload received is back in place of an edit; the item
+	// sends it as one never edited does.
+	Undone bool
+	// LeftOut says, for an edit undone in a draft, why the rules leave the
+	// item out without it ("" when it goes).
+	LeftOut string
+	// Approved: an edit undone left a request waiting for approval that
+	// needs none (its class asks for none, and only the edit did): it is
+	// approved, as its submit would have approved it, and its jobs are
+	// written.
+	Approved bool
+}
+
+// EditPayload is ChangePayload, for callers that need only its error.
+func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, edit PayloadEdit, meta quarantine.RequestMeta) error {
+	_, err := s.ChangePayload(ctx, id, deadLetterID, actor, edit, meta)
+	return err
+}
+
+// ChangePayload replaces the payload of one item of the requester's draft
+// or request waiting for approval, where the rules allow it (JudgeEdit:
+// never same_operation, only the requester, forbidden and audited as
+// denied; a reason is required, invalid without; the bytes the item holds
+// already are no edit, invalid: JudgePayloadChange). In a draft it may
+// also edit an item left out because its error class replays only edited
+// or after a fix: judged again with the edit, it goes if the rules now let
+// it (revive). The original message id is kept; the intent changes, so
+// earlier approvals no longer count, and an edited request needs one
+// approver whatever its class.
+//
+// The payload received, in place of an edit (or PayloadEdit.Undo), undoes
+// it (replaypolicy.EditUndone): the item sends the dead letter's payload
+// again, and is judged again as its draft judged it (JudgeUndo): in a
+// draft, one the rules refuse without the edit is left out, saying why;
+// in a request waiting for approval, such an item keeps its edit
+// (invalid). Approvals no longer count, as after any edit, and the
+// request needs what its items ask for without it: one waiting for
+// approval that then needs none is approved, as its submit would have
+// approved it (approveIfReady). The audit row holds
+// the hash taken at ingest, the hash before and the hash after, and
+// whether the edit was undone.
+func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, edit PayloadEdit,
+	meta quarantine.RequestMeta) (PayloadChange, error) {
+	var out PayloadChange
+	var denied string // the tenant of a request the actor may not edit
+	edit.Reason = strings.TrimSpace(edit.Reason)
+	// The request first, then only its own items and approvals, and the
+	// audit chain: no lock race to lose (pgx.BeginFunc, not dlq.InTx).
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		out = PayloadChange{}
+		req, err := getRequest(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		switch v := replaypolicy.JudgeEdit(req.Class, req.Requester, actor, edit.Reason); {
+		case v.Check == replaypolicy.CheckEditReason:
+			return refuse(v, quarantine.EINVALID)
+		case v.Outcome != replaypolicy.Go:
+			denied = req.Tenant
+			return refuse(v, quarantine.EFORBIDDEN)
+		}
+		if !req.Status.Editable() {
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s; only a request not yet approved can be edited", req.Status)
+		}
+		draft := req.Status == StatusDraft
+		var old, original []byte
+		var msgID string
+		var leftOut bool
+		err = tx.QueryRow(ctx, selectEditable, id, deadLetterID, draft).Scan(&old, &original, &msgID, &leftOut)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, errNoItem)
+		}
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(edit.Payload)
+		after := sum[:]
+		if edit.Undo {
+			after = original
+		}
+		if v := replaypolicy.JudgePayloadChange(hex.EncodeToString(original), hex.EncodeToString(old), hex.EncodeToString(after)); v.Outcome != replaypolicy.Go {
+			return refuse(v, quarantine.EINVALID)
+		}
+		out.Undone = replaypolicy.EditUndone(hex.EncodeToString(original), hex.EncodeToString(after))
+		if out.Undone {
+			if out.LeftOut, err = s.undoEdit(ctx, tx, req, deadLetterID, original, leftOut); err != nil {
+				return err
+			}
+		} else {
+			if err := s.judgeEditSize(ctx, tx, id, deadLetterID, len(edit.Payload)); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, editPayload, id, deadLetterID, edit.Payload, after, edit.Reason, s.cfg.Now()); err != nil {
+				return err
+			}
+			if leftOut {
+				if err := s.revive(ctx, tx, req, deadLetterID); err != nil {
+					return err
+				}
+			}
+		}
+		items, err := liveItems(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		hash := req.intent(items)
+		if _, err := tx.Exec(ctx, deleteApprovals, id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, setIntent, id, hash, !out.Undone); err != nil {
+			return err
+		}
+		if err := s.setApprovalsNeeded(ctx, tx, id, actor); err != nil {
+			return err
+		}
+		e := audit.NewEvent(actor, meta, audit.ActionReplayEditPayload)
+		e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.Reason = req.Tenant, "dead_letter", fmt.Sprint(deadLetterID), msgID, edit.Reason
+		e.Before = map[string]any{"payload_sha256": hex.EncodeToString(old), "original_sha256": hex.EncodeToString(original), "intent": req.IntentHex()}
+		afterEdit := map[string]any{"payload_sha256": hex.EncodeToString(after), "intent": hex.EncodeToString(hash), "request": id}
+		if out.Undone {
+			afterEdit["undone"] = true
+			if out.LeftOut != "" {
+				afterEdit["left_out"] = out.LeftOut
+			}
+		}
+		e.After = afterEdit
+		if _, err := audit.Append(ctx, tx, e); err != nil {
+			return err
+		}
+		if out.Undone && req.Status == StatusPendingApproval {
+			out.Approved, err = s.approveIfReady(ctx, tx, id, actor, meta)
+		}
+		return err
+	})
+	if denied != "" {
+		err = s.auditDenied(ctx, actor, meta, audit.ActionReplayEditPayload, denied, id, err)
+	}
+	if err != nil {
+		return PayloadChange{}, fmt.Errorf("edit payload of replay %d: %w", id, err)
+	}
+	return out, nil
+}
+
+// undoEdit puts back the payload received (of hash original) in place of
+// the edit of item deadLetterID of req and judges the item again as its
+// draft did (JudgeUndo): in a draft, one the rules refuse without the edit
+// is left out (judgeAgain; an item left out already stays so), and why is
+// returned; in a request waiting for approval, one the rules refuse
+// (JudgeItem AtRequest) keeps its edit: invalid, the transaction rolls
+// back.
+func (s *Service) undoEdit(ctx context.Context, tx pgx.Tx, req Request, deadLetterID int64, original []byte, leftOut bool) (string, error) {
+	tag, err := tx.Exec(ctx, undoEdit, req.ID, deadLetterID, original)
+	if err != nil {
+		return "", err
+	}
+	if tag.RowsAffected() != 1 {
+		return "", quarantine.Errorf(quarantine.ECONFLICT, "item %d of request %d holds no edit to undo: reload the request", deadLetterID, req.ID)
+	}
+	if req.Status == StatusDraft {
+		if leftOut {
+			return "", nil
+		}
+		v, err := s.judgeAgain(ctx, tx, req, deadLetterID)
+		if err != nil || v.Outcome == replaypolicy.Go {
+			return "", err
+		}
+		return v.Reason, nil
+	}
+	fs, err := s.requestFacts(ctx, tx, req)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range fs {
+		if f.deadLetterID != deadLetterID {
+			continue
+		}
+		v := replaypolicy.JudgeItem(s.cfg.Policy(), f.item, replaypolicy.AtRequest)
+		if u := replaypolicy.JudgeUndo(false, v); u.Outcome != replaypolicy.Go {
+			return "", refuse(u, quarantine.EINVALID)
+		}
+	}
+	return "", nil
+}
+
+// approveIfReady approves request id, waiting for approval, when the
+// rules need nothing more of it (Decision.Ready: no approval, and any
+// typed confirmation given), as its submit approves such a request: an
+// edit undone may leave one that waited only for the edit's approver. It
+// judges by the active rules only. It returns whether it approved it.
+func (s *Service) approveIfReady(ctx context.Context, tx pgx.Tx, id int64, actor quarantine.Actor, meta quarantine.RequestMeta) (bool, error) {
+	if _, err := s.activeTable(ctx, tx); err != nil {
+		return false, err
+	}
+	req, err := getRequest(ctx, tx, id, false)
+	if err != nil {
+		return false, err
+	}
+	d, err := s.decide(ctx, tx, req, actor)
+	if err != nil || !d.Ready {
+		return false, err
+	}
+	why := fmt.Sprintf("no approval needed once the payload edit was undone: class %s asks for none (policy version %s)", req.Class, req.PolicyVersion)
+	return true, s.approve(ctx, tx, &req, actor, meta, s.cfg.Now(), why)
+}
+
+// The headers and ids an item of a request is published with.
+const selectItemSend = `SELECT headers, msg_id, operation_id, correlation_id FROM replay_items WHERE request_id = $1 AND dead_letter_id = $2`
+
+// judgeEditSize refuses (invalid, with the rule's sentence) an edit that
+// makes item deadLetterID of request id a message NATS cannot publish
+// (JudgeSend: bigger than the server's max_payload).
+func (s *Service) judgeEditSize(ctx context.Context, tx pgx.Tx, id, deadLetterID int64, size int) error {
+	var raw []byte
+	var msgID, opID, corrID string
+	err := tx.QueryRow(ctx, selectItemSend, id, deadLetterID).Scan(&raw, &msgID, &opID, &corrID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, errNoItem)
+	}
+	if err != nil {
+		return err
+	}
+	var hs []dlq.HeaderValue
+	if err := json.Unmarshal(raw, &hs); err != nil {
+		return fmt.Errorf("headers of item %d of request %d: %w", deadLetterID, id, err)
+	}
+	send := sendFacts(hs, nil, "", int64(size), s.cfg.MaxPayload, msgID, opID, corrID)
+	send.HasBadHeader, send.BadHeader, send.AlteredHeader = false, "", "" // judged with the item; the edit is about its size
+	if v := replaypolicy.JudgeSend(replaypolicy.Verdict{Rule: -1}, send); v.Outcome != replaypolicy.Go {
+		return refuse(v, quarantine.EINVALID)
+	}
+	return nil
+}
