@@ -32,6 +32,9 @@ func (j *job) SetOutcome(state JobState, result string) { j.state, j.result = st
 // is published.
 func (w *Worker) AfterJudge(f func()) { w.afterJudge = f }
 
+// Loaded runs f when a claim's jobs are loaded, before the claim commits.
+func (w *Worker) Loaded(f func(jobs []int64)) { w.loaded = f }
+
 // AfterStaleRead runs f when VoidStale has read the active version,
 // before it voids anything.
 func (s *Service) AfterStaleRead(f func()) { s.afterStaleRead = f }

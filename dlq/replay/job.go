@@ -189,12 +189,23 @@ func (j *job) unsent(v replaypolicy.Verdict) {
 // It returns each job's new fencing token, the state it was claimed from,
 // when the claim stops publishing, and the job as loadJobs and the rules
 // need it.
-const claimJobs = `
+const claimJobs = claimJobsFrom + claimJobsTo
+
+// claimSome is claimJobs of the jobs $6 only: a narrowing's claim
+// (narrow.go), which reads those jobs by their key.
+const claimSome = claimJobsFrom + `
+      AND j.id = ANY($6::bigint[]) -- only the jobs the narrowing claims` + claimJobsTo
+
+// claimJobsFrom and claimJobsTo are claimJobs before and after the end of
+// its WHERE clause.
+const claimJobsFrom = `
 WITH c AS (
     SELECT j.id, j.not_before, j.request_id, j.dead_letter_id, j.dead_lettered_at, j.state, j.bytes FROM replay_jobs j
     WHERE j.not_before <= now()
       AND j.state IN ('pending', 'deferred', 'unknown', 'claimed') -- replay_jobs_ready_idx, read in its order
-      AND (j.state <> 'claimed' OR j.lease_until < now()) -- a live lease is someone else's
+      AND (j.state <> 'claimed' OR j.lease_until < now()) -- a live lease is someone else's`
+
+const claimJobsTo = `
     ORDER BY j.not_before, j.id
     LIMIT $1
     FOR UPDATE OF j SKIP LOCKED
@@ -249,12 +260,29 @@ ORDER BY k.n`
 // claim takes up to Batch due jobs (fewer when recording was slow:
 // recordPace.claimLimit) and up to BatchBytes of payload and headers under
 // a lease and a new fencing token each, and loads them with their dead
-// letters, in one transaction.
+// letters, in one transaction. While the worker narrows down a panic
+// (narrow.go) it claims only the jobs of the narrowing's next group.
+//
+// A panic while the claimed jobs are loaded (a bug met on some job's
+// data) commits the claim all the same, and is panicked again once it
+// is: its jobs are then held under their fences (w.claimed), so that
+// runOnceGuarded can blame the panic on the claim's only job, or narrow
+// it down, as it does for a panic met later in the claim. Rolled back,
+// the jobs would be claimed again at once, and the panic met again, with
+// no job ever to blame.
 func (w *Worker) claim(ctx context.Context) ([]*job, error) {
-	var out []*job
+	var out, held []*job
+	var loadPanic *workerPanic
 	budget := (w.cfg.Lease * 2 / 3).Seconds()
-	err := pgx.BeginTxFunc(ctx, w.svc.pool, claimTx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, claimJobs, w.pace.claimLimit(w.cfg), w.cfg.Owner, w.cfg.Lease.String(), w.cfg.BatchBytes, budget)
+	group := w.narrow.next()
+	err := pgx.BeginTxFunc(ctx, w.svc.pool, claimTx, func(tx pgx.Tx) (err error) {
+		limit := w.pace.claimLimit(w.cfg)
+		var rows pgx.Rows
+		if group != nil {
+			rows, err = tx.Query(ctx, claimSome, limit, w.cfg.Owner, w.cfg.Lease.String(), w.cfg.BatchBytes, budget, group)
+		} else {
+			rows, err = tx.Query(ctx, claimJobs, limit, w.cfg.Owner, w.cfg.Lease.String(), w.cfg.BatchBytes, budget)
+		}
 		if err != nil {
 			return fmt.Errorf("claim replay jobs: %w", err)
 		}
@@ -278,6 +306,12 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 		if len(claimed) == 0 {
 			return nil
 		}
+		held = claimed
+		defer func() {
+			if v := recover(); v != nil {
+				loadPanic, out, err = asWorkerPanic(v), nil, nil // committed: see above
+			}
+		}()
 		slices.SortFunc(claimed, func(a, b *job) int {
 			return cmp.Or(a.notBefore.Compare(*b.notBefore), cmp.Compare(a.id, b.id))
 		})
@@ -316,8 +350,23 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			*j = l
 			out = append(out, j)
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if w.loaded != nil {
+			w.loaded(ids)
+		}
+		return nil
 	})
+	if group != nil && err == nil {
+		w.narrow.claimed = true
+	}
+	if loadPanic != nil {
+		if err == nil {
+			w.claimed = held
+		}
+		panic(loadPanic)
+	}
 	return out, err
 }
 

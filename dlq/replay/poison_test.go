@@ -136,8 +136,10 @@ func (b *replayBundle) failures(t *testing.T, deadLetterID int64) int {
 
 // TestPoisonJobPanicOutsideAnyJobCountsForNone: a panic the worker meets
 // outside any one job (here, after the rules judged a claim of two) is
-// blamed on neither: nothing is counted, both jobs are left to their
-// lease and then published.
+// blamed on neither: nothing is counted, both jobs are let go at once
+// (still claimed, their lease ended, as a crash's ends) and then
+// published. (A worker that meets it again on smaller claims narrows it
+// down to one job: TestPoisonJobPanicOutsideAnyJobIsNarrowedDownToIt.)
 func TestPoisonJobPanicOutsideAnyJobCountsForNone(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -153,7 +155,10 @@ func TestPoisonJobPanicOutsideAnyJobCountsForNone(t *testing.T) {
 	require.ErrorContains(t, err, "replay worker panicked: a bug met on the claim")
 	assert.Zero(t, b.failures(t, first))
 	assert.Zero(t, b.failures(t, second))
-	assert.Equal(t, map[string]int{"claimed": 2}, b.jobStates(t, req.ID), "left to their lease, as a crash leaves them")
+	assert.Equal(t, map[string]int{"claimed": 2}, b.jobStates(t, req.ID), "taken over, fenced, as a crash's are")
+	var held int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = $1 AND lease_until > now()`, req.ID).Scan(&held))
+	assert.Zero(t, held, "let go at once, not held for their lease")
 
 	b.leaseRunsOut(t, req.ID)
 	run(t, b.worker(t, replay.WorkerConfig{}))

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -124,8 +125,12 @@ type Worker struct {
 	// recording, recorded before the next claim (record.go).
 	unrecorded unrecorded
 	// claimed are the jobs of the claim RunOnce executes, so that a
-	// panic in it can be blamed on the claim's only job (runOnceGuarded).
+	// panic in it can be blamed on the claim's only job, or narrowed down
+	// to one (runOnceGuarded).
 	claimed []*job
+	// narrow is what is left of the search for the job a panic outside
+	// any one job came from (narrow.go).
+	narrow narrowing
 
 	// Test hooks. afterJudge runs after the rules judged a claim and
 	// before anything of it is published. afterPublish runs after the
@@ -133,8 +138,10 @@ type Worker struct {
 	// stops the worker there, as a crash would. ack may replace a PubAck
 	// outcome (a lost ack). recordFailed hears of every failed attempt to
 	// record. beforeSend runs just before a job is published, told when
-	// its claim stops publishing.
+	// its claim stops publishing. loaded runs when a claim's jobs are
+	// loaded, before the claim commits.
 	afterJudge   func()
+	loaded       func(jobs []int64)
 	afterPublish func(jobs []int64) bool
 	beforeSend   func(jobID int64, publishBy time.Time)
 	ack          func(jobID int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error)
@@ -267,17 +274,20 @@ func (w *Worker) survive(what string, f func()) (panicked bool) {
 // worker kept unrecorded is forgotten, as a crash forgets it: whatever
 // the panic interrupted is not trusted. The panic is blamed on the job
 // the worker had in hand (inHand), else on the claim's only job, and
-// counted against it (failedOn, poison.go): a job the worker failed on
+// counted against it (countFailure, poison.go): a job the worker failed on
 // replaypolicy.MaxWorkerFailures times goes to a person instead of being
 // claimed again at every lease. One met outside any job, in a claim of
-// several, counts for none of them.
+// several, counts for none of them: the worker narrows it down to one job
+// in smaller claims (narrow.go). The jobs of the claim the panic is not
+// blamed on are let go at once (release), not held for their lease.
 func (w *Worker) runOnceGuarded(ctx context.Context) (n int, err error) {
-	w.claimed = nil
+	w.claimed, w.narrow.claimed = nil, false
 	defer func() {
 		v := recover()
 		claimed := w.claimed
 		w.claimed = nil // not held, with their payloads, while the worker waits
 		if v == nil {
+			w.narrow.done()
 			return
 		}
 		w.unrecorded = unrecorded{}
@@ -285,18 +295,27 @@ func (w *Worker) runOnceGuarded(ctx context.Context) (n int, err error) {
 		if p.job == nil && len(claimed) == 1 {
 			p.job = claimed[0]
 		}
-		if p.job != nil {
+		switch {
+		case p.job != nil:
 			p.countError = w.countFailure(ctx, p)
+			w.narrow.done() // found, if it was narrowed down
+		case len(claimed) > 1:
+			w.narrow.split(claimed)
+			p.narrowed = len(claimed)
 		}
+		p.releaseError = w.release(ctx, claimed, p.job)
 		n, err = 0, p
 	}()
 	return w.RunOnce(ctx)
 }
 
 // logPanic logs the panic p recovered (level ERROR, with its stack), the
-// job it was blamed on and what became of that job.
+// job it was blamed on and what became of that job and of the rest of
+// its claim.
 func (w *Worker) logPanic(p *workerPanic) {
-	args := []any{"owner", w.cfg.Owner, "panic", p.value, "stack", p.stack}
+	// The panic's value as fmt prints it, which recovers a panic of its
+	// Error or String method (a log handler calling Error would not).
+	args := []any{"owner", w.cfg.Owner, "panic", fmt.Sprint(p.value), "stack", p.stack}
 	if j := p.job; j != nil {
 		args = append(args, "request", j.requestID, "job", j.id, "dead_letter", j.deadLetterID, "tenant", j.tenant,
 			"msg_id", j.msgID, "correlation_id", j.corrID, "failures", p.failures, "limit", replaypolicy.MaxWorkerFailures)
@@ -304,19 +323,27 @@ func (w *Worker) logPanic(p *workerPanic) {
 	if p.countStack != "" {
 		args = append(args, "count_stack", p.countStack)
 	}
+	if p.bare {
+		args = append(args, "counted_bare", "the failure was counted without the item's data: counting it with them panicked")
+	}
+	if p.releaseError != nil {
+		args = append(args, "release_err", p.releaseError) // the rest of the claim waits for its lease
+	}
 	switch {
+	case p.job == nil && p.narrowed > 1:
+		w.log.Error(fmt.Sprintf("replay worker: a claim panicked outside any one job; its %d jobs are let go and claimed again in halves, to find the job it came from", p.narrowed), args...)
 	case p.job == nil:
-		w.log.Error("replay worker: a claim panicked outside any one job; its jobs are left to their lease, as a crash leaves them", args...)
+		w.log.Error("replay worker: a claim panicked outside any one job, before it held any; nothing is counted", args...)
 	case p.countError != nil && p.ended != "":
 		w.log.Error("replay worker: a claim panicked on a job once too often; the job ended "+string(p.ended)+" for a person, but its request could not be finished (the sweeper finishes it)", append(args, "err", p.countError)...)
 	case p.countError != nil:
-		w.log.Error("replay worker: a claim panicked on a job; its jobs are left to their lease, and the failure could not be counted", append(args, "err", p.countError)...)
+		w.log.Error("replay worker: a claim panicked on a job; the job is left to its lease, and the failure could not be counted", append(args, "err", p.countError)...)
 	case p.uncounted != "":
-		w.log.Error("replay worker: a claim panicked on a job; its jobs are left to their lease, and the failure was not counted: "+p.uncounted, args...)
+		w.log.Error("replay worker: a claim panicked on a job; the job is left to its lease, and the failure was not counted: "+p.uncounted, args...)
 	case p.ended != "":
-		w.log.Error("replay worker: a claim panicked on a job once too often; the job ended "+string(p.ended)+" for a person, the rest of the claim is left to its lease", args...)
+		w.log.Error("replay worker: a claim panicked on a job once too often; the job ended "+string(p.ended)+" for a person, the rest of the claim is let go", args...)
 	default:
-		w.log.Error("replay worker: a claim panicked on a job; its jobs are left to their lease, as a crash leaves them, and the failure is counted", args...)
+		w.log.Error("replay worker: a claim panicked on a job; the job is left to its lease, as a crash leaves it, the failure is counted, and the rest of the claim is let go", args...)
 	}
 }
 
