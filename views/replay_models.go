@@ -310,8 +310,12 @@ type ReplayRequestModel struct {
 	// settled "republish" (replay.Request.MayEverRepublish: by what it
 	// recorded, under any policy; never when it needed two approvers), so
 	// a request done with problems may still publish, and its stop card
-	// says a stop ends that.
+	// says a stop ends that. RepublishNow: the policy now lets one person
+	// republish such an item (replay.Service.MayRepublish, what Reconcile
+	// lets through); without it the card says what happens now: not
+	// republished while the policy asks more approvers.
 	MayRepublish bool
+	RepublishNow bool
 	Errors       map[string]string
 	// ReconciliationNote is what the requester checked before replaying
 	// items whose error class needs reconciliation first.
@@ -372,8 +376,11 @@ type ApprovalRow struct {
 	// MayRepublish: on the stop page, an item of it that needs
 	// reconciliation could be settled "republish"
 	// (replay.Request.MayEverRepublish, as the stop decides), so one done
-	// with problems may still publish.
+	// with problems may still publish; RepublishNow: the policy now lets
+	// one person do it (replay.Service.MayRepublish), else only a later
+	// policy that asks fewer approvers would.
 	MayRepublish bool
+	RepublishNow bool
 }
 
 // ApprovalsModel is the approvals page: requests waiting for a sign-off,

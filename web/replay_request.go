@@ -219,6 +219,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	if stoppable && s.deps.Access.Can(u, req.Tenant, obj, authz.ActStop) {
 		m.Stop = &views.StopForm{URL: fmt.Sprintf("/replay/requests/%d/stop", req.ID), Error: errs["stop"]}
 		m.MayRepublish = req.MayEverRepublish()
+		m.RepublishNow = s.deps.Replays.MayRepublish(req).Outcome == replaypolicy.Go
 	}
 	download := s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActDownload)
 	for i := range m.Items {

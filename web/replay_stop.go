@@ -152,7 +152,7 @@ func (s *Server) renderStopPage(c echo.Context, status int, form stopForm, tenan
 	}
 	for _, r := range reqs {
 		row := views.ApprovalRow{ID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: string(r.Status), Items: counts[r.ID].String(),
-			MayRepublish: r.MayEverRepublish()}
+			MayRepublish: r.MayEverRepublish(), RepublishNow: s.deps.Replays.MayRepublish(r).Outcome == replaypolicy.Go}
 		if s.deps.Access.Can(u, r.Tenant, authz.ObjDeadLetter, authz.ActRead) {
 			row.URL = fmt.Sprintf("/replay/requests/%d", r.ID)
 		}

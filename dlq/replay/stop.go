@@ -127,20 +127,46 @@ func (s *Service) Stop(ctx context.Context, id int64, actor quarantine.Actor, in
 		if err := tx.QueryRow(ctx, selectStoppableOne, id).Scan(&ok); err != nil {
 			return err
 		}
-		switch {
-		case !ok && req.Status == StatusDoneWithProblems && !req.MayEverRepublish():
-			return quarantine.Errorf(quarantine.ECONFLICT, "nothing to stop: the request publishes nothing more, and its items that need reconciliation can only be settled applied or not applied (they needed two approvers)")
-		case !ok && req.Status == StatusPendingApproval:
-			return quarantine.Errorf(quarantine.ECONFLICT, "the request waits for approval and publishes nothing until then: an approver rejects it, its requester cancels it")
-		case !ok:
-			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s: there is nothing to stop", strings.ReplaceAll(string(req.Status), "_", " "))
+		if ok {
+			return s.stop(ctx, tx, &req, actor, in.Reason, meta)
 		}
-		return s.stop(ctx, tx, &req, actor, in.Reason, meta)
+		switch req.Status {
+		case StatusDoneWithProblems:
+			var waiting int
+			if err := tx.QueryRow(ctx, countWaitingForPerson, id).Scan(&waiting); err != nil {
+				return err
+			}
+			return quarantine.Errorf(quarantine.ECONFLICT, "%s", nothingToStop(waiting, req.MayEverRepublish()))
+		case StatusPendingApproval:
+			return quarantine.Errorf(quarantine.ECONFLICT, "the request waits for approval and publishes nothing until then: an approver rejects it, its requester cancels it")
+		}
+		return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s: there is nothing to stop", strings.ReplaceAll(string(req.Status), "_", " "))
 	})
 	if err != nil {
 		return fmt.Errorf("stop replay %d: %w", id, err)
 	}
 	return nil
+}
+
+// countWaitingForPerson counts the items of request $1 that need
+// reconciliation, for the words of a stop it refuses.
+const countWaitingForPerson = `SELECT count(*) FROM replay_jobs WHERE request_id = $1 AND state = 'needs_reconciliation'`
+
+// nothingToStop is why a stop of a request done with problems changes
+// nothing, naming only what it has: waiting items that need
+// reconciliation, which a stop would not change (mayRepublish false: the
+// request needed two approvers, so they can only be settled applied or
+// not applied), or none.
+func nothingToStop(waiting int, mayRepublish bool) string {
+	switch {
+	case waiting == 0:
+		return "nothing to stop: the request publishes nothing more, and none of its items waits for a person"
+	case mayRepublish: // an item came to need reconciliation after Stop's query read none
+		return "nothing to stop when the request was read, but an item of it has since come to wait for a person: try the stop again"
+	case waiting == 1:
+		return "nothing to stop: the request publishes nothing more, and its item that needs reconciliation can only be settled applied or not applied (the request needed two approvers)"
+	}
+	return fmt.Sprintf("nothing to stop: the request publishes nothing more, and its %d items that need reconciliation can only be settled applied or not applied (the request needed two approvers)", waiting)
 }
 
 // TenantStop is what an emergency stop of a tenant did: how many requests
