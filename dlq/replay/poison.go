@@ -17,10 +17,11 @@ import (
 
 // A job whose data makes the worker panic would be claimed again at every
 // lease, for ever, and never reach a person. The worker blames a panic on
-// the job it had in hand (inHand), or on the only job of its claim, and
-// counts it durably, per job, in the audit log (replay.item.worker_failed,
-// one row per failure, read back by the dead letter's index): shared by
-// every worker and surviving restarts. After replaypolicy.MaxWorkerFailures
+// the job it had in hand (inHand), or on the only job of its claim (one
+// met outside any job of a claim of several is narrowed down to a claim
+// of one: narrow.go), and counts it durably, per job, in the audit log
+// (replay.item.worker_failed, one row per failure, read back by the dead
+// letter's index): shared by every worker and surviving restarts. After replaypolicy.MaxWorkerFailures
 // the job ends (JudgeWorkerFailures): blocked, or needs reconciliation
 // when a publish of it may have landed, in the same transaction as the
 // failure's audit row. A process that dies (kill -9, out of memory, a
@@ -157,6 +158,9 @@ func (w *Worker) countFailure(ctx context.Context, p *workerPanic) error {
 		return err
 	}
 	p.countStack = stack
+	if p.failures > 0 || p.uncounted != "" {
+		return err // committed: the panic came after, finishing the request
+	}
 	if _, bareErr := w.tryCount(ctx, p, true); bareErr != nil {
 		return errors.Join(err, bareErr)
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -190,4 +193,59 @@ func TestPoisonJobWhoseCountPanicsIsCountedBare(t *testing.T) {
 	assert.Zero(t, b.publishedAs(t, "count-bug"))
 	b.waitStatus(t, req.ID, replay.StatusDoneWithProblems)
 	b.requireChainVerifies(t)
+}
+
+// panicOnFinish is a bug met while a request is finished: the statement
+// that finds the finished requests (finishRequests) panics.
+type panicOnFinish struct{}
+
+func (panicOnFinish) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(data.SQL, "FROM unnest($1::bigint[]) AS r(id)") {
+		panic("a bug met while finishing the request")
+	}
+	return ctx
+}
+
+func (panicOnFinish) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestPoisonJobCountedOnceWhenFinishingItsRequestPanics: a panic met
+// after the third failure was counted and the job ended (committed),
+// while its request is finished, is not taken for a count that failed:
+// the failure is not counted again bare (three rows, not four), the job
+// stays ended, and the sweeper finishes the request (FinishIdle).
+func TestPoisonJobCountedOnceWhenFinishingItsRequestPanics(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	dl := b.seedItem(t, "search.index_update", "finish-bug", nil, "{}")
+	req := b.request(t, []int64{dl}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
+
+	cfg, err := pgxpool.ParseConfig(b.db.Pool.Config().ConnString())
+	require.NoError(t, err)
+	cfg.ConnConfig.Tracer = panicOnFinish{}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	svc := replay.New(pool, b.config(t))
+	for n := 1; n <= replaypolicy.MaxWorkerFailures; n++ {
+		w := replay.NewWorker(svc, b.js, b.auth, nil, replay.WorkerConfig{Owner: fmt.Sprintf("finish-%d", n), AckTimeout: time.Minute, Lease: time.Hour}, b.log)
+		w.BeforeSend(func(int64, time.Time) { panic("a bug met on this item's data") })
+		_, err := w.RunOnceGuarded(ctx)
+		require.ErrorContains(t, err, "replay worker panicked")
+		if n < replaypolicy.MaxWorkerFailures {
+			b.leaseRunsOut(t, req.ID)
+		}
+	}
+	assert.Equal(t, replaypolicy.MaxWorkerFailures, b.failures(t, dl), "counted once each, not again bare")
+	j := b.job(t, req.ID, dl)
+	assert.Equal(t, "blocked", j.State)
+	assert.Contains(t, j.Result, "the worker failed on this item 3 times: a bug met on this item's data")
+	r, err := b.replays.Request(ctx, req.ID)
+	require.NoError(t, err)
+	assert.Equal(t, replay.StatusApproved, r.Status, "not finished: that panicked")
+	n, err := b.replays.FinishIdle(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	b.waitStatus(t, req.ID, replay.StatusDoneWithProblems)
 }
