@@ -485,40 +485,14 @@ func approverPhrase(n int) string {
 }
 
 // validApprovals returns the distinct approvers whose approvals count now,
-// and a phrase saying how many were ignored and why ("" when none were). An
-// approval counts when its approver is identified and may not be the
-// requester (SamePerson), it is not void (its approver still held the
-// right when last asked), it approves this request's intent hash, it is
-// dated no earlier than the request and no later than now, and now is
-// before At + approval_expiry. An approver counts once however often they
-// approved, and under however many identities (SamePerson).
+// and a phrase saying how many were ignored and why ("" when none were),
+// by the rule judgeApprovals applies to each approval.
 func validApprovals(k Knobs, req Request, now time.Time) ([]quarantine.Actor, string) {
-	var (
-		approvers []quarantine.Actor
-		why       = map[string]int{}
-	)
-	for _, a := range req.Approvals {
-		switch {
-		case !a.Approver.Identified():
-			why["unidentified approver"]++
-		case SamePerson(a.Approver, req.Requester):
-			why["by the requester"]++
-		case a.Void != "":
-			why["by an approver who lost the right"]++
-		case a.IntentHash != req.IntentHash:
-			why["for a different intent"]++
-		case a.At.IsZero():
-			why["undated"]++
-		case !req.RequestedAt.IsZero() && a.At.Before(req.RequestedAt):
-			why["dated before the request"]++
-		case a.At.After(now):
-			why["dated in the future"]++
-		case !now.Before(a.At.Add(k.ApprovalExpiry)):
-			why["expired"]++
-		case containsActor(approvers, a.Approver):
-			why["same approver again"]++
-		default:
-			approvers = append(approvers, a.Approver)
+	approvers, ignored := judgeApprovals(k, req, now)
+	why := map[string]int{}
+	for _, reason := range ignored {
+		if reason != "" {
+			why[reason]++
 		}
 	}
 	if len(why) == 0 {
@@ -538,6 +512,61 @@ func validApprovals(k Knobs, req Request, now time.Time) ([]quarantine.Actor, st
 	return approvers, fmt.Sprintf("%d %s ignored: %s", total, noun, strings.Join(parts, ", "))
 }
 
+// judgeApprovals judges each approval of req at now: it returns the
+// distinct approvers whose approvals count, and for each approval, in the
+// order of req.Approvals, why it does not count ("" when it does). An
+// approval counts when its approver is identified and may not be the
+// requester (SamePerson), it is not void (its approver still held the
+// right when last asked), it approves this request's intent hash, it is
+// dated no earlier than the request and no later than now, and now is
+// before At + approval_expiry. An approver counts once however often they
+// approved, and under however many identities (SamePerson).
+func judgeApprovals(k Knobs, req Request, now time.Time) ([]quarantine.Actor, []string) {
+	var approvers []quarantine.Actor
+	ignored := make([]string, len(req.Approvals))
+	for i, a := range req.Approvals {
+		switch {
+		case !a.Approver.Identified():
+			ignored[i] = IgnoredUnidentified
+		case SamePerson(a.Approver, req.Requester):
+			ignored[i] = IgnoredRequester
+		case a.Void != "":
+			ignored[i] = IgnoredLostRight
+		case a.IntentHash != req.IntentHash:
+			ignored[i] = IgnoredOtherIntent
+		case a.At.IsZero():
+			ignored[i] = IgnoredUndated
+		case !req.RequestedAt.IsZero() && a.At.Before(req.RequestedAt):
+			ignored[i] = IgnoredBeforeRequest
+		case a.At.After(now):
+			ignored[i] = IgnoredFuture
+		case !now.Before(a.At.Add(k.ApprovalExpiry)):
+			ignored[i] = IgnoredExpired
+		case containsActor(approvers, a.Approver):
+			ignored[i] = IgnoredAgain
+		default:
+			approvers = append(approvers, a.Approver)
+		}
+	}
+	return approvers, ignored
+}
+
+// Why an approval does not count (judgeApprovals), as the rules' messages
+// count them ("1 approval ignored: 1 expired") and the request page says it
+// beside the approval.
+const (
+	IgnoredUnidentified  = "unidentified approver"
+	IgnoredRequester     = "by the requester"
+	IgnoredLostRight     = "by an approver who lost the right"
+	IgnoredOtherIntent   = "for a different intent"
+	IgnoredUndated       = "undated"
+	IgnoredBeforeRequest = "dated before the request"
+	IgnoredFuture        = "dated in the future"
+	IgnoredExpired       = "expired"
+	IgnoredAgain         = "same approver again"
+	IgnoredNoClass       = "its class is not in the policy table"
+)
+
 func containsActor(list []quarantine.Actor, a quarantine.Actor) bool {
 	for _, b := range list {
 		if SamePerson(b, a) {
@@ -552,13 +581,28 @@ func containsActor(list []quarantine.Actor, a quarantine.Actor) bool {
 // count every page, list and message shows. A table without the class
 // counts none.
 func CountApprovals(t *Table, req Request, at time.Time) int {
-	if t == nil {
-		return 0
+	n, _ := JudgeApprovals(t, req, at)
+	return n
+}
+
+// JudgeApprovals is CountApprovals with, for each approval of req in the
+// order of req.Approvals, why it does not count at at (one of the Ignored
+// phrases; "" when it counts): what a page says beside each approval, by
+// the rule that makes the count. A table without the class counts none,
+// and says so of each (IgnoredNoClass). It is pure.
+func JudgeApprovals(t *Table, req Request, at time.Time) (int, []string) {
+	var k Knobs
+	ok := t != nil
+	if ok {
+		k, ok = t.RequestKnobs(req.Class, req.Union)
 	}
-	k, ok := t.RequestKnobs(req.Class, req.Union)
 	if !ok {
-		return 0
+		ignored := make([]string, len(req.Approvals))
+		for i := range ignored {
+			ignored[i] = IgnoredNoClass
+		}
+		return 0, ignored
 	}
-	approvers, _ := validApprovals(k, req, at)
-	return len(approvers)
+	approvers, ignored := judgeApprovals(k, req, at)
+	return len(approvers), ignored
 }

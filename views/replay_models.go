@@ -178,11 +178,12 @@ type ItemPayloadView struct {
 	Payload PayloadView
 }
 
-// ReplayApprovalRow is one sign-off.
+// ReplayApprovalRow is one sign-off. Ignored says why it does not count
+// (expired, for a different intent…; "" when it counts).
 type ReplayApprovalRow struct {
 	Approver string
 	At       time.Time
-	Counts   bool
+	Ignored  string
 }
 
 // ReplayProgressModel counts a request's items by outcome; Poll is set

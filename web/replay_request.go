@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/hex"
 	"fmt"
 	"net/http"
 
@@ -146,7 +145,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	table := s.deps.Replays.Policy()
 	m := views.ReplayRequestModel{
 		ID: req.ID, Tenant: req.Tenant, Class: string(req.Class), Status: string(req.Status), StatusReason: req.StatusReason,
-		Requester: personLabel(req.Requester.Email, req.Requester.EmailVerified), Reason: req.Reason, PolicyVersion: req.PolicyVersion,
+		Requester: req.Requester.Display(), Reason: req.Reason, PolicyVersion: req.PolicyVersion,
 		PolicyCurrent: !table.Stale(req.PolicyVersion), Rate: rateText(req.Rate), Intent: req.IntentHex(),
 		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: withFailures(s.itemRows(c, req, v.Items, v.Now), v.Failures),
 		Approvals:          views.ApprovalsView{Count: v.Count.String(), Needed: v.Count.Needed > 0},
@@ -192,12 +191,17 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		// say what happened.
 		m.Decision = ""
 	}
-	for _, a := range v.Approvals {
-		m.Approvals.Rows = append(m.Approvals.Rows, views.ReplayApprovalRow{
-			Approver: personLabel(a.Approver.Email, a.Approver.EmailVerified), At: a.At,
-			// voided: the approver lost the right, or the request itself is void
-			Counts: hex.EncodeToString(a.IntentHash) == req.IntentHex() && a.VoidedAt == nil && req.Status != replay.StatusVoid,
-		})
+	for i, a := range v.Approvals {
+		// Why it does not count, by the rule that made the count (CountOf),
+		// or because no approval of a void request applies any more.
+		var why string
+		if i < len(v.Count.Ignored) {
+			why = v.Count.Ignored[i]
+		}
+		if why == "" && req.Status == replay.StatusVoid {
+			why = "the request is void"
+		}
+		m.Approvals.Rows = append(m.Approvals.Rows, views.ReplayApprovalRow{Approver: a.Approver.Display(), At: a.At, Ignored: why})
 	}
 	obj := authz.ReplayObject(string(req.Class))
 	pending := req.Status == replay.StatusPendingApproval

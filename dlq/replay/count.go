@@ -9,9 +9,14 @@ import (
 )
 
 // ApprovalCount is a request's approvals so far and the approvals it needs,
-// as every page and message says it ("1 of 2").
+// as every page and message says it ("1 of 2"). Ignored says, of each
+// approval it was counted from (CountOf's as, in order), why that one does
+// not count (a replaypolicy Ignored phrase: expired, for a different
+// intent, by an approver who lost the right…; "" when it counts): the
+// count's own verdicts, which a page lists beside each approval.
 type ApprovalCount struct {
 	Have, Needed int
+	Ignored      []string
 }
 
 // String is the count as people read it.
@@ -23,7 +28,8 @@ func (c ApprovalCount) String() string { return fmt.Sprintf("%d of %d", c.Have, 
 // when it was; once closed before approval, those that counted when it
 // closed. Needed is what the rules asked of it (Request.ApprovalsNeeded);
 // of a draft, which the rules judge only when it is submitted, what its
-// class asks (an edit or an item's error class may ask more then).
+// class asks (an edit or an item's error class may ask more then). Ignored
+// judges each of as at the same moment by the same rule.
 func CountOf(t *replaypolicy.Table, req Request, as []Approval, now time.Time) ApprovalCount {
 	at := now
 	switch {
@@ -39,7 +45,8 @@ func CountOf(t *replaypolicy.Table, req Request, as []Approval, now time.Time) A
 			needed = k.Approvals
 		}
 	}
-	return ApprovalCount{Have: replaypolicy.CountApprovals(t, policyRequest(req, as), at), Needed: needed}
+	have, ignored := replaypolicy.JudgeApprovals(t, policyRequest(req, as), at)
+	return ApprovalCount{Have: have, Needed: needed, Ignored: ignored}
 }
 
 // ItemCounts are a request's items as every page counts them (the replays

@@ -269,8 +269,12 @@ func policyRequest(req Request, approvals []Approval) replaypolicy.Request {
 		pr.RequestedAt = *req.SubmittedAt
 	}
 	for _, a := range approvals {
+		void := a.VoidReason
+		if a.VoidedAt != nil && void == "" {
+			void = "voided" // a void approval never counts, with or without its reason
+		}
 		pr.Approvals = append(pr.Approvals, replaypolicy.Approval{Approver: a.Approver, At: a.At, IntentHash: hex.EncodeToString(a.IntentHash),
-			Void: a.VoidReason})
+			Void: void})
 	}
 	return pr
 }
