@@ -92,6 +92,7 @@ type Fix struct {
 	Ref         string    `db:"fix_ref"`
 	Note        string    `db:"note"`
 	ByEmail     string    `db:"created_by_email"`
+	BySubject   string    `db:"created_by_subject"` // who, when they had no email claim
 	CreatedAt   time.Time `db:"created_at"`
 }
 
@@ -100,10 +101,10 @@ const (
         created_by_issuer, created_by_subject, created_by_email)
         SELECT d.tenant, d.item_type, CASE WHEN $2 THEN d.fingerprint ELSE '' END, $3, $4, $5, $6, $7, $8
         FROM dead_letters d WHERE d.id = $1
-        RETURNING id, tenant, item_type, fingerprint, fixed_at, fix_ref, note, created_by_email, created_at`
+        RETURNING id, tenant, item_type, fingerprint, fixed_at, fix_ref, note, created_by_email, created_by_subject, created_at`
 	// The fixes that cover a dead letter: of its item type, or of its
 	// error group, in its tenant; the newest first.
-	selectFixesFor = `SELECT m.id, m.tenant, m.item_type, m.fingerprint, m.fixed_at, m.fix_ref, m.note, m.created_by_email, m.created_at
+	selectFixesFor = `SELECT m.id, m.tenant, m.item_type, m.fingerprint, m.fixed_at, m.fix_ref, m.note, m.created_by_email, m.created_by_subject, m.created_at
         FROM dead_letters d JOIN fix_markers m ON m.tenant = d.tenant AND m.item_type = d.item_type AND m.fingerprint IN ('', d.fingerprint)
         WHERE d.id = $1 AND d.dead_lettered_at >= $3 AND d.dead_lettered_at < $4 -- the partitions the map names
         ORDER BY m.fixed_at DESC, m.id DESC LIMIT $2`

@@ -27,7 +27,7 @@ func (s *Server) auditEvent(c echo.Context) error {
 		return err // ErrNotFound also for another tenant's event: 404, existence not leaked
 	}
 	m := views.AuditEventModel{
-		Seq: e.Seq, At: e.At, ActorIssuer: e.Actor.Issuer, ActorSubject: e.Actor.Subject, ActorEmail: personLabel(e.Actor.Email, e.Actor.EmailVerified),
+		Seq: e.Seq, At: e.At, ActorIssuer: e.Actor.Issuer, ActorSubject: e.Actor.Subject, ActorEmail: emailLabel(e.Actor.Email, e.Actor.EmailVerified),
 		Tenant: e.Tenant, Action: e.Action, ObjectType: e.ObjectType, ObjectID: e.ObjectID, MessageID: e.MessageID,
 		OperationID: e.OperationID, RequestID: e.RequestID, Reason: e.Reason, Outcome: string(e.Outcome),
 		RemoteAddr: e.RemoteAddr, UserAgent: e.UserAgent, Before: prettyJSON(e.Before), After: prettyJSON(e.After),

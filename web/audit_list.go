@@ -182,10 +182,7 @@ func auditActionChoices() []views.ActionChoices {
 }
 
 func auditRow(e audit.Entry) views.AuditRow {
-	actor := personLabel(e.Actor.Email, e.Actor.EmailVerified)
-	if actor == "" {
-		actor = e.Actor.Subject
-	}
+	actor := e.Actor.Display()
 	if actor == "" {
 		actor = "system"
 	}
@@ -196,10 +193,12 @@ func auditRow(e audit.Entry) views.AuditRow {
 	}
 }
 
-// personLabel is an email as people are shown it: an address the identity
-// provider did not verify says so, because anyone may claim any address at
-// a provider that does not check (it never identifies anyone either).
-func personLabel(email string, verified bool) string {
+// emailLabel is an email where a page shows it as such, beside the
+// identity it belongs to (a person is named by quarantine.Actor.Display,
+// which marks it the same way): an address the identity provider did not
+// verify says so, because anyone may claim any address at a provider that
+// does not check (it never identifies anyone either).
+func emailLabel(email string, verified bool) string {
 	if email == "" || verified {
 		return email
 	}

@@ -47,7 +47,7 @@ func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.
 	}
 	for _, r := range found.requests {
 		m.Requests = append(m.Requests, views.ApprovalRow{
-			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Requester: personLabel(r.Requester.Email, r.Requester.EmailVerified),
+			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Requester: r.Requester.Display(),
 			Needs: string(r.Status), Class: string(r.Class),
 		})
 		m.Outcomes = append(m.Outcomes, s.itemRow(c, r, found.items[r.ID], replaypolicy.Verdict{}))
@@ -61,7 +61,11 @@ func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.
 		if f.Fingerprint != "" {
 			scope = "error group"
 		}
-		m.Fixes = append(m.Fixes, views.FixView{Scope: scope, FixedAt: f.FixedAt, Ref: f.Ref, Note: f.Note, By: f.ByEmail,
+		by := f.ByEmail // its verification was not recorded with it
+		if by == "" {
+			by = f.BySubject
+		}
+		m.Fixes = append(m.Fixes, views.FixView{Scope: scope, FixedAt: f.FixedAt, Ref: f.Ref, Note: f.Note, By: by,
 			Covers: f.FixedAt.After(d.DeadLetteredAt)})
 	}
 	if s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActFix) {

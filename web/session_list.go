@@ -19,8 +19,12 @@ func (s *Server) sessionList(c echo.Context) error {
 	}
 	m := views.SessionsModel{RevokeURL: "/admin/sessions/revoke"}
 	for _, p := range people {
+		name := p.User.Name
+		if name == "" && p.User.Email == "" {
+			name = p.User.Display() // its subject: nobody is listed nameless
+		}
 		m.People = append(m.People, views.SessionPerson{
-			Name: p.User.Name, Email: personLabel(p.User.Email, p.User.EmailVerified), Issuer: p.User.Issuer,
+			Name: name, Email: emailLabel(p.User.Email, p.User.EmailVerified), Issuer: p.User.Issuer,
 			Subject: p.User.Subject, Sessions: p.Sessions, LastLogin: p.LastLogin,
 		})
 	}
