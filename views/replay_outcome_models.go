@@ -48,6 +48,7 @@ type ReconcileForm struct {
 	URL          string
 	CanRepublish bool
 	NoRepublish  string
+	Note         string // as typed, on a form that comes back refused
 	Error        string
 }
 

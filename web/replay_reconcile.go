@@ -14,10 +14,22 @@ import (
 )
 
 // reconcileForm is what a person found when they checked the target of an
-// item whose outcome nobody can know: applied, not applied (republish), or
-// not applied (leave it), and what they checked.
+// item (Item, the :dl parameter) whose outcome nobody can know: applied,
+// not applied (republish), or not applied (leave it), and what they
+// checked.
 type reconcileForm struct {
-	Choice, Note string
+	Item, Choice, Note string
+}
+
+// typedReconcileKey keeps, in the echo context, the reconcile form a
+// request's page is rendered again for (typedReconcile).
+const typedReconcileKey = "replay.typedReconcile"
+
+// typedReconcile is the reconcile form sent that the page now rendered
+// refuses, or the zero form.
+func typedReconcile(c echo.Context) reconcileForm {
+	f, _ := c.Get(typedReconcileKey).(reconcileForm)
+	return f
 }
 
 // Validate returns what the replay service takes; whether the choice and
@@ -40,8 +52,10 @@ func (s *Server) replayReconcile(c echo.Context) error {
 	if !ok {
 		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
 	}
-	in := reconcileForm{Choice: c.FormValue("choice"), Note: c.FormValue("note")}.Validate()
+	form := reconcileForm{Item: c.Param("dl"), Choice: c.FormValue("choice"), Note: c.FormValue("note")}
+	in := form.Validate()
 	if err := s.deps.Replays.Reconcile(c.Request().Context(), req.ID, dl, userOf(c).Actor, in, authz.RequestMeta(c)); err != nil {
+		c.Set(typedReconcileKey, form) // the page that comes back keeps the note as typed
 		return s.requestFormError(c, err, "reconcile-"+c.Param("dl"))
 	}
 	s.flash(c, map[replaypolicy.Choice]string{

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -221,17 +222,22 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	// for a person, who could still republish them: by what the request
 	// recorded, not the policy now, as Stop decides).
 	if stoppable && s.deps.Access.Can(u, req.Tenant, obj, authz.ActStop) {
-		m.Stop = &views.StopForm{URL: fmt.Sprintf("/replay/requests/%d/stop", req.ID), Error: errs["stop"]}
+		m.Stop = &views.StopForm{URL: fmt.Sprintf("/replay/requests/%d/stop", req.ID), Reason: typedStop(c).Reason, Error: errs["stop"]}
 		m.MayRepublish = req.MayEverRepublish()
 		m.RepublishNow = s.deps.Replays.MayRepublish(req).Outcome == replaypolicy.Go
 	}
 	download := s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActDownload)
+	typed := typedReconcile(c)
 	for i := range m.Items {
 		if it := &m.Items[i]; download && it.SkipReason == "" {
 			it.PayloadURL = fmt.Sprintf("/replay/requests/%d/items/%d/payload", req.ID, it.DeadLetterID)
 		}
 		if f := m.Items[i].Reconcile; f != nil {
-			f.Error = errs[fmt.Sprintf("reconcile-%d", m.Items[i].DeadLetterID)]
+			dl := strconv.FormatInt(m.Items[i].DeadLetterID, 10)
+			f.Error = errs["reconcile-"+dl]
+			if typed.Item == dl {
+				f.Note = typed.Note
+			}
 		}
 	}
 	return m

@@ -22,6 +22,17 @@ type stopForm struct {
 	Tenant, Reason, Confirm string
 }
 
+// typedStopKey keeps, in the echo context, the stop form a request's page
+// is rendered again for (typedStop).
+const typedStopKey = "replay.typedStop"
+
+// typedStop is the stop form sent that the page now rendered refuses, or
+// the zero form.
+func typedStop(c echo.Context) stopForm {
+	f, _ := c.Get(typedStopKey).(stopForm)
+	return f
+}
+
 func readStopForm(c echo.Context) stopForm {
 	return stopForm{Tenant: strings.TrimSpace(c.FormValue("tenant")), Reason: c.FormValue("reason"), Confirm: c.FormValue("confirm")}
 }
@@ -41,7 +52,9 @@ func (s *Server) replayStop(c echo.Context) error {
 	if err := s.mayOnClass(c, req, authz.ActStop); err != nil {
 		return err
 	}
-	if err := s.deps.Replays.Stop(c.Request().Context(), req.ID, userOf(c).Actor, readStopForm(c).Validate(), authz.RequestMeta(c)); err != nil {
+	form := readStopForm(c)
+	if err := s.deps.Replays.Stop(c.Request().Context(), req.ID, userOf(c).Actor, form.Validate(), authz.RequestMeta(c)); err != nil {
+		c.Set(typedStopKey, form) // the page that comes back keeps the reason as typed
 		return s.requestFormError(c, err, "stop")
 	}
 	s.flash(c, "Stopped: nothing not yet published will be.")
