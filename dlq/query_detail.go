@@ -188,12 +188,13 @@ type Payload struct {
 	Tenant      string `db:"tenant"`
 	ItemType    string `db:"item_type"`
 	MsgID       string `db:"msg_id"`
+	OperationID string `db:"operation_id"`
 	Data        []byte `db:"payload"`
 	SHA256      []byte `db:"payload_sha256"`
 	Unavailable bool   `db:"payload_unavailable"`
 }
 
-const selectPayload = `SELECT id, tenant, item_type, msg_id, payload, payload_sha256, payload_unavailable
+const selectPayload = `SELECT id, tenant, item_type, msg_id, operation_id, payload, payload_sha256, payload_unavailable
 FROM dead_letters` + byID
 
 // PayloadInScope returns the whole payload of dead letter id when its

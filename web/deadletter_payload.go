@@ -40,7 +40,7 @@ func (s *Server) deadLetterPayload(c echo.Context) error {
 		return quarantine.Errorf(quarantine.ENOTFOUND, "The original message was gone from its stream; there is no payload.")
 	}
 	e := s.event(c, "deadletter.download", audit.OutcomeOK)
-	e.Tenant, e.ObjectType, e.ObjectID, e.MessageID = p.Tenant, deadLetterAuditType, c.Param("id"), p.MsgID
+	e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.OperationID = p.Tenant, deadLetterAuditType, c.Param("id"), p.MsgID, p.OperationID
 	if _, err := audit.AppendFunc(ctx, s.deps.Pool, e); err != nil {
 		return fmt.Errorf("audit payload download: %w", err)
 	}

@@ -33,10 +33,10 @@ func (s *Server) replayItemPayload(c echo.Context) error {
 		return err
 	}
 	e := s.event(c, "deadletter.download", audit.OutcomeOK)
-	e.Tenant, e.ObjectType, e.ObjectID = req.Tenant, deadLetterAuditType, c.Param("dl")
+	e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.OperationID = req.Tenant, deadLetterAuditType, c.Param("dl"), p.MsgID, p.OperationID
 	e.After = map[string]any{"request": req.ID, "as_sent": true}
 	if _, err := audit.AppendFunc(ctx, s.deps.Pool, e); err != nil {
 		return fmt.Errorf("audit payload download: %w", err)
 	}
-	return sendAttachment(c, fmt.Sprintf("replay-%d-deadletter-%d.bin", req.ID, dl), p)
+	return sendAttachment(c, fmt.Sprintf("replay-%d-deadletter-%d.bin", req.ID, dl), p.Data)
 }

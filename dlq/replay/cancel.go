@@ -19,9 +19,11 @@ const (
 	// (first_attempt_at: set before every publish, cleared when an answer
 	// said it did not land) and whether a worker holds them under a live
 	// lease.
-	selectHaltable = `SELECT id, dead_letter_id, dead_lettered_at, state, first_attempt_at IS NOT NULL, state = 'claimed' AND lease_until >= now()
-        FROM replay_jobs WHERE request_id = $1 AND state IN ('pending', 'claimed', 'deferred', 'unknown') -- replayed ones stay replayed
-        ORDER BY id FOR UPDATE`
+	selectHaltable = `SELECT j.id, j.dead_letter_id, j.dead_lettered_at, j.state, j.first_attempt_at IS NOT NULL,
+            j.state = 'claimed' AND j.lease_until >= now(), i.msg_id, i.operation_id
+        FROM replay_jobs j JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
+        WHERE j.request_id = $1 AND j.state IN ('pending', 'claimed', 'deferred', 'unknown') -- replayed ones stay replayed
+        ORDER BY j.id FOR UPDATE OF j`
 	// What becomes of each, as judged; a job that moved since it was read
 	// (none can: it is locked) is not touched.
 	haltJobs = `UPDATE replay_jobs j SET state = u.state, result = u.result, updated_at = now(), lease_owner = '', lease_until = NULL
@@ -107,13 +109,14 @@ func (s *Service) halt(ctx context.Context, tx pgx.Tx, req *Request, result, rea
 		return err
 	}
 	type haltable struct {
-		id         int64
-		deadLetter dlq.Key
-		u          replaypolicy.Unsent
+		id            int64
+		deadLetter    dlq.Key
+		u             replaypolicy.Unsent
+		msgID, operID string // the item's, which its audit row names
 	}
 	hs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (haltable, error) {
 		var h haltable
-		return h, r.Scan(&h.id, &h.deadLetter.ID, &h.deadLetter.At, &h.u.State, &h.u.Attempted, &h.u.LeaseLive)
+		return h, r.Scan(&h.id, &h.deadLetter.ID, &h.deadLetter.At, &h.u.State, &h.u.Attempted, &h.u.LeaseLive, &h.msgID, &h.operID)
 	})
 	if err != nil {
 		return err
@@ -154,7 +157,8 @@ func (s *Service) halt(ctx context.Context, tx pgx.Tx, req *Request, result, rea
 		events = make([]audit.Event, 0, len(ids))
 		for i, id := range ids {
 			e := requestEvent(actor, meta, audit.ReplayItemPrefix+states[i], req)
-			e.ObjectType, e.ObjectID, e.Reason = "dead_letter", fmt.Sprint(byID[id].deadLetter.ID), results[i]
+			h := byID[id]
+			e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.Reason = "dead_letter", fmt.Sprint(h.deadLetter.ID), h.msgID, h.operID, results[i]
 			e.After = map[string]any{"request": req.ID, "job": id, "was": prevs[i]}
 			if states[i] != string(JobCancelled) {
 				e.Outcome = audit.OutcomeError

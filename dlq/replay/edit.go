@@ -20,7 +20,7 @@ import (
 const (
 	// The item an edit changes, locked, with the hash it holds and the one
 	// taken at ingest.
-	selectEditable = `SELECT i.payload_sha256, d.payload_sha256, i.msg_id, i.skip_reason <> ''
+	selectEditable = `SELECT i.payload_sha256, d.payload_sha256, i.msg_id, i.operation_id, i.skip_reason <> ''
         FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.dead_letter_id = $2
           AND (i.skip_reason = '' -- a live item; or, in a draft, one only an edit lets go
@@ -119,9 +119,9 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 		}
 		draft := req.Status == StatusDraft
 		var old, original []byte
-		var msgID string
+		var msgID, opID string
 		var leftOut bool
-		err = tx.QueryRow(ctx, selectEditable, id, deadLetterID, draft).Scan(&old, &original, &msgID, &leftOut)
+		err = tx.QueryRow(ctx, selectEditable, id, deadLetterID, draft).Scan(&old, &original, &msgID, &opID, &leftOut)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, errNoItem)
 		}
@@ -169,7 +169,7 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 			return err
 		}
 		e := audit.NewEvent(actor, meta, audit.ActionReplayEditPayload)
-		e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.Reason = req.Tenant, "dead_letter", fmt.Sprint(deadLetterID), msgID, edit.Reason
+		e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.Reason = req.Tenant, "dead_letter", fmt.Sprint(deadLetterID), msgID, opID, edit.Reason
 		e.Before = map[string]any{"payload_sha256": hex.EncodeToString(old), "original_sha256": hex.EncodeToString(original), "intent": req.IntentHex()}
 		afterEdit := map[string]any{"payload_sha256": hex.EncodeToString(after), "intent": hex.EncodeToString(hash), "request": id}
 		if out.Undone {

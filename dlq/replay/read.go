@@ -36,7 +36,7 @@ const (
             voided_at, void_reason
         FROM replay_approvals WHERE request_id = $1 ORDER BY approved_at`
 	// The payload an item sends: the edited one, else the dead letter's.
-	selectItemPayload = `SELECT coalesce(i.payload, d.payload) FROM replay_items i
+	selectItemPayload = `SELECT coalesce(i.payload, d.payload), i.msg_id, i.operation_id FROM replay_items i
         LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.dead_letter_id = $2 AND i.skip_reason = ''`
 )
@@ -277,15 +277,24 @@ func (s *Service) confirmationOf(req Request, fs []itemFact) string {
 	return s.cfg.Policy().Confirmation(req.Class, first, req.ItemCount)
 }
 
-// ItemPayload returns the payload a request will send for one of its items.
-func (s *Service) ItemPayload(ctx context.Context, id, deadLetterID int64) ([]byte, error) {
-	var p []byte
-	err := s.pool.QueryRow(ctx, selectItemPayload, id, deadLetterID).Scan(&p)
+// ItemPayload is the payload a request will send for one of its items,
+// and the message and operation ids it is sent under (which the audit row
+// of its download names).
+type ItemPayload struct {
+	Data               []byte
+	MsgID, OperationID string
+}
+
+// ItemPayload returns the payload a request will send for one of its live
+// items, or not_found.
+func (s *Service) ItemPayload(ctx context.Context, id, deadLetterID int64) (ItemPayload, error) {
+	var p ItemPayload
+	err := s.pool.QueryRow(ctx, selectItemPayload, id, deadLetterID).Scan(&p.Data, &p.MsgID, &p.OperationID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("item %d of replay %d: %w", deadLetterID, id, errNoItem)
+		return ItemPayload{}, fmt.Errorf("item %d of replay %d: %w", deadLetterID, id, errNoItem)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("item %d of replay %d: %w", deadLetterID, id, err)
+		return ItemPayload{}, fmt.Errorf("item %d of replay %d: %w", deadLetterID, id, err)
 	}
 	return p, nil
 }
