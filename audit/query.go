@@ -370,12 +370,20 @@ SELECT * FROM (
 // yet (written outside any tenant by earlier releases, and by anyone of
 // any tenant who guessed the next id) is for auditors of every tenant, and
 // another tenant's denial is that tenant's.
+// Refusals ($5: denied or not) are read apart, so that the object's
+// history is never pushed out by them: anyone who can guess an id can
+// write as many as they like (each probe of another tenant's dead letter
+// is one), and the trail keeps the newest TrailDenied of them.
 const objectTrail = `
 SELECT * FROM (
     SELECT ` + entryColumns + ` FROM audit_log
-    WHERE object_type = $1 AND object_id = $2 AND tenant = $4
+    WHERE object_type = $1 AND object_id = $2 AND tenant = $4 AND (outcome = 'denied') = $5
     ORDER BY seq DESC LIMIT $3
 ) AS recent ORDER BY seq`
+
+// TrailDenied is how many refusals of an object its trail shows (Trail),
+// the newest; the audit log shows them all.
+const TrailDenied = 10
 
 // ForObject returns every entry naming one object (say, a dead letter): its
 // most recent limit entries (0 means DefaultLimit, at most MaxLimit),
@@ -418,9 +426,10 @@ type Batcher interface {
 }
 
 // Trail returns the trail of one object of tenant that carries a message
-// (a dead letter): its own most recent limit entries in tenant and the
-// most recent limit entries naming messageID in tenant, each once, oldest
-// first, read in one round trip. Entries outside any tenant are never in
+// (a dead letter): its own most recent limit entries in tenant that are not
+// refusals, its most recent TrailDenied refusals there (so that probes of
+// it never push its history out), and the most recent limit entries naming
+// messageID in tenant, each once, oldest first, read in one round trip. Entries outside any tenant are never in
 // it, whoever reads it: an auditor of every tenant finds them in the log.
 // The caller has already checked that the viewer may see the object.
 func Trail(ctx context.Context, db Batcher, objectType, objectID, messageID, tenant string, limit int) ([]Entry, error) {
@@ -430,11 +439,16 @@ func Trail(ctx context.Context, db Batcher, objectType, objectID, messageID, ten
 	if limit == 0 {
 		limit = DefaultLimit
 	}
-	var byObject, byMessage []Entry
+	var byObject, denied, byMessage []Entry
 	b := &pgx.Batch{}
-	b.Queue(objectTrail, objectType, objectID, limit, tenant).Query(func(rows pgx.Rows) error {
+	b.Queue(objectTrail, objectType, objectID, limit, tenant, false).Query(func(rows pgx.Rows) error {
 		var err error
 		byObject, err = pgx.CollectRows(rows, scanEntry)
+		return err
+	})
+	b.Queue(objectTrail, objectType, objectID, min(limit, TrailDenied), tenant, true).Query(func(rows pgx.Rows) error {
+		var err error
+		denied, err = pgx.CollectRows(rows, scanEntry)
 		return err
 	})
 	if messageID != "" {
@@ -449,7 +463,7 @@ func Trail(ctx context.Context, db Batcher, objectType, objectID, messageID, ten
 	}
 	seen := map[int64]bool{}
 	var out []Entry
-	for _, e := range append(byObject, byMessage...) {
+	for _, e := range slices.Concat(byObject, denied, byMessage) {
 		if !seen[e.Seq] {
 			seen[e.Seq] = true
 			out = append(out, e)
