@@ -112,6 +112,22 @@ func TestServeScreens(t *testing.T) {
 	testfactory.NeedsPerson(t, pool, refund.ID)
 	t.Logf("request %d (a refund, two approvers) is done with problems", refund.ID)
 
+	// A refund whose one approval expired: the page says why it no longer
+	// counts.
+	lapsed := testfactory.Request(t, b.Replays, oncall.Actor, ids[3:4], replay.SubmitInput{Reason: "payments gateway back"})
+	phrase, err = b.Replays.ConfirmationFor(context.Background(), lapsed.ID)
+	require.NoError(t, err)
+	resp := b.Do(t, approverC, "POST", fmt.Sprintf("/replay/requests/%d/approve", lapsed.ID), url.Values{"intent": {lapsed.IntentHex()}, "confirmation": {phrase}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	for _, q := range []string{
+		`UPDATE replay_requests SET created_at = created_at - interval '6 hours', submitted_at = submitted_at - interval '6 hours' WHERE id = $1`,
+		`UPDATE replay_approvals SET approved_at = approved_at - interval '5 hours' WHERE request_id = $1`,
+	} {
+		_, err = pool.Exec(context.Background(), q, lapsed.ID)
+		require.NoError(t, err)
+	}
+	t.Logf("request %d (a refund) has an expired approval", lapsed.ID)
+
 	people := []struct {
 		name   string
 		client *http.Client
