@@ -24,20 +24,9 @@ import (
 func TestFixIngest8ProbeStoredRawCountedOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
-	_, err := b.db.OwnerPool.Exec(ctx, `
-        CREATE FUNCTION test_corrupt_toast() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            IF octet_length(NEW.payload) > 2000 THEN
-                RAISE EXCEPTION 'invalid page in block 7 of relation base/16384/2619_toast' USING ERRCODE = 'XX001';
-            END IF;
-            IF NEW.payload = 'small'::bytea AND NOT 'raw_form' = ANY(NEW.flags) THEN
+	b.corruptToast(t, `IF NEW.payload = 'small'::bytea AND NOT 'raw_form' = ANY(NEW.flags) THEN
                 RAISE EXCEPTION 'test refuses the parsed form';
-            END IF;
-            RETURN NEW;
-        END $$;
-        CREATE TRIGGER test_corrupt_toast BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_corrupt_toast();`)
-	require.NoError(t, err)
+            END IF;`)
 	cfg := IngestConfig{Workers: 1, MaxWait: 200 * time.Millisecond, RetryUnstorable: time.Minute}
 	b.start(t, cfg, nil).stop() // makes the stream; both dead letters then come in one batch
 

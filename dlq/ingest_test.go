@@ -497,3 +497,23 @@ func (b *bundle) dropTrigger(t *testing.T, name string) {
 		return err
 	}))
 }
+
+// corruptToast makes every insert into dead_letters of a payload over
+// 2,000 bytes fail as a damaged TOAST relation does (XX001
+// data_corrupted), a failure of the database, not of the row. extra is
+// more PL/pgSQL run after that check, before the row is taken ("" for
+// none). The trigger is test_corrupt_toast.
+func (b *bundle) corruptToast(t *testing.T, extra string) {
+	t.Helper()
+	_, err := b.db.OwnerPool.Exec(context.Background(), `
+        CREATE FUNCTION test_corrupt_toast() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF octet_length(NEW.payload) > 2000 THEN
+                RAISE EXCEPTION 'invalid page in block 7 of relation base/16384/2619_toast' USING ERRCODE = 'XX001';
+            END IF;
+            `+extra+`
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER test_corrupt_toast BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_corrupt_toast();`)
+	require.NoError(t, err)
+}

@@ -41,16 +41,7 @@ func TestRevFixes7dCorruptToastNotContentRefusal(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	_, err := b.db.OwnerPool.Exec(ctx, `
-        CREATE FUNCTION test_corrupt_toast() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            IF octet_length(NEW.payload) > 2000 THEN
-                RAISE EXCEPTION 'invalid page in block 7 of relation base/16384/2619_toast' USING ERRCODE = 'XX001';
-            END IF;
-            RETURN NEW;
-        END $$;
-        CREATE TRIGGER test_corrupt_toast BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_corrupt_toast();`)
-	require.NoError(t, err)
+	b.corruptToast(t, "")
 	b.start(t, IngestConfig{Workers: 1, MaxWait: 10 * time.Millisecond, RetryUnstorable: 100 * time.Millisecond}, nil)
 
 	payload := bytes.Repeat([]byte("x"), 3000)

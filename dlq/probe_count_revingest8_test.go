@@ -2,7 +2,6 @@ package dlq
 
 import (
 	"bytes"
-	"context"
 	"testing"
 	"time"
 
@@ -43,17 +42,7 @@ func sumCounterVec(t *testing.T, c prometheus.Collector) float64 {
 func TestRevIngest8ProbeStoredRowNotCounted(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
-	_, err := b.db.OwnerPool.Exec(ctx, `
-        CREATE FUNCTION test_corrupt_toast() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            IF octet_length(NEW.payload) > 2000 THEN
-                RAISE EXCEPTION 'invalid page in block 7 of relation base/16384/2619_toast' USING ERRCODE = 'XX001';
-            END IF;
-            RETURN NEW;
-        END $$;
-        CREATE TRIGGER test_corrupt_toast BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_corrupt_toast();`)
-	require.NoError(t, err)
+	b.corruptToast(t, "")
 	cfg := IngestConfig{Workers: 1, MaxWait: 200 * time.Millisecond, RetryUnstorable: time.Minute}
 	b.start(t, cfg, nil).stop() // makes the stream; both dead letters then come in one batch
 
