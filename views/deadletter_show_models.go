@@ -23,12 +23,16 @@ type DeadLetterDetailModel struct {
 	Status   string
 	Version  int32
 
-	// PolicyClass is the replay class of the item type and PolicyText what
-	// a replay of it needs (replaypolicy.Table.Describe); PolicyRule the
-	// item-type glob that matched, empty when none did.
-	PolicyClass string
-	PolicyText  string
-	PolicyRule  string
+	// PolicyClass is the class a replay of it is judged at (its item type
+	// and subject, its error class's floor, the generation limit:
+	// replaypolicy.Table.Classify) and PolicyText what a replay of it
+	// needs (replaypolicy.Table.Describe); PolicyRule the item-type glob
+	// (and subject) that matched, empty when none did; PolicyRaised why the
+	// class is stricter than that rule's, "" when it is not.
+	PolicyClass  string
+	PolicyText   string
+	PolicyRule   string
+	PolicyRaised string
 
 	Subject         string
 	OriginalSubject string

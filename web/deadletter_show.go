@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -61,8 +63,13 @@ func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) 
 	}
 	if s.deps.Replays != nil {
 		if t := s.deps.Replays.Policy(); t != nil {
-			c := t.ClassOf(d.ItemType, d.OriginalSubject)
+			// The class a replay of it is judged at, as the actions panel
+			// and the rules judge it: its error class's floor and the
+			// generation limit count, not only its item type and subject.
+			c := t.Classify(replaypolicy.Key{ItemType: d.ItemType, Subject: d.OriginalSubject, ErrorClass: string(d.ErrorClass),
+				Generation: int(d.Generation)})
 			m.PolicyClass, m.PolicyText = string(c.Class), t.Describe(c.Class)
+			m.PolicyRaised = policyRaised(c, t.ClassOf(d.ItemType, d.OriginalSubject).Class)
 			if rule := c.Rule(); rule >= 0 {
 				r := t.Rules()[rule]
 				m.PolicyRule = strings.TrimSpace(strings.Join([]string{r.ItemType, r.Subject}, " "))
@@ -71,6 +78,22 @@ func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) 
 	}
 	m.ReplayPanel = s.replayPanel(c, found, fix)
 	return s.render(c, status, views.DeadLetterShow(s.page(c, "Dead letter "+c.Param("id"), "deadletters"), m))
+}
+
+// policyRaised says why class c of a dead letter is stricter than ruled,
+// the class its item type and subject map to: its error class's floor, or
+// the generation limit of a message that keeps coming back; "" when it is
+// not.
+func policyRaised(c replaypolicy.Classing, ruled replaypolicy.Class) string {
+	switch {
+	case c.ByLoop:
+		return fmt.Sprintf("Stricter than the %s its rule gives: it came back from %d replays of its message, and from generation %d only manual may replay it.",
+			views.Label(string(ruled)), c.Generation, c.Limit)
+	case c.ByError:
+		return fmt.Sprintf("Stricter than the %s its rule gives: its error class %q replays at least as %s.",
+			views.Label(string(ruled)), c.ErrorClass, views.Label(string(c.ErrorFloor)))
+	}
+	return ""
 }
 
 // deadLetterModel turns a dead letter as its page reads it (dlq.Preview:
