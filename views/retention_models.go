@@ -18,6 +18,10 @@ type RetentionView struct {
 	// viewer's tenants (zero: never); LastPurgeRows how many.
 	LastPurgeAt   time.Time
 	LastPurgeRows int64
+	// NotOwn: the lines are the active terms, which another process made
+	// active, not this console's own (whose keeper removes nothing).
+	// NotRecorded: what the active terms say is not recorded (no Lines).
+	NotOwn, NotRecorded bool
 }
 
 // RetentionRow is one retention rule: who it covers and how long each

@@ -118,7 +118,9 @@ func (s *Server) dashboard(c echo.Context) error {
 		health = s.deps.IngestHealth()
 		m.Ingest = ingestLagView(health, now)
 	}
-	m.Retention = retentionView(s.deps.Replays.Policy(), tenants)
+	if m.Retention, err = s.activeRetention(ctx, tenants); err != nil {
+		return err
+	}
 	m.Retention.LastPurgeAt, m.Retention.LastPurgeRows = d.LastPurge.At, d.LastPurge.Rows
 	snap, err := s.deps.DeadLetters.Counters().Snapshot(ctx)
 	if err != nil {

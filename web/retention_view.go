@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"slices"
 
 	"github.com/quarantine-console/quarantine/dlq"
@@ -33,6 +34,28 @@ func retentionLines(ret *replaypolicy.Retention, tenants []string) views.Retenti
 		r.Lines = append(r.Lines, row)
 	}
 	return r
+}
+
+// activeRetention is the dashboard's retention for tenants: the terms in
+// force, read as the Policy page reads them (activeTerms), never merely
+// this console's own, which another process may have replaced (its
+// keeper then removes nothing); it says so when they are not this
+// console's, and when what the active terms say is not recorded.
+func (s *Server) activeRetention(ctx context.Context, tenants []string) (views.RetentionView, error) {
+	st, err := s.deps.Replays.PolicyStanding(ctx)
+	if err != nil {
+		return views.RetentionView{}, err
+	}
+	terms, err := s.activeTerms(ctx, st)
+	if err != nil {
+		return views.RetentionView{}, err
+	}
+	r := views.RetentionView{Statuses: replaypolicy.RetentionStatuses, NotRecorded: st.Retention.Active.Version != ""}
+	if terms.Retention != nil {
+		r = retentionLines(terms.Retention, tenants)
+	}
+	r.NotOwn = st.Retention.Stale()
+	return r, nil
 }
 
 // storageView is where the dead letters are: the partitions of the
