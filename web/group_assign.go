@@ -21,7 +21,7 @@ func (f ownerForm) Validate() (string, map[string]string) {
 	owner := strings.TrimSpace(f.Owner)
 	switch {
 	case len(owner) > dlq.MaxGroupOwner:
-		return owner, map[string]string{"owner": "At most 320 characters."}
+		return owner, map[string]string{"owner": overBytes("owner", owner, dlq.MaxGroupOwner)}
 	case !dlq.StorableText(owner):
 		return owner, map[string]string{"owner": dlq.UnstorableTextMessage}
 	}

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -22,17 +24,31 @@ func (f noteForm) Validate() (note, ticket string, errs map[string]string) {
 	errs = map[string]string{}
 	switch {
 	case len(note) > dlq.MaxGroupNote:
-		errs["note"] = "At most 2,000 characters."
+		errs["note"] = overBytes("note", note, dlq.MaxGroupNote)
 	case !dlq.StorableText(note):
 		errs["note"] = dlq.UnstorableTextMessage
 	}
 	if ticket != "" && (len(ticket) > dlq.MaxGroupNote || !dlq.StorableText(ticket) || !validTicketURL(ticket)) {
-		errs["ticket"] = "A link that starts with https:// (or http://), at most 2,000 characters."
+		errs["ticket"] = fmt.Sprintf("A link that starts with https:// (or http://), at most %s bytes.", views.Count(dlq.MaxGroupNote))
 	}
 	if len(errs) == 0 {
 		return note, ticket, nil
 	}
 	return note, ticket, errs
+}
+
+// overBytes says that text s, the what, is over max bytes, as the table
+// counts (group_triage_bounds_check counts octets): in characters when
+// each is one byte, else in bytes, with why a shorter text in characters
+// is over. The inputs' maxlength (max, in UTF-16 code units, never more
+// than bytes) stops only what is too long by any count.
+func overBytes(what, s string, max int) string {
+	n, chars := len(s), utf8.RuneCountInString(s)
+	if chars == n {
+		return fmt.Sprintf("This %s is %s characters; %s at most.", what, views.Count(int64(n)), views.Count(int64(max)))
+	}
+	return fmt.Sprintf("This %s is %s bytes; %s at most. It has %s characters, and a character outside plain ASCII takes 2 to 4 bytes.",
+		what, views.Count(int64(n)), views.Count(int64(max)), views.Count(int64(chars)))
 }
 
 // groupNote records a note and a ticket link for an error group in a
