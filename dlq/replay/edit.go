@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -79,7 +81,10 @@ func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 // already are no edit, invalid: JudgePayloadChange). In a draft it may
 // also edit an item left out because its error class replays only edited
 // or after a fix: judged again with the edit, it goes if the rules now let
-// it (revive). The original message id is kept; the intent changes, so
+// it (revive); an edit that leaves it out all the same (another rule
+// refuses it too, as a revalidate item without its principal) is not kept:
+// invalid, naming that rule, so that no edit of an item not sent makes
+// the draft need an approver or shows a diff. The original message id is kept; the intent changes, so
 // earlier approvals no longer count, and an edited request needs one
 // approver whatever its class.
 //
@@ -93,7 +98,8 @@ func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 // approval that then needs none is approved, as its submit would have
 // approved it (approveIfReady). The audit row holds
 // the hash taken at ingest, the hash before and the hash after, and
-// whether the edit was undone.
+// whether the edit was undone. An undo, like an edit, needs a reason
+// (invalid without, in its own words).
 func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, edit PayloadEdit,
 	meta quarantine.RequestMeta) (PayloadChange, error) {
 	var out PayloadChange
@@ -108,6 +114,9 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 			return err
 		}
 		switch v := replaypolicy.JudgeEdit(req.Class, req.Requester, actor, edit.Reason); {
+		case v.Check == replaypolicy.CheckEditReason && edit.Undo:
+			// Nothing new is typed: what is missing is why the edit goes.
+			return quarantine.Errorf(quarantine.EINVALID, "say why the edit is undone: the audit log keeps it with the change")
 		case v.Check == replaypolicy.CheckEditReason:
 			return refuse(v, quarantine.EINVALID)
 		case v.Outcome != replaypolicy.Go:
@@ -149,8 +158,15 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 				return err
 			}
 			if leftOut {
-				if err := s.revive(ctx, tx, req, deadLetterID); err != nil {
+				v, err := s.revive(ctx, tx, req, deadLetterID)
+				if err != nil {
 					return err
+				}
+				if v.Outcome != replaypolicy.Go {
+					// The transaction rolls back: the item stays left out
+					// as drafted, holding no edit.
+					return quarantine.Errorf(quarantine.EINVALID,
+						"the edit is not kept: with it the rules still leave this item out (%s)", v.Reason)
 				}
 			}
 		}
@@ -256,6 +272,62 @@ func (s *Service) approveIfReady(ctx context.Context, tx pgx.Tx, id int64, actor
 	}
 	why := fmt.Sprintf("no approval needed once the payload edit was undone: class %s asks for none (policy version %s)", req.Class, req.PolicyVersion)
 	return true, s.approve(ctx, tx, &req, actor, meta, s.cfg.Now(), why)
+}
+
+// UndoPreview is what undoing the edit of an item would do as things
+// stand, for the page that offers the undo to say before the press.
+type UndoPreview struct {
+	// Refused says why the rules refuse the undo ("" when they do not): in
+	// a request waiting for approval, an item the rules refuse without its
+	// edit keeps it (JudgeUndo).
+	Refused string
+	// LeavesOut says, in a draft, why the rules would leave the item out
+	// without its edit ("" when it would go).
+	LeavesOut string
+	// Approves: the request waits for approval only because of this edit;
+	// undone, it needs none and is approved at once, its jobs written for
+	// the workers to publish (approveIfReady).
+	Approves bool
+}
+
+// undoPreviews judges, for each edited item of fs (the live items of req,
+// a draft or a request waiting for approval), what undoing its edit would
+// do (UndoPreview), by dead letter, as ChangePayload judges it: the item
+// with the payload received (undoEdit, then judgeAgain in a draft,
+// JudgeUndo otherwise), and the request without this edit and with no
+// approvals, which the undo deletes, as actor (its requester) at now
+// (approveIfReady).
+func (s *Service) undoPreviews(req Request, fs []itemFact, actor quarantine.Actor, now time.Time) map[int64]UndoPreview {
+	table := s.cfg.Policy()
+	out := map[int64]UndoPreview{}
+	for at, f := range fs {
+		if !f.item.PayloadEdited {
+			continue
+		}
+		without := items(fs)
+		without[at] = f.unedited()
+		var p UndoPreview
+		switch req.Status {
+		case StatusDraft:
+			verdicts := make([]replaypolicy.Verdict, len(without))
+			for i, it := range without {
+				verdicts[i] = replaypolicy.JudgeItem(table, it, replaypolicy.AtDraft)
+			}
+			if v := replaypolicy.JudgeDraft(table, req.Class, req.Tenant, true, verdicts)[at]; v.Outcome != replaypolicy.Go {
+				p.LeavesOut = v.Reason
+			}
+		case StatusPendingApproval:
+			if v := replaypolicy.JudgeUndo(false, replaypolicy.JudgeItem(table, without[at], replaypolicy.AtRequest)); v.Outcome != replaypolicy.Go {
+				p.Refused = v.Reason
+				break
+			}
+			pr := policyRequest(req, nil)
+			pr.PayloadEdited = slices.ContainsFunc(without, func(it replaypolicy.Item) bool { return it.PayloadEdited })
+			p.Approves = replaypolicy.DecideItems(table, without, actor, pr, now).Ready
+		}
+		out[f.deadLetterID] = p
+	}
+	return out
 }
 
 // The headers and ids an item of a request is published with.

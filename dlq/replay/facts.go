@@ -92,7 +92,8 @@ SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.opera
        ` + itemLedger.replayedByMsg() + `, ` + itemLedger.replayedByOp() + `, ` + chainCut("$2::text", "d.replay_of", "i.dead_lettered_at") + `,
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0),
        coalesce(d.error_class, ''), i.dead_lettered_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
-       i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}')
+       i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}'),
+       coalesce(d.payload_size, 0)
 FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
 ` + fixJoin + `
 WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
@@ -105,6 +106,22 @@ const purged = "purged"
 type itemFact struct {
 	deadLetterID int64
 	item         replaypolicy.Item
+	// size is the payload the item sends (its edit, if any), originalSize
+	// the dead letter's as received, in bytes.
+	size, originalSize int64
+}
+
+// unedited is f's item with its edit undone, as undoEdit leaves it: the
+// payload received, sent as by an item never edited (f's item when it
+// holds no edit).
+func (f itemFact) unedited() replaypolicy.Item {
+	it := f.item
+	if !it.PayloadEdited {
+		return it
+	}
+	it.Send.Size += f.originalSize - f.size
+	it.PayloadEdited, it.PayloadSHA256 = false, it.OriginalPayloadSHA256
+	return it
 }
 
 // requestFacts gathers what the rules judge of every live item of req.
@@ -116,17 +133,17 @@ func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]i
 	f := facts{tenant: req.Tenant, request: req.ID}
 	var out []itemFact
 	var headers []byte
-	var size int64
+	var size, originalSize int64
 	var corr string
 	_, err = pgx.ForEachRow(rows, []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
 		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy,
-		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, &headers, &size, &corr, &f.flags}, func() error {
+		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, &headers, &size, &corr, &f.flags, &originalSize}, func() error {
 		var hs []dlq.HeaderValue
 		if err := json.Unmarshal(headers, &hs); err != nil {
 			return fmt.Errorf("headers of dead letter %d: %w", f.deadLetterID, err)
 		}
 		f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, f.msgID, f.operationID, corr)
-		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg)})
+		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg), size: size, originalSize: originalSize})
 		return nil
 	})
 	return out, err

@@ -21,13 +21,13 @@ const (
 // revive judges again, with its edited payload, item deadLetterID of draft
 // req, left out because its error class replays only edited or after a
 // fix: when the rules now let it go (judgeAgain), it is live again;
-// otherwise it stays left out with the rules' new sentence.
-func (s *Service) revive(ctx context.Context, tx pgx.Tx, req Request, deadLetterID int64) error {
+// otherwise it stays left out with the rules' new sentence. It returns the
+// item's verdict.
+func (s *Service) revive(ctx context.Context, tx pgx.Tx, req Request, deadLetterID int64) (replaypolicy.Verdict, error) {
 	if _, err := tx.Exec(ctx, reviveItem, req.ID, deadLetterID); err != nil {
-		return err
+		return replaypolicy.Verdict{}, err
 	}
-	_, err := s.judgeAgain(ctx, tx, req, deadLetterID)
-	return err
+	return s.judgeAgain(ctx, tx, req, deadLetterID)
 }
 
 // judgeAgain judges live item deadLetterID of draft req as the draft

@@ -64,6 +64,9 @@ type View struct {
 	// the requester's live items before approval, in a class whose payloads
 	// may be edited, when the request is small enough (ViewOptions).
 	Payloads map[int64]LivePayload
+	// Undo says, with Payloads, what undoing each edit would do, by dead
+	// letter.
+	Undo map[int64]UndoPreview
 }
 
 // MaxEditablePayload is the largest payload a person edits in the browser
@@ -205,6 +208,7 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		if req.ItemCount > opts.Payloads || replaypolicy.MayEditPayload(req.Class, req.Requester, viewer).Outcome != replaypolicy.Go {
 			return nil
 		}
+		v.Undo = s.undoPreviews(req, fs, viewer, s.cfg.Now())
 		v.Payloads, err = livePayloads(ctx, tx, req, opts.Payloads)
 		return err
 	})
@@ -336,8 +340,10 @@ type SelectionRequest struct {
 	Edits        []Edit
 	Confirmation string
 	// Payloads are the payloads the requester may still edit, by dead
-	// letter (small requests of classes whose payloads may be edited).
+	// letter (small requests of classes whose payloads may be edited), and
+	// Undo what undoing each edit would do.
 	Payloads map[int64]LivePayload
+	Undo     map[int64]UndoPreview
 	// Waits says how many of its items would wait for their target
 	// stream's duplicate window if it ran now, and until when.
 	Waits Waits
@@ -583,6 +589,9 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 			sr.NeedsNote = s.needsNote(fs)
 			if r.Status == StatusDraft {
 				sr.OnSubmit = onSubmit(s.cfg.Policy(), r, fs)
+			}
+			if sr.Payloads != nil {
+				sr.Undo = s.undoPreviews(r, fs, viewer, s.cfg.Now())
 			}
 			if sr.Failures, err = failures(ctx, tx, r.ID, items); err != nil {
 				return err
