@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -68,6 +69,11 @@ type Dashboard struct {
 	// LastPurge is retention's newest pass that removed dead letters of
 	// Tenants: when, and how many of theirs.
 	LastPurge LastPurge
+	// ActiveTerms is the active retention terms version (Version "" when
+	// none is recorded yet), read in the same batch, so that the page
+	// tells the terms in force from this process's own without a round
+	// trip of its own while they are the same.
+	ActiveTerms TermsActivation
 }
 
 // One probe per tenant down dead_letters_unresolved_age_idx.
@@ -214,6 +220,13 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 		var err error
 		dash.LastPurge, err = scanLastPurge(rows)
 		return err
+	})
+	b.Queue(selectActiveTerms).QueryRow(func(row pgx.Row) error {
+		a := &dash.ActiveTerms
+		if err := row.Scan(&a.Version, &a.File, &a.ActivatedAt, &a.ActivatedBy); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("read the active retention terms: %w", err)
+		}
+		return nil
 	})
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return Dashboard{}, fmt.Errorf("dashboard: %w", err)

@@ -118,7 +118,7 @@ func (s *Server) dashboard(c echo.Context) error {
 		health = s.deps.IngestHealth()
 		m.Ingest = ingestLagView(health, now)
 	}
-	if m.Retention, err = s.activeRetention(ctx, tenants); err != nil {
+	if m.Retention, err = s.activeRetention(ctx, d.ActiveTerms, tenants); err != nil {
 		return err
 	}
 	m.Retention.LastPurgeAt, m.Retention.LastPurgeRows = d.LastPurge.At, d.LastPurge.Rows

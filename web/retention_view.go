@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
@@ -37,24 +38,30 @@ func retentionLines(ret *replaypolicy.Retention, tenants []string) views.Retenti
 }
 
 // activeRetention is the dashboard's retention for tenants: the terms in
-// force, read as the Policy page reads them (activeTerms), never merely
-// this console's own, which another process may have replaced (its
-// keeper then removes nothing); it says so when they are not this
-// console's, and when what the active terms say is not recorded.
-func (s *Server) activeRetention(ctx context.Context, tenants []string) (views.RetentionView, error) {
-	st, err := s.deps.Replays.PolicyStanding(ctx)
+// force (active, read with the dashboard), never merely this console's
+// own, which another process may have replaced (its keeper then removes
+// nothing). While they are its own, its table says what they are, with
+// no round trip; otherwise what the database recorded of the active ones
+// is read, as the Policy page reads it (activeTerms), and the view says
+// they are not its own, or that what they say is not recorded.
+func (s *Server) activeRetention(ctx context.Context, active dlq.TermsActivation, tenants []string) (views.RetentionView, error) {
+	t := s.deps.Replays.Policy()
+	own := ""
+	if t != nil {
+		own = replay.RetentionVersion(t.Retention())
+	}
+	if !active.Stale(own) {
+		return retentionView(t, tenants), nil
+	}
+	v, err := s.deps.Replays.TermsContent(ctx, active.Version)
 	if err != nil {
 		return views.RetentionView{}, err
 	}
-	terms, err := s.activeTerms(ctx, st)
-	if err != nil {
-		return views.RetentionView{}, err
+	r := views.RetentionView{Statuses: replaypolicy.RetentionStatuses, NotRecorded: true}
+	if v.Retention != nil {
+		r = retentionLines(v.Retention, tenants)
 	}
-	r := views.RetentionView{Statuses: replaypolicy.RetentionStatuses, NotRecorded: st.Retention.Active.Version != ""}
-	if terms.Retention != nil {
-		r = retentionLines(terms.Retention, tenants)
-	}
-	r.NotOwn = st.Retention.Stale()
+	r.NotOwn = true
 	return r, nil
 }
 
