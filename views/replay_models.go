@@ -336,8 +336,16 @@ type PayloadEdit struct {
 	URL          string
 	Error        string
 	// Edited: the item holds an edit, which the form offers to undo (the
-	// payload received goes back).
-	Edited bool
+	// payload received goes back), saying beforehand what that does: Draft,
+	// in a draft (no approval given yet); UndoLeavesOut, why the draft
+	// would then leave the item out; UndoApproves, that the request then
+	// needs no approval and is approved and published at once. UndoRefused
+	// says why the rules refuse the undo (no button is offered).
+	Edited        bool
+	Draft         bool
+	UndoLeavesOut string
+	UndoApproves  bool
+	UndoRefused   string
 	// TooLarge: the payload, of Size bytes, is over Max and not edited in
 	// the browser; DownloadURL downloads it ("" when the viewer may not).
 	TooLarge    bool

@@ -162,9 +162,12 @@ func editViews(requestID int64, edits []replay.Edit) []views.EditView {
 // letter) the requester may still change; binary payloads are not edited
 // in a text box, and one over replay.MaxEditablePayload not in the browser:
 // its form says so and links its download (which asks for the download
-// right). typed is the edit sent that the page comes back for: its item's
-// form shows the payload and reason as typed, not the payload stored.
-func editForms(requestID int64, items []replay.Item, payloads map[int64]replay.LivePayload, errs map[string]string, typed payloadForm) []views.PayloadEdit {
+// right). An edited item's form says what undoing the edit would do
+// (undo, by dead letter), in a draft (draft) or not. typed is the edit
+// sent that the page comes back for: its item's form shows the payload and
+// reason as typed, not the payload stored.
+func editForms(requestID int64, draft bool, items []replay.Item, payloads map[int64]replay.LivePayload, undo map[int64]replay.UndoPreview,
+	errs map[string]string, typed payloadForm) []views.PayloadEdit {
 	var out []views.PayloadEdit
 	for _, it := range items {
 		p, ok := payloads[it.DeadLetterID]
@@ -173,7 +176,16 @@ func editForms(requestID int64, items []replay.Item, payloads map[int64]replay.L
 		}
 		url := fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, it.DeadLetterID)
 		f := views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p.Data), URL: url,
-			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)], Edited: it.Edited}
+			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)], Edited: it.Edited, Draft: draft}
+		if p, ok := undo[it.DeadLetterID]; ok && it.Edited {
+			f.UndoApproves = p.Approves
+			if p.Refused != "" {
+				f.UndoRefused = sentence(classRead(p.Refused))
+			}
+			if p.LeavesOut != "" {
+				f.UndoLeavesOut = sentence(classRead(p.LeavesOut))
+			}
+		}
 		if !p.Editable() {
 			f.TooLarge, f.Size, f.Max, f.DownloadURL = true, int64(p.Size), replay.MaxEditablePayload, url
 		} else if typed.Item == strconv.FormatInt(it.DeadLetterID, 10) {

@@ -147,6 +147,7 @@ func (s *Server) renderConfirm(c echo.Context, batch string, form submitForm, se
 	form.Confirmations = keptConfirmations(form.Confirmations, sent, sel, errs)
 	m := s.confirmModel(c, batch, sel, form, errs)
 	m.BackURL = listReturn(c.FormValue("back")) // the form carries the list it came from
+	carryToForms(&m)
 	p := s.page(c, "Confirm replay", "deadletters")
 	if msg := errs["selection"]; msg != "" {
 		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashError, Text: msg})
@@ -213,14 +214,48 @@ func (s *Server) replayConfirm(c echo.Context) error {
 		}
 		return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(sel.Landing(), 10))
 	}
-	// The reason typed on the list comes along (bounded like any reason).
-	reason := c.QueryParam("reason")
-	if len(reason) > maxReasonCarried {
-		reason = ""
-	}
-	m := s.confirmModel(c, batch, sel, submitForm{Reason: strings.TrimSpace(reason)}, nil)
+	// The reason typed on the list comes along.
+	m := s.confirmModel(c, batch, sel, submitForm{Reason: carriedReason(c.QueryParam("reason"))}, nil)
 	m.BackURL = listReturn(c.QueryParam("back"))
+	carryToForms(&m)
 	return s.render(c, http.StatusOK, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
+}
+
+// carriedReason is a replay's reason carried to the confirm page (from
+// the list, or through a payload edit on the page), bounded like any
+// reason: a longer one is dropped.
+func carriedReason(reason string) string {
+	if len(reason) > maxReasonCarried {
+		return ""
+	}
+	return strings.TrimSpace(reason)
+}
+
+// carryToForms makes the payload forms of confirm page m send what the
+// page came with (its reason, the list to go back to, when not the whole
+// list) in their addresses, so that the page an edit comes back to
+// (replayEditPayload) keeps them. The edit's own fields keep their names:
+// "reason" is why the payload changes.
+func carryToForms(m *views.ReplayConfirmModel) {
+	back := m.BackURL
+	if back == views.PathDeadLetters {
+		back = ""
+	}
+	carried := pairsQuery("replay_reason", m.Reason, "back", back)
+	for i := range m.Forms {
+		if f := &m.Forms[i]; !f.TooLarge {
+			f.URL += carried
+		}
+	}
+}
+
+// confirmPage is the address of the confirm page of batch with the reason
+// and the list to go back to it carries (carriedReason, listReturn).
+func confirmPage(batch, reason, back string) string {
+	if back != "" {
+		back = listReturn(back)
+	}
+	return "/replay/batches/" + url.PathEscape(batch) + pairsQuery("reason", carriedReason(reason), "back", back)
 }
 
 // replaySubmit sends the batch with the reason, rates and confirmations;
@@ -379,7 +414,7 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 		}
 		m.NeedsNote = m.NeedsNote || r.NeedsNote
 		m.Requestable = m.Requestable || requestable
-		m.Forms = append(m.Forms, editForms(r.ID, r.Items, r.Payloads, errs, typedEdit(c))...)
+		m.Forms = append(m.Forms, editForms(r.ID, r.Status == replay.StatusDraft, r.Items, r.Payloads, r.Undo, errs, typedEdit(c))...)
 		for _, row := range withFailures(s.itemRows(c, r.Request, r.Items, nil), r.Failures) {
 			if row.SkipReason != "" {
 				g.Skipped = append(g.Skipped, row)

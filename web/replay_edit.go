@@ -84,13 +84,15 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	switch code := quarantine.ErrorCode(err); {
 	case err == nil:
 	case draft && (code == quarantine.EINVALID || code == quarantine.ECONFLICT):
-		return s.renderConfirm(c, req.Batch, submitForm{}, nil, map[string]string{"payload-" + c.Param("dl"): sentence(quarantine.ErrorMessage(err))}, errorStatus(err))
+		return s.renderConfirm(c, req.Batch, submitForm{Reason: carriedReason(c.FormValue("replay_reason"))}, nil,
+			map[string]string{"payload-" + c.Param("dl"): sentence(quarantine.ErrorMessage(err))}, errorStatus(err))
 	default:
 		return s.requestFormError(c, err, "payload")
 	}
-	s.flash(c, editFlash(change))
+	s.flash(c, editFlash(change, draft))
 	if draft {
-		return c.Redirect(http.StatusSeeOther, "/replay/batches/"+req.Batch)
+		// The confirm page keeps the reason and the list it came with.
+		return c.Redirect(http.StatusSeeOther, confirmPage(req.Batch, c.FormValue("replay_reason"), c.FormValue("back")))
 	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
 }
@@ -98,13 +100,18 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 // editFlash says what a payload change did: an edit needs one approver
 // who sees it; an edit undone sends the payload received again, and the
 // rules may leave the item out without it (in a draft), or need no
-// approval of the request any more (approved).
-func editFlash(change replay.PayloadChange) string {
+// approval of the request any more (approved, and its items handed to the
+// workers). Approvals that stop counting are only said of a request that
+// may have had some (not a draft).
+func editFlash(change replay.PayloadChange, draft bool) string {
 	switch {
 	case change.Approved:
-		return "Edit undone: the item sends the payload received again, and without the edit the request needs no approval: it is approved and runs."
+		return "Edit undone: the item sends the payload received again. Without the edit the request needs no approval, so it is approved and runs: " +
+			"its items went to the replay workers, which publish them."
 	case change.LeftOut != "":
-		return "Edit undone: the item holds the payload received again, and without the edit it is left out: " + sentence(change.LeftOut)
+		return "Edit undone: the item holds the payload received again, and without the edit it is left out: " + sentence(classRead(change.LeftOut))
+	case change.Undone && draft:
+		return "Edit undone: the item sends the payload received again."
 	case change.Undone:
 		return "Edit undone: the item sends the payload received again. Approvals given before no longer count."
 	}

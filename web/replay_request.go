@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -63,22 +64,58 @@ func (s *Server) replayProgress(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.deps.Replays.Progress(c.Request().Context(), req.ID)
+	ctx := c.Request().Context()
+	p, err := s.deps.Replays.Progress(ctx, req.ID)
 	if err != nil {
 		return err
 	}
-	if seen := c.QueryParam("seen"); seen != "" && seen != string(req.Status) {
-		// The request moved on (approved, finished, cancelled): what the page
-		// offers changed with it, so htmx reloads all of it.
+	var as []replay.Approval
+	if req.Status == replay.StatusPendingApproval {
+		if as, err = s.deps.Replays.Approvals(ctx, req.ID); err != nil {
+			return err
+		}
+	}
+	seen, stamp := c.QueryParam("seen"), waitingStamp(req, as)
+	if seen != "" && (seen != string(req.Status) || c.QueryParam("v") != stamp) {
+		// The request moved on (approved, finished, cancelled), or, while it
+		// waits, changed (an edit made a new intent, an approval was given
+		// or voided): what the page shows and offers changed with it, so
+		// htmx reloads all of it.
 		c.Response().Header().Set("HX-Refresh", "true")
 	}
-	return s.render(c, http.StatusOK, views.ReplayProgress(progressModel(req, p)))
+	return s.render(c, http.StatusOK, views.ReplayProgress(progressModel(req, p, as)))
+}
+
+// waitingStamp says which state of a request waiting for approval a page
+// shows: its version (an edit, a new intent) and its approvals (as, given
+// or voided), which change the page while its status does not; "" in any
+// other status, whose progress the poll's fragment shows itself.
+func waitingStamp(req replay.Request, as []replay.Approval) string {
+	if req.Status != replay.StatusPendingApproval {
+		return ""
+	}
+	var latest time.Time
+	for _, a := range as {
+		latest = later(latest, a.At)
+		if a.VoidedAt != nil {
+			latest = later(latest, *a.VoidedAt)
+		}
+	}
+	return fmt.Sprintf("%d-%d-%d", req.Version, len(as), latest.UnixMicro())
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // requestFormError answers an action on a request that failed, a conflict
 // (409: the request moved on, approved, finished or changed) or invalid
 // input (422), with the request page as it is now: the message next to the
-// form that failed and at the top, and the request's own address in the
+// form that failed and at the top (a sentence), and the request's own address in the
 // address bar (Page.Canonical), never the action's. Any other error goes
 // to the error handler.
 func (s *Server) requestFormError(c echo.Context, err error, field string) error {
@@ -98,7 +135,9 @@ func (s *Server) requestFormError(c echo.Context, err error, field string) error
 	if field == "approve" && code == quarantine.EINVALID {
 		errs["confirmation"] = msg
 	}
-	return s.renderRequest(c, errorStatus(err), v, errs, msg)
+	// The rules' reasons are clauses; the top of the page, like the field,
+	// reads a sentence.
+	return s.renderRequest(c, errorStatus(err), v, errs, sentence(classRead(msg)))
 }
 
 // renderRequest writes the request page of v with status, the form errors
@@ -118,12 +157,13 @@ func (s *Server) renderRequest(c echo.Context, status int, v replay.View, errs m
 }
 
 // progressModel is the progress block of req: its items by outcome, a
-// poll while it may still change, and the status the page shows (seen in
-// the poll's URL).
-func progressModel(req replay.Request, p replay.Progress) views.ReplayProgressModel {
+// poll while it may still change, and the status the page shows and,
+// while it waits for approval, the state of it (waitingStamp of req and
+// its approvals as), both in the poll's URL.
+func progressModel(req replay.Request, p replay.Progress, as []replay.Approval) views.ReplayProgressModel {
 	n := replay.CountItems(req, p)
 	m := views.ReplayProgressModel{
-		URL:    fmt.Sprintf("/replay/requests/%d/progress?seen=%s", req.ID, req.Status),
+		URL:    fmt.Sprintf("/replay/requests/%d/progress", req.ID) + pairsQuery("seen", string(req.Status), "v", waitingStamp(req, as)),
 		Poll:   req.Status.Open() && req.Status != replay.StatusDraft,
 		Every:  "2s",
 		Status: string(req.Status), Summary: n.String(),
@@ -151,8 +191,8 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: withFailures(s.itemRows(c, req, v.Items, v.Now), v.Failures),
 		Approvals:          views.ApprovalsView{Count: v.Count.String(), Needed: v.Count.Needed > 0},
 		ReconciliationNote: req.ReconciliationNote,
-		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits), Forms: editForms(req.ID, v.Items, v.Payloads, errs, typedEdit(c)),
-		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress), Errors: errs,
+		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits), Forms: editForms(req.ID, req.Status == replay.StatusDraft, v.Items, v.Payloads, v.Undo, errs, typedEdit(c)),
+		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress, v.Approvals), Errors: errs,
 		ApproveURL: fmt.Sprintf("/replay/requests/%d/approve", req.ID),
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
 		CancelURL:  fmt.Sprintf("/replay/requests/%d/cancel", req.ID),

@@ -44,7 +44,7 @@ func TestRequestPageOffersNoStopWhereNothingMayRepublish(t *testing.T) {
 
 	resp := b.Do(t, second, "POST", path+"/stop", url.Values{"reason": {"incident 4"}, "confirm": {"STOP"}}, nil)
 	assert.Equal(t, http.StatusConflict, resp.Status, resp.Body)
-	assert.Contains(t, textOf(resp.Doc(t), `[data-testid="flash"][data-kind="error"]`), "nothing to stop")
+	assert.Contains(t, textOf(resp.Doc(t), `[data-testid="flash"][data-kind="error"]`), "Nothing to stop")
 	r, err := b.Replays.Request(t.Context(), refund.ID)
 	require.NoError(t, err)
 	assert.Equal(t, replay.StatusDoneWithProblems, r.Status)
