@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
@@ -127,6 +128,21 @@ func TestServeScreens(t *testing.T) {
 		require.NoError(t, err)
 	}
 	t.Logf("request %d (a refund) has an expired approval", lapsed.ID)
+
+	// A dead letter whose error class makes a replay of it stricter than
+	// its rule: its policy card says so.
+	raised := testfactory.DeadLetter(t, pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "raised-policy",
+		Class: "policy", Principal: "user:7", Error: "not allowed on index acme-main", At: now.Add(-5 * time.Minute)})
+	// A rebuildable request that waits only for its edit's approver: its
+	// Undo edit approves and publishes it, and its form says so.
+	edited := testfactory.DeadLetter(t, pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "undo-publishes",
+		Payload: []byte(`{"doc":"sku-9","fields":["title","price"]}`), Error: "index shard 4 unavailable", At: now.Add(-4 * time.Minute)})
+	batch, drafts := testfactory.Draft(t, b.Replays, oncall.Actor, edited)
+	require.NoError(t, b.Replays.EditPayload(context.Background(), drafts[0].ID, edited, oncall.Actor,
+		replay.PayloadEdit{Payload: []byte(`{"doc":"sku-10","fields":["title","price"]}`), Reason: "the sku was wrong"}, quarantine.RequestMeta{}))
+	undoable, err := b.Replays.Submit(context.Background(), batch, oncall.Actor, replay.SubmitInput{Reason: "reindex after the shard came back"}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	t.Logf("dead letter %d: its policy card is raised by its error class; request %d: its Undo edit publishes", raised, undoable[0].ID)
 
 	people := []struct {
 		name   string
