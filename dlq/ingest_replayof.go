@@ -27,12 +27,18 @@ import (
 //
 // A job was published, or may have been, once a worker was about to hand
 // it to NATS: handed_at is set, and committed, before the send (dlq/replay,
-// gateJobs), and cleared only by the record of a claim that marked the job
-// and sent nothing of it (a cancel, a stop or a release before its slot);
-// migration 0044 set it on every job from before that may have been sent.
-// A draft, a request that waits, is rejected or cancelled before its
-// publish, a job still pending or reserved and never sent: the console
-// sent nothing, and a claim naming it is not linked.
+// gateJobs), and cleared only by the record of a claim none of whose
+// publishes may have landed: one that marked the job and sent nothing of
+// it (a cancel, a stop or a release before its slot), or whose answer
+// said its publish did not land (the broker dropped it as a duplicate of a
+// message not ours, refused it, or it never left the worker) with no
+// earlier one that may have (dlq/replay, job.nothingLanded); migration
+// 0044 set it on every job from before that may have been sent. A draft,
+// a request that waits, is rejected or cancelled before its publish, a
+// job still pending or reserved and never sent, or sent and never stored:
+// the console replayed nothing, and a claim naming it is not linked, as
+// the chain exception takes no such job for its dead letter's first
+// replay (dlq/replay, firstReplayJob).
 //
 // Retention removes a dead letter when its period ends, but not its
 // replay's request, item and job: it writes onto each item naming it the
@@ -56,7 +62,7 @@ CROSS JOIN LATERAL (
     SELECT i.dead_lettered_at, i.operation_id, i.correlation_id, i.origin_tenant, i.origin_msg_id, i.origin_generation FROM replay_items i
     JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
     WHERE i.dead_letter_id = c.id
-      AND j.handed_at IS NOT NULL -- the console sent it, or may have
+      AND j.handed_at IS NOT NULL -- the console sent it, and it may have landed
     LIMIT 1
 ) s
 CROSS JOIN LATERAL (

@@ -67,8 +67,9 @@ func TestRevReplay9NotOursDuplicateThenCancelledIsNoFirstReplay(t *testing.T) {
 	require.Equal(t, "deferred", j1.State, j1.Result)
 	require.Contains(t, j1.Result, "not this replay's")
 	require.Nil(t, j1.FirstAttemptAt, "J1's attempt did not land")
-	_, handed := b.handedAt(t, r1.ID, a)
-	require.NotNil(t, handed, "J1 was handed to NATS, and the broker dropped it")
+	reserved, handed := b.handedAt(t, r1.ID, a)
+	require.NotNil(t, reserved, "J1 was handed to NATS, and the broker dropped it")
+	require.Nil(t, handed, "no publish of J1 may have landed: the record cleared its mark")
 	require.NoError(t, b.replays.Cancel(ctx, r1.ID, oncall, "wrong day", quarantine.RequestMeta{}))
 	require.Equal(t, "cancelled", b.job(t, r1.ID, a).State)
 	require.Equal(t, 1, b.onSubject(t, subject), "the broker holds only the message not ours")
@@ -121,8 +122,9 @@ func TestRevReplay9SuppressedJobIsNoFirstReplay(t *testing.T) {
 	}
 	j1 := b.job(t, r1.ID, a)
 	require.Equal(t, "suppressed_duplicate", j1.State, j1.Result)
-	_, handed := b.handedAt(t, r1.ID, a)
-	require.NotNil(t, handed, "J1 was handed to NATS three times, and the broker dropped it each time")
+	reserved, handed := b.handedAt(t, r1.ID, a)
+	require.NotNil(t, reserved, "J1 was handed to NATS three times, and the broker dropped it each time")
+	require.Nil(t, handed, "no publish of J1 may have landed: the record cleared its mark")
 	require.Equal(t, 3, b.onSubject(t, subject), "the broker holds only the three messages not ours")
 
 	r2 := b.request(t, []int64{a}, replay.SubmitInput{Reason: "consumer fixed, again"})

@@ -141,8 +141,8 @@ type job struct {
 	firstPublishedAt time.Time
 	// handed: this claim handed the job's message to the NATS client
 	// (set before the call, so a panic in it counts as handed).
-	// handedBefore: an earlier claim may have (handed_at was set when
-	// this one claimed it).
+	// handedBefore: an earlier claim may have, and that publish may have
+	// landed (handed_at was set when this one claimed it).
 	handed       bool
 	handedBefore bool
 

@@ -87,26 +87,30 @@ func (t ledgerTerms) fill(sql string) string {
 }
 
 // firstReplayJob is the job of the first replay the console sent of dead
-// letter id (SQL of the enclosing query): of the jobs of its items that
-// were handed to NATS or may have been (handed_at: set by the publish
-// gate, committed before the send, and cleared by the worker's record of
-// a job its claim marked and never handed; migration 0044 set it on every
-// job from before that may have been sent), the one first about to be
-// published (first_published_at; those of before that column, migration
-// 0014, are older than any with it). A job reserved by a gate and then
-// cancelled, stopped or released before it was sent is no replay: taking
-// it for the first would make the replay a child really came back from
-// count against it. Nor is a job that ended blocked or skipped, though a
-// claim may have handed it before (a first attempt the broker kept a
-// message not ours for, deferred): one whose publish may have landed
-// ends needing reconciliation instead. A job sent and then settled "not
-// applied" (cancelled by reconciliation) was sent: it stays the first. By
-// replay_items_dead_letter_idx, then each item's job by key.
+// letter id (SQL of the enclosing query): of the jobs of its items a
+// publish of which may have landed (handed_at: set by the publish gate,
+// committed before the send, and cleared by the worker's record of a job
+// none of whose publishes may have landed, job.nothingLanded; migration
+// 0044 set it on every job from before that may have been sent), the one
+// first about to be published (first_published_at; those of before that
+// column, migration 0014, are older than any with it). A job reserved by
+// a gate and then cancelled, stopped or released before it was sent is no
+// replay, nor is one every answer of which said its publish did not land
+// (the broker dropped it as a duplicate of a message not ours, refused
+// it, or it never left the worker), whatever it ended as (deferred and
+// then cancelled, suppressed, blocked): taking it for the first would
+// make the replay a child really came back from count against it. Nor is
+// a job that ended blocked or skipped (what this reads of jobs recorded
+// before their record cleared handed_at after such answers; one whose
+// publish may have landed ends needing reconciliation instead). A job
+// sent and then settled "not applied" (cancelled by reconciliation) was
+// sent: it stays the first. By replay_items_dead_letter_idx, then each
+// item's job by key.
 func firstReplayJob(id string) string {
 	return `(SELECT rj.id FROM replay_items ri
                   JOIN replay_jobs rj ON rj.request_id = ri.request_id AND rj.dead_letter_id = ri.dead_letter_id
                   WHERE ri.dead_letter_id = ` + id + `
-                    AND rj.handed_at IS NOT NULL -- sent, or may have been: a gate's reservation never sent is no replay
+                    AND rj.handed_at IS NOT NULL -- may have landed: a reservation never sent, or a publish the broker stored nothing of, is no replay
                     AND rj.state NOT IN ('blocked', 'skipped') -- nothing of it landed
                   ORDER BY rj.first_published_at NULLS FIRST, rj.id LIMIT 1)`
 }

@@ -34,7 +34,7 @@ import (
 // them on (authorityStamp), and marks the jobs attempted
 // (first_attempt_at: from here on a publish may have landed;
 // first_published_at, once for good; handed_at, until the claim's record
-// says it never handed the job to NATS: job.unhanded), and commits
+// says no publish of the job may have landed: job.nothingLanded), and commits
 // (gateTx) before it publishes each job at its slot. The slots are
 // reckoned from the database's clock as the statement runs
 // (clock_timestamp()), and it
@@ -59,7 +59,7 @@ WITH r AS (
         first_stream_created = CASE WHEN j.first_attempt_at IS NULL THEN u.created ELSE j.first_stream_created END,
         first_published_at = coalesce(j.first_published_at, now()), -- never reset: what the broker keeps since may be ours
         -- may be handed to NATS from here on, committed before the send: a worker that dies after this leaves it set
-        -- ("may have been sent"); the record clears it only for a job this claim marked and never handed (unhanded)
+        -- ("may have been sent"); the record clears it only for a job none of whose publishes may have landed (nothingLanded)
         handed_at = coalesce(j.handed_at, now())
     FROM r, unnest($4::bigint[], $5::bigint[], $7::text[], $8::timestamptz[]) AS u(id, fence, stream, created)
     WHERE j.id = u.id

@@ -27,11 +27,12 @@ UPDATE replay_jobs j SET state = u.state, result = u.result, pub_stream = u.stre
                       WHEN u.state IN ('unknown', 'pending') THEN now() + $8::interval
                       ELSE j.not_before END,
     first_attempt_at = CASE WHEN u.reset THEN NULL ELSE j.first_attempt_at END,
-    handed_at = CASE WHEN u.unhanded THEN NULL ELSE j.handed_at END, -- the gate's mark of a job this claim never sent
+    -- the gate's mark of a job none of whose publishes may have landed (job.nothingLanded): no one's replay
+    handed_at = CASE WHEN u.unlanded THEN NULL ELSE j.handed_at END,
     deferrals = j.deferrals + u.deferred::int
 FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bool[],
             $9::timestamptz[], $10::bool[], $11::bool[], $12::bool[])
-    AS u(id, fence, state, result, stream, seq, dup, not_before, reset, deferred, unhanded)
+    AS u(id, fence, state, result, stream, seq, dup, not_before, reset, deferred, unlanded)
 WHERE j.id = u.id
   AND j.fence = u.fence      -- a worker whose lease was taken over records nothing
   AND j.state = 'claimed'    -- nor does anyone after a cancel
@@ -123,13 +124,30 @@ func (j *job) mayHaveLanded() bool {
 // unhanded says whether nothing of j was ever handed to the NATS client
 // as its record will stand: no earlier claim may have handed it (its
 // handed_at was not set when this one claimed it) and this one did not.
-// A gate of this claim may have set handed_at before the send; the record
-// clears it then (recordJobs), under the fence, so that a job reserved
-// and then cancelled, stopped or released unsent is no one's replay
-// (firstReplayJob, dlq's linkReplays). A worker that dies before its
-// record leaves it set: the job may have been sent.
+// A worker that dies before its record leaves handed_at set: the job may
+// have been sent.
 func (j *job) unhanded() bool {
 	return !j.handedBefore && !j.handed
+}
+
+// nothingLanded says whether no publish of j may have landed as its record
+// will stand: nothing of it was handed to NATS (unhanded), or this claim
+// handed it, the answer says that publish did not land (resetAttempt: the
+// broker kept a message not ours under its id, or refused it, or it never
+// left the worker) and no earlier claim may have handed one that did (its
+// handed_at was not set when this one claimed it: a record after such an
+// answer cleared it). A gate of this claim may have set handed_at before
+// the send; the record clears it then (recordJobs), under the fence, so
+// that the job is no one's replay (firstReplayJob, dlq's linkReplays),
+// whatever it ends as: one reserved and then cancelled, stopped or
+// released unsent, and one the broker dropped as a duplicate of a message
+// not ours, deferred and then cancelled, or suppressed. Taken for its dead
+// letter's first replay, such a job would make the replay a returned dead
+// letter really came back from count against it. A job one of whose
+// publishes may have landed keeps it for good (a later answer that this
+// one did not land says nothing of the earlier).
+func (j *job) nothingLanded() bool {
+	return j.unhanded() || (!j.handedBefore && j.resetAttempt)
 }
 
 // recordState is what becomes of an outcome in the record: the dead
@@ -537,13 +555,13 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 	n := len(jobs)
 	ids, fences, seqs := make([]int64, n), make([]int64, n), make([]int64, n)
 	states, results, streams := make([]string, n), make([]string, n), make([]string, n)
-	dups, resets, deferred, unhanded := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
+	dups, resets, deferred, unlanded := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
 	notBefore := make([]*time.Time, n)
 	byID := map[int64]*job{}
 	started := map[int64][]*job{} // requests a publish of which may have landed: those jobs
 	for i, j := range jobs {
 		ids[i], fences[i], states[i], results[i], streams[i], seqs[i], dups[i] = j.id, j.fence, string(j.state), j.result, j.stream, int64(j.seq), j.duplicate
-		notBefore[i], resets[i], deferred[i], unhanded[i] = j.notBefore, j.resetAttempt, j.deferred, j.unhanded()
+		notBefore[i], resets[i], deferred[i], unlanded[i] = j.notBefore, j.resetAttempt, j.deferred, j.nothingLanded()
 		byID[j.id] = j
 		if j.mayHaveLanded() {
 			started[j.requestID] = append(started[j.requestID], j)
@@ -566,7 +584,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 			return nil, fmt.Errorf("mark requests running: %w", err)
 		}
 	}
-	rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred, unhanded)
+	rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred, unlanded)
 	if err != nil {
 		return nil, fmt.Errorf("record replay jobs: %w", err)
 	}
