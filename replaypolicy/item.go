@@ -300,7 +300,7 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 	switch {
 	case c.Has(SameOperation) && item.OperationID == "":
 		return v.with(Block, CheckNoOperationID, "cannot guarantee idempotency without an operation id; reconcile by hand")
-	case c.Has(SameOperation) && item.PayloadEdited:
+	case neverEdited(c) && item.PayloadEdited:
 		return v.with(Block, CheckEdited, "the payload was edited, and only the same operation with its original payload may be replayed; reconcile by hand")
 	case c.Has(SameOperation) && (item.OriginalPayloadSHA256 == "" || item.PayloadSHA256 == ""):
 		return v.with(Block, CheckPayloadHash, "no payload hash to compare with the one taken at ingest, so the payload cannot be shown unchanged; reconcile by hand")

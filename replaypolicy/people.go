@@ -222,10 +222,12 @@ func MaySubmit(requester, actor quarantine.Actor) Verdict {
 
 // MayEditPayload says whether actor may edit the payload of an item of a
 // request of class made by requester: only the requester, and never for
-// same_operation, whose operation must be repeated exactly.
+// same_operation, whose operation must be repeated exactly. An item of a
+// request of another class may be same_operation by its own classing
+// all the same: JudgeEditItem judges each edit on it.
 func MayEditPayload(class Class, requester, actor quarantine.Actor) Verdict {
 	v := requesterOnly(requester, actor, "only the requester can edit a request")
-	if v.Outcome == Go && class == SameOperation {
+	if v.Outcome == Go && neverEdited(Classing{Class: class}) {
 		return v.plain(Block, CheckEditClass, "same_operation payloads cannot be edited: the operation must be repeated exactly")
 	}
 	return v

@@ -26,7 +26,8 @@ const (
         FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.dead_letter_id = $2
           AND (i.skip_reason = '' -- a live item; or, in a draft, one only an edit lets go
-               OR ($3 AND i.verdict_check = 'error-class-fix'))
+               OR ($3 AND i.verdict_check = 'error-class-fix')
+               OR ($4 AND i.payload IS NOT NULL)) -- or, for its undo, any item holding an edit
         FOR UPDATE OF i`
 	editPayload = `UPDATE replay_items SET payload = $3, payload_sha256 = $4, edit_reason = $5, edited_at = $6
         WHERE request_id = $1 AND dead_letter_id = $2`
@@ -40,7 +41,8 @@ const (
 	// edit ($3: one was just made, nothing to count).
 	setIntent = `UPDATE replay_requests r SET intent_hash = $2, version = version + 1,
         payload_edited = CASE WHEN $3 THEN true
-                              ELSE EXISTS (SELECT 1 FROM replay_items i WHERE i.request_id = r.id AND i.payload IS NOT NULL) END
+                              ELSE EXISTS (SELECT 1 FROM replay_items i WHERE i.request_id = r.id AND i.payload IS NOT NULL
+                                                                 AND i.skip_reason = '') END -- a left-out item sends nothing
         WHERE id = $1 AND status IN ('draft', 'pending_approval')` // never the intent of an approved request
 )
 
@@ -130,7 +132,7 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 		var old, original []byte
 		var msgID, opID string
 		var leftOut bool
-		err = tx.QueryRow(ctx, selectEditable, id, deadLetterID, draft).Scan(&old, &original, &msgID, &opID, &leftOut)
+		err = tx.QueryRow(ctx, selectEditable, id, deadLetterID, draft, edit.Undo).Scan(&old, &original, &msgID, &opID, &leftOut)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, errNoItem)
 		}
@@ -151,6 +153,9 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 				return err
 			}
 		} else {
+			if err := s.judgeEditItem(ctx, tx, id, deadLetterID); err != nil {
+				return err
+			}
 			if err := s.judgeEditSize(ctx, tx, id, deadLetterID, len(edit.Payload)); err != nil {
 				return err
 			}
@@ -215,10 +220,10 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 // undoEdit puts back the payload received (of hash original) in place of
 // the edit of item deadLetterID of req and judges the item again as its
 // draft did (JudgeUndo): in a draft, one the rules refuse without the edit
-// is left out (judgeAgain; an item left out already stays so), and why is
-// returned; in a request waiting for approval, one the rules refuse
-// (JudgeItem AtRequest) keeps its edit: invalid, the transaction rolls
-// back.
+// is left out (judgeAgain; an item left out is put back first:
+// reviveUndone), and why is returned; in a request waiting for approval,
+// one the rules refuse (JudgeItem AtRequest) keeps its edit: invalid, the
+// transaction rolls back.
 func (s *Service) undoEdit(ctx context.Context, tx pgx.Tx, req Request, deadLetterID int64, original []byte, leftOut bool) (string, error) {
 	tag, err := tx.Exec(ctx, undoEdit, req.ID, deadLetterID, original)
 	if err != nil {
@@ -229,7 +234,7 @@ func (s *Service) undoEdit(ctx context.Context, tx pgx.Tx, req Request, deadLett
 	}
 	if req.Status == StatusDraft {
 		if leftOut {
-			return "", nil
+			return s.reviveUndone(ctx, tx, req, deadLetterID)
 		}
 		v, err := s.judgeAgain(ctx, tx, req, deadLetterID)
 		if err != nil || v.Outcome == replaypolicy.Go {

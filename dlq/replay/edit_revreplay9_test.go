@@ -73,6 +73,18 @@ func TestRevReplay9SameOperationEditLeftOutCannotBeUndone(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
+	// The edit is refused now (the finding above): it is made under rules
+	// that class email.send revalidate, and the union's come in after it.
+	before, err := replaypolicy.Parse("rr9-before.toml", []byte(`
+[[rule]]
+item_type = "email.send"
+class = "revalidate"
+[[rule]]
+subject = "app.*.accounts.>"
+class = "revalidate"
+`))
+	require.NoError(t, err)
+	b.policy.Store(before)
 	table, err := replaypolicy.Parse("rr9-union.toml", []byte(`
 [[rule]]
 item_type = "email.send"
@@ -82,7 +94,6 @@ subject = "app.*.accounts.>"
 class = "revalidate"
 `))
 	require.NoError(t, err)
-	b.policy.Store(table)
 	id := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "email.send", MsgID: "rr9-union-undo", OperationID: "op-rr9-undo",
 		Subject: "app.acme.accounts.welcome_mail", CorrelationID: "corr-rr9-undo", Principal: "user:9", Payload: []byte(`{"to":"a@example.com"}`)})
 	batch, drafts := b.draft(t, oncall, id)
@@ -90,6 +101,7 @@ class = "revalidate"
 	require.NoError(t, b.replays.EditPayload(ctx, drafts[0].ID, id, oncall,
 		replay.PayloadEdit{Payload: []byte(`{"to":"b@example.com"}`), Reason: "wrong recipient"}, quarantine.RequestMeta{}),
 		"precondition: the edit is accepted (the finding above)")
+	b.policy.Store(table)
 	_, err = b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "mail lost"}, quarantine.RequestMeta{})
 	require.Error(t, err, "the submit judges the edited same_operation item and refuses")
 	items, err := b.replays.Items(ctx, drafts[0].ID, 1)
