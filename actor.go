@@ -32,9 +32,21 @@ func (a Actor) SameIdentity(b Actor) bool {
 // "(unverified)" when the provider did not verify it: anyone may claim any
 // address at a provider that does not check), else the subject.
 func (a Actor) Display() string {
-	switch {
-	case a.Name != "":
+	if a.Name != "" {
 		return a.Name
+	}
+	return a.Attribution()
+}
+
+// Attribution is how a text the console stores names a as the one who
+// acted ("emergency stop by …", "applied, as … found", who last changed a
+// group): the email, marked "(unverified)" when the provider did not
+// verify it (as Display marks it), else the subject. Never the display
+// name: people set it themselves, and a stored text outlives the session
+// that could tell who they were. Every stored text that names a person
+// names them with it, so a claimed address never reads as a verified one.
+func (a Actor) Attribution() string {
+	switch {
 	case a.Email != "" && !a.EmailVerified:
 		return a.Email + " (unverified)"
 	case a.Email != "":

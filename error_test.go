@@ -75,3 +75,23 @@ func TestActorSameAs(t *testing.T) {
 		t.Errorf("Display prefers the name, got %q", got)
 	}
 }
+
+func TestAttribution(t *testing.T) {
+	tests := []struct {
+		name string
+		a    Actor
+		want string
+	}{
+		{"VerifiedEmail", Actor{Subject: "u-1", Email: "ann@example.com", EmailVerified: true, Name: "Ann"}, "ann@example.com"},
+		{"UnverifiedEmailMarked", Actor{Subject: "u-1", Email: "ann@example.com", Name: "Ann"}, "ann@example.com (unverified)"},
+		{"NoEmailSubject", Actor{Subject: "u-1", Name: "Ann"}, "u-1"},
+	}
+	for _, tt := range tests {
+		if got := tt.a.Attribution(); got != tt.want {
+			t.Errorf("%s: Attribution = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if got := (Actor{Subject: "u-1", Email: "ann@example.com"}).Display(); got != "ann@example.com (unverified)" {
+		t.Errorf("Display without a name is the attribution, got %q", got)
+	}
+}

@@ -249,7 +249,7 @@ func RevokeSessions(ctx context.Context, db *pgxpool.Pool, issuer, subject strin
 	}
 	var n int64
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		reason := "revoked by " + by.Display()
+		reason := "revoked by " + by.Attribution()
 		tag, err := tx.Exec(ctx, revokePerson, issuer, subject, reason)
 		if err != nil {
 			return err

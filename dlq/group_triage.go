@@ -136,7 +136,7 @@ func (s *Store) SnoozeGroup(ctx context.Context, g GroupRef, in SnoozeInput, act
 		if in.GrowBy > 0 {
 			base, grow = &size, &in.GrowBy
 		}
-		_, err := tx.Exec(ctx, upsertSnooze, g.Tenant, g.Fingerprint, until, base, grow, who(actor))
+		_, err := tx.Exec(ctx, upsertSnooze, g.Tenant, g.Fingerprint, until, base, grow, actor.Attribution())
 		return map[string]any{"snoozed_until": until, "size": size, "grow_by": grow}, err
 	})
 }
@@ -145,7 +145,7 @@ func (s *Store) SnoozeGroup(ctx context.Context, g GroupRef, in SnoozeInput, act
 // conflict when g is not snoozed.
 func (s *Store) WakeGroup(ctx context.Context, g GroupRef, actor quarantine.Actor, meta quarantine.RequestMeta) error {
 	return s.changeTriage(ctx, g, actor, meta, audit.ActionGroupWake, func(tx pgx.Tx, size int64) (map[string]any, error) {
-		tag, err := tx.Exec(ctx, updateWake, g.Tenant, g.Fingerprint, who(actor))
+		tag, err := tx.Exec(ctx, updateWake, g.Tenant, g.Fingerprint, actor.Attribution())
 		if err == nil && tag.RowsAffected() == 0 {
 			err = quarantine.Errorf(quarantine.ECONFLICT, "The group is not snoozed.")
 		}
@@ -161,7 +161,7 @@ func (s *Store) AssignGroup(ctx context.Context, g GroupRef, owner string, actor
 		return fmt.Errorf("assign group: %w", quarantine.Errorf(quarantine.EINVALID, "%s", UnstorableTextMessage))
 	}
 	return s.changeTriage(ctx, g, actor, meta, audit.ActionGroupAssign, func(tx pgx.Tx, _ int64) (map[string]any, error) {
-		_, err := tx.Exec(ctx, upsertOwner, g.Tenant, g.Fingerprint, owner, who(actor))
+		_, err := tx.Exec(ctx, upsertOwner, g.Tenant, g.Fingerprint, owner, actor.Attribution())
 		return map[string]any{"owner": owner}, err
 	})
 }
@@ -173,7 +173,7 @@ func (s *Store) NoteGroup(ctx context.Context, g GroupRef, note, ticketURL strin
 		return fmt.Errorf("note group: %w", quarantine.Errorf(quarantine.EINVALID, "%s", UnstorableTextMessage))
 	}
 	return s.changeTriage(ctx, g, actor, meta, audit.ActionGroupNote, func(tx pgx.Tx, _ int64) (map[string]any, error) {
-		_, err := tx.Exec(ctx, upsertNote, g.Tenant, g.Fingerprint, note, ticketURL, who(actor))
+		_, err := tx.Exec(ctx, upsertNote, g.Tenant, g.Fingerprint, note, ticketURL, actor.Attribution())
 		return map[string]any{"note": note, "ticket_url": ticketURL}, err
 	})
 }
@@ -216,14 +216,6 @@ func (s *Store) changeTriage(ctx context.Context, g GroupRef, actor quarantine.A
 		return fmt.Errorf("%s %s in %s: %w", action, g.Fingerprint, g.Tenant, err)
 	}
 	return nil
-}
-
-// who is how group_triage names the person who changed it.
-func who(a quarantine.Actor) string {
-	if a.Email != "" && a.EmailVerified {
-		return a.Email
-	}
-	return a.Subject
 }
 
 // The tenants of tenants where a group has dead letters.

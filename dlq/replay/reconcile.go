@@ -107,10 +107,7 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		if err != nil {
 			return err
 		}
-		who := actor.Email
-		if who == "" {
-			who = actor.Subject
-		}
+		who := actor.Attribution()
 		state, result, mark := JobReplayed, fmt.Sprintf("applied, as %s found: %s", who, in.Note), markReplayed
 		switch in.Choice {
 		case replaypolicy.Republish:

@@ -48,7 +48,7 @@ func (s *Service) standingOf(ctx context.Context, id int64, actor quarantine.Act
 	}
 	if !may {
 		out.requester = fmt.Sprintf("the requester %s no longer may request %s replays in %s: this request can never run; reject it",
-			personOf(req.Requester), req.Class, req.Tenant)
+			req.Requester.Attribution(), req.Class, req.Tenant)
 	}
 	as, err := approvals(ctx, s.pool, id)
 	if err != nil {
@@ -64,7 +64,7 @@ func (s *Service) standingOf(ctx context.Context, id int64, actor quarantine.Act
 		}
 		if !may {
 			out.lost[ap.Approver.Issuer+"|"+ap.Approver.Subject] = fmt.Sprintf("the approver %s no longer may approve %s replays in %s",
-				personOf(ap.Approver), req.Class, req.Tenant)
+				ap.Approver.Attribution(), req.Class, req.Tenant)
 		}
 	}
 	return out, nil
@@ -114,12 +114,4 @@ func (s *Service) voidLostApprovals(ctx context.Context, tx pgx.Tx, req *Request
 		}
 	}
 	return nil
-}
-
-// personOf names who in a sentence: their email, else issuer|subject.
-func personOf(who quarantine.Actor) string {
-	if who.Email != "" {
-		return who.Email
-	}
-	return who.Issuer + "|" + who.Subject
 }

@@ -220,9 +220,6 @@ func (s *Service) StopAll(ctx context.Context, tenant string, may func(replaypol
 
 // stop halts req as an emergency stop by actor.
 func (s *Service) stop(ctx context.Context, tx pgx.Tx, req *Request, actor quarantine.Actor, reason string, meta quarantine.RequestMeta) error {
-	who := actor.Email
-	if who == "" {
-		who = actor.Subject
-	}
+	who := actor.Attribution()
 	return s.halt(ctx, tx, req, "stopped by "+who, fmt.Sprintf("emergency stop by %s: %s", who, strings.TrimSpace(reason)), actor, meta, "replay.stop")
 }
