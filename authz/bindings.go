@@ -18,14 +18,32 @@ import (
 )
 
 // Binding gives a role in a tenant to one identity (Subject "user:iss|sub")
-// or to whoever has a verified email (Subject "email:addr").
+// or to whoever has a verified email (Subject "email:addr"). CreatedBy is
+// the email claim of the admin who added it ("" when they had none);
+// AuthorIssuer, AuthorSubject and AuthorEmailVerified the rest of who they
+// were, nil for a binding from before migration 0046 (Author).
 type Binding struct {
-	ID        int64     `db:"id"`
-	Subject   string    `db:"subject"`
-	Role      string    `db:"role"`
-	Tenant    string    `db:"tenant"`
-	CreatedBy string    `db:"created_by"`
-	CreatedAt time.Time `db:"created_at"`
+	ID                  int64     `db:"id"`
+	Subject             string    `db:"subject"`
+	Role                string    `db:"role"`
+	Tenant              string    `db:"tenant"`
+	CreatedBy           string    `db:"created_by"`
+	AuthorIssuer        *string   `db:"created_by_issuer"`
+	AuthorSubject       *string   `db:"created_by_subject"`
+	AuthorEmailVerified *bool     `db:"created_by_email_verified"`
+	CreatedAt           time.Time `db:"created_at"`
+}
+
+// Author names who added b as every page names a person
+// (quarantine.Actor.Display: an unverified email marked, no email the
+// subject). A binding from before migration 0046 recorded the email alone,
+// and whether it was verified is not known: it is named by it as it was.
+func (b Binding) Author() string {
+	if b.AuthorIssuer == nil || b.AuthorSubject == nil || b.AuthorEmailVerified == nil {
+		return b.CreatedBy
+	}
+	return quarantine.Actor{Issuer: *b.AuthorIssuer, Subject: *b.AuthorSubject, Email: b.CreatedBy,
+		EmailVerified: *b.AuthorEmailVerified}.Display()
 }
 
 // BindingInput is what an admin types to add a binding. Exactly one of
@@ -87,7 +105,10 @@ func NewBindings(pool *pgxpool.Pool) *Bindings { return &Bindings{pool: pool} }
 // caller's to see: the same answer for both.
 var errNoBinding = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such role binding.")
 
-const listBindings = `SELECT id, subject, role, tenant, created_by, created_at FROM role_bindings ORDER BY tenant, role, subject`
+// bindingColumns are the columns of Binding.
+const bindingColumns = `id, subject, role, tenant, created_by, created_by_issuer, created_by_subject, created_by_email_verified, created_at`
+
+const listBindings = `SELECT ` + bindingColumns + ` FROM role_bindings ORDER BY tenant, role, subject`
 
 // List returns every binding.
 func (b *Bindings) List(ctx context.Context) ([]Binding, error) {
@@ -98,10 +119,13 @@ func (b *Bindings) List(ctx context.Context) ([]Binding, error) {
 	return pgx.CollectRows(rows, pgx.RowToStructByName[Binding])
 }
 
-const insertBinding = `INSERT INTO role_bindings (subject, role, tenant, created_by) VALUES ($1, $2, $3, $4)
-    RETURNING id, subject, role, tenant, created_by, created_at`
+const insertBinding = `INSERT INTO role_bindings (subject, role, tenant, created_by, created_by_issuer, created_by_subject,
+        created_by_email_verified)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    RETURNING ` + bindingColumns
 
-// Add stores a binding made by actor and audits it. It returns an invalid
+// Add stores a binding made by actor (who they are, and their email claim
+// with whether it was verified) and audits it. It returns an invalid
 // quarantine.Error (with the field messages in its text) for bad input and
 // a conflict when the same binding exists.
 func (b *Bindings) Add(ctx context.Context, in BindingInput, actor User, meta audit.Event) (Binding, error) {
@@ -112,7 +136,8 @@ func (b *Bindings) Add(ctx context.Context, in BindingInput, actor User, meta au
 	// One row, then the audit chain, as every change of bindings: no lock
 	// race to lose, so no retry (dlq.InTx).
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, insertBinding, in.subject(), in.Role, in.Tenant, actor.Email)
+		rows, err := tx.Query(ctx, insertBinding, in.subject(), in.Role, in.Tenant, actor.Email, actor.Issuer, actor.Subject,
+			actor.EmailVerified && actor.Email != "")
 		if err != nil {
 			return err
 		}
@@ -136,7 +161,7 @@ func (b *Bindings) Add(ctx context.Context, in BindingInput, actor User, meta au
 }
 
 const (
-	getBinding    = `SELECT id, subject, role, tenant, created_by, created_at FROM role_bindings WHERE id = $1 FOR UPDATE`
+	getBinding    = `SELECT ` + bindingColumns + ` FROM role_bindings WHERE id = $1 FOR UPDATE`
 	deleteBinding = `DELETE FROM role_bindings WHERE id = $1`
 )
 

@@ -37,7 +37,7 @@ func (s *Server) bindingsModel(c echo.Context, form views.BindingForm) (views.Bi
 		if !(read.All || (b.Tenant != authz.AllTenants && read.Has(b.Tenant))) {
 			continue
 		}
-		vb := views.Binding{ID: b.ID, Subject: b.Subject, Role: b.Role, Tenant: b.Tenant, CreatedBy: b.CreatedBy, CreatedAt: b.CreatedAt}
+		vb := views.Binding{ID: b.ID, Subject: b.Subject, Role: b.Role, Tenant: b.Tenant, CreatedBy: b.Author(), CreatedAt: b.CreatedAt}
 		if email, ok := strings.CutPrefix(b.Subject, "email:"); ok {
 			vb.Email, vb.Subject = email, ""
 		} else {
