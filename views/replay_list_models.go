@@ -7,16 +7,22 @@ const PathReplays = "/replay/requests"
 
 // ReplayFilter is the replays page filter as typed: each field is the
 // query parameter of its name ("mine": "1"; "order": "" for the viewer's
-// own requests first, "newest" for everyone's newest first).
+// own requests first, "newest" for everyone's newest first;
+// "requester_issuer" and "requester_subject": one requester's identity,
+// set by a requester's link, not typed).
 type ReplayFilter struct {
-	Status    string
-	Tenant    string
-	Class     string
-	Mine      bool
-	Requester string
-	From, To  string
-	Order     string
+	Status                            string
+	Tenant                            string
+	Class                             string
+	Mine                              bool
+	Requester                         string
+	RequesterIssuer, RequesterSubject string
+	From, To                          string
+	Order                             string
 }
+
+// ByIdentity reports whether f lists one requester's requests.
+func (f ReplayFilter) ByIdentity() bool { return f.RequesterIssuer != "" || f.RequesterSubject != "" }
 
 // ReplayRow is one request on the replays page.
 type ReplayRow struct {
@@ -30,7 +36,7 @@ type ReplayRow struct {
 	Items string
 	Total int
 	// Requester names who asked; RequesterURL is the page filtered to
-	// their requests ("" when they have no email).
+	// their requests: their identity, exactly.
 	Requester    string
 	RequesterURL string
 	Own          bool
@@ -107,6 +113,10 @@ type ReplayListModel struct {
 	Counts  ReplayCounts
 	Rows    []ReplayRow
 	Now     time.Time
+	// RequesterName names the requester the filter's identity is (from the
+	// rows listed: "" when none is); ClearRequesterURL is the page without
+	// that filter.
+	RequesterName, ClearRequesterURL string
 	// NextURL is the next page (older requests); FirstURL the first page.
 	NextURL, FirstURL string
 }

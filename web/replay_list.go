@@ -41,6 +41,17 @@ var replayCursor = regexp.MustCompile(`^(m?)([1-9][0-9]{0,17})$`)
 // most 254 characters).
 const maxRequesterFilter = 254
 
+// maxIdentityPart bounds each of the requester identity filter's issuer
+// and subject (as the audit log bounds them).
+const maxIdentityPart = 512
+
+// The query parameters of the requester identity filter: a requester's
+// link sets them, the page shows them and offers to remove them.
+const (
+	paramRequesterIssuer  = "requester_issuer"
+	paramRequesterSubject = "requester_subject"
+)
+
 // replayFilterForm is the replays page filter as typed in the URL.
 type replayFilterForm struct {
 	views.ReplayFilter
@@ -51,7 +62,8 @@ type replayFilterForm struct {
 func readReplayFilter(q url.Values) replayFilterForm {
 	get := func(k string) string { return strings.TrimSpace(q.Get(k)) }
 	return replayFilterForm{ReplayFilter: views.ReplayFilter{Status: get("status"), Tenant: get("tenant"), Class: get("class"),
-		Mine: get("mine") == "1", Requester: get("requester"), From: get("from"), To: get("to"), Order: get("order")},
+		Mine: get("mine") == "1", Requester: get("requester"), RequesterIssuer: q.Get(paramRequesterIssuer),
+		RequesterSubject: q.Get(paramRequesterSubject), From: get("from"), To: get("to"), Order: get("order")},
 		Before: get("before"), Now: time.Now()}
 }
 
@@ -60,7 +72,8 @@ func readReplayFilter(q url.Values) replayFilterForm {
 func (f replayFilterForm) Validate(tenants []string, viewer authz.User) (replay.ListFilter, map[string]string) {
 	errs := map[string]string{}
 	out := replay.ListFilter{Tenants: tenants, Viewer: viewer.Actor, Status: replay.Status(f.Status), Mine: f.Mine, Tenant: f.Tenant,
-		Class: replaypolicy.Class(f.Class), Requester: f.Requester, MineFirst: f.Order == orderMineFirst, Limit: replayPageSize}
+		Class: replaypolicy.Class(f.Class), Requester: f.Requester, RequesterIssuer: f.RequesterIssuer, RequesterSubject: f.RequesterSubject,
+		MineFirst: f.Order == orderMineFirst, Limit: replayPageSize}
 	if f.Status != "" && !slices.Contains(replayStatuses, out.Status) {
 		errs["status"] = "Choose one of the statuses."
 	}
@@ -72,6 +85,9 @@ func (f replayFilterForm) Validate(tenants []string, viewer authz.User) (replay.
 	}
 	if utf8.RuneCountInString(f.Requester) > maxRequesterFilter || strings.ContainsFunc(f.Requester, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		errs["requester"] = "Write the requester's email address, or its start (no spaces, at most 254 characters)."
+	}
+	if f.ByIdentity() && !validIdentity(f.RequesterIssuer, f.RequesterSubject) {
+		errs["requester_identity"] = "The requester link is broken: remove it, or follow a requester's name again."
 	}
 	if f.Order != orderMineFirst && f.Order != orderNewest {
 		errs["order"] = "Choose mine first or newest first."
@@ -110,6 +126,9 @@ func (s *Server) replayList(c echo.Context) error {
 	for _, cl := range replaypolicy.KnownClasses() {
 		m.Classes = append(m.Classes, string(cl))
 	}
+	if form.ByIdentity() {
+		m.ClearRequesterURL = views.PathReplays + encodeQuery(without(q, "before", paramRequesterIssuer, paramRequesterSubject))
+	}
 	page := s.page(c, "Replays", "replays")
 	if errs != nil {
 		return s.render(c, http.StatusUnprocessableEntity, views.ReplayList(page, m))
@@ -125,6 +144,9 @@ func (s *Server) replayList(c echo.Context) error {
 	m.Counts = replayCounts(counts, q)
 	for _, r := range reqs {
 		m.Rows = append(m.Rows, replayRow(r, u, q))
+	}
+	if form.ByIdentity() && len(reqs) > 0 {
+		m.RequesterName = reqs[0].Requester.Display() // every row is theirs
 	}
 	if more {
 		last := reqs[len(reqs)-1].Cursor()
@@ -183,7 +205,9 @@ func replayCounts(c replay.ListCounts, q url.Values) views.ReplayCounts {
 }
 
 // replayRow is one request as the replays page lists it (q: the page's
-// filter, which the requester's link narrows to them).
+// filter, which the requester's link narrows to them: to their identity,
+// exactly, in place of any requester search, which matches the start of
+// an email, verified or not).
 func replayRow(r replay.Listed, u authz.User, q url.Values) views.ReplayRow {
 	row := views.ReplayRow{
 		ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class), Status: string(r.Status),
@@ -195,9 +219,10 @@ func replayRow(r replay.Listed, u authz.User, q url.Values) views.ReplayRow {
 	if r.Status == replay.StatusDraft {
 		row.URL = "/replay/batches/" + url.PathEscape(r.Batch) // a draft is reviewed where it was frozen
 	}
-	if r.Requester.Email != "" {
-		next := without(q, "before", "requester")
-		next.Set("requester", r.Requester.Email)
+	if r.Requester.Identified() {
+		next := without(q, "before", "requester", paramRequesterIssuer, paramRequesterSubject)
+		next.Set(paramRequesterIssuer, r.Requester.Issuer)
+		next.Set(paramRequesterSubject, r.Requester.Subject)
 		row.RequesterURL = views.PathReplays + encodeQuery(next)
 	}
 	if r.SubmittedAt != nil {
@@ -211,4 +236,13 @@ func replayRow(r replay.Listed, u authz.User, q url.Values) views.ReplayRow {
 		row.Unreplayable, row.VoidWhy = unreplayable(r.Items), r.StatusReason
 	}
 	return row
+}
+
+// validIdentity reports whether issuer and subject are one identity as the
+// requester filter takes it: both given, bounded, no control characters.
+func validIdentity(issuer, subject string) bool {
+	ok := func(s string) bool {
+		return s != "" && utf8.RuneCountInString(s) <= maxIdentityPart && !strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f })
+	}
+	return ok(issuer) && ok(subject)
 }

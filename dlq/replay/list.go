@@ -18,7 +18,9 @@ import (
 // when All) is the viewer's scope; Viewer sees their own drafts and no one
 // else's. Status, Tenant and Class narrow it ("" for any), Mine to the
 // viewer's requests, Requester to requests whose requester's email starts
-// with it (in any case; "" for anyone), From and To to those submitted (a
+// with it (in any case, verified or not: a search, "" for anyone),
+// RequesterIssuer and RequesterSubject to the requests of exactly that
+// identity (both given, or neither), From and To to those submitted (a
 // draft: made) at or after From and before To (zero: no bound). The page
 // goes newest first, with MineFirst the viewer's own requests before
 // everyone else's (each part newest first); After is the last row of the
@@ -32,10 +34,13 @@ type ListFilter struct {
 	Tenant    string
 	Class     replaypolicy.Class
 	Requester string
-	From, To  time.Time
-	MineFirst bool
-	After     Cursor
-	Limit     int
+	// RequesterIssuer and RequesterSubject are one identity: "this
+	// requester's requests" (no email makes two identities one).
+	RequesterIssuer, RequesterSubject string
+	From, To                          time.Time
+	MineFirst                         bool
+	After                             Cursor
+	Limit                             int
 }
 
 // Cursor is a place in the replays page's order: request ID, and whether
@@ -73,10 +78,11 @@ func (l Listed) Cursor() Cursor { return Cursor{ID: l.ID, Own: l.OwnFirst} }
 // (quarantine.Actor.SameIdentity: an email never makes two identities one).
 const requesterIs = `(requester_issuer = $3 AND requester_subject = $4)`
 
-// listWhere is what the replays page lists, $1 to $11 (ListFilter). The
+// listWhere is what the replays page lists, $1 to $13 (ListFilter). The
 // requester is an escaped LIKE prefix ($9) of the lower-case email
-// (replay_requests_requester_email_idx); the time bounds are on when it
-// was submitted, or made for a draft.
+// (replay_requests_requester_email_idx), or exactly the identity $12
+// (issuer), $13 (subject) (replay_requests_requester_idx); the time bounds
+// are on when it was submitted, or made for a draft.
 const listWhere = `(tenant = ANY($1) OR $2) -- only the viewer's tenants
       AND (status <> 'draft' OR ` + requesterIs + `) -- a draft is its requester's alone
       AND ($5 = '' OR status = $5)
@@ -84,33 +90,34 @@ const listWhere = `(tenant = ANY($1) OR $2) -- only the viewer's tenants
       AND ($7 = '' OR tenant = $7)
       AND ($8 = '' OR class = $8)
       AND ($9 = '' OR lower(requester_email) LIKE $9)
+      AND ($12 = '' OR (requester_issuer = $12 AND requester_subject = $13)) -- one identity, never a look-alike email
       AND ($10::timestamptz IS NULL OR coalesce(submitted_at, created_at) >= $10)
-      AND ($11::timestamptz IS NULL OR coalesce(submitted_at, created_at) < $11)`
+      AND ($11::timestamptz IS NULL OR coalesce(submitted_at, created_at) < $11)` // no SQL comment on the last line: callers append to it
 
-// The replays page: with $12 (MineFirst) the viewer's requests newest
+// The replays page: with $14 (MineFirst) the viewer's requests newest
 // first (replay_requests_requester_idx) and then everyone else's (the
 // primary key backwards); without it, everyone's newest first. Each part
-// reads at most a page ($15), so the order costs no sort of every request.
-// The cursor is the last row of the page before: its id $13 (0: none) and
-// whether it was the viewer's $14.
+// reads at most a page ($17), so the order costs no sort of every request.
+// The cursor is the last row of the page before: its id $15 (0: none) and
+// whether it was the viewer's $16.
 const selectList = `SELECT ` + requestColumns + `, own FROM (
     (SELECT ` + requestColumns + `, true AS own FROM replay_requests
-     WHERE ` + listWhere + ` AND $12 AND ` + requesterIs + `
-       AND ($13 = 0 OR ($14 AND id < $13)) -- a page that ended among the others has no own request left
-     ORDER BY id DESC LIMIT $15)
+     WHERE ` + listWhere + ` AND $14 AND ` + requesterIs + `
+       AND ($15 = 0 OR ($16 AND id < $15)) -- a page that ended among the others has no own request left
+     ORDER BY id DESC LIMIT $17)
     UNION ALL
     (SELECT ` + requestColumns + `, false FROM replay_requests
-     WHERE ` + listWhere + ` AND NOT ($12 AND ` + requesterIs + `)
-       AND ($13 = 0 OR ($12 AND $14) OR id < $13) -- the others start over after the last own request
-     ORDER BY id DESC LIMIT $15)
-) page ORDER BY own DESC, id DESC LIMIT $15`
+     WHERE ` + listWhere + ` AND NOT ($14 AND ` + requesterIs + `)
+       AND ($15 = 0 OR ($14 AND $16) OR id < $15) -- the others start over after the last own request
+     ORDER BY id DESC LIMIT $17)
+) page ORDER BY own DESC, id DESC LIMIT $17`
 
 // The approvals of several requests.
 const selectApprovalsOf = `SELECT request_id, approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at,
         voided_at, void_reason
     FROM replay_approvals WHERE request_id = ANY($1) ORDER BY approved_at`
 
-// listArgs are the arguments of listWhere ($1 to $11) for f.
+// listArgs are the arguments of listWhere ($1 to $13) for f.
 func listArgs(f ListFilter) []any {
 	var from, to *time.Time
 	if !f.From.IsZero() {
@@ -124,7 +131,7 @@ func listArgs(f ListFilter) []any {
 		requester = likePrefix(strings.ToLower(f.Requester))
 	}
 	return []any{f.Tenants, f.All, f.Viewer.Issuer, f.Viewer.Subject, string(f.Status), f.Mine, f.Tenant, string(f.Class),
-		requester, from, to}
+		requester, from, to, f.RequesterIssuer, f.RequesterSubject}
 }
 
 // likePrefix is a LIKE pattern for the strings that start with s.
@@ -266,20 +273,20 @@ type ListCounts struct {
 	Counts ItemCounts
 }
 
-// The replays page's counts ($1 to $11: listWhere): the newest matching
-// requests up to the bound ($12 = countedRequests + 1, to tell that there
+// The replays page's counts ($1 to $13: listWhere): the newest matching
+// requests up to the bound ($14 = countedRequests + 1, to tell that there
 // are more; the primary key backwards), those whose items fit the budget
-// ($13), by status, and the items of those that are no draft by outcome
+// ($15), by status, and the items of those that are no draft by outcome
 // (outcomeCounts, summed), with the items that have no job yet of the
-// open ones (a status of $14) and of the ended ones.
+// open ones (a status of $16) and of the ended ones.
 const selectListCounts = `WITH matched AS (
     SELECT id, status, item_count + skipped_count AS items FROM replay_requests
     WHERE ` + listWhere + `
-    ORDER BY id DESC LIMIT $12
+    ORDER BY id DESC LIMIT $14
 ), counted AS (
     SELECT id, status FROM (SELECT id, status, row_number() OVER w AS n, sum(items) OVER w AS running
                             FROM matched WINDOW w AS (ORDER BY id DESC)) m
-    WHERE n < $12 AND (n = 1 OR running <= $13) -- the newest one always; then as many as the item budget holds
+    WHERE n < $14 AND (n = 1 OR running <= $15) -- the newest one always; then as many as the item budget holds
 ), statuses AS (
     SELECT coalesce(array_agg(status), '{}') AS status, coalesce(array_agg(n), '{}') AS n
     FROM (SELECT status, count(*) AS n FROM counted GROUP BY status) s
@@ -291,7 +298,7 @@ const selectListCounts = `WITH matched AS (
            coalesce(sum(rest) FILTER (WHERE open), 0)::bigint, coalesce(sum(rest) FILTER (WHERE NOT open), 0)::bigint
     FROM (SELECT *, greatest(size - (pending + deferred + unknown + replayed + skipped + suppressed + blocked + reconcile + cancelled
                                      + left_skipped + left_blocked), 0) AS rest -- items with no job and not left out
-          FROM (SELECT r.status = ANY($14) AS open, r.item_count + r.skipped_count AS size, ` + outcomeCounts + `
+          FROM (SELECT r.status = ANY($16) AS open, r.item_count + r.skipped_count AS size, ` + outcomeCounts + `
                 FROM counted c JOIN replay_requests r ON r.id = c.id LEFT JOIN replay_jobs j ON j.request_id = r.id
                 WHERE c.status <> 'draft' -- a draft's items come to nothing unless it is submitted
                 GROUP BY r.id) r) o
