@@ -122,13 +122,32 @@ func TestPreview(t *testing.T) {
 	adminPage.Flash = []Flash{{Kind: FlashOK, Text: "Removed role viewer on globex from kim@example.com."}}
 	noRole := Page{Title: "No access", User: &User{Name: "Kim Park", Email: "kim.park@example.com", EmailVerified: true}}
 
+	var approvalRows []ApprovalRow
+	var replayRows []ReplayRow
+	for i := range 3 {
+		id := int64(4120 + i)
+		at := now.Add(-time.Duration(90-i*20) * time.Minute)
+		approvalRows = append(approvalRows, ApprovalRow{ID: id, URL: fmt.Sprintf("/replay/requests/%d", id), Tenant: "acme", Class: "same_operation",
+			Items: "0 replayed · 1 to go", Requester: "lee.chen@example.com", Reason: "mail provider outage over", Submitted: at, Approvals: "0 of 1",
+			Needs: "one approver who is not the requester"})
+		replayRows = append(replayRows, ReplayRow{ID: id, URL: fmt.Sprintf("/replay/requests/%d", id), Tenant: "acme", Class: "same_operation",
+			Status: "pending_approval", Items: "0 replayed · 1 to go", Total: 1, Requester: "dana@example.com", RequesterURL: "/replay/requests?requester_issuer=x&requester_subject=dana",
+			Submitted: at, Approvals: "0 of 1", NeedsApproval: true, ApprovalsNeeded: 1})
+	}
+	approvalsMore := ApprovalsModel{Rows: approvalRows, Now: now, More: 412, NextURL: "/approvals?after=1764400000000000-4122"}
+	replaysByIdentity := ReplayListModel{Action: PathReplays, Filter: ReplayFilter{RequesterIssuer: "https://dex.example.com/dex", RequesterSubject: "CiQ4ZjE0YjU2Mi0yYmQ1"},
+		Tenants: []string{"acme", "globex"}, Classes: []string{"rebuildable", "same_operation", "manual"}, Rows: replayRows, Now: now,
+		Counts: ReplayCounts{Requests: 3, Counted: 3}, RequesterName: "dana@example.com", ClearRequesterURL: PathReplays}
+
 	pages := map[string]templ.Component{
-		"audit.html":        AuditList(page("Audit log", "audit"), listModel),
-		"audit-errors.html": AuditList(page("Audit log", "audit"), errModel),
-		"audit-empty.html":  AuditList(page("Audit log", "audit"), emptyModel),
-		"event.html":        AuditEvent(page("Audit event 18338", "audit"), event),
-		"admin.html":        AdminBindings(adminPage, bindings),
-		"noaccess.html":     NoAccess(noRole),
+		"approvals-more.html":    Approvals(page("Approvals", "approvals"), approvalsMore),
+		"replays-requester.html": ReplayList(page("Replays", "replays"), replaysByIdentity),
+		"audit.html":             AuditList(page("Audit log", "audit"), listModel),
+		"audit-errors.html":      AuditList(page("Audit log", "audit"), errModel),
+		"audit-empty.html":       AuditList(page("Audit log", "audit"), emptyModel),
+		"event.html":             AuditEvent(page("Audit event 18338", "audit"), event),
+		"admin.html":             AdminBindings(adminPage, bindings),
+		"noaccess.html":          NoAccess(noRole),
 		"sessions.html": AdminSessions(page("Sessions", "sessions"), SessionsModel{RevokeURL: "/admin/sessions/revoke", People: []SessionPerson{
 			{Name: "Dana Okafor", Email: "dana.okafor@example.com", Issuer: "https://dex.example.com/dex", Subject: "CiQ4ZjE0YjU2Mi0yYmQ1", Sessions: 2, LastLogin: now.Add(-35 * time.Minute)},
 			{Email: "approver@example.com (unverified)", Issuer: "https://github-dex.example.com", Subject: "gh-99812", Sessions: 1, LastLogin: now.Add(-3 * time.Minute)},

@@ -393,10 +393,22 @@ type ApprovalRow struct {
 }
 
 // ApprovalsModel is the approvals page: requests waiting for a sign-off,
-// the longest waiting first.
+// the longest waiting first, a page at a time. More is how many more wait
+// after this page (NextURL lists them); Later whether this is a page after
+// the first (FirstURL).
 type ApprovalsModel struct {
-	Rows []ApprovalRow
-	Now  time.Time
+	Rows              []ApprovalRow
+	Now               time.Time
+	More              int
+	Later             bool
+	NextURL, FirstURL string
+}
+
+// approvalsMoreText says how many more requests wait after the page, of
+// rows shown.
+func approvalsMoreText(rows, more int) string {
+	return "These " + Count(int64(rows)) + " have waited longest; " + Count(int64(more)) + " more " +
+		Plural(more, "request waits", "requests wait") + " after them:"
 }
 
 // PolicyRow is one rule of the policy table.

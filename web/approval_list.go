@@ -3,11 +3,13 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"slices"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
@@ -17,27 +19,55 @@ import (
 // maxListedEdits bounds the diffs a row of the approvals list shows.
 const maxListedEdits = 3
 
-// maxListedApprovals bounds the requests the approvals page lists.
-const maxListedApprovals = 500
+// approvalPageSize is how many requests the approvals page lists at a
+// time.
+const approvalPageSize = 100
 
-// approvalList shows requests waiting for approval in the approver's
-// tenants, oldest first, with their age, expiry and approvals so far.
+// approvalCursor is the approvals page's "after": when the last request of
+// the page before began to wait (Unix microseconds, PostgreSQL's
+// precision) and its id.
+var approvalCursor = regexp.MustCompile(`^([0-9]{1,18})-([1-9][0-9]{0,17})$`)
+
+// readApprovalCursor reads the approvals page's "after" (empty: the first
+// page), or returns an invalid error for a broken one.
+func readApprovalCursor(v string) (replay.WaitingCursor, error) {
+	if v == "" {
+		return replay.WaitingCursor{}, nil
+	}
+	m := approvalCursor.FindStringSubmatch(v)
+	if m == nil {
+		return replay.WaitingCursor{}, quarantine.Errorf(quarantine.EINVALID, "The page link is broken; start from the first page.")
+	}
+	us, _ := strconv.ParseInt(m[1], 10, 64) // at most 18 digits
+	id, _ := strconv.ParseInt(m[2], 10, 64)
+	return replay.WaitingCursor{Since: time.UnixMicro(us), ID: id}, nil
+}
+
+// approvalList shows requests waiting for approval of a class in a tenant
+// where the viewer may approve it, the longest waiting first, with their
+// age, expiry and approvals so far, a page at a time; the page says how
+// many more wait after it.
 func (s *Server) approvalList(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, me := userOf(c), userOf(c).Actor
-	scope := s.replayScope(ctx, u, authz.ActApprove)
-	reqs, _, err := s.deps.Replays.List(ctx, replay.ListFilter{Tenants: scope.Tenants, All: scope.All, Viewer: me,
-		Status: replay.StatusPendingApproval, Limit: maxListedApprovals})
+	after, err := readApprovalCursor(c.QueryParam("after"))
 	if err != nil {
 		return err
 	}
-	slices.Reverse(reqs) // the longest waiting first
+	waiting, err := s.deps.Replays.Waiting(ctx, replay.WaitingFilter{May: s.classScopes(ctx, u, authz.ActApprove), After: after,
+		Limit: approvalPageSize})
+	if err != nil {
+		return err
+	}
 	table := s.deps.Replays.Policy()
-	var rows []views.ApprovalRow
-	for _, r := range reqs {
-		if !s.deps.Access.Can(u, r.Tenant, authz.ReplayObject(string(r.Class)), authz.ActApprove) {
-			continue
-		}
+	m := views.ApprovalsModel{Now: time.Now(), More: waiting.More, Later: !after.Since.IsZero()}
+	if next := waiting.Next(); next.ID != 0 {
+		m.NextURL = fmt.Sprintf("%s?after=%d-%d", views.PathApprovals, next.Since.UnixMicro(), next.ID)
+	}
+	if m.Later {
+		m.FirstURL = views.PathApprovals
+	}
+	for _, r := range waiting.Requests {
 		row := views.ApprovalRow{
 			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class),
 			Items: r.Items.String(), Requester: r.Requester.Display(), Reason: r.Reason, Intent: r.IntentHex(),
@@ -62,7 +92,7 @@ func (s *Server) approvalList(c echo.Context) error {
 			}
 			row.Edits = editViews(r.ID, edits)
 		}
-		rows = append(rows, row)
+		m.Rows = append(m.Rows, row)
 	}
-	return s.render(c, http.StatusOK, views.Approvals(s.page(c, "Approvals", "approvals"), views.ApprovalsModel{Rows: rows, Now: time.Now()}))
+	return s.render(c, http.StatusOK, views.Approvals(s.page(c, "Approvals", "approvals"), m))
 }

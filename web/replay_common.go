@@ -215,6 +215,20 @@ func (s *Server) replayScope(ctx context.Context, u authz.User, act string) auth
 	return authz.Scope{Tenants: slices.Sorted(maps.Keys(set))}
 }
 
+// classScopes are where u may do act on the replays of each class, the
+// classes u may do it on nowhere left out.
+func (s *Server) classScopes(ctx context.Context, u authz.User, act string) []replay.ClassScope {
+	known := s.knownTenants(ctx)
+	var out []replay.ClassScope
+	for _, cl := range replaypolicy.KnownClasses() {
+		sc := s.deps.Access.Scope(u, authz.ReplayObject(string(cl)), act, known)
+		if !sc.Empty() {
+			out = append(out, replay.ClassScope{Class: cl, Tenants: sc.Tenants, All: sc.All})
+		}
+	}
+	return out
+}
+
 // selectionForm is the dead letters a form selects: the repeated "id"
 // field of the list's checkboxes or of the detail page.
 type selectionForm struct {

@@ -157,26 +157,8 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Listed, bool, error
 		if err != nil {
 			return err
 		}
-		ids := make([]int64, len(reqs))
-		for i, r := range reqs {
-			ids[i] = r.ID
-		}
-		progress, err := outcomes(ctx, tx, ids)
-		if err != nil {
-			return err
-		}
-		as, err := approvalsOf(ctx, tx, ids)
-		if err != nil {
-			return err
-		}
-		table, now := s.cfg.Policy(), s.cfg.Now()
-		for _, l := range reqs {
-			l.Progress, l.Count, l.Expires = progress[l.ID].Progress, CountOf(table, l.Request, as[l.ID], now), s.expires(table, l.Request, as[l.ID], now)
-			l.Approvals = as[l.ID]
-			l.Items = CountItems(l.Request, l.Progress)
-			out = append(out, l)
-		}
-		return nil
+		out, err = s.listed(ctx, tx, reqs)
+		return err
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("list replay requests: %w", err)
@@ -186,6 +168,31 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Listed, bool, error
 		out = out[:f.Limit]
 	}
 	return out, more, nil
+}
+
+// listed completes reqs, read in tx, as the lists show them: their items
+// by outcome, their approvals and what expires.
+func (s *Service) listed(ctx context.Context, tx pgx.Tx, reqs []Listed) ([]Listed, error) {
+	ids := make([]int64, len(reqs))
+	for i, r := range reqs {
+		ids[i] = r.ID
+	}
+	progress, err := outcomes(ctx, tx, ids)
+	if err != nil {
+		return nil, err
+	}
+	as, err := approvalsOf(ctx, tx, ids)
+	if err != nil {
+		return nil, err
+	}
+	table, now := s.cfg.Policy(), s.cfg.Now()
+	for i := range reqs {
+		l := &reqs[i]
+		l.Progress, l.Count, l.Expires = progress[l.ID].Progress, CountOf(table, l.Request, as[l.ID], now), s.expires(table, l.Request, as[l.ID], now)
+		l.Approvals = as[l.ID]
+		l.Items = CountItems(l.Request, l.Progress)
+	}
+	return reqs, nil
 }
 
 // ItemCountsOf counts the items of each of reqs as every page does
