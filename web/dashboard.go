@@ -127,6 +127,12 @@ func (s *Server) dashboard(c echo.Context) error {
 		return err
 	}
 	m.Storage = storageView(snap, health, s.deps.DLQStream)
+	if !s.deps.Access.Scope(userOf(c), authz.ObjDeadLetter, authz.ActRead, nil).All {
+		// One stream holds every tenant's dead letters: its size and oldest
+		// message are other tenants' volume to a reader of some, and nothing
+		// they can act on (its limits are the operator's settings).
+		m.Storage.Stream = views.StreamView{}
+	}
 	m.Action, m.StaleValue, m.StaleOptions, m.SpanValue = views.PathDashboard, form.Stale, staleChoices, form.Span
 	m.SpanURLs = map[string]string{}
 	for k := range dashboardSpans {
