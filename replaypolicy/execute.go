@@ -97,11 +97,11 @@ func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 	case a.Unreadable != "":
 		return v.plain(Wait, CheckAuthorityUnread, "could not read who may still replay: "+a.Unreadable+"; will retry")
 	case !a.RequesterMay:
-		return v.plain(Block, CheckRequesterRights, fmt.Sprintf("the requester %s no longer may request %s replays in %s", r.Requester.Email, r.Class, r.Tenant))
+		return v.plain(Block, CheckRequesterRights, fmt.Sprintf("the requester %s no longer may request %s replays in %s", r.Requester.Attribution(), r.Class, r.Tenant))
 	}
 	for _, s := range a.Approvers {
 		if !s.May {
-			return v.plain(Block, CheckApproverRights, fmt.Sprintf("the approver %s no longer may approve %s replays in %s", s.Who.Email, r.Class, r.Tenant))
+			return v.plain(Block, CheckApproverRights, fmt.Sprintf("the approver %s no longer may approve %s replays in %s", s.Who.Attribution(), r.Class, r.Tenant))
 		}
 	}
 	return v

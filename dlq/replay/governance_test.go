@@ -87,7 +87,7 @@ func TestRightsLostMidClaimPublishNothing(t *testing.T) {
 	}{
 		{"GroupGoneAtRefresh", approver1, func() {
 			require.NoError(t, b.auth.Directory.Remember(ctx, authz.User{Actor: approver1})) // the provider lists no group now
-		}, "the approver a1@example.com no longer may approve same_operation replays in acme"},
+		}, "the approver a1@example.com (unverified) no longer may approve same_operation replays in acme"},
 		{"BindingRemoved", bound, func() {
 			require.NoError(t, bindings.Delete(ctx, binding.ID, admin, func(authz.Binding) bool { return true }, audit.Event{}))
 		}, "the approver bound@example.com no longer may approve same_operation replays in acme"},
@@ -95,7 +95,7 @@ func TestRightsLostMidClaimPublishNothing(t *testing.T) {
 			_, err := b.db.OwnerPool.Exec(ctx, `UPDATE user_directory SET groups = '{}', revoked_at = now(), revoked_reason = 'the test'
                 WHERE subject = $1`, oncall.Subject)
 			require.NoError(t, err)
-		}, "the requester oncall@example.com no longer may request same_operation replays in acme"},
+		}, "the requester oncall@example.com (unverified) no longer may request same_operation replays in acme"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			msgID := "mid-rights-" + tt.name
@@ -173,7 +173,7 @@ func TestApprovalCountsOnlyWhileApproverHoldsRight(t *testing.T) {
 	var reason string
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT void_reason FROM replay_approvals WHERE request_id = $1 AND approver_subject = $2 AND voided_at IS NOT NULL`,
 		req.ID, approver1.Subject).Scan(&reason))
-	assert.Equal(t, "the approver a1@example.com no longer may approve manual replays in acme", reason)
+	assert.Equal(t, "the approver a1@example.com (unverified) no longer may approve manual replays in acme", reason)
 	var auditReason, actor string
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT reason, actor_subject FROM audit_log WHERE action = $1 AND object_id = $2`,
 		audit.ActionReplayApprovalVoid, strconv.FormatInt(req.ID, 10)).Scan(&auditReason, &actor))
@@ -201,7 +201,7 @@ func TestApprovalCountsOnlyWhileApproverHoldsRight(t *testing.T) {
 		require.NoError(t, b.auth.Directory.Remember(ctx, authz.User{Actor: oncall})) // no group any more
 		_, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 		assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "%v", err)
-		assert.ErrorContains(t, err, "the requester oncall@example.com no longer may request same_operation replays in acme")
+		assert.ErrorContains(t, err, "the requester oncall@example.com (unverified) no longer may request same_operation replays in acme")
 		var n int
 		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_approvals WHERE request_id = $1`, req.ID).Scan(&n))
 		assert.Zero(t, n, "nothing counted")
