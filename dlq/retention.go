@@ -84,9 +84,9 @@ type PurgeRun struct {
 // a dead letter named by an item of any other request is kept.
 const closedRequest = `('done', 'done_with_problems', 'rejected', 'cancelled', 'void')`
 
-// What one day holds, counted under a share lock on its partition (writes
-// wait, reads go on), per counter row and error group, with the newest
-// age any of them has (the later of stored and arrived, mayGo).
+// What one day holds, counted under the lock emptying it takes (holdDay:
+// reads and writes of the day wait), per counter row and error group, with
+// the newest age any of them has (the later of stored and arrived, mayGo).
 const selectDayContents = `
 SELECT tenant, item_type, error_class, status, fingerprint, count(*), min(dead_lettered_at), max(dead_lettered_at),
     max(greatest(dead_lettered_at, received_at))
@@ -129,8 +129,8 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 		if _, err := tx.Exec(ctx, setPurgeLockTimeout); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `SELECT quarantine_dead_letter_partition_hold($1)`, p.Name); err != nil {
-			return err
+		if _, err := tx.Exec(ctx, holdDay, p.Name); err != nil {
+			return err // 55P03: a reader or writer of the day outlasted the wait; gaveWay
 		}
 		rows, err := tx.Query(ctx, selectDayContents, p.Day, p.End())
 		if err != nil {
@@ -169,8 +169,8 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 		if _, err := tx.Exec(ctx, keepDayOrigins, p.Day, p.End()); err != nil {
 			return fmt.Errorf("keep replay origins: %w", err)
 		}
-		// Emptied before the audit row: readers of the day wait from here
-		// to the commit, which the audit row and the checkpoint only precede.
+		// Emptied before the audit row, under the lock holdDay took: the
+		// audit row and the checkpoint only precede the commit.
 		if _, err := tx.Exec(ctx, `SELECT quarantine_dead_letter_partition_empty($1)`, p.Name); err != nil {
 			return err // 55000: an open request names one of them; rolled back
 		}
@@ -188,6 +188,19 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 	}
 	return run, emptied, nil
 }
+
+// holdDay locks a past day's partition as the TRUNCATE emptying it does
+// (ACCESS EXCLUSIVE), before anything in it is counted, so that the lock
+// is taken once and never upgraded: a transaction that read the day and
+// then writes to it (ingest storing a late or redelivered dead letter of
+// the day, an operator's status change) waits for the purge's commit,
+// where under a lock that let reads go on and a TRUNCATE asking for more
+// later one of the two was killed as a deadlock (migration 0048). Readers
+// of the day wait from here to the commit too. Every transaction asking
+// for a lock on the day queues behind the purge while it waits for its
+// lock, so that wait is bounded (2 s, SQLSTATE 55P03): the purge gives way
+// rather than hold up pages and ingest.
+const holdDay = `SELECT quarantine_dead_letter_partition_hold($1)`
 
 // A run waits at most this long for any lock (a page reading the day, the
 // audit chain): it gives way (gaveWay) and tries again at the next pass;

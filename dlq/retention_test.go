@@ -431,7 +431,7 @@ func TestRetentionWaitsForDraftsBeingMade(t *testing.T) {
 		drafting := draft(racing...)
 		running := pass()
 		wait.Until(t, "the run waits for the draft's lock on the day", time.Minute, func() bool {
-			return waiting("quarantine_dead_letter_partition_empty") == 1
+			return waiting("quarantine_dead_letter_partition_hold") == 1
 		})
 		release()
 		require.NoError(t, <-drafting)
