@@ -68,10 +68,15 @@ var errMayBePurged = errors.New("a dead letter of the batch may be one retention
 // (the unique index on dead_lettered_at and source_key answers), or were
 // and retention removed them (dead_letters_purged's primary key answers):
 // a message the stream delivers again after its dead letter was removed
-// is not stored again.
+// is not stored again. It reads only the partitions of the batch's days
+// (d.dead_lettered_at = ANY($1): pruned when planned, which is on every
+// call, unstored sending it as a simple query): a batch of other days does
+// not wait for a day retention empties, whose partition the purge locks as
+// TRUNCATE does until it commits (holdDay).
 const storedKeys = `
 WITH k AS (SELECT * FROM unnest($1::timestamptz[], $2::bytea[]) AS k(at, key))
 SELECT d.dead_lettered_at, d.source_key FROM k JOIN dead_letters d ON d.dead_lettered_at = k.at AND d.source_key = k.key
+WHERE d.dead_lettered_at = ANY($1::timestamptz[])
 UNION ALL
 SELECT p.dead_lettered_at, p.source_key FROM k JOIN dead_letters_purged p ON p.dead_lettered_at = k.at AND p.source_key = k.key`
 
@@ -228,7 +233,11 @@ func unstored(ctx context.Context, tx pgx.Tx, rows []copyRow) ([]copyRow, error)
 	for i := range rows {
 		ats[i], keys[i] = rows[i].rec.DeadLetteredAt, rows[i].key[:]
 	}
-	found, err := tx.Query(ctx, storedKeys, ats, keys)
+	// Planned with its values (a simple query), whatever the pool's
+	// plan_cache_mode: a generic plan would lock every partition. (pgx
+	// writes a time's text to the microsecond, truncated, as COPY's binary
+	// stores it: PostgreSQL rounds nothing.)
+	found, err := tx.Query(ctx, storedKeys, pgx.QueryExecModeSimpleProtocol, ats, keys)
 	if err != nil {
 		return nil, fmt.Errorf("look up stored source keys: %w", err)
 	}
