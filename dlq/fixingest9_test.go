@@ -2,14 +2,19 @@ package dlq
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // TestFixIngest9OtherDaysDoNotWaitForADaysPurge: while retention holds a
@@ -68,4 +73,65 @@ func TestFixIngest9OtherDaysDoNotWaitForADaysPurge(t *testing.T) {
 	var n int
 	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters`).Scan(&n))
 	assert.Equal(t, 4, n, "one row per message")
+}
+
+// TestFixIngest9LostRaceIsNotPostgreSQLDown: a deadlock (40P01) or a
+// serialization failure (40001) is a lock race the transaction lost, with
+// PostgreSQL answering: not Unreachable (which cuts a replica off after
+// cutOffAfter), not Busy (which probes and bisects the batch), and not the
+// data's (isolate does not split the batch for it).
+func TestFixIngest9LostRaceIsNotPostgreSQLDown(t *testing.T) {
+	t.Parallel()
+	for _, code := range []string{"40P01", "40001"} {
+		err := fmt.Errorf("insert: %w", &pgconn.PgError{Code: code})
+		assert.True(t, LostRace(err), code)
+		assert.False(t, Unreachable(err), code)
+		assert.False(t, Busy(err), code)
+	}
+	for _, err := range []error{&pgconn.PgError{Code: "08006"}, &pgconn.PgError{Code: "55P03"}, &pgconn.PgError{Code: "23505"}, context.Canceled} {
+		assert.False(t, LostRace(err), "%v", err)
+	}
+}
+
+// TestFixIngest9DeadlockedBatchRetriedNotAStoreError: the ingester's
+// transaction storing a batch is killed as a deadlock's victim (it holds
+// today's partition for its COPY and waits to record the counters' deltas;
+// another transaction holds the deltas and asks for the partition). The
+// batch is tried again at once and stored once the other transaction ends;
+// it is counted as a lost race (quarantine_ingest_store_conflicts_total),
+// neither as a store error (the critical "PostgreSQL down?" alert) nor
+// toward cutting the replica off.
+func TestFixIngest9DeadlockedBatchRetriedNotAStoreError(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	admin, err := pgxpool.New(ctx, testdb.ServerURL(t))
+	require.NoError(t, err)
+	t.Cleanup(admin.Close)
+	r := b.start(t, IngestConfig{BatchSize: 10, Workers: 1, MaxWait: 10 * time.Millisecond}, nil)
+	// Today's partition exists before the batch comes (none is made in
+	// the batch's transaction).
+	require.NoError(t, b.store.EnsurePartitions(ctx, []time.Time{time.Now()}))
+
+	other, err := b.db.OwnerPool.Begin(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Rollback(context.Background()) })
+	_, err = other.Exec(ctx, `LOCK TABLE dead_letter_deltas IN SHARE MODE`)
+	require.NoError(t, err)
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.orders.created", Data: []byte("order")})
+	waitingOnLock(t, admin, b.db, "the batch's COPY done, its deltas waiting", "%dead_letter_deltas%", 1)
+	// The circle: PostgreSQL kills the batch's transaction, which waited
+	// first and so looks for a deadlock first.
+	lockCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err = other.Exec(lockCtx, `LOCK TABLE `+PartitionName(Day(time.Now()))+` IN SHARE MODE`)
+	require.NoError(t, err, "the other transaction wins the deadlock")
+	wait.Until(t, "the lost race counted", 30*time.Second, func() bool { return testutil.ToFloat64(r.metrics.StoreConflicts) >= 1 })
+	require.NoError(t, other.Rollback(ctx))
+
+	b.waitRows(t, 1)
+	b.waitDrained(t)
+	assert.Zero(t, testutil.ToFloat64(r.metrics.StoreErrors), "a lost race is not PostgreSQL out of reach")
+	assert.False(t, r.cutOff.Load())
+	assert.Equal(t, 1, countRows(t, b.db.Pool, "true"))
 }

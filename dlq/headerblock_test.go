@@ -132,7 +132,7 @@ func TestUnreachable(t *testing.T) {
 		{&pgconn.PgError{Code: "57P01"}, true},  // admin shutdown
 		{&pgconn.PgError{Code: "53300"}, true},  // too many connections
 		{&pgconn.PgError{Code: "25006"}, true},  // read-only: a replica
-		{&pgconn.PgError{Code: "40P01"}, true},  // deadlock
+		{&pgconn.PgError{Code: "40P01"}, false}, // deadlock: a lost race (LostRace), PostgreSQL answered
 		{&pgconn.PgError{Code: "23514"}, false}, // check violation: the data
 		{&pgconn.PgError{Code: "22021"}, false}, // invalid byte sequence
 		{&pgconn.PgError{Code: "54000"}, false}, // index row too big

@@ -933,7 +933,7 @@ func (in *Ingester) storeContentRefused(ctx context.Context, recs []Record, refu
 	got, err := storeRefusedWholeOrPosition(due, position, insert)
 	var unstored []int
 	if err != nil {
-		in.metrics.StoreErrors.Inc()
+		in.metrics.countStoreFailure(err)
 		in.log.Warn("storing dead letters PostgreSQL refused delivery after delivery, whole or in their position forms, failed; they stay unacked and come again",
 			"stream", in.cfg.Stream, "consumer", in.cfg.Durable, "dead_letters", len(due), "retry_in", in.cfg.RetryUnstorable, "err", err)
 		for _, u := range refused {

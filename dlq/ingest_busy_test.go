@@ -53,7 +53,7 @@ func TestBusy(t *testing.T) {
 	t.Parallel()
 	for code, want := range map[string]bool{
 		"57014": true, "53200": true, "53100": true, "55P03": true, "55006": true, "58030": true,
-		"23514": false, "22021": false, "54000": false, "40001": false, // serialization: Unreachable's
+		"23514": false, "22021": false, "54000": false, "40001": false, // serialization: LostRace's
 	} {
 		assert.Equal(t, want, Busy(fmt.Errorf("insert: %w", &pgconn.PgError{Code: code})), code)
 	}

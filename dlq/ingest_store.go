@@ -24,7 +24,10 @@ const busyAttempts = 3
 // attempts that found PostgreSQL out of reach (Unreachable) the replica is
 // cut off from PostgreSQL (cutOffFromPostgres) and
 // storeBatch returns false, as it does at once while the replica is cut
-// off; the caller hands the batch back. Every row it stored is counted
+// off; the caller hands the batch back. An attempt that lost a lock race
+// (LostRace: a deadlock, a serialization failure) is tried again at once,
+// then after a backoff of its own; it is counted apart (StoreConflicts),
+// neither as a store error nor toward cutOffAfter: PostgreSQL answered. Every row it stored is counted
 // (observeBatch, observeStored), those of failed attempts and of the probe
 // included, whether it returns true or false: a later insert of the same
 // records finds them stored and does not report them.
@@ -39,6 +42,7 @@ func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record)
 	}
 	busy := 0
 	var unreachable time.Time // since the first of the attempts in a row PostgreSQL was out of reach
+	var raceBackoff time.Duration
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		res, err := in.store.Insert(ctx, recs)
@@ -52,6 +56,26 @@ func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record)
 		if ctx.Err() != nil {
 			return giveUp()
 		}
+		if LostRace(err) {
+			// PostgreSQL answered and rolled the attempt back; the other
+			// transaction (retention emptying a day, a writer of the same
+			// rows) goes on, and this one, tried again, waits for it.
+			in.metrics.StoreConflicts.Inc()
+			unreachable = time.Time{}
+			in.log.Info("storing dead letters lost a lock race in PostgreSQL; trying again",
+				"batch", len(recs), "attempt", attempt, "retry_in", raceBackoff, "err", err)
+			if raceBackoff > 0 {
+				for _, it := range batch {
+					_ = it.msg.InProgress()
+				}
+				if !sleep(ctx, raceBackoff) {
+					return giveUp()
+				}
+			}
+			raceBackoff = min(max(2*raceBackoff, 10*time.Millisecond), 5*time.Second)
+			continue
+		}
+		raceBackoff = 0
 		busy++
 		if !Busy(err) {
 			busy = 0

@@ -698,7 +698,7 @@ func (in *Ingester) sweepInsertCounted(ctx context.Context, recs []Record, res *
 	in.metrics.observeSwept(len(recs), time.Since(start), ins.Inserted)
 	res.Stored += uint64(len(ins.Inserted))
 	if err != nil {
-		in.metrics.StoreErrors.Inc()
+		in.metrics.countStoreFailure(err)
 		return ins, fmt.Errorf("store %d dead letters swept from the stream: %w", len(recs), err)
 	}
 	res.AlreadyStored += uint64(len(recs) - len(ins.Inserted) - len(ins.Unstorable))

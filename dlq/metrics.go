@@ -20,6 +20,10 @@ type Metrics struct {
 	CommitSeconds prometheus.Histogram
 	LagSeconds    prometheus.Histogram
 	StoreErrors   prometheus.Counter
+	// StoreConflicts counts inserts of dead letters PostgreSQL rolled
+	// back because they lost a lock race (LostRace), tried again: not
+	// StoreErrors, which says PostgreSQL is out of reach.
+	StoreConflicts prometheus.Counter
 	// RawForm counts dead letters stored in their raw form, Unstorable
 	// those refused in every form (left unacked, delivered again), and
 	// IsolationStatements the extra insert statements spent finding them.
@@ -204,6 +208,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "quarantine_ingest_store_errors_total",
 			Help: "Batches that failed to store because PostgreSQL was unreachable, and were retried.",
 		}),
+		StoreConflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "quarantine_ingest_store_conflicts_total",
+			Help: "Inserts of dead letters PostgreSQL rolled back because they lost a lock race with another transaction (deadlock, serialization failure), and that were tried again; PostgreSQL answered.",
+		}),
 		RawForm: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "quarantine_ingest_raw_form_total",
 			Help: fmt.Sprintf("Dead letters PostgreSQL refused in their parsed form, stored in their raw form (flag raw_form); tenants as quarantine_ingested_total's, past %d under %q.",
@@ -285,9 +293,19 @@ func (m *Metrics) exportTenant(tenant string) {
 
 // collectors are every series of m, for registering.
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors,
+	return []prometheus.Collector{m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors, m.StoreConflicts,
 		m.RawForm, m.Unstorable, m.Deferred, m.IsolationStatements, m.HeaderRereads, m.BufferedBytes,
 		m.ConsumerRepaired, m.Swept, m.SweepBehind, newHealthCollector(m.health)}
+}
+
+// countStoreFailure counts an insert of dead letters that failed with err:
+// a lost lock race apart (StoreConflicts), anything else as a store error.
+func (m *Metrics) countStoreFailure(err error) {
+	if LostRace(err) {
+		m.StoreConflicts.Inc()
+		return
+	}
+	m.StoreErrors.Inc()
 }
 
 // observeBatch counts a batch of deliveries stored: its size, the time

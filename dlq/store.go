@@ -143,7 +143,7 @@ func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *Inser
 	case err == nil:
 		res.Inserted = append(res.Inserted, in...)
 		return nil, nil
-	case Unreachable(err) || Busy(err) || ctx.Err() != nil:
+	case Unreachable(err) || Busy(err) || LostRace(err) || ctx.Err() != nil:
 		return nil, err // not the data's fault: the caller tries again
 	case len(recs) == 1:
 		return []Refused{{Index: base, Err: err}}, nil
@@ -219,7 +219,7 @@ var errPartitionDropped = errors.New("the partition of its day was made and drop
 
 // partitionNotMade is the error of an insert (err: the row routed to no
 // partition) when making the partition of its day failed (perr). A maker
-// that failed for a reason not the data's (Busy or Unreachable: its ATTACH
+// that failed for a reason not the data's (Busy, Unreachable or LostRace: its ATTACH
 // waited past the statement timeout behind an ANALYZE, a VACUUM, a CREATE
 // INDEX CONCURRENTLY or another maker; the connection) gives its own
 // error, which the caller retries or defers: the routing error alone
@@ -228,7 +228,7 @@ var errPartitionDropped = errors.New("the partition of its day was made and drop
 // functions refuse (before 2000, more than 400 days ahead: 22023) is the
 // record's: the routing error, with why no partition was made.
 func partitionNotMade(err, perr error) error {
-	if Busy(perr) || Unreachable(perr) {
+	if Busy(perr) || Unreachable(perr) || LostRace(perr) {
 		return fmt.Errorf("%w (for a row whose day has no partition: %v)", perr, err)
 	}
 	return fmt.Errorf("%w (no partition for its day: %v)", err, perr)
@@ -262,10 +262,11 @@ func sourceKeyTaken(err error) bool {
 // Unreachable reports whether err says the database could not be reached or
 // cannot take writes just now (the connection, the server starting or
 // stopping, a full disk, too many connections, a read-only replica after a
-// failover) or that the statement lost a race it can win later (deadlock,
-// serialization): the same statement is worth trying again as it is. Any
-// other error, with or without a SQLSTATE, may come from the data, and Insert
-// isolates the record that causes it.
+// failover): the same statement is worth trying again as it is. A
+// transaction that lost a lock race (LostRace) is not that: PostgreSQL
+// answered. Any other error, with or without a SQLSTATE, may come from the
+// data (unless Busy or LostRace), and Insert isolates the record that
+// causes it.
 func Unreachable(err error) bool {
 	if err == nil {
 		return false
@@ -282,8 +283,7 @@ func Unreachable(err error) bool {
 		switch pgErr.Code {
 		case "57P01", "57P02", "57P03", // admin_shutdown, crash_shutdown, cannot_connect_now
 			"53100", "53300", // disk_full, too_many_connections
-			"25006",          // read_only_sql_transaction: a replica after a failover
-			"40001", "40P01": // serialization_failure, deadlock_detected
+			"25006": // read_only_sql_transaction: a replica after a failover
 			return true
 		}
 		return strings.HasPrefix(pgErr.Code, "08") // connection_exception
@@ -294,6 +294,17 @@ func Unreachable(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// LostRace reports whether err says PostgreSQL rolled the transaction back
+// because it lost a race with another one: a deadlock (40P01: retention
+// emptying a day, another writer of the same rows) or a serialization
+// failure (40001). PostgreSQL answered, and nothing of the data is at
+// fault: the same transaction is worth trying again at once, and it is no
+// sign that PostgreSQL is out of reach (Unreachable) or busy (Busy).
+func LostRace(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
 }
 
 // Busy reports whether err says PostgreSQL could not finish the statement

@@ -344,7 +344,7 @@ func (w *Worker) recordKept(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	if ctx.Err() == nil && !dlq.Unreachable(err) {
+	if ctx.Err() == nil && !dlq.Unreachable(err) && !dlq.LostRace(err) {
 		w.unrecorded.failed++
 	}
 	if w.unrecorded.failed >= w.cfg.KeptTries {
