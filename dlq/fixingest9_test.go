@@ -3,6 +3,8 @@ package dlq
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -134,4 +136,50 @@ func TestFixIngest9DeadlockedBatchRetriedNotAStoreError(t *testing.T) {
 	assert.Zero(t, testutil.ToFloat64(r.metrics.StoreErrors), "a lost race is not PostgreSQL out of reach")
 	assert.False(t, r.cutOff.Load())
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "true"))
+}
+
+// TestFixIngest9DayPurgeGivesWayToAReader: a transaction reading a past
+// day (a long report) holds the lock emptying the day must wait for; every
+// later reader and ingest of the day would queue behind that wait. The
+// purge waits at most holdDay's 2 s, gives way, and the day's dead
+// letters go as rows in the same pass, while the reader still reads.
+func TestFixIngest9DayPurgeGivesWayToAReader(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.New(t)
+	st := NewStore(db.Pool)
+	day := Day(time.Now()).AddDate(0, 0, -10)
+	var recs []Record
+	for seq := uint64(1); seq <= 3; seq++ {
+		recs = append(recs, ParseDLQ("dlq", Received{Subject: "dlq.acme.orders", Stream: "DLQ", Seq: seq,
+			Time: day.Add(time.Hour + time.Duration(seq)*time.Second), Data: []byte("order")}))
+	}
+	_, err := st.Insert(ctx, recs)
+	require.NoError(t, err)
+	_, err = db.OwnerPool.Exec(ctx, `UPDATE dead_letters SET received_at = dead_lettered_at`)
+	require.NoError(t, err)
+	_, err = FoldCounters(ctx, db.Pool)
+	require.NoError(t, err)
+
+	reader, err := db.Pool.Begin(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = reader.Rollback(context.Background()) })
+	var n int
+	require.NoError(t, reader.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2`,
+		day, day.AddDate(0, 0, 1)).Scan(&n))
+	require.Equal(t, 3, n)
+
+	k := NewKeeper(st, KeeperConfig{Policy: func() RetentionPolicy { return keepAll3dRevIngest9{} }}, nil,
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	passCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	p, err := k.Pass(passCtx)
+	require.NoError(t, err, "the pass ends while the reader still reads")
+	var rows int64
+	for _, r := range p.Runs {
+		assert.NotEqual(t, PartitionName(day), r.Partition, "the day is not emptied whole under a reader")
+		rows += r.Rows
+	}
+	assert.EqualValues(t, 3, rows, "the day's dead letters went as rows")
+	require.NoError(t, reader.Rollback(ctx))
 }
