@@ -195,7 +195,7 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 // then writes to it (ingest storing a late or redelivered dead letter of
 // the day, an operator's status change) waits for the purge's commit,
 // where under a lock that let reads go on and a TRUNCATE asking for more
-// later one of the two was killed as a deadlock (migration 0048). Readers
+// later one of the two was killed as a deadlock (migration 0047). Readers
 // of the day wait from here to the commit too. Every transaction asking
 // for a lock on the day queues behind the purge while it waits for its
 // lock, so that wait is bounded (2 s, SQLSTATE 55P03): the purge gives way

@@ -25,4 +25,4 @@ BEGIN
     EXECUTE format('LOCK TABLE public.%I IN ACCESS EXCLUSIVE MODE', p);
     RETURN d;
 END $$;
-COMMENT ON FUNCTION quarantine_dead_letter_partition_hold(text) IS 'Locks past day partition p as TRUNCATE does (ACCESS EXCLUSIVE) until the transaction ends, waiting at most 2 s (55P03): what retention counts in it is what quarantine_dead_letter_partition_empty removes, and no lock is upgraded in between (migration 0048).';
+COMMENT ON FUNCTION quarantine_dead_letter_partition_hold(text) IS 'Locks past day partition p as TRUNCATE does (ACCESS EXCLUSIVE) until the transaction ends, waiting at most 2 s (55P03): what retention counts in it is what quarantine_dead_letter_partition_empty removes, and no lock is upgraded in between (migration 0047).';
