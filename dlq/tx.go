@@ -2,10 +2,8 @@ package dlq
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // txAttempts bounds how often InTx runs a transaction that lost a lock
@@ -23,16 +21,9 @@ const txAttempts = 3
 func InTx(ctx context.Context, db beginner, fn func(pgx.Tx) error) error {
 	var err error
 	for range txAttempts {
-		if err = pgx.BeginFunc(ctx, db, fn); !lostLockRace(err) || ctx.Err() != nil {
+		if err = pgx.BeginFunc(ctx, db, fn); !LostRace(err) || ctx.Err() != nil {
 			return err
 		}
 	}
 	return err
-}
-
-// lostLockRace reports whether err is a deadlock or a serialization
-// failure, which PostgreSQL resolves by rolling one transaction back.
-func lostLockRace(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
