@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -49,4 +50,32 @@ func TestRevBroker9AnswerFromNoStreamIsNotReplayed(t *testing.T) {
 	var ledger int
 	require.NoError(t, b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM replay_ledger WHERE request_id = $1 AND dead_letter_id = $2`, req.ID, id).Scan(&ledger))
 	assert.Zero(t, ledger, "the replay ledger holds a replay no stream stored")
+}
+
+// TestRevBroker9PubAckFromAnotherStreamIsNotReplayed: the worker judges the
+// publish of app.acme.search.index_update by stream APP (its window, its
+// dedupe), but the account maps that subject elsewhere (an account subject
+// mapping added by an operator), so the broker stores the publish in stream
+// OTHER under other.search. The PubAck names OTHER; a first attempt takes
+// any PubAck as "replayed" without comparing its stream with the one it
+// judged the publish by (a retry does: otherStream), so the console says
+// "replayed" and the ledger skips the item for good, though nothing reached
+// the original subject or the stream its consumers read.
+func TestRevBroker9PubAckFromAnotherStreamIsNotReplayed(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	subject := "app.acme.search.index_update"
+	other := b.createStream(t, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"other.>"}})
+	id := b.seedItem(t, "search.index_update", "mapped-ack-1", nats.Header{dlq.HeaderOriginalSubject: {subject}}, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.NoError(t, b.ns.GlobalAccount().AddMapping(subject, "other.search"))
+	run(t, b.worker(t, replay.WorkerConfig{Retry: 50 * time.Millisecond}))
+	b.waitFinished(t, req.ID)
+
+	assert.Zero(t, b.onSubject(t, subject), "nothing reached APP")
+	info, err := other.Info(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), info.State.Msgs, "the broker stored it in OTHER")
+	j := b.job(t, req.ID, id)
+	assert.NotEqual(t, "replayed", j.State, "recorded replayed though the PubAck names another stream than the one judged: %s", j.Result)
 }
