@@ -325,7 +325,11 @@ func copiedKept(a Ack) bool {
 // stream: Fail (blocked). No PubAck from a stream whose window does not
 // survive a restart (Window.Volatile): Reconcile. No PubAck: Retry, after RetryAfter but
 // while the window still covers the first attempt (JudgeWindow then lets a
-// person decide). A PubAck: Replayed; for a retry, only when the window,
+// person decide). A PubAck of a first attempt that names another stream
+// than the one that stores the subject (Window, read after the answer when
+// the claim's named none), or any stream for a subject none stores:
+// Reconcile (no proof that the broker stored it; the subject's
+// subscribers may have applied it). A PubAck: Replayed; for a retry, only when the window,
 // read again after the PubAck, would have held the earlier publish's id
 // had it landed (retryForgotten), else Reconcile: it was stored now, and
 // the earlier one may have been too. A Duplicate: the broker kept a
@@ -374,6 +378,17 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 			v.Until = now.Add(latest.Sub(now) / 2) // one more try inside the window
 		}
 		return v
+	case a.FirstAttempt && a.Window.Stream != a.Stream:
+		// Only the stream that stores the subject (the publish is sent
+		// expecting it, so any other stream refuses it) can answer for
+		// what the subject's consumers read: an answer naming another one
+		// came from something else (a subscriber of the subject answering
+		// the reply inbox) or from a stream the account maps the subject
+		// to. The publish went out on the subject all the same, and
+		// whatever subscribes to it may have applied it.
+		return v.plain(Reconcile, CheckAckUnproven, fmt.Sprintf("an answer to the publish of message id %q names %s:%d, but %s: it is no proof that the broker stored it "+
+			"where the subject's consumers read. The message went out on %s, and whatever subscribes to it may have applied it: check the target and say whether it was applied",
+			a.MsgID, a.Stream, a.Seq, storedBy(a.Window, a.Subject), a.Subject))
 	case !a.Duplicate && !a.FirstAttempt && !a.FirstAttemptAt.IsZero():
 		// The broker held no message under the id: the earlier publish did
 		// not land, or the window no longer holds it. Only a window read
@@ -443,6 +458,18 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		"it is published again once that message's duplicate window (%s) has passed", formatTime(until), a.Stream, a.Seq, seen, copied, w))
 	v.Until = until
 	return v
+}
+
+// storedBy says which stream stores subject by w, the window read for
+// it after the answer came.
+func storedBy(w Window, subject string) string {
+	switch {
+	case w.Unreadable != "":
+		return fmt.Sprintf("which stream stores %s could not be read (%s)", subject, w.Unreadable)
+	case w.Stream == "":
+		return fmt.Sprintf("no stream stores %s", subject)
+	}
+	return fmt.Sprintf("stream %s stores %s, and the publish was sent expecting it", w.Stream, subject)
 }
 
 // retryForgotten says why the window a (a retry the broker stored as new)

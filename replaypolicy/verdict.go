@@ -188,6 +188,7 @@ const (
 	CheckSuppressed     = "suppressed-duplicate" // deferred too often: the broker keeps dropping it
 	CheckOwnDuplicate   = "duplicate-ours"       // the broker kept our own earlier publish: replayed
 	CheckDedupeVolatile = "dedupe-not-durable"   // no PubAck, and the target's dedupe does not survive a restart: a person decides
+	CheckAckUnproven    = "ack-unproven"         // a first attempt's answer names a stream that does not store the subject: a person decides
 
 	// A request's end (JudgeRequestOutcome), and what people do to a
 	// running one (JudgeStop, JudgeReconcile).

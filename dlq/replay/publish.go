@@ -303,10 +303,12 @@ func settle(jobs []*job, state JobState, result string) {
 	}
 }
 
-// inflight is a published job waiting for its PubAck.
+// inflight is a published job waiting for its PubAck, and the size of
+// its message as the server counts it (headers and payload).
 type inflight struct {
-	j   *job
-	fut jetstream.PubAckFuture
+	j    *job
+	fut  jetstream.PubAckFuture
+	size int64
 }
 
 // publish sends the jobs the rules let go (no state yet), each request's
@@ -545,8 +547,8 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 			if time.Since(at) > tolerance {
 				break chunk // late: a fresh slot, as above
 			}
-			if f, ok := w.send(j); ok {
-				out = append(out, inflight{j, f})
+			if p, ok := w.send(j); ok {
+				out = append(out, p)
 				started = true
 			}
 			sent++
@@ -633,7 +635,11 @@ func stopsPublishing(err error, status Status, policy, rights bool) (JobState, s
 }
 
 // send publishes j asynchronously; a job it cannot send gets its state.
-func (w *Worker) send(j *job) (jetstream.PubAckFuture, bool) {
+// It is sent expecting the stream of the window it was judged by (when
+// that names one): any other stream the broker would store it in (an
+// account subject mapping, a stream's subjects moved since) refuses it,
+// so nothing lands where the subject's consumers do not read.
+func (w *Worker) send(j *job) (inflight, bool) {
 	var edited string
 	if j.edited {
 		edited = hex.EncodeToString(j.approvedSHA256)
@@ -641,7 +647,7 @@ func (w *Worker) send(j *job) (jetstream.PubAckFuture, bool) {
 	m, err := Message(j.subject, j.msgID, j.opID, j.corrID, j.deadLetterID, j.requestID, j.headers, j.payload, edited)
 	if err != nil {
 		j.state, j.result, j.resetAttempt = JobBlocked, err.Error(), j.firstAttempt
-		return nil, false
+		return inflight{}, false
 	}
 	if nc := w.js.Conn(); nc != nil && !nc.IsConnected() {
 		// A client reconnecting keeps what it is handed (unless its
@@ -649,15 +655,19 @@ func (w *Worker) send(j *job) (jetstream.PubAckFuture, bool) {
 		// it when it is back, perhaps after the duplicate window: the
 		// broker would store it again. Nothing is handed to it.
 		w.decideAck(context.Background(), j, nil, errNotSent{fmt.Errorf("the NATS connection is %s", nc.Status())})
-		return nil, false
+		return inflight{}, false
+	}
+	opts := []jetstream.PublishOpt{jetstream.WithMsgID(j.msgID)}
+	if j.window.Stream != "" {
+		opts = append(opts, jetstream.WithExpectStream(j.window.Stream))
 	}
 	j.handed = true
-	fut, err := w.js.PublishMsgAsync(m, jetstream.WithMsgID(j.msgID))
+	fut, err := w.js.PublishMsgAsync(m, opts...)
 	if err != nil {
 		w.decideAck(context.Background(), j, nil, errNotSent{err}) // it never left the worker
-		return nil, false
+		return inflight{}, false
 	}
-	return fut, true
+	return inflight{j: j, fut: fut, size: wireSize(m)}, true
 }
 
 // judgeAcks waits for the PubAcks of pending (AckTimeout after the last
@@ -670,11 +680,15 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 	defer cancel()
 	var hand inHand // a panic while an answer is judged is its job's
 	defer hand.blame()
+	var limit serverLimit // what the server takes, learnt once a closed connection lost an answer
 	for _, p := range pending {
 		hand.j = p.j
 		ack, err := pubAck(wait, p.fut)
 		if w.ack != nil {
 			ack, err = w.ack(p.j.id, ack, err)
+		}
+		if ack == nil && lostAnswer(err) {
+			err = limit.refused(w.js.Conn(), p.size, err)
 		}
 		w.decideAck(ctx, p.j, ack, err)
 	}
@@ -752,7 +766,12 @@ func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, e
 	default:
 		a.Stream, a.Seq, a.Duplicate = ack.Stream, ack.Sequence, ack.Duplicate
 		if a.Window.Stream == "" {
-			a.Window.Stream = ack.Stream
+			// The claim's list named no stream for the subject, so the
+			// publish expected none: only the stream that stores it now
+			// (one made since the list was read) may have answered
+			// (JudgeAck). Rare (a publish where no stream stores the
+			// subject finds no responders), so one read per such answer.
+			a.Window = w.answeredWindow(ctx, j.subject, ack.Stream)
 		}
 		if ack.Duplicate {
 			a.Kept = w.kept(ctx, j, ack.Stream, ack.Sequence)

@@ -137,9 +137,18 @@ func valueSentAsIs(h dlq.HeaderValue) bool {
 // time), or neither (the answer was lost: the outcome is unknown).
 func publishError(err error) (refused, notSent string) {
 	var api *jetstream.APIError
+	var tooBig errRefusedForSize
 	switch {
 	case err == nil:
 		return "", ""
+	case errors.As(err, &tooBig):
+		return tooBig.Error(), ""
+	case errors.As(err, &api) && api.ErrorCode == streamNotMatch:
+		// Sent expecting the stream that stores the subject (send), it
+		// reached another: the account maps the subject elsewhere, or the
+		// streams' subjects moved since the window was read.
+		return "the broker refused it: it would have been stored in another stream than the one that stores the subject, which it was sent expecting " +
+			"(an account subject mapping, or the streams' subjects changed): " + api.Error(), ""
 	case errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, nats.ErrMaxPayload), errors.Is(err, nats.ErrBadSubject),
 		errors.Is(err, nats.ErrHeadersNotSupported), errors.Is(err, nats.ErrInvalidMsg):
 		return err.Error(), ""
@@ -150,3 +159,7 @@ func publishError(err error) (refused, notSent string) {
 	}
 	return "", ""
 }
+
+// streamNotMatch is JetStream's error code for a publish that reached
+// another stream than the one it was sent expecting (JSStreamNotMatchErr).
+const streamNotMatch jetstream.ErrorCode = 10060
