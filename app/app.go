@@ -142,6 +142,7 @@ type App struct {
 	log      *slog.Logger
 	embedded *server.Server
 	natsURL  string
+	natsEnd  *natsEnd // the connection closed for good: Run stops
 	reg      *prometheus.Registry
 	ingester *dlq.Ingester
 	keeper   *dlq.Keeper
@@ -166,7 +167,7 @@ type App struct {
 // listeners to the console's handler and the metrics; nothing else runs
 // until Run. On error it has released what it took.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) {
-	a := &App{cfg: cfg, log: log, reg: prometheus.NewRegistry(), served: make(chan error, 2)}
+	a := &App{cfg: cfg, log: log, reg: prometheus.NewRegistry(), served: make(chan error, 2), natsEnd: newNATSEnd()}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -379,7 +380,8 @@ func (a *App) NATSURL() string { return a.natsURL }
 
 // Run ingests, keeps the permissions current and runs the replay workers,
 // while the listeners New opened serve, until ctx ends (or one of them
-// fails), then shuts down gracefully.
+// fails, or the NATS connection is closed for good: natsEnd), then shuts
+// down gracefully.
 func (a *App) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -401,6 +403,8 @@ func (a *App) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 	case served = <-a.served:
+		cancel()
+	case served = <-a.natsEnd.lost:
 		cancel()
 	}
 	a.log.Info("shutting down")
@@ -444,6 +448,7 @@ func (a *App) Close() {
 		a.stopSess()
 	}
 	if a.NATS != nil {
+		a.natsEnd.stop()
 		_ = a.NATS.Drain()
 	}
 	if a.embedded != nil {

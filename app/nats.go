@@ -63,6 +63,7 @@ func (a *App) connectNATS(ctx context.Context) error {
 		}),
 	}
 	opts = append(opts, natsEvents(a.log)...)
+	opts = append(opts, a.natsEnd.option(a.log))
 	if token != "" {
 		opts = append(opts, nats.Token(token))
 	}

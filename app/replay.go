@@ -39,7 +39,16 @@ type ReplayConfig struct {
 	Lease             time.Duration
 	DraftTTL          time.Duration // 0: replay.DefaultDraftTTL
 	WindowMargin      time.Duration // 0: replay.DefaultWindowMargin
-	Groups            authz.GroupMap
+	// MaxPayload is a ceiling in bytes on a replay's message, headers
+	// included, below the server's max_payload (REPLAY_MAX_PAYLOAD; 0:
+	// the max_payload the server announced when the console connected).
+	// The server does not tell a connection of a limit lowered since (a
+	// config reload) or of an account or user limit below its own, and
+	// closes it for good when a message goes over: set this to the lowest
+	// limit the console's account and user have, so that a replay over it
+	// is refused when it is judged instead.
+	MaxPayload int64
+	Groups     authz.GroupMap
 	// DirectoryMaxAge is how old a person's groups (as last read from the
 	// identity provider) may be for a worker's execution-time check: the
 	// session lifetime (SESSION_LIFETIME); 0: authz.DefaultDirectoryMaxAge.
@@ -168,7 +177,7 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 		cfg.DraftTTL = replay.DefaultDraftTTL
 	}
 	rcfg := replay.Config{Policy: file.inForce.Load, Reload: file.reload, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL,
-		Revalidation: cfg.RevalidateSubject != "", Windows: replay.NewStreamWindows(js, 0), WindowMargin: cfg.WindowMargin, MaxPayload: nc.MaxPayload()}
+		Revalidation: cfg.RevalidateSubject != "", Windows: replay.NewStreamWindows(js, 0), WindowMargin: cfg.WindowMargin, MaxPayload: payloadCeiling(nc.MaxPayload(), cfg.MaxPayload)}
 	// People's rights when nobody is signed in: asked before an approval
 	// counts (the service), and before a worker publishes.
 	auth := authz.Authority{Access: access, Directory: authz.NewDirectory(jobs), MaxAge: cfg.DirectoryMaxAge}
@@ -279,7 +288,9 @@ type Workers struct {
 	pool   *pgxpool.Pool
 	nc     *nats.Conn
 	access *authz.Access
-	parts  *replayParts
+	// natsEnd reports nc closed for good: Run stops.
+	natsEnd *natsEnd
+	parts   *replayParts
 
 	listener net.Listener // nil without METRICS_ADDR
 	http     *http.Server
@@ -297,7 +308,7 @@ type Workers struct {
 // role (as New does), wires cfg.Replay.Workers replay workers and hands
 // the listener to /healthz, /readyz and /metrics; Run them.
 func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Workers, err error) {
-	w := &Workers{log: log, served: make(chan error, 1)}
+	w := &Workers{log: log, served: make(chan error, 1), natsEnd: newNATSEnd()}
 	defer func() {
 		if err != nil {
 			w.Close()
@@ -323,7 +334,7 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 		return nil, err
 	}
 	var js jetstream.JetStream
-	if w.nc, js, err = DialNATS(cfg.NATSURL, cfg.NATSTokenFile, "quarantine-worker", natsEvents(log)...); err != nil {
+	if w.nc, js, err = DialNATS(cfg.NATSURL, cfg.NATSTokenFile, "quarantine-worker", append(natsEvents(log), w.natsEnd.option(log))...); err != nil {
 		return nil, err
 	}
 	w.start.Step("reading permissions and the replay policy")
@@ -382,8 +393,9 @@ func (w *Workers) Addr() string {
 }
 
 // Run runs the workers, keeping the permissions current, while the
-// listener NewWorkers opened serves, until ctx ends; the error is the
-// listener's.
+// listener NewWorkers opened serves, until ctx ends or the NATS
+// connection is closed for good (natsEnd); the error is the listener's,
+// or the connection's.
 func (w *Workers) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -394,6 +406,8 @@ func (w *Workers) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 	case served = <-w.served:
+		cancel()
+	case served = <-w.natsEnd.lost:
 		cancel()
 	}
 	if w.http != nil {
@@ -415,7 +429,9 @@ func (w *Workers) Run(ctx context.Context) error {
 // its policy file again every poll; a deploy of the active file does),
 // and quarantine_replay_policy_stale and its alert report it. NATS not
 // connected is said there too, as serve's /readyz does: it is one
-// cluster for every worker, and it reconnects by itself.
+// cluster for every worker, and a connection reconnects by itself. One
+// the client closed for good does not: that fails readiness (Run stops
+// the process for its supervisor to start again).
 func (w *Workers) readyz(rw http.ResponseWriter, r *http.Request) {
 	var problems, degraded []string
 	if err := w.ready.Answer(r.Context(), w.checkPostgres); err != nil {
@@ -423,7 +439,10 @@ func (w *Workers) readyz(rw http.ResponseWriter, r *http.Request) {
 	} else if w.stale.Load() {
 		degraded = append(degraded, "replay policy: stale")
 	}
-	if !w.nc.IsConnected() {
+	switch {
+	case w.nc.IsClosed():
+		problems = append(problems, web.NATSClosedProblem)
+	case !w.nc.IsConnected():
 		degraded = append(degraded, "nats: not connected")
 	}
 	code, body := web.Readiness(problems, degraded)
@@ -454,9 +473,20 @@ func (w *Workers) Close() {
 	}
 	w.serving.Wait()
 	if w.nc != nil {
+		w.natsEnd.stop()
 		w.nc.Close()
 	}
 	if w.pool != nil {
 		w.pool.Close()
 	}
+}
+
+// payloadCeiling is the size a replay's message may have: the server's
+// max_payload as the connection was told, or ceiling when that is lower
+// (0: none).
+func payloadCeiling(server, ceiling int64) int64 {
+	if ceiling > 0 && (server <= 0 || ceiling < server) {
+		return ceiling
+	}
+	return server
 }

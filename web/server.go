@@ -184,10 +184,16 @@ func (s *Server) readyz(c echo.Context) error {
 	// stops what needs it (ingest, replays) on every replica at once, as
 	// it is one cluster for all: failing readiness for it would take every
 	// replica out of the load balancer when on-call needs the console. It
-	// is said, not failed; the alerts report what it stops.
+	// is said, not failed, while the connection reconnects by itself; the
+	// alerts report what it stops. A connection the client closed for
+	// good (after a fatal -ERR of the server: a Maximum Payload Violation)
+	// never comes back: that replica fails, and stops to be restarted.
 	var degraded []string
 	natsDown := s.deps.NATS == nil || !s.deps.NATS.IsConnected()
-	if natsDown {
+	switch {
+	case s.deps.NATS != nil && s.deps.NATS.IsClosed():
+		problems = append(problems, NATSClosedProblem)
+	case natsDown:
 		degraded = append(degraded, "nats: not connected")
 	}
 	if s.natsDown.Swap(natsDown) != natsDown && natsDown { // said when it turns, not at every probe
@@ -208,6 +214,11 @@ func Readiness(problems, degraded []string) (int, map[string]any) {
 	}
 	return http.StatusOK, map[string]any{"ready": true}
 }
+
+// NATSClosedProblem is what /readyz (serve's and console worker's) says
+// of a NATS connection the client closed for good: it does not reconnect,
+// and the process stops for its supervisor to start it again.
+const NATSClosedProblem = "nats: connection closed for good, not reconnecting; the process stops to be restarted"
 
 // readyBudget is how long a probe waits for PostgreSQL's answer, and how
 // long the check that answers it may take.

@@ -44,6 +44,8 @@ func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int, policyDefault
 	s.duration(&c.DraftTTL, "replay-draft-ttl", "REPLAY_DRAFT_TTL", replay.DefaultDraftTTL, "how long a frozen selection may wait for its submit", time.Minute, 7*24*time.Hour)
 	s.duration(&c.WindowMargin, "replay-window-margin", "REPLAY_WINDOW_MARGIN", replay.DefaultWindowMargin,
 		"added to every target stream's duplicate window before a replay publishes (the clocks of broker, database and producers)", 0, 10*time.Minute)
+	s.size(&c.MaxPayload, "replay-max-payload", "REPLAY_MAX_PAYLOAD", "0", "largest replay message, headers included, like 512KiB, when lower than "+
+		"the NATS server's max_payload (an account or user limit below it; 0: the server's)")
 	// Checked after both durations were read (checks run in order).
 	s.checks = append(s.checks, func() error { return checkRevalidateTimeout(c.RevalidateTimeout, c.Lease) })
 }
