@@ -158,7 +158,7 @@ func replayList(m ReplayListModel) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if m.Filter.ByIdentity() {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<div class=\"group-filter\" data-testid=\"replay-filter-identity\"><span class=\"muted\">Only the requests of</span> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<div class=\"group-filter group-filter--below\" data-testid=\"replay-filter-identity\"><span class=\"muted\">Only the requests of</span> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
