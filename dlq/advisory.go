@@ -3,12 +3,14 @@ package dlq
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -50,6 +52,12 @@ const DefaultWatchTemplate = "*.{tenant}.{item_type}"
 
 // ParseWatchStreams reads DLQ_WATCH_STREAMS: a comma-separated list of
 // STREAM or STREAM:template, e.g. "ORDERS,EMAILS:mail.{tenant}.{item_type}".
+// Spaces around a name, a template or a template's token are not part of
+// them. A template is literal tokens, "*" (any one token), one {tenant}
+// and a last {item_type} (the rest of the subject); anything else (a '>',
+// a wildcard inside a token, a placeholder twice or half written, white
+// space inside a token) matches no subject as meant, and is refused with
+// its entry named.
 func ParseWatchStreams(s string) ([]WatchStream, error) {
 	var out []WatchStream
 	seen := map[string]bool{}
@@ -59,37 +67,58 @@ func ParseWatchStreams(s string) ([]WatchStream, error) {
 			continue
 		}
 		name, tmpl, ok := strings.Cut(part, ":")
+		name, tmpl = strings.TrimSpace(name), strings.TrimSpace(tmpl)
 		if !ok {
 			tmpl = DefaultWatchTemplate
 		}
 		if name == "" || strings.ContainsAny(name, ".*> \t") {
-			return nil, fmt.Errorf("stream name %q is not a valid JetStream stream name", name)
+			return nil, fmt.Errorf("entry %q: stream name %q is not a valid JetStream stream name", part, name)
 		}
 		if seen[name] {
-			return nil, fmt.Errorf("stream %q is listed twice", name)
+			return nil, fmt.Errorf("entry %q: stream %q is listed twice", part, name)
 		}
 		seen[name] = true
-		toks := strings.Split(tmpl, ".")
-		var hasTenant, hasType bool
-		for i, t := range toks {
-			switch t {
-			case "":
-				return nil, fmt.Errorf("stream %s: template %q has an empty token", name, tmpl)
-			case "{tenant}":
-				hasTenant = true
-			case "{item_type}":
-				if i != len(toks)-1 {
-					return nil, fmt.Errorf("stream %s: template %q: {item_type} must be the last token", name, tmpl)
-				}
-				hasType = true
-			}
-		}
-		if !hasTenant || !hasType {
-			return nil, fmt.Errorf("stream %s: template %q must contain {tenant} and {item_type}", name, tmpl)
+		toks, err := parseWatchTemplate(tmpl)
+		if err != nil {
+			return nil, fmt.Errorf("entry %q: stream %s: template %q: %w", part, name, tmpl, err)
 		}
 		out = append(out, WatchStream{Name: name, Template: toks})
 	}
 	return out, nil
+}
+
+// parseWatchTemplate splits a DLQ_WATCH_STREAMS template into its tokens,
+// trimmed, and checks each (see ParseWatchStreams).
+func parseWatchTemplate(tmpl string) ([]string, error) {
+	toks := strings.Split(tmpl, ".")
+	var hasTenant, hasType bool
+	for i, t := range toks {
+		t = strings.TrimSpace(t)
+		toks[i] = t
+		switch {
+		case t == "":
+			return nil, errors.New("has an empty token")
+		case t == "{tenant}":
+			if hasTenant {
+				return nil, errors.New("{tenant} is given twice: a subject has one tenant")
+			}
+			hasTenant = true
+		case t == "{item_type}":
+			if i != len(toks)-1 {
+				return nil, errors.New("{item_type} must be the last token (it takes the rest of the subject)")
+			}
+			hasType = true
+		case t == "*":
+		case strings.Contains(t, ">"):
+			return nil, fmt.Errorf("token %q: '>' cannot be used: {item_type} is last and takes the rest of the subject", t)
+		case strings.ContainsAny(t, "*{}") || strings.IndexFunc(t, unicode.IsSpace) >= 0:
+			return nil, fmt.Errorf("token %q is neither a literal subject token, '*', {tenant} nor {item_type}", t)
+		}
+	}
+	if !hasTenant || !hasType {
+		return nil, errors.New("must contain {tenant} and {item_type}")
+	}
+	return toks, nil
 }
 
 // Map finds tenant and item type in a subject of the watched stream.

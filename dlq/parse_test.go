@@ -234,6 +234,31 @@ func TestWatchStreams(t *testing.T) {
 	}
 }
 
+// TestWatchStreamsTemplateTokens: spaces around a template's tokens are
+// not part of them; a token that matches no subject as written is refused
+// with its entry named.
+func TestWatchStreamsTemplateTokens(t *testing.T) {
+	t.Parallel()
+	t.Run("Trimmed", func(t *testing.T) {
+		ws, err := ParseWatchStreams(" ORDERS : * . {tenant} . {item_type} , EMAILS")
+		require.NoError(t, err)
+		require.Len(t, ws, 2)
+		assert.Equal(t, WatchStream{Name: "ORDERS", Template: []string{"*", "{tenant}", "{item_type}"}}, ws[0])
+		assert.Equal(t, "EMAILS", ws[1].Name)
+	})
+	for _, bad := range []string{
+		"ORDERS:{tenant}.{tenant}.{item_type}", "ORDERS:>.{tenant}.{item_type}", "ORDERS:app.{tenant}.>",
+		"ORDERS:a*.{tenant}.{item_type}", "ORDERS:app.{tenant}x.{item_type}", "ORDERS:app x.{tenant}.{item_type}",
+		"ORDERS:app.{tenant}.{item_type}.>",
+	} {
+		t.Run("Refused/"+bad, func(t *testing.T) {
+			_, err := ParseWatchStreams("EMAILS," + bad)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), `entry "`+bad+`"`)
+		})
+	}
+}
+
 func TestAdvisoryParse(t *testing.T) {
 	t.Parallel()
 	ws, _ := ParseWatchStreams("ORDERS")
