@@ -263,6 +263,11 @@ func (in *Ingester) Setup(ctx context.Context) error {
 	return in.ensureConsumer(ctx, in.cfg.AdvisoryStream)
 }
 
+// DuplicateWindow is the DLQ stream's duplicate window: a dead letter
+// published again within it (a producer retrying) is stored once. JetStream
+// refuses an age limit below it, so DLQ_MAX_AGE is 0 or at least this.
+const DuplicateWindow = 2 * time.Minute
+
 // dlqStreamConfig is the configuration of the DLQ stream the console
 // makes, and holds an existing one to (streamSettings).
 func (in *Ingester) dlqStreamConfig() jetstream.StreamConfig {
@@ -273,7 +278,7 @@ func (in *Ingester) dlqStreamConfig() jetstream.StreamConfig {
 		Retention:   jetstream.LimitsPolicy,
 		Storage:     jetstream.FileStorage,
 		Replicas:    in.cfg.Replicas,
-		Duplicates:  2 * time.Minute,
+		Duplicates:  DuplicateWindow,
 		MaxAge:      in.cfg.StreamMaxAge,
 		MaxBytes:    cmp.Or(in.cfg.StreamMaxBytes, -1),
 	}
@@ -313,7 +318,7 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 			return nil // another replica created it first
 		}
 		if err != nil {
-			return fmt.Errorf("create stream %s: %w", want.Name, err)
+			return fmt.Errorf("create stream %s: %w", want.Name, in.streamRefused(want, err))
 		}
 		if in.metrics.health.get(want.Name).seen {
 			in.metrics.health.countStreamRepaired(want.Name)
@@ -335,7 +340,7 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 		in.limitsNotApplied(have, want)
 	}
 	_, err = in.putStreamBack(ctx, have, want, in.metrics.health.get(want.Name).seen)
-	return err
+	return in.streamRefused(want, err)
 }
 
 // limitsNotApplied logs each of want's age and size limits that the

@@ -14,8 +14,10 @@ import (
 // up to wait: a cluster electing its leaders (a node restarting, a quorum
 // not yet formed) or a server too busy to answer within the client's
 // timeout is not a reason for the console to exit. An answer that refuses
-// what was asked (a stream whose subjects overlap another's, say) ends it
-// at once.
+// what was asked (a stream whose subjects overlap another's, say, or a
+// configuration the server never takes: replicas on a server that is not
+// clustered, an age limit below the duplicate window, a size limit above
+// its storage) ends it at once, naming the setting to change.
 func (in *Ingester) SetupWithin(ctx context.Context, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	pause := 250 * time.Millisecond
@@ -45,15 +47,65 @@ const setupAttempt = 15 * time.Second
 
 // jetStreamNotReady reports whether err is JetStream not answering, or
 // answering that it cannot serve yet (5xx: no leader, cluster not
-// available), rather than refusing the request.
+// available), rather than refusing the request. JetStream answers some
+// refusals with a 5xx too (a stream configuration it will never take:
+// refusedConfig); those are refusals.
 func jetStreamNotReady(err error) bool {
 	var api *jetstream.APIError
 	switch {
 	case errors.As(err, &api):
-		return api.Code >= 500
+		return api.Code >= 500 && !refusedConfig[api.ErrorCode]
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrNoResponders),
 		errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrDisconnected), errors.Is(err, nats.ErrConnectionReconnecting):
 		return true
 	}
 	return false
+}
+
+// JetStream API error codes (nats-server's errors.json) of a stream
+// configuration the server refuses whatever the wait, most of them
+// answered with a 5xx status. JSInsufficientResourcesErr (10023) is not
+// one: a cluster answers it while a node with room for a replica is down.
+const (
+	errCodeClusterRequired      jetstream.ErrorCode = 10010 // "JetStream clustering support required"
+	errCodeMemoryExceeded       jetstream.ErrorCode = 10028 // "insufficient memory resources available"
+	errCodeClusterUnsupported   jetstream.ErrorCode = 10036 // "not currently supported in clustered mode"
+	errCodeStorageExceeded      jetstream.ErrorCode = 10047 // "insufficient storage resources available"
+	errCodeStreamInvalidConfig  jetstream.ErrorCode = 10052 // the configuration itself (a duplicate window over the age limit, ...)
+	errCodeStreamLimits         jetstream.ErrorCode = 10053 // the account's limits (streams, storage)
+	errCodeReplicasNotSupported jetstream.ErrorCode = 10074 // "replicas > 1 not supported in non-clustered mode"
+)
+
+// refusedConfig holds the codes above.
+var refusedConfig = map[jetstream.ErrorCode]bool{
+	errCodeClusterRequired: true, errCodeMemoryExceeded: true, errCodeClusterUnsupported: true, errCodeStorageExceeded: true,
+	errCodeStreamInvalidConfig: true, errCodeStreamLimits: true, errCodeReplicasNotSupported: true,
+}
+
+// streamRefused is err, JetStream's answer to making or updating a stream
+// of the console (want), with the setting that answer is about named when
+// it is a refusal of the configuration: an operator reads what to change,
+// not a JetStream error code. Other errors come back as they are.
+func (in *Ingester) streamRefused(want jetstream.StreamConfig, err error) error {
+	var api *jetstream.APIError
+	if err == nil || !errors.As(err, &api) || !refusedConfig[api.ErrorCode] {
+		return err // not ready, or a refusal that says what it is about (subjects overlapping another stream's, say)
+	}
+	dlqStream := want.Name == in.cfg.Stream
+	var hint string
+	switch {
+	case api.ErrorCode == errCodeReplicasNotSupported || api.ErrorCode == errCodeClusterRequired:
+		hint = fmt.Sprintf("DLQ_REPLICAS %d: the NATS server is not clustered and keeps one replica; set DLQ_REPLICAS to 1, or NATS_URL to a cluster of at least %[1]d servers", want.Replicas)
+	case dlqStream && api.ErrorCode == errCodeStreamInvalidConfig && want.MaxAge > 0 && want.MaxAge < want.Duplicates:
+		hint = fmt.Sprintf("DLQ_MAX_AGE %s: must be 0 or at least the stream's %s duplicate window", want.MaxAge, want.Duplicates)
+	case dlqStream && (api.ErrorCode == errCodeStorageExceeded || api.ErrorCode == errCodeStreamLimits) && want.MaxBytes > 0:
+		hint = fmt.Sprintf("DLQ_MAX_BYTES %d: more than the JetStream storage the server (or account) has left for it on each replica; lower DLQ_MAX_BYTES or give JetStream more storage", want.MaxBytes)
+	case dlqStream:
+		hint = fmt.Sprintf("check DLQ_REPLICAS %d, DLQ_MAX_AGE %s and DLQ_MAX_BYTES %d against the NATS server", want.Replicas, want.MaxAge, want.MaxBytes)
+	case want.Name == in.cfg.AdvisoryStream:
+		hint = fmt.Sprintf("check DLQ_REPLICAS %d and DLQ_WATCH_STREAMS against the NATS server", want.Replicas)
+	default:
+		return err
+	}
+	return fmt.Errorf("%w (JetStream refused stream %s: %s)", err, want.Name, hint)
 }

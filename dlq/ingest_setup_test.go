@@ -134,6 +134,37 @@ func TestSetupRefusalEndsAtOnce(t *testing.T) {
 	assert.Zero(t, waiting.Load(), "a refusal is not waited out")
 }
 
+// TestSetupConfigRefusalNamesTheSetting: JetStream answers a stream
+// configuration it never takes with a 5xx (replicas on a server that is
+// not clustered, an age limit below the duplicate window, a size limit
+// above its storage), like a cluster without a leader. Setup ends at once
+// and names the setting to change; it does not wait for JetStream.
+func TestSetupConfigRefusalNamesTheSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		cfg     dlq.IngestConfig
+		setting string
+	}{
+		{"Replicas", dlq.IngestConfig{Replicas: 3}, "DLQ_REPLICAS 3"},
+		{"MaxAge", dlq.IngestConfig{StreamMaxAge: time.Minute}, "DLQ_MAX_AGE 1m0s"},
+		{"MaxBytes", dlq.IngestConfig{StreamMaxBytes: 1 << 60}, "DLQ_MAX_BYTES"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, js := natstest.Start(t).Connect(t)
+			waiting := &atomic.Int32{}
+			log := slog.New(countingHandler{Handler: slog.DiscardHandler, msg: "waiting for JetStream", n: waiting})
+			in := dlq.NewIngester(tc.cfg, js, nil, dlq.NewMetrics(prometheus.NewRegistry()), log)
+			err := in.SetupWithin(context.Background(), 10*time.Minute)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.setting)
+			assert.NotContains(t, err.Error(), "did not answer")
+			assert.Zero(t, waiting.Load(), "a refusal is not waited out")
+		})
+	}
+}
+
 // TestSetupOnlyRaisesStreamLimits: a console's DLQ_MAX_AGE and
 // DLQ_MAX_BYTES make a new stream's limits and raise an existing stream's
 // lower ones; a higher limit, or none, is left as it is (lowering it would
