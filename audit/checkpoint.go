@@ -20,7 +20,7 @@ import (
 const checkpointDomain = "quarantine-audit-checkpoint-v1"
 
 // Reasons a checkpoint is recorded. Callers of Record may give their own
-// (up to maxCheckpointReason bytes), such as "purge" before partitions go.
+// (up to MaxCheckpointReason bytes), such as "purge" before partitions go.
 const (
 	ReasonCount    = "count"     // AUDIT_CHECKPOINT_EVERY entries since the last one
 	ReasonInterval = "interval"  // AUDIT_CHECKPOINT_INTERVAL since the last one
@@ -28,7 +28,8 @@ const (
 	ReasonOnDemand = "on_demand" // `console audit checkpoint`
 )
 
-const maxCheckpointReason = 64
+// MaxCheckpointReason is the longest reason Record takes, in bytes.
+const MaxCheckpointReason = 64
 
 // Checkpoint is the head of the chain at a moment, signed: anyone holding
 // the public key can later check that the entry at Seq still has Hash, so a
@@ -159,8 +160,8 @@ const (
 // removes data the log refers to, so the head as it was is signed (reason
 // "purge", for example).
 func Record(ctx context.Context, db Beginner, signer *Signer, reason string) (Checkpoint, error) {
-	if reason == "" || len(reason) > maxCheckpointReason {
-		return Checkpoint{}, quarantine.Errorf(quarantine.EINVALID, "An audit checkpoint's reason must be 1 to %d bytes.", maxCheckpointReason)
+	if reason == "" || len(reason) > MaxCheckpointReason {
+		return Checkpoint{}, quarantine.Errorf(quarantine.EINVALID, "An audit checkpoint's reason must be 1 to %d bytes.", MaxCheckpointReason)
 	}
 	var out Checkpoint
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {

@@ -244,7 +244,7 @@ func runAuditCheckpoint(ctx context.Context, args []string, getenv func(string) 
 	s := newSettings("audit checkpoint", getenv, stderr)
 	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (the runtime role may record checkpoints)", checkPostgresURL)
 	s.str(&keyFile, "audit-signing-key", "AUDIT_SIGNING_KEY_FILE", "", "PEM file of the Ed25519 key that signs checkpoints", checkRequired)
-	s.str(&reason, "reason", "AUDIT_CHECKPOINT_REASON", audit.ReasonOnDemand, "why, as recorded with the checkpoint (at most 64 bytes)", checkRequired)
+	s.str(&reason, "reason", "AUDIT_CHECKPOINT_REASON", audit.ReasonOnDemand, fmt.Sprintf("why, as recorded with the checkpoint (at most %d bytes)", audit.MaxCheckpointReason), checkCheckpointReason)
 	if err := s.parse(args); err != nil {
 		return err
 	}
@@ -279,4 +279,16 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// checkCheckpointReason refuses a reason audit.Record would refuse, at
+// parse rather than after the key was read and the database connected.
+func checkCheckpointReason(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return errors.New("is required")
+	}
+	if len(v) > audit.MaxCheckpointReason {
+		return fmt.Errorf("is %d bytes: at most %d", len(v), audit.MaxCheckpointReason)
+	}
+	return nil
 }
