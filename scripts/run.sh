@@ -59,10 +59,18 @@ export DLQ_WATCH_STREAMS=${DLQ_WATCH_STREAMS:-ORDERS,EMAILS,SEARCH,ANALYTICS,ACC
 # replays may go back there, and nowhere else.
 export REPLAY_SUBJECT_ALLOW=${REPLAY_SUBJECT_ALLOW:-"app.{tenant}.>"}
 # Revalidate replays ask the owning service whether the original principal
-# may still have the effect; for the demo, `console demo` answers on this
-# subject from its own principal list (user:0 to user:29 hold
-# accounts:grant, user:30 to user:39 lost it).
-export REVALIDATE_SUBJECT=${REVALIDATE_SUBJECT-demo.revalidate}
+# may still have the effect; for the demo, `console demo` answers on
+# DEMO_REVALIDATE_SUBJECT from its own principal list (user:0 to user:29
+# hold accounts:grant, user:30 to user:39 lost it), and the console asks
+# there unless REVALIDATE_SUBJECT names another service. The demo never
+# reads REVALIDATE_SUBJECT: it answers only the subject given as its own.
+export DEMO_REVALIDATE_SUBJECT=${DEMO_REVALIDATE_SUBJECT-demo.revalidate}
+export REVALIDATE_SUBJECT=${REVALIDATE_SUBJECT-$DEMO_REVALIDATE_SUBJECT}
+if [ -n "$REVALIDATE_SUBJECT" ] && [ "$REVALIDATE_SUBJECT" = "$DEMO_REVALIDATE_SUBJECT" ]; then
+	revalidation_by="answered by the demo"
+else
+	revalidation_by="the demo answers ${DEMO_REVALIDATE_SUBJECT:-nothing}"
+fi
 
 # The identity provider: OIDC_* from the environment, else Dex with the demo users.
 if [ -n "${OIDC_ISSUER:-}" ]; then
@@ -100,7 +108,7 @@ cat <<MSG
   Database:           $(redacted_url "$DATABASE_URL") (runtime role; migrated as $(redacted_url "$MIGRATE_DATABASE_URL"))
   Audit signing key:  $AUDIT_SIGNING_KEY_FILE (verify: . .data/console.env && .data/bin/console audit verify --public-key $AUDIT_SIGNING_KEY_FILE.pub)
   Demo traffic:       ${DEMO_RATE:-5} msg/s into streams ${DLQ_WATCH_STREAMS} (log: .data/log/demo.log)
-  Revalidation:       ${REVALIDATE_SUBJECT:-(none: revalidate items cannot be replayed)} (answered by the demo)
+  Revalidation:       ${REVALIDATE_SUBJECT:-(none: revalidate items cannot be replayed)} ($revalidation_by)
   Metrics:            http://$METRICS_ADDR/metrics
 
   Demo logins (identity provider $OIDC_ISSUER), password: quarantine-demo

@@ -26,7 +26,11 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	s.str(&level, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
 	s.integer(&rows, "rows", "DEMO_ROWS", 0, "instead of traffic, write this many dead letters straight into PostgreSQL (COPY) and exit", 0, dlqdemo.MaxFillRows)
 	s.str(&dbURL, "database-url", "MIGRATE_DATABASE_URL", "", "PostgreSQL connection string of the schema's owner (for --rows: it migrates, and drops and rebuilds indexes)", nil)
-	s.str(&revalidate, "revalidate-subject", "REVALIDATE_SUBJECT", "", "answer revalidation requests on this subject from the demo's principal list (empty: do not)", nil)
+	// Not REVALIDATE_SUBJECT: in the console's environment that names the
+	// deploy's real revalidation service, and a demo answering it would
+	// be a second responder saying allow for its own principals.
+	s.str(&revalidate, "revalidate-subject", "DEMO_REVALIDATE_SUBJECT", "", "answer revalidation requests on this subject from the demo's principal list, "+
+		"for a development console whose REVALIDATE_SUBJECT it is (empty: do not)", checkRevalidateSubject)
 	if err := s.parse(args); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 
@@ -38,7 +39,7 @@ func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int, policyDefault
 		c.Subjects, err = replay.ParseSubjectAllowlist(v)
 		return err
 	})
-	s.str(&c.RevalidateSubject, "revalidate-subject", "REVALIDATE_SUBJECT", "", "NATS subject that answers revalidation requests for revalidate items (empty: they are blocked)", nil)
+	s.str(&c.RevalidateSubject, "revalidate-subject", "REVALIDATE_SUBJECT", "", "NATS subject that answers revalidation requests for revalidate items (empty: they are blocked)", checkRevalidateSubject)
 	s.duration(&c.RevalidateTimeout, "revalidate-timeout", "REVALIDATE_TIMEOUT", 2*time.Second, "wait for a revalidation answer", 10*time.Millisecond, time.Minute)
 	s.duration(&c.Lease, "replay-lease", "REPLAY_LEASE", 30*time.Second, "how long a worker holds a claimed job", time.Second, 10*time.Minute)
 	s.duration(&c.DraftTTL, "replay-draft-ttl", "REPLAY_DRAFT_TTL", replay.DefaultDraftTTL, "how long a frozen selection may wait for its submit", time.Minute, 7*24*time.Hour)
@@ -48,6 +49,19 @@ func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int, policyDefault
 		"the NATS server's max_payload (an account or user limit below it; 0: the server's)")
 	// Checked after both durations were read (checks run in order).
 	s.checks = append(s.checks, func() error { return checkRevalidateTimeout(c.RevalidateTimeout, c.Lease) })
+}
+
+// checkRevalidateSubject refuses a REVALIDATE_SUBJECT no request can be
+// sent to (a wildcard, an empty token, white space): taken as configured,
+// it would have every revalidate item fail its revalidation at replay time.
+func checkRevalidateSubject(v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := dlq.ValidatePublishSubject(v); err != nil {
+		return fmt.Errorf("must be a subject a request can be sent to, like iam.revalidate: %w", err)
+	}
+	return nil
 }
 
 // checkRevalidateTimeout refuses a REVALIDATE_TIMEOUT that is not shorter
