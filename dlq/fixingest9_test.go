@@ -141,8 +141,9 @@ func TestFixIngest9DeadlockedBatchRetriedNotAStoreError(t *testing.T) {
 // TestFixIngest9DayPurgeGivesWayToAReader: a transaction reading a past
 // day (a long report) holds the lock emptying the day must wait for; every
 // later reader and ingest of the day would queue behind that wait. The
-// purge waits at most holdDay's 2 s, gives way, and the day's dead
-// letters go as rows in the same pass, while the reader still reads.
+// purge does not queue for it (migration 0048: it asks without waiting,
+// for at most 300 ms), gives way, and the day's dead letters go as rows
+// in the same pass, while the reader still reads.
 func TestFixIngest9DayPurgeGivesWayToAReader(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -327,9 +327,11 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 			return runs, nil
 		}
 		if gaveWay(err) {
-			// A reader of the day outlasted the wait for the lock emptying
-			// takes (or a submit took it first): the day's dead letters go
-			// as rows below, the day whole at a later pass.
+			// A writer of the day outlasted the wait for holdDay's lock, or
+			// readers or a writer kept the TRUNCATE's lock from the run
+			// (quarantine_dead_letter_partition_empty): the run rolled back,
+			// the day's dead letters go as rows below, the day whole at a
+			// later pass.
 			k.log.Info("partition keeper: a past day is busy; its dead letters go in batches, the day is emptied whole at a later pass",
 				"partition", p.Name, "err", err)
 			continue
@@ -438,7 +440,8 @@ func byBreakdown(combos []DepthCount, limit int) [][]DepthCount {
 	return parts
 }
 
-// isLockTimeout reports whether err is lock_timeout ending a wait (55P03).
+// isLockTimeout reports whether err is lock_timeout ending a wait, or a
+// lock not available at once (55P03).
 func isLockTimeout(err error) bool {
 	var pgErr interface{ SQLState() string }
 	return errors.As(err, &pgErr) && pgErr.SQLState() == "55P03"

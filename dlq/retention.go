@@ -84,8 +84,8 @@ type PurgeRun struct {
 // a dead letter named by an item of any other request is kept.
 const closedRequest = `('done', 'done_with_problems', 'rejected', 'cancelled', 'void')`
 
-// What one day holds, counted under the lock emptying it takes (holdDay:
-// reads and writes of the day wait), per counter row and error group, with
+// What one day holds, counted under the lock holdDay takes (writes of the
+// day wait, reads go on), per counter row and error group, with
 // the newest age any of them has (the later of stored and arrived, mayGo).
 const selectDayContents = `
 SELECT tenant, item_type, error_class, status, fingerprint, count(*), min(dead_lettered_at), max(dead_lettered_at),
@@ -130,7 +130,7 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 			return err
 		}
 		if _, err := tx.Exec(ctx, holdDay, p.Name); err != nil {
-			return err // 55P03: a reader or writer of the day outlasted the wait; gaveWay
+			return err // 55P03: a writer of the day outlasted the wait; gaveWay
 		}
 		rows, err := tx.Query(ctx, selectDayContents, p.Day, p.End())
 		if err != nil {
@@ -169,10 +169,14 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 		if _, err := tx.Exec(ctx, keepDayOrigins, p.Day, p.End()); err != nil {
 			return fmt.Errorf("keep replay origins: %w", err)
 		}
-		// Emptied before the audit row, under the lock holdDay took: the
-		// audit row and the checkpoint only precede the commit.
+		// Emptied before the audit row: readers of the day wait from the
+		// TRUNCATE's lock to the commit, and only the audit rows and the
+		// checkpoint come in between.
 		if _, err := tx.Exec(ctx, `SELECT quarantine_dead_letter_partition_empty($1)`, p.Name); err != nil {
-			return err // 55000: an open request names one of them; rolled back
+			// 55000: an open request names one of them. 55P03: the day stayed
+			// in use, or a writer waits for it (holdDay); gaveWay. Either way
+			// the whole run rolls back: nothing counted, kept or subtracted.
+			return err
 		}
 		if err := auditPurge(ctx, tx, run, sign); err != nil {
 			return err
@@ -189,17 +193,22 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 	return run, emptied, nil
 }
 
-// holdDay locks a past day's partition as the TRUNCATE emptying it does
-// (ACCESS EXCLUSIVE), before anything in it is counted, so that the lock
-// is taken once and never upgraded: a transaction that read the day and
-// then writes to it (ingest storing a late or redelivered dead letter of
-// the day, an operator's status change) waits for the purge's commit,
-// where under a lock that let reads go on and a TRUNCATE asking for more
-// later one of the two was killed as a deadlock (migration 0047). Readers
-// of the day wait from here to the commit too. Every transaction asking
-// for a lock on the day queues behind the purge while it waits for its
-// lock, so that wait is bounded (2 s, SQLSTATE 55P03): the purge gives way
-// rather than hold up pages and ingest.
+// holdDay locks a past day's partition against writes (SHARE) before
+// anything in it is counted, so that what the run counts is what it
+// empties; reads of the day go on. A writer of the day waits for the run
+// (the wait for this lock is bounded: 2 s, SQLSTATE 55P03, and the purge
+// gives way). The TRUNCATE then needs ACCESS EXCLUSIVE: an upgrade, which
+// quarantine_dead_letter_partition_empty asks for without queueing (NOWAIT,
+// again every 10 ms for at most 300 ms, and at once 55P03 when a writer of
+// the day waits for this run, which may hold a read lock the TRUNCATE needs
+// gone). A queued request would deadlock with such a writer, and
+// PostgreSQL finds a deadlock of two waiters on one table when the second
+// asks, not after deadlock_timeout, so no lock_timeout prevents that 40P01;
+// it would also hold up every reader of the day behind it (migration 0048;
+// 0047 took ACCESS EXCLUSIVE up front instead, and every page that reads
+// all days froze for the whole count). So readers of the day wait only
+// from the TRUNCATE to the commit, and the purge is never part of a
+// deadlock on the day, whatever deadlock_timeout is.
 const holdDay = `SELECT quarantine_dead_letter_partition_hold($1)`
 
 // A run waits at most this long for any lock (a page reading the day, the

@@ -86,7 +86,8 @@ var (
 // changes a dead letter's status waits for it): retention skips a dead
 // letter so locked, and asks again once it holds the lock whether a request
 // names it (dlq's lockBatch, deleteBatch); the day a retention run empties
-// whole waits for the drafts' locks (quarantine_dead_letter_partition_empty).
+// whole is not emptied while a draft holds its lock
+// (quarantine_dead_letter_partition_empty gives way).
 // In id order, as every transaction that locks dead letters locks them.
 var selectForDraft = draftFacts + `
 FROM unnest($1::bigint[], $2::timestamptz[]) AS k(id, at)
