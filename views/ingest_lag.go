@@ -19,4 +19,8 @@ type IngestLagView struct {
 	// (JetStream discards past it); empty when none does.
 	Limits    []string
 	CheckedAt time.Time
+	// Scoped says the reader does not read every tenant: Waiting and
+	// Oldest are zero (one stream holds every tenant's dead letters), and
+	// the line says only up to date, behind or stalled.
+	Scoped bool
 }

@@ -113,10 +113,11 @@ func (s *Server) dashboard(c echo.Context) error {
 		return err
 	}
 	m := dashboardModel(d, now, stale)
+	everyTenant := s.deps.Access.Scope(userOf(c), authz.ObjDeadLetter, authz.ActRead, nil).All
 	var health dlq.IngestHealth
 	if s.deps.IngestHealth != nil {
 		health = s.deps.IngestHealth()
-		m.Ingest = ingestLagView(health, now)
+		m.Ingest = ingestLagView(health, now, everyTenant)
 	}
 	if m.Retention, err = s.activeRetention(ctx, d.ActiveTerms, tenants); err != nil {
 		return err
@@ -127,7 +128,7 @@ func (s *Server) dashboard(c echo.Context) error {
 		return err
 	}
 	m.Storage = storageView(snap, health, s.deps.DLQStream)
-	if !s.deps.Access.Scope(userOf(c), authz.ObjDeadLetter, authz.ActRead, nil).All {
+	if !everyTenant {
 		// One stream holds every tenant's dead letters: its size and oldest
 		// message are other tenants' volume to a reader of some, and nothing
 		// they can act on (its limits are the operator's settings).
@@ -200,33 +201,4 @@ func dimensionRows(ds []dlq.DimensionCount, param string) []views.DimensionRow {
 		})
 	}
 	return out
-}
-
-// ingestBehindAfter is the ingest lag the dashboard shows amber: a dead
-// letter is normally stored within a second of arriving.
-const ingestBehindAfter = time.Minute
-
-// ingestLagView is the dashboard's line on ingest: how many dead letters
-// wait in the streams to be stored, since when, and whether it stalled.
-// The figures cover every tenant (one stream holds them all) and say only
-// how many, never whose.
-func ingestLagView(h dlq.IngestHealth, now time.Time) views.IngestLagView {
-	var v views.IngestLagView
-	for _, st := range h.Streams {
-		if st.CheckedAt.IsZero() {
-			continue
-		}
-		v.Known = true
-		v.Waiting += int64(st.Waiting())
-		if st.Lag(now) > 0 && (v.Oldest.IsZero() || st.OldestAt.Before(v.Oldest)) {
-			v.Oldest = st.OldestAt
-		}
-		if v.CheckedAt.IsZero() || st.CheckedAt.Before(v.CheckedAt) {
-			v.CheckedAt = st.CheckedAt
-		}
-	}
-	v.Behind = !v.Oldest.IsZero() && now.Sub(v.Oldest) > ingestBehindAfter
-	v.Stalled = h.Stalled(now)
-	v.Limits = h.LimitWarnings(now)
-	return v
 }
