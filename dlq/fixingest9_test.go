@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
@@ -110,12 +111,28 @@ func TestFixIngest9DeadlockedBatchRetriedNotAStoreError(t *testing.T) {
 	admin, err := pgxpool.New(ctx, testdb.ServerURL(t))
 	require.NoError(t, err)
 	t.Cleanup(admin.Close)
+	// PostgreSQL looks for a deadlock once, deadlock_timeout after a
+	// transaction starts waiting, in the one that waited that long first.
+	// The batch waits first; the test closes the circle after it. So that
+	// the batch is the one that finds the circle however slowly a loaded
+	// machine lets the test close it, the batch's connections look after
+	// 10 s, and the test's own transaction never looks.
+	_, err = admin.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{b.db.Name}.Sanitize()+" SET deadlock_timeout = '10s'")
+	require.NoError(t, err)
+	b.db.Pool.Reset() // new connections take the setting
 	r := b.start(t, IngestConfig{BatchSize: 10, Workers: 1, MaxWait: 10 * time.Millisecond}, nil)
 	// Today's partition exists before the batch comes (none is made in
 	// the batch's transaction).
 	require.NoError(t, b.store.EnsurePartitions(ctx, []time.Time{time.Now()}))
 
-	other, err := b.db.OwnerPool.Begin(ctx)
+	su, err := testdb.WithDatabase(testdb.ServerURL(t), b.db.Name)
+	require.NoError(t, err)
+	conn, err := pgx.Connect(ctx, su) // deadlock_timeout is a superuser's setting
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	_, err = conn.Exec(ctx, `SET deadlock_timeout = '10min'`)
+	require.NoError(t, err)
+	other, err := conn.Begin(ctx)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = other.Rollback(context.Background()) })
 	_, err = other.Exec(ctx, `LOCK TABLE dead_letter_deltas IN SHARE MODE`)
