@@ -82,36 +82,61 @@ func (in FixInput) Validate(now time.Time) map[string]string {
 	return errs
 }
 
-// Fix is a recorded fix marker.
+// Fix is a recorded fix marker. ByIssuer, BySubject and ByEmail are who
+// recorded it (ByEmail their email claim, "" when they had none);
+// ByEmailVerified whether the provider verified it, nil for a marker from
+// before migration 0049 (Author).
 type Fix struct {
-	ID          int64     `db:"id"`
-	Tenant      string    `db:"tenant"`
-	ItemType    string    `db:"item_type"`
-	Fingerprint string    `db:"fingerprint"` // "" for every group of the item type
-	FixedAt     time.Time `db:"fixed_at"`
-	Ref         string    `db:"fix_ref"`
-	Note        string    `db:"note"`
-	ByEmail     string    `db:"created_by_email"`
-	BySubject   string    `db:"created_by_subject"` // who, when they had no email claim
-	CreatedAt   time.Time `db:"created_at"`
+	ID              int64     `db:"id"`
+	Tenant          string    `db:"tenant"`
+	ItemType        string    `db:"item_type"`
+	Fingerprint     string    `db:"fingerprint"` // "" for every group of the item type
+	FixedAt         time.Time `db:"fixed_at"`
+	Ref             string    `db:"fix_ref"`
+	Note            string    `db:"note"`
+	ByIssuer        string    `db:"created_by_issuer"`
+	BySubject       string    `db:"created_by_subject"`
+	ByEmail         string    `db:"created_by_email"`
+	ByEmailVerified *bool     `db:"created_by_email_verified"`
+	CreatedAt       time.Time `db:"created_at"`
 }
+
+// Author names who recorded f as every page names a person
+// (quarantine.Actor.Display: an unverified email marked, no email the
+// subject). A marker from before migration 0049 did not record whether its
+// email was verified: it is named by the email as it was, else the subject.
+func (f Fix) Author() string {
+	if f.ByEmailVerified == nil {
+		if f.ByEmail != "" {
+			return f.ByEmail
+		}
+		return f.BySubject
+	}
+	return quarantine.Actor{Issuer: f.ByIssuer, Subject: f.BySubject, Email: f.ByEmail, EmailVerified: *f.ByEmailVerified}.Display()
+}
+
+// fixColumns are the columns of Fix.
+const fixColumns = `id, tenant, item_type, fingerprint, fixed_at, fix_ref, note, created_by_issuer, created_by_subject, created_by_email,
+        created_by_email_verified, created_at`
 
 const (
 	insertFix = `INSERT INTO fix_markers (tenant, item_type, fingerprint, fixed_at, fix_ref, note,
-        created_by_issuer, created_by_subject, created_by_email)
-        SELECT d.tenant, d.item_type, CASE WHEN $2 THEN d.fingerprint ELSE '' END, $3, $4, $5, $6, $7, $8
+        created_by_issuer, created_by_subject, created_by_email, created_by_email_verified)
+        SELECT d.tenant, d.item_type, CASE WHEN $2 THEN d.fingerprint ELSE '' END, $3, $4, $5, $6, $7, $8, $9
         FROM dead_letters d WHERE d.id = $1
-        RETURNING id, tenant, item_type, fingerprint, fixed_at, fix_ref, note, created_by_email, created_by_subject, created_at`
+        RETURNING ` + fixColumns
 	// The fixes that cover a dead letter: of its item type, or of its
 	// error group, in its tenant; the newest first.
-	selectFixesFor = `SELECT m.id, m.tenant, m.item_type, m.fingerprint, m.fixed_at, m.fix_ref, m.note, m.created_by_email, m.created_by_subject, m.created_at
+	selectFixesFor = `SELECT m.id, m.tenant, m.item_type, m.fingerprint, m.fixed_at, m.fix_ref, m.note, m.created_by_issuer, m.created_by_subject,
+            m.created_by_email, m.created_by_email_verified, m.created_at
         FROM dead_letters d JOIN fix_markers m ON m.tenant = d.tenant AND m.item_type = d.item_type AND m.fingerprint IN ('', d.fingerprint)
         WHERE d.id = $1 AND d.dead_lettered_at >= $3 AND d.dead_lettered_at < $4 -- the partitions the map names
         ORDER BY m.fixed_at DESC, m.id DESC LIMIT $2`
 )
 
 // RecordFix records that a fix was in place, for the item type (or the
-// error group) of dead letter id, audited in the same transaction with the
+// error group) of dead letter id, by actor (who they are, and their email
+// claim with whether it was verified), audited in the same transaction with the
 // dead letter's tenant. It returns invalid for bad input (see Validate) and
 // not_found for a missing dead letter; the route checked the tenant.
 func (s *Store) RecordFix(ctx context.Context, id int64, in FixInput, actor quarantine.Actor, meta quarantine.RequestMeta, now time.Time) (Fix, error) {
@@ -123,7 +148,8 @@ func (s *Store) RecordFix(ctx context.Context, id int64, in FixInput, actor quar
 	// A new row (the dead letter is only read), then the audit chain: no
 	// lock race to lose (pgx.BeginFunc, not InTx).
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, insertFix, id, in.Scope == FixGroup, in.FixedAt, in.Ref, in.Note, actor.Issuer, actor.Subject, actor.Email)
+		rows, err := tx.Query(ctx, insertFix, id, in.Scope == FixGroup, in.FixedAt, in.Ref, in.Note, actor.Issuer, actor.Subject, actor.Email,
+			actor.EmailVerified && actor.Email != "")
 		if err != nil {
 			return err
 		}

@@ -102,7 +102,7 @@ type FixView struct {
 	FixedAt time.Time
 	Ref     string
 	Note    string
-	By      string
+	By      string // who recorded it, as every page names a person (dlq.Fix.Author)
 	// Covers: in place after the dead letter of the page was stored, so
 	// it lets a schema_invalid or permanent one go.
 	Covers bool

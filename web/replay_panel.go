@@ -61,11 +61,7 @@ func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.
 		if f.Fingerprint != "" {
 			scope = "error group"
 		}
-		by := f.ByEmail // its verification was not recorded with it
-		if by == "" {
-			by = f.BySubject
-		}
-		m.Fixes = append(m.Fixes, views.FixView{Scope: scope, FixedAt: f.FixedAt, Ref: f.Ref, Note: f.Note, By: by,
+		m.Fixes = append(m.Fixes, views.FixView{Scope: scope, FixedAt: f.FixedAt, Ref: f.Ref, Note: f.Note, By: f.Author(),
 			Covers: f.FixedAt.After(d.DeadLetteredAt)})
 	}
 	if s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActFix) {
