@@ -202,6 +202,23 @@ func headerBytes(h nats.Header) int {
 	return n
 }
 
+// headerBlockLen is the length of the header block NATS clients write for
+// h: "NATS/1.0\r\n", each "Name: Value\r\n", and the empty line.
+func headerBlockLen(h nats.Header) int {
+	return len(headerVersion) + 4 + headerBytes(h)
+}
+
+// WireSize is the size of m as a NATS server counts it against its
+// max_payload: its header block, as NATS clients write it (none without
+// headers), and its data.
+func WireSize(m *nats.Msg) int64 {
+	n := len(m.Data)
+	if len(m.Header) > 0 {
+		n += headerBlockLen(m.Header)
+	}
+	return int64(n)
+}
+
 // enqueue hands it to the writers once the bytes they hold leave room for
 // it (MaxBufferedBytes; a larger message waits until they hold nothing);
 // when ctx ends first, it hands it back (handBack).

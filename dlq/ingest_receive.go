@@ -133,7 +133,7 @@ func clientReadWhole(m jetstream.Msg) bool {
 	if !ok {
 		return true
 	}
-	return p.headerBlockLen() == len(headerVersion)+4+headerBytes(p.m.Header)
+	return p.headerBlockLen() == headerBlockLen(p.m.Header)
 }
 
 // rereadStored reads the stored copy of m into r: its header block when
@@ -241,7 +241,7 @@ func (r *Received) setStored(st *storedMsg, block, whole bool) {
 	if r.Data == nil {
 		r.Data = []byte{}
 	}
-	if h, err := nats.DecodeHeadersMsg(hdr); !block && err == nil && len(hdr) == len(headerVersion)+4+headerBytes(h) {
+	if h, err := nats.DecodeHeadersMsg(hdr); !block && err == nil && len(hdr) == headerBlockLen(h) {
 		r.Header, r.HeaderBlock = h, nil
 		return
 	}

@@ -116,21 +116,6 @@ func (e errRefusedForSize) Error() string {
 		"edit the payload down, or raise max_payload and replay it again", e.size, e.max, e.believed)
 }
 
-// wireSize is the size of m as the server counts it against its
-// max_payload: its header block (as nats.go writes it) and its data.
-func wireSize(m *nats.Msg) int64 {
-	n := len(m.Data)
-	if len(m.Header) > 0 {
-		n += len("NATS/1.0\r\n") + len("\r\n")
-		for k, vs := range m.Header {
-			for _, v := range vs {
-				n += len(k) + len(": ") + len(v) + len("\r\n")
-			}
-		}
-	}
-	return int64(n)
-}
-
 // answeredWindow is the window of the stream that stores subject now,
 // read afresh, for a first attempt answered by stream (PubAck.Stream)
 // though the claim's list named no stream for it; without a window

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -667,7 +668,7 @@ func (w *Worker) send(j *job) (inflight, bool) {
 		w.decideAck(context.Background(), j, nil, errNotSent{err}) // it never left the worker
 		return inflight{}, false
 	}
-	return inflight{j: j, fut: fut, size: wireSize(m)}, true
+	return inflight{j: j, fut: fut, size: dlq.WireSize(m)}, true
 }
 
 // judgeAcks waits for the PubAcks of pending (AckTimeout after the last
