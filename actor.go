@@ -55,6 +55,21 @@ func (a Actor) Attribution() string {
 	return a.Subject
 }
 
+// RecordedAuthor names the author of a stored record (a role binding, a
+// fix marker) by what it kept of them: as Display names them (an
+// unverified email marked, no email the subject; a name is never kept),
+// or, for a record from before whether the email was verified was kept
+// (verified nil), by its email as it was, else its subject.
+func RecordedAuthor(issuer, subject, email string, verified *bool) string {
+	if verified == nil {
+		if email != "" {
+			return email
+		}
+		return subject
+	}
+	return Actor{Issuer: issuer, Subject: subject, Email: email, EmailVerified: *verified}.Display()
+}
+
 // RequestMeta is where an action came from: the HTTP request id (to join
 // with logs), the client address and its user agent. Every audit row of an
 // action carries it; actions outside a request leave it empty.

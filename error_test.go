@@ -95,3 +95,24 @@ func TestAttribution(t *testing.T) {
 		t.Errorf("Display without a name is the attribution, got %q", got)
 	}
 }
+
+func TestRecordedAuthor(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		name                   string
+		issuer, subject, email string
+		verified               *bool
+		want                   string
+	}{
+		{"Verified", "https://idp", "u-1", "ann@example.com", &yes, "ann@example.com"},
+		{"UnverifiedMarked", "https://idp", "u-1", "ann@example.com", &no, "ann@example.com (unverified)"},
+		{"NoEmailSubject", "https://idp", "u-1", "", &no, "u-1"},
+		{"OldRecordEmailAsItWas", "https://idp", "u-1", "ann@example.com", nil, "ann@example.com"},
+		{"OldRecordNoEmailSubject", "https://idp", "u-1", "", nil, "u-1"},
+	}
+	for _, tt := range tests {
+		if got := RecordedAuthor(tt.issuer, tt.subject, tt.email, tt.verified); got != tt.want {
+			t.Errorf("%s: RecordedAuthor = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -39,11 +39,10 @@ type Binding struct {
 // subject). A binding from before migration 0046 recorded the email alone,
 // and whether it was verified is not known: it is named by it as it was.
 func (b Binding) Author() string {
-	if b.AuthorIssuer == nil || b.AuthorSubject == nil || b.AuthorEmailVerified == nil {
-		return b.CreatedBy
+	if b.AuthorIssuer == nil || b.AuthorSubject == nil { // before migration 0046: the email alone
+		return quarantine.RecordedAuthor("", "", b.CreatedBy, nil)
 	}
-	return quarantine.Actor{Issuer: *b.AuthorIssuer, Subject: *b.AuthorSubject, Email: b.CreatedBy,
-		EmailVerified: *b.AuthorEmailVerified}.Display()
+	return quarantine.RecordedAuthor(*b.AuthorIssuer, *b.AuthorSubject, b.CreatedBy, b.AuthorEmailVerified)
 }
 
 // BindingInput is what an admin types to add a binding. Exactly one of

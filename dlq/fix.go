@@ -106,13 +106,7 @@ type Fix struct {
 // subject). A marker from before migration 0049 did not record whether its
 // email was verified: it is named by the email as it was, else the subject.
 func (f Fix) Author() string {
-	if f.ByEmailVerified == nil {
-		if f.ByEmail != "" {
-			return f.ByEmail
-		}
-		return f.BySubject
-	}
-	return quarantine.Actor{Issuer: f.ByIssuer, Subject: f.BySubject, Email: f.ByEmail, EmailVerified: *f.ByEmailVerified}.Display()
+	return quarantine.RecordedAuthor(f.ByIssuer, f.BySubject, f.ByEmail, f.ByEmailVerified)
 }
 
 // fixColumns are the columns of Fix.
