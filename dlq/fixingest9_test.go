@@ -164,28 +164,9 @@ func TestFixIngest9DeadlockedBatchRetriedNotAStoreError(t *testing.T) {
 func TestFixIngest9DayPurgeGivesWayToAReader(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testdb.New(t)
-	st := NewStore(db.Pool)
-	day := Day(time.Now()).AddDate(0, 0, -10)
-	var recs []Record
-	for seq := uint64(1); seq <= 3; seq++ {
-		recs = append(recs, ParseDLQ("dlq", Received{Subject: "dlq.acme.orders", Stream: "DLQ", Seq: seq,
-			Time: day.Add(time.Hour + time.Duration(seq)*time.Second), Data: []byte("order")}))
-	}
-	_, err := st.Insert(ctx, recs)
-	require.NoError(t, err)
-	_, err = db.OwnerPool.Exec(ctx, `UPDATE dead_letters SET received_at = dead_lettered_at`)
-	require.NoError(t, err)
-	_, err = FoldCounters(ctx, db.Pool)
-	require.NoError(t, err)
+	db, st, day := pastDayOfThree(t)
 
-	reader, err := db.Pool.Begin(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = reader.Rollback(context.Background()) })
-	var n int
-	require.NoError(t, reader.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2`,
-		day, day.AddDate(0, 0, 1)).Scan(&n))
-	require.Equal(t, 3, n)
+	reader := readDay(t, db, day)
 
 	k := NewKeeper(st, KeeperConfig{Policy: func() RetentionPolicy { return keepAll3dRevIngest9{} }}, nil,
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -200,4 +181,43 @@ func TestFixIngest9DayPurgeGivesWayToAReader(t *testing.T) {
 	}
 	assert.EqualValues(t, 3, rows, "the day's dead letters went as rows")
 	require.NoError(t, reader.Rollback(ctx))
+}
+
+// pastDayOfThree stores three dead letters of a day ten days ago in a
+// database of the test's own, as if they arrived then (received_at), and
+// counts them: a day retention may purge.
+func pastDayOfThree(t *testing.T) (*testdb.DB, *Store, time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	db := testdb.New(t)
+	st := NewStore(db.Pool)
+	day := Day(time.Now()).AddDate(0, 0, -10)
+	var recs []Record
+	for seq := uint64(1); seq <= 3; seq++ {
+		recs = append(recs, ParseDLQ("dlq", Received{Subject: "dlq.acme.orders", Stream: "DLQ", Seq: seq,
+			Time: day.Add(time.Hour + time.Duration(seq)*time.Second), Data: []byte("order")}))
+	}
+	_, err := st.Insert(ctx, recs)
+	require.NoError(t, err)
+	_, err = db.OwnerPool.Exec(ctx, `UPDATE dead_letters SET received_at = dead_lettered_at`)
+	require.NoError(t, err)
+	_, err = FoldCounters(ctx, db.Pool)
+	require.NoError(t, err)
+	return db, st, day
+}
+
+// readDay opens a transaction that has read day's three dead letters and
+// keeps its lock on the day until the test rolls it back or ends (a long
+// report).
+func readDay(t *testing.T, db *testdb.DB, day time.Time) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	reader, err := db.Pool.Begin(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = reader.Rollback(context.Background()) })
+	var n int
+	require.NoError(t, reader.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2`,
+		day, day.AddDate(0, 0, 1)).Scan(&n))
+	require.Equal(t, 3, n)
+	return reader
 }

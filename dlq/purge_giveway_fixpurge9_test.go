@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/quarantine-console/quarantine/migrations/testdb"
 )
 
 // TestFixPurge9GiveWayAtEmptyUndoesTheRun: a day's purge that counted the
@@ -22,20 +20,7 @@ import (
 func TestFixPurge9GiveWayAtEmptyUndoesTheRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testdb.New(t)
-	st := NewStore(db.Pool)
-	day := Day(time.Now()).AddDate(0, 0, -10)
-	var recs []Record
-	for seq := uint64(1); seq <= 3; seq++ {
-		recs = append(recs, ParseDLQ("dlq", Received{Subject: "dlq.acme.orders", Stream: "DLQ", Seq: seq,
-			Time: day.Add(time.Hour + time.Duration(seq)*time.Second), Data: []byte("order")}))
-	}
-	_, err := st.Insert(ctx, recs)
-	require.NoError(t, err)
-	_, err = db.OwnerPool.Exec(ctx, `UPDATE dead_letters SET received_at = dead_lettered_at`)
-	require.NoError(t, err)
-	_, err = FoldCounters(ctx, db.Pool)
-	require.NoError(t, err)
+	db, st, day := pastDayOfThree(t)
 
 	// state is what a rolled-back run must leave as it was.
 	state := func() string {
@@ -50,13 +35,7 @@ func TestFixPurge9GiveWayAtEmptyUndoesTheRun(t *testing.T) {
 	}
 	before := state()
 
-	reader, err := db.Pool.Begin(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = reader.Rollback(context.Background()) })
-	var n int
-	require.NoError(t, reader.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2`,
-		day, day.AddDate(0, 0, 1)).Scan(&n))
-	require.Equal(t, 3, n)
+	reader := readDay(t, db, day)
 
 	conn, err := db.Pool.Acquire(ctx)
 	require.NoError(t, err)
@@ -74,6 +53,7 @@ func TestFixPurge9GiveWayAtEmptyUndoesTheRun(t *testing.T) {
 	assert.Equal(t, before, state(), "nothing of the rolled-back run stays")
 
 	// The reader read on meanwhile, and still does.
+	var n int
 	require.NoError(t, reader.QueryRow(ctx, `SELECT count(*) FROM dead_letters`).Scan(&n))
 	require.NoError(t, reader.Rollback(ctx))
 
