@@ -421,10 +421,16 @@ func (a *App) Run(ctx context.Context) error {
 	a.serving.Wait()
 	wg.Wait()
 	close(errs)
+	failed := <-errs // nil when closed and empty
+	if served == nil {
+		// The close may end a part (the ingester) before its handler
+		// reports it: the close is why Run ends.
+		served = a.natsEnd.endedBy(a.NATS, failed)
+	}
 	if served != nil {
 		return served
 	}
-	return <-errs // nil when closed and empty
+	return failed
 }
 
 // Close stops the listeners, releases connections and stops the embedded

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -36,14 +37,29 @@ func (e *natsEnd) option(log *slog.Logger) nats.Option {
 		if e.stopping.Load() {
 			return
 		}
-		err := fmt.Errorf("NATS: the connection was closed for good (last error: %v) and does not reconnect: "+
-			"the process stops so that its supervisor starts it again with a new connection", nc.LastError())
 		log.Error("NATS connection closed for good; stopping", "err", nc.LastError())
 		select {
-		case e.lost <- err:
+		case e.lost <- closedForGood(nc):
 		default:
 		}
 	})
+}
+
+// closedForGood is the error Run ends with when nc was closed for good.
+func closedForGood(nc *nats.Conn) error {
+	return fmt.Errorf("NATS: the connection was closed for good (last error: %v) and does not reconnect: "+
+		"the process stops so that its supervisor starts it again with a new connection", nc.LastError())
+}
+
+// endedBy says why Run ends when nc was closed for good while it ran and
+// not by the process itself: the close, with what failed on it (failed,
+// e.g. the ingester that could no longer open its consumer), whichever
+// reported first; nil otherwise.
+func (e *natsEnd) endedBy(nc *nats.Conn, failed error) error {
+	if nc == nil || !nc.IsClosed() || e.stopping.Load() {
+		return nil
+	}
+	return errors.Join(closedForGood(nc), failed)
 }
 
 // stop says that the process closes the connection itself (shutdown):
