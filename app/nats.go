@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -194,20 +195,39 @@ func embeddedToken(file, fromFile string) (string, error) {
 }
 
 // WriteNewFile writes data to path, which must not exist yet (a secret is
-// never overwritten), with mode.
+// never overwritten), with mode. The data goes to a temporary file in the
+// same directory first and is linked to path only when complete, so that a
+// failed write (a full disk, say) never leaves a half-written secret that a
+// later start or another process would read as the whole one; the link
+// fails like O_EXCL when path exists.
 func WriteNewFile(path string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	defer os.Remove(tmp.Name()) // the link below keeps the file under path
+	if err := writeAll(tmp, data, mode); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := f.Close(); err != nil {
+	if err := os.Link(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeAll writes data to f, gives it mode, flushes it to disk and closes it.
+func writeAll(f *os.File, data []byte, mode os.FileMode) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // ReadSecret returns the first line of file, trimmed; "" when file is "".
