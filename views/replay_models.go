@@ -351,7 +351,18 @@ type PayloadEdit struct {
 	TooLarge    bool
 	Size, Max   int64
 	DownloadURL string
+	// OnConfirm: the form is on a confirm page, and sends the replay's
+	// reason with the edit (replay_reason), so that the page the edit
+	// comes back to keeps it: ReplayReason, the reason the page was read
+	// with, which app.js replaces on submit with what the page's reason
+	// field (ReplayReasonField) holds then.
+	OnConfirm    bool
+	ReplayReason string
 }
+
+// ReplayReasonField is the id of a confirm page's reason field, which its
+// payload forms send the value of (PayloadEdit.OnConfirm).
+const ReplayReasonField = "reason"
 
 // ApprovalRow is a pending request on the approvals page.
 type ApprovalRow struct {

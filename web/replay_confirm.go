@@ -233,20 +233,36 @@ func carriedReason(reason string) string {
 
 // carryToForms makes the payload forms of confirm page m send what the
 // page came with (its reason, the list to go back to, when not the whole
-// list) in their addresses, so that the page an edit comes back to
-// (replayEditPayload) keeps them. The edit's own fields keep their names:
-// "reason" is why the payload changes.
+// list), so that the page an edit comes back to (replayEditPayload) keeps
+// them. The reason is sent as the page's reason field holds it when the
+// form is sent (a replay_reason field app.js fills from it: the field is
+// the request form's, which a payload form cannot share); the form's
+// address holds the reason the page was read with, for a form sent
+// without that field. The edit's own fields keep their names: "reason" is
+// why the payload changes.
 func carryToForms(m *views.ReplayConfirmModel) {
 	back := m.BackURL
 	if back == views.PathDeadLetters {
 		back = ""
 	}
-	carried := pairsQuery("replay_reason", m.Reason, "back", back)
+	carried := pairsQuery("replay_reason", carriedReason(m.Reason), "back", back)
 	for i := range m.Forms {
 		if f := &m.Forms[i]; !f.TooLarge {
 			f.URL += carried
+			f.OnConfirm, f.ReplayReason = true, m.Reason
 		}
 	}
+}
+
+// replayReasonSent is the replay's reason a payload form of the confirm
+// page was sent with: its replay_reason field (the page's reason field as
+// it was when sent, as typed, whatever its length), else the one the
+// page was read with, from the form's address (carriedReason).
+func replayReasonSent(c echo.Context) string {
+	if typed, ok := c.Request().PostForm["replay_reason"]; ok && len(typed) > 0 {
+		return strings.TrimSpace(typed[0])
+	}
+	return carriedReason(c.QueryParam("replay_reason"))
 }
 
 // confirmPage is the address of the confirm page of batch with the reason

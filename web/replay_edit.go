@@ -84,17 +84,26 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	switch code := quarantine.ErrorCode(err); {
 	case err == nil:
 	case draft && (code == quarantine.EINVALID || code == quarantine.ECONFLICT):
-		return s.renderConfirm(c, req.Batch, submitForm{Reason: carriedReason(c.FormValue("replay_reason"))}, nil,
+		// The confirm page comes back with the replay's reason as typed.
+		return s.renderConfirm(c, req.Batch, submitForm{Reason: replayReasonSent(c)}, nil,
 			map[string]string{"payload-" + c.Param("dl"): sentence(quarantine.ErrorMessage(err))}, errorStatus(err))
 	default:
 		return s.requestFormError(c, err, "payload")
 	}
-	s.flash(c, editFlash(change, draft))
-	if draft {
-		// The confirm page keeps the reason and the list it came with.
-		return c.Redirect(http.StatusSeeOther, confirmPage(req.Batch, c.FormValue("replay_reason"), c.FormValue("back")))
+	if !draft {
+		s.flash(c, editFlash(change, false))
+		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
 	}
-	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
+	// The confirm page keeps the reason typed and the list it came with;
+	// a reason too long for its address is said to be gone, not dropped
+	// unsaid.
+	reason := replayReasonSent(c)
+	if reason != carriedReason(reason) {
+		s.flashInfo(c, editFlash(change, true)+" The reason you typed for the replay is too long to keep across the edit: type or paste it again.")
+	} else {
+		s.flash(c, editFlash(change, true))
+	}
+	return c.Redirect(http.StatusSeeOther, confirmPage(req.Batch, reason, c.FormValue("back")))
 }
 
 // editFlash says what a payload change did: an edit needs one approver

@@ -1,8 +1,9 @@
 // Quarantine console: small progressive enhancements. Every page works
 // without this file; it adds copy buttons, keyboard shortcuts, confirmation
-// dialogs for destructive forms, messages at required fields, the list's
-// selection count and "select all", times in the browser's zone, and a
-// visible message when an htmx request fails.
+// dialogs for destructive forms, a field's value sent by another form,
+// messages at required fields, the list's selection count and "select
+// all", times in the browser's zone, and a visible message when an htmx
+// request fails.
 // No framework, no inline handlers (the CSP forbids them), no eval.
 (function () {
 	"use strict";
@@ -124,6 +125,27 @@
 			mark.setAttribute("data-confirmed", "");
 			form.appendChild(mark);
 		}
+	}, true);
+
+	// ---- a field another form holds: <input data-value-of="id"> ----
+
+	// A payload form on the confirm page sends the replay's reason with
+	// the edit, so that the page the edit comes back to keeps it. The
+	// reason field belongs to the request form (a field is in one form
+	// only), so the payload form holds a hidden copy, filled here from the
+	// field when the form is sent: what is typed there now, not what the
+	// page was read with. Without this file the copy is the latter.
+	document.addEventListener("submit", function (e) {
+		var form = e.target;
+		if (!form || !form.querySelectorAll) {
+			return;
+		}
+		form.querySelectorAll("input[data-value-of]").forEach(function (copy) {
+			var field = document.getElementById(copy.getAttribute("data-value-of"));
+			if (field && typeof field.value === "string") {
+				copy.value = field.value;
+			}
+		});
 	}, true);
 
 	// ---- a required field left empty: the message at the field ----
