@@ -346,6 +346,9 @@ type PayloadEdit struct {
 	UndoLeavesOut string
 	UndoApproves  bool
 	UndoRefused   string
+	// UndoStale: UndoRefused is this console's, whose replay policy is not
+	// the active version; not the item's.
+	UndoStale bool
 	// TooLarge: the payload, of Size bytes, is over Max and not edited in
 	// the browser; DownloadURL downloads it ("" when the viewer may not).
 	TooLarge    bool

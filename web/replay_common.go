@@ -178,7 +178,7 @@ func editForms(requestID int64, draft bool, items []replay.Item, payloads map[in
 		f := views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p.Data), URL: url,
 			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)], Edited: it.Edited, Draft: draft}
 		if p, ok := undo[it.DeadLetterID]; ok && it.Edited {
-			f.UndoApproves = p.Approves
+			f.UndoApproves, f.UndoStale = p.Approves, p.Stale
 			if p.Refused != "" {
 				f.UndoRefused = sentence(classRead(p.Refused))
 			}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -205,6 +204,9 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 		}
 		if out.Undone && req.Status == StatusPendingApproval {
 			out.Approved, err = s.approveIfReady(ctx, tx, id, actor, meta)
+			if quarantine.ErrorCode(err) == quarantine.ECONFLICT {
+				return quarantine.Errorf(quarantine.ECONFLICT, "the edit was not undone: %s", quarantine.ErrorMessage(err))
+			}
 		}
 		return err
 	})
@@ -259,33 +261,61 @@ func (s *Service) undoEdit(ctx context.Context, tx pgx.Tx, req Request, deadLett
 }
 
 // approveIfReady approves request id, waiting for approval, when the
-// rules need nothing more of it (Decision.Ready: no approval, and any
-// typed confirmation given), as its submit approves such a request: an
-// edit undone may leave one that waited only for the edit's approver. It
-// judges by the active rules only. It returns whether it approved it.
+// rules need nothing more of it once an edit of it was undone
+// (approvedOnUndo), as its submit approves such a request: an edit undone
+// may leave one that waited only for the edit's approver. It returns
+// whether it approved it; a process whose policy is not the active
+// version approves nothing (approvedOnUndo's conflict).
 func (s *Service) approveIfReady(ctx context.Context, tx pgx.Tx, id int64, actor quarantine.Actor, meta quarantine.RequestMeta) (bool, error) {
-	if _, err := s.activeTable(ctx, tx); err != nil {
-		return false, err
-	}
 	req, err := getRequest(ctx, tx, id, false)
 	if err != nil {
 		return false, err
 	}
-	d, err := s.decide(ctx, tx, req, actor)
-	if err != nil || !d.Ready {
+	fs, err := s.requestFacts(ctx, tx, req)
+	if err != nil {
+		return false, err
+	}
+	ready, err := s.approvedOnUndo(ctx, tx, req, items(fs), actor)
+	if err != nil || !ready {
 		return false, err
 	}
 	why := fmt.Sprintf("no approval needed once the payload edit was undone: class %s asks for none (policy version %s)", req.Class, req.PolicyVersion)
 	return true, s.approve(ctx, tx, &req, actor, meta, s.cfg.Now(), why)
 }
 
+// approvedOnUndo decides whether request req, waiting for approval, is
+// approved once an edit of it is undone: the one judgement of it, for the
+// undo (approveIfReady) and for the page that says beforehand what the
+// undo does (undoPreviews). live are its live items as the undo leaves
+// them; it is judged with no approvals (an undo deletes them), the
+// request edited while one of live holds an edit, as actor, at the time
+// approvals are judged at (judgedAt), by the active rules only
+// (Decision.Ready): a process whose policy is not the active version
+// judges nothing, and the conflict of activeTable is returned.
+func (s *Service) approvedOnUndo(ctx context.Context, q querier, req Request, live []replaypolicy.Item, actor quarantine.Actor) (bool, error) {
+	table, err := s.activeTable(ctx, q)
+	if err != nil {
+		return false, err
+	}
+	now, err := s.judgedAt(ctx, q)
+	if err != nil {
+		return false, err
+	}
+	pr := policyRequest(req, nil)
+	pr.PayloadEdited = slices.ContainsFunc(live, func(it replaypolicy.Item) bool { return it.PayloadEdited })
+	return replaypolicy.DecideItems(table, live, actor, pr, now).Ready, nil
+}
+
 // UndoPreview is what undoing the edit of an item would do as things
 // stand, for the page that offers the undo to say before the press.
 type UndoPreview struct {
-	// Refused says why the rules refuse the undo ("" when they do not): in
-	// a request waiting for approval, an item the rules refuse without its
-	// edit keeps it (JudgeUndo).
+	// Refused says why the undo is refused ("" when it is not): in a
+	// request waiting for approval, an item the rules refuse without its
+	// edit keeps it (JudgeUndo); and on a process whose policy is not the
+	// active version (Stale), no undo of such a request is judged
+	// (approvedOnUndo), whatever the item.
 	Refused string
+	Stale   bool
 	// LeavesOut says, in a draft, why the rules would leave the item out
 	// without its edit ("" when it would go).
 	LeavesOut string
@@ -300,9 +330,9 @@ type UndoPreview struct {
 // do (UndoPreview), by dead letter, as ChangePayload judges it: the item
 // with the payload received (undoEdit, then judgeAgain in a draft,
 // JudgeUndo otherwise), and the request without this edit and with no
-// approvals, which the undo deletes, as actor (its requester) at now
-// (approveIfReady).
-func (s *Service) undoPreviews(req Request, fs []itemFact, actor quarantine.Actor, now time.Time) map[int64]UndoPreview {
+// approvals, which the undo deletes, as actor (its requester)
+// (approvedOnUndo). Only errors reading the database are returned.
+func (s *Service) undoPreviews(ctx context.Context, q querier, req Request, fs []itemFact, actor quarantine.Actor) (map[int64]UndoPreview, error) {
 	table := s.cfg.Policy()
 	out := map[int64]UndoPreview{}
 	for at, f := range fs {
@@ -326,13 +356,18 @@ func (s *Service) undoPreviews(req Request, fs []itemFact, actor quarantine.Acto
 				p.Refused = v.Reason
 				break
 			}
-			pr := policyRequest(req, nil)
-			pr.PayloadEdited = slices.ContainsFunc(without, func(it replaypolicy.Item) bool { return it.PayloadEdited })
-			p.Approves = replaypolicy.DecideItems(table, without, actor, pr, now).Ready
+			approves, err := s.approvedOnUndo(ctx, q, req, without, actor)
+			switch {
+			case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
+				p.Refused, p.Stale = quarantine.ErrorMessage(err), true
+			case err != nil:
+				return nil, err
+			}
+			p.Approves = approves
 		}
 		out[f.deadLetterID] = p
 	}
-	return out
+	return out, nil
 }
 
 // The headers and ids an item of a request is published with.

@@ -208,7 +208,9 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		if req.ItemCount > opts.Payloads || replaypolicy.MayEditPayload(req.Class, req.Requester, viewer).Outcome != replaypolicy.Go {
 			return nil
 		}
-		v.Undo = s.undoPreviews(req, fs, viewer, s.cfg.Now())
+		if v.Undo, err = s.undoPreviews(ctx, tx, req, fs, viewer); err != nil {
+			return err
+		}
 		v.Payloads, err = livePayloads(ctx, tx, req, opts.Payloads)
 		return err
 	})
@@ -591,7 +593,9 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 				sr.OnSubmit = onSubmit(s.cfg.Policy(), r, fs)
 			}
 			if sr.Payloads != nil {
-				sr.Undo = s.undoPreviews(r, fs, viewer, s.cfg.Now())
+				if sr.Undo, err = s.undoPreviews(ctx, tx, r, fs, viewer); err != nil {
+					return err
+				}
 			}
 			if sr.Failures, err = failures(ctx, tx, r.ID, items); err != nil {
 				return err
