@@ -349,6 +349,11 @@ type PayloadEdit struct {
 	// UndoStale: UndoRefused is this console's, whose replay policy is not
 	// the active version; not the item's.
 	UndoStale bool
+	// UndoOnly: the item was left out (LeftOut says why, a sentence) and
+	// holds an edit all the same, which sends nothing: the form shows the
+	// edit (Payload, "" when it is not text) and offers only its undo.
+	UndoOnly bool
+	LeftOut  string
 	// TooLarge: the payload, of Size bytes, is over Max and not edited in
 	// the browser; DownloadURL downloads it ("" when the viewer may not).
 	TooLarge    bool

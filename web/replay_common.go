@@ -163,20 +163,25 @@ func editViews(requestID int64, edits []replay.Edit) []views.EditView {
 // in a text box, and one over replay.MaxEditablePayload not in the browser:
 // its form says so and links its download (which asks for the download
 // right). An edited item's form says what undoing the edit would do
-// (undo, by dead letter), in a draft (draft) or not. typed is the edit
-// sent that the page comes back for: its item's form shows the payload and
-// reason as typed, not the payload stored.
+// (undo, by dead letter), in a draft (draft) or not; that of an item left
+// out that holds an edit all the same (LivePayload.UndoOnly) shows the
+// edit, why the item is left out, and offers only the undo. typed is the
+// edit sent that the page comes back for: its item's form shows the
+// payload and reason as typed, not the payload stored.
 func editForms(requestID int64, draft bool, items []replay.Item, payloads map[int64]replay.LivePayload, undo map[int64]replay.UndoPreview,
 	errs map[string]string, typed payloadForm) []views.PayloadEdit {
 	var out []views.PayloadEdit
 	for _, it := range items {
 		p, ok := payloads[it.DeadLetterID]
-		if !ok || (p.Editable() && !utf8.Valid(p.Data)) {
+		if !ok || (!p.UndoOnly && p.Editable() && !utf8.Valid(p.Data)) {
 			continue
 		}
 		url := fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, it.DeadLetterID)
 		f := views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p.Data), URL: url,
 			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)], Edited: it.Edited, Draft: draft}
+		if p.UndoOnly {
+			f.UndoOnly, f.LeftOut = true, sentence(classRead(it.SkipReason))
+		}
 		if p, ok := undo[it.DeadLetterID]; ok && it.Edited {
 			f.UndoApproves, f.UndoStale = p.Approves, p.Stale
 			if p.Refused != "" {
@@ -186,10 +191,17 @@ func editForms(requestID int64, draft bool, items []replay.Item, payloads map[in
 				f.UndoLeavesOut = sentence(classRead(p.LeavesOut))
 			}
 		}
-		if !p.Editable() {
+		switch {
+		case f.UndoOnly && (!p.Editable() || !utf8.Valid(p.Data)):
+			f.Payload = "" // the undo needs no copy of the edit: the diffs show it
+		case !p.Editable():
 			f.TooLarge, f.Size, f.Max, f.DownloadURL = true, int64(p.Size), replay.MaxEditablePayload, url
-		} else if typed.Item == strconv.FormatInt(it.DeadLetterID, 10) {
-			f.Payload, f.Reason = typed.Payload, typed.Reason
+		}
+		if typed.Item == strconv.FormatInt(it.DeadLetterID, 10) && !f.TooLarge {
+			f.Reason = typed.Reason
+			if !f.UndoOnly {
+				f.Payload = typed.Payload
+			}
 		}
 		out = append(out, f)
 	}

@@ -108,7 +108,8 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 
 // editFlash says what a payload change did: an edit needs one approver
 // who sees it; an edit undone sends the payload received again, and the
-// rules may leave the item out without it (in a draft), or need no
+// rules may leave the item out without it (in a draft; an item left out
+// before stays out, in a request waiting for approval), or need no
 // approval of the request any more (approved, and its items handed to the
 // workers). Approvals that stop counting are only said of a request that
 // may have had some (not a draft).
@@ -117,8 +118,11 @@ func editFlash(change replay.PayloadChange, draft bool) string {
 	case change.Approved:
 		return "Edit undone: the item sends the payload received again. Without the edit the request needs no approval, so it is approved and runs: " +
 			"its items went to the replay workers, which publish them."
-	case change.LeftOut != "":
+	case change.LeftOut != "" && draft:
 		return "Edit undone: the item holds the payload received again, and without the edit it is left out: " + sentence(classRead(change.LeftOut))
+	case change.LeftOut != "":
+		return "Edit undone: the item stays left out and sends nothing, as before: " + sentence(classRead(change.LeftOut)) +
+			" Approvals given before no longer count."
 	case change.Undone && draft:
 		return "Edit undone: the item sends the payload received again."
 	case change.Undone:

@@ -21,7 +21,7 @@ import (
 const (
 	// The item an edit changes, locked, with the hash it holds and the one
 	// taken at ingest.
-	selectEditable = `SELECT i.payload_sha256, d.payload_sha256, i.msg_id, i.operation_id, i.skip_reason <> ''
+	selectEditable = `SELECT i.payload_sha256, d.payload_sha256, i.msg_id, i.operation_id, i.skip_reason
         FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.dead_letter_id = $2
           AND (i.skip_reason = '' -- a live item; or, in a draft, one only an edit lets go
@@ -60,7 +60,8 @@ type PayloadChange struct {
 	// sends it as one never edited does.
 	Undone bool
 	// LeftOut says, for an edit undone in a draft, why the rules leave the
-	// item out without it ("" when it goes).
+	// item out without it ("" when it goes); in a request waiting for
+	// approval, why the item was left out, as it stays.
 	LeftOut string
 	// Approved: an edit undone left a request waiting for approval that
 	// needs none (its class asks for none, and only the edit did): it is
@@ -129,9 +130,8 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 		}
 		draft := req.Status == StatusDraft
 		var old, original []byte
-		var msgID, opID string
-		var leftOut bool
-		err = tx.QueryRow(ctx, selectEditable, id, deadLetterID, draft, edit.Undo).Scan(&old, &original, &msgID, &opID, &leftOut)
+		var msgID, opID, skipped string
+		err = tx.QueryRow(ctx, selectEditable, id, deadLetterID, draft, edit.Undo).Scan(&old, &original, &msgID, &opID, &skipped)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("item %d of request %d: %w", deadLetterID, id, errNoItem)
 		}
@@ -148,7 +148,7 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 		}
 		out.Undone = replaypolicy.EditUndone(hex.EncodeToString(original), hex.EncodeToString(after))
 		if out.Undone {
-			if out.LeftOut, err = s.undoEdit(ctx, tx, req, deadLetterID, original, leftOut); err != nil {
+			if out.LeftOut, err = s.undoEdit(ctx, tx, req, deadLetterID, original, skipped); err != nil {
 				return err
 			}
 		} else {
@@ -161,7 +161,7 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 			if _, err := tx.Exec(ctx, editPayload, id, deadLetterID, edit.Payload, after, edit.Reason, s.cfg.Now()); err != nil {
 				return err
 			}
-			if leftOut {
+			if skipped != "" {
 				v, err := s.revive(ctx, tx, req, deadLetterID)
 				if err != nil {
 					return err
@@ -222,11 +222,12 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 // undoEdit puts back the payload received (of hash original) in place of
 // the edit of item deadLetterID of req and judges the item again as its
 // draft did (JudgeUndo): in a draft, one the rules refuse without the edit
-// is left out (judgeAgain; an item left out is put back first:
-// reviveUndone), and why is returned; in a request waiting for approval,
-// one the rules refuse (JudgeItem AtRequest) keeps its edit: invalid, the
-// transaction rolls back.
-func (s *Service) undoEdit(ctx context.Context, tx pgx.Tx, req Request, deadLetterID int64, original []byte, leftOut bool) (string, error) {
+// is left out (judgeAgain; an item left out, skipped saying why, is put
+// back first: reviveUndone), and why is returned; in a request waiting for
+// approval, one the rules refuse (JudgeItem AtRequest) keeps its edit:
+// invalid, the transaction rolls back, and one left out stays out, as
+// skipped says, which is returned.
+func (s *Service) undoEdit(ctx context.Context, tx pgx.Tx, req Request, deadLetterID int64, original []byte, skipped string) (string, error) {
 	tag, err := tx.Exec(ctx, undoEdit, req.ID, deadLetterID, original)
 	if err != nil {
 		return "", err
@@ -235,7 +236,7 @@ func (s *Service) undoEdit(ctx context.Context, tx pgx.Tx, req Request, deadLett
 		return "", quarantine.Errorf(quarantine.ECONFLICT, "item %d of request %d holds no edit to undo: reload the request", deadLetterID, req.ID)
 	}
 	if req.Status == StatusDraft {
-		if leftOut {
+		if skipped != "" {
 			return s.reviveUndone(ctx, tx, req, deadLetterID)
 		}
 		v, err := s.judgeAgain(ctx, tx, req, deadLetterID)
@@ -257,7 +258,7 @@ func (s *Service) undoEdit(ctx context.Context, tx pgx.Tx, req Request, deadLett
 			return "", refuse(u, quarantine.EINVALID)
 		}
 	}
-	return "", nil
+	return skipped, nil
 }
 
 // approveIfReady approves request id, waiting for approval, when the
@@ -323,15 +324,23 @@ type UndoPreview struct {
 	// undone, it needs none and is approved at once, its jobs written for
 	// the workers to publish (approveIfReady).
 	Approves bool
+	// LeftOut says why the item was left out, for an item that holds an
+	// edit all the same ("" for a live item): the edit sends nothing, and
+	// undoing it is all its form offers. In a draft the undo puts it back
+	// and judges it again (LeavesOut); in a request waiting for approval it
+	// stays out.
+	LeftOut string
 }
 
-// undoPreviews judges, for each edited item of fs (the live items of req,
-// a draft or a request waiting for approval), what undoing its edit would
-// do (UndoPreview), by dead letter, as ChangePayload judges it: the item
-// with the payload received (undoEdit, then judgeAgain in a draft,
-// JudgeUndo otherwise), and the request without this edit and with no
-// approvals, which the undo deletes, as actor (its requester)
-// (approvedOnUndo). Only errors reading the database are returned.
+// undoPreviews judges, for each edited item of fs (undoFacts of req, a
+// draft or a request waiting for approval: its live items and its
+// left-out items holding an edit), what undoing its edit would do
+// (UndoPreview), by dead letter, as ChangePayload judges it: the item with
+// the payload received (undoEdit, then judgeAgain in a draft, with a
+// left-out item put back among the live ones; JudgeUndo of a live item
+// otherwise), and the request without this edit and with no approvals,
+// which the undo deletes, as actor (its requester) (approvedOnUndo). Only
+// errors reading the database are returned.
 func (s *Service) undoPreviews(ctx context.Context, q querier, req Request, fs []itemFact, actor quarantine.Actor) (map[int64]UndoPreview, error) {
 	table := s.cfg.Policy()
 	out := map[int64]UndoPreview{}
@@ -339,22 +348,35 @@ func (s *Service) undoPreviews(ctx context.Context, q querier, req Request, fs [
 		if !f.item.PayloadEdited {
 			continue
 		}
-		without := items(fs)
-		without[at] = f.unedited()
-		var p UndoPreview
+		// The live items as the undo leaves them, this one among them
+		// (at k) in a draft, or while it is live.
+		var without []replaypolicy.Item
+		k := -1
+		for i, g := range fs {
+			switch {
+			case i == at && (f.skipped == "" || req.Status == StatusDraft):
+				k = len(without)
+				without = append(without, g.unedited())
+			case i != at && g.skipped == "":
+				without = append(without, g.item)
+			}
+		}
+		p := UndoPreview{LeftOut: f.skipped}
 		switch req.Status {
 		case StatusDraft:
 			verdicts := make([]replaypolicy.Verdict, len(without))
 			for i, it := range without {
 				verdicts[i] = replaypolicy.JudgeItem(table, it, replaypolicy.AtDraft)
 			}
-			if v := replaypolicy.JudgeDraft(table, req.Class, req.Tenant, true, verdicts)[at]; v.Outcome != replaypolicy.Go {
+			if v := replaypolicy.JudgeDraft(table, req.Class, req.Tenant, true, verdicts)[k]; v.Outcome != replaypolicy.Go {
 				p.LeavesOut = v.Reason
 			}
 		case StatusPendingApproval:
-			if v := replaypolicy.JudgeUndo(false, replaypolicy.JudgeItem(table, without[at], replaypolicy.AtRequest)); v.Outcome != replaypolicy.Go {
-				p.Refused = v.Reason
-				break
+			if k >= 0 {
+				if v := replaypolicy.JudgeUndo(false, replaypolicy.JudgeItem(table, without[k], replaypolicy.AtRequest)); v.Outcome != replaypolicy.Go {
+					p.Refused = v.Reason
+					break
+				}
 			}
 			approves, err := s.approvedOnUndo(ctx, q, req, without, actor)
 			switch {

@@ -85,7 +85,7 @@ const fixJoin = `LEFT JOIN LATERAL (SELECT m.fixed_at, m.created_at AS recorded_
 var (
 	itemLedger = ledgerTerms{tenant: "$2::text", msgID: "i.msg_id", opID: "i.operation_id", job: "NULL::bigint",
 		origin: origins("$2::text", "d.replay_of", "i.dead_lettered_at")}
-	selectRequestFacts = `
+	requestFactsColumns = `
 SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.operation_id, coalesce(d.principal, ''),
        coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true),
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, coalesce(d.status, '` + purged + `'),
@@ -93,22 +93,29 @@ SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.opera
        coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0),
        coalesce(d.error_class, ''), i.dead_lettered_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
        i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}'),
-       coalesce(d.payload_size, 0)
+       coalesce(d.payload_size, 0), i.skip_reason
 FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
-` + fixJoin + `
+` + fixJoin
+	selectRequestFacts = requestFactsColumns + `
 WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
+	// The same of every live item and every left-out item that holds an
+	// edit, which undoing the edit puts back in a draft (undoFacts).
+	selectUndoFacts = requestFactsColumns + `
+WHERE i.request_id = $1 AND (i.skip_reason = '' OR i.payload IS NOT NULL) ORDER BY i.position`
 )
 
 // purged is the status the rules see of a dead letter retention removed.
 const purged = "purged"
 
-// itemFact is one live item of a request, judged.
+// itemFact is one item of a request, judged: a live one, or (undoFacts)
+// one left out that holds an edit (skipped: why it was left out).
 type itemFact struct {
 	deadLetterID int64
 	item         replaypolicy.Item
 	// size is the payload the item sends (its edit, if any), originalSize
 	// the dead letter's as received, in bytes.
 	size, originalSize int64
+	skipped            string
 }
 
 // unedited is f's item with its edit undone, as undoEdit leaves it: the
@@ -126,7 +133,20 @@ func (f itemFact) unedited() replaypolicy.Item {
 
 // requestFacts gathers what the rules judge of every live item of req.
 func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]itemFact, error) {
-	rows, err := q.Query(ctx, selectRequestFacts, req.ID, req.Tenant)
+	return s.factsOf(ctx, q, selectRequestFacts, req)
+}
+
+// undoFacts gathers what the rules judge of every live item of req and of
+// every item left out that holds an edit, in the request's order: what
+// undoing an edit is judged on (undoPreviews).
+func (s *Service) undoFacts(ctx context.Context, q querier, req Request) ([]itemFact, error) {
+	return s.factsOf(ctx, q, selectUndoFacts, req)
+}
+
+// factsOf gathers what the rules judge of the items of req that query
+// (selectRequestFacts or selectUndoFacts) reads.
+func (s *Service) factsOf(ctx context.Context, q querier, query string, req Request) ([]itemFact, error) {
+	rows, err := q.Query(ctx, query, req.ID, req.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -135,15 +155,17 @@ func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]i
 	var headers []byte
 	var size, originalSize int64
 	var corr string
+	var skipped string
 	_, err = pgx.ForEachRow(rows, []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
 		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy,
-		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, &headers, &size, &corr, &f.flags, &originalSize}, func() error {
+		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, &headers, &size, &corr, &f.flags, &originalSize,
+		&skipped}, func() error {
 		var hs []dlq.HeaderValue
 		if err := json.Unmarshal(headers, &hs); err != nil {
 			return fmt.Errorf("headers of dead letter %d: %w", f.deadLetterID, err)
 		}
 		f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, f.msgID, f.operationID, corr)
-		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg), size: size, originalSize: originalSize})
+		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg), size: size, originalSize: originalSize, skipped: skipped})
 		return nil
 	})
 	return out, err

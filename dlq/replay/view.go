@@ -61,8 +61,9 @@ type View struct {
 	Reviewer  bool
 	Canceller bool
 	// Payloads are the payloads the viewer may still edit, by dead letter:
-	// the requester's live items before approval, in a class whose payloads
-	// may be edited, when the request is small enough (ViewOptions).
+	// the requester's live items before approval, and left-out items that
+	// hold an edit (LivePayload.UndoOnly), in a class whose payloads may be
+	// edited, when the request is small enough (ViewOptions).
 	Payloads map[int64]LivePayload
 	// Undo says, with Payloads, what undoing each edit would do, by dead
 	// letter.
@@ -77,10 +78,14 @@ const MaxEditablePayload = 256 << 10
 
 // LivePayload is a payload its requester may edit: Data is all of it when
 // it is at most MaxEditablePayload bytes and nil otherwise, Size its size
-// (0 for a dead letter retention removed).
+// (0 for a dead letter retention removed). UndoOnly: the item was left out
+// and holds an edit, which sends nothing: the edit (Data) can be undone,
+// not changed (ChangePayload edits only a live item, or one of a draft
+// left out until an edit lets it go).
 type LivePayload struct {
-	Data []byte
-	Size int
+	Data     []byte
+	Size     int
+	UndoOnly bool
 }
 
 // Editable reports whether p is small enough to edit in the browser.
@@ -118,12 +123,15 @@ const (
 	// The payloads of a request's live items as they would be sent, in order,
 	// those of more than $4 bytes (MaxEditablePayload) as their size alone
 	// (none for a dead letter retention removed). In a draft, also those
-	// left out until an edit (or a fix) lets them go.
+	// left out until an edit (or a fix) lets them go; and the edits of
+	// items left out all the same, which can only be undone (selectEditable).
 	selectLivePayloads = `SELECT i.dead_letter_id, CASE WHEN octet_length(p.payload) <= $4 THEN p.payload END,
-            coalesce(octet_length(p.payload), 0)
+            coalesce(octet_length(p.payload), 0), p.undo_only
         FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
-        CROSS JOIN LATERAL (SELECT coalesce(i.payload, d.payload) AS payload) p
-        WHERE i.request_id = $1 AND (i.skip_reason = '' OR ($3 AND i.verdict_check = 'error-class-fix')) ORDER BY i.position LIMIT $2`
+        CROSS JOIN LATERAL (SELECT coalesce(i.payload, d.payload) AS payload,
+            i.skip_reason <> '' AND NOT ($3 AND i.verdict_check = 'error-class-fix') AS undo_only) p
+        WHERE i.request_id = $1 AND (i.skip_reason = '' OR ($3 AND i.verdict_check = 'error-class-fix') OR i.payload IS NOT NULL)
+        ORDER BY i.position LIMIT $2`
 	// Every edited item, counted.
 	countEdits = `SELECT count(*) FROM replay_items WHERE request_id = $1 AND payload IS NOT NULL`
 	// The start of the payloads the first live items send, and their sizes
@@ -208,8 +216,10 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		if req.ItemCount > opts.Payloads || replaypolicy.MayEditPayload(req.Class, req.Requester, viewer).Outcome != replaypolicy.Go {
 			return nil
 		}
-		if v.Undo, err = s.undoPreviews(ctx, tx, req, fs, viewer); err != nil {
-			return err
+		if v.Edited > 0 {
+			if v.Undo, err = s.editUndoPreviews(ctx, tx, req, viewer); err != nil {
+				return err
+			}
 		}
 		v.Payloads, err = livePayloads(ctx, tx, req, opts.Payloads)
 		return err
@@ -218,6 +228,16 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		return View{}, fmt.Errorf("view replay %d: %w", id, err)
 	}
 	return v, nil
+}
+
+// editUndoPreviews are what undoing each edit of req would do, by dead
+// letter (undoPreviews of undoFacts), as viewer, its requester, would.
+func (s *Service) editUndoPreviews(ctx context.Context, q querier, req Request, viewer quarantine.Actor) (map[int64]UndoPreview, error) {
+	fs, err := s.undoFacts(ctx, q, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.undoPreviews(ctx, q, req, fs, viewer)
 }
 
 // shownItems reads the first limit items of request id as its pages show
@@ -231,8 +251,9 @@ func shownItems(ctx context.Context, q querier, id int64, limit int) ([]Item, er
 }
 
 // livePayloads are the payloads the first limit live items of request req
-// send, by dead letter (and, of a draft, those an edit may let go), each
-// read only when it is small enough to edit (LivePayload).
+// send, by dead letter (and, of a draft, those an edit may let go; and the
+// edits items left out hold, UndoOnly), each read only when it is small
+// enough to edit (LivePayload).
 func livePayloads(ctx context.Context, q querier, req Request, limit int) (map[int64]LivePayload, error) {
 	rows, err := q.Query(ctx, selectLivePayloads, req.ID, limit, req.Status == StatusDraft, MaxEditablePayload)
 	if err != nil {
@@ -241,7 +262,7 @@ func livePayloads(ctx context.Context, q querier, req Request, limit int) (map[i
 	out := map[int64]LivePayload{}
 	var dl int64
 	var p LivePayload
-	_, err = pgx.ForEachRow(rows, []any{&dl, &p.Data, &p.Size}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&dl, &p.Data, &p.Size, &p.UndoOnly}, func() error {
 		out[dl] = p
 		return nil
 	})
@@ -592,8 +613,8 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 			if r.Status == StatusDraft {
 				sr.OnSubmit = onSubmit(s.cfg.Policy(), r, fs)
 			}
-			if sr.Payloads != nil {
-				if sr.Undo, err = s.undoPreviews(ctx, tx, r, fs, viewer); err != nil {
+			if sr.Payloads != nil && len(sr.Edits) > 0 {
+				if sr.Undo, err = s.editUndoPreviews(ctx, tx, r, viewer); err != nil {
 					return err
 				}
 			}
