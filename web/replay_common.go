@@ -184,7 +184,10 @@ func editForms(requestID int64, draft bool, items []replay.Item, payloads map[in
 		}
 		if p, ok := undo[it.DeadLetterID]; ok && it.Edited {
 			f.UndoApproves, f.UndoStale = p.Approves, p.Stale
-			if p.Refused != "" {
+			switch {
+			case p.Stale && strings.Contains(f.Error, p.Refused):
+				f.UndoRefused = "the message above says why." // an undo refused for it just now: said once
+			case p.Refused != "":
 				f.UndoRefused = sentence(classRead(p.Refused))
 			}
 			if p.LeavesOut != "" {

@@ -61,5 +61,9 @@ func TestUndoOnAStaleConsoleIsNotPromised(t *testing.T) {
 	page := resp.Doc(t)
 	assert.Contains(t, textOf(page, `[data-testid="replay-status"]`), "pending approval", "the request's page, as it is")
 	assert.Contains(t, textOf(page, `[data-testid="flash"]`), "The edit was not undone: this process's replay policy")
-	assert.Contains(t, text(editForm(page, id)), "The edit was not undone", "beside the form too")
+	form = editForm(page, id)
+	assert.Contains(t, text(form), "The edit was not undone", "beside the form too")
+	assert.Zero(t, form.Find(`[data-testid="payload-undo"]`).Length())
+	assert.Equal(t, "This edit cannot be undone from this console now: the message above says why.", text(form.Find(`[data-testid="payload-undo-refused"]`)),
+		"said once in the form")
 }
