@@ -144,6 +144,33 @@ func TestServeScreens(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("dead letter %d: its policy card is raised by its error class; request %d: its Undo edit publishes", raised, undoable[0].ID)
 
+	// Two edited items of a draft, one of which another request took:
+	// the submit left it out, holding its edit, which its own form offers
+	// to undo; submitted again, the request shows the same form.
+	_, taker := b.SignIn(t, "acme:oncall")
+	for n, resubmit := range []bool{false, true} {
+		var pair []int64
+		for i, doc := range []string{"sku-11", "sku-12"} {
+			pair = append(pair, testfactory.DeadLetter(t, pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update",
+				MsgID: fmt.Sprintf("left-out-%d-%d", n, i), Payload: []byte(`{"doc":"` + doc + `"}`), Error: "index shard 4 unavailable", At: now.Add(-3 * time.Minute)}))
+		}
+		batch, drafts := testfactory.Draft(t, b.Replays, oncall.Actor, pair...)
+		for _, dl := range pair {
+			require.NoError(t, b.Replays.EditPayload(context.Background(), drafts[0].ID, dl, oncall.Actor,
+				replay.PayloadEdit{Payload: []byte(`{"doc":"sku-0"}`), Reason: "the sku was wrong"}, quarantine.RequestMeta{}))
+		}
+		testfactory.Request(t, b.Replays, taker.Actor, pair[:1], replay.SubmitInput{Reason: "taken first"})
+		_, err := b.Replays.Submit(context.Background(), batch, oncall.Actor, replay.SubmitInput{Reason: "reindex"}, quarantine.RequestMeta{})
+		require.Error(t, err, "the submit leaves the taken item out")
+		if resubmit {
+			_, err = b.Replays.Submit(context.Background(), batch, oncall.Actor, replay.SubmitInput{Reason: "reindex the other one"}, quarantine.RequestMeta{})
+			require.NoError(t, err)
+			t.Logf("request %d: an item left out holding an edit", drafts[0].ID)
+		} else {
+			t.Logf("/replay/batches/%s: a draft with an item left out holding an edit", batch)
+		}
+	}
+
 	people := []struct {
 		name   string
 		client *http.Client
