@@ -17,7 +17,8 @@ import (
 // TestEditedPayloadApprovalJourney is issue 11's journey: the on-call
 // replays a rebuildable search-index update (which alone would go out at
 // once) but fixes its payload first, with a reason; the request now waits
-// for an approver. The approver finds it marked edited in /approvals, reads
+// for an approver (the replay's reason typed on the confirm page is kept
+// across an edit). The approver finds it marked edited in /approvals, reads
 // the diff of original and edited payload, and approves; the target
 // stream receives the edited bytes under the original message id, marked
 // Dlq-Payload-Edited with their SHA-256.
@@ -46,7 +47,14 @@ func TestEditedPayloadApprovalJourney(t *testing.T) {
 	oncall.Fill(testID("payload-edit-reason"), why)
 	oncall.ClickLoads(testID("payload-save"), "the confirm page after the edit", `document.querySelector('[data-testid="replay-edited"]')`)
 	assert.Contains(t, oncall.Text(testID("payload-diff-lines")), `"price": 100000`, "the requester sees the change too")
-	oncall.Fill(testID("replay-reason"), "reindex the corrected price (e2e "+run+")")
+	// The replay's reason typed on the page comes back with the page an
+	// edit returns to, here one refused (the same bytes again): app.js
+	// sends it with the edit's own form.
+	reason := "reindex the corrected price (e2e " + run + ")"
+	oncall.Fill(testID("replay-reason"), reason)
+	oncall.Fill(`form[data-testid="payload-edit-form"] input[name="reason"]`, why)
+	oncall.ClickLoads(testID("payload-save"), "the confirm page refusing the same bytes", `document.querySelector('[data-testid^="field-error-payload-"]')`)
+	assert.Equal(t, reason, oncall.Text(testID("replay-reason")), "the reason typed is kept")
 	oncall.ClickLoads(testID("replay-submit"), "the replay request page", replayRequestPage)
 	m := replayRequestPath.FindStringSubmatch(oncall.Location())
 	require.NotNil(t, m, oncall.Location())
