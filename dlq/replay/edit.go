@@ -344,6 +344,7 @@ type UndoPreview struct {
 func (s *Service) undoPreviews(ctx context.Context, q querier, req Request, fs []itemFact, actor quarantine.Actor) (map[int64]UndoPreview, error) {
 	table := s.cfg.Policy()
 	out := map[int64]UndoPreview{}
+	var stale error // approvedOnUndo's conflict: this process judges no undo
 	for at, f := range fs {
 		if !f.item.PayloadEdited {
 			continue
@@ -378,9 +379,13 @@ func (s *Service) undoPreviews(ctx context.Context, q querier, req Request, fs [
 					break
 				}
 			}
-			approves, err := s.approvedOnUndo(ctx, q, req, without, actor)
+			approves, err := false, stale
+			if stale == nil {
+				approves, err = s.approvedOnUndo(ctx, q, req, without, actor)
+			}
 			switch {
 			case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
+				stale = err // the same for every item: the policy file is read again once, not per item
 				p.Refused, p.Stale = quarantine.ErrorMessage(err), true
 			case err != nil:
 				return nil, err
