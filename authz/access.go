@@ -64,6 +64,9 @@ type Access struct {
 	// of the policy in force, read in the snapshot it was loaded from.
 	reload sync.Mutex
 	loaded atomic.Int64
+	// watching is true while Watch's listener is attached and the policy
+	// it read after attaching is in force: a change from then on is heard.
+	watching atomic.Bool
 }
 
 // NewAccess loads the model and the policy. Call Watch to keep the policy
@@ -90,10 +93,21 @@ func NewAccess(ctx context.Context, pool *pgxpool.Pool, groups GroupMap, log *sl
 // Groups returns the group mapping in force.
 func (a *Access) Groups() GroupMap { return a.groups }
 
-// Reload reads the policy again.
+// Reload reads the policy again, on a connection of the pool.
 func (a *Access) Reload() error {
+	return a.reloadOn(nil)
+}
+
+// reloadOn reads the policy again on conn, or on a connection of the pool
+// when conn is nil. The listener (Watch) reloads on the connection it
+// listens on: it holds that one for good, and a reload asking the pool
+// for another while it does would wait for ever in a pool sized to the
+// bone (pool_max_conns), the next notification unread meanwhile.
+func (a *Access) reloadOn(conn *pgx.Conn) error {
 	a.reload.Lock()
 	defer a.reload.Unlock()
+	a.ad.conn = conn
+	defer func() { a.ad.conn = nil }()
 	return a.reloadLocked()
 }
 
@@ -169,14 +183,18 @@ func (a *Access) listen(ctx context.Context) error {
 		return err
 	}
 	defer conn.Exec(context.Background(), "UNLISTEN *") //nolint:errcheck // the connection goes back to the pool either way
-	if err := a.Reload(); err != nil {                  // changes made while we were not listening
+	if err := a.reloadOn(conn.Conn()); err != nil {     // changes made while we were not listening
 		return err
 	}
+	a.watching.Store(true)
+	defer a.watching.Store(false)
 	for {
+		// A notification that arrives while a reload reads is kept by the
+		// connection and returned by the next wait.
 		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
 			return err
 		}
-		if err := a.Reload(); err != nil {
+		if err := a.reloadOn(conn.Conn()); err != nil {
 			a.log.Warn("reload authorization policy", "err", err)
 		} else {
 			a.log.Debug("authorization policy reloaded")
@@ -295,9 +313,17 @@ func (a *Access) Roles(u User) []TenantRole {
 // store (audited), never through Casbin's save path.
 type adapter struct {
 	pool *pgxpool.Pool
+	// conn, when not nil, is the connection the next load reads on instead
+	// of one of pool's (Access.reloadOn sets it, under Access.reload).
+	conn *pgx.Conn
 	// version is the access_version of the policy LoadPolicy read last, in
 	// the same snapshot (Access.reload serialises loads).
 	version int64
+}
+
+// txStarter is a pool or one connection: what a load reads on.
+type txStarter interface {
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
 }
 
 var errReadOnly = errors.New("authorization policy is changed through role bindings, not the enforcer")
@@ -312,7 +338,11 @@ const (
 func (ad *adapter) LoadPolicy(m model.Model) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return pgx.BeginTxFunc(ctx, ad.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	var db txStarter = ad.pool
+	if ad.conn != nil {
+		db = ad.conn
+	}
+	return pgx.BeginTxFunc(ctx, db, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		return ad.load(ctx, tx, m)
 	})
 }
