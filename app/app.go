@@ -184,7 +184,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	// Two pools, so a slow page cannot take the connections ingest and the
-	// workers need, each with its own statement timeout.
+	// workers need, each with its own statement timeout. A pool_max_conns
+	// too small for the background pool is refused before anything
+	// connects (pool_size.go).
+	jobsPool := backgroundPool(cfg)
+	if err := checkMaxConns(cfg.DatabaseURL, jobsPool); err != nil {
+		return nil, err
+	}
 	a.start.Wait("PostgreSQL", "DATABASE_WAIT", cfg.DBWait)
 	if a.Pool, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "web", MaxConns: 20, StatementTimeout: cfg.StatementTimeout, Tracer: cfg.WebTracer, GenericPlans: true}, log); err != nil {
 		return nil, err
@@ -194,8 +200,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		return nil, err
 	}
 	a.start.Wait("PostgreSQL", "DATABASE_WAIT", cfg.DBWait)
-	jobConns := int32(cfg.IngestWorkers + cfg.Replay.Workers + 8) // + policy and counters listeners, keeper, checkpoints, metrics, the ingest sweep (its lock and its insert), spare
-	if a.Jobs, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, PoolConfig{Name: "workers", MaxConns: jobConns, StatementTimeout: cfg.WorkerStatementTimeout}, log); err != nil {
+	if a.Jobs, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, jobsPool, log); err != nil {
 		return nil, err
 	}
 	a.start.Wait("NATS", "NATS_WAIT", cmp.Or(cfg.NATSWait, time.Minute))

@@ -21,6 +21,13 @@ type PoolConfig struct {
 	// MaxConns is the pool size when the URL has no pool_max_conns; 0 keeps
 	// pgx's default.
 	MaxConns int32
+	// MinConns is the least size the pool's users can work with (the
+	// connections they hold for good and one for each part that works at
+	// once; 0: no floor), and MinOf says what it is made of. A
+	// pool_max_conns below it is refused: the parts would wait on each
+	// other for ever, while the process looked ready.
+	MinConns int32
+	MinOf    string
 	// StatementTimeout ends any statement running longer (0: no limit). It
 	// is a server setting of every connection, so a runaway query cannot
 	// hold a connection, or the audit append lock, for long.
@@ -55,6 +62,26 @@ func setsMaxConns(dsn string) bool {
 	return set
 }
 
+// checkMaxConns refuses a pool_max_conns in dsn below pc.MinConns; the
+// error names the setting, its value and the least this pool needs, and
+// why. pool_max_conns sizes every pool of the process (OpenPool), so the
+// least is the process's.
+func checkMaxConns(dsn string, pc PoolConfig) error {
+	if pc.MinConns <= 0 || !setsMaxConns(dsn) {
+		return nil
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if cfg.MaxConns >= pc.MinConns {
+		return nil
+	}
+	return fmt.Errorf("DATABASE_URL: pool_max_conns=%d is below %d, the least this process needs: it sizes every pool of the process, "+
+		"and the %s pool needs %s; raise it to %d or more, or remove it to keep each pool's own size",
+		cfg.MaxConns, pc.MinConns, pc.Name, pc.MinOf, pc.MinConns)
+}
+
 // serverKeepalives are the TCP keepalive settings every session asks the
 // server for: probe after 60 s without traffic, every 10 s, give up after
 // 6 unanswered.
@@ -66,8 +93,12 @@ var serverKeepalives = map[string]string{"tcp_keepalives_idle": "60", "tcp_keepa
 const idleInTransactionTimeout = time.Minute
 
 // OpenPool connects to PostgreSQL, waiting up to wait for it to answer. A
-// pool_max_conns in dsn is honoured over pc.MaxConns.
+// pool_max_conns in dsn is honoured over pc.MaxConns, and refused below
+// pc.MinConns before anything connects.
 func OpenPool(ctx context.Context, dsn string, wait time.Duration, pc PoolConfig, log *slog.Logger) (*pgxpool.Pool, error) {
+	if err := checkMaxConns(dsn, pc); err != nil {
+		return nil, err
+	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)

@@ -318,10 +318,10 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 		return nil, err
 	}
 	// The workers, the permissions listener, the draft sweeper, a scrape
-	// and a probe.
-	pc := PoolConfig{Name: "worker", MaxConns: int32(cfg.Replay.Workers + 4), StatementTimeout: cmp.Or(cfg.StatementTimeout, time.Minute)}
+	// and a probe (pool_size.go); OpenPool refuses a pool_max_conns too
+	// small for them before it connects.
 	w.start.Wait("PostgreSQL", "DATABASE_WAIT", cfg.DBWait)
-	if w.pool, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, pc, log); err != nil {
+	if w.pool, err = OpenPool(ctx, cfg.DatabaseURL, cfg.DBWait, workerPool(cfg), log); err != nil {
 		return nil, err
 	}
 	w.start.Step("checking the database schema and role")

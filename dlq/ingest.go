@@ -16,6 +16,10 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
+// DefaultIngestWorkers is how many batch writers ingest runs when its
+// config names none; each holds a connection while it inserts.
+const DefaultIngestWorkers = 2
+
 // IngestConfig says where dead letters come from and how they are batched.
 type IngestConfig struct {
 	Prefix         string        // DLQ subject prefix; default "dlq"
@@ -26,7 +30,7 @@ type IngestConfig struct {
 	BatchSize      int           // rows per insert; default 1000
 	MaxWait        time.Duration // longest a message waits for its batch to fill; default 50ms
 	MaxBatchBytes  int           // payload and header bytes per insert; default 16 MiB
-	Workers        int           // concurrent batch writers; default 2
+	Workers        int           // concurrent batch writers; default DefaultIngestWorkers
 	AckWait        time.Duration // redelivery of unacked messages; default 1 minute
 	Watch          []WatchStream // streams whose give-ups are captured from advisories
 
@@ -86,7 +90,7 @@ func (c *IngestConfig) defaults() {
 		c.MaxBatchBytes = 16 << 20
 	}
 	if c.Workers <= 0 {
-		c.Workers = 2
+		c.Workers = DefaultIngestWorkers
 	}
 	if c.MaxBufferedBytes <= 0 {
 		c.MaxBufferedBytes = (c.Workers + 1) * c.MaxBatchBytes
