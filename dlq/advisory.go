@@ -242,7 +242,7 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 				r.Tenant = UnknownTenant // tenantToken said why
 			}
 			r.ItemType = r.bounded("item_type", r.text("item_type", "the subject's item type", itemType), MaxItemTypeBytes)
-			r.checkItemType(itemType)
+			r.checkItemType("the subject's item type", itemType)
 		default:
 			r.Tenant = UnknownTenant
 			r.ItemType = r.bounded("item_type", strings.ToLower(r.SourceStream), MaxItemTypeBytes)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -169,13 +170,20 @@ func ParseDLQ(prefix string, m Received) Record {
 	switch {
 	case subjType != "":
 		r.ItemType = r.text("item_type", "the subject's item type", subjType)
-		r.checkItemType(subjType)
+		r.checkItemType("the subject's item type", subjType)
 		if hdrType != "" && hdrType != r.ItemType {
 			r.flag("mismatch:item_type", "%s %s disagrees with the subject's item type %s; the subject wins", HeaderItemType, short(hdrType), short(r.ItemType))
 		}
-	case hdrType != "":
+	case strings.TrimSpace(hdrType) != "":
 		r.ItemType = hdrType
 		r.flag("missing:item_type", "subject %s has no item type; taken from %s", short(r.Subject), HeaderItemType)
+		r.checkItemType(HeaderItemType, hdrType)
+	case len(h[HeaderItemType]) > 0:
+		// Sent blank: nothing to keep as the item type (the raw headers
+		// keep what came).
+		r.ItemType = "unknown"
+		r.flag("missing:item_type", "subject %s has no item type and %s is blank", short(r.Subject), HeaderItemType)
+		r.checkItemType(HeaderItemType, hdrType)
 	default:
 		r.ItemType = "unknown"
 		r.flag("missing:item_type", "subject %s has no item type and %s is missing", short(r.Subject), HeaderItemType)
@@ -233,16 +241,36 @@ func (r *Record) tenantToken(tok string) string {
 	return tok
 }
 
-// checkItemType flags invalid:item_type when the subject's item type (the
-// tokens after the tenant) holds a wildcard token: it names no item type,
-// though it is kept as it came.
-func (r *Record) checkItemType(subjType string) {
-	for _, tok := range strings.Split(subjType, ".") {
-		if tok == "*" || tok == ">" {
-			r.flag("invalid:item_type", "the subject's item type %s holds the wildcard token %q, which names no item type", short(subjType), tok)
-			return
+// checkItemType flags invalid:item_type when itemType, taken from what
+// (the subject's item type, the tokens after the tenant, or
+// Dlq-Item-Type), names no item type (itemTypeFault); it is kept as it
+// came either way.
+func (r *Record) checkItemType(what, itemType string) {
+	if fault := itemTypeFault(itemType); fault != "" {
+		r.flag("invalid:item_type", "%s %s %s, which names no item type", what, short(itemType), fault)
+	}
+}
+
+// itemTypeFault says why itemType names no item type, or "" when it names
+// one: an item type is tokens joined by dots, as a subject's are, none
+// empty, none a wildcard (* or >) and none holding white space. It is the
+// one rule for an item type however it came, so that Dlq-Item-Type
+// cannot file a dead letter under an item type its subject could not.
+func itemTypeFault(itemType string) string {
+	if strings.TrimSpace(itemType) == "" {
+		return "is blank"
+	}
+	for _, tok := range strings.Split(itemType, ".") {
+		switch {
+		case tok == "":
+			return "has an empty token"
+		case tok == "*" || tok == ">":
+			return fmt.Sprintf("holds the wildcard token %q", tok)
+		case strings.IndexFunc(tok, unicode.IsSpace) >= 0:
+			return "holds white space"
 		}
 	}
+	return ""
 }
 
 // headerView returns the headers to read: the exact block when the ingester
