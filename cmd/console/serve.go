@@ -82,7 +82,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	var every int
 	s.integer(&every, "audit-checkpoint-every", "AUDIT_CHECKPOINT_EVERY", 1000, "sign the audit chain's head after this many entries", 1, 10_000_000)
 	s.duration(&c.CheckpointInterval, "audit-checkpoint-interval", "AUDIT_CHECKPOINT_INTERVAL", 5*time.Minute, "longest time new audit entries stay unsigned", time.Second, 24*time.Hour)
-	s.replay(&c.Replay, 2, devPolicyFile)
+	s.replay(&c.Replay, 2, devPolicyFile, false)
 	if err := s.parse(args); err != nil {
 		return c, err
 	}

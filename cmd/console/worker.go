@@ -13,14 +13,17 @@ import (
 	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 
-// replay binds the replay settings, the same in serve and in worker.
+// replay binds the replay settings, the same in serve and in worker, but
+// for REPLAY_WORKERS's default and whether 0 is taken: serve takes it
+// (its replays are run by console worker processes), a worker does not
+// (separate), since running replay workers is all it is for.
 //
 // A separate worker has no default POLICY_FILE: serve's default is the
 // development table that `make run` uses, and a worker of a deploy that
 // silently took it would execute no replay (its version is not the one in
 // force, see docs/replay.md) or, worse, activate it where no console had
 // started yet.
-func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int, policyDefault string) {
+func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int, policyDefault string, separate bool) {
 	policyCheck := checkRequired
 	if policyDefault == "" {
 		policyCheck = func(v string) error {
@@ -31,7 +34,13 @@ func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int, policyDefault
 		}
 	}
 	s.str(&c.PolicyFile, "policy-file", "POLICY_FILE", policyDefault, "replay policy table (TOML)", policyCheck)
-	s.integer(&c.Workers, "replay-workers", "REPLAY_WORKERS", defaultWorkers, "replay workers in this process (0: none)", 0, 64)
+	if separate {
+		s.integer(&c.Workers, "replay-workers", "REPLAY_WORKERS", defaultWorkers, "replay workers in this process", 0, 64)
+		// Checked once it was read (checks run in order).
+		s.checks = append(s.checks, func() error { return checkWorkerCount(c.Workers) })
+	} else {
+		s.integer(&c.Workers, "replay-workers", "REPLAY_WORKERS", defaultWorkers, "replay workers in this process (0: none)", 0, 64)
+	}
 	var allow string
 	s.str(&allow, "replay-subject-allow", "REPLAY_SUBJECT_ALLOW", "", "subject patterns each tenant's replays may publish to, comma-separated: "+
 		"app.{tenant}.> for every tenant, acme=billing.acme.> for one (empty: no replay at all; $JS, $SYS, _INBOX never)", func(v string) error {
@@ -49,6 +58,19 @@ func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int, policyDefault
 		"the NATS server's max_payload (an account or user limit below it; 0: the server's)")
 	// Checked after both durations were read (checks run in order).
 	s.checks = append(s.checks, func() error { return checkRevalidateTimeout(c.RevalidateTimeout, c.Lease) })
+}
+
+// checkWorkerCount refuses REPLAY_WORKERS=0 for console worker: such a
+// process would start, pass /readyz and replay nothing, which only
+// ReplayNotProgressing would tell, a quarter of an hour later. 0 is
+// serve's setting when worker processes replay instead; an environment
+// both share must set it for serve alone.
+func checkWorkerCount(n int) error {
+	if n > 0 {
+		return nil
+	}
+	return errors.New("REPLAY_WORKERS (--replay-workers) 0: console worker runs replay workers and nothing else, so it needs 1 to 64 " +
+		"(it runs 4 when REPLAY_WORKERS is not set); 0 is serve's setting when console worker processes replay instead: set it for serve alone")
 }
 
 // checkRevalidateSubject refuses a REVALIDATE_SUBJECT no request can be
@@ -97,7 +119,7 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		return checkNATSURL(v)
 	})
-	s.replay(&cfg.Replay, 4, "")
+	s.replay(&cfg.Replay, 4, "", true)
 	s.groups(&cfg.Replay.Groups)
 	s.duration(&cfg.Replay.DirectoryMaxAge, "session-lifetime", "SESSION_LIFETIME", 12*time.Hour,
 		"the console's session lifetime: groups read from the identity provider longer ago give no right to a replay", time.Minute, 30*24*time.Hour)

@@ -142,7 +142,7 @@ func TestWorkerNeedsItsPolicyFile(t *testing.T) {
 
 	var cfg app.Config
 	s := newSettings("serve", env(map[string]string{}), io.Discard)
-	s.replay(&cfg.Replay, 2, devPolicyFile)
+	s.replay(&cfg.Replay, 2, devPolicyFile, false)
 	require.NoError(t, s.parse(nil))
 	assert.Equal(t, devPolicyFile, cfg.Replay.PolicyFile)
 }
