@@ -306,6 +306,13 @@ func (l *Login) userFromClaims(issuer, subject string, claims map[string]any) Us
 // in one transaction with its audit row (auth.logout); then the browser's
 // session is destroyed. It goes to the provider's end-session endpoint
 // when it has one, else to signedOut.
+//
+// A sign-out whose session already ended (a page left open past the idle
+// timeout, a sign-in past its lifetime or ended elsewhere) is a sign-out
+// still: what is left of it ends (leftOf: the expired row, the sign-in it
+// named), the cookie is cleared, and the browser goes where a sign-out
+// goes, so that the provider's session the person meant to end is ended
+// too. Nobody is signed in then, so no audit row is written.
 func (l *Login) Logout(c echo.Context, signedOut string) error {
 	ctx := c.Request().Context()
 	u, ok, err := l.Current(ctx)
@@ -313,6 +320,11 @@ func (l *Login) Logout(c echo.Context, signedOut string) error {
 		return err
 	}
 	idToken, token := l.sessions.GetString(ctx, keyIDToken), l.sessions.Token(ctx)
+	if token == "" {
+		if idToken, err = l.leftOf(c); err != nil {
+			return err
+		}
+	}
 	if id := l.sessions.GetString(ctx, sessionIDKey); id != "" {
 		err := pgx.BeginFunc(ctx, l.db, func(tx pgx.Tx) error {
 			if _, err := endUserSession(ctx, tx, id, "signed out"); err != nil {
@@ -343,6 +355,51 @@ func (l *Login) Logout(c echo.Context, signedOut string) error {
 		return c.Redirect(http.StatusSeeOther, l.endSession+"?"+v.Encode())
 	}
 	return c.Redirect(http.StatusSeeOther, signedOut)
+}
+
+// Removes the row of a browser session whose idle deadline passed, before
+// the cleanup does; a live one is not touched from here (only its own
+// Logout, through the session manager, ends it).
+const deleteEndedSession = `DELETE FROM sessions WHERE token = $1
+    AND expiry <= current_timestamp -- a live session is ended by its own sign-out only
+RETURNING data, user_session`
+
+// leftOf ends what is left of the browser session whose cookie c's request
+// carries when the session manager found none for it (its idle deadline
+// passed): its row goes, and the sign-in it named ends ("signed out after
+// the session expired"), so that the admins' Sessions page no longer
+// counts it. It returns the ID token that session kept ("" when there is
+// none), the end-session endpoint's hint of whom to sign out.
+func (l *Login) leftOf(c echo.Context) (idToken string, err error) {
+	ck, err := c.Cookie(l.sessions.Cookie.Name)
+	if err != nil || ck.Value == "" {
+		return "", nil
+	}
+	ctx := c.Request().Context()
+	l.forget(ck.Value)
+	err = pgx.BeginFunc(ctx, l.db, func(tx pgx.Tx) error {
+		var data []byte
+		var id *string
+		err := tx.QueryRow(ctx, deleteEndedSession, ck.Value).Scan(&data, &id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // gone already, or no session's
+		}
+		if err != nil {
+			return err
+		}
+		if _, values, err := l.sessions.Codec.Decode(data); err == nil { // a row that does not decode gives no hint
+			idToken, _ = values[keyIDToken].(string)
+		}
+		if id == nil {
+			return nil
+		}
+		_, err = endUserSession(ctx, tx, *id, "signed out after the session expired")
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("sign out of an ended session: %w", err)
+	}
+	return idToken, nil
 }
 
 // deny refuses a sign-in attempt of someone not identified (yet): it is

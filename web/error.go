@@ -77,8 +77,9 @@ func errorText(err error, status int) (title, detail string) {
 }
 
 // handleError is echo's HTTPErrorHandler: every error a handler returns is
-// answered here, with errorStatus's status and a page (JSON for 401s and
-// clients that ask for it). Only 5xx are logged with their cause.
+// answered here, with errorStatus's status and a page (JSON for clients
+// that ask for it, and for 401s but a browser's page: wantsPage). Only 5xx
+// are logged with their cause.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		s.deps.Log.Error("error after response started", "path", c.Path(), "err", err)
@@ -98,6 +99,17 @@ func (s *Server) handleError(err error, c echo.Context) {
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID),
 			"client_request_id", ClientRequestID(c.Request().Context()), "err", err)
 	}
+	if status == http.StatusUnauthorized && wantsPage(c.Request()) {
+		back := "/"
+		var first signInFirstError
+		if errors.As(err, &first) && first.ReturnTo != "" {
+			back = first.ReturnTo
+		}
+		if rerr := s.render(c, status, views.SignInFirst(s.page(c, "Sign in first", ""), signInURL(back))); rerr != nil {
+			s.deps.Log.Error("render error page", "err", rerr)
+		}
+		return
+	}
 	if status == http.StatusUnauthorized || c.Request().Header.Get("Accept") == "application/json" {
 		if rerr := c.JSON(status, map[string]string{"error": detail}); rerr != nil {
 			s.deps.Log.Error("write error", "err", rerr)
@@ -113,6 +125,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if rerr := s.render(c, status, page); rerr != nil {
 		s.deps.Log.Error("render error page", "err", rerr)
 	}
+}
+
+// wantsPage reports whether r is a browser's own request for a page (a
+// form sent, a link followed): one that accepts HTML and is not htmx's,
+// whose 401 app.js words itself.
+func wantsPage(r *http.Request) bool {
+	return r.Header.Get("HX-Request") == "" && strings.Contains(r.Header.Get("Accept"), "text/html")
 }
 
 // viewer finds who is signed in for an error page that no route's

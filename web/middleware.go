@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -53,11 +52,11 @@ func securityHeaders(next http.Handler, formTargets string, secure bool) http.Ha
 
 // enforce is the route table's middleware: it refuses a GET that writes
 // when another site started it (fetchmeta.go), lets public routes through,
-// sends people who are not signed in to the sign-in page (pages) or answers
-// 401 (everything else), shows the "no access" page to people without any
-// role, answers 403 (audited as denied) when the route's permission is
-// not held in any tenant, and applies the route's tenancy (locate). The
-// policy it checks is at least as new as the database's (Access.Fresh).
+// sends people who are not signed in to the sign-in (signInFirst), shows
+// the "no access" page to people without any role, answers 403 (audited
+// as denied) when the route's permission is not held in any tenant, and
+// applies the route's tenancy (locate). The policy it checks is at least
+// as new as the database's (Access.Fresh).
 func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -72,17 +71,9 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 				return err
 			}
 			if !ok {
-				if c.Request().Header.Get("HX-Request") != "" {
-					signInPage(c) // htmx swaps nothing from a 401: the page goes to the sign-in
-				} else if c.Request().Method == http.MethodGet {
-					return c.Redirect(http.StatusFound, "/auth/login?return_to="+url.QueryEscape(c.Request().URL.RequestURI()))
-				}
-				return quarantine.Errorf(quarantine.EUNAUTHORIZED, "Sign in first.")
+				return s.signInFirst(c)
 			}
 			c.Set(ctxUser, u)
-			if r.Path == "/auth/logout" {
-				return next(c)
-			}
 			// A binding removed on any replica gives nothing from now on,
 			// whether or not this one's listener has heard of it.
 			if err := s.deps.Access.Fresh(c.Request().Context()); err != nil {

@@ -14,7 +14,7 @@ type Access int
 
 // Kinds of access a route declares.
 const (
-	AccessPublic   Access = iota // anyone: probes, metrics, static files, the sign-in flow
+	AccessPublic   Access = iota // anyone: probes, metrics, static files, the sign-in flow and the sign-out
 	AccessSignedIn               // any signed-in person, even one without a role
 	AccessPerm                   // a signed-in person holding Perm in at least one tenant
 )
@@ -161,8 +161,10 @@ func (s *Server) Routes() []Route {
 		pub(http.MethodGet, "/auth/login", s.login).global(),
 		pub(http.MethodGet, "/auth/callback", s.callback).global(),
 		pub(http.MethodGet, "/signed-out", s.signedOut).global(),
+		// A sign-out whose session already ended still signs out
+		// (Login.Logout); cross-origin protection applies as to every post.
+		pub(http.MethodPost, "/auth/logout", s.logout).global(),
 
-		signedIn(http.MethodPost, "/auth/logout", s.logout).global(),
 		signedIn(http.MethodGet, "/", s.home).lists(),
 		signedIn(http.MethodPost, "/settings/time", s.settingsTime).global(),
 

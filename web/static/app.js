@@ -498,7 +498,25 @@
 		box.hidden = false;
 	}
 
-	document.addEventListener("htmx:beforeRequest", function () {
+	// A page's own refresh (a request with the Quarantine-Poll header) that
+	// finds the session ended is answered 401 without a redirect: nobody
+	// may be at the machine, and the sign-in must wait for a person. The
+	// message stays, and the page stops refreshing itself; a person's own
+	// request is sent to the sign-in by the server (HX-Redirect).
+	var sessionEnded = false;
+
+	function isPoll(e) {
+		var headers = e.detail && e.detail.requestConfig ? e.detail.requestConfig.headers : null;
+		return !!(headers && headers["Quarantine-Poll"]);
+	}
+
+	document.addEventListener("htmx:beforeRequest", function (e) {
+		if (sessionEnded) {
+			if (isPoll(e)) {
+				e.preventDefault();
+			}
+			return;
+		}
 		var box = document.querySelector("[data-htmx-error]");
 		if (box) {
 			box.hidden = true;
@@ -508,6 +526,7 @@
 	document.addEventListener("htmx:responseError", function (e) {
 		var status = e.detail && e.detail.xhr ? e.detail.xhr.status : 0;
 		if (status === 401) {
+			sessionEnded = true;
 			htmxError("Your session has ended. Reload the page to sign in again.");
 			return;
 		}
