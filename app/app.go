@@ -297,6 +297,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		Config: web.Config{
 			Version: cfg.Version, FormTargets: originOf(cfg.OIDC.Issuer), Secure: secure, MetricsToken: cfg.MetricsToken,
 			TrustedProxies: cfg.TrustedProxies, MaxPayloadBytes: a.NATS.MaxPayload(),
+			ConsoleURLs: []string{a.cfg.PublicURL, a.cfg.OIDC.RedirectURL},
 		},
 		Sessions: sessions, Login: login, Access: a.Access, Bindings: authz.NewBindings(a.Pool), DeadLetters: a.Store,
 		Replays: a.Replays, PolicyFile: cfg.Replay.PolicyFile, Checkpoints: a.Checkpoints, Denials: a.Denials,

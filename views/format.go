@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -460,11 +461,25 @@ func shortHash(h string) string {
 	return h[:16] + "…"
 }
 
-// TicketLabel is a ticket link as a short label: its host and path,
-// without the scheme, cut to 48 characters.
-func TicketLabel(u string) string {
-	s := strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://")
-	return FirstLine(strings.TrimSuffix(s, "/"), 48)
+// ticketLabelMax is how many characters a ticket link's label shows.
+const ticketLabelMax = 48
+
+// TicketLabel is a ticket link as a short label: the host it goes to, as
+// the parsed link has it (never text before an "@", which only looks like
+// a host), and its path, cut to 48 characters. A host longer than that
+// alone shows its end, the part a domain is registered by. A link that
+// does not parse, or has no host, is shown without its scheme.
+func TicketLabel(link string) string {
+	u, err := url.Parse(link)
+	if err != nil || u.Host == "" {
+		s := strings.TrimPrefix(strings.TrimPrefix(link, "https://"), "http://")
+		return FirstLine(strings.TrimSuffix(s, "/"), ticketLabelMax)
+	}
+	host := []rune(u.Host)
+	if len(host) >= ticketLabelMax {
+		return "…" + string(host[len(host)-ticketLabelMax+1:])
+	}
+	return FirstLine(strings.TrimSuffix(u.Host+u.EscapedPath(), "/"), ticketLabelMax)
 }
 
 // RateText is a publish rate as people read it: "1 message per second",

@@ -13,9 +13,11 @@ import (
 )
 
 // noteForm is a note about a group and a link to its ticket (either may
-// be empty).
+// be empty). Console names the hosts of the console itself (consoleHosts),
+// where a ticket link may not lead.
 type noteForm struct {
 	Note, Ticket string
+	Console      []string
 }
 
 // Validate returns the note and the link, with a message per bad field.
@@ -28,8 +30,10 @@ func (f noteForm) Validate() (note, ticket string, errs map[string]string) {
 	case !dlq.StorableText(note):
 		errs["note"] = dlq.UnstorableTextMessage
 	}
-	if ticket != "" && (len(ticket) > dlq.MaxGroupNote || !dlq.StorableText(ticket) || !validTicketURL(ticket)) {
-		errs["ticket"] = fmt.Sprintf("A link that starts with https:// (or http://), at most %s bytes.", views.Count(dlq.MaxGroupNote))
+	if ticket != "" {
+		if msg := ticketProblem(ticket, f.Console); msg != "" {
+			errs["ticket"] = msg
+		}
 	}
 	if len(errs) == 0 {
 		return note, ticket, nil
@@ -58,7 +62,7 @@ func (s *Server) groupNote(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := noteForm{Note: c.FormValue("note"), Ticket: c.FormValue("ticket")}
+	f := noteForm{Note: c.FormValue("note"), Ticket: c.FormValue("ticket"), Console: s.consoleHosts(c.Request())}
 	note, ticket, errs := f.Validate()
 	if errs != nil {
 		return s.renderGroupForm(c, g, "Note on the group", "Save note",

@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -65,10 +64,4 @@ func (s *Server) renderGroupForm(c echo.Context, g dlq.GroupRef, title, button s
 		Controls: controls, Button: button, BackURL: groupReturn(c),
 	}
 	return s.render(c, http.StatusUnprocessableEntity, views.FormPage(s.page(c, title, "groups"), m))
-}
-
-// validTicketURL reports whether s is an http(s) link with a host.
-func validTicketURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }

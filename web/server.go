@@ -44,6 +44,10 @@ type Config struct {
 	// TrustedProxies are the networks whose X-Forwarded-For names the
 	// client; empty: the client is the TCP peer (no header is believed).
 	TrustedProxies []*net.IPNet
+	// ConsoleURLs are URLs of the console itself (its public URL, its
+	// sign-in callback): an error group's ticket link may not lead to their
+	// hosts, nor to the host a request was sent to (ticket_link.go).
+	ConsoleURLs []string
 	// MaxPayloadBytes is the largest payload a replay edit may carry; it
 	// sets the body limit of that route (BodyPayload). Default 8 MiB.
 	MaxPayloadBytes int64
