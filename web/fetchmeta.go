@@ -10,9 +10,11 @@ import (
 // A GET is safe for http.CrossOriginProtection, and the session cookie is
 // SameSite=Lax, which a top-level navigation from another site carries. A
 // GET that writes (an export, a payload download: each an audit row under
-// the caller) would let any page an operator opens make the log say they
-// did it. Such routes declare it (Route.Writes) and enforce refuses them
-// when the browser's fetch metadata says another site started the request.
+// the caller) would let any page an operator opens, or any link sent to
+// them, make the log say they did it. Such routes declare it
+// (Route.Writes) and enforce refuses them unless the browser's fetch
+// metadata says the console's own pages started the request
+// (startedOutside).
 
 // errCrossSiteGet is the answer to a GET that writes, started by another
 // site. Nothing was written: not even a denial, which would again be a row
@@ -21,40 +23,75 @@ var errCrossSiteGet = quarantine.Errorf(quarantine.EFORBIDDEN,
 	"This link came from another site. Exports and downloads are recorded in the audit log under your name, "+
 		"so the console starts them only from its own pages: start it again from here.")
 
-// crossSiteGetError is errCrossSiteGet for one request: the refusal page
-// offers Again, the same path and query, as a link of the console's own
-// page, so that one click starts it. A download that had to sign in first
-// comes back from the identity provider as another site's navigation and
-// lands here; the click is what proves the person meant it.
-type crossSiteGetError struct{ Again string }
+// errOutsideGet is the answer to a GET that writes which the browser says
+// nothing started (Sec-Fetch-Site: none): typed in, a bookmark, or a link
+// opened from another application, a mail or a chat message that anyone
+// may have sent. Nothing was written, as for errCrossSiteGet.
+var errOutsideGet = quarantine.Errorf(quarantine.EFORBIDDEN,
+	"This link was opened from outside the console (a chat or mail message, a bookmark, the address bar). "+
+		"Exports and downloads are recorded in the audit log under your name, "+
+		"so the console starts them only from its own pages: start it again from here.")
 
-func (e crossSiteGetError) Error() string { return errCrossSiteGet.Error() }
-func (e crossSiteGetError) Unwrap() error { return errCrossSiteGet }
+// crossSiteGetError is the refusal of one GET that writes, errCrossSiteGet
+// or errOutsideGet: the refusal page offers Again, the same path and
+// query, as a link of the console's own page, so that one click starts it
+// (a same-origin navigation). A download that had to sign in first comes
+// back from the identity provider as another site's navigation and lands
+// here; the click is what proves the person meant it.
+type crossSiteGetError struct {
+	Again string
+	err   error // errCrossSiteGet when nil
+}
+
+func (e crossSiteGetError) Error() string { return e.Unwrap().Error() }
+
+func (e crossSiteGetError) Unwrap() error {
+	if e.err == nil {
+		return errCrossSiteGet
+	}
+	return e.err
+}
 
 // crossSiteGet returns the refusal of r. Again is r's path, a local one
 // only (one a browser could read as another host, "//host" or "/\host",
 // gives no link), and its query, encoded again.
 func crossSiteGet(r *http.Request) error {
+	why := errCrossSiteGet
+	if !crossSite(r) {
+		why = errOutsideGet
+	}
 	again := r.URL.EscapedPath()
 	if !strings.HasPrefix(again, "/") || strings.HasPrefix(again, "//") || strings.HasPrefix(again, "/\\") {
-		return crossSiteGetError{}
+		return crossSiteGetError{err: why}
 	}
 	if q := r.URL.Query().Encode(); q != "" {
 		again += "?" + q
 	}
-	return crossSiteGetError{Again: again}
+	return crossSiteGetError{Again: again, err: why}
 }
 
 // crossSite reports whether the browser says another site started r: a
-// Sec-Fetch-Site other than "same-origin" and "none" (typed or bookmarked).
-// "same-site" counts as another site: a sibling subdomain is not the
-// console. A request without the header passes: it comes from a client
-// that is not a browser (curl with a session cookie), which no other site
-// can drive, or from a browser too old to send fetch metadata.
+// Sec-Fetch-Site other than "same-origin" and "none" (nothing started it:
+// typed, bookmarked, or opened from another application). "same-site"
+// counts as another site: a sibling subdomain is not the console. A
+// request without the header passes: it comes from a client that is not a
+// browser (curl with a session cookie), which no other site can drive, or
+// from a browser too old to send fetch metadata.
 func crossSite(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "", "same-origin", "none":
 		return false
 	}
 	return true
+}
+
+// startedOutside reports whether the browser says that something other
+// than the console's own pages started r: another site (crossSite), or
+// nothing ("none"). Browsers send "none" for the address bar and
+// bookmarks, and also for a link opened from a mail or chat application,
+// which a stranger may have sent: for a GET that writes it counts as
+// another site's. A request without fetch metadata passes, as for
+// crossSite.
+func startedOutside(r *http.Request) bool {
+	return crossSite(r) || r.Header.Get("Sec-Fetch-Site") == "none"
 }

@@ -20,9 +20,10 @@ import (
 // GET that writes an audit row under them (or an export's checkpoint) is
 // one the table marks (Route.Writes), and a marked one writes. Each marked
 // route, started by another site (Sec-Fetch-Site cross-site or same-site),
-// answers 403 and writes nothing, not even a denial; from the console's own
-// pages, typed in ("none") or from a client without fetch metadata (curl)
-// it runs.
+// answers 403 and writes nothing, not even a denial, and so does one the
+// browser says nothing started ("none": typed in, a bookmark, or a link
+// opened from a mail or chat application); from the console's own pages
+// or from a client without fetch metadata (curl) it runs.
 func TestEveryGetThatWritesIsMarked(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
@@ -83,7 +84,11 @@ func TestEveryGetThatWritesIsMarked(t *testing.T) {
 			assert.Contains(t, resp.Body, "This link came from another site.", "%s from %s", name, site)
 			assert.False(t, wrote, "%s from %s: wrote", name, site)
 		}
-		for _, site := range []string{"same-origin", "none"} {
+		resp, wrote = get(path, "none") // opened from outside the console: a link in a chat may come from anyone
+		assert.Equal(t, http.StatusForbidden, resp.Status, "%s from none", name)
+		assert.Contains(t, resp.Body, "This link was opened from outside the console", "%s from none", name)
+		assert.False(t, wrote, "%s from none: wrote", name)
+		for _, site := range []string{"same-origin"} {
 			resp, wrote := get(path, site)
 			assert.Equal(t, http.StatusOK, resp.Status, "%s from %s", name, site)
 			assert.True(t, wrote, "%s from %s: the audit row", name, site)

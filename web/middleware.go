@@ -51,16 +51,17 @@ func securityHeaders(next http.Handler, formTargets string, secure bool) http.Ha
 }
 
 // enforce is the route table's middleware: it refuses a GET that writes
-// when another site started it (fetchmeta.go), lets public routes through,
-// sends people who are not signed in to the sign-in (signInFirst), shows
-// the "no access" page to people without any role, answers 403 (audited
-// as denied) when the route's permission is not held in any tenant, and
-// applies the route's tenancy (locate). The policy it checks is at least
-// as new as the database's (Access.Fresh).
+// when the browser says it was not started from the console's own pages
+// (fetchmeta.go), lets public routes through, sends people who are not
+// signed in to the sign-in (signInFirst), shows the "no access" page to
+// people without any role, answers 403 (audited as denied) when the
+// route's permission is not held in any tenant, and applies the route's
+// tenancy (locate). The policy it checks is at least as new as the
+// database's (Access.Fresh).
 func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if r.Writes && crossSite(c.Request()) {
+			if r.Writes && startedOutside(c.Request()) {
 				return crossSiteGet(c.Request()) // before the session, a denial or anything else is written
 			}
 			if r.Access == AccessPublic {
