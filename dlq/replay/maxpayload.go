@@ -18,14 +18,20 @@ import (
 // does not tell the connection: the client still sends what it believes
 // fits, and the server answers "-ERR 'Maximum Payload Violation'" and
 // closes the connection, which nats.go takes as fatal (CLOSED, no
-// reconnect). The message was never stored, but its PubAck is simply
-// lost, and the worker would take it for one that may have landed
-// (unknown), publish it again and close its connection again, and so
-// would every replica that claims it. The server processes a
-// connection's messages in order and stops at the first one over its
-// limit, so a message is known to be the one refused only by its size: a
-// message bigger than what the server takes now (serverLimit) was never
-// stored; any other whose answer the close lost may have been.
+// reconnect). The -ERR does not say which message it was about. The
+// server processes a connection's messages in order and stops at the
+// first one over its limit as it stood then, so a message sent before it
+// may have been stored, under the limit the server held before the
+// reload; its PubAck, on its way, is lost with the connection all the
+// same. Its size says nothing of that: a message stored under the old
+// limit is as big as the one refused, and the limit read now is not the
+// one it was judged by. So no lost answer on such a connection proves
+// that nothing landed: each one stays unknown (a Retry, its handed_at and
+// first attempt kept, its dead letter held), and the unknown path takes
+// it on: a retry while the duplicate window covers the first attempt,
+// and a retry the judge finds over the limit (the process restarts on a
+// new connection, which the server tells its max_payload) needs
+// reconciliation (JudgeUnsent), naming both sizes.
 
 // maxPayloadViolation is the server's -ERR for a message over its
 // max_payload, as nats.go keeps it (Conn.LastError), lower-cased.
@@ -59,13 +65,12 @@ type serverLimit struct {
 	err   error
 }
 
-// refused is err, the lost answer to a publish of a message of size bytes
-// on nc, or, when the server closed nc for a message over its max_payload
-// and the message is bigger than the server takes now, why it was
-// refused (errRefusedForSize: never stored). A message within the limit
-// keeps err, with what the close says: it may have been stored before
-// another message was refused.
-func (l *serverLimit) refused(nc *nats.Conn, size int64, err error) error {
+// explained is err, the lost answer to a publish of a message of size
+// bytes on nc, with what the close says when the server closed nc for a
+// message over its max_payload: the limit it takes now and the message's
+// size, so that the on-call knows what to check. The outcome stays
+// unknown whatever the sizes (see above).
+func (l *serverLimit) explained(nc *nats.Conn, size int64, err error) error {
 	if !closedForSize(nc) {
 		return err
 	}
@@ -73,23 +78,20 @@ func (l *serverLimit) refused(nc *nats.Conn, size int64, err error) error {
 		l.asked = true
 		l.max, l.err = announcedMaxPayload(nc)
 	}
-	switch {
-	case l.err != nil:
-		return fmt.Errorf("%w; the server closed the connection for a message over its max_payload, and what it takes now could not be read (%v), "+
-			"so whether it was this message (%d bytes) is not known", err, l.err, size)
-	case size > l.max:
-		return errRefusedForSize{size: size, max: l.max, believed: nc.MaxPayload()}
+	const which = "the server's error does not say which message it was about, so this one may have been stored before it"
+	if l.err != nil {
+		return fmt.Errorf("%w; the server closed the connection for a message over its max_payload (what it takes now could not be read: %v); "+
+			"this one is %d bytes with its headers; %s", err, l.err, size, which)
 	}
-	return fmt.Errorf("%w; the server closed the connection for a message over its max_payload, but this one (%d bytes) is within the %d bytes it takes now: "+
-		"it may have been stored before another was refused", err, size, l.max)
+	return fmt.Errorf("%w; the server closed the connection for a message over its max_payload (%d bytes now; the connection was told %d when it connected); "+
+		"this one is %d bytes with its headers; %s, under the limit it held then", err, l.max, nc.MaxPayload(), size, which)
 }
 
 // announcedMaxPayload is the max_payload the server nc was connected to
 // announces to a new connection (its INFO), read on a connection of its
 // own with nc's options and none of its handlers (so that closing it says
 // nothing to the process that watches nc). An account or user limit
-// below the server's is not announced: a message within what it announces
-// may still have been the one refused.
+// below the server's is not announced.
 func announcedMaxPayload(nc *nats.Conn) (int64, error) {
 	o := nc.Opts
 	o.Name += " (max_payload probe)"
@@ -103,17 +105,6 @@ func announcedMaxPayload(nc *nats.Conn) (int64, error) {
 	}
 	defer probe.Close()
 	return probe.MaxPayload(), nil
-}
-
-// errRefusedForSize is a publish the server refused for its size: the
-// message is bigger than the max_payload the server takes now, which is
-// less than the connection was told when it connected.
-type errRefusedForSize struct{ size, max, believed int64 }
-
-func (e errRefusedForSize) Error() string {
-	return fmt.Sprintf("the NATS server refused it for its size: the message is %d bytes with its headers, more than the server's max_payload of %d bytes now "+
-		"(the console's connection was told %d when it connected: the limit was lowered since, and the server closed the connection: Maximum Payload Violation); "+
-		"edit the payload down, or raise max_payload and replay it again", e.size, e.max, e.believed)
 }
 
 // answeredWindow is the window of the stream that stores subject now,

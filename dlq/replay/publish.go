@@ -681,7 +681,7 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 	defer cancel()
 	var hand inHand // a panic while an answer is judged is its job's
 	defer hand.blame()
-	var limit serverLimit // what the server takes, learnt once a closed connection lost an answer
+	var limit serverLimit // what the server takes now, learnt once a connection it closed for size lost an answer
 	for _, p := range pending {
 		hand.j = p.j
 		ack, err := pubAck(wait, p.fut)
@@ -689,7 +689,7 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 			ack, err = w.ack(p.j.id, ack, err)
 		}
 		if ack == nil && lostAnswer(err) {
-			err = limit.refused(w.js.Conn(), p.size, err)
+			err = limit.explained(w.js.Conn(), p.size, err)
 		}
 		w.decideAck(ctx, p.j, ack, err)
 	}

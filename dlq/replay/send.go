@@ -137,12 +137,9 @@ func valueSentAsIs(h dlq.HeaderValue) bool {
 // time), or neither (the answer was lost: the outcome is unknown).
 func publishError(err error) (refused, notSent string) {
 	var api *jetstream.APIError
-	var tooBig errRefusedForSize
 	switch {
 	case err == nil:
 		return "", ""
-	case errors.As(err, &tooBig):
-		return tooBig.Error(), ""
 	case errors.As(err, &api) && api.ErrorCode == streamNotMatch:
 		// Sent expecting the stream that stores the subject (send), it
 		// reached another: the account maps the subject elsewhere, or the
