@@ -417,7 +417,7 @@ func (s *Service) judgeEditSize(ctx context.Context, tx pgx.Tx, id, deadLetterID
 	if err := json.Unmarshal(raw, &hs); err != nil {
 		return fmt.Errorf("headers of item %d of request %d: %w", deadLetterID, id, err)
 	}
-	send := sendFacts(hs, nil, "", int64(size), s.cfg.MaxPayload, msgID, opID, corrID)
+	send := sendFacts(hs, nil, "", int64(size), s.cfg.MaxPayload, sentAs{deadLetterID: deadLetterID, requestID: id, edited: true}, msgID, opID, corrID)
 	send.HasBadHeader, send.BadHeader, send.AlteredHeader = false, "", "" // judged with the item; the edit is about its size
 	if v := replaypolicy.JudgeSend(replaypolicy.Verdict{Rule: -1}, send); v.Outcome != replaypolicy.Go {
 		return refuse(v, quarantine.EINVALID)

@@ -113,9 +113,11 @@ type itemFact struct {
 	deadLetterID int64
 	item         replaypolicy.Item
 	// size is the payload the item sends (its edit, if any), originalSize
-	// the dead letter's as received, in bytes.
-	size, originalSize int64
-	skipped            string
+	// the dead letter's as received, in bytes; editedHeader what the
+	// replay's marker of an edit (Dlq-Payload-Edited) adds to its size
+	// (0: not edited).
+	size, originalSize, editedHeader int64
+	skipped                          string
 }
 
 // unedited is f's item with its edit undone, as undoEdit leaves it: the
@@ -126,7 +128,7 @@ func (f itemFact) unedited() replaypolicy.Item {
 	if !it.PayloadEdited {
 		return it
 	}
-	it.Send.Size += f.originalSize - f.size
+	it.Send.Size += f.originalSize - f.size - f.editedHeader
 	it.PayloadEdited, it.PayloadSHA256 = false, it.OriginalPayloadSHA256
 	return it
 }
@@ -164,8 +166,9 @@ func (s *Service) factsOf(ctx context.Context, q querier, query string, req Requ
 		if err := json.Unmarshal(headers, &hs); err != nil {
 			return fmt.Errorf("headers of dead letter %d: %w", f.deadLetterID, err)
 		}
-		f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, f.msgID, f.operationID, corr)
-		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg), size: size, originalSize: originalSize, skipped: skipped})
+		as := sentAs{deadLetterID: f.deadLetterID, requestID: req.ID, edited: f.edited}
+		f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, as, f.msgID, f.operationID, corr)
+		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg), size: size, originalSize: originalSize, editedHeader: as.editMarker(), skipped: skipped})
 		return nil
 	})
 	return out, err

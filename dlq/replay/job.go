@@ -380,12 +380,19 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 		PayloadEdited: j.edited, PayloadUnavailable: j.payloadUnavailable, Status: string(j.status), Request: j.requestID, HeldBy: j.heldBy,
 		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: j.deadLetteredAt,
 		Generation: j.generation, FixRef: j.fixRef, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
-		Send: sendFacts(j.headers, j.flags, j.subject, int64(len(j.payload)), cfg.MaxPayload, j.msgID, j.opID, j.corrID),
+		Send: sendFacts(j.headers, j.flags, j.subject, int64(len(j.payload)), cfg.MaxPayload, j.sentAs(), j.msgID, j.opID, j.corrID),
 	}
 	if j.fixedAt != nil {
 		it.FixedAt, it.FixRecordedAt = *j.fixedAt, *j.fixRecordedAt
 	}
 	return it
+}
+
+// sentAs is what j's replay carries of its own beside its ids. Its
+// stream is its window's, read after the item's rules judged it
+// (Worker.judge): until then it is counted at the longest name.
+func (j *job) sentAs() sentAs {
+	return sentAs{deadLetterID: j.deadLetterID, requestID: j.requestID, edited: j.edited, stream: j.window.Stream}
 }
 
 // attempt is what the window rule judges of j: when its original was

@@ -235,7 +235,8 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 			if err := json.Unmarshal(headers, &hs); err != nil {
 				return fmt.Errorf("headers of dead letter %d: %w", d.item.DeadLetterID, err)
 			}
-			f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, f.msgID, f.operationID, d.item.CorrelationID)
+			// No request holds it yet: its id is counted at the longest (sentAs).
+			f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, sentAs{deadLetterID: d.item.DeadLetterID}, f.msgID, f.operationID, d.item.CorrelationID)
 			f.originalSHA256 = f.payloadSHA256 // nothing is edited yet
 			d.item.Subject, d.item.MsgID, d.item.OperationID, d.item.PayloadSHA256 = f.subject, f.msgID, f.operationID, f.payloadSHA256
 			d.item.Headers = Headers(hs)
@@ -313,8 +314,9 @@ func (s *Service) QueueJudge(b *pgx.Batch, id int64, lo, hi time.Time, out *repl
 			return err
 		}
 		// sendFacts of the ids alone, then the headers' facts after them,
-		// in sendFacts' order.
-		f.send = sendFacts(nil, f.flags, f.subject, size, s.cfg.MaxPayload, f.msgID, f.operationID, it.CorrelationID)
+		// in sendFacts' order. No request holds it: its id is counted at
+		// the longest (sentAs).
+		f.send = sendFacts(nil, f.flags, f.subject, size, s.cfg.MaxPayload, sentAs{deadLetterID: it.DeadLetterID}, f.msgID, f.operationID, it.CorrelationID)
 		f.send.HasBadHeader, f.send.BadHeader = hasBad, bad
 		if f.send.AlteredHeader == "" {
 			f.send.AlteredHeader = altered

@@ -1,12 +1,15 @@
 package replay
 
 import (
+	"crypto/sha256"
 	"errors"
+	"math"
 	"net/textproto"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -14,10 +17,65 @@ import (
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
-// replayHeaderBytes bounds what a replay adds to the headers it forwards:
-// the NATS header line, its message, operation and correlation ids and its
-// own bookkeeping (Dlq-Replay-Of, Dlq-Replay-Request, Dlq-Payload-Edited).
-const replayHeaderBytes = 256
+// sentAs is what the headers a replay adds of its own carry beside its
+// ids (setReplayHeaders, and Nats-Expected-Stream: Worker.send), as far as
+// the stage that judges its size knows it. What a stage does not know is
+// counted at the most it can be, so that no stage judges a message
+// smaller than the one the worker sends.
+type sentAs struct {
+	deadLetterID int64
+	// requestID is the request that replays it; 0 when there is none yet
+	// (a dead letter judged for a selection, a draft being made), counted
+	// as the longest id (math.MaxInt64).
+	requestID int64
+	edited    bool // sent with Dlq-Payload-Edited: <hex SHA-256>
+	// stream is the stream it is sent expecting (its window's: the
+	// worker reads it after the item's rules judged it); "" when the stage
+	// does not know it, counted as the longest name JetStream takes
+	// (server.JSMaxNameLen). Only the worker knows which stream stores
+	// the subject when it sends, and that may not be the one that stored
+	// it at the draft or the approval (a stream replaced since), so every
+	// stage before the send counts the longest name.
+	stream string
+}
+
+// message is a message of no payload with the headers a replay of
+// message, operation and correlation ids msgID, opID and corrID carries
+// of its own, sent as as says.
+func (as sentAs) message(subject, msgID, opID, corrID string) *nats.Msg {
+	m := nats.NewMsg(subject)
+	var edited string
+	if as.edited {
+		edited = strings.Repeat("0", 2*sha256.Size) // hex: every edit's hash has this length
+	}
+	request := as.requestID
+	if request == 0 {
+		request = math.MaxInt64
+	}
+	setReplayHeaders(m, msgID, opID, corrID, as.deadLetterID, request, edited)
+	stream := as.stream
+	if stream == "" {
+		stream = strings.Repeat("S", server.JSMaxNameLen)
+	}
+	m.Header.Set(jetstream.ExpectedStreamHeader, stream)
+	return m
+}
+
+// ownSize is the size, as a NATS server counts it against max_payload
+// (dlq.WireSize), of a replay of message, operation and correlation ids
+// msgID, opID and corrID sent as as, but for its payload and the headers
+// it forwards: its header block with its own headers.
+func (as sentAs) ownSize(msgID, opID, corrID string) int64 {
+	return dlq.WireSize(as.message("", msgID, opID, corrID))
+}
+
+// editMarker is what the marker of an edit (Dlq-Payload-Edited) adds to
+// the size of a replay sent as as (0: not edited).
+func (as sentAs) editMarker() int64 {
+	plain := as
+	plain.edited = false
+	return as.ownSize("", "", "") - plain.ownSize("", "", "")
+}
 
 // sentAsIs reports whether NATS sends header value v with the bytes it
 // has. The client writes a CR or LF inside a value as a space; the blanks
@@ -58,19 +116,21 @@ func trimmedEdge(id string) string {
 // sendFacts is what NATS says of the message a replay of an item with
 // headers hs (as the dead letter stored them), a payload of payloadSize
 // bytes, ids (its message, operation and correlation ids, in that order)
-// and the original subject publishes, on a server of maxPayload (0:
-// unknown): the first header it cannot send (replaypolicy.
+// and the original subject publishes, sent as as says, on a server of
+// maxPayload (0: unknown): the first header it cannot send (replaypolicy.
 // SendableHeaderName: an empty name included), the first of a name it
 // would send changed (a message or operation id with blanks at an end
 // included: the client trims them), the first id (or the subject) that is a stand-in for
 // other bytes (notText, from the dead letter's flags), whether the dead letter
 // may be one retention removed, or an advisory whose give-up could not be
-// verified (its flags), and the message's size.
-func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize int64, maxPayload int64, ids ...string) replaypolicy.Send {
-	s := replaypolicy.Send{Size: payloadSize + replayHeaderBytes, MaxPayload: maxPayload, NotText: notText(flags, subject, ids...),
+// verified (its flags), and the message's size: the size as the server
+// counts it (dlq.WireSize) of the message with the replay's own headers
+// and every header it forwards, a value counted as stored (a base64 one
+// is longer than the value sent), and the payload.
+func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize int64, maxPayload int64, as sentAs, ids ...string) replaypolicy.Send {
+	s := replaypolicy.Send{MaxPayload: maxPayload, NotText: notText(flags, subject, ids...),
 		Reappeared: slices.Contains(flags, dlq.FlagAfterKeyTrim), Unverified: slices.Contains(flags, dlq.FlagAdvisoryUnverified)}
 	for i, id := range ids {
-		s.Size += int64(len(id))
 		switch {
 		case s.AlteredHeader != "" || i >= len(idHeaders):
 		case i < identities && trimmedEdge(id) != "":
@@ -79,6 +139,9 @@ func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize
 			s.AlteredHeader = idHeaders[i]
 		}
 	}
+	var id [len(idHeaders)]string
+	copy(id[:], ids)
+	m := as.message(subject, id[0], id[1], id[2])
 	for _, h := range Headers(hs) {
 		if !s.HasBadHeader && !replaypolicy.SendableHeaderName(h.Name) {
 			s.HasBadHeader, s.BadHeader = true, h.Name
@@ -86,8 +149,9 @@ func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize
 		if s.AlteredHeader == "" && h.Name != "" && !valueSentAsIs(h) { // a header without a name is refused whole (HasBadHeader)
 			s.AlteredHeader = h.Name
 		}
-		s.Size += int64(len(h.Name) + len(h.Value) + 4) // "name: value\r\n"
+		m.Header[h.Name] = append(m.Header[h.Name], h.Value) // none of a replay's own names: Headers leaves out Nats-* and Dlq-*
 	}
+	s.Size = dlq.WireSize(m) + payloadSize
 	return s
 }
 

@@ -181,6 +181,15 @@ func Message(subject, msgID, opID, corrID string, deadLetterID, requestID int64,
 			m.Header.Add(k, v)
 		}
 	}
+	setReplayHeaders(m, msgID, opID, corrID, deadLetterID, requestID, editedSHA256)
+	return m, nil
+}
+
+// setReplayHeaders sets on m the headers a replay carries of its own (see
+// Message): the original message id, operation and correlation ids, the
+// dead letter and request it replays, and the edited payload's hash.
+// sendFacts counts the size of a replay by them.
+func setReplayHeaders(m *nats.Msg, msgID, opID, corrID string, deadLetterID, requestID int64, editedSHA256 string) {
 	m.Header.Set(dlq.HeaderNatsMsgID, msgID)
 	if opID != "" {
 		m.Header.Set(dlq.HeaderOperationID, opID)
@@ -193,7 +202,6 @@ func Message(subject, msgID, opID, corrID string, deadLetterID, requestID int64,
 	if editedSHA256 != "" {
 		m.Header.Set(HeaderPayloadEdited, editedSHA256)
 	}
-	return m, nil
 }
 
 // earlierHop reports whether a header name (lower case) is an earlier
