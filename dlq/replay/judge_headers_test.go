@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -192,7 +193,10 @@ func TestQueueJudgeSameVerdictWithThousandsOfJunkHeaders(t *testing.T) {
 			assert.Equal(t, without.Class, with.Class)
 			assert.Equal(t, without.Rule, with.Rule)
 			assert.Equal(t, without.Classing, with.Classing)
-			assert.Equal(t, without.Item.Send.Size+int64(len("-with-junk")+3000*(len("X-Junk-00000")+90+4)), with.Item.Send.Size,
+			// The replay names its dead letter (Dlq-Replay-Of): the two ids
+			// may differ in digits.
+			ofDigits := len(strconv.FormatInt(ids[2*i+1], 10)) - len(strconv.FormatInt(ids[2*i], 10))
+			assert.Equal(t, without.Item.Send.Size+int64(len("-with-junk")+3000*(len("X-Junk-00000")+90+4)+ofDigits), with.Item.Send.Size,
 				"every junk header's bytes counted (and the longer message id's)")
 		})
 	}
