@@ -58,9 +58,13 @@ type Item struct {
 	Status string
 	// Request is the request being judged (0 at draft, where there is
 	// none yet); HeldBy is the open request that holds the dead letter (0:
-	// none). A dead letter is in at most one open request.
-	Request int64
-	HeldBy  int64
+	// none). A dead letter is in at most one open request. HeldByStatus is
+	// where HeldBy stands (a request status: "pending_approval",
+	// "running", "done_with_problems"…; "" when the caller does not know):
+	// it says how the dead letter is freed.
+	Request      int64
+	HeldBy       int64
+	HeldByStatus string
 	// ApprovedSHA256 is, at execution, the hex SHA-256 of the payload the
 	// approved intent holds; PayloadSHA256 is then the hash of the bytes
 	// about to be sent, and they must be equal.
@@ -225,8 +229,8 @@ const (
 // item's class is the stricter of its item type's and its target
 // subject's (Table.ClassOf).
 //
-// In order it finds: a missing table (Block); another open request holding
-// the dead letter (Block, naming it); the dead letter's status (replayed:
+// In order it finds: a missing table (Block); another request holding
+// the dead letter (Block, naming it and how it is freed: heldElsewhere); the dead letter's status (replayed:
 // Done; discarded, resolved or unknown: Block; replay_requested or
 // replaying not held by the request judged: Block; at AtExecution,
 // anything but replay_requested or replaying: Block); at AtExecution, a
@@ -247,8 +251,7 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 	c := t.Classify(Key{ItemType: item.ItemType, Subject: item.OriginalSubject, ErrorClass: item.ErrorClass, Generation: item.Generation})
 	v := Verdict{Class: c.Class, Rule: c.Rule(), Classing: c, Item: item}
 	if item.HeldBy != 0 && item.HeldBy != item.Request {
-		return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter, and a dead letter is in one open request at a time; "+
-			"wait for it to finish or cancel it", item.HeldBy)
+		return heldElsewhere(v, item)
 	}
 	switch item.Status {
 	case "", "quarantined", "replay_failed":
@@ -313,6 +316,25 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 	}
 	v.Outcome = Go
 	return v
+}
+
+// heldElsewhere is the verdict on an item whose dead letter another
+// request holds (Item.HeldBy): blocked, with how it is freed, which
+// depends on where that request stands (Item.HeldByStatus). An open one
+// (RequestOpen), or one whose status is not known, frees it as it
+// finishes or is cancelled. One that finished holds it only while its
+// replay of it waits for a person (its outcome is not known: needs
+// reconciliation), and neither waiting nor cancelling frees it: an
+// approver of the tenant other than that request's requester settles it
+// there (MayReconcile).
+func heldElsewhere(v Verdict, item Item) Verdict {
+	if item.HeldByStatus == "" || RequestOpen(item.HeldByStatus) {
+		return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter, and a dead letter is in one open request at a time; "+
+			"wait for it to finish or cancel it", item.HeldBy)
+	}
+	return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter: that request has finished, but nobody knows whether its replay "+
+		"of this dead letter was applied, and it holds it until an approver of %s other than its requester settles it on request %d "+
+		"(they check the target and record what they found)", item.HeldBy, item.Tenant, item.HeldBy)
 }
 
 // replayedBefore is the verdict on an item whose message id or operation

@@ -31,6 +31,7 @@ type facts struct {
 	payloadSHA256, originalSHA256 []byte
 	status                        dlq.Status
 	request, heldBy               int64
+	heldByStatus                  string // where request heldBy stands ("" when none holds it)
 	errorClass                    string
 	deadLetteredAt                time.Time
 	generation                    int
@@ -52,7 +53,7 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		OriginalPayloadSHA256: hex.EncodeToString(f.originalSHA256), PayloadEdited: f.edited, PayloadUnavailable: f.payloadUnavailable,
 		AlreadyReplayed: f.msgReplayedBy != 0, OperationReplayed: f.opReplayedBy != 0, ReplayedBy: cmp.Or(f.msgReplayedBy, f.opReplayedBy),
 		ChainCut: f.chainCut,
-		Status:   string(f.status), Request: f.request, HeldBy: f.heldBy,
+		Status:   string(f.status), Request: f.request, HeldBy: f.heldBy, HeldByStatus: f.heldByStatus,
 		ErrorClass: f.errorClass, DeadLetteredAt: f.deadLetteredAt, Generation: f.generation, FixRef: f.fixRef,
 		NoRevalidator: cfg.noRevalidator(), Send: f.send,
 	}
@@ -90,7 +91,7 @@ SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.opera
        coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true),
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, coalesce(d.status, '` + purged + `'),
        ` + itemLedger.replayedByMsg() + `, ` + itemLedger.replayedByOp() + `, ` + chainCut("$2::text", "d.replay_of", "i.dead_lettered_at") + `,
-       coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0),
+       ` + heldBy("i.dead_letter_id") + `,
        coalesce(d.error_class, ''), i.dead_lettered_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
        i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}'),
        coalesce(d.payload_size, 0), i.skip_reason
@@ -103,6 +104,16 @@ WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
 	selectUndoFacts = requestFactsColumns + `
 WHERE i.request_id = $1 AND (i.skip_reason = '' OR i.payload IS NOT NULL) ORDER BY i.position`
 )
+
+// heldBy is which request holds dead letter id (an SQL expression) and
+// where that request stands: 0 and ” when none does (one at most:
+// replay_items_one_open_request). Where it stands says how the dead letter
+// is freed (replaypolicy.Item.HeldByStatus).
+func heldBy(id string) string {
+	return `coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = ` + id + ` AND h.held), 0),
+       coalesce((SELECT r.status FROM replay_items h JOIN replay_requests r ON r.id = h.request_id
+                 WHERE h.dead_letter_id = ` + id + ` AND h.held), '')`
+}
 
 // purged is the status the rules see of a dead letter retention removed.
 const purged = "purged"
@@ -160,7 +171,7 @@ func (s *Service) factsOf(ctx context.Context, q querier, query string, req Requ
 	var skipped string
 	_, err = pgx.ForEachRow(rows, []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
 		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy,
-		&f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, &headers, &size, &corr, &f.flags, &originalSize,
+		&f.heldByStatus, &f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, &headers, &size, &corr, &f.flags, &originalSize,
 		&skipped}, func() error {
 		var hs []dlq.HeaderValue
 		if err := json.Unmarshal(headers, &hs); err != nil {

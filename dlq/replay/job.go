@@ -108,6 +108,7 @@ type job struct {
 	// error class, age, generation and latest fix.
 	status                           dlq.Status
 	heldBy                           int64
+	heldByStatus                     string
 	edited                           bool
 	msgIDDerived, payloadUnavailable bool
 	approvedSHA256, originalSHA256   []byte
@@ -247,6 +248,8 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
        coalesce(d.principal, ''), coalesce(d.item_type, ''),
        coalesce(d.status, '` + purged + `'), CASE WHEN i.held THEN i.request_id
                       ELSE coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = i.dead_letter_id AND h.held), 0) END,
+       coalesce((SELECT hr.status FROM replay_items h JOIN replay_requests hr ON hr.id = h.request_id
+                 WHERE h.dead_letter_id = i.dead_letter_id AND h.held), ''),
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
        coalesce(d.error_class, ''), d.first_failed_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
        coalesce(d.flags, '{}'), d.replay_of
@@ -336,7 +339,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			var l job
 			if err := rows.Scan(&id, &l.tenant, &l.class, &l.requestUnion, &l.reqStatus, &l.policy, &l.rate, &l.approvedAt,
 				&l.requester.Issuer, &l.requester.Subject, &l.requester.Email, &l.requester.EmailVerified, &l.note, &l.msgID, &l.opID, &l.corrID, &l.subject,
-				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
+				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.heldByStatus, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
 				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation, &l.fixedAt, &l.fixRecordedAt, &l.fixRef, &l.flags, &l.replayOf); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}
@@ -377,7 +380,7 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 	it := replaypolicy.Item{
 		Tenant: j.tenant, ItemType: j.itemType, MsgID: j.msgID, MsgIDDerived: j.msgIDDerived, OperationID: j.opID, Principal: j.principal,
 		OriginalSubject: j.subject, PayloadSHA256: hex.EncodeToString(sum[:]), OriginalPayloadSHA256: hex.EncodeToString(j.originalSHA256),
-		PayloadEdited: j.edited, PayloadUnavailable: j.payloadUnavailable, Status: string(j.status), Request: j.requestID, HeldBy: j.heldBy,
+		PayloadEdited: j.edited, PayloadUnavailable: j.payloadUnavailable, Status: string(j.status), Request: j.requestID, HeldBy: j.heldBy, HeldByStatus: j.heldByStatus,
 		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: j.deadLetteredAt,
 		Generation: j.generation, FixRef: j.fixRef, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
 		Send: sendFacts(j.headers, j.flags, j.subject, int64(len(j.payload)), cfg.MaxPayload, j.sentAs(), j.msgID, j.opID, j.corrID),

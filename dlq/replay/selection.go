@@ -77,7 +77,7 @@ var (
        ` + deadLetterLedger.replayedByMsg() + ` AS msg_replayed_by,
        ` + deadLetterLedger.replayedByOp() + ` AS op_replayed_by,
        ` + chainCut("d.tenant", "d.replay_of", "d.dead_lettered_at") + ` AS chain_cut,
-       coalesce((SELECT h.request_id FROM replay_items h WHERE h.dead_letter_id = d.id AND h.held), 0) AS held_by,
+       ` + heldBy("d.id") + `,
        d.error_class, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''), d.payload_size, d.flags`
 )
 
@@ -157,7 +157,7 @@ func factsInto(it *Item, f *facts, size *int64, headers ...any) []any {
 		&f.operationID, &it.CorrelationID, &f.principal}
 	out = append(out, headers...)
 	return append(out, &f.payloadSHA256, &f.payloadUnavailable,
-		&f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy, &f.errorClass, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, size, &f.flags)
+		&f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy, &f.heldByStatus, &f.errorClass, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, size, &f.flags)
 }
 
 const insertRequest = `INSERT INTO replay_requests (batch, tenant, class, requester_issuer, requester_subject,
