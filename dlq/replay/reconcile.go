@@ -111,7 +111,7 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		state, result, mark := JobReplayed, fmt.Sprintf("applied, as %s found: %s", who, in.Note), markReplayed
 		switch in.Choice {
 		case replaypolicy.Republish:
-			state, result, mark = JobPending, fmt.Sprintf("not applied, as %s found (%s): published again under the same message id", who, in.Note), markRequested
+			state, result, mark = JobPending, fmt.Sprintf("not applied, as %s found (%s): to be published again by a worker, under the same message id", who, in.Note), markRequested
 		case replaypolicy.NotApplied:
 			state, result, mark = JobCancelled, fmt.Sprintf("not applied, as %s found (%s): not published again", who, in.Note), markRequeued
 		}
