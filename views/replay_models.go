@@ -35,6 +35,9 @@ type ReplayItemRow struct {
 	OutcomeReason string
 	Until         time.Time
 	Reconcile     *ReconcileForm
+	// Settler, for an item that needs reconciliation and a viewer who may
+	// not settle it (no Reconcile), says who does.
+	Settler *SettleWait
 	// NotRun, when set, says why an item that has no outcome never will:
 	// its request ended before it ran (rejected, cancelled, void), so the
 	// verdict it had is no promise that it goes.
@@ -506,6 +509,18 @@ type DeadLetterActions struct {
 	Chain []ChainLinkView
 	Fixes []FixView
 	Fix   *FixForm
+	// Settler says who settles its replay that needs reconciliation, when
+	// the viewer may not (nil: they may, or none waits).
+	Settler *SettleWait
+}
+
+// settler is who settles the dead letter's replay that needs
+// reconciliation, for a viewer who may not.
+func (m DeadLetterActions) settler() SettleWait {
+	if m.Settler != nil {
+		return *m.Settler
+	}
+	return SettleWait{Tenant: m.Tenant}
 }
 
 // ClassApprovalsText says what a class asks of approvers, which needs n

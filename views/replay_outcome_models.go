@@ -62,6 +62,15 @@ func (f ReconcileForm) RepublishNote() string {
 	return f.NoRepublish
 }
 
+// SettleWait says who settles an item whose outcome nobody knows (it
+// needs reconciliation) to a viewer who may not: an approver of Tenant
+// other than the request's requester (replaypolicy.MayReconcile). Own:
+// the viewer is that requester.
+type SettleWait struct {
+	Tenant string
+	Own    bool
+}
+
 // StopForm is the emergency stop of one request (or, with Tenants, of
 // every running replay of a tenant the person may stop).
 type StopForm struct {

@@ -115,6 +115,9 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 		if !row.Reconcile.CanRepublish {
 			row.Reconcile.NoRepublish = sentence(classRead(republish.Reason))
 		}
+	} else if it.Outcome == replay.JobNeedsReconciliation {
+		own := replaypolicy.MayReconcile(replaypolicy.Request{Class: replaypolicy.Class(req.Class), Requester: req.Requester}, userOf(c).Actor).Outcome != replaypolicy.Go
+		row.Settler = &views.SettleWait{Tenant: req.Tenant, Own: own}
 	}
 	return row
 }

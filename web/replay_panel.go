@@ -50,7 +50,11 @@ func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.
 			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Requester: r.Requester.Display(),
 			Needs: string(r.Status), Class: string(r.Class),
 		})
-		m.Outcomes = append(m.Outcomes, s.itemRow(c, r, found.items[r.ID], replaypolicy.Verdict{}))
+		o := s.itemRow(c, r, found.items[r.ID], replaypolicy.Verdict{})
+		if o.Settler != nil {
+			m.Settler, o.Settler = o.Settler, nil // the panel's alert says it, once
+		}
+		m.Outcomes = append(m.Outcomes, o)
 	}
 	for _, l := range found.chain {
 		m.Chain = append(m.Chain, views.ChainLinkView{ID: l.ID, URL: deadLetterURL(l.ID), Generation: l.Generation, Status: string(l.Status),
