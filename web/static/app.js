@@ -547,6 +547,11 @@
 		revealCopyButtons(document);
 		localTimes(document);
 		syncSelection();
+		// A form that came back refused opens on its summary of errors.
+		var summary = document.querySelector("[data-error-summary]");
+		if (summary) {
+			summary.focus();
+		}
 	}
 
 	if (document.readyState === "loading") {
