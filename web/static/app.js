@@ -2,8 +2,9 @@
 // without this file; it adds copy buttons, keyboard shortcuts, confirmation
 // dialogs for destructive forms, a field's value sent by another form,
 // messages at required fields, the list's selection count and "select
-// all", times in the browser's zone, and a visible message when an htmx
-// request fails.
+// all", times in the browser's zone, a visible message when an htmx
+// request fails, and a notice in place of a reload that would lose what
+// was typed.
 // No framework, no inline handlers (the CSP forbids them), no eval.
 (function () {
 	"use strict";
@@ -13,6 +14,9 @@
 	// A request's page answering a refused action (409) is the request's
 	// page: reload and bookmarks should reach it, not the action.
 	var canonical = document.body && document.body.getAttribute("data-canonical");
+	// answeredPost: this page is the answer to a form sent (refused), and
+	// its fields hold what was typed then.
+	var answeredPost = !!canonical && window.location.pathname !== canonical;
 	if (canonical && window.location.pathname !== canonical && window.history && window.history.replaceState) {
 		window.history.replaceState(null, "", canonical);
 	}
@@ -535,6 +539,56 @@
 
 	document.addEventListener("htmx:sendError", function () {
 		htmxError("The console could not be reached. Check the connection and try again.");
+	});
+
+	// ---- a page that changed under what the person is typing ----
+
+	// A request's page polls its progress; when the request moves on, the
+	// answer asks htmx to reload the page (HX-Refresh). A reload would
+	// throw away what the person is typing there (a reason to reject, a
+	// phrase, a note): then the page is kept as it is, and a notice
+	// ([data-page-changed]) offers the reload instead. Typed is what
+	// differs from the page as it came, and, on a page that answered a
+	// refused form, any text it came back with (what was typed before).
+	function typedInput() {
+		var fields = document.querySelectorAll("main input, main textarea, main select");
+		for (var i = 0; i < fields.length; i++) {
+			var f = fields[i];
+			var type = (f.getAttribute("type") || "").toLowerCase();
+			if (f.disabled || type === "hidden" || type === "submit" || type === "button" || type === "reset") {
+				continue;
+			}
+			if (f.tagName === "SELECT") {
+				for (var j = 0; j < f.options.length; j++) {
+					if (f.options[j].selected !== f.options[j].defaultSelected) {
+						return true;
+					}
+				}
+			} else if (type === "checkbox" || type === "radio") {
+				if (f.checked !== f.defaultChecked) {
+					return true;
+				}
+			} else if (f.value !== f.defaultValue || (answeredPost && f.value !== "")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	document.addEventListener("htmx:beforeOnLoad", function (e) {
+		var xhr = e.detail && e.detail.xhr;
+		var notice = document.querySelector("[data-page-changed]");
+		if (!xhr || xhr.getResponseHeader("HX-Refresh") !== "true" || !notice || !typedInput()) {
+			return;
+		}
+		e.preventDefault(); // no reload, and the part that polls stays as it was
+		notice.hidden = false;
+	});
+
+	document.addEventListener("click", function (e) {
+		if (e.target.closest && e.target.closest("[data-page-reload]")) {
+			window.location.reload();
+		}
 	});
 
 	document.addEventListener("htmx:load", function (e) {
