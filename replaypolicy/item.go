@@ -332,9 +332,8 @@ func heldElsewhere(v Verdict, item Item) Verdict {
 		return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter, and a dead letter is in one open request at a time; "+
 			"wait for it to finish or cancel it", item.HeldBy)
 	}
-	return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter: that request has finished, but nobody knows whether its replay "+
-		"of this dead letter was applied, and it holds it until an approver of %s other than its requester settles it on request %d "+
-		"(they check the target and record what they found)", item.HeldBy, item.Tenant, item.HeldBy)
+	return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter: it has finished, but whether its replay of it was applied "+
+		"is not known; an approver of %s other than its requester settles that on request %d", item.HeldBy, item.Tenant, item.HeldBy)
 }
 
 // replayedBefore is the verdict on an item whose message id or operation
