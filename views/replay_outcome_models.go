@@ -139,6 +139,9 @@ func fixFieldID(f FixForm, name string) string {
 	return "fix-" + idText(f.DeadLetterID) + "-" + name
 }
 
+// fixErrorID is the element id of the message under a fix form's field.
+func fixErrorID(f FixForm, name string) string { return fixFieldID(f, name) + "-error" }
+
 // GenerationText is a dead letter's generation as the list shows it: "gen 2".
 func GenerationText(g int32) string { return "gen " + strconv.Itoa(int(g)) }
 

@@ -52,7 +52,7 @@ func (f fixForm) Validate(now time.Time) (dlq.FixInput, map[string]string) {
 // error group) of the dead letter of the path, as an on-call states it;
 // audited. It comes from the group page or the dead letter's page and goes
 // back there; bad input re-renders the dead letter's page with the form
-// and its messages (422).
+// open, its messages and what was typed (422).
 func (s *Server) fixMarkerCreate(c echo.Context) error {
 	id, ok := deadLetterID(c)
 	if !ok {
@@ -66,9 +66,9 @@ func (s *Server) fixMarkerCreate(c echo.Context) error {
 	if !s.deps.Access.Can(userOf(c), tenant, authz.ObjDeadLetter, authz.ActFix) {
 		return s.deny(c, tenant, authz.ObjDeadLetter+":"+authz.ActFix, "dead letter "+c.Param("id"))
 	}
-	back := deadLetterURL(id)
-	if r := c.FormValue("return_to"); r == "groups" {
-		back = "/groups"
+	back, returnTo := deadLetterURL(id), ""
+	if c.FormValue("return_to") == "groups" {
+		back, returnTo = "/groups", "groups"
 	}
 	form := readFixForm(c)
 	in, errs := form.Validate(time.Now())
@@ -85,6 +85,8 @@ func (s *Server) fixMarkerCreate(c echo.Context) error {
 			return c.Redirect(http.StatusSeeOther, back)
 		}
 	}
-	return s.showDeadLetter(c, http.StatusUnprocessableEntity, &views.FixForm{Errors: errs,
+	// The form comes back open with its messages, and still going back
+	// where it came from.
+	return s.showDeadLetter(c, http.StatusUnprocessableEntity, &views.FixForm{Errors: errs, ReturnTo: returnTo,
 		Values: map[string]string{"scope": form.Scope, "fixed_at": form.FixedAt, "ref": form.Ref, "note": form.Note}})
 }

@@ -75,11 +75,12 @@ func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.
 }
 
 // fixFormFor is the form that records a fix for the item type (or error
-// group) of dead letter id, with what was typed (typed, nil: nothing).
+// group) of dead letter id, with what was typed (typed, nil: nothing) and
+// the page it goes back to.
 func fixFormFor(id int64, tenant, itemType, fingerprint string, typed *views.FixForm) *views.FixForm {
 	f := &views.FixForm{DeadLetterID: id, URL: fmt.Sprintf("/deadletters/%d/fix", id), Tenant: tenant, ItemType: itemType, Fingerprint: fingerprint, Now: time.Now()}
 	if typed != nil {
-		f.Errors, f.Values = typed.Errors, typed.Values
+		f.Errors, f.Values, f.ReturnTo = typed.Errors, typed.Values, typed.ReturnTo
 	}
 	return f
 }
