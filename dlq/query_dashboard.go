@@ -30,9 +30,10 @@ type TenantSummary struct {
 	Tenant     string
 	Unresolved int64
 	Total      int64
-	// OldestUnresolved is when the oldest unresolved dead letter arrived;
-	// zero when there is none.
-	OldestUnresolved time.Time
+	// OldestUnresolved is when the oldest unresolved dead letter arrived,
+	// OldestUnresolvedID which one it is; zero when there is none.
+	OldestUnresolved   time.Time
+	OldestUnresolvedID int64
 	// LastHour and LastDay are arrivals in the last 60 and 1,440 minutes
 	// (whole minutes, the current one included).
 	LastHour int64
@@ -76,17 +77,20 @@ type Dashboard struct {
 	ActiveTerms TermsActivation
 }
 
-// One probe per tenant down dead_letters_unresolved_age_idx.
+// One probe per tenant down dead_letters_unresolved_age_idx: its first
+// entry is the oldest unresolved dead letter (which one, for the
+// dashboard's link to it; id breaks a tie of times).
 const (
 	selectOldestInScope = `
-SELECT t.tenant, o.oldest
+SELECT t.tenant, o.id, o.dead_lettered_at
 FROM unnest(@tenants::text[]) AS t(tenant)
 CROSS JOIN LATERAL (
-    SELECT min(d.dead_lettered_at) AS oldest FROM dead_letters d
+    SELECT d.id, d.dead_lettered_at FROM dead_letters d
     WHERE d.tenant = t.tenant
       AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed', 'needs_reconciliation')
-) o
-WHERE o.oldest IS NOT NULL`
+    ORDER BY d.dead_lettered_at, d.id
+    LIMIT 1
+) o`
 	// Per tenant, per item type and per class, summed in the database.
 	selectDashboardCounts = `
 SELECT GROUPING(tenant, item_type, error_class), coalesce(tenant, ''), coalesce(item_type, ''), coalesce(error_class, ''),
@@ -173,10 +177,11 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 	})
 	b.Queue(selectOldestInScope, args).Query(func(rows pgx.Rows) error {
 		var tenant string
+		var id int64
 		var at time.Time
-		_, err := pgx.ForEachRow(rows, []any{&tenant, &at}, func() error {
+		_, err := pgx.ForEachRow(rows, []any{&tenant, &id, &at}, func() error {
 			if ts := byTenant[tenant]; ts != nil {
-				ts.OldestUnresolved = at
+				ts.OldestUnresolved, ts.OldestUnresolvedID = at, id
 			}
 			return nil
 		})

@@ -415,6 +415,7 @@ func TestDashboard(t *testing.T) {
 	assert.Equal(t, int64(3), acme.Unresolved)
 	assert.Equal(t, int64(4), acme.Total)
 	assert.WithinDuration(t, old, acme.OldestUnresolved, time.Millisecond)
+	assert.Equal(t, ids[2], acme.OldestUnresolvedID, "which dead letter is the oldest unresolved")
 	assert.Equal(t, int64(2), acme.LastHour)
 	assert.Equal(t, int64(3), acme.LastDay)
 	assert.Equal(t, int64(1), globex.Unresolved)

@@ -47,10 +47,12 @@ type TenantSummaryRow struct {
 	Total      int64
 	// Oldest is when the oldest unresolved dead letter arrived (zero: none);
 	// Stale says it is older than the dashboard's threshold.
-	Oldest   time.Time
-	Stale    bool
-	LastHour int64
-	LastDay  int64
+	Oldest time.Time
+	Stale  bool
+	// OldestURL is the page of that dead letter (empty: none).
+	OldestURL string
+	LastHour  int64
+	LastDay   int64
 	// ListURL lists the tenant's unresolved dead letters.
 	ListURL string
 }

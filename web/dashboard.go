@@ -161,13 +161,18 @@ func dashboardModel(d dlq.Dashboard, now time.Time, stale time.Duration) views.D
 			Stale:    !t.OldestUnresolved.IsZero() && now.Sub(t.OldestUnresolved) > stale,
 			LastHour: t.LastHour, LastDay: t.LastDay, ListURL: listURL("tenant", t.Tenant, "status", views.StatusUnresolved),
 		}
+		if t.OldestUnresolvedID != 0 {
+			// The alarm leads to the dead letter it is about (the list is
+			// newest first: the oldest may be pages away).
+			row.OldestURL = deadLetterURL(t.OldestUnresolvedID)
+		}
 		m.Tenants = append(m.Tenants, row)
 		m.Total.Unresolved += t.Unresolved
 		m.Total.Total += t.Total
 		m.Total.LastHour += t.LastHour
 		m.Total.LastDay += t.LastDay
 		if !t.OldestUnresolved.IsZero() && (m.Total.Oldest.IsZero() || t.OldestUnresolved.Before(m.Total.Oldest)) {
-			m.Total.Oldest = t.OldestUnresolved
+			m.Total.Oldest, m.Total.OldestURL = t.OldestUnresolved, row.OldestURL
 		}
 		m.Total.Stale = m.Total.Stale || row.Stale
 	}
