@@ -479,7 +479,7 @@ func JudgeDraft(t *Table, class Class, tenant string, mayRequest bool, verdicts 
 	var check, why string
 	switch {
 	case going > 1 && !k.Bulk:
-		check, why = CheckBulk, fmt.Sprintf("%s items cannot be replayed in bulk: request them one at a time", classNames(class, union))
+		check, why = CheckBulk, noBulkWhy(class, union)
 	case going > k.BulkCap && k.BulkCap > 0:
 		check, why = CheckBulkCap, fmt.Sprintf("%s allows at most %d items in one request; this selection has %d", classNames(class, union), k.BulkCap, going)
 	default:

@@ -72,6 +72,9 @@ type GroupRow struct {
 	DiscardURL string
 	ResolveURL string
 	TriageURL  string
+	// NoReplay is why the group is not offered as one replay (its dead
+	// letters may only be requested one at a time); empty when it is.
+	NoReplay string
 	// Fix records a fix of the group's item type (or the group), when it
 	// is of one tenant and item type and the viewer may (nil otherwise).
 	Fix *FixForm
@@ -106,8 +109,11 @@ type GroupPanelModel struct {
 	Tenants     []GroupTenantPanel
 	// ReturnTo is the list to come back to after a change.
 	ReturnTo string
-	// SnoozeFor are the choices of how long to snooze.
-	SnoozeFor []Option
+	// SnoozeFor are the choices of how long to snooze, SnoozeDefault the
+	// one chosen until someone chooses (a snooze needs an end: "no time
+	// limit" is taken only with a count).
+	SnoozeFor     []Option
+	SnoozeDefault string
 }
 
 // GroupTenantPanel is the group in one tenant.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -128,6 +130,7 @@ func (s *Server) groupList(c echo.Context) error {
 			}
 		}
 		row.Fix = s.groupFix(c, g)
+		row.NoReplay = noGroupReplay(s.deps.Replays.Policy(), g)
 		m.Rows = append(m.Rows, row)
 	}
 	if f.Offset > 0 {
@@ -137,6 +140,25 @@ func (s *Server) groupList(c echo.Context) error {
 		m.NextURL = groupPageURL(q, f.Offset/dlq.DefaultGroupLimit+2)
 	}
 	return s.render(c, http.StatusOK, views.GroupList(s.page(c, "Error groups", "groups"), m))
+}
+
+// noGroupReplay is why g is not offered as one replay under table: more
+// than one unresolved dead letter, and none of its item types allows any
+// two of them in one request (replaypolicy.Table.NoBulk, the rule the
+// draft applies); "" when some of it could go.
+func noGroupReplay(table *replaypolicy.Table, g dlq.Group) string {
+	if g.Unresolved < 2 {
+		return ""
+	}
+	why := ""
+	for _, itemType := range g.ItemTypes {
+		no := table.NoBulk(itemType, string(g.ErrorClass))
+		if no == "" {
+			return ""
+		}
+		why = cmp.Or(why, no)
+	}
+	return why
 }
 
 // groupActions are the group actions u may use in some tenant.

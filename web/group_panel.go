@@ -19,7 +19,7 @@ func (s *Server) groupPanel(ctx context.Context, u authz.User, tenants []string,
 	if err != nil {
 		return nil, err
 	}
-	m := &views.GroupPanelModel{Fingerprint: fp, ReturnTo: returnTo, SnoozeFor: snoozeChoices}
+	m := &views.GroupPanelModel{Fingerprint: fp, ReturnTo: returnTo, SnoozeFor: snoozeChoices, SnoozeDefault: defaultSnooze}
 	for _, tenant := range in {
 		p := views.GroupTenantPanel{Triage: views.GroupTriageView{Tenant: tenant},
 			CanTriage: s.deps.Access.Can(u, tenant, authz.ObjDeadLetter, authz.ActTriage)}

@@ -17,6 +17,10 @@ var snoozeChoices = []views.Option{
 	{Value: "1h", Label: "1 hour"}, {Value: "4h", Label: "4 hours"}, {Value: "24h", Label: "24 hours"}, {Value: "168h", Label: "7 days"},
 }
 
+// defaultSnooze is the duration the panel's snooze form has chosen: a
+// snooze needs an end, so Snooze pressed as offered snoozes for it.
+const defaultSnooze = "4h"
+
 // maxSnoozeGrowth bounds "until it grows by N".
 const maxSnoozeGrowth = 1_000_000
 
@@ -45,7 +49,9 @@ func (f snoozeForm) Validate(now time.Time) (dlq.SnoozeInput, map[string]string)
 		in.GrowBy = n
 	}
 	if f.For == "" && f.Grows == "" {
-		errs["for"] = "Snooze for a time, until more dead letters arrive, or both."
+		// A snooze needs an end: "no time limit" alone would hide the
+		// group until someone remembers to wake it.
+		errs["grows"] = "With no time limit, say how many more dead letters end the snooze, or choose a time."
 	}
 	if len(errs) == 0 {
 		return in, nil
@@ -64,7 +70,7 @@ func (s *Server) groupSnooze(c echo.Context) error {
 	in, errs := f.Validate(time.Now())
 	if errs != nil {
 		return s.renderGroupForm(c, g, "Snooze the group", "Snooze",
-			views.FormControl{Select: &views.Select{Name: "for", Label: "For", Value: f.For, Options: snoozeChoices, Placeholder: "No time limit", Error: errs["for"]}},
+			views.FormControl{Select: &views.Select{Name: "for", Label: "For", Value: f.For, Options: snoozeChoices, Placeholder: "No time limit (give a count)", Error: errs["for"]}},
 			views.FormControl{Input: &views.Input{Name: "grows", Label: "Or until this many more arrive", Type: "number", Value: f.Grows, Error: errs["grows"]}})
 	}
 	err = s.deps.DeadLetters.SnoozeGroup(c.Request().Context(), g, in, userOf(c).Actor, authz.RequestMeta(c))
