@@ -24,6 +24,10 @@ type ConfirmModel struct {
 	// Items are the first dead letters concerned, More how many others.
 	Items []ConfirmItem
 	More  int
+	// LeftOut are the dead letters of the selection (or filter) the
+	// action will not take, by why, so that the page confirms only what
+	// it will do and says what it leaves; nil when none.
+	LeftOut *LeftOut
 	// Reason is the reason field; ReasonLabel its label (empty: no reason
 	// field), ReasonRequired whether it must be filled.
 	Reason         string
@@ -32,7 +36,8 @@ type ConfirmModel struct {
 	// Errors maps "reason" (and "" for the form as a whole) to a message.
 	Errors map[string]string
 	// Button is the confirming button's label ("Discard 3"); Danger makes
-	// it red.
+	// it red. Without a Button there is nothing to confirm: the page only
+	// says why.
 	Button string
 	Danger bool
 	// BackURL is where "Back" leads, keeping the selection's page.
@@ -47,6 +52,31 @@ type ConfirmItem struct {
 	MsgID    string
 	Error    string
 	Status   string
+}
+
+// LeftOut is what a discard or resolve leaves out of what was chosen: N
+// of the Of selected ("selected") or matching ("matching"; AtLeast when
+// more match than were read), by why.
+type LeftOut struct {
+	N, Of   int
+	Chosen  string
+	AtLeast bool
+	Groups  []LeftOutGroup
+	// Verb is the action ("discard", "resolve").
+	Verb string
+}
+
+// LeftOutGroup is the dead letters left out for one reason: held by the
+// replay request RequestID (RequestStatus; RequestURL empty where the
+// viewer may not read it), or, when RequestID is 0, in Status. Items are
+// the first of them.
+type LeftOutGroup struct {
+	N             int
+	RequestID     int64
+	RequestStatus string
+	RequestURL    string
+	Status        string
+	Items         []ConfirmItem
 }
 
 // Hidden is a hidden form field.
@@ -74,4 +104,28 @@ type FormPageModel struct {
 type FormControl struct {
 	Input  *Input
 	Select *Select
+}
+
+// leftOutTitle heads a LeftOut: "Left out: 2 of the 4 matching".
+func leftOutTitle(l LeftOut) string {
+	if l.AtLeast {
+		return "Left out: " + Count(int64(l.N)) + " or more of those " + l.Chosen
+	}
+	return "Left out: " + Count(int64(l.N)) + " of the " + Count(int64(l.Of)) + " " + l.Chosen
+}
+
+// leftOutWhy says why dead letters in status (held by no request) are left
+// out of a discard or resolve, after "3 dead letters".
+func leftOutWhy(status string) string {
+	switch status {
+	case "replayed", "discarded", "resolved":
+		return "already " + Label(status)
+	case "replaying":
+		return "being replayed"
+	case "needs_reconciliation":
+		return "wait for a person to settle a replay whose outcome is unknown (on its request's page)"
+	case "":
+		return "no longer stored, or not yours to act on"
+	}
+	return "not open (" + Label(status) + ")"
 }

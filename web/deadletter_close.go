@@ -115,8 +115,13 @@ func (s *Server) closeBulk(c echo.Context, k closeKind) error {
 // closeSelection closes ids once the person confirmed with a reason, then
 // goes back; until then it shows the confirmation page (422 with the
 // reason's message at its field when it is missing), which keeps the
-// selection. A selection with nothing in it goes back with a message, and
-// so does a conflict (something is not open any more: nothing changed).
+// selection. The confirmation of a selection (the bulk routes) offers
+// only what the close will take and names what it leaves out and why (a
+// replay request holding them); a confirmed selection refused because
+// some of it is not open (a conflict: nothing changed) comes back as that
+// confirmation, with the reason typed and what changed (409). A selection
+// with nothing in it goes back with a message, and so does a conflict on
+// one dead letter's own route.
 func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f closeForm, action, back string) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
@@ -139,6 +144,10 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 		return c.Redirect(http.StatusSeeOther, back)
 	}
 	version, errs := f.Validate()
+	// A selection (not one dead letter's route) is confirmed as what the
+	// close will take of it; over the bound, Close refuses it whole.
+	split := c.Param("id") == "" && len(ids) <= dlq.MaxBulkClose
+	status := http.StatusOK
 	if len(ids) == 0 || (errs == nil && f.Confirmed) {
 		// Nothing the person may close: refused (and audited) at once.
 		n, err := s.deps.DeadLetters.Close(ctx, dlq.CloseInput{
@@ -151,18 +160,39 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 				msg += fmt.Sprintf(" %s left out: you may not %s them where they are.", countNoun(refused.Len(), "selected dead letter", "selected dead letters"), k.path)
 			}
 			s.flash(c, msg)
+			return c.Redirect(http.StatusSeeOther, back)
 		case quarantine.ENOTFOUND:
 			return s.notFoundDenied(c, "", deadLetterAuditType, c.Param("id"))
 		case quarantine.ECONFLICT, quarantine.EINVALID, quarantine.EFORBIDDEN:
-			s.flashError(c, "Nothing changed: "+quarantine.ErrorMessage(err)+".")
+			if quarantine.ErrorCode(err) != quarantine.ECONFLICT || !split || len(ids) == 0 {
+				s.flashError(c, "Nothing changed: "+quarantine.ErrorMessage(err)+".")
+				return c.Redirect(http.StatusSeeOther, back)
+			}
+			// A selection confirmed and refused whole: its confirmation
+			// again, of what the close takes now, with the reason typed
+			// and what changed named.
+			status = http.StatusConflict
 		default:
 			return err
 		}
-		return c.Redirect(http.StatusSeeOther, back)
 	}
-	status := http.StatusOK
-	if errs != nil {
+	if errs != nil && status == http.StatusOK {
 		status = http.StatusUnprocessableEntity
+	}
+	var left *views.LeftOut
+	if split {
+		confirmed := len(ids)
+		if ids, left, err = s.splitClosable(c, ids, scope, k.path); err != nil {
+			return err
+		}
+		if status == http.StatusConflict {
+			errs = map[string]string{"": refusedCloseText(k, confirmed, len(ids), left)}
+		}
+		if len(ids) == 0 {
+			// Nothing the close would take: the page says why, and offers
+			// no button.
+			status = http.StatusConflict
+		}
 	}
 	fields := []views.Hidden{{Name: "return_to", Value: f.ReturnTo}}
 	if f.Version != "" {
@@ -173,13 +203,15 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 			fields = append(fields, views.Hidden{Name: "id", Value: strconv.FormatInt(id, 10)})
 		}
 	}
-	return s.renderCloseConfirm(c, k, ids, scope, action, back, f.Reason, fields, errs, status)
+	return s.renderCloseConfirm(c, k, ids, scope, action, back, f.Reason, fields, errs, status, left)
 }
 
 // renderCloseConfirm writes the confirmation page of closing ids: the
-// first of them, the reason field and the form that closes them.
+// first of them, what was left out of the choice and why (left, nil:
+// nothing), the reason field and the form that closes them; with no ids,
+// no button.
 func (s *Server) renderCloseConfirm(c echo.Context, k closeKind, ids []int64, scope authz.Scope, action, back, reason string,
-	fields []views.Hidden, errs map[string]string, status int) error {
+	fields []views.Hidden, errs map[string]string, status int, left *views.LeftOut) error {
 	items, err := s.deps.DeadLetters.ItemsByID(c.Request().Context(), ids, scope.Tenants, scope.All, maxConfirmShown)
 	if err != nil {
 		return err
@@ -188,13 +220,35 @@ func (s *Server) renderCloseConfirm(c echo.Context, k closeKind, ids []int64, sc
 	m := views.ConfirmModel{
 		Title: fmt.Sprintf(k.title, what), Lead: k.lead, Action: action, Fields: fields, More: len(ids) - len(items),
 		Reason: reason, ReasonLabel: "Reason", ReasonRequired: true, Errors: errs,
-		Button: fmt.Sprintf(k.button, what), Danger: k.to == dlq.StatusDiscarded, BackURL: back,
+		Button: fmt.Sprintf(k.button, what), Danger: k.to == dlq.StatusDiscarded, BackURL: back, LeftOut: left,
+	}
+	if len(ids) == 0 {
+		m.Title, m.Button = fmt.Sprintf("Nothing to %s", k.path), ""
 	}
 	for _, it := range items {
 		m.Items = append(m.Items, views.ConfirmItem{URL: deadLetterURL(it.ID), Tenant: it.Tenant, ItemType: it.ItemType, MsgID: it.MsgID,
 			Error: it.Error, Status: string(it.Status)})
 	}
-	return s.render(c, status, views.Confirm(s.page(c, fmt.Sprintf(k.title, what), "deadletters"), m))
+	return s.render(c, status, views.Confirm(s.page(c, m.Title, "deadletters"), m))
+}
+
+// refusedCloseText says why a confirmed close of confirmed dead letters
+// changed nothing, now that keep of them can be closed and left says why
+// the others cannot.
+func refusedCloseText(k closeKind, confirmed, keep int, left *views.LeftOut) string {
+	switch {
+	case left == nil:
+		return "Nothing changed: the selection changed while you confirmed it. Check it and confirm again."
+	case keep == 0:
+		return fmt.Sprintf("Nothing changed: none of the %s you confirmed can be %s now; why is below.",
+			countNoun(confirmed, "dead letter", "dead letters"), k.done)
+	}
+	others := "the other one"
+	if keep > 1 {
+		others = "the other " + views.Count(int64(keep))
+	}
+	return fmt.Sprintf("Nothing changed: %s of the %s you confirmed cannot be %s now; why is below. Confirm again to %s %s.",
+		views.Count(int64(left.N)), countNoun(confirmed, "dead letter", "dead letters"), k.done, k.path, others)
 }
 
 // maxConfirmShown is how many dead letters a confirmation page lists.

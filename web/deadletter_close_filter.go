@@ -31,6 +31,11 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 		return err
 	}
 	back := views.PathDeadLetters + encodeQuery(without(c.QueryParams(), "before", "after", "count"))
+	scope := s.tenantsWith(ctx, u, authz.ObjDeadLetter, k.act)
+	left, err := s.filterLeftOut(c, f, scope, k.path)
+	if err != nil {
+		return err
+	}
 	f.Statuses = openOf(f.Statuses)
 	var ids []int64
 	if len(f.Statuses) > 0 {
@@ -38,7 +43,7 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 			return err
 		}
 	}
-	if len(ids) == 0 {
+	if len(ids) == 0 && left == nil {
 		s.flashError(c, "The filter selects no open dead letter: nothing to "+k.path+".")
 		return c.Redirect(http.StatusSeeOther, back)
 	}
@@ -46,9 +51,43 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 	for _, id := range ids {
 		fields = append(fields, views.Hidden{Name: "id", Value: strconv.FormatInt(id, 10)})
 	}
+	status := http.StatusOK
+	if left != nil {
+		left.Of += len(ids)
+		if len(ids) == 0 {
+			status = http.StatusConflict // nothing to confirm: the page says why
+		}
+	}
 	k.lead = "These are the open dead letters the filter selects now; dead letters that arrive later are not added. " + k.lead
-	scope := s.tenantsWith(ctx, u, authz.ObjDeadLetter, k.act)
-	return s.renderCloseConfirm(c, k, ids, scope, "/deadletters/"+k.path, back, c.FormValue("reason"), fields, nil, http.StatusOK)
+	return s.renderCloseConfirm(c, k, ids, scope, "/deadletters/"+k.path, back, c.FormValue("reason"), fields, nil, status, left)
+}
+
+// filterLeftOut is what filter f selects now that a close leaves out (those
+// not open), by why: the replay request holding them, or their status; at
+// most dlq.MaxBulkClose of them are read (AtLeast past that). Nil when
+// the filter selects nothing that is not open.
+func (s *Server) filterLeftOut(c echo.Context, f dlq.ListFilter, scope authz.Scope, verb string) (*views.LeftOut, error) {
+	statuses := f.Statuses
+	if len(statuses) == 0 {
+		statuses = dlq.AllStatuses
+	}
+	f.Statuses = slices.DeleteFunc(slices.Clone(statuses), func(st dlq.Status) bool { return slices.Contains(closable, st) })
+	if len(f.Statuses) == 0 {
+		return nil, nil
+	}
+	ids, err := s.deps.DeadLetters.MatchingIDs(c.Request().Context(), f, dlq.MaxBulkClose+1)
+	if err != nil {
+		return nil, err
+	}
+	more := len(ids) > dlq.MaxBulkClose
+	if more {
+		ids = ids[:dlq.MaxBulkClose]
+	}
+	_, left, err := s.splitClosable(c, ids, scope, verb)
+	if left != nil {
+		left.Chosen, left.AtLeast, left.Of = "matching", more, left.N
+	}
+	return left, err
 }
 
 // openOf keeps the statuses of a filter that a close takes (all of them

@@ -183,7 +183,7 @@ func TestRefusedBulkIdsAudited(t *testing.T) {
 		"confirmed": {"1"}}, nil).Status)
 	before := denied(me.Subject)
 	resp = b.Do(t, oncall, "POST", "/deadletters/discard", url.Values{"id": {fmt.Sprint(open), fmt.Sprint(closed)}, "reason": {"dup"}, "confirmed": {"1"}}, nil)
-	require.Equal(t, http.StatusSeeOther, resp.Status)
+	require.Equal(t, http.StatusConflict, resp.Status, "refused whole: the confirmation again, of the open one")
 	assert.Equal(t, before+1, denied(me.Subject), "one row for the request")
 	assert.Equal(t, 1, b.AuditCount(t, "action = 'deadletter.discard' AND outcome = 'denied' AND object_id = $1 AND reason LIKE '%not open (discarded)%'", fmt.Sprint(closed)))
 	d, err := dlq.NewStore(b.Pool).Get(ctx, open)
