@@ -129,3 +129,12 @@ func leftOutWhy(status string) string {
 	}
 	return "not open (" + Label(status) + ")"
 }
+
+// listSep is what follows the i-th of n things written inline (the view
+// puts a space after each).
+func listSep(i, n int) string {
+	if i+1 < n {
+		return ","
+	}
+	return ""
+}
