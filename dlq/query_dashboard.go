@@ -79,7 +79,11 @@ type Dashboard struct {
 
 // One probe per tenant down dead_letters_unresolved_age_idx: its first
 // entry is the oldest unresolved dead letter (which one, for the
-// dashboard's link to it; id breaks a tie of times).
+// dashboard's link to it). Ordered by time alone, as that partial index
+// is: with id as a tie-break the planner walks the list's index
+// (tenant, dead_lettered_at, id) instead, through every closed dead letter
+// older than the oldest open one (EXPLAIN ANALYZE, 3,000 rows, 2,900
+// resolved); of two as old, either is the oldest.
 const (
 	selectOldestInScope = `
 SELECT t.tenant, o.id, o.dead_lettered_at
@@ -88,7 +92,7 @@ CROSS JOIN LATERAL (
     SELECT d.id, d.dead_lettered_at FROM dead_letters d
     WHERE d.tenant = t.tenant
       AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed', 'needs_reconciliation')
-    ORDER BY d.dead_lettered_at, d.id
+    ORDER BY d.dead_lettered_at
     LIMIT 1
 ) o`
 	// Per tenant, per item type and per class, summed in the database.
