@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // Page sizes for List and ForObject.
@@ -28,8 +29,10 @@ const AllTenants = "*"
 // Filter selects entries for the auditor's pages and the exports. Zero fields
 // do not filter.
 type Filter struct {
-	// Actor is an actor subject (exact), or an email the provider verified
-	// (in any case: Jane.Doe@Example.com is jane.doe@example.com).
+	// Actor is an actor subject (exact), or an email the provider verified,
+	// compared by its key (replaypolicy.EmailKey, as email bindings are: in
+	// any ASCII case, Jane.Doe@Example.com is jane.doe@example.com; an
+	// address that is not all ASCII matches subjects only).
 	Actor  string
 	Action string
 	// Actions, when not empty, keeps entries of any of these actions (a
@@ -102,10 +105,16 @@ const (
 	// An email identifies nobody unless the provider verified it: anyone
 	// can claim an address at a provider that does not check. Entries from
 	// before this was recorded (NULL) match by subject only. An email
-	// matches in any case (providers capitalise as they like, the bindings
-	// page shows addresses lower-cased), on the lower(actor_email) index
-	// (migration 0041); a subject is the provider's and matches exactly.
-	condActor = `((lower(actor_email) = lower(@actor::text) AND actor_email <> '' AND actor_email_verified) OR (actor_subject = @actor AND actor_subject <> ''))`
+	// matches by its key (replaypolicy.EmailKey: ASCII case only, as the
+	// bindings page shows and matches addresses), given as @actor_key: the
+	// translate is that rule, exactly, and keeps out an address that is not
+	// ASCII (lower() maps İ to i in most locales); lower() lets the
+	// lower(actor_email) index (migration 0041) find the candidates. A
+	// subject is the provider's and matches exactly.
+	condActor = `((lower(actor_email) = @actor_key::text AND translate(actor_email, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') = @actor_key
+	        AND actor_email <> '' AND actor_email_verified) OR (actor_subject = @actor AND actor_subject <> ''))`
+	// condActorSubject is condActor for an actor text without an email key.
+	condActorSubject = `(actor_subject = @actor AND actor_subject <> '')`
 	// The <> '' lets the partial message_id index serve it. Only the
 	// message_id column: every entry about a message (a dead letter) names
 	// it there, and an object id is an id of its own type.
@@ -161,8 +170,11 @@ func (f *Filter) where() (conds []string, args pgx.NamedArgs, visible bool) {
 		}
 		add(condTenants, "tenants", tenants)
 	}
-	if f.Actor != "" {
+	if key, ok := replaypolicy.EmailKey(f.Actor); ok {
 		add(condActor, "actor", f.Actor)
+		args["actor_key"] = key
+	} else if f.Actor != "" {
+		add(condActorSubject, "actor", f.Actor)
 	}
 	if f.Action != "" {
 		add(condAction, "action", f.Action)

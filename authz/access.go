@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 //go:embed model.conf
@@ -42,13 +42,24 @@ type User struct {
 // Key identifies the person: user:<issuer>|<subject>.
 func (u User) Key() string { return "user:" + u.Issuer + "|" + u.Subject }
 
-// subjects are the Casbin subjects bindings may name for u.
+// subjects are the Casbin subjects bindings may name for u: their identity,
+// and their email's key (replaypolicy.EmailKey) when the provider verified
+// it. An address without a key (not all ASCII) matches no email binding.
 func (u User) subjects() []string {
 	s := []string{u.Key()}
-	if u.EmailVerified && u.Email != "" {
-		s = append(s, "email:"+strings.ToLower(u.Email))
+	if key, ok := u.emailKey(); ok {
+		s = append(s, "email:"+key)
 	}
 	return s
+}
+
+// emailKey is the key of u's email as email bindings match it: only a
+// verified one has one, and only when it is all ASCII.
+func (u User) emailKey() (string, bool) {
+	if !u.EmailVerified {
+		return "", false
+	}
+	return replaypolicy.EmailKey(u.Email)
 }
 
 // Access answers authorization questions from the Casbin policy kept in
@@ -329,8 +340,10 @@ type txStarter interface {
 var errReadOnly = errors.New("authorization policy is changed through role bindings, not the enforcer")
 
 const (
-	selectPolicy   = `SELECT ptype, v0, v1, v2, v3, v4, v5 FROM casbin_rule ORDER BY id`
-	selectBindings = `SELECT subject, role, tenant FROM role_bindings ORDER BY id`
+	selectPolicy = `SELECT ptype, v0, v1, v2, v3, v4, v5 FROM casbin_rule ORDER BY id`
+	// unmatched_since: a binding the console stopped matching (migration
+	// 0050) gives nobody anything, whatever its subject reads.
+	selectBindings = `SELECT subject, role, tenant FROM role_bindings WHERE unmatched_since IS NULL ORDER BY id`
 )
 
 // LoadPolicy reads the version, the policy lines and the bindings in one

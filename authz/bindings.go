@@ -15,6 +15,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // Binding gives a role in a tenant to one identity (Subject "user:iss|sub")
@@ -22,16 +23,20 @@ import (
 // the email claim of the admin who added it ("" when they had none);
 // AuthorIssuer, AuthorSubject and AuthorEmailVerified the rest of who they
 // were, nil for a binding from before migration 0046 (Author).
+// UnmatchedSince is when the console stopped matching the binding (an email
+// binding whose address is not ASCII, flagged by migration 0050), nil for
+// one in force.
 type Binding struct {
-	ID                  int64     `db:"id"`
-	Subject             string    `db:"subject"`
-	Role                string    `db:"role"`
-	Tenant              string    `db:"tenant"`
-	CreatedBy           string    `db:"created_by"`
-	AuthorIssuer        *string   `db:"created_by_issuer"`
-	AuthorSubject       *string   `db:"created_by_subject"`
-	AuthorEmailVerified *bool     `db:"created_by_email_verified"`
-	CreatedAt           time.Time `db:"created_at"`
+	ID                  int64      `db:"id"`
+	Subject             string     `db:"subject"`
+	Role                string     `db:"role"`
+	Tenant              string     `db:"tenant"`
+	CreatedBy           string     `db:"created_by"`
+	AuthorIssuer        *string    `db:"created_by_issuer"`
+	AuthorSubject       *string    `db:"created_by_subject"`
+	AuthorEmailVerified *bool      `db:"created_by_email_verified"`
+	CreatedAt           time.Time  `db:"created_at"`
+	UnmatchedSince      *time.Time `db:"unmatched_since"`
 }
 
 // Author names who added b as every page names a person
@@ -67,6 +72,9 @@ func (in *BindingInput) Validate() map[string]string {
 	case in.Email != "":
 		if a, err := mail.ParseAddress(in.Email); err != nil || a.Address != in.Email {
 			errs["email"] = "This is not an email address."
+		} else if _, ok := replaypolicy.EmailKey(in.Email); !ok {
+			errs["email"] = "Email bindings take addresses written in ASCII only (an internationalised domain in its xn-- form): " +
+				"other letters can read as another mailbox. Bind this person's identity (issuer|subject) instead."
 		}
 	default:
 		if !strings.Contains(in.Subject, "|") {
@@ -85,9 +93,13 @@ func (in *BindingInput) Validate() map[string]string {
 	return errs
 }
 
+// subject is the binding's Casbin subject: the identity, or the email's
+// key (replaypolicy.EmailKey, as User.subjects matches it; Validate refuses
+// an address without one).
 func (in *BindingInput) subject() string {
 	if in.Email != "" {
-		return "email:" + strings.ToLower(in.Email)
+		key, _ := replaypolicy.EmailKey(in.Email)
+		return "email:" + key
 	}
 	return "user:" + in.Subject
 }
@@ -105,7 +117,8 @@ func NewBindings(pool *pgxpool.Pool) *Bindings { return &Bindings{pool: pool} }
 var errNoBinding = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such role binding.")
 
 // bindingColumns are the columns of Binding.
-const bindingColumns = `id, subject, role, tenant, created_by, created_by_issuer, created_by_subject, created_by_email_verified, created_at`
+const bindingColumns = `id, subject, role, tenant, created_by, created_by_issuer, created_by_subject, created_by_email_verified, created_at,
+    unmatched_since`
 
 const listBindings = `SELECT ` + bindingColumns + ` FROM role_bindings ORDER BY tenant, role, subject`
 

@@ -51,6 +51,9 @@ func (a *Access) Holders(ctx context.Context, db *pgxpool.Pool, bindings []Bindi
 	}
 	var out []Holder
 	for _, b := range bindings {
+		if b.UnmatchedSince != nil { // gives nobody anything (migration 0050)
+			continue
+		}
 		out = append(out, Holder{Tenant: b.Tenant, Role: b.Role, Person: bindingPerson(b.Subject), BindingID: b.ID})
 	}
 	rows, err := db.Query(ctx, selectHolderEntries, maxAge.String())
@@ -83,11 +86,13 @@ func (a *Access) Holders(ctx context.Context, db *pgxpool.Pool, bindings []Bindi
 	return out, nil
 }
 
-// personOf is how a person is named: their email when the provider
-// verified it, else issuer|subject.
+// personOf is how a person is named: their email's key when the provider
+// verified it (as an email binding names it, so a binding and a group of
+// one person read alike), else issuer|subject: an address without a key
+// matches no binding, and lower-cased it could read as another's.
 func personOf(u User) string {
-	if u.EmailVerified && u.Email != "" {
-		return strings.ToLower(u.Email)
+	if key, ok := u.emailKey(); ok {
+		return key
 	}
 	return u.Issuer + "|" + u.Subject
 }

@@ -137,6 +137,43 @@ func foldCase(s string) string {
 	}, s)
 }
 
+// EmailKey is an email address as a match that gives something compares
+// it (an email role binding against a verified email claim; the auditor's
+// actor filter; the admin page naming role holders): its ASCII letters in
+// lower case, nothing else changed; ok is false for an empty address and
+// for one that is not all ASCII, which matches no binding and no filter.
+//
+// It is the strict counterpart of SamePerson's mailbox. Loose is safe only
+// where a match takes something away; where a match grants, two mailboxes
+// must never become one key. Unicode case mapping would do that:
+// strings.ToLower maps İ (U+0130) to i and the Kelvin sign K (U+212A) to
+// k, so a verified ops@kİwİ.example (xn--kiwi-rwcc.example, a domain
+// anyone may register) would hold the roles bound to ops@kiwi.example.
+// Nor may it drop a "+tag", a quote or a trailing dot, as mailbox does. So
+// it maps only what every mail system reads as one mailbox (ASCII case,
+// which the console has always ignored) and refuses the rest rather than
+// guess: a person whose address is not ASCII is bound by identity
+// (issuer|subject). Two addresses with one key are one mailbox to
+// SamePerson too: a grant never reaches further than separation of duties
+// looks (TestEmailKeyWithinMailbox).
+func EmailKey(email string) (key string, ok bool) {
+	if email == "" {
+		return "", false
+	}
+	b := make([]byte, len(email))
+	for i := 0; i < len(email); i++ {
+		c := email[i]
+		switch {
+		case c >= 0x80:
+			return "", false
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return string(b), true
+}
+
 // Object is the permission object of replays of class c ("replay:<class>"):
 // what route gates and the worker's re-checks of people's rights name.
 func Object(c Class) string { return "replay:" + string(c) }

@@ -248,6 +248,9 @@ type Binding struct {
 	CreatedAt time.Time
 	// DeleteURL is the target of the delete form (POST).
 	DeleteURL string
+	// Unmatched says why the binding gives nobody anything ("": it is in
+	// force).
+	Unmatched string
 }
 
 // GroupRule grants a role to the members of an identity-provider group.

@@ -43,6 +43,10 @@ func (s *Server) bindingsModel(c echo.Context, form views.BindingForm) (views.Bi
 		} else {
 			vb.Subject = strings.TrimPrefix(b.Subject, "user:")
 		}
+		if b.UnmatchedSince != nil {
+			vb.Unmatched = "Its address is not ASCII, and email bindings match ASCII addresses only (lower-casing other letters " +
+				"can read as another mailbox). Remove it, and bind the person's identity instead."
+		}
 		if manage.All || (b.Tenant != authz.AllTenants && manage.Has(b.Tenant)) {
 			vb.DeleteURL = "/admin/bindings/" + strconv.FormatInt(b.ID, 10) + "/delete"
 		}
