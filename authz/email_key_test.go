@@ -74,3 +74,15 @@ func TestPersonOfNamesByEmailKey(t *testing.T) {
 	assert.Equal(t, "i|s", personOf(User{Actor: quarantine.Actor{Issuer: "i", Subject: "s", Email: "ops@k\u0130w\u0130.example", EmailVerified: true}}))
 	assert.Equal(t, "i|s", personOf(User{Actor: quarantine.Actor{Issuer: "i", Subject: "s", Email: "ops@kiwi.example"}}))
 }
+
+// TestGrantsEqualByEmailKey: a refresh is an identity change when the email
+// moves to or from a key (the Kelvin sign's Kate@ is no binding's address,
+// though strings.EqualFold calls it kate@), and is none for ASCII case.
+func TestGrantsEqualByEmailKey(t *testing.T) {
+	t.Parallel()
+	g := func(email string) grants { return grants{Email: email, EmailVerified: true} }
+	assert.True(t, g("Kate@example.com").equal(g("kate@example.com")))
+	assert.False(t, g("\u212Aate@example.com").equal(g("kate@example.com")))
+	assert.True(t, g("zoë@example.com").equal(g("zoë@example.com")))
+	assert.False(t, g("zoë@example.com").equal(g("ZOË@example.com")))
+}

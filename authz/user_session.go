@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // userSession is one sign-in as the user_sessions table keeps it.
@@ -156,8 +156,15 @@ func grantsOf(u User) grants {
 	return grants{Email: u.Email, EmailVerified: u.EmailVerified, Groups: slices.Compact(g)}
 }
 
+// equal reports whether g and o grant the same: emails compared by the key
+// email bindings match (replaypolicy.EmailKey), so a change that moves an
+// address to or from a key (ASCII kate@ and the Kelvin sign's Kate@, which
+// strings.EqualFold calls equal) is a change; others exactly.
 func (g grants) equal(o grants) bool {
-	return strings.EqualFold(g.Email, o.Email) && g.EmailVerified == o.EmailVerified && slices.Equal(g.Groups, o.Groups)
+	kg, okg := replaypolicy.EmailKey(g.Email)
+	ko, oko := replaypolicy.EmailKey(o.Email)
+	sameEmail := okg == oko && kg == ko && (okg || g.Email == o.Email)
+	return sameEmail && g.EmailVerified == o.EmailVerified && slices.Equal(g.Groups, o.Groups)
 }
 
 const endSession = `UPDATE user_sessions SET ended_at = now(), ended_reason = $2, refresh_token = NULL
