@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine/authz"
-	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -100,19 +99,21 @@ func (s *Server) recount(r Route) echo.MiddlewareFunc {
 // failure is logged and shows no count, not an error page.
 func (s *Server) awaiting(c echo.Context, u authz.User) int {
 	ctx := c.Request().Context()
-	scope := s.replayScope(ctx, u, authz.ActApprove)
-	key := u.Issuer + "\x00" + u.Subject + "\x00" + strings.Join(scope.Tenants, ",")
-	if scope.All {
-		key += "\x00*"
+	// The approvals page's scopes: the count is of what it lists.
+	may := s.classScopes(ctx, u, authz.ActApprove)
+	key := u.Issuer + "\x00" + u.Subject
+	for _, m := range may {
+		key += "\x00" + string(m.Class) + ":" + strings.Join(m.Tenants, ",")
+		if m.All {
+			key += ":*"
+		}
 	}
 	now := time.Now()
 	if n, ok := s.navCounts.get(key, now); ok {
 		return n
 	}
 	gen := s.navCounts.generation()
-	n, err := s.deps.Replays.Awaiting(ctx, scope.Tenants, scope.All, u.Actor, func(tenant string, class replaypolicy.Class) bool {
-		return s.deps.Access.Can(u, tenant, authz.ReplayObject(string(class)), authz.ActApprove)
-	}, views.NavCountMost+1)
+	n, err := s.deps.Replays.Awaiting(ctx, may, u.Actor, views.NavCountMost+1)
 	if err != nil {
 		s.deps.Log.Warn("count requests awaiting approval", "err", err)
 		return 0

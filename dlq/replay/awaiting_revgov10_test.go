@@ -46,7 +46,7 @@ func TestRevGov10NavCountCrowdedOutByClassesTheViewerMayNotApprove(t *testing.T)
 	require.NoError(t, err)
 	require.Len(t, page.Requests, 1, "the approvals page lists the one request that waits for this approver")
 
-	n, err := b.replays.Awaiting(ctx, []string{"acme"}, false, approver1, sameOperationOnly, 1)
+	n, err := b.replays.Awaiting(ctx, mayScopes([]string{"acme"}, sameOperationOnly), approver1, 1)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "the navigation counts the same_operation request waiting for the viewer; older requests of a class they may not approve crowd it out of the rows read")
 }

@@ -31,7 +31,7 @@ func TestAwaitingCountsALapsedApprovalsRequest(t *testing.T) {
 	require.NoError(t, err)
 	all := func(string, replaypolicy.Class) bool { return true }
 	awaiting := func() int {
-		n, err := b.replays.Awaiting(ctx, []string{"acme"}, false, approver1, all, 10)
+		n, err := b.replays.Awaiting(ctx, mayScopes([]string{"acme"}, all), approver1, 10)
 		require.NoError(t, err)
 		return n
 	}

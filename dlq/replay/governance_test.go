@@ -183,7 +183,7 @@ func TestApprovalCountsOnlyWhileApproverHoldsRight(t *testing.T) {
 	_, err = b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "a second click is still not a second approval: %v", err)
 	require.NoError(t, b.auth.Directory.Remember(ctx, authz.User{Actor: approver1, Groups: approverGroup})) // the right is back
-	waiting, err := b.replays.Awaiting(ctx, []string{"acme"}, false, approver1, func(string, replaypolicy.Class) bool { return true }, 10)
+	waiting, err := b.replays.Awaiting(ctx, mayScopes([]string{"acme"}, allowAll), approver1, 10)
 	require.NoError(t, err)
 	assert.Equal(t, 1, waiting, "the request waits for its voided approver again (their approvals page counts it)")
 	d, err = b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})

@@ -342,65 +342,6 @@ func (s *Service) counts(ctx context.Context, f ListFilter, requests, items int)
 	return c, nil
 }
 
-// The requests that may wait for the viewer's approval, at most $5
-// (awaitingRows): pending (replay_requests_pending_idx, a partial index of
-// the few requests that wait), in the viewer's tenants, not their own;
-// those their identity has an approval of that is not voided last (it may
-// have lapsed: ApprovedBy judges it, with the looser SamePerson and the
-// viewer's rights on the class, in Go, on these rows), then the longest
-// waiting first.
-const selectAwaiting = `SELECT ` + requestColumns + `
-    FROM replay_requests r
-    WHERE r.status = 'pending_approval' -- only requests that wait for an approval
-      AND (r.tenant = ANY($1) OR $2) -- in the viewer's tenants
-      AND NOT (r.requester_issuer = $3 AND r.requester_subject = $4) -- never one's own
-    ORDER BY EXISTS (SELECT 1 FROM replay_approvals a WHERE a.request_id = r.id AND a.voided_at IS NULL
-                     AND a.approver_issuer = $3 AND a.approver_subject = $4), -- one they approved, most likely still theirs, last
-        r.created_at LIMIT $5`
-
-// awaitingRows is how many rows Awaiting reads per request it counts at
-// most: enough that the ones the rules or the viewer's rights set aside in
-// Go rarely keep the count under most when more wait.
-const awaitingRows = 4
-
-// Awaiting returns how many requests wait for the viewer's approval, up
-// to most, in two reads (of at most awaitingRows × most requests, then
-// their approvals): in tenants (every one when all), of a tenant and class
-// may says they may approve, that the replay rules let them approve (not a
-// request of someone who may be them: replaypolicy.MayApprove) and that
-// they have no approval of that still counts (ApprovedBy: a voided or
-// lapsed one is theirs to give again).
-func (s *Service) Awaiting(ctx context.Context, tenants []string, all bool, viewer quarantine.Actor, may func(tenant string, class replaypolicy.Class) bool, most int) (int, error) {
-	rows, err := s.pool.Query(ctx, selectAwaiting, tenants, all, viewer.Issuer, viewer.Subject, awaitingRows*most)
-	if err != nil {
-		return 0, fmt.Errorf("count requests awaiting approval: %w", err)
-	}
-	reqs, err := pgx.CollectRows(rows, scanRequest)
-	if err != nil {
-		return 0, fmt.Errorf("count requests awaiting approval: %w", err)
-	}
-	ids := make([]int64, len(reqs))
-	for i, r := range reqs {
-		ids[i] = r.ID
-	}
-	as, err := approvalsOf(ctx, s.pool, ids)
-	if err != nil {
-		return 0, fmt.Errorf("count requests awaiting approval: %w", err)
-	}
-	n := 0
-	for _, r := range reqs {
-		if n >= most {
-			break
-		}
-		if !may(r.Tenant, r.Class) || replaypolicy.MayApprove(policyRequest(r, nil), viewer).Outcome != replaypolicy.Go ||
-			s.ApprovedBy(r, as[r.ID], viewer) {
-			continue
-		}
-		n++
-	}
-	return n, nil
-}
-
 // ApprovedBy reports whether me (the identity, or the same person by the
 // replay rules) gave one of as, the approvals of req, that still counts
 // now (the service's clock, as List counts them): not voided, and not lapsed (replaypolicy.ApprovalLapsed: expired

@@ -218,7 +218,7 @@ func TestAwaitingCountsWhatWaitsForTheViewer(t *testing.T) {
 	}
 	awaiting := func(viewer quarantine.Actor, tenants []string, may func(string, replaypolicy.Class) bool, most int) int {
 		t.Helper()
-		n, err := b.replays.Awaiting(ctx, tenants, false, viewer, may, most)
+		n, err := b.replays.Awaiting(ctx, mayScopes(tenants, may), viewer, most)
 		require.NoError(t, err)
 		return n
 	}

@@ -123,6 +123,24 @@ func (b *replayBundle) seedItem(t *testing.T, itemType, msgID string, hdr nats.H
 
 func allowAll(string, replaypolicy.Class) bool { return true }
 
+// mayScopes are the places, in tenants, where may lets a viewer act on the
+// replays of each class (what Waiting and Awaiting take).
+func mayScopes(tenants []string, may func(string, replaypolicy.Class) bool) []replay.ClassScope {
+	var out []replay.ClassScope
+	for _, c := range replaypolicy.KnownClasses() {
+		sc := replay.ClassScope{Class: c}
+		for _, t := range tenants {
+			if may(t, c) {
+				sc.Tenants = append(sc.Tenants, t)
+			}
+		}
+		if len(sc.Tenants) > 0 {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
 // testSubjects are the replay subjects of the tests' tenants: the target
 // streams APP (app.<tenant>.>) and EVENTS (events.<tenant>.>).
 func testSubjects(t testing.TB) *replay.SubjectAllowlist {

@@ -59,17 +59,39 @@ func waitingSince(req Request) time.Time {
 	return req.CreatedAt
 }
 
+// inScope keeps the requests r of a class in a tenant the viewer may act
+// on: scopeArrays's $1 classes and $2 tenants (a NULL tenant for every
+// one). The approvals page and the navigation's count (Awaiting) filter
+// with it before their LIMIT, so requests the viewer may not approve
+// cannot crowd out theirs.
+const inScope = `EXISTS (SELECT 1 FROM unnest($1::text[], $2::text[]) AS may(class, tenant)
+                  WHERE may.class = r.class AND (may.tenant IS NULL OR may.tenant = r.tenant))`
+
+// scopeArrays are may as inScope's parameters: a class and a tenant (nil:
+// every tenant) for each place where the viewer may act.
+func scopeArrays(may []ClassScope) (classes []string, tenants []*string) {
+	for _, m := range may {
+		if m.All {
+			classes, tenants = append(classes, string(m.Class)), append(tenants, nil)
+			continue
+		}
+		for _, t := range m.Tenants {
+			classes, tenants = append(classes, string(m.Class)), append(tenants, &t)
+		}
+	}
+	return classes, tenants
+}
+
 // The approvals page: requests waiting for an approval
 // (replay_requests_pending_idx, a partial index of the few that wait) of a
-// class in a tenant the viewer may approve ($1 classes, $2 tenants, a NULL
-// tenant for every one), the longest waiting first, after the cursor ($3
-// time, NULL for the start, and $4 id), at most $5, each with how many
-// there are from the cursor on (the window counts before the LIMIT).
+// class in a tenant the viewer may approve (inScope), the longest waiting
+// first, after the cursor ($3 time, NULL for the start, and $4 id), at
+// most $5, each with how many there are from the cursor on (the window
+// counts before the LIMIT).
 const selectWaiting = `SELECT ` + requestColumns + `, count(*) OVER ()
     FROM replay_requests r
     WHERE r.status = 'pending_approval' -- only requests that wait for an approval
-      AND EXISTS (SELECT 1 FROM unnest($1::text[], $2::text[]) AS may(class, tenant)
-                  WHERE may.class = r.class AND (may.tenant IS NULL OR may.tenant = r.tenant)) -- only what the viewer may approve, before the LIMIT: requests of others cannot crowd theirs out
+      AND ` + inScope + ` -- only what the viewer may approve, before the LIMIT
       AND ($3::timestamptz IS NULL OR (coalesce(r.submitted_at, r.created_at), r.id) > ($3, $4))
     ORDER BY coalesce(r.submitted_at, r.created_at), r.id
     LIMIT $5`
@@ -82,17 +104,7 @@ const selectWaiting = `SELECT ` + requestColumns + `, count(*) OVER ()
 // page marks them); whether an approval of theirs still counts is
 // ApprovedBy's to judge.
 func (s *Service) Waiting(ctx context.Context, f WaitingFilter) (WaitingPage, error) {
-	var classes []string
-	var tenants []*string
-	for _, m := range f.May {
-		if m.All {
-			classes, tenants = append(classes, string(m.Class)), append(tenants, nil)
-			continue
-		}
-		for _, t := range m.Tenants {
-			classes, tenants = append(classes, string(m.Class)), append(tenants, &t)
-		}
-	}
+	classes, tenants := scopeArrays(f.May)
 	var since *time.Time
 	if !f.After.Since.IsZero() {
 		since = &f.After.Since
