@@ -73,6 +73,10 @@ type Approval struct {
 	// its approver lost the right to approve (the approval that would
 	// complete the request asked); "" while it counts.
 	Void string
+	// ApproverNow is the approver's identity as the directory has it now
+	// (their email may have changed since they approved); zero when not
+	// known. Separation of duties compares both (MayBeOne).
+	ApproverNow quarantine.Actor
 }
 
 // Request is a replay request as the approvers see it.
@@ -86,6 +90,11 @@ type Request struct {
 	// item; a request with Items > 1 is bulk either way.
 	Bulk      bool
 	Requester quarantine.Actor
+	// RequesterNow is the requester's identity as the directory has it
+	// now: their email may have changed since they asked, to one another
+	// identity of theirs holds. Zero when not known. Separation of duties
+	// compares both (MayBeOne).
+	RequesterNow quarantine.Actor
 	// Reason is the requester's free-text why; it must not be blank.
 	Reason string
 	// PayloadEdited is true when the requester changed the payload.
@@ -365,7 +374,7 @@ func Require(terms Terms, actor quarantine.Actor, req Request, now time.Time) De
 	approvers, ignored := validApprovals(k, req, now)
 	d.ApprovalsHave = len(approvers)
 	if len(approvers) < k.Approvals {
-		d.ActorCanApprove = MayApprove(req, actor).Outcome == Go && !containsActor(approvers, actor)
+		d.ActorCanApprove = MayApprove(req, actor).Outcome == Go && !containsPerson(approvers, person{actor, quarantine.Actor{}})
 		w := fmt.Sprintf("waiting for approval by %s: %d of %d", approverPhrase(k.Approvals), len(approvers), k.Approvals)
 		switch {
 		case terms.Edited && k.Approvals == 1:
@@ -487,7 +496,7 @@ func approverPhrase(n int) string {
 // validApprovals returns the distinct approvers whose approvals count now,
 // and a phrase saying how many were ignored and why ("" when none were),
 // by the rule judgeApprovals applies to each approval.
-func validApprovals(k Knobs, req Request, now time.Time) ([]quarantine.Actor, string) {
+func validApprovals(k Knobs, req Request, now time.Time) ([]person, string) {
 	approvers, ignored := judgeApprovals(k, req, now)
 	why := map[string]int{}
 	for _, reason := range ignored {
@@ -516,19 +525,21 @@ func validApprovals(k Knobs, req Request, now time.Time) ([]quarantine.Actor, st
 // distinct approvers whose approvals count, and for each approval, in the
 // order of req.Approvals, why it does not count ("" when it does). An
 // approval counts when its approver is identified and may not be the
-// requester (SamePerson), it is not void (its approver still held the
-// right when last asked), it approves this request's intent hash, it is
-// dated no earlier than the request and no later than now, and now is
-// before At + approval_expiry. An approver counts once however often they
-// approved, and under however many identities (SamePerson).
-func judgeApprovals(k Knobs, req Request, now time.Time) ([]quarantine.Actor, []string) {
-	var approvers []quarantine.Actor
+// requester (MayBeOne: as recorded, or as the directory has them now),
+// it is not void (its approver still held the right when last asked), it
+// approves this request's intent hash, it is dated no earlier than the
+// request and no later than now, and now is before At +
+// approval_expiry. An approver counts once however often they approved,
+// and under however many identities (MayBeOne).
+func judgeApprovals(k Knobs, req Request, now time.Time) ([]person, []string) {
+	var approvers []person
 	ignored := make([]string, len(req.Approvals))
 	for i, a := range req.Approvals {
+		p := person{a.Approver, a.ApproverNow}
 		switch {
 		case !a.Approver.Identified():
 			ignored[i] = IgnoredUnidentified
-		case SamePerson(a.Approver, req.Requester):
+		case MayBeOne(a.Approver, a.ApproverNow, req.Requester, req.RequesterNow):
 			ignored[i] = IgnoredRequester
 		case a.Void != "":
 			ignored[i] = IgnoredLostRight
@@ -542,10 +553,10 @@ func judgeApprovals(k Knobs, req Request, now time.Time) ([]quarantine.Actor, []
 			ignored[i] = IgnoredFuture
 		case !now.Before(a.At.Add(k.ApprovalExpiry)):
 			ignored[i] = IgnoredExpired
-		case containsActor(approvers, a.Approver):
+		case containsPerson(approvers, p):
 			ignored[i] = IgnoredAgain
 		default:
-			approvers = append(approvers, a.Approver)
+			approvers = append(approvers, p)
 		}
 	}
 	return approvers, ignored
@@ -567,9 +578,13 @@ const (
 	IgnoredNoClass       = "its class is not in the policy table"
 )
 
-func containsActor(list []quarantine.Actor, a quarantine.Actor) bool {
+// person is someone of a request as it recorded them and as the
+// directory has them now (zero: not known).
+type person struct{ recorded, now quarantine.Actor }
+
+func containsPerson(list []person, p person) bool {
 	for _, b := range list {
-		if SamePerson(b, a) {
+		if MayBeOne(b.recorded, b.now, p.recorded, p.now) {
 			return true
 		}
 	}

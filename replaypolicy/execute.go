@@ -35,6 +35,9 @@ type Run struct {
 	// submitted (Request.Union): its approval expires by the strictest.
 	Union     []Class
 	Requester quarantine.Actor
+	// ApprovalsNeeded is how many distinct approvers the request needed
+	// when it was approved (0: none).
+	ApprovalsNeeded int
 	// Authority is what people may do now; nil when the worker checks no
 	// authority.
 	Authority *Authority
@@ -47,14 +50,21 @@ type Authority struct {
 	// RequesterMay: the requester still may request replays of the class
 	// in the tenant.
 	RequesterMay bool
-	// Approvers are the request's approvers, each with whether they still
-	// may approve replays of the class in the tenant.
+	// Approvers are the request's approvers (their approvals that are not
+	// void), each with whether they still may approve replays of the class
+	// in the tenant.
 	Approvers []Standing
+	// RequesterNow is the requester's identity as the directory has it
+	// now (zero: not known).
+	RequesterNow quarantine.Actor
 }
 
-// Standing is one person and whether they still hold a right.
+// Standing is one person, as the request recorded them (Who) and as the
+// directory has their identity now (Now; zero: not known), and whether
+// they still hold a right.
 type Standing struct {
 	Who quarantine.Actor
+	Now quarantine.Actor
 	May bool
 }
 
@@ -67,9 +77,12 @@ type Standing struct {
 // published (neither running nor Started: an approval is for now, not
 // for whenever workers or the broker come back; when another worker's
 // publish may yet have started it before the expiry, StartUnsettled, the
-// jobs wait for its record), and a requester or an
-// approver who lost the right. Rights that could not be read make the jobs
-// wait for a later claim: nothing is published on a failed read.
+// jobs wait for its record), a requester or an approver who lost the
+// right, and approvals that no longer come from ApprovalsNeeded people
+// other than the requester, the people as the directory has them now
+// (MayBeOne: an email changed since to one another of the request's people
+// holds). Rights that could not be read make the jobs wait for a later
+// claim: nothing is published on a failed read.
 func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 	v := Verdict{Class: r.Class, Rule: -1, Outcome: Go}
 	switch r.Status {
@@ -104,7 +117,37 @@ func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 			return v.plain(Block, CheckApproverRights, fmt.Sprintf("the approver %s no longer may approve %s replays in %s", s.Who.Attribution(), r.Class, r.Tenant))
 		}
 	}
-	return v
+	return judgeRunPeople(v, r)
+}
+
+// judgeRunPeople blocks r when its approvals, judged with the people as
+// the directory has them now, no longer come from r.ApprovalsNeeded
+// distinct people other than the requester (separation of duties at
+// execution, as judgeApprovals counts at approval).
+func judgeRunPeople(v Verdict, r Run) Verdict {
+	a := r.Authority
+	var counted []person
+	var own string
+	for _, s := range a.Approvers {
+		p := person{s.Who, s.Now}
+		switch {
+		case MayBeOne(s.Who, s.Now, r.Requester, a.RequesterNow):
+			if own == "" {
+				own = s.Who.Attribution()
+			}
+		case !containsPerson(counted, p):
+			counted = append(counted, p)
+		}
+	}
+	switch {
+	case len(counted) >= r.ApprovalsNeeded:
+		return v
+	case own != "":
+		return v.plain(Block, CheckOwnRequest, fmt.Sprintf("the approver %s may be the requester %s: their accounts share an email now; request again",
+			own, r.Requester.Attribution()))
+	}
+	return v.plain(Block, CheckOwnRequest, fmt.Sprintf("the approvals come from %d people now, not %d: two approvers' accounts share an email; request again",
+		len(counted), r.ApprovalsNeeded))
 }
 
 // ApprovalLapse is when the approval of r stops letting anything of it be

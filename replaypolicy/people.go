@@ -38,6 +38,23 @@ func SamePerson(a, b quarantine.Actor) bool {
 	return ma != "" && ma == mb
 }
 
+// MayBeOne is SamePerson for two people of a request, each as the request
+// recorded them (a, b) and as the directory has their identity now (aNow,
+// bNow; zero when not known): one person if any of those may be
+// (invariant 14 over time). An email changes: a requester whose address
+// became one their second account holds is that account's person from
+// then on, though the request recorded the old address.
+func MayBeOne(a, aNow, b, bNow quarantine.Actor) bool {
+	for _, x := range []quarantine.Actor{a, aNow} {
+		for _, y := range []quarantine.Actor{b, bNow} {
+			if SamePerson(x, y) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // mailbox is an email address as SamePerson compares it, one spelling
 // for every way of writing one mailbox; "" for an empty address. It is
 // meant to be loose (a match only takes something away) without making
@@ -219,7 +236,8 @@ func JudgeIntent(reviewed, current string) Verdict {
 }
 
 // MayApprove says whether actor may approve req: never someone who may be
-// its requester (SamePerson).
+// its requester (SamePerson), as the request recorded them or as the
+// directory has them now (Request.RequesterNow).
 func MayApprove(req Request, actor quarantine.Actor) Verdict {
 	return notRequester(req, actor, "you cannot approve your own request")
 }
@@ -236,11 +254,16 @@ func MayReconcile(req Request, actor quarantine.Actor) Verdict {
 }
 
 // notRequester blocks, with reason, an actor who may be req's requester
-// (separation of duties: the loose rule, SamePerson).
+// (separation of duties: the loose rule, SamePerson), as recorded or as
+// the directory has them now (MayBeOne; the actor is signed in, as they
+// are now).
 func notRequester(req Request, actor quarantine.Actor, reason string) Verdict {
 	v := Verdict{Class: req.Class, Rule: -1, Outcome: Go}
-	if SamePerson(actor, req.Requester) {
+	switch {
+	case SamePerson(actor, req.Requester):
 		return v.plain(Block, CheckOwnRequest, reason)
+	case MayBeOne(actor, quarantine.Actor{}, req.Requester, req.RequesterNow):
+		return v.plain(Block, CheckOwnRequest, reason+": the requester's account now has your email address")
 	}
 	return v
 }
@@ -359,7 +382,7 @@ func ApprovalLapsed(t *Table, req Request, actor quarantine.Actor, now time.Time
 	mine := req
 	mine.Approvals = nil
 	for _, a := range req.Approvals {
-		if SamePerson(a.Approver, actor) {
+		if MayBeOne(a.Approver, a.ApproverNow, actor, quarantine.Actor{}) {
 			mine.Approvals = append(mine.Approvals, a)
 		}
 	}

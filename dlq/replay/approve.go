@@ -32,7 +32,9 @@ const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issue
         WHERE $8::boolean -- only an approval that lapsed (or was voided) is renewed; a second click changes nothing`
 
 // Approve records actor's approval of the exact intent they reviewed. It
-// returns forbidden for the requester (also audited as denied), a
+// returns forbidden for the requester (anyone who may be them, as the
+// request recorded them or as the directory has them now; also audited as
+// denied), a
 // conflict when the request is not waiting for approval, its intent
 // changed, its requester lost the right to request it, the rules refuse
 // it, or the actor already approved, and invalid
@@ -52,6 +54,9 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
+			return err
+		}
+		if err := requesterNow(ctx, tx, &req); err != nil {
 			return err
 		}
 		if v := replaypolicy.MayApprove(policyRequest(req, nil), actor); v.Outcome != replaypolicy.Go {
@@ -134,6 +139,9 @@ func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, 
 	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
+			return err
+		}
+		if err := requesterNow(ctx, tx, &req); err != nil {
 			return err
 		}
 		if v := replaypolicy.MayApprove(policyRequest(req, nil), actor); v.Outcome != replaypolicy.Go {

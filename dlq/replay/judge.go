@@ -244,9 +244,18 @@ const authorityStamp = `(SELECT coalesce((SELECT version FROM access_version), 0
 // selectAuthorityStamp reads authorityStamp of request $1.
 const selectAuthorityStamp = `SELECT ` + authorityStamp
 
+// selectRunPeople is what separation of duties at execution needs of
+// request $1 besides its approvals: how many approvers it needed, and its
+// requester as the directory has them now ('' when never seen).
+const selectRunPeople = `SELECT r.approvals_needed, coalesce(u.issuer, ''), coalesce(u.subject, ''), coalesce(u.email, ''),
+        coalesce(u.email_verified, false)
+    FROM replay_requests r LEFT JOIN user_directory u ON u.issuer = r.requester_issuer AND u.subject = r.requester_subject
+    WHERE r.id = $1`
+
 // runFacts is what the rules judge of j's request: its state, and the
 // current rights of its requester and approvers when the worker checks
-// them, with the stamp of what those rights rest on (authorityStamp, read
+// them (with the approvals it needed and its people as the directory has
+// them now, for separation of duties), with the stamp of what those rights rest on (authorityStamp, read
 // before them; nil when the worker checks no rights).
 func (w *Worker) runFacts(ctx context.Context, j *job) (_ replaypolicy.Run, _ *string, lapses time.Time) {
 	r := replaypolicy.Run{Tenant: j.tenant, Class: j.class, Union: j.requestUnion, Status: string(j.reqStatus), PolicyVersion: j.policy,
@@ -264,6 +273,12 @@ func (w *Worker) runFacts(ctx context.Context, j *job) (_ replaypolicy.Run, _ *s
 		a.Unreadable = err.Error()
 		return r, nil, lapses
 	}
+	now := &a.RequesterNow
+	if err := w.svc.pool.QueryRow(ctx, selectRunPeople, j.requestID).Scan(&r.ApprovalsNeeded, &now.Issuer, &now.Subject, &now.Email,
+		&now.EmailVerified); err != nil {
+		a.Unreadable = err.Error()
+		return r, nil, lapses
+	}
 	obj := replaypolicy.Object(j.class)
 	a.RequesterMay = w.stillAllowed(ctx, j, j.requester, obj, "request", &lapses)
 	as, err := approvals(ctx, w.svc.pool, j.requestID)
@@ -275,7 +290,8 @@ func (w *Worker) runFacts(ctx context.Context, j *job) (_ replaypolicy.Run, _ *s
 		if ap.VoidedAt != nil {
 			continue // it does not count: whether its approver may approve now changes nothing
 		}
-		a.Approvers = append(a.Approvers, replaypolicy.Standing{Who: ap.Approver, May: w.stillAllowed(ctx, j, ap.Approver, obj, "approve", &lapses)})
+		a.Approvers = append(a.Approvers, replaypolicy.Standing{Who: ap.Approver, Now: ap.ApproverNow,
+			May: w.stillAllowed(ctx, j, ap.Approver, obj, "approve", &lapses)})
 	}
 	return r, &stamp, lapses
 }

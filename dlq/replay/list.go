@@ -113,9 +113,9 @@ const selectList = `SELECT ` + requestColumns + `, own FROM (
 ) page ORDER BY own DESC, id DESC LIMIT $17`
 
 // The approvals of several requests.
-const selectApprovalsOf = `SELECT request_id, approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at,
-        voided_at, void_reason
-    FROM replay_approvals WHERE request_id = ANY($1) ORDER BY approved_at`
+const selectApprovalsOf = `SELECT a.request_id, a.approver_issuer, a.approver_subject, a.approver_email, a.approver_email_verified, a.intent_hash,
+        a.approved_at, a.voided_at, a.void_reason, ` + approverNow + `
+    FROM replay_approvals a ` + joinApproverNow + ` WHERE a.request_id = ANY($1) ORDER BY a.approved_at`
 
 // listArgs are the arguments of listWhere ($1 to $13) for f.
 func listArgs(f ListFilter) []any {
@@ -222,7 +222,8 @@ func approvalsOf(ctx context.Context, q querier, ids []int64) (map[int64][]Appro
 	var id int64
 	var a Approval
 	_, err = pgx.ForEachRow(rows, []any{&id, &a.Approver.Issuer, &a.Approver.Subject, &a.Approver.Email, &a.Approver.EmailVerified,
-		&a.IntentHash, &a.At, &a.VoidedAt, &a.VoidReason}, func() error {
+		&a.IntentHash, &a.At, &a.VoidedAt, &a.VoidReason, &a.ApproverNow.Issuer, &a.ApproverNow.Subject, &a.ApproverNow.Email,
+		&a.ApproverNow.EmailVerified}, func() error {
 		out[id] = append(out[id], a)
 		return nil
 	})

@@ -32,9 +32,11 @@ const (
         WHERE i.request_id = $1 ORDER BY i.position LIMIT $2`
 	// Live items are the ones not skipped when the selection was frozen.
 	selectLiveItems = `SELECT ` + itemColumns + ` FROM replay_items i WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
-	selectApprovals = `SELECT approver_issuer, approver_subject, approver_email, approver_email_verified, intent_hash, approved_at,
-            voided_at, void_reason
-        FROM replay_approvals WHERE request_id = $1 ORDER BY approved_at`
+	// Each approval with its approver as the directory has them now
+	// (approverNow; by the directory's key).
+	selectApprovals = `SELECT a.approver_issuer, a.approver_subject, a.approver_email, a.approver_email_verified, a.intent_hash, a.approved_at,
+            a.voided_at, a.void_reason, ` + approverNow + `
+        FROM replay_approvals a ` + joinApproverNow + ` WHERE a.request_id = $1 ORDER BY a.approved_at`
 	// The payload an item sends: the edited one, else the dead letter's.
 	selectItemPayload = `SELECT coalesce(i.payload, d.payload), i.msg_id, i.operation_id FROM replay_items i
         LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
@@ -195,6 +197,11 @@ func progress(ctx context.Context, q querier, id int64) (Progress, error) {
 // decide is what the replay rules say request req needs now, as seen by
 // actor: every live item judged as it stands, and the request's own rules.
 func (s *Service) decide(ctx context.Context, q querier, req Request, actor quarantine.Actor) (replaypolicy.Decision, error) {
+	if req.RequesterNow == (quarantine.Actor{}) {
+		if err := requesterNow(ctx, q, &req); err != nil {
+			return replaypolicy.Decision{}, err
+		}
+	}
 	fs, err := s.requestFacts(ctx, q, req)
 	if err != nil {
 		return replaypolicy.Decision{}, err

@@ -41,12 +41,16 @@ func (s Status) Open() bool { return replaypolicy.RequestOpen(string(s)) }
 // Request is a request to replay a frozen set of dead letters of one
 // tenant and one policy class.
 type Request struct {
-	ID                int64
-	Batch             string
-	Tenant            string
-	Class             replaypolicy.Class
-	Status            Status
-	Requester         quarantine.Actor
+	ID        int64
+	Batch     string
+	Tenant    string
+	Class     replaypolicy.Class
+	Status    Status
+	Requester quarantine.Actor
+	// RequesterNow is the requester's identity as the directory has it
+	// now (zero: never seen), read where separation of duties is judged
+	// (requesterNow); zero elsewhere.
+	RequesterNow      quarantine.Actor
 	Reason            string
 	StatusReason      string
 	PolicyVersion     string
@@ -152,6 +156,9 @@ type Approval struct {
 	At         time.Time
 	VoidedAt   *time.Time
 	VoidReason string
+	// ApproverNow is the approver's identity as the directory has it now
+	// (their email may have changed since); zero when never seen.
+	ApproverNow quarantine.Actor
 }
 
 // Answers for what does not exist or is not the caller's to see.
@@ -254,14 +261,14 @@ func (it *Item) setUntil(notBefore *time.Time) {
 func scanApproval(row pgx.CollectableRow) (Approval, error) {
 	var a Approval
 	err := row.Scan(&a.Approver.Issuer, &a.Approver.Subject, &a.Approver.Email, &a.Approver.EmailVerified, &a.IntentHash, &a.At,
-		&a.VoidedAt, &a.VoidReason)
+		&a.VoidedAt, &a.VoidReason, &a.ApproverNow.Issuer, &a.ApproverNow.Subject, &a.ApproverNow.Email, &a.ApproverNow.EmailVerified)
 	return a, err
 }
 
 // policyRequest is req as the replay rules see it, with its approvals.
 func policyRequest(req Request, approvals []Approval) replaypolicy.Request {
 	pr := replaypolicy.Request{
-		Class: req.Class, Items: req.ItemCount, Bulk: req.ItemCount > 1, Requester: req.Requester, Reason: req.Reason,
+		Class: req.Class, Items: req.ItemCount, Bulk: req.ItemCount > 1, Requester: req.Requester, RequesterNow: req.RequesterNow, Reason: req.Reason,
 		PayloadEdited: req.PayloadEdited, IntentHash: req.IntentHex(), TypedConfirmation: req.TypedConfirmation,
 		PolicyVersion: req.PolicyVersion, Rate: req.Rate, ReconciliationNote: req.ReconciliationNote, Union: req.Classes,
 	}
@@ -274,7 +281,7 @@ func policyRequest(req Request, approvals []Approval) replaypolicy.Request {
 			void = "voided" // a void approval never counts, with or without its reason
 		}
 		pr.Approvals = append(pr.Approvals, replaypolicy.Approval{Approver: a.Approver, At: a.At, IntentHash: hex.EncodeToString(a.IntentHash),
-			Void: void})
+			Void: void, ApproverNow: a.ApproverNow})
 	}
 	return pr
 }
