@@ -246,7 +246,7 @@ const selectAuthorityStamp = `SELECT ` + authorityStamp
 
 // selectRunPeople is what separation of duties at execution needs of
 // request $1 besides its approvals: how many approvers it needed, and its
-// requester as the directory has them now ('' when never seen).
+// requester as the directory has them now (empty when never seen).
 const selectRunPeople = `SELECT r.approvals_needed, coalesce(u.issuer, ''), coalesce(u.subject, ''), coalesce(u.email, ''),
         coalesce(u.email_verified, false)
     FROM replay_requests r LEFT JOIN user_directory u ON u.issuer = r.requester_issuer AND u.subject = r.requester_subject

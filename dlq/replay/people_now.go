@@ -19,7 +19,7 @@ import (
 // only takes something away.
 
 // approverNow are the columns of an approval's approver as the directory
-// has them now ('' when never seen), from joinApproverNow.
+// has them now (empty when never seen), from joinApproverNow.
 const (
 	approverNow     = `coalesce(u.issuer, ''), coalesce(u.subject, ''), coalesce(u.email, ''), coalesce(u.email_verified, false)`
 	joinApproverNow = `LEFT JOIN user_directory u ON u.issuer = a.approver_issuer AND u.subject = a.approver_subject`
