@@ -248,6 +248,9 @@ type Terms struct {
 	// Raised names the error class that raised the approvals above the
 	// class's ("" when none did).
 	Raised string
+	// SelfFixed names the item type whose fix, recorded by the requester,
+	// raised the approvals to one (FixedByRequester; "" when none did).
+	SelfFixed string
 	// Union is every class the going items are classed by, whose strictest
 	// knobs Knobs are (Table.UnionKnobs): what the request is held to from
 	// its submit to its execution (Request.Union, Run.Union).
@@ -342,16 +345,23 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 			k.Approvals, raised = r.Approvals, ec
 		}
 	}
+	selfFixed := ""
+	for _, iv := range verdicts {
+		if iv.Outcome == Go && k.Approvals < 1 && FixedByRequester(t, iv.Item, req.Requester, req.RequesterNow) {
+			k.Approvals, selfFixed = 1, iv.Item.ItemType // a fix the requester recorded has an edit's standing
+		}
+	}
 	if k.Approvals > 0 && req.Items > MaxApprovableItems {
 		// A class without approvals may allow more; this request needs one
 		// all the same, and no approver can approve it whole.
 		return Terms{}, v.with(Block, CheckBulkCap, "%d items is over the %d a request that needs an approval can hold (%s), as the request page lists no more for the approver; split the request",
-			req.Items, MaxApprovableItems, approvalsCause(req.PayloadEdited, raised))
+			req.Items, MaxApprovableItems, approvalsCause(req.PayloadEdited, raised, selfFixed))
 	}
 	if k.Approvals > 0 && req.IntentHash == "" {
 		return Terms{}, v.with(Block, CheckIntent, "the request has no intent hash, so no approval can be bound to it; request again")
 	}
-	terms := Terms{Class: v.Class, Rule: v.Rule, Knobs: k, Rate: rate, Edited: req.PayloadEdited, Raised: raised, Union: unionOf(union), first: v}
+	terms := Terms{Class: v.Class, Rule: v.Rule, Knobs: k, Rate: rate, Edited: req.PayloadEdited, Raised: raised, SelfFixed: selfFixed,
+		Union: unionOf(union), first: v}
 	if k.TypedConfirmation {
 		terms.Confirmation = ConfirmationPhrase(v.Item, req)
 	}
@@ -381,6 +391,9 @@ func Require(terms Terms, actor quarantine.Actor, req Request, now time.Time) De
 			w = fmt.Sprintf("a payload was edited, so it waits for approval by %s who sees the change: %d of %d", approverPhrase(1), len(approvers), k.Approvals)
 		case terms.Raised != "":
 			w = fmt.Sprintf("an item's error class %q needs %s whatever the class: %d of %d", terms.Raised, approverPhrase(k.Approvals), len(approvers), k.Approvals)
+		case terms.SelfFixed != "" && k.Approvals == 1:
+			w = fmt.Sprintf("the fix marker of item type %q that lets it replay was recorded by the requester, so it waits for approval by %s: %d of %d",
+				terms.SelfFixed, approverPhrase(1), len(approvers), k.Approvals)
 		}
 		if ignored != "" {
 			w += " (" + ignored + ")"
@@ -476,12 +489,14 @@ func SubmitVerdict(d Decision, typed string) Verdict {
 // approvalsCause says why a request needs an approval: the error class
 // raised of one of its items, an edited payload, or its class (or one of
 // its union).
-func approvalsCause(edited bool, raised string) string {
+func approvalsCause(edited bool, raised, selfFixed string) string {
 	switch {
 	case raised != "":
 		return fmt.Sprintf("an item's error class %q asks for it", raised)
 	case edited:
 		return "an edited payload"
+	case selfFixed != "":
+		return fmt.Sprintf("the fix marker of item type %q was recorded by the requester", selfFixed)
 	}
 	return "its class asks for it"
 }

@@ -120,14 +120,24 @@ func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 	return judgeRunPeople(v, r)
 }
 
-// judgeRunPeople blocks r when its approvals, judged with the people as
-// the directory has them now, no longer come from r.ApprovalsNeeded
-// distinct people other than the requester (separation of duties at
-// execution, as judgeApprovals counts at approval).
-func judgeRunPeople(v Verdict, r Run) Verdict {
+// OthersApproved is how many distinct people other than the requester
+// approved r (its approvals that are not void), the people as the request
+// recorded them and as the directory has them now (MayBeOne); -1 when not
+// known (the worker checks no people, or could not read them). An item
+// whose fix the requester recorded needs one (FixedByRequester).
+func OthersApproved(r Run) int {
+	if r.Authority == nil || r.Authority.Unreadable != "" {
+		return -1
+	}
+	counted, _ := othersApproved(r)
+	return len(counted)
+}
+
+// othersApproved are the distinct people other than the requester who
+// approved r (Authority.Approvers), and the first approver who may be the
+// requester ("": none), by Attribution.
+func othersApproved(r Run) (counted []person, own string) {
 	a := r.Authority
-	var counted []person
-	var own string
 	for _, s := range a.Approvers {
 		p := person{s.Who, s.Now}
 		switch {
@@ -139,6 +149,15 @@ func judgeRunPeople(v Verdict, r Run) Verdict {
 			counted = append(counted, p)
 		}
 	}
+	return counted, own
+}
+
+// judgeRunPeople blocks r when its approvals, judged with the people as
+// the directory has them now, no longer come from r.ApprovalsNeeded
+// distinct people other than the requester (separation of duties at
+// execution, as judgeApprovals counts at approval).
+func judgeRunPeople(v Verdict, r Run) Verdict {
+	counted, own := othersApproved(r)
 	switch {
 	case len(counted) >= r.ApprovalsNeeded:
 		return v

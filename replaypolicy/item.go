@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // Item is what the rules need to know about one dead letter: the facts the
@@ -86,6 +88,17 @@ type Item struct {
 	// fix counts as in place from the earlier of FixedAt and it: a marker
 	// may not date a fix ahead of when it was said (FixedInPlace).
 	FixRecordedAt time.Time
+	// FixRecordedBy is who recorded that fix marker (zero: no fix). A fix
+	// the requester recorded lifts the error class only with one approver
+	// who is not them (FixedByRequester), as an edit does.
+	FixRecordedBy quarantine.Actor
+	// Requester and RequesterNow are, at execution, the request's
+	// requester as it recorded them and as the directory has them now;
+	// OthersApproved how many people other than the requester approved it
+	// (Run's approvals, OthersApproved; -1: not known, the worker checking
+	// no people). A fix the requester recorded needs one.
+	Requester, RequesterNow quarantine.Actor
+	OthersApproved          int
 	// ReconciliationNote is, at execution, the request's note (what the
 	// requester checked before replaying an item whose error class needs
 	// reconciliation first).
@@ -380,11 +393,32 @@ func judgeErrorClass(t *Table, v Verdict, item Item, at Step) Verdict {
 	case r.Replay == AfterFix && !item.Edited() && !fixedAfter(item):
 		return v.with(Block, CheckNeedsFix, "error class %q replays only after a fix: edit its payload, or record a fix of item type %q (or of its error group) "+
 			"in place after it was dead-lettered (%s); %s", ec, item.ItemType, formatTime(item.DeadLetteredAt), latestFix(item))
+	case at == AtExecution && item.OthersApproved == 0 && FixedByRequester(t, item, item.Requester, item.RequesterNow):
+		return v.with(Block, CheckNeedsFix, "error class %q replays here only on a fix of item type %q that the requester recorded, and nobody else "+
+			"approved the request; request again", ec, item.ItemType)
 	case at == AtExecution && r.ReconciliationNote && strings.TrimSpace(item.ReconciliationNote) == "":
 		return v.with(Block, CheckReconcileNote, "error class %q needs reconciliation first, and the request has no reconciliation note; request again with one", ec)
 	}
 	v.Outcome = Go
 	return v
+}
+
+// FixedByRequester reports whether what lets item go past its error class
+// (an after_fix class: schema_invalid, permanent) under table t is a fix
+// marker recorded by the request's requester (requester as the request
+// recorded them, requesterNow as the directory has them now; MayBeOne): no
+// edit, a fix in place after the dead letter, recorded by someone who may
+// be them. Such a fix counts only with one approver who is not the
+// requester, the standing an edited payload has: nobody lifts a refused
+// error class on their own word alone. The latest fix is the one read:
+// an earlier one recorded by someone else does not count instead.
+func FixedByRequester(t *Table, item Item, requester, requesterNow quarantine.Actor) bool {
+	ec := item.ErrorClass
+	if ec == "" {
+		ec = ErrUnclassified
+	}
+	return t != nil && t.ErrorRule(ec).Replay == AfterFix && !item.Edited() && fixedAfter(item) &&
+		MayBeOne(item.FixRecordedBy, quarantine.Actor{}, requester, requesterNow)
 }
 
 // Edited reports whether the payload a replay of item would send is an

@@ -482,6 +482,8 @@ func onSubmitText(o replay.OnSubmit) string {
 		return "nothing of it is left to replay: it is void"
 	case o.Approvals == 0:
 		return "publishes as soon as you submit"
+	case o.SelfFixed != "" && o.Approvals == 1:
+		return waitsFor(o.Approvals) + ": the fix marker that lets item type " + strconv.Quote(o.SelfFixed) + " replay was recorded by the requester (you)"
 	}
 	return waitsFor(o.Approvals)
 }

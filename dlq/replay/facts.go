@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
@@ -35,8 +36,7 @@ type facts struct {
 	errorClass                    string
 	deadLetteredAt                time.Time
 	generation                    int
-	fixedAt, fixRecordedAt        *time.Time
-	fixRef                        string
+	fixFacts
 	send                          replaypolicy.Send
 	// flags are the dead letter's (what ingest flagged; sendFacts reads
 	// not_utf8:<field> of its ids and subject).
@@ -54,12 +54,10 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		AlreadyReplayed: f.msgReplayedBy != 0, OperationReplayed: f.opReplayedBy != 0, ReplayedBy: cmp.Or(f.msgReplayedBy, f.opReplayedBy),
 		ChainCut: f.chainCut,
 		Status:   string(f.status), Request: f.request, HeldBy: f.heldBy, HeldByStatus: f.heldByStatus,
-		ErrorClass: f.errorClass, DeadLetteredAt: f.deadLetteredAt, Generation: f.generation, FixRef: f.fixRef,
+		ErrorClass: f.errorClass, DeadLetteredAt: f.deadLetteredAt, Generation: f.generation,
 		NoRevalidator: cfg.noRevalidator(), Send: f.send,
 	}
-	if f.fixedAt != nil {
-		it.FixedAt, it.FixRecordedAt = *f.fixedAt, *f.fixRecordedAt
-	}
+	f.setFix(&it)
 	if f.subject != "" {
 		if err := cfg.Subjects.For(f.tenant, f.subject); err != nil {
 			it.SubjectRefusal = err.Error()
@@ -72,10 +70,37 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 // item type, or of its error group, in its tenant; latest by when it
 // counts as in place (the earlier of its fixed_at and when it was recorded:
 // replaypolicy.Item.FixedInPlace). The queries that judge items join it as
-// fx (fixed_at, recorded_at, fix_ref).
-const fixJoin = `LEFT JOIN LATERAL (SELECT m.fixed_at, m.created_at AS recorded_at, m.fix_ref FROM fix_markers m
+// fx (fixed_at, recorded_at, fix_ref, and who recorded it: by_issuer,
+// by_subject, by_email), and read it as fixColumns.
+const fixJoin = `LEFT JOIN LATERAL (SELECT m.fixed_at, m.created_at AS recorded_at, m.fix_ref, m.created_by_issuer AS by_issuer,
+            m.created_by_subject AS by_subject, m.created_by_email AS by_email FROM fix_markers m
         WHERE m.tenant = d.tenant AND m.item_type = d.item_type AND m.fingerprint IN ('', d.fingerprint)
         ORDER BY least(m.fixed_at, m.created_at) DESC LIMIT 1) fx ON true`
+
+// fixColumns are what the queries read of fixJoin's fx, into fixInto.
+const fixColumns = `fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''), coalesce(fx.by_issuer, ''), coalesce(fx.by_subject, ''),
+       coalesce(fx.by_email, '')`
+
+// fixFacts are the facts of the latest fix of an item (fixJoin).
+type fixFacts struct {
+	fixedAt, fixRecordedAt *time.Time
+	fixRef                 string
+	// fixBy is who recorded it (zero without a fix).
+	fixBy quarantine.Actor
+}
+
+// fixInto are the scan targets of fixColumns.
+func (f *fixFacts) fixInto() []any {
+	return []any{&f.fixedAt, &f.fixRecordedAt, &f.fixRef, &f.fixBy.Issuer, &f.fixBy.Subject, &f.fixBy.Email}
+}
+
+// setFix puts f's fix into it.
+func (f *fixFacts) setFix(it *replaypolicy.Item) {
+	it.FixRef, it.FixRecordedBy = f.fixRef, f.fixBy
+	if f.fixedAt != nil {
+		it.FixedAt, it.FixRecordedAt = *f.fixedAt, *f.fixRecordedAt
+	}
+}
 
 // What the rules judge of EVERY live item of a request ($1, of tenant $2)
 // as it stands: the item as it will be sent, the dead letter as it is now,
@@ -92,7 +117,7 @@ SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.opera
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, coalesce(d.status, '` + purged + `'),
        ` + itemLedger.replayedByMsg() + `, ` + itemLedger.replayedByOp() + `, ` + chainCut("$2::text", "d.replay_of", "i.dead_lettered_at") + `,
        ` + heldBy("i.dead_letter_id") + `,
-       coalesce(d.error_class, ''), i.dead_lettered_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
+       coalesce(d.error_class, ''), i.dead_lettered_at, coalesce(d.generation, 0), ` + fixColumns + `,
        i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}'),
        coalesce(d.payload_size, 0), i.skip_reason
 FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
@@ -169,10 +194,11 @@ func (s *Service) factsOf(ctx context.Context, q querier, query string, req Requ
 	var size, originalSize int64
 	var corr string
 	var skipped string
-	_, err = pgx.ForEachRow(rows, []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
+	dest := []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
 		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy,
-		&f.heldByStatus, &f.errorClass, &f.deadLetteredAt, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, &headers, &size, &corr, &f.flags, &originalSize,
-		&skipped}, func() error {
+		&f.heldByStatus, &f.errorClass, &f.deadLetteredAt, &f.generation}
+	dest = append(append(dest, f.fixInto()...), &headers, &size, &corr, &f.flags, &originalSize, &skipped)
+	_, err = pgx.ForEachRow(rows, dest, func() error {
 		var hs []dlq.HeaderValue
 		if err := json.Unmarshal(headers, &hs); err != nil {
 			return fmt.Errorf("headers of dead letter %d: %w", f.deadLetterID, err)

@@ -114,10 +114,15 @@ type job struct {
 	approvedSHA256, originalSHA256   []byte
 	errorClass                       string
 	deadLetteredAt                   time.Time
-	firstFailedAt, fixedAt           *time.Time
-	fixRecordedAt                    *time.Time
-	fixRef                           string
-	generation                       int
+	firstFailedAt                    *time.Time
+	fixFacts
+	generation int
+	// requesterNow and others are, once the request is judged (JudgeRun),
+	// its requester as the directory has them now and how many people
+	// other than the requester approved it (replaypolicy.OthersApproved;
+	// -1: not known, the worker checking no people).
+	requesterNow quarantine.Actor
+	others       int
 	// replayOf is the dead letter's origin (Dlq-Replay-Of, as ingest
 	// linked it; nil: none): the ledger's replays of its chain do not
 	// count against it (ledger.go).
@@ -251,7 +256,8 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
        coalesce((SELECT hr.status FROM replay_items h JOIN replay_requests hr ON hr.id = h.request_id
                  WHERE h.dead_letter_id = i.dead_letter_id AND h.held), ''),
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
-       coalesce(d.error_class, ''), d.first_failed_at, coalesce(d.generation, 0), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
+       coalesce(d.error_class, ''), d.first_failed_at, coalesce(d.generation, 0), coalesce(fx.by_issuer, ''), coalesce(fx.by_subject, ''),
+       coalesce(fx.by_email, ''), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
        coalesce(d.flags, '{}'), d.replay_of
 FROM k
 JOIN replay_requests r ON r.id = k.request_id
@@ -340,7 +346,8 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			if err := rows.Scan(&id, &l.tenant, &l.class, &l.requestUnion, &l.reqStatus, &l.policy, &l.rate, &l.approvedAt,
 				&l.requester.Issuer, &l.requester.Subject, &l.requester.Email, &l.requester.EmailVerified, &l.note, &l.msgID, &l.opID, &l.corrID, &l.subject,
 				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.heldByStatus, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
-				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation, &l.fixedAt, &l.fixRecordedAt, &l.fixRef, &l.flags, &l.replayOf); err != nil {
+				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation, &l.fixBy.Issuer, &l.fixBy.Subject, &l.fixBy.Email,
+				&l.fixedAt, &l.fixRecordedAt, &l.fixRef, &l.flags, &l.replayOf); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}
 			j := byID[id]
@@ -382,12 +389,11 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 		OriginalSubject: j.subject, PayloadSHA256: hex.EncodeToString(sum[:]), OriginalPayloadSHA256: hex.EncodeToString(j.originalSHA256),
 		PayloadEdited: j.edited, PayloadUnavailable: j.payloadUnavailable, Status: string(j.status), Request: j.requestID, HeldBy: j.heldBy, HeldByStatus: j.heldByStatus,
 		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: j.deadLetteredAt,
-		Generation: j.generation, FixRef: j.fixRef, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
-		Send: sendFacts(j.headers, j.flags, j.subject, int64(len(j.payload)), cfg.MaxPayload, j.sentAs(), j.msgID, j.opID, j.corrID),
+		Generation: j.generation, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
+		Send:      sendFacts(j.headers, j.flags, j.subject, int64(len(j.payload)), cfg.MaxPayload, j.sentAs(), j.msgID, j.opID, j.corrID),
+		Requester: j.requester, RequesterNow: j.requesterNow, OthersApproved: j.others,
 	}
-	if j.fixedAt != nil {
-		it.FixedAt, it.FixRecordedAt = *j.fixedAt, *j.fixRecordedAt
-	}
+	j.setFix(&it)
 	return it
 }
 

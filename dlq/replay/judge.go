@@ -96,6 +96,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	defer hand.blame()
 	table := w.svc.cfg.Policy()
 	runs := map[int64]replaypolicy.Verdict{}
+	people := map[int64]replaypolicy.Run{} // by request: its facts, for the people its items are judged with
 	stamps := map[int64]*string{}          // by request: the people's rights as the run was judged on (authorityStamp)
 	lapses := map[int64]time.Time{}        // by request: when a yes of the rights it was judged on lapses with time (rightsLapsed)
 	approvals := map[int64]approvalClock{} // by request: when its approval stops holding, as judged (approvalHolds)
@@ -137,7 +138,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 				continue
 			}
 			run = replaypolicy.JudgeRun(table, facts, at)
-			runs[j.requestID] = run
+			runs[j.requestID], people[j.requestID] = run, facts
 			approvals[j.requestID] = approvalClock{lapse: replaypolicy.ApprovalLapse(table, facts), at: at, read: time.Now()}
 		}
 		j.stamp, j.rightsLapse, j.approval = stamps[j.requestID], lapses[j.requestID], approvals[j.requestID]
@@ -145,6 +146,10 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			j.unsent(run)
 			continue
 		}
+		if facts := people[j.requestID]; facts.Authority != nil {
+			j.requesterNow = facts.Authority.RequesterNow
+		}
+		j.others = replaypolicy.OthersApproved(people[j.requestID])
 		iv := replaypolicy.JudgeItem(table, j.item(w.svc.cfg), replaypolicy.AtExecution)
 		if iv.Outcome != replaypolicy.Go {
 			j.unsent(iv) // the dead letter is no longer this request's, or the payload is not the approved one

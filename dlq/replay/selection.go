@@ -78,7 +78,7 @@ var (
        ` + deadLetterLedger.replayedByOp() + ` AS op_replayed_by,
        ` + chainCut("d.tenant", "d.replay_of", "d.dead_lettered_at") + ` AS chain_cut,
        ` + heldBy("d.id") + `,
-       d.error_class, d.generation, fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''), d.payload_size, d.flags`
+       d.error_class, d.generation, ` + fixColumns + `, d.payload_size, d.flags`
 )
 
 // The dead letters of keys ($1 ids, $2 their times), locked against
@@ -156,8 +156,10 @@ func factsInto(it *Item, f *facts, size *int64, headers ...any) []any {
 	out := []any{&it.DeadLetterID, &it.DeadLetteredAt, &f.tenant, &f.itemType, &f.subject, &f.msgID, &f.msgIDDerived,
 		&f.operationID, &it.CorrelationID, &f.principal}
 	out = append(out, headers...)
-	return append(out, &f.payloadSHA256, &f.payloadUnavailable,
-		&f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy, &f.heldByStatus, &f.errorClass, &f.generation, &f.fixedAt, &f.fixRecordedAt, &f.fixRef, size, &f.flags)
+	out = append(out, &f.payloadSHA256, &f.payloadUnavailable,
+		&f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy, &f.heldByStatus, &f.errorClass, &f.generation)
+	out = append(out, f.fixInto()...)
+	return append(out, size, &f.flags)
 }
 
 const insertRequest = `INSERT INTO replay_requests (batch, tenant, class, requester_issuer, requester_subject,

@@ -388,11 +388,14 @@ type SelectionRequest struct {
 // the form asks for aside): Approvals is how many approvers, none of them
 // the requester, it then waits for (0: it is approved at once and starts
 // publishing); Void, that none of its items is left to replay; Refused,
-// why the rules refuse it ("" when they do not).
+// why the rules refuse it ("" when they do not); SelfFixed, the item type
+// whose fix marker the requester recorded, which is why it needs an
+// approver (replaypolicy.Terms.SelfFixed; "" when none is).
 type OnSubmit struct {
 	Approvals int
 	Void      bool
 	Refused   string
+	SelfFixed string
 }
 
 // onSubmit judges draft r, whose items are fs, as Submit will (submitOne),
@@ -412,7 +415,7 @@ func onSubmit(t *replaypolicy.Table, r Request, fs []itemFact) OnSubmit {
 	terms, v := replaypolicy.JudgeRequest(t, verdicts, req)
 	switch v.Outcome {
 	case replaypolicy.Go:
-		return OnSubmit{Approvals: terms.Knobs.Approvals}
+		return OnSubmit{Approvals: terms.Knobs.Approvals, SelfFixed: terms.SelfFixed}
 	case replaypolicy.Done:
 		return OnSubmit{Void: true}
 	}
