@@ -32,7 +32,7 @@ func TestFixRecordedByRequesterNeedsAnApprover(t *testing.T) {
 		t.Fatalf("a fix recorded by someone else: %+v", d)
 	}
 	for name, by := range map[string]func(*Item){
-		"Requester":     func(i *Item) { i.FixRecordedBy = alice },
+		"Requester": func(i *Item) { i.FixRecordedBy = alice },
 		"SecondAccount": func(i *Item) {
 			i.FixRecordedBy = quarantine.Actor{Issuer: "https://partner-idp.example", Subject: "x", Email: "Alice@Example.com"}
 		},

@@ -37,7 +37,7 @@ type facts struct {
 	deadLetteredAt                time.Time
 	generation                    int
 	fixFacts
-	send                          replaypolicy.Send
+	send replaypolicy.Send
 	// flags are the dead letter's (what ingest flagged; sendFacts reads
 	// not_utf8:<field> of its ids and subject).
 	flags []string
