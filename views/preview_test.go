@@ -109,6 +109,9 @@ func TestPreview(t *testing.T) {
 			{ID: 3, Email: "lee.chen@example.com", Role: "approver", Tenant: "acme", CreatedBy: "dana.okafor@example.com", CreatedAt: now.Add(-12 * 24 * time.Hour), DeleteURL: "/admin/bindings/3/delete"},
 			{ID: 4, Subject: "CiQ4ZjE0YjU2Mi0yYmQ1LTQ2OGMtOTRiYy1lMWI2MDg2ZjJjZTISBWxvY2Fs", Role: "auditor", Tenant: "globex", CreatedBy: "dana.okafor@example.com", CreatedAt: now.Add(-3 * time.Hour), DeleteURL: "/admin/bindings/4/delete"},
 			{ID: 5, Email: "m.rossi@example.com", Role: "viewer", Tenant: "initech", CreatedBy: "lee.chen@example.com", CreatedAt: now.Add(-20 * time.Minute)},
+			{ID: 6, Email: "josé@example.com", Role: "approver", Tenant: "acme", CreatedBy: "dana.okafor@example.com", CreatedAt: now.Add(-40 * 24 * time.Hour),
+				DeleteURL: "/admin/bindings/6/delete", Unmatched: "Its address is not ASCII, and email bindings match ASCII addresses only (lower-casing other letters " +
+					"can read as another mailbox). Remove it, and bind the person's identity instead."},
 		},
 		GroupRules:  []GroupRule{{"platform-oncall", "oncall", "*"}, {"sre-leads", "approver", "acme"}, {"compliance", "auditor", "*"}},
 		GroupPrefix: "quarantine:",
