@@ -144,7 +144,8 @@ func runningJobs(t *testing.T, b *testfactory.Console, requestID int64) int {
 // recorded is older than it (the confirm page names the rule), a fix of
 // its error group covers it and not another group of the item type, a fix
 // of the item type covers both; then it replays through the pages and the
-// target stream holds it. Fixes are audited, need the right, and bad input
+// target stream holds it, once an approver approved it (the fixes are the
+// requester's own). Fixes are audited, need the right, and bad input
 // re-renders the form with the message.
 func TestFixMarkerAllowsSchemaInvalid(t *testing.T) {
 	t.Parallel()
@@ -197,10 +198,16 @@ func TestFixMarkerAllowsSchemaInvalid(t *testing.T) {
 	groups := b.Do(t, oncall, "GET", "/groups?state=all", nil, nil).Doc(t)
 	assert.Positive(t, groups.Find(`[data-testid="group-row"] [data-testid="fix-form"]`).Length(), "the groups page records fixes too")
 
+	// The fixes are the requester's own: like an edit, they count with one
+	// approver who is not them, and the request page says why.
 	reqPath := requestReplay(t, b, oncall, first)
 	r, err := b.Replays.Request(ctx, mustID(t, reqPath))
 	require.NoError(t, err)
-	require.Equal(t, replay.StatusApproved, r.Status)
+	require.Equal(t, replay.StatusPendingApproval, r.Status)
+	approver, _ := b.SignIn(t, "acme:approver")
+	page := b.Do(t, approver, "GET", reqPath, nil, nil)
+	assert.Contains(t, page.Body, "was recorded by the requester")
+	require.Equal(t, http.StatusSeeOther, b.Do(t, approver, "POST", reqPath+"/approve", url.Values{"intent": {r.IntentHex()}}, nil).Status)
 	runWorker(t, b)
 	wait.Until(t, "the replay", 30*time.Second, func() bool { return streamCount(t, app) == 1 })
 	m, err := app.GetLastMsgForSubject(ctx, "app.acme.search.index_update")
