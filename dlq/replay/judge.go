@@ -260,8 +260,9 @@ const selectRunPeople = `SELECT r.approvals_needed, coalesce(u.issuer, ''), coal
 // runFacts is what the rules judge of j's request: its state, and the
 // current rights of its requester and approvers when the worker checks
 // them (with the approvals it needed and its people as the directory has
-// them now, for separation of duties), with the stamp of what those rights rest on (authorityStamp, read
-// before them; nil when the worker checks no rights).
+// them now, for separation of duties), with the stamp of what those
+// rights rest on (authorityStamp, read before them; nil when the worker
+// checks no rights).
 func (w *Worker) runFacts(ctx context.Context, j *job) (_ replaypolicy.Run, _ *string, lapses time.Time) {
 	r := replaypolicy.Run{Tenant: j.tenant, Class: j.class, Union: j.requestUnion, Status: string(j.reqStatus), PolicyVersion: j.policy,
 		Requester: j.requester}
