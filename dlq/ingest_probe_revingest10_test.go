@@ -56,10 +56,13 @@ func TestRevIngest10SmallestBusyRecordStallsItsBatch(t *testing.T) {
 	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: bytes.Repeat([]byte("b"), 300)})
 	r := b.start(t, cfg, nil)
 
-	// Every attempt after the third probes "tiny" alone and gives up on
-	// bisecting; wait past several such rounds (backoff 100 ms doubling).
-	wait.Until(t, "the batch failed past its probe a few times", time.Minute, func() bool {
-		return sumCounterVec(t, r.metrics.StoreErrors) >= 6
+	// The batch fails busy before it is narrowed down (a store error
+	// each, up to the third attempt). Before the fix every attempt after
+	// the third probed "tiny" alone and gave up on bisecting; fixed, the
+	// batch is narrowed down at the third and "tiny" deferred for
+	// RetryUnstorable (a minute), so no more store errors come meanwhile.
+	wait.Until(t, "the batch failed busy", time.Minute, func() bool {
+		return sumCounterVec(t, r.metrics.StoreErrors) >= busyAttempts-1
 	})
 	wait.Until(t, "the two healthy dead letters stored though the small one fails alone", 30*time.Second, func() bool {
 		return countRows(t, b.db.Pool, "payload <> 'tiny'::bytea") == 2

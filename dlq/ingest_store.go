@@ -2,8 +2,9 @@ package dlq
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 )
 
@@ -12,25 +13,45 @@ import (
 // that causes it.
 const busyAttempts = 3
 
+// raceAttempts is how many times in a row an insert may lose a lock race
+// (LostRace) before the ingester takes its batch as a busy one and looks
+// for the record that loses (errLostRaces). A race lost again at once is
+// rare: the retry waits in the queue behind the winner (retention emptying
+// a day, another writer of the same rows), and InTx, for one person's
+// action, gives up after three. Ingest is asked a little more patience,
+// five tries within about 100 ms (at once, then 10, 20 and 40 ms and a
+// jitter), because narrowing a batch down costs statements and defers a
+// record for RetryUnstorable; past that, whatever keeps taking its locks
+// in a circle with the batch is not going away, and the one record that
+// meets it must not keep its batchmates unstored.
+const raceAttempts = 5
+
+// errLostRaces says an insert lost raceAttempts lock races in a row. It is
+// Busy: the batch is narrowed down, and a record that loses alone deferred.
+var errLostRaces = errors.New("lost a lock race in PostgreSQL every time it was tried")
+
 // storeBatch inserts recs (made from batch), retrying the whole batch with
 // backoff while PostgreSQL is unreachable or busy (Busy: a statement
 // timeout, memory, a lock); false means ctx ended first. A batch busy
-// busyAttempts times in a row stores its smallest record alone (probe): if
-// that fails too, PostgreSQL is busy for everyone and the batch goes on
-// being retried; if it works, the batch is bisected down to the records
-// that keep failing, which are deferred (their indexes returned: the
-// caller naks them, they come again), never stored in raw form. The
-// messages are kept in progress while it retries; after cutOffAfter of
-// attempts that found PostgreSQL out of reach (Unreachable) the replica is
-// cut off from PostgreSQL (cutOffFromPostgres) and
-// storeBatch returns false, as it does at once while the replica is cut
-// off; the caller hands the batch back. An attempt that lost a lock race
-// (LostRace: a deadlock, a serialization failure) is tried again at once,
-// then after a backoff of its own; it is counted apart (StoreConflicts),
-// neither as a store error nor toward cutOffAfter: PostgreSQL answered. Every row it stored is counted
-// (observeBatch, observeStored), those of failed attempts and of the probe
-// included, whether it returns true or false: a later insert of the same
-// records finds them stored and does not report them.
+// busyAttempts times in a row, or that lost raceAttempts lock races in a
+// row, asks PostgreSQL whether it takes any dead letter at all (the
+// canary, Store.Canary: a dead letter of its own, rolled back): if that
+// fails too, PostgreSQL is busy for everyone and the batch goes on being
+// retried; if it works, the batch is bisected down to the records that
+// keep failing, which are deferred (their indexes returned: the caller
+// naks them, they come again), never stored in raw form. No record of the
+// batch decides: the one that fails may be any of them, the smallest too.
+// The messages are kept in progress while it retries; after cutOffAfter
+// of attempts that found PostgreSQL out of reach (Unreachable) the replica
+// is cut off from PostgreSQL (cutOffFromPostgres) and storeBatch returns
+// false, as it does at once while the replica is cut off; the caller hands
+// the batch back. A lost lock race is tried again at once wherever it
+// happens, the whole batch's insert or one of the bisection's (tryInsert),
+// and counted apart (StoreConflicts), neither as a store error nor toward
+// cutOffAfter: PostgreSQL answered. Every row it stored is counted
+// (observeBatch, observeStored), those of failed attempts included,
+// whether it returns true or false: a later insert of the same records
+// finds them stored and does not report them.
 func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record) (InsertResult, []int, bool) {
 	backoff := 100 * time.Millisecond
 	var inserted []Inserted // rows a failed attempt stored: the retry skips them
@@ -42,12 +63,10 @@ func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record)
 	}
 	busy := 0
 	var unreachable time.Time // since the first of the attempts in a row PostgreSQL was out of reach
-	var raceBackoff time.Duration
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
-		res, err := in.store.Insert(ctx, recs)
+		res, err := in.tryInsert(ctx, recs, true)
 		inserted = append(inserted, res.Inserted...)
-		in.metrics.IsolationStatements.Add(float64(res.Statements - 1))
 		if err == nil {
 			res.Inserted = inserted
 			in.metrics.observeBatch(len(recs), time.Since(start), inserted)
@@ -56,47 +75,22 @@ func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record)
 		if ctx.Err() != nil {
 			return giveUp()
 		}
-		if LostRace(err) {
-			// PostgreSQL answered and rolled the attempt back; the other
-			// transaction (retention emptying a day, a writer of the same
-			// rows) goes on, and this one, tried again, waits for it.
-			in.metrics.StoreConflicts.Inc()
-			unreachable = time.Time{}
-			in.log.Info("storing dead letters lost a lock race in PostgreSQL; trying again",
-				"batch", len(recs), "attempt", attempt, "retry_in", raceBackoff, "err", err)
-			if raceBackoff > 0 {
-				for _, it := range batch {
-					_ = it.msg.InProgress()
-				}
-				if !sleep(ctx, raceBackoff) {
-					return giveUp()
-				}
-			}
-			raceBackoff = min(max(2*raceBackoff, 10*time.Millisecond), 5*time.Second)
-			continue
-		}
-		raceBackoff = 0
 		busy++
 		if !Busy(err) {
 			busy = 0
 		}
-		if busy >= busyAttempts {
-			probed := true
-			var probe InsertResult
-			if len(recs) > 1 {
-				probe, probed = in.probe(ctx, recs)
-				// The bisection finds the probe's row stored and does not
-				// report it: it is counted from the probe's result.
-				inserted = append(inserted, probe.Inserted...)
-			}
-			if probed {
-				res, deferred, ok := in.split(ctx, recs, 0)
+		if busy >= busyAttempts || errors.Is(err, errLostRaces) {
+			if cerr := in.store.Canary(ctx); cerr != nil && (Busy(cerr) || Unreachable(cerr)) {
+				err = cerr // PostgreSQL takes no dead letter now: nothing to narrow down
+			} else {
+				res, deferred, serr := in.split(ctx, recs, 0)
 				inserted = append(inserted, res.Inserted...)
-				if ok {
-					res.Inserted, res.Raw = inserted, withRefused(res.Raw, probe.Raw)
+				if serr == nil {
+					res.Inserted = inserted
 					in.metrics.observeBatch(len(recs), time.Since(start), inserted)
 					return res, deferred, true
 				}
+				err = serr
 			}
 			if ctx.Err() != nil {
 				return giveUp()
@@ -104,7 +98,7 @@ func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record)
 		}
 		in.metrics.StoreErrors.Inc()
 		// Only PostgreSQL out of reach cuts the replica off: a statement
-		// that times out or waits for a lock (Busy) is what the probe and
+		// that times out or waits for a lock (Busy) is what the canary and
 		// the bisection above are for, after busyAttempts, and with a
 		// statement timeout of a minute they come long after cutOffAfter.
 		switch {
@@ -132,6 +126,47 @@ func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record)
 	}
 }
 
+// tryInsert inserts recs (in.store.Insert), trying again when PostgreSQL
+// rolled the insert back as the loser of a lock race (LostRace: a
+// deadlock, a serialization failure): at once, then after 10 ms doubling,
+// raceAttempts times in all. PostgreSQL answered: each lost race is
+// counted in StoreConflicts and nowhere else, and logged at INFO; the
+// other transaction goes on, and the retry waits for it. An insert that
+// loses raceAttempts times in a row ends with errLostRaces (Busy, logged
+// at WARN), which the caller narrows down like any busy batch. Any other
+// outcome is the last try's, with the rows every try stored; the
+// statements spent go to IsolationStatements, less the first of each try
+// when recs is the whole batch (whole).
+func (in *Ingester) tryInsert(ctx context.Context, recs []Record, whole bool) (InsertResult, error) {
+	var stored []Inserted
+	var wait time.Duration
+	for try := 1; ; try++ {
+		res, err := in.store.Insert(ctx, recs)
+		extra := res.Statements
+		if whole {
+			extra--
+		}
+		in.metrics.IsolationStatements.Add(float64(max(extra, 0)))
+		stored = append(stored, res.Inserted...)
+		res.Inserted = stored
+		if !LostRace(err) || ctx.Err() != nil {
+			return res, err
+		}
+		in.metrics.StoreConflicts.Inc()
+		if try >= raceAttempts {
+			in.log.Warn("storing dead letters lost a lock race in PostgreSQL every time; looking for the dead letter that loses",
+				"batch", len(recs), "attempts", try, "err", err)
+			return res, fmt.Errorf("%w: %w", errLostRaces, err)
+		}
+		in.log.Info("storing dead letters lost a lock race in PostgreSQL; trying again",
+			"batch", len(recs), "attempt", try, "retry_in", wait, "err", err)
+		if wait > 0 && !sleep(ctx, wait) {
+			return res, err
+		}
+		wait = max(2*wait, 10*time.Millisecond)
+	}
+}
+
 // sleep waits d and a jitter of up to half of it; false when ctx ended
 // first.
 func sleep(ctx context.Context, d time.Duration) bool {
@@ -143,59 +178,23 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// probe stores the smallest record of recs alone and reports whether that
-// worked: when even it fails, what fails is PostgreSQL, not a record. It
-// returns what the insert did, with the indexes of recs: a row it stored
-// is found stored by every later insert of the batch, which does not
-// report it, so the caller counts it from this result.
-func (in *Ingester) probe(ctx context.Context, recs []Record) (InsertResult, bool) {
-	size := func(r Record) int { return len(r.Payload) + len(r.HeaderBlock) }
-	i := 0
-	for j := range recs {
-		if size(recs[j]) < size(recs[i]) {
-			i = j
-		}
-	}
-	res, err := in.store.Insert(ctx, recs[i:i+1])
-	in.metrics.IsolationStatements.Add(float64(res.Statements))
-	for k := range res.Raw {
-		res.Raw[k].Index = i
-	}
-	for k := range res.Unstorable {
-		res.Unstorable[k].Index = i
-	}
-	return res, err == nil
-}
-
-// withRefused is raw with the records of more whose index it does not
-// hold yet: a record the probe stored in its raw form is reported by the
-// bisection again only when its parsed form is refused again.
-func withRefused(raw, more []Refused) []Refused {
-	for _, m := range more {
-		if !slices.ContainsFunc(raw, func(r Refused) bool { return r.Index == m.Index }) {
-			raw = append(raw, m)
-		}
-	}
-	return raw
-}
-
 // bisect stores recs (recs[0] is index base of the batch) in one
-// statement, and splits them when it fails for a reason not their data;
-// a record that fails alone is retried busyAttempts times with backoff,
-// then deferred. It reports false, with what it stored, when PostgreSQL turns
-// unreachable or ctx ends: the caller retries the whole batch.
-func (in *Ingester) bisect(ctx context.Context, recs []Record, base int) (InsertResult, []int, bool) {
-	res, err := in.store.Insert(ctx, recs)
-	in.metrics.IsolationStatements.Add(float64(res.Statements))
+// statement (tryInsert: a lost lock race is tried again at once, and
+// counted as one), and splits them when it fails for a reason not their
+// data (Busy, errLostRaces); a record that fails alone is retried
+// busyAttempts times with backoff, then deferred. It returns the error,
+// with what it stored, when PostgreSQL turns unreachable or ctx ends: the
+// caller retries the whole batch.
+func (in *Ingester) bisect(ctx context.Context, recs []Record, base int) (InsertResult, []int, error) {
+	res, err := in.tryInsert(ctx, recs, false)
 	backoff := 100 * time.Millisecond
 	for attempt := 1; err != nil && Busy(err) && len(recs) == 1 && attempt < busyAttempts; attempt++ {
 		if !sleep(ctx, backoff) {
-			return res, nil, false
+			return res, nil, ctx.Err()
 		}
 		backoff *= 2
 		var again InsertResult
-		again, err = in.store.Insert(ctx, recs)
-		in.metrics.IsolationStatements.Add(float64(again.Statements))
+		again, err = in.tryInsert(ctx, recs, false)
 		again.Inserted = append(res.Inserted, again.Inserted...)
 		res = again
 	}
@@ -207,28 +206,30 @@ func (in *Ingester) bisect(ctx context.Context, recs []Record, base int) (Insert
 		for i := range res.Unstorable {
 			res.Unstorable[i].Index += base
 		}
-		return res, nil, true
-	case !Busy(err) || ctx.Err() != nil:
-		return res, nil, false
+		return res, nil, nil
+	case ctx.Err() != nil:
+		return res, nil, ctx.Err()
+	case !Busy(err):
+		return res, nil, err
 	case len(recs) == 1:
-		return res, []int{base}, true
+		return res, []int{base}, nil
 	}
 	return in.split(ctx, recs, base)
 }
 
 // split bisects each half of recs (recs[0] is index base of the batch),
 // or the one record, and puts the results together.
-func (in *Ingester) split(ctx context.Context, recs []Record, base int) (InsertResult, []int, bool) {
+func (in *Ingester) split(ctx context.Context, recs []Record, base int) (InsertResult, []int, error) {
 	if len(recs) == 1 {
 		return in.bisect(ctx, recs, base)
 	}
 	mid := len(recs) / 2
-	left, ldef, ok := in.bisect(ctx, recs[:mid], base)
-	if !ok {
-		return left, nil, false
+	left, ldef, err := in.bisect(ctx, recs[:mid], base)
+	if err != nil {
+		return left, nil, err
 	}
-	right, rdef, ok := in.bisect(ctx, recs[mid:], base+mid)
+	right, rdef, err := in.bisect(ctx, recs[mid:], base+mid)
 	right.Inserted = append(left.Inserted, right.Inserted...)
 	right.Raw, right.Unstorable = append(left.Raw, right.Raw...), append(left.Unstorable, right.Unstorable...)
-	return right, append(ldef, rdef...), ok
+	return right, append(ldef, rdef...), err
 }

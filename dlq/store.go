@@ -320,9 +320,11 @@ func LostRace(err error) bool {
 // may well work later; it may also keep failing for one record (a row so
 // large it always times out). Never a reason to store a record in its
 // raw form. So is an insert whose day's partition was dropped again each
-// time it was made (errPartitionDropped).
+// time it was made (errPartitionDropped), and one that lost a lock race
+// each time it was tried (errLostRaces; a single lost race is LostRace's,
+// not Busy's).
 func Busy(err error) bool {
-	if errors.Is(err, errPartitionDropped) {
+	if errors.Is(err, errPartitionDropped) || errors.Is(err, errLostRaces) {
 		return true
 	}
 	var pgErr *pgconn.PgError

@@ -137,70 +137,76 @@ func byKey(rows []copyRow) {
 func (s *Store) copyBatch(ctx context.Context, rows []copyRow, unstoredOnly bool) ([]Inserted, int, error) {
 	var in []Inserted
 	skipped := 0
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		in, skipped = nil, 0
-		if unstoredOnly {
-			var err error
-			n := len(rows)
-			if rows, err = unstored(ctx, tx, rows); err != nil {
-				return err
-			}
-			skipped = n - len(rows)
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		oldest := rows[0].rec.DeadLetteredAt
-		for _, r := range rows[1:] {
-			if r.rec.DeadLetteredAt.Before(oldest) {
-				oldest = r.rec.DeadLetteredAt
-			}
-		}
-		idRows, err := tx.Query(ctx, copyIDs, len(rows), oldest, purgeHorizon.Seconds())
-		if err != nil {
-			return fmt.Errorf("draw ids: %w", err)
-		}
-		var ids []int64
-		var id int64
-		var mayBePurged bool
-		if _, err := pgx.ForEachRow(idRows, []any{&id, &mayBePurged}, func() error {
-			ids = append(ids, id)
-			return nil
-		}); err != nil {
-			return fmt.Errorf("draw ids: %w", err)
-		}
-		if mayBePurged && !unstoredOnly {
-			return errMayBePurged
-		}
-		if len(ids) != len(rows) {
-			return fmt.Errorf("draw ids: %d for %d rows", len(ids), len(rows))
-		}
-		// Ids in the batch's order, as an insert gives them: the last
-		// stored is the newest.
-		for i := range rows {
-			rows[i].id = ids[i]
-		}
-		sorted := slices.Clone(rows)
-		byKey(sorted)
-		buf := copyBuffers.Get().(*[]byte)
-		defer putCopyBuffer(buf)
-		data := encodeCopy((*buf)[:0], sorted)
-		*buf = data
-		if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(data), copyIn); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, insertDeltas, copyDeltas(rows)...); err != nil {
-			return fmt.Errorf("record the counters' deltas: %w", err)
-		}
-		in = make([]Inserted, len(rows))
-		for i, r := range rows {
-			in[i] = Inserted{Tenant: r.rec.Tenant, ItemType: r.rec.ItemType, ErrorClass: r.rec.ErrorClass,
-				Malformed: r.rec.Malformed(), StoredAt: r.rec.storedAt}
-		}
-		return nil
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) (err error) {
+		in, skipped, err = copyTx(ctx, tx, rows, unstoredOnly)
+		return err
 	})
 	if err != nil {
 		return nil, skipped, err
+	}
+	return in, skipped, nil
+}
+
+// copyTx is copyBatch's work in tx.
+func copyTx(ctx context.Context, tx pgx.Tx, rows []copyRow, unstoredOnly bool) ([]Inserted, int, error) {
+	skipped := 0
+	if unstoredOnly {
+		var err error
+		n := len(rows)
+		if rows, err = unstored(ctx, tx, rows); err != nil {
+			return nil, 0, err
+		}
+		skipped = n - len(rows)
+	}
+	if len(rows) == 0 {
+		return nil, skipped, nil
+	}
+	oldest := rows[0].rec.DeadLetteredAt
+	for _, r := range rows[1:] {
+		if r.rec.DeadLetteredAt.Before(oldest) {
+			oldest = r.rec.DeadLetteredAt
+		}
+	}
+	idRows, err := tx.Query(ctx, copyIDs, len(rows), oldest, purgeHorizon.Seconds())
+	if err != nil {
+		return nil, skipped, fmt.Errorf("draw ids: %w", err)
+	}
+	var ids []int64
+	var id int64
+	var mayBePurged bool
+	if _, err := pgx.ForEachRow(idRows, []any{&id, &mayBePurged}, func() error {
+		ids = append(ids, id)
+		return nil
+	}); err != nil {
+		return nil, skipped, fmt.Errorf("draw ids: %w", err)
+	}
+	if mayBePurged && !unstoredOnly {
+		return nil, skipped, errMayBePurged
+	}
+	if len(ids) != len(rows) {
+		return nil, skipped, fmt.Errorf("draw ids: %d for %d rows", len(ids), len(rows))
+	}
+	// Ids in the batch's order, as an insert gives them: the last
+	// stored is the newest.
+	for i := range rows {
+		rows[i].id = ids[i]
+	}
+	sorted := slices.Clone(rows)
+	byKey(sorted)
+	buf := copyBuffers.Get().(*[]byte)
+	defer putCopyBuffer(buf)
+	data := encodeCopy((*buf)[:0], sorted)
+	*buf = data
+	if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(data), copyIn); err != nil {
+		return nil, skipped, err
+	}
+	if _, err := tx.Exec(ctx, insertDeltas, copyDeltas(rows)...); err != nil {
+		return nil, skipped, fmt.Errorf("record the counters' deltas: %w", err)
+	}
+	in := make([]Inserted, len(rows))
+	for i, r := range rows {
+		in[i] = Inserted{Tenant: r.rec.Tenant, ItemType: r.rec.ItemType, ErrorClass: r.rec.ErrorClass,
+			Malformed: r.rec.Malformed(), StoredAt: r.rec.storedAt}
 	}
 	return in, skipped, nil
 }
