@@ -119,9 +119,10 @@ WHERE d.dead_lettered_at >= $1 AND d.dead_lettered_at < $2
   AND i.dead_letter_id = d.id AND i.dead_lettered_at = d.dead_lettered_at`
 
 // purgeDay empties partition p (day [lo, lo+24h)) when everything in it may
-// go by policy at now, in one transaction: counted under a lock, counters
-// subtracted, copies cleared, audited and checkpointed, then truncated. It
-// returns false (and changes nothing) when something in it must stay.
+// go by policy at now, in one transaction: counted under a lock (holdDay),
+// counters subtracted, copies cleared, audited and checkpointed, then
+// truncated, and nothing waited for after that. It returns false (and
+// changes nothing) when something in it must stay.
 func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy RetentionPolicy, sign Checkpointer, now time.Time) (PurgeRun, bool, error) {
 	run := PurgeRun{Partition: p.Name, By: map[string]map[Status]int64{}, Pass: now}
 	emptied := false
@@ -169,16 +170,24 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 		if _, err := tx.Exec(ctx, keepDayOrigins, p.Day, p.End()); err != nil {
 			return fmt.Errorf("keep replay origins: %w", err)
 		}
-		// Emptied before the audit row: readers of the day wait from the
-		// TRUNCATE's lock to the commit, and only the audit rows and the
-		// checkpoint come in between.
+		// Audited and checkpointed before the day is emptied: appending
+		// waits for the audit chain's lock (up to the run's lock_timeout)
+		// behind any auditing transaction, and it does so holding only
+		// the day's SHARE lock (reads go on), never the TRUNCATE's ACCESS
+		// EXCLUSIVE, which every read of the day and every page reading all
+		// days would wait behind. The run never waits for a lock while it
+		// holds the day's exclusive one: from the TRUNCATE's lock to the
+		// commit nothing else is asked for. The price: the chain's lock is
+		// held while the TRUNCATE's is asked for (at most 300 ms), and the
+		// audit rows roll back with the rest when the run gives way.
+		if err := auditPurge(ctx, tx, run, sign); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `SELECT quarantine_dead_letter_partition_empty($1)`, p.Name); err != nil {
 			// 55000: an open request names one of them. 55P03: the day stayed
 			// in use, or a writer waits for it (holdDay); gaveWay. Either way
-			// the whole run rolls back: nothing counted, kept or subtracted.
-			return err
-		}
-		if err := auditPurge(ctx, tx, run, sign); err != nil {
+			// the whole run rolls back: nothing counted, kept, subtracted or
+			// audited stays.
 			return err
 		}
 		emptied = true
@@ -208,7 +217,9 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 // 0047 took ACCESS EXCLUSIVE up front instead, and every page that reads
 // all days froze for the whole count). So readers of the day wait only
 // from the TRUNCATE to the commit, and the purge is never part of a
-// deadlock on the day, whatever deadlock_timeout is.
+// deadlock on the day, whatever deadlock_timeout is. The audit rows and
+// the checkpoint come before the TRUNCATE (purgeDay): what commits after
+// it asks for no lock.
 const holdDay = `SELECT quarantine_dead_letter_partition_hold($1)`
 
 // A run waits at most this long for any lock (a page reading the day, the
