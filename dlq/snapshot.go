@@ -92,19 +92,38 @@ ORDER BY tenant, item_type, error_class, status`
 
 // Snapshot returns the current snapshot, reading one first when there is
 // none yet, when something was announced since it was read, or (when Run
-// is not running) when it is older than a second.
+// is not running) when it is older than a second. A request that finds a
+// read under way (another request's, Run's) does not wait for it: it
+// returns the snapshot there is, and only a request that finds none waits.
+// The read looks at every partition (their id ranges), so it waits for
+// whatever holds one exclusively for a moment (a day's TRUNCATE to its
+// commit, the drop of an empty day); one request waiting so is enough,
+// the others go on with what the snapshot said a moment ago, which only
+// tells them where to look.
 func (c *Counters) Snapshot(ctx context.Context) (*CountersSnapshot, error) {
 	s := c.snap.Load()
 	if s != nil && !c.dirty.Load() && (c.running.Load() || time.Since(s.At) < minRefresh) {
 		return s, nil
 	}
-	return c.Refresh(ctx)
+	if s == nil {
+		return c.Refresh(ctx)
+	}
+	if !c.mu.TryLock() {
+		return s, nil
+	}
+	defer c.mu.Unlock()
+	return c.refresh(ctx)
 }
 
-// Refresh reads the counters and partitions now.
+// Refresh reads the counters and partitions now, after any read under way.
 func (c *Counters) Refresh(ctx context.Context) (*CountersSnapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.refresh(ctx)
+}
+
+// refresh reads the counters and partitions; c.mu is held.
+func (c *Counters) refresh(ctx context.Context) (*CountersSnapshot, error) {
 	c.dirty.Store(false) // an announcement from here on is read again
 	s := &CountersSnapshot{At: time.Now()}
 	b := &pgx.Batch{}
