@@ -36,3 +36,21 @@ func TestRevFix10bTicketLinkToConsoleByAnotherSpelling(t *testing.T) {
 			"%s is followed by a browser to the console itself", link)
 	}
 }
+
+// TestRevFix10bTicketLinkToConsoleByAnotherIPv6Spelling: a console reached
+// by an IPv6 literal is named by the browser in its canonical form
+// (RFC 5952: leading zeros dropped, the longest run of zero groups as
+// "::"), whatever form the link spells; ticketProblem compares strings.
+func TestRevFix10bTicketLinkToConsoleByAnotherIPv6Spelling(t *testing.T) {
+	t.Parallel()
+	s := &Server{}
+	r := httptest.NewRequest("POST", "http://[fd00::5]:8080/groups/note", nil)
+	console := s.consoleHosts(r)
+	for _, link := range []string{
+		"http://[fd00:0:0:0:0:0:0:5]:8080/audit/export.jsonl",
+		"http://[fd00::0005]:8080/audit/export.jsonl",
+	} {
+		assert.Contains(t, ticketProblem(link, console), "the console itself",
+			"%s is followed by a browser to the console itself", link)
+	}
+}
