@@ -39,3 +39,41 @@ func TestTicketProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestTicketProblemHostSpelling: a ticket link names its host as a DNS
+// name in ASCII; an address in any form, a host a browser would map
+// (non-ASCII, percent-encoded) and a name ending in a number are refused
+// as such, and a console named in Unicode is matched by its xn-- form.
+func TestTicketProblemHostSpelling(t *testing.T) {
+	t.Parallel()
+	s := &Server{deps: Deps{Config: Config{ConsoleURLs: []string{"https://Konsole.Bücher.example"}}}}
+	r := httptest.NewRequest("POST", "http://console.example.com/groups/note", nil)
+	console := s.consoleHosts(r)
+	assert.Equal(t, []string{"console.example.com", "konsole.xn--bcher-kva.example"}, console)
+	for link, want := range map[string]string{
+		"https://tickets.example.com./OPS-1":                "",
+		"https://xn--bcher-kva.example/OPS-1":               "",
+		"https://jira-2.example.com:8443/OPS-1":             "",
+		"https://tickets/OPS-1":                             "",
+		"https://konsole.xn--bcher-kva.example/audit":       "the console itself",
+		"https://KONSOLE.XN--BCHER-KVA.EXAMPLE./audit":      "the console itself",
+		"https://konsole.bücher.example/audit":              "DNS name in ASCII",
+		"https://b%C3%BCcher.example/OPS-1":                 "DNS name in ASCII",
+		"https://192.0.2.7/OPS-1":                           "DNS name in ASCII",
+		"https://[2001:db8::7]/OPS-1":                       "DNS name in ASCII",
+		"https://0x7f.0.0.0x1/audit":                        "DNS name in ASCII",
+		"https://tickets.example.0x/OPS-1":                  "DNS name in ASCII",
+		"https://tickets.example.123/OPS-1":                 "DNS name in ASCII",
+		"https://tickets..example.com/OPS-1":                "DNS name in ASCII",
+		"https://tickets_1.example.com/OPS-1":               "DNS name in ASCII",
+		"https://tickets.example.0xg/OPS-1":                 "",
+		"https://console.example.com.tickets.example/OPS-1": "",
+	} {
+		got := ticketProblem(link, console)
+		if want == "" {
+			assert.Empty(t, got, link)
+		} else {
+			assert.Contains(t, got, want, link)
+		}
+	}
+}
