@@ -86,6 +86,10 @@ type GroupTriageView struct {
 	Owner     string
 	Note      string
 	TicketURL string
+	// TicketRefused is why TicketURL is not a link the console follows
+	// (one saved before a rule it breaks), or "": a refused one is shown
+	// as text with this note, never as a link.
+	TicketRefused string
 	// Snoozed says the snooze has not ended: it ends at SnoozedUntil (when
 	// not zero) or when SnoozeLeft more dead letters arrived (when not 0).
 	Snoozed      bool

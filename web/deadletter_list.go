@@ -119,7 +119,7 @@ func (s *Server) deadLetterList(c echo.Context) error {
 		if form.Tenant != "" {
 			scope = []string{form.Tenant}
 		}
-		if m.GroupPanel, err = s.groupPanel(ctx, u, scope, form.Group, views.PathDeadLetters+encodeQuery(q)); err != nil {
+		if m.GroupPanel, err = s.groupPanel(ctx, u, scope, form.Group, views.PathDeadLetters+encodeQuery(q), s.consoleHosts(c.Request())); err != nil {
 			return err
 		}
 	}

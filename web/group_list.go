@@ -115,6 +115,7 @@ func (s *Server) groupList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	console := s.consoleHosts(c.Request())
 	for _, g := range page.Groups {
 		row := groupRow(g, status)
 		filter := []string{"group", g.Fingerprint, "status", views.StatusUnresolved, "tenant", form.Tenant, "type", form.ItemType}
@@ -126,7 +127,7 @@ func (s *Server) groupList(c echo.Context) error {
 		row.New = now.Sub(g.FirstSeen) < newGroupAge
 		for _, t := range triage {
 			if t.Fingerprint == g.Fingerprint && slices.Contains(g.Tenants, t.Tenant) {
-				row.Triage = append(row.Triage, triageView(t))
+				row.Triage = append(row.Triage, triageView(t, console))
 			}
 		}
 		row.Fix = s.groupFix(c, g)
@@ -192,10 +193,15 @@ func groupRow(g dlq.Group, status string) views.GroupRow {
 }
 
 // triageView is what was recorded about a group in a tenant, as pages
-// show it.
-func triageView(t dlq.GroupTriage) views.GroupTriageView {
+// show it. Its ticket link is judged again (ticketProblem, against
+// console, the console's own hosts): one saved before a rule it breaks is
+// shown, not linked.
+func triageView(t dlq.GroupTriage, console []string) views.GroupTriageView {
 	v := views.GroupTriageView{Tenant: t.Tenant, Owner: t.Owner, Note: t.Note, TicketURL: t.TicketURL, Snoozed: t.Snoozed,
 		UpdatedBy: t.UpdatedBy, UpdatedAt: t.UpdatedAt}
+	if t.TicketURL != "" {
+		v.TicketRefused = ticketProblem(t.TicketURL, console)
+	}
 	if t.Snoozed {
 		v.SnoozedUntil = t.SnoozedUntil
 		if t.SnoozeGrowBy > 0 {

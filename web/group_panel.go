@@ -9,8 +9,10 @@ import (
 
 // groupPanel is the triage panel of error group fp on its list: one part
 // per tenant (of tenants) the group has dead letters in, with what was
-// recorded there and, where u may triage, the forms. returnTo is the list.
-func (s *Server) groupPanel(ctx context.Context, u authz.User, tenants []string, fp, returnTo string) (*views.GroupPanelModel, error) {
+// recorded there and, where u may triage, the forms. returnTo is the list;
+// console names the console's own hosts (consoleHosts), where a ticket
+// link shown there may not lead.
+func (s *Server) groupPanel(ctx context.Context, u authz.User, tenants []string, fp, returnTo string, console []string) (*views.GroupPanelModel, error) {
 	in, err := s.deps.DeadLetters.GroupTenants(ctx, tenants, fp)
 	if err != nil || len(in) == 0 {
 		return nil, err
@@ -25,7 +27,7 @@ func (s *Server) groupPanel(ctx context.Context, u authz.User, tenants []string,
 			CanTriage: s.deps.Access.Can(u, tenant, authz.ObjDeadLetter, authz.ActTriage)}
 		for _, t := range triage {
 			if t.Tenant == tenant {
-				p.Triage = triageView(t)
+				p.Triage = triageView(t, console)
 			}
 		}
 		m.Tenants = append(m.Tenants, p)

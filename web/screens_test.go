@@ -86,6 +86,16 @@ func TestServeScreens(t *testing.T) {
 	// trace, 10,000 headers, a megabyte of binary payload (hostileLetter).
 	hostile := testfactory.DeadLetter(t, pool, hostileLetter("hostile-screens"))
 
+	// What people recorded about two groups: a ticket link, and one saved
+	// before the rule it breaks (the console's own export by its IPv4
+	// number), which the pages show as text, not linked.
+	for id, ticket := range map[int64]string{ids[0]: "https://tickets.example.com/browse/PAY-12",
+		ids[57]: "http://0x7f.0.0.1/audit/export.jsonl?action=deadletter.download"} {
+		_, err := pool.Exec(context.Background(), `INSERT INTO group_triage (tenant, fingerprint, note, ticket_url, updated_by)
+    SELECT tenant, fingerprint, 'tracked in the ticket', $2, 'oncall' FROM dead_letters WHERE id = $1`, id, ticket)
+		require.NoError(t, err)
+	}
+
 	oncallC, oncall := b.SignIn(t, "acme:oncall", "globex:oncall")
 	viewerC, _ := b.SignIn(t, "acme:viewer")
 	approverC, _ := b.SignIn(t, "acme:approver", "globex:approver")
