@@ -373,10 +373,29 @@ func requesterOnly(requester, actor quarantine.Actor, reason string) Verdict {
 // approval counts any more (it expired under the class's approval_expiry
 // of table t, or approved another intent), so that they may approve it
 // again. It is pure. false when they never approved it, or an approval of
-// theirs still counts (a second click is not a second approval).
+// theirs still counts (a second click is not a second approval). "They"
+// is anyone who may be actor (MayBeOne: each approver as recorded and as
+// the directory has them now).
 func ApprovalLapsed(t *Table, req Request, actor quarantine.Actor, now time.Time) bool {
+	gave, stands := approvalOf(t, req, actor, now)
+	return gave && !stands
+}
+
+// ApprovalStands reports whether an approval of req by someone who may be
+// actor (MayBeOne: each approver as recorded and as the directory has them
+// now) still counts at now under table t: one person's approval counts
+// once, under however many identities, so such a person has nothing left
+// to approve. It is pure; false for a table without the class.
+func ApprovalStands(t *Table, req Request, actor quarantine.Actor, now time.Time) bool {
+	_, stands := approvalOf(t, req, actor, now)
+	return stands
+}
+
+// approvalOf says whether someone who may be actor approved req (gave),
+// and whether such an approval still counts at now (stands).
+func approvalOf(t *Table, req Request, actor quarantine.Actor, now time.Time) (gave, stands bool) {
 	if t == nil {
-		return false
+		return false, false
 	}
 	k, _ := t.RequestKnobs(req.Class, req.Union)
 	mine := req
@@ -387,8 +406,8 @@ func ApprovalLapsed(t *Table, req Request, actor quarantine.Actor, now time.Time
 		}
 	}
 	if len(mine.Approvals) == 0 {
-		return false
+		return false, false
 	}
 	valid, _ := validApprovals(k, mine, now)
-	return len(valid) == 0
+	return true, len(valid) > 0
 }

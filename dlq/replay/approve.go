@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -37,7 +38,9 @@ const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issue
 // denied), a
 // conflict when the request is not waiting for approval, its intent
 // changed, its requester lost the right to request it, the rules refuse
-// it, or the actor already approved, and invalid
+// it, or the actor already approved (under this identity, or as someone
+// who may be them, replaypolicy.ApprovalStands: also audited as denied),
+// and invalid
 // for a missing typed confirmation. The approval that completes the
 // requirement approves the request and writes its jobs in the same
 // transaction.
@@ -92,6 +95,11 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		at, err := s.judgedAt(ctx, tx)
 		if err != nil {
 			return err
+		}
+		if who, ok := approvedAsAnother(s.cfg.Policy(), req, as, actor, at); ok {
+			denied = req.Tenant // separation of duties, as for the requester: audited as denied
+			return quarantine.Errorf(quarantine.ECONFLICT, "your approval under another account (%s) already counts for this request: one person approves once",
+				who.Attribution())
 		}
 		lapsed := replaypolicy.ApprovalLapsed(s.cfg.Policy(), policyRequest(req, as), actor, at)
 		tag, err := tx.Exec(ctx, insertApproval, req.ID, actor.Issuer, actor.Subject, actor.Email, actor.EmailVerified, req.IntentHash, s.cfg.Now(), lapsed)
@@ -160,4 +168,23 @@ func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, 
 		return fmt.Errorf("reject replay %d: %w", id, err)
 	}
 	return nil
+}
+
+// approvedAsAnother returns the approver of an approval of req (as, at at)
+// that still counts, given under another identity than actor's by someone
+// who may be actor (replaypolicy.ApprovalStands); ok is false when there
+// is none. A second approval of one person counts for nothing, so Approve
+// refuses it rather than record and audit it as an approval. The actor's
+// own identity is left to insertApproval (a second click, or one that
+// renews a lapsed approval).
+func approvedAsAnother(t *replaypolicy.Table, req Request, as []Approval, actor quarantine.Actor, at time.Time) (quarantine.Actor, bool) {
+	for _, a := range as {
+		if a.Approver.SameIdentity(actor) {
+			continue
+		}
+		if replaypolicy.ApprovalStands(t, policyRequest(req, []Approval{a}), actor, at) {
+			return a.Approver, true
+		}
+	}
+	return quarantine.Actor{}, false
 }

@@ -55,7 +55,7 @@ func TestRevFix10aSecondApprovalBySamePersonNowIsAcceptedAndCounted(t *testing.T
 	assert.Error(t, err, "the same person (as the directory has them now) approved a second time and was told it worked (approvals %d of %d)",
 		d.ApprovalsHave, d.ApprovalsNeeded)
 	var audited int
-	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action = 'replay.approve' AND actor_subject = $1`,
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action = 'replay.approve' AND outcome = 'ok' AND actor_subject = $1`,
 		second.Subject).Scan(&audited))
 	assert.Equal(t, 0, audited, "an approval that counts for nothing is in the audit trail as an approval")
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -343,16 +342,13 @@ func (s *Service) counts(ctx context.Context, f ListFilter, requests, items int)
 	return c, nil
 }
 
-// ApprovedBy reports whether me (the identity, or the same person by the
-// replay rules) gave one of as, the approvals of req, that still counts
-// now (the service's clock, as List counts them): not voided, and not lapsed (replaypolicy.ApprovalLapsed: expired
-// under the class's approval expiry, or given to another intent), as
-// Approve judges it. A lapsed one is theirs to give again.
+// ApprovedBy reports whether me, or someone who may be them
+// (replaypolicy.MayBeOne: each approver as recorded and as the directory
+// has them now), gave one of as, the approvals of req, that still counts
+// now (the service's clock, as List counts them): not voided, and not
+// lapsed (expired under the class's approval expiry, or given to another
+// intent); replaypolicy.ApprovalStands, the check Approve refuses a second
+// approval with. A lapsed one is theirs to give again.
 func (s *Service) ApprovedBy(req Request, as []Approval, me quarantine.Actor) bool {
-	if !slices.ContainsFunc(as, func(a Approval) bool {
-		return a.VoidedAt == nil && (a.Approver.SameIdentity(me) || replaypolicy.SamePerson(a.Approver, me))
-	}) {
-		return false
-	}
-	return !replaypolicy.ApprovalLapsed(s.cfg.Policy(), policyRequest(req, as), me, s.cfg.Now())
+	return replaypolicy.ApprovalStands(s.cfg.Policy(), policyRequest(req, as), me, s.cfg.Now())
 }

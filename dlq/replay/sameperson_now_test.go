@@ -73,7 +73,8 @@ func TestWorkerBlocksApprovalWhenRequesterNowSharesApproversEmail(t *testing.T) 
 
 // TestTwoApproversNowOnePersonCountOnce: manual needs two people; the
 // first approver's identity takes the second's verified email before the
-// second approves: their approvals count once, and the request waits.
+// second approves: the second approval is refused (one person approves
+// once), and the request waits.
 func TestTwoApproversNowOnePersonCountOnce(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -88,10 +89,11 @@ func TestTwoApproversNowOnePersonCountOnce(t *testing.T) {
 	nowA1.Email, nowA1.EmailVerified = "a2@example.com", true
 	require.NoError(t, b.auth.Directory.Remember(ctx, authz.User{Actor: nowA1, Groups: []string{"quarantine:acme:approver"}}))
 
-	d, err := b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
+	_, err = b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "two accounts of one person approved twice (%v)", err)
+	v, err := b.replays.View(ctx, req.ID, approver2, replay.ViewOptions{})
 	require.NoError(t, err)
-	assert.False(t, d.Ready, "two accounts of one person completed a two-person request")
-	assert.Equal(t, 1, d.ApprovalsHave)
+	assert.Equal(t, 1, v.Count.Have)
 	got, err := b.replays.Request(ctx, req.ID)
 	require.NoError(t, err)
 	assert.Equal(t, replay.StatusPendingApproval, got.Status)
