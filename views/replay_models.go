@@ -389,7 +389,9 @@ type ApprovalRow struct {
 	Intent    string
 	Created   time.Time
 	Needs     string
-	Own       bool
+	// Own: the viewer may be its requester, as Approve judges it
+	// (replay.Request.MayApprove): they may not approve it.
+	Own bool
 	// Edited: a payload was edited; Edits show what changed (MoreEdits:
 	// not all of them: the request page shows the rest).
 	Edited    bool

@@ -71,7 +71,7 @@ func (s *Server) approvalList(c echo.Context) error {
 		row := views.ApprovalRow{
 			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class),
 			Items: r.Items.String(), Requester: r.Requester.Display(), Reason: r.Reason, Intent: r.IntentHex(),
-			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: replaypolicy.SamePerson(r.Requester, me), Edited: r.PayloadEdited,
+			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: r.MayApprove(me).Outcome != replaypolicy.Go, Edited: r.PayloadEdited,
 			Approvals: r.Count.String(), Expires: r.Expires,
 		}
 		if r.SubmittedAt != nil {

@@ -106,7 +106,7 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 		row.NotRun = notRun(req.Status)
 	}
 	if it.Outcome == replay.JobNeedsReconciliation && s.deps.Access.Can(userOf(c), req.Tenant, authz.ReplayObject(string(req.Class)), authz.ActReconcile) &&
-		replaypolicy.MayReconcile(replaypolicy.Request{Class: replaypolicy.Class(req.Class), Requester: req.Requester}, userOf(c).Actor).Outcome == replaypolicy.Go {
+		req.MayReconcile(userOf(c).Actor).Outcome == replaypolicy.Go {
 		dl := strconv.FormatInt(it.DeadLetterID, 10)
 		republish := s.deps.Replays.MayRepublish(req)
 		row.Reconcile = &views.ReconcileForm{DeadLetterID: it.DeadLetterID,
@@ -116,7 +116,7 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 			row.Reconcile.NoRepublish = sentence(classRead(republish.Reason))
 		}
 	} else if it.Outcome == replay.JobNeedsReconciliation {
-		own := replaypolicy.MayReconcile(replaypolicy.Request{Class: replaypolicy.Class(req.Class), Requester: req.Requester}, userOf(c).Actor).Outcome != replaypolicy.Go
+		own := req.MayReconcile(userOf(c).Actor).Outcome != replaypolicy.Go
 		row.Settler = &views.SettleWait{Tenant: req.Tenant, Own: own}
 	}
 	return row

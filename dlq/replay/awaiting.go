@@ -18,8 +18,9 @@ import (
 // an approval of that is not voided last (mine: it may have lapsed,
 // ApprovedBy judges it), then the longest waiting first, as the approvals
 // page lists them; after the cursor ($5 mine, NULL for the start, $6 time,
-// $7 id), at most $8.
-const selectAwaiting = `SELECT ` + requestColumns + `, mine, since
+// $7 id), at most $8; each with its requester as the directory has them
+// now (joinRequesterNow), whom MayApprove compares too.
+const selectAwaiting = `SELECT ` + requestColumns + `, ` + requesterNowColumns + `, mine, since
     FROM (SELECT r.*, coalesce(r.submitted_at, r.created_at) AS since,
                  EXISTS (SELECT 1 FROM replay_approvals a WHERE a.request_id = r.id AND a.voided_at IS NULL
                          AND a.approver_issuer = $3 AND a.approver_subject = $4) AS mine
@@ -27,6 +28,7 @@ const selectAwaiting = `SELECT ` + requestColumns + `, mine, since
           WHERE r.status = 'pending_approval' -- only requests that wait for an approval
             AND ` + inScope + ` -- only what the viewer may approve, before the LIMIT: requests of others cannot crowd theirs out
             AND NOT (r.requester_issuer = $3 AND r.requester_subject = $4)) r -- never one's own
+    ` + joinRequesterNow + `
     WHERE $5::boolean IS NULL OR (mine, since, id) > ($5, $6, $7)
     ORDER BY mine, since, id
     LIMIT $8`
@@ -40,9 +42,12 @@ const awaitingRows = 4
 // Awaiting returns how many requests wait for the viewer's approval, up to
 // most: requests of a class in a tenant may lets them approve (as
 // WaitingFilter.May: the approvals page lists the same ones), that the
-// replay rules let them approve (not a request of someone who may be them:
-// replaypolicy.MayApprove) and that they have no approval of that still
-// counts (ApprovedBy: a voided or lapsed one is theirs to give again).
+// replay rules let them approve (not a request of someone who may be them,
+// as it recorded its requester or as the directory has them now:
+// replaypolicy.MayApprove, as Approve judges it) and that nobody who may
+// be them has an approval of that still counts (ApprovedBy: a voided or
+// lapsed one is theirs to give again; one of their other identities'
+// that counts leaves them nothing to approve).
 // Class, tenant and their own identity are filtered in SQL; the rest, in
 // Go, reads on page after page (of awaitingRows × most requests and their
 // approvals, in one snapshot) until most are counted or none is left, so
@@ -67,7 +72,7 @@ func (s *Service) Awaiting(ctx context.Context, may []ClassScope, viewer quarant
 			var m bool
 			reqs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Request, error) {
 				var r Request
-				return r, scanRequestInto(row, &r, &m, &since)
+				return r, scanRequestInto(row, &r, append(requesterNowInto(&r), &m, &since)...)
 			})
 			if err != nil {
 				return err

@@ -23,8 +23,10 @@ const (
 	selectRequestLocked = selectRequest + ` FOR UPDATE` // the action's checks and writes see no concurrent change
 	selectBatch         = `SELECT ` + requestColumns + ` FROM replay_requests WHERE batch = $1 ORDER BY id`
 	// Drafts are the requester's own business; the dead letter's page
-	// lists only what was submitted.
-	selectRequestsFor = `SELECT ` + requestColumns + ` FROM replay_requests
+	// lists only what was submitted. Each with its requester as the
+	// directory has them now (joinRequesterNow: who may settle an item, as
+	// Reconcile judges it).
+	selectRequestsFor = `SELECT ` + requestColumns + `, ` + requesterNowColumns + ` FROM replay_requests r ` + joinRequesterNow + `
         WHERE id IN (SELECT request_id FROM replay_items WHERE dead_letter_id = $1) AND status <> 'draft'
         ORDER BY id DESC LIMIT 20`
 	selectItems = `SELECT ` + itemColumns + `, ` + outcomeColumns + ` FROM replay_items i
@@ -87,11 +89,15 @@ func batchRequests(ctx context.Context, q querier, sql, batch string) ([]Request
 
 // QueueRequestsFor queues into b (a page's round trip) the read of the
 // most recent requests that include dead letter deadLetterID (20, drafts
-// left out); *out holds them once b has run.
+// left out), each with its requester as the directory has them now
+// (Request.RequesterNow); *out holds them once b has run.
 func (s *Service) QueueRequestsFor(b *pgx.Batch, deadLetterID int64, out *[]Request) {
 	b.Queue(selectRequestsFor, deadLetterID).Query(func(rows pgx.Rows) error {
 		var err error
-		*out, err = pgx.CollectRows(rows, scanRequest)
+		*out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Request, error) {
+			var r Request
+			return r, scanRequestInto(row, &r, requesterNowInto(&r)...)
+		})
 		return err
 	})
 }

@@ -86,10 +86,12 @@ func scopeArrays(may []ClassScope) (classes []string, tenants []*string) {
 // (replay_requests_pending_idx, a partial index of the few that wait) of a
 // class in a tenant the viewer may approve (inScope), the longest waiting
 // first, after the cursor ($3 time, NULL for the start, and $4 id), at
-// most $5, each with how many there are from the cursor on (the window
+// most $5, each with its requester as the directory has them now
+// (joinRequesterNow: the page marks the viewer's own requests as Approve
+// judges them) and how many there are from the cursor on (the window
 // counts before the LIMIT).
-const selectWaiting = `SELECT ` + requestColumns + `, count(*) OVER ()
-    FROM replay_requests r
+const selectWaiting = `SELECT ` + requestColumns + `, ` + requesterNowColumns + `, count(*) OVER ()
+    FROM replay_requests r ` + joinRequesterNow + `
     WHERE r.status = 'pending_approval' -- only requests that wait for an approval
       AND ` + inScope + ` -- only what the viewer may approve, before the LIMIT
       AND ($3::timestamptz IS NULL OR (coalesce(r.submitted_at, r.created_at), r.id) > ($3, $4))
@@ -118,7 +120,7 @@ func (s *Service) Waiting(ctx context.Context, f WaitingFilter) (WaitingPage, er
 		var left int
 		reqs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Listed, error) {
 			var l Listed
-			err := scanRequestInto(row, &l.Request, &left)
+			err := scanRequestInto(row, &l.Request, append(requesterNowInto(&l.Request), &left)...)
 			return l, err
 		})
 		if err != nil {
