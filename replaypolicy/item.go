@@ -92,6 +92,9 @@ type Item struct {
 	// the requester recorded lifts the error class only with one approver
 	// who is not them (FixedByRequester), as an edit does.
 	FixRecordedBy quarantine.Actor
+	// FixRecordedByNow is that identity as the directory has it now (zero:
+	// not known); FixedByRequester compares both (MayBeOne).
+	FixRecordedByNow quarantine.Actor
 	// Requester and RequesterNow are, at execution, the request's
 	// requester as it recorded them and as the directory has them now;
 	// OthersApproved how many people other than the requester approved it
@@ -405,10 +408,11 @@ func judgeErrorClass(t *Table, v Verdict, item Item, at Step) Verdict {
 
 // FixedByRequester reports whether what lets item go past its error class
 // (an after_fix class: schema_invalid, permanent) under table t is a fix
-// marker recorded by the request's requester (requester as the request
-// recorded them, requesterNow as the directory has them now; MayBeOne): no
-// edit, a fix in place after the dead letter, recorded by someone who may
-// be them. Such a fix counts only with one approver who is not the
+// marker recorded by the request's requester: no edit, a fix in place
+// after the dead letter, recorded by someone who may be them (MayBeOne:
+// requester as the request recorded them, requesterNow as the directory
+// has them now; the marker's recorder as it recorded them and as the
+// directory has them now, Item.FixRecordedByNow). Such a fix counts only with one approver who is not the
 // requester, the standing an edited payload has: nobody lifts a refused
 // error class on their own word alone. The latest fix is the one read:
 // an earlier one recorded by someone else does not count instead.
@@ -418,7 +422,7 @@ func FixedByRequester(t *Table, item Item, requester, requesterNow quarantine.Ac
 		ec = ErrUnclassified
 	}
 	return t != nil && t.ErrorRule(ec).Replay == AfterFix && !item.Edited() && fixedAfter(item) &&
-		MayBeOne(item.FixRecordedBy, quarantine.Actor{}, requester, requesterNow)
+		MayBeOne(item.FixRecordedBy, item.FixRecordedByNow, requester, requesterNow)
 }
 
 // Edited reports whether the payload a replay of item would send is an

@@ -36,6 +36,10 @@ func TestFixRecordedByRequesterNeedsAnApprover(t *testing.T) {
 		"SecondAccount": func(i *Item) {
 			i.FixRecordedBy = quarantine.Actor{Issuer: "https://partner-idp.example", Subject: "x", Email: "Alice@Example.com"}
 		},
+		"SecondAccountNow": func(i *Item) { // recorded under another address; the directory now has the requester's
+			i.FixRecordedBy = quarantine.Actor{Issuer: "https://partner-idp.example", Subject: "y", Email: "old@example.org"}
+			i.FixRecordedByNow = quarantine.Actor{Issuer: "https://partner-idp.example", Subject: "y", Email: alice.Email}
+		},
 	} {
 		d := DecideItems(tbl, []Item{fixed(by)}, alice, req, testNow)
 		if d.Requirement != OneApprover || d.Ready || !strings.Contains(d.Reason, `the fix marker of item type "search.x" that lets it replay was recorded by the requester`) {
@@ -59,6 +63,14 @@ func TestFixRecordedByRequesterNeedsAnApprover(t *testing.T) {
 	own.OthersApproved = 1
 	if v := JudgeItem(tbl, own, AtExecution); v.Outcome != Go {
 		t.Errorf("execution, one other person approved: %+v", v)
+	}
+	now := fixed(func(i *Item) {
+		i.FixRecordedBy = quarantine.Actor{Issuer: "https://partner-idp.example", Subject: "y", Email: "old@example.org"}
+		i.FixRecordedByNow = quarantine.Actor{Issuer: "https://partner-idp.example", Subject: "y", Email: alice.Email}
+		i.Requester, i.Status, i.Request, i.HeldBy = alice, "replaying", 7, 7
+	})
+	if v := JudgeItem(tbl, now, AtExecution); v.Outcome != Block || v.Check != CheckNeedsFix {
+		t.Errorf("execution, recorded by the requester's other account as the directory has it now: %+v", v)
 	}
 	own.OthersApproved = -1 // the worker checks no people
 	if v := JudgeItem(tbl, own, AtExecution); v.Outcome != Go {

@@ -256,8 +256,7 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
        coalesce((SELECT hr.status FROM replay_items h JOIN replay_requests hr ON hr.id = h.request_id
                  WHERE h.dead_letter_id = i.dead_letter_id AND h.held), ''),
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
-       coalesce(d.error_class, ''), d.first_failed_at, coalesce(d.generation, 0), coalesce(fx.by_issuer, ''), coalesce(fx.by_subject, ''),
-       coalesce(fx.by_email, ''), fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''),
+       coalesce(d.error_class, ''), d.first_failed_at, coalesce(d.generation, 0), ` + fixColumns + `,
        coalesce(d.flags, '{}'), d.replay_of
 FROM k
 JOIN replay_requests r ON r.id = k.request_id
@@ -343,11 +342,12 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			var id int64
 			var hs []byte
 			var l job
-			if err := rows.Scan(&id, &l.tenant, &l.class, &l.requestUnion, &l.reqStatus, &l.policy, &l.rate, &l.approvedAt,
+			dest := []any{&id, &l.tenant, &l.class, &l.requestUnion, &l.reqStatus, &l.policy, &l.rate, &l.approvedAt,
 				&l.requester.Issuer, &l.requester.Subject, &l.requester.Email, &l.requester.EmailVerified, &l.note, &l.msgID, &l.opID, &l.corrID, &l.subject,
 				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.heldByStatus, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
-				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation, &l.fixBy.Issuer, &l.fixBy.Subject, &l.fixBy.Email,
-				&l.fixedAt, &l.fixRecordedAt, &l.fixRef, &l.flags, &l.replayOf); err != nil {
+				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation}
+			dest = append(append(dest, l.fixInto()...), &l.flags, &l.replayOf)
+			if err := rows.Scan(dest...); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}
 			j := byID[id]
