@@ -31,8 +31,9 @@ const AllTenants = "*"
 type Filter struct {
 	// Actor is an actor subject (exact), or an email the provider verified,
 	// compared by its key (replaypolicy.EmailKey, as email bindings are: in
-	// any ASCII case, Jane.Doe@Example.com is jane.doe@example.com; an
-	// address that is not all ASCII matches subjects only).
+	// any ASCII case, Jane.Doe@Example.com is jane.doe@example.com); an
+	// address that is not all ASCII, which has no key, matches a verified
+	// email exactly as recorded, byte for byte.
 	Actor  string
 	Action string
 	// Actions, when not empty, keeps entries of any of these actions (a
@@ -113,8 +114,15 @@ const (
 	// subject is the provider's and matches exactly.
 	condActor = `((lower(actor_email) = @actor_key::text AND translate(actor_email, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') = @actor_key
 	        AND actor_email <> '' AND actor_email_verified) OR (actor_subject = @actor AND actor_subject <> ''))`
-	// condActorSubject is condActor for an actor text without an email key.
-	condActorSubject = `(actor_subject = @actor AND actor_subject <> '')`
+	// condActorExact is condActor for an actor text without an email key
+	// (not all ASCII): a subject, or a verified email exactly as recorded,
+	// byte for byte. A filter grants nothing, so exactness is safe, and
+	// no other spelling of the address finds it (ops@kİwİ.example never
+	// finds ops@kiwi.example). The lower() of both sides is implied by
+	// the equality and lets the lower(actor_email) index find the
+	// candidates.
+	condActorExact = `((lower(actor_email) = lower(@actor::text) AND actor_email = @actor AND actor_email <> '' AND actor_email_verified)
+	        OR (actor_subject = @actor AND actor_subject <> ''))`
 	// The <> '' lets the partial message_id index serve it. Only the
 	// message_id column: every entry about a message (a dead letter) names
 	// it there, and an object id is an id of its own type.
@@ -174,7 +182,7 @@ func (f *Filter) where() (conds []string, args pgx.NamedArgs, visible bool) {
 		add(condActor, "actor", f.Actor)
 		args["actor_key"] = key
 	} else if f.Actor != "" {
-		add(condActorSubject, "actor", f.Actor)
+		add(condActorExact, "actor", f.Actor)
 	}
 	if f.Action != "" {
 		add(condAction, "action", f.Action)
