@@ -62,7 +62,7 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		if err := requesterNow(ctx, tx, &req); err != nil {
 			return err
 		}
-		if v := replaypolicy.MayApprove(policyRequest(req, nil), actor); v.Outcome != replaypolicy.Go {
+		if v := req.MayApprove(actor); v.Outcome != replaypolicy.Go {
 			denied = req.Tenant
 			return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", v.Reason)
 		}
@@ -152,7 +152,7 @@ func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, 
 		if err := requesterNow(ctx, tx, &req); err != nil {
 			return err
 		}
-		if v := replaypolicy.MayApprove(policyRequest(req, nil), actor); v.Outcome != replaypolicy.Go {
+		if v := req.MayApprove(actor); v.Outcome != replaypolicy.Go {
 			denied = req.Tenant
 			return quarantine.Errorf(quarantine.EFORBIDDEN, "you cannot reject your own request: another approver does, or you cancel it")
 		}

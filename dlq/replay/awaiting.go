@@ -89,7 +89,7 @@ func (s *Service) Awaiting(ctx context.Context, may []ClassScope, viewer quarant
 				return err
 			}
 			for _, r := range reqs {
-				if replaypolicy.MayApprove(policyRequest(r, nil), viewer).Outcome != replaypolicy.Go || s.ApprovedBy(r, as[r.ID], viewer) {
+				if r.MayApprove(viewer).Outcome != replaypolicy.Go || s.ApprovedBy(r, as[r.ID], viewer) {
 					continue
 				}
 				if n++; n >= most {

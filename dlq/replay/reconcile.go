@@ -84,7 +84,7 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		if err := requesterNow(ctx, tx, &req); err != nil {
 			return err
 		}
-		if v := replaypolicy.MayReconcile(policyRequest(req, nil), actor); v.Outcome != replaypolicy.Go {
+		if v := req.MayReconcile(actor); v.Outcome != replaypolicy.Go {
 			denied = req.Tenant
 			return refuse(v, quarantine.EFORBIDDEN)
 		}

@@ -195,7 +195,7 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		if v.Failures, err = failures(ctx, tx, id, opts.Items); err != nil {
 			return err
 		}
-		v.Reviewer = replaypolicy.MayApprove(policyRequest(req, nil), viewer).Outcome == replaypolicy.Go
+		v.Reviewer = req.MayApprove(viewer).Outcome == replaypolicy.Go
 		v.Canceller = req.Status.Open() && replaypolicy.MayCancel(req.Requester, viewer).Outcome == replaypolicy.Go
 		if !req.Status.Editable() {
 			return nil
