@@ -21,11 +21,9 @@ type CloseState struct {
 	HeldStatus string
 }
 
-// Closable reports whether Close takes the dead letter as it stands (the
-// guard of closeDeadLetters).
-func (c CloseState) Closable() bool {
-	return c.Status == StatusQuarantined || c.Status == StatusReplayFailed
-}
+// Closable reports whether Close takes the dead letter as it stands
+// (Status.Closable).
+func (c CloseState) Closable() bool { return c.Status.Closable() }
 
 // The state of each named dead letter in the scope, and the open request
 // holding it (replay_items_one_open_request: one at most).

@@ -40,6 +40,11 @@ var AllStatuses = []Status{StatusQuarantined, StatusReplayRequested, StatusRepla
 // Unresolved reports whether s is one of UnresolvedStatuses.
 func (s Status) Unresolved() bool { return slices.Contains(UnresolvedStatuses, s) }
 
+// Closable reports whether a discard or resolve takes a dead letter of
+// status s (the guard of closeDeadLetters): one not replayed, not being
+// replayed and not closed yet.
+func (s Status) Closable() bool { return s == StatusQuarantined || s == StatusReplayFailed }
+
 // Valid reports whether s is one of AllStatuses.
 func (s Status) Valid() bool { return slices.Contains(AllStatuses, s) }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine/authz"
-	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
@@ -29,7 +28,7 @@ func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.
 	table := s.deps.Replays.Policy()
 	class := table.Classify(replaypolicy.Key{ItemType: d.ItemType, Subject: d.OriginalSubject, ErrorClass: string(d.ErrorClass),
 		Generation: int(d.Generation)}).Class
-	open := d.Status == dlq.StatusQuarantined || d.Status == dlq.StatusReplayFailed
+	open := d.Status.Closable()
 	m := views.DeadLetterActions{
 		ID: d.ID, Version: d.Version, Tenant: d.Tenant, Status: string(d.Status), Class: string(class),
 		CanReplay:  open && s.deps.Access.Can(u, d.Tenant, authz.ReplayObject(string(class)), authz.ActRequest),
