@@ -65,7 +65,7 @@ func dnsName(host string) bool {
 	if strings.HasPrefix(host, "[") {
 		return false
 	}
-	name := strings.TrimSuffix(strings.ToLower((&url.URL{Host: host}).Hostname()), ".")
+	name := bareHost(host)
 	if name == "" || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-.") != "" {
 		return false
 	}
@@ -98,9 +98,15 @@ func (s *Server) consoleHosts(r *http.Request) []string {
 // names of the same host compare equal. Cookies go to a host whatever the
 // port.
 func hostName(host string) string {
-	name := strings.TrimSuffix(strings.ToLower((&url.URL{Host: host}).Hostname()), ".")
+	name := bareHost(host)
 	if a, err := idna.Lookup.ToASCII(name); err == nil && a != "" {
 		return a
 	}
 	return name
+}
+
+// bareHost is host (as a URL or a request carries it, perhaps with a
+// port) without its port, brackets or trailing dot, in lower case.
+func bareHost(host string) string {
+	return strings.TrimSuffix(strings.ToLower((&url.URL{Host: host}).Hostname()), ".")
 }
