@@ -69,7 +69,7 @@ func TestRevWeb11StalledExportsTakeTheWholeConsole(t *testing.T) {
 			}
 			return serr
 		}}
-		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true, ResponseHeaderTimeout: 30 * time.Second}}
 	}
 	n := int(b.Pool.Stat().MaxConns())
 	var (
@@ -105,7 +105,7 @@ func TestRevWeb11StalledExportsTakeTheWholeConsole(t *testing.T) {
 			bodies = append(bodies, resp) // never read
 		}()
 	}
-	wg.Wait() // every export answered its headers (or was refused)
+	wg.Wait() // every export answered its headers, was refused, or gave up waiting (30 s)
 	t.Logf("%d exports started by one tenant auditor, answered %v; web pool: %d of %d connections taken",
 		n, statuses, b.Pool.Stat().AcquiredConns(), b.Pool.Stat().MaxConns())
 
