@@ -44,6 +44,27 @@ var auditFilterParams = []struct {
 	{"after", func(f *auditFilterForm) *string { return &f.After }, false},
 }
 
+// startsAuditExport says what an export as format starts, for the button
+// of its refusal when another site started it (Route.Starts): the audit
+// log filtered by what the link's parameters set, as the export reads them
+// (readAuditFilter). Another site chose them: each is bounded, and shown
+// with characters other than printable ASCII as "?".
+func startsAuditExport(format string) func(echo.Context) string {
+	return func(c echo.Context) string {
+		form := readAuditFilter(c.QueryParams())
+		var by []string
+		for _, p := range auditFilterParams {
+			if v := *p.field(&form); v != "" {
+				by = append(by, strings.ReplaceAll(p.name, "_", " ")+" "+authz.ClientText(v, 64))
+			}
+		}
+		if len(by) == 0 {
+			return "Export the whole audit log you may export, as " + format
+		}
+		return "Export the audit log as " + format + ", filtered by " + strings.Join(by, ", ")
+	}
+}
+
 // readAuditFilter reads the filter's parameters (auditFilterParams) from q.
 func readAuditFilter(q url.Values) auditFilterForm {
 	f := auditFilterForm{Now: time.Now()}

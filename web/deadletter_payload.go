@@ -47,6 +47,12 @@ func (s *Server) deadLetterPayload(c echo.Context) error {
 	return sendAttachment(c, fmt.Sprintf("deadletter-%d.bin", p.ID), p.Data)
 }
 
+// startsPayload says what a dead letter's payload download starts, for
+// the button of its refusal when another site started it (Route.Starts).
+func startsPayload(c echo.Context) string {
+	return "Download the payload of dead letter " + authz.ClientText(c.Param("id"), 20)
+}
+
 // sendAttachment sends a payload as a download of type
 // application/octet-stream that browsers never sniff, render or cache.
 func sendAttachment(c echo.Context, filename string, data []byte) error {

@@ -120,7 +120,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	page := views.ErrorPage(s.page(c, title, ""), status, title, detail)
 	var again crossSiteGetError
 	if errors.As(err, &again) && again.Again != "" {
-		page = views.AgainPage(s.page(c, title, ""), status, title, detail, again.Again)
+		page = views.AgainPage(s.page(c, title, ""), status, title, detail, again.Again, again.What)
 	}
 	if rerr := s.render(c, status, page); rerr != nil {
 		s.deps.Log.Error("render error page", "err", rerr)

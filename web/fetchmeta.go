@@ -35,11 +35,13 @@ var errOutsideGet = quarantine.Errorf(quarantine.EFORBIDDEN,
 // crossSiteGetError is the refusal of one GET that writes, errCrossSiteGet
 // or errOutsideGet: the refusal page offers Again, the same path and
 // query, as a link of the console's own page, so that one click starts it
-// (a same-origin navigation). A download that had to sign in first comes
+// (a same-origin navigation), named by What (Route.Starts: "Download the
+// payload of dead letter 17"). A download that had to sign in first comes
 // back from the identity provider as another site's navigation and lands
-// here; the click is what proves the person meant it.
+// here; the click on what it names is what proves the person meant it.
 type crossSiteGetError struct {
 	Again string
+	What  string
 	err   error // errCrossSiteGet when nil
 }
 
@@ -52,10 +54,11 @@ func (e crossSiteGetError) Unwrap() error {
 	return e.err
 }
 
-// crossSiteGet returns the refusal of r. Again is r's path, a local one
-// only (one a browser could read as another host, "//host" or "/\host",
-// gives no link), and its query, encoded again.
-func crossSiteGet(r *http.Request) error {
+// crossSiteGet returns the refusal of r, a request of a GET that starts
+// what. Again is r's path, a local one only (one a browser could read as
+// another host, "//host" or "/\host", gives no link), and its query,
+// encoded again.
+func crossSiteGet(r *http.Request, what string) error {
 	why := errCrossSiteGet
 	if !crossSite(r) {
 		why = errOutsideGet
@@ -67,7 +70,7 @@ func crossSiteGet(r *http.Request) error {
 	if q := r.URL.Query().Encode(); q != "" {
 		again += "?" + q
 	}
-	return crossSiteGetError{Again: again, err: why}
+	return crossSiteGetError{Again: again, What: what, err: why}
 }
 
 // crossSite reports whether the browser says another site started r: a

@@ -62,7 +62,7 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if r.Writes && startedOutside(c.Request()) {
-				return crossSiteGet(c.Request()) // before the session, a denial or anything else is written
+				return crossSiteGet(c.Request(), r.startsText(c)) // before the session, a denial or anything else is written
 			}
 			if r.Access == AccessPublic {
 				return next(c)

@@ -40,3 +40,11 @@ func (s *Server) replayItemPayload(c echo.Context) error {
 	}
 	return sendAttachment(c, fmt.Sprintf("replay-%d-deadletter-%d.bin", req.ID, dl), p.Data)
 }
+
+// startsItemPayload says what a download of the payload a replay request
+// sends for one item starts, for the button of its refusal when another
+// site started it (Route.Starts).
+func startsItemPayload(c echo.Context) string {
+	return "Download the payload replay request " + authz.ClientText(c.Param("id"), 20) +
+		" sends for dead letter " + authz.ClientText(c.Param("dl"), 20)
+}

@@ -92,6 +92,6 @@ func TestCrossSiteRefusalStartsAgain(t *testing.T) {
 	resp := b.Do(t, c, http.MethodGet, `/audit/export.csv?action=a"b<c>&tenant=acme`, nil, cross)
 	require.Equal(t, http.StatusForbidden, resp.Status)
 	assert.Contains(t, resp.Body, `href="/audit/export.csv?action=a%22b%3Cc%3E&amp;tenant=acme"`)
-	assert.Contains(t, resp.Body, "Start it again")
+	assert.Contains(t, resp.Body, "Export the audit log as CSV, filtered by action", "the button says what it starts again")
 	assert.NotContains(t, resp.Body, `a"b<c>`)
 }

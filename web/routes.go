@@ -100,8 +100,17 @@ type Route struct {
 	// Writes marks a GET that writes (an audit row under the caller): a
 	// request the browser says another site started is refused before
 	// anything is read or written (fetchmeta.go). POSTs need no mark:
-	// every one is checked (http.CrossOriginProtection).
-	Writes  bool
+	// every one is checked (http.CrossOriginProtection). The GETs that
+	// write are the downloads, which set it (downloads).
+	Writes bool
+	// Download is what a GET that sends a file sends (an export, a
+	// payload): how many may run at once is bounded by its kind
+	// (download_limit.go).
+	Download DownloadKind
+	// Starts says, for a GET that writes, what it starts ("Download the
+	// payload of dead letter 17"): the refusal of one another site started
+	// names it on its "start it again" button (fetchmeta.go).
+	Starts  func(echo.Context) string
 	Handler echo.HandlerFunc
 }
 
@@ -128,6 +137,14 @@ func perm(method, path, obj, act string, h echo.HandlerFunc) Route {
 // reads declares how large a body r reads (the method's class otherwise).
 func (r Route) reads(b BodyClass) Route { r.Body = b; return r }
 
+// startsText is what r starts (Starts), "" when it does not say.
+func (r Route) startsText(c echo.Context) string {
+	if r.Starts == nil {
+		return ""
+	}
+	return r.Starts(c)
+}
+
 // global declares that r touches nothing of a tenant.
 func (r Route) global() Route { r.Tenancy = NoTenant; return r }
 
@@ -143,8 +160,13 @@ func (r Route) of(loc *Locator) Route { r.Tenancy, r.Locate = ObjectTenant, loc;
 // everyTenant declares that r needs its permission in every tenant.
 func (r Route) everyTenant() Route { r.Tenancy = EveryTenant; return r }
 
-// writes declares that GET route r writes: another site may not start it.
-func (r Route) writes() Route { r.Writes = true; return r }
+// downloads declares that GET route r sends a file of kind, and writes
+// (the download's audit row), so another site may not start it; starts
+// says what it starts, in words.
+func (r Route) downloads(kind DownloadKind, starts func(echo.Context) string) Route {
+	r.Writes, r.Download, r.Starts = true, kind, starts
+	return r
+}
 
 // selects declares that r's form names dead letters that loc finds.
 func (r Route) selects(loc *Locator) Route { r.Tenancy, r.Locate = SelectedTenants, loc; return r }
@@ -169,8 +191,8 @@ func (s *Server) Routes() []Route {
 		signedIn(http.MethodPost, "/settings/time", s.settingsTime).global(),
 
 		perm(http.MethodGet, "/audit", authz.ObjAudit, authz.ActRead, s.auditList).lists(),
-		perm(http.MethodGet, "/audit/export.csv", authz.ObjAudit, authz.ActExport, s.auditExportCSV).lists().writes(),
-		perm(http.MethodGet, "/audit/export.jsonl", authz.ObjAudit, authz.ActExport, s.auditExportJSONL).lists().writes(),
+		perm(http.MethodGet, "/audit/export.csv", authz.ObjAudit, authz.ActExport, s.auditExportCSV).lists().downloads(DownloadExport, startsAuditExport("CSV")),
+		perm(http.MethodGet, "/audit/export.jsonl", authz.ObjAudit, authz.ActExport, s.auditExportJSONL).lists().downloads(DownloadExport, startsAuditExport("JSON lines")),
 		perm(http.MethodGet, "/audit/:seq", authz.ObjAudit, authz.ActRead, s.auditEvent).of(s.auditLocator()),
 		perm(http.MethodPost, "/audit/verify", authz.ObjAudit, authz.ActRead, s.auditVerify).everyTenant(),
 

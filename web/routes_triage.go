@@ -17,7 +17,7 @@ func (s *Server) triageRoutes() []Route {
 		perm(http.MethodGet, "/deadletters", authz.ObjDeadLetter, authz.ActRead, s.deadLetterList).lists(),
 		perm(http.MethodGet, "/deadletters/count", authz.ObjDeadLetter, authz.ActRead, s.deadLetterCount).lists(),
 		perm(http.MethodGet, "/deadletters/:id", authz.ObjDeadLetter, authz.ActRead, s.deadLetterShow).of(s.deadLetterPageLocator()),
-		perm(http.MethodGet, "/deadletters/:id/payload", authz.ObjDeadLetter, authz.ActDownload, s.deadLetterPayload).of(dl).writes(),
+		perm(http.MethodGet, "/deadletters/:id/payload", authz.ObjDeadLetter, authz.ActDownload, s.deadLetterPayload).of(dl).downloads(DownloadPayload, startsPayload),
 		perm(http.MethodGet, "/deadletters/:id/error.txt", authz.ObjDeadLetter, authz.ActRead, s.deadLetterText(dlq.TextError)).of(dl),
 		perm(http.MethodGet, "/deadletters/:id/headers.json", authz.ObjDeadLetter, authz.ActRead, s.deadLetterText(dlq.TextHeaders)).of(dl),
 		perm(http.MethodGet, "/deadletters/:id/stack.txt", authz.ObjDeadLetter, authz.ActRead, s.deadLetterText(dlq.TextStack)).of(dl),

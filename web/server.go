@@ -106,6 +106,9 @@ type Server struct {
 	// with the router: a cross-site post's refusal finds its route there
 	// (crossOriginTried).
 	routeOf map[string]Route
+	// downloads bound the exports and payload downloads running at once
+	// (download_limit.go).
+	downloads downloadLimits
 }
 
 // New returns the console's HTTP handler: security headers, cross-origin
@@ -118,7 +121,7 @@ func New(d Deps) http.Handler {
 	if d.Config.MaxPayloadBytes <= 0 {
 		d.Config.MaxPayloadBytes = 8 << 20
 	}
-	s := &Server{deps: d, crossSiteDenials: authz.NewCrossSiteDenials(d.Log)}
+	s := &Server{deps: d, crossSiteDenials: authz.NewCrossSiteDenials(d.Log), downloads: newDownloadLimits(d.Pool)}
 	if d.Login != nil {
 		// A session that ends in a sign-in's own steps (sign-out, a new
 		// sign-in, a refresh refused) is forgotten by the memory of
@@ -133,7 +136,7 @@ func New(d Deps) http.Handler {
 	routes := s.Routes()
 	s.routeOf = make(map[string]Route, len(routes))
 	for _, r := range routes {
-		e.Add(r.Method, r.Path, r.Handler, s.limitBody(r), s.enforce(r), s.recount(r))
+		e.Add(r.Method, r.Path, r.Handler, s.limitBody(r), s.enforce(r), s.limitDownload(r), s.recount(r))
 		s.routeOf[routeKey(r.Method, r.Path)] = r
 	}
 	s.echo = e
