@@ -39,8 +39,8 @@ func (s *Server) bodyLimit(b BodyClass) int64 {
 
 // limitBody refuses bodies larger than the route's class allows with 413,
 // before anything reads them: by Content-Length when the client declares
-// it, else while reading (http.MaxBytesReader). Forms are parsed here, so a
-// form cut short is a 413 and never a half-read form a handler acts on.
+// it, else while reading (http.MaxBytesReader). It reads nothing itself:
+// enforce parses the form (readForm) once the caller may use the route.
 func (s *Server) limitBody(r Route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -50,17 +50,26 @@ func (s *Server) limitBody(r Route) echo.MiddlewareFunc {
 				return tooLarge(limit)
 			}
 			req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
-			if ct, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)); ct == echo.MIMEApplicationForm {
-				if err := req.ParseForm(); err != nil {
-					if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-						return tooLarge(limit)
-					}
-					return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
-				}
-			}
 			return next(c)
 		}
 	}
+}
+
+// readForm parses an urlencoded form whole, under the limit limitBody set,
+// so that a form cut short is a 413 and never a half-read form a handler
+// acts on.
+func (s *Server) readForm(c echo.Context, r Route) error {
+	req := c.Request()
+	if ct, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)); ct != echo.MIMEApplicationForm {
+		return nil
+	}
+	if err := req.ParseForm(); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return tooLarge(s.bodyLimit(r.Body))
+		}
+		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+	}
+	return nil
 }
 
 func tooLarge(limit int64) error {

@@ -55,9 +55,9 @@ func securityHeaders(next http.Handler, formTargets string, secure bool) http.Ha
 // (fetchmeta.go), lets public routes through, sends people who are not
 // signed in to the sign-in (signInFirst), shows the "no access" page to
 // people without any role, answers 403 (audited as denied) when the
-// route's permission is not held in any tenant, and applies the route's
-// tenancy (locate). The policy it checks is at least as new as the
-// database's (Access.Fresh).
+// route's permission is not held in any tenant, reads the form
+// (readForm), and applies the route's tenancy (locate). The policy it
+// checks is at least as new as the database's (Access.Fresh).
 func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -65,6 +65,9 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 				return crossSiteGet(c.Request(), r.startsText(c)) // before the session, a denial or anything else is written
 			}
 			if r.Access == AccessPublic {
+				if err := s.readForm(c, r); err != nil {
+					return err
+				}
 				return next(c)
 			}
 			u, ok, err := s.deps.Login.Current(c.Request().Context())
@@ -88,6 +91,14 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 			}
 			if r.Tenancy == EveryTenant && !s.deps.Access.Scope(u, r.Perm.Object, r.Perm.Action, nil).All {
 				return s.denyRoute(c, r, r.Perm.Object+":"+r.Perm.Action+" in every tenant")
+			}
+			// The body is read only now, for a person who may use the
+			// route: a client nobody signed in, or one without the route's
+			// right, costs no read of up to the route's limit (a payload
+			// edit's is 24 MiB). A refused selection's denial rows read
+			// their ids themselves (tried), under the same limit.
+			if err := s.readForm(c, r); err != nil {
+				return err
 			}
 			if r.Locate != nil {
 				if err := s.locate(c, r); err != nil {
