@@ -64,8 +64,18 @@ type sessionRead struct {
 // send it with hx-headers on their polling elements.
 const PollHeader = "Quarantine-Poll"
 
-// IsPoll reports whether r is a request a page made by itself (PollHeader).
-func IsPoll(r *http.Request) bool { return r.Header.Get(PollHeader) != "" }
+// PollParam marks, as PollHeader does, a GET a page makes by itself that
+// cannot carry a header: the reload of a request's page that changed
+// under it (HX-Refresh of a poll) goes to the page's address with
+// ?poll=1 (app.js), which a person's reload, link or bookmark never has
+// (app.js takes it off the address bar at once).
+const PollParam = "poll"
+
+// IsPoll reports whether r is a request a page made by itself (PollHeader,
+// or PollParam on a GET).
+func IsPoll(r *http.Request) bool {
+	return r.Header.Get(PollHeader) != "" || (r.Method == http.MethodGet && r.URL.Query().Get(PollParam) == "1")
+}
 
 type sessionReadKey struct{}
 

@@ -33,9 +33,9 @@ func (e signInFirstError) Unwrap() error { return errSignInFirst }
 // htmx to send the browser to the sign-in (signInPage); a poll does not
 // (authz.IsPoll: nobody may be at the machine, and a provider's single
 // sign-on would sign the tab in again unasked, which would void the idle
-// timeout), and app.js says that the session ended; a browser's form is
-// shown a page with a sign-in link, coming back to the page it was sent
-// from (returnPage); other clients get JSON.
+// timeout), and app.js says that the session ended; a page a poll reloads
+// (authz.PollParam) and a browser's form are shown a page with a sign-in
+// link, coming back to the page (returnPage); other clients get JSON.
 func (s *Server) signInFirst(c echo.Context) error {
 	r := c.Request()
 	switch {
@@ -43,7 +43,7 @@ func (s *Server) signInFirst(c echo.Context) error {
 		if !authz.IsPoll(r) {
 			signInPage(c) // htmx swaps nothing from a 401: the page goes to the sign-in
 		}
-	case r.Method == http.MethodGet:
+	case r.Method == http.MethodGet && !authz.IsPoll(r):
 		return c.Redirect(http.StatusFound, signInURL(r.URL.RequestURI()))
 	}
 	return signInFirstError{ReturnTo: s.returnPage(c)}

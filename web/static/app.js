@@ -575,15 +575,35 @@
 		return false;
 	}
 
+	// The reload itself is the page's, not the person's: it goes to the
+	// page's address with ?poll=1 (the server's authz.PollParam), so that,
+	// like the poll that asked for it, it does not move the session's idle
+	// deadline, and a session that ended is not signed in again unasked.
 	document.addEventListener("htmx:beforeOnLoad", function (e) {
 		var xhr = e.detail && e.detail.xhr;
-		var notice = document.querySelector("[data-page-changed]");
-		if (!xhr || xhr.getResponseHeader("HX-Refresh") !== "true" || !notice || !typedInput()) {
+		if (!xhr || xhr.getResponseHeader("HX-Refresh") !== "true") {
 			return;
 		}
-		e.preventDefault(); // no reload, and the part that polls stays as it was
-		notice.hidden = false;
+		e.preventDefault(); // htmx's own reload would be a person's
+		var notice = document.querySelector("[data-page-changed]");
+		if (notice && typedInput()) {
+			notice.hidden = false; // no reload, and the part that polls stays as it was
+			return;
+		}
+		var url = new URL(window.location.href);
+		url.searchParams.set("poll", "1");
+		window.location.replace(url.toString());
 	});
+
+	// A page a poll reloaded shows its own address, without the marker: a
+	// person's reload or bookmark of it is theirs.
+	(function () {
+		var url = new URL(window.location.href);
+		if (url.searchParams.get("poll") === "1" && window.history && window.history.replaceState) {
+			url.searchParams.delete("poll");
+			window.history.replaceState(window.history.state, "", url.toString());
+		}
+	})();
 
 	document.addEventListener("click", function (e) {
 		if (e.target.closest && e.target.closest("[data-page-reload]")) {
