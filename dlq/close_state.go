@@ -10,8 +10,8 @@ import (
 // CloseState is where a dead letter stands for a discard or resolve:
 // Close takes it when its Status is quarantined or replay_failed
 // (Closable); HeldBy is the replay request that holds it (0: none), and
-// HeldStatus that request's status, so that a page can say what to
-// reject or cancel first.
+// HeldStatus that request's status, so that a page can say what frees it
+// (replaypolicy.HeldFreedBy).
 type CloseState struct {
 	ID         int64
 	Tenant     string

@@ -335,21 +335,40 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 }
 
 // heldElsewhere is the verdict on an item whose dead letter another
-// request holds (Item.HeldBy): blocked, with how it is freed, which
-// depends on where that request stands (Item.HeldByStatus). An open one
-// (RequestOpen), or one whose status is not known, frees it as it
-// finishes or is cancelled. One that finished holds it only while its
-// replay of it waits for a person (its outcome is not known: needs
-// reconciliation), and neither waiting nor cancelling frees it: an
-// approver of the tenant other than that request's requester settles it
-// there (MayReconcile).
+// request holds (Item.HeldBy): blocked, with how it is freed (HeldFreedBy),
+// which depends on where that request stands (Item.HeldByStatus). One that
+// finished holds it only while its replay of it waits for a person (its
+// outcome is not known: needs reconciliation).
 func heldElsewhere(v Verdict, item Item) Verdict {
 	if item.HeldByStatus == "" || RequestOpen(item.HeldByStatus) {
-		return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter, and a dead letter is in one open request at a time; "+
-			"wait for it to finish or cancel it", item.HeldBy)
+		return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter, and a dead letter is in one open request at a time; %s",
+			item.HeldBy, HeldFreedBy(item.HeldBy, item.HeldByStatus, item.Tenant))
 	}
-	return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter: it has finished, but whether its replay of it was applied "+
-		"is not known; an approver of %s other than its requester settles that on request %d", item.HeldBy, item.Tenant, item.HeldBy)
+	return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter: it has finished, and its replay of it waits for a person; %s", item.HeldBy, HeldFreedBy(item.HeldBy, item.HeldByStatus, item.Tenant))
+}
+
+// HeldFreedBy is the one statement of what frees a dead letter that replay
+// request id (of tenant, in status: a request status, "" when not known)
+// holds, named by the actions the request's page offers: one waiting for
+// approval is rejected ("Reject request") or cancelled by its requester
+// ("Cancel replay"); one approved or running finishes, or is stopped
+// ("Emergency stop", which an approver need not be its requester to use;
+// its requester may cancel it instead); one done with problems holds it
+// only while a person settles its replay of it (an approver other than its
+// requester, MayReconcile). It is a clause to follow "; " or ":", no
+// capital, no full stop: the item verdict (CheckInRequest), the submit
+// conflict and the discard and resolve pages each write it after their
+// own lead.
+func HeldFreedBy(id int64, status, tenant string) string {
+	switch status {
+	case statusDraft, statusPendingApproval:
+		return fmt.Sprintf("an approver of %s rejects it, or its requester cancels it, on request %d (Reject request, Cancel replay)", tenant, id)
+	case statusApproved, statusRunning:
+		return fmt.Sprintf("wait for it to finish, or an approver of %s stops it on request %d (Emergency stop; its requester may Cancel replay instead)", tenant, id)
+	case "done_with_problems":
+		return fmt.Sprintf("an approver of %s other than its requester settles whether its replay was applied, on request %d (Applied, Republish or Not applied)", tenant, id)
+	}
+	return fmt.Sprintf("wait for request %d to finish, or have it ended on its page", id)
 }
 
 // replayedBefore is the verdict on an item whose message id or operation

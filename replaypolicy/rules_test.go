@@ -94,8 +94,8 @@ func TestRules(t *testing.T) {
 		{CheckStatus, Block, judge("search.x", AtRequest, func(i *Item) { i.Status = "frozen" }), `status "frozen"`},
 		{CheckInRequest, Block, judge("search.x", AtDraft, func(i *Item) { i.Status = "replay_requested" }), "already requested"},
 		{CheckInRequest, Block, judge("search.x", AtRequest, func(i *Item) { i.Request, i.HeldBy = 7, 5 }), "replay request 5 already holds this dead letter"},
-		{CheckInRequest, Block, judge("search.x", AtDraft, func(i *Item) { i.HeldBy, i.HeldByStatus = 5, "running" }), "request 5 already holds this dead letter, and a dead letter is in one open request at a time; wait for it to finish or cancel it"},
-		{CheckInRequest, Block, judge("search.x", AtDraft, func(i *Item) { i.HeldBy, i.HeldByStatus = 5, "done_with_problems" }), "request 5 already holds this dead letter: it has finished, but whether its replay of it was applied is not known; an approver of acme other than its requester settles that on request 5"},
+		{CheckInRequest, Block, judge("search.x", AtDraft, func(i *Item) { i.HeldBy, i.HeldByStatus = 5, "running" }), "request 5 already holds this dead letter, and a dead letter is in one open request at a time; wait for it to finish, or an approver of acme stops it on request 5 (Emergency stop; its requester may Cancel replay instead)"},
+		{CheckInRequest, Block, judge("search.x", AtDraft, func(i *Item) { i.HeldBy, i.HeldByStatus = 5, "done_with_problems" }), "request 5 already holds this dead letter: it has finished, and its replay of it waits for a person; an approver of acme other than its requester settles whether its replay was applied, on request 5"},
 		{CheckNotHeld, Block, judge("search.x", AtExecution, func(i *Item) { i.Request, i.HeldBy = 7, 0 }), "quarantined now, no longer held by this request"},
 		{CheckPayloadChange, Block, judge("search.x", AtExecution, func(i *Item) {
 			i.Status, i.Request, i.HeldBy, i.ApprovedSHA256 = "replay_requested", 7, 7, "ffff0000ffff0000"

@@ -68,13 +68,15 @@ type LeftOut struct {
 
 // LeftOutGroup is the dead letters left out for one reason: held by the
 // replay request RequestID (RequestStatus; RequestURL empty where the
-// viewer may not read it), or, when RequestID is 0, in Status. Items are
-// the first of them.
+// viewer may not read it; FreedBy what frees them,
+// replaypolicy.HeldFreedBy), or, when RequestID is 0, in Status. Items
+// are the first of them.
 type LeftOutGroup struct {
 	N             int
 	RequestID     int64
 	RequestStatus string
 	RequestURL    string
+	FreedBy       string
 	Status        string
 	Items         []ConfirmItem
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -46,6 +47,9 @@ func (s *Server) splitClosable(c echo.Context, ids []int64, scope authz.Scope, v
 		g := groups[w]
 		if g == nil {
 			g = &views.LeftOutGroup{RequestID: st.HeldBy, RequestStatus: st.HeldStatus, Status: string(w.status)}
+			if st.HeldBy != 0 {
+				g.FreedBy = replaypolicy.HeldFreedBy(st.HeldBy, st.HeldStatus, st.Tenant)
+			}
 			if st.HeldBy != 0 && s.deps.Access.Can(u, st.Tenant, authz.ObjDeadLetter, authz.ActRead) {
 				g.RequestURL = fmt.Sprintf("/replay/requests/%d", st.HeldBy)
 			}
@@ -60,7 +64,7 @@ func (s *Server) splitClosable(c echo.Context, ids []int64, scope authz.Scope, v
 	if len(order) == 0 {
 		return keep, nil, nil
 	}
-	// The requests to reject or cancel first, then what is not open.
+	// The requests that hold some first, then what is not open.
 	slices.SortStableFunc(order, func(a, b why) int {
 		switch {
 		case a.request == 0 && b.request == 0:

@@ -62,9 +62,11 @@ const (
 	// The request's live items take their dead letters: the unique index
 	// replay_items_one_open_request refuses one another open request holds.
 	holdItems = `UPDATE replay_items SET held = true WHERE request_id = $1 AND skip_reason = ''`
-	// Who holds a dead letter this request wanted, to name them.
-	selectHolder = `SELECT h.request_id, h.dead_letter_id FROM replay_items i
+	// Who holds a dead letter this request wanted, to name them and say
+	// what frees it (where they stand, of which tenant).
+	selectHolder = `SELECT h.request_id, h.dead_letter_id, r.status, r.tenant FROM replay_items i
         JOIN replay_items h ON h.dead_letter_id = i.dead_letter_id AND h.held AND h.request_id <> i.request_id
+        JOIN replay_requests r ON r.id = h.request_id
         WHERE i.request_id = $1 AND i.skip_reason = '' LIMIT 1`
 	approveRequest = `UPDATE replay_requests SET status = 'approved', approved_at = $2, status_reason = '', version = version + 1
         WHERE id = $1 AND status = 'pending_approval'` // approved once, whatever clicks race
@@ -489,11 +491,12 @@ func (s *Service) hold(ctx context.Context, tx pgx.Tx, id int64, live int) error
 			return rerr
 		}
 		var other, deadLetter int64
-		if err := tx.QueryRow(ctx, selectHolder, id).Scan(&other, &deadLetter); err != nil {
+		var status, tenant string
+		if err := tx.QueryRow(ctx, selectHolder, id).Scan(&other, &deadLetter, &status, &tenant); err != nil {
 			return fmt.Errorf("name the request holding a dead letter of request %d: %w", id, err)
 		}
-		return quarantine.Errorf(quarantine.ECONFLICT, "dead letter %d is already in open replay request %d, and a dead letter is in one open request at a time; "+
-			"wait for request %d to finish or have it cancelled", deadLetter, other, other)
+		return quarantine.Errorf(quarantine.ECONFLICT, "dead letter %d is already held by replay request %d, and a dead letter is in one request at a time; %s",
+			deadLetter, other, replaypolicy.HeldFreedBy(other, status, tenant))
 	}
 	if err != nil {
 		return err
