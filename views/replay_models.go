@@ -288,6 +288,11 @@ type ReplayRequestModel struct {
 	AuditURL  string
 	Items     []ReplayItemRow
 	MoreItems int
+	// Settler says, once for the Items section, who settles its items that
+	// need reconciliation, when the viewer may not (the rows' Settler,
+	// which are the same for every item of a request, moved here; nil:
+	// they may, or none waits).
+	Settler   *SettleWait
 	Approvals ApprovalsView
 	Progress  ReplayProgressModel
 	// Payloads are the payloads of the first items as they will be sent.

@@ -65,10 +65,12 @@ func (f ReconcileForm) RepublishNote() string {
 // SettleWait says who settles an item whose outcome nobody knows (it
 // needs reconciliation) to a viewer who may not: an approver of Tenant
 // other than the request's requester (replaypolicy.MayReconcile). Own:
-// the viewer is that requester.
+// the viewer is that requester. Each: it is said once of every such item
+// of a request (its page's Items section), not of one.
 type SettleWait struct {
 	Tenant string
 	Own    bool
+	Each   bool
 }
 
 // StopForm is the emergency stop of one request (or, with Tenants, of

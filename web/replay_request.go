@@ -269,6 +269,12 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	download := s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActDownload)
 	typed := typedReconcile(c)
 	for i := range m.Items {
+		if it := &m.Items[i]; it.Settler != nil {
+			// Who settles is the same for every item of the request: the
+			// Items section says it once.
+			m.Settler, it.Settler = it.Settler, nil
+			m.Settler.Each = true
+		}
 		if it := &m.Items[i]; download && it.SkipReason == "" {
 			it.PayloadURL = fmt.Sprintf("/replay/requests/%d/items/%d/payload", req.ID, it.DeadLetterID)
 		}
