@@ -158,8 +158,10 @@ type Send struct {
 	// replay sends it.
 	Unverified bool
 	// Size is the message's size in bytes (payload and headers, the
-	// replay's own too); MaxPayload the server's max_payload (0: unknown).
-	Size, MaxPayload int64
+	// replay's own too), PayloadSize its payload's part of it; MaxPayload
+	// the largest message a replay may send (the server's max_payload, or
+	// REPLAY_MAX_PAYLOAD below it; 0: unknown).
+	Size, PayloadSize, MaxPayload int64
 }
 
 // EdgeAllBlank is Send.AlteredEdge of an id that is only blanks.
@@ -187,6 +189,13 @@ func edgeBlanks(edge string) string {
 // so they are refused when the item is judged, not retried when it is
 // published.
 func JudgeSend(v Verdict, s Send) Verdict {
+	return judgeSend(v, s, AtDraft)
+}
+
+// judgeSend is JudgeSend of an item judged at step at (JudgeItem): a
+// message over the size limit is told what can bring it under then
+// (oversize).
+func judgeSend(v Verdict, s Send, at Step) Verdict {
 	switch {
 	case s.HasBadHeader && s.BadHeader == "":
 		return v.plain(Block, CheckUnsendable, "a header with an empty name cannot be sent over NATS ("+headerNameRule+"); resolve it by hand")
@@ -214,11 +223,42 @@ func JudgeSend(v Verdict, s Send) Verdict {
 			"it may be one retention removed after it was replayed, discarded or resolved (its flags say so; look for an earlier dead letter of its message id); "+
 			"re-publish it from the producer if it is still wanted, or resolve it by hand")
 	case s.MaxPayload > 0 && s.Size > s.MaxPayload:
-		return v.plain(Block, CheckUnsendable, fmt.Sprintf("the message would be %d bytes with its headers, more than the server's max_payload of %d bytes, so it cannot be published; "+
-			"edit the payload down or resolve it by hand", s.Size, s.MaxPayload))
+		return v.plain(Block, CheckUnsendable, fmt.Sprintf("the message would be %d bytes with its headers, more than the server's max_payload of %d bytes, so it cannot be published; %s",
+			s.Size, s.MaxPayload, oversize(s, at, !neverEdited(v.Classing))))
 	}
 	v.Outcome = Go
 	return v
+}
+
+// higherLimit names the two limits a replay's size is held to.
+const higherLimit = "a higher limit (REPLAY_MAX_PAYLOAD where it is set, and the NATS server's max_payload)"
+
+// oversize says what an operator can do about a message s that is over
+// its size limit, judged at step at (editable: its class lets its payload
+// be edited). Headers alone at or over the limit: no edit helps, only a
+// higher limit. At execution the item passed when it was requested, so
+// the limit it is held to is lower now (lowered since, or a worker's
+// REPLAY_MAX_PAYLOAD below the one that judged the request) and its
+// request, approved, can no longer be edited: it goes again only on a new
+// request. Before that an edit of its payload can bring it under.
+func oversize(s Send, at Step, editable bool) string {
+	headers := s.Size - s.PayloadSize
+	switch {
+	case headers >= s.MaxPayload:
+		return fmt.Sprintf("its headers alone come to %d bytes (the replay's own included), so no edit of the payload brings it under: "+
+			"it can go only under %s; otherwise resolve it by hand", headers, higherLimit)
+	case at == AtExecution && editable:
+		return "it was within the limit when it was requested, so the limit is lower now (lowered since, or this worker's REPLAY_MAX_PAYLOAD is below the one " +
+			"that judged the request), and an approved request's payloads cannot be edited: request it again once the limit is back up, or request it again " +
+			"with its payload edited down; or resolve it by hand"
+	case at == AtExecution:
+		return "it was within the limit when it was requested, so the limit is lower now (lowered since, or this worker's REPLAY_MAX_PAYLOAD is below the one " +
+			"that judged the request), and a " + string(SameOperation) + " item is sent only with its original payload: request it again under " + higherLimit +
+			"; or resolve it by hand"
+	case editable:
+		return "edit the payload down (possible until someone approves its request) or resolve it by hand"
+	}
+	return "a " + string(SameOperation) + " item is sent only with its original payload, so it can go only under " + higherLimit + "; otherwise resolve it by hand"
 }
 
 // Step is when an item is judged. The rules judge the same way at every
@@ -310,7 +350,7 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 	case item.SubjectRefusal != "":
 		return v.with(Block, CheckSubject, "%s", item.SubjectRefusal)
 	}
-	if sv := JudgeSend(v, item.Send); sv.Outcome != Go {
+	if sv := judgeSend(v, item.Send, at); sv.Outcome != Go {
 		return v.with(Block, sv.Check, "%s", sv.Reason)
 	}
 	if ev := judgeErrorClass(t, v, item, at); ev.Outcome != Go {

@@ -151,7 +151,7 @@ func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize
 		}
 		m.Header[h.Name] = append(m.Header[h.Name], h.Value) // none of a replay's own names: Headers leaves out Nats-* and Dlq-*
 	}
-	s.Size = dlq.WireSize(m) + payloadSize
+	s.Size, s.PayloadSize = dlq.WireSize(m)+payloadSize, payloadSize
 	return s
 }
 
