@@ -395,8 +395,12 @@ type ApprovalRow struct {
 	Created   time.Time
 	Needs     string
 	// Own: the viewer may be its requester, as Approve judges it
-	// (replay.Request.MayApprove): they may not approve it.
-	Own bool
+	// (replay.Request.MayApprove): they may not approve it. OtherAccount:
+	// Own, but the requester is another account than the viewer's (the
+	// same mailbox, replaypolicy.SamePerson), so the page does not say
+	// "(you)" of it.
+	Own          bool
+	OtherAccount bool
 	// Edited: a payload was edited; Edits show what changed (MoreEdits:
 	// not all of them: the request page shows the rest).
 	Edited    bool

@@ -74,6 +74,7 @@ func (s *Server) approvalList(c echo.Context) error {
 			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: r.MayApprove(me).Outcome != replaypolicy.Go, Edited: r.PayloadEdited,
 			Approvals: r.Count.String(), Expires: r.Expires,
 		}
+		row.OtherAccount = row.Own && !r.Requester.SameIdentity(me)
 		if r.SubmittedAt != nil {
 			row.Submitted = *r.SubmittedAt
 		}
