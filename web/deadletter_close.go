@@ -120,8 +120,8 @@ func (s *Server) closeBulk(c echo.Context, k closeKind) error {
 // replay request holding them); a confirmed selection refused because
 // some of it is not open (a conflict: nothing changed) comes back as that
 // confirmation, with the reason typed and what changed (409). A selection
-// with nothing in it goes back with a message, and so does a conflict on
-// one dead letter's own route.
+// with nothing in it goes back with a message; a conflict on one dead
+// letter's own route is answered as a conflict too (closeOneConflict).
 func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f closeForm, action, back string) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
@@ -164,6 +164,9 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 		case quarantine.ENOTFOUND:
 			return s.notFoundDenied(c, "", deadLetterAuditType, c.Param("id"))
 		case quarantine.ECONFLICT, quarantine.EINVALID, quarantine.EFORBIDDEN:
+			if quarantine.ErrorCode(err) == quarantine.ECONFLICT && c.Param("id") != "" && len(ids) == 1 {
+				return s.closeOneConflict(c, k, ids[0], scope, action, back, f, quarantine.ErrorMessage(err))
+			}
 			if quarantine.ErrorCode(err) != quarantine.ECONFLICT || !split || len(ids) == 0 {
 				s.flashError(c, "Nothing changed: "+quarantine.ErrorMessage(err)+".")
 				return c.Redirect(http.StatusSeeOther, back)
