@@ -229,6 +229,9 @@ func confirmDelete(b Binding) string {
 }
 
 func fieldID(name string) string { return "f-" + name }
+
+// FieldID is the element id the Field component gives a field of name.
+func FieldID(name string) string { return fieldID(name) }
 func errID(name string) string   { return "f-" + name + "-error" }
 
 func auditAction(m AuditListModel) string { return orDefault(m.Action, PathAudit) }

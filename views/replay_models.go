@@ -374,6 +374,19 @@ type PayloadEdit struct {
 	// field (ReplayReasonField) holds then.
 	OnConfirm    bool
 	ReplayReason string
+	// Carried are the other fields of the confirm page's request form the
+	// edit sends along the same way (the reconciliation note, each
+	// request's rate and typed confirmation), so that nothing typed there
+	// is lost across the edit.
+	Carried []CarriedField
+}
+
+// CarriedField is a hidden copy, in a payload form, of the request form's
+// field whose id is Of: Value as the page was read, which app.js replaces
+// on submit with what the field holds then (data-value-of); Name is what
+// the copy is sent as.
+type CarriedField struct {
+	Name, Value, Of string
 }
 
 // ReplayReasonField is the id of a confirm page's reason field, which its

@@ -126,3 +126,67 @@ func TestFixLeft11SingleCloseConflictIs409(t *testing.T) {
 		assert.Equal(t, dlq.StatusResolved, dl.Status)
 	})
 }
+
+// TestFixLeft11ConfirmEditKeepsWhatWasTyped: on the confirm page of two
+// manual requests (acme and globex), the on-call types a rate, the
+// reconciliation note and both confirmations, then saves a payload edit of
+// the acme item. The page that comes back keeps the reason, the note and
+// both rates as typed, and globex's confirmation; acme's is asked again,
+// since the edit made a new intent of that request (a phrase confirms one
+// intent), and the page says so.
+func TestFixLeft11ConfirmEditKeepsWhatWasTyped(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, _ := b.SignIn(t, "acme:oncall", "globex:oncall")
+	var ids []string
+	for _, tenant := range []string{"acme", "globex"} {
+		id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: tenant, ItemType: "orders.refund", MsgID: "fl11-typed-" + tenant,
+			Class: "unknown_effect", Error: "refund timed out", Payload: []byte(`{"x":1}`)})
+		ids = append(ids, strconv.FormatInt(id, 10))
+	}
+	resp := b.Do(t, oncall, "POST", "/replay", url.Values{"id": ids, "reason": {"from the list"}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	d := b.Do(t, oncall, "GET", resp.Header.Get("Location"), nil, nil).Doc(t)
+	groups := map[string]string{} // tenant → request id
+	d.Find(`[data-testid="replay-group"]`).Each(func(_ int, g *goquery.Selection) {
+		id, _ := g.Attr("id")
+		tenant := strings.Fields(g.Find(`.card__title`).Text())[0]
+		groups[tenant] = id[strings.LastIndex(id, "-")+1:]
+	})
+	require.Len(t, groups, 2, "one request per tenant")
+	require.Equal(t, 1, d.Find(`textarea#reconciliation_note`).Length(), "the page asks for a note")
+	for _, id := range groups {
+		require.Equal(t, 1, d.Find(`input#f-rate-`+id).Length())
+		require.Equal(t, 1, d.Find(`input#f-confirm-`+id).Length(), "a manual request asks for its phrase")
+	}
+
+	var form *goquery.Selection
+	d.Find(`form[data-testid="payload-edit-form"]`).Each(func(_ int, f *goquery.Selection) {
+		if strings.Contains(f.Text(), "fl11-typed-acme") {
+			form = f
+		}
+	})
+	require.NotNil(t, form, "the acme item's payload form")
+	for _, name := range []string{"replay_reconciliation_note", "replay_rate-" + groups["acme"], "replay_confirm-" + groups["acme"],
+		"replay_rate-" + groups["globex"], "replay_confirm-" + groups["globex"]} {
+		require.Equal(t, 1, form.Find(`input[name="`+name+`"][data-value-of]`).Length(), "the edit form carries %s", name)
+	}
+	phrase := func(id string) string { return textOf(d, `[data-testid="phrase-confirm-`+id+`"]`) }
+	// What app.js puts into the copies on submit: the page's fields as typed.
+	typed := url.Values{"payload": {`{"x":2}`}, "reason": {"amount corrected"},
+		"replay_reason": {"typed reason"}, "replay_reconciliation_note": {"checked the ledger: not refunded"},
+		"replay_rate-" + groups["acme"]: {"0.5"}, "replay_confirm-" + groups["acme"]: {phrase(groups["acme"])},
+		"replay_rate-" + groups["globex"]: {"0.25"}, "replay_confirm-" + groups["globex"]: {phrase(groups["globex"])}}
+	resp = b.Do(t, oncall, "POST", form.AttrOr("action", ""), editFormFields(form, typed), nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	page := b.Do(t, oncall, "GET", resp.Header.Get("Location"), nil, nil)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	back := page.Doc(t)
+	assert.Equal(t, "typed reason", textOf(back, `textarea#reason`))
+	assert.Equal(t, "checked the ledger: not refunded", textOf(back, `textarea#reconciliation_note`), "the note typed")
+	assert.Equal(t, "0.5", back.Find(`input#f-rate-`+groups["acme"]).AttrOr("value", ""), "acme's rate typed")
+	assert.Equal(t, "0.25", back.Find(`input#f-rate-`+groups["globex"]).AttrOr("value", ""), "globex's rate typed")
+	assert.Equal(t, phrase(groups["globex"]), back.Find(`input#f-confirm-`+groups["globex"]).AttrOr("value", ""), "globex's confirmation: its intent did not change")
+	assert.Empty(t, back.Find(`input#f-confirm-`+groups["acme"]).AttrOr("value", ""), "acme's is asked again: the edit made a new intent")
+	assert.Contains(t, back.Text(), "type it again", "and the page says why")
+}

@@ -43,12 +43,12 @@ type submitForm struct {
 }
 
 func readSubmitForm(c echo.Context, sel replay.Selection) submitForm {
-	f := submitForm{Reason: strings.TrimSpace(c.FormValue("reason")), Note: strings.TrimSpace(c.FormValue("reconciliation_note")),
+	f := submitForm{Reason: strings.TrimSpace(c.FormValue("reason")), Note: strings.TrimSpace(c.FormValue(fieldNote)),
 		Rates: map[int64]string{}, Confirmations: map[int64]string{}}
 	for _, r := range sel.Requests {
 		key := strconv.FormatInt(r.ID, 10)
-		f.Rates[r.ID] = strings.TrimSpace(c.FormValue("rate-" + key))
-		f.Confirmations[r.ID] = c.FormValue("confirm-" + key)
+		f.Rates[r.ID] = strings.TrimSpace(c.FormValue(fieldRate + key))
+		f.Confirmations[r.ID] = c.FormValue(fieldConfirm + key)
 	}
 	f.Phrases = phrasesAsked(sel)
 	return f
@@ -214,8 +214,9 @@ func (s *Server) replayConfirm(c echo.Context) error {
 		}
 		return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(sel.Landing(), 10))
 	}
-	// The reason typed on the list comes along.
-	m := s.confirmModel(c, batch, sel, submitForm{Reason: carriedReason(c.QueryParam("reason"))}, nil)
+	// The reason typed on the list comes along, and what was typed on
+	// this page before a payload edit (carriedForm).
+	m := s.confirmModel(c, batch, sel, carriedForm(c.QueryParams()), nil)
 	m.BackURL = listReturn(c.QueryParam("back"))
 	carryToForms(&m)
 	return s.render(c, http.StatusOK, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
@@ -246,12 +247,82 @@ func carryToForms(m *views.ReplayConfirmModel) {
 		back = ""
 	}
 	carried := pairsQuery("replay_reason", carriedReason(m.Reason), "back", back)
+	var fields []views.CarriedField
+	if m.NeedsNote {
+		fields = append(fields, views.CarriedField{Name: "replay_" + fieldNote, Value: m.ReconciliationNote, Of: fieldNote})
+	}
+	for _, g := range m.Groups {
+		if g.Items == 0 || g.ClassGone {
+			continue // no rate or confirmation field
+		}
+		rate := fieldRate + strconv.FormatInt(g.RequestID, 10)
+		fields = append(fields, views.CarriedField{Name: "replay_" + rate, Value: g.Rate, Of: views.FieldID(rate)})
+		if g.Confirmation != "" {
+			confirm := fieldConfirm + strconv.FormatInt(g.RequestID, 10)
+			fields = append(fields, views.CarriedField{Name: "replay_" + confirm, Value: g.Typed, Of: views.FieldID(confirm)})
+		}
+	}
 	for i := range m.Forms {
 		if f := &m.Forms[i]; !f.TooLarge {
 			f.URL += carried
-			f.OnConfirm, f.ReplayReason = true, m.Reason
+			f.OnConfirm, f.ReplayReason, f.Carried = true, m.Reason, fields
 		}
 	}
+}
+
+// The confirm page's request form's fields besides the reason: the
+// reconciliation note, and each request's rate and typed confirmation
+// (the prefix, then the request's id).
+const (
+	fieldNote    = "reconciliation_note"
+	fieldRate    = "rate-"
+	fieldConfirm = "confirm-"
+)
+
+// carriedForm is what a confirm page's address carries of its request
+// form (confirmPage): the reason (from the list, or typed on the page
+// before a payload edit) and, after an edit, the note, rates and typed
+// confirmations, each bounded as a carried reason is (carriedReason).
+func carriedForm(q url.Values) submitForm {
+	f := submitForm{Reason: carriedReason(q.Get("reason")), Note: carriedReason(q.Get("note")),
+		Rates: map[int64]string{}, Confirmations: map[int64]string{}}
+	for k, v := range q {
+		if id, ok := idAfter(k, fieldRate); ok && len(v) > 0 {
+			f.Rates[id] = carriedReason(v[0])
+		}
+		if id, ok := idAfter(k, fieldConfirm); ok && len(v) > 0 {
+			f.Confirmations[id] = carriedReason(v[0])
+		}
+	}
+	return f
+}
+
+// sentFromConfirm is what a payload form of the confirm page sent of the
+// page's request form (carryToForms' copies, as app.js filled them): the
+// reason (replayReasonSent), the note, the rates and the confirmations.
+func sentFromConfirm(c echo.Context) submitForm {
+	form := c.Request().PostForm
+	f := submitForm{Reason: replayReasonSent(c), Note: strings.TrimSpace(form.Get("replay_" + fieldNote)),
+		Rates: map[int64]string{}, Confirmations: map[int64]string{}}
+	for k, v := range form {
+		if id, ok := idAfter(k, "replay_"+fieldRate); ok && len(v) > 0 {
+			f.Rates[id] = strings.TrimSpace(v[0])
+		}
+		if id, ok := idAfter(k, "replay_"+fieldConfirm); ok && len(v) > 0 {
+			f.Confirmations[id] = v[0]
+		}
+	}
+	return f
+}
+
+// idAfter is the request id that follows prefix in a field's name.
+func idAfter(name, prefix string) (int64, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	return id, err == nil && id > 0
 }
 
 // replayReasonSent is the replay's reason a payload form of the confirm
@@ -265,13 +336,21 @@ func replayReasonSent(c echo.Context) string {
 	return carriedReason(c.QueryParam("replay_reason"))
 }
 
-// confirmPage is the address of the confirm page of batch with the reason
-// and the list to go back to it carries (carriedReason, listReturn).
-func confirmPage(batch, reason, back string) string {
+// confirmPage is the address of the confirm page of batch with what it
+// carries of f, the request form as typed (the reason, note, rates and
+// confirmations: carriedForm), and the list to go back to (listReturn).
+func confirmPage(batch string, f submitForm, back string) string {
 	if back != "" {
 		back = listReturn(back)
 	}
-	return "/replay/batches/" + url.PathEscape(batch) + pairsQuery("reason", carriedReason(reason), "back", back)
+	kv := []string{"reason", carriedReason(f.Reason), "note", carriedReason(f.Note), "back", back}
+	for id, v := range f.Rates {
+		kv = append(kv, fieldRate+strconv.FormatInt(id, 10), carriedReason(v))
+	}
+	for id, v := range f.Confirmations {
+		kv = append(kv, fieldConfirm+strconv.FormatInt(id, 10), carriedReason(v))
+	}
+	return "/replay/batches/" + url.PathEscape(batch) + pairsQuery(kv...)
 }
 
 // replaySubmit sends the batch with the reason, rates and confirmations;

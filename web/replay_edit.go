@@ -84,8 +84,10 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	switch code := quarantine.ErrorCode(err); {
 	case err == nil:
 	case draft && (code == quarantine.EINVALID || code == quarantine.ECONFLICT):
-		// The confirm page comes back with the replay's reason as typed.
-		return s.renderConfirm(c, req.Batch, submitForm{Reason: replayReasonSent(c)}, nil,
+		// The confirm page comes back with its request form as typed
+		// (nothing was edited: every confirmation still confirms what it
+		// did).
+		return s.renderConfirm(c, req.Batch, sentFromConfirm(c), nil,
 			map[string]string{"payload-" + c.Param("dl"): sentence(quarantine.ErrorMessage(err))}, errorStatus(err))
 	default:
 		return s.requestFormError(c, err, "payload")
@@ -94,16 +96,26 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 		s.flash(c, editFlash(change, false))
 		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
 	}
-	// The confirm page keeps the reason typed and the list it came with;
-	// a reason too long for its address is said to be gone, not dropped
-	// unsaid.
-	reason := replayReasonSent(c)
-	if reason != carriedReason(reason) {
-		s.flashInfo(c, editFlash(change, true)+" The reason you typed for the replay is too long to keep across the edit: type or paste it again.")
-	} else {
-		s.flash(c, editFlash(change, true))
+	// The confirm page keeps its request form as typed (the reason, note,
+	// rates and confirmations) and the list it came with; a text too long
+	// for its address is said to be gone, not dropped unsaid. The edit
+	// made a new intent of this request, and a typed confirmation
+	// confirms one intent (keptConfirmations): its own is asked again.
+	typed := sentFromConfirm(c)
+	msg := editFlash(change, true)
+	if typed.Confirmations[req.ID] != "" {
+		delete(typed.Confirmations, req.ID)
+		msg += " The edit changed what this request's confirmation confirms: type it again."
 	}
-	return c.Redirect(http.StatusSeeOther, confirmPage(req.Batch, reason, c.FormValue("back")))
+	switch {
+	case typed.Reason != carriedReason(typed.Reason):
+		s.flashInfo(c, msg+" The reason you typed for the replay is too long to keep across the edit: type or paste it again.")
+	case typed.Note != carriedReason(typed.Note):
+		s.flashInfo(c, msg+" The reconciliation note you typed is too long to keep across the edit: type or paste it again.")
+	default:
+		s.flash(c, msg)
+	}
+	return c.Redirect(http.StatusSeeOther, confirmPage(req.Batch, typed, c.FormValue("back")))
 }
 
 // editFlash says what a payload change did: an edit needs one approver

@@ -133,10 +133,11 @@
 
 	// ---- a field another form holds: <input data-value-of="id"> ----
 
-	// A payload form on the confirm page sends the replay's reason with
-	// the edit, so that the page the edit comes back to keeps it. The
-	// reason field belongs to the request form (a field is in one form
-	// only), so the payload form holds a hidden copy, filled here from the
+	// A payload form on the confirm page sends the replay's reason (and
+	// the note, rates and confirmations typed there) with the edit, so
+	// that the page the edit comes back to keeps them. Those fields belong
+	// to the request form (a field is in one form only), so the payload
+	// form holds a hidden copy of each, filled here from the
 	// field when the form is sent: what is typed there now, not what the
 	// page was read with. Without this file the copy is the latter.
 	document.addEventListener("submit", function (e) {
