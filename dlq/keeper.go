@@ -87,6 +87,9 @@ type Keeper struct {
 	// the newest look old enough to trust on (firstSeq); passes run one at
 	// a time.
 	firstSeen map[string][]streamLook
+	// giveWays counts, for each day's drop or emptying, the passes in a
+	// row it gave way to a lock (gaveWayAgain).
+	giveWays map[string]int
 }
 
 // NewKeeper returns a keeper on store's pool, registering its metrics on
@@ -96,7 +99,8 @@ func NewKeeper(store *Store, cfg KeeperConfig, reg prometheus.Registerer, log *s
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Keeper{store: store, pool: store.pool, cfg: cfg, log: log, metrics: newKeeperMetrics(reg), firstSeen: map[string][]streamLook{}}
+	return &Keeper{store: store, pool: store.pool, cfg: cfg, log: log, metrics: newKeeperMetrics(reg), firstSeen: map[string][]streamLook{},
+		giveWays: map[string]int{}}
 }
 
 // keeperLockKey is the advisory lock of a keeper pass ("QDLKEEP").
@@ -332,13 +336,14 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 			// (quarantine_dead_letter_partition_empty): the run rolled back,
 			// the day's dead letters go as rows below, the day whole at a
 			// later pass.
-			k.log.Info("partition keeper: a past day is busy; its dead letters go in batches, the day is emptied whole at a later pass",
-				"partition", p.Name, "err", err)
+			k.gaveWayAgain(ctx, conn, "empty", p.Name,
+				"partition keeper: a past day is busy; its dead letters go in batches, the day is emptied whole at a later pass", err)
 			continue
 		}
 		if err != nil {
 			return runs, err
 		}
+		k.wentThrough("empty", p.Name)
 		if emptied {
 			runs = append(runs, run)
 		}
@@ -401,13 +406,13 @@ func (k *Keeper) dropEmpty(ctx context.Context, conn *pgx.Conn, now time.Time) (
 		err := conn.QueryRow(ctx, `SELECT quarantine_dead_letter_partition_drop($1)`, p.Name).Scan(&ok)
 		if isLockTimeout(err) {
 			// The table is in use: so it likely is for the next day too.
-			k.log.Info("partition keeper: dead_letters is busy; the empty past days are dropped at a later pass",
-				"partition", p.Name, "err", err)
+			k.gaveWayAgain(ctx, conn, "drop", p.Name, "partition keeper: dead_letters is busy; the empty past days are dropped at a later pass", err)
 			return dropped, nil
 		}
 		if err != nil {
 			return dropped, fmt.Errorf("drop partition %s: %w", p.Name, err)
 		}
+		k.wentThrough("drop", p.Name)
 		if ok {
 			dropped++
 		}
