@@ -52,6 +52,21 @@ func bound(s string, limit int) string {
 	return s[:keep] + mark
 }
 
+// MessageKey is a message id as an audit row stores it and as every
+// lookup by message id (Filter.MessageID, Trail) compares it: the id
+// itself (made storable, see cleanText), or, when longer than the column's
+// 512 bytes, its quarantine.BoundedKey, as a dead letter keys its long
+// tenant: its first bytes, "…#" and 16 hex digits of the SHA-256 of the
+// whole id. A dead letter keeps the id whole, and looking it up by the
+// whole id finds its rows; two ids that share their first bytes stay
+// apart. (Rows written before this keying hold a long id cut with
+// "…[cut, N bytes in all]": they are found by that text only.)
+func MessageKey(id string) string { return quarantine.BoundedKey(cleanText(id), maxMessageID) }
+
+// OperationKey is an operation id as an audit row stores it, keyed as
+// MessageKey keys a message id.
+func OperationKey(id string) string { return quarantine.BoundedKey(cleanText(id), maxOperationID) }
+
 // boundJSON returns j, or, when it is longer than maxJSON, a small object
 // saying so with the length and SHA-256 of what was left out.
 func boundJSON(j *string) *string {
@@ -78,8 +93,8 @@ func newEntry(e *Event) Entry {
 		Action:      bound(e.Action, maxAction),
 		ObjectType:  bound(e.ObjectType, maxObjectType),
 		ObjectID:    bound(e.ObjectID, maxObjectID),
-		MessageID:   bound(e.MessageID, maxMessageID),
-		OperationID: bound(e.OperationID, maxOperationID),
+		MessageID:   MessageKey(e.MessageID),
+		OperationID: OperationKey(e.OperationID),
 		RequestID:   bound(e.RequestID, maxRequestID),
 		Reason:      bound(e.Reason, maxReason),
 		Outcome:     e.Outcome,

@@ -49,7 +49,8 @@ type Filter struct {
 	// object, or an entry whose whole object id is the text. Text
 	// ParseObject cannot read is invalid.
 	Object string
-	// MessageID matches the entries whose message id is this one: never
+	// MessageID matches the entries whose message id is this one (as a
+	// dead letter holds it, however long: compared as MessageKey): never
 	// an entry whose object id merely reads the same (dead letter #17 is
 	// not message "17", an export of "csv" is no message "csv").
 	MessageID string
@@ -210,7 +211,7 @@ func (f *Filter) where() (conds []string, args pgx.NamedArgs, visible bool) {
 		}
 	}
 	if f.MessageID != "" {
-		add(condMessage, "message_id", f.MessageID)
+		add(condMessage, "message_id", MessageKey(f.MessageID))
 	}
 	if f.Outcome != "" {
 		add(condOutcome, "outcome", string(f.Outcome))
@@ -472,7 +473,7 @@ func Trail(ctx context.Context, db Batcher, objectType, objectID, messageID, ten
 		return err
 	})
 	if messageID != "" {
-		b.Queue(messageTrail, messageID, tenant, limit).Query(func(rows pgx.Rows) error {
+		b.Queue(messageTrail, MessageKey(messageID), tenant, limit).Query(func(rows pgx.Rows) error {
 			var err error
 			byMessage, err = pgx.CollectRows(rows, scanEntry)
 			return err

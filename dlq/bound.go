@@ -1,10 +1,10 @@
 package dlq
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // Bounds on what a producer sends. PostgreSQL refuses a B-tree index entry
@@ -35,26 +35,9 @@ const (
 	MaxSubjectBytes = 1024
 )
 
-// boundedKeyHash is how many hex digits of the SHA-256 end a bounded key.
-const boundedKeyHash = 16
-
-// BoundedKey returns s when it fits in max bytes. Otherwise it returns the
-// longest prefix of s that leaves room for "…#" and the first 16 hex digits
-// of the SHA-256 of s, followed by those: the same long value always gets
-// the same key, two long values sharing a prefix get different ones, and
-// the key stays readable. max must be at least 40.
-func BoundedKey(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	sum := sha256.Sum256([]byte(s))
-	suffix := "…#" + hex.EncodeToString(sum[:])[:boundedKeyHash]
-	cut := max - len(suffix)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + suffix
-}
+// BoundedKey is quarantine.BoundedKey, the one keying of a value longer
+// than its column, which audit rows use too.
+func BoundedKey(s string, max int) string { return quarantine.BoundedKey(s, max) }
 
 // bounded stores s in a bounded column: s itself, or its BoundedKey and the
 // oversized:<field> flag.

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/views"
 )
@@ -30,10 +31,17 @@ func objectURL(e audit.Entry) string {
 	return ""
 }
 
-// messageURL lists the dead letters of an entry's message id.
+// messageURL lists the dead letters of an entry's message id. An id
+// longer than an audit row holds is stored as its key (audit.MessageKey),
+// which no dead letter's msg_id equals: its link is the audit log's
+// Message filter in the entry's tenant, which compares keys (every entry
+// about the message, each linking to its dead letter).
 func messageURL(e audit.Entry) string {
-	if e.MessageID == "" || strings.ContainsAny(e.MessageID, "\n\r") {
+	switch {
+	case e.MessageID == "" || strings.ContainsAny(e.MessageID, "\n\r"):
 		return ""
+	case quarantine.IsBoundedKey(e.MessageID):
+		return views.PathAudit + pairsQuery("message_id", e.MessageID, "tenant", e.Tenant)
 	}
 	return views.PathDeadLetters + pairsQuery("msg_id", e.MessageID, "tenant", e.Tenant)
 }
