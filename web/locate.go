@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -76,37 +75,22 @@ func (s *Server) locate(c echo.Context, r Route) error {
 		}
 		return nil
 	}
-	refused := map[string][]string{} // ids by tenant
+	refused := map[string]string{} // tenant by id, of the ids the caller may not see
 	for id, tenant := range tenants {
 		if tenant == absent {
 			continue // of no dead letter: the action's to answer
 		}
 		if !s.sees(u, loc, tenant) {
-			refused[tenant] = append(refused[tenant], id)
+			refused[id] = tenant
 		}
 	}
 	if len(refused) > 0 {
-		events := s.selectionEvents(c, loc, "authz.denied", refused, "selected dead letters of a tenant outside the caller's scope; left out")
+		events := s.selectedEvents(c, "authz.denied", refused, "in a tenant outside the caller's scope; left out")
 		if _, err := audit.AppendBatchFunc(c.Request().Context(), s.deps.Pool, events); err != nil {
 			return fmt.Errorf("audit refused selection: %w", err)
 		}
 	}
 	return nil
-}
-
-// selectionEvents are the denied rows (action) of a selection's dead
-// letters, ids by tenant: one row per tenant, in tenant order, naming only
-// that tenant's ids, so that each tenant's auditors see what was tried on
-// its dead letters and nothing of another's (as dlq.RefusedIDs.Events).
-func (s *Server) selectionEvents(c echo.Context, loc *Locator, action string, ids map[string][]string, reason string) []audit.Event {
-	events := make([]audit.Event, 0, len(ids))
-	for _, tenant := range slices.Sorted(maps.Keys(ids)) {
-		e := s.event(c, action, audit.OutcomeDenied)
-		e.Tenant, e.ObjectType, e.ObjectID = tenant, loc.Object, strings.Join(slices.Sorted(slices.Values(ids[tenant])), ",")
-		e.Reason = reason
-		events = append(events, e)
-	}
-	return events
 }
 
 // tried are the denied rows (action, why) of a request of r refused
@@ -132,7 +116,7 @@ func (s *Server) tried(c echo.Context, r Route, action, why string) []audit.Even
 		return nil
 	}
 	if r.Tenancy == SelectedTenants {
-		return s.selectedEvents(c, loc, action, found, why)
+		return s.selectedEvents(c, action, found, why)
 	}
 	var events []audit.Event
 	for _, tenant := range slices.Compact(slices.Sorted(maps.Values(found))) {
@@ -144,24 +128,30 @@ func (s *Server) tried(c echo.Context, r Route, action, why string) []audit.Even
 }
 
 // selectedEvents are the denied rows (action, why) of a refused
-// selection, found by its locator (tenant by id): one row per tenant naming
-// that tenant's dead letters (selectionEvents), and one outside any tenant
-// naming the ids of no dead letter, if any. Those are no tenant's: a
-// tenant's row that named them would tell its auditors that no tenant has
-// such a dead letter, something of other tenants' ids. Outside any tenant
-// is where a probe that names nothing found is recorded, for the auditors
-// of every tenant.
-func (s *Server) selectedEvents(c echo.Context, loc *Locator, action string, found map[string]string, why string) []audit.Event {
-	ids, missing := map[string][]string{}, map[string][]string{}
-	for id, tenant := range found {
+// selection, as its locator found it (tenant by id): dlq.RefusedIDs.Events,
+// the one form of a refused selection's rows, one per tenant naming only
+// that tenant's dead letters (its first ids in object_id, the count in
+// the reason, up to 1,000 ids in after), so that each tenant's auditors
+// see what was tried on its dead letters and nothing of another's; and
+// one outside any tenant naming the ids of no dead letter, if any. Those
+// are no tenant's: a tenant's row that named them would tell its auditors
+// that no tenant has such a dead letter, something of other tenants' ids.
+// Outside any tenant is where a probe that names nothing found is
+// recorded, for the auditors of every tenant.
+func (s *Server) selectedEvents(c echo.Context, action string, found map[string]string, why string) []audit.Event {
+	refused := dlq.RefusedIDs{}
+	for key, tenant := range found {
+		id, err := strconv.ParseInt(key, 10, 64)
+		if err != nil {
+			continue // selectionLocator's keys are ids it formatted
+		}
 		if tenant == absent {
-			missing[absent] = append(missing[absent], id)
+			refused.Add(id, "", why+"; no dead letter has these ids")
 		} else {
-			ids[tenant] = append(ids[tenant], id)
+			refused.Add(id, tenant, why)
 		}
 	}
-	events := s.selectionEvents(c, loc, action, ids, why)
-	return append(events, s.selectionEvents(c, loc, action, missing, why+"; no dead letter has these ids")...)
+	return refused.Events(s.event(c, action, audit.OutcomeDenied))
 }
 
 // one is the tenant of an object, as a locator answers it.
