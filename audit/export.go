@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 const chainHead = `SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1`
@@ -128,10 +130,10 @@ func exportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, signe
 			switch {
 			case e.HashVersion < firstDigestVersion:
 				m.UnprovenStub = e.Seq
-			case signer != nil && !bytes.Equal(chainHash(e.Seq, e.ContentDigest, e.PrevHash), e.Hash):
+			case signer != nil && !stubHashHolds(e):
 				// Signing would vouch for a hash no verifier of the CSV
 				// can recompute: stop, and leave the export unsigned.
-				return fmt.Errorf("seq %d: the stored hash is not the hash of its content digest and prev_hash (run console audit verify)", e.Seq)
+				return stubHashError(e.Seq)
 			}
 			clear(record)
 			record[0], record[len(record)-3], record[len(record)-2] = strconv.FormatInt(e.Seq, 10),
@@ -151,6 +153,13 @@ func exportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, signe
 		return cw.Write(record)
 	})
 	if err != nil {
+		// The reader is told where the file ends and why, in a record of
+		// its own; a verifier refuses the file (no signature, no head).
+		cut := make([]string, len(exportHeader))
+		cut[0], cut[1] = csvExportError, inertCell(exportErrorText(err))
+		if cw.Write(cut) == nil {
+			cw.Flush()
+		}
 		return fmt.Errorf("export audit csv: %w", err)
 	}
 	m.Filter, m.HeadSeq, m.HeadHash = filterText(f), head.Seq, head.Hash
@@ -185,12 +194,79 @@ func exportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, signe
 }
 
 // The first cells of the CSV export's last two records, and the prefix of
-// the chain-head record's filter cell.
+// the chain-head record's filter cell; csvExportError starts the last
+// record of an export that failed before its end (exportErrorText in its
+// second cell), which has neither of the others.
 const (
 	csvChainHead       = "# chain-head"
 	csvExportSignature = "# export-signature"
 	csvFilterPrefix    = "filter:"
+	csvExportError     = "# export-error"
 )
+
+// exportErrorText is what the last record (CSV) or line (JSON Lines) of an
+// export that failed before its end says: that the file is incomplete,
+// and why when the console can say (a coded error's message), never an
+// internal error's detail (the console's log has it).
+func exportErrorText(err error) string {
+	return "The export stopped here, before its end: this file is incomplete and unsigned. " + quarantine.ErrorMessage(err)
+}
+
+// stubHashHolds reports whether stub e's stored hash is the hash of its
+// seq, content digest and prev_hash (hash version 3), the hash a verifier
+// of a CSV export takes on the export's signature.
+func stubHashHolds(e *Entry) bool {
+	return bytes.Equal(chainHash(e.Seq, e.ContentDigest, e.PrevHash), e.Hash)
+}
+
+// stubHashError is the error of a signed CSV export that passes over
+// entry seq, whose stored hash is not the hash of its content digest and
+// prev_hash (stubHashHolds): a conflict, with what the reader can do.
+// The reader may be a tenant's auditor, who cannot see the entry nor run
+// verify on the whole log.
+func stubHashError(seq int64) error {
+	return quarantine.Errorf(quarantine.ECONFLICT, "Audit entry #%d, which this export passes over without showing it "+
+		"(another tenant's, or one the filter leaves out), holds a hash that is not the hash of its content, so a signed CSV export "+
+		"cannot vouch for it: the log may have been altered there. Ask an auditor of every tenant, or whoever runs the console, "+
+		"to run `console audit verify` and look into entry #%d. Meanwhile the JSON Lines export is not refused: its verifier "+
+		"re-hashes that entry itself and reports it.", seq, seq)
+}
+
+// CheckCSVStubs returns the error ExportCSVSigned would stop at (a
+// conflict naming the entry, stubHashError), before anything is written:
+// the first entry of hash version 3 that an export of f up to seq end
+// writes as a stub, whose stored hash is not the hash of its content
+// digest and prev_hash. Nil when there is none. It reads only the stubs'
+// seq, hashes and digests. The chain guard (migration 0038) checks that a
+// row continues the chain, not that its hash is its digest's: a row
+// written with the runtime role's credentials, or by a bug, can hold any.
+func CheckCSVStubs(ctx context.Context, db Querier, f Filter, end int64) error {
+	conds, args, ok, err := exportRange(ctx, db, f, end)
+	if err != nil || !ok {
+		return err
+	}
+	// IS NOT TRUE: the rows the export writes as stubs (selected false).
+	rows, err := db.Query(ctx, `SELECT seq, prev_hash, hash, content_digest FROM audit_log
+        WHERE seq BETWEEN @first AND @head AND hash_version >= `+strconv.Itoa(firstDigestVersion)+`
+          AND (`+whereSQL(conds)+`) IS NOT TRUE ORDER BY seq`, args)
+	if err != nil {
+		return fmt.Errorf("check the export's stubs: %w", err)
+	}
+	defer rows.Close()
+	var e Entry
+	for rows.Next() {
+		if err := rows.Scan(&e.Seq, &e.PrevHash, &e.Hash, &e.ContentDigest); err != nil {
+			return fmt.Errorf("check the export's stubs: %w", err)
+		}
+		if !stubHashHolds(&e) {
+			return stubHashError(e.Seq)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("check the export's stubs: %w", err)
+	}
+	return nil
+}
 
 // csvExportDomain starts the signed bytes of every CSV export manifest; a
 // JSON Lines export's signature (exportDomain) covers other bytes.
@@ -454,6 +530,11 @@ func exportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, sig
 		return enc.Encode(&line)
 	})
 	if err != nil {
+		// The reader is told where the file ends and why, on a line of its
+		// own; a verifier refuses the file (no trailer).
+		if enc.Encode(map[string]string{"export_error": exportErrorText(err)}) == nil {
+			_ = bw.Flush() // the export's error is the one to report
+		}
 		return fmt.Errorf("export audit jsonl: %w", err)
 	}
 	trailer := jsonTrailer{ChainHead: jsonHead{Seq: head.Seq, Hash: head.HashHex()}, Export: &jsonExport{Filter: filterText(f)}}
@@ -641,18 +722,10 @@ var exportColumns = func() string {
 // and no nonce, which are not read either), so that the chain runs unbroken
 // from the first entry exported to the signed checkpoint at end.
 func exportEntries(ctx context.Context, db Querier, f Filter, end int64, fn func(e *Entry, selected bool) error) error {
-	conds, args, ok, err := exportConds(f, end)
+	conds, args, ok, err := exportRange(ctx, db, f, end)
 	if err != nil || !ok {
 		return err
 	}
-	var first *int64
-	if err := db.QueryRow(ctx, `SELECT min(seq) FROM audit_log WHERE `+whereSQL(conds), args).Scan(&first); err != nil {
-		return fmt.Errorf("query the first entry: %w", err)
-	}
-	if first == nil {
-		return nil
-	}
-	args["first"] = *first
 	// The subquery's ORDER BY keeps it from being merged into the outer
 	// query, so the conditions are evaluated once a row, not once a column.
 	rows, err := db.Query(ctx, `SELECT `+exportColumns+` FROM (
@@ -695,6 +768,25 @@ func exportEntries(ctx context.Context, db Querier, f Filter, end int64, fn func
 		return fmt.Errorf("read entries: %w", err)
 	}
 	return nil
+}
+
+// exportRange returns exportConds' conditions and arguments, with @first
+// the seq of the first entry f selects up to seq end: an export runs from
+// there to end. False when f selects none.
+func exportRange(ctx context.Context, db Querier, f Filter, end int64) ([]string, pgx.NamedArgs, bool, error) {
+	conds, args, ok, err := exportConds(f, end)
+	if err != nil || !ok {
+		return nil, nil, false, err
+	}
+	var first *int64
+	if err := db.QueryRow(ctx, `SELECT min(seq) FROM audit_log WHERE `+whereSQL(conds), args).Scan(&first); err != nil {
+		return nil, nil, false, fmt.Errorf("query the first entry: %w", err)
+	}
+	if first == nil {
+		return nil, nil, false, nil
+	}
+	args["first"] = *first
+	return conds, args, true, nil
 }
 
 // selectedRow is a row of exportEntries' query: the entry's columns, then

@@ -24,22 +24,34 @@ const exportStatementTimeout = 5 * time.Minute
 
 // auditExportCSV signs the export itself with the checkpoint key
 // (audit.ExportCSVSigned): its bytes, filter, range, counts and chain head.
+// It re-hashes the stubs first (audit.CheckCSVStubs): one whose stored hash
+// is not its digest's would stop the export halfway, so it is refused
+// before anything is sent, with a message naming the entry.
 func (s *Server) auditExportCSV(c echo.Context) error {
 	signer := s.deps.Checkpoints.Signer()
-	return s.auditExport(c, "text/csv; charset=utf-8", "csv",
-		func(ctx context.Context, db audit.Querier, f audit.Filter, end audit.Checkpoint, w io.Writer) error {
+	return s.auditExport(c, exportFormat{contentType: "text/csv; charset=utf-8", ext: "csv", check: audit.CheckCSVStubs,
+		write: func(ctx context.Context, db audit.Querier, f audit.Filter, end audit.Checkpoint, w io.Writer) error {
 			return audit.ExportCSVSigned(ctx, db, f, end, signer, w)
-		})
+		}})
 }
 
 // auditExportJSONL signs the export itself with the checkpoint key
 // (audit.ExportJSONLSigned): its lines, filter and first and last seq.
 func (s *Server) auditExportJSONL(c echo.Context) error {
 	signer := s.deps.Checkpoints.Signer()
-	return s.auditExport(c, "application/x-ndjson", "jsonl",
-		func(ctx context.Context, db audit.Querier, f audit.Filter, end audit.Checkpoint, w io.Writer) error {
+	return s.auditExport(c, exportFormat{contentType: "application/x-ndjson", ext: "jsonl",
+		write: func(ctx context.Context, db audit.Querier, f audit.Filter, end audit.Checkpoint, w io.Writer) error {
 			return audit.ExportJSONLSigned(ctx, db, f, end, signer, w)
-		})
+		}})
+}
+
+// exportFormat is how auditExport writes one format: its content type and
+// file extension, what it checks before sending anything (nil for
+// nothing), and the writer of the file.
+type exportFormat struct {
+	contentType, ext string
+	check            func(ctx context.Context, db audit.Querier, f audit.Filter, end int64) error
+	write            func(context.Context, audit.Querier, audit.Filter, audit.Checkpoint, io.Writer) error
 }
 
 // auditExport streams the current filter's entries, oldest first, ending
@@ -49,8 +61,13 @@ func (s *Server) auditExportJSONL(c echo.Context) error {
 // the filter selects (ExportEnd), the head when there is none, so anyone
 // with the public key can check the export. The export itself is audited
 // first.
-func (s *Server) auditExport(c echo.Context, contentType, ext string,
-	export func(context.Context, audit.Querier, audit.Filter, audit.Checkpoint, io.Writer) error) error {
+//
+// An export that fails before it sends anything (the format's check) is
+// answered with the error; one that fails once sending has begun has its
+// connection cut (the writer's last record says it stopped), so that no
+// browser or client takes the part it got for a complete file. Either way
+// the failure is audited beside the export's row.
+func (s *Server) auditExport(c echo.Context, format exportFormat) error {
 	ctx := c.Request().Context()
 	f, errs := readAuditFilter(c.QueryParams()).Validate()
 	if errs != nil {
@@ -68,7 +85,7 @@ func (s *Server) auditExport(c echo.Context, contentType, ext string,
 	var events []audit.Event
 	for _, tenant := range s.exportedTenants(ctx, f) {
 		e := s.event(c, "audit.export", audit.OutcomeOK)
-		e.ObjectType, e.ObjectID, e.Reason = "audit_log", ext, "filter: "+exportFilterText(c.QueryParams())
+		e.ObjectType, e.ObjectID, e.Reason = "audit_log", format.ext, "filter: "+exportFilterText(c.QueryParams())
 		e.Tenant = tenant
 		events = append(events, e)
 	}
@@ -87,24 +104,52 @@ func (s *Server) auditExport(c echo.Context, contentType, ext string,
 	if err != nil {
 		return fmt.Errorf("find the checkpoint the export ends at: %w", err)
 	}
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, contentType)
-	h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="audit-%s.%s"`, time.Now().UTC().Format("20060102T150405Z"), ext))
-	h.Set("Cache-Control", "no-store")
-	// The checkpoint the export ends at, also in the file's last record.
-	h.Set("Audit-Chain-Head", fmt.Sprintf("%d:%s", end.Seq, end.HashHex()))
-	c.Response().WriteHeader(http.StatusOK)
+	res := c.Response()
 	err = pgx.BeginTxFunc(ctx, s.deps.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", exportStatementTimeout.Milliseconds())); err != nil {
 			return err
 		}
-		return export(ctx, tx, f, end, c.Response())
+		if format.check != nil {
+			if err := format.check(ctx, tx, f, end.Seq); err != nil {
+				return err
+			}
+		}
+		h := res.Header()
+		h.Set(echo.HeaderContentType, format.contentType)
+		h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="audit-%s.%s"`, time.Now().UTC().Format("20060102T150405Z"), format.ext))
+		h.Set("Cache-Control", "no-store")
+		// The checkpoint the export ends at, also in the file's last record.
+		h.Set("Audit-Chain-Head", fmt.Sprintf("%d:%s", end.Seq, end.HashHex()))
+		res.WriteHeader(http.StatusOK)
+		return format.write(ctx, tx, f, end, res)
 	})
-	if err != nil {
-		// Headers are gone; the missing trailer tells the reader it is cut.
-		s.deps.Log.Error("audit export interrupted", "err", err, "request_id", h.Get(echo.HeaderXRequestID))
+	if err == nil {
+		return nil
 	}
-	return nil
+	s.auditExportFailed(ctx, events, err)
+	if !res.Committed {
+		return fmt.Errorf("audit export: %w", err)
+	}
+	// Headers are gone: end the response without its end, so the download
+	// fails where it is read instead of passing for a whole file (echo's
+	// Recover lets http.ErrAbortHandler through to net/http).
+	s.deps.Log.Error("audit export interrupted", "err", err, "request_id", res.Header().Get(echo.HeaderXRequestID))
+	panic(http.ErrAbortHandler)
+}
+
+// auditExportFailed records that the export events stand for failed,
+// beside each of them (same tenant, filter and format), with why when the
+// console can say: the export's own rows are written before it starts and
+// say ok.
+func (s *Server) auditExportFailed(ctx context.Context, events []audit.Event, err error) {
+	failed := make([]audit.Event, len(events))
+	for i, e := range events {
+		e.Outcome, e.Reason = audit.OutcomeError, e.Reason+"; failed: "+quarantine.ErrorMessage(err)
+		failed[i] = e
+	}
+	if _, aerr := audit.AppendBatchFunc(context.WithoutCancel(ctx), s.deps.Pool, failed); aerr != nil {
+		s.deps.Log.Error("audit failed export", "err", aerr, "export_err", err)
+	}
 }
 
 // exportedTenants are the tenants an export of f takes entries from, as
