@@ -20,6 +20,10 @@ const (
 
 	ActionBindingAdd    = "binding.add"
 	ActionBindingDelete = "binding.delete"
+	// ActionBindingUnmatched: the console stopped matching a binding (an
+	// email binding whose address is not ASCII: migration 0050, recorded
+	// by migration 0052).
+	ActionBindingUnmatched = "binding.unmatched"
 
 	ActionExport = "audit.export"
 	ActionVerify = "audit.verify"
@@ -103,7 +107,7 @@ var actions = [][]string{
 	{ActionLogin, ActionLogout, ActionIdentityChange, ActionSessionEnd, ActionSessionsRevoke},
 	{ActionDenied},
 	{ActionCSRFDenied},
-	{ActionBindingAdd, ActionBindingDelete},
+	{ActionBindingAdd, ActionBindingDelete, ActionBindingUnmatched},
 	{ActionUserSettings},
 	{ActionExport, ActionVerify, ActionCheckpointRefused},
 	{ActionDeadLetterDownload, ActionDeadLetterDiscard, ActionDeadLetterResolve, ActionDeadLetterFix},
