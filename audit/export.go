@@ -73,6 +73,11 @@ var exportHeader = []string{
 // f's Limit is ignored; Before and After bound the seq range. It returns an
 // an invalid quarantine.Error for an invalid f.
 //
+// An export that fails before its end (a read fails, a stub's hash does
+// not hold) writes, instead of its last records, the record
+// "# export-error,<exportErrorText>" (as long as the header) and returns
+// the error.
+//
 // An export written by ExportCSV says nothing signed of its filter, its
 // range or its rows: ExportCSVSigned signs them.
 func ExportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, w io.Writer) error {
@@ -467,6 +472,9 @@ type jsonHead struct {
 // file can cut its first lines, change its filter, or turn an entry into
 // a stub (its nonce is shown, so its content digest is computable)
 // without the chain telling. ExportJSONLSigned signs all of that.
+//
+// An export that fails before its end writes, instead of its last line,
+// {"export_error":"<exportErrorText>"} and returns the error.
 //
 // f's Limit is ignored; Before and After bound the seq range. It returns an
 // an invalid quarantine.Error for an invalid f.
