@@ -16,7 +16,7 @@ import (
 // TestFixAudit11UnmatchedBindingsAudited: migration 0050 stopped matching
 // the email bindings whose address is not ASCII, silently; 0052 appends
 // one binding.unmatched entry per binding it flagged (as the console, in
-// the binding's tenant, none for "*", the reason naming 0050), and
+// the binding's tenant, outside any for "*", the reason naming 0050), and
 // none for a binding in force, and the chain still verifies with the
 // console's own verifier: the entries are hashed as package audit hashes.
 func TestFixAudit11UnmatchedBindingsAudited(t *testing.T) {
