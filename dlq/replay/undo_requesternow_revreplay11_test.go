@@ -33,7 +33,9 @@ import (
 // the edit nonetheless approves the request on the requester's word alone
 // ("no approval needed once the payload edit was undone") and writes its
 // jobs; the worker then blocks them (FixedByRequester at execution), so the
-// request shows approved though the rules never let it be.
+// request shows approved though the rules never let it be. The request page
+// (View, which reads RequesterNow) says the undo does not approve it: the
+// page and the undo, said to be one judgement, disagree.
 func TestRevReplay11UndoApprovesSelfFixedItemWithoutRequesterNow(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -66,9 +68,16 @@ func TestRevReplay11UndoApprovesSelfFixedItemWithoutRequesterNow(t *testing.T) {
 	require.NoError(t, dir.Remember(ctx, authz.User{Actor: oncallNow, Groups: []string{"quarantine:acme:oncall"}}))
 	require.True(t, replaypolicy.SamePerson(oncallNow, second), "precondition: the fix's recorder is the requester as the directory has them now")
 
+	// The request page (View reads RequesterNow) says what the undo does.
+	v, err := b.replays.View(ctx, reqID, oncallNow, replay.ViewOptions{Items: 100, Payloads: 20, Edits: 20})
+	require.NoError(t, err)
+	require.Contains(t, v.Undo, id)
+	promised := v.Undo[id].Approves
+
 	change, err := b.replays.ChangePayload(ctx, reqID, id, oncallNow, replay.PayloadEdit{Undo: true, Reason: "the fix is deployed"}, quarantine.RequestMeta{})
 	if err == nil {
 		assert.False(t, change.Approved, "undoing the edit approved, with no approver, a request whose only standing is a fix marker its requester recorded")
+		assert.Equal(t, promised, change.Approved, "the page (View, with RequesterNow) and the undo (approvedOnUndo, without) are said to be one judgement")
 	}
 	r, err := b.replays.Request(ctx, reqID)
 	require.NoError(t, err)
