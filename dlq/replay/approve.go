@@ -59,9 +59,6 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		if err != nil {
 			return err
 		}
-		if err := requesterNow(ctx, tx, &req); err != nil {
-			return err
-		}
 		if v := req.MayApprove(actor); v.Outcome != replaypolicy.Go {
 			denied = req.Tenant
 			return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", v.Reason)
@@ -147,9 +144,6 @@ func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, 
 	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
-			return err
-		}
-		if err := requesterNow(ctx, tx, &req); err != nil {
 			return err
 		}
 		if v := req.MayApprove(actor); v.Outcome != replaypolicy.Go {

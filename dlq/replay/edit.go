@@ -289,8 +289,10 @@ func (s *Service) approveIfReady(ctx context.Context, tx pgx.Tx, id int64, actor
 // undo (approveIfReady) and for the page that says beforehand what the
 // undo does (undoPreviews). live are its live items as the undo leaves
 // them; it is judged with no approvals (an undo deletes them), the
-// request edited while one of live holds an edit, as actor, at the time
-// approvals are judged at (judgedAt), by the active rules only
+// request edited while one of live holds an edit, its requester as
+// recorded and as the directory has them now (req as getRequest reads it:
+// a fix marker either recorded asks an approver, FixedByRequester), as
+// actor, at the time approvals are judged at (judgedAt), by the active rules only
 // (Decision.Ready): a process whose policy is not the active version
 // judges nothing, and the conflict of activeTable is returned.
 func (s *Service) approvedOnUndo(ctx context.Context, q querier, req Request, live []replaypolicy.Item, actor quarantine.Actor) (bool, error) {

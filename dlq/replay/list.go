@@ -99,7 +99,10 @@ const listWhere = `(tenant = ANY($1) OR $2) -- only the viewer's tenants
 // reads at most a page ($17), so the order costs no sort of every request.
 // The cursor is the last row of the page before: its id $15 (0: none) and
 // whether it was the viewer's $16.
-const selectList = `SELECT ` + requestColumns + `, own FROM (
+//
+// Each with its requester as the directory has them now (joinRequesterNow),
+// as the request page counts its approvals (CountOf).
+const selectList = `SELECT ` + requestColumns + `, ` + requesterNowColumns + `, own FROM (
     (SELECT ` + requestColumns + `, true AS own FROM replay_requests
      WHERE ` + listWhere + ` AND $14 AND ` + requesterIs + `
        AND ($15 = 0 OR ($16 AND id < $15)) -- a page that ended among the others has no own request left
@@ -109,7 +112,7 @@ const selectList = `SELECT ` + requestColumns + `, own FROM (
      WHERE ` + listWhere + ` AND NOT ($14 AND ` + requesterIs + `)
        AND ($15 = 0 OR ($14 AND $16) OR id < $15) -- the others start over after the last own request
      ORDER BY id DESC LIMIT $17)
-) page ORDER BY own DESC, id DESC LIMIT $17`
+) r ` + joinRequesterNow + ` ORDER BY own DESC, id DESC LIMIT $17`
 
 // The approvals of several requests.
 const selectApprovalsOf = `SELECT a.request_id, a.approver_issuer, a.approver_subject, a.approver_email, a.approver_email_verified, a.intent_hash,
@@ -150,7 +153,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Listed, bool, error
 		}
 		reqs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Listed, error) {
 			var l Listed
-			err := scanRequestInto(row, &l.Request, &l.OwnFirst)
+			err := scanRequestInto(row, &l.Request, append(requesterNowInto(&l.Request), &l.OwnFirst)...)
 			return l, err
 		})
 		if err != nil {

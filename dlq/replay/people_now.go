@@ -1,10 +1,6 @@
 package replay
 
 import (
-	"context"
-	"errors"
-	"fmt"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quarantine-console/quarantine"
@@ -42,34 +38,17 @@ func requesterNowInto(r *Request) []any {
 	return []any{&r.RequesterNow.Issuer, &r.RequesterNow.Subject, &r.RequesterNow.Email, &r.RequesterNow.EmailVerified}
 }
 
-// selectPersonNow is an identity as the directory has it now.
-const selectPersonNow = `SELECT issuer, subject, email, email_verified FROM user_directory WHERE issuer = $1 AND subject = $2`
-
-// personNow returns who as the directory has them now, zero when it never
-// saw them.
-func personNow(ctx context.Context, q querier, who quarantine.Actor) (quarantine.Actor, error) {
-	var a quarantine.Actor
-	err := q.QueryRow(ctx, selectPersonNow, who.Issuer, who.Subject).Scan(&a.Issuer, &a.Subject, &a.Email, &a.EmailVerified)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return quarantine.Actor{}, nil
-	}
-	if err != nil {
-		return quarantine.Actor{}, fmt.Errorf("read the directory entry of %s: %w", who.Attribution(), err)
-	}
-	return a, nil
-}
-
-// requesterNow sets req.RequesterNow from the directory.
-func requesterNow(ctx context.Context, q querier, req *Request) error {
-	now, err := personNow(ctx, q, req.Requester)
-	req.RequesterNow = now
-	return err
+// scanRequestNow scans requestColumns and requesterNowColumns: a request
+// with its requester as the directory has them now.
+func scanRequestNow(row pgx.CollectableRow) (Request, error) {
+	var r Request
+	return r, scanRequestInto(row, &r, requesterNowInto(&r)...)
 }
 
 // MayApprove says whether actor may approve r: replaypolicy.MayApprove,
 // the check Approve makes, with r's requester as it recorded them and as
-// the directory has them now (RequesterNow, which View, Waiting and
-// QueueRequestsFor read). Pages mark a request the viewer may not approve
+// the directory has them now (RequesterNow, which every read of a request
+// carries). Pages mark a request the viewer may not approve
 // with it, so that what they show is what Approve does.
 func (r Request) MayApprove(actor quarantine.Actor) replaypolicy.Verdict {
 	return replaypolicy.MayApprove(policyRequest(r, nil), actor)

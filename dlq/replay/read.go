@@ -19,9 +19,14 @@ type querier interface {
 }
 
 const (
-	selectRequest       = `SELECT ` + requestColumns + ` FROM replay_requests WHERE id = $1`
-	selectRequestLocked = selectRequest + ` FOR UPDATE` // the action's checks and writes see no concurrent change
-	selectBatch         = `SELECT ` + requestColumns + ` FROM replay_requests WHERE batch = $1 ORDER BY id`
+	// A request is read with its requester as the directory has them now
+	// (joinRequesterNow, requesterNowInto): every judgement of it compares
+	// its people both ways (replaypolicy.MayBeOne), whichever action reads
+	// it. Locked, only the request's row is (the directory's is read).
+	selectRequest       = `SELECT ` + requestColumns + `, ` + requesterNowColumns + ` FROM replay_requests r ` + joinRequesterNow + ` WHERE r.id = $1`
+	selectRequestLocked = selectRequest + ` FOR UPDATE OF r` // the action's checks and writes see no concurrent change
+	selectBatch         = `SELECT ` + requestColumns + `, ` + requesterNowColumns + ` FROM replay_requests r ` + joinRequesterNow + `
+        WHERE r.batch = $1 ORDER BY r.id`
 	// Drafts are the requester's own business; the dead letter's page
 	// lists only what was submitted. Each with its requester as the
 	// directory has them now (joinRequesterNow: who may settle an item, as
@@ -45,6 +50,8 @@ const (
         WHERE i.request_id = $1 AND i.dead_letter_id = $2 AND i.skip_reason = ''`
 )
 
+// getRequest reads request id (locked: FOR UPDATE of its row), with its
+// requester as the directory has them now (Request.RequesterNow).
 func getRequest(ctx context.Context, q querier, id int64, lock bool) (Request, error) {
 	sql := selectRequest
 	if lock {
@@ -54,7 +61,7 @@ func getRequest(ctx context.Context, q querier, id int64, lock bool) (Request, e
 	if err != nil {
 		return Request{}, err
 	}
-	r, err := pgx.CollectExactlyOneRow(rows, scanRequest)
+	r, err := pgx.CollectExactlyOneRow(rows, scanRequestNow)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Request{}, fmt.Errorf("replay request %d: %w", id, errNoRequest)
 	}
@@ -80,7 +87,7 @@ func batchRequests(ctx context.Context, q querier, sql, batch string) ([]Request
 	if err != nil {
 		return nil, err
 	}
-	out, err := pgx.CollectRows(rows, scanRequest)
+	out, err := pgx.CollectRows(rows, scanRequestNow)
 	if err == nil && len(out) == 0 {
 		return nil, fmt.Errorf("replay batch %q: %w", batch, errNoBatch)
 	}
@@ -94,10 +101,7 @@ func batchRequests(ctx context.Context, q querier, sql, batch string) ([]Request
 func (s *Service) QueueRequestsFor(b *pgx.Batch, deadLetterID int64, out *[]Request) {
 	b.Queue(selectRequestsFor, deadLetterID).Query(func(rows pgx.Rows) error {
 		var err error
-		*out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Request, error) {
-			var r Request
-			return r, scanRequestInto(row, &r, requesterNowInto(&r)...)
-		})
+		*out, err = pgx.CollectRows(rows, scanRequestNow)
 		return err
 	})
 }
@@ -201,13 +205,10 @@ func progress(ctx context.Context, q querier, id int64) (Progress, error) {
 }
 
 // decide is what the replay rules say request req needs now, as seen by
-// actor: every live item judged as it stands, and the request's own rules.
+// actor: every live item judged as it stands, and the request's own rules,
+// its requester as recorded and as the directory has them now (req read
+// by getRequest, which reads RequesterNow).
 func (s *Service) decide(ctx context.Context, q querier, req Request, actor quarantine.Actor) (replaypolicy.Decision, error) {
-	if req.RequesterNow == (quarantine.Actor{}) {
-		if err := requesterNow(ctx, q, &req); err != nil {
-			return replaypolicy.Decision{}, err
-		}
-	}
 	fs, err := s.requestFacts(ctx, q, req)
 	if err != nil {
 		return replaypolicy.Decision{}, err

@@ -81,9 +81,6 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		if err != nil {
 			return err
 		}
-		if err := requesterNow(ctx, tx, &req); err != nil {
-			return err
-		}
 		if v := req.MayReconcile(actor); v.Outcome != replaypolicy.Go {
 			denied = req.Tenant
 			return refuse(v, quarantine.EFORBIDDEN)

@@ -48,8 +48,11 @@ type Request struct {
 	Status    Status
 	Requester quarantine.Actor
 	// RequesterNow is the requester's identity as the directory has it
-	// now (zero: never seen), read where separation of duties is judged
-	// (requesterNow); zero elsewhere.
+	// now (zero: never seen), read with the request (requesterNowColumns)
+	// wherever one is read to be judged, counted or acted on (getRequest,
+	// a batch, List, the approval lists); zero only in the reads that
+	// judge no person (the emergency stop's, a policy change's voiding
+	// and the draft expiry's).
 	RequesterNow      quarantine.Actor
 	Reason            string
 	StatusReason      string

@@ -53,7 +53,7 @@ func (e *RefusedError) Error() string {
 func (e *RefusedError) Unwrap() error { return quarantine.Errorf(quarantine.EINVALID, "%s", e.Error()) }
 
 const (
-	selectBatchLocked = selectBatch + ` FOR UPDATE` // one submit of a batch at a time
+	selectBatchLocked = selectBatch + ` FOR UPDATE OF r` // one submit of a batch at a time
 	submitRequest     = `UPDATE replay_requests SET reason = $2, rate = $3, typed_confirmation = $4, intent_hash = $5,
         submitted_at = $6, status = 'pending_approval', status_reason = $7, reconciliation_note = $9, approvals_needed = $10,
         classes = coalesce($11::text[], '{}'), version = version + 1
