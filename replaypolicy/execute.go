@@ -155,7 +155,13 @@ func othersApproved(r Run) (counted []person, own string) {
 // judgeRunPeople blocks r when its approvals, judged with the people as
 // the directory has them now, no longer come from r.ApprovalsNeeded
 // distinct people other than the requester (separation of duties at
-// execution, as judgeApprovals counts at approval).
+// execution, as judgeApprovals counts at approval). Its reason says why:
+// an approver who may be the requester, approvers who may be one person,
+// or, when the people as the request recorded them are short too, no
+// email changed anything: it was approved without an approval it needed,
+// which only a fix marker its requester recorded (FixedByRequester: one
+// approver who is not them) asks beyond the approvals its approval
+// weighed.
 func judgeRunPeople(v Verdict, r Run) Verdict {
 	counted, own := othersApproved(r)
 	switch {
@@ -164,9 +170,28 @@ func judgeRunPeople(v Verdict, r Run) Verdict {
 	case own != "":
 		return v.plain(Block, CheckOwnRequest, fmt.Sprintf("the approver %s may be the requester %s: their accounts share an email now; request again",
 			own, r.Requester.Attribution()))
+	case len(recordedApprovers(r)) < r.ApprovalsNeeded:
+		return v.plain(Block, CheckOwnRequest, fmt.Sprintf("the request was approved by %d people other than the requester, and it needs %d: "+
+			"a fix marker its requester %s recorded (under this account or another of theirs) lets its items replay only with an approver who is not them; "+
+			"request again", len(counted), r.ApprovalsNeeded, r.Requester.Attribution()))
 	}
 	return v.plain(Block, CheckOwnRequest, fmt.Sprintf("the approvals come from %d people now, not %d: two approvers' accounts share an email; request again",
 		len(counted), r.ApprovalsNeeded))
+}
+
+// recordedApprovers are the distinct people other than the requester who
+// approved r, as the request recorded them (othersApproved without the
+// directory's word): fewer than r needs, and no email change explains the
+// shortfall.
+func recordedApprovers(r Run) []person {
+	a := *r.Authority
+	a.RequesterNow, a.Approvers = quarantine.Actor{}, make([]Standing, len(r.Authority.Approvers))
+	for i, s := range r.Authority.Approvers {
+		a.Approvers[i] = Standing{Who: s.Who, May: s.May}
+	}
+	r.Authority = &a
+	counted, _ := othersApproved(r)
+	return counted
 }
 
 // ApprovalLapse is when the approval of r stops letting anything of it be
