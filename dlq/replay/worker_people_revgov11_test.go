@@ -112,3 +112,51 @@ func TestRevGov11WorkerBlocksOnApproverWhoseApprovalNeverCounted(t *testing.T) {
 	assert.Equal(t, "replayed", j.State, "blocked for an approval that never counted: %s", j.Result)
 	assert.Equal(t, 1, b.publishedAs(t, msgID))
 }
+
+// TestRevGov11FirstApprovalPastItsExpiryStillStartsTheRequest: the policy
+// file says approval_expiry is "how long after it was given an approval
+// counts towards its request and lets the request start: past it ... an
+// approved one that has not started is blocked". A manual request (4h):
+// approver1 approved it five hours ago, approver2 two hours ago, which
+// completed it; nothing of it has been published. approver1's approval
+// was given longer ago than the expiry, so it no longer lets the request
+// start, and the request should be blocked ("request again"). The worker
+// measures the expiry from when the request was approved (the second
+// approval), so a two-approver request may start up to twice the expiry
+// after its first approver looked at it: here it publishes on an approval
+// five hours old.
+func TestRevGov11FirstApprovalPastItsExpiryStillStartsTheRequest(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	msgID := "revgov11-first-approval-old"
+	id := b.seedItem(t, "orders.refund", msgID, nil, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, 2, req.ApprovalsNeeded)
+	in := replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY " + msgID}
+	_, err := b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	// approver1 approved three hours after the request was submitted ...
+	_, err = b.db.OwnerPool.Exec(ctx, `UPDATE replay_requests SET submitted_at = submitted_at - interval '6 hours' WHERE id = $1`, req.ID)
+	require.NoError(t, err)
+	_, err = b.db.OwnerPool.Exec(ctx, `UPDATE replay_approvals SET approved_at = approved_at - interval '3 hours' WHERE request_id = $1`, req.ID)
+	require.NoError(t, err)
+	// ... approver2 within its four hours, which completes the request.
+	d, err := b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.True(t, d.Ready, "approver1's approval (3h old) still counts: the request is approved")
+	// Two more hours pass before a worker claims it: approver1's approval
+	// is five hours old, approver2's two.
+	for _, q := range []string{
+		`UPDATE replay_requests SET submitted_at = submitted_at - interval '2 hours', approved_at = approved_at - interval '2 hours' WHERE id = $1`,
+		`UPDATE replay_approvals SET approved_at = approved_at - interval '2 hours' WHERE request_id = $1`,
+		`UPDATE replay_jobs SET not_before = least(not_before, now()) WHERE request_id = $1`,
+	} {
+		_, err = b.db.OwnerPool.Exec(ctx, q, req.ID)
+		require.NoError(t, err)
+	}
+	w := b.worker(t, replay.WorkerConfig{Retry: time.Millisecond})
+	j := b.rerun(t, w, req.ID, id)
+	assert.Equal(t, "blocked", j.State, "approver1's approval, five hours old, let the request start (%s)", j.Result)
+	assert.Zero(t, b.publishedAs(t, msgID))
+}
