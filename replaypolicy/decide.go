@@ -551,23 +551,13 @@ func judgeApprovals(k Knobs, req Request, now time.Time) ([]person, []string) {
 	ignored := make([]string, len(req.Approvals))
 	for i, a := range req.Approvals {
 		p := person{a.Approver, a.ApproverNow}
-		switch {
-		case !a.Approver.Identified():
-			ignored[i] = IgnoredUnidentified
+		switch why := approvalVoid(k, req, a, now); {
+		case why == IgnoredUnidentified:
+			ignored[i] = why
 		case MayBeOne(a.Approver, a.ApproverNow, req.Requester, req.RequesterNow):
 			ignored[i] = IgnoredRequester
-		case a.Void != "":
-			ignored[i] = IgnoredLostRight
-		case a.IntentHash != req.IntentHash:
-			ignored[i] = IgnoredOtherIntent
-		case a.At.IsZero():
-			ignored[i] = IgnoredUndated
-		case !req.RequestedAt.IsZero() && a.At.Before(req.RequestedAt):
-			ignored[i] = IgnoredBeforeRequest
-		case a.At.After(now):
-			ignored[i] = IgnoredFuture
-		case !now.Before(a.At.Add(k.ApprovalExpiry)):
-			ignored[i] = IgnoredExpired
+		case why != "":
+			ignored[i] = why
 		case containsPerson(approvers, p):
 			ignored[i] = IgnoredAgain
 		default:
@@ -575,6 +565,94 @@ func judgeApprovals(k Knobs, req Request, now time.Time) ([]person, []string) {
 		}
 	}
 	return approvers, ignored
+}
+
+// approvalVoid says why approval a of req does not count at now by what
+// it is, whoever its approver may be (judgeApprovals judges the people:
+// the requester, the same person again), "" when it counts: its approver
+// is identified, it is not void, it approves req's intent hash, it is
+// dated no earlier than the request and no later than now, and now is
+// before At + approval_expiry.
+func approvalVoid(k Knobs, req Request, a Approval, now time.Time) string {
+	switch {
+	case !a.Approver.Identified():
+		return IgnoredUnidentified
+	case a.Void != "":
+		return IgnoredLostRight
+	case a.IntentHash != req.IntentHash:
+		return IgnoredOtherIntent
+	case a.At.IsZero():
+		return IgnoredUndated
+	case !req.RequestedAt.IsZero() && a.At.Before(req.RequestedAt):
+		return IgnoredBeforeRequest
+	case a.At.After(now):
+		return IgnoredFuture
+	case !now.Before(a.At.Add(k.ApprovalExpiry)):
+		return IgnoredExpired
+	}
+	return ""
+}
+
+// CountedAtApproval are the approvals of req that counted when it was
+// approved, at approvedAt, by what each is (approvalVoid, the rule
+// judgeApprovals counts them by): the approvals its approval rests on, and
+// the only ones a worker judges it by (JudgeRun: whether their approvers
+// still hold the right, and are still distinct people, as the directory
+// has them then; StartBy: how long they let it start). An approval that
+// had expired, approved another intent or was void by then never counted,
+// and counts for nothing later. None when approvedAt is zero (never
+// approved) or req's class is not in t.
+func CountedAtApproval(t *Table, req Request, approvedAt time.Time) []Approval {
+	k, ok := t.RequestKnobs(req.Class, req.Union)
+	if !ok || approvedAt.IsZero() {
+		return nil
+	}
+	var out []Approval
+	for _, a := range req.Approvals {
+		if approvalVoid(k, req, a, approvedAt) == "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// StartBy is when the approval of req, approved at approvedAt, stops
+// letting it start: each approval lets it start for approval_expiry after
+// it was given (the strictest of its class's and Union's), so the first
+// approval it counted when it was approved (CountedAtApproval) bounds it,
+// and approvedAt does for a request approved without one. Zero when it
+// was never approved or its class is not in t.
+func StartBy(t *Table, req Request, approvedAt time.Time) time.Time {
+	k, ok := t.RequestKnobs(req.Class, req.Union)
+	if !ok || approvedAt.IsZero() {
+		return time.Time{}
+	}
+	from := approvedAt
+	for _, a := range CountedAtApproval(t, req, approvedAt) {
+		if a.At.Before(from) {
+			from = a.At
+		}
+	}
+	return from.Add(k.ApprovalExpiry)
+}
+
+// FirstLapse is when the first approval of req that counts at now (by the
+// rules JudgeApprovals counts with) stops counting; zero when none counts
+// or req's class is not in t. Of a request waiting for approval, that is
+// when it may fall back a count.
+func FirstLapse(t *Table, req Request, now time.Time) time.Time {
+	k, ok := t.RequestKnobs(req.Class, req.Union)
+	if !ok {
+		return time.Time{}
+	}
+	_, ignored := judgeApprovals(k, req, now)
+	var first time.Time
+	for i, a := range req.Approvals {
+		if e := a.At.Add(k.ApprovalExpiry); ignored[i] == "" && (first.IsZero() || e.Before(first)) {
+			first = e
+		}
+	}
+	return first
 }
 
 // Why an approval does not count (judgeApprovals), as the rules' messages

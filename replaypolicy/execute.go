@@ -35,6 +35,13 @@ type Run struct {
 	// submitted (Request.Union): its approval expires by the strictest.
 	Union     []Class
 	Requester quarantine.Actor
+	// IntentHash is the request's intent hash, RequestedAt when it was
+	// submitted, and Approvals its approvals as recorded (void ones too):
+	// the ones that counted when it was approved (Counted) are what its
+	// approval rests on.
+	IntentHash  string
+	RequestedAt time.Time
+	Approvals   []Approval
 	// ApprovalsNeeded is how many distinct approvers the request needed
 	// when it was approved (0: none).
 	ApprovalsNeeded int
@@ -50,9 +57,10 @@ type Authority struct {
 	// RequesterMay: the requester still may request replays of the class
 	// in the tenant.
 	RequesterMay bool
-	// Approvers are the request's approvers (their approvals that are not
-	// void), each with whether they still may approve replays of the class
-	// in the tenant.
+	// Approvers are the approvers of the request's approvals that counted
+	// when it was approved (Run.Counted; no other approval is asked about
+	// or counted), each with whether they still may approve replays of the
+	// class in the tenant.
 	Approvers []Standing
 	// RequesterNow is the requester's identity as the directory has it
 	// now (zero: not known).
@@ -68,17 +76,33 @@ type Standing struct {
 	May bool
 }
 
+// Counted are the approvals of r that counted when it was approved
+// (CountedAtApproval): the approvals a worker asks the rights of, and
+// counts the people of (Authority.Approvers), and whose first bounds when
+// r may start (ApprovalLapse).
+func (r Run) Counted(t *Table) []Approval {
+	return CountedAtApproval(t, r.request(), r.ApprovedAt)
+}
+
+// request is r as the approval rules judge its approvals.
+func (r Run) request() Request {
+	return Request{Class: r.Class, Union: r.Union, Requester: r.Requester, IntentHash: r.IntentHash, RequestedAt: r.RequestedAt,
+		Approvals: r.Approvals}
+}
+
 // JudgeRun says whether the jobs of a request may be published now, under
 // table t at time now. It is pure. In order: a cancelled request cancels
 // them; a request neither approved nor running blocks them; so do a table
-// other than the one it was approved under, an approval older than the
-// approval_expiry of its class (the strictest of its Union) when the
-// request has not started, that is while nothing of it may have been
+// other than the one it was approved under, an approval it rests on older
+// than the approval_expiry of its class (the strictest of its Union:
+// ApprovalLapse, from the first approval that counted) when the request
+// has not started, that is while nothing of it may have been
 // published (neither running nor Started: an approval is for now, not
 // for whenever workers or the broker come back; when another worker's
 // publish may yet have started it before the expiry, StartUnsettled, the
 // jobs wait for its record), a requester or an approver who lost the
-// right, and approvals that no longer come from ApprovalsNeeded people
+// right (of the approvals that counted when it was approved: Counted), and
+// approvals that no longer come from ApprovalsNeeded people
 // other than the requester, the people as the directory has them now
 // (MayBeOne: an email changed since to one another of the request's people
 // holds). Rights that could not be read make the jobs wait for a later
@@ -195,20 +219,21 @@ func recordedApprovers(r Run) []person {
 }
 
 // ApprovalLapse is when the approval of r stops letting anything of it be
-// published under table t: when it was given plus the approval_expiry of
-// its class (the strictest of its Union), while the request has not
-// started (approved, not Started). It is zero when no expiry bounds it:
+// published under table t: the approval_expiry of its class (the
+// strictest of its Union) after the first approval it counted when it was
+// approved (StartBy: each approval lets it start for that long after it
+// was given, not after the last one completed it), while the request has
+// not started (approved, not Started). It is zero when no expiry bounds it:
 // the request started (from then on its items go on however long they
 // take), was never approved, or its class is not in t (JudgeRun blocks it
 // for the table anyway). JudgeRun judges it at a claim; a worker compares
 // it again with its clock right before each publish (Lapsed), since the
 // claim's verdict may be up to two thirds of a lease old by then.
 func ApprovalLapse(t *Table, r Run) time.Time {
-	k, ok := t.RequestKnobs(r.Class, r.Union)
-	if !ok || r.Status != "approved" || r.Started || r.ApprovedAt.IsZero() {
+	if r.Status != "approved" || r.Started {
 		return time.Time{}
 	}
-	return r.ApprovedAt.Add(k.ApprovalExpiry)
+	return StartBy(t, r.request(), r.ApprovedAt) // zero when never approved, or its class is not in t
 }
 
 // Lapsed reports whether an approval that lapses at lapse (ApprovalLapse;

@@ -120,8 +120,12 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		}
 		run, seen := runs[j.requestID]
 		if !seen {
-			var facts replaypolicy.Run
-			facts, stamps[j.requestID], lapses[j.requestID] = w.runFacts(ctx, j)
+			facts, stamp, lapse, err := w.runFacts(ctx, table, j)
+			if err != nil {
+				j.state, j.result = JobPending, releasedLease // judged at the next claim
+				continue
+			}
+			stamps[j.requestID], lapses[j.requestID] = stamp, lapse
 			facts.Started = started[j.requestID]
 			if !facts.Started && j.reqStatus == StatusApproved {
 				// A job of it in another worker's claim may have been
@@ -234,7 +238,10 @@ func (w *Worker) window(ctx context.Context, subject string) replaypolicy.Window
 // (bumped by every change of a binding or a policy line) and the directory
 // entries of its requester and approvers (identity, email, groups,
 // revocation; not when they were last seen, which a refresh changes
-// without changing a right). A worker reads it before it asks whether they
+// without changing a right). It takes the approvers of all its approvals,
+// a superset of those whose rights are judged (the approvals that counted
+// when it was approved, runFacts): a change to another's entry only sends
+// the jobs to be judged again. A worker reads it before it asks whether they
 // still hold their rights, and its publish gate reads it again before each
 // publish: a stamp that moved means a right may have been lost since, and
 // the jobs go back to the next claim, which asks again. Each person's
@@ -257,49 +264,57 @@ const selectRunPeople = `SELECT r.approvals_needed, coalesce(u.issuer, ''), coal
     FROM replay_requests r LEFT JOIN user_directory u ON u.issuer = r.requester_issuer AND u.subject = r.requester_subject
     WHERE r.id = $1`
 
-// runFacts is what the rules judge of j's request: its state, and the
-// current rights of its requester and approvers when the worker checks
-// them (with the approvals it needed and its people as the directory has
-// them now, for separation of duties), with the stamp of what those
-// rights rest on (authorityStamp, read before them; nil when the worker
-// checks no rights).
-func (w *Worker) runFacts(ctx context.Context, j *job) (_ replaypolicy.Run, _ *string, lapses time.Time) {
+// runFacts is what the rules judge of j's request under table t: its
+// state, its approvals (those that counted when it was approved bound how
+// long it may start, replaypolicy.Run.Counted), and the current rights of
+// its requester and of the approvers of those approvals when the worker
+// checks them (with the approvals it needed and its people as the
+// directory has them now, for separation of duties), with the stamp of
+// what those rights rest on (authorityStamp, read before them; nil when
+// the worker checks no rights). An error is a failed read of its approvals:
+// the request is judged at a later claim.
+func (w *Worker) runFacts(ctx context.Context, t *replaypolicy.Table, j *job) (_ replaypolicy.Run, _ *string, lapses time.Time, _ error) {
 	r := replaypolicy.Run{Tenant: j.tenant, Class: j.class, Union: j.requestUnion, Status: string(j.reqStatus), PolicyVersion: j.policy,
 		Requester: j.requester}
 	if j.approvedAt != nil {
 		r.ApprovedAt = *j.approvedAt
 	}
+	req, err := getRequest(ctx, w.svc.pool, j.requestID, false)
+	if err != nil {
+		return r, nil, lapses, err
+	}
+	as, err := approvals(ctx, w.svc.pool, j.requestID)
+	if err != nil {
+		return r, nil, lapses, err
+	}
+	pr := policyRequest(req, as)
+	r.IntentHash, r.RequestedAt, r.Approvals = pr.IntentHash, pr.RequestedAt, pr.Approvals
 	if w.auth == nil {
-		return r, nil, lapses
+		return r, nil, lapses, nil
 	}
 	a := &replaypolicy.Authority{}
 	r.Authority = a
 	var stamp string
 	if err := w.svc.pool.QueryRow(ctx, selectAuthorityStamp, j.requestID).Scan(&stamp); err != nil {
 		a.Unreadable = err.Error()
-		return r, nil, lapses
+		return r, nil, lapses, nil
 	}
 	now := &a.RequesterNow
 	if err := w.svc.pool.QueryRow(ctx, selectRunPeople, j.requestID).Scan(&r.ApprovalsNeeded, &now.Issuer, &now.Subject, &now.Email,
 		&now.EmailVerified); err != nil {
 		a.Unreadable = err.Error()
-		return r, nil, lapses
+		return r, nil, lapses, nil
 	}
 	obj := replaypolicy.Object(j.class)
 	a.RequesterMay = w.stillAllowed(ctx, j, j.requester, obj, "request", &lapses)
-	as, err := approvals(ctx, w.svc.pool, j.requestID)
-	if err != nil {
-		a.Unreadable = err.Error()
-		return r, nil, lapses
-	}
-	for _, ap := range as {
-		if ap.VoidedAt != nil {
-			continue // it does not count: whether its approver may approve now changes nothing
-		}
+	// Only the approvals the request's approval rested on: one that had
+	// expired, approved another intent or was void by then counted for
+	// nothing, and whether its approver may approve now changes nothing.
+	for _, ap := range r.Counted(t) {
 		a.Approvers = append(a.Approvers, replaypolicy.Standing{Who: ap.Approver, Now: ap.ApproverNow,
 			May: w.stillAllowed(ctx, j, ap.Approver, obj, "approve", &lapses)})
 	}
-	return r, &stamp, lapses
+	return r, &stamp, lapses, nil
 }
 
 // stillAllowed asks the authority whether who may still do act on obj in

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -233,27 +232,25 @@ func approvalsOf(ctx context.Context, q querier, ids []int64) (map[int64][]Appro
 }
 
 // expires is when what req waits for expires (see Listed.Expires): a
-// draft after the draft time to live; the first approval that counts
-// after the class's approval expiry; an approved request that has not
-// started, approval expiry after its approval.
+// draft after the draft time to live; of one waiting for approval, the
+// first approval that counts now (replaypolicy.FirstLapse); an approved
+// request that has not started, when its approval stops letting it start
+// (replaypolicy.StartBy: the first approval it counted, plus the approval
+// expiry), as the worker blocks it then.
 func (s *Service) expires(t *replaypolicy.Table, req Request, as []Approval, now time.Time) *time.Time {
-	k, ok := t.Knobs(req.Class)
-	at := func(from time.Time, d time.Duration) *time.Time { e := from.Add(d); return &e }
+	var e time.Time
 	switch {
 	case req.Status == StatusDraft && s.cfg.DraftTTL > 0:
-		return at(req.CreatedAt, s.cfg.DraftTTL)
-	case !ok:
-		return nil
+		e = req.CreatedAt.Add(s.cfg.DraftTTL)
 	case req.Status == StatusApproved && req.ApprovedAt != nil:
-		return at(*req.ApprovedAt, k.ApprovalExpiry)
+		e = replaypolicy.StartBy(t, policyRequest(req, as), *req.ApprovedAt)
 	case req.Status == StatusPendingApproval:
-		for _, a := range as { // oldest first
-			if e := a.At.Add(k.ApprovalExpiry); e.After(now) && bytes.Equal(a.IntentHash, req.IntentHash) && a.VoidedAt == nil {
-				return &e
-			}
-		}
+		e = replaypolicy.FirstLapse(t, policyRequest(req, as), now)
 	}
-	return nil
+	if e.IsZero() {
+		return nil
+	}
+	return &e
 }
 
 // The replays page counts, newest first, at most countedRequests of the
