@@ -88,6 +88,7 @@ func NewAccess(ctx context.Context, pool *pgxpool.Pool, groups GroupMap, log *sl
 		return nil, fmt.Errorf("casbin model: %w", err)
 	}
 	a := &Access{pool: pool, groups: groups, log: log, ad: &adapter{pool: pool}}
+	logGroups(log, groups)
 	enf, err := casbin.NewSyncedEnforcer(m, a.ad)
 	if err != nil {
 		return nil, fmt.Errorf("load authorization policy: %w", err)
@@ -99,6 +100,23 @@ func NewAccess(ctx context.Context, pool *pgxpool.Pool, groups GroupMap, log *sl
 		return nil, fmt.Errorf("load authorization policy: %w", err)
 	}
 	return a, nil
+}
+
+// logGroups logs the group mapping this process gives roles by: it is
+// read from its settings only (AUTHZ_GROUP_PREFIX, AUTHZ_GROUP_ROLES), not
+// shared through the database as bindings are, so a replica or worker
+// started with another one grants by it until it is restarted; the log
+// line, with the mapping's fingerprint, is where to check that they agree.
+func logGroups(log *slog.Logger, groups GroupMap) {
+	if log == nil {
+		return
+	}
+	rules := []string{}
+	for _, r := range groups.Rules() {
+		rules = append(rules, r.Group+"="+r.Tenant+":"+r.Role)
+	}
+	log.Info("group-role mapping in force (AUTHZ_GROUP_PREFIX, AUTHZ_GROUP_ROLES): every replica and worker should log the same fingerprint",
+		"prefix", groups.Prefix, "rules", rules, "fingerprint", groups.Fingerprint())
 }
 
 // Groups returns the group mapping in force.

@@ -1,6 +1,8 @@
 package authz
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -146,6 +148,23 @@ func (m GroupMap) RolesFor(groups []string) []TenantRole {
 		}
 	}
 	return sortRoles(seen)
+}
+
+// Fingerprint is the hex SHA-256 of the mapping (the prefix, then each
+// rule of Rules on a line): two processes that give the same groups the
+// same roles print the same one, whatever order AUTHZ_GROUP_ROLES lists
+// them in. The mapping lives only in each process's settings, so this is
+// how one tells, from their start-up logs, that every replica and worker
+// was rolled with the same one (docs/access.md, "Group mappings are
+// settings").
+func (m GroupMap) Fingerprint() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "prefix %q\n", m.Prefix)
+	for _, r := range m.Rules() {
+		fmt.Fprintf(&b, "%q=%s:%s\n", r.Group, r.Tenant, r.Role)
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:])
 }
 
 // Rules lists the configured extra mappings, for the admin page.
