@@ -114,3 +114,44 @@ func TestRevIngest11SlowRecordTakesEveryWriter(t *testing.T) {
 	})
 	assert.False(t, overlapped(), "the slow dead letter's insert ran in two writers at once: its batch, delivered again while being narrowed down, took the second writer too")
 }
+
+// TestRevIngest11StatementOutlastsAckWait: the same defect within one
+// statement. The defaults make it the rule: DATABASE_WORKER_STATEMENT_TIMEOUT
+// (ingest's statements) and INGEST_ACK_WAIT are both a minute, and the
+// start refuses only an AckWait shorter than INGEST_MAX_WAIT, so a batch
+// whose statement runs to its timeout has outlasted its AckWait before its
+// first attempt fails, and InProgress, sent only between attempts, comes
+// too late. Here one record's insert runs 1.3 s (then fails busy) with an
+// AckWait of 1 s: the batch should still be delivered once.
+func TestRevIngest11StatementOutlastsAckWait(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	_, err := b.db.OwnerPool.Exec(ctx, `
+        CREATE FUNCTION test_slower_busy_ri11() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.payload = 'slow'::bytea THEN
+                PERFORM pg_sleep(1.3);
+                RAISE EXCEPTION 'canceling statement due to statement timeout' USING ERRCODE = '57014';
+            END IF;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER test_slower_busy_ri11 BEFORE INSERT ON dead_letters FOR EACH ROW EXECUTE FUNCTION test_slower_busy_ri11();`)
+	require.NoError(t, err)
+	cfg := IngestConfig{Workers: 1, MaxWait: 300 * time.Millisecond, AckWait: time.Second, RetryUnstorable: 10 * time.Minute}
+	b.start(t, cfg, nil).stop()
+
+	const healthy = 3
+	for i := range healthy {
+		publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte(fmt.Sprintf("healthy-%d", i))})
+	}
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("slow")})
+	r := b.start(t, cfg, nil)
+
+	wait.Until(t, "the healthy dead letters stored and the slow one deferred", 2*time.Minute, func() bool {
+		return countRows(t, b.db.Pool, "payload <> 'slow'::bytea") == healthy && sumCounterVec(t, r.metrics.Deferred) >= 1
+	})
+	info := b.consumerInfo(t)
+	assert.Equal(t, uint64(healthy+1), info.Delivered.Consumer,
+		"each dead letter delivered once: none redelivered because a statement ran past its AckWait")
+}
