@@ -740,7 +740,9 @@ func (in *Ingester) writeLoop(ctx context.Context, items <-chan item) {
 
 // flush stores the batch and acks what is stored. It retries with backoff
 // while PostgreSQL is unreachable or busy and gives up only when ctx ends
-// (the messages are delivered again later). A dead letter PostgreSQL
+// (the messages are delivered again later). Until it settles the first of
+// them it keeps the messages in progress (keepInProgress), however long
+// the statements, the retries and the narrowing down take. A dead letter PostgreSQL
 // refuses in its parsed form is stored in its raw form; one refused in
 // every form, or one whose statement keeps failing for a reason not its
 // data (storeBatch), is not acked but delivered again after
@@ -764,8 +766,11 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 	if len(recs) == 0 {
 		return
 	}
-	res, deferred, ok := in.storeBatch(ctx, batch, recs)
+	keep := in.keepInProgress(ctx, batch)
+	defer keep()
+	res, deferred, ok := in.storeBatch(ctx, recs)
 	if !ok {
+		keep()
 		in.handBack(ctx, batch)
 		return
 	}
@@ -783,9 +788,6 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 		in.metrics.Deferred.Inc()
 		in.log.Warn("dead letter not stored yet: PostgreSQL kept failing its statement for a reason not its data (a timeout, memory, a lock); it stays unacked and comes again",
 			append(logFields(&recs[i]), "retry_in", in.cfg.RetryUnstorable)...)
-		if !held(batch[i].msg) {
-			in.nakUnstored(batch[i].msg, &recs[i])
-		}
 	}
 	var due []refusedDelivery // refused on enough deliveries: their position forms are stored
 	for _, u := range res.Unstorable {
@@ -798,14 +800,14 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 		unstorable[u.Index] = true
 		in.log.Error("dead letter not stored: PostgreSQL refused it in parsed and in raw form; it stays unacked and comes again",
 			append(logFields(r), "retry_in", in.cfg.RetryUnstorable, "err", u.Err)...)
-		if !held(batch[u.Index].msg) {
-			in.nakUnstored(batch[u.Index].msg, r)
-		}
 	}
 	for _, i := range in.storeContentRefused(ctx, recs, due) {
 		unstorable[i] = true
-		if !held(batch[i].msg) {
-			in.nakUnstored(batch[i].msg, &recs[i])
+	}
+	keep() // nothing is kept in progress once the first message is settled
+	for i, it := range batch {
+		if unstorable[i] && !held(it.msg) {
+			in.nakUnstored(it.msg, &recs[i])
 		}
 	}
 	for _, rf := range res.Raw {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
@@ -30,7 +31,7 @@ const raceAttempts = 5
 // Busy: the batch is narrowed down, and a record that loses alone deferred.
 var errLostRaces = errors.New("lost a lock race in PostgreSQL every time it was tried")
 
-// storeBatch inserts recs (made from batch), retrying the whole batch with
+// storeBatch inserts recs (made from a batch), retrying the whole batch with
 // backoff while PostgreSQL is unreachable or busy (Busy: a statement
 // timeout, memory, a lock); false means ctx ended first. A batch busy
 // busyAttempts times in a row, or that lost raceAttempts lock races in a
@@ -41,7 +42,8 @@ var errLostRaces = errors.New("lost a lock race in PostgreSQL every time it was 
 // keep failing, which are deferred (their indexes returned: the caller
 // naks them, they come again), never stored in raw form. No record of the
 // batch decides: the one that fails may be any of them, the smallest too.
-// The messages are kept in progress while it retries; after cutOffAfter
+// The caller keeps the messages in progress meanwhile (keepInProgress:
+// during every statement, the narrowing down and the backoff); after cutOffAfter
 // of attempts that found PostgreSQL out of reach (Unreachable) the replica
 // is cut off from PostgreSQL (cutOffFromPostgres) and storeBatch returns
 // false, as it does at once while the replica is cut off; the caller hands
@@ -52,7 +54,7 @@ var errLostRaces = errors.New("lost a lock race in PostgreSQL every time it was 
 // (observeBatch, observeStored), those of failed attempts included,
 // whether it returns true or false: a later insert of the same records
 // finds them stored and does not report them.
-func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record) (InsertResult, []int, bool) {
+func (in *Ingester) storeBatch(ctx context.Context, recs []Record) (InsertResult, []int, bool) {
 	backoff := 100 * time.Millisecond
 	var inserted []Inserted // rows a failed attempt stored: the retry skips them
 	// giveUp counts the rows failed attempts stored before the batch is
@@ -116,9 +118,6 @@ func (in *Ingester) storeBatch(ctx context.Context, batch []item, recs []Record)
 		}
 		in.log.Warn("storing dead letters failed; will retry, messages stay unacked",
 			"batch", len(recs), "attempt", attempt, "retry_in", backoff, "err", err)
-		for _, it := range batch {
-			_ = it.msg.InProgress() // keep them ours while we wait; if lost, redelivery is deduplicated
-		}
 		if !sleep(ctx, backoff) {
 			return giveUp()
 		}
@@ -232,4 +231,56 @@ func (in *Ingester) split(ctx context.Context, recs []Record, base int) (InsertR
 	right.Inserted = append(left.Inserted, right.Inserted...)
 	right.Raw, right.Unstorable = append(left.Raw, right.Raw...), append(left.Unstorable, right.Unstorable...)
 	return right, append(ldef, rdef...), err
+}
+
+// keepInProgress keeps the messages of batch in progress (InProgress, one
+// for each every AckWait/3, the first AckWait/3 after the oldest of them
+// was received) until stop is called or ctx ends, so that JetStream does
+// not deliver them again while the writer still works on them: a
+// statement that runs to its timeout (DATABASE_WORKER_STATEMENT_TIMEOUT,
+// as long as the default AckWait), the canary, a busy batch narrowed down
+// (split, bisect, a lone record's busyAttempts tries with backoff), the
+// backoff between whole attempts, the confirmation of the consumer and the
+// position forms tried after them. A batch delivered again while it is
+// being stored would be narrowed down again by another writer, and would
+// count its dead letters' deliveries up (positionFormDue). stop waits for
+// a round under way to end: nothing is sent after it returns, so the
+// caller acks, naks or terms the messages only after stop. A batch stored
+// within AckWait/3 costs a timer and no message.
+func (in *Ingester) keepInProgress(ctx context.Context, batch []item) (stop func()) {
+	every := in.cfg.AckWait / 3
+	if len(batch) == 0 || every <= 0 {
+		return func() {}
+	}
+	oldest := time.Now()
+	for _, it := range batch {
+		if p, ok := it.msg.(pulledMsg); ok && p.received.Before(oldest) {
+			oldest = p.received
+		}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		timer := time.NewTimer(max(time.Until(oldest.Add(every)), 0))
+		defer timer.Stop()
+		for {
+			select {
+			case <-timer.C:
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+			for _, it := range batch {
+				if err := it.msg.InProgress(); err != nil && !errors.Is(err, errRetired) {
+					in.log.Debug("keeping a dead letter in progress failed; if it is delivered again meanwhile, the redelivery is deduplicated", "err", err)
+				}
+			}
+			timer.Reset(every)
+		}
+	}()
+	return sync.OnceFunc(func() {
+		close(done)
+		<-stopped
+	})
 }
