@@ -123,7 +123,10 @@ const maxHeaderRereads = 5
 // holds one for (sweepHeldTries). The count is JetStream's (the message's
 // NumDelivered), so it outlives a restart and is the same for every
 // replica; a delivery that ended otherwise (handed back while PostgreSQL
-// was out of reach, its ack wait run out) counts too.
+// was out of reach, its ack wait run out while it waited for a writer or
+// its replica died) counts too. Never one that ran out while the batch was
+// being stored: a writer keeps its batch in progress (keepInProgress), so
+// a slow batchmate does not count a refused dead letter's deliveries up.
 const maxRefusedDeliveries = sweepHeldTries
 
 // Ingester moves dead letters from JetStream into PostgreSQL: it stores a
