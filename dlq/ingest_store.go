@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 )
@@ -52,15 +53,20 @@ var errLostRaces = errors.New("lost a lock race in PostgreSQL every time it was 
 // and counted apart (StoreConflicts), neither as a store error nor toward
 // cutOffAfter: PostgreSQL answered. Every row it stored is counted
 // (observeBatch, observeStored), those of failed attempts included,
-// whether it returns true or false: a later insert of the same records
-// finds them stored and does not report them.
+// whether it returns true or false, and so is every raw form among them,
+// once (addRaw): a later insert of the same records finds them stored and
+// may not report them.
 func (in *Ingester) storeBatch(ctx context.Context, recs []Record) (InsertResult, []int, bool) {
 	backoff := 100 * time.Millisecond
 	var inserted []Inserted // rows a failed attempt stored: the retry skips them
+	var raw []Refused       // raw forms among them (addRaw)
 	// giveUp counts the rows failed attempts stored before the batch is
 	// handed back: its redelivery finds them stored and never counts them.
 	giveUp := func() (InsertResult, []int, bool) {
 		in.metrics.observeStored(inserted)
+		for _, rf := range raw {
+			in.storedRaw("dead letter", &recs[rf.Index], rf.Err)
+		}
 		return InsertResult{}, nil, false
 	}
 	busy := 0
@@ -68,9 +74,9 @@ func (in *Ingester) storeBatch(ctx context.Context, recs []Record) (InsertResult
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		res, err := in.tryInsert(ctx, recs, true)
-		inserted = append(inserted, res.Inserted...)
+		inserted, raw = append(inserted, res.Inserted...), addRaw(raw, res.Raw)
 		if err == nil {
-			res.Inserted = inserted
+			res.Inserted, res.Raw = inserted, raw
 			in.metrics.observeBatch(len(recs), time.Since(start), inserted)
 			return res, nil, true
 		}
@@ -86,9 +92,9 @@ func (in *Ingester) storeBatch(ctx context.Context, recs []Record) (InsertResult
 				err = cerr // PostgreSQL takes no dead letter now: nothing to narrow down
 			} else {
 				res, deferred, serr := in.split(ctx, recs, 0)
-				inserted = append(inserted, res.Inserted...)
+				inserted, raw = append(inserted, res.Inserted...), addRaw(raw, res.Raw)
 				if serr == nil {
-					res.Inserted = inserted
+					res.Inserted, res.Raw = inserted, raw
 					in.metrics.observeBatch(len(recs), time.Since(start), inserted)
 					return res, deferred, true
 				}
@@ -133,11 +139,13 @@ func (in *Ingester) storeBatch(ctx context.Context, recs []Record) (InsertResult
 // other transaction goes on, and the retry waits for it. An insert that
 // loses raceAttempts times in a row ends with errLostRaces (Busy, logged
 // at WARN), which the caller narrows down like any busy batch. Any other
-// outcome is the last try's, with the rows every try stored; the
+// outcome is the last try's, with the rows (and raw forms) every try
+// stored; the
 // statements spent go to IsolationStatements, less the first of each try
 // when recs is the whole batch (whole).
 func (in *Ingester) tryInsert(ctx context.Context, recs []Record, whole bool) (InsertResult, error) {
 	var stored []Inserted
+	var raw []Refused
 	var wait time.Duration
 	for try := 1; ; try++ {
 		res, err := in.store.Insert(ctx, recs)
@@ -146,8 +154,8 @@ func (in *Ingester) tryInsert(ctx context.Context, recs []Record, whole bool) (I
 			extra--
 		}
 		in.metrics.IsolationStatements.Add(float64(max(extra, 0)))
-		stored = append(stored, res.Inserted...)
-		res.Inserted = stored
+		stored, raw = append(stored, res.Inserted...), addRaw(raw, res.Raw)
+		res.Inserted, res.Raw = stored, raw
 		if !LostRace(err) || ctx.Err() != nil {
 			return res, err
 		}
@@ -164,6 +172,19 @@ func (in *Ingester) tryInsert(ctx context.Context, recs []Record, whole bool) (I
 		}
 		wait = max(2*wait, 10*time.Millisecond)
 	}
+}
+
+// addRaw adds to have the raw forms of more whose records it does not
+// hold yet: an insert that failed after storing raw forms reports them
+// (Store.Insert), and a retry that finds one stored may report it again;
+// quarantine_ingest_raw_form_total counts each once.
+func addRaw(have, more []Refused) []Refused {
+	for _, rf := range more {
+		if !slices.ContainsFunc(have, func(h Refused) bool { return h.Index == rf.Index }) {
+			have = append(have, rf)
+		}
+	}
+	return have
 }
 
 // sleep waits d and a jitter of up to half of it; false when ctx ended
@@ -194,17 +215,17 @@ func (in *Ingester) bisect(ctx context.Context, recs []Record, base int) (Insert
 		backoff *= 2
 		var again InsertResult
 		again, err = in.tryInsert(ctx, recs, false)
-		again.Inserted = append(res.Inserted, again.Inserted...)
+		again.Inserted, again.Raw = append(res.Inserted, again.Inserted...), addRaw(res.Raw, again.Raw)
 		res = again
+	}
+	for i := range res.Raw {
+		res.Raw[i].Index += base
+	}
+	for i := range res.Unstorable {
+		res.Unstorable[i].Index += base
 	}
 	switch {
 	case err == nil:
-		for i := range res.Raw {
-			res.Raw[i].Index += base
-		}
-		for i := range res.Unstorable {
-			res.Unstorable[i].Index += base
-		}
 		return res, nil, nil
 	case ctx.Err() != nil:
 		return res, nil, ctx.Err()

@@ -67,7 +67,9 @@ type InsertResult struct {
 	// records already stored (redeliveries) are not in it.
 	Inserted []Inserted
 	// Raw are the records PostgreSQL refused in their parsed form, stored
-	// in their raw form instead (see RawForm).
+	// in their raw form instead (see RawForm); with an error, those whose
+	// raw form was stored before it (a later insert that skips what is
+	// stored may not report them again, or may: count each index once).
 	Raw []Refused
 	// Unstorable are the records not stored at all: PostgreSQL refused
 	// their raw form too. Their messages must not be acked.
@@ -105,7 +107,7 @@ func (s *Store) Insert(ctx context.Context, recs []Record) (InsertResult, error)
 		return res, err
 	}
 	confirmReplayContexts(recs) // an advisory's operation id only from a confirmed replay
-	refused, err := s.isolate(ctx, recs, 0, &res)
+	refused, err := s.isolate(ctx, recs, 0, &res, nil)
 	if err != nil || len(refused) == 0 {
 		return res, err
 	}
@@ -113,8 +115,14 @@ func (s *Store) Insert(ctx context.Context, recs []Record) (InsertResult, error)
 	for i, rf := range refused {
 		raw[i] = RawForm(recs[rf.Index], rf.Err)
 	}
-	unstorable, err := s.isolate(ctx, raw, 0, &res)
+	var stored []int
+	unstorable, err := s.isolate(ctx, raw, 0, &res, &stored)
 	if err != nil {
+		// The raw forms stored before the error are reported: a retry
+		// that skips what is stored (insert) would not report them.
+		for _, i := range stored {
+			res.Raw = append(res.Raw, refused[i])
+		}
 		return res, err
 	}
 	bad := map[int]bool{}
@@ -132,8 +140,9 @@ func (s *Store) Insert(ctx context.Context, recs []Record) (InsertResult, error)
 
 // isolate inserts recs (whose first is recs[base] of the caller's batch,
 // for the indexes it reports) and returns the records PostgreSQL refused
-// alone.
-func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *InsertResult) ([]Refused, error) {
+// alone; the indexes of those stored go to stored when it is not nil,
+// also when it ends with an error.
+func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *InsertResult, stored *[]int) ([]Refused, error) {
 	if len(recs) == 0 {
 		return nil, nil
 	}
@@ -142,6 +151,12 @@ func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *Inser
 	switch {
 	case err == nil:
 		res.Inserted = append(res.Inserted, in...)
+		for i := range recs {
+			if stored == nil {
+				break
+			}
+			*stored = append(*stored, base+i)
+		}
 		return nil, nil
 	case Unreachable(err) || Busy(err) || LostRace(err) || ctx.Err() != nil:
 		return nil, err // not the data's fault: the caller tries again
@@ -149,11 +164,11 @@ func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *Inser
 		return []Refused{{Index: base, Err: err}}, nil
 	}
 	mid := len(recs) / 2
-	left, err := s.isolate(ctx, recs[:mid], base, res)
+	left, err := s.isolate(ctx, recs[:mid], base, res, stored)
 	if err != nil {
 		return left, err
 	}
-	right, err := s.isolate(ctx, recs[mid:], base+mid, res)
+	right, err := s.isolate(ctx, recs[mid:], base+mid, res, stored)
 	return append(left, right...), err
 }
 
