@@ -12,8 +12,12 @@ pkgs=${TEST_PKGS:-./...}
 PG_FSYNC=off PG_SYNC_COMMIT=off ensure_postgres
 trap stop_postgres EXIT
 # The e2e tests sign in through Dex, run nats-server processes and drive
-# Chromium: all found, built or installed once, here.
-ensure_e2e_tools
+# Chromium: all found, built or installed once, here, when the packages
+# include them (./... or ./e2e...); no other package uses any of the three,
+# so TEST_PKGS=./dlq/ needs neither the builds nor Chromium.
+case " $pkgs " in
+*" ./... "* | *e2e*) ensure_e2e_tools ;;
+esac
 go test -count=1 -timeout 30m "$@" $pkgs
 if [ "${FUZZ:-0}" = 1 ] && [ "$pkgs" = ./... ]; then
 	go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 30s ./dlq
