@@ -161,6 +161,24 @@ type App struct {
 	served     chan error // a listener's Serve failed; Run ends with it
 }
 
+// ErrStopped is what New and NewWorkers return when ctx ended while they
+// started (a SIGTERM or Ctrl-C while they waited for PostgreSQL, NATS,
+// JetStream or the identity provider): a stop asked for, not a failure;
+// the command exits 0.
+var ErrStopped = errors.New("stopped while starting")
+
+// startEnded is err, the error New or NewWorkers ends with, as ErrStopped
+// when ctx has ended: whatever a wait at start was cut short with then
+// ("did not answer: context canceled") is the stop, not the service it
+// waited for.
+func startEnded(ctx context.Context, err error, log *slog.Logger) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	log.Info("stopped while starting", "was", err)
+	return ErrStopped
+}
+
 // New listens on cfg.Addr (and cfg.MetricsAddr) first, answering probes
 // as a starting process there (listen), then connects, checks the schema
 // and the database role, wires everything cfg describes, and hands the
@@ -171,6 +189,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	defer func() {
 		if err != nil {
 			a.Close()
+			err = startEnded(ctx, err, log)
 		}
 	}()
 	if cfg.AuditSigner == nil {

@@ -312,6 +312,7 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 	defer func() {
 		if err != nil {
 			w.Close()
+			err = startEnded(ctx, err, log)
 		}
 	}()
 	if err := w.listen(cfg.MetricsAddr); err != nil {

@@ -19,7 +19,11 @@ import (
 var version = "dev"
 
 func main() {
+	// The first Ctrl-C or SIGTERM asks for an orderly stop; once it came,
+	// the signals go back to Go's default, so a second one ends the
+	// process at once (a stop that hangs can still be forced).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
 	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
@@ -47,8 +51,11 @@ be set with the environment variable named in its help.
 // run is the whole program; main only adds signals and the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	err := runCommand(ctx, args, getenv, stdout, stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
 		return nil // "-h": the usage asked for is printed, nothing failed (as flag.ExitOnError does)
+	case errors.Is(err, app.ErrStopped):
+		return nil // stopped while it waited at start: the stop was asked for, nothing failed
 	}
 	return err
 }
