@@ -376,16 +376,28 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 // save a backlog (the runbook's DeadLetterStreamNearLimit): the next
 // replica to start, or to set ingest up again, would put its lower value
 // back. Each limit left higher than the console's is logged, at every
-// setup, with the command that lowers it on purpose.
+// setup, with the command that lowers it on purpose (notApplied).
 func (in *Ingester) limitsNotApplied(have, want jetstream.StreamConfig) {
+	const why, when = "JetStream would discard at once the oldest dead letters past it, stored or not", "once the dead letters it would discard are stored"
 	if want.MaxAge > 0 && (have.MaxAge <= 0 || have.MaxAge > want.MaxAge) {
-		in.log.Warn("DLQ_MAX_AGE not applied: it is below the stream's age limit, and a console never lowers one (JetStream would discard at once the oldest dead letters past it, stored or not). To lower it on purpose, once the dead letters it would discard are stored: nats stream edit "+have.Name+" --max-age "+durationArg(want.MaxAge),
+		in.notApplied("DLQ_MAX_AGE", "stream's age limit", why, when, "nats stream edit "+have.Name+" --max-age "+durationArg(want.MaxAge),
 			"stream", have.Name, "max_age", want.MaxAge, "stream_max_age", limitText(have.MaxAge > 0, have.MaxAge.String()))
 	}
 	if want.MaxBytes > 0 && (have.MaxBytes <= 0 || have.MaxBytes > want.MaxBytes) {
-		in.log.Warn("DLQ_MAX_BYTES not applied: it is below the stream's size limit, and a console never lowers one (JetStream would discard at once the oldest dead letters past it, stored or not). To lower it on purpose, once the dead letters it would discard are stored: nats stream edit "+have.Name+" --max-bytes "+strconv.FormatInt(want.MaxBytes, 10),
+		in.notApplied("DLQ_MAX_BYTES", "stream's size limit", why, when, "nats stream edit "+have.Name+" --max-bytes "+strconv.FormatInt(want.MaxBytes, 10),
 			"stream", have.Name, "max_bytes", want.MaxBytes, "stream_max_bytes", limitText(have.MaxBytes > 0, strconv.FormatInt(have.MaxBytes, 10)))
 	}
+}
+
+// notApplied logs, as a warning, that setting is not applied: it is below
+// what (the stream's or the consumer's own value), which a console only
+// ever raises to its settings, never lowers (why), and gives the command
+// that lowers it on purpose (when: the condition to wait for first). Every
+// setting with that one-way rule (DLQ_MAX_AGE, DLQ_MAX_BYTES,
+// INGEST_ACK_WAIT, INGEST_BATCH_SIZE's max_ack_pending) says it here, in
+// the same words, at every setup.
+func (in *Ingester) notApplied(setting, what, why, when, command string, attrs ...any) {
+	in.log.Warn(setting+" not applied: it is below the "+what+", and a console never lowers one ("+why+"). To lower it on purpose, "+when+": "+command, attrs...)
 }
 
 // limitText is a stream's limit in a log line: "none" when it has none.

@@ -54,6 +54,13 @@ type consumerSetting struct {
 	// instead of putting their own back in turn every check; a higher
 	// value costs a replica nothing it relies on.
 	below func(have, want *jetstream.ConsumerConfig) bool
+	// setting, for a limit only raised (below) that comes from the
+	// console's settings, names it; edit is the `nats consumer edit`
+	// option that sets the consumer's value to want's. A consumer's higher
+	// value is logged at setup as the setting not applied
+	// (consumerNotApplied).
+	setting string
+	edit    func(want *jetstream.ConsumerConfig) string
 }
 
 // limitBelow reports whether a limit have is below want, where 0 or less
@@ -99,9 +106,11 @@ var consumerSettings = []consumerSetting{
 		},
 		put: func(dst, src *jetstream.ConsumerConfig) {}},
 	{name: "ack_wait",
-		value: func(c *jetstream.ConsumerConfig) string { return c.AckWait.String() },
-		put:   func(dst, src *jetstream.ConsumerConfig) { dst.AckWait = src.AckWait },
-		below: func(have, want *jetstream.ConsumerConfig) bool { return limitBelow(have.AckWait, want.AckWait) }},
+		value:   func(c *jetstream.ConsumerConfig) string { return c.AckWait.String() },
+		put:     func(dst, src *jetstream.ConsumerConfig) { dst.AckWait = src.AckWait },
+		below:   func(have, want *jetstream.ConsumerConfig) bool { return limitBelow(have.AckWait, want.AckWait) },
+		setting: "INGEST_ACK_WAIT",
+		edit:    func(want *jetstream.ConsumerConfig) string { return "--wait " + durationArg(want.AckWait) }},
 	{name: "backoff",
 		value: func(c *jetstream.ConsumerConfig) string { return fmt.Sprint(c.BackOff) },
 		put:   func(dst, src *jetstream.ConsumerConfig) { dst.BackOff = slices.Clone(src.BackOff) }},
@@ -110,7 +119,9 @@ var consumerSettings = []consumerSetting{
 		put:   func(dst, src *jetstream.ConsumerConfig) { dst.MaxAckPending = src.MaxAckPending },
 		below: func(have, want *jetstream.ConsumerConfig) bool {
 			return limitBelow(have.MaxAckPending, want.MaxAckPending)
-		}},
+		},
+		setting: "max_ack_pending (20 × INGEST_BATCH_SIZE)",
+		edit:    func(want *jetstream.ConsumerConfig) string { return "--max-pending " + fmt.Sprint(want.MaxAckPending) }},
 	{name: "rate_limit_bps",
 		value: func(c *jetstream.ConsumerConfig) string { return fmt.Sprint(c.RateLimit) },
 		put:   func(dst, src *jetstream.ConsumerConfig) { dst.RateLimit = src.RateLimit }},
@@ -437,6 +448,29 @@ func (in *Ingester) ensureConsumer(ctx context.Context, stream string) error {
 	if err != nil {
 		return fmt.Errorf("look up consumer %s on %s: %w", in.cfg.Durable, stream, err)
 	}
+	in.consumerNotApplied(stream, cons.CachedInfo().Config)
 	_, err = in.putBack(ctx, stream, cons.CachedInfo(), 0)
 	return err
+}
+
+// consumerNotApplied logs each of the console's settings that stream's
+// consumer (have) keeps a higher value of (notApplied): a console raises
+// its ack wait and max_ack_pending to its own (below), never lowers them,
+// since replicas deployed with other values (a rollout that changes them)
+// would each put their own back at every check, the consumer changed
+// every few seconds and DeadLetterIngestConsumerChanged firing, where
+// the higher value costs none of them anything it relies on. A lowered
+// setting thus takes effect only once the consumer is edited, when every
+// console runs it.
+func (in *Ingester) consumerNotApplied(stream string, have jetstream.ConsumerConfig) {
+	want := in.consumerConfig()
+	for _, s := range consumerSettings {
+		if s.setting == "" || s.value(&have) == s.value(&want) || s.below(&have, &want) {
+			continue
+		}
+		in.notApplied(s.setting, "ingest consumer's "+s.name,
+			"replicas deployed with other values would put their own back in turn; a higher value costs none of them anything it relies on",
+			"once every console runs it", "nats consumer edit "+stream+" "+in.cfg.Durable+" "+s.edit(&want),
+			"stream", stream, "consumer", in.cfg.Durable, s.name, s.value(&want), "consumer_"+s.name, s.value(&have))
+	}
 }
