@@ -272,6 +272,9 @@ func (in *Ingester) Config() IngestConfig { return in.cfg }
 // storage) and the advisory capture stream, and creates or updates the
 // durable pull consumers on them.
 func (in *Ingester) Setup(ctx context.Context) error {
+	if err := in.checkLimits(); err != nil {
+		return err
+	}
 	if err := in.ensureStream(ctx, in.dlqStreamConfig()); err != nil {
 		return err
 	}
@@ -289,8 +292,64 @@ func (in *Ingester) Setup(ctx context.Context) error {
 
 // DuplicateWindow is the DLQ stream's duplicate window: a dead letter
 // published again within it (a producer retrying) is stored once. JetStream
-// refuses an age limit below it, so DLQ_MAX_AGE is 0 or at least this.
+// refuses an age limit below it (MinStreamMaxAge is above it).
 const DuplicateWindow = 2 * time.Minute
+
+// MinStreamMaxAge is the least DLQ_MAX_AGE other than 0. JetStream
+// discards a dead letter older than the limit whether or not a console
+// stored it, and DeadLetterStreamNearLimit (docs/alerts.yml) fires once
+// the oldest one not stored has taken half of it for 5 minutes: at 15
+// minutes the alert comes 2.5 minutes before the first loss, and below
+// 10 it cannot come first at all.
+const MinStreamMaxAge = 15 * time.Minute
+
+// CheckStreamMaxAge refuses a DLQ_MAX_AGE other than 0 below
+// MinStreamMaxAge; the error does not name the setting (its caller does).
+func CheckStreamMaxAge(d time.Duration) error {
+	if d == 0 || d >= MinStreamMaxAge {
+		return nil
+	}
+	return fmt.Errorf("must be 0 or at least %s: JetStream discards dead letters older than it, stored or not, and the alert "+
+		"DeadLetterStreamNearLimit, which fires when the oldest not stored has taken half of it for 5 minutes, could not warn in time "+
+		"(keep it at hours or more)", fmt.Sprintf("%dm", MinStreamMaxAge/time.Minute))
+}
+
+// CheckStreamMaxBytes refuses a DLQ_MAX_BYTES other than 0 below twice
+// maxPayload, the NATS server's max_payload (0: unknown, nothing
+// refused): JetStream takes a dead letter into a stream whose size limit
+// it exceeds, acks it to its producer and discards it at once, before any
+// console reads it, and no figure shows it (the stream holds nothing, so
+// nothing is pending and the limit's risk reads 0); at twice the largest
+// message the server takes, a dead letter of any size stays until a
+// console stores it or the near-limit warning shows. The error does not
+// name the setting (its caller does).
+func CheckStreamMaxBytes(n, maxPayload int64) error {
+	if floor := 2 * maxPayload; n != 0 && n < floor {
+		return fmt.Errorf("must be 0 or at least %d bytes, twice the NATS server's max_payload (%d): JetStream would ack to its producer, "+
+			"then discard, every dead letter larger than the limit, before any console could store it, with no figure showing it "+
+			"(like 10GiB)", floor, maxPayload)
+	}
+	return nil
+}
+
+// checkLimits refuses DLQ_MAX_AGE and DLQ_MAX_BYTES (StreamMaxAge,
+// StreamMaxBytes) that would lose dead letters unseen (CheckStreamMaxAge,
+// CheckStreamMaxBytes with the max_payload of the server connected to),
+// whether the stream is made with them or exists already: the next console
+// to make it again (after `nats stream rm`) would.
+func (in *Ingester) checkLimits() error {
+	if err := CheckStreamMaxAge(in.cfg.StreamMaxAge); err != nil {
+		return fmt.Errorf("DLQ_MAX_AGE %s: %w", in.cfg.StreamMaxAge, err)
+	}
+	var maxPayload int64
+	if nc := in.js.Conn(); nc != nil {
+		maxPayload = nc.MaxPayload()
+	}
+	if err := CheckStreamMaxBytes(in.cfg.StreamMaxBytes, maxPayload); err != nil {
+		return fmt.Errorf("DLQ_MAX_BYTES %d: %w", in.cfg.StreamMaxBytes, err)
+	}
+	return nil
+}
 
 // dlqStreamConfig is the configuration of the DLQ stream the console
 // makes, and holds an existing one to (streamSettings).

@@ -184,16 +184,21 @@ func TestSetupOnlyRaisesStreamLimits(t *testing.T) {
 		return s.CachedInfo().Config, strings.Split(strings.TrimSpace(logs.String()), "\n")
 	}
 
+	// A server taking messages of 64 KiB at most: limits of 1 and 2 MiB
+	// are above the least it allows (twice that, CheckStreamMaxBytes).
+	smallPayloadServer := func(t *testing.T) (*nats.Conn, jetstream.JetStream) {
+		return natstest.StartWithOptions(t, t.TempDir(), func(o *server.Options) { o.MaxPayload = 64 << 10 }).Connect(t)
+	}
 	t.Run("NewStreamTakesThem", func(t *testing.T) {
 		t.Parallel()
-		_, js := natstest.Start(t).Connect(t)
+		_, js := smallPayloadServer(t)
 		cfg, _ := setupWith(t, js, 48*time.Hour, 1<<20)
 		assert.Equal(t, 48*time.Hour, cfg.MaxAge)
 		assert.Equal(t, int64(1<<20), cfg.MaxBytes)
 	})
 	t.Run("Raised", func(t *testing.T) {
 		t.Parallel()
-		_, js := natstest.Start(t).Connect(t)
+		_, js := smallPayloadServer(t)
 		setupWith(t, js, 24*time.Hour, 1<<20)
 		cfg, _ := setupWith(t, js, 48*time.Hour, 2<<20)
 		assert.Equal(t, 48*time.Hour, cfg.MaxAge)
@@ -201,7 +206,7 @@ func TestSetupOnlyRaisesStreamLimits(t *testing.T) {
 	})
 	t.Run("NotLowered", func(t *testing.T) {
 		t.Parallel()
-		_, js := natstest.Start(t).Connect(t)
+		_, js := smallPayloadServer(t)
 		setupWith(t, js, 48*time.Hour, 2<<20)
 		cfg, logs := setupWith(t, js, 90*time.Minute, 1<<20)
 		assert.Equal(t, 48*time.Hour, cfg.MaxAge)
@@ -216,7 +221,7 @@ func TestSetupOnlyRaisesStreamLimits(t *testing.T) {
 	})
 	t.Run("NoneKept", func(t *testing.T) {
 		t.Parallel()
-		_, js := natstest.Start(t).Connect(t)
+		_, js := smallPayloadServer(t)
 		setupWith(t, js, 0, 0)
 		cfg, logs := setupWith(t, js, 48*time.Hour, 1<<20)
 		assert.Zero(t, cfg.MaxAge)

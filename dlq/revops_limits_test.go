@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,9 @@ import (
 func TestRestartedReplicaDoesNotShrinkTheDLQStream(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, js := natstest.Start(t).Connect(t)
+	// A server taking messages of 64 KiB at most: a DLQ_MAX_BYTES of
+	// 256 KiB is above the least it allows (twice that, CheckStreamMaxBytes).
+	_, js := natstest.StartWithOptions(t, t.TempDir(), func(o *server.Options) { o.MaxPayload = 64 << 10 }).Connect(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	replica := func() *Ingester {
 		return NewIngester(IngestConfig{StreamMaxBytes: 256 << 10}, js, nil, NewMetrics(prometheus.NewRegistry()), log) // DLQ_MAX_BYTES=256KiB

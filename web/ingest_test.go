@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -210,7 +211,9 @@ func TestIngestPinnedFloorStaysReady(t *testing.T) {
 // (the stream holds them all), not to a reader of one.
 func TestStreamLimitsWarn(t *testing.T) {
 	t.Parallel()
-	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) {
+	// A server taking messages of 2 KiB at most: a 4 KiB size limit is the
+	// least it allows (twice that, dlq.CheckStreamMaxBytes).
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{NATS: func(o *server.Options) { o.MaxPayload = 2048 }, Configure: func(c *app.Config) {
 		c.StreamMaxBytes = 4096
 		c.IngestTuning = func(ic *dlq.IngestConfig) { ic.HealthEvery, ic.RetryUnstorable = 100*time.Millisecond, time.Minute }
 	}})

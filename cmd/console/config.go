@@ -159,17 +159,41 @@ func durationExamples(fallback, lo, hi time.Duration) string {
 
 // size binds a byte size: a whole number of bytes, or with a unit (KB,
 // MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024).
-func (s *settings) size(p *int64, flagName, env, fallback, help string) {
+// Other than 0 it must be at least floor: a number meant with a unit and
+// given without one ("10" for 10GiB) reads as bytes, far below any size
+// such a setting means, so it is refused, asking for the unit, rather than
+// run with (DLQ_MAX_BYTES=10 made a stream that keeps no dead letter).
+func (s *settings) size(p *int64, flagName, env, fallback, help string, floor int64) {
 	raw := new(string)
-	s.fs.StringVar(raw, flagName, s.def(env, fallback), help+" ("+env+")")
+	s.fs.StringVar(raw, flagName, s.def(env, fallback), fmt.Sprintf("%s; 0 or at least %s (%s)", help, sizeText(floor), env))
 	s.checks = append(s.checks, func() error {
 		n, err := parseSize(*raw)
+		if err == nil && n != 0 && n < floor {
+			err = fmt.Errorf("must be 0 or at least %s", sizeText(floor))
+			if bare := strings.TrimSpace(*raw); strings.Trim(bare, "0123456789") == "" {
+				err = fmt.Errorf("%w; a number without a unit is bytes: give the unit, like %[2]sKiB, %[2]sMiB or %[2]sGiB", err, bare)
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("%s (--%s) %q: %w", env, flagName, *raw, err)
 		}
 		*p = n
 		return nil
 	})
+}
+
+// sizeText writes n bytes with the largest power-of-1024 unit that
+// divides it: "1MiB", "512KiB", "1000B".
+func sizeText(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.n == 0 {
+			return strconv.FormatInt(n/u.n, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
 }
 
 // parseSize reads a byte size for size.

@@ -20,7 +20,9 @@ import (
 
 // TestStreamSettingsAtParse: DLQ_REPLICAS above 1 is refused with the
 // embedded server only (a NATS_URL may be a cluster), and DLQ_MAX_AGE is 0
-// or at least the DLQ stream's 2-minute duplicate window.
+// or at least 15 minutes (dlq.MinStreamMaxAge: above the DLQ stream's
+// 2-minute duplicate window, and long enough for DeadLetterStreamNearLimit
+// to warn before JetStream discards).
 func TestStreamSettingsAtParse(t *testing.T) {
 	t.Parallel()
 	key := filepath.Join(t.TempDir(), "key.pem")
@@ -42,7 +44,7 @@ func TestStreamSettingsAtParse(t *testing.T) {
 		"ReplicasOnACluster": {"DLQ_REPLICAS": "3", "NATS_URL": "nats://n1:4222,nats://n2:4222,nats://n3:4222"},
 		"OneReplicaEmbedded": {"DLQ_REPLICAS": "1"},
 		"MaxAgeNone":         {"DLQ_MAX_AGE": "0"},
-		"MaxAgeAtTheWindow":  {"DLQ_MAX_AGE": "2m"},
+		"MaxAgeAtTheFloor":   {"DLQ_MAX_AGE": "15m"},
 	} {
 		t.Run("Accepted/"+name, func(t *testing.T) {
 			assert.NoError(t, parse(extra))
@@ -53,7 +55,8 @@ func TestStreamSettingsAtParse(t *testing.T) {
 		want  string
 	}{
 		"ReplicasEmbedded":   {map[string]string{"DLQ_REPLICAS": "2"}, "DLQ_REPLICAS (--replicas) 2: the embedded NATS server"},
-		"MaxAgeUnderWindow":  {map[string]string{"DLQ_MAX_AGE": "119s"}, "DLQ_MAX_AGE (--dlq-max-age) 1m59s: must be 0 or at least 2m"},
+		"MaxAgeUnderWindow":  {map[string]string{"DLQ_MAX_AGE": "119s"}, "DLQ_MAX_AGE (--dlq-max-age) 1m59s: must be 0 or at least 15m"},
+		"MaxAgeAtTheWindow":  {map[string]string{"DLQ_MAX_AGE": "2m"}, "DLQ_MAX_AGE (--dlq-max-age) 2m: must be 0 or at least 15m"},
 		"MaxAgeOneSecond":    {map[string]string{"DLQ_MAX_AGE": "1s", "NATS_URL": "nats://n1:4222"}, "DLQ_MAX_AGE (--dlq-max-age) 1s"},
 		"RevalidateWildcard": {map[string]string{"REVALIDATE_SUBJECT": "iam.*"}, `REVALIDATE_SUBJECT (--revalidate-subject) "iam.*": must be a subject`},
 	} {
