@@ -287,7 +287,11 @@ func (in *Ingester) Setup(ctx context.Context) error {
 	if err := in.ensureStream(ctx, in.advisoryStreamConfig()); err != nil {
 		return err
 	}
-	return in.ensureConsumer(ctx, in.cfg.AdvisoryStream)
+	if err := in.ensureConsumer(ctx, in.cfg.AdvisoryStream); err != nil {
+		return err
+	}
+	in.checkWatched(ctx)
+	return nil
 }
 
 // DuplicateWindow is the DLQ stream's duplicate window: a dead letter

@@ -244,10 +244,13 @@ type healthBoard struct {
 	// streamRepaired counts, by stream, the times this process put a
 	// stream's settings back or made a deleted stream again.
 	streamRepaired map[string]float64
+	// watched is what the checks found of each watched stream
+	// (checkWatched).
+	watched map[string]watchedState
 }
 
 func newHealthBoard() *healthBoard {
-	return &healthBoard{streams: map[string]StreamHealth{}, streamRepaired: map[string]float64{}}
+	return &healthBoard{streams: map[string]StreamHealth{}, streamRepaired: map[string]float64{}, watched: map[string]watchedState{}}
 }
 
 // exportRepaired starts streamRepaired at 0 for streams, so that the
@@ -343,6 +346,11 @@ func (in *Ingester) monitor(ctx context.Context) {
 	for {
 		for _, stream := range streams {
 			in.check(ctx, stream)
+		}
+		if len(in.cfg.Watch) > 0 {
+			cctx, cancel := context.WithTimeout(ctx, max(in.cfg.HealthEvery, 5*time.Second))
+			in.checkWatched(cctx)
+			cancel()
 		}
 		select {
 		case <-t.C:
@@ -506,6 +514,7 @@ type healthCollector struct {
 	bytes, maxBytes, maxAge      *prometheus.Desc
 	firstAge, risk, drift        *prometheus.Desc
 	streamRepaired, streamDrift  *prometheus.Desc
+	watchedMissing               *prometheus.Desc
 }
 
 func newHealthCollector(b *healthBoard) *healthCollector {
@@ -537,6 +546,8 @@ func newHealthCollector(b *healthBoard) *healthCollector {
 			"Times this console found the stream's settings changed (by hand?) and put its own back (subjects, limits lowered or set, retention), or found it deleted and made it again; the log says what, with both values.", l, nil),
 		streamDrift: prometheus.NewDesc("quarantine_dlq_stream_drift",
 			"1 while the stream has settings the console does not put back (discard policy, sealed, memory storage, work queue retention, or the update failed): dead letters may be refused or deleted before they are stored; the dashboard and the log say which and what to run.", l, nil),
+		watchedMissing: prometheus.NewDesc("quarantine_ingest_watched_stream_missing",
+			"1 while a stream DLQ_WATCH_STREAMS names does not exist (a misspelt name, a stream renamed or in another account): none of its consumers' give-ups is captured; 0 once it does. Checked at setup and at every check.", l, nil),
 	}
 }
 
@@ -554,6 +565,7 @@ func (c *healthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.drift
 	ch <- c.streamRepaired
 	ch <- c.streamDrift
+	ch <- c.watchedMissing
 }
 
 // Collect implements prometheus.Collector. Streams not checked yet are
@@ -589,6 +601,13 @@ func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
 			streamDrift = 1
 		}
 		ch <- prometheus.MustNewConstMetric(c.streamDrift, prometheus.GaugeValue, streamDrift, s.Stream)
+	}
+	for stream, missing := range c.board.watchedMissing() {
+		v := 0.0
+		if missing {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.watchedMissing, prometheus.GaugeValue, v, stream)
 	}
 	// From 0 for each stream the ingester reads (exportRepaired).
 	for stream, n := range c.board.repairedStreams() {
