@@ -7,12 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/quarantine-console/quarantine/dlq/natstest"
 )
 
 // TestFixOps11LoweredConsumerSettingsAreSaid: the ingest consumer's ack
@@ -25,11 +22,7 @@ import (
 func TestFixOps11LoweredConsumerSettingsAreSaid(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, js := natstest.Start(t).Connect(t)
-	b := &bundle{js: js}
-	b.createStream(t, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"app.*.orders.>"}})
-	watch, err := ParseWatchStreams("ORDERS")
-	require.NoError(t, err)
+	js, watch := watchingOrders(t, "ORDERS")
 	setupWith := func(ackWait time.Duration, batch int) []string {
 		t.Helper()
 		var logs revOps11Buffer

@@ -25,11 +25,8 @@ import (
 func TestFixOps11WatchedStreamMissingIsExported(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, js := natstest.Start(t).Connect(t)
+	js, watch := watchingOrders(t, "ORDERS,EMAILS")
 	b := &bundle{js: js}
-	b.createStream(t, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"app.*.orders.>"}})
-	watch, err := ParseWatchStreams("ORDERS,EMAILS")
-	require.NoError(t, err)
 	var logs revOps11Buffer
 	reg := prometheus.NewRegistry()
 	in := NewIngester(IngestConfig{Watch: watch, HealthEvery: 100 * time.Millisecond}, js, nil, NewMetrics(reg),
@@ -54,6 +51,17 @@ func TestFixOps11WatchedStreamMissingIsExported(t *testing.T) {
 	require.NoError(t, <-done)
 	assert.Contains(t, logs.String(), "a watched stream that did not exist does now")
 	assert.Equal(t, 1, strings.Count(logs.String(), "names does not exist"), "said again within watchedWarnEvery")
+}
+
+// watchingOrders starts a NATS server with a stream ORDERS and returns
+// its JetStream and the watched streams DLQ_WATCH_STREAMS=watch names.
+func watchingOrders(t *testing.T, watch string) (jetstream.JetStream, []WatchStream) {
+	t.Helper()
+	_, js := natstest.Start(t).Connect(t)
+	(&bundle{js: js}).createStream(t, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"app.*.orders.>"}})
+	w, err := ParseWatchStreams(watch)
+	require.NoError(t, err)
+	return js, w
 }
 
 // missingGauge is the one series of quarantine_ingest_watched_stream_missing
