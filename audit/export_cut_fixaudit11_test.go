@@ -85,7 +85,10 @@ func TestFixAudit11CheckCSVStubsRefusesBeforeWriting(t *testing.T) {
 	assert.Equal(t, "# export-error", last[0], "the file's last record says it stopped")
 	assert.Contains(t, last[1], fmt.Sprintf("#%d", bad))
 	assert.NotContains(t, out.String(), "# chain-head")
-	assert.NotContains(t, out.String(), fmt.Sprint(after.Seq)+",", "nothing past the entry")
+	for _, r := range records {
+		// A hash may end in the digits of a seq: compare the seq field.
+		assert.NotEqual(t, fmt.Sprint(after.Seq), r[0], "nothing past the entry")
+	}
 }
 
 // cancelAfter cancels its context once the export has written a first
