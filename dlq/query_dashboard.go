@@ -67,6 +67,9 @@ type Dashboard struct {
 	// current (partial) hour last.
 	Arrivals  []ArrivalBucket
 	TopGroups []Group
+	// Snoozed is what the unresolved groups snoozed in Tenants hold:
+	// TopGroups leaves them out.
+	Snoozed SnoozedGroups
 	// LastPurge is retention's newest pass that removed dead letters of
 	// Tenants: when, and how many of theirs.
 	LastPurge LastPurge
@@ -150,7 +153,8 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 		"tenants": q.Tenants, "now": now, "hour_ago": minute.Add(-59 * time.Minute),
 		"day_ago": minute.Add(-1439 * time.Minute), "since": since,
 	}
-	groupsSQL, groupArgs, _ := (&GroupFilter{Tenants: q.Tenants, Limit: top, Unresolved: true}).sql()
+	groups := &GroupFilter{Tenants: q.Tenants, Limit: top, Unresolved: true}
+	groupsSQL, groupArgs, _ := groups.sql()
 
 	byTenant := map[string]*TenantSummary{}
 	for _, t := range q.Tenants {
@@ -225,6 +229,7 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 		dash.TopGroups, err = pgx.CollectRows(rows, scanGroup)
 		return err
 	})
+	queueSnoozedCount(b, groups, &dash.Snoozed)
 	b.Queue(selectLastPurge, q.Tenants).Query(func(rows pgx.Rows) error {
 		var err error
 		dash.LastPurge, err = scanLastPurge(rows)

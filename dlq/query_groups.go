@@ -101,6 +101,17 @@ type Group struct {
 type GroupPage struct {
 	Groups []Group
 	Total  int
+	// Snoozed is what the filter's snoozed groups hold when it leaves them
+	// out (SnoozedHidden); zero otherwise.
+	Snoozed SnoozedGroups
+}
+
+// SnoozedGroups is what a listing that leaves snoozed groups out does not
+// show: how many groups are snoozed (in some tenant of the scope) and
+// their unresolved dead letters there, so that a page can say they exist.
+type SnoozedGroups struct {
+	Groups     int64
+	Unresolved int64
 }
 
 // Groups are aggregated from dead_letter_groups (one row per tenant, group
@@ -128,6 +139,15 @@ WITH g AS (
     GROUP BY fingerprint`
 	groupUnresolved = `
     HAVING sum(unresolved) > 0`
+	// The snoozed groups a filter leaves out, counted with its other
+	// conditions (snoozedSQL).
+	selectSnoozedHead = `
+SELECT count(*)::bigint, coalesce(sum(unresolved), 0)::bigint FROM (
+    SELECT fingerprint, sum(unresolved) AS unresolved
+    FROM dead_letter_groups
+    WHERE tenant = ANY(@tenants) AND n > 0`
+	selectSnoozedTail = `
+) s`
 	groupLimit = `
     LIMIT @limit OFFSET @offset
 )
@@ -171,6 +191,45 @@ func groupOrder(s GroupSort) string {
 }
 
 func (f *GroupFilter) sql() (string, pgx.NamedArgs, bool) {
+	args, filters, ok := f.where()
+	if !ok {
+		return "", nil, false
+	}
+	var b strings.Builder
+	b.WriteString(selectGroupsHead + filters + groupTail)
+	if f.Unresolved {
+		b.WriteString(groupUnresolved)
+	}
+	order := groupOrder(f.Sort)
+	b.WriteString(order)
+	b.WriteString(groupLimit + filters + groupParts)
+	b.WriteString(order) // output column names, the same in both
+	return b.String(), args, true
+}
+
+// snoozedSQL counts the groups f leaves out because they are snoozed
+// (SnoozedGroups): f's other conditions, only the snoozed counters. ok is
+// false when f keeps snoozed groups, or selects no tenant.
+func (f *GroupFilter) snoozedSQL() (string, pgx.NamedArgs, bool) {
+	if f.Snoozed != SnoozedHidden {
+		return "", nil, false
+	}
+	only := *f
+	only.Snoozed = SnoozedOnly
+	args, filters, ok := only.where()
+	if !ok {
+		return "", nil, false
+	}
+	sql := selectSnoozedHead + filters + groupTail
+	if f.Unresolved {
+		sql += groupUnresolved
+	}
+	return sql + selectSnoozedTail, args, true
+}
+
+// where is the conditions on dead_letter_groups f makes and their
+// arguments; ok is false when f selects no tenant.
+func (f *GroupFilter) where() (args pgx.NamedArgs, filters string, ok bool) {
 	tenants := f.Tenants
 	if f.Tenant != "" {
 		tenants = nil
@@ -181,14 +240,13 @@ func (f *GroupFilter) sql() (string, pgx.NamedArgs, bool) {
 		}
 	}
 	if len(tenants) == 0 {
-		return "", nil, false
+		return nil, "", false
 	}
 	limit := f.Limit
 	if limit == 0 {
 		limit = DefaultGroupLimit
 	}
-	args := pgx.NamedArgs{"tenants": tenants, "limit": limit, "offset": f.Offset}
-	var filters string
+	args = pgx.NamedArgs{"tenants": tenants, "limit": limit, "offset": f.Offset}
 	if f.ItemType != "" {
 		filters += groupItemType
 		args["item_type"] = f.ItemType
@@ -203,20 +261,13 @@ func (f *GroupFilter) sql() (string, pgx.NamedArgs, bool) {
 	case SnoozedOnly:
 		filters += groupSnoozed
 	}
-	var b strings.Builder
-	b.WriteString(selectGroupsHead + filters + groupTail)
-	if f.Unresolved {
-		b.WriteString(groupUnresolved)
-	}
-	order := groupOrder(f.Sort)
-	b.WriteString(order)
-	b.WriteString(groupLimit + filters + groupParts)
-	b.WriteString(order) // output column names, the same in both
-	return b.String(), args, true
+	return args, filters, true
 }
 
-// Groups returns the error groups f selects, in f.Sort order. It returns an
-// invalid quarantine.Error for an unknown sort or a limit out of range.
+// Groups returns the error groups f selects, in f.Sort order, and when f
+// leaves snoozed groups out, how many there are (in the same round trip).
+// It returns an invalid quarantine.Error for an unknown sort or a limit
+// out of range.
 func (s *Store) Groups(ctx context.Context, f GroupFilter) (GroupPage, error) {
 	if !f.Sort.Valid() {
 		return GroupPage{}, fmt.Errorf("list groups: %w", quarantine.Errorf(quarantine.EINVALID, "unknown order %q", f.Sort))
@@ -231,19 +282,33 @@ func (s *Store) Groups(ctx context.Context, f GroupFilter) (GroupPage, error) {
 	if !ok {
 		return GroupPage{}, nil
 	}
-	rows, err := s.pool.Query(ctx, sql, args)
-	if err != nil {
-		return GroupPage{}, fmt.Errorf("list groups: %w", err)
-	}
 	var page GroupPage
-	page.Groups, err = pgx.CollectRows(rows, scanGroup)
-	if err != nil {
+	b := &pgx.Batch{}
+	b.Queue(sql, args).Query(func(rows pgx.Rows) error {
+		var err error
+		page.Groups, err = pgx.CollectRows(rows, scanGroup)
+		return err
+	})
+	queueSnoozedCount(b, &f, &page.Snoozed)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return GroupPage{}, fmt.Errorf("list groups: %w", err)
 	}
 	if len(page.Groups) > 0 {
 		page.Total = page.Groups[0].total
 	}
 	return page, nil
+}
+
+// queueSnoozedCount queues on b the count of the groups f leaves out as
+// snoozed, read into out; nothing when f keeps them.
+func queueSnoozedCount(b *pgx.Batch, f *GroupFilter, out *SnoozedGroups) {
+	sql, args, ok := f.snoozedSQL()
+	if !ok {
+		return
+	}
+	b.Queue(sql, args).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&out.Groups, &out.Unresolved)
+	})
 }
 
 func scanGroup(row pgx.CollectableRow) (Group, error) {

@@ -16,6 +16,10 @@ type Outcomes struct {
 	Replayed, Skipped                                   int
 	Deferred                                            int // of Running: inside a duplicate window
 	Suppressed, Blocked, NeedsReconciliation, Cancelled int
+	// NotApplied are the items a person settled "not applied, leave it"
+	// after checking the target: their dead letters are back in
+	// quarantine.
+	NotApplied int
 }
 
 // JudgeRequestOutcome says what a request whose items came to o is. It is
@@ -27,18 +31,18 @@ func JudgeRequestOutcome(o Outcomes) Verdict {
 	switch {
 	case o.Running > 0:
 		return v.plain(Wait, "", fmt.Sprintf("%d of %d items still to go", o.Running, o.total()))
-	case o.Suppressed+o.Blocked+o.NeedsReconciliation+o.Cancelled == 0:
+	case o.Suppressed+o.Blocked+o.NeedsReconciliation+o.Cancelled+o.NotApplied == 0:
 		return v.plain(Done, "", "done: "+o.String())
 	}
 	return v.plain(Block, CheckProblems, "done with problems: "+o.String())
 }
 
 func (o Outcomes) total() int {
-	return o.Running + o.Replayed + o.Skipped + o.Suppressed + o.Blocked + o.NeedsReconciliation + o.Cancelled
+	return o.Running + o.Replayed + o.Skipped + o.Suppressed + o.Blocked + o.NeedsReconciliation + o.Cancelled + o.NotApplied
 }
 
 // String counts the outcomes that happened, in the order people read them:
-// "3 replayed, 1 blocked, 1 needs reconciliation".
+// "3 replayed, 1 blocked, 2 need reconciliation".
 func (o Outcomes) String() string {
 	var parts []string
 	for _, c := range []struct {
@@ -46,8 +50,8 @@ func (o Outcomes) String() string {
 		what string
 	}{
 		{o.Replayed, "replayed"}, {o.Skipped, "skipped"}, {o.Running - o.Deferred, "to go"}, {o.Deferred, "deferred"},
-		{o.Suppressed, "suppressed as a duplicate"}, {o.Blocked, "blocked"}, {o.NeedsReconciliation, "needs reconciliation"},
-		{o.Cancelled, "cancelled"},
+		{o.Suppressed, "suppressed as a duplicate"}, {o.Blocked, "blocked"},
+		{o.NeedsReconciliation, NeedReconciliation(o.NeedsReconciliation)}, {o.Cancelled, "cancelled"}, {o.NotApplied, NotAppliedText},
 	} {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
@@ -199,3 +203,18 @@ func TwoApproverFloor() (least int, classes []Class) {
 	}
 	return least, classes
 }
+
+// NeedReconciliation is how a count of n items that need reconciliation
+// reads after its number: "1 needs reconciliation", "3 need
+// reconciliation".
+func NeedReconciliation(n int) string {
+	if n == 1 {
+		return "needs reconciliation"
+	}
+	return "need reconciliation"
+}
+
+// NotAppliedText is what every count calls the items a person settled
+// "not applied, leave it": not "cancelled" (nobody dropped them), and
+// their dead letters wait in quarantine again.
+const NotAppliedText = "not applied (back in quarantine)"

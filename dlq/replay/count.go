@@ -62,7 +62,7 @@ type ItemCounts struct {
 	Total                                    int
 	Replayed, ToGo, Unapproved, Skipped      int
 	Suppressed, Blocked, NeedsReconciliation int
-	Cancelled, NotRun                        int
+	Cancelled, NotApplied, NotRun            int
 }
 
 // CountItems counts the items of req, whose jobs and left-out items came
@@ -83,7 +83,7 @@ func itemCounts(p Progress, toGo, notRun int) ItemCounts {
 		Total:    p.Total() + toGo + notRun,
 		Replayed: p.Replayed, ToGo: p.Pending + p.Deferred + p.Unknown + toGo, Unapproved: toGo, Skipped: p.Skipped + p.LeftOutSkipped,
 		Suppressed: p.Suppressed, Blocked: p.Blocked + p.LeftOutBlocked, NeedsReconciliation: p.NeedsReconciliation,
-		Cancelled: p.Cancelled, NotRun: notRun,
+		Cancelled: p.Cancelled, NotApplied: p.NotApplied, NotRun: notRun,
 	}
 }
 
@@ -108,7 +108,8 @@ func (c ItemCounts) String() string {
 		what string
 	}{
 		{c.ToGo, "to go"}, {c.Skipped, "skipped"}, {c.Suppressed, "suppressed as a duplicate"}, {c.Blocked, "blocked"},
-		{c.NeedsReconciliation, "needs reconciliation"}, {c.Cancelled, "cancelled"}, {c.NotRun, NotRunText},
+		{c.NeedsReconciliation, replaypolicy.NeedReconciliation(c.NeedsReconciliation)}, {c.Cancelled, "cancelled"},
+		{c.NotApplied, replaypolicy.NotAppliedText}, {c.NotRun, NotRunText},
 	} {
 		if o.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", o.n, o.what))

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,6 +42,31 @@ const (
 	JobNeedsReconciliation JobState = "needs_reconciliation"
 	JobCancelled           JobState = "cancelled"
 )
+
+// OutcomeNotApplied is no state a job is stored in: it names, on the pages
+// and in the counts, a job cancelled because a person settled it "not
+// applied, leave it" (Reconcile), apart from one cancelled before it ran.
+// Its dead letter is back in quarantine and needs someone to act.
+const OutcomeNotApplied = "not_applied"
+
+// notAppliedLead begins the result Reconcile stores when a person found
+// that the effect did not happen ("not applied, as … found"); a job
+// cancelled with it was settled "not applied, leave it".
+const notAppliedLead = "not applied, as "
+
+// settledNotApplied is true for a cancelled replay_jobs row j that a person
+// settled "not applied, leave it" (ShownOutcome's rule, in SQL).
+const settledNotApplied = `starts_with(j.result, '` + notAppliedLead + `')`
+
+// ShownOutcome is the outcome of a job in state s with result as the
+// pages name it: its state, or OutcomeNotApplied for a job a person
+// settled "not applied, leave it".
+func ShownOutcome(s JobState, result string) string {
+	if s == JobCancelled && strings.HasPrefix(result, notAppliedLead) {
+		return OutcomeNotApplied
+	}
+	return string(s)
+}
 
 // Running reports whether a job in state s is still to be decided.
 func (s JobState) Running() bool {

@@ -111,9 +111,10 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		state, result, mark := JobReplayed, fmt.Sprintf("applied, as %s found: %s", who, in.Note), markReplayed
 		switch in.Choice {
 		case replaypolicy.Republish:
-			state, result, mark = JobPending, fmt.Sprintf("not applied, as %s found (%s): to be published again by a worker, under the same message id", who, in.Note), markRequested
+			state, result, mark = JobPending, fmt.Sprintf(notAppliedLead+"%s found (%s): to be published again by a worker, under the same message id", who, in.Note), markRequested
 		case replaypolicy.NotApplied:
-			state, result, mark = JobCancelled, fmt.Sprintf("not applied, as %s found (%s): not published again", who, in.Note), markRequeued
+			// ShownOutcome names it apart from a cancel by this lead.
+			state, result, mark = JobCancelled, fmt.Sprintf(notAppliedLead+"%s found (%s): not published again", who, in.Note), markRequeued
 		}
 		if tag, err := tx.Exec(ctx, settleJob, jobID, state, result); err != nil {
 			return err
