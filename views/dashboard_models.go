@@ -22,6 +22,8 @@ type DashboardModel struct {
 	ByItemType   []DimensionRow
 	ByErrorClass []DimensionRow
 	TopGroups    []GroupRow
+	// Snoozed is the unresolved groups TopGroups leaves out as snoozed.
+	Snoozed SnoozedHint
 	// StaleAfter is the age past which the oldest unresolved dead letter is
 	// shown red; StaleOptions the choices ("15m", "1h", ...), StaleValue the
 	// chosen one.

@@ -36,6 +36,17 @@ type GroupListModel struct {
 	Now     time.Time
 	// Actions are what the viewer may do to a whole group.
 	Actions GroupActions
+	// Snoozed is what the page leaves out as snoozed ("With unresolved").
+	Snoozed SnoozedHint
+}
+
+// SnoozedHint is how many groups a listing leaves out because they are
+// snoozed, their unresolved dead letters, and the page that shows them.
+// Snoozing hides a group; its dead letters still wait.
+type SnoozedHint struct {
+	Groups     int64
+	Unresolved int64
+	URL        string
 }
 
 // GroupActions says which group actions the viewer may use somewhere.

@@ -211,6 +211,9 @@ type ReplayProgressModel struct {
 	Suppressed, Blocked        int
 	NeedsReconciliation        int
 	Cancelled                  int
+	// NotApplied were settled "not applied, leave it": their dead
+	// letters wait in quarantine again.
+	NotApplied int
 	// Waiting are items with no outcome yet because the request is not
 	// approved; NotRun those that never ran because it ended before
 	// (rejected, cancelled, void).
@@ -242,7 +245,7 @@ func (m ReplayProgressModel) Segments() []ProgressSegment {
 	parts := []ProgressSegment{
 		{Class: "bar--ok", Label: "replayed", N: m.Replayed},
 		{Class: "bar--neutral", Label: "skipped", N: m.Skipped},
-		{Class: "bar--warn", Label: "suppressed, blocked or to reconcile", N: m.Suppressed + m.Blocked + m.NeedsReconciliation},
+		{Class: "bar--warn", Label: "suppressed, blocked, to reconcile or not applied", N: m.Suppressed + m.Blocked + m.NeedsReconciliation + m.NotApplied},
 		{Class: "bar--muted", Label: "cancelled", N: m.Cancelled},
 		{Class: "bar--muted", Label: NotRunText, N: m.NotRun},
 		{Class: "bar--togo", Label: "to go", N: m.Pending + m.Deferred + m.Unknown + m.Waiting},

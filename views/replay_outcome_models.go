@@ -10,7 +10,13 @@ import (
 // stop and reconciliation, the duplicate windows a selection waits for,
 // replay chains and fix markers.
 
-// OutcomeText is how an item outcome (a replay job's state) reads.
+// OutcomeNotApplied is the outcome of an item a person settled "not
+// applied, leave it" (replay.OutcomeNotApplied): its dead letter is back in
+// quarantine.
+const OutcomeNotApplied = "not_applied"
+
+// OutcomeText is how an item outcome (a replay job's state, or
+// OutcomeNotApplied) reads.
 func OutcomeText(o string) string {
 	switch o {
 	case "pending", "claimed":
@@ -19,21 +25,23 @@ func OutcomeText(o string) string {
 		return "retrying (no PubAck)"
 	case "suppressed_duplicate":
 		return "suppressed as a duplicate"
+	case OutcomeNotApplied:
+		return "not applied — back in quarantine"
 	}
 	return Label(o)
 }
 
 // ItemOutcomeKind is the badge of an item outcome: green only for replayed;
 // amber for whatever did not happen as asked (blocked, suppressed, needs
-// reconciliation, retrying); blue while it waits; grey for skipped and
-// cancelled.
+// reconciliation, retrying, not applied); blue while it waits; grey for
+// skipped and cancelled.
 func ItemOutcomeKind(o string) string {
 	switch o {
 	case "replayed":
 		return BadgeOK
 	case "pending", "claimed", "deferred":
 		return BadgeInfo
-	case "unknown", "suppressed_duplicate", "blocked", "needs_reconciliation":
+	case "unknown", "suppressed_duplicate", "blocked", "needs_reconciliation", OutcomeNotApplied:
 		return BadgeWarn
 	}
 	return BadgeNeutral

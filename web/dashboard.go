@@ -190,6 +190,7 @@ func dashboardModel(d dlq.Dashboard, now time.Time, stale time.Duration) views.D
 	for _, g := range d.TopGroups {
 		m.TopGroups = append(m.TopGroups, groupRow(g, views.StatusUnresolved))
 	}
+	m.Snoozed = snoozedHint(d.Snoozed, views.PathGroups+encodeQuery(url.Values{"state": {"snoozed"}}))
 	return m
 }
 

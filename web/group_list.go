@@ -134,6 +134,9 @@ func (s *Server) groupList(c echo.Context) error {
 		row.NoReplay = noGroupReplay(s.deps.Replays.Policy(), g)
 		m.Rows = append(m.Rows, row)
 	}
+	snoozed := without(q, "page", "state")
+	snoozed.Set("state", "snoozed")
+	m.Snoozed = snoozedHint(page.Snoozed, views.PathGroups+encodeQuery(snoozed))
 	if f.Offset > 0 {
 		m.PrevURL = groupPageURL(q, f.Offset/dlq.DefaultGroupLimit)
 	}
@@ -178,6 +181,12 @@ func groupPageURL(q url.Values, n int) string {
 		out.Set("page", strconv.Itoa(n))
 	}
 	return views.PathGroups + encodeQuery(out)
+}
+
+// snoozedHint is what a listing leaves out as snoozed, linked to url (the
+// snoozed groups of the same filter).
+func snoozedHint(n dlq.SnoozedGroups, url string) views.SnoozedHint {
+	return views.SnoozedHint{Groups: n.Groups, Unresolved: n.Unresolved, URL: url}
 }
 
 func groupRow(g dlq.Group, status string) views.GroupRow {

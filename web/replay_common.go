@@ -94,7 +94,7 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 		OperationID: it.OperationID, Subject: it.Subject, PayloadSHA256: fmt.Sprintf("%x", it.PayloadSHA256),
 		MsgIDCut: it.Cut.MsgID, OperationIDCut: it.Cut.OperationID, SubjectCut: it.Cut.Subject,
 		SkipReason: classRead(it.SkipReason), Verdict: it.Verdict, Check: it.Check, Edited: it.Edited,
-		Outcome: string(it.Outcome), OutcomeReason: it.OutcomeReason,
+		Outcome: replay.ShownOutcome(it.Outcome, it.OutcomeReason), OutcomeReason: it.OutcomeReason,
 	}
 	if it.Until != nil {
 		row.Until = *it.Until

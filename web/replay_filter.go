@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -27,10 +28,13 @@ func (s *Server) replayFilter(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(ids) == 0 {
-		return quarantine.Errorf(quarantine.EINVALID, "The filter selects nothing.")
-	}
 	back := views.PathDeadLetters + encodeQuery(without(c.QueryParams(), "before", "after", "count"))
+	if len(ids) == 0 {
+		// As a close by filter does: back to the list, which shows what
+		// the filter selects now (an error group all dealt with since).
+		s.flashError(c, "The filter selects no dead letter: nothing to replay.")
+		return c.Redirect(http.StatusSeeOther, back)
+	}
 	return s.startReplay(c, ids, c.FormValue("reason"), back)
 }
 

@@ -195,7 +195,8 @@ func replayCounts(c replay.ListCounts, q url.Values) views.ReplayCounts {
 	}{
 		{string(replay.JobReplayed), n.Replayed}, {string(replay.JobPending), n.ToGo}, {string(replay.JobSkipped), n.Skipped},
 		{string(replay.JobSuppressed), n.Suppressed}, {string(replay.JobBlocked), n.Blocked},
-		{string(replay.JobNeedsReconciliation), n.NeedsReconciliation}, {string(replay.JobCancelled), n.Cancelled}, {views.NotRunValue, n.NotRun},
+		{string(replay.JobNeedsReconciliation), n.NeedsReconciliation}, {string(replay.JobCancelled), n.Cancelled},
+		{replay.OutcomeNotApplied, n.NotApplied}, {views.NotRunValue, n.NotRun},
 	} {
 		if o.n > 0 {
 			out.Items = append(out.Items, views.CountChip{Value: o.value, Label: views.OutcomeText(o.value), N: o.n})
