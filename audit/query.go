@@ -494,6 +494,25 @@ func Trail(ctx context.Context, db Batcher, objectType, objectID, messageID, ten
 	return out, nil
 }
 
+// ObjectTypes are the object types entries of the log name, the one list
+// the audit filter checks a typed type against (a type no entry has finds
+// nothing, which reads as "nothing happened to it"). A new ObjectType an
+// Event carries is added here.
+var ObjectTypes = []string{
+	"audit_checkpoint", "audit_entry", "audit_log", "dead_letter", "dead_letters", "dead_letters_purged", "error_group",
+	"fix_marker", "person", "replay_batch", "replay_policy", "replay_request", "retention_terms", "role_binding", "route",
+	"session", "user_settings",
+}
+
+// objectAliases are the console's own words for object types, as people
+// type them: "request 4" is the page "Replay request 4", "group" an error
+// group.
+var objectAliases = map[string]string{"request": "replay_request", "group": "error_group"}
+
+// KnownObjectType reports whether some entry of the log may name typ
+// (ObjectTypes).
+func KnownObjectType(typ string) bool { return slices.Contains(ObjectTypes, typ) }
+
 // objectTypePattern is what an object type looks like ("dead_letter",
 // "replay_request", "route"): only such a word before the separator makes
 // SplitObject read a type.
@@ -507,8 +526,17 @@ var objectTypePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 // "83" or "#83". typed is false for an id alone. It returns an invalid
 // quarantine.Error, saying how to write an object, for text it cannot
 // read: a "#" with nothing after it, or after something that is no type.
-// An empty text is no object (no error).
+// An empty text is no object (no error). The console's own words for a
+// type (objectAliases: "request 4") read as the type the log names.
 func ParseObject(text string) (typ, id string, typed bool, err error) {
+	typ, id, typed, err = parseObject(text)
+	if alias, ok := objectAliases[typ]; ok {
+		typ = alias
+	}
+	return typ, id, typed, err
+}
+
+func parseObject(text string) (typ, id string, typed bool, err error) {
 	text = labelled(strings.TrimSpace(text))
 	if text == "" {
 		return "", "", false, nil

@@ -40,6 +40,28 @@ func Age(t, now time.Time) string {
 	if d < 10*time.Second {
 		return "just now"
 	}
+	s := span(d)
+	if future {
+		return "in " + s
+	}
+	return s + " ago"
+}
+
+// Waiting is how long something has waited since t, as a list of what
+// waits says it: "waiting 6h" ("waiting 6h ago" reads as a time).
+func Waiting(t, now time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	d := max(now.Sub(t), 0)
+	if d < 10*time.Second {
+		return "just submitted"
+	}
+	return "waiting " + span(d)
+}
+
+// span is d as Age writes it, rounded down: "45s", "6m", "6h", "3d".
+func span(d time.Duration) string {
 	var s string
 	switch {
 	case d < time.Minute:
@@ -55,10 +77,7 @@ func Age(t, now time.Time) string {
 	default:
 		s = strconv.Itoa(int(d/(365*24*time.Hour))) + "y"
 	}
-	if future {
-		return "in " + s
-	}
-	return s + " ago"
+	return s
 }
 
 // RolesSummary writes roles grouped by tenant, in first-seen order, as
@@ -534,4 +553,14 @@ func nameParts(name string) []string {
 		parts = append(parts, name)
 	}
 	return parts
+}
+
+// ShortSHA is a hex digest as a table shows it: its first 12 characters
+// and an ellipsis (the page puts the whole one in the title and the copy
+// button).
+func ShortSHA(hex string) string {
+	if len(hex) <= 12 {
+		return hex
+	}
+	return hex[:12] + "…"
 }

@@ -94,8 +94,11 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 	}
 	// An object the filter cannot read says so: finding nothing would
 	// read as "nothing happened to it".
-	if _, _, _, err := audit.ParseObject(out.Object); err != nil {
+	if typ, _, typed, err := audit.ParseObject(out.Object); err != nil {
 		errs["object"] = "Type an id (83), or a type and an id: dead_letter 83, replay_request #4."
+	} else if typed && !audit.KnownObjectType(typ) {
+		errs["object"] = "No entry of the log is about a " + strconv.Quote(typ) + ". The types are " +
+			strings.Join(audit.ObjectTypes, ", ") + "; or type the id alone."
 	}
 	if f.Outcome != "" && !out.Outcome.Valid() {
 		errs["outcome"] = "Choose ok, denied or error."

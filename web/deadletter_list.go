@@ -103,12 +103,12 @@ func (s *Server) deadLetterList(c echo.Context) error {
 	}
 	// A group's dead letters are the group's page: the navigation says
 	// Groups.
-	nav := "deadletters"
+	nav, title := "deadletters", "Dead letters"
 	if form.Group != "" {
-		nav = "groups"
+		nav, title = "groups", "Error group"
 	}
 	if errs != nil {
-		return s.render(c, http.StatusUnprocessableEntity, views.DeadLetterList(s.page(c, "Dead letters", nav), m))
+		return s.render(c, http.StatusUnprocessableEntity, views.DeadLetterList(s.page(c, title, nav), m))
 	}
 	page, err := s.deps.DeadLetters.ListDeadLetters(ctx, f)
 	if err != nil {
@@ -151,7 +151,7 @@ func (s *Server) deadLetterList(c echo.Context) error {
 	}
 	m.Unfiltered = len(without(q, "tenant", "count")) == 0
 	m.BulkActions = s.bulkActions(c, q, m)
-	return s.render(c, http.StatusOK, views.DeadLetterList(s.page(c, "Dead letters", nav), m))
+	return s.render(c, http.StatusOK, views.DeadLetterList(s.page(c, title, nav), m))
 }
 
 func deadLetterRow(it dlq.ListItem) views.DeadLetterRow {
