@@ -274,7 +274,7 @@ func TestUnknownOutcomeStopsAfterWindow(t *testing.T) {
 	run(t, w)
 
 	done := b.waitStatus(t, req.ID, replay.StatusDoneWithProblems)
-	assert.Contains(t, done.StatusReason, "2 needs reconciliation")
+	assert.Contains(t, done.StatusReason, "2 need reconciliation")
 	for _, id := range []int64{applied, republish} {
 		j := b.job(t, req.ID, id)
 		assert.Equal(t, "needs_reconciliation", j.State)
