@@ -235,7 +235,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	jobStore := dlq.NewStoreSharing(a.Jobs, counters)
 	ingest := dlq.IngestConfig{
 		Prefix: cfg.Prefix, Stream: cfg.Stream, Replicas: cfg.Replicas, BatchSize: cfg.BatchSize,
-		MaxWait: cfg.BatchWait, Workers: cfg.IngestWorkers, Watch: cfg.Watch, AckWait: cfg.AckWait,
+		MaxWait: cfg.BatchWait, Workers: cfg.IngestWorkers, Watch: cfg.Watch, WatchGrace: dlq.DefaultWatchGrace, AckWait: cfg.AckWait,
 		StallAfter: cfg.StallAfter, StreamMaxAge: cfg.StreamMaxAge, StreamMaxBytes: cfg.StreamMaxBytes,
 	}
 	if cfg.StallAfter == 0 {

@@ -33,6 +33,11 @@ type IngestConfig struct {
 	Workers        int           // concurrent batch writers; default DefaultIngestWorkers
 	AckWait        time.Duration // redelivery of unacked messages; default 1 minute
 	Watch          []WatchStream // streams whose give-ups are captured from advisories
+	// WatchGrace is how long a watched stream may be missing before it
+	// is warned of (checkWatched): producers started with the console
+	// often make their streams just after it. Zero: at once. Serve uses
+	// DefaultWatchGrace.
+	WatchGrace time.Duration
 
 	// MaxBufferedBytes bounds the payload and header bytes received and
 	// not yet stored (waiting for a writer, or in its batch); default

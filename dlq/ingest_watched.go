@@ -12,9 +12,15 @@ import (
 // logged again (the gauge and the alert say it meanwhile).
 const watchedWarnEvery = 10 * time.Minute
 
+// DefaultWatchGrace is the WatchGrace serve uses: a stream made within a
+// minute of the console's start (make run's demo makes its streams a few
+// seconds after) is not warned of.
+const DefaultWatchGrace = time.Minute
+
 // watchedState is what the checks found of one watched stream.
 type watchedState struct {
 	missing  bool
+	since    time.Time // missing since, at the first check that found it so
 	warnedAt time.Time
 }
 
@@ -23,8 +29,9 @@ type watchedState struct {
 // account) has none of its give-ups captured: its advisories are published
 // on subjects that carry its name, so the advisory stream is made on
 // subjects nothing publishes to, and nothing else shows it. It is logged
-// as a warning naming it and the setting (when found missing, and every
-// watchedWarnEvery while it stays so) and exported
+// as a warning naming it and the setting (once it has been missing for
+// WatchGrace, and every watchedWarnEvery while it stays so; before that,
+// once at INFO) and exported
 // (quarantine_ingest_watched_stream_missing, alert
 // DeadLetterWatchedStreamMissing). It is not refused: a stream may be
 // made after the console, whose advisories are captured from then on.
@@ -37,8 +44,11 @@ func (in *Ingester) checkWatched(ctx context.Context) {
 			in.log.Debug("look up a watched stream", "stream", w.Name, "err", err)
 			continue
 		}
-		was, warn := in.metrics.health.setWatched(w.Name, missing, time.Now())
+		was, warn := in.metrics.health.setWatched(w.Name, missing, time.Now(), in.cfg.WatchGrace)
 		switch {
+		case missing && !was && !warn:
+			in.log.Info("a stream DLQ_WATCH_STREAMS names does not exist yet: its give-ups are captured once it is made",
+				"stream", w.Name, "warn_after", in.cfg.WatchGrace)
 		case warn:
 			in.log.Warn("a stream DLQ_WATCH_STREAMS names does not exist: none of its consumers' give-ups is captured "+
 				"(a misspelt name, a stream renamed or in another account?); fix DLQ_WATCH_STREAMS, or make the stream",
@@ -50,15 +60,22 @@ func (in *Ingester) checkWatched(ctx context.Context) {
 }
 
 // setWatched records whether the watched stream is missing, and reports
-// whether it was before and whether to warn now (missing, and not warned
-// of within watchedWarnEvery).
-func (b *healthBoard) setWatched(stream string, missing bool, now time.Time) (was, warn bool) {
+// whether it was before and whether to warn now (missing for grace or
+// longer, and not warned of within watchedWarnEvery).
+func (b *healthBoard) setWatched(stream string, missing bool, now time.Time, grace time.Duration) (was, warn bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s, known := b.watched[stream]
 	was = known && s.missing
-	warn = missing && (!was || now.Sub(s.warnedAt) >= watchedWarnEvery)
-	s.missing = missing
+	if !missing {
+		b.watched[stream] = watchedState{}
+		return was, false
+	}
+	if !was {
+		s.since = now
+	}
+	warn = now.Sub(s.since) >= grace && (s.warnedAt.IsZero() || now.Sub(s.warnedAt) >= watchedWarnEvery)
+	s.missing = true
 	if warn {
 		s.warnedAt = now
 	}
