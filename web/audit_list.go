@@ -19,7 +19,8 @@ import (
 type auditFilterForm struct {
 	views.AuditFilter
 	Before, After string
-	Now           time.Time // what relative times count from
+	Now           time.Time         // what relative times count from
+	text          map[string]string // text that cannot be stored, by field (formText)
 }
 
 // auditFilterParams are the query parameters of the audit filter, each
@@ -68,13 +69,15 @@ func startsAuditExport(format string) func(echo.Context) string {
 // readAuditFilter reads the filter's parameters (auditFilterParams) from q.
 func readAuditFilter(q url.Values) auditFilterForm {
 	f := auditFilterForm{Now: time.Now()}
+	t := readText(q)
 	for _, p := range auditFilterParams {
-		v := q.Get(p.name)
+		v := t.raw(p.name)
 		if p.typed {
 			v = strings.TrimSpace(v)
 		}
 		*p.field(&f) = v
 	}
+	f.text = t.Errors()
 	return f
 }
 
@@ -115,6 +118,7 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 			errs["page"] = "The page link is broken; start from the first page."
 		}
 	}
+	errs = addTextErrors(errs, f.text)
 	if len(errs) == 0 {
 		return out, nil
 	}

@@ -11,17 +11,19 @@ import (
 )
 
 func (s *Server) bindingAdd(c echo.Context) error {
-	in := authz.BindingInput{
-		Email: c.FormValue("email"), Subject: c.FormValue("subject"), Role: c.FormValue("role"), Tenant: c.FormValue("tenant"),
+	t, err := readFormText(c)
+	if err != nil {
+		return err
 	}
-	errs := in.Validate()
+	in := authz.BindingInput{Email: t.raw("email"), Subject: t.raw("subject"), Role: t.raw("role"), Tenant: t.raw("tenant")}
+	errs := addTextErrors(in.Validate(), t.Errors())
 	u := userOf(c)
 	manage := s.deps.Access.Scope(u, authz.ObjBindings, authz.ActManage, s.knownTenants(c.Request().Context()))
 	if errs == nil && !(manage.All || (in.Tenant != authz.AllTenants && manage.Has(in.Tenant))) {
 		return s.refuseNamed(c, in.Tenant, authz.ObjBindings+":"+authz.ActManage, "tenant "+in.Tenant)
 	}
 	if errs == nil {
-		_, err := s.deps.Bindings.Add(c.Request().Context(), in, u, s.event(c, "", ""))
+		_, err = s.deps.Bindings.Add(c.Request().Context(), in, u, s.event(c, "", ""))
 		switch {
 		case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
 			errs = map[string]string{"role": "This person already holds this role in this tenant."}

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -20,16 +19,20 @@ import (
 type deadLetterFilterForm struct {
 	views.DeadLetterFilter
 	Before, After string
-	Now           time.Time // what relative times count from
+	Now           time.Time         // what relative times count from
+	text          map[string]string // text that cannot be stored, by field (formText)
 }
 
 func readDeadLetterFilter(q url.Values) deadLetterFilterForm {
-	get := func(k string) string { return strings.TrimSpace(q.Get(k)) }
-	return deadLetterFilterForm{DeadLetterFilter: views.DeadLetterFilter{
+	t := readText(q)
+	get := t.get
+	f := deadLetterFilterForm{DeadLetterFilter: views.DeadLetterFilter{
 		Q: get("q"), Tenant: get("tenant"), ItemType: get("type"), ErrorClass: get("class"), Status: get("status"),
 		Subject: get("subject"), From: get("from"), To: get("to"), Group: get("group"),
 		MsgID: get("msg_id"), OperationID: get("op_id"), CorrelationID: get("corr_id"),
-	}, Before: q.Get("before"), After: q.Get("after"), Now: time.Now()}
+	}, Before: t.raw("before"), After: t.raw("after"), Now: time.Now()}
+	f.text = t.Errors()
+	return f
 }
 
 // errorClasses are every class a dead letter can have.
@@ -76,6 +79,7 @@ func (f deadLetterFilterForm) Validate(tenants []string) (dlq.ListFilter, map[st
 	if f.Before != "" && f.After != "" {
 		errs["page"] = "The page link is broken; start from the first page."
 	}
+	errs = addTextErrors(errs, f.text)
 	if len(errs) == 0 {
 		return out, nil
 	}

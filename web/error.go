@@ -10,13 +10,15 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/views"
 )
 
 // errorStatus is the one mapping from errors to HTTP statuses: each
 // quarantine.Error code has its status, echo's own errors (no route, a
 // method not allowed) keep theirs, a statement PostgreSQL stopped
-// (tooLong) is a 503, and anything else is a 500.
+// (tooLong) is a 503, text it could not store (notText) a 422, and
+// anything else is a 500.
 func errorStatus(err error) int {
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
@@ -24,6 +26,9 @@ func errorStatus(err error) int {
 	}
 	if tooLong(err) {
 		return http.StatusServiceUnavailable
+	}
+	if notText(err) {
+		return http.StatusUnprocessableEntity
 	}
 	switch quarantine.ErrorCode(err) {
 	case quarantine.ENOTFOUND:
@@ -49,6 +54,17 @@ func tooLong(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "57014"
 }
 
+// notText reports whether err is PostgreSQL refusing text a request
+// carried: a NUL or bytes that are not UTF-8 (22021,
+// character_not_in_repertoire), or a character the database's encoding
+// lacks (22P05, untranslatable_character). Every filter and form refuses
+// such text at its field first (formText); this answers one that did not
+// as what it is, the request's fault, not the console's.
+func notText(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "22021" || pe.Code == "22P05")
+}
+
 // errorText is the title and the sentence a person sees for err answered
 // with status. A 404 always says the same, so that a missing object and
 // another tenant's look alike; a 5xx says nothing of its cause (it is
@@ -62,6 +78,8 @@ func errorText(err error, status int) (title, detail string) {
 			"or try again in a moment; if it keeps happening, quote the request id to whoever runs the console."
 	case status == http.StatusNotFound:
 		return "Not found", "There is nothing here, or it is not yours to see."
+	case status == http.StatusUnprocessableEntity && notText(err):
+		return http.StatusText(status), dlq.UnstorableTextMessage
 	case status >= 500:
 		return "Something went wrong", "The error was logged. Quote the request id when you report it."
 	}
@@ -94,6 +112,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	status := errorStatus(err)
 	title, detail := errorText(err, status)
+	if notText(err) {
+		// A form that lets such text through to PostgreSQL should refuse
+		// it at its field (formText): say which request did.
+		s.deps.Log.Warn("request carried text PostgreSQL refused", "method", c.Request().Method, "path", c.Request().URL.Path,
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
+	}
 	if status >= 500 {
 		s.deps.Log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path,
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID),

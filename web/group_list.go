@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -29,8 +28,11 @@ var (
 // newGroupAge is how recently a group was first seen to be marked new.
 const newGroupAge = 24 * time.Hour
 
-func readGroupFilter(q url.Values) views.GroupFilter {
-	get := func(k string) string { return strings.TrimSpace(q.Get(k)) }
+// readGroupFilter reads the groups page's filter from q, and the messages
+// of its text that cannot be stored (formText), by field.
+func readGroupFilter(q url.Values) (views.GroupFilter, map[string]string) {
+	t := readText(q)
+	get := t.get
 	f := views.GroupFilter{Tenant: get("tenant"), ItemType: get("type"), ErrorClass: get("class"), State: get("state"), Sort: get("sort"),
 		Page: get("page")}
 	if f.State == "" {
@@ -39,7 +41,7 @@ func readGroupFilter(q url.Values) views.GroupFilter {
 	if f.Sort == "" {
 		f.Sort = string(dlq.GroupsByUnresolved)
 	}
-	return f
+	return f, t.Errors()
 }
 
 // validateGroupFilter turns the form into a dlq.GroupFilter over tenants,
@@ -87,8 +89,9 @@ func (s *Server) groupList(c echo.Context) error {
 	u := userOf(c)
 	tenants := s.deadLetterTenants(ctx, u, authz.ActRead)
 	q := c.QueryParams()
-	form := readGroupFilter(q)
+	form, text := readGroupFilter(q)
 	f, errs := validateGroupFilter(form, tenants)
+	errs = addTextErrors(errs, text)
 	now := time.Now()
 	m := views.GroupListModel{
 		Action: views.PathGroups, Filter: form, Errors: errs, Now: now, Tenants: tenants,

@@ -269,10 +269,14 @@ func (s *Server) requestLocator() *Locator {
 }
 
 // batchLocator finds the selection (draft batch) of the :batch parameter:
-// one tenant or several.
+// one tenant or several. A parameter that is not text (dlq.StorableText:
+// %00, %FF in the path) names no selection; PostgreSQL would refuse it.
 func (s *Server) batchLocator() *Locator {
 	return &Locator{Object: "replay_batch", Param: "batch", See: Permission{authz.ObjDeadLetter, authz.ActRead},
 		find: func(c echo.Context) (map[string]string, error) {
+			if !dlq.StorableText(c.Param("batch")) {
+				return nil, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such selection.")
+			}
 			tenants, err := s.deps.Replays.BatchTenants(c.Request().Context(), c.Param("batch"))
 			out := map[string]string{}
 			for _, t := range tenants {

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
@@ -56,15 +57,19 @@ const (
 type replayFilterForm struct {
 	views.ReplayFilter
 	Before string
-	Now    time.Time // what relative times count from
+	Now    time.Time         // what relative times count from
+	text   map[string]string // text that cannot be stored, by field (formText)
 }
 
 func readReplayFilter(q url.Values) replayFilterForm {
-	get := func(k string) string { return strings.TrimSpace(q.Get(k)) }
-	return replayFilterForm{ReplayFilter: views.ReplayFilter{Status: get("status"), Tenant: get("tenant"), Class: get("class"),
+	t := readText(q)
+	get := t.get
+	f := replayFilterForm{ReplayFilter: views.ReplayFilter{Status: get("status"), Tenant: get("tenant"), Class: get("class"),
 		Mine: get("mine") == "1", Requester: get("requester"), RequesterIssuer: q.Get(paramRequesterIssuer),
 		RequesterSubject: q.Get(paramRequesterSubject), From: get("from"), To: get("to"), Order: get("order")},
 		Before: get("before"), Now: time.Now()}
+	f.text = t.Errors()
+	return f
 }
 
 // Validate turns the form into a replay.ListFilter over tenants (the
@@ -102,6 +107,7 @@ func (f replayFilterForm) Validate(tenants []string, viewer authz.User) (replay.
 			out.After.Own = m[1] != ""
 		}
 	}
+	errs = addTextErrors(errs, f.text)
 	if len(errs) == 0 {
 		return out, nil
 	}
@@ -240,10 +246,12 @@ func replayRow(r replay.Listed, u authz.User, q url.Values) views.ReplayRow {
 }
 
 // validIdentity reports whether issuer and subject are one identity as the
-// requester filter takes it: both given, bounded, no control characters.
+// requester filter takes it: both given, storable text, bounded, no
+// control characters.
 func validIdentity(issuer, subject string) bool {
 	ok := func(s string) bool {
-		return s != "" && utf8.RuneCountInString(s) <= maxIdentityPart && !strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f })
+		return s != "" && dlq.StorableText(s) && utf8.RuneCountInString(s) <= maxIdentityPart &&
+			!strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f })
 	}
 	return ok(issuer) && ok(subject)
 }

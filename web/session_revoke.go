@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -16,8 +15,12 @@ import (
 // with issuer and subject, for admins of every tenant (the route is
 // EveryTenant). It is audited in the same transaction.
 func (s *Server) sessionRevoke(c echo.Context) error {
-	issuer, subject := strings.TrimSpace(c.FormValue("issuer")), strings.TrimSpace(c.FormValue("subject"))
-	if issuer == "" || subject == "" {
+	t, err := readFormText(c)
+	if err != nil {
+		return err
+	}
+	issuer, subject := t.get("issuer"), t.get("subject")
+	if issuer == "" || subject == "" || t.Errors() != nil {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, "Choose a person from the list.")
 	}
 	n, err := authz.RevokeSessions(c.Request().Context(), s.deps.Pool, issuer, subject, userOf(c), s.event(c, "", ""))
