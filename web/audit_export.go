@@ -62,11 +62,12 @@ type exportFormat struct {
 // with the public key can check the export. The export itself is audited
 // first.
 //
-// An export that fails before it sends anything (the format's check) is
-// answered with the error; one that fails once sending has begun has its
-// connection cut (the writer's last record says it stopped), so that no
-// browser or client takes the part it got for a complete file. Either way
-// the failure is audited beside the export's row.
+// An export that fails before it sends anything (signing the head,
+// finding its end, the format's check) is answered with the error; one
+// that fails once sending has begun has its connection cut (the writer's
+// last record says it stopped), so that no browser or client takes the
+// part it got for a complete file. Either way the failure is audited
+// beside the export's row (writeExport).
 func (s *Server) auditExport(c echo.Context, format exportFormat) error {
 	ctx := c.Request().Context()
 	f, errs := readAuditFilter(c.QueryParams()).Validate()
@@ -92,22 +93,45 @@ func (s *Server) auditExport(c echo.Context, format exportFormat) error {
 	if _, err := audit.AppendBatchFunc(ctx, s.deps.Pool, events); err != nil {
 		return fmt.Errorf("audit export: %w", err)
 	}
+	res := c.Response()
+	err := s.writeExport(ctx, f, format, res)
+	if err == nil {
+		return nil
+	}
+	s.auditExportFailed(ctx, events, err)
+	if !res.Committed {
+		return fmt.Errorf("audit export: %w", err)
+	}
+	// Headers are gone: end the response without its end, so the download
+	// fails where it is read instead of passing for a whole file (echo's
+	// Recover lets http.ErrAbortHandler through to net/http).
+	s.deps.Log.Error("audit export interrupted", "err", err, "request_id", res.Header().Get(echo.HeaderXRequestID))
+	panic(http.ErrAbortHandler)
+}
+
+// writeExport is what auditExport does once the export's rows say ok, so
+// that each of its errors is audited beside them: it records the head as
+// a checkpoint, then, in one read-only transaction under the export's
+// statement timeout (exportStatementTimeout; ExportEnd's max(seq) over the
+// filter is a scan of the log as large as the export's), finds the
+// checkpoint the export ends at, runs the format's check and sends the
+// file to res.
+func (s *Server) writeExport(ctx context.Context, f audit.Filter, format exportFormat, res *echo.Response) error {
 	head, err := s.deps.Checkpoints.Record(ctx, audit.ReasonExport)
 	if err != nil {
 		return fmt.Errorf("sign the head for the export: %w", err)
 	}
-	// An export of an old range ends at the first checkpoint of this
-	// console's after its last entry, not at the head: the stubs past it
-	// are then one checkpoint interval, not the whole newer log.
-	signer := s.deps.Checkpoints.Signer()
-	end, err := audit.ExportEnd(ctx, s.deps.Pool, f, head, audit.NewKeySet(signer.PublicKey()))
-	if err != nil {
-		return fmt.Errorf("find the checkpoint the export ends at: %w", err)
-	}
-	res := c.Response()
-	err = pgx.BeginTxFunc(ctx, s.deps.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	keys := audit.NewKeySet(s.deps.Checkpoints.Signer().PublicKey())
+	return pgx.BeginTxFunc(ctx, s.deps.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", exportStatementTimeout.Milliseconds())); err != nil {
 			return err
+		}
+		// An export of an old range ends at the first checkpoint of this
+		// console's after its last entry, not at the head: the stubs past it
+		// are then one checkpoint interval, not the whole newer log.
+		end, err := audit.ExportEnd(ctx, tx, f, head, keys)
+		if err != nil {
+			return fmt.Errorf("find the checkpoint the export ends at: %w", err)
 		}
 		if format.check != nil {
 			if err := format.check(ctx, tx, f, end.Seq); err != nil {
@@ -123,18 +147,6 @@ func (s *Server) auditExport(c echo.Context, format exportFormat) error {
 		res.WriteHeader(http.StatusOK)
 		return format.write(ctx, tx, f, end, res)
 	})
-	if err == nil {
-		return nil
-	}
-	s.auditExportFailed(ctx, events, err)
-	if !res.Committed {
-		return fmt.Errorf("audit export: %w", err)
-	}
-	// Headers are gone: end the response without its end, so the download
-	// fails where it is read instead of passing for a whole file (echo's
-	// Recover lets http.ErrAbortHandler through to net/http).
-	s.deps.Log.Error("audit export interrupted", "err", err, "request_id", res.Header().Get(echo.HeaderXRequestID))
-	panic(http.ErrAbortHandler)
 }
 
 // auditExportFailed records that the export events stand for failed,
