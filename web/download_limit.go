@@ -12,7 +12,7 @@ import (
 
 // DownloadKind is what a GET that sends a file sends, and so how many of
 // it may run at once (downloadBounds). The route table declares it
-// (Route.downloads); limitDownload applies it.
+// (Route.sends, Route.downloads); limitDownload applies it.
 type DownloadKind int
 
 // Kinds of download.
@@ -27,6 +27,12 @@ const (
 	// then written: it holds no connection, only its bytes, while a slow
 	// client reads them.
 	DownloadPayload
+	// DownloadText is a dead letter's whole error, headers or stack trace
+	// (its .txt and .json downloads), held as a payload is and as large
+	// (they are headers, bounded by max_payload only), but needing only
+	// the read right: bounded on its own, so that payloads being read do
+	// not keep a person from the stack trace, and the other way round.
+	DownloadText
 )
 
 // downloadBound is how many downloads of a kind may run at once: per
@@ -43,11 +49,13 @@ type downloadBound struct {
 // link, never hold the connections the pages need: the dashboard, the
 // lists and the emergency stop keep working for everyone. Payloads: two
 // per person (a reviewer downloads the original and the edited payload),
-// eight on a replica (64 MiB of payloads waiting for slow readers at most).
+// eight on a replica (64 MiB of payloads waiting for slow readers at most);
+// dead letter texts the same (64 MiB more at most).
 // Another one is answered 429 at once with a sentence and Retry-After.
 var downloadBounds = map[DownloadKind]downloadBound{
 	DownloadExport:  {perPerson: 1, perReplica: 3, one: "an export", many: "exports"},
 	DownloadPayload: {perPerson: 2, perReplica: 8, one: "a download", many: "downloads"},
+	DownloadText:    {perPerson: 2, perReplica: 8, one: "a download", many: "downloads"},
 }
 
 // downloadRetryAfter is the Retry-After of a refused download, in seconds.

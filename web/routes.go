@@ -101,11 +101,12 @@ type Route struct {
 	// request the browser says another site started is refused before
 	// anything is read or written (fetchmeta.go). POSTs need no mark:
 	// every one is checked (http.CrossOriginProtection). The GETs that
-	// write are the downloads, which set it (downloads).
+	// write are the audited downloads, which set it (downloads).
 	Writes bool
 	// Download is what a GET that sends a file sends (an export, a
-	// payload): how many may run at once is bounded by its kind
-	// (download_limit.go).
+	// payload, a dead letter's whole error, headers or stack trace): how
+	// many may run at once is bounded by its kind (download_limit.go),
+	// whether or not it writes (sends; downloads for one that does).
 	Download DownloadKind
 	// Starts says, for a GET that writes, what it starts ("Download the
 	// payload of dead letter 17"): the refusal of one another site started
@@ -160,11 +161,16 @@ func (r Route) of(loc *Locator) Route { r.Tenancy, r.Locate = ObjectTenant, loc;
 // everyTenant declares that r needs its permission in every tenant.
 func (r Route) everyTenant() Route { r.Tenancy = EveryTenant; return r }
 
-// downloads declares that GET route r sends a file of kind, and writes
-// (the download's audit row), so another site may not start it; starts
-// says what it starts, in words.
+// sends declares that GET route r sends a file of kind, bounded as such
+// (limitDownload), and writes nothing.
+func (r Route) sends(kind DownloadKind) Route { r.Download = kind; return r }
+
+// downloads declares that GET route r sends a file of kind (sends), and
+// writes (the download's audit row), so another site may not start it;
+// starts says what it starts, in words.
 func (r Route) downloads(kind DownloadKind, starts func(echo.Context) string) Route {
-	r.Writes, r.Download, r.Starts = true, kind, starts
+	r = r.sends(kind)
+	r.Writes, r.Starts = true, starts
 	return r
 }
 

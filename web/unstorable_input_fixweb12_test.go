@@ -32,29 +32,25 @@ var formFields = []string{
 	"type", "undo", "v", "version",
 }
 
-// TestFixWeb12EveryRouteAnswersUnstorableTextBelow500 walks the route
-// table: each parameter any handler reads, sent to every route with text
-// PostgreSQL cannot store (in the query, and for a POST in its form too,
-// beside ordinary values of the other fields), is answered below 500.
-func TestFixWeb12EveryRouteAnswersUnstorableTextBelow500(t *testing.T) {
-	t.Parallel()
-	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+// routeObjects makes an object for each path parameter of the route table
+// and returns a client of a person who may do everything, what fills a
+// route's path with them (a dead letter with a payload and a stack trace,
+// a replay request of another, a draft of a third, a role binding, an
+// audit entry), and the draft's requests.
+func routeObjects(t *testing.T, b *testfactory.Console) (*http.Client, func(string) string, []replay.Request) {
+	t.Helper()
 	ctx := context.Background()
 	all, u := b.SignIn(t, "*:admin", "*:auditor", "*:oncall", "*:approver")
-	anon := testfactory.NoFollow(nil)
-	ids := testfactory.DeadLetters(t, b.Pool, testfactory.Letter{Tenant: "acme"}, testfactory.Letter{Tenant: "acme"})
+	ids := testfactory.DeadLetters(t, b.Pool, testfactory.Letter{Tenant: "acme"},
+		testfactory.Letter{Tenant: "acme", Stack: "at Handler.java:42", Payload: []byte(`{"order":1}`)},
+		testfactory.Letter{Tenant: "acme"})
 	req := testfactory.Request(t, b.Replays, u.Actor, []int64{ids[0]}, replay.SubmitInput{})
-	batch, drafts := testfactory.Draft(t, b.Replays, u.Actor, ids[1])
+	batch, drafts := testfactory.Draft(t, b.Replays, u.Actor, ids[2])
 	resp := b.Do(t, all, "POST", "/admin/bindings", url.Values{"email": {"pat@example.com"}, "role": {"viewer"}, "tenant": {"acme"}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	var binding, seq int64
 	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT id FROM role_bindings WHERE subject = 'email:pat@example.com'`).Scan(&binding))
 	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT max(seq) FROM audit_log`).Scan(&seq))
-
-	fields := append([]string{}, formFields...)
-	for _, d := range drafts {
-		fields = append(fields, "rate-"+strconv.FormatInt(d.ID, 10), "confirm-"+strconv.FormatInt(d.ID, 10))
-	}
 	fill := func(path string) string {
 		path = strings.Replace(path, ":batch", batch, 1)
 		path = strings.Replace(path, ":seq", strconv.FormatInt(seq, 10), 1)
@@ -67,6 +63,22 @@ func TestFixWeb12EveryRouteAnswersUnstorableTextBelow500(t *testing.T) {
 			path = strings.Replace(path, ":id", strconv.FormatInt(binding, 10), 1)
 		}
 		return strings.Replace(path, ":id", strconv.FormatInt(ids[1], 10), 1)
+	}
+	return all, fill, drafts
+}
+
+// TestFixWeb12EveryRouteAnswersUnstorableTextBelow500 walks the route
+// table: each parameter any handler reads, sent to every route with text
+// PostgreSQL cannot store (in the query, and for a POST in its form too,
+// beside ordinary values of the other fields), is answered below 500.
+func TestFixWeb12EveryRouteAnswersUnstorableTextBelow500(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	all, fill, drafts := routeObjects(t, b)
+	anon := testfactory.NoFollow(nil)
+	fields := append([]string{}, formFields...)
+	for _, d := range drafts {
+		fields = append(fields, "rate-"+strconv.FormatInt(d.ID, 10), "confirm-"+strconv.FormatInt(d.ID, 10))
 	}
 	page := map[string]string{"Accept": "text/html", "Sec-Fetch-Site": "same-origin"}
 	checked := 0
@@ -85,7 +97,7 @@ func TestFixWeb12EveryRouteAnswersUnstorableTextBelow500(t *testing.T) {
 			if r.Method == http.MethodPost {
 				// Ordinary values of the fields most forms need, so that the
 				// one probed is what is wrong.
-				form = url.Values{"reason": {"probe"}, "note": {"probe"}, "id": {strconv.FormatInt(ids[1], 10)},
+				form = url.Values{"reason": {"probe"}, "note": {"probe"}, "id": {fill("/deadletters/:id")[len("/deadletters/"):]},
 					"email": {"probe@example.com"}, "role": {"viewer"}, "tenant": {"acme"}, "issuer": {"https://idp.example"},
 					"subject": {"probe"}}
 				form.Set(field, unstorable)
