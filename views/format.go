@@ -239,12 +239,26 @@ func statusKind(status int) string {
 	return BadgeNeutral
 }
 
+// confirmDelete is the question before a binding is removed. A browser's
+// confirm dialog takes no markup: the person is named as Shown writes
+// them, with the markers the page shows them with (Untrusted).
 func confirmDelete(b Binding) string {
 	who := b.Email
 	if who == "" {
 		who = b.Subject
 	}
-	return "Remove role " + b.Role + " on " + TenantLabel(b.Tenant) + " from " + who + "?"
+	return "Remove role " + b.Role + " on " + Shown(TenantLabel(b.Tenant)) + " from " + Shown(who) + "?"
+}
+
+// confirmSignOut is the question before every session of p ends, naming
+// them as the page does: their email (or, without one, their identity),
+// Shown with the page's markers, since the dialog takes no markup.
+func confirmSignOut(p SessionPerson) string {
+	who := p.Email
+	if who == "" {
+		who = p.Issuer + "|" + p.Subject
+	}
+	return "Sign " + Shown(who) + " out of every session?"
 }
 
 func fieldID(name string) string { return "f-" + name }
