@@ -40,18 +40,22 @@ type submitForm struct {
 	// ask for one and can be requested: a phrase typed wrong is refused
 	// beside its own field.
 	Phrases map[int64]string
+	text    map[string]string // text that cannot be stored, by field (formText)
 }
 
-func readSubmitForm(c echo.Context, sel replay.Selection) submitForm {
-	f := submitForm{Reason: strings.TrimSpace(c.FormValue("reason")), Note: strings.TrimSpace(c.FormValue(fieldNote)),
-		Rates: map[int64]string{}, Confirmations: map[int64]string{}}
+func readSubmitForm(c echo.Context, sel replay.Selection) (submitForm, error) {
+	t, err := readFormText(c)
+	if err != nil {
+		return submitForm{}, err
+	}
+	f := submitForm{Reason: t.get("reason"), Note: t.get(fieldNote), Rates: map[int64]string{}, Confirmations: map[int64]string{}}
 	for _, r := range sel.Requests {
 		key := strconv.FormatInt(r.ID, 10)
-		f.Rates[r.ID] = strings.TrimSpace(c.FormValue(fieldRate + key))
-		f.Confirmations[r.ID] = c.FormValue(fieldConfirm + key)
+		f.Rates[r.ID] = t.get(fieldRate + key)
+		f.Confirmations[r.ID] = t.raw(fieldConfirm + key)
 	}
-	f.Phrases = phrasesAsked(sel)
-	return f
+	f.Phrases, f.text = phrasesAsked(sel), t.Errors()
+	return f, nil
 }
 
 // phrasesAsked are the phrases the confirm page of sel asks to type (by
@@ -112,6 +116,7 @@ func (f submitForm) Validate() (replay.SubmitInput, map[string]string) {
 		}
 		in.Rates[id] = rate
 	}
+	errs = addTextErrors(errs, f.text)
 	if len(errs) == 0 {
 		return in, nil
 	}
@@ -370,7 +375,10 @@ func (s *Server) replaySubmit(c echo.Context) error {
 			}
 		}
 	}
-	form := readSubmitForm(c, sel)
+	form, err := readSubmitForm(c, sel)
+	if err != nil {
+		return err
+	}
 	form.Limits = rateLimits(s.deps.Replays.Policy(), sel)
 	in, errs := form.Validate()
 	if nothing := nothingToReplay(sel); nothing != nil {

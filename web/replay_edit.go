@@ -33,9 +33,10 @@ func typedEdit(c echo.Context) payloadForm {
 // typed payload is not read).
 type payloadForm struct {
 	Item    string // the :dl parameter
-	Payload string
+	Payload string // bytes, kept as sent: a payload need not be text
 	Reason  string
 	Undo    bool
+	text    map[string]string // text that cannot be stored, by field (formText)
 }
 
 // Validate returns the item and the edit, or an error: not found for an
@@ -45,6 +46,9 @@ func (f payloadForm) Validate() (int64, replay.PayloadEdit, error) {
 	dl, ok := canonicalID(f.Item)
 	if !ok {
 		return 0, replay.PayloadEdit{}, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
+	}
+	if msg := f.text["reason"]; msg != "" {
+		return 0, replay.PayloadEdit{}, quarantine.Errorf(quarantine.EINVALID, "The reason: %s", msg)
 	}
 	if f.Undo {
 		return dl, replay.PayloadEdit{Undo: true, Reason: strings.TrimSpace(f.Reason)}, nil
@@ -71,7 +75,12 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	if err := s.mayOnClass(c, req, authz.ActRequest); err != nil {
 		return err
 	}
-	form := payloadForm{Item: c.Param("dl"), Payload: c.FormValue("payload"), Reason: c.FormValue("reason"), Undo: c.FormValue("undo") != ""}
+	t, err := readFormText(c)
+	if err != nil {
+		return err
+	}
+	form := payloadForm{Item: c.Param("dl"), Payload: c.FormValue("payload"), Reason: t.raw("reason"), Undo: t.raw("undo") != ""}
+	form.text = t.Errors()
 	dl, edit, err := form.Validate()
 	var change replay.PayloadChange
 	if err == nil {

@@ -19,6 +19,7 @@ import (
 // checked.
 type reconcileForm struct {
 	Item, Choice, Note string
+	text               map[string]string // text that cannot be stored, by field (formText)
 }
 
 // typedReconcileKey keeps, in the echo context, the reconcile form a
@@ -33,9 +34,13 @@ func typedReconcile(c echo.Context) reconcileForm {
 }
 
 // Validate returns what the replay service takes; whether the choice and
-// note will do is the replay rules' to say (JudgeReconcile).
-func (f reconcileForm) Validate() replay.ReconcileInput {
-	return replay.ReconcileInput{Choice: replaypolicy.Choice(strings.TrimSpace(f.Choice)), Note: strings.TrimSpace(f.Note)}
+// note will do is the replay rules' to say (JudgeReconcile), but for a
+// note that cannot be stored (invalid).
+func (f reconcileForm) Validate() (replay.ReconcileInput, error) {
+	if msg := f.text["note"]; msg != "" {
+		return replay.ReconcileInput{}, quarantine.Errorf(quarantine.EINVALID, "%s", msg)
+	}
+	return replay.ReconcileInput{Choice: replaypolicy.Choice(strings.TrimSpace(f.Choice)), Note: strings.TrimSpace(f.Note)}, nil
 }
 
 // replayReconcile settles one item of a request whose outcome nobody can
@@ -52,9 +57,17 @@ func (s *Server) replayReconcile(c echo.Context) error {
 	if !ok {
 		return quarantine.Errorf(quarantine.ENOTFOUND, "There is no such item.")
 	}
-	form := reconcileForm{Item: c.Param("dl"), Choice: c.FormValue("choice"), Note: c.FormValue("note")}
-	in := form.Validate()
-	if err := s.deps.Replays.Reconcile(c.Request().Context(), req.ID, dl, userOf(c).Actor, in, authz.RequestMeta(c)); err != nil {
+	t, err := readFormText(c)
+	if err != nil {
+		return err
+	}
+	form := reconcileForm{Item: c.Param("dl"), Choice: t.raw("choice"), Note: t.raw("note")}
+	form.text = t.Errors()
+	in, err := form.Validate()
+	if err == nil {
+		err = s.deps.Replays.Reconcile(c.Request().Context(), req.ID, dl, userOf(c).Actor, in, authz.RequestMeta(c))
+	}
+	if err != nil {
 		c.Set(typedReconcileKey, form) // the page that comes back keeps the note as typed
 		return s.requestFormError(c, err, "reconcile-"+c.Param("dl"))
 	}

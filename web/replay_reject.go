@@ -17,12 +17,16 @@ import (
 type rejectForm struct {
 	Reason    string
 	Confirmed bool
+	text      map[string]string // text that cannot be stored, by field (formText)
 }
 
 // Validate returns the reason, or an invalid error without one.
 func (f rejectForm) Validate() (string, error) {
 	reason := strings.TrimSpace(f.Reason)
-	if reason == "" {
+	switch {
+	case f.text["reason"] != "":
+		return "", quarantine.Errorf(quarantine.EINVALID, "%s", f.text["reason"])
+	case reason == "":
 		return "", quarantine.Errorf(quarantine.EINVALID, "Say why you reject it: the requester reads it.")
 	}
 	return reason, nil
@@ -42,7 +46,12 @@ func (s *Server) replayReject(c echo.Context) error {
 		return s.requestFormError(c, quarantine.Errorf(quarantine.ECONFLICT, "Request %d is %s, not waiting for approval: there is nothing to reject.",
 			req.ID, views.Label(string(req.Status))), "reject")
 	}
-	f := rejectForm{Reason: c.FormValue("reason"), Confirmed: c.FormValue(views.ConfirmedField) == "1"}
+	t, err := readFormText(c)
+	if err != nil {
+		return err
+	}
+	f := rejectForm{Reason: t.raw("reason"), Confirmed: t.raw(views.ConfirmedField) == "1"}
+	f.text = t.Errors()
 	reason, err := f.Validate()
 	if err != nil || !f.Confirmed {
 		return s.renderRequestConfirm(c, views.ConfirmModel{

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 // rules judge both: JudgeStop).
 type stopForm struct {
 	Tenant, Reason, Confirm string
+	text                    map[string]string // text that cannot be stored, by field (formText)
 }
 
 // typedStopKey keeps, in the echo context, the stop form a request's page
@@ -33,9 +35,17 @@ func typedStop(c echo.Context) stopForm {
 	return f
 }
 
-func readStopForm(c echo.Context) stopForm {
-	return stopForm{Tenant: strings.TrimSpace(c.FormValue("tenant")), Reason: c.FormValue("reason"), Confirm: c.FormValue("confirm")}
+func readStopForm(c echo.Context) (stopForm, error) {
+	t, err := readFormText(c)
+	if err != nil {
+		return stopForm{}, err
+	}
+	return stopForm{Tenant: t.get("tenant"), Reason: t.raw("reason"), Confirm: t.raw("confirm"), text: t.Errors()}, nil
 }
+
+// textError is the message of the reason or the typed STOP when its text
+// cannot be stored (formText), or "".
+func (f stopForm) textError() string { return cmp.Or(f.text["reason"], f.text["confirm"]) }
 
 // Validate returns what the replay service takes.
 func (f stopForm) Validate() replay.StopInput {
@@ -52,7 +62,14 @@ func (s *Server) replayStop(c echo.Context) error {
 	if err := s.mayOnClass(c, req, authz.ActStop); err != nil {
 		return err
 	}
-	form := readStopForm(c)
+	form, err := readStopForm(c)
+	if err != nil {
+		return err
+	}
+	if msg := form.textError(); msg != "" {
+		c.Set(typedStopKey, form)
+		return s.requestFormError(c, quarantine.Errorf(quarantine.EINVALID, "%s", msg), "stop")
+	}
 	if err := s.deps.Replays.Stop(c.Request().Context(), req.ID, userOf(c).Actor, form.Validate(), authz.RequestMeta(c)); err != nil {
 		c.Set(typedStopKey, form) // the page that comes back keeps the reason as typed
 		return s.requestFormError(c, err, "stop")
@@ -67,7 +84,13 @@ func (s *Server) replayStop(c echo.Context) error {
 // in a tenant of theirs; audited) before any request is read.
 func (s *Server) replayStopAll(c echo.Context) error {
 	u := userOf(c)
-	form := readStopForm(c)
+	form, err := readStopForm(c)
+	if err != nil {
+		return err
+	}
+	if len(form.text) > 0 {
+		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, form.text["tenant"], form.textError())
+	}
 	may := func(class replaypolicy.Class) bool {
 		return s.deps.Access.Can(u, form.Tenant, authz.ReplayObject(string(class)), authz.ActStop)
 	}
