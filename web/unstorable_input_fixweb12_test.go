@@ -70,10 +70,12 @@ func routeObjects(t *testing.T, b *testfactory.Console) (*http.Client, func(stri
 // TestFixWeb12EveryRouteAnswersUnstorableTextBelow500 walks the route
 // table: each parameter any handler reads, sent to every route with text
 // PostgreSQL cannot store (in the query, and for a POST in its form too,
-// beside ordinary values of the other fields), is answered below 500.
+// beside ordinary values of the other fields), is answered below 500,
+// and refused by the form before PostgreSQL sees it.
 func TestFixWeb12EveryRouteAnswersUnstorableTextBelow500(t *testing.T) {
 	t.Parallel()
-	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	var log consoleLog
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{Log: &log})
 	all, fill, drafts := routeObjects(t, b)
 	anon := testfactory.NoFollow(nil)
 	fields := append([]string{}, formFields...)
@@ -113,6 +115,7 @@ func TestFixWeb12EveryRouteAnswersUnstorableTextBelow500(t *testing.T) {
 		}
 	}
 	assert.Greater(t, checked, 40*len(formFields), "every route, every field")
+	assert.NotContains(t, log.String(), "PostgreSQL refused", "each filter and form refused the text itself (formText), not PostgreSQL")
 }
 
 // TestFixWeb12UnstorableTextIsSaidAtItsField: a filter or a form with text
