@@ -98,8 +98,8 @@ type SnoozeInput struct {
 // The group's size in a tenant; no row means no such group there.
 const selectGroupSize = `SELECT sum(n)::bigint FROM dead_letter_groups WHERE tenant = $1 AND fingerprint = $2 HAVING count(*) > 0`
 
-// Each change of group_triage writes its row (made on first use) and
-// returns it as it was before, for the audit entry.
+// Each part of a change of group_triage writes its row (made on first use);
+// selectTriageForUpdate reads it as it was before, for the audit entries.
 const (
 	upsertSnooze = `INSERT INTO group_triage AS t (tenant, fingerprint, snoozed_until, snooze_base, snooze_grow_by, updated_by)
     VALUES ($1, $2, $3, $4, $5, $6)
@@ -119,70 +119,84 @@ const (
 
 var errNoGroup = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such error group.")
 
+// GroupChange is what one save changes of an error group's triage in a
+// tenant; a nil part is left as it was. Snooze and Wake exclude each other.
+type GroupChange struct {
+	Owner  *string // an email or a team; "": nobody
+	Note   *GroupNote
+	Snooze *SnoozeInput
+	Wake   bool // end the snooze now
+}
+
+// GroupNote is a note about a group and a link to its ticket (either may
+// be empty); they are saved together.
+type GroupNote struct {
+	Note, TicketURL string
+}
+
+// Empty is true for a change that changes nothing.
+func (c GroupChange) Empty() bool {
+	return c.Owner == nil && c.Note == nil && c.Snooze == nil && !c.Wake
+}
+
+// check returns an invalid quarantine.Error for a change no save may make:
+// text that is not StorableText, a snooze that never ends, or a snooze and
+// a wake at once.
+func (c GroupChange) check() error {
+	switch {
+	case c.Owner != nil && !StorableText(*c.Owner),
+		c.Note != nil && (!StorableText(c.Note.Note) || !StorableText(c.Note.TicketURL)):
+		return quarantine.Errorf(quarantine.EINVALID, "%s", UnstorableTextMessage)
+	case c.Snooze != nil && c.Wake:
+		return quarantine.Errorf(quarantine.EINVALID, "a group is either snoozed or woken, not both")
+	case c.Snooze != nil && c.Snooze.Until.IsZero() && c.Snooze.GrowBy <= 0:
+		return quarantine.Errorf(quarantine.EINVALID, "a snooze needs an end: a time, or a number of new dead letters")
+	}
+	return nil
+}
+
 // SnoozeGroup hides g from the groups page and the dashboard until in says
 // (its size now is what growth counts from), audited as group.snooze. It
 // returns a not_found quarantine.Error when the tenant has no dead letter
 // of the group, and an invalid one for a snooze that never ends.
 func (s *Store) SnoozeGroup(ctx context.Context, g GroupRef, in SnoozeInput, actor quarantine.Actor, meta quarantine.RequestMeta) error {
-	if in.Until.IsZero() && in.GrowBy <= 0 {
-		return fmt.Errorf("snooze group: %w", quarantine.Errorf(quarantine.EINVALID, "a snooze needs an end: a time, or a number of new dead letters"))
-	}
-	return s.changeTriage(ctx, g, actor, meta, audit.ActionGroupSnooze, func(tx pgx.Tx, size int64) (map[string]any, error) {
-		var until *time.Time
-		if !in.Until.IsZero() {
-			until = &in.Until
-		}
-		var base, grow *int64
-		if in.GrowBy > 0 {
-			base, grow = &size, &in.GrowBy
-		}
-		_, err := tx.Exec(ctx, upsertSnooze, g.Tenant, g.Fingerprint, until, base, grow, actor.Attribution())
-		return map[string]any{"snoozed_until": until, "size": size, "grow_by": grow}, err
-	})
+	return s.TriageGroup(ctx, g, GroupChange{Snooze: &in}, actor, meta)
 }
 
 // WakeGroup ends g's snooze now, audited as group.wake. It returns a
 // conflict when g is not snoozed.
 func (s *Store) WakeGroup(ctx context.Context, g GroupRef, actor quarantine.Actor, meta quarantine.RequestMeta) error {
-	return s.changeTriage(ctx, g, actor, meta, audit.ActionGroupWake, func(tx pgx.Tx, size int64) (map[string]any, error) {
-		tag, err := tx.Exec(ctx, updateWake, g.Tenant, g.Fingerprint, actor.Attribution())
-		if err == nil && tag.RowsAffected() == 0 {
-			err = quarantine.Errorf(quarantine.ECONFLICT, "The group is not snoozed.")
-		}
-		return map[string]any{"snoozed": false, "size": size}, err
-	})
+	return s.TriageGroup(ctx, g, GroupChange{Wake: true}, actor, meta)
 }
 
 // AssignGroup makes owner (an email or a team; empty: nobody) the owner of
 // g, audited as group.assign. An owner that is not StorableText is
 // invalid.
 func (s *Store) AssignGroup(ctx context.Context, g GroupRef, owner string, actor quarantine.Actor, meta quarantine.RequestMeta) error {
-	if !StorableText(owner) {
-		return fmt.Errorf("assign group: %w", quarantine.Errorf(quarantine.EINVALID, "%s", UnstorableTextMessage))
-	}
-	return s.changeTriage(ctx, g, actor, meta, audit.ActionGroupAssign, func(tx pgx.Tx, _ int64) (map[string]any, error) {
-		_, err := tx.Exec(ctx, upsertOwner, g.Tenant, g.Fingerprint, owner, actor.Attribution())
-		return map[string]any{"owner": owner}, err
-	})
+	return s.TriageGroup(ctx, g, GroupChange{Owner: &owner}, actor, meta)
 }
 
 // NoteGroup records a note and a ticket link (either may be empty) for g,
 // audited as group.note. Text that is not StorableText is invalid.
 func (s *Store) NoteGroup(ctx context.Context, g GroupRef, note, ticketURL string, actor quarantine.Actor, meta quarantine.RequestMeta) error {
-	if !StorableText(note) || !StorableText(ticketURL) {
-		return fmt.Errorf("note group: %w", quarantine.Errorf(quarantine.EINVALID, "%s", UnstorableTextMessage))
-	}
-	return s.changeTriage(ctx, g, actor, meta, audit.ActionGroupNote, func(tx pgx.Tx, _ int64) (map[string]any, error) {
-		_, err := tx.Exec(ctx, upsertNote, g.Tenant, g.Fingerprint, note, ticketURL, actor.Attribution())
-		return map[string]any{"note": note, "ticket_url": ticketURL}, err
-	})
+	return s.TriageGroup(ctx, g, GroupChange{Note: &GroupNote{Note: note, TicketURL: ticketURL}}, actor, meta)
 }
 
-// changeTriage runs change on g's triage row in one transaction with its
-// audit entry (before: the row as it was): g must have dead letters in its
-// tenant (not_found otherwise), and change gets the group's size there.
-func (s *Store) changeTriage(ctx context.Context, g GroupRef, actor quarantine.Actor, meta quarantine.RequestMeta, action string,
-	change func(tx pgx.Tx, size int64) (map[string]any, error)) error {
+// TriageGroup makes every part of ch on g's triage row in one transaction,
+// each part with its audit entry (group.assign, group.note, group.snooze,
+// group.wake; before: the row as it was), so that a save of the group's
+// panel lands whole or not at all. A snooze counts growth from the group's
+// size now. It returns a not_found quarantine.Error when the tenant has no
+// dead letter of the group, an invalid one for a change check refuses
+// (nothing is written), and a conflict for a wake of a group that is not
+// snoozed (nothing is written either). An empty ch writes nothing.
+func (s *Store) TriageGroup(ctx context.Context, g GroupRef, ch GroupChange, actor quarantine.Actor, meta quarantine.RequestMeta) error {
+	if err := ch.check(); err != nil {
+		return fmt.Errorf("triage group %s in %s: %w", g.Fingerprint, g.Tenant, err)
+	}
+	if ch.Empty() {
+		return nil
+	}
 	// One triage row (the group's counters are only read), then the audit
 	// chain: no lock race to lose (pgx.BeginFunc, not InTx).
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -203,17 +217,61 @@ func (s *Store) changeTriage(ctx context.Context, g GroupRef, actor quarantine.A
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		after, err := change(tx, size)
-		if err != nil {
+		by := actor.Attribution()
+		audited := func(action string, after map[string]any) error {
+			e := audit.NewEvent(actor, meta, action)
+			e.Tenant, e.ObjectType, e.ObjectID, e.Before, e.After = g.Tenant, "error_group", g.Fingerprint, before, after
+			_, err := audit.Append(ctx, tx, e)
 			return err
 		}
-		e := audit.NewEvent(actor, meta, action)
-		e.Tenant, e.ObjectType, e.ObjectID, e.Before, e.After = g.Tenant, "error_group", g.Fingerprint, before, after
-		_, err = audit.Append(ctx, tx, e)
-		return err
+		if ch.Owner != nil {
+			if _, err := tx.Exec(ctx, upsertOwner, g.Tenant, g.Fingerprint, *ch.Owner, by); err != nil {
+				return err
+			}
+			if err := audited(audit.ActionGroupAssign, map[string]any{"owner": *ch.Owner}); err != nil {
+				return err
+			}
+		}
+		if n := ch.Note; n != nil {
+			if _, err := tx.Exec(ctx, upsertNote, g.Tenant, g.Fingerprint, n.Note, n.TicketURL, by); err != nil {
+				return err
+			}
+			if err := audited(audit.ActionGroupNote, map[string]any{"note": n.Note, "ticket_url": n.TicketURL}); err != nil {
+				return err
+			}
+		}
+		if in := ch.Snooze; in != nil {
+			var until *time.Time
+			if !in.Until.IsZero() {
+				until = &in.Until
+			}
+			var base, grow *int64
+			if in.GrowBy > 0 {
+				base, grow = &size, &in.GrowBy
+			}
+			if _, err := tx.Exec(ctx, upsertSnooze, g.Tenant, g.Fingerprint, until, base, grow, by); err != nil {
+				return err
+			}
+			if err := audited(audit.ActionGroupSnooze, map[string]any{"snoozed_until": until, "size": size, "grow_by": grow}); err != nil {
+				return err
+			}
+		}
+		if ch.Wake {
+			tag, err := tx.Exec(ctx, updateWake, g.Tenant, g.Fingerprint, by)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				return quarantine.Errorf(quarantine.ECONFLICT, "The group is not snoozed.")
+			}
+			if err := audited(audit.ActionGroupWake, map[string]any{"snoozed": false, "size": size}); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s %s in %s: %w", action, g.Fingerprint, g.Tenant, err)
+		return fmt.Errorf("triage group %s in %s: %w", g.Fingerprint, g.Tenant, err)
 	}
 	return nil
 }

@@ -103,14 +103,17 @@ func TestGroupActionsJourney(t *testing.T) {
 	oncall.Click(row + ` [data-testid="group-menu"] summary`)
 	oncall.ClickLoads(row+` [data-testid="group-triage-link"]`, "the group's triage panel", `document.querySelector('[data-testid="group-panel"]')`)
 	panel := `[data-testid="group-panel-tenant"][data-tenant="acme"] `
+	// The panel is one form with one Save: an owner saved first, then a
+	// note, a ticket and a snooze typed together and saved at once (the
+	// owner typed before stays).
 	oncall.Fill(panel+testID("group-owner-input"), "search-team")
-	oncall.ClickLoads(panel+testID("group-owner-save"), "the owner saved", `document.querySelector('[data-testid="flash"]') &&
+	oncall.ClickLoads(panel+testID("group-triage-save"), "the owner saved", `document.querySelector('[data-testid="flash"]') &&
 		document.querySelector('[data-testid="group-owner-input"]').value === "search-team"`)
 	oncall.Fill(panel+testID("group-note-input"), "shard 7 flaps under reindex load")
 	oncall.Fill(panel+testID("group-ticket-input"), "https://tickets.example/SEARCH-7")
-	oncall.ClickLoads(panel+testID("group-note-save"), "the note saved", `document.querySelector('[data-testid="group-ticket"]')`)
 	oncall.Fill(panel+testID("group-snooze-grows"), "2")
-	oncall.ClickLoads(panel+testID("group-snooze"), "the group snoozed", `document.querySelector('[data-testid="group-snoozed"]')`)
+	oncall.ClickLoads(panel+testID("group-triage-save"), "the note saved and the group snoozed",
+		`document.querySelector('[data-testid="group-ticket"]') && document.querySelector('[data-testid="group-snoozed"]')`)
 	assert.Contains(t, oncall.Text(testID("group-snoozed")), "until 2 more arrive")
 	oncall.Screenshots("panel")
 

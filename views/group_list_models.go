@@ -117,24 +117,21 @@ func (v GroupTriageView) Empty() bool {
 }
 
 // GroupPanelModel is the error group's panel above its list: per tenant of
-// the group, what was recorded and (for those who may triage) the forms
-// to snooze, wake, assign and note it.
+// the group, what was recorded and (for those who may triage) the one
+// form to assign, note, snooze and wake it.
 type GroupPanelModel struct {
 	Fingerprint string
 	Tenants     []GroupTenantPanel
 	// ReturnTo is the list to come back to after a change.
 	ReturnTo string
-	// SnoozeFor are the choices of how long to snooze, SnoozeDefault the
-	// one chosen until someone chooses (a snooze needs an end: "no time
-	// limit" is taken only with a count).
-	SnoozeFor     []Option
-	SnoozeDefault string
 }
 
-// GroupTenantPanel is the group in one tenant.
+// GroupTenantPanel is the group in one tenant. SnoozeOptions are the
+// form's snooze choices, the first ("leave as it is") chosen.
 type GroupTenantPanel struct {
-	Triage    GroupTriageView
-	CanTriage bool
+	Triage        GroupTriageView
+	CanTriage     bool
+	SnoozeOptions []Option
 }
 
 func groupAction(m GroupListModel) string { return orDefault(m.Action, PathGroups) }
@@ -146,8 +143,11 @@ var groupFields = []struct{ Name, Label string }{
 // groupErrorSlots are the groups filter's FieldError slots.
 var groupErrorSlots = errorSlots(groupFields)
 
-// Paths of the group triage forms (POST).
+// Paths of the group triage forms (POST): PathGroupTriage is the panel's
+// one form (owner, note, ticket and snooze at once); the others change one
+// part each.
 const (
+	PathGroupTriage = "/groups/triage"
 	PathGroupSnooze = "/groups/snooze"
 	PathGroupWake   = "/groups/wake"
 	PathGroupOwner  = "/groups/owner"

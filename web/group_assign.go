@@ -37,7 +37,7 @@ func (s *Server) groupAssign(c echo.Context) error {
 	f := ownerForm{Owner: c.FormValue("owner")}
 	owner, errs := f.Validate()
 	if errs != nil {
-		return s.renderGroupForm(c, g, "Assign the group", "Save owner",
+		return s.renderGroupForm(c, g, "Assign the group", "Save owner", nil,
 			views.FormControl{Input: &views.Input{Name: "owner", Label: "Owner", Value: f.Owner, Error: errs["owner"]}})
 	}
 	done := "Owner set in " + g.Tenant + "."

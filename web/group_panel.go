@@ -21,7 +21,7 @@ func (s *Server) groupPanel(ctx context.Context, u authz.User, tenants []string,
 	if err != nil {
 		return nil, err
 	}
-	m := &views.GroupPanelModel{Fingerprint: fp, ReturnTo: returnTo, SnoozeFor: snoozeChoices, SnoozeDefault: defaultSnooze}
+	m := &views.GroupPanelModel{Fingerprint: fp, ReturnTo: returnTo}
 	for _, tenant := range in {
 		p := views.GroupTenantPanel{Triage: views.GroupTriageView{Tenant: tenant},
 			CanTriage: s.deps.Access.Can(u, tenant, authz.ObjDeadLetter, authz.ActTriage)}
@@ -30,6 +30,7 @@ func (s *Server) groupPanel(ctx context.Context, u authz.User, tenants []string,
 				p.Triage = triageView(t, console)
 			}
 		}
+		p.SnoozeOptions = triageSnoozeOptions(p.Triage.Snoozed)
 		m.Tenants = append(m.Tenants, p)
 	}
 	return m, nil

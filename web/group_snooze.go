@@ -17,10 +17,6 @@ var snoozeChoices = []views.Option{
 	{Value: "1h", Label: "1 hour"}, {Value: "4h", Label: "4 hours"}, {Value: "24h", Label: "24 hours"}, {Value: "168h", Label: "7 days"},
 }
 
-// defaultSnooze is the duration the panel's snooze form has chosen: a
-// snooze needs an end, so Snooze pressed as offered snoozes for it.
-const defaultSnooze = "4h"
-
 // maxSnoozeGrowth bounds "until it grows by N".
 const maxSnoozeGrowth = 1_000_000
 
@@ -69,7 +65,7 @@ func (s *Server) groupSnooze(c echo.Context) error {
 	f := snoozeForm{For: strings.TrimSpace(c.FormValue("for")), Grows: strings.TrimSpace(c.FormValue("grows"))}
 	in, errs := f.Validate(time.Now())
 	if errs != nil {
-		return s.renderGroupForm(c, g, "Snooze the group", "Snooze",
+		return s.renderGroupForm(c, g, "Snooze the group", "Snooze", nil,
 			views.FormControl{Select: &views.Select{Name: "for", Label: "For", Value: f.For, Options: snoozeChoices, Placeholder: "No time limit (give a count)", Error: errs["for"]}},
 			views.FormControl{Input: &views.Input{Name: "grows", Label: "Or until this many more arrive", Type: "number", Value: f.Grows, Error: errs["grows"]}})
 	}

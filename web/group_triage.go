@@ -12,8 +12,8 @@ import (
 	"github.com/quarantine-console/quarantine/views"
 )
 
-// What the group triage forms (group_snooze.go, group_assign.go,
-// group_note.go) share: the group and tenant they name, where to go back,
+// What the group triage forms (group_save.go, the panel's one form, and
+// group_snooze.go, group_assign.go, group_note.go, one part each) share: the group and tenant they name, where to go back,
 // and how a change ends.
 
 // groupRef reads the group and the tenant a triage form names. A tenant
@@ -56,11 +56,13 @@ func (s *Server) groupChanged(c echo.Context, err error, done string) error {
 }
 
 // renderGroupForm writes a triage form again on a page of its own, with
-// what was typed and a message at each bad field (422).
-func (s *Server) renderGroupForm(c echo.Context, g dlq.GroupRef, title, button string, controls ...views.FormControl) error {
+// what was typed, a message at each bad field and the form's hidden fields
+// (besides the group's: extra) (422).
+func (s *Server) renderGroupForm(c echo.Context, g dlq.GroupRef, title, button string, extra []views.Hidden, controls ...views.FormControl) error {
 	m := views.FormPageModel{
 		Title: title, Lead: "Error group " + g.Fingerprint + " in " + g.Tenant + ".", Action: c.Request().URL.Path,
-		Fields:   []views.Hidden{{Name: "tenant", Value: g.Tenant}, {Name: "group", Value: g.Fingerprint}, {Name: "return_to", Value: groupReturn(c)}},
+		Fields: append([]views.Hidden{{Name: "tenant", Value: g.Tenant}, {Name: "group", Value: g.Fingerprint}, {Name: "return_to", Value: groupReturn(c)}},
+			extra...),
 		Controls: controls, Button: button, BackURL: groupReturn(c),
 	}
 	return s.render(c, http.StatusUnprocessableEntity, views.FormPage(s.page(c, title, "groups"), m))

@@ -161,6 +161,9 @@ func TestNamedTenantRefusals(t *testing.T) {
 		"/groups/snooze": func(tn string) url.Values {
 			return url.Values{"tenant": {tn}, "group": {strings.Repeat("a", 16)}, "for": {"1h"}}
 		},
+		"/groups/triage": func(tn string) url.Values {
+			return url.Values{"tenant": {tn}, "group": {strings.Repeat("a", 16)}, "owner": {"me"}, "note": {"x"}, "for": {"1h"}}
+		},
 		"/groups/wake": func(tn string) url.Values { return url.Values{"tenant": {tn}, "group": {strings.Repeat("a", 16)}} },
 		"/groups/owner": func(tn string) url.Values {
 			return url.Values{"tenant": {tn}, "group": {strings.Repeat("a", 16)}, "owner": {"me"}}

@@ -1,0 +1,192 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/views"
+)
+
+// The snooze choices of the panel's one form besides the durations of
+// snoozeChoices: leave the snooze as it is (chosen until someone chooses,
+// so that Save pressed for a note snoozes nothing), wake the group now,
+// or snooze with no time limit (a count then ends it).
+const (
+	snoozeLeave   = ""
+	snoozeWake    = "wake"
+	snoozeNoLimit = "none"
+)
+
+// triageSnoozeOptions are the panel's snooze choices for a group that is
+// snoozed or not: "wake now" only for a snoozed one.
+func triageSnoozeOptions(snoozed bool) []views.Option {
+	out := []views.Option{{Value: snoozeLeave, Label: "leave as it is"}}
+	if snoozed {
+		out = append(out, views.Option{Value: snoozeWake, Label: "wake now"})
+	}
+	for _, o := range snoozeChoices {
+		out = append(out, views.Option{Value: o.Value, Label: "for " + o.Label})
+	}
+	return append(out, views.Option{Value: snoozeNoLimit, Label: "with no time limit (give a count)"})
+}
+
+// triageForm is an error group panel's one form as sent: owner, note and
+// ticket, and a snooze choice with its count. OwnerChanged and NoteChanged
+// say whether the person changed the owner, or the note or the ticket,
+// from what the form showed (the *_was fields): only what was changed is
+// written, so that a field left alone does not undo a change someone else
+// made meanwhile. A form without the *_was fields changes every text field
+// it sends.
+type triageForm struct {
+	Owner, Note, Ticket       string
+	OwnerChanged, NoteChanged bool
+	Snooze, Grows             string
+	Console                   []string
+}
+
+// readTriageForm reads the panel's form from values.
+func readTriageForm(form url.Values, console []string) triageForm {
+	f := triageForm{Snooze: strings.TrimSpace(form.Get("for")), Grows: strings.TrimSpace(form.Get("grows")), Console: console}
+	var noteChanged, ticketChanged bool
+	f.Owner, f.OwnerChanged = edited(form, "owner")
+	f.Note, noteChanged = edited(form, "note")
+	f.Ticket, ticketChanged = edited(form, "ticket")
+	f.NoteChanged = noteChanged || ticketChanged
+	return f
+}
+
+// edited returns field name of form and whether it was changed: sent, and
+// different (trimmed) from name_was when that was sent too.
+func edited(form url.Values, name string) (string, bool) {
+	v, sent := form[name]
+	if !sent || len(v) == 0 {
+		return "", false
+	}
+	was, drawn := form[name+"_was"]
+	return v[0], !drawn || len(was) == 0 || strings.TrimSpace(was[0]) != strings.TrimSpace(v[0])
+}
+
+// Validate returns the change the form asks for, with a message per bad
+// field; each part is judged as its own form judges it (ownerForm,
+// noteForm, snoozeForm).
+func (f triageForm) Validate(now time.Time) (dlq.GroupChange, map[string]string) {
+	var ch dlq.GroupChange
+	errs := map[string]string{}
+	if f.OwnerChanged {
+		owner, bad := ownerForm{Owner: f.Owner}.Validate()
+		ch.Owner = &owner
+		for k, v := range bad {
+			errs[k] = v
+		}
+	}
+	if f.NoteChanged {
+		note, ticket, bad := noteForm{Note: f.Note, Ticket: f.Ticket, Console: f.Console}.Validate()
+		ch.Note = &dlq.GroupNote{Note: note, TicketURL: ticket}
+		for k, v := range bad {
+			errs[k] = v
+		}
+	}
+	switch {
+	case f.Snooze == snoozeWake && f.Grows != "":
+		errs["grows"] = "Waking the group ends its snooze: leave the count empty, or choose how long to snooze."
+	case f.Snooze == snoozeWake:
+		ch.Wake = true
+	case f.Snooze == snoozeLeave && f.Grows == "":
+		// The snooze stays as it is.
+	default:
+		// A count with "leave as it is" snoozes until the count: the
+		// person typed it to snooze.
+		sf := snoozeForm{For: f.Snooze, Grows: f.Grows}
+		if f.Snooze == snoozeNoLimit {
+			sf.For = ""
+		}
+		in, bad := sf.Validate(now)
+		ch.Snooze = &in
+		for k, v := range bad {
+			errs[k] = v
+		}
+	}
+	if len(errs) == 0 {
+		return ch, nil
+	}
+	return ch, errs
+}
+
+// groupSave writes what an error group panel's form changed in a tenant
+// (owner, note and ticket, snooze or wake) at once: all of it or, on a
+// mistake or a conflict, none of it, with the form shown again as typed.
+func (s *Server) groupSave(c echo.Context) error {
+	g, err := s.groupRef(c)
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return quarantine.Errorf(quarantine.EINVALID, "The form could not be read.")
+	}
+	f := readTriageForm(form, s.consoleHosts(c.Request()))
+	ch, errs := f.Validate(time.Now())
+	if errs == nil && ch.Empty() {
+		s.flashInfo(c, "Nothing to save in "+g.Tenant+": nothing was changed.")
+		return c.Redirect(http.StatusSeeOther, groupReturn(c))
+	}
+	if errs == nil {
+		err = s.deps.DeadLetters.TriageGroup(c.Request().Context(), g, ch, userOf(c).Actor, authz.RequestMeta(c))
+		if quarantine.ErrorCode(err) != quarantine.ECONFLICT {
+			return s.groupChanged(c, err, "Saved in "+g.Tenant+": "+savedParts(ch)+".")
+		}
+		// The snooze ended meanwhile: nothing was saved; say so at the
+		// snooze, keeping what was typed.
+		errs = map[string]string{"for": quarantine.ErrorMessage(err) + " Nothing was saved: choose again and save."}
+		f.Snooze = snoozeLeave
+		form.Del("snoozed")
+	}
+	return s.renderTriageForm(c, g, f, form, errs)
+}
+
+// savedParts names what ch changed: "the owner, the note and the snooze".
+func savedParts(ch dlq.GroupChange) string {
+	var parts []string
+	if ch.Owner != nil {
+		parts = append(parts, "the owner")
+	}
+	if ch.Note != nil {
+		parts = append(parts, "the note and ticket")
+	}
+	if ch.Snooze != nil {
+		parts = append(parts, "the snooze")
+	}
+	if ch.Wake {
+		parts = append(parts, "woken")
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// renderTriageForm writes the panel's form again on a page of its own (422)
+// with every field as typed, a message at each bad one, and the *_was
+// fields as the panel drew them.
+func (s *Server) renderTriageForm(c echo.Context, g dlq.GroupRef, f triageForm, form url.Values, errs map[string]string) error {
+	var drawn []views.Hidden
+	for _, name := range []string{"owner_was", "note_was", "ticket_was", "snoozed"} {
+		if v, ok := form[name]; ok && len(v) > 0 {
+			drawn = append(drawn, views.Hidden{Name: name, Value: v[0]})
+		}
+	}
+	snoozed := form.Get("snoozed") != "" || f.Snooze == snoozeWake
+	return s.renderGroupForm(c, g, "Save the group's triage", "Save", drawn,
+		views.FormControl{Input: &views.Input{Name: "owner", Label: "Owner", Value: f.Owner, Error: errs["owner"]}},
+		views.FormControl{Input: &views.Input{Name: "note", Label: "Note", Value: f.Note, Error: errs["note"]}},
+		views.FormControl{Input: &views.Input{Name: "ticket", Label: "Ticket link", Type: "url", Value: f.Ticket, Error: errs["ticket"]}},
+		views.FormControl{Select: &views.Select{Name: "for", Label: "Snooze", Value: f.Snooze, Options: triageSnoozeOptions(snoozed), Error: errs["for"]}},
+		views.FormControl{Input: &views.Input{Name: "grows", Label: "Or until this many more arrive", Type: "number", Value: f.Grows, Error: errs["grows"]}})
+}
