@@ -237,6 +237,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		Prefix: cfg.Prefix, Stream: cfg.Stream, Replicas: cfg.Replicas, BatchSize: cfg.BatchSize,
 		MaxWait: cfg.BatchWait, Workers: cfg.IngestWorkers, Watch: cfg.Watch, WatchGrace: dlq.DefaultWatchGrace, AckWait: cfg.AckWait,
 		StallAfter: cfg.StallAfter, StreamMaxAge: cfg.StreamMaxAge, StreamMaxBytes: cfg.StreamMaxBytes,
+		StatementTimeout: cfg.WorkerStatementTimeout, // the Jobs pool's: ingest gives a hung connection up a little after it
 	}
 	if cfg.StallAfter == 0 {
 		ingest.StallAfter = -1 // off (dlq's zero value means its default)

@@ -67,6 +67,24 @@ type IngestConfig struct {
 	// has none (see limitsNotApplied). Zero leaves an existing stream as it is.
 	StreamMaxAge   time.Duration
 	StreamMaxBytes int64
+	// StatementTimeout is the server's statement_timeout on the store's
+	// pool (DATABASE_WORKER_STATEMENT_TIMEOUT). Each statement or
+	// transaction the ingester runs in PostgreSQL is given up
+	// statementDeadline after it starts, a little past this: PostgreSQL
+	// ends a slow statement itself first (Busy), so only a connection that
+	// hangs without an error reaches it; the attempt then fails as if
+	// PostgreSQL were out of reach, and its batch is retried or handed back
+	// (storeBatch) instead of being kept in progress for ever. Default 1
+	// minute, serve's default.
+	StatementTimeout time.Duration
+}
+
+// statementDeadline is how long after it starts the ingester gives up on
+// a statement or transaction in PostgreSQL: the server's statement_timeout
+// and a tenth of it more, at least a second more, so that the server's
+// own timeout, and its error, come first.
+func (c IngestConfig) statementDeadline() time.Duration {
+	return c.StatementTimeout + max(c.StatementTimeout/10, time.Second)
 }
 
 func (c *IngestConfig) defaults() {
@@ -102,6 +120,9 @@ func (c *IngestConfig) defaults() {
 	}
 	if c.AckWait <= 0 {
 		c.AckWait = time.Minute
+	}
+	if c.StatementTimeout <= 0 {
+		c.StatementTimeout = time.Minute
 	}
 	if c.StallAfter == 0 {
 		c.StallAfter = 2 * time.Minute
@@ -264,6 +285,9 @@ func (in *Ingester) release(batch ...item) {
 func NewIngester(cfg IngestConfig, js jetstream.JetStream, store *Store, metrics *Metrics, log *slog.Logger) *Ingester {
 	cfg.defaults()
 	metrics.health.setStallAfter(cfg.StallAfter)
+	if store != nil {
+		store = store.withDeadline(cfg.statementDeadline())
+	}
 	in := &Ingester{cfg: cfg, js: js, store: store, metrics: metrics, log: log, reset: make(chan struct{}, 1), recheck: make(chan struct{}, 1),
 		pause: make(chan struct{}, 1), buffered: semaphore.NewWeighted(int64(cfg.MaxBufferedBytes))}
 	metrics.exportStreams(in.ingestStreams())

@@ -289,6 +289,8 @@ func (in *Ingester) owe(ctx context.Context, stream string, from uint64, changes
 	if in.store == nil {
 		return errors.New("no database to record it in")
 	}
+	ctx, cancel := in.store.within(ctx)
+	defer cancel()
 	if _, err := in.store.pool.Exec(ctx, oweMoveBack, stream, in.cfg.Durable, int64(min(from, math.MaxInt64)), strings.Join(changes, ", ")); err != nil {
 		return fmt.Errorf("owe a move-back of %s on %s from #%d: %w", in.cfg.Durable, stream, from, err)
 	}
@@ -313,7 +315,9 @@ func (in *Ingester) moveBack(ctx context.Context, stream string) (owed bool, err
 	}
 	// Most checks find nothing owed: one statement, no transaction.
 	var version int64
-	switch err := in.store.pool.QueryRow(ctx, readOwedMoveBack, stream, in.cfg.Durable).Scan(&version); {
+	rctx, cancel := in.store.within(ctx)
+	defer cancel()
+	switch err := in.store.pool.QueryRow(rctx, readOwedMoveBack, stream, in.cfg.Durable).Scan(&version); {
 	case errors.Is(err, pgx.ErrNoRows):
 		return false, nil
 	case err != nil:
@@ -321,6 +325,8 @@ func (in *Ingester) moveBack(ctx context.Context, stream string) (owed bool, err
 	}
 	var seq uint64
 	var moveErr error
+	ctx, cancelTx := in.store.within(ctx)
+	defer cancelTx()
 	err = pgx.BeginFunc(ctx, in.store.pool, func(tx pgx.Tx) error {
 		var from, version int64
 		switch err := tx.QueryRow(ctx, lockOwedMoveBack, stream, in.cfg.Durable).Scan(&from, &version); {
@@ -399,6 +405,8 @@ func (in *Ingester) owedVersion(ctx context.Context, stream string) (version int
 	if in.store == nil {
 		return 0, false
 	}
+	ctx, cancel := in.store.within(ctx)
+	defer cancel()
 	err := in.store.pool.QueryRow(ctx, readOwedMoveBack, stream, in.cfg.Durable).Scan(&version)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		in.log.Debug("read the move-back owed on the ingest consumer", "stream", stream, "consumer", in.cfg.Durable, "err", err)
@@ -411,6 +419,8 @@ func (in *Ingester) owedVersion(ctx context.Context, stream string) (version int
 // owed (PostgreSQL not answering), it costs a move-back of the new
 // consumer to its ack floor at the next check.
 func (in *Ingester) forgive(ctx context.Context, stream string, version int64) {
+	ctx, cancel := in.store.within(ctx)
+	defer cancel()
 	if _, err := in.store.pool.Exec(ctx, deleteOwedMoveBack, stream, in.cfg.Durable, version); err != nil {
 		in.log.Debug("remove the move-back owed on a consumer made again; the next check does it", "stream", stream, "consumer", in.cfg.Durable, "err", err)
 	}

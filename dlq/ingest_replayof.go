@@ -105,6 +105,8 @@ func (s *Store) linkReplays(ctx context.Context, recs []Record) error {
 		generation   int32
 		opID, corrID string // what the console sent with the replay
 	}
+	ctx, cancel := s.within(ctx)
+	defer cancel()
 	rows, err := s.pool.Query(ctx, selectReplayOrigins, ids, tenants)
 	if err != nil {
 		return fmt.Errorf("read replay origins: %w", err)

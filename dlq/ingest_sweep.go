@@ -218,7 +218,9 @@ func (in *Ingester) sweep(ctx context.Context, stream string) (sweepResult, erro
 	// same stream.
 	var created time.Time
 	var sweptTo int64
-	err := in.store.pool.QueryRow(ctx, readSweep, stream).Scan(&created, &sweptTo)
+	rctx, cancel := in.store.within(ctx)
+	err := in.store.pool.QueryRow(rctx, readSweep, stream).Scan(&created, &sweptTo)
+	cancel()
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return total, fmt.Errorf("read the sweep's watermark of %s: %w", stream, err)
 	}
@@ -232,7 +234,10 @@ func (in *Ingester) sweep(ctx context.Context, stream string) (sweepResult, erro
 		return total, nil
 	}
 	if !have {
-		if _, err := in.store.pool.Exec(ctx, startSweep, stream, streamCreated(si), int64(firstSeq(si)-1)); err != nil {
+		sctx, cancel := in.store.within(ctx)
+		_, err := in.store.pool.Exec(sctx, startSweep, stream, streamCreated(si), int64(firstSeq(si)-1))
+		cancel()
+		if err != nil {
 			return total, fmt.Errorf("start the sweep's watermark of %s: %w", stream, err)
 		}
 	}
@@ -304,7 +309,9 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 		var created time.Time
 		var sweptTo, provenTo int64
 		var held []int64
-		switch err := tx.QueryRow(ctx, lockSweep, stream).Scan(&created, &sweptTo, &provenTo, &held); {
+		lctx, cancel := in.store.within(ctx)
+		defer cancel()
+		switch err := tx.QueryRow(lctx, lockSweep, stream).Scan(&created, &sweptTo, &provenTo, &held); {
 		case errors.Is(err, pgx.ErrNoRows):
 			res.Busy = true
 			return nil
@@ -381,7 +388,9 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 		for i, h := range w.held {
 			keep[i] = int64(h)
 		}
-		_, err = tx.Exec(ctx, advanceSweep, stream, streamCreated(si), int64(w.sweptTo), int64(w.provenTo), keep)
+		actx, cancel := in.store.within(ctx)
+		defer cancel()
+		_, err = tx.Exec(actx, advanceSweep, stream, streamCreated(si), int64(w.sweptTo), int64(w.provenTo), keep)
 		return err
 	})
 	if err != nil {
@@ -494,6 +503,8 @@ func (in *Ingester) sweepMissing(ctx context.Context, stream string, lower, uppe
 	if stream != in.cfg.Stream {
 		query = sweepStoredAdvisory
 	}
+	ctx, cancel := in.store.within(ctx)
+	defer cancel()
 	rows, err := in.store.pool.Query(ctx, query, lower, upper, int64(from), int64(to), stream)
 	if err != nil {
 		return nil, fmt.Errorf("read the rows of %s #%d–#%d: %w", stream, from, to, err)
@@ -743,7 +754,9 @@ func (in *Ingester) sweepUnkept(ctx context.Context, stream string, recs []Recor
 	for i := range recs {
 		keys[i], nums[i] = recs[i].SourceKey[:], int64(seqs[i])
 	}
-	rows, err := in.store.pool.Query(ctx, sweepKeptUnderADay, keys, stream, nums)
+	qctx, cancel := in.store.within(ctx)
+	defer cancel()
+	rows, err := in.store.pool.Query(qctx, sweepKeptUnderADay, keys, stream, nums)
 	if err != nil {
 		return nil, nil, fmt.Errorf("look up the source keys of %d dead letters swept from the stream: %w", len(recs), err)
 	}

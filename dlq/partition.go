@@ -57,7 +57,10 @@ func (s *Store) EnsurePartitions(ctx context.Context, times []time.Time) error {
 	}
 	slices.SortFunc(days, func(a, b time.Time) int { return a.Compare(b) })
 	for chunk := range slices.Chunk(days, maxPartitionDays) {
-		if _, err := s.pool.Exec(ctx, `SELECT quarantine_dead_letter_partitions($1)`, chunk); err != nil {
+		cctx, cancel := s.within(ctx)
+		_, err := s.pool.Exec(cctx, `SELECT quarantine_dead_letter_partitions($1)`, chunk)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("make partitions: %w", err)
 		}
 	}

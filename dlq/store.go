@@ -25,6 +25,32 @@ type Store struct {
 	windowRows int64
 	// now is this process's clock (nil: time.Now); tests set it.
 	now func() time.Time
+	// deadline, when not 0, is how long the store waits for one statement
+	// or transaction of its writes before it gives up on the connection
+	// (within): the ingester's store (NewIngester) has one a little past
+	// the server's statement_timeout, so that a connection that hangs
+	// without an error fails the attempt instead of holding its batch.
+	deadline time.Duration
+}
+
+// withDeadline returns a copy of s (the same pool and counters) that gives
+// up on a statement or transaction of its writes after d (see within).
+func (s *Store) withDeadline(d time.Duration) *Store {
+	c := *s
+	c.deadline = d
+	return &c
+}
+
+// within returns ctx bounded by the store's deadline for one statement or
+// transaction (unbounded when it has none). PostgreSQL answers a statement
+// that runs long with its own statement_timeout error first (Busy); only a
+// connection that never answers reaches the deadline, whose error
+// (context.DeadlineExceeded; pgx closes the connection) is Unreachable.
+func (s *Store) within(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.deadline <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.deadline)
 }
 
 func (s *Store) clock() time.Time {

@@ -33,6 +33,8 @@ var errCanaryRolledBack = errors.New("the canary dead letter is never kept")
 func (s *Store) Canary(ctx context.Context) error {
 	rec := ParseDLQ(canaryStream, Received{Subject: canaryStream + ".canary.canary", Stream: canaryStream,
 		Seq: rand.Uint64N(1 << 62), Time: s.clock(), Data: []byte("canary")})
+	ctx, cancel := s.within(ctx)
+	defer cancel()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, _, err := copyTx(ctx, tx, copyRows([]Record{rec}), false); err != nil {
 			return err

@@ -137,6 +137,8 @@ func byKey(rows []copyRow) {
 func (s *Store) copyBatch(ctx context.Context, rows []copyRow, unstoredOnly bool) ([]Inserted, int, error) {
 	var in []Inserted
 	skipped := 0
+	ctx, cancel := s.within(ctx)
+	defer cancel()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) (err error) {
 		in, skipped, err = copyTx(ctx, tx, rows, unstoredOnly)
 		return err
