@@ -151,25 +151,22 @@ func (s *Server) groupSave(c echo.Context) error {
 	return s.renderTriageForm(c, g, f, form, errs)
 }
 
-// savedParts names what ch changed: "the owner, the note and the snooze".
+// savedParts names what ch changed: "owner, note and ticket, snooze".
 func savedParts(ch dlq.GroupChange) string {
 	var parts []string
 	if ch.Owner != nil {
-		parts = append(parts, "the owner")
+		parts = append(parts, "owner")
 	}
 	if ch.Note != nil {
-		parts = append(parts, "the note and ticket")
+		parts = append(parts, "note and ticket")
 	}
 	if ch.Snooze != nil {
-		parts = append(parts, "the snooze")
+		parts = append(parts, "snooze")
 	}
 	if ch.Wake {
 		parts = append(parts, "woken")
 	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	return strings.Join(parts, ", ")
 }
 
 // renderTriageForm writes the panel's form again on a page of its own (422)
