@@ -147,6 +147,7 @@ type App struct {
 	ingester *dlq.Ingester
 	keeper   *dlq.Keeper
 	replay   *replayParts
+	mappings *authz.MappingWatch
 	stopSess func()
 	listener net.Listener
 	http     *http.Server
@@ -279,6 +280,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	})
 	a.stopSess = stop
 	if a.Access, err = authz.NewAccess(ctx, a.Jobs, cfg.Groups, log); err != nil {
+		return nil, err
+	}
+	if a.mappings, err = authz.NewMappingWatch(ctx, a.Jobs, cfg.Groups, processName("serve"), a.reg, log); err != nil {
 		return nil, err
 	}
 	if cfg.Replay.DirectoryMaxAge <= 0 {
@@ -420,6 +424,7 @@ func (a *App) Run(ctx context.Context) error {
 		}
 	})
 	wg.Go(func() { a.Access.Watch(ctx) })
+	wg.Go(func() { a.mappings.Run(ctx) })
 	wg.Go(func() { a.Store.Counters().Run(ctx) })
 	wg.Go(func() { a.keeper.Run(ctx) })
 	wg.Go(func() { dlq.RunFolder(ctx, a.Jobs, a.cfg.Keeper.FoldEvery, a.log) })

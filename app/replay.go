@@ -193,8 +193,7 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 		log.Warn("REVALIDATE_SUBJECT is empty: revalidate items cannot be replayed on this deployment (the confirm page says so); "+
 			"set it to the subject of the service that re-checks original principals", "revalidate_items", why)
 	}
-	host, _ := os.Hostname()
-	if err := p.service.ActivatePolicy(ctx, fmt.Sprintf("%s-%d", host, os.Getpid())); err != nil {
+	if err := p.service.ActivatePolicy(ctx, processID()); err != nil {
 		return nil, err
 	}
 	voided, err := p.service.VoidStale(ctx)
@@ -224,7 +223,7 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	}
 	for i := range cfg.Workers {
 		p.workers = append(p.workers, replay.NewWorker(workerService, js, auth, reval, replay.WorkerConfig{
-			Owner: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), Lease: cfg.Lease,
+			Owner: fmt.Sprintf("%s-%d", processID(), i), Lease: cfg.Lease,
 		}, log))
 	}
 	return p, nil
@@ -284,10 +283,11 @@ type WorkersConfig struct {
 // Workers is `console worker`: replay workers only, to scale them apart
 // from the HTTP console.
 type Workers struct {
-	log    *slog.Logger
-	pool   *pgxpool.Pool
-	nc     *nats.Conn
-	access *authz.Access
+	log      *slog.Logger
+	pool     *pgxpool.Pool
+	nc       *nats.Conn
+	access   *authz.Access
+	mappings *authz.MappingWatch
 	// natsEnd reports nc closed for good: Run stops.
 	natsEnd *natsEnd
 	parts   *replayParts
@@ -344,6 +344,9 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if w.mappings, err = authz.NewMappingWatch(ctx, w.pool, cfg.Replay.Groups, processName("worker"), reg, log); err != nil {
+		return nil, err
+	}
 	cfg.Replay.Metrics = reg
 	if w.parts, err = newReplayParts(ctx, cfg.Replay, w.pool, w.pool, w.nc, js, w.access, nil, log); err != nil {
 		return nil, err
@@ -402,6 +405,7 @@ func (w *Workers) Run(ctx context.Context) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { w.access.Watch(ctx) })
+	wg.Go(func() { w.mappings.Run(ctx) })
 	wg.Go(func() { w.parts.run(ctx) })
 	var served error
 	select {
@@ -491,3 +495,13 @@ func payloadCeiling(server, ceiling int64) int64 {
 	}
 	return server
 }
+
+// processID names this process in the database: its host and pid.
+func processID() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
+}
+
+// processName is this process of kind (serve, worker) as others' log
+// lines name it: "serve on host-pid".
+func processName(kind string) string { return kind + " on " + processID() }

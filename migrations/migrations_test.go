@@ -211,6 +211,7 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 		"retention_terms_contents":    "INSERT,SELECT",        // what each retention terms version said (migration 0039)
 		"dead_letters_purged":         "INSERT,SELECT",        // append-only (migration 0027); keys go only through quarantine_purged_keys_trim (0028), which records each removal (0030)
 		"dead_letters_purged_trims":   "SELECT",               // written only by quarantine_purged_keys_trim (migration 0030)
+		"authz_group_mappings":        "INSERT,SELECT,UPDATE", // each process's mapping, seen again while it runs (migration 0053), never removed
 	}
 	rows, err := db.Pool.Query(context.Background(), `
         SELECT c.relname, p.privilege

@@ -1,0 +1,1 @@
+DROP TABLE authz_group_mappings;
