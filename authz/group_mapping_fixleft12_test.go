@@ -1,10 +1,8 @@
 package authz
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,25 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testfactory/logs"
 )
-
-// syncBuffer is a log sink two goroutines may write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestFixLeft12MappingDiffersSaysSo: the group-role mapping is a setting
 // of each process, and a replica rolled with another one granted other
@@ -51,11 +32,11 @@ func TestFixLeft12MappingDiffersSaysSo(t *testing.T) {
 		m.Prefix = "quarantine:"
 		return m
 	}
-	start := func(m GroupMap, by string) (*MappingWatch, *syncBuffer) {
-		var logs syncBuffer
-		w, err := NewMappingWatch(ctx, db.Pool, m, by, prometheus.NewRegistry(), slog.New(slog.NewTextHandler(&logs, nil)))
+	start := func(m GroupMap, by string) (*MappingWatch, *logs.Buffer) {
+		var out logs.Buffer
+		w, err := NewMappingWatch(ctx, db.Pool, m, by, prometheus.NewRegistry(), slog.New(slog.NewTextHandler(&out, nil)))
 		require.NoError(t, err)
-		return w, &logs
+		return w, &out
 	}
 	old := parse("platform=acme:oncall; sec=*:auditor")
 	a, alogs := start(old, "serve on a")
