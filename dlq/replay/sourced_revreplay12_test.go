@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -53,8 +54,11 @@ func TestRevReplay12SourcedStreamDropsReplayShownReplayed(t *testing.T) {
 	}
 	wait.Until(t, "AGG to source the original", 30*time.Second, func() bool { return aggCount(subject) == 1 })
 
-	// Its consumer gave up on it: the dead letter, replayed (rebuildable).
-	id := b.seedItem(t, "search.index_update", "orig-sourced-1", nil, `{"doc":"sku-1"}`)
+	// Its consumer gave up on it, after it was stored (its first failure
+	// now, not the factory's ten minutes ago): the dead letter, replayed
+	// (rebuildable). The worker waits for the target's window from then.
+	id := b.seedItem(t, "search.index_update", "orig-sourced-1",
+		nats.Header{dlq.HeaderFirstFailedAt: {time.Now().UTC().Format(time.RFC3339Nano)}}, `{"doc":"sku-1"}`)
 	req := b.request(t, []int64{id}, replay.SubmitInput{})
 	require.Equal(t, replay.StatusApproved, req.Status)
 	run(t, b.worker(t, replay.WorkerConfig{}))
