@@ -40,6 +40,43 @@ type Window struct {
 	// a new stream: its duplicate window never saw what the old one
 	// stored (Forgets).
 	Created time.Time
+	// CopiedBy is the stream, of those that copy what Stream stores of
+	// the subject (they source it, or a stream or mirror that copies it),
+	// whose own duplicate window is the longest and longer than Stream's,
+	// and CopiedDuplicates that window; "" when none is longer. A stream
+	// that sources another (not a mirror) drops what its own window holds
+	// the id of: a replay Stream stores would never reach the consumers
+	// that read it (Holds).
+	CopiedBy         string
+	CopiedDuplicates time.Duration
+}
+
+// Holds is the stream whose duplicate window drops a repeat of an id the
+// longest, of Stream and the streams that copy it (CopiedBy), and that
+// window: how long after a message was stored a publish under its id may
+// still be dropped where the subject's consumers read. A first attempt
+// waits for it, and so does one deferred by a message not ours. A retry
+// after an unknown outcome is judged by Stream's own window only: Stream
+// drops it if the first publish landed, and then no stream that copies
+// Stream sees it; if Stream stores it, the first did not land, and no
+// copy's window holds the id since the original's (its first attempt
+// waited for Holds).
+func (w Window) Holds() (string, time.Duration) {
+	if w.CopiedBy != "" && w.CopiedDuplicates > w.Duplicates {
+		return w.CopiedBy, w.CopiedDuplicates
+	}
+	return w.Stream, w.Duplicates
+}
+
+// copyNote says, after a reason that waits for Holds, that the window
+// waited for is a copy's, not the target's own: "" when it is Stream's.
+func (w Window) copyNote() string {
+	by, _ := w.Holds()
+	if by == w.Stream {
+		return ""
+	}
+	return fmt.Sprintf("; stream %s copies the subject from stream %s (whose own window is %s), and a replay %s stored before then would never reach %s's consumers",
+		by, w.Stream, w.Duplicates, w.Stream, by)
 }
 
 // Volatile says why the stream's duplicate window may not drop a
@@ -172,10 +209,11 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and no stream stores the subject, so no duplicate window drops a republish: "+
 			"it could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt)))
 	case a.FirstAttemptAt.IsZero():
-		until := a.StoredBy.Add(w.Duplicates + a.Margin)
+		by, holds := w.Holds()
+		until := a.StoredBy.Add(holds + a.Margin)
 		if now.Before(until) {
-			v = v.plain(Defer, CheckWindow, fmt.Sprintf("deferred until %s: stream %s drops message id %q as a duplicate for %s after the original was stored (at %s at the latest)",
-				formatTime(until), w.Stream, a.MsgID, w.Duplicates, formatTime(a.StoredBy)))
+			v = v.plain(Defer, CheckWindow, fmt.Sprintf("deferred until %s: stream %s drops message id %q as a duplicate for %s after the original was stored (at %s at the latest)%s",
+				formatTime(until), by, a.MsgID, holds, formatTime(a.StoredBy), w.copyNote()))
 			v.Until = until
 		}
 		return v
@@ -348,7 +386,6 @@ func copiedKept(a Ack) bool {
 // unreadable message is no proof that the broker stored ours.
 func JudgeAck(a Ack, now time.Time) Verdict {
 	v := Verdict{Rule: -1, Outcome: Replayed}
-	w := a.Window.Duplicates
 	switch {
 	case (a.Refused != "" || a.NoStream) && !a.FirstAttempt:
 		// This publish stored nothing, but an earlier one of the job got no
@@ -374,7 +411,7 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 	case a.Lost != "":
 		v = v.plain(Retry, CheckAckLost, fmt.Sprintf("no PubAck (%s): whether the broker stored it is unknown; it is published again under the same message id while the duplicate window covers the first attempt", a.Lost))
 		v.Until = now.Add(RetryAfter(a.Attempts, a.RetryBase, a.Jitter))
-		if latest := a.FirstAttemptAt.Add(w - a.Margin); !a.FirstAttemptAt.IsZero() && v.Until.After(latest) && latest.After(now) {
+		if latest := a.FirstAttemptAt.Add(a.Window.Duplicates - a.Margin); !a.FirstAttemptAt.IsZero() && v.Until.After(latest) && latest.After(now) {
 			v.Until = now.Add(latest.Sub(now) / 2) // one more try inside the window
 		}
 		return v
@@ -450,12 +487,13 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 	if a.Kept.Unreadable != "" {
 		from, seen = now, "that could not be read back ("+a.Kept.Unreadable+")"
 	}
-	until := from.Add(w + a.Margin)
+	_, holds := a.Window.Holds() // the copies of the target hold that message's id too
+	until := from.Add(holds + a.Margin)
 	if !until.After(now) {
 		until = now.Add(a.Margin)
 	}
 	v = v.plain(Defer, CheckDuplicateKept, fmt.Sprintf("deferred until %s: the broker dropped the publish as a duplicate of %s:%d, a message %s that is not this replay's%s; "+
-		"it is published again once that message's duplicate window (%s) has passed", formatTime(until), a.Stream, a.Seq, seen, copied, w))
+		"it is published again once that message's duplicate window (%s) has passed%s", formatTime(until), a.Stream, a.Seq, seen, copied, holds, a.Window.copyNote()))
 	v.Until = until
 	return v
 }

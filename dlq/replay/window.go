@@ -70,10 +70,13 @@ type streamList struct {
 	answers map[string]replaypolicy.Window
 }
 
-// listedStream is one stream: the subjects it takes, and its window.
+// listedStream is one stream: the subjects it takes, its window, its
+// subject transform (nil: none) and its sources (sourced.go).
 type listedStream struct {
-	subjects []string
-	window   replaypolicy.Window
+	subjects  []string
+	window    replaypolicy.Window
+	transform *jetstream.SubjectTransformConfig
+	sources   []listedSource
 }
 
 // listRead is one read of the list: done is closed when list or err is set.
@@ -159,7 +162,8 @@ func (s *StreamWindows) readList(ctx context.Context, r *listRead) {
 	var streams []listedStream
 	ls := s.js.ListStreams(ctx)
 	for info := range ls.Info() {
-		streams = append(streams, listedStream{subjects: info.Config.Subjects, window: windowOf(info)})
+		streams = append(streams, listedStream{subjects: info.Config.Subjects, window: windowOf(info), transform: info.Config.SubjectTransform,
+			sources: sourcesOf(info.Config)})
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -202,7 +206,7 @@ func (s *StreamWindows) Fresh(ctx context.Context, subject string) replaypolicy.
 		st, err := s.js.Stream(ctx, listed.Stream)
 		switch {
 		case err == nil && takes(st.CachedInfo().Config.Subjects, subject):
-			return windowOf(st.CachedInfo())
+			return s.copiedFresh(st.CachedInfo(), subject)
 		case err != nil && !errors.Is(err, jetstream.ErrStreamNotFound):
 			return unreadable(err)
 		}
@@ -218,7 +222,22 @@ func (s *StreamWindows) Fresh(ctx context.Context, subject string) replaypolicy.
 	if err != nil {
 		return unreadable(err) // gone again since it was named: nothing is judged on a guess
 	}
-	return windowOf(st.CachedInfo())
+	return s.copiedFresh(st.CachedInfo(), subject)
+}
+
+// copiedFresh is the window of the stream info describes, read afresh,
+// with the streams that copy it as the newest list has them (at most the
+// ttl old: the streams that source a target change as rarely as its
+// window, and a retry, which Fresh is read for, is judged by the target's
+// own window only).
+func (s *StreamWindows) copiedFresh(info *jetstream.StreamInfo, subject string) replaypolicy.Window {
+	w := windowOf(info)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.list == nil {
+		return w
+	}
+	return s.list.copied(w, info.Config.SubjectTransform, subject)
 }
 
 // takes says whether a stream of subjects takes subject.
@@ -276,16 +295,29 @@ func (l *streamList) remember(subject string, w replaypolicy.Window) {
 
 // find returns the window of the stream that takes subject (a stream's
 // subjects never overlap another's in one account; subjectMatches reads
-// their wildcards as the allowlist's).
+// their wildcards as the allowlist's), with the stream that copies it
+// with the longest window (copied).
 func (l *streamList) find(subject string) (replaypolicy.Window, bool) {
 	for _, st := range l.streams {
 		for _, f := range st.subjects {
 			if subjectMatches(f, subject) {
-				return st.window, true
+				return l.copied(st.window, st.transform, subject), true
 			}
 		}
 	}
 	return replaypolicy.Window{}, false
+}
+
+// copied is w, the window of the stream (of subject transform tr) that
+// takes subject, with the stream that copies what it stores of subject
+// with a longer window than its own, if any (copiedBy).
+func (l *streamList) copied(w replaypolicy.Window, tr *jetstream.SubjectTransformConfig, subject string) replaypolicy.Window {
+	if stored := storesAs(tr, subject); stored != "" {
+		w.CopiedBy, w.CopiedDuplicates = l.copiedBy(w.Stream, stored, w.Duplicates)
+	} else {
+		w.CopiedBy, w.CopiedDuplicates = l.copiedBy(w.Stream, subject, w.Duplicates) // the broker's own transform failed to build here: as published
+	}
+	return w
 }
 
 // evicts names the limits of a stream that remove a message before it

@@ -1,0 +1,117 @@
+package replay
+
+import (
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A stream that sources another (not a mirror) applies its own duplicate
+// window to the Nats-Msg-Id of what it sources: the broker skips that
+// check only for a mirror. A replay the target stream stores is dropped
+// there while that stream's window still holds the original's id, and the
+// consumers that read it never receive it. So a subject's window, for a
+// first attempt, is the longest of its stream's and of every stream that
+// copies it (replaypolicy.Window.Holds). Only the streams of the console's
+// own account and JetStream domain are listed: one elsewhere that sources
+// the target is not seen (docs/replay.md, "The duplicate window").
+
+// listedSource is a source, or the mirror, of a listed stream: which
+// stream it copies, which of its subjects and as what.
+type listedSource struct {
+	stream string
+	// filter is the source's filter subject ("" or ">": all), and
+	// transforms its subject transforms, each also a filter (when there
+	// are any, the filter is not used: the broker refuses both).
+	filter     string
+	transforms []jetstream.SubjectTransformConfig
+	// all: it copies what a consumer of the stream delivers, whose filter
+	// the list does not say: every subject is taken to be copied.
+	all bool
+	// mirror: it keeps everything it copies (no duplicate window), but
+	// the streams that source the mirror have theirs.
+	mirror bool
+}
+
+// sourcesOf are the sources, and the mirror, of a stream of cfg. One in
+// another account or JetStream domain (External, Domain) names a stream
+// the list cannot tell from the target of the same name: it is taken to
+// be the target's copy (a longer wait, never a replay dropped unseen).
+func sourcesOf(cfg jetstream.StreamConfig) []listedSource {
+	var out []listedSource
+	add := func(s *jetstream.StreamSource, mirror bool) {
+		if s == nil {
+			return
+		}
+		out = append(out, listedSource{stream: s.Name, filter: s.FilterSubject, transforms: s.SubjectTransforms, all: s.Consumer != nil, mirror: mirror})
+	}
+	add(cfg.Mirror, true)
+	for _, s := range cfg.Sources {
+		add(s, false)
+	}
+	return out
+}
+
+// copies says whether s copies a message stored under subject in the
+// stream it names, and the subject it copies it as: the first of its
+// transforms whose source matches, applied as the broker applies it;
+// subject itself when it has none. "" with true: copied, under a subject
+// a transform the worker cannot build makes (so where it goes from there
+// is not known).
+func (s listedSource) copies(subject string) (string, bool) {
+	switch {
+	case s.all:
+		return subject, true
+	case len(s.transforms) == 0:
+		return subject, s.filter == "" || subjectMatches(s.filter, subject)
+	}
+	for _, tr := range s.transforms {
+		if tr.Source == "" || subjectMatches(tr.Source, subject) {
+			return storesAs(&tr, subject), true
+		}
+	}
+	return "", false
+}
+
+// maxCopySteps bounds the streams a subject's copies are followed through
+// (sources that source each other, transforms that lengthen a subject at
+// each turn).
+const maxCopySteps = 1000
+
+// copiedBy is the stream, among those that copy what stream stores under
+// subject (they source it, or a stream or mirror that copies it, with a
+// filter that takes the subject as it is stored there), with the longest
+// duplicate window longer than least, and that window; "" when none is
+// longer.
+func (l *streamList) copiedBy(stream, subject string, least time.Duration) (string, time.Duration) {
+	type at struct{ stream, subject string }
+	best, longest := "", least
+	seen := map[at]bool{{stream, subject}: true}
+	queue := []at{{stream, subject}}
+	for steps := 0; len(queue) > 0 && steps < maxCopySteps; steps++ {
+		from := queue[0]
+		queue = queue[1:]
+		for _, st := range l.streams {
+			for _, src := range st.sources {
+				if src.stream != from.stream {
+					continue
+				}
+				as, ok := src.copies(from.subject)
+				if !ok {
+					continue
+				}
+				if as != "" {
+					as = storesAs(st.transform, as) // the copying stream's own transform applies to what it copies
+				}
+				if d := st.window.Duplicates; !src.mirror && d > longest {
+					best, longest = st.window.Stream, d
+				}
+				if next := (at{st.window.Stream, as}); as != "" && !seen[next] {
+					seen[next] = true
+					queue = append(queue, next)
+				}
+			}
+		}
+	}
+	return best, longest
+}
