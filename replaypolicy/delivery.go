@@ -239,6 +239,13 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 // room, and the request page counts such items by it.
 const NotSentLead = "not published ("
 
+// StillUnknown ends the reason of a job an earlier publish of which got no
+// answer, sent back to wait without being published again this time (a
+// worker that released it, a retry that was not sent): its outcome is
+// still unknown, and it is shown so, never "to go" as if nothing of it had
+// been sent.
+const StillUnknown = "an earlier publish of it has no answer on record, so whether it landed is still unknown; it is published again under the same message id while the duplicate window covers the first attempt"
+
 // MaxDeferrals is how often the broker may answer that a message that is
 // not ours holds the id before the job ends suppressed_duplicate: something
 // else keeps publishing under it.
@@ -399,6 +406,11 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 			"check the target and say whether it was applied", a.MsgID, why))
 	case a.Refused != "":
 		return v.plain(Fail, CheckRefused, fmt.Sprintf("message id %q can never be published as it is (%s); nothing was stored: resolve it by hand", a.MsgID, a.Refused))
+	case a.NotSent != "" && !a.FirstAttempt:
+		// This retry stored nothing, but the earlier publish it retries
+		// may have landed: the item is as unknown as before, and counted
+		// so, not among the items the broker did not store.
+		return lostRetry(a, now, CheckNotSent, fmt.Sprintf("not published again (%s): this retry was not sent, and %s", a.NotSent, StillUnknown))
 	case a.NotSent != "":
 		v = v.plain(Wait, CheckNotSent, fmt.Sprintf(NotSentLead+"%s): nothing was stored; it is tried again later", a.NotSent))
 		v.Until = now.Add(RetryAfter(a.Attempts, a.RetryBase, a.Jitter))
@@ -409,12 +421,7 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckDedupeVolatile, fmt.Sprintf("no PubAck (%s): whether the broker stored it is unknown, and %s: a republish could be a second effect. "+
 			"Check the target: if it was applied, say so; if not, republish", a.Lost, a.Window.Volatile()))
 	case a.Lost != "":
-		v = v.plain(Retry, CheckAckLost, fmt.Sprintf("no PubAck (%s): whether the broker stored it is unknown; it is published again under the same message id while the duplicate window covers the first attempt", a.Lost))
-		v.Until = now.Add(RetryAfter(a.Attempts, a.RetryBase, a.Jitter))
-		if latest := a.FirstAttemptAt.Add(a.Window.Duplicates - a.Margin); !a.FirstAttemptAt.IsZero() && v.Until.After(latest) && latest.After(now) {
-			v.Until = now.Add(latest.Sub(now) / 2) // one more try inside the window
-		}
-		return v
+		return lostRetry(a, now, CheckAckLost, fmt.Sprintf("no PubAck (%s): whether the broker stored it is unknown; it is published again under the same message id while the duplicate window covers the first attempt", a.Lost))
 	case a.FirstAttempt && a.Window.Stream != a.Stream:
 		// Only the stream that stores the subject (the publish is sent
 		// expecting it, so any other stream refuses it) can answer for
@@ -495,6 +502,19 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 	v = v.plain(Defer, CheckDuplicateKept, fmt.Sprintf("deferred until %s: the broker dropped the publish as a duplicate of %s:%d, a message %s that is not this replay's%s; "+
 		"it is published again once that message's duplicate window (%s) has passed%s", formatTime(until), a.Stream, a.Seq, seen, copied, holds, a.Window.copyNote()))
 	v.Until = until
+	return v
+}
+
+// lostRetry is the verdict on a publish of a whose outcome is unknown
+// (Retry, check, reason): published again after RetryAfter, or sooner
+// when that would be past the window's cover of the first attempt (one
+// more try inside it; JudgeWindow then lets a person decide).
+func lostRetry(a Ack, now time.Time, check, reason string) Verdict {
+	v := Verdict{Rule: -1}.plain(Retry, check, reason)
+	v.Until = now.Add(RetryAfter(a.Attempts, a.RetryBase, a.Jitter))
+	if latest := a.FirstAttemptAt.Add(a.Window.Duplicates - a.Margin); !a.FirstAttemptAt.IsZero() && v.Until.After(latest) && latest.After(now) {
+		v.Until = now.Add(latest.Sub(now) / 2) // one more try inside the window
+	}
 	return v
 }
 

@@ -121,6 +121,21 @@ func (j *job) mayHaveLanded() bool {
 	return (j.firstAttempt || j.firstAttemptAt != nil) && !j.resetAttempt
 }
 
+// stillUnknown records j, sent back to wait without being published in
+// this claim (released: pending), as unknown when a publish of it may have
+// landed (mayHaveLanded): its outcome is still what it was, unknown, and
+// every count, chip and page shows it so (invariant 13), never "to go" as
+// if nothing of it had ever been sent. Its result says so after why it
+// was released. One place for every path that releases a job: the
+// claim's judge, the publish's stops, a window that could not be read.
+func (j *job) stillUnknown() {
+	if j.state != JobPending || !j.mayHaveLanded() {
+		return
+	}
+	j.state = JobUnknown
+	j.result += "; " + replaypolicy.StillUnknown
+}
+
 // unhanded says whether nothing of j was ever handed to the NATS client
 // as its record will stand: no earlier claim may have handed it (its
 // handed_at was not set when this one claimed it) and this one did not.
@@ -559,7 +574,12 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 	notBefore := make([]*time.Time, n)
 	byID := map[int64]*job{}
 	started := map[int64][]*job{} // requests a publish of which may have landed: those jobs
+	released := map[int64]bool{}  // jobs sent back to wait unsent: nothing happened to them to audit
 	for i, j := range jobs {
+		if j.state == JobPending {
+			released[j.id] = true
+		}
+		j.stillUnknown()
 		ids[i], fences[i], states[i], results[i], streams[i], seqs[i], dups[i] = j.id, j.fence, string(j.state), j.result, j.stream, int64(j.seq), j.duplicate
 		notBefore[i], resets[i], deferred[i], unlanded[i] = j.notBefore, j.resetAttempt, j.deferred, j.nothingLanded()
 		byID[j.id] = j
@@ -620,7 +640,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 	rs := recordStates()
 	for _, id := range kept {
 		j := byID[id]
-		if j.state == JobPending {
+		if released[id] {
 			continue // released untouched: nothing happened to record
 		}
 		if s, ok := rs[j.state]; ok {
