@@ -378,13 +378,17 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 // request holds (Item.HeldBy): blocked, with how it is freed (HeldFreedBy),
 // which depends on where that request stands (Item.HeldByStatus). One that
 // finished holds it only while its replay of it waits for a person (its
-// outcome is not known: needs reconciliation).
+// outcome is not known: needs reconciliation); one cancelled or stopped,
+// also while the worker that was publishing it records what came of it.
 func heldElsewhere(v Verdict, item Item) Verdict {
-	if item.HeldByStatus == "" || RequestOpen(item.HeldByStatus) {
-		return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter, and a dead letter is in one open request at a time; %s",
-			item.HeldBy, HeldFreedBy(item.HeldBy, item.HeldByStatus, item.Tenant))
+	freed := HeldFreedBy(item.HeldBy, item.HeldByStatus, item.Tenant)
+	switch {
+	case item.HeldByStatus == "" || RequestOpen(item.HeldByStatus):
+		return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter, and a dead letter is in one open request at a time; %s", item.HeldBy, freed)
+	case item.HeldByStatus == "cancelled":
+		return v.with(Block, CheckInRequest, "replay request %d still holds this dead letter: it was cancelled or stopped while its replay of it was being published; %s", item.HeldBy, freed)
 	}
-	return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter: it has finished, and its replay of it waits for a person; %s", item.HeldBy, HeldFreedBy(item.HeldBy, item.HeldByStatus, item.Tenant))
+	return v.with(Block, CheckInRequest, "replay request %d already holds this dead letter: it has finished, and its replay of it waits for a person; %s", item.HeldBy, freed)
 }
 
 // HeldFreedBy is the one statement of what frees a dead letter that replay
@@ -395,7 +399,10 @@ func heldElsewhere(v Verdict, item Item) Verdict {
 // ("Emergency stop", which an approver need not be its requester to use;
 // its requester may cancel it instead); one done with problems holds it
 // only while a person settles its replay of it (an approver other than its
-// requester, MayReconcile). It is a clause to follow "; " or ":", no
+// requester, MayReconcile); one cancelled or stopped holds it only while
+// the worker that was publishing it records what came of it (within its
+// lease), and then only if a publish of it may have landed, until a person
+// settles it. It is a clause to follow "; " or ":", no
 // capital, no full stop: the item verdict (CheckInRequest), the submit
 // conflict and the discard and resolve pages each write it after their
 // own lead.
@@ -407,6 +414,9 @@ func HeldFreedBy(id int64, status, tenant string) string {
 		return fmt.Sprintf("wait for it to finish, or an approver of %s stops it on request %d (Emergency stop; its requester may Cancel replay instead)", tenant, id)
 	case "done_with_problems":
 		return fmt.Sprintf("an approver of %s other than its requester settles whether its replay was applied, on request %d (Applied, Republish or Not applied)", tenant, id)
+	case "cancelled":
+		return fmt.Sprintf("it lets go once the worker that held it records what the broker answered (within the replay lease), unless a publish of it may have landed: "+
+			"then an approver of %s other than its requester settles whether it was applied, on request %d (Applied or Not applied)", tenant, id)
 	}
 	return fmt.Sprintf("wait for request %d to finish, or have it ended on its page", id)
 }

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -323,3 +324,69 @@ func (s *Service) eachLockedAfter(ctx context.Context, first func(pgx.Tx) error,
 // sweeper is who the audit log names for what the console does by itself
 // to replay requests.
 func sweeper() quarantine.Actor { return quarantine.Actor{Subject: "replay-sweeper"} }
+
+// selectHalted are the requests of $1 that were cancelled or stopped. The
+// record reads them after it wrote its jobs, in a statement of its own: a
+// cancel that committed while the record waited for a job's lock (halt
+// locks the jobs a worker holds, and leaves them to it) is seen, and one
+// that comes later waits for the record's locks and halts what it wrote.
+const selectHalted = `SELECT id FROM replay_requests WHERE id = ANY($1) AND status = 'cancelled'`
+
+// haltRecorded ends, in the record's transaction tx, the jobs of kept
+// (recorded, by id in byID) that the record left waiting (pending,
+// deferred, unknown) under a request that was cancelled or stopped while
+// a worker held them: halt left them to the worker, and the worker's
+// answer is not the end of them. Each is judged as halt judges a job no
+// worker holds (JudgeUnsent of a cancel): cancelled, and its dead letter
+// goes back to quarantine, or, when a publish of it may have landed,
+// needs reconciliation and keeps it; its result names what the broker
+// said. The caller marks the dead letters, lets go of them and audits
+// each job as it records them. It returns the jobs it ended.
+func haltRecorded(ctx context.Context, tx pgx.Tx, kept []int64, byID map[int64]*job) (map[int64]bool, error) {
+	var requests []int64
+	for _, id := range kept {
+		if j := byID[id]; j.state.Running() && !slices.Contains(requests, j.requestID) {
+			requests = append(requests, j.requestID)
+		}
+	}
+	if len(requests) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.Query(ctx, selectHalted, requests)
+	if err != nil {
+		return nil, fmt.Errorf("read cancelled replay requests: %w", err)
+	}
+	cancelled, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(cancelled) == 0 {
+		return nil, err
+	}
+	var ids []int64
+	var prevs, states, results []string
+	halted := map[int64]bool{}
+	for _, id := range kept {
+		j := byID[id]
+		if !j.state.Running() || !slices.Contains(cancelled, j.requestID) {
+			continue
+		}
+		cancel := replaypolicy.Verdict{Outcome: replaypolicy.Cancel, Check: replaypolicy.CheckCancelled,
+			Reason: "cancelled: its request was cancelled or stopped while a worker published it (" + j.result + ")"}
+		v := replaypolicy.JudgeUnsent(cancel, replaypolicy.Unsent{State: string(j.state), Attempted: j.mayHaveLanded()})
+		ids, prevs = append(ids, j.id), append(prevs, string(j.state))
+		j.notBefore = nil
+		j.decide(v)
+		states, results = append(states, string(j.state)), append(results, j.result)
+		halted[j.id] = true
+	}
+	rows, err = tx.Query(ctx, haltJobs, ids, prevs, states, results)
+	if err != nil {
+		return nil, fmt.Errorf("halt replay jobs of cancelled requests: %w", err)
+	}
+	done, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("halt replay jobs of cancelled requests: %w", err)
+	}
+	if len(done) != len(ids) {
+		return nil, fmt.Errorf("halt replay jobs of cancelled requests: %d of %d changed in the record's own transaction", len(ids)-len(done), len(ids))
+	}
+	return halted, nil
+}

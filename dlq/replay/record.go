@@ -633,6 +633,10 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 		written[id] = true
 	}
 	lost := slices.DeleteFunc(slices.Clone(jobs), func(j *job) bool { return written[j.id] })
+	halted, err := haltRecorded(ctx, tx, kept, byID)
+	if err != nil {
+		return nil, err
+	}
 	var ledger ledgerColumns
 	marks := map[string]*heldPairs{}
 	var ended heldPairs
@@ -640,7 +644,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 	rs := recordStates()
 	for _, id := range kept {
 		j := byID[id]
-		if released[id] {
+		if released[id] && !halted[id] {
 			continue // released untouched: nothing happened to record
 		}
 		if s, ok := rs[j.state]; ok {
