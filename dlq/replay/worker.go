@@ -54,7 +54,13 @@ type WorkerConfig struct {
 	Lease      time.Duration // a claim's lease; default 30s
 	Batch      int           // jobs claimed at once (and PubAcks in flight at most); default 2048
 	BatchBytes int64         // payload and header bytes claimed at once (always at least one job); default 16 MiB
-	AckTimeout time.Duration // wait for a PubAck before the outcome is unknown; default 5s
+	// AckTimeout is the wait for the PubAcks of a claim, after its last
+	// publish, before an outcome is unknown; default 5s, or a sixth of
+	// Lease when that is shorter: a claim publishes within two thirds of
+	// its lease and sizes its record to a sixth (recordPace.claimLimit),
+	// so the wait takes the other sixth and never outlasts the lease (a
+	// PubAck that came after it would find the job taken over).
+	AckTimeout time.Duration
 	Poll       time.Duration // idle wait between claims; default 200ms
 	// Retry is the first wait before publishing again after a lost
 	// PubAck (each next one twice as long, with jitter; see
@@ -87,7 +93,7 @@ func (c *WorkerConfig) defaults() {
 		c.BatchBytes = 16 << 20
 	}
 	if c.AckTimeout <= 0 {
-		c.AckTimeout = 5 * time.Second
+		c.AckTimeout = min(5*time.Second, c.Lease/6)
 	}
 	if c.Poll <= 0 {
 		c.Poll = 200 * time.Millisecond
