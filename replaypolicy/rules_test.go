@@ -160,7 +160,10 @@ func TestRules(t *testing.T) {
 		{CheckRevalidationDeny, Block, job(Job{Class: Revalidate, Ledger: &Ledger{}, Revalidation: &Revalidation{Reason: "revoked"}}), "revalidation denied: revoked"},
 		{CheckIntentChanged, Block, func() Verdict { return JudgeIntent("abc", "abd") }, "changed since you reviewed it"},
 		{CheckRefused, Fail, ack(Ack{Refused: "nats: maximum payload exceeded", FirstAttempt: true}), "can never be published as it is"},
-		{CheckNotSent, Wait, ack(Ack{NotSent: "nats: connection closed"}), "nothing was stored"},
+		{CheckNotSent, Wait, ack(Ack{NotSent: "nats: connection closed", FirstAttempt: true}), "nothing was stored"},
+		// A retry not sent stored nothing now, but its earlier publish may have landed.
+		{CheckNotSent, Retry, ack(Ack{NotSent: "nats: connection closed", FirstAttemptAt: testNow.Add(-time.Second), Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}}),
+			"whether it landed is still unknown"},
 		{CheckUnsendable, Block, judge("search.x", AtDraft, func(i *Item) { i.Send = Send{BadHeader: "Bad Name"} }), `header "Bad Name" cannot be sent`},
 		{CheckUnsendable, Block, judge("search.x", AtDraft, func(i *Item) { i.Send = Send{HasBadHeader: true} }), "a header with an empty name cannot be sent"},
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{Size: 2000, MaxPayload: 1024} }), "max_payload of 1024 bytes"},
