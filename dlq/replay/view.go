@@ -423,7 +423,7 @@ func onSubmit(t *replaypolicy.Table, r Request, fs []itemFact) OnSubmit {
 type Waits struct {
 	Items   int       // items published no earlier than their original's window has passed
 	Until   time.Time // when the last of them may go
-	Streams []string  // the target streams whose windows they wait for
+	Streams []string  // the streams whose windows they wait for: the targets, or streams that copy them with a longer window (Window.Holds)
 	Unread  int       // items whose target stream's window could not be read: they wait until it can be
 	First   string    // the rule's sentence for the first item that waits
 }
@@ -491,9 +491,9 @@ func (s *Service) waits(ctx context.Context, items []pendingWindow) Waits {
 			if v.Until.After(w.Until) {
 				w.Until = v.Until
 			}
-			if !streams[win.Stream] {
-				streams[win.Stream] = true
-				w.Streams = append(w.Streams, win.Stream)
+			if by, _ := win.Holds(); !streams[by] { // a stream that copies the target, when its window is the longer
+				streams[by] = true
+				w.Streams = append(w.Streams, by)
 			}
 		case replaypolicy.Wait:
 			w.Unread++
