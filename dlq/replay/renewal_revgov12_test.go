@@ -81,4 +81,13 @@ func TestRevGov12RenewedApprovalForgetsTheAddressItWasGivenUnder(t *testing.T) {
 	got, gerr := b.replays.Request(ctx, req.ID)
 	require.NoError(t, gerr)
 	assert.Equal(t, replay.StatusPendingApproval, got.Status, "the request waits for a second person")
+	if got.Status != replay.StatusApproved {
+		return
+	}
+	// The workers take it from there: the destructive item is published on
+	// one person's word.
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	r := b.waitFinished(t, req.ID)
+	assert.Zero(t, b.onSubject(t, "app.acme.orders.refund"),
+		"a manual item was published on the two approvals of one person (request %s: %s; jobs: %s)", r.Status, r.StatusReason, b.jobsText(t, req.ID))
 }
