@@ -2,6 +2,7 @@ package replaypolicy
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -121,6 +122,16 @@ type Request struct {
 	// submitted (Terms.Union; empty: its class alone). Its approvals count
 	// under the strictest approval_expiry of them, as JudgeRequest's did.
 	Union []Class
+	// ApprovedAs is each identity with each address it approved the
+	// request under, kept across renewals (an approval given again after
+	// it lapsed records the address of the approver's session then) and
+	// edits (which remove the approvals): separation of duties takes an
+	// approver, and an actor about to approve, as the person behind every
+	// address their identity approved it under (invariant 14 over time:
+	// the address one identity had when it approved may be the one
+	// another identity of that person holds now). Approvals' own
+	// addresses need not be in it.
+	ApprovedAs []quarantine.Actor
 }
 
 // Decision is what Decide says about one item of one request.
@@ -384,7 +395,7 @@ func Require(terms Terms, actor quarantine.Actor, req Request, now time.Time) De
 	approvers, ignored := validApprovals(k, req, now)
 	d.ApprovalsHave = len(approvers)
 	if len(approvers) < k.Approvals {
-		d.ActorCanApprove = MayApprove(req, actor).Outcome == Go && !containsPerson(approvers, person{actor, quarantine.Actor{}})
+		d.ActorCanApprove = MayApprove(req, actor).Outcome == Go && !containsPerson(approvers, req.actor(actor, quarantine.Actor{}))
 		w := fmt.Sprintf("waiting for approval by %s: %d of %d", approverPhrase(k.Approvals), len(approvers), k.Approvals)
 		switch {
 		case terms.Edited && k.Approvals == 1:
@@ -540,21 +551,23 @@ func validApprovals(k Knobs, req Request, now time.Time) ([]person, string) {
 // distinct approvers whose approvals count, and for each approval, in the
 // order of req.Approvals, why it does not count ("" when it does). An
 // approval counts when its approver is identified and may not be the
-// requester (MayBeOne: as recorded, or as the directory has them now),
+// requester (MayBeOne: as recorded, or as the directory has them now,
+// the approver under every address they approved it under: ApprovedAs),
 // it is not void (its approver still held the right when last asked), it
 // approves this request's intent hash, it is dated no earlier than the
 // request and no later than now, and now is before At +
 // approval_expiry. An approver counts once however often they approved,
-// and under however many identities (MayBeOne).
+// and under however many identities (MayBeOne, with every address each
+// identity approved it under).
 func judgeApprovals(k Knobs, req Request, now time.Time) ([]person, []string) {
 	var approvers []person
 	ignored := make([]string, len(req.Approvals))
 	for i, a := range req.Approvals {
-		p := person{a.Approver, a.ApproverNow}
+		p := req.approver(a)
 		switch why := approvalVoid(k, req, a, now); {
 		case why == IgnoredUnidentified:
 			ignored[i] = why
-		case MayBeOne(a.Approver, a.ApproverNow, req.Requester, req.RequesterNow):
+		case p.mayBe(req.requester()):
 			ignored[i] = IgnoredRequester
 		case why != "":
 			ignored[i] = why
@@ -671,17 +684,59 @@ const (
 	IgnoredNoClass       = "its class is not in the policy table"
 )
 
-// person is someone of a request as it recorded them and as the
-// directory has them now (zero: not known).
-type person struct{ recorded, now quarantine.Actor }
+// person is someone of a request under every name it knows them by: as
+// it recorded them, as the directory has them now, and under each address
+// their identity approved it under (Request.ApprovedAs); zero actors are
+// not known and match nobody.
+type person []quarantine.Actor
 
-func containsPerson(list []person, p person) bool {
-	for _, b := range list {
-		if MayBeOne(b.recorded, b.now, p.recorded, p.now) {
-			return true
+// mayBe reports whether p and q may be one person: SamePerson of any name
+// of p and any name of q.
+func (p person) mayBe(q person) bool {
+	for _, x := range p {
+		for _, y := range q {
+			if SamePerson(x, y) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// personOf is who (as recorded, as the directory has them now) with every
+// address in approvedAs their identity approved the request under.
+func personOf(approvedAs []quarantine.Actor, who ...quarantine.Actor) person {
+	p := person(slices.Clone(who))
+	for _, a := range approvedAs {
+		if slices.ContainsFunc(who, a.SameIdentity) {
+			p = append(p, a)
+		}
+	}
+	return p
+}
+
+// approver is the approver of a as a person of req: as a recorded them,
+// as the directory has them now, and under every address their identity
+// approved req under.
+func (req Request) approver(a Approval) person {
+	return personOf(req.ApprovedAs, a.Approver, a.ApproverNow)
+}
+
+// requester is the requester of req as a person: as it recorded them, and
+// as the directory has them now.
+func (req Request) requester() person {
+	return person{req.Requester, req.RequesterNow}
+}
+
+// actor is actor (as signed in; actorNow: as the directory has them now,
+// zero when not known) as a person of req: with every address their
+// identity approved req under.
+func (req Request) actor(actor, actorNow quarantine.Actor) person {
+	return personOf(req.ApprovedAs, actor, actorNow)
+}
+
+func containsPerson(list []person, p person) bool {
+	return slices.ContainsFunc(list, p.mayBe)
 }
 
 // CountApprovals is how many distinct approvers' approvals of req count at

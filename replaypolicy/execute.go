@@ -42,6 +42,10 @@ type Run struct {
 	IntentHash  string
 	RequestedAt time.Time
 	Approvals   []Approval
+	// ApprovedAs is each identity with each address it approved the
+	// request under (Request.ApprovedAs): each approver is the person
+	// behind all of them.
+	ApprovedAs []quarantine.Actor
 	// ApprovalsNeeded is how many distinct approvers the request needed
 	// when it was approved (0: none).
 	ApprovalsNeeded int
@@ -87,7 +91,7 @@ func (r Run) Counted(t *Table) []Approval {
 // request is r as the approval rules judge its approvals.
 func (r Run) request() Request {
 	return Request{Class: r.Class, Union: r.Union, Requester: r.Requester, IntentHash: r.IntentHash, RequestedAt: r.RequestedAt,
-		Approvals: r.Approvals}
+		Approvals: r.Approvals, ApprovedAs: r.ApprovedAs}
 }
 
 // JudgeRun says whether the jobs of a request may be published now, under
@@ -163,9 +167,9 @@ func OthersApproved(r Run) int {
 func othersApproved(r Run) (counted []person, own string) {
 	a := r.Authority
 	for _, s := range a.Approvers {
-		p := person{s.Who, s.Now}
+		p := personOf(r.ApprovedAs, s.Who, s.Now)
 		switch {
-		case MayBeOne(s.Who, s.Now, r.Requester, a.RequesterNow):
+		case p.mayBe(person{r.Requester, a.RequesterNow}):
 			if own == "" {
 				own = s.Who.Attribution()
 			}
@@ -199,21 +203,22 @@ func judgeRunPeople(v Verdict, r Run) Verdict {
 			"a fix marker its requester %s recorded (under this account or another of theirs) lets its items replay only with an approver who is not them; "+
 			"request again", len(counted), r.ApprovalsNeeded, r.Requester.Attribution()))
 	}
-	return v.plain(Block, CheckOwnRequest, fmt.Sprintf("the approvals come from %d people now, not %d: two approvers' accounts share an email; request again",
-		len(counted), r.ApprovalsNeeded))
+	return v.plain(Block, CheckOwnRequest, fmt.Sprintf("the approvals come from %d people now, not %d: two approvers' accounts share an email "+
+		"(now, or as one of them approved this request before); request again", len(counted), r.ApprovalsNeeded))
 }
 
 // recordedApprovers are the distinct people other than the requester who
-// approved r, as the request recorded them (othersApproved without the
-// directory's word): fewer than r needs, and no email change explains the
-// shortfall.
+// approved r, as its approvals recorded them (othersApproved without the
+// directory's word and without the addresses they approved it under
+// before, ApprovedAs): fewer than r needs, and no email change explains
+// the shortfall.
 func recordedApprovers(r Run) []person {
 	a := *r.Authority
 	a.RequesterNow, a.Approvers = quarantine.Actor{}, make([]Standing, len(r.Authority.Approvers))
 	for i, s := range r.Authority.Approvers {
 		a.Approvers[i] = Standing{Who: s.Who, May: s.May}
 	}
-	r.Authority = &a
+	r.Authority, r.ApprovedAs = &a, nil
 	counted, _ := othersApproved(r)
 	return counted
 }

@@ -45,14 +45,7 @@ func SamePerson(a, b quarantine.Actor) bool {
 // became one their second account holds is that account's person from
 // then on, though the request recorded the old address.
 func MayBeOne(a, aNow, b, bNow quarantine.Actor) bool {
-	for _, x := range []quarantine.Actor{a, aNow} {
-		for _, y := range []quarantine.Actor{b, bNow} {
-			if SamePerson(x, y) {
-				return true
-			}
-		}
-	}
-	return false
+	return person{a, aNow}.mayBe(person{b, bNow})
 }
 
 // mailbox is an email address as SamePerson compares it, one spelling
@@ -237,33 +230,43 @@ func JudgeIntent(reviewed, current string) Verdict {
 
 // MayApprove says whether actor may approve req: never someone who may be
 // its requester (SamePerson), as the request recorded them or as the
-// directory has them now (Request.RequesterNow).
+// directory has them now (Request.RequesterNow), the actor also under
+// every address their identity approved req under (Request.ApprovedAs).
+// An approval given all the same by someone the directory now makes the
+// requester counts for nothing (judgeApprovals compares each approver as
+// the directory has them now).
 func MayApprove(req Request, actor quarantine.Actor) Verdict {
-	return notRequester(req, actor, "you cannot approve your own request")
+	return notRequester(req, actor, quarantine.Actor{}, "you cannot approve your own request")
 }
 
-// MayReconcile says whether actor may settle an item of req whose outcome
-// nobody knows (applied, or not applied: republish or leave it). It is an
-// approver's word on the target, and "republish" publishes the item once
-// more: never someone who may be its requester (SamePerson), as for
-// approving. Whether a republish is open at all is JudgeRepublish's to
-// say: not for a request that needed two approvers, whose two-person rule
-// one settler's word would walk around.
-func MayReconcile(req Request, actor quarantine.Actor) Verdict {
-	return notRequester(req, actor, "you cannot settle an item of your own request: another approver of its class checks the target")
+// MayReconcile says whether actor (as signed in; actorNow: their identity
+// as the directory has it now, zero when not known) may settle an item of
+// req whose outcome nobody knows (applied, or not applied: republish or
+// leave it). It is an approver's word on the target, and "republish"
+// publishes the item once more: never someone who may be its requester
+// (SamePerson), as for approving; a settle leaves no approval to judge
+// again later, so the actor is compared as the directory has them now
+// too. Whether a republish is open at all is JudgeRepublish's to say: not
+// for a request that needed two approvers, whose two-person rule one
+// settler's word would walk around.
+func MayReconcile(req Request, actor, actorNow quarantine.Actor) Verdict {
+	return notRequester(req, actor, actorNow, "you cannot settle an item of your own request: another approver of its class checks the target")
 }
 
 // notRequester blocks, with reason, an actor who may be req's requester
-// (separation of duties: the loose rule, SamePerson), as recorded or as
-// the directory has them now (MayBeOne; the actor is signed in, as they
-// are now).
-func notRequester(req Request, actor quarantine.Actor, reason string) Verdict {
+// (separation of duties: the loose rule, SamePerson), each as recorded or
+// as the directory has them now (actorNow, req.RequesterNow), the actor
+// also under every address their identity approved req under
+// (Request.ApprovedAs).
+func notRequester(req Request, actor, actorNow quarantine.Actor, reason string) Verdict {
 	v := Verdict{Class: req.Class, Rule: -1, Outcome: Go}
 	switch {
 	case SamePerson(actor, req.Requester):
 		return v.plain(Block, CheckOwnRequest, reason)
 	case MayBeOne(actor, quarantine.Actor{}, req.Requester, req.RequesterNow):
 		return v.plain(Block, CheckOwnRequest, reason+": the requester's account now has your email address")
+	case req.actor(actor, actorNow).mayBe(req.requester()):
+		return v.plain(Block, CheckOwnRequest, reason+": your account, as the directory has it now or as it approved this request, has the requester's email address")
 	}
 	return v
 }
@@ -375,7 +378,8 @@ func requesterOnly(requester, actor quarantine.Actor, reason string) Verdict {
 // again. It is pure. false when they never approved it, or an approval of
 // theirs still counts (a second click is not a second approval). "They"
 // is anyone who may be actor (MayBeOne: each approver as recorded and as
-// the directory has them now).
+// the directory has them now, each approver and actor under every address
+// their identity approved req under, Request.ApprovedAs).
 func ApprovalLapsed(t *Table, req Request, actor quarantine.Actor, now time.Time) bool {
 	gave, stands := approvalOf(t, req, actor, now)
 	return gave && !stands
@@ -383,7 +387,8 @@ func ApprovalLapsed(t *Table, req Request, actor quarantine.Actor, now time.Time
 
 // ApprovalStands reports whether an approval of req by someone who may be
 // actor (MayBeOne: each approver as recorded and as the directory has them
-// now) still counts at now under table t: one person's approval counts
+// now, each approver and actor under every address their identity
+// approved req under, Request.ApprovedAs) still counts at now under table t: one person's approval counts
 // once, under however many identities, so such a person has nothing left
 // to approve. It is pure; false for a table without the class.
 func ApprovalStands(t *Table, req Request, actor quarantine.Actor, now time.Time) bool {
@@ -400,8 +405,9 @@ func approvalOf(t *Table, req Request, actor quarantine.Actor, now time.Time) (g
 	k, _ := t.RequestKnobs(req.Class, req.Union)
 	mine := req
 	mine.Approvals = nil
+	me := req.actor(actor, quarantine.Actor{})
 	for _, a := range req.Approvals {
-		if MayBeOne(a.Approver, a.ApproverNow, actor, quarantine.Actor{}) {
+		if req.approver(a).mayBe(me) {
 			mine.Approvals = append(mine.Approvals, a)
 		}
 	}

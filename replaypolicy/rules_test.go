@@ -129,7 +129,7 @@ func TestRules(t *testing.T) {
 			r.Approvals = []Approval{approval(bob, 2*time.Minute), approval(carol, time.Minute)}
 		}), `type "REPLAY ORDERS:42" to confirm`},
 		{CheckOwnRequest, Block, func() Verdict { return MayApprove(testRequest(tbl), aliceElsewhere) }, "your own request"},
-		{CheckOwnRequest, Block, func() Verdict { return MayReconcile(testRequest(tbl), aliceElsewhere) }, "an item of your own request"},
+		{CheckOwnRequest, Block, func() Verdict { return MayReconcile(testRequest(tbl), aliceElsewhere, quarantine.Actor{}) }, "an item of your own request"},
 		{CheckNotRequester, Block, func() Verdict { return MayCancel(alice, bob) }, "only the requester"},
 		{CheckEditClass, Block, func() Verdict { return MayEditPayload(SameOperation, alice, alice) }, "cannot be edited"},
 		{CheckEditReason, Block, func() Verdict { return JudgeEdit(Rebuildable, alice, alice, " ") }, "say why the payload is changed"},

@@ -106,7 +106,7 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 		row.NotRun = notRun(req.Status)
 	}
 	if it.Outcome == replay.JobNeedsReconciliation && s.deps.Access.Can(userOf(c), req.Tenant, authz.ReplayObject(string(req.Class)), authz.ActReconcile) &&
-		req.MayReconcile(userOf(c).Actor).Outcome == replaypolicy.Go {
+		req.MayReconcile(userOf(c).Actor, s.viewerNow(c)).Outcome == replaypolicy.Go {
 		dl := strconv.FormatInt(it.DeadLetterID, 10)
 		republish := s.deps.Replays.MayRepublish(req)
 		row.Reconcile = &views.ReconcileForm{DeadLetterID: it.DeadLetterID,
@@ -116,10 +116,31 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 			row.Reconcile.NoRepublish = sentence(classRead(republish.Reason))
 		}
 	} else if it.Outcome == replay.JobNeedsReconciliation {
-		own := req.MayReconcile(userOf(c).Actor).Outcome != replaypolicy.Go
+		own := req.MayReconcile(userOf(c).Actor, s.viewerNow(c)).Outcome != replaypolicy.Go
 		row.Settler = &views.SettleWait{Tenant: req.Tenant, Own: own}
 	}
 	return row
+}
+
+// ctxViewerNow holds viewerNow's answer for the rest of the page.
+const ctxViewerNow = "quarantine.viewer_now"
+
+// viewerNow is the signed-in user's identity as the directory has it now
+// (replay.Service.IdentityNow; zero when never seen), read once a page:
+// the pages offer a settle as Reconcile judges it
+// (replay.Request.MayReconcile). A failed read is logged and leaves the
+// session alone to judge by; Reconcile reads it again, and refuses.
+func (s *Server) viewerNow(c echo.Context) quarantine.Actor {
+	if now, ok := c.Get(ctxViewerNow).(quarantine.Actor); ok {
+		return now
+	}
+	u := userOf(c).Actor
+	now, err := s.deps.Replays.IdentityNow(c.Request().Context(), u)
+	if err != nil {
+		s.deps.Log.Warn("read the viewer as the directory has them", "issuer", u.Issuer, "subject", u.Subject, "err", err)
+	}
+	c.Set(ctxViewerNow, now)
+	return now
 }
 
 // withFailures adds to rows why each one's dead letter failed (by dead

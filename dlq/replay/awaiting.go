@@ -20,7 +20,7 @@ import (
 // page lists them; after the cursor ($5 mine, NULL for the start, $6 time,
 // $7 id), at most $8; each with its requester as the directory has them
 // now (joinRequesterNow), whom MayApprove compares too.
-const selectAwaiting = `SELECT ` + requestColumns + `, ` + requesterNowColumns + `, mine, since
+const selectAwaiting = `SELECT ` + requestColumns + `, ` + peopleColumns + `, mine, since
     FROM (SELECT r.*, coalesce(r.submitted_at, r.created_at) AS since,
                  EXISTS (SELECT 1 FROM replay_approvals a WHERE a.request_id = r.id AND a.voided_at IS NULL
                          AND a.approver_issuer = $3 AND a.approver_subject = $4) AS mine
@@ -72,7 +72,7 @@ func (s *Service) Awaiting(ctx context.Context, may []ClassScope, viewer quarant
 			var m bool
 			reqs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Request, error) {
 				var r Request
-				return r, scanRequestInto(row, &r, append(requesterNowInto(&r), &m, &since)...)
+				return r, scanRequestInto(row, &r, append(peopleInto(&r), &m, &since)...)
 			})
 			if err != nil {
 				return err

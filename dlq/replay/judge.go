@@ -288,7 +288,7 @@ func (w *Worker) runFacts(ctx context.Context, t *replaypolicy.Table, j *job) (_
 		return r, nil, lapses, err
 	}
 	pr := policyRequest(req, as)
-	r.IntentHash, r.RequestedAt, r.Approvals = pr.IntentHash, pr.RequestedAt, pr.Approvals
+	r.IntentHash, r.RequestedAt, r.Approvals, r.ApprovedAs = pr.IntentHash, pr.RequestedAt, pr.Approvals, pr.ApprovedAs
 	if w.auth == nil {
 		return r, nil, lapses, nil
 	}

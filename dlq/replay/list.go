@@ -101,7 +101,7 @@ const listWhere = `(tenant = ANY($1) OR $2) -- only the viewer's tenants
 //
 // Each with its requester as the directory has them now (joinRequesterNow),
 // as the request page counts its approvals (CountOf).
-const selectList = `SELECT ` + requestColumns + `, ` + requesterNowColumns + `, own FROM (
+const selectList = `SELECT ` + requestColumns + `, ` + peopleColumns + `, own FROM (
     (SELECT ` + requestColumns + `, true AS own FROM replay_requests
      WHERE ` + listWhere + ` AND $14 AND ` + requesterIs + `
        AND ($15 = 0 OR ($16 AND id < $15)) -- a page that ended among the others has no own request left
@@ -152,7 +152,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Listed, bool, error
 		}
 		reqs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Listed, error) {
 			var l Listed
-			err := scanRequestInto(row, &l.Request, append(requesterNowInto(&l.Request), &l.OwnFirst)...)
+			err := scanRequestInto(row, &l.Request, append(peopleInto(&l.Request), &l.OwnFirst)...)
 			return l, err
 		})
 		if err != nil {

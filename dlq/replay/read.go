@@ -20,18 +20,18 @@ type querier interface {
 
 const (
 	// A request is read with its requester as the directory has them now
-	// (joinRequesterNow, requesterNowInto): every judgement of it compares
+	// (joinRequesterNow, peopleInto): every judgement of it compares
 	// its people both ways (replaypolicy.MayBeOne), whichever action reads
 	// it. Locked, only the request's row is (the directory's is read).
-	selectRequest       = `SELECT ` + requestColumns + `, ` + requesterNowColumns + ` FROM replay_requests r ` + joinRequesterNow + ` WHERE r.id = $1`
+	selectRequest       = `SELECT ` + requestColumns + `, ` + peopleColumns + ` FROM replay_requests r ` + joinRequesterNow + ` WHERE r.id = $1`
 	selectRequestLocked = selectRequest + ` FOR UPDATE OF r` // the action's checks and writes see no concurrent change
-	selectBatch         = `SELECT ` + requestColumns + `, ` + requesterNowColumns + ` FROM replay_requests r ` + joinRequesterNow + `
+	selectBatch         = `SELECT ` + requestColumns + `, ` + peopleColumns + ` FROM replay_requests r ` + joinRequesterNow + `
         WHERE r.batch = $1 ORDER BY r.id`
 	// Drafts are the requester's own business; the dead letter's page
 	// lists only what was submitted. Each with its requester as the
 	// directory has them now (joinRequesterNow: who may settle an item, as
 	// Reconcile judges it).
-	selectRequestsFor = `SELECT ` + requestColumns + `, ` + requesterNowColumns + ` FROM replay_requests r ` + joinRequesterNow + `
+	selectRequestsFor = `SELECT ` + requestColumns + `, ` + peopleColumns + ` FROM replay_requests r ` + joinRequesterNow + `
         WHERE id IN (SELECT request_id FROM replay_items WHERE dead_letter_id = $1) AND status <> 'draft'
         ORDER BY id DESC LIMIT 20`
 	selectItems = `SELECT ` + itemColumns + `, ` + outcomeColumns + ` FROM replay_items i

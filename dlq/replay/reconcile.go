@@ -65,7 +65,8 @@ const (
 // never for a request that needed two approvers: MayRepublish) or not
 // applied (back to quarantine). The route checks that actor may reconcile
 // replays of the request's class in its tenant; here, that actor may not
-// be its requester (MayReconcile: forbidden, audited as denied). It
+// be its requester, each as signed in or recorded and as the directory has
+// them now (MayReconcile: forbidden, audited as denied). It
 // returns invalid for a choice the rules refuse (JudgeReconcile; a
 // republish of a two-approver item is audited as denied too), a conflict
 // when the request publishes nothing more or the item does not wait for a
@@ -81,7 +82,11 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		if err != nil {
 			return err
 		}
-		if v := req.MayReconcile(actor); v.Outcome != replaypolicy.Go {
+		actorNow, err := identityNow(ctx, tx, actor)
+		if err != nil {
+			return err
+		}
+		if v := req.MayReconcile(actor, actorNow); v.Outcome != replaypolicy.Go {
 			denied = req.Tenant
 			return refuse(v, quarantine.EFORBIDDEN)
 		}

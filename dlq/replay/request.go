@@ -48,12 +48,17 @@ type Request struct {
 	Status    Status
 	Requester quarantine.Actor
 	// RequesterNow is the requester's identity as the directory has it
-	// now (zero: never seen), read with the request (requesterNowColumns)
+	// now (zero: never seen), read with the request (peopleColumns)
 	// wherever one is read to be judged, counted or acted on (getRequest,
 	// a batch, List, the approval lists); zero only in the reads that
 	// judge no person (the emergency stop's, a policy change's voiding
 	// and the draft expiry's).
-	RequesterNow      quarantine.Actor
+	RequesterNow quarantine.Actor
+	// ApprovedAs is each identity with each address it approved the
+	// request under (replaypolicy.Request.ApprovedAs), read with
+	// RequesterNow: kept across renewals and edits, so that an approver is
+	// the person behind all of them.
+	ApprovedAs        []quarantine.Actor
 	Reason            string
 	StatusReason      string
 	PolicyVersion     string
@@ -274,6 +279,7 @@ func policyRequest(req Request, approvals []Approval) replaypolicy.Request {
 		Class: req.Class, Items: req.ItemCount, Bulk: req.ItemCount > 1, Requester: req.Requester, RequesterNow: req.RequesterNow, Reason: req.Reason,
 		PayloadEdited: req.PayloadEdited, IntentHash: req.IntentHex(), TypedConfirmation: req.TypedConfirmation,
 		PolicyVersion: req.PolicyVersion, Rate: req.Rate, ReconciliationNote: req.ReconciliationNote, Union: req.Classes,
+		ApprovedAs: req.ApprovedAs,
 	}
 	if req.SubmittedAt != nil {
 		pr.RequestedAt = *req.SubmittedAt

@@ -289,7 +289,7 @@ func TestReplayRulesArePure(t *testing.T) {
 		{"MayReconcile", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-own-reconcile", nats.Header{dlq.HeaderOperationID: {"op-or"}}, "{}")}, replay.SubmitInput{})
 			err := b.replays.Reconcile(ctx, req.ID, 1, oncall, replay.ReconcileInput{Choice: replaypolicy.Applied, Note: "mine"}, quarantine.RequestMeta{})
-			return message(err), replaypolicy.MayReconcile(replaypolicy.Request{Requester: oncall}, oncall).Reason
+			return message(err), replaypolicy.MayReconcile(replaypolicy.Request{Requester: oncall}, oncall, quarantine.Actor{}).Reason
 		}},
 		{"JudgeReconcile", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-reconcile", nats.Header{dlq.HeaderOperationID: {"op-r"}}, "{}")}, replay.SubmitInput{})

@@ -90,7 +90,7 @@ func scopeArrays(may []ClassScope) (classes []string, tenants []*string) {
 // (joinRequesterNow: the page marks the viewer's own requests as Approve
 // judges them) and how many there are from the cursor on (the window
 // counts before the LIMIT).
-const selectWaiting = `SELECT ` + requestColumns + `, ` + requesterNowColumns + `, count(*) OVER ()
+const selectWaiting = `SELECT ` + requestColumns + `, ` + peopleColumns + `, count(*) OVER ()
     FROM replay_requests r ` + joinRequesterNow + `
     WHERE r.status = 'pending_approval' -- only requests that wait for an approval
       AND ` + inScope + ` -- only what the viewer may approve, before the LIMIT
@@ -120,7 +120,7 @@ func (s *Service) Waiting(ctx context.Context, f WaitingFilter) (WaitingPage, er
 		var left int
 		reqs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Listed, error) {
 			var l Listed
-			err := scanRequestInto(row, &l.Request, append(requesterNowInto(&l.Request), &left)...)
+			err := scanRequestInto(row, &l.Request, append(peopleInto(&l.Request), &left)...)
 			return l, err
 		})
 		if err != nil {

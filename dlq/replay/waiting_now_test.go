@@ -39,6 +39,6 @@ func TestWaitingReadsRequesterNow(t *testing.T) {
 	got := page.Requests[0].Request
 	assert.Equal(t, "erin@example.com", got.RequesterNow.Email)
 	assert.Equal(t, replaypolicy.Block, got.MayApprove(viewer).Outcome)
-	assert.Equal(t, replaypolicy.Block, got.MayReconcile(viewer).Outcome)
+	assert.Equal(t, replaypolicy.Block, got.MayReconcile(viewer, quarantine.Actor{}).Outcome)
 	assert.Equal(t, replaypolicy.Go, got.MayApprove(approver1).Outcome)
 }

@@ -1,0 +1,1 @@
+DROP TABLE replay_approval_addresses;
