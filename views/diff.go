@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -15,9 +16,14 @@ import (
 //
 //   - JSON-aware (each side pretty-printed with sorted keys, so reordering
 //     keys or spacing shows as no change) only when both sides are valid
-//     UTF-8 JSON without duplicate keys, and the JSON values differ: a map
-//     would collapse duplicate keys and replace invalid bytes, and an edit
-//     of spacing or escapes alone would read as "no change";
+//     UTF-8 JSON without duplicate keys or lone surrogate escapes, and the
+//     JSON values differ: decoding must be one to one for it to hide
+//     nothing, and a map collapses duplicate keys (which one counts
+//     differs between consumers), invalid bytes and lone surrogates
+//     ("\ud800", "\udbff" and "\ufffd" all decode to U+FFFD in Go; Java
+//     and JavaScript keep them apart); numbers are kept as written, never
+//     rounded (1e400, 12345678901234567890123); an edit of spacing or
+//     escapes alone would read as "no change";
 //   - otherwise text when both are UTF-8, a hex dump when not;
 //   - a side longer than maxDiffBytes is not compared at all (TooLarge):
 //     the page says so and offers both payloads for download, rather than
@@ -84,7 +90,7 @@ func NewPayloadDiffOfStarts(original, edited []byte, originalSize, editedSize in
 		if oka && okb {
 			d.Note = "The JSON values are equal: the edit changes only spacing, key order or escapes, shown as text."
 		} else if jsonLike(original) && jsonLike(edited) {
-			d.Note = "Compared as text: a side is not one JSON value, or has a key twice."
+			d.Note = "Compared as text: a side is not one JSON value, has a key twice, or holds a lone surrogate escape (such as \\ud800) that JSON readers decode differently."
 		}
 	default:
 		d.Kind, a, b = "hex", hexDump(original), hexDump(edited)
@@ -153,11 +159,13 @@ func fold(lines []DiffLine) []DiffLine {
 	return out
 }
 
-// canonicalJSON is b pretty-printed with sorted keys and exact numbers,
-// when b is one JSON value in valid UTF-8 with no object holding a key
-// twice (decoding into a map would keep only one of them).
+// canonicalJSON is b pretty-printed with sorted keys and exact numbers
+// (json.Number: the digits as written), when b is one JSON value that
+// decodes one to one: valid UTF-8, no object holding a key twice
+// (decoding into a map would keep only one of them), no lone surrogate
+// escape (loneSurrogate).
 func canonicalJSON(b []byte) (string, bool) {
-	if !utf8.Valid(b) || !json.Valid(b) || duplicateKeys(b) {
+	if !utf8.Valid(b) || !json.Valid(b) || duplicateKeys(b) || loneSurrogate(b) {
 		return "", false
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -217,6 +225,51 @@ func duplicateKeys(b []byte) bool {
 			stack[len(stack)-1].key = true
 		}
 	}
+}
+
+// loneSurrogate reports whether a string of the JSON text b (valid JSON)
+// holds a \u escape of half a UTF-16 surrogate pair without its other
+// half next to it. Go decodes each such escape to U+FFFD, as it decodes
+// "\ufffd" itself, so two different strings would read as one; Java and
+// JavaScript keep them apart. A surrogate pair written as two escapes is
+// one character and decodes exactly.
+func loneSurrogate(b []byte) bool {
+	inString, high := false, false // high: the last thing read in the string is a high surrogate escape
+	for i := 0; i < len(b); i++ {
+		if !inString {
+			inString = b[i] == '"'
+			continue
+		}
+		r := rune(-1) // not a \u escape
+		switch b[i] {
+		case '"':
+			inString = false
+		case '\\':
+			i++
+			if b[i] == 'u' && i+4 < len(b) {
+				n, err := strconv.ParseUint(string(b[i+1:i+5]), 16, 32)
+				if err != nil {
+					return true // not valid JSON after all: compare as text
+				}
+				r, i = rune(n), i+4
+			}
+		}
+		switch {
+		case 0xD800 <= r && r < 0xDC00: // high: a low one must follow
+			if high {
+				return true
+			}
+			high = true
+		case 0xDC00 <= r && r < 0xE000: // low: only right after a high one
+			if !high {
+				return true
+			}
+			high = false
+		case high:
+			return true
+		}
+	}
+	return false
 }
 
 // hexDump is b as lines of 16 bytes: offset, hex, and the printable ASCII.
