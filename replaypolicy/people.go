@@ -388,9 +388,10 @@ func ApprovalLapsed(t *Table, req Request, actor quarantine.Actor, now time.Time
 // ApprovalStands reports whether an approval of req by someone who may be
 // actor (MayBeOne: each approver as recorded and as the directory has them
 // now, each approver and actor under every address their identity
-// approved req under, Request.ApprovedAs) still counts at now under table t: one person's approval counts
-// once, under however many identities, so such a person has nothing left
-// to approve. It is pure; false for a table without the class.
+// approved req under, Request.ApprovedAs) still counts at now under table
+// t: one person's approval counts once, under however many identities, so
+// such a person has nothing left to approve. It is pure; false for a table
+// without the class.
 func ApprovalStands(t *Table, req Request, actor quarantine.Actor, now time.Time) bool {
 	_, stands := approvalOf(t, req, actor, now)
 	return stands

@@ -14,6 +14,21 @@ import (
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
+// renamedWithSecondIdentity makes approver1 one person with two
+// identities, as the review's case has them: the provider renames
+// approver1 to a1-new@example.com (a1Now), and the person's GitHub
+// identity (second) holds approver1's first address.
+func renamedWithSecondIdentity(t *testing.T, b *replayBundle) (a1Now, second quarantine.Actor) {
+	t.Helper()
+	dir := authz.NewDirectory(b.db.Pool)
+	a1Now = approver1
+	a1Now.Email, a1Now.EmailVerified = "a1-new@example.com", true
+	require.NoError(t, dir.Remember(t.Context(), authz.User{Actor: a1Now, Groups: []string{"quarantine:acme:approver"}}))
+	second = quarantine.Actor{Issuer: "https://github.example", Subject: "a1-gh", Email: approver1.Email, EmailVerified: true}
+	require.NoError(t, dir.Remember(t.Context(), authz.User{Actor: second, Groups: []string{"quarantine:acme:approver"}}))
+	return a1Now, second
+}
+
 // TestFixGov12EditKeepsTheAddressesApprovedUnder: an edit of a payload
 // (and its undo) removes the request's approvals, and with them, before
 // migration 0055, the only record that approver1 approved it as
@@ -30,7 +45,6 @@ func TestFixGov12EditKeepsTheAddressesApprovedUnder(t *testing.T) {
 			t.Parallel()
 			b := setupReplay(t)
 			ctx := context.Background()
-			dir := authz.NewDirectory(b.db.Pool)
 			msgID := "refund-fixgov12-edit-" + strconv.FormatBool(undo)
 			id := b.seedItem(t, "orders.refund", msgID, nil, `{"refund":"order-12"}`)
 			req := b.request(t, []int64{id}, replay.SubmitInput{Reason: "the refund failed on a timeout"})
@@ -55,11 +69,7 @@ func TestFixGov12EditKeepsTheAddressesApprovedUnder(t *testing.T) {
 			require.NoError(t, err)
 			require.Empty(t, as, "precondition: the edit removed the approvals")
 
-			a1Now := approver1
-			a1Now.Email, a1Now.EmailVerified = "a1-new@example.com", true
-			require.NoError(t, dir.Remember(ctx, authz.User{Actor: a1Now, Groups: []string{"quarantine:acme:approver"}}))
-			second := quarantine.Actor{Issuer: "https://github.example", Subject: "a1-gh", Email: approver1.Email, EmailVerified: true}
-			require.NoError(t, dir.Remember(ctx, authz.User{Actor: second, Groups: []string{"quarantine:acme:approver"}}))
+			a1Now, second := renamedWithSecondIdentity(t, b)
 
 			d, err := approve(second)
 			require.NoError(t, err, "nothing of the person's stands on the edited request")
@@ -83,7 +93,6 @@ func TestFixGov12RenewedFirstThenSecondIdentity(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	dir := authz.NewDirectory(b.db.Pool)
 	const msgID = "refund-fixgov12-renew-first"
 	id := b.seedItem(t, "orders.refund", msgID, nil, `{"refund":"order-13"}`)
 	req := b.request(t, []int64{id}, replay.SubmitInput{Reason: "the refund failed on a timeout"})
@@ -96,11 +105,7 @@ func TestFixGov12RenewedFirstThenSecondIdentity(t *testing.T) {
 	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_approvals SET approved_at = approved_at - interval '5 hours' WHERE request_id = $1`, req.ID)
 	require.NoError(t, err)
 
-	a1Now := approver1
-	a1Now.Email, a1Now.EmailVerified = "a1-new@example.com", true
-	require.NoError(t, dir.Remember(ctx, authz.User{Actor: a1Now, Groups: []string{"quarantine:acme:approver"}}))
-	second := quarantine.Actor{Issuer: "https://github.example", Subject: "a1-gh", Email: approver1.Email, EmailVerified: true}
-	require.NoError(t, dir.Remember(ctx, authz.User{Actor: second, Groups: []string{"quarantine:acme:approver"}}))
+	a1Now, second := renamedWithSecondIdentity(t, b)
 
 	d, err := b.replays.Approve(ctx, req.ID, a1Now, in, quarantine.RequestMeta{})
 	require.NoError(t, err, "the lapsed approval is renewed")
