@@ -2,7 +2,6 @@ package replaypolicy
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -706,10 +705,13 @@ func (p person) mayBe(q person) bool {
 // personOf is who (as recorded, as the directory has them now) with every
 // address in approvedAs their identity approved the request under.
 func personOf(approvedAs []quarantine.Actor, who ...quarantine.Actor) person {
-	p := person(slices.Clone(who))
+	p := append(person(nil), who...)
 	for _, a := range approvedAs {
-		if slices.ContainsFunc(who, a.SameIdentity) {
-			p = append(p, a)
+		for _, w := range who {
+			if a.SameIdentity(w) {
+				p = append(p, a)
+				break
+			}
 		}
 	}
 	return p
@@ -736,7 +738,12 @@ func (req Request) actor(actor, actorNow quarantine.Actor) person {
 }
 
 func containsPerson(list []person, p person) bool {
-	return slices.ContainsFunc(list, p.mayBe)
+	for _, b := range list {
+		if p.mayBe(b) {
+			return true
+		}
+	}
+	return false
 }
 
 // CountApprovals is how many distinct approvers' approvals of req count at
