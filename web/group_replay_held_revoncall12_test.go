@@ -1,0 +1,57 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// TestRevOncall12GroupReplayOfHeldGroup: an on-call replays a whole
+// error group from the groups page; a worker has not published it yet
+// (or it waits for its approver). The groups page keeps offering
+// "Replay 2 unresolved…" for the group, every dead letter of which is
+// held by that open request: the click makes a draft of nothing ("0 to
+// replay · 2 blocked", no submit). The dead letter's own page says
+// "Nothing to do here: its status is replay requested"; the groups page
+// should not offer what will be refused (or should count only what could
+// go, and say the rest is being replayed).
+func TestRevOncall12GroupReplayOfHeldGroup(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, oncallUser := b.SignIn(t, "acme:oncall")
+	var ids []int64
+	for i := range 2 {
+		ids = append(ids, testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update",
+			MsgID: fmt.Sprintf("held-group-%d", i), Error: "index shard 4 unavailable"}))
+	}
+	// The group's replay, requested (rebuildable: approved at once; no
+	// worker runs in this console, as none has run yet at 3 am).
+	req := testfactory.Request(t, b.Replays, oncallUser.Actor, ids, replay.SubmitInput{Reason: "shard 4 back"})
+	require.NotEqual(t, replay.StatusDraft, req.Status)
+
+	page := b.Do(t, oncall, "GET", "/groups", nil, nil)
+	require.Equal(t, http.StatusOK, page.Status)
+	rows := page.Doc(t).Find(`[data-testid="group-row"]`)
+	require.Equal(t, 1, rows.Length())
+	offer := rows.Find(`[data-testid="group-replay"]`)
+	if offer.Length() == 0 {
+		return // not offered: nothing of it could go
+	}
+	action, _ := offer.Closest("form").Attr("action")
+	text := strings.TrimSpace(offer.Text())
+	resp := b.Do(t, oncall, "POST", strings.ReplaceAll(action, "&amp;", "&"), nil, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	confirm := b.Do(t, oncall, "GET", resp.Header.Get("Location"), nil, nil)
+	require.Equal(t, http.StatusOK, confirm.Status)
+	d := confirm.Doc(t)
+	assert.Equal(t, 1, d.Find(`[data-testid="replay-submit"]`).Length(),
+		"the groups page offered %q for a group whose every dead letter request %d already holds; the click leads to: %s",
+		text, req.ID, strings.Join(strings.Fields(d.Find(`.page-sub`).First().Text()), " "))
+}
