@@ -55,3 +55,32 @@ func TestRevOncall12GroupReplayOfHeldGroup(t *testing.T) {
 		"the groups page offered %q for a group whose every dead letter request %d already holds; the click leads to: %s",
 		text, req.ID, strings.Join(strings.Fields(d.Find(`.page-sub`).First().Text()), " "))
 }
+
+// TestRevOncall12GroupReplayCountsOtherTenants: an on-call of acme who
+// may only read globex sees an error group spanning both tenants offered
+// as "Replay 4 unresolved…"; the click leaves half of it out, blocked by
+// "you may not request rebuildable replays in tenant globex". The groups
+// page knows the person's roles: it should offer (and count) the replay of
+// what they may replay, i.e. the group in their replay tenants.
+func TestRevOncall12GroupReplayCountsOtherTenants(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	c, _ := b.SignIn(t, "acme:oncall", "globex:viewer")
+	for i := range 2 {
+		for _, tenant := range []string{"acme", "globex"} {
+			testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: tenant, ItemType: "search.index_update",
+				MsgID: fmt.Sprintf("mixed-%s-%d", tenant, i), Error: "index shard 4 unavailable"})
+		}
+	}
+	rows := b.Do(t, c, "GET", "/groups", nil, nil).Doc(t).Find(`[data-testid="group-row"]`)
+	require.Equal(t, 1, rows.Length())
+	offer := rows.Find(`[data-testid="group-replay"]`)
+	require.Equal(t, 1, offer.Length(), "acme's half may be replayed")
+	action, _ := offer.Closest("form").Attr("action")
+	resp := b.Do(t, c, "POST", action, nil, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	d := b.Do(t, c, "GET", resp.Header.Get("Location"), nil, nil).Doc(t)
+	assert.Zero(t, d.Find(`[data-check="may-request"]`).Length(),
+		"the groups page offered %q; the click leads to: %s", strings.TrimSpace(offer.Text()),
+		strings.Join(strings.Fields(d.Find(`[data-testid="replay-summary"]`).Text()), " "))
+}
