@@ -84,3 +84,35 @@ func TestRevOncall12GroupReplayCountsOtherTenants(t *testing.T) {
 		"the groups page offered %q; the click leads to: %s", strings.TrimSpace(offer.Text()),
 		strings.Join(strings.Fields(d.Find(`[data-testid="replay-summary"]`).Text()), " "))
 }
+
+// TestRevOncall12GroupReplayOfUnreplayableGroup: an error group of
+// email.send dead letters (same_operation) whose producer sent no
+// operation id: the dead letter's own page offers no replay ("cannot
+// guarantee idempotency without an operation id"), yet the groups page
+// offers "Replay 3 unresolved…", which makes a draft of nothing.
+func TestRevOncall12GroupReplayOfUnreplayableGroup(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	c, _ := b.SignIn(t, "acme:oncall")
+	var ids []int64
+	for i := range 3 {
+		ids = append(ids, testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "email.send",
+			MsgID: fmt.Sprintf("no-op-%d", i), Error: "smtp 451 try again later"}))
+	}
+	dl := b.Do(t, c, "GET", fmt.Sprintf("/deadletters/%d", ids[0]), nil, nil).Doc(t)
+	require.Zero(t, dl.Find(`[data-testid="deadletter-replay"]`).Length(), "its own page offers no replay")
+
+	rows := b.Do(t, c, "GET", "/groups", nil, nil).Doc(t).Find(`[data-testid="group-row"]`)
+	require.Equal(t, 1, rows.Length())
+	offer := rows.Find(`[data-testid="group-replay"]`)
+	if offer.Length() == 0 {
+		return
+	}
+	action, _ := offer.Closest("form").Attr("action")
+	resp := b.Do(t, c, "POST", action, nil, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	d := b.Do(t, c, "GET", resp.Header.Get("Location"), nil, nil).Doc(t)
+	assert.Equal(t, 1, d.Find(`[data-testid="replay-submit"]`).Length(),
+		"the groups page offered %q; the click leads to: %s", strings.TrimSpace(offer.Text()),
+		strings.Join(strings.Fields(d.Find(`[data-testid="replay-summary"]`).Text()), " "))
+}
