@@ -73,7 +73,7 @@ func TestGroupActionsJourney(t *testing.T) {
 
 	// Replay the group: the menu counts it, the confirmation page freezes it.
 	oncall.Click(row + ` [data-testid="group-menu"] summary`)
-	assert.Equal(t, "Replay 6 unresolved…", oncall.Text(row+` [data-testid="group-replay"]`))
+	assert.Equal(t, "Replay 6 that can go…", oncall.Text(row+` [data-testid="group-replay"]`))
 	oncall.ClickLoads(row+` [data-testid="group-replay"]`, "the replay confirm page", `document.querySelector('[data-testid="replay-confirm-form"]')`)
 	assert.Contains(t, oncall.Text(testID("replay-summary")), "6 to replay")
 	late := arrive(6) // the group grows while the on-call reads the page

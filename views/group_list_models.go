@@ -83,9 +83,14 @@ type GroupRow struct {
 	DiscardURL string
 	ResolveURL string
 	TriageURL  string
-	// NoReplay is why the group is not offered as one replay (its dead
-	// letters may only be requested one at a time); empty when it is.
-	NoReplay string
+	// NoReplay is why the group is not offered as one replay (nothing of
+	// it could go, or its dead letters may only be requested one at a
+	// time); empty when it is. Replayable is how many of its dead letters
+	// the replay would take that could go (ReplayableMore: at least that
+	// many; more were not judged).
+	NoReplay       string
+	Replayable     int
+	ReplayableMore bool
 	// Fix records a fix of the group's item type (or the group), when it
 	// is of one tenant and item type and the viewer may (nil otherwise).
 	Fix *FixForm
@@ -153,3 +158,14 @@ const (
 	PathGroupOwner  = "/groups/owner"
 	PathGroupNote   = "/groups/note"
 )
+
+// groupReplayLabel is the group's replay item: how many of its dead
+// letters could go ("Replay 6 that can go…"; "200+" when more were not
+// judged).
+func groupReplayLabel(g GroupRow) string {
+	n := Count(int64(g.Replayable))
+	if g.ReplayableMore {
+		n += "+"
+	}
+	return "Replay " + n + " that can go…"
+}

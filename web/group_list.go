@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
@@ -118,6 +120,10 @@ func (s *Server) groupList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	offers, err := s.groupOffers(c, tenants, fps)
+	if err != nil {
+		return err
+	}
 	console := s.consoleHosts(c.Request())
 	for _, g := range page.Groups {
 		row := groupRow(g, status)
@@ -134,7 +140,9 @@ func (s *Server) groupList(c echo.Context) error {
 			}
 		}
 		row.Fix = s.groupFix(c, g)
-		row.NoReplay = noGroupReplay(s.deps.Replays.Policy(), g)
+		o := offers[g.Fingerprint]
+		row.Replayable, row.ReplayableMore = o.Go, o.More
+		row.NoReplay = noGroupReplay(s.deps.Replays.Policy(), g, o)
 		m.Rows = append(m.Rows, row)
 	}
 	snoozed := without(q, "page", "state")
@@ -149,12 +157,19 @@ func (s *Server) groupList(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.GroupList(s.page(c, "Error groups", "groups"), m))
 }
 
-// noGroupReplay is why g is not offered as one replay under table: more
-// than one unresolved dead letter, and none of its item types allows any
-// two of them in one request (replaypolicy.Table.NoBulk, the rule the
-// draft applies); "" when some of it could go.
-func noGroupReplay(table *replaypolicy.Table, g dlq.Group) string {
-	if g.Unresolved < 2 {
+// noGroupReplay is why g is not offered as one replay under table, o
+// being what of it could go (GroupOffers): nothing could, or more than one
+// could, and none of its item types allows any two of them in one request
+// (replaypolicy.Table.NoBulk, the rule the draft applies); "" when some
+// of it could go.
+func noGroupReplay(table *replaypolicy.Table, g dlq.Group, o replay.GroupOffer) string {
+	switch {
+	case o.Go == 0 && o.Refused != "":
+		return "nothing of it could go: " + o.Refused
+	case o.Go == 0:
+		return "nothing of it waits for a replay you may request: every unresolved dead letter of it is in a replay request already, " +
+			"or in a tenant where you may not request replays"
+	case o.Go < 2 && !o.More:
 		return ""
 	}
 	why := ""
@@ -166,6 +181,37 @@ func noGroupReplay(table *replaypolicy.Table, g dlq.Group) string {
 		why = cmp.Or(why, no)
 	}
 	return why
+}
+
+// groupOffers are what a replay of each group of fps could take now
+// (replay.Service.GroupOffers), in the tenants of tenants where the
+// person may request replays; none for someone who may request none.
+func (s *Server) groupOffers(c echo.Context, tenants, fps []string) (map[string]replay.GroupOffer, error) {
+	u := userOf(c)
+	if !PermittedSomewhere(s.deps.Access, u, Permission{Object: replayObjects, Action: authz.ActRequest}) {
+		return nil, nil
+	}
+	ctx := c.Request().Context()
+	can := func(tenant string, class replaypolicy.Class) bool {
+		return s.deps.Access.Can(u, tenant, authz.ReplayObject(string(class)), authz.ActRequest)
+	}
+	return s.deps.Replays.GroupOffers(ctx, s.requestTenants(ctx, u, tenants), fps, can)
+}
+
+// requestTenants are the tenants of tenants (read tenants) where u may
+// request replays of some class: what a replay by filter selects in.
+func (s *Server) requestTenants(ctx context.Context, u authz.User, tenants []string) []string {
+	sc := s.replayScope(ctx, u, authz.ActRequest)
+	if sc.All {
+		return tenants
+	}
+	var out []string
+	for _, t := range tenants {
+		if slices.Contains(sc.Tenants, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // groupActions are the group actions u may use in some tenant.

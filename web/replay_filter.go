@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,19 +21,25 @@ import (
 // set of ids, which the confirm page shows; later arrivals are never added.
 func (s *Server) replayFilter(c echo.Context) error {
 	ctx := c.Request().Context()
-	f, err := bulkFilter(c.QueryParams(), s.deadLetterTenants(ctx, userOf(c), authz.ActRead))
+	u := userOf(c)
+	// Only what a new request could take: in the tenants where the person
+	// may request replays, quarantined or replay failed (a dead letter in a
+	// request already, or closed, is never selected to be refused).
+	f, err := bulkFilter(c.QueryParams(), s.requestTenants(ctx, u, s.deadLetterTenants(ctx, u, authz.ActRead)))
 	if err != nil {
 		return err
 	}
-	ids, err := replay.MatchingIDs(ctx, s.deps.DeadLetters, f, replay.MaxSelection)
-	if err != nil {
-		return err
+	var ids []int64
+	if f.Statuses = replayableOf(f.Statuses); len(f.Statuses) > 0 {
+		if ids, err = replay.MatchingIDs(ctx, s.deps.DeadLetters, f, replay.MaxSelection); err != nil {
+			return err
+		}
 	}
 	back := views.PathDeadLetters + encodeQuery(without(c.QueryParams(), "before", "after", "count"))
 	if len(ids) == 0 {
 		// As a close by filter does: back to the list, which shows what
 		// the filter selects now (an error group all dealt with since).
-		s.flashError(c, "The filter selects no dead letter: nothing to replay.")
+		s.flashError(c, "The filter selects no dead letter a replay could take (quarantined or replay failed, in a tenant where you may request replays): nothing to replay.")
 		return c.Redirect(http.StatusSeeOther, back)
 	}
 	return s.startReplay(c, ids, c.FormValue("reason"), back)
@@ -56,4 +63,20 @@ func bulkFilter(q url.Values, tenants []string) (dlq.ListFilter, error) {
 		return f, quarantine.Errorf(quarantine.EINVALID, "The filter is not valid: %s", strings.Join(msgs, "; "))
 	}
 	return f, nil
+}
+
+// replayableOf are the statuses of statuses a new replay request may take
+// (replay.ReplayableStatuses; all of them when statuses is empty: any
+// status); none when the filter's statuses hold none of them.
+func replayableOf(statuses []dlq.Status) []dlq.Status {
+	if len(statuses) == 0 {
+		return replay.ReplayableStatuses
+	}
+	var out []dlq.Status
+	for _, st := range statuses {
+		if slices.Contains(replay.ReplayableStatuses, st) {
+			out = append(out, st)
+		}
+	}
+	return out
 }

@@ -136,12 +136,16 @@ var sendableNameBytes = "'" + strings.ReplaceAll(replaypolicy.HeaderNameBytes(),
 // its headers only headerFacts' (whether a header NATS cannot send is
 // there and its name, "" also for an empty one; the name of the first it
 // would send changed, "" when none; and their bytes).
-var selectForJudge = factsSelect + `hf.bad IS NOT NULL, coalesce(d.headers -> (hf.bad - 1)::int ->> 'name', ''),
-       coalesce(d.headers -> (hf.altered - 1)::int ->> 'name', ''), hf.bytes` + factsRest + `
+var selectForJudge = factsSelect + judgeHeaders + factsRest + `
 FROM dead_letters d
 ` + fixJoin + `
 ` + headerFacts + `
 WHERE d.id = $1 AND d.dead_lettered_at >= $2 AND d.dead_lettered_at < $3`
+
+// judgeHeaders is what selectForJudge and selectGroupCandidates read of a
+// dead letter's headers (headerFacts), into judgeRow.
+const judgeHeaders = `hf.bad IS NOT NULL, coalesce(d.headers -> (hf.bad - 1)::int ->> 'name', ''),
+       coalesce(d.headers -> (hf.altered - 1)::int ->> 'name', ''), hf.bytes`
 
 // draftFactsInto are the targets of one row of draftFacts: the item's
 // dead letter, correlation id and headers, the facts, and the payload's
@@ -302,33 +306,50 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 // dead letter.
 func (s *Service) QueueJudge(b *pgx.Batch, id int64, lo, hi time.Time, out *replaypolicy.Verdict, found *bool) {
 	b.Queue(selectForJudge, id, lo, hi).Query(func(rows pgx.Rows) error {
-		var it Item
-		var f facts
-		var hasBad bool
-		var bad, altered string
-		var headerBytes, size int64
+		var r judgeRow
 		*found = false
-		_, err := pgx.ForEachRow(rows, factsInto(&it, &f, &size, &hasBad, &bad, &altered, &headerBytes), func() error {
+		_, err := pgx.ForEachRow(rows, r.targets(), func() error {
 			*found = true
 			return nil
 		})
 		if err != nil || !*found {
 			return err
 		}
-		// sendFacts of the ids alone, then the headers' facts after them,
-		// in sendFacts' order. No request holds it: its id is counted at
-		// the longest (sentAs).
-		f.send = sendFacts(nil, f.flags, f.subject, size, s.cfg.MaxPayload, sentAs{deadLetterID: it.DeadLetterID}, f.msgID, f.operationID, it.CorrelationID)
-		f.send.HasBadHeader, f.send.BadHeader = hasBad, bad
-		if f.send.AlteredHeader == "" {
-			f.send.AlteredHeader = altered
-		}
-		f.send.Size += headerBytes
-		f.deadLetteredAt = it.DeadLetteredAt
-		f.originalSHA256 = f.payloadSHA256
-		*out = replaypolicy.JudgeItem(s.cfg.Policy(), f.item(s.cfg), replaypolicy.AtDraft)
+		*out = s.judgeNow(&r)
 		return nil
 	})
+}
+
+// judgeRow is one row of selectForJudge (or selectGroupCandidates): a dead
+// letter's facts, with what headerFacts read of its headers.
+type judgeRow struct {
+	it                Item
+	f                 facts
+	hasBad            bool
+	bad, altered      string
+	headerBytes, size int64
+}
+
+func (r *judgeRow) targets() []any {
+	return factsInto(&r.it, &r.f, &r.size, &r.hasBad, &r.bad, &r.altered, &r.headerBytes)
+}
+
+// judgeNow is what the rules make of r's dead letter if it were selected
+// now: JudgeItem at draft, on the facts a draft reads.
+func (s *Service) judgeNow(r *judgeRow) replaypolicy.Verdict {
+	it, f := &r.it, &r.f
+	// sendFacts of the ids alone, then the headers' facts after them,
+	// in sendFacts' order. No request holds it: its id is counted at
+	// the longest (sentAs).
+	f.send = sendFacts(nil, f.flags, f.subject, r.size, s.cfg.MaxPayload, sentAs{deadLetterID: it.DeadLetterID}, f.msgID, f.operationID, it.CorrelationID)
+	f.send.HasBadHeader, f.send.BadHeader = r.hasBad, r.bad
+	if f.send.AlteredHeader == "" {
+		f.send.AlteredHeader = r.altered
+	}
+	f.send.Size += r.headerBytes
+	f.deadLetteredAt = it.DeadLetteredAt
+	f.originalSHA256 = f.payloadSHA256
+	return replaypolicy.JudgeItem(s.cfg.Policy(), f.item(s.cfg), replaypolicy.AtDraft)
 }
 
 // bound reads what the ids of the selection (found: the keys of those that
