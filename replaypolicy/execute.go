@@ -31,6 +31,14 @@ type Run struct {
 	// before its approval expired is not known until it records or its
 	// lease runs out: past the expiry its other jobs wait for that.
 	StartUnsettled bool
+	// Deferred: a worker judged a job of it while its approval held and
+	// chose to wait for the target stream's duplicate window (the job was
+	// deferred: JudgeWindow before a first publish, or JudgeAck after the
+	// broker dropped one as a duplicate of a message that is not ours). The
+	// console itself chose that wait, so the request counts as started for
+	// its approval's lapse (ApprovalLapse): the approval was used in time,
+	// and the wait is not the approver's to renew.
+	Deferred bool
 	// Union is every class the request's items were classed by when it was
 	// submitted (Request.Union): its approval expires by the strictest.
 	Union     []Class
@@ -101,7 +109,8 @@ func (r Run) request() Request {
 // than the approval_expiry of its class (the strictest of its Union:
 // ApprovalLapse, from the first approval that counted) when the request
 // has not started, that is while nothing of it may have been
-// published (neither running nor Started: an approval is for now, not
+// published and the console did not defer it for the target's duplicate
+// window (neither running, Started nor Deferred: an approval is for now, not
 // for whenever workers or the broker come back; when another worker's
 // publish may yet have started it before the expiry, StartUnsettled, the
 // jobs wait for its record), a requester or an approver who lost the
@@ -230,12 +239,13 @@ func recordedApprovers(r Run) []person {
 // was given, not after the last one completed it), while the request has
 // not started (approved, not Started). It is zero when no expiry bounds it:
 // the request started (from then on its items go on however long they
-// take), was never approved, or its class is not in t (JudgeRun blocks it
+// take, and so does one the console deferred for the target's duplicate
+// window: Deferred), was never approved, or its class is not in t (JudgeRun blocks it
 // for the table anyway). JudgeRun judges it at a claim; a worker compares
 // it again with its clock right before each publish (Lapsed), since the
 // claim's verdict may be up to two thirds of a lease old by then.
 func ApprovalLapse(t *Table, r Run) time.Time {
-	if r.Status != "approved" || r.Started {
+	if r.Status != "approved" || r.Started || r.Deferred {
 		return time.Time{}
 	}
 	return StartBy(t, r.request(), r.ApprovedAt) // zero when never approved, or its class is not in t

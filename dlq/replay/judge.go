@@ -73,11 +73,18 @@ var jobLedger = ledgerTerms{tenant: "u.tenant", msgID: "u.msg_id", opID: "u.op_i
 // or not: its worker sends it only while the approval holds, and has not
 // said. Two reads of the request's jobs by its index: while the request is
 // approved and not yet running, few are marked.
+//
+// The third column says whether a job of it was deferred for the target's
+// duplicate window (Run.Deferred): it waits deferred now, or the broker
+// dropped a publish of it as a duplicate of a message not ours before
+// (deferrals); a job of this claim that waited deferred before it is one
+// too (job.prevState).
 const selectStarted = `SELECT
     EXISTS (SELECT 1 FROM replay_jobs WHERE request_id = $1 AND first_attempt_at IS NOT NULL
             AND (state <> 'claimed' OR lease_until IS NULL OR lease_until <= now())), -- its claim ended: it may have landed
     EXISTS (SELECT 1 FROM replay_jobs WHERE request_id = $1 AND state = 'claimed' AND first_attempt_at IS NOT NULL
-            AND lease_until > now()) -- a live claim marked it and has not said whether it sent it`
+            AND lease_until > now()), -- a live claim marked it and has not said whether it sent it
+    EXISTS (SELECT 1 FROM replay_jobs WHERE request_id = $1 AND (state = 'deferred' OR deferrals > 0)) -- the console chose to wait for the window`
 
 // judge decides, just before publishing, what becomes of each job: the
 // replay rules judge the request (once per request), the item (its dead
@@ -101,9 +108,13 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	lapses := map[int64]time.Time{}        // by request: when a yes of the rights it was judged on lapses with time (rightsLapsed)
 	approvals := map[int64]approvalClock{} // by request: when its approval stops holding, as judged (approvalHolds)
 	started := map[int64]bool{}            // by request: a job of it in this claim was marked attempted (else selectStarted asks of every claim)
+	deferred := map[int64]bool{}           // by request: a job of it in this claim waited deferred before it
 	for _, j := range jobs {
 		if j.firstAttemptAt != nil {
 			started[j.requestID] = true
+		}
+		if j.prevState == JobDeferred || j.deferrals > 0 {
+			deferred[j.requestID] = true
 		}
 	}
 	// The request's rules and the item's first, for every job: they say
@@ -126,12 +137,12 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 				continue
 			}
 			stamps[j.requestID], lapses[j.requestID] = stamp, lapse
-			facts.Started = started[j.requestID]
-			if !facts.Started && j.reqStatus == StatusApproved {
+			facts.Started, facts.Deferred = started[j.requestID], deferred[j.requestID]
+			if !facts.Started && !facts.Deferred && j.reqStatus == StatusApproved {
 				// A job of it in another worker's claim may have been
 				// published: its worker marked it attempted and died before
 				// it recorded, or it holds the job still and has not said.
-				if err := w.svc.pool.QueryRow(ctx, selectStarted, j.requestID).Scan(&facts.Started, &facts.StartUnsettled); err != nil {
+				if err := w.svc.pool.QueryRow(ctx, selectStarted, j.requestID).Scan(&facts.Started, &facts.StartUnsettled, &facts.Deferred); err != nil {
 					j.state, j.result = JobPending, releasedLease // judged at the next claim
 					continue
 				}

@@ -189,7 +189,7 @@ func (s *Service) listed(ctx context.Context, tx pgx.Tx, reqs []Listed) ([]Liste
 	table, now := s.cfg.Policy(), s.cfg.Now()
 	for i := range reqs {
 		l := &reqs[i]
-		l.Progress, l.Count, l.Expires = progress[l.ID].Progress, CountOf(table, l.Request, as[l.ID], now), s.expires(table, l.Request, as[l.ID], now)
+		l.Progress, l.Count, l.Expires = progress[l.ID].Progress, CountOf(table, l.Request, as[l.ID], now), s.expires(table, l.Request, as[l.ID], progress[l.ID].Progress, now)
 		l.Approvals = as[l.ID]
 		l.Items = CountItems(l.Request, l.Progress)
 	}
@@ -236,13 +236,15 @@ func approvalsOf(ctx context.Context, q querier, ids []int64) (map[int64][]Appro
 // first approval that counts now (replaypolicy.FirstLapse); an approved
 // request that has not started, when its approval stops letting it start
 // (replaypolicy.StartBy: the first approval it counted, plus the approval
-// expiry), as the worker blocks it then.
-func (s *Service) expires(t *replaypolicy.Table, req Request, as []Approval, now time.Time) *time.Time {
+// expiry), as the worker blocks it then; nothing once a worker took an
+// item of it up (p: an outcome but pending; a deferred one counts, as
+// replaypolicy.Run.Deferred does for ApprovalLapse).
+func (s *Service) expires(t *replaypolicy.Table, req Request, as []Approval, p Progress, now time.Time) *time.Time {
 	var e time.Time
 	switch {
 	case req.Status == StatusDraft && s.cfg.DraftTTL > 0:
 		e = req.CreatedAt.Add(s.cfg.DraftTTL)
-	case req.Status == StatusApproved && req.ApprovedAt != nil:
+	case req.Status == StatusApproved && req.ApprovedAt != nil && p.Deferred+p.Unknown+p.Replayed+p.Suppressed+p.NeedsReconciliation == 0:
 		e = replaypolicy.StartBy(t, policyRequest(req, as), *req.ApprovedAt)
 	case req.Status == StatusPendingApproval:
 		e = replaypolicy.FirstLapse(t, policyRequest(req, as), now)
