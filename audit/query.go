@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,8 +56,15 @@ type Filter struct {
 	// not message "17", an export of "csv" is no message "csv").
 	MessageID string
 	Outcome   Outcome
-	From      time.Time // at >= From
-	To        time.Time // at < To
+	// Request is a replay request id (0: none): the entries of the request
+	// itself (object replay_request Request) and of its items, filed under
+	// their dead letters (RequestItems: the dead letter ids of its items,
+	// which the caller reads) with the request in their after data (an
+	// item's submission, edit, publish, cancel, settlement).
+	Request      int64
+	RequestItems []int64
+	From         time.Time // at >= From
+	To           time.Time // at < To
 	// Tenants are the tenants the viewer may see: nil or a list holding
 	// AllTenants means all of them, an empty non-nil list means none. Entries
 	// with no tenant are only visible to viewers of all tenants.
@@ -76,6 +84,8 @@ func (f *Filter) Validate() error {
 	switch {
 	case f.Outcome != "" && !f.Outcome.Valid():
 		return quarantine.Errorf(quarantine.EINVALID, "outcome %q is not one of ok, denied, error", f.Outcome)
+	case f.Request < 0:
+		return quarantine.Errorf(quarantine.EINVALID, "request %d is not a replay request id", f.Request)
 	case f.Limit < 0 || f.Limit > MaxLimit:
 		return quarantine.Errorf(quarantine.EINVALID, "limit %d is not between 1 and %d", f.Limit, MaxLimit)
 	case f.Before < 0 || f.After < 0:
@@ -135,10 +145,14 @@ const (
 	condObjectID   = `object_id = @object_id`
 	// Both branches read the object index by object_id.
 	condObjectTyped = `((object_type = @object_type AND object_id = @object_id) OR object_id = @object)`
-	condOutcome     = `outcome = @outcome`
-	condNotOK       = `outcome <> 'ok'` // implied by denied or error; lets the partial outcome index serve them
-	condFrom        = `at >= @from`
-	condTo          = `at < @to`
+	// Both branches read the object index by object_id: the request's own
+	// entries, and its items' (their dead letters', only those naming it).
+	condRequest = `((object_type = 'replay_request' AND object_id = @request)
+	        OR (object_id = ANY(@request_items) AND object_type = 'dead_letter' AND after->>'request' = @request))`
+	condOutcome = `outcome = @outcome`
+	condNotOK   = `outcome <> 'ok'` // implied by denied or error; lets the partial outcome index serve them
+	condFrom    = `at >= @from`
+	condTo      = `at < @to`
 	// The entries' times grow with seq (Append takes clock_timestamp()
 	// under the chain's lock, and verify flags an entry dated before its
 	// predecessor), but PostgreSQL does not know it: a page newest first
@@ -212,6 +226,14 @@ func (f *Filter) where() (conds []string, args pgx.NamedArgs, visible bool) {
 	}
 	if f.MessageID != "" {
 		add(condMessage, "message_id", MessageKey(f.MessageID))
+	}
+	if f.Request != 0 {
+		items := make([]string, len(f.RequestItems))
+		for i, id := range f.RequestItems {
+			items[i] = strconv.FormatInt(id, 10)
+		}
+		add(condRequest, "request", strconv.FormatInt(f.Request, 10))
+		args["request_items"] = items
 	}
 	if f.Outcome != "" {
 		add(condOutcome, "outcome", string(f.Outcome))

@@ -110,8 +110,11 @@ type AuditFilter struct {
 	Object    string // object
 	MessageID string // message_id
 	Outcome   string // outcome
-	From      string // from
-	To        string // to
+	// Request is a replay request id (request): its entries and its
+	// items'. The request page links it; the form keeps it hidden.
+	Request string
+	From    string // from
+	To      string // to
 }
 
 // AuditListModel is the audit log page.

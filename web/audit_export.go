@@ -78,6 +78,9 @@ func (s *Server) auditExport(c echo.Context, format exportFormat) error {
 	if f.Tenants == nil {
 		f.Tenants = []string{audit.AllTenants}
 	}
+	if err := s.requestItems(ctx, &f); err != nil {
+		return err
+	}
 	// One row in each tenant exported, for its auditors to see; outside
 	// any tenant when the export covers none of them by name (every
 	// tenant's, or a tenant filter outside the exporter's scope). A row in

@@ -39,6 +39,7 @@ var auditFilterParams = []struct {
 	{"object", func(f *auditFilterForm) *string { return &f.Object }, true},
 	{"message_id", func(f *auditFilterForm) *string { return &f.MessageID }, true},
 	{"outcome", func(f *auditFilterForm) *string { return &f.Outcome }, false},
+	{"request", func(f *auditFilterForm) *string { return &f.Request }, true},
 	{"from", func(f *auditFilterForm) *string { return &f.From }, false},
 	{"to", func(f *auditFilterForm) *string { return &f.To }, false},
 	{"before", func(f *auditFilterForm) *string { return &f.Before }, false},
@@ -103,6 +104,13 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 		errs["object"] = "No entry of the log is about a " + strconv.Quote(typ) + ". The types are " +
 			strings.Join(audit.ObjectTypes, ", ") + "; or type the id alone."
 	}
+	if f.Request != "" {
+		id, err := strconv.ParseInt(f.Request, 10, 64)
+		if err != nil || id < 1 {
+			errs["request"] = "The replay request link is broken; open the audit log from the request's page."
+		}
+		out.Request = id
+	}
 	if f.Outcome != "" && !out.Outcome.Valid() {
 		errs["outcome"] = "Choose ok, denied or error."
 	}
@@ -163,6 +171,9 @@ func (s *Server) auditList(c echo.Context) error {
 		if f.Tenants == nil {
 			f.Tenants = []string{audit.AllTenants}
 		}
+		if err := s.requestItems(ctx, &f); err != nil {
+			return err
+		}
 		pg, err := audit.List(ctx, s.deps.Pool, f)
 		if err != nil {
 			return err
@@ -182,6 +193,18 @@ func (s *Server) auditList(c echo.Context) error {
 		m.ExportJSONLURL = "/audit/export.jsonl" + encodeQuery(exportQ)
 	}
 	return s.render(c, status, views.AuditList(s.page(c, "Audit log", "audit"), m))
+}
+
+// requestItems reads the dead letters of f's replay request
+// (audit.Filter.RequestItems), whose entries its items' events are filed
+// under; nothing when f names none.
+func (s *Server) requestItems(ctx context.Context, f *audit.Filter) error {
+	if f.Request == 0 {
+		return nil
+	}
+	var err error
+	f.RequestItems, err = s.deps.Replays.ItemDeadLetters(ctx, f.Request)
+	return err
 }
 
 // latestCheckpoint is the newest signed head and how many entries follow

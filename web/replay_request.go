@@ -201,7 +201,8 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		m.Submitted = *req.SubmittedAt
 	}
 	if s.deps.Access.Can(u, req.Tenant, authz.ObjAudit, authz.ActRead) {
-		m.AuditURL = fmt.Sprintf("/audit?object=replay_request:%d", req.ID)
+		m.AuditURL = fmt.Sprintf("/audit?request=%d", req.ID) // its own entries and its items'
+
 	}
 	if req.ClosedBy.Identified() {
 		m.ClosedBy = req.ClosedBy.Display()

@@ -136,6 +136,21 @@ func (s *Service) QueueItemOf(b *pgx.Batch, deadLetterID int64, out *map[int64]I
 	})
 }
 
+// ItemDeadLetters returns the dead letter ids of every item of request id
+// (left out ones too), in id order; none for no such request. The audit
+// log's request filter finds its items' entries under them.
+func (s *Service) ItemDeadLetters(ctx context.Context, id int64) ([]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT dead_letter_id FROM replay_items WHERE request_id = $1 ORDER BY dead_letter_id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("read the dead letters of request %d: %w", id, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("read the dead letters of request %d: %w", id, err)
+	}
+	return ids, nil
+}
+
 // Items returns up to limit items of a request, in order.
 func (s *Service) Items(ctx context.Context, id int64, limit int) ([]Item, error) {
 	items, err := requestItems(ctx, s.pool, id, limit)

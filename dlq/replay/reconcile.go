@@ -155,7 +155,8 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 			return err
 		}
 		e := requestEvent(actor, meta, "replay.item.reconciled", &req)
-		e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.Reason = "dead_letter", strconv.FormatInt(deadLetterID, 10), msgID, opID, in.Note
+		e.ObjectType, e.ObjectID, e.MessageID, e.OperationID, e.Reason = "dead_letter", strconv.FormatInt(deadLetterID, 10), msgID, opID,
+			settledReason(in.Choice, in.Note)
 		e.Before = map[string]any{"state": JobNeedsReconciliation}
 		e.After = map[string]any{"choice": in.Choice, "state": state, "request": id}
 		if _, err := audit.Append(ctx, tx, e); err != nil {
@@ -220,4 +221,11 @@ func (s *Service) ledgerKeys(ctx context.Context, q querier, req Request, deadLe
 		}
 	}
 	return c.Has(replaypolicy.Dedupe), c.Has(replaypolicy.SameOperation), nil
+}
+
+// settledReason is the audit reason of a settlement: the choice, then the
+// note ("applied: doc sku-9 is in the index at v12"), so that the log's
+// reason column says what was decided as well as why.
+func settledReason(choice replaypolicy.Choice, note string) string {
+	return strings.ReplaceAll(string(choice), "_", " ") + ": " + note
 }
