@@ -137,9 +137,16 @@ type ReplayGroup struct {
 // selection and submits it with a reason.
 type ReplayConfirmModel struct {
 	Action string
-	Groups []ReplayGroup
-	Reason string
-	Errors map[string]string // "reason", or "rate-<id>" / "confirm-<id>"
+	// VoidedBy is, when the submit found nothing of the selection left and
+	// voided it, the open request that holds what it had (0: none does
+	// alone), VoidedByYours whether the viewer requested that one: the
+	// error summary's title says so, linked.
+	Voided        bool
+	VoidedBy      int64
+	VoidedByYours bool
+	Groups        []ReplayGroup
+	Reason        string
+	Errors        map[string]string // "reason", or "rate-<id>" / "confirm-<id>"
 	// Total items go to the requests; Skipped (already replayed) and
 	// Blocked (the rules refuse them) are left out.
 	Total, Skipped, Blocked int

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -160,6 +161,32 @@ func (s *Server) renderConfirm(c echo.Context, batch string, form submitForm, se
 	return s.render(c, status, views.ReplayConfirm(p, m))
 }
 
+// renderVoided writes the confirm page of batch, which the submit voided
+// because nothing of it was left (voided: each draft, with the request
+// that holds what it had), with errs: 422, the summary's title naming that
+// request.
+func (s *Server) renderVoided(c echo.Context, batch string, form submitForm, errs map[string]string, voided map[int64]replay.HeldElsewhere) error {
+	sel, err := s.selection(c, batch)
+	if err != nil {
+		return err
+	}
+	m := s.confirmModel(c, batch, sel, form, errs)
+	m.BackURL = listReturn(c.FormValue("back"))
+	m.Voided = true
+	var by []int64
+	for _, h := range voided {
+		if !slices.Contains(by, h.By) {
+			by = append(by, h.By)
+		}
+		m.VoidedByYours = h.Yours
+	}
+	if len(by) == 1 {
+		m.VoidedBy = by[0] // one request holds it all
+	}
+	carryToForms(&m)
+	return s.render(c, http.StatusUnprocessableEntity, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
+}
+
 // keptConfirmations are the confirmations typed (by request) that the
 // page shows again: a phrase confirms one exact intent, so it is kept
 // only where the request's intent is what it was when the form was sent
@@ -177,6 +204,8 @@ func keptConfirmations(typed map[int64]string, sent *replay.Selection, now repla
 		t := typed[r.ID]
 		switch {
 		case strings.TrimSpace(t) == "":
+		case r.Status != replay.StatusDraft || r.ItemCount == 0:
+			// Nothing of it is left to request: no phrase to type again.
 		case was[r.ID] == intentOf(r):
 			kept[r.ID] = t
 		default:
@@ -392,6 +421,14 @@ func (s *Server) replaySubmit(c echo.Context) error {
 		done, err := s.deps.Replays.Submit(ctx, batch, userOf(c).Actor, in, authz.RequestMeta(c))
 		var refused *replay.RefusedError
 		switch {
+		case errors.As(err, &refused) && len(refused.Voided) > 0:
+			// Nothing of it was left (another tab's submit took it): voided,
+			// and said so; there is nothing to type again.
+			errs = map[string]string{}
+			for id, why := range refused.Reasons {
+				errs["request-"+strconv.FormatInt(id, 10)] = why + "."
+			}
+			return s.renderVoided(c, batch, form, errs, refused.Voided)
 		case errors.As(err, &refused):
 			errs = map[string]string{}
 			for id, why := range refused.Reasons {
@@ -549,6 +586,8 @@ func confirmGroup(table *replaypolicy.Table, r replay.SelectionRequest, form sub
 	}
 	k, known := requestKnobs(table, r.Request)
 	switch {
+	case r.Status != replay.StatusDraft: // submitted or voided meanwhile: nothing more to request
+		g.OnSubmit, g.Approvals = nextStep(r.Request), -1
 	case !known:
 		g.OnSubmit, g.Approvals, g.ClassGone = classGone, -1, true
 	case r.OnSubmit.Void || r.OnSubmit.Refused != "":

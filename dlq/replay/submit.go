@@ -39,6 +39,19 @@ const MaxReconciliationNoteBytes = 4096
 // sentence per request id. It is an invalid quarantine.Error.
 type RefusedError struct {
 	Reasons map[int64]string
+	// Voided are the drafts the submit voided because nothing of them was
+	// left to replay (every draft of the batch had its last items left
+	// out): each with the open request that holds all it had left (0: no
+	// one request does), and whether that request is the submitter's own.
+	Voided map[int64]HeldElsewhere
+}
+
+// HeldElsewhere is the open request that holds every item a voided draft
+// had left (RefusedError.Voided): By (0: none does alone), and Yours when
+// the submitter requested it (another tab's submit of the same selection).
+type HeldElsewhere struct {
+	By    int64
+	Yours bool
 }
 
 func (e *RefusedError) Error() string {
@@ -261,10 +274,12 @@ func (s *Service) needsNote(fs []itemFact) bool {
 func (s *Service) leaveOutChanged(ctx context.Context, tx pgx.Tx, reqs []Request, judged [][]itemFact, table *replaypolicy.Table,
 	actor quarantine.Actor, meta quarantine.RequestMeta) (*RefusedError, error) {
 	refused := &RefusedError{Reasons: map[int64]string{}}
+	emptied := map[int64]HeldElsewhere{} // the requests nothing is left of, by id
 	for i := range reqs {
 		req := &reqs[i]
 		var left []int64
 		var first string
+		var holder int64 // the one open request holding every item left out (-1: not one)
 		for _, f := range judged[i] {
 			v := replaypolicy.JudgeItem(table, f.item, replaypolicy.AtRequest)
 			if v.Outcome == replaypolicy.Go {
@@ -276,6 +291,12 @@ func (s *Service) leaveOutChanged(ctx context.Context, tx pgx.Tx, reqs []Request
 			if first == "" {
 				first = fmt.Sprintf("dead letter %d: %s", f.deadLetterID, v.Reason)
 			}
+			switch {
+			case f.item.HeldBy == 0 || (holder != 0 && holder != f.item.HeldBy):
+				holder = -1
+			case holder == 0:
+				holder = f.item.HeldBy
+			}
 			left = append(left, f.deadLetterID)
 		}
 		if len(left) == 0 {
@@ -284,6 +305,9 @@ func (s *Service) leaveOutChanged(ctx context.Context, tx pgx.Tx, reqs []Request
 		live, err := liveItems(ctx, tx, req.ID)
 		if err != nil {
 			return nil, err
+		}
+		if len(live) == 0 {
+			emptied[req.ID] = HeldElsewhere{By: max(holder, 0)}
 		}
 		hash := req.intent(live)
 		if _, err := tx.Exec(ctx, setCounts, req.ID, len(live), len(left), hash); err != nil {
@@ -302,7 +326,57 @@ func (s *Service) leaveOutChanged(ctx context.Context, tx pgx.Tx, reqs []Request
 	if len(refused.Reasons) == 0 {
 		return nil, nil
 	}
+	if len(emptied) == len(reqs) {
+		// Nothing of the batch is left: a submit again could only void
+		// it, so it is voided now, each draft saying why (another tab's
+		// submit of the same selection took it, most often).
+		if err := s.voidEmptied(ctx, tx, reqs, emptied, actor, meta); err != nil {
+			return nil, err
+		}
+		refused.Voided = emptied
+		for id, h := range emptied {
+			refused.Reasons[id] = emptiedReason(h)
+		}
+	}
 	return refused, nil
+}
+
+// voidEmptied voids the drafts of reqs nothing is left of (emptied, by
+// id: the request that holds what they had, whose requester it reads into
+// Yours), each audited.
+func (s *Service) voidEmptied(ctx context.Context, tx pgx.Tx, reqs []Request, emptied map[int64]HeldElsewhere, actor quarantine.Actor,
+	meta quarantine.RequestMeta) error {
+	for i := range reqs {
+		req := &reqs[i]
+		h := emptied[req.ID]
+		if h.By != 0 {
+			var by quarantine.Actor
+			if err := tx.QueryRow(ctx, selectRequester, h.By).Scan(&by.Issuer, &by.Subject); err != nil {
+				return fmt.Errorf("read the requester of request %d: %w", h.By, err)
+			}
+			h.Yours = by.SameIdentity(actor)
+			emptied[req.ID] = h
+		}
+		if err := s.setStatus(ctx, tx, req, StatusVoid, emptiedReason(h), actor, meta, "replay.void"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectRequester is who requested request $1.
+const selectRequester = `SELECT requester_issuer, requester_subject FROM replay_requests WHERE id = $1`
+
+// emptiedReason is why a draft nothing is left of was voided (h: the
+// request that holds what it had).
+func emptiedReason(h HeldElsewhere) string {
+	switch {
+	case h.Yours:
+		return fmt.Sprintf("Nothing was requested: you already requested this in request %d", h.By)
+	case h.By != 0:
+		return fmt.Sprintf("Nothing was requested: request %d already holds every dead letter of it", h.By)
+	}
+	return "Nothing was requested: nothing of it is left to replay; each item's row says why"
 }
 
 // submitOne applies the rules to one request of a batch being submitted:
