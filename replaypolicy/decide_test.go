@@ -125,7 +125,7 @@ func TestDecide(t *testing.T) {
 		{name: "SameOperation/NoOperationID", itemType: "email.send",
 			item: func(i *Item) { i.OperationID = "" },
 			req:  func(r *Request) { r.Approvals = []Approval{approval(bob, time.Minute)} },
-			want: want{class: SameOperation, req: Refused, reason: "same_operation: cannot guarantee idempotency without an operation id; reconcile by hand"}},
+			want: want{class: SameOperation, req: Refused, reason: "same_operation: cannot guarantee idempotency without an operation id; resolve it by hand"}},
 		{name: "SameOperation/PayloadEdited", itemType: "email.send",
 			req:  func(r *Request) { r.PayloadEdited = true; r.Approvals = []Approval{approval(bob, time.Minute)} },
 			want: want{class: SameOperation, req: Refused, reason: "the payload was edited"}},

@@ -358,13 +358,13 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 	}
 	switch {
 	case c.Has(SameOperation) && item.OperationID == "":
-		return v.with(Block, CheckNoOperationID, "cannot guarantee idempotency without an operation id; reconcile by hand")
+		return v.with(Block, CheckNoOperationID, "cannot guarantee idempotency without an operation id; resolve it by hand")
 	case neverEdited(c) && item.PayloadEdited:
-		return v.with(Block, CheckEdited, "the payload was edited, and only the same operation with its original payload may be replayed; reconcile by hand")
+		return v.with(Block, CheckEdited, "the payload was edited, and only the same operation with its original payload may be replayed; resolve it by hand")
 	case c.Has(SameOperation) && (item.OriginalPayloadSHA256 == "" || item.PayloadSHA256 == ""):
-		return v.with(Block, CheckPayloadHash, "no payload hash to compare with the one taken at ingest, so the payload cannot be shown unchanged; reconcile by hand")
+		return v.with(Block, CheckPayloadHash, "no payload hash to compare with the one taken at ingest, so the payload cannot be shown unchanged; resolve it by hand")
 	case c.Has(SameOperation) && !strings.EqualFold(item.PayloadSHA256, item.OriginalPayloadSHA256):
-		return v.with(Block, CheckPayloadHash, "the payload differs from the one received at ingest, and only the same operation with its original payload may be replayed; reconcile by hand")
+		return v.with(Block, CheckPayloadHash, "the payload differs from the one received at ingest, and only the same operation with its original payload may be replayed; resolve it by hand")
 	case c.Has(Revalidate) && item.Principal == "":
 		return v.with(Block, CheckNoPrincipal, "no original principal (Dlq-Principal), so their authority cannot be re-checked; resolve it by hand")
 	case c.Has(Revalidate) && item.NoRevalidator != "":
