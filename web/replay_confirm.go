@@ -204,7 +204,7 @@ func keptConfirmations(typed map[int64]string, sent *replay.Selection, now repla
 		t := typed[r.ID]
 		switch {
 		case strings.TrimSpace(t) == "":
-		case r.Status != replay.StatusDraft || r.ItemCount == 0:
+		case r.Status == replay.StatusVoid:
 			// Nothing of it is left to request: no phrase to type again.
 		case was[r.ID] == intentOf(r):
 			kept[r.ID] = t
@@ -586,7 +586,7 @@ func confirmGroup(table *replaypolicy.Table, r replay.SelectionRequest, form sub
 	}
 	k, known := requestKnobs(table, r.Request)
 	switch {
-	case r.Status != replay.StatusDraft: // submitted or voided meanwhile: nothing more to request
+	case r.Status == replay.StatusVoid: // voided meanwhile: nothing more to request
 		g.OnSubmit, g.Approvals = nextStep(r.Request), -1
 	case !known:
 		g.OnSubmit, g.Approvals, g.ClassGone = classGone, -1, true

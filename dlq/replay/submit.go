@@ -41,7 +41,7 @@ type RefusedError struct {
 	Reasons map[int64]string
 	// Voided are the drafts the submit voided because nothing of them was
 	// left to replay (every draft of the batch had its last items left
-	// out): each with the open request that holds all it had left (0: no
+	// out, each held by another open request): each with the open request that holds all it had left (0: no
 	// one request does), and whether that request is the submitter's own.
 	Voided map[int64]HeldElsewhere
 }
@@ -280,6 +280,7 @@ func (s *Service) leaveOutChanged(ctx context.Context, tx pgx.Tx, reqs []Request
 		var left []int64
 		var first string
 		var holder int64 // the one open request holding every item left out (-1: not one)
+		allHeld := true  // every item left out is held by another open request
 		for _, f := range judged[i] {
 			v := replaypolicy.JudgeItem(table, f.item, replaypolicy.AtRequest)
 			if v.Outcome == replaypolicy.Go {
@@ -291,6 +292,7 @@ func (s *Service) leaveOutChanged(ctx context.Context, tx pgx.Tx, reqs []Request
 			if first == "" {
 				first = fmt.Sprintf("dead letter %d: %s", f.deadLetterID, v.Reason)
 			}
+			allHeld = allHeld && f.item.HeldBy != 0 && f.item.HeldBy != req.ID
 			switch {
 			case f.item.HeldBy == 0 || (holder != 0 && holder != f.item.HeldBy):
 				holder = -1
@@ -306,7 +308,9 @@ func (s *Service) leaveOutChanged(ctx context.Context, tx pgx.Tx, reqs []Request
 		if err != nil {
 			return nil, err
 		}
-		if len(live) == 0 {
+		if len(live) == 0 && allHeld {
+			// Nothing left, and nothing the requester could undo brings it
+			// back: other requests hold it all.
 			emptied[req.ID] = HeldElsewhere{By: max(holder, 0)}
 		}
 		hash := req.intent(live)
@@ -327,8 +331,8 @@ func (s *Service) leaveOutChanged(ctx context.Context, tx pgx.Tx, reqs []Request
 		return nil, nil
 	}
 	if len(emptied) == len(reqs) {
-		// Nothing of the batch is left: a submit again could only void
-		// it, so it is voided now, each draft saying why (another tab's
+		// Nothing of the batch is left, all of it in other open requests:
+		// a submit again could only void it, so it is voided now, each draft saying why (another tab's
 		// submit of the same selection took it, most often).
 		if err := s.voidEmptied(ctx, tx, reqs, emptied, actor, meta); err != nil {
 			return nil, err
@@ -372,11 +376,11 @@ const selectRequester = `SELECT requester_issuer, requester_subject FROM replay_
 func emptiedReason(h HeldElsewhere) string {
 	switch {
 	case h.Yours:
-		return fmt.Sprintf("Nothing was requested: you already requested this in request %d", h.By)
+		return fmt.Sprintf("Nothing was requested: you already requested this in replay request %d", h.By)
 	case h.By != 0:
-		return fmt.Sprintf("Nothing was requested: request %d already holds every dead letter of it", h.By)
+		return fmt.Sprintf("Nothing was requested: replay request %d already holds every dead letter of it", h.By)
 	}
-	return "Nothing was requested: nothing of it is left to replay; each item's row says why"
+	return "Nothing was requested: other open replay requests hold every dead letter of it; each item's row says which"
 }
 
 // submitOne applies the rules to one request of a batch being submitted:
