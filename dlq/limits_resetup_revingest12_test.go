@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
@@ -105,4 +108,71 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// TestRevIngest12RaisedMaxPayloadStopsIngestAfterPostgresOutage: the same
+// as TestRevIngest12RaisedMaxPayloadStopsIngestAtNextSetup, reached with no
+// one touching NATS after the max_payload change: PostgreSQL is out of
+// reach for longer than cutOffAfter (a failover), which every replica
+// sees at once. Each one cut off waits for PostgreSQL, then sets ingest up
+// again (pauseForPostgres: Setup, then consume); Setup is refused on the
+// DLQ_MAX_BYTES floor, retried for ever, and the replica never consumes
+// again. A PostgreSQL failover ends ingest on the whole fleet.
+//
+// Fails on the current code: the dead letter published during the outage
+// is never stored.
+func TestRevIngest12RaisedMaxPayloadStopsIngestAfterPostgresOutage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	first := natstest.StartWithOptions(t, dir, func(o *server.Options) { o.MaxPayload = 1 << 20 })
+	port := first.Addr().(*net.TCPAddr).Port
+	logs := &lockedBuffer{}
+	b := &bundle{db: testdb.New(t), ns: first, log: slog.New(slog.NewTextHandler(logs, nil))}
+	b.nc, b.js = first.Connect(t)
+
+	var down atomic.Bool
+	pcfg := b.db.Pool.Config().Copy()
+	pcfg.ConnConfig.RuntimeParams["application_name"] = "revingest12-replica"
+	var d net.Dialer
+	pcfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if down.Load() {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	b.store = NewStore(pool)
+	r := b.start(t, IngestConfig{StreamMaxBytes: 2 << 20}, nil)
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("before")})
+	b.waitRows(t, 1)
+
+	first.Shutdown()
+	first.WaitForShutdown()
+	natstest.StartWithOptions(t, dir, func(o *server.Options) { o.MaxPayload = 8 << 20; o.Port = port })
+	wait.Until(t, "the client reconnected and read the new max_payload", time.Minute, func() bool {
+		return b.nc.IsConnected() && b.nc.MaxPayload() == 8<<20
+	})
+
+	// PostgreSQL out of reach past cutOffAfter, then back.
+	down.Store(true)
+	admin, err := pgxpool.New(ctx, testdb.ServerURL(t))
+	require.NoError(t, err)
+	defer admin.Close()
+	_, err = admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'revingest12-replica'")
+	require.NoError(t, err)
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("during")})
+	wait.Until(t, "the replica cut off from PostgreSQL", time.Minute, r.cutOff.Load)
+	down.Store(false)
+	wait.Until(t, "PostgreSQL answers the replica again", time.Minute, func() bool { return !r.cutOff.Load() })
+
+	err = wait.Poll(20*time.Second, 100*time.Millisecond, func() error {
+		if countRows(t, b.db.Pool, "payload = 'during'::bytea") != 1 {
+			return errors.New("not stored")
+		}
+		return nil
+	})
+	assert.NoError(t, err, "the dead letter published during the outage is stored once PostgreSQL answers; log:\n%s", lastLines(logs.String(), 6))
 }
