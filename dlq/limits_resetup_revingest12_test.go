@@ -70,7 +70,7 @@ func TestRevIngest12RaisedMaxPayloadStopsIngestAtNextSetup(t *testing.T) {
 	b.nc, b.js = first.Connect(t)
 	b.store = NewStore(b.db.Pool)
 	cfg := IngestConfig{StreamMaxBytes: 2 << 20, HealthEvery: 500 * time.Millisecond}
-	b.start(t, cfg, nil)
+	r := b.start(t, cfg, nil)
 	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("before")})
 	b.waitRows(t, 1)
 
@@ -79,6 +79,7 @@ func TestRevIngest12RaisedMaxPayloadStopsIngestAtNextSetup(t *testing.T) {
 	first.Shutdown()
 	first.WaitForShutdown()
 	natstest.StartWithOptions(t, dir, func(o *server.Options) { o.MaxPayload = 8 << 20; o.Port = port })
+	t.Cleanup(r.stop) // before the server above shuts down (cleanups run last first)
 	wait.Until(t, "the client reconnected and read the new max_payload", time.Minute, func() bool {
 		return b.nc.IsConnected() && b.nc.MaxPayload() == 8<<20
 	})
@@ -152,6 +153,7 @@ func TestRevIngest12RaisedMaxPayloadStopsIngestAfterPostgresOutage(t *testing.T)
 	first.Shutdown()
 	first.WaitForShutdown()
 	natstest.StartWithOptions(t, dir, func(o *server.Options) { o.MaxPayload = 8 << 20; o.Port = port })
+	t.Cleanup(r.stop) // before the server above shuts down (cleanups run last first)
 	wait.Until(t, "the client reconnected and read the new max_payload", time.Minute, func() bool {
 		return b.nc.IsConnected() && b.nc.MaxPayload() == 8<<20
 	})
