@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -299,11 +298,18 @@ func (in *Ingester) Config() IngestConfig { return in.cfg }
 
 // Setup creates, when missing, the DLQ stream (limits retention, file
 // storage) and the advisory capture stream, and creates or updates the
-// durable pull consumers on them.
+// durable pull consumers on them. It is the start's: first it refuses
+// DLQ_MAX_AGE and DLQ_MAX_BYTES that would lose dead letters unseen
+// (checkLimits). Run sets ingest up again without refusing (setUpAgain).
 func (in *Ingester) Setup(ctx context.Context) error {
 	if err := in.checkLimits(); err != nil {
 		return err
 	}
+	return in.setUp(ctx)
+}
+
+// setUp is Setup without checkLimits.
+func (in *Ingester) setUp(ctx context.Context) error {
 	if err := in.ensureStream(ctx, in.dlqStreamConfig()); err != nil {
 		return err
 	}
@@ -327,62 +333,6 @@ func (in *Ingester) Setup(ctx context.Context) error {
 // published again within it (a producer retrying) is stored once. JetStream
 // refuses an age limit below it (MinStreamMaxAge is above it).
 const DuplicateWindow = 2 * time.Minute
-
-// MinStreamMaxAge is the least DLQ_MAX_AGE other than 0. JetStream
-// discards a dead letter older than the limit whether or not a console
-// stored it, and DeadLetterStreamNearLimit (docs/alerts.yml) fires once
-// the oldest one not stored has taken half of it for 5 minutes: at 15
-// minutes the alert comes 2.5 minutes before the first loss, and below
-// 10 it cannot come first at all.
-const MinStreamMaxAge = 15 * time.Minute
-
-// CheckStreamMaxAge refuses a DLQ_MAX_AGE other than 0 below
-// MinStreamMaxAge; the error does not name the setting (its caller does).
-func CheckStreamMaxAge(d time.Duration) error {
-	if d == 0 || d >= MinStreamMaxAge {
-		return nil
-	}
-	return fmt.Errorf("must be 0 or at least %s: JetStream discards dead letters older than it, stored or not, and the alert "+
-		"DeadLetterStreamNearLimit, which fires when the oldest not stored has taken half of it for 5 minutes, could not warn in time "+
-		"(keep it at hours or more)", fmt.Sprintf("%dm", MinStreamMaxAge/time.Minute))
-}
-
-// CheckStreamMaxBytes refuses a DLQ_MAX_BYTES other than 0 below twice
-// maxPayload, the NATS server's max_payload (0: unknown, nothing
-// refused): JetStream takes a dead letter into a stream whose size limit
-// it exceeds, acks it to its producer and discards it at once, before any
-// console reads it, and no figure shows it (the stream holds nothing, so
-// nothing is pending and the limit's risk reads 0); at twice the largest
-// message the server takes, a dead letter of any size stays until a
-// console stores it or the near-limit warning shows. The error does not
-// name the setting (its caller does).
-func CheckStreamMaxBytes(n, maxPayload int64) error {
-	if floor := 2 * maxPayload; n != 0 && n < floor {
-		return fmt.Errorf("must be 0 or at least %d bytes, twice the NATS server's max_payload (%d): JetStream would ack to its producer, "+
-			"then discard, every dead letter larger than the limit, before any console could store it, with no figure showing it "+
-			"(like 10GiB)", floor, maxPayload)
-	}
-	return nil
-}
-
-// checkLimits refuses DLQ_MAX_AGE and DLQ_MAX_BYTES (StreamMaxAge,
-// StreamMaxBytes) that would lose dead letters unseen (CheckStreamMaxAge,
-// CheckStreamMaxBytes with the max_payload of the server connected to),
-// whether the stream is made with them or exists already: the next console
-// to make it again (after `nats stream rm`) would.
-func (in *Ingester) checkLimits() error {
-	if err := CheckStreamMaxAge(in.cfg.StreamMaxAge); err != nil {
-		return fmt.Errorf("DLQ_MAX_AGE %s: %w", in.cfg.StreamMaxAge, err)
-	}
-	var maxPayload int64
-	if nc := in.js.Conn(); nc != nil {
-		maxPayload = nc.MaxPayload()
-	}
-	if err := CheckStreamMaxBytes(in.cfg.StreamMaxBytes, maxPayload); err != nil {
-		return fmt.Errorf("DLQ_MAX_BYTES %d: %w", in.cfg.StreamMaxBytes, err)
-	}
-	return nil
-}
 
 // dlqStreamConfig is the configuration of the DLQ stream the console
 // makes, and holds an existing one to (streamSettings).
@@ -429,12 +379,18 @@ func (in *Ingester) advisoryStreamConfig() jetstream.StreamConfig {
 func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfig) error {
 	s, err := in.js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		if want.Name == in.cfg.Stream {
+			want = in.fitToPayload(want)
+		}
 		_, err = in.js.CreateStream(ctx, want)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return nil // another replica created it first
 		}
 		if err != nil {
 			return fmt.Errorf("create stream %s: %w", want.Name, in.streamRefused(want, err))
+		}
+		if want.Name == in.cfg.Stream {
+			in.floorHeldAtSetup(want)
 		}
 		if in.metrics.health.get(want.Name).seen {
 			in.metrics.health.countStreamRepaired(want.Name)
@@ -449,63 +405,16 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 		return fmt.Errorf("look up stream %s: %w", want.Name, err)
 	}
 	have := s.CachedInfo().Config
-	if want.Name == in.cfg.Stream {
-		// DLQ_MAX_AGE and DLQ_MAX_BYTES are settings; the advisory
-		// stream's age limit is not, and one raised by hand is nothing to
-		// say.
-		in.limitsNotApplied(have, want)
+	if want.Name != in.cfg.Stream {
+		_, err = in.putStreamBack(ctx, have, want, in.metrics.health.get(want.Name).seen)
+		return in.streamRefused(want, err)
 	}
-	_, err = in.putStreamBack(ctx, have, want, in.metrics.health.get(want.Name).seen)
+	// DLQ_MAX_AGE and DLQ_MAX_BYTES are settings; the advisory stream's
+	// age limit is not, and one raised by hand is nothing to say.
+	in.limitsNotApplied(have, want)
+	d, err := in.putStreamBack(ctx, have, want, in.metrics.health.get(want.Name).seen)
+	in.floorHeldAtSetup(d.fixed)
 	return in.streamRefused(want, err)
-}
-
-// limitsNotApplied logs each of want's age and size limits that the
-// stream (have) does not take: a console raises a lower limit to its own
-// (streamSettings), but never lowers one, nor sets one on a stream that has
-// none (the largest limit): JetStream would discard at once the oldest
-// messages past the lower limit, stored in PostgreSQL or not. Replicas run
-// with the value they were deployed with, and on-call raises a limit to
-// save a backlog (the runbook's DeadLetterStreamNearLimit): the next
-// replica to start, or to set ingest up again, would put its lower value
-// back. Each limit left higher than the console's is logged, at every
-// setup, with the command that lowers it on purpose (notApplied).
-func (in *Ingester) limitsNotApplied(have, want jetstream.StreamConfig) {
-	const why, when = "JetStream would discard at once the oldest dead letters past it, stored or not", "once the dead letters it would discard are stored"
-	if want.MaxAge > 0 && (have.MaxAge <= 0 || have.MaxAge > want.MaxAge) {
-		in.notApplied("DLQ_MAX_AGE", "stream's age limit", why, when, "nats stream edit "+have.Name+" --max-age "+durationArg(want.MaxAge),
-			"stream", have.Name, "max_age", want.MaxAge, "stream_max_age", limitText(have.MaxAge > 0, have.MaxAge.String()))
-	}
-	if want.MaxBytes > 0 && (have.MaxBytes <= 0 || have.MaxBytes > want.MaxBytes) {
-		in.notApplied("DLQ_MAX_BYTES", "stream's size limit", why, when, "nats stream edit "+have.Name+" --max-bytes "+strconv.FormatInt(want.MaxBytes, 10),
-			"stream", have.Name, "max_bytes", want.MaxBytes, "stream_max_bytes", limitText(have.MaxBytes > 0, strconv.FormatInt(have.MaxBytes, 10)))
-	}
-}
-
-// notApplied logs, as a warning, that setting is not applied: it is below
-// what (the stream's or the consumer's own value), which a console only
-// ever raises to its settings, never lowers (why), and gives the command
-// that lowers it on purpose (when: the condition to wait for first). Every
-// setting with that one-way rule (DLQ_MAX_AGE, DLQ_MAX_BYTES,
-// INGEST_ACK_WAIT, INGEST_BATCH_SIZE's max_ack_pending) says it here, in
-// the same words, at every setup.
-func (in *Ingester) notApplied(setting, what, why, when, command string, attrs ...any) {
-	in.log.Warn(setting+" not applied: it is below the "+what+", and a console never lowers one ("+why+"). To lower it on purpose, "+when+": "+command, attrs...)
-}
-
-// limitText is a stream's limit in a log line: "none" when it has none.
-func limitText(set bool, v string) string {
-	if !set {
-		return "none"
-	}
-	return v
-}
-
-// durationArg writes d as the nats CLI takes it: whole hours, or seconds.
-func durationArg(d time.Duration) string {
-	if d%time.Hour == 0 {
-		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
-	}
-	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10) + "s"
 }
 
 // Run consumes until ctx ends. When it ends, Run takes no more, hands back
@@ -629,7 +538,7 @@ func (in *Ingester) pauseForPostgres(ctx context.Context, items chan<- item, ses
 	in.cutOff.Store(false)
 	in.log.Info("PostgreSQL answers again: taking dead letters again", "stream", in.cfg.Stream, "consumer", in.cfg.Durable)
 	for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
-		err := in.Setup(ctx)
+		err := in.setUpAgain(ctx)
 		if err == nil {
 			var next *session
 			if next, err = in.consumeAll(ctx, items); err == nil {
@@ -661,7 +570,7 @@ func (in *Ingester) again(ctx context.Context, items chan<- item, sess *session)
 	in.retireReplaced(ctx, sess)
 	for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
 		in.awaitDeletion(ctx)
-		err := in.Setup(ctx)
+		err := in.setUpAgain(ctx)
 		if err == nil {
 			if in.retireReplaced(ctx, sess) {
 				return sess

@@ -63,6 +63,12 @@ type StreamHealth struct {
 	// empty when they are the console's. Settings it put back are only
 	// logged and counted (quarantine_dlq_stream_repaired_total).
 	StreamDrift string
+	// AgeBelowFloor and BytesBelowFloor: the DLQ stream's own age limit
+	// is below MinStreamMaxAge, its size limit below twice the NATS
+	// server's max_payload, the floors DLQ_MAX_AGE and DLQ_MAX_BYTES are
+	// held to at start (holdFloor). Ingest goes on; the log says what to
+	// run.
+	AgeBelowFloor, BytesBelowFloor bool
 	// seen: a check read the stream; made again after, it was deleted.
 	seen bool
 	// redeliverFrom is the first sequence a consumer changed since the
@@ -406,6 +412,9 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 			s.FirstAt = si.State.FirstTime.Add(s.Skew)
 		}
 		cfg := in.keepStream(cctx, stream, si.Config, &s)
+		if stream == in.cfg.Stream {
+			in.holdFloor(cfg, &s, false)
+		}
 		s.MaxBytes, s.MaxAge = max(cfg.MaxBytes, 0), cfg.MaxAge
 	}
 	moved := info.AckFloor.Stream != s.AckFloor
@@ -514,7 +523,7 @@ type healthCollector struct {
 	bytes, maxBytes, maxAge      *prometheus.Desc
 	firstAge, risk, drift        *prometheus.Desc
 	streamRepaired, streamDrift  *prometheus.Desc
-	watchedMissing               *prometheus.Desc
+	watchedMissing, belowFloor   *prometheus.Desc
 }
 
 func newHealthCollector(b *healthBoard) *healthCollector {
@@ -548,6 +557,9 @@ func newHealthCollector(b *healthBoard) *healthCollector {
 			"1 while the stream has settings the console does not put back (discard policy, sealed, memory storage, work queue retention, or the update failed): dead letters may be refused or deleted before they are stored; the dashboard and the log say which and what to run.", l, nil),
 		watchedMissing: prometheus.NewDesc("quarantine_ingest_watched_stream_missing",
 			"1 while a stream DLQ_WATCH_STREAMS names does not exist (a misspelt name, a stream renamed or in another account): none of its consumers' give-ups is captured; 0 once it does. Checked at setup and at every check.", l, nil),
+		belowFloor: prometheus.NewDesc("quarantine_dlq_stream_limit_below_floor",
+			"1 while the DLQ stream's own limit is below the least the console takes at start (limit=age: under 15m, where DeadLetterStreamNearLimit cannot fire before JetStream discards; limit=bytes: under twice the NATS server's max_payload, where JetStream may discard the largest dead letters unstored, with no figure showing it): a setting of 0 keeps the stream's own limit, and a max_payload raised since leaves a limit below it. Ingest goes on; the log gives the nats stream edit that raises it.",
+			[]string{"stream", "limit"}, nil),
 	}
 }
 
@@ -566,6 +578,7 @@ func (c *healthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.streamRepaired
 	ch <- c.streamDrift
 	ch <- c.watchedMissing
+	ch <- c.belowFloor
 }
 
 // Collect implements prometheus.Collector. Streams not checked yet are
@@ -591,26 +604,24 @@ func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
 		age, bytes := s.LimitRisk(now)
 		ch <- prometheus.MustNewConstMetric(c.risk, prometheus.GaugeValue, age, s.Stream, "age")
 		ch <- prometheus.MustNewConstMetric(c.risk, prometheus.GaugeValue, bytes, s.Stream, "bytes")
-		drift := 0.0
-		if s.ConsumerDrift != "" {
-			drift = 1
-		}
-		ch <- prometheus.MustNewConstMetric(c.drift, prometheus.GaugeValue, drift, s.Stream)
-		streamDrift := 0.0
-		if s.StreamDrift != "" {
-			streamDrift = 1
-		}
-		ch <- prometheus.MustNewConstMetric(c.streamDrift, prometheus.GaugeValue, streamDrift, s.Stream)
+		ch <- prometheus.MustNewConstMetric(c.drift, prometheus.GaugeValue, gaugeOf(s.ConsumerDrift != ""), s.Stream)
+		ch <- prometheus.MustNewConstMetric(c.streamDrift, prometheus.GaugeValue, gaugeOf(s.StreamDrift != ""), s.Stream)
+		ch <- prometheus.MustNewConstMetric(c.belowFloor, prometheus.GaugeValue, gaugeOf(s.AgeBelowFloor), s.Stream, "age")
+		ch <- prometheus.MustNewConstMetric(c.belowFloor, prometheus.GaugeValue, gaugeOf(s.BytesBelowFloor), s.Stream, "bytes")
 	}
 	for stream, missing := range c.board.watchedMissing() {
-		v := 0.0
-		if missing {
-			v = 1
-		}
-		ch <- prometheus.MustNewConstMetric(c.watchedMissing, prometheus.GaugeValue, v, stream)
+		ch <- prometheus.MustNewConstMetric(c.watchedMissing, prometheus.GaugeValue, gaugeOf(missing), stream)
 	}
 	// From 0 for each stream the ingester reads (exportRepaired).
 	for stream, n := range c.board.repairedStreams() {
 		ch <- prometheus.MustNewConstMetric(c.streamRepaired, prometheus.CounterValue, n, stream)
 	}
+}
+
+// gaugeOf is a condition as a gauge: 1 while it holds, else 0.
+func gaugeOf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

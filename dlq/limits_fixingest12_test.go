@@ -1,0 +1,120 @@
+package dlq
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq/natstest"
+)
+
+// belowFloorGauge is quarantine_dlq_stream_limit_below_floor{stream, limit}
+// as reg has it; -1 when it has none.
+func belowFloorGauge(t *testing.T, reg *prometheus.Registry, stream, limit string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != "quarantine_dlq_stream_limit_below_floor" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["stream"] == stream && labels["limit"] == limit {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return -1
+}
+
+// TestFixIngest12SetUpAgainGoesOnAndMakesStreamThatFits: a DLQ_MAX_BYTES
+// below twice the server's max_payload is refused at start (Setup) only.
+// A running replica that sets ingest up again (setUpAgain: again,
+// pauseForPostgres) goes on, says the setting would be refused at the next
+// start, and makes a stream it finds gone with twice max_payload, saying
+// so; the stream it made is not below the floor, and the "not applied"
+// line never offers to lower a larger stream below it.
+func TestFixIngest12SetUpAgainGoesOnAndMakesStreamThatFits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	nc, js := natstest.StartWithOptions(t, t.TempDir(), func(o *server.Options) { o.MaxPayload = 8 << 20 }).Connect(t)
+	require.EqualValues(t, 8<<20, nc.MaxPayload())
+	logs := &lockedBuffer{}
+	in := NewIngester(IngestConfig{StreamMaxBytes: 2 << 20}, js, nil, NewMetrics(prometheus.NewRegistry()),
+		slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
+
+	require.ErrorContains(t, in.Setup(ctx), "DLQ_MAX_BYTES 2097152: must be 0", "the start refuses it")
+	_, err := js.Stream(ctx, "DLQ")
+	require.ErrorIs(t, err, jetstream.ErrStreamNotFound, "a refused start makes nothing")
+
+	require.NoError(t, in.setUpAgain(ctx), "a running replica goes on")
+	s, err := js.Stream(ctx, "DLQ")
+	require.NoError(t, err)
+	assert.EqualValues(t, 16<<20, s.CachedInfo().Config.MaxBytes, "made with twice max_payload, not DLQ_MAX_BYTES")
+	assert.Contains(t, logs.String(), "making the DLQ stream with twice the NATS server's max_payload")
+	assert.Contains(t, logs.String(), "a limit the console refuses at start is in force")
+	assert.NotContains(t, logs.String(), "size limit is below twice", "the stream made fits")
+	assert.False(t, in.Health().Streams[0].BytesBelowFloor)
+
+	// Raised by hand above the floor: the command offered lowers it to the
+	// floor at most, never to DLQ_MAX_BYTES.
+	cfg := s.CachedInfo().Config
+	cfg.MaxBytes = 64 << 20
+	_, err = js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+	require.NoError(t, in.setUpAgain(ctx))
+	assert.Contains(t, logs.String(), "nats stream edit DLQ --max-bytes 16777216")
+	assert.NotContains(t, logs.String(), "--max-bytes 2097152")
+}
+
+// TestFixIngest12StreamOwnLimitsBelowFloorExported: with DLQ_MAX_AGE and
+// DLQ_MAX_BYTES 0 the stream keeps its own limits (set by hand, or by an
+// earlier release); below the floors they are warned of at setup with the
+// command that raises them, and exported
+// (quarantine_dlq_stream_limit_below_floor) from the first check; once
+// raised, the next check sets the gauge back to 0.
+func TestFixIngest12StreamOwnLimitsBelowFloorExported(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	nc, js := natstest.Start(t).Connect(t)
+	maxPayload := nc.MaxPayload()
+	old := (&Ingester{cfg: IngestConfig{StreamMaxAge: 5 * time.Minute, StreamMaxBytes: maxPayload}}).withDefaults().dlqStreamConfig()
+	_, err := js.CreateStream(ctx, old)
+	require.NoError(t, err)
+
+	logs := &lockedBuffer{}
+	reg := prometheus.NewRegistry()
+	in := NewIngester(IngestConfig{}, js, nil, NewMetrics(reg), slog.New(slog.NewTextHandler(logs, nil)))
+	require.NoError(t, in.Setup(ctx), "the stream's own limits are no reason to refuse")
+	assert.Contains(t, logs.String(), "the DLQ stream's own age limit is below 15m")
+	assert.Contains(t, logs.String(), "nats stream edit DLQ --max-age 900s")
+	assert.Contains(t, logs.String(), "the DLQ stream's size limit is below twice the NATS server's max_payload")
+	assert.Contains(t, logs.String(), "nats stream edit DLQ --max-bytes "+strconv.FormatInt(2*maxPayload, 10))
+
+	in.check(ctx, "DLQ")
+	assert.EqualValues(t, 1, belowFloorGauge(t, reg, "DLQ", "age"))
+	assert.EqualValues(t, 1, belowFloorGauge(t, reg, "DLQ", "bytes"))
+
+	s, err := js.Stream(ctx, "DLQ")
+	require.NoError(t, err)
+	cfg := s.CachedInfo().Config
+	cfg.MaxAge, cfg.MaxBytes = time.Hour, 2*maxPayload
+	_, err = js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+	in.check(ctx, "DLQ")
+	assert.EqualValues(t, 0, belowFloorGauge(t, reg, "DLQ", "age"))
+	assert.EqualValues(t, 0, belowFloorGauge(t, reg, "DLQ", "bytes"))
+	assert.Contains(t, logs.String(), "no longer below")
+}
