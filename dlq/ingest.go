@@ -793,7 +793,9 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 	if in.afterCommit != nil && !in.afterCommit(len(recs)) {
 		return
 	}
-	hold := in.confirmIncarnations(ctx, batch)
+	// The commit landed: what ctx ending now would cost is a redelivery of
+	// the whole batch after its ack wait (as in handBack).
+	hold := in.confirmIncarnations(context.WithoutCancel(ctx), batch)
 	held := func(m jetstream.Msg) bool {
 		p, ok := m.(pulledMsg)
 		return ok && hold[p.inc]

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // belowFloorGauge is quarantine_dlq_stream_limit_below_floor{stream, limit}
@@ -117,4 +119,38 @@ func TestFixIngest12StreamOwnLimitsBelowFloorExported(t *testing.T) {
 	assert.EqualValues(t, 0, belowFloorGauge(t, reg, "DLQ", "age"))
 	assert.EqualValues(t, 0, belowFloorGauge(t, reg, "DLQ", "bytes"))
 	assert.Contains(t, logs.String(), "no longer below")
+}
+
+// TestFixIngest12AckedWhenStoppedAfterCommit: a batch whose commit landed
+// is acked though Run's context ends right after it: whether its consumer
+// is still the one that delivered it is asked without that context (as
+// handBack does), not given up on, which would leave it to come again
+// after its ack wait.
+func TestFixIngest12AckedWhenStoppedAfterCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	in := NewIngester(IngestConfig{}, b.js, b.store, NewMetrics(prometheus.NewRegistry()), slog.New(slog.DiscardHandler))
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	in.afterCommit = func(int) bool {
+		time.Sleep(confirmAfter + 200*time.Millisecond) // the batch is asked about
+		cancel()
+		return true
+	}
+	require.NoError(t, in.Setup(ctx))
+	done := make(chan error, 1)
+	go func() { done <- in.Run(runCtx) }()
+	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("x")})
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("ingest did not stop")
+	}
+	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'x'::bytea"))
+	wait.Until(t, "the stored dead letter acked", 10*time.Second, func() bool {
+		cons, err := b.js.Consumer(ctx, "DLQ", "quarantine-ingest")
+		return err == nil && cons.CachedInfo().AckFloor.Stream == 1
+	})
 }
