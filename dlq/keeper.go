@@ -46,7 +46,10 @@ type KeeperConfig struct {
 	JetStream jetstream.JetStream
 	// AckWait is the ingest consumers' ack wait (INGEST_ACK_WAIT); default
 	// 1 minute. Keys go only below where a stream began at a look at least
-	// max(Every, AckWait) old (firstSeq).
+	// max(Every, AckWait) old (firstSeq). A batch holds a message longer
+	// than its ack wait only while its writer keeps it in progress, with
+	// PostgreSQL unreachable or busy (keepInProgress); one stored after the
+	// margin is flagged (flagTrimmed).
 	AckWait time.Duration
 }
 

@@ -41,7 +41,10 @@ import (
 // look of an earlier pass at least max(Every, AckWait) old (10 minutes by
 // default): a message the stream delivered just before it let it go may be
 // in an ingester's batch, not yet stored, and its key must still be there
-// when the batch asks (storedKeys). The margin is measured from when each
+// when the batch asks (storedKeys). A batch holds its messages for up to
+// the ack wait, and longer while its writer keeps them in progress with
+// PostgreSQL unreachable or busy (keepInProgress): a message stored past
+// the margin is flagged, not dropped (flagTrimmed). The margin is measured from when each
 // look happened, not counted in passes: a ticker that fell behind fires
 // passes back to back. A console's first passes, and the first after a
 // stream was made again, only look.
