@@ -20,6 +20,7 @@ const DefaultWatchGrace = time.Minute
 // watchedState is what the checks found of one watched stream.
 type watchedState struct {
 	missing  bool
+	existed  bool      // a check found it: missing now, it was deleted
 	since    time.Time // missing since, at the first check that found it so
 	warnedAt time.Time
 }
@@ -35,7 +36,9 @@ type watchedState struct {
 // (quarantine_ingest_watched_stream_missing, alert
 // DeadLetterWatchedStreamMissing). It is not refused: a stream may be
 // made after the console, whose advisories are captured from then on.
-// A lookup that fails otherwise leaves what the last one found.
+// One a check found before is said to be no longer there (deleted), not
+// not there yet. A lookup that fails otherwise leaves what the last one
+// found.
 func (in *Ingester) checkWatched(ctx context.Context) {
 	for _, w := range in.cfg.Watch {
 		_, err := in.js.Stream(ctx, w.Name)
@@ -45,10 +48,18 @@ func (in *Ingester) checkWatched(ctx context.Context) {
 			continue
 		}
 		was, warn := in.metrics.health.setWatched(w.Name, missing, time.Now(), in.cfg.WatchGrace)
+		existed := in.metrics.health.watchedExisted(w.Name)
 		switch {
+		case missing && !was && !warn && existed:
+			in.log.Info("a stream DLQ_WATCH_STREAMS names no longer exists (deleted?): its give-ups are captured again once it is made again",
+				"stream", w.Name, "warn_after", in.cfg.WatchGrace)
 		case missing && !was && !warn:
 			in.log.Info("a stream DLQ_WATCH_STREAMS names does not exist yet: its give-ups are captured once it is made",
 				"stream", w.Name, "warn_after", in.cfg.WatchGrace)
+		case warn && existed:
+			in.log.Warn("a stream DLQ_WATCH_STREAMS names no longer exists (deleted, or renamed?): none of its consumers' give-ups is captured; "+
+				"make it again, or take it out of DLQ_WATCH_STREAMS",
+				"stream", w.Name, "setting", "DLQ_WATCH_STREAMS")
 		case warn:
 			in.log.Warn("a stream DLQ_WATCH_STREAMS names does not exist: none of its consumers' give-ups is captured "+
 				"(a misspelt name, a stream renamed or in another account?); fix DLQ_WATCH_STREAMS, or make the stream",
@@ -68,7 +79,7 @@ func (b *healthBoard) setWatched(stream string, missing bool, now time.Time, gra
 	s, known := b.watched[stream]
 	was = known && s.missing
 	if !missing {
-		b.watched[stream] = watchedState{}
+		b.watched[stream] = watchedState{existed: true}
 		return was, false
 	}
 	if !was {
@@ -81,6 +92,14 @@ func (b *healthBoard) setWatched(stream string, missing bool, now time.Time, gra
 	}
 	b.watched[stream] = s
 	return was, warn
+}
+
+// watchedExisted reports whether a check found the watched stream
+// (setWatched), now or before.
+func (b *healthBoard) watchedExisted(stream string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.watched[stream].existed
 }
 
 // watchedMissing is, for each watched stream checked, whether it was

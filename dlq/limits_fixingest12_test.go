@@ -121,6 +121,25 @@ func TestFixIngest12StreamOwnLimitsBelowFloorExported(t *testing.T) {
 	assert.Contains(t, logs.String(), "no longer below")
 }
 
+// TestFixIngest12WatchedStreamDeletedSaysNoLongerExists: a watched stream
+// a check found, deleted while the console runs, is said to be gone, not
+// not made yet.
+func TestFixIngest12WatchedStreamDeletedSaysNoLongerExists(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, js := natstest.Start(t).Connect(t)
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
+	require.NoError(t, err)
+	logs := &lockedBuffer{}
+	in := NewIngester(IngestConfig{Watch: []WatchStream{{Name: "ORDERS"}}, WatchGrace: time.Hour}, js, nil,
+		NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(logs, nil)))
+	require.NoError(t, in.Setup(ctx))
+	require.NoError(t, js.DeleteStream(ctx, "ORDERS"))
+	in.checkWatched(ctx)
+	assert.Contains(t, logs.String(), "no longer exists")
+	assert.NotContains(t, logs.String(), "does not exist yet")
+}
+
 // TestFixIngest12AckedWhenStoppedAfterCommit: a batch whose commit landed
 // is acked though Run's context ends right after it: whether its consumer
 // is still the one that delivered it is asked without that context (as
