@@ -390,7 +390,7 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 			return fmt.Errorf("create stream %s: %w", want.Name, in.streamRefused(want, err))
 		}
 		if want.Name == in.cfg.Stream {
-			in.floorHeldAtSetup(want)
+			in.holdFloor(want, true)
 		}
 		if in.metrics.health.get(want.Name).seen {
 			in.metrics.health.countStreamRepaired(want.Name)
@@ -413,7 +413,7 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 	// age limit is not, and one raised by hand is nothing to say.
 	in.limitsNotApplied(have, want)
 	d, err := in.putStreamBack(ctx, have, want, in.metrics.health.get(want.Name).seen)
-	in.floorHeldAtSetup(d.fixed)
+	in.holdFloor(d.fixed, true)
 	return in.streamRefused(want, err)
 }
 

@@ -63,12 +63,6 @@ type StreamHealth struct {
 	// empty when they are the console's. Settings it put back are only
 	// logged and counted (quarantine_dlq_stream_repaired_total).
 	StreamDrift string
-	// AgeBelowFloor and BytesBelowFloor: the DLQ stream's own age limit
-	// is below MinStreamMaxAge, its size limit below twice the NATS
-	// server's max_payload, the floors DLQ_MAX_AGE and DLQ_MAX_BYTES are
-	// held to at start (holdFloor). Ingest goes on; the log says what to
-	// run.
-	AgeBelowFloor, BytesBelowFloor bool
 	// seen: a check read the stream; made again after, it was deleted.
 	seen bool
 	// redeliverFrom is the first sequence a consumer changed since the
@@ -253,10 +247,14 @@ type healthBoard struct {
 	// watched is what the checks found of each watched stream
 	// (checkWatched).
 	watched map[string]watchedState
+	// belowFloor is, by stream (the DLQ stream), which of its limits
+	// setups and checks found below their floors (holdFloor).
+	belowFloor map[string]limitFloor
 }
 
 func newHealthBoard() *healthBoard {
-	return &healthBoard{streams: map[string]StreamHealth{}, streamRepaired: map[string]float64{}, watched: map[string]watchedState{}}
+	return &healthBoard{streams: map[string]StreamHealth{}, streamRepaired: map[string]float64{}, watched: map[string]watchedState{},
+		belowFloor: map[string]limitFloor{}}
 }
 
 // exportRepaired starts streamRepaired at 0 for streams, so that the
@@ -413,7 +411,7 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		}
 		cfg := in.keepStream(cctx, stream, si.Config, &s)
 		if stream == in.cfg.Stream {
-			in.holdFloor(cfg, &s, false)
+			in.holdFloor(cfg, false)
 		}
 		s.MaxBytes, s.MaxAge = max(cfg.MaxBytes, 0), cfg.MaxAge
 	}
@@ -606,8 +604,10 @@ func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.risk, prometheus.GaugeValue, bytes, s.Stream, "bytes")
 		ch <- prometheus.MustNewConstMetric(c.drift, prometheus.GaugeValue, gaugeOf(s.ConsumerDrift != ""), s.Stream)
 		ch <- prometheus.MustNewConstMetric(c.streamDrift, prometheus.GaugeValue, gaugeOf(s.StreamDrift != ""), s.Stream)
-		ch <- prometheus.MustNewConstMetric(c.belowFloor, prometheus.GaugeValue, gaugeOf(s.AgeBelowFloor), s.Stream, "age")
-		ch <- prometheus.MustNewConstMetric(c.belowFloor, prometheus.GaugeValue, gaugeOf(s.BytesBelowFloor), s.Stream, "bytes")
+	}
+	for stream, f := range c.board.floors() {
+		ch <- prometheus.MustNewConstMetric(c.belowFloor, prometheus.GaugeValue, gaugeOf(f.age), stream, "age")
+		ch <- prometheus.MustNewConstMetric(c.belowFloor, prometheus.GaugeValue, gaugeOf(f.bytes), stream, "bytes")
 	}
 	for stream, missing := range c.board.watchedMissing() {
 		ch <- prometheus.MustNewConstMetric(c.watchedMissing, prometheus.GaugeValue, gaugeOf(missing), stream)

@@ -3,6 +3,7 @@ package dlq
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -71,7 +72,7 @@ func (in *Ingester) checkLimits() error {
 // since the start) is logged as a warning, never a reason to stop
 // consuming: a replica that refused would take no dead letter while its
 // stream, too small, discards them. The stream's own limits are warned of
-// and exported (floorHeldAtSetup), and a stream made again is made with a
+// and exported (holdFloor), and a stream made again is made with a
 // size that fits (fitToPayload).
 func (in *Ingester) setUpAgain(ctx context.Context) error {
 	if err := in.checkLimits(); err != nil {
@@ -124,7 +125,27 @@ func floorOf(c jetstream.StreamConfig, maxPayload int64) (age, bytes bool) {
 	return c.MaxAge > 0 && CheckStreamMaxAge(c.MaxAge) != nil, c.MaxBytes > 0 && CheckStreamMaxBytes(c.MaxBytes, maxPayload) != nil
 }
 
-// holdFloor records in s whether the DLQ stream's limits (c, as the
+// limitFloor is which of a stream's limits are below their floors
+// (floorOf).
+type limitFloor struct{ age, bytes bool }
+
+// setFloor records f for stream and returns what was recorded before.
+func (b *healthBoard) setFloor(stream string, f limitFloor) (was limitFloor) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	was = b.belowFloor[stream]
+	b.belowFloor[stream] = f
+	return was
+}
+
+// floors is belowFloor, copied.
+func (b *healthBoard) floors() map[string]limitFloor {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.belowFloor)
+}
+
+// holdFloor records whether the DLQ stream's limits (c, as the
 // stream now is) are below their floors (floorOf: gauge
 // quarantine_dlq_stream_limit_below_floor, alert
 // DeadLetterStreamLimitBelowFloor) and logs each that is as a warning with
@@ -132,11 +153,11 @@ func floorOf(c jetstream.StreamConfig, maxPayload int64) (age, bytes bool) {
 // else when it was not before (a check); one no longer below is logged
 // once. Ingest goes on whatever it finds: the console raises a stream's
 // limit only to its settings, and refusing would lose more.
-func (in *Ingester) holdFloor(c jetstream.StreamConfig, s *StreamHealth, always bool) {
+func (in *Ingester) holdFloor(c jetstream.StreamConfig, always bool) {
 	maxPayload := in.serverMaxPayload()
 	age, bytes := floorOf(c, maxPayload)
-	wasAge, wasBytes := s.AgeBelowFloor, s.BytesBelowFloor
-	s.AgeBelowFloor, s.BytesBelowFloor = age, bytes
+	was := in.metrics.health.setFloor(c.Name, limitFloor{age, bytes})
+	wasAge, wasBytes := was.age, was.bytes
 	switch {
 	case age && (always || !wasAge):
 		in.log.Warn("the DLQ stream's own age limit is below "+minStreamMaxAgeText+", the least DLQ_MAX_AGE may be: JetStream discards dead letters older than it, "+
@@ -156,14 +177,6 @@ func (in *Ingester) holdFloor(c jetstream.StreamConfig, s *StreamHealth, always 
 		in.log.Info("the DLQ stream's size limit is no longer below twice the NATS server's max_payload", "stream", c.Name,
 			"stream_max_bytes", limitText(c.MaxBytes > 0, strconv.FormatInt(c.MaxBytes, 10)), "max_payload", maxPayload)
 	}
-}
-
-// floorHeldAtSetup is holdFloor at a setup (c: the DLQ stream as it now
-// is), into the health board.
-func (in *Ingester) floorHeldAtSetup(c jetstream.StreamConfig) {
-	s := in.metrics.health.get(c.Name)
-	in.holdFloor(c, &s, true)
-	in.metrics.health.put(s)
 }
 
 // limitsNotApplied logs each of want's age and size limits that the

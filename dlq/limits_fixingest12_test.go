@@ -54,7 +54,8 @@ func TestFixIngest12SetUpAgainGoesOnAndMakesStreamThatFits(t *testing.T) {
 	nc, js := natstest.StartWithOptions(t, t.TempDir(), func(o *server.Options) { o.MaxPayload = 8 << 20 }).Connect(t)
 	require.EqualValues(t, 8<<20, nc.MaxPayload())
 	logs := &lockedBuffer{}
-	in := NewIngester(IngestConfig{StreamMaxBytes: 2 << 20}, js, nil, NewMetrics(prometheus.NewRegistry()),
+	reg := prometheus.NewRegistry()
+	in := NewIngester(IngestConfig{StreamMaxBytes: 2 << 20}, js, nil, NewMetrics(reg),
 		slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
 
 	require.ErrorContains(t, in.Setup(ctx), "DLQ_MAX_BYTES 2097152: must be 0", "the start refuses it")
@@ -68,7 +69,7 @@ func TestFixIngest12SetUpAgainGoesOnAndMakesStreamThatFits(t *testing.T) {
 	assert.Contains(t, logs.String(), "making the DLQ stream with twice the NATS server's max_payload")
 	assert.Contains(t, logs.String(), "a limit the console refuses at start is in force")
 	assert.NotContains(t, logs.String(), "size limit is below twice", "the stream made fits")
-	assert.False(t, in.Health().Streams[0].BytesBelowFloor)
+	assert.EqualValues(t, 0, belowFloorGauge(t, reg, "DLQ", "bytes"))
 
 	// Raised by hand above the floor: the command offered lowers it to the
 	// floor at most, never to DLQ_MAX_BYTES.
