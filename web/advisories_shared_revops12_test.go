@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/app"
-	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -39,7 +38,7 @@ func TestRevOps12SecondDeploymentTakesTheFirstsAdvisories(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	prod := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) {
-		c.Watch = []dlq.WatchStream{{Name: "ORDERS"}}
+		c.Watch = watch(t, "ORDERS")
 	}})
 	_, js := prod.NATS.Connect(t)
 	// The second deployment: its own database, stream and prefix, on the
@@ -47,7 +46,7 @@ func TestRevOps12SecondDeploymentTakesTheFirstsAdvisories(t *testing.T) {
 	staging := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(c *app.Config) {
 		c.NATSURL = prod.NATS.ClientURL()
 		c.Stream, c.Prefix = "DLQ_STAGING", "dlqstaging"
-		c.Watch = []dlq.WatchStream{{Name: "EMAILS"}}
+		c.Watch = watch(t, "EMAILS")
 	}})
 
 	_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"app.*.orders.>"}})
