@@ -77,3 +77,75 @@ func watch(t *testing.T, v string) []dlq.WatchStream {
 	require.NoError(t, err)
 	return ws
 }
+
+// TestRevOps12StreamNoLongerWatchedIsNotCapturedAsJunk (review revops12):
+// a console adds the advisory subjects of each stream DLQ_WATCH_STREAMS
+// names to DLQ_ADVISORIES and never takes one away
+// (dlq/ingest_stream.go, streamSettings "subjects": put keeps every
+// subject of the stream). Take a stream off the list (its team now
+// dead-letters through dlq.Publish, or it was listed by mistake) and
+// restart: DLQ_ADVISORIES still captures its give-ups, and every console
+// stores each as an advisory of a stream it does not watch, tenant
+// unknown, advisory_unreadable, forever (DeadLettersArriving for tenant
+// unknown), until someone edits the stream by hand, which neither README
+// nor the runbook says. Here the stream is as an earlier deployment that
+// watched ORDERS and EMAILS left it.
+func TestRevOps12StreamNoLongerWatchedIsNotCapturedAsJunk(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	before := watch(t, "ORDERS,EMAILS")
+	var subjects []string
+	for _, w := range before {
+		subjects = append(subjects, dlq.AdvisoryMaxDeliveries+"."+w.Name+".*", dlq.AdvisoryTerminated+"."+w.Name+".*")
+	}
+	c := testfactory.StartConsole(t, testfactory.ConsoleOptions{Configure: func(cfg *app.Config) {
+		cfg.Watch = watch(t, "ORDERS")
+	}})
+	_, js := c.NATS.Connect(t)
+	// What the earlier deployment made: EMAILS' subjects among the
+	// console's (the console puts its own back, and keeps these).
+	s, err := js.Stream(ctx, "DLQ_ADVISORIES")
+	require.NoError(t, err)
+	cfg := s.CachedInfo().Config
+	cfg.Subjects = subjects
+	_, err = js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "EMAILS", Subjects: []string{"app.*.email.>"}})
+	require.NoError(t, err)
+	_, err = js.Publish(ctx, "app.acme.email.send", []byte(`{"to":"someone@example.com"}`))
+	require.NoError(t, err)
+	cons, err := js.CreateConsumer(ctx, "EMAILS", jetstream.ConsumerConfig{Durable: "mailer", AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	require.NoError(t, err)
+	require.NoError(t, m.TermWithReason("smtp: mailbox unavailable"))
+
+	// A marker afterwards, on the stream that is still watched: once its
+	// give-up is stored, the EMAILS advisory (captured before it) has been
+	// dealt with too.
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"app.*.orders.>"}})
+	require.NoError(t, err)
+	_, err = js.Publish(ctx, "app.acme.orders.refund", []byte(`{"amount":10}`))
+	require.NoError(t, err)
+	oc, err := js.CreateConsumer(ctx, "ORDERS", jetstream.ConsumerConfig{Durable: "refunder", AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	om, err := oc.Next(jetstream.FetchMaxWait(5 * time.Second))
+	require.NoError(t, err)
+	require.NoError(t, om.TermWithReason("schema"))
+
+	count := func(where string) int {
+		var k int
+		require.NoError(t, c.DB.OwnerPool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE `+where).Scan(&k))
+		return k
+	}
+	wait.Until(t, "the ORDERS give-up to be stored", time.Minute, func() bool { return count(`item_type = 'orders.refund'`) == 1 })
+	wait.Until(t, "the advisory stream's consumer to have nothing pending", time.Minute, func() bool {
+		ci, err := js.Consumer(ctx, "DLQ_ADVISORIES", "quarantine-ingest")
+		require.NoError(t, err)
+		info := ci.CachedInfo()
+		return info.NumPending == 0 && info.NumAckPending == 0
+	})
+	assert.Zero(t, count(`'advisory_unreadable' = ANY(flags)`),
+		"EMAILS is no longer watched, yet its give-up was captured and stored as junk (tenant unknown, advisory_unreadable)")
+}
