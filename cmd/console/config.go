@@ -365,6 +365,24 @@ func checkOptionalHTTPURL(v string) error {
 	return checkRequiredHTTPURL(v)
 }
 
+// checkPublicURL accepts an http(s) URL with nothing after its host but
+// one "/": every page, link, redirect and cookie of the console is rooted
+// at "/" (the session cookie's __Host- prefix needs Path=/), so it cannot
+// be served under a path, and the default OIDC_REDIRECT_URL built on a
+// URL with a path, a query or a fragment names a callback it has no route
+// for.
+func checkPublicURL(v string) error {
+	if err := checkOptionalHTTPURL(v); err != nil || v == "" {
+		return err
+	}
+	u, _ := url.Parse(v) // parsed by checkOptionalHTTPURL
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.User != nil {
+		return errors.New("must be the console's origin only, like https://quarantine.example.com: the console serves every page, " +
+			"redirect and cookie at /, and cannot be served under a path (give it a host name of its own), nor with a query or fragment")
+	}
+	return nil
+}
+
 func checkRequiredHTTPURL(v string) error {
 	if v == "" {
 		return errors.New("is required: an http(s) URL")

@@ -58,7 +58,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	s.duration(&c.WorkerStatementTimeout, "db-worker-statement-timeout", "DATABASE_WORKER_STATEMENT_TIMEOUT", time.Minute, "longest statement of ingest, replay workers and checkpoints", 100*time.Millisecond, time.Hour)
 	s.str(&c.LogLevel, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
 	s.str(&c.LogFormat, "log-format", "LOG_FORMAT", "text", "text or json", checkOneOf("text", "json"))
-	s.str(&c.PublicURL, "public-url", "CONSOLE_PUBLIC_URL", "", "URL people use to reach the console; default http://<addr>; https makes cookies Secure and sends HSTS", checkOptionalHTTPURL)
+	s.str(&c.PublicURL, "public-url", "CONSOLE_PUBLIC_URL", "", "URL people use to reach the console; default http://<addr>; https makes cookies Secure and sends HSTS", checkPublicURL)
 	s.boolean(&c.TLSTerminated, "tls-terminated", "TLS_TERMINATED", "TLS ends in front of the console (a proxy or load balancer): cookies are Secure and HSTS is sent")
 	var proxies string
 	s.str(&proxies, "trusted-proxies", "TRUSTED_PROXIES", "", "CIDRs of proxies whose X-Forwarded-For names the client (empty: the TCP peer is the client)", func(v string) error {
