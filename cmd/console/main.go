@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/quarantine-console/quarantine/app"
@@ -24,7 +25,7 @@ func main() {
 	// process at once (a stop that hangs can still be forced).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	context.AfterFunc(ctx, stop)
-	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
+	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr, os.Environ()...)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "console:", app.Redact(err.Error()))
@@ -49,7 +50,14 @@ be set with the environment variable named in its help.
 `
 
 // run is the whole program; main only adds signals and the exit code.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// environ is the process's environment (os.Environ), for the names of the
+// variables set: a command that takes settings first warns of each set
+// under the console's prefixes that no setting reads
+// (warnUnknownSettings). Left out (tests), none is looked for.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, environ ...string) error {
+	if len(args) > 1 && slices.ContainsFunc(commandsWithSettings, func(c []string) bool { return c[0] == args[1] }) {
+		warnUnknownSettings(ctx, environ, getenv, stderr)
+	}
 	err := runCommand(ctx, args, getenv, stdout, stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -81,6 +89,14 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 	case "policy":
 		return runPolicy(ctx, rest, getenv, stdout, stderr)
 	case "version":
+		if len(rest) == 1 && slices.Contains([]string{"-h", "-help", "--help"}, rest[0]) {
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+		if len(rest) > 0 { // it takes no flag and no argument
+			fmt.Fprint(stderr, usage)
+			return usageError(fmt.Errorf("version takes no arguments, got %q", rest))
+		}
 		fmt.Fprintln(stdout, "console", version)
 		return nil
 	case "-h", "-help", "--help", "help":

@@ -80,7 +80,7 @@ func TestRevOps12MisspeltSettingIsNamed(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			var stdout, stderr bytes.Buffer
-			err := run(context.Background(), []string{"console", "serve"}, os.Getenv, &stdout, &stderr)
+			err := run(context.Background(), []string{"console", "serve"}, os.Getenv, &stdout, &stderr, os.Environ()...)
 			out := stdout.String() + stderr.String()
 			if err != nil {
 				out += err.Error()
