@@ -24,7 +24,7 @@ type IngestConfig struct {
 	Prefix         string        // DLQ subject prefix; default "dlq"
 	Stream         string        // DLQ stream; default "DLQ"
 	Durable        string        // pull consumer on it; default "quarantine-ingest"
-	AdvisoryStream string        // stream capturing advisories; default "DLQ_ADVISORIES"
+	AdvisoryStream string        // stream capturing advisories; default AdvisoryStreamOf(Stream)
 	Replicas       int           // stream replicas when created; default 1
 	BatchSize      int           // rows per insert; default 1000
 	MaxWait        time.Duration // longest a message waits for its batch to fill; default 50ms
@@ -86,6 +86,16 @@ func (c IngestConfig) statementDeadline() time.Duration {
 	return c.StatementTimeout + max(c.StatementTimeout/10, time.Second)
 }
 
+// AdvisoryStreamOf is the advisory capture stream of the deployment whose
+// DLQ stream is stream: "<stream>_ADVISORIES", DLQ_ADVISORIES for the
+// default DLQ (its name before it was derived: nothing to rename). Not
+// one fixed name: two deployments on one NATS account (each with its own
+// DLQ_STREAM and DLQ_SUBJECT_PREFIX) would share one advisory stream and
+// its durable consumer, each taking every other give-up of the other's
+// watched streams into its own database. The durable keeps its name: a
+// consumer's name is its stream's.
+func AdvisoryStreamOf(stream string) string { return stream + "_ADVISORIES" }
+
 func (c *IngestConfig) defaults() {
 	if c.Prefix == "" {
 		c.Prefix = DefaultSubjectPrefix
@@ -97,7 +107,7 @@ func (c *IngestConfig) defaults() {
 		c.Durable = "quarantine-ingest"
 	}
 	if c.AdvisoryStream == "" {
-		c.AdvisoryStream = "DLQ_ADVISORIES"
+		c.AdvisoryStream = AdvisoryStreamOf(c.Stream)
 	}
 	if c.Replicas <= 0 {
 		c.Replicas = 1
@@ -195,6 +205,10 @@ type Ingester struct {
 	// sweeping is what the sweep keeps between sweeps (ingest_sweep.go).
 	sweeping sweepState
 
+	// replica names this ingester among those announcing their watched
+	// streams (ingest_watchers.go).
+	replica string
+
 	// incs is the incarnation of each consumer the current session reads,
 	// by stream, for the monitor to compare with the consumer it finds.
 	incsMu sync.Mutex
@@ -288,7 +302,7 @@ func NewIngester(cfg IngestConfig, js jetstream.JetStream, store *Store, metrics
 		store = store.withDeadline(cfg.statementDeadline())
 	}
 	in := &Ingester{cfg: cfg, js: js, store: store, metrics: metrics, log: log, reset: make(chan struct{}, 1), recheck: make(chan struct{}, 1),
-		pause: make(chan struct{}, 1), buffered: semaphore.NewWeighted(int64(cfg.MaxBufferedBytes))}
+		pause: make(chan struct{}, 1), buffered: semaphore.NewWeighted(int64(cfg.MaxBufferedBytes)), replica: newReplicaID()}
 	metrics.exportStreams(in.ingestStreams())
 	return in
 }
@@ -318,6 +332,9 @@ func (in *Ingester) setUp(ctx context.Context) error {
 	}
 	if len(in.cfg.Watch) == 0 {
 		return nil
+	}
+	if err := in.announceWatch(ctx); err != nil { // before the stream takes the subjects of its streams
+		return err
 	}
 	if err := in.ensureStream(ctx, in.advisoryStreamConfig()); err != nil {
 		return err
@@ -456,6 +473,7 @@ func (in *Ingester) Run(ctx context.Context) error {
 	// it back now): what the writers did not take is handed back once
 	// they are done.
 	wg.Wait()
+	in.retireWatch()
 	var left []item
 	for len(items) > 0 {
 		left = append(left, <-items)

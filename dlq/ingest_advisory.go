@@ -21,7 +21,13 @@ import (
 // original, flagged). When its consumer was made again meanwhile it cannot
 // be nak'd: the one made again delivers it again, unless it is no longer
 // in its stream, when it is stored now, flagged.
+//
+// One of a stream this replica does not watch is first judged by the
+// streams the other replicas watch (notOurs).
 func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items chan<- item) {
+	if in.notOurs(ctx, m) {
+		return
+	}
 	rec, adv, err := in.advisoryRecord(ctx, in.received(m), m.Subject(), m.Data())
 	if err != nil {
 		if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered < maxHeaderRereads {

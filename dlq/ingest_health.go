@@ -354,6 +354,7 @@ func (in *Ingester) monitor(ctx context.Context) {
 		if len(in.cfg.Watch) > 0 {
 			cctx, cancel := context.WithTimeout(ctx, max(in.cfg.HealthEvery, 5*time.Second))
 			in.checkWatched(cctx)
+			in.keepWatchers(cctx)
 			cancel()
 		}
 		select {

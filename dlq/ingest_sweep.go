@@ -66,6 +66,9 @@ type sweepResult struct {
 	// the sweep read them.
 	Stored, AlreadyStored, Deleted uint64
 	Busy                           bool // another replica was sweeping the stream
+	// NotWatched are advisories of streams no replica watches
+	// (ingest_watchers.go): not captured, by configuration.
+	NotWatched uint64
 }
 
 func (r *sweepResult) add(o sweepResult) {
@@ -77,6 +80,7 @@ func (r *sweepResult) add(o sweepResult) {
 	r.Stored += o.Stored
 	r.AlreadyStored += o.AlreadyStored
 	r.Deleted += o.Deleted
+	r.NotWatched += o.NotWatched
 	r.Busy = r.Busy || o.Busy
 }
 
@@ -433,6 +437,7 @@ func (in *Ingester) countSwept(stream string, r sweepResult) {
 	in.metrics.Swept.WithLabelValues(stream, sweptStored).Add(float64(r.Stored))
 	in.metrics.Swept.WithLabelValues(stream, sweptAlreadyStored).Add(float64(r.AlreadyStored))
 	in.metrics.Swept.WithLabelValues(stream, sweptDeleted).Add(float64(r.Deleted))
+	in.metrics.Swept.WithLabelValues(stream, sweptNotWatched).Add(float64(r.NotWatched))
 }
 
 // sweepRange proves stream's sequences from through to. It returns those
@@ -619,6 +624,8 @@ func (in *Ingester) sweepStore(ctx context.Context, stream string, missing []uin
 		i++
 		rec, later := in.sweptRecord(ctx, stream, st)
 		switch {
+		case errors.Is(later, errNotWatched):
+			res.NotWatched++ // not captured, by configuration: nothing to store
 		case later != nil && sweepWide(later):
 			setStop(st.Seq)
 			err = later
@@ -791,9 +798,20 @@ func (in *Ingester) sweepUnkept(ctx context.Context, stream string, recs []Recor
 // the message should rather be tried again at the next sweep (at most
 // maxHeaderRereads sweeps, then it is stored flagged, as a delivery is;
 // a failure sweepWide takes as NATS's, not the advisory's, is not
-// counted).
+// counted). An advisory of a stream this replica does not watch is judged
+// as a delivery is (whoseAdvisory): held as later while another running
+// replica watches its stream (as many sweeps, then stored as it came),
+// errNotWatched when none does (passed over, counted not_watched).
 func (in *Ingester) sweptRecord(ctx context.Context, stream string, st *storedMsg) (rec Record, later error) {
 	if stream != in.cfg.Stream {
+		switch verdict, _ := in.whoseAdvisory(ctx, st.Subject, st.Data); verdict {
+		case watchedElsewhere:
+			if in.sweepRetry(stream, st.Seq) {
+				return Record{}, fmt.Errorf("advisory %s #%d is of a stream another replica watches: left to it", stream, st.Seq)
+			}
+		case watchedByNone:
+			return Record{}, errNotWatched
+		}
 		via := sweptReceived(stream, st)
 		via.HeaderBlock = nil // the advisory path reads the headers the client read
 		rec, _, err := in.advisoryRecord(ctx, via, st.Subject, st.Data)

@@ -244,7 +244,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Swept: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "quarantine_ingest_swept_total",
 			Help: "Dead letters the sweep found acked on the ingest consumer with no row (taken off it by another client, or passed over by a setting changed by hand), by outcome: " +
-				"stored (from the stream, as a delivery would have been), already_stored (stored meanwhile), deleted (gone from the stream before the sweep came to it).",
+				"stored (from the stream, as a delivery would have been), already_stored (stored meanwhile), deleted (gone from the stream before the sweep came to it), " +
+				"not_watched (an advisory of a stream no replica watches: not captured, by configuration).",
 		}, []string{"stream", "outcome"}),
 		SweepBehind: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "quarantine_ingest_sweep_behind_sequences",
@@ -263,6 +264,7 @@ const (
 	sweptStored        = "stored"
 	sweptAlreadyStored = "already_stored"
 	sweptDeleted       = "deleted"
+	sweptNotWatched    = "not_watched"
 )
 
 // exportStreams exports the per-stream counters of streams at 0, before
@@ -275,7 +277,7 @@ func (m *Metrics) exportStreams(streams []string) {
 	m.health.exportRepaired(streams)
 	for _, stream := range streams {
 		m.ConsumerRepaired.WithLabelValues(stream)
-		for _, outcome := range []string{sweptStored, sweptAlreadyStored, sweptDeleted} {
+		for _, outcome := range []string{sweptStored, sweptAlreadyStored, sweptDeleted, sweptNotWatched} {
 			m.Swept.WithLabelValues(stream, outcome)
 		}
 	}

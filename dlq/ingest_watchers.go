@@ -1,0 +1,271 @@
+package dlq
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Which replica watches which stream. Every replica pulls from the one
+// advisory consumer, so each receives advisories of every stream any
+// replica captures, not only of those its own DLQ_WATCH_STREAMS names: in
+// a rolling deploy that adds a stream, the replicas still on the old list
+// receive the new stream's give-ups; after one that takes a stream off,
+// the stream's advisory subjects stay on the advisory stream. Judged by its
+// own list alone, a replica stored each such advisory as it came (tenant
+// unknown, advisory_unreadable) and acked it: the give-up of a watched
+// stream kept as junk for good. So each replica announces its list in
+// PostgreSQL (ingest_watchers, migration 0058) with a lease it renews at
+// every check, and an advisory of a stream it does not watch is
+//   - handed back (nak'd, elsewhereDelay) while a live replica watches
+//     that stream, for that one to take, at most maxElsewhereDeliveries
+//     times (some 10 minutes: a rolling deploy's length): then it is
+//     stored as it came, as before, so that it is never lost for good;
+//   - acked without a row when no live replica watches it: a stream no
+//     longer watched, whose give-ups are not captured by configuration
+//     (the sweep passes it over as well, outcome not_watched);
+// and the advisory subjects of streams no live replica watches are taken
+// off the advisory stream (dropUnwatched). A replica on the old list
+// keeps its lease until it stops, so neither happens before the last
+// replica watching a stream is gone: replicas never undo each other.
+
+// elsewhereDelay is how long an advisory of a stream another replica
+// watches is held back before it is delivered again.
+const elsewhereDelay = 2 * time.Second
+
+// maxElsewhereDeliveries is how many deliveries an advisory of a stream
+// another replica watches is handed back for before it is stored as it
+// came (JetStream's count, the same for every replica): 300 at
+// elsewhereDelay, some 10 minutes, longer than a rolling deploy, while a
+// replica watching the stream takes it at its first delivery to it.
+const maxElsewhereDeliveries = 300
+
+// watcherLease is how long a replica's announced list holds without a
+// renewal: several checks (HealthEvery), at least half a minute.
+func (in *Ingester) watcherLease() time.Duration {
+	return max(6*in.cfg.HealthEvery, 30*time.Second)
+}
+
+// Queries on ingest_watchers (migration 0058). The lease's clock is
+// PostgreSQL's, for every replica alike.
+const (
+	// announceWatch renews this replica's list and lease, and removes the
+	// leases run out (replicas gone without a word).
+	announceWatch = `
+WITH gone AS (
+  DELETE FROM ingest_watchers WHERE advisory_stream = $1 AND expires_at < now() - interval '1 hour'
+)
+INSERT INTO ingest_watchers (advisory_stream, replica, streams, expires_at)
+VALUES ($1, $2, $3, now() + make_interval(secs => $4))
+ON CONFLICT (advisory_stream, replica) DO UPDATE SET streams = EXCLUDED.streams, expires_at = EXCLUDED.expires_at`
+	// watchedByLive: the streams some replica with its lease running
+	// watches through advisory stream $1.
+	watchedByLive = `
+SELECT DISTINCT s FROM ingest_watchers, unnest(streams) AS s
+WHERE advisory_stream = $1 AND expires_at > now()`
+	// retireWatch removes this replica's list when it stops: it no longer
+	// takes anything, and its streams may be dropped at once.
+	retireWatch = `DELETE FROM ingest_watchers WHERE advisory_stream = $1 AND replica = $2`
+)
+
+// newReplicaID names this ingester in ingest_watchers: the host, and a
+// random part so that two processes on one host differ.
+func newReplicaID() string {
+	host, _ := os.Hostname() // a name for people to read; the random part is what makes it unique
+	b := make([]byte, 6)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24)
+	return strings.TrimPrefix(host+"-", "-") + hex.EncodeToString(b)
+}
+
+// announceWatch records (or renews) this replica's DLQ_WATCH_STREAMS in
+// PostgreSQL. Setup calls it before the advisory stream takes the
+// subjects of its streams, so that no replica ever receives one of their
+// advisories without knowing a replica watches them. Nothing without a
+// store (tests of the streams alone).
+func (in *Ingester) announceWatch(ctx context.Context) error {
+	if in.store == nil || len(in.cfg.Watch) == 0 {
+		return nil
+	}
+	names := make([]string, len(in.cfg.Watch))
+	for i, w := range in.cfg.Watch {
+		names[i] = w.Name
+	}
+	if _, err := in.store.pool.Exec(ctx, announceWatch, in.cfg.AdvisoryStream, in.replica, names, in.watcherLease().Seconds()); err != nil {
+		return fmt.Errorf("announce the watched streams (ingest_watchers): %w", err)
+	}
+	return nil
+}
+
+// retireWatch removes this replica's announced list (Run, when it stops).
+func (in *Ingester) retireWatch() {
+	if in.store == nil || len(in.cfg.Watch) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := in.store.pool.Exec(ctx, retireWatch, in.cfg.AdvisoryStream, in.replica); err != nil {
+		in.log.Warn("stopping: the watched streams this replica announced could not be withdrawn; they count until their lease runs out",
+			"advisory_stream", in.cfg.AdvisoryStream, "lease", in.watcherLease(), "err", err)
+	}
+}
+
+// watchedByAny returns the streams some live replica watches (its own
+// among them once announced).
+func (in *Ingester) watchedByAny(ctx context.Context) ([]string, error) {
+	if in.store == nil {
+		return nil, errors.New("no store to read the replicas' watched streams from")
+	}
+	rows, err := in.store.pool.Query(ctx, watchedByLive, in.cfg.AdvisoryStream)
+	if err != nil {
+		return nil, fmt.Errorf("read the streams the replicas watch (ingest_watchers): %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read the streams the replicas watch (ingest_watchers): %w", err)
+	}
+	return names, nil
+}
+
+// watcherVerdict is what becomes of an advisory of a stream this replica
+// does not watch.
+type watcherVerdict int
+
+const (
+	ours             watcherVerdict = iota // a watched stream, or not a real give-up's shape: stored here
+	watchedElsewhere                       // another live replica watches it: handed back for it
+	watchedByNone                          // nobody watches it: acked (or passed over) without a row
+)
+
+// errNotWatched says that an advisory's stream is watched by no live
+// replica: not captured, by configuration (the sweep passes it over).
+var errNotWatched = errors.New("advisory of a stream no replica watches")
+
+// whoseAdvisory judges an advisory (subject, data) by the streams the
+// replicas watch. Only one whose JSON names the stream its subject does
+// (a real give-up's shape) is anything but ours: any other is kept as it
+// came, as before. When the replicas' lists cannot be read, another
+// replica may watch it: watchedElsewhere, so that it is neither stored as
+// junk nor dropped now.
+func (in *Ingester) whoseAdvisory(ctx context.Context, subject string, data []byte) (watcherVerdict, string) {
+	adv, err := parseAdvisoryJSON(data)
+	if err != nil || in.checkAdvisoryStream(subject, adv) == nil {
+		return ours, adv.Stream
+	}
+	if !slices.ContainsFunc([]string{AdvisoryMaxDeliveries, AdvisoryTerminated}, func(p string) bool {
+		return strings.HasPrefix(subject, p+"."+adv.Stream+".")
+	}) {
+		return ours, adv.Stream // names another stream than its subject's: kept as it came
+	}
+	names, err := in.watchedByAny(ctx)
+	switch {
+	case err != nil:
+		in.log.Warn("advisory of a stream this replica does not watch, and the replicas' watched streams could not be read: handed back", "stream", adv.Stream, "err", err)
+		return watchedElsewhere, adv.Stream
+	case slices.Contains(names, adv.Stream):
+		return watchedElsewhere, adv.Stream
+	}
+	return watchedByNone, adv.Stream
+}
+
+// notOurs settles a delivered advisory of a stream this replica does not
+// watch (whoseAdvisory) and reports whether it did: handed back while
+// another replica watches the stream (at most maxElsewhereDeliveries
+// times; then it is left to be stored as it came), acked without a row
+// when none does.
+func (in *Ingester) notOurs(ctx context.Context, m jetstream.Msg) bool {
+	verdict, stream := in.whoseAdvisory(ctx, m.Subject(), m.Data())
+	switch verdict {
+	case watchedElsewhere:
+		md, err := m.Metadata()
+		if err != nil || md.NumDelivered >= maxElsewhereDeliveries {
+			in.log.Warn("advisory of a stream another replica watches was handed back for it delivery after delivery: stored here as it came",
+				"stream", stream, "deliveries", maxElsewhereDeliveries)
+			return false
+		}
+		if err := m.NakWithDelay(elsewhereDelay); err != nil && !errors.Is(err, errRetired) {
+			in.log.Debug("hand back an advisory of a stream another replica watches", "stream", stream, "err", err)
+		}
+		return true
+	case watchedByNone:
+		if err := m.Ack(); err != nil && !errors.Is(err, errRetired) {
+			in.log.Debug("ack an advisory of a stream no replica watches", "stream", stream, "err", err)
+		}
+		in.log.Info("advisory of a stream no replica watches (DLQ_WATCH_STREAMS): not captured; its subjects are taken off the advisory stream",
+			"stream", stream, "advisory_stream", in.cfg.AdvisoryStream)
+		return true
+	}
+	return false
+}
+
+// keepWatchers renews this replica's lease and takes the advisory
+// subjects of streams no live replica watches off the advisory stream
+// (dropUnwatched); run at every check.
+func (in *Ingester) keepWatchers(ctx context.Context) {
+	if in.store == nil || len(in.cfg.Watch) == 0 {
+		return
+	}
+	if err := in.announceWatch(ctx); err != nil {
+		in.log.Warn("renew the watched streams' lease", "err", err)
+		return
+	}
+	names, err := in.watchedByAny(ctx)
+	if err != nil {
+		in.log.Warn("read the streams the replicas watch", "err", err)
+		return
+	}
+	if err := in.dropUnwatched(ctx, names); err != nil && ctx.Err() == nil {
+		in.log.Warn("take the subjects of streams no replica watches off the advisory stream", "stream", in.cfg.AdvisoryStream, "err", err)
+	}
+}
+
+// advisoryStreamOfSubject returns the stream an advisory subject of the
+// console's shape (AdvisoryMaxDeliveries or AdvisoryTerminated, then the
+// stream, then "*") is for; ok false for any other subject (one an
+// operator added for something else stays).
+func advisoryStreamOfSubject(subject string) (stream string, ok bool) {
+	for _, p := range []string{AdvisoryMaxDeliveries + ".", AdvisoryTerminated + "."} {
+		if rest, found := strings.CutPrefix(subject, p); found {
+			stream, star, _ := strings.Cut(rest, ".")
+			return stream, star == "*"
+		}
+	}
+	return "", false
+}
+
+// dropUnwatched takes off the advisory stream the advisory subjects of
+// streams not in watched (those live replicas watch). Read right before
+// the update, as putStreamBack does.
+func (in *Ingester) dropUnwatched(ctx context.Context, watched []string) error {
+	s, err := in.js.Stream(ctx, in.cfg.AdvisoryStream)
+	if err != nil {
+		return err
+	}
+	cfg := s.CachedInfo().Config
+	var keep, dropped []string
+	for _, subj := range cfg.Subjects {
+		if stream, ok := advisoryStreamOfSubject(subj); ok && !slices.Contains(watched, stream) {
+			dropped = append(dropped, subj)
+			continue
+		}
+		keep = append(keep, subj)
+	}
+	if len(dropped) == 0 || len(keep) == 0 {
+		return nil
+	}
+	cfg.Subjects = keep
+	if _, err := in.js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("update stream %s: %w", cfg.Name, err)
+	}
+	in.log.Info("took the subjects of streams no replica watches (DLQ_WATCH_STREAMS) off the advisory stream: their give-ups are no longer captured",
+		"stream", cfg.Name, "subjects", dropped)
+	return nil
+}
