@@ -200,19 +200,20 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 		"group_triage":                "DELETE,INSERT,SELECT,UPDATE",
 		"user_settings":               "DELETE,INSERT,SELECT,UPDATE",
 		"ingest_moveback_owed":        "DELETE,INSERT,SELECT,UPDATE",
-		"ingest_sweep_watermark":      "INSERT,SELECT,UPDATE", // advanced by the ingest sweep (migration 0040), never removed
-		"fix_markers":                 "INSERT,SELECT",        // append-only: a fix once recorded stays as it was said
-		"replay_ledger_set_aside":     "SELECT",               // kept for the record by a migration; nothing changes it
-		"replay_policy_active":        "INSERT,SELECT,UPDATE", // one row, replaced, never removed
-		"replay_policy_versions":      "INSERT,SELECT,UPDATE", // history of activations (migration 0032), never removed
-		"replay_policy_rollback":      "INSERT,SELECT,UPDATE", // the last rollback allowance (migration 0033), replaced, never removed
-		"retention_terms_versions":    "INSERT,SELECT,UPDATE", // history of retention terms activations (migration 0035), never removed
-		"retention_terms_rollback":    "INSERT,SELECT,UPDATE", // the last retention terms rollback allowance (migration 0035)
-		"replay_policy_contents":      "INSERT,SELECT",        // what each version said (migration 0039): recorded once, never changed
-		"retention_terms_contents":    "INSERT,SELECT",        // what each retention terms version said (migration 0039)
-		"dead_letters_purged":         "INSERT,SELECT",        // append-only (migration 0027); keys go only through quarantine_purged_keys_trim (0028), which records each removal (0030)
-		"dead_letters_purged_trims":   "SELECT",               // written only by quarantine_purged_keys_trim (migration 0030)
-		"authz_group_mappings":        "INSERT,SELECT,UPDATE", // each process's mapping, seen again while it runs (migration 0053), never removed
+		"ingest_sweep_watermark":      "INSERT,SELECT,UPDATE",        // advanced by the ingest sweep (migration 0040), never removed
+		"fix_markers":                 "INSERT,SELECT",               // append-only: a fix once recorded stays as it was said
+		"replay_ledger_set_aside":     "SELECT",                      // kept for the record by a migration; nothing changes it
+		"replay_policy_active":        "INSERT,SELECT,UPDATE",        // one row, replaced, never removed
+		"replay_policy_versions":      "INSERT,SELECT,UPDATE",        // history of activations (migration 0032), never removed
+		"replay_policy_rollback":      "INSERT,SELECT,UPDATE",        // the last rollback allowance (migration 0033), replaced, never removed
+		"retention_terms_versions":    "INSERT,SELECT,UPDATE",        // history of retention terms activations (migration 0035), never removed
+		"retention_terms_rollback":    "INSERT,SELECT,UPDATE",        // the last retention terms rollback allowance (migration 0035)
+		"replay_policy_contents":      "INSERT,SELECT",               // what each version said (migration 0039): recorded once, never changed
+		"retention_terms_contents":    "INSERT,SELECT",               // what each retention terms version said (migration 0039)
+		"dead_letters_purged":         "INSERT,SELECT",               // append-only (migration 0027); keys go only through quarantine_purged_keys_trim (0028), which records each removal (0030)
+		"dead_letters_purged_trims":   "SELECT",                      // written only by quarantine_purged_keys_trim (migration 0030)
+		"authz_group_mappings":        "INSERT,SELECT,UPDATE",        // each process's mapping, seen again while it runs (migration 0053), never removed
+		"ingest_watchers":             "DELETE,INSERT,SELECT,UPDATE", // each replica announces, renews and withdraws its watched streams (migration 0056)
 	}
 	rows, err := db.Pool.Query(context.Background(), `
         SELECT c.relname, p.privilege
