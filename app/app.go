@@ -289,6 +289,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		cfg.Replay.DirectoryMaxAge = cfg.Lifetime // no session confirmed groups older than that
 	}
 	cfg.Replay.Metrics = a.reg
+	cfg.Replay.DLQPrefix = cfg.Prefix // the prefix this console ingests: never a replay's target
 	if a.replay, err = newReplayParts(ctx, cfg.Replay, a.Pool, a.Jobs, a.NATS, a.JetStream, a.Access, a.Store, log); err != nil {
 		return nil, err
 	}

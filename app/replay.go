@@ -34,6 +34,7 @@ type ReplayConfig struct {
 	PolicyFile        string
 	Workers           int // replay workers in this process
 	Subjects          *replay.SubjectAllowlist
+	DLQPrefix         string // DLQ_SUBJECT_PREFIX (empty: dlq.DefaultSubjectPrefix): never a replay's target (SubjectAllowlist.Reserving)
 	RevalidateSubject string // empty: revalidate items are blocked
 	RevalidateTimeout time.Duration
 	Lease             time.Duration
@@ -176,7 +177,7 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	if cfg.DraftTTL <= 0 {
 		cfg.DraftTTL = replay.DefaultDraftTTL
 	}
-	rcfg := replay.Config{Policy: file.inForce.Load, Reload: file.reload, Subjects: cfg.Subjects, DraftTTL: cfg.DraftTTL,
+	rcfg := replay.Config{Policy: file.inForce.Load, Reload: file.reload, Subjects: cfg.Subjects.Reserving(cmp.Or(cfg.DLQPrefix, dlq.DefaultSubjectPrefix)), DraftTTL: cfg.DraftTTL,
 		Revalidation: cfg.RevalidateSubject != "", Windows: replay.NewStreamWindows(js, 0), WindowMargin: cfg.WindowMargin, MaxPayload: payloadCeiling(nc.MaxPayload(), cfg.MaxPayload)}
 	// People's rights when nobody is signed in: asked before an approval
 	// counts (the service), and before a worker publishes.

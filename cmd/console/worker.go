@@ -35,6 +35,8 @@ func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int, policyDefault
 	}
 	s.str(&c.PolicyFile, "policy-file", "POLICY_FILE", policyDefault, "replay policy table (TOML)", policyCheck)
 	if separate {
+		// serve declares it among its own settings (app.New passes it on).
+		s.str(&c.DLQPrefix, "dlq-prefix", "DLQ_SUBJECT_PREFIX", dlq.DefaultSubjectPrefix, "subject prefix of dead letters, as the console's: replays never publish under it", checkToken)
 		s.integer(&c.Workers, "replay-workers", "REPLAY_WORKERS", defaultWorkers, "replay workers in this process", 0, 64)
 		// Checked once it was read (checks run in order).
 		s.checks = append(s.checks, func() error { return checkWorkerCount(c.Workers) })

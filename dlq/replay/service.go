@@ -106,6 +106,9 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 	if cfg.Subjects == nil {
 		cfg.Subjects = &SubjectAllowlist{}
 	}
+	if cfg.Subjects.dlqPrefix == "" { // the console's own dead letters are never a target (app sets DLQ_SUBJECT_PREFIX)
+		cfg.Subjects = cfg.Subjects.Reserving(dlq.DefaultSubjectPrefix)
+	}
 	if cfg.WindowMargin <= 0 {
 		cfg.WindowMargin = DefaultWindowMargin
 	}

@@ -23,9 +23,24 @@ const (
 // A tenant with none may not replay at all, and system subjects ($JS.>,
 // $SYS.>, _INBOX.> and anything starting with $) are always refused, so a
 // producer cannot aim a replay at another tenant's subjects or at the
-// broker's API by writing Dlq-Original-Subject.
+// broker's API by writing Dlq-Original-Subject. So are the console's own
+// dead-letter subjects (Reserving): a replay there would be stored by the
+// DLQ stream, reported replayed, and come back as a new dead letter.
 type SubjectAllowlist struct {
 	entries []subjectEntry
+	// dlqPrefix is DLQ_SUBJECT_PREFIX: <dlqPrefix>.> is refused.
+	dlqPrefix string
+}
+
+// Reserving returns a copy of a (nil: an empty list) that also refuses
+// every subject under the console's dead-letter prefix (DLQ_SUBJECT_PREFIX;
+// its stream captures <prefix>.>), as system subjects are refused.
+func (a *SubjectAllowlist) Reserving(dlqPrefix string) *SubjectAllowlist {
+	out := &SubjectAllowlist{dlqPrefix: dlqPrefix}
+	if a != nil {
+		out.entries = a.entries
+	}
+	return out
 }
 
 // subjectEntry is one pattern, for one tenant or (tenant "") every tenant,
@@ -97,13 +112,18 @@ func (a *SubjectAllowlist) Patterns(tenant string) []string {
 }
 
 // Check returns why no replay may publish to subject, whatever its tenant
-// (not a subject one can publish to, or a system subject), or nil.
+// (not a subject one can publish to, a system subject, or one under the
+// console's dead-letter prefix), or nil.
 func (a *SubjectAllowlist) Check(subject string) error {
 	if err := dlq.ValidatePublishSubject(subject); err != nil {
 		return fmt.Errorf("subject %q cannot be published to: %v", subject, err)
 	}
 	if strings.HasPrefix(subject, "$") || strings.HasPrefix(subject, "_INBOX.") || subject == "_INBOX" {
 		return fmt.Errorf("subject %q is a system subject; replays never publish there", subject)
+	}
+	if a != nil && a.dlqPrefix != "" && strings.HasPrefix(subject, a.dlqPrefix+".") {
+		return fmt.Errorf("subject %q is the console's own dead-letter subject (DLQ_SUBJECT_PREFIX %s): a replay there would come back as a new dead letter; "+
+			"replays never publish there", subject, a.dlqPrefix)
 	}
 	return nil
 }
