@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,6 +71,11 @@ type Config struct {
 	// acked by the ingest consumer before the dashboard calls ingest
 	// stalled (readiness does not ask); 0 turns the check off.
 	StallAfter time.Duration
+	// ShutdownDrain is how long, once asked to stop, /readyz answers 503
+	// ("shutting down") while the console still serves, before its
+	// listener closes: a load balancer that probes readiness takes the
+	// replica out first, so requests are not cut off or refused (0: none).
+	ShutdownDrain time.Duration
 	// StreamMaxAge and StreamMaxBytes are the DLQ stream's limits (0: as
 	// the stream has them; a new one has none).
 	StreamMaxAge   time.Duration
@@ -137,6 +143,8 @@ type App struct {
 	// Denials counts refusals of people not signed in (never audited).
 	Denials *authz.AnonymousDenials
 	Handler http.Handler // the console's HTTP handler, as the server serves it
+	// draining is set once Run is asked to stop: /readyz answers 503.
+	draining atomic.Bool
 
 	cfg      Config
 	log      *slog.Logger
@@ -327,7 +335,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		Sessions: sessions, Login: login, Access: a.Access, Bindings: authz.NewBindings(a.Pool), DeadLetters: a.Store,
 		Replays: a.Replays, PolicyFile: cfg.Replay.PolicyFile, Checkpoints: a.Checkpoints, Denials: a.Denials,
 		IngestHealth: a.ingester.Health, AuditKeys: cfg.AuditPublicKeys.With(cfg.AuditSigner.PublicKey()),
-		DLQStream: a.ingester.Config().Stream,
+		DLQStream: a.ingester.Config().Stream, Draining: a.draining.Load,
 	})
 	a.console.Ready(a.Handler)
 	if a.metricsOut != nil {
@@ -432,13 +440,16 @@ func (a *App) Run(ctx context.Context) error {
 	wg.Go(func() { a.replay.run(ctx) })
 	wg.Go(func() { a.Checkpoints.Run(ctx) })
 	var served error
+	listenerFailed := false
 	select {
 	case <-ctx.Done():
 	case served = <-a.served:
+		listenerFailed = true
 		cancel()
 	case served = <-a.natsEnd.lost:
 		cancel()
 	}
+	a.drain(listenerFailed)
 	a.log.Info("shutting down")
 	sctx, scancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer scancel()
@@ -463,6 +474,20 @@ func (a *App) Run(ctx context.Context) error {
 		return served
 	}
 	return failed
+}
+
+// drain makes /readyz answer 503 and, unless a listener itself failed,
+// keeps serving for ShutdownDrain before Run closes it: long
+// enough for the load balancer's readiness probes to take this replica
+// out (docs/runbook.md, "Stopping a replica"). The background work has
+// already been told to stop; the pages need only PostgreSQL.
+func (a *App) drain(listenerFailed bool) {
+	a.draining.Store(true)
+	if a.cfg.ShutdownDrain <= 0 || listenerFailed {
+		return
+	}
+	a.log.Info("draining: /readyz answers 503 while the console still serves, then the listener closes", "drain", a.cfg.ShutdownDrain)
+	time.Sleep(a.cfg.ShutdownDrain)
 }
 
 // Close stops the listeners, releases connections and stops the embedded

@@ -81,6 +81,10 @@ type Deps struct {
 	// DLQStream names the DLQ stream (the dashboard shows it against its
 	// limits).
 	DLQStream string
+	// Draining reports that the console is stopping (SHUTDOWN_DRAIN):
+	// /readyz then answers 503 while the pages are still served. Nil:
+	// never.
+	Draining func() bool
 }
 
 // Server holds the dependencies of the handlers.
@@ -184,6 +188,10 @@ func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), readyBudget)
 	defer cancel()
 	var problems []string
+	if s.deps.Draining != nil && s.deps.Draining() {
+		// Out of the load balancer before the listener closes.
+		return c.JSON(Readiness([]string{"shutting down"}, nil))
+	}
 	if err := s.pingPostgres(ctx); err != nil {
 		problems = append(problems, "postgresql: not answering") // logged once a check (pingPostgres), not once a probe
 	}

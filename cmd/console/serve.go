@@ -53,6 +53,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	s.duration(&c.Keeper.Every, "retention-every", "RETENTION_EVERY", 10*time.Minute, "how often partitions are made ahead and retention removes what the policy no longer keeps", time.Minute, 24*time.Hour)
 	s.integer(&c.Keeper.BatchRows, "retention-batch", "RETENTION_BATCH", 10_000, "dead letters one retention run deletes at most (one transaction, one audit row)", 100, 1_000_000)
 	s.duration(&c.DBWait, "db-wait", "DATABASE_WAIT", 30*time.Second, "how long to wait for PostgreSQL at start", 0, 10*time.Minute)
+	s.duration(&c.ShutdownDrain, "shutdown-drain", "SHUTDOWN_DRAIN", 5*time.Second, "once asked to stop, how long /readyz answers 503 while pages are still served, "+
+		"before the listener closes (longer than the load balancer's readiness probe takes to drop a replica; 0: none)", 0, 5*time.Minute)
 	s.duration(&c.NATSWait, "nats-wait", "NATS_WAIT", time.Minute, "how long to wait at start for JetStream to answer (a cluster electing its leaders)", time.Second, 10*time.Minute)
 	s.duration(&c.StatementTimeout, "db-statement-timeout", "DATABASE_STATEMENT_TIMEOUT", 15*time.Second, "longest statement of a web request (exports get 5m)", 100*time.Millisecond, time.Hour)
 	s.duration(&c.WorkerStatementTimeout, "db-worker-statement-timeout", "DATABASE_WORKER_STATEMENT_TIMEOUT", time.Minute, "longest statement of ingest, replay workers and checkpoints", 100*time.Millisecond, time.Hour)
