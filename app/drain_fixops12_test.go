@@ -32,24 +32,10 @@ import (
 func TestFixOps12ReadyzFailsWhileDraining(t *testing.T) {
 	t.Parallel()
 	srv := natstest.StartWithOptions(t, t.TempDir(), nil)
-	db := testdb.New(t)
-	idp, err := mockoidc.Run()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = idp.Shutdown() })
-	oidc := idp.Config()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	require.NoError(t, err)
 	const drain = 3 * time.Second
-	a, err := app.New(context.Background(), app.Config{
-		Version: "test", Addr: "127.0.0.1:0", DatabaseURL: db.URL, DBWait: 10 * time.Second,
-		NATSURL: srv.ClientURL(), Prefix: dlq.DefaultSubjectPrefix, Stream: "DLQ", Replicas: 1,
-		BatchSize: 1000, IngestWorkers: 1, BatchWait: 20 * time.Millisecond, AckWait: time.Minute,
-		OIDC:     authz.OIDCConfig{Issuer: oidc.Issuer, ClientID: oidc.ClientID, ClientSecret: oidc.ClientSecret, GroupsClaim: "groups"},
-		OIDCWait: 10 * time.Second, IdleTimeout: time.Hour, Lifetime: 12 * time.Hour,
-		Groups: authz.GroupMap{Prefix: testfactory.GroupPrefix}, AuditSigner: audit.NewSigner(priv), MetricsAddr: app.MetricsOff,
-		Replay:        app.ReplayConfig{PolicyFile: testfactory.PolicyFile(), Lease: 30 * time.Second},
-		ShutdownDrain: drain,
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg := consoleConfig(t, srv.ClientURL())
+	cfg.ShutdownDrain = drain
+	a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	t.Cleanup(a.Close)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -76,5 +62,28 @@ func TestFixOps12ReadyzFailsWhileDraining(t *testing.T) {
 		assert.GreaterOrEqual(t, time.Since(stopped), drain, "the listener closed only after the drain")
 	case <-time.After(30 * time.Second):
 		t.Fatal("the console did not stop after its drain")
+	}
+}
+
+// consoleConfig is the configuration of a console on natsURL, a fresh
+// database and a mock identity provider, as the tests of this package
+// start one.
+func consoleConfig(t *testing.T, natsURL string) app.Config {
+	t.Helper()
+	db := testdb.New(t)
+	idp, err := mockoidc.Run()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = idp.Shutdown() })
+	oidc := idp.Config()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	return app.Config{
+		Version: "test", Addr: "127.0.0.1:0", DatabaseURL: db.URL, DBWait: 10 * time.Second,
+		NATSURL: natsURL, Prefix: dlq.DefaultSubjectPrefix, Stream: "DLQ", Replicas: 1,
+		BatchSize: 1000, IngestWorkers: 1, BatchWait: 20 * time.Millisecond, AckWait: time.Minute,
+		OIDC:     authz.OIDCConfig{Issuer: oidc.Issuer, ClientID: oidc.ClientID, ClientSecret: oidc.ClientSecret, GroupsClaim: "groups"},
+		OIDCWait: 10 * time.Second, IdleTimeout: time.Hour, Lifetime: 12 * time.Hour,
+		Groups: authz.GroupMap{Prefix: testfactory.GroupPrefix}, AuditSigner: audit.NewSigner(priv), MetricsAddr: app.MetricsOff,
+		Replay: app.ReplayConfig{PolicyFile: testfactory.PolicyFile(), Lease: 30 * time.Second},
 	}
 }

@@ -2,8 +2,6 @@ package app_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"io"
 	"log/slog"
 	"net"
@@ -14,17 +12,11 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/app"
-	"github.com/quarantine-console/quarantine/audit"
-	"github.com/quarantine-console/quarantine/authz"
-	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
-	"github.com/quarantine-console/quarantine/migrations/testdb"
-	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/web"
 )
 
@@ -46,22 +38,7 @@ func TestNATSClosedForGoodStopsTheConsole(t *testing.T) {
 		o.Port, o.MaxPayload = port, 64<<10
 		base = *o
 	})
-	db := testdb.New(t)
-	idp, err := mockoidc.Run()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = idp.Shutdown() })
-	oidc := idp.Config()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	require.NoError(t, err)
-	a, err := app.New(context.Background(), app.Config{
-		Version: "test", Addr: "127.0.0.1:0", DatabaseURL: db.URL, DBWait: 10 * time.Second,
-		NATSURL: srv.ClientURL(), Prefix: dlq.DefaultSubjectPrefix, Stream: "DLQ", Replicas: 1,
-		BatchSize: 1000, IngestWorkers: 1, BatchWait: 20 * time.Millisecond, AckWait: time.Minute,
-		OIDC:     authz.OIDCConfig{Issuer: oidc.Issuer, ClientID: oidc.ClientID, ClientSecret: oidc.ClientSecret, GroupsClaim: "groups"},
-		OIDCWait: 10 * time.Second, IdleTimeout: time.Hour, Lifetime: 12 * time.Hour,
-		Groups: authz.GroupMap{Prefix: testfactory.GroupPrefix}, AuditSigner: audit.NewSigner(priv), MetricsAddr: app.MetricsOff,
-		Replay: app.ReplayConfig{PolicyFile: testfactory.PolicyFile(), Lease: 30 * time.Second},
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.New(context.Background(), consoleConfig(t, srv.ClientURL()), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	t.Cleanup(a.Close)
 	done := make(chan error, 1)
