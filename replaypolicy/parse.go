@@ -563,7 +563,7 @@ func suggestClass(s string) string {
 func suggest(s string, candidates ...string) string {
 	best, bestDist := "", 3
 	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestDist {
+		if d := EditDistance(s, c); d < bestDist {
 			best, bestDist = c, d
 		}
 	}
@@ -573,9 +573,11 @@ func suggest(s string, candidates ...string) string {
 	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes. Long
-// inputs are not compared: nobody misspells a key by 64 characters.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, in bytes, for
+// near-miss names: policy keys and classes here, setting names in
+// cmd/console. Long inputs are not compared (math.MaxInt): nobody
+// misspells a key by 64 characters.
+func EditDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return math.MaxInt
 	}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // Every setting is read from an exact environment variable name, so a
@@ -117,7 +119,7 @@ func warnUnknownSettings(ctx context.Context, environ []string, getenv func(stri
 func closestName(name string, known []string) string {
 	best, bestD := "", -1
 	for _, k := range known {
-		d := editDistance(name, k)
+		d := replaypolicy.EditDistance(name, k)
 		if strings.HasPrefix(k, name) || strings.HasPrefix(name, k) {
 			d -= 1 << 16 // before any other: a part left off or added
 		}
@@ -126,26 +128,4 @@ func closestName(name string, known []string) string {
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b (bytes: the
-// names are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
