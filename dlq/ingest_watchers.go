@@ -50,9 +50,13 @@ const elsewhereDelay = 2 * time.Second
 const maxElsewhereDeliveries = 300
 
 // watcherLease is how long a replica's announced list holds without a
-// renewal: several checks (HealthEvery), at least half a minute.
+// renewal: many checks (HealthEvery), at least two minutes. Long rather
+// than short: while a replica watching a stream is gone without a word
+// (killed, or crash-looping in a deploy that added the stream), the others
+// hand its stream's advisories back rather than take its subjects off and
+// pass them over; a start renews it (Setup).
 func (in *Ingester) watcherLease() time.Duration {
-	return max(6*in.cfg.HealthEvery, 30*time.Second)
+	return max(24*in.cfg.HealthEvery, 2*time.Minute)
 }
 
 // Queries on ingest_watchers (migration 0058). The lease's clock is
