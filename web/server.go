@@ -189,8 +189,7 @@ func (s *Server) readyz(c echo.Context) error {
 	defer cancel()
 	var problems []string
 	if s.deps.Draining != nil && s.deps.Draining() {
-		// Out of the load balancer before the listener closes.
-		return c.JSON(Readiness([]string{"shutting down"}, nil))
+		problems = append(problems, "shutting down") // out of the load balancer before the listener closes
 	}
 	if err := s.pingPostgres(ctx); err != nil {
 		problems = append(problems, "postgresql: not answering") // logged once a check (pingPostgres), not once a probe
