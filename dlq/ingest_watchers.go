@@ -24,7 +24,7 @@ import (
 // own list alone, a replica stored each such advisory as it came (tenant
 // unknown, advisory_unreadable) and acked it: the give-up of a watched
 // stream kept as junk for good. So each replica announces its list in
-// PostgreSQL (ingest_watchers, migration 0058) with a lease it renews at
+// PostgreSQL (ingest_watchers, migration 0056) with a lease it renews at
 // every check, and an advisory of a stream it does not watch is
 //   - handed back (nak'd, elsewhereDelay) while a live replica watches
 //     that stream, for that one to take, at most maxElsewhereDeliveries
@@ -59,7 +59,7 @@ func (in *Ingester) watcherLease() time.Duration {
 	return max(24*in.cfg.HealthEvery, 2*time.Minute)
 }
 
-// Queries on ingest_watchers (migration 0058). The lease's clock is
+// Queries on ingest_watchers (migration 0056). The lease's clock is
 // PostgreSQL's, for every replica alike.
 const (
 	// announceWatch renews this replica's list and lease, and removes the
