@@ -1,0 +1,52 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// TestRevAudit12AuditPageShowsNoForgedCheckpointAsSigned: the audit page
+// says "Last signed checkpoint: seq N · hash … · signed <at> with key <id>"
+// of the newest row of audit_checkpoints (web/audit_list.go
+// latestCheckpoint → audit.LatestCheckpoint), whose signature nobody
+// checks. Anyone with the runtime role's credentials may insert one (the
+// trigger of migration 0025 checks its seq and hash only): a forgery at
+// the head, dated 2999 and naming a key id of their choice, is what the
+// auditor reads as the log's signed state, "0 entries since", while
+// `console audit verify` calls the chain BROKEN at it. The page should
+// show the newest checkpoint that verifies with the console's keys (and
+// say when a newer one does not).
+func TestRevAudit12AuditPageShowsNoForgedCheckpointAsSigned(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	ctx := context.Background()
+	auditor, _ := b.SignIn(t, "*:auditor")
+	e, err := audit.AppendFunc(ctx, b.Pool, audit.Event{Action: "test.entry", Outcome: audit.OutcomeOK})
+	require.NoError(t, err)
+	head, err := audit.Head(ctx, b.Pool)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, head.Seq, e.Seq)
+	_, err = b.Pool.Exec(ctx, `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
+        VALUES ($1, $2, '2999-01-01T00:00:00Z', 'interval', 'forgedkey0000000', sha256('p'), sha512('s'))
+        ON CONFLICT (seq) DO NOTHING`, head.Seq, head.Hash)
+	require.NoError(t, err)
+	var forged bool
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT key_id = 'forgedkey0000000' FROM audit_checkpoints WHERE seq = $1`, head.Seq).Scan(&forged))
+	if !forged {
+		t.Skip("the console signed the head first; the forgery did not take its seq")
+	}
+
+	page := b.Do(t, auditor, http.MethodGet, "/audit", nil, nil)
+	require.Equal(t, http.StatusOK, page.Status)
+	shown := strings.TrimSpace(page.Doc(t).Find(`[data-testid="audit-checkpoint"]`).Text())
+	assert.False(t, strings.Contains(shown, "forgedkey0000000") || strings.Contains(shown, "2999"),
+		"the audit page presents a checkpoint whose signature does not verify as the last signed one: %q", shown)
+}
