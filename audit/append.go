@@ -144,10 +144,30 @@ func Append(ctx context.Context, tx pgx.Tx, e Event) (entry Entry, err error) {
 	return entry, nil
 }
 
+// RecordTimeout bounds the write of a row in a transaction of its own
+// (AppendFunc, AppendBatchFunc), which its caller's cancellation does not
+// stop (Detached).
+const RecordTimeout = 10 * time.Second
+
+// Detached returns ctx for recording what has already happened: its values
+// without its cancellation or deadline, bounded by RecordTimeout instead.
+// A refused attempt happened whether or not the client waits for the
+// answer: a request whose client hangs up (net/http then cancels its
+// context) must still leave its rows, or whoever tries what they may not do
+// could drop the connection at once and leave no trace. The reads such a
+// row needs (the session that names the person, what the attempt named)
+// use it too.
+func Detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
+}
+
 // AppendFunc appends e in a transaction of its own on db, for events that
-// change nothing else (a login, a denied attempt). It returns what Append
-// returns.
+// change nothing else (a login, a denied attempt). The write does not
+// depend on ctx staying alive (Detached): the event already happened. It
+// returns what Append returns.
 func AppendFunc(ctx context.Context, db Beginner, e Event) (Entry, error) {
+	ctx, cancel := Detached(ctx)
+	defer cancel()
 	var entry Entry
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		var err error

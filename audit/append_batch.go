@@ -105,9 +105,12 @@ func AppendBatch(ctx context.Context, tx pgx.Tx, events []Event) ([]Entry, error
 }
 
 // AppendBatchFunc appends events in a transaction of their own on db, for
-// events that change nothing else (denied attempts). It returns what
+// events that change nothing else (denied attempts). The write does not
+// depend on ctx staying alive (Detached), as AppendFunc's. It returns what
 // AppendBatch returns.
 func AppendBatchFunc(ctx context.Context, db Beginner, events []Event) ([]Entry, error) {
+	ctx, cancel := Detached(ctx)
+	defer cancel()
 	var entries []Entry
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		var err error

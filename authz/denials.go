@@ -130,7 +130,8 @@ func ClientText(s string, n int) string {
 // them like any other, their reason saying so, but no more often than this:
 // a burst of crossSiteBurst, then one every crossSiteEvery. A page can send
 // a person's browser to such links as often as it likes; the audit log is
-// permanent and hash-chained. Denials the browser says the console's own
+// permanent and hash-chained. The refusals of a signed-in person who holds
+// no role (every page is refused to them) share the same allowance. Denials the browser says the console's own
 // pages started (or that come without fetch metadata) are not limited.
 const (
 	crossSiteBurst = 10
@@ -146,7 +147,7 @@ const (
 )
 
 // CrossSiteDenials limits, per person, the denial rows of requests another
-// site started. The zero value is not usable: see NewCrossSiteDenials.
+// site started, and of people who hold no role. The zero value is not usable: see NewCrossSiteDenials.
 type CrossSiteDenials struct {
 	mu       sync.Mutex
 	people   map[string]*crossSitePerson
@@ -315,7 +316,7 @@ func (d *CrossSiteDenials) Allow(person string, now time.Time) (ok bool, unwritt
 // and logs the first of a run.
 func (d *CrossSiteDenials) refuse(person string, p *crossSitePerson) {
 	if p.unwritten == 0 {
-		d.log.Warn("denials started by another site: over the limit, not audited until the next one is",
+		d.log.Warn("limited denials (started by another site, or of a person without a role): over the limit, not audited until the next one is",
 			"person", person)
 	}
 	p.unwritten++

@@ -100,8 +100,17 @@ const selectSessionAndUser = `SELECT s.data, s.expiry, u.id, u.identity, u.refre
 FROM sessions s LEFT JOIN user_sessions u ON u.id = s.user_session
 WHERE s.token = $1 AND current_timestamp < s.expiry`
 
-// FindCtx implements scs.CtxStore.
+// sessionReadTimeout bounds the read of a request's session.
+const sessionReadTimeout = 10 * time.Second
+
+// FindCtx implements scs.CtxStore. The session is read whether or not the
+// client still waits (its request's cancellation does not stop the read,
+// sessionReadTimeout does): a refused attempt is audited under the person
+// the session names, also when the client hung up as soon as it had sent
+// the request.
 func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sessionReadTimeout)
+	defer cancel()
 	var (
 		data, identity         []byte
 		expiry                 time.Time
@@ -110,7 +119,7 @@ func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 		ended                  *bool
 		accessVersion          int64
 	)
-	err := s.pool.QueryRow(ctx, selectSessionAndUser, token).Scan(&data, &expiry, &uid, &identity, &refreshToken, &refreshedAt, &expiresAt, &ended, &accessVersion)
+	err := s.pool.QueryRow(rctx, selectSessionAndUser, token).Scan(&data, &expiry, &uid, &identity, &refreshToken, &refreshedAt, &expiresAt, &ended, &accessVersion)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}

@@ -162,7 +162,7 @@ func (s *Server) auditExportFailed(ctx context.Context, events []audit.Event, er
 		e.Outcome, e.Reason = audit.OutcomeError, e.Reason+"; failed: "+quarantine.ErrorMessage(err)
 		failed[i] = e
 	}
-	if _, aerr := audit.AppendBatchFunc(context.WithoutCancel(ctx), s.deps.Pool, failed); aerr != nil {
+	if _, aerr := audit.AppendBatchFunc(ctx, s.deps.Pool, failed); aerr != nil {
 		s.deps.Log.Error("audit failed export", "err", aerr, "export_err", err)
 	}
 }

@@ -65,6 +65,12 @@ func crossSitePerson(a quarantine.Actor) string { return a.Issuer + " " + a.Subj
 // refresh refused: Login tells the memory; "sign out everywhere":
 // sessionRevoke does), or when a read finds it signs nobody in.
 func (s *Server) crossOriginDenied(w http.ResponseWriter, r *http.Request) {
+	// The attempt is recorded whether or not the client waits for the
+	// answer: the reads of what it names and its rows are not the client's
+	// to cancel.
+	ctx, cancel := audit.Detached(r.Context())
+	defer cancel()
+	r = r.WithContext(ctx)
 	reqID := w.Header().Get(echo.HeaderXRequestID)
 	reason := "cross-origin request (Origin " + r.Header.Get("Origin") + ", Sec-Fetch-Site " + r.Header.Get("Sec-Fetch-Site") + ")"
 	read := time.Now() // before the read: what it found may have ended since

@@ -54,7 +54,8 @@ func securityHeaders(next http.Handler, formTargets string, secure bool) http.Ha
 // when the browser says it was not started from the console's own pages
 // (fetchmeta.go), lets public routes through, sends people who are not
 // signed in to the sign-in (signInFirst), shows the "no access" page to
-// people without any role, answers 403 (audited as denied) when the
+// people without any role (refuseRoleless, audited as denied), answers
+// 403 (audited as denied) when the
 // route's permission is not held in any tenant, reads the form
 // (readForm), and applies the route's tenancy (locate). The policy it
 // checks is at least as new as the database's (Access.Fresh).
@@ -84,7 +85,7 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 				return err
 			}
 			if len(s.deps.Access.Roles(u)) == 0 {
-				return s.render(c, http.StatusForbidden, s.noAccessPage(c))
+				return s.refuseRoleless(c, r)
 			}
 			if r.Access == AccessPerm && !PermittedSomewhere(s.deps.Access, u, r.Perm) {
 				return s.denyRoute(c, r, r.Perm.Object+":"+r.Perm.Action)
@@ -119,16 +120,45 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 // nothing, one row outside any tenant, whose object is the route and whose
 // reason names the path as requested.
 func (s *Server) denyRoute(c echo.Context, r Route, need string) error {
-	why := "needs " + need + " for route " + r.Method + " " + r.Path
+	s.auditRouteDenied(c, r, "needs "+need+" for route "+r.Method+" "+r.Path)
+	return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", deniedText("", need))
+}
+
+// refuseRoleless answers a signed-in person who holds no role at all (in
+// no group the console binds, or whose bindings an admin removed: roles
+// are computed on every request, a session lives on) with the "no access"
+// page, whatever route they ask for. The refusal is theirs and audited as
+// denyRoute's is (what was tried, "holds no role"), under the per-person
+// limit of appendDenied: a person without a role cannot do anything else,
+// and each page they open is refused.
+func (s *Server) refuseRoleless(c echo.Context, r Route) error {
+	need := "a role"
+	if r.Access == AccessPerm {
+		need = r.Perm.Object + ":" + r.Perm.Action
+	}
+	s.auditRouteDenied(c, r, "holds no role; needs "+need+" for route "+r.Method+" "+r.Path)
+	return s.render(c, http.StatusForbidden, s.noAccessPage(c))
+}
+
+// auditRouteDenied writes the denied rows of a request of route r refused
+// before its locator applied r's tenancy (why): what the request names
+// (tried), or one row outside any tenant, whose object is the route and
+// whose reason names the path as requested. Its reads and writes do not
+// depend on the client waiting for the answer (audit.Detached): the
+// attempt is recorded whether or not it hung up.
+func (s *Server) auditRouteDenied(c echo.Context, r Route, why string) {
+	req := c.Request()
+	ctx, cancel := audit.Detached(req.Context())
+	defer func() { cancel(); c.SetRequest(req) }()
+	c.SetRequest(req.WithContext(ctx))
 	if events := s.tried(c, r, "authz.denied", why); len(events) > 0 {
 		s.appendDenied(c, events...)
-	} else {
-		if path := c.Request().URL.Path; path != r.Path {
-			why += " (requested as " + path + ")"
-		}
-		s.auditDenied(c, "", "authz.denied", why)
+		return
 	}
-	return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", deniedText("", need))
+	if path := c.Request().URL.Path; path != r.Path {
+		why += " (requested as " + path + ")"
+	}
+	s.auditDenied(c, "", "authz.denied", why)
 }
 
 // deny records a refused attempt in the audit log and answers 403.
@@ -193,24 +223,31 @@ func (s *Server) auditDenied(c echo.Context, tenant, action, reason string) {
 	s.appendDenied(c, e)
 }
 
-// appendDenied writes the denial rows of one refusal, events, together.
-// When the browser says another site started the request (crossSite), the
-// person may only have followed a link: the reason says so, and such
-// refusals are limited per person (authz.CrossSiteDenials); one over the
-// limit is not written, and the next that is counts it. The answer is the
-// same either way. A client that only claims to come from another site
-// (curl sets any header) is still audited, under the same limit.
+// appendDenied writes the denial rows of one refusal, events, together,
+// whether or not the client still waits (audit.AppendBatchFunc does not
+// stop when the request's context ends). Two kinds of refusal are limited
+// per person (authz.CrossSiteDenials, one allowance for both): when the
+// browser says another site started the request (crossSite), the person
+// may only have followed a link, and the reason says so; a person who
+// holds no role is refused every page, and a browser left open on one
+// must not grow the permanent log without end. One over the limit is not
+// written, and the next that is counts it. The answer is the same either
+// way. A client that only claims to come from another site (curl sets any
+// header) is still audited, under the same limit.
 func (s *Server) appendDenied(c echo.Context, events ...audit.Event) {
 	if len(events) == 0 {
 		return
 	}
-	if site := c.Request().Header.Get("Sec-Fetch-Site"); crossSite(c.Request()) {
+	site, cross := c.Request().Header.Get("Sec-Fetch-Site"), crossSite(c.Request())
+	if cross || len(s.deps.Access.Roles(userOf(c))) == 0 {
 		ok, unwritten := s.crossSiteDenials.Allow(crossSitePerson(events[0].Actor), time.Now())
 		if !ok {
 			return
 		}
 		for i := range events {
-			events[i].Reason += "; started by another site: the browser's Sec-Fetch-Site said " + authz.ClientText(site, 32)
+			if cross {
+				events[i].Reason += "; started by another site: the browser's Sec-Fetch-Site said " + authz.ClientText(site, 32)
+			}
 		}
 		noteUnwritten(events, unwritten)
 	}
@@ -231,14 +268,16 @@ func (s *Server) event(c echo.Context, action string, outcome audit.Outcome) aud
 	}
 }
 
-// noteUnwritten adds to the rows of one refusal another site started,
-// events, how many such refusals the per-person limit left unwritten
-// since the last row written (authz.CrossSiteDenials.Allow), if any.
+// noteUnwritten adds to the rows of one limited refusal (another site
+// started it, or the person holds no role), events, how many such
+// refusals of the person the per-person limit left unwritten since the
+// last row written (authz.CrossSiteDenials.Allow), if any.
 func noteUnwritten(events []audit.Event, unwritten int64) {
 	if unwritten <= 0 {
 		return
 	}
 	for i := range events {
-		events[i].Reason += fmt.Sprintf("; %d more started by another site since the last such row were not written", unwritten)
+		events[i].Reason += fmt.Sprintf("; %d more refusals of this person over the limit (started by another site, or without a role) "+
+			"since the last such row were not written", unwritten)
 	}
 }
