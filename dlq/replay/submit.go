@@ -506,9 +506,13 @@ const selectLeftOutItems = `SELECT ` + itemColumns + ` FROM replay_items i WHERE
 
 // auditLeftOut appends, after the request's row e, one row per item the
 // request leaves out, so that the log explains every item the request's
-// page lists: "replay.item.skipped" for one already replayed,
-// "replay.item.blocked" for one the rules refuse, as the worker names the
-// same outcomes of a job, with the rule's reason.
+// page lists: "replay.item.skipped" for one already replayed (outcome ok:
+// nothing was refused, there is nothing left to do), "replay.item.blocked"
+// for one the rules refuse (outcome denied: the policy refused it, which
+// is what denied means, so the Outcome filter finds every refusal of an
+// item), as the worker names the same outcomes of a job, with the rule's
+// reason. (A worker's blocked job is an error: there it also stands for a
+// target that cannot take the message, or headers it cannot read.)
 func auditLeftOut(ctx context.Context, tx pgx.Tx, requestID int64, e audit.Event) error {
 	rows, err := tx.Query(ctx, selectLeftOutItems, requestID)
 	if err != nil {
@@ -523,12 +527,12 @@ func auditLeftOut(ctx context.Context, tx pgx.Tx, requestID int64, e audit.Event
 	}
 	events := make([]audit.Event, len(items))
 	for i, it := range items {
-		action := audit.ReplayItemPrefix + string(JobBlocked)
+		action, outcome := audit.ReplayItemPrefix+string(JobBlocked), audit.OutcomeDenied
 		if it.Verdict == VerdictDone {
-			action = audit.ReplayItemPrefix + string(JobSkipped)
+			action, outcome = audit.ReplayItemPrefix+string(JobSkipped), audit.OutcomeOK
 		}
 		events[i] = itemEvent(e, action, it, map[string]any{"request": requestID, "subject": it.Subject, "verdict": it.Verdict, "check": it.Check})
-		events[i].Reason = it.SkipReason
+		events[i].Reason, events[i].Outcome = it.SkipReason, outcome
 	}
 	_, err = audit.AppendBatch(ctx, tx, events)
 	return err
