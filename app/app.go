@@ -269,7 +269,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	a.Checkpoints = audit.NewCheckpointer(a.Jobs, cfg.AuditSigner, audit.CheckpointConfig{
 		Every: cfg.CheckpointEvery, Interval: cfg.CheckpointInterval,
 	}, log)
-	a.reg.MustRegister(audit.NewCheckpointCollector(a.Jobs, log))
+	a.reg.MustRegister(audit.NewCheckpointCollector(a.Jobs, audit.NewKeySet(cfg.AuditSigner.PublicKey()), log))
 	a.start.Step("reading permissions and the replay policy")
 	a.cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
 	if a.cfg.PublicURL == "" {

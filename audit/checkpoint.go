@@ -96,11 +96,13 @@ func scanCheckpoint(row pgx.CollectableRow) (Checkpoint, error) {
 	return c, err
 }
 
-// The newest checkpoint, for the auditor's page and the scheduler.
+// The newest checkpoint, whatever its signature.
 const selectLatestCheckpoint = `SELECT ` + checkpointColumns + ` FROM audit_checkpoints ORDER BY seq DESC LIMIT 1`
 
 // LatestCheckpoint returns the newest checkpoint, and false when there is
-// none yet.
+// none yet. Its signature is not checked: anyone with the runtime role's
+// credentials may insert a checkpoint; what is shown or relied on as the
+// last signed head is LatestVerifiedCheckpoint's.
 func LatestCheckpoint(ctx context.Context, db Querier) (Checkpoint, bool, error) {
 	rows, err := db.Query(ctx, selectLatestCheckpoint)
 	if err != nil {
@@ -114,6 +116,63 @@ func LatestCheckpoint(ctx context.Context, db Querier) (Checkpoint, bool, error)
 		return Checkpoint{}, false, fmt.Errorf("read latest audit checkpoint: %w", err)
 	}
 	return c, true, nil
+}
+
+// MaxCheckpointScan is how many of the newest checkpoints that name a
+// trusted key LatestVerifiedCheckpoint reads, at most, looking for one
+// that verifies.
+const MaxCheckpointScan = 1000
+
+const (
+	// The newest checkpoints naming a trusted key, newest first, by the
+	// primary key on seq. One naming another key can never verify, so it
+	// costs no signature check; one naming a trusted key is checked.
+	selectTrustedCheckpoints = `SELECT ` + checkpointColumns + ` FROM audit_checkpoints
+        WHERE key_id = ANY($1) ORDER BY seq DESC LIMIT $2`
+	// The checkpoints newer than the one that verifies (none of them does),
+	// and the newest of them.
+	selectNewerCheckpoints = `SELECT count(*), COALESCE(max(seq), 0) FROM audit_checkpoints WHERE seq > $1`
+)
+
+// VerifiedCheckpoint is what the log's checkpoints say about its signed
+// state: the newest one whose signature verifies with the keys trusted
+// (Checkpoint, when OK), and the checkpoints newer than it, which do not
+// (Unverified of them, the newest at seq NewestUnverified): each was
+// written by someone else than a console holding one of those keys, or
+// changed since, and `console audit verify` reports it.
+type VerifiedCheckpoint struct {
+	Checkpoint       Checkpoint
+	OK               bool
+	Unverified       int64
+	NewestUnverified int64
+}
+
+// LatestVerifiedCheckpoint returns the newest checkpoint whose signature
+// verifies with keys (found among the newest MaxCheckpointScan that name
+// one of them), and how many newer ones do not. It is the last signed
+// head for the auditor's page and the scheduler: a checkpoint anyone with
+// the runtime role's credentials inserted (a garbage signature, a date in
+// the future) is never taken for one.
+func LatestVerifiedCheckpoint(ctx context.Context, db Querier, keys *KeySet) (VerifiedCheckpoint, error) {
+	var out VerifiedCheckpoint
+	rows, err := db.Query(ctx, selectTrustedCheckpoints, keys.IDs(), MaxCheckpointScan)
+	if err != nil {
+		return out, fmt.Errorf("read audit checkpoints: %w", err)
+	}
+	cps, err := pgx.CollectRows(rows, scanCheckpoint)
+	if err != nil {
+		return out, fmt.Errorf("read audit checkpoints: %w", err)
+	}
+	for _, c := range cps {
+		if c.VerifySignature(keys) == nil {
+			out.Checkpoint, out.OK = c, true
+			break
+		}
+	}
+	if err := db.QueryRow(ctx, selectNewerCheckpoints, out.Checkpoint.Seq).Scan(&out.Unverified, &out.NewestUnverified); err != nil {
+		return out, fmt.Errorf("count unverified audit checkpoints: %w", err)
+	}
+	return out, nil
 }
 
 // Head returns the head of the chain (seq and hash, unsigned); seq 0 for an

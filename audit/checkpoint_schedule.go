@@ -75,21 +75,32 @@ func (c *Checkpointer) Run(ctx context.Context) {
 	}
 }
 
-// The head, the newest checkpoint and the clock, in one round trip.
-const selectCheckpointState = `
-SELECT COALESCE((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0),
-       COALESCE(cp.seq, 0), cp.at, clock_timestamp()
-FROM (VALUES (1)) AS one
-LEFT JOIN (SELECT seq, at FROM audit_checkpoints ORDER BY seq DESC LIMIT 1) AS cp ON true`
+// The head and the database's clock, which dates checkpoints (Record).
+const selectHeadAndClock = `SELECT COALESCE((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0), clock_timestamp()`
 
+// tick records a checkpoint when one is due, counting from the newest
+// checkpoint signed with this checkpointer's key (LatestVerifiedCheckpoint):
+// one anyone else inserted (the runtime role may insert checkpoints; the
+// database checks their seq, hash and date, not their signature) neither
+// counts as signed nor, dated ahead, puts the next one off.
 func (c *Checkpointer) tick(ctx context.Context) error {
 	var (
-		head, last int64
-		lastAt     *time.Time
-		now        time.Time
+		head int64
+		now  time.Time
 	)
-	if err := c.db.QueryRow(ctx, selectCheckpointState).Scan(&head, &last, &lastAt, &now); err != nil {
+	if err := c.db.QueryRow(ctx, selectHeadAndClock).Scan(&head, &now); err != nil {
 		return fmt.Errorf("read audit head: %w", err)
+	}
+	vc, err := LatestVerifiedCheckpoint(ctx, c.db, NewKeySet(c.signer.PublicKey()))
+	if err != nil {
+		return err
+	}
+	var (
+		last   int64
+		lastAt *time.Time
+	)
+	if vc.OK {
+		last, lastAt = vc.Checkpoint.Seq, &vc.Checkpoint.At
 	}
 	reason := checkpointDue(head, last, lastAt, now, c.cfg)
 	if reason == "" {
@@ -105,14 +116,16 @@ func (c *Checkpointer) tick(ctx context.Context) error {
 
 // checkpointDue returns why a checkpoint is due, or "" when none is: there
 // are unsigned entries and either cfg.Every of them, or the last checkpoint
-// (if any) is cfg.Interval old.
+// (if any) is cfg.Interval old, or dated after now (the database's clock
+// went back since: its age says nothing, and waiting for the clock to
+// catch up would leave entries unsigned for as long).
 func checkpointDue(head, last int64, lastAt *time.Time, now time.Time, cfg CheckpointConfig) string {
 	switch {
 	case head <= last:
 		return ""
 	case head-last >= cfg.Every:
 		return ReasonCount
-	case lastAt == nil || now.Sub(*lastAt) >= cfg.Interval:
+	case lastAt == nil || lastAt.After(now) || now.Sub(*lastAt) >= cfg.Interval:
 		return ReasonInterval
 	}
 	return ""

@@ -829,6 +829,7 @@ func filterText(f Filter) string {
 	add("object_id", f.ObjectID)
 	add("object", f.Object)
 	add("message_id", f.MessageID)
+	add("operation_id", f.OperationID)
 	add("outcome", string(f.Outcome))
 	if !f.From.IsZero() {
 		add("from", f.From.UTC().Format(timeLayout))

@@ -9,25 +9,34 @@ import (
 )
 
 // CheckpointCollector reports, at each scrape, how far the chain's head is
-// from its last signed checkpoint: a console that stopped signing (a key it
-// cannot read, database errors) shows as growing numbers.
+// from its last signed checkpoint (the newest whose signature verifies
+// with keys, LatestVerifiedCheckpoint): a console that stopped signing (a
+// key it cannot read, database errors) shows as growing numbers, and a
+// checkpoint someone else inserted neither hides them nor counts. Newer
+// checkpoints that do not verify are counted apart.
 type CheckpointCollector struct {
-	db       Querier
-	log      *slog.Logger
-	unsigned *prometheus.Desc
-	age      *prometheus.Desc
+	db         Querier
+	keys       *KeySet
+	log        *slog.Logger
+	unsigned   *prometheus.Desc
+	age        *prometheus.Desc
+	unverified *prometheus.Desc
 }
 
 // NewCheckpointCollector returns the collector of
-// quarantine_audit_unsigned_entries and
-// quarantine_audit_checkpoint_age_seconds.
-func NewCheckpointCollector(db Querier, log *slog.Logger) *CheckpointCollector {
+// quarantine_audit_unsigned_entries,
+// quarantine_audit_checkpoint_age_seconds and
+// quarantine_audit_unverified_checkpoints, counting from the newest
+// checkpoint that verifies with keys.
+func NewCheckpointCollector(db Querier, keys *KeySet, log *slog.Logger) *CheckpointCollector {
 	return &CheckpointCollector{
-		db: db, log: log,
+		db: db, keys: keys, log: log,
 		unsigned: prometheus.NewDesc("quarantine_audit_unsigned_entries",
 			"Audit entries after the last signed checkpoint.", nil, nil),
 		age: prometheus.NewDesc("quarantine_audit_checkpoint_age_seconds",
 			"Seconds since the last signed checkpoint (absent before the first).", nil, nil),
+		unverified: prometheus.NewDesc("quarantine_audit_unverified_checkpoints",
+			"Checkpoints newer than the last signed one whose signature does not verify with the console's key: not the console's (run console audit verify).", nil, nil),
 	}
 }
 
@@ -35,6 +44,7 @@ func NewCheckpointCollector(db Querier, log *slog.Logger) *CheckpointCollector {
 func (c *CheckpointCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.unsigned
 	ch <- c.age
+	ch <- c.unverified
 }
 
 // Collect implements prometheus.Collector. A database error is logged and
@@ -43,16 +53,21 @@ func (c *CheckpointCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var (
-		head, last int64
-		lastAt     *time.Time
-		now        time.Time
+		head int64
+		now  time.Time
 	)
-	if err := c.db.QueryRow(ctx, selectCheckpointState).Scan(&head, &last, &lastAt, &now); err != nil {
+	if err := c.db.QueryRow(ctx, selectHeadAndClock).Scan(&head, &now); err != nil {
 		c.log.Warn("audit checkpoint metric", "err", err)
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(c.unsigned, prometheus.GaugeValue, float64(head-last))
-	if lastAt != nil {
-		ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, now.Sub(*lastAt).Seconds())
+	vc, err := LatestVerifiedCheckpoint(ctx, c.db, c.keys)
+	if err != nil {
+		c.log.Warn("audit checkpoint metric", "err", err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.unsigned, prometheus.GaugeValue, float64(head-vc.Checkpoint.Seq))
+	ch <- prometheus.MustNewConstMetric(c.unverified, prometheus.GaugeValue, float64(vc.Unverified))
+	if vc.OK {
+		ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, now.Sub(vc.Checkpoint.At).Seconds())
 	}
 }

@@ -55,7 +55,12 @@ type Filter struct {
 	// an entry whose object id merely reads the same (dead letter #17 is
 	// not message "17", an export of "csv" is no message "csv").
 	MessageID string
-	Outcome   Outcome
+	// OperationID matches the entries whose operation id is this one (as
+	// a dead letter holds it, however long: compared as OperationKey),
+	// whatever message id they name: one operation may have been
+	// dead-lettered, and replayed, under several.
+	OperationID string
+	Outcome     Outcome
 	// Request is a replay request id (0: none): the entries of the request
 	// itself (object replay_request Request) and of its items, filed under
 	// their dead letters (RequestItems: the dead letter ids of its items,
@@ -137,7 +142,10 @@ const (
 	// The <> '' lets the partial message_id index serve it. Only the
 	// message_id column: every entry about a message (a dead letter) names
 	// it there, and an object id is an id of its own type.
-	condMessage    = `(message_id = @message_id AND message_id <> '')`
+	condMessage = `(message_id = @message_id AND message_id <> '')`
+	// The <> '' lets the partial operation_id index (migration 0054)
+	// serve it.
+	condOperation  = `(operation_id = @operation_id AND operation_id <> '')`
 	condAction     = `action = @action`
 	condActions    = `action = ANY(@actions)`
 	condTenant     = `tenant = @tenant`
@@ -234,6 +242,9 @@ func (f *Filter) where() (conds []string, args pgx.NamedArgs, visible bool) {
 		}
 		add(condRequest, "request", strconv.FormatInt(f.Request, 10))
 		args["request_items"] = items
+	}
+	if f.OperationID != "" {
+		add(condOperation, "operation_id", OperationKey(f.OperationID))
 	}
 	if f.Outcome != "" {
 		add(condOutcome, "outcome", string(f.Outcome))

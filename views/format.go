@@ -272,7 +272,7 @@ func auditAction(m AuditListModel) string { return orDefault(m.Action, PathAudit
 // auditFields are the filter parameters in form order, with their labels.
 var auditFields = []struct{ Name, Label string }{
 	{"actor", "Actor"}, {"action", "Action"}, {"tenant", "Tenant"}, {"outcome", "Outcome"},
-	{"object", "Object"}, {"message_id", "Message id"}, {"request", "Replay request"}, {"from", "From"}, {"to", "To"},
+	{"object", "Object"}, {"message_id", "Message id"}, {"operation_id", "Operation id"}, {"request", "Replay request"}, {"from", "From"}, {"to", "To"},
 	{"page", "Page"},
 }
 

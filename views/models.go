@@ -104,12 +104,13 @@ type Nav struct {
 // AuditFilter is the audit list filter as the user typed it. Each field is
 // the query parameter named in its comment.
 type AuditFilter struct {
-	Actor     string // actor
-	Action    string // action
-	Tenant    string // tenant
-	Object    string // object
-	MessageID string // message_id
-	Outcome   string // outcome
+	Actor       string // actor
+	Action      string // action
+	Tenant      string // tenant
+	Object      string // object
+	MessageID   string // message_id
+	OperationID string // operation_id
+	Outcome     string // outcome
 	// Request is a replay request id (request): its entries and its
 	// items'. The request page links it; the form keeps it hidden.
 	Request string
@@ -154,28 +155,38 @@ type AuditCheckpoint struct {
 	At     time.Time
 	Reason string
 	KeyID  string
+	// Verified is false when no checkpoint verifies with the console's
+	// keys: the fields above are then empty.
+	Verified bool
 	// Since is how many entries follow it, not yet signed.
 	Since int64
+	// Unverified checkpoints are newer than it and do not verify (the
+	// newest at seq NewestUnverified): not the console's.
+	Unverified       int64
+	NewestUnverified int64
 }
 
 // AuditRow is one line of the audit list.
 type AuditRow struct {
-	Seq        int64
-	At         time.Time
-	Actor      string
-	Tenant     string
-	Action     string
-	ObjectType string
-	ObjectID   string
-	MessageID  string
-	Outcome    string
-	Reason     string
+	Seq         int64
+	At          time.Time
+	Actor       string
+	Tenant      string
+	Action      string
+	ObjectType  string
+	ObjectID    string
+	MessageID   string
+	OperationID string
+	Outcome     string
+	Reason      string
 	// URL is the audit event page of this row; ObjectURL and MessageURL
 	// lead to the object (a dead letter, a replay request, an error group)
-	// and to the dead letters of the message id, when there is a page.
-	URL        string
-	ObjectURL  string
-	MessageURL string
+	// and to the dead letters of the message id, when there is a page;
+	// OperationURL to every entry of the operation id.
+	URL          string
+	ObjectURL    string
+	MessageURL   string
+	OperationURL string
 }
 
 // AuditEventModel is one audit event in full.
@@ -204,6 +215,8 @@ type AuditEventModel struct {
 	Hash     string
 	// ObjectURL links to the object; empty when there is no page for it.
 	ObjectURL string
+	// OperationURL lists every entry of the operation id; empty without one.
+	OperationURL string
 	// ListURL leads back to the audit list; "/audit" when empty.
 	ListURL string
 }

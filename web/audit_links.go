@@ -45,3 +45,16 @@ func messageURL(e audit.Entry) string {
 	}
 	return views.PathDeadLetters + pairsQuery("msg_id", e.MessageID, "tenant", e.Tenant)
 }
+
+// operationURL is the audit log's Operation id filter on an entry's
+// operation id, in the entry's tenant (an operation id is a tenant's:
+// the replay ledger keys it so), "" when it has none: every entry of the
+// operation, under whichever message ids it was dead-lettered and
+// replayed. The stored id (a long one's key, audit.OperationKey) finds
+// them as the whole id does.
+func operationURL(e audit.Entry) string {
+	if e.OperationID == "" || strings.ContainsAny(e.OperationID, "\n\r") {
+		return ""
+	}
+	return views.PathAudit + pairsQuery("operation_id", e.OperationID, "tenant", e.Tenant)
+}

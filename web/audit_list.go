@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,11 @@ type auditFilterForm struct {
 	Before, After string
 	Now           time.Time         // what relative times count from
 	text          map[string]string // text that cannot be stored, by field (formText)
+	// Unknown are the URL's parameters that are no filter's (sorted):
+	// the filter is refused with them, never applied without them, so a
+	// misspelt or unsupported one cannot widen the search (or an export)
+	// to the whole log without a word.
+	Unknown []string
 }
 
 // auditFilterParams are the query parameters of the audit filter, each
@@ -28,22 +34,26 @@ type auditFilterForm struct {
 // dropped (typed text) or kept (a choice or a time, checked as it came):
 // the one list readAuditFilter reads and an export's audit row names
 // (exportFilterText).
-var auditFilterParams = []struct {
-	name  string
-	field func(*auditFilterForm) *string
-	typed bool
-}{
+var auditFilterParams = []auditFilterParam{
 	{"actor", func(f *auditFilterForm) *string { return &f.Actor }, true},
 	{"action", func(f *auditFilterForm) *string { return &f.Action }, true},
 	{"tenant", func(f *auditFilterForm) *string { return &f.Tenant }, true},
 	{"object", func(f *auditFilterForm) *string { return &f.Object }, true},
 	{"message_id", func(f *auditFilterForm) *string { return &f.MessageID }, true},
+	{"operation_id", func(f *auditFilterForm) *string { return &f.OperationID }, true},
 	{"outcome", func(f *auditFilterForm) *string { return &f.Outcome }, false},
 	{"request", func(f *auditFilterForm) *string { return &f.Request }, true},
 	{"from", func(f *auditFilterForm) *string { return &f.From }, false},
 	{"to", func(f *auditFilterForm) *string { return &f.To }, false},
 	{"before", func(f *auditFilterForm) *string { return &f.Before }, false},
 	{"after", func(f *auditFilterForm) *string { return &f.After }, false},
+}
+
+// auditFilterParam is a query parameter of the audit filter.
+type auditFilterParam struct {
+	name  string
+	field func(*auditFilterForm) *string
+	typed bool
 }
 
 // startsAuditExport says what an export as format starts, for the button
@@ -67,7 +77,8 @@ func startsAuditExport(format string) func(echo.Context) string {
 	}
 }
 
-// readAuditFilter reads the filter's parameters (auditFilterParams) from q.
+// readAuditFilter reads the filter's parameters (auditFilterParams) from q,
+// and notes the names of any others (a page's own poll mark aside).
 func readAuditFilter(q url.Values) auditFilterForm {
 	f := auditFilterForm{Now: time.Now()}
 	t := readText(q)
@@ -79,7 +90,31 @@ func readAuditFilter(q url.Values) auditFilterForm {
 		*p.field(&f) = v
 	}
 	f.text = t.Errors()
+	for name := range q {
+		if name != authz.PollParam && !slices.ContainsFunc(auditFilterParams, func(p auditFilterParam) bool { return p.name == name }) {
+			f.Unknown = append(f.Unknown, name)
+		}
+	}
+	slices.Sort(f.Unknown)
 	return f
+}
+
+// unknownFilterText says that the audit log has no filter of the names
+// (unknown), each bounded and shown as printable ASCII, and which it has.
+func unknownFilterText(unknown []string) string {
+	names := make([]string, 0, len(unknown))
+	for _, n := range unknown[:min(len(unknown), 5)] {
+		names = append(names, strconv.Quote(authz.ClientText(n, 32)))
+	}
+	if len(unknown) > 5 {
+		names = append(names, "…")
+	}
+	known := make([]string, 0, len(auditFilterParams))
+	for _, p := range auditFilterParams {
+		known = append(known, p.name)
+	}
+	return "The audit log has no filter " + strings.Join(names, ", ") + "; it filters by " + strings.Join(known, ", ") +
+		". Nothing was searched: without it, the search would cover more than was asked."
 }
 
 // Validate turns the form into an audit.Filter, with a message per bad field.
@@ -87,7 +122,10 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 	errs := map[string]string{}
 	out := audit.Filter{
 		Actor: f.Actor, Action: f.Action, Tenant: f.Tenant, Object: f.Object, MessageID: f.MessageID,
-		Outcome: audit.Outcome(f.Outcome),
+		OperationID: f.OperationID, Outcome: audit.Outcome(f.Outcome),
+	}
+	if len(f.Unknown) > 0 {
+		errs[""] = unknownFilterText(f.Unknown)
 	}
 	// "replay.*" is every action of a family.
 	if family, ok := strings.CutSuffix(f.Action, ".*"); ok {
@@ -160,7 +198,7 @@ func (s *Server) auditList(c echo.Context) error {
 		m.Tenants = scope
 	}
 	var err error
-	if m.Checkpoint, err = latestCheckpoint(ctx, s.deps.Pool); err != nil {
+	if m.Checkpoint, err = latestCheckpoint(ctx, s.deps.Pool, s.deps.AuditKeys); err != nil {
 		return err
 	}
 	status := http.StatusOK
@@ -188,7 +226,7 @@ func (s *Server) auditList(c echo.Context) error {
 		if pg.HasPrev {
 			m.PrevURL = pageURL("/audit", q, "after", pg.PrevAfter)
 		}
-		exportQ := withoutPaging(q)
+		exportQ := withInstants(withoutPaging(q), f)
 		m.ExportCSVURL = "/audit/export.csv" + encodeQuery(exportQ)
 		m.ExportJSONLURL = "/audit/export.jsonl" + encodeQuery(exportQ)
 	}
@@ -207,19 +245,26 @@ func (s *Server) requestItems(ctx context.Context, f *audit.Filter) error {
 	return err
 }
 
-// latestCheckpoint is the newest signed head and how many entries follow
-// it; nil when nothing was signed yet.
-func latestCheckpoint(ctx context.Context, db audit.Querier) (*views.AuditCheckpoint, error) {
-	cp, ok, err := audit.LatestCheckpoint(ctx, db)
-	if err != nil || !ok {
+// latestCheckpoint is the newest head signed with one of keys (the keys
+// "Verify chain" trusts) and how many entries follow it, with the newer
+// checkpoints that do not verify, if any; nil when there is no checkpoint
+// at all. A checkpoint anyone with the runtime role's credentials inserted
+// is never shown as signed (audit.LatestVerifiedCheckpoint).
+func latestCheckpoint(ctx context.Context, db audit.Querier, keys *audit.KeySet) (*views.AuditCheckpoint, error) {
+	vc, err := audit.LatestVerifiedCheckpoint(ctx, db, keys)
+	if err != nil || (!vc.OK && vc.Unverified == 0) {
 		return nil, err
 	}
 	head, err := audit.Head(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	return &views.AuditCheckpoint{Seq: cp.Seq, Hash: cp.HashHex(), At: cp.At, Reason: cp.Reason, KeyID: cp.KeyID,
-		Since: head.Seq - cp.Seq}, nil
+	cp := vc.Checkpoint
+	out := &views.AuditCheckpoint{Verified: vc.OK, Since: head.Seq - cp.Seq, Unverified: vc.Unverified, NewestUnverified: vc.NewestUnverified}
+	if vc.OK {
+		out.Seq, out.Hash, out.At, out.Reason, out.KeyID = cp.Seq, cp.HashHex(), cp.At, cp.Reason, cp.KeyID
+	}
+	return out, nil
 }
 
 // auditActionChoices are the action filter's choices: every action the
@@ -239,8 +284,8 @@ func auditRow(e audit.Entry) views.AuditRow {
 	}
 	return views.AuditRow{
 		Seq: e.Seq, At: e.At, Actor: actor, Tenant: e.Tenant, Action: e.Action, ObjectType: e.ObjectType,
-		ObjectID: e.ObjectID, MessageID: e.MessageID, Outcome: string(e.Outcome), Reason: e.Reason,
-		URL: "/audit/" + strconv.FormatInt(e.Seq, 10), ObjectURL: objectURL(e), MessageURL: messageURL(e),
+		ObjectID: e.ObjectID, MessageID: e.MessageID, OperationID: e.OperationID, Outcome: string(e.Outcome), Reason: e.Reason,
+		URL: "/audit/" + strconv.FormatInt(e.Seq, 10), ObjectURL: objectURL(e), MessageURL: messageURL(e), OperationURL: operationURL(e),
 	}
 }
 
@@ -254,6 +299,21 @@ func emailLabel(email string, verified bool) string {
 		return email
 	}
 	return email + " (unverified)"
+}
+
+// withInstants is q with its time bounds as the instants f resolved them
+// to (RFC 3339, to the nanosecond): a relative time ("now-1h", the "Last
+// 1 h" preset) is read again whenever a link carrying it is followed, so
+// an export link that kept it would export another window than the page
+// showed. The page's own address keeps it relative (a shared link means
+// "the last hour" whenever it is opened).
+func withInstants(q url.Values, f audit.Filter) url.Values {
+	for name, t := range map[string]time.Time{"from": f.From, "to": f.To} {
+		if !t.IsZero() {
+			q.Set(name, t.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	return q
 }
 
 func withoutPaging(q url.Values) url.Values {
