@@ -111,7 +111,9 @@ func unknownFilterText(unknown []string) string {
 	}
 	known := make([]string, 0, len(auditFilterParams))
 	for _, p := range auditFilterParams {
-		known = append(known, p.name)
+		if p.name != "before" && p.name != "after" { // the pager's
+			known = append(known, p.name)
+		}
 	}
 	return "The audit log has no filter " + strings.Join(names, ", ") + "; it filters by " + strings.Join(known, ", ") +
 		". Nothing was searched: without it, the search would cover more than was asked."
