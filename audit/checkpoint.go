@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -120,15 +121,20 @@ func LatestCheckpoint(ctx context.Context, db Querier) (Checkpoint, bool, error)
 
 // MaxCheckpointScan is how many of the newest checkpoints that name a
 // trusted key LatestVerifiedCheckpoint reads, at most, looking for one
-// that verifies.
-const MaxCheckpointScan = 1000
+// that verifies; it reads them checkpointScanBatch at a time, so the
+// usual case (the newest verifies) reads one batch.
+const (
+	MaxCheckpointScan   = 1000
+	checkpointScanBatch = 10
+)
 
 const (
-	// The newest checkpoints naming a trusted key, newest first, by the
-	// primary key on seq. One naming another key can never verify, so it
-	// costs no signature check; one naming a trusted key is checked.
+	// The newest checkpoints naming a trusted key below seq $2, newest
+	// first, by the primary key on seq. One naming another key can never
+	// verify, so it costs no signature check; one naming a trusted key is
+	// checked.
 	selectTrustedCheckpoints = `SELECT ` + checkpointColumns + ` FROM audit_checkpoints
-        WHERE key_id = ANY($1) ORDER BY seq DESC LIMIT $2`
+        WHERE key_id = ANY($1) AND seq < $2 ORDER BY seq DESC LIMIT $3`
 	// The checkpoints newer than the one that verifies (none of them does),
 	// and the newest of them.
 	selectNewerCheckpoints = `SELECT count(*), COALESCE(max(seq), 0) FROM audit_checkpoints WHERE seq > $1`
@@ -155,17 +161,25 @@ type VerifiedCheckpoint struct {
 // the future) is never taken for one.
 func LatestVerifiedCheckpoint(ctx context.Context, db Querier, keys *KeySet) (VerifiedCheckpoint, error) {
 	var out VerifiedCheckpoint
-	rows, err := db.Query(ctx, selectTrustedCheckpoints, keys.IDs(), MaxCheckpointScan)
-	if err != nil {
-		return out, fmt.Errorf("read audit checkpoints: %w", err)
-	}
-	cps, err := pgx.CollectRows(rows, scanCheckpoint)
-	if err != nil {
-		return out, fmt.Errorf("read audit checkpoints: %w", err)
-	}
-	for _, c := range cps {
-		if c.VerifySignature(keys) == nil {
-			out.Checkpoint, out.OK = c, true
+	below := int64(math.MaxInt64)
+scan:
+	for read := 0; read < MaxCheckpointScan; read += checkpointScanBatch {
+		rows, err := db.Query(ctx, selectTrustedCheckpoints, keys.IDs(), below, checkpointScanBatch)
+		if err != nil {
+			return out, fmt.Errorf("read audit checkpoints: %w", err)
+		}
+		cps, err := pgx.CollectRows(rows, scanCheckpoint)
+		if err != nil {
+			return out, fmt.Errorf("read audit checkpoints: %w", err)
+		}
+		for _, c := range cps {
+			if c.VerifySignature(keys) == nil {
+				out.Checkpoint, out.OK = c, true
+				break scan
+			}
+			below = c.Seq
+		}
+		if len(cps) < checkpointScanBatch {
 			break
 		}
 	}

@@ -34,8 +34,9 @@ func TestFixAudit12FutureCheckpointRefused(t *testing.T) {
 
 // TestFixAudit12LatestVerifiedCheckpointSkipsForgeries: the last signed
 // head is the newest checkpoint whose signature verifies; newer ones that
-// do not (one naming the console's key id with a garbage signature, one
-// naming a key of nobody's) are counted apart, as is the metric's.
+// do not (a dozen naming the console's key id with a garbage signature,
+// more than one batch of the scan, and one naming a key of nobody's) are
+// counted apart, as is the metric's.
 func TestFixAudit12LatestVerifiedCheckpointSkipsForgeries(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -50,8 +51,17 @@ func TestFixAudit12LatestVerifiedCheckpointSkipsForgeries(t *testing.T) {
 	appendAll(t, b, event("one"))
 	signed, err := audit.Record(b.ctx, b.db.Pool, signer, audit.ReasonOnDemand)
 	require.NoError(t, err)
-	entries := appendAll(t, b, event("two"), event("three"), event("four"))
-	for i, keyID := range []string{signer.KeyID(), "nobodys"} {
+	const forgeries = 13
+	var events []audit.Event
+	for range forgeries + 1 {
+		events = append(events, event("more"))
+	}
+	entries := appendAll(t, b, events...)
+	for i := range forgeries {
+		keyID := signer.KeyID()
+		if i == forgeries-1 {
+			keyID = "nobodys"
+		}
 		e := entries[i]
 		_, err := b.db.Pool.Exec(b.ctx, `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
             VALUES ($1, $2, now(), 'interval', $3, sha256('p'), sha512('s'))`, e.Seq, e.Hash, keyID)
@@ -62,8 +72,8 @@ func TestFixAudit12LatestVerifiedCheckpointSkipsForgeries(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, vc.OK)
 	assert.Equal(t, signed.Seq, vc.Checkpoint.Seq, "the console's own checkpoint, not a newer forgery")
-	assert.EqualValues(t, 2, vc.Unverified)
-	assert.Equal(t, entries[1].Seq, vc.NewestUnverified)
+	assert.EqualValues(t, forgeries, vc.Unverified)
+	assert.Equal(t, entries[forgeries-1].Seq, vc.NewestUnverified)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(audit.NewCheckpointCollector(b.db.Pool, keys, slog.New(slog.NewTextHandler(io.Discard, nil))))
@@ -73,7 +83,7 @@ func TestFixAudit12LatestVerifiedCheckpointSkipsForgeries(t *testing.T) {
 	for _, mf := range mfs {
 		got[mf.GetName()] = mf.GetMetric()[0].GetGauge().GetValue()
 	}
-	assert.EqualValues(t, entries[2].Seq-signed.Seq, got["quarantine_audit_unsigned_entries"], "counted from the checkpoint that verifies")
-	assert.EqualValues(t, 2, got["quarantine_audit_unverified_checkpoints"])
+	assert.EqualValues(t, entries[forgeries].Seq-signed.Seq, got["quarantine_audit_unsigned_entries"], "counted from the checkpoint that verifies")
+	assert.EqualValues(t, forgeries, got["quarantine_audit_unverified_checkpoints"])
 	assert.Contains(t, got, "quarantine_audit_checkpoint_age_seconds")
 }

@@ -160,7 +160,7 @@ func TestHiddenCharactersReadAsMarkers(t *testing.T) {
 		rows := d.Find(`[data-testid="audit-row"]`)
 		require.Positive(t, rows.Length(), "the replay's item events name the message id")
 		rows.Each(func(_ int, r *goquery.Selection) {
-			assert.Equal(t, "mail-<U+202E>77-<U+2066>x", r.Find(`td[data-label="Message"]`).Text())
+			assert.Equal(t, "mail-<U+202E>77-<U+2066>x", r.Find(`td[data-label="Message"] [data-testid="audit-message"]`).Text())
 			assert.Equal(t, "acme<U+200B>", r.Find(`td[data-label="Tenant"]`).Text())
 		})
 		assert.Equal(t, "Reads as mail-<U+202E>77-<U+2066>xhidden characters", d.Find(`[data-testid="field-shown-message_id"]`).Text())
