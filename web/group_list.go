@@ -113,14 +113,20 @@ func (s *Server) groupList(c echo.Context) error {
 		status = views.StatusUnresolved
 	}
 	fps := make([]string, len(page.Groups))
+	var shown []string // the tenants the page's groups are in: what a replay of them looks through
 	for i, g := range page.Groups {
 		fps[i] = g.Fingerprint
+		for _, t := range g.Tenants {
+			if slices.Contains(tenants, t) && !slices.Contains(shown, t) {
+				shown = append(shown, t)
+			}
+		}
 	}
 	triage, err := s.deps.DeadLetters.GroupTriage(ctx, tenants, fps)
 	if err != nil {
 		return err
 	}
-	offers, err := s.groupOffers(c, tenants, fps)
+	offers, err := s.groupOffers(c, shown, fps)
 	if err != nil {
 		return err
 	}

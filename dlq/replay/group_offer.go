@@ -33,22 +33,27 @@ type GroupOffer struct {
 	Refused string
 }
 
-// The newest dead letters of each error group ($1) in tenants ($2) a replay
-// could take (ReplayableStatuses, $3), at most $4 per group, with the facts
-// JudgeItem needs (selectForJudge's) and their group. Down
-// dead_letters_group_time_idx, newest first; the status is checked on the
-// row.
+// The newest dead letters of each error group ($1) in each tenant ($2) a
+// replay could take (ReplayableStatuses, $3), at most $4 per group and
+// tenant, with the facts JudgeItem needs (selectForJudge's) and their group.
+// One tenant at a time: with the tenant equal, the scan walks
+// dead_letters_group_time_idx newest first and stops at $4 (the status is
+// checked on the row); with a list of tenants (tenant = ANY) PostgreSQL 15
+// reads, and sorts, every row of the group in them, hundreds of thousands
+// for a loud group kept 30 days.
 var selectGroupCandidates = factsSelect + judgeHeaders + factsRest + `, d.fingerprint
 FROM unnest($1::text[]) AS g(fingerprint)
+CROSS JOIN unnest($2::text[]) AS t(tenant)
 CROSS JOIN LATERAL (SELECT c.* FROM dead_letters c
-    WHERE c.tenant = ANY($2) AND c.fingerprint = g.fingerprint AND c.status = ANY($3)
+    WHERE c.tenant = t.tenant AND c.fingerprint = g.fingerprint AND c.status = ANY($3)
     ORDER BY c.dead_lettered_at DESC, c.id DESC LIMIT $4) d
 ` + fixJoin + `
 ` + headerFacts
 
 // GroupOffers judges, for each error group of fingerprints, its dead
-// letters in tenants that a new replay request could take (at most
-// GroupOfferLimit + 1 each, the newest): each as a draft would
+// letters in tenants that a new replay request could take (the newest
+// GroupOfferLimit + 1 of each group in each tenant, GroupOfferLimit of a
+// group judged): each as a draft would
 // (JudgeItem at draft), and whether the person may request its class
 // there (can). The groups page offers a group's replay on it, so that it
 // never offers a replay that selects nothing that can go.
