@@ -235,7 +235,8 @@ func auditEvents(s *session) []auditEventRow {
 	return eval[[]auditEventRow](s, "read the audit table", `[...document.querySelectorAll('[data-testid="audit-row"]')].map(r => {
 		const cell = l => r.querySelector('td[data-label="' + l + '"]');
 		const text = l => (cell(l) || {textContent: ""}).textContent.trim();
+		const message = r.querySelector('td[data-label="Message"] [data-testid="audit-message"]'); // the cell also shows the operation id
 		return {seq: r.dataset.seq, actor: text("Actor"), action: text("Action"), outcome: text("Outcome"),
-			message: text("Message"), reason: (cell("Reason") && cell("Reason").getAttribute("title")) || text("Reason")};
+			message: message ? message.textContent.trim() : "", reason: (cell("Reason") && cell("Reason").getAttribute("title")) || text("Reason")};
 	})`)
 }
