@@ -67,7 +67,7 @@ func TestRevWeb13MisspeltFilterWidensBulkActionToEverything(t *testing.T) {
 		doc := resp.Doc(t)
 		for _, id := range refunds {
 			n := strconv.FormatInt(id, 10)
-			offered := doc.Find(`input[name="id"][value="`+n+`"], a[href="/deadletters/`+n+`"]`).Length()
+			offered := doc.Find(`input[name="id"][value="` + n + `"], a[href="/deadletters/` + n + `"]`).Length()
 			assert.Zero(t, offered, "POST %s%s (%q) offers to act on refund dead letter %d, which the filter the person meant does not select",
 				path, q, doc.Find("h1").First().Text(), id)
 		}
