@@ -79,6 +79,9 @@ type DeadLetterCountModel struct {
 	CountCapped bool
 	// Failed says the filter was not valid: no count.
 	Failed bool
+	// Problems are what is wrong with the filter when Failed, shown as
+	// text.
+	Problems []string
 	// Fragment says it answers the list's request for its count: the
 	// "All matching" actions' count is swapped in too.
 	Fragment bool

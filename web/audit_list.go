@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,10 +21,8 @@ type auditFilterForm struct {
 	Before, After string
 	Now           time.Time         // what relative times count from
 	text          map[string]string // text that cannot be stored, by field (formText)
-	// Unknown are the URL's parameters that are no filter's (sorted):
-	// the filter is refused with them, never applied without them, so a
-	// misspelt or unsupported one cannot widen the search (or an export)
-	// to the whole log without a word.
+	// Unknown are the URL's parameters that are no filter's
+	// (unknownParams): the search (or an export) is refused with them.
 	Unknown []string
 }
 
@@ -78,45 +75,35 @@ func startsAuditExport(format string) func(echo.Context) string {
 }
 
 // readAuditFilter reads the filter's parameters (auditFilterParams) from q,
-// and notes the names of any others (a page's own poll mark aside).
+// and notes the names of any others (unknownParams).
 func readAuditFilter(q url.Values) auditFilterForm {
 	f := auditFilterForm{Now: time.Now()}
 	t := readText(q)
+	known := make([]string, 0, len(auditFilterParams))
 	for _, p := range auditFilterParams {
 		v := t.raw(p.name)
 		if p.typed {
 			v = strings.TrimSpace(v)
 		}
 		*p.field(&f) = v
+		known = append(known, p.name)
 	}
 	f.text = t.Errors()
-	for name := range q {
-		if name != authz.PollParam && !slices.ContainsFunc(auditFilterParams, func(p auditFilterParam) bool { return p.name == name }) {
-			f.Unknown = append(f.Unknown, name)
-		}
-	}
-	slices.Sort(f.Unknown)
+	f.Unknown = unknownParams(q, known)
 	return f
 }
 
-// unknownFilterText says that the audit log has no filter of the names
-// (unknown), each bounded and shown as printable ASCII, and which it has.
-func unknownFilterText(unknown []string) string {
-	names := make([]string, 0, len(unknown))
-	for _, n := range unknown[:min(len(unknown), 5)] {
-		names = append(names, strconv.Quote(authz.ClientText(n, 32)))
-	}
-	if len(unknown) > 5 {
-		names = append(names, "…")
-	}
+// auditUnknownFilterText says that the audit log has no filter of the
+// names (unknown), and which it has.
+func auditUnknownFilterText(unknown []string) string {
 	known := make([]string, 0, len(auditFilterParams))
 	for _, p := range auditFilterParams {
 		if p.name != "before" && p.name != "after" { // the pager's
 			known = append(known, p.name)
 		}
 	}
-	return "The audit log has no filter " + strings.Join(names, ", ") + "; it filters by " + strings.Join(known, ", ") +
-		". Nothing was searched: without it, the search would cover more than was asked."
+	return unknownFilterText("The audit log", unknown, known) +
+		" Nothing was searched: without it, the search would cover more than was asked."
 }
 
 // Validate turns the form into an audit.Filter, with a message per bad field.
@@ -127,7 +114,7 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 		OperationID: f.OperationID, Outcome: audit.Outcome(f.Outcome),
 	}
 	if len(f.Unknown) > 0 {
-		errs[""] = unknownFilterText(f.Unknown)
+		errs[""] = auditUnknownFilterText(f.Unknown)
 	}
 	// "replay.*" is every action of a family.
 	if family, ok := strings.CutSuffix(f.Action, ".*"); ok {

@@ -30,7 +30,7 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 	if err != nil {
 		return err
 	}
-	back := views.PathDeadLetters + encodeQuery(without(c.QueryParams(), "before", "after", "count"))
+	back := views.PathDeadLetters + encodeQuery(listFilter(c.QueryParams()))
 	scope := s.tenantsWith(ctx, u, authz.ObjDeadLetter, k.act)
 	left, err := s.filterLeftOut(c, f, scope, k.path)
 	if err != nil {

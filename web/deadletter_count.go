@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,11 +19,25 @@ func (s *Server) deadLetterCount(c echo.Context) error {
 	form := readDeadLetterFilter(c.QueryParams())
 	f, errs := form.Validate(tenants)
 	if errs != nil {
-		return s.render(c, http.StatusUnprocessableEntity, views.DeadLetterCount(views.DeadLetterCountModel{Failed: true}))
+		return s.render(c, http.StatusUnprocessableEntity, views.DeadLetterCount(views.DeadLetterCountModel{Failed: true, Problems: errorTexts(errs)}))
 	}
 	n, capped, err := s.deps.DeadLetters.CountDeadLetters(ctx, f)
 	if err != nil {
 		return err
 	}
 	return s.render(c, http.StatusOK, views.DeadLetterCount(views.DeadLetterCountModel{Count: n, CountCapped: capped, Fragment: true}))
+}
+
+// errorTexts are a filter's messages (Validate), each after the parameter
+// it is about ("from: …"; a message about the whole filter alone), sorted.
+func errorTexts(errs map[string]string) []string {
+	out := make([]string, 0, len(errs))
+	for field, msg := range errs {
+		if field != "" {
+			msg = field + ": " + msg
+		}
+		out = append(out, msg)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -21,18 +22,81 @@ type deadLetterFilterForm struct {
 	Before, After string
 	Now           time.Time         // what relative times count from
 	text          map[string]string // text that cannot be stored, by field (formText)
+	// Unknown are the URL's parameters that are neither a filter's nor
+	// the list page's own (unknownParams): the list, its count and every
+	// action by filter refuse them.
+	Unknown []string
+}
+
+// deadLetterFilterParams are the query parameters of the dead letter list's
+// filter, each with the field of the form it fills (surrounding spaces
+// dropped): the one list the list, its count and the actions by filter
+// read (readDeadLetterFilter, bulkFilter).
+var deadLetterFilterParams = []struct {
+	name  string
+	field func(*views.DeadLetterFilter) *string
+}{
+	{"q", func(f *views.DeadLetterFilter) *string { return &f.Q }},
+	{"tenant", func(f *views.DeadLetterFilter) *string { return &f.Tenant }},
+	{"type", func(f *views.DeadLetterFilter) *string { return &f.ItemType }},
+	{"class", func(f *views.DeadLetterFilter) *string { return &f.ErrorClass }},
+	{"status", func(f *views.DeadLetterFilter) *string { return &f.Status }},
+	{"subject", func(f *views.DeadLetterFilter) *string { return &f.Subject }},
+	{"from", func(f *views.DeadLetterFilter) *string { return &f.From }},
+	{"to", func(f *views.DeadLetterFilter) *string { return &f.To }},
+	{"group", func(f *views.DeadLetterFilter) *string { return &f.Group }},
+	{"msg_id", func(f *views.DeadLetterFilter) *string { return &f.MsgID }},
+	{"op_id", func(f *views.DeadLetterFilter) *string { return &f.OperationID }},
+	{"corr_id", func(f *views.DeadLetterFilter) *string { return &f.CorrelationID }},
+}
+
+// deadLetterPageParams are the list page's own parameters, which select
+// nothing: the pager's cursors and "count them" (a poll's mark aside,
+// unknownParams).
+var deadLetterPageParams = []string{"before", "after", "count"}
+
+// deadLetterFilterNames are the names of deadLetterFilterParams.
+func deadLetterFilterNames() []string {
+	out := make([]string, 0, len(deadLetterFilterParams))
+	for _, p := range deadLetterFilterParams {
+		out = append(out, p.name)
+	}
+	return out
 }
 
 func readDeadLetterFilter(q url.Values) deadLetterFilterForm {
 	t := readText(q)
-	get := t.get
-	f := deadLetterFilterForm{DeadLetterFilter: views.DeadLetterFilter{
-		Q: get("q"), Tenant: get("tenant"), ItemType: get("type"), ErrorClass: get("class"), Status: get("status"),
-		Subject: get("subject"), From: get("from"), To: get("to"), Group: get("group"),
-		MsgID: get("msg_id"), OperationID: get("op_id"), CorrelationID: get("corr_id"),
-	}, Before: t.raw("before"), After: t.raw("after"), Now: time.Now()}
+	f := deadLetterFilterForm{Before: t.raw("before"), After: t.raw("after"), Now: time.Now()}
+	for _, p := range deadLetterFilterParams {
+		*p.field(&f.DeadLetterFilter) = t.get(p.name)
+	}
 	f.text = t.Errors()
+	f.Unknown = unknownParams(q, append(deadLetterFilterNames(), deadLetterPageParams...))
 	return f
+}
+
+// Filtered says whether the form has a filter: a filter parameter with a
+// value.
+func (f deadLetterFilterForm) Filtered() bool {
+	for _, p := range deadLetterFilterParams {
+		if *p.field(&f.DeadLetterFilter) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// listFilter is q's filter (deadLetterFilterParams with a value), without
+// the page's own parameters: what a link to the list's first page, its
+// count, or an action by filter carries.
+func listFilter(q url.Values) url.Values {
+	out := url.Values{}
+	for _, p := range deadLetterFilterParams {
+		if v := q[p.name]; len(v) > 0 && strings.TrimSpace(v[0]) != "" {
+			out[p.name] = v
+		}
+	}
+	return out
 }
 
 // errorClasses are every class a dead letter can have.
@@ -78,6 +142,10 @@ func (f deadLetterFilterForm) Validate(tenants []string) (dlq.ListFilter, map[st
 	}
 	if f.Before != "" && f.After != "" {
 		errs["page"] = "The page link is broken; start from the first page."
+	}
+	if len(f.Unknown) > 0 {
+		errs[""] = unknownFilterText("The dead letter list", f.Unknown, deadLetterFilterNames()) +
+			" Nothing was selected: without it, the selection would cover more than was asked."
 	}
 	errs = addTextErrors(errs, f.text)
 	if len(errs) == 0 {
@@ -135,8 +203,7 @@ func (s *Server) deadLetterList(c echo.Context) error {
 		m.Counted = true
 	}
 	if !m.Counted {
-		filter := without(q, "before", "after", "count")
-		m.CountURL = views.PathDeadLetters + "/count" + encodeQuery(filter)
+		m.CountURL = views.PathDeadLetters + "/count" + encodeQuery(listFilter(q))
 		withCount := without(q, "count")
 		withCount.Set("count", "1")
 		m.CountNowURL = views.PathDeadLetters + encodeQuery(withCount)

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -35,7 +34,7 @@ func (s *Server) replayFilter(c echo.Context) error {
 			return err
 		}
 	}
-	back := views.PathDeadLetters + encodeQuery(without(c.QueryParams(), "before", "after", "count"))
+	back := views.PathDeadLetters + encodeQuery(listFilter(c.QueryParams()))
 	if len(ids) == 0 {
 		// As a close by filter does: back to the list, which shows what
 		// the filter selects now (an error group all dealt with since).
@@ -46,21 +45,18 @@ func (s *Server) replayFilter(c echo.Context) error {
 }
 
 // bulkFilter reads the list filter a bulk action by filter names in its
-// query string, over tenants; a bulk action needs a filter (everything is
-// selected explicitly or not at all), and a broken one is an invalid error
-// naming its fields.
+// query string, over tenants, as the list does (readDeadLetterFilter): a
+// broken one, or one with a parameter the list does not know, is an
+// invalid error naming its fields; and a bulk action needs a filter
+// (everything is selected explicitly or not at all).
 func bulkFilter(q url.Values, tenants []string) (dlq.ListFilter, error) {
-	if len(without(q, "before", "after", "count")) == 0 {
-		return dlq.ListFilter{}, quarantine.Errorf(quarantine.EINVALID, "Filter the list first; to act on everything, select it explicitly.")
-	}
-	f, errs := readDeadLetterFilter(q).Validate(tenants)
+	form := readDeadLetterFilter(q)
+	f, errs := form.Validate(tenants)
 	if errs != nil {
-		var msgs []string
-		for field, msg := range errs {
-			msgs = append(msgs, field+": "+msg)
-		}
-		sort.Strings(msgs)
-		return f, quarantine.Errorf(quarantine.EINVALID, "The filter is not valid: %s", strings.Join(msgs, "; "))
+		return f, quarantine.Errorf(quarantine.EINVALID, "The filter is not valid: %s", strings.Join(errorTexts(errs), "; "))
+	}
+	if !form.Filtered() {
+		return f, quarantine.Errorf(quarantine.EINVALID, "Filter the list first; to act on everything, select it explicitly.")
 	}
 	return f, nil
 }

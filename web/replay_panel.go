@@ -99,7 +99,7 @@ func (s *Server) bulkActions(c echo.Context, q url.Values, m views.DeadLetterLis
 	if !b.CanReplay && !b.CanDiscard && !b.CanResolve {
 		return nil
 	}
-	if filter := without(q, "before", "after", "count"); len(filter) > 0 && len(m.Rows) > 0 {
+	if filter := listFilter(q); len(filter) > 0 && len(m.Rows) > 0 {
 		b.FilterQuery = encodeQuery(filter)
 		if m.Counted {
 			b.Matching = views.CappedCount(m.Count, m.CountCapped)
