@@ -81,15 +81,18 @@ func (s *Server) replayStop(c echo.Context) error {
 // replayStopAll stops every replay of the tenant the form names that may
 // still publish or be approved, of the classes the person may stop there;
 // a tenant where they may stop nothing is refused (refuseNamed: 404, or 403
-// in a tenant of theirs; audited) before any request is read.
+// in a tenant of theirs; audited) before any request is read, and before
+// the rest of the form is judged (a mistake in the reason must not spare
+// a probe of another tenant its audit row).
 func (s *Server) replayStopAll(c echo.Context) error {
 	u := userOf(c)
 	form, err := readStopForm(c)
 	if err != nil {
 		return err
 	}
-	if len(form.text) > 0 {
-		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, form.text["tenant"], form.textError())
+	if msg := form.text["tenant"]; msg != "" {
+		// Not a tenant's name at all: nothing to judge it by.
+		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, msg, form.textError())
 	}
 	may := func(class replaypolicy.Class) bool {
 		return s.deps.Access.Can(u, form.Tenant, authz.ReplayObject(string(class)), authz.ActStop)
@@ -97,10 +100,13 @@ func (s *Server) replayStopAll(c echo.Context) error {
 	if form.Tenant == "" || form.Tenant == authz.AllTenants {
 		// The select starts on no tenant: a stop must name the one it stops
 		// (a stop "in *" would stop nothing and say it had).
-		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, "Choose the tenant whose replays to stop.", "")
+		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, "Choose the tenant whose replays to stop.", form.textError())
 	}
 	if !s.stopsSomething(u, form.Tenant) {
 		return s.refuseNamed(c, form.Tenant, replayObjects+":"+authz.ActStop, "tenant "+form.Tenant)
+	}
+	if msg := form.textError(); msg != "" {
+		return s.renderStopPage(c, http.StatusUnprocessableEntity, form, "", msg)
 	}
 	if !slices.Contains(s.stopTenants(c.Request().Context(), u), form.Tenant) {
 		// Someone who may stop in every tenant named one the select does
