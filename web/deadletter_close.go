@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -285,9 +286,17 @@ func (s *Server) inScope(c echo.Context, ids []int64, scope authz.Scope, verb st
 	return out, refused, nil
 }
 
-// listReturn is the list page a bulk form came from, or the list.
+// listReturn is the list page a bulk form came from, or the list. Its path
+// is the list's, or under it, as a browser resolves it: one with dot
+// segments ("/deadletters/../audit/export.csv", or %2e%2e) or a "\" (a
+// "/" to a browser) is not taken, whatever its prefix.
 func listReturn(returnTo string) string {
-	if r := authz.LocalPath(returnTo); strings.HasPrefix(r, views.PathDeadLetters) {
+	r := authz.LocalPath(returnTo)
+	u, err := url.Parse(r)
+	if err != nil || strings.Contains(u.Path, `\`) || path.Clean(u.Path) != u.Path {
+		return views.PathDeadLetters
+	}
+	if u.Path == views.PathDeadLetters || strings.HasPrefix(u.Path, views.PathDeadLetters+"/") {
 		return r
 	}
 	return views.PathDeadLetters
