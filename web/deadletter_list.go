@@ -64,6 +64,9 @@ func deadLetterFilterNames() []string {
 	return out
 }
 
+// readDeadLetterFilter reads the list's filter (deadLetterFilterParams) and
+// pager cursors from q, and notes the names of any other parameter the page
+// does not know (Unknown, which Validate refuses).
 func readDeadLetterFilter(q url.Values) deadLetterFilterForm {
 	t := readText(q)
 	f := deadLetterFilterForm{Before: t.raw("before"), After: t.raw("after"), Now: time.Now()}
