@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -635,23 +634,28 @@ func exportConds(f Filter, head int64) ([]string, pgx.NamedArgs, bool, error) {
 	if err := f.Validate(); err != nil {
 		return nil, nil, false, err
 	}
-	conds, args, visible := f.where()
-	if !visible || head == 0 {
+	s := f.exportSelection()
+	if !s.visible || head == 0 {
 		return nil, nil, false, nil
 	}
 	// Seqs are assigned in commit order under the append lock, so every
 	// entry up to the head is already visible and nothing later slips in.
-	conds = append(conds, condUpToHead)
-	args["head"] = head
+	s.conds = append(s.conds, condUpToHead)
+	s.args["head"] = head
+	return s.conds, s.args, true, nil
+}
+
+// exportSelection is what an export of f selects below its head: f's
+// selection and its cursor, each a filter its trailer names (filterText).
+func (f *Filter) exportSelection() *selection {
+	s := f.selection()
 	switch {
 	case f.Before != 0:
-		conds = append(conds, condOlder)
-		args["cursor"] = f.Before
+		s.add("before", strconv.FormatInt(f.Before, 10), pgx.NamedArgs{"cursor": f.Before}, condOlder)
 	case f.After != 0:
-		conds = append(conds, condNewer)
-		args["cursor"] = f.After
+		s.add("after", strconv.FormatInt(f.After, 10), pgx.NamedArgs{"cursor": f.After}, condNewer)
 	}
-	return conds, args, true, nil
+	return s
 }
 
 // Checkpoints from the last entry an export selects up to its head, oldest
@@ -807,41 +811,8 @@ type selectedRow struct {
 func (r *selectedRow) Scan(dest ...any) error { return r.Rows.Scan(append(dest, &r.selected)...) }
 
 // filterText describes what f selects, as the export's trailer records it:
-// "" for every entry.
+// "" for every entry. It names the filters of the export's own query
+// (exportSelection), so none that selects can be left out.
 func filterText(f Filter) string {
-	var parts []string
-	add := func(k, v string) {
-		if v != "" {
-			parts = append(parts, k+"="+strconv.Quote(v))
-		}
-	}
-	if f.Tenants != nil && !slices.Contains(f.Tenants, AllTenants) {
-		add("tenants", strings.Join(f.Tenants, ","))
-		if len(f.Tenants) == 0 {
-			parts = append(parts, "tenants=none")
-		}
-	}
-	add("actor", f.Actor)
-	add("action", f.Action)
-	add("actions", strings.Join(f.Actions, ","))
-	add("tenant", f.Tenant)
-	add("object_type", f.ObjectType)
-	add("object_id", f.ObjectID)
-	add("object", f.Object)
-	add("message_id", f.MessageID)
-	add("operation_id", f.OperationID)
-	add("outcome", string(f.Outcome))
-	if !f.From.IsZero() {
-		add("from", f.From.UTC().Format(timeLayout))
-	}
-	if !f.To.IsZero() {
-		add("to", f.To.UTC().Format(timeLayout))
-	}
-	if f.Before != 0 {
-		add("before", strconv.FormatInt(f.Before, 10))
-	}
-	if f.After != 0 {
-		add("after", strconv.FormatInt(f.After, 10))
-	}
-	return strings.Join(parts, " ")
+	return strings.Join(f.exportSelection().named, " ")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -186,81 +187,101 @@ const (
 // where returns the conditions and arguments of f without its cursor, and
 // false when the viewer may see no tenant at all.
 func (f *Filter) where() (conds []string, args pgx.NamedArgs, visible bool) {
-	args = pgx.NamedArgs{}
-	add := func(cond, name string, v any) {
-		conds = append(conds, cond)
-		if name != "" {
-			args[name] = v
-		}
-	}
+	s := f.selection()
+	return s.conds, s.args, s.visible
+}
+
+// selection is what a Filter selects: the conditions of its query, their
+// arguments, and each filter as an export's signed trailer names it
+// (filterText). A filter is added by add, which takes its name and value
+// with its conditions: no filter selects without being named, and the
+// trailer can leave none out.
+type selection struct {
+	conds   []string
+	args    pgx.NamedArgs
+	named   []string
+	visible bool // false when the viewer may see no tenant at all
+}
+
+// add adds the filter name (its value as the viewer gave it) with its
+// conditions and their arguments.
+func (s *selection) add(name, value string, args pgx.NamedArgs, conds ...string) {
+	s.named = append(s.named, name+"="+strconv.Quote(value))
+	s.conds = append(s.conds, conds...)
+	maps.Copy(s.args, args)
+}
+
+// selection returns the selection of f without its cursor: what List
+// pages through.
+func (f *Filter) selection() *selection {
+	s := &selection{args: pgx.NamedArgs{}, visible: true}
 	if f.Tenants != nil && !slices.Contains(f.Tenants, AllTenants) {
 		// Entries without a tenant are for viewers of all tenants only.
 		tenants := slices.DeleteFunc(slices.Clone(f.Tenants), func(t string) bool { return t == "" })
 		if len(tenants) == 0 {
-			return nil, nil, false
+			s.named, s.visible = append(s.named, "tenants=none"), false
+			return s
 		}
-		add(condTenants, "tenants", tenants)
+		s.add("tenants", strings.Join(tenants, ","), pgx.NamedArgs{"tenants": tenants}, condTenants)
 	}
 	if key, ok := replaypolicy.EmailKey(f.Actor); ok {
-		add(condActor, "actor", f.Actor)
-		args["actor_key"] = key
+		s.add("actor", f.Actor, pgx.NamedArgs{"actor": f.Actor, "actor_key": key}, condActor)
 	} else if f.Actor != "" {
-		add(condActorExact, "actor", f.Actor)
+		s.add("actor", f.Actor, pgx.NamedArgs{"actor": f.Actor}, condActorExact)
 	}
 	if f.Action != "" {
-		add(condAction, "action", f.Action)
+		s.add("action", f.Action, pgx.NamedArgs{"action": f.Action}, condAction)
 	}
 	if len(f.Actions) > 0 {
-		add(condActions, "actions", f.Actions)
+		s.add("actions", strings.Join(f.Actions, ","), pgx.NamedArgs{"actions": f.Actions}, condActions)
 	}
 	if f.Tenant != "" {
-		add(condTenant, "tenant", f.Tenant)
+		s.add("tenant", f.Tenant, pgx.NamedArgs{"tenant": f.Tenant}, condTenant)
 	}
 	if f.ObjectType != "" {
-		add(condObjectType, "object_type", f.ObjectType)
+		s.add("object_type", f.ObjectType, pgx.NamedArgs{"object_type": f.ObjectType}, condObjectType)
 	}
 	if f.ObjectID != "" {
-		add(condObjectID, "object_id", f.ObjectID)
+		s.add("object_id", f.ObjectID, pgx.NamedArgs{"object_id": f.ObjectID}, condObjectID)
 	}
 	if f.Object != "" {
 		// Validate refused what ParseObject cannot read.
 		switch typ, id, typed, _ := ParseObject(f.Object); {
 		case typed:
-			add(condObjectTyped, "object", strings.TrimSpace(f.Object))
-			args["object_type"], args["object_id"] = typ, id
+			object := strings.TrimSpace(f.Object)
+			s.add("object", f.Object, pgx.NamedArgs{"object": object, "object_type": typ, "object_id": id}, condObjectTyped)
 		default:
-			add(condObjectID, "object_id", id)
+			s.add("object", f.Object, pgx.NamedArgs{"object_id": id}, condObjectID)
 		}
 	}
 	if f.MessageID != "" {
-		add(condMessage, "message_id", MessageKey(f.MessageID))
+		s.add("message_id", f.MessageID, pgx.NamedArgs{"message_id": MessageKey(f.MessageID)}, condMessage)
 	}
 	if f.Request != 0 {
 		items := make([]string, len(f.RequestItems))
 		for i, id := range f.RequestItems {
 			items[i] = strconv.FormatInt(id, 10)
 		}
-		add(condRequest, "request", strconv.FormatInt(f.Request, 10))
-		args["request_items"] = items
+		request := strconv.FormatInt(f.Request, 10)
+		s.add("request", request, pgx.NamedArgs{"request": request, "request_items": items}, condRequest)
 	}
 	if f.OperationID != "" {
-		add(condOperation, "operation_id", OperationKey(f.OperationID))
+		s.add("operation_id", f.OperationID, pgx.NamedArgs{"operation_id": OperationKey(f.OperationID)}, condOperation)
 	}
-	if f.Outcome != "" {
-		add(condOutcome, "outcome", string(f.Outcome))
-		if f.Outcome != OutcomeOK {
-			add(condNotOK, "", nil)
-		}
+	switch f.Outcome {
+	case "":
+	case OutcomeOK:
+		s.add("outcome", string(f.Outcome), pgx.NamedArgs{"outcome": string(f.Outcome)}, condOutcome)
+	default:
+		s.add("outcome", string(f.Outcome), pgx.NamedArgs{"outcome": string(f.Outcome)}, condOutcome, condNotOK)
 	}
 	if !f.From.IsZero() {
-		add(condFrom, "from", f.From)
-		add(condFromSeq, "", nil)
+		s.add("from", f.From.UTC().Format(timeLayout), pgx.NamedArgs{"from": f.From}, condFrom, condFromSeq)
 	}
 	if !f.To.IsZero() {
-		add(condTo, "to", f.To)
-		add(condToSeq, "", nil)
+		s.add("to", f.To.UTC().Format(timeLayout), pgx.NamedArgs{"to": f.To}, condTo, condToSeq)
 	}
-	return conds, args, true
+	return s
 }
 
 func whereSQL(conds []string, extra ...string) string {

@@ -187,7 +187,8 @@ func (s *Server) exportedTenants(ctx context.Context, f audit.Filter) []string {
 
 // exportFilterText is the export's filter as its audit row says it: the
 // parameters it read (auditFilterParams), as sent, in a fixed order,
-// nothing else of the query string.
+// nothing else of the query string. Each has one value: readAuditFilter
+// refuses a filter given twice, so these are the values the export used.
 func exportFilterText(q url.Values) string {
 	kept := url.Values{}
 	for _, p := range auditFilterParams {

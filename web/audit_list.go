@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,11 @@ type auditFilterForm struct {
 	// Unknown are the URL's parameters that are no filter's
 	// (unknownParams): the search (or an export) is refused with them.
 	Unknown []string
+	// Repeated are the filter's parameters the URL gives more than once
+	// (sorted): refused too. The filter takes one value of each; applying
+	// one of them would answer another question than the one asked (4 or
+	// 5?), and an export would sign it as the whole answer.
+	Repeated []string
 }
 
 // auditFilterParams are the query parameters of the audit filter, each
@@ -75,12 +81,16 @@ func startsAuditExport(format string) func(echo.Context) string {
 }
 
 // readAuditFilter reads the filter's parameters (auditFilterParams) from q,
-// and notes the names of any others (unknownParams).
+// and notes the names of any others (unknownParams) and of those given
+// more than once.
 func readAuditFilter(q url.Values) auditFilterForm {
 	f := auditFilterForm{Now: time.Now()}
 	t := readText(q)
 	known := make([]string, 0, len(auditFilterParams))
 	for _, p := range auditFilterParams {
+		if len(q[p.name]) > 1 {
+			f.Repeated = append(f.Repeated, p.name)
+		}
 		v := t.raw(p.name)
 		if p.typed {
 			v = strings.TrimSpace(v)
@@ -90,6 +100,7 @@ func readAuditFilter(q url.Values) auditFilterForm {
 	}
 	f.text = t.Errors()
 	f.Unknown = unknownParams(q, known)
+	slices.Sort(f.Repeated)
 	return f
 }
 
@@ -106,6 +117,13 @@ func auditUnknownFilterText(unknown []string) string {
 		" Nothing was searched: without it, the search would cover more than was asked."
 }
 
+// repeatedFilterText says that the filters named (repeated, each one of
+// auditFilterParams) were given more than once, and take one value.
+func repeatedFilterText(repeated []string) string {
+	return "The filter " + strings.Join(repeated, ", ") + " is given more than once; each filter takes one value. " +
+		"Nothing was searched: with one of the values, the search would not be the one asked."
+}
+
 // Validate turns the form into an audit.Filter, with a message per bad field.
 func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 	errs := map[string]string{}
@@ -113,8 +131,11 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 		Actor: f.Actor, Action: f.Action, Tenant: f.Tenant, Object: f.Object, MessageID: f.MessageID,
 		OperationID: f.OperationID, Outcome: audit.Outcome(f.Outcome),
 	}
-	if len(f.Unknown) > 0 {
+	switch {
+	case len(f.Unknown) > 0:
 		errs[""] = auditUnknownFilterText(f.Unknown)
+	case len(f.Repeated) > 0:
+		errs[""] = repeatedFilterText(f.Repeated)
 	}
 	// "replay.*" is every action of a family.
 	if family, ok := strings.CutSuffix(f.Action, ".*"); ok {
