@@ -61,7 +61,7 @@ func (s *Server) sees(u authz.User, loc *Locator, tenant string) bool {
 // sees the caller's tenants.
 func (s *Server) locate(c echo.Context, r Route) error {
 	loc := r.Locate
-	tenants, err := loc.find(c)
+	tenants, err := s.find(c, loc)
 	if err != nil {
 		return err
 	}
@@ -93,6 +93,20 @@ func (s *Server) locate(c echo.Context, r Route) error {
 	return nil
 }
 
+// find returns what loc finds of the request of c (Locator.find), read
+// whether or not the client still waits for the answer (audit.Detached,
+// bounded by audit.RecordTimeout): it decides whether the request is an
+// attempt on another tenant's object, which is recorded for that tenant's
+// auditors even when the client hung up at once (with the request's
+// context the read was cancelled, a 500 nobody received, and no row).
+func (s *Server) find(c echo.Context, loc *Locator) (map[string]string, error) {
+	req := c.Request()
+	ctx, cancel := audit.Detached(req.Context())
+	defer func() { cancel(); c.SetRequest(req) }()
+	c.SetRequest(req.WithContext(ctx))
+	return loc.find(c)
+}
+
 // tried are the denied rows (action, why) of a request of r refused
 // before its locator applied r's tenancy, naming what the request names,
 // whatever the caller may see: its object, once in each tenant the object
@@ -107,7 +121,7 @@ func (s *Server) tried(c echo.Context, r Route, action, why string) []audit.Even
 	if loc == nil {
 		return nil
 	}
-	found, err := loc.find(c)
+	found, err := s.find(c, loc)
 	if err != nil {
 		if quarantine.ErrorCode(err) == quarantine.EINTERNAL {
 			s.deps.Log.Error("find what a refused request names", "err", err,

@@ -143,14 +143,10 @@ func (s *Server) refuseRoleless(c echo.Context, r Route) error {
 // auditRouteDenied writes the denied rows of a request of route r refused
 // before its locator applied r's tenancy (why): what the request names
 // (tried), or one row outside any tenant, whose object is the route and
-// whose reason names the path as requested. Its reads and writes do not
-// depend on the client waiting for the answer (audit.Detached): the
-// attempt is recorded whether or not it hung up.
+// whose reason names the path as requested. Its reads (find) and writes
+// (appendDenied) do not depend on the client waiting for the answer
+// (audit.Detached): the attempt is recorded whether or not it hung up.
 func (s *Server) auditRouteDenied(c echo.Context, r Route, why string) {
-	req := c.Request()
-	ctx, cancel := audit.Detached(req.Context())
-	defer func() { cancel(); c.SetRequest(req) }()
-	c.SetRequest(req.WithContext(ctx))
 	if events := s.tried(c, r, "authz.denied", why); len(events) > 0 {
 		s.appendDenied(c, events...)
 		return
