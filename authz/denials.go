@@ -290,10 +290,26 @@ func (d *CrossSiteDenials) Refused(session string, now time.Time) bool {
 	return true
 }
 
-// Allow reports whether a denial of person (issuer and subject) that
-// another site started may be written at now, and if so how many of theirs
-// were not written since the last one (the row says so). One that may not is counted for the next.
-func (d *CrossSiteDenials) Allow(person string, now time.Time) (ok bool, unwritten int64) {
+// Admission is what Allow decided of one limited denial.
+type Admission struct {
+	// Write is whether the denial's row may be written; one that may not
+	// is counted for the person's next row.
+	Write bool
+	// Unwritten is how many of the person's denials were not written
+	// since their last row: the row says so.
+	Unwritten int64
+	// Spent is whether the row takes the last of the person's allowance:
+	// their next denials, until it refills (one a crossSiteEvery), are
+	// counted, not written, and the row says so, so that a log whose rows
+	// of the person stop there does not read as complete (the count
+	// itself reaches the log with their next row written).
+	Spent bool
+}
+
+// Allow decides whether a denial of person (issuer and subject) that
+// another site started, or of a person who holds no role, may be written
+// at now, and what its row says of the others (Admission).
+func (d *CrossSiteDenials) Allow(person string, now time.Time) Admission {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	p := d.people[person]
@@ -306,10 +322,11 @@ func (d *CrossSiteDenials) Allow(person string, now time.Time) (ok bool, unwritt
 	}
 	if !p.limiter.AllowN(now, 1) {
 		d.refuse(person, p)
-		return false, 0
+		return Admission{}
 	}
-	unwritten, p.unwritten = p.unwritten, 0
-	return true, unwritten
+	a := Admission{Write: true, Unwritten: p.unwritten, Spent: p.limiter.TokensAt(now) < 1}
+	p.unwritten = 0
+	return a
 }
 
 // refuse counts a denial of person p over the limit for their next row,

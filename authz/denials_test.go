@@ -13,27 +13,28 @@ import (
 )
 
 // TestCrossSiteDenialsAllow: a burst of 10 per person, then one a minute;
-// the first written after a refusal counts the ones not written.
+// the first written after a refusal counts the ones not written; a row
+// that spends the allowance says so.
 func TestCrossSiteDenialsAllow(t *testing.T) {
 	d := authz.NewCrossSiteDenials(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	for i := range 10 {
-		ok, unwritten := d.Allow("iss alice", now)
-		assert.True(t, ok, "denial %d", i+1)
-		assert.Zero(t, unwritten)
+		a := d.Allow("iss alice", now)
+		assert.True(t, a.Write, "denial %d", i+1)
+		assert.Zero(t, a.Unwritten)
+		assert.Equal(t, i == 9, a.Spent, "denial %d: only the tenth spends the burst", i+1)
 	}
 	for range 3 {
-		ok, _ := d.Allow("iss alice", now)
-		assert.False(t, ok, "over the burst")
+		assert.False(t, d.Allow("iss alice", now).Write, "over the burst")
 	}
-	ok, _ := d.Allow("iss bob", now)
-	assert.True(t, ok, "per person")
-	ok, unwritten := d.Allow("iss alice", now.Add(time.Minute))
-	assert.True(t, ok, "a minute later")
-	assert.Equal(t, int64(3), unwritten)
-	ok, unwritten = d.Allow("iss alice", now.Add(time.Minute))
-	assert.False(t, ok)
-	assert.Zero(t, unwritten)
+	assert.True(t, d.Allow("iss bob", now).Write, "per person")
+	a := d.Allow("iss alice", now.Add(time.Minute))
+	assert.True(t, a.Write, "a minute later")
+	assert.Equal(t, int64(3), a.Unwritten)
+	assert.True(t, a.Spent, "the minute's one row spends it again")
+	a = d.Allow("iss alice", now.Add(time.Minute))
+	assert.False(t, a.Write)
+	assert.Zero(t, a.Unwritten)
 }
 
 // TestCrossSiteDenialsRefusedBySession: a session remembered as signing in
@@ -47,8 +48,7 @@ func TestCrossSiteDenialsRefusedBySession(t *testing.T) {
 	d.Remember("s1", "iss alice", now, time.Time{})
 	assert.False(t, d.Refused("s1", now), "alice has room")
 	for range 10 {
-		ok, _ := d.Allow("iss alice", now)
-		assert.True(t, ok)
+		assert.True(t, d.Allow("iss alice", now).Write)
 	}
 	assert.True(t, d.Refused("s1", now.Add(59*time.Second)), "over the limit, remembered")
 	assert.True(t, d.Refused("s1", now.Add(59*time.Second)))
@@ -56,9 +56,9 @@ func TestCrossSiteDenialsRefusedBySession(t *testing.T) {
 	assert.False(t, d.Refused("s1", now.Add(time.Minute)), "remembered too long ago: read it again")
 
 	d.Remember("s1", "iss alice", now.Add(time.Minute), time.Time{})
-	ok, unwritten := d.Allow("iss alice", now.Add(time.Minute))
-	assert.True(t, ok, "a minute later there is room for one")
-	assert.Equal(t, int64(2), unwritten, "the refusals without a read are counted")
+	a := d.Allow("iss alice", now.Add(time.Minute))
+	assert.True(t, a.Write, "a minute later there is room for one")
+	assert.Equal(t, int64(2), a.Unwritten, "the refusals without a read are counted")
 	assert.True(t, d.Refused("s1", now.Add(time.Minute)))
 }
 
@@ -72,8 +72,7 @@ func TestCrossSiteDenialsForgetEndedSessions(t *testing.T) {
 	d := authz.NewCrossSiteDenials(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	for range 10 {
-		ok, _ := d.Allow("iss alice", now)
-		require.True(t, ok)
+		require.True(t, d.Allow("iss alice", now).Write)
 	}
 	d.Remember("s1", "iss alice", now, time.Time{})
 	require.True(t, d.Refused("s1", now), "over the limit, remembered")

@@ -95,8 +95,8 @@ func (s *Server) crossOriginDenied(w http.ResponseWriter, r *http.Request) {
 	}
 	// Checked before the objects are looked up: over the limit, it costs
 	// no further query and writes nothing.
-	allowed, unwritten := s.crossSiteDenials.Allow(crossSitePerson(u.Actor), now)
-	if !allowed {
+	admitted := s.crossSiteDenials.Allow(crossSitePerson(u.Actor), now)
+	if !admitted.Write {
 		refuseCrossOrigin(w)
 		return
 	}
@@ -109,7 +109,7 @@ func (s *Server) crossOriginDenied(w http.ResponseWriter, r *http.Request) {
 	if len(events) == 0 {
 		events = []audit.Event{e}
 	}
-	noteUnwritten(events, unwritten)
+	noteLimited(events, admitted)
 	if _, err := audit.AppendBatchFunc(r.Context(), s.deps.Pool, events); err != nil {
 		s.deps.Log.Error("audit cross-origin request", "err", err, "request_id", reqID)
 	}

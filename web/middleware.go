@@ -236,8 +236,8 @@ func (s *Server) appendDenied(c echo.Context, events ...audit.Event) {
 	}
 	site, cross := c.Request().Header.Get("Sec-Fetch-Site"), crossSite(c.Request())
 	if cross || len(s.deps.Access.Roles(userOf(c))) == 0 {
-		ok, unwritten := s.crossSiteDenials.Allow(crossSitePerson(events[0].Actor), time.Now())
-		if !ok {
+		admitted := s.crossSiteDenials.Allow(crossSitePerson(events[0].Actor), time.Now())
+		if !admitted.Write {
 			return
 		}
 		for i := range events {
@@ -245,7 +245,7 @@ func (s *Server) appendDenied(c echo.Context, events ...audit.Event) {
 				events[i].Reason += "; started by another site: the browser's Sec-Fetch-Site said " + authz.ClientText(site, 32)
 			}
 		}
-		noteUnwritten(events, unwritten)
+		noteLimited(events, admitted)
 	}
 	if _, err := audit.AppendBatchFunc(c.Request().Context(), s.deps.Pool, events); err != nil {
 		s.deps.Log.Error("audit denied access", "err", err)
@@ -264,16 +264,23 @@ func (s *Server) event(c echo.Context, action string, outcome audit.Outcome) aud
 	}
 }
 
-// noteUnwritten adds to the rows of one limited refusal (another site
-// started it, or the person holds no role), events, how many such
-// refusals of the person the per-person limit left unwritten since the
-// last row written (authz.CrossSiteDenials.Allow), if any.
-func noteUnwritten(events []audit.Event, unwritten int64) {
-	if unwritten <= 0 {
-		return
+// noteLimited adds to the rows of one limited refusal (another site
+// started it, or the person holds no role), events, what the per-person
+// limit decided (authz.CrossSiteDenials.Allow): how many such refusals of
+// the person it left unwritten since the last such row, if any, and, when
+// this row spends the person's allowance, that their next ones are
+// counted, not written, until it refills.
+func noteLimited(events []audit.Event, a authz.Admission) {
+	var note string
+	if a.Unwritten > 0 {
+		note += fmt.Sprintf("; %d more refusals of this person over the limit (started by another site, or without a role) "+
+			"since the last such row were not written", a.Unwritten)
+	}
+	if a.Spent {
+		note += "; this row reaches the per-person limit of such refusals (10, then one a minute): " +
+			"the next ones are counted, not written, and the next such row written says how many"
 	}
 	for i := range events {
-		events[i].Reason += fmt.Sprintf("; %d more refusals of this person over the limit (started by another site, or without a role) "+
-			"since the last such row were not written", unwritten)
+		events[i].Reason += note
 	}
 }
