@@ -120,7 +120,15 @@ func auditUnknownFilterText(unknown []string) string {
 // repeatedFilterText says that the filters named (repeated, each one of
 // auditFilterParams) were given more than once, and take one value.
 func repeatedFilterText(repeated []string) string {
-	return "The filter " + strings.Join(repeated, ", ") + " is given more than once; each filter takes one value. " +
+	names := make([]string, len(repeated))
+	for i, n := range repeated {
+		names[i] = strconv.Quote(n)
+	}
+	subject := "The filter " + names[0] + " is"
+	if len(names) > 1 {
+		subject = "The filters " + strings.Join(names, ", ") + " are"
+	}
+	return subject + " given more than once; each filter takes one value. " +
 		"Nothing was searched: with one of the values, the search would not be the one asked."
 }
 
