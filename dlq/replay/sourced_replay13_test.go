@@ -1,0 +1,92 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// TestRevReplay13CopyMadeAfterOriginalDropsReplayShownReplayed: round 12
+// made a first attempt wait for the longest duplicate window of the target
+// and of every stream that copies it (replaypolicy.Window.Holds), but it
+// counts that wait from when the TARGET stored the original (StoredBy).
+// A stream that sources the target holds the original's id from when IT
+// stored its copy, which is later: a sourcing stream created (or a source
+// added, or a source link that was down catching up) after the original
+// copies the target's history then, and its window holds the id from
+// then. Here the consumers' stream AGG is created 4 s after the original,
+// sourcing APP from its start with a 6 s window: it holds the original's
+// id until ~T0+10 s. The worker waits until StoredBy + 6 s + margin
+// (~T0+6 s), publishes, APP stores the replay (its own window is 1 s) and
+// the item is shown "replayed"; AGG drops it as a duplicate and its
+// consumers never receive it.
+func TestRevReplay13CopyMadeAfterOriginalDropsReplayShownReplayed(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	const subject = "app.acme.search.index_update"
+	cfg := b.target.CachedInfo().Config
+	cfg.Duplicates = time.Second
+	_, err := b.js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+
+	// The original, as its producer published it, and its consumer's
+	// give-up right after (its first failure now).
+	orig := nats.NewMsg(subject)
+	orig.Header.Set(jetstream.MsgIDHeader, "orig-late-copy-1")
+	orig.Data = []byte(`{"doc":"sku-1"}`)
+	_, err = b.js.PublishMsg(ctx, orig)
+	require.NoError(t, err)
+	storedAt := time.Now()
+	id := b.seedItem(t, "search.index_update", "orig-late-copy-1",
+		nats.Header{dlq.HeaderFirstFailedAt: {storedAt.UTC().Format(time.RFC3339Nano)}}, `{"doc":"sku-1"}`)
+
+	// Four seconds later the team adds AGG, the stream its consumers read
+	// from now on: it sources APP from its first message, so it copies
+	// the original now, and its 6 s window holds the id from now.
+	wait.Until(t, "four seconds to pass since the original was stored", 10*time.Second, func() bool { return time.Since(storedAt) > 4*time.Second })
+	agg := b.createStream(t, jetstream.StreamConfig{Name: "AGG", Sources: []*jetstream.StreamSource{{Name: "APP"}}, Duplicates: 6 * time.Second})
+	aggCount := func(subj string) int {
+		info, err := agg.Info(ctx, jetstream.WithSubjectFilter(subj))
+		require.NoError(t, err)
+		return int(info.State.Subjects[subj])
+	}
+	wait.Until(t, "AGG to source the original", 30*time.Second, func() bool { return aggCount(subject) == 1 })
+	copy, err := agg.GetLastMsgForSubject(ctx, subject)
+	require.NoError(t, err)
+
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	r := b.waitFinished(t, req.ID)
+	states := b.jobStates(t, req.ID)
+	require.Equal(t, 1, states[string(replay.JobReplayed)], "the item is shown replayed (%s: %s)", r.Status, b.jobsText(t, req.ID))
+	require.Equal(t, 2, b.onSubject(t, subject), "APP stored the replay")
+	replayed, err := b.target.GetLastMsgForSubject(ctx, subject)
+	require.NoError(t, err)
+	if gap := replayed.Time.Sub(copy.Time); gap >= 6*time.Second {
+		t.Skipf("APP stored the replay %s after AGG copied the original, past AGG's window: this run shows nothing (a slow machine)", gap)
+	}
+
+	// A marker after the replay: once AGG has it, AGG has sourced
+	// everything APP stored before it.
+	marker := nats.NewMsg("app.acme.marker")
+	marker.Header.Set(jetstream.MsgIDHeader, "marker-1")
+	_, err = b.js.PublishMsg(ctx, marker)
+	require.NoError(t, err)
+	wait.Until(t, "AGG to source the marker", 30*time.Second, func() bool { return aggCount("app.acme.marker") == 1 })
+
+	assert.Equal(t, 2, aggCount(subject), fmt.Sprintf("request %d shows the item replayed (%s), but AGG, the stream its consumers read, "+
+		"copied the original 4 s after APP stored it and its 6 s window still held the id when the worker published (it waited 6 s from APP's copy): "+
+		"AGG dropped the replay as a duplicate and the consumers never received it", req.ID, b.jobsText(t, req.ID)))
+}
