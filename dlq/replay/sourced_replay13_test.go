@@ -29,7 +29,17 @@ import (
 // id until ~T0+10 s. The worker waits until StoredBy + 6 s + margin
 // (~T0+6 s), publishes, APP stores the replay (its own window is 1 s) and
 // the item is shown "replayed"; AGG drops it as a duplicate and its
-// consumers never receive it.
+// consumers never receive it: here an indexer moved to read AGG (new
+// messages only: it must not redo what APP's consumers did) waits for the
+// replay that fixes the dead letter and never gets it.
+//
+// docs/replay.md (The duplicate window) lists "a copy that sources the
+// target late by more than REPLAY_WINDOW_MARGIN" among what is not seen,
+// but a copy CREATED after the original is plain in the list the worker
+// already reads (its Created): a copy's window should count from the later
+// of StoredBy and the copy's creation (and a Duplicate's deferral from the
+// later of the kept message's time and it), or the copy read back after a
+// first attempt's PubAck.
 func TestRevReplay13CopyMadeAfterOriginalDropsReplayShownReplayed(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -64,6 +74,10 @@ func TestRevReplay13CopyMadeAfterOriginalDropsReplayShownReplayed(t *testing.T) 
 	wait.Until(t, "AGG to source the original", 30*time.Second, func() bool { return aggCount(subject) == 1 })
 	copy, err := agg.GetLastMsgForSubject(ctx, subject)
 	require.NoError(t, err)
+	// The indexer reads AGG from here on, new messages only.
+	indexer, err := agg.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "indexer", FilterSubject: subject,
+		DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
 
 	req := b.request(t, []int64{id}, replay.SubmitInput{})
 	require.Equal(t, replay.StatusApproved, req.Status)
@@ -86,6 +100,9 @@ func TestRevReplay13CopyMadeAfterOriginalDropsReplayShownReplayed(t *testing.T) 
 	require.NoError(t, err)
 	wait.Until(t, "AGG to source the marker", 30*time.Second, func() bool { return aggCount("app.acme.marker") == 1 })
 
+	info, err := indexer.Info(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), info.NumPending, "the indexer, which reads AGG, has the replay to process")
 	assert.Equal(t, 2, aggCount(subject), fmt.Sprintf("request %d shows the item replayed (%s), but AGG, the stream its consumers read, "+
 		"copied the original 4 s after APP stored it and its 6 s window still held the id when the worker published (it waited 6 s from APP's copy): "+
 		"AGG dropped the replay as a duplicate and the consumers never received it", req.ID, b.jobsText(t, req.ID)))
