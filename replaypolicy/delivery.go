@@ -40,43 +40,75 @@ type Window struct {
 	// a new stream: its duplicate window never saw what the old one
 	// stored (Forgets).
 	Created time.Time
-	// CopiedBy is the stream, of those that copy what Stream stores of
-	// the subject (they source it, or a stream or mirror that copies it),
-	// whose own duplicate window is the longest and longer than Stream's,
-	// and CopiedDuplicates that window; "" when none is longer. A stream
-	// that sources another (not a mirror) drops what its own window holds
-	// the id of: a replay Stream stores would never reach the consumers
-	// that read it (Holds).
-	CopiedBy         string
-	CopiedDuplicates time.Duration
+	// Copies are the streams that copy what Stream stores of the subject
+	// (they source it, or a stream or mirror that copies it), mirrors
+	// left out (a mirror keeps everything it copies; the streams that
+	// source one are listed). A stream that sources another drops what
+	// its own duplicate window holds the id of: a replay Stream stores
+	// would never reach the consumers that read it (Holds). A copy that
+	// began to copy no later than another, with a window no longer than
+	// its, never holds an id later, and is left out.
+	Copies []Copy
 }
 
-// Holds is the stream whose duplicate window drops a repeat of an id the
-// longest, of Stream and the streams that copy it (CopiedBy), and that
-// window: how long after a message was stored a publish under its id may
-// still be dropped where the subject's consumers read. A first attempt
-// waits for it, and so does one deferred by a message not ours. A retry
-// after an unknown outcome is judged by Stream's own window only: Stream
-// drops it if the first publish landed, and then no stream that copies
-// Stream sees it; if Stream stores it, the first did not land, and no
-// copy's window holds the id since the original's (its first attempt
-// waited for Holds).
-func (w Window) Holds() (string, time.Duration) {
-	if w.CopiedBy != "" && w.CopiedDuplicates > w.Duplicates {
-		return w.CopiedBy, w.CopiedDuplicates
+// Copy is a stream that copies what the target stream stores of a
+// subject (Window.Copies).
+type Copy struct {
+	Stream     string
+	Duplicates time.Duration
+	// Since is when it can have begun to copy the target at the
+	// earliest: the latest creation time, by the broker's clock, of it
+	// and of the streams it copies the target through (zero: not known).
+	// A stream stores what it sources under a time of its own, so one
+	// made after the original copies it then, and its window holds the
+	// original's id from then.
+	Since time.Time
+}
+
+// Hold is how long a message's id is held where the subject's consumers
+// read (Window.Holds): By is the stream whose window holds it the
+// latest, Duplicates that window, From when that stream stored the
+// message (at the latest) and Until when its window lets go of the id.
+type Hold struct {
+	By         string
+	Duplicates time.Duration
+	From       time.Time
+	Until      time.Time
+}
+
+// Holds is the stream whose duplicate window drops a repeat of a
+// message's id the latest, of Stream and the streams that copy it
+// (Copies): Stream's window counts from stored (when Stream stored the
+// message, at the latest), a copy's from the later of copied (when the
+// copies can have copied it, at the latest) and when the copy began to
+// copy (Since). A first attempt waits for it, and so does one deferred
+// by a message not ours. A retry after an unknown outcome is judged by
+// Stream's own window only: Stream drops it if the first publish landed,
+// and then no stream that copies Stream sees it; if Stream stores it,
+// the first did not land, and no copy's window holds the id since the
+// original's (its first attempt waited for Holds).
+func (w Window) Holds(stored, copied time.Time) Hold {
+	h := Hold{By: w.Stream, Duplicates: w.Duplicates, From: stored, Until: stored.Add(w.Duplicates)}
+	for _, c := range w.Copies {
+		from := copied
+		if c.Since.After(from) {
+			from = c.Since
+		}
+		if until := from.Add(c.Duplicates); until.After(h.Until) {
+			h = Hold{By: c.Stream, Duplicates: c.Duplicates, From: from, Until: until}
+		}
 	}
-	return w.Stream, w.Duplicates
+	return h
 }
 
-// copyNote says, after a reason that waits for Holds, that the window
-// waited for is a copy's, not the target's own: "" when it is Stream's.
-func (w Window) copyNote() string {
-	by, _ := w.Holds()
-	if by == w.Stream {
+// copyNote says, after a reason that waits for h, that the window waited
+// for is a copy's, not the target's own: "" when it is Stream's.
+func (w Window) copyNote(h Hold) string {
+	if h.By == w.Stream {
 		return ""
 	}
 	return fmt.Sprintf("; stream %s copies the subject from stream %s (whose own window is %s), and a replay %s stored before then would never reach %s's consumers",
-		by, w.Stream, w.Duplicates, w.Stream, by)
+		h.By, w.Stream, w.Duplicates, w.Stream, h.By)
 }
 
 // Volatile says why the stream's duplicate window may not drop a
@@ -160,6 +192,16 @@ type Attempt struct {
 	// target stream: the earlier of the first failure and the moment the
 	// dead letter was stored (the original was stored before either).
 	StoredBy time.Time
+	// DeadLetteredAt is when the dead letter was stored (the DLQ
+	// message's time, by the broker's clock: never a header's). A copy's
+	// window (Window.Copies) counts from it, not from StoredBy: for the
+	// target's own window a first attempt made too early is harmless (the
+	// broker answers Duplicate, and it is deferred), but nothing answers
+	// for a copy's (the target stores the replay, the copy drops it), so
+	// a time a header supplied (Dlq-First-Failed-At: the failing host's
+	// clock, or anyone who may publish to the DLQ subject) never shortens
+	// that wait. Zero: StoredBy.
+	DeadLetteredAt time.Time
 	// FirstAttemptAt is when a worker was first about to publish the job
 	// (zero: never, so this is a first attempt); a publish may have landed
 	// since. FirstSentTo is the stream it was sent to (SentTo).
@@ -169,6 +211,17 @@ type Attempt struct {
 	// Margin is added to every window for the clocks of the broker, the
 	// database and the producer.
 	Margin time.Duration
+}
+
+// Holds is how long the original's id is held where the subject's
+// consumers read, for a's first attempt (Window.Holds): the target's
+// window from StoredBy, the copies' from DeadLetteredAt.
+func (a Attempt) Holds() Hold {
+	copied := a.DeadLetteredAt
+	if copied.IsZero() || copied.Before(a.StoredBy) {
+		copied = a.StoredBy
+	}
+	return a.Window.Holds(a.StoredBy, copied)
 }
 
 // JudgeWindow says whether a job may be published at now. It is pure. A
@@ -209,13 +262,18 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and no stream stores the subject, so no duplicate window drops a republish: "+
 			"it could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt)))
 	case a.FirstAttemptAt.IsZero():
-		by, holds := w.Holds()
-		until := a.StoredBy.Add(holds + a.Margin)
-		if now.Before(until) {
-			v = v.plain(Defer, CheckWindow, fmt.Sprintf("deferred until %s: stream %s drops message id %q as a duplicate for %s after the original was stored (at %s at the latest)%s",
-				formatTime(until), by, a.MsgID, holds, formatTime(a.StoredBy), w.copyNote()))
-			v.Until = until
+		h := a.Holds()
+		until := h.Until.Add(a.Margin)
+		if !now.Before(until) {
+			return v
 		}
+		stored := fmt.Sprintf("after the original was stored (at %s at the latest)", formatTime(h.From))
+		if h.By != w.Stream {
+			stored = fmt.Sprintf("after it copied the original (counted from %s: the dead letter's stored time, or when %s began to copy %s if later)", formatTime(h.From), h.By, w.Stream)
+		}
+		v = v.plain(Defer, CheckWindow, fmt.Sprintf("deferred until %s: stream %s drops message id %q as a duplicate for %s %s%s",
+			formatTime(until), h.By, a.MsgID, h.Duplicates, stored, w.copyNote(h)))
+		v.Until = until
 		return v
 	}
 	if why := w.Volatile(); why != "" {
@@ -494,13 +552,15 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 	if a.Kept.Unreadable != "" {
 		from, seen = now, "that could not be read back ("+a.Kept.Unreadable+")"
 	}
-	_, holds := a.Window.Holds() // the copies of the target hold that message's id too
-	until := from.Add(holds + a.Margin)
+	// The copies of the target hold that message's id too, each from when
+	// it copied it (or began to copy the target, if later).
+	h := a.Window.Holds(from, from)
+	until := h.Until.Add(a.Margin)
 	if !until.After(now) {
 		until = now.Add(a.Margin)
 	}
 	v = v.plain(Defer, CheckDuplicateKept, fmt.Sprintf("deferred until %s: the broker dropped the publish as a duplicate of %s:%d, a message %s that is not this replay's%s; "+
-		"it is published again once that message's duplicate window (%s) has passed%s", formatTime(until), a.Stream, a.Seq, seen, copied, holds, a.Window.copyNote()))
+		"it is published again once that message's duplicate window (%s) has passed%s", formatTime(until), a.Stream, a.Seq, seen, copied, h.Duplicates, a.Window.copyNote(h)))
 	v.Until = until
 	return v
 }

@@ -56,9 +56,10 @@ func TestFixReplay12CopiesAreFollowed(t *testing.T) {
 			require.Empty(t, w.Unreadable)
 			assert.Equal(t, "APP", w.Stream, "%s %s", name, subject)
 			assert.Equal(t, time.Second, w.Duplicates, "%s %s: the target's own window (a retry's)", name, subject)
-			by, holds := w.Holds()
-			assert.Equal(t, want.by, by, "%s %s", name, subject)
-			assert.Equal(t, want.holds, holds, "%s %s", name, subject)
+			now := time.Now() // after every copy was made: each holds an id for its window
+			h := w.Holds(now, now)
+			assert.Equal(t, want.by, h.By, "%s %s", name, subject)
+			assert.Equal(t, want.holds, h.Duplicates, "%s %s", name, subject)
 		}
 	}
 
@@ -79,7 +80,7 @@ func TestFixReplay12DuplicateOfAnotherWaitsForTheCopies(t *testing.T) {
 	now := time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC)
 	v := replaypolicy.JudgeAck(replaypolicy.Ack{MsgID: "m", Subject: "app.acme.x", Stream: "APP", Seq: 7, Duplicate: true, FirstAttempt: true,
 		Kept:   replaypolicy.Kept{StoredAt: now.Add(-time.Second), Subject: "app.acme.x", StoresAs: "app.acme.x"},
-		Window: replaypolicy.Window{Stream: "APP", Duplicates: 2 * time.Second, CopiedBy: "AGG", CopiedDuplicates: time.Hour}, Margin: time.Second}, now)
+		Window: replaypolicy.Window{Stream: "APP", Duplicates: 2 * time.Second, Copies: []replaypolicy.Copy{{Stream: "AGG", Duplicates: time.Hour}}}, Margin: time.Second}, now)
 	require.Equal(t, replaypolicy.Defer, v.Outcome, v.Reason)
 	assert.Equal(t, now.Add(-time.Second+time.Hour+time.Second), v.Until, v.Reason)
 	assert.Contains(t, v.Reason, "stream AGG copies the subject from stream APP")
@@ -93,7 +94,7 @@ func TestFixReplay12RetryIsJudgedByTheTargetsOwnWindow(t *testing.T) {
 	t.Parallel()
 	first := time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC)
 	v := replaypolicy.JudgeWindow(replaypolicy.Attempt{MsgID: "m", StoredBy: first.Add(-time.Hour), FirstAttemptAt: first,
-		Window: replaypolicy.Window{Stream: "APP", Duplicates: 2 * time.Minute, Retention: "limits", Storage: "file", CopiedBy: "AGG", CopiedDuplicates: time.Hour},
+		Window: replaypolicy.Window{Stream: "APP", Duplicates: 2 * time.Minute, Retention: "limits", Storage: "file", Copies: []replaypolicy.Copy{{Stream: "AGG", Duplicates: time.Hour}}},
 		Margin: time.Second}, first.Add(3*time.Minute))
 	assert.Equal(t, replaypolicy.Reconcile, v.Outcome, v.Reason)
 }

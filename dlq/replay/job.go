@@ -432,9 +432,10 @@ func (j *job) sentAs() sentAs {
 
 // attempt is what the window rule judges of j: when its original was
 // stored at the latest (the earlier of its first failure, when plausible,
-// and the moment the dead letter was stored), and its first attempt.
+// and the moment the dead letter was stored), when the dead letter was
+// stored (a copy's window counts from it), and its first attempt.
 func (j *job) attempt(margin time.Duration) replaypolicy.Attempt {
-	a := replaypolicy.Attempt{MsgID: j.msgID, StoredBy: storedBy(j.deadLetteredAt, j.firstFailedAt), Window: j.window, Margin: margin}
+	a := replaypolicy.Attempt{MsgID: j.msgID, StoredBy: storedBy(j.deadLetteredAt, j.firstFailedAt), DeadLetteredAt: j.deadLetteredAt, Window: j.window, Margin: margin}
 	if j.firstAttemptAt != nil {
 		a.FirstAttemptAt, a.FirstSentTo = *j.firstAttemptAt, j.firstSentTo
 	}

@@ -1,9 +1,12 @@
 package replay
 
 import (
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // A stream that sources another (not a mirror) applies its own duplicate
@@ -12,7 +15,8 @@ import (
 // there while that stream's window still holds the original's id, and the
 // consumers that read it never receive it. So a subject's window, for a
 // first attempt, is the longest of its stream's and of every stream that
-// copies it (replaypolicy.Window.Holds). Only the streams of the console's
+// copies it, each counted from when it copied the original
+// (replaypolicy.Window.Holds). Only the streams of the console's
 // own account and JetStream domain are listed: one elsewhere that sources
 // the target is not seen (docs/replay.md, "The duplicate window").
 
@@ -78,16 +82,22 @@ func (s listedSource) copies(subject string) (string, bool) {
 // each turn).
 const maxCopySteps = 1000
 
-// copiedBy is the stream, among those that copy what stream stores under
-// subject (they source it, or a stream or mirror that copies it, with a
-// filter that takes the subject as it is stored there), with the longest
-// duplicate window longer than least, and that window; "" when none is
-// longer.
-func (l *streamList) copiedBy(stream, subject string, least time.Duration) (string, time.Duration) {
+// copiesOf are the streams that copy what stream stores under subject
+// (they source it, or a stream or mirror that copies it, with a filter
+// that takes the subject as it is stored there), mirrors left out, each
+// with when it can have begun to copy stream (the latest creation time
+// of it and the streams between: a stream created after the original
+// copies it then, with a fresh time), but those another holds an id
+// longer than (latestCopies).
+func (l *streamList) copiesOf(stream, subject string) []replaypolicy.Copy {
 	type at struct{ stream, subject string }
-	best, longest := "", least
-	seen := map[at]bool{{stream, subject}: true}
-	queue := []at{{stream, subject}}
+	type visit struct {
+		at
+		since time.Time
+	}
+	var out []replaypolicy.Copy
+	seen := map[at]time.Time{{stream, subject}: {}}
+	queue := []visit{{at{stream, subject}, time.Time{}}}
 	for steps := 0; len(queue) > 0 && steps < maxCopySteps; steps++ {
 		from := queue[0]
 		queue = queue[1:]
@@ -103,15 +113,35 @@ func (l *streamList) copiedBy(stream, subject string, least time.Duration) (stri
 				if as != "" {
 					as = storesAs(st.transform, as) // the copying stream's own transform applies to what it copies
 				}
-				if d := st.window.Duplicates; !src.mirror && d > longest {
-					best, longest = st.window.Stream, d
+				since := later(from.since, st.window.Created)
+				if !src.mirror {
+					out = append(out, replaypolicy.Copy{Stream: st.window.Stream, Duplicates: st.window.Duplicates, Since: since})
 				}
-				if next := (at{st.window.Stream, as}); as != "" && !seen[next] {
-					seen[next] = true
-					queue = append(queue, next)
+				// A stream reached again by a path of later creation
+				// copies later: followed again (steps bound it).
+				next := at{st.window.Stream, as}
+				if prev, ok := seen[next]; as != "" && (!ok || since.After(prev)) {
+					seen[next] = since
+					queue = append(queue, visit{next, since})
 				}
 			}
 		}
 	}
-	return best, longest
+	return latestCopies(out)
+}
+
+// latestCopies is cs without the copies another holds an id at least as
+// long as, whatever the time it copied it (it began to copy no earlier,
+// and its window is no shorter); of equal ones, the first.
+func latestCopies(cs []replaypolicy.Copy) []replaypolicy.Copy {
+	var out []replaypolicy.Copy
+	for i, c := range cs {
+		covered := slices.ContainsFunc(cs, func(d replaypolicy.Copy) bool {
+			return d.Duplicates >= c.Duplicates && !d.Since.Before(c.Since) && (d.Duplicates > c.Duplicates || d.Since.After(c.Since))
+		})
+		if !covered && !slices.ContainsFunc(cs[:i], func(d replaypolicy.Copy) bool { return d.Duplicates == c.Duplicates && d.Since.Equal(c.Since) }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -89,7 +89,7 @@ func TestRevReplay13CopyMadeAfterOriginalDropsReplayShownReplayed(t *testing.T) 
 	replayed, err := b.target.GetLastMsgForSubject(ctx, subject)
 	require.NoError(t, err)
 	if gap := replayed.Time.Sub(copy.Time); gap >= 6*time.Second {
-		t.Skipf("APP stored the replay %s after AGG copied the original, past AGG's window: this run shows nothing (a slow machine)", gap)
+		t.Logf("APP stored the replay %s after AGG copied the original, past AGG's window", gap)
 	}
 
 	// A marker after the replay: once AGG has it, AGG has sourced
@@ -176,7 +176,7 @@ func TestRevReplay13CopyWaitHasNoBrokerBackstop(t *testing.T) {
 	replayed, err := b.target.GetLastMsgForSubject(ctx, subject)
 	require.NoError(t, err)
 	if gap := replayed.Time.Sub(copy.Time); gap >= 6*time.Second {
-		t.Skipf("APP stored the replay %s after AGG copied the original, past AGG's window: this run shows nothing (a slow machine)", gap)
+		t.Logf("APP stored the replay %s after AGG copied the original, past AGG's window", gap)
 	}
 
 	marker := nats.NewMsg("app.acme.marker")

@@ -446,8 +446,8 @@ const selectStoredBy = `SELECT i.subject, i.msg_id, d.dead_lettered_at, d.first_
 
 // pendingWindow is one live item as waits judges it.
 type pendingWindow struct {
-	subject, msgID string
-	storedBy       time.Time
+	subject, msgID           string
+	storedBy, deadLetteredAt time.Time
 }
 
 func storedByOf(ctx context.Context, q querier, id int64) ([]pendingWindow, error) {
@@ -457,10 +457,9 @@ func storedByOf(ctx context.Context, q querier, id int64) ([]pendingWindow, erro
 	}
 	var out []pendingWindow
 	var p pendingWindow
-	var dead time.Time
 	var first *time.Time
-	_, err = pgx.ForEachRow(rows, []any{&p.subject, &p.msgID, &dead, &first}, func() error {
-		p.storedBy = storedBy(dead, first)
+	_, err = pgx.ForEachRow(rows, []any{&p.subject, &p.msgID, &p.deadLetteredAt, &first}, func() error {
+		p.storedBy = storedBy(p.deadLetteredAt, first)
 		out = append(out, p)
 		return nil
 	})
@@ -484,14 +483,15 @@ func (s *Service) waits(ctx context.Context, items []pendingWindow) Waits {
 				down = win
 			}
 		}
-		v := replaypolicy.JudgeWindow(replaypolicy.Attempt{MsgID: it.msgID, StoredBy: it.storedBy, Window: win, Margin: s.cfg.WindowMargin}, now)
+		a := replaypolicy.Attempt{MsgID: it.msgID, StoredBy: it.storedBy, DeadLetteredAt: it.deadLetteredAt, Window: win, Margin: s.cfg.WindowMargin}
+		v := replaypolicy.JudgeWindow(a, now)
 		switch v.Outcome {
 		case replaypolicy.Defer:
 			w.Items++
 			if v.Until.After(w.Until) {
 				w.Until = v.Until
 			}
-			if by, _ := win.Holds(); !streams[by] { // a stream that copies the target, when its window is the longer
+			if by := a.Holds().By; !streams[by] { // a stream that copies the target, when its window holds the id the longer
 				streams[by] = true
 				w.Streams = append(w.Streams, by)
 			}

@@ -295,8 +295,8 @@ func (l *streamList) remember(subject string, w replaypolicy.Window) {
 
 // find returns the window of the stream that takes subject (a stream's
 // subjects never overlap another's in one account; subjectMatches reads
-// their wildcards as the allowlist's), with the stream that copies it
-// with the longest window (copied).
+// their wildcards as the allowlist's), with the streams that copy it
+// (copied).
 func (l *streamList) find(subject string) (replaypolicy.Window, bool) {
 	for _, st := range l.streams {
 		for _, f := range st.subjects {
@@ -309,13 +309,13 @@ func (l *streamList) find(subject string) (replaypolicy.Window, bool) {
 }
 
 // copied is w, the window of the stream (of subject transform tr) that
-// takes subject, with the stream that copies what it stores of subject
-// with a longer window than its own, if any (copiedBy).
+// takes subject, with the streams that copy what it stores of subject
+// (copiesOf).
 func (l *streamList) copied(w replaypolicy.Window, tr *jetstream.SubjectTransformConfig, subject string) replaypolicy.Window {
 	if stored := storesAs(tr, subject); stored != "" {
-		w.CopiedBy, w.CopiedDuplicates = l.copiedBy(w.Stream, stored, w.Duplicates)
+		w.Copies = l.copiesOf(w.Stream, stored)
 	} else {
-		w.CopiedBy, w.CopiedDuplicates = l.copiedBy(w.Stream, subject, w.Duplicates) // the broker's own transform failed to build here: as published
+		w.Copies = l.copiesOf(w.Stream, subject) // the broker's own transform failed to build here: as published
 	}
 	return w
 }
