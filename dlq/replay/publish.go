@@ -732,6 +732,9 @@ func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, e
 		a.FirstAttemptAt = w.svc.cfg.Now()
 	}
 	refused, notSent := publishError(err)
+	if refused != "" && notExpected(err) {
+		refused, notSent = w.expectedElsewhere(ctx, j, refused)
+	}
 	var unsent errNotSent
 	switch {
 	case refused != "":

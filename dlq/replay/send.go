@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"math"
 	"net/textproto"
 	"slices"
@@ -207,7 +209,8 @@ func publishError(err error) (refused, notSent string) {
 	case errors.As(err, &api) && api.ErrorCode == streamNotMatch:
 		// Sent expecting the stream that stores the subject (send), it
 		// reached another: the account maps the subject elsewhere, or the
-		// streams' subjects moved since the window was read.
+		// streams' subjects moved since the window was read (the worker
+		// tells them apart: Worker.expectedElsewhere).
 		return "the broker refused it: it would have been stored in another stream than the one that stores the subject, which it was sent expecting " +
 			"(an account subject mapping, or the streams' subjects changed): " + api.Error(), ""
 	case errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, nats.ErrMaxPayload), errors.Is(err, nats.ErrBadSubject),
@@ -221,6 +224,40 @@ func publishError(err error) (refused, notSent string) {
 	return "", ""
 }
 
+// notExpected reports whether err is the broker's refusal of a publish
+// that reached another stream than the one it was sent expecting.
+func notExpected(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.ErrorCode == streamNotMatch
+}
+
 // streamNotMatch is JetStream's error code for a publish that reached
 // another stream than the one it was sent expecting (JSStreamNotMatchErr).
 const streamNotMatch jetstream.ErrorCode = 10060
+
+// expectedElsewhere is what the broker's refusal of j's publish, sent
+// expecting the stream of j's window and reaching another, means
+// (refused, notSent, as publishError sorts them): the window of a first
+// attempt comes from a list of streams kept a while (StreamWindows), so
+// the subject's stream is read afresh (Fresh). When another stream takes
+// the subject now (its subjects moved since the list was read), or that
+// cannot be read, nothing was stored and it is sent again later, judged
+// by the stream that takes it then (notSent: never blocked for good on a
+// list's age). Only when the fresh read still names the stream it was
+// sent expecting does something else take the subject (an account
+// subject mapping): refused. Without a window reader, refused.
+func (w *Worker) expectedElsewhere(ctx context.Context, j *job, refused string) (string, string) {
+	if w.svc.cfg.Windows == nil {
+		return refused, ""
+	}
+	fresh := w.svc.cfg.Windows.Fresh(ctx, j.subject)
+	switch {
+	case fresh.Unreadable != "":
+		return "", fmt.Sprintf("it was sent expecting stream %s and reached another, and which stream takes the subject now could not be read (%s)", j.window.Stream, fresh.Unreadable)
+	case fresh.Stream == "":
+		return "", fmt.Sprintf("it was sent expecting stream %s, which took the subject when the list of streams was read, but no stream takes it now: the streams changed since", j.window.Stream)
+	case fresh.Stream != j.window.Stream:
+		return "", fmt.Sprintf("it was sent expecting stream %s, which took the subject when the list of streams was read, but stream %s takes it now: the streams changed since", j.window.Stream, fresh.Stream)
+	}
+	return refused, ""
+}

@@ -68,6 +68,10 @@ type streamList struct {
 	streams []listedStream
 	read    time.Time
 	answers map[string]replaypolicy.Window
+	// stale: a fresh read (Fresh) found another stream taking a subject
+	// than the list names; it answers no more, and the next caller reads
+	// the list again (its copies still serve copiedFresh until then).
+	stale bool
 }
 
 // listedStream is one stream: the subjects it takes, its window, its
@@ -112,7 +116,7 @@ func NewStreamWindows(js jetstream.JetStream, ttl time.Duration) *StreamWindows 
 // Window implements WindowReader.
 func (s *StreamWindows) Window(ctx context.Context, subject string) replaypolicy.Window {
 	s.mu.Lock()
-	if l := s.list; l != nil {
+	if l := s.list; l != nil && !l.stale {
 		if age := time.Since(l.read); age < s.ttl {
 			if w, ok := l.answers[subject]; ok {
 				s.mu.Unlock()
@@ -214,15 +218,30 @@ func (s *StreamWindows) Fresh(ctx context.Context, subject string) replaypolicy.
 	name, err := s.js.StreamNameBySubject(ctx, subject)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
+		if listed.Stream != "" {
+			s.staleList() // the listed stream is gone or gave the subject up
+		}
 		return replaypolicy.Window{} // no stream takes it now
 	case err != nil:
 		return unreadable(err)
 	}
+	s.staleList() // another stream takes the subject than the list names: its streams changed since
 	st, err := s.js.Stream(ctx, name)
 	if err != nil {
 		return unreadable(err) // gone again since it was named: nothing is judged on a guess
 	}
 	return s.copiedFresh(st.CachedInfo(), subject)
+}
+
+// staleList marks the newest list stale (streamList.stale): a first
+// attempt judged by it after a stream took over its subjects would be
+// sent expecting the stream that gave them up.
+func (s *StreamWindows) staleList() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.list != nil {
+		s.list.stale = true
+	}
 }
 
 // copiedFresh is the window of the stream info describes, read afresh,
