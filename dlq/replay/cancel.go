@@ -332,6 +332,16 @@ func sweeper() quarantine.Actor { return quarantine.Actor{Subject: "replay-sweep
 // that comes later waits for the record's locks and halts what it wrote.
 const selectHalted = `SELECT id FROM replay_requests WHERE id = ANY($1) AND status = 'cancelled'`
 
+// heldAs says what the worker did with j in the claim the record ends:
+// "published it" only when this claim handed its message to NATS
+// (handed), "held it" when it released the job unsent.
+func heldAs(j *job) string {
+	if j.handed {
+		return "published it"
+	}
+	return "held it"
+}
+
 // haltRecorded ends, in the record's transaction tx, the jobs of kept
 // (recorded, by id in byID) that the record left waiting (pending,
 // deferred, unknown) under a request that was cancelled or stopped while
@@ -369,7 +379,7 @@ func haltRecorded(ctx context.Context, tx pgx.Tx, kept []int64, byID map[int64]*
 			continue
 		}
 		cancel := replaypolicy.Verdict{Outcome: replaypolicy.Cancel, Check: replaypolicy.CheckCancelled,
-			Reason: "cancelled: its request was cancelled or stopped while a worker published it (" + j.result + ")"}
+			Reason: "cancelled: its request was cancelled or stopped while a worker " + heldAs(j) + " (" + j.result + ")"}
 		v := replaypolicy.JudgeUnsent(cancel, replaypolicy.Unsent{State: string(j.state), Attempted: j.mayHaveLanded()})
 		ids, prevs = append(ids, j.id), append(prevs, string(j.state))
 		j.notBefore = nil
