@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 )
@@ -125,4 +126,30 @@ func TestFixReplay13MappedSubjectIsStillRefused(t *testing.T) {
 	j := b.job(t, req.ID, id)
 	assert.Equal(t, string(replay.JobBlocked), j.State, j.Result)
 	assert.True(t, strings.Contains(j.Result, "another stream than the one that stores the subject"), j.Result)
+}
+
+// TestFixReplay13HaltedUnsentSaysHeldNotPublished: a cancel lands while a
+// worker holds a job it then releases unsent (the worker stops right
+// before the send): the record ends it cancelled, saying the worker held
+// it, not that it published it (nothing was sent in that claim).
+func TestFixReplay13HaltedUnsentSaysHeldNotPublished(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := b.seedItem(t, "search.index_update", "doc-halted-unsent", nil, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	w := b.worker(t, replay.WorkerConfig{})
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	w.BeforeSend(func(int64, time.Time) {
+		require.NoError(t, b.replays.Cancel(ctx, req.ID, oncall, "wrong selection", quarantine.RequestMeta{}))
+		stop()
+	})
+	_, err := w.RunOnce(rctx)
+	require.NoError(t, err)
+	assert.Zero(t, b.onSubject(t, "app.acme.search.index_update"), "nothing was sent")
+	j := b.job(t, req.ID, id)
+	assert.Equal(t, string(replay.JobCancelled), j.State, j.Result)
+	assert.Contains(t, j.Result, "while a worker held it (released: the worker is stopping)")
+	assert.NotContains(t, j.Result, "published it")
 }
