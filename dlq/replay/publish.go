@@ -732,7 +732,7 @@ func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, e
 		a.FirstAttemptAt = w.svc.cfg.Now()
 	}
 	refused, notSent := publishError(err)
-	if refused != "" && notExpected(err) {
+	if refused != "" && j.firstAttempt && notExpected(err) { // a retry refused needs a person whatever the cause (JudgeAck)
 		refused, notSent = w.expectedElsewhere(ctx, j, refused)
 	}
 	var unsent errNotSent

@@ -235,8 +235,8 @@ func notExpected(err error) bool {
 // another stream than the one it was sent expecting (JSStreamNotMatchErr).
 const streamNotMatch jetstream.ErrorCode = 10060
 
-// expectedElsewhere is what the broker's refusal of j's publish, sent
-// expecting the stream of j's window and reaching another, means
+// expectedElsewhere is what the broker's refusal of j's first attempt,
+// sent expecting the stream of j's window and reaching another, means
 // (refused, notSent, as publishError sorts them): the window of a first
 // attempt comes from a list of streams kept a while (StreamWindows), so
 // the subject's stream is read afresh (Fresh). When another stream takes
