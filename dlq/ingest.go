@@ -202,6 +202,10 @@ type Ingester struct {
 	// the read the drift was found on and the read the update is made from.
 	beforeStreamUpdate func()
 
+	// adoptedLegacy is set once Setup kept LegacyAdvisoryStream as the
+	// advisory stream (adoptLegacyAdvisoryStream), so that it says so once.
+	adoptedLegacy bool
+
 	// sweeping is what the sweep keeps between sweeps (ingest_sweep.go).
 	sweeping sweepState
 
@@ -311,12 +315,16 @@ func NewIngester(cfg IngestConfig, js jetstream.JetStream, store *Store, metrics
 func (in *Ingester) Config() IngestConfig { return in.cfg }
 
 // Setup creates, when missing, the DLQ stream (limits retention, file
-// storage) and the advisory capture stream, and creates or updates the
+// storage) and the advisory capture stream (or keeps the one from before
+// the upgrade: adoptLegacyAdvisoryStream), and creates or updates the
 // durable pull consumers on them. It is the start's: first it refuses
 // DLQ_MAX_AGE and DLQ_MAX_BYTES that would lose dead letters unseen
 // (checkLimits). Run sets ingest up again without refusing (setUpAgain).
 func (in *Ingester) Setup(ctx context.Context) error {
 	if err := in.checkLimits(); err != nil {
+		return err
+	}
+	if err := in.adoptLegacyAdvisoryStream(ctx); err != nil {
 		return err
 	}
 	return in.setUp(ctx)
