@@ -18,7 +18,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -271,7 +270,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	}, log)
 	a.reg.MustRegister(audit.NewCheckpointCollector(a.Jobs, audit.NewKeySet(cfg.AuditSigner.PublicKey()), log))
 	a.start.Step("reading permissions and the replay policy")
-	a.cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
+	a.cfg.PublicURL = PublicURLOf(cfg.PublicURL)
 	if a.cfg.PublicURL == "" {
 		a.cfg.PublicURL = a.URL()
 	}
@@ -281,7 +280,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	if a.cfg.OIDC.PostLogoutURL == "" {
 		a.cfg.OIDC.PostLogoutURL = a.cfg.PublicURL + "/signed-out"
 	}
-	secure := cfg.TLSTerminated || strings.HasPrefix(a.cfg.PublicURL, "https://")
+	secure := a.cfg.Secure()
 	warnIfInsecure(a.cfg.PublicURL, secure, log)
 	sessions, stop := authz.NewSessions(a.Pool, authz.SessionConfig{
 		Secure: secure, IdleTimeout: cfg.IdleTimeout, Lifetime: cfg.Lifetime, Log: log,

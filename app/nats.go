@@ -37,6 +37,14 @@ func (a *App) connectNATS(ctx context.Context) error {
 		if err := a.startEmbeddedNATS(token); err != nil {
 			return err
 		}
+		if a.cfg.Secure() {
+			// Served over https, so most likely a production console whose
+			// NATS_URL was left out or misspelt (NATS_URLS): it would be
+			// ready and ingest nothing of the real DLQ stream.
+			a.log.Warn("NATS_URL is empty: this console runs an embedded NATS server of its own, yet it is served over https (CONSOLE_PUBLIC_URL) like a production console; "+
+				"it ingests none of the dead letters of your NATS servers and replays into a server nobody else uses. Set NATS_URL (not NATS_URLS) to your NATS servers",
+				"public_url", a.cfg.PublicURL, "embedded_addr", a.cfg.NATSEmbeddedAddr)
+		}
 	}
 	opts := []nats.Option{
 		nats.Name("quarantine-console"),

@@ -12,8 +12,8 @@ import (
 // a key=value connection string (password=... in a libpq DSN) and a query
 // parameter (?password=..., ?token=...).
 var (
-	urlUserinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)([^/?#@\s"'<>]*)@`)
-	dsnSecret   = regexp.MustCompile(`(?i)\b([a-z_]*(?:password|passwd|pwd|token|secret))(\s*=\s*)('[^']*'|[^\s&"']+)`)
+	urlScheme = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://`)
+	dsnSecret = regexp.MustCompile(`(?i)\b([a-z_]*(?:password|passwd|pwd|token|secret))(\s*=\s*)('[^']*'|[^\s&"']+)`)
 )
 
 // redactedMark replaces every credential.
@@ -29,19 +29,58 @@ func Redact(s string) string {
 	if !strings.Contains(s, "@") && !strings.Contains(s, "=") {
 		return s
 	}
-	s = urlUserinfo.ReplaceAllStringFunc(s, func(m string) string {
-		parts := urlUserinfo.FindStringSubmatch(m)
-		scheme, info := parts[1], parts[2]
-		if user, _, hasPassword := strings.Cut(info, ":"); hasPassword {
-			return scheme + user + ":" + redactedMark + "@"
+	return dsnSecret.ReplaceAllString(redactUserinfo(s), "${1}${2}"+redactedMark)
+}
+
+// redactUserinfo redacts the user information of every URL in s. A URL
+// runs from its scheme to the next blank, quote or scheme (a NATS_URL
+// list is one URL after another, comma-separated), and its user
+// information to the last '@' in it: a password pasted without
+// percent-encoding may hold '/', '?', '#' or '@' itself, and the host
+// never holds an '@'. A path or query with an '@' in it may so be taken
+// for user information and hidden too: hiding too much is the safe side.
+func redactUserinfo(s string) string {
+	starts := urlScheme.FindAllStringIndex(s, -1)
+	if starts == nil {
+		return s
+	}
+	var b strings.Builder
+	done := 0
+	for i, st := range starts {
+		end := len(s)
+		if i+1 < len(starts) {
+			end = starts[i+1][0]
 		}
-		switch strings.ToLower(strings.TrimSuffix(scheme, "://")) {
-		case "postgres", "postgresql", "http", "https":
-			return m // a user name alone is not a secret
+		rest := s[st[1]:end]
+		if j := strings.IndexAny(rest, " \t\r\n\"'<>"); j >= 0 {
+			rest = rest[:j]
 		}
-		return scheme + redactedMark + "@"
-	})
-	return dsnSecret.ReplaceAllString(s, "${1}${2}"+redactedMark)
+		at := strings.LastIndexByte(rest, '@')
+		if at < 0 {
+			continue
+		}
+		scheme, info := s[st[0]:st[1]], rest[:at]
+		b.WriteString(s[done:st[1]])
+		b.WriteString(redactedInfo(scheme, info))
+		b.WriteByte('@')
+		done = st[1] + at + 1
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// redactedInfo is a URL's user information info with its secret
+// replaced: the password (the user name stays), or the whole of it for a
+// scheme whose user name alone may be a token (NATS).
+func redactedInfo(scheme, info string) string {
+	if user, _, hasPassword := strings.Cut(info, ":"); hasPassword {
+		return user + ":" + redactedMark
+	}
+	switch strings.ToLower(strings.TrimSuffix(scheme, "://")) {
+	case "postgres", "postgresql", "http", "https":
+		return info // a user name alone is not a secret
+	}
+	return redactedMark
 }
 
 // RedactingHandler is a slog.Handler that redacts the message and every

@@ -68,17 +68,61 @@ func (s *settings) def(env, fallback string) string {
 	return fallback
 }
 
+// secretSettings are the settings whose value may hold a credential
+// whole: a password or token in a URL's user information, a client
+// secret. Their value is never printed: not as a flag's default in the
+// usage (a refused command line prints it on stderr, which the log
+// collector keeps), nor quoted in a refusal (valueShown).
+var secretSettings = map[string]bool{
+	"DATABASE_URL": true, "MIGRATE_DATABASE_URL": true, "NATS_URL": true, "OIDC_CLIENT_SECRET": true,
+}
+
+// valueShown is how a refusal of setting env quotes its value v: whole
+// for most, with the credentials of a URL left out (app.Redact); for a
+// secret setting, only a URL that parses, redacted, and nothing at all
+// otherwise (ok false): an unparseable URL's user information cannot be
+// told from its host, so no redaction of it can be trusted.
+func valueShown(env, v string) (shown string, ok bool) {
+	if !secretSettings[env] {
+		return app.Redact(v), true
+	}
+	for _, part := range strings.Split(v, ",") {
+		if u, err := url.Parse(strings.TrimSpace(part)); err != nil || u.Scheme == "" || u.Host == "" {
+			return "", false
+		}
+	}
+	return app.Redact(v), true
+}
+
 func (s *settings) str(p *string, flagName, env, fallback, help string, check func(string) error) {
-	s.fs.StringVar(p, flagName, s.def(env, fallback), help+" ("+env+")")
+	if secretSettings[env] {
+		// Registered with the built-in default alone, so that the usage
+		// shows no value from the environment, then set.
+		s.fs.StringVar(p, flagName, fallback, help+" ("+env+secretShown(s.getenv(env))+")")
+		*p = s.def(env, fallback)
+	} else {
+		s.fs.StringVar(p, flagName, s.def(env, fallback), help+" ("+env+")")
+	}
 	if check != nil {
 		s.checks = append(s.checks, func() error {
 			if err := check(*p); err != nil {
-				// The value may be a URL with a password: never echo it whole.
-				return fmt.Errorf("%s (--%s) %q: %w", env, flagName, app.Redact(*p), err)
+				if shown, ok := valueShown(env, *p); ok {
+					return fmt.Errorf("%s (--%s) %q: %w", env, flagName, shown, err)
+				}
+				return fmt.Errorf("%s (--%s) (its value not shown: it may hold a password): %w", env, flagName, err)
 			}
 			return nil
 		})
 	}
+}
+
+// secretShown is what the usage says of a secret setting's value: that
+// it is set, never what it is.
+func secretShown(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "; set, not shown"
 }
 
 func (s *settings) integer(p *int, flagName, env string, fallback int, help string, lo, hi int) {
@@ -231,6 +275,9 @@ func (s *settings) given(flagName string) bool {
 // after the flag set printed the problem and the flags; a bad value exits
 // 1, naming it.
 func (s *settings) parse(args []string) error {
+	// A default from the environment may be a URL with credentials in a
+	// setting not marked secret: the usage shows none of them.
+	s.fs.VisitAll(func(f *flag.Flag) { f.DefValue = app.Redact(f.DefValue) })
 	if err := s.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -255,11 +302,20 @@ func checkPostgresURL(v string) error {
 		return errors.New("is required: a PostgreSQL connection string, like postgres://user@host:5432/db")
 	}
 	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+	if err != nil {
+		return errUnparseableURL
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
 		return errors.New("must be a postgres:// connection string")
 	}
 	return nil
 }
+
+// errUnparseableURL is the refusal of a URL setting that does not parse;
+// most often a password with reserved characters (a generated one holds
+// '/' and '+'), which must be percent-encoded.
+var errUnparseableURL = errors.New("does not parse as a URL: percent-encode reserved characters in the user name and password " +
+	"(/ as %2F, # as %23, ? as %3F, @ as %40, : as %3A, a blank as %20, % as %25)")
 
 func checkNATSURL(v string) error {
 	if v == "" {
@@ -267,7 +323,10 @@ func checkNATSURL(v string) error {
 	}
 	for _, part := range strings.Split(v, ",") {
 		u, err := url.Parse(strings.TrimSpace(part))
-		if err != nil || u.Host == "" || (u.Scheme != "nats" && u.Scheme != "tls" && u.Scheme != "ws" && u.Scheme != "wss") {
+		if err != nil {
+			return errUnparseableURL
+		}
+		if u.Host == "" || (u.Scheme != "nats" && u.Scheme != "tls" && u.Scheme != "ws" && u.Scheme != "wss") {
 			return errors.New("must be nats://host:port (comma-separated for a cluster), or empty for the embedded server")
 		}
 	}

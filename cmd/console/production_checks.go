@@ -27,7 +27,7 @@ const devPolicyFile = "dev/policy.toml"
 //
 // s is what was parsed: it tells a setting given from its default.
 func checkProduction(c serveConfig, s *settings) error {
-	if !strings.HasPrefix(c.PublicURL, "https://") {
+	if !c.Secure() {
 		return nil
 	}
 	if plainHTTPElsewhere(c.OIDC.Issuer) {

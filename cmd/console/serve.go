@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/quarantine-console/quarantine/app"
@@ -91,7 +90,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	c.CheckpointEvery = int64(every)
 	c.Replay.Groups = c.Groups
-	c.PublicURL = strings.TrimSuffix(c.PublicURL, "/")
+	c.PublicURL = app.PublicURLOf(c.PublicURL)
 	if c.AckWait <= c.BatchWait {
 		return c, fmt.Errorf("INGEST_ACK_WAIT (--ingest-ack-wait) %s must be longer than INGEST_MAX_WAIT (--ingest-wait) %s: "+
 			"JetStream would deliver a dead letter again while it still waits for its batch", c.AckWait, c.BatchWait)
@@ -103,7 +102,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if err := dlq.CheckStreamMaxAge(c.StreamMaxAge); err != nil {
 		return c, fmt.Errorf("DLQ_MAX_AGE (--dlq-max-age) %s: %w", shortDuration(c.StreamMaxAge), err)
 	}
-	if c.TLSTerminated && !strings.HasPrefix(c.PublicURL, "https://") {
+	if c.TLSTerminated && !app.IsHTTPS(c.PublicURL) {
 		return c, fmt.Errorf("TLS_TERMINATED (--tls-terminated) is on, but CONSOLE_PUBLIC_URL (--public-url) %q is not https: set it to the https:// URL people use", c.PublicURL)
 	}
 	return c, checkProduction(c, s)

@@ -34,9 +34,15 @@ var commandsWithSettings = [][]string{
 // foreignPrefixes are first words of the console's settings that other
 // software sets variables under too: the nats CLI and client libraries
 // (NATS_CREDS, NATS_CONTEXT...), database tools (DATABASE_HOST...), and
-// generic LOG_ and TLS_ ones. A variable under them is not taken for a
-// slip.
+// generic LOG_ and TLS_ ones. A variable under them is taken for a slip
+// only when it is at most foreignSlipEdits edits from a setting
+// (NATS_URLS for NATS_URL: a serve that does not read NATS_URL runs its
+// embedded server); the other tools' own names are further.
 var foreignPrefixes = []string{"NATS", "DATABASE", "LOG", "TLS"}
+
+// foreignSlipEdits is how many edits from a setting a variable under a
+// foreign prefix may be to be warned of.
+const foreignSlipEdits = 2
 
 // serviceLink matches the variables Kubernetes sets for every service of
 // the namespace (METRICS_SERVICE_HOST, METRICS_PORT_9464_TCP_ADDR...):
@@ -68,12 +74,13 @@ type unknownSetting struct{ name, closest string }
 
 // unknownSettings returns the variables of environ ("NAME=value", as
 // os.Environ gives them) set (getenv gives them a value) under a prefix of
-// the console's own settings (their first word, but foreignPrefixes) that
-// none of known reads.
+// the console's own settings (their first word) that none of known reads:
+// under foreignPrefixes, only those a slip of a setting's name
+// (foreignSlipEdits).
 func unknownSettings(environ []string, getenv func(string) string, known []string) []unknownSetting {
 	prefixes := map[string]bool{}
 	for _, k := range known {
-		if p, _, ok := strings.Cut(k, "_"); ok && !slices.Contains(foreignPrefixes, p) {
+		if p, _, ok := strings.Cut(k, "_"); ok {
 			prefixes[p] = true
 		}
 	}
@@ -83,6 +90,9 @@ func unknownSettings(environ []string, getenv func(string) string, known []strin
 		p, _, ok := strings.Cut(name, "_")
 		if !ok || !prefixes[p] || slices.Contains(known, name) || serviceLink.MatchString(name) || getenv(name) == "" {
 			continue
+		}
+		if slices.Contains(foreignPrefixes, p) && !slices.ContainsFunc(known, func(k string) bool { return replaypolicy.EditDistance(name, k) <= foreignSlipEdits }) {
+			continue // another tool's, most likely
 		}
 		out = append(out, unknownSetting{name: name, closest: closestName(name, known)})
 	}
