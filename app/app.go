@@ -266,9 +266,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	}
 	a.reg.MustRegister(dlq.NewDepthCollector(jobStore, log), replay.NewMetricsCollector(a.Jobs, log))
 	a.Checkpoints = audit.NewCheckpointer(a.Jobs, cfg.AuditSigner, audit.CheckpointConfig{
-		Every: cfg.CheckpointEvery, Interval: cfg.CheckpointInterval,
+		Every: cfg.CheckpointEvery, Interval: cfg.CheckpointInterval, Trusted: cfg.AuditPublicKeys,
 	}, log)
-	a.reg.MustRegister(audit.NewCheckpointCollector(a.Jobs, audit.NewKeySet(cfg.AuditSigner.PublicKey()), log))
+	a.reg.MustRegister(audit.NewCheckpointCollector(a.Jobs, a.Checkpoints.Keys(), log))
 	a.start.Step("reading permissions and the replay policy")
 	a.cfg.PublicURL = PublicURLOf(cfg.PublicURL)
 	if a.cfg.PublicURL == "" {
@@ -312,7 +312,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		},
 		JetStream: a.JetStream, AckWait: cfg.AckWait,
 		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
-			_, err := audit.Record(ctx, tx, cfg.AuditSigner, reason)
+			_, err := a.Checkpoints.RecordIn(ctx, tx, reason)
 			return err
 		},
 	}, a.reg, log)
@@ -333,7 +333,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		},
 		Sessions: sessions, Login: login, Access: a.Access, Bindings: authz.NewBindings(a.Pool), DeadLetters: a.Store,
 		Replays: a.Replays, PolicyFile: cfg.Replay.PolicyFile, Checkpoints: a.Checkpoints, Denials: a.Denials,
-		IngestHealth: a.ingester.Health, AuditKeys: cfg.AuditPublicKeys.With(cfg.AuditSigner.PublicKey()),
+		IngestHealth: a.ingester.Health, AuditKeys: a.Checkpoints.Keys(),
 		DLQStream: a.ingester.Config().Stream, Draining: a.draining.Load,
 	})
 	a.console.Ready(a.Handler)

@@ -219,10 +219,17 @@ const (
 	selectClock      = `SELECT clock_timestamp()`
 )
 
-// Record signs the head of the chain and stores the checkpoint, unless the
-// head is already signed with signer's key, in which case it returns that
+// Record is RecordTrusting with signer's key alone trusted.
+func Record(ctx context.Context, db Beginner, signer *Signer, reason string) (Checkpoint, error) {
+	return RecordTrusting(ctx, db, signer, nil, reason)
+}
+
+// RecordTrusting signs the head of the chain and stores the checkpoint,
+// unless the head is already signed with a key of TrustedKeys(signer,
+// others) (during a key rotation, replicas already switched sign with the
+// next key, in AUDIT_PUBLIC_KEYS), in which case it returns that
 // checkpoint. A checkpoint at the head whose signature does not verify
-// with signer's key (anyone with the runtime role's credentials may insert
+// with any of them (anyone with the runtime role's credentials may insert
 // one, and one per seq is kept) is never handed out: Record appends an
 // entry saying so (action audit.checkpoint_refused, outcome error) and
 // signs that entry, the new head. It returns a zero, unsigned Checkpoint
@@ -232,7 +239,7 @@ const (
 // which they hold too (appends wait for them). Call it before anything that
 // removes data the log refers to, so the head as it was is signed (reason
 // "purge", for example).
-func Record(ctx context.Context, db Beginner, signer *Signer, reason string) (Checkpoint, error) {
+func RecordTrusting(ctx context.Context, db Beginner, signer *Signer, others *KeySet, reason string) (Checkpoint, error) {
 	if reason == "" || len(reason) > MaxCheckpointReason {
 		return Checkpoint{}, quarantine.Errorf(quarantine.EINVALID, "An audit checkpoint's reason must be 1 to %d bytes.", MaxCheckpointReason)
 	}
@@ -258,15 +265,16 @@ func Record(ctx context.Context, db Beginner, signer *Signer, reason string) (Ch
 		existing, err := pgx.CollectExactlyOneRow(rows, scanCheckpoint)
 		switch {
 		case err == nil:
-			bad := existing.VerifySignature(NewKeySet(signer.PublicKey()))
+			trusted := TrustedKeys(signer, others)
+			bad := existing.VerifySignature(trusted)
 			if bad == nil {
 				out = existing
 				return nil
 			}
 			entry, err := Append(ctx, tx, Event{Action: ActionCheckpointRefused, Outcome: OutcomeError,
 				ObjectType: "audit_checkpoint", ObjectID: strconv.FormatInt(existing.Seq, 10),
-				Reason: fmt.Sprintf("the checkpoint at seq %d does not verify: %v (this console's key is %s); it was not written by this console, or by one with another key; the head is signed anew",
-					existing.Seq, bad, signer.KeyID())})
+				Reason: fmt.Sprintf("the checkpoint at seq %d does not verify: %v (this console signs with key %s and trusts %v); it was not written by a console with a trusted key; the head is signed anew",
+					existing.Seq, bad, signer.KeyID(), trusted.IDs())})
 			if err != nil {
 				return err
 			}

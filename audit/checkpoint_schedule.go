@@ -18,6 +18,9 @@ type CheckpointConfig struct {
 	// Poll is how often the head is looked at; default a quarter of
 	// Interval, at most 10 s.
 	Poll time.Duration
+	// Trusted are the public keys besides the signer's whose checkpoints
+	// count as signed (AUDIT_PUBLIC_KEYS; see TrustedKeys). Nil: none.
+	Trusted *KeySet
 }
 
 // DB is what the checkpointer works on: *pgxpool.Pool is one.
@@ -32,6 +35,7 @@ type DB interface {
 type Checkpointer struct {
 	db     DB
 	signer *Signer
+	keys   *KeySet // TrustedKeys(signer, cfg.Trusted)
 	cfg    CheckpointConfig
 	log    *slog.Logger
 }
@@ -47,15 +51,25 @@ func NewCheckpointer(db DB, signer *Signer, cfg CheckpointConfig, log *slog.Logg
 	if cfg.Poll <= 0 {
 		cfg.Poll = min(cfg.Interval/4, 10*time.Second)
 	}
-	return &Checkpointer{db: db, signer: signer, cfg: cfg, log: log}
+	return &Checkpointer{db: db, signer: signer, keys: TrustedKeys(signer, cfg.Trusted), cfg: cfg, log: log}
 }
 
 // Signer returns the key the checkpointer signs with.
 func (c *Checkpointer) Signer() *Signer { return c.signer }
 
-// Record signs the current head now (see the package function Record).
+// Keys returns the keys the checkpointer trusts a checkpoint's signature
+// with: TrustedKeys of its signer and CheckpointConfig.Trusted.
+func (c *Checkpointer) Keys() *KeySet { return c.keys }
+
+// Record signs the current head now (see RecordTrusting).
 func (c *Checkpointer) Record(ctx context.Context, reason string) (Checkpoint, error) {
-	return Record(ctx, c.db, c.signer, reason)
+	return c.RecordIn(ctx, c.db, reason)
+}
+
+// RecordIn is Record in db, the caller's transaction (a purge signs the
+// head in the transaction that removes what the log refers to).
+func (c *Checkpointer) RecordIn(ctx context.Context, db Beginner, reason string) (Checkpoint, error) {
+	return RecordTrusting(ctx, db, c.signer, c.cfg.Trusted, reason)
 }
 
 // Run records a checkpoint whenever one is due, until ctx ends. Failures are
@@ -79,7 +93,7 @@ func (c *Checkpointer) Run(ctx context.Context) {
 const selectHeadAndClock = `SELECT COALESCE((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0), clock_timestamp()`
 
 // tick records a checkpoint when one is due, counting from the newest
-// checkpoint signed with this checkpointer's key (LatestVerifiedCheckpoint):
+// checkpoint signed with a key this checkpointer trusts (LatestVerifiedCheckpoint):
 // one anyone else inserted (the runtime role may insert checkpoints; the
 // database checks their seq, hash and date, not their signature) neither
 // counts as signed nor, dated ahead, puts the next one off.
@@ -91,7 +105,7 @@ func (c *Checkpointer) tick(ctx context.Context) error {
 	if err := c.db.QueryRow(ctx, selectHeadAndClock).Scan(&head, &now); err != nil {
 		return fmt.Errorf("read audit head: %w", err)
 	}
-	vc, err := LatestVerifiedCheckpoint(ctx, c.db, NewKeySet(c.signer.PublicKey()))
+	vc, err := LatestVerifiedCheckpoint(ctx, c.db, c.keys)
 	if err != nil {
 		return err
 	}

@@ -182,6 +182,17 @@ func (ks *KeySet) Key(id string) ed25519.PublicKey {
 	return ks.byID[id]
 }
 
+// TrustedKeys is the set a console trusts a checkpoint's signature
+// with: the public half of the key it signs with and others, the public
+// keys of AUDIT_PUBLIC_KEYS (earlier keys, and during a rotation the next
+// one, which replicas already switched sign with; docs/access.md). The
+// one way to build it: the checkpointer (Record, its schedule), the
+// unverified-checkpoint count, the audit page's chain check and
+// "console audit verify" trust the same keys. others may be nil.
+func TrustedKeys(signer *Signer, others *KeySet) *KeySet {
+	return others.With(signer.PublicKey())
+}
+
 // With returns a set of ks's keys and keys (ks may be nil).
 func (ks *KeySet) With(keys ...ed25519.PublicKey) *KeySet {
 	out := NewKeySet(keys...)

@@ -124,7 +124,7 @@ func (s *Server) writeExport(ctx context.Context, f audit.Filter, format exportF
 	if err != nil {
 		return fmt.Errorf("sign the head for the export: %w", err)
 	}
-	keys := audit.NewKeySet(s.deps.Checkpoints.Signer().PublicKey())
+	keys := s.deps.Checkpoints.Keys()
 	return pgx.BeginTxFunc(ctx, s.deps.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", exportStatementTimeout.Milliseconds())); err != nil {
 			return err

@@ -179,7 +179,7 @@ func verifyKeys(keyFiles, signingKey string) (*audit.KeySet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("AUDIT_SIGNING_KEY_FILE (--audit-signing-key): %w", err)
 	}
-	return keys.With(signer.PublicKey()), nil
+	return audit.TrustedKeys(signer, keys), nil
 }
 
 // csvExportStart is how a CSV export starts: its header's first cell. A
@@ -240,10 +240,11 @@ func verifyExportFile(path string, keys *audit.KeySet, acceptUnproven bool, stdo
 
 // runAuditCheckpoint is "console audit checkpoint": it signs the head now.
 func runAuditCheckpoint(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var dsn, keyFile, reason string
+	var dsn, keyFile, keyFiles, reason string
 	s := newSettings("audit checkpoint", getenv, stderr)
 	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (the runtime role may record checkpoints)", checkPostgresURL)
 	s.str(&keyFile, "audit-signing-key", "AUDIT_SIGNING_KEY_FILE", "", "PEM file of the Ed25519 key that signs checkpoints", checkRequired)
+	s.str(&keyFiles, "audit-public-keys", "AUDIT_PUBLIC_KEYS", "", "PEM files of the other keys whose checkpoints count as signed (earlier keys, and the next one during a rotation), comma-separated, as serve trusts them", nil)
 	s.str(&reason, "reason", "AUDIT_CHECKPOINT_REASON", audit.ReasonOnDemand, fmt.Sprintf("why, as recorded with the checkpoint (at most %d bytes)", audit.MaxCheckpointReason), checkCheckpointReason)
 	if err := s.parse(args); err != nil {
 		return err
@@ -252,12 +253,16 @@ func runAuditCheckpoint(ctx context.Context, args []string, getenv func(string) 
 	if err != nil {
 		return fmt.Errorf("AUDIT_SIGNING_KEY_FILE (--audit-signing-key): %w", err)
 	}
+	others, err := audit.LoadKeySet(splitList(keyFiles)...)
+	if err != nil {
+		return fmt.Errorf("AUDIT_PUBLIC_KEYS (--audit-public-keys): %w", err)
+	}
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return fmt.Errorf("connect to DATABASE_URL: %w", err)
 	}
 	defer conn.Close(context.Background())
-	cp, err := audit.Record(ctx, conn, signer, reason)
+	cp, err := audit.RecordTrusting(ctx, conn, signer, others, reason)
 	if err != nil {
 		return err
 	}
