@@ -481,6 +481,12 @@ func (a *App) Run(ctx context.Context) error {
 // out (docs/runbook.md, "Stopping a replica"). The background work has
 // already been told to stop; the pages need only PostgreSQL.
 func (a *App) drain(listenerFailed bool) {
+	// A kept-alive connection would carry a client's requests to this
+	// replica past the drain (a load balancer's pooled connections keep
+	// coming): each response from now on closes its connection, so the
+	// next request opens one to a replica that is ready. Before /readyz
+	// says so, so that no response after it keeps its connection.
+	a.http.SetKeepAlivesEnabled(false)
 	a.draining.Store(true)
 	if a.cfg.ShutdownDrain <= 0 || listenerFailed {
 		return
