@@ -74,4 +74,14 @@ func TestRevGov13RequesterSubmittedUnderAnotherAddress(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, replay.StatusPendingApproval, got.Status,
 		"a two-approver request is approved by its requester (submitted as %s, now %s|%s) and one other person", asB.Email, second.Issuer, second.Subject)
+	if got.Status != replay.StatusApproved {
+		return
+	}
+	// The worker judges the people again before it publishes, with the same
+	// names: the manual item goes out on the word of one person besides its
+	// requester.
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	r := b.waitFinished(t, req.ID)
+	assert.Zero(t, b.onSubject(t, "app.acme.orders.refund"),
+		"a manual item was published with its requester as one of its two approvers (request %s: %s; jobs: %s)", r.Status, r.StatusReason, b.jobsText(t, req.ID))
 }
