@@ -24,8 +24,15 @@ type Directory struct {
 func NewDirectory(pool *pgxpool.Pool) *Directory { return &Directory{pool: pool} }
 
 // A sign-in or a refresh the provider vouched for: the person as seen now,
-// no longer revoked.
-const rememberUser = `INSERT INTO user_directory (issuer, subject, email, email_verified, name, groups, seen_at)
+// no longer revoked; and the address it comes with kept among every one
+// the console has seen the identity with (identity_addresses, never
+// removed: separation of duties compares a person as all of them, so an
+// address given up to another identity of theirs still names them).
+const rememberUser = `WITH seen AS (
+        INSERT INTO identity_addresses (issuer, subject, email)
+        SELECT $1::text, $2::text, $3::text WHERE $3::text <> '' -- an identity without an address is its identity alone
+        ON CONFLICT DO NOTHING)
+    INSERT INTO user_directory (issuer, subject, email, email_verified, name, groups, seen_at)
     VALUES ($1, $2, $3, $4, $5, $6, now())
     ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, email_verified = excluded.email_verified,
         name = excluded.name, groups = excluded.groups, seen_at = excluded.seen_at,

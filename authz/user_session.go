@@ -124,15 +124,21 @@ func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, was, u Use
 		if tag.RowsAffected() == 0 {
 			return errSessionEnded
 		}
+		// The directory (and the address kept with it) before the audit
+		// chain, the order every action takes them in: a chain held while
+		// waiting for an address another action is recording would wait
+		// for that action, itself waiting for the chain.
+		if remember {
+			if err := rememberIn(ctx, tx, u); err != nil {
+				return err
+			}
+		}
 		if before, after := grantsOf(was), grantsOf(u); !before.equal(after) {
 			e := audit.Event{Actor: u.Actor, Action: audit.ActionIdentityChange, Outcome: audit.OutcomeOK, ObjectType: "session",
 				Reason: "the identity provider's answer to a refresh changed what grants roles", Before: before, After: after}
 			if _, err := audit.Append(ctx, tx, e); err != nil {
 				return err
 			}
-		}
-		if remember {
-			return rememberIn(ctx, tx, u)
 		}
 		return nil
 	})

@@ -10,7 +10,7 @@ import (
 
 // TestFixGov12ApprovedAsIsOnePerson: an approver is the person behind
 // every address their identity approved the request under
-// (Request.ApprovedAs), wherever the rules judge people: the count, the
+// (Request.KnownAs), wherever the rules judge people: the count, the
 // approval that still stands, the actor's own request, and the worker's
 // count at execution. bob approved as bob@example.com, renewed under
 // bob-new@example.com; bobGH holds bob@example.com.
@@ -27,7 +27,7 @@ func TestFixGov12ApprovedAsIsOnePerson(t *testing.T) {
 		{Approver: bobGH, ApproverNow: bobGH, At: testNow.Add(-2 * time.Minute), IntentHash: testIntent},
 	}
 	without := req
-	req.ApprovedAs = []quarantine.Actor{bob, bobNew, bobGH}
+	req.KnownAs = []quarantine.Actor{bob, bobNew, bobGH}
 
 	if n := CountApprovals(tbl, without, testNow); n != 2 {
 		t.Fatalf("precondition: without the addresses approved under, %d people, want 2", n)
@@ -53,7 +53,7 @@ func TestFixGov12ApprovedAsIsOnePerson(t *testing.T) {
 	if v := JudgeRun(tbl, run, testNow); v.Outcome != Go {
 		t.Fatalf("precondition: without the addresses approved under, two people: %v", v)
 	}
-	run.ApprovedAs = req.ApprovedAs
+	run.KnownAs = req.KnownAs
 	v := JudgeRun(tbl, run, testNow)
 	if v.Outcome != Block || v.Check != CheckOwnRequest || !strings.Contains(v.Reason, "share an email") {
 		t.Errorf("the worker publishes on one person's two approvals: %v", v)
@@ -61,7 +61,7 @@ func TestFixGov12ApprovedAsIsOnePerson(t *testing.T) {
 
 	// An approver whose identity approved under the requester's address.
 	own := testRequest(tbl)
-	own.ApprovedAs = []quarantine.Actor{{Issuer: bob.Issuer, Subject: bob.Subject, Email: alice.Email}}
+	own.KnownAs = []quarantine.Actor{{Issuer: bob.Issuer, Subject: bob.Subject, Email: alice.Email}}
 	if MayApprove(own, bob).Outcome != Block {
 		t.Error("bob, who approved this request under alice's address, may approve alice's request")
 	}

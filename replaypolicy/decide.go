@@ -121,16 +121,17 @@ type Request struct {
 	// submitted (Terms.Union; empty: its class alone). Its approvals count
 	// under the strictest approval_expiry of them, as JudgeRequest's did.
 	Union []Class
-	// ApprovedAs is each identity with each address it approved the
-	// request under, kept across renewals (an approval given again after
-	// it lapsed records the address of the approver's session then) and
-	// edits (which remove the approvals): separation of duties takes an
-	// approver, and an actor about to approve, as the person behind every
-	// address their identity approved it under (invariant 14 over time:
-	// the address one identity had when it approved may be the one
-	// another identity of that person holds now). Approvals' own
-	// addresses need not be in it.
-	ApprovedAs []quarantine.Actor
+	// KnownAs is each identity of the request's people with each address
+	// the console has seen it with (at sign-in and refresh, and with each
+	// draft, submit, edit and approval: dlq/replay reads them with the
+	// request for its requester and approvers, and adds the actor's when
+	// it judges one). Separation of duties takes every person, the
+	// requester, each approver and the actor, as their identity with all
+	// of them (personOf; invariant 14 over time: the address one identity
+	// had when it drafted, submitted or approved, on this request or an
+	// earlier one, may be the one another identity of that person holds
+	// now). Addresses of identities that are none of them change nothing.
+	KnownAs []quarantine.Actor
 }
 
 // Decision is what Decide says about one item of one request.
@@ -357,7 +358,7 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 	}
 	selfFixed := ""
 	for _, iv := range verdicts {
-		if iv.Outcome == Go && k.Approvals < 1 && FixedByRequester(t, iv.Item, req.Requester, req.RequesterNow) {
+		if iv.Outcome == Go && k.Approvals < 1 && FixedByRequester(t, iv.Item, req.KnownAs, req.Requester, req.RequesterNow) {
 			k.Approvals, selfFixed = 1, iv.Item.ItemType // a fix the requester recorded has an edit's standing
 		}
 	}
@@ -551,13 +552,14 @@ func validApprovals(k Knobs, req Request, now time.Time) ([]person, string) {
 // order of req.Approvals, why it does not count ("" when it does). An
 // approval counts when its approver is identified and may not be the
 // requester (MayBeOne: as recorded, or as the directory has them now,
-// the approver under every address they approved it under: ApprovedAs),
+// each under every address the console has seen their identity with:
+// KnownAs),
 // it is not void (its approver still held the right when last asked), it
 // approves this request's intent hash, it is dated no earlier than the
 // request and no later than now, and now is before At +
 // approval_expiry. An approver counts once however often they approved,
-// and under however many identities (MayBeOne, with every address each
-// identity approved it under).
+// and under however many identities (MayBeOne, with every address the
+// console has seen each identity with).
 func judgeApprovals(k Knobs, req Request, now time.Time) ([]person, []string) {
 	var approvers []person
 	ignored := make([]string, len(req.Approvals))
@@ -685,8 +687,8 @@ const (
 
 // person is someone of a request under every name it knows them by: as
 // it recorded them, as the directory has them now, and under each address
-// their identity approved it under (Request.ApprovedAs); zero actors are
-// not known and match nobody.
+// the console has seen their identity with (Request.KnownAs; personOf);
+// zero actors are not known and match nobody.
 type person []quarantine.Actor
 
 // mayBe reports whether p and q may be one person: SamePerson of any name
@@ -703,10 +705,12 @@ func (p person) mayBe(q person) bool {
 }
 
 // personOf is who (as recorded, as the directory has them now) with every
-// address in approvedAs their identity approved the request under.
-func personOf(approvedAs []quarantine.Actor, who ...quarantine.Actor) person {
+// address in knownAs the console has seen their identity with: the one
+// way the rules make a person of a requester, an approver, an actor or a
+// fix marker's recorder.
+func personOf(knownAs []quarantine.Actor, who ...quarantine.Actor) person {
 	p := append(person(nil), who...)
-	for _, a := range approvedAs {
+	for _, a := range knownAs {
 		for _, w := range who {
 			if a.SameIdentity(w) {
 				p = append(p, a)
@@ -718,23 +722,26 @@ func personOf(approvedAs []quarantine.Actor, who ...quarantine.Actor) person {
 }
 
 // approver is the approver of a as a person of req: as a recorded them,
-// as the directory has them now, and under every address their identity
-// approved req under.
+// as the directory has them now, and under every address the console has
+// seen their identity with (req.KnownAs).
 func (req Request) approver(a Approval) person {
-	return personOf(req.ApprovedAs, a.Approver, a.ApproverNow)
+	return personOf(req.KnownAs, a.Approver, a.ApproverNow)
 }
 
-// requester is the requester of req as a person: as it recorded them, and
-// as the directory has them now.
+// requester is the requester of req as a person: as it recorded them, as
+// the directory has them now, and under every address the console has
+// seen their identity with (drafting, submitting, editing, signing in:
+// req.KnownAs).
 func (req Request) requester() person {
-	return person{req.Requester, req.RequesterNow}
+	return personOf(req.KnownAs, req.Requester, req.RequesterNow)
 }
 
 // actor is actor (as signed in; actorNow: as the directory has them now,
-// zero when not known) as a person of req: with every address their
-// identity approved req under.
+// zero when not known) as a person of req: with every address the
+// console has seen their identity with (req.KnownAs, to which whoever
+// judges an actor adds theirs).
 func (req Request) actor(actor, actorNow quarantine.Actor) person {
-	return personOf(req.ApprovedAs, actor, actorNow)
+	return personOf(req.KnownAs, actor, actorNow)
 }
 
 func containsPerson(list []person, p person) bool {

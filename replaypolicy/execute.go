@@ -50,10 +50,10 @@ type Run struct {
 	IntentHash  string
 	RequestedAt time.Time
 	Approvals   []Approval
-	// ApprovedAs is each identity with each address it approved the
-	// request under (Request.ApprovedAs): each approver is the person
-	// behind all of them.
-	ApprovedAs []quarantine.Actor
+	// KnownAs is each identity of the request's people with each address
+	// the console has seen it with (Request.KnownAs): the requester and
+	// each approver are the person behind all of them.
+	KnownAs []quarantine.Actor
 	// ApprovalsNeeded is how many distinct approvers the request needed
 	// when it was approved (0: none).
 	ApprovalsNeeded int
@@ -99,7 +99,7 @@ func (r Run) Counted(t *Table) []Approval {
 // request is r as the approval rules judge its approvals.
 func (r Run) request() Request {
 	return Request{Class: r.Class, Union: r.Union, Requester: r.Requester, IntentHash: r.IntentHash, RequestedAt: r.RequestedAt,
-		Approvals: r.Approvals, ApprovedAs: r.ApprovedAs}
+		Approvals: r.Approvals, KnownAs: r.KnownAs}
 }
 
 // JudgeRun says whether the jobs of a request may be published now, under
@@ -159,7 +159,8 @@ func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 
 // OthersApproved is how many distinct people other than the requester
 // approved r (its approvals that are not void), the people as the request
-// recorded them and as the directory has them now (MayBeOne); -1 when not
+// recorded them, as the directory has them now and under every address
+// the console has seen their identity with (Run.KnownAs); -1 when not
 // known (the worker checks no people, or could not read them). An item
 // whose fix the requester recorded needs one (FixedByRequester).
 func OthersApproved(r Run) int {
@@ -176,9 +177,9 @@ func OthersApproved(r Run) int {
 func othersApproved(r Run) (counted []person, own string) {
 	a := r.Authority
 	for _, s := range a.Approvers {
-		p := personOf(r.ApprovedAs, s.Who, s.Now)
+		p := personOf(r.KnownAs, s.Who, s.Now)
 		switch {
-		case p.mayBe(person{r.Requester, a.RequesterNow}):
+		case p.mayBe(personOf(r.KnownAs, r.Requester, a.RequesterNow)):
 			if own == "" {
 				own = s.Who.Attribution()
 			}
@@ -205,7 +206,7 @@ func judgeRunPeople(v Verdict, r Run) Verdict {
 	case len(counted) >= r.ApprovalsNeeded:
 		return v
 	case own != "":
-		return v.plain(Block, CheckOwnRequest, fmt.Sprintf("the approver %s may be the requester %s: their accounts share an email now; request again",
+		return v.plain(Block, CheckOwnRequest, fmt.Sprintf("the approver %s may be the requester %s: their accounts share an email (now, or as one of them had it before); request again",
 			own, r.Requester.Attribution()))
 	case len(recordedApprovers(r)) < r.ApprovalsNeeded:
 		return v.plain(Block, CheckOwnRequest, fmt.Sprintf("the request was approved by %d people other than the requester, and it needs %d: "+
@@ -213,13 +214,13 @@ func judgeRunPeople(v Verdict, r Run) Verdict {
 			"request again", len(counted), r.ApprovalsNeeded, r.Requester.Attribution()))
 	}
 	return v.plain(Block, CheckOwnRequest, fmt.Sprintf("the approvals come from %d people now, not %d: two approvers' accounts share an email "+
-		"(now, or as one of them approved this request before); request again", len(counted), r.ApprovalsNeeded))
+		"(now, or as one of them had it before); request again", len(counted), r.ApprovalsNeeded))
 }
 
 // recordedApprovers are the distinct people other than the requester who
 // approved r, as its approvals recorded them (othersApproved without the
-// directory's word and without the addresses they approved it under
-// before, ApprovedAs): fewer than r needs, and no email change explains
+// directory's word and without the addresses the console saw them with
+// before, KnownAs): fewer than r needs, and no email change explains
 // the shortfall.
 func recordedApprovers(r Run) []person {
 	a := *r.Authority
@@ -227,7 +228,7 @@ func recordedApprovers(r Run) []person {
 	for i, s := range r.Authority.Approvers {
 		a.Approvers[i] = Standing{Who: s.Who, May: s.May}
 	}
-	r.Authority, r.ApprovedAs = &a, nil
+	r.Authority, r.KnownAs = &a, nil
 	counted, _ := othersApproved(r)
 	return counted
 }

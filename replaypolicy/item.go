@@ -93,14 +93,19 @@ type Item struct {
 	// who is not them (FixedByRequester), as an edit does.
 	FixRecordedBy quarantine.Actor
 	// FixRecordedByNow is that identity as the directory has it now (zero:
-	// not known); FixedByRequester compares both (MayBeOne).
-	FixRecordedByNow quarantine.Actor
+	// not known), and FixRecordedByKnownAs each address the console has
+	// seen it with (Request.KnownAs); FixedByRequester compares all of
+	// them.
+	FixRecordedByNow     quarantine.Actor
+	FixRecordedByKnownAs []quarantine.Actor
 	// Requester and RequesterNow are, at execution, the request's
-	// requester as it recorded them and as the directory has them now;
+	// requester as it recorded them and as the directory has them now,
+	// and KnownAs its people's addresses (Run.KnownAs);
 	// OthersApproved how many people other than the requester approved it
 	// (Run's approvals, OthersApproved; -1: not known, the worker checking
 	// no people). A fix the requester recorded needs one.
 	Requester, RequesterNow quarantine.Actor
+	KnownAs                 []quarantine.Actor
 	OthersApproved          int
 	// ReconciliationNote is, at execution, the request's note (what the
 	// requester checked before replaying an item whose error class needs
@@ -465,7 +470,7 @@ func judgeErrorClass(t *Table, v Verdict, item Item, at Step) Verdict {
 	case r.Replay == AfterFix && !item.Edited() && !fixedAfter(item):
 		return v.with(Block, CheckNeedsFix, "error class %q replays only after a fix: edit its payload, or record a fix of item type %q (or of its error group) "+
 			"in place after it was dead-lettered (%s); %s", ec, item.ItemType, formatTime(item.DeadLetteredAt), latestFix(item))
-	case at == AtExecution && item.OthersApproved == 0 && FixedByRequester(t, item, item.Requester, item.RequesterNow):
+	case at == AtExecution && item.OthersApproved == 0 && FixedByRequester(t, item, item.KnownAs, item.Requester, item.RequesterNow):
 		return v.with(Block, CheckNeedsFix, "error class %q replays here only on a fix of item type %q that the requester recorded, and nobody else "+
 			"approved the request; request again", ec, item.ItemType)
 	case at == AtExecution && r.ReconciliationNote && strings.TrimSpace(item.ReconciliationNote) == "":
@@ -478,20 +483,23 @@ func judgeErrorClass(t *Table, v Verdict, item Item, at Step) Verdict {
 // FixedByRequester reports whether what lets item go past its error class
 // (an after_fix class: schema_invalid, permanent) under table t is a fix
 // marker recorded by the request's requester: no edit, a fix in place
-// after the dead letter, recorded by someone who may be them (MayBeOne:
-// requester as the request recorded them, requesterNow as the directory
-// has them now; the marker's recorder as it recorded them and as the
-// directory has them now, Item.FixRecordedByNow). Such a fix counts only with one approver who is not the
+// after the dead letter, recorded by someone who may be them (SamePerson
+// of any of their names: the requester as the request recorded them,
+// requesterNow as the directory has them now, and every address in
+// knownAs the console has seen their identity with, Request.KnownAs; the
+// marker's recorder as it recorded them, as the directory has them now,
+// Item.FixRecordedByNow, and under Item.FixRecordedByKnownAs). Such a fix
+// counts only with one approver who is not the
 // requester, the standing an edited payload has: nobody lifts a refused
 // error class on their own word alone. The latest fix is the one read:
 // an earlier one recorded by someone else does not count instead.
-func FixedByRequester(t *Table, item Item, requester, requesterNow quarantine.Actor) bool {
+func FixedByRequester(t *Table, item Item, knownAs []quarantine.Actor, requester, requesterNow quarantine.Actor) bool {
 	ec := item.ErrorClass
 	if ec == "" {
 		ec = ErrUnclassified
 	}
 	return t != nil && t.ErrorRule(ec).Replay == AfterFix && !item.Edited() && fixedAfter(item) &&
-		MayBeOne(item.FixRecordedBy, item.FixRecordedByNow, requester, requesterNow)
+		personOf(item.FixRecordedByKnownAs, item.FixRecordedBy, item.FixRecordedByNow).mayBe(personOf(knownAs, requester, requesterNow))
 }
 
 // Edited reports whether the payload a replay of item would send is an

@@ -230,8 +230,8 @@ func JudgeIntent(reviewed, current string) Verdict {
 
 // MayApprove says whether actor may approve req: never someone who may be
 // its requester (SamePerson), as the request recorded them or as the
-// directory has them now (Request.RequesterNow), the actor also under
-// every address their identity approved req under (Request.ApprovedAs).
+// directory has them now (Request.RequesterNow), each also under every
+// address the console has seen their identity with (Request.KnownAs).
 // An approval given all the same by someone the directory now makes the
 // requester counts for nothing (judgeApprovals compares each approver as
 // the directory has them now).
@@ -255,9 +255,10 @@ func MayReconcile(req Request, actor, actorNow quarantine.Actor) Verdict {
 
 // notRequester blocks, with reason, an actor who may be req's requester
 // (separation of duties: the loose rule, SamePerson), each as recorded or
-// as the directory has them now (actorNow, req.RequesterNow), the actor
-// also under every address their identity approved req under
-// (Request.ApprovedAs).
+// as the directory has them now (actorNow, req.RequesterNow), each also
+// under every address the console has seen their identity with
+// (Request.KnownAs: the requester's drafting, submitting and editing
+// under an address their other identity holds now, too).
 func notRequester(req Request, actor, actorNow quarantine.Actor, reason string) Verdict {
 	v := Verdict{Class: req.Class, Rule: -1, Outcome: Go}
 	switch {
@@ -266,7 +267,7 @@ func notRequester(req Request, actor, actorNow quarantine.Actor, reason string) 
 	case MayBeOne(actor, quarantine.Actor{}, req.Requester, req.RequesterNow):
 		return v.plain(Block, CheckOwnRequest, reason+": the requester's account now has your email address")
 	case req.actor(actor, actorNow).mayBe(req.requester()):
-		return v.plain(Block, CheckOwnRequest, reason+": your account, as the directory has it now or as it approved this request, has the requester's email address")
+		return v.plain(Block, CheckOwnRequest, reason+": your account, as the directory has it now or under an address it had before, has the requester's email address, now or as they had it before")
 	}
 	return v
 }
@@ -379,7 +380,7 @@ func requesterOnly(requester, actor quarantine.Actor, reason string) Verdict {
 // theirs still counts (a second click is not a second approval). "They"
 // is anyone who may be actor (MayBeOne: each approver as recorded and as
 // the directory has them now, each approver and actor under every address
-// their identity approved req under, Request.ApprovedAs).
+// the console has seen their identity with, Request.KnownAs).
 func ApprovalLapsed(t *Table, req Request, actor quarantine.Actor, now time.Time) bool {
 	gave, stands := approvalOf(t, req, actor, now)
 	return gave && !stands
@@ -387,8 +388,8 @@ func ApprovalLapsed(t *Table, req Request, actor quarantine.Actor, now time.Time
 
 // ApprovalStands reports whether an approval of req by someone who may be
 // actor (MayBeOne: each approver as recorded and as the directory has them
-// now, each approver and actor under every address their identity
-// approved req under, Request.ApprovedAs) still counts at now under table
+// now, each approver and actor under every address the console has seen
+// their identity with, Request.KnownAs) still counts at now under table
 // t: one person's approval counts once, under however many identities, so
 // such a person has nothing left to approve. It is pure; false for a table
 // without the class.

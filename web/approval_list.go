@@ -67,18 +67,19 @@ func (s *Server) approvalList(c echo.Context) error {
 	if m.Later {
 		m.FirstURL = views.PathApprovals
 	}
+	known := s.viewerOf(c).known // the viewer as Approve judges them
 	for _, r := range waiting.Requests {
 		row := views.ApprovalRow{
 			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class),
 			Items: r.Items.String(), Requester: r.Requester.Display(), Reason: r.Reason, Intent: r.IntentHex(),
-			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: r.MayApprove(me).Outcome != replaypolicy.Go, Edited: r.PayloadEdited,
+			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: r.SeenBy(known).MayApprove(me).Outcome != replaypolicy.Go, Edited: r.PayloadEdited,
 			Approvals: r.Count.String(), Expires: r.Expires,
 		}
 		row.OtherAccount = row.Own && !r.Requester.SameIdentity(me)
 		if r.SubmittedAt != nil {
 			row.Submitted = *r.SubmittedAt
 		}
-		if s.deps.Replays.ApprovedBy(r.Request, r.Approvals, me) {
+		if s.deps.Replays.ApprovedBy(r.SeenBy(known), r.Approvals, me) {
 			// Still listed: it waits for someone else, and the page says so
 			// (the navigation's count leaves it out).
 			row.YouApproved, row.StillNeeded = true, max(0, r.Count.Needed-r.Count.Have)

@@ -106,7 +106,7 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 		row.NotRun = notRun(req.Status)
 	}
 	if it.Outcome == replay.JobNeedsReconciliation && s.deps.Access.Can(userOf(c), req.Tenant, authz.ReplayObject(string(req.Class)), authz.ActReconcile) &&
-		req.MayReconcile(userOf(c).Actor, s.viewerNow(c)).Outcome == replaypolicy.Go {
+		s.viewerMayReconcile(c, req).Outcome == replaypolicy.Go {
 		dl := strconv.FormatInt(it.DeadLetterID, 10)
 		republish := s.deps.Replays.MayRepublish(req)
 		row.Reconcile = &views.ReconcileForm{DeadLetterID: it.DeadLetterID,
@@ -116,31 +116,51 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 			row.Reconcile.NoRepublish = sentence(classRead(republish.Reason))
 		}
 	} else if it.Outcome == replay.JobNeedsReconciliation {
-		own := req.MayReconcile(userOf(c).Actor, s.viewerNow(c)).Outcome != replaypolicy.Go
+		own := s.viewerMayReconcile(c, req).Outcome != replaypolicy.Go
 		row.Settler = &views.SettleWait{Tenant: req.Tenant, Own: own}
 	}
 	return row
 }
 
-// ctxViewerNow holds viewerNow's answer for the rest of the page.
-const ctxViewerNow = "quarantine.viewer_now"
+// ctxViewer holds viewerOf's answer for the rest of the page.
+const ctxViewer = "quarantine.viewer"
 
-// viewerNow is the signed-in user's identity as the directory has it now
-// (replay.Service.IdentityNow; zero when never seen), read once a page:
-// the pages offer a settle as Reconcile judges it
-// (replay.Request.MayReconcile). A failed read is logged and leaves the
-// session alone to judge by; Reconcile reads it again, and refuses.
-func (s *Server) viewerNow(c echo.Context) quarantine.Actor {
-	if now, ok := c.Get(ctxViewerNow).(quarantine.Actor); ok {
-		return now
+// viewer is the signed-in user as separation of duties compares them
+// besides their session: their identity as the directory has it now (now;
+// zero when never seen) and every address the console has seen it with
+// (known, replay.Service.KnownAs).
+type viewer struct {
+	now   quarantine.Actor
+	known []quarantine.Actor
+}
+
+// viewerOf is the signed-in user's viewer, read once a page: the pages
+// offer what the actions allow, judged alike (replay.Request.SeenBy). A
+// failed read is logged and leaves the session alone to judge by; the
+// action reads them again, and refuses.
+func (s *Server) viewerOf(c echo.Context) viewer {
+	if v, ok := c.Get(ctxViewer).(viewer); ok {
+		return v
 	}
-	u := userOf(c).Actor
-	now, err := s.deps.Replays.IdentityNow(c.Request().Context(), u)
+	ctx, u := c.Request().Context(), userOf(c).Actor
+	var v viewer
+	var err error
+	if v.now, err = s.deps.Replays.IdentityNow(ctx, u); err == nil {
+		v.known, err = s.deps.Replays.KnownAs(ctx, u)
+	}
 	if err != nil {
 		s.deps.Log.Warn("read the viewer as the directory has them", "issuer", u.Issuer, "subject", u.Subject, "err", err)
 	}
-	c.Set(ctxViewerNow, now)
-	return now
+	c.Set(ctxViewer, v)
+	return v
+}
+
+// viewerMayReconcile is whether the signed-in user may settle an item of
+// req as Reconcile judges it (replay.Request.MayReconcile, with their
+// identity now and every address it was seen with).
+func (s *Server) viewerMayReconcile(c echo.Context, req replay.Request) replaypolicy.Verdict {
+	v := s.viewerOf(c)
+	return req.SeenBy(v.known).MayReconcile(userOf(c).Actor, v.now)
 }
 
 // withFailures adds to rows why each one's dead letter failed (by dead

@@ -24,7 +24,7 @@ type ApproveInput struct {
 // approval that no longer counts (replaypolicy.ApprovalLapsed: expired,
 // or voided when its approver had lost the right) is given again in its
 // place, under the address the approver has now; the one it was given
-// under before stays in replay_approval_addresses (insertApprovedAs).
+// under before stays in identity_addresses (seen: Request.KnownAs).
 const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issuer, approver_subject, approver_email,
         approver_email_verified, intent_hash, approved_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -33,19 +33,11 @@ const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issue
             intent_hash = EXCLUDED.intent_hash, approved_at = EXCLUDED.approved_at, voided_at = NULL, void_reason = ''
         WHERE $8::boolean -- only an approval that lapsed (or was voided) is renewed; a second click changes nothing`
 
-// Every address an identity approved a request under is kept for the
-// life of the request (Request.ApprovedAs): a renewal overwrites the
-// approval's address and an edit removes the approvals, and either would
-// let the person behind an old address approve again under another
-// identity that holds it.
-const insertApprovedAs = `INSERT INTO replay_approval_addresses (request_id, approver_issuer, approver_subject, approver_email)
-    SELECT $1::bigint, $2::text, $3::text, $4::text WHERE $4::text <> '' -- an identity without an address is its identity alone
-    ON CONFLICT DO NOTHING -- approved under this address before`
-
 // Approve records actor's approval of the exact intent they reviewed. It
 // returns forbidden for the requester (anyone who may be them, as the
-// request recorded them or as the directory has them now; also audited as
-// denied), a
+// request recorded them, as the directory has them now, or under any
+// address the console has seen either identity with: asSeenBy; also
+// audited as denied), a
 // conflict when the request is not waiting for approval, its intent
 // changed, its requester lost the right to request it, the rules refuse
 // it, or the actor already approved (under this identity, or as someone
@@ -67,6 +59,9 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, true)
 		if err != nil {
+			return err
+		}
+		if req, err = asSeenBy(ctx, tx, req, actor); err != nil {
 			return err
 		}
 		if v := req.MayApprove(actor); v.Outcome != replaypolicy.Go {
@@ -116,7 +111,7 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		if tag.RowsAffected() == 0 {
 			return quarantine.Errorf(quarantine.ECONFLICT, "you already approved this request")
 		}
-		if _, err := tx.Exec(ctx, insertApprovedAs, req.ID, actor.Issuer, actor.Subject, actor.Email); err != nil {
+		if err := seen(ctx, tx, actor); err != nil {
 			return err
 		}
 		if d, err = s.decide(ctx, tx, req, actor); err != nil {
@@ -159,12 +154,18 @@ func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, 
 		if err != nil {
 			return err
 		}
+		if req, err = asSeenBy(ctx, tx, req, actor); err != nil {
+			return err
+		}
 		if v := req.MayApprove(actor); v.Outcome != replaypolicy.Go {
 			denied = req.Tenant
 			return quarantine.Errorf(quarantine.EFORBIDDEN, "you cannot reject your own request: another approver does, or you cancel it")
 		}
 		if req.Status != StatusPendingApproval {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s", req.Status)
+		}
+		if err := seen(ctx, tx, actor); err != nil {
+			return err
 		}
 		return s.close(ctx, tx, &req, StatusRejected, reason, actor, meta, "replay.reject")
 	})
@@ -180,8 +181,10 @@ func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, 
 // approvedAsAnother returns the approver of an approval of req (as, at at)
 // that still counts, given under another identity than actor's by someone
 // who may be actor (replaypolicy.ApprovalStands: each of them also under
-// every address their identity approved req under, req.ApprovedAs, so an
-// approval renewed under a new address still stands for the old one); ok
+// every address the console has seen their identity with, req.KnownAs,
+// the actor's among them: asSeenBy; so an approval renewed under a new
+// address still stands for the old one, and one given to an earlier
+// request under an address stands for it too); ok
 // is false when there is none. A second approval of one person counts for nothing, so Approve
 // refuses it rather than record and audit it as an approval. The actor's
 // own identity is left to insertApproval (a second click, or one that

@@ -59,6 +59,10 @@ func (s *Service) Awaiting(ctx context.Context, may []ClassScope, viewer quarant
 	classes, tenants := scopeArrays(may)
 	n := 0
 	err := s.read(ctx, func(tx pgx.Tx) error {
+		known, err := knownAs(ctx, tx, viewer) // the viewer as Approve judges them (asSeenBy)
+		if err != nil {
+			return err
+		}
 		var (
 			mine  *bool
 			since time.Time
@@ -89,6 +93,7 @@ func (s *Service) Awaiting(ctx context.Context, may []ClassScope, viewer quarant
 				return err
 			}
 			for _, r := range reqs {
+				r = r.SeenBy(known)
 				if r.MayApprove(viewer).Outcome != replaypolicy.Go || s.ApprovedBy(r, as[r.ID], viewer) {
 					continue
 				}

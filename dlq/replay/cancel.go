@@ -85,6 +85,9 @@ func (s *Service) Cancel(ctx context.Context, id int64, actor quarantine.Actor, 
 		if !req.Status.Open() {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is already %s", req.Status)
 		}
+		if err := seen(ctx, tx, actor); err != nil { // before the jobs and the audit chain
+			return err
+		}
 		return s.halt(ctx, tx, &req, "cancelled by the requester", strings.TrimSpace(reason), actor, meta, "replay.cancel")
 	})
 	if denied != "" {

@@ -128,6 +128,9 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 		if !req.Status.Editable() {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s; only a request not yet approved can be edited", req.Status)
 		}
+		if err := seen(ctx, tx, actor); err != nil { // before the audit chain, as every action takes them
+			return err
+		}
 		draft := req.Status == StatusDraft
 		var old, original []byte
 		var msgID, opID, skipped string

@@ -72,38 +72,45 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 // replaypolicy.Item.FixedInPlace). The queries that judge items join it as
 // fx (fixed_at, recorded_at, fix_ref, who recorded it: by_issuer,
 // by_subject, by_email, and that identity as the directory has it now:
-// now_issuer, now_subject, now_email, NULL when never seen, which
-// separation of duties compares too: replaypolicy.FixedByRequester), and
-// read it as fixColumns.
+// now_issuer, now_subject, now_email, NULL when never seen, and each
+// address the console has seen it with: by_known, which separation of
+// duties compares too: replaypolicy.FixedByRequester), and read it as
+// fixColumns.
 const fixJoin = `LEFT JOIN LATERAL (SELECT m.fixed_at, m.created_at AS recorded_at, m.fix_ref, m.created_by_issuer AS by_issuer,
             m.created_by_subject AS by_subject, m.created_by_email AS by_email,
-            fu.issuer AS now_issuer, fu.subject AS now_subject, fu.email AS now_email FROM fix_markers m
+            fu.issuer AS now_issuer, fu.subject AS now_subject, fu.email AS now_email,
+            (SELECT jsonb_agg(jsonb_build_object('iss', k.issuer, 'sub', k.subject, 'email', k.email) ORDER BY k.email)
+                FROM identity_addresses k WHERE k.issuer = m.created_by_issuer AND k.subject = m.created_by_subject) AS by_known
+        FROM fix_markers m
         LEFT JOIN user_directory fu ON fu.issuer = m.created_by_issuer AND fu.subject = m.created_by_subject
         WHERE m.tenant = d.tenant AND m.item_type = d.item_type AND m.fingerprint IN ('', d.fingerprint)
         ORDER BY least(m.fixed_at, m.created_at) DESC LIMIT 1) fx ON true`
 
 // fixColumns are what the queries read of fixJoin's fx, into fixInto.
 const fixColumns = `fx.fixed_at, fx.recorded_at, coalesce(fx.fix_ref, ''), coalesce(fx.by_issuer, ''), coalesce(fx.by_subject, ''),
-       coalesce(fx.by_email, ''), coalesce(fx.now_issuer, ''), coalesce(fx.now_subject, ''), coalesce(fx.now_email, '')`
+       coalesce(fx.by_email, ''), coalesce(fx.now_issuer, ''), coalesce(fx.now_subject, ''), coalesce(fx.now_email, ''),
+       coalesce(fx.by_known, '[]')`
 
 // fixFacts are the facts of the latest fix of an item (fixJoin).
 type fixFacts struct {
 	fixedAt, fixRecordedAt *time.Time
 	fixRef                 string
 	// fixBy is who recorded it (zero without a fix), fixByNow that
-	// identity as the directory has it now (zero: never seen).
+	// identity as the directory has it now (zero: never seen), and
+	// fixByKnown each address the console has seen it with.
 	fixBy, fixByNow quarantine.Actor
+	fixByKnown      []quarantine.Actor
 }
 
 // fixInto are the scan targets of fixColumns.
 func (f *fixFacts) fixInto() []any {
 	return []any{&f.fixedAt, &f.fixRecordedAt, &f.fixRef, &f.fixBy.Issuer, &f.fixBy.Subject, &f.fixBy.Email,
-		&f.fixByNow.Issuer, &f.fixByNow.Subject, &f.fixByNow.Email}
+		&f.fixByNow.Issuer, &f.fixByNow.Subject, &f.fixByNow.Email, &f.fixByKnown}
 }
 
 // setFix puts f's fix into it.
 func (f *fixFacts) setFix(it *replaypolicy.Item) {
-	it.FixRef, it.FixRecordedBy, it.FixRecordedByNow = f.fixRef, f.fixBy, f.fixByNow
+	it.FixRef, it.FixRecordedBy, it.FixRecordedByNow, it.FixRecordedByKnownAs = f.fixRef, f.fixBy, f.fixByNow, f.fixByKnown
 	if f.fixedAt != nil {
 		it.FixedAt, it.FixRecordedAt = *f.fixedAt, *f.fixRecordedAt
 	}

@@ -143,11 +143,14 @@ type job struct {
 	firstFailedAt                    *time.Time
 	fixFacts
 	generation int
-	// requesterNow and others are, once the request is judged (JudgeRun),
-	// its requester as the directory has them now and how many people
-	// other than the requester approved it (replaypolicy.OthersApproved;
-	// -1: not known, the worker checking no people).
+	// requesterNow, knownAs and others are, once the request is judged
+	// (JudgeRun), its requester as the directory has them now, the
+	// addresses the console has seen its people with (Run.KnownAs) and how
+	// many people other than the requester approved it
+	// (replaypolicy.OthersApproved; -1: not known, the worker checking no
+	// people).
 	requesterNow quarantine.Actor
+	knownAs      []quarantine.Actor
 	others       int
 	// replayOf is the dead letter's origin (Dlq-Replay-Of, as ingest
 	// linked it; nil: none): the ledger's replays of its chain do not
@@ -417,7 +420,7 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: j.deadLetteredAt,
 		Generation: j.generation, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
 		Send:      sendFacts(j.headers, j.flags, j.subject, int64(len(j.payload)), cfg.MaxPayload, j.sentAs(), j.msgID, j.opID, j.corrID),
-		Requester: j.requester, RequesterNow: j.requesterNow, OthersApproved: j.others,
+		Requester: j.requester, RequesterNow: j.requesterNow, KnownAs: j.knownAs, OthersApproved: j.others,
 	}
 	j.setFix(&it)
 	return it

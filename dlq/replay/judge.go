@@ -162,7 +162,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			continue
 		}
 		if facts := people[j.requestID]; facts.Authority != nil {
-			j.requesterNow = facts.Authority.RequesterNow
+			j.requesterNow, j.knownAs = facts.Authority.RequesterNow, facts.KnownAs
 		}
 		j.others = replaypolicy.OthersApproved(people[j.requestID])
 		iv := replaypolicy.JudgeItem(table, j.item(w.svc.cfg), replaypolicy.AtExecution)
@@ -299,7 +299,7 @@ func (w *Worker) runFacts(ctx context.Context, t *replaypolicy.Table, j *job) (_
 		return r, nil, lapses, err
 	}
 	pr := policyRequest(req, as)
-	r.IntentHash, r.RequestedAt, r.Approvals, r.ApprovedAs = pr.IntentHash, pr.RequestedAt, pr.Approvals, pr.ApprovedAs
+	r.IntentHash, r.RequestedAt, r.Approvals, r.KnownAs = pr.IntentHash, pr.RequestedAt, pr.Approvals, pr.KnownAs
 	if w.auth == nil {
 		return r, nil, lapses, nil
 	}

@@ -28,31 +28,34 @@ const (
 
 // peopleColumns are the columns of a request's requester as the
 // directory has them now (empty when never seen), from joinRequesterNow on
-// replay_requests r, and every address each identity approved it under
-// (approvedAsColumn); peopleInto scans them. The lists that judge who may
-// act on many requests read them with the rows rather than one look-up a
-// request.
+// replay_requests r, and every address the console has seen its
+// requester's and its approvers' identities with (knownAsColumn);
+// peopleInto scans them. The lists that judge who may act on many
+// requests read them with the rows rather than one look-up a request.
 const (
 	peopleColumns = `coalesce(rn.issuer, ''), coalesce(rn.subject, ''), coalesce(rn.email, ''), coalesce(rn.email_verified, false), ` +
-		approvedAsColumn
+		knownAsColumn
 	joinRequesterNow = `LEFT JOIN user_directory rn ON rn.issuer = r.requester_issuer AND rn.subject = r.requester_subject`
-	// approvedAsColumn is Request.ApprovedAs of request r: each address
-	// each identity approved it under (replay_approval_addresses, by its
-	// key), as JSON quarantine.Actor values.
-	approvedAsColumn = `coalesce((SELECT jsonb_agg(jsonb_build_object('iss', e.approver_issuer, 'sub', e.approver_subject, 'email', e.approver_email)
-            ORDER BY e.approver_issuer, e.approver_subject, e.approver_email)
-        FROM replay_approval_addresses e WHERE e.request_id = r.id), '[]')`
+	// knownAsColumn is Request.KnownAs of request r: each address the
+	// console has seen its requester's identity with, and each of its
+	// approvers' (identity_addresses, by its key: a few rows an identity),
+	// as JSON quarantine.Actor values.
+	knownAsColumn = `coalesce((SELECT jsonb_agg(jsonb_build_object('iss', k.issuer, 'sub', k.subject, 'email', k.email)
+            ORDER BY k.issuer, k.subject, k.email)
+        FROM (SELECT r.requester_issuer AS issuer, r.requester_subject AS subject
+              UNION SELECT a.approver_issuer, a.approver_subject FROM replay_approvals a WHERE a.request_id = r.id) p
+        JOIN identity_addresses k ON k.issuer = p.issuer AND k.subject = p.subject), '[]')`
 )
 
 // peopleInto are the scan targets of peopleColumns, into r.RequesterNow
-// and r.ApprovedAs.
+// and r.KnownAs.
 func peopleInto(r *Request) []any {
-	return []any{&r.RequesterNow.Issuer, &r.RequesterNow.Subject, &r.RequesterNow.Email, &r.RequesterNow.EmailVerified, &r.ApprovedAs}
+	return []any{&r.RequesterNow.Issuer, &r.RequesterNow.Subject, &r.RequesterNow.Email, &r.RequesterNow.EmailVerified, &r.KnownAs}
 }
 
 // scanRequestNow scans requestColumns and peopleColumns: a request
-// with its requester as the directory has them now, and the addresses its
-// approvers approved it under.
+// with its requester as the directory has them now, and the addresses the
+// console has seen its people with.
 func scanRequestNow(row pgx.CollectableRow) (Request, error) {
 	var r Request
 	return r, scanRequestInto(row, &r, peopleInto(&r)...)
@@ -99,4 +102,71 @@ func identityNow(ctx context.Context, q querier, actor quarantine.Actor) (quaran
 		return quarantine.Actor{}, nil // never seen: the session is all there is to compare
 	}
 	return now, err
+}
+
+// One person is every name the console knows them by: each address it
+// sees an identity with is kept (identity_addresses, migration 0058), at
+// every sign-in and refresh (authz, with the directory) and with each
+// replay action here (a draft, a submit, a payload edit, an approval, a
+// rejection, a cancel, a settle), in the action's transaction. Separation
+// of duties compares each person of a request (knownAsColumn) and the
+// actor (asSeenBy) as their identity with all of them.
+const insertKnownAs = `INSERT INTO identity_addresses (issuer, subject, email)
+    SELECT $1::text, $2::text, $3::text
+    WHERE $1::text <> '' AND $2::text <> '' AND $3::text <> '' -- an identity without an address is its identity alone
+    ON CONFLICT DO NOTHING -- seen with this address before`
+
+// seen records, in tx, that the console saw actor's identity with its
+// address.
+func seen(ctx context.Context, tx pgx.Tx, actor quarantine.Actor) error {
+	if _, err := tx.Exec(ctx, insertKnownAs, actor.Issuer, actor.Subject, actor.Email); err != nil {
+		return fmt.Errorf("record the address of %s: %w", actor.Attribution(), err)
+	}
+	return nil
+}
+
+// selectKnownAs is each address the console has seen an identity with.
+const selectKnownAs = `SELECT issuer, subject, email FROM identity_addresses WHERE issuer = $1 AND subject = $2 ORDER BY email`
+
+// KnownAs is each address the console has seen actor's identity with (as
+// quarantine.Actor values of that identity; none when never seen): the
+// pages judge the viewer with them (Request.SeenBy) as the actions do.
+func (s *Service) KnownAs(ctx context.Context, actor quarantine.Actor) ([]quarantine.Actor, error) {
+	known, err := knownAs(ctx, s.pool, actor)
+	if err != nil {
+		return nil, fmt.Errorf("read the addresses of %s: %w", actor.Attribution(), err)
+	}
+	return known, nil
+}
+
+func knownAs(ctx context.Context, q querier, actor quarantine.Actor) ([]quarantine.Actor, error) {
+	rows, err := q.Query(ctx, selectKnownAs, actor.Issuer, actor.Subject)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (quarantine.Actor, error) {
+		var a quarantine.Actor
+		return a, row.Scan(&a.Issuer, &a.Subject, &a.Email)
+	})
+}
+
+// SeenBy is r judged with an actor whose identity the console has seen
+// with the addresses known (Service.KnownAs): the rules take the actor as
+// the person behind all of them, as they take r's requester and approvers
+// (replaypolicy.Request.KnownAs). Every judgement of an actor on r goes
+// through it: Approve, Reject and Reconcile (asSeenBy), and the pages that
+// say what the viewer may do.
+func (r Request) SeenBy(known []quarantine.Actor) Request {
+	r.KnownAs = append(append([]quarantine.Actor(nil), r.KnownAs...), known...)
+	return r
+}
+
+// asSeenBy is req judged with actor (Request.SeenBy), their addresses read
+// on q.
+func asSeenBy(ctx context.Context, q querier, req Request, actor quarantine.Actor) (Request, error) {
+	known, err := knownAs(ctx, q, actor)
+	if err != nil {
+		return req, fmt.Errorf("read the addresses of %s: %w", actor.Attribution(), err)
+	}
+	return req.SeenBy(known), nil
 }

@@ -65,8 +65,9 @@ const (
 // never for a request that needed two approvers: MayRepublish) or not
 // applied (back to quarantine). The route checks that actor may reconcile
 // replays of the request's class in its tenant; here, that actor may not
-// be its requester, each as signed in or recorded and as the directory has
-// them now (MayReconcile: forbidden, audited as denied). It
+// be its requester, each as signed in or recorded, as the directory has
+// them now and under every address the console has seen their identity
+// with (MayReconcile, asSeenBy: forbidden, audited as denied). It
 // returns invalid for a choice the rules refuse (JudgeReconcile; a
 // republish of a two-approver item is audited as denied too), a conflict
 // when the request publishes nothing more or the item does not wait for a
@@ -84,6 +85,9 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		}
 		actorNow, err := identityNow(ctx, tx, actor)
 		if err != nil {
+			return err
+		}
+		if req, err = asSeenBy(ctx, tx, req, actor); err != nil {
 			return err
 		}
 		if v := req.MayReconcile(actor, actorNow); v.Outcome != replaypolicy.Go {
@@ -152,6 +156,9 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 			}
 			again = len(moved) > 0
 		} else if _, err := tx.Exec(ctx, releaseOne, id, deadLetterID); err != nil {
+			return err
+		}
+		if err := seen(ctx, tx, actor); err != nil {
 			return err
 		}
 		e := requestEvent(actor, meta, "replay.item.reconciled", &req)

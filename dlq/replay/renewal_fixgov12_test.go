@@ -111,8 +111,8 @@ func TestFixGov12RenewedFirstThenSecondIdentity(t *testing.T) {
 	require.NoError(t, err, "the lapsed approval is renewed")
 	require.Equal(t, 1, d.ApprovalsHave, "%s", d.Reason)
 	var addrs []string
-	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT array_agg(approver_email ORDER BY approver_email) FROM replay_approval_addresses
-        WHERE request_id = $1 AND approver_subject = $2`, req.ID, approver1.Subject).Scan(&addrs))
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT array_agg(email ORDER BY email) FROM identity_addresses
+        WHERE issuer = $1 AND subject = $2`, approver1.Issuer, approver1.Subject).Scan(&addrs))
 	assert.Equal(t, []string{"a1-new@example.com", "a1@example.com"}, addrs, "both addresses approver1 approved under are kept")
 
 	_, err = b.replays.Approve(ctx, req.ID, second, in, quarantine.RequestMeta{})

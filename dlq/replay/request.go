@@ -54,11 +54,11 @@ type Request struct {
 	// judge no person (the emergency stop's, a policy change's voiding
 	// and the draft expiry's).
 	RequesterNow quarantine.Actor
-	// ApprovedAs is each identity with each address it approved the
-	// request under (replaypolicy.Request.ApprovedAs), read with
+	// KnownAs is each identity with each address it approved the
+	// request under (replaypolicy.Request.KnownAs), read with
 	// RequesterNow: kept across renewals and edits, so that an approver is
 	// the person behind all of them.
-	ApprovedAs        []quarantine.Actor
+	KnownAs           []quarantine.Actor
 	Reason            string
 	StatusReason      string
 	PolicyVersion     string
@@ -279,7 +279,7 @@ func policyRequest(req Request, approvals []Approval) replaypolicy.Request {
 		Class: req.Class, Items: req.ItemCount, Bulk: req.ItemCount > 1, Requester: req.Requester, RequesterNow: req.RequesterNow, Reason: req.Reason,
 		PayloadEdited: req.PayloadEdited, IntentHash: req.IntentHex(), TypedConfirmation: req.TypedConfirmation,
 		PolicyVersion: req.PolicyVersion, Rate: req.Rate, ReconciliationNote: req.ReconciliationNote, Union: req.Classes,
-		ApprovedAs: req.ApprovedAs,
+		KnownAs: req.KnownAs,
 	}
 	if req.SubmittedAt != nil {
 		pr.RequestedAt = *req.SubmittedAt

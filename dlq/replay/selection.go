@@ -267,6 +267,9 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 		if len(order) == 0 {
 			return ErrEmptySelection
 		}
+		if err := seen(ctx, tx, actor); err != nil { // the address the requester drafts under: Request.KnownAs
+			return err
+		}
 		for _, k := range order {
 			items := groups[k]
 			verdicts := make([]replaypolicy.Verdict, len(items))

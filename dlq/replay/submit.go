@@ -182,6 +182,14 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 				return err
 			}
 		}
+		// The address it submits under is one the requester is known by
+		// from now on (Request.KnownAs), recorded before the audit chain.
+		if err := seen(ctx, tx, actor); err != nil {
+			return err
+		}
+		for i := range reqs {
+			reqs[i] = reqs[i].SeenBy([]quarantine.Actor{actor})
+		}
 		if changed, err = s.leaveOutChanged(ctx, tx, reqs, judged, table, actor, meta); err != nil || changed != nil {
 			return err // commit what changed; the submit itself is refused below
 		}

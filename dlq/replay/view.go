@@ -161,12 +161,19 @@ const (
         WHERE i.request_id = $1 ORDER BY i.position LIMIT $2`
 )
 
-// View reads request id as viewer sees it (not_found when there is none).
+// View reads request id as viewer sees it (not_found when there is none),
+// judged with the viewer's addresses (View.Request is Request.SeenBy
+// them).
 func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, opts ViewOptions) (View, error) {
 	var v View
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		req, err := getRequest(ctx, tx, id, false)
 		if err != nil {
+			return err
+		}
+		// Judged with the viewer as the person behind every address the
+		// console has seen them with, as Approve and Reconcile judge them.
+		if req, err = asSeenBy(ctx, tx, req, viewer); err != nil {
 			return err
 		}
 		v.Request = req
