@@ -705,16 +705,37 @@ func (p person) mayBe(q person) bool {
 }
 
 // personOf is who (as recorded, as the directory has them now) with every
-// address in knownAs the console has seen their identity with: the one
-// way the rules make a person of a requester, an approver, an actor or a
-// fix marker's recorder.
+// address in knownAs the console has seen their identity with, and,
+// through those, everyone knownAs links them to: an identity seen with an
+// address that is one of theirs (SamePerson's mailbox) is theirs too, with
+// every address it was seen with, and so on until nothing more joins (a
+// person with three accounts, the middle one sharing an address with
+// each of the others, is one person even when that middle account's
+// approval has lapsed). It is the one way the rules make a person of a
+// requester, an approver, an actor or a fix marker's recorder. knownAs is
+// a request's few rows (its people's identities), each address read once.
 func personOf(knownAs []quarantine.Actor, who ...quarantine.Actor) person {
 	p := append(person(nil), who...)
-	for _, a := range knownAs {
-		for _, w := range who {
-			if a.SameIdentity(w) {
-				p = append(p, a)
-				break
+	boxes := make([]string, len(p), len(p)+len(knownAs))
+	for i, w := range who {
+		boxes[i] = mailbox(w.Email)
+	}
+	known := make([]string, len(knownAs))
+	for i, a := range knownAs {
+		known[i] = mailbox(a.Email)
+	}
+	in := make([]bool, len(knownAs))
+	for grew := true; grew; {
+		grew = false
+		for i, a := range knownAs {
+			if in[i] {
+				continue
+			}
+			for j, x := range p {
+				if a.SameIdentity(x) || (known[i] != "" && known[i] == boxes[j]) {
+					p, boxes, in[i], grew = append(p, a), append(boxes, known[i]), true, true
+					break
+				}
 			}
 		}
 	}

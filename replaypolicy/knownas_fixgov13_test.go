@@ -91,3 +91,39 @@ func TestFixGov13RequesterIsEveryAddressKnown(t *testing.T) {
 		t.Errorf("OthersApproved = %d, want 1", n)
 	}
 }
+
+// TestFixGov13PersonLinkedThroughAThirdAccount: one person with three
+// accounts: bob (bob@example.com), bobMid, seen with bob@example.com and
+// then bob-mid@example.com, and bobGH (bob-mid@example.com). bobMid's
+// approval lapsed; bob's and bobGH's share no address, yet bobMid links
+// them: one person, whose two approvals count once, here and at
+// execution.
+func TestFixGov13PersonLinkedThroughAThirdAccount(t *testing.T) {
+	t.Parallel()
+	tbl := mustParse(t, testPolicy)
+	bobMid := quarantine.Actor{Issuer: "https://partner-idp.example", Subject: "bob-mid", Email: "bob-mid@example.com"}
+	bobGH := quarantine.Actor{Issuer: "https://github.example", Subject: "bob-gh", Email: bobMid.Email}
+	req := testRequest(tbl)
+	req.Class = Manual
+	req.Approvals = []Approval{
+		{Approver: bob, ApproverNow: bob, At: testNow.Add(-time.Minute), IntentHash: testIntent},
+		{Approver: bobMid, ApproverNow: bobMid, At: testNow.Add(-48 * time.Hour), IntentHash: testIntent}, // lapsed
+		{Approver: bobGH, ApproverNow: bobGH, At: testNow.Add(-2 * time.Minute), IntentHash: testIntent},
+	}
+	req.KnownAs = []quarantine.Actor{bob, {Issuer: bobMid.Issuer, Subject: bobMid.Subject, Email: bob.Email}, bobMid, bobGH}
+	n, ignored := JudgeApprovals(tbl, req, testNow)
+	if n != 1 || ignored[2] != IgnoredAgain {
+		t.Errorf("one person under three accounts counts %d times (%q), want once", n, ignored)
+	}
+	one := req
+	one.Approvals = req.Approvals[:1]
+	if !ApprovalStands(tbl, one, bobGH, testNow) {
+		t.Error("bob's approval does not stand for bobGH, linked to him through bobMid")
+	}
+	run := Run{Tenant: "acme", Class: Manual, Status: "approved", PolicyVersion: tbl.Version(), ApprovedAt: testNow.Add(-time.Second),
+		Requester: alice, IntentHash: testIntent, RequestedAt: req.RequestedAt, Approvals: req.Approvals, ApprovalsNeeded: 2, KnownAs: req.KnownAs,
+		Authority: &Authority{RequesterMay: true, Approvers: []Standing{{Who: bob, Now: bob, May: true}, {Who: bobGH, Now: bobGH, May: true}}}}
+	if v := JudgeRun(tbl, run, testNow); v.Outcome != Block || v.Check != CheckOwnRequest {
+		t.Errorf("the worker publishes on one person's two approvals: %v", v)
+	}
+}
