@@ -84,7 +84,7 @@ func (in *BindingInput) Validate() map[string]string {
 	if !ValidRole(in.Role) {
 		errs["role"] = "Choose one of " + strings.Join(Roles, ", ") + "."
 	}
-	if in.Tenant == "" || strings.ContainsAny(in.Tenant, " .>") || (strings.Contains(in.Tenant, "*") && in.Tenant != AllTenants) {
+	if !validTenant(in.Tenant) {
 		errs["tenant"] = "Choose a tenant, or * for all tenants."
 	}
 	if len(errs) == 0 {

@@ -127,10 +127,19 @@ func ParseGroupMap(s string) (GroupMap, error) {
 
 func parseTenantRole(s string) (TenantRole, bool) {
 	tenant, role, ok := strings.Cut(s, ":")
-	if !ok || tenant == "" || strings.ContainsAny(tenant, " .>") || !ValidRole(role) {
+	if !ok || !validTenant(tenant) || !ValidRole(role) {
 		return TenantRole{}, false
 	}
 	return TenantRole{Tenant: tenant, Role: role}, true
+}
+
+// validTenant reports whether t may be the tenant of a role, in a group
+// mapping and in a binding alike: a tenant's name (not empty, no space,
+// '.' or '>', which subjects give meaning to, and no '*'), or AllTenants
+// itself. A partial wildcard ("a*") names no tenant: refused where it is
+// written, at start or in the form, rather than held to mean something.
+func validTenant(t string) bool {
+	return t != "" && !strings.ContainsAny(t, " .>") && (!strings.Contains(t, "*") || t == AllTenants)
 }
 
 // RolesFor returns the roles the groups give, sorted and without repeats.
