@@ -9,6 +9,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 
@@ -43,7 +44,16 @@ func (s *Server) replayApprove(c echo.Context) error {
 		// what they could not read.
 		return s.requestFormError(c, quarantine.Errorf(quarantine.ECONFLICT, "%s", why), "approve")
 	}
-	form := approveForm{Intent: c.FormValue("intent"), Confirmation: c.FormValue("confirmation")}
+	t, err := readFormText(c)
+	if err != nil {
+		return err
+	}
+	form := approveForm{Intent: t.raw("intent"), Confirmation: t.raw("confirmation")}
+	if errs := t.Errors(); errs != nil {
+		// Text no one could have typed from the page (a NUL, bytes that
+		// are not UTF-8): said at the field, as every form says it.
+		return s.requestFormError(c, quarantine.Errorf(quarantine.EINVALID, "%s", dlq.UnstorableTextMessage), "approve")
+	}
 	d, err := s.deps.Replays.Approve(c.Request().Context(), req.ID, userOf(c).Actor, form.Validate(), authz.RequestMeta(c))
 	if err != nil {
 		return s.requestFormError(c, err, "approve")
