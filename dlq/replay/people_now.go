@@ -64,8 +64,10 @@ func scanRequestNow(row pgx.CollectableRow) (Request, error) {
 // MayApprove says whether actor may approve r: replaypolicy.MayApprove,
 // the check Approve makes, with r's requester as it recorded them and as
 // the directory has them now (RequesterNow, which every read of a request
-// carries). Pages mark a request the viewer may not approve
-// with it, so that what they show is what Approve does.
+// carries), and its people under every address the console has seen them
+// with (KnownAs): the actor's too once r is SeenBy theirs, as Approve
+// judges it. Pages mark a request the viewer may not approve with it, so
+// that what they show is what Approve does.
 func (r Request) MayApprove(actor quarantine.Actor) replaypolicy.Verdict {
 	return replaypolicy.MayApprove(policyRequest(r, nil), actor)
 }
@@ -73,7 +75,8 @@ func (r Request) MayApprove(actor quarantine.Actor) replaypolicy.Verdict {
 // MayReconcile says whether actor may settle an item of r whose outcome
 // nobody knows: replaypolicy.MayReconcile, the check Reconcile makes, with
 // r's requester as it recorded them and as the directory has them now (as
-// MayApprove), and actor as signed in and as the directory has them now
+// MayApprove, and under KnownAs, the actor's addresses too once r is
+// SeenBy them), and actor as signed in and as the directory has them now
 // (actorNow, Service.IdentityNow; zero when not known).
 func (r Request) MayReconcile(actor, actorNow quarantine.Actor) replaypolicy.Verdict {
 	return replaypolicy.MayReconcile(policyRequest(r, nil), actor, actorNow)

@@ -54,10 +54,11 @@ type Request struct {
 	// judge no person (the emergency stop's, a policy change's voiding
 	// and the draft expiry's).
 	RequesterNow quarantine.Actor
-	// KnownAs is each identity with each address it approved the
-	// request under (replaypolicy.Request.KnownAs), read with
-	// RequesterNow: kept across renewals and edits, so that an approver is
-	// the person behind all of them.
+	// KnownAs is each address the console has seen the requester's and
+	// each approver's identity with, on any request
+	// (replaypolicy.Request.KnownAs; identity_addresses), read with
+	// RequesterNow (knownAsColumn); SeenBy adds an actor's. Each person is
+	// the one behind all of them.
 	KnownAs           []quarantine.Actor
 	Reason            string
 	StatusReason      string
