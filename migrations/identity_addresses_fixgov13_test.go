@@ -13,7 +13,7 @@ import (
 )
 
 // TestFixGov13IdentityAddressesBackfilled takes what the console knew of
-// people's addresses before 0058 through it: each address of the
+// people's addresses before 0057 through it: each address of the
 // directory, of a request's requester, of an approval and of
 // replay_approval_addresses (which it replaces) is an address of its
 // identity, kept once, and an identity without an address has none.
@@ -24,7 +24,7 @@ func TestFixGov13IdentityAddressesBackfilled(t *testing.T) {
 	conn, err := pgx.Connect(ctx, db.OwnerURL)
 	require.NoError(t, err)
 	defer conn.Close(ctx)
-	require.NoError(t, migrations.MigrateTo(ctx, conn, 57))
+	require.NoError(t, migrations.MigrateTo(ctx, conn, 56))
 
 	_, err = conn.Exec(ctx, `INSERT INTO user_directory (issuer, subject, email) VALUES
         ('https://idp.example', 'oncall', 'oncall-c@example.com'), ('https://idp.example', 'nobody', '')`)
@@ -39,7 +39,7 @@ func TestFixGov13IdentityAddressesBackfilled(t *testing.T) {
 	_, err = conn.Exec(ctx, `INSERT INTO replay_approval_addresses (request_id, approver_issuer, approver_subject, approver_email)
         VALUES ($1, 'https://idp.example', 'approver1', 'a1@example.com'), ($1, 'https://idp.example', 'approver1', 'a1-new@example.com')`, id)
 	require.NoError(t, err)
-	require.NoError(t, migrations.MigrateTo(ctx, conn, 58))
+	require.NoError(t, migrations.MigrateTo(ctx, conn, 57))
 
 	rows, err := conn.Query(ctx, `SELECT subject || ' ' || email FROM identity_addresses ORDER BY subject, email`)
 	require.NoError(t, err)

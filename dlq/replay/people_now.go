@@ -108,7 +108,7 @@ func identityNow(ctx context.Context, q querier, actor quarantine.Actor) (quaran
 }
 
 // One person is every name the console knows them by: each address it
-// sees an identity with is kept (identity_addresses, migration 0058), at
+// sees an identity with is kept (identity_addresses, migration 0057), at
 // every sign-in and refresh (authz, with the directory) and with each
 // replay action here (a draft, a submit, a payload edit, an approval, a
 // rejection, a cancel, a settle), in the action's transaction. Separation
