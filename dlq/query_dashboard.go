@@ -23,6 +23,17 @@ type DashboardQuery struct {
 	Span time.Duration
 	// TopGroups is how many error groups to list; 0 means 8.
 	TopGroups int
+	// Also are reads of other packages the same page shows (the replays
+	// that wait for a person), sent in the dashboard's batch so that the
+	// page costs one round trip whatever it shows.
+	Also []BatchRead
+}
+
+// BatchRead is a read that rides in another package's batch: Queue adds
+// its statements to b, each with the function that reads its answer into
+// the BatchRead itself, which holds it once the batch is sent.
+type BatchRead interface {
+	Queue(b *pgx.Batch)
 }
 
 // TenantSummary is one tenant's line on the dashboard.
@@ -242,6 +253,9 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 		}
 		return nil
 	})
+	for _, r := range q.Also {
+		r.Queue(b)
+	}
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return Dashboard{}, fmt.Errorf("dashboard: %w", err)
 	}

@@ -37,9 +37,23 @@ type DashboardModel struct {
 	Action string
 	// Ingest is how far behind ingest is (the DLQ lag).
 	Ingest IngestLagView
+	// Replays is the replay requests of the tenants that went wrong.
+	Replays ReplayAttention
 	// Retention and Storage are how long dead letters are kept and where.
 	Retention RetentionView
 	Storage   StorageView
+}
+
+// ReplayAttention is the dashboard's line on the replay requests that
+// went wrong: Reconcile have an item waiting for a person to reconcile
+// it, Problems are done with problems (submitted in the last
+// ProblemsDays days). Each count is at most Most+1 ("more than Most"),
+// and links to the replays page filtered to those requests.
+type ReplayAttention struct {
+	Reconcile, Problems       int
+	ReconcileURL, ProblemsURL string
+	ProblemsDays              int
+	Most                      int
 }
 
 // TenantSummaryRow is one tenant's line on the dashboard.

@@ -77,9 +77,13 @@ const NavCountMost = 99
 
 // navCountText is a navigation count as shown: "7", or "99+" above
 // NavCountMost.
-func navCountText(n int) string {
-	if n > NavCountMost {
-		return strconv.Itoa(NavCountMost) + "+"
+func navCountText(n int) string { return countUpTo(n, NavCountMost) }
+
+// countUpTo is a count read up to one more than most, as shown: "7", or
+// "99+" above most (99).
+func countUpTo(n, most int) string {
+	if n > most {
+		return strconv.Itoa(most) + "+"
 	}
 	return strconv.Itoa(n)
 }

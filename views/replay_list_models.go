@@ -19,6 +19,9 @@ type ReplayFilter struct {
 	RequesterIssuer, RequesterSubject string
 	From, To                          string
 	Order                             string
+	// Reconcile lists only requests with an item waiting for a person to
+	// reconcile it ("reconcile=1").
+	Reconcile bool
 }
 
 // ByIdentity reports whether f lists one requester's requests.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -112,11 +114,15 @@ func (s *Server) dashboard(c echo.Context) error {
 	span, stale, errs := s.dashboardStale(c, &form)
 	tenants := s.deadLetterTenants(ctx, userOf(c), authz.ActRead)
 	now := time.Now()
-	d, err := s.deps.DeadLetters.Dashboard(ctx, dlq.DashboardQuery{Tenants: tenants, Now: now, Span: span})
+	// The replays page's scope (web/replay_list.go): the count is of what
+	// the line's links list.
+	replays := replay.AttentionOf(tenants, userOf(c).Actor, now)
+	d, err := s.deps.DeadLetters.Dashboard(ctx, dlq.DashboardQuery{Tenants: tenants, Now: now, Span: span, Also: []dlq.BatchRead{replays}})
 	if err != nil {
 		return err
 	}
 	m := dashboardModel(d, now, stale)
+	m.Replays = replayAttention(replays)
 	everyTenant := s.deps.Access.Scope(userOf(c), authz.ObjDeadLetter, authz.ActRead, nil).All
 	var health dlq.IngestHealth
 	if s.deps.IngestHealth != nil {
@@ -192,6 +198,18 @@ func dashboardModel(d dlq.Dashboard, now time.Time, stale time.Duration) views.D
 	}
 	m.Snoozed = snoozedHint(d.Snoozed, views.PathGroups+encodeQuery(url.Values{"state": {"snoozed"}}))
 	return m
+}
+
+// replayAttention is the dashboard's line on the replay requests that went
+// wrong, each count linking to the replays page filtered as it counted.
+func replayAttention(a *replay.Attention) views.ReplayAttention {
+	return views.ReplayAttention{
+		Reconcile: a.ReconcileN, Problems: a.ProblemsN, Most: replay.AttentionMost,
+		ReconcileURL: views.PathReplays + encodeQuery(url.Values{"reconcile": {"1"}}),
+		ProblemsURL: views.PathReplays + encodeQuery(url.Values{"status": {string(replay.StatusDoneWithProblems)},
+			"from": {fmt.Sprintf("now-%dd", replay.ProblemsSince/(24*time.Hour))}}),
+		ProblemsDays: int(replay.ProblemsSince / (24 * time.Hour)),
+	}
 }
 
 // dimensionRows keeps the values with unresolved dead letters.

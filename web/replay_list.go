@@ -66,7 +66,8 @@ func readReplayFilter(q url.Values) replayFilterForm {
 	get := t.get
 	f := replayFilterForm{ReplayFilter: views.ReplayFilter{Status: get("status"), Tenant: get("tenant"), Class: get("class"),
 		Mine: get("mine") == "1", Requester: get("requester"), RequesterIssuer: q.Get(paramRequesterIssuer),
-		RequesterSubject: q.Get(paramRequesterSubject), From: get("from"), To: get("to"), Order: get("order")},
+		RequesterSubject: q.Get(paramRequesterSubject), From: get("from"), To: get("to"), Order: get("order"),
+		Reconcile: get("reconcile") == "1"},
 		Before: get("before"), Now: time.Now()}
 	f.text = t.Errors()
 	return f
@@ -78,7 +79,7 @@ func (f replayFilterForm) Validate(tenants []string, viewer authz.User) (replay.
 	errs := map[string]string{}
 	out := replay.ListFilter{Tenants: tenants, Viewer: viewer.Actor, Status: replay.Status(f.Status), Mine: f.Mine, Tenant: f.Tenant,
 		Class: replaypolicy.Class(f.Class), Requester: f.Requester, RequesterIssuer: f.RequesterIssuer, RequesterSubject: f.RequesterSubject,
-		MineFirst: f.Order == orderMineFirst, Limit: replayPageSize}
+		Reconcile: f.Reconcile, MineFirst: f.Order == orderMineFirst, Limit: replayPageSize}
 	if f.Status != "" && !slices.Contains(replayStatuses, out.Status) {
 		errs["status"] = "Choose one of the statuses."
 	}

@@ -19,7 +19,9 @@ import (
 // with it (in any case, verified or not: a search, "" for anyone),
 // RequesterIssuer and RequesterSubject to the requests of exactly that
 // identity (both given, or neither), From and To to those submitted (a
-// draft: made) at or after From and before To (zero: no bound). The page
+// draft: made) at or after From and before To (zero: no bound),
+// Reconcile to those with an item that waits for a person to reconcile
+// it (needs_reconciliation: nobody can know whether it landed). The page
 // goes newest first, with MineFirst the viewer's own requests before
 // everyone else's (each part newest first); After is the last row of the
 // page before (zero: the first page).
@@ -36,6 +38,7 @@ type ListFilter struct {
 	// requester's requests" (no email makes two identities one).
 	RequesterIssuer, RequesterSubject string
 	From, To                          time.Time
+	Reconcile                         bool
 	MineFirst                         bool
 	After                             Cursor
 	Limit                             int
@@ -76,11 +79,12 @@ func (l Listed) Cursor() Cursor { return Cursor{ID: l.ID, Own: l.OwnFirst} }
 // (quarantine.Actor.SameIdentity: an email never makes two identities one).
 const requesterIs = `(requester_issuer = $3 AND requester_subject = $4)`
 
-// listWhere is what the replays page lists, $1 to $13 (ListFilter). The
+// listWhere is what the replays page lists, $1 to $14 (ListFilter). The
 // requester is an escaped LIKE prefix ($9) of the lower-case email
 // (replay_requests_requester_email_idx), or exactly the identity $12
 // (issuer), $13 (subject) (replay_requests_requester_idx); the time bounds
-// are on when it was submitted, or made for a draft.
+// are on when it was submitted, or made for a draft. The items waiting
+// for reconciliation ($14) are found by replay_jobs_unsettled_idx.
 const listWhere = `(tenant = ANY($1) OR $2) -- only the viewer's tenants
       AND (status <> 'draft' OR ` + requesterIs + `) -- a draft is its requester's alone
       AND ($5 = '' OR status = $5)
@@ -90,35 +94,36 @@ const listWhere = `(tenant = ANY($1) OR $2) -- only the viewer's tenants
       AND ($9 = '' OR lower(requester_email) LIKE $9)
       AND ($12 = '' OR (requester_issuer = $12 AND requester_subject = $13)) -- one identity, never a look-alike email
       AND ($10::timestamptz IS NULL OR coalesce(submitted_at, created_at) >= $10)
-      AND ($11::timestamptz IS NULL OR coalesce(submitted_at, created_at) < $11)` // no SQL comment on the last line: callers append to it
+      AND ($11::timestamptz IS NULL OR coalesce(submitted_at, created_at) < $11)
+      AND (NOT $14 OR EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = replay_requests.id AND j.state = 'needs_reconciliation'))` // no SQL comment on the last line: callers append to it
 
-// The replays page: with $14 (MineFirst) the viewer's requests newest
+// The replays page: with $15 (MineFirst) the viewer's requests newest
 // first (replay_requests_requester_idx) and then everyone else's (the
 // primary key backwards); without it, everyone's newest first. Each part
-// reads at most a page ($17), so the order costs no sort of every request.
-// The cursor is the last row of the page before: its id $15 (0: none) and
-// whether it was the viewer's $16.
+// reads at most a page ($18), so the order costs no sort of every request.
+// The cursor is the last row of the page before: its id $16 (0: none) and
+// whether it was the viewer's $17.
 //
 // Each with its requester as the directory has them now (joinRequesterNow),
 // as the request page counts its approvals (CountOf).
 const selectList = `SELECT ` + requestColumns + `, ` + peopleColumns + `, own FROM (
     (SELECT ` + requestColumns + `, true AS own FROM replay_requests
-     WHERE ` + listWhere + ` AND $14 AND ` + requesterIs + `
-       AND ($15 = 0 OR ($16 AND id < $15)) -- a page that ended among the others has no own request left
-     ORDER BY id DESC LIMIT $17)
+     WHERE ` + listWhere + ` AND $15 AND ` + requesterIs + `
+       AND ($16 = 0 OR ($17 AND id < $16)) -- a page that ended among the others has no own request left
+     ORDER BY id DESC LIMIT $18)
     UNION ALL
     (SELECT ` + requestColumns + `, false FROM replay_requests
-     WHERE ` + listWhere + ` AND NOT ($14 AND ` + requesterIs + `)
-       AND ($15 = 0 OR ($14 AND $16) OR id < $15) -- the others start over after the last own request
-     ORDER BY id DESC LIMIT $17)
-) r ` + joinRequesterNow + ` ORDER BY own DESC, id DESC LIMIT $17`
+     WHERE ` + listWhere + ` AND NOT ($15 AND ` + requesterIs + `)
+       AND ($16 = 0 OR ($15 AND $17) OR id < $16) -- the others start over after the last own request
+     ORDER BY id DESC LIMIT $18)
+) r ` + joinRequesterNow + ` ORDER BY own DESC, id DESC LIMIT $18`
 
 // The approvals of several requests.
 const selectApprovalsOf = `SELECT a.request_id, a.approver_issuer, a.approver_subject, a.approver_email, a.approver_email_verified, a.intent_hash,
         a.approved_at, a.voided_at, a.void_reason, ` + approverNow + `
     FROM replay_approvals a ` + joinApproverNow + ` WHERE a.request_id = ANY($1) ORDER BY a.approved_at`
 
-// listArgs are the arguments of listWhere ($1 to $13) for f.
+// listArgs are the arguments of listWhere ($1 to $14) for f.
 func listArgs(f ListFilter) []any {
 	var from, to *time.Time
 	if !f.From.IsZero() {
@@ -132,7 +137,7 @@ func listArgs(f ListFilter) []any {
 		requester = likePrefix(strings.ToLower(f.Requester))
 	}
 	return []any{f.Tenants, f.All, f.Viewer.Issuer, f.Viewer.Subject, string(f.Status), f.Mine, f.Tenant, string(f.Class),
-		requester, from, to, f.RequesterIssuer, f.RequesterSubject}
+		requester, from, to, f.RequesterIssuer, f.RequesterSubject, f.Reconcile}
 }
 
 // likePrefix is a LIKE pattern for the strings that start with s.
@@ -282,20 +287,20 @@ type ListCounts struct {
 	Counts ItemCounts
 }
 
-// The replays page's counts ($1 to $13: listWhere): the newest matching
-// requests up to the bound ($14 = countedRequests + 1, to tell that there
+// The replays page's counts ($1 to $14: listWhere): the newest matching
+// requests up to the bound ($15 = countedRequests + 1, to tell that there
 // are more; the primary key backwards), those whose items fit the budget
-// ($15), by status, and the items of those that are no draft by outcome
+// ($16), by status, and the items of those that are no draft by outcome
 // (outcomeCounts, summed), with the items that have no job yet of the
-// open ones (a status of $16) and of the ended ones.
+// open ones (a status of $17) and of the ended ones.
 const selectListCounts = `WITH matched AS (
     SELECT id, status, item_count + skipped_count AS items FROM replay_requests
     WHERE ` + listWhere + `
-    ORDER BY id DESC LIMIT $14
+    ORDER BY id DESC LIMIT $15
 ), counted AS (
     SELECT id, status FROM (SELECT id, status, row_number() OVER w AS n, sum(items) OVER w AS running
                             FROM matched WINDOW w AS (ORDER BY id DESC)) m
-    WHERE n < $14 AND (n = 1 OR running <= $15) -- the newest one always; then as many as the item budget holds
+    WHERE n < $15 AND (n = 1 OR running <= $16) -- the newest one always; then as many as the item budget holds
 ), statuses AS (
     SELECT coalesce(array_agg(status), '{}') AS status, coalesce(array_agg(n), '{}') AS n
     FROM (SELECT status, count(*) AS n FROM counted GROUP BY status) s
@@ -308,7 +313,7 @@ const selectListCounts = `WITH matched AS (
            coalesce(sum(rest) FILTER (WHERE open), 0)::bigint, coalesce(sum(rest) FILTER (WHERE NOT open), 0)::bigint
     FROM (SELECT *, greatest(size - (pending + deferred + unknown + replayed + skipped + suppressed + blocked + reconcile + cancelled
                                      + not_applied + left_skipped + left_blocked), 0) AS rest -- items with no job and not left out
-          FROM (SELECT r.status = ANY($16) AS open, r.item_count + r.skipped_count AS size, ` + outcomeCounts + `
+          FROM (SELECT r.status = ANY($17) AS open, r.item_count + r.skipped_count AS size, ` + outcomeCounts + `
                 FROM counted c JOIN replay_requests r ON r.id = c.id LEFT JOIN replay_jobs j ON j.request_id = r.id
                 WHERE c.status <> 'draft' -- a draft's items come to nothing unless it is submitted
                 GROUP BY r.id) r) o
