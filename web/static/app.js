@@ -2,7 +2,8 @@
 // without this file; it adds copy buttons, keyboard shortcuts, confirmation
 // dialogs for destructive forms, a field's value sent by another form,
 // messages at required fields, the list's selection count and "select
-// all", times in the browser's zone, a visible message when an htmx
+// all", times in the browser's zone, menus that close on Escape or a
+// click elsewhere, a visible message when an htmx
 // request fails, and a notice in place of a reload that would lose what
 // was typed.
 // No framework, no inline handlers (the CSP forbids them), no eval.
@@ -484,12 +485,30 @@
 			toggleHelp();
 			break;
 		case "Escape":
+			// An open menu closes first, its summary focused again.
+			var menu = target && target.closest && target.closest("details.menu[open]");
+			if (menu) {
+				menu.open = false;
+				menu.querySelector("summary").focus();
+				break;
+			}
 			document.querySelectorAll("table[data-keynav] tr.is-selected").forEach(function (r) {
 				r.classList.remove("is-selected");
 				r.removeAttribute("aria-selected");
 			});
 			break;
 		}
+	});
+
+	// ---- menus: a <details class="menu"> opens and closes by itself;
+	// here a click elsewhere closes an open one too ----
+
+	document.addEventListener("click", function (e) {
+		document.querySelectorAll("details.menu[open]").forEach(function (d) {
+			if (!d.contains(e.target)) {
+				d.open = false;
+			}
+		});
 	});
 
 	// ---- htmx: show failures instead of silently doing nothing ----
