@@ -139,23 +139,38 @@ func chartBars(c ArrivalChart) []chartRect {
 }
 
 // chartXLabels labels six evenly spaced bars (the view lays them out in six
-// equal columns): hours for a day, dates for longer spans.
-func chartXLabels(c ArrivalChart) []string {
+// equal columns): hours for a day, dates for longer spans, in UTC as the
+// bars are (the axis says so, chartZone), each with its instant.
+func chartXLabels(c ArrivalChart) []chartLabel {
 	n := len(c.Bars)
 	if n < 6 {
 		return nil
 	}
-	out := make([]string, 0, 6)
+	out := make([]chartLabel, 0, 6)
 	for k := range 6 {
 		t := c.Bars[k*n/6].Start.UTC()
+		l := chartLabel{DateTime: t.Format(time.RFC3339), Text: t.Format("15:04")}
 		if n > 48 {
-			out = append(out, t.Format("Jan 2"))
-		} else {
-			out = append(out, t.Format("15:04"))
+			l.Text = t.Format("Jan 2")
 		}
+		out = append(out, l)
 	}
 	return out
 }
+
+// chartLabel is a label of the chart's time axis: its text, in UTC, and
+// the instant it marks (a person who shows times in their browser's zone
+// reads it there on hover).
+type chartLabel struct {
+	Text, DateTime string
+}
+
+// chartZone is the zone of the chart's hours, on its time axis. The
+// arrivals are counted per UTC hour (dead_letter_arrivals), and a
+// browser's zone is not always a whole hour from UTC (India, +05:30): its
+// hours would cut the bars in two. So the chart stays in UTC, whatever the
+// person's "Show times in", and says so where the hours are read.
+const chartZone = "UTC"
 
 // chartYLabels are the maximum, half of it and zero, top to bottom.
 func chartYLabels(c ArrivalChart) []string {

@@ -31,7 +31,7 @@ func sampleDashboard() views.DashboardModel {
 			{Tenant: "globex", Unresolved: 1873, Total: 393424, Oldest: now.Add(-47 * time.Minute), LastHour: 96, LastDay: 1710, ListURL: "/deadletters?tenant=globex&status=unresolved"},
 			{Tenant: "initech", Unresolved: 0, Total: 311955, ListURL: "/deadletters?tenant=initech&status=unresolved"},
 		},
-		Chart: views.ArrivalChart{Title: "Arrivals per hour, last 24 hours"},
+		Chart: views.ArrivalChart{Title: "Arrivals per hour (UTC), last 24 hours"},
 		ByItemType: []views.DimensionRow{
 			{Value: "inventory.reserve", Unresolved: 6021, Total: 96120, Share: 1, URL: "/deadletters?type=inventory.reserve"},
 			{Value: "email.send", Unresolved: 3100, Total: 40012, Share: 0.51, URL: "/deadletters?type=email.send"},

@@ -149,9 +149,11 @@ func (s *Server) dashboard(c echo.Context) error {
 	for k := range dashboardSpans {
 		m.SpanURLs[k] = views.PathDashboard + encodeQuery(url.Values{"span": {k}, "stale": {form.Stale}})
 	}
-	m.Chart.Title = "Arrivals per hour, last 24 hours"
+	// The hours are UTC hours, whatever the person's time zone setting
+	// (views.chartZone says why): the title says so too.
+	m.Chart.Title = "Arrivals per hour (UTC), last 24 hours"
 	if form.Span == "7d" {
-		m.Chart.Title = "Arrivals per hour, last 7 days"
+		m.Chart.Title = "Arrivals per hour (UTC), last 7 days"
 	}
 	p := s.page(c, "Dashboard", "dashboard")
 	status := http.StatusOK
