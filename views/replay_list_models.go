@@ -53,8 +53,13 @@ type ReplayRow struct {
 	Approvals       string
 	NeedsApproval   bool
 	ApprovalsNeeded int
-	// Expires is when what it waits for expires (nil: nothing does).
+	// Expires is when what it waits for expires (nil: nothing does), and
+	// Lapse what does: LapseDraft, LapseApproval or LapseStart; Expired
+	// says it is past (a draft not yet voided, an approved request the
+	// worker has not blocked yet).
 	Expires *time.Time
+	Lapse   string
+	Expired bool
 	// ClosedBy rejected or cancelled it, and ClosedWhy is why.
 	ClosedBy, ClosedWhy string
 	// Of a void request: Unreplayable, nothing in it could be replayed
@@ -62,6 +67,32 @@ type ReplayRow struct {
 	// expired, the policy changed).
 	Unreplayable bool
 	VoidWhy      string
+}
+
+// What of a request expires (ReplayRow.Lapse): replay.Lapse's values.
+const (
+	LapseDraft    = "draft"
+	LapseApproval = "approval"
+	LapseStart    = "start"
+)
+
+// lapseText names what of r expires, as the replays page's "Time limit"
+// says it: before, "draft expires", "first approval lapses" or "must start
+// by"; past, what happened.
+func lapseText(r ReplayRow) string {
+	texts := map[string][2]string{
+		LapseDraft:    {"draft expires", "draft expired"},
+		LapseApproval: {"first approval lapses", "first approval lapsed"},
+		LapseStart:    {"must start by", "approval expired before it started"},
+	}
+	t, ok := texts[r.Lapse]
+	if !ok {
+		t = [2]string{"expires", "expired"}
+	}
+	if r.Expired {
+		return t[1]
+	}
+	return t[0]
 }
 
 // voidTitle is what a void row's "never accepted" and "none asked" say

@@ -150,7 +150,7 @@ func (s *Server) replayList(c echo.Context) error {
 	}
 	m.Counts = replayCounts(counts, q)
 	for _, r := range reqs {
-		m.Rows = append(m.Rows, replayRow(r, u, q))
+		m.Rows = append(m.Rows, replayRow(r, u, q, form.Now))
 	}
 	if form.ByIdentity() && len(reqs) > 0 {
 		m.RequesterName = reqs[0].Requester.Display() // every row is theirs
@@ -212,17 +212,17 @@ func replayCounts(c replay.ListCounts, q url.Values) views.ReplayCounts {
 	return out
 }
 
-// replayRow is one request as the replays page lists it (q: the page's
-// filter, which the requester's link narrows to them: to their identity,
-// exactly, in place of any requester search, which matches the start of
-// an email, verified or not).
-func replayRow(r replay.Listed, u authz.User, q url.Values) views.ReplayRow {
+// replayRow is one request as the replays page lists it at now (q: the
+// page's filter, which the requester's link narrows to them: to their
+// identity, exactly, in place of any requester search, which matches the
+// start of an email, verified or not).
+func replayRow(r replay.Listed, u authz.User, q url.Values, now time.Time) views.ReplayRow {
 	row := views.ReplayRow{
 		ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class), Status: string(r.Status),
 		Items: r.Items.String(), Total: r.Items.Total, Requester: r.Requester.Display(),
 		Own: r.Requester.SameIdentity(u.Actor), Approvals: r.Count.String(), NeedsApproval: r.Count.Needed > 0, ApprovalsNeeded: r.Count.Needed,
-		Expires: r.Expires,
-		Reason:  r.Reason, Edited: r.PayloadEdited,
+		Expires: r.Expires, Lapse: string(r.Lapse), Expired: r.Expires != nil && !r.Expires.After(now),
+		Reason: r.Reason, Edited: r.PayloadEdited,
 	}
 	if r.Status == replay.StatusDraft {
 		row.URL = "/replay/batches/" + url.PathEscape(r.Batch) // a draft is reviewed where it was frozen

@@ -67,9 +67,27 @@ type Listed struct {
 	Approvals []Approval
 	// Expires is when the draft expires, the first approval given so far
 	// stops counting, or an approval not yet acted on lapses; nil when
-	// nothing of it expires.
+	// nothing of it expires. Lapse says which of the three it is.
 	Expires *time.Time
+	Lapse   Lapse
 }
+
+// Lapse is what of a listed request expires at Listed.Expires.
+type Lapse string
+
+// What expires (Listed.Lapse).
+const (
+	// LapseDraft: the draft, never submitted (REPLAY_DRAFT_TTL after it
+	// was frozen), which is then void.
+	LapseDraft Lapse = "draft"
+	// LapseApproval: the first approval that counts of a request waiting
+	// for approval stops counting (the class's approval_expiry), and the
+	// request falls back a count.
+	LapseApproval Lapse = "approval"
+	// LapseStart: an approved request that has not started may start no
+	// later (replaypolicy.StartBy); past it, the worker blocks its items.
+	LapseStart Lapse = "start"
+)
 
 // Cursor is where the page after l starts.
 func (l Listed) Cursor() Cursor { return Cursor{ID: l.ID, Own: l.OwnFirst} }
@@ -194,7 +212,8 @@ func (s *Service) listed(ctx context.Context, tx pgx.Tx, reqs []Listed) ([]Liste
 	table, now := s.cfg.Policy(), s.cfg.Now()
 	for i := range reqs {
 		l := &reqs[i]
-		l.Progress, l.Count, l.Expires = progress[l.ID].Progress, CountOf(table, l.Request, as[l.ID], now), s.expires(table, l.Request, as[l.ID], progress[l.ID].Progress, now)
+		l.Progress, l.Count = progress[l.ID].Progress, CountOf(table, l.Request, as[l.ID], now)
+		l.Expires, l.Lapse = s.expires(table, l.Request, as[l.ID], progress[l.ID].Progress, now)
 		l.Approvals = as[l.ID]
 		l.Items = CountItems(l.Request, l.Progress)
 	}
@@ -236,28 +255,30 @@ func approvalsOf(ctx context.Context, q querier, ids []int64) (map[int64][]Appro
 	return out, err
 }
 
-// expires is when what req waits for expires (see Listed.Expires): a
-// draft after the draft time to live; of one waiting for approval, the
-// first approval that counts now (replaypolicy.FirstLapse); an approved
-// request that has not started, when its approval stops letting it start
+// expires is when what req waits for expires (see Listed.Expires), and
+// what does: a draft after the draft time to live (LapseDraft); of one
+// waiting for approval, the first approval that counts now
+// (replaypolicy.FirstLapse, LapseApproval); an approved request that has
+// not started, when its approval stops letting it start
 // (replaypolicy.StartBy: the first approval it counted, plus the approval
-// expiry), as the worker blocks it then; nothing once a worker took an
-// item of it up (p: an outcome but pending; a deferred one counts, as
-// replaypolicy.Run.Deferred does for ApprovalLapse).
-func (s *Service) expires(t *replaypolicy.Table, req Request, as []Approval, p Progress, now time.Time) *time.Time {
+// expiry, LapseStart), as the worker blocks it then; nothing once a worker
+// took an item of it up (p: an outcome but pending; a deferred one counts,
+// as replaypolicy.Run.Deferred does for ApprovalLapse).
+func (s *Service) expires(t *replaypolicy.Table, req Request, as []Approval, p Progress, now time.Time) (*time.Time, Lapse) {
 	var e time.Time
+	var what Lapse
 	switch {
 	case req.Status == StatusDraft && s.cfg.DraftTTL > 0:
-		e = req.CreatedAt.Add(s.cfg.DraftTTL)
+		e, what = req.CreatedAt.Add(s.cfg.DraftTTL), LapseDraft
 	case req.Status == StatusApproved && req.ApprovedAt != nil && p.Deferred+p.Unknown+p.Replayed+p.Suppressed+p.NeedsReconciliation == 0:
-		e = replaypolicy.StartBy(t, policyRequest(req, as), *req.ApprovedAt)
+		e, what = replaypolicy.StartBy(t, policyRequest(req, as), *req.ApprovedAt), LapseStart
 	case req.Status == StatusPendingApproval:
-		e = replaypolicy.FirstLapse(t, policyRequest(req, as), now)
+		e, what = replaypolicy.FirstLapse(t, policyRequest(req, as), now), LapseApproval
 	}
 	if e.IsZero() {
-		return nil
+		return nil, ""
 	}
-	return &e
+	return &e, what
 }
 
 // The replays page counts, newest first, at most countedRequests of the
