@@ -108,3 +108,42 @@ func TestRevOncall13GroupOfferLeavesOutASnoozedTenant(t *testing.T) {
 	assert.Contains(t, summary, "2 to replay",
 		"the row said 2 unresolved in globex and offered %q; the draft (acme snoozed) says: %s", label, summary)
 }
+
+// TestRevOncall13GroupDiscardTakesASnoozedTenant: as above, the group is
+// snoozed in acme and listed by its globex half (2 unresolved, tenants
+// globex). The row's Discard… freezes the group's open dead letters in
+// every tenant where the person may discard, acme's snoozed ones too: the
+// confirmation form carries 4 ids for a row that said 2. A discard cannot
+// be undone by a replay of the same intent: acme's half, kept waiting for
+// its fix, is gone with globex's.
+//
+// Expected: the row's actions select the tenants the row lists (the
+// snooze leaves acme out of the row, so out of its actions).
+func TestRevOncall13GroupDiscardTakesASnoozedTenant(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	c, _ := b.SignIn(t, "acme:oncall", "globex:oncall")
+	for i := range 2 {
+		for _, tenant := range []string{"acme", "globex"} {
+			testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: tenant, ItemType: "search.index_update",
+				MsgID: fmt.Sprintf("rvo13-dsc-%s-%d", tenant, i), Error: "index shard 5 unavailable"})
+		}
+	}
+	fp, ok := b.Do(t, c, "GET", "/groups", nil, nil).Doc(t).Find(`[data-testid="group-row"]`).First().Attr("data-fingerprint")
+	require.True(t, ok)
+	resp := b.Do(t, c, "POST", "/groups/snooze", url.Values{"tenant": {"acme"}, "group": {fp}, "for": {"4h"},
+		"return_to": {"/groups"}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+
+	rows := b.Do(t, c, "GET", "/groups", nil, nil).Doc(t).Find(`[data-testid="group-row"]`)
+	require.Equal(t, 1, rows.Length())
+	require.Equal(t, "globex", strings.TrimSpace(rows.Find(`[data-testid="group-tenants"]`).Text()))
+	discard := rows.Find(`[data-testid="group-discard"]`)
+	require.Equal(t, 1, discard.Length())
+	action, _ := discard.Closest("form").Attr("action")
+	confirm := b.Do(t, c, "POST", action, nil, nil)
+	require.Equal(t, http.StatusOK, confirm.Status, confirm.Body)
+	ids := confirm.Doc(t).Find(`form input[type="hidden"][name="id"]`)
+	assert.Equal(t, 2, ids.Length(), "the row listed globex's 2 unresolved; its Discard… confirms: %s",
+		strings.Join(strings.Fields(confirm.Doc(t).Find(`main`).Text()), " "))
+}
