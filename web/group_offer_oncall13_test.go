@@ -147,3 +147,45 @@ func TestRevOncall13GroupDiscardTakesASnoozedTenant(t *testing.T) {
 	assert.Equal(t, 2, ids.Length(), "the row listed globex's 2 unresolved; its Discard… confirms: %s",
 		strings.Join(strings.Fields(confirm.Doc(t).Find(`main`).Text()), " "))
 }
+
+// TestRevOncall13GroupOfferJudgesOneTenantAndSaysNothingCanGo: GroupOffers
+// reads up to 201 candidates of a group in each tenant but judges only the
+// first 200 rows of the group, tenant after tenant (seen[fp] counts across
+// tenants). An error group in acme (201 email.send dead letters whose
+// producer sent no operation id: never replayable) and in globex (2
+// search.index_update ones: rebuildable, they go). The 200 judged are all
+// acme's; globex's are never judged; the menu then says "No group replay:
+// nothing of it could go: …operation id" — a false "nothing", while the
+// group's replay link would make a draft of globex's 2 that go. The tired
+// on-call believes the menu and replays nothing.
+//
+// Expected: each tenant's candidates are judged (the cap per group and
+// tenant, as the query reads them), and a cap reached is never worded as
+// "nothing of it could go".
+func TestRevOncall13GroupOfferJudgesOneTenantAndSaysNothingCanGo(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	c, _ := b.SignIn(t, "acme:oncall", "globex:oncall")
+	var letters []testfactory.Letter
+	for i := range 201 {
+		letters = append(letters, testfactory.Letter{Tenant: "acme", ItemType: "email.send",
+			MsgID: fmt.Sprintf("rvo13-cap-acme-%d", i), Error: "upstream 503 service unavailable"})
+	}
+	for i := range 2 {
+		letters = append(letters, testfactory.Letter{Tenant: "globex", ItemType: "search.index_update",
+			MsgID: fmt.Sprintf("rvo13-cap-globex-%d", i), Error: "upstream 503 service unavailable"})
+	}
+	testfactory.DeadLetters(t, b.Pool, letters...)
+
+	rows := b.Do(t, c, "GET", "/groups", nil, nil).Doc(t).Find(`[data-testid="group-row"]`)
+	require.Equal(t, 1, rows.Length(), "one fingerprint in both tenants")
+	none := strings.Join(strings.Fields(rows.Find(`[data-testid="group-replay-none"]`).Text()), " ")
+	assert.NotContains(t, none, "nothing of it could go", "globex's 2 rebuildable dead letters can go")
+
+	// What the group's replay (by filter) makes of it: globex's 2 go.
+	resp := b.Do(t, c, "POST", "/replay/filter?group="+rows.AttrOr("data-fingerprint", "")+"&status=unresolved", nil, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	d := b.Do(t, c, "GET", resp.Header.Get("Location"), nil, nil).Doc(t)
+	summary := strings.Join(strings.Fields(d.Find(`[data-testid="replay-summary"]`).Text()), " ")
+	require.Contains(t, summary, "2 to replay", "the groups page said: %q", none)
+}
