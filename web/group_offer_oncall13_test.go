@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
@@ -188,4 +189,32 @@ func TestRevOncall13GroupOfferJudgesOneTenantAndSaysNothingCanGo(t *testing.T) {
 	d := b.Do(t, c, "GET", resp.Header.Get("Location"), nil, nil).Doc(t)
 	summary := strings.Join(strings.Fields(d.Find(`[data-testid="replay-summary"]`).Text()), " ")
 	require.Contains(t, summary, "2 to replay", "the groups page said: %q", none)
+}
+
+// TestRevOncall13ResolvedGroupIsNotSaidHeldByARequest: Groups → Show "All
+// groups" lists an error group every dead letter of which was marked
+// resolved (0 unresolved). Its menu says "No group replay: nothing of it
+// waits for a replay you may request: every unresolved dead letter of it
+// is in a replay request already, or in a tenant where you may not request
+// replays" — there is no unresolved dead letter and no request; the on-call
+// goes looking for a request that does not exist. (Before round 12, a
+// group with fewer than 2 unresolved got no such line.)
+//
+// Expected: a group with nothing unresolved shows no replay line, or says
+// "nothing of it is unresolved".
+func TestRevOncall13ResolvedGroupIsNotSaidHeldByARequest(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	c, _ := b.SignIn(t, "acme:oncall")
+	var ids []int64
+	for i := range 2 {
+		ids = append(ids, testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update",
+			MsgID: fmt.Sprintf("rvo13-resolved-%d", i), Error: "index shard 6 unavailable"}))
+	}
+	testfactory.SetStatus(t, b.Pool, dlq.StatusResolved, ids...)
+	rows := b.Do(t, c, "GET", "/groups?state=all", nil, nil).Doc(t).Find(`[data-testid="group-row"]`)
+	require.Equal(t, 1, rows.Length())
+	require.Equal(t, "0", strings.TrimSpace(rows.Find(`[data-testid="group-unresolved"]`).Text()))
+	none := strings.Join(strings.Fields(rows.Find(`[data-testid="group-replay-none"]`).Text()), " ")
+	assert.NotContains(t, none, "in a replay request already", "a resolved group with no request")
 }
