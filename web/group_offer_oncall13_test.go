@@ -218,3 +218,31 @@ func TestRevOncall13ResolvedGroupIsNotSaidHeldByARequest(t *testing.T) {
 	none := strings.Join(strings.Fields(rows.Find(`[data-testid="group-replay-none"]`).Text()), " ")
 	assert.NotContains(t, none, "in a replay request already", "a resolved group with no request")
 }
+
+// TestRevOncall13GroupOfferCountsManualItemsThatCannotGoTogether: an error
+// group holds one search.index_update dead letter (rebuildable) and two
+// orders.refund ones (manual: no bulk, one item per request), all with
+// their ids. GroupOffers judges each item alone (JudgeItem at draft) and
+// counts 3; noGroupReplay lets it through because one of the group's item
+// types allows bulk. The menu says "Replay 3 that can go…"; the click's
+// draft says "1 to replay · 2 blocked" (the refunds, refused as a bulk of
+// manual items). The count the on-call acted on was false.
+//
+// Expected: the offer applies the request-level bulk rule to what it
+// counts (the manual items of a group count only as "one at a time"), so
+// it says "Replay 1 that can go…" and what the rest needs.
+func TestRevOncall13GroupOfferCountsManualItemsThatCannotGoTogether(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	c, _ := b.SignIn(t, "acme:oncall")
+	for i := range 2 {
+		testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "orders.refund",
+			MsgID: fmt.Sprintf("rvo13-mixed-refund-%d", i), OperationID: fmt.Sprintf("rvo13-mixed-op-%d", i), Error: "upstream 503 mixed"})
+	}
+	testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update",
+		MsgID: "rvo13-mixed-search", Error: "upstream 503 mixed"})
+	label, summary, _ := oncall13Offer(t, b, c, "/groups")
+	require.NotEmpty(t, label, "the search item can go")
+	n := strings.TrimSuffix(strings.TrimPrefix(label, "Replay "), " that can go…")
+	assert.Contains(t, summary, n+" to replay", "the groups page offered %q; the draft says: %s", label, summary)
+}
