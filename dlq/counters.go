@@ -29,7 +29,9 @@ import (
 //     row is updated at most that often and by one backend, so the update
 //     is HOT and the version it replaces is pruned on the page;
 //   - a status change (StatusMove) or a retention run (subtract) updates
-//     the counters itself, in its own statement: those are few.
+//     the counters itself, in its own statement: those are few. Neither
+//     changes dead_letter_groups.arrived, which counts arrivals only (what
+//     a snooze "until N more arrive" counts from, migration 0061).
 //
 // Counts therefore lag ingest by at most a fold (FoldEvery), and are exact
 // once it ran. Every upsert takes its keys in order (ORDER BY the key, and
@@ -101,12 +103,15 @@ WITH d AS (
     SELECT tenant, minute, sum(n) FROM d GROUP BY 1, 2 ORDER BY 1, 2
     ON CONFLICT (tenant, minute) DO UPDATE SET n = a.n + excluded.n
 ), grouped AS (
-    INSERT INTO dead_letter_groups AS g (tenant, fingerprint, item_type, error_class, n, unresolved, first_seen, last_seen, sample_id, sample_at)
+    INSERT INTO dead_letter_groups AS g (tenant, fingerprint, item_type, error_class, n, unresolved, arrived, first_seen, last_seen,
+        sample_id, sample_at)
     SELECT tenant, fingerprint, item_type, min(error_class), sum(n), coalesce(sum(n) FILTER (WHERE dead_letter_unresolved(status)), 0),
-           min(first_seen), max(last_seen), max(sample_id), (array_agg(sample_at ORDER BY sample_id DESC))[1]
+           sum(n), min(first_seen), max(last_seen), max(sample_id), (array_agg(sample_at ORDER BY sample_id DESC))[1]
     FROM d GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
     ON CONFLICT (tenant, fingerprint, item_type) DO UPDATE SET
         n = g.n + excluded.n,
+        -- every delta is an arrival; only the fold adds to arrived
+        arrived = g.arrived + excluded.arrived,
         unresolved = g.unresolved + excluded.unresolved,
         first_seen = least(g.first_seen, excluded.first_seen),
         last_seen = greatest(g.last_seen, excluded.last_seen),

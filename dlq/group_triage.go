@@ -20,8 +20,8 @@ const (
 
 // GroupTriage is what people recorded about an error group in one tenant:
 // who owns it, a note and a ticket link, and a snooze. A snooze ends at
-// SnoozedUntil, or once the group holds SnoozeGrowBy more dead letters in
-// the tenant than SnoozeBase, whichever comes first.
+// SnoozedUntil, or once SnoozeGrowBy more dead letters of the group have
+// arrived in the tenant than SnoozeBase, whichever comes first.
 type GroupTriage struct {
 	Tenant       string
 	Fingerprint  string
@@ -29,29 +29,34 @@ type GroupTriage struct {
 	Note         string
 	TicketURL    string
 	SnoozedUntil time.Time // zero: no time limit
-	SnoozeBase   int64     // the group's size in the tenant when snoozed
+	SnoozeBase   int64     // the group's arrivals in the tenant when snoozed
 	SnoozeGrowBy int64     // 0: no growth limit
-	// Size is the group's size in the tenant now; Snoozed says the snooze
-	// has not ended.
-	Size      int64
+	// Arrived is how many dead letters of the group ever arrived in the
+	// tenant (dead_letter_groups.arrived: deletes do not lower it); Snoozed
+	// says the snooze has not ended.
+	Arrived   int64
 	Snoozed   bool
 	UpdatedAt time.Time
 	UpdatedBy string
 }
 
+// groupArrived is how many dead letters of the group of group_triage row t
+// ever arrived in its tenant: the group counters' arrivals, which only go
+// up (a retention run that removes thousands does not put off a snooze's
+// end by as many arrivals).
+const groupArrived = `(SELECT coalesce(sum(x.arrived), 0) FROM dead_letter_groups x WHERE x.tenant = t.tenant AND x.fingerprint = t.fingerprint)`
+
 // snoozedNow is true for a group_triage row t whose snooze has not ended:
-// its time has not come and the group has not grown enough (its size in
-// the tenant summed from the group counters).
+// its time has not come and not enough dead letters of the group arrived
+// since (groupArrived).
 const snoozedNow = `((t.snoozed_until IS NOT NULL OR t.snooze_grow_by IS NOT NULL)
     AND (t.snoozed_until IS NULL OR t.snoozed_until > now())
-    AND (t.snooze_grow_by IS NULL OR t.snooze_base + t.snooze_grow_by >
-         (SELECT coalesce(sum(x.n), 0) FROM dead_letter_groups x WHERE x.tenant = t.tenant AND x.fingerprint = t.fingerprint)))`
+    AND (t.snooze_grow_by IS NULL OR t.snooze_base + t.snooze_grow_by > ` + groupArrived + `))`
 
 const selectGroupTriage = `
 SELECT t.tenant, t.fingerprint, t.owner, t.note, t.ticket_url, t.snoozed_until, coalesce(t.snooze_base, 0),
        coalesce(t.snooze_grow_by, 0),
-       (SELECT coalesce(sum(x.n), 0) FROM dead_letter_groups x WHERE x.tenant = t.tenant AND x.fingerprint = t.fingerprint),
-       ` + snoozedNow + `, t.updated_at, t.updated_by
+       ` + groupArrived + `, ` + snoozedNow + `, t.updated_at, t.updated_by
 FROM group_triage t
 WHERE t.tenant = ANY($1) AND t.fingerprint = ANY($2)
 ORDER BY t.fingerprint, t.tenant`
@@ -70,7 +75,7 @@ func (s *Store) GroupTriage(ctx context.Context, tenants, fingerprints []string)
 		var g GroupTriage
 		var until *time.Time
 		err := row.Scan(&g.Tenant, &g.Fingerprint, &g.Owner, &g.Note, &g.TicketURL, &until, &g.SnoozeBase, &g.SnoozeGrowBy,
-			&g.Size, &g.Snoozed, &g.UpdatedAt, &g.UpdatedBy)
+			&g.Arrived, &g.Snoozed, &g.UpdatedAt, &g.UpdatedBy)
 		if until != nil {
 			g.SnoozedUntil = *until
 		}
@@ -89,14 +94,19 @@ type GroupRef struct {
 }
 
 // SnoozeInput is how long a group stays out of sight: until a time, until
-// it grows by a number of dead letters, or whichever comes first.
+// a number of its dead letters arrive, or whichever comes first. KeepUntil
+// keeps the time limit of the snooze the group has now (none when it is
+// not snoozed, or its snooze has none) instead of Until: a count typed
+// with the snooze "left as it is" adds a count to it.
 type SnoozeInput struct {
-	Until  time.Time // zero: no time limit
-	GrowBy int64     // 0: no growth limit
+	Until     time.Time // zero: no time limit
+	GrowBy    int64     // 0: no growth limit
+	KeepUntil bool
 }
 
-// The group's size in a tenant; no row means no such group there.
-const selectGroupSize = `SELECT sum(n)::bigint FROM dead_letter_groups WHERE tenant = $1 AND fingerprint = $2 HAVING count(*) > 0`
+// The group's arrivals in a tenant (dead_letter_groups.arrived); no row
+// means no such group there.
+const selectGroupArrived = `SELECT sum(arrived)::bigint FROM dead_letter_groups WHERE tenant = $1 AND fingerprint = $2 HAVING count(*) > 0`
 
 // Each part of a change of group_triage writes its row (made on first use);
 // selectTriageForUpdate reads it as it was before, for the audit entries.
@@ -111,32 +121,33 @@ const (
     WHERE t.tenant = $1 AND t.fingerprint = $2 AND ` + snoozedNow
 	upsertOwner = `INSERT INTO group_triage AS t (tenant, fingerprint, owner, updated_by) VALUES ($1, $2, $3, $4)
     ON CONFLICT (tenant, fingerprint) DO UPDATE SET owner = $3, updated_at = now(), updated_by = $4`
-	upsertNote = `INSERT INTO group_triage AS t (tenant, fingerprint, note, ticket_url, updated_by) VALUES ($1, $2, $3, $4, $5)
-    ON CONFLICT (tenant, fingerprint) DO UPDATE SET note = $3, ticket_url = $4, updated_at = now(), updated_by = $5`
-	selectTriageForUpdate = `SELECT owner, note, ticket_url, snoozed_until, snooze_grow_by FROM group_triage
-    WHERE tenant = $1 AND fingerprint = $2 FOR UPDATE`
+	// A NULL note ($3) or ticket ($4) is left as it is: a save of one
+	// does not put back the other as the form drew it.
+	upsertNote = `INSERT INTO group_triage AS t (tenant, fingerprint, note, ticket_url, updated_by)
+    VALUES ($1, $2, coalesce($3, ''), coalesce($4, ''), $5)
+    ON CONFLICT (tenant, fingerprint) DO UPDATE SET note = coalesce($3, t.note), ticket_url = coalesce($4, t.ticket_url),
+        updated_at = now(), updated_by = $5`
+	selectTriageForUpdate = `SELECT t.owner, t.note, t.ticket_url, t.snoozed_until, t.snooze_grow_by, ` + snoozedNow + ` FROM group_triage t
+    WHERE t.tenant = $1 AND t.fingerprint = $2 FOR UPDATE OF t`
 )
 
 var errNoGroup = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such error group.")
 
 // GroupChange is what one save changes of an error group's triage in a
-// tenant; a nil part is left as it was. Snooze and Wake exclude each other.
+// tenant; a nil part is left as it was (the note and the ticket link are
+// parts of their own: a save of one keeps the other as it is now). Snooze
+// and Wake exclude each other.
 type GroupChange struct {
 	Owner  *string // an email or a team; "": nobody
-	Note   *GroupNote
+	Note   *string // "": none
+	Ticket *string // a link to the group's ticket; "": none
 	Snooze *SnoozeInput
 	Wake   bool // end the snooze now
 }
 
-// GroupNote is a note about a group and a link to its ticket (either may
-// be empty); they are saved together.
-type GroupNote struct {
-	Note, TicketURL string
-}
-
 // Empty is true for a change that changes nothing.
 func (c GroupChange) Empty() bool {
-	return c.Owner == nil && c.Note == nil && c.Snooze == nil && !c.Wake
+	return c.Owner == nil && c.Note == nil && c.Ticket == nil && c.Snooze == nil && !c.Wake
 }
 
 // check returns an invalid quarantine.Error for a change no save may make:
@@ -145,10 +156,12 @@ func (c GroupChange) Empty() bool {
 func (c GroupChange) check() error {
 	switch {
 	case c.Owner != nil && !StorableText(*c.Owner),
-		c.Note != nil && (!StorableText(c.Note.Note) || !StorableText(c.Note.TicketURL)):
+		c.Note != nil && !StorableText(*c.Note), c.Ticket != nil && !StorableText(*c.Ticket):
 		return quarantine.Errorf(quarantine.EINVALID, "%s", UnstorableTextMessage)
 	case c.Snooze != nil && c.Wake:
 		return quarantine.Errorf(quarantine.EINVALID, "a group is either snoozed or woken, not both")
+	case c.Snooze != nil && c.Snooze.KeepUntil && (!c.Snooze.Until.IsZero() || c.Snooze.GrowBy <= 0):
+		return quarantine.Errorf(quarantine.EINVALID, "a snooze that keeps its time limit takes a number of new dead letters, and no time")
 	case c.Snooze != nil && c.Snooze.Until.IsZero() && c.Snooze.GrowBy <= 0:
 		return quarantine.Errorf(quarantine.EINVALID, "a snooze needs an end: a time, or a number of new dead letters")
 	}
@@ -156,7 +169,7 @@ func (c GroupChange) check() error {
 }
 
 // SnoozeGroup hides g from the groups page and the dashboard until in says
-// (its size now is what growth counts from), audited as group.snooze. It
+// (its arrivals now are what growth counts from), audited as group.snooze. It
 // returns a not_found quarantine.Error when the tenant has no dead letter
 // of the group, and an invalid one for a snooze that never ends.
 func (s *Store) SnoozeGroup(ctx context.Context, g GroupRef, in SnoozeInput, actor quarantine.Actor, meta quarantine.RequestMeta) error {
@@ -179,14 +192,15 @@ func (s *Store) AssignGroup(ctx context.Context, g GroupRef, owner string, actor
 // NoteGroup records a note and a ticket link (either may be empty) for g,
 // audited as group.note. Text that is not StorableText is invalid.
 func (s *Store) NoteGroup(ctx context.Context, g GroupRef, note, ticketURL string, actor quarantine.Actor, meta quarantine.RequestMeta) error {
-	return s.TriageGroup(ctx, g, GroupChange{Note: &GroupNote{Note: note, TicketURL: ticketURL}}, actor, meta)
+	return s.TriageGroup(ctx, g, GroupChange{Note: &note, Ticket: &ticketURL}, actor, meta)
 }
 
 // TriageGroup makes every part of ch on g's triage row in one transaction,
 // each part with its audit entry (group.assign, group.note, group.snooze,
 // group.wake; before: the row as it was), so that a save of the group's
 // panel lands whole or not at all. A snooze counts growth from the group's
-// size now. It returns a not_found quarantine.Error when the tenant has no
+// arrivals now; one that keeps its time limit (SnoozeInput.KeepUntil)
+// keeps the one the group's snooze has now, if it has not ended. It returns a not_found quarantine.Error when the tenant has no
 // dead letter of the group, an invalid one for a change check refuses
 // (nothing is written), and a conflict for a wake of a group that is not
 // snoozed (nothing is written either). An empty ch writes nothing.
@@ -200,8 +214,8 @@ func (s *Store) TriageGroup(ctx context.Context, g GroupRef, ch GroupChange, act
 	// One triage row (the group's counters are only read), then the audit
 	// chain: no lock race to lose (pgx.BeginFunc, not InTx).
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var size int64
-		if err := tx.QueryRow(ctx, selectGroupSize, g.Tenant, g.Fingerprint).Scan(&size); errors.Is(err, pgx.ErrNoRows) {
+		var arrived int64
+		if err := tx.QueryRow(ctx, selectGroupArrived, g.Tenant, g.Fingerprint).Scan(&arrived); errors.Is(err, pgx.ErrNoRows) {
 			return errNoGroup
 		} else if err != nil {
 			return err
@@ -210,7 +224,8 @@ func (s *Store) TriageGroup(ctx context.Context, g GroupRef, ch GroupChange, act
 		var owner, note, ticket string
 		var until *time.Time
 		var grow *int64
-		err := tx.QueryRow(ctx, selectTriageForUpdate, g.Tenant, g.Fingerprint).Scan(&owner, &note, &ticket, &until, &grow)
+		var snoozed bool
+		err := tx.QueryRow(ctx, selectTriageForUpdate, g.Tenant, g.Fingerprint).Scan(&owner, &note, &ticket, &until, &grow, &snoozed)
 		switch {
 		case err == nil:
 			before = map[string]any{"owner": owner, "note": note, "ticket_url": ticket, "snoozed_until": until, "grow_by": grow}
@@ -232,27 +247,37 @@ func (s *Store) TriageGroup(ctx context.Context, g GroupRef, ch GroupChange, act
 				return err
 			}
 		}
-		if n := ch.Note; n != nil {
-			if _, err := tx.Exec(ctx, upsertNote, g.Tenant, g.Fingerprint, n.Note, n.TicketURL, by); err != nil {
+		if ch.Note != nil || ch.Ticket != nil {
+			if _, err := tx.Exec(ctx, upsertNote, g.Tenant, g.Fingerprint, ch.Note, ch.Ticket, by); err != nil {
 				return err
 			}
-			if err := audited(audit.ActionGroupNote, map[string]any{"note": n.Note, "ticket_url": n.TicketURL}); err != nil {
+			after := map[string]any{} // only the parts written
+			if ch.Note != nil {
+				after["note"] = *ch.Note
+			}
+			if ch.Ticket != nil {
+				after["ticket_url"] = *ch.Ticket
+			}
+			if err := audited(audit.ActionGroupNote, after); err != nil {
 				return err
 			}
 		}
 		if in := ch.Snooze; in != nil {
-			var until *time.Time
-			if !in.Until.IsZero() {
-				until = &in.Until
+			var to *time.Time
+			switch {
+			case in.KeepUntil && snoozed:
+				to = until // the snooze's time limit as it is now (nil: none)
+			case !in.Until.IsZero():
+				to = &in.Until
 			}
 			var base, grow *int64
 			if in.GrowBy > 0 {
-				base, grow = &size, &in.GrowBy
+				base, grow = &arrived, &in.GrowBy
 			}
-			if _, err := tx.Exec(ctx, upsertSnooze, g.Tenant, g.Fingerprint, until, base, grow, by); err != nil {
+			if _, err := tx.Exec(ctx, upsertSnooze, g.Tenant, g.Fingerprint, to, base, grow, by); err != nil {
 				return err
 			}
-			if err := audited(audit.ActionGroupSnooze, map[string]any{"snoozed_until": until, "size": size, "grow_by": grow}); err != nil {
+			if err := audited(audit.ActionGroupSnooze, map[string]any{"snoozed_until": to, "arrived": arrived, "grow_by": grow}); err != nil {
 				return err
 			}
 		}
@@ -264,7 +289,7 @@ func (s *Store) TriageGroup(ctx context.Context, g GroupRef, ch GroupChange, act
 			if tag.RowsAffected() == 0 {
 				return quarantine.Errorf(quarantine.ECONFLICT, "The group is not snoozed.")
 			}
-			if err := audited(audit.ActionGroupWake, map[string]any{"snoozed": false, "size": size}); err != nil {
+			if err := audited(audit.ActionGroupWake, map[string]any{"snoozed": false, "arrived": arrived}); err != nil {
 				return err
 			}
 		}

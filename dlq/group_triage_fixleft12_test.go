@@ -30,7 +30,7 @@ func TestFixLeft12TriageGroupAllOrNothing(t *testing.T) {
 	owner, other := "search-team", "payments-team"
 
 	t.Run("Conflict", func(t *testing.T) {
-		err := l.store.TriageGroup(ctx, g, GroupChange{Owner: &owner, Note: &GroupNote{Note: "typed"}, Wake: true}, oncall, quarantine.RequestMeta{})
+		err := l.store.TriageGroup(ctx, g, GroupChange{Owner: &owner, Note: ptr("typed"), Wake: true}, oncall, quarantine.RequestMeta{})
 		assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "not snoozed: %v", err)
 		tr, err := l.store.GroupTriage(ctx, []string{"acme"}, []string{g.Fingerprint})
 		require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestFixLeft12TriageGroupAllOrNothing(t *testing.T) {
 	})
 	t.Run("Success", func(t *testing.T) {
 		until := time.Now().Add(time.Hour)
-		require.NoError(t, l.store.TriageGroup(ctx, g, GroupChange{Owner: &owner, Note: &GroupNote{Note: "typed", TicketURL: "https://t.example/1"},
+		require.NoError(t, l.store.TriageGroup(ctx, g, GroupChange{Owner: &owner, Note: ptr("typed"), Ticket: ptr("https://t.example/1"),
 			Snooze: &SnoozeInput{Until: until}}, oncall, quarantine.RequestMeta{}))
 		tr, err := l.store.GroupTriage(ctx, []string{"acme"}, []string{g.Fingerprint})
 		require.NoError(t, err)

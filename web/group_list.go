@@ -269,7 +269,7 @@ func triageView(t dlq.GroupTriage, console []string) views.GroupTriageView {
 	if t.Snoozed {
 		v.SnoozedUntil = t.SnoozedUntil
 		if t.SnoozeGrowBy > 0 {
-			v.SnoozeLeft = max(t.SnoozeBase+t.SnoozeGrowBy-t.Size, 1)
+			v.SnoozeLeft = max(t.SnoozeBase+t.SnoozeGrowBy-t.Arrived, 1)
 		}
 	}
 	return v

@@ -37,28 +37,26 @@ func triageSnoozeOptions(snoozed bool) []views.Option {
 	return append(out, views.Option{Value: snoozeNoLimit, Label: "with no time limit (give a count)"})
 }
 
-// triageForm is an error group panel's one form as sent: owner, note and
-// ticket, and a snooze choice with its count. OwnerChanged and NoteChanged
-// say whether the person changed the owner, or the note or the ticket,
-// from what the form showed (the *_was fields): only what was changed is
-// written, so that a field left alone does not undo a change someone else
-// made meanwhile. A form without the *_was fields changes every text field
-// it sends.
+// triageForm is an error group panel's one form as sent: owner, note,
+// ticket, and a snooze choice with its count. OwnerChanged, NoteChanged
+// and TicketChanged say whether the person changed the owner, the note or
+// the ticket from what the form showed (the *_was fields): only what was
+// changed is written, so that a field left alone does not undo a change
+// someone else made meanwhile. A form without the *_was fields changes
+// every text field it sends.
 type triageForm struct {
-	Owner, Note, Ticket       string
-	OwnerChanged, NoteChanged bool
-	Snooze, Grows             string
-	Console                   []string
+	Owner, Note, Ticket                      string
+	OwnerChanged, NoteChanged, TicketChanged bool
+	Snooze, Grows                            string
+	Console                                  []string
 }
 
 // readTriageForm reads the panel's form from values.
 func readTriageForm(form url.Values, console []string) triageForm {
 	f := triageForm{Snooze: strings.TrimSpace(form.Get("for")), Grows: strings.TrimSpace(form.Get("grows")), Console: console}
-	var noteChanged, ticketChanged bool
 	f.Owner, f.OwnerChanged = edited(form, "owner")
-	f.Note, noteChanged = edited(form, "note")
-	f.Ticket, ticketChanged = edited(form, "ticket")
-	f.NoteChanged = noteChanged || ticketChanged
+	f.Note, f.NoteChanged = edited(form, "note")
+	f.Ticket, f.TicketChanged = edited(form, "ticket")
 	return f
 }
 
@@ -86,11 +84,21 @@ func (f triageForm) Validate(now time.Time) (dlq.GroupChange, map[string]string)
 			errs[k] = v
 		}
 	}
-	if f.NoteChanged {
+	if f.NoteChanged || f.TicketChanged {
+		// Each is judged only when changed: a ticket saved before a rule
+		// it breaks does not stop a note from being saved.
 		note, ticket, bad := noteForm{Note: f.Note, Ticket: f.Ticket, Console: f.Console}.Validate()
-		ch.Note = &dlq.GroupNote{Note: note, TicketURL: ticket}
-		for k, v := range bad {
-			errs[k] = v
+		if f.NoteChanged {
+			ch.Note = &note
+			if msg, ok := bad["note"]; ok {
+				errs["note"] = msg
+			}
+		}
+		if f.TicketChanged {
+			ch.Ticket = &ticket
+			if msg, ok := bad["ticket"]; ok {
+				errs["ticket"] = msg
+			}
 		}
 	}
 	switch {
@@ -101,13 +109,16 @@ func (f triageForm) Validate(now time.Time) (dlq.GroupChange, map[string]string)
 	case f.Snooze == snoozeLeave && f.Grows == "":
 		// The snooze stays as it is.
 	default:
-		// A count with "leave as it is" snoozes until the count: the
-		// person typed it to snooze.
+		// A count with "leave as it is" adds the count to the snooze the
+		// group has now, keeping its time limit (whichever comes first):
+		// the time was left as it is. A group not snoozed is snoozed
+		// until the count: the person typed it to snooze.
 		sf := snoozeForm{For: f.Snooze, Grows: f.Grows}
-		if f.Snooze == snoozeNoLimit {
+		if f.Snooze == snoozeNoLimit || f.Snooze == snoozeLeave {
 			sf.For = ""
 		}
 		in, bad := sf.Validate(now)
+		in.KeepUntil = f.Snooze == snoozeLeave
 		ch.Snooze = &in
 		for k, v := range bad {
 			errs[k] = v
@@ -151,16 +162,22 @@ func (s *Server) groupSave(c echo.Context) error {
 	return s.renderTriageForm(c, g, f, form, errs)
 }
 
-// savedParts names what ch changed: "owner, note and ticket, snooze".
+// savedParts names what ch changed: "owner, note, ticket, snooze".
 func savedParts(ch dlq.GroupChange) string {
 	var parts []string
 	if ch.Owner != nil {
 		parts = append(parts, "owner")
 	}
 	if ch.Note != nil {
-		parts = append(parts, "note and ticket")
+		parts = append(parts, "note")
 	}
-	if ch.Snooze != nil {
+	if ch.Ticket != nil {
+		parts = append(parts, "ticket")
+	}
+	switch {
+	case ch.Snooze != nil && ch.Snooze.KeepUntil:
+		parts = append(parts, "snooze (its time limit kept, if it had one)")
+	case ch.Snooze != nil:
 		parts = append(parts, "snooze")
 	}
 	if ch.Wake {
