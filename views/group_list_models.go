@@ -77,8 +77,10 @@ type GroupRow struct {
 	ListURL   string
 	SampleURL string
 	// ReplayURL, DiscardURL and ResolveURL freeze the group's unresolved
-	// dead letters (as the row's filter selects them) for confirmation
-	// (POST); TriageURL is the group's list at its triage panel.
+	// dead letters (as the row's filter selects them: in the tenants the
+	// row lists where the person may do that) for confirmation (POST);
+	// "" when there is no such tenant. TriageURL is the group's list at
+	// its triage panel.
 	ReplayURL  string
 	DiscardURL string
 	ResolveURL string
@@ -91,6 +93,9 @@ type GroupRow struct {
 	NoReplay       string
 	Replayable     int
 	ReplayableMore bool
+	// ReplayRest is why some of what the replay takes would not go, when
+	// some would ("" when all would).
+	ReplayRest string
 	// Fix records a fix of the group's item type (or the group), when it
 	// is of one tenant and item type and the viewer may (nil otherwise).
 	Fix *FixForm

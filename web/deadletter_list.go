@@ -20,8 +20,12 @@ import (
 type deadLetterFilterForm struct {
 	views.DeadLetterFilter
 	Before, After string
-	Now           time.Time         // what relative times count from
-	text          map[string]string // text that cannot be stored, by field (formText)
+	// Tenants are the tenant values when several were sent (Tenant is
+	// then empty): the scope narrowed to them, as a group row's actions
+	// take the tenants the row lists.
+	Tenants []string
+	Now     time.Time         // what relative times count from
+	text    map[string]string // text that cannot be stored, by field (formText)
 	// Unknown are the URL's parameters that are neither a filter's nor
 	// the list page's own (unknownParams): the list, its count and every
 	// action by filter refuse them.
@@ -73,6 +77,12 @@ func readDeadLetterFilter(q url.Values) deadLetterFilterForm {
 	for _, p := range deadLetterFilterParams {
 		*p.field(&f.DeadLetterFilter) = t.get(p.name)
 	}
+	if vs := q["tenant"]; len(vs) > 1 {
+		f.Tenant = ""
+		for _, v := range vs {
+			f.Tenants = append(f.Tenants, strings.TrimSpace(v))
+		}
+	}
 	f.text = t.Errors()
 	f.Unknown = unknownParams(q, append(deadLetterFilterNames(), deadLetterPageParams...))
 	return f
@@ -121,6 +131,14 @@ func (f deadLetterFilterForm) Validate(tenants []string) (dlq.ListFilter, map[st
 	}
 	if f.Tenant != "" && !slices.Contains(tenants, f.Tenant) {
 		errs["tenant"] = "Choose one of your tenants."
+	}
+	for _, t := range f.Tenants {
+		if !slices.Contains(tenants, t) {
+			errs["tenant"] = "Choose one of your tenants."
+		}
+	}
+	if len(f.Tenants) > 0 {
+		out.Tenants = f.Tenants
 	}
 	if f.ErrorClass != "" && !slices.Contains(errorClasses, out.ErrorClass) {
 		errs["class"] = "Choose one of the error classes."

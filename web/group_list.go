@@ -1,8 +1,8 @@
 package web
 
 import (
-	"cmp"
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -113,31 +113,34 @@ func (s *Server) groupList(c echo.Context) error {
 		status = views.StatusUnresolved
 	}
 	fps := make([]string, len(page.Groups))
-	var shown []string // the tenants the page's groups are in: what a replay of them looks through
 	for i, g := range page.Groups {
 		fps[i] = g.Fingerprint
-		for _, t := range g.Tenants {
-			if slices.Contains(tenants, t) && !slices.Contains(shown, t) {
-				shown = append(shown, t)
-			}
-		}
 	}
 	triage, err := s.deps.DeadLetters.GroupTriage(ctx, tenants, fps)
 	if err != nil {
 		return err
 	}
-	offers, err := s.groupOffers(c, shown, fps)
+	// A row's actions take its dead letters in the tenants the row lists
+	// (g.Tenants: not those where it is snoozed, on a page that leaves
+	// snoozed groups out), of those where the person may take that action;
+	// its replay offer judges what its replay link selects.
+	acts := rowTenants{replay: s.requestTenants(ctx, u, tenants), discard: s.deadLetterTenants(ctx, u, authz.ActDiscard),
+		resolve: s.deadLetterTenants(ctx, u, authz.ActResolve)}
+	scopes := make([]replay.GroupScope, len(page.Groups))
+	for i, g := range page.Groups {
+		scopes[i] = replay.GroupScope{Fingerprint: g.Fingerprint, Tenants: intersect(g.Tenants, acts.replay)}
+	}
+	offers, err := s.groupOffers(c, scopes, form.ItemType)
 	if err != nil {
 		return err
 	}
 	console := s.consoleHosts(c.Request())
-	for _, g := range page.Groups {
+	for i, g := range page.Groups {
 		row := groupRow(g, status)
-		filter := []string{"group", g.Fingerprint, "status", views.StatusUnresolved, "tenant", form.Tenant, "type", form.ItemType}
 		row.ListURL = listURL("group", g.Fingerprint, "tenant", form.Tenant, "type", form.ItemType, "status", status)
-		row.ReplayURL = "/replay/filter" + pairsQuery(filter...)
-		row.DiscardURL = "/deadletters/discard/filter" + pairsQuery(filter...)
-		row.ResolveURL = "/deadletters/resolve/filter" + pairsQuery(filter...)
+		row.ReplayURL = groupActionURL("/replay/filter", g.Fingerprint, scopes[i].Tenants, form.ItemType)
+		row.DiscardURL = groupActionURL("/deadletters/discard/filter", g.Fingerprint, intersect(g.Tenants, acts.discard), form.ItemType)
+		row.ResolveURL = groupActionURL("/deadletters/resolve/filter", g.Fingerprint, intersect(g.Tenants, acts.resolve), form.ItemType)
 		row.TriageURL = listURL("group", g.Fingerprint, "tenant", form.Tenant, "status", views.StatusUnresolved) + "#group-triage"
 		row.New = now.Sub(g.FirstSeen) < newGroupAge
 		for _, t := range triage {
@@ -148,7 +151,10 @@ func (s *Server) groupList(c echo.Context) error {
 		row.Fix = s.groupFix(c, g)
 		o := offers[g.Fingerprint]
 		row.Replayable, row.ReplayableMore = o.Go, o.More
-		row.NoReplay = noGroupReplay(s.deps.Replays.Policy(), g, o)
+		row.NoReplay = noGroupReplay(g, o)
+		if o.Go > 0 {
+			row.ReplayRest = o.Refused
+		}
 		m.Rows = append(m.Rows, row)
 	}
 	snoozed := without(q, "page", "state")
@@ -163,45 +169,65 @@ func (s *Server) groupList(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.GroupList(s.page(c, "Error groups", "groups"), m))
 }
 
-// noGroupReplay is why g is not offered as one replay under table, o
-// being what of it could go (GroupOffers): nothing could, or more than one
-// could, and none of its item types allows any two of them in one request
-// (replaypolicy.Table.NoBulk, the rule the draft applies); "" when some
-// of it could go.
-func noGroupReplay(table *replaypolicy.Table, g dlq.Group, o replay.GroupOffer) string {
-	switch {
-	case o.Go == 0 && o.Refused != "":
-		return "nothing of it could go: " + o.Refused
-	case o.Go == 0:
-		return "nothing of it waits for a replay you may request: every unresolved dead letter of it is in a replay request already, " +
-			"or in a tenant where you may not request replays"
-	case o.Go < 2 && !o.More:
-		return ""
-	}
-	why := ""
-	for _, itemType := range g.ItemTypes {
-		no := table.NoBulk(itemType, string(g.ErrorClass))
-		if no == "" {
-			return ""
+// rowTenants are the tenants where the person may take each of a group
+// row's actions.
+type rowTenants struct{ replay, discard, resolve []string }
+
+// intersect is the tenants of a that are in b, in a's order.
+func intersect(a, b []string) []string {
+	var out []string
+	for _, t := range a {
+		if slices.Contains(b, t) {
+			out = append(out, t)
 		}
-		why = cmp.Or(why, no)
 	}
-	return why
+	return out
 }
 
-// groupOffers are what a replay of each group of fps could take now
-// (replay.Service.GroupOffers), in the tenants of tenants where the
-// person may request replays; none for someone who may request none.
-func (s *Server) groupOffers(c echo.Context, tenants, fps []string) (map[string]replay.GroupOffer, error) {
+// groupActionURL is path (an action by filter) over the unresolved dead
+// letters of group fp in tenants (each a tenant value: the filter reads
+// several as a narrower scope) of itemType ("": any); "" when tenants is
+// empty: the row has nothing the person may do that to.
+func groupActionURL(path, fp string, tenants []string, itemType string) string {
+	if len(tenants) == 0 {
+		return ""
+	}
+	q := url.Values{"group": {fp}, "status": {views.StatusUnresolved}, "tenant": tenants}
+	if itemType != "" {
+		q.Set("type", itemType)
+	}
+	return path + encodeQuery(q)
+}
+
+// noGroupReplay is why g is not offered as one replay, o being what of
+// it could go (GroupOffers, which judges as the draft does, bulk rules
+// included): nothing could; "" when some of it could go, or nothing of it
+// is unresolved (there is nothing to replay, and nothing to explain).
+func noGroupReplay(g dlq.Group, o replay.GroupOffer) string {
+	switch {
+	case g.Unresolved == 0 || o.Go > 0:
+		return ""
+	case o.More && o.Refused != "":
+		return fmt.Sprintf("none of the newest %d of it in each tenant could go (older ones were not judged): %s", replay.GroupOfferLimit, o.Refused)
+	case o.Refused != "":
+		return "nothing of it could go: " + o.Refused
+	}
+	return "nothing of it waits for a replay you may request: every unresolved dead letter of it is in a replay request already, " +
+		"or in a tenant where you may not request replays"
+}
+
+// groupOffers are what a replay of each group of groups could take now
+// (replay.Service.GroupOffers), of itemType ("": any), in each group's
+// tenants; none for someone who may request no replay.
+func (s *Server) groupOffers(c echo.Context, groups []replay.GroupScope, itemType string) (map[string]replay.GroupOffer, error) {
 	u := userOf(c)
 	if !PermittedSomewhere(s.deps.Access, u, Permission{Object: replayObjects, Action: authz.ActRequest}) {
 		return nil, nil
 	}
-	ctx := c.Request().Context()
 	can := func(tenant string, class replaypolicy.Class) bool {
 		return s.deps.Access.Can(u, tenant, authz.ReplayObject(string(class)), authz.ActRequest)
 	}
-	return s.deps.Replays.GroupOffers(ctx, s.requestTenants(ctx, u, tenants), fps, can)
+	return s.deps.Replays.GroupOffers(c.Request().Context(), groups, itemType, can)
 }
 
 // requestTenants are the tenants of tenants (read tenants) where u may
@@ -211,13 +237,7 @@ func (s *Server) requestTenants(ctx context.Context, u authz.User, tenants []str
 	if sc.All {
 		return tenants
 	}
-	var out []string
-	for _, t := range tenants {
-		if slices.Contains(sc.Tenants, t) {
-			out = append(out, t)
-		}
-	}
-	return out
+	return intersect(tenants, sc.Tenants)
 }
 
 // groupActions are the group actions u may use in some tenant.

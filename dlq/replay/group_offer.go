@@ -11,9 +11,9 @@ import (
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
-// GroupOfferLimit bounds the dead letters of one error group GroupOffers
-// judges: the newest that a replay could take. A group with more is
-// offered on what these say (GroupOffer.More).
+// GroupOfferLimit bounds the dead letters of one error group in one tenant
+// GroupOffers judges: the newest that a replay could take. A group with
+// more is offered on what these say (GroupOffer.More).
 const GroupOfferLimit = 200
 
 // ReplayableStatuses are the statuses of a dead letter a new replay
@@ -22,74 +22,107 @@ const GroupOfferLimit = 200
 var ReplayableStatuses = []dlq.Status{dlq.StatusQuarantined, dlq.StatusReplayFailed}
 
 // GroupOffer is what a replay of an error group could take now: Go of its
-// dead letters would go (judged as a draft judges them, in a tenant and
-// class the person may request), More says there are more than
-// GroupOfferLimit candidates (Go counts only the ones judged), and Refused
-// is why the first one judged would not go ("" when none was judged, or
-// all go).
+// dead letters would go (judged as a draft judges them: each item, then
+// the items of each tenant and class together, as the draft's requests
+// hold them, in a tenant and class the person may request), More says a
+// tenant holds more than GroupOfferLimit candidates (Go counts only the
+// ones judged), and Refused is why the first one that would not go would
+// not ("" when all go).
 type GroupOffer struct {
 	Go      int
 	More    bool
 	Refused string
 }
 
-// The newest dead letters of each error group ($1) in each tenant ($2) a
-// replay could take (ReplayableStatuses, $3), at most $4 per group and
-// tenant, with the facts JudgeItem needs (selectForJudge's) and their group.
-// One tenant at a time: with the tenant equal, the scan walks
-// dead_letters_group_time_idx newest first and stops at $4 (the status is
-// checked on the row); with a list of tenants (tenant = ANY) PostgreSQL 15
-// reads, and sorts, every row of the group in them, hundreds of thousands
-// for a loud group kept 30 days.
+// GroupScope is an error group and the tenants a replay of it takes its
+// dead letters from (what its link selects).
+type GroupScope struct {
+	Fingerprint string
+	Tenants     []string
+}
+
+// The newest dead letters of each error group in each of its tenants (the
+// pairs $1, $2) a replay could take (ReplayableStatuses, $3), of item type
+// $5 (”: any), at most $4 per group and tenant, with the facts JudgeItem
+// needs (selectForJudge's) and their group. One tenant at a time: with the
+// tenant equal, the scan walks dead_letters_group_time_idx newest first
+// and stops at $4 (the status and item type are checked on the row); with
+// a list of tenants (tenant = ANY) PostgreSQL 15 reads, and sorts, every
+// row of the group in them, hundreds of thousands for a loud group kept 30
+// days.
 var selectGroupCandidates = factsSelect + judgeHeaders + factsRest + `, d.fingerprint
-FROM unnest($1::text[]) AS g(fingerprint)
-CROSS JOIN unnest($2::text[]) AS t(tenant)
+FROM unnest($1::text[], $2::text[]) AS g(fingerprint, tenant)
 CROSS JOIN LATERAL (SELECT c.* FROM dead_letters c
-    WHERE c.tenant = t.tenant AND c.fingerprint = g.fingerprint AND c.status = ANY($3)
+    WHERE c.tenant = g.tenant AND c.fingerprint = g.fingerprint AND c.status = ANY($3)
+      AND ($5::text = '' OR c.item_type = $5)
     ORDER BY c.dead_lettered_at DESC, c.id DESC LIMIT $4) d
 ` + fixJoin + `
 ` + headerFacts
 
-// GroupOffers judges, for each error group of fingerprints, its dead
-// letters in tenants that a new replay request could take (the newest
-// GroupOfferLimit + 1 of each group in each tenant, GroupOfferLimit of a
-// group judged): each as a draft would
-// (JudgeItem at draft), and whether the person may request its class
-// there (can). The groups page offers a group's replay on it, so that it
-// never offers a replay that selects nothing that can go.
-func (s *Service) GroupOffers(ctx context.Context, tenants, fingerprints []string, can CanRequest) (map[string]GroupOffer, error) {
-	out := make(map[string]GroupOffer, len(fingerprints))
-	if len(tenants) == 0 || len(fingerprints) == 0 {
+// offerKey is a group's dead letters of one tenant and class: what one
+// request of the group's draft holds.
+type offerKey struct{ fp, tenant, class string }
+
+// GroupOffers judges, for each error group of groups, its dead letters
+// (of itemType; "": any) in the group's tenants that a new replay request
+// could take (the newest GroupOfferLimit of the group in each tenant): as
+// a draft would, each item (JudgeItem at draft), then those of each
+// tenant and class together (JudgeDraft: the bulk rules, and whether the
+// person may request the class there, can). The groups page offers a
+// group's replay on it, so that it never offers a replay that selects
+// nothing that can go, nor counts what the draft would block.
+func (s *Service) GroupOffers(ctx context.Context, groups []GroupScope, itemType string, can CanRequest) (map[string]GroupOffer, error) {
+	out := make(map[string]GroupOffer, len(groups))
+	var fps, tenants []string
+	for _, g := range groups {
+		for _, t := range g.Tenants {
+			fps, tenants = append(fps, g.Fingerprint), append(tenants, t)
+		}
+	}
+	if len(fps) == 0 {
 		return out, nil
 	}
-	seen := map[string]int{}
-	rows, err := s.pool.Query(ctx, selectGroupCandidates, fingerprints, tenants, statusStrings(ReplayableStatuses), GroupOfferLimit+1)
+	seen := map[[2]string]int{}
+	judged := map[offerKey][]replaypolicy.Verdict{}
+	var order []offerKey
+	rows, err := s.pool.Query(ctx, selectGroupCandidates, fps, tenants, statusStrings(ReplayableStatuses), GroupOfferLimit+1, itemType)
 	if err != nil {
 		return nil, fmt.Errorf("judge group replays: %w", err)
 	}
 	var r judgeRow
 	var fp string
 	_, err = pgx.ForEachRow(rows, append(r.targets(), &fp), func() error {
-		o := out[fp]
-		if seen[fp]++; seen[fp] > GroupOfferLimit {
+		at := [2]string{fp, r.f.tenant}
+		if seen[at]++; seen[at] > GroupOfferLimit {
+			o := out[fp]
 			o.More = true
+			out[fp] = o
 		} else {
 			v := s.judgeNow(&r)
-			switch {
-			case v.Outcome == replaypolicy.Go && can(r.f.tenant, v.Class):
-				o.Go++
-			case v.Outcome == replaypolicy.Go:
-				o.Refused = cmp.Or(o.Refused, fmt.Sprintf("you may not request %s replays in %s", v.Class, r.f.tenant))
-			default:
-				o.Refused = cmp.Or(o.Refused, v.Reason)
+			k := offerKey{fp, r.f.tenant, string(v.Class)}
+			if _, ok := judged[k]; !ok {
+				order = append(order, k)
 			}
+			judged[k] = append(judged[k], v)
 		}
-		out[fp] = o
 		r = judgeRow{}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("judge group replays: %w", err)
+	}
+	table := s.cfg.Policy()
+	for _, k := range order {
+		o := out[k.fp]
+		class := replaypolicy.Class(k.class)
+		for _, v := range replaypolicy.JudgeDraft(table, class, k.tenant, can(k.tenant, class), judged[k]) {
+			if v.Outcome == replaypolicy.Go {
+				o.Go++
+			} else {
+				o.Refused = cmp.Or(o.Refused, v.Reason)
+			}
+		}
+		out[k.fp] = o
 	}
 	return out, nil
 }
