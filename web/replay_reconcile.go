@@ -72,7 +72,7 @@ func (s *Server) replayReconcile(c echo.Context) error {
 		return s.requestFormError(c, err, "reconcile-"+c.Param("dl"))
 	}
 	s.flash(c, map[replaypolicy.Choice]string{
-		replaypolicy.Applied: "Recorded as applied.", replaypolicy.Republish: "Recorded as not applied: it is published again.",
+		replaypolicy.Applied: "Recorded as applied.", replaypolicy.Republish: "Recorded as not applied: a worker will publish it again under the same message id; follow it below.",
 		replaypolicy.NotApplied: "Recorded as not applied: the dead letter is back in quarantine.",
 	}[in.Choice])
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
