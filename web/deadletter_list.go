@@ -80,7 +80,9 @@ func readDeadLetterFilter(q url.Values) deadLetterFilterForm {
 	if vs := q["tenant"]; len(vs) > 1 {
 		f.Tenant = ""
 		for _, v := range vs {
-			f.Tenants = append(f.Tenants, strings.TrimSpace(v))
+			if v = strings.TrimSpace(v); !slices.Contains(f.Tenants, v) { // the list reads each tenant once
+				f.Tenants = append(f.Tenants, v)
+			}
 		}
 	}
 	f.text = t.Errors()

@@ -201,7 +201,8 @@ func groupActionURL(path, fp string, tenants []string, itemType string) string {
 
 // noGroupReplay is why g is not offered as one replay, o being what of
 // it could go (GroupOffers, which judges as the draft does, bulk rules
-// included): nothing could; "" when some of it could go, or nothing of it
+// included): nothing could, or only fewer at once; "" when some of it
+// could go, or nothing of it
 // is unresolved (there is nothing to replay, and nothing to explain).
 func noGroupReplay(g dlq.Group, o replay.GroupOffer) string {
 	switch {
@@ -209,6 +210,8 @@ func noGroupReplay(g dlq.Group, o replay.GroupOffer) string {
 		return ""
 	case o.More && o.Refused != "":
 		return fmt.Sprintf("none of the newest %d of it in each tenant could go (older ones were not judged): %s", replay.GroupOfferLimit, o.Refused)
+	case o.Together:
+		return o.Refused // they could go, not together: the rule says how
 	case o.Refused != "":
 		return "nothing of it could go: " + o.Refused
 	}

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
@@ -27,11 +26,13 @@ var ReplayableStatuses = []dlq.Status{dlq.StatusQuarantined, dlq.StatusReplayFai
 // hold them, in a tenant and class the person may request), More says a
 // tenant holds more than GroupOfferLimit candidates (Go counts only the
 // ones judged), and Refused is why the first one that would not go would
-// not ("" when all go).
+// not ("" when all go); Together says that was the draft's bulk rule (they
+// could go one at a time, or fewer at once).
 type GroupOffer struct {
-	Go      int
-	More    bool
-	Refused string
+	Go       int
+	More     bool
+	Refused  string
+	Together bool
 }
 
 // GroupScope is an error group and the tenants a replay of it takes its
@@ -116,10 +117,11 @@ func (s *Service) GroupOffers(ctx context.Context, groups []GroupScope, itemType
 		o := out[k.fp]
 		class := replaypolicy.Class(k.class)
 		for _, v := range replaypolicy.JudgeDraft(table, class, k.tenant, can(k.tenant, class), judged[k]) {
-			if v.Outcome == replaypolicy.Go {
+			switch {
+			case v.Outcome == replaypolicy.Go:
 				o.Go++
-			} else {
-				o.Refused = cmp.Or(o.Refused, v.Reason)
+			case o.Refused == "":
+				o.Refused, o.Together = v.Reason, v.Check == replaypolicy.CheckBulk || v.Check == replaypolicy.CheckBulkCap
 			}
 		}
 		out[k.fp] = o
