@@ -31,7 +31,7 @@ import (
 //   - a status change (StatusMove) or a retention run (subtract) updates
 //     the counters itself, in its own statement: those are few. Neither
 //     changes dead_letter_groups.arrived, which counts arrivals only (what
-//     a snooze "until N more arrive" counts from, migration 0061).
+//     a snooze "until N more arrive" counts from, migration 0058).
 //
 // Counts therefore lag ingest by at most a fold (FoldEvery), and are exact
 // once it ran. Every upsert takes its keys in order (ORDER BY the key, and
