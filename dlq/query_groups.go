@@ -62,6 +62,9 @@ type GroupFilter struct {
 	Tenant     string
 	ItemType   string
 	ErrorClass ErrorClass
+	// Fingerprint keeps only that group (a row of the page read again on
+	// its own: the groups page's replay offer, web's groupOffer).
+	Fingerprint string
 	// Unresolved keeps only groups with unresolved dead letters.
 	Unresolved bool
 	Sort       GroupSort
@@ -129,6 +132,7 @@ WITH g AS (
     WHERE tenant = ANY(@tenants) AND n > 0`
 	groupItemType   = ` AND item_type = @item_type`
 	groupErrorClass = ` AND error_class = @error_class`
+	groupOne        = ` AND fingerprint = @fingerprint`
 	// Snoozes apply per tenant: the counters of a tenant where the group
 	// is snoozed are left out (or kept alone).
 	groupNotSnoozed = ` AND NOT EXISTS (SELECT 1 FROM group_triage t
@@ -254,6 +258,10 @@ func (f *GroupFilter) where() (args pgx.NamedArgs, filters string, ok bool) {
 	if f.ErrorClass != "" {
 		filters += groupErrorClass
 		args["error_class"] = string(f.ErrorClass)
+	}
+	if f.Fingerprint != "" {
+		filters += groupOne
+		args["fingerprint"] = f.Fingerprint
 	}
 	switch f.Snoozed {
 	case SnoozedHidden:

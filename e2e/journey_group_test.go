@@ -72,7 +72,10 @@ func TestGroupActionsJourney(t *testing.T) {
 	oncall.Screenshots("groups")
 
 	// Replay the group: the menu counts it, the confirmation page freezes it.
+	// Opening the menu fetches its replay offer, judged then (the page itself
+	// judges nothing).
 	oncall.Click(row + ` [data-testid="group-menu"] summary`)
+	oncall.WaitUntil("the group's replay offer", `document.querySelector('`+row+` [data-testid="group-replay"]')`)
 	assert.Equal(t, "Replay 6 that can go…", oncall.Text(row+` [data-testid="group-replay"]`))
 	oncall.ClickLoads(row+` [data-testid="group-replay"]`, "the replay confirm page", `document.querySelector('[data-testid="replay-confirm-form"]')`)
 	assert.Contains(t, oncall.Text(testID("replay-summary")), "6 to replay")

@@ -96,6 +96,9 @@ type GroupRow struct {
 	// ReplayRest is why some of what the replay takes would not go, when
 	// some would ("" when all would).
 	ReplayRest string
+	// OfferURL is where the row's menu fetches its replay offer when it is
+	// opened (NoReplay, Replayable: judged then, not with the page).
+	OfferURL string
 	// Fix records a fix of the group's item type (or the group), when it
 	// is of one tenant and item type and the viewer may (nil otherwise).
 	Fix *FixForm
@@ -158,6 +161,8 @@ var groupErrorSlots = errorSlots(groupFields)
 // part each.
 const (
 	PathGroupTriage = "/groups/triage"
+	// PathGroupOffer is a row's replay offer (GET, GroupRow.OfferURL).
+	PathGroupOffer  = "/groups/offer"
 	PathGroupSnooze = "/groups/snooze"
 	PathGroupWake   = "/groups/wake"
 	PathGroupOwner  = "/groups/owner"

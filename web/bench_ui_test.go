@@ -94,6 +94,10 @@ func measure(b *testing.B, phase string, pool *pgxpool.Pool, st *dlq.Store, h ht
 	require.NoError(b, err)
 	require.NotEmpty(b, msgIDs)
 
+	var loudest string // the group with the most unresolved: its replay offer judges the most candidates
+	require.NoError(b, pool.QueryRow(ctx, `SELECT fingerprint FROM dead_letter_groups GROUP BY fingerprint
+		ORDER BY sum(unresolved) DESC LIMIT 1`).Scan(&loudest))
+
 	comboQ := url.Values{"tenant": {combo.Tenant}, "type": {combo.ItemType}, "class": {string(combo.ErrorClass)}}.Encode()
 	scenarios := []struct {
 		name  string
@@ -110,6 +114,8 @@ func measure(b *testing.B, phase string, pool *pgxpool.Pool, st *dlq.Store, h ht
 		{"text-search-count", func(int) string { return "/deadletters/count?q=connection+refused" }, "the count fragment of that search (capped at 10,000)"},
 		{"text-search-rare", func(int) string { return "/deadletters?q=ord-4242" }, `q="ord-4242" (rare: trigram index)`},
 		{"group-list", func(int) string { return "/groups" }, "GET /groups (unresolved, by unresolved)"},
+		{"group-offer", func(int) string { return "/groups/offer?state=unresolved&group=" + loudest },
+			"GET /groups/offer: the replay offer of the group with the most unresolved (its menu opened; up to 201 candidates a tenant judged)"},
 		{"list-msg-id", func(i int) string { return "/deadletters?msg_id=" + url.QueryEscape(msgIDs[i%len(msgIDs)]) },
 			"msg_id=<one of 200 random dead letters' message ids> (hash index, every partition)"},
 		{"detail", func(i int) string { return "/deadletters/" + strconv.FormatInt(ids[i%len(ids)], 10) }, "GET /deadletters/:id, 200 random ids"},

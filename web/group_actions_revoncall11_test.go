@@ -40,7 +40,7 @@ func TestRevOncall11GroupReplayOfNothingNotOffered(t *testing.T) {
 	require.Equal(t, http.StatusOK, groups.Status, groups.Body)
 	row := groups.Doc(t).Find(`[data-testid="group-row"]`)
 	require.Equal(t, 1, row.Length(), "All groups lists the resolved group")
-	replay := row.Find(`[data-testid="group-replay"]`)
+	replay := offerOf(t, b, oncall, row).Find(`[data-testid="group-replay"]`)
 	if replay.Length() == 0 {
 		return // not offered: fixed
 	}

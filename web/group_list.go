@@ -120,28 +120,10 @@ func (s *Server) groupList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// A row's actions take its dead letters in the tenants the row lists
-	// (g.Tenants: not those where it is snoozed, on a page that leaves
-	// snoozed groups out), of those where the person may take that action;
-	// its replay offer judges what its replay link selects.
-	acts := rowTenants{replay: s.requestTenants(ctx, u, tenants), discard: s.deadLetterTenants(ctx, u, authz.ActDiscard),
-		resolve: s.deadLetterTenants(ctx, u, authz.ActResolve)}
-	scopes := make([]replay.GroupScope, len(page.Groups))
-	for i, g := range page.Groups {
-		scopes[i] = replay.GroupScope{Fingerprint: g.Fingerprint, Tenants: intersect(g.Tenants, acts.replay)}
-	}
-	offers, err := s.groupOffers(c, scopes, form.ItemType)
-	if err != nil {
-		return err
-	}
+	acts := s.rowTenantsOf(ctx, u, tenants)
 	console := s.consoleHosts(c.Request())
-	for i, g := range page.Groups {
-		row := groupRow(g, status)
-		row.ListURL = listURL("group", g.Fingerprint, "tenant", form.Tenant, "type", form.ItemType, "status", status)
-		row.ReplayURL = groupActionURL("/replay/filter", g.Fingerprint, scopes[i].Tenants, form.ItemType)
-		row.DiscardURL = groupActionURL("/deadletters/discard/filter", g.Fingerprint, intersect(g.Tenants, acts.discard), form.ItemType)
-		row.ResolveURL = groupActionURL("/deadletters/resolve/filter", g.Fingerprint, intersect(g.Tenants, acts.resolve), form.ItemType)
-		row.TriageURL = listURL("group", g.Fingerprint, "tenant", form.Tenant, "status", views.StatusUnresolved) + "#group-triage"
+	for _, g := range page.Groups {
+		row, _ := groupRowOf(form, g, status, acts)
 		row.New = now.Sub(g.FirstSeen) < newGroupAge
 		for _, t := range triage {
 			if t.Fingerprint == g.Fingerprint && slices.Contains(g.Tenants, t.Tenant) {
@@ -149,12 +131,11 @@ func (s *Server) groupList(c echo.Context) error {
 			}
 		}
 		row.Fix = s.groupFix(c, g)
-		o := offers[g.Fingerprint]
-		row.Replayable, row.ReplayableMore = o.Go, o.More
-		row.NoReplay = noGroupReplay(g, o)
-		if o.Go > 0 {
-			row.ReplayRest = o.Refused
-		}
+		// The replay offer is judged when the row's menu is opened
+		// (groupOffer): judging every shown group's candidates here cost
+		// seconds a page at a million dead letters (bench-ui).
+		row.OfferURL = views.PathGroupOffer + pairsQuery("group", g.Fingerprint, "tenant", form.Tenant, "type", form.ItemType,
+			"class", form.ErrorClass, "state", form.State)
 		m.Rows = append(m.Rows, row)
 	}
 	snoozed := without(q, "page", "state")
@@ -172,6 +153,74 @@ func (s *Server) groupList(c echo.Context) error {
 // rowTenants are the tenants where the person may take each of a group
 // row's actions.
 type rowTenants struct{ replay, discard, resolve []string }
+
+// rowTenantsOf are the tenants of tenants (read tenants) where u may take
+// each of a group row's actions.
+func (s *Server) rowTenantsOf(ctx context.Context, u authz.User, tenants []string) rowTenants {
+	return rowTenants{replay: s.requestTenants(ctx, u, tenants), discard: s.deadLetterTenants(ctx, u, authz.ActDiscard),
+		resolve: s.deadLetterTenants(ctx, u, authz.ActResolve)}
+}
+
+// groupRowOf is g's row under the page's filter form, with the links its
+// list and actions select by: a row's actions take its dead letters in the
+// tenants the row lists (g.Tenants: not those where it is snoozed, on a
+// page that leaves snoozed groups out), of those where the person may take
+// that action (acts), of the form's item type; and the scope its replay
+// offer judges (what its replay link selects).
+func groupRowOf(form views.GroupFilter, g dlq.Group, status string, acts rowTenants) (views.GroupRow, replay.GroupScope) {
+	row := groupRow(g, status)
+	scope := replay.GroupScope{Fingerprint: g.Fingerprint, Tenants: intersect(g.Tenants, acts.replay)}
+	row.ListURL = listURL("group", g.Fingerprint, "tenant", form.Tenant, "type", form.ItemType, "status", status)
+	row.ReplayURL = groupActionURL("/replay/filter", g.Fingerprint, scope.Tenants, form.ItemType)
+	row.DiscardURL = groupActionURL("/deadletters/discard/filter", g.Fingerprint, intersect(g.Tenants, acts.discard), form.ItemType)
+	row.ResolveURL = groupActionURL("/deadletters/resolve/filter", g.Fingerprint, intersect(g.Tenants, acts.resolve), form.ItemType)
+	row.TriageURL = listURL("group", g.Fingerprint, "tenant", form.Tenant, "status", views.StatusUnresolved) + "#group-triage"
+	return row, scope
+}
+
+// groupOffer is a groups page row's replay offer (GroupRow.OfferURL: the
+// page's filter and the group): the row read again under that filter and
+// what of it its replay link would take that could go now, judged as a
+// draft judges (the menu's replay item, views.GroupReplayOffer). A group
+// the filter does not list in the person's tenants is not found.
+func (s *Server) groupOffer(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := userOf(c)
+	tenants := s.deadLetterTenants(ctx, u, authz.ActRead)
+	q := c.QueryParams()
+	form, text := readGroupFilter(q)
+	f, errs := validateGroupFilter(form, tenants)
+	errs = addTextErrors(errs, text)
+	fp := q.Get("group") // the pattern lets no text through that PostgreSQL could refuse
+	if errs != nil || !fingerprintPattern.MatchString(fp) {
+		return s.render(c, http.StatusUnprocessableEntity, views.GroupReplayOffer(views.GroupRow{}, s.groupActions(u), true))
+	}
+	f.Fingerprint, f.Offset, f.Limit = fp, 0, 1
+	page, err := s.deps.DeadLetters.Groups(ctx, f)
+	if err != nil {
+		return err
+	}
+	if len(page.Groups) == 0 {
+		return echo.ErrNotFound
+	}
+	g := page.Groups[0]
+	status := ""
+	if f.Unresolved {
+		status = views.StatusUnresolved
+	}
+	row, scope := groupRowOf(form, g, status, s.rowTenantsOf(ctx, u, tenants))
+	offers, err := s.groupOffers(c, []replay.GroupScope{scope}, form.ItemType)
+	if err != nil {
+		return err
+	}
+	o := offers[g.Fingerprint]
+	row.Replayable, row.ReplayableMore = o.Go, o.More
+	row.NoReplay = noGroupReplay(g, o)
+	if o.Go > 0 {
+		row.ReplayRest = o.Refused
+	}
+	return s.render(c, http.StatusOK, views.GroupReplayOffer(row, s.groupActions(u), false))
+}
 
 // intersect is the tenants of a that are in b, in a's order.
 func intersect(a, b []string) []string {

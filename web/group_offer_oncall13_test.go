@@ -23,7 +23,7 @@ func oncall13Offer(t *testing.T, b *testfactory.Console, c *http.Client, groupsU
 	require.Equal(t, http.StatusOK, page.Status, page.Body)
 	rows := page.Doc(t).Find(`[data-testid="group-row"]`)
 	require.Equal(t, 1, rows.Length(), "one group on %s", groupsURL)
-	offer := rows.Find(`[data-testid="group-replay"]`)
+	offer := offerOf(t, b, c, rows).Find(`[data-testid="group-replay"]`)
 	if offer.Length() == 0 {
 		return "", "", -1
 	}
@@ -180,7 +180,7 @@ func TestRevOncall13GroupOfferJudgesOneTenantAndSaysNothingCanGo(t *testing.T) {
 
 	rows := b.Do(t, c, "GET", "/groups", nil, nil).Doc(t).Find(`[data-testid="group-row"]`)
 	require.Equal(t, 1, rows.Length(), "one fingerprint in both tenants")
-	none := strings.Join(strings.Fields(rows.Find(`[data-testid="group-replay-none"]`).Text()), " ")
+	none := strings.Join(strings.Fields(offerOf(t, b, c, rows).Find(`[data-testid="group-replay-none"]`).Text()), " ")
 	assert.NotContains(t, none, "nothing of it could go", "globex's 2 rebuildable dead letters can go")
 
 	// What the group's replay (by filter) makes of it: globex's 2 go.
@@ -215,7 +215,7 @@ func TestRevOncall13ResolvedGroupIsNotSaidHeldByARequest(t *testing.T) {
 	rows := b.Do(t, c, "GET", "/groups?state=all", nil, nil).Doc(t).Find(`[data-testid="group-row"]`)
 	require.Equal(t, 1, rows.Length())
 	require.Equal(t, "0", strings.TrimSpace(rows.Find(`[data-testid="group-unresolved"]`).Text()))
-	none := strings.Join(strings.Fields(rows.Find(`[data-testid="group-replay-none"]`).Text()), " ")
+	none := strings.Join(strings.Fields(offerOf(t, b, c, rows).Find(`[data-testid="group-replay-none"]`).Text()), " ")
 	assert.NotContains(t, none, "in a replay request already", "a resolved group with no request")
 }
 

@@ -40,7 +40,7 @@ func TestRevOncall12GroupReplayOfHeldGroup(t *testing.T) {
 	require.Equal(t, http.StatusOK, page.Status)
 	rows := page.Doc(t).Find(`[data-testid="group-row"]`)
 	require.Equal(t, 1, rows.Length())
-	offer := rows.Find(`[data-testid="group-replay"]`)
+	offer := offerOf(t, b, oncall, rows).Find(`[data-testid="group-replay"]`)
 	if offer.Length() == 0 {
 		return // not offered: nothing of it could go
 	}
@@ -74,7 +74,7 @@ func TestRevOncall12GroupReplayCountsOtherTenants(t *testing.T) {
 	}
 	rows := b.Do(t, c, "GET", "/groups", nil, nil).Doc(t).Find(`[data-testid="group-row"]`)
 	require.Equal(t, 1, rows.Length())
-	offer := rows.Find(`[data-testid="group-replay"]`)
+	offer := offerOf(t, b, c, rows).Find(`[data-testid="group-replay"]`)
 	require.Equal(t, 1, offer.Length(), "acme's half may be replayed")
 	action, _ := offer.Closest("form").Attr("action")
 	resp := b.Do(t, c, "POST", action, nil, nil)
@@ -104,7 +104,7 @@ func TestRevOncall12GroupReplayOfUnreplayableGroup(t *testing.T) {
 
 	rows := b.Do(t, c, "GET", "/groups", nil, nil).Doc(t).Find(`[data-testid="group-row"]`)
 	require.Equal(t, 1, rows.Length())
-	offer := rows.Find(`[data-testid="group-replay"]`)
+	offer := offerOf(t, b, c, rows).Find(`[data-testid="group-replay"]`)
 	if offer.Length() == 0 {
 		return
 	}

@@ -41,7 +41,7 @@ func TestRevOncall10GroupReplayOfferedOnlyWhereItCanGo(t *testing.T) {
 	groups := b.Do(t, oncall, "GET", "/groups", nil, nil).Doc(t)
 	rows := groups.Find(`[data-testid="group-row"]`)
 	require.Equal(t, 1, rows.Length(), "one group of three refunds")
-	offer := rows.Find(`[data-testid="group-replay"]`)
+	offer := offerOf(t, b, oncall, rows).Find(`[data-testid="group-replay"]`)
 	if offer.Length() == 0 {
 		return // not offered: nothing misleads
 	}

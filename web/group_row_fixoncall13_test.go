@@ -95,7 +95,7 @@ func TestFixOncall13RowActionsOnlyWhereAllowed(t *testing.T) {
 	})
 	require.NotNil(t, globexOnly)
 	require.NotNil(t, both)
-	assert.Zero(t, globexOnly.Find(`[data-testid="group-discard"], [data-testid="group-resolve"], [data-testid="group-replay"]`).Length(),
+	assert.Zero(t, globexOnly.Find(`[data-testid="group-discard"], [data-testid="group-resolve"], [data-testid="group-replay-offer"]`).Length(),
 		"nothing of the globex group may be closed or replayed by this person")
 	assert.Equal(t, 2, frozenIDs(t, b, c, both, "group-discard"), "acme's 2 of the group of both tenants")
 }
@@ -140,8 +140,8 @@ func TestFixOncall13OfferSaysWhatTheRestNeeds(t *testing.T) {
 	testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update",
 		MsgID: "fxo13-rest-search", Error: "upstream 503 rest"})
 	row := b.Do(t, c, "GET", "/groups", nil, nil).Doc(t).Find(`[data-testid="group-row"]`)
-	assert.Equal(t, "Replay 1 that can go…", strings.TrimSpace(row.Find(`[data-testid="group-replay"]`).Text()))
-	rest := strings.Join(strings.Fields(row.Find(`[data-testid="group-replay-rest"]`).Text()), " ")
+	assert.Equal(t, "Replay 1 that can go…", strings.TrimSpace(offerOf(t, b, c, row).Find(`[data-testid="group-replay"]`).Text()))
+	rest := strings.Join(strings.Fields(offerOf(t, b, c, row).Find(`[data-testid="group-replay-rest"]`).Text()), " ")
 	assert.Contains(t, rest, "cannot be replayed in bulk: request them one at a time")
 }
 
@@ -159,7 +159,7 @@ func TestFixOncall13OfferOverTheCapIsNotNothing(t *testing.T) {
 	}
 	testfactory.DeadLetters(t, b.Pool, letters...)
 	row := b.Do(t, c, "GET", "/groups", nil, nil).Doc(t).Find(`[data-testid="group-row"]`)
-	none := strings.Join(strings.Fields(row.Find(`[data-testid="group-replay-none"]`).Text()), " ")
+	none := strings.Join(strings.Fields(offerOf(t, b, c, row).Find(`[data-testid="group-replay-none"]`).Text()), " ")
 	assert.Contains(t, none, "none of the newest 200 of it in each tenant could go")
 	assert.NotContains(t, none, "nothing of it could go")
 }

@@ -33,11 +33,12 @@ func TestGroupReplayOfferedByPolicy(t *testing.T) {
 	rows.Each(func(_ int, r *goquery.Selection) {
 		switch types := strings.TrimSpace(r.Find(`[data-testid="group-types"]`).Text()); types {
 		case "orders.refund":
-			assert.Zero(t, r.Find(`[data-testid="group-replay"]`).Length(), "manual: not offered")
+			o := offerOf(t, b, oncall, r)
+			assert.Zero(t, o.Find(`[data-testid="group-replay"]`).Length(), "manual: not offered")
 			assert.Equal(t, "No group replay: manual items cannot be replayed in bulk: request them one at a time.",
-				r.Find(`[data-testid="group-replay-none"]`).Text())
+				o.Find(`[data-testid="group-replay-none"]`).Text())
 		case "search.index_update":
-			assert.Equal(t, 1, r.Find(`[data-testid="group-replay"]`).Length(), "rebuildable: offered")
+			assert.Equal(t, 1, offerOf(t, b, oncall, r).Find(`[data-testid="group-replay"]`).Length(), "rebuildable: offered")
 		default:
 			t.Errorf("unexpected group of %q", types)
 		}

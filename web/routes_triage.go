@@ -22,6 +22,7 @@ func (s *Server) triageRoutes() []Route {
 		perm(http.MethodGet, "/deadletters/:id/headers.json", authz.ObjDeadLetter, authz.ActRead, s.deadLetterText(dlq.TextHeaders)).of(dl).sends(DownloadText),
 		perm(http.MethodGet, "/deadletters/:id/stack.txt", authz.ObjDeadLetter, authz.ActRead, s.deadLetterText(dlq.TextStack)).of(dl).sends(DownloadText),
 		perm(http.MethodGet, "/groups", authz.ObjDeadLetter, authz.ActRead, s.groupList).lists(),
+		perm(http.MethodGet, views.PathGroupOffer, authz.ObjDeadLetter, authz.ActRead, s.groupOffer).lists(),
 		perm(http.MethodPost, views.PathGroupTriage, authz.ObjDeadLetter, authz.ActTriage, s.groupSave).names(),
 		perm(http.MethodPost, views.PathGroupSnooze, authz.ObjDeadLetter, authz.ActTriage, s.groupSnooze).names(),
 		perm(http.MethodPost, views.PathGroupWake, authz.ObjDeadLetter, authz.ActTriage, s.groupWake).names(),
