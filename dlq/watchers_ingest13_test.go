@@ -59,3 +59,36 @@ func TestRevIngest13WatchersReadHasNoDeadline(t *testing.T) {
 			return countRows(t, b.db.Pool, "source_stream = 'ORDERS'") == 1
 		})
 }
+
+// TestRevIngest13DropUnwatchedTakesOffAStreamJustAnnounced: keepWatchers
+// reads the streams live replicas watch (watchedByAny), THEN reads the
+// advisory stream and writes it back without the subjects of streams not
+// in that list (dropUnwatched). A replica that starts in between (a
+// rolling deploy adding EMAILS: Setup announces EMAILS, then puts its
+// subjects on the advisory stream, "so that no replica ever receives one
+// of their advisories without knowing a replica watches them") has its
+// new subjects taken off at once by the older replica, on a list read
+// before it announced: EMAILS' give-ups are not captured (JetStream's
+// advisories are not kept by anyone) until the new replica's next check
+// puts them back. The runbook says a stream added "is captured whole, by
+// the new replicas, from the first one on". Here the interleaving is
+// run step by step: keepWatchers' read, the new replica's Setup, then
+// keepWatchers' drop.
+func TestRevIngest13DropUnwatchedTakesOffAStreamJustAnnounced(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	old, _ := b.idle(t, IngestConfig{Watch: b.watchOrders(t)})
+	names, err := old.watchedByAny(ctx) // keepWatchers, first step
+	require.NoError(t, err)
+
+	both, err := ParseWatchStreams("ORDERS,EMAILS")
+	require.NoError(t, err)
+	b.idle(t, IngestConfig{Watch: both}) // a new replica starts: announces EMAILS, adds its subjects
+
+	require.NoError(t, old.dropUnwatched(ctx, names)) // keepWatchers, second step
+	s, err := b.js.Stream(ctx, "DLQ_ADVISORIES")
+	require.NoError(t, err)
+	require.Subset(t, s.CachedInfo().Config.Subjects, []string{AdvisoryMaxDeliveries + ".EMAILS.*", AdvisoryTerminated + ".EMAILS.*"},
+		"a running replica watches EMAILS (announced before its subjects were added)")
+}
