@@ -50,7 +50,10 @@ func (b *bundle) slowTenantInserts(t *testing.T, tenant string, secs float64) {
 // the same batch until cutOffAfter, cuts the replica off from a
 // PostgreSQL that works, hands the batch back and gets it again: neither
 // the slow dead letter nor its batchmates of another tenant are ever
-// stored. Before round 12 the same batch was stored in 5 s.
+// stored (the test's log: acme 0 of 3, slowco 0 of 1, ten store errors
+// in 45 s). A dead letter whose insert is slow, not refused, holds its
+// batchmates of every tenant (invariant: a hostile dead letter never stops
+// ingest for others). Before round 12 the same batch was stored in 5 s.
 func TestRevIngest13SlowTransactionTakenForUnreachable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -72,10 +75,19 @@ func TestRevIngest13SlowTransactionTakenForUnreachable(t *testing.T) {
 	ic := IngestConfig{BatchSize: 100, Workers: 1, MaxWait: 200 * time.Millisecond, AckWait: time.Minute, StatementTimeout: 3 * time.Second}
 	require.Equal(t, 4*time.Second, ic.statementDeadline())
 	r := b.start(t, ic, nil)
+	defer func() {
+		t.Logf("stored: acme %d of 3, slowco %d of 1; cut off from PostgreSQL: %v; store errors %v",
+			countRows(t, b.db.Pool, "tenant = 'acme'"), countRows(t, b.db.Pool, "tenant = 'slowco'"), r.cutOff.Load(), testutil.ToFloat64(r.metrics.StoreErrors))
+	}()
 
 	// Each statement ends inside the server's timeout: PostgreSQL is
-	// neither out of reach nor busy, and every dead letter is stored.
-	wait.Until(t, "all four stored (each statement of their insert answered in 2.4 s, under the 3 s statement_timeout)", 45*time.Second, func() bool {
+	// neither out of reach nor busy, and every dead letter is stored; at
+	// the least, the slow one never holds acme's (today: none of the four
+	// is stored, the batch goes round for good).
+	wait.Until(t, "acme's three stored, whatever slowco's one costs", 45*time.Second, func() bool {
+		return countRows(t, b.db.Pool, "tenant = 'acme'") == 3
+	})
+	wait.Until(t, "all four stored (each statement of their insert answered in 2.4 s, under the 3 s statement_timeout)", 30*time.Second, func() bool {
 		return countRows(t, b.db.Pool, "true") == 4
 	})
 	assert.Equal(t, 1, countRows(t, b.db.Pool, "tenant = 'slowco'"))
