@@ -67,19 +67,23 @@ type IngestConfig struct {
 	StreamMaxAge   time.Duration
 	StreamMaxBytes int64
 	// StatementTimeout is the server's statement_timeout on the store's
-	// pool (DATABASE_WORKER_STATEMENT_TIMEOUT). Each statement or
-	// transaction the ingester runs in PostgreSQL is given up
-	// statementDeadline after it starts, a little past this: PostgreSQL
-	// ends a slow statement itself first (Busy), so only a connection that
-	// hangs without an error reaches it; the attempt then fails as if
-	// PostgreSQL were out of reach, and its batch is retried or handed back
-	// (storeBatch) instead of being kept in progress for ever. Default 1
-	// minute, serve's default.
+	// pool (DATABASE_WORKER_STATEMENT_TIMEOUT). Each statement the
+	// ingester runs in PostgreSQL, and each wait for a connection of the
+	// pool, is given up statementDeadline after it starts, a little past
+	// this: PostgreSQL ends a slow statement itself first (Busy), so only a
+	// connection that hangs without an error reaches it; the attempt then
+	// fails as if PostgreSQL were out of reach, and its batch is retried or
+	// handed back (storeBatch) instead of being kept in progress for ever.
+	// Each statement of a transaction has a deadline of its own, the
+	// transaction none as a whole (Store.inTx): one of statements that
+	// each end inside the server's timeout is answered, however long it
+	// takes in all. Default 1 minute, serve's default.
 	StatementTimeout time.Duration
 }
 
 // statementDeadline is how long after it starts the ingester gives up on
-// a statement or transaction in PostgreSQL: the server's statement_timeout
+// one statement in PostgreSQL (or on the wait for a connection, never on a
+// whole transaction: Store.inTx): the server's statement_timeout
 // and a tenth of it more, at least a second more, so that the server's
 // own timeout, and its error, come first.
 func (c IngestConfig) statementDeadline() time.Duration {

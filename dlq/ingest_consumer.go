@@ -325,9 +325,7 @@ func (in *Ingester) moveBack(ctx context.Context, stream string) (owed bool, err
 	}
 	var seq uint64
 	var moveErr error
-	ctx, cancelTx := in.store.within(ctx)
-	defer cancelTx()
-	err = pgx.BeginFunc(ctx, in.store.pool, func(tx pgx.Tx) error {
+	err = in.store.inTx(ctx, func(tx boundedTx) error {
 		var from, version int64
 		switch err := tx.QueryRow(ctx, lockOwedMoveBack, stream, in.cfg.Durable).Scan(&from, &version); {
 		case errors.Is(err, pgx.ErrNoRows):

@@ -309,13 +309,11 @@ func firstSeq(si *jetstream.StreamInfo) uint64 { return max(si.State.FirstSeq, 1
 func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (out stepOut, err error) {
 	var stepErr error
 	res := &out.res
-	err = pgx.BeginFunc(ctx, in.store.pool, func(tx pgx.Tx) error {
+	err = in.store.inTx(ctx, func(tx boundedTx) error {
 		var created time.Time
 		var sweptTo, provenTo int64
 		var held []int64
-		lctx, cancel := in.store.within(ctx)
-		defer cancel()
-		switch err := tx.QueryRow(lctx, lockSweep, stream).Scan(&created, &sweptTo, &provenTo, &held); {
+		switch err := tx.QueryRow(ctx, lockSweep, stream).Scan(&created, &sweptTo, &provenTo, &held); {
 		case errors.Is(err, pgx.ErrNoRows):
 			res.Busy = true
 			return nil
@@ -392,9 +390,7 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 		for i, h := range w.held {
 			keep[i] = int64(h)
 		}
-		actx, cancel := in.store.within(ctx)
-		defer cancel()
-		_, err = tx.Exec(actx, advanceSweep, stream, streamCreated(si), int64(w.sweptTo), int64(w.provenTo), keep)
+		_, err = tx.Exec(ctx, advanceSweep, stream, streamCreated(si), int64(w.sweptTo), int64(w.provenTo), keep)
 		return err
 	})
 	if err != nil {

@@ -26,31 +26,188 @@ type Store struct {
 	// now is this process's clock (nil: time.Now); tests set it.
 	now func() time.Time
 	// deadline, when not 0, is how long the store waits for one statement
-	// or transaction of its writes before it gives up on the connection
-	// (within): the ingester's store (NewIngester) has one a little past
-	// the server's statement_timeout, so that a connection that hangs
+	// of its writes, or for a connection of its pool, before it gives up
+	// on it (within): the ingester's store (NewIngester) has one a little
+	// past the server's statement_timeout, so that a connection that hangs
 	// without an error fails the attempt instead of holding its batch.
 	deadline time.Duration
 }
 
 // withDeadline returns a copy of s (the same pool and counters) that gives
-// up on a statement or transaction of its writes after d (see within).
+// up on a statement of its writes, or on the wait for a connection, after
+// d (see within).
 func (s *Store) withDeadline(d time.Duration) *Store {
 	c := *s
 	c.deadline = d
 	return &c
 }
 
-// within returns ctx bounded by the store's deadline for one statement or
-// transaction (unbounded when it has none). PostgreSQL answers a statement
+// within returns ctx bounded by the store's deadline for ONE statement, or
+// for the wait for a connection of the pool (unbounded when it has none):
+// a fresh deadline from now at each call. PostgreSQL answers a statement
 // that runs long with its own statement_timeout error first (Busy); only a
 // connection that never answers reaches the deadline, whose error
 // (context.DeadlineExceeded; pgx closes the connection) is Unreachable.
+// Never a whole transaction's: one of statements that each end inside the
+// server's timeout may take longer than the deadline, and PostgreSQL
+// answered every one of them (see inTx).
 func (s *Store) within(ctx context.Context) (context.Context, context.CancelFunc) {
 	if s.deadline <= 0 {
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, s.deadline)
+}
+
+// inTx runs fn in a transaction on a connection of the pool, as
+// pgx.BeginFunc does, with the store's deadline (within) on each step
+// apart, never on the transaction as a whole: the wait for a connection
+// (the pool may be shared, the Jobs pool), BEGIN, each statement fn runs
+// on tx (boundedTx), COMMIT or ROLLBACK. A transaction of statements that
+// each take a little under statement_timeout ends as PostgreSQL ends it
+// (stored, or Busy when one of them runs past it: narrowed down, its slow
+// record deferred), however long it takes in all; only a step that gets
+// no answer is given up (Unreachable). fn must run its statements on tx
+// with the context inTx was given: tx bounds each one.
+func (s *Store) inTx(ctx context.Context, fn func(tx boundedTx) error) error {
+	actx, cancel := s.within(ctx)
+	conn, err := s.pool.Acquire(actx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("wait for a connection to PostgreSQL: %w", err)
+	}
+	defer conn.Release()
+	return pgx.BeginFunc(ctx, beginWithin{db: conn, s: s}, func(tx pgx.Tx) error { return fn(tx.(boundedTx)) })
+}
+
+// beginWithin begins transactions on db (BEGIN within the store's
+// deadline) whose statements are each bounded by it (boundedTx).
+type beginWithin struct {
+	db beginner
+	s  *Store
+}
+
+func (b beginWithin) Begin(ctx context.Context) (pgx.Tx, error) {
+	ctx, cancel := b.s.within(ctx)
+	defer cancel()
+	tx, err := b.db.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return boundedTx{Tx: tx, s: b.s}, nil
+}
+
+// boundedTx is a transaction of inTx: each statement run on it, COMMIT
+// and ROLLBACK included, gets a deadline of its own from the context it
+// is given (Store.within); the rows of a query keep theirs until they are
+// closed. A statement sent on the connection another way (Conn, a COPY
+// of PgConn) takes its deadline from within.
+type boundedTx struct {
+	pgx.Tx
+	s *Store
+}
+
+// within bounds one statement sent on the transaction's connection
+// another way than its methods (Store.within).
+func (t boundedTx) within(ctx context.Context) (context.Context, context.CancelFunc) {
+	return t.s.within(ctx)
+}
+
+func (t boundedTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	return beginWithin{db: t.Tx, s: t.s}.Begin(ctx)
+}
+
+func (t boundedTx) Commit(ctx context.Context) error {
+	ctx, cancel := t.within(ctx)
+	defer cancel()
+	return t.Tx.Commit(ctx)
+}
+
+func (t boundedTx) Rollback(ctx context.Context) error {
+	ctx, cancel := t.within(ctx)
+	defer cancel()
+	return t.Tx.Rollback(ctx)
+}
+
+func (t boundedTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	ctx, cancel := t.within(ctx)
+	defer cancel()
+	return t.Tx.Exec(ctx, sql, args...)
+}
+
+func (t boundedTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	ctx, cancel := t.within(ctx)
+	defer cancel()
+	return t.Tx.Prepare(ctx, name, sql)
+}
+
+func (t boundedTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	ctx, cancel := t.within(ctx)
+	defer cancel()
+	return t.Tx.CopyFrom(ctx, table, columns, src)
+}
+
+func (t boundedTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	ctx, cancel := t.within(ctx)
+	return boundedBatch{BatchResults: t.Tx.SendBatch(ctx, b), cancel: cancel}
+}
+
+func (t boundedTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	ctx, cancel := t.within(ctx)
+	rows, err := t.Tx.Query(ctx, sql, args...)
+	if err != nil {
+		cancel()
+		return rows, err
+	}
+	return boundedRows{Rows: rows, cancel: cancel}, nil
+}
+
+func (t boundedTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	ctx, cancel := t.within(ctx)
+	return boundedRow{row: t.Tx.QueryRow(ctx, sql, args...), cancel: cancel}
+}
+
+// boundedRows are the rows of a boundedTx query: its deadline ends with
+// them.
+type boundedRows struct {
+	pgx.Rows
+	cancel context.CancelFunc
+}
+
+func (r boundedRows) Close() {
+	r.Rows.Close()
+	r.cancel()
+}
+
+func (r boundedRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.cancel() // read to the end: pgx closed them
+	return false
+}
+
+// boundedRow is the row of a boundedTx QueryRow: its deadline ends once
+// it is scanned.
+type boundedRow struct {
+	row    pgx.Row
+	cancel context.CancelFunc
+}
+
+func (r boundedRow) Scan(dest ...any) error {
+	defer r.cancel()
+	return r.row.Scan(dest...)
+}
+
+// boundedBatch is the results of a boundedTx batch: its deadline ends
+// once they are closed.
+type boundedBatch struct {
+	pgx.BatchResults
+	cancel context.CancelFunc
+}
+
+func (b boundedBatch) Close() error {
+	defer b.cancel()
+	return b.BatchResults.Close()
 }
 
 func (s *Store) clock() time.Time {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // canaryStream is the source stream of the canary dead letter; no NATS
@@ -33,9 +31,7 @@ var errCanaryRolledBack = errors.New("the canary dead letter is never kept")
 func (s *Store) Canary(ctx context.Context) error {
 	rec := ParseDLQ(canaryStream, Received{Subject: canaryStream + ".canary.canary", Stream: canaryStream,
 		Seq: rand.Uint64N(1 << 62), Time: s.clock(), Data: []byte("canary")})
-	ctx, cancel := s.within(ctx)
-	defer cancel()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx boundedTx) error {
 		if _, _, err := copyTx(ctx, tx, copyRows([]Record{rec}), false); err != nil {
 			return err
 		}

@@ -137,9 +137,7 @@ func byKey(rows []copyRow) {
 func (s *Store) copyBatch(ctx context.Context, rows []copyRow, unstoredOnly bool) ([]Inserted, int, error) {
 	var in []Inserted
 	skipped := 0
-	ctx, cancel := s.within(ctx)
-	defer cancel()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) (err error) {
+	err := s.inTx(ctx, func(tx boundedTx) (err error) {
 		in, skipped, err = copyTx(ctx, tx, rows, unstoredOnly)
 		return err
 	})
@@ -149,8 +147,9 @@ func (s *Store) copyBatch(ctx context.Context, rows []copyRow, unstoredOnly bool
 	return in, skipped, nil
 }
 
-// copyTx is copyBatch's work in tx.
-func copyTx(ctx context.Context, tx pgx.Tx, rows []copyRow, unstoredOnly bool) ([]Inserted, int, error) {
+// copyTx is copyBatch's work in tx, each statement within the store's
+// deadline (inTx).
+func copyTx(ctx context.Context, tx boundedTx, rows []copyRow, unstoredOnly bool) ([]Inserted, int, error) {
 	skipped := 0
 	if unstoredOnly {
 		var err error
@@ -199,7 +198,10 @@ func copyTx(ctx context.Context, tx pgx.Tx, rows []copyRow, unstoredOnly bool) (
 	defer putCopyBuffer(buf)
 	data := encodeCopy((*buf)[:0], sorted)
 	*buf = data
-	if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(data), copyIn); err != nil {
+	cctx, cancel := tx.within(ctx)
+	_, err = tx.Conn().PgConn().CopyFrom(cctx, bytes.NewReader(data), copyIn)
+	cancel()
+	if err != nil {
 		return nil, skipped, err
 	}
 	if _, err := tx.Exec(ctx, insertDeltas, copyDeltas(rows)...); err != nil {
