@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // deadlinePool is a pool on b's database whose server never ends a
@@ -124,4 +126,34 @@ func TestFixIngest13CanarySlowTransactionAnswers(t *testing.T) {
 	require.NoError(t, s.Canary(ctx))
 	assert.Greater(t, time.Since(start), 1400*time.Millisecond, "both inserts were slow")
 	assert.Zero(t, countRows(t, b.db.Pool, "true"), "the canary is never kept")
+}
+
+// TestFixIngest13SetUpAgainWhileWatchersHang: Run sets ingest up again
+// (again, here: the DLQ consumer deleted) with setUp, which announces the
+// watched streams in ingest_watchers. With that table not answering, the
+// announce had no deadline and held Run's loop, and with it DLQ ingest,
+// for as long as it hung. It is given up now, and only the advisory side
+// waits for the next check: the advisory stream is consumed with the
+// subjects it has, and the dead letters published meanwhile are stored.
+func TestFixIngest13SetUpAgainWhileWatchersHang(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	_, b.store = b.deadlinePool(t, 4, 0)
+	ic := IngestConfig{Watch: b.watchOrders(t), BatchSize: 100, Workers: 1, MaxWait: 50 * time.Millisecond,
+		StatementTimeout: 500 * time.Millisecond, HealthEvery: time.Hour}
+	b.start(t, ic, nil)
+
+	lock, err := b.db.OwnerPool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = lock.Rollback(ctx) }()
+	_, err = lock.Exec(ctx, `LOCK TABLE ingest_watchers IN ACCESS EXCLUSIVE MODE`) // every statement on it waits
+	require.NoError(t, err)
+
+	require.NoError(t, b.js.DeleteConsumer(ctx, "DLQ", "quarantine-ingest"))
+	b.publishN(t, 3, -1)
+	wait.Until(t, "the dead letters stored while ingest_watchers does not answer", 30*time.Second, func() bool {
+		return countRows(t, b.db.Pool, "true") == 3
+	})
+	b.waitDrained(t) // and acked: consumed by a session of the consumer made again
 }

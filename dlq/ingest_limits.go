@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -73,13 +74,27 @@ func (in *Ingester) checkLimits() error {
 // consuming: a replica that refused would take no dead letter while its
 // stream, too small, discards them. The stream's own limits are warned of
 // and exported (holdFloor), and a stream made again is made with a
-// size that fits (fitToPayload).
+// size that fits (fitToPayload). When only the announce of the watched
+// streams fails (errNotAnnounced: ingest_watchers not answering, where
+// setUp stops, after the DLQ stream and its consumer), the advisory side
+// alone waits: the advisory stream, if it is there, is consumed with the
+// subjects it has (taken on announces before), and the next check
+// announces again (keepWatchers); DLQ ingest is not held for it.
 func (in *Ingester) setUpAgain(ctx context.Context) error {
 	if err := in.checkLimits(); err != nil {
 		in.log.Warn("a limit the console refuses at start is in force, ingest goes on; change it before the next start, which refuses it",
 			"stream", in.cfg.Stream, "err", err)
 	}
-	return in.setUp(ctx)
+	err := in.setUp(ctx)
+	if !errors.Is(err, errNotAnnounced) {
+		return err
+	}
+	if cerr := in.ensureConsumer(ctx, in.cfg.AdvisoryStream); cerr != nil {
+		return fmt.Errorf("%w (and the advisory consumer: %w)", err, cerr)
+	}
+	in.log.Warn("the watched streams could not be announced: ingest goes on, the advisory stream with the subjects it has; the next check announces them again",
+		"advisory_stream", in.cfg.AdvisoryStream, "err", err)
+	return nil
 }
 
 // serverMaxPayload is the max_payload of the NATS server the connection is

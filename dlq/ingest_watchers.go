@@ -90,11 +90,18 @@ func newReplicaID() string {
 	return strings.TrimPrefix(host+"-", "-") + hex.EncodeToString(b)
 }
 
+// errNotAnnounced says this replica's watched streams could not be
+// recorded in ingest_watchers (announceWatch).
+var errNotAnnounced = errors.New("announce the watched streams (ingest_watchers)")
+
 // announceWatch records (or renews) this replica's DLQ_WATCH_STREAMS in
 // PostgreSQL. Setup calls it before the advisory stream takes the
 // subjects of its streams, so that no replica ever receives one of their
 // advisories without knowing a replica watches them. Nothing without a
-// store (tests of the streams alone).
+// store (tests of the streams alone). Every statement on ingest_watchers
+// is given up as the ingester's others are (Store.within): it runs where
+// a hang would hold much more (Run's setting up again, the advisory
+// puller's one callback, the sweep, the checks).
 func (in *Ingester) announceWatch(ctx context.Context) error {
 	if in.store == nil || len(in.cfg.Watch) == 0 {
 		return nil
@@ -103,8 +110,10 @@ func (in *Ingester) announceWatch(ctx context.Context) error {
 	for i, w := range in.cfg.Watch {
 		names[i] = w.Name
 	}
+	ctx, cancel := in.store.within(ctx)
+	defer cancel()
 	if _, err := in.store.pool.Exec(ctx, announceWatch, in.cfg.AdvisoryStream, in.replica, names, in.watcherLease().Seconds()); err != nil {
-		return fmt.Errorf("announce the watched streams (ingest_watchers): %w", err)
+		return fmt.Errorf("%w: %w", errNotAnnounced, err)
 	}
 	return nil
 }
@@ -116,6 +125,8 @@ func (in *Ingester) retireWatch() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	ctx, cancelStmt := in.store.within(ctx)
+	defer cancelStmt()
 	if _, err := in.store.pool.Exec(ctx, retireWatch, in.cfg.AdvisoryStream, in.replica); err != nil {
 		in.log.Warn("stopping: the watched streams this replica announced could not be withdrawn; they count until their lease runs out",
 			"advisory_stream", in.cfg.AdvisoryStream, "lease", in.watcherLease(), "err", err)
@@ -128,6 +139,8 @@ func (in *Ingester) watchedByAny(ctx context.Context) ([]string, error) {
 	if in.store == nil {
 		return nil, errors.New("no store to read the replicas' watched streams from")
 	}
+	ctx, cancel := in.store.within(ctx)
+	defer cancel()
 	rows, err := in.store.pool.Query(ctx, watchedByLive, in.cfg.AdvisoryStream)
 	if err != nil {
 		return nil, fmt.Errorf("read the streams the replicas watch (ingest_watchers): %w", err)
