@@ -157,3 +157,41 @@ func TestFixIngest13SetUpAgainWhileWatchersHang(t *testing.T) {
 	})
 	b.waitDrained(t) // and acked: consumed by a session of the consumer made again
 }
+
+// TestFixIngest13DropUnwatchedPutsBackAStreamAnnouncedDuringIt: JetStream
+// has no compare-and-set on a stream's configuration, so a replica that
+// announces a stream and puts its subjects on the advisory stream between
+// dropUnwatched's read of the list and its update (here: the hook right
+// before the update) has them taken off by that update, made from the
+// stream as read before. dropUnwatched reads the list again after its
+// update and puts them back; what it was there to take off (FORMER, no
+// replica watches it) stays off.
+func TestFixIngest13DropUnwatchedPutsBackAStreamAnnouncedDuringIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	old, _ := b.idle(t, IngestConfig{Watch: b.watchOrders(t)})
+	adv, err := b.js.Stream(ctx, "DLQ_ADVISORIES")
+	require.NoError(t, err)
+	cfg := adv.CachedInfo().Config
+	cfg.Subjects = append(cfg.Subjects, advisorySubjects("FORMER")...) // a stream no replica watches any more
+	_, err = b.js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+
+	both, err := ParseWatchStreams("ORDERS,EMAILS")
+	require.NoError(t, err)
+	announced := false
+	old.beforeStreamUpdate = func() {
+		if !announced {
+			announced = true
+			b.idle(t, IngestConfig{Watch: both}) // announces EMAILS, puts its subjects on the stream
+		}
+	}
+	require.NoError(t, old.dropUnwatched(ctx, []string{"ORDERS"}))
+	require.True(t, announced, "the drop reached its update")
+	s, err := b.js.Stream(ctx, "DLQ_ADVISORIES")
+	require.NoError(t, err)
+	subjects := s.CachedInfo().Config.Subjects
+	assert.Subset(t, subjects, append(advisorySubjects("ORDERS"), advisorySubjects("EMAILS")...), "EMAILS announced during the drop")
+	assert.NotContains(t, subjects, advisorySubjects("FORMER")[0], "no replica watches FORMER")
+}

@@ -383,7 +383,7 @@ func (in *Ingester) dlqStreamConfig() jetstream.StreamConfig {
 func (in *Ingester) advisoryStreamConfig() jetstream.StreamConfig {
 	var subjects []string
 	for _, w := range in.cfg.Watch {
-		subjects = append(subjects, AdvisoryMaxDeliveries+"."+w.Name+".*", AdvisoryTerminated+"."+w.Name+".*")
+		subjects = append(subjects, advisorySubjects(w.Name)...)
 	}
 	return jetstream.StreamConfig{
 		Name:        in.cfg.AdvisoryStream,

@@ -225,7 +225,8 @@ func (in *Ingester) notOurs(ctx context.Context, m jetstream.Msg) bool {
 
 // keepWatchers renews this replica's lease and takes the advisory
 // subjects of streams no live replica watches off the advisory stream
-// (dropUnwatched); run at every check.
+// (dropUnwatched, which reads the list again after the stream: the one
+// read here only says whether there may be any); run at every check.
 func (in *Ingester) keepWatchers(ctx context.Context) {
 	if in.store == nil || len(in.cfg.Watch) == 0 {
 		return
@@ -258,25 +259,57 @@ func advisoryStreamOfSubject(subject string) (stream string, ok bool) {
 	return "", false
 }
 
-// dropUnwatched takes off the advisory stream the advisory subjects of
-// streams not in watched (those live replicas watch). Read right before
-// the update, as putStreamBack does.
-func (in *Ingester) dropUnwatched(ctx context.Context, watched []string) error {
-	s, err := in.js.Stream(ctx, in.cfg.AdvisoryStream)
-	if err != nil {
-		return err
-	}
-	cfg := s.CachedInfo().Config
-	var keep, dropped []string
-	for _, subj := range cfg.Subjects {
+// advisorySubjects are the advisory subjects the advisory stream takes
+// for watched stream name (advisoryStreamOfSubject reads them back).
+func advisorySubjects(name string) []string {
+	return []string{AdvisoryMaxDeliveries + "." + name + ".*", AdvisoryTerminated + "." + name + ".*"}
+}
+
+// unwatchedSubjects splits subjects into those kept and the advisory
+// subjects of streams not in watched (dropped).
+func unwatchedSubjects(subjects, watched []string) (keep, dropped []string) {
+	for _, subj := range subjects {
 		if stream, ok := advisoryStreamOfSubject(subj); ok && !slices.Contains(watched, stream) {
 			dropped = append(dropped, subj)
 			continue
 		}
 		keep = append(keep, subj)
 	}
+	return keep, dropped
+}
+
+// dropUnwatched takes off the advisory stream the advisory subjects of
+// streams no live replica watches. watched, the list as the caller read
+// it, only says whether there may be any: the stream is read first, then
+// the list again (watchedByAny), and only the subjects of streams not in
+// that second read go. A replica announces its list before it puts its
+// subjects on the stream (setUp): subjects on the stream as read were
+// announced before that second read, and are kept. JetStream has no
+// compare-and-set on a stream's configuration (an update sets all of it):
+// a replica that announces after the second read and puts its subjects on
+// the stream before this update has them taken off by it. So the list is
+// read a third time after the update, and the subjects of a stream in it
+// that the update left off are put back (putWatchedBack): whoever
+// announced before that read is kept, whoever announces after it reads
+// the stream as this update left it.
+func (in *Ingester) dropUnwatched(ctx context.Context, watched []string) error {
+	s, err := in.js.Stream(ctx, in.cfg.AdvisoryStream)
+	if err != nil {
+		return err
+	}
+	cfg := s.CachedInfo().Config
+	if _, dropped := unwatchedSubjects(cfg.Subjects, watched); len(dropped) == 0 {
+		return nil
+	}
+	if watched, err = in.watchedByAny(ctx); err != nil {
+		return err
+	}
+	keep, dropped := unwatchedSubjects(cfg.Subjects, watched)
 	if len(dropped) == 0 || len(keep) == 0 {
 		return nil
+	}
+	if in.beforeStreamUpdate != nil {
+		in.beforeStreamUpdate()
 	}
 	cfg.Subjects = keep
 	if _, err := in.js.UpdateStream(ctx, cfg); err != nil {
@@ -284,5 +317,42 @@ func (in *Ingester) dropUnwatched(ctx context.Context, watched []string) error {
 	}
 	in.log.Info("took the subjects of streams no replica watches (DLQ_WATCH_STREAMS) off the advisory stream: their give-ups are no longer captured",
 		"stream", cfg.Name, "subjects", dropped)
+	return in.putWatchedBack(ctx, keep)
+}
+
+// putWatchedBack puts back on the advisory stream the subjects of the
+// streams live replicas watch that are not in written, what dropUnwatched
+// just set: those of a replica that announced while it did.
+func (in *Ingester) putWatchedBack(ctx context.Context, written []string) error {
+	watched, err := in.watchedByAny(ctx)
+	if err != nil {
+		return fmt.Errorf("read the streams the replicas watch after taking subjects off: %w", err)
+	}
+	var missing []string
+	for _, name := range watched {
+		for _, subj := range advisorySubjects(name) {
+			if !slices.Contains(written, subj) {
+				missing = append(missing, subj)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	s, err := in.js.Stream(ctx, in.cfg.AdvisoryStream)
+	if err != nil {
+		return err
+	}
+	cfg := s.CachedInfo().Config
+	add := slices.DeleteFunc(missing, func(subj string) bool { return slices.Contains(cfg.Subjects, subj) })
+	if len(add) == 0 {
+		return nil // put there again since, by the replica that watches them
+	}
+	cfg.Subjects = append(cfg.Subjects, add...)
+	if _, err := in.js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("put back on stream %s the subjects of streams a replica announced meanwhile: %w", cfg.Name, err)
+	}
+	in.log.Info("put back on the advisory stream the subjects of streams a replica announced while others were taken off",
+		"stream", cfg.Name, "subjects", add)
 	return nil
 }
