@@ -483,9 +483,12 @@ func (in *Ingester) Run(ctx context.Context) error {
 	}
 	// Stopped (sess.stop handed what its inbox held to enqueue, which hands
 	// it back now): what the writers did not take is handed back once
-	// they are done.
+	// they are done, and only then, once it reached NATS, is this
+	// replica's watched list withdrawn (retireWatch): an advisory it
+	// hands back reaches another replica that, with the list gone and no
+	// other replica watching its stream, would ack it without a row; with
+	// the list still there, it hands it back in turn (watchedElsewhere).
 	wg.Wait()
-	in.retireWatch()
 	var left []item
 	for len(items) > 0 {
 		left = append(left, <-items)
@@ -495,6 +498,7 @@ func (in *Ingester) Run(ctx context.Context) error {
 	if err := in.js.Conn().FlushTimeout(5 * time.Second); err != nil {
 		in.log.Warn("ingest stopped, and what it handed back may not have reached NATS: it comes again after its ack wait", "err", err)
 	}
+	in.retireWatch()
 	in.log.Info("ingest stopped", "stream", in.cfg.Stream, "consumer", in.cfg.Durable)
 	return nil
 }
