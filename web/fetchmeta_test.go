@@ -12,6 +12,7 @@ import (
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/views"
 	"github.com/quarantine-console/quarantine/web"
 )
 
@@ -68,6 +69,11 @@ func TestEveryGetThatWritesIsMarked(t *testing.T) {
 			require.True(t, ok, "%s: no %s to call it on", name, r.Locate.Object)
 			path = strings.ReplaceAll(r.Path, ":"+r.Locate.Param, id)
 			path = strings.ReplaceAll(path, ":dl", fmt.Sprint(mail))
+		}
+		if r.Path == views.PathGroupOffer { // a row's replay offer is of one group: dl's
+			var fp string
+			require.NoError(t, b.Pool.QueryRow(ctx, "SELECT fingerprint FROM dead_letters WHERE id = $1", dl).Scan(&fp))
+			path += "?group=" + fp
 		}
 		resp, wrote := get(path, "")
 		if r.Access != web.AccessPublic {
