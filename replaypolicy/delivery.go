@@ -2,6 +2,7 @@ package replaypolicy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -63,6 +64,34 @@ type Copy struct {
 	// made after the original copies it then, and its window holds the
 	// original's id from then.
 	Since time.Time
+	// Subject is the subject the copy stores the target's message as
+	// ("" when a transform on the way cannot be built here), From the
+	// stream it copies it from directly (the target, or a stream between)
+	// and FromSubject the subject there.
+	Subject, From, FromSubject string
+	// Copied is, for a late copy (Late), when it stored the latest
+	// message of the subject it had copied from From when a worker read
+	// it, having copied From's latest one (zero: not read): it copied the
+	// original no later. A late copy copies what it sources when it
+	// catches up with it, after it was made by as long as that takes (a
+	// whole backlog, a source link that was down): its creation alone
+	// does not say when its window began to hold the original's id.
+	Copied time.Time
+	// Behind says why a late copy is not known to have copied the
+	// target's message yet ("" when it is, or was not read): it has not
+	// copied From's latest message of the subject. A replay published
+	// before it has would reach it inside the original's window, when it
+	// catches up, and be dropped there.
+	Behind string
+}
+
+// Late says whether c began to copy the target after the original may
+// have been stored there (storedBy, within margin): it copies the
+// original when it catches up with its source, at a time only the copy
+// itself tells (Copied, Behind), which a worker reads before a first
+// attempt goes (NeedCopies).
+func (c Copy) Late(storedBy time.Time, margin time.Duration) bool {
+	return !c.Since.IsZero() && c.Since.After(storedBy.Add(-margin))
 }
 
 // Hold is how long a message's id is held where the subject's consumers
@@ -93,6 +122,9 @@ func (w Window) Holds(stored, copied time.Time) Hold {
 		from := copied
 		if c.Since.After(from) {
 			from = c.Since
+		}
+		if c.Copied.After(from) {
+			from = c.Copied
 		}
 		if until := from.Add(c.Duplicates); until.After(h.Until) {
 			h = Hold{By: c.Stream, Duplicates: c.Duplicates, From: from, Until: until}
@@ -224,6 +256,25 @@ func (a Attempt) Holds() Hold {
 	return a.Window.Holds(a.StoredBy, copied)
 }
 
+// behind is the first of a's late copies that has not copied the
+// target's message yet (Copy.Behind).
+func (a Attempt) behind() (Copy, bool) {
+	for _, c := range a.Window.Copies {
+		if c.Behind != "" {
+			return c, true
+		}
+	}
+	return Copy{}, false
+}
+
+// unreadLate says whether a late copy of a's window (Copy.Late) has not
+// been read: its creation alone does not say when it copied the original.
+func (a Attempt) unreadLate() bool {
+	return slices.ContainsFunc(a.Window.Copies, func(c Copy) bool {
+		return c.Late(a.StoredBy, a.Margin) && c.Copied.IsZero() && c.Behind == ""
+	})
+}
+
 // JudgeWindow says whether a job may be published at now. It is pure. A
 // target whose window could not be read waits (nothing is published
 // blind), unless it is a retry already past the window as last read
@@ -235,7 +286,9 @@ func (a Attempt) Holds() Hold {
 // attempt waits (Defer, Until set) until the original's window has passed
 // (StoredBy + Duplicates + Margin): a publish before would be dropped as a
 // duplicate, and an attempt made after it makes any later Duplicate answer
-// our own. A retry after an unknown outcome goes only while the window
+// our own; one whose window a late copy holds longest (Copy.Late) goes only
+// once that copy was read (Needs NeedCopies until it is) to have copied
+// the subject, from when it did, and is deferred while it is behind. A retry after an unknown outcome goes only while the window
 // still covers the first attempt (FirstAttemptAt + Duplicates - Margin),
 // so that the broker drops it if the first one landed; past that a
 // republish could be a second effect, and a person decides (Reconcile).
@@ -262,14 +315,25 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and no stream stores the subject, so no duplicate window drops a republish: "+
 			"it could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt)))
 	case a.FirstAttemptAt.IsZero():
+		if c, ok := a.behind(); ok {
+			// Not yet: when it catches up it copies the original, and
+			// then a replay stored before it.
+			v = v.plain(Defer, CheckWindow, fmt.Sprintf("deferred: stream %s copies the subject from stream %s and %s; a replay published now would reach it inside the original's duplicate window (%s) and never reach %s's consumers; will check again",
+				c.Stream, c.From, c.Behind, c.Duplicates, c.Stream))
+			v.Until = now.Add(max(a.Margin, time.Second))
+			return v
+		}
 		h := a.Holds()
 		until := h.Until.Add(a.Margin)
 		if !now.Before(until) {
+			if a.unreadLate() {
+				v.Outcome, v.Needs = Wait, NeedCopies
+			}
 			return v
 		}
 		stored := fmt.Sprintf("after the original was stored (at %s at the latest)", formatTime(h.From))
 		if h.By != w.Stream {
-			stored = fmt.Sprintf("after it copied the original (counted from %s: the dead letter's stored time, or when %s began to copy %s if later)", formatTime(h.From), h.By, w.Stream)
+			stored = fmt.Sprintf("after it copied the original (counted from %s: the latest of the dead letter's stored time, when %s began to copy %s and, for a copy made since, when it was read to have copied the subject)", formatTime(h.From), h.By, w.Stream)
 		}
 		v = v.plain(Defer, CheckWindow, fmt.Sprintf("deferred until %s: stream %s drops message id %q as a duplicate for %s %s%s",
 			formatTime(until), h.By, a.MsgID, h.Duplicates, stored, w.copyNote(h)))

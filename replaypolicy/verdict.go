@@ -82,6 +82,7 @@ const (
 	NeedNothing      Need = iota
 	NeedLedger            // Job.Ledger: whether the replay ledger holds the item's identity
 	NeedRevalidation      // Job.Revalidation: the owning service's answer about the principal
+	NeedCopies            // Copy.Copied or Copy.Behind of a window's late copies (Copy.Late): when they copied the subject
 )
 
 // Verdict is what a rule says about one item (or one request).

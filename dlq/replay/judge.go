@@ -220,7 +220,16 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			continue
 		}
 		j.window = w.jobWindow(ctx, j) // a retry's read afresh
-		if v := replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), w.svc.cfg.Now()); v.Outcome != replaypolicy.Go {
+		v = replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), w.svc.cfg.Now())
+		if v.Needs == replaypolicy.NeedCopies {
+			// Past the window as the copies' creation says, but a copy
+			// made since the original copies it when it catches up:
+			// read when it did (a window reader is set: there are
+			// copies).
+			j.window = w.svc.cfg.Windows.LateCopies(ctx, j.attempt(w.svc.cfg.WindowMargin))
+			v = replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), w.svc.cfg.Now())
+		}
+		if v.Outcome != replaypolicy.Go {
 			j.decide(v) // inside the original's duplicate window, or an unknown outcome past it
 		}
 	}

@@ -1,7 +1,12 @@
 package replay
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -115,7 +120,7 @@ func (l *streamList) copiesOf(stream, subject string) []replaypolicy.Copy {
 				}
 				since := later(from.since, st.window.Created)
 				if !src.mirror {
-					out = append(out, replaypolicy.Copy{Stream: st.window.Stream, Duplicates: st.window.Duplicates, Since: since})
+					out = append(out, replaypolicy.Copy{Stream: st.window.Stream, Duplicates: st.window.Duplicates, Since: since, Subject: as, From: from.stream, FromSubject: from.subject})
 				}
 				// A stream reached again by a path of later creation
 				// copies later: followed again (steps bound it).
@@ -144,4 +149,86 @@ func latestCopies(cs []replaypolicy.Copy) []replaypolicy.Copy {
 		}
 	}
 	return out
+}
+
+// LateCopies implements WindowReader. A late copy (Copy.Late) is read
+// from the broker, two direct reads of the last message of the subject:
+// in the stream it copies from (From) and in the copy. The copy has
+// caught up with From when its last message of the subject came from
+// From's last one or later (the sequence its Nats-Stream-Source header
+// names; by the stored times when that header names another source);
+// then it copied the original no later than it stored that message
+// (Copied). One that has not is Behind. Neither having a message of the
+// subject: nothing is held. A copy whose subject could not be worked out
+// (a transform built elsewhere) cannot be read: Behind, with why.
+func (s *StreamWindows) LateCopies(ctx context.Context, a replaypolicy.Attempt) replaypolicy.Window {
+	w := a.Window
+	w.Copies = slices.Clone(w.Copies)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	streams := map[string]jetstream.Stream{}
+	last := func(stream, subject string) (*jetstream.RawStreamMsg, error) {
+		st, ok := streams[stream]
+		if !ok {
+			var err error
+			if st, err = s.js.Stream(ctx, stream); err != nil {
+				return nil, fmt.Errorf("read stream %s: %w", stream, err)
+			}
+			streams[stream] = st
+		}
+		m, err := st.GetLastMsgForSubject(ctx, subject)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("read the last message of %q in stream %s: %w", subject, stream, err)
+		}
+		return m, nil
+	}
+	for i, c := range w.Copies {
+		if !c.Late(a.StoredBy, a.Margin) {
+			continue
+		}
+		if c.Subject == "" || c.FromSubject == "" {
+			w.Copies[i].Behind = "the subject it stores the original as comes from a subject transform the console cannot follow, so when it copied it cannot be read: " +
+				"replay the item by hand once that stream holds the original, or cancel"
+			continue
+		}
+		from, err := last(c.From, c.FromSubject)
+		if err != nil {
+			w.Unreadable = "when a stream made since the original copied it: " + err.Error()
+			return w
+		}
+		cp, err := last(c.Stream, c.Subject)
+		if err != nil {
+			w.Unreadable = "when a stream made since the original copied it: " + err.Error()
+			return w
+		}
+		switch {
+		case cp == nil && from == nil:
+			w.Copies[i].Copied = c.Since // neither holds a message of the subject: nothing is held from later than its creation
+		case cp == nil:
+			w.Copies[i].Behind = fmt.Sprintf("has not copied any message of %q from it yet", c.FromSubject)
+		case from != nil && !copiedUpTo(cp, c.From, from):
+			w.Copies[i].Behind = fmt.Sprintf("has not yet copied stream %s's latest message of %q (sequence %d)", c.From, c.FromSubject, from.Sequence)
+		default:
+			w.Copies[i].Copied = cp.Time
+		}
+	}
+	return w
+}
+
+// copiedUpTo says whether cp, a copying stream's last message of a
+// subject, shows it copied latest (stream's last message of it) or one
+// after: by the source sequence its Nats-Stream-Source header names when
+// that names stream, else by the stored times (a copy is stored after
+// what it copies).
+func copiedUpTo(cp *jetstream.RawStreamMsg, stream string, latest *jetstream.RawStreamMsg) bool {
+	fields := strings.Fields(cp.Header.Get("Nats-Stream-Source"))
+	if len(fields) >= 2 && strings.SplitN(fields[0], ":", 2)[0] == stream {
+		if seq, err := strconv.ParseUint(fields[1], 10, 64); err == nil {
+			return seq >= latest.Sequence
+		}
+	}
+	return !cp.Time.Before(latest.Time)
 }

@@ -492,6 +492,9 @@ func (s *Service) waits(ctx context.Context, items []pendingWindow) Waits {
 		}
 		a := replaypolicy.Attempt{MsgID: it.msgID, StoredBy: it.storedBy, DeadLetteredAt: it.deadLetteredAt, Window: win, Margin: s.cfg.WindowMargin}
 		v := replaypolicy.JudgeWindow(a, now)
+		if v.Needs == replaypolicy.NeedCopies {
+			continue // past the window as the copies' creation says; the worker reads when a copy made since copied the subject
+		}
 		switch v.Outcome {
 		case replaypolicy.Defer:
 			w.Items++

@@ -27,6 +27,11 @@ type WindowReader interface {
 	// window having held its first publish, and a stream deleted and made
 	// again (or edited) since a kept answer would not.
 	Fresh(ctx context.Context, subject string) replaypolicy.Window
+	// LateCopies is a's window with each of its late copies
+	// (replaypolicy.Copy.Late) read: when it copied the subject
+	// (Copied), or why it has not yet (Behind); a failure is in the
+	// answer (Window.Unreadable).
+	LateCopies(ctx context.Context, a replaypolicy.Attempt) replaypolicy.Window
 }
 
 // StreamWindows reads duplicate windows from JetStream and keeps each

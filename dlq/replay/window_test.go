@@ -127,6 +127,10 @@ func (c *countingWindows) Fresh(ctx context.Context, subject string) replaypolic
 	return c.Window(ctx, subject)
 }
 
+func (c *countingWindows) LateCopies(_ context.Context, a replaypolicy.Attempt) replaypolicy.Window {
+	return a.Window
+}
+
 // TestConfirmPageAsksADeadNATSOnce: a confirm page of items on 30
 // subjects, with NATS not answering, asks for one window, not one per
 // subject (each waits up to 2 s for its answer): every item then waits
