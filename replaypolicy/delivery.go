@@ -2,7 +2,6 @@ package replaypolicy
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
@@ -270,9 +269,12 @@ func (a Attempt) behind() (Copy, bool) {
 // unreadLate says whether a late copy of a's window (Copy.Late) has not
 // been read: its creation alone does not say when it copied the original.
 func (a Attempt) unreadLate() bool {
-	return slices.ContainsFunc(a.Window.Copies, func(c Copy) bool {
-		return c.Late(a.StoredBy, a.Margin) && c.Copied.IsZero() && c.Behind == ""
-	})
+	for _, c := range a.Window.Copies {
+		if c.Late(a.StoredBy, a.Margin) && c.Copied.IsZero() && c.Behind == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // JudgeWindow says whether a job may be published at now. It is pure. A
@@ -286,9 +288,10 @@ func (a Attempt) unreadLate() bool {
 // attempt waits (Defer, Until set) until the original's window has passed
 // (StoredBy + Duplicates + Margin): a publish before would be dropped as a
 // duplicate, and an attempt made after it makes any later Duplicate answer
-// our own; one whose window a late copy holds longest (Copy.Late) goes only
+// our own; one with a copy made after the original (Copy.Late) goes only
 // once that copy was read (Needs NeedCopies until it is) to have copied
-// the subject, from when it did, and is deferred while it is behind. A retry after an unknown outcome goes only while the window
+// the subject, its window counted from when it did, and is deferred while
+// it is behind. A retry after an unknown outcome goes only while the window
 // still covers the first attempt (FirstAttemptAt + Duplicates - Margin),
 // so that the broker drops it if the first one landed; past that a
 // republish could be a second effect, and a person decides (Reconcile).
