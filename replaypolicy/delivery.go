@@ -63,25 +63,43 @@ type Copy struct {
 	// made after the original copies it then, and its window holds the
 	// original's id from then.
 	Since time.Time
-	// Subject is the subject the copy stores the target's message as
-	// ("" when a transform on the way cannot be built here), From the
-	// stream it copies it from directly (the target, or a stream between)
-	// and FromSubject the subject there.
-	Subject, From, FromSubject string
+	// Path is how it copies the target's message: the target and each
+	// stream after it to this one (the last), with the subject each
+	// stores it as ("" when a transform on the way cannot be built
+	// here). From is the stream it copies from directly.
+	Path []CopyHop
 	// Copied is, for a late copy (Late), when it stored the latest
-	// message of the subject it had copied from From when a worker read
-	// it, having copied From's latest one (zero: not read): it copied the
-	// original no later. A late copy copies what it sources when it
+	// message of the subject when a worker read it, every stream of its
+	// Path having copied the latest one of the stream before (zero: not
+	// read): it copied the original no later. A late copy copies what it sources when it
 	// catches up with it, after it was made by as long as that takes (a
 	// whole backlog, a source link that was down): its creation alone
 	// does not say when its window began to hold the original's id.
 	Copied time.Time
 	// Behind says why a late copy is not known to have copied the
-	// target's message yet ("" when it is, or was not read): it has not
-	// copied From's latest message of the subject. A replay published
+	// target's message yet ("" when it is, or was not read): a stream of
+	// its Path has not copied the latest message of the subject of the
+	// stream before it. A replay published
 	// before it has would reach it inside the original's window, when it
 	// catches up, and be dropped there.
 	Behind string
+}
+
+// CopyHop is a stream of a copy's Path and the subject it stores the
+// target's message as; Mirror: it mirrors the stream before it (keeping
+// its sequences).
+type CopyHop struct {
+	Stream, Subject string
+	Mirror          bool
+}
+
+// From is the stream c copies the target's message from directly: the
+// target, or the last stream between ("" when its Path is not known).
+func (c Copy) From() string {
+	if len(c.Path) < 2 {
+		return ""
+	}
+	return c.Path[len(c.Path)-2].Stream
 }
 
 // Late says whether c began to copy the target after the original may
@@ -321,8 +339,8 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 		if c, ok := a.behind(); ok {
 			// Not yet: when it catches up it copies the original, and
 			// then a replay stored before it.
-			v = v.plain(Defer, CheckWindow, fmt.Sprintf("deferred: stream %s copies the subject from stream %s and %s; a replay published now would reach it inside the original's duplicate window (%s) and never reach %s's consumers; will check again",
-				c.Stream, c.From, c.Behind, c.Duplicates, c.Stream))
+			v = v.plain(Defer, CheckWindow, fmt.Sprintf("deferred: stream %s copies the subject from stream %s, and %s; a replay published now would reach it inside the original's duplicate window (%s) and never reach %s's consumers; will check again",
+				c.Stream, c.From(), c.Behind, c.Duplicates, c.Stream))
 			v.Until = now.Add(max(a.Margin, time.Second))
 			return v
 		}

@@ -18,7 +18,7 @@ import (
 func TestFixLead14LateCopyIsReadBeforeItGoes(t *testing.T) {
 	t.Parallel()
 	stored := time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC)
-	late := replaypolicy.Copy{Stream: "AGG", Duplicates: 6 * time.Second, Since: stored.Add(4 * time.Second), Subject: "app.acme.x", From: "APP", FromSubject: "app.acme.x"}
+	late := replaypolicy.Copy{Stream: "AGG", Duplicates: 6 * time.Second, Since: stored.Add(4 * time.Second), Path: []replaypolicy.CopyHop{{Stream: "APP", Subject: "app.acme.x"}, {Stream: "AGG", Subject: "app.acme.x"}}}
 	attempt := func(c replaypolicy.Copy) replaypolicy.Attempt {
 		return replaypolicy.Attempt{MsgID: "m", StoredBy: stored, DeadLetteredAt: stored, Margin: time.Second,
 			Window: replaypolicy.Window{Stream: "APP", Duplicates: time.Second, Copies: []replaypolicy.Copy{c}}}
@@ -30,12 +30,12 @@ func TestFixLead14LateCopyIsReadBeforeItGoes(t *testing.T) {
 	assert.Equal(t, replaypolicy.Wait, v.Outcome)
 
 	behind := late
-	behind.Behind = "has not copied any message of \"app.acme.x\" from it yet"
+	behind.Behind = "stream AGG has not copied any message of \"app.acme.x\" from stream APP yet"
 	v = replaypolicy.JudgeWindow(attempt(behind), now)
 	require.Equal(t, replaypolicy.Defer, v.Outcome, v.Reason)
 	assert.Equal(t, replaypolicy.NeedNothing, v.Needs)
 	assert.Equal(t, now.Add(time.Second), v.Until, "checked again after the margin")
-	assert.Contains(t, v.Reason, "stream AGG copies the subject from stream APP and has not copied any message of")
+	assert.Contains(t, v.Reason, "stream AGG copies the subject from stream APP, and stream AGG has not copied any message of")
 
 	read := late
 	read.Copied = stored.Add(7 * time.Second) // it caught up 3 s after it was made

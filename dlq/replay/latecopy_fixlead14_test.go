@@ -55,7 +55,7 @@ func TestFixLead14CopyBehindDefersUntilItCaughtUp(t *testing.T) {
 	require.Equal(t, replay.StatusApproved, req.Status)
 	run(t, b.worker(t, replay.WorkerConfig{}))
 	wait.Until(t, "the job to be deferred for AGG", 30*time.Second, func() bool {
-		return strings.Contains(b.jobsText(t, req.ID), "stream AGG copies the subject from stream APP and has not copied any message of")
+		return strings.Contains(b.jobsText(t, req.ID), "stream AGG copies the subject from stream APP, and stream AGG has not copied any message of")
 	})
 	assert.Zero(t, b.jobStates(t, req.ID)[string(replay.JobReplayed)], "nothing is shown replayed while AGG has not copied the original")
 	assert.Equal(t, 1, b.onSubject(t, subject), "nothing is published while AGG is behind")
@@ -103,8 +103,8 @@ func TestFixLead14LateCopyReadFromWhenItCopied(t *testing.T) {
 	require.Empty(t, w.Unreadable)
 	require.Len(t, w.Copies, 1, "%+v", w.Copies)
 	c := w.Copies[0]
-	assert.Equal(t, "APP", c.From)
-	assert.Equal(t, subject, c.Subject)
+	assert.Equal(t, "APP", c.From())
+	assert.Equal(t, []replaypolicy.CopyHop{{Stream: "APP", Subject: subject}, {Stream: "AGG", Subject: subject}}, c.Path)
 	require.True(t, c.Late(storedBy, 100*time.Millisecond), "AGG was made after the original: %s vs %s", c.Since, storedBy)
 
 	read := windows.LateCopies(ctx, replayAttempt(storedBy, w))
@@ -119,4 +119,36 @@ func TestFixLead14LateCopyReadFromWhenItCopied(t *testing.T) {
 // judged by w with the tests' margin.
 func replayAttempt(storedBy time.Time, w replaypolicy.Window) replaypolicy.Attempt {
 	return replaypolicy.Attempt{MsgID: "m", StoredBy: storedBy, DeadLetteredAt: storedBy, Window: w, Margin: 100 * time.Millisecond}
+}
+
+// TestFixLead14ChainBehindIsBehind: a copy made after the original is
+// read along its whole path: FROMMIR sources MIR, a mirror of APP whose
+// link is down. FROMMIR has copied everything MIR has (nothing), but MIR
+// has not copied APP's original, so FROMMIR is behind: it would copy the
+// original, and drop a replay, once the link is mended.
+func TestFixLead14ChainBehindIsBehind(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	const subject = "app.acme.search.index_update"
+	orig := nats.NewMsg(subject)
+	orig.Header.Set(jetstream.MsgIDHeader, "orig-chain-1")
+	_, err := b.js.PublishMsg(ctx, orig)
+	require.NoError(t, err)
+	storedBy := time.Now()
+	b.createStream(t, jetstream.StreamConfig{Name: "MIR", Mirror: &jetstream.StreamSource{Name: "APP", External: &jetstream.ExternalStream{APIPrefix: "$JS.elsewhere.API"}}})
+	b.createStream(t, jetstream.StreamConfig{Name: "FROMMIR", Duplicates: time.Minute, Sources: []*jetstream.StreamSource{{Name: "MIR"}}})
+
+	windows := replay.NewStreamWindows(b.js, time.Second)
+	w := windows.Window(ctx, subject)
+	require.Empty(t, w.Unreadable)
+	require.Len(t, w.Copies, 1, "%+v", w.Copies)
+	require.Equal(t, []replaypolicy.CopyHop{{Stream: "APP", Subject: subject}, {Stream: "MIR", Subject: subject, Mirror: true}, {Stream: "FROMMIR", Subject: subject}}, w.Copies[0].Path)
+
+	read := windows.LateCopies(ctx, replayAttempt(storedBy, w))
+	require.Empty(t, read.Unreadable)
+	assert.Equal(t, `stream MIR has not copied any message of "app.acme.search.index_update" from stream APP yet`, read.Copies[0].Behind)
+	v := replaypolicy.JudgeWindow(replayAttempt(storedBy, read), time.Now().Add(time.Hour))
+	assert.Equal(t, replaypolicy.Defer, v.Outcome, v.Reason)
+	assert.Contains(t, v.Reason, "stream FROMMIR copies the subject from stream MIR, and stream MIR has not copied any message of")
 }

@@ -99,10 +99,11 @@ func (l *streamList) copiesOf(stream, subject string) []replaypolicy.Copy {
 	type visit struct {
 		at
 		since time.Time
+		path  []replaypolicy.CopyHop
 	}
 	var out []replaypolicy.Copy
 	seen := map[at]time.Time{{stream, subject}: {}}
-	queue := []visit{{at{stream, subject}, time.Time{}}}
+	queue := []visit{{at{stream, subject}, time.Time{}, []replaypolicy.CopyHop{{Stream: stream, Subject: subject}}}}
 	for steps := 0; len(queue) > 0 && steps < maxCopySteps; steps++ {
 		from := queue[0]
 		queue = queue[1:]
@@ -119,15 +120,16 @@ func (l *streamList) copiesOf(stream, subject string) []replaypolicy.Copy {
 					as = storesAs(st.transform, as) // the copying stream's own transform applies to what it copies
 				}
 				since := later(from.since, st.window.Created)
+				path := append(slices.Clip(from.path), replaypolicy.CopyHop{Stream: st.window.Stream, Subject: as, Mirror: src.mirror})
 				if !src.mirror {
-					out = append(out, replaypolicy.Copy{Stream: st.window.Stream, Duplicates: st.window.Duplicates, Since: since, Subject: as, From: from.stream, FromSubject: from.subject})
+					out = append(out, replaypolicy.Copy{Stream: st.window.Stream, Duplicates: st.window.Duplicates, Since: since, Path: path})
 				}
 				// A stream reached again by a path of later creation
 				// copies later: followed again (steps bound it).
 				next := at{st.window.Stream, as}
 				if prev, ok := seen[next]; as != "" && (!ok || since.After(prev)) {
 					seen[next] = since
-					queue = append(queue, visit{next, since})
+					queue = append(queue, visit{next, since, path})
 				}
 			}
 		}
@@ -152,83 +154,115 @@ func latestCopies(cs []replaypolicy.Copy) []replaypolicy.Copy {
 }
 
 // LateCopies implements WindowReader. A late copy (Copy.Late) is read
-// from the broker, two direct reads of the last message of the subject:
-// in the stream it copies from (From) and in the copy. The copy has
-// caught up with From when its last message of the subject came from
-// From's last one or later (the sequence its Nats-Stream-Source header
-// names; by the stored times when that header names another source);
-// then it copied the original no later than it stored that message
-// (Copied). One that has not is Behind. Neither having a message of the
-// subject: nothing is held. A copy whose subject could not be worked out
-// (a transform built elsewhere) cannot be read: Behind, with why.
+// from the broker: the last message of the subject in each stream of its
+// Path (one direct read each; a stream's answer serves every copy and job
+// of the claim for lateCopyReadFor). It has copied the target's message
+// when every stream of its Path has copied the latest message of the
+// stream before it, or the one before has none (copiedUpTo); then it
+// copied the original no later than it stored its own latest (Copied).
+// One that has not is Behind. None having a message of the subject:
+// nothing is held. A copy whose subject could not be worked out (a
+// transform built elsewhere) cannot be read: Behind, with why.
 func (s *StreamWindows) LateCopies(ctx context.Context, a replaypolicy.Attempt) replaypolicy.Window {
 	w := a.Window
 	w.Copies = slices.Clone(w.Copies)
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	streams := map[string]jetstream.Stream{}
-	last := func(stream, subject string) (*jetstream.RawStreamMsg, error) {
-		st, ok := streams[stream]
-		if !ok {
-			var err error
-			if st, err = s.js.Stream(ctx, stream); err != nil {
-				return nil, fmt.Errorf("read stream %s: %w", stream, err)
-			}
-			streams[stream] = st
-		}
-		m, err := st.GetLastMsgForSubject(ctx, subject)
-		switch {
-		case errors.Is(err, jetstream.ErrMsgNotFound):
-			return nil, nil
-		case err != nil:
-			return nil, fmt.Errorf("read the last message of %q in stream %s: %w", subject, stream, err)
-		}
-		return m, nil
-	}
 	for i, c := range w.Copies {
 		if !c.Late(a.StoredBy, a.Margin) {
 			continue
 		}
-		if c.Subject == "" || c.FromSubject == "" {
+		if slices.ContainsFunc(c.Path, func(h replaypolicy.CopyHop) bool { return h.Subject == "" }) {
 			w.Copies[i].Behind = "the subject it stores the original as comes from a subject transform the console cannot follow, so when it copied it cannot be read: " +
 				"replay the item by hand once that stream holds the original, or cancel"
 			continue
 		}
-		from, err := last(c.From, c.FromSubject)
-		if err != nil {
-			w.Unreadable = "when a stream made since the original copied it: " + err.Error()
-			return w
-		}
-		cp, err := last(c.Stream, c.Subject)
-		if err != nil {
-			w.Unreadable = "when a stream made since the original copied it: " + err.Error()
-			return w
+		var before *jetstream.RawStreamMsg
+		for j, h := range c.Path {
+			m, err := s.lastOf(ctx, h.Stream, h.Subject)
+			switch {
+			case err != nil:
+				w.Unreadable = "when a stream made since the original copied it: " + err.Error()
+				return w
+			case j > 0 && before != nil && m == nil:
+				w.Copies[i].Behind = fmt.Sprintf("stream %s has not copied any message of %q from stream %s yet", h.Stream, c.Path[j-1].Subject, c.Path[j-1].Stream)
+			case j > 0 && before != nil && !copiedUpTo(m, h, c.Path[j-1].Stream, before):
+				w.Copies[i].Behind = fmt.Sprintf("stream %s has not yet copied stream %s's latest message of %q (sequence %d)", h.Stream, c.Path[j-1].Stream, c.Path[j-1].Subject, before.Sequence)
+			}
+			if w.Copies[i].Behind != "" {
+				break
+			}
+			before = m
 		}
 		switch {
-		case cp == nil && from == nil:
-			w.Copies[i].Copied = c.Since // neither holds a message of the subject: nothing is held from later than its creation
-		case cp == nil:
-			w.Copies[i].Behind = fmt.Sprintf("has not copied any message of %q from it yet", c.FromSubject)
-		case from != nil && !copiedUpTo(cp, c.From, from):
-			w.Copies[i].Behind = fmt.Sprintf("has not yet copied stream %s's latest message of %q (sequence %d)", c.From, c.FromSubject, from.Sequence)
+		case w.Copies[i].Behind != "":
+		case before == nil:
+			w.Copies[i].Copied = c.Since // it holds no message of the subject: nothing is held from later than its creation
 		default:
-			w.Copies[i].Copied = cp.Time
+			w.Copies[i].Copied = before.Time
 		}
 	}
 	return w
 }
 
-// copiedUpTo says whether cp, a copying stream's last message of a
-// subject, shows it copied latest (stream's last message of it) or one
-// after: by the source sequence its Nats-Stream-Source header names when
-// that names stream, else by the stored times (a copy is stored after
-// what it copies).
-func copiedUpTo(cp *jetstream.RawStreamMsg, stream string, latest *jetstream.RawStreamMsg) bool {
-	fields := strings.Fields(cp.Header.Get("Nats-Stream-Source"))
-	if len(fields) >= 2 && strings.SplitN(fields[0], ":", 2)[0] == stream {
+// lateCopyReadFor is how long a read of a stream's last message of a
+// subject serves LateCopies: a bulk replay judges thousands of jobs of one
+// subject, and a copy that is behind is read again at each deferral.
+const lateCopyReadFor = time.Second
+
+// lastRead is a stream's last message of a subject as read at (nil: it
+// has none).
+type lastRead struct {
+	msg *jetstream.RawStreamMsg
+	at  time.Time
+}
+
+// lastOf is stream's last message of subject (nil when it has none), read
+// at most lateCopyReadFor ago.
+func (s *StreamWindows) lastOf(ctx context.Context, stream, subject string) (*jetstream.RawStreamMsg, error) {
+	key := stream + " " + subject
+	s.mu.Lock()
+	r, ok := s.lasts[key]
+	s.mu.Unlock()
+	if ok && time.Since(r.at) < lateCopyReadFor {
+		return r.msg, nil
+	}
+	at := time.Now()
+	st, err := s.js.Stream(ctx, stream)
+	if err != nil {
+		return nil, fmt.Errorf("read stream %s: %w", stream, err)
+	}
+	m, err := st.GetLastMsgForSubject(ctx, subject)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		m = nil
+	case err != nil:
+		return nil, fmt.Errorf("read the last message of %q in stream %s: %w", subject, stream, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lasts == nil || len(s.lasts) >= maxCachedWindows {
+		s.lasts = map[string]lastRead{}
+	}
+	s.lasts[key] = lastRead{msg: m, at: at}
+	return m, nil
+}
+
+// copiedUpTo says whether m, the last message of a subject in the stream
+// of hop h, shows it copied latest (the last one of the stream before,
+// named from) or one after: a mirror keeps the sequences it copies; a
+// stream that sources names the sequence it copied in its
+// Nats-Stream-Source header, when that names from; else by the stored
+// times (a copy is stored after what it copies).
+func copiedUpTo(m *jetstream.RawStreamMsg, h replaypolicy.CopyHop, from string, latest *jetstream.RawStreamMsg) bool {
+	if h.Mirror {
+		return m.Sequence >= latest.Sequence
+	}
+	fields := strings.Fields(m.Header.Get("Nats-Stream-Source"))
+	if len(fields) >= 2 && strings.SplitN(fields[0], ":", 2)[0] == from {
 		if seq, err := strconv.ParseUint(fields[1], 10, 64); err == nil {
 			return seq >= latest.Sequence
 		}
 	}
-	return !cp.Time.Before(latest.Time)
+	return !m.Time.Before(latest.Time)
 }

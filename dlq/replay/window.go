@@ -62,8 +62,9 @@ type StreamWindows struct {
 	timeout time.Duration
 
 	mu      sync.Mutex
-	list    *streamList // the newest list read; nil before the first
-	reading *listRead   // the read in flight; nil when none
+	list    *streamList         // the newest list read; nil before the first
+	reading *listRead           // the read in flight; nil when none
+	lasts   map[string]lastRead // LateCopies' reads by stream and subject
 }
 
 // streamList is the account's streams as asked for at read, and the
