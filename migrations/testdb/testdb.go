@@ -113,7 +113,10 @@ func New(t testing.TB) *DB {
 	t.Cleanup(func() {
 		db.Pool.Close()
 		db.OwnerPool.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		// DROP DATABASE waits for a checkpoint, which on a machine running
+		// several clusters at once can take well over 30 s: the bound is
+		// for a server that hangs, not for a busy one.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		c, err := pgx.Connect(ctx, server)
 		if err != nil {
