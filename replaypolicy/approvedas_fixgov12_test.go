@@ -62,7 +62,7 @@ func TestFixGov12ApprovedAsIsOnePerson(t *testing.T) {
 	// An approver whose identity approved under the requester's address.
 	own := testRequest(tbl)
 	own.KnownAs = []quarantine.Actor{{Issuer: bob.Issuer, Subject: bob.Subject, Email: alice.Email}}
-	if MayApprove(own, bob).Outcome != Block {
+	if MayApprove(own, bob, quarantine.Actor{}).Outcome != Block {
 		t.Error("bob, who approved this request under alice's address, may approve alice's request")
 	}
 }

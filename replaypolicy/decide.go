@@ -395,7 +395,7 @@ func Require(terms Terms, actor quarantine.Actor, req Request, now time.Time) De
 	approvers, ignored := validApprovals(k, req, now)
 	d.ApprovalsHave = len(approvers)
 	if len(approvers) < k.Approvals {
-		d.ActorCanApprove = MayApprove(req, actor).Outcome == Go && !containsPerson(approvers, req.actor(actor, quarantine.Actor{}))
+		d.ActorCanApprove = MayApprove(req, actor, quarantine.Actor{}).Outcome == Go && !containsPerson(approvers, req.actor(actor, quarantine.Actor{}))
 		w := fmt.Sprintf("waiting for approval by %s: %d of %d", approverPhrase(k.Approvals), len(approvers), k.Approvals)
 		switch {
 		case terms.Edited && k.Approvals == 1:

@@ -30,10 +30,10 @@ func TestFixGov13RequesterIsEveryAddressKnown(t *testing.T) {
 	without := req
 	req.KnownAs = []quarantine.Actor{alice, aliceB, aliceC}
 
-	if MayApprove(without, aliceGH).Outcome != Go || CountApprovals(tbl, without, testNow) != 2 {
+	if MayApprove(without, aliceGH, quarantine.Actor{}).Outcome != Go || CountApprovals(tbl, without, testNow) != 2 {
 		t.Fatal("precondition: without the addresses known, aliceGH is someone else")
 	}
-	if v := MayApprove(req, aliceGH); v.Outcome != Block || v.Check != CheckOwnRequest {
+	if v := MayApprove(req, aliceGH, quarantine.Actor{}); v.Outcome != Block || v.Check != CheckOwnRequest {
 		t.Errorf("aliceGH, holding the address alice submitted under, may approve her request: %v", v)
 	}
 	if v := MayReconcile(req, aliceGH, quarantine.Actor{}); v.Outcome != Block || v.Check != CheckOwnRequest {
@@ -48,7 +48,7 @@ func TestFixGov13RequesterIsEveryAddressKnown(t *testing.T) {
 	bobGH := quarantine.Actor{Issuer: "https://github.example", Subject: "bob-gh", Email: "bob-gh@example.com"}
 	seenBefore := without
 	seenBefore.KnownAs = []quarantine.Actor{alice, aliceB, {Issuer: bobGH.Issuer, Subject: bobGH.Subject, Email: aliceB.Email}}
-	if v := MayApprove(seenBefore, bobGH); v.Outcome != Block {
+	if v := MayApprove(seenBefore, bobGH, quarantine.Actor{}); v.Outcome != Block {
 		t.Errorf("an actor whose identity was seen with an address the requester's identity was seen with may approve: %v", v)
 	}
 

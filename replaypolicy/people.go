@@ -228,15 +228,18 @@ func JudgeIntent(reviewed, current string) Verdict {
 	return v
 }
 
-// MayApprove says whether actor may approve req: never someone who may be
-// its requester (SamePerson), as the request recorded them or as the
-// directory has them now (Request.RequesterNow), each also under every
-// address the console has seen their identity with (Request.KnownAs).
-// An approval given all the same by someone the directory now makes the
-// requester counts for nothing (judgeApprovals compares each approver as
-// the directory has them now).
-func MayApprove(req Request, actor quarantine.Actor) Verdict {
-	return notRequester(req, actor, quarantine.Actor{}, "you cannot approve your own request")
+// MayApprove says whether actor (as signed in; actorNow: their identity
+// as the directory has it now, zero when not known) may approve req: never
+// someone who may be its requester (SamePerson), each as the request
+// recorded them or as the directory has them now (Request.RequesterNow,
+// actorNow), each also under every address the console has seen their
+// identity with (Request.KnownAs). That is the rule the count judges each
+// approval by (judgeApprovals: a person is every name we know them by), so
+// an approval it lets through is one the count takes; judged with actorNow
+// zero and without the actor's own addresses, an approval the directory
+// makes the requester's would be recorded and count for nothing.
+func MayApprove(req Request, actor, actorNow quarantine.Actor) Verdict {
+	return notRequester(req, actor, actorNow, "you cannot approve your own request")
 }
 
 // MayReconcile says whether actor (as signed in; actorNow: their identity

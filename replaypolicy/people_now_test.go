@@ -23,11 +23,11 @@ func TestSeparationWithPeopleAsTheyAreNow(t *testing.T) {
 	carolNow.Email = "BOB@example.com"
 
 	req := testRequest(tbl)
-	if v := MayApprove(req, bob); v.Outcome != Go {
+	if v := MayApprove(req, bob, quarantine.Actor{}); v.Outcome != Go {
 		t.Fatalf("bob is not the requester as recorded: %v", v)
 	}
 	req.RequesterNow = aliceNow
-	if v := MayApprove(req, bob); v.Outcome != Block || v.Check != CheckOwnRequest {
+	if v := MayApprove(req, bob, quarantine.Actor{}); v.Outcome != Block || v.Check != CheckOwnRequest {
 		t.Errorf("MayApprove(bob) with the requester holding his email now = %v, want blocked as own request", v)
 	}
 	req.Approvals = []Approval{approval(bob, time.Minute)}

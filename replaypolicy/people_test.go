@@ -49,7 +49,7 @@ func TestSamePerson(t *testing.T) {
 				t.Error("SamePerson is not symmetric")
 			}
 			req := Request{Class: SameOperation, Requester: tt.a}
-			if blocked := MayApprove(req, tt.b).Outcome != Go; blocked != tt.samePerson {
+			if blocked := MayApprove(req, tt.b, quarantine.Actor{}).Outcome != Go; blocked != tt.samePerson {
 				t.Errorf("MayApprove blocked = %v, want %v", blocked, tt.samePerson)
 			}
 			if allowed := MayCancel(tt.a, tt.b).Outcome == Go; allowed != tt.sameIdentity {

@@ -40,7 +40,7 @@ func TestSamePersonOneMailboxTwoSpellings(t *testing.T) {
 			if !SamePerson(requester, approver) {
 				t.Errorf("SamePerson(%q, %q) = false: one mailbox, two people", tt.a, tt.b)
 			}
-			if MayApprove(Request{Class: Manual, Requester: requester}, approver).Outcome == Go {
+			if MayApprove(Request{Class: Manual, Requester: requester}, approver, quarantine.Actor{}).Outcome == Go {
 				t.Errorf("the owner of %q approves the request they made as %q", tt.b, tt.a)
 			}
 		})

@@ -128,7 +128,7 @@ func TestRules(t *testing.T) {
 		{CheckConfirmation, Wait, require("orders.refund", alice, func(r *Request) {
 			r.Approvals = []Approval{approval(bob, 2*time.Minute), approval(carol, time.Minute)}
 		}), `type "REPLAY ORDERS:42" to confirm`},
-		{CheckOwnRequest, Block, func() Verdict { return MayApprove(testRequest(tbl), aliceElsewhere) }, "your own request"},
+		{CheckOwnRequest, Block, func() Verdict { return MayApprove(testRequest(tbl), aliceElsewhere, quarantine.Actor{}) }, "your own request"},
 		{CheckOwnRequest, Block, func() Verdict { return MayReconcile(testRequest(tbl), aliceElsewhere, quarantine.Actor{}) }, "an item of your own request"},
 		{CheckNotRequester, Block, func() Verdict { return MayCancel(alice, bob) }, "only the requester"},
 		{CheckEditClass, Block, func() Verdict { return MayEditPayload(SameOperation, alice, alice) }, "cannot be edited"},
@@ -142,7 +142,7 @@ func TestRules(t *testing.T) {
 			}
 			req := testRequest(tbl)
 			req.Requester = verified(alice, "alice@example.com")
-			return MayApprove(req, verified(otherAlice, "Alice@Example.com")) // another account, the same verified email
+			return MayApprove(req, verified(otherAlice, "Alice@Example.com"), quarantine.Actor{}) // another account, the same verified email
 		}, "your own request"},
 
 		{CheckCancelled, Cancel, run(func(r *Run) { r.Status = "cancelled" }), "was cancelled"},

@@ -67,12 +67,12 @@ func (s *Server) approvalList(c echo.Context) error {
 	if m.Later {
 		m.FirstURL = views.PathApprovals
 	}
-	known := s.viewerOf(c).known // the viewer as Approve judges them
+	known := s.viewerOf(c).known // the viewer as Approve judges them (viewerMayApprove)
 	for _, r := range waiting.Requests {
 		row := views.ApprovalRow{
 			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class),
 			Items: r.Items.String(), Requester: r.Requester.Display(), Reason: r.Reason, Intent: r.IntentHex(),
-			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: r.SeenBy(known).MayApprove(me).Outcome != replaypolicy.Go, Edited: r.PayloadEdited,
+			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: s.viewerMayApprove(c, r.Request).Outcome != replaypolicy.Go, Edited: r.PayloadEdited,
 			Approvals: r.Count.String(), Expires: r.Expires,
 		}
 		row.OtherAccount = row.Own && !r.Requester.SameIdentity(me)

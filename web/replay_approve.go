@@ -52,7 +52,11 @@ func (s *Server) replayApprove(c echo.Context) error {
 	if errs := t.Errors(); errs != nil {
 		// Text no one could have typed from the page (a NUL, bytes that
 		// are not UTF-8): said at the field, as every form says it.
-		return s.requestFormError(c, quarantine.Errorf(quarantine.EINVALID, "%s", dlq.UnstorableTextMessage), "approve")
+		var err error = quarantine.Errorf(quarantine.EINVALID, "%s", dlq.UnstorableTextMessage)
+		if _, typed := errs["confirmation"]; typed {
+			err = fmt.Errorf("%w: %w", replay.ErrConfirmation, err)
+		}
+		return s.requestFormError(c, err, "approve")
 	}
 	d, err := s.deps.Replays.Approve(c.Request().Context(), req.ID, userOf(c).Actor, form.Validate(), authz.RequestMeta(c))
 	if err != nil {

@@ -155,6 +155,14 @@ func (s *Server) viewerOf(c echo.Context) viewer {
 	return v
 }
 
+// viewerMayApprove is whether the signed-in user may approve req as
+// Approve judges it (replay.Request.MayApprove, with their identity now
+// and every address it was seen with).
+func (s *Server) viewerMayApprove(c echo.Context, req replay.Request) replaypolicy.Verdict {
+	v := s.viewerOf(c)
+	return req.SeenBy(v.known).MayApprove(userOf(c).Actor, v.now)
+}
+
 // viewerMayReconcile is whether the signed-in user may settle an item of
 // req as Reconcile judges it (replay.Request.MayReconcile, with their
 // identity now and every address it was seen with).

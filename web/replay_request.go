@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -132,7 +133,7 @@ func (s *Server) requestFormError(c echo.Context, err error, field string) error
 	if dl := c.Param("dl"); field == "payload" {
 		errs["payload-"+dl] = sentence(msg)
 	}
-	if field == "approve" && code == quarantine.EINVALID {
+	if field == "approve" && errors.Is(err, replay.ErrConfirmation) {
 		errs["confirmation"] = msg
 	}
 	// The rules' reasons are clauses; the top of the page, like the field,

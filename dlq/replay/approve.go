@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +13,10 @@ import (
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
+
+// ErrConfirmation marks Approve's refusal of a typed confirmation that is
+// missing or wrong (an invalid error): the page shows it at the field.
+var ErrConfirmation = errors.New("typed confirmation refused")
 
 // ApproveInput is what an approver sends: the intent they reviewed and,
 // for classes with typed confirmation, what they typed.
@@ -34,18 +39,22 @@ const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issue
         WHERE $8::boolean -- only an approval that lapsed (or was voided) is renewed; a second click changes nothing`
 
 // Approve records actor's approval of the exact intent they reviewed. It
-// returns forbidden for the requester (anyone who may be them, as the
-// request recorded them, as the directory has them now, or under any
-// address the console has seen either identity with: asSeenBy; also
-// audited as denied), a
+// returns forbidden for the requester (anyone who may be them as signed
+// in: the request's people as it recorded them, as the directory has them
+// now, or under any address the console has seen them with; also audited
+// as denied), invalid for an actor whose own account makes them the
+// requester (as the directory has it now, or under an address the console
+// has seen their identity with: asTheyAreNow; the approval would count
+// for nothing, judgeApprovals judging each approver so; also audited as
+// denied), a
 // conflict when the request is not waiting for approval, its intent
 // changed, its requester lost the right to request it, the rules refuse
 // it, or the actor already approved (under this identity, or as someone
 // who may be them, replaypolicy.ApprovalStands: also audited as denied),
 // and invalid
-// for a missing typed confirmation. The approval that completes the
-// requirement approves the request and writes its jobs in the same
-// transaction.
+// for a missing typed confirmation (ErrConfirmation). The approval that
+// completes the requirement approves the request and writes its jobs in
+// the same transaction.
 func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor, in ApproveInput, meta quarantine.RequestMeta) (replaypolicy.Decision, error) {
 	var d replaypolicy.Decision
 	var denied string // the tenant of a request the actor may not approve
@@ -61,12 +70,23 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		if err != nil {
 			return err
 		}
-		if req, err = asSeenBy(ctx, tx, req, actor); err != nil {
+		if v := req.MayApprove(actor, quarantine.Actor{}); v.Outcome != replaypolicy.Go {
+			denied = req.Tenant // the requester, as the request knows its people
+			return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", v.Reason)
+		}
+		// The approver as the count will read them (judgeApprovals: as the
+		// directory has them now, under every address seen), read up front:
+		// one that makes them the requester is refused now, not recorded to
+		// count for nothing. Only their own account's other names say so,
+		// which their session could not tell them: the page says why (422),
+		// where the requester is simply forbidden.
+		var actorNow quarantine.Actor
+		if req, actorNow, err = asTheyAreNow(ctx, tx, req, actor); err != nil {
 			return err
 		}
-		if v := req.MayApprove(actor); v.Outcome != replaypolicy.Go {
+		if v := req.MayApprove(actor, actorNow); v.Outcome != replaypolicy.Go {
 			denied = req.Tenant
-			return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", v.Reason)
+			return quarantine.Errorf(quarantine.EINVALID, "%s", v.Reason)
 		}
 		if req.Status != StatusPendingApproval {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s, not waiting for approval", strings.ReplaceAll(string(req.Status), "_", " "))
@@ -88,7 +108,7 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 			return quarantine.Errorf(quarantine.ECONFLICT, "%s", before.Reason)
 		}
 		if v := replaypolicy.Confirmed(before.Confirmation, in.Confirmation); v.Outcome != replaypolicy.Go {
-			return quarantine.Errorf(quarantine.EINVALID, "%s", v.Reason)
+			return fmt.Errorf("%w: %w", ErrConfirmation, quarantine.Errorf(quarantine.EINVALID, "%s", v.Reason))
 		}
 		as, err := approvals(ctx, tx, req.ID)
 		if err != nil {
@@ -139,8 +159,9 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 
 // Reject closes a request waiting for approval, with a reason; its dead
 // letters go back to quarantined. It returns forbidden for anyone who may
-// be the requester (replaypolicy.MayApprove: whoever may not approve a
-// request may not reject it either; also audited as denied), who cancels
+// be the requester (replaypolicy.MayApprove, the actor judged as Approve
+// judges them, asTheyAreNow: whoever may not approve a request may not
+// reject it either; also audited as denied), who cancels
 // it instead, a conflict when the request is not waiting for approval, and
 // invalid without a reason.
 func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, reason string, meta quarantine.RequestMeta) error {
@@ -154,10 +175,11 @@ func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, 
 		if err != nil {
 			return err
 		}
-		if req, err = asSeenBy(ctx, tx, req, actor); err != nil {
+		var actorNow quarantine.Actor
+		if req, actorNow, err = asTheyAreNow(ctx, tx, req, actor); err != nil {
 			return err
 		}
-		if v := req.MayApprove(actor); v.Outcome != replaypolicy.Go {
+		if v := req.MayApprove(actor, actorNow); v.Outcome != replaypolicy.Go {
 			denied = req.Tenant
 			return quarantine.Errorf(quarantine.EFORBIDDEN, "you cannot reject your own request: another approver does, or you cancel it")
 		}

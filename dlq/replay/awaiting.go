@@ -43,8 +43,8 @@ const awaitingRows = 4
 // most: requests of a class in a tenant may lets them approve (as
 // WaitingFilter.May: the approvals page lists the same ones), that the
 // replay rules let them approve (not a request of someone who may be them,
-// as it recorded its requester or as the directory has them now:
-// replaypolicy.MayApprove, as Approve judges it) and that nobody who may
+// each as the request recorded them or as the directory has them now,
+// under every address seen: replaypolicy.MayApprove, as Approve judges it) and that nobody who may
 // be them has an approval of that still counts (ApprovedBy: a voided or
 // lapsed one is theirs to give again; one of their other identities'
 // that counts leaves them nothing to approve).
@@ -59,7 +59,12 @@ func (s *Service) Awaiting(ctx context.Context, may []ClassScope, viewer quarant
 	classes, tenants := scopeArrays(may)
 	n := 0
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		known, err := knownAs(ctx, tx, viewer) // the viewer as Approve judges them (asSeenBy)
+		// The viewer as Approve judges them (asTheyAreNow).
+		known, err := knownAs(ctx, tx, viewer)
+		if err != nil {
+			return err
+		}
+		viewerNow, err := identityNow(ctx, tx, viewer)
 		if err != nil {
 			return err
 		}
@@ -94,7 +99,7 @@ func (s *Service) Awaiting(ctx context.Context, may []ClassScope, viewer quarant
 			}
 			for _, r := range reqs {
 				r = r.SeenBy(known)
-				if r.MayApprove(viewer).Outcome != replaypolicy.Go || s.ApprovedBy(r, as[r.ID], viewer) {
+				if r.MayApprove(viewer, viewerNow).Outcome != replaypolicy.Go || s.ApprovedBy(r, as[r.ID], viewer) {
 					continue
 				}
 				if n++; n >= most {

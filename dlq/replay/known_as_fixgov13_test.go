@@ -72,11 +72,11 @@ func TestFixGov13ActorSeenWithTheRequestersAddress(t *testing.T) {
 	require.NoError(t, err)
 	now, err := b.replays.IdentityNow(ctx, y)
 	require.NoError(t, err)
-	require.Equal(t, replaypolicy.Go, got.MayApprove(y).Outcome, "precondition: as signed in, another person")
+	require.Equal(t, replaypolicy.Go, got.MayApprove(y, quarantine.Actor{}).Outcome, "precondition: as signed in, another person")
 	require.Equal(t, replaypolicy.Go, got.MayReconcile(y, now).Outcome, "precondition: as the directory has them now, another person")
 	known, err := b.replays.KnownAs(ctx, y)
 	require.NoError(t, err)
-	assert.Equal(t, replaypolicy.Block, got.SeenBy(known).MayApprove(y).Outcome, "the approvals page marks it their own")
+	assert.Equal(t, replaypolicy.Block, got.SeenBy(known).MayApprove(y, now).Outcome, "the approvals page marks it their own")
 	assert.Equal(t, replaypolicy.Block, got.SeenBy(known).MayReconcile(y, now).Outcome, "the pages offer no settle")
 
 	v, err := b.replays.View(ctx, req.ID, y, replay.ViewOptions{Items: 10})
@@ -88,7 +88,9 @@ func TestFixGov13ActorSeenWithTheRequestersAddress(t *testing.T) {
 	assert.Zero(t, n, "the navigation counts it as waiting for them")
 
 	_, err = b.replays.Approve(ctx, req.ID, y, replay.ApproveInput{IntentHex: got.IntentHex(), Confirmation: "REPLAY " + msgID}, quarantine.RequestMeta{})
-	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "approve: %v", err)
+	// Refused (invalid: only their own account's other address makes
+	// them the requester, the page says why), audited as denied.
+	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "approve: %v", err)
 	err = b.replays.Reject(ctx, req.ID, y, "not needed", quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "reject: %v", err)
 	err = b.replays.Reconcile(ctx, req.ID, id, y, replay.ReconcileInput{Choice: replaypolicy.NotApplied, Note: "checked"}, quarantine.RequestMeta{})

@@ -64,12 +64,14 @@ func scanRequestNow(row pgx.CollectableRow) (Request, error) {
 // MayApprove says whether actor may approve r: replaypolicy.MayApprove,
 // the check Approve makes, with r's requester as it recorded them and as
 // the directory has them now (RequesterNow, which every read of a request
-// carries), and its people under every address the console has seen them
-// with (KnownAs): the actor's too once r is SeenBy theirs, as Approve
-// judges it. Pages mark a request the viewer may not approve with it, so
-// that what they show is what Approve does.
-func (r Request) MayApprove(actor quarantine.Actor) replaypolicy.Verdict {
-	return replaypolicy.MayApprove(policyRequest(r, nil), actor)
+// carries), its people under every address the console has seen them
+// with (KnownAs: the actor's too once r is SeenBy theirs), and actor as
+// signed in and as the directory has them now (actorNow,
+// Service.IdentityNow; zero when not known), as Approve judges it
+// (asTheyAreNow). Pages mark a request the viewer may not approve with it,
+// so that what they show is what Approve does.
+func (r Request) MayApprove(actor, actorNow quarantine.Actor) replaypolicy.Verdict {
+	return replaypolicy.MayApprove(policyRequest(r, nil), actor, actorNow)
 }
 
 // MayReconcile says whether actor may settle an item of r whose outcome
@@ -172,4 +174,19 @@ func asSeenBy(ctx context.Context, q querier, req Request, actor quarantine.Acto
 		return req, fmt.Errorf("read the addresses of %s: %w", actor.Attribution(), err)
 	}
 	return req.SeenBy(known), nil
+}
+
+// asTheyAreNow is req judged with actor as separation of duties takes
+// them besides their session, both read on q: seen by every address of
+// theirs (asSeenBy), and their identity as the directory has it now
+// (actorNow; zero when never seen). Approve, Reject, Reconcile and the
+// request page judge an actor with both (Request.MayApprove,
+// Request.MayReconcile).
+func asTheyAreNow(ctx context.Context, q querier, req Request, actor quarantine.Actor) (Request, quarantine.Actor, error) {
+	actorNow, err := identityNow(ctx, q, actor)
+	if err != nil {
+		return req, quarantine.Actor{}, fmt.Errorf("read %s as the directory has them: %w", actor.Attribution(), err)
+	}
+	req, err = asSeenBy(ctx, q, req, actor)
+	return req, actorNow, err
 }

@@ -67,7 +67,7 @@ const (
 // replays of the request's class in its tenant; here, that actor may not
 // be its requester, each as signed in or recorded, as the directory has
 // them now and under every address the console has seen their identity
-// with (MayReconcile, asSeenBy: forbidden, audited as denied). It
+// with (MayReconcile, asTheyAreNow: forbidden, audited as denied). It
 // returns invalid for a choice the rules refuse (JudgeReconcile; a
 // republish of a two-approver item is audited as denied too), a conflict
 // when the request publishes nothing more or the item does not wait for a
@@ -83,11 +83,8 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		if err != nil {
 			return err
 		}
-		actorNow, err := identityNow(ctx, tx, actor)
-		if err != nil {
-			return err
-		}
-		if req, err = asSeenBy(ctx, tx, req, actor); err != nil {
+		var actorNow quarantine.Actor
+		if req, actorNow, err = asTheyAreNow(ctx, tx, req, actor); err != nil {
 			return err
 		}
 		if v := req.MayReconcile(actor, actorNow); v.Outcome != replaypolicy.Go {

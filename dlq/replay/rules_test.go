@@ -154,7 +154,7 @@ func TestReplayRulesArePure(t *testing.T) {
 		{"MayApprove", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-own", nats.Header{dlq.HeaderOperationID: {"op-own"}}, "{}")}, replay.SubmitInput{})
 			_, err := b.replays.Approve(ctx, req.ID, oncall, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
-			return message(err), replaypolicy.MayApprove(replaypolicy.Request{Requester: oncall}, oncall).Reason
+			return message(err), replaypolicy.MayApprove(replaypolicy.Request{Requester: oncall}, oncall, quarantine.Actor{}).Reason
 		}},
 		{"Confirmed", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "orders.refund", "pure-typed", nil, "{}")}, replay.SubmitInput{})

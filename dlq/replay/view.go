@@ -172,8 +172,10 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 			return err
 		}
 		// Judged with the viewer as the person behind every address the
-		// console has seen them with, as Approve and Reconcile judge them.
-		if req, err = asSeenBy(ctx, tx, req, viewer); err != nil {
+		// console has seen them with, and as the directory has them now, as
+		// Approve and Reconcile judge them.
+		var viewerNow quarantine.Actor
+		if req, viewerNow, err = asTheyAreNow(ctx, tx, req, viewer); err != nil {
 			return err
 		}
 		v.Request = req
@@ -199,7 +201,7 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		if v.Failures, err = failures(ctx, tx, id, opts.Items); err != nil {
 			return err
 		}
-		v.Reviewer = req.MayApprove(viewer).Outcome == replaypolicy.Go
+		v.Reviewer = req.MayApprove(viewer, viewerNow).Outcome == replaypolicy.Go // as Approve judges it
 		v.Canceller = req.Status.Open() && replaypolicy.MayCancel(req.Requester, viewer).Outcome == replaypolicy.Go
 		if !req.Status.Editable() {
 			return nil

@@ -38,7 +38,7 @@ func TestWaitingReadsRequesterNow(t *testing.T) {
 	require.Len(t, page.Requests, 1)
 	got := page.Requests[0].Request
 	assert.Equal(t, "erin@example.com", got.RequesterNow.Email)
-	assert.Equal(t, replaypolicy.Block, got.MayApprove(viewer).Outcome)
+	assert.Equal(t, replaypolicy.Block, got.MayApprove(viewer, quarantine.Actor{}).Outcome)
 	assert.Equal(t, replaypolicy.Block, got.MayReconcile(viewer, quarantine.Actor{}).Outcome)
-	assert.Equal(t, replaypolicy.Go, got.MayApprove(approver1).Outcome)
+	assert.Equal(t, replaypolicy.Go, got.MayApprove(approver1, quarantine.Actor{}).Outcome)
 }
