@@ -58,15 +58,19 @@ const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issue
 func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor, in ApproveInput, meta quarantine.RequestMeta) (replaypolicy.Decision, error) {
 	var d replaypolicy.Decision
 	var denied string // the tenant of a request the actor may not approve
-	st, err := s.standingOf(ctx, id, actor)
+	// What decides a refusal is read detached from the client (judging): a
+	// client that left is refused, and recorded, all the same.
+	tctx, jctx, cancel := judging(ctx)
+	defer cancel()
+	st, err := s.standingOf(jctx, id, actor)
 	if err != nil {
 		return d, fmt.Errorf("approve replay %d: %w", id, err)
 	}
 	// The request first, then only its own approval and jobs, and the audit
 	// chain: no lock another transaction takes before one of those, so no
 	// lock race to lose (pgx.BeginFunc, not dlq.InTx).
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		req, err := getRequest(ctx, tx, id, true)
+	err = pgx.BeginFunc(tctx, s.pool, func(tx pgx.Tx) error {
+		req, err := getRequest(jctx, tx, id, true)
 		if err != nil {
 			return err
 		}
@@ -81,7 +85,7 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		// which their session could not tell them: the page says why (422),
 		// where the requester is simply forbidden.
 		var actorNow quarantine.Actor
-		if req, actorNow, err = asTheyAreNow(ctx, tx, req, actor); err != nil {
+		if req, actorNow, err = asTheyAreNow(jctx, tx, req, actor); err != nil {
 			return err
 		}
 		if v := req.MayApprove(actor, actorNow); v.Outcome != replaypolicy.Go {
@@ -91,16 +95,16 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		if req.Status != StatusPendingApproval {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s, not waiting for approval", strings.ReplaceAll(string(req.Status), "_", " "))
 		}
-		if _, err := s.activeTable(ctx, tx); err != nil {
+		if _, err := s.activeTable(tctx, tx); err != nil {
 			return err // judged by the active rules, or not at all
 		}
 		if v := replaypolicy.JudgeIntent(in.IntentHex, req.IntentHex()); v.Outcome != replaypolicy.Go {
 			return refuse(v, quarantine.ECONFLICT)
 		}
-		if err := s.voidLostApprovals(ctx, tx, &req, actor, meta, st); err != nil {
+		if err := s.voidLostApprovals(tctx, tx, &req, actor, meta, st); err != nil {
 			return err
 		}
-		before, err := s.decide(ctx, tx, req, actor)
+		before, err := s.decide(tctx, tx, req, actor)
 		if err != nil {
 			return err
 		}
@@ -110,11 +114,11 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		if v := replaypolicy.Confirmed(before.Confirmation, in.Confirmation); v.Outcome != replaypolicy.Go {
 			return fmt.Errorf("%w: %w", ErrConfirmation, quarantine.Errorf(quarantine.EINVALID, "%s", v.Reason))
 		}
-		as, err := approvals(ctx, tx, req.ID)
+		as, err := approvals(jctx, tx, req.ID)
 		if err != nil {
 			return err
 		}
-		at, err := s.judgedAt(ctx, tx)
+		at, err := s.judgedAt(jctx, tx)
 		if err != nil {
 			return err
 		}
@@ -122,6 +126,9 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 			denied = req.Tenant // separation of duties, as for the requester: audited as denied
 			return quarantine.Errorf(quarantine.ECONFLICT, "your approval under another account (%s) already counts for this request: one person approves once",
 				who.Attribution())
+		}
+		if err := ctx.Err(); err != nil {
+			return err // judged, and not refused: a client that left changes nothing (the voids above roll back too)
 		}
 		lapsed := replaypolicy.ApprovalLapsed(s.cfg.Policy(), policyRequest(req, as), actor, at)
 		tag, err := tx.Exec(ctx, insertApproval, req.ID, actor.Issuer, actor.Subject, actor.Email, actor.EmailVerified, req.IntentHash, s.cfg.Now(), lapsed)
@@ -170,18 +177,24 @@ func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, 
 		return fmt.Errorf("reject replay %d: %w", id, quarantine.Errorf(quarantine.EINVALID, "a reason is required"))
 	}
 	var denied string // the tenant of a request the actor may not reject
-	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		req, err := getRequest(ctx, tx, id, true)
+	tctx, jctx, cancel := judging(ctx)
+	defer cancel()
+	err := dlq.InTx(tctx, s.pool, func(tx pgx.Tx) error {
+		denied = "" // a run again starts afresh
+		req, err := getRequest(jctx, tx, id, true)
 		if err != nil {
 			return err
 		}
 		var actorNow quarantine.Actor
-		if req, actorNow, err = asTheyAreNow(ctx, tx, req, actor); err != nil {
+		if req, actorNow, err = asTheyAreNow(jctx, tx, req, actor); err != nil {
 			return err
 		}
 		if v := req.MayApprove(actor, actorNow); v.Outcome != replaypolicy.Go {
 			denied = req.Tenant
 			return quarantine.Errorf(quarantine.EFORBIDDEN, "you cannot reject your own request: another approver does, or you cancel it")
+		}
+		if err := ctx.Err(); err != nil {
+			return err // judged, and not refused: a client that left changes nothing
 		}
 		if req.Status != StatusPendingApproval {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s", req.Status)

@@ -72,15 +72,20 @@ var requeueItems = dlq.StatusMove(`
 // refused (forbidden, audited as denied).
 func (s *Service) Cancel(ctx context.Context, id int64, actor quarantine.Actor, reason string, meta quarantine.RequestMeta) error {
 	var denied string // the tenant of a request the actor may not cancel
-	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	tctx, jctx, cancel := judging(ctx)
+	defer cancel()
+	err := dlq.InTx(tctx, s.pool, func(tx pgx.Tx) error {
 		denied = "" // a run again starts afresh
-		req, err := getRequest(ctx, tx, id, true)
+		req, err := getRequest(jctx, tx, id, true)
 		if err != nil {
 			return err
 		}
 		if v := replaypolicy.MayCancel(req.Requester, actor); v.Outcome != replaypolicy.Go {
 			denied = req.Tenant
 			return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", v.Reason)
+		}
+		if err := ctx.Err(); err != nil {
+			return err // judged, and not refused: a client that left changes nothing
 		}
 		if !req.Status.Open() {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is already %s", req.Status)

@@ -109,9 +109,11 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 	edit.Reason = strings.TrimSpace(edit.Reason)
 	// The request first, then only its own items and approvals, and the
 	// audit chain: no lock race to lose (pgx.BeginFunc, not dlq.InTx).
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	tctx, jctx, cancel := judging(ctx)
+	defer cancel()
+	err := pgx.BeginFunc(tctx, s.pool, func(tx pgx.Tx) error {
 		out = PayloadChange{}
-		req, err := getRequest(ctx, tx, id, true)
+		req, err := getRequest(jctx, tx, id, true)
 		if err != nil {
 			return err
 		}
@@ -124,6 +126,9 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 		case v.Outcome != replaypolicy.Go:
 			denied = req.Tenant
 			return refuse(v, quarantine.EFORBIDDEN)
+		}
+		if err := ctx.Err(); err != nil {
+			return err // judged, and not refused: a client that left changes nothing
 		}
 		if !req.Status.Editable() {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s; only a request not yet approved can be edited", req.Status)

@@ -77,14 +77,16 @@ const (
 func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, in ReconcileInput, meta quarantine.RequestMeta) error {
 	in.Note = strings.TrimSpace(in.Note)
 	var denied string // the tenant of a request whose items the actor may not settle
-	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	tctx, jctx, cancel := judging(ctx)
+	defer cancel()
+	err := dlq.InTx(tctx, s.pool, func(tx pgx.Tx) error {
 		denied = "" // a run again starts afresh
-		req, err := getRequest(ctx, tx, id, true)
+		req, err := getRequest(jctx, tx, id, true)
 		if err != nil {
 			return err
 		}
 		var actorNow quarantine.Actor
-		if req, actorNow, err = asTheyAreNow(ctx, tx, req, actor); err != nil {
+		if req, actorNow, err = asTheyAreNow(jctx, tx, req, actor); err != nil {
 			return err
 		}
 		if v := req.MayReconcile(actor, actorNow); v.Outcome != replaypolicy.Go {
@@ -102,6 +104,9 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 				denied = req.Tenant
 			}
 			return refuse(v, code)
+		}
+		if err := ctx.Err(); err != nil {
+			return err // judged, and not refused: a client that left changes nothing
 		}
 		var jobID int64
 		var at time.Time

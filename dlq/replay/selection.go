@@ -205,18 +205,25 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 	table := s.cfg.Policy()
 	batch := randomID()
 	var refused refusedIDs
-	found, err := s.deadLetters.Keys(ctx, ids)
+	// What decides a refusal is read detached from the client (judging): a
+	// client that left has the ids it may not replay recorded all the same.
+	tctx, jctx, cancel := judging(ctx)
+	defer cancel()
+	found, err := s.deadLetters.Keys(jctx, ids)
 	if err != nil {
 		return "", fmt.Errorf("create replay drafts: %w", err)
 	}
 	// The dead letters are locked (FOR KEY SHARE, in id order) against
 	// retention; a lock race lost to a transaction that locks them
 	// otherwise is tried again (dlq.InTx), from the start.
-	err = dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err = dlq.InTx(tctx, s.pool, func(tx pgx.Tx) error {
 		refused = refusedIDs{}
-		keep, err := s.bound(ctx, tx, table, ids, found, tenants, allTenants, can, refused)
+		keep, err := s.bound(jctx, tx, table, ids, found, tenants, allTenants, can, refused)
 		if err != nil {
 			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err // judged: the refused are audited below, and nothing else is written for a client that left
 		}
 		groups := map[group][]draftItem{}
 		var order []group

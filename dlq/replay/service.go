@@ -139,6 +139,22 @@ func (s *Service) auditDenied(ctx context.Context, actor quarantine.Actor, meta 
 	return s.auditDeniedObject(ctx, actor, meta, action, tenant, "replay_request", fmt.Sprint(id), err)
 }
 
+// judging returns the contexts of a service action up to its refusals:
+// its transaction's (tx: ctx's values without its cancellation, and no
+// time bound but the action's own) and that of the reads that decide
+// whether the actor is refused (reads: the request, who they are now,
+// their standing; audit.Detached, bounded by audit.RecordTimeout), so that
+// an attempt the rules refuse is judged and recorded whether or not the
+// client waits for the answer: a client gone before those reads left
+// nothing judged and nothing written, so whoever tries what they may not
+// could drop the connection and leave no trace. Past the refusals, the
+// action checks ctx (the client's) before it changes anything, and changes
+// it on ctx: nothing is changed for a client that left.
+func judging(ctx context.Context) (tx, reads context.Context, cancel context.CancelFunc) {
+	reads, cancel = audit.Detached(ctx)
+	return context.WithoutCancel(ctx), reads, cancel
+}
+
 // auditDeniedObject is auditDenied for any object (a replay batch).
 func (s *Service) auditDeniedObject(ctx context.Context, actor quarantine.Actor, meta quarantine.RequestMeta, action, tenant, objType, objID string, err error) error {
 	e := audit.NewEvent(actor, meta, action)

@@ -151,11 +151,22 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 	var out []Request
 	var changed *RefusedError // items left out since the draft: kept, and the submit refused
 	var denied string         // the tenant of a batch that is not the actor's
-	err := dlq.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	tctx, jctx, cancel := judging(ctx)
+	defer cancel()
+	err := dlq.InTx(tctx, s.pool, func(tx pgx.Tx) error {
 		out, changed, denied = nil, nil, "" // a run again starts afresh
-		reqs, err := batchRequests(ctx, tx, selectBatchLocked, batch)
+		reqs, err := batchRequests(jctx, tx, selectBatchLocked, batch)
 		if err != nil {
 			return err
+		}
+		for _, req := range reqs {
+			if v := replaypolicy.MaySubmit(req.Requester, actor); v.Outcome != replaypolicy.Go {
+				denied = req.Tenant
+				return fmt.Errorf("replay batch %q: %w", batch, errNoBatch) // someone else's draft is not yours to see
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err // judged, and not refused: a client that left changes nothing
 		}
 		if err := lockDeadLetters(ctx, tx, reqs); err != nil {
 			return err
@@ -168,10 +179,6 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 		judged := make([][]itemFact, len(reqs))
 		for i := range reqs {
 			req := &reqs[i]
-			if v := replaypolicy.MaySubmit(req.Requester, actor); v.Outcome != replaypolicy.Go {
-				denied = req.Tenant
-				return fmt.Errorf("replay batch %q: %w", batch, errNoBatch) // someone else's draft is not yours to see
-			}
 			if req.Status != StatusDraft {
 				return quarantine.Errorf(quarantine.ECONFLICT, "this selection was already submitted")
 			}
