@@ -1,0 +1,58 @@
+package replay_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+)
+
+// TestRevGov14ManualTwoApprovalsOfOnePersonLinkedByAnOutsideAccount: one
+// person, three accounts. approver1 (a1@example.com) approves a manual
+// refund. Their partner account a1Mid was seen with a1@example.com and then
+// with a1-mid@example.com; their GitHub account a1GH holds a1-mid@example.com.
+// a1Mid never touched the request, so its addresses are not in the
+// request's KnownAs (knownAsColumn reads only the requester's and the
+// approvers' identities; asSeenBy only the actor's): a1GH's approval is
+// counted as a second person's, and the two-approver request is approved
+// on one person's word. personOf says a person is "everyone knownAs links
+// them to"; the link that makes them one is left out of what is read.
+func TestRevGov14ManualTwoApprovalsOfOnePersonLinkedByAnOutsideAccount(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	dir := authz.NewDirectory(b.db.Pool)
+
+	const msgID = "refund-revgov14-chain"
+	id := b.seedItem(t, "orders.refund", msgID, nil, `{"refund":"order-14c"}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{Reason: "the refund failed on a timeout"})
+	require.Equal(t, replay.StatusPendingApproval, req.Status)
+
+	// The linking account: seen with approver1's address, then its own.
+	mid := quarantine.Actor{Issuer: "https://partner-idp.example", Subject: "a1-mid", Email: approver1.Email, EmailVerified: true}
+	require.NoError(t, dir.Remember(ctx, authz.User{Actor: mid}))
+	mid.Email = "a1-mid@example.com"
+	require.NoError(t, dir.Remember(ctx, authz.User{Actor: mid}))
+	// The second approving account: the linking account's address.
+	gh := quarantine.Actor{Issuer: "https://github.example", Subject: "a1-gh", Email: mid.Email, EmailVerified: true}
+	require.NoError(t, dir.Remember(ctx, authz.User{Actor: gh, Groups: []string{"quarantine:acme:approver"}}))
+
+	got, err := b.replays.Request(ctx, req.ID)
+	require.NoError(t, err)
+	in := replay.ApproveInput{IntentHex: got.IntentHex(), Confirmation: "REPLAY " + msgID}
+	_, err = b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
+	require.NoError(t, err)
+
+	_, err = b.replays.Approve(ctx, req.ID, gh, in, quarantine.RequestMeta{})
+	assert.Error(t, err, "approver1's second account (linked through a1Mid) approved as a second person")
+
+	after, err := b.replays.Request(ctx, req.ID)
+	require.NoError(t, err)
+	assert.Equal(t, replay.StatusPendingApproval, after.Status,
+		"a manual request needs two distinct approvers; one person under two accounts approved it")
+}
