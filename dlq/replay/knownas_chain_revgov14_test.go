@@ -56,3 +56,36 @@ func TestRevGov14ManualTwoApprovalsOfOnePersonLinkedByAnOutsideAccount(t *testin
 	assert.Equal(t, replay.StatusPendingApproval, after.Status,
 		"a manual request needs two distinct approvers; one person under two accounts approved it")
 }
+
+// TestRevGov14RequesterApprovesOwnRequestThroughAnOutsideAccount: the
+// requester's side of the same gap. oncall requests a manual refund as
+// oncall@example.com; their partner account was seen with
+// oncall@example.com and then with oncall-mid@example.com; their GitHub
+// account holds oncall-mid@example.com and the approver role. The GitHub
+// account shares no address with oncall, and the partner account (the
+// link) is no person of the request, so Approve takes it for someone else:
+// the requester approves their own request.
+func TestRevGov14RequesterApprovesOwnRequestThroughAnOutsideAccount(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	dir := authz.NewDirectory(b.db.Pool)
+
+	const msgID = "refund-revgov14-own"
+	id := b.seedItem(t, "orders.refund", msgID, nil, `{"refund":"order-14o"}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{Reason: "the refund failed on a timeout"})
+
+	mid := quarantine.Actor{Issuer: "https://partner-idp.example", Subject: "oncall-mid", Email: oncall.Email, EmailVerified: true}
+	require.NoError(t, dir.Remember(ctx, authz.User{Actor: mid}))
+	mid.Email = "oncall-mid@example.com"
+	require.NoError(t, dir.Remember(ctx, authz.User{Actor: mid}))
+	gh := quarantine.Actor{Issuer: "https://github.example", Subject: "oncall-gh", Email: mid.Email, EmailVerified: true}
+	require.NoError(t, dir.Remember(ctx, authz.User{Actor: gh, Groups: []string{"quarantine:acme:approver"}}))
+
+	got, err := b.replays.Request(ctx, req.ID)
+	require.NoError(t, err)
+	_, err = b.replays.Approve(ctx, req.ID, gh, replay.ApproveInput{IntentHex: got.IntentHex(), Confirmation: "REPLAY " + msgID},
+		quarantine.RequestMeta{})
+	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err),
+		"the requester's GitHub account, linked to them through their partner account, approved their request: %v", err)
+}
