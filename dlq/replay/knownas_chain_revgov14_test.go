@@ -89,3 +89,49 @@ func TestRevGov14RequesterApprovesOwnRequestThroughAnOutsideAccount(t *testing.T
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err),
 		"the requester's GitHub account, linked to them through their partner account, approved their request: %v", err)
 }
+
+// TestRevGov14EditForgetsTheLinkingApprover: the case gov13 fixed
+// (TestFixGov13PersonLinkedThroughAThirdAccount: a lapsed approval of the
+// linking account still links) comes back after a payload edit, which
+// deletes the request's approvals and with them the linking account from
+// the request's people (knownAsColumn reads replay_approvals). a1Mid,
+// seen with a1@example.com and then a1-mid@example.com, approves; the
+// requester edits the payload; approver1 (a1@example.com) and a1GH
+// (a1-mid@example.com) then approve, and the manual request is approved
+// on one person's two accounts.
+func TestRevGov14EditForgetsTheLinkingApprover(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	dir := authz.NewDirectory(b.db.Pool)
+	approvers := []string{"quarantine:acme:approver"}
+
+	const msgID = "refund-revgov14-edit-link"
+	id := b.seedItem(t, "orders.refund", msgID, nil, `{"refund":"order-14e"}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{Reason: "the refund failed on a timeout"})
+
+	mid := quarantine.Actor{Issuer: "https://partner-idp.example", Subject: "a1-mid-e", Email: approver1.Email, EmailVerified: true}
+	require.NoError(t, dir.Remember(ctx, authz.User{Actor: mid, Groups: approvers}))
+	mid.Email = "a1-mid-e@example.com"
+	require.NoError(t, dir.Remember(ctx, authz.User{Actor: mid, Groups: approvers}))
+	gh := quarantine.Actor{Issuer: "https://github.example", Subject: "a1-gh-e", Email: mid.Email, EmailVerified: true}
+	require.NoError(t, dir.Remember(ctx, authz.User{Actor: gh, Groups: approvers}))
+
+	approve := func(who quarantine.Actor) error {
+		got, err := b.replays.Request(ctx, req.ID)
+		require.NoError(t, err)
+		_, err = b.replays.Approve(ctx, req.ID, who, replay.ApproveInput{IntentHex: got.IntentHex(), Confirmation: "REPLAY " + msgID},
+			quarantine.RequestMeta{})
+		return err
+	}
+	require.NoError(t, approve(mid))
+	require.NoError(t, b.replays.EditPayload(ctx, req.ID, id, oncall, replay.PayloadEdit{Payload: []byte(`{"refund":"order-14e","amount":1}`),
+		Reason: "the amount was missing"}, quarantine.RequestMeta{}))
+
+	require.NoError(t, approve(approver1))
+	err := approve(gh)
+	assert.Error(t, err, "approver1's second account, linked through a1Mid (who approved before the edit), approved as a second person")
+	after, err := b.replays.Request(ctx, req.ID)
+	require.NoError(t, err)
+	assert.Equal(t, replay.StatusPendingApproval, after.Status, "a manual request approved on one person's two accounts")
+}
