@@ -124,13 +124,17 @@ type Request struct {
 	// KnownAs is each identity of the request's people with each address
 	// the console has seen it with (at sign-in and refresh, and with each
 	// draft, submit, edit and approval: dlq/replay reads them with the
-	// request for its requester and approvers, and adds the actor's when
-	// it judges one). Separation of duties takes every person, the
-	// requester, each approver and the actor, as their identity with all
-	// of them (personOf; invariant 14 over time: the address one identity
-	// had when it drafted, submitted or approved, on this request or an
-	// earlier one, may be the one another identity of that person holds
-	// now). Addresses of identities that are none of them change nothing.
+	// request for its requester and everyone who ever approved it, and
+	// adds the actor's when it judges one), and every identity linked to
+	// them through addresses seen verified, with those addresses (an
+	// account that had no part in the request, seen with one person's
+	// address and later another's, makes them one); Unfollowed ends them
+	// when the read stopped at its bound. Separation of duties takes every
+	// person, the requester, each approver and the actor, as their
+	// identity with all of them (personOf; invariant 14 over time and
+	// across identities: the address one identity had when it drafted,
+	// submitted or approved, on this request or an earlier one, may be
+	// the one another identity of that person holds now).
 	KnownAs []quarantine.Actor
 }
 
@@ -691,9 +695,27 @@ const (
 // zero actors are not known and match nobody.
 type person []quarantine.Actor
 
+// Unfollowed is the name a read of Request.KnownAs (or Run.KnownAs,
+// Item.FixRecordedByKnownAs) adds when it stopped following links between
+// identities at its bound (dlq/replay: so many linked accounts, or so long
+// a chain of them, that the rest was not read). Who else its people are is
+// then not known, and the rules never take that for "someone else": every
+// person made with it may be anyone (mayBe is true), which only takes
+// rights away (nobody approves the request, no approval counts for
+// another's, the worker publishes nothing) until an admin looks.
+var Unfollowed = quarantine.Actor{Issuer: UnfollowedIssuer}
+
+// UnfollowedIssuer is the issuer of Unfollowed, which no identity provider
+// has (it is no URL).
+const UnfollowedIssuer = "quarantine:unfollowed"
+
 // mayBe reports whether p and q may be one person: SamePerson of any name
-// of p and any name of q.
+// of p and any name of q; always when either was made from names whose
+// links were not all followed (Unfollowed).
 func (p person) mayBe(q person) bool {
+	if p.unfollowed() || q.unfollowed() {
+		return true
+	}
 	for _, x := range p {
 		for _, y := range q {
 			if SamePerson(x, y) {
@@ -704,25 +726,43 @@ func (p person) mayBe(q person) bool {
 	return false
 }
 
+// unfollowed reports whether p holds Unfollowed.
+func (p person) unfollowed() bool {
+	for _, x := range p {
+		if x == Unfollowed {
+			return true
+		}
+	}
+	return false
+}
+
 // personOf is who (as recorded, as the directory has them now) with every
 // address in knownAs the console has seen their identity with, and,
 // through those, everyone knownAs links them to: an identity seen with an
-// address that is one of theirs (SamePerson's mailbox) is theirs too, with
+// address that is one of theirs (SamePerson's Mailbox) is theirs too, with
 // every address it was seen with, and so on until nothing more joins (a
 // person with three accounts, the middle one sharing an address with
 // each of the others, is one person even when that middle account's
-// approval has lapsed). It is the one way the rules make a person of a
-// requester, an approver, an actor or a fix marker's recorder. knownAs is
-// a request's few rows (its people's identities), each address read once.
+// approval has lapsed, or was deleted by an edit, or when it never had
+// any part in the request). It is the one way the rules make a person of
+// a requester, an approver, an actor or a fix marker's recorder. knownAs
+// is what dlq/replay reads for them: every address of the request's
+// people (its requester, everyone who ever approved it) and of the actor,
+// and the addresses seen verified of every identity linked to them (the
+// database follows the links, bounded; Unfollowed when it stopped at its
+// bound, which makes the person anyone's).
 func personOf(knownAs []quarantine.Actor, who ...quarantine.Actor) person {
 	p := append(person(nil), who...)
 	boxes := make([]string, len(p), len(p)+len(knownAs))
 	for i, w := range who {
-		boxes[i] = mailbox(w.Email)
+		boxes[i] = Mailbox(w.Email)
 	}
 	known := make([]string, len(knownAs))
 	for i, a := range knownAs {
-		known[i] = mailbox(a.Email)
+		if a == Unfollowed {
+			return append(p, Unfollowed)
+		}
+		known[i] = Mailbox(a.Email)
 	}
 	in := make([]bool, len(knownAs))
 	for grew := true; grew; {

@@ -42,8 +42,8 @@ func TestEmailKeyWithinMailbox(t *testing.T) {
 		b := strings.ToUpper(a)
 		ka, _ := EmailKey(a)
 		kb, _ := EmailKey(b)
-		if ka != kb || mailbox(a) != mailbox(b) {
-			t.Errorf("%q and %q: keys %q, %q; mailboxes %q, %q", a, b, ka, kb, mailbox(a), mailbox(b))
+		if ka != kb || Mailbox(a) != Mailbox(b) {
+			t.Errorf("%q and %q: keys %q, %q; mailboxes %q, %q", a, b, ka, kb, Mailbox(a), Mailbox(b))
 		}
 	}
 }
@@ -63,8 +63,8 @@ func FuzzEmailKey(f *testing.F) {
 		if !strings.EqualFold(a, b) || len(a) != len(b) {
 			t.Fatalf("%q and %q share key %q without differing in ASCII case alone", a, b, ka)
 		}
-		if mailbox(a) != mailbox(b) {
-			t.Fatalf("%q and %q share key %q but are two mailboxes to SamePerson (%q, %q)", a, b, ka, mailbox(a), mailbox(b))
+		if Mailbox(a) != Mailbox(b) {
+			t.Fatalf("%q and %q share key %q but are two mailboxes to SamePerson (%q, %q)", a, b, ka, Mailbox(a), Mailbox(b))
 		}
 	})
 }

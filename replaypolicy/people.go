@@ -18,7 +18,7 @@ import (
 
 // SamePerson reports whether a and b may be one person, for separation of
 // duties (invariant 14, "one person is one person"): the same identity
-// (issuer and subject), or the same mailbox (mailbox: its spellings,
+// (issuer and subject), or the same mailbox (Mailbox: its spellings,
 // case, width, quotes, IDNA form, and a "+tag" aside), whether or not either provider verified it. Loose is the safe
 // direction here, because a match only ever takes something away: an
 // approver who may be the requester does not approve, two accounts of one
@@ -34,7 +34,7 @@ func SamePerson(a, b quarantine.Actor) bool {
 	if a.SameIdentity(b) {
 		return true
 	}
-	ma, mb := mailbox(a.Email), mailbox(b.Email)
+	ma, mb := Mailbox(a.Email), Mailbox(b.Email)
 	return ma != "" && ma == mb
 }
 
@@ -48,10 +48,13 @@ func MayBeOne(a, aNow, b, bNow quarantine.Actor) bool {
 	return person{a, aNow}.mayBe(person{b, bNow})
 }
 
-// mailbox is an email address as SamePerson compares it, one spelling
+// Mailbox is an email address as SamePerson compares it, one spelling
 // for every way of writing one mailbox; "" for an empty address. It is
-// meant to be loose (a match only takes something away) without making
-// two mailboxes one:
+// the one normalization of separation of duties: the rules compare
+// addresses with it, and dlq/replay and authz store it beside each address
+// they keep (identity_addresses.mailbox), so that the database follows
+// links between identities by the same key. It is meant to be loose (a
+// match only takes something away) without making two mailboxes one:
 //   - trimmed, and in Unicode compatibility form (NFKC): a full-width
 //     "ａｎｎ＠ｅｘａｍｐｌｅ.com" is ann@example.com;
 //   - the local part without needless quotes (RFC 5321: "ann"@example.com
@@ -64,7 +67,7 @@ func MayBeOne(a, aNow, b, bNow quarantine.Actor) bool {
 //     xn--exmple-cua.com are one domain; ß is not mapped to ss, as in
 //     IDNA2008). A domain IDNA refuses (an address literal, an
 //     underscore) is only case folded.
-func mailbox(email string) string {
+func Mailbox(email string) string {
 	e := norm.NFKC.String(strings.TrimSpace(email))
 	at := strings.LastIndexByte(e, '@')
 	if at < 0 {
@@ -73,7 +76,7 @@ func mailbox(email string) string {
 	return localPart(e[:at]) + "@" + domainPart(e[at+1:])
 }
 
-// localPart is the local part of an address as mailbox compares it: its
+// localPart is the local part of an address as Mailbox compares it: its
 // text with quotes and quoted pairs read, case folded, up to a "+" that
 // starts a tag (not one that starts the local part); quoted again when it
 // is no dot-string, so that "ann smith" stays one text and apart from
@@ -120,7 +123,7 @@ func isDotString(l string) bool {
 	return true
 }
 
-// domainPart is the domain of an address as mailbox compares it: without
+// domainPart is the domain of an address as Mailbox compares it: without
 // the root's trailing dot, in its ASCII form (IDNA lookup: case, width and
 // U-labels mapped, A-labels checked); a domain IDNA refuses is only case
 // folded.
@@ -153,13 +156,13 @@ func foldCase(s string) string {
 // lower case, nothing else changed; ok is false for an empty address and
 // for one that is not all ASCII, which matches no binding and no filter.
 //
-// It is the strict counterpart of SamePerson's mailbox. Loose is safe only
+// It is the strict counterpart of SamePerson's Mailbox. Loose is safe only
 // where a match takes something away; where a match grants, two mailboxes
 // must never become one key. Unicode case mapping would do that:
 // strings.ToLower maps İ (U+0130) to i and the Kelvin sign K (U+212A) to
 // k, so a verified ops@kİwİ.example (xn--kiwi-rwcc.example, a domain
 // anyone may register) would hold the roles bound to ops@kiwi.example.
-// Nor may it drop a "+tag", a quote or a trailing dot, as mailbox does. So
+// Nor may it drop a "+tag", a quote or a trailing dot, as Mailbox does. So
 // it maps only what every mail system reads as one mailbox (ASCII case,
 // which the console has always ignored) and refuses the rest rather than
 // guess: a person whose address is not ASCII is bound by identity

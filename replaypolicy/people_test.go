@@ -96,7 +96,7 @@ func TestSamePersonMailboxSpellings(t *testing.T) {
 			a := quarantine.Actor{Issuer: "https://idp.example", Subject: "a", Email: tt.a}
 			b := quarantine.Actor{Issuer: "https://idp.example", Subject: "b", Email: tt.b}
 			if got := SamePerson(a, b); got != tt.same {
-				t.Errorf("SamePerson(%q, %q) = %v, want %v (mailboxes %q and %q)", tt.a, tt.b, got, tt.same, mailbox(tt.a), mailbox(tt.b))
+				t.Errorf("SamePerson(%q, %q) = %v, want %v (mailboxes %q and %q)", tt.a, tt.b, got, tt.same, Mailbox(tt.a), Mailbox(tt.b))
 			}
 		})
 	}
