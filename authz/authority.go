@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // Directory remembers the last identity and groups each person signed in
@@ -27,10 +28,13 @@ func NewDirectory(pool *pgxpool.Pool) *Directory { return &Directory{pool: pool}
 // no longer revoked; and the address it comes with kept among every one
 // the console has seen the identity with (identity_addresses, never
 // removed: separation of duties compares a person as all of them, so an
-// address given up to another identity of theirs still names them).
+// address given up to another identity of theirs still names them), with
+// its mailbox key ($7, replaypolicy.Mailbox) and whether the provider
+// verified it (a row of its own: links beyond a request follow only
+// verified addresses).
 const rememberUser = `WITH seen AS (
-        INSERT INTO identity_addresses (issuer, subject, email)
-        SELECT $1::text, $2::text, $3::text WHERE $3::text <> '' -- an identity without an address is its identity alone
+        INSERT INTO identity_addresses (issuer, subject, email, verified, mailbox)
+        SELECT $1::text, $2::text, $3::text, $4::boolean, $7::text WHERE $3::text <> '' -- an identity without an address is its identity alone
         ON CONFLICT DO NOTHING)
     INSERT INTO user_directory (issuer, subject, email, email_verified, name, groups, seen_at)
     VALUES ($1, $2, $3, $4, $5, $6, now())
@@ -55,7 +59,7 @@ func rememberIn(ctx context.Context, db execer, u User) error {
 	if u.Groups == nil {
 		u.Groups = []string{}
 	}
-	_, err := db.Exec(ctx, rememberUser, u.Issuer, u.Subject, u.Email, u.EmailVerified, u.Name, u.Groups)
+	_, err := db.Exec(ctx, rememberUser, u.Issuer, u.Subject, u.Email, u.EmailVerified, u.Name, u.Groups, replaypolicy.Mailbox(u.Email))
 	if err != nil {
 		return fmt.Errorf("remember %s: %w", u.Email, err)
 	}

@@ -85,7 +85,8 @@ func All() ([]Migration, error) {
 
 // Migrate brings the database on conn to the newest schema. tern holds a
 // PostgreSQL advisory lock while it works, so replicas starting together
-// apply each migration once. It returns the version reached.
+// apply each migration once. Then it fills in what SQL cannot compute
+// (fillMailboxes). It returns the version reached.
 func Migrate(ctx context.Context, conn *pgx.Conn) (version int32, err error) {
 	all, err := All()
 	if err != nil {
@@ -100,6 +101,9 @@ func Migrate(ctx context.Context, conn *pgx.Conn) (version int32, err error) {
 	}
 	if err := m.Migrate(ctx); err != nil {
 		return 0, fmt.Errorf("migrate: %w", err)
+	}
+	if err := fillMailboxes(ctx, conn); err != nil {
+		return 0, err
 	}
 	v, err := m.GetCurrentVersion(ctx)
 	if err != nil {

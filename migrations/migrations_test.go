@@ -195,6 +195,7 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 		"replay_items":                "DELETE,INSERT,SELECT,UPDATE",
 		"replay_approvals":            "DELETE,INSERT,SELECT,UPDATE",
 		"identity_addresses":          "INSERT,SELECT", // append-only (migration 0057, in place of 0055's replay_approval_addresses): an address an identity was seen with is never lost
+		"replay_request_approvers":    "INSERT,SELECT", // append-only (migration 0059): whoever approved a request stays one of its people after an edit
 		"replay_jobs":                 "DELETE,INSERT,SELECT,UPDATE",
 		"replay_ledger":               "INSERT,SELECT", // append-only (migration 0011): what was replayed stays replayed
 		"group_triage":                "DELETE,INSERT,SELECT,UPDATE",

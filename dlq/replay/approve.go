@@ -29,8 +29,15 @@ type ApproveInput struct {
 // approval that no longer counts (replaypolicy.ApprovalLapsed: expired,
 // or voided when its approver had lost the right) is given again in its
 // place, under the address the approver has now; the one it was given
-// under before stays in identity_addresses (seen: Request.KnownAs).
-const insertApproval = `INSERT INTO replay_approvals (request_id, approver_issuer, approver_subject, approver_email,
+// under before stays in identity_addresses (seen: Request.KnownAs). The
+// approver stays one of the request's people for good
+// (replay_request_approvers): an edit of the payload deletes the
+// approvals, and their approvers' addresses may be what links two others
+// of its people (knownAsColumn).
+const insertApproval = `WITH approver AS (
+        INSERT INTO replay_request_approvers (request_id, approver_issuer, approver_subject) VALUES ($1, $2, $3)
+        ON CONFLICT DO NOTHING) -- approved it before
+    INSERT INTO replay_approvals (request_id, approver_issuer, approver_subject, approver_email,
         approver_email_verified, intent_hash, approved_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7)
     ON CONFLICT (request_id, approver_issuer, approver_subject) DO UPDATE

@@ -28,23 +28,76 @@ const (
 
 // peopleColumns are the columns of a request's requester as the
 // directory has them now (empty when never seen), from joinRequesterNow on
-// replay_requests r, and every address the console has seen its
-// requester's and its approvers' identities with (knownAsColumn);
-// peopleInto scans them. The lists that judge who may act on many
-// requests read them with the rows rather than one look-up a request.
+// replay_requests r, and every name the console knows its people by
+// (knownAsColumn); peopleInto scans them. The lists that judge who may act
+// on many requests read them with the rows rather than one look-up a
+// request.
 const (
 	peopleColumns = `coalesce(rn.issuer, ''), coalesce(rn.subject, ''), coalesce(rn.email, ''), coalesce(rn.email_verified, false), ` +
 		knownAsColumn
 	joinRequesterNow = `LEFT JOIN user_directory rn ON rn.issuer = r.requester_issuer AND rn.subject = r.requester_subject`
-	// knownAsColumn is Request.KnownAs of request r: each address the
-	// console has seen its requester's identity with, and each of its
-	// approvers' (identity_addresses, by its key: a few rows an identity),
-	// as JSON quarantine.Actor values.
-	knownAsColumn = `coalesce((SELECT jsonb_agg(jsonb_build_object('iss', k.issuer, 'sub', k.subject, 'email', k.email)
-            ORDER BY k.issuer, k.subject, k.email)
-        FROM (SELECT r.requester_issuer AS issuer, r.requester_subject AS subject
-              UNION SELECT a.approver_issuer, a.approver_subject FROM replay_approvals a WHERE a.request_id = r.id) p
-        JOIN identity_addresses k ON k.issuer = p.issuer AND k.subject = p.subject), '[]')`
+	// knownAsColumn is Request.KnownAs of request r: its people (its
+	// requester, and everyone who ever approved it: replay_approvals, and
+	// replay_request_approvers, which an edit that deletes the approvals
+	// leaves alone) with every name the console knows them by (linkedFrom).
+	knownAsColumn = linkedFrom + `
+            SELECT r.requester_issuer, r.requester_subject, 0
+            UNION SELECT a.approver_issuer, a.approver_subject, 0 FROM replay_request_approvers a WHERE a.request_id = r.id
+            UNION SELECT a.approver_issuer, a.approver_subject, 0 FROM replay_approvals a WHERE a.request_id = r.id` + linkedTo
+)
+
+// linkedFrom and linkedTo enclose the people of a request (a query of
+// their identities, issuer, subject and depth 0) as every name the
+// console knows them by, as JSON quarantine.Actor values: each address
+// seen with each of their identities (identity_addresses, verified or
+// not), and, following links from those addresses by their mailbox key
+// (replaypolicy.Mailbox) to every other identity seen verified with one,
+// and on from that identity's addresses seen verified, the addresses seen
+// verified of every identity they reach. One person is every name we know
+// them by, not only the names of the accounts a request reads: R holds
+// r@x, M was seen with r@x and later m@x, G holds m@x, so G is R's, though
+// M had no part in the request (replaypolicy.Request.KnownAs).
+//
+// Only addresses seen verified link past the request's people: an address
+// merely claimed (at a provider that does not verify) makes its own
+// identity match, as before, but an account outside the request claiming
+// two strangers' addresses does not make them one person (who would then
+// lose the right to approve each other's requests). The actor judged is
+// compared by their own addresses (knownAs): a link between them and a
+// person of the request is found from the person's side, whose walk reaches
+// every identity the actor's would meet on the way.
+//
+// The walk is bounded: linkDepth identities away at most, and linkRows
+// identities-by-depth read. At either bound the rest is not known, and it
+// is never taken for "someone else": the names end with
+// replaypolicy.Unfollowed, which makes each person of the request anyone's
+// (refused: nobody approves it, the worker publishes nothing). A person
+// has a few accounts; a request reaching a bound is a data problem for an
+// admin, not a judgement to guess.
+const (
+	linkedFrom = `coalesce((WITH RECURSIVE walk (issuer, subject, depth) AS (`
+	linkedTo   = `
+        UNION
+            SELECT o.issuer, o.subject, w.depth + 1
+            FROM walk w
+            JOIN identity_addresses k ON k.issuer = w.issuer AND k.subject = w.subject
+                 AND (w.depth = 0 OR k.verified) -- past the people themselves, only an address a provider vouched for links
+            JOIN identity_addresses o ON o.mailbox = k.mailbox AND o.verified -- identity_addresses_mailbox_idx
+            WHERE w.depth < ` + linkDepth + ` AND k.mailbox <> '' AND (o.issuer, o.subject) <> (w.issuer, w.subject)),
+        bounded AS (SELECT issuer, subject, depth FROM walk LIMIT ` + linkRows + `), -- the walk stops once this many are read
+        linked AS (SELECT issuer, subject, min(depth) AS depth FROM bounded GROUP BY issuer, subject)
+    SELECT jsonb_agg(jsonb_build_object('iss', n.issuer, 'sub', n.subject, 'email', n.email) ORDER BY n.issuer, n.subject, n.email)
+    FROM (SELECT DISTINCT k.issuer, k.subject, k.email
+          FROM linked l JOIN identity_addresses k ON k.issuer = l.issuer AND k.subject = l.subject AND (l.depth = 0 OR k.verified)
+          UNION ALL
+          SELECT '` + replaypolicy.UnfollowedIssuer + `', '', '' -- at a bound: refused, never "someone else"
+          WHERE (SELECT count(*) FROM bounded) >= ` + linkRows + ` OR EXISTS (SELECT 1 FROM linked WHERE depth >= ` + linkDepth + `)) n), '[]')`
+	// linkDepth is how many identities away from the request's people
+	// the walk goes; one first met that far is not followed further.
+	linkDepth = "8"
+	// linkRows bounds the identities-by-depth the walk reads (each
+	// identity it reaches is read again at each depth below linkDepth).
+	linkRows = "400"
 )
 
 // peopleInto are the scan targets of peopleColumns, into r.RequesterNow
@@ -113,25 +166,31 @@ func identityNow(ctx context.Context, q querier, actor quarantine.Actor) (quaran
 // sees an identity with is kept (identity_addresses, migration 0057), at
 // every sign-in and refresh (authz, with the directory) and with each
 // replay action here (a draft, a submit, a payload edit, an approval, a
-// rejection, a cancel, a settle), in the action's transaction. Separation
-// of duties compares each person of a request (knownAsColumn) and the
-// actor (asSeenBy) as their identity with all of them.
-const insertKnownAs = `INSERT INTO identity_addresses (issuer, subject, email)
-    SELECT $1::text, $2::text, $3::text
+// rejection, a cancel, a settle), in the action's transaction, with its
+// mailbox key ($4, replaypolicy.Mailbox: what links are followed by) and
+// whether the provider verified it ($5; a row of its own, as the runtime
+// role never updates one: only verified addresses link past a request's
+// people, linkedFrom). Separation of duties compares each person of a
+// request (knownAsColumn) and the actor (asSeenBy) as their identity with
+// all of them.
+const insertKnownAs = `INSERT INTO identity_addresses (issuer, subject, email, mailbox, verified)
+    SELECT $1::text, $2::text, $3::text, $4::text, $5::boolean
     WHERE $1::text <> '' AND $2::text <> '' AND $3::text <> '' -- an identity without an address is its identity alone
-    ON CONFLICT DO NOTHING -- seen with this address before`
+    ON CONFLICT DO NOTHING -- seen with this address (so verified, or not) before`
 
 // seen records, in tx, that the console saw actor's identity with its
 // address.
 func seen(ctx context.Context, tx pgx.Tx, actor quarantine.Actor) error {
-	if _, err := tx.Exec(ctx, insertKnownAs, actor.Issuer, actor.Subject, actor.Email); err != nil {
+	if _, err := tx.Exec(ctx, insertKnownAs, actor.Issuer, actor.Subject, actor.Email, replaypolicy.Mailbox(actor.Email),
+		actor.EmailVerified); err != nil {
 		return fmt.Errorf("record the address of %s: %w", actor.Attribution(), err)
 	}
 	return nil
 }
 
-// selectKnownAs is each address the console has seen an identity with.
-const selectKnownAs = `SELECT issuer, subject, email FROM identity_addresses WHERE issuer = $1 AND subject = $2 ORDER BY email`
+// selectKnownAs is each address the console has seen an identity with
+// (verified or not).
+const selectKnownAs = `SELECT DISTINCT issuer, subject, email FROM identity_addresses WHERE issuer = $1 AND subject = $2 ORDER BY email`
 
 // KnownAs is each address the console has seen actor's identity with (as
 // quarantine.Actor values of that identity; none when never seen): the

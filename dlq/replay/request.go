@@ -55,10 +55,11 @@ type Request struct {
 	// and the draft expiry's).
 	RequesterNow quarantine.Actor
 	// KnownAs is each address the console has seen the requester's and
-	// each approver's identity with, on any request
-	// (replaypolicy.Request.KnownAs; identity_addresses), read with
-	// RequesterNow (knownAsColumn); SeenBy adds an actor's. Each person is
-	// the one behind all of them.
+	// each approver's identity with (everyone who ever approved it), on
+	// any request, and each address seen verified of every identity
+	// linked to them (replaypolicy.Request.KnownAs; identity_addresses),
+	// read with RequesterNow (knownAsColumn, linkedFrom); SeenBy adds an
+	// actor's. Each person is the one behind all of them.
 	KnownAs           []quarantine.Actor
 	Reason            string
 	StatusReason      string
