@@ -31,7 +31,7 @@ func TestFixGov14UnfollowedIsAnyone(t *testing.T) {
 		if cut {
 			req.KnownAs, run.KnownAs = append(req.KnownAs, Unfollowed), append(run.KnownAs, Unfollowed)
 		}
-		if got := MayApprove(req, bob).Outcome == Go; got == cut {
+		if got := MayApprove(req, bob, quarantine.Actor{}).Outcome == Go; got == cut {
 			t.Errorf("cut=%v: bob may approve: %v", cut, got)
 		}
 		if n, _ := JudgeApprovals(tbl, req, testNow); (n == 2) == cut {
