@@ -245,6 +245,25 @@ func MayApprove(req Request, actor, actorNow quarantine.Actor) Verdict {
 	return notRequester(req, actor, actorNow, "you cannot approve your own request")
 }
 
+// KnowsAsRequester reports whether req knows actor, as signed in, for
+// its requester without the other names the console has seen the actor's
+// own identity with: the requester as recorded, as the directory has them
+// now, or under an address they drafted, submitted or edited with that is
+// the actor's. When only those other names make the actor the requester
+// (their account has the requester's address now, or had it, or links to
+// it), MayApprove still blocks them, and their session could not have
+// told them why: the console says so (invalid) where the requester is
+// simply forbidden.
+func KnowsAsRequester(req Request, actor quarantine.Actor) bool {
+	others := make([]quarantine.Actor, 0, len(req.KnownAs))
+	for _, a := range req.KnownAs {
+		if !a.SameIdentity(actor) {
+			others = append(others, a)
+		}
+	}
+	return personOf(others, req.Requester, req.RequesterNow).mayBe(person{actor})
+}
+
 // MayReconcile says whether actor (as signed in; actorNow: their identity
 // as the directory has it now, zero when not known) may settle an item of
 // req whose outcome nobody knows (applied, or not applied: republish or

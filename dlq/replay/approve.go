@@ -83,7 +83,7 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		}
 		if v := req.MayApprove(actor, quarantine.Actor{}); v.Outcome != replaypolicy.Go {
 			denied = req.Tenant // the requester, as the request knows its people
-			return quarantine.Errorf(quarantine.EFORBIDDEN, "%s", v.Reason)
+			return quarantine.Errorf(ownRequestCode(req, actor), "%s", v.Reason)
 		}
 		// The approver as the count will read them (judgeApprovals: as the
 		// directory has them now, under every address seen), read up front:
@@ -241,4 +241,15 @@ func approvedAsAnother(t *replaypolicy.Table, req Request, as []Approval, actor 
 		}
 	}
 	return quarantine.Actor{}, false
+}
+
+// ownRequestCode is how Approve refuses an actor the request knows as its
+// requester: forbidden for the requester as the request knows them
+// (replaypolicy.KnowsAsRequester); invalid, the page saying why, when only
+// the other names of the actor's own account make them one.
+func ownRequestCode(req Request, actor quarantine.Actor) string {
+	if replaypolicy.KnowsAsRequester(policyRequest(req, nil), actor) {
+		return quarantine.EFORBIDDEN
+	}
+	return quarantine.EINVALID
 }
