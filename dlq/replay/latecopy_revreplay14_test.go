@@ -243,3 +243,52 @@ func TestRevReplay14LateCopyThatAgedOutDefersForever(t *testing.T) {
 		return fmt.Errorf("AGG copied the original, and its 1 s window let go of it, yet the job is: %s", b.jobsText(t, req.ID))
 	})
 }
+
+// TestRevReplay14LateCopyFedByAnotherSourceShownReplayed: AGG, made after
+// the original, sources the target APP (its link down: behind) and also
+// OTHER, whose legacy subject it stores as the target's subject (a
+// source's subject transform). AGG's last message of the subject came
+// from OTHER: its Nats-Stream-Source header names OTHER, not APP, so
+// copiedUpTo falls back to the stored times, and a message AGG stored
+// from OTHER after APP stored the original says "caught up with APP".
+// The job goes and is shown replayed; when AGG's link to APP comes back,
+// AGG copies the original and drops the replay inside its window.
+func TestRevReplay14LateCopyFedByAnotherSourceShownReplayed(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := rr14Original(t, b, "orig-fed-1")
+	b.createStream(t, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"legacy.>"}})
+	other := jetstream.StreamSource{Name: "OTHER", SubjectTransforms: []jetstream.SubjectTransformConfig{{Source: "legacy.>", Destination: "app.>"}}}
+	aggCfg := jetstream.StreamConfig{Name: "AGG", Duplicates: 2 * time.Second, Sources: []*jetstream.StreamSource{
+		{Name: "APP", External: &jetstream.ExternalStream{APIPrefix: "$JS.elsewhere.API"}}, &other}}
+	agg := b.createStream(t, aggCfg)
+	m := nats.NewMsg("legacy.acme.search.index_update")
+	m.Header.Set(jetstream.MsgIDHeader, "legacy-1")
+	_, err := b.js.PublishMsg(ctx, m)
+	require.NoError(t, err)
+	wait.Until(t, "AGG to copy OTHER's message", 30*time.Second, func() bool { return rr14Count(t, agg) == 1 })
+
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	wait.Until(t, "the job to be replayed, or deferred as behind", 60*time.Second, func() bool {
+		text := b.jobsText(t, req.ID)
+		return b.jobStates(t, req.ID)[string(replay.JobReplayed)] == 1 || strings.Contains(text, "deferred") && strings.Contains(text, "has not")
+	})
+	assert.Zero(t, b.jobStates(t, req.ID)[string(replay.JobReplayed)],
+		"shown replayed while AGG has not copied the original from APP (AGG holds only OTHER's message): %s", b.jobsText(t, req.ID))
+
+	aggCfg.Sources = []*jetstream.StreamSource{{Name: "APP"}, &other}
+	_, err = b.js.UpdateStream(ctx, aggCfg)
+	require.NoError(t, err)
+	r := b.waitFinished(t, req.ID)
+	require.Equal(t, 1, b.jobStates(t, req.ID)[string(replay.JobReplayed)], "%s: %s", r.Status, b.jobsText(t, req.ID))
+	wait.For(t, "the replay to reach AGG", 30*time.Second, func() error {
+		if a := rr14Count(t, agg); a != 3 {
+			return fmt.Errorf("the item is shown replayed, but AGG holds %d messages of the subject (OTHER's, the original, the replay: 3; APP holds %d): AGG dropped the replay as a duplicate of the original",
+				a, b.onSubject(t, rr14Subject))
+		}
+		return nil
+	})
+}
