@@ -292,3 +292,30 @@ func TestRevReplay14LateCopyFedByAnotherSourceShownReplayed(t *testing.T) {
 		return nil
 	})
 }
+
+// TestRevReplay14ConfirmPageCountsABehindLateCopy: the confirm page judges
+// as the worker does, but an item whose late copy needs a read
+// (NeedCopies) is skipped (view.go waits: `continue`): here AGG, made
+// after the original with its link to APP down, has copied nothing, and
+// the worker defers the item for as long as that lasts ("has not copied
+// any message … yet"), yet the confirm page counts no item that waits
+// (nor one whose window could not be read): the requester is told
+// nothing waits.
+func TestRevReplay14ConfirmPageCountsABehindLateCopy(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := rr14Original(t, b, "orig-confirm-1")
+	agg := b.createStream(t, jetstream.StreamConfig{Name: "AGG", Duplicates: time.Second,
+		Sources: []*jetstream.StreamSource{{Name: "APP", External: &jetstream.ExternalStream{APIPrefix: "$JS.elsewhere.API"}}}})
+	past := agg.CachedInfo().Created.Add(time.Second + 200*time.Millisecond)
+	wait.Until(t, "AGG's window as its creation says to pass", 30*time.Second, func() bool { return time.Now().After(past) })
+
+	batch, _ := b.draft(t, oncall, id)
+	sel, err := b.replays.Selection(ctx, batch, oncall, 1000)
+	require.NoError(t, err)
+	require.Len(t, sel.Requests, 1)
+	w := sel.Requests[0].Waits
+	assert.Equal(t, 1, w.Items+w.Unread, "AGG holds %d messages of the subject (APP %d): the worker defers the item while AGG is behind, the page says nothing waits: %+v",
+		rr14Count(t, agg), b.onSubject(t, rr14Subject), w)
+}
