@@ -319,3 +319,34 @@ func TestRevReplay14ConfirmPageCountsABehindLateCopy(t *testing.T) {
 	assert.Equal(t, 1, w.Items+w.Unread, "AGG holds %d messages of the subject (APP %d): the worker defers the item while AGG is behind, the page says nothing waits: %+v",
 		rr14Count(t, agg), b.onSubject(t, rr14Subject), w)
 }
+
+// TestRevReplay14BehindCopyAuditsEverySecond: while a late copy is behind
+// (its link to the target down, which 980134b expects may last: "a source
+// link that is down"), the worker defers the item "will check again"
+// every second, and every deferral is recorded with its own audit row
+// (replay.item.deferred), the same reason each time. The audit log is
+// never purged and each append takes the chain's lock: one item behind
+// for a day writes 86,400 rows, a request of a thousand such items 86
+// million.
+func TestRevReplay14BehindCopyAuditsEverySecond(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := rr14Original(t, b, "orig-audit-1")
+	b.createStream(t, jetstream.StreamConfig{Name: "AGG", Duplicates: time.Second,
+		Sources: []*jetstream.StreamSource{{Name: "APP", External: &jetstream.ExternalStream{APIPrefix: "$JS.elsewhere.API"}}}})
+
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	wait.Until(t, "the job to be deferred for AGG", 30*time.Second, func() bool {
+		return strings.Contains(b.jobsText(t, req.ID), "has not copied any message of")
+	})
+	behindSince := time.Now()
+	wait.Until(t, "ten seconds of AGG behind", 30*time.Second, func() bool { return time.Since(behindSince) > 10*time.Second })
+
+	var rows, reasons int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT reason) FROM audit_log
+        WHERE action = 'replay.item.deferred' AND object_type = 'dead_letter' AND object_id = $1`, fmt.Sprint(id)).Scan(&rows, &reasons))
+	assert.LessOrEqual(t, rows, 4, "%d audit rows of the item deferred (%d distinct reasons) in ~10 s of AGG behind: %s", rows, reasons, b.jobsText(t, req.ID))
+}
