@@ -350,3 +350,46 @@ func TestRevReplay14BehindCopyAuditsEverySecond(t *testing.T) {
         WHERE action = 'replay.item.deferred' AND object_type = 'dead_letter' AND object_id = $1`, fmt.Sprint(id)).Scan(&rows, &reasons))
 	assert.LessOrEqual(t, rows, 4, "%d audit rows of the item deferred (%d distinct reasons) in ~10 s of AGG behind: %s", rows, reasons, b.jobsText(t, req.ID))
 }
+
+// TestRevReplay14BehindCopyCoveredBySiblingShownReplayed: two streams
+// made after the original source the target directly: LAGGING (its link
+// down: behind) and FRESH, made after it with a longer window, which
+// copied the original at once. latestCopies leaves LAGGING out by its
+// creation ("FRESH began no earlier and holds an id longer"), but since
+// 980134b a late copy's hold starts when it copied the original (Copied),
+// which for LAGGING is later than FRESH's: it is never read, the job goes
+// once FRESH's window passed, and is shown replayed. When LAGGING's link
+// comes back it copies the original, then the replay inside its window,
+// and drops the replay.
+func TestRevReplay14BehindCopyCoveredBySiblingShownReplayed(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := rr14Original(t, b, "orig-sibling-1")
+	lagCfg := jetstream.StreamConfig{Name: "LAGGING", Duplicates: time.Second,
+		Sources: []*jetstream.StreamSource{{Name: "APP", External: &jetstream.ExternalStream{APIPrefix: "$JS.elsewhere.API"}}}}
+	lagging := b.createStream(t, lagCfg)
+	fresh := b.createStream(t, jetstream.StreamConfig{Name: "FRESH", Duplicates: 2 * time.Second, Sources: []*jetstream.StreamSource{{Name: "APP"}}})
+	wait.Until(t, "FRESH to copy the original", 30*time.Second, func() bool { return rr14Count(t, fresh) == 1 })
+
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	rr14Decided(t, b, req.ID, "LAGGING")
+	assert.Zero(t, b.jobStates(t, req.ID)[string(replay.JobReplayed)],
+		"shown replayed while LAGGING, which sources the target, has not copied the original (it holds %d messages of the subject): %s",
+		rr14Count(t, lagging), b.jobsText(t, req.ID))
+
+	lagCfg.Sources = []*jetstream.StreamSource{{Name: "APP"}}
+	_, err := b.js.UpdateStream(ctx, lagCfg)
+	require.NoError(t, err)
+	r := b.waitFinished(t, req.ID)
+	require.Equal(t, 1, b.jobStates(t, req.ID)[string(replay.JobReplayed)], "%s: %s", r.Status, b.jobsText(t, req.ID))
+	wait.For(t, "the replay to reach LAGGING", 30*time.Second, func() error {
+		if n := rr14Count(t, lagging); n != 2 {
+			return fmt.Errorf("the item is shown replayed, but LAGGING holds %d messages of the subject (APP %d, FRESH %d): LAGGING dropped the replay as a duplicate of the original",
+				n, b.onSubject(t, rr14Subject), rr14Count(t, fresh))
+		}
+		return nil
+	})
+}
