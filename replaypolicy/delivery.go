@@ -46,8 +46,8 @@ type Window struct {
 	// source one are listed). A stream that sources another drops what
 	// its own duplicate window holds the id of: a replay Stream stores
 	// would never reach the consumers that read it (Holds). A copy that
-	// began to copy no later than another, with a window no longer than
-	// its, never holds an id later, and is left out.
+	// another copies the target through, with a window no longer than
+	// that one's, never holds an id later, and is left out.
 	Copies []Copy
 }
 
@@ -68,21 +68,41 @@ type Copy struct {
 	// stores it as ("" when a transform on the way cannot be built
 	// here). From is the stream it copies from directly.
 	Path []CopyHop
-	// Copied is, for a late copy (Late), when it stored the latest
-	// message of the subject when a worker read it, every stream of its
-	// Path having copied the latest one of the stream before (zero: not
-	// read): it copied the original no later. A late copy copies what it sources when it
-	// catches up with it, after it was made by as long as that takes (a
-	// whole backlog, a source link that was down): its creation alone
-	// does not say when its window began to hold the original's id.
+	// Copied is, for a late copy (Late), the earliest time a worker's
+	// reads showed it to hold the target's message by, each stream of its
+	// Path having copied the stream before it up to a message stored
+	// after the original there (zero: not read): it copied the original
+	// no later. A late copy copies what it sources when it catches up
+	// with it, after it was made by as long as that takes (a whole
+	// backlog, a source link that was down): its creation alone does not
+	// say when its window began to hold the original's id.
 	Copied time.Time
 	// Behind says why a late copy is not known to have copied the
 	// target's message yet ("" when it is, or was not read): a stream of
-	// its Path has not copied the latest message of the subject of the
-	// stream before it. A replay published
-	// before it has would reach it inside the original's window, when it
-	// catches up, and be dropped there.
-	Behind string
+	// its Path is not shown to have copied the stream before it that far.
+	// A replay published before it has would reach it inside the
+	// original's window, when it catches up, and be dropped there.
+	// BehindSince is when a read first found it so (zero: not known): it
+	// is read again at a pace that slows the longer it stays behind
+	// (BehindRecheck).
+	Behind      string
+	BehindSince time.Time
+}
+
+// MaxBehindRecheck is the longest a first attempt waits before a late
+// copy that is behind (Copy.Behind) is read again.
+const MaxBehindRecheck = time.Minute
+
+// BehindRecheck is how long after now a late copy behind since c.BehindSince
+// is read again: as long as it has been behind (so the reads double their
+// spacing), at least a second (or margin) and at most MaxBehindRecheck. A
+// link that is down for a day costs a read a minute, not one a second.
+func (c Copy) BehindRecheck(now time.Time, margin time.Duration) time.Duration {
+	wait := max(margin, time.Second)
+	if !c.BehindSince.IsZero() {
+		wait = max(wait, now.Sub(c.BehindSince))
+	}
+	return min(wait, MaxBehindRecheck)
 }
 
 // CopyHop is a stream of a copy's Path and the subject it stores the
@@ -273,9 +293,9 @@ func (a Attempt) Holds() Hold {
 	return a.Window.Holds(a.StoredBy, copied)
 }
 
-// behind is the first of a's late copies that has not copied the
+// Behind is the first of a's late copies that has not copied the
 // target's message yet (Copy.Behind).
-func (a Attempt) behind() (Copy, bool) {
+func (a Attempt) Behind() (Copy, bool) {
 	for _, c := range a.Window.Copies {
 		if c.Behind != "" {
 			return c, true
@@ -336,12 +356,12 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and no stream stores the subject, so no duplicate window drops a republish: "+
 			"it could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt)))
 	case a.FirstAttemptAt.IsZero():
-		if c, ok := a.behind(); ok {
+		if c, ok := a.Behind(); ok {
 			// Not yet: when it catches up it copies the original, and
 			// then a replay stored before it.
 			v = v.plain(Defer, CheckWindow, fmt.Sprintf("deferred: stream %s copies the subject from stream %s, and %s; a replay published now would reach it inside the original's duplicate window (%s) and never reach %s's consumers; will check again",
 				c.Stream, c.From(), c.Behind, c.Duplicates, c.Stream))
-			v.Until = now.Add(max(a.Margin, time.Second))
+			v.Until = now.Add(c.BehindRecheck(now, a.Margin))
 			return v
 		}
 		h := a.Holds()
