@@ -1,12 +1,7 @@
 package replay
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -92,8 +87,8 @@ const maxCopySteps = 1000
 // that takes the subject as it is stored there), mirrors left out, each
 // with when it can have begun to copy stream (the latest creation time
 // of it and the streams between: a stream created after the original
-// copies it then, with a fresh time), but those another holds an id
-// longer than (latestCopies).
+// copies it then, with a fresh time) and its Path, but those another
+// copies the target through with a window no shorter (latestCopies).
 func (l *streamList) copiesOf(stream, subject string) []replaypolicy.Copy {
 	type at struct{ stream, subject string }
 	type visit struct {
@@ -137,132 +132,23 @@ func (l *streamList) copiesOf(stream, subject string) []replaypolicy.Copy {
 	return latestCopies(out)
 }
 
-// latestCopies is cs without the copies another holds an id at least as
-// long as, whatever the time it copied it (it began to copy no earlier,
-// and its window is no shorter); of equal ones, the first.
+// latestCopies is cs without the copies another copies the target
+// through, with a window at least as long (its Path passes through
+// theirs): it copies the target's message after they do and holds its id
+// no shorter, and a read of it reads every stream of its Path
+// (LateCopies). Another copy, a sibling made later with a longer window
+// say, is kept: a late one is read on its own, and it may copy the
+// original later than the others (a link that is down). Of copies of one
+// Path, the first.
 func latestCopies(cs []replaypolicy.Copy) []replaypolicy.Copy {
 	var out []replaypolicy.Copy
 	for i, c := range cs {
 		covered := slices.ContainsFunc(cs, func(d replaypolicy.Copy) bool {
-			return d.Duplicates >= c.Duplicates && !d.Since.Before(c.Since) && (d.Duplicates > c.Duplicates || d.Since.After(c.Since))
+			return d.Duplicates >= c.Duplicates && len(d.Path) > len(c.Path) && slices.Equal(d.Path[:len(c.Path)], c.Path)
 		})
-		if !covered && !slices.ContainsFunc(cs[:i], func(d replaypolicy.Copy) bool { return d.Duplicates == c.Duplicates && d.Since.Equal(c.Since) }) {
+		if !covered && !slices.ContainsFunc(cs[:i], func(d replaypolicy.Copy) bool { return slices.Equal(d.Path, c.Path) }) {
 			out = append(out, c)
 		}
 	}
 	return out
-}
-
-// LateCopies implements WindowReader. A late copy (Copy.Late) is read
-// from the broker: the last message of the subject in each stream of its
-// Path (one direct read each; a stream's answer serves every copy and job
-// of the claim for lateCopyReadFor). It has copied the target's message
-// when every stream of its Path has copied the latest message of the
-// stream before it, or the one before has none (copiedUpTo); then it
-// copied the original no later than it stored its own latest (Copied).
-// One that has not is Behind. None having a message of the subject:
-// nothing is held. A copy whose subject could not be worked out (a
-// transform built elsewhere) cannot be read: Behind, with why.
-func (s *StreamWindows) LateCopies(ctx context.Context, a replaypolicy.Attempt) replaypolicy.Window {
-	w := a.Window
-	w.Copies = slices.Clone(w.Copies)
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	for i, c := range w.Copies {
-		if !c.Late(a.StoredBy, a.Margin) {
-			continue
-		}
-		if slices.ContainsFunc(c.Path, func(h replaypolicy.CopyHop) bool { return h.Subject == "" }) {
-			w.Copies[i].Behind = "the subject it stores the original as comes from a subject transform the console cannot follow, so when it copied it cannot be read: " +
-				"replay the item by hand once that stream holds the original, or cancel"
-			continue
-		}
-		var before *jetstream.RawStreamMsg
-		for j, h := range c.Path {
-			m, err := s.lastOf(ctx, h.Stream, h.Subject)
-			switch {
-			case err != nil:
-				w.Unreadable = "when a stream made since the original copied it: " + err.Error()
-				return w
-			case j > 0 && before != nil && m == nil:
-				w.Copies[i].Behind = fmt.Sprintf("stream %s has not copied any message of %q from stream %s yet", h.Stream, c.Path[j-1].Subject, c.Path[j-1].Stream)
-			case j > 0 && before != nil && !copiedUpTo(m, h, c.Path[j-1].Stream, before):
-				w.Copies[i].Behind = fmt.Sprintf("stream %s has not yet copied stream %s's latest message of %q (sequence %d)", h.Stream, c.Path[j-1].Stream, c.Path[j-1].Subject, before.Sequence)
-			}
-			if w.Copies[i].Behind != "" {
-				break
-			}
-			before = m
-		}
-		switch {
-		case w.Copies[i].Behind != "":
-		case before == nil:
-			w.Copies[i].Copied = c.Since // it holds no message of the subject: nothing is held from later than its creation
-		default:
-			w.Copies[i].Copied = before.Time
-		}
-	}
-	return w
-}
-
-// lateCopyReadFor is how long a read of a stream's last message of a
-// subject serves LateCopies: a bulk replay judges thousands of jobs of one
-// subject, and a copy that is behind is read again at each deferral.
-const lateCopyReadFor = time.Second
-
-// lastRead is a stream's last message of a subject as read at (nil: it
-// has none).
-type lastRead struct {
-	msg *jetstream.RawStreamMsg
-	at  time.Time
-}
-
-// lastOf is stream's last message of subject (nil when it has none), read
-// at most lateCopyReadFor ago.
-func (s *StreamWindows) lastOf(ctx context.Context, stream, subject string) (*jetstream.RawStreamMsg, error) {
-	key := stream + " " + subject
-	s.mu.Lock()
-	r, ok := s.lasts[key]
-	s.mu.Unlock()
-	if ok && time.Since(r.at) < lateCopyReadFor {
-		return r.msg, nil
-	}
-	at := time.Now()
-	st, err := s.js.Stream(ctx, stream)
-	if err != nil {
-		return nil, fmt.Errorf("read stream %s: %w", stream, err)
-	}
-	m, err := st.GetLastMsgForSubject(ctx, subject)
-	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
-		m = nil
-	case err != nil:
-		return nil, fmt.Errorf("read the last message of %q in stream %s: %w", subject, stream, err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lasts == nil || len(s.lasts) >= maxCachedWindows {
-		s.lasts = map[string]lastRead{}
-	}
-	s.lasts[key] = lastRead{msg: m, at: at}
-	return m, nil
-}
-
-// copiedUpTo says whether m, the last message of a subject in the stream
-// of hop h, shows it copied latest (the last one of the stream before,
-// named from) or one after: a mirror keeps the sequences it copies; a
-// stream that sources names the sequence it copied in its
-// Nats-Stream-Source header, when that names from; else by the stored
-// times (a copy is stored after what it copies).
-func copiedUpTo(m *jetstream.RawStreamMsg, h replaypolicy.CopyHop, from string, latest *jetstream.RawStreamMsg) bool {
-	if h.Mirror {
-		return m.Sequence >= latest.Sequence
-	}
-	fields := strings.Fields(m.Header.Get("Nats-Stream-Source"))
-	if len(fields) >= 2 && strings.SplitN(fields[0], ":", 2)[0] == from {
-		if seq, err := strconv.ParseUint(fields[1], 10, 64); err == nil {
-			return seq >= latest.Sequence
-		}
-	}
-	return !m.Time.Before(latest.Time)
 }

@@ -62,9 +62,10 @@ type StreamWindows struct {
 	timeout time.Duration
 
 	mu      sync.Mutex
-	list    *streamList         // the newest list read; nil before the first
-	reading *listRead           // the read in flight; nil when none
-	lasts   map[string]lastRead // LateCopies' reads by stream and subject
+	list    *streamList           // the newest list read; nil before the first
+	reading *listRead             // the read in flight; nil when none
+	reads   map[string]streamRead // LateCopies' reads by stream and subject
+	lates   map[string]lateRead   // what they showed, by message id and copy (latecopy.go)
 }
 
 // streamList is the account's streams as asked for at read, and the
