@@ -157,11 +157,13 @@ type job struct {
 	// count against it (ledger.go).
 	replayOf *int64
 
-	// The job as it was claimed: the state it was in, how often it was
-	// claimed (this claim too), deferred, and when it was first about to
-	// be published (nil: never); publishBy is when this claim stops
-	// publishing (database time: two thirds into the lease).
+	// The job as it was claimed: the state it was in and why
+	// (prevResult), how often it was claimed (this claim too), deferred,
+	// and when it was first about to be published (nil: never);
+	// publishBy is when this claim stops publishing (database time: two
+	// thirds into the lease).
 	prevState      JobState
+	prevResult     string
 	attempts       int
 	deferrals      int
 	firstAttemptAt *time.Time
@@ -223,7 +225,8 @@ func (j *job) unsent(v replaypolicy.Verdict) {
 // replay_jobs_ready_idx in its order, the jobs' rows and their requests.
 // It returns each job's new fencing token, the state it was claimed from,
 // when the claim stops publishing, and the job as loadJobs and the rules
-// need it.
+// need it, with its result (the claim leaves it: why it was in that
+// state).
 const claimJobs = claimJobsFrom + claimJobsTo
 
 // claimSome is claimJobs of the jobs $6 only: a narrowing's claim
@@ -257,7 +260,7 @@ FROM sized s WHERE j.id = s.id AND (s.upto <= $4 OR s.n = 1)
   AND s.nth <= ceil(s.rate * $5) + 1 -- what the rate lets this claim publish
 RETURNING j.id, j.fence, s.state, now() + $3::interval * 2 / 3,
     j.request_id, j.dead_letter_id, j.dead_lettered_at, j.not_before, j.attempts, j.deferrals, j.first_attempt_at,
-    j.first_stream, j.first_stream_created, j.handed_at IS NOT NULL`
+    j.first_stream, j.first_stream_created, j.handed_at IS NOT NULL, j.result`
 
 // loadJobs reads what publishing the claimed jobs needs ($1 the jobs, $2
 // their requests, $3 their dead letters and $4 the dead letters' times, in
@@ -329,7 +332,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 		var sentStream *string
 		var sentCreated *time.Time
 		if _, err := pgx.ForEachRow(rows, []any{&c.id, &c.fence, &c.prevState, &c.publishBy, &c.requestID, &c.deadLetterID, &c.deadLetteredAt,
-			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt, &sentStream, &sentCreated, &c.handedBefore}, func() error {
+			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt, &sentStream, &sentCreated, &c.handedBefore, &c.prevResult}, func() error {
 			j := c
 			if sentStream != nil && sentCreated != nil {
 				j.firstSentTo = replaypolicy.SentTo{Stream: *sentStream, Created: *sentCreated}
@@ -382,7 +385,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			j := byID[id]
 			l.id, l.fence, l.requestID, l.deadLetterID, l.deadLetteredAt = j.id, j.fence, j.requestID, j.deadLetterID, j.deadLetteredAt
 			l.prevState, l.publishBy, l.attempts, l.deferrals, l.firstAttemptAt = j.prevState, j.publishBy, j.attempts, j.deferrals, j.firstAttemptAt
-			l.firstSentTo, l.handedBefore = j.firstSentTo, j.handedBefore
+			l.firstSentTo, l.handedBefore, l.prevResult = j.firstSentTo, j.handedBefore, j.prevResult
 			if err := json.Unmarshal(hs, &l.headers); err != nil {
 				l.state, l.result = JobBlocked, "stored headers unreadable: "+err.Error()
 			}

@@ -695,6 +695,9 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 		events = append(events, w.runningEvent(r, started[r.ID]))
 	}
 	for _, j := range recorded {
+		if j.deferredAgain() && !untouched[j.deadLetterID] {
+			continue // its row, and the audit row of its deferral, say so already
+		}
 		e := w.itemEvent(j, untouched[j.deadLetterID])
 		if untouched[j.deadLetterID] {
 			w.log.Warn("replay result recorded; dead letter left as it is", "request", j.requestID, "dead_letter", j.deadLetterID,
@@ -775,6 +778,16 @@ func markHeld(ctx context.Context, tx pgx.Tx, sql string, request int64, deadLet
 			len(deadLetters)-len(changed), request)
 	}
 	return nil
+}
+
+// deferredAgain says whether j is deferred again for what it was
+// deferred for when claimed (the same check, and the same reason, which
+// names it): nothing changed that an audit row would tell, only when it
+// is read again (a late copy that stays behind is read again and again,
+// ever less often: replaypolicy.Copy.BehindRecheck). A deferral for
+// another reason, or after any other state, gets its row.
+func (j *job) deferredAgain() bool {
+	return j.state == JobDeferred && j.prevState == JobDeferred && j.result == j.prevResult && !j.deferred
 }
 
 // itemEvent is the audit row of what became of j, under its message id;
