@@ -98,8 +98,9 @@ type StopForm struct {
 // stream's duplicate window if it ran now.
 type WaitsView struct {
 	Items   int
-	Until   time.Time
+	Until   time.Time // zero when every one waits for a copy that is behind
 	Streams string
+	Behind  int // of Items, those that wait for a copy made since the original to copy it: no time is known
 	Unread  int
 	First   string // the rule's sentence for the first one
 }

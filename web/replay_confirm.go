@@ -646,5 +646,5 @@ func (s *Server) renderSubmitted(c echo.Context, sel replay.Selection) error {
 
 // waitsView is how the confirm page says what waits for a duplicate window.
 func waitsView(w replay.Waits) views.WaitsView {
-	return views.WaitsView{Items: w.Items, Until: w.Until, Streams: strings.Join(w.Streams, ", "), Unread: w.Unread, First: w.First}
+	return views.WaitsView{Items: w.Items, Until: w.Until, Streams: strings.Join(w.Streams, ", "), Behind: w.Behind, Unread: w.Unread, First: w.First}
 }

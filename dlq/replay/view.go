@@ -433,6 +433,7 @@ type Waits struct {
 	Items   int       // items published no earlier than their original's window has passed
 	Until   time.Time // when the last of them may go
 	Streams []string  // the streams whose windows they wait for: the targets, or streams that copy them with a longer window (Window.Holds)
+	Behind  int       // of Items, those that wait for a copy made since the original to copy it (Copy.Behind): when they go is not known yet
 	Unread  int       // items whose target stream's window could not be read: they wait until it can be
 	First   string    // the rule's sentence for the first item that waits
 }
@@ -495,15 +496,22 @@ func (s *Service) waits(ctx context.Context, items []pendingWindow) Waits {
 		a := replaypolicy.Attempt{MsgID: it.msgID, StoredBy: it.storedBy, DeadLetteredAt: it.deadLetteredAt, Window: win, Margin: s.cfg.WindowMargin}
 		v := replaypolicy.JudgeWindow(a, now)
 		if v.Needs == replaypolicy.NeedCopies {
-			continue // past the window as the copies' creation says; the worker reads when a copy made since copied the subject
+			// Past the window as the copies' creation says: read, as the
+			// worker does, when a copy made since copied the subject.
+			a.Window = s.cfg.Windows.LateCopies(ctx, a)
+			v = replaypolicy.JudgeWindow(a, now)
 		}
 		switch v.Outcome {
 		case replaypolicy.Defer:
 			w.Items++
-			if v.Until.After(w.Until) {
+			by := a.Holds().By // a stream that copies the target, when its window holds the id the longer
+			if c, ok := a.Behind(); ok {
+				by = c.Stream // when it may go is not known yet
+				w.Behind++
+			} else if v.Until.After(w.Until) {
 				w.Until = v.Until
 			}
-			if by := a.Holds().By; !streams[by] { // a stream that copies the target, when its window holds the id the longer
+			if !streams[by] {
 				streams[by] = true
 				w.Streams = append(w.Streams, by)
 			}
