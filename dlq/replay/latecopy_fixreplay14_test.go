@@ -159,3 +159,67 @@ func TestFixReplay14ChainThroughAgedOutStream(t *testing.T) {
 		return nil
 	})
 }
+
+// TestFixReplay14BehindDeferralAuditedOnceThenTheOutcome: an item
+// deferred again and again for the same late copy behind gets one audit
+// row for that deferral (its job's row says when it goes again); once the
+// copy caught up, what became of it gets its own rows, in the same
+// transaction as its state.
+func TestFixReplay14BehindDeferralAuditedOnceThenTheOutcome(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := rr14Original(t, b, "orig-audit-fix-1")
+	aggCfg := jetstream.StreamConfig{Name: "AGG", Duplicates: time.Second,
+		Sources: []*jetstream.StreamSource{{Name: "APP", External: &jetstream.ExternalStream{APIPrefix: "$JS.elsewhere.API"}}}}
+	agg := b.createStream(t, aggCfg)
+
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	wait.Until(t, "the job to be deferred for AGG", 30*time.Second, func() bool {
+		return strings.Contains(b.jobsText(t, req.ID), "has not copied any message of")
+	})
+	rows := func(action string) (n int) {
+		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action = $1 AND object_type = 'dead_letter' AND object_id = $2`,
+			action, fmt.Sprint(id)).Scan(&n))
+		return n
+	}
+	time.Sleep(5 * time.Second)
+	var claims int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT attempts FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&claims))
+	assert.Greater(t, claims, 2, "the job was judged again meanwhile")
+	assert.Equal(t, 1, rows("replay.item.deferred"), "one row for one reason: %s", b.jobsText(t, req.ID))
+
+	aggCfg.Sources = []*jetstream.StreamSource{{Name: "APP"}}
+	_, err := b.js.UpdateStream(ctx, aggCfg)
+	require.NoError(t, err)
+	r := b.waitFinished(t, req.ID)
+	require.Equal(t, 1, b.jobStates(t, req.ID)[string(replay.JobReplayed)], "%s: %s", r.Status, b.jobsText(t, req.ID))
+	assert.Equal(t, 1, rows("replay.item.replayed"))
+	assert.GreaterOrEqual(t, rows("replay.item.deferred"), 1)
+	wait.Until(t, "AGG to copy the replay", 30*time.Second, func() bool { return rr14Count(t, agg) == 2 })
+}
+
+// TestFixReplay14ConfirmPageNamesTheBehindCopy: the confirm page counts
+// an item whose late copy is behind as waiting, names that copy, and
+// gives no time (when it goes is not known), with the worker's reason.
+func TestFixReplay14ConfirmPageNamesTheBehindCopy(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	id := rr14Original(t, b, "orig-confirm-fix-1")
+	agg := b.createStream(t, jetstream.StreamConfig{Name: "AGG", Duplicates: time.Second,
+		Sources: []*jetstream.StreamSource{{Name: "APP", External: &jetstream.ExternalStream{APIPrefix: "$JS.elsewhere.API"}}}})
+	past := agg.CachedInfo().Created.Add(1200 * time.Millisecond)
+	wait.Until(t, "AGG's window as its creation says to pass", 30*time.Second, func() bool { return time.Now().After(past) })
+
+	batch, _ := b.draft(t, oncall, id)
+	sel, err := b.replays.Selection(ctx, batch, oncall, 1000)
+	require.NoError(t, err)
+	w := sel.Requests[0].Waits
+	assert.Equal(t, 1, w.Items, "%+v", w)
+	assert.Equal(t, 1, w.Behind, "%+v", w)
+	assert.Equal(t, []string{"AGG"}, w.Streams)
+	assert.True(t, w.Until.IsZero(), "no time is known while AGG is behind: %s", w.Until)
+	assert.Contains(t, w.First, "stream AGG has not copied any message of")
+}
