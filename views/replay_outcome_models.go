@@ -105,6 +105,12 @@ type WaitsView struct {
 	First   string // the rule's sentence for the first one
 }
 
+// waitsFor begins confirmWaits' sentence: how many items wait, for which
+// streams' windows.
+func waitsFor(w WaitsView) string {
+	return strconv.Itoa(w.Items) + " " + plural(w.Items, "item waits", "items wait") + " for the duplicate window of " + w.Streams
+}
+
 // ChainLinkView is one dead letter of a replay chain.
 type ChainLinkView struct {
 	ID         int64
