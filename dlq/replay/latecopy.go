@@ -93,8 +93,11 @@ type hopRead struct {
 	// held is when the read that first showed this stream to hold the
 	// original ended, by the worker's clock (zero: none yet); copied is
 	// when it stored it at the latest (the stored time of the message
-	// that showed it, or held).
-	held, copied time.Time
+	// that showed it, or held); readAt is when that read began: its last
+	// message of the subject, or a later read's, is at or after its copy
+	// of the original (it was read after the message, or the link, that
+	// showed it holds it).
+	held, copied, readAt time.Time
 	// linkAt is when a read that found its source entry caught up ended,
 	// waiting for a read that hears from the link after it (zero: the
 	// last read did not find it caught up).
@@ -121,7 +124,7 @@ func (s *StreamWindows) readLate(ctx context.Context, msgID string, path []repla
 		if !r.hops[k].held.IsZero() {
 			continue // shown before: a later read shows no earlier time
 		}
-		why, err := s.readHop(ctx, path, k, r.hops[k-1].held, &r.hops[k])
+		why, err := s.readHop(ctx, path, k, r.hops[k-1], &r.hops[k])
 		if err != nil {
 			return r, err
 		}
@@ -135,11 +138,18 @@ func (s *StreamWindows) readLate(ctx context.Context, msgID string, path []repla
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.lates == nil || len(s.lates) >= maxLateReads {
-		s.lates = map[string]lateRead{}
-	}
+	s.lates = bounded(s.lates, maxLateReads)
 	s.lates[key] = r
 	return r, nil
+}
+
+// bounded is m to add to, or a new map when m is nil or holds limit
+// entries: a cache that starts again rather than grow.
+func bounded[V any](m map[string]V, limit int) map[string]V {
+	if m == nil || len(m) >= limit {
+		return map[string]V{}
+	}
+	return m
 }
 
 // pathKey names a copy's Path in lateReads.
@@ -152,15 +162,17 @@ func pathKey(path []replaypolicy.CopyHop) string {
 }
 
 // readHop reads whether the stream of path[k] holds the original, the
-// stream before it having held it by prevHeld (zero: the target, which
-// held it before any read), into h; "" when it does, else why not.
-func (s *StreamWindows) readHop(ctx context.Context, path []replaypolicy.CopyHop, k int, prevHeld time.Time, h *hopRead) (string, error) {
+// stream before it having been shown to as before says (zero: the
+// target, which held it before any read), into h; "" when it does, else
+// why not.
+func (s *StreamWindows) readHop(ctx context.Context, path []replaypolicy.CopyHop, k int, before hopRead, h *hopRead) (string, error) {
 	prev, hop := path[k-1], path[k]
+	prevHeld := before.held
 	from, err := s.readStream(ctx, prev.Stream, prev.Subject)
 	if err != nil {
 		return "", err
 	}
-	if h.need == 0 && from.last != nil && !from.before.Before(prevHeld) {
+	if h.need == 0 && from.last != nil && !from.before.Before(before.readAt) {
 		h.need = from.last.Sequence
 	}
 	cp, err := s.readStream(ctx, hop.Stream, hop.Subject)
@@ -168,7 +180,7 @@ func (s *StreamWindows) readHop(ctx context.Context, path []replaypolicy.CopyHop
 		return "", err
 	}
 	if h.need != 0 && cp.last != nil && copiedFrom(cp.last, hop, prev.Stream) >= h.need {
-		h.held, h.copied = cp.after, cp.last.Time
+		h.held, h.copied, h.readAt = cp.after, cp.last.Time, cp.before
 		return "", nil
 	}
 	// What its messages show, and its link to the stream before then says.
@@ -199,7 +211,7 @@ func (s *StreamWindows) readHop(ctx context.Context, path []replaypolicy.CopyHop
 		return fmt.Sprintf("%s; its link to stream %s says it has copied all of it, which the next read confirms (the link's count of what is left to copy can be one short)",
 			shows, prev.Stream), nil
 	}
-	h.held, h.copied, h.linkAt = cp.after, cp.after, time.Time{}
+	h.held, h.copied, h.readAt, h.linkAt = cp.after, cp.after, cp.before, time.Time{}
 	return "", nil
 }
 
@@ -313,9 +325,7 @@ func (s *StreamWindows) readStream(ctx context.Context, stream, subject string) 
 	r.after = time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.reads == nil || len(s.reads) >= maxCachedWindows {
-		s.reads = map[string]streamRead{}
-	}
+	s.reads = bounded(s.reads, maxCachedWindows)
 	s.reads[key] = r
 	return r, nil
 }

@@ -188,7 +188,12 @@ func TestFixReplay14BehindDeferralAuditedOnceThenTheOutcome(t *testing.T) {
 	var claims int
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT attempts FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&claims))
 	assert.Greater(t, claims, 2, "the job was judged again meanwhile")
-	assert.Equal(t, 1, rows("replay.item.deferred"), "one row for one reason: %s", b.jobsText(t, req.ID))
+	// One row per reason: the original's own window first, then AGG behind.
+	var reasons, behind int
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(DISTINCT reason), count(*) FILTER (WHERE reason LIKE '%has not copied any message of%')
+        FROM audit_log WHERE action = 'replay.item.deferred' AND object_type = 'dead_letter' AND object_id = $1`, fmt.Sprint(id)).Scan(&reasons, &behind))
+	assert.Equal(t, reasons, rows("replay.item.deferred"), "one row for one reason: %s", b.jobsText(t, req.ID))
+	assert.Equal(t, 1, behind, "AGG behind, judged again and again: %s", b.jobsText(t, req.ID))
 
 	aggCfg.Sources = []*jetstream.StreamSource{{Name: "APP"}}
 	_, err := b.js.UpdateStream(ctx, aggCfg)
