@@ -120,19 +120,21 @@ const listWhere = `(tenant = ANY($1) OR $2) -- only the viewer's tenants
 // primary key backwards); without it, everyone's newest first. Each part
 // reads at most a page ($18), so the order costs no sort of every request.
 // The cursor is the last row of the page before: its id $16 (0: none) and
-// whether it was the viewer's $17.
+// whether it was the viewer's $17. $16 is cast where it is first read: the
+// literal 0 alone would type it integer, which an id past 2^31-1 (a bigint)
+// does not fit.
 //
 // Each with its requester as the directory has them now (joinRequesterNow),
 // as the request page counts its approvals (CountOf).
 const selectList = `SELECT ` + requestColumns + `, ` + peopleColumns + `, own FROM (
     (SELECT ` + requestColumns + `, true AS own FROM replay_requests
      WHERE ` + listWhere + ` AND $15 AND ` + requesterIs + `
-       AND ($16 = 0 OR ($17 AND id < $16)) -- a page that ended among the others has no own request left
+       AND ($16::bigint = 0 OR ($17 AND id < $16)) -- a page that ended among the others has no own request left
      ORDER BY id DESC LIMIT $18)
     UNION ALL
     (SELECT ` + requestColumns + `, false FROM replay_requests
      WHERE ` + listWhere + ` AND NOT ($15 AND ` + requesterIs + `)
-       AND ($16 = 0 OR ($15 AND $17) OR id < $16) -- the others start over after the last own request
+       AND ($16::bigint = 0 OR ($15 AND $17) OR id < $16) -- the others start over after the last own request
      ORDER BY id DESC LIMIT $18)
 ) r ` + joinRequesterNow + ` ORDER BY own DESC, id DESC LIMIT $18`
 
