@@ -63,6 +63,7 @@ var closeDeadLetters = StatusMove(`
 // forbidden, audited.
 func (s *Store) Close(ctx context.Context, in CloseInput, actor quarantine.Actor, meta quarantine.RequestMeta) (int, error) {
 	in.Reason = strings.TrimSpace(in.Reason)
+	in.IDs = UniqueIDs(in.IDs)
 	switch {
 	case in.To != StatusDiscarded && in.To != StatusResolved:
 		return 0, fmt.Errorf("close dead letters: %w", quarantine.Errorf(quarantine.EINVALID, "status %q is not discarded or resolved", in.To))

@@ -171,9 +171,10 @@ const selectKeys = `SELECT d.id, d.dead_lettered_at, d.tenant
 FROM unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[]) AS k(id, lo, hi)
 JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at >= k.lo AND d.dead_lettered_at < k.hi`
 
-// Keys returns the keys of those of ids that name a dead letter, in no
-// particular order (ids of nothing are left out).
+// Keys returns the keys of those of ids that name a dead letter, each once
+// (UniqueIDs), in no particular order (ids of nothing are left out).
 func (s *Store) Keys(ctx context.Context, ids []int64) ([]Key, error) {
+	ids = UniqueIDs(ids)
 	snap, err := s.counters.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find dead letters: %w", err)

@@ -64,3 +64,20 @@ func (s *Store) ItemsByID(ctx context.Context, ids []int64, tenants []string, al
 	}
 	return items, nil
 }
+
+// UniqueIDs is ids with each named once, in the order first named: a
+// selection that names a dead letter twice (a scripted form, two boxes of
+// one row) is the selection that names it once. Every action on a list of
+// ids reads it so (Close, Keys, replay's CreateDrafts): counted twice, it
+// would break a bound, a count of what changed, or a key of a row.
+func UniqueIDs(ids []int64) []int64 {
+	seen := make(map[int64]bool, len(ids))
+	out := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
@@ -304,8 +305,9 @@ type selectionForm struct {
 
 func readSelection(form url.Values) selectionForm { return selectionForm{IDs: form["id"]} }
 
-// Validate returns the ids, or an invalid error when one is not an id
-// (empty is for the action to judge).
+// Validate returns the ids, each once in the order first named
+// (dlq.UniqueIDs), or an invalid error when one is not an id (empty is for
+// the action to judge).
 func (f selectionForm) Validate() ([]int64, error) {
 	ids := make([]int64, 0, len(f.IDs))
 	for _, v := range f.IDs {
@@ -315,7 +317,7 @@ func (f selectionForm) Validate() ([]int64, error) {
 		}
 		ids = append(ids, id)
 	}
-	return ids, nil
+	return dlq.UniqueIDs(ids), nil
 }
 
 // classRead is a reason of the replay rules as a page shows it: each

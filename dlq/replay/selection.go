@@ -196,6 +196,7 @@ type group struct {
 // Later arrivals are never added. It returns the batch token.
 func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids []int64, tenants []string, allTenants bool,
 	can CanRequest, meta quarantine.RequestMeta) (string, error) {
+	ids = dlq.UniqueIDs(ids) // each dead letter is an item once
 	if len(ids) == 0 {
 		return "", ErrEmptySelection
 	}
