@@ -54,13 +54,21 @@ func readCloseForm(form url.Values) closeForm {
 		ReturnTo: form.Get("return_to"), Confirmed: form.Get(views.ConfirmedField) == "1"}
 }
 
-// Validate returns the version (0: none) and a message per bad field:
-// "reason".
+// Validate returns the version (0: none sent, or one that is no version)
+// and a message per bad field: "reason", and "" for a version that is no
+// version (versions count from 1): sent, it is the version the person saw,
+// and read as none it would close the dead letter whatever changed since.
 func (f closeForm) Validate() (int32, map[string]string) {
 	errs := map[string]string{}
-	version, err := strconv.ParseInt(f.Version, 10, 32)
-	if err != nil || version < 0 {
-		version = 0 // no version check
+	var version int64
+	if f.Version != "" {
+		v, err := strconv.ParseInt(f.Version, 10, 32)
+		if err != nil || v < 1 {
+			errs[""] = "The form's version of the dead letter is not a version, so what you saw could not be checked: nothing changed. " +
+				"Confirm to close it as shown here, or open it again."
+		} else {
+			version = v
+		}
 	}
 	switch {
 	case f.Reason == "":
@@ -199,8 +207,18 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 		}
 	}
 	fields := []views.Hidden{{Name: "return_to", Value: f.ReturnTo}}
-	if f.Version != "" {
-		fields = append(fields, views.Hidden{Name: "version", Value: f.Version})
+	switch {
+	case version != 0:
+		fields = append(fields, views.Hidden{Name: "version", Value: strconv.Itoa(int(version))})
+	case f.Version != "" && c.Param("id") != "" && len(ids) == 1:
+		// A version that is none: the form again at the version the dead
+		// letter has now, as a conflict shows it (closeOneConflict), to
+		// confirm what this page shows.
+		d, err := s.deps.DeadLetters.Get(ctx, ids[0])
+		if err != nil {
+			return err
+		}
+		fields = append(fields, views.Hidden{Name: "version", Value: strconv.FormatInt(int64(d.Version), 10)})
 	}
 	if c.Param("id") == "" {
 		for _, id := range ids {
