@@ -143,14 +143,15 @@ WITH g AS (
     GROUP BY fingerprint`
 	groupUnresolved = `
     HAVING sum(unresolved) > 0`
-	// The snoozed groups a filter leaves out, counted with its other
-	// conditions (snoozedSQL).
-	selectSnoozedHead = `
+	// The groups a filter selects and their unresolved dead letters,
+	// counted (countSQL): the snoozed groups a filter leaves out, and the
+	// groups of a page past the last.
+	selectCountHead = `
 SELECT count(*)::bigint, coalesce(sum(unresolved), 0)::bigint FROM (
     SELECT fingerprint, sum(unresolved) AS unresolved
     FROM dead_letter_groups
     WHERE tenant = ANY(@tenants) AND n > 0`
-	selectSnoozedTail = `
+	selectCountTail = `
 ) s`
 	groupLimit = `
     LIMIT @limit OFFSET @offset
@@ -211,6 +212,20 @@ func (f *GroupFilter) sql() (string, pgx.NamedArgs, bool) {
 	return b.String(), args, true
 }
 
+// countSQL counts the groups f selects, whatever its limit and offset, and
+// their unresolved dead letters. ok is false when f selects no tenant.
+func (f *GroupFilter) countSQL() (string, pgx.NamedArgs, bool) {
+	args, filters, ok := f.where()
+	if !ok {
+		return "", nil, false
+	}
+	sql := selectCountHead + filters + groupTail
+	if f.Unresolved {
+		sql += groupUnresolved
+	}
+	return sql + selectCountTail, args, true
+}
+
 // snoozedSQL counts the groups f leaves out because they are snoozed
 // (SnoozedGroups): f's other conditions, only the snoozed counters. ok is
 // false when f keeps snoozed groups, or selects no tenant.
@@ -220,15 +235,7 @@ func (f *GroupFilter) snoozedSQL() (string, pgx.NamedArgs, bool) {
 	}
 	only := *f
 	only.Snoozed = SnoozedOnly
-	args, filters, ok := only.where()
-	if !ok {
-		return "", nil, false
-	}
-	sql := selectSnoozedHead + filters + groupTail
-	if f.Unresolved {
-		sql += groupUnresolved
-	}
-	return sql + selectSnoozedTail, args, true
+	return only.countSQL()
 }
 
 // where is the conditions on dead_letter_groups f makes and their
@@ -272,8 +279,9 @@ func (f *GroupFilter) where() (args pgx.NamedArgs, filters string, ok bool) {
 	return args, filters, true
 }
 
-// Groups returns the error groups f selects, in f.Sort order, and when f
-// leaves snoozed groups out, how many there are (in the same round trip).
+// Groups returns the error groups f selects, in f.Sort order, how many it
+// selects (past the last page too), and when f leaves snoozed groups out,
+// how many there are (in the same round trip).
 // It returns an invalid quarantine.Error for an unknown sort or a limit
 // out of range.
 func (s *Store) Groups(ctx context.Context, f GroupFilter) (GroupPage, error) {
@@ -303,6 +311,15 @@ func (s *Store) Groups(ctx context.Context, f GroupFilter) (GroupPage, error) {
 	}
 	if len(page.Groups) > 0 {
 		page.Total = page.Groups[0].total
+	} else if f.Offset > 0 {
+		// Past the last page no row carries the window count: the groups
+		// are counted on their own, then only (a page within the list
+		// makes no second round trip).
+		sql, args, _ := f.countSQL()
+		var unresolved int64
+		if err := s.pool.QueryRow(ctx, sql, args).Scan(&page.Total, &unresolved); err != nil {
+			return GroupPage{}, fmt.Errorf("count groups: %w", err)
+		}
 	}
 	return page, nil
 }

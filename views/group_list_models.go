@@ -38,6 +38,18 @@ type GroupListModel struct {
 	Actions GroupActions
 	// Snoozed is what the page leaves out as snoozed ("With unresolved").
 	Snoozed SnoozedHint
+	// PastEnd is set when the page is past the last one: it lists no
+	// group, though Total match.
+	PastEnd PastEnd
+}
+
+// PastEnd is a page of a list past its last page (a link kept from before
+// what was on it was resolved, or edited): Page is its number (1-based),
+// FirstURL the list's first page. The zero value is a page within the
+// list.
+type PastEnd struct {
+	Page     int
+	FirstURL string
 }
 
 // SnoozedHint is how many groups a listing leaves out because they are
@@ -99,6 +111,10 @@ type GroupRow struct {
 	// OfferURL is where the row's menu fetches its replay offer when it is
 	// opened (NoReplay, Replayable: judged then, not with the page).
 	OfferURL string
+	// Gone says the page's filter lists the group no more, read when its
+	// menu was opened (resolved, discarded or snoozed since the page was
+	// read): the menu says so, and offers no replay.
+	Gone bool
 	// Fix records a fix of the group's item type (or the group), when it
 	// is of one tenant and item type and the viewer may (nil otherwise).
 	Fix *FixForm

@@ -30,9 +30,21 @@ var (
 // newGroupAge is how recently a group was first seen to be marked new.
 const newGroupAge = 24 * time.Hour
 
+// groupFilterParams are the groups page's filter parameters: what its rows,
+// and so their actions, are selected by. groupPageParams are the page's
+// own, which select nothing; a row's replay offer (groupOffer) has the
+// group instead.
+var (
+	groupFilterParams = []string{"tenant", "type", "class", "state"}
+	groupPageParams   = []string{"sort", "page"}
+)
+
 // readGroupFilter reads the groups page's filter from q, and the messages
-// of its text that cannot be stored (formText), by field.
-func readGroupFilter(q url.Values) (views.GroupFilter, map[string]string) {
+// of what was read, by field: text that cannot be stored (formText), and
+// under "" the parameters that are none of groupFilterParams nor own (the
+// page's or the offer's own parameters: unknownParams), which refuse the
+// filter rather than widen it to every group.
+func readGroupFilter(q url.Values, own []string) (views.GroupFilter, map[string]string) {
 	t := readText(q)
 	get := t.get
 	f := views.GroupFilter{Tenant: get("tenant"), ItemType: get("type"), ErrorClass: get("class"), State: get("state"), Sort: get("sort"),
@@ -43,7 +55,12 @@ func readGroupFilter(q url.Values) (views.GroupFilter, map[string]string) {
 	if f.Sort == "" {
 		f.Sort = string(dlq.GroupsByUnresolved)
 	}
-	return f, t.Errors()
+	errs := t.Errors()
+	if unknown := unknownParams(q, slices.Concat(groupFilterParams, own)); unknown != nil {
+		errs = addTextErrors(errs, map[string]string{"": unknownFilterText("The groups page", unknown, groupFilterParams) +
+			" No group was listed: without it, the groups and their actions would cover more than was asked."})
+	}
+	return f, errs
 }
 
 // validateGroupFilter turns the form into a dlq.GroupFilter over tenants,
@@ -91,7 +108,7 @@ func (s *Server) groupList(c echo.Context) error {
 	u := userOf(c)
 	tenants := s.deadLetterTenants(ctx, u, authz.ActRead)
 	q := c.QueryParams()
-	form, text := readGroupFilter(q)
+	form, text := readGroupFilter(q, groupPageParams)
 	f, errs := validateGroupFilter(form, tenants)
 	errs = addTextErrors(errs, text)
 	now := time.Now()
@@ -141,7 +158,13 @@ func (s *Server) groupList(c echo.Context) error {
 	snoozed := without(q, "page", "state")
 	snoozed.Set("state", "snoozed")
 	m.Snoozed = snoozedHint(page.Snoozed, views.PathGroups+encodeQuery(snoozed))
-	if f.Offset > 0 {
+	switch last := (page.Total + dlq.DefaultGroupLimit - 1) / dlq.DefaultGroupLimit; {
+	case len(page.Groups) == 0 && page.Total > 0:
+		// Past the last page (a link kept from before its groups were
+		// resolved): the count stands, and the page says where they are.
+		m.PastEnd = views.PastEnd{Page: f.Offset/dlq.DefaultGroupLimit + 1, FirstURL: groupPageURL(q, 1)}
+		m.PrevURL = groupPageURL(q, last)
+	case f.Offset > 0:
 		m.PrevURL = groupPageURL(q, f.Offset/dlq.DefaultGroupLimit)
 	}
 	if f.Offset+len(page.Groups) < page.Total {
@@ -182,13 +205,14 @@ func groupRowOf(form views.GroupFilter, g dlq.Group, status string, acts rowTena
 // page's filter and the group): the row read again under that filter and
 // what of it its replay link would take that could go now, judged as a
 // draft judges (the menu's replay item, views.GroupReplayOffer). A group
-// the filter does not list in the person's tenants is not found.
+// the filter no longer lists is said to be gone (groupOfferGone); one of
+// none of the person's tenants is not found.
 func (s *Server) groupOffer(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
 	tenants := s.deadLetterTenants(ctx, u, authz.ActRead)
 	q := c.QueryParams()
-	form, text := readGroupFilter(q)
+	form, text := readGroupFilter(q, []string{"group"})
 	f, errs := validateGroupFilter(form, tenants)
 	errs = addTextErrors(errs, text)
 	fp := q.Get("group") // the pattern lets no text through that PostgreSQL could refuse
@@ -201,7 +225,7 @@ func (s *Server) groupOffer(c echo.Context) error {
 		return err
 	}
 	if len(page.Groups) == 0 {
-		return echo.ErrNotFound
+		return s.groupOfferGone(c, tenants, fp)
 	}
 	g := page.Groups[0]
 	status := ""
@@ -220,6 +244,23 @@ func (s *Server) groupOffer(c echo.Context) error {
 		row.ReplayRest = o.Refused
 	}
 	return s.render(c, http.StatusOK, views.GroupReplayOffer(row, s.groupActions(u), false))
+}
+
+// groupOfferGone answers the offer of group fp that the page's filter no
+// longer lists (resolved, discarded or snoozed since the page was read):
+// the menu says so, to reload (200: the menu shows no error of the
+// server). A group of none of the person's tenants (read tenants), snoozed
+// or not, is not found, as one of no tenant is.
+func (s *Server) groupOfferGone(c echo.Context, tenants []string, fp string) error {
+	page, err := s.deps.DeadLetters.Groups(c.Request().Context(), dlq.GroupFilter{Tenants: tenants, Fingerprint: fp,
+		Snoozed: dlq.SnoozedToo, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(page.Groups) == 0 {
+		return echo.ErrNotFound
+	}
+	return s.render(c, http.StatusOK, views.GroupReplayOffer(views.GroupRow{Fingerprint: fp, Gone: true}, s.groupActions(userOf(c)), false))
 }
 
 // intersect is the tenants of a that are in b, in a's order.

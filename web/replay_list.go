@@ -59,8 +59,22 @@ type replayFilterForm struct {
 	Before string
 	Now    time.Time         // what relative times count from
 	text   map[string]string // text that cannot be stored, by field (formText)
+	// Unknown are the URL's parameters that are none of the page's
+	// (replayFilterParams, replayPageParams: unknownParams); the page
+	// refuses them.
+	Unknown []string
 }
 
+// replayFilterParams are the query parameters of the replays page's
+// filter; replayPageParams are the page's own, which select nothing.
+var (
+	replayFilterParams = []string{"status", "tenant", "class", "mine", "requester", paramRequesterIssuer, paramRequesterSubject,
+		"from", "to", "reconcile"}
+	replayPageParams = []string{"order", "before"}
+)
+
+// readReplayFilter reads the replays page's filter and cursor from q, and
+// notes the names of any other parameter (Unknown, which Validate refuses).
 func readReplayFilter(q url.Values) replayFilterForm {
 	t := readText(q)
 	get := t.get
@@ -70,6 +84,7 @@ func readReplayFilter(q url.Values) replayFilterForm {
 		Reconcile: get("reconcile") == "1"},
 		Before: get("before"), Now: time.Now()}
 	f.text = t.Errors()
+	f.Unknown = unknownParams(q, slices.Concat(replayFilterParams, replayPageParams))
 	return f
 }
 
@@ -99,6 +114,10 @@ func (f replayFilterForm) Validate(tenants []string, viewer authz.User) (replay.
 		errs["order"] = "Choose mine first or newest first."
 	}
 	out.From, out.To = timeRange(f.From, f.To, f.Now, errs)
+	if len(f.Unknown) > 0 {
+		errs[""] = unknownFilterText("The replays page", f.Unknown, replayFilterParams) +
+			" No request was listed: without it, the list would show more than was asked."
+	}
 	if f.Before != "" {
 		m := replayCursor.FindStringSubmatch(f.Before)
 		if m == nil || (m[1] != "" && !out.MineFirst) {
