@@ -206,10 +206,18 @@ type selection struct {
 // add adds the filter name (its value as the viewer gave it) with its
 // conditions and their arguments.
 func (s *selection) add(name, value string, args pgx.NamedArgs, conds ...string) {
-	s.named = append(s.named, name+"="+strconv.Quote(value))
+	s.named = append(s.named, NamedFilter(name, value))
 	s.conds = append(s.conds, conds...)
 	maps.Copy(s.args, args)
 }
+
+// NamedFilter is a filter of the log as an export names it: name="value",
+// the value quoted as Go quotes it (a quote, a backslash, a line break or
+// a character that is not printable escaped), so that the names of several
+// read apart whatever their values hold. An export's trailer (filterText)
+// and its audit row (web's exportFilterText) write their filters so, each
+// separated by a space.
+func NamedFilter(name, value string) string { return name + "=" + strconv.Quote(value) }
 
 // selection returns the selection of f without its cursor: what List
 // pages through.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,7 +70,8 @@ type exportFormat struct {
 // beside the export's row (writeExport).
 func (s *Server) auditExport(c echo.Context, format exportFormat) error {
 	ctx := c.Request().Context()
-	f, errs := readAuditFilter(c.QueryParams()).Validate()
+	form := readAuditFilter(c.QueryParams())
+	f, errs := form.Validate()
 	if errs != nil {
 		return quarantine.Errorf(quarantine.EINVALID, "The filter is not valid; fix it on the audit page first.")
 	}
@@ -89,7 +90,7 @@ func (s *Server) auditExport(c echo.Context, format exportFormat) error {
 	var events []audit.Event
 	for _, tenant := range s.exportedTenants(ctx, f) {
 		e := s.event(c, "audit.export", audit.OutcomeOK)
-		e.ObjectType, e.ObjectID, e.Reason = "audit_log", format.ext, "filter: "+exportFilterText(c.QueryParams())
+		e.ObjectType, e.ObjectID, e.Reason = "audit_log", format.ext, "filter: "+exportFilterText(form)
 		e.Tenant = tenant
 		events = append(events, e)
 	}
@@ -186,15 +187,17 @@ func (s *Server) exportedTenants(ctx context.Context, f audit.Filter) []string {
 }
 
 // exportFilterText is the export's filter as its audit row says it: the
-// parameters it read (auditFilterParams), as sent, in a fixed order,
-// nothing else of the query string. Each has one value: readAuditFilter
-// refuses a filter given twice, so these are the values the export used.
-func exportFilterText(q url.Values) string {
-	kept := url.Values{}
+// parameters of form (auditFilterParams) that have a value, as it read
+// them, in a fixed order, each as the export's trailer names a filter
+// (audit.NamedFilter), nothing else of the query string. Each has one
+// value: readAuditFilter refuses a filter given twice, so these are the
+// values the export used.
+func exportFilterText(form auditFilterForm) string {
+	var named []string
 	for _, p := range auditFilterParams {
-		if v, ok := q[p.name]; ok {
-			kept[p.name] = v
+		if v := *p.field(&form); v != "" {
+			named = append(named, audit.NamedFilter(p.name, v))
 		}
 	}
-	return kept.Encode()
+	return strings.Join(named, " ")
 }
