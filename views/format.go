@@ -258,6 +258,9 @@ func confirmSignOut(p SessionPerson) string {
 	if who == "" {
 		who = p.Issuer + "|" + p.Subject
 	}
+	if p.Own {
+		return "Sign yourself out of every session, this one too?"
+	}
 	return "Sign " + Shown(who) + " out of every session?"
 }
 

@@ -304,6 +304,9 @@ type SessionPerson struct {
 	Sessions int
 	// LastLogin is their newest sign-in.
 	LastLogin time.Time
+	// Own says it is the admin viewing the page: signing them out ends
+	// this session too.
+	Own bool
 }
 
 // TimePreset is a one-click time range of a filter ("1 h": from an hour

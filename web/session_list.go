@@ -13,6 +13,7 @@ import (
 // is not a tenant's: it reaches every tenant its person may see; the route
 // is EveryTenant).
 func (s *Server) sessionList(c echo.Context) error {
+	me := userOf(c).Actor
 	people, err := authz.ActivePeople(c.Request().Context(), s.deps.Pool)
 	if err != nil {
 		return err
@@ -25,7 +26,7 @@ func (s *Server) sessionList(c echo.Context) error {
 		}
 		m.People = append(m.People, views.SessionPerson{
 			Name: name, Email: emailLabel(p.User.Email, p.User.EmailVerified), Issuer: p.User.Issuer,
-			Subject: p.User.Subject, Sessions: p.Sessions, LastLogin: p.LastLogin,
+			Subject: p.User.Subject, Sessions: p.Sessions, LastLogin: p.LastLogin, Own: p.User.SameIdentity(me),
 		})
 	}
 	return s.render(c, http.StatusOK, views.AdminSessions(s.page(c, "Sessions", "sessions"), m))
