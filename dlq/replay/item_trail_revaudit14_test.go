@@ -1,0 +1,81 @@
+package replay_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+)
+
+// TestRevAudit14EndOfPendingRequestOnItsDeadLetter: a request waiting for
+// approval holds its dead letters (replay_requested). Its submit writes a
+// row per item under the item's dead letter and message id
+// (replay.item.requested, auditItems: "so an auditor finds every step of
+// an item's replay by message id"), and an approval does too
+// (replay.item.approved); a halt of a request with jobs writes
+// replay.item.cancelled per job. But a rejection, or the requester's
+// cancel, of a request waiting for approval writes only the request's
+// row (close/halt -> setStatus -> auditItems with no item action), while
+// each of its dead letters moves from replay_requested back to
+// quarantined (requeueItems). The dead letter's trail on its page
+// (audit.Trail) and the auditor's message-id filter so show the item
+// requested and then nothing: the step that ended the replay and put the
+// dead letter back is found only by knowing the request's number.
+func TestRevAudit14EndOfPendingRequestOnItsDeadLetter(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		action string
+		end    func(b *replayBundle, id int64) error
+	}{
+		{"Reject", "replay.reject", func(b *replayBundle, id int64) error {
+			return b.replays.Reject(context.Background(), id, approver1, "wrong template", quarantine.RequestMeta{})
+		}},
+		{"Cancel", "replay.cancel", func(b *replayBundle, id int64) error {
+			return b.replays.Cancel(context.Background(), id, oncall, "asked by mistake", quarantine.RequestMeta{})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupReplay(t)
+			ctx := context.Background()
+			msgID := "mail-" + strings.ToLower(tc.name)
+			dl := b.seedItem(t, "email.send", msgID, nats.Header{dlq.HeaderOperationID: {"op-" + msgID}}, `{}`)
+			req := b.request(t, []int64{dl}, replay.SubmitInput{})
+			require.Equal(t, replay.StatusPendingApproval, req.Status, "same_operation waits for one approver")
+			d, err := b.store.Get(ctx, dl)
+			require.NoError(t, err)
+			require.Equal(t, dlq.StatusReplayRequested, d.Status)
+
+			require.NoError(t, tc.end(b, req.ID))
+			d, err = b.store.Get(ctx, dl)
+			require.NoError(t, err)
+			require.Equal(t, dlq.StatusQuarantined, d.Status, "the dead letter went back: a state change of it")
+
+			trail, err := audit.Trail(ctx, b.db.Pool, "dead_letter", strconv.FormatInt(dl, 10), msgID, "acme", 0)
+			require.NoError(t, err)
+			var actions []string
+			for _, e := range trail {
+				actions = append(actions, e.Action)
+			}
+			require.NotEmpty(t, actions)
+			assert.NotEqual(t, "replay.item.requested", actions[len(actions)-1],
+				"the dead letter's trail ends at its request; the %s that put it back to quarantined is not on it: %v", tc.action, actions)
+
+			page, err := audit.List(ctx, b.db.Pool, audit.Filter{MessageID: msgID})
+			require.NoError(t, err)
+			require.NotEmpty(t, page.Entries)
+			assert.NotEqual(t, "replay.item.requested", page.Entries[0].Action,
+				"the auditor's message-id filter finds no row of the %s of its request", tc.action)
+		})
+	}
+}
