@@ -79,3 +79,38 @@ func TestRevAudit14EndOfPendingRequestOnItsDeadLetter(t *testing.T) {
 		})
 	}
 }
+
+// TestRevAudit14ItemTrailOfPartlyApprovedThenRejected: a manual request
+// needs two approvers. The first approval writes replay.item.approved
+// under each item's dead letter and message id (Approve -> auditItems on
+// every approval, not only the one that completes the request), though the
+// request is not approved (1 of 2), and the row says nothing of the count.
+// The second approver then rejects it: nothing is written under the item
+// (TestRevAudit14EndOfPendingRequestOnItsDeadLetter). By message id, and on
+// the dead letter's page, the item's last word is "approved", for a replay
+// that was refused and never ran; its dead letter is quarantined again.
+func TestRevAudit14ItemTrailOfPartlyApprovedThenRejected(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	dl := b.seedItem(t, "orders.refund", "refund-14", nil, "{}")
+	req := b.request(t, []int64{dl}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusPendingApproval, req.Status)
+	d, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY refund-14"}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.False(t, d.Ready, "manual: one approval of two")
+	require.NoError(t, b.replays.Reject(ctx, req.ID, approver2, "not this refund", quarantine.RequestMeta{}))
+	r, err := b.replays.Request(ctx, req.ID)
+	require.NoError(t, err)
+	require.Equal(t, replay.StatusRejected, r.Status)
+
+	trail, err := audit.Trail(ctx, b.db.Pool, "dead_letter", strconv.FormatInt(dl, 10), "refund-14", "acme", 0)
+	require.NoError(t, err)
+	var actions []string
+	for _, e := range trail {
+		actions = append(actions, e.Action)
+	}
+	require.NotEmpty(t, actions)
+	assert.NotEqual(t, "replay.item.approved", actions[len(actions)-1],
+		"the item's trail ends with \"approved\" for a request that was rejected and never approved: %v", actions)
+}
