@@ -81,10 +81,8 @@ func (r ExportResult) String() string {
 	}
 	s := fmt.Sprintf("audit export ok: %s, %d linked to the line before; chain head seq %d hash %s", plural(r.Entries, "entry", "entries"),
 		r.Linked, r.Head.Seq, r.Head.HashHex())
-	if r.Signed {
+	if r.Signed { // always, for an export that verified (checkExportEnd)
 		s += fmt.Sprintf(", signed %s (%s, key %s)", r.Head.At.Format(timeLayout), r.Head.Reason, r.Head.KeyID)
-	} else {
-		s += ", not signed"
 	}
 	if r.Filter != "" {
 		s += fmt.Sprintf("; filtered (%s), %s left out", r.Filter, plural(r.LeftOut, "entry", "entries"))
@@ -103,7 +101,7 @@ func (r ExportResult) String() string {
 
 // UnsignedExportWarning is what ExportResult.String says of an export
 // that verified without a signature of its own.
-const UnsignedExportWarning = "WARNING: the export itself is not signed (written by an older console, or one without a signing key): " +
+const UnsignedExportWarning = "WARNING: the export itself is not signed (written by a console before exports were signed, or its signature taken off): " +
 	"edits since the export cannot be ruled out beyond what the chain proves (its filter, lines cut from its front, or an entry turned into a stub)"
 
 // isAre is "is" for one, "are" for more.
@@ -125,9 +123,10 @@ func isAre(n int64) string {
 // version 3 had it taken off); and the last line's chain head: present (an
 // export without one was cut short), the hash of the last line (an export
 // whose newest entries were taken off ends before it), and signed, with a
-// signature that verifies with keys. A head without a signature verifies
-// only when no key is given; without keys a signed head does not verify,
-// as Verify treats checkpoints. An export that says it is not filtered (or
+// signature that verifies with keys. A head without a signature never
+// verifies (no console writes one: UnsignedHeadProblem), and without keys
+// a signed head does not verify either, as Verify treats checkpoints: an
+// export checked without keys is always refused. An export that says it is not filtered (or
 // does not say) must hold every entry: a stub there is refused. A
 // filtered export must carry its own signature when keys are given,
 // whatever the hash versions of its lines (see checkExportEnd). It stops
@@ -263,13 +262,19 @@ const UnsignedFilteredProblem = "a filtered export must carry the console's sign
 	"which entries are stubs; this one has none (taken off, or written by a console before exports were signed: " +
 	"ask for the export again, or check the range against the database with console audit verify)"
 
+// UnsignedHeadProblem is what VerifyExport and VerifyExportCSV say of an
+// export whose chain head carries no signature, with keys or without.
+const UnsignedHeadProblem = "the chain head is not signed: an export from the console always is (serve does not start without a signing key), " +
+	"so this file was rebuilt or had its signatures taken off, and nothing in it is proven"
+
 // checkExportEnd checks, once res holds what the export says of itself
 // (Filter, Head, and ExportSigned when its own signature verified), what
 // every export must hold whatever its format: a filtered export is
 // signed itself when keys are given; an unfiltered one holds no stub
 // (firstStubLine, the line of the first, 0 for none) and starts at seq 1;
 // last, the last line or record, is the chain head; and the head is
-// signed with a key of keys. It sets res.Problem (and res.Line) at the
+// signed (with keys or without: UnsignedHeadProblem), with a key of
+// keys. It sets res.Problem (and res.Line) at the
 // first problem, else res.Signed when the head's signature verified.
 //
 // A filtered export is proven only by its own signature: its filter,
@@ -300,10 +305,12 @@ func checkExportEnd(res *ExportResult, first, last *Entry, firstStubLine int64, 
 	case last != nil && !bytes.Equal(last.Hash, head.Hash):
 		res.Problem = fmt.Sprintf("the chain head's hash %s is not seq %d's %s", head.HashHex(), last.Seq, last.HashHex())
 		return
-	case !head.Signed() && keys.Len() > 0:
-		res.Problem = "the chain head is not signed: an export from the console always is (the export was rebuilt?)"
-		return
 	case !head.Signed():
+		// Refused whatever keys are given: serve does not start without a
+		// signing key, so a console's export always ends at a signed head.
+		// One without was written from a database of someone's choosing,
+		// or had its signatures taken off; nothing in it is proven.
+		res.Problem = UnsignedHeadProblem
 		return
 	case keys.Len() == 0:
 		res.Problem = fmt.Sprintf("the chain head is signed by key %s, and no public key was given to check it", head.KeyID)

@@ -25,7 +25,8 @@ import (
 // record before; that no entry is dated before the entry before it, nor
 // of a version before that of an entry before it; and the chain-head
 // record: present and last, the hash of the last record, signed with a
-// key of keys.
+// key of keys (a head without a signature never verifies, keys or not:
+// UnsignedHeadProblem).
 //
 // The export's own signature (the "# export-signature" record just before
 // the chain head, ExportCSVSigned) is checked with keys: it must be by a
