@@ -108,8 +108,9 @@ type SnoozeInput struct {
 // means no such group there.
 const selectGroupArrived = `SELECT sum(arrived)::bigint FROM dead_letter_groups WHERE tenant = $1 AND fingerprint = $2 HAVING count(*) > 0`
 
-// Each part of a change of group_triage writes its row (made on first use);
-// selectTriageForUpdate reads it as it was before, for the audit entries.
+// Each part of a change of group_triage writes its row (made on first use,
+// ensureTriage); selectTriageForUpdate reads it as it was before, for the
+// audit entries.
 const (
 	upsertSnooze = `INSERT INTO group_triage AS t (tenant, fingerprint, snoozed_until, snooze_base, snooze_grow_by, updated_by)
     VALUES ($1, $2, $3, $4, $5, $6)
@@ -129,6 +130,17 @@ const (
         updated_at = now(), updated_by = $5`
 	selectTriageForUpdate = `SELECT t.owner, t.note, t.ticket_url, t.snoozed_until, t.snooze_grow_by, ` + snoozedNow + ` FROM group_triage t
     WHERE t.tenant = $1 AND t.fingerprint = $2 FOR UPDATE OF t`
+	// The group's row is made, blank, before selectTriageForUpdate reads
+	// it: FOR UPDATE locks nothing that is not there, so a save that
+	// inserted the row meanwhile would be overwritten by this one's
+	// upserts while this one's audit rows said there was no row before
+	// (and a snooze that keeps its time would drop the other's). A save
+	// whose insert is not committed yet makes this one wait for it, then
+	// do nothing. It returns a row only when it made the row: there was
+	// none before. Every save writes a part of the row, or fails and
+	// rolls the blank row back with it.
+	ensureTriage = `INSERT INTO group_triage (tenant, fingerprint) VALUES ($1, $2)
+    ON CONFLICT (tenant, fingerprint) DO NOTHING RETURNING true`
 )
 
 var errNoGroup = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such error group.")
@@ -220,17 +232,20 @@ func (s *Store) TriageGroup(ctx context.Context, g GroupRef, ch GroupChange, act
 		} else if err != nil {
 			return err
 		}
-		var before map[string]any
+		var made bool
+		if err := tx.QueryRow(ctx, ensureTriage, g.Tenant, g.Fingerprint).Scan(&made); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		var before map[string]any // nil: the group had no row
 		var owner, note, ticket string
 		var until *time.Time
 		var grow *int64
 		var snoozed bool
-		err := tx.QueryRow(ctx, selectTriageForUpdate, g.Tenant, g.Fingerprint).Scan(&owner, &note, &ticket, &until, &grow, &snoozed)
-		switch {
-		case err == nil:
-			before = map[string]any{"owner": owner, "note": note, "ticket_url": ticket, "snoozed_until": until, "grow_by": grow}
-		case !errors.Is(err, pgx.ErrNoRows):
+		if err := tx.QueryRow(ctx, selectTriageForUpdate, g.Tenant, g.Fingerprint).Scan(&owner, &note, &ticket, &until, &grow, &snoozed); err != nil {
 			return err
+		}
+		if !made {
+			before = map[string]any{"owner": owner, "note": note, "ticket_url": ticket, "snoozed_until": until, "grow_by": grow}
 		}
 		by := actor.Attribution()
 		audited := func(action string, after map[string]any) error {
