@@ -95,9 +95,12 @@ const (
 	ActionReplayItemWorkerFailed = ReplayItemPrefix + "worker_failed"
 
 	// ReplayItemPrefix starts the actions recorded per item of a replay
-	// request: "replay.item.requested", "replay.item.approved", and the
+	// request: "replay.item.requested", "replay.item.approved", the
 	// worker's "replay.item.<job state>" (dlq/replay checks that every job
-	// state it records is listed in Actions).
+	// state it records is listed in Actions), and, when a request ends
+	// before its item's job did (or had one) and lets go of its dead
+	// letter, "replay.item.rejected", "replay.item.cancelled" (by its
+	// requester, or stopped) or "replay.item.voided".
 	ReplayItemPrefix = "replay.item."
 )
 
@@ -119,7 +122,7 @@ var actions = [][]string{
 		ReplayItemPrefix + "deferred", ReplayItemPrefix + "replayed", ReplayItemPrefix + "suppressed_duplicate",
 		ReplayItemPrefix + "skipped", ReplayItemPrefix + "blocked", ReplayItemPrefix + "unknown",
 		ReplayItemPrefix + "needs_reconciliation", ReplayItemPrefix + "reconciled", ReplayItemPrefix + "cancelled",
-		ActionReplayItemWorkerFailed,
+		ReplayItemPrefix + "rejected", ReplayItemPrefix + "voided", ActionReplayItemWorkerFailed,
 		// "published" and "failed": job states before migration 0010, still
 		// in older entries of the log.
 		ReplayItemPrefix + "published", ReplayItemPrefix + "failed"},

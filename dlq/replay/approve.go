@@ -153,7 +153,7 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		}
 		e := requestEvent(actor, meta, "replay.approve", &req)
 		e.After = map[string]any{"intent": req.IntentHex(), "approvals": d.ApprovalsHave, "needed": d.ApprovalsNeeded}
-		if err := auditItems(ctx, tx, req.ID, e, "replay.item.approved"); err != nil {
+		if err := auditItems(ctx, tx, req.ID, e, "replay.item.approved", nil); err != nil {
 			return err
 		}
 		if d.Ready {

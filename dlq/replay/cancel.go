@@ -34,9 +34,12 @@ const (
 	// A closed request lets go of its dead letters, but those of jobs a
 	// worker holds (released when it records them) and those a person must
 	// settle (released when they do).
+	// It returns the dead letters it let go, each of which the log then
+	// tells of (setStatus).
 	releaseItems = `UPDATE replay_items i SET held = false WHERE i.request_id = $1 AND i.held
         AND NOT EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = $1 AND j.dead_letter_id = i.dead_letter_id
-                        AND j.state IN ('claimed', 'needs_reconciliation'))`
+                        AND j.state IN ('claimed', 'needs_reconciliation'))
+        RETURNING i.dead_letter_id`
 	// A person who rejects or cancels a request is named on it (the sweeper
 	// and the workers end requests as nobody).
 	setRequestStatus = `UPDATE replay_requests SET status = $2, status_reason = $3, version = version + 1,
@@ -175,35 +178,68 @@ func (s *Service) halt(ctx context.Context, tx pgx.Tx, req *Request, result, rea
 			events = append(events, e)
 		}
 	}
-	if err := release(ctx, tx, req.ID); err != nil {
+	released, err := release(ctx, tx, req.ID)
+	if err != nil {
 		return err
+	}
+	for _, h := range byID {
+		delete(released, h.deadLetter.ID) // its job's row above says how it ended
 	}
 	if _, err := audit.AppendBatch(ctx, tx, events); err != nil {
 		return err
 	}
-	return s.setStatus(ctx, tx, req, StatusCancelled, reason, actor, meta, action)
+	return s.setStatus(ctx, tx, req, StatusCancelled, reason, actor, meta, action, released)
 }
 
 // close ends a request and returns its unpublished dead letters to
-// quarantined.
+// quarantined, each audited (setStatus).
 func (s *Service) close(ctx context.Context, tx pgx.Tx, req *Request, to Status, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string) error {
-	if err := release(ctx, tx, req.ID); err != nil {
+	released, err := release(ctx, tx, req.ID)
+	if err != nil {
 		return err
 	}
-	return s.setStatus(ctx, tx, req, to, reason, actor, meta, action)
+	return s.setStatus(ctx, tx, req, to, reason, actor, meta, action, released)
 }
 
 // release returns the unpublished dead letters of request id, which is
 // ending, to quarantined and lets go of them (requeueItems, releaseItems).
-func release(ctx context.Context, tx pgx.Tx, id int64) error {
+// It returns the dead letters it let go, by id.
+func release(ctx context.Context, tx pgx.Tx, id int64) (map[int64]bool, error) {
 	if _, err := tx.Exec(ctx, requeueItems, id); err != nil {
-		return err
+		return nil, err
 	}
-	_, err := tx.Exec(ctx, releaseItems, id)
-	return err
+	rows, err := tx.Query(ctx, releaseItems, id)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, err
+	}
+	released := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		released[id] = true
+	}
+	return released, nil
 }
 
-func (s *Service) setStatus(ctx context.Context, tx pgx.Tx, req *Request, to Status, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string) error {
+// releasedAction is the action of the row under each dead letter a
+// request that ends as to let go: the request was rejected, cancelled
+// (by its requester, or stopped) or voided.
+func releasedAction(to Status) string {
+	if to == StatusVoid {
+		return audit.ReplayItemPrefix + "voided"
+	}
+	return audit.ReplayItemPrefix + string(to) // rejected, cancelled
+}
+
+// setStatus moves req to status to, audited as action with reason, with
+// one row (releasedAction) per dead letter of released, which the request
+// let go as it ended without a row of its own (nil or empty: none):
+// otherwise a dead letter's trail, and the message-id filter, would end at
+// its request (or an approval) although it is back in quarantine.
+func (s *Service) setStatus(ctx context.Context, tx pgx.Tx, req *Request, to Status, reason string, actor quarantine.Actor, meta quarantine.RequestMeta, action string,
+	released map[int64]bool) error {
 	if _, err := tx.Exec(ctx, setRequestStatus, req.ID, to, reason, actor.Issuer, actor.Subject, actor.Email, actor.EmailVerified); err != nil {
 		return err
 	}
@@ -214,7 +250,10 @@ func (s *Service) setStatus(ctx context.Context, tx pgx.Tx, req *Request, to Sta
 	if to == StatusRejected || to == StatusCancelled {
 		req.ClosedBy = actor
 	}
-	return auditItems(ctx, tx, req.ID, e, "")
+	if len(released) == 0 {
+		return auditItems(ctx, tx, req.ID, e, "", nil)
+	}
+	return auditItems(ctx, tx, req.ID, e, releasedAction(to), released)
 }
 
 // ExpireDrafts voids the drafts older than the draft time to live (none

@@ -193,10 +193,13 @@ func requestEvent(actor quarantine.Actor, meta quarantine.RequestMeta, action st
 }
 
 // auditItems appends e for the request and, when itemAction is set, one row
-// per live item naming its message and operation id, so an auditor finds
-// every step of an item's replay by message id. An item's row holds the
-// rest of what the intent hash covers of it (itemAfter).
-func auditItems(ctx context.Context, tx pgx.Tx, requestID int64, e audit.Event, itemAction string) error {
+// per live item (of only, by dead letter id, when only is not nil) naming
+// its message and operation id, so an auditor finds every step of an
+// item's replay by message id. An item's row holds the rest of what the
+// intent hash covers of it (itemAfter). Every row of a request's step
+// under an item's dead letter is written here, but a job's (the worker's,
+// a halt's, a reconciliation's), which name the job.
+func auditItems(ctx context.Context, tx pgx.Tx, requestID int64, e audit.Event, itemAction string, only map[int64]bool) error {
 	if _, err := audit.Append(ctx, tx, e); err != nil {
 		return err
 	}
@@ -207,9 +210,11 @@ func auditItems(ctx context.Context, tx pgx.Tx, requestID int64, e audit.Event, 
 	if err != nil {
 		return err
 	}
-	events := make([]audit.Event, len(items))
-	for i, it := range items {
-		events[i] = itemEvent(e, itemAction, it, itemAfter(requestID, it))
+	events := make([]audit.Event, 0, len(items))
+	for _, it := range items {
+		if only == nil || only[it.DeadLetterID] {
+			events = append(events, itemEvent(e, itemAction, it, itemAfter(requestID, it)))
+		}
 	}
 	_, err = audit.AppendBatch(ctx, tx, events)
 	return err

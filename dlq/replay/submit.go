@@ -376,7 +376,7 @@ func (s *Service) voidEmptied(ctx context.Context, tx pgx.Tx, reqs []Request, em
 			h.Yours = by.SameIdentity(actor)
 			emptied[req.ID] = h
 		}
-		if err := s.setStatus(ctx, tx, req, StatusVoid, emptiedReason(h), actor, meta, "replay.void"); err != nil {
+		if err := s.setStatus(ctx, tx, req, StatusVoid, emptiedReason(h), actor, meta, "replay.void", nil); err != nil {
 			return err
 		}
 	}
@@ -490,7 +490,7 @@ func requestDeadLetters(ctx context.Context, tx pgx.Tx, steps []submitStep) erro
 func (s *Service) audited(ctx context.Context, tx pgx.Tx, st submitStep, actor quarantine.Actor, meta quarantine.RequestMeta, now time.Time) error {
 	req := st.req
 	if st.voided {
-		if err := s.setStatus(ctx, tx, req, StatusVoid, st.d.Reason, actor, meta, "replay.void"); err != nil {
+		if err := s.setStatus(ctx, tx, req, StatusVoid, st.d.Reason, actor, meta, "replay.void", nil); err != nil {
 			return err
 		}
 		return auditLeftOut(ctx, tx, req.ID, requestEvent(actor, meta, "replay.void", req))
@@ -501,7 +501,7 @@ func (s *Service) audited(ctx context.Context, tx pgx.Tx, st submitStep, actor q
 	// itself; its items' rows hold the rest (itemAfter).
 	e.After = map[string]any{"class": req.Class, "items": req.ItemCount, "intent": req.IntentHex(), "rate": req.Rate, "needs": st.d.Requirement.String(),
 		"policy_version": req.PolicyVersion, "reconciliation_note": req.ReconciliationNote}
-	if err := auditItems(ctx, tx, req.ID, e, "replay.item.requested"); err != nil {
+	if err := auditItems(ctx, tx, req.ID, e, "replay.item.requested", nil); err != nil {
 		return err
 	}
 	if err := auditLeftOut(ctx, tx, req.ID, e); err != nil {
@@ -631,5 +631,5 @@ func (s *Service) approve(ctx context.Context, tx pgx.Tx, req *Request, actor qu
 	e.Reason = reason
 	e.Before = map[string]any{"status": before}
 	e.After = map[string]any{"status": StatusApproved, "intent": req.IntentHex(), "jobs": req.ItemCount}
-	return auditItems(ctx, tx, req.ID, e, "")
+	return auditItems(ctx, tx, req.ID, e, "", nil)
 }
