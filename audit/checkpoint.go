@@ -219,6 +219,40 @@ const (
 	selectClock      = `SELECT clock_timestamp()`
 )
 
+// maxRefusedPerRecord bounds the checkpoints one Record refuses below the
+// head (unverifiedBefore): more than that since the last one that
+// verifies is no forgery slipped in before a checkpoint, and the gauge
+// and console audit verify report them.
+const maxRefusedPerRecord = 100
+
+// The checkpoints after seq $1 and before the head, $2, oldest first.
+const selectCheckpointsBetween = `SELECT ` + checkpointColumns + ` FROM audit_checkpoints
+    WHERE seq > $1 AND seq < $2 ORDER BY seq LIMIT $3`
+
+// unverifiedBefore returns the checkpoints below head that are newer than
+// the newest checkpoint that verifies with trusted (none of them does:
+// LatestVerifiedCheckpoint), oldest first, at most maxRefusedPerRecord.
+// None when no checkpoint verifies: with no valid one to be between (a
+// first checkpoint, or a console not given the key the others sign
+// with), no forgery slipped in between valid ones; the one at the head is
+// refused all the same (RecordTrusting), and console audit verify reports
+// the others.
+func unverifiedBefore(ctx context.Context, tx pgx.Tx, trusted *KeySet, head int64) ([]Checkpoint, error) {
+	vc, err := LatestVerifiedCheckpoint(ctx, tx, trusted)
+	if err != nil || !vc.OK || vc.Unverified == 0 {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, selectCheckpointsBetween, vc.Checkpoint.Seq, head, maxRefusedPerRecord)
+	if err != nil {
+		return nil, fmt.Errorf("read unverified checkpoints: %w", err)
+	}
+	cps, err := pgx.CollectRows(rows, scanCheckpoint)
+	if err != nil {
+		return nil, fmt.Errorf("read unverified checkpoints: %w", err)
+	}
+	return cps, nil
+}
+
 // Record is RecordTrusting with signer's key alone trusted.
 func Record(ctx context.Context, db Beginner, signer *Signer, reason string) (Checkpoint, error) {
 	return RecordTrusting(ctx, db, signer, nil, reason)
@@ -232,7 +266,12 @@ func Record(ctx context.Context, db Beginner, signer *Signer, reason string) (Ch
 // with any of them (anyone with the runtime role's credentials may insert
 // one, and one per seq is kept) is never handed out: Record appends an
 // entry saying so (action audit.checkpoint_refused, outcome error) and
-// signs that entry, the new head. It returns a zero, unsigned Checkpoint
+// signs that entry, the new head. So does it, first, for each checkpoint
+// below the head newer than the last that verifies (unverifiedBefore),
+// which the checkpoint it signs leaves behind: a forgery inserted just
+// before the console signs is in the log, and counted
+// (quarantine_audit_checkpoints_refused_total), however briefly the
+// gauge of unverified checkpoints showed it. It returns a zero, unsigned Checkpoint
 // for an empty log, and an invalid quarantine.Error for a reason that is
 // empty or longer than 64 bytes. Recorders are serialised by an advisory
 // lock held for the few milliseconds this takes, after the chain's lock,
@@ -263,24 +302,35 @@ func RecordTrusting(ctx context.Context, db Beginner, signer *Signer, others *Ke
 			return fmt.Errorf("read checkpoint %d: %w", head.Seq, err)
 		}
 		existing, err := pgx.CollectExactlyOneRow(rows, scanCheckpoint)
+		trusted := TrustedKeys(signer, others)
 		switch {
-		case err == nil:
-			trusted := TrustedKeys(signer, others)
-			bad := existing.VerifySignature(trusted)
-			if bad == nil {
-				out = existing
-				return nil
-			}
+		case err == nil && existing.VerifySignature(trusted) == nil:
+			out = existing
+			return nil
+		case err != nil && !errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("read checkpoint %d: %w", head.Seq, err)
+		}
+		// Signing past them, the checkpoints since the last that verifies
+		// leave quarantine_audit_unverified_checkpoints: each is refused
+		// in the log first, so that one inserted just before the console
+		// signs is counted (quarantine_audit_checkpoints_refused_total)
+		// however short a time the gauge showed it.
+		refused, err := unverifiedBefore(ctx, tx, trusted, head.Seq)
+		if err != nil {
+			return err
+		}
+		if existing.Seq == head.Seq { // found at the head, and it does not verify
+			refused = append(refused, existing)
+		}
+		for _, c := range refused {
 			entry, err := Append(ctx, tx, Event{Action: ActionCheckpointRefused, Outcome: OutcomeError,
-				ObjectType: "audit_checkpoint", ObjectID: strconv.FormatInt(existing.Seq, 10),
+				ObjectType: "audit_checkpoint", ObjectID: strconv.FormatInt(c.Seq, 10),
 				Reason: fmt.Sprintf("the checkpoint at seq %d does not verify: %v (this console signs with key %s and trusts %v); it was not written by a console with a trusted key; the head is signed anew",
-					existing.Seq, bad, signer.KeyID(), trusted.IDs())})
+					c.Seq, c.VerifySignature(trusted), signer.KeyID(), trusted.IDs())})
 			if err != nil {
 				return err
 			}
 			head = Checkpoint{Seq: entry.Seq, Hash: entry.Hash}
-		case !errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("read checkpoint %d: %w", head.Seq, err)
 		}
 		if err := tx.QueryRow(ctx, selectClock).Scan(&head.At); err != nil {
 			return fmt.Errorf("read clock: %w", err)

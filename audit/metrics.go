@@ -21,13 +21,22 @@ type CheckpointCollector struct {
 	unsigned   *prometheus.Desc
 	age        *prometheus.Desc
 	unverified *prometheus.Desc
+	refused    *prometheus.Desc
 }
+
+// selectRefusedCount counts the log's audit.checkpoint_refused entries
+// (audit_log_action_idx): the log is append-only, so the count never goes
+// down, whichever replica reads it and however often it restarts.
+const selectRefusedCount = `SELECT count(*) FROM audit_log WHERE action = '` + ActionCheckpointRefused + `'`
 
 // NewCheckpointCollector returns the collector of
 // quarantine_audit_unsigned_entries,
 // quarantine_audit_checkpoint_age_seconds and
 // quarantine_audit_unverified_checkpoints, counting from the newest
-// checkpoint that verifies with keys.
+// checkpoint that verifies with keys, and of
+// quarantine_audit_checkpoints_refused_total, the checkpoints the console
+// refused (RecordTrusting): the gauge clears once a checkpoint that
+// verifies is signed past a forged one, the counter does not.
 func NewCheckpointCollector(db Querier, keys *KeySet, log *slog.Logger) *CheckpointCollector {
 	return &CheckpointCollector{
 		db: db, keys: keys, log: log,
@@ -37,6 +46,8 @@ func NewCheckpointCollector(db Querier, keys *KeySet, log *slog.Logger) *Checkpo
 			"Seconds since the last signed checkpoint (absent before the first).", nil, nil),
 		unverified: prometheus.NewDesc("quarantine_audit_unverified_checkpoints",
 			"Checkpoints newer than the last signed one whose signature does not verify with the console's key: not the console's (run console audit verify).", nil, nil),
+		refused: prometheus.NewDesc("quarantine_audit_checkpoints_refused_total",
+			"Checkpoints the console refused as not its own when it signed past them (audit.checkpoint_refused entries in the log; never goes down).", nil, nil),
 	}
 }
 
@@ -45,6 +56,7 @@ func (c *CheckpointCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.unsigned
 	ch <- c.age
 	ch <- c.unverified
+	ch <- c.refused
 }
 
 // Collect implements prometheus.Collector. A database error is logged and
@@ -67,6 +79,12 @@ func (c *CheckpointCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.unsigned, prometheus.GaugeValue, float64(head-vc.Checkpoint.Seq))
 	ch <- prometheus.MustNewConstMetric(c.unverified, prometheus.GaugeValue, float64(vc.Unverified))
+	var refused int64
+	if err := c.db.QueryRow(ctx, selectRefusedCount).Scan(&refused); err != nil {
+		c.log.Warn("audit checkpoint metric", "err", err)
+	} else {
+		ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(refused))
+	}
 	if vc.OK {
 		ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, now.Sub(vc.Checkpoint.At).Seconds())
 	}
