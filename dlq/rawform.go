@@ -19,7 +19,8 @@ const (
 // as bytes (the header block and the payload), where the message came from
 // (subject, source, delivery and its unique key) and why the parsed form
 // failed; the columns that hold producer text (ids, error, stack,
-// principal, original subject) stay empty. Its tenant and item type are the
+// principal, original subject) stay empty, but for an advisory's give-up
+// (below). Its tenant and item type are the
 // parsed ones, which are bounded and clean text, so the dead letter stays
 // in its tenant. It is flagged raw_form, has no original subject and so is
 // never replayed (resolve it by hand after reading it), and all raw forms of
@@ -28,7 +29,21 @@ const (
 // The header block is the exact one when the record had it; otherwise it is
 // written again from the headers the NATS client read (flagged
 // header_block_reencoded: the order of names may differ).
+//
+// An advisory's record keeps the give-up the console itself wrote from the
+// advisory (keepGiveUp): a DLQ message's error context is in its header
+// block, which the raw form keeps, an advisory's is in the advisory. Store.Insert
+// stores the raw form without it (bareRawForm) only when PostgreSQL
+// refuses that one too.
 func RawForm(r Record, cause error) Record {
+	m := bareRawForm(r, cause)
+	m.keepGiveUp(r)
+	return m
+}
+
+// bareRawForm is RawForm without an advisory's give-up: nothing in it is
+// text PostgreSQL could refuse but what every raw form holds.
+func bareRawForm(r Record, cause error) Record {
 	m := Record{
 		Tenant:             r.Tenant,
 		ItemType:           r.ItemType,
@@ -81,6 +96,32 @@ func RawForm(r Record, cause error) Record {
 	return m
 }
 
+// keepGiveUp puts back into m, the bare raw form of r, what of r the
+// console wrote itself from a give-up advisory (ParseAdvisory): its class
+// (terminated or max_deliveries, so the dead letter stays among its
+// kind's), the deliveries the advisory counts, the consumer that gave up
+// (already clean and cut as its source consumer), the give-up sentence
+// (which holds the reason a consumer terminated the message with)
+// cleaned and cut, before why the raw form was stored, and the advisory's
+// JSON as storableJSON made it. Nothing for any other record.
+func (m *Record) keepGiveUp(r Record) {
+	if !r.hasGiveUp() {
+		return
+	}
+	m.ErrorClass = r.ErrorClass
+	m.Attempts = r.Attempts
+	m.Consumer = m.SourceConsumer
+	m.Advisory = r.Advisory
+	m.Error = cut(CleanText(r.Error), rawFormReasonLen) + "; " + m.Error
+	m.Fingerprint = Fingerprint(m.ErrorClass, "stored in raw form", "")
+}
+
+// hasGiveUp reports whether r is an advisory's record holding the give-up
+// ParseAdvisory wrote (keepGiveUp keeps it in the raw form).
+func (r Record) hasGiveUp() bool {
+	return r.SourceKind == SourceAdvisory && (r.ErrorClass == ClassTerminated || r.ErrorClass == ClassMaxDeliveries)
+}
+
 // contentRefusedForm is the position form of r, a dead letter
 // PostgreSQL refused in its parsed and its raw form (cause) time after
 // time (tries says when: "in 5 sweeps running", "on its delivery 5"),
@@ -91,14 +132,14 @@ func RawForm(r Record, cause error) Record {
 // tenant and item type parsed, bounded and clean, the subject as clean
 // text, where it came from, its source key: the one its delivery has, so
 // that a delivery or a sweep of it later finds it stored) without any of
-// its content, payload and headers, and without the parser's findings,
-// flagged content_refused. Its payload's SHA-256 is kept, to tell it from
+// its content, payload and headers, and without the parser's findings
+// and an advisory's give-up (bareRawForm), flagged content_refused. Its payload's SHA-256 is kept, to tell it from
 // the message read by hand; its reason names the command that reads that
 // message (contentPosition: for an advisory's record, its original). It
 // has no original subject and its payload is unavailable, so it is never
 // replayed.
 func contentRefusedForm(r Record, cause error, tries, stream string, seq uint64) Record {
-	m := RawForm(r, cause)
+	m := bareRawForm(r, cause)
 	sum := m.PayloadSHA256
 	m.setPayload(nil)
 	m.PayloadSHA256, m.PayloadUnavailable = sum, true

@@ -279,9 +279,10 @@ type Refused struct {
 // not the data's (Busy: a statement timeout, memory, a lock) is not a
 // refusal: Insert ends with the error, like an unreachable database, and
 // the caller retries (the ingester: storeBatch). A refused record is stored in its raw form (RawForm),
-// which holds nothing PostgreSQL can refuse; the raw forms are inserted the
-// same way, and a record whose raw form is refused too is reported in
-// Unstorable. An unreachable database ends Insert with the error and the
+// which holds nothing PostgreSQL can refuse but an advisory's give-up; the
+// raw forms are inserted the same way, an advisory's refused raw form is
+// tried once more without its give-up (insertBare), and a record whose raw
+// form is refused too is reported in Unstorable. An unreachable database ends Insert with the error and the
 // result so far: the caller retries the whole batch later (what was stored
 // is skipped then).
 func (s *Store) Insert(ctx context.Context, recs []Record) (InsertResult, error) {
@@ -300,6 +301,9 @@ func (s *Store) Insert(ctx context.Context, recs []Record) (InsertResult, error)
 	}
 	var stored []int
 	unstorable, err := s.isolate(ctx, raw, 0, &res, &stored)
+	if err == nil {
+		unstorable, err = s.insertBare(ctx, recs, refused, unstorable, &res, &stored)
+	}
 	if err != nil {
 		// The raw forms stored before the error are reported: a retry
 		// that skips what is stored (insert) would not report them.
@@ -319,6 +323,36 @@ func (s *Store) Insert(ctx context.Context, recs []Record) (InsertResult, error)
 		}
 	}
 	return res, nil
+}
+
+// insertBare stores the bare raw form (bareRawForm: without the give-up)
+// of each advisory's record whose raw form PostgreSQL refused
+// (unstorable, indexes of refused, itself indexes of recs), and returns
+// the raw forms refused still: those of other records, and those whose
+// bare raw form is refused too. The indexes (of refused) of those it
+// stores go to stored, also when it ends with an error.
+func (s *Store) insertBare(ctx context.Context, recs []Record, refused, unstorable []Refused, res *InsertResult, stored *[]int) ([]Refused, error) {
+	var left []Refused
+	var bare []Record
+	var of []int // index in refused of each bare form
+	for _, u := range unstorable {
+		r := recs[refused[u.Index].Index]
+		if !r.hasGiveUp() {
+			left = append(left, u)
+			continue
+		}
+		bare = append(bare, bareRawForm(r, refused[u.Index].Err))
+		of = append(of, u.Index)
+	}
+	var got []int
+	again, err := s.isolate(ctx, bare, 0, res, &got)
+	for _, i := range got {
+		*stored = append(*stored, of[i])
+	}
+	for _, u := range again {
+		left = append(left, Refused{Index: of[u.Index], Err: u.Err})
+	}
+	return left, err
 }
 
 // isolate inserts recs (whose first is recs[base] of the caller's batch,
