@@ -393,6 +393,7 @@ func (in *Ingester) advisoryStreamConfig() jetstream.StreamConfig {
 		Storage:     jetstream.FileStorage,
 		Replicas:    in.cfg.Replicas,
 		MaxAge:      30 * 24 * time.Hour,
+		Metadata:    in.ownerMetadata(), // which deployment it is for (ingest_advisory_owner.go)
 	}
 }
 

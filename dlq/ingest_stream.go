@@ -209,6 +209,7 @@ var streamSettings = []streamSetting{
 		value:   func(c *jetstream.StreamConfig) string { return strings.ToLower(c.Storage.String()) },
 		differs: func(have, want *jetstream.StreamConfig) bool { return have.Storage != want.Storage },
 		fix:     remakeStream},
+	ownerSetting, // the advisory stream's alone (ingest_advisory_owner.go)
 }
 
 // subjectCovers reports whether every subject s matches also matches
@@ -295,6 +296,12 @@ func (in *Ingester) wantedStream(name string) (want jetstream.StreamConfig, ok b
 // does not keep the stream refusing or deleting dead letters; the error
 // says what was refused.
 //
+// An advisory stream that is not this deployment's (claimable: it records
+// another as its owner, or none and captures subjects of streams this
+// deployment does not know) is not written at all:
+// ErrAdvisoryStreamNotOurs. One that records none is stamped with this
+// deployment (ownerSetting) by the update.
+//
 // byHand says that the console has seen the stream with its settings
 // before (a check), so that what differs now was changed since: each
 // change is then logged as a warning with both values and counted
@@ -302,6 +309,9 @@ func (in *Ingester) wantedStream(name string) (want jetstream.StreamConfig, ok b
 // stream) it is a deploy's, logged for information, except a limit taken
 // off, which is always a warning and counted.
 func (in *Ingester) putStreamBack(ctx context.Context, have, want jetstream.StreamConfig, byHand bool) (streamDrift, error) {
+	if err := in.claimable(ctx, have, want); err != nil {
+		return streamDrift{fixed: have}, err
+	}
 	d := streamDriftOf(have, want, in.cfg.Durable, false)
 	if len(d.fixable) == 0 {
 		return d, nil
@@ -315,6 +325,9 @@ func (in *Ingester) putStreamBack(ctx context.Context, have, want jetstream.Stre
 		return d, fmt.Errorf("read stream %s before putting its settings back (%s): %w", have.Name, strings.Join(d.fixable, ", "), err)
 	}
 	have = st.CachedInfo().Config
+	if err := in.ownedElsewhere(have, want); err != nil {
+		return streamDrift{fixed: have}, err
+	}
 	d = streamDriftOf(have, want, in.cfg.Durable, false)
 	if len(d.fixable) == 0 {
 		return d, nil

@@ -136,12 +136,18 @@ func (in *Ingester) retireWatch() {
 // watchedByAny returns the streams some live replica watches (its own
 // among them once announced).
 func (in *Ingester) watchedByAny(ctx context.Context) ([]string, error) {
+	return in.watchedThrough(ctx, in.cfg.AdvisoryStream)
+}
+
+// watchedThrough returns the streams some live replica of this
+// deployment watches through advisory stream name.
+func (in *Ingester) watchedThrough(ctx context.Context, name string) ([]string, error) {
 	if in.store == nil {
 		return nil, errors.New("no store to read the replicas' watched streams from")
 	}
 	ctx, cancel := in.store.within(ctx)
 	defer cancel()
-	rows, err := in.store.pool.Query(ctx, watchedByLive, in.cfg.AdvisoryStream)
+	rows, err := in.store.pool.Query(ctx, watchedByLive, name)
 	if err != nil {
 		return nil, fmt.Errorf("read the streams the replicas watch (ingest_watchers): %w", err)
 	}
@@ -188,6 +194,20 @@ func (in *Ingester) whoseAdvisory(ctx context.Context, subject string, data []by
 		in.log.Warn("advisory of a stream this replica does not watch, and the replicas' watched streams could not be read: handed back", "stream", adv.Stream, "err", err)
 		return watchedElsewhere, adv.Stream
 	case slices.Contains(names, adv.Stream):
+		return watchedElsewhere, adv.Stream
+	}
+	// No replica of this deployment watches it: nobody's only on an
+	// advisory stream this deployment certainly has to itself. One that
+	// does not record it as its owner now may be another deployment's
+	// too, whose replicas take it (handed back, and stored as it came if
+	// none does).
+	switch ours, err := in.advisoryStreamOurs(ctx); {
+	case err != nil:
+		in.log.Warn("advisory of a stream no replica watches, and whether the advisory stream is this deployment's alone could not be read: handed back", "stream", adv.Stream, "err", err)
+		return watchedElsewhere, adv.Stream
+	case !ours:
+		in.log.Warn("advisory of a stream no replica of this deployment watches, on an advisory stream that does not record this deployment as its owner: another deployment may share it; handed back, not acked",
+			"stream", adv.Stream, "advisory_stream", in.cfg.AdvisoryStream)
 		return watchedElsewhere, adv.Stream
 	}
 	return watchedByNone, adv.Stream
@@ -282,7 +302,8 @@ func unwatchedSubjects(subjects, watched []string) (keep, dropped []string) {
 // streams no live replica watches. watched, the list as the caller read
 // it, only says whether there may be any: the stream is read first, then
 // the list again (watchedByAny), and only the subjects of streams not in
-// that second read go. A replica announces its list before it puts its
+// that second read go, and only from a stream recording this deployment as
+// its owner (ownerOf). A replica announces its list before it puts its
 // subjects on the stream (setUp): subjects on the stream as read were
 // announced before that second read, and are kept. JetStream has no
 // compare-and-set on a stream's configuration (an update sets all of it):
@@ -298,8 +319,8 @@ func (in *Ingester) dropUnwatched(ctx context.Context, watched []string) error {
 		return err
 	}
 	cfg := s.CachedInfo().Config
-	if _, dropped := unwatchedSubjects(cfg.Subjects, watched); len(dropped) == 0 {
-		return nil
+	if _, dropped := unwatchedSubjects(cfg.Subjects, watched); len(dropped) == 0 || ownerOf(cfg) != in.cfg.Stream {
+		return nil // nothing to drop, or the stream may be shared: a subject no replica of this deployment watches may be another's
 	}
 	if watched, err = in.watchedByAny(ctx); err != nil {
 		return err
@@ -344,6 +365,9 @@ func (in *Ingester) putWatchedBack(ctx context.Context, written []string) error 
 		return err
 	}
 	cfg := s.CachedInfo().Config
+	if err := in.ownedElsewhere(cfg, in.advisoryStreamConfig()); err != nil {
+		return err
+	}
 	add := slices.DeleteFunc(missing, func(subj string) bool { return slices.Contains(cfg.Subjects, subj) })
 	if len(add) == 0 {
 		return nil // put there again since, by the replica that watches them
