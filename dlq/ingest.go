@@ -414,7 +414,12 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 		}
 		_, err = in.js.CreateStream(ctx, want)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return nil // another replica created it first
+			// Another console made it first: a replica (its settings are
+			// put back by the check), or another deployment (claimable).
+			if s, lerr := in.js.Stream(ctx, want.Name); lerr == nil {
+				return in.claimable(ctx, s.CachedInfo().Config, want)
+			}
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("create stream %s: %w", want.Name, in.streamRefused(want, err))
