@@ -53,14 +53,18 @@ func ownerOf(c jetstream.StreamConfig) string { return c.Metadata[advisoryOwnerK
 // ownerSetting is the owner recorded in the advisory stream's metadata,
 // a setting held as the others are (streamSettings): one made before it
 // existed is stamped by the first update (claimable has judged it this
-// deployment's first); one recorded as another's is never taken over.
+// deployment's first), this deployment's prefix is kept up to date (it
+// only helps people find the deployment); one recorded as another's is
+// never taken over.
 var ownerSetting = streamSetting{name: "owner",
-	value: func(c *jetstream.StreamConfig) string { return limitText(ownerOf(*c) != "", ownerOf(*c)) },
+	value: func(c *jetstream.StreamConfig) string {
+		return limitText(ownerOf(*c) != "", ownerOf(*c)+" (prefix "+c.Metadata[advisoryOwnerPrefixKey]+")")
+	},
 	differs: func(have, want *jetstream.StreamConfig) bool {
-		return ownerOf(*want) != "" && ownerOf(*have) != ownerOf(*want)
+		return ownerOf(*want) != "" && (ownerOf(*have) != ownerOf(*want) || have.Metadata[advisoryOwnerPrefixKey] != want.Metadata[advisoryOwnerPrefixKey])
 	},
 	put: func(dst, want *jetstream.StreamConfig) bool {
-		if ownerOf(*dst) != "" {
+		if owner := ownerOf(*dst); owner != "" && owner != ownerOf(*want) {
 			return false
 		}
 		md := maps.Clone(dst.Metadata)
