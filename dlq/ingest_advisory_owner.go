@@ -92,13 +92,13 @@ func (in *Ingester) ownedElsewhere(have, want jetstream.StreamConfig) error {
 	}
 	return fmt.Errorf("%w: stream %s is the advisory stream of the deployment with DLQ_STREAM %s (DLQ_SUBJECT_PREFIX %s), as its metadata records; "+
 		"this one's (DLQ_STREAM %s) would share it, and each would ack the other's give-ups without a row: "+
-		"give this deployment a DLQ_STREAM of its own and no stream the other watches; see docs/runbook.md, \"advisory stream of another deployment\"",
+		"move that deployment to an advisory stream of its own (README \"Upgrades\"), or give this one a DLQ_STREAM of its own; see docs/runbook.md, \"advisory stream of another deployment\"",
 		ErrAdvisoryStreamNotOurs, have.Name, owner, have.Metadata[advisoryOwnerPrefixKey], in.cfg.Stream)
 }
 
 // claimable returns nil when this deployment may write advisory stream
-// have (want: the console's configuration for it; nil for the DLQ stream
-// too): it records this deployment as its owner, or none and every
+// have (want: the console's configuration for it; always nil for the DLQ
+// stream, whose want records no owner): it records this deployment as its owner, or none and every
 // advisory subject it captures is one of a stream this deployment knows
 // as its own (knownSubjects). Otherwise ErrAdvisoryStreamNotOurs, naming
 // the other deployment or the subjects.
