@@ -220,13 +220,14 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			continue
 		}
 		j.window = w.jobWindow(ctx, j) // a retry's read afresh
-		v = replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), w.svc.cfg.Now())
+		a := j.attempt(w.svc.cfg.WindowMargin)
+		v = replaypolicy.JudgeWindow(a, w.svc.cfg.Now())
 		if v.Needs == replaypolicy.NeedCopies {
 			// Past the window as the copies' creation says, but a copy
 			// made since the original copies it when it catches up:
 			// read when it did (a window reader is set: there are
 			// copies).
-			j.window = w.svc.cfg.Windows.LateCopies(ctx, j.attempt(w.svc.cfg.WindowMargin))
+			j.window = w.svc.cfg.Windows.LateCopies(ctx, a)
 			v = replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), w.svc.cfg.Now())
 		}
 		if v.Outcome != replaypolicy.Go {
