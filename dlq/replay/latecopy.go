@@ -85,6 +85,10 @@ type lateRead struct {
 
 // hopRead is what the reads showed of one stream of a copy's Path.
 type hopRead struct {
+	// created is when the stream the reads were of was created: the
+	// stream of its name read now, created at another time, is another
+	// (deleted and made again), and the reads start again from it.
+	created time.Time
 	// need is the sequence of the latest message of the subject in the
 	// stream before, as first read once that stream held the original
 	// (0: not read yet): a message copied from it or a later one shows
@@ -121,6 +125,18 @@ func (s *StreamWindows) readLate(ctx context.Context, msgID string, path []repla
 	}
 	r.copied, r.behind = time.Time{}, ""
 	for k := 1; k < len(path) && r.behind == ""; k++ {
+		// Which stream of the name this is: one deleted and made again
+		// since is another stream, which has copied nothing the reads
+		// of the old one showed (nor has any stream after it on the
+		// path copied the original through it).
+		cur, err := s.readStream(ctx, path[k].Stream, path[k].Subject)
+		if err != nil {
+			return r, err
+		}
+		if created := cur.info.Created; !r.hops[k].created.Equal(created) {
+			clear(r.hops[k:])
+			r.hops[k].created = created
+		}
 		if !r.hops[k].held.IsZero() {
 			continue // shown before: a later read shows no earlier time
 		}
