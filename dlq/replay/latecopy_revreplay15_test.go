@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,4 +75,60 @@ func TestRevReplay15RecreatedLateCopyShownReplayed(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestRevReplay15LateReadsForgottenMoveLater: AGG, made after the
+// original, copied it at once, and a read shows so (Copied: when AGG
+// stored it). The subject is in use: another message follows. Then the
+// other items of a bulk replay of the subject, 10,000 of them, are read
+// as the worker and the confirm page read them. StreamWindows keeps the
+// reads of at most 10,000 message ids and then forgets them all at once
+// (bounded): the first item is read again from the start, and its
+// Copied is now when AGG stored the later message. Each item is read
+// again when the window counted from its last read has passed, so with
+// more than 10,000 such items in flight every one of them is forgotten
+// before then, its wait moves later at each judgement, and none ever
+// goes while the subject is in use (nor, whatever the subject does,
+// when a copy is shown to hold the original by its source entry, read
+// at the time of the read), each deferral with an audit row of its own
+// (the time in its reason moved).
+func TestRevReplay15LateReadsForgottenMoveLater(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	publish := func(msgID string) {
+		m := nats.NewMsg(rr14Subject)
+		m.Header.Set(jetstream.MsgIDHeader, msgID)
+		_, err := b.js.PublishMsg(ctx, m)
+		require.NoError(t, err)
+	}
+	publish("orig-many-1")
+	storedBy := time.Now()
+	agg := b.createStream(t, jetstream.StreamConfig{Name: "AGG", Duplicates: time.Minute, Sources: []*jetstream.StreamSource{{Name: "APP"}}})
+	wait.Until(t, "AGG to copy the original", 30*time.Second, func() bool { return rr14Count(t, agg) == 1 })
+
+	windows := replay.NewStreamWindows(b.js, time.Hour)
+	w := windows.Window(ctx, rr14Subject)
+	require.Len(t, w.Copies, 1, "%+v", w.Copies)
+	a := replayAttempt(storedBy, w)
+	read := windows.LateCopies(ctx, a)
+	require.Empty(t, read.Unreadable)
+	first := read.Copies[0].Copied
+	require.False(t, first.IsZero(), "AGG holds the original: %+v", read.Copies[0])
+
+	publish("later-1")
+	wait.Until(t, "AGG to copy the later message", 30*time.Second, func() bool { return rr14Count(t, agg) == 2 })
+	for i := range 10_000 {
+		other := a
+		other.MsgID = fmt.Sprintf("other-%d", i)
+		require.Empty(t, windows.LateCopies(ctx, other).Unreadable)
+	}
+	// A stream's read serves a second: the next is of the streams now.
+	loopEnd := time.Now()
+	wait.Until(t, "the reads of the streams to be older than they serve", 10*time.Second, func() bool { return time.Since(loopEnd) > 1100*time.Millisecond })
+	again := windows.LateCopies(ctx, a)
+	require.Empty(t, again.Unreadable)
+	assert.True(t, again.Copies[0].Copied.Equal(first),
+		"a read showed AGG held the original by %s; read again after 10,000 other items, it holds it by %s (the later message's): the earliest time shown was forgotten",
+		first.Format(time.RFC3339Nano), again.Copies[0].Copied.Format(time.RFC3339Nano))
 }
