@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,7 +62,7 @@ func (s *StreamWindows) LateCopies(ctx context.Context, a replaypolicy.Attempt) 
 				"replay the item by hand once that stream holds the original, or cancel"
 			continue
 		}
-		r, err := s.readLate(ctx, a.MsgID, c.Path)
+		r, err := s.readLate(ctx, a.MsgID, c.Path, c.Duplicates)
 		if err != nil {
 			w.Unreadable = "when a stream made since the original copied it: " + err.Error()
 			return w
@@ -81,6 +82,11 @@ type lateRead struct {
 	// (zero: not shown), else why not.
 	copied time.Time
 	behind string
+	// keep is until when a judgement may still need these reads: the
+	// copy's window past when it held the original (or past the read
+	// that showed it), or the next read of a copy behind, and
+	// lateReadSlack after.
+	keep time.Time
 }
 
 // hopRead is what the reads showed of one stream of a copy's Path.
@@ -108,13 +114,24 @@ type hopRead struct {
 	linkAt time.Time
 }
 
-// maxLateReads bounds the late copies StreamWindows remembers reads of:
-// more start them again (read again, later: never earlier).
-const maxLateReads = 10_000
+// StreamWindows remembers the reads of late copies (lateReads) while a
+// judgement may need them (lateRead.keep): one forgotten is read again
+// from the start, which shows a later time (a busy subject's latest
+// message, a source entry read now), and its item waits a window more;
+// forgotten again before that wait is over, it would never go. So reads
+// are not forgotten by count while they may be needed: once
+// maxLateReads are kept, those no longer needed go, and the next such
+// sweep comes when twice as many as are left are kept. Only past
+// maxKeptLateReads (items in flight with late copies) do all go at once.
+const (
+	maxLateReads     = 10_000
+	maxKeptLateReads = 1_000_000
+	lateReadSlack    = 10 * time.Minute
+)
 
 // readLate reads the late copy of path for message id msgID, from where
 // the reads before left it (lateReads), and keeps what it found.
-func (s *StreamWindows) readLate(ctx context.Context, msgID string, path []replaypolicy.CopyHop) (lateRead, error) {
+func (s *StreamWindows) readLate(ctx context.Context, msgID string, path []replaypolicy.CopyHop, window time.Duration) (lateRead, error) {
 	key := msgID + "\x00" + pathKey(path)
 	s.mu.Lock()
 	r := s.lates[key]
@@ -146,17 +163,39 @@ func (s *StreamWindows) readLate(ctx context.Context, msgID string, path []repla
 		}
 		r.behind = why
 	}
+	now := time.Now()
 	switch {
 	case r.behind == "":
 		r.copied, r.behindSince = r.hops[len(path)-1].copied, time.Time{}
+		r.keep = later(r.copied.Add(window), now).Add(lateReadSlack)
 	case r.behindSince.IsZero():
-		r.behindSince = time.Now()
+		r.behindSince = now
+		fallthrough
+	default:
+		r.keep = now.Add(replaypolicy.MaxBehindRecheck + lateReadSlack)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.lates = bounded(s.lates, maxLateReads)
-	s.lates[key] = r
+	s.keepLate(key, r, now)
 	return r, nil
+}
+
+// keepLate keeps r as key's reads (mu held), first letting go of those
+// no judgement needs any more (lateRead.keep before now) when
+// maxLateReads, or twice as many as the last sweep left, are kept
+// (maxKeptLateReads: all).
+func (s *StreamWindows) keepLate(key string, r lateRead, now time.Time) {
+	if s.lates == nil {
+		s.lates = map[string]lateRead{}
+	}
+	if len(s.lates) >= max(s.lateSweepAt, maxLateReads) {
+		maps.DeleteFunc(s.lates, func(_ string, l lateRead) bool { return l.keep.Before(now) })
+		if len(s.lates) >= maxKeptLateReads {
+			clear(s.lates)
+		}
+		s.lateSweepAt = 2 * len(s.lates)
+	}
+	s.lates[key] = r
 }
 
 // bounded is m to add to, or a new map when m is nil or holds limit

@@ -66,6 +66,8 @@ type StreamWindows struct {
 	reading *listRead             // the read in flight; nil when none
 	reads   map[string]streamRead // LateCopies' reads by stream and subject
 	lates   map[string]lateRead   // what they showed, by message id and copy (latecopy.go)
+	// lateSweepAt is how many lates kept sweeps them (keepLate).
+	lateSweepAt int
 }
 
 // streamList is the account's streams as asked for at read, and the
