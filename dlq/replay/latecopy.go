@@ -125,7 +125,7 @@ type hopRead struct {
 // maxKeptLateReads (items in flight with late copies) do all go at once.
 const (
 	maxLateReads     = 10_000
-	maxKeptLateReads = 1_000_000
+	maxKeptLateReads = 200_000
 	lateReadSlack    = 10 * time.Minute
 )
 
