@@ -271,8 +271,9 @@ const UnsignedHeadProblem = "the chain head is not signed: an export from the co
 // (Filter, Head, and ExportSigned when its own signature verified), what
 // every export must hold whatever its format: a filtered export is
 // signed itself when keys are given; an unfiltered one holds no stub
-// (firstStubLine, the line of the first, 0 for none) and starts at seq 1;
-// last, the last line or record, is the chain head; and the head is
+// (firstStubLine, the line of the first, 0 for none), starts at seq 1
+// and holds a line (first and last nil: none, which only an empty log's
+// export may); last, the last line or record, is the chain head; and the head is
 // signed (with keys or without: UnsignedHeadProblem), with a key of
 // keys. It sets res.Problem (and res.Line) at the
 // first problem, else res.Signed when the head's signature verified.
@@ -298,6 +299,13 @@ func checkExportEnd(res *ExportResult, first, last *Entry, firstStubLine int64, 
 	case res.Filter == "" && first != nil && first.Seq != 1:
 		res.Line = 1
 		res.Problem = fmt.Sprintf("the export says it is not filtered, so it starts at seq 1, but its first line is seq %d (its first entries were taken off)", first.Seq)
+		return
+	case res.Filter == "" && last == nil && head.Seq != 0:
+		// An unfiltered export holds every entry up to its head, so one
+		// without a line had them all taken off, which the checks of its
+		// first and last line would not see. (A filtered one may select
+		// nothing: its own signature says so.)
+		res.Problem = fmt.Sprintf("the export says it is not filtered, so it holds every entry up to its chain head, seq %d, but it holds none (its entries were taken off)", head.Seq)
 		return
 	case last != nil && last.Seq != head.Seq:
 		res.Problem = fmt.Sprintf("the export ends at seq %d, but its chain head is seq %d (entries were taken off its end)", last.Seq, head.Seq)
