@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,9 +87,6 @@ func readAuditFilter(q url.Values) auditFilterForm {
 	t := readText(q)
 	known := make([]string, 0, len(auditFilterParams))
 	for _, p := range auditFilterParams {
-		if len(q[p.name]) > 1 {
-			f.Repeated = append(f.Repeated, p.name)
-		}
 		v := t.raw(p.name)
 		if p.typed {
 			v = strings.TrimSpace(v)
@@ -100,7 +96,7 @@ func readAuditFilter(q url.Values) auditFilterForm {
 	}
 	f.text = t.Errors()
 	f.Unknown = unknownParams(q, known)
-	slices.Sort(f.Repeated)
+	f.Repeated = repeatedParams(q, known)
 	return f
 }
 
@@ -117,21 +113,6 @@ func auditUnknownFilterText(unknown []string) string {
 		" Nothing was searched: without it, the search would cover more than was asked."
 }
 
-// repeatedFilterText says that the filters named (repeated, each one of
-// auditFilterParams) were given more than once, and take one value.
-func repeatedFilterText(repeated []string) string {
-	names := make([]string, len(repeated))
-	for i, n := range repeated {
-		names[i] = strconv.Quote(n)
-	}
-	subject := "The filter " + names[0] + " is"
-	if len(names) > 1 {
-		subject = "The filters " + strings.Join(names, ", ") + " are"
-	}
-	return subject + " given more than once; each filter takes one value. " +
-		"Nothing was searched: with one of the values, the search would not be the one asked."
-}
-
 // Validate turns the form into an audit.Filter, with a message per bad field.
 func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 	errs := map[string]string{}
@@ -143,7 +124,7 @@ func (f auditFilterForm) Validate() (audit.Filter, map[string]string) {
 	case len(f.Unknown) > 0:
 		errs[""] = auditUnknownFilterText(f.Unknown)
 	case len(f.Repeated) > 0:
-		errs[""] = repeatedFilterText(f.Repeated)
+		errs[""] = repeatedFilterText(f.Repeated, "Nothing was searched: with one of the values, the search would not be the one asked.")
 	}
 	// "replay.*" is every action of a family.
 	if family, ok := strings.CutSuffix(f.Action, ".*"); ok {

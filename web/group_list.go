@@ -42,8 +42,9 @@ var (
 // readGroupFilter reads the groups page's filter from q, and the messages
 // of what was read, by field: text that cannot be stored (formText), and
 // under "" the parameters that are none of groupFilterParams nor own (the
-// page's or the offer's own parameters: unknownParams), which refuse the
-// filter rather than widen it to every group.
+// page's or the offer's own parameters: unknownParams), or any of them
+// given twice (repeatedParams), which refuse the filter rather than widen
+// it to every group.
 func readGroupFilter(q url.Values, own []string) (views.GroupFilter, map[string]string) {
 	t := readText(q)
 	get := t.get
@@ -56,9 +57,13 @@ func readGroupFilter(q url.Values, own []string) (views.GroupFilter, map[string]
 		f.Sort = string(dlq.GroupsByUnresolved)
 	}
 	errs := t.Errors()
-	if unknown := unknownParams(q, slices.Concat(groupFilterParams, own)); unknown != nil {
+	names := slices.Concat(groupFilterParams, own)
+	if unknown := unknownParams(q, names); unknown != nil {
 		errs = addTextErrors(errs, map[string]string{"": unknownFilterText("The groups page", unknown, groupFilterParams) +
 			" No group was listed: without it, the groups and their actions would cover more than was asked."})
+	} else if repeated := repeatedParams(q, names); repeated != nil {
+		errs = addTextErrors(errs, map[string]string{"": repeatedFilterText(repeated,
+			"No group was listed: with one of the values, the groups and their actions would not be the ones asked.")})
 	}
 	return f, errs
 }

@@ -63,6 +63,9 @@ type replayFilterForm struct {
 	// (replayFilterParams, replayPageParams: unknownParams); the page
 	// refuses them.
 	Unknown []string
+	// Repeated are the page's parameters the URL gives more than once
+	// (repeatedParams); the page refuses them too.
+	Repeated []string
 }
 
 // replayFilterParams are the query parameters of the replays page's
@@ -74,7 +77,8 @@ var (
 )
 
 // readReplayFilter reads the replays page's filter and cursor from q, and
-// notes the names of any other parameter (Unknown, which Validate refuses).
+// notes the names of any other parameter (Unknown) and of its own given
+// twice (Repeated), which Validate refuses.
 func readReplayFilter(q url.Values) replayFilterForm {
 	t := readText(q)
 	get := t.get
@@ -85,6 +89,7 @@ func readReplayFilter(q url.Values) replayFilterForm {
 		Before: get("before"), Now: time.Now()}
 	f.text = t.Errors()
 	f.Unknown = unknownParams(q, slices.Concat(replayFilterParams, replayPageParams))
+	f.Repeated = repeatedParams(q, slices.Concat(replayFilterParams, replayPageParams))
 	return f
 }
 
@@ -114,9 +119,12 @@ func (f replayFilterForm) Validate(tenants []string, viewer authz.User) (replay.
 		errs["order"] = "Choose mine first or newest first."
 	}
 	out.From, out.To = timeRange(f.From, f.To, f.Now, errs)
-	if len(f.Unknown) > 0 {
+	switch {
+	case len(f.Unknown) > 0:
 		errs[""] = unknownFilterText("The replays page", f.Unknown, replayFilterParams) +
 			" No request was listed: without it, the list would show more than was asked."
+	case len(f.Repeated) > 0:
+		errs[""] = repeatedFilterText(f.Repeated, "No request was listed: with one of the values, the list would not be the one asked.")
 	}
 	if f.Before != "" {
 		m := replayCursor.FindStringSubmatch(f.Before)
