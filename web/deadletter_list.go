@@ -30,6 +30,10 @@ type deadLetterFilterForm struct {
 	// the list page's own (unknownParams): the list, its count and every
 	// action by filter refuse them.
 	Unknown []string
+	// Repeated are the list's parameters the URL gives more than once
+	// (repeatedParams), tenant aside (several are a narrower scope): the
+	// list, its count and every action by filter refuse them too.
+	Repeated []string
 }
 
 // deadLetterFilterParams are the query parameters of the dead letter list's
@@ -70,7 +74,8 @@ func deadLetterFilterNames() []string {
 
 // readDeadLetterFilter reads the list's filter (deadLetterFilterParams) and
 // pager cursors from q, and notes the names of any other parameter the page
-// does not know (Unknown, which Validate refuses).
+// does not know (Unknown) and of its own given twice but tenant (Repeated),
+// which Validate refuses.
 func readDeadLetterFilter(q url.Values) deadLetterFilterForm {
 	t := readText(q)
 	f := deadLetterFilterForm{Before: t.raw("before"), After: t.raw("after"), Now: time.Now()}
@@ -86,7 +91,9 @@ func readDeadLetterFilter(q url.Values) deadLetterFilterForm {
 		}
 	}
 	f.text = t.Errors()
-	f.Unknown = unknownParams(q, append(deadLetterFilterNames(), deadLetterPageParams...))
+	names := append(deadLetterFilterNames(), deadLetterPageParams...)
+	f.Unknown = unknownParams(q, names)
+	f.Repeated = repeatedParams(q, slices.DeleteFunc(names, func(n string) bool { return n == "tenant" }))
 	return f
 }
 
@@ -166,9 +173,12 @@ func (f deadLetterFilterForm) Validate(tenants []string) (dlq.ListFilter, map[st
 	if f.Before != "" && f.After != "" {
 		errs["page"] = "The page link is broken; start from the first page."
 	}
-	if len(f.Unknown) > 0 {
+	switch {
+	case len(f.Unknown) > 0:
 		errs[""] = unknownFilterText("The dead letter list", f.Unknown, deadLetterFilterNames()) +
 			" Nothing was selected: without it, the selection would cover more than was asked."
+	case len(f.Repeated) > 0:
+		errs[""] = repeatedFilterText(f.Repeated, "Nothing was selected: with one of the values, the selection would not be the one asked.")
 	}
 	errs = addTextErrors(errs, f.text)
 	if len(errs) == 0 {
