@@ -54,3 +54,95 @@ func TestRevIngest15SameDLQStreamOtherPrefixSharesTheAdvisoryStream(t *testing.T
 	assert.ElementsMatch(t, before.Subjects, after.Subjects, "staging added nothing to production's stream")
 	assert.Equal(t, "dlq", after.Metadata[advisoryOwnerPrefixKey], "the recorded deployment kept")
 }
+
+// TestFixIngest15PrefixChangeOfTheSameDeploymentIsItsOwn: the same
+// deployment (its database announcing the same streams) started with
+// another DLQ_SUBJECT_PREFIX finds every subject its own: it starts and
+// records its new prefix. An owner recorded by hand with the DLQ_STREAM
+// alone (as the runbook says) is this deployment's.
+func TestFixIngest15PrefixChangeOfTheSameDeploymentIsItsOwn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	orders := b.watchOrders(t)
+	first := b.newIdle(IngestConfig{Watch: orders}, b.store)
+	require.NoError(t, first.Setup(ctx))
+
+	moved := b.newIdle(IngestConfig{Prefix: "dlq2", Watch: orders}, b.store)
+	require.NoError(t, moved.Setup(ctx))
+	cfg := b.advisoryConfig(t, LegacyAdvisoryStream)
+	assert.Equal(t, "dlq2", cfg.Metadata[advisoryOwnerPrefixKey])
+	ours, err := moved.advisoryStreamOurs(ctx)
+	require.NoError(t, err)
+	assert.True(t, ours)
+
+	cfg.Metadata = map[string]string{advisoryOwnerKey: "DLQ"} // recorded by hand
+	_, err = b.js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+	alone := b.newIdle(IngestConfig{Prefix: "dlq3", Watch: orders}, NewStore(testdb.New(t).Pool))
+	ours, err = alone.advisoryStreamOurs(ctx)
+	require.NoError(t, err)
+	assert.True(t, ours, "an owner recorded without a prefix is taken as recorded")
+}
+
+// TestFixIngest15RunningReplicaHandsBackOnAStreamRecordingAnotherPrefix:
+// a running replica whose advisory stream records its DLQ_STREAM with
+// another prefix (a second deployment with the same DLQ_STREAM, or an
+// edit) may share it: an advisory of a stream none of its replicas
+// watches is handed back, not acked without a row, and no subject is
+// taken off; its check does not put its own prefix over the other's.
+func TestFixIngest15RunningReplicaHandsBackOnAStreamRecordingAnotherPrefix(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.createStream(t, jetstream.StreamConfig{Name: "EMAILS", Subjects: []string{"mail.*.send.>"}})
+	in, _ := b.idle(t, IngestConfig{Watch: b.watchOrders(t)})
+	adv := terminatedAdvisory("EMAILS", 1)
+
+	cfg := b.advisoryConfig(t, LegacyAdvisoryStream)
+	cfg.Metadata = map[string]string{advisoryOwnerKey: "DLQ", advisoryOwnerPrefixKey: "stg"}
+	cfg.Subjects = append(cfg.Subjects, advisorySubjects("EMAILS")...)
+	_, err := b.js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+
+	verdict, _ := in.whoseAdvisory(ctx, adv.Subject, adv.Data)
+	assert.Equal(t, watchedElsewhere, verdict, "handed back")
+	require.NoError(t, in.dropUnwatched(ctx, nil))
+	assert.Subset(t, b.advisoryConfig(t, LegacyAdvisoryStream).Subjects, advisorySubjects("EMAILS"), "not taken off")
+
+	s := in.metrics.health.get(LegacyAdvisoryStream)
+	in.keepStream(ctx, LegacyAdvisoryStream, b.advisoryConfig(t, LegacyAdvisoryStream), &s)
+	assert.Contains(t, s.StreamDrift, "DLQ_SUBJECT_PREFIX stg")
+	assert.Equal(t, "stg", b.advisoryConfig(t, LegacyAdvisoryStream).Metadata[advisoryOwnerPrefixKey], "not taken over")
+}
+
+// TestFixIngest15AdoptionRefusesAStreamRecordingItsDLQStreamWithAnotherPrefix:
+// DLQ_ADVISORIES adopted and recorded by staging (DLQ_STREAM DEADLETTERS,
+// prefix stg, watching ORDERS and EMAILS); a second deployment with
+// DLQ_STREAM DEADLETTERS but prefix qa (its own database) watching ORDERS
+// does not adopt it (it would have taken EMAILS' subjects off as no
+// replica of its own watches EMAILS): refused, the stream left as it was.
+func TestFixIngest15AdoptionRefusesAStreamRecordingItsDLQStreamWithAnotherPrefix(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.createStream(t, ordersStream)
+	b.createStream(t, jetstream.StreamConfig{Name: "EMAILS", Subjects: []string{"mail.*.send.>"}})
+	b.createStream(t, jetstream.StreamConfig{Name: LegacyAdvisoryStream, Subjects: append(advisorySubjects("ORDERS"), advisorySubjects("EMAILS")...)})
+	orders, err := ParseWatchStreams("ORDERS")
+	require.NoError(t, err)
+	both, err := ParseWatchStreams("ORDERS,EMAILS")
+	require.NoError(t, err)
+	staging := b.newIdle(IngestConfig{Prefix: "stg", Stream: "DEADLETTERS", Watch: both}, b.store)
+	require.NoError(t, staging.Setup(ctx))
+	require.Equal(t, LegacyAdvisoryStream, staging.Config().AdvisoryStream)
+	before := b.advisoryConfig(t, LegacyAdvisoryStream)
+
+	qa := b.newIdle(IngestConfig{Prefix: "qa", Stream: "DEADLETTERS", Watch: orders}, NewStore(testdb.New(t).Pool))
+	err = qa.Setup(ctx)
+	require.ErrorIs(t, err, ErrAdvisoryStreamNotOurs)
+	assert.Contains(t, err.Error(), "DLQ_SUBJECT_PREFIX stg")
+	after := b.advisoryConfig(t, LegacyAdvisoryStream)
+	assert.ElementsMatch(t, before.Subjects, after.Subjects)
+	assert.Equal(t, "stg", after.Metadata[advisoryOwnerPrefixKey])
+}

@@ -416,10 +416,12 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			// Another console made it first: a replica (its settings are
 			// put back by the check), or another deployment (claimable).
-			if s, lerr := in.js.Stream(ctx, want.Name); lerr == nil {
-				return in.claimable(ctx, s.CachedInfo().Config, want)
+			// Not read: not judged, so not consumed (the caller retries).
+			s, lerr := in.js.Stream(ctx, want.Name)
+			if lerr != nil {
+				return fmt.Errorf("look up stream %s, made by another console first: %w", want.Name, lerr)
 			}
-			return nil
+			return in.claimable(ctx, s.CachedInfo().Config, want)
 		}
 		if err != nil {
 			return fmt.Errorf("create stream %s: %w", want.Name, in.streamRefused(want, err))

@@ -62,16 +62,16 @@ func (in *Ingester) adoptLegacyAdvisoryStream(ctx context.Context) error {
 	want := in.advisoryStreamConfig()
 	want.Name = LegacyAdvisoryStream
 	switch owner := ownerOf(have); {
-	case owner == in.cfg.Stream:
+	case in.recordsUs(have):
 	case len(mine) == 0:
 		return nil // another deployment's (or nobody's): ours is made beside it
-	case owner != "":
+	case owner != "" && owner != in.cfg.Stream:
 		return in.ownedElsewhere(have, want)
 	case len(foreign) > 0:
-		return fmt.Errorf("%w: stream %s (the advisory stream of every console before migration 0056) records no owner and captures advisories of DLQ_WATCH_STREAMS %v and of streams this deployment does not watch %v: "+
+		return fmt.Errorf("%w: stream %s (the advisory stream of every console before migration 0056) %s and captures advisories of DLQ_WATCH_STREAMS %v and of streams this deployment does not watch %v: "+
 			"another deployment on this NATS account may share it, so this console does not take it over, and JetStream refuses %s on the same subjects; "+
 			"if they are this deployment's own (an older DLQ_WATCH_STREAMS), start it once with them on the list; see docs/runbook.md, \"subjects overlap\"",
-			ErrAdvisoryStreamNotOurs, LegacyAdvisoryStream, mine, foreign, in.cfg.AdvisoryStream)
+			ErrAdvisoryStreamNotOurs, LegacyAdvisoryStream, in.recordedAs(have), mine, foreign, in.cfg.AdvisoryStream)
 	}
 	if !in.adoptedLegacy {
 		in.log.Warn("the advisory stream is still "+LegacyAdvisoryStream+", this deployment's from before the upgrade: the console goes on consuming it so that no pending advisory is left behind; "+

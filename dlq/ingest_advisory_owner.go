@@ -19,13 +19,19 @@ import (
 // each other's subjects off. Naming the advisory stream after DLQ_STREAM
 // (AdvisoryStreamOf) keeps them apart only while no deployment keeps
 // another name: one that adopted DLQ_ADVISORIES
-// (adoptLegacyAdvisoryStream) holds the default deployment's name. So the
-// console records the deployment an advisory stream is for in the
-// stream's metadata (its DLQ_STREAM, unique on the account, and its
-// DLQ_SUBJECT_PREFIX for people to read) when it makes the stream or
-// first puts its settings back on one made before the metadata existed,
-// and never writes to a stream recorded as another's (putStreamBack
-// refuses, naming that deployment: Setup stops, a check reports it).
+// (adoptLegacyAdvisoryStream) holds the default deployment's name, and a
+// second deployment left on the default DLQ_STREAM (only its
+// DLQ_SUBJECT_PREFIX its own) has it too. So the console records the
+// deployment an advisory stream is for in the stream's metadata (its
+// DLQ_STREAM and its DLQ_SUBJECT_PREFIX) when it makes the stream or first
+// puts its settings back on one made before the metadata existed, and
+// never writes to a stream recorded as another's (putStreamBack refuses,
+// naming that deployment: Setup stops, a check reports it). A stream
+// recording this DLQ_STREAM with another prefix is this deployment's after
+// a DLQ_SUBJECT_PREFIX change, or a second deployment's with the same
+// DLQ_STREAM: it is judged as one recording no owner (claimable), and is
+// not certainly this deployment's alone until it records this prefix
+// (recordsUs).
 const (
 	// advisoryOwnerKey names the owning deployment's DLQ_STREAM.
 	advisoryOwnerKey = "quarantine.dlq_stream"
@@ -49,6 +55,17 @@ func (in *Ingester) ownerMetadata() map[string]string {
 // ownerOf is the DLQ_STREAM of the deployment c's metadata records as the
 // stream's owner; "" when none is recorded.
 func ownerOf(c jetstream.StreamConfig) string { return c.Metadata[advisoryOwnerKey] }
+
+// recordsUs reports whether advisory stream c records this deployment as
+// its owner: its DLQ_STREAM, and its DLQ_SUBJECT_PREFIX or none (an
+// owner recorded by hand, as the runbook says, names the DLQ_STREAM
+// alone). Only then is it certainly this deployment's alone: a stream
+// recording this DLQ_STREAM with another prefix may be a second
+// deployment's with the same DLQ_STREAM.
+func (in *Ingester) recordsUs(c jetstream.StreamConfig) bool {
+	prefix, ok := c.Metadata[advisoryOwnerPrefixKey]
+	return ownerOf(c) == in.cfg.Stream && (!ok || prefix == "" || prefix == in.cfg.Prefix)
+}
 
 // ownerSetting is the owner recorded in the advisory stream's metadata,
 // a setting held as the others are (streamSettings): one made before it
@@ -98,26 +115,41 @@ func (in *Ingester) ownedElsewhere(have, want jetstream.StreamConfig) error {
 
 // claimable returns nil when this deployment may write advisory stream
 // have (want: the console's configuration for it; always nil for the DLQ
-// stream, whose want records no owner): it records this deployment as its owner, or none and every
-// advisory subject it captures is one of a stream this deployment knows
-// as its own (knownSubjects). Otherwise ErrAdvisoryStreamNotOurs, naming
-// the other deployment or the subjects.
+// stream, whose want records no owner): it records this deployment as its
+// owner (recordsUs), or none, or this DLQ_STREAM with another prefix, and
+// every advisory subject it captures is one of a stream this deployment
+// knows as its own (knownSubjects). Otherwise ErrAdvisoryStreamNotOurs,
+// naming the other deployment or the subjects.
 func (in *Ingester) claimable(ctx context.Context, have, want jetstream.StreamConfig) error {
-	if ownerOf(want) == "" || ownerOf(have) != "" {
+	if ownerOf(want) == "" || (ownerOf(have) != "" && ownerOf(have) != ownerOf(want)) {
 		return in.ownedElsewhere(have, want)
+	}
+	if in.recordsUs(have) {
+		return nil
 	}
 	_, foreign, err := in.knownSubjects(ctx, have.Name, have.Subjects)
 	if err != nil {
-		return fmt.Errorf("judge whether stream %s, which records no owner, is this deployment's: %w", have.Name, err)
+		return fmt.Errorf("judge whether stream %s, which %s, is this deployment's: %w", have.Name, in.recordedAs(have), err)
 	}
 	if len(foreign) > 0 {
-		return fmt.Errorf("%w: stream %s records no owner (made before this release) and captures advisories of streams this deployment neither watches (DLQ_WATCH_STREAMS) "+
+		return fmt.Errorf("%w: stream %s %s and captures advisories of streams this deployment neither watches (DLQ_WATCH_STREAMS) "+
 			"nor knows from a running replica %v: another deployment on this NATS account may share it, and each would ack the other's give-ups without a row; "+
 			"if they are this deployment's own (an older DLQ_WATCH_STREAMS), start it once with them on the list (it records itself as the owner; take them off in a deploy after), "+
-			"or record it by hand (metadata %s: %s); see docs/runbook.md, \"advisory stream of another deployment\"",
-			ErrAdvisoryStreamNotOurs, have.Name, foreign, advisoryOwnerKey, in.cfg.Stream)
+			"or record it by hand (metadata %s: %s, %s: %s); see docs/runbook.md, \"advisory stream of another deployment\"",
+			ErrAdvisoryStreamNotOurs, have.Name, in.recordedAs(have), foreign, advisoryOwnerKey, in.cfg.Stream, advisoryOwnerPrefixKey, in.cfg.Prefix)
 	}
 	return nil
+}
+
+// recordedAs says what advisory stream c, not recorded as this
+// deployment's (recordsUs), records: no owner, or this DLQ_STREAM with
+// another prefix.
+func (in *Ingester) recordedAs(c jetstream.StreamConfig) string {
+	if ownerOf(c) == "" {
+		return "records no owner (made before this release)"
+	}
+	return fmt.Sprintf("records DLQ_STREAM %s with DLQ_SUBJECT_PREFIX %s, not this deployment's %s (a second deployment with this DLQ_STREAM, or this one before a prefix change)",
+		ownerOf(c), c.Metadata[advisoryOwnerPrefixKey], in.cfg.Prefix)
 }
 
 // knownSubjects splits the advisory subjects (of the console's shape) of
@@ -159,7 +191,7 @@ func (in *Ingester) knownSubjects(ctx context.Context, name string, subjects []s
 }
 
 // advisoryStreamOurs reports whether the advisory stream records this
-// deployment as its owner now: only then is it certainly not shared, and
+// deployment as its owner now (recordsUs): only then is it certainly not shared, and
 // an advisory of a stream no replica of this deployment watches is
 // certainly nobody's (whoseAdvisory).
 func (in *Ingester) advisoryStreamOurs(ctx context.Context) (bool, error) {
@@ -167,5 +199,5 @@ func (in *Ingester) advisoryStreamOurs(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("look up stream %s: %w", in.cfg.AdvisoryStream, err)
 	}
-	return ownerOf(s.CachedInfo().Config) == in.cfg.Stream, nil
+	return in.recordsUs(s.CachedInfo().Config), nil
 }

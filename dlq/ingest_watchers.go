@@ -303,7 +303,7 @@ func unwatchedSubjects(subjects, watched []string) (keep, dropped []string) {
 // it, only says whether there may be any: the stream is read first, then
 // the list again (watchedByAny), and only the subjects of streams not in
 // that second read go, and only from a stream recording this deployment as
-// its owner (ownerOf). A replica announces its list before it puts its
+// its owner (recordsUs). A replica announces its list before it puts its
 // subjects on the stream (setUp): subjects on the stream as read were
 // announced before that second read, and are kept. JetStream has no
 // compare-and-set on a stream's configuration (an update sets all of it):
@@ -319,7 +319,7 @@ func (in *Ingester) dropUnwatched(ctx context.Context, watched []string) error {
 		return err
 	}
 	cfg := s.CachedInfo().Config
-	if _, dropped := unwatchedSubjects(cfg.Subjects, watched); len(dropped) == 0 || ownerOf(cfg) != in.cfg.Stream {
+	if _, dropped := unwatchedSubjects(cfg.Subjects, watched); len(dropped) == 0 || !in.recordsUs(cfg) {
 		return nil // nothing to drop, or the stream may be shared: a subject no replica of this deployment watches may be another's
 	}
 	if watched, err = in.watchedByAny(ctx); err != nil {
