@@ -146,3 +146,37 @@ func TestFixIngest15AdoptionRefusesAStreamRecordingItsDLQStreamWithAnotherPrefix
 	assert.ElementsMatch(t, before.Subjects, after.Subjects)
 	assert.Equal(t, "stg", after.Metadata[advisoryOwnerPrefixKey])
 }
+
+// TestRevIngest15CreateRaceLeavesTheAddedStreamUncaptured: a rolling
+// deploy that adds EMAILS to DLQ_WATCH_STREAMS, with the advisory stream
+// gone (deleted to move it, or never made): a replica still on the old
+// list (ORDERS) makes it first, between the new replica finding it
+// missing and making it. The new replica's create is answered "already in
+// use" and it went on without putting its settings back: EMAILS' subjects
+// are not on the stream when its Setup returns (only the next check adds
+// them), so a give-up of EMAILS raised meanwhile is captured by no stream
+// and lost. Setup must leave the stream capturing every watched stream.
+func TestRevIngest15CreateRaceLeavesTheAddedStreamUncaptured(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.createStream(t, ordersStream)
+	b.createStream(t, jetstream.StreamConfig{Name: "EMAILS", Subjects: []string{"mail.*.send.>"}})
+	orders, err := ParseWatchStreams("ORDERS")
+	require.NoError(t, err)
+	both, err := ParseWatchStreams("ORDERS,EMAILS")
+	require.NoError(t, err)
+	old := b.newIdle(IngestConfig{Watch: orders}, b.store)
+	require.NoError(t, old.announceWatch(ctx))
+
+	next := b.newIdle(IngestConfig{Watch: both}, b.store)
+	next.beforeStreamCreate = func(name string) {
+		if name == LegacyAdvisoryStream {
+			_, err := b.js.CreateStream(ctx, old.advisoryStreamConfig()) // the old replica's
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, next.Setup(ctx))
+	assert.Subset(t, b.advisoryConfig(t, LegacyAdvisoryStream).Subjects, advisorySubjects("EMAILS"),
+		"EMAILS' give-ups captured once the replica watching it has set up")
+}

@@ -205,6 +205,10 @@ type Ingester struct {
 	// beforeStreamUpdate, when set (tests), runs in putStreamBack between
 	// the read the drift was found on and the read the update is made from.
 	beforeStreamUpdate func()
+	// beforeStreamCreate, when set (tests), runs in ensureStream between
+	// finding the stream missing and making it (another console making it
+	// first).
+	beforeStreamCreate func(name string)
 
 	// adoptedLegacy is set once Setup kept LegacyAdvisoryStream as the
 	// advisory stream (adoptLegacyAdvisoryStream), so that it says so once.
@@ -411,6 +415,9 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		if want.Name == in.cfg.Stream {
 			want = in.fitToPayload(want)
+		}
+		if in.beforeStreamCreate != nil {
+			in.beforeStreamCreate(want.Name)
 		}
 		_, err = in.js.CreateStream(ctx, want)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
