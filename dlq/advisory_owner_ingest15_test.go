@@ -180,3 +180,29 @@ func TestRevIngest15CreateRaceLeavesTheAddedStreamUncaptured(t *testing.T) {
 	assert.Subset(t, b.advisoryConfig(t, LegacyAdvisoryStream).Subjects, advisorySubjects("EMAILS"),
 		"EMAILS' give-ups captured once the replica watching it has set up")
 }
+
+// TestFixIngest15CreateRaceLostToAnotherDeploymentIsRefused: the create
+// lost to another deployment's console (staging, its own DLQ_STREAM
+// recorded) is judged as a stream found: refused, nothing added to it.
+func TestFixIngest15CreateRaceLostToAnotherDeploymentIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	orders := b.watchOrders(t)
+	b.createStream(t, jetstream.StreamConfig{Name: "EMAILS", Subjects: []string{"mail.*.send.>"}})
+	emails, err := ParseWatchStreams("EMAILS")
+	require.NoError(t, err)
+	other := b.newIdle(IngestConfig{Prefix: "stg", Stream: "DEADLETTERS", Watch: emails, AdvisoryStream: LegacyAdvisoryStream}, NewStore(testdb.New(t).Pool))
+
+	prod := b.newIdle(IngestConfig{Watch: orders}, b.store)
+	prod.beforeStreamCreate = func(name string) {
+		if name == LegacyAdvisoryStream {
+			_, err := b.js.CreateStream(ctx, other.advisoryStreamConfig())
+			require.NoError(t, err)
+		}
+	}
+	require.ErrorIs(t, prod.Setup(ctx), ErrAdvisoryStreamNotOurs)
+	cfg := b.advisoryConfig(t, LegacyAdvisoryStream)
+	assert.ElementsMatch(t, advisorySubjects("EMAILS"), cfg.Subjects)
+	assert.Equal(t, "DEADLETTERS", cfg.Metadata[advisoryOwnerKey])
+}

@@ -413,37 +413,19 @@ func (in *Ingester) advisoryStreamConfig() jetstream.StreamConfig {
 func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfig) error {
 	s, err := in.js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		if want.Name == in.cfg.Stream {
-			want = in.fitToPayload(want)
+		var made bool
+		if made, err = in.createStream(ctx, want); made || err != nil {
+			return err
 		}
-		if in.beforeStreamCreate != nil {
-			in.beforeStreamCreate(want.Name)
+		// Another console made it first: a replica, perhaps on another
+		// DLQ_WATCH_STREAMS (a rolling deploy), or another deployment. It
+		// is judged and put back as one found (putStreamBack: claimable,
+		// this replica's subjects added now, not at the next check, while
+		// their give-ups would be captured by no stream); one not read is
+		// not judged, so not consumed (the caller retries).
+		if s, err = in.js.Stream(ctx, want.Name); err != nil {
+			return fmt.Errorf("look up stream %s, made by another console first: %w", want.Name, err)
 		}
-		_, err = in.js.CreateStream(ctx, want)
-		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			// Another console made it first: a replica (its settings are
-			// put back by the check), or another deployment (claimable).
-			// Not read: not judged, so not consumed (the caller retries).
-			s, lerr := in.js.Stream(ctx, want.Name)
-			if lerr != nil {
-				return fmt.Errorf("look up stream %s, made by another console first: %w", want.Name, lerr)
-			}
-			return in.claimable(ctx, s.CachedInfo().Config, want)
-		}
-		if err != nil {
-			return fmt.Errorf("create stream %s: %w", want.Name, in.streamRefused(want, err))
-		}
-		if want.Name == in.cfg.Stream {
-			in.holdFloor(want, true)
-		}
-		if in.metrics.health.get(want.Name).seen {
-			in.metrics.health.countStreamRepaired(want.Name)
-			in.log.Warn("a stream of the console was gone (deleted by hand?): the console made it again; the dead letters it held and the console had not stored are lost",
-				"stream", want.Name, "subjects", want.Subjects, "max_age", want.MaxAge, "max_bytes", want.MaxBytes)
-			return nil
-		}
-		in.log.Info("created stream", "stream", want.Name, "subjects", want.Subjects)
-		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("look up stream %s: %w", want.Name, err)
@@ -459,6 +441,36 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 	d, err := in.putStreamBack(ctx, have, want, in.metrics.health.get(want.Name).seen)
 	in.holdFloor(d.fixed, true)
 	return in.streamRefused(want, err)
+}
+
+// createStream makes stream want, missing (ensureStream), and reports
+// whether it did; false without an error when another console made it
+// first.
+func (in *Ingester) createStream(ctx context.Context, want jetstream.StreamConfig) (bool, error) {
+	if want.Name == in.cfg.Stream {
+		want = in.fitToPayload(want)
+	}
+	if in.beforeStreamCreate != nil {
+		in.beforeStreamCreate(want.Name)
+	}
+	_, err := in.js.CreateStream(ctx, want)
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("create stream %s: %w", want.Name, in.streamRefused(want, err))
+	}
+	if want.Name == in.cfg.Stream {
+		in.holdFloor(want, true)
+	}
+	if in.metrics.health.get(want.Name).seen {
+		in.metrics.health.countStreamRepaired(want.Name)
+		in.log.Warn("a stream of the console was gone (deleted by hand?): the console made it again; the dead letters it held and the console had not stored are lost",
+			"stream", want.Name, "subjects", want.Subjects, "max_age", want.MaxAge, "max_bytes", want.MaxBytes)
+		return true, nil
+	}
+	in.log.Info("created stream", "stream", want.Name, "subjects", want.Subjects)
+	return true, nil
 }
 
 // Run consumes until ctx ends. When it ends, Run takes no more, hands back
