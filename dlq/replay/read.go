@@ -22,10 +22,16 @@ const (
 	// A request is read with its requester as the directory has them now
 	// (joinRequesterNow, peopleInto): every judgement of it compares
 	// its people both ways (replaypolicy.MayBeOne), whichever action reads
-	// it. Locked, only the request's row is (the directory's is read).
-	selectRequest       = `SELECT ` + requestColumns + `, ` + peopleColumns + ` FROM replay_requests r ` + joinRequesterNow + ` WHERE r.id = $1`
-	selectRequestLocked = selectRequest + ` FOR UPDATE OF r` // the action's checks and writes see no concurrent change
-	selectBatch         = `SELECT ` + requestColumns + `, ` + peopleColumns + ` FROM replay_requests r ` + joinRequesterNow + `
+	// it. Locked, only the request's row is (the directory's is read), by
+	// lockRequest first, in a statement of its own: a statement that waits
+	// for the lock reads everything else as it was when it began, and the
+	// action holding the lock may add to the request's people meanwhile
+	// (an approval: replay_request_approvers, and with it the links
+	// knownAsColumn follows from them). Read after the lock is held, they
+	// are as the last action on the request left them.
+	selectRequest = `SELECT ` + requestColumns + `, ` + peopleColumns + ` FROM replay_requests r ` + joinRequesterNow + ` WHERE r.id = $1`
+	lockRequest   = `SELECT id FROM replay_requests WHERE id = $1 FOR UPDATE` // the action's checks and writes see no concurrent change
+	selectBatch   = `SELECT ` + requestColumns + `, ` + peopleColumns + ` FROM replay_requests r ` + joinRequesterNow + `
         WHERE r.batch = $1 ORDER BY r.id`
 	// Drafts are the requester's own business; the dead letter's page
 	// lists only what was submitted. Each with its requester as the
@@ -50,14 +56,19 @@ const (
         WHERE i.request_id = $1 AND i.dead_letter_id = $2 AND i.skip_reason = ''`
 )
 
-// getRequest reads request id (locked: FOR UPDATE of its row), with its
-// requester as the directory has them now (Request.RequesterNow).
+// getRequest reads request id (locked: FOR UPDATE of its row, taken
+// before it is read, lockRequest), with its requester as the directory
+// has them now (Request.RequesterNow) and its people (Request.KnownAs).
 func getRequest(ctx context.Context, q querier, id int64, lock bool) (Request, error) {
-	sql := selectRequest
 	if lock {
-		sql = selectRequestLocked
+		var locked int64
+		if err := q.QueryRow(ctx, lockRequest, id).Scan(&locked); errors.Is(err, pgx.ErrNoRows) {
+			return Request{}, fmt.Errorf("replay request %d: %w", id, errNoRequest)
+		} else if err != nil {
+			return Request{}, err
+		}
 	}
-	rows, err := q.Query(ctx, sql, id)
+	rows, err := q.Query(ctx, selectRequest, id)
 	if err != nil {
 		return Request{}, err
 	}
