@@ -118,8 +118,7 @@ func (h *inHand) blame() {
 // (claim). A failure is one audit row of the job's dead letter (the audit
 // log's object index).
 const (
-	lockFailedRequest = `SELECT 1 FROM replay_requests WHERE id = $1 FOR UPDATE`
-	lockFailedJob     = `SELECT j.first_attempt_at, r.tenant, i.msg_id, i.operation_id, i.correlation_id, i.subject
+	lockFailedJob = `SELECT j.first_attempt_at, r.tenant, i.msg_id, i.operation_id, i.correlation_id, i.subject
         FROM replay_jobs j
         JOIN replay_requests r ON r.id = j.request_id
         CROSS JOIN LATERAL (SELECT * FROM replay_items i WHERE i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id LIMIT 1) i
@@ -210,7 +209,7 @@ func (w *Worker) failedOn(ctx context.Context, p *workerPanic, bare bool) error 
 	err := pgx.BeginTxFunc(ctx, w.svc.pool, workerTx, func(tx pgx.Tx) error {
 		failures, ended, uncounted = 0, "", ""
 		j := *held
-		if _, err := tx.Exec(ctx, lockFailedRequest, j.requestID); err != nil {
+		if _, err := tx.Exec(ctx, lockRequest, j.requestID); err != nil {
 			return err
 		}
 		var attempted *time.Time
