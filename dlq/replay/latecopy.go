@@ -330,7 +330,11 @@ func linkOf(info *jetstream.StreamInfo, at time.Time, from string, mirror bool) 
 		case l.Active > linkHeardWithin:
 			return fmt.Sprintf("its link to stream %s has not been heard from for over %s", from, linkHeardWithin), time.Time{}
 		case l.Lag > 0:
-			return fmt.Sprintf("its link to stream %s has %d messages left to copy", from, l.Lag), time.Time{}
+			// Not how many: the reason is what a deferral's audit row
+			// says, and a new one is written only when it changes
+			// (job.deferredAgain); a count that falls at each re-check
+			// of a copy catching up would write one at every re-check.
+			return fmt.Sprintf("its link to stream %s has messages left to copy", from), time.Time{}
 		}
 		heard = earlier(heard, at.Add(-l.Active))
 	}
