@@ -216,6 +216,12 @@ func publishError(err error) (refused, notSent string) {
 	case errors.Is(err, nats.ErrBadHeaderMsg), errors.Is(err, nats.ErrMaxPayload), errors.Is(err, nats.ErrBadSubject),
 		errors.Is(err, nats.ErrHeadersNotSupported), errors.Is(err, nats.ErrInvalidMsg):
 		return err.Error(), ""
+	case errors.As(err, &api) && accountLimit(api.ErrorCode):
+		// A 400, but about the account, not the message: its JetStream
+		// storage is full (another stream grew), or its limits name no
+		// tier for the stream. It is stored once room is made or the
+		// limits are set, as with a full stream (503).
+		return "", "the broker did not store it: the account's JetStream limits leave no room (" + api.Error() + "); it is stored once room is made"
 	case errors.As(err, &api) && api.Code == 400:
 		return "the broker refused it: " + api.Error(), ""
 	case errors.As(err, &api):
@@ -230,6 +236,20 @@ func notExpected(err error) bool {
 	var api *jetstream.APIError
 	return errors.As(err, &api) && api.ErrorCode == streamNotMatch
 }
+
+// accountLimit reports whether code is JetStream's refusal of a publish
+// for the account's limits (JSAccountResourcesExceededErr: its storage is
+// full; JSNoLimitsErr: no limit applies to the stream's tier), which the
+// broker answers with a 400 although the message itself is fine.
+func accountLimit(code jetstream.ErrorCode) bool {
+	return code == accountResourcesExceeded || code == noLimits
+}
+
+// JetStream's error codes of a publish refused for the account's limits.
+const (
+	accountResourcesExceeded jetstream.ErrorCode = 10002 // JSAccountResourcesExceededErr
+	noLimits                 jetstream.ErrorCode = 10120 // JSNoLimitsErr
+)
 
 // streamNotMatch is JetStream's error code for a publish that reached
 // another stream than the one it was sent expecting (JSStreamNotMatchErr).
