@@ -171,7 +171,13 @@ type Original struct {
 // of the advisory is a script, not an operator. The advisory's own
 // timestamp is not the bound: it is in the JSON, which anyone who may
 // publish on an advisory subject writes; the advisory stream's stored time
-// is the server's.
+// is the server's. When that stored time is implausible (plausibleStoredAt:
+// the advisory stream's leader's clock was reset, or is far ahead), the
+// bound is when the console received the advisory: an original stored
+// after that is still another message, but one of a stream made again
+// while the console was down is not told from the real one: only its
+// advisory's consumer, deleted with the stream, then flags the row
+// advisory_unverified, which no replay sends.
 const OriginalClockAllowance = time.Second
 
 // ParseAdvisory turns a captured advisory and the original message (nil
@@ -185,8 +191,12 @@ const OriginalClockAllowance = time.Second
 // An original stored after the advisory (more than OriginalClockAllowance
 // later) is another message at the same sequence of a stream made again:
 // it is not taken, and the row is stored as for a gone original, flagged
-// original_replaced. The original's Dlq-* headers are its publisher's,
-// not a consumer's that gave up: see upstreamContext.
+// original_replaced. An advisory stored at an implausible time (its
+// server's clock reset: checkStoredAt) is taken as stored when the console
+// received it, now, for that comparison only: otherwise one reset clock
+// would take every dead letter's original from it. The original's Dlq-*
+// headers are its publisher's, not a consumer's that gave up: see
+// upstreamContext.
 func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via Received) Record {
 	r := Record{
 		SourceKind:     SourceAdvisory,
@@ -201,7 +211,15 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 		r.DeadLetteredAt = time.Now().UTC()
 	}
 	capturedAt := r.DeadLetteredAt // before checkStoredAt: the server's time, as the original's is
-	r.checkStoredAt(time.Now())
+	now := time.Now()
+	r.checkStoredAt(now)
+	// The latest the original can have been stored (OriginalClockAllowance
+	// aside): when the advisory was, or, that time being implausible, when
+	// the console received it.
+	storedBy, storedByWhat := capturedAt, "this advisory was"
+	if !plausibleStoredAt(capturedAt, now) {
+		storedBy, storedByWhat = now.UTC(), "the console received this advisory (its stored time "+capturedAt.Format(time.RFC3339Nano)+" is implausible)"
+	}
 	switch at := adv.Timestamp; {
 	case at.IsZero():
 		r.flag("implausible:advisory_time", "the advisory gives no time it was raised (or the zero time); it was captured at %s",
@@ -211,17 +229,19 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 			at.UTC().Format(time.RFC3339Nano), r.DeadLetteredAt.Format(time.RFC3339Nano))
 	}
 	// The original's stored time names it in a derived message id; the
-	// advisory's when the original is not there.
+	// advisory's when the original is not there, as its server gave it
+	// even when implausible (a redelivery derives the same id; ParseDLQ's
+	// rows do the same).
 	idTime := capturedAt
 	switch {
 	case orig == nil:
 		r.withoutOriginal()
 		r.flag("original_gone", "the original message %s:%d was gone from its stream; tenant unknown", short(r.SourceStream), adv.StreamSeq)
-	case !orig.Time.IsZero() && orig.Time.After(capturedAt.Add(OriginalClockAllowance)):
+	case !orig.Time.IsZero() && orig.Time.After(storedBy.Add(OriginalClockAllowance)):
 		r.withoutOriginal()
-		r.flag("original_replaced", "the message now at %s #%d was stored at %s, after this advisory was (%s): the stream was deleted and made again, and that is another message, "+
+		r.flag("original_replaced", "the message now at %s #%d was stored at %s, after %s (%s): the stream was deleted and made again, and that is another message, "+
 			"not taken as the dead letter; the original is gone, tenant unknown", short(r.SourceStream), adv.StreamSeq,
-			orig.Time.UTC().Format(time.RFC3339Nano), capturedAt.Format(time.RFC3339Nano))
+			orig.Time.UTC().Format(time.RFC3339Nano), storedByWhat, storedBy.Format(time.RFC3339Nano))
 	default:
 		if !orig.Time.IsZero() {
 			idTime = orig.Time

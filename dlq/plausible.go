@@ -52,12 +52,21 @@ const maxStoredAhead = (maxPartitionDays - 1) * 24 * time.Hour
 // console stored it, mayGo.)
 func (r *Record) checkStoredAt(now time.Time) {
 	at := r.DeadLetteredAt
-	if at.IsZero() || (!at.Before(MinPlausibleStoredTime) && at.Before(now.Add(maxStoredAhead))) {
+	if at.IsZero() || plausibleStoredAt(at, now) {
 		return
 	}
 	r.DeadLetteredAt = Day(now)
 	r.flag("implausible:dead_lettered_at", "JetStream stored it at %s by the NATS server's clock, before %d (a server clock that was reset) or more than %d days ahead: kept under the day it arrived, %s (a redelivery on a later day may be stored again)",
 		at.UTC().Format(time.RFC3339Nano), MinPlausibleStoredTime.Year(), maxPartitionDays-1, r.DeadLetteredAt.Format(time.DateOnly))
+}
+
+// plausibleStoredAt reports whether a NATS server's stored time t is taken
+// at face value at now: not before MinPlausibleStoredTime and less than
+// maxStoredAhead past now. checkStoredAt keeps a row whose stored time is
+// not under the day it arrived; ParseAdvisory then judges the original
+// against when the advisory was received instead.
+func plausibleStoredAt(t, now time.Time) bool {
+	return !t.Before(MinPlausibleStoredTime) && t.Before(now.Add(maxStoredAhead))
 }
 
 // attempts reads Dlq-Attempts. A value that is not a whole number is
