@@ -50,7 +50,8 @@ func securityHeaders(next http.Handler, formTargets string, secure bool) http.Ha
 	})
 }
 
-// enforce is the route table's middleware: it refuses a GET that writes
+// enforce is the route table's middleware: it refuses a query the parser
+// would read only in part (refuseUnreadableQuery), then a GET that writes
 // when the browser says it was not started from the console's own pages
 // (fetchmeta.go), lets public routes through, sends people who are not
 // signed in to the sign-in (signInFirst), shows the "no access" page to
@@ -62,6 +63,13 @@ func securityHeaders(next http.Handler, formTargets string, secure bool) http.Ha
 func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
+			// First, before anything reads the query: the refusal of a GET
+			// another site started offers to start it again with its
+			// query as read (crossSiteGet), which would be the wider one,
+			// and a person not signed in learns it now, not after signing in.
+			if err := refuseUnreadableQuery(c); err != nil {
+				return err
+			}
 			if r.Writes && startedOutside(c.Request()) {
 				return crossSiteGet(c.Request(), r.startsText(c)) // before the session, a denial or anything else is written
 			}
