@@ -133,6 +133,17 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 		if !req.Status.Editable() {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s; only a request not yet approved can be edited", req.Status)
 		}
+		if !edit.Undo {
+			// An edit is judged (judgeEditItem, revive) and sets the
+			// approvals the request needs, which the worker's run-time
+			// check of its people reads: by the active rules only. (An
+			// undo is refused where it would approve: approvedOnUndo.)
+			if _, err := s.activeTable(tctx, tx); quarantine.ErrorCode(err) == quarantine.ECONFLICT {
+				return quarantine.Errorf(quarantine.ECONFLICT, "the edit was not kept: %s", quarantine.ErrorMessage(err))
+			} else if err != nil {
+				return err
+			}
+		}
 		if err := seen(ctx, tx, actor); err != nil { // before the audit chain, as every action takes them
 			return err
 		}
