@@ -110,6 +110,12 @@ func (s *Server) auditExport(c echo.Context, format exportFormat) error {
 	// fails where it is read instead of passing for a whole file (echo's
 	// Recover lets http.ErrAbortHandler through to net/http).
 	s.deps.Log.Error("audit export interrupted", "err", err, "request_id", res.Header().Get(echo.HeaderXRequestID))
+	// What was written reaches the reader first, the line saying the
+	// export stopped last among it: net/http drops what its response
+	// buffer holds (up to 2 KB) when the handler aborts, which cut the file
+	// mid-line before that line whenever the export's own buffer held
+	// less than that when the read failed.
+	_ = http.NewResponseController(res.Writer).Flush()
 	panic(http.ErrAbortHandler)
 }
 
