@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq/replay"
-	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // TestRevGov16EditOnAStaleProcessIsRefused: once another process
@@ -37,12 +35,8 @@ func TestRevGov16EditOnAStaleProcessIsRefused(t *testing.T) {
 	before, err := b.replays.Request(ctx, id)
 	require.NoError(t, err)
 
-	src, err := os.ReadFile("../../dev/policy.toml")
-	require.NoError(t, err)
-	newer, err := replaypolicy.Parse("newer.toml", []byte(strings.Replace(string(src), "default_rate = 500", "default_rate = 400", 1)))
-	require.NoError(t, err)
-	require.NoError(t, replay.New(b.db.Pool, replay.Config{Policy: func() *replaypolicy.Table { return newer }, Subjects: testSubjects(t)}).
-		ActivatePolicy(ctx, "newer-host"))
+	newer := policyAt(t, 400)
+	activateElsewhere(t, b, newer)
 	var audited int
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log`).Scan(&audited))
 

@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq/replay"
-	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // pageView reads request id as a request page does, payload forms and
@@ -47,12 +45,7 @@ func TestUndoPreviewOnAStaleProcessPromisesNoApproval(t *testing.T) {
 	require.True(t, p.Approves, "on the active policy the undo approves it")
 	require.Empty(t, p.Refused)
 
-	src, err := os.ReadFile("../../dev/policy.toml")
-	require.NoError(t, err)
-	newer, err := replaypolicy.Parse("newer.toml", []byte(strings.Replace(string(src), "default_rate = 500", "default_rate = 400", 1)))
-	require.NoError(t, err)
-	require.NoError(t, replay.New(b.db.Pool, replay.Config{Policy: func() *replaypolicy.Table { return newer }, Subjects: testSubjects(t)}).
-		ActivatePolicy(ctx, "newer-host"))
+	activateElsewhere(t, b, policyAt(t, 400))
 
 	p = pageView(t, b, id).Undo[dl]
 	assert.False(t, p.Approves, "a stale process promises no approval")

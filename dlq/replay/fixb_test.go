@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -351,11 +350,8 @@ func TestPolicyVersionLivesInDatabase(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	src, err := os.ReadFile("../../dev/policy.toml")
-	require.NoError(t, err)
 	older := b.policy.Load()
-	newer, err := replaypolicy.Parse("newer.toml", []byte(strings.Replace(string(src), "default_rate = 500", "default_rate = 400", 1)))
-	require.NoError(t, err)
+	newer := policyAt(t, 400)
 	require.NotEqual(t, older.Version(), newer.Version())
 
 	var file atomic.Pointer[replaypolicy.Table] // what the first process's policy file holds

@@ -2,9 +2,7 @@ package replay_test
 
 import (
 	"context"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -35,10 +33,7 @@ func TestPolicyActivatedMidClaimPublishesNothing(t *testing.T) {
 	req := b.request(t, []int64{id}, replay.SubmitInput{})
 	require.Equal(t, replay.StatusApproved, req.Status)
 
-	src, err := os.ReadFile("../../dev/policy.toml")
-	require.NoError(t, err)
-	newer, err := replaypolicy.Parse("newer.toml", []byte(strings.Replace(string(src), "default_rate = 500", "default_rate = 400", 1)))
-	require.NoError(t, err)
+	newer := policyAt(t, 400)
 	require.NotEqual(t, b.policy.Load().Version(), newer.Version())
 	second := replay.New(b.db.Pool, replay.Config{Policy: func() *replaypolicy.Table { return newer }, Subjects: testSubjects(t)})
 

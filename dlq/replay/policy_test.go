@@ -2,8 +2,6 @@ package replay_test
 
 import (
 	"context"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,13 +30,8 @@ func TestPolicyRollbackIsDeliberate(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	src, err := os.ReadFile("../../dev/policy.toml")
-	require.NoError(t, err)
 	older := b.policy.Load()
-	newer, err := replaypolicy.Parse("newer.toml", []byte(strings.Replace(string(src), "default_rate = 500", "default_rate = 400", 1)))
-	require.NoError(t, err)
-	newest, err := replaypolicy.Parse("newest.toml", []byte(strings.Replace(string(src), "default_rate = 500", "default_rate = 300", 1)))
-	require.NoError(t, err)
+	newer, newest := policyAt(t, 400), policyAt(t, 300)
 	service := func(table *replaypolicy.Table) *replay.Service {
 		cfg := b.config(t)
 		cfg.Policy = func() *replaypolicy.Table { return table }

@@ -2,8 +2,6 @@ package replay_test
 
 import (
 	"context"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -30,11 +28,8 @@ func TestRestartOfAnOlderReplicaKeepsTheNewerPolicy(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	src, err := os.ReadFile("../../dev/policy.toml")
-	require.NoError(t, err)
 	older := b.policy.Load()
-	newer, err := replaypolicy.Parse("newer.toml", []byte(strings.Replace(string(src), "default_rate = 500", "default_rate = 400", 1)))
-	require.NoError(t, err)
+	newer := policyAt(t, 400)
 	require.NotEqual(t, older.Version(), newer.Version())
 
 	oldCfg := b.config(t)

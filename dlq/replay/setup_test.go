@@ -283,3 +283,23 @@ func (b *replayBundle) jobStates(t *testing.T, requestID int64) map[string]int {
 	}
 	return out
 }
+
+// policyAt is the shipped policy (../../dev/policy.toml, default_rate 500)
+// with its default rate set to rate: another version of it.
+func policyAt(t testing.TB, rate int) *replaypolicy.Table {
+	t.Helper()
+	src, err := os.ReadFile("../../dev/policy.toml")
+	require.NoError(t, err)
+	table, err := replaypolicy.Parse(fmt.Sprintf("rate-%d.toml", rate), []byte(strings.Replace(string(src), "default_rate = 500", fmt.Sprintf("default_rate = %d", rate), 1)))
+	require.NoError(t, err)
+	return table
+}
+
+// activateElsewhere has another process, whose policy file holds table,
+// make table the active version: b's service then judges nothing until
+// its own file has it (a stale process).
+func activateElsewhere(t testing.TB, b *replayBundle, table *replaypolicy.Table) {
+	t.Helper()
+	require.NoError(t, replay.New(b.db.Pool, replay.Config{Policy: func() *replaypolicy.Table { return table }, Subjects: testSubjects(t)}).
+		ActivatePolicy(context.Background(), "newer-host"))
+}
