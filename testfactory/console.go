@@ -250,13 +250,25 @@ func (r Response) Doc(t testing.TB) *goquery.Document {
 // headers a browser sends on a same-origin form post for POSTs, and hdr.
 func (c *Console) Do(t testing.TB, client *http.Client, method, path string, form url.Values, hdr map[string]string) Response {
 	t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
+	if form == nil {
+		return c.send(t, client, method, path, nil, hdr)
 	}
+	return c.DoForm(t, client, method, path, form.Encode(), hdr)
+}
+
+// DoForm is Do with body sent as it is, as an urlencoded form: bytes no
+// browser's form encoding would send (a raw ";" or "%", say).
+func (c *Console) DoForm(t testing.TB, client *http.Client, method, path, body string, hdr map[string]string) Response {
+	t.Helper()
+	return c.send(t, client, method, path, strings.NewReader(body), hdr)
+}
+
+// send is Do with body (nil: none) as an urlencoded form.
+func (c *Console) send(t testing.TB, client *http.Client, method, path string, body io.Reader, hdr map[string]string) Response {
+	t.Helper()
 	req, err := http.NewRequest(method, c.URL()+path, body)
 	require.NoError(t, err)
-	if form != nil {
+	if body != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	if method == http.MethodPost {
