@@ -330,11 +330,18 @@ func TestIngestSurvivesDatabaseOutage(t *testing.T) {
 	require.NoError(t, err)
 	defer admin.Close()
 
+	// Half the dead letters go before the outage, the rest once it has
+	// begun: some always arrive while the database is away, however fast
+	// the ingester stored the first half.
 	const total = 3000
 	published := make(chan error, 1)
+	outage := make(chan struct{})
 	var sent atomic.Int32
 	go func() {
 		for i := range total {
+			if i == total/2 {
+				<-outage
+			}
 			if _, err := b.js.Publish(ctx, fmt.Sprintf("dlq.acme.analytics.event.%d", i%7), fmt.Appendf(nil, `{"n":%d}`, i)); err != nil {
 				published <- err
 				return
@@ -350,6 +357,7 @@ func TestIngestSurvivesDatabaseOutage(t *testing.T) {
 	require.NoError(t, err)
 	_, err = admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", b.db.Name)
 	require.NoError(t, err)
+	close(outage)
 	wait.Until(t, "the ingester to hit the outage", time.Minute, func() bool { return testutil.ToFloat64(r.metrics.StoreErrors) > 0 })
 	rowsDuring := sent.Load()
 
