@@ -33,13 +33,15 @@ type ApproveInput struct {
 // approver stays one of the request's people for good
 // (replay_request_approvers): an edit of the payload deletes the
 // approvals, and their approvers' addresses may be what links two others
-// of its people (knownAsColumn).
+// of its people (knownAsColumn). An approval is dated by this console's
+// clock, never after the database's (least: a console whose clock runs
+// ahead must not date an approval that lasts longer; judgedAt).
 const insertApproval = `WITH approver AS (
         INSERT INTO replay_request_approvers (request_id, approver_issuer, approver_subject) VALUES ($1, $2, $3)
         ON CONFLICT DO NOTHING) -- approved it before
     INSERT INTO replay_approvals (request_id, approver_issuer, approver_subject, approver_email,
         approver_email_verified, intent_hash, approved_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    VALUES ($1, $2, $3, $4, $5, $6, least($7::timestamptz, now()))
     ON CONFLICT (request_id, approver_issuer, approver_subject) DO UPDATE
         SET approver_email = EXCLUDED.approver_email, approver_email_verified = EXCLUDED.approver_email_verified,
             intent_hash = EXCLUDED.intent_hash, approved_at = EXCLUDED.approved_at, voided_at = NULL, void_reason = ''

@@ -254,8 +254,13 @@ func (s *Service) decide(ctx context.Context, q querier, req Request, actor quar
 // this console's clock (Config.Now) and the database's. A console whose
 // clock is slow must not count an approval the database's clock says has
 // expired (one whose clock is fast already counts none it dates in the
-// future). Approvals are stamped by Config.Now, so a console's skew can
-// only make approvals count for less, never for more.
+// future). Approvals, and a request's approval, are dated by Config.Now
+// but never after the database's clock (insertApproval, approveRequest):
+// a console whose clock runs ahead would otherwise date them in the
+// future, and every worker, its clock right, would judge their expiry
+// from that date, letting them last longer by the skew
+// (TestRevGov17FastConsoleApprovalOutlivesItsExpiry). So a console's skew
+// can only make approvals count for less, never for more.
 func (s *Service) judgedAt(ctx context.Context, q querier) (time.Time, error) {
 	var db time.Time
 	if err := q.QueryRow(ctx, `SELECT now()`).Scan(&db); err != nil {

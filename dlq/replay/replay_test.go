@@ -303,7 +303,11 @@ func TestApprovalExpires(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	start := time.Now()
+	// Approver1 approves five hours ago, approver2 now: manual approvals
+	// expire after 4h. (Not a console clock five hours ahead for
+	// approver2: an approval is never dated after the database's clock,
+	// TestRevGov17FastConsoleApprovalOutlivesItsExpiry.)
+	start := time.Now().Add(-5 * time.Hour)
 	b.now.Store(&start)
 	id := b.seedItem(t, "orders.refund", "refund-exp", nil, "{}")
 	req := b.request(t, []int64{id}, replay.SubmitInput{})
@@ -311,8 +315,7 @@ func TestApprovalExpires(t *testing.T) {
 	_, err := b.replays.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
 	require.NoError(t, err)
 
-	later := start.Add(5 * time.Hour) // manual approvals expire after 4h
-	b.now.Store(&later)
+	b.now.Store(nil) // five hours later
 	d, err := b.replays.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	assert.False(t, d.Ready, "the first approval expired: still one short")

@@ -81,7 +81,10 @@ const (
         JOIN replay_items h ON h.dead_letter_id = i.dead_letter_id AND h.held AND h.request_id <> i.request_id
         JOIN replay_requests r ON r.id = h.request_id
         WHERE i.request_id = $1 AND i.skip_reason = '' LIMIT 1`
-	approveRequest = `UPDATE replay_requests SET status = 'approved', approved_at = $2, status_reason = '', version = version + 1
+	// Dated as its approvals are: by the console's clock, never after the
+	// database's (insertApproval, judgedAt).
+	approveRequest = `UPDATE replay_requests SET status = 'approved', approved_at = least($2::timestamptz, now()), status_reason = '',
+        version = version + 1
         WHERE id = $1 AND status = 'pending_approval'` // approved once, whatever clicks race
 	// The outbox: one job per item that holds its dead letter, scheduled
 	// at the request's rate so that any number of workers together keep to
