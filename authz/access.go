@@ -231,8 +231,16 @@ func (a *Access) listen(ctx context.Context) error {
 	}
 }
 
-// Can reports whether u may do act on obj in tenant.
+// Can reports whether u may do act on obj in tenant. Never in tenant "":
+// nothing lives there (ingest files a dead letter without a tenant under
+// "unknown"), and casbin's keyMatch would take "" for a "*" binding, so a
+// form naming no tenant would pass for anyone who holds a role in every
+// tenant (TestRevWeb17EmptyTenantIsNoTenant). Scope asks about every
+// tenant with anyTenant.
 func (a *Access) Can(u User, tenant, obj, act string) bool {
+	if tenant == "" {
+		return false
+	}
 	for _, s := range u.subjects() {
 		if a.enforce(s, tenant, obj, act) {
 			return true
