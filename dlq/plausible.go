@@ -56,9 +56,15 @@ func (r *Record) checkStoredAt(now time.Time) {
 		return
 	}
 	r.DeadLetteredAt = Day(now)
-	r.flag("implausible:dead_lettered_at", "JetStream stored it at %s by the NATS server's clock, before %d (a server clock that was reset) or more than %d days ahead: kept under the day it arrived, %s (a redelivery on a later day may be stored again)",
+	r.flag(FlagImplausibleStoredAt, "JetStream stored it at %s by the NATS server's clock, before %d (a server clock that was reset) or more than %d days ahead: kept under the day it arrived, %s (a redelivery on a later day may be stored again)",
 		at.UTC().Format(time.RFC3339Nano), MinPlausibleStoredTime.Year(), maxPartitionDays-1, r.DeadLetteredAt.Format(time.DateOnly))
 }
+
+// FlagImplausibleStoredAt flags a row checkStoredAt kept under the day
+// it arrived: its dead_lettered_at is that day's midnight, not when it was
+// dead-lettered, which only its received_at bounds (dlq/replay judges a
+// fix against that: failedBy).
+const FlagImplausibleStoredAt = "implausible:dead_lettered_at"
 
 // plausibleStoredAt reports whether a NATS server's stored time t is taken
 // at face value at now: not before MinPlausibleStoredTime and less than

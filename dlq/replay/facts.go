@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,6 +36,7 @@ type facts struct {
 	heldByStatus                  string // where request heldBy stands ("" when none holds it)
 	errorClass                    string
 	deadLetteredAt                time.Time
+	receivedAt                    time.Time // when the console stored it (failedBy)
 	generation                    int
 	fixFacts
 	send replaypolicy.Send
@@ -54,7 +56,7 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		AlreadyReplayed: f.msgReplayedBy != 0, OperationReplayed: f.opReplayedBy != 0, ReplayedBy: cmp.Or(f.msgReplayedBy, f.opReplayedBy),
 		ChainCut: f.chainCut,
 		Status:   string(f.status), Request: f.request, HeldBy: f.heldBy, HeldByStatus: f.heldByStatus,
-		ErrorClass: f.errorClass, DeadLetteredAt: f.deadLetteredAt, Generation: f.generation,
+		ErrorClass: f.errorClass, DeadLetteredAt: failedBy(f.deadLetteredAt, f.receivedAt, f.flags), Generation: f.generation,
 		NoRevalidator: cfg.noRevalidator(), Send: f.send,
 	}
 	f.setFix(&it)
@@ -64,6 +66,22 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		}
 	}
 	return it
+}
+
+// failedBy is when the rules take a dead letter to have failed by
+// (replaypolicy.Item.DeadLetteredAt: a fix counts for it only when in
+// place after that): when JetStream stored it (deadLetteredAt), or, when
+// ingest flagged that time implausible (dlq.FlagImplausibleStoredAt: its
+// NATS server's clock was reset, or far ahead, and the row is kept under
+// the midnight of the UTC day it arrived), when the console stored it
+// (receivedAt). That midnight is no time it failed: a fix in place at any
+// hour of the day would count as later than a dead letter that arrived
+// after it, one the fix did not prevent.
+func failedBy(deadLetteredAt, receivedAt time.Time, flags []string) time.Time {
+	if slices.Contains(flags, dlq.FlagImplausibleStoredAt) && receivedAt.After(deadLetteredAt) {
+		return receivedAt
+	}
+	return deadLetteredAt
 }
 
 // The latest fix that covers dead letter d (fix_markers_lookup_idx): of its
@@ -133,7 +151,7 @@ SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.opera
        ` + heldBy("i.dead_letter_id") + `,
        coalesce(d.error_class, ''), i.dead_lettered_at, coalesce(d.generation, 0), ` + fixColumns + `,
        i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}'),
-       coalesce(d.payload_size, 0), i.skip_reason
+       coalesce(d.payload_size, 0), i.skip_reason, coalesce(d.received_at, i.dead_lettered_at)
 FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
 ` + fixJoin
 	selectRequestFacts = requestFactsColumns + `
@@ -211,7 +229,7 @@ func (s *Service) factsOf(ctx context.Context, q querier, query string, req Requ
 	dest := []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
 		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy,
 		&f.heldByStatus, &f.errorClass, &f.deadLetteredAt, &f.generation}
-	dest = append(append(dest, f.fixInto()...), &headers, &size, &corr, &f.flags, &originalSize, &skipped)
+	dest = append(append(dest, f.fixInto()...), &headers, &size, &corr, &f.flags, &originalSize, &skipped, &f.receivedAt)
 	_, err = pgx.ForEachRow(rows, dest, func() error {
 		var hs []dlq.HeaderValue
 		if err := json.Unmarshal(headers, &hs); err != nil {

@@ -140,6 +140,7 @@ type job struct {
 	approvedSHA256, originalSHA256   []byte
 	errorClass                       string
 	deadLetteredAt                   time.Time
+	receivedAt                       time.Time // when the console stored it (failedBy)
 	firstFailedAt                    *time.Time
 	fixFacts
 	generation int
@@ -275,7 +276,7 @@ WITH k AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::timestamptz[]) WITH ORDINALITY AS k(id, request_id, dead_letter_id, at, n)
 ), d AS (
     SELECT d.id, d.tenant, d.item_type, d.fingerprint, d.payload, d.principal, d.status, d.msg_id_derived, d.payload_unavailable,
-           d.payload_sha256, d.error_class, d.first_failed_at, d.generation, d.flags, d.replay_of
+           d.payload_sha256, d.error_class, d.first_failed_at, d.generation, d.flags, d.replay_of, d.received_at
     FROM k JOIN dead_letters d ON d.id = k.dead_letter_id AND d.dead_lettered_at = k.at
     FOR SHARE OF d
 )
@@ -289,7 +290,7 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
                  WHERE h.dead_letter_id = i.dead_letter_id AND h.held), ''),
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
        coalesce(d.error_class, ''), d.first_failed_at, coalesce(d.generation, 0), ` + fixColumns + `,
-       coalesce(d.flags, '{}'), d.replay_of
+       coalesce(d.flags, '{}'), d.replay_of, coalesce(d.received_at, k.at)
 FROM k
 JOIN replay_requests r ON r.id = k.request_id
 CROSS JOIN LATERAL (SELECT * FROM replay_items i WHERE i.request_id = k.request_id AND i.dead_letter_id = k.dead_letter_id LIMIT 1) i
@@ -378,7 +379,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 				&l.requester.Issuer, &l.requester.Subject, &l.requester.Email, &l.requester.EmailVerified, &l.note, &l.msgID, &l.opID, &l.corrID, &l.subject,
 				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.heldByStatus, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
 				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation}
-			dest = append(append(dest, l.fixInto()...), &l.flags, &l.replayOf)
+			dest = append(append(dest, l.fixInto()...), &l.flags, &l.replayOf, &l.receivedAt)
 			if err := rows.Scan(dest...); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}
@@ -420,7 +421,7 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 		Tenant: j.tenant, ItemType: j.itemType, MsgID: j.msgID, MsgIDDerived: j.msgIDDerived, OperationID: j.opID, Principal: j.principal,
 		OriginalSubject: j.subject, PayloadSHA256: hex.EncodeToString(sum[:]), OriginalPayloadSHA256: hex.EncodeToString(j.originalSHA256),
 		PayloadEdited: j.edited, PayloadUnavailable: j.payloadUnavailable, Status: string(j.status), Request: j.requestID, HeldBy: j.heldBy, HeldByStatus: j.heldByStatus,
-		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: j.deadLetteredAt,
+		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: failedBy(j.deadLetteredAt, j.receivedAt, j.flags),
 		Generation: j.generation, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
 		Send:      sendFacts(j.headers, j.flags, j.subject, int64(len(j.payload)), cfg.MaxPayload, j.sentAs(), j.msgID, j.opID, j.corrID),
 		Requester: j.requester, RequesterNow: j.requesterNow, KnownAs: j.knownAs, OthersApproved: j.others,

@@ -78,7 +78,7 @@ var (
        ` + deadLetterLedger.replayedByOp() + ` AS op_replayed_by,
        ` + chainCut("d.tenant", "d.replay_of", "d.dead_lettered_at") + ` AS chain_cut,
        ` + heldBy("d.id") + `,
-       d.error_class, d.generation, ` + fixColumns + `, d.payload_size, d.flags`
+       d.error_class, d.generation, ` + fixColumns + `, d.payload_size, d.flags, d.received_at`
 )
 
 // The dead letters of keys ($1 ids, $2 their times), locked against
@@ -163,7 +163,7 @@ func factsInto(it *Item, f *facts, size *int64, headers ...any) []any {
 	out = append(out, &f.payloadSHA256, &f.payloadUnavailable,
 		&f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy, &f.heldByStatus, &f.errorClass, &f.generation)
 	out = append(out, f.fixInto()...)
-	return append(out, size, &f.flags)
+	return append(out, size, &f.flags, &f.receivedAt)
 }
 
 const insertRequest = `INSERT INTO replay_requests (batch, tenant, class, requester_issuer, requester_subject,
