@@ -63,7 +63,8 @@ func (r *Record) checkStoredAt(now time.Time) {
 // FlagImplausibleStoredAt flags a row checkStoredAt kept under the day
 // it arrived: its dead_lettered_at is that day's midnight, not when it was
 // dead-lettered, which only its received_at bounds (dlq/replay judges a
-// fix against that: failedBy).
+// fix, and a replay's wait for the windows of streams that copy its target,
+// against that: deadLetteredBy).
 const FlagImplausibleStoredAt = "implausible:dead_lettered_at"
 
 // plausibleStoredAt reports whether a NATS server's stored time t is taken

@@ -450,7 +450,7 @@ func storedBy(deadLetteredAt time.Time, firstFailedAt *time.Time) time.Time {
 
 // The live items of a request with their targets and when their
 // originals were stored at the latest, for Waits.
-const selectStoredBy = `SELECT i.subject, i.msg_id, d.dead_lettered_at, d.first_failed_at FROM replay_items i
+const selectStoredBy = `SELECT i.subject, i.msg_id, d.dead_lettered_at, d.first_failed_at, d.received_at, d.flags FROM replay_items i
     JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
     WHERE i.request_id = $1 AND i.skip_reason = ''`
 
@@ -468,7 +468,10 @@ func storedByOf(ctx context.Context, q querier, id int64) ([]pendingWindow, erro
 	var out []pendingWindow
 	var p pendingWindow
 	var first *time.Time
-	_, err = pgx.ForEachRow(rows, []any{&p.subject, &p.msgID, &p.deadLetteredAt, &first}, func() error {
+	var received time.Time
+	var flags []string
+	_, err = pgx.ForEachRow(rows, []any{&p.subject, &p.msgID, &p.deadLetteredAt, &first, &received, &flags}, func() error {
+		p.deadLetteredAt = deadLetteredBy(p.deadLetteredAt, received, flags) // as the worker judges it (job.attempt)
 		p.storedBy = storedBy(p.deadLetteredAt, first)
 		out = append(out, p)
 		return nil
