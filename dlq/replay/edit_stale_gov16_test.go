@@ -24,14 +24,7 @@ func TestRevGov16EditOnAStaleProcessIsRefused(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	dl := b.seedItem(t, "search.index_update", "stale-edit", nil, `{"doc":1}`)
-	batch, drafts := b.draft(t, oncall, dl)
-	require.Len(t, drafts, 1)
-	id := drafts[0].ID
-	require.NoError(t, b.replays.EditPayload(ctx, id, dl, oncall, replay.PayloadEdit{Payload: []byte(`{"doc":2}`), Reason: "fix"}, quarantine.RequestMeta{}))
-	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "reindex"}, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	require.Equal(t, replay.StatusPendingApproval, reqs[0].Status)
+	dl, id := b.editedAwaiting(t, "stale-edit")
 	before, err := b.replays.Request(ctx, id)
 	require.NoError(t, err)
 

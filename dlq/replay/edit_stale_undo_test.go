@@ -33,14 +33,7 @@ func TestUndoPreviewOnAStaleProcessPromisesNoApproval(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	dl := b.seedItem(t, "search.index_update", "stale-undo", nil, `{"doc":1}`)
-	batch, drafts := b.draft(t, oncall, dl)
-	require.Len(t, drafts, 1)
-	id := drafts[0].ID
-	require.NoError(t, b.replays.EditPayload(ctx, id, dl, oncall, replay.PayloadEdit{Payload: []byte(`{"doc":2}`), Reason: "fix"}, quarantine.RequestMeta{}))
-	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "reindex"}, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	require.Equal(t, replay.StatusPendingApproval, reqs[0].Status)
+	dl, id := b.editedAwaiting(t, "stale-undo")
 	p := pageView(t, b, id).Undo[dl]
 	require.True(t, p.Approves, "on the active policy the undo approves it")
 	require.Empty(t, p.Refused)
@@ -52,7 +45,7 @@ func TestUndoPreviewOnAStaleProcessPromisesNoApproval(t *testing.T) {
 	assert.True(t, p.Stale)
 	assert.Contains(t, p.Refused, "is not the active one", "it says why the undo cannot be done here")
 
-	_, err = b.replays.ChangePayload(ctx, id, dl, oncall, replay.PayloadEdit{Undo: true, Reason: "as received"}, quarantine.RequestMeta{})
+	_, err := b.replays.ChangePayload(ctx, id, dl, oncall, replay.PayloadEdit{Undo: true, Reason: "as received"}, quarantine.RequestMeta{})
 	require.Error(t, err, "refused, as the page said")
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err))
 	assert.True(t, strings.HasPrefix(quarantine.ErrorMessage(err), "the edit was not undone: "+p.Refused), quarantine.ErrorMessage(err))

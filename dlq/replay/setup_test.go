@@ -163,6 +163,24 @@ func (b *replayBundle) request(t *testing.T, ids []int64, in replay.SubmitInput)
 	return testfactory.Request(t, b.replays, oncall, ids, in)
 }
 
+// editedAwaiting seeds a rebuildable dead letter ({"doc":1}), drafts
+// its replay by oncall, edits its payload to {"doc":2} and submits it: a
+// request that waits for approval only because of its edit. It returns
+// the dead letter and the request.
+func (b *replayBundle) editedAwaiting(t *testing.T, msgID string) (dl, id int64) {
+	t.Helper()
+	ctx := context.Background()
+	dl = b.seedItem(t, "search.index_update", msgID, nil, `{"doc":1}`)
+	batch, drafts := b.draft(t, oncall, dl)
+	require.Len(t, drafts, 1)
+	id = drafts[0].ID
+	require.NoError(t, b.replays.EditPayload(ctx, id, dl, oncall, replay.PayloadEdit{Payload: []byte(`{"doc":2}`), Reason: "fix"}, quarantine.RequestMeta{}))
+	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "reindex"}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.Equal(t, replay.StatusPendingApproval, reqs[0].Status)
+	return dl, id
+}
+
 // worker is a worker of the test's requests (polling every 20 ms, and
 // waiting a minute for a PubAck unless cfg says otherwise); reval answers
 // for revalidate items (none: they are blocked).
