@@ -68,14 +68,7 @@ func TestRevIngest17FixBeforeAResetClockDeadLetterArrivedDoesNotCover(t *testing
 	require.NoError(t, err)
 
 	_, drafts := b.draft(t, oncall, late, early)
-	verdicts := map[int64]replay.Item{}
-	for _, d := range drafts {
-		items, err := b.replays.Items(ctx, d.ID, 10)
-		require.NoError(t, err)
-		for _, it := range items {
-			verdicts[it.DeadLetterID] = it
-		}
-	}
+	verdicts := b.itemsOf(t, drafts)
 	require.Len(t, verdicts, 2)
 	assert.Equal(t, replaypolicy.CheckNeedsFix, verdicts[late].Check,
 		"a schema_invalid dead letter that arrived after the fix was in place replays as fixed: the rule took the midnight it was kept under for when it failed")

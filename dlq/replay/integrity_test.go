@@ -250,14 +250,7 @@ func TestEveryItemJudgedAtEveryStep(t *testing.T) {
 		ids, _ := b.seedN(t, 2, "search.index_update", "step-draft")
 		sys := b.seedItem(t, "search.index_update", "step-draft-sys", nats.Header{dlq.HeaderOriginalSubject: {"$JS.API.STREAM.DELETE.APP"}}, "{}")
 		_, drafts := b.draft(t, oncall, append(ids, sys)...) // the system subject is manual: a draft of its own
-		byID := map[int64]replay.Item{}
-		for _, d := range drafts {
-			items, err := b.replays.Items(ctx, d.ID, 10)
-			require.NoError(t, err)
-			for _, it := range items {
-				byID[it.DeadLetterID] = it
-			}
-		}
+		byID := b.itemsOf(t, drafts)
 		assert.Equal(t, replaypolicy.CheckSubject, byID[sys].Check)
 		assert.Equal(t, replay.VerdictGo, byID[ids[1]].Verdict)
 	})

@@ -168,15 +168,10 @@ func TestErrorClassRules(t *testing.T) {
 	}
 	batch, drafts := b.draft(t, oncall, ids["transient"], ids["stale_version"], ids["schema_invalid"], ids["permanent"], ids["policy"], ids["unknown_effect"])
 	byClass := map[replaypolicy.Class]replay.Request{}
-	verdicts := map[int64]replay.Item{}
 	for _, d := range drafts {
 		byClass[d.Class] = d
-		items, err := b.replays.Items(ctx, d.ID, 10)
-		require.NoError(t, err)
-		for _, it := range items {
-			verdicts[it.DeadLetterID] = it
-		}
 	}
+	verdicts := b.itemsOf(t, drafts)
 	assert.Equal(t, replay.VerdictGo, verdicts[ids["transient"]].Verdict)
 	assert.Equal(t, replaypolicy.CheckErrorNever, verdicts[ids["stale_version"]].Check)
 	assert.Contains(t, verdicts[ids["stale_version"]].SkipReason, "replaying an older version over a newer one undoes it")

@@ -163,6 +163,20 @@ func (b *replayBundle) request(t *testing.T, ids []int64, in replay.SubmitInput)
 	return testfactory.Request(t, b.replays, oncall, ids, in)
 }
 
+// itemsOf returns the items of drafts (up to 10 each) by dead letter.
+func (b *replayBundle) itemsOf(t *testing.T, drafts []replay.Request) map[int64]replay.Item {
+	t.Helper()
+	out := map[int64]replay.Item{}
+	for _, d := range drafts {
+		items, err := b.replays.Items(context.Background(), d.ID, 10)
+		require.NoError(t, err)
+		for _, it := range items {
+			out[it.DeadLetterID] = it
+		}
+	}
+	return out
+}
+
 // editedAwaiting seeds a rebuildable dead letter ({"doc":1}), drafts
 // its replay by oncall, edits its payload to {"doc":2} and submits it: a
 // request that waits for approval only because of its edit. It returns
