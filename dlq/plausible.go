@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,10 +63,30 @@ func (r *Record) checkStoredAt(now time.Time) {
 
 // FlagImplausibleStoredAt flags a row checkStoredAt kept under the day
 // it arrived: its dead_lettered_at is that day's midnight, not when it was
-// dead-lettered, which only its received_at bounds (dlq/replay judges a
-// fix, and a replay's wait for the windows of streams that copy its target,
-// against that: deadLetteredBy).
+// dead-lettered, which only its received_at bounds (DeadLetteredBy).
 const FlagImplausibleStoredAt = "implausible:dead_lettered_at"
+
+// DeadLetteredBy is the latest time a dead letter can have been stored in
+// the DLQ stream: when JetStream stored it (deadLetteredAt), or, when
+// ingest flagged that time implausible (FlagImplausibleStoredAt: its NATS
+// server's clock was reset, or far ahead, and the row is kept under the
+// midnight of the UTC day it arrived), when the console stored it
+// (receivedAt). That midnight is no time it failed, and earlier than it
+// was stored. The replay rules take this as when it failed (a fix counts
+// for it only when in place after that; from the midnight, a fix in place
+// at any hour of the day would cover a dead letter that arrived after it,
+// TestRevIngest17FixBeforeAResetClockDeadLetterArrivedDoesNotCover), the
+// dead letter page says of each fix whether it came after it by the same
+// time, and a replay's first attempt waits for the windows of streams that
+// copy its target from it (from the midnight, a copy that still holds the
+// original's id would drop the replay,
+// TestRevIngest17CopyWindowOfAResetClockDeadLetterCountsFromItsArrival).
+func DeadLetteredBy(deadLetteredAt, receivedAt time.Time, flags []string) time.Time {
+	if slices.Contains(flags, FlagImplausibleStoredAt) && receivedAt.After(deadLetteredAt) {
+		return receivedAt
+	}
+	return deadLetteredAt
+}
 
 // plausibleStoredAt reports whether a NATS server's stored time t is taken
 // at face value at now: not before MinPlausibleStoredTime and less than

@@ -514,18 +514,32 @@ func (item Item) Edited() bool {
 // recorded (a marker dated ahead counts from when it was said); zero when
 // no fix is recorded.
 func (item Item) FixedInPlace() time.Time {
-	if !item.FixRecordedAt.IsZero() && item.FixRecordedAt.Before(item.FixedAt) {
-		return item.FixRecordedAt
-	}
-	return item.FixedAt
+	return fixInPlace(item.FixedAt, item.FixRecordedAt)
 }
 
-// fixedAfter reports whether the item's latest fix was in place
-// (FixedInPlace) after the dead letter was stored (an unknown storing time
-// never is).
+// fixInPlace is when a fix counts as in place: the earlier of the time
+// its marker gives (fixedAt) and when the marker was recorded (recordedAt,
+// zero: not known).
+func fixInPlace(fixedAt, recordedAt time.Time) time.Time {
+	if !recordedAt.IsZero() && recordedAt.Before(fixedAt) {
+		return recordedAt
+	}
+	return fixedAt
+}
+
+// FixCovers reports whether a fix whose marker gives fixedAt and was
+// recorded at recordedAt was in place (fixInPlace) after a dead letter
+// stored at deadLetteredAt (an unknown time never is): the rule
+// CheckNeedsFix judges an item's latest fix by (fixedAfter), and what the
+// dead letter page says of each fix.
+func FixCovers(fixedAt, recordedAt, deadLetteredAt time.Time) bool {
+	at := fixInPlace(fixedAt, recordedAt)
+	return !at.IsZero() && !deadLetteredAt.IsZero() && at.After(deadLetteredAt)
+}
+
+// fixedAfter reports whether the item's latest fix covers it (FixCovers).
 func fixedAfter(item Item) bool {
-	at := item.FixedInPlace()
-	return !at.IsZero() && !item.DeadLetteredAt.IsZero() && at.After(item.DeadLetteredAt)
+	return FixCovers(item.FixedAt, item.FixRecordedAt, item.DeadLetteredAt)
 }
 
 // latestFix says what fix is recorded, for the sentence of CheckNeedsFix.

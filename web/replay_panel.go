@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
@@ -65,7 +66,7 @@ func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.
 			scope = "error group"
 		}
 		m.Fixes = append(m.Fixes, views.FixView{Scope: scope, FixedAt: f.FixedAt, Ref: f.Ref, Note: f.Note, By: f.Author(),
-			Covers: f.FixedAt.After(d.DeadLetteredAt)})
+			Covers: replaypolicy.FixCovers(f.FixedAt, f.CreatedAt, dlq.DeadLetteredBy(d.DeadLetteredAt, d.ReceivedAt, d.Flags))})
 	}
 	if s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActFix) {
 		m.Fix = fixFormFor(d.ID, d.Tenant, d.ItemType, d.Fingerprint, fix)

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -36,7 +35,7 @@ type facts struct {
 	heldByStatus                  string // where request heldBy stands ("" when none holds it)
 	errorClass                    string
 	deadLetteredAt                time.Time
-	receivedAt                    time.Time // when the console stored it (deadLetteredBy)
+	receivedAt                    time.Time // when the console stored it (dlq.DeadLetteredBy)
 	generation                    int
 	fixFacts
 	send replaypolicy.Send
@@ -56,7 +55,7 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		AlreadyReplayed: f.msgReplayedBy != 0, OperationReplayed: f.opReplayedBy != 0, ReplayedBy: cmp.Or(f.msgReplayedBy, f.opReplayedBy),
 		ChainCut: f.chainCut,
 		Status:   string(f.status), Request: f.request, HeldBy: f.heldBy, HeldByStatus: f.heldByStatus,
-		ErrorClass: f.errorClass, DeadLetteredAt: deadLetteredBy(f.deadLetteredAt, f.receivedAt, f.flags), Generation: f.generation,
+		ErrorClass: f.errorClass, DeadLetteredAt: dlq.DeadLetteredBy(f.deadLetteredAt, f.receivedAt, f.flags), Generation: f.generation,
 		NoRevalidator: cfg.noRevalidator(), Send: f.send,
 	}
 	f.setFix(&it)
@@ -66,27 +65,6 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		}
 	}
 	return it
-}
-
-// deadLetteredBy is the latest time a dead letter can have been stored in
-// the DLQ stream: when JetStream stored it (deadLetteredAt), or, when
-// ingest flagged that time implausible (dlq.FlagImplausibleStoredAt: its
-// NATS server's clock was reset, or far ahead, and the row is kept under
-// the midnight of the UTC day it arrived), when the console stored it
-// (receivedAt). That midnight is no time it failed, and earlier than it
-// was stored. The rules take this as when it failed (Item.DeadLetteredAt:
-// a fix counts for it only when in place after that; from the midnight, a
-// fix in place at any hour of the day would cover a dead letter that
-// arrived after it, TestRevIngest17FixBeforeAResetClockDeadLetterArrivedDoesNotCover),
-// and a first attempt waits for the windows of streams that copy the
-// target from it (Attempt.DeadLetteredAt; from the midnight, a copy that
-// still holds the original's id would drop the replay,
-// TestRevIngest17CopyWindowOfAResetClockDeadLetterCountsFromItsArrival).
-func deadLetteredBy(deadLetteredAt, receivedAt time.Time, flags []string) time.Time {
-	if slices.Contains(flags, dlq.FlagImplausibleStoredAt) && receivedAt.After(deadLetteredAt) {
-		return receivedAt
-	}
-	return deadLetteredAt
 }
 
 // The latest fix that covers dead letter d (fix_markers_lookup_idx): of its

@@ -140,7 +140,7 @@ type job struct {
 	approvedSHA256, originalSHA256   []byte
 	errorClass                       string
 	deadLetteredAt                   time.Time
-	receivedAt                       time.Time // when the console stored it (deadLetteredBy)
+	receivedAt                       time.Time // when the console stored it (dlq.DeadLetteredBy)
 	firstFailedAt                    *time.Time
 	fixFacts
 	generation int
@@ -421,7 +421,7 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 		Tenant: j.tenant, ItemType: j.itemType, MsgID: j.msgID, MsgIDDerived: j.msgIDDerived, OperationID: j.opID, Principal: j.principal,
 		OriginalSubject: j.subject, PayloadSHA256: hex.EncodeToString(sum[:]), OriginalPayloadSHA256: hex.EncodeToString(j.originalSHA256),
 		PayloadEdited: j.edited, PayloadUnavailable: j.payloadUnavailable, Status: string(j.status), Request: j.requestID, HeldBy: j.heldBy, HeldByStatus: j.heldByStatus,
-		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: deadLetteredBy(j.deadLetteredAt, j.receivedAt, j.flags),
+		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: dlq.DeadLetteredBy(j.deadLetteredAt, j.receivedAt, j.flags),
 		Generation: j.generation, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
 		Send:      sendFacts(j.headers, j.flags, j.subject, int64(len(j.payload)), cfg.MaxPayload, j.sentAs(), j.msgID, j.opID, j.corrID),
 		Requester: j.requester, RequesterNow: j.requesterNow, KnownAs: j.knownAs, OthersApproved: j.others,
@@ -442,7 +442,7 @@ func (j *job) sentAs() sentAs {
 // and the moment the dead letter was stored), when the dead letter was
 // stored (a copy's window counts from it), and its first attempt.
 func (j *job) attempt(margin time.Duration) replaypolicy.Attempt {
-	at := deadLetteredBy(j.deadLetteredAt, j.receivedAt, j.flags)
+	at := dlq.DeadLetteredBy(j.deadLetteredAt, j.receivedAt, j.flags)
 	a := replaypolicy.Attempt{MsgID: j.msgID, StoredBy: storedBy(at, j.firstFailedAt), DeadLetteredAt: at, Window: j.window, Margin: margin}
 	if j.firstAttemptAt != nil {
 		a.FirstAttemptAt, a.FirstSentTo = *j.firstAttemptAt, j.firstSentTo

@@ -471,7 +471,7 @@ func storedByOf(ctx context.Context, q querier, id int64) ([]pendingWindow, erro
 	var received time.Time
 	var flags []string
 	_, err = pgx.ForEachRow(rows, []any{&p.subject, &p.msgID, &p.deadLetteredAt, &first, &received, &flags}, func() error {
-		p.deadLetteredAt = deadLetteredBy(p.deadLetteredAt, received, flags) // as the worker judges it (job.attempt)
+		p.deadLetteredAt = dlq.DeadLetteredBy(p.deadLetteredAt, received, flags) // as the worker judges it (job.attempt)
 		p.storedBy = storedBy(p.deadLetteredAt, first)
 		out = append(out, p)
 		return nil
