@@ -495,15 +495,23 @@ func TestAdvisoryCapturedWhileConsoleDown(t *testing.T) {
 // dropTrigger drops a test's trigger on dead_letters while an ingester may
 // be running. DROP TRIGGER locks the partitioned table and every partition,
 // so it can meet the ingester's own statements in a deadlock PostgreSQL
-// resolves by rolling one side back; InTx runs it again when it is the
-// side rolled back.
+// resolves by rolling one side back; it is run again whenever it is the
+// side rolled back (for up to a minute: on a loaded machine it lost three
+// times in a row, InTx's own bound).
 func (b *bundle) dropTrigger(t *testing.T, name string) {
 	t.Helper()
-	ctx := context.Background()
-	require.NoError(t, InTx(ctx, b.db.OwnerPool, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, "DROP TRIGGER "+pgx.Identifier{name}.Sanitize()+" ON dead_letters")
-		return err
-	}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		err := InTx(ctx, b.db.OwnerPool, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, "DROP TRIGGER "+pgx.Identifier{name}.Sanitize()+" ON dead_letters")
+			return err
+		})
+		if !LostRace(err) || ctx.Err() != nil {
+			require.NoError(t, err)
+			return
+		}
+	}
 }
 
 // corruptToast makes every insert into dead_letters of a payload over
