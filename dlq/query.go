@@ -594,7 +594,117 @@ func (s *Store) windows(ctx context.Context, p *listPlan, newer bool) ([]span, e
 	if at, ok := p.args["cursor_at"].(time.Time); ok {
 		from = at
 	}
-	return textWindows(snap.Partitions, snap.At, from, newer, s.firstWindowRows()), nil
+	ws := textWindows(snap.Partitions, snap.At, from, newer, s.firstWindowRows())
+	// The day the first window ends in (where the page starts going
+	// older, or where it reaches going newer), when its minute arrivals
+	// are still kept (MinuteArrivalsKept): yesterday or today.
+	edge := ws[0].lo
+	if newer {
+		edge = ws[0].hi.Add(-time.Nanosecond)
+	}
+	day := Day(edge)
+	if len(ws) == 1 || day.Before(Day(snap.At).AddDate(0, 0, -1)) || day.After(snap.At) {
+		return ws, nil
+	}
+	rows, err := s.pool.Query(ctx, dayArrivals, p.args["tenants"], day, day.Add(24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	minutes, err := pgx.CollectRows(rows, pgx.RowToStructByPos[minuteCount])
+	if err != nil {
+		return nil, err
+	}
+	return wholeDay(ws, newer, from, day, minutes), nil
+}
+
+// dayArrivals is how many dead letters of the scope each minute of a day
+// holds (dead_lettered_at's minute, folded every FoldEvery).
+const dayArrivals = `SELECT minute, sum(n)::bigint FROM dead_letter_arrivals_minute
+WHERE tenant = ANY($1) AND minute >= $2 AND minute < $3 GROUP BY minute`
+
+// minuteCount is a minute's dead letters.
+type minuteCount struct {
+	Minute time.Time
+	N      int64
+}
+
+// wholeDay widens the text search windows ws (textWindows) that hold at
+// least half of day's dead letters (minutes, that day's arrivals) to the
+// whole day on the side the search goes: the rest of the day, older ones
+// for a page of older rows, newer ones for newer. Such a window's
+// statement reads the day's partition through the trigram index alone
+// (the planner leaves out the time index when the window holds most of
+// the partition: every match of the day, in and out of the window), so a
+// window that did not fill the page was followed by another reading the
+// same matches again: after a flood of dead letters without the words
+// (on-call's moment to search), the search read today's matches two or
+// three times. Widened, it reads them once, and costs at most twice what
+// reading the window by time would have. The windows after it start
+// where the day ends; those within it are gone.
+func wholeDay(ws []span, newer bool, from, day time.Time, minutes []minuteCount) []span {
+	end := day.Add(24 * time.Hour)
+	var total int64
+	for _, m := range minutes {
+		total += m.N
+	}
+	if total == 0 {
+		return ws
+	}
+	in := func(w span) int64 { // dead letters of the day the window reads (from the cursor, or now, on)
+		lo, hi := w.lo, w.hi
+		if newer && lo.Before(from) {
+			lo = from
+		}
+		if !newer && hi.After(from) {
+			hi = from
+		}
+		var n int64
+		for _, m := range minutes {
+			if !m.Minute.Before(lo.Truncate(time.Minute)) && m.Minute.Before(hi) {
+				n += m.N
+			}
+		}
+		return n
+	}
+	for i, w := range ws {
+		if newer {
+			if !w.hi.After(day) || !w.hi.Before(end) {
+				continue // not ending inside the day
+			}
+			if 2*in(w) < total {
+				continue
+			}
+			out := append(slices.Clone(ws[:i]), span{w.lo, end})
+			for _, v := range ws[i+1:] {
+				if v.hi.After(end) {
+					lo := v.lo
+					if lo.Before(end) {
+						lo = end
+					}
+					out = append(out, span{lo, v.hi})
+				}
+			}
+			return out
+		}
+		if !w.lo.After(day) || !w.lo.Before(end) {
+			continue // not starting inside the day
+		}
+		if 2*in(w) < total {
+			continue
+		}
+		out := append(slices.Clone(ws[:i]), span{day, w.hi})
+		for _, v := range ws[i+1:] {
+			if v.lo.Before(day) {
+				hi := v.hi
+				if hi.After(day) {
+					hi = day
+				}
+				out = append(out, span{v.lo, hi})
+			}
+		}
+		return out
+	}
+	return ws
 }
 
 // textSearch reads a text search's page (limit rows) or, with exists, one

@@ -45,3 +45,48 @@ func TestTextWindows(t *testing.T) {
 	empty := textWindows(nil, at, at, false, 1000)
 	assert.Equal(t, []span{{minTime, maxTime}}, empty, "an empty table is one window")
 }
+
+// TestWholeDay checks when a text search's window is widened to the rest
+// of its day: when it holds at least half of the day's dead letters on
+// the side the search goes, and never when it holds less; the windows
+// after it then start where the day ends, none of them repeated.
+func TestWholeDay(t *testing.T) {
+	day := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+	from := day.Add(20 * time.Hour)
+	minutes := func(counts map[time.Duration]int64) []minuteCount {
+		var out []minuteCount
+		for off, n := range counts {
+			out = append(out, minuteCount{day.Add(off), n})
+		}
+		return out
+	}
+	older := []span{
+		{from.Add(-time.Hour), maxTime},
+		{from.Add(-8 * time.Hour), from.Add(-time.Hour)},
+		{from.Add(-64 * time.Hour), from.Add(-8 * time.Hour)},
+		{minTime, from.Add(-64 * time.Hour)},
+	}
+	flood := minutes(map[time.Duration]int64{3 * time.Hour: 100, 19*time.Hour + 50*time.Minute: 900, 21 * time.Hour: 50})
+	assert.Equal(t, []span{{day, maxTime}, {from.Add(-64 * time.Hour), day}, {minTime, from.Add(-64 * time.Hour)}},
+		wholeDay(older, false, from, day, flood), "the first window holds 900 of the day's 1,050 (the 50 past the cursor count: they are in the partition): the rest of the day joins it")
+
+	quiet := minutes(map[time.Duration]int64{3 * time.Hour: 100, 10 * time.Hour: 300, 19*time.Hour + 50*time.Minute: 30})
+	assert.Equal(t, older, wholeDay(older, false, from, day, quiet), "30 of 430: unchanged")
+	second := minutes(map[time.Duration]int64{3 * time.Hour: 100, 13 * time.Hour: 300, 19*time.Hour + 50*time.Minute: 30})
+	assert.Equal(t, []span{older[0], {day, from.Add(-time.Hour)}, {from.Add(-64 * time.Hour), day}, older[3]},
+		wholeDay(older, false, from, day, second), "the second window holds 300 of 430: it takes the rest of the day")
+	assert.Equal(t, older, wholeDay(older, false, from, day, nil), "no arrivals counted: unchanged")
+
+	at := day.Add(4 * time.Hour)
+	newer := []span{
+		{minTime, at.Add(time.Hour)},
+		{at.Add(time.Hour), at.Add(8 * time.Hour)},
+		{at.Add(8 * time.Hour), at.Add(64 * time.Hour)},
+		{at.Add(64 * time.Hour), maxTime},
+	}
+	burst := minutes(map[time.Duration]int64{time.Hour: 1000, 4*time.Hour + 10*time.Minute: 3000, 12 * time.Hour: 300})
+	assert.Equal(t, []span{{minTime, day.Add(24 * time.Hour)}, {day.Add(24 * time.Hour), at.Add(64 * time.Hour)}, newer[3]},
+		wholeDay(newer, true, at, day, burst), "going newer, 3,000 of 4,300 (the 1,000 before the cursor are not read, and count in the day): the window reaches the day's end")
+	assert.Equal(t, newer, wholeDay(newer, true, at, day, minutes(map[time.Duration]int64{time.Hour: 5000, 4*time.Hour + 10*time.Minute: 3000, 12 * time.Hour: 300})),
+		"3,000 of 8,300: unchanged")
+}
