@@ -165,7 +165,11 @@ func TestKeptOutcomeLetGoAfterLastingFailures(t *testing.T) {
 	id := b.seedItem(t, "search.index_update", msgID, nil, "{}")
 	b.request(t, []int64{id}, replay.SubmitInput{})
 	var logged logs.Buffer
-	w := b.loggedWorker(t, replay.WorkerConfig{Lease: time.Second, RecordTimeout: 200 * time.Millisecond, KeptTries: 2}, &logged)
+	// RecordTimeout leaves the refusal time to come back on a loaded
+	// machine: a try that times out is one of a database that does not
+	// answer, which the worker tries for as long as it lasts (CI11: with
+	// 200 ms, both tries timed out and nothing was let go).
+	w := b.loggedWorker(t, replay.WorkerConfig{Lease: 3 * time.Second, RecordTimeout: time.Second, KeptTries: 2}, &logged)
 	// The ledger refuses the record from the publish on, as a constraint
 	// the data breaks would, with PostgreSQL answering.
 	w.AfterPublish(func([]int64) bool {
