@@ -78,17 +78,16 @@ type Access struct {
 	// watching is true while Watch's listener is attached and the policy
 	// it read after attaching is in force: a change from then on is heard.
 	watching atomic.Bool
-	// decided remembers the enforcer's answers for the policy version in
-	// force (decisions); a page asks the same questions many times (its
+	// decided remembers the enforcer's answers under the policy in force
+	// (decisions); a page asks the same questions many times (its
 	// navigation, every tenant of a scope), and each answer of casbin's
 	// evaluates the model's matcher anew: half of the dashboard's CPU.
 	decided atomic.Pointer[decisions]
 }
 
-// decisions are the enforcer's answers under one policy version, at most
+// decisions are the enforcer's answers since the last reload, at most
 // maxDecisions of them (then they start again, empty).
 type decisions struct {
-	version int64
 	answers sync.Map // decisionKey → bool
 	n       atomic.Int64
 }
@@ -161,8 +160,11 @@ func (a *Access) reloadLocked() error {
 	if err := a.enf.LoadPolicy(); err != nil {
 		return fmt.Errorf("reload authorization policy: %w", err)
 	}
+	// What was decided before goes, before the version says the new
+	// policy is in force: a request that Fresh lets through on that
+	// version finds no answer of the old one.
+	a.decided.Store(nil)
 	a.loaded.Store(a.ad.version)
-	a.decided.Store(nil) // what was decided before goes, whatever the version said
 	return nil
 }
 
@@ -274,19 +276,18 @@ func (a *Access) Can(u User, tenant, obj, act string) bool {
 
 // enforce asks the enforcer, or remembers its answer under the policy in
 // force. Every reload drops what was remembered once the new policy is in
-// the enforcer (reloadLocked), and the version is read before asking and
-// the answer kept only if it is still the version after, so an answer of
-// an older policy is never kept for a newer one: a binding removed gives
-// nothing from the reload on (Fresh), as without remembering.
+// the enforcer and before it records the new version (reloadLocked), so
+// the answers a request can find were all asked after its policy came in
+// (an answer asked before lands in the dropped set): a binding removed
+// gives nothing from the reload on (Fresh), as without remembering.
 func (a *Access) enforce(sub, tenant, obj, act string) bool {
-	v := a.loaded.Load()
 	d := a.decided.Load()
-	if d == nil || d.version != v || d.n.Load() >= maxDecisions {
-		fresh := &decisions{version: v}
+	if d == nil || d.n.Load() >= maxDecisions {
+		fresh := &decisions{}
 		if a.decided.CompareAndSwap(d, fresh) {
 			d = fresh
-		} else if d = a.decided.Load(); d == nil || d.version != v {
-			d = nil // a reload raced this request: ask, keep nothing
+		} else {
+			d = a.decided.Load() // another request's, or nil after a reload: ask, keep nothing
 		}
 	}
 	key := decisionKey{sub, tenant, obj, act}
@@ -300,7 +301,7 @@ func (a *Access) enforce(sub, tenant, obj, act string) bool {
 		a.log.Error("authorization check failed; denying", "sub", sub, "tenant", tenant, "obj", obj, "act", act, "err", err)
 		return false
 	}
-	if d != nil && a.loaded.Load() == v {
+	if d != nil {
 		if _, had := d.answers.LoadOrStore(key, ok); !had {
 			d.n.Add(1)
 		}
