@@ -12,7 +12,12 @@ import (
 
 // The counter tables (dead_letter_counts, dead_letter_arrivals,
 // dead_letter_arrivals_minute, dead_letter_groups) are kept by the console,
-// never by triggers (migration 0015):
+// never by triggers on dead_letters (migration 0015). One summary of a
+// summary is kept by a trigger on a counter table: the arrivals per tenant
+// and hour (dead_letter_arrivals_tenant_hour, migration 0061) follow every
+// write of dead_letter_arrivals, so that a fold of a console of an older
+// version adds to them too; the fold writes a few rows there twice a
+// second, ingest none.
 //
 //   - the ingester's transaction (Store.Insert) appends its deltas to
 //     dead_letter_deltas, one row per touched combination (tenant, item type, class, status, error
@@ -330,13 +335,15 @@ SELECT count(*), (SELECT n FROM announce) FROM ins`, afterID, stream).Scan(&n, n
 }
 
 // Trimming: minute arrivals older than two days (the dashboard reads the
-// last 24 hours) and hour arrivals older than the longest chart span, a
-// bounded number at a time.
+// last 24 hours) and hour arrivals (by type and class, and by tenant) older
+// than the longest chart span, a bounded number at a time.
 const (
 	trimMinutes = `DELETE FROM dead_letter_arrivals_minute WHERE (tenant, minute) IN (
     SELECT tenant, minute FROM dead_letter_arrivals_minute WHERE minute < $1 LIMIT 10000)`
 	trimHours = `DELETE FROM dead_letter_arrivals WHERE (tenant, hour, item_type, error_class) IN (
     SELECT tenant, hour, item_type, error_class FROM dead_letter_arrivals WHERE hour < $1 LIMIT 10000)`
+	trimTenantHours = `DELETE FROM dead_letter_arrivals_tenant_hour WHERE (tenant, hour) IN (
+    SELECT tenant, hour FROM dead_letter_arrivals_tenant_hour WHERE hour < $1 LIMIT 10000)`
 )
 
 // ArrivalsKept are how long arrival counters are kept: minutes for the
@@ -362,5 +369,9 @@ func trimArrivals(ctx context.Context, db execer, now time.Time) (int64, error) 
 	if err != nil {
 		return 0, fmt.Errorf("trim hour arrivals: %w", err)
 	}
-	return a.RowsAffected() + b.RowsAffected(), nil
+	c, err := db.Exec(ctx, trimTenantHours, now.Add(-HourArrivalsKept))
+	if err != nil {
+		return 0, fmt.Errorf("trim tenant hour arrivals: %w", err)
+	}
+	return a.RowsAffected() + b.RowsAffected() + c.RowsAffected(), nil
 }

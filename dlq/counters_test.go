@@ -81,6 +81,8 @@ func TestCountersStayCompactUnderIngest(t *testing.T) {
 		{"dead_letter_arrivals", 8},
 		// 5 rows a minute.
 		{"dead_letter_arrivals_minute", 3},
+		// A row a tenant an hour, updated by every fold.
+		{"dead_letter_arrivals_tenant_hour", 3},
 	} {
 		var pages, rows, n int64
 		require.NoError(t, l.db.Pool.QueryRow(ctx, `SELECT pg_relation_size($1::regclass) / current_setting('block_size')::int`, tc.table).Scan(&pages))

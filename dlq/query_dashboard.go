@@ -115,20 +115,23 @@ SELECT GROUPING(tenant, item_type, error_class), coalesce(tenant, ''), coalesce(
        coalesce(sum(n) FILTER (WHERE dead_letter_unresolved(status)), 0)::bigint, sum(n)::bigint
 FROM dead_letter_counts WHERE tenant = ANY(@tenants) AND n > 0
 GROUP BY GROUPING SETS ((tenant), (item_type), (error_class))`
-	// One pass over the minute counters, summed per tenant and hour: the
-	// last hour, the last day and a 24-hour chart (summed per tenant in Go).
-	selectRecentArrivals = `
+	// The rolling day and the chart from whole hours per tenant (24 rows a
+	// tenant for a day) and minutes only where an hour is partial: the
+	// minutes of the last hour (its figure; it spans two hours), and the
+	// day's first hour before day_hours and its current one, whose whole
+	// hours are not part of the rolling day.
+	selectRecentMinutes = `
 SELECT tenant, date_bin('1 hour', minute, TIMESTAMPTZ '2000-01-01 00:00:00+00'),
        coalesce(sum(n) FILTER (WHERE minute >= @hour_ago), 0)::bigint,
-       coalesce(sum(n) FILTER (WHERE minute >= @day_ago), 0)::bigint,
-       coalesce(sum(n) FILTER (WHERE minute >= @since), 0)::bigint
+       coalesce(sum(n) FILTER (WHERE minute < @day_hours OR minute >= @hour), 0)::bigint,
+       coalesce(sum(n) FILTER (WHERE minute >= @hour), 0)::bigint
 FROM dead_letter_arrivals_minute
-WHERE tenant = ANY(@tenants) AND minute >= least(@day_ago::timestamptz, @since::timestamptz) AND minute <= @now
+WHERE tenant = ANY(@tenants) AND minute <= @now
+  AND ((minute >= @day_ago AND minute < @day_hours) OR minute >= @hour_ago)
 GROUP BY 1, 2`
-	selectArrivalsByHour = `
-SELECT hour, sum(n)::bigint FROM dead_letter_arrivals
-WHERE tenant = ANY(@tenants) AND hour >= @since AND hour <= @now
-GROUP BY hour ORDER BY hour`
+	selectWholeHours = `
+SELECT tenant, hour, n FROM dead_letter_arrivals_tenant_hour
+WHERE tenant = ANY(@tenants) AND hour >= least(@since::timestamptz, @day_hours::timestamptz) AND hour < @hour`
 )
 
 // GROUPING() of selectDashboardCounts: which set a row sums.
@@ -160,9 +163,14 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 	minute := now.Truncate(time.Minute)
 	hour := now.Truncate(time.Hour)
 	since := hour.Add(-span + time.Hour)
+	// The rolling day is its 1,440 minutes: the end of the hour it starts
+	// in (from day_ago), the 23 whole hours from dayHours, and the current
+	// hour; dayHours is day_ago's hour when day_ago starts one.
+	dayAgo := minute.Add(-1439 * time.Minute)
+	dayHours := hour.Add(-23 * time.Hour)
 	args := pgx.NamedArgs{
 		"tenants": q.Tenants, "now": now, "hour_ago": minute.Add(-59 * time.Minute),
-		"day_ago": minute.Add(-1439 * time.Minute), "since": since,
+		"day_ago": dayAgo, "day_hours": dayHours, "hour": hour, "since": since,
 	}
 	groups := &GroupFilter{Tenants: q.Tenants, Limit: top, Unresolved: true}
 	groupsSQL, groupArgs, _ := groups.sql()
@@ -206,35 +214,40 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 		})
 		return err
 	})
-	b.Queue(selectRecentArrivals, args).Query(func(rows pgx.Rows) error {
+	b.Queue(selectRecentMinutes, args).Query(func(rows pgx.Rows) error {
 		var tenant string
 		var at time.Time
-		var hourN, dayN, chartN int64
-		_, err := pgx.ForEachRow(rows, []any{&tenant, &at, &hourN, &dayN, &chartN}, func() error {
-			ts := byTenant[tenant]
-			if ts == nil {
-				return nil
-			}
-			ts.LastHour += hourN
-			ts.LastDay += dayN
-			if span == 24*time.Hour && !at.Before(since) {
-				arrivals[at.UTC()] += chartN
+		var hourN, dayN, currentN int64
+		_, err := pgx.ForEachRow(rows, []any{&tenant, &at, &hourN, &dayN, &currentN}, func() error {
+			if ts := byTenant[tenant]; ts != nil {
+				ts.LastHour += hourN
+				ts.LastDay += dayN
+				arrivals[hour] += currentN
 			}
 			return nil
 		})
 		return err
 	})
-	if span != 24*time.Hour {
-		b.Queue(selectArrivalsByHour, args).Query(func(rows pgx.Rows) error {
-			var at time.Time
-			var n int64
-			_, err := pgx.ForEachRow(rows, []any{&at, &n}, func() error {
-				arrivals[at.UTC()] = n
+	b.Queue(selectWholeHours, args).Query(func(rows pgx.Rows) error {
+		var tenant string
+		var at time.Time
+		var n int64
+		_, err := pgx.ForEachRow(rows, []any{&tenant, &at, &n}, func() error {
+			ts := byTenant[tenant]
+			if ts == nil {
 				return nil
-			})
-			return err
+			}
+			at = at.UTC()
+			if !at.Before(dayHours) {
+				ts.LastDay += n
+			}
+			if !at.Before(since) {
+				arrivals[at] += n
+			}
+			return nil
 		})
-	}
+		return err
+	})
 	b.Queue(groupsSQL, groupArgs).Query(func(rows pgx.Rows) error {
 		var err error
 		dash.TopGroups, err = pgx.CollectRows(rows, scanGroup)

@@ -176,45 +176,46 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	want := map[string]string{
-		"audit_log":                   "INSERT,SELECT",
-		"audit_checkpoints":           "INSERT,SELECT",
-		"casbin_rule":                 "SELECT",
-		"access_version":              "SELECT", // bumped by the owner's trigger function (migration 0024)
-		migrations.VersionTable:       "SELECT",
-		"dead_letters":                "DELETE,INSERT,SELECT,UPDATE",
-		"dead_letter_counts":          "DELETE,INSERT,SELECT,UPDATE",
-		"dead_letter_arrivals":        "DELETE,INSERT,SELECT,UPDATE",
-		"dead_letter_arrivals_minute": "DELETE,INSERT,SELECT,UPDATE",
-		"dead_letter_groups":          "DELETE,INSERT,SELECT,UPDATE",
-		"dead_letter_deltas":          "DELETE,INSERT,SELECT,UPDATE",
-		"sessions":                    "DELETE,INSERT,SELECT,UPDATE",
-		"role_bindings":               "DELETE,INSERT,SELECT,UPDATE",
-		"user_sessions":               "DELETE,INSERT,SELECT,UPDATE",
-		"user_directory":              "DELETE,INSERT,SELECT,UPDATE",
-		"replay_requests":             "DELETE,INSERT,SELECT,UPDATE",
-		"replay_items":                "DELETE,INSERT,SELECT,UPDATE",
-		"replay_approvals":            "DELETE,INSERT,SELECT,UPDATE",
-		"identity_addresses":          "INSERT,SELECT", // append-only (migration 0057, in place of 0055's replay_approval_addresses): an address an identity was seen with is never lost
-		"replay_request_approvers":    "INSERT,SELECT", // append-only (migration 0059): whoever approved a request stays one of its people after an edit
-		"replay_jobs":                 "DELETE,INSERT,SELECT,UPDATE",
-		"replay_ledger":               "INSERT,SELECT", // append-only (migration 0011): what was replayed stays replayed
-		"group_triage":                "DELETE,INSERT,SELECT,UPDATE",
-		"user_settings":               "DELETE,INSERT,SELECT,UPDATE",
-		"ingest_moveback_owed":        "DELETE,INSERT,SELECT,UPDATE",
-		"ingest_sweep_watermark":      "INSERT,SELECT,UPDATE",        // advanced by the ingest sweep (migration 0040), never removed
-		"fix_markers":                 "INSERT,SELECT",               // append-only: a fix once recorded stays as it was said
-		"replay_ledger_set_aside":     "SELECT",                      // kept for the record by a migration; nothing changes it
-		"replay_policy_active":        "INSERT,SELECT,UPDATE",        // one row, replaced, never removed
-		"replay_policy_versions":      "INSERT,SELECT,UPDATE",        // history of activations (migration 0032), never removed
-		"replay_policy_rollback":      "INSERT,SELECT,UPDATE",        // the last rollback allowance (migration 0033), replaced, never removed
-		"retention_terms_versions":    "INSERT,SELECT,UPDATE",        // history of retention terms activations (migration 0035), never removed
-		"retention_terms_rollback":    "INSERT,SELECT,UPDATE",        // the last retention terms rollback allowance (migration 0035)
-		"replay_policy_contents":      "INSERT,SELECT",               // what each version said (migration 0039): recorded once, never changed
-		"retention_terms_contents":    "INSERT,SELECT",               // what each retention terms version said (migration 0039)
-		"dead_letters_purged":         "INSERT,SELECT",               // append-only (migration 0027); keys go only through quarantine_purged_keys_trim (0028), which records each removal (0030)
-		"dead_letters_purged_trims":   "SELECT",                      // written only by quarantine_purged_keys_trim (migration 0030)
-		"authz_group_mappings":        "INSERT,SELECT,UPDATE",        // each process's mapping, seen again while it runs (migration 0053), never removed
-		"ingest_watchers":             "DELETE,INSERT,SELECT,UPDATE", // each replica announces, renews and withdraws its watched streams (migration 0056)
+		"audit_log":                        "INSERT,SELECT",
+		"audit_checkpoints":                "INSERT,SELECT",
+		"casbin_rule":                      "SELECT",
+		"access_version":                   "SELECT", // bumped by the owner's trigger function (migration 0024)
+		migrations.VersionTable:            "SELECT",
+		"dead_letters":                     "DELETE,INSERT,SELECT,UPDATE",
+		"dead_letter_counts":               "DELETE,INSERT,SELECT,UPDATE",
+		"dead_letter_arrivals":             "DELETE,INSERT,SELECT,UPDATE",
+		"dead_letter_arrivals_minute":      "DELETE,INSERT,SELECT,UPDATE",
+		"dead_letter_arrivals_tenant_hour": "DELETE,INSERT,SELECT,UPDATE",
+		"dead_letter_groups":               "DELETE,INSERT,SELECT,UPDATE",
+		"dead_letter_deltas":               "DELETE,INSERT,SELECT,UPDATE",
+		"sessions":                         "DELETE,INSERT,SELECT,UPDATE",
+		"role_bindings":                    "DELETE,INSERT,SELECT,UPDATE",
+		"user_sessions":                    "DELETE,INSERT,SELECT,UPDATE",
+		"user_directory":                   "DELETE,INSERT,SELECT,UPDATE",
+		"replay_requests":                  "DELETE,INSERT,SELECT,UPDATE",
+		"replay_items":                     "DELETE,INSERT,SELECT,UPDATE",
+		"replay_approvals":                 "DELETE,INSERT,SELECT,UPDATE",
+		"identity_addresses":               "INSERT,SELECT", // append-only (migration 0057, in place of 0055's replay_approval_addresses): an address an identity was seen with is never lost
+		"replay_request_approvers":         "INSERT,SELECT", // append-only (migration 0059): whoever approved a request stays one of its people after an edit
+		"replay_jobs":                      "DELETE,INSERT,SELECT,UPDATE",
+		"replay_ledger":                    "INSERT,SELECT", // append-only (migration 0011): what was replayed stays replayed
+		"group_triage":                     "DELETE,INSERT,SELECT,UPDATE",
+		"user_settings":                    "DELETE,INSERT,SELECT,UPDATE",
+		"ingest_moveback_owed":             "DELETE,INSERT,SELECT,UPDATE",
+		"ingest_sweep_watermark":           "INSERT,SELECT,UPDATE",        // advanced by the ingest sweep (migration 0040), never removed
+		"fix_markers":                      "INSERT,SELECT",               // append-only: a fix once recorded stays as it was said
+		"replay_ledger_set_aside":          "SELECT",                      // kept for the record by a migration; nothing changes it
+		"replay_policy_active":             "INSERT,SELECT,UPDATE",        // one row, replaced, never removed
+		"replay_policy_versions":           "INSERT,SELECT,UPDATE",        // history of activations (migration 0032), never removed
+		"replay_policy_rollback":           "INSERT,SELECT,UPDATE",        // the last rollback allowance (migration 0033), replaced, never removed
+		"retention_terms_versions":         "INSERT,SELECT,UPDATE",        // history of retention terms activations (migration 0035), never removed
+		"retention_terms_rollback":         "INSERT,SELECT,UPDATE",        // the last retention terms rollback allowance (migration 0035)
+		"replay_policy_contents":           "INSERT,SELECT",               // what each version said (migration 0039): recorded once, never changed
+		"retention_terms_contents":         "INSERT,SELECT",               // what each retention terms version said (migration 0039)
+		"dead_letters_purged":              "INSERT,SELECT",               // append-only (migration 0027); keys go only through quarantine_purged_keys_trim (0028), which records each removal (0030)
+		"dead_letters_purged_trims":        "SELECT",                      // written only by quarantine_purged_keys_trim (migration 0030)
+		"authz_group_mappings":             "INSERT,SELECT,UPDATE",        // each process's mapping, seen again while it runs (migration 0053), never removed
+		"ingest_watchers":                  "DELETE,INSERT,SELECT,UPDATE", // each replica announces, renews and withdraws its watched streams (migration 0056)
 	}
 	rows, err := db.Pool.Query(context.Background(), `
         SELECT c.relname, p.privilege

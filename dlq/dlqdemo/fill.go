@@ -190,7 +190,7 @@ func Fill(ctx context.Context, pool *pgxpool.Pool, cfg FillConfig) (FillStats, e
 	// Index-only scans and good plans need the visibility map and statistics.
 	for _, stmt := range []string{
 		`VACUUM (ANALYZE) dead_letters`,
-		`ANALYZE dead_letter_counts, dead_letter_arrivals, dead_letter_arrivals_minute, dead_letter_groups`,
+		`ANALYZE dead_letter_counts, dead_letter_arrivals, dead_letter_arrivals_minute, dead_letter_arrivals_tenant_hour, dead_letter_groups`,
 	} {
 		if _, err := pool.Exec(ctx, stmt); err != nil {
 			return FillStats{Rows: cfg.Rows}, fmt.Errorf("fill: %s: %w", stmt, err)

@@ -48,6 +48,10 @@ func TestFill(t *testing.T) {
                 UNION ALL (SELECT tenant, hour, item_type, error_class, n FROM dead_letter_arrivals
                 EXCEPT SELECT tenant, date_bin('1 hour', dead_lettered_at, TIMESTAMPTZ '2000-01-01Z'), item_type, error_class, count(*)
                 FROM dead_letters GROUP BY 1, 2, 3, 4)`,
+			"tenant hour arrivals": `(SELECT tenant, date_bin('1 hour', dead_lettered_at, TIMESTAMPTZ '2000-01-01Z'), count(*) FROM dead_letters GROUP BY 1, 2
+                EXCEPT SELECT tenant, hour, n FROM dead_letter_arrivals_tenant_hour)
+                UNION ALL (SELECT tenant, hour, n FROM dead_letter_arrivals_tenant_hour
+                EXCEPT SELECT tenant, date_bin('1 hour', dead_lettered_at, TIMESTAMPTZ '2000-01-01Z'), count(*) FROM dead_letters GROUP BY 1, 2)`,
 			"minute arrivals": `(SELECT tenant, date_bin('1 minute', dead_lettered_at, TIMESTAMPTZ '2000-01-01Z'), count(*) FROM dead_letters GROUP BY 1, 2
                 EXCEPT SELECT tenant, minute, n FROM dead_letter_arrivals_minute)
                 UNION ALL (SELECT tenant, minute, n FROM dead_letter_arrivals_minute

@@ -1,0 +1,3 @@
+DROP TRIGGER dead_letter_arrivals_by_tenant ON dead_letter_arrivals;
+DROP FUNCTION dead_letter_arrivals_by_tenant();
+DROP TABLE dead_letter_arrivals_tenant_hour;
