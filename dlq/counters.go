@@ -13,7 +13,7 @@ import (
 // The counter tables (dead_letter_counts, dead_letter_arrivals,
 // dead_letter_arrivals_minute, dead_letter_groups) are kept by the console,
 // never by triggers on dead_letters (migration 0015). One summary of a
-// summary is kept by a trigger on a counter table: the arrivals per tenant
+// summary is kept by triggers on a counter table: the arrivals per tenant
 // and hour (dead_letter_arrivals_tenant_hour, migration 0061) follow every
 // write of dead_letter_arrivals, so that a fold of a console of an older
 // version adds to them too; the fold writes a few rows there twice a

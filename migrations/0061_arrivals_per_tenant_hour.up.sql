@@ -6,7 +6,7 @@
 -- from here (24 rows a tenant for a day, 744 for 31 days) and minutes only
 -- for the two partial hours at the ends of the rolling day.
 --
--- Kept by a trigger on dead_letter_arrivals rather than by the fold's
+-- Kept by triggers on dead_letter_arrivals rather than by the fold's
 -- statement, so that every fold adds to it, a console's of an older version
 -- during a rolling upgrade included (migrations only add: CheckVersion). The
 -- fold writes one dead_letter_arrivals row per tenant, hour, type and class
@@ -20,31 +20,42 @@ CREATE TABLE dead_letter_arrivals_tenant_hour (
     PRIMARY KEY (tenant, hour)
 ) WITH (fillfactor = 50,
     autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000, autovacuum_vacuum_cost_delay = 0);
-COMMENT ON TABLE dead_letter_arrivals_tenant_hour IS 'Dead letters stored per tenant and hour of dead_lettered_at (UTC): dead_letter_arrivals summed over item types and classes, kept by its trigger. Arrivals are history: status changes and retention do not change them.';
+COMMENT ON TABLE dead_letter_arrivals_tenant_hour IS 'Dead letters stored per tenant and hour of dead_lettered_at (UTC): dead_letter_arrivals summed over item types and classes, kept by its triggers. Arrivals are history: status changes and retention do not change them.';
 -- The keeper trims hours older than the longest chart.
 CREATE INDEX dead_letter_arrivals_tenant_hour_idx ON dead_letter_arrivals_tenant_hour (hour);
 
-CREATE FUNCTION dead_letter_arrivals_by_tenant() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    added bigint := NEW.n;
+-- One statement trigger per event, over its transition tables: a fold's
+-- upsert writes each tenant-hour once, whatever number of types and classes
+-- it touched in that hour (a row trigger wrote it once per row, a version
+-- each). An INSERT ... ON CONFLICT DO UPDATE fires both: the insert's with
+-- the rows it inserted, the update's with the rows it updated.
+CREATE FUNCTION dead_letter_arrivals_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'UPDATE' THEN
-        IF (OLD.tenant, OLD.hour) IS NOT DISTINCT FROM (NEW.tenant, NEW.hour) THEN
-            added := NEW.n - OLD.n;
-        ELSE
-            UPDATE dead_letter_arrivals_tenant_hour SET n = n - OLD.n WHERE (tenant, hour) = (OLD.tenant, OLD.hour);
-        END IF;
-    END IF;
-    INSERT INTO dead_letter_arrivals_tenant_hour AS a (tenant, hour, n) VALUES (NEW.tenant, NEW.hour, added)
+    INSERT INTO dead_letter_arrivals_tenant_hour AS a (tenant, hour, n)
+    SELECT tenant, hour, sum(n) FROM inserted GROUP BY 1, 2 ORDER BY 1, 2
+    ON CONFLICT (tenant, hour) DO UPDATE SET n = a.n + excluded.n;
+    RETURN NULL;
+END $$;
+CREATE FUNCTION dead_letter_arrivals_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO dead_letter_arrivals_tenant_hour AS a (tenant, hour, n)
+    SELECT tenant, hour, sum(n) FROM (
+        SELECT tenant, hour, n FROM updated
+        UNION ALL
+        SELECT tenant, hour, -n FROM replaced
+    ) d GROUP BY 1, 2 ORDER BY 1, 2
     ON CONFLICT (tenant, hour) DO UPDATE SET n = a.n + excluded.n;
     RETURN NULL;
 END $$;
 
 -- Under the folders' lock ("QDLFOLD", dlq/counters.go): no fold adds to
--- the hours between the sum below and the trigger.
+-- the hours between the sum below and the triggers.
 SELECT pg_advisory_xact_lock(5855889280350307328);
-CREATE TRIGGER dead_letter_arrivals_by_tenant
-    AFTER INSERT OR UPDATE OF tenant, hour, n ON dead_letter_arrivals
-    FOR EACH ROW EXECUTE FUNCTION dead_letter_arrivals_by_tenant();
+CREATE TRIGGER dead_letter_arrivals_inserted AFTER INSERT ON dead_letter_arrivals
+    REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION dead_letter_arrivals_inserted();
+CREATE TRIGGER dead_letter_arrivals_updated AFTER UPDATE ON dead_letter_arrivals
+    REFERENCING OLD TABLE AS replaced NEW TABLE AS updated
+    FOR EACH STATEMENT EXECUTE FUNCTION dead_letter_arrivals_updated();
 INSERT INTO dead_letter_arrivals_tenant_hour (tenant, hour, n)
 SELECT tenant, hour, sum(n) FROM dead_letter_arrivals GROUP BY 1, 2;

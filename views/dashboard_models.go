@@ -166,7 +166,7 @@ type chartLabel struct {
 }
 
 // chartZone is the zone of the chart's hours, on its time axis. The
-// arrivals are counted per UTC hour (dead_letter_arrivals), and a
+// arrivals are counted per UTC hour (dead_letter_arrivals_tenant_hour), and a
 // browser's zone is not always a whole hour from UTC (India, +05:30): its
 // hours would cut the bars in two. So the chart stays in UTC, whatever the
 // person's "Show times in", and says so where the hours are read.
