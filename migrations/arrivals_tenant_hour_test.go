@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,12 +19,9 @@ func TestArrivalsPerTenantHourBackfilled(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.OwnerURL)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	require.NoError(t, migrations.MigrateTo(ctx, conn, 60))
+	conn := db.OwnerAt(t, 60)
 
-	_, err = conn.Exec(ctx, `INSERT INTO dead_letter_arrivals (tenant, hour, item_type, error_class, n) VALUES
+	_, err := conn.Exec(ctx, `INSERT INTO dead_letter_arrivals (tenant, hour, item_type, error_class, n) VALUES
         ('acme', '2026-12-01 10:00Z', 'orders.refund', 'permanent', 3),
         ('acme', '2026-12-01 10:00Z', 'email.send', 'transient', 4),
         ('acme', '2026-12-01 11:00Z', 'email.send', 'transient', 5),

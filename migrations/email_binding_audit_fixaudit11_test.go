@@ -23,10 +23,7 @@ func TestFixAudit11UnmatchedBindingsAudited(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.OwnerURL)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	require.NoError(t, migrations.MigrateTo(ctx, conn, 49))
+	conn := db.OwnerAt(t, 49)
 
 	before, err := audit.AppendFunc(ctx, db.Pool, audit.Event{Action: "test.before", Outcome: audit.OutcomeOK, Before: map[string]any{"a": 1}})
 	require.NoError(t, err)

@@ -21,12 +21,9 @@ func TestEmailBindingNotASCIIFlagged(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.OwnerURL)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	require.NoError(t, migrations.MigrateTo(ctx, conn, 49))
+	conn := db.OwnerAt(t, 49)
 
-	_, err = conn.Exec(ctx, `INSERT INTO role_bindings (subject, role, tenant, created_by) VALUES
+	_, err := conn.Exec(ctx, `INSERT INTO role_bindings (subject, role, tenant, created_by) VALUES
         ('email:josé@example.com', 'approver', 'acme', 'admin@example.com'),
         ('email:ops@kiwi.example', 'approver', 'acme', 'admin@example.com'),
         ('user:https://idp.example|Ünïcode', 'viewer', 'acme', 'admin@example.com')`)

@@ -21,12 +21,9 @@ func TestFixGov13IdentityAddressesBackfilled(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.OwnerURL)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	require.NoError(t, migrations.MigrateTo(ctx, conn, 56))
+	conn := db.OwnerAt(t, 56)
 
-	_, err = conn.Exec(ctx, `INSERT INTO user_directory (issuer, subject, email) VALUES
+	_, err := conn.Exec(ctx, `INSERT INTO user_directory (issuer, subject, email) VALUES
         ('https://idp.example', 'oncall', 'oncall-c@example.com'), ('https://idp.example', 'nobody', '')`)
 	require.NoError(t, err)
 	var id int64

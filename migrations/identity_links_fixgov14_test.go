@@ -22,12 +22,9 @@ func TestFixGov14IdentityLinksBackfilled(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.OwnerURL)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	require.NoError(t, migrations.MigrateTo(ctx, conn, 58))
+	conn := db.OwnerAt(t, 58)
 
-	_, err = conn.Exec(ctx, `INSERT INTO user_directory (issuer, subject, email, email_verified) VALUES
+	_, err := conn.Exec(ctx, `INSERT INTO user_directory (issuer, subject, email, email_verified) VALUES
         ('https://idp.example', 'oncall', '"Oncall+ops"@EXÄMPLE.com.', true)`)
 	require.NoError(t, err)
 	var id int64

@@ -30,10 +30,7 @@ func TestRevGov15VerifiedSignInHistoryLinks(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.OwnerURL)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	require.NoError(t, migrations.MigrateTo(ctx, conn, 58))
+	conn := db.OwnerAt(t, 58)
 
 	const idp = "https://idp.example"
 	m1 := quarantine.Actor{Issuer: idp, Subject: "m", Email: "R@x.example", EmailVerified: true}
@@ -45,7 +42,7 @@ func TestRevGov15VerifiedSignInHistoryLinks(t *testing.T) {
 	}
 	// What a console of schema 58 kept: each address seen, and the
 	// directory's last word (m@x for M).
-	_, err = conn.Exec(ctx, `INSERT INTO identity_addresses (issuer, subject, email) VALUES
+	_, err := conn.Exec(ctx, `INSERT INTO identity_addresses (issuer, subject, email) VALUES
         ($1, 'm', 'R@x.example'), ($1, 'm', 'm@x.example'), ($1, 'c', 'g@x.example'),
         ($1, 'r', 'r@x.example'), ($1, 'g', 'm@x.example')`, idp)
 	require.NoError(t, err)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,12 +24,9 @@ func TestPartitioningKeepsRows(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.OwnerURL)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	require.NoError(t, migrations.MigrateTo(ctx, conn, 8))
+	conn := db.OwnerAt(t, 8)
 
-	_, err = conn.Exec(ctx, `ALTER TABLE dead_letters DROP CONSTRAINT dead_letters_source_key_check`)
+	_, err := conn.Exec(ctx, `ALTER TABLE dead_letters DROP CONSTRAINT dead_letters_source_key_check`)
 	require.NoError(t, err)
 	_, err = conn.Exec(ctx, `
         INSERT INTO dead_letters (tenant, item_type, subject, msg_id, error_class, dead_lettered_at, payload_sha256, payload_size,

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,12 +204,9 @@ func TestMigration0033BoundsTheAllowancesMadeBefore(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.OwnerURL)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	require.NoError(t, migrations.MigrateTo(ctx, conn, 32))
+	conn := db.OwnerAt(t, 32)
 	a, active, c := strings.Repeat("a", 64), strings.Repeat("b", 64), strings.Repeat("c", 64)
-	_, err = conn.Exec(ctx, `
+	_, err := conn.Exec(ctx, `
         INSERT INTO replay_policy_active (version, name, activated_by) VALUES ('`+active+`', 'policy.toml', 'host-2');
         INSERT INTO replay_policy_versions (version, name, activated_at, activated_by, superseded_at) VALUES
             ('`+a+`', 'a.toml', now() - interval '3 days', 'host-0', NULL),

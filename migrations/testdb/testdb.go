@@ -303,3 +303,20 @@ func (db *DB) ExecWithoutTrigger(t testing.TB, table, trigger, sql string, args 
 		t.Fatalf("exec without trigger %s on %s: %v", trigger, table, err)
 	}
 }
+
+// OwnerAt connects as the owner of the schema and brings the database to
+// version, up or down, for a test of what a migration does with the rows
+// it finds; the connection is closed when the test ends.
+func (db *DB) OwnerAt(t testing.TB, version int32) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db.OwnerURL)
+	if err != nil {
+		t.Fatalf("connect as the owner: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	if err := migrations.MigrateTo(ctx, conn, version); err != nil {
+		t.Fatalf("migrate to %d: %v", version, err)
+	}
+	return conn
+}
