@@ -119,16 +119,17 @@ GROUP BY GROUPING SETS ((tenant), (item_type), (error_class))`
 	// tenant for a day) and minutes only where an hour is partial: the
 	// minutes of the last hour (its figure; it spans two hours), and the
 	// day's first hour before day_hours and its current one, whose whole
-	// hours are not part of the rolling day.
+	// hours are not part of the rolling day. Per tenant: its last hour,
+	// its minutes of the rolling day, its current hour.
 	selectRecentMinutes = `
-SELECT tenant, date_bin('1 hour', minute, TIMESTAMPTZ '2000-01-01 00:00:00+00'),
+SELECT tenant,
        coalesce(sum(n) FILTER (WHERE minute >= @hour_ago), 0)::bigint,
        coalesce(sum(n) FILTER (WHERE minute < @day_hours OR minute >= @hour), 0)::bigint,
        coalesce(sum(n) FILTER (WHERE minute >= @hour), 0)::bigint
 FROM dead_letter_arrivals_minute
 WHERE tenant = ANY(@tenants) AND minute <= @now
   AND ((minute >= @day_ago AND minute < @day_hours) OR minute >= @hour_ago)
-GROUP BY 1, 2`
+GROUP BY tenant`
 	selectWholeHours = `
 SELECT tenant, hour, n FROM dead_letter_arrivals_tenant_hour
 WHERE tenant = ANY(@tenants) AND hour >= least(@since::timestamptz, @day_hours::timestamptz) AND hour < @hour`
@@ -216,9 +217,8 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 	})
 	b.Queue(selectRecentMinutes, args).Query(func(rows pgx.Rows) error {
 		var tenant string
-		var at time.Time
 		var hourN, dayN, currentN int64
-		_, err := pgx.ForEachRow(rows, []any{&tenant, &at, &hourN, &dayN, &currentN}, func() error {
+		_, err := pgx.ForEachRow(rows, []any{&tenant, &hourN, &dayN, &currentN}, func() error {
 			if ts := byTenant[tenant]; ts != nil {
 				ts.LastHour += hourN
 				ts.LastDay += dayN
