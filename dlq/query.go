@@ -667,39 +667,29 @@ func wholeDay(ws []span, newer bool, from, day time.Time, minutes []minuteCount)
 		return n
 	}
 	for i, w := range ws {
+		// The window's edge on the side the search goes, that edge moved
+		// to the day's end on that side, and which later windows keep what
+		// lies past the day.
+		edge, widened := w.lo, span{day, w.hi}
 		if newer {
-			if !w.hi.After(day) || !w.hi.Before(end) {
-				continue // not ending inside the day
-			}
-			if 2*in(w) < total {
-				continue
-			}
-			out := append(slices.Clone(ws[:i]), span{w.lo, end})
-			for _, v := range ws[i+1:] {
-				if v.hi.After(end) {
-					lo := v.lo
-					if lo.Before(end) {
-						lo = end
-					}
-					out = append(out, span{lo, v.hi})
-				}
-			}
-			return out
+			edge, widened = w.hi, span{w.lo, end}
 		}
-		if !w.lo.After(day) || !w.lo.Before(end) {
-			continue // not starting inside the day
+		if !edge.After(day) || !edge.Before(end) || 2*in(w) < total {
+			continue // not ending inside the day, or holding less than half of it
 		}
-		if 2*in(w) < total {
-			continue
-		}
-		out := append(slices.Clone(ws[:i]), span{day, w.hi})
+		out := append(slices.Clone(ws[:i]), widened)
 		for _, v := range ws[i+1:] {
-			if v.lo.Before(day) {
-				hi := v.hi
-				if hi.After(day) {
-					hi = day
+			switch {
+			case newer && v.hi.After(end):
+				if v.lo.Before(end) {
+					v.lo = end
 				}
-				out = append(out, span{v.lo, hi})
+				out = append(out, v)
+			case !newer && v.lo.Before(day):
+				if v.hi.After(day) {
+					v.hi = day
+				}
+				out = append(out, v)
 			}
 		}
 		return out
