@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -66,15 +66,12 @@ func TestFixOps12ReadyzFailsWhileDraining(t *testing.T) {
 }
 
 // consoleConfig is the configuration of a console on natsURL, a fresh
-// database and a mock identity provider, as the tests of this package
+// database and Dex (testidp), as the tests of this package
 // start one.
 func consoleConfig(t *testing.T, natsURL string) app.Config {
 	t.Helper()
 	db := testdb.New(t)
-	idp, err := mockoidc.Run()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = idp.Shutdown() })
-	oidc := idp.Config()
+	oidc := testidp.Start(t)
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
 	return app.Config{

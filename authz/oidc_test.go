@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -17,49 +16,44 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testidp"
 )
 
 type loginBundle struct {
 	db      *testdb.DB
-	idp     *mockoidc.MockOIDC
+	idp     *testidp.IdP
 	srv     *httptest.Server
 	client  *http.Client
 	login   *Login
 	denials *AnonymousDenials
-	user    *mockoidc.MockUser // the user the provider signs in (the provider reads it again at refresh)
+	user    *testidp.Person // who signs in at the provider (put in its directory at each sign-in; b.idp.Add after a change, for a refresh to read)
 	// atToken, when set, runs at the provider's token endpoint before it
 	// answers (a code exchange or a refresh), once: what happens elsewhere
 	// while the provider is being asked.
 	atToken atomic.Pointer[func()]
 }
 
-// setupLogin runs the login handlers behind real sessions, against a mock
-// OIDC provider (a real HTTP server speaking OIDC, with PKCE checks).
+// setupLogin runs the login handlers behind real sessions, against Dex
+// (testidp: the real provider, PKCE checks and all).
 func setupLogin(t *testing.T) *loginBundle {
 	t.Helper()
 	b := &loginBundle{db: testdb.New(t)}
 	var err error
-	b.idp, err = mockoidc.NewServer(nil)
-	require.NoError(t, err)
-	require.NoError(t, b.idp.AddMiddleware(func(next http.Handler) http.Handler {
+	b.idp = testidp.Start(t)
+	b.idp.Use(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == mockoidc.TokenEndpoint {
+			if r.URL.Path == b.idp.TokenPath() {
 				if fn := b.atToken.Swap(nil); fn != nil {
 					(*fn)()
 				}
 			}
 			next.ServeHTTP(w, r)
 		})
-	}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	require.NoError(t, b.idp.Start(ln, nil))
-	t.Cleanup(func() { _ = b.idp.Shutdown() })
+	})
 
 	sessions, stop := NewSessions(b.db.Pool, SessionConfig{})
 	t.Cleanup(stop)
@@ -92,9 +86,8 @@ func setupLogin(t *testing.T) *loginBundle {
 	b.srv = httptest.NewServer(sessions.LoadAndSave(e))
 	t.Cleanup(b.srv.Close)
 
-	cfg := b.idp.Config()
 	login, err = NewLogin(context.Background(), OIDCConfig{
-		Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
+		Issuer: b.idp.Issuer, ClientID: b.idp.ClientID, ClientSecret: b.idp.ClientSecret,
 		RedirectURL:     b.srv.URL + "/auth/callback",
 		RefreshInterval: time.Hour,
 	}, 5*time.Second, sessions, b.db.Pool, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -106,10 +99,12 @@ func setupLogin(t *testing.T) *loginBundle {
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
 	b.client = &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	b.user = &mockoidc.MockUser{Subject: "u-1", Email: "ada@example.com", EmailVerified: true, Groups: []string{"acme:oncall"}}
-	b.idp.QueueUser(b.user)
+	b.user = &testidp.Person{ID: "u-1", Email: "ada@example.com", EmailVerified: true, Groups: []string{"acme:oncall"}}
 	return b
 }
+
+// adaSub is the sub claim Dex gives b.user, u-1 in its directory.
+var adaSub = testidp.Subject("u-1")
 
 func (b *loginBundle) get(t *testing.T, u string) *http.Response {
 	t.Helper()
@@ -133,14 +128,12 @@ func (b *loginBundle) authorize(t *testing.T) *url.URL {
 	return u
 }
 
-// atProvider follows the authorization URL and returns the callback URL the
-// provider sends the browser to.
+// atProvider follows the authorization URL, signs b.user in at the
+// provider's login page and returns the callback URL the provider sends
+// the browser to.
 func (b *loginBundle) atProvider(t *testing.T, authURL *url.URL) *url.URL {
 	t.Helper()
-	resp := b.get(t, authURL.String())
-	require.Equal(t, http.StatusFound, resp.StatusCode)
-	cb, err := url.Parse(resp.Header.Get("Location"))
-	require.NoError(t, err)
+	cb := b.idp.SignIn(t, b.client, authURL.String(), *b.user)
 	require.NotEmpty(t, cb.Query().Get("code"))
 	return cb
 }
@@ -188,7 +181,7 @@ func TestCallbackSucceeds(t *testing.T) {
 	require.Equal(t, http.StatusOK, me.StatusCode)
 	var u User
 	require.NoError(t, json.NewDecoder(me.Body).Decode(&u))
-	assert.Equal(t, "u-1", u.Subject)
+	assert.Equal(t, adaSub, u.Subject)
 	assert.Equal(t, "ada@example.com", u.Email)
 	assert.True(t, u.EmailVerified)
 	assert.Equal(t, []string{"acme:oncall"}, u.Groups)
@@ -263,7 +256,6 @@ func TestSessionRenewedAtLogin(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, b.get(t, b.atProvider(t, b.authorize(t)).String()).StatusCode)
 	before := cookie()
 	require.NotEmpty(t, before)
-	b.idp.QueueUser(b.user)
 	cb := b.atProvider(t, b.authorize(t))
 	assert.Equal(t, before, cookie(), "starting a sign-in leaves the session as it is")
 	require.Equal(t, http.StatusSeeOther, b.get(t, cb.String()).StatusCode)
@@ -328,7 +320,6 @@ func TestLoginStoresNothingUntilCallback(t *testing.T) {
 	old := b.get(t, b.atProvider(t, first).String())
 	assert.Equal(t, http.StatusBadRequest, old.StatusCode)
 	assert.Contains(t, b.body(t, old), "missing, unknown or already used")
-	b.idp.QueueUser(b.user)
 	require.Equal(t, http.StatusSeeOther, b.get(t, b.atProvider(t, last).String()).StatusCode)
 	assert.True(t, b.signedIn(t))
 	s, us = rows()
@@ -420,7 +411,6 @@ func TestSignInAndOutAuditedWithTheirChange(t *testing.T) {
 
 	t.Run("SignOut", func(t *testing.T) {
 		auditWritable(true)
-		b.idp.QueueUser(b.user)
 		require.Equal(t, http.StatusSeeOther, b.get(t, b.atProvider(t, b.authorize(t)).String()).StatusCode)
 		require.True(t, b.signedIn(t))
 		require.Equal(t, 1, b.auditRows(t, "ok"))
@@ -458,7 +448,6 @@ func TestSecondSignInEndsTheFirst(t *testing.T) {
 	b.signIn(t)
 	stolen := b.client.Jar.Cookies(mustURL(t, b.srv.URL))
 	require.NotEmpty(t, stolen)
-	b.idp.QueueUser(b.user)
 	b.signIn(t)
 
 	var live, ended int

@@ -4,9 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/testidp"
 )
 
 // Review rev-audit. Groups grant roles (GroupMap.RolesFor), and a sign-in
@@ -23,15 +24,14 @@ func TestRevAuditSignInRecordsTheGroupsThatGrantRoles(t *testing.T) {
 	ctx := context.Background()
 	b.signIn(t)
 
-	b.user = &mockoidc.MockUser{Subject: "u-1", Email: "ada@example.com", EmailVerified: true, Groups: []string{"acme:approver"}}
-	b.idp.QueueUser(b.user)
+	b.user = &testidp.Person{ID: "u-1", Email: "ada@example.com", EmailVerified: true, Groups: []string{"acme:approver"}}
 	b.signIn(t)
 	var groups []string
-	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT groups FROM user_directory WHERE subject = 'u-1'`).Scan(&groups))
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT groups FROM user_directory WHERE subject = $1`, adaSub).Scan(&groups))
 	require.Equal(t, []string{"acme:approver"}, groups, "precondition: the directory took the new group")
 
 	var n int
 	require.NoError(t, b.db.Pool.QueryRow(ctx,
-		`SELECT count(*) FROM audit_log WHERE actor_subject = 'u-1' AND after::text LIKE '%acme:approver%'`).Scan(&n))
+		`SELECT count(*) FROM audit_log WHERE actor_subject = $1 AND after::text LIKE '%acme:approver%'`, adaSub).Scan(&n))
 	assert.NotZero(t, n, "no audit row says the person signed in holding acme:approver")
 }

@@ -54,6 +54,7 @@ func TestStaleIdentityNotServedPastTheClaim(t *testing.T) {
 	_, err = b.db.Pool.Exec(ctx, `UPDATE user_sessions SET refreshing_until = now() - interval '1 second'`)
 	require.NoError(t, err)
 	b.user.Groups = []string{"acme:viewer"}
+	b.idp.Add(*b.user)
 	u, ok = b.me(t)
 	require.True(t, ok)
 	assert.Equal(t, []string{"acme:viewer"}, u.Groups, "refreshed by the request that found the claim lapsed")

@@ -12,9 +12,10 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/testidp"
 )
 
-// signIn completes a sign-in through the mock provider as the queued user.
+// signIn completes a sign-in through Dex as b.user.
 func (b *loginBundle) signIn(t *testing.T) {
 	t.Helper()
 	cb := b.atProvider(t, b.authorize(t))
@@ -51,6 +52,7 @@ func TestSessionGroupsRefreshed(t *testing.T) {
 	// The provider now says other groups; within the interval the session
 	// keeps what it read at sign-in.
 	b.user.Groups = []string{"globex:viewer"}
+	b.idp.Add(*b.user)
 	u, ok := b.me(t)
 	require.True(t, ok)
 	assert.Equal(t, []string{"acme:oncall"}, u.Groups)
@@ -78,7 +80,7 @@ func TestSessionEndsWhenRefreshFails(t *testing.T) {
 	require.NoError(t, err)
 	u, ok := b.me(t)
 	require.True(t, ok, "within the interval nothing is asked")
-	require.Equal(t, "u-1", u.Subject)
+	require.Equal(t, adaSub, u.Subject)
 
 	b.ageSessions(t)
 	_, ok = b.me(t)
@@ -90,7 +92,7 @@ func TestSessionEndsWhenRefreshFails(t *testing.T) {
 	assert.Equal(t, "the identity provider did not refresh the sign-in", reason)
 	var audited int
 	require.NoError(t, b.db.Pool.QueryRow(context.Background(),
-		`SELECT count(*) FROM audit_log WHERE action = 'auth.session_end' AND actor_subject = 'u-1'`).Scan(&audited))
+		`SELECT count(*) FROM audit_log WHERE action = 'auth.session_end' AND actor_subject = $1`, adaSub).Scan(&audited))
 	assert.Equal(t, 1, audited)
 	dir, err := NewDirectory(b.db.Pool).Lookup(context.Background(), u.Issuer, u.Subject)
 	require.NoError(t, err)
@@ -107,7 +109,7 @@ func TestSessionEndsWhenRefreshFails(t *testing.T) {
 	b2.ageSessions(t)
 	_, ok = b2.me(t)
 	assert.False(t, ok)
-	dir, err = NewDirectory(b2.db.Pool).Lookup(context.Background(), b2.idp.Issuer(), "u-1")
+	dir, err = NewDirectory(b2.db.Pool).Lookup(context.Background(), b2.idp.Issuer, adaSub)
 	require.NoError(t, err)
 	assert.True(t, dir.RevokedAt.IsZero())
 	assert.Equal(t, []string{"acme:oncall"}, dir.Groups)
@@ -121,15 +123,16 @@ func TestSessionRefreshKeepsIdentity(t *testing.T) {
 	t.Parallel()
 	b := setupLogin(t)
 	b.signIn(t)
-	b.user.Subject = "u-2" // same email, verified, another identity
-	b.user.Groups = []string{"acme:admin"}
+	// Ada's account was removed and made again under her sign-in name:
+	// same email, verified, another identity.
+	b.idp.Add(testidp.Person{Login: "u-1", ID: "u-2", Email: b.user.Email, EmailVerified: true, Groups: []string{"acme:admin"}})
 	b.ageSessions(t)
 	_, ok := b.me(t)
 	assert.False(t, ok, "the session ends rather than become someone else")
 	var reason string
 	require.NoError(t, b.db.Pool.QueryRow(context.Background(), `SELECT ended_reason FROM user_sessions`).Scan(&reason))
 	assert.Equal(t, "the identity provider refreshed the sign-in as someone else", reason)
-	_, err := NewDirectory(b.db.Pool).Lookup(context.Background(), b.idp.Issuer(), "u-2")
+	_, err := NewDirectory(b.db.Pool).Lookup(context.Background(), b.idp.Issuer, testidp.Subject("u-2"))
 	assert.Equal(t, quarantine.ENOTFOUND, quarantine.ErrorCode(err), "the other identity was not remembered from this session")
 }
 
@@ -141,10 +144,10 @@ func TestRevokeSessionsEndsThemAtOnce(t *testing.T) {
 	people, err := ActivePeople(context.Background(), b.db.Pool)
 	require.NoError(t, err)
 	require.Len(t, people, 1)
-	assert.Equal(t, "u-1", people[0].User.Subject)
+	assert.Equal(t, adaSub, people[0].User.Subject)
 	assert.Equal(t, 1, people[0].Sessions)
 
-	n, err := RevokeSessions(context.Background(), b.db.Pool, people[0].User.Issuer, "u-1", admin, audit.Event{RequestMeta: quarantine.RequestMeta{RequestID: "req-1"}})
+	n, err := RevokeSessions(context.Background(), b.db.Pool, people[0].User.Issuer, adaSub, admin, audit.Event{RequestMeta: quarantine.RequestMeta{RequestID: "req-1"}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n)
 	assert.False(t, b.signedIn(t), "the next request is signed out")
@@ -157,7 +160,7 @@ func TestRevokeSessionsEndsThemAtOnce(t *testing.T) {
 	assert.Equal(t, "admin-1", e.Entries[0].Actor.Subject)
 	assert.JSONEq(t, `{"sessions_ended":1}`, string(e.Entries[0].After))
 
-	_, err = RevokeSessions(context.Background(), b.db.Pool, "", "u-1", admin, audit.Event{})
+	_, err = RevokeSessions(context.Background(), b.db.Pool, "", adaSub, admin, audit.Event{})
 	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err))
 }
 
@@ -188,10 +191,10 @@ func TestRevokeDuringRefreshStaysRevoked(t *testing.T) {
 	b := setupLogin(t)
 	b.signIn(t)
 	ctx := context.Background()
-	issuer := b.idp.Issuer()
+	issuer := b.idp.Issuer
 	admin := User{Actor: quarantine.Actor{Issuer: issuer, Subject: "admin-1", Email: "admin@example.com", EmailVerified: true}}
 	revoke := func() {
-		_, err := RevokeSessions(ctx, b.db.Pool, issuer, "u-1", admin, audit.Event{})
+		_, err := RevokeSessions(ctx, b.db.Pool, issuer, adaSub, admin, audit.Event{})
 		assert.NoError(t, err)
 	}
 	b.atToken.Store(&revoke) // the admin acts while the provider is asked
@@ -201,7 +204,7 @@ func TestRevokeDuringRefreshStaysRevoked(t *testing.T) {
 	assert.False(t, ok, "the request whose refresh the revocation overtook is signed out")
 	_, ok = b.me(t)
 	assert.False(t, ok, "and so is the next")
-	dir, err := NewDirectory(b.db.Pool).Lookup(ctx, issuer, "u-1")
+	dir, err := NewDirectory(b.db.Pool).Lookup(ctx, issuer, adaSub)
 	require.NoError(t, err)
 	assert.False(t, dir.RevokedAt.IsZero(), "the refresh did not lift the revocation")
 	assert.Empty(t, dir.Groups, "nor bring the groups back")
@@ -236,6 +239,7 @@ func TestIdentityChangeAtRefreshAudited(t *testing.T) {
 	}
 
 	b.user.Groups = []string{"acme:oncall", "acme:oncall"} // the same grants, said twice
+	b.idp.Add(*b.user)
 	b.ageSessions(t)
 	u, ok := b.me(t)
 	require.True(t, ok)
@@ -243,16 +247,18 @@ func TestIdentityChangeAtRefreshAudited(t *testing.T) {
 	assert.Empty(t, changes(), "nothing that grants roles changed: nothing audited")
 
 	b.user.Groups = []string{"globex:admin", "acme:oncall"}
+	b.idp.Add(*b.user)
 	b.ageSessions(t)
 	_, ok = b.me(t)
 	require.True(t, ok)
 	got := changes()
 	require.Len(t, got, 1, "a group added at the provider is audited")
-	assert.Equal(t, "u-1", got[0]["subject"])
+	assert.Equal(t, adaSub, got[0]["subject"])
 	assert.Equal(t, []any{"acme:oncall"}, got[0]["before"].(map[string]any)["groups"])
 	assert.Equal(t, []any{"acme:oncall", "globex:admin"}, got[0]["after"].(map[string]any)["groups"])
 
 	b.user.EmailVerified = false
+	b.idp.Add(*b.user)
 	b.ageSessions(t)
 	_, ok = b.me(t)
 	require.True(t, ok)

@@ -23,7 +23,6 @@ func TestSignInStartsWithAnEmptySession(t *testing.T) {
 	_, _, err = b.login.sessions.Commit(sctx)
 	require.NoError(t, err)
 
-	b.idp.QueueUser(b.user)
 	b.signIn(t)
 	sctx, err = b.login.sessions.Load(ctx, b.browserToken(t))
 	require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/app"
@@ -40,10 +40,7 @@ func TestPoolMaxConnsAtTheLeastIngestsPromptly(t *testing.T) {
 	u.RawQuery = q.Encode()
 
 	ns := natstest.StartWithOptions(t, t.TempDir(), nil)
-	idp, err := mockoidc.Run()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = idp.Shutdown() })
-	oc := idp.Config()
+	oc := testidp.Start(t)
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
 	subjects, err := replay.ParseSubjectAllowlist(testfactory.ReplaySubjects)

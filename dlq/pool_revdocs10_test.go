@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/app"
@@ -70,10 +70,7 @@ func TestRevDocs10SmallPoolMaxConnsStallsIngest(t *testing.T) {
 	u.RawQuery = q.Encode()
 
 	ns := natstest.StartWithOptions(t, t.TempDir(), nil)
-	idp, err := mockoidc.Run()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = idp.Shutdown() })
-	oc := idp.Config()
+	oc := testidp.Start(t)
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
 	subjects, err := replay.ParseSubjectAllowlist(testfactory.ReplaySubjects)

@@ -20,7 +20,6 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
@@ -31,6 +30,7 @@ import (
 	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testidp"
 )
 
 // ConsoleOptions change what StartConsole starts; zero fields are defaults.
@@ -53,12 +53,12 @@ type ConsoleOptions struct {
 const GroupPrefix = "quarantine:"
 
 // Console is a running console (app.New, exactly as `console serve` wires
-// it) on an in-process NATS server, with a mock identity provider to sign
+// it) on an in-process NATS server, with Dex (testidp) to sign
 // people in. It stops when the test ends.
 type Console struct {
 	*app.App
 	NATS *natstest.Server
-	IdP  *mockoidc.MockOIDC
+	IdP  *testidp.IdP
 	// DB is the test's database (nil with ConsoleOptions.DatabaseURL): the
 	// console connects as its runtime role; DB.OwnerPool is the owner, for
 	// fixtures that need more.
@@ -100,10 +100,8 @@ func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 	}
 	subjects, err := replay.ParseSubjectAllowlist(ReplaySubjects)
 	require.NoError(t, err)
-	c.IdP, err = mockoidc.Run()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.IdP.Shutdown() })
-	idp := c.IdP.Config()
+	c.IdP = testidp.Start(t)
+	idp := c.IdP
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
 	c.Signer = audit.NewSigner(priv)
@@ -184,37 +182,49 @@ func NoFollow(jar http.CookieJar) *http.Client {
 func (c *Console) SignIn(t testing.TB, groups ...string) (*http.Client, authz.User) {
 	t.Helper()
 	n := c.users.Add(1)
-	return c.SignInAs(t, &mockoidc.MockUser{Subject: fmt.Sprintf("user-%d", n), Email: fmt.Sprintf("user%d@example.com", n), EmailVerified: true}, groups...)
+	return c.SignInAs(t, testidp.Person{ID: fmt.Sprintf("user-%d", n), Email: fmt.Sprintf("user%d@example.com", n), EmailVerified: true}, groups...)
 }
 
-// SignInAs signs mu in (again, for a second session of the same person),
-// in groups (each given GroupPrefix).
-func (c *Console) SignInAs(t testing.TB, mu *mockoidc.MockUser, groups ...string) (*http.Client, authz.User) {
+// Again is the directory entry of u, who signed in before: SignInAs it
+// signs them in again.
+func Again(u authz.User) testidp.Person {
+	return testidp.Person{ID: testidp.UserID(u.Subject), Email: u.Email, EmailVerified: u.EmailVerified}
+}
+
+// SignInAs signs person in (again, for a second session of the same
+// person), in groups (each given GroupPrefix), through the console's
+// /auth/login and the identity provider's login page.
+func (c *Console) SignInAs(t testing.TB, person testidp.Person, groups ...string) (*http.Client, authz.User) {
 	t.Helper()
 	prefixed := make([]string, len(groups))
 	for i, g := range groups {
 		prefixed[i] = GroupPrefix + g
 	}
-	mu.Groups = prefixed
-	c.IdP.QueueUser(mu)
+	person.Groups = prefixed
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
 	client := NoFollow(jar)
-	next := c.URL() + "/auth/login"
-	for range 4 {
-		resp, err := client.Get(next)
-		require.NoError(t, err)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusFound && resp.StatusCode != http.StatusSeeOther {
-			t.Fatalf("sign-in stopped at %s with %d", next, resp.StatusCode)
-		}
-		next = resp.Header.Get("Location")
-		if !strings.HasPrefix(next, "http") {
-			break // back on the console: signed in
-		}
-	}
-	u := authz.User{Actor: quarantine.Actor{Issuer: c.IdP.Issuer(), Subject: mu.Subject, Email: mu.Email, EmailVerified: mu.EmailVerified}, Groups: prefixed}
+	c.SignInWith(t, client, person)
+	u := authz.User{Actor: quarantine.Actor{Issuer: c.IdP.Issuer, Subject: c.IdP.Subject(person.ID), Email: person.Email, EmailVerified: person.EmailVerified}, Groups: prefixed}
 	return client, u
+}
+
+// SignInWith signs person in (their groups as they are) in client's
+// browser: the console's /auth/login, the identity provider, the
+// console's callback.
+func (c *Console) SignInWith(t testing.TB, client *http.Client, person testidp.Person) {
+	t.Helper()
+	resp, err := client.Get(c.URL() + "/auth/login")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusFound, resp.StatusCode, "the console sends the browser to the identity provider")
+	callback := c.IdP.SignIn(t, client, resp.Header.Get("Location"), person)
+	resp, err = client.Get(callback.String())
+	require.NoError(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in: the console's callback answered %d", resp.StatusCode)
+	}
 }
 
 // SessionCookie is the session cookie client holds for the console.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -26,8 +26,8 @@ func TestRevGov9BindingAuthorIsUnverifiedOrBlank(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	const dana = "dana@example.com"
-	claimant, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: "claimant", Email: dana, EmailVerified: false}, "*:admin")
-	noEmail, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: "admin-without-email"}, "*:admin")
+	claimant, _ := b.SignInAs(t, testidp.Person{ID: "claimant", Email: dana, EmailVerified: false}, "*:admin")
+	noEmail, _ := b.SignInAs(t, testidp.Person{ID: "admin-without-email"}, "*:admin")
 	viewer, _ := b.SignIn(t, "*:admin")
 
 	add := func(c *http.Client, email string) {

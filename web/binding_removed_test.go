@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,7 +25,7 @@ func TestRemovedBindingRefusedAtNextRequest(t *testing.T) {
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	ctx := context.Background()
 	admin, _ := b.SignIn(t, "*:admin")
-	bob, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: "bob", Email: "bob@example.com", EmailVerified: true})
+	bob, _ := b.SignInAs(t, testidp.Person{ID: "bob", Email: "bob@example.com", EmailVerified: true})
 	get := func(base string) int {
 		t.Helper()
 		resp, err := bob.Get(base + "/deadletters")

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -23,7 +22,7 @@ func TestCrossSitePostWithASessionSignedOutEverywhereIsAStrangers(t *testing.T) 
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	admin, _ := b.SignIn(t, "*:admin")
 	laptop, victim := b.SignIn(t, "acme:oncall")
-	phone, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: victim.Subject, Email: victim.Email, EmailVerified: true}, "acme:oncall")
+	phone, _ := b.SignInAs(t, testfactory.Again(victim), "acme:oncall")
 	post := func(c *http.Client) {
 		t.Helper()
 		resp := b.Do(t, c, http.MethodPost, "/audit/verify", url.Values{}, crossSite)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,8 +22,8 @@ import (
 func TestFixMarkerAuthorNamed(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
-	claimant, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: "claimant", Email: "lead@example.com", EmailVerified: false}, "acme:oncall")
-	noEmail, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: "no-email-oncall", EmailVerified: true}, "acme:oncall")
+	claimant, _ := b.SignInAs(t, testidp.Person{ID: "claimant", Email: "lead@example.com", EmailVerified: false}, "acme:oncall")
+	noEmail, _ := b.SignInAs(t, testidp.Person{ID: "no-email-oncall", EmailVerified: true}, "acme:oncall")
 	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "author-1", Class: "schema_invalid",
 		Error: "decode: unknown field", At: time.Now().Add(-time.Hour), Payload: []byte(`{}`)})
 	fix := func(c *http.Client, ref string) {
@@ -41,5 +41,5 @@ func TestFixMarkerAuthorNamed(t *testing.T) {
 	})
 	require.Len(t, shown, 2)
 	assert.Contains(t, strings.Join(shown, "\n"), "v-claimed (item type) · lead@example.com (unverified)")
-	assert.Contains(t, strings.Join(shown, "\n"), "v-no-email (item type) · no-email-oncall")
+	assert.Contains(t, strings.Join(shown, "\n"), "v-no-email (item type) · "+b.IdP.Subject("no-email-oncall"))
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -31,8 +31,8 @@ func TestUnverifiedEmailNeverIdentity(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	require.NoError(t, b.Access.Reload()) // what the LISTEN of a running console does
 
-	real, realUser := b.SignInAs(t, &mockoidc.MockUser{Subject: "real-approver", Email: claimed, EmailVerified: true})
-	mallory, mal := b.SignInAs(t, &mockoidc.MockUser{Subject: "mallory", Email: claimed, EmailVerified: false}, "acme:oncall")
+	real, realUser := b.SignInAs(t, testidp.Person{ID: "real-approver", Email: claimed, EmailVerified: true})
+	mallory, mal := b.SignInAs(t, testidp.Person{ID: "mallory", Email: claimed, EmailVerified: false}, "acme:oncall")
 
 	// The email binding gives the real approver the role, not Mallory.
 	assert.True(t, b.Access.Can(realUser, "acme", "replay:manual", "approve"))
@@ -65,14 +65,14 @@ func TestUnverifiedEmailNeverIdentity(t *testing.T) {
 		assert.Equal(t, claimed, strings.TrimSpace(r.Find(`td[data-label="Actor"]`).Text()))
 	})
 	var malloryRows int
-	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE actor_subject = 'mallory'`).Scan(&malloryRows))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE actor_subject = $1`, mal.Subject).Scan(&malloryRows))
 	require.Positive(t, malloryRows)
-	bySubject := rows("mallory")
+	bySubject := rows(mal.Subject)
 	assert.Equal(t, malloryRows, bySubject.Length())
 	bySubject.Each(func(_ int, r *goquery.Selection) {
 		assert.Equal(t, claimed+" (unverified)", strings.TrimSpace(r.Find(`td[data-label="Actor"]`).Text()))
 	})
 	var verified bool
-	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT bool_or(actor_email_verified) FROM audit_log WHERE actor_subject = 'mallory'`).Scan(&verified))
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT bool_or(actor_email_verified) FROM audit_log WHERE actor_subject = $1`, mal.Subject).Scan(&verified))
 	assert.False(t, verified, "recorded as unverified, inside the hash")
 }

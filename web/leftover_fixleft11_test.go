@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -54,8 +54,8 @@ func TestFixLeft11ApprovalsOtherAccountIsNotYou(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	const email = "fl11-dana@example.com"
-	viewer, me := b.SignInAs(t, &mockoidc.MockUser{Subject: "fl11-dana-work", Email: email, EmailVerified: true}, "acme:oncall", "acme:approver")
-	_, other := b.SignInAs(t, &mockoidc.MockUser{Subject: "fl11-dana-home", Email: email, EmailVerified: true}, "acme:oncall", "acme:approver")
+	viewer, me := b.SignInAs(t, testidp.Person{ID: "fl11-dana-work", Email: email, EmailVerified: true}, "acme:oncall", "acme:approver")
+	_, other := b.SignInAs(t, testidp.Person{ID: "fl11-dana-home", Email: email, EmailVerified: true}, "acme:oncall", "acme:approver")
 	mine := testfactory.Request(t, b.Replays, me.Actor, []int64{seed(t, b, "acme", "ledger.delete", "fl11-own-1", nil)}, replay.SubmitInput{})
 	theirs := testfactory.Request(t, b.Replays, other.Actor, []int64{seed(t, b, "acme", "ledger.delete", "fl11-own-2", nil)}, replay.SubmitInput{})
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -33,8 +33,8 @@ import (
 func TestRevWeb8RequestPageNamesPeopleWithoutEmail(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
-	_, requester := b.SignInAs(t, &mockoidc.MockUser{Subject: "svc-deployer-7"}, "acme:oncall")
-	approver, approverUser := b.SignInAs(t, &mockoidc.MockUser{Subject: "approver-no-mail-3"}, "acme:approver")
+	_, requester := b.SignInAs(t, testidp.Person{ID: "svc-deployer-7"}, "acme:oncall")
+	approver, approverUser := b.SignInAs(t, testidp.Person{ID: "approver-no-mail-3"}, "acme:approver")
 	require.Empty(t, requester.Email)
 	require.Empty(t, approverUser.Email)
 
@@ -46,11 +46,11 @@ func TestRevWeb8RequestPageNamesPeopleWithoutEmail(t *testing.T) {
 	// The approvals page names the requester (Display).
 	list := b.Do(t, approver, "GET", "/approvals", nil, nil)
 	require.Equal(t, http.StatusOK, list.Status)
-	require.Contains(t, list.Body, "svc-deployer-7", "the approvals page names the requester by subject")
+	require.Contains(t, list.Body, requester.Subject, "the approvals page names the requester by subject")
 
 	page := b.Do(t, approver, "GET", path, nil, nil)
 	require.Equal(t, http.StatusOK, page.Status)
-	assert.Equal(t, "svc-deployer-7", kvValue(page.Doc(t), "Requested by"),
+	assert.Equal(t, requester.Subject, kvValue(page.Doc(t), "Requested by"),
 		"the request page, where the approver reviews the intent, names no requester")
 
 	resp := b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}}, nil)
@@ -62,11 +62,11 @@ func TestRevWeb8RequestPageNamesPeopleWithoutEmail(t *testing.T) {
 		approvers = append(approvers, strings.TrimSpace(li.Text()))
 	})
 	require.Len(t, approvers, 1)
-	assert.Contains(t, approvers[0], "approver-no-mail-3", "the approval is listed without its approver")
+	assert.Contains(t, approvers[0], approverUser.Subject, "the approval is listed without its approver")
 
 	dl := b.Do(t, viewer, "GET", fmt.Sprintf("/deadletters/%d", id), nil, nil)
 	require.Equal(t, http.StatusOK, dl.Status)
-	assert.Contains(t, dl.Doc(t).Find(`[data-testid="deadletter-replay"]`).First().Text(), "svc-deployer-7",
+	assert.Contains(t, dl.Doc(t).Find(`[data-testid="deadletter-replay"]`).First().Text(), requester.Subject,
 		"the dead letter's replay panel names no requester")
 }
 

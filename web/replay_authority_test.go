@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -95,7 +94,7 @@ func TestExecutionRightsFollowRevocation(t *testing.T) {
 	assert.Equal(t, 1, b.AuditCount(t, "action = 'auth.session_end' AND actor_subject = $1", refused.Subject), "the refused refresh is audited")
 
 	// Signing in again is the provider vouching again: rights come back.
-	againClient, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: revoked.Subject, Email: revoked.Email, EmailVerified: true}, "acme:approver")
+	againClient, _ := b.SignInAs(t, testfactory.Again(revoked), "acme:approver")
 	byAgain := request("by-again")
 	approve(againClient, byAgain)
 	wait.Until(t, "the returning approver's request published", 30*time.Second, func() bool { return len(stream()) == 2 })

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,8 +24,8 @@ import (
 func TestReplaysPageRequesterIdentityFilter(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
-	_, danaUser := b.SignInAs(t, &mockoidc.MockUser{Subject: "dana", Email: "dana@example.com", EmailVerified: true}, "acme:oncall")
-	_, other := b.SignInAs(t, &mockoidc.MockUser{Subject: "other", Email: "dana@example.community", EmailVerified: true}, "acme:oncall")
+	_, danaUser := b.SignInAs(t, testidp.Person{ID: "dana", Email: "dana@example.com", EmailVerified: true}, "acme:oncall")
+	_, other := b.SignInAs(t, testidp.Person{ID: "other", Email: "dana@example.community", EmailVerified: true}, "acme:oncall")
 	reader, _ := b.SignIn(t, "acme:approver")
 
 	danas := testfactory.Request(t, b.Replays, danaUser.Actor, []int64{seed(t, b, "acme", "search.index_update", "id-dana", nil)}, replay.SubmitInput{})
@@ -46,7 +46,7 @@ func TestReplaysPageRequesterIdentityFilter(t *testing.T) {
 		assert.Equal(t, []int64{danas.ID}, listedIDs(d))
 		chip := strings.Join(strings.Fields(d.Find(`[data-testid="replay-filter-identity"]`).Text()), " ")
 		assert.Contains(t, chip, "dana@example.com", "the page says whose requests it lists")
-		assert.Contains(t, chip, danaUser.Issuer+"|dana", "and which identity, exactly")
+		assert.Contains(t, chip, danaUser.Issuer+"|"+danaUser.Subject, "and which identity, exactly")
 		clear := d.Find(`[data-testid="replay-filter-identity-clear"]`).AttrOr("href", "")
 		assert.ElementsMatch(t, []int64{danas.ID, others.ID}, listedIDs(b.Do(t, reader, "GET", clear, nil, nil).Doc(t)), "removed, everyone's again")
 		hidden := map[string]string{}
@@ -54,7 +54,7 @@ func TestReplaysPageRequesterIdentityFilter(t *testing.T) {
 			hidden[s.AttrOr("name", "")] = s.AttrOr("value", "")
 		})
 		assert.Equal(t, danaUser.Issuer, hidden["requester_issuer"], "applying another filter keeps it")
-		assert.Equal(t, "dana", hidden["requester_subject"])
+		assert.Equal(t, danaUser.Subject, hidden["requester_subject"])
 	})
 
 	t.Run("SearchStaysAPrefix", func(t *testing.T) {

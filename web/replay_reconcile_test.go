@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -37,7 +37,7 @@ func TestReconcileByAnotherPerson(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, resp.Status)
 	assert.Equal(t, denied+1, b.AuditCount(t, "outcome = 'denied' AND action = 'replay.item.reconciled' AND actor_subject = $1", requesterUser.Subject))
 	// The requester's other account (the same verified email) is the same person.
-	twin, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: "twin-of-requester", Email: requesterUser.Email, EmailVerified: true}, "acme:approver")
+	twin, _ := b.SignInAs(t, testidp.Person{ID: "twin-of-requester", Email: requesterUser.Email, EmailVerified: true}, "acme:approver")
 	assert.Zero(t, b.Do(t, twin, "GET", path, nil, nil).Doc(t).Find(`[data-testid="reconcile-form"]`).Length())
 	resp = b.Do(t, twin, "POST", fmt.Sprintf("%s/items/%d/reconcile", path, id), url.Values{"choice": {"applied"}, "note": {"looked"}}, nil)
 	assert.Equal(t, http.StatusForbidden, resp.Status)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -27,9 +27,9 @@ import (
 func TestRevGov9OnlyThisRequestersRequestsListsOtherPeople(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
-	dana, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: "dana", Email: "dana@example.com", EmailVerified: true}, "acme:oncall")
-	other, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: "other", Email: "dana@example.community", EmailVerified: true}, "acme:oncall")
-	claimant, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: "claimant", Email: "dana@example.com", EmailVerified: false}, "acme:oncall")
+	dana, _ := b.SignInAs(t, testidp.Person{ID: "dana", Email: "dana@example.com", EmailVerified: true}, "acme:oncall")
+	other, _ := b.SignInAs(t, testidp.Person{ID: "other", Email: "dana@example.community", EmailVerified: true}, "acme:oncall")
+	claimant, _ := b.SignInAs(t, testidp.Person{ID: "claimant", Email: "dana@example.com", EmailVerified: false}, "acme:oncall")
 	reader, _ := b.SignIn(t, "acme:approver")
 
 	danas := requestReplay(t, b, dana, seed(t, b, "acme", "search.index_update", "by-dana", nil))

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -153,7 +153,7 @@ func TestRevUxVoidRequestPageTellsTheTruth(t *testing.T) {
 func TestRevUxAuditActorFilterIgnoresEmailCase(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
-	b.SignInAs(t, &mockoidc.MockUser{Subject: "jane", Email: "Jane.Doe@Example.com", EmailVerified: true}, "acme:oncall")
+	b.SignInAs(t, testidp.Person{ID: "jane", Email: "Jane.Doe@Example.com", EmailVerified: true}, "acme:oncall")
 	auditor, _ := b.SignIn(t, "*:auditor")
 
 	exact := b.Do(t, auditor, "GET", "/audit?actor="+url.QueryEscape("Jane.Doe@Example.com"), nil, nil)

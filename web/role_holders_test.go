@@ -34,7 +34,7 @@ func TestEffectiveRoleHolders(t *testing.T) {
 
 	// Someone whose provider puts them in "acme:admin" without the prefix:
 	// at many providers people name their own groups.
-	sneaky := authz.User{Actor: quarantine.Actor{Issuer: b.IdP.Issuer(), Subject: "sneaky", Email: "sneaky@example.com", EmailVerified: true},
+	sneaky := authz.User{Actor: quarantine.Actor{Issuer: b.IdP.Issuer, Subject: "sneaky", Email: "sneaky@example.com", EmailVerified: true},
 		Groups: []string{"acme:admin", "*:admin"}}
 	_, err := b.Pool.Exec(ctx, `INSERT INTO user_directory (issuer, subject, email, email_verified, groups) VALUES ($1, $2, $3, true, $4)`,
 		sneaky.Issuer, sneaky.Subject, sneaky.Email, sneaky.Groups)

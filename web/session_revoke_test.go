@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,7 +19,7 @@ func TestAdminRevokesSessions(t *testing.T) {
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	admin, adminUser := b.SignIn(t, "*:admin")
 	laptop, victim := b.SignIn(t, "acme:oncall")
-	phone, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: victim.Subject, Email: victim.Email, EmailVerified: true}, "acme:oncall")
+	phone, _ := b.SignInAs(t, testfactory.Again(victim), "acme:oncall")
 	for _, c := range []*http.Client{laptop, phone} {
 		require.Equal(t, http.StatusOK, b.Do(t, c, "GET", "/deadletters", nil, nil).Status)
 	}
@@ -53,6 +52,6 @@ func TestAdminRevokesSessions(t *testing.T) {
 	assert.Zero(t, after.Find(`[data-testid="session-row"][data-subject="`+victim.Subject+`"]`).Length())
 
 	// Signing in again works, with groups read afresh.
-	again, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: victim.Subject, Email: victim.Email, EmailVerified: true}, "acme:viewer")
+	again, _ := b.SignInAs(t, testfactory.Again(victim), "acme:viewer")
 	assert.Equal(t, http.StatusOK, b.Do(t, again, "GET", "/deadletters", nil, nil).Status)
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -105,7 +104,7 @@ func TestTimeZoneSetting(t *testing.T) {
 	assert.Equal(t, "local", zone(c))
 	assert.Equal(t, 1, b.AuditCount(t, "action = 'user.settings' AND actor_subject = $1", u.Subject))
 
-	again, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: u.Subject, Email: u.Email, EmailVerified: true}, "acme:viewer")
+	again, _ := b.SignInAs(t, testfactory.Again(u), "acme:viewer")
 	assert.Equal(t, "local", zone(again), "kept for the person, not the browser")
 
 	resp = b.Do(t, c, "POST", "/settings/time", url.Values{"time_zone": {"Mars/Olympus"}}, nil)

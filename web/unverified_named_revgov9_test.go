@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -31,7 +31,7 @@ func TestRevGov9StopAndReconcileNameAnUnverifiedEmailAsVerified(t *testing.T) {
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	const dana = "dana@example.com"
 	_, oncall := b.SignIn(t, "acme:oncall")
-	mallory, _ := b.SignInAs(t, &mockoidc.MockUser{Subject: "mallory", Email: dana, EmailVerified: false}, "acme:approver")
+	mallory, _ := b.SignInAs(t, testidp.Person{ID: "mallory", Email: dana, EmailVerified: false}, "acme:approver")
 	reader, _ := b.SignIn(t, "acme:approver")
 
 	// unmarked is the page's text with every marked mention of the claimed

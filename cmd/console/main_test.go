@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -201,18 +201,16 @@ func TestAuditVerifyCommand(t *testing.T) {
 }
 
 // startApp runs serve's wiring like main does, on a fresh database (as the
-// runtime role), with a mock identity provider, a new signing key, and
+// runtime role), with Dex (testidp), a new signing key, and
 // loopback ports; env and args override. It returns the app, its base URL
 // and what it logged.
 func startApp(t *testing.T, envOver map[string]string, args ...string) (*app.App, string, *logs.Buffer) {
 	t.Helper()
 	db := testdb.New(t)
-	idp, err := mockoidc.Run()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = idp.Shutdown() })
+	idp := testidp.Start(t)
 	e := map[string]string{
-		"DATABASE_URL": db.URL, "POLICY_FILE": "../../dev/policy.toml", "OIDC_ISSUER": idp.Issuer(),
-		"OIDC_CLIENT_ID": idp.Config().ClientID, "OIDC_CLIENT_SECRET": idp.Config().ClientSecret,
+		"DATABASE_URL": db.URL, "POLICY_FILE": "../../dev/policy.toml", "OIDC_ISSUER": idp.Issuer,
+		"OIDC_CLIENT_ID": idp.ClientID, "OIDC_CLIENT_SECRET": idp.ClientSecret,
 		"AUDIT_SIGNING_KEY_FILE": newKeyFile(t), "METRICS_ADDR": "127.0.0.1:0",
 		"NATS_EMBEDDED_DIR": t.TempDir(), "NATS_EMBEDDED_ADDR": "127.0.0.1:0",
 	}

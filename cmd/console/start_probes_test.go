@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -56,15 +56,9 @@ func probesWhileWaiting(t *testing.T, cmd, dep string) {
 		startNATSServer(t, &server.Options{Host: "127.0.0.1", Port: natsPort, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
 	}
 	// The identity provider listens at idpAddr once up.
-	idp, err := mockoidc.NewServer(nil)
-	require.NoError(t, err)
 	idpAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
-	startIdP := func() {
-		l, err := net.Listen("tcp", idpAddr)
-		require.NoError(t, err)
-		require.NoError(t, idp.Start(l, nil))
-		t.Cleanup(func() { _ = idp.Shutdown() })
-	}
+	idp := testidp.New(t, idpAddr)
+	startIdP := func() { idp.Listen(t) }
 	var up func()
 	switch dep {
 	case "PostgreSQL":
@@ -89,7 +83,7 @@ func probesWhileWaiting(t *testing.T, cmd, dep string) {
 	case "serve":
 		metricsAddr = fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
 		e["CONSOLE_ADDR"], e["METRICS_ADDR"] = probeAddr, metricsAddr
-		e["OIDC_ISSUER"], e["OIDC_CLIENT_ID"], e["OIDC_CLIENT_SECRET"] = "http://"+idpAddr+mockoidc.IssuerBase, idp.ClientID, idp.ClientSecret
+		e["OIDC_ISSUER"], e["OIDC_CLIENT_ID"], e["OIDC_CLIENT_SECRET"] = idp.Issuer, idp.ClientID, idp.ClientSecret
 		e["OIDC_WAIT"] = "2m"
 		e["AUDIT_SIGNING_KEY_FILE"] = newKeyFile(t)
 	case "worker":

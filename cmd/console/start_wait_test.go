@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/oauth2-proxy/mockoidc"
+	"github.com/quarantine-console/quarantine/testidp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/app"
@@ -24,13 +24,11 @@ import (
 func TestServeWaitsForNATSAtStart(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
-	idp, err := mockoidc.Run()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = idp.Shutdown() })
+	idp := testidp.Start(t)
 	port := freeTCPPort(t)
 	cfg, err := parseServe([]string{"--addr", "127.0.0.1:0"}, env(map[string]string{
-		"DATABASE_URL": db.URL, "POLICY_FILE": "../../dev/policy.toml", "OIDC_ISSUER": idp.Issuer(),
-		"OIDC_CLIENT_ID": idp.Config().ClientID, "OIDC_CLIENT_SECRET": idp.Config().ClientSecret,
+		"DATABASE_URL": db.URL, "POLICY_FILE": "../../dev/policy.toml", "OIDC_ISSUER": idp.Issuer,
+		"OIDC_CLIENT_ID": idp.ClientID, "OIDC_CLIENT_SECRET": idp.ClientSecret,
 		"AUDIT_SIGNING_KEY_FILE": newKeyFile(t), "METRICS_ADDR": "off",
 		"NATS_URL": fmt.Sprintf("nats://127.0.0.1:%d", port), "NATS_WAIT": "2m",
 	}), io.Discard)
