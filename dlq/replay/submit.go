@@ -178,7 +178,11 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 		if err != nil {
 			return err
 		}
-		now := s.cfg.Now()
+		now := s.cfg.Now() // drafts age by the console's clock, as they were dated
+		stamp, err := s.submittedAt(ctx, tx)
+		if err != nil {
+			return err
+		}
 		judged := make([][]itemFact, len(reqs))
 		for i := range reqs {
 			req := &reqs[i]
@@ -215,7 +219,7 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 			if s.needsNote(judged[i]) {
 				req.ReconciliationNote = in.ReconciliationNote
 			}
-			req.SubmittedAt = &now
+			req.SubmittedAt = &stamp
 			d, voided, err := s.submitOne(ctx, tx, req, table, items(judged[i]), actor)
 			if err != nil {
 				return err
@@ -228,7 +232,7 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 				refused.Reasons[req.ID] = v.Reason
 				continue
 			}
-			if err := s.request(ctx, tx, req, d, len(judged[i])); err != nil {
+			if err := s.request(ctx, tx, req, d, len(judged[i]), now); err != nil {
 				return err
 			}
 			steps = append(steps, submitStep{req: req, d: d, live: len(judged[i])})
@@ -431,11 +435,12 @@ func (s *Service) submitOne(ctx context.Context, tx pgx.Tx, req *Request, table 
 // request moves a submitted draft of live items to pending_approval: its
 // items hold their dead letters (a conflict names the request that holds
 // one). Its dead letters become replay_requested with the batch's
-// (requestDeadLetters), and it is audited last (audited).
-func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replaypolicy.Decision, live int) error {
+// (requestDeadLetters), and it is audited last (audited). A draft made
+// more than DraftTTL before now is not submitted.
+func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replaypolicy.Decision, live int, now time.Time) error {
 	var expired any // no expiry: NULL
 	if s.cfg.DraftTTL > 0 {
-		expired = req.SubmittedAt.Add(-s.cfg.DraftTTL)
+		expired = now.Add(-s.cfg.DraftTTL)
 	}
 	tag, err := tx.Exec(ctx, submitRequest, req.ID, req.Reason, req.Rate, req.TypedConfirmation, req.IntentHash, *req.SubmittedAt, d.Reason, expired,
 		req.ReconciliationNote, d.ApprovalsNeeded, req.Classes)
