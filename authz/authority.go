@@ -93,13 +93,16 @@ type Entry struct {
 	// refused refresh, since their last sign-in; zero when not.
 	RevokedAt     time.Time
 	RevokedReason string
+	// readAt is the database's clock when the entry was read: SeenAt is
+	// dated by it.
+	readAt time.Time
 	// accessVersion is the authorization policy's version, read with the
 	// entry (Access.atLeast).
 	accessVersion int64
 }
 
 const selectEntry = `SELECT email, email_verified, name, groups, seen_at, revoked_at, revoked_reason,
-        COALESCE((SELECT version FROM access_version), 0)
+        COALESCE((SELECT version FROM access_version), 0), now()
     FROM user_directory WHERE issuer = $1 AND subject = $2`
 
 // Lookup returns the person as last seen, or a not_found quarantine.Error.
@@ -107,7 +110,7 @@ func (d *Directory) Lookup(ctx context.Context, issuer, subject string) (Entry, 
 	e := Entry{User: User{Actor: quarantine.Actor{Issuer: issuer, Subject: subject}}}
 	var revoked *time.Time
 	err := d.pool.QueryRow(ctx, selectEntry, issuer, subject).
-		Scan(&e.Email, &e.EmailVerified, &e.Name, &e.Groups, &e.SeenAt, &revoked, &e.RevokedReason, &e.accessVersion)
+		Scan(&e.Email, &e.EmailVerified, &e.Name, &e.Groups, &e.SeenAt, &revoked, &e.RevokedReason, &e.accessVersion, &e.readAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Entry{}, fmt.Errorf("user %s|%s: %w", issuer, subject, quarantine.Errorf(quarantine.ENOTFOUND, "%s has never signed in", issuer+"|"+subject))
 	}
@@ -158,6 +161,13 @@ func (a Authority) StillAllowed(ctx context.Context, who quarantine.Actor, tenan
 // old, the time on the authority's clock (Clock) when it does; zero when
 // nothing of it lapses (the entry is that old already, a binding to the
 // identity itself says yes too, or the answer is no).
+//
+// The entry's age is measured at the later of the authority's clock and
+// the database's, which dated it: a worker whose clock runs behind the
+// database's would otherwise count groups past their lifetime by its skew
+// (TestRevGov18WorkerBehindTheDatabaseClockCountsALapsedEntry); one whose
+// clock runs ahead counts them for less. So skew can only take a right
+// away, as with approvals (replay.Service.judgedAt).
 func (a Authority) StillAllowedUntil(ctx context.Context, who quarantine.Actor, tenant, object, action string) (bool, time.Time, error) {
 	e, err := a.Directory.Lookup(ctx, who.Issuer, who.Subject)
 	if quarantine.ErrorCode(err) == quarantine.ENOTFOUND {
@@ -175,8 +185,10 @@ func (a Authority) StillAllowedUntil(ctx context.Context, who quarantine.Actor, 
 	}
 	u, own := e.User, e.User
 	own.Groups, own.Email, own.EmailVerified = nil, "", false // what is bound to the identity itself
-	lapses := e.SeenAt.Add(maxAge)
-	if !a.Clock().Before(lapses) { // MaxAge old: the provider's word is too old
+	local := a.Clock()
+	ahead := max(e.readAt.Sub(local), 0)       // how far the database's clock runs ahead of this one
+	lapses := e.SeenAt.Add(maxAge).Add(-ahead) // on this clock
+	if !local.Before(lapses) {                 // MaxAge old: the provider's word is too old
 		u, lapses = own, time.Time{}
 	}
 	// A binding removed a moment ago counts as removed, whether or not

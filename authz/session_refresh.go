@@ -40,14 +40,14 @@ func (l *Login) Current(ctx context.Context) (User, bool, error) {
 	if !read {
 		s, err = loadSession(ctx, l.db, id)
 	}
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (s.Ended || !l.now().Before(s.ExpiresAt))) {
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (s.Ended || !s.at(l.now()).Before(s.ExpiresAt))) {
 		l.signsNobodyIn(ctx)
 		return User{}, false, nil
 	}
 	if err != nil {
 		return User{}, false, fmt.Errorf("read session: %w", err)
 	}
-	if l.now().Sub(s.RefreshedAt) < l.cfg.RefreshInterval {
+	if s.at(l.now()).Sub(s.RefreshedAt) < l.cfg.RefreshInterval {
 		return s.User, true, nil
 	}
 	// From the claim on, the request's cancellation no longer stops
@@ -100,14 +100,14 @@ func (l *Login) settleRefresh(ctx context.Context, id string) (User, bool, error
 	deadline := time.Now().Add(l.claimWait)
 	for {
 		s, err := loadSession(ctx, l.db, id)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && (s.Ended || !l.now().Before(s.ExpiresAt))) {
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && (s.Ended || !s.at(l.now()).Before(s.ExpiresAt))) {
 			l.signsNobodyIn(ctx)
 			return User{}, false, nil
 		}
 		if err != nil {
 			return User{}, false, fmt.Errorf("read session: %w", err)
 		}
-		due := l.now().Sub(s.RefreshedAt) - l.cfg.RefreshInterval
+		due := s.at(l.now()).Sub(s.RefreshedAt) - l.cfg.RefreshInterval
 		if due < refreshClaim { // refreshed meanwhile, or being refreshed within the claim
 			return s.User, true, nil
 		}

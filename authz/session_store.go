@@ -96,7 +96,7 @@ func readOf(ctx context.Context) *sessionRead {
 // The session, the sign-in it names and the authorization policy's
 // version, in one statement.
 const selectSessionAndUser = `SELECT s.data, s.expiry, u.id, u.identity, u.refresh_token, u.refreshed_at, u.expires_at, u.ended_at IS NOT NULL,
-    COALESCE((SELECT version FROM access_version), 0)
+    COALESCE((SELECT version FROM access_version), 0), now()
 FROM sessions s LEFT JOIN user_sessions u ON u.id = s.user_session
 WHERE s.token = $1 AND current_timestamp < s.expiry`
 
@@ -118,8 +118,9 @@ func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 		refreshedAt, expiresAt *time.Time
 		ended                  *bool
 		accessVersion          int64
+		readAt                 time.Time
 	)
-	err := s.pool.QueryRow(rctx, selectSessionAndUser, token).Scan(&data, &expiry, &uid, &identity, &refreshToken, &refreshedAt, &expiresAt, &ended, &accessVersion)
+	err := s.pool.QueryRow(rctx, selectSessionAndUser, token).Scan(&data, &expiry, &uid, &identity, &refreshToken, &refreshedAt, &expiresAt, &ended, &accessVersion, &readAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -129,7 +130,7 @@ func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 	if rd := readOf(ctx); rd != nil {
 		*rd = sessionRead{token: token, data: data, expiry: expiry, accessVersion: accessVersion, poll: rd.poll}
 		if uid != nil {
-			u := &userSession{ID: *uid, RefreshToken: refreshToken, RefreshedAt: *refreshedAt, ExpiresAt: *expiresAt, Ended: *ended}
+			u := &userSession{ID: *uid, RefreshToken: refreshToken, RefreshedAt: *refreshedAt, ExpiresAt: *expiresAt, Ended: *ended, ReadAt: readAt}
 			if err := json.Unmarshal(identity, &u.User); err != nil {
 				return nil, false, fmt.Errorf("session %s identity: %w", *uid, err)
 			}

@@ -24,6 +24,25 @@ type userSession struct {
 	RefreshedAt  time.Time
 	ExpiresAt    time.Time
 	Ended        bool
+	// ReadAt is the database's clock when the row was read: RefreshedAt
+	// and ExpiresAt are dated by it.
+	ReadAt time.Time
+}
+
+// at is the time session s is judged at (refresh due, expired): the
+// database's clock when s was read, which dated RefreshedAt and ExpiresAt
+// and by which the claim of a refresh is judged (claimRefresh); now, the
+// console's clock, only when that is not known. A replica whose clock runs
+// behind would otherwise serve groups past their refresh interval, and a
+// session past its lifetime, by its skew
+// (TestRevGov18ReplicaBehindServesGroupsPastTheirRefresh); one whose clock
+// runs ahead would find refreshes due that the claim refuses, and sign its
+// requests out while it waited on them.
+func (s userSession) at(now time.Time) time.Time {
+	if s.ReadAt.IsZero() {
+		return now
+	}
+	return s.ReadAt
 }
 
 // Removes a few sessions past their lifetime; run at every sign-in, so the
@@ -58,14 +77,14 @@ func createSession(ctx context.Context, db *pgxpool.Pool, u User, refreshToken s
 	return id, nil
 }
 
-const selectUserSession = `SELECT identity, refresh_token, refreshed_at, expires_at, ended_at IS NOT NULL
+const selectUserSession = `SELECT identity, refresh_token, refreshed_at, expires_at, ended_at IS NOT NULL, now()
     FROM user_sessions WHERE id = $1`
 
 // loadSession returns session id, or pgx.ErrNoRows.
 func loadSession(ctx context.Context, db *pgxpool.Pool, id string) (userSession, error) {
 	s := userSession{ID: id}
 	var identity []byte
-	err := db.QueryRow(ctx, selectUserSession, id).Scan(&identity, &s.RefreshToken, &s.RefreshedAt, &s.ExpiresAt, &s.Ended)
+	err := db.QueryRow(ctx, selectUserSession, id).Scan(&identity, &s.RefreshToken, &s.RefreshedAt, &s.ExpiresAt, &s.Ended, &s.ReadAt)
 	if err != nil {
 		return s, err
 	}
