@@ -110,6 +110,10 @@ type Record struct {
 	// the id names lived), so that every form of the record (RawForm, the
 	// position form) derives the same id.
 	idTime time.Time
+	// arrivedAt is when the record was made, set only when checkStoredAt
+	// found the stored time implausible: the latest time the dead letter
+	// can have been stored, which checkPlausible judges failure times by.
+	arrivedAt time.Time
 
 	// ReplayOf is the dead letter this one says it is a replay of
 	// (Dlq-Replay-Of), 0 for none; Generation is set when Store.Insert

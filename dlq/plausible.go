@@ -56,7 +56,7 @@ func (r *Record) checkStoredAt(now time.Time) {
 	if at.IsZero() || plausibleStoredAt(at, now) {
 		return
 	}
-	r.DeadLetteredAt = Day(now)
+	r.DeadLetteredAt, r.arrivedAt = Day(now), now.UTC()
 	r.flag(FlagImplausibleStoredAt, "JetStream stored it at %s by the NATS server's clock, before %d (a server clock that was reset) or more than %d days ahead: kept under the day it arrived, %s (a redelivery on a later day may be stored again)",
 		at.UTC().Format(time.RFC3339Nano), MinPlausibleStoredTime.Year(), maxPartitionDays-1, r.DeadLetteredAt.Format(time.DateOnly))
 }
@@ -136,8 +136,15 @@ func isIntegerText(v string) bool {
 
 // checkPlausible flags failure times before MinPlausibleTime, later than
 // when the dead letter was stored (plus MaxClockSkew), or in the wrong
-// order. They are stored as sent.
+// order. They are stored as sent. A dead letter whose stored time was
+// implausible (checkStoredAt) is judged by when it arrived, not by the
+// midnight it is kept under, which is no time it was stored
+// (TestRevIngest18ResetClockFlagsTruthfulFailureTimesImplausible).
 func (r *Record) checkPlausible() {
+	stored, storedWhen := r.DeadLetteredAt, "when the dead letter was stored"
+	if !r.arrivedAt.IsZero() {
+		stored, storedWhen = r.arrivedAt, "when the dead letter arrived"
+	}
 	times := []struct {
 		field, header string
 		t             *time.Time
@@ -147,9 +154,9 @@ func (r *Record) checkPlausible() {
 		case x.t == nil:
 		case x.t.Before(MinPlausibleTime):
 			r.flag("implausible:"+x.field, "%s %s is before %d: stored as sent", x.header, x.t.Format(time.RFC3339Nano), MinPlausibleTime.Year())
-		case !r.DeadLetteredAt.IsZero() && x.t.After(r.DeadLetteredAt.Add(MaxClockSkew)):
-			r.flag("implausible:"+x.field, "%s %s is later than when the dead letter was stored (%s): stored as sent",
-				x.header, x.t.Format(time.RFC3339Nano), r.DeadLetteredAt.UTC().Format(time.RFC3339))
+		case !stored.IsZero() && x.t.After(stored.Add(MaxClockSkew)):
+			r.flag("implausible:"+x.field, "%s %s is later than %s (%s): stored as sent",
+				x.header, x.t.Format(time.RFC3339Nano), storedWhen, stored.UTC().Format(time.RFC3339))
 		}
 	}
 	if r.FirstFailedAt != nil && r.LastFailedAt != nil && r.FirstFailedAt.After(*r.LastFailedAt) {

@@ -1,6 +1,7 @@
 package dlq
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +55,22 @@ func TestRevIngest18ResetClockFlagsTruthfulFailureTimesImplausible(t *testing.T)
 				"a failure 3 minutes before the dead letter arrived is flagged implausible: judged against the midnight it is kept under")
 			assert.NotContains(t, r.Flags, "implausible:last_failed_at",
 				"a failure 1 minute before the dead letter arrived is flagged implausible: judged against the midnight it is kept under")
+
+			// At any hour of the day (the above holds in its first hour
+			// even when judged by the midnight): a failure two hours after
+			// it arrived is flagged, the reason naming when it arrived.
+			late := ParseDLQ("dlq", Received{
+				Subject: "dlq.acme.orders.refund",
+				Header: map[string][]string{
+					HeaderOriginalSubject: {"app.acme.orders.refund"},
+					HeaderError:           {"boom"},
+					HeaderLastFailedAt:    {time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339Nano)},
+				},
+				Data: []byte(`{"n":1}`), Stream: "DLQ", Seq: 8, Time: c.at,
+			})
+			require.Contains(t, late.Flags, "implausible:last_failed_at")
+			assert.Contains(t, strings.Join(late.MalformedReasons, "\n"), "is later than when the dead letter arrived ("+now.Format("2006-01-02T"),
+				"judged by when it arrived, not by the midnight it is kept under")
 		})
 	}
 }
