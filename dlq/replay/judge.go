@@ -184,6 +184,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		ledgers = unreadLedgers(keyed, err)
 	}
 	held := holdIdentities(keyed) // identities a job of this claim goes first with, by job
+	var windows windowClock
 	for _, j := range jobs {
 		hand.j = j
 		if j.state != "" {
@@ -221,20 +222,58 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		}
 		j.window = w.jobWindow(ctx, j) // a retry's read afresh
 		a := j.attempt(w.svc.cfg.WindowMargin)
-		v = replaypolicy.JudgeWindow(a, w.svc.cfg.Now())
+		at, err := windows.at(ctx, w.svc, j.firstAttemptAt == nil)
+		if err != nil {
+			j.state, j.result = JobPending, releasedLease // judged at the next claim
+			continue
+		}
+		v = replaypolicy.JudgeWindow(a, at)
 		if v.Needs == replaypolicy.NeedCopies {
 			// Past the window as the copies' creation says, but a copy
 			// made since the original copies it when it catches up:
 			// read when it did (a window reader is set: there are
 			// copies).
 			j.window = w.svc.cfg.Windows.LateCopies(ctx, a)
-			v = replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), w.svc.cfg.Now())
+			v = replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), at)
 		}
 		if v.Outcome != replaypolicy.Go {
 			j.decide(v) // inside the original's duplicate window, or an unknown outcome past it
 		}
 	}
 	hand.j = nil
+}
+
+// windowClock is the time a claim judges duplicate windows at, the
+// database's clock read once (at its first use) and moved on by this
+// process's monotonic clock.
+type windowClock struct {
+	db, read time.Time
+}
+
+// at is the time a job's duplicate window is judged at: for a first
+// attempt, which goes only once the windows that would drop it passed, the
+// earlier of this worker's clock and the database's; for a retry, which
+// goes only while its first attempt's window still covers it, the later
+// (the publish gate judges a retry again on the database's clock). The
+// windows count from times the database dated (received_at, for a dead
+// letter whose stored time was implausible; a retry's first_attempt_at),
+// so a worker whose clock runs ahead would send a first attempt inside a
+// copy's window, which drops it while the console says replayed
+// (TestRevClock18FastWorkerPublishesInsideACopysWindow). Skew only ever
+// makes a job wait.
+func (c *windowClock) at(ctx context.Context, svc *Service, first bool) (time.Time, error) {
+	if c.read.IsZero() {
+		db, err := dbNow(ctx, svc.pool)
+		if err != nil {
+			return time.Time{}, err
+		}
+		c.db, c.read = db, time.Now()
+	}
+	db := c.db.Add(time.Since(c.read))
+	if first {
+		return earlier(svc.cfg.Now(), db), nil
+	}
+	return later(svc.cfg.Now(), db), nil
 }
 
 // facts are what the rules judge of j as a job (JudgeJob, JudgeGate),
