@@ -579,11 +579,13 @@ func TestDraftsExpire(t *testing.T) {
 	svc := replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Subjects: testSubjects(t), DraftTTL: time.Hour, Now: b.clock})
 	old := b.seedItem(t, "search.index_update", "expire-old", nil, "{}")
 	batch, drafts := testfactory.Draft(t, svc, oncall, old)
-	later := time.Now().Add(61 * time.Minute) // the old draft is 61 minutes old now
-	b.now.Store(&later)
+	// The old draft is 61 minutes old by the database's clock, which dated
+	// it and judges its age; the fresh one a minute.
+	_, err := b.db.Pool.Exec(ctx, `UPDATE replay_requests SET created_at = now() - interval '61 minutes' WHERE id = $1`, drafts[0].ID)
+	require.NoError(t, err)
 	fresh := b.seedItem(t, "search.index_update", "expire-fresh", nil, "{}")
 	_, freshDrafts := testfactory.Draft(t, svc, oncall, fresh)
-	_, err := b.db.Pool.Exec(ctx, `UPDATE replay_requests SET created_at = $1 WHERE id = $2`, later.Add(-time.Minute), freshDrafts[0].ID)
+	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_requests SET created_at = now() - interval '1 minute' WHERE id = $1`, freshDrafts[0].ID)
 	require.NoError(t, err)
 
 	_, err = svc.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "too late"}, quarantine.RequestMeta{})

@@ -266,16 +266,6 @@ func (s *Service) judgedAt(ctx context.Context, q querier) (time.Time, error) {
 	return later(s.cfg.Now(), db), err
 }
 
-// submittedAt is the time a request is dated at when it is submitted, as
-// its approvals are: this console's clock, never after the database's. A
-// request dated in the future by a console whose clock runs ahead would
-// have every approval, given on any console, ignored as dated before it
-// until the clocks met (TestRevReplay18FastConsoleSubmitIgnoresEveryApproval).
-func (s *Service) submittedAt(ctx context.Context, q querier) (time.Time, error) {
-	db, err := dbNow(ctx, q)
-	return earlier(s.cfg.Now(), db), err
-}
-
 // dbNow reads the database's clock (the transaction's start, in q's
 // transaction).
 func dbNow(ctx context.Context, q querier) (time.Time, error) {

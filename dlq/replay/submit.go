@@ -178,11 +178,20 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 		if err != nil {
 			return err
 		}
-		now := s.cfg.Now() // drafts age by the console's clock, as they were dated
-		stamp, err := s.submittedAt(ctx, tx)
+		// A draft's age is judged by the database's clock, which dated it
+		// (created_at): a console whose clock runs behind would submit an
+		// expired draft, one ahead refuse a fresh one
+		// (TestRevClock18SlowConsoleSubmitsAnExpiredDraft). The request is
+		// dated as its approvals are, by this console's clock but never
+		// after the database's: dated in the future by a console whose
+		// clock runs ahead, every approval would be ignored as given
+		// before it until the clocks met
+		// (TestRevReplay18FastConsoleSubmitIgnoresEveryApproval).
+		now, err := dbNow(ctx, tx)
 		if err != nil {
 			return err
 		}
+		stamp := earlier(s.cfg.Now(), now)
 		judged := make([][]itemFact, len(reqs))
 		for i := range reqs {
 			req := &reqs[i]
@@ -436,7 +445,7 @@ func (s *Service) submitOne(ctx context.Context, tx pgx.Tx, req *Request, table 
 // items hold their dead letters (a conflict names the request that holds
 // one). Its dead letters become replay_requested with the batch's
 // (requestDeadLetters), and it is audited last (audited). A draft made
-// more than DraftTTL before now is not submitted.
+// more than DraftTTL before now (the database's clock) is not submitted.
 func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replaypolicy.Decision, live int, now time.Time) error {
 	var expired any // no expiry: NULL
 	if s.cfg.DraftTTL > 0 {
