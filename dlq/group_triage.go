@@ -93,14 +93,19 @@ type GroupRef struct {
 	Fingerprint string
 }
 
-// SnoozeInput is how long a group stays out of sight: until a time, until
-// a number of its dead letters arrive, or whichever comes first. KeepUntil
+// SnoozeInput is how long a group stays out of sight: for a time, until a
+// number of its dead letters arrive, or whichever comes first. KeepUntil
 // keeps the time limit of the snooze the group has now (none when it is
-// not snoozed, or its snooze has none) instead of Until: a count typed
-// with the snooze "left as it is" adds a count to it.
+// not snoozed, or its snooze has none) instead of For: a count typed with
+// the snooze "left as it is" adds a count to it.
 type SnoozeInput struct {
-	Until     time.Time // zero: no time limit
-	GrowBy    int64     // 0: no growth limit
+	// For is the time limit, from the database's clock when the snooze is
+	// stored, by which it is judged ended (snoozedNow): a limit reckoned
+	// on a console's clock would hide the group longer, or not at all, by
+	// that console's skew (TestRevClock18FastConsoleSnoozeHidesAGroupPastItsTime).
+	// Zero: no time limit.
+	For       time.Duration
+	GrowBy    int64 // 0: no growth limit
 	KeepUntil bool
 }
 
@@ -172,9 +177,11 @@ func (c GroupChange) check() error {
 		return quarantine.Errorf(quarantine.EINVALID, "%s", UnstorableTextMessage)
 	case c.Snooze != nil && c.Wake:
 		return quarantine.Errorf(quarantine.EINVALID, "a group is either snoozed or woken, not both")
-	case c.Snooze != nil && c.Snooze.KeepUntil && (!c.Snooze.Until.IsZero() || c.Snooze.GrowBy <= 0):
+	case c.Snooze != nil && c.Snooze.For < 0:
+		return quarantine.Errorf(quarantine.EINVALID, "a snooze's time limit is ahead")
+	case c.Snooze != nil && c.Snooze.KeepUntil && (c.Snooze.For != 0 || c.Snooze.GrowBy <= 0):
 		return quarantine.Errorf(quarantine.EINVALID, "a snooze that keeps its time limit takes a number of new dead letters, and no time")
-	case c.Snooze != nil && c.Snooze.Until.IsZero() && c.Snooze.GrowBy <= 0:
+	case c.Snooze != nil && c.Snooze.For == 0 && c.Snooze.GrowBy <= 0:
 		return quarantine.Errorf(quarantine.EINVALID, "a snooze needs an end: a time, or a number of new dead letters")
 	}
 	return nil
@@ -282,8 +289,12 @@ func (s *Store) TriageGroup(ctx context.Context, g GroupRef, ch GroupChange, act
 			switch {
 			case in.KeepUntil && snoozed:
 				to = until // the snooze's time limit as it is now (nil: none)
-			case !in.Until.IsZero():
-				to = &in.Until
+			case in.For > 0:
+				var end time.Time
+				if err := tx.QueryRow(ctx, `SELECT now() + $1::interval`, in.For.String()).Scan(&end); err != nil {
+					return err
+				}
+				to = &end
 			}
 			var base, grow *int64
 			if in.GrowBy > 0 {

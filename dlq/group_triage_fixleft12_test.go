@@ -45,9 +45,8 @@ func TestFixLeft12TriageGroupAllOrNothing(t *testing.T) {
 		assert.Zero(t, audited())
 	})
 	t.Run("Success", func(t *testing.T) {
-		until := time.Now().Add(time.Hour)
 		require.NoError(t, l.store.TriageGroup(ctx, g, GroupChange{Owner: &owner, Note: ptr("typed"), Ticket: ptr("https://t.example/1"),
-			Snooze: &SnoozeInput{Until: until}}, oncall, quarantine.RequestMeta{}))
+			Snooze: &SnoozeInput{For: time.Hour}}, oncall, quarantine.RequestMeta{}))
 		tr, err := l.store.GroupTriage(ctx, []string{"acme"}, []string{g.Fingerprint})
 		require.NoError(t, err)
 		require.Len(t, tr, 1)

@@ -110,8 +110,9 @@ func TestFixOncall13SnoozeKeepsItsTime(t *testing.T) {
 		return tr[0]
 	}
 	keep := GroupChange{Snooze: &SnoozeInput{GrowBy: 50, KeepUntil: true}}
-	until := time.Now().Add(4 * time.Hour).Truncate(time.Second)
-	require.NoError(t, l.store.SnoozeGroup(ctx, g, SnoozeInput{Until: until}, oncall, quarantine.RequestMeta{}))
+	require.NoError(t, l.store.SnoozeGroup(ctx, g, SnoozeInput{For: 4 * time.Hour}, oncall, quarantine.RequestMeta{}))
+	until := read().SnoozedUntil
+	require.WithinDuration(t, time.Now().Add(4*time.Hour), until, time.Minute)
 	require.NoError(t, l.store.TriageGroup(ctx, g, keep, oncall, quarantine.RequestMeta{}))
 	tr := read()
 	assert.True(t, tr.SnoozedUntil.Equal(until), "the 4 hours kept: %v", tr.SnoozedUntil)

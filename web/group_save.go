@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -74,7 +73,7 @@ func edited(form url.Values, name string) (string, bool) {
 // Validate returns the change the form asks for, with a message per bad
 // field; each part is judged as its own form judges it (ownerForm,
 // noteForm, snoozeForm).
-func (f triageForm) Validate(now time.Time) (dlq.GroupChange, map[string]string) {
+func (f triageForm) Validate() (dlq.GroupChange, map[string]string) {
 	var ch dlq.GroupChange
 	errs := map[string]string{}
 	if f.OwnerChanged {
@@ -117,7 +116,7 @@ func (f triageForm) Validate(now time.Time) (dlq.GroupChange, map[string]string)
 		if f.Snooze == snoozeNoLimit || f.Snooze == snoozeLeave {
 			sf.For = ""
 		}
-		in, bad := sf.Validate(now)
+		in, bad := sf.Validate()
 		in.KeepUntil = f.Snooze == snoozeLeave
 		ch.Snooze = &in
 		for k, v := range bad {
@@ -143,7 +142,7 @@ func (s *Server) groupSave(c echo.Context) error {
 		return quarantine.Errorf(quarantine.EINVALID, "The form could not be read.")
 	}
 	f := readTriageForm(form, s.consoleHosts(c.Request()))
-	ch, errs := f.Validate(time.Now())
+	ch, errs := f.Validate()
 	if errs == nil && ch.Empty() {
 		s.flashInfo(c, "Nothing to save in "+g.Tenant+": nothing was changed.")
 		return c.Redirect(http.StatusSeeOther, groupReturn(c))

@@ -26,13 +26,14 @@ type snoozeForm struct {
 	For, Grows string
 }
 
-// Validate returns the snooze from now, with a message per bad field.
-func (f snoozeForm) Validate(now time.Time) (dlq.SnoozeInput, map[string]string) {
+// Validate returns the snooze, with a message per bad field. Its time
+// limit is a span, reckoned from the database's clock when it is stored.
+func (f snoozeForm) Validate() (dlq.SnoozeInput, map[string]string) {
 	errs := map[string]string{}
 	var in dlq.SnoozeInput
 	if f.For != "" {
 		if d, err := time.ParseDuration(f.For); err == nil && hasChoice(snoozeChoices, f.For) {
-			in.Until = now.Add(d)
+			in.For = d
 		} else {
 			errs["for"] = "Choose one of the durations."
 		}
@@ -63,7 +64,7 @@ func (s *Server) groupSnooze(c echo.Context) error {
 		return err
 	}
 	f := snoozeForm{For: strings.TrimSpace(c.FormValue("for")), Grows: strings.TrimSpace(c.FormValue("grows"))}
-	in, errs := f.Validate(time.Now())
+	in, errs := f.Validate()
 	if errs != nil {
 		return s.renderGroupForm(c, g, "Snooze the group", "Snooze", nil,
 			views.FormControl{Select: &views.Select{Name: "for", Label: "For", Value: f.For, Options: snoozeChoices, Placeholder: "No time limit (give a count)", Error: errs["for"]}},
