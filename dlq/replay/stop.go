@@ -54,6 +54,21 @@ func mayEverRepublishSQL() string {
 var selectStoppable = `SELECT ` + requestColumns + ` FROM replay_requests
     WHERE tenant = $1 AND ` + stoppable + ` ORDER BY id FOR UPDATE`
 
+// lockMaybeStoppable locks, before selectStoppable judges them, every
+// request of a tenant a stop may end, by status alone: a condition the
+// database checks again on a row that changed while the statement waited
+// for it. stoppable's EXISTS over the jobs would be read in the
+// statement's snapshot, so a request that ended done with problems,
+// an item waiting for a person, while the stop waited was judged on its
+// new row and its old jobs and dropped without a word
+// (TestRevReplay18bTenantStopMissesRequestThatEndsWithProblemsMeanwhile).
+// Locked first, selectStoppable, a statement of its own, reads the jobs as
+// they are: those of a request done with problems change only under its
+// row's lock (Reconcile), and a running request is stopped on its status.
+const lockMaybeStoppable = `SELECT id FROM replay_requests
+    WHERE tenant = $1 AND status IN ('draft', 'pending_approval', 'approved', 'running', 'done_with_problems')
+    ORDER BY id FOR UPDATE`
+
 // The requests of tenants that a stop would end, the newest first, for
 // the emergency stop page.
 var selectStoppableIn = `SELECT ` + requestColumns + ` FROM replay_requests
@@ -206,7 +221,11 @@ func (s *Service) StopAll(ctx context.Context, tenant string, may func(replaypol
 	}
 	var res TenantStop
 	var err error
-	res.Stopped, res.Left, err = s.eachLocked(ctx, func(tx pgx.Tx, r *Request) (bool, error) {
+	lockFirst := func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, lockMaybeStoppable, tenant)
+		return err
+	}
+	res.Stopped, res.Left, err = s.eachLockedAfter(ctx, lockFirst, func(tx pgx.Tx, r *Request) (bool, error) {
 		if !may(r.Class) {
 			return false, nil
 		}
