@@ -57,7 +57,7 @@ func (r *Record) checkStoredAt(now time.Time) {
 		return
 	}
 	r.DeadLetteredAt, r.arrivedAt = Day(now), now.UTC()
-	r.flag(FlagImplausibleStoredAt, "JetStream stored it at %s by the NATS server's clock, before %d (a server clock that was reset) or more than %d days ahead: kept under the day it arrived, %s (a redelivery on a later day may be stored again)",
+	r.flag(FlagImplausibleStoredAt, "JetStream stored it at %s by the NATS server's clock, before %d (a server clock that was reset) or more than %d days ahead: kept under the day it arrived, %s",
 		at.UTC().Format(time.RFC3339Nano), MinPlausibleStoredTime.Year(), maxPartitionDays-1, r.DeadLetteredAt.Format(time.DateOnly))
 }
 
@@ -65,6 +65,14 @@ func (r *Record) checkStoredAt(now time.Time) {
 // it arrived: its dead_lettered_at is that day's midnight, not when it was
 // dead-lettered, which only its received_at bounds (DeadLetteredBy).
 const FlagImplausibleStoredAt = "implausible:dead_lettered_at"
+
+// keptUnderArrivalDay says whether r is kept under the day it arrived
+// (FlagImplausibleStoredAt): a delivery of its message on another day has
+// the same source key under another day, which the unique index does not
+// see (unstored looks, keptUnderADay).
+func (r *Record) keptUnderArrivalDay() bool {
+	return slices.Contains(r.Flags, FlagImplausibleStoredAt)
+}
 
 // DeadLetteredBy is the latest time a dead letter can have been stored in
 // the DLQ stream: when JetStream stored it (deadLetteredAt), or, when

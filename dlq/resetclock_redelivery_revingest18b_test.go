@@ -5,12 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/migrations/testdb"
-	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // TestRevIngest18bResetClockRedeliveryOnALaterDayStoredAgain: severity
@@ -76,30 +74,4 @@ func TestRevIngest18bResetClockRedeliveryOnALaterDayStoredAgain(t *testing.T) {
 			assert.Equal(t, want, rows, "one stream message, %d rows (%d inserted by the redelivery)", rows, len(res.Inserted))
 		})
 	}
-}
-
-// TestRevIngest18bConsumerDeliveryOfARowKeptUnderADayStoredAgain: the same
-// through the live ingester. A dead letter is stored under the midnight of
-// the day it arrived, yesterday (as storedUnderADay does for the sweep's
-// test); the ingest consumer then delivers it (unacked: as a consumer made
-// again from the stream's first message, or moved back, delivers every
-// stored message). The sweep finds such a row; the delivery does not, and
-// stores a second.
-func TestRevIngest18bConsumerDeliveryOfARowKeptUnderADayStoredAgain(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	b.idle(t, IngestConfig{}) // makes the stream and the consumer, reads nothing
-	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("kept yesterday")})
-	storedUnderADay(t, b, 1, Day(time.Now()).Add(-24*time.Hour), false)
-	require.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'kept yesterday'"))
-
-	r := b.start(t, IngestConfig{}, nil)
-	cons, err := b.js.Consumer(context.Background(), "DLQ", "quarantine-ingest")
-	require.NoError(t, err)
-	wait.Until(t, "the delivery acked", time.Minute, func() bool {
-		info, err := cons.Info(context.Background())
-		return err == nil && info.AckFloor.Stream >= 1
-	})
-	r.stop()
-	assert.Equal(t, 1, countRows(t, b.db.Pool, "payload = 'kept yesterday'"), "a delivery of a stored dead letter makes no second row")
 }

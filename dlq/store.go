@@ -475,8 +475,8 @@ const purgeHorizon = minKeep / 2
 // than purgeHorizon before now.
 func mayBePurged(recs []Record, now time.Time) bool {
 	for i := range recs {
-		if recs[i].DeadLetteredAt.Before(now.Add(-purgeHorizon)) {
-			return true
+		if recs[i].DeadLetteredAt.Before(now.Add(-purgeHorizon)) || recs[i].keptUnderArrivalDay() {
+			return true // or kept under another day: unstored looks (keptUnderADay)
 		}
 	}
 	return false

@@ -263,15 +263,65 @@ func unstored(ctx context.Context, tx pgx.Tx, rows []copyRow) ([]copyRow, error)
 	if err != nil {
 		return nil, fmt.Errorf("look up stored source keys: %w", err)
 	}
+	kept, err := keptUnderADay(ctx, tx, rows)
+	if err != nil {
+		return nil, err
+	}
 	var keep []copyRow
 	for _, r := range rows {
 		k := keyAt{at: pgMicros(r.rec.DeadLetteredAt), key: r.key}
-		if !seen[k] {
+		if !seen[k] && !kept[r.key] {
 			seen[k] = true
 			keep = append(keep, r)
 		}
 	}
 	return keep, flagTrimmed(ctx, tx, keep)
+}
+
+// keptUnderADay are the source keys of the rows kept under the day they
+// arrived (Record.keptUnderArrivalDay) that are stored under any day, or
+// were and retention kept their keys (sweepKeptUnderADay, by stream): a
+// redelivery of such a message on a later day (a lost ack, a consumer made
+// again from the stream's first message) is kept under that day, where the
+// unique index does not find the first
+// (TestRevIngest18bResetClockRedeliveryOnALaterDayStoredAgain). Only such
+// rows, rare, are looked up.
+func keptUnderADay(ctx context.Context, tx pgx.Tx, rows []copyRow) (map[[32]byte]bool, error) {
+	type batch struct {
+		keys [][]byte
+		seqs []int64
+	}
+	byStream := map[string]*batch{}
+	for _, r := range rows {
+		if !r.rec.keptUnderArrivalDay() {
+			continue
+		}
+		stream, seq, ok := deliveryPosition(r.delivery)
+		if !ok {
+			continue
+		}
+		b := byStream[stream]
+		if b == nil {
+			b = &batch{}
+			byStream[stream] = b
+		}
+		b.keys, b.seqs = append(b.keys, r.key[:]), append(b.seqs, int64(seq))
+	}
+	kept := map[[32]byte]bool{}
+	for stream, b := range byStream {
+		found, err := tx.Query(ctx, sweepKeptUnderADay, b.keys, stream, b.seqs)
+		if err != nil {
+			return nil, fmt.Errorf("look up source keys kept under another day: %w", err)
+		}
+		var key []byte
+		if _, err := pgx.ForEachRow(found, []any{&key}, func() error {
+			kept[[32]byte(key)] = true
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("look up source keys kept under another day: %w", err)
+		}
+	}
+	return kept, nil
 }
 
 // selectTrimmed is, per stream and per time a trim was made, the highest
