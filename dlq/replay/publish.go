@@ -200,6 +200,10 @@ func (g gate) slot(i int, interval time.Duration) time.Time {
 	return g.received.Add(g.firstSlot.Sub(g.dbNow) + time.Duration(i)*interval)
 }
 
+// lockRequestForGate takes the lock gateJobs' UPDATE takes of the
+// request's row, before it (see reserve).
+const lockRequestForGate = `SELECT 1 FROM replay_requests WHERE id = $1 FOR NO KEY UPDATE`
+
 // reserve runs the gate for chunk (jobs of one request), returning ok false
 // when the request publishes nothing more or no slot is left before its
 // publishBy.
@@ -221,6 +225,17 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 				s, at := sentTo(c.window)
 				streams, created = append(streams, s), append(created, at)
 			}
+		}
+		// The request's row first, in a statement of its own: gateJobs
+		// judges the active policy and the people's rights (subqueries of
+		// other tables) in its snapshot, and one that waited for the row
+		// would judge them as they were before it waited: a policy
+		// activated, or a person revoked, meanwhile would not stop the
+		// publish (TestRevLock18GatePublishesUnderPolicyActivatedWhileItWaited,
+		// TestRevLock18GatePublishesForRequesterRevokedWhileItWaited). Held,
+		// the row does not change, and gateJobs reads the rest as it is.
+		if _, err := tx.Exec(ctx, lockRequestForGate, j.requestID); err != nil {
+			return err
 		}
 		rows, err := tx.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences, j.stamp, streams, created)
 		if err != nil {
