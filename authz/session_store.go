@@ -55,6 +55,25 @@ type sessionRead struct {
 	// poll is set for a request a page makes by itself (PollHeader): it
 	// does not move the idle deadline.
 	poll bool
+	// dbNow is the database's clock when the session was read, local this
+	// process's (monotonic) at the same moment (Now).
+	dbNow, local time.Time
+}
+
+// Now is the time a request judges "now" by where it compares with times
+// the database or NATS dated (a dashboard's last hour, a list's "last 15
+// minutes", whether the oldest dead letter is stale): the database's clock
+// as this request's session read it (no round trip of its own), moved on
+// by this process's monotonic clock; this process's clock when the request
+// read no session. A console whose clock runs hours off would otherwise
+// leave a current flood out of "last hour", and out of a filter of the
+// last minutes, or keep the stale alarm off
+// (TestNowIsTheDatabasesClockAsTheSessionReadIt).
+func Now(ctx context.Context) time.Time {
+	if rd := readOf(ctx); rd != nil && !rd.dbNow.IsZero() {
+		return rd.dbNow.Add(time.Since(rd.local))
+	}
+	return time.Now()
 }
 
 // PollHeader marks a request that a page makes by itself, on a timer (the
@@ -128,7 +147,7 @@ func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 		return nil, false, err
 	}
 	if rd := readOf(ctx); rd != nil {
-		*rd = sessionRead{token: token, data: data, expiry: expiry, accessVersion: accessVersion, poll: rd.poll}
+		*rd = sessionRead{token: token, data: data, expiry: expiry, accessVersion: accessVersion, poll: rd.poll, dbNow: readAt, local: time.Now()}
 		if uid != nil {
 			u := &userSession{ID: *uid, RefreshToken: refreshToken, RefreshedAt: *refreshedAt, ExpiresAt: *expiresAt, Ended: *ended, ReadAt: readAt}
 			if err := json.Unmarshal(identity, &u.User); err != nil {

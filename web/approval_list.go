@@ -60,7 +60,7 @@ func (s *Server) approvalList(c echo.Context) error {
 		return err
 	}
 	table := s.deps.Replays.Policy()
-	m := views.ApprovalsModel{Now: time.Now(), More: waiting.More, Later: !after.Since.IsZero()}
+	m := views.ApprovalsModel{Now: authz.Now(ctx), More: waiting.More, Later: !after.Since.IsZero()}
 	if next := waiting.Next(); next.ID != 0 {
 		m.NextURL = fmt.Sprintf("%s?after=%d-%d", views.PathApprovals, next.Since.UnixMicro(), next.ID)
 	}

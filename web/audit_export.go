@@ -70,7 +70,7 @@ type exportFormat struct {
 // beside the export's row (writeExport).
 func (s *Server) auditExport(c echo.Context, format exportFormat) error {
 	ctx := c.Request().Context()
-	form := readAuditFilter(c.QueryParams())
+	form := readAuditFilter(c.QueryParams(), authz.Now(ctx))
 	f, errs := form.Validate()
 	if errs != nil {
 		return quarantine.Errorf(quarantine.EINVALID, "The filter is not valid; fix it on the audit page first.")

@@ -65,7 +65,7 @@ type auditFilterParam struct {
 // with characters other than printable ASCII as "?".
 func startsAuditExport(format string) func(echo.Context) string {
 	return func(c echo.Context) string {
-		form := readAuditFilter(c.QueryParams())
+		form := readAuditFilter(c.QueryParams(), authz.Now(c.Request().Context()))
 		var by []string
 		for _, p := range auditFilterParams {
 			if v := *p.field(&form); v != "" {
@@ -82,8 +82,8 @@ func startsAuditExport(format string) func(echo.Context) string {
 // readAuditFilter reads the filter's parameters (auditFilterParams) from q,
 // and notes the names of any others (unknownParams) and of those given
 // more than once.
-func readAuditFilter(q url.Values) auditFilterForm {
-	f := auditFilterForm{Now: time.Now()}
+func readAuditFilter(q url.Values, now time.Time) auditFilterForm {
+	f := auditFilterForm{Now: now}
 	t := readText(q)
 	known := make([]string, 0, len(auditFilterParams))
 	for _, p := range auditFilterParams {
@@ -182,7 +182,7 @@ func (s *Server) auditScope(c echo.Context, act string) []string {
 
 func (s *Server) auditList(c echo.Context) error {
 	ctx := c.Request().Context()
-	form := readAuditFilter(c.QueryParams())
+	form := readAuditFilter(c.QueryParams(), authz.Now(c.Request().Context()))
 	f, errs := form.Validate()
 	m := views.AuditListModel{
 		Action: "/audit", Filter: form.AuditFilter, Errors: errs,

@@ -113,7 +113,7 @@ func (s *Server) dashboard(c echo.Context) error {
 	form := readDashboardForm(c.QueryParams())
 	span, stale, errs := s.dashboardStale(c, &form)
 	tenants := s.deadLetterTenants(ctx, userOf(c), authz.ActRead)
-	now := time.Now()
+	now := authz.Now(ctx) // the database's clock, which the counters' minutes and the oldest dead letter compare with
 	// The replays page's scope (web/replay_list.go): the count is of what
 	// the line's links list.
 	replays := replay.AttentionOf(tenants, userOf(c).Actor, now)

@@ -26,7 +26,7 @@ func (s *Server) deadLetterResolveFilter(c echo.Context) error { return s.closeF
 func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
-	f, err := bulkFilter(c.QueryParams(), s.deadLetterTenants(ctx, u, k.act))
+	f, err := bulkFilter(c.QueryParams(), s.deadLetterTenants(ctx, u, k.act), authz.Now(ctx))
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 func (s *Server) deadLetterCount(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenants := s.deadLetterTenants(ctx, userOf(c), authz.ActRead)
-	form := readDeadLetterFilter(c.QueryParams())
+	form := readDeadLetterFilter(c.QueryParams(), authz.Now(ctx))
 	f, errs := form.Validate(tenants)
 	if errs != nil {
 		return s.render(c, http.StatusUnprocessableEntity, views.DeadLetterCount(views.DeadLetterCountModel{Failed: true, Problems: errorTexts(errs)}))

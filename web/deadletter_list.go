@@ -76,9 +76,9 @@ func deadLetterFilterNames() []string {
 // pager cursors from q, and notes the names of any other parameter the page
 // does not know (Unknown) and of its own given twice but tenant (Repeated),
 // which Validate refuses.
-func readDeadLetterFilter(q url.Values) deadLetterFilterForm {
+func readDeadLetterFilter(q url.Values, now time.Time) deadLetterFilterForm {
 	t := readText(q)
-	f := deadLetterFilterForm{Before: t.raw("before"), After: t.raw("after"), Now: time.Now()}
+	f := deadLetterFilterForm{Before: t.raw("before"), After: t.raw("after"), Now: now}
 	for _, p := range deadLetterFilterParams {
 		*p.field(&f.DeadLetterFilter) = t.get(p.name)
 	}
@@ -193,9 +193,9 @@ func (s *Server) deadLetterList(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
 	tenants := s.deadLetterTenants(ctx, u, authz.ActRead)
-	form := readDeadLetterFilter(c.QueryParams())
+	form := readDeadLetterFilter(c.QueryParams(), authz.Now(ctx))
 	f, errs := form.Validate(tenants)
-	now := time.Now()
+	now := form.Now
 	m := views.DeadLetterListModel{
 		Action: views.PathDeadLetters, Filter: form.DeadLetterFilter, Errors: errs, Now: now,
 		Tenants: tenants, ErrorClasses: classStrings(errorClasses), Statuses: statusOptions(),

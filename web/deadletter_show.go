@@ -55,7 +55,7 @@ func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) 
 	if err != nil {
 		return err
 	}
-	m := deadLetterModel(d, time.Now())
+	m := deadLetterModel(d, authz.Now(ctx))
 	m.Audit = trail
 	m.ListURL = views.PathDeadLetters
 	if s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActDownload) {

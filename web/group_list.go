@@ -116,7 +116,7 @@ func (s *Server) groupList(c echo.Context) error {
 	form, text := readGroupFilter(q, groupPageParams)
 	f, errs := validateGroupFilter(form, tenants)
 	errs = addTextErrors(errs, text)
-	now := time.Now()
+	now := authz.Now(ctx)
 	m := views.GroupListModel{
 		Action: views.PathGroups, Filter: form, Errors: errs, Now: now, Tenants: tenants,
 		ErrorClasses: classStrings(errorClasses), Sorts: groupSorts, States: groupStates, Actions: s.groupActions(u),

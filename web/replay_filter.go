@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,7 +25,7 @@ func (s *Server) replayFilter(c echo.Context) error {
 	// Only what a new request could take: in the tenants where the person
 	// may request replays, quarantined or replay failed (a dead letter in a
 	// request already, or closed, is never selected to be refused).
-	f, err := bulkFilter(c.QueryParams(), s.requestTenants(ctx, u, s.deadLetterTenants(ctx, u, authz.ActRead)))
+	f, err := bulkFilter(c.QueryParams(), s.requestTenants(ctx, u, s.deadLetterTenants(ctx, u, authz.ActRead)), authz.Now(ctx))
 	if err != nil {
 		return err
 	}
@@ -49,8 +50,8 @@ func (s *Server) replayFilter(c echo.Context) error {
 // broken one, or one with a parameter the list does not know, is an
 // invalid error naming its fields; and a bulk action needs a filter
 // (everything is selected explicitly or not at all).
-func bulkFilter(q url.Values, tenants []string) (dlq.ListFilter, error) {
-	form := readDeadLetterFilter(q)
+func bulkFilter(q url.Values, tenants []string, now time.Time) (dlq.ListFilter, error) {
+	form := readDeadLetterFilter(q, now)
 	f, errs := form.Validate(tenants)
 	if errs != nil {
 		return f, quarantine.Errorf(quarantine.EINVALID, "The filter is not valid: %s", strings.Join(errorTexts(errs), "; "))

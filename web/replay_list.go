@@ -79,14 +79,14 @@ var (
 // readReplayFilter reads the replays page's filter and cursor from q, and
 // notes the names of any other parameter (Unknown) and of its own given
 // twice (Repeated), which Validate refuses.
-func readReplayFilter(q url.Values) replayFilterForm {
+func readReplayFilter(q url.Values, now time.Time) replayFilterForm {
 	t := readText(q)
 	get := t.get
 	f := replayFilterForm{ReplayFilter: views.ReplayFilter{Status: get("status"), Tenant: get("tenant"), Class: get("class"),
 		Mine: get("mine") == "1", Requester: get("requester"), RequesterIssuer: q.Get(paramRequesterIssuer),
 		RequesterSubject: q.Get(paramRequesterSubject), From: get("from"), To: get("to"), Order: get("order"),
 		Reconcile: get("reconcile") == "1"},
-		Before: get("before"), Now: time.Now()}
+		Before: get("before"), Now: now}
 	f.text = t.Errors()
 	f.Unknown = unknownParams(q, slices.Concat(replayFilterParams, replayPageParams))
 	f.Repeated = repeatedParams(q, slices.Concat(replayFilterParams, replayPageParams))
@@ -150,7 +150,7 @@ func (s *Server) replayList(c echo.Context) error {
 	u := userOf(c)
 	q := c.QueryParams()
 	tenants := s.deadLetterTenants(ctx, u, authz.ActRead)
-	form := readReplayFilter(q)
+	form := readReplayFilter(q, authz.Now(ctx))
 	f, errs := form.Validate(tenants, u)
 	m := views.ReplayListModel{Action: views.PathReplays, Filter: form.ReplayFilter, Errors: errs, Tenants: tenants, Now: form.Now,
 		Presets: presetLinks(views.PathReplays, q), Orders: orderLinks(q)}

@@ -123,7 +123,13 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stdout, "  warning: %s\n", w)
 	}
-	if w := staleCheckpointWarning(res, every, interval, time.Now()); w != "" {
+	// The entries are dated by the database's clock: a host whose clock
+	// runs behind would not see that signing stopped.
+	var dbNow time.Time
+	if err := conn.QueryRow(ctx, `SELECT now()`).Scan(&dbNow); err != nil {
+		return fmt.Errorf("read the database's clock: %w", err)
+	}
+	if w := staleCheckpointWarning(res, every, interval, dbNow); w != "" {
 		fmt.Fprintf(stdout, "  warning: %s\n", w)
 	}
 	if !res.OK() && keys.Len() == 0 && strings.Contains(res.Problem, "no public key was given") {
