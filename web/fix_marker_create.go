@@ -71,9 +71,10 @@ func (s *Server) fixMarkerCreate(c echo.Context) error {
 		back, returnTo = "/groups", "groups"
 	}
 	form := readFixForm(c)
-	in, errs := form.Validate(time.Now())
+	now := authz.Now(ctx) // the database's clock: a fix is never dated ahead of it
+	in, errs := form.Validate(now)
 	if errs == nil {
-		f, err := s.deps.DeadLetters.RecordFix(ctx, id, in, userOf(c).Actor, authz.RequestMeta(c), time.Now())
+		f, err := s.deps.DeadLetters.RecordFix(ctx, id, in, userOf(c).Actor, authz.RequestMeta(c), now)
 		var qerr *quarantine.Error
 		switch {
 		case errors.As(err, &qerr) && qerr.Code == quarantine.EINVALID:

@@ -28,7 +28,7 @@ const (
                OR ($3 AND i.verdict_check = 'error-class-fix')
                OR ($4 AND i.payload IS NOT NULL)) -- or, for its undo, any item holding an edit
         FOR UPDATE OF i`
-	editPayload = `UPDATE replay_items SET payload = $3, payload_sha256 = $4, edit_reason = $5, edited_at = $6
+	editPayload = `UPDATE replay_items SET payload = $3, payload_sha256 = $4, edit_reason = $5, edited_at = least($6::timestamptz, now())
         WHERE request_id = $1 AND dead_letter_id = $2`
 	// An edit undone: the item sends its dead letter's payload again, as
 	// one never edited does, under the hash taken at ingest ($3).

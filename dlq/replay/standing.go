@@ -12,7 +12,7 @@ import (
 )
 
 // An approval whose approver lost the right stops counting; the row stays.
-const voidApproval = `UPDATE replay_approvals SET voided_at = $4, void_reason = $5
+const voidApproval = `UPDATE replay_approvals SET voided_at = least($4::timestamptz, now()), void_reason = $5
     WHERE request_id = $1 AND approver_issuer = $2 AND approver_subject = $3
       AND voided_at IS NULL -- voided once; a renewed approval counts again`
 
