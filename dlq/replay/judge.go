@@ -120,6 +120,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	// The request's rules and the item's first, for every job: they say
 	// which jobs the ledger is asked about, all in one read.
 	var keyed []*job
+	var clock claimClock // the database's clock, read once for the claim
 	for _, j := range jobs {
 		hand.j = j
 		if j.state != "" {
@@ -147,7 +148,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 					continue
 				}
 			}
-			at, err := w.svc.judgedAt(ctx, w.svc.pool)
+			at, err := clock.judged(ctx, w.svc)
 			if err != nil {
 				j.state, j.result = JobPending, releasedLease // judged at the next claim
 				continue
@@ -184,7 +185,6 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		ledgers = unreadLedgers(keyed, err)
 	}
 	held := holdIdentities(keyed) // identities a job of this claim goes first with, by job
-	var windows windowClock
 	for _, j := range jobs {
 		hand.j = j
 		if j.state != "" {
@@ -222,7 +222,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		}
 		j.window = w.jobWindow(ctx, j) // a retry's read afresh
 		a := j.attempt(w.svc.cfg.WindowMargin)
-		at, err := windows.at(ctx, w.svc, j.firstAttemptAt == nil)
+		at, err := clock.window(ctx, w.svc, j.firstAttemptAt == nil)
 		if err != nil {
 			j.state, j.result = JobPending, releasedLease // judged at the next claim
 			continue
@@ -243,14 +243,34 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 	hand.j = nil
 }
 
-// windowClock is the time a claim judges duplicate windows at, the
-// database's clock read once (at its first use) and moved on by this
-// process's monotonic clock.
-type windowClock struct {
+// claimClock is the database's clock as a claim reads it, once (at its
+// first use), moved on by this process's monotonic clock: what the claim
+// judges approvals (judged) and duplicate windows (window) at, without a
+// round trip to the database for each request.
+type claimClock struct {
 	db, read time.Time
 }
 
-// at is the time a job's duplicate window is judged at: for a first
+// dbNow is the database's clock now.
+func (c *claimClock) dbNow(ctx context.Context, svc *Service) (time.Time, error) {
+	if c.read.IsZero() {
+		db, err := dbNow(ctx, svc.pool)
+		if err != nil {
+			return time.Time{}, err
+		}
+		c.db, c.read = db, time.Now()
+	}
+	return c.db.Add(time.Since(c.read)), nil
+}
+
+// judged is the time approvals are judged at: the later of this worker's
+// clock and the database's (Service.judgedAt's rule).
+func (c *claimClock) judged(ctx context.Context, svc *Service) (time.Time, error) {
+	db, err := c.dbNow(ctx, svc)
+	return later(svc.cfg.Now(), db), err
+}
+
+// window is the time a job's duplicate window is judged at: for a first
 // attempt, which goes only once the windows that would drop it passed, the
 // earlier of this worker's clock and the database's; for a retry, which
 // goes only while its first attempt's window still covers it, the later
@@ -261,15 +281,11 @@ type windowClock struct {
 // copy's window, which drops it while the console says replayed
 // (TestRevClock18FastWorkerPublishesInsideACopysWindow). Skew only ever
 // makes a job wait.
-func (c *windowClock) at(ctx context.Context, svc *Service, first bool) (time.Time, error) {
-	if c.read.IsZero() {
-		db, err := dbNow(ctx, svc.pool)
-		if err != nil {
-			return time.Time{}, err
-		}
-		c.db, c.read = db, time.Now()
+func (c *claimClock) window(ctx context.Context, svc *Service, first bool) (time.Time, error) {
+	db, err := c.dbNow(ctx, svc)
+	if err != nil {
+		return time.Time{}, err
 	}
-	db := c.db.Add(time.Since(c.read))
 	if first {
 		return earlier(svc.cfg.Now(), db), nil
 	}
@@ -399,7 +415,7 @@ func (w *Worker) stillAllowed(ctx context.Context, j *job, who quarantine.Actor,
 // approvalClock is when the approval a claim judged a request under stops
 // holding (replaypolicy.ApprovalLapse; zero: nothing bounds it, the
 // request having started), and the time the claim judged it at
-// (Service.judgedAt: the later of the console's clock and the database's)
+// (claimClock.judged: the later of the console's clock and the database's)
 // as read at read on this process's monotonic clock.
 type approvalClock struct {
 	lapse, at, read time.Time
