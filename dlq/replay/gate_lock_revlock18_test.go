@@ -15,7 +15,6 @@ import (
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
-	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // gateWaitsWhile makes w's next publish gate wait for request id's row
@@ -40,17 +39,7 @@ func gateWaitsWhile(t *testing.T, b *replayBundle, w *replay.Worker, id int64, c
 		go func() {
 			defer close(done)
 			defer func() { _ = hold.Rollback(ctx) }()
-			wait.For(t, "the publish gate waits for the request's row", 10*time.Second, func() error {
-				var waiting int
-				if err := b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-                    WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-					return err
-				}
-				if waiting != 1 {
-					return assert.AnError
-				}
-				return nil
-			})
+			b.waitLockWaiters(t, "the publish gate waits for the request's row", 1)
 			change()
 			require.NoError(t, hold.Commit(ctx))
 		}()

@@ -3,7 +3,6 @@ package replay_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,14 +57,8 @@ func TestRevGov15ConcurrentApprovalsOfOnePersonLinkedByAnOutsideAccount(t *testi
 			done <- err
 		}()
 	}
-	require.Eventually(t, func() bool {
-		// Two sessions of this test's database wait for a lock: the
-		// approvals, each at the request's row (held by hold).
-		var waiting int
-		err := b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
-		return err == nil && waiting == 2
-	}, 10*time.Second, 10*time.Millisecond, "both approvals wait for the request's row")
+	// The approvals, each at the request's row (held by hold).
+	b.waitLockWaiters(t, "both approvals wait for the request's row", 2)
 	require.NoError(t, hold.Rollback(ctx))
 	errs := []error{<-done, <-done}
 

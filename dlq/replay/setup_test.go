@@ -335,3 +335,21 @@ func activateElsewhere(t testing.TB, b *replayBundle, table *replaypolicy.Table)
 	require.NoError(t, replay.New(b.db.Pool, replay.Config{Policy: func() *replaypolicy.Table { return table }, Subjects: testSubjects(t)}).
 		ActivatePolicy(context.Background(), "newer-host"))
 }
+
+// waitLockWaiters waits until n sessions of the test's database wait for a
+// lock: the statements under test, blocked on a row another transaction
+// of the test holds.
+func (b *replayBundle) waitLockWaiters(t *testing.T, what string, n int) {
+	t.Helper()
+	wait.For(t, what, 10*time.Second, func() error {
+		var waiting int
+		if err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			return err
+		}
+		if waiting != n {
+			return fmt.Errorf("%d waiting: %w", waiting, wait.ErrNotYet)
+		}
+		return nil
+	})
+}

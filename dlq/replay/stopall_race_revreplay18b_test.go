@@ -3,7 +3,6 @@ package replay_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,7 +11,6 @@ import (
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory"
-	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // TestRevReplay18bTenantStopMissesRequestThatEndsWithProblemsMeanwhile:
@@ -60,17 +58,7 @@ func TestRevReplay18bTenantStopMissesRequestThatEndsWithProblemsMeanwhile(t *tes
 		res, err := b.replays.StopAll(ctx, "acme", func(replaypolicy.Class) bool { return true }, approver1, stop, quarantine.RequestMeta{})
 		done <- result{res, err}
 	}()
-	wait.For(t, "the tenant stop waits for the first request's row", 10*time.Second, func() error {
-		var waiting int
-		if err := b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			return err
-		}
-		if waiting != 1 {
-			return assert.AnError
-		}
-		return nil
-	})
+	b.waitLockWaiters(t, "the tenant stop waits for the first request's row", 1)
 
 	// Meanwhile the worker records the target's only job as needing a
 	// person and finishes the request done with problems (committed).
