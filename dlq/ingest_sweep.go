@@ -748,6 +748,22 @@ CROSS JOIN LATERAL (SELECT d.source_key FROM dead_letters d WHERE d.dead_lettere
 UNION ALL
 SELECT k.source_key FROM dead_letters_purged k WHERE k.stream = $2 AND k.stream_seq = ANY($3) AND k.source_key = ANY($1)`
 
+// keptUnderAnyDay adds to kept the keys among keys (of stream's messages
+// seqs) that sweepKeptUnderADay finds: a row under any day's midnight, or a
+// key retention kept.
+func keptUnderAnyDay(ctx context.Context, q queryer, stream string, keys [][]byte, seqs []int64, kept map[[32]byte]bool) error {
+	rows, err := q.Query(ctx, sweepKeptUnderADay, keys, stream, seqs)
+	if err != nil {
+		return err
+	}
+	var key []byte
+	_, err = pgx.ForEachRow(rows, []any{&key}, func() error {
+		kept[[32]byte(key)] = true
+		return nil
+	})
+	return err
+}
+
 // sweepUnkept returns recs (made from stream's messages seqs) without
 // those whose source key is kept under another day (sweepKeptUnderADay),
 // which it counts as found stored.
@@ -759,17 +775,8 @@ func (in *Ingester) sweepUnkept(ctx context.Context, stream string, recs []Recor
 	}
 	qctx, cancel := in.store.within(ctx)
 	defer cancel()
-	rows, err := in.store.pool.Query(qctx, sweepKeptUnderADay, keys, stream, nums)
-	if err != nil {
-		return nil, nil, fmt.Errorf("look up the source keys of %d dead letters swept from the stream: %w", len(recs), err)
-	}
 	kept := map[[32]byte]bool{}
-	var key []byte
-	_, err = pgx.ForEachRow(rows, []any{&key}, func() error {
-		kept[[32]byte(key)] = true
-		return nil
-	})
-	if err != nil {
+	if err := keptUnderAnyDay(qctx, in.store.pool, stream, keys, nums, kept); err != nil {
 		return nil, nil, fmt.Errorf("look up the source keys of %d dead letters swept from the stream: %w", len(recs), err)
 	}
 	if len(kept) == 0 {

@@ -101,11 +101,14 @@ func (s *Store) Partitions(ctx context.Context) ([]Partition, error) {
 	return listPartitions(ctx, s.pool)
 }
 
+// queryer is a pool, a connection or a transaction, to query through.
+type queryer interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // listPartitions lists the partitions through a pool, a connection or a
 // transaction.
-func listPartitions(ctx context.Context, db interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}) ([]Partition, error) {
+func listPartitions(ctx context.Context, db queryer) ([]Partition, error) {
 	rows, err := db.Query(ctx, selectPartitions)
 	if err != nil {
 		return nil, fmt.Errorf("list partitions: %w", err)

@@ -280,7 +280,8 @@ func unstored(ctx context.Context, tx pgx.Tx, rows []copyRow) ([]copyRow, error)
 
 // keptUnderADay are the source keys of the rows kept under the day they
 // arrived (Record.keptUnderArrivalDay) that are stored under any day, or
-// were and retention kept their keys (sweepKeptUnderADay, by stream): a
+// were and retention kept their keys (keptUnderAnyDay, by stream, as the
+// sweep looks): a
 // redelivery of such a message on a later day (a lost ack, a consumer made
 // again from the stream's first message) is kept under that day, where the
 // unique index does not find the first
@@ -309,15 +310,7 @@ func keptUnderADay(ctx context.Context, tx pgx.Tx, rows []copyRow) (map[[32]byte
 	}
 	kept := map[[32]byte]bool{}
 	for stream, b := range byStream {
-		found, err := tx.Query(ctx, sweepKeptUnderADay, b.keys, stream, b.seqs)
-		if err != nil {
-			return nil, fmt.Errorf("look up source keys kept under another day: %w", err)
-		}
-		var key []byte
-		if _, err := pgx.ForEachRow(found, []any{&key}, func() error {
-			kept[[32]byte(key)] = true
-			return nil
-		}); err != nil {
+		if err := keptUnderAnyDay(ctx, tx, stream, b.keys, b.seqs, kept); err != nil {
 			return nil, fmt.Errorf("look up source keys kept under another day: %w", err)
 		}
 	}
