@@ -172,7 +172,11 @@ func exportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, signe
 		if err := cw.Error(); err != nil {
 			return fmt.Errorf("export audit csv: %w", err)
 		}
-		m.Body, m.At, m.KeyID = body.Sum(nil), time.Now().UTC().Truncate(time.Microsecond), signer.KeyID()
+		at, err := exportedAt(ctx, db)
+		if err != nil {
+			return err
+		}
+		m.Body, m.At, m.KeyID = body.Sum(nil), at, signer.KeyID()
 		m.Signature = ed25519.Sign(signer.priv, m.signedBytes())
 		if err := cw.Write(m.record()); err != nil {
 			return fmt.Errorf("export audit csv: %w", err)
@@ -552,7 +556,10 @@ func exportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, sig
 	}
 	if signer != nil {
 		x := trailer.Export
-		at := time.Now().UTC().Truncate(time.Microsecond)
+		at, err := exportedAt(ctx, db)
+		if err != nil {
+			return err
+		}
 		sum := lines.Sum(nil)
 		x.FirstSeq, x.LastSeq, x.ExportedAt, x.LinesHash, x.KeyID = first, last, at.Format(timeLayout), hex.EncodeToString(sum), signer.KeyID()
 		x.Signature = hex.EncodeToString(ed25519.Sign(signer.priv, exportManifest(sum, x.Filter, first, last, at, x.KeyID)))
@@ -815,4 +822,15 @@ func (r *selectedRow) Scan(dest ...any) error { return r.Rows.Scan(append(dest, 
 // (exportSelection), so none that selects can be left out.
 func filterText(f Filter) string {
 	return strings.Join(f.exportSelection().named, " ")
+}
+
+// exportedAt is the time a signed export says it was written: the
+// database's clock, which dated every entry and checkpoint it holds (a
+// console's own clock may be behind the chain head it signs for).
+func exportedAt(ctx context.Context, db Querier) (time.Time, error) {
+	var at time.Time
+	if err := db.QueryRow(ctx, selectClock).Scan(&at); err != nil {
+		return time.Time{}, fmt.Errorf("export audit: read the database's clock: %w", err)
+	}
+	return at.UTC().Truncate(time.Microsecond), nil
 }

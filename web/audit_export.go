@@ -150,7 +150,7 @@ func (s *Server) writeExport(ctx context.Context, f audit.Filter, format exportF
 		}
 		h := res.Header()
 		h.Set(echo.HeaderContentType, format.contentType)
-		h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="audit-%s.%s"`, time.Now().UTC().Format("20060102T150405Z"), format.ext))
+		h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="audit-%s.%s"`, authz.Now(ctx).UTC().Format("20060102T150405Z"), format.ext))
 		h.Set("Cache-Control", "no-store")
 		// The checkpoint the export ends at, also in the file's last record.
 		h.Set("Audit-Chain-Head", fmt.Sprintf("%d:%s", end.Seq, end.HashHex()))

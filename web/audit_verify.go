@@ -12,6 +12,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -71,7 +72,7 @@ func (s *Server) auditVerify(c echo.Context) error {
 	v.Anchor.Reached = v.Anchor.Matched || res.FirstBad == v.Anchor.Seq
 	v.Result = &views.AuditVerifyModel{
 		OK: res.OK(), Summary: res.String(), Rows: res.Rows, HeadSeq: res.HeadSeq, Head: res.HeadHex(), FirstBad: res.FirstBad,
-		Problem: res.Problem, ProblemCount: res.ProblemCount, Warnings: res.Warnings, Checkpoints: res.Checkpoints, LastCheckpoint: res.LastCheckpoint.Seq, Keys: s.deps.AuditKeys.IDs(), At: time.Now(),
+		Problem: res.Problem, ProblemCount: res.ProblemCount, Warnings: res.Warnings, Checkpoints: res.Checkpoints, LastCheckpoint: res.LastCheckpoint.Seq, Keys: s.deps.AuditKeys.IDs(), At: authz.Now(ctx),
 	}
 	if len(res.Problems) > 1 {
 		v.Result.More = res.Problems[1:]

@@ -17,7 +17,7 @@ func (s *Server) groupFix(c echo.Context, g dlq.Group) *views.FixForm {
 		!s.deps.Access.Can(userOf(c), g.Tenants[0], authz.ObjDeadLetter, authz.ActFix) {
 		return nil
 	}
-	f := fixFormFor(g.SampleID, g.Tenants[0], g.ItemTypes[0], g.Fingerprint, nil)
+	f := fixFormFor(g.SampleID, g.Tenants[0], g.ItemTypes[0], g.Fingerprint, authz.Now(c.Request().Context()), nil)
 	f.ReturnTo = "groups"
 	return f
 }

@@ -69,16 +69,17 @@ func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.
 			Covers: replaypolicy.FixCovers(f.FixedAt, f.CreatedAt, dlq.DeadLetteredBy(d.DeadLetteredAt, d.ReceivedAt, d.Flags))})
 	}
 	if s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActFix) {
-		m.Fix = fixFormFor(d.ID, d.Tenant, d.ItemType, d.Fingerprint, fix)
+		m.Fix = fixFormFor(d.ID, d.Tenant, d.ItemType, d.Fingerprint, authz.Now(c.Request().Context()), fix)
 	}
 	return views.DeadLetterActionsPanel(m)
 }
 
 // fixFormFor is the form that records a fix for the item type (or error
 // group) of dead letter id, with what was typed (typed, nil: nothing) and
-// the page it goes back to.
-func fixFormFor(id int64, tenant, itemType, fingerprint string, typed *views.FixForm) *views.FixForm {
-	f := &views.FixForm{DeadLetterID: id, URL: fmt.Sprintf("/deadletters/%d/fix", id), Tenant: tenant, ItemType: itemType, Fingerprint: fingerprint, Now: time.Now()}
+// the page it goes back to. now (authz.Now: the clock the fix's time is
+// judged by) is the time it offers.
+func fixFormFor(id int64, tenant, itemType, fingerprint string, now time.Time, typed *views.FixForm) *views.FixForm {
+	f := &views.FixForm{DeadLetterID: id, URL: fmt.Sprintf("/deadletters/%d/fix", id), Tenant: tenant, ItemType: itemType, Fingerprint: fingerprint, Now: now}
 	if typed != nil {
 		f.Errors, f.Values, f.ReturnTo = typed.Errors, typed.Values, typed.ReturnTo
 	}
