@@ -1,5 +1,11 @@
 package dlq
 
+import (
+	"slices"
+	"strings"
+	"unicode"
+)
+
 // Header names of the dead-letter contract (docs/header-contract.md). Every
 // other header of the original message is kept as it was and re-sent on
 // replay.
@@ -49,7 +55,54 @@ const (
 	ClassMaxDeliveries ErrorClass = "max_deliveries" // MAX_DELIVERIES advisory
 	ClassTerminated    ErrorClass = "terminated"     // MSG_TERMINATED advisory
 	ClassUnclassified  ErrorClass = "unclassified"   // header absent or not one of the above
+	// ClassUnreadable is how the replay rules judge a dead letter whose
+	// Dlq-Error-Class ingest could not read (stored as unclassified,
+	// flagged FlagUnreadableErrorClass): it may have meant a class that is
+	// never replayed, or only after reconciliation.
+	ClassUnreadable ErrorClass = "unreadable"
 )
+
+// FlagUnreadableErrorClass flags a dead letter whose Dlq-Error-Class is
+// none of ProducerClasses in any spelling (readErrorClass).
+const FlagUnreadableErrorClass = "invalid:error_class"
+
+// UnreadableErrorClass returns the error class the replay rules judge a
+// dead letter of stored class c and flags by: ClassUnreadable when ingest
+// could not read its Dlq-Error-Class, else c.
+func UnreadableErrorClass(c ErrorClass, flags []string) ErrorClass {
+	if slices.Contains(flags, FlagUnreadableErrorClass) {
+		return ClassUnreadable
+	}
+	return c
+}
+
+// JudgedErrorClassOfD is UnreadableErrorClass in SQL, of the dead letter
+// aliased d (empty when there is none: a left join found nothing).
+const JudgedErrorClassOfD = `CASE WHEN '` + FlagUnreadableErrorClass + `' = ANY(d.flags) THEN '` + string(ClassUnreadable) +
+	`' ELSE coalesce(d.error_class, '') END`
+
+// readErrorClass reads a Dlq-Error-Class spelled otherwise than the
+// contract does (STALE_VERSION, stale-version, StaleVersion, " policy "):
+// the producer class, or unclassified, whose name it is once case,
+// separators (_ - . and spaces) and surrounding space are set aside.
+func readErrorClass(sent string) (ErrorClass, bool) {
+	fold := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			switch r {
+			case '_', '-', '.', ' ', '\t':
+				return -1
+			}
+			return unicode.ToLower(r)
+		}, s)
+	}
+	f := fold(sent)
+	for _, c := range append(slices.Clone(ProducerClasses), ClassUnclassified) {
+		if f == fold(string(c)) {
+			return c, true
+		}
+	}
+	return "", false
+}
 
 // ProducerClasses are the values Dlq-Error-Class accepts.
 var ProducerClasses = []ErrorClass{

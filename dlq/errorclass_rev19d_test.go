@@ -37,7 +37,7 @@ func TestRevIngest19UnreadableErrorClassReplaysAsIfAbsent(t *testing.T) {
 				Data:   []byte(`{"doc":1,"version":3}`),
 				Stream: "DLQ", Seq: 7, Time: time.Now().Add(-time.Hour),
 			})
-			require.Contains(t, rec.Flags, "invalid:error_class", "the precondition: the value was not read")
+			require.Contains(t, rec.Flags, "spelling:error_class", "the value is read in its spelling, and flagged")
 
 			item := replaypolicy.Item{
 				ItemType: rec.ItemType, OriginalSubject: "app.acme.search.index_update", MsgID: "msg-1",

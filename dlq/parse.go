@@ -514,10 +514,17 @@ func (r *Record) applyContract(h map[string][]string) {
 
 	r.ErrorClass = ClassUnclassified
 	if c := r.header(h, HeaderErrorClass); c != "" {
-		if ErrorClass(c).Valid() {
+		switch read, ok := readErrorClass(c); {
+		case ErrorClass(c).Valid():
 			r.ErrorClass = ErrorClass(c)
-		} else {
-			r.flag("invalid:error_class", "%s %s is not one of %s", HeaderErrorClass, short(c), classList())
+		case ok:
+			r.ErrorClass = read
+			r.flag("spelling:error_class", "%s %s read as %s: spell it as the contract does", HeaderErrorClass, short(c), read)
+		default:
+			// Stored as unclassified, and judged by the rules as
+			// unreadable (UnreadableErrorClass): the class it meant may
+			// be one that is never replayed, never blindly.
+			r.flag(FlagUnreadableErrorClass, "%s %s is not one of %s; the replay rules judge it as %s", HeaderErrorClass, short(c), classList(), ClassUnreadable)
 		}
 	}
 	if a := r.header(h, HeaderAttempts); a != "" {

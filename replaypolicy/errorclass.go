@@ -18,14 +18,20 @@ const (
 	ErrMaxDeliveries = "max_deliveries"
 	ErrTerminated    = "terminated"
 	ErrUnclassified  = "unclassified"
+	// ErrUnreadable: a Dlq-Error-Class ingest could not read in any
+	// spelling (stored as unclassified, flagged invalid:error_class). It
+	// may have meant stale_version or unknown_effect, so it is not judged
+	// as a dead letter that said nothing.
+	ErrUnreadable = "unreadable"
 )
 
 // ErrorClasses returns every error class the rules know, in the order the
 // policy page shows them. A dead letter of any other error class (there is
-// none: ingest stores unclassified instead) is judged as unclassified.
+// none: ingest stores unclassified instead, and the rules are handed
+// unreadable for one it could not read) is judged as unclassified.
 func ErrorClasses() []string {
 	return []string{ErrTransient, ErrMaxDeliveries, ErrTerminated, ErrUnclassified, ErrSchemaInvalid, ErrPermanent,
-		ErrStaleVersion, ErrUnknownEffect, ErrPolicy}
+		ErrStaleVersion, ErrUnknownEffect, ErrPolicy, ErrUnreadable}
 }
 
 // knownErrorClass reports whether ec is one of ErrorClasses.
@@ -98,6 +104,12 @@ type ErrorRule struct {
 //	stale_version                             never      -           0          no
 //	unknown_effect                            by_class   -           1          yes
 //	policy                                    by_class   revalidate  0          no
+//	unreadable                                by_class   manual      0          yes
+//
+// unreadable is the strictest rule that still lets a person replay: the
+// producer may have meant stale_version (never blindly) or unknown_effect
+// (reconcile first), so a requester says what they checked, and manual's
+// two approvers agree. A policy file may tighten it to never.
 func DefaultErrorRule(ec string) ErrorRule {
 	switch ec {
 	case ErrSchemaInvalid, ErrPermanent:
@@ -108,6 +120,8 @@ func DefaultErrorRule(ec string) ErrorRule {
 		return ErrorRule{Replay: ByClass, Approvals: 1, ReconciliationNote: true}
 	case ErrPolicy:
 		return ErrorRule{Replay: ByClass, MinClass: Revalidate}
+	case ErrUnreadable:
+		return ErrorRule{Replay: ByClass, MinClass: Manual, ReconciliationNote: true}
 	}
 	return ErrorRule{Replay: ByClass}
 }

@@ -553,8 +553,11 @@ func latestFix(item Item) string {
 // neverWhy is the seeds' reason an error class is never replayed, when
 // there is one to give.
 func neverWhy(ec string) string {
-	if ec == ErrStaleVersion {
+	switch ec {
+	case ErrStaleVersion:
 		return ": replaying an older version over a newer one undoes it; reload the current state and apply what is still needed"
+	case ErrUnreadable:
+		return " (its producer's Dlq-Error-Class could not be read)"
 	}
 	return ""
 }

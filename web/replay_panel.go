@@ -27,7 +27,7 @@ func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.
 	d := found.deadLetter
 	u := userOf(c)
 	table := s.deps.Replays.Policy()
-	class := table.Classify(replaypolicy.Key{ItemType: d.ItemType, Subject: d.OriginalSubject, ErrorClass: string(d.ErrorClass),
+	class := table.Classify(replaypolicy.Key{ItemType: d.ItemType, Subject: d.OriginalSubject, ErrorClass: string(dlq.UnreadableErrorClass(d.ErrorClass, d.Flags)),
 		Generation: int(d.Generation)}).Class
 	open := d.Status.Closable()
 	m := views.DeadLetterActions{

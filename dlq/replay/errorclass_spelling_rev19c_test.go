@@ -3,6 +3,8 @@ package replay_test
 import (
 	"testing"
 
+	"github.com/quarantine-console/quarantine"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,7 +38,7 @@ func TestRevReplay19OddlySpelledErrorClassReplaysByClass(t *testing.T) {
 
 	d, err := b.store.Get(t.Context(), stale)
 	require.NoError(t, err)
-	assert.Contains(t, d.Flags, "invalid:error_class", "ingest saw the value and could not read it")
+	assert.Contains(t, d.Flags, "spelling:error_class", "ingest read the value in its spelling, and says so")
 
 	_, drafts := b.draft(t, oncall, control, stale, policy)
 	items := b.itemsOf(t, drafts)
@@ -58,7 +60,62 @@ func TestRevReplay19OddlySpelledErrorClassReplaysByClass(t *testing.T) {
 	// approved on the requester's word alone.
 	unknown := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "unknown-mixed",
 		Class: "Unknown_Effect", Subject: "app.acme.search.index_update"})
-	req := b.request(t, []int64{unknown}, replay.SubmitInput{Reason: "reindex"})
+	batch, drafts := b.draft(t, oncall, unknown)
+	_, err = b.replays.Submit(t.Context(), batch, oncall, replay.SubmitInput{Reason: "reindex"}, quarantine.RequestMeta{})
+	var refused *replay.RefusedError
+	require.ErrorAs(t, err, &refused, "no reconciliation note")
+	assert.Contains(t, refused.Reasons[drafts[0].ID], `error class "unknown_effect", which needs reconciliation first`)
+	req := b.request(t, []int64{unknown}, replay.SubmitInput{Reason: "reindex", ReconciliationNote: "the index has no version 3 of it, checked 10:42"})
 	assert.Equal(t, replay.StatusPendingApproval, req.Status,
 		"an unknown effect waits for one approver (and its submit for a reconciliation note); it was %s, note %q", req.Status, req.ReconciliationNote)
+}
+
+// TestUnreadableErrorClassIsJudgedStrictly: a Dlq-Error-Class that names
+// no class in any spelling (ingest stores unclassified and flags it
+// invalid:error_class) may have meant stale_version or unknown_effect, so
+// the rules judge it as unreadable: at least manual (two approvers) and
+// a reconciliation note, whatever its item type's class; never as a dead
+// letter that said nothing (by its class). A policy file may tighten it
+// to never.
+func TestUnreadableErrorClassIsJudgedStrictly(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := t.Context()
+	said := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "ec-none",
+		Subject: "app.acme.search.index_update", Headers: map[string][]string{"Dlq-Error-Class": {"VersionConflict"}}})
+	d, err := b.store.Get(ctx, said)
+	require.NoError(t, err)
+	require.Equal(t, "unclassified", string(d.ErrorClass), "stored as the contract says: unclassified when invalid")
+	require.Contains(t, d.Flags, "invalid:error_class")
+
+	batch, drafts := b.draft(t, oncall, said)
+	require.Len(t, drafts, 1)
+	assert.Equal(t, replaypolicy.Manual, drafts[0].Class, "a rebuildable item type, but its error class could not be read")
+	phrase, err := b.replays.ConfirmationFor(ctx, drafts[0].ID)
+	require.NoError(t, err)
+	confirm := map[int64]string{drafts[0].ID: phrase}
+	_, err = b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "reindex", Confirmations: confirm}, quarantine.RequestMeta{})
+	var refused *replay.RefusedError
+	require.ErrorAs(t, err, &refused)
+	assert.Contains(t, refused.Reasons[drafts[0].ID], `error class "unreadable", which needs reconciliation first`)
+
+	reqs, err := b.replays.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "reindex", Confirmations: confirm,
+		ReconciliationNote: "the index holds version 4 of doc 1; this is version 3, checked 10:42"}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.Len(t, reqs, 1)
+	assert.Equal(t, 2, reqs[0].ApprovalsNeeded, "manual: two approvers")
+
+	t.Run("FileTightens", func(t *testing.T) {
+		strict, err := replaypolicy.Parse("strict.toml", []byte(`
+[[rule]]
+item_type = "search.*"
+class = "rebuildable"
+[error_class.unreadable]
+replay = "never"
+`))
+		require.NoError(t, err)
+		assert.Equal(t, replaypolicy.Never, strict.ErrorRule(replaypolicy.ErrUnreadable).Replay)
+		_, err = replaypolicy.Parse("loose.toml", []byte("[error_class.unreadable]\nreconciliation_note = false\n"))
+		require.Error(t, err, "the note may not be taken away")
+	})
 }

@@ -289,7 +289,7 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
        coalesce((SELECT hr.status FROM replay_items h JOIN replay_requests hr ON hr.id = h.request_id
                  WHERE h.dead_letter_id = i.dead_letter_id AND h.held), ''),
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
-       coalesce(d.error_class, ''), d.first_failed_at, coalesce(d.generation, 0), ` + fixColumns + `,
+       ` + dlq.JudgedErrorClassOfD + `, d.first_failed_at, coalesce(d.generation, 0), ` + fixColumns + `,
        coalesce(d.flags, '{}'), d.replay_of, coalesce(d.received_at, k.at)
 FROM k
 JOIN replay_requests r ON r.id = k.request_id
