@@ -165,7 +165,12 @@ func DecodeCursor(s string) (Cursor, error) {
 	if !ok || err1 != nil || err2 != nil || n < 1 {
 		return Cursor{}, quarantine.Errorf(quarantine.EINVALID, "page cursor is not valid")
 	}
-	return Cursor{At: time.UnixMicro(us).UTC(), ID: n}, nil
+	// A time no dead letter can have (the partitions' range of years 1 to
+	// 9999: PostgreSQL refuses some such times outright) is an edited link.
+	if at := time.UnixMicro(us).UTC(); !at.Before(minTime) && !at.After(maxTime) {
+		return Cursor{At: at, ID: n}, nil
+	}
+	return Cursor{}, quarantine.Errorf(quarantine.EINVALID, "page cursor is not valid")
 }
 
 // ListTextChars is how many characters of a producer's ids, subject and
@@ -527,16 +532,21 @@ func likeEscape(s string) string {
 // Text search windows: the first holds about textWindowRows dead letters
 // at the table's average rate (the partitions' sizes), each next one is
 // textWindowGrowth times longer, and the last reaches the end of time.
+// None grows past textWindowMax: past it the last window takes the rest
+// (a cursor of the year 1000 is centuries from any row, and a duration
+// multiplied past 292 years wraps round).
 const (
 	textWindowRows   = 20_000
 	textWindowGrowth = 8
 	textWindowMin    = time.Minute
+	textWindowMax    = 100 * 365 * 24 * time.Hour
 )
 
 // textWindows returns the windows of dead_lettered_at a text search reads,
 // the first holding about first dead letters, outward from from: older
 // ones for a page of older rows, newer ones for a page of newer rows.
-// Together they cover all time on that side.
+// Together they cover all time on that side, in at most a dozen windows
+// whatever from is (a page cursor is a link anyone can edit).
 func textWindows(parts []Partition, at, from time.Time, newer bool, first int64) []span {
 	var rows int64
 	oldest := at
@@ -552,12 +562,16 @@ func textWindows(parts []Partition, at, from time.Time, newer bool, first int64)
 	if rows > 0 && at.After(oldest) {
 		w = max(textWindowMin, time.Duration(float64(at.Sub(oldest))*float64(first)/float64(rows)))
 	}
+	w = min(w, textWindowMax)
 	var out []span
 	if newer {
 		lo, hi := minTime, from.Add(w)
 		for hi.Before(at.Add(24 * time.Hour)) {
 			out = append(out, span{lo, hi})
-			lo, w = hi, w*textWindowGrowth
+			if lo = hi; w > textWindowMax/textWindowGrowth {
+				break
+			}
+			w *= textWindowGrowth
 			hi = from.Add(w)
 		}
 		return append(out, span{lo, maxTime})
@@ -565,7 +579,10 @@ func textWindows(parts []Partition, at, from time.Time, newer bool, first int64)
 	lo, hi := from.Add(-w), maxTime
 	for lo.After(oldest) {
 		out = append(out, span{lo, hi})
-		hi, w = lo, w*textWindowGrowth
+		if hi = lo; w > textWindowMax/textWindowGrowth {
+			break
+		}
+		w *= textWindowGrowth
 		lo = from.Add(-w)
 	}
 	return append(out, span{minTime, hi})

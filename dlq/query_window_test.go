@@ -46,6 +46,47 @@ func TestTextWindows(t *testing.T) {
 	assert.Equal(t, []span{{minTime, maxTime}}, empty, "an empty table is one window")
 }
 
+// TestTextWindowsFromAFarCursor (review 19b): a page cursor is a link
+// anyone who may read the list can edit. From one centuries away on the
+// side the search goes (the year 1000 going newer, 5000 going older), each
+// window eight times longer than the last grew past the 292 years a
+// duration holds, wrapped round to nothing, and the loop appended windows
+// until the process ran out of memory. Whatever the cursor, the windows
+// are few, follow one another and cover all time on that side.
+func TestTextWindowsFromAFarCursor(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	parts := []Partition{{Name: PartitionName(Day(at)), Day: Day(at), MinID: 1, MaxID: 1000}}
+	for _, c := range []struct {
+		from  time.Time
+		newer bool
+	}{
+		{time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC), true},
+		{minTime, true},
+		{time.Date(5000, 1, 1, 0, 0, 0, 0, time.UTC), false},
+		{maxTime, false},
+		{at, true},
+		{at, false},
+	} {
+		ws := textWindows(parts, at, c.from, c.newer, 1000)
+		require.NotEmpty(t, ws)
+		assert.LessOrEqual(t, len(ws), 16, "from %s (newer %v): a few windows", c.from, c.newer)
+		if c.newer {
+			assert.Equal(t, minTime, ws[0].lo)
+			assert.Equal(t, maxTime, ws[len(ws)-1].hi)
+		} else {
+			assert.Equal(t, maxTime, ws[0].hi)
+			assert.Equal(t, minTime, ws[len(ws)-1].lo)
+		}
+		for i := 1; i < len(ws); i++ {
+			if c.newer {
+				assert.Equal(t, ws[i-1].hi, ws[i].lo, "from %s: window %d follows window %d", c.from, i, i-1)
+			} else {
+				assert.Equal(t, ws[i-1].lo, ws[i].hi, "from %s: window %d follows window %d", c.from, i, i-1)
+			}
+		}
+	}
+}
+
 // TestWholeDay checks when a text search's window is widened to the rest
 // of its day: when it holds at least half of the day's dead letters on
 // the side the search goes, and never when it holds less; the windows
