@@ -99,10 +99,20 @@ const (
 // For returns how long a dead letter of tenant and item type with status
 // is kept; ok is false for a status retention never removes (an open
 // replay's, or one it does not know).
+//
+// An item type that names none (an empty token: "billing..charge", or
+// blank; ingest keeps it as sent, flagged invalid:item_type) matches no
+// rule's item types, yet is the tenant's: it is kept the longest of what
+// the section and every rule of its tenant keep with that status, as an
+// item type no class rule knows is manual. A producer does not take its
+// dead letters out of its tenant's terms by misspelling their item type.
 func (r *Retention) For(tenant, itemType, status string) (k Keep, ok bool) {
 	group, known := retentionStatuses[status]
 	if !known {
 		return Keep{}, false
+	}
+	if slices.Contains(strings.Split(itemType, "."), "") {
+		return r.longestFor(tenant, status, group), true
 	}
 	for _, rule := range r.Rules {
 		if (rule.Tenant == "*" || rule.Tenant == tenant) && rule.pat.match(itemType) {
@@ -117,6 +127,21 @@ func (r *Retention) For(tenant, itemType, status string) (k Keep, ok bool) {
 	}
 	k, _ = r.defaultPeriods().pick(status, group)
 	return k, true
+}
+
+// longestFor is the longest period the section (or the default) and every
+// rule of tenant keep a dead letter with status (of group) for.
+func (r *Retention) longestFor(tenant, status, group string) Keep {
+	out, ok := r.Section.pick(status, group)
+	if !ok {
+		out, _ = r.defaultPeriods().pick(status, group)
+	}
+	for _, rule := range r.Rules {
+		if k, ok := rule.Periods.pick(status, group); ok && (rule.Tenant == "*" || rule.Tenant == tenant) && !out.Forever && (k.Forever || k.For > out.For) {
+			out = k
+		}
+	}
+	return out
 }
 
 func (t Periods) pick(status, group string) (Keep, bool) {
@@ -336,7 +361,9 @@ func parseRetention(s string) (Keep, error) {
 		if err != nil || n < 0 {
 			return Keep{}, fmt.Errorf(`not a duration: use a whole number of days ("30d"), Go duration syntax ("36h") or "never"`)
 		}
-		d = time.Duration(min(n, 1<<20)) * 24 * time.Hour
+		// Past the bound before multiplying: a count of days past 106,751
+		// wraps round in a duration ("213505d" read as a day).
+		d = time.Duration(min(n, int(maxRetention/(24*time.Hour))+1)) * 24 * time.Hour
 	} else {
 		var err error
 		if d, err = time.ParseDuration(s); err != nil {

@@ -2,6 +2,7 @@ package replaypolicy
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -43,7 +44,14 @@ func tenantProblem(s string) string {
 //   - an earlier rule that matches some of the same dead letters sets no
 //     period for a status this one does: those dead letters would be kept
 //     the section's period, not the one this rule says, which can be
-//     sooner than the operator wrote.
+//     sooner than the operator wrote; or
+//   - an earlier rule matches some of the same dead letters but not only
+//     ones this rule matches (neither is the narrower: "every tenant's
+//     billing.>" before "acme's >"), and keeps some status of them for
+//     another period than this one does: which of the two the operator
+//     meant for the dead letters both match is not written anywhere (a
+//     tenant's hold would silently lose to the other rule). An earlier
+//     rule inside this one is the exception "narrower first" makes.
 //
 // Each is refused rather than read another way because retention terms
 // versions record rules, not their meaning: the same recorded terms must
@@ -60,9 +68,17 @@ func (p *parser) retentionRuleReached(r Retention, numbers []int, rule Retention
 				"and the first rule that matches decides; put the narrower rule first", describeRetentionRule(rule), numbers[j], describeRetentionRule(earlier))
 			return false
 		}
+		exception := (rule.Tenant == "*" || rule.Tenant == earlier.Tenant) && rule.pat.covers(earlier.pat) || settledBefore(r.Rules[:j], earlier, rule)
 		for _, st := range RetentionStatuses {
 			group := retentionStatuses[st]
-			if _, set := earlier.Periods.pick(st, group); set {
+			if first, set := earlier.Periods.pick(st, group); set {
+				if k, also := rule.Periods.pick(st, group); also && !exception && k != first {
+					p.problem(p.loc.line("retention", "rule", idx), where, "", "retention.rule %d (%s) and this rule (%s) both match some dead letters, neither only "+
+						"the other's, and keep their %s ones %s and %s: the first rule that matches decides, so those are kept %s; "+
+						"say which you mean in a rule for the dead letters both match, put first",
+						numbers[j], describeRetentionRule(earlier), describeRetentionRule(rule), st, first.String(), k.String(), first.String())
+					return false
+				}
 				continue
 			}
 			k, set := rule.Periods.pick(st, group)
@@ -87,6 +103,21 @@ func (p *parser) retentionRuleReached(r Retention, numbers []int, rule Retention
 		}
 	}
 	return true
+}
+
+// settledBefore reports whether one of rules (those before a and b) takes
+// every dead letter both a and b match: its tenant holds their common
+// tenant, and its item types cover one of theirs (so their overlap). It
+// may miss an overlap two rules settle together; the file is then refused
+// with a message that says how to settle it.
+func settledBefore(rules []RetentionRule, a, b RetentionRule) bool {
+	tenant := a.Tenant
+	if tenant == "*" {
+		tenant = b.Tenant
+	}
+	return slices.ContainsFunc(rules, func(k RetentionRule) bool {
+		return (k.Tenant == "*" || k.Tenant == tenant) && (k.pat.covers(a.pat) || k.pat.covers(b.pat))
+	})
 }
 
 // describeRetentionRule names a retention rule for messages.
