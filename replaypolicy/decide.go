@@ -230,16 +230,20 @@ func phraseID(id string) string {
 // rules and their order. The worker still re-checks revalidate items when it
 // executes.
 func Decide(t *Table, item Item, actor quarantine.Actor, req Request, now time.Time) Decision {
+	item.PayloadEdited = item.PayloadEdited || req.PayloadEdited
 	return DecideItems(t, []Item{item}, actor, req, now)
 }
 
 // DecideItems is Decide for a request of items (all of one class, in
 // order): each is judged AtRequest, then the request's rules over their
-// verdicts.
+// verdicts. Each item is judged as edited or not by its own payload
+// (Item.PayloadEdited), never by the request's: an edit of one item does
+// not make another, untouched, an edited same_operation item, which the
+// rules refuse (as submit judges it). The request's PayloadEdited raises
+// its approvals (JudgeRequest).
 func DecideItems(t *Table, items []Item, actor quarantine.Actor, req Request, now time.Time) Decision {
 	verdicts := make([]Verdict, len(items))
 	for i, item := range items {
-		item.PayloadEdited = item.PayloadEdited || req.PayloadEdited
 		verdicts[i] = JudgeItem(t, item, AtRequest)
 	}
 	terms, v := JudgeRequest(t, verdicts, req)
