@@ -27,6 +27,12 @@ func runPolicyShow(ctx context.Context, args []string, getenv func(string) strin
 	var version string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		version, args = args[0], args[1:]
+		if strings.TrimSpace(version) == "" {
+			// Typed from an empty variable ("$V"): never taken for no
+			// VERSION, which shows the active one in its stead.
+			fmt.Fprintln(stderr, "usage: console policy show [VERSION]: VERSION is empty; leave it out to show the active policy")
+			return errUsage
+		}
 	}
 	var dsn string
 	var canonical bool
