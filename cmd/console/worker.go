@@ -55,7 +55,7 @@ func (s *settings) replay(c *app.ReplayConfig, defaultWorkers int, policyDefault
 	s.duration(&c.Lease, "replay-lease", "REPLAY_LEASE", 30*time.Second, "how long a worker holds a claimed job", time.Second, 10*time.Minute)
 	s.duration(&c.DraftTTL, "replay-draft-ttl", "REPLAY_DRAFT_TTL", replay.DefaultDraftTTL, "how long a frozen selection may wait for its submit", time.Minute, 7*24*time.Hour)
 	s.duration(&c.WindowMargin, "replay-window-margin", "REPLAY_WINDOW_MARGIN", replay.DefaultWindowMargin,
-		"added to every target stream's duplicate window before a replay publishes (the clocks of broker, database and producers)", 0, 10*time.Minute)
+		"added to every target stream's duplicate window before a replay publishes (the clocks of broker, database and producers)", time.Millisecond, 10*time.Minute)
 	s.size(&c.MaxPayload, "replay-max-payload", "REPLAY_MAX_PAYLOAD", "0", "largest replay message, headers included, like 512KiB, when lower than "+
 		"the NATS server's max_payload (an account or user limit below it; 0: the server's)", 1<<10)
 	// Checked after both durations were read (checks run in order).
