@@ -30,6 +30,12 @@ type Window struct {
 	// stores: a stream that removes what was consumed, or keeps nothing
 	// over a restart, forgets an id inside its window (Volatile).
 	Retention, Storage string
+	// NoInterest says why the stream would acknowledge a publish of the
+	// subject and store nothing ("" when it would store it): it keeps a
+	// message only for its consumers (interest retention), and none of
+	// them takes the subject. The PubAck then names a sequence like any
+	// other, and no consumer ever receives the message.
+	NoInterest string
 	// Evicts names the stream's limits that remove a message before it
 	// ages out (the last N per subject; a count or size, discarding the
 	// oldest): "" when none. The broker forgets an evicted message's id
@@ -352,6 +358,10 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 		return v.plain(Wait, CheckWindowUnread, "could not read the duplicate window of the target stream ("+w.Unreadable+"); nothing is published until it can be; will retry")
 	case w.Stream == "" && a.FirstAttemptAt.IsZero():
 		return v
+	case w.NoInterest != "" && a.FirstAttemptAt.IsZero():
+		// A retry is a person's already (Volatile: interest retention).
+		return v.plain(Fail, CheckNoInterest, fmt.Sprintf("message id %q was not published: %s, so the broker would acknowledge the replay and drop it. "+
+			"Replay it again once a consumer takes the subject", a.MsgID, w.NoInterest))
 	case w.Stream == "":
 		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and no stream stores the subject, so no duplicate window drops a republish: "+
 			"it could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt)))

@@ -189,6 +189,7 @@ const (
 	CheckSuppressed     = "suppressed-duplicate" // deferred too often: the broker keeps dropping it
 	CheckOwnDuplicate   = "duplicate-ours"       // the broker kept our own earlier publish: replayed
 	CheckDedupeVolatile = "dedupe-not-durable"   // no PubAck, and the target's dedupe does not survive a restart: a person decides
+	CheckNoInterest     = "no-interest"          // an interest stream none of whose consumers takes the subject: it would acknowledge and drop the publish
 	CheckAckUnproven    = "ack-unproven"         // a first attempt's answer names a stream that does not store the subject: a person decides
 
 	// A request's end (JudgeRequestOutcome), and what people do to a
@@ -224,7 +225,7 @@ func Checks() []string {
 		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny, CheckMaybePublished, CheckUnsettled,
 		CheckWorkerFailed,
 		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckRefused, CheckNotSent, CheckDuplicateKept, CheckSuppressed, CheckOwnDuplicate,
-		CheckDedupeVolatile,
+		CheckDedupeVolatile, CheckNoInterest,
 		CheckProblems, CheckStopReason, CheckStopConfirmation, CheckDecision, CheckDecisionNote, CheckDecisionClosed,
 		CheckRepublishTwoApprovers,
 		CheckEditUnchanged,

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,6 +91,11 @@ type listedStream struct {
 	window    replaypolicy.Window
 	transform *jetstream.SubjectTransformConfig
 	sources   []listedSource
+	// interest are the filters of an interest-retention stream's
+	// consumers (">" for one that takes everything); nil for a stream of
+	// another retention. Such a stream stores only what some consumer
+	// takes (Window.NoInterest).
+	interest []string
 }
 
 // listRead is one read of the list: done is closed when list or err is set.
@@ -174,13 +180,18 @@ func (s *StreamWindows) readList(ctx context.Context, r *listRead) {
 	read := time.Now()
 	var streams []listedStream
 	ls := s.js.ListStreams(ctx)
+	var consumersErr error
 	for info := range ls.Info() {
-		streams = append(streams, listedStream{subjects: info.Config.Subjects, window: windowOf(info), transform: info.Config.SubjectTransform,
-			sources: sourcesOf(info.Config)})
+		st := listedStream{subjects: info.Config.Subjects, window: windowOf(info), transform: info.Config.SubjectTransform,
+			sources: sourcesOf(info.Config)}
+		if info.Config.Retention == jetstream.InterestPolicy && consumersErr == nil {
+			st.interest, consumersErr = s.interestOf(ctx, info.Config.Name)
+		}
+		streams = append(streams, st)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := ls.Err(); err != nil {
+	if err := cmp.Or(ls.Err(), consumersErr); err != nil {
 		r.err = fmt.Errorf("list the streams: %w", err)
 	} else {
 		r.list = &streamList{streams: streams, read: read, answers: map[string]replaypolicy.Window{}}
@@ -188,6 +199,40 @@ func (s *StreamWindows) readList(ctx context.Context, r *listRead) {
 	}
 	s.reading = nil
 	close(r.done)
+}
+
+// interestOf reads the filters of the consumers of interest-retention
+// stream name (">" for one with none): what the stream stores.
+func (s *StreamWindows) interestOf(ctx context.Context, name string) ([]string, error) {
+	st, err := s.js.Stream(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("the consumers of interest stream %s: %w", name, err)
+	}
+	filters := []string{}
+	cs := st.ListConsumers(ctx)
+	for ci := range cs.Info() {
+		switch c := ci.Config; {
+		case c.FilterSubject != "":
+			filters = append(filters, c.FilterSubject)
+		case len(c.FilterSubjects) > 0:
+			filters = append(filters, c.FilterSubjects...)
+		default:
+			filters = append(filters, ">")
+		}
+	}
+	if err := cs.Err(); err != nil {
+		return nil, fmt.Errorf("the consumers of interest stream %s: %w", name, err)
+	}
+	return filters, nil
+}
+
+// noInterest says why interest stream st would store nothing of subject
+// as it stores it ("" when a consumer takes it, or st is no interest stream).
+func (st listedStream) noInterest(stored string) string {
+	if st.interest == nil || slices.ContainsFunc(st.interest, func(f string) bool { return subjectMatches(f, stored) }) {
+		return ""
+	}
+	return fmt.Sprintf("stream %s keeps a message only for its consumers (interest retention), and none of them takes %s", st.window.Stream, stored)
 }
 
 // windowOf is the window of the stream info describes.
@@ -329,7 +374,9 @@ func (l *streamList) find(subject string) (replaypolicy.Window, bool) {
 	for _, st := range l.streams {
 		for _, f := range st.subjects {
 			if subjectMatches(f, subject) {
-				return l.copied(st.window, st.transform, subject), true
+				w := l.copied(st.window, st.transform, subject)
+				w.NoInterest = st.noInterest(cmp.Or(storesAs(st.transform, subject), subject))
+				return w, true
 			}
 		}
 	}
