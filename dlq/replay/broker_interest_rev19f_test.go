@@ -63,4 +63,3 @@ func TestRevBroker19InterestStreamAckWithoutStoreShownReplayed(t *testing.T) {
 	ja := b.job(t, again.ID, id)
 	assert.Equal(t, "replayed", ja.State, ja.Result)
 }
-
