@@ -127,11 +127,31 @@ func DefaultErrorRule(ec string) ErrorRule {
 }
 
 // ErrorRule returns the rule of error class ec under t (an unknown error
-// class is judged as unclassified).
+// class is judged as unclassified). Unreadable's is never looser than
+// unclassified's, field by field: a file that tightened what a dead letter
+// that said nothing needs (written before unreadable was told apart from
+// it, or since) tightens what one that said something unreadable needs.
 func (t *Table) ErrorRule(ec string) ErrorRule {
 	if !knownErrorClass(ec) {
 		ec = ErrUnclassified
 	}
+	r := t.ownErrorRule(ec)
+	if ec == ErrUnreadable {
+		u := t.ownErrorRule(ErrUnclassified)
+		if replayRank(u.Replay) > replayRank(r.Replay) {
+			r.Replay = u.Replay
+		}
+		if u.MinClass != "" && (r.MinClass == "" || Stricter(u.MinClass, r.MinClass)) {
+			r.MinClass = u.MinClass
+		}
+		r.Approvals = max(r.Approvals, u.Approvals)
+		r.ReconciliationNote = r.ReconciliationNote || u.ReconciliationNote
+	}
+	return r
+}
+
+// ownErrorRule is ec's section of t, or its default.
+func (t *Table) ownErrorRule(ec string) ErrorRule {
 	if r, ok := t.errorRules[ec]; ok {
 		return r
 	}

@@ -53,6 +53,9 @@ func tenantProblem(s string) string {
 //     tenant's hold would silently lose to the other rule). An earlier
 //     rule inside this one is the exception "narrower first" makes.
 //
+// Neither of the last two is said of an overlap a rule before both takes
+// whole (settledBefore): no dead letter of it reaches either.
+//
 // Each is refused rather than read another way because retention terms
 // versions record rules, not their meaning: the same recorded terms must
 // keep removing the same dead letters.
@@ -68,7 +71,8 @@ func (p *parser) retentionRuleReached(r Retention, numbers []int, rule Retention
 				"and the first rule that matches decides; put the narrower rule first", describeRetentionRule(rule), numbers[j], describeRetentionRule(earlier))
 			return false
 		}
-		exception := (rule.Tenant == "*" || rule.Tenant == earlier.Tenant) && rule.pat.covers(earlier.pat) || settledBefore(r.Rules[:j], earlier, rule)
+		settled := settledBefore(r.Rules[:j], earlier, rule)
+		exception := (rule.Tenant == "*" || rule.Tenant == earlier.Tenant) && rule.pat.covers(earlier.pat) || settled
 		for _, st := range RetentionStatuses {
 			group := retentionStatuses[st]
 			if first, set := earlier.Periods.pick(st, group); set {
@@ -82,7 +86,7 @@ func (p *parser) retentionRuleReached(r Retention, numbers []int, rule Retention
 				continue
 			}
 			k, set := rule.Periods.pick(st, group)
-			if !set {
+			if !set || settled {
 				continue
 			}
 			key := st

@@ -207,6 +207,8 @@ func TestRules(t *testing.T) {
 		{CheckAckLost, Retry, ack(Ack{Lost: "timeout", Attempts: 1, RetryBase: 2 * time.Second, FirstAttemptAt: testNow,
 			Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}}), "no PubAck (timeout)"},
 		{CheckNoStream, Fail, ack(Ack{MsgID: "m-1", NoStream: true, FirstAttempt: true}), "no stream stores the subject"},
+		{CheckNoInterest, Fail, window(Attempt{MsgID: "m-1", Window: Window{Stream: "APP", Duplicates: time.Second, Retention: "interest",
+			NoInterest: "stream APP keeps a message only for its consumers (interest retention), and none of them takes app.x"}}), "the broker would acknowledge the replay and drop it"},
 		{CheckDedupeVolatile, Reconcile, ack(Ack{Lost: "timeout", Attempts: 1, RetryBase: 2 * time.Second, FirstAttemptAt: testNow, FirstAttempt: true,
 			Window: Window{Stream: "WORK", Duplicates: 2 * time.Minute, Retention: "workqueue", Storage: "file"}}), "stream WORK removes messages its consumers took (workqueue retention)"},
 		{CheckDedupeVolatile, Reconcile, window(Attempt{FirstAttemptAt: testNow.Add(-time.Second), Window: Window{Stream: "MEM", Duplicates: 2 * time.Minute,
