@@ -198,11 +198,11 @@ func (s *Server) rowTenantsOf(ctx context.Context, u authz.User, tenants []strin
 func groupRowOf(form views.GroupFilter, g dlq.Group, status string, acts rowTenants) (views.GroupRow, replay.GroupScope) {
 	row := groupRow(g, status)
 	scope := replay.GroupScope{Fingerprint: g.Fingerprint, Tenants: intersect(g.Tenants, acts.replay)}
-	row.ListURL = listURL("group", g.Fingerprint, "tenant", form.Tenant, "type", form.ItemType, "status", status)
+	row.ListURL = groupListURL(g, form.ItemType, status)
 	row.ReplayURL = groupActionURL("/replay/filter", g.Fingerprint, scope.Tenants, form.ItemType)
 	row.DiscardURL = groupActionURL("/deadletters/discard/filter", g.Fingerprint, intersect(g.Tenants, acts.discard), form.ItemType)
 	row.ResolveURL = groupActionURL("/deadletters/resolve/filter", g.Fingerprint, intersect(g.Tenants, acts.resolve), form.ItemType)
-	row.TriageURL = listURL("group", g.Fingerprint, "tenant", form.Tenant, "status", views.StatusUnresolved) + "#group-triage"
+	row.TriageURL = groupListURL(g, "", views.StatusUnresolved) + "#group-triage"
 	return row, scope
 }
 
@@ -283,6 +283,22 @@ func intersect(a, b []string) []string {
 // letters of group fp in tenants (each a tenant value: the filter reads
 // several as a narrower scope) of itemType ("": any); "" when tenants is
 // empty: the row has nothing the person may do that to.
+// groupListURL is the list of what a row of group g counts: of its
+// tenants only (g.Tenants: a listing that leaves snoozed groups out counts
+// none of a tenant where it is snoozed, and the list must not show, nor
+// its bulk actions take, what the row does not count), of item type
+// (empty: any) and status.
+func groupListURL(g dlq.Group, itemType, status string) string {
+	q := url.Values{"group": {g.Fingerprint}, "tenant": g.Tenants}
+	if itemType != "" {
+		q.Set("type", itemType)
+	}
+	if status != "" {
+		q.Set("status", status)
+	}
+	return views.PathDeadLetters + encodeQuery(q)
+}
+
 func groupActionURL(path, fp string, tenants []string, itemType string) string {
 	if len(tenants) == 0 {
 		return ""
@@ -366,7 +382,7 @@ func groupRow(g dlq.Group, status string) views.GroupRow {
 	r := views.GroupRow{
 		Fingerprint: g.Fingerprint, ErrorClass: string(g.ErrorClass), N: g.N, Unresolved: g.Unresolved,
 		FirstSeen: g.FirstSeen, LastSeen: g.LastSeen, Tenants: g.Tenants, ItemTypes: g.ItemTypes,
-		SampleError: g.SampleError, StackHead: g.StackHead, ListURL: listURL("group", g.Fingerprint, "status", status),
+		SampleError: g.SampleError, StackHead: g.StackHead, ListURL: groupListURL(g, "", status),
 	}
 	if g.SampleError != "" {
 		r.SampleURL = deadLetterURL(g.SampleID)

@@ -61,7 +61,7 @@ func TestGroupList(t *testing.T) {
 		assert.Equal(t, "orders.refund", text(first.Find(`[data-testid="group-types"]`)))
 		assert.Equal(t, "refund ord-29 timed out", text(first.Find(`[data-testid="group-link"]`)), "the sample is the newest stored")
 		assert.Equal(t, "main.refund()\n\t/app/refund.go:42\nmain.handle()\n\t/app/h.go:7\nmain.main()", first.Find(`[data-testid="group-stack"]`).Text())
-		assert.Equal(t, "/deadletters?group="+refund+"&status=unresolved", first.Find(`[data-testid="group-link"]`).AttrOr("href", ""))
+		assert.Equal(t, "/deadletters?group="+refund+"&status=unresolved&tenant=acme", first.Find(`[data-testid="group-link"]`).AttrOr("href", ""), "of the tenants the row counts")
 		second := rows.Eq(1)
 		assert.Equal(t, smtp, second.AttrOr("data-fingerprint", ""))
 		assert.Equal(t, "acme, globex", text(second.Find(`[data-testid="group-tenants"]`)))
