@@ -109,9 +109,13 @@ type SnoozeInput struct {
 	KeepUntil bool
 }
 
-// The group's arrivals in a tenant (dead_letter_groups.arrived); no row
-// means no such group there.
-const selectGroupArrived = `SELECT sum(arrived)::bigint FROM dead_letter_groups WHERE tenant = $1 AND fingerprint = $2 HAVING count(*) > 0`
+// The group's arrivals in a tenant: those counted (dead_letter_groups.arrived)
+// and those stored but not yet folded into the counters (every delta is an
+// arrival), in one snapshot: a snooze "until N more arrive" counts from
+// what was stored before it, not from what the folder had counted (in a
+// flood, thousands behind). No row means no such group there.
+const selectGroupArrived = `SELECT sum(arrived)::bigint + coalesce((SELECT sum(n) FROM dead_letter_deltas d WHERE d.tenant = $1 AND d.fingerprint = $2), 0)::bigint
+    FROM dead_letter_groups WHERE tenant = $1 AND fingerprint = $2 HAVING count(*) > 0`
 
 // Each part of a change of group_triage writes its row (made on first use,
 // ensureTriage); selectTriageForUpdate reads it as it was before, for the
