@@ -98,16 +98,30 @@ type Dashboard struct {
 // (tenant, dead_lettered_at, id) instead, through every closed dead letter
 // older than the oldest open one (EXPLAIN ANALYZE, 3,000 rows, 2,900
 // resolved); of two as old, either is the oldest.
+//
+// A dead letter whose NATS server's clock was reset is kept under the
+// midnight of the day it arrived (FlagImplausibleStoredAt) and dated by
+// when it arrived (DeadLetteredBy): the probe reads the first
+// oldestProbe entries and takes the oldest by that date. That is exact
+// whenever one of them is not so flagged (every entry after it is dated
+// no earlier); only a tenant whose oldest oldestProbe are all flagged is
+// dated by the oldest of those.
+const oldestProbe = "64"
+
 const (
 	selectOldestInScope = `
 SELECT t.tenant, o.id, o.dead_lettered_at
 FROM unnest(@tenants::text[]) AS t(tenant)
 CROSS JOIN LATERAL (
-    SELECT d.id, d.dead_lettered_at FROM dead_letters d
-    WHERE d.tenant = t.tenant
-      AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed', 'needs_reconciliation')
-    ORDER BY d.dead_lettered_at
-    LIMIT 1
+    SELECT f.id, f.dead_lettered_at FROM (
+        SELECT d.id, CASE WHEN '` + FlagImplausibleStoredAt + `' = ANY(d.flags) AND d.received_at > d.dead_lettered_at
+                          THEN d.received_at ELSE d.dead_lettered_at END AS dead_lettered_at
+        FROM dead_letters d
+        WHERE d.tenant = t.tenant
+          AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed', 'needs_reconciliation')
+        ORDER BY d.dead_lettered_at
+        LIMIT ` + oldestProbe + `
+    ) f ORDER BY f.dead_lettered_at, f.id LIMIT 1
 ) o`
 	// Per tenant, per item type and per class, summed in the database.
 	selectDashboardCounts = `
