@@ -214,8 +214,8 @@ func (w Window) Forgets(first time.Time, sent SentTo, margin time.Duration, now 
 	// Past the window first: whether or not the stream is the one that saw
 	// the first publish, its window no longer covers it, and that says
 	// so without leaning on the clocks of two hosts.
-	if !now.Before(first.Add(w.Duplicates - margin)) {
-		return fmt.Sprintf("stream %s's duplicate window (%s) no longer covers the first publish of %s", w.Stream, w.Duplicates, formatTime(first))
+	if cover := w.Covers(sent); !now.Before(first.Add(cover - margin)) {
+		return fmt.Sprintf("stream %s's duplicate window (%s%s) no longer covers the first publish of %s", w.Stream, cover, raisedSince(w, sent), formatTime(first))
 	}
 	return w.NotSentTo(first, sent, margin)
 }
@@ -226,6 +226,23 @@ func (w Window) Forgets(first time.Time, sent SentTo, margin time.Duration, now 
 type SentTo struct {
 	Stream  string
 	Created time.Time
+	// Duplicates is the stream's duplicate window as the worker read it
+	// then (zero: not known). The broker forgets an id by the window in
+	// force as it goes: one raised since does not bring back an id
+	// forgotten under the shorter one (Covers).
+	Duplicates time.Duration
+}
+
+// Covers is how long after a first attempt sent to sent w's stream may
+// still hold its id: w's window, or the window sent was judged by when
+// that was shorter (raised since: the broker may have forgotten the id
+// under it). A window lowered and raised again between two reads of it is
+// not seen.
+func (w Window) Covers(sent SentTo) time.Duration {
+	if sent.Duplicates > 0 && sent.Duplicates < w.Duplicates {
+		return sent.Duplicates
+	}
+	return w.Duplicates
 }
 
 // NotSentTo says why w's stream is not the one the publish made at first
@@ -349,7 +366,7 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 	v := Verdict{Rule: -1, Outcome: Go}
 	w := a.Window
 	switch {
-	case w.Unreadable != "" && !a.FirstAttemptAt.IsZero() && w.Stream != "" && !now.Before(a.FirstAttemptAt.Add(w.Duplicates-a.Margin)):
+	case w.Unreadable != "" && !a.FirstAttemptAt.IsZero() && w.Stream != "" && !now.Before(a.FirstAttemptAt.Add(w.Covers(a.FirstSentTo)-a.Margin)):
 		// Past even the window last read: nothing the stream says now
 		// would let the retry go.
 		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and stream %s's duplicate window (%s, as last read; it could not be read again: %s) no longer covers it: "+
@@ -395,9 +412,9 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckDedupeVolatile, fmt.Sprintf("the publish of %s has no answer on record, and %s: a republish could be a second effect. "+
 			"Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), why))
 	}
-	if covered := a.FirstAttemptAt.Add(w.Duplicates - a.Margin); !now.Before(covered) {
-		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and stream %s's duplicate window (%s) no longer covers it: a republish could be a second effect. "+
-			"Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), w.Stream, w.Duplicates))
+	if cover := w.Covers(a.FirstSentTo); !now.Before(a.FirstAttemptAt.Add(cover - a.Margin)) {
+		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and stream %s's duplicate window (%s%s) no longer covers it: a republish could be a second effect. "+
+			"Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt), w.Stream, cover, raisedSince(w, a.FirstSentTo)))
 	}
 	if why := w.NotSentTo(a.FirstAttemptAt, a.FirstSentTo, a.Margin); why != "" {
 		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and %s; whether that publish landed in the stream before it, and was consumed, is unknown: "+
@@ -687,7 +704,7 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 func lostRetry(a Ack, now time.Time, check, reason string) Verdict {
 	v := Verdict{Rule: -1}.plain(Retry, check, reason)
 	v.Until = now.Add(RetryAfter(a.Attempts, a.RetryBase, a.Jitter))
-	if latest := a.FirstAttemptAt.Add(a.Window.Duplicates - a.Margin); !a.FirstAttemptAt.IsZero() && v.Until.After(latest) && latest.After(now) {
+	if latest := a.FirstAttemptAt.Add(a.Window.Covers(a.FirstSentTo) - a.Margin); !a.FirstAttemptAt.IsZero() && v.Until.After(latest) && latest.After(now) {
 		v.Until = now.Add(latest.Sub(now) / 2) // one more try inside the window
 	}
 	return v
@@ -750,4 +767,13 @@ func RetryAfter(attempt int, base time.Duration, jitter float64) time.Duration {
 	}
 	d = min(d, MaxRetryWait)
 	return time.Duration(float64(d) * (0.5 + min(max(jitter, 0), 1)))
+}
+
+// raisedSince says, for a message, that w's window was raised since the
+// first attempt sent to sent was judged by a shorter one ("" when not).
+func raisedSince(w Window, sent SentTo) string {
+	if w.Covers(sent) < w.Duplicates {
+		return fmt.Sprintf(", as it was at the first publish; it is %s now, but a window raised since does not bring back an id the broker forgot", w.Duplicates)
+	}
+	return ""
 }

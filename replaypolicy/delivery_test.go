@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // TestRetryReliesOnTheWindowThatSawTheFirstAttempt: a retry after an
@@ -143,4 +145,30 @@ func TestRetryReliesOnTheStreamItWasSentTo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRetryCoveredByTheShorterWindow (review 19f): the broker forgets an
+// id by the window in force as it goes, and a window raised since a first
+// attempt does not bring back an id forgotten under the shorter one. A
+// retry is covered by the shorter of the window the first attempt was
+// judged by and the window read now; a lowered window is the one read now.
+func TestRetryCoveredByTheShorterWindow(t *testing.T) {
+	first := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	created := first.Add(-time.Hour)
+	sent := SentTo{Stream: "APP", Created: created, Duplicates: 2 * time.Minute}
+	raised := Window{Stream: "APP", Created: created, Duplicates: time.Hour, Retention: "limits", Storage: "file"}
+	at := func() Attempt {
+		return Attempt{MsgID: "m-1", FirstAttemptAt: first, FirstSentTo: sent, Window: raised, Margin: time.Second}
+	}
+	assert.Equal(t, 2*time.Minute, raised.Covers(sent))
+	assert.Equal(t, Go, JudgeWindow(at(), first.Add(time.Minute)).Outcome, "inside the window it was sent under")
+	v := JudgeWindow(at(), first.Add(5*time.Minute))
+	assert.Equal(t, Reconcile, v.Outcome, "past the window it was sent under, though inside the raised one")
+	assert.Contains(t, v.Reason, "a window raised since does not bring back an id the broker forgot")
+	assert.Contains(t, raised.Forgets(first, sent, time.Second, first.Add(5*time.Minute)), "no longer covers")
+
+	lowered := raised
+	lowered.Duplicates = time.Minute
+	assert.Equal(t, time.Minute, lowered.Covers(SentTo{Stream: "APP", Created: created, Duplicates: time.Hour}), "a lowered window is the one read now")
+	assert.Equal(t, time.Hour, raised.Covers(SentTo{Stream: "APP", Created: created}), "not known (a job from before): the window read now")
 }

@@ -58,11 +58,12 @@ WITH r AS (
         -- the stream a first attempt is sent to, as the worker judged it by: a retry relies on that very stream's window
         first_stream = CASE WHEN j.first_attempt_at IS NULL THEN u.stream ELSE j.first_stream END,
         first_stream_created = CASE WHEN j.first_attempt_at IS NULL THEN u.created ELSE j.first_stream_created END,
+        first_stream_window = CASE WHEN j.first_attempt_at IS NULL THEN u.dup ELSE j.first_stream_window END,
         first_published_at = coalesce(j.first_published_at, now()), -- never reset: what the broker keeps since may be ours
         -- may be handed to NATS from here on, committed before the send: a worker that dies after this leaves it set
         -- ("may have been sent"); the record clears it only for a job none of whose publishes may have landed (nothingLanded)
         handed_at = coalesce(j.handed_at, now())
-    FROM r, unnest($4::bigint[], $5::bigint[], $7::text[], $8::timestamptz[]) AS u(id, fence, stream, created)
+    FROM r, unnest($4::bigint[], $5::bigint[], $7::text[], $8::timestamptz[], $9::interval[]) AS u(id, fence, stream, created, dup)
     WHERE j.id = u.id
       AND j.fence = u.fence AND j.state = 'claimed' -- a worker whose lease was taken over publishes nothing
       AND j.lease_until > now() -- nor one whose lease ran out while it judged (before anyone took it over)
@@ -218,12 +219,16 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 		}
 		g.held = held
 		ids, fences := make([]int64, 0, len(chunk)), make([]int64, 0, len(chunk))
-		streams, created := make([]*string, 0, len(chunk)), make([]*time.Time, 0, len(chunk))
+		streams, created, dups := make([]*string, 0, len(chunk)), make([]*time.Time, 0, len(chunk)), make([]*time.Duration, 0, len(chunk))
 		for _, c := range chunk {
 			if _, no := held[c.id]; !no {
 				ids, fences = append(ids, c.id), append(fences, c.fence)
 				s, at := sentTo(c.window)
-				streams, created = append(streams, s), append(created, at)
+				var dup *time.Duration
+				if s != nil {
+					dup = &c.window.Duplicates
+				}
+				streams, created, dups = append(streams, s), append(created, at), append(dups, dup)
 			}
 		}
 		// The request's row first, in a statement of its own: gateJobs
@@ -237,7 +242,7 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 		if _, err := tx.Exec(ctx, lockRequestForGate, j.requestID); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences, j.stamp, streams, created)
+		rows, err := tx.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences, j.stamp, streams, created, dups)
 		if err != nil {
 			return err
 		}
