@@ -202,3 +202,34 @@ func TestRevOncall19ResetClockArrivalIsNotTheOldest(t *testing.T) {
 		deadLetteredAt.UTC().Format(time.DateTime), shown.Format(time.TimeOnly), text(oldest))
 	assert.False(t, oldest.HasClass("age--stale"), "a dead letter stored seconds ago raises the 15-minute stale alarm (%q)", text(oldest))
 }
+
+// TestRevOncall19UnresolvedAboutToBeRemovedSaysSo: the shipped policy
+// keeps unresolved dead letters 90 days ([retention] unresolved = "90d"),
+// after which the keeper deletes them, still quarantined, never replayed.
+// A quarantined dead letter that arrived 89 days and 20 hours ago is the
+// dashboard's red "Oldest unresolved" and the on-call opens it: its page
+// says nothing of retention, nor that it will be gone within hours. The
+// only word on it is the dashboard's "Kept: Quarantined 90 days..." line,
+// which an on-call must do the sum against by hand. The next action
+// (replay, resolve, or raise the terms) has a deadline the page hides.
+//
+// Expected: the page of an unresolved dead letter that retention will
+// remove says so, and when (here: within a day).
+func TestRevOncall19UnresolvedAboutToBeRemovedSaysSo(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	c, _ := b.SignIn(t, "acme:oncall")
+	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "rev19g-old",
+		Error: "index shard 19g-old unavailable", At: time.Now().Add(-(89*24 + 20) * time.Hour)})
+
+	dash := b.Do(t, c, "GET", "/", nil, nil).Doc(t)
+	require.Contains(t, text(byID(dash, "retention-summary")), "quarantined 90d", "the terms keep unresolved dead letters 90 days")
+	require.Equal(t, fmt.Sprintf("/deadletters/%d", id), byID(dash, "kpi-oldest").AttrOr("href", ""), "the red KPI leads to it")
+
+	page := b.Do(t, c, "GET", fmt.Sprintf("/deadletters/%d", id), nil, nil)
+	require.Equal(t, 200, page.Status)
+	main := strings.ToLower(text(page.Doc(t).Find("main")))
+	assert.True(t, strings.Contains(main, "retention"),
+		"the page of a quarantined dead letter that retention deletes within 4 hours says nothing of it (it shows only %q)",
+		text(page.Doc(t).Find(`main .page-sub`).First()))
+}
