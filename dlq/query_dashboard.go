@@ -2,7 +2,6 @@ package dlq
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -273,13 +272,7 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 		dash.LastPurge, err = scanLastPurge(rows)
 		return err
 	})
-	b.Queue(selectActiveTerms).QueryRow(func(row pgx.Row) error {
-		a := &dash.ActiveTerms
-		if err := row.Scan(&a.Version, &a.File, &a.ActivatedAt, &a.ActivatedBy); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("read the active retention terms: %w", err)
-		}
-		return nil
-	})
+	QueueActiveTerms(b, &dash.ActiveTerms)
 	for _, r := range q.Also {
 		r.Queue(b)
 	}

@@ -67,6 +67,16 @@ func ActiveTerms(ctx context.Context, q interface {
 	return a, nil
 }
 
+// QueueActiveTerms queues ActiveTerms' read into b, into a.
+func QueueActiveTerms(b *pgx.Batch, a *TermsActivation) {
+	b.Queue(selectActiveTerms).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(&a.Version, &a.File, &a.ActivatedAt, &a.ActivatedBy); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("read the active retention terms: %w", err)
+		}
+		return nil
+	})
+}
+
 // termsLockKey is the advisory lock between retention runs, which hold it
 // shared from the check of their terms to their commit, and activations of
 // other terms, which take it alone in their transaction ("QDLTERM").

@@ -55,7 +55,10 @@ type DeadLetterDetailModel struct {
 	DeadLetteredAt time.Time
 	ReceivedAt     time.Time
 	UpdatedAt      time.Time
-	Stack          string
+	// Retention is when the active retention terms remove it (nil: they
+	// keep it for good, or the terms in force are not known here).
+	Retention *RetentionNotice
+	Stack     string
 	// ErrorSize and StackSize are the whole sizes in bytes of the error and
 	// the stack trace when the page shows only their start (Error and Stack
 	// are cut to at most TextShownMax), 0 otherwise; ErrorURL and StackURL
@@ -276,4 +279,18 @@ func payloadText(v PayloadView) string {
 		return v.Text
 	}
 	return ""
+}
+
+// RetentionNotice is when retention removes a dead letter: from From, its
+// status (Status) being kept Keep, counted from the later of when it was
+// dead-lettered and when the console received it; or, HeldBy set, never
+// while that replay request holds it. Unresolved and Soon (within a week)
+// make it a warning: the next action has a deadline.
+type RetentionNotice struct {
+	From       time.Time
+	Keep       string
+	Status     string
+	Unresolved bool
+	Soon       bool
+	HeldBy     int64
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
@@ -68,6 +69,7 @@ func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) 
 			// generation limit count, not only its item type and subject.
 			c := t.Classify(replaypolicy.Key{ItemType: d.ItemType, Subject: d.OriginalSubject, ErrorClass: string(dlq.UnreadableErrorClass(d.ErrorClass, d.Flags)),
 				Generation: int(d.Generation)})
+			m.Retention = retentionNotice(t, found, m.Now)
 			m.PolicyClass, m.PolicyText = string(c.Class), t.Describe(c.Class)
 			m.PolicyRaised = policyRaised(c, t.ClassOf(d.ItemType, d.OriginalSubject).Class)
 			if rule := c.Rule(); rule >= 0 {
@@ -78,6 +80,35 @@ func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) 
 	}
 	m.ReplayPanel = s.replayPanel(c, found, fix)
 	return s.render(c, status, views.DeadLetterShow(s.page(c, "Dead letter "+c.Param("id"), "deadletters"), m))
+}
+
+// retentionNotice is when the retention terms of t remove the dead letter
+// found, read at now: nil when they keep it for good, or when they are not
+// the active terms (found.activeTerms, read with the page), whose keeper
+// alone removes anything. Its age counts as retention counts it: from the
+// later of when it was dead-lettered and when the console received it. A
+// replay request that holds it keeps it whatever its age.
+func retentionNotice(t *replaypolicy.Table, found *foundDeadLetter, now time.Time) *views.RetentionNotice {
+	d := found.deadLetter
+	if found.activeTerms.Stale(replay.RetentionVersion(t.Retention())) {
+		return nil
+	}
+	k, ok := t.Retention().For(d.Tenant, d.ItemType, string(d.Status))
+	if !ok || k.Forever {
+		return nil
+	}
+	for id, it := range found.items {
+		if it.Held {
+			return &views.RetentionNotice{HeldBy: id}
+		}
+	}
+	from := d.DeadLetteredAt
+	if d.ReceivedAt.After(from) {
+		from = d.ReceivedAt
+	}
+	at := from.Add(k.For)
+	return &views.RetentionNotice{From: at, Keep: k.String(), Status: string(d.Status), Unresolved: d.Status.Unresolved(),
+		Soon: at.Sub(now) < 7*24*time.Hour}
 }
 
 // policyRaised says why class c of a dead letter is stricter than ruled,

@@ -216,6 +216,7 @@ func (s *Server) readDeadLetterPage(ctx context.Context, id int64) (*foundDeadLe
 		s.deps.Replays.QueueJudge(b, id, lo, hi, &f.verdict, &f.judged)
 		dlq.QueueChain(b, id, "", lo, hi, &f.chain)
 		dlq.QueueFixesFor(b, id, lo, hi, maxShownFixes, &f.fixes)
+		dlq.QueueActiveTerms(b, &f.activeTerms) // whose retention the page tells
 	})
 	if err != nil {
 		return nil, err
@@ -226,13 +227,14 @@ func (s *Server) readDeadLetterPage(ctx context.Context, id int64) (*foundDeadLe
 
 // foundDeadLetter is what readDeadLetterPage read.
 type foundDeadLetter struct {
-	deadLetter dlq.Detail
-	requests   []replay.Request
-	items      map[int64]replay.Item // by request
-	verdict    replaypolicy.Verdict
-	judged     bool
-	chain      []dlq.ChainLink
-	fixes      []dlq.Fix
+	deadLetter  dlq.Detail
+	requests    []replay.Request
+	items       map[int64]replay.Item // by request
+	verdict     replaypolicy.Verdict
+	judged      bool
+	chain       []dlq.ChainLink
+	fixes       []dlq.Fix
+	activeTerms dlq.TermsActivation
 }
 
 const ctxFoundDeadLetter = "quarantine.deadletter"

@@ -232,4 +232,17 @@ func TestRevOncall19UnresolvedAboutToBeRemovedSaysSo(t *testing.T) {
 	assert.True(t, strings.Contains(main, "retention"),
 		"the page of a quarantined dead letter that retention deletes within 4 hours says nothing of it (it shows only %q)",
 		text(page.Doc(t).Find(`main .page-sub`).First()))
+	notice := byID(page.Doc(t), "dl-retention")
+	assert.True(t, notice.HasClass("alert"), "within a week, unresolved: a warning")
+	assert.Contains(t, text(notice), "Replay, resolve or discard it before then")
+	assert.Contains(t, text(notice), "(in ")
+
+	// A closed one is told plainly, when it goes.
+	closed := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "rev19g-closed",
+		Error: "index shard 19g-closed unavailable", At: time.Now().Add(-24 * time.Hour)})
+	_, err := b.Pool.Exec(context.Background(), `UPDATE dead_letters SET status = 'resolved' WHERE id = $1`, closed)
+	require.NoError(t, err)
+	plain := byID(b.Do(t, c, "GET", fmt.Sprintf("/deadletters/%d", closed), nil, nil).Doc(t), "dl-retention")
+	assert.False(t, plain.HasClass("alert"))
+	assert.Contains(t, text(plain), "resolved dead letters are kept 30d")
 }
