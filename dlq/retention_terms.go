@@ -60,21 +60,22 @@ func ActiveTerms(ctx context.Context, q interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }) (TermsActivation, error) {
 	var a TermsActivation
-	err := q.QueryRow(ctx, selectActiveTerms).Scan(&a.Version, &a.File, &a.ActivatedAt, &a.ActivatedBy)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return a, fmt.Errorf("read the active retention terms: %w", err)
-	}
-	return a, nil
+	err := scanActiveTerms(q.QueryRow(ctx, selectActiveTerms), &a)
+	return a, err
 }
 
 // QueueActiveTerms queues ActiveTerms' read into b, into a.
 func QueueActiveTerms(b *pgx.Batch, a *TermsActivation) {
-	b.Queue(selectActiveTerms).QueryRow(func(row pgx.Row) error {
-		if err := row.Scan(&a.Version, &a.File, &a.ActivatedAt, &a.ActivatedBy); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("read the active retention terms: %w", err)
-		}
-		return nil
-	})
+	b.Queue(selectActiveTerms).QueryRow(func(row pgx.Row) error { return scanActiveTerms(row, a) })
+}
+
+// scanActiveTerms scans selectActiveTerms' row into a (left as it is when
+// none is recorded yet).
+func scanActiveTerms(row pgx.Row, a *TermsActivation) error {
+	if err := row.Scan(&a.Version, &a.File, &a.ActivatedAt, &a.ActivatedBy); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("read the active retention terms: %w", err)
+	}
+	return nil
 }
 
 // termsLockKey is the advisory lock between retention runs, which hold it
