@@ -2,6 +2,7 @@ package replaypolicy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -82,16 +83,20 @@ func badTokenRune(tok string) (rune, bool) {
 	return 0, false
 }
 
+// namesItemType reports whether itemType has no empty token (none is
+// empty: not the empty string, nor a leading, trailing or doubled dot).
+func namesItemType(itemType string) bool {
+	return !slices.Contains(strings.Split(itemType, "."), "")
+}
+
 // match reports whether itemType matches p. An item type with an empty token
 // (empty string, leading, trailing or doubled dot) matches nothing, so it
 // falls to manual.
 func (p pattern) match(itemType string) bool {
-	toks := strings.Split(itemType, ".")
-	for _, t := range toks {
-		if t == "" {
-			return false
-		}
+	if !namesItemType(itemType) {
+		return false
 	}
+	toks := strings.Split(itemType, ".")
 	if p.tail {
 		if len(toks) <= len(p.toks) {
 			return false

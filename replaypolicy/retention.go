@@ -111,7 +111,7 @@ func (r *Retention) For(tenant, itemType, status string) (k Keep, ok bool) {
 	if !known {
 		return Keep{}, false
 	}
-	if slices.Contains(strings.Split(itemType, "."), "") {
+	if !namesItemType(itemType) {
 		return r.longestFor(tenant, status, group), true
 	}
 	for _, rule := range r.Rules {
