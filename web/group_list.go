@@ -279,33 +279,35 @@ func intersect(a, b []string) []string {
 	return out
 }
 
-// groupActionURL is path (an action by filter) over the unresolved dead
-// letters of group fp in tenants (each a tenant value: the filter reads
-// several as a narrower scope) of itemType ("": any); "" when tenants is
-// empty: the row has nothing the person may do that to.
 // groupListURL is the list of what a row of group g counts: of its
 // tenants only (g.Tenants: a listing that leaves snoozed groups out counts
 // none of a tenant where it is snoozed, and the list must not show, nor
 // its bulk actions take, what the row does not count), of item type
-// (empty: any) and status.
+// (empty: any) and status (empty: any).
 func groupListURL(g dlq.Group, itemType, status string) string {
-	q := url.Values{"group": {g.Fingerprint}, "tenant": g.Tenants}
+	return groupURL(views.PathDeadLetters, g.Fingerprint, g.Tenants, itemType, status)
+}
+
+// groupActionURL is path (an action by filter) over the unresolved dead
+// letters of group fp in tenants (each a tenant value: the filter reads
+// several as a narrower scope) of itemType ("": any); "" when tenants is
+// empty: the row has nothing the person may do that to.
+func groupActionURL(path, fp string, tenants []string, itemType string) string {
+	if len(tenants) == 0 {
+		return ""
+	}
+	return groupURL(path, fp, tenants, itemType, views.StatusUnresolved)
+}
+
+// groupURL is path filtered to group fp in tenants, of itemType and
+// status (each left out when empty).
+func groupURL(path, fp string, tenants []string, itemType, status string) string {
+	q := url.Values{"group": {fp}, "tenant": tenants}
 	if itemType != "" {
 		q.Set("type", itemType)
 	}
 	if status != "" {
 		q.Set("status", status)
-	}
-	return views.PathDeadLetters + encodeQuery(q)
-}
-
-func groupActionURL(path, fp string, tenants []string, itemType string) string {
-	if len(tenants) == 0 {
-		return ""
-	}
-	q := url.Values{"group": {fp}, "status": {views.StatusUnresolved}, "tenant": tenants}
-	if itemType != "" {
-		q.Set("type", itemType)
 	}
 	return path + encodeQuery(q)
 }
