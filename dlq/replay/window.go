@@ -229,7 +229,7 @@ func (s *StreamWindows) interestOf(ctx context.Context, name string) ([]string, 
 // noInterest says why interest stream st would store nothing of subject
 // as it stores it ("" when a consumer takes it, or st is no interest stream).
 func (st listedStream) noInterest(stored string) string {
-	if st.interest == nil || slices.ContainsFunc(st.interest, func(f string) bool { return subjectMatches(f, stored) }) {
+	if st.interest == nil || takes(st.interest, stored) {
 		return ""
 	}
 	return fmt.Sprintf("stream %s keeps a message only for its consumers (interest retention), and none of them takes %s", st.window.Stream, stored)
