@@ -38,6 +38,9 @@ type ReplayRow struct {
 	// "0 replayed · 2 to go · 1 blocked"); Total how many it holds.
 	Items string
 	Total int
+	// Waiting is how many of its items need reconciliation: while one
+	// does, its badge is amber whatever its status.
+	Waiting int
 	// Requester names who asked; RequesterURL is the page filtered to
 	// their requests: their identity, exactly.
 	Requester    string

@@ -486,7 +486,7 @@ func replayList(m ReplayListModel) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = Badge(replayStatusKind(r.Status), Label(r.Status)).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = Badge(requestStatusKind(r.Status, r.Waiting), Label(r.Status)).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

@@ -17,7 +17,7 @@ import (
 
 // TestRevGov9StopAndReconcileNameAnUnverifiedEmailAsVerified: the
 // emergency stop and the reconciliation write who acted into the texts the
-// request page shows (replay.Service.stop: "emergency stop by <email>",
+// request page shows (replay.Service.stop: before, "emergency stop by <email>";
 // each item "stopped by <email>"; Reconcile: "applied, as <email> found:
 // ...") from Actor.Email, whether or not the provider verified it. Anyone
 // may claim any address at a provider that does not verify, so an approver

@@ -237,8 +237,10 @@ func (s *Service) StopAll(ctx context.Context, tenant string, may func(replaypol
 	return res, nil
 }
 
-// stop halts req as an emergency stop by actor.
+// stop halts req as an emergency stop by actor. The request's reason does
+// not name actor: the request records who closed it, and every page shows
+// "Cancelled by" that person before the reason; each item's result, shown
+// on its own, does.
 func (s *Service) stop(ctx context.Context, tx pgx.Tx, req *Request, actor quarantine.Actor, reason string, meta quarantine.RequestMeta) error {
-	who := actor.Attribution()
-	return s.halt(ctx, tx, req, "stopped by "+who, fmt.Sprintf("emergency stop by %s: %s", who, strings.TrimSpace(reason)), actor, meta, "replay.stop")
+	return s.halt(ctx, tx, req, "stopped by "+actor.Attribution(), "emergency stop: "+strings.TrimSpace(reason), actor, meta, "replay.stop")
 }
