@@ -1,0 +1,52 @@
+package replay_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// TestGenerationLimitCountsReplaysWithoutTheLink: a consumer that drops
+// Dlq-Replay-Of when it dead-letters a replayed message again sends back
+// a dead letter that ingest cannot link (generation 0). The generation
+// limit still holds: the replays of its message id the ledger holds for
+// other dead letters count as the generations it came back from, so from
+// the third on only manual may replay it, as a linked one.
+func TestGenerationLimitCountsReplaysWithoutTheLink(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Duplicates: time.Second})
+	run(t, b.worker(t, replay.WorkerConfig{}))
+
+	back := func() int64 { // the consumer fails again, and its dead letter names no origin
+		return testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "unlinked-loop",
+			Subject: "events.acme.search.index_update", Payload: []byte(`{"doc":"loop"}`)})
+	}
+	first := back()
+	req := b.request(t, []int64{first}, replay.SubmitInput{})
+	assert.Equal(t, replaypolicy.Rebuildable, req.Class)
+	b.waitStatus(t, req.ID, replay.StatusDone)
+	for gen := 1; gen <= 2; gen++ {
+		req := b.request(t, []int64{back()}, replay.SubmitInput{})
+		assert.Equal(t, replaypolicy.Rebuildable, req.Class, "generation %d is under the limit", gen)
+		b.waitStatus(t, req.ID, replay.StatusDone)
+	}
+	// Its message was replayed for three other dead letters (first, and the
+	// two that came back): this one is generation 3.
+	last := back()
+	_, drafts := b.draft(t, oncall, last)
+	require.Len(t, drafts, 1)
+	assert.Equal(t, replaypolicy.Manual, drafts[0].Class, "a dead letter whose message came back from three replays is manual, linked or not")
+	d, err := b.replays.Decision(ctx, drafts[0].ID, oncall)
+	require.NoError(t, err)
+	assert.Contains(t, d.Reason, "manual (it came back from 3 replays of its message")
+}
