@@ -16,7 +16,7 @@ const (
 	// What an item is classed by (replaypolicy.Table.Classify): its dead
 	// letter's item type, error class and generation, and the subject it
 	// is sent to. Any item of the request, live or left out.
-	selectItemClassing = `SELECT coalesce(d.item_type, ''), i.subject, ` + dlq.JudgedErrorClassOfD + `, coalesce(d.generation, 0)
+	selectItemClassing = `SELECT coalesce(d.item_type, ''), i.subject, ` + dlq.JudgedErrorClassOfD + `, coalesce(` + judgedGenerationOfD + `, 0)
         FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.dead_letter_id = $2`
 	// A left-out item of a draft whose edit was undone goes back among the

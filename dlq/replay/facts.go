@@ -132,7 +132,7 @@ SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.opera
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, coalesce(d.status, '` + purged + `'),
        ` + itemLedger.replayedByMsg() + `, ` + itemLedger.replayedByOp() + `, ` + chainCut("$2::text", "d.replay_of", "i.dead_lettered_at") + `,
        ` + heldBy("i.dead_letter_id") + `,
-       ` + dlq.JudgedErrorClassOfD + `, i.dead_lettered_at, coalesce(d.generation, 0), ` + fixColumns + `,
+       ` + dlq.JudgedErrorClassOfD + `, i.dead_lettered_at, coalesce(` + judgedGenerationOfD + `, 0), ` + fixColumns + `,
        i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}'),
        coalesce(d.payload_size, 0), i.skip_reason, coalesce(d.received_at, i.dead_lettered_at)
 FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at

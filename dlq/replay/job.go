@@ -276,7 +276,7 @@ WITH k AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::timestamptz[]) WITH ORDINALITY AS k(id, request_id, dead_letter_id, at, n)
 ), d AS (
     SELECT d.id, d.tenant, d.item_type, d.fingerprint, d.payload, d.principal, d.status, d.msg_id_derived, d.payload_unavailable,
-           d.payload_sha256, d.error_class, d.first_failed_at, d.generation, d.flags, d.replay_of, d.received_at
+           d.payload_sha256, d.error_class, d.first_failed_at, ` + judgedGenerationOfD + ` AS generation, d.flags, d.replay_of, d.received_at
     FROM k JOIN dead_letters d ON d.id = k.dead_letter_id AND d.dead_lettered_at = k.at
     FOR SHARE OF d
 )

@@ -50,6 +50,20 @@ import (
 // the first replay of an origin of the item's dead letter (origins walks
 // them up in SQL; the worker reads them first, readOrigins, so that its
 // ledger read never reaches dead_letters).
+// judgedGenerationOfD is the generation the replay rules judge the dead
+// letter aliased d by (the generation limit, replaypolicy.Key.Generation):
+// the one ingest linked (Dlq-Replay-Of), or, when more, how many replays of
+// its message id in its tenant the ledger holds for other dead letters. A
+// replay keeps the original message id, so a consumer that dead-letters a
+// replayed message again without copying Dlq-Replay-Of sends back one
+// ingest cannot link (generation 0); the replays of its message still
+// count, and the limit holds all the same. Replays of d itself do not
+// count: they are not what it came back from. NULL when d is (a left join
+// found no dead letter). One probe of replay_ledger_msg_idx.
+const judgedGenerationOfD = `GREATEST(d.generation, (SELECT count(*) FROM replay_ledger lg
+        WHERE lg.tenant = d.tenant AND left(lg.msg_id, 256) = left(d.msg_id, 256) AND quarantine_key(lg.msg_id) = quarantine_key(d.msg_id)
+          AND lg.dead_letter_id <> d.id))::int`
+
 type ledgerTerms struct {
 	tenant, msgID, opID, job, origin string
 }

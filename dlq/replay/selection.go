@@ -52,7 +52,7 @@ func MatchingIDs(ctx context.Context, store *dlq.Store, f dlq.ListFilter, limit 
 
 // What a selection is, before anything else of it is read: the tenant,
 // item type and subject of each id, which give its class.
-const selectSelectionKeys = `SELECT d.id, d.dead_lettered_at, d.tenant, d.item_type, d.original_subject, ` + dlq.JudgedErrorClassOfD + `, d.generation
+const selectSelectionKeys = `SELECT d.id, d.dead_lettered_at, d.tenant, d.item_type, d.original_subject, ` + dlq.JudgedErrorClassOfD + `, ` + judgedGenerationOfD + `
 FROM unnest($1::bigint[], $2::timestamptz[]) AS k(id, at)
 JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at`
 
@@ -78,7 +78,7 @@ var (
        ` + deadLetterLedger.replayedByOp() + ` AS op_replayed_by,
        ` + chainCut("d.tenant", "d.replay_of", "d.dead_lettered_at") + ` AS chain_cut,
        ` + heldBy("d.id") + `,
-       ` + dlq.JudgedErrorClassOfD + `, d.generation, ` + fixColumns + `, d.payload_size, d.flags, d.received_at`
+       ` + dlq.JudgedErrorClassOfD + `, ` + judgedGenerationOfD + `, ` + fixColumns + `, d.payload_size, d.flags, d.received_at`
 )
 
 // The dead letters of keys ($1 ids, $2 their times), locked against
