@@ -101,8 +101,8 @@ FOR KEY SHARE OF d`
 // PostgreSQL so that a page never brings a producer's thousands of
 // headers over to judge them: of the headers a replay forwards (Headers:
 // a name stored as text, without a Nats-, Dlq- or Upstream-Dlq- prefix in
-// any ASCII case; Go's strings.ToLower turns no other letter into one of
-// those prefixes), the position of the first whose name NATS cannot send
+// any ASCII case, and neither Status nor Description; Go's strings.ToLower
+// turns no other letter into one of those), the position of the first whose name NATS cannot send
 // (replaypolicy.SendableHeaderName: empty, or holding a byte but
 // replaypolicy.HeaderNameBytes, which translate removes), of the first whose
 // value it would send changed (valueSentAsIs: a CR or LF once the blanks
@@ -125,7 +125,8 @@ var headerFacts = `CROSS JOIN LATERAL (
     CROSS JOIN LATERAL (SELECT coalesce(e.h->>'name', '') AS name, coalesce(e.h->>'value', '') AS value,
                                coalesce(e.h->>'encoding', '') AS encoding, lower(coalesce(e.h->>'name', '') COLLATE "C") AS lower) v
     WHERE coalesce(e.h->>'name_encoding', '') = ''
-      AND NOT starts_with(v.lower, 'nats-') AND NOT starts_with(v.lower, 'dlq-') AND NOT starts_with(v.lower, 'upstream-dlq-')) hf`
+      AND NOT starts_with(v.lower, 'nats-') AND NOT starts_with(v.lower, 'dlq-') AND NOT starts_with(v.lower, 'upstream-dlq-')
+      AND v.lower NOT IN ('status', 'description')) hf`
 
 // sendableNameBytes is replaypolicy.HeaderNameBytes as an SQL string
 // literal (it holds a quote).

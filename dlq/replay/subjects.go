@@ -169,7 +169,15 @@ func subjectMatches(pattern, subject string) bool {
 // nor any other Upstream-Dlq-* header: those are the bookkeeping of an
 // earlier hop (its principal, its edit marker), renamed by the producer
 // helper so that they never pass for this message's own context, and a
-// replay does not carry them on.
+// replay does not carry them on. Nor Status and Description (in any case):
+// nats.go reads a server's status line into those two headers, and every
+// JetStream consumer of the target built on it takes a message that
+// carries them with no payload for the server's word (a "409 Consumer
+// Deleted" ends its Fetch; a "100" is swallowed, never acked), not a
+// message, so a replay of such a dead letter, reported replayed, would
+// never reach the application, or would stop its consumer
+// (TestRevBroker20StatusHeaderReplayNeverReachesConsumer). They are NATS's
+// words, as the Nats-* headers are.
 func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 	out := make([]dlq.HeaderValue, 0, len(hs))
 	for _, h := range hs {
@@ -177,13 +185,17 @@ func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 			continue // a name that is not text cannot be a header we trust
 		}
 		lower := strings.ToLower(h.Name)
-		if strings.HasPrefix(lower, "nats-") || strings.HasPrefix(lower, "dlq-") || earlierHop(lower) {
+		if strings.HasPrefix(lower, "nats-") || strings.HasPrefix(lower, "dlq-") || earlierHop(lower) || natsStatusHeader(lower) {
 			continue
 		}
 		out = append(out, h)
 	}
 	return out
 }
+
+// natsStatusHeader reports whether lower, a header's name in lower case,
+// is one nats.go reads a server's status line into (Headers).
+func natsStatusHeader(lower string) bool { return lower == "status" || lower == "description" }
 
 // Message builds the message a replay publishes: the original subject and
 // payload (or the edited one, whose hex SHA-256 editedSHA256 then names in
