@@ -349,29 +349,34 @@ func (j Job) classing() Classing {
 
 // Identities are what the ledger is asked about, and a publish gate locks,
 // for a replay of an item whose classes are class and union: for every
-// class but rebuildable (Classing.OncePerIdentity), its message id and,
-// when it has one, its operation id (Identity of dedupe and of
-// same_operation); none for rebuildable.
-func Identities(class Class, union []Class, tenant, msgID, operationID string) []string {
+// class but rebuildable (Classing.OncePerIdentity), its message id on its
+// subject and, when it has one, its operation id (Identity of dedupe and
+// of same_operation); none for rebuildable.
+func Identities(class Class, union []Class, tenant, subject, msgID, operationID string) []string {
 	if !(Classing{Class: class, Union: union}).OncePerIdentity() {
 		return nil
 	}
-	out := []string{Identity(Dedupe, tenant, msgID, operationID)}
+	out := []string{Identity(Dedupe, tenant, subject, msgID, operationID)}
 	if operationID != "" {
-		out = append(out, Identity(SameOperation, tenant, msgID, operationID))
+		out = append(out, Identity(SameOperation, tenant, subject, msgID, operationID))
 	}
 	return out
 }
 
 // Identity is what a replay of class publishes once, as the ledger is
-// asked about it and a publish gate locks it: the message id for dedupe,
-// the operation id for same_operation, within the tenant; "" for the
-// other classes (whose replays the ledger is asked about all the same:
-// Identities).
-func Identity(class Class, tenant, msgID, operationID string) string {
+// asked about it and a publish gate locks it: the message id on its
+// subject for dedupe, the operation id for same_operation, within the
+// tenant; "" for the other classes (whose replays the ledger is asked
+// about all the same: Identities). A message id is a message's on its
+// subject: JetStream scopes Nats-Msg-Id to a stream, so two services of
+// a tenant may each use one business key ("order-123") as the id of their
+// own messages, and a replay of one is no replay of the other (a message
+// has one subject, and its replays go to it). An operation id names the
+// effect, wherever its messages go.
+func Identity(class Class, tenant, subject, msgID, operationID string) string {
 	switch class {
 	case Dedupe:
-		return tenant + "\x00msg\x00" + msgID
+		return tenant + "\x00msg\x00" + subject + "\x00" + msgID
 	case SameOperation:
 		return tenant + "\x00op\x00" + operationID
 	}
@@ -499,11 +504,11 @@ func JudgeGate(j Job, l *Ledger) Verdict {
 
 // GateKeys are the identities a publish gate locks for a job (Identities),
 // none when JudgeGate lets it go without reading the ledger.
-func GateKeys(j Job, tenant, msgID, operationID string) []string {
+func GateKeys(j Job, tenant, subject, msgID, operationID string) []string {
 	if j.Attempted {
 		return nil
 	}
-	return Identities(j.Class, j.Union, tenant, msgID, operationID)
+	return Identities(j.Class, j.Union, tenant, subject, msgID, operationID)
 }
 
 // Unsent is a job that ends now without being published in this claim:

@@ -60,15 +60,23 @@ func TestReplayedIdentityByClass(t *testing.T) {
 // when there is one, the operation id, for every class but rebuildable.
 func TestIdentitiesOfEveryClassButRebuildable(t *testing.T) {
 	t.Parallel()
-	if ids := Identities(Rebuildable, []Class{Rebuildable}, "acme", "m", "op"); len(ids) != 0 {
+	if ids := Identities(Rebuildable, []Class{Rebuildable}, "acme", "app.acme.x", "m", "op"); len(ids) != 0 {
 		t.Errorf("rebuildable: %q, want none", ids)
 	}
 	for _, c := range []Class{Dedupe, SameOperation, Revalidate, Manual} {
-		if ids := Identities(c, nil, "acme", "m", "op"); len(ids) != 2 || ids[0] != Identity(Dedupe, "acme", "m", "op") || ids[1] != Identity(SameOperation, "acme", "m", "op") {
+		if ids := Identities(c, nil, "acme", "app.acme.x", "m", "op"); len(ids) != 2 || ids[0] != Identity(Dedupe, "acme", "app.acme.x", "m", "op") || ids[1] != Identity(SameOperation, "acme", "app.acme.x", "m", "op") {
 			t.Errorf("%s: %q, want the message id and the operation id", c, ids)
 		}
-		if ids := Identities(c, nil, "acme", "m", ""); len(ids) != 1 {
+		if ids := Identities(c, nil, "acme", "app.acme.x", "m", ""); len(ids) != 1 {
 			t.Errorf("%s without an operation id: %q, want the message id alone", c, ids)
 		}
+	}
+	// A message id is its subject's (JetStream scopes it to a stream); an
+	// operation id is the tenant's, wherever its messages go.
+	if Identity(Dedupe, "acme", "app.acme.search", "m", "op") == Identity(Dedupe, "acme", "app.acme.analytics", "m", "op") {
+		t.Error("one message id on two subjects is one identity")
+	}
+	if Identity(SameOperation, "acme", "app.acme.search", "m", "op") != Identity(SameOperation, "acme", "app.acme.analytics", "x", "op") {
+		t.Error("one operation id on two subjects is two identities")
 	}
 }

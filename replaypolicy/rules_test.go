@@ -475,10 +475,10 @@ func TestErrorClassAndLoopRules(t *testing.T) {
 				t.Errorf("gate, %s: %+v", name, v)
 			}
 		}
-		if k := GateKeys(Job{Class: SameOperation, Union: []Class{Dedupe}}, "acme", "m", "op"); len(k) != 2 {
+		if k := GateKeys(Job{Class: SameOperation, Union: []Class{Dedupe}}, "acme", "app.acme.x", "m", "op"); len(k) != 2 {
 			t.Errorf("gate keys of a dedupe and same_operation job: %q", k)
 		}
-		if k := GateKeys(Job{Class: SameOperation, Attempted: true}, "acme", "m", "op"); len(k) != 0 {
+		if k := GateKeys(Job{Class: SameOperation, Attempted: true}, "acme", "app.acme.x", "m", "op"); len(k) != 0 {
 			t.Errorf("gate keys of a retry: %q", k)
 		}
 		if v := JudgeStop("wrong target", " STOP "); v.Outcome != Go {

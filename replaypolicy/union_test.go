@@ -52,7 +52,7 @@ func TestClassUnion(t *testing.T) {
 	if v.Outcome != Go || terms.Knobs.Approvals != 2 {
 		t.Errorf("approvals of dedupe (2) and same_operation (1): %d (%s %q)", terms.Knobs.Approvals, v.Outcome, v.Reason)
 	}
-	if ids := Identities(going.Class, going.Classing.Union, "acme", "m", "op"); len(ids) != 2 || !strings.Contains(ids[0], "msg") || !strings.Contains(ids[1], "op") {
+	if ids := Identities(going.Class, going.Classing.Union, "acme", "app.acme.x", "m", "op"); len(ids) != 2 || !strings.Contains(ids[0], "msg") || !strings.Contains(ids[1], "op") {
 		t.Errorf("identities: %q, want the message id and the operation id", ids)
 	}
 	if j := JudgeJob(Job{Class: Revalidate, Union: []Class{SameOperation, Revalidate}, Revalidation: &Revalidation{Allow: true}}); j.Outcome != Wait || j.Needs != NeedLedger {

@@ -124,7 +124,7 @@ func (f *fixFacts) setFix(it *replaypolicy.Item) {
 // replay_items_one_open_request). A dead letter retention removed (only
 // possible before the request holds it) is judged as status "purged".
 var (
-	itemLedger = ledgerTerms{tenant: "$2::text", msgID: "i.msg_id", opID: "i.operation_id", job: "NULL::bigint",
+	itemLedger = ledgerTerms{tenant: "$2::text", subject: "i.subject", msgID: "i.msg_id", opID: "i.operation_id", job: "NULL::bigint",
 		origin: origins("$2::text", "d.replay_of", "i.dead_lettered_at")}
 	requestFactsColumns = `
 SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.operation_id, coalesce(d.principal, ''),

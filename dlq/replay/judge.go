@@ -40,11 +40,12 @@ var ledgerOf = `SELECT u.id,
         ` + jobLedger.replayedByMsg() + `,
         ` + jobLedger.replayedByOp() + `,
         coalesce(o.unsettled, 0), coalesce(o.in_flight, 0)
-    FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS u(id, tenant, msg_id, op_id)
+    FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $7::text[]) AS u(id, tenant, msg_id, op_id, subject)
     LEFT JOIN LATERAL (
         SELECT min(j.request_id) FILTER (WHERE j.state = 'needs_reconciliation') AS unsettled,
                min(j.request_id) FILTER (WHERE j.first_attempt_at IS NOT NULL AND j.state IN ('pending', 'claimed', 'deferred', 'unknown')) AS in_flight
         FROM (SELECT i.request_id, i.dead_letter_id FROM replay_items i WHERE quarantine_key(i.msg_id) = quarantine_key(u.msg_id)
+                  AND i.subject = u.subject -- a message id is its subject's (replaypolicy.Identity)
               UNION ALL
               SELECT i.request_id, i.dead_letter_id FROM replay_items i
                   WHERE quarantine_key(i.operation_id) = quarantine_key(u.op_id) AND i.operation_id <> ''
@@ -58,7 +59,7 @@ var ledgerOf = `SELECT u.id,
 // jobLedger are ledgerOf's terms of the "already replayed" question: any
 // job but this one, and not the first replay of an origin of its dead
 // letter (as readOrigins read them).
-var jobLedger = ledgerTerms{tenant: "u.tenant", msgID: "u.msg_id", opID: "u.op_id", job: "u.id",
+var jobLedger = ledgerTerms{tenant: "u.tenant", subject: "u.subject", msgID: "u.msg_id", opID: "u.op_id", job: "u.id",
 	origin: "EXISTS (SELECT 1 FROM unnest($5::bigint[], $6::bigint[]) AS a(job, origin) WHERE a.job = u.id AND a.origin = l.job_id)"}
 
 // selectStarted says whether a publish of a job of request $1 may have
@@ -172,7 +173,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			continue
 		}
 		j.union = iv.Classing.Union
-		if len(replaypolicy.Identities(j.class, j.union, j.tenant, j.msgID, j.opID)) > 0 {
+		if len(replaypolicy.Identities(j.class, j.union, j.tenant, j.subject, j.msgID, j.opID)) > 0 {
 			keyed = append(keyed, j)
 		}
 	}
@@ -462,7 +463,7 @@ func (w *Worker) rightsLapsed(j *job) bool {
 // another job of the claim holds one of them (holdIdentities): j then
 // waits for the next claim, when the ledger will tell.
 func ledgerFor(j *job, held map[string]int64, read map[int64]*replaypolicy.Ledger) *replaypolicy.Ledger {
-	keys := replaypolicy.Identities(j.class, j.union, j.tenant, j.msgID, j.opID)
+	keys := replaypolicy.Identities(j.class, j.union, j.tenant, j.subject, j.msgID, j.opID)
 	for _, k := range keys {
 		if h, ok := held[k]; ok && h != j.id {
 			return &replaypolicy.Ledger{HeldEarlier: true}
@@ -487,7 +488,7 @@ func holdIdentities(keyed []*job) map[string]int64 {
 		if j.firstAttemptAt == nil {
 			continue
 		}
-		keys := replaypolicy.Identities(j.class, j.union, j.tenant, j.msgID, j.opID)
+		keys := replaypolicy.Identities(j.class, j.union, j.tenant, j.subject, j.msgID, j.opID)
 		if slices.ContainsFunc(keys, func(k string) bool { _, ok := held[k]; return ok }) {
 			continue // an earlier one goes first: this one waits, as ledgerFor says
 		}
@@ -509,9 +510,9 @@ func (w *Worker) readLedgers(ctx context.Context, q querier, jobs []*job) map[in
 		return out
 	}
 	n := len(jobs)
-	ids, tenants, msgIDs, opIDs := make([]int64, n), make([]string, n), make([]*string, n), make([]*string, n)
+	ids, tenants, subjects, msgIDs, opIDs := make([]int64, n), make([]string, n), make([]string, n), make([]*string, n), make([]*string, n)
 	for i, j := range jobs {
-		ids[i], tenants[i] = j.id, j.tenant
+		ids[i], tenants[i], subjects[i] = j.id, j.tenant, j.subject
 		if (replaypolicy.Classing{Class: j.class, Union: j.union}).OncePerIdentity() { // NULL where the identities do not count
 			msgIDs[i] = &j.msgID
 			if j.opID != "" {
@@ -524,7 +525,7 @@ func (w *Worker) readLedgers(ctx context.Context, q querier, jobs []*job) map[in
 		if err != nil {
 			return err
 		}
-		rows, err := q.Query(ctx, ledgerOf, ids, tenants, msgIDs, opIDs, chains.jobIDs, chains.originJobs)
+		rows, err := q.Query(ctx, ledgerOf, ids, tenants, msgIDs, opIDs, chains.jobIDs, chains.originJobs, subjects)
 		if err != nil {
 			return err
 		}

@@ -53,7 +53,8 @@ import (
 // judgedGenerationOfD is the generation the replay rules judge the dead
 // letter aliased d by (the generation limit, replaypolicy.Key.Generation):
 // the one ingest linked (Dlq-Replay-Of), or, when more, how many replays of
-// its message id in its tenant the ledger holds for other dead letters. A
+// its message id on its subject in its tenant (replaypolicy.Identity) the
+// ledger holds for other dead letters. A
 // replay keeps the original message id, so a consumer that dead-letters a
 // replayed message again without copying Dlq-Replay-Of sends back one
 // ingest cannot link (generation 0); the replays of its message still
@@ -62,19 +63,21 @@ import (
 // found no dead letter). One probe of replay_ledger_msg_idx.
 const judgedGenerationOfD = `GREATEST(d.generation, (SELECT count(*) FROM replay_ledger lg
         WHERE lg.tenant = d.tenant AND left(lg.msg_id, 256) = left(d.msg_id, 256) AND quarantine_key(lg.msg_id) = quarantine_key(d.msg_id)
-          AND lg.dead_letter_id <> d.id))::int`
+          AND lg.subject = d.original_subject AND lg.dead_letter_id <> d.id))::int`
 
 type ledgerTerms struct {
-	tenant, msgID, opID, job, origin string
+	tenant, subject, msgID, opID, job, origin string
 }
 
 // replayedByMsg is the expression of the request whose replay of t's
-// message id the ledger holds (replay_ledger_msg_idx, by the id's first
-// 256 characters; quarantine_key compares the whole id).
+// message id on t's subject the ledger holds (replay_ledger_msg_idx, by
+// the id's first 256 characters; quarantine_key compares the whole id): a
+// message id is its subject's (replaypolicy.Identity), so a replay of
+// another service's message that has the same id is not this one's.
 func (t ledgerTerms) replayedByMsg() string {
 	return t.fill(`coalesce((SELECT l.request_id FROM replay_ledger l
         WHERE l.tenant = {tenant} AND left(l.msg_id, 256) = left({msg}, 256) AND quarantine_key(l.msg_id) = quarantine_key({msg})
-          AND l.job_id IS DISTINCT FROM {job} AND NOT ({origin})
+          AND l.subject = {subject} AND l.job_id IS DISTINCT FROM {job} AND NOT ({origin})
         ORDER BY l.published_at, l.job_id LIMIT 1), 0)`)
 }
 
@@ -97,7 +100,7 @@ func (t ledgerTerms) replayedByOp() string {
 
 // fill puts t's terms into sql.
 func (t ledgerTerms) fill(sql string) string {
-	return strings.NewReplacer("{origin}", t.origin, "{tenant}", t.tenant, "{msg}", t.msgID, "{op}", t.opID, "{job}", t.job).Replace(sql)
+	return strings.NewReplacer("{origin}", t.origin, "{tenant}", t.tenant, "{subject}", t.subject, "{msg}", t.msgID, "{op}", t.opID, "{job}", t.job).Replace(sql)
 }
 
 // firstReplayJob is the job of the first replay the console sent of dead

@@ -25,14 +25,14 @@ func TestLedgerReadFindsIdentityByItemKeys(t *testing.T) {
 	var ids []int64
 	require.NoError(t, rb.db.Pool.QueryRow(ctx, `SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM replay_jobs ORDER BY id LIMIT 2048) j`).Scan(&ids))
 	require.Len(t, ids, 2048)
-	tenants, msgIDs, opIDs := make([]string, len(ids)), make([]string, len(ids)), make([]string, len(ids))
+	tenants, msgIDs, opIDs, subjects := make([]string, len(ids)), make([]string, len(ids)), make([]string, len(ids)), make([]string, len(ids))
 	for i := range ids {
-		tenants[i], msgIDs[i], opIDs[i] = "acme", fmt.Sprintf("doc-%d", i), fmt.Sprintf("op-%d", i)
+		tenants[i], msgIDs[i], opIDs[i], subjects[i] = "acme", fmt.Sprintf("doc-%d", i), fmt.Sprintf("op-%d", i), "app.acme.search.index_update"
 	}
 	readsItemsByKey := func(t *testing.T) {
 		for _, mode := range []string{"values", "prepared", "generic"} {
-			plan := explain(t, rb, replay.ClaimTx, mode, "ledger", replay.LedgerOf, "bigint[], text[], text[], text[], bigint[], bigint[]", ids, tenants, msgIDs, opIDs,
-				[]int64{ids[0]}, []int64{1}) // and a job's origin, as readOrigins reads them
+			plan := explain(t, rb, replay.ClaimTx, mode, "ledger", replay.LedgerOf, "bigint[], text[], text[], text[], bigint[], bigint[], text[]", ids, tenants, msgIDs, opIDs,
+				[]int64{ids[0]}, []int64{1}, subjects) // and a job's origin, as readOrigins reads them
 			require.Contains(t, plan, "replay_items_msg_key_idx", "%s:\n%s", mode, plan)
 			require.Contains(t, plan, "replay_items_operation_key_idx", "%s:\n%s", mode, plan)
 			require.NotContains(t, plan, "dead_letters", "%s:\n%s", mode, plan)

@@ -163,7 +163,7 @@ func (w *Worker) guardIdentities(ctx context.Context, tx pgx.Tx, chunk []*job) (
 	keys := map[int32]bool{}
 	var guarded []*job
 	for _, j := range chunk {
-		ids := replaypolicy.GateKeys(j.facts(), j.tenant, j.msgID, j.opID)
+		ids := replaypolicy.GateKeys(j.facts(), j.tenant, j.subject, j.msgID, j.opID)
 		for _, id := range ids {
 			keys[identityKey(id)] = true
 		}
