@@ -395,21 +395,26 @@ func TestPolicyVersionLivesInDatabase(t *testing.T) {
 // TestClassUnionOfTypeAndSubject drafts items whose item type and target
 // subject map to different classes: the strictest sets the class, and the
 // weaker class's rules still apply. A dedupe item type sent to a
-// same_operation subject is skipped when its message id was replayed
-// (the ledger keys its message id too); a same_operation item type sent
-// to a revalidate subject still needs its operation id.
+// same_operation subject is skipped when its message id was replayed on
+// that subject (the ledger keys its message id too, under another
+// operation id); a same_operation item type sent to a revalidate subject
+// still needs its operation id.
 func TestClassUnionOfTypeAndSubject(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	first := b.seedItem(t, "analytics.event", "union-1", nil, "{}")
-	req := b.request(t, []int64{first}, replay.SubmitInput{})
+	first := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "analytics.event", MsgID: "union-1", OperationID: "op-first",
+		Subject: "app.acme.email.send", Payload: []byte("{}")})
+	req := b.request(t, []int64{first}, replay.SubmitInput{Reason: "union"})
+	require.Equal(t, replay.StatusPendingApproval, req.Status, "same_operation by its subject: one approver")
+	_, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	require.NoError(t, err)
 	run(t, b.worker(t, replay.WorkerConfig{}))
 	b.waitStatus(t, req.ID, replay.StatusDone)
 	var dedupeKey, operationKey bool
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT dedupe_key, operation_key FROM replay_ledger WHERE request_id = $1`, req.ID).Scan(&dedupeKey, &operationKey))
 	assert.True(t, dedupeKey)
-	assert.False(t, operationKey)
+	assert.True(t, operationKey)
 
 	again := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "analytics.event", MsgID: "union-1", OperationID: "op-u",
 		Subject: "app.acme.email.send", Payload: []byte("{}")})
