@@ -87,11 +87,11 @@ func roundDuration(d time.Duration) string {
 func (s *Start) Probes() *Handover {
 	return &Handover{before: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		switch {
-		case r.Method == http.MethodGet && r.URL.Path == "/healthz":
+		case (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/healthz":
 			noStore(rw)
 			rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_, _ = io.WriteString(rw, "ok\n")
-		case r.Method == http.MethodGet && r.URL.Path == "/readyz":
+		case (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/readyz":
 			code, body := Readiness([]string{s.Doing()}, nil)
 			noStore(rw)
 			rw.Header().Set("Content-Type", "application/json")
