@@ -17,12 +17,16 @@ import (
 // with the refresh token; if that fails (or there is no refresh token), the
 // session ends (audited as "auth.session_end") and Current reports nobody.
 // When the provider refused the person (it answered the refresh with an
-// error, or with a token that does not verify or names someone else), their
-// directory entry is also marked revoked in the same transaction, so what
-// they requested or approved is not published while nobody is signed in
-// (Authority). A session an admin revoked while it was being refreshed
-// stays ended, and the refresh changes nothing (storeRefreshed). The error
-// is for failing to read the database.
+// OAuth error, or with a token that does not verify or names someone
+// else), their directory entry is also marked revoked in the same
+// transaction, so what they requested or approved is not published while
+// nobody is signed in (Authority), and their other sessions are made due
+// for a refresh. An OAuth error refusing a session's refresh token while
+// the person has a newer live sign-in is no refusal of the person (a
+// provider keeping one refresh token per person drops the older one): that
+// session ends alone (endAtRefresh). A session an admin revoked while it
+// was being refreshed stays ended, and the refresh changes nothing
+// (storeRefreshed). The error is for failing to read the database.
 //
 // The refresh, once claimed, runs to its end whatever becomes of the
 // request that claimed it (its client may go away): a refresh cut short
@@ -78,11 +82,12 @@ func (l *Login) refreshNow(ctx context.Context, s userSession) (User, bool, erro
 	}
 	sctx, cancel := context.WithTimeout(bg, storeTimeout)
 	defer cancel()
-	if err := endAtRefresh(sctx, l.db, s, end.reason, end.refused); err != nil {
+	reason, revoked, err := endAtRefresh(sctx, l.db, s, end)
+	if err != nil {
 		return User{}, false, err
 	}
 	l.signsNobodyIn(ctx)
-	l.log.Info("session ended at refresh", "issuer", s.User.Issuer, "subject", s.User.Subject, "reason", end.reason, "directory_revoked", end.refused)
+	l.log.Info("session ended at refresh", "issuer", s.User.Issuer, "subject", s.User.Subject, "reason", reason, "directory_revoked", revoked)
 	return User{}, false, nil
 }
 
@@ -144,11 +149,16 @@ const (
 // refreshEnd is why a refresh ends a session: the reason, and whether the
 // provider refused the person (rather than the refresh being impossible or
 // failing on our side or on the way); or that the session ended while the
-// provider was being asked (ended: nothing more to record).
+// provider was being asked (ended: nothing more to record). tokenRefused
+// says the refusal was the provider's error answer to the refresh token,
+// which a provider that keeps one refresh token per person and client
+// also gives a session whose token a newer sign-in replaced (endAtRefresh
+// tells the two apart).
 type refreshEnd struct {
-	reason  string
-	refused bool
-	ended   bool
+	reason       string
+	refused      bool
+	tokenRefused bool
+	ended        bool
 }
 
 // refresh reads the person again from the provider (within
@@ -164,12 +174,21 @@ func (l *Login) refresh(ctx context.Context, s userSession) (User, refreshEnd) {
 	defer cancel()
 	tok, err := l.oauth.TokenSource(pctx, &oauth2.Token{RefreshToken: *s.RefreshToken}).Token()
 	if err != nil {
-		l.log.Warn("session refresh refused", "subject", s.User.Subject, "err", err)
-		// The provider's own error answer (invalid_grant: the grant was
-		// revoked, the person removed) refuses the person; a network error
-		// or a timeout says nothing about them.
+		// Only the provider's own OAuth error answer (invalid_grant: the
+		// grant was revoked, the person removed) refuses the person. Any
+		// other failure says nothing about them: a network error, a
+		// timeout, or an answer without an OAuth error, such as the 503
+		// page of a proxy in front of an unreachable provider, which
+		// oauth2 reports as a *RetrieveError too
+		// (TestRevGov20ProviderOutageRevokesThePerson). The session ends
+		// either way: its groups are due and cannot be read.
 		var answered *oauth2.RetrieveError
-		return User{}, refreshEnd{reason: "the identity provider did not refresh the sign-in", refused: errors.As(err, &answered)}
+		if errors.As(err, &answered) && answered.ErrorCode != "" {
+			l.log.Warn("session refresh refused", "subject", s.User.Subject, "err", err)
+			return User{}, refreshEnd{reason: "the identity provider did not refresh the sign-in", refused: true, tokenRefused: true}
+		}
+		l.log.Warn("session refresh failed: the identity provider could not be asked", "subject", s.User.Subject, "err", err)
+		return User{}, refreshEnd{reason: "the identity provider could not be asked to refresh the sign-in"}
 	}
 	u, err := l.refreshedIdentity(pctx, tok, s.User.Issuer)
 	if err != nil {

@@ -129,19 +129,36 @@ var errSessionEnded = errors.New("the session ended while it was being refreshed
 // first, as RevokeSessions and endAtRefresh take it before the entry. When
 // what grants the person roles changed since was (their groups, their
 // email or whether it is verified), the change is audited in the same
-// transaction (audit.ActionIdentityChange, with both).
+// transaction (audit.ActionIdentityChange, with both). When it took
+// something away (grants.narrowedTo), the person's other live sessions,
+// which still hold what was, are made due in the same transaction
+// (markOthersDue): each asks the provider at its next request rather than
+// serving the groups the console has just recorded they lost for up to
+// the refresh interval (TestRevGov20GroupRemovedKeptByOtherSession).
 func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, was, u User, refreshToken string, remember bool) error {
 	var rt *string
 	if refreshToken != "" {
 		rt = &refreshToken
 	}
+	before, after := grantsOf(was), grantsOf(u)
+	narrowed := before.narrowedTo(after)
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if narrowed {
+			if err := lockPersonSessions(ctx, tx, u.Issuer, u.Subject); err != nil {
+				return err
+			}
+		}
 		tag, err := tx.Exec(ctx, updateRefreshed, id, u, rt)
 		if err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
 			return errSessionEnded
+		}
+		if narrowed {
+			if err := markOthersDue(ctx, tx, id, u.Issuer, u.Subject); err != nil {
+				return err
+			}
 		}
 		// The directory (and the address kept with it) before the audit
 		// chain, the order every action takes them in: a chain held while
@@ -152,7 +169,7 @@ func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, was, u Use
 				return err
 			}
 		}
-		if before, after := grantsOf(was), grantsOf(u); !before.equal(after) {
+		if !before.equal(after) {
 			e := audit.Event{Actor: u.Actor, Action: audit.ActionIdentityChange, Outcome: audit.OutcomeOK, ObjectType: "session",
 				Reason: "the identity provider's answer to a refresh changed what grants roles", Before: before, After: after}
 			if _, err := audit.Append(ctx, tx, e); err != nil {
@@ -163,6 +180,46 @@ func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, was, u Use
 	})
 	if err != nil {
 		return fmt.Errorf("store refreshed session: %w", err)
+	}
+	return nil
+}
+
+// Locks every live session of one person, in the order of their ids. A
+// transaction that changes several of them (one ends or is refreshed, the
+// others are made due) takes this first: two such transactions of one
+// person's sessions (a laptop's refresh refused while the phone's reads
+// fewer groups) would otherwise each hold its own row and wait for the
+// other's, and one of them would fail on the deadlock.
+const selectPersonSessionsForUpdate = `SELECT id FROM user_sessions
+    WHERE issuer = $1 AND subject = $2 AND ended_at IS NULL
+    ORDER BY id FOR UPDATE`
+
+// lockPersonSessions locks the live sessions of issuer|subject in the
+// caller's transaction (selectPersonSessionsForUpdate).
+func lockPersonSessions(ctx context.Context, tx pgx.Tx, issuer, subject string) error {
+	if _, err := tx.Exec(ctx, selectPersonSessionsForUpdate, issuer, subject); err != nil {
+		return fmt.Errorf("lock sessions of %s|%s: %w", issuer, subject, err)
+	}
+	return nil
+}
+
+// Makes the person's other live sessions due for a refresh: 'epoch' is
+// older than any refresh interval, so the next request of each claims its
+// refresh (claimRefresh) and no request serves its identity meanwhile
+// (Login.settleRefresh waits for the refresh, as for any session that far
+// past due). A session whose refresh is under way keeps its claim.
+const markSessionsDue = `UPDATE user_sessions SET refreshed_at = 'epoch'
+    WHERE issuer = $2 AND subject = $3 AND id <> $1
+      AND ended_at IS NULL -- an ended session stays ended`
+
+// markOthersDue makes every live session of issuer|subject but id due for
+// a refresh, in the caller's transaction (markSessionsDue). It is for what
+// one session learnt of the person at the provider and the others still
+// hold otherwise: that the provider refused them, that they lost a grant,
+// or that the provider honours a newer sign-in's refresh token only.
+func markOthersDue(ctx context.Context, tx pgx.Tx, id, issuer, subject string) error {
+	if _, err := tx.Exec(ctx, markSessionsDue, id, issuer, subject); err != nil {
+		return fmt.Errorf("make the other sessions of %s|%s due: %w", issuer, subject, err)
 	}
 	return nil
 }
@@ -192,6 +249,26 @@ func (g grants) equal(o grants) bool {
 	return sameEmail && g.EmailVerified == o.EmailVerified && slices.Equal(g.Groups, o.Groups)
 }
 
+// narrowedTo reports whether o grants less than g: a group of g is not
+// among o's, or g's email was verified (role bindings may name it) and o
+// does not hold it verified any more (another address, by the key email
+// bindings match, or the same one unverified). A grant gained is no
+// narrowing: a session that does not hold it yet grants less, not more.
+func (g grants) narrowedTo(o grants) bool {
+	for _, group := range g.Groups {
+		if _, found := slices.BinarySearch(o.Groups, group); !found {
+			return true
+		}
+	}
+	if !g.EmailVerified {
+		return false
+	}
+	kg, okg := replaypolicy.EmailKey(g.Email)
+	ko, oko := replaypolicy.EmailKey(o.Email)
+	sameEmail := okg == oko && kg == ko && (okg || g.Email == o.Email)
+	return !sameEmail || !o.EmailVerified
+}
+
 const endSession = `UPDATE user_sessions SET ended_at = now(), ended_reason = $2, refresh_token = NULL
     WHERE id = $1 AND ended_at IS NULL -- ended once, with the first reason`
 
@@ -205,17 +282,68 @@ func endUserSession(ctx context.Context, tx pgx.Tx, id, reason string) (bool, er
 	return tag.RowsAffected() > 0, nil
 }
 
-// endAtRefresh ends session s of u with reason, in one transaction with its
-// audit entry (action "auth.session_end"); when revoke, the provider refused
-// the person, and their directory entry is marked revoked in the same
-// transaction (revokeEntry).
-func endAtRefresh(ctx context.Context, db *pgxpool.Pool, s userSession, reason string, revoke bool) error {
-	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+// Whether a live session of the same person, signed in after session $1,
+// holds a refresh token: the one a provider that keeps one refresh token
+// per person and client (Dex) honours now, having dropped session $1's.
+const selectNewerSignIn = `SELECT EXISTS (SELECT 1 FROM user_sessions n
+    WHERE n.issuer = $2 AND n.subject = $3 AND n.id <> $1
+      AND n.ended_at IS NULL AND n.expires_at > now() AND n.refresh_token IS NOT NULL
+      AND n.created_at > (SELECT created_at FROM user_sessions WHERE id = $1))`
+
+// signedInAgain is the reason a session ends when the provider refused its
+// refresh token and the person signed in again since, elsewhere.
+const signedInAgain = "signed in again elsewhere since; the identity provider keeps one sign-in per person, so it refused this one's refresh and this session ended"
+
+// endAtRefresh ends session s with end's reason, in one transaction with
+// its audit entry (action "auth.session_end"), and returns the reason it
+// recorded and whether it revoked the person. When the provider refused
+// the person (end.refused), their directory entry is marked revoked in
+// the same transaction (revokeEntry) and their other live sessions are
+// made due (markOthersDue), so each asks the provider at its next request
+// instead of signing them in, for up to the refresh interval, with what
+// the console has just recorded the provider no longer vouches for
+// (TestRevGov20RefusedPersonKeepsOtherSession).
+//
+// A provider that keeps one refresh token per person and client (Dex
+// does) drops a session's token when the person signs in again elsewhere,
+// and answers its next refresh with the same error as for a person it
+// removed. So when the provider refused this session's refresh token
+// (end.tokenRefused) while a live session of the same person, signed in
+// after it, holds a refresh token, the refusal says nothing about the
+// person: this session ends (reason signedInAgain), the entry is not
+// revoked, and the person's other sessions are made due, so the provider
+// is asked at once through the token it honours. A refusal of the newest
+// sign-in's token is the one that revokes
+// (TestRevGov20SecondSignInRevokesThePerson). The decision is taken under
+// the lock of every live session of the person (lockPersonSessions): a
+// newer session refused at the same moment either has ended already, and
+// this refusal revokes, or ends after it and revokes itself.
+func endAtRefresh(ctx context.Context, db *pgxpool.Pool, s userSession, end refreshEnd) (reason string, revoked bool, err error) {
+	issuer, subject := s.User.Issuer, s.User.Subject
+	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		reason, revoked = end.reason, end.refused
+		if err := lockPersonSessions(ctx, tx, issuer, subject); err != nil {
+			return err
+		}
+		var superseded bool
+		if end.tokenRefused {
+			if err := tx.QueryRow(ctx, selectNewerSignIn, s.ID, issuer, subject).Scan(&superseded); err != nil {
+				return fmt.Errorf("look for a newer sign-in: %w", err)
+			}
+		}
+		if superseded {
+			reason, revoked = signedInAgain, false
+		}
 		if _, err := tx.Exec(ctx, endSession, s.ID, clip(reason, 500)); err != nil {
 			return err
 		}
-		if revoke {
-			if err := revokeEntry(ctx, tx, s.User.Issuer, s.User.Subject, reason); err != nil {
+		if revoked || superseded {
+			if err := markOthersDue(ctx, tx, s.ID, issuer, subject); err != nil {
+				return err
+			}
+		}
+		if revoked {
+			if err := revokeEntry(ctx, tx, issuer, subject, reason); err != nil {
 				return err
 			}
 		}
@@ -224,9 +352,9 @@ func endAtRefresh(ctx context.Context, db *pgxpool.Pool, s userSession, reason s
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("end session at refresh: %w", err)
+		return "", false, fmt.Errorf("end session at refresh: %w", err)
 	}
-	return nil
+	return reason, revoked, nil
 }
 
 // ActivePerson is someone with sessions that have not ended or expired.
@@ -281,6 +409,11 @@ func RevokeSessions(ctx context.Context, db *pgxpool.Pool, issuer, subject strin
 	}
 	var n int64
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		// In the order endAtRefresh and storeRefreshed lock them, which
+		// the UPDATE's own scan need not follow.
+		if err := lockPersonSessions(ctx, tx, issuer, subject); err != nil {
+			return err
+		}
 		reason := "revoked by " + by.Attribution()
 		tag, err := tx.Exec(ctx, revokePerson, issuer, subject, reason)
 		if err != nil {
