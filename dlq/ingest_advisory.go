@@ -71,11 +71,11 @@ func (in *Ingester) advisoryRecord(ctx context.Context, via Received, subject st
 	if err != nil {
 		rec.flag("original_unreadable", "the original message could not be read from its stream: %v", err)
 	}
-	origSubject := ""
+	var taken *Original
 	if rec.OriginalSubject != "" { // the original was taken (not gone, not replaced)
-		origSubject = orig.Subject
+		taken = orig
 	}
-	if why, impossible, cerr := in.checkAdvisoryConsumer(ctx, subject, adv, origSubject); why != "" {
+	if why, impossible, cerr := in.checkAdvisoryConsumer(ctx, subject, adv, taken); why != "" {
 		rec.unverifiedAdvisory(why, impossible)
 		if err == nil {
 			err = cerr // read again later, as for an original not read
@@ -87,22 +87,42 @@ func (in *Ingester) advisoryRecord(ctx context.Context, via Received, subject st
 // checkAdvisoryConsumer says why the give-up adv reports cannot be shown
 // to have happened ("" when it can): the consumer it names (that of the
 // subject it came on) must be one the stream has, and have delivered the
-// message: its delivered stream sequence at least the message's, and the
-// original's subject origSubject ("": not read) one its filter subjects
-// take (a consumer filtered to one tenant never delivers another's
-// message, whatever its delivered sequence). The JSON and the subject are
-// written by whoever may publish on an advisory subject; without this,
-// one naming a consumer that never existed, or a filtered one, turns any
-// message of a watched stream, any tenant's, into a dead letter an
-// operator may replay. impossible says the advisory cannot be a real
-// one: the consumer exists and cannot have delivered the message, or the
-// JSON's consumer is not the subject's. Otherwise it could not be checked:
-// a consumer deleted since (nats.go's Subscribe deletes the one it made on
+// message: its delivered stream sequence at least the message's, the
+// message not before where the consumer starts (a consumer by start
+// sequence never delivers one below it; one by start time, one stored
+// before it), and the original's subject one its filter subjects take (a
+// consumer filtered to one tenant never delivers another's message,
+// whatever its delivered sequence); and it must be one that gives up at
+// all: a consumer that acks nothing (ack policy none) is never
+// redelivered to and cannot terminate a message, and one with no
+// MaxDeliver (-1, the default) never reaches it. orig is the original as
+// taken (nil: not read, gone or replaced), whose subject and stored time
+// are then not checked. The JSON and the subject are written by whoever
+// may publish on an advisory subject; without this, one naming a consumer
+// that never existed, or one that cannot have given the message up, turns
+// any message of a watched stream, any tenant's, into a dead letter an
+// operator may replay.
+//
+// impossible says the advisory cannot be a real one: the consumer exists
+// and cannot have delivered the message or given it up (JetStream never
+// changes a consumer's ack policy, deliver policy or start), or the JSON's
+// consumer is not the subject's. Otherwise it could not be checked: a
+// consumer deleted since (nats.go's Subscribe deletes the one it made on
 // Unsubscribe; an ephemeral expires) cannot be told from one that never
-// existed. Either way the row is flagged (never dropped). err is set when
-// the consumer could not be read (NATS): the caller may rather try again
-// later.
-func (in *Ingester) checkAdvisoryConsumer(ctx context.Context, subject string, adv Advisory, origSubject string) (why string, impossible bool, err error) {
+// existed, and a MaxDeliver taken off since a real give-up (nats consumer
+// edit) from one that never had it. A MaxDeliver other than the
+// advisory's deliveries is not held against it: it may have been edited
+// either way since. Either way the row is flagged (never dropped). err is
+// set when the consumer could not be read (NATS): the caller may rather
+// try again later.
+//
+// The start time is compared with the original's stored time, which is
+// how JetStream finds the sequence such a consumer starts at. A stream
+// whose server's clock was set back holds later messages stored at
+// earlier times, which a consumer by start time delivers all the same: a
+// real give-up of one of those is flagged too (stored for inspection,
+// never replayed; re-publish it from the producer).
+func (in *Ingester) checkAdvisoryConsumer(ctx context.Context, subject string, adv Advisory, orig *Original) (why string, impossible bool, err error) {
 	var onSubject string
 	for _, p := range []string{AdvisoryMaxDeliveries + ".", AdvisoryTerminated + "."} {
 		if rest, ok := strings.CutPrefix(subject, p+adv.Stream+"."); ok {
@@ -119,12 +139,25 @@ func (in *Ingester) checkAdvisoryConsumer(ctx context.Context, subject string, a
 			short(adv.Stream), short(adv.Consumer)), false, nil
 	case err != nil:
 		return fmt.Sprintf("consumer unreadable: cannot be checked: consumer %s of stream %s could not be read: %v", short(adv.Consumer), short(adv.Stream), err), false, err
+	}
+	c, name := info.Config, fmt.Sprintf("consumer %s of stream %s", short(adv.Consumer), short(adv.Stream))
+	switch {
 	case info.Delivered.Stream < adv.StreamSeq:
-		return fmt.Sprintf("consumer exists but cannot have delivered it: consumer %s of stream %s has delivered up to stream sequence %d only, not %d "+
-			"(it was made again since, or never delivered it)", short(adv.Consumer), short(adv.Stream), info.Delivered.Stream, adv.StreamSeq), true, nil
-	case origSubject != "" && !filterTakes(info.Config, origSubject):
-		return fmt.Sprintf("consumer exists but cannot have delivered it: consumer %s of stream %s is filtered to %s, which does not take the message's subject %s",
-			short(adv.Consumer), short(adv.Stream), short(strings.Join(filterSubjects(info.Config), ", ")), short(origSubject)), true, nil
+		return fmt.Sprintf("consumer exists but cannot have delivered it: %s has delivered up to stream sequence %d only, not %d "+
+			"(it was made again since, or never delivered it)", name, info.Delivered.Stream, adv.StreamSeq), true, nil
+	case c.DeliverPolicy == jetstream.DeliverByStartSequencePolicy && adv.StreamSeq < c.OptStartSeq:
+		return fmt.Sprintf("consumer exists but cannot have delivered it: %s starts at stream sequence %d, after %d", name, c.OptStartSeq, adv.StreamSeq), true, nil
+	case c.DeliverPolicy == jetstream.DeliverByStartTimePolicy && c.OptStartTime != nil && orig != nil && !orig.Time.IsZero() && orig.Time.Before(*c.OptStartTime):
+		return fmt.Sprintf("consumer exists but cannot have delivered it: %s starts at messages stored from %s, and the message was stored at %s", name,
+			c.OptStartTime.UTC().Format(time.RFC3339Nano), orig.Time.UTC().Format(time.RFC3339Nano)), true, nil
+	case orig != nil && !filterTakes(c, orig.Subject):
+		return fmt.Sprintf("consumer exists but cannot have delivered it: %s is filtered to %s, which does not take the message's subject %s",
+			name, short(strings.Join(filterSubjects(c), ", ")), short(orig.Subject)), true, nil
+	case c.AckPolicy == jetstream.AckNonePolicy:
+		return fmt.Sprintf("consumer exists but cannot have given it up: %s acks nothing (ack policy none): it is never redelivered to and cannot terminate a message", name), true, nil
+	case !adv.Terminated() && c.MaxDeliver <= 0:
+		return fmt.Sprintf("consumer has no MaxDeliver: cannot be checked: %s has no MaxDeliver (%d), so JetStream never gives up on a message for it "+
+			"(it was taken off since the give-up, or the advisory is forged)", name, c.MaxDeliver), false, nil
 	}
 	return "", false, nil
 }

@@ -24,9 +24,10 @@ type streamSetting struct {
 	// put puts want's value into dst and reports whether it can be put
 	// back by an update; nil: never by the console (fix says how).
 	put func(dst, want *jetstream.StreamConfig) bool
-	// stopsLoss: putting it back stops dead letters being refused or
-	// deleted, and is tried on its own when JetStream refuses an update
-	// that puts back more (putStreamBack).
+	// stopsLoss: putting it back stops dead letters being refused,
+	// deleted or stored where they are not theirs (a subject transform),
+	// and is tried on its own when JetStream refuses an update that puts
+	// back more (putStreamBack).
 	stopsLoss bool
 	// removes: putting it back takes a limit off; always logged as a
 	// warning and counted, also at setup.
@@ -84,8 +85,9 @@ func consoleBound(c, want *jetstream.StreamConfig) bool {
 // raised to it, one above it or none is left as it is, and so is a limit
 // the console does not set (DLQ_MAX_AGE or DLQ_MAX_BYTES zero, the advisory
 // stream's size). Description, replicas, the duplicate window,
-// placement and the rest are left as they are found: an operator may tune
-// them and none of them refuses or deletes a dead letter.
+// placement, sources and the rest are left as they are found: an operator
+// may tune them (sources may gather other clusters' dead letters) and none
+// of them refuses, deletes or moves a dead letter.
 var streamSettings = []streamSetting{
 	{name: "subjects",
 		value: func(c *jetstream.StreamConfig) string { return strings.Join(c.Subjects, ",") },
@@ -198,6 +200,43 @@ var streamSettings = []streamSetting{
 			return have.AllowMsgTTL && !want.AllowMsgTTL
 		},
 		fix: remakeStream},
+	// A subject transform stores each dead letter under another subject
+	// than the one it was published to, and ingest takes the tenant from
+	// the stored one: dlq.> to dlq.globex.> files every tenant's dead
+	// letters under globex, whose people read them. On the advisory
+	// stream it moves each advisory off the subject that names its stream
+	// and consumer, and none is followed (checkAdvisoryStream). The
+	// console sets none; JetStream takes one off by an update.
+	{name: "subject_transform",
+		value: func(c *jetstream.StreamConfig) string {
+			if c.SubjectTransform == nil {
+				return "none"
+			}
+			return "from " + c.SubjectTransform.Source + " to " + c.SubjectTransform.Destination
+		},
+		differs: func(have, want *jetstream.StreamConfig) bool {
+			return have.SubjectTransform != nil && want.SubjectTransform == nil
+		},
+		put:       func(dst, want *jetstream.StreamConfig) bool { dst.SubjectTransform = nil; return true },
+		stopsLoss: true},
+	// A republish sends a copy of every dead letter the stream stores,
+	// payload and headers (or headers alone), any tenant's, to other
+	// subjects: whoever may subscribe there reads them, past the console's
+	// tenants and permissions. The console sets none; JetStream takes one
+	// off by an update.
+	{name: "republish",
+		value: func(c *jetstream.StreamConfig) string {
+			if c.RePublish == nil {
+				return "none"
+			}
+			v := "from " + c.RePublish.Source + " to " + c.RePublish.Destination
+			if c.RePublish.HeadersOnly {
+				v += " headers only"
+			}
+			return v
+		},
+		differs: func(have, want *jetstream.StreamConfig) bool { return have.RePublish != nil && want.RePublish == nil },
+		put:     func(dst, want *jetstream.StreamConfig) bool { dst.RePublish = nil; return true }},
 	// A sealed stream takes no message; JetStream never unseals one.
 	{name: "sealed",
 		value:   func(c *jetstream.StreamConfig) string { return strconv.FormatBool(c.Sealed) },
