@@ -43,7 +43,7 @@ func (s *Server) signInFirst(c echo.Context) error {
 		if !authz.IsPoll(r) {
 			signInPage(c) // htmx swaps nothing from a 401: the page goes to the sign-in
 		}
-	case (r.Method == http.MethodGet || r.Method == http.MethodHead) && !authz.IsPoll(r):
+	case r.Method == http.MethodGet && !authz.IsPoll(r):
 		return c.Redirect(http.StatusFound, signInURL(r.URL.RequestURI()))
 	}
 	return signInFirstError{ReturnTo: s.returnPage(c)}

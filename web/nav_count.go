@@ -79,11 +79,11 @@ func (nc *navCounts) forget() {
 }
 
 // recount is middleware for a route that may change requests (any method
-// but GET and HEAD): the navigation's counts are read again after it, and
-// during it (a page it renders itself shows the change).
+// but GET): the navigation's counts are read again after it, and during
+// it (a page it renders itself shows the change).
 func (s *Server) recount(r Route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		if r.Method == http.MethodGet {
 			return next
 		}
 		return func(c echo.Context) error {

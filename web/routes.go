@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -118,7 +117,7 @@ type Route struct {
 
 // bodyFor is the body class of a method: GET reads none, the rest a form.
 func bodyFor(method string) BodyClass {
-	if method == http.MethodGet || method == http.MethodHead {
+	if method == http.MethodGet {
 		return BodyNone
 	}
 	return BodyForm
@@ -216,43 +215,5 @@ func (s *Server) Routes() []Route {
 	// Each area of the console lists its routes in its own file.
 	routes = append(routes, s.triageRoutes()...)
 	routes = append(routes, s.replayRoutes()...)
-	return withHead(routes)
-}
-
-// withHead adds to routes a HEAD twin of every GET that only reads (a
-// probe, a page, a partial): the same declaration (access, permission,
-// tenancy) and handler, whose body the server does not send, so a monitor
-// or a link checker that asks HEAD gets what GET would answer instead of
-// 405. Not of a GET with an effect: an audited download (Writes), any
-// other download (Download: it holds a slot of its kind), or a step of
-// the sign-in flow (/auth/...: a HEAD must neither start a sign-in nor
-// spend a code), which answer HEAD 405 (TestHeadAnswersLikeGet): each gets
-// a public HEAD route that says so, so that the router never takes its path
-// for a parameter of another HEAD route's (HEAD /audit/export.csv is not
-// the audit event "export.csv").
-func withHead(routes []Route) []Route {
-	declared := map[string]bool{}
-	for _, r := range routes {
-		declared[routeKey(r.Method, r.Path)] = true
-	}
-	out := routes
-	for _, r := range routes {
-		if r.Method != http.MethodGet || declared[routeKey(http.MethodHead, r.Path)] {
-			continue
-		}
-		if r.Writes || r.Download != NoDownload || strings.HasPrefix(r.Path, "/auth/") {
-			out = append(out, pub(http.MethodHead, r.Path, headRefused).global())
-			continue
-		}
-		r.Method = http.MethodHead
-		out = append(out, r)
-	}
-	return out
-}
-
-// headRefused answers HEAD of a GET with an effect (withHead): 405, with
-// the methods it takes.
-func headRefused(c echo.Context) error {
-	c.Response().Header().Set(echo.HeaderAllow, http.MethodGet)
-	return echo.ErrMethodNotAllowed
+	return routes
 }

@@ -154,7 +154,37 @@ func New(d Deps) http.Handler {
 	if d.Config.FormTargets != "" {
 		targets = " " + strings.TrimSpace(d.Config.FormTargets)
 	}
-	return withRequestID(securityHeaders(cop.Handler(readSession(e)), targets, d.Config.Secure))
+	return withRequestID(securityHeaders(cop.Handler(readSession(s.headAsGet(e))), targets, d.Config.Secure))
+}
+
+// headAsGet serves HEAD of a GET route that only reads (a probe, a page,
+// a partial) as that GET, under its declaration in the route table, so a
+// monitor or a link checker gets what GET would answer instead of 405; the
+// server sends no body to a HEAD, whatever the handler writes (net/http
+// judges by the request it read). A GET with an effect answers HEAD 405,
+// as every route without a HEAD of its own: an audited download (Writes),
+// any other download (Download: it holds a slot of its kind), a step of
+// the sign-in flow (/auth/...: a HEAD must neither start a sign-in nor
+// spend a code) (TestHeadAnswersLikeGet).
+func (s *Server) headAsGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead && s.readsOnly(r.URL.Path) {
+			r = r.Clone(r.Context())
+			r.Method = http.MethodGet
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readsOnly reports whether path is a GET route that only reads and has no
+// HEAD route of its own (headAsGet).
+func (s *Server) readsOnly(path string) bool {
+	pattern := s.routeFor(http.MethodGet, path)
+	if !s.hasRoute(http.MethodGet, pattern) || s.hasRoute(http.MethodHead, s.routeFor(http.MethodHead, path)) {
+		return false
+	}
+	r := s.routeOf[routeKey(http.MethodGet, pattern)]
+	return !r.Writes && r.Download == NoDownload && !strings.HasPrefix(pattern, "/auth/")
 }
 
 // clientIP is how the console tells who a request came from (audit rows,
