@@ -1,0 +1,73 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/testfactory"
+)
+
+// TestRevOncall20RetentionNoticeIgnoresOpenDraft: a quarantined dead letter
+// 95 days old (the terms keep unresolved ones 90 days) sits in an open
+// replay draft (the on-call began a replay and has not submitted it yet).
+// The keeper keeps it: namedByOpenRequest keeps whatever a request not yet
+// closed names, a draft included. Its page tells the on-call the opposite:
+// the amber "Retention removes it after <95-90 days ago>" with "Replay,
+// resolve or discard it before then", because retentionNotice looks only
+// at items that are Held, and QueueItemOf leaves drafts out altogether
+// (and an item left out of a submitted request is not Held either). The
+// page's promise and the keeper's rule disagree.
+//
+// Expected: a dead letter the keeper will not remove is not announced as
+// being removed (e.g. "Retention keeps it while replay request #N names
+// it"), the same rule as namedByOpenRequest.
+func TestRevOncall20RetentionNoticeIgnoresOpenDraft(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	c, _ := b.SignIn(t, "acme:oncall")
+	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "rev20d-drafted",
+		Error: "index shard 20d unavailable", At: time.Now().Add(-95 * 24 * time.Hour)})
+	control := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "rev20d-control",
+		Error: "index shard 20d unavailable", At: time.Now().Add(-95 * 24 * time.Hour)})
+	_, err := dlq.FoldCounters(context.Background(), b.Pool)
+	require.NoError(t, err)
+	_, drafts := testfactory.Draft(t, b.Replays, quarantine.Actor{Subject: "someone-oncall"}, id)
+	require.Len(t, drafts, 1)
+	require.Equal(t, "draft", string(drafts[0].Status))
+
+	// The keeper, as the console runs it, with the active terms.
+	keeper := dlq.NewKeeper(dlq.NewStore(b.Jobs), dlq.KeeperConfig{
+		Policy: func() dlq.RetentionPolicy {
+			r := b.Replays.Policy().Retention()
+			return dlq.Terms{RetentionPolicy: app.RetentionOf(r), Version: replay.RetentionVersion(r)}
+		},
+		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
+			_, err := audit.Record(ctx, tx, b.Signer, reason)
+			return err
+		},
+	}, nil, nil)
+	_, err = keeper.Pass(context.Background())
+	require.NoError(t, err)
+	var left int
+	require.NoError(t, b.Pool.QueryRow(context.Background(), `SELECT count(*) FROM dead_letters WHERE id = $1`, control).Scan(&left))
+	require.Zero(t, left, "the same dead letter in no request is removed by that pass")
+	require.NoError(t, b.Pool.QueryRow(context.Background(), `SELECT count(*) FROM dead_letters WHERE id = $1`, id).Scan(&left))
+	require.Equal(t, 1, left, "the keeper keeps a dead letter an open draft names")
+
+	page := b.Do(t, c, "GET", fmt.Sprintf("/deadletters/%d", id), nil, nil)
+	require.Equal(t, 200, page.Status)
+	notice := byID(page.Doc(t), "dl-retention")
+	assert.NotContains(t, text(notice), "Retention removes it after",
+		"the keeper just kept this dead letter (an open replay draft names it), yet its page says: %q", text(notice))
+}
