@@ -62,21 +62,23 @@ type LeftOut struct {
 	Chosen  string
 	AtLeast bool
 	Groups  []LeftOutGroup
-	// Verb is the action ("discard", "resolve").
+	// Verb is the action ("discard", "resolve", "request replays").
 	Verb string
 }
 
 // LeftOutGroup is the dead letters left out for one reason: held by the
 // replay request RequestID (RequestStatus; RequestURL empty where the
 // viewer may not read it; FreedBy what frees them,
-// replaypolicy.HeldFreedBy), or, when RequestID is 0, in Status. Items
-// are the first of them.
+// replaypolicy.HeldFreedBy), or, when RequestID is 0, in Tenant, where
+// the viewer may read them but not do the action, or (Tenant empty) in
+// Status. Items are the first of them.
 type LeftOutGroup struct {
 	N             int
 	RequestID     int64
 	RequestStatus string
 	RequestURL    string
 	FreedBy       string
+	Tenant        string
 	Status        string
 	Items         []ConfirmItem
 }
@@ -116,9 +118,15 @@ func leftOutTitle(l LeftOut) string {
 	return "Left out: " + Count(int64(l.N)) + " of the " + Count(int64(l.Of)) + " " + l.Chosen
 }
 
-// leftOutWhy says why dead letters in status (held by no request) are left
-// out of a discard or resolve, after "3 dead letters".
-func leftOutWhy(status string) string {
+// leftOutWhy says why the dead letters of g (held by no request) are left
+// out of a discard or resolve (verb), after "3 dead letters": the tenant
+// where the viewer may not do it ("in globex, where you may not
+// discard"), or their status.
+func leftOutWhy(g LeftOutGroup, verb string) string {
+	if g.Tenant != "" {
+		return "in " + g.Tenant + ", where you may not " + verb
+	}
+	status := g.Status
 	switch status {
 	case "replayed", "discarded", "resolved":
 		return "already " + Label(status)

@@ -165,6 +165,10 @@ type ReplayConfirmModel struct {
 	// typed so far.
 	NeedsNote          bool
 	ReconciliationNote string
+	// LeftOut is what the filter the selection was made by ("Replay all
+	// matching") selected in tenants where the viewer may not request
+	// replays, which no request of it holds; nil: nothing.
+	LeftOut *LeftOut
 }
 
 // ApprovalsView is a request's approvals: the count "k of n" (one

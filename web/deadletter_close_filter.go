@@ -22,11 +22,14 @@ func (s *Server) deadLetterResolveFilter(c echo.Context) error { return s.closeF
 // closeFilter freezes what a list filter (an error group, "all matching")
 // selects now, of what is open, into a set of at most dlq.MaxBulkClose and
 // shows it for confirmation: the confirmation closes that set, and dead
-// letters that arrive later are never added.
+// letters that arrive later are never added. The filter is read over the
+// tenants where the person may read, as the list that offered it counts
+// "all matching": those it selects in a tenant where they may not close
+// are named with their tenant among what the close leaves out.
 func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
-	f, err := bulkFilter(c.QueryParams(), s.deadLetterTenants(ctx, u, k.act), authz.Now(ctx))
+	f, err := bulkFilter(c.QueryParams(), s.deadLetterTenants(ctx, u, authz.ActRead), authz.Now(ctx))
 	if err != nil {
 		return err
 	}
@@ -36,9 +39,10 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 	if err != nil {
 		return err
 	}
+	f.Tenants, _ = splitTenants(f.Tenants, scope)
 	f.Statuses = openOf(f.Statuses)
 	var ids []int64
-	if len(f.Statuses) > 0 {
+	if len(f.Statuses) > 0 && len(f.Tenants) > 0 {
 		if ids, err = replay.MatchingIDs(ctx, s.deps.DeadLetters, f, dlq.MaxBulkClose); err != nil {
 			return err
 		}
@@ -62,32 +66,60 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 	return s.renderCloseConfirm(c, k, ids, scope, "/deadletters/"+k.path, back, c.FormValue("reason"), fields, nil, status, left)
 }
 
-// filterLeftOut is what filter f selects now that a close leaves out (those
-// not open), by why: the replay request holding them, or their status; at
-// most dlq.MaxBulkClose of them are read (AtLeast past that). Nil when
-// the filter selects nothing that is not open.
+// filterLeftOut is what filter f (over the tenants where the person may
+// read) selects now that a close in scope leaves out, by why: in scope,
+// those not open (the replay request holding them, or their status);
+// outside it, all of them (their tenant). Ids only are read, at most
+// dlq.MaxBulkClose of each (AtLeast past that); those outside the scope
+// cost a statement only when f reaches a tenant outside it. Nil when the
+// filter selects nothing the close leaves out.
 func (s *Server) filterLeftOut(c echo.Context, f dlq.ListFilter, scope authz.Scope, verb string) (*views.LeftOut, error) {
 	statuses := f.Statuses
 	if len(statuses) == 0 {
 		statuses = dlq.AllStatuses
 	}
-	f.Statuses = slices.DeleteFunc(slices.Clone(statuses), func(st dlq.Status) bool { return slices.Contains(closable, st) })
-	if len(f.Statuses) == 0 {
+	in, out := f, f
+	in.Tenants, out.Tenants = splitTenants(f.Tenants, scope)
+	in.Statuses = slices.DeleteFunc(slices.Clone(statuses), func(st dlq.Status) bool { return slices.Contains(closable, st) })
+	var reads []dlq.ListFilter
+	if len(in.Tenants) > 0 && len(in.Statuses) > 0 { // no statuses: any, not none
+		reads = append(reads, in)
+	}
+	if len(out.Tenants) > 0 {
+		reads = append(reads, out)
+	}
+	var ids []int64
+	more := false
+	for _, g := range reads {
+		got, err := s.deps.DeadLetters.MatchingIDs(c.Request().Context(), g, dlq.MaxBulkClose+1)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, got...)
+	}
+	if len(ids) > dlq.MaxBulkClose {
+		ids, more = ids[:dlq.MaxBulkClose], true
+	}
+	if len(ids) == 0 {
 		return nil, nil
-	}
-	ids, err := s.deps.DeadLetters.MatchingIDs(c.Request().Context(), f, dlq.MaxBulkClose+1)
-	if err != nil {
-		return nil, err
-	}
-	more := len(ids) > dlq.MaxBulkClose
-	if more {
-		ids = ids[:dlq.MaxBulkClose]
 	}
 	_, left, err := s.splitClosable(c, ids, scope, verb)
 	if left != nil {
 		left.Chosen, left.AtLeast, left.Of = "matching", more, left.N
 	}
 	return left, err
+}
+
+// splitTenants splits tenants into those in scope and the others.
+func splitTenants(tenants []string, scope authz.Scope) (in, out []string) {
+	for _, t := range tenants {
+		if scope.Has(t) {
+			in = append(in, t)
+		} else {
+			out = append(out, t)
+		}
+	}
+	return in, out
 }
 
 // openOf keeps the statuses of a filter that a close takes (all of them

@@ -17,18 +17,26 @@ import (
 // names (by message id).
 const leftOutNamed = 5
 
-// splitClosable keeps, of ids (in scope, at most dlq.MaxBulkClose), those
-// a close takes as they stand now, in order; the others are left out,
-// grouped by the replay request that holds them (which may still send
-// them) or by their status, for the confirmation to name. left is nil
-// when nothing is left out. verb is the action ("discard").
+// splitClosable keeps, of ids (at most dlq.MaxBulkClose), those a close
+// in scope takes as they stand now, in order; the others are left out,
+// grouped by the tenant where the person may read them but not do verb,
+// by the replay request that holds them (which may still send them) or
+// by their status, for the confirmation to name. left is nil when
+// nothing is left out. verb is the action ("discard").
 func (s *Server) splitClosable(c echo.Context, ids []int64, scope authz.Scope, verb string) (keep []int64, left *views.LeftOut, err error) {
-	states, err := s.deps.DeadLetters.CloseStates(c.Request().Context(), ids, scope.Tenants, scope.All)
+	ctx := c.Request().Context()
+	u := userOf(c)
+	// The states are read where the person may close or read: a dead
+	// letter they may only read is named with its tenant, not as "not
+	// yours to act on" (what those they may not read stay).
+	read := s.tenantsWith(ctx, u, authz.ObjDeadLetter, authz.ActRead)
+	tenants := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(scope.Tenants), read.Tenants...))))
+	states, err := s.deps.DeadLetters.CloseStates(ctx, ids, tenants, scope.All || read.All)
 	if err != nil {
 		return nil, nil, err
 	}
-	u := userOf(c)
 	type why struct {
+		tenant  string
 		request int64
 		status  dlq.Status
 	}
@@ -36,21 +44,28 @@ func (s *Server) splitClosable(c echo.Context, ids []int64, scope authz.Scope, v
 	var order []why
 	for _, id := range ids {
 		st, ok := states[id]
-		if ok && st.Closable() {
+		mine := ok && scope.Has(st.Tenant)
+		if mine && st.Closable() {
 			keep = append(keep, id)
 			continue
 		}
-		w := why{request: st.HeldBy}
-		if w.request == 0 {
+		var w why
+		switch {
+		case ok && !mine:
+			w.tenant = st.Tenant // whatever its state: the close may not take it
+		case st.HeldBy != 0:
+			w.request = st.HeldBy
+		default:
 			w.status = st.Status // "" when it is no longer there
 		}
 		g := groups[w]
 		if g == nil {
-			g = &views.LeftOutGroup{RequestID: st.HeldBy, RequestStatus: st.HeldStatus, Status: string(w.status)}
-			if st.HeldBy != 0 {
+			g = &views.LeftOutGroup{RequestID: w.request, Tenant: w.tenant, Status: string(w.status)}
+			if w.request != 0 {
+				g.RequestStatus = st.HeldStatus
 				g.FreedBy = replaypolicy.HeldFreedBy(st.HeldBy, st.HeldStatus, st.Tenant)
 			}
-			if st.HeldBy != 0 && s.deps.Access.Can(u, st.Tenant, authz.ObjDeadLetter, authz.ActRead) {
+			if w.request != 0 && s.deps.Access.Can(u, st.Tenant, authz.ObjDeadLetter, authz.ActRead) {
 				g.RequestURL = fmt.Sprintf("/replay/requests/%d", st.HeldBy)
 			}
 			groups[w] = g
@@ -64,7 +79,8 @@ func (s *Server) splitClosable(c echo.Context, ids []int64, scope authz.Scope, v
 	if len(order) == 0 {
 		return keep, nil, nil
 	}
-	// The requests that hold some first, then what is not open.
+	// The requests that hold some first, then the tenants and what is not
+	// open.
 	slices.SortStableFunc(order, func(a, b why) int {
 		switch {
 		case a.request == 0 && b.request == 0:

@@ -252,6 +252,7 @@ func (s *Server) replayConfirm(c echo.Context) error {
 	// this page before a payload edit (carriedForm).
 	m := s.confirmModel(c, batch, sel, carriedForm(c.QueryParams()), nil)
 	m.BackURL = listReturn(c.QueryParam("back"))
+	m.LeftOut = s.replayLeftOutOf(c.Request().Context(), batch)
 	carryToForms(&m)
 	return s.render(c, http.StatusOK, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
 }

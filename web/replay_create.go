@@ -8,6 +8,7 @@ import (
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/views"
 )
 
 // replayCreate freezes a selection (the id fields of the form: one from the
@@ -31,12 +32,14 @@ func (s *Server) replayCreate(c echo.Context) error {
 	if form.Get("return_to") != "" {
 		back = listReturn(form.Get("return_to"))
 	}
-	return s.startReplay(c, ids, form.Get("reason"), back)
+	return s.startReplay(c, ids, form.Get("reason"), back, nil)
 }
 
 // startReplay makes the draft batch for ids and sends the user to confirm
-// it, with the reason typed so far and the page to go back to.
-func (s *Server) startReplay(c echo.Context, ids []int64, reason, back string) error {
+// it, with the reason typed so far and the page to go back to; left (nil:
+// nothing) is what a filter selected that the batch leaves out, which its
+// confirm page names (keepReplayLeftOut).
+func (s *Server) startReplay(c echo.Context, ids []int64, reason, back string, left *views.LeftOut) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
 	scope := s.tenantsWith(ctx, u, authz.ObjDeadLetter, authz.ActRead)
@@ -46,6 +49,9 @@ func (s *Server) startReplay(c echo.Context, ids []int64, reason, back string) e
 	batch, err := s.deps.Replays.CreateDrafts(ctx, u.Actor, ids, scope.Tenants, scope.All, can, authz.RequestMeta(c))
 	if err != nil {
 		return err
+	}
+	if left != nil {
+		s.keepReplayLeftOut(ctx, batch, *left)
 	}
 	return c.Redirect(http.StatusSeeOther, "/replay/batches/"+batch+pairsQuery("reason", reason, "back", back))
 }

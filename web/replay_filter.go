@@ -19,19 +19,33 @@ import (
 // replayFilter replays what a list filter selects (from the list or an
 // error group): the filter in the query string is resolved now to an exact
 // set of ids, which the confirm page shows; later arrivals are never added.
+// The filter is read over the tenants where the person may read, as the
+// list that offered it counts "all matching"; what it selects in a tenant
+// where they may not request replays is not drafted but named on the
+// confirm page, with its tenant (replayLeftOut).
 func (s *Server) replayFilter(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
-	// Only what a new request could take: in the tenants where the person
-	// may request replays, quarantined or replay failed (a dead letter in a
-	// request already, or closed, is never selected to be refused).
-	f, err := bulkFilter(c.QueryParams(), s.requestTenants(ctx, u, s.deadLetterTenants(ctx, u, authz.ActRead)), authz.Now(ctx))
+	f, err := bulkFilter(c.QueryParams(), s.deadLetterTenants(ctx, u, authz.ActRead), authz.Now(ctx))
 	if err != nil {
 		return err
 	}
+	// Only what a new request could take: in the tenants where the person
+	// may request replays, quarantined or replay failed (a dead letter in a
+	// request already, or closed, is never selected to be refused).
+	requestable := s.requestTenants(ctx, u, f.Tenants)
+	outside := slices.DeleteFunc(slices.Clone(f.Tenants), func(t string) bool { return slices.Contains(requestable, t) })
+	f.Tenants = requestable
 	var ids []int64
-	if f.Statuses = replayableOf(f.Statuses); len(f.Statuses) > 0 {
+	if f.Statuses = replayableOf(f.Statuses); len(f.Statuses) > 0 && len(f.Tenants) > 0 {
 		if ids, err = replay.MatchingIDs(ctx, s.deps.DeadLetters, f, replay.MaxSelection); err != nil {
+			return err
+		}
+	}
+	var left *views.LeftOut
+	if len(f.Statuses) > 0 && len(outside) > 0 {
+		f.Tenants = outside
+		if left, err = s.replayLeftOut(ctx, f, len(ids)); err != nil {
 			return err
 		}
 	}
@@ -39,10 +53,14 @@ func (s *Server) replayFilter(c echo.Context) error {
 	if len(ids) == 0 {
 		// As a close by filter does: back to the list, which shows what
 		// the filter selects now (an error group all dealt with since).
-		s.flashError(c, "The filter selects no dead letter a replay could take (quarantined or replay failed, in a tenant where you may request replays): nothing to replay.")
+		msg := "The filter selects no dead letter a replay could take (quarantined or replay failed, in a tenant where you may request replays): nothing to replay."
+		if left != nil {
+			msg += " " + leftOutSentence(left)
+		}
+		s.flashError(c, msg)
 		return c.Redirect(http.StatusSeeOther, back)
 	}
-	return s.startReplay(c, ids, c.FormValue("reason"), back)
+	return s.startReplay(c, ids, c.FormValue("reason"), back, left)
 }
 
 // bulkFilter reads the list filter a bulk action by filter names in its
