@@ -276,10 +276,50 @@ CROSS JOIN LATERAL (
 LIMIT $6`
 
 // namedByOpenRequest is true for dead letter d when a replay request not
-// yet closed names it, or an item of one still holds it.
-const namedByOpenRequest = `SELECT 1 FROM replay_items i JOIN replay_requests r ON r.id = i.request_id
+// yet closed names it (a draft included), or an item of one still holds
+// it: retention keeps it then, whatever its age.
+const namedByOpenRequest = `SELECT 1 FROM ` + openRequestsNaming
+
+// openRequestsNaming is the items (i) of the replay requests (r) that keep
+// dead letter d from retention: namedByOpenRequest's rule, which
+// QueueRetentionHold reads for a page.
+const openRequestsNaming = `replay_items i JOIN replay_requests r ON r.id = i.request_id
     WHERE i.dead_letter_id = d.id AND i.dead_lettered_at = d.dead_lettered_at
       AND (i.held OR r.status NOT IN ` + closedRequest + `)`
+
+// The request that keeps one dead letter from retention, by
+// namedByOpenRequest's rule: one holding it first, then the newest.
+const selectRetentionHold = `SELECT k.id, k.status FROM dead_letters d
+CROSS JOIN LATERAL (
+    SELECT r.id, r.status FROM ` + openRequestsNaming + `
+    ORDER BY i.held DESC, r.id DESC LIMIT 1
+) k
+WHERE d.id = $1 AND d.dead_lettered_at >= $2 AND d.dead_lettered_at < $3`
+
+// RetentionHold is the replay request that keeps a dead letter from
+// retention whatever its age (Request 0: none does), with its status: one
+// not yet closed that names it, a draft included, or one whose item still
+// holds it. It is the keeper's own rule (namedByOpenRequest), so a page
+// that says what retention does with a dead letter says what the keeper
+// does.
+type RetentionHold struct {
+	Request int64
+	Status  string
+}
+
+// QueueRetentionHold queues into b (a page's round trip) the read of the
+// RetentionHold of dead letter id, whose dead_lettered_at is in [lo, hi);
+// *out holds it once b has run (zero when no request keeps it).
+func QueueRetentionHold(b *pgx.Batch, id int64, lo, hi time.Time, out *RetentionHold) {
+	b.Queue(selectRetentionHold, id, lo, hi).Query(func(rows pgx.Rows) error {
+		*out = RetentionHold{}
+		_, err := pgx.ForEachRow(rows, []any{&out.Request, &out.Status}, func() error { return nil })
+		if err != nil {
+			return fmt.Errorf("read what keeps dead letter %d: %w", id, err)
+		}
+		return nil
+	})
+}
 
 // Deletes the batch lockBatch locked ($1 ids, $2 their times, $3 the
 // statuses they were picked with), asking again, in this statement's newer

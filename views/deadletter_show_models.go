@@ -284,8 +284,9 @@ func payloadText(v PayloadView) string {
 // RetentionNotice is when retention removes a dead letter: from From, its
 // status (Status) being kept Keep, counted from the later of when it was
 // dead-lettered and when the console received it; or, HeldBy set, never
-// while that replay request holds it. Unresolved and Soon (within a week)
-// make it a warning: the next action has a deadline.
+// while that replay request (in HeldStatus: a draft, say) names it.
+// Unresolved and Soon (within a week) make it a warning: the next action
+// has a deadline.
 type RetentionNotice struct {
 	From       time.Time
 	Keep       string
@@ -293,4 +294,5 @@ type RetentionNotice struct {
 	Unresolved bool
 	Soon       bool
 	HeldBy     int64
+	HeldStatus string
 }

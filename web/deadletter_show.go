@@ -87,7 +87,9 @@ func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) 
 // the active terms (found.activeTerms, read with the page), whose keeper
 // alone removes anything. Its age counts as retention counts it: from the
 // later of when it was dead-lettered and when the console received it. A
-// replay request that holds it keeps it whatever its age.
+// replay request not yet closed that names it (a draft too), or one that
+// still holds it, keeps it whatever its age: found.hold, the keeper's own
+// rule (dlq.RetentionHold), read with the page.
 func retentionNotice(t *replaypolicy.Table, found *foundDeadLetter, now time.Time) *views.RetentionNotice {
 	d := found.deadLetter
 	if found.activeTerms.Stale(replay.RetentionVersion(t.Retention())) {
@@ -97,10 +99,8 @@ func retentionNotice(t *replaypolicy.Table, found *foundDeadLetter, now time.Tim
 	if !ok || k.Forever {
 		return nil
 	}
-	for id, it := range found.items {
-		if it.Held {
-			return &views.RetentionNotice{HeldBy: id}
-		}
+	if h := found.hold; h.Request != 0 {
+		return &views.RetentionNotice{HeldBy: h.Request, HeldStatus: h.Status}
 	}
 	from := d.DeadLetteredAt
 	if d.ReceivedAt.After(from) {

@@ -207,7 +207,8 @@ func (s *Server) deadLetterPageLocator() *Locator {
 // readDeadLetterPage reads dead letter id as its page shows it (Preview:
 // its long values cut), whatever its tenant, with the replay requests that
 // name it and what became of it in each, the rules' verdict on replaying it
-// now, its replay chain and the fixes that cover it: one round trip.
+// now, its replay chain, the fixes that cover it, the active retention
+// terms and the request that keeps it from them: one round trip.
 func (s *Server) readDeadLetterPage(ctx context.Context, id int64) (*foundDeadLetter, error) {
 	f := &foundDeadLetter{}
 	d, err := s.deps.DeadLetters.Preview(ctx, id, func(b *pgx.Batch, lo, hi time.Time) {
@@ -216,7 +217,8 @@ func (s *Server) readDeadLetterPage(ctx context.Context, id int64) (*foundDeadLe
 		s.deps.Replays.QueueJudge(b, id, lo, hi, &f.verdict, &f.judged)
 		dlq.QueueChain(b, id, "", lo, hi, &f.chain)
 		dlq.QueueFixesFor(b, id, lo, hi, maxShownFixes, &f.fixes)
-		dlq.QueueActiveTerms(b, &f.activeTerms) // whose retention the page tells
+		dlq.QueueActiveTerms(b, &f.activeTerms)        // whose retention the page tells
+		dlq.QueueRetentionHold(b, id, lo, hi, &f.hold) // and the request that keeps it, by the keeper's rule
 	})
 	if err != nil {
 		return nil, err
@@ -235,6 +237,7 @@ type foundDeadLetter struct {
 	chain       []dlq.ChainLink
 	fixes       []dlq.Fix
 	activeTerms dlq.TermsActivation
+	hold        dlq.RetentionHold
 }
 
 const ctxFoundDeadLetter = "quarantine.deadletter"
