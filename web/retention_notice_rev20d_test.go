@@ -36,15 +36,27 @@ func TestRevOncall20RetentionNoticeIgnoresOpenDraft(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	c, _ := b.SignIn(t, "acme:oncall")
+	// The console's own keeper runs a pass as it starts, and would remove
+	// both dead letters before the draft names one: the keepers' advisory
+	// lock (dlq's keeperLockKey, "QDLKEEP") is held until the draft is
+	// made, so that pass has ended before (pg_advisory_lock waits for it)
+	// or skips.
+	lock, err := b.Pool.Acquire(context.Background())
+	require.NoError(t, err)
+	_, err = lock.Exec(context.Background(), `SELECT pg_advisory_lock($1)`, int64(0x51444c4b45455000))
+	require.NoError(t, err)
 	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "rev20d-drafted",
 		Error: "index shard 20d unavailable", At: time.Now().Add(-95 * 24 * time.Hour)})
 	control := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "rev20d-control",
 		Error: "index shard 20d unavailable", At: time.Now().Add(-95 * 24 * time.Hour)})
-	_, err := dlq.FoldCounters(context.Background(), b.Pool)
+	_, err = dlq.FoldCounters(context.Background(), b.Pool)
 	require.NoError(t, err)
 	_, drafts := testfactory.Draft(t, b.Replays, quarantine.Actor{Subject: "someone-oncall"}, id)
 	require.Len(t, drafts, 1)
 	require.Equal(t, "draft", string(drafts[0].Status))
+	_, err = lock.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(0x51444c4b45455000))
+	require.NoError(t, err)
+	lock.Release()
 
 	// The keeper, as the console runs it, with the active terms.
 	keeper := dlq.NewKeeper(dlq.NewStore(b.Jobs), dlq.KeeperConfig{
