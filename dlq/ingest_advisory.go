@@ -90,7 +90,8 @@ func (in *Ingester) advisoryRecord(ctx context.Context, via Received, subject st
 // message: its delivered stream sequence at least the message's, the
 // message not before where the consumer starts (a consumer by start
 // sequence never delivers one below it; one by start time, one stored
-// before it), and the original's subject one its filter subjects take (a
+// before it; one that delivers new messages only, one stored before it
+// was made), and the original's subject one its filter subjects take (a
 // consumer filtered to one tenant never delivers another's message,
 // whatever its delivered sequence); and it must be one that gives up at
 // all: a consumer that acks nothing (ack policy none) is never
@@ -116,8 +117,15 @@ func (in *Ingester) advisoryRecord(ctx context.Context, via Received, subject st
 // set when the consumer could not be read (NATS): the caller may rather
 // try again later.
 //
-// The start time is compared with the original's stored time, which is
-// how JetStream finds the sequence such a consumer starts at. A stream
+// A consumer that starts at the last message (or the last of each
+// subject) delivers one message stored before it was made, or one a
+// subject: which one is not in its configuration, so its start is not
+// checked (TestRevIngest20ForgedGiveUpBeforeDeliverNewConsumer checks the
+// new-only one).
+//
+// The start time, and a new-only consumer's creation, are compared with
+// the original's stored time, which is how JetStream finds the sequence
+// such a consumer starts at. A stream
 // whose server's clock was set back holds later messages stored at
 // earlier times, which a consumer by start time delivers all the same: a
 // real give-up of one of those is flagged too (stored for inspection,
@@ -150,6 +158,9 @@ func (in *Ingester) checkAdvisoryConsumer(ctx context.Context, subject string, a
 	case c.DeliverPolicy == jetstream.DeliverByStartTimePolicy && c.OptStartTime != nil && orig != nil && !orig.Time.IsZero() && orig.Time.Before(*c.OptStartTime):
 		return fmt.Sprintf("consumer exists but cannot have delivered it: %s starts at messages stored from %s, and the message was stored at %s", name,
 			c.OptStartTime.UTC().Format(time.RFC3339Nano), orig.Time.UTC().Format(time.RFC3339Nano)), true, nil
+	case c.DeliverPolicy == jetstream.DeliverNewPolicy && orig != nil && !orig.Time.IsZero() && !info.Created.IsZero() && orig.Time.Before(info.Created):
+		return fmt.Sprintf("consumer exists but cannot have delivered it: %s delivers only messages stored after it was made (%s), and the message was stored at %s", name,
+			info.Created.UTC().Format(time.RFC3339Nano), orig.Time.UTC().Format(time.RFC3339Nano)), true, nil
 	case orig != nil && !filterTakes(c, orig.Subject):
 		return fmt.Sprintf("consumer exists but cannot have delivered it: %s is filtered to %s, which does not take the message's subject %s",
 			name, short(strings.Join(filterSubjects(c), ", ")), short(orig.Subject)), true, nil

@@ -390,17 +390,19 @@ func (in *Ingester) putStreamBack(ctx context.Context, have, want jetstream.Stre
 }
 
 // streamRepaired logs and counts an update that put d's changes back
-// (putStreamBack).
+// (putStreamBack): the log line first, so that whoever sees the count
+// finds the line that says what changed (TestStreamLimitLoweredByHandIsRaisedBack
+// read the log between the two now and then).
 func (in *Ingester) streamRepaired(stream string, d streamDrift, byHand bool) {
 	switch {
 	case byHand:
-		in.metrics.health.countStreamRepaired(stream)
 		in.log.Warn("the stream's settings were changed (by hand?): the console put its own back",
 			"stream", stream, "changes", d.fixable)
-	case d.removes:
 		in.metrics.health.countStreamRepaired(stream)
+	case d.removes:
 		in.log.Warn("updated stream: took off limits the console never sets (the stream keeps the console's age or size limit)",
 			"stream", stream, "changes", d.fixable)
+		in.metrics.health.countStreamRepaired(stream)
 	default:
 		in.log.Info("updated stream", "stream", stream, "changes", d.fixable)
 	}
