@@ -68,7 +68,7 @@ func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) 
 			// and the rules judge it: its error class's floor and the
 			// generation limit count, not only its item type and subject.
 			c := t.Classify(replaypolicy.Key{ItemType: d.ItemType, Subject: d.OriginalSubject, ErrorClass: string(dlq.UnreadableErrorClass(d.ErrorClass, d.Flags)),
-				Generation: int(d.Generation)})
+				Generation: found.generation()})
 			m.Retention = retentionNotice(t, found, m.Now)
 			m.PolicyClass, m.PolicyText = string(c.Class), t.Describe(c.Class)
 			m.PolicyRaised = policyRaised(c, t.ClassOf(d.ItemType, d.OriginalSubject).Class)

@@ -227,6 +227,20 @@ func (s *Server) readDeadLetterPage(ctx context.Context, id int64) (*foundDeadLe
 	return f, nil
 }
 
+// generation is the generation the replay rules judge the dead letter by:
+// the one its verdict was judged at (the linked one, or more when the
+// replay ledger holds more replays of its message: a consumer that drops
+// Dlq-Replay-Of), else the one ingest linked. The page's class and its
+// Replay button follow it, so the page says the class a draft of it gets
+// (TestRevOncall20DeadLetterPageClassIgnoresLedgerGeneration).
+func (f *foundDeadLetter) generation() int {
+	g := int(f.deadLetter.Generation)
+	if f.judged {
+		g = max(g, f.verdict.Classing.Generation)
+	}
+	return g
+}
+
 // foundDeadLetter is what readDeadLetterPage read.
 type foundDeadLetter struct {
 	deadLetter  dlq.Detail

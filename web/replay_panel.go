@@ -28,7 +28,7 @@ func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.
 	u := userOf(c)
 	table := s.deps.Replays.Policy()
 	class := table.Classify(replaypolicy.Key{ItemType: d.ItemType, Subject: d.OriginalSubject, ErrorClass: string(dlq.UnreadableErrorClass(d.ErrorClass, d.Flags)),
-		Generation: int(d.Generation)}).Class
+		Generation: found.generation()}).Class
 	open := d.Status.Closable()
 	m := views.DeadLetterActions{
 		ID: d.ID, Version: d.Version, Tenant: d.Tenant, Status: string(d.Status), Class: string(class),
