@@ -24,9 +24,12 @@ import (
 // for a refresh. An OAuth error refusing a session's refresh token while
 // the person has a newer live sign-in is no refusal of the person (a
 // provider keeping one refresh token per person drops the older one): that
-// session ends alone (endAtRefresh). A session an admin revoked while it
-// was being refreshed stays ended, and the refresh changes nothing
-// (storeRefreshed). The error is for failing to read the database.
+// session ends alone (endAtRefresh), and the same request then asks the
+// provider about the person at once through the newest session's token
+// (refreshNewest), which revokes them if the provider refuses it too. A
+// session an admin revoked while it was being refreshed stays ended, and
+// the refresh changes nothing (storeRefreshed). The error is for failing
+// to read the database.
 //
 // The refresh, once claimed, runs to its end whatever becomes of the
 // request that claimed it (its client may go away): a refresh cut short
@@ -69,26 +72,97 @@ func (l *Login) Current(ctx context.Context) (User, bool, error) {
 
 // refreshNow refreshes session s, which this request claimed, and ends it
 // when the refresh fails. ctx is the request's: only the browser's session
-// is changed with it.
+// is changed with it. When s ended because a newer sign-in of the person
+// holds the refresh token the provider honours, refreshNow then asks the
+// provider about the person through that token (refreshNewest).
 func (l *Login) refreshNow(ctx context.Context, s userSession) (User, bool, error) {
 	bg := context.WithoutCancel(ctx)
-	u, end := l.refresh(bg, s)
-	if end.ended {
-		l.signsNobodyIn(ctx) // revoked or signed out meanwhile, and audited then
-		return User{}, false, nil
-	}
-	if end.reason == "" {
-		return u, true, nil
-	}
-	sctx, cancel := context.WithTimeout(bg, storeTimeout)
-	defer cancel()
-	reason, revoked, err := endAtRefresh(sctx, l.db, s, end)
+	u, ok, superseded, err := l.refreshOrEnd(bg, s)
 	if err != nil {
 		return User{}, false, err
 	}
-	l.signsNobodyIn(ctx)
-	l.log.Info("session ended at refresh", "issuer", s.User.Issuer, "subject", s.User.Subject, "reason", reason, "directory_revoked", revoked)
+	if ok {
+		return u, true, nil
+	}
+	l.signsNobodyIn(ctx) // ended here, or revoked or signed out meanwhile and audited then
+	if superseded {
+		l.refreshNewest(bg, s.User)
+	}
 	return User{}, false, nil
+}
+
+// refreshOrEnd refreshes session s, which its caller claimed, and ends it
+// when the refresh fails (endAtRefresh). ok says s is signed in with u;
+// superseded, that s ended because the provider refused its refresh token
+// while a newer sign-in of the person holds one. The error is for failing
+// to record the end.
+func (l *Login) refreshOrEnd(ctx context.Context, s userSession) (u User, ok, superseded bool, err error) {
+	u, end := l.refresh(ctx, s)
+	if end.ended {
+		return User{}, false, false, nil
+	}
+	if end.reason == "" {
+		return u, true, false, nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	reason, revoked, superseded, err := endAtRefresh(sctx, l.db, s, end)
+	if err != nil {
+		return User{}, false, false, err
+	}
+	l.log.Info("session ended at refresh", "issuer", s.User.Issuer, "subject", s.User.Subject, "reason", reason, "directory_revoked", revoked)
+	return User{}, false, superseded, nil
+}
+
+// refreshNewest refreshes the newest live session of person p, as a
+// request of that session would (claimSessionRefresh, then refreshOrEnd),
+// right after an older session of theirs ended because the provider
+// refused its refresh token while that newer sign-in holds one. The
+// provider gives that refusal to a person it removed too, and only the
+// token it honours tells the two apart. Made due and left there, the newer
+// session would ask only at its own next request, which a phone left idle
+// never makes, and the directory entry would go on vouching for a removed
+// person to the replay worker for up to its MaxAge
+// (TestRevGov20RemovedPersonKeepsAuthorityThroughIdleNewerSession). So the
+// provider is asked at once: its answer is stored like any refresh; its
+// refusal ends the newest session and, no newer sign-in holding a token,
+// revokes the person (endAtRefresh), each in its own transaction. When
+// another request holds the newest session's claim, or it is not due
+// (refreshed meanwhile), its refresh is left to that request. Only the
+// newest session is asked, once: a refusal of it superseded in turn (the
+// person signed in again meanwhile) is not followed further, that sign-in
+// being fresh. A failure to read or record is logged and changes nothing
+// more: the newest session stays due, and its next request asks.
+func (l *Login) refreshNewest(ctx context.Context, p User) {
+	fail := func(err error) {
+		l.log.Error("refresh the newest session after an older one's was refused", "issuer", p.Issuer, "subject", p.Subject, "err", err)
+	}
+	id, found, err := newestSignIn(ctx, l.db, p.Issuer, p.Subject)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if !found { // signed out or revoked meanwhile: no token left to ask with
+		return
+	}
+	mine, err := claimSessionRefresh(ctx, l.db, id, l.cfg.RefreshInterval)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if !mine { // another request refreshes it, or has just done so
+		return
+	}
+	// Read after the claim: the refresh token is the one no other request
+	// can spend now.
+	s, err := loadSession(ctx, l.db, id)
+	if err != nil {
+		fail(fmt.Errorf("read session: %w", err))
+		return
+	}
+	if _, _, _, err := l.refreshOrEnd(ctx, s); err != nil {
+		fail(err)
+	}
 }
 
 // settleRefresh answers a request that found the refresh of session id due

@@ -290,13 +290,35 @@ const selectNewerSignIn = `SELECT EXISTS (SELECT 1 FROM user_sessions n
       AND n.ended_at IS NULL AND n.expires_at > now() AND n.refresh_token IS NOT NULL
       AND n.created_at > (SELECT created_at FROM user_sessions WHERE id = $1))`
 
+// The person's newest live sign-in holding a refresh token: the one whose
+// token a provider that keeps one per person and client honours.
+const selectNewestSignIn = `SELECT id FROM user_sessions
+    WHERE issuer = $1 AND subject = $2
+      AND ended_at IS NULL AND expires_at > now() AND refresh_token IS NOT NULL
+    ORDER BY created_at DESC, id DESC LIMIT 1`
+
+// newestSignIn returns the id of the newest live session of issuer|subject
+// that holds a refresh token (selectNewestSignIn); found is false when
+// there is none.
+func newestSignIn(ctx context.Context, db *pgxpool.Pool, issuer, subject string) (id string, found bool, err error) {
+	err = db.QueryRow(ctx, selectNewestSignIn, issuer, subject).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("find the newest sign-in of %s|%s: %w", issuer, subject, err)
+	}
+	return id, true, nil
+}
+
 // signedInAgain is the reason a session ends when the provider refused its
 // refresh token and the person signed in again since, elsewhere.
 const signedInAgain = "signed in again elsewhere since; the identity provider keeps one sign-in per person, so it refused this one's refresh and this session ended"
 
 // endAtRefresh ends session s with end's reason, in one transaction with
 // its audit entry (action "auth.session_end"), and returns the reason it
-// recorded and whether it revoked the person. When the provider refused
+// recorded, whether it revoked the person, and whether the refusal was
+// superseded by a newer sign-in (below). When the provider refused
 // the person (end.refused), their directory entry is marked revoked in
 // the same transaction (revokeEntry) and their other live sessions are
 // made due (markOthersDue), so each asks the provider at its next request
@@ -311,21 +333,21 @@ const signedInAgain = "signed in again elsewhere since; the identity provider ke
 // (end.tokenRefused) while a live session of the same person, signed in
 // after it, holds a refresh token, the refusal says nothing about the
 // person: this session ends (reason signedInAgain), the entry is not
-// revoked, and the person's other sessions are made due, so the provider
-// is asked at once through the token it honours. A refusal of the newest
-// sign-in's token is the one that revokes
-// (TestRevGov20SecondSignInRevokesThePerson). The decision is taken under
+// revoked, and the person's other sessions are made due. The caller then
+// asks the provider at once through the token it honours, the newest
+// session's (Login.refreshNewest): a refusal of the newest sign-in's token
+// is the one that revokes (TestRevGov20SecondSignInRevokesThePerson,
+// TestRevGov20RemovedPersonKeepsAuthorityThroughIdleNewerSession). The decision is taken under
 // the lock of every live session of the person (lockPersonSessions): a
 // newer session refused at the same moment either has ended already, and
 // this refusal revokes, or ends after it and revokes itself.
-func endAtRefresh(ctx context.Context, db *pgxpool.Pool, s userSession, end refreshEnd) (reason string, revoked bool, err error) {
+func endAtRefresh(ctx context.Context, db *pgxpool.Pool, s userSession, end refreshEnd) (reason string, revoked, superseded bool, err error) {
 	issuer, subject := s.User.Issuer, s.User.Subject
 	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		reason, revoked = end.reason, end.refused
+		reason, revoked, superseded = end.reason, end.refused, false
 		if err := lockPersonSessions(ctx, tx, issuer, subject); err != nil {
 			return err
 		}
-		var superseded bool
 		if end.tokenRefused {
 			if err := tx.QueryRow(ctx, selectNewerSignIn, s.ID, issuer, subject).Scan(&superseded); err != nil {
 				return fmt.Errorf("look for a newer sign-in: %w", err)
@@ -352,9 +374,9 @@ func endAtRefresh(ctx context.Context, db *pgxpool.Pool, s userSession, end refr
 		return err
 	})
 	if err != nil {
-		return "", false, fmt.Errorf("end session at refresh: %w", err)
+		return "", false, false, fmt.Errorf("end session at refresh: %w", err)
 	}
-	return reason, revoked, nil
+	return reason, revoked, superseded, nil
 }
 
 // ActivePerson is someone with sessions that have not ended or expired.
