@@ -683,7 +683,7 @@ func (w *Worker) send(j *job) (inflight, bool) {
 		opts = append(opts, jetstream.WithExpectStream(j.window.Stream))
 	}
 	j.handed = true
-	fut, err := w.js.PublishMsgAsync(m, opts...)
+	fut, err := w.pub.PublishMsgAsync(m, opts...)
 	if err != nil {
 		w.decideAck(context.Background(), j, nil, errNotSent{err}) // it never left the worker
 		return inflight{}, false

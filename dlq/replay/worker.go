@@ -117,6 +117,7 @@ func (c *WorkerConfig) defaults() {
 type Worker struct {
 	svc   *Service
 	js    jetstream.JetStream
+	pub   jetstream.JetStream // what it publishes replays with (publisher)
 	auth  Authority
 	reval Revalidator
 	cfg   WorkerConfig
@@ -159,7 +160,37 @@ type Worker struct {
 // revalidate items are blocked) the original principals'. Run it.
 func NewWorker(svc *Service, js jetstream.JetStream, auth Authority, reval Revalidator, cfg WorkerConfig, log *slog.Logger) *Worker {
 	cfg.defaults()
-	return &Worker{svc: svc, js: js, auth: auth, reval: reval, cfg: cfg, log: log}
+	return &Worker{svc: svc, js: js, pub: publisher(js, cfg, log), auth: auth, reval: reval, cfg: cfg, log: log}
+}
+
+// publisher is the JetStream context a worker publishes its replays with:
+// its own, on js's connection, that lets go of a publish no answer came
+// for within the lease (WithPublishAsyncTimeout), and takes as many
+// unanswered ones as the claims of a lease can leave. The context the
+// process shares (jetstream.New's defaults) keeps every publish until its
+// answer comes or the connection reconnects, and refuses all publishes
+// once 4,000 wait: a target that never answers (a plain subscriber of a
+// subject no stream stores, a stream that lost its quorum) left that many
+// behind in a few claims, and from then on no replay of any tenant, to
+// any stream, was published again until the process restarted
+// (TestRevReplay20LostPubAcksWedgeEveryLaterPublish). The worker has
+// judged every publish of a claim by the time its lease ends (it
+// publishes within two thirds of it and waits AckTimeout, at most a
+// sixth, for the answers), so dropping one after a lease loses no answer
+// it waits for. js itself when its connection is not known.
+func publisher(js jetstream.JetStream, cfg WorkerConfig, log *slog.Logger) jetstream.JetStream {
+	nc := js.Conn()
+	if nc == nil {
+		return js
+	}
+	claims := int(cfg.Lease/max(cfg.AckTimeout, time.Millisecond)) + 2 // claims a lease can hold, each waiting AckTimeout at least
+	pub, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(cfg.Lease),
+		jetstream.WithPublishAsyncMaxPending(max(4000, cfg.Batch*min(claims, 64))))
+	if err != nil { // the options are valid for any defaulted configuration
+		log.Warn("replay worker: publishes on the shared JetStream context", "err", err)
+		return js
+	}
+	return pub
 }
 
 // workerTx begins the worker's transactions (claims and records) with JIT
