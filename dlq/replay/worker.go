@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"time"
 
@@ -177,7 +178,10 @@ func NewWorker(svc *Service, js jetstream.JetStream, auth Authority, reval Reval
 // judged every publish of a claim by the time its lease ends (it
 // publishes within two thirds of it and waits AckTimeout, at most a
 // sixth, for the answers), so dropping one after a lease loses no answer
-// it waits for. js itself when its connection is not known.
+// it waits for. js itself when its connection is not known, or when js is
+// not a context jetstream.New made but a caller's own type around one,
+// whose PublishMsgAsync is what the caller has the worker publish with
+// (the tests' that time publishes or answer them: TestRateHeldAcrossRestart).
 func publisher(js jetstream.JetStream, cfg WorkerConfig, log *slog.Logger) jetstream.JetStream {
 	nc := js.Conn()
 	if nc == nil {
@@ -188,6 +192,9 @@ func publisher(js jetstream.JetStream, cfg WorkerConfig, log *slog.Logger) jetst
 		jetstream.WithPublishAsyncMaxPending(max(4000, cfg.Batch*min(claims, 64))))
 	if err != nil { // the options are valid for any defaulted configuration
 		log.Warn("replay worker: publishes on the shared JetStream context", "err", err)
+		return js
+	}
+	if reflect.TypeOf(pub) != reflect.TypeOf(js) {
 		return js
 	}
 	return pub
