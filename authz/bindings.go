@@ -156,11 +156,10 @@ func (b *Bindings) Add(ctx context.Context, in BindingInput, actor User, meta au
 		if out, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Binding]); err != nil {
 			return err
 		}
-		meta.Actor, meta.Tenant, meta.Action = actor.Actor, tenantOrEmpty(in.Tenant), "binding.add"
+		meta.Actor, meta.Action = actor.Actor, "binding.add"
 		meta.ObjectType, meta.ObjectID, meta.Outcome = "role_binding", strconv.FormatInt(out.ID, 10), audit.OutcomeOK
 		meta.After = out
-		_, err = audit.Append(ctx, tx, meta)
-		return err
+		return auditBindingChange(ctx, tx, in.Tenant, meta)
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
@@ -210,11 +209,10 @@ func (b *Bindings) Delete(ctx context.Context, id int64, actor User, allowed fun
 		if _, err := tx.Exec(ctx, deleteBinding, id); err != nil {
 			return err
 		}
-		meta.Actor, meta.Tenant, meta.Action = actor.Actor, tenantOrEmpty(old.Tenant), "binding.delete"
+		meta.Actor, meta.Action = actor.Actor, "binding.delete"
 		meta.ObjectType, meta.ObjectID, meta.Outcome = "role_binding", strconv.FormatInt(id, 10), audit.OutcomeOK
 		meta.Before = old
-		_, err = audit.Append(ctx, tx, meta)
-		return err
+		return auditBindingChange(ctx, tx, old.Tenant, meta)
 	})
 	if err != nil {
 		return fmt.Errorf("delete role binding %d: %w", id, err)
@@ -222,10 +220,48 @@ func (b *Bindings) Delete(ctx context.Context, id int64, actor User, allowed fun
 	return nil
 }
 
-// tenantOrEmpty records "*" bindings as events outside any single tenant.
-func tenantOrEmpty(t string) string {
-	if t == AllTenants {
-		return ""
+// The tenants a binding over every tenant is audited in: those that have
+// dead letters (the counter rows, which the console's scopes read as its
+// tenants) and those that hold a binding of their own, read in the change's
+// transaction. The counter rows are tenants x item types x classes x
+// statuses, the bindings one per person and role: both small.
+const selectBindingTenants = `
+SELECT tenant FROM dead_letter_counts
+UNION
+SELECT tenant FROM role_bindings WHERE tenant <> '` + AllTenants + `'
+ORDER BY 1`
+
+// auditBindingChange appends the audit rows of a change of a binding in
+// tenant, inside tx: meta in that tenant for a binding of one tenant. A
+// binding over every tenant (AllTenants) gives its role in each of them as
+// surely as one naming it, so its change is one row in each tenant the
+// console knows (selectBindingTenants), naming only that tenant (the
+// binding itself says "*"), so that the tenant's auditors find every grant
+// over it; then the row outside any tenant, for auditors of every tenant.
+// All are one AppendBatch, as the retention purge writes its tenants' rows
+// and its own (dlq's auditPurge).
+func auditBindingChange(ctx context.Context, tx pgx.Tx, tenant string, meta audit.Event) error {
+	if tenant != AllTenants {
+		meta.Tenant = tenant
+		_, err := audit.Append(ctx, tx, meta)
+		return err
 	}
-	return t
+	rows, err := tx.Query(ctx, selectBindingTenants)
+	if err != nil {
+		return fmt.Errorf("read tenants: %w", err)
+	}
+	tenants, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("read tenants: %w", err)
+	}
+	events := make([]audit.Event, 0, len(tenants)+1)
+	for _, t := range tenants {
+		e := meta
+		e.Tenant = t
+		events = append(events, e)
+	}
+	meta.Tenant = "" // outside any tenant
+	events = append(events, meta)
+	_, err = audit.AppendBatch(ctx, tx, events)
+	return err
 }
