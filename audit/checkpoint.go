@@ -205,7 +205,8 @@ func Head(ctx context.Context, db Querier) (Checkpoint, error) {
 }
 
 // checkpointLockKey serialises checkpoint recording between replicas
-// ("QAUDIT" then 0002).
+// ("QAUDIT" then 0002). Migration 0063's trigger takes it too, before it
+// refuses a checkpoint below the newest: keep the two the same.
 const checkpointLockKey int64 = 0x5141554449540002
 
 const (
