@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -663,6 +664,40 @@ func (f *Filter) exportSelection() *selection {
 		s.add("after", strconv.FormatInt(f.After, 10), pgx.NamedArgs{"cursor": f.After}, condNewer)
 	}
 	return s
+}
+
+// ExportTenants returns the tenants of f.Tenants (the exporter's scope, a
+// list of tenants by name) in which f selects at least one entry of the log
+// as it is now, sorted: the tenants an export of f takes entries from, and
+// so the tenants its audit rows may name f in. One probe per tenant of the
+// scope, each stopping at the first entry it finds (the tenant index, or
+// the filter's own when that is more selective); a tenant where f selects
+// nothing is read whole, as the export's own read would read it. It
+// returns nil when f.Tenants names no tenant (nil, or every tenant), and an
+// invalid quarantine.Error for an invalid f.
+func ExportTenants(ctx context.Context, db Querier, f Filter) ([]string, error) {
+	if f.Tenants == nil || slices.Contains(f.Tenants, AllTenants) {
+		return nil, nil
+	}
+	f.Limit = 0 // a page size, not an export bound
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("read the tenants an export takes entries from: %w", err)
+	}
+	sel := f.exportSelection()
+	if !sel.visible {
+		return nil, nil
+	}
+	rows, err := db.Query(ctx, `SELECT s.t FROM unnest(@tenants::text[]) AS s(t)
+    WHERE EXISTS (SELECT 1 FROM audit_log WHERE `+whereSQL(sel.conds, "tenant = s.t")+`)
+    ORDER BY s.t`, sel.args)
+	if err != nil {
+		return nil, fmt.Errorf("read the tenants an export takes entries from: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read the tenants an export takes entries from: %w", err)
+	}
+	return out, nil
 }
 
 // Checkpoints from the last entry an export selects up to its head, oldest

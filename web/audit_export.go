@@ -85,12 +85,21 @@ func (s *Server) auditExport(c echo.Context, format exportFormat) error {
 	// One row in each tenant exported, for its auditors to see; outside
 	// any tenant when the export covers none of them by name (every
 	// tenant's, or a tenant filter outside the exporter's scope). A row in
-	// a tenant names nothing of another: it is written only in the
-	// tenants the export took entries from, and says only the filter.
+	// a tenant names nothing of another: it says the filter only in the
+	// tenants the export takes entries from, so that no tenant's log names
+	// what was searched for in another's (a message id, an operation, an
+	// object of one tenant); in the others it says only that.
+	tenants, selected, err := s.exportedTenants(ctx, f)
+	if err != nil {
+		return fmt.Errorf("audit export: %w", err)
+	}
 	var events []audit.Event
-	for _, tenant := range s.exportedTenants(ctx, f) {
+	for _, tenant := range tenants {
 		e := s.event(c, "audit.export", audit.OutcomeOK)
 		e.ObjectType, e.ObjectID, e.Reason = "audit_log", format.ext, "filter: "+exportFilterText(form)
+		if !slices.Contains(selected, tenant) {
+			e.Reason = exportNoEntriesReason
+		}
 		e.Tenant = tenant
 		events = append(events, e)
 	}
@@ -98,7 +107,7 @@ func (s *Server) auditExport(c echo.Context, format exportFormat) error {
 		return fmt.Errorf("audit export: %w", err)
 	}
 	res := c.Response()
-	err := s.writeExport(ctx, f, format, res)
+	err = s.writeExport(ctx, f, format, res)
 	if err == nil {
 		return nil
 	}
@@ -174,22 +183,33 @@ func (s *Server) auditExportFailed(ctx context.Context, events []audit.Event, er
 	}
 }
 
-// exportedTenants are the tenants an export of f takes entries from, as
-// the tenants of its audit rows: the filter's tenant when it has one and
-// the exporter may export it, else the exporter's tenants. "" (outside any
-// tenant) stands for an export of every tenant's entries, and for one
-// that names no tenant the console knows or may export.
-func (s *Server) exportedTenants(ctx context.Context, f audit.Filter) []string {
+// exportNoEntriesReason is the reason of an export's row in a tenant of
+// the exporter's it takes no entry from: its filter is not named there.
+const exportNoEntriesReason = "filter: not named in this tenant (the export takes none of its entries)"
+
+// exportedTenants are the tenants of an export of f's audit rows, and of
+// those the tenants it takes entries from, whose rows name the filter: the
+// filter's tenant when it has one and the exporter may export it, else the
+// exporter's tenants, of which those where f selects an entry
+// (audit.ExportTenants, bounded by them). "" (outside any tenant) stands
+// for an export of every tenant's entries, and for one that names no
+// tenant the console knows or may export; its row names the filter, read
+// only by auditors of every tenant.
+func (s *Server) exportedTenants(ctx context.Context, f audit.Filter) (tenants, selected []string, err error) {
 	all := slices.Contains(f.Tenants, audit.AllTenants)
 	switch {
 	case f.Tenant != "" && all && slices.Contains(s.knownTenants(ctx), f.Tenant):
-		return []string{f.Tenant}
+		return []string{f.Tenant}, []string{f.Tenant}, nil
 	case f.Tenant != "" && !all && slices.Contains(f.Tenants, f.Tenant):
-		return []string{f.Tenant}
+		return []string{f.Tenant}, []string{f.Tenant}, nil
 	case f.Tenant != "" || all || len(f.Tenants) == 0:
-		return []string{""}
+		return []string{""}, []string{""}, nil
 	}
-	return f.Tenants
+	selected, err = audit.ExportTenants(ctx, s.deps.Pool, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f.Tenants, selected, nil
 }
 
 // exportFilterText is the export's filter as its audit row says it: the
