@@ -132,7 +132,7 @@ func (s *Server) selection(c echo.Context, batch string) (replay.Selection, erro
 	sel, err := s.deps.Replays.Selection(c.Request().Context(), batch, userOf(c).Actor, maxConfirmItems)
 	var denied *replay.SelectionDeniedError
 	if errors.As(err, &denied) {
-		s.appendDenied(c, denied.DeniedEvent(s.event(c, "", audit.OutcomeDenied)))
+		s.appendDenied(c, denied.DeniedEvents(s.event(c, "", audit.OutcomeDenied))...)
 	}
 	return sel, err
 }

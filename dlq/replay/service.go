@@ -136,7 +136,7 @@ func refuse(v replaypolicy.Verdict, code string) error {
 // tenant (err says why), in a transaction of its own since the attempt's
 // rolled back. It returns err, or the failure to audit it.
 func (s *Service) auditDenied(ctx context.Context, actor quarantine.Actor, meta quarantine.RequestMeta, action, tenant string, id int64, err error) error {
-	return s.auditDeniedObject(ctx, actor, meta, action, tenant, "replay_request", fmt.Sprint(id), err)
+	return s.auditDeniedObject(ctx, actor, meta, action, "replay_request", fmt.Sprint(id), err, tenant)
 }
 
 // judging returns the contexts of a service action up to its refusals:
@@ -155,11 +155,17 @@ func judging(ctx context.Context) (tx, reads context.Context, cancel context.Can
 	return context.WithoutCancel(ctx), reads, cancel
 }
 
-// auditDeniedObject is auditDenied for any object (a replay batch).
-func (s *Service) auditDeniedObject(ctx context.Context, actor quarantine.Actor, meta quarantine.RequestMeta, action, tenant, objType, objID string, err error) error {
-	e := audit.NewEvent(actor, meta, action)
-	e.Outcome, e.Tenant, e.ObjectType, e.ObjectID, e.Reason = audit.OutcomeDenied, tenant, objType, objID, quarantine.ErrorMessage(err)
-	if _, aerr := audit.AppendFunc(ctx, s.pool, e); aerr != nil {
+// auditDeniedObject is auditDenied for any object (a replay batch), one
+// row in each of tenants (the tenants the refusal touches: a batch's
+// requests are one per tenant), written together.
+func (s *Service) auditDeniedObject(ctx context.Context, actor quarantine.Actor, meta quarantine.RequestMeta, action, objType, objID string, err error, tenants ...string) error {
+	events := make([]audit.Event, 0, len(tenants))
+	for _, tenant := range tenants {
+		e := audit.NewEvent(actor, meta, action)
+		e.Outcome, e.Tenant, e.ObjectType, e.ObjectID, e.Reason = audit.OutcomeDenied, tenant, objType, objID, quarantine.ErrorMessage(err)
+		events = append(events, e)
+	}
+	if _, aerr := audit.AppendBatchFunc(ctx, s.pool, events); aerr != nil {
 		return fmt.Errorf("audit refused %s: %w", action, aerr)
 	}
 	return err

@@ -153,19 +153,21 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 	}
 	var out []Request
 	var changed *RefusedError // items left out since the draft: kept, and the submit refused
-	var denied string         // the tenant of a batch that is not the actor's
+	var denied []string       // the tenants of a batch that is not the actor's
 	tctx, jctx, cancel := judging(ctx)
 	defer cancel()
 	err := dlq.InTx(tctx, s.pool, func(tx pgx.Tx) error {
-		out, changed, denied = nil, nil, "" // a run again starts afresh
+		out, changed, denied = nil, nil, nil // a run again starts afresh
 		reqs, err := batchRequests(jctx, tx, selectBatchLocked, batch)
 		if err != nil {
 			return err
 		}
 		for _, req := range reqs {
 			if v := replaypolicy.MaySubmit(req.Requester, actor); v.Outcome != replaypolicy.Go {
-				denied = req.Tenant
-				return fmt.Errorf("replay batch %q: %w", batch, errNoBatch) // someone else's draft is not yours to see
+				// Someone else's draft is not yours to see; the refusal is
+				// one row in each tenant of the batch.
+				denied = requestTenants(reqs)
+				return fmt.Errorf("replay batch %q: %w", batch, errNoBatch)
 			}
 		}
 		if err := ctx.Err(); err != nil {
@@ -260,8 +262,8 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 		out = reqs
 		return nil
 	})
-	if denied != "" {
-		err = s.auditDeniedObject(ctx, actor, meta, "replay.submit", denied, "replay_batch", batch, err)
+	if denied != nil {
+		err = s.auditDeniedObject(ctx, actor, meta, "replay.submit", "replay_batch", batch, err, denied...)
 	}
 	if err == nil && changed != nil {
 		err = changed

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -566,12 +567,12 @@ func Landing(reqs []Request) int64 {
 // SelectionDeniedError is Selection's answer to anyone but the requester
 // of a selection that exists. Its code is not_found (quarantine.ErrorCode),
 // the answer for one that does not exist; the caller writes the denied
-// audit row (DeniedEvent), as the web layer does for every object outside
+// audit rows (DeniedEvents), as the web layer does for every object outside
 // the caller's scope: it alone knows whether another site started the
-// request, which marks the row and limits such rows per person.
+// request, which marks the rows and limits such refusals per person.
 type SelectionDeniedError struct {
-	Batch  string
-	Tenant string // of the selection's requests
+	Batch   string
+	Tenants []string // of the selection's requests, each once, in their order
 }
 
 func (e *SelectionDeniedError) Error() string {
@@ -581,12 +582,31 @@ func (e *SelectionDeniedError) Error() string {
 // Unwrap gives the error its not_found code.
 func (e *SelectionDeniedError) Unwrap() error { return errNoBatch }
 
-// DeniedEvent completes e (actor, request metadata) as the denied audit
-// row of the attempt: replay.selection on the batch, in its tenant.
-func (e *SelectionDeniedError) DeniedEvent(ev audit.Event) audit.Event {
-	ev.Action, ev.Outcome, ev.Tenant = audit.ActionReplaySelection, audit.OutcomeDenied, e.Tenant
+// DeniedEvents completes e (actor, request metadata) as the denied audit
+// rows of the attempt: replay.selection on the batch, one row in each
+// tenant of its requests (a refusal that touches several tenants is one
+// row in each, for each tenant's auditors to see), naming nothing else.
+func (e *SelectionDeniedError) DeniedEvents(ev audit.Event) []audit.Event {
+	ev.Action, ev.Outcome = audit.ActionReplaySelection, audit.OutcomeDenied
 	ev.ObjectType, ev.ObjectID, ev.Reason = "replay_batch", e.Batch, quarantine.ErrorMessage(errNoBatch)
-	return ev
+	out := make([]audit.Event, 0, len(e.Tenants))
+	for _, tenant := range e.Tenants {
+		ev.Tenant = tenant
+		out = append(out, ev)
+	}
+	return out
+}
+
+// requestTenants are the tenants of reqs, each once, in the order of reqs
+// (a selection's requests are one per tenant).
+func requestTenants(reqs []Request) []string {
+	var out []string
+	for _, r := range reqs {
+		if !slices.Contains(out, r.Tenant) {
+			out = append(out, r.Tenant)
+		}
+	}
+	return out
 }
 
 // Selection reads batch as viewer reviews it, with the first items of
@@ -595,7 +615,7 @@ func (e *SelectionDeniedError) DeniedEvent(ev audit.Event) audit.Event {
 // audit row the caller writes.
 func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine.Actor, items int) (Selection, error) {
 	var sel Selection
-	var denied string // the tenant of a selection that is not the viewer's
+	var denied []string // the tenants of a selection that is not the viewer's
 	targets := map[int64][]pendingWindow{}
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		reqs, err := batchRequests(ctx, tx, selectBatch, batch)
@@ -612,7 +632,7 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 		}
 		for _, r := range reqs {
 			if replaypolicy.MaySubmit(r.Requester, viewer).Outcome != replaypolicy.Go {
-				denied = r.Tenant
+				denied = requestTenants(reqs)
 				return fmt.Errorf("replay batch %q: %w", batch, errNoBatch) // someone else's selection does not exist for you
 			}
 			sr := SelectionRequest{Request: r}
@@ -652,8 +672,8 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 		}
 		return nil
 	})
-	if denied != "" {
-		err = &SelectionDeniedError{Batch: batch, Tenant: denied}
+	if denied != nil {
+		err = &SelectionDeniedError{Batch: batch, Tenants: denied}
 	}
 	if err != nil {
 		return Selection{}, fmt.Errorf("read selection: %w", err)
