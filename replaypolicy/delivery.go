@@ -377,8 +377,7 @@ func JudgeWindow(a Attempt, now time.Time) Verdict {
 		return v
 	case w.NoInterest != "" && a.FirstAttemptAt.IsZero():
 		// A retry is a person's already (Volatile: interest retention).
-		return v.plain(Fail, CheckNoInterest, fmt.Sprintf("message id %q was not published: %s, so the broker would acknowledge the replay and drop it. "+
-			"Replay it again once a consumer takes the subject", a.MsgID, w.NoInterest))
+		return noInterest(v, a.MsgID, "was not published", w.NoInterest, "would acknowledge the replay and drop it")
 	case w.Stream == "":
 		return v.plain(Reconcile, CheckPastWindow, fmt.Sprintf("the publish of %s has no answer on record, and no stream stores the subject, so no duplicate window drops a republish: "+
 			"it could be a second effect. Check the target: if it was applied, say so; if not, republish", formatTime(a.FirstAttemptAt)))
@@ -564,7 +563,12 @@ func copiedKept(a Ack) bool {
 // than the one that stores the subject (Window, read after the answer when
 // the claim's named none), or any stream for a subject none stores:
 // Reconcile (no proof that the broker stored it; the subject's
-// subscribers may have applied it). A PubAck: Replayed; for a retry, only when the window,
+// subscribers may have applied it). A PubAck of a first attempt from an
+// interest stream none of whose consumers takes the subject (the window
+// read after the answer: Window.NoInterest): Fail (blocked, as
+// JudgeWindow blocks one before its publish; the stream stored nothing,
+// and the dead letter is let go, to be replayed again once a consumer
+// takes the subject). A PubAck: Replayed; for a retry, only when the window,
 // read again after the PubAck, would have held the earlier publish's id
 // had it landed (retryForgotten), else Reconcile: it was stored now, and
 // the earlier one may have been too. A Duplicate: the broker kept a
@@ -623,6 +627,15 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckAckUnproven, fmt.Sprintf("an answer to the publish of message id %q names %s:%d, but %s: it is no proof that the broker stored it "+
 			"where the subject's consumers read. The message went out on %s, and whatever subscribes to it may have applied it: check the target and say whether it was applied",
 			a.MsgID, a.Stream, a.Seq, storedBy(a.Window, a.Subject), a.Subject))
+	case a.FirstAttempt && !a.Duplicate && a.Window.NoInterest != "":
+		// The stream answers such a publish like any other and skips it.
+		// JudgeWindow finds it before the publish when the claim's window
+		// names the stream; this one was sent expecting none (the stream
+		// was made since the claim's list was read) and judged by the
+		// answering stream read afresh. A retry keeps its handling: it
+		// is a person's already (Volatile: interest retention).
+		return noInterest(v, a.MsgID, "was not stored", a.Window.NoInterest, fmt.Sprintf("acknowledged the replay (%s:%d) and dropped it, "+
+			"keeping its message id for the stream's duplicate window (%s): a replay inside it is dropped as a duplicate and deferred", a.Stream, a.Seq, a.Window.Duplicates))
 	case !a.Duplicate && !a.FirstAttempt && !a.FirstAttemptAt.IsZero():
 		// The broker held no message under the id: the earlier publish did
 		// not land, or the window no longer holds it. Only a window read
@@ -695,6 +708,15 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		"it is published again once that message's duplicate window (%s) has passed%s", formatTime(until), a.Stream, a.Seq, seen, copied, h.Duplicates, a.Window.copyNote(h)))
 	v.Until = until
 	return v
+}
+
+// noInterest is v decided by CheckNoInterest: Fail (blocked), the dead
+// letter of message id msgID let go, to be replayed again once a consumer
+// of the stream takes the subject. what says what became of the replay
+// ("was not published"), why is Window.NoInterest, and broker what the
+// broker does with such a publish.
+func noInterest(v Verdict, msgID, what, why, broker string) Verdict {
+	return v.plain(Fail, CheckNoInterest, fmt.Sprintf("message id %q %s: %s, so the broker %s. Replay it again once a consumer takes the subject", msgID, what, why, broker))
 }
 
 // lostRetry is the verdict on a publish of a whose outcome is unknown

@@ -57,4 +57,23 @@ func TestRevBroker20NewInterestStreamAckShownReplayed(t *testing.T) {
 	require.Zero(t, info.State.Msgs, "the broker stored nothing: no consumer of APP takes the subject")
 	j := b.job(t, req.ID, id)
 	assert.NotEqual(t, "replayed", j.State, "shown replayed although stream APP stored nothing (it holds %d messages): %s", info.State.Msgs, j.Result)
+	assert.Equal(t, "blocked", j.State, "nothing was stored, and it says why")
+	assert.Contains(t, j.Result, "interest retention")
+	assert.Contains(t, j.Result, "acknowledged the replay (APP:1) and dropped it")
+
+	// Its dead letter was let go: once a consumer takes the subject, a new
+	// request replays it. The broker keeps the id of the publish it
+	// dropped for the stream's duplicate window, as the result says, so
+	// that replay is deferred until the window has passed, not dropped
+	// and shown replayed. The same worker: the fresh read found a stream
+	// its list did not have, so the claim reads the list again.
+	assert.Contains(t, j.Result, "keeping its message id for the stream's duplicate window (2m0s)")
+	_, err = b.target.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "search", FilterSubject: "app.acme.search.>", AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	again := b.request(t, []int64{id}, replay.SubmitInput{})
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	ja := b.job(t, again.ID, id)
+	assert.Equal(t, "deferred", ja.State, ja.Result)
+	assert.Contains(t, ja.Result, "as a duplicate of APP:1")
 }

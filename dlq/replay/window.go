@@ -23,10 +23,11 @@ type WindowReader interface {
 	// Window answers for subject; a failure is in the answer
 	// (Window.Unreadable), never a guess.
 	Window(ctx context.Context, subject string) replaypolicy.Window
-	// Fresh answers as Window, from what JetStream says now, never from
-	// an answer kept: a retry after an unknown outcome relies on the
-	// window having held its first publish, and a stream deleted and made
-	// again (or edited) since a kept answer would not.
+	// Fresh answers as Window, from what JetStream says now (an interest
+	// stream's consumers included: Window.NoInterest), never from an
+	// answer kept: a retry after an unknown outcome relies on the window
+	// having held its first publish, and a stream deleted and made again
+	// (or edited) since a kept answer would not.
 	Fresh(ctx context.Context, subject string) replaypolicy.Window
 	// LateCopies is a's window with each of its late copies
 	// (replaypolicy.Copy.Late) read: when it copied the subject
@@ -182,11 +183,11 @@ func (s *StreamWindows) readList(ctx context.Context, r *listRead) {
 	ls := s.js.ListStreams(ctx)
 	var consumersErr error
 	for info := range ls.Info() {
-		st := listedStream{subjects: info.Config.Subjects, window: windowOf(info), transform: info.Config.SubjectTransform,
-			sources: sourcesOf(info.Config)}
-		if info.Config.Retention == jetstream.InterestPolicy && consumersErr == nil {
-			st.interest, consumersErr = s.interestOf(ctx, info.Config.Name)
+		if consumersErr != nil {
+			continue // the list is not kept: the rest is drained, not read
 		}
+		var st listedStream
+		st, consumersErr = s.listed(ctx, info)
 		streams = append(streams, st)
 	}
 	s.mu.Lock()
@@ -199,6 +200,21 @@ func (s *StreamWindows) readList(ctx context.Context, r *listRead) {
 	}
 	s.reading = nil
 	close(r.done)
+}
+
+// listed is the stream info describes, as a list of streams has it: for
+// an interest-retention stream, with the filters of its consumers read
+// now (interestOf, two JetStream calls), which both the list and a fresh
+// read (Fresh) judge a publish to it by (noInterest).
+func (s *StreamWindows) listed(ctx context.Context, info *jetstream.StreamInfo) (listedStream, error) {
+	st := listedStream{subjects: info.Config.Subjects, window: windowOf(info), transform: info.Config.SubjectTransform,
+		sources: sourcesOf(info.Config)}
+	if info.Config.Retention != jetstream.InterestPolicy {
+		return st, nil
+	}
+	var err error
+	st.interest, err = s.interestOf(ctx, info.Config.Name)
+	return st, err
 }
 
 // interestOf reads the filters of the consumers of interest-retention
@@ -226,13 +242,28 @@ func (s *StreamWindows) interestOf(ctx context.Context, name string) ([]string, 
 	return filters, nil
 }
 
-// noInterest says why interest stream st would store nothing of subject
-// as it stores it ("" when a consumer takes it, or st is no interest stream).
-func (st listedStream) noInterest(stored string) string {
+// noInterest says why interest stream st would store nothing of a publish
+// to subject, as it stores it (its subject transform applied): "" when a
+// consumer takes it, or st is no interest stream.
+func (st listedStream) noInterest(subject string) string {
+	stored := cmp.Or(storesAs(st.transform, subject), subject)
 	if st.interest == nil || takes(st.interest, stored) {
 		return ""
 	}
 	return fmt.Sprintf("stream %s keeps a message only for its consumers (interest retention), and none of them takes %s", st.window.Stream, stored)
+}
+
+// windowIn is st's window for a publish to subject, st being the stream
+// that takes it: with the streams that copy it as list l has them (none
+// when l is nil; copied) and, for an interest stream none of whose
+// consumers takes it, why it would store nothing (Window.NoInterest).
+func (st listedStream) windowIn(l *streamList, subject string) replaypolicy.Window {
+	w := st.window
+	if l != nil {
+		w = l.copied(w, st.transform, subject)
+	}
+	w.NoInterest = st.noInterest(subject)
+	return w
 }
 
 // windowOf is the window of the stream info describes.
@@ -245,9 +276,13 @@ func windowOf(info *jetstream.StreamInfo) replaypolicy.Window {
 // Fresh implements WindowReader: the info of the stream the list names
 // for subject, read now (one JetStream call); when that stream is gone or
 // no longer takes subject, which stream takes it now and its info (two
-// more). An answer that could not be read keeps the list's window, with
-// why in Unreadable (a retry past it goes to a person while NATS does not
-// answer).
+// more); for an interest-retention stream, its consumers too (two more,
+// interestOf), as the list reads them (Window.NoInterest): a first attempt
+// sent expecting no stream and answered by one made since the list was
+// read is judged by whether any of them takes subject (answeredWindow).
+// An answer that could not be read, the consumers included, keeps the
+// list's window, with why in Unreadable (a retry past it goes to a person
+// while NATS does not answer).
 func (s *StreamWindows) Fresh(ctx context.Context, subject string) replaypolicy.Window {
 	listed := s.Window(ctx, subject)
 	if listed.Unreadable != "" {
@@ -264,7 +299,11 @@ func (s *StreamWindows) Fresh(ctx context.Context, subject string) replaypolicy.
 		st, err := s.js.Stream(ctx, listed.Stream)
 		switch {
 		case err == nil && takes(st.CachedInfo().Config.Subjects, subject):
-			return s.copiedFresh(st.CachedInfo(), subject)
+			w, err := s.copiedFresh(ctx, st.CachedInfo(), subject)
+			if err != nil {
+				return unreadable(err)
+			}
+			return w
 		case err != nil && !errors.Is(err, jetstream.ErrStreamNotFound):
 			return unreadable(err)
 		}
@@ -284,7 +323,11 @@ func (s *StreamWindows) Fresh(ctx context.Context, subject string) replaypolicy.
 	if err != nil {
 		return unreadable(err) // gone again since it was named: nothing is judged on a guess
 	}
-	return s.copiedFresh(st.CachedInfo(), subject)
+	w, err := s.copiedFresh(ctx, st.CachedInfo(), subject)
+	if err != nil {
+		return unreadable(err)
+	}
+	return w
 }
 
 // staleList marks the newest list stale (streamList.stale): a first
@@ -302,15 +345,16 @@ func (s *StreamWindows) staleList() {
 // with the streams that copy it as the newest list has them (at most the
 // ttl old: the streams that source a target change as rarely as its
 // window, and a retry, which Fresh is read for, is judged by the target's
-// own window only).
-func (s *StreamWindows) copiedFresh(info *jetstream.StreamInfo, subject string) replaypolicy.Window {
-	w := windowOf(info)
+// own window only), and, for an interest stream, its consumers read now
+// (listed): an error when they could not be read.
+func (s *StreamWindows) copiedFresh(ctx context.Context, info *jetstream.StreamInfo, subject string) (replaypolicy.Window, error) {
+	st, err := s.listed(ctx, info)
+	if err != nil {
+		return replaypolicy.Window{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.list == nil {
-		return w
-	}
-	return s.list.copied(w, info.Config.SubjectTransform, subject)
+	return st.windowIn(s.list, subject), nil
 }
 
 // takes says whether a stream of subjects takes subject.
@@ -369,14 +413,12 @@ func (l *streamList) remember(subject string, w replaypolicy.Window) {
 // find returns the window of the stream that takes subject (a stream's
 // subjects never overlap another's in one account; subjectMatches reads
 // their wildcards as the allowlist's), with the streams that copy it
-// (copied).
+// (copied) and its consumers' interest (windowIn).
 func (l *streamList) find(subject string) (replaypolicy.Window, bool) {
 	for _, st := range l.streams {
 		for _, f := range st.subjects {
 			if subjectMatches(f, subject) {
-				w := l.copied(st.window, st.transform, subject)
-				w.NoInterest = st.noInterest(cmp.Or(storesAs(st.transform, subject), subject))
-				return w, true
+				return st.windowIn(l, subject), true
 			}
 		}
 	}
