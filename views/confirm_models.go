@@ -71,7 +71,8 @@ type LeftOut struct {
 // viewer may not read it; FreedBy what frees them,
 // replaypolicy.HeldFreedBy), or, when RequestID is 0, in Tenant, where
 // the viewer may read them but not do the action, or (Tenant empty) in
-// Status. Items are the first of them.
+// Status. Items are the first of them. Tenant, and FreedBy which names
+// it, came from a producer's subject: the view writes them Untrusted.
 type LeftOutGroup struct {
 	N             int
 	RequestID     int64
@@ -118,15 +119,11 @@ func leftOutTitle(l LeftOut) string {
 	return "Left out: " + Count(int64(l.N)) + " of the " + Count(int64(l.Of)) + " " + l.Chosen
 }
 
-// leftOutWhy says why the dead letters of g (held by no request) are left
-// out of a discard or resolve (verb), after "3 dead letters": the tenant
-// where the viewer may not do it ("in globex, where you may not
-// discard"), or their status.
-func leftOutWhy(g LeftOutGroup, verb string) string {
-	if g.Tenant != "" {
-		return "in " + g.Tenant + ", where you may not " + verb
-	}
-	status := g.Status
+// leftOutWhy says why dead letters held by no request and in no tenant
+// where the viewer may not act are left out of a discard or resolve, after
+// "3 dead letters": their status (one of a tenant is written by
+// confirmLeftOut itself, the tenant as Untrusted).
+func leftOutWhy(status string) string {
 	switch status {
 	case "replayed", "discarded", "resolved":
 		return "already " + Label(status)
