@@ -96,6 +96,10 @@ type Hidden struct {
 type FormPageModel struct {
 	Title string
 	Lead  string
+	// LeadTenant, when set, ends Lead with " in <tenant>.", the tenant
+	// written as a value from a message is (Untrusted): an error group's
+	// tenant is a producer's subject token, which may hide characters.
+	LeadTenant string
 	// Action is where the form posts; Fields are its hidden fields.
 	Action string
 	Fields []Hidden
