@@ -177,6 +177,11 @@ func pageTitle(p Page) string {
 
 func seqText(n int64) string { return strconv.FormatInt(n, 10) }
 
+// draftObjectTitle explains an audit entry's object written as
+// "#12 (draft)", unlinked (AuditRow.ObjectText).
+const draftObjectTitle = "A replay draft: only the person who drafted it can open it, " +
+	"so it is not linked; the request's entries from its submission on link it"
+
 func objectText(typ, id string) string {
 	switch {
 	case typ == "" && id == "":

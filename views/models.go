@@ -187,6 +187,9 @@ type AuditRow struct {
 	ObjectURL    string
 	MessageURL   string
 	OperationURL string
+	// ObjectText, when set, is written in place of an object that has no
+	// page the reader may open, unlinked: "#12 (draft)".
+	ObjectText string
 }
 
 // AuditEventModel is one audit event in full.
@@ -215,6 +218,9 @@ type AuditEventModel struct {
 	Hash     string
 	// ObjectURL links to the object; empty when there is no page for it.
 	ObjectURL string
+	// ObjectText, when set, is written in place of an object that has no
+	// page the reader may open, unlinked: "#12 (draft)".
+	ObjectText string
 	// OperationURL lists every entry of the operation id; empty without one.
 	OperationURL string
 	// ListURL leads back to the audit list; "/audit" when empty.

@@ -31,7 +31,7 @@ func (s *Server) auditEvent(c echo.Context) error {
 		Tenant: e.Tenant, Action: e.Action, ObjectType: e.ObjectType, ObjectID: e.ObjectID, MessageID: e.MessageID,
 		OperationID: e.OperationID, RequestID: e.RequestID, Reason: e.Reason, Outcome: string(e.Outcome),
 		RemoteAddr: e.RemoteAddr, UserAgent: e.UserAgent, Before: prettyJSON(e.Before), After: prettyJSON(e.After),
-		Hash: e.HashHex(), ListURL: "/audit", ObjectURL: objectURL(e), OperationURL: operationURL(e),
+		Hash: e.HashHex(), ListURL: "/audit", ObjectURL: objectURL(e), ObjectText: draftObjectText(e), OperationURL: operationURL(e),
 	}
 	if e.PrevHash != nil {
 		m.PrevHash = (&audit.Entry{Hash: e.PrevHash}).HashHex()

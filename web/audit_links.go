@@ -11,8 +11,14 @@ import (
 
 // objectURL is the page of an audited object, "" when it has none: a dead
 // letter, a replay request, an error group (its list in the entry's
-// tenant). Lists of ids (refused selections) link nowhere.
+// tenant). Lists of ids (refused selections) link nowhere, nor does an
+// entry about a replay draft (draftObjectText): a draft is its author's
+// alone, its page not found for anyone else (and the attempt audited as
+// denied), so the log's own link would lead a reader to a refusal.
 func objectURL(e audit.Entry) string {
+	if draftObjectText(e) != "" {
+		return ""
+	}
 	switch e.ObjectType {
 	case "dead_letter", "replay_request":
 		n, err := strconv.ParseInt(e.ObjectID, 10, 64)
@@ -29,6 +35,23 @@ func objectURL(e audit.Entry) string {
 		}
 	}
 	return ""
+}
+
+// draftObjectText is the object of an entry about a replay draft (drafted,
+// changed, expired) as plain text, "#12 (draft)", "" for any other entry.
+// Whether the request was submitted since is not read: the entry is about
+// the draft, and the request's later entries (replay.submit on) link it.
+func draftObjectText(e audit.Entry) string {
+	switch e.Action {
+	case audit.ActionReplayDraft, audit.ActionReplayDraftChanged, audit.ActionReplayDraftExpired:
+	default:
+		return ""
+	}
+	n, err := strconv.ParseInt(e.ObjectID, 10, 64)
+	if e.ObjectType != "replay_request" || err != nil || n < 1 {
+		return ""
+	}
+	return "#" + strconv.FormatInt(n, 10) + " (draft)"
 }
 
 // messageURL lists the dead letters of an entry's message id. An id

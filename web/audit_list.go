@@ -284,7 +284,7 @@ func auditRow(e audit.Entry) views.AuditRow {
 	return views.AuditRow{
 		Seq: e.Seq, At: e.At, Actor: actor, Tenant: e.Tenant, Action: e.Action, ObjectType: e.ObjectType,
 		ObjectID: e.ObjectID, MessageID: e.MessageID, OperationID: e.OperationID, Outcome: string(e.Outcome), Reason: e.Reason,
-		URL: "/audit/" + strconv.FormatInt(e.Seq, 10), ObjectURL: objectURL(e), MessageURL: messageURL(e), OperationURL: operationURL(e),
+		URL: "/audit/" + strconv.FormatInt(e.Seq, 10), ObjectURL: objectURL(e), ObjectText: draftObjectText(e), MessageURL: messageURL(e), OperationURL: operationURL(e),
 	}
 }
 
