@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/quarantine-console/quarantine/dlq"
@@ -11,12 +12,20 @@ import (
 )
 
 // sessionReplayLeftOut keeps in the person's session what their last
-// "Replay all matching" left out of its batch, by the batch's id, so that
-// the batch's confirm page names it however often it is shown (a payload
-// edit comes back to it) and a link to another batch names nothing. It
-// is not read from the address: a link could not make the page claim
-// what no filter selected.
+// replayLeftOutKeep "Replay all matching" batches left out of their
+// filters, by batch id, so that a batch's confirm page names it however
+// often it is shown (a payload edit comes back to it), in whichever tab,
+// while the person starts other batches in others; a link to another
+// batch names nothing. It is kept in the session rather than with the
+// batch: a draft holds what it selected, not what its filter could not
+// reach, and the session is the person's own. It is not read from the
+// address: a link could not make the page claim what no filter selected.
 const sessionReplayLeftOut = "replay_left_out"
+
+// replayLeftOutKeep is how many batches sessionReplayLeftOut keeps, the
+// newest: a bound on the session's size, past what a person works on in
+// tabs at once. An older batch's page then names nothing left out.
+const replayLeftOutKeep = 8
 
 // replayLeftOut is what filter f, over tenants where the person may read
 // but not request replays, selects now, by tenant (a checkbox selection's
@@ -75,17 +84,24 @@ func leftOutSentence(left *views.LeftOut) string {
 	return "It also selects " + strings.Join(parts, ", ") + ", where you may not " + left.Verb + "."
 }
 
-// replayLeftOutKept is what the session keeps under sessionReplayLeftOut.
+// replayLeftOutKept is one batch of what the session keeps under
+// sessionReplayLeftOut (a list of them, oldest first).
 type replayLeftOutKept struct {
 	Batch   string
 	LeftOut views.LeftOut
 }
 
-// keepReplayLeftOut keeps left as what batch left out of its filter, in
-// place of what an earlier batch left out. Without it the confirm page
-// names nothing left out: a failure is logged, not shown.
+// keepReplayLeftOut keeps left as what batch left out of its filter,
+// beside what the person's replayLeftOutKeep-1 batches before it left out
+// (the oldest let go). Without it the confirm page names nothing left
+// out: a failure is logged, not shown.
 func (s *Server) keepReplayLeftOut(ctx context.Context, batch string, left views.LeftOut) {
-	b, err := json.Marshal(replayLeftOutKept{Batch: batch, LeftOut: left})
+	kept := slices.DeleteFunc(s.replayLeftOutKept(ctx), func(k replayLeftOutKept) bool { return k.Batch == batch })
+	kept = append(kept, replayLeftOutKept{Batch: batch, LeftOut: left})
+	if len(kept) > replayLeftOutKeep {
+		kept = kept[len(kept)-replayLeftOutKeep:]
+	}
+	b, err := json.Marshal(kept)
 	if err != nil {
 		s.deps.Log.Warn("keep what a replay left out", "batch", batch, "err", err)
 		return
@@ -96,13 +112,22 @@ func (s *Server) keepReplayLeftOut(ctx context.Context, batch string, left views
 // replayLeftOutOf is what batch left out of its filter, as
 // keepReplayLeftOut kept it; nil when the session keeps nothing for it.
 func (s *Server) replayLeftOutOf(ctx context.Context, batch string) *views.LeftOut {
+	for _, k := range s.replayLeftOutKept(ctx) {
+		if k.Batch == batch {
+			return &k.LeftOut
+		}
+	}
+	return nil
+}
+
+// replayLeftOutKept is what the session keeps under sessionReplayLeftOut;
+// nil when it keeps nothing or what it keeps does not read (one batch
+// alone, as kept before the list: then that is let go).
+func (s *Server) replayLeftOutKept(ctx context.Context) []replayLeftOutKept {
 	raw := s.deps.Sessions.GetString(ctx, sessionReplayLeftOut)
-	if raw == "" {
+	var kept []replayLeftOutKept
+	if raw == "" || json.Unmarshal([]byte(raw), &kept) != nil {
 		return nil
 	}
-	var kept replayLeftOutKept
-	if err := json.Unmarshal([]byte(raw), &kept); err != nil || kept.Batch != batch {
-		return nil
-	}
-	return &kept.LeftOut
+	return kept
 }
