@@ -72,7 +72,11 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 // outside it, all of them (their tenant). Ids only are read, at most
 // dlq.MaxBulkClose of each (AtLeast past that); those outside the scope
 // cost a statement only when f reaches a tenant outside it. Nil when the
-// filter selects nothing the close leaves out.
+// filter selects nothing the close leaves out. A replay by filter
+// (replayFilter) names what it leaves out with it, verb "request
+// replays" and scope where the person may request replays: the statuses
+// a close takes (closable) are those a new replay takes
+// (replay.ReplayableStatuses), so that both count what the list counts.
 func (s *Server) filterLeftOut(c echo.Context, f dlq.ListFilter, scope authz.Scope, verb string) (*views.LeftOut, error) {
 	statuses := f.Statuses
 	if len(statuses) == 0 {

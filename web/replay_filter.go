@@ -20,9 +20,12 @@ import (
 // error group): the filter in the query string is resolved now to an exact
 // set of ids, which the confirm page shows; later arrivals are never added.
 // The filter is read over the tenants where the person may read, as the
-// list that offered it counts "all matching"; what it selects in a tenant
-// where they may not request replays is not drafted but named on the
-// confirm page, with its tenant (replayLeftOut).
+// list that offered it counts "all matching"; what it selects that is not
+// drafted is named on the confirm page as a close by filter names it
+// (filterLeftOut): in a tenant where they may not request replays, with
+// its tenant; in their own tenants, in a status a replay cannot take,
+// with its status (or the request that holds it). The page's "Left out:
+// N of the M matching" then counts M as the list does.
 func (s *Server) replayFilter(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
@@ -30,31 +33,29 @@ func (s *Server) replayFilter(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	left, err := s.filterLeftOut(c, f, s.replayScope(ctx, u, authz.ActRequest), "request replays")
+	if err != nil {
+		return err
+	}
 	// Only what a new request could take: in the tenants where the person
 	// may request replays, quarantined or replay failed (a dead letter in a
 	// request already, or closed, is never selected to be refused).
-	requestable := s.requestTenants(ctx, u, f.Tenants)
-	outside := slices.DeleteFunc(slices.Clone(f.Tenants), func(t string) bool { return slices.Contains(requestable, t) })
-	f.Tenants = requestable
+	f.Tenants = s.requestTenants(ctx, u, f.Tenants)
 	var ids []int64
 	if f.Statuses = replayableOf(f.Statuses); len(f.Statuses) > 0 && len(f.Tenants) > 0 {
 		if ids, err = replay.MatchingIDs(ctx, s.deps.DeadLetters, f, replay.MaxSelection); err != nil {
 			return err
 		}
 	}
-	var left *views.LeftOut
-	if len(f.Statuses) > 0 && len(outside) > 0 {
-		f.Tenants = outside
-		if left, err = s.replayLeftOut(ctx, f, len(ids)); err != nil {
-			return err
-		}
+	if left != nil {
+		left.Of += len(ids)
 	}
 	back := views.PathDeadLetters + encodeQuery(listFilter(c.QueryParams()))
 	if len(ids) == 0 {
 		// As a close by filter does: back to the list, which shows what
 		// the filter selects now (an error group all dealt with since).
 		msg := "The filter selects no dead letter a replay could take (quarantined or replay failed, in a tenant where you may request replays): nothing to replay."
-		if left != nil {
+		if left != nil && leftOutSentence(left) != "" {
 			msg += " " + leftOutSentence(left)
 		}
 		s.flashError(c, msg)

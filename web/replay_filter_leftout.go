@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/quarantine-console/quarantine/dlq"
-	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -27,59 +25,20 @@ const sessionReplayLeftOut = "replay_left_out"
 // tabs at once. An older batch's page then names nothing left out.
 const replayLeftOutKeep = 8
 
-// replayLeftOut is what filter f, over tenants where the person may read
-// but not request replays, selects now, by tenant (a checkbox selection's
-// confirmation names those it may not close the same way:
-// splitClosable); drafted is how many the batch took. Ids only are read,
-// at most replay.MaxSelection (AtLeast past that), then their tenant and
-// message id. Nil when it selects none.
-func (s *Server) replayLeftOut(ctx context.Context, f dlq.ListFilter, drafted int) (*views.LeftOut, error) {
-	ids, err := s.deps.DeadLetters.MatchingIDs(ctx, f, replay.MaxSelection+1)
-	if err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	more := len(ids) > replay.MaxSelection
-	if more {
-		ids = ids[:replay.MaxSelection]
-	}
-	states, err := s.deps.DeadLetters.CloseStates(ctx, ids, f.Tenants, false)
-	if err != nil {
-		return nil, err
-	}
-	left := &views.LeftOut{Chosen: "matching", AtLeast: more, Verb: "request replays"}
-	at := map[string]int{}
-	for _, id := range ids {
-		st, ok := states[id]
-		if !ok {
-			continue // removed since: not selected any more
-		}
-		i, seen := at[st.Tenant]
-		if !seen {
-			i = len(left.Groups)
-			at[st.Tenant] = i
-			left.Groups = append(left.Groups, views.LeftOutGroup{Tenant: st.Tenant})
-		}
-		g := &left.Groups[i]
-		g.N++
-		if len(g.Items) < leftOutNamed {
-			g.Items = append(g.Items, views.ConfirmItem{URL: deadLetterURL(id), MsgID: st.MsgID})
-		}
-		left.N++
-	}
-	if left.N == 0 {
-		return nil, nil
-	}
-	left.Of = left.N + drafted
-	return left, nil
-}
-
 // leftOutSentence says in a sentence which tenants left hold what a
 // replay left out: "It also selects 2 dead letters in globex, where you
-// may not request replays."
+// may not request replays."; "" when it left out none for its tenant
+// (only some in a status a replay cannot take, which the message that
+// ends with it says). A tenant is written as Shown: a flash is text.
 func leftOutSentence(left *views.LeftOut) string {
 	var parts []string
 	for _, g := range left.Groups {
-		parts = append(parts, countNoun(g.N, "dead letter", "dead letters")+" in "+g.Tenant)
+		if g.Tenant != "" {
+			parts = append(parts, countNoun(g.N, "dead letter", "dead letters")+" in "+views.Shown(g.Tenant))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
 	}
 	return "It also selects " + strings.Join(parts, ", ") + ", where you may not " + left.Verb + "."
 }
