@@ -211,6 +211,8 @@ func TestRules(t *testing.T) {
 			NoInterest: "stream APP keeps a message only for its consumers (interest retention), and none of them takes app.x"}}), "the broker would acknowledge the replay and drop it"},
 		{CheckNoInterest, Fail, ack(Ack{MsgID: "m-1", Stream: "APP", Seq: 1, FirstAttempt: true, Window: Window{Stream: "APP", Duplicates: time.Second, Retention: "interest",
 			NoInterest: "stream APP keeps a message only for its consumers (interest retention), and none of them takes app.x"}}), "the broker acknowledged the replay (APP:1) and dropped it"},
+		{CheckAckUnproven, Reconcile, ack(Ack{MsgID: "m-1", Subject: "app.acme.x", Stream: "OTHER", Seq: 7, FirstAttempt: true, FirstAttemptAt: testNow,
+			Window: Window{Stream: "APP", Duplicates: 2 * time.Minute, Retention: "limits", Storage: "file"}}), "it is no proof that the broker stored it"},
 		{CheckDedupeVolatile, Reconcile, ack(Ack{Lost: "timeout", Attempts: 1, RetryBase: 2 * time.Second, FirstAttemptAt: testNow, FirstAttempt: true,
 			Window: Window{Stream: "WORK", Duplicates: 2 * time.Minute, Retention: "workqueue", Storage: "file"}}), "stream WORK removes messages its consumers took (workqueue retention)"},
 		{CheckDedupeVolatile, Reconcile, window(Attempt{FirstAttemptAt: testNow.Add(-time.Second), Window: Window{Stream: "MEM", Duplicates: 2 * time.Minute,

@@ -225,7 +225,7 @@ func Checks() []string {
 		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny, CheckMaybePublished, CheckUnsettled,
 		CheckWorkerFailed,
 		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckRefused, CheckNotSent, CheckDuplicateKept, CheckSuppressed, CheckOwnDuplicate,
-		CheckDedupeVolatile, CheckNoInterest,
+		CheckDedupeVolatile, CheckNoInterest, CheckAckUnproven,
 		CheckProblems, CheckStopReason, CheckStopConfirmation, CheckDecision, CheckDecisionNote, CheckDecisionClosed,
 		CheckRepublishTwoApprovers,
 		CheckEditUnchanged,
