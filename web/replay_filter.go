@@ -55,8 +55,10 @@ func (s *Server) replayFilter(c echo.Context) error {
 		// As a close by filter does: back to the list, which shows what
 		// the filter selects now (an error group all dealt with since).
 		msg := "The filter selects no dead letter a replay could take (quarantined or replay failed, in a tenant where you may request replays): nothing to replay."
-		if left != nil && leftOutSentence(left) != "" {
-			msg += " " + leftOutSentence(left)
+		if left != nil {
+			if more := leftOutSentence(left); more != "" {
+				msg += " " + more
+			}
 		}
 		s.flashError(c, msg)
 		return c.Redirect(http.StatusSeeOther, back)
