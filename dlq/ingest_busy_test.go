@@ -31,12 +31,20 @@ func (b *bundle) timeoutStore(t *testing.T) {
 	b.store = NewStore(pool)
 }
 
-// publishN publishes n dead letters of acme; the one numbered slow (if
-// any) has correlation id "slow" and a larger payload.
+// publishN publishes n dead letters of acme, after setting the DLQ stream
+// up (publishReady).
 func (b *bundle) publishN(t *testing.T, n, slow int) {
 	t.Helper()
+	require.NoError(t, NewIngester(IngestConfig{}, b.js, b.store, NewMetrics(prometheus.NewRegistry()), slog.New(slog.DiscardHandler)).Setup(context.Background()))
+	b.publishReady(t, n, slow)
+}
+
+// publishReady publishes n dead letters of acme on the DLQ stream as it
+// is; the one numbered slow (if any) has correlation id "slow" and a
+// larger payload.
+func (b *bundle) publishReady(t *testing.T, n, slow int) {
+	t.Helper()
 	ctx := context.Background()
-	require.NoError(t, NewIngester(IngestConfig{}, b.js, b.store, NewMetrics(prometheus.NewRegistry()), slog.New(slog.DiscardHandler)).Setup(ctx))
 	for i := range n {
 		corr, payload := fmt.Sprintf("c-%d", i), fmt.Sprintf(`{"n":%d}`, i)
 		if i == slow {
