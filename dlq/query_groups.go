@@ -2,7 +2,9 @@ package dlq
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,9 +75,62 @@ type GroupFilter struct {
 	// is not listed).
 	Snoozed GroupSnooze
 	// Limit is 0 for DefaultGroupLimit, at most MaxGroupLimit; Offset skips
-	// that many groups of the order (the next pages).
+	// that many groups of the order (a page asked by number alone).
 	Limit  int
 	Offset int
+	// After and Before are a shown group's position (at most one): the
+	// groups that come after it in the order, or the Limit nearest before
+	// it. Pages move on by them, not by Offset: a group dealt with on one
+	// page moves the rest of the order up, and an offset would skip the
+	// first group of the next page (keyset, as the dead letter list).
+	After, Before *GroupCursor
+}
+
+// GroupCursor is a group's position in every order of Groups: its sort
+// keys as a page showed them.
+type GroupCursor struct {
+	Unresolved, N       int64
+	LastSeen, FirstSeen time.Time
+	Fingerprint         string
+}
+
+// Cursor is g's position, for GroupFilter.After or Before.
+func (g Group) Cursor() GroupCursor {
+	return GroupCursor{Unresolved: g.Unresolved, N: g.N, LastSeen: g.LastSeen, FirstSeen: g.FirstSeen, Fingerprint: g.Fingerprint}
+}
+
+// Encode returns the cursor as an opaque URL-safe string.
+func (c GroupCursor) Encode() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strings.Join([]string{strconv.FormatInt(c.Unresolved, 10),
+		strconv.FormatInt(c.N, 10), strconv.FormatInt(c.LastSeen.UnixMicro(), 10), strconv.FormatInt(c.FirstSeen.UnixMicro(), 10),
+		c.Fingerprint}, ":")))
+}
+
+// DecodeGroupCursor reads a string made by GroupCursor.Encode; anything
+// else (a link anyone can edit) is an invalid quarantine.Error.
+func DecodeGroupCursor(s string) (GroupCursor, error) {
+	bad := quarantine.Errorf(quarantine.EINVALID, "group page cursor is not valid")
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return GroupCursor{}, bad
+	}
+	parts := strings.SplitN(string(raw), ":", 5)
+	if len(parts) != 5 || parts[4] == "" || !StorableText(parts[4]) {
+		return GroupCursor{}, bad
+	}
+	var n [4]int64
+	for i := range n {
+		if n[i], err = strconv.ParseInt(parts[i], 10, 64); err != nil || n[i] < 0 {
+			return GroupCursor{}, bad
+		}
+	}
+	c := GroupCursor{Unresolved: n[0], N: n[1], LastSeen: time.UnixMicro(n[2]).UTC(), FirstSeen: time.UnixMicro(n[3]).UTC(), Fingerprint: parts[4]}
+	for _, at := range []time.Time{c.LastSeen, c.FirstSeen} {
+		if at.Before(minTime) || at.After(maxTime) { // PostgreSQL refuses some such times outright
+			return GroupCursor{}, bad
+		}
+	}
+	return c, nil
 }
 
 // Group is an error group: dead letters of the same fingerprint in the
@@ -98,12 +153,16 @@ type Group struct {
 	StackHead   string
 
 	total int // groups the query matched, from the window count
+	rank  int // its place in the order among them, from 1
 }
 
 // GroupPage is the groups Groups found, in order, and how many matched.
 type GroupPage struct {
 	Groups []Group
 	Total  int
+	// First is the place of Groups[0] in the order among Total (from 1);
+	// 0 when the page is empty.
+	First int
 	// Snoozed is what the filter's snoozed groups hold when it leaves them
 	// out (SnoozedHidden); zero otherwise.
 	Snoozed SnoozedGroups
@@ -123,11 +182,10 @@ type SnoozedGroups struct {
 // a sample read by primary key. No scan of dead_letters.
 const (
 	selectGroupsHead = `
-WITH g AS (
+WITH s AS (
     SELECT fingerprint, sum(n)::bigint AS n, sum(unresolved)::bigint AS unresolved,
            min(first_seen) AS first_seen, max(last_seen) AS last_seen,
-           max(sample_id) AS sample_id, (array_agg(sample_at ORDER BY sample_id DESC))[1] AS sample_at,
-           count(*) OVER () AS total
+           max(sample_id) AS sample_id, (array_agg(sample_at ORDER BY sample_id DESC))[1] AS sample_at
     FROM dead_letter_groups
     WHERE tenant = ANY(@tenants) AND n > 0`
 	groupItemType   = ` AND item_type = @item_type`
@@ -153,11 +211,20 @@ SELECT count(*)::bigint, coalesce(sum(unresolved), 0)::bigint FROM (
     WHERE tenant = ANY(@tenants) AND n > 0`
 	selectCountTail = `
 ) s`
+	// Every group of the filter is numbered in the order (rank: the page's
+	// "101–200 of 250" however it was reached), then the page is read from
+	// its position (a cursor), or its offset.
+	groupRanked = `
+), r AS (
+    SELECT s.*, count(*) OVER () AS total, row_number() OVER (`
+	groupPage = `) AS rank FROM s
+), g AS (
+    SELECT * FROM r WHERE true`
 	groupLimit = `
     LIMIT @limit OFFSET @offset
 )
 SELECT g.fingerprint, a.error_class, g.n, g.unresolved, g.first_seen, g.last_seen, a.tenants, a.item_types,
-       coalesce(x.id, 0), g.total, coalesce(left(x.error, 2000), '') AS error, coalesce(left(x.stack, 4000), '') AS stack
+       coalesce(x.id, 0), g.total, g.rank, coalesce(left(x.error, 2000), '') AS error, coalesce(left(x.stack, 4000), '') AS stack
 FROM g
 CROSS JOIN LATERAL (
     SELECT min(error_class) AS error_class, array_agg(DISTINCT tenant ORDER BY tenant) AS tenants,
@@ -181,18 +248,70 @@ LEFT JOIN LATERAL (
 	orderCount      = ` ORDER BY n DESC, fingerprint`
 	orderLastSeen   = ` ORDER BY last_seen DESC, fingerprint`
 	orderFirstSeen  = ` ORDER BY first_seen DESC, fingerprint`
+	// The same orders backwards: the page before a cursor is read nearest
+	// first.
+	orderUnresolvedBack = ` ORDER BY unresolved, n, fingerprint DESC`
+	orderCountBack      = ` ORDER BY n, fingerprint DESC`
+	orderLastSeenBack   = ` ORDER BY last_seen, fingerprint DESC`
+	orderFirstSeenBack  = ` ORDER BY first_seen, fingerprint DESC`
+
+	// The groups after a cursor in each order (row comparisons, the
+	// descending keys negated); afterTime is the two orders by a time.
+	afterUnresolved = ` AND (-unresolved, -n, fingerprint) > (-@c_unresolved::bigint, -@c_n::bigint, @c_fp::text)`
+	afterCount      = ` AND (-n, fingerprint) > (-@c_n::bigint, @c_fp::text)`
+	afterTime       = ` AND (%[1]s < @c_at OR (%[1]s = @c_at AND fingerprint > @c_fp::text))`
+	// And before it.
+	beforeUnresolved = ` AND (-unresolved, -n, fingerprint) < (-@c_unresolved::bigint, -@c_n::bigint, @c_fp::text)`
+	beforeCount      = ` AND (-n, fingerprint) < (-@c_n::bigint, @c_fp::text)`
+	beforeTime       = ` AND (%[1]s > @c_at OR (%[1]s = @c_at AND fingerprint < @c_fp::text))`
 )
 
-func groupOrder(s GroupSort) string {
-	switch s {
-	case GroupsByCount:
+// groupOrder is the ORDER BY of s, forwards or backwards.
+func groupOrder(s GroupSort, back bool) string {
+	switch {
+	case s == GroupsByCount && back:
+		return orderCountBack
+	case s == GroupsByCount:
 		return orderCount
-	case GroupsByLastSeen:
+	case s == GroupsByLastSeen && back:
+		return orderLastSeenBack
+	case s == GroupsByLastSeen:
 		return orderLastSeen
-	case GroupsByFirstSeen:
+	case s == GroupsByFirstSeen && back:
+		return orderFirstSeenBack
+	case s == GroupsByFirstSeen:
 		return orderFirstSeen
+	case back:
+		return orderUnresolvedBack
 	}
 	return orderUnresolved
+}
+
+// groupKeyset is the condition on ranked groups that keeps those after
+// (or, back, before) c in order s, its arguments set in args.
+func groupKeyset(s GroupSort, c GroupCursor, back bool, args pgx.NamedArgs) string {
+	args["c_fp"] = c.Fingerprint
+	switch s {
+	case GroupsByCount:
+		args["c_n"] = c.N
+		return either(back, beforeCount, afterCount)
+	case GroupsByLastSeen, GroupsByFirstSeen:
+		col, at := "last_seen", c.LastSeen
+		if s == GroupsByFirstSeen {
+			col, at = "first_seen", c.FirstSeen
+		}
+		args["c_at"] = at
+		return fmt.Sprintf(either(back, beforeTime, afterTime), col)
+	}
+	args["c_unresolved"], args["c_n"] = c.Unresolved, c.N
+	return either(back, beforeUnresolved, afterUnresolved)
+}
+
+func either(back bool, yes, no string) string {
+	if back {
+		return yes
+	}
+	return no
 }
 
 func (f *GroupFilter) sql() (string, pgx.NamedArgs, bool) {
@@ -205,14 +324,22 @@ func (f *GroupFilter) sql() (string, pgx.NamedArgs, bool) {
 	if f.Unresolved {
 		b.WriteString(groupUnresolved)
 	}
-	order := groupOrder(f.Sort)
-	b.WriteString(order)
-	b.WriteString(groupLimit + filters + groupParts)
-	b.WriteString(order) // output column names, the same in both
+	order := groupOrder(f.Sort, false)
+	b.WriteString(groupRanked + order + groupPage)
+	pageOrder := order
+	switch {
+	case f.After != nil:
+		b.WriteString(groupKeyset(f.Sort, *f.After, false, args))
+	case f.Before != nil:
+		b.WriteString(groupKeyset(f.Sort, *f.Before, true, args))
+		pageOrder = groupOrder(f.Sort, true)
+	}
+	b.WriteString(pageOrder + groupLimit + filters + groupParts)
+	b.WriteString(order) // output column names, the same in all three
 	return b.String(), args, true
 }
 
-// countSQL counts the groups f selects, whatever its limit and offset, and
+// countSQL counts the groups f selects, whatever its limit and page, and
 // their unresolved dead letters. ok is false when f selects no tenant.
 func (f *GroupFilter) countSQL() (string, pgx.NamedArgs, bool) {
 	args, filters, ok := f.where()
@@ -291,8 +418,8 @@ func (s *Store) Groups(ctx context.Context, f GroupFilter) (GroupPage, error) {
 	if f.Limit < 0 || f.Limit > MaxGroupLimit {
 		return GroupPage{}, fmt.Errorf("list groups: %w", quarantine.Errorf(quarantine.EINVALID, "limit %d is not between 1 and %d", f.Limit, MaxGroupLimit))
 	}
-	if f.Offset < 0 || !f.Snoozed.Valid() {
-		return GroupPage{}, fmt.Errorf("list groups: %w", quarantine.Errorf(quarantine.EINVALID, "offset %d or snoozed %q is not valid", f.Offset, f.Snoozed))
+	if f.Offset < 0 || !f.Snoozed.Valid() || (f.After != nil && f.Before != nil) {
+		return GroupPage{}, fmt.Errorf("list groups: %w", quarantine.Errorf(quarantine.EINVALID, "offset %d, snoozed %q or two cursors are not valid", f.Offset, f.Snoozed))
 	}
 	sql, args, ok := f.sql()
 	if !ok {
@@ -310,8 +437,8 @@ func (s *Store) Groups(ctx context.Context, f GroupFilter) (GroupPage, error) {
 		return GroupPage{}, fmt.Errorf("list groups: %w", err)
 	}
 	if len(page.Groups) > 0 {
-		page.Total = page.Groups[0].total
-	} else if f.Offset > 0 {
+		page.Total, page.First = page.Groups[0].total, page.Groups[0].rank
+	} else if f.Offset > 0 || f.After != nil || f.Before != nil {
 		// Past the last page no row carries the window count: the groups
 		// are counted on their own, then only (a page within the list
 		// makes no second round trip).
@@ -340,7 +467,7 @@ func scanGroup(row pgx.CollectableRow) (Group, error) {
 	var g Group
 	var class, stack string
 	err := row.Scan(&g.Fingerprint, &class, &g.N, &g.Unresolved, &g.FirstSeen, &g.LastSeen, &g.Tenants, &g.ItemTypes,
-		&g.SampleID, &g.total, &g.SampleError, &stack)
+		&g.SampleID, &g.total, &g.rank, &g.SampleError, &stack)
 	g.ErrorClass, g.StackHead = ErrorClass(class), StackHead(stack, StackHeadLines)
 	return g, err
 }

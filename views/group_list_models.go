@@ -13,6 +13,9 @@ type GroupFilter struct {
 	State      string // state: "unresolved" (default), "all" or "snoozed"
 	Sort       string // sort: unresolved, count, recent, new
 	Page       string // page: 1 (default), 2, ...
+	// After and Before are the position the page's Next or Previous link
+	// reads from (dlq.GroupCursor), at most one; Page is then its number.
+	After, Before string
 }
 
 // GroupListModel is the error groups page.

@@ -36,7 +36,7 @@ const newGroupAge = 24 * time.Hour
 // group instead.
 var (
 	groupFilterParams = []string{"tenant", "type", "class", "state"}
-	groupPageParams   = []string{"sort", "page"}
+	groupPageParams   = []string{"sort", "page", "after", "before"}
 )
 
 // readGroupFilter reads the groups page's filter from q, and the messages
@@ -49,7 +49,7 @@ func readGroupFilter(q url.Values, own []string) (views.GroupFilter, map[string]
 	t := readText(q)
 	get := t.get
 	f := views.GroupFilter{Tenant: get("tenant"), ItemType: get("type"), ErrorClass: get("class"), State: get("state"), Sort: get("sort"),
-		Page: get("page")}
+		Page: get("page"), After: get("after"), Before: get("before")}
 	if f.State == "" {
 		f.State = "unresolved"
 	}
@@ -93,11 +93,35 @@ func validateGroupFilter(f views.GroupFilter, tenants []string) (dlq.GroupFilter
 	if !hasChoice(groupSorts, f.Sort) {
 		errs["sort"] = "Choose one of the orders."
 	}
+	page := 1
 	if f.Page != "" {
-		page, err := strconv.Atoi(f.Page)
+		var err error
+		page, err = strconv.Atoi(f.Page)
 		if err != nil || page < 1 || page > 10_000 {
 			errs["page"] = "The page link is broken; start from the first page."
 		}
+	}
+	// A page the list linked to reads from the position of the group it
+	// was linked from (Next: the last shown; Previous: the first), so
+	// that groups dealt with meanwhile do not shift others past it; a
+	// number alone (a link typed or kept) is read by offset.
+	if f.After != "" && f.Before != "" {
+		errs["page"] = "The page link is broken; start from the first page."
+	}
+	for _, p := range []struct {
+		raw string
+		to  **dlq.GroupCursor
+	}{{f.After, &out.After}, {f.Before, &out.Before}} {
+		if p.raw == "" {
+			continue
+		}
+		c, err := dlq.DecodeGroupCursor(p.raw)
+		if err != nil {
+			errs["page"] = "The page link is broken; start from the first page."
+		}
+		*p.to = &c
+	}
+	if out.After == nil && out.Before == nil {
 		out.Offset = max(page-1, 0) * dlq.DefaultGroupLimit
 	}
 	if len(errs) == 0 {
@@ -129,7 +153,7 @@ func (s *Server) groupList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m.Total, m.First = page.Total, f.Offset+1
+	m.Total, m.First = page.Total, page.First
 	status := ""
 	if f.Unresolved {
 		status = views.StatusUnresolved
@@ -160,20 +184,16 @@ func (s *Server) groupList(c echo.Context) error {
 			"class", form.ErrorClass, "state", form.State)
 		m.Rows = append(m.Rows, row)
 	}
-	snoozed := without(q, "page", "state")
+	snoozed := without(q, "page", "after", "before", "state")
 	snoozed.Set("state", "snoozed")
 	m.Snoozed = snoozedHint(page.Snoozed, views.PathGroups+encodeQuery(snoozed))
-	switch last := (page.Total + dlq.DefaultGroupLimit - 1) / dlq.DefaultGroupLimit; {
-	case len(page.Groups) == 0 && page.Total > 0:
+	m.PrevURL, m.NextURL = groupPagerURLs(q, page)
+	if len(page.Groups) == 0 && page.Total > 0 {
 		// Past the last page (a link kept from before its groups were
 		// resolved): the count stands, and the page says where they are.
-		m.PastEnd = views.PastEnd{Page: f.Offset/dlq.DefaultGroupLimit + 1, FirstURL: groupPageURL(q, 1)}
-		m.PrevURL = groupPageURL(q, last)
-	case f.Offset > 0:
-		m.PrevURL = groupPageURL(q, f.Offset/dlq.DefaultGroupLimit)
-	}
-	if f.Offset+len(page.Groups) < page.Total {
-		m.NextURL = groupPageURL(q, f.Offset/dlq.DefaultGroupLimit+2)
+		n, _ := strconv.Atoi(form.Page)
+		m.PastEnd = views.PastEnd{Page: max(n, 1), FirstURL: groupPageURL(q, 1, "", nil)}
+		m.PrevURL = groupPageURL(q, (page.Total+dlq.DefaultGroupLimit-1)/dlq.DefaultGroupLimit, "", nil)
 	}
 	return s.render(c, http.StatusOK, views.GroupList(s.page(c, "Error groups", "groups"), m))
 }
@@ -365,11 +385,36 @@ func (s *Server) groupActions(u authz.User) views.GroupActions {
 	}
 }
 
-// groupPageURL is the groups page of q's filter at page n (1: the first).
-func groupPageURL(q url.Values, n int) string {
-	out := without(q, "page")
+// groupPagerURLs are the links to the pages before and after page, each
+// read from the position of the group it follows on from (the first shown,
+// the last), numbered by the groups' places in the order; "" where there
+// is none.
+func groupPagerURLs(q url.Values, page dlq.GroupPage) (prev, next string) {
+	if len(page.Groups) == 0 {
+		return "", ""
+	}
+	first, last := page.First, page.First+len(page.Groups)-1
+	if first > 1 {
+		c := page.Groups[0].Cursor()
+		prev = groupPageURL(q, (first-2)/dlq.DefaultGroupLimit+1, "before", &c)
+	}
+	if last < page.Total {
+		c := page.Groups[len(page.Groups)-1].Cursor()
+		next = groupPageURL(q, last/dlq.DefaultGroupLimit+1, "after", &c)
+	}
+	return prev, next
+}
+
+// groupPageURL is the groups page of q's filter numbered n (1: the first,
+// which has no number), read from c by key ("after" or "before"), or,
+// without c, by its number.
+func groupPageURL(q url.Values, n int, key string, c *dlq.GroupCursor) string {
+	out := without(q, "page", "after", "before")
 	if n > 1 {
 		out.Set("page", strconv.Itoa(n))
+	}
+	if c != nil {
+		out.Set(key, c.Encode())
 	}
 	return views.PathGroups + encodeQuery(out)
 }
