@@ -248,18 +248,24 @@ func (l *Login) refresh(ctx context.Context, s userSession) (User, refreshEnd) {
 	defer cancel()
 	tok, err := l.oauth.TokenSource(pctx, &oauth2.Token{RefreshToken: *s.RefreshToken}).Token()
 	if err != nil {
-		// Only the provider's own OAuth error answer (invalid_grant: the
-		// grant was revoked, the person removed) refuses the person. Any
-		// other failure says nothing about them: a network error, a
-		// timeout, or an answer without an OAuth error, such as the 503
-		// page of a proxy in front of an unreachable provider, which
-		// oauth2 reports as a *RetrieveError too
-		// (TestRevGov20ProviderOutageRevokesThePerson). The session ends
-		// either way: its groups are due and cannot be read.
+		// Only the provider's own OAuth error answer about the grant
+		// refuses the person (refusesPerson). Any other failure says
+		// nothing about them: a network error, a timeout, an answer
+		// without an OAuth error, such as the 503 page of a proxy in front
+		// of an unreachable provider, which oauth2 reports as a
+		// *RetrieveError too (TestRevGov20ProviderOutageRevokesThePerson),
+		// or an error about the console itself (a client secret rotated at
+		// the provider: TestRefreshRefusingTheConsoleRevokesNobody). The
+		// session ends either way: its groups are due and cannot be read.
 		var answered *oauth2.RetrieveError
-		if errors.As(err, &answered) && answered.ErrorCode != "" {
+		if errors.As(err, &answered) && refusesPerson(answered.ErrorCode) {
 			l.log.Warn("session refresh refused", "subject", s.User.Subject, "err", err)
 			return User{}, refreshEnd{reason: "the identity provider did not refresh the sign-in", refused: true, tokenRefused: true}
+		}
+		if answered != nil && answered.ErrorCode != "" {
+			l.log.Error("session refresh failed: the identity provider refused the console's own request; check the OIDC client settings",
+				"subject", s.User.Subject, "code", answered.ErrorCode, "err", err)
+			return User{}, refreshEnd{reason: "the identity provider refused the console's request to refresh the sign-in"}
 		}
 		l.log.Warn("session refresh failed: the identity provider could not be asked", "subject", s.User.Subject, "err", err)
 		return User{}, refreshEnd{reason: "the identity provider could not be asked to refresh the sign-in"}
@@ -283,6 +289,18 @@ func (l *Login) refresh(ctx context.Context, s userSession) (User, refreshEnd) {
 		return User{}, refreshEnd{reason: "the refreshed sign-in could not be stored"}
 	}
 	return u, refreshEnd{}
+}
+
+// refusesPerson reports whether an OAuth error answer to a refresh (RFC
+// 6749 section 5.2) is the provider refusing the person's grant:
+// invalid_grant (revoked, expired, the person removed), and invalid_request,
+// which Dex answers when its connector refuses to refresh a person it no
+// longer knows. The others are about the console (invalid_client,
+// unauthorized_client, unsupported_grant_type, invalid_scope: its
+// configuration) or the provider (server_error, temporarily_unavailable),
+// not the person.
+func refusesPerson(code string) bool {
+	return code == "invalid_grant" || code == "invalid_request"
 }
 
 // refreshedIdentity reads the person from a refresh response: its ID token
