@@ -153,7 +153,7 @@ type Group struct {
 	StackHead   string
 
 	total int // groups the query matched, from the window count
-	rank  int // its place in the order among them, from 1
+	ahead int // groups of the order not after the page's cursor (Before: before it)
 }
 
 // GroupPage is the groups Groups found, in order, and how many matched.
@@ -211,20 +211,21 @@ SELECT count(*)::bigint, coalesce(sum(unresolved), 0)::bigint FROM (
     WHERE tenant = ANY(@tenants) AND n > 0`
 	selectCountTail = `
 ) s`
-	// Every group of the filter is numbered in the order (rank: the page's
-	// "101–200 of 250" however it was reached), then the page is read from
-	// its position (a cursor), or its offset.
+	// The groups of the filter are counted (total), and those ahead of the
+	// page's cursor (ahead: the page's "101–200 of 250" however it was
+	// reached, with no sort of them all), then the page is read from its
+	// cursor, or its offset.
 	groupRanked = `
 ), r AS (
-    SELECT s.*, count(*) OVER () AS total, row_number() OVER (`
-	groupPage = `) AS rank FROM s
+    SELECT s.*, count(*) OVER () AS total, `
+	groupPage = ` AS ahead FROM s
 ), g AS (
     SELECT * FROM r WHERE true`
 	groupLimit = `
     LIMIT @limit OFFSET @offset
 )
 SELECT g.fingerprint, a.error_class, g.n, g.unresolved, g.first_seen, g.last_seen, a.tenants, a.item_types,
-       coalesce(x.id, 0), g.total, g.rank, coalesce(left(x.error, 2000), '') AS error, coalesce(left(x.stack, 4000), '') AS stack
+       coalesce(x.id, 0), g.total, g.ahead, coalesce(left(x.error, 2000), '') AS error, coalesce(left(x.stack, 4000), '') AS stack
 FROM g
 CROSS JOIN LATERAL (
     SELECT min(error_class) AS error_class, array_agg(DISTINCT tenant ORDER BY tenant) AS tenants,
@@ -257,13 +258,13 @@ LEFT JOIN LATERAL (
 
 	// The groups after a cursor in each order (row comparisons, the
 	// descending keys negated); afterTime is the two orders by a time.
-	afterUnresolved = ` AND (-unresolved, -n, fingerprint) > (-@c_unresolved::bigint, -@c_n::bigint, @c_fp::text)`
-	afterCount      = ` AND (-n, fingerprint) > (-@c_n::bigint, @c_fp::text)`
-	afterTime       = ` AND (%[1]s < @c_at OR (%[1]s = @c_at AND fingerprint > @c_fp::text))`
+	afterUnresolved = `(-unresolved, -n, fingerprint) > (-@c_unresolved::bigint, -@c_n::bigint, @c_fp::text)`
+	afterCount      = `(-n, fingerprint) > (-@c_n::bigint, @c_fp::text)`
+	afterTime       = `(%[1]s < @c_at OR (%[1]s = @c_at AND fingerprint > @c_fp::text))`
 	// And before it.
-	beforeUnresolved = ` AND (-unresolved, -n, fingerprint) < (-@c_unresolved::bigint, -@c_n::bigint, @c_fp::text)`
-	beforeCount      = ` AND (-n, fingerprint) < (-@c_n::bigint, @c_fp::text)`
-	beforeTime       = ` AND (%[1]s > @c_at OR (%[1]s = @c_at AND fingerprint < @c_fp::text))`
+	beforeUnresolved = `(-unresolved, -n, fingerprint) < (-@c_unresolved::bigint, -@c_n::bigint, @c_fp::text)`
+	beforeCount      = `(-n, fingerprint) < (-@c_n::bigint, @c_fp::text)`
+	beforeTime       = `(%[1]s > @c_at OR (%[1]s = @c_at AND fingerprint < @c_fp::text))`
 )
 
 // groupOrder is the ORDER BY of s, forwards or backwards.
@@ -325,15 +326,17 @@ func (f *GroupFilter) sql() (string, pgx.NamedArgs, bool) {
 		b.WriteString(groupUnresolved)
 	}
 	order := groupOrder(f.Sort, false)
-	b.WriteString(groupRanked + order + groupPage)
-	pageOrder := order
+	pageOrder, ahead, keep := order, "0::bigint", ""
 	switch {
 	case f.After != nil:
-		b.WriteString(groupKeyset(f.Sort, *f.After, false, args))
+		after := groupKeyset(f.Sort, *f.After, false, args)
+		ahead, keep = "count(*) FILTER (WHERE NOT "+after+") OVER ()", " AND "+after
 	case f.Before != nil:
-		b.WriteString(groupKeyset(f.Sort, *f.Before, true, args))
+		before := groupKeyset(f.Sort, *f.Before, true, args)
+		ahead, keep = "count(*) FILTER (WHERE "+before+") OVER ()", " AND "+before
 		pageOrder = groupOrder(f.Sort, true)
 	}
+	b.WriteString(groupRanked + ahead + groupPage + keep)
 	b.WriteString(pageOrder + groupLimit + filters + groupParts)
 	b.WriteString(order) // output column names, the same in all three
 	return b.String(), args, true
@@ -437,7 +440,7 @@ func (s *Store) Groups(ctx context.Context, f GroupFilter) (GroupPage, error) {
 		return GroupPage{}, fmt.Errorf("list groups: %w", err)
 	}
 	if len(page.Groups) > 0 {
-		page.Total, page.First = page.Groups[0].total, page.Groups[0].rank
+		page.Total, page.First = page.Groups[0].total, page.firstPlace(f)
 	} else if f.Offset > 0 || f.After != nil || f.Before != nil {
 		// Past the last page no row carries the window count: the groups
 		// are counted on their own, then only (a page within the list
@@ -449,6 +452,20 @@ func (s *Store) Groups(ctx context.Context, f GroupFilter) (GroupPage, error) {
 		}
 	}
 	return page, nil
+}
+
+// firstPlace is the place of the page's first group in the order (from 1):
+// after the groups not after its cursor; the page read back from a cursor
+// ends next to it, ahead of which its groups are the last; or after the
+// groups its offset skipped.
+func (p GroupPage) firstPlace(f GroupFilter) int {
+	switch {
+	case f.After != nil:
+		return p.Groups[0].ahead + 1
+	case f.Before != nil:
+		return p.Groups[0].ahead - len(p.Groups) + 1
+	}
+	return f.Offset + 1
 }
 
 // queueSnoozedCount queues on b the count of the groups f leaves out as
@@ -467,7 +484,7 @@ func scanGroup(row pgx.CollectableRow) (Group, error) {
 	var g Group
 	var class, stack string
 	err := row.Scan(&g.Fingerprint, &class, &g.N, &g.Unresolved, &g.FirstSeen, &g.LastSeen, &g.Tenants, &g.ItemTypes,
-		&g.SampleID, &g.total, &g.rank, &g.SampleError, &stack)
+		&g.SampleID, &g.total, &g.ahead, &g.SampleError, &stack)
 	g.ErrorClass, g.StackHead = ErrorClass(class), StackHead(stack, StackHeadLines)
 	return g, err
 }
