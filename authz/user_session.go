@@ -55,7 +55,13 @@ const insertUserSession = `INSERT INTO user_sessions (id, issuer, subject, ident
 
 // createSession records a new sign-in of u and returns its id. also runs
 // in the same transaction, after the session's row is inserted (the
-// sign-in's audit row): when it fails, nothing is recorded.
+// sign-in's audit row): when it fails, nothing is recorded. A sign-in
+// reads the provider's answer as a refresh does, so it narrows the
+// person's other live sessions as a refresh does (markNarrowedDue): those
+// holding a grant u lacks are made due in the same transaction, under the
+// lock of every live session of the person (lockPersonSessions), rather
+// than serving what the console has just recorded the person lost for up
+// to the refresh interval (TestRevGov21SignInNarrowedKeptByOtherSession).
 func createSession(ctx context.Context, db *pgxpool.Pool, u User, refreshToken string, lifetime time.Duration, also func(pgx.Tx) error) (string, error) {
 	id := randomToken()
 	var rt *string
@@ -66,7 +72,14 @@ func createSession(ctx context.Context, db *pgxpool.Pool, u User, refreshToken s
 		return "", fmt.Errorf("remove expired sessions: %w", err)
 	}
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		live, err := lockPersonSessions(ctx, tx, u.Issuer, u.Subject)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, insertUserSession, id, u.Issuer, u.Subject, u, rt, lifetime.String()); err != nil {
+			return err
+		}
+		if err := markNarrowedDue(ctx, tx, live, id, u); err != nil {
 			return err
 		}
 		return also(tx)
@@ -129,24 +142,25 @@ var errSessionEnded = errors.New("the session ended while it was being refreshed
 // first, as RevokeSessions and endAtRefresh take it before the entry. When
 // what grants the person roles changed since was (their groups, their
 // email or whether it is verified), the change is audited in the same
-// transaction (audit.ActionIdentityChange, with both). When it took
-// something away (grants.narrowedTo), the person's other live sessions,
-// which still hold what was, are made due in the same transaction
-// (markOthersDue): each asks the provider at its next request rather than
-// serving the groups the console has just recorded they lost for up to
-// the refresh interval (TestRevGov20GroupRemovedKeptByOtherSession).
+// transaction (audit.ActionIdentityChange, with both). The person's other
+// live sessions that hold something it took away (grants.narrowedTo) are
+// made due in the same transaction (markNarrowedDue): each asks the
+// provider at its next request rather than serving the groups the console
+// has just recorded they lost for up to the refresh interval
+// (TestRevGov20GroupRemovedKeptByOtherSession). They are judged by what
+// each holds, not by what this session held: one signed in since with a
+// group this session never had loses it too. A sign-in narrows the same
+// way (createSession).
 func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, was, u User, refreshToken string, remember bool) error {
 	var rt *string
 	if refreshToken != "" {
 		rt = &refreshToken
 	}
 	before, after := grantsOf(was), grantsOf(u)
-	narrowed := before.narrowedTo(after)
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if narrowed {
-			if err := lockPersonSessions(ctx, tx, u.Issuer, u.Subject); err != nil {
-				return err
-			}
+		live, err := lockPersonSessions(ctx, tx, u.Issuer, u.Subject)
+		if err != nil {
+			return err
 		}
 		tag, err := tx.Exec(ctx, updateRefreshed, id, u, rt)
 		if err != nil {
@@ -155,10 +169,8 @@ func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, was, u Use
 		if tag.RowsAffected() == 0 {
 			return errSessionEnded
 		}
-		if narrowed {
-			if err := markOthersDue(ctx, tx, id, u.Issuer, u.Subject); err != nil {
-				return err
-			}
+		if err := markNarrowedDue(ctx, tx, live, id, u); err != nil {
+			return err
 		}
 		// The directory (and the address kept with it) before the audit
 		// chain, the order every action takes them in: a chain held while
@@ -185,22 +197,42 @@ func storeRefreshed(ctx context.Context, db *pgxpool.Pool, id string, was, u Use
 }
 
 // Locks every live session of one person, in the order of their ids. A
-// transaction that changes several of them (one ends or is refreshed, the
-// others are made due) takes this first: two such transactions of one
-// person's sessions (a laptop's refresh refused while the phone's reads
-// fewer groups) would otherwise each hold its own row and wait for the
-// other's, and one of them would fail on the deadlock.
-const selectPersonSessionsForUpdate = `SELECT id FROM user_sessions
+// transaction that changes several of them (one ends, is refreshed or is
+// made by a sign-in, the others are made due) takes this first: two such
+// transactions of one person's sessions (a laptop's refresh refused while
+// the phone's reads fewer groups) would otherwise each hold its own row
+// and wait for the other's, and one of them would fail on the deadlock.
+const selectPersonSessionsForUpdate = `SELECT id, identity FROM user_sessions
     WHERE issuer = $1 AND subject = $2 AND ended_at IS NULL
     ORDER BY id FOR UPDATE`
 
+// liveSession is one live session of a person as lockPersonSessions read
+// it: its id and the identity it answers requests with.
+type liveSession struct {
+	ID   string
+	User User
+}
+
 // lockPersonSessions locks the live sessions of issuer|subject in the
-// caller's transaction (selectPersonSessionsForUpdate).
-func lockPersonSessions(ctx context.Context, tx pgx.Tx, issuer, subject string) error {
-	if _, err := tx.Exec(ctx, selectPersonSessionsForUpdate, issuer, subject); err != nil {
-		return fmt.Errorf("lock sessions of %s|%s: %w", issuer, subject, err)
+// caller's transaction (selectPersonSessionsForUpdate) and returns them as
+// they are once locked.
+func lockPersonSessions(ctx context.Context, tx pgx.Tx, issuer, subject string) ([]liveSession, error) {
+	rows, err := tx.Query(ctx, selectPersonSessionsForUpdate, issuer, subject)
+	if err != nil {
+		return nil, fmt.Errorf("lock sessions of %s|%s: %w", issuer, subject, err)
 	}
-	return nil
+	live, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (liveSession, error) {
+		var s liveSession
+		var identity []byte
+		if err := row.Scan(&s.ID, &identity); err != nil {
+			return s, err
+		}
+		return s, json.Unmarshal(identity, &s.User)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lock sessions of %s|%s: %w", issuer, subject, err)
+	}
+	return live, nil
 }
 
 // Makes the person's other live sessions due for a refresh: 'epoch' is
@@ -220,6 +252,36 @@ const markSessionsDue = `UPDATE user_sessions SET refreshed_at = 'epoch'
 func markOthersDue(ctx context.Context, tx pgx.Tx, id, issuer, subject string) error {
 	if _, err := tx.Exec(ctx, markSessionsDue, id, issuer, subject); err != nil {
 		return fmt.Errorf("make the other sessions of %s|%s due: %w", issuer, subject, err)
+	}
+	return nil
+}
+
+// Makes the sessions named due for a refresh, as markSessionsDue does.
+const markNamedSessionsDue = `UPDATE user_sessions SET refreshed_at = 'epoch'
+    WHERE id = ANY($1)
+      AND ended_at IS NULL -- an ended session stays ended`
+
+// markNarrowedDue makes due for a refresh, in the caller's transaction,
+// every session of live (the person's sessions, locked by
+// lockPersonSessions) but id whose grants u's narrow (grants.narrowedTo):
+// the provider has just answered for the person, at a refresh of session
+// id or at the sign-in that made it, without something those sessions
+// still grant, so each asks the provider at its next request
+// (markNamedSessionsDue). A session that grants no more than u keeps its
+// refresh time.
+func markNarrowedDue(ctx context.Context, tx pgx.Tx, live []liveSession, id string, u User) error {
+	now := grantsOf(u)
+	var due []string
+	for _, s := range live {
+		if s.ID != id && grantsOf(s.User).narrowedTo(now) {
+			due = append(due, s.ID)
+		}
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, markNamedSessionsDue, due); err != nil {
+		return fmt.Errorf("make the narrowed sessions of %s|%s due: %w", u.Issuer, u.Subject, err)
 	}
 	return nil
 }
@@ -345,7 +407,7 @@ func endAtRefresh(ctx context.Context, db *pgxpool.Pool, s userSession, end refr
 	issuer, subject := s.User.Issuer, s.User.Subject
 	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		reason, revoked, superseded = end.reason, end.refused, false
-		if err := lockPersonSessions(ctx, tx, issuer, subject); err != nil {
+		if _, err := lockPersonSessions(ctx, tx, issuer, subject); err != nil {
 			return err
 		}
 		if end.tokenRefused {
@@ -433,7 +495,7 @@ func RevokeSessions(ctx context.Context, db *pgxpool.Pool, issuer, subject strin
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		// In the order endAtRefresh and storeRefreshed lock them, which
 		// the UPDATE's own scan need not follow.
-		if err := lockPersonSessions(ctx, tx, issuer, subject); err != nil {
+		if _, err := lockPersonSessions(ctx, tx, issuer, subject); err != nil {
 			return err
 		}
 		reason := "revoked by " + by.Attribution()
