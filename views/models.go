@@ -190,6 +190,10 @@ type AuditRow struct {
 	// ObjectText, when set, is written in place of an object that has no
 	// page the reader may open, unlinked: "#12 (draft)".
 	ObjectText string
+	// About, on a page's trail, names the row's object when it is not the
+	// page's own ("dead letter #83": another dead letter of the message),
+	// linked to ObjectURL when set; "" for a row about the page's object.
+	About string
 }
 
 // AuditEventModel is one audit event in full.

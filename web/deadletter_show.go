@@ -211,10 +211,16 @@ func cutText(s string, max int) (string, bool) {
 }
 
 // deadLetterTrail is the dead letter's audit trail, oldest first: entries
-// about the object and entries naming its message id in its tenant.
+// about the object and entries naming its message id in its tenant
+// (audit.Trail leaves out those about the message id on another subject).
+// A row about another object, another dead letter of the message (one
+// dead-lettered again, or one no longer kept), says which (trailAbout):
+// the page never shows what was done to another dead letter as done to
+// this one (TestRevAudit21TrailShowsAnotherSubjectsMessageAsThisOne).
 func (s *Server) deadLetterTrail(c echo.Context, d dlq.DeadLetter) ([]views.AuditRow, error) {
 	ctx := c.Request().Context()
-	entries, err := audit.Trail(ctx, s.deps.Pool, deadLetterAuditType, strconv.FormatInt(d.ID, 10), d.MsgID, d.Tenant, audit.DefaultLimit)
+	id := strconv.FormatInt(d.ID, 10)
+	entries, err := audit.Trail(ctx, s.deps.Pool, deadLetterAuditType, id, d.MsgID, d.Tenant, audit.DefaultLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -225,9 +231,25 @@ func (s *Server) deadLetterTrail(c echo.Context, d dlq.DeadLetter) ([]views.Audi
 		if !linkable {
 			r.URL = ""
 		}
+		if e.ObjectType != deadLetterAuditType || e.ObjectID != id {
+			r.About = trailAbout(e)
+		}
 		rows = append(rows, r)
 	}
 	return rows, nil
+}
+
+// trailAbout names the object of entry e as a trail row writes it after
+// "about": "dead letter #83", "replay request #4", else the type and id as
+// the log shows them ("fix_marker 7").
+func trailAbout(e audit.Entry) string {
+	switch e.ObjectType {
+	case deadLetterAuditType:
+		return "dead letter #" + e.ObjectID
+	case "replay_request":
+		return "replay request #" + e.ObjectID
+	}
+	return strings.TrimSpace(e.ObjectType + " " + e.ObjectID)
 }
 
 // splitDelivery reads a delivery key ("DLQ #80 stored <RFC 3339 time>",
