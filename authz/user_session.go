@@ -247,8 +247,9 @@ const markSessionsDue = `UPDATE user_sessions SET refreshed_at = 'epoch'
 // markOthersDue makes every live session of issuer|subject but id due for
 // a refresh, in the caller's transaction (markSessionsDue). It is for what
 // one session learnt of the person at the provider and the others still
-// hold otherwise: that the provider refused them, that they lost a grant,
-// or that the provider honours a newer sign-in's refresh token only.
+// hold otherwise: that the provider refused them, or that the provider
+// honours a newer sign-in's refresh token only. A grant lost makes due only
+// the sessions holding it (markNarrowedDue).
 func markOthersDue(ctx context.Context, tx pgx.Tx, id, issuer, subject string) error {
 	if _, err := tx.Exec(ctx, markSessionsDue, id, issuer, subject); err != nil {
 		return fmt.Errorf("make the other sessions of %s|%s due: %w", issuer, subject, err)
