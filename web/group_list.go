@@ -212,16 +212,20 @@ func (s *Server) rowTenantsOf(ctx context.Context, u authz.User, tenants []strin
 // groupRowOf is g's row under the page's filter form, with the links its
 // list and actions select by: a row's actions take its dead letters in the
 // tenants the row lists (g.Tenants: not those where it is snoozed, on a
-// page that leaves snoozed groups out), of those where the person may take
-// that action (acts), of the form's item type; and the scope its replay
-// offer judges (what its replay link selects).
+// page that leaves snoozed groups out), of the form's item type, offered
+// when the person may take that action in one of them at least (acts).
+// Each action's link names all of the row's tenants, so that its
+// confirmation (closeFilter, replayFilter) names what of the row it
+// leaves out, in a tenant where the person may not act, as "all matching"
+// does. The scope its replay offer judges is what that replay could take:
+// the row's tenants where the person may request replays.
 func groupRowOf(form views.GroupFilter, g dlq.Group, status string, acts rowTenants) (views.GroupRow, replay.GroupScope) {
 	row := groupRow(g, status)
 	scope := replay.GroupScope{Fingerprint: g.Fingerprint, Tenants: intersect(g.Tenants, acts.replay)}
 	row.ListURL = groupListURL(g, form.ItemType, status)
-	row.ReplayURL = groupActionURL("/replay/filter", g.Fingerprint, scope.Tenants, form.ItemType)
-	row.DiscardURL = groupActionURL("/deadletters/discard/filter", g.Fingerprint, intersect(g.Tenants, acts.discard), form.ItemType)
-	row.ResolveURL = groupActionURL("/deadletters/resolve/filter", g.Fingerprint, intersect(g.Tenants, acts.resolve), form.ItemType)
+	row.ReplayURL = groupActionURL("/replay/filter", g, acts.replay, form.ItemType)
+	row.DiscardURL = groupActionURL("/deadletters/discard/filter", g, acts.discard, form.ItemType)
+	row.ResolveURL = groupActionURL("/deadletters/resolve/filter", g, acts.resolve, form.ItemType)
 	row.TriageURL = groupListURL(g, "", views.StatusUnresolved) + "#group-triage"
 	return row, scope
 }
@@ -309,14 +313,15 @@ func groupListURL(g dlq.Group, itemType, status string) string {
 }
 
 // groupActionURL is path (an action by filter) over the unresolved dead
-// letters of group fp in tenants (each a tenant value: the filter reads
-// several as a narrower scope) of itemType ("": any); "" when tenants is
-// empty: the row has nothing the person may do that to.
-func groupActionURL(path, fp string, tenants []string, itemType string) string {
-	if len(tenants) == 0 {
+// letters of group g in its tenants (g.Tenants, each a tenant value: the
+// filter reads several as a narrower scope) of itemType ("": any); ""
+// when none of them is in may (the tenants where the person may take that
+// action): the row has nothing the person may do that to.
+func groupActionURL(path string, g dlq.Group, may []string, itemType string) string {
+	if len(intersect(g.Tenants, may)) == 0 {
 		return ""
 	}
-	return groupURL(path, fp, tenants, itemType, views.StatusUnresolved)
+	return groupURL(path, g.Fingerprint, g.Tenants, itemType, views.StatusUnresolved)
 }
 
 // groupURL is path filtered to group fp in tenants, of itemType and
