@@ -89,7 +89,7 @@ func readAuditFilter(q url.Values, now time.Time) auditFilterForm {
 	for _, p := range auditFilterParams {
 		v := t.raw(p.name)
 		if p.typed {
-			v = strings.TrimSpace(v)
+			v = trimSpace(v)
 		}
 		*p.field(&f) = v
 		known = append(known, p.name)

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -85,7 +84,7 @@ func readDeadLetterFilter(q url.Values, now time.Time) deadLetterFilterForm {
 	if vs := q["tenant"]; len(vs) > 1 {
 		f.Tenant = ""
 		for _, v := range vs {
-			if v = strings.TrimSpace(v); !slices.Contains(f.Tenants, v) { // the list reads each tenant once
+			if v = trimSpace(v); !slices.Contains(f.Tenants, v) { // the list reads each tenant once
 				f.Tenants = append(f.Tenants, v)
 			}
 		}
@@ -114,7 +113,7 @@ func (f deadLetterFilterForm) Filtered() bool {
 func listFilter(q url.Values) url.Values {
 	out := url.Values{}
 	for _, p := range deadLetterFilterParams {
-		if v := q[p.name]; len(v) > 0 && strings.TrimSpace(v[0]) != "" {
+		if v := q[p.name]; len(v) > 0 && trimSpace(v[0]) != "" {
 			out[p.name] = v
 		}
 	}

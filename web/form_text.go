@@ -51,8 +51,21 @@ func (f *formText) raw(name string) string {
 	return dlq.CleanText(v)
 }
 
-// get is parameter name, checked, without surrounding spaces.
-func (f *formText) get(name string) string { return strings.TrimSpace(f.raw(name)) }
+// get is parameter name, checked, without surrounding white space of the
+// kinds a subject cannot hold (trimSpace).
+func (f *formText) get(name string) string { return trimSpace(f.raw(name)) }
+
+// subjectSpace is the white space a value loses at its ends: the ASCII
+// white space nats-server refuses in a subject's token (space, \t, \n, \f,
+// \r), which is what a person types around a value or a form adds: no
+// tenant taken from a subject ends in it.
+const subjectSpace = " \t\n\f\r"
+
+// trimSpace is s without surrounding subjectSpace. Other white space is
+// kept: a producer's tenant or item type may end in it (U+00A0, or \v,
+// are valid in a subject), and a link the console made from it must be
+// read back exactly as it was written, not as another tenant's.
+func trimSpace(s string) string { return strings.Trim(s, subjectSpace) }
 
 // Errors are the messages of the parameters read that are not storable
 // text, by parameter; nil when there is none.

@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,7 +20,7 @@ import (
 // a tenant of theirs; audited) before anything else is read; a malformed
 // group 404.
 func (s *Server) groupRef(c echo.Context) (dlq.GroupRef, error) {
-	g := dlq.GroupRef{Tenant: strings.TrimSpace(c.FormValue("tenant")), Fingerprint: strings.TrimSpace(c.FormValue("group"))}
+	g := dlq.GroupRef{Tenant: trimSpace(c.FormValue("tenant")), Fingerprint: trimSpace(c.FormValue("group"))}
 	if !s.deps.Access.Can(userOf(c), g.Tenant, authz.ObjDeadLetter, authz.ActTriage) {
 		return g, s.refuseNamed(c, g.Tenant, authz.ObjDeadLetter+":"+authz.ActTriage, "error group "+g.Fingerprint+" in tenant "+g.Tenant)
 	}
