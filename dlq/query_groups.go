@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -107,7 +108,11 @@ func (c GroupCursor) Encode() string {
 }
 
 // DecodeGroupCursor reads a string made by GroupCursor.Encode; anything
-// else (a link anyone can edit) is an invalid quarantine.Error.
+// else (a link anyone can edit) is an invalid quarantine.Error. Its
+// counts may be any int64 but the least, negative too (a cursor only
+// positions: a page written while a count was below 0 must still lead
+// on); the least is refused, as the query negates the counts (bigint out
+// of range). Its times are from 1970 on, and ones PostgreSQL takes.
 func DecodeGroupCursor(s string) (GroupCursor, error) {
 	bad := quarantine.Errorf(quarantine.EINVALID, "group page cursor is not valid")
 	raw, err := base64.RawURLEncoding.DecodeString(s)
@@ -120,7 +125,9 @@ func DecodeGroupCursor(s string) (GroupCursor, error) {
 	}
 	var n [4]int64
 	for i := range n {
-		if n[i], err = strconv.ParseInt(parts[i], 10, 64); err != nil || n[i] < 0 {
+		// The times (n[2], n[3]) are never before 1970 on a page: a stored
+		// dead letter is never dated before MinPlausibleStoredTime.
+		if n[i], err = strconv.ParseInt(parts[i], 10, 64); err != nil || n[i] == math.MinInt64 || (i >= 2 && n[i] < 0) {
 			return GroupCursor{}, bad
 		}
 	}
@@ -180,10 +187,16 @@ type SnoozedGroups struct {
 // and item type, kept with the dead letters: dlq/counters.go): first the page of groups with their
 // counts and times, then, for those only, their tenants and item types and
 // a sample read by primary key. No scan of dead_letters.
+//
+// A group's unresolved sum is read as at least 0: a status change moves
+// it at once (StatusMove), an arrival only at the next fold, so an arrival
+// closed before its fold leaves it below the truth, and below 0, until
+// then. Clamped where it is summed, the order, HAVING, a page's cursor
+// and what the page shows all read the same figure.
 const (
 	selectGroupsHead = `
 WITH s AS (
-    SELECT fingerprint, sum(n)::bigint AS n, sum(unresolved)::bigint AS unresolved,
+    SELECT fingerprint, sum(n)::bigint AS n, greatest(sum(unresolved), 0)::bigint AS unresolved,
            min(first_seen) AS first_seen, max(last_seen) AS last_seen,
            max(sample_id) AS sample_id, (array_agg(sample_at ORDER BY sample_id DESC))[1] AS sample_at
     FROM dead_letter_groups
@@ -200,13 +213,13 @@ WITH s AS (
 	groupTail = `
     GROUP BY fingerprint`
 	groupUnresolved = `
-    HAVING sum(unresolved) > 0`
+    HAVING greatest(sum(unresolved), 0) > 0`
 	// The groups a filter selects and their unresolved dead letters,
 	// counted (countSQL): the snoozed groups a filter leaves out, and the
 	// groups of a page past the last.
 	selectCountHead = `
 SELECT count(*)::bigint, coalesce(sum(unresolved), 0)::bigint FROM (
-    SELECT fingerprint, sum(unresolved) AS unresolved
+    SELECT fingerprint, greatest(sum(unresolved), 0) AS unresolved
     FROM dead_letter_groups
     WHERE tenant = ANY(@tenants) AND n > 0`
 	selectCountTail = `
