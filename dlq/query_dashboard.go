@@ -77,7 +77,7 @@ type Dashboard struct {
 	// current (partial) hour last.
 	Arrivals  []ArrivalBucket
 	TopGroups []Group
-	// Snoozed is what the unresolved groups snoozed in Tenants hold:
+	// Snoozed is what the groups snoozed in Tenants hold (snoozedSQL):
 	// TopGroups leaves them out.
 	Snoozed SnoozedGroups
 	// LastPurge is retention's newest pass that removed dead letters of

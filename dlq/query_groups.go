@@ -370,14 +370,17 @@ func (f *GroupFilter) countSQL() (string, pgx.NamedArgs, bool) {
 }
 
 // snoozedSQL counts the groups f leaves out because they are snoozed
-// (SnoozedGroups): f's other conditions, only the snoozed counters. ok is
-// false when f keeps snoozed groups, or selects no tenant.
+// (SnoozedGroups): f's other conditions, only the snoozed counters, and
+// every snoozed group, with unresolved dead letters or not (f.Unresolved
+// dropped): what a page's link to the snoozed groups lists (web's
+// state=snoozed), so that its count and its list agree. ok is false when f
+// keeps snoozed groups, or selects no tenant.
 func (f *GroupFilter) snoozedSQL() (string, pgx.NamedArgs, bool) {
 	if f.Snoozed != SnoozedHidden {
 		return "", nil, false
 	}
 	only := *f
-	only.Snoozed = SnoozedOnly
+	only.Snoozed, only.Unresolved = SnoozedOnly, false
 	return only.countSQL()
 }
 

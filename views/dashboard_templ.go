@@ -688,7 +688,7 @@ func dashboard(m DashboardModel) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		} else if m.Snoozed.Groups > 0 {
+		} else if m.Snoozed.Unresolved > 0 {
 			templ_7745c5c3_Err = EmptyState("No error groups to show", "The unresolved dead letters are in snoozed groups.").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
