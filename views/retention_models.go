@@ -36,6 +36,10 @@ type RetentionRow struct {
 type StorageView struct {
 	Partitions        int
 	FirstDay, LastDay time.Time
+	// OthersHidden says the figures are left out (zero) for a reader of
+	// some tenants only: the partitions and the stream hold every
+	// tenant's dead letters.
+	OthersHidden bool
 	// Stream is the DLQ stream as ingest last checked it (zero: this
 	// process does not ingest, or has not checked yet).
 	Stream StreamView

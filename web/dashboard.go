@@ -141,8 +141,11 @@ func (s *Server) dashboard(c echo.Context) error {
 	if !everyTenant {
 		// One stream holds every tenant's dead letters: its size and oldest
 		// message are other tenants' volume to a reader of some, and nothing
-		// they can act on (its limits are the operator's settings).
-		m.Storage.Stream = views.StreamView{}
+		// they can act on (its limits are the operator's settings). The day
+		// partitions are every tenant's too: a past day's stays while any
+		// tenant has a dead letter of it, so their count and first day tell
+		// on how many days, and since when, others had some.
+		m.Storage = views.StorageView{OthersHidden: true}
 	}
 	m.Action, m.StaleValue, m.StaleOptions, m.SpanValue = views.PathDashboard, form.Stale, staleChoices, form.Span
 	m.SpanURLs = map[string]string{}
