@@ -150,6 +150,19 @@ type Send struct {
 	// bytes, and a replay would send the stored text, not the original's
 	// bytes ("": none).
 	NotText string
+	// BrokerKeyText is the first header a replay would send, by the name
+	// it is sent under (a forwarded header's own, or Nats-Msg-Id,
+	// Dlq-Operation-Id or Dlq-Correlation-Id for the ids), whose name or
+	// value holds the text "Nats-" in any ASCII case (HoldsBrokerKeyText),
+	// but for the lines of the broker's keys the console sets itself: the
+	// names Nats-Msg-Id and Nats-Expected-Stream, and the expected
+	// stream's name, which is the operator's (the stream's config), not
+	// the producer's. The message id's value counts when the producer gave
+	// it (a derived id is the console's: the stream the message was
+	// stored in, and where). "": none. Such text can make the broker's
+	// search for its keys give up (BrokerKeyText), so the broker would not
+	// see the message id and would keep no duplicate check for the publish.
+	BrokerKeyText string
 	// Reappeared reports that the dead letter was stored from a delivery
 	// an ingester held past the time retention keeps a removed dead
 	// letter's key (flag after_retention_key_trim): it may be one retention
@@ -192,7 +205,10 @@ func edgeBlanks(edge string) string {
 // or NUL: the replay would carry another identity, or go to another
 // subject) and a message bigger than the server's max_payload never go,
 // so they are refused when the item is judged, not retried when it is
-// published.
+// published (CheckUnsendable). Nor does a message a header of which holds
+// the text "Nats-" outside the broker's own keys (Send.BrokerKeyText,
+// CheckBrokerKeyText): the broker could miss its message id and store a
+// retry of it twice, so it is for a person to resolve.
 func JudgeSend(v Verdict, s Send) Verdict {
 	return judgeSend(v, s, AtDraft)
 }
@@ -230,6 +246,8 @@ func judgeSend(v Verdict, s Send, at Step) Verdict {
 	case s.MaxPayload > 0 && s.Size > s.MaxPayload:
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("the message would be %d bytes with its headers, more than the server's max_payload of %d bytes, so it cannot be published; %s",
 			s.Size, s.MaxPayload, oversize(s, at, !neverEdited(v.Classing))))
+	case s.BrokerKeyText != "":
+		return v.plain(Block, CheckBrokerKeyText, brokerKeyTextReason(s.BrokerKeyText))
 	}
 	v.Outcome = Go
 	return v

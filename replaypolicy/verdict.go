@@ -136,6 +136,7 @@ const (
 	CheckNeedsFix      = "error-class-fix"         // the error class replays only edited or after a fix (schema_invalid, permanent)
 	CheckNoRevalidator = "no-revalidation-service" // revalidate on a deployment without REVALIDATE_SUBJECT
 	CheckUnsendable    = "unsendable"              // a header NATS cannot send (or would send changed), or bigger than the server's max_payload
+	CheckBrokerKeyText = "broker-key-text"         // a header the replay sends holds "Nats-" outside the broker's own keys: the broker could miss its message id
 
 	// A selection becoming drafts (JudgeDraft).
 	CheckMayRequest = "may-request" // the requester may not request the class in the tenant
@@ -216,7 +217,7 @@ func Checks() []string {
 		CheckNoPolicy,
 		CheckReplayed, CheckClosed, CheckPurged, CheckStatus, CheckInRequest, CheckNotHeld, CheckPayloadChange, CheckLedger, CheckNoSubject, CheckNoMsgID,
 		CheckPayloadGone, CheckSubject, CheckNoOperationID, CheckEdited, CheckPayloadHash, CheckNoPrincipal,
-		CheckErrorNever, CheckNeedsFix, CheckNoRevalidator, CheckUnsendable,
+		CheckErrorNever, CheckNeedsFix, CheckNoRevalidator, CheckUnsendable, CheckBrokerKeyText,
 		CheckMayRequest, CheckBulk, CheckBulkCap,
 		CheckNothingLeft, CheckRequester, CheckActor, CheckPolicy, CheckReason, CheckNoItems, CheckRate, CheckIntent,
 		CheckApprovals, CheckConfirmation, CheckOwnRequest, CheckIntentChanged, CheckNotRequester, CheckEditClass, CheckEditReason, CheckDraftExpired,

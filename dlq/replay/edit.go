@@ -439,7 +439,7 @@ func (s *Service) judgeEditSize(ctx context.Context, tx pgx.Tx, id, deadLetterID
 		return fmt.Errorf("headers of item %d of request %d: %w", deadLetterID, id, err)
 	}
 	send := sendFacts(hs, nil, "", int64(size), s.cfg.MaxPayload, sentAs{deadLetterID: deadLetterID, requestID: id, edited: true}, msgID, opID, corrID)
-	send.HasBadHeader, send.BadHeader, send.AlteredHeader = false, "", "" // judged with the item; the edit is about its size
+	send.HasBadHeader, send.BadHeader, send.AlteredHeader, send.BrokerKeyText = false, "", "", "" // judged with the item; the edit is about its size
 	if v := replaypolicy.JudgeSend(replaypolicy.Verdict{Rule: -1}, send); v.Outcome != replaypolicy.Go {
 		return refuse(v, quarantine.EINVALID)
 	}

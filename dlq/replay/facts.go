@@ -218,7 +218,7 @@ func (s *Service) factsOf(ctx context.Context, q querier, query string, req Requ
 		if err := json.Unmarshal(headers, &hs); err != nil {
 			return fmt.Errorf("headers of dead letter %d: %w", f.deadLetterID, err)
 		}
-		as := sentAs{deadLetterID: f.deadLetterID, requestID: req.ID, edited: f.edited}
+		as := sentAs{deadLetterID: f.deadLetterID, requestID: req.ID, edited: f.edited, derivedMsgID: f.msgIDDerived}
 		f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, as, f.msgID, f.operationID, corr)
 		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg), size: size, originalSize: originalSize, editedHeader: as.editMarker(), skipped: skipped})
 		return nil

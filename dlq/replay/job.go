@@ -438,7 +438,7 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 // stream is its window's, read after the item's rules judged it
 // (Worker.judge): until then it is counted at the longest name.
 func (j *job) sentAs() sentAs {
-	return sentAs{deadLetterID: j.deadLetterID, requestID: j.requestID, edited: j.edited, stream: j.window.Stream}
+	return sentAs{deadLetterID: j.deadLetterID, requestID: j.requestID, edited: j.edited, stream: j.window.Stream, derivedMsgID: j.msgIDDerived}
 }
 
 // attempt is what the window rule judges of j: when its original was

@@ -40,7 +40,7 @@ func (s *Service) QueueJudgeEveryHeader(b *pgx.Batch, id int64, lo, hi time.Time
 		if err := json.Unmarshal(headers, &hs); err != nil {
 			return fmt.Errorf("headers of dead letter %d: %w", id, err)
 		}
-		f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, sentAs{deadLetterID: it.DeadLetterID}, f.msgID, f.operationID, it.CorrelationID)
+		f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, sentAs{deadLetterID: it.DeadLetterID, derivedMsgID: f.msgIDDerived}, f.msgID, f.operationID, it.CorrelationID)
 		f.deadLetteredAt = it.DeadLetteredAt
 		f.originalSHA256 = f.payloadSHA256
 		*out = replaypolicy.JudgeItem(s.cfg.Policy(), f.item(s.cfg), replaypolicy.AtDraft)

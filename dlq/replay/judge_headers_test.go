@@ -78,6 +78,21 @@ func TestQueueJudgeHeaderFactsAsEveryHeader(t *testing.T) {
 		{name: "UpstreamButNotDlq", headers: map[string][]string{"Upstream-Other x": {"v"}}, check: replaypolicy.CheckUnsendable, names: `"Upstream-Other x"`},
 		{name: "LineBreakInMessageID", letter: testfactory.Letter{MsgID: "cr\rid"}, headers: map[string][]string{"X-Note": {"a\rb"}},
 			check: replaypolicy.CheckUnsendable, names: `"Nats-Msg-Id"`},
+		{name: "BrokerKeyTextInValue", headers: map[string][]string{"X-Note": {"Nats-Msg-IdNats-Msg-Id"}}, check: replaypolicy.CheckBrokerKeyText,
+			names: `header "X-Note" holds the text "Nats-" in its value`},
+		{name: "BrokerKeyTextInName", headers: map[string][]string{"X-Nats-Note": {"v"}}, check: replaypolicy.CheckBrokerKeyText,
+			names: `header "X-Nats-Note" holds the text "Nats-" in its name`},
+		{name: "BrokerKeyTextAnyCase", headers: map[string][]string{"X-Ref": {"see nATs-x"}}, check: replaypolicy.CheckBrokerKeyText, names: `"X-Ref"`},
+		{name: "BrokerKeyTextBinaryValue", headers: map[string][]string{"X-Bin": {"\xffNATS-MSG-ID\x00"}}, check: replaypolicy.CheckBrokerKeyText, names: `"X-Bin"`},
+		{name: "BrokerKeyTextNotASCII", headers: map[string][]string{"X-Ref": {"NAT\u017F-x", "\xffNAT\u017F-"}}},
+		{name: "BrokerKeyTextNotForwarded", headers: map[string][]string{"Nats-Expected-Stream": {"Nats-Msg-IdNats-Msg-Id"}, "Dlq-Note": {"nats-"}}},
+		{name: "BrokerKeyTextEmptyName", headers: map[string][]string{"": {"nats-"}}, check: replaypolicy.CheckUnsendable, names: "a header with an empty name"},
+		{name: "BrokerKeyTextInCorrelationID", letter: testfactory.Letter{CorrelationID: "Nats-Msg-IdNats-Msg-Id"}, headers: map[string][]string{"X-Note": {"nats-"}},
+			check: replaypolicy.CheckBrokerKeyText, names: `header "Dlq-Correlation-Id" holds the text "Nats-" in its value`},
+		{name: "BrokerKeyTextInOperationID", letter: testfactory.Letter{OperationID: "op-NATS-1"}, check: replaypolicy.CheckBrokerKeyText, names: `"Dlq-Operation-Id"`},
+		{name: "BrokerKeyTextInMessageID", letter: testfactory.Letter{MsgID: "nats-id-1"}, check: replaypolicy.CheckBrokerKeyText,
+			names: `the message id (header "Nats-Msg-Id")`},
+		{name: "BrokerKeyTextAfterLineBreak", headers: map[string][]string{"X-Note": {"one\rNats-two"}}, check: replaypolicy.CheckUnsendable, names: `"X-Note"`},
 		{name: "TooBig", letter: testfactory.Letter{Payload: []byte(strings.Repeat("p", int(b.nc.MaxPayload())-600))},
 			headers: map[string][]string{"X-Pad": {strings.Repeat("h", 400)}}, check: replaypolicy.CheckUnsendable},
 		{name: "JustFits", letter: testfactory.Letter{Payload: []byte(strings.Repeat("p", int(b.nc.MaxPayload())-2000))},
@@ -117,8 +132,9 @@ func TestQueueJudgeHeaderFactsAsEveryHeaderRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20261202, 55203))
 	names := []string{"X-A", "x-a", "X-B", "Bad Name", "a:b", "", "\xffname", "Ünï", "nats-x", "NATS-MSG-ID", "Nats-Expected-Stream",
 		"dlq-operation-id", "DLQ-Note x", "Dlq-Principal", "upstream-dlq-principal", "Upstream-Dlq-Replay-Of", "Upstream-Other", "X\x7f",
-		"\u0130nats-x", "Z"}
-	values := []string{"v", "", "one\rtwo", "one\ntwo", "\tpadded\r", " \r\n", "\xff", "\xff\rx", "\x00\n", "\n\x00\n", "a\x00b", strings.Repeat("w", 300)}
+		"\u0130nats-x", "Z", "X-Nats-Ref", "X-NAT\u017F-Ref"}
+	values := []string{"v", "", "one\rtwo", "one\ntwo", "\tpadded\r", " \r\n", "\xff", "\xff\rx", "\x00\n", "\n\x00\n", "a\x00b", strings.Repeat("w", 300),
+		"Nats-Msg-IdNats-Msg-Id", "\xffnAtS-\x00", "NAT\u017F-"}
 	letters := make([]testfactory.Letter, 200)
 	for i := range letters {
 		hs := map[string][]string{}
@@ -132,6 +148,9 @@ func TestQueueJudgeHeaderFactsAsEveryHeaderRandom(t *testing.T) {
 		}
 		if rng.IntN(10) == 0 {
 			letters[i].OperationID = "op\n" + letters[i].MsgID
+		}
+		if rng.IntN(20) == 0 {
+			letters[i].CorrelationID = "Nats-Msg-Id"
 		}
 	}
 	ids := testfactory.DeadLetters(t, b.db.Pool, letters...)

@@ -108,10 +108,22 @@ FOR KEY SHARE OF d`
 // value it would send changed (valueSentAsIs: a CR or LF once the blanks
 // around it are trimmed, in the value as received: base64 decoded when so
 // stored; a value that does not decode is not a change), each of a
-// non-empty name as sendFacts counts them, and their bytes as sendFacts
+// non-empty name as sendFacts counts them, the position of the first of a
+// non-empty name whose name or value (as received: base64 decoded when so
+// stored; a value that does not decode holds none) holds the text "Nats-"
+// (replaypolicy.BrokerKeyText: lower(... COLLATE "C") lowers ASCII
+// capitals alone, as HoldsBrokerKeyText does, and encode(..., 'escape')
+// writes every byte of a decoded value but NUL, backslash and those above
+// 127, which no letter of it is, as itself), and their bytes as sendFacts
 // counts them (name, value as stored, 4).
 var headerFacts = `CROSS JOIN LATERAL (
     SELECT coalesce(sum(octet_length(v.name) + octet_length(v.value) + 4), 0) AS bytes,
+           min(e.n) FILTER (WHERE v.name <> '' AND (strpos(v.lower, ` + brokerKeyText + `) > 0 OR CASE v.encoding
+                WHEN '' THEN strpos(lower(v.value COLLATE "C"), ` + brokerKeyText + `) > 0
+                WHEN 'base64' THEN CASE WHEN translate(v.value, E'\r\n', '') ~ '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$'
+                    THEN strpos(lower(encode(decode(translate(v.value, E'\r\n', ''), 'base64'), 'escape') COLLATE "C"), ` + brokerKeyText + `) > 0
+                    ELSE false END -- does not decode: holds none
+                ELSE false END)) AS keytext,
            min(e.n) FILTER (WHERE v.name = '' OR translate(v.name, ` + sendableNameBytes + `, '') <> '') AS bad,
            min(e.n) FILTER (WHERE v.name <> '' AND CASE v.encoding
                 WHEN '' THEN CASE WHEN strpos(v.value, E'\r') = 0 AND strpos(v.value, E'\n') = 0 THEN false -- most values: no line break at all
@@ -128,6 +140,9 @@ var headerFacts = `CROSS JOIN LATERAL (
       AND NOT starts_with(v.lower, 'nats-') AND NOT starts_with(v.lower, 'dlq-') AND NOT starts_with(v.lower, 'upstream-dlq-')
       AND v.lower NOT IN ('status', 'description')) hf`
 
+// brokerKeyText is replaypolicy.BrokerKeyText as an SQL string literal.
+var brokerKeyText = "'" + strings.ReplaceAll(replaypolicy.BrokerKeyText, "'", "''") + "'"
+
 // sendableNameBytes is replaypolicy.HeaderNameBytes as an SQL string
 // literal (it holds a quote).
 var sendableNameBytes = "'" + strings.ReplaceAll(replaypolicy.HeaderNameBytes(), "'", "''") + "'"
@@ -136,7 +151,8 @@ var sendableNameBytes = "'" + strings.ReplaceAll(replaypolicy.HeaderNameBytes(),
 // [$2, $3) (the partitions the map names): the facts a draft reads, but of
 // its headers only headerFacts' (whether a header NATS cannot send is
 // there and its name, "" also for an empty one; the name of the first it
-// would send changed, "" when none; and their bytes).
+// would send changed, "" when none; the name of the first that holds the
+// broker's key text, "" when none; and their bytes).
 var selectForJudge = factsSelect + judgeHeaders + factsRest + `
 FROM dead_letters d
 ` + fixJoin + `
@@ -146,7 +162,7 @@ WHERE d.id = $1 AND d.dead_lettered_at >= $2 AND d.dead_lettered_at < $3`
 // judgeHeaders is what selectForJudge and selectGroupCandidates read of a
 // dead letter's headers (headerFacts), into judgeRow.
 const judgeHeaders = `hf.bad IS NOT NULL, coalesce(d.headers -> (hf.bad - 1)::int ->> 'name', ''),
-       coalesce(d.headers -> (hf.altered - 1)::int ->> 'name', ''), hf.bytes`
+       coalesce(d.headers -> (hf.altered - 1)::int ->> 'name', ''), coalesce(d.headers -> (hf.keytext - 1)::int ->> 'name', ''), hf.bytes`
 
 // draftFactsInto are the targets of one row of draftFacts: the item's
 // dead letter, correlation id and headers, the facts, and the payload's
@@ -251,7 +267,8 @@ func (s *Service) CreateDrafts(ctx context.Context, actor quarantine.Actor, ids 
 				return fmt.Errorf("headers of dead letter %d: %w", d.item.DeadLetterID, err)
 			}
 			// No request holds it yet: its id is counted at the longest (sentAs).
-			f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, sentAs{deadLetterID: d.item.DeadLetterID}, f.msgID, f.operationID, d.item.CorrelationID)
+			as := sentAs{deadLetterID: d.item.DeadLetterID, derivedMsgID: f.msgIDDerived}
+			f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, as, f.msgID, f.operationID, d.item.CorrelationID)
 			f.originalSHA256 = f.payloadSHA256 // nothing is edited yet
 			d.item.Subject, d.item.MsgID, d.item.OperationID, d.item.PayloadSHA256 = f.subject, f.msgID, f.operationID, f.payloadSHA256
 			d.item.Headers = Headers(hs)
@@ -339,11 +356,12 @@ type judgeRow struct {
 	f                 facts
 	hasBad            bool
 	bad, altered      string
+	keyText           string // the first forwarded header holding replaypolicy.BrokerKeyText
 	headerBytes, size int64
 }
 
 func (r *judgeRow) targets() []any {
-	return factsInto(&r.it, &r.f, &r.size, &r.hasBad, &r.bad, &r.altered, &r.headerBytes)
+	return factsInto(&r.it, &r.f, &r.size, &r.hasBad, &r.bad, &r.altered, &r.keyText, &r.headerBytes)
 }
 
 // judgeNow is what the rules make of r's dead letter if it were selected
@@ -353,10 +371,14 @@ func (s *Service) judgeNow(r *judgeRow) replaypolicy.Verdict {
 	// sendFacts of the ids alone, then the headers' facts after them,
 	// in sendFacts' order. No request holds it: its id is counted at
 	// the longest (sentAs).
-	f.send = sendFacts(nil, f.flags, f.subject, r.size, s.cfg.MaxPayload, sentAs{deadLetterID: it.DeadLetterID}, f.msgID, f.operationID, it.CorrelationID)
+	as := sentAs{deadLetterID: it.DeadLetterID, derivedMsgID: f.msgIDDerived}
+	f.send = sendFacts(nil, f.flags, f.subject, r.size, s.cfg.MaxPayload, as, f.msgID, f.operationID, it.CorrelationID)
 	f.send.HasBadHeader, f.send.BadHeader = r.hasBad, r.bad
 	if f.send.AlteredHeader == "" {
 		f.send.AlteredHeader = r.altered
+	}
+	if f.send.BrokerKeyText == "" {
+		f.send.BrokerKeyText = r.keyText
 	}
 	f.send.Size += r.headerBytes
 	f.deadLetteredAt = it.DeadLetteredAt

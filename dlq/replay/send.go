@@ -39,6 +39,11 @@ type sentAs struct {
 	// it at the draft or the approval (a stream replaced since), so every
 	// stage before the send counts the longest name.
 	stream string
+	// derivedMsgID reports that the message id is the console's
+	// (dlq.DerivedMsgID: the stream and place the message was stored in),
+	// not the producer's: its text is not held to replaypolicy.
+	// BrokerKeyText, as the expected stream's name is not.
+	derivedMsgID bool
 }
 
 // message is a message of no payload with the headers a replay of
@@ -128,7 +133,15 @@ func trimmedEdge(id string) string {
 // verified (its flags), and the message's size: the size as the server
 // counts it (dlq.WireSize) of the message with the replay's own headers
 // and every header it forwards, a value counted as stored (a base64 one
-// is longer than the value sent), and the payload.
+// is longer than the value sent), and the payload. It also finds the
+// first header (the ids first, under the names they are sent as, then the
+// forwarded ones in order) whose name or value, as sent, holds the text
+// "Nats-" in any ASCII case (replaypolicy.Send.BrokerKeyText): every line
+// but those of the broker's keys the replay sets itself, whose names are
+// the keys and whose values are the console's (a derived message id, the
+// expected stream's name). A header of an empty name is not looked at:
+// NATS refuses it whole (HasBadHeader). headerFacts finds the same one in
+// PostgreSQL.
 func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize int64, maxPayload int64, as sentAs, ids ...string) replaypolicy.Send {
 	s := replaypolicy.Send{MaxPayload: maxPayload, NotText: notText(flags, subject, ids...),
 		Reappeared: slices.Contains(flags, dlq.FlagAfterKeyTrim), Unverified: slices.Contains(flags, dlq.FlagAdvisoryUnverified)}
@@ -141,6 +154,11 @@ func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize
 			s.AlteredHeader = idHeaders[i]
 		}
 	}
+	for i, id := range ids {
+		if s.BrokerKeyText == "" && i < len(idHeaders) && (i > 0 || !as.derivedMsgID) && replaypolicy.HoldsBrokerKeyText(id) {
+			s.BrokerKeyText = idHeaders[i]
+		}
+	}
 	var id [len(idHeaders)]string
 	copy(id[:], ids)
 	m := as.message(subject, id[0], id[1], id[2])
@@ -150,6 +168,9 @@ func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize
 		}
 		if s.AlteredHeader == "" && h.Name != "" && !valueSentAsIs(h) { // a header without a name is refused whole (HasBadHeader)
 			s.AlteredHeader = h.Name
+		}
+		if s.BrokerKeyText == "" && h.Name != "" && (replaypolicy.HoldsBrokerKeyText(h.Name) || valueHoldsBrokerKeyText(h)) {
+			s.BrokerKeyText = h.Name
 		}
 		m.Header[h.Name] = append(m.Header[h.Name], h.Value) // none of a replay's own names: Headers leaves out Nats-* and Dlq-*
 	}
@@ -194,6 +215,14 @@ func valueSentAsIs(h dlq.HeaderValue) bool {
 		return true // not a change: Message cannot build it at all, and says so
 	}
 	return sentAsIs(v)
+}
+
+// valueHoldsBrokerKeyText is replaypolicy.HoldsBrokerKeyText of h's value
+// as it is sent (decoded, when it was stored encoded); a value that does
+// not decode holds none (Message cannot build it at all, and says so).
+func valueHoldsBrokerKeyText(h dlq.HeaderValue) bool {
+	v, err := h.DecodedValue()
+	return err == nil && replaypolicy.HoldsBrokerKeyText(v)
 }
 
 // publishError sorts an error of a publish into what it means: refused

@@ -177,7 +177,11 @@ func subjectMatches(pattern, subject string) bool {
 // message, so a replay of such a dead letter, reported replayed, would
 // never reach the application, or would stop its consumer
 // (TestRevBroker20StatusHeaderReplayNeverReachesConsumer). They are NATS's
-// words, as the Nats-* headers are.
+// words, as the Nats-* headers are. A header is left out by its name
+// alone: one kept whose name or value holds the text "Nats-" is not
+// dropped or rewritten (the replay would carry less than was approved,
+// unseen), it blocks the item (sendFacts, replaypolicy.BrokerKeyText: the
+// broker could miss the replay's Nats-Msg-Id).
 func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 	out := make([]dlq.HeaderValue, 0, len(hs))
 	for _, h := range hs {
@@ -220,7 +224,9 @@ func Message(subject, msgID, opID, corrID string, deadLetterID, requestID int64,
 // setReplayHeaders sets on m the headers a replay carries of its own (see
 // Message): the original message id, operation and correlation ids, the
 // dead letter and request it replays, and the edited payload's hash.
-// sendFacts counts the size of a replay by them.
+// sendFacts counts the size of a replay by them, and holds the ids a
+// producer gave to replaypolicy.BrokerKeyText (the request and dead letter
+// ids are digits and the hash hex, which never hold it).
 func setReplayHeaders(m *nats.Msg, msgID, opID, corrID string, deadLetterID, requestID int64, editedSHA256 string) {
 	m.Header.Set(dlq.HeaderNatsMsgID, msgID)
 	if opID != "" {
