@@ -153,7 +153,7 @@ type Send struct {
 	// BrokerKeyText is the first header a replay would send, by the name
 	// it is sent under (a forwarded header's own, or Nats-Msg-Id,
 	// Dlq-Operation-Id or Dlq-Correlation-Id for the ids), whose name or
-	// value holds the text "Nats-" in any ASCII case (HoldsBrokerKeyText),
+	// value holds the text "Nats-", as spelled (HoldsBrokerKeyText),
 	// but for the lines of the broker's keys the console sets itself: the
 	// names Nats-Msg-Id and Nats-Expected-Stream, and the expected
 	// stream's name, which is the operator's (the stream's config), not

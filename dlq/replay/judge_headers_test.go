@@ -82,15 +82,15 @@ func TestQueueJudgeHeaderFactsAsEveryHeader(t *testing.T) {
 			names: `header "X-Note" holds the text "Nats-" in its value`},
 		{name: "BrokerKeyTextInName", headers: map[string][]string{"X-Nats-Note": {"v"}}, check: replaypolicy.CheckBrokerKeyText,
 			names: `header "X-Nats-Note" holds the text "Nats-" in its name`},
-		{name: "BrokerKeyTextAnyCase", headers: map[string][]string{"X-Ref": {"see nATs-x"}}, check: replaypolicy.CheckBrokerKeyText, names: `"X-Ref"`},
-		{name: "BrokerKeyTextBinaryValue", headers: map[string][]string{"X-Bin": {"\xffNATS-MSG-ID\x00"}}, check: replaypolicy.CheckBrokerKeyText, names: `"X-Bin"`},
-		{name: "BrokerKeyTextNotASCII", headers: map[string][]string{"X-Ref": {"NAT\u017F-x", "\xffNAT\u017F-"}}},
-		{name: "BrokerKeyTextNotForwarded", headers: map[string][]string{"Nats-Expected-Stream": {"Nats-Msg-IdNats-Msg-Id"}, "Dlq-Note": {"nats-"}}},
-		{name: "BrokerKeyTextEmptyName", headers: map[string][]string{"": {"nats-"}}, check: replaypolicy.CheckUnsendable, names: "a header with an empty name"},
-		{name: "BrokerKeyTextInCorrelationID", letter: testfactory.Letter{CorrelationID: "Nats-Msg-IdNats-Msg-Id"}, headers: map[string][]string{"X-Note": {"nats-"}},
+		{name: "BrokerKeyTextOtherCase", headers: map[string][]string{"X-Ref": {"see nATs-x", "NATS-MSG-ID"}, "X-nats-bridge": {"nats-bridge-17"}}},
+		{name: "BrokerKeyTextBinaryValue", headers: map[string][]string{"X-Bin": {"\xffNats-Msg-Id\x00"}}, check: replaypolicy.CheckBrokerKeyText, names: `"X-Bin"`},
+		{name: "BrokerKeyTextNotASCII", headers: map[string][]string{"X-Ref": {"Nat\u017F-x", "\xffNAT\u017F-"}}},
+		{name: "BrokerKeyTextNotForwarded", headers: map[string][]string{"Nats-Expected-Stream": {"Nats-Msg-IdNats-Msg-Id"}, "Dlq-Note": {"Nats-"}}},
+		{name: "BrokerKeyTextEmptyName", headers: map[string][]string{"": {"Nats-"}}, check: replaypolicy.CheckUnsendable, names: "a header with an empty name"},
+		{name: "BrokerKeyTextInCorrelationID", letter: testfactory.Letter{CorrelationID: "Nats-Msg-IdNats-Msg-Id"}, headers: map[string][]string{"X-Note": {"Nats-"}},
 			check: replaypolicy.CheckBrokerKeyText, names: `header "Dlq-Correlation-Id" holds the text "Nats-" in its value`},
-		{name: "BrokerKeyTextInOperationID", letter: testfactory.Letter{OperationID: "op-NATS-1"}, check: replaypolicy.CheckBrokerKeyText, names: `"Dlq-Operation-Id"`},
-		{name: "BrokerKeyTextInMessageID", letter: testfactory.Letter{MsgID: "nats-id-1"}, check: replaypolicy.CheckBrokerKeyText,
+		{name: "BrokerKeyTextInOperationID", letter: testfactory.Letter{OperationID: "op-Nats-1"}, check: replaypolicy.CheckBrokerKeyText, names: `"Dlq-Operation-Id"`},
+		{name: "BrokerKeyTextInMessageID", letter: testfactory.Letter{MsgID: "Nats-id-1"}, check: replaypolicy.CheckBrokerKeyText,
 			names: `the message id (header "Nats-Msg-Id")`},
 		{name: "BrokerKeyTextAfterLineBreak", headers: map[string][]string{"X-Note": {"one\rNats-two"}}, check: replaypolicy.CheckUnsendable, names: `"X-Note"`},
 		{name: "TooBig", letter: testfactory.Letter{Payload: []byte(strings.Repeat("p", int(b.nc.MaxPayload())-600))},
@@ -134,7 +134,7 @@ func TestQueueJudgeHeaderFactsAsEveryHeaderRandom(t *testing.T) {
 		"dlq-operation-id", "DLQ-Note x", "Dlq-Principal", "upstream-dlq-principal", "Upstream-Dlq-Replay-Of", "Upstream-Other", "X\x7f",
 		"\u0130nats-x", "Z", "X-Nats-Ref", "X-NAT\u017F-Ref"}
 	values := []string{"v", "", "one\rtwo", "one\ntwo", "\tpadded\r", " \r\n", "\xff", "\xff\rx", "\x00\n", "\n\x00\n", "a\x00b", strings.Repeat("w", 300),
-		"Nats-Msg-IdNats-Msg-Id", "\xffnAtS-\x00", "NAT\u017F-"}
+		"Nats-Msg-IdNats-Msg-Id", "\xffnAtS-\x00", "\xffNats-\x00", "NAT\u017F-"}
 	letters := make([]testfactory.Letter, 200)
 	for i := range letters {
 		hs := map[string][]string{}

@@ -111,17 +111,17 @@ FOR KEY SHARE OF d`
 // non-empty name as sendFacts counts them, the position of the first of a
 // non-empty name whose name or value (as received: base64 decoded when so
 // stored; a value that does not decode holds none) holds the text "Nats-"
-// (replaypolicy.BrokerKeyText: lower(... COLLATE "C") lowers ASCII
-// capitals alone, as HoldsBrokerKeyText does, and encode(..., 'escape')
-// writes every byte of a decoded value but NUL, backslash and those above
-// 127, which no letter of it is, as itself), and their bytes as sendFacts
+// (replaypolicy.BrokerKeyText, byte for byte as HoldsBrokerKeyText
+// compares: encode(..., 'escape') writes every byte of a decoded value but
+// NUL, backslash and those above 127, which no letter of it is, as
+// itself), and their bytes as sendFacts
 // counts them (name, value as stored, 4).
 var headerFacts = `CROSS JOIN LATERAL (
     SELECT coalesce(sum(octet_length(v.name) + octet_length(v.value) + 4), 0) AS bytes,
-           min(e.n) FILTER (WHERE v.name <> '' AND (strpos(v.lower, ` + brokerKeyText + `) > 0 OR CASE v.encoding
-                WHEN '' THEN strpos(lower(v.value COLLATE "C"), ` + brokerKeyText + `) > 0
+           min(e.n) FILTER (WHERE v.name <> '' AND (strpos(v.name, ` + brokerKeyText + `) > 0 OR CASE v.encoding
+                WHEN '' THEN strpos(v.value, ` + brokerKeyText + `) > 0
                 WHEN 'base64' THEN CASE WHEN translate(v.value, E'\r\n', '') ~ '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$'
-                    THEN strpos(lower(encode(decode(translate(v.value, E'\r\n', ''), 'base64'), 'escape') COLLATE "C"), ` + brokerKeyText + `) > 0
+                    THEN strpos(encode(decode(translate(v.value, E'\r\n', ''), 'base64'), 'escape'), ` + brokerKeyText + `) > 0
                     ELSE false END -- does not decode: holds none
                 ELSE false END)) AS keytext,
            min(e.n) FILTER (WHERE v.name = '' OR translate(v.name, ` + sendableNameBytes + `, '') <> '') AS bad,

@@ -136,7 +136,7 @@ func trimmedEdge(id string) string {
 // is longer than the value sent), and the payload. It also finds the
 // first header (the ids first, under the names they are sent as, then the
 // forwarded ones in order) whose name or value, as sent, holds the text
-// "Nats-" in any ASCII case (replaypolicy.Send.BrokerKeyText): every line
+// "Nats-", byte for byte (replaypolicy.Send.BrokerKeyText): every line
 // but those of the broker's keys the replay sets itself, whose names are
 // the keys and whose values are the console's (a derived message id, the
 // expected stream's name). A header of an empty name is not looked at:
