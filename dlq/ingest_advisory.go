@@ -252,7 +252,11 @@ func (in *Ingester) watchFor(stream string) WatchStream {
 
 // fetchOriginal returns the message an advisory points at, its header
 // block exactly as stored (a block the NATS client cannot read must not
-// stop the capture); nil when it is gone.
+// stop the capture), or, for a message too large for JetStream's JSON API
+// whose block the client reads whole, its headers as read (readStored);
+// nil when it is gone. err is a read that failed otherwise (NATS did not
+// answer, the connection, a message larger than the connection takes):
+// the original is not gone then, only not read.
 func (in *Ingester) fetchOriginal(ctx context.Context, adv Advisory) (*Original, error) {
 	st, err := readStored(ctx, in.js, adv.Stream, adv.StreamSeq, false)
 	if errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -260,6 +264,9 @@ func (in *Ingester) fetchOriginal(ctx context.Context, adv Advisory) (*Original,
 	}
 	if err != nil {
 		return nil, err
+	}
+	if st.Headers != nil {
+		return &Original{Subject: st.Subject, Header: st.Headers, Data: st.Data, Time: st.Time}, nil
 	}
 	block := st.Header
 	if block == nil {

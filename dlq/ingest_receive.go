@@ -167,7 +167,8 @@ func (in *Ingester) rereadStored(ctx context.Context, m jetstream.Msg, r *Receiv
 		return false
 	}
 	if err == nil {
-		if _, sized := r.Header[msgSizeHeader]; whole && (len(st.Data) > 0 || sized && !bytes.Contains(st.Header, []byte(msgSizeHeader))) {
+		storedSized := bytes.Contains(st.Header, []byte(msgSizeHeader)) || st.Headers[msgSizeHeader] != nil
+		if _, sized := r.Header[msgSizeHeader]; whole && (len(st.Data) > 0 || sized && !storedSized) {
 			// Only a consumer made headers only delivers so: put it back now.
 			in.checkSoon()
 		}
@@ -227,8 +228,20 @@ func (in *Ingester) checkSoon() {
 // setStored takes what the stream holds (st) into r: its header block
 // when block, its headers and payload when whole. Headers the NATS client
 // would read whole are taken as it reads them, so that the row is the one
-// a whole delivery makes; others are kept byte for byte (HeaderBlock).
+// a whole delivery makes; others are kept byte for byte (HeaderBlock). A
+// message read as a NATS message (st.Headers: too large for JetStream's
+// JSON API) was read whole by the client: its headers are taken as read.
 func (r *Received) setStored(st *storedMsg, block, whole bool) {
+	if st.Headers != nil { // read as the client reads it, whole (readStored)
+		if whole {
+			r.Data = st.Data
+			if r.Data == nil {
+				r.Data = []byte{}
+			}
+		}
+		r.Header, r.HeaderBlock = st.Headers, nil
+		return
+	}
 	hdr := st.Header
 	if hdr == nil {
 		hdr = []byte{} // read: the message has no header block

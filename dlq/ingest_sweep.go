@@ -896,6 +896,9 @@ func sweptReceived(stream string, st *storedMsg) Received {
 	if h, err := nats.DecodeHeadersMsg(st.Header); err == nil {
 		r.Header = h // what the client of a delivery reads of the block, whole or not
 	}
+	if st.Headers != nil {
+		r.Header = st.Headers // read as a NATS message: read whole
+	}
 	r.setStored(st, false, true)
 	return r
 }

@@ -3,24 +3,45 @@ package dlq
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// storedMsg is a message read back from a stream through the JetStream
-// API's JSON form, which carries the header block exactly as the stream
-// stored it. (The client's Stream.GetMsg parses that block and fails on one
-// it cannot read; a consumer's message arrives with no headers at all then.)
+// storedMsg is a message read back from a stream. Read through the
+// JetStream API's JSON form (STREAM.MSG.GET), it carries the header block
+// exactly as the stream stored it. (The client's Stream.GetMsg parses that
+// block and fails on one it cannot read; a consumer's message arrives with
+// no headers at all then.) Read as a NATS message (readMsg: a message too
+// large for that JSON), it carries Headers instead, the headers as the
+// NATS client reads them, and Header is nil.
 type storedMsg struct {
-	Subject string    `json:"subject"`
-	Seq     uint64    `json:"seq"`
-	Header  []byte    `json:"hdrs"`
-	Data    []byte    `json:"data"`
-	Time    time.Time `json:"time"`
+	Subject string      `json:"subject"`
+	Seq     uint64      `json:"seq"`
+	Header  []byte      `json:"hdrs"`
+	Headers nats.Header `json:"-"`
+	Data    []byte      `json:"data"`
+	Time    time.Time   `json:"time"`
 }
+
+// storedJSONMax is the largest message readStored reads through
+// JetStream's JSON API. That answer carries the payload in base64, a
+// third larger than the message, and a NATS server closes a client it
+// would have to queue more than its max_pending for (64 MiB by default)
+// as a slow consumer: one answer for a message of 48 MiB cuts the
+// console's connection, the one its ingester acks and its replay workers
+// publish on. A server whose max_payload is at most storedJSONMax (1 MiB
+// by default) takes no larger message, and its streams are read through
+// the JSON API alone; on one that takes more, each message is read first
+// as a NATS message (readMsg), and again through the JSON API only when
+// that showed it to be at most storedJSONMax and its header block one the
+// client does not read whole.
+const storedJSONMax = 8 << 20
 
 type storedMsgRequest struct {
 	Seq     uint64 `json:"seq"`
@@ -34,8 +55,33 @@ type storedMsgResponse struct {
 
 // readStored returns message seq of stream as stored; with next, the first
 // message at or after seq. It returns an error matching
-// jetstream.ErrMsgNotFound when there is none.
+// jetstream.ErrMsgNotFound when there is none, and
+// jetstream.ErrStreamNotFound when the stream is gone. Without a deadline
+// in ctx it gives up after 10 s. A message that may be larger than
+// storedJSONMax is read as a NATS message (readMsg): its Header is then
+// nil and Headers set, unless the client does not read its header block
+// whole, when it is read exactly if it is small enough and fails
+// otherwise.
 func readStored(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool) (*storedMsg, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	if js.Conn().MaxPayload() > storedJSONMax {
+		st, err := readMsg(ctx, js, stream, seq, next)
+		if !errors.Is(err, errReadExactly) {
+			return st, err
+		}
+		seq, next = st.Seq, false
+	}
+	return readJSON(ctx, js, stream, seq, next)
+}
+
+// readJSON reads as readStored does, through JetStream's JSON API
+// ($JS.API.STREAM.MSG.GET), whose answer carries the header block exactly
+// as stored.
+func readJSON(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool) (*storedMsg, error) {
 	req := storedMsgRequest{Seq: seq}
 	if next {
 		req.NextFor = ">"
@@ -43,11 +89,6 @@ func readStored(ctx context.Context, js jetstream.JetStream, stream string, seq 
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
-	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
 	}
 	msg, err := js.Conn().RequestWithContext(ctx, apiPrefix(js)+"STREAM.MSG.GET."+stream, body)
 	if err != nil {
@@ -90,4 +131,193 @@ func apiPrefix(js jetstream.JetStream) string {
 		return "$JS." + o.Domain + ".API."
 	}
 	return jetstream.DefaultAPIPrefix
+}
+
+// errReadExactly is readMsg's answer for a message whose header block the
+// NATS client does not read whole and which is small enough for the JSON
+// API (storedJSONMax): readStored reads it again there, exactly.
+var errReadExactly = errors.New("the header block is to be read exactly")
+
+// Headers a direct get adds to the message's own, after them.
+const (
+	directStream  = "Nats-Stream"
+	directSubject = "Nats-Subject"
+	directSeq     = "Nats-Sequence"
+	directTime    = "Nats-Time-Stamp"
+)
+
+// readMsg reads as readStored does, the message as a NATS message, its
+// payload as it is: by a direct get ($JS.API.DIRECT.GET) when the stream
+// allows them (AllowDirect), else by a consumer of its own (readByConsumer).
+// Neither answer is larger than the message and a few headers, and a
+// message is never larger than the max_payload it was published under,
+// which a server never sets above its max_pending; the consumer's answer
+// is also bounded before it is sent (the connection's max payload), and
+// one over it fails for this message alone. The NATS client reads the
+// header block into headers: when it does not read all of it, the
+// message is read again exactly (errReadExactly, with the message's
+// sequence) if it is at most storedJSONMax, and fails otherwise. A direct
+// get's block is the stored one with the server's headers written over
+// its last two bytes, which a client-written block ends with (CR LF).
+func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool) (*storedMsg, error) {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
+	}
+	var st *storedMsg
+	var size int
+	if s.CachedInfo().Config.AllowDirect {
+		st, size, err = directGet(ctx, js, stream, seq, next)
+	} else {
+		st, size, err = readByConsumer(ctx, js, stream, seq)
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
+	case !next && st.Seq != seq:
+		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, jetstream.ErrMsgNotFound)
+	case st.Headers == nil && size <= storedJSONMax:
+		return st, errReadExactly
+	case st.Headers == nil:
+		return nil, fmt.Errorf("read %s #%d from the stream: the NATS client does not read its header block whole, and at %d bytes it is too large "+
+			"for JetStream's JSON API, which reads the block exactly (at most %d bytes)", stream, seq, size, storedJSONMax)
+	}
+	return st, nil
+}
+
+// directGet reads message seq of stream (with next, the first at or after
+// it) by a direct get. size is the answer's size; st.Headers is nil when
+// the NATS client did not read its header block whole (st is then only
+// its sequence when the client could not read the block at all).
+func directGet(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool) (st *storedMsg, size int, err error) {
+	req := storedMsgRequest{Seq: seq}
+	if next {
+		req.NextFor = ">"
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	m, err := js.Conn().RequestWithContext(ctx, apiPrefix(js)+"DIRECT.GET."+stream, body)
+	if err != nil {
+		return nil, 0, err
+	}
+	size = m.Size()
+	switch {
+	case m.Header.Get(directSeq) != "": // the server's headers are on every message
+	case len(m.Data) == 0 && m.Header.Get("Status") != "":
+		return nil, size, statusErr(m, "direct get")
+	case next:
+		return nil, size, errors.New("direct get: the NATS client could not read the header block, and with it which message it is")
+	default: // the client could not read the block: read exactly, or not at all
+		return &storedMsg{Seq: seq}, size, nil
+	}
+	whole := blockLen(m) == headerBlockLen(m.Header)
+	h := m.Header
+	st = &storedMsg{Data: m.Data}
+	st.Subject = lastValue(h, directSubject)
+	seqText, timeText := lastValue(h, directSeq), lastValue(h, directTime)
+	lastValue(h, directStream)
+	if st.Seq, err = strconv.ParseUint(seqText, 10, 64); err != nil {
+		return nil, size, fmt.Errorf("direct get: sequence %q: %w", short(seqText), err)
+	}
+	if st.Time, err = time.Parse(time.RFC3339Nano, timeText); err != nil {
+		return nil, size, fmt.Errorf("direct get: stored time %q: %w", short(timeText), err)
+	}
+	if whole {
+		st.Headers = h
+	}
+	return st, size, nil
+}
+
+// lastValue takes the last value of name out of h and returns it: the one
+// a direct get added (the message may carry the name itself).
+func lastValue(h nats.Header, name string) string {
+	vs := h[name]
+	if len(vs) == 0 {
+		return ""
+	}
+	v := vs[len(vs)-1]
+	if len(vs) == 1 {
+		delete(h, name)
+	} else {
+		h[name] = vs[:len(vs)-1]
+	}
+	return v
+}
+
+// readByConsumer reads the first message at or after seq of stream by a
+// consumer of its own (ephemeral, no acks, in memory, deleted when done
+// or after storedReadIdle), as the sweep reads a subject's bytes
+// (deliveredSubject). Its one pull asks for no more than the connection's
+// max payload: a larger message is refused by the server (409 Message
+// Size Exceeds MaxBytes), never sent. size is the answer's size;
+// st.Headers is nil when the NATS client did not read the header block
+// whole.
+func readByConsumer(ctx context.Context, js jetstream.JetStream, stream string, seq uint64) (st *storedMsg, size int, err error) {
+	cons, err := js.CreateConsumer(ctx, stream, jetstream.ConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: seq, AckPolicy: jetstream.AckNonePolicy,
+		MaxDeliver: 1, InactiveThreshold: storedReadIdle, Replicas: 1, MemoryStorage: true,
+		Description: "quarantine: reads one message of the stream",
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("make a consumer to read it: %w", err)
+	}
+	info := cons.CachedInfo()
+	defer func() {
+		_ = js.DeleteConsumer(context.WithoutCancel(ctx), stream, info.Name) // else gone once idle
+	}()
+	if info.NumPending == 0 {
+		return nil, 0, jetstream.ErrMsgNotFound
+	}
+	body, err := json.Marshal(struct {
+		Batch    int  `json:"batch"`
+		MaxBytes int  `json:"max_bytes"`
+		NoWait   bool `json:"no_wait"`
+	}{1, int(js.Conn().MaxPayload()), true})
+	if err != nil {
+		return nil, 0, err
+	}
+	m, err := js.Conn().RequestWithContext(ctx, apiPrefix(js)+"CONSUMER.MSG.NEXT."+stream+"."+info.Name, body)
+	if err != nil {
+		return nil, 0, err
+	}
+	size = m.Size()
+	if m.Reply == "" { // a status: every stream message comes with its ack subject
+		return nil, size, statusErr(m, "read by a consumer")
+	}
+	md, err := m.Metadata()
+	if err != nil {
+		return nil, size, fmt.Errorf("read by a consumer: %w", err)
+	}
+	st = &storedMsg{Subject: m.Subject, Seq: md.Sequence.Stream, Data: m.Data, Time: md.Timestamp}
+	switch n := blockLen(m); {
+	case n == 0:
+		st.Headers = nats.Header{}
+	case n == headerBlockLen(m.Header):
+		st.Headers = m.Header
+	}
+	return st, size, nil
+}
+
+// storedReadIdle is how long a consumer readByConsumer made lives on when
+// its removal failed.
+const storedReadIdle = 30 * time.Second
+
+// blockLen is the length of the header block m came with (0: none), what
+// the client received, whatever it made of it.
+func blockLen(m *nats.Msg) int {
+	return m.Size() - len(m.Subject) - len(m.Reply) - len(m.Data)
+}
+
+// statusErr is the error a status message m answered a read with (what:
+// which read): jetstream.ErrMsgNotFound for 404 (none there) and 408 (a
+// consumer's request ended with none).
+func statusErr(m *nats.Msg, what string) error {
+	code, desc := m.Header.Get("Status"), m.Header.Get("Description")
+	switch code {
+	case "404", "408":
+		return fmt.Errorf("%s: %s %s: %w", what, code, desc, jetstream.ErrMsgNotFound)
+	}
+	return fmt.Errorf("%s: the server answered %q %q", what, short(code), short(desc))
 }
