@@ -198,6 +198,19 @@ const OriginalClockAllowance = time.Second
 // headers are its publisher's, not a consumer's that gave up: see
 // upstreamContext.
 func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via Received) Record {
+	return parseAdvisory(w, adv, orig, nil, raw, via)
+}
+
+// parseAdvisory is ParseAdvisory for an original that is nil because it
+// could not be read (unread: why; NATS did not answer, the connection
+// failed, it was larger than the connection takes), not because it is
+// gone: the record is flagged original_unreadable, not original_gone. Its
+// tenant stays unknown all the same: the advisory names the stream, the
+// consumer and the sequence only, the tenant sits in the original's
+// subject, and neither the stream's subjects nor the consumer's filter
+// say it for certain (both may have been edited since the message was
+// stored).
+func parseAdvisory(w WatchStream, adv Advisory, orig *Original, unread error, raw []byte, via Received) Record {
 	r := Record{
 		SourceKind:     SourceAdvisory,
 		SourceStream:   CleanText(adv.Stream),
@@ -234,6 +247,10 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 	// rows do the same).
 	idTime := capturedAt
 	switch {
+	case orig == nil && unread != nil:
+		r.withoutOriginal()
+		r.flag("original_unreadable", "the original message %s:%d could not be read from its stream (it is not known to be gone): %v; "+
+			"tenant unknown: it is in the original's subject", short(r.SourceStream), adv.StreamSeq, unread)
 	case orig == nil:
 		r.withoutOriginal()
 		r.flag("original_gone", "the original message %s:%d was gone from its stream; tenant unknown", short(r.SourceStream), adv.StreamSeq)

@@ -56,8 +56,9 @@ func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items c
 // on, data its JSON. One that cannot be read, or names a stream it may not
 // (checkAdvisoryStream), is kept as it came (unreadableAdvisory). err is
 // why the original could not be read, for a reason other than its being
-// gone: the record is then flagged original_unreadable, and the caller may
-// rather try again later (handleAdvisory, the sweep).
+// gone: the record is then flagged original_unreadable, not original_gone
+// (parseAdvisory), and the caller may rather try again later
+// (handleAdvisory, the sweep).
 func (in *Ingester) advisoryRecord(ctx context.Context, via Received, subject string, data []byte) (rec Record, adv Advisory, err error) {
 	adv, err = parseAdvisoryJSON(data)
 	if err == nil {
@@ -67,10 +68,7 @@ func (in *Ingester) advisoryRecord(ctx context.Context, via Received, subject st
 		return unreadableAdvisory(via, err), adv, nil
 	}
 	orig, err := in.fetchOriginal(ctx, adv)
-	rec = ParseAdvisory(in.watchFor(adv.Stream), adv, orig, data, via)
-	if err != nil {
-		rec.flag("original_unreadable", "the original message could not be read from its stream: %v", err)
-	}
+	rec = parseAdvisory(in.watchFor(adv.Stream), adv, orig, err, data, via)
 	var taken *Original
 	if rec.OriginalSubject != "" { // the original was taken (not gone, not replaced)
 		taken = orig
