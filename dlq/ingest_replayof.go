@@ -51,17 +51,24 @@ import (
 // Each claim is matched in its own tenant ($2), in SQL: a claim naming a
 // dead letter of another tenant reads as one naming a dead letter never
 // replayed, so a flag does not tell whether another tenant's dead letter
-// was replayed. Both subqueries end in LIMIT 1, which keeps them apart from
+// was replayed. It is matched on its subject too ($3): a message id is
+// its subject's (replaypolicy.Identity), and a replay that comes back
+// comes back from the subject the console sent it to (replay_items.subject,
+// kept when retention removes the dead letter). Anyone who reads that
+// subject can copy a replay's Nats-Msg-Id and Dlq-Replay-Of onto a message
+// of another subject, which would otherwise be linked and take the
+// operation id the console sent (confirmReplayContext). Both subqueries end in LIMIT 1, which keeps them apart from
 // the join (a plain subquery would be pulled up and could be planned as a
 // hash join reading every partition): the dead letter is read per claim,
 // with the time its item names, and run-time pruning leaves one partition.
 const selectReplayOrigins = `
-SELECT c.id, c.tenant, o.msg_id, o.generation, s.operation_id, s.correlation_id
-FROM unnest($1::bigint[], $2::text[]) AS c(id, tenant)
+SELECT c.id, c.tenant, c.subject, o.msg_id, o.generation, s.operation_id, s.correlation_id
+FROM unnest($1::bigint[], $2::text[], $3::text[]) AS c(id, tenant, subject)
 CROSS JOIN LATERAL (
     SELECT i.dead_lettered_at, i.operation_id, i.correlation_id, i.origin_tenant, i.origin_msg_id, i.origin_generation FROM replay_items i
     JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
     WHERE i.dead_letter_id = c.id
+      AND i.subject = c.subject -- sent to the subject the claim comes from
       AND j.handed_at IS NOT NULL -- the console sent it, and it may have landed
     LIMIT 1
 ) s
@@ -79,26 +86,28 @@ CROSS JOIN LATERAL (
 // operation and correlation ids the replay item sent: see
 // confirmReplayContext) or drops it, flagged unlinked:replay_of
 // with why: the console never published a replay of that dead letter of
-// the record's tenant, or the dead letter is another message's (a replay
-// keeps the original id). A batch without claims costs nothing; one with
+// the record's tenant to the record's original subject (replayedFrom), or
+// the dead letter is another message's (a replay keeps the original id). A batch without claims costs nothing; one with
 // claims costs one query, a few index probes per claim. Only a database
 // that cannot be reached fails it (the caller retries the batch).
 func (s *Store) linkReplays(ctx context.Context, recs []Record) error {
 	var ids []int64
-	var tenants []string
+	var tenants, subjects []string
 	for i := range recs {
 		if recs[i].ReplayOf > 0 {
 			ids, tenants = append(ids, recs[i].ReplayOf), append(tenants, recs[i].Tenant)
+			subjects = append(subjects, recs[i].replayedFrom())
 		}
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	// A claim is its dead letter's id and its record's tenant: two records
-	// of one batch may name one id from two tenants.
+	// A claim is its dead letter's id and its record's tenant and subject:
+	// two records of one batch may name one id from two tenants or two
+	// subjects.
 	type claim struct {
-		id     int64
-		tenant string
+		id              int64
+		tenant, subject string
 	}
 	type origin struct {
 		msgID        string
@@ -107,14 +116,14 @@ func (s *Store) linkReplays(ctx context.Context, recs []Record) error {
 	}
 	ctx, cancel := s.within(ctx)
 	defer cancel()
-	rows, err := s.pool.Query(ctx, selectReplayOrigins, ids, tenants)
+	rows, err := s.pool.Query(ctx, selectReplayOrigins, ids, tenants, subjects)
 	if err != nil {
 		return fmt.Errorf("read replay origins: %w", err)
 	}
 	found := map[claim]origin{}
 	var c claim
 	var o origin
-	if _, err := pgx.ForEachRow(rows, []any{&c.id, &c.tenant, &o.msgID, &o.generation, &o.opID, &o.corrID}, func() error { found[c] = o; return nil }); err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&c.id, &c.tenant, &c.subject, &o.msgID, &o.generation, &o.opID, &o.corrID}, func() error { found[c] = o; return nil }); err != nil {
 		return fmt.Errorf("read replay origins: %w", err)
 	}
 	for i := range recs {
@@ -122,10 +131,10 @@ func (s *Store) linkReplays(ctx context.Context, recs []Record) error {
 		if r.ReplayOf == 0 {
 			continue
 		}
-		switch o, ok := found[claim{r.ReplayOf, r.Tenant}]; {
+		switch o, ok := found[claim{r.ReplayOf, r.Tenant, r.replayedFrom()}]; {
 		case !ok:
-			r.flag("unlinked:replay_of", "%s names dead letter %d, which is not a dead letter of tenant %s that the console replayed: not linked",
-				HeaderReplayOf, r.ReplayOf, short(r.Tenant))
+			r.flag("unlinked:replay_of", "%s names dead letter %d, which is not a dead letter of tenant %s that the console replayed to subject %s: not linked",
+				HeaderReplayOf, r.ReplayOf, short(r.Tenant), short(r.replayedFrom()))
 			r.ReplayOf = 0
 		case o.msgID != r.MsgID:
 			r.flag("unlinked:replay_of", "%s names dead letter %d, whose message id is not this one's (a replay keeps the original id): not linked",
@@ -139,4 +148,17 @@ func (s *Store) linkReplays(ctx context.Context, recs []Record) error {
 		}
 	}
 	return nil
+}
+
+// replayedFrom is the subject a record's message was published to, which
+// a replay of the console that came back was published to by the console:
+// for a DLQ stream's record its Dlq-Original-Subject, for an advisory's
+// record its original's subject (Subject, which an unverified give-up keeps
+// when it erases OriginalSubject). It is "" when the record names none,
+// and no replay was sent to "".
+func (r *Record) replayedFrom() string {
+	if r.SourceKind == SourceAdvisory {
+		return r.Subject
+	}
+	return r.OriginalSubject
 }

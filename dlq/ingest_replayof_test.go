@@ -185,16 +185,17 @@ func TestReplayOriginsReadOnePartitionPerClaim(t *testing.T) {
 		claims = append(claims, int64(1<<40+i)) // no such dead letter
 	}
 	tenants := make([]string, len(claims))
+	subjects := make([]string, len(claims))
 	for i := range tenants {
-		tenants[i] = "acme"
+		tenants[i], subjects[i] = "acme", "app.acme.search.index_update"
 	}
 	var found []int64
-	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT array_agg(c.id ORDER BY c.id) FROM (`+dlq.SelectReplayOrigins+`) c`, claims, tenants).Scan(&found))
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT array_agg(c.id ORDER BY c.id) FROM (`+dlq.SelectReplayOrigins+`) c`, claims, tenants, subjects).Scan(&found))
 	assert.Equal(t, day3[:60], found, "the claims of the replayed ones, and only those")
 	want := []string{dlq.PartitionName(r.daysAgo(3))}
 	readsOneDay := func(t *testing.T) {
 		for _, mode := range []string{"values", "prepared", "generic"} {
-			plan := explainAnalyze(t, r.db.Pool, mode, dlq.SelectReplayOrigins, "bigint[], text[]", claims, tenants)
+			plan := explainAnalyze(t, r.db.Pool, mode, dlq.SelectReplayOrigins, "bigint[], text[], text[]", claims, tenants, subjects)
 			assert.Equal(t, want, partitionsRead(plan), "%s:\n%s", mode, plan)
 			assert.Contains(t, plan, "replay_items_dead_letter_idx", "%s:\n%s", mode, plan)
 			assert.NotContains(t, plan, "Seq Scan on replay_items", "%s:\n%s", mode, plan)
