@@ -57,13 +57,16 @@ const (
 	ClassUnclassified  ErrorClass = "unclassified"   // header absent or not one of the above
 	// ClassUnreadable is how the replay rules judge a dead letter whose
 	// Dlq-Error-Class ingest could not read (stored as unclassified,
-	// flagged FlagUnreadableErrorClass): it may have meant a class that is
-	// never replayed, or only after reconciliation.
+	// flagged FlagUnreadableErrorClass), or that named several classes
+	// that disagree: it may have meant a class that is never replayed, or
+	// only after reconciliation.
 	ClassUnreadable ErrorClass = "unreadable"
 )
 
 // FlagUnreadableErrorClass flags a dead letter whose Dlq-Error-Class is
-// none of ProducerClasses in any spelling (readErrorClass).
+// none of ProducerClasses in any spelling (readErrorClass), or whose
+// several Dlq-Error-Class values name different classes
+// (checkErrorClasses).
 const FlagUnreadableErrorClass = "invalid:error_class"
 
 // UnreadableErrorClass returns the error class the replay rules judge a

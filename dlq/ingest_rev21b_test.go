@@ -3,6 +3,7 @@ package dlq_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,12 +54,28 @@ func TestRevIngest21ConflictingErrorClassesReplayByTheLoosest(t *testing.T) {
 				PayloadSHA256: "aa", OriginalPayloadSHA256: "aa",
 			}
 			v := replaypolicy.JudgeItem(table, item, replaypolicy.AtDraft)
-			require.NotEqual(t, replaypolicy.Go, v.Outcome,
+			// The decided fix: classes that disagree are not readable
+			// with certainty, and are judged as a class that could not be
+			// read is (unreadable: at least manual, two approvers and a
+			// reconciliation note), never by one person directly.
+			require.Equal(t, dlq.ClassUnreadable, judged,
 				"a dead letter that said both transient and stale_version was judged by error class %q alone: %s (%s); "+
 					"the stale_version it also claimed (%s) was never weighed",
 				judged, v.Outcome, v.Reason, table.DescribeErrorClass(replaypolicy.ErrStaleVersion))
+			assert.Equal(t, dlq.ClassUnclassified, rec.ErrorClass, "stored as a class that could not be read is")
+			assert.Equal(t, replaypolicy.Manual, v.Class, "a rebuildable item type, but its error class is not known: %s", v.Reason)
+			assert.Contains(t, strings.Join(rec.MalformedReasons, "\n"), "transient and stale_version, which disagree", "the page says why")
 		})
 	}
+	// The same class sent again, in any spelling, is that class.
+	rec := dlq.ParseDLQ("dlq", dlq.Received{
+		Subject: "dlq.acme.search.index_update",
+		Header: map[string][]string{dlq.HeaderErrorClass: {"transient", "TRANSIENT"}, "dlq-error-class": {"Transient"},
+			dlq.HeaderOriginalSubject: {"app.acme.search.index_update"}, dlq.HeaderOriginalMsgID: {"msg-1"}},
+		Data:   []byte(`{"doc":1,"version":3}`),
+		Stream: "DLQ", Seq: 8, Time: time.Now().Add(-time.Hour),
+	})
+	assert.Equal(t, dlq.ClassTransient, dlq.UnreadableErrorClass(rec.ErrorClass, rec.Flags), "%q", rec.MalformedReasons)
 }
 
 // TestRevIngest21ReplayClaimOnAnotherSubjectTakesTheConsoleOperationID

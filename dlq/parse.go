@@ -158,6 +158,7 @@ func ParseDLQ(prefix string, m Received) Record {
 	r.Subject = r.text("subject", "the subject", m.Subject)
 	h := r.headerView(m, true)
 	r.Headers = encodeHeaders(h)
+	classes := errorClassesSent(h)
 	h = r.contractView(h)
 	r.setPayload(m.Data)
 	if m.PayloadErr != nil {
@@ -202,6 +203,7 @@ func ParseDLQ(prefix string, m Received) Record {
 	}
 
 	r.applyContract(h)
+	r.checkErrorClasses(classes)
 	r.ReplayOf = r.replayOf(h)
 	if r.OriginalSubject == "" {
 		r.flag("missing:original_subject", "%s is missing: the message cannot be replayed", HeaderOriginalSubject)
@@ -532,6 +534,68 @@ func (r *Record) applyContract(h map[string][]string) {
 	}
 	r.FirstFailedAt = r.timeHeader(h, HeaderFirstFailedAt)
 	r.LastFailedAt = r.timeHeader(h, HeaderLastFailedAt)
+}
+
+// errorClassesSent returns every value of Dlq-Error-Class sent under
+// every spelling of its name (header names are case-sensitive in NATS,
+// and contractView reads one spelling of them), for checkErrorClasses:
+// the contract's spelling first, then the others in the order of their
+// names, as contractView reads them.
+func errorClassesSent(h map[string][]string) []string {
+	var names []string
+	for k := range h {
+		if strings.EqualFold(k, HeaderErrorClass) && k != HeaderErrorClass {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	sent := slices.Clone(h[HeaderErrorClass])
+	for _, k := range names {
+		sent = append(sent, h[k]...)
+	}
+	return sent
+}
+
+// checkErrorClasses makes a dead letter whose Dlq-Error-Class values
+// (sent, every value under every spelling) name different classes once
+// read as applyContract reads one (in any spelling: readErrorClass) one
+// whose class could not be read: stored as unclassified, flagged
+// FlagUnreadableErrorClass with the classes it said, and so judged by
+// the replay rules as unreadable (UnreadableErrorClass). applyContract
+// reads the first value, or the contract's spelling, which a framework's
+// default "transient" added before the service's own "stale_version", or
+// a gateway's copy in another case, would decide: the class the consumer
+// meant is not known, and may be one never replayed. The same class sent
+// again, in any spelling, is read as it is (flagged duplicate:error_class
+// only).
+func (r *Record) checkErrorClasses(sent []string) {
+	if len(sent) < 2 {
+		return
+	}
+	var said []string
+	for _, v := range sent {
+		c, ok := ErrorClass(v), ErrorClass(v).Valid()
+		if !ok {
+			c, ok = readErrorClass(v)
+		}
+		name := string(c)
+		if !ok {
+			name = short(v) // none in any spelling: as sent, quoted and cut
+		}
+		if !slices.Contains(said, name) {
+			said = append(said, name)
+		}
+	}
+	if len(said) < 2 {
+		return
+	}
+	const named = 4 // a producer may send thousands: the sentence names a few
+	if len(said) > named {
+		said = append(said[:named], fmt.Sprintf("%d more", len(said)-named))
+	}
+	r.ErrorClass = ClassUnclassified
+	r.flag(FlagUnreadableErrorClass, "%s says %s, which disagree: the class the consumer meant is not known, so none of them is used; "+
+		"stored as %s, the replay rules judge it as %s", HeaderErrorClass, strings.Join(said, " and "), ClassUnclassified, ClassUnreadable)
 }
 
 // replayOf reads the id of the dead letter a replayed message came from:
