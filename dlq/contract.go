@@ -84,6 +84,30 @@ func UnreadableErrorClass(c ErrorClass, flags []string) ErrorClass {
 const JudgedErrorClassOfD = `CASE WHEN '` + FlagUnreadableErrorClass + `' = ANY(d.flags) THEN '` + string(ClassUnreadable) +
 	`' ELSE coalesce(d.error_class, '') END`
 
+// ServiceTwinOfD is, in SQL, the dead letter a service published itself
+// (Publish, source kind dlq) of the failure that the dead letter aliased d
+// was captured from a give-up advisory of: 0 when d is not an advisory's
+// (or is NULL: a left join found none) or none is stored. A service that
+// dead-letters a message and then terminates it, rather than acking it,
+// on a watched stream raises MSG_TERMINATED, which the console captures as
+// a dead letter of its own: one failure, two dead letters, the advisory's
+// judged by class terminated (its item class decides) whatever class the
+// service gave its own. Both name the original alike: its tenant, its
+// message id (its Nats-Msg-Id, or the id Publish and ParseAdvisory both
+// derive from where and when its stream stored it), its subject, and the
+// replay it came back from (replay_of, which linkReplays links alike for
+// both); the original's stream and sequence are the advisory's alone (a
+// dead letter Publish made does not carry them). It is read when the
+// rules judge d (replaypolicy.Item.ServiceTwin, which blocks it), in every
+// query that judges, so it holds whichever of the two was stored first
+// and no row is changed at ingest. For an advisory's dead letter only: one
+// probe of dead_letters_msg_id_idx in each partition.
+const ServiceTwinOfD = `CASE WHEN d.source_kind = '` + SourceAdvisory + `' THEN coalesce((SELECT t.id FROM dead_letters t
+        WHERE left(t.msg_id, 256) = left(d.msg_id, 256) AND t.msg_id = d.msg_id AND t.tenant = d.tenant
+          AND t.original_subject = d.original_subject AND t.source_kind = '` + SourceDLQ + `'
+          AND t.replay_of IS NOT DISTINCT FROM d.replay_of -- a replay that failed again is another failure
+        ORDER BY t.id LIMIT 1), 0) ELSE 0 END`
+
 // readErrorClass reads a Dlq-Error-Class spelled otherwise than the
 // contract does (STALE_VERSION, stale-version, StaleVersion, " policy "):
 // the producer class, or unclassified, whose name it is once case,

@@ -3,6 +3,7 @@ package dlq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -62,15 +63,42 @@ func TestRevIngest21DeadLetteredAndTerminatedIsTwoDeadLetters(t *testing.T) {
 	got, err := pgx.CollectRows(rows, pgx.RowToStructByName[DeadLetter])
 	require.NoError(t, err)
 
+	twins := map[int64]int64{} // the service's own dead letter of each row's failure, as the rules read it
+	trows, err := b.db.Pool.Query(ctx, `SELECT d.id, `+ServiceTwinOfD+` FROM dead_letters d`)
+	require.NoError(t, err)
+	var id, twin int64
+	_, err = pgx.ForEachRow(trows, []any{&id, &twin}, func() error { twins[id] = twin; return nil })
+	require.NoError(t, err)
+
 	table, err := replaypolicy.Load("../dev/policy.toml")
 	require.NoError(t, err)
 	var seen []string
+	var verdicts []replaypolicy.Verdict
 	for _, d := range got {
 		item := replaypolicy.Item{ItemType: d.ItemType, OriginalSubject: d.OriginalSubject, MsgID: d.MsgID, OperationID: d.OperationID,
 			ErrorClass: string(UnreadableErrorClass(d.ErrorClass, d.Flags)), DeadLetteredAt: d.DeadLetteredAt, Status: "quarantined",
-			PayloadSHA256: "aa", OriginalPayloadSHA256: "aa"}
+			PayloadSHA256: "aa", OriginalPayloadSHA256: "aa", ServiceTwin: twins[d.ID]}
 		v := replaypolicy.JudgeItem(table, item, replaypolicy.AtDraft)
+		verdicts = append(verdicts, v)
 		seen = append(seen, d.SourceKind+" "+string(d.ErrorClass)+" "+d.MsgID+" "+d.OriginalSubject+" judged "+v.Outcome.String()+" flags ["+strings.Join(d.Flags, ",")+"]")
 	}
-	assert.Equal(t, 1, len(got), "one failure of one message stored as %d dead letters: %q", len(got), seen)
+	// The decided fix: both rows stay (each is what one path saw, and
+	// which arrives first is not known), but the advisory's is never
+	// replayed: the rules judge it with the service's own dead letter
+	// named (ServiceTwinOfD, read when judging, whichever was stored
+	// first), and a person judges that one.
+	require.Len(t, got, 2, "%q", seen)
+	for i, d := range got {
+		switch d.SourceKind {
+		case SourceAdvisory:
+			require.Equal(t, SourceDLQ, got[1-i].SourceKind, "%q", seen)
+			assert.Equal(t, got[1-i].ID, twins[d.ID], "the advisory's dead letter names the service's: %q", seen)
+			assert.Equal(t, replaypolicy.Block, verdicts[i].Outcome, "the give-up of a message the service dead-lettered itself is replayed on its own: %q", seen)
+			assert.Equal(t, replaypolicy.CheckServiceTwin, verdicts[i].Check, verdicts[i].Reason)
+			assert.Contains(t, verdicts[i].Reason, fmt.Sprintf("dead letter %d", got[1-i].ID))
+		default:
+			assert.Zero(t, twins[d.ID], "the service's own dead letter is judged as it is: %q", seen)
+			assert.NotEqual(t, replaypolicy.CheckServiceTwin, verdicts[i].Check)
+		}
+	}
 }

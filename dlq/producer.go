@@ -160,7 +160,14 @@ func deadLetterID(consumer, msgID string, orig *nats.Msg, from Origin) string {
 // answered by publishing it again under another id; reading the kept
 // message needs the right to get messages of the DLQ stream
 // ($JS.API.STREAM.MSG.GET.<stream>), without which it is published again
-// too. The caller then acks (or terminates) the original.
+// too. The caller then acks the original, and never terminates it: on a
+// stream the console watches (DLQ_WATCH_STREAMS) a terminated message
+// raises MSG_TERMINATED, which the console captures as a dead letter of
+// its own, a second record of the same failure under class terminated
+// (the console blocks it from every replay, naming this one, but it is
+// still counted and listed). On an error nothing was dead-lettered for
+// certain: leave the original to be redelivered (nak it), so it is tried
+// again or reaches MaxDeliver.
 func Publish(ctx context.Context, js jetstream.JetStream, prefix, tenant, itemType string, orig jetstream.Msg, f Failure) error {
 	var from Origin
 	if md, err := orig.Metadata(); err == nil {

@@ -53,6 +53,14 @@ type Item struct {
 	// SubjectRefusal says why the original subject may not be published to
 	// (the subject allowlist's answer), "" when it may.
 	SubjectRefusal string
+	// ServiceTwin is, for a dead letter captured from a give-up advisory,
+	// the dead letter the service that gave up published itself of the
+	// same failure (dlq.ServiceTwinOfD; 0: none): the service dead-lettered
+	// the message with its own error class and then terminated it (or let
+	// it reach MaxDeliver). This one is a second record of that failure and
+	// is never replayed: a person replays the service's, or resolves this
+	// one by hand.
+	ServiceTwin int64
 	// Status is the dead letter's status (dlq.Status values: "quarantined",
 	// "replay_requested", "replaying", "replay_failed", "replayed",
 	// "discarded", "resolved", or "purged" for one retention removed); "" when
@@ -372,6 +380,10 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 		return v.with(Block, CheckPayloadGone, "the payload was gone from its stream when it was captured, so there is nothing to send; resolve it by hand")
 	case item.SubjectRefusal != "":
 		return v.with(Block, CheckSubject, "%s", item.SubjectRefusal)
+	case item.ServiceTwin != 0:
+		return v.with(Block, CheckServiceTwin, "the service that gave up on this message dead-lettered it itself, as dead letter %d with its own error class, "+
+			"and its consumer then gave it up too (terminated it, or let it reach MaxDeliver): this dead letter was captured from that give-up's advisory, "+
+			"a second record of the same failure, so it is not replayed; judge dead letter %d, and resolve this one by hand", item.ServiceTwin, item.ServiceTwin)
 	}
 	if sv := judgeSend(v, item.Send, at); sv.Outcome != Go {
 		return v.with(Block, sv.Check, "%s", sv.Reason)

@@ -137,6 +137,7 @@ const (
 	CheckNoRevalidator = "no-revalidation-service" // revalidate on a deployment without REVALIDATE_SUBJECT
 	CheckUnsendable    = "unsendable"              // a header NATS cannot send (or would send changed), or bigger than the server's max_payload
 	CheckBrokerKeyText = "broker-key-text"         // a header the replay sends holds "Nats-" outside the broker's own keys: the broker could miss its message id
+	CheckServiceTwin   = "service-dead-letter"     // a give-up advisory's dead letter of a failure the service dead-lettered itself
 
 	// A selection becoming drafts (JudgeDraft).
 	CheckMayRequest = "may-request" // the requester may not request the class in the tenant

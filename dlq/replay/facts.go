@@ -42,6 +42,10 @@ type facts struct {
 	// flags are the dead letter's (what ingest flagged; sendFacts reads
 	// not_utf8:<field> of its ids and subject).
 	flags []string
+	// serviceTwin is the dead letter the service published itself of the
+	// failure an advisory's dead letter was captured from
+	// (dlq.ServiceTwinOfD; 0: none).
+	serviceTwin int64
 }
 
 // item is f in the rules' terms, as the service judges it (cfg): the
@@ -56,7 +60,7 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		ChainCut: f.chainCut,
 		Status:   string(f.status), Request: f.request, HeldBy: f.heldBy, HeldByStatus: f.heldByStatus,
 		ErrorClass: f.errorClass, DeadLetteredAt: dlq.DeadLetteredBy(f.deadLetteredAt, f.receivedAt, f.flags), Generation: f.generation,
-		NoRevalidator: cfg.noRevalidator(), Send: f.send,
+		NoRevalidator: cfg.noRevalidator(), Send: f.send, ServiceTwin: f.serviceTwin,
 	}
 	f.setFix(&it)
 	if f.subject != "" {
@@ -134,7 +138,7 @@ SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.opera
        ` + heldBy("i.dead_letter_id") + `,
        ` + dlq.JudgedErrorClassOfD + `, i.dead_lettered_at, coalesce(` + judgedGenerationOfD + `, 0), ` + fixColumns + `,
        i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}'),
-       coalesce(d.payload_size, 0), i.skip_reason, coalesce(d.received_at, i.dead_lettered_at)
+       coalesce(d.payload_size, 0), i.skip_reason, coalesce(d.received_at, i.dead_lettered_at), ` + dlq.ServiceTwinOfD + `
 FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
 ` + fixJoin
 	selectRequestFacts = requestFactsColumns + `
@@ -212,7 +216,7 @@ func (s *Service) factsOf(ctx context.Context, q querier, query string, req Requ
 	dest := []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
 		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy,
 		&f.heldByStatus, &f.errorClass, &f.deadLetteredAt, &f.generation}
-	dest = append(append(dest, f.fixInto()...), &headers, &size, &corr, &f.flags, &originalSize, &skipped, &f.receivedAt)
+	dest = append(append(dest, f.fixInto()...), &headers, &size, &corr, &f.flags, &originalSize, &skipped, &f.receivedAt, &f.serviceTwin)
 	_, err = pgx.ForEachRow(rows, dest, func() error {
 		var hs []dlq.HeaderValue
 		if err := json.Unmarshal(headers, &hs); err != nil {

@@ -78,7 +78,8 @@ var (
        ` + deadLetterLedger.replayedByOp() + ` AS op_replayed_by,
        ` + chainCut("d.tenant", "d.replay_of", "d.dead_lettered_at") + ` AS chain_cut,
        ` + heldBy("d.id") + `,
-       ` + dlq.JudgedErrorClassOfD + `, ` + judgedGenerationOfD + `, ` + fixColumns + `, d.payload_size, d.flags, d.received_at`
+       ` + dlq.JudgedErrorClassOfD + `, ` + judgedGenerationOfD + `, ` + fixColumns + `, d.payload_size, d.flags, d.received_at,
+       ` + dlq.ServiceTwinOfD
 )
 
 // The dead letters of keys ($1 ids, $2 their times), locked against
@@ -180,7 +181,7 @@ func factsInto(it *Item, f *facts, size *int64, headers ...any) []any {
 	out = append(out, &f.payloadSHA256, &f.payloadUnavailable,
 		&f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy, &f.heldByStatus, &f.errorClass, &f.generation)
 	out = append(out, f.fixInto()...)
-	return append(out, size, &f.flags, &f.receivedAt)
+	return append(out, size, &f.flags, &f.receivedAt, &f.serviceTwin)
 }
 
 const insertRequest = `INSERT INTO replay_requests (batch, tenant, class, requester_issuer, requester_subject,
