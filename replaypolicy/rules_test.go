@@ -171,6 +171,7 @@ func TestRules(t *testing.T) {
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{Reappeared: true} }), "may be one retention removed"},
 		{CheckUnsendable, Block, judge("search.x", AtDraft, func(i *Item) { i.Send = Send{Unverified: true} }), "could not be verified"},
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{Unverified: true} }), "still in its stream"},
+		{CheckServiceTwin, Block, judge("search.x", AtRequest, func(i *Item) { i.ServiceTwin = 41 }), "dead-lettered it itself, as dead letter 41"},
 		{CheckBrokerKeyText, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{BrokerKeyText: "X-Note"} }),
 			`header "X-Note" holds the text "Nats-" in its value`},
 		{CheckUnsettled, Block, job(Job{Class: Dedupe, Ledger: &Ledger{Unsettled: 7}}), "replay request 7 may have published this identity"},

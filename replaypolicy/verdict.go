@@ -218,7 +218,7 @@ func Checks() []string {
 		CheckNoPolicy,
 		CheckReplayed, CheckClosed, CheckPurged, CheckStatus, CheckInRequest, CheckNotHeld, CheckPayloadChange, CheckLedger, CheckNoSubject, CheckNoMsgID,
 		CheckPayloadGone, CheckSubject, CheckNoOperationID, CheckEdited, CheckPayloadHash, CheckNoPrincipal,
-		CheckErrorNever, CheckNeedsFix, CheckNoRevalidator, CheckUnsendable, CheckBrokerKeyText,
+		CheckErrorNever, CheckNeedsFix, CheckNoRevalidator, CheckUnsendable, CheckBrokerKeyText, CheckServiceTwin,
 		CheckMayRequest, CheckBulk, CheckBulkCap,
 		CheckNothingLeft, CheckRequester, CheckActor, CheckPolicy, CheckReason, CheckNoItems, CheckRate, CheckIntent,
 		CheckApprovals, CheckConfirmation, CheckOwnRequest, CheckIntentChanged, CheckNotRequester, CheckEditClass, CheckEditReason, CheckDraftExpired,
