@@ -209,6 +209,13 @@ func Head(ctx context.Context, db Querier) (Checkpoint, error) {
 // refuses a checkpoint below the newest: keep the two the same.
 const checkpointLockKey int64 = 0x5141554449540002
 
+// CheckpointLockKey is checkpointLockKey, the lock every writer of
+// audit_checkpoints takes before it inserts: a fixture that writes the
+// table by hand with its triggers off (testdb.DB.ExecWithoutTrigger)
+// takes it before it locks the table, or it and the console's own
+// recorder (which holds it, then inserts) wait on each other.
+const CheckpointLockKey = checkpointLockKey
+
 const (
 	// One recorder at a time; the next finds the head signed, or signs a
 	// newer one.

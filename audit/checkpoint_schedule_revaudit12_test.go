@@ -35,7 +35,7 @@ func TestRevAudit12ForgedFutureCheckpointStopsTheSchedule(t *testing.T) {
 	// Migration 0054 now refuses a checkpoint dated ahead of the clock
 	// (TestFixAudit12FutureCheckpointRefused); one inserted before it is
 	// still there, and the schedule must not stop at it either.
-	b.db.ExecWithoutTrigger(t, "audit_checkpoints", "audit_checkpoints_not_ahead", `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
+	b.db.ExecWithoutTrigger(t, audit.CheckpointLockKey, "audit_checkpoints", "audit_checkpoints_not_ahead", `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
         VALUES ($1, $2, '2999-01-01T00:00:00Z', 'interval', 'forged', sha256('p'), sha512('s'))`, head.Seq, head.Hash)
 
 	signer := newSigner(t)

@@ -36,7 +36,7 @@ func TestRevAudit12AuditPageShowsNoForgedCheckpointAsSigned(t *testing.T) {
 	require.GreaterOrEqual(t, head.Seq, e.Seq)
 	// Migration 0054 now refuses a checkpoint dated ahead of the clock;
 	// one inserted before it is still there, and must not show as signed.
-	b.DB.ExecWithoutTrigger(t, "audit_checkpoints", "audit_checkpoints_not_ahead", `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
+	b.DB.ExecWithoutTrigger(t, audit.CheckpointLockKey, "audit_checkpoints", "audit_checkpoints_not_ahead", `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
         VALUES ($1, $2, '2999-01-01T00:00:00Z', 'interval', 'forgedkey0000000', sha256('p'), sha512('s'))
         ON CONFLICT (seq) DO NOTHING`, head.Seq, head.Hash)
 	var forged bool

@@ -283,11 +283,21 @@ func redact(u string) string {
 // trigger disabled for it alone, in one transaction, then enables the
 // trigger again as ALWAYS (as the audit tables' triggers are): for a
 // fixture a later migration's trigger refuses, such as a row written
-// before that migration, which the code must still handle.
-func (db *DB) ExecWithoutTrigger(t testing.TB, table, trigger, sql string, args ...any) {
+// before that migration, which the code must still handle. writersLock,
+// when not 0, is the advisory lock the table's writers take before they
+// write it (audit_checkpoints: audit.CheckpointLockKey), taken first:
+// disabling a trigger locks the whole table, and a running console's
+// writer holding that lock would otherwise wait on the table while this
+// waits on the lock (a deadlock, CI33).
+func (db *DB) ExecWithoutTrigger(t testing.TB, writersLock int64, table, trigger, sql string, args ...any) {
 	t.Helper()
 	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, db.OwnerPool, func(tx pgx.Tx) error {
+		if writersLock != 0 {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", writersLock); err != nil {
+				return err
+			}
+		}
 		id := pgx.Identifier{table}.Sanitize()
 		trg := pgx.Identifier{trigger}.Sanitize()
 		if _, err := tx.Exec(ctx, "ALTER TABLE "+id+" DISABLE TRIGGER "+trg); err != nil {
