@@ -23,9 +23,18 @@ import (
 //
 // It is not parallel: a version is pruned only once no transaction of the
 // database can see it, and on a machine loaded by the package's parallel
-// tests the two writers' transactions stretched over folds and kept whole
-// generations of counter rows (22 pages, twice in a whole run; 3 alone).
-// It measures the design, not the machine: it runs before them.
+// tests the two writers' transactions could stretch over folds; it
+// measures the design, not the machine, so it runs before them.
+//
+// The counter rows' combinations are stored by one batch before the two
+// writers start. When two backends need a new page of a table at once,
+// PostgreSQL 15 extends it by 20 pages a waiter (RelationAddExtraBlocks),
+// empty ones: the two writers' first batches, each storing the 60 new
+// combinations of dead_letter_counts (newCombinations), met on that lock
+// now and then, and the table was 22 pages from its first statement on
+// (CI30, CI34 and one whole local run; 3 alone), with no version kept. A
+// console meets that once per table, not per batch; what is measured here
+// is what folds leave behind.
 func TestCountersStayCompactUnderIngest(t *testing.T) {
 	l := newLetters(t)
 	ctx := context.Background()
@@ -47,6 +56,9 @@ func TestCountersStayCompactUnderIngest(t *testing.T) {
 		}
 		return recs
 	}
+	first, err := l.store.Insert(ctx, batch())
+	require.NoError(t, err)
+	require.Len(t, first.Inserted, len(tenants)*len(types)*len(classes))
 	fctx, stopFolder := context.WithCancel(ctx)
 	var folder sync.WaitGroup
 	folder.Go(func() { RunFolder(fctx, l.db.Pool, FoldEvery, slog.New(slog.DiscardHandler)) })
@@ -66,12 +78,12 @@ func TestCountersStayCompactUnderIngest(t *testing.T) {
 	wg.Wait()
 	stopFolder()
 	folder.Wait()
-	_, err := FoldCounters(ctx, l.db.Pool)
+	_, err = FoldCounters(ctx, l.db.Pool)
 	require.NoError(t, err)
 
 	var stored int64
 	require.NoError(t, l.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters`).Scan(&stored))
-	require.Equal(t, int64(writers*batches*len(tenants)*len(types)*len(classes)), stored)
+	require.Equal(t, int64((writers*batches+1)*len(tenants)*len(types)*len(classes)), stored)
 	for _, tc := range []struct {
 		table string
 		pages int64
@@ -93,7 +105,14 @@ func TestCountersStayCompactUnderIngest(t *testing.T) {
 		require.NoError(t, l.db.Pool.QueryRow(ctx, `SELECT pg_relation_size($1::regclass) / current_setting('block_size')::int`, tc.table).Scan(&pages))
 		require.NoError(t, l.db.Pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(n), 0) FROM `+tc.table).Scan(&rows, &n))
 		t.Logf("%s: %d rows in %d pages after %d batches", tc.table, rows, pages, writers*batches)
-		assert.LessOrEqual(t, pages, tc.pages, "%s grew past %d pages", tc.table, tc.pages)
+		if !assert.LessOrEqual(t, pages, tc.pages, "%s grew past %d pages", tc.table, tc.pages) {
+			var ins, upd, hot, del int64
+			_, _ = l.db.Pool.Exec(ctx, `SELECT pg_stat_force_next_flush()`)
+			if err := l.db.Pool.QueryRow(ctx, `SELECT n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del FROM pg_stat_user_tables WHERE relid = $1::regclass`,
+				tc.table).Scan(&ins, &upd, &hot, &del); err == nil {
+				t.Logf("%s: %d inserted, %d updated (%d HOT), %d deleted (statistics, as flushed)", tc.table, ins, upd, hot, del)
+			}
+		}
 		assert.Equal(t, stored, n, "%s counts every dead letter", tc.table)
 	}
 	var pending int64
