@@ -850,40 +850,19 @@ func (in *Ingester) sweptRecord(ctx context.Context, stream string, st *storedMs
 // for each byte that is not valid UTF-8, so that the sweep's record of
 // it is flagged as a delivery's is (not_utf8:subject, not_utf8:item_type,
 // the same reasons). Asked only for a subject holding U+FFFD: a consumer
-// of its own (ephemeral, no acks, in memory, gone when done or after
-// sweepSubjectIdle) delivers the one message.
+// of its own delivers the one message (readByConsumer).
 func (in *Ingester) deliveredSubject(ctx context.Context, stream string, seq uint64) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cons, err := in.js.CreateConsumer(ctx, stream, jetstream.ConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: seq, AckPolicy: jetstream.AckNonePolicy,
-		MaxDeliver: 1, InactiveThreshold: sweepSubjectIdle, Replicas: 1, MemoryStorage: true,
-		Description: "quarantine ingest sweep: reads one message's subject bytes",
-	})
-	if err != nil {
-		return "", fmt.Errorf("make a consumer to read %s #%d: %w", stream, seq, err)
-	}
-	defer func() {
-		_ = in.js.DeleteConsumer(context.WithoutCancel(ctx), stream, cons.CachedInfo().Name) // else gone once idle
-	}()
-	msgs, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
-	if err != nil {
+	st, _, err := readByConsumer(ctx, in.js, stream, seq)
+	switch {
+	case err != nil:
 		return "", fmt.Errorf("read %s #%d by a delivery: %w", stream, seq, err)
+	case st.Seq != seq: // deleted since: the consumer started at the next
+		return "", fmt.Errorf("read %s #%d by a delivery: %w", stream, seq, jetstream.ErrMsgNotFound)
 	}
-	for m := range msgs.Messages() {
-		if md, err := m.Metadata(); err == nil && md.Sequence.Stream == seq {
-			return m.Subject(), nil
-		}
-	}
-	if err := msgs.Error(); err != nil {
-		return "", fmt.Errorf("read %s #%d by a delivery: %w", stream, seq, err)
-	}
-	return "", fmt.Errorf("read %s #%d by a delivery: %w", stream, seq, jetstream.ErrMsgNotFound)
+	return st.Subject, nil
 }
-
-// sweepSubjectIdle is how long a consumer deliveredSubject made lives on
-// when its removal failed.
-const sweepSubjectIdle = 30 * time.Second
 
 // sweptReceived is stream message st as the ingester receives it from a
 // delivery: the headers the NATS client reads of its header block and,

@@ -248,7 +248,7 @@ func lastValue(h nats.Header, name string) string {
 
 // readByConsumer reads the first message at or after seq of stream by a
 // consumer of its own (ephemeral, no acks, in memory, deleted when done
-// or after storedReadIdle), as the sweep reads a subject's bytes
+// or after storedReadIdle); the sweep reads a subject's bytes with it
 // (deliveredSubject). Its one pull asks for no more than the connection's
 // max payload: a larger message is refused by the server (409 Message
 // Size Exceeds MaxBytes), never sent. size is the answer's size;
