@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -29,21 +30,23 @@ func TestRevAudit12AuditPageShowsNoForgedCheckpointAsSigned(t *testing.T) {
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	ctx := context.Background()
 	auditor, _ := b.SignIn(t, "*:auditor")
-	e, err := audit.AppendFunc(ctx, b.Pool, audit.Event{Action: "test.entry", Outcome: audit.OutcomeOK})
-	require.NoError(t, err)
-	head, err := audit.Head(ctx, b.Pool)
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, head.Seq, e.Seq)
+	// The entry and its forged checkpoint in one transaction: the entry
+	// holds the chain's lock until both are in, which every checkpoint
+	// recorder takes first, so the console's own cannot sign it before
+	// the forgery takes its seq (it may refuse the forgery after, and
+	// sign a newer head: the page must show neither as the forgery).
 	// Migration 0054 now refuses a checkpoint dated ahead of the clock;
 	// one inserted before it is still there, and must not show as signed.
-	b.DB.ExecWithoutTrigger(t, audit.CheckpointLockKey, "audit_checkpoints", "audit_checkpoints_not_ahead", `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
-        VALUES ($1, $2, '2999-01-01T00:00:00Z', 'interval', 'forgedkey0000000', sha256('p'), sha512('s'))
-        ON CONFLICT (seq) DO NOTHING`, head.Seq, head.Hash)
-	var forged bool
-	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT key_id = 'forgedkey0000000' FROM audit_checkpoints WHERE seq = $1`, head.Seq).Scan(&forged))
-	if !forged {
-		t.Skip("the console signed the head first; the forgery did not take its seq")
-	}
+	var e audit.Entry
+	b.DB.ExecWithoutTriggerAfter(t, func(ctx context.Context, tx pgx.Tx) (err error) {
+		e, err = audit.Append(ctx, tx, audit.Event{Action: "test.entry", Outcome: audit.OutcomeOK})
+		return err
+	}, "audit_checkpoints", "audit_checkpoints_not_ahead", `INSERT INTO audit_checkpoints (seq, hash, at, reason, key_id, public_key, signature)
+        SELECT seq, hash, '2999-01-01T00:00:00Z', 'interval', 'forgedkey0000000', sha256('p'), sha512('s')
+        FROM audit_log ORDER BY seq DESC LIMIT 1`)
+	var forgedSeq int64
+	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT seq FROM audit_checkpoints WHERE key_id = 'forgedkey0000000'`).Scan(&forgedSeq))
+	require.Equal(t, e.Seq, forgedSeq, "the forgery signs the entry appended with it")
 
 	page := b.Do(t, auditor, http.MethodGet, "/audit", nil, nil)
 	require.Equal(t, http.StatusOK, page.Status)

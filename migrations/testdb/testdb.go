@@ -291,12 +291,27 @@ func redact(u string) string {
 // waits on the lock (a deadlock, CI33).
 func (db *DB) ExecWithoutTrigger(t testing.TB, writersLock int64, table, trigger, sql string, args ...any) {
 	t.Helper()
+	db.ExecWithoutTriggerAfter(t, func(ctx context.Context, tx pgx.Tx) error {
+		if writersLock == 0 {
+			return nil
+		}
+		_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", writersLock)
+		return err
+	}, table, trigger, sql, args...)
+}
+
+// ExecWithoutTriggerAfter is ExecWithoutTrigger with before run first in
+// the same transaction, before the trigger is disabled: it takes the
+// table's writers' locks (so it must not touch table itself) and may
+// write what the fixture's sql then reads, such as an audit entry that
+// holds the chain's lock until the fixture commits (audit.Append), so
+// that no checkpoint recorder signs it before the fixture's own row does.
+func (db *DB) ExecWithoutTriggerAfter(t testing.TB, before func(context.Context, pgx.Tx) error, table, trigger, sql string, args ...any) {
+	t.Helper()
 	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, db.OwnerPool, func(tx pgx.Tx) error {
-		if writersLock != 0 {
-			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", writersLock); err != nil {
-				return err
-			}
+		if err := before(ctx, tx); err != nil {
+			return err
 		}
 		id := pgx.Identifier{table}.Sanitize()
 		trg := pgx.Identifier{trigger}.Sanitize()
