@@ -153,6 +153,14 @@ func (s *Server) groupList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if f.Before != nil && len(page.Groups) == 0 && page.Total > 0 {
+		// A Previous link whose groups were all dealt with meanwhile:
+		// nothing is before it now, and the first page is what it leads to.
+		f.Before, f.Offset = nil, 0
+		if page, err = s.deps.DeadLetters.Groups(ctx, f); err != nil {
+			return err
+		}
+	}
 	m.Total, m.First = page.Total, page.First
 	status := ""
 	if f.Unresolved {
