@@ -106,7 +106,7 @@ FOR KEY SHARE OF d`
 // turns no other letter into one of those), the position of the first whose name NATS cannot send
 // (replaypolicy.SendableHeaderName: empty, or holding a byte but
 // replaypolicy.HeaderNameBytes, which translate removes), of the first whose
-// value it would send changed (valueSentAsIs: a CR or LF once the blanks
+// value it would send changed (sendFacts, sentAsIs: a CR or LF once the blanks
 // around it are trimmed, in the value as received: base64 decoded when so
 // stored; a value that does not decode is not a change), each of a
 // non-empty name as sendFacts counts them, the position of the first of a

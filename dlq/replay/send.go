@@ -145,17 +145,15 @@ func trimmedEdge(id string) string {
 func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize int64, maxPayload int64, as sentAs, ids ...string) replaypolicy.Send {
 	s := replaypolicy.Send{MaxPayload: maxPayload, NotText: notText(flags, subject, ids...),
 		Reappeared: slices.Contains(flags, dlq.FlagAfterKeyTrim), Unverified: slices.Contains(flags, dlq.FlagAdvisoryUnverified)}
-	for i, id := range ids {
+	for i, id := range ids[:min(len(ids), len(idHeaders))] {
 		switch {
-		case s.AlteredHeader != "" || i >= len(idHeaders):
+		case s.AlteredHeader != "":
 		case i < identities && trimmedEdge(id) != "":
 			s.AlteredHeader, s.AlteredEdge = idHeaders[i], trimmedEdge(id)
 		case !sentAsIs(id):
 			s.AlteredHeader = idHeaders[i]
 		}
-	}
-	for i, id := range ids {
-		if s.BrokerKeyText == "" && i < len(idHeaders) && (i > 0 || !as.derivedMsgID) && replaypolicy.HoldsBrokerKeyText(id) {
+		if s.BrokerKeyText == "" && (i > 0 || !as.derivedMsgID) && replaypolicy.HoldsBrokerKeyText(id) {
 			s.BrokerKeyText = idHeaders[i]
 		}
 	}
@@ -166,11 +164,18 @@ func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize
 		if !s.HasBadHeader && !replaypolicy.SendableHeaderName(h.Name) {
 			s.HasBadHeader, s.BadHeader = true, h.Name
 		}
-		if s.AlteredHeader == "" && h.Name != "" && !valueSentAsIs(h) { // a header without a name is refused whole (HasBadHeader)
-			s.AlteredHeader = h.Name
-		}
-		if s.BrokerKeyText == "" && h.Name != "" && (replaypolicy.HoldsBrokerKeyText(h.Name) || valueHoldsBrokerKeyText(h)) {
-			s.BrokerKeyText = h.Name
+		// A header without a name is refused whole (HasBadHeader). Its
+		// value as it is sent is the stored one decoded, when it was
+		// stored encoded; one that does not decode is neither altered nor
+		// broker-key text: Message cannot build it at all, and says so.
+		if h.Name != "" && (s.AlteredHeader == "" || s.BrokerKeyText == "") {
+			v, err := h.DecodedValue()
+			if s.AlteredHeader == "" && err == nil && !sentAsIs(v) {
+				s.AlteredHeader = h.Name
+			}
+			if s.BrokerKeyText == "" && (replaypolicy.HoldsBrokerKeyText(h.Name) || err == nil && replaypolicy.HoldsBrokerKeyText(v)) {
+				s.BrokerKeyText = h.Name
+			}
 		}
 		m.Header[h.Name] = append(m.Header[h.Name], h.Value) // none of a replay's own names: Headers leaves out Nats-* and Dlq-*
 	}
@@ -205,24 +210,6 @@ func notText(flags []string, subject string, ids ...string) string {
 		return "the original subject"
 	}
 	return ""
-}
-
-// valueSentAsIs is sentAsIs of h's value as it is sent (decoded, when
-// it was stored encoded).
-func valueSentAsIs(h dlq.HeaderValue) bool {
-	v, err := h.DecodedValue()
-	if err != nil {
-		return true // not a change: Message cannot build it at all, and says so
-	}
-	return sentAsIs(v)
-}
-
-// valueHoldsBrokerKeyText is replaypolicy.HoldsBrokerKeyText of h's value
-// as it is sent (decoded, when it was stored encoded); a value that does
-// not decode holds none (Message cannot build it at all, and says so).
-func valueHoldsBrokerKeyText(h dlq.HeaderValue) bool {
-	v, err := h.DecodedValue()
-	return err == nil && replaypolicy.HoldsBrokerKeyText(v)
 }
 
 // publishError sorts an error of a publish into what it means: refused
