@@ -63,7 +63,10 @@ type BindingInput struct {
 func (in *BindingInput) Validate() map[string]string {
 	errs := map[string]string{}
 	in.Email, in.Subject = strings.TrimSpace(in.Email), strings.TrimSpace(in.Subject)
-	in.Tenant = strings.TrimSpace(in.Tenant)
+	// The tenant loses only what no subject token holds: a tenant taken
+	// from a producer's subject may end in U+00A0, and the select offers
+	// it as its own (strings.TrimSpace would bind another tenant).
+	in.Tenant = quarantine.TrimToken(in.Tenant)
 	switch {
 	case in.Email == "" && in.Subject == "":
 		errs["email"] = "Give an email address or an identity subject."

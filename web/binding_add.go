@@ -20,7 +20,7 @@ func (s *Server) bindingAdd(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := authz.BindingInput{Email: t.raw("email"), Subject: t.raw("subject"), Role: t.raw("role"), Tenant: t.raw("tenant")}
+	in := authz.BindingInput{Email: t.raw("email"), Subject: t.raw("subject"), Role: t.raw("role"), Tenant: t.get("tenant")}
 	errs := addTextErrors(in.Validate(), t.Errors())
 	u := userOf(c)
 	manage := s.deps.Access.Scope(u, authz.ObjBindings, authz.ActManage, s.knownTenants(c.Request().Context()))

@@ -3,7 +3,6 @@ package web
 import (
 	"maps"
 	"net/url"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -55,17 +54,10 @@ func (f *formText) raw(name string) string {
 // kinds a subject cannot hold (trimSpace).
 func (f *formText) get(name string) string { return trimSpace(f.raw(name)) }
 
-// subjectSpace is the white space a value loses at its ends: the ASCII
-// white space nats-server refuses in a subject's token (space, \t, \n, \f,
-// \r), which is what a person types around a value or a form adds: no
-// tenant taken from a subject ends in it.
-const subjectSpace = " \t\n\f\r"
-
-// trimSpace is s without surrounding subjectSpace. Other white space is
-// kept: a producer's tenant or item type may end in it (U+00A0, or \v,
-// are valid in a subject), and a link the console made from it must be
-// read back exactly as it was written, not as another tenant's.
-func trimSpace(s string) string { return strings.Trim(s, subjectSpace) }
+// trimSpace is quarantine.TrimToken: s without the ASCII white space no
+// subject token holds, other white space kept (a producer's tenant may end
+// in U+00A0, and a link made from it must be read back as that tenant).
+func trimSpace(s string) string { return quarantine.TrimToken(s) }
 
 // Errors are the messages of the parameters read that are not storable
 // text, by parameter; nil when there is none.
