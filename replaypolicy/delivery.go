@@ -464,6 +464,14 @@ type Ack struct {
 	Duplicate bool
 	// Kept is, for a Duplicate, the message the broker kept, read back.
 	Kept Kept
+	// Unseen says, for a first attempt an interest-retention stream
+	// acknowledged as a new message while the claim's window named a
+	// consumer of the subject, why the stream does not show the publish
+	// at Seq now ("" when it does, or was not read): its consumers took
+	// it, or it stored nothing, none of them taking the subject any more.
+	// Window is then the subject's window read after the answer, which
+	// tells the two apart (Window.NoInterest).
+	Unseen string
 	// FirstAttempt: no earlier publish of this job can have landed.
 	FirstAttempt bool
 	// Deferrals is how often the job was deferred by a message not ours.
@@ -568,7 +576,12 @@ func copiedKept(a Ack) bool {
 // read after the answer: Window.NoInterest): Fail (blocked, as
 // JudgeWindow blocks one before its publish; the stream stored nothing,
 // and the dead letter is let go, to be replayed again once a consumer
-// takes the subject). A PubAck: Replayed; for a retry, only when the window,
+// takes the subject). The window is read after the answer when the
+// claim's named no stream, and for an interest stream's answer when the
+// stream does not show the publish at its sequence (Unseen): when that
+// window says a consumer takes the subject, it took the message
+// (Replayed); when it could not be read, Reconcile (consumed or dropped,
+// nothing tells). A PubAck: Replayed; for a retry, only when the window,
 // read again after the PubAck, would have held the earlier publish's id
 // had it landed (retryForgotten), else Reconcile: it was stored now, and
 // the earlier one may have been too. A Duplicate: the broker kept a
@@ -630,12 +643,24 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 	case a.FirstAttempt && !a.Duplicate && a.Window.NoInterest != "":
 		// The stream answers such a publish like any other and skips it.
 		// JudgeWindow finds it before the publish when the claim's window
-		// names the stream; this one was sent expecting none (the stream
-		// was made since the claim's list was read) and judged by the
-		// answering stream read afresh. A retry keeps its handling: it
-		// is a person's already (Volatile: interest retention).
+		// says so; this one was sent by a window that said otherwise (a
+		// stream made since the claim's list was read, or the subject's
+		// last consumer deleted since: Unseen) and is judged by the
+		// window read after the answer. A retry keeps
+		// its handling: it is a person's already (Volatile: interest
+		// retention).
 		return noInterest(v, a.MsgID, "was not stored", a.Window.NoInterest, fmt.Sprintf("acknowledged the replay (%s:%d) and dropped it, "+
 			"keeping its message id for the stream's duplicate window (%s): a replay inside it is dropped as a duplicate and deferred", a.Stream, a.Seq, a.Window.Duplicates))
+	case a.FirstAttempt && !a.Duplicate && a.Unseen != "" && a.Window.Unreadable != "":
+		// Consumed, or dropped for want of a consumer: only the
+		// consumers as they are now tell, and they could not be read.
+		return v.plain(Reconcile, CheckWindowUnread, fmt.Sprintf("stream %s acknowledged the publish of message id %q as %s:%d, but %s, and whether a consumer of the stream takes %s "+
+			"could not be read (%s): a consumer took it, or the stream stored nothing (interest retention: it keeps a message only for its consumers). "+
+			"Check the target and say whether it was applied", a.Stream, a.MsgID, a.Stream, a.Seq, a.Unseen, a.Subject, a.Window.Unreadable))
+	case a.FirstAttempt && !a.Duplicate && a.Unseen != "":
+		v.Reason = fmt.Sprintf("replayed: published to %s and stored as %s:%d; %s, and a consumer of the stream takes the subject: it took the message (interest retention: the stream removes what its consumers took)",
+			a.Subject, a.Stream, a.Seq, a.Unseen)
+		return v
 	case !a.Duplicate && !a.FirstAttempt && !a.FirstAttemptAt.IsZero():
 		// The broker held no message under the id: the earlier publish did
 		// not land, or the window no longer holds it. Only a window read

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -384,10 +385,16 @@ func (w *Worker) jobWindow(ctx context.Context, j *job) replaypolicy.Window {
 // claim's window, from a list kept a while (StreamWindows), may be older
 // than the stream's (a window raised since, a stream created since where
 // the list has none). A Duplicate keeps the claim's window when the
-// stream cannot be read again.
+// stream cannot be read again. A first attempt stored as new is judged by
+// no window, but for one an interest stream answered while the claim's
+// list named it (interestAnswer): that list may name a consumer of the
+// subject that has gone since.
 func (w *Worker) rereadWindow(ctx context.Context, j *job, a *replaypolicy.Ack) {
 	switch {
 	case a.Stream == "" || a.Lost != "" || a.Refused != "" || a.NotSent != "" || a.NoStream || replaypolicy.OursKept(*a):
+		return
+	case a.FirstAttempt && !a.Duplicate && listedInterest(j, *a):
+		w.interestAnswer(ctx, j, a)
 		return
 	case a.FirstAttempt && !a.Duplicate:
 		return // stored: no window judges it
@@ -400,6 +407,82 @@ func (w *Worker) rereadWindow(ctx context.Context, j *job, a *replaypolicy.Ack) 
 		return
 	}
 	a.Window = fresh
+}
+
+// listedInterest says whether a, j's first attempt stored as new, was
+// answered by the interest-retention stream the claim's window names,
+// that window saying a consumer of it takes the subject. Only then is the
+// answer read again (interestAnswer): an interest stream acknowledges a
+// publish none of its consumers takes like any other and stores nothing,
+// and the claim's window comes from a list of streams and their
+// consumers kept for up to DefaultWindowTTL. A window that names no
+// stream was replaced by one read after the answer (answeredWindow), and
+// one that names another stream than the answer's needs a person
+// (JudgeAck) whatever the answering stream holds.
+func listedInterest(j *job, a replaypolicy.Ack) bool {
+	return j.window.Stream != "" && a.Window.Stream == a.Stream && a.Window.Retention == "interest" && a.Window.NoInterest == ""
+}
+
+// interestAnswer judges a, j's first attempt that an interest stream
+// acknowledged as a new message (listedInterest), by what the broker
+// holds now rather than by the claim's list of the stream's consumers
+// (kept for up to DefaultWindowTTL: the only consumer of the subject may
+// have been deleted since, and then the stream stored nothing). When the
+// stream holds our publish at the PubAck's sequence, it stored it, and a
+// is left as it is (Replayed). Otherwise (Ack.Unseen) the message was
+// stored and a consumer took it, or it was never stored, and the
+// subject's window is read afresh (Fresh, its consumers with it) to tell
+// them apart: none takes the subject (Window.NoInterest) and it was
+// dropped (JudgeAck: blocked, the dead letter let go); one does and it
+// was consumed (Replayed); the window could not be read, and a person
+// decides (Reconcile), never Replayed on a guess.
+//
+// One race is left, and accepted: a consumer of the subject made between
+// the broker's drop and the fresh read, milliseconds apart, is read as the
+// consumer that took the replay, which is then shown replayed though the
+// broker stored nothing. Nothing is published a second time on that
+// reading, and a service's consumer made in those milliseconds after the
+// last one of the subject was deleted is rare. Only interest streams pay
+// these reads: two calls (the stream and the message at the sequence)
+// when it holds the message, about four more (Fresh) when it does not.
+func (w *Worker) interestAnswer(ctx context.Context, j *job, a *replaypolicy.Ack) {
+	if a.Unseen = w.unseen(ctx, j, a.Stream, a.Seq); a.Unseen == "" {
+		return // stored, and not yet consumed
+	}
+	fresh := replaypolicy.Window{Unreadable: "no window reader is configured"}
+	if w.svc.cfg.Windows != nil {
+		fresh = w.svc.cfg.Windows.Fresh(ctx, j.subject)
+	}
+	a.Window = fresh
+}
+
+// unseen says why stream does not show j's publish as the message at seq
+// (its PubAck's sequence), "" when it does: the message there is on the
+// subject the stream stores a publish to j's subject under (storesAs) and
+// carries j's message id. A stream that skipped the publish (no consumer
+// took its subject) holds nothing at seq, as does one whose consumers
+// took it. The message is read whole, payload included (a stream's get
+// has no form without it): it is the payload just sent, no larger than
+// the server's max_payload. Two JetStream calls, 2 s at most.
+func (w *Worker) unseen(ctx context.Context, j *job, stream string, seq uint64) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := w.js.Stream(ctx, stream)
+	if err != nil {
+		return fmt.Sprintf("stream %s could not be read (%s)", stream, err)
+	}
+	m, err := st.GetMsg(ctx, seq)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return fmt.Sprintf("stream %s holds no message at %d now", stream, seq)
+	case err != nil:
+		return fmt.Sprintf("the message at %s:%d could not be read (%s)", stream, seq, err)
+	}
+	subject, id := storesAs(st.CachedInfo().Config.SubjectTransform, j.subject), m.Header.Get(dlq.HeaderNatsMsgID)
+	if m.Subject != subject || id != j.msgID {
+		return fmt.Sprintf("the message at %s:%d is not this replay's (subject %q, message id %q)", stream, seq, m.Subject, id)
+	}
+	return ""
 }
 
 // remember keeps l's answer for subject (mu held).
