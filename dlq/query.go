@@ -546,7 +546,9 @@ const (
 // the first holding about first dead letters, outward from from: older
 // ones for a page of older rows, newer ones for a page of newer rows.
 // Together they cover all time on that side, in at most a dozen windows
-// whatever from is (a page cursor is a link anyone can edit).
+// whatever from is (a page cursor is a link anyone can edit); how much the
+// last of them holds depends on where they start, which windowStart keeps
+// within the stored range.
 func textWindows(parts []Partition, at, from time.Time, newer bool, first int64) []span {
 	var rows int64
 	oldest := at
@@ -588,6 +590,45 @@ func textWindows(parts []Partition, at, from time.Time, newer bool, first int64)
 	return append(out, span{minTime, hi})
 }
 
+// windowStart is where a text search's windows start from a cursor at
+// from: from itself, moved into the range the partitions' rows span when
+// it lies past that range on the side the search goes: a page of older
+// rows from after now (or, when rows are dated ahead, the start of the
+// newest day holding some) starts there, a page of newer rows from before
+// the start of the oldest day holding rows starts there.
+// A page cursor is a link anyone can edit, and DecodeCursor takes any
+// time a partition could hold: from 9999-12-30 going older (or the year
+// 1 going newer) the windows grew through empty centuries, a dozen of
+// them, and the last, reaching back to the year 1, held every match of
+// the scope, read in one statement for a page the first window from now
+// finds (TestRevList22EditedCursorMakesTextSearchReadEveryMatch). Only
+// where the windows lie moves: the cursor's condition is in every
+// window's statement and the windows still cover all time on their side,
+// so the page is the same, for an honest cursor (one of a stored row,
+// within the range) as for an edited one. A cursor past the range on the
+// other side needs nothing: its first window is the last (textWindows),
+// and the cursor's time bound leaves every partition out of it.
+func windowStart(parts []Partition, at, from time.Time, newer bool) time.Time {
+	oldest, newest := at, at
+	for _, pt := range parts {
+		if pt.MinID > 0 {
+			if pt.Day.Before(oldest) {
+				oldest = pt.Day
+			}
+			if pt.Day.After(newest) {
+				newest = pt.Day // rows dated ahead; its first window reaches the end of time
+			}
+		}
+	}
+	switch {
+	case newer && from.Before(oldest):
+		return oldest
+	case !newer && from.After(newest):
+		return newest
+	}
+	return from
+}
+
 // firstWindowRows is how many dead letters a text search's first window
 // holds.
 func (s *Store) firstWindowRows() int64 {
@@ -601,7 +642,8 @@ func (s *Store) firstWindowRows() int64 {
 type span struct{ lo, hi time.Time }
 
 // windows returns the windows a text search reads (textWindows), from
-// its cursor or, without one, from now, on the side the page goes.
+// its cursor (windowStart: within the stored range) or, without one, from
+// now, on the side the page goes.
 func (s *Store) windows(ctx context.Context, p *listPlan, newer bool) ([]span, error) {
 	snap, err := s.counters.Snapshot(ctx)
 	if err != nil {
@@ -609,7 +651,7 @@ func (s *Store) windows(ctx context.Context, p *listPlan, newer bool) ([]span, e
 	}
 	from := snap.At
 	if at, ok := p.args["cursor_at"].(time.Time); ok {
-		from = at
+		from = windowStart(snap.Partitions, snap.At, at, newer)
 	}
 	ws := textWindows(snap.Partitions, snap.At, from, newer, s.firstWindowRows())
 	// The day the first window ends in (where the page starts going

@@ -131,3 +131,47 @@ func TestWholeDay(t *testing.T) {
 	assert.Equal(t, newer, wholeDay(newer, true, at, day, minutes(map[time.Duration]int64{time.Hour: 5000, 4*time.Hour + 10*time.Minute: 3000, 12 * time.Hour: 300})),
 		"3,000 of 8,300: unchanged")
 }
+
+// TestWindowStart checks where a text search's windows start from a
+// cursor: at the cursor within the stored range, and at the range's edge
+// for a cursor past it on the side the search goes (an edited link: from
+// 9999 going older the windows grew through empty time until the last
+// held every match), whatever the other side.
+func TestWindowStart(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	oldest := Day(at).AddDate(0, 0, -20)
+	parts := []Partition{
+		{Name: PartitionName(oldest.AddDate(0, 0, -1)), Day: oldest.AddDate(0, 0, -1)}, // empty
+		{Name: PartitionName(oldest), Day: oldest, MinID: 1, MaxID: 10},
+		{Name: PartitionName(Day(at)), Day: Day(at), MinID: 11, MaxID: 20},
+		{Name: PartitionName(Day(at).AddDate(0, 0, 3)), Day: Day(at).AddDate(0, 0, 3)}, // made ahead, empty
+	}
+	ahead := append(parts[:len(parts):len(parts)], Partition{Name: "ahead", Day: Day(at).AddDate(0, 0, 5), MinID: 21, MaxID: 21})
+	mid := at.AddDate(0, 0, -7)
+	for _, c := range []struct {
+		name      string
+		parts     []Partition
+		from      time.Time
+		newer     bool
+		wantStart time.Time
+	}{
+		{"OlderFromWithinTheRange", parts, mid, false, mid},
+		{"NewerFromWithinTheRange", parts, mid, true, mid},
+		{"OlderFromTheOldestDay", parts, oldest.Add(time.Hour), false, oldest.Add(time.Hour)},
+		{"NewerFromNow", parts, at, true, at},
+		{"OlderFrom9999StartsNow", parts, maxTime, false, at},
+		{"OlderFromAnEmptyDayAheadStartsNow", parts, Day(at).AddDate(0, 0, 3), false, at},
+		{"OlderFromPastRowsDatedAheadStartsTheirDay", ahead, maxTime, false, Day(at).AddDate(0, 0, 5)},
+		{"OlderAmongRowsDatedAhead", ahead, Day(at).AddDate(0, 0, 4), false, Day(at).AddDate(0, 0, 4)},
+		{"NewerFromYear1StartsTheOldestDay", parts, minTime, true, oldest},
+		{"NewerFromAnEmptyOldDayStartsTheOldestDay", parts, oldest.Add(-time.Hour), true, oldest},
+		{"OlderFromYear1Stays", parts, minTime, false, minTime},
+		{"NewerFrom9999Stays", parts, maxTime, true, maxTime},
+		{"EmptyTableOlderStartsNow", nil, maxTime, false, at},
+		{"EmptyTableNewerStartsNow", nil, minTime, true, at},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.wantStart, windowStart(c.parts, at, c.from, c.newer))
+		})
+	}
+}
