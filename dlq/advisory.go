@@ -266,10 +266,12 @@ func parseAdvisory(w WatchStream, adv Advisory, orig *Original, unread error, ra
 		r.originalSubject(orig.Subject)
 		h := r.headerView(Received{Header: orig.Header, HeaderBlock: orig.HeaderBlock}, false)
 		r.Headers = encodeHeaders(h)
+		conflicts := conflictsSent(h, SourceAdvisory)
 		h = r.contractView(h)
 		r.setPayload(orig.Data)
 		r.MsgID = r.header(h, HeaderNatsMsgID)
 		r.ReplayOf = r.replayOf(h) // a replayed message that hit MaxDeliver is a loop too
+		r.flagConflicting(conflicts)
 		r.upstreamContext(h)
 		tenant, itemType, ok := w.Map(orig.Subject)
 		switch {

@@ -49,8 +49,16 @@ func TestRevIngest22ConflictingOperationIDsReplayUnderTheFirst(t *testing.T) {
 				ItemType: rec.ItemType, OriginalSubject: rec.OriginalSubject, MsgID: rec.MsgID, OperationID: rec.OperationID,
 				ErrorClass: string(dlq.UnreadableErrorClass(rec.ErrorClass, rec.Flags)), DeadLetteredAt: rec.DeadLetteredAt,
 				Status: "quarantined", PayloadSHA256: "aa", OriginalPayloadSHA256: "aa",
+				// The fix keeps storing the first value (nothing is lost) and
+				// flags conflicting:operation_id; the item facts read that
+				// flag into Item.Conflicting (dlq.ConflictsOf, as the
+				// console's facts do), so the test states it as they do.
+				Conflicting: conflicting(rec),
 			}
+			require.Contains(t, rec.Flags, "conflicting:operation_id")
 			v := replaypolicy.JudgeItem(table, item, replaypolicy.AtDraft)
+			assert.Equal(t, replaypolicy.CheckConflictingHeader, v.Check, v.Reason)
+			assert.Contains(t, v.Reason, `Dlq-Operation-Id "op-framework-default" and "op-email-7", which disagree`)
 			assert.Equal(t, replaypolicy.Block, v.Outcome,
 				"a same_operation dead letter that named two operation ids (op-framework-default and op-email-7) is judged %v (%s), "+
 					"to be replayed under operation id %q, which may not be the one its effect ran under", v.Outcome, v.Reason, rec.OperationID)
@@ -88,11 +96,25 @@ func TestRevIngest22ConflictingPrincipalsRevalidateTheFirst(t *testing.T) {
 				Principal:  rec.Principal,
 				ErrorClass: string(dlq.UnreadableErrorClass(rec.ErrorClass, rec.Flags)), DeadLetteredAt: rec.DeadLetteredAt,
 				Status: "quarantined", PayloadSHA256: "aa", OriginalPayloadSHA256: "aa",
+				Conflicting: conflicting(rec), // as above: the flag, read as the item facts read it
 			}
+			require.Contains(t, rec.Flags, "conflicting:principal")
 			v := replaypolicy.JudgeItem(table, item, replaypolicy.AtDraft)
+			assert.Equal(t, replaypolicy.CheckConflictingHeader, v.Check, v.Reason)
+			assert.Contains(t, v.Reason, `Dlq-Principal "svc-gateway" and "user:mallory", which disagree`)
 			assert.Equal(t, replaypolicy.Block, v.Outcome,
 				"a revalidate dead letter that named two principals (svc-gateway and user:mallory) is judged %v (%s), "+
 					"its authority to be re-checked as %q's", v.Outcome, v.Reason, rec.Principal)
 		})
 	}
+}
+
+// conflicting is Item.Conflicting of rec as the console's item facts read
+// it: the conflicts its flags name, with the values its headers show.
+func conflicting(rec dlq.Record) []replaypolicy.ConflictingHeader {
+	var out []replaypolicy.ConflictingHeader
+	for _, c := range dlq.ConflictsOf(rec.Flags, rec.Headers) {
+		out = append(out, replaypolicy.ConflictingHeader{Header: c.Header, Values: c.Values, More: c.More})
+	}
+	return out
 }

@@ -159,6 +159,7 @@ func ParseDLQ(prefix string, m Received) Record {
 	h := r.headerView(m, true)
 	r.Headers = encodeHeaders(h)
 	classes := errorClassesSent(h)
+	conflicts := conflictsSent(h, SourceDLQ)
 	h = r.contractView(h)
 	r.setPayload(m.Data)
 	if m.PayloadErr != nil {
@@ -205,6 +206,7 @@ func ParseDLQ(prefix string, m Received) Record {
 	r.applyContract(h)
 	r.checkErrorClasses(classes)
 	r.ReplayOf = r.replayOf(h)
+	r.flagConflicting(conflicts)
 	if r.OriginalSubject == "" {
 		r.flag("missing:original_subject", "%s is missing: the message cannot be replayed", HeaderOriginalSubject)
 	}
@@ -407,8 +409,9 @@ var contractByLower = func() map[string]string {
 // (the stored headers keep every name as sent). A header spelled as the
 // contract spells it wins over another spelling; another spelling with
 // other values is flagged duplicate:<field>, as the header sent twice
-// under one spelling is. Several other spellings are read in the order of
-// their names. h itself is returned when there is nothing to read
+// under one spelling is (and, for an identity header, conflicting:<field>:
+// conflictsSent reads every spelling before this view). Several other
+// spellings are read in the order of their names. h itself is returned when there is nothing to read
 // otherwise.
 func (r *Record) contractView(h map[string][]string) map[string][]string {
 	var others map[string][]string    // by contract name: the other spellings sent
@@ -464,7 +467,8 @@ func (r *Record) contractView(h map[string][]string) map[string][]string {
 // under another case with other values than under the contract's
 // spelling (conflicts: the other spellings, by contract name), once per
 // header: the contract's spelling is read, the others are kept among the
-// headers.
+// headers. For an identity header (identityHeaders) the values are also
+// flagged conflicting:<field> (flagConflicting), which blocks a replay.
 func (r *Record) flagConflicts(conflicts map[string][]string) {
 	for _, name := range slices.Sorted(maps.Keys(conflicts)) {
 		sent := conflicts[name]
@@ -626,7 +630,12 @@ func (r *Record) setPayload(data []byte) {
 	r.PayloadSHA256 = sha256.Sum256(data)
 }
 
-// header returns the first value of a contract header as clean text.
+// header returns the first value of a contract header as clean text,
+// flagging duplicate:<field> when it was sent more than once. Values of an
+// identity header that disagree are flagged conflicting:<field> too
+// (flagConflicting, from what ParseDLQ took before contractView): the
+// first is still the one returned and stored, and the replay rules block
+// the dead letter for a person.
 func (r *Record) header(h map[string][]string, name string) string {
 	vs := h[name]
 	if len(vs) == 0 {

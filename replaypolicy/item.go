@@ -61,6 +61,13 @@ type Item struct {
 	// is never replayed: a person replays the service's, or resolves this
 	// one by hand.
 	ServiceTwin int64
+	// Conflicting are the headers of the dead-letter contract that name
+	// the item's identity, target or authority which its dead letter
+	// carried with values that disagree (flagged conflicting:<field> at
+	// ingest: dlq.ConflictsOf), the first value stored: which one the
+	// consumer's effect ran under is not known, so it is never replayed
+	// under a guess (CheckConflictingHeader). nil: none.
+	Conflicting []ConflictingHeader
 	// Status is the dead letter's status (dlq.Status values: "quarantined",
 	// "replay_requested", "replaying", "replay_failed", "replayed",
 	// "discarded", "resolved", or "purged" for one retention removed); "" when
@@ -188,6 +195,53 @@ type Send struct {
 	// the largest message a replay may send (the server's max_payload, or
 	// REPLAY_MAX_PAYLOAD below it; 0: unknown).
 	Size, PayloadSize, MaxPayload int64
+}
+
+// ConflictingHeader is a header a dead letter carried with values that
+// disagree (Item.Conflicting): Values are some of them as ingest read one
+// (the first is the one stored; cut for a sentence), More how many others
+// there are; no Values when the stored headers no longer show them.
+type ConflictingHeader struct {
+	Header string
+	Values []string
+	More   int
+}
+
+// conflictStakes says, by header, what a replay under the wrong one of
+// its values gets wrong.
+var conflictStakes = map[string]string{
+	"Dlq-Original-Subject": "which subject the original went to is not known, and a replay to the wrong one is another effect, somewhere else",
+	"Dlq-Original-Msg-Id": "which id the original went out under is not known, and a replay under the wrong one is another message to the target's duplicate window " +
+		"and to downstream dedupe: its effect could happen twice",
+	"Nats-Msg-Id": "which id the original went out under is not known, and a replay under the wrong one is another message to the target's duplicate window " +
+		"and to downstream dedupe: its effect could happen twice",
+	"Dlq-Operation-Id": "the console cannot know which one the consumer's effect ran under, and a replay under the wrong one is another operation to downstream dedupe: " +
+		"the effect (an email, a charge) could happen twice",
+	"Dlq-Principal": "the console cannot know who asked for the effect, and a replay that re-checks the wrong one (a gateway's service account " +
+		"instead of the person) could pass a check the person would fail",
+	"Dlq-Replay-Of": "which dead letter it came back from is not known, and its generation and what was replayed before it would be read from a guess",
+}
+
+// conflictReason is the reason an item with conflicting header c is
+// blocked for: the header, its values, and what a guess gets wrong.
+func conflictReason(c ConflictingHeader) string {
+	said := "values that disagree (its flags say so; the stored headers no longer show them)"
+	if len(c.Values) > 0 {
+		q := make([]string, 0, len(c.Values)+1)
+		for _, v := range c.Values {
+			q = append(q, fmt.Sprintf("%q", v))
+		}
+		if c.More > 0 {
+			q = append(q, fmt.Sprintf("%d more", c.More))
+		}
+		said = strings.Join(q, " and ") + ", which disagree"
+	}
+	stakes, ok := conflictStakes[c.Header]
+	if !ok {
+		stakes = "the console cannot know which one the consumer's effect ran under"
+	}
+	return fmt.Sprintf("the dead letter says %s %s: %s. It is stored under the first, but is never replayed under a guess; "+
+		"find out from the consumer which one its effect ran under, and resolve it by hand (or have the producer re-publish it with one)", c.Header, said, stakes)
 }
 
 // EdgeAllBlank is Send.AlteredEdge of an id that is only blanks.
@@ -325,7 +379,10 @@ const (
 // rebuildable whose message id or operation id the ledger holds as
 // replayed (replayedBefore: Done for dedupe and same_operation, Block for
 // the stricter classes); no original subject, no message id, a payload
-// gone at capture, a subject the tenant's replay subjects refuse (Block);
+// gone at capture, a subject the tenant's replay subjects refuse, a
+// give-up advisory's dead letter of a failure the service dead-lettered
+// itself, a header of its identity, target or authority sent with values
+// that disagree (Item.Conflicting: Block, whatever the class);
 // then the rules of every class in the item's union (Classing.Has: a
 // weaker class's rules are not dropped when a stricter one sets the class):
 // same_operation needs an operation id and the payload unedited and equal
@@ -384,6 +441,8 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 		return v.with(Block, CheckServiceTwin, "the service that gave up on this message dead-lettered it itself, as dead letter %d with its own error class, "+
 			"and its consumer then gave it up too (terminated it, or let it reach MaxDeliver): this dead letter was captured from that give-up's advisory, "+
 			"a second record of the same failure, so it is not replayed; judge dead letter %d, and resolve this one by hand", item.ServiceTwin, item.ServiceTwin)
+	case len(item.Conflicting) > 0:
+		return v.with(Block, CheckConflictingHeader, "%s", conflictReason(item.Conflicting[0]))
 	}
 	if sv := judgeSend(v, item.Send, at); sv.Outcome != Go {
 		return v.with(Block, sv.Check, "%s", sv.Reason)

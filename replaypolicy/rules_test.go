@@ -172,6 +172,13 @@ func TestRules(t *testing.T) {
 		{CheckUnsendable, Block, judge("search.x", AtDraft, func(i *Item) { i.Send = Send{Unverified: true} }), "could not be verified"},
 		{CheckUnsendable, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{Unverified: true} }), "still in its stream"},
 		{CheckServiceTwin, Block, judge("search.x", AtRequest, func(i *Item) { i.ServiceTwin = 41 }), "dead-lettered it itself, as dead letter 41"},
+		{CheckConflictingHeader, Block, judge("email.send", AtDraft, func(i *Item) {
+			i.Conflicting = []ConflictingHeader{{Header: "Dlq-Operation-Id", Values: []string{"op-default", "op-email-7"}}}
+		}), `the dead letter says Dlq-Operation-Id "op-default" and "op-email-7", which disagree: the console cannot know which one the consumer's effect ran under`},
+		{CheckConflictingHeader, Block, judge("search.x", AtExecution, func(i *Item) {
+			i.Status, i.HeldBy, i.Request = "replaying", 3, 3
+			i.Conflicting = []ConflictingHeader{{Header: "Dlq-Principal"}}
+		}), "Dlq-Principal values that disagree (its flags say so"},
 		{CheckBrokerKeyText, Block, judge("search.x", AtRequest, func(i *Item) { i.Send = Send{BrokerKeyText: "X-Note"} }),
 			`header "X-Note" holds the text "Nats-" in its value`},
 		{CheckUnsettled, Block, job(Job{Class: Dedupe, Ledger: &Ledger{Unsettled: 7}}), "replay request 7 may have published this identity"},

@@ -138,6 +138,9 @@ const (
 	CheckUnsendable    = "unsendable"              // a header NATS cannot send (or would send changed), or bigger than the server's max_payload
 	CheckBrokerKeyText = "broker-key-text"         // a header the replay sends holds "Nats-" outside the broker's own keys: the broker could miss its message id
 	CheckServiceTwin   = "service-dead-letter"     // a give-up advisory's dead letter of a failure the service dead-lettered itself
+	// Review round 22b: an identity, target or authority header sent with
+	// values that disagree (Item.Conflicting): never replayed under a guess.
+	CheckConflictingHeader = "conflicting-header"
 
 	// A selection becoming drafts (JudgeDraft).
 	CheckMayRequest = "may-request" // the requester may not request the class in the tenant
@@ -219,6 +222,7 @@ func Checks() []string {
 		CheckReplayed, CheckClosed, CheckPurged, CheckStatus, CheckInRequest, CheckNotHeld, CheckPayloadChange, CheckLedger, CheckNoSubject, CheckNoMsgID,
 		CheckPayloadGone, CheckSubject, CheckNoOperationID, CheckEdited, CheckPayloadHash, CheckNoPrincipal,
 		CheckErrorNever, CheckNeedsFix, CheckNoRevalidator, CheckUnsendable, CheckBrokerKeyText, CheckServiceTwin,
+		CheckConflictingHeader,
 		CheckMayRequest, CheckBulk, CheckBulkCap,
 		CheckNothingLeft, CheckRequester, CheckActor, CheckPolicy, CheckReason, CheckNoItems, CheckRate, CheckIntent,
 		CheckApprovals, CheckConfirmation, CheckOwnRequest, CheckIntentChanged, CheckNotRequester, CheckEditClass, CheckEditReason, CheckDraftExpired,

@@ -46,6 +46,30 @@ type facts struct {
 	// failure an advisory's dead letter was captured from
 	// (dlq.ServiceTwinOfD; 0: none).
 	serviceTwin int64
+	// conflicting is what dlq.ConflictingHeadersOfD reads of the dead
+	// letter's headers (a JSON array of dlq.HeaderValue): the values of
+	// the identity headers its flags name as conflicting, for
+	// conflictingOf.
+	conflicting []byte
+}
+
+// conflictingOf is replaypolicy.Item.Conflicting of a dead letter of
+// flags whose identity headers, as dlq.ConflictingHeadersOfD reads them,
+// are stored (JSON, "" or null for none): dlq.ConflictsOf. The flags
+// decide, in Go as in every query that judges; headers that cannot be
+// read only leave the values unnamed.
+func conflictingOf(flags []string, stored []byte) []replaypolicy.ConflictingHeader {
+	var hs []dlq.HeaderValue
+	if len(stored) > 0 {
+		if err := json.Unmarshal(stored, &hs); err != nil {
+			hs = nil // named without values: still blocked (ConflictsOf)
+		}
+	}
+	var out []replaypolicy.ConflictingHeader
+	for _, c := range dlq.ConflictsOf(flags, hs) {
+		out = append(out, replaypolicy.ConflictingHeader{Header: c.Header, Values: c.Values, More: c.More})
+	}
+	return out
 }
 
 // item is f in the rules' terms, as the service judges it (cfg): the
@@ -60,7 +84,7 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		ChainCut: f.chainCut,
 		Status:   string(f.status), Request: f.request, HeldBy: f.heldBy, HeldByStatus: f.heldByStatus,
 		ErrorClass: f.errorClass, DeadLetteredAt: dlq.DeadLetteredBy(f.deadLetteredAt, f.receivedAt, f.flags), Generation: f.generation,
-		NoRevalidator: cfg.noRevalidator(), Send: f.send, ServiceTwin: f.serviceTwin,
+		NoRevalidator: cfg.noRevalidator(), Send: f.send, ServiceTwin: f.serviceTwin, Conflicting: conflictingOf(f.flags, f.conflicting),
 	}
 	f.setFix(&it)
 	if f.subject != "" {
@@ -138,7 +162,8 @@ SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.opera
        ` + heldBy("i.dead_letter_id") + `,
        ` + dlq.JudgedErrorClassOfD + `, i.dead_lettered_at, coalesce(` + judgedGenerationOfD + `, 0), ` + fixColumns + `,
        i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}'),
-       coalesce(d.payload_size, 0), i.skip_reason, coalesce(d.received_at, i.dead_lettered_at), ` + dlq.ServiceTwinOfD + `
+       coalesce(d.payload_size, 0), i.skip_reason, coalesce(d.received_at, i.dead_lettered_at), ` + dlq.ServiceTwinOfD + `,
+       ` + dlq.ConflictingHeadersOfD + `
 FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
 ` + fixJoin
 	selectRequestFacts = requestFactsColumns + `
@@ -216,7 +241,7 @@ func (s *Service) factsOf(ctx context.Context, q querier, query string, req Requ
 	dest := []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
 		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy,
 		&f.heldByStatus, &f.errorClass, &f.deadLetteredAt, &f.generation}
-	dest = append(append(dest, f.fixInto()...), &headers, &size, &corr, &f.flags, &originalSize, &skipped, &f.receivedAt, &f.serviceTwin)
+	dest = append(append(dest, f.fixInto()...), &headers, &size, &corr, &f.flags, &originalSize, &skipped, &f.receivedAt, &f.serviceTwin, &f.conflicting)
 	_, err = pgx.ForEachRow(rows, dest, func() error {
 		var hs []dlq.HeaderValue
 		if err := json.Unmarshal(headers, &hs); err != nil {

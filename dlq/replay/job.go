@@ -116,6 +116,7 @@ type job struct {
 	headers                            []dlq.HeaderValue
 	flags                              []string // the dead letter's (sendFacts reads not_utf8:<field>)
 	serviceTwin                        int64    // the service's own dead letter of an advisory's failure (dlq.ServiceTwinOfD; 0: none)
+	conflicting                        []byte   // its identity headers whose values its flags name as conflicting (dlq.ConflictingHeadersOfD)
 	payload                            []byte
 	principal, itemType                string
 	note                               string // the request's reconciliation note
@@ -272,13 +273,13 @@ RETURNING j.id, j.fence, s.state, now() + $3::interval * 2 / 3,
 // letter that is gone (retention removes none an open request holds; this
 // is the job's way to end if one ever were) is status "purged", which the
 // rules block.
-const loadJobs = `
+var loadJobs = `
 WITH k AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::timestamptz[]) WITH ORDINALITY AS k(id, request_id, dead_letter_id, at, n)
 ), d AS (
     SELECT d.id, d.tenant, d.item_type, d.fingerprint, d.payload, d.principal, d.status, d.msg_id_derived, d.payload_unavailable,
            d.payload_sha256, d.error_class, d.first_failed_at, ` + judgedGenerationOfD + ` AS generation, d.flags, d.replay_of, d.received_at,
-           ` + dlq.ServiceTwinOfD + ` AS service_twin
+           ` + dlq.ServiceTwinOfD + ` AS service_twin, ` + dlq.ConflictingHeadersOfD + ` AS conflicting
     FROM k JOIN dead_letters d ON d.id = k.dead_letter_id AND d.dead_lettered_at = k.at
     FOR SHARE OF d
 )
@@ -292,7 +293,7 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
                  WHERE h.dead_letter_id = i.dead_letter_id AND h.held), ''),
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
        ` + dlq.JudgedErrorClassOfD + `, d.first_failed_at, coalesce(d.generation, 0), ` + fixColumns + `,
-       coalesce(d.flags, '{}'), d.replay_of, coalesce(d.received_at, k.at), coalesce(d.service_twin, 0)
+       coalesce(d.flags, '{}'), d.replay_of, coalesce(d.received_at, k.at), coalesce(d.service_twin, 0), coalesce(d.conflicting, '[]')
 FROM k
 JOIN replay_requests r ON r.id = k.request_id
 CROSS JOIN LATERAL (SELECT * FROM replay_items i WHERE i.request_id = k.request_id AND i.dead_letter_id = k.dead_letter_id LIMIT 1) i
@@ -385,7 +386,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 				&l.requester.Issuer, &l.requester.Subject, &l.requester.Email, &l.requester.EmailVerified, &l.note, &l.msgID, &l.opID, &l.corrID, &l.subject,
 				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.heldByStatus, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
 				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation}
-			dest = append(append(dest, l.fixInto()...), &l.flags, &l.replayOf, &l.receivedAt, &l.serviceTwin)
+			dest = append(append(dest, l.fixInto()...), &l.flags, &l.replayOf, &l.receivedAt, &l.serviceTwin, &l.conflicting)
 			if err := rows.Scan(dest...); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}
@@ -431,6 +432,7 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 		Generation: j.generation, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
 		Send:      sendFacts(j.headers, j.flags, j.subject, int64(len(j.payload)), cfg.MaxPayload, j.sentAs(), j.msgID, j.opID, j.corrID),
 		Requester: j.requester, RequesterNow: j.requesterNow, KnownAs: j.knownAs, OthersApproved: j.others, ServiceTwin: j.serviceTwin,
+		Conflicting: conflictingOf(j.flags, j.conflicting),
 	}
 	j.setFix(&it)
 	return it

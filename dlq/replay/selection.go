@@ -79,7 +79,7 @@ var (
        ` + chainCut("d.tenant", "d.replay_of", "d.dead_lettered_at") + ` AS chain_cut,
        ` + heldBy("d.id") + `,
        ` + dlq.JudgedErrorClassOfD + `, ` + judgedGenerationOfD + `, ` + fixColumns + `, d.payload_size, d.flags, d.received_at,
-       ` + dlq.ServiceTwinOfD
+       ` + dlq.ServiceTwinOfD + `, ` + dlq.ConflictingHeadersOfD
 )
 
 // The dead letters of keys ($1 ids, $2 their times), locked against
@@ -181,7 +181,7 @@ func factsInto(it *Item, f *facts, size *int64, headers ...any) []any {
 	out = append(out, &f.payloadSHA256, &f.payloadUnavailable,
 		&f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy, &f.heldByStatus, &f.errorClass, &f.generation)
 	out = append(out, f.fixInto()...)
-	return append(out, size, &f.flags, &f.receivedAt, &f.serviceTwin)
+	return append(out, size, &f.flags, &f.receivedAt, &f.serviceTwin, &f.conflicting)
 }
 
 const insertRequest = `INSERT INTO replay_requests (batch, tenant, class, requester_issuer, requester_subject,
