@@ -50,7 +50,10 @@ const maxStoredAhead = (maxPartitionDays - 1) * 24 * time.Hour
 // redelivery on the same day finds the same key), flagged; the delivery
 // still names the stored time. (Retention would keep such a row anyway:
 // it judges a row's age by the later of its stored time and when the
-// console stored it, mayGo.)
+// console stored it, mayGo.) The judgement is by when the delivery
+// arrives, so two deliveries of one message stored far ahead may be kept
+// under two days; the insert looks for the other (mayBeKeptUnderAnotherDay,
+// unstored).
 func (r *Record) checkStoredAt(now time.Time) {
 	at := r.DeadLetteredAt
 	if at.IsZero() || plausibleStoredAt(at, now) {
@@ -72,6 +75,43 @@ const FlagImplausibleStoredAt = "implausible:dead_lettered_at"
 // see (unstored looks, keptUnderADay).
 func (r *Record) keptUnderArrivalDay() bool {
 	return slices.Contains(r.Flags, FlagImplausibleStoredAt)
+}
+
+// farAhead is how far past now a stored time taken at face value must lie
+// for its row to be looked up under other days as well
+// (Record.mayBeKeptUnderAnotherDay): a week.
+const farAhead = 7 * 24 * time.Hour
+
+// mayBeKeptUnderAnotherDay says whether a delivery of r's message may have
+// been kept under another day than the one r is kept under, which the
+// unique index, on (dead_lettered_at, source_key), does not see: r is kept
+// under the day it arrived (keptUnderArrivalDay), or r's stored time, taken
+// at face value at now, lies more than farAhead past now. checkStoredAt
+// judges a stored time by when the delivery arrives: one more than
+// maxStoredAhead ahead when a first delivery came (or by the clock of the
+// replica that took it) is within it for a later delivery (a lost ack, an
+// ingest consumer made again from the stream's first message; a message
+// stored in the future is never aged out), which is kept under the stored
+// time while the first was kept under its arrival day
+// (TestRevIngest22AheadClockRedeliveryJudgedPlausibleStoredAgain). Such a
+// row looks its key up under every day's midnight (keptUnderADay), as one
+// kept under the day it arrived does.
+//
+// Why farAhead, a week, rather than a margin of days short of
+// maxStoredAhead: the earlier delivery judged the stored time more than
+// maxStoredAhead ahead, so a later one that finds it less than farAhead
+// ahead comes more than 392 days after it (which is left uncovered),
+// while a margin of days would miss a redelivery weeks later. And the hot
+// path never looks: JetStream stores a message before delivering it, so
+// with sane clocks a stored time lies at most seconds past now; only the
+// rows of a NATS server whose clock runs more than a week ahead (or of an
+// ingester whose clock is a week behind) are looked up, one query per
+// batch holding them, as those kept under the day they arrived are. The
+// other order, a row kept under its stored time and a later delivery
+// judged implausible (by a replica whose clock is behind), unstored finds
+// by the stored time the delivery names.
+func (r *Record) mayBeKeptUnderAnotherDay(now time.Time) bool {
+	return r.keptUnderArrivalDay() || r.DeadLetteredAt.After(now.Add(farAhead))
 }
 
 // DeadLetteredBy is the latest time a dead letter can have been stored in

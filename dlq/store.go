@@ -407,8 +407,9 @@ func (s *Store) isolate(ctx context.Context, recs []Record, base int, res *Inser
 // fault: the error is Busy (partitionNotMade, errPartitionDropped), never
 // a refusal the caller would isolate and store in raw form.
 func (s *Store) insert(ctx context.Context, recs []Record) ([]Inserted, error) {
-	rows := copyRows(recs)
-	partitioned, unstoredOnly, skipped := 0, mayBePurged(recs, s.clock()), -1
+	now := s.clock()
+	rows := copyRows(recs, now)
+	partitioned, unstoredOnly, skipped := 0, mayBePurged(recs, now), -1
 	for {
 		in, n, err := s.copyBatch(ctx, rows, unstoredOnly)
 		switch {
@@ -472,11 +473,13 @@ func partitionNotMade(err, perr error) error {
 const purgeHorizon = minKeep / 2
 
 // mayBePurged reports whether a record of recs was dead-lettered longer
-// than purgeHorizon before now.
+// than purgeHorizon before now, or may have a delivery kept under another
+// day (Record.mayBeKeptUnderAnotherDay), which only unstored finds
+// (keptUnderADay).
 func mayBePurged(recs []Record, now time.Time) bool {
 	for i := range recs {
-		if recs[i].DeadLetteredAt.Before(now.Add(-purgeHorizon)) || recs[i].keptUnderArrivalDay() {
-			return true // or kept under another day: unstored looks (keptUnderADay)
+		if recs[i].DeadLetteredAt.Before(now.Add(-purgeHorizon)) || recs[i].mayBeKeptUnderAnotherDay(now) {
+			return true
 		}
 	}
 	return false

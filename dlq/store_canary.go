@@ -32,7 +32,7 @@ func (s *Store) Canary(ctx context.Context) error {
 	rec := ParseDLQ(canaryStream, Received{Subject: canaryStream + ".canary.canary", Stream: canaryStream,
 		Seq: rand.Uint64N(1 << 62), Time: s.clock(), Data: []byte("canary")})
 	err := s.inTx(ctx, func(tx boundedTx) error {
-		if _, _, err := copyTx(ctx, tx, copyRows([]Record{rec}), false); err != nil {
+		if _, _, err := copyTx(ctx, tx, copyRows([]Record{rec}, s.clock()), false); err != nil {
 			return err
 		}
 		return errCanaryRolledBack

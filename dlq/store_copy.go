@@ -103,14 +103,18 @@ type copyRow struct {
 	delivery string
 	key      [32]byte
 	id       int64 // drawn in copyBatch
+	// otherDays: a delivery of its message may be kept under another day
+	// (Record.mayBeKeptUnderAnotherDay), judged once, when the insert
+	// began, so that every try of the batch looks the same up.
+	otherDays bool
 }
 
-// copyRows returns recs as COPY writes them.
-func copyRows(recs []Record) []copyRow {
+// copyRows returns recs as COPY writes them, judged at now.
+func copyRows(recs []Record, now time.Time) []copyRow {
 	rows := make([]copyRow, len(recs))
 	for i := range recs {
 		r := &recs[i]
-		rows[i] = copyRow{rec: r, delivery: r.Delivery, key: r.SourceKey}
+		rows[i] = copyRow{rec: r, delivery: r.Delivery, key: r.SourceKey, otherDays: r.mayBeKeptUnderAnotherDay(now)}
 		if r.Delivery == "" {
 			// Made by hand (tests, tools): keyed by its source position, as
 			// every row was before stream recreation was taken into account.
@@ -237,11 +241,20 @@ type keyAt struct {
 }
 
 // unstored returns the rows of rows whose source key is not stored (as
-// tx sees it), each source key once.
+// tx sees it), each source key once. A row kept under the day it arrived
+// (Record.keptUnderArrivalDay) is looked up under its stored time too (the
+// one its delivery names, Record.storedAt): a delivery judged by a clock
+// later than the replica's that judged this one (or before the replica's
+// clock was set back) found that time within maxStoredAhead and kept its
+// row under it (TestRevIngest22AheadClockStoredThenJudgedImplausibleNotStoredAgain).
+// Such rows are rare; each adds one probe of one day's index.
 func unstored(ctx context.Context, tx pgx.Tx, rows []copyRow) ([]copyRow, error) {
-	ats, keys := make([]time.Time, len(rows)), make([][]byte, len(rows))
+	ats, keys := make([]time.Time, 0, len(rows)), make([][]byte, 0, len(rows))
 	for i := range rows {
-		ats[i], keys[i] = rows[i].rec.DeadLetteredAt, rows[i].key[:]
+		ats, keys = append(ats, rows[i].rec.DeadLetteredAt), append(keys, rows[i].key[:])
+		if at, ok := rows[i].stampedAt(); ok {
+			ats, keys = append(ats, at), append(keys, rows[i].key[:])
+		}
 	}
 	// Planned with its values (a simple query), whatever the pool's
 	// plan_cache_mode: a generic plan would lock every partition. (pgx
@@ -270,23 +283,46 @@ func unstored(ctx context.Context, tx pgx.Tx, rows []copyRow) ([]copyRow, error)
 	var keep []copyRow
 	for _, r := range rows {
 		k := keyAt{at: pgMicros(r.rec.DeadLetteredAt), key: r.key}
-		if !seen[k] && !kept[r.key] {
-			seen[k] = true
-			keep = append(keep, r)
+		// The same message twice in the batch, once judged by each side of
+		// maxStoredAhead, is one row too: each is seen under both times.
+		stamp, stamped := r.stampedAt()
+		s := keyAt{at: pgMicros(stamp), key: r.key}
+		if seen[k] || kept[r.key] || (stamped && seen[s]) {
+			continue
 		}
+		seen[k] = true
+		if stamped {
+			seen[s] = true
+		}
+		keep = append(keep, r)
 	}
 	return keep, flagTrimmed(ctx, tx, keep)
 }
 
-// keptUnderADay are the source keys of the rows kept under the day they
-// arrived (Record.keptUnderArrivalDay) that are stored under any day, or
-// were and retention kept their keys (keptUnderAnyDay, by stream, as the
-// sweep looks): a
-// redelivery of such a message on a later day (a lost ack, a consumer made
-// again from the stream's first message) is kept under that day, where the
-// unique index does not find the first
-// (TestRevIngest18bResetClockRedeliveryOnALaterDayStoredAgain). Only such
-// rows, rare, are looked up.
+// stampedAt is the stored time r's delivery names when r is kept under
+// the day it arrived instead (Record.keptUnderArrivalDay), which unstored
+// looks its key up under too; ok is false for any other row.
+func (r copyRow) stampedAt() (at time.Time, ok bool) {
+	if r.rec.storedAt.IsZero() || !r.rec.keptUnderArrivalDay() {
+		return time.Time{}, false
+	}
+	return r.rec.storedAt, true
+}
+
+// keptUnderADay are the source keys of the rows whose message may have a
+// delivery kept under another day (copyRow.otherDays: kept under the day
+// they arrived, or stored more than farAhead ahead,
+// Record.mayBeKeptUnderAnotherDay) that are stored under any day's
+// midnight, or were and retention kept their keys (keptUnderAnyDay, by
+// stream, as the sweep looks): a redelivery of such a message on a later
+// day (a lost ack, a consumer made again from the stream's first message)
+// is kept under that day
+// (TestRevIngest18bResetClockRedeliveryOnALaterDayStoredAgain), and one
+// that finds a stored time within maxStoredAhead which the first found
+// beyond it under that time
+// (TestRevIngest22AheadClockRedeliveryJudgedPlausibleStoredAgain), where
+// the unique index does not find the first. Only such rows, rare, are
+// looked up.
 func keptUnderADay(ctx context.Context, tx pgx.Tx, rows []copyRow) (map[[32]byte]bool, error) {
 	type batch struct {
 		keys [][]byte
@@ -294,7 +330,7 @@ func keptUnderADay(ctx context.Context, tx pgx.Tx, rows []copyRow) (map[[32]byte
 	}
 	byStream := map[string]*batch{}
 	for _, r := range rows {
-		if !r.rec.keptUnderArrivalDay() {
+		if !r.otherDays {
 			continue
 		}
 		stream, seq, ok := deliveryPosition(r.delivery)
