@@ -200,6 +200,28 @@ var streamSettings = []streamSetting{
 			return have.AllowMsgTTL && !want.AllowMsgTTL
 		},
 		fix: remakeStream},
+	// Message counters make the stream refuse every message without
+	// Nats-Incr, which no dead letter has: every one is refused.
+	// JetStream never changes the setting on an existing stream.
+	{name: "allow_msg_counter",
+		value: func(c *jetstream.StreamConfig) string { return strconv.FormatBool(c.AllowMsgCounter) },
+		differs: func(have, want *jetstream.StreamConfig) bool {
+			return have.AllowMsgCounter && !want.AllowMsgCounter
+		},
+		fix: remakeStream},
+	// Message schedules take a dead letter carrying a producer's
+	// Nats-Schedule headers for a schedule: when it fires, JetStream
+	// publishes a copy to the target subject (another tenant's, a copy of
+	// another subject's last message with Nats-Schedule-Source) and
+	// deletes the dead letter, stored by the console or not. They need
+	// rollups (allow_rollup_hdrs, which JetStream then keeps on), and
+	// JetStream never turns them off on an existing stream.
+	{name: "allow_msg_schedules",
+		value: func(c *jetstream.StreamConfig) string { return strconv.FormatBool(c.AllowMsgSchedules) },
+		differs: func(have, want *jetstream.StreamConfig) bool {
+			return have.AllowMsgSchedules && !want.AllowMsgSchedules
+		},
+		fix: remakeStream},
 	// A subject transform stores each dead letter under another subject
 	// than the one it was published to, and ingest takes the tenant from
 	// the stored one: dlq.> to dlq.globex.> files every tenant's dead
