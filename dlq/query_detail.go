@@ -280,6 +280,27 @@ func (s *Store) TenantOf(ctx context.Context, id int64) (string, error) {
 	return tenant, nil
 }
 
+const selectVersion = `SELECT version FROM dead_letters` + byID
+
+// VersionOf returns the version of dead letter id (what CloseInput.Version
+// checks), whatever its tenant (the caller checks it), or not_found. It
+// reads that column alone: a page that only puts the version in its form
+// (a close to confirm again) reads none of the long values Get reads
+// whole, a payload of up to the stream's message size among them.
+func (s *Store) VersionOf(ctx context.Context, id int64) (int32, error) {
+	var version int32
+	err := s.lookupByID(ctx, id, func(lo, hi time.Time) error {
+		return s.pool.QueryRow(ctx, selectVersion, id, lo, hi).Scan(&version)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("version of dead letter %d: %w", id, errNoDeadLetter)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("version of dead letter %d: %w", id, err)
+	}
+	return version, nil
+}
+
 // TenantsOf returns the tenant of each of ids that exists.
 func (s *Store) TenantsOf(ctx context.Context, ids []int64) (map[int64]string, error) {
 	keys, err := s.Keys(ctx, ids)

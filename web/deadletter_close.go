@@ -213,12 +213,13 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 	case f.Version != "" && c.Param("id") != "" && len(ids) == 1:
 		// A version that is none: the form again at the version the dead
 		// letter has now, as a conflict shows it (closeOneConflict), to
-		// confirm what this page shows.
-		d, err := s.deps.DeadLetters.Get(ctx, ids[0])
+		// confirm what this page shows. The version alone is read: the
+		// page lists the dead letter as the list does (renderCloseConfirm).
+		v, err := s.deps.DeadLetters.VersionOf(ctx, ids[0])
 		if err != nil {
 			return err
 		}
-		fields = append(fields, views.Hidden{Name: "version", Value: strconv.FormatInt(int64(d.Version), 10)})
+		fields = append(fields, views.Hidden{Name: "version", Value: strconv.FormatInt(int64(v), 10)})
 	}
 	if c.Param("id") == "" {
 		for _, id := range ids {

@@ -28,11 +28,11 @@ func (s *Server) closeOneConflict(c echo.Context, k closeKind, id int64, scope a
 	fields := []views.Hidden{{Name: "return_to", Value: f.ReturnTo}}
 	msg := fmt.Sprintf("Nothing changed: %s. It cannot be %s now; why is below.", why, k.done)
 	if len(keep) == 1 {
-		d, err := s.deps.DeadLetters.Get(c.Request().Context(), id)
+		v, err := s.deps.DeadLetters.VersionOf(c.Request().Context(), id) // the version alone: the page lists it as the list does
 		if err != nil {
 			return err
 		}
-		fields = append(fields, views.Hidden{Name: "version", Value: strconv.FormatInt(int64(d.Version), 10)})
+		fields = append(fields, views.Hidden{Name: "version", Value: strconv.FormatInt(int64(v), 10)})
 		msg = fmt.Sprintf("Nothing changed: %s. It is as shown below now; confirm again to %s it as it is.", why, k.path)
 	}
 	return s.renderCloseConfirm(c, k, keep, scope, action, back, f.Reason, fields, map[string]string{"": msg}, http.StatusConflict, left)
