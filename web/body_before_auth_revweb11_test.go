@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
@@ -25,8 +26,9 @@ import (
 // anyone who can reach the port. A 401 (or 403/404) costs nothing when
 // it comes before the body.
 //
-// Here the client announces a body of 3 × max_payload (under the route's
-// limit) and sends none of it: the console does not answer, because it
+// Here the client announces a body under the route's limit (3 × max_payload
+// then; 3 × replay.MaxEditablePayload since the limit is the largest edit's)
+// and sends none of it: the console does not answer, because it
 // waits for the body before it looks at the session.
 //
 // Severity: low (pre-authentication memory and connection use, up to
@@ -38,7 +40,7 @@ func TestRevWeb11AnonymousBodyIsReadBeforeSignIn(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 
-	size := 3 * b.App.NATS.MaxPayload() // under the payload route's limit (3 × max_payload + 64 KiB)
+	size := int64(3 * replay.MaxEditablePayload) // under the payload route's limit (3 × the largest edit + 64 KiB)
 	body, feed := io.Pipe()
 	t.Cleanup(func() { feed.Close() })
 	req, err := http.NewRequest(http.MethodPost, b.URL()+"/replay/requests/1/items/1/payload", body)

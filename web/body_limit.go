@@ -17,7 +17,7 @@ type BodyClass int
 const (
 	BodyNone    BodyClass = iota // no body is expected: 4 KiB at most
 	BodyForm                     // an HTML form: 64 KiB (a selection of up to 1,000 ids, a reason)
-	BodyPayload                  // a form carrying a message payload: 3 × Config.MaxPayloadBytes + 64 KiB (URL-encoding triples bytes)
+	BodyPayload                  // a payload edit's form: 3 × the largest edit taken + 64 KiB (bodyLimit)
 )
 
 // Body limits of the small classes, in bytes.
@@ -32,7 +32,12 @@ func (s *Server) bodyLimit(b BodyClass) int64 {
 	case BodyForm:
 		return bodyFormLimit
 	case BodyPayload:
-		return 3*s.deps.Config.MaxPayloadBytes + bodyFormLimit
+		// No edit over maxPayloadEdit is taken (payloadForm.Validate), nor
+		// one over what NATS publishes when that is less; URL-encoding
+		// triples a byte at most, and the form's other fields are a form's.
+		// A bigger body is refused before it is read, not read, decoded
+		// and then refused.
+		return 3*min(maxPayloadEdit, s.deps.Config.MaxPayloadBytes) + bodyFormLimit
 	}
 	return bodyNoneLimit
 }

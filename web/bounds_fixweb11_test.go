@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/web"
 )
@@ -141,7 +142,7 @@ func TestFixWeb11NoRightNoBodyRead(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	viewer, _ := b.SignIn(t, "acme:viewer")
-	size := 3 * b.App.NATS.MaxPayload()
+	size := int64(3 * replay.MaxEditablePayload) // under the payload route's limit
 	body, feed := io.Pipe()
 	t.Cleanup(func() { feed.Close() })
 	req, err := http.NewRequest(http.MethodPost, b.URL()+"/replay/requests/1/items/1/payload", body)

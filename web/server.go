@@ -48,8 +48,10 @@ type Config struct {
 	// sign-in callback): an error group's ticket link may not lead to their
 	// hosts, nor to the host a request was sent to (ticket_link.go).
 	ConsoleURLs []string
-	// MaxPayloadBytes is the largest payload a replay edit may carry; it
-	// sets the body limit of that route (BodyPayload). Default 8 MiB.
+	// MaxPayloadBytes is the largest payload NATS publishes (its
+	// max_payload). The payload edit route's body limit (BodyPayload) is
+	// set by the largest edit taken, replay.MaxEditablePayload, or by this
+	// when it is less. Default 8 MiB.
 	MaxPayloadBytes int64
 }
 
