@@ -996,15 +996,26 @@ func (p *listPlan) countConds(f *ListFilter) string {
 	return b.String()
 }
 
+// ItemTypeChoices is how many item types Facets offers at most. Item
+// types are producer input (any subject tokens): a scope may have
+// thousands, and a filter that lists every one grows each page that shows
+// it (as MetricItemTypes bounds the metrics' series).
+const ItemTypeChoices = 200
+
 // Facets are the values present in a scope, for filter choices.
 type Facets struct {
-	ItemTypes    []string
-	ErrorClasses []string
+	// ItemTypes are the scope's item types, sorted; when it has more than
+	// ItemTypeChoices (ItemTypeCount), the ItemTypeChoices with the most
+	// dead letters stored.
+	ItemTypes     []string
+	ItemTypeCount int
+	ErrorClasses  []string
 }
 
 // Facets returns the item types and error classes of the dead letters
 // stored in tenants, sorted, from the process's counters snapshot (up to a
-// second old: a new item type shows in the choices within a second).
+// second old: a new item type shows in the choices within a second); of
+// the item types, at most ItemTypeChoices.
 func (s *Store) Facets(ctx context.Context, tenants []string) (Facets, error) {
 	if len(tenants) == 0 {
 		return Facets{}, nil

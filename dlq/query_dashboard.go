@@ -70,9 +70,11 @@ type ArrivalBucket struct {
 type Dashboard struct {
 	Tenants []TenantSummary
 	// ByItemType and ByErrorClass are sorted by unresolved, then total,
-	// descending.
-	ByItemType   []DimensionCount
-	ByErrorClass []DimensionCount
+	// descending; ByItemType holds the first DashboardItemTypes, of
+	// ItemTypesUnresolved item types with unresolved dead letters.
+	ByItemType          []DimensionCount
+	ItemTypesUnresolved int64
+	ByErrorClass        []DimensionCount
 	// Arrivals has one bucket per hour of the span, oldest first, the
 	// current (partial) hour last.
 	Arrivals  []ArrivalBucket
@@ -122,12 +124,23 @@ CROSS JOIN LATERAL (
         LIMIT ` + oldestProbe + `
     ) f ORDER BY f.dead_lettered_at, f.id LIMIT 1
 ) o`
-	// Per tenant, per item type and per class, summed in the database.
+	// Per tenant, per item type and per class, summed in the database; of
+	// the item types only the first DashboardItemTypes in the dashboard's
+	// order (sortedDims: "C" is Go's order of strings), each row with how
+	// many of its set have unresolved dead letters.
 	selectDashboardCounts = `
-SELECT GROUPING(tenant, item_type, error_class), coalesce(tenant, ''), coalesce(item_type, ''), coalesce(error_class, ''),
-       coalesce(sum(n) FILTER (WHERE dead_letter_unresolved(status)), 0)::bigint, sum(n)::bigint
-FROM dead_letter_counts WHERE tenant = ANY(@tenants) AND n > 0
-GROUP BY GROUPING SETS ((tenant), (item_type), (error_class))`
+SELECT set, tenant, item_type, error_class, unresolved, total, with_unresolved FROM (
+    SELECT c.*, row_number() OVER (PARTITION BY set ORDER BY unresolved DESC, total DESC, item_type COLLATE "C") AS rank,
+           count(*) FILTER (WHERE unresolved > 0) OVER (PARTITION BY set) AS with_unresolved
+    FROM (
+        SELECT GROUPING(tenant, item_type, error_class) AS set, coalesce(tenant, '') AS tenant,
+               coalesce(item_type, '') AS item_type, coalesce(error_class, '') AS error_class,
+               coalesce(sum(n) FILTER (WHERE dead_letter_unresolved(status)), 0)::bigint AS unresolved, sum(n)::bigint AS total
+        FROM dead_letter_counts WHERE tenant = ANY(@tenants) AND n > 0
+        GROUP BY GROUPING SETS ((tenant), (item_type), (error_class))
+    ) c
+) r
+WHERE set <> @item_type_set OR rank <= @item_types`
 	// The rolling day and the chart from whole hours per tenant (24 rows a
 	// tenant for a day) and minutes only where an hour is partial: the
 	// minutes of the last hour (its figure; it spans two hours), and the
@@ -154,6 +167,11 @@ const (
 	byItemTypeSet   = 5
 	byErrorClassSet = 6
 )
+
+// DashboardItemTypes is how many item types the dashboard lists, those
+// with the most unresolved dead letters: item types are producer input,
+// and the dashboard, every on-call's home page, polls itself.
+const DashboardItemTypes = 10
 
 // Dashboard returns the dashboard of q.Tenants in one round trip. It
 // returns an invalid quarantine.Error for a span out of range.
@@ -185,6 +203,7 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 	args := pgx.NamedArgs{
 		"tenants": q.Tenants, "now": now, "hour_ago": minute.Add(-59 * time.Minute),
 		"day_ago": dayAgo, "day_hours": dayHours, "hour": hour, "since": since,
+		"item_type_set": byItemTypeSet, "item_types": DashboardItemTypes,
 	}
 	groups := &GroupFilter{Tenants: q.Tenants, Limit: top, Unresolved: true}
 	groupsSQL, groupArgs, _ := groups.sql()
@@ -200,8 +219,8 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 	b.Queue(selectDashboardCounts, args).Query(func(rows pgx.Rows) error {
 		var set int
 		var tenant, itemType, class string
-		var unresolved, total int64
-		_, err := pgx.ForEachRow(rows, []any{&set, &tenant, &itemType, &class, &unresolved, &total}, func() error {
+		var unresolved, total, withUnresolved int64
+		_, err := pgx.ForEachRow(rows, []any{&set, &tenant, &itemType, &class, &unresolved, &total, &withUnresolved}, func() error {
 			switch set {
 			case byTenantSet:
 				if ts := byTenant[tenant]; ts != nil {
@@ -209,6 +228,7 @@ func (s *Store) Dashboard(ctx context.Context, q DashboardQuery) (Dashboard, err
 				}
 			case byItemTypeSet:
 				types[itemType] = &DimensionCount{Value: itemType, Unresolved: unresolved, Total: total}
+				dash.ItemTypesUnresolved = withUnresolved
 			case byErrorClassSet:
 				classes[class] = &DimensionCount{Value: class, Unresolved: unresolved, Total: total}
 			}

@@ -56,6 +56,8 @@ const (
 	MaxGroupLimit     = 500
 	// StackHeadLines is how many lines of the sample stack a Group carries.
 	StackHeadLines = 6
+	// GroupItemTypes is how many of its item types a Group names.
+	GroupItemTypes = 5
 )
 
 // GroupFilter selects error groups. Zero fields do not filter; Tenants is
@@ -150,7 +152,11 @@ type Group struct {
 	FirstSeen   time.Time
 	LastSeen    time.Time
 	Tenants     []string
-	ItemTypes   []string
+	// ItemTypes are the group's first GroupItemTypes item types by name;
+	// ItemTypeCount is how many it has (item types are producer input:
+	// a group may have thousands).
+	ItemTypes     []string
+	ItemTypeCount int64
 	// SampleID is the dead letter of the group stored last (or, when that
 	// one was deleted, the newest the row counts: across its tenants, of
 	// the filter's item type, unresolved when the filter keeps unresolved
@@ -236,10 +242,15 @@ SELECT count(*)::bigint, coalesce(sum(unresolved), 0)::bigint FROM (
 	groupPage = ` AS ahead FROM s
 ), g AS (
     SELECT * FROM r WHERE true`
+	// A group's item types are producer input, as many as its subjects
+	// name: the page gets the first GroupItemTypes by name and how many
+	// there are, not the list. Both are of the one sorted list the
+	// lateral builds (the plan is the one that sent the whole list).
 	groupLimit = `
     LIMIT @limit OFFSET @offset
 )
-SELECT g.fingerprint, a.error_class, g.n, g.unresolved, g.first_seen, g.last_seen, a.tenants, a.item_types,
+SELECT g.fingerprint, a.error_class, g.n, g.unresolved, g.first_seen, g.last_seen, a.tenants,
+       a.item_types[1:@group_types], cardinality(a.item_types),
        coalesce(x.id, 0), g.total, g.ahead, coalesce(left(x.error, 2000), '') AS error, coalesce(left(x.stack, 4000), '') AS stack
 FROM g
 CROSS JOIN LATERAL (
@@ -443,7 +454,7 @@ func (f *GroupFilter) where() (args pgx.NamedArgs, filters string, ok bool) {
 	if limit == 0 {
 		limit = DefaultGroupLimit
 	}
-	args = pgx.NamedArgs{"tenants": tenants, "limit": limit, "offset": f.Offset}
+	args = pgx.NamedArgs{"tenants": tenants, "limit": limit, "offset": f.Offset, "group_types": GroupItemTypes}
 	if f.ItemType != "" {
 		filters += groupItemType
 		args["item_type"] = f.ItemType
@@ -540,7 +551,7 @@ func scanGroup(row pgx.CollectableRow) (Group, error) {
 	var g Group
 	var class, stack string
 	err := row.Scan(&g.Fingerprint, &class, &g.N, &g.Unresolved, &g.FirstSeen, &g.LastSeen, &g.Tenants, &g.ItemTypes,
-		&g.SampleID, &g.total, &g.ahead, &g.SampleError, &stack)
+		&g.ItemTypeCount, &g.SampleID, &g.total, &g.ahead, &g.SampleError, &stack)
 	g.ErrorClass, g.StackHead = ErrorClass(class), StackHead(stack, StackHeadLines)
 	return g, err
 }

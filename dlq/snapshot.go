@@ -1,11 +1,13 @@
 package dlq
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,16 +34,37 @@ type CountersSnapshot struct {
 // Tenants returns the tenants that have dead letters, sorted.
 func (s *CountersSnapshot) Tenants() []string { return slices.Clone(s.tenants) }
 
-// Facets returns the item types and error classes stored in tenants, sorted.
+// Facets returns the item types and error classes stored in tenants,
+// sorted: every item type up to ItemTypeChoices, else the ItemTypeChoices
+// holding the most dead letters (Facets.ItemTypeCount says how many there
+// are).
 func (s *CountersSnapshot) Facets(tenants []string) Facets {
-	types, classes := map[string]bool{}, map[string]bool{}
+	types, classes := map[string]int64{}, map[string]bool{}
 	for _, c := range s.Combos {
 		if slices.Contains(tenants, c.Tenant) {
-			types[c.ItemType], classes[string(c.ErrorClass)] = true, true
+			types[c.ItemType] += c.N
+			classes[string(c.ErrorClass)] = true
 		}
 	}
-	f := Facets{ItemTypes: sortedKeys(types), ErrorClasses: sortedKeys(classes)}
+	f := Facets{ItemTypes: mostFirst(types, ItemTypeChoices), ItemTypeCount: len(types), ErrorClasses: sortedKeys(classes)}
+	slices.Sort(f.ItemTypes)
 	return f
+}
+
+// mostFirst returns the keys of m with the largest values, at most n of
+// them, the largest first (of equal ones, the first by name).
+func mostFirst(m map[string]int64, n int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		if m[a] != m[b] {
+			return cmp.Compare(m[b], m[a])
+		}
+		return strings.Compare(a, b)
+	})
+	return out[:min(n, len(out))]
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -18,10 +18,13 @@ type DashboardModel struct {
 	// Total sums Tenants (its Tenant is empty; ListURL covers them all).
 	Total TenantSummaryRow
 	Chart ArrivalChart
-	// ByItemType and ByErrorClass are unresolved counts, biggest first.
-	ByItemType   []DimensionRow
-	ByErrorClass []DimensionRow
-	TopGroups    []GroupRow
+	// ByItemType and ByErrorClass are unresolved counts, biggest first;
+	// MoreItemTypes the item types with unresolved dead letters that
+	// ByItemType leaves out (dlq.DashboardItemTypes).
+	ByItemType    []DimensionRow
+	MoreItemTypes DimensionMore
+	ByErrorClass  []DimensionRow
+	TopGroups     []GroupRow
 	// Snoozed is the unresolved groups TopGroups leaves out as snoozed.
 	Snoozed SnoozedHint
 	// StaleAfter is the age past which the oldest unresolved dead letter is
@@ -96,6 +99,14 @@ type DimensionRow struct {
 	// Share is Unresolved relative to the biggest row, 0 to 1.
 	Share float64
 	// URL lists the dead letters of this value.
+	URL string
+}
+
+// DimensionMore is how many values with unresolved dead letters a
+// dimension's card leaves out (N, 0 when none), and the page that lists
+// them (URL).
+type DimensionMore struct {
+	N   int64
 	URL string
 }
 

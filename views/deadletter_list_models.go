@@ -35,10 +35,13 @@ type DeadLetterListModel struct {
 	Action string
 	Filter DeadLetterFilter
 	// Choices of the filter selects.
-	Tenants      []string
-	ItemTypes    []string
-	ErrorClasses []string
-	Statuses     []Option
+	Tenants   []string
+	ItemTypes []string
+	// ItemTypesTyped says the item type filter is a text input and
+	// ItemTypes its suggestions (too many item types for a select).
+	ItemTypesTyped bool
+	ErrorClasses   []string
+	Statuses       []Option
 	// Presets are the one-click time ranges.
 	Presets []TimePreset
 	// GroupLabel describes Filter.Group (its sample error), when set.

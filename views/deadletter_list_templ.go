@@ -178,7 +178,7 @@ func deadLetterList(m DeadLetterListModel) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = SelectField(Select{Name: "type", Label: "Item type", Value: m.Filter.ItemType, Options: Options(m.ItemTypes), Placeholder: "Any item type", Error: m.Errors["type"]}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = SelectField(Select{Name: "type", Label: "Item type", Value: m.Filter.ItemType, Options: Options(m.ItemTypes), Placeholder: "Any item type", Error: m.Errors["type"], Typed: m.ItemTypesTyped}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -41,6 +41,10 @@ type Select struct {
 	Required bool
 	// Placeholder, when set, is an empty-valued first option ("Any action").
 	Placeholder string
+	// Typed makes the field a text input that takes any value, Options
+	// only its suggestions (a datalist), Placeholder its placeholder: for
+	// values too many to list (producer input such as item types).
+	Typed bool
 }
 
 // Option is one choice of a Select.

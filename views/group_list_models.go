@@ -20,14 +20,17 @@ type GroupFilter struct {
 
 // GroupListModel is the error groups page.
 type GroupListModel struct {
-	Action       string
-	Filter       GroupFilter
-	Tenants      []string
-	ItemTypes    []string
-	ErrorClasses []string
-	Sorts        []Option
-	States       []Option
-	Rows         []GroupRow
+	Action    string
+	Filter    GroupFilter
+	Tenants   []string
+	ItemTypes []string
+	// ItemTypesTyped says the item type filter is a text input and
+	// ItemTypes its suggestions (too many item types for a select).
+	ItemTypesTyped bool
+	ErrorClasses   []string
+	Sorts          []Option
+	States         []Option
+	Rows           []GroupRow
 	// Total is how many groups match; Rows are those from First (1-based).
 	Total int
 	First int
@@ -81,9 +84,12 @@ type GroupRow struct {
 	FirstSeen   time.Time
 	LastSeen    time.Time
 	Tenants     []string
-	ItemTypes   []string
-	SampleError string
-	StackHead   string
+	// ItemTypes are the first of the group's item types (by name),
+	// ItemTypesMore how many more it has.
+	ItemTypes     []string
+	ItemTypesMore int64
+	SampleError   string
+	StackHead     string
 	// New says the group was first seen in the last 24 hours.
 	New bool
 	// Triage is what people recorded about the group, per tenant.
@@ -164,6 +170,15 @@ type GroupTenantPanel struct {
 	Triage        GroupTriageView
 	CanTriage     bool
 	SnoozeOptions []Option
+}
+
+// typesTitle is the title of a group's item types: those named, and how
+// many more it has.
+func typesTitle(g GroupRow) string {
+	if g.ItemTypesMore == 0 {
+		return joinList(g.ItemTypes)
+	}
+	return joinList(g.ItemTypes) + " and " + Count(g.ItemTypesMore) + " more"
 }
 
 func groupAction(m GroupListModel) string { return orDefault(m.Action, PathGroups) }

@@ -197,6 +197,10 @@ func dashboardModel(d dlq.Dashboard, now time.Time, stale time.Duration) views.D
 		m.Chart.Max = max(m.Chart.Max, b.N)
 	}
 	m.ByItemType = dimensionRows(d.ByItemType, "type")
+	if more := d.ItemTypesUnresolved - int64(len(m.ByItemType)); more > 0 {
+		// The rest are in the list, whose item type filter takes any.
+		m.MoreItemTypes = views.DimensionMore{N: more, URL: listURL("status", views.StatusUnresolved)}
+	}
 	m.ByErrorClass = dimensionRows(d.ByErrorClass, "class")
 	for _, g := range d.TopGroups {
 		m.TopGroups = append(m.TopGroups, groupRow(g, views.StatusUnresolved))

@@ -200,7 +200,7 @@ func (s *Server) deadLetterList(c echo.Context) error {
 		Tenants: tenants, ErrorClasses: classStrings(errorClasses), Statuses: statusOptions(),
 		Presets: presetLinks(views.PathDeadLetters, c.QueryParams()),
 	}
-	m.ItemTypes = s.itemTypes(ctx, tenants)
+	m.ItemTypes, m.ItemTypesTyped = s.itemTypes(ctx, tenants)
 	q := c.QueryParams()
 	if form.Group != "" {
 		m.ClearGroupURL = views.PathDeadLetters + encodeQuery(without(q, "group", "before", "after"))

@@ -25,15 +25,17 @@ func (s *Server) deadLetterTenants(ctx context.Context, u authz.User, act string
 	return sc.Tenants
 }
 
-// itemTypes are the item types present in tenants, for the filter select
-// (from the counters, not the table). Without them the select still works:
-// a failure is logged, not shown.
-func (s *Server) itemTypes(ctx context.Context, tenants []string) []string {
+// itemTypes are the item types present in tenants, for the filter's
+// choices (from the counters, not the table): every one, or when there are
+// more than dlq.ItemTypeChoices, the most frequent as suggestions to a
+// value typed (typed). Without them the filter still works: a failure is
+// logged, not shown.
+func (s *Server) itemTypes(ctx context.Context, tenants []string) (types []string, typed bool) {
 	fs, err := s.deps.DeadLetters.Facets(ctx, tenants)
 	if err != nil {
 		s.deps.Log.Warn("read filter choices", "err", err)
 	}
-	return fs.ItemTypes
+	return fs.ItemTypes, fs.ItemTypeCount > len(fs.ItemTypes)
 }
 
 // listURL is the quarantine list filtered by pairs of parameter and value

@@ -13,7 +13,7 @@ import (
 // record fixes there. It posts to the sample's fix route (which finds the
 // tenant, item type and group from the dead letter, never from the form).
 func (s *Server) groupFix(c echo.Context, g dlq.Group) *views.FixForm {
-	if len(g.Tenants) != 1 || len(g.ItemTypes) != 1 || g.SampleID == 0 ||
+	if len(g.Tenants) != 1 || g.ItemTypeCount != 1 || g.SampleID == 0 ||
 		!s.deps.Access.Can(userOf(c), g.Tenants[0], authz.ObjDeadLetter, authz.ActFix) {
 		return nil
 	}

@@ -145,7 +145,7 @@ func (s *Server) groupList(c echo.Context) error {
 		Action: views.PathGroups, Filter: form, Errors: errs, Now: now, Tenants: tenants,
 		ErrorClasses: classStrings(errorClasses), Sorts: groupSorts, States: groupStates, Actions: s.groupActions(u),
 	}
-	m.ItemTypes = s.itemTypes(ctx, tenants)
+	m.ItemTypes, m.ItemTypesTyped = s.itemTypes(ctx, tenants)
 	if errs != nil {
 		return s.render(c, http.StatusUnprocessableEntity, views.GroupList(s.page(c, "Error groups", "groups"), m))
 	}
@@ -442,7 +442,8 @@ func groupRow(g dlq.Group, status string) views.GroupRow {
 	r := views.GroupRow{
 		Fingerprint: g.Fingerprint, ErrorClass: string(g.ErrorClass), N: g.N, Unresolved: g.Unresolved,
 		FirstSeen: g.FirstSeen, LastSeen: g.LastSeen, Tenants: g.Tenants, ItemTypes: g.ItemTypes,
-		SampleError: g.SampleError, StackHead: g.StackHead, ListURL: groupListURL(g, "", status),
+		ItemTypesMore: g.ItemTypeCount - int64(len(g.ItemTypes)),
+		SampleError:   g.SampleError, StackHead: g.StackHead, ListURL: groupListURL(g, "", status),
 	}
 	if g.SampleError != "" {
 		r.SampleURL = deadLetterURL(g.SampleID)
