@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -137,8 +138,6 @@ const (
     VALUES ($1, $2, coalesce($3, ''), coalesce($4, ''), $5)
     ON CONFLICT (tenant, fingerprint) DO UPDATE SET note = coalesce($3, t.note), ticket_url = coalesce($4, t.ticket_url),
         updated_at = now(), updated_by = $5`
-	selectTriageForUpdate = `SELECT t.owner, t.note, t.ticket_url, t.snoozed_until, t.snooze_grow_by, ` + snoozedNow + ` FROM group_triage t
-    WHERE t.tenant = $1 AND t.fingerprint = $2 FOR UPDATE OF t`
 	// The group's row is made, blank, before selectTriageForUpdate reads
 	// it: FOR UPDATE locks nothing that is not there, so a save that
 	// inserted the row meanwhile would be overwritten by this one's
@@ -152,7 +151,49 @@ const (
     ON CONFLICT (tenant, fingerprint) DO NOTHING RETURNING true`
 )
 
+// selectTriageForUpdate reads the group's row as it was before a save
+// (for the audit entries), locked, and which of the owner, the note and
+// the ticket ($3, $4, $5: what the person saw; NULL: not known) it no
+// longer holds as seen (drawnAsNow). The row stays locked until the save
+// commits, so what it compares is what the parts are written over: the
+// compare and the set are one transaction's.
+var selectTriageForUpdate = `SELECT t.owner, t.note, t.ticket_url, t.snoozed_until, t.snooze_grow_by, ` + snoozedNow + `,
+        t.updated_at, t.updated_by,
+        NOT ` + drawnAsNow("t.owner", "$3") + `, NOT ` + drawnAsNow("t.note", "$4") + `, NOT ` + drawnAsNow("t.ticket_url", "$5") + `
+    FROM group_triage t
+    WHERE t.tenant = $1 AND t.fingerprint = $2 FOR UPDATE OF t`
+
+// drawnAsNow is true when text column col holds what param (a text
+// parameter) says a form showed of it, or param is NULL (nothing was
+// shown). Line breaks count as one: a browser sends a form's hidden field
+// with every line break as CR LF, whatever the page held.
+func drawnAsNow(col, param string) string {
+	lf := func(x string) string { return `regexp_replace(` + x + `, E'\r\n?', E'\n', 'g')` }
+	return `(` + param + `::text IS NULL OR ` + lf(col) + ` = ` + lf(param+`::text`) + `)`
+}
+
 var errNoGroup = quarantine.Errorf(quarantine.ENOTFOUND, "There is no such error group.")
+
+// TriageConflict is the error TriageGroup returns when a part of a change
+// (owner, note, ticket) is no longer what the person saw when they changed
+// it (GroupChange.OwnerWas, NoteWas, TicketWas): someone changed it
+// meanwhile, and nothing of the change was written. It unwraps to a
+// conflict quarantine.Error.
+type TriageConflict struct {
+	// Parts are those changed meanwhile, in the order "owner", "note",
+	// "ticket".
+	Parts []string
+	// Now is the group's triage as it is (Owner, Note, TicketURL, Snoozed,
+	// UpdatedAt and UpdatedBy: the row's last change, of any part).
+	Now GroupTriage
+}
+
+func (e *TriageConflict) Error() string { return e.Unwrap().Error() }
+
+// Unwrap returns the conflict, in words for the person.
+func (e *TriageConflict) Unwrap() error {
+	return quarantine.Errorf(quarantine.ECONFLICT, "The group's %s changed meanwhile: nothing was saved.", strings.Join(e.Parts, " and "))
+}
 
 // GroupChange is what one save changes of an error group's triage in a
 // tenant; a nil part is left as it was (the note and the ticket link are
@@ -162,8 +203,15 @@ type GroupChange struct {
 	Owner  *string // an email or a team; "": nobody
 	Note   *string // "": none
 	Ticket *string // a link to the group's ticket; "": none
-	Snooze *SnoozeInput
-	Wake   bool // end the snooze now
+	// OwnerWas, NoteWas and TicketWas are what the person saw of the
+	// owner, the note and the ticket when they changed it (nil: not
+	// known; the part is written whatever the row holds). A part the row
+	// no longer holds as seen is a conflict (TriageConflict), and nothing
+	// is written: a save does not write blind over what a colleague wrote
+	// meanwhile.
+	OwnerWas, NoteWas, TicketWas *string
+	Snooze                       *SnoozeInput
+	Wake                         bool // end the snooze now
 }
 
 // Empty is true for a change that changes nothing.
@@ -177,7 +225,8 @@ func (c GroupChange) Empty() bool {
 func (c GroupChange) check() error {
 	switch {
 	case c.Owner != nil && !StorableText(*c.Owner),
-		c.Note != nil && !StorableText(*c.Note), c.Ticket != nil && !StorableText(*c.Ticket):
+		c.Note != nil && !StorableText(*c.Note), c.Ticket != nil && !StorableText(*c.Ticket),
+		!storableOrNil(c.OwnerWas), !storableOrNil(c.NoteWas), !storableOrNil(c.TicketWas):
 		return quarantine.Errorf(quarantine.EINVALID, "%s", UnstorableTextMessage)
 	case c.Snooze != nil && c.Wake:
 		return quarantine.Errorf(quarantine.EINVALID, "a group is either snoozed or woken, not both")
@@ -190,6 +239,9 @@ func (c GroupChange) check() error {
 	}
 	return nil
 }
+
+// storableOrNil is true for nil and StorableText.
+func storableOrNil(s *string) bool { return s == nil || StorableText(*s) }
 
 // SnoozeGroup hides g from the groups page and the dashboard until in says
 // (its arrivals now are what growth counts from), audited as group.snooze. It
@@ -225,8 +277,10 @@ func (s *Store) NoteGroup(ctx context.Context, g GroupRef, note, ticketURL strin
 // arrivals now; one that keeps its time limit (SnoozeInput.KeepUntil)
 // keeps the one the group's snooze has now, if it has not ended. It returns a not_found quarantine.Error when the tenant has no
 // dead letter of the group, an invalid one for a change check refuses
-// (nothing is written), and a conflict for a wake of a group that is not
-// snoozed (nothing is written either). An empty ch writes nothing.
+// (nothing is written), a *TriageConflict when a part ch changes is no
+// longer what its *Was says the person saw, and a conflict for a wake of
+// a group that is not snoozed (nothing is written either, in both). An
+// empty ch writes nothing.
 func (s *Store) TriageGroup(ctx context.Context, g GroupRef, ch GroupChange, actor quarantine.Actor, meta quarantine.RequestMeta) error {
 	if err := ch.check(); err != nil {
 		return fmt.Errorf("triage group %s in %s: %w", g.Fingerprint, g.Tenant, err)
@@ -252,8 +306,27 @@ func (s *Store) TriageGroup(ctx context.Context, g GroupRef, ch GroupChange, act
 		var until *time.Time
 		var grow *int64
 		var snoozed bool
-		if err := tx.QueryRow(ctx, selectTriageForUpdate, g.Tenant, g.Fingerprint).Scan(&owner, &note, &ticket, &until, &grow, &snoozed); err != nil {
+		var at time.Time
+		var lastBy string
+		var ownerMoved, noteMoved, ticketMoved bool
+		if err := tx.QueryRow(ctx, selectTriageForUpdate, g.Tenant, g.Fingerprint, ch.OwnerWas, ch.NoteWas, ch.TicketWas).Scan(
+			&owner, &note, &ticket, &until, &grow, &snoozed, &at, &lastBy, &ownerMoved, &noteMoved, &ticketMoved); err != nil {
 			return err
+		}
+		// Only a part this save changes conflicts: one it leaves alone
+		// keeps what the row holds.
+		var moved []string
+		for _, p := range []struct {
+			name          string
+			changed, gone bool
+		}{{"owner", ch.Owner != nil, ownerMoved}, {"note", ch.Note != nil, noteMoved}, {"ticket", ch.Ticket != nil, ticketMoved}} {
+			if p.changed && p.gone {
+				moved = append(moved, p.name)
+			}
+		}
+		if len(moved) > 0 {
+			return &TriageConflict{Parts: moved, Now: GroupTriage{Tenant: g.Tenant, Fingerprint: g.Fingerprint, Owner: owner, Note: note,
+				TicketURL: ticket, Snoozed: snoozed, UpdatedAt: at, UpdatedBy: lastBy}}
 		}
 		if !made {
 			before = map[string]any{"owner": owner, "note": note, "ticket_url": ticket, "snoozed_until": until, "grow_by": grow}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -37,7 +38,7 @@ func (s *Server) groupAssign(c echo.Context) error {
 	f := ownerForm{Owner: c.FormValue("owner")}
 	owner, errs := f.Validate()
 	if errs != nil {
-		return s.renderGroupForm(c, g, "Assign the group", "Save owner", nil,
+		return s.renderGroupForm(c, g, http.StatusUnprocessableEntity, "Assign the group", "Save owner", nil,
 			views.FormControl{Input: &views.Input{Name: "owner", Label: "Owner", Value: f.Owner, Error: errs["owner"]}})
 	}
 	done := "Owner set in " + g.Tenant + "."

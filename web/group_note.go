@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"unicode/utf8"
 
@@ -65,7 +66,7 @@ func (s *Server) groupNote(c echo.Context) error {
 	f := noteForm{Note: c.FormValue("note"), Ticket: c.FormValue("ticket"), Console: s.consoleHosts(c.Request())}
 	note, ticket, errs := f.Validate()
 	if errs != nil {
-		return s.renderGroupForm(c, g, "Note on the group", "Save note", nil,
+		return s.renderGroupForm(c, g, http.StatusUnprocessableEntity, "Note on the group", "Save note", nil,
 			views.FormControl{Input: &views.Input{Name: "note", Label: "Note", Value: f.Note, Error: errs["note"]}},
 			views.FormControl{Input: &views.Input{Name: "ticket", Label: "Ticket link", Type: "url", Value: f.Ticket, Error: errs["ticket"]}})
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -42,10 +43,13 @@ func triageSnoozeOptions(snoozed bool) []views.Option {
 // the ticket from what the form showed (the *_was fields): only what was
 // changed is written, so that a field left alone does not undo a change
 // someone else made meanwhile. A form without the *_was fields changes
-// every text field it sends.
+// every text field it sends. OwnerWas, NoteWas and TicketWas are the
+// *_was fields as sent (nil: not sent): a changed field is written only
+// if the group still holds what the form showed (dlq.GroupChange).
 type triageForm struct {
 	Owner, Note, Ticket                      string
 	OwnerChanged, NoteChanged, TicketChanged bool
+	OwnerWas, NoteWas, TicketWas             *string
 	Snooze, Grows                            string
 	Console                                  []string
 }
@@ -53,21 +57,25 @@ type triageForm struct {
 // readTriageForm reads the panel's form from values.
 func readTriageForm(form url.Values, console []string) triageForm {
 	f := triageForm{Snooze: strings.TrimSpace(form.Get("for")), Grows: strings.TrimSpace(form.Get("grows")), Console: console}
-	f.Owner, f.OwnerChanged = edited(form, "owner")
-	f.Note, f.NoteChanged = edited(form, "note")
-	f.Ticket, f.TicketChanged = edited(form, "ticket")
+	f.Owner, f.OwnerWas, f.OwnerChanged = edited(form, "owner")
+	f.Note, f.NoteWas, f.NoteChanged = edited(form, "note")
+	f.Ticket, f.TicketWas, f.TicketChanged = edited(form, "ticket")
 	return f
 }
 
-// edited returns field name of form and whether it was changed: sent, and
-// different (trimmed) from name_was when that was sent too.
-func edited(form url.Values, name string) (string, bool) {
+// edited returns field name of form, name_was (nil: not sent) and whether
+// the field was changed: sent, and different (trimmed) from name_was when
+// that was sent too.
+func edited(form url.Values, name string) (string, *string, bool) {
+	var drawn *string
+	if was := form[name+"_was"]; len(was) > 0 {
+		drawn = &was[0]
+	}
 	v, sent := form[name]
 	if !sent || len(v) == 0 {
-		return "", false
+		return "", drawn, false
 	}
-	was, drawn := form[name+"_was"]
-	return v[0], !drawn || len(was) == 0 || strings.TrimSpace(was[0]) != strings.TrimSpace(v[0])
+	return v[0], drawn, drawn == nil || strings.TrimSpace(*drawn) != strings.TrimSpace(v[0])
 }
 
 // Validate returns the change the form asks for, with a message per bad
@@ -78,7 +86,7 @@ func (f triageForm) Validate() (dlq.GroupChange, map[string]string) {
 	errs := map[string]string{}
 	if f.OwnerChanged {
 		owner, bad := ownerForm{Owner: f.Owner}.Validate()
-		ch.Owner = &owner
+		ch.Owner, ch.OwnerWas = &owner, f.OwnerWas
 		for k, v := range bad {
 			errs[k] = v
 		}
@@ -88,13 +96,13 @@ func (f triageForm) Validate() (dlq.GroupChange, map[string]string) {
 		// it breaks does not stop a note from being saved.
 		note, ticket, bad := noteForm{Note: f.Note, Ticket: f.Ticket, Console: f.Console}.Validate()
 		if f.NoteChanged {
-			ch.Note = &note
+			ch.Note, ch.NoteWas = &note, f.NoteWas
 			if msg, ok := bad["note"]; ok {
 				errs["note"] = msg
 			}
 		}
 		if f.TicketChanged {
-			ch.Ticket = &ticket
+			ch.Ticket, ch.TicketWas = &ticket, f.TicketWas
 			if msg, ok := bad["ticket"]; ok {
 				errs["ticket"] = msg
 			}
@@ -132,6 +140,8 @@ func (f triageForm) Validate() (dlq.GroupChange, map[string]string) {
 // groupSave writes what an error group panel's form changed in a tenant
 // (owner, note and ticket, snooze or wake) at once: all of it or, on a
 // mistake or a conflict, none of it, with the form shown again as typed.
+// A field changed meanwhile by someone else is such a conflict
+// (triageConflict: 409).
 func (s *Server) groupSave(c echo.Context) error {
 	g, err := s.groupRef(c)
 	if err != nil {
@@ -149,6 +159,9 @@ func (s *Server) groupSave(c echo.Context) error {
 	}
 	if errs == nil {
 		err = s.deps.DeadLetters.TriageGroup(c.Request().Context(), g, ch, userOf(c).Actor, authz.RequestMeta(c))
+		if moved := (*dlq.TriageConflict)(nil); errors.As(err, &moved) {
+			return s.triageConflict(c, g, f, form, moved)
+		}
 		if quarantine.ErrorCode(err) != quarantine.ECONFLICT {
 			return s.groupChanged(c, err, "Saved in "+g.Tenant+": "+savedParts(ch)+".")
 		}
@@ -158,7 +171,7 @@ func (s *Server) groupSave(c echo.Context) error {
 		f.Snooze = snoozeLeave
 		form.Del("snoozed")
 	}
-	return s.renderTriageForm(c, g, f, form, errs)
+	return s.renderTriageForm(c, g, f, form, errs, http.StatusUnprocessableEntity)
 }
 
 // savedParts names what ch changed: "owner, note, ticket, snooze".
@@ -185,10 +198,10 @@ func savedParts(ch dlq.GroupChange) string {
 	return strings.Join(parts, ", ")
 }
 
-// renderTriageForm writes the panel's form again on a page of its own (422)
-// with every field as typed, a message at each bad one, and the *_was
-// fields as the panel drew them.
-func (s *Server) renderTriageForm(c echo.Context, g dlq.GroupRef, f triageForm, form url.Values, errs map[string]string) error {
+// renderTriageForm writes the panel's form again on a page of its own
+// (status: 422, or 409 for a conflict) with every field as typed, a
+// message at each bad one, and the *_was fields of form.
+func (s *Server) renderTriageForm(c echo.Context, g dlq.GroupRef, f triageForm, form url.Values, errs map[string]string, status int) error {
 	var drawn []views.Hidden
 	for _, name := range []string{"owner_was", "note_was", "ticket_was", "snoozed"} {
 		if v, ok := form[name]; ok && len(v) > 0 {
@@ -196,7 +209,7 @@ func (s *Server) renderTriageForm(c echo.Context, g dlq.GroupRef, f triageForm, 
 		}
 	}
 	snoozed := form.Get("snoozed") != "" || f.Snooze == snoozeWake
-	return s.renderGroupForm(c, g, "Save the group's triage", "Save", drawn,
+	return s.renderGroupForm(c, g, status, "Save the group's triage", "Save", drawn,
 		views.FormControl{Input: &views.Input{Name: "owner", Label: "Owner", Value: f.Owner, Error: errs["owner"]}},
 		views.FormControl{Input: &views.Input{Name: "note", Label: "Note", Value: f.Note, Error: errs["note"]}},
 		views.FormControl{Input: &views.Input{Name: "ticket", Label: "Ticket link", Type: "url", Value: f.Ticket, Error: errs["ticket"]}},

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -66,7 +67,7 @@ func (s *Server) groupSnooze(c echo.Context) error {
 	f := snoozeForm{For: strings.TrimSpace(c.FormValue("for")), Grows: strings.TrimSpace(c.FormValue("grows"))}
 	in, errs := f.Validate()
 	if errs != nil {
-		return s.renderGroupForm(c, g, "Snooze the group", "Snooze", nil,
+		return s.renderGroupForm(c, g, http.StatusUnprocessableEntity, "Snooze the group", "Snooze", nil,
 			views.FormControl{Select: &views.Select{Name: "for", Label: "For", Value: f.For, Options: snoozeChoices, Placeholder: "No time limit (give a count)", Error: errs["for"]}},
 			views.FormControl{Input: &views.Input{Name: "grows", Label: "Or until this many more arrive", Type: "number", Value: f.Grows, Error: errs["grows"]}})
 	}

@@ -56,14 +56,15 @@ func (s *Server) groupChanged(c echo.Context, err error, done string) error {
 
 // renderGroupForm writes a triage form again on a page of its own, with
 // what was typed, a message at each bad field and the form's hidden fields
-// (besides the group's: extra) (422). Its lead names the group and its
+// (besides the group's: extra), with status (422 for a mistake, 409 for a
+// conflict). Its lead names the group and its
 // tenant, which the view writes Untrusted (a producer's subject token).
-func (s *Server) renderGroupForm(c echo.Context, g dlq.GroupRef, title, button string, extra []views.Hidden, controls ...views.FormControl) error {
+func (s *Server) renderGroupForm(c echo.Context, g dlq.GroupRef, status int, title, button string, extra []views.Hidden, controls ...views.FormControl) error {
 	m := views.FormPageModel{
 		Title: title, Lead: "Error group " + g.Fingerprint, LeadTenant: g.Tenant, Action: c.Request().URL.Path,
 		Fields: append([]views.Hidden{{Name: "tenant", Value: g.Tenant}, {Name: "group", Value: g.Fingerprint}, {Name: "return_to", Value: groupReturn(c)}},
 			extra...),
 		Controls: controls, Button: button, BackURL: groupReturn(c),
 	}
-	return s.render(c, http.StatusUnprocessableEntity, views.FormPage(s.page(c, title, "groups"), m))
+	return s.render(c, status, views.FormPage(s.page(c, title, "groups"), m))
 }
