@@ -54,6 +54,10 @@ func ItemOutcomeKind(o string) string {
 type ReconcileForm struct {
 	DeadLetterID int64
 	URL          string
+	// Settled is the episode of the item's unknown outcome the form is
+	// drawn in (how many times it was settled before): a decision is
+	// taken only in it.
+	Settled      int32
 	CanRepublish bool
 	NoRepublish  string
 	Note         string // as typed, on a form that comes back refused

@@ -110,7 +110,7 @@ func (s *Server) itemRow(c echo.Context, req replay.Request, it replay.Item, v r
 		s.viewerMayReconcile(c, req).Outcome == replaypolicy.Go {
 		dl := strconv.FormatInt(it.DeadLetterID, 10)
 		republish := s.deps.Replays.MayRepublish(req)
-		row.Reconcile = &views.ReconcileForm{DeadLetterID: it.DeadLetterID,
+		row.Reconcile = &views.ReconcileForm{DeadLetterID: it.DeadLetterID, Settled: it.Settled,
 			URL:          fmt.Sprintf("/replay/requests/%d/items/%s/reconcile", req.ID, dl),
 			CanRepublish: republish.Outcome == replaypolicy.Go}
 		if !row.Reconcile.CanRepublish {

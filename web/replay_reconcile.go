@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -16,10 +17,11 @@ import (
 // reconcileForm is what a person found when they checked the target of an
 // item (Item, the :dl parameter) whose outcome nobody can know: applied,
 // not applied (republish), or not applied (leave it), and what they
-// checked.
+// checked; Settled is the episode of the outcome their page showed
+// (replay.Item.Settled; "" when not sent).
 type reconcileForm struct {
-	Item, Choice, Note string
-	text               map[string]string // text that cannot be stored, by field (formText)
+	Item, Choice, Note, Settled string
+	text                        map[string]string // text that cannot be stored, by field (formText)
 }
 
 // typedReconcileKey keeps, in the echo context, the reconcile form a
@@ -35,12 +37,23 @@ func typedReconcile(c echo.Context) reconcileForm {
 
 // Validate returns what the replay service takes; whether the choice and
 // note will do is the replay rules' to say (JudgeReconcile), but for a
-// note that cannot be stored (invalid).
+// note that cannot be stored and an episode that is none (invalid: read
+// as none, it would settle whichever attempt the item waits about now).
 func (f reconcileForm) Validate() (replay.ReconcileInput, error) {
 	if msg := f.text["note"]; msg != "" {
 		return replay.ReconcileInput{}, quarantine.Errorf(quarantine.EINVALID, "%s", msg)
 	}
-	return replay.ReconcileInput{Choice: replaypolicy.Choice(strings.TrimSpace(f.Choice)), Note: strings.TrimSpace(f.Note)}, nil
+	in := replay.ReconcileInput{Choice: replaypolicy.Choice(strings.TrimSpace(f.Choice)), Note: strings.TrimSpace(f.Note)}
+	if f.Settled != "" {
+		n, err := strconv.ParseInt(f.Settled, 10, 32)
+		if err != nil || n < 0 {
+			return replay.ReconcileInput{}, quarantine.Errorf(quarantine.EINVALID,
+				"the form does not say which attempt of the item you decided about, so nothing was recorded: decide again on the page as it is now")
+		}
+		settled := int32(n)
+		in.Settled = &settled
+	}
+	return in, nil
 }
 
 // replayReconcile settles one item of a request whose outcome nobody can
@@ -61,7 +74,7 @@ func (s *Server) replayReconcile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	form := reconcileForm{Item: c.Param("dl"), Choice: t.raw("choice"), Note: t.raw("note")}
+	form := reconcileForm{Item: c.Param("dl"), Choice: t.raw("choice"), Note: t.raw("note"), Settled: strings.TrimSpace(t.raw("settled"))}
 	form.text = t.Errors()
 	in, err := form.Validate()
 	if err == nil {

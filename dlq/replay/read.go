@@ -135,7 +135,7 @@ func (s *Service) QueueItemOf(b *pgx.Batch, deadLetterID int64, out *map[int64]I
 			var req int64
 			var it Item
 			var until *time.Time
-			if err := scanItemInto(row, &it, &it.Outcome, &it.OutcomeReason, &until, &req); err != nil {
+			if err := scanItemInto(row, &it, &it.Outcome, &it.OutcomeReason, &until, &it.Settled, &req); err != nil {
 				return struct{}{}, err
 			}
 			it.setUntil(until)

@@ -27,18 +27,26 @@ var markRequested = dlq.StatusMove(jobDeadLetters+`
 type ReconcileInput struct {
 	Choice replaypolicy.Choice
 	Note   string
+	// Settled is the episode the person decided about: the item's
+	// Settled when their page showed it waiting (nil: not known; the
+	// episode it is in now). An item settled "republish" since, whose
+	// new attempt's outcome nobody can know either, waits for a decision
+	// about that attempt: one about the earlier attempt is a conflict.
+	Settled *int32
 }
 
 const (
 	// The job a person settles, locked: only one that needs them.
-	selectUnsettled = `SELECT j.id, j.dead_lettered_at, i.msg_id, i.operation_id FROM replay_jobs j
+	selectUnsettled = `SELECT j.id, j.dead_lettered_at, i.msg_id, i.operation_id, j.settled FROM replay_jobs j
         JOIN replay_items i ON i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id
         WHERE j.request_id = $1 AND j.dead_letter_id = $2 AND j.state = 'needs_reconciliation'
         FOR UPDATE OF j`
 	settleJob = `UPDATE replay_jobs SET state = $2, result = $3, updated_at = now(), not_before = now(),
         first_attempt_at = CASE WHEN $2 = 'pending' THEN NULL ELSE first_attempt_at END, -- a person says it did not land
-        deferrals = CASE WHEN $2 = 'pending' THEN 0 ELSE deferrals END
-        WHERE id = $1 AND state = 'needs_reconciliation'` // settled once
+        deferrals = CASE WHEN $2 = 'pending' THEN 0 ELSE deferrals END,
+        settled = settled + 1
+        WHERE id = $1 AND state = 'needs_reconciliation' -- settled once
+          AND ($4::int IS NULL OR settled = $4)` // in the episode the person saw (ReconcileInput.Settled)
 	// The effect happened: the ledger holds it as replayed, beside any
 	// other replay of its identity (a returned dead letter's, say: the
 	// ledger keeps every one, migration 0045). settleJob settles a job
@@ -70,8 +78,10 @@ const (
 // with (MayReconcile, asTheyAreNow: forbidden, audited as denied). It
 // returns invalid for a choice the rules refuse (JudgeReconcile; a
 // republish of a two-approver item is audited as denied too), a conflict
-// when the request publishes nothing more or the item does not wait for a
-// decision (settled already, say), not_found for no such item; it is
+// when the request publishes nothing more, the item does not wait for a
+// decision (settled already, say) or waits for one about a later attempt
+// than in.Settled says the person saw (ErrReconcileLaterAttempt),
+// not_found for no such item; it is
 // audited with the note, and the request ends again as its items now
 // count.
 func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor quarantine.Actor, in ReconcileInput, meta quarantine.RequestMeta) error {
@@ -111,12 +121,16 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 		var jobID int64
 		var at time.Time
 		var msgID, opID string
-		err = tx.QueryRow(ctx, selectUnsettled, id, deadLetterID).Scan(&jobID, &at, &msgID, &opID)
+		var settled int32
+		err = tx.QueryRow(ctx, selectUnsettled, id, deadLetterID).Scan(&jobID, &at, &msgID, &opID, &settled)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return quarantine.Errorf(quarantine.ECONFLICT, "this item does not wait for a decision (any more): reload the request")
 		}
 		if err != nil {
 			return err
+		}
+		if in.Settled != nil && *in.Settled != settled {
+			return ErrReconcileLaterAttempt
 		}
 		who := actor.Attribution()
 		state, result, mark := JobReplayed, fmt.Sprintf("applied, as %s found: %s", who, in.Note), markReplayed
@@ -127,7 +141,7 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 			// ShownOutcome names it apart from a cancel by this lead.
 			state, result, mark = JobCancelled, fmt.Sprintf(notAppliedLead+"%s found (%s): not published again", who, in.Note), markRequeued
 		}
-		if tag, err := tx.Exec(ctx, settleJob, jobID, state, result); err != nil {
+		if tag, err := tx.Exec(ctx, settleJob, jobID, state, result, in.Settled); err != nil {
 			return err
 		} else if tag.RowsAffected() != 1 {
 			return quarantine.Errorf(quarantine.ECONFLICT, "this item was settled meanwhile: reload the request")
@@ -195,6 +209,14 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 	}
 	return nil
 }
+
+// ErrReconcileLaterAttempt is the conflict of a decision about an item's
+// unknown outcome made on a page drawn before the item was settled
+// "republish" and published again, whose outcome nobody knows either: it
+// was about the earlier attempt, and settles nothing.
+var ErrReconcileLaterAttempt = quarantine.Errorf(quarantine.ECONFLICT,
+	"this item was settled and published again since your page showed it, and nobody can know that attempt's outcome either: "+
+		"what you checked was about the earlier one. Nothing was recorded: check the target again and decide about this attempt")
 
 // MayRepublish says whether an item of req that needs reconciliation may
 // be settled "not applied, republish" (replaypolicy.JudgeRepublish, with

@@ -124,6 +124,10 @@ type Item struct {
 	Outcome       JobState
 	OutcomeReason string
 	Until         *time.Time
+	// Settled is how many times a person settled the job's unknown
+	// outcome: the episode a reconcile form of the item is drawn in
+	// (ReconcileInput.Settled).
+	Settled int32
 	// Cut says which values a page's read of the item cut (View, Selection:
 	// see shownItemColumns); such an item has no Headers.
 	Cut ItemCut
@@ -219,7 +223,7 @@ const cutColumns = `char_length(i.msg_id) > $3, char_length(i.operation_id) > $3
 
 // outcomeColumns are what scanItemOutcome scans after itemColumns: the
 // item's job, when it has one (replay_jobs j).
-const outcomeColumns = `coalesce(j.state, ''), coalesce(j.result, ''), j.not_before`
+const outcomeColumns = `coalesce(j.state, ''), coalesce(j.result, ''), j.not_before, coalesce(j.settled, 0)`
 
 func scanItem(row pgx.CollectableRow) (Item, error) {
 	var it Item
@@ -243,7 +247,7 @@ func scanItemInto(row pgx.CollectableRow, it *Item, more ...any) error {
 func scanShownItem(row pgx.CollectableRow) (Item, error) {
 	var it Item
 	var until *time.Time
-	if err := scanItemInto(row, &it, &it.Outcome, &it.OutcomeReason, &until, &it.Cut.MsgID, &it.Cut.OperationID, &it.Cut.Subject); err != nil {
+	if err := scanItemInto(row, &it, &it.Outcome, &it.OutcomeReason, &until, &it.Settled, &it.Cut.MsgID, &it.Cut.OperationID, &it.Cut.Subject); err != nil {
 		return it, err
 	}
 	it.setUntil(until)
@@ -254,7 +258,7 @@ func scanShownItem(row pgx.CollectableRow) (Item, error) {
 func scanItemOutcome(row pgx.CollectableRow) (Item, error) {
 	var it Item
 	var until *time.Time
-	if err := scanItemInto(row, &it, &it.Outcome, &it.OutcomeReason, &until); err != nil {
+	if err := scanItemInto(row, &it, &it.Outcome, &it.OutcomeReason, &until, &it.Settled); err != nil {
 		return it, err
 	}
 	it.setUntil(until)
