@@ -22,6 +22,7 @@ import (
 
 	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/audit"
+	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/migrations"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
@@ -263,10 +264,11 @@ func TestStatementTimeoutAndBodyLimit(t *testing.T) {
 	// (the form is parsed only after sign-in and the route's permission).
 	assert.Equal(t, http.StatusUnauthorized, post("/admin/bindings", io.MultiReader(strings.NewReader(form)), -1), "chunked, not read before sign-in")
 	assert.Equal(t, http.StatusUnauthorized, post("/admin/bindings", strings.NewReader("email=a"), 7), "a small form reaches the sign-in check")
-	// The payload edit route takes payload-sized forms (3 x max payload).
-	big := "payload=" + strings.Repeat("%7B", 1<<20)
+	// The payload edit route takes forms of the largest edit, URL-encoded
+	// (3 x replay.MaxEditablePayload + a form's 64 KiB), and no more.
+	big := "payload=" + strings.Repeat("%7B", replay.MaxEditablePayload)
 	assert.Equal(t, http.StatusUnauthorized, post("/replay/requests/1/items/1/payload", strings.NewReader(big), int64(len(big))))
-	huge := "payload=" + strings.Repeat("a", int(3*a.NATS.MaxPayload()+(128<<10)))
+	huge := "payload=" + strings.Repeat("a", 3*replay.MaxEditablePayload+(128<<10))
 	assert.Equal(t, http.StatusRequestEntityTooLarge, post("/replay/requests/1/items/1/payload", strings.NewReader(huge), int64(len(huge))))
 	resp, _ := httpGet(t, base+"/healthz", map[string]string{"X-Big": strings.Repeat("h", 100<<10)})
 	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
