@@ -267,17 +267,7 @@ const selectTenant = `SELECT tenant FROM dead_letters` + byID
 
 // TenantOf returns the tenant of dead letter id, or not_found.
 func (s *Store) TenantOf(ctx context.Context, id int64) (string, error) {
-	var tenant string
-	err := s.lookupByID(ctx, id, func(lo, hi time.Time) error {
-		return s.pool.QueryRow(ctx, selectTenant, id, lo, hi).Scan(&tenant)
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("tenant of dead letter %d: %w", id, errNoDeadLetter)
-	}
-	if err != nil {
-		return "", fmt.Errorf("tenant of dead letter %d: %w", id, err)
-	}
-	return tenant, nil
+	return columnOf[string](ctx, s, id, selectTenant, "tenant")
 }
 
 const selectVersion = `SELECT version FROM dead_letters` + byID
@@ -288,17 +278,23 @@ const selectVersion = `SELECT version FROM dead_letters` + byID
 // (a close to confirm again) reads none of the long values Get reads
 // whole, a payload of up to the stream's message size among them.
 func (s *Store) VersionOf(ctx context.Context, id int64) (int32, error) {
-	var version int32
+	return columnOf[int32](ctx, s, id, selectVersion, "version")
+}
+
+// columnOf reads the one column query (a statement of byID) selects of
+// dead letter id, named what in its errors, or not_found.
+func columnOf[T any](ctx context.Context, s *Store, id int64, query, what string) (T, error) {
+	var v T
 	err := s.lookupByID(ctx, id, func(lo, hi time.Time) error {
-		return s.pool.QueryRow(ctx, selectVersion, id, lo, hi).Scan(&version)
+		return s.pool.QueryRow(ctx, query, id, lo, hi).Scan(&v)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("version of dead letter %d: %w", id, errNoDeadLetter)
+		err = errNoDeadLetter
 	}
 	if err != nil {
-		return 0, fmt.Errorf("version of dead letter %d: %w", id, err)
+		return v, fmt.Errorf("%s of dead letter %d: %w", what, id, err)
 	}
-	return version, nil
+	return v, nil
 }
 
 // TenantsOf returns the tenant of each of ids that exists.
