@@ -266,8 +266,9 @@ func parseAdvisory(w WatchStream, adv Advisory, orig *Original, unread error, ra
 		r.originalSubject(orig.Subject)
 		h := r.headerView(Received{Header: orig.Header, HeaderBlock: orig.HeaderBlock}, false)
 		r.Headers = encodeHeaders(h)
-		conflicts := conflictsSent(h, SourceAdvisory)
-		h = r.contractView(h)
+		spellings := otherSpellings(h)
+		conflicts := conflictsSent(h, spellings, SourceAdvisory)
+		h = r.contractView(h, spellings)
 		r.setPayload(orig.Data)
 		r.MsgID = r.header(h, HeaderNatsMsgID)
 		r.ReplayOf = r.replayOf(h) // a replayed message that hit MaxDeliver is a loop too

@@ -2,7 +2,6 @@ package dlq
 
 import (
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -83,10 +82,11 @@ const (
 
 // sentAs returns every value of h sent in hs (the headers as received, or
 // as stored), in the order the contract reads them: under the contract's
-// spelling first, then under each other spelling (but for an exact one)
-// in the order of their names, as contractView reads them; then likewise
-// the header read in its place (also).
-func (h identityHeader) sentAs(hs map[string][]string) []string {
+// spelling first, then under each other spelling (spellings:
+// otherSpellings of hs; none for an exact one) in the order of their
+// names, as contractView reads them; then likewise the header read in its
+// place (also).
+func (h identityHeader) sentAs(hs, spellings map[string][]string) []string {
 	var sent []string
 	for _, name := range []string{h.name, h.also} {
 		if name == "" {
@@ -96,14 +96,7 @@ func (h identityHeader) sentAs(hs map[string][]string) []string {
 		if h.exact {
 			continue
 		}
-		var others []string
-		for k := range hs {
-			if k != name && contractByLower[strings.ToLower(k)] == name {
-				others = append(others, k)
-			}
-		}
-		sort.Strings(others)
-		for _, k := range others {
+		for _, k := range spellings[name] {
 			sent = append(sent, hs[k]...)
 		}
 	}
@@ -146,14 +139,14 @@ func (h identityHeader) conflictOf(sent []string) (Conflict, bool) {
 // conflictsSent returns the identity headers of a dead letter of source
 // kind source whose values in h (the headers as received, every spelling)
 // disagree, for flagConflicting; ParseDLQ and ParseAdvisory take them
-// before contractView reads one spelling.
-func conflictsSent(h map[string][]string, source string) []Conflict {
+// before contractView reads one spelling. spellings is otherSpellings(h).
+func conflictsSent(h, spellings map[string][]string, source string) []Conflict {
 	var out []Conflict
 	for _, ih := range identityHeaders {
 		if ih.source != "" && ih.source != source {
 			continue
 		}
-		if c, ok := ih.conflictOf(ih.sentAs(h)); ok {
+		if c, ok := ih.conflictOf(ih.sentAs(h, spellings)); ok {
 			out = append(out, c)
 		}
 	}
@@ -221,13 +214,14 @@ func ConflictsOf(flags []string, hs []HeaderValue) []Conflict {
 			h[name] = append(h[name], value)
 		}
 	}
+	spellings := otherSpellings(h)
 	var out []Conflict
 	var named []string // flags named so far
 	for _, ih := range identityHeaders {
 		if !slices.Contains(flags, ih.flag()) || slices.Contains(named, ih.flag()) {
 			continue
 		}
-		if c, ok := ih.conflictOf(ih.sentAs(h)); ok {
+		if c, ok := ih.conflictOf(ih.sentAs(h, spellings)); ok {
 			out = append(out, c)
 			named = append(named, ih.flag())
 		}

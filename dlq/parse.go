@@ -159,8 +159,9 @@ func ParseDLQ(prefix string, m Received) Record {
 	h := r.headerView(m, true)
 	r.Headers = encodeHeaders(h)
 	classes := errorClassesSent(h)
-	conflicts := conflictsSent(h, SourceDLQ)
-	h = r.contractView(h)
+	spellings := otherSpellings(h)
+	conflicts := conflictsSent(h, spellings, SourceDLQ)
+	h = r.contractView(h, spellings)
 	r.setPayload(m.Data)
 	if m.PayloadErr != nil {
 		r.payloadUnverified(m)
@@ -411,35 +412,29 @@ var contractByLower = func() map[string]string {
 // other values is flagged duplicate:<field>, as the header sent twice
 // under one spelling is (and, for an identity header, conflicting:<field>:
 // conflictsSent reads every spelling before this view). Several other
-// spellings are read in the order of their names. h itself is returned when there is nothing to read
+// spellings are read in the order of their names. spellings is
+// otherSpellings(h). h itself is returned when there is nothing to read
 // otherwise.
-func (r *Record) contractView(h map[string][]string) map[string][]string {
+func (r *Record) contractView(h map[string][]string, spellings map[string][]string) map[string][]string {
 	var others map[string][]string    // by contract name: the other spellings sent
 	var conflicts map[string][]string // by contract name: other spellings that say otherwise
-	for k := range h {
-		if !hasFoldPrefix(k, "dlq-") && !hasFoldPrefix(k, "upstream-dlq-") {
-			continue // not one the contract reads (checked without a copy of the name)
-		}
-		if _, exact := contractFields[k]; exact || k == HeaderReplayOf || k == UpstreamPrefix+HeaderReplayOf {
-			continue // spelled as the contract does
-		}
-		name, ok := contractByLower[strings.ToLower(k)]
-		if !ok || name == k {
+	for name, sent := range spellings {
+		exact, ok := h[name]
+		if !ok {
+			if others == nil {
+				others = map[string][]string{}
+			}
+			others[name] = sent
 			continue
 		}
-		if exact, ok := h[name]; ok {
+		for _, k := range sent {
 			if !slices.Equal(exact, h[k]) {
 				if conflicts == nil {
 					conflicts = map[string][]string{}
 				}
 				conflicts[name] = append(conflicts[name], k)
 			}
-			continue
 		}
-		if others == nil {
-			others = map[string][]string{}
-		}
-		others[name] = append(others[name], k)
 	}
 	r.flagConflicts(conflicts)
 	if others == nil {
@@ -461,6 +456,33 @@ func (r *Record) contractView(h map[string][]string) map[string][]string {
 			name, short(strings.Join(sent, ", ")))
 	}
 	return view
+}
+
+// otherSpellings returns, by the contract's name, the names of h that
+// spell a header the contract reads otherwise (in another ASCII case),
+// each list in the order of the names; nil when there is none. It is read
+// once per message, by conflictsSent and contractView, and copies no
+// name that is not one the contract reads.
+func otherSpellings(h map[string][]string) map[string][]string {
+	var out map[string][]string
+	for k := range h {
+		if !hasFoldPrefix(k, "dlq-") && !hasFoldPrefix(k, "upstream-dlq-") {
+			continue // not one the contract reads (checked without a copy of the name)
+		}
+		if _, exact := contractFields[k]; exact || k == HeaderReplayOf || k == UpstreamPrefix+HeaderReplayOf {
+			continue // spelled as the contract does
+		}
+		if name, ok := contractByLower[strings.ToLower(k)]; ok && name != k {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[name] = append(out[name], k)
+		}
+	}
+	for _, names := range out {
+		sort.Strings(names)
+	}
+	return out
 }
 
 // flagConflicts flags duplicate:<field> for each contract header sent
