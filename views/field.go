@@ -24,6 +24,9 @@ type Input struct {
 	Phrase string
 	// HotkeyFocus makes "/" focus this field (app.js).
 	HotkeyFocus bool
+	// Suggestions are values the browser offers as the field is typed
+	// in (a datalist); none are required.
+	Suggestions []string
 }
 
 // Select describes one labelled select field for SelectField.
@@ -114,4 +117,13 @@ func hasOption(opts []Option, v string) bool {
 		}
 	}
 	return false
+}
+
+// optionValues are the values of options, in order.
+func optionValues(options []Option) []string {
+	out := make([]string, len(options))
+	for i, o := range options {
+		out[i] = o.Value
+	}
+	return out
 }
