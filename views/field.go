@@ -25,7 +25,9 @@ type Input struct {
 	// HotkeyFocus makes "/" focus this field (app.js).
 	HotkeyFocus bool
 	// Suggestions are values the browser offers as the field is typed
-	// in (a datalist); none are required.
+	// in (a datalist); none are required. One holding hidden or
+	// direction-changing characters is labelled with how it reads
+	// (Shown), as a Select's option labels are.
 	Suggestions []string
 }
 

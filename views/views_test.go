@@ -618,6 +618,25 @@ func TestComponents(t *testing.T) {
 		_, inv := in.Attr("aria-invalid")
 		assert.False(t, inv)
 	})
+
+	t.Run("FieldSuggestionWithHiddenCharactersIsLabelledAsItReads", func(t *testing.T) {
+		t.Parallel()
+		suggested := []string{"orders.created", "refund.\u202edetaerc", "orders.\u200bcreated", attrBreak}
+		doc, _ := render(t, views.Field(views.Input{Name: "type", Label: "Item type", Suggestions: suggested}))
+		assert.Zero(t, doc.Find("img").Length(), "a suggestion broke out of its attribute")
+		opts := doc.Find("datalist#" + doc.Find("input").AttrOr("list", "") + " option")
+		require.Equal(t, len(suggested), opts.Length())
+		opts.Each(func(i int, o *goquery.Selection) {
+			v := suggested[i]
+			assert.Equal(t, v, o.AttrOr("value", ""), "the value is the suggestion itself: choosing it filters on it")
+			label, labelled := o.Attr("label")
+			if views.HasHidden(v) {
+				assert.Equal(t, views.Shown(v), label, "%q is labelled as it reads", v)
+			} else {
+				assert.False(t, labelled, "%q reads as it is: no label to list it twice", v)
+			}
+		})
+	})
 }
 
 func TestAge(t *testing.T) {
