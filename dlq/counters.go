@@ -339,11 +339,11 @@ SELECT count(*), (SELECT n FROM announce) FROM ins`, afterID, stream).Scan(&n, n
 // than the longest chart span, a bounded number at a time.
 const (
 	trimMinutes = `DELETE FROM dead_letter_arrivals_minute WHERE (tenant, minute) IN (
-    SELECT tenant, minute FROM dead_letter_arrivals_minute WHERE minute < $1 LIMIT 10000)`
+    SELECT tenant, minute FROM dead_letter_arrivals_minute WHERE minute < $1 LIMIT $2)`
 	trimHours = `DELETE FROM dead_letter_arrivals WHERE (tenant, hour, item_type, error_class) IN (
-    SELECT tenant, hour, item_type, error_class FROM dead_letter_arrivals WHERE hour < $1 LIMIT 10000)`
+    SELECT tenant, hour, item_type, error_class FROM dead_letter_arrivals WHERE hour < $1 LIMIT $2)`
 	trimTenantHours = `DELETE FROM dead_letter_arrivals_tenant_hour WHERE (tenant, hour) IN (
-    SELECT tenant, hour FROM dead_letter_arrivals_tenant_hour WHERE hour < $1 LIMIT 10000)`
+    SELECT tenant, hour FROM dead_letter_arrivals_tenant_hour WHERE hour < $1 LIMIT $2)`
 )
 
 // ArrivalsKept are how long arrival counters are kept: minutes for the
@@ -358,20 +358,34 @@ type execer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-// trimArrivals removes arrival counters older than they are read, at most
-// 10,000 rows of each table per call, and returns how many it removed.
-func trimArrivals(ctx context.Context, db execer, now time.Time) (int64, error) {
-	a, err := db.Exec(ctx, trimMinutes, now.Add(-MinuteArrivalsKept))
-	if err != nil {
-		return 0, fmt.Errorf("trim minute arrivals: %w", err)
+// trimArrivals removes arrival counters older than they are read, batch
+// rows of each table per statement and at most maxRuns statements per
+// table, and returns how many it removed. A table keeps being trimmed
+// while its statements remove full batches: arrivals that make more rows
+// in a keeper's interval than one batch (many tenants, a producer's many
+// item types) are trimmed as fast as they are made, up to
+// batch × maxRuns rows a pass (a million by default).
+func trimArrivals(ctx context.Context, db execer, now time.Time, batch, maxRuns int) (int64, error) {
+	batch, maxRuns = max(batch, 1), max(maxRuns, 1)
+	var removed int64
+	for _, t := range []struct {
+		what, sql string
+		before    time.Time
+	}{
+		{"minute arrivals", trimMinutes, now.Add(-MinuteArrivalsKept)},
+		{"hour arrivals", trimHours, now.Add(-HourArrivalsKept)},
+		{"tenant hour arrivals", trimTenantHours, now.Add(-HourArrivalsKept)},
+	} {
+		for range maxRuns {
+			tag, err := db.Exec(ctx, t.sql, t.before, batch)
+			if err != nil {
+				return removed, fmt.Errorf("trim %s: %w", t.what, err)
+			}
+			removed += tag.RowsAffected()
+			if tag.RowsAffected() < int64(batch) {
+				break
+			}
+		}
 	}
-	b, err := db.Exec(ctx, trimHours, now.Add(-HourArrivalsKept))
-	if err != nil {
-		return 0, fmt.Errorf("trim hour arrivals: %w", err)
-	}
-	c, err := db.Exec(ctx, trimTenantHours, now.Add(-HourArrivalsKept))
-	if err != nil {
-		return 0, fmt.Errorf("trim tenant hour arrivals: %w", err)
-	}
-	return a.RowsAffected() + b.RowsAffected() + c.RowsAffected(), nil
+	return removed, nil
 }

@@ -267,7 +267,7 @@ func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, no
 	if pass.Dropped, err = k.dropEmpty(ctx, conn, now); err != nil {
 		return err
 	}
-	if pass.Trimmed, err = trimArrivals(ctx, conn, now); err != nil {
+	if pass.Trimmed, err = trimArrivals(ctx, conn, now, k.cfg.BatchRows, k.cfg.MaxRuns); err != nil {
 		return err
 	}
 	pass.KeyRuns, pass.KeysKept, err = k.trimPurgedKeys(ctx, conn, k.cfg.BatchRows, k.cfg.MaxRuns)

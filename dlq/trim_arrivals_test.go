@@ -26,7 +26,7 @@ func TestArrivalsTrimmedPastWhatIsRead(t *testing.T) {
         ('acme', $1, 'email.send', 'permanent', 3), ('acme', $2, 'email.send', 'permanent', 4)`, oldHour, keptHour)
 	require.NoError(t, err)
 
-	n, err := trimArrivals(ctx, l.db.Pool, now)
+	n, err := trimArrivals(ctx, l.db.Pool, now, 10_000, 100)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), n, "one old minute, one old hour, one old tenant hour")
 
@@ -40,7 +40,46 @@ func TestArrivalsTrimmedPastWhatIsRead(t *testing.T) {
 	assert.Equal(t, int64(4), count(`SELECT coalesce(sum(n), 0) FROM dead_letter_arrivals_tenant_hour`), "the tenant hour still read stays, with all of its count")
 	assert.Zero(t, count(`SELECT count(*) FROM dead_letter_arrivals_tenant_hour WHERE hour < $1`, now.Add(-HourArrivalsKept)))
 
-	n, err = trimArrivals(ctx, l.db.Pool, now)
+	n, err = trimArrivals(ctx, l.db.Pool, now, 10_000, 100)
 	require.NoError(t, err)
 	assert.Zero(t, n, "nothing more to trim")
+}
+
+// TestArrivalsTrimmedInBatchesUntilDone: a table holding more old rows than
+// one batch is trimmed batch after batch in one call, up to maxRuns
+// statements a table; what is left goes at the next call. Before, one
+// statement of 10,000 rows a table a pass let arrivals that make more rows
+// than that in a keeper's interval pile up for good (review 23d).
+func TestArrivalsTrimmedInBatchesUntilDone(t *testing.T) {
+	t.Parallel()
+	l := newLetters(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Hour)
+	old := now.Add(-MinuteArrivalsKept - time.Hour)
+	_, err := l.db.Pool.Exec(ctx, `INSERT INTO dead_letter_arrivals_minute (tenant, minute, n)
+        SELECT 't' || i, $1, 1 FROM generate_series(1, 25) i`, old)
+	require.NoError(t, err)
+	left := func() (c int64) {
+		t.Helper()
+		require.NoError(t, l.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letter_arrivals_minute`).Scan(&c))
+		return c
+	}
+
+	n, err := trimArrivals(ctx, l.db.Pool, now, 10, 2)
+	require.NoError(t, err)
+	assert.Equal(t, int64(20), n, "two full batches of 10, the most two statements a table remove")
+	assert.Equal(t, int64(5), left())
+
+	n, err = trimArrivals(ctx, l.db.Pool, now, 10, 2)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), n, "the rest at the next call")
+	assert.Zero(t, left())
+
+	_, err = l.db.Pool.Exec(ctx, `INSERT INTO dead_letter_arrivals_minute (tenant, minute, n)
+        SELECT 't' || i, $1, 1 FROM generate_series(1, 25) i`, old)
+	require.NoError(t, err)
+	n, err = trimArrivals(ctx, l.db.Pool, now, 10, 100)
+	require.NoError(t, err)
+	assert.Equal(t, int64(25), n, "batch after batch in one call until one is not full")
+	assert.Zero(t, left())
 }
