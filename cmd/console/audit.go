@@ -20,6 +20,8 @@ const auditUsage = `usage: console audit <command> [flags]
 commands:
   verify      check the hash chain, every checkpoint signature, and anchors;
               with --file, an export (JSON Lines or CSV) instead
+              (exit 1: it does not verify; 3: an export's unproven entries;
+              4: the check could not be made, e.g. the database unreachable)
   checkpoint  sign the chain's head now (before maintenance, for example)
   keygen      write a new Ed25519 checkpoint signing key and its public key
 `
@@ -48,7 +50,8 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 // runAuditVerify is "console audit verify": it walks the hash chain, checks
 // every checkpoint's signature with the public keys it trusts (verifyKeys)
 // and every anchor, prints the result with the head hash, and exits 1
-// naming the first problem.
+// naming the first problem; 4 when the check could not be made
+// (exitUnchecked).
 func runAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var dsn, keyFiles, signingKey, anchors, file string
 	var opts audit.VerifyOptions
@@ -90,7 +93,7 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	}
 	keys, err := verifyKeys(keyFiles, signingKey)
 	if err != nil {
-		return err
+		return unchecked(err)
 	}
 	opts.Keys = keys
 	if signingKey != "" {
@@ -104,12 +107,12 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	}
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		return fmt.Errorf("connect to DATABASE_URL: %w", err)
+		return unchecked(fmt.Errorf("connect to DATABASE_URL: %w", err))
 	}
 	defer conn.Close(context.Background())
 	res, err := audit.Verify(ctx, conn, opts)
 	if err != nil {
-		return fmt.Errorf("verify audit chain: %w", err)
+		return unchecked(fmt.Errorf("verify audit chain: %w", err))
 	}
 	fmt.Fprintln(stdout, res.String())
 	for _, p := range res.Problems {
@@ -127,7 +130,7 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	// runs behind would not see that signing stopped.
 	var dbNow time.Time
 	if err := conn.QueryRow(ctx, `SELECT now()`).Scan(&dbNow); err != nil {
-		return fmt.Errorf("read the database's clock: %w", err)
+		return unchecked(fmt.Errorf("read the database's clock: %w", err))
 	}
 	if w := staleCheckpointWarning(res, every, interval, dbNow); w != "" {
 		fmt.Fprintf(stdout, "  warning: %s\n", w)
@@ -198,6 +201,17 @@ const csvExportStart = "seq,"
 // the export is broken.
 const exitUnproven = 3
 
+// exitUnchecked is the exit status of "console audit verify" when the
+// check could not be made: the database could not be reached or read, or
+// the export or a key file could not be opened. Not 1, which says the log
+// or the export was read and does not verify: a wrapper run from cron can
+// page for tampering on 1 and for an outage on 4.
+const exitUnchecked = 4
+
+// unchecked is err, a check that could not be made, with exit status
+// exitUnchecked.
+func unchecked(err error) error { return &codedError{code: exitUnchecked, err: err} }
+
 // verifyExportFile is "console audit verify --file": it checks an export,
 // a CSV one (audit.VerifyExportCSV) when the file starts with the CSV
 // header's first cell, else a JSON Lines one (audit.VerifyExport), prints
@@ -210,7 +224,7 @@ const exitUnproven = 3
 func verifyExportFile(path string, keys *audit.KeySet, acceptUnproven bool, stdout, stderr io.Writer) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("audit export: %w", err)
+		return unchecked(fmt.Errorf("audit export: %w", err))
 	}
 	defer f.Close()
 	r := bufio.NewReader(f)

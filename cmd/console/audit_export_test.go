@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,4 +163,30 @@ func TestAuditVerifyFileUnprovenExitsNonZero(t *testing.T) {
 		assert.Equal(t, 1, exitCode(err))
 		assert.Contains(t, out, "must carry the console's signature")
 	})
+}
+
+// TestAuditVerifyThatCannotCheckExitsFour: "console audit verify" that
+// cannot reach the database, or cannot open the export it is given, exits
+// 4 naming what failed, not 1, which says the log was read and does not
+// verify: a wrapper run from cron pages for tampering on 1 and for an
+// outage on 4 (review 23f, unproven).
+func TestAuditVerifyThatCannotCheckExitsFour(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// A port nothing listens on: the listener is closed before the connect.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+
+	var out, stderr bytes.Buffer
+	e := env(map[string]string{"DATABASE_URL": "postgres://quarantine@" + addr + "/quarantine?connect_timeout=5"})
+	err = run(ctx, []string{"console", "audit", "verify"}, e, &out, &stderr)
+	require.Error(t, err)
+	assert.Equal(t, 4, exitCode(err), "an unreachable database is not a broken chain: %v", err)
+	assert.Contains(t, err.Error(), "connect to DATABASE_URL")
+
+	err = run(ctx, []string{"console", "audit", "verify", "--file", filepath.Join(t.TempDir(), "missing.jsonl")}, env(nil), &out, &stderr)
+	require.Error(t, err)
+	assert.Equal(t, 4, exitCode(err), "an export that cannot be opened is not a broken export: %v", err)
 }
