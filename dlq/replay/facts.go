@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -150,22 +149,34 @@ func (f *fixFacts) setFix(it *replaypolicy.Item) {
 // whether the ledger holds a replay of its identities (ledger.go), and
 // which open request holds the dead letter (one at most:
 // replay_items_one_open_request). A dead letter retention removed (only
-// possible before the request holds it) is judged as status "purged".
+// possible before the request holds it) is judged as status "purged". Of
+// the headers the item sends (replay_items.headers: a producer's, up to
+// max_payload a dead letter, MaxSelection items a request) it reads only
+// what the rules judge, in PostgreSQL (headerFactsOf, as a dead letter's
+// page judges it): a request's page and its confirm page judge every live
+// item on every view, and its approval and submit judge them again, none
+// of which sends a header (TestRevLimits23RequestPageReadsEveryItemsHeaders).
+// The intent hash binds the headers whole, and reads them so (liveItems).
 var (
 	itemLedger = ledgerTerms{tenant: "$2::text", subject: "i.subject", msgID: "i.msg_id", opID: "i.operation_id", job: "NULL::bigint",
 		origin: origins("$2::text", "d.replay_of", "i.dead_lettered_at")}
-	requestFactsColumns = `
+	// requestFactsSelect and requestFactsRest are the facts of an item
+	// around what they read of its headers (requestFactsInto).
+	requestFactsSelect = `
 SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.operation_id, coalesce(d.principal, ''),
        coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true),
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, coalesce(d.status, '` + purged + `'),
        ` + itemLedger.replayedByMsg() + `, ` + itemLedger.replayedByOp() + `, ` + chainCut("$2::text", "d.replay_of", "i.dead_lettered_at") + `,
        ` + heldBy("i.dead_letter_id") + `,
        ` + dlq.JudgedErrorClassOfD + `, i.dead_lettered_at, coalesce(` + judgedGenerationOfD + `, 0), ` + fixColumns + `,
-       i.headers, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}'),
+       `
+	requestFactsRest = `, coalesce(octet_length(i.payload), d.payload_size, 0), i.correlation_id, coalesce(d.flags, '{}'),
        coalesce(d.payload_size, 0), i.skip_reason, coalesce(d.received_at, i.dead_lettered_at), ` + dlq.ServiceTwinOfD + `,
        ` + dlq.ConflictingHeadersOfD + `
 FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
 ` + fixJoin
+	requestFactsColumns = requestFactsSelect + headerFactColumns("i.headers") + requestFactsRest + `
+` + headerFactsOf("i.headers")
 	selectRequestFacts = requestFactsColumns + `
 WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
 	// The same of every live item and every left-out item that holds an
@@ -213,7 +224,8 @@ func (f itemFact) unedited() replaypolicy.Item {
 	return it
 }
 
-// requestFacts gathers what the rules judge of every live item of req.
+// requestFacts gathers what the rules judge of every live item of req,
+// of its headers only what PostgreSQL reads of them (selectRequestFacts).
 func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]itemFact, error) {
 	return s.factsOf(ctx, q, selectRequestFacts, req)
 }
@@ -233,26 +245,47 @@ func (s *Service) factsOf(ctx context.Context, q querier, query string, req Requ
 		return nil, err
 	}
 	f := facts{tenant: req.Tenant, request: req.ID}
+	var r requestRow
+	var hf judgedHeaders
 	var out []itemFact
-	var headers []byte
-	var size, originalSize int64
-	var corr string
-	var skipped string
-	dest := []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
-		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy,
-		&f.heldByStatus, &f.errorClass, &f.deadLetteredAt, &f.generation}
-	dest = append(append(dest, f.fixInto()...), &headers, &size, &corr, &f.flags, &originalSize, &skipped, &f.receivedAt, &f.serviceTwin, &f.conflicting)
-	_, err = pgx.ForEachRow(rows, dest, func() error {
-		var hs []dlq.HeaderValue
-		if err := json.Unmarshal(headers, &hs); err != nil {
-			return fmt.Errorf("headers of dead letter %d: %w", f.deadLetterID, err)
-		}
-		as := sentAs{deadLetterID: f.deadLetterID, requestID: req.ID, edited: f.edited, derivedMsgID: f.msgIDDerived}
-		f.send = sendFacts(hs, f.flags, f.subject, size, s.cfg.MaxPayload, as, f.msgID, f.operationID, corr)
-		out = append(out, itemFact{deadLetterID: f.deadLetterID, item: f.item(s.cfg), size: size, originalSize: originalSize, editedHeader: as.editMarker(), skipped: skipped})
+	_, err = pgx.ForEachRow(rows, requestFactsInto(&f, &r, hf.targets()...), func() error {
+		as := f.inRequest()
+		f.send = hf.send(f.flags, f.subject, r.size, s.cfg.MaxPayload, as, f.msgID, f.operationID, r.corr)
+		out = append(out, r.itemFact(&f, s.cfg, as))
 		return nil
 	})
 	return out, err
+}
+
+// requestRow is what a row of requestFactsSelect and requestFactsRest
+// reads of an item beside its facts: the size of the payload it sends,
+// the dead letter's as received, its correlation id, and why it was left
+// out ("" for a live item).
+type requestRow struct {
+	size, originalSize int64
+	corr, skipped      string
+}
+
+// requestFactsInto are the targets of one row of requestFactsSelect,
+// headers (what the row reads of the item's headers) and requestFactsRest.
+func requestFactsInto(f *facts, r *requestRow, headers ...any) []any {
+	out := []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
+		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy,
+		&f.heldByStatus, &f.errorClass, &f.deadLetteredAt, &f.generation}
+	out = append(append(out, f.fixInto()...), headers...)
+	return append(out, &r.size, &r.corr, &f.flags, &r.originalSize, &r.skipped, &f.receivedAt, &f.serviceTwin, &f.conflicting)
+}
+
+// inRequest is how the item of f is sent by the request that holds it
+// (f.request).
+func (f *facts) inRequest() sentAs {
+	return sentAs{deadLetterID: f.deadLetterID, requestID: f.request, edited: f.edited, derivedMsgID: f.msgIDDerived}
+}
+
+// itemFact is the item of f (its send judged), sent as as, judged as cfg
+// judges it.
+func (r *requestRow) itemFact(f *facts, cfg Config, as sentAs) itemFact {
+	return itemFact{deadLetterID: f.deadLetterID, item: f.item(cfg), size: r.size, originalSize: r.originalSize, editedHeader: as.editMarker(), skipped: r.skipped}
 }
 
 // items are the rules' terms of facts.

@@ -129,30 +129,7 @@ func TestQueueJudgeHeaderFactsAsEveryHeader(t *testing.T) {
 func TestQueueJudgeHeaderFactsAsEveryHeaderRandom(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
-	rng := rand.New(rand.NewPCG(20261202, 55203))
-	names := []string{"X-A", "x-a", "X-B", "Bad Name", "a:b", "", "\xffname", "Ünï", "nats-x", "NATS-MSG-ID", "Nats-Expected-Stream",
-		"dlq-operation-id", "DLQ-Note x", "Dlq-Principal", "upstream-dlq-principal", "Upstream-Dlq-Replay-Of", "Upstream-Other", "X\x7f",
-		"\u0130nats-x", "Z", "X-Nats-Ref", "X-NAT\u017F-Ref"}
-	values := []string{"v", "", "one\rtwo", "one\ntwo", "\tpadded\r", " \r\n", "\xff", "\xff\rx", "\x00\n", "\n\x00\n", "a\x00b", strings.Repeat("w", 300),
-		"Nats-Msg-IdNats-Msg-Id", "\xffnAtS-\x00", "\xffNats-\x00", "NAT\u017F-"}
-	letters := make([]testfactory.Letter, 200)
-	for i := range letters {
-		hs := map[string][]string{}
-		for range rng.IntN(8) {
-			n := names[rng.IntN(len(names))]
-			hs[n] = append(hs[n], values[rng.IntN(len(values))])
-		}
-		letters[i] = testfactory.Letter{ItemType: "search.index_update", MsgID: fmt.Sprintf("random-%d", i), Headers: hs}
-		if rng.IntN(10) == 0 {
-			letters[i].MsgID += "\r"
-		}
-		if rng.IntN(10) == 0 {
-			letters[i].OperationID = "op\n" + letters[i].MsgID
-		}
-		if rng.IntN(20) == 0 {
-			letters[i].CorrelationID = "Nats-Msg-Id"
-		}
-	}
+	letters := randomHeaderLetters(rand.New(rand.NewPCG(20261202, 55203)), "random", 200)
 	ids := testfactory.DeadLetters(t, b.db.Pool, letters...)
 	page, every := judged(t, b.replays, b, ids...)
 	refused := 0
@@ -164,6 +141,140 @@ func TestQueueJudgeHeaderFactsAsEveryHeaderRandom(t *testing.T) {
 	}
 	assert.Greater(t, refused, 20, "the shapes that refuse a replay were drawn")
 	assert.Less(t, refused, 180, "the shapes that do not were drawn")
+}
+
+// randomHeaderLetters are n dead letters (message ids prefix-0 on) whose
+// headers rng draws from the shapes that decide a verdict (names NATS
+// cannot send, line breaks inside and around values, binary values, the
+// broker's key text, the headers a replay does not forward, in any case,
+// duplicates), many to a dead letter, and some of whose ids NATS would
+// send changed or hold the broker's key text.
+func randomHeaderLetters(rng *rand.Rand, prefix string, n int) []testfactory.Letter {
+	names := []string{"X-A", "x-a", "X-B", "Bad Name", "a:b", "", "\xffname", "Ünï", "nats-x", "NATS-MSG-ID", "Nats-Expected-Stream",
+		"dlq-operation-id", "DLQ-Note x", "Dlq-Principal", "upstream-dlq-principal", "Upstream-Dlq-Replay-Of", "Upstream-Other", "X\x7f",
+		"\u0130nats-x", "Z", "X-Nats-Ref", "X-NAT\u017F-Ref"}
+	values := []string{"v", "", "one\rtwo", "one\ntwo", "\tpadded\r", " \r\n", "\xff", "\xff\rx", "\x00\n", "\n\x00\n", "a\x00b", strings.Repeat("w", 300),
+		"Nats-Msg-IdNats-Msg-Id", "\xffnAtS-\x00", "\xffNats-\x00", "NAT\u017F-"}
+	letters := make([]testfactory.Letter, n)
+	for i := range letters {
+		hs := map[string][]string{}
+		for range rng.IntN(8) {
+			n := names[rng.IntN(len(names))]
+			hs[n] = append(hs[n], values[rng.IntN(len(values))])
+		}
+		letters[i] = testfactory.Letter{ItemType: "search.index_update", MsgID: fmt.Sprintf("%s-%d", prefix, i), Headers: hs}
+		if rng.IntN(10) == 0 {
+			letters[i].MsgID += "\r"
+		}
+		if rng.IntN(10) == 0 {
+			letters[i].OperationID = "op\n" + letters[i].MsgID
+		}
+		if rng.IntN(20) == 0 {
+			letters[i].CorrelationID = "Nats-Msg-Id"
+		}
+	}
+	return letters
+}
+
+// TestRequestFactsHeaderFactsAsEveryHeader: a request's items are judged
+// (requestFacts: its page and its confirm page on every view, its
+// approval, its submit) on what PostgreSQL reads of the headers they send
+// (headerFactsOf over replay_items.headers), never on the headers
+// themselves (TestRevLimits23RequestPageReadsEveryItemsHeaders). For
+// headers of every shape a producer can send (the broker's key text, names
+// NATS cannot send, values it would send changed, big ones, a conflicting
+// identity header, and many drawn at random from such shapes), each item
+// is given to the rules as it was when every header was decoded in Go
+// (sendFacts), field for field: the live items and those left out alike,
+// and again once the items' rows hold their dead letters' headers as
+// received, those a replay does not forward among them.
+func TestRequestFactsHeaderFactsAsEveryHeader(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := t.Context()
+	big := strings.Repeat("b", 200<<10)
+	letters := []testfactory.Letter{
+		{MsgID: "req-plain"},
+		{MsgID: "req-trace", Headers: map[string][]string{"X-Trace": {"t-1"}, "x-trace": {"t-2"}}},
+		{MsgID: "req-keytext-value", Headers: map[string][]string{"X-Note": {"Nats-Msg-IdNats-Msg-Id"}}},
+		{MsgID: "req-keytext-name", Headers: map[string][]string{"X-Nats-Note": {"v"}}},
+		{MsgID: "req-keytext-binary", Headers: map[string][]string{"X-Bin": {"\xffNats-Msg-Id\x00"}}},
+		{MsgID: "req-keytext-correlation", CorrelationID: "Nats-Msg-Id", Headers: map[string][]string{"X-Note": {"Nats-"}}},
+		{MsgID: "req-bad-name", Headers: map[string][]string{"Bad Name": {"v"}, "X-A": {"a\rb"}}},
+		{MsgID: "req-empty-name", Headers: map[string][]string{"": {"Nats-"}}},
+		{MsgID: "req-lowers-to-ascii", Headers: map[string][]string{"\u0130nats-x": {"v"}, "\u212Aey": {"v"}}},
+		{MsgID: "req-altered", Headers: map[string][]string{"X-Note": {"one\rtwo"}}},
+		{MsgID: "req-altered-binary", Headers: map[string][]string{"X-Bin": {"\x00\n\x00"}}},
+		{MsgID: "req-blanks-around", Headers: map[string][]string{"X-Note": {"\t \r\npadded\r\n "}}},
+		{MsgID: "req-big", Headers: map[string][]string{"X-Big-1": {big}, "X-Big-2": {big, big}}},
+		{MsgID: "req-too-big", Payload: []byte(strings.Repeat("p", int(b.nc.MaxPayload())-600)), Headers: map[string][]string{"X-Pad": {strings.Repeat("h", 400)}}},
+		{MsgID: "req-conflicting", Headers: map[string][]string{dlq.HeaderOperationID: {"op-a", "op-b"}}},
+		{MsgID: "req-not-forwarded", Headers: map[string][]string{"nats-x y": {"a\rb"}, "Dlq-Note": {"Nats-"}, "Status": {"409"},
+			"upstream-DLQ-Principal x": {"p\r"}, "NATS-Rollup": {"all"}}},
+	}
+	for i := range letters {
+		letters[i].ItemType = "search.index_update"
+	}
+	named := map[string]int{} // the case's index by message id
+	for i, l := range letters {
+		named[l.MsgID] = i
+	}
+	letters = append(letters, randomHeaderLetters(rand.New(rand.NewPCG(20261205, 23)), "req-random", 100)...)
+	ids := testfactory.DeadLetters(t, b.db.Pool, letters...)
+	_, drafts := b.draft(t, oncall, ids...)
+	table := b.policy.Load()
+
+	agree := func(t *testing.T) map[int64]replaypolicy.Item {
+		t.Helper()
+		all := map[int64]replaypolicy.Item{}
+		for _, d := range drafts {
+			judged, every, err := b.replays.RequestItemsJudged(ctx, d.ID)
+			require.NoError(t, err)
+			require.Len(t, judged, len(every))
+			for id, it := range every {
+				assert.Equal(t, it, judged[id], "dead letter %d: its facts from PostgreSQL are those sendFacts reads of every header", id)
+				assert.Equal(t, replaypolicy.JudgeItem(table, it, replaypolicy.AtRequest), replaypolicy.JudgeItem(table, judged[id], replaypolicy.AtRequest))
+				all[id] = judged[id]
+			}
+		}
+		require.Len(t, all, len(ids), "every item judged, those left out too")
+		return all
+	}
+	item := func(items map[int64]replaypolicy.Item, msgID string) replaypolicy.Send {
+		return items[ids[named[msgID]]].Send
+	}
+	t.Run("AsDrafted", func(t *testing.T) {
+		items := agree(t)
+		// The shapes reached the facts they decide.
+		assert.Equal(t, "X-Note", item(items, "req-keytext-value").BrokerKeyText)
+		assert.Equal(t, "X-Nats-Note", item(items, "req-keytext-name").BrokerKeyText)
+		assert.Equal(t, "X-Bin", item(items, "req-keytext-binary").BrokerKeyText)
+		assert.Equal(t, dlq.HeaderCorrelationID, item(items, "req-keytext-correlation").BrokerKeyText, "the ids first")
+		assert.Equal(t, "Bad Name", item(items, "req-bad-name").BadHeader)
+		assert.True(t, item(items, "req-empty-name").HasBadHeader)
+		assert.True(t, item(items, "req-lowers-to-ascii").HasBadHeader)
+		assert.Equal(t, "X-Note", item(items, "req-altered").AlteredHeader)
+		assert.Equal(t, "X-Bin", item(items, "req-altered-binary").AlteredHeader)
+		assert.Empty(t, item(items, "req-blanks-around").AlteredHeader)
+		assert.Greater(t, item(items, "req-big").Size, int64(3*len(big)), "every big header's bytes counted")
+		assert.Greater(t, item(items, "req-too-big").Size, b.nc.MaxPayload())
+		assert.NotEmpty(t, items[ids[named["req-conflicting"]]].Conflicting)
+		nf := item(items, "req-not-forwarded")
+		assert.False(t, nf.HasBadHeader || nf.AlteredHeader != "" || nf.BrokerKeyText != "", "the headers a replay does not forward are not judged: %+v", nf)
+	})
+	t.Run("RowsHoldingTheHeadersAsReceived", func(t *testing.T) {
+		// A draft keeps the headers a replay forwards; whatever a row holds,
+		// PostgreSQL reads of it what sendFacts does.
+		reqs := make([]int64, len(drafts))
+		for i, d := range drafts {
+			reqs[i] = d.ID
+		}
+		tag, err := b.db.Pool.Exec(ctx, `UPDATE replay_items i SET headers = d.headers FROM dead_letters d
+            WHERE d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at AND i.request_id = ANY($1) AND i.headers <> d.headers`, reqs)
+		require.NoError(t, err)
+		require.Positive(t, tag.RowsAffected(), "some rows hold fewer headers than their dead letters")
+		agree(t)
+	})
 }
 
 // junk is n headers of 90 bytes each that NATS sends as they are.

@@ -179,6 +179,13 @@ func requestItems(ctx context.Context, q querier, id int64, limit int) ([]Item, 
 	return pgx.CollectRows(rows, scanItemOutcome)
 }
 
+// liveItems reads every live item of request id, in order, with its
+// headers whole: the intent hash binds them (ItemHash, HeadersHash), and
+// an item's audit row records their hash. Only the steps that change a
+// request and hash it again (its submit, an edit, items left out) and
+// those that write its items' audit rows (auditItems) read them so; what
+// only judges the items, every page included, reads of the headers only
+// the facts the rules need (requestFacts).
 func liveItems(ctx context.Context, q querier, id int64) ([]Item, error) {
 	rows, err := q.Query(ctx, selectLiveItems, id)
 	if err != nil {

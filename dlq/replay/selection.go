@@ -97,8 +97,10 @@ JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at
 ORDER BY d.id
 FOR KEY SHARE OF d`
 
-// What the rules judge of the headers of dead letter d (stored as ingest
-// encodes them, dlq.HeaderValue), as sendFacts judges them, computed by
+// headerFactsOf is the join hf: what the rules judge of headers (an SQL
+// expression of a JSON array of dlq.HeaderValue as ingest stores them: a
+// dead letter's d.headers, or the copy of them a request's item sends,
+// replay_items' i.headers), as sendFacts judges them, computed by
 // PostgreSQL so that a page never brings a producer's thousands of
 // headers over to judge them: of the headers a replay forwards (Headers:
 // a name stored as text, without a Nats-, Dlq- or Upstream-Dlq- prefix in
@@ -116,8 +118,10 @@ FOR KEY SHARE OF d`
 // compares: encode(..., 'escape') writes every byte of a decoded value but
 // NUL, backslash and those above 127, which no letter of it is, as
 // itself), and their bytes as sendFacts
-// counts them (name, value as stored, 4).
-var headerFacts = `CROSS JOIN LATERAL (
+// counts them (name, value as stored, 4). headerFactColumns reads it, and
+// judgedHeaders.send turns it into sendFacts' terms.
+func headerFactsOf(headers string) string {
+	return `CROSS JOIN LATERAL (
     SELECT coalesce(sum(octet_length(v.name) + octet_length(v.value) + 4), 0) AS bytes,
            min(e.n) FILTER (WHERE v.name <> '' AND (strpos(v.name, ` + brokerKeyText + `) > 0 OR CASE v.encoding
                 WHEN '' THEN strpos(v.value, ` + brokerKeyText + `) > 0
@@ -134,12 +138,27 @@ var headerFacts = `CROSS JOIN LATERAL (
                           FROM btrim(decode(translate(v.value, E'\r\n', ''), 'base64'), '\x20090d0a'::bytea) AS x(b)) -- as Go decodes it: CR and LF ignored
                     ELSE false END -- does not decode: no change
                 ELSE false END) AS altered
-    FROM jsonb_array_elements(d.headers) WITH ORDINALITY AS e(h, n)
+    FROM jsonb_array_elements(` + headers + `) WITH ORDINALITY AS e(h, n)
     CROSS JOIN LATERAL (SELECT coalesce(e.h->>'name', '') AS name, coalesce(e.h->>'value', '') AS value,
                                coalesce(e.h->>'encoding', '') AS encoding, lower(coalesce(e.h->>'name', '') COLLATE "C") AS lower) v
     WHERE coalesce(e.h->>'name_encoding', '') = ''
       AND NOT starts_with(v.lower, 'nats-') AND NOT starts_with(v.lower, 'dlq-') AND NOT starts_with(v.lower, 'upstream-dlq-')
       AND v.lower NOT IN ('status', 'description')) hf`
+}
+
+// headerFacts is headerFactsOf a dead letter's headers as received, which
+// selectForJudge and selectGroupCandidates judge.
+var headerFacts = headerFactsOf("d.headers")
+
+// headerFactColumns is what a query reads of headerFactsOf(headers), into
+// judgedHeaders.targets: whether a header NATS cannot send is there and
+// its name ("" also for an empty one), the name of the first it would send
+// changed ("" when none), the name of the first that holds the broker's
+// key text ("" when none), and their bytes.
+func headerFactColumns(headers string) string {
+	return `hf.bad IS NOT NULL, coalesce(` + headers + ` -> (hf.bad - 1)::int ->> 'name', ''),
+       coalesce(` + headers + ` -> (hf.altered - 1)::int ->> 'name', ''), coalesce(` + headers + ` -> (hf.keytext - 1)::int ->> 'name', ''), hf.bytes`
+}
 
 // brokerKeyText is replaypolicy.BrokerKeyText as an SQL string literal.
 var brokerKeyText = "'" + strings.ReplaceAll(replaypolicy.BrokerKeyText, "'", "''") + "'"
@@ -150,10 +169,7 @@ var sendableNameBytes = "'" + strings.ReplaceAll(replaypolicy.HeaderNameBytes(),
 
 // One dead letter, by id, looked for where its dead_lettered_at is in
 // [$2, $3) (the partitions the map names): the facts a draft reads, but of
-// its headers only headerFacts' (whether a header NATS cannot send is
-// there and its name, "" also for an empty one; the name of the first it
-// would send changed, "" when none; the name of the first that holds the
-// broker's key text, "" when none; and their bytes).
+// its headers only headerFacts' (judgeHeaders).
 var selectForJudge = factsSelect + judgeHeaders + factsRest + `
 FROM dead_letters d
 ` + fixJoin + `
@@ -162,8 +178,7 @@ WHERE d.id = $1 AND d.dead_lettered_at >= $2 AND d.dead_lettered_at < $3`
 
 // judgeHeaders is what selectForJudge and selectGroupCandidates read of a
 // dead letter's headers (headerFacts), into judgeRow.
-const judgeHeaders = `hf.bad IS NOT NULL, coalesce(d.headers -> (hf.bad - 1)::int ->> 'name', ''),
-       coalesce(d.headers -> (hf.altered - 1)::int ->> 'name', ''), coalesce(d.headers -> (hf.keytext - 1)::int ->> 'name', ''), hf.bytes`
+var judgeHeaders = headerFactColumns("d.headers")
 
 // draftFactsInto are the targets of one row of draftFacts: the item's
 // dead letter, correlation id and headers, the facts, and the payload's
@@ -353,35 +368,54 @@ func (s *Service) QueueJudge(b *pgx.Batch, id int64, lo, hi time.Time, out *repl
 // judgeRow is one row of selectForJudge (or selectGroupCandidates): a dead
 // letter's facts, with what headerFacts read of its headers.
 type judgeRow struct {
-	it                Item
-	f                 facts
-	hasBad            bool
-	bad, altered      string
-	keyText           string // the first forwarded header holding replaypolicy.BrokerKeyText
-	headerBytes, size int64
+	it      Item
+	f       facts
+	headers judgedHeaders
+	size    int64
 }
 
 func (r *judgeRow) targets() []any {
-	return factsInto(&r.it, &r.f, &r.size, &r.hasBad, &r.bad, &r.altered, &r.keyText, &r.headerBytes)
+	return factsInto(&r.it, &r.f, &r.size, r.headers.targets()...)
+}
+
+// judgedHeaders are what headerFactColumns reads of the headers a replay
+// would forward (headerFactsOf): all that sendFacts judges of them.
+type judgedHeaders struct {
+	hasBad       bool
+	bad, altered string
+	keyText      string // the first forwarded header holding replaypolicy.BrokerKeyText
+	bytes        int64
+}
+
+func (h *judgedHeaders) targets() []any {
+	return []any{&h.hasBad, &h.bad, &h.altered, &h.keyText, &h.bytes}
+}
+
+// send is sendFacts of a message whose forwarded headers h was read of,
+// with the other arguments sendFacts takes: sendFacts of the ids alone,
+// then the headers' facts after them, in sendFacts' order. The two agree
+// field for field (TestQueueJudgeHeaderFactsAsEveryHeader,
+// TestRequestFactsHeaderFactsAsEveryHeader).
+func (h judgedHeaders) send(flags []string, subject string, payloadSize, maxPayload int64, as sentAs, ids ...string) replaypolicy.Send {
+	s := sendFacts(nil, flags, subject, payloadSize, maxPayload, as, ids...)
+	s.HasBadHeader, s.BadHeader = h.hasBad, h.bad
+	if s.AlteredHeader == "" {
+		s.AlteredHeader = h.altered
+	}
+	if s.BrokerKeyText == "" {
+		s.BrokerKeyText = h.keyText
+	}
+	s.Size += h.bytes
+	return s
 }
 
 // judgeNow is what the rules make of r's dead letter if it were selected
 // now: JudgeItem at draft, on the facts a draft reads.
 func (s *Service) judgeNow(r *judgeRow) replaypolicy.Verdict {
 	it, f := &r.it, &r.f
-	// sendFacts of the ids alone, then the headers' facts after them,
-	// in sendFacts' order. No request holds it: its id is counted at
-	// the longest (sentAs).
+	// No request holds it: its id is counted at the longest (sentAs).
 	as := sentAs{deadLetterID: it.DeadLetterID, derivedMsgID: f.msgIDDerived}
-	f.send = sendFacts(nil, f.flags, f.subject, r.size, s.cfg.MaxPayload, as, f.msgID, f.operationID, it.CorrelationID)
-	f.send.HasBadHeader, f.send.BadHeader = r.hasBad, r.bad
-	if f.send.AlteredHeader == "" {
-		f.send.AlteredHeader = r.altered
-	}
-	if f.send.BrokerKeyText == "" {
-		f.send.BrokerKeyText = r.keyText
-	}
-	f.send.Size += r.headerBytes
+	f.send = r.headers.send(f.flags, f.subject, r.size, s.cfg.MaxPayload, as, f.msgID, f.operationID, it.CorrelationID)
 	f.deadLetteredAt = it.DeadLetteredAt
 	f.originalSHA256 = f.payloadSHA256
 	return replaypolicy.JudgeItem(s.cfg.Policy(), f.item(s.cfg), replaypolicy.AtDraft)

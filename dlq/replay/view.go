@@ -650,7 +650,7 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 			if targets[r.ID], err = storedByOf(ctx, tx, r.ID); err != nil {
 				return err
 			}
-			fs, err := s.requestFacts(ctx, tx, r) // once: every live item, with its headers
+			fs, err := s.requestFacts(ctx, tx, r) // once: every live item, with what the rules judge of its headers
 			if err != nil {
 				return err
 			}
