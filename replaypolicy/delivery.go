@@ -38,8 +38,9 @@ type Window struct {
 	NoInterest string
 	// Evicts names the stream's limits that remove a message before it
 	// ages out (the last N per subject; a count or size, discarding the
-	// oldest): "" when none. The broker forgets an evicted message's id
-	// when it restarts (Volatile).
+	// oldest; rollups, which let any publisher's Nats-Rollup header purge
+	// the messages before its own): "" when none. The broker forgets an
+	// evicted message's id when it restarts (Volatile).
 	Evicts string
 	// Created is when the stream was created, by the broker's clock (zero:
 	// not known). A stream deleted and made again under the same name is
@@ -191,8 +192,8 @@ func (w Window) copyNote(h Hold) string {
 // messages the stream no longer stores, and a stream of interest or
 // work-queue retention removes what its consumers took, one of memory
 // storage everything, one with limits that evict (Evicts) what they
-// push out. A purge by an operator is not foreseen: docs/replay.md says
-// not to purge a replay's target inside its window.
+// push out or a rollup purges. A purge by an operator is not foreseen:
+// docs/replay.md says not to purge a replay's target inside its window.
 func (w Window) Volatile() string {
 	switch {
 	case w.Storage == "memory":

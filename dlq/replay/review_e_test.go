@@ -222,8 +222,10 @@ func TestRevalidationCutByTheClaimsDeadlineReleases(t *testing.T) {
 // TestEvictsNamesOnlyLimitsThatPushMessagesOut: the limits that remove a
 // message before it ages out (so a broker restart forgets its id) are the
 // last N per subject, unless the stream refuses new ones per subject
-// instead, and a count or size with discard old; discard new refuses
-// rather than evicts, and age alone evicts nothing inside the window.
+// instead, a count or size with discard old, and rollups (a message with
+// Nats-Rollup purges those before it) where purges are allowed; discard
+// new refuses rather than evicts, age alone evicts nothing inside the
+// window, and a stream that denies purges applies no rollup.
 func TestEvictsNamesOnlyLimitsThatPushMessagesOut(t *testing.T) {
 	for _, tt := range []struct {
 		cfg  jetstream.StreamConfig
@@ -234,6 +236,11 @@ func TestEvictsNamesOnlyLimitsThatPushMessagesOut(t *testing.T) {
 		{jetstream.StreamConfig{MaxMsgsPerSubject: 1, Discard: jetstream.DiscardNew, DiscardNewPerSubject: true}, ""},
 		{jetstream.StreamConfig{MaxMsgs: 100, MaxBytes: 1 << 20}, "keeps the last 100 messages, keeps the last 1048576 bytes"},
 		{jetstream.StreamConfig{MaxMsgs: 100, MaxBytes: 1 << 20, Discard: jetstream.DiscardNew}, ""},
+		{jetstream.StreamConfig{AllowRollup: true}, "allows rollups: allow_rollup_hdrs lets any message with a Nats-Rollup header purge those before it"},
+		{jetstream.StreamConfig{MaxMsgsPerSubject: 1, AllowRollup: true},
+			"keeps the last 1 per subject, allows rollups: allow_rollup_hdrs lets any message with a Nats-Rollup header purge those before it"},
+		{jetstream.StreamConfig{AllowRollup: true, DenyPurge: true}, ""},
+		{jetstream.StreamConfig{DenyPurge: true, MaxAge: time.Hour}, ""},
 	} {
 		assert.Equal(t, tt.want, replay.Evicts(tt.cfg), "%+v", tt.cfg)
 	}

@@ -521,9 +521,14 @@ func (l *streamList) copied(w replaypolicy.Window, tr *jetstream.SubjectTransfor
 }
 
 // evicts names the limits of a stream that remove a message before it
-// ages out ("" when none): the last N per subject, or a count or size
-// whose oldest messages go first (discard old). The broker forgets such a
-// message's id when it restarts, inside the window or not.
+// ages out ("" when none): the last N per subject, a count or size whose
+// oldest messages go first (discard old), or rollups (allow_rollup_hdrs),
+// which let any publisher's message with a Nats-Rollup header purge the
+// subject's earlier messages, or the stream's. The broker forgets such a
+// message's id when it restarts, inside the window or not. Rollups count
+// as nats-server applies them, when the stream also allows purges
+// (AllowRollup and not DenyPurge; the server refuses to create a stream
+// with both, and with DenyPurge it would refuse a rollup message).
 func evicts(cfg jetstream.StreamConfig) string {
 	var ls []string
 	if cfg.MaxMsgsPerSubject > 0 && !(cfg.Discard == jetstream.DiscardNew && cfg.DiscardNewPerSubject) { // else it refuses the new one
@@ -536,6 +541,9 @@ func evicts(cfg jetstream.StreamConfig) string {
 		if cfg.MaxBytes > 0 {
 			ls = append(ls, fmt.Sprintf("keeps the last %d bytes", cfg.MaxBytes))
 		}
+	}
+	if cfg.AllowRollup && !cfg.DenyPurge {
+		ls = append(ls, "allows rollups: allow_rollup_hdrs lets any message with a Nats-Rollup header purge those before it")
 	}
 	return strings.Join(ls, ", ")
 }
