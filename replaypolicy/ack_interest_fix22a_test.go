@@ -13,7 +13,10 @@ import (
 // the consumers takes the subject now, and the stream dropped it (blocked,
 // no-interest); one does, and it took the message (replayed, saying so);
 // the consumers could not be read, and a person decides (never replayed
-// on a guess). A publish the stream shows stays replayed as before.
+// on a guess). A publish the stream shows stays replayed as before. A
+// first attempt acknowledged as new by a stream that could not be read
+// again (Ack.StreamUnread: it may have turned to interest retention since
+// the claim's list was read) needs a person as well.
 func TestFirstAttemptAckFromInterestStreamUnseen(t *testing.T) {
 	t.Parallel()
 	const unseen = "stream APP holds no message at 7 now"
@@ -38,6 +41,11 @@ func TestFirstAttemptAckFromInterestStreamUnseen(t *testing.T) {
 		{"ConsumersUnread", ack(unread, unseen), Reconcile, CheckWindowUnread, `stream APP acknowledged the publish of message id "m-1" as APP:7, but ` + unseen +
 			", and whether a consumer of the stream takes app.acme.x could not be read (" + unread.Unreadable + "): a consumer took it, or the stream stored nothing"},
 		{"Shown", ack(taken, ""), Replayed, "", "replayed: published to app.acme.x and stored as APP:7"},
+		{"StreamUnread", func() Ack {
+			a := ack(Window{Stream: "APP", Duplicates: 2 * time.Minute, Retention: "limits", Storage: "file"}, "")
+			a.StreamUnread = "nats: timeout"
+			return a
+		}(), Reconcile, CheckWindowUnread, `stream APP acknowledged the publish of message id "m-1" as APP:7, but the stream could not be read again to tell whether it stored it (nats: timeout)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

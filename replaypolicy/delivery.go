@@ -465,14 +465,24 @@ type Ack struct {
 	Duplicate bool
 	// Kept is, for a Duplicate, the message the broker kept, read back.
 	Kept Kept
-	// Unseen says, for a first attempt an interest-retention stream
-	// acknowledged as a new message while the claim's window named a
-	// consumer of the subject, why the stream does not show the publish
-	// at Seq now ("" when it does, or was not read): its consumers took
-	// it, or it stored nothing, none of them taking the subject any more.
+	// Unseen says, for a first attempt acknowledged as a new message by
+	// the stream the claim's window names, that stream being of interest
+	// retention by that window (which named a consumer of the subject) or
+	// as read after the answer (turned interest since), why the stream
+	// does not show the publish at Seq now ("" when it does, or was not
+	// read): its consumers took it, or it stored nothing, none of them
+	// taking the subject (any more).
 	// Window is then the subject's window read after the answer, which
 	// tells the two apart (Window.NoInterest).
 	Unseen string
+	// StreamUnread says, for a first attempt acknowledged as a new
+	// message by the stream the claim's window names, why that stream
+	// could not be read again after the answer ("" when it was, or was
+	// not read): the claim's window comes from a list of streams kept a
+	// while, and a stream turned to interest retention since (or deleted
+	// and made again so) acknowledges a publish none of its consumers
+	// takes and stores nothing.
+	StreamUnread string
 	// FirstAttempt: no earlier publish of this job can have landed.
 	FirstAttempt bool
 	// Deferrals is how often the job was deferred by a message not ours.
@@ -582,7 +592,9 @@ func copiedKept(a Ack) bool {
 // stream does not show the publish at its sequence (Unseen): when that
 // window says a consumer takes the subject, it took the message
 // (Replayed); when it could not be read, Reconcile (consumed or dropped,
-// nothing tells). A PubAck: Replayed; for a retry, only when the window,
+// nothing tells). A first attempt acknowledged as new by a stream that
+// could not be read again after the answer (StreamUnread: whether it is
+// of interest retention now is not known): Reconcile. A PubAck: Replayed; for a retry, only when the window,
 // read again after the PubAck, would have held the earlier publish's id
 // had it landed (retryForgotten), else Reconcile: it was stored now, and
 // the earlier one may have been too. A Duplicate: the broker kept a
@@ -641,13 +653,21 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckAckUnproven, fmt.Sprintf("an answer to the publish of message id %q names %s:%d, but %s: it is no proof that the broker stored it "+
 			"where the subject's consumers read. The message went out on %s, and whatever subscribes to it may have applied it: check the target and say whether it was applied",
 			a.MsgID, a.Stream, a.Seq, storedBy(a.Window, a.Subject), a.Subject))
+	case a.FirstAttempt && !a.Duplicate && a.StreamUnread != "":
+		// Stored, or dropped by a stream whose retention changed since
+		// the claim's list was read: only the stream as it is now tells,
+		// and it could not be read.
+		return v.plain(Reconcile, CheckWindowUnread, fmt.Sprintf("stream %s acknowledged the publish of message id %q as %s:%d, but the stream could not be read again to tell whether it stored it (%s): "+
+			"its retention may have changed since the list of streams the publish was judged by was read, and a stream of interest retention acknowledges a publish none of its consumers takes, "+
+			"and stores nothing. Check the target and say whether it was applied", a.Stream, a.MsgID, a.Stream, a.Seq, a.StreamUnread))
 	case a.FirstAttempt && !a.Duplicate && a.Window.NoInterest != "":
 		// The stream answers such a publish like any other and skips it.
 		// JudgeWindow finds it before the publish when the claim's window
 		// says so; this one was sent by a window that said otherwise (a
-		// stream made since the claim's list was read, or the subject's
-		// last consumer deleted since: Unseen) and is judged by the
-		// window read after the answer. A retry keeps
+		// stream made since the claim's list was read, the subject's
+		// last consumer deleted since, or the stream turned to interest
+		// retention since: Unseen) and is judged by the window read
+		// after the answer. A retry keeps
 		// its handling: it is a person's already (Volatile: interest
 		// retention).
 		return noInterest(v, a.MsgID, "was not stored", a.Window.NoInterest, fmt.Sprintf("acknowledged the replay (%s:%d) and dropped it, "+

@@ -675,7 +675,7 @@ func (w *Worker) send(j *job) (inflight, bool) {
 		// connection has no reconnect buffer, as the console's) and sends
 		// it when it is back, perhaps after the duplicate window: the
 		// broker would store it again. Nothing is handed to it.
-		w.decideAck(context.Background(), j, nil, errNotSent{fmt.Errorf("the NATS connection is %s", nc.Status())})
+		w.decideAck(context.Background(), nil, j, nil, errNotSent{fmt.Errorf("the NATS connection is %s", nc.Status())})
 		return inflight{}, false
 	}
 	opts := []jetstream.PublishOpt{jetstream.WithMsgID(j.msgID)}
@@ -685,7 +685,7 @@ func (w *Worker) send(j *job) (inflight, bool) {
 	j.handed = true
 	fut, err := w.pub.PublishMsgAsync(m, opts...)
 	if err != nil {
-		w.decideAck(context.Background(), j, nil, errNotSent{err}) // it never left the worker
+		w.decideAck(context.Background(), nil, j, nil, errNotSent{err}) // it never left the worker
 		return inflight{}, false
 	}
 	return inflight{j: j, fut: fut, size: dlq.WireSize(m)}, true
@@ -701,7 +701,8 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 	defer cancel()
 	var hand inHand // a panic while an answer is judged is its job's
 	defer hand.blame()
-	var limit serverLimit // what the server takes now, learnt once a connection it closed for size lost an answer
+	var limit serverLimit   // what the server takes now, learnt once a connection it closed for size lost an answer
+	reads := claimStreams{} // the answering streams, each read once for the claim
 	for _, p := range pending {
 		hand.j = p.j
 		ack, err := pubAck(wait, p.fut)
@@ -711,7 +712,7 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 		if ack == nil && lostAnswer(err) {
 			err = limit.explained(w.js.Conn(), p.size, err)
 		}
-		w.decideAck(ctx, p.j, ack, err)
+		w.decideAck(ctx, reads, p.j, ack, err)
 	}
 }
 
@@ -741,8 +742,9 @@ func pubAck(wait context.Context, fut jetstream.PubAckFuture) (*jetstream.PubAck
 
 // decideAck has the rules say what the broker's answer (ack, or err when
 // none came) means for j, reading back the message the broker kept when
-// it answered Duplicate.
-func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, err error) {
+// it answered Duplicate; reads are the streams the claim read so far
+// (claimStreams; nil for a job that was not sent).
+func (w *Worker) decideAck(ctx context.Context, reads claimStreams, j *job, ack *jetstream.PubAck, err error) {
 	a := replaypolicy.Ack{MsgID: j.msgID, Subject: j.subject, FirstAttempt: j.firstAttempt, Deferrals: j.deferrals, Window: j.window,
 		Margin: w.svc.cfg.WindowMargin, RetryBase: w.cfg.Retry, Attempts: j.attempts, Jitter: rand.Float64(),
 		FirstPublishedAt: j.firstPublishedAt, ApprovedSHA256: hex.EncodeToString(j.approvedSHA256)}
@@ -798,10 +800,10 @@ func (w *Worker) decideAck(ctx context.Context, j *job, ack *jetstream.PubAck, e
 			a.Window = w.answeredWindow(ctx, j.subject, ack.Stream)
 		}
 		if ack.Duplicate {
-			a.Kept = w.kept(ctx, j, ack.Stream, ack.Sequence)
+			a.Kept = w.kept(ctx, reads, j, ack.Stream, ack.Sequence)
 		}
 	}
-	w.rereadWindow(ctx, j, &a) // a retry stored as new: its window as it is now
+	w.rereadWindow(ctx, reads, j, &a) // a retry, or a first attempt stored as new: the stream as it is now
 	v := replaypolicy.JudgeAck(a, w.svc.cfg.Now())
 	j.decide(v)
 	j.stream, j.seq = a.Stream, a.Seq
@@ -827,13 +829,14 @@ func (e errNotSent) Unwrap() error { return e.err }
 // Dlq-Replay-Request, its payload's hash, when and under which subject it
 // was stored, and the subject the stream stores a publish to j's subject
 // under (storesAs); whether it is ours is the rules' to say: OursKept.
-func (w *Worker) kept(ctx context.Context, j *job, stream string, seq uint64) replaypolicy.Kept {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	st, err := w.js.Stream(ctx, stream)
+// The stream is read once per claim (reads, claimStreams).
+func (w *Worker) kept(ctx context.Context, reads claimStreams, j *job, stream string, seq uint64) replaypolicy.Kept {
+	st, err := reads.stream(ctx, w.js, stream)
 	if err != nil {
 		return replaypolicy.Kept{Unreadable: err.Error()}
 	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
 	m, err := st.GetMsg(ctx, seq)
 	if err != nil {
 		return replaypolicy.Kept{Unreadable: err.Error()}

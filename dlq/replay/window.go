@@ -35,6 +35,10 @@ type WindowReader interface {
 	// (Copied), or why it has not yet (Behind); a failure is in the
 	// answer (Window.Unreadable).
 	LateCopies(ctx context.Context, a replaypolicy.Attempt) replaypolicy.Window
+	// Seen tells the reader what a stream is now, as info (read by the
+	// worker after a PubAck) says: an answer kept that names the stream
+	// with another retention or creation time is no longer given.
+	Seen(info *jetstream.StreamInfo)
 }
 
 // StreamWindows reads duplicate windows from JetStream and keeps each
@@ -342,6 +346,31 @@ func (s *StreamWindows) staleList() {
 	}
 }
 
+// Seen implements WindowReader: when the newest list names the stream
+// info describes with another retention (one updated from limits to
+// interest, which JetStream allows) or another creation time (deleted
+// and made again), the list is stale (staleList), as for a subject moved
+// to another stream: a first attempt judged by it would not be told that
+// the stream keeps a message only for its consumers (Window.NoInterest),
+// and would be published to be dropped. A stream the list does not name
+// changes nothing: its subjects read the list again (Window).
+func (s *StreamWindows) Seen(info *jetstream.StreamInfo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.list == nil || s.list.stale {
+		return
+	}
+	for _, st := range s.list.streams {
+		if st.window.Stream != info.Config.Name {
+			continue
+		}
+		if st.window.Retention != retentionName(info.Config.Retention) || !st.window.Created.Equal(info.Created) {
+			s.list.stale = true
+		}
+		return
+	}
+}
+
 // copiedFresh is the window of the stream info describes, read afresh,
 // with the streams that copy it as the newest list has them (at most the
 // ttl old: the streams that source a target change as rarely as its
@@ -385,19 +414,18 @@ func (w *Worker) jobWindow(ctx context.Context, j *job) replaypolicy.Window {
 // claim's window, from a list kept a while (StreamWindows), may be older
 // than the stream's (a window raised since, a stream created since where
 // the list has none). A Duplicate keeps the claim's window when the
-// stream cannot be read again. A first attempt stored as new is judged by
-// no window, but for one an interest stream answered while the claim's
-// list named it (interestAnswer): that list may name a consumer of the
-// subject that has gone since.
-func (w *Worker) rereadWindow(ctx context.Context, j *job, a *replaypolicy.Ack) {
+// stream cannot be read again. A first attempt stored as new by the
+// stream the claim's window names is judged by what that stream is now
+// (storedAnswer), reads being the claim's streams read so far.
+func (w *Worker) rereadWindow(ctx context.Context, reads claimStreams, j *job, a *replaypolicy.Ack) {
 	switch {
 	case a.Stream == "" || a.Lost != "" || a.Refused != "" || a.NotSent != "" || a.NoStream || replaypolicy.OursKept(*a):
 		return
-	case a.FirstAttempt && !a.Duplicate && listedInterest(j, *a):
-		w.interestAnswer(ctx, j, a)
+	case a.FirstAttempt && !a.Duplicate && listedAnswer(j, *a):
+		w.storedAnswer(ctx, reads, j, a)
 		return
 	case a.FirstAttempt && !a.Duplicate:
-		return // stored: no window judges it
+		return // judged by a window read after the answer, or by another stream's (JudgeAck)
 	}
 	fresh := replaypolicy.Window{Unreadable: "no window reader is configured"}
 	if w.svc.cfg.Windows != nil {
@@ -409,22 +437,57 @@ func (w *Worker) rereadWindow(ctx context.Context, j *job, a *replaypolicy.Ack) 
 	a.Window = fresh
 }
 
-// listedInterest says whether a, j's first attempt stored as new, was
-// answered by the interest-retention stream the claim's window names,
-// that window saying a consumer of it takes the subject. Only then is the
-// answer read again (interestAnswer): an interest stream acknowledges a
-// publish none of its consumers takes like any other and stores nothing,
-// and the claim's window comes from a list of streams and their
-// consumers kept for up to DefaultWindowTTL. A window that names no
-// stream was replaced by one read after the answer (answeredWindow), and
-// one that names another stream than the answer's needs a person
-// (JudgeAck) whatever the answering stream holds.
-func listedInterest(j *job, a replaypolicy.Ack) bool {
-	return j.window.Stream != "" && a.Window.Stream == a.Stream && a.Window.Retention == "interest" && a.Window.NoInterest == ""
+// listedAnswer says whether a, j's first attempt stored as new, was
+// answered by the stream the claim's window names, that window saying
+// the stream stores the subject (no Window.NoInterest). Only then is the
+// stream read again (storedAnswer): the claim's window comes from a list
+// of streams, their retention and an interest stream's consumers kept
+// for up to DefaultWindowTTL. A window that names no stream was replaced
+// by one read after the answer (answeredWindow), and one that names
+// another stream than the answer's needs a person (JudgeAck) whatever
+// the answering stream holds.
+func listedAnswer(j *job, a replaypolicy.Ack) bool {
+	return j.window.Stream != "" && a.Window.Stream == a.Stream && a.Window.NoInterest == ""
+}
+
+// storedAnswer judges a, j's first attempt that the stream the claim's
+// window names acknowledged as a new message (listedAnswer), by that
+// stream as it is now rather than as the claim's list had it: a stream
+// updated from limits to interest retention (JetStream allows it), or
+// deleted and made again so, within the list's DefaultWindowTTL,
+// acknowledges a publish none of its consumers takes and stores nothing.
+// The stream is read once per claim (claimStreams), and told to the
+// window reader (Seen), whose list is stale when the stream's retention or
+// creation time differ from it. When the stream is of interest retention
+// now, or was by the list, the answer is judged by what it holds
+// (interestAnswer). When the stream could not be read, nor was of
+// interest retention by the list, nothing tells whether it stored the
+// publish (Ack.StreamUnread: JudgeAck lets a person decide), never
+// Replayed on a guess; one the list named interest keeps round 22's
+// reading (interestAnswer, whose read of the message says the stream
+// could not be read, and whose fresh window decides).
+//
+// Cost: a stream of another retention (limits) costs one JetStream call
+// (its STREAM.INFO) per claim that it answers a first attempt as new in,
+// none per message, and none when the claim read it already (a
+// Duplicate's read-back, kept); an interest stream that call and
+// interestAnswer's.
+func (w *Worker) storedAnswer(ctx context.Context, reads claimStreams, j *job, a *replaypolicy.Ack) {
+	st, err := reads.stream(ctx, w.js, a.Stream)
+	if err == nil && w.svc.cfg.Windows != nil {
+		w.svc.cfg.Windows.Seen(st.CachedInfo())
+	}
+	listed := a.Window.Retention == "interest"
+	switch {
+	case err != nil && !listed:
+		a.StreamUnread = err.Error()
+	case listed || st.CachedInfo().Config.Retention == jetstream.InterestPolicy:
+		w.interestAnswer(ctx, reads, j, a)
+	}
 }
 
 // interestAnswer judges a, j's first attempt that an interest stream
-// acknowledged as a new message (listedInterest), by what the broker
+// acknowledged as a new message (storedAnswer), by what the broker
 // holds now rather than by the claim's list of the stream's consumers
 // (kept for up to DefaultWindowTTL: the only consumer of the subject may
 // have been deleted since, and then the stream stored nothing). When the
@@ -443,10 +506,11 @@ func listedInterest(j *job, a replaypolicy.Ack) bool {
 // broker stored nothing. Nothing is published a second time on that
 // reading, and a service's consumer made in those milliseconds after the
 // last one of the subject was deleted is rare. Only interest streams pay
-// these reads: two calls (the stream and the message at the sequence)
-// when it holds the message, about four more (Fresh) when it does not.
-func (w *Worker) interestAnswer(ctx context.Context, j *job, a *replaypolicy.Ack) {
-	if a.Unseen = w.unseen(ctx, j, a.Stream, a.Seq); a.Unseen == "" {
+// these reads: one call (the message at the sequence) when the stream
+// holds the message, the stream itself being read once per claim
+// (claimStreams), about four more (Fresh) when it does not.
+func (w *Worker) interestAnswer(ctx context.Context, reads claimStreams, j *job, a *replaypolicy.Ack) {
+	if a.Unseen = w.unseen(ctx, reads, j, a.Stream, a.Seq); a.Unseen == "" {
 		return // stored, and not yet consumed
 	}
 	fresh := replaypolicy.Window{Unreadable: "no window reader is configured"}
@@ -463,14 +527,15 @@ func (w *Worker) interestAnswer(ctx context.Context, j *job, a *replaypolicy.Ack
 // took its subject) holds nothing at seq, as does one whose consumers
 // took it. The message is read whole, payload included (a stream's get
 // has no form without it): it is the payload just sent, no larger than
-// the server's max_payload. Two JetStream calls, 2 s at most.
-func (w *Worker) unseen(ctx context.Context, j *job, stream string, seq uint64) string {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	st, err := w.js.Stream(ctx, stream)
+// the server's max_payload. One JetStream call, 2 s at most, and the
+// stream's info when the claim has not read it yet (reads).
+func (w *Worker) unseen(ctx context.Context, reads claimStreams, j *job, stream string, seq uint64) string {
+	st, err := reads.stream(ctx, w.js, stream)
 	if err != nil {
 		return fmt.Sprintf("stream %s could not be read (%s)", stream, err)
 	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
 	m, err := st.GetMsg(ctx, seq)
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
@@ -483,6 +548,40 @@ func (w *Worker) unseen(ctx context.Context, j *job, stream string, seq uint64) 
 		return fmt.Sprintf("the message at %s:%d is not this replay's (subject %q, message id %q)", stream, seq, m.Subject, id)
 	}
 	return ""
+}
+
+// claimStreams are the streams the worker read while it judged one
+// claim's answers (judgeAcks), by name, each read at most once (its
+// STREAM.INFO, 2 s at most): the stream that acknowledged a first attempt
+// as new (storedAnswer, unseen) and the stream a Duplicate's kept message
+// is read back from (kept) share it. A read that failed is kept as well:
+// a NATS that does not answer costs one wait per stream per claim, not
+// one per message. nil reads every time and keeps nothing. The reads
+// are made after every publish of the claim was sent, so they are no
+// older than the claim's answers; a stream changed while those are
+// judged (a few seconds at most, AckTimeout) is seen at the next claim.
+type claimStreams map[string]claimStream
+
+// claimStream is one read of claimStreams: the stream, or why it could
+// not be read.
+type claimStream struct {
+	st  jetstream.Stream
+	err error
+}
+
+// stream is the stream name as read on js in this claim, reading it now
+// when it was not yet.
+func (c claimStreams) stream(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
+	if r, ok := c[name]; ok {
+		return r.st, r.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, name)
+	if c != nil {
+		c[name] = claimStream{st: st, err: err}
+	}
+	return st, err
 }
 
 // remember keeps l's answer for subject (mu held).

@@ -131,6 +131,8 @@ func (c *countingWindows) LateCopies(_ context.Context, a replaypolicy.Attempt) 
 	return a.Window
 }
 
+func (c *countingWindows) Seen(*jetstream.StreamInfo) {}
+
 // TestConfirmPageAsksADeadNATSOnce: a confirm page of items on 30
 // subjects, with NATS not answering, asks for one window, not one per
 // subject (each waits up to 2 s for its answer): every item then waits
