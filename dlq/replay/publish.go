@@ -390,7 +390,10 @@ func (w *Worker) publish(ctx context.Context, jobs []*job, until time.Time) {
 // neither a stop nor the rate waits on anything slow, and a stalled worker
 // never sends a burst; a retry whose slot comes when the window no longer
 // covers its first attempt is not sent (JudgeWindow, at its slot: a person
-// decides).
+// decides); and the part of the lease the claim publishes in (until) is
+// checked last, after the status read, which may wait on the database
+// longer than a slow rate's lateness tolerance (50 s at MinRate) and the
+// lease's end.
 func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Time) []inflight {
 	var out []inflight
 	var hand inHand // a panic while a job is published is that job's
@@ -567,6 +570,15 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 			}
 			if time.Since(at) > tolerance {
 				break chunk // late: a fresh slot, as above
+			}
+			if !time.Now().Before(until) {
+				// The status read just above may have waited (a lock, a
+				// slow database) past the part of the lease the claim
+				// publishes in, and the tolerance does not catch it at a
+				// slow rate: at MinRate it is 50 s, longer than the whole
+				// lease. Released, as above.
+				settle(jobs[sent:], JobPending, releasedLease)
+				return out
 			}
 			if p, ok := w.send(j); ok {
 				out = append(out, p)
