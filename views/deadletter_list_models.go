@@ -12,8 +12,12 @@ import (
 // DeadLetterFilter is the quarantine list filter as the user typed it;
 // each field is the query parameter named in its comment.
 type DeadLetterFilter struct {
-	Q             string // q: text in the error message
-	Tenant        string // tenant
+	Q      string // q: text in the error message
+	Tenant string // tenant
+	// Tenants are the tenant values when several were sent (Tenant is
+	// then empty): the scope narrowed to them, as a group row's list and
+	// actions name the tenants the row counts.
+	Tenants       []string
 	ItemType      string // type
 	ErrorClass    string // class
 	Status        string // status: a status, or "unresolved"
@@ -48,6 +52,9 @@ type DeadLetterListModel struct {
 	GroupLabel string
 	// ClearGroupURL is this view without the group filter.
 	ClearGroupURL string
+	// AnyTenantURL is this view in any tenant: the Tenant control's way
+	// back from several tenants (Filter.Tenants), which no select shows.
+	AnyTenantURL string
 	// GroupPanel, when not nil, is the group's triage (Filter.Group set).
 	GroupPanel *GroupPanelModel
 	Rows       []DeadLetterRow
@@ -134,11 +141,16 @@ func moreFilters(m DeadLetterListModel) bool {
 		m.Errors["from"] != "" || m.Errors["to"] != ""
 }
 
-// noneArrived is the empty list's title when no filter narrows it: tenant,
-// or every tenant of the reader's when empty.
-func noneArrived(tenant string) string {
-	if tenant == "" {
+// noneArrived is the empty list's title when no filter but the tenants
+// narrows it (f.Tenant, or f.Tenants, or every tenant of the reader's when
+// neither), the tenants written as they read (Shown).
+func noneArrived(f DeadLetterFilter) string {
+	tenants := f.Tenants
+	if f.Tenant != "" {
+		tenants = []string{f.Tenant}
+	}
+	if len(tenants) == 0 {
 		return "No dead letters have arrived in your tenants yet"
 	}
-	return "No dead letters have arrived for " + tenant + " yet"
+	return "No dead letters have arrived for " + Shown(joinList(tenants)) + " yet"
 }

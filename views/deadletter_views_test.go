@@ -234,6 +234,40 @@ func TestDeadLetterListView(t *testing.T) {
 		assert.Equal(t, attrBreak, doc.Find(`input[name="group"]`).AttrOr("value", ""))
 	})
 
+	// A filter of several tenants (a group row's list) shows them, as they
+	// read, in place of the Tenant select that cannot show a set, and
+	// sends each back as it is: the form sent as drawn keeps the scope
+	// (TestRevOncall23GroupListFormWidensToTheSnoozedTenant).
+	t.Run("SeveralTenants", func(t *testing.T) {
+		t.Parallel()
+		m := sampleList()
+		rlo := "globex\u202e"
+		m.Filter = views.DeadLetterFilter{Tenants: []string{rlo, "initech", hostile}, Group: "0f0e0d0c0b0a090807060504"}
+		m.AnyTenantURL = "/deadletters?group=0f0e0d0c0b0a090807060504"
+		doc, html := render(t, views.DeadLetterList(triagePage("Error group", "groups"), m))
+		assertNoInjection(t, doc, html)
+		form := byTestID(doc, "deadletter-filter")
+		assert.Zero(t, form.Find(`select[name="tenant"]`).Length(), "no select that shows Any tenant")
+		var sent []string
+		form.Find(`input[type="hidden"][name="tenant"]`).Each(func(_ int, s *goquery.Selection) { sent = append(sent, s.AttrOr("value", "")) })
+		assert.Equal(t, []string{rlo, "initech", hostile}, sent, "each tenant sent back as it is")
+		names := byTestID(doc, "filter-tenants-names")
+		assert.Equal(t, "in "+views.Shown(rlo)+", initech, "+views.Shown(hostile), names.Text())
+		assert.Equal(t, 3, names.Find(`bdi:not(.uc)`).Length(), "each tenant isolated")
+		assert.Equal(t, "<U+202E>", names.Find(`bdi.uc`).First().Text(), "the override is a marker")
+		assert.Equal(t, "/deadletters?group=0f0e0d0c0b0a090807060504", byTestID(doc, "filter-tenants-clear").AttrOr("href", ""))
+
+		m.Errors = map[string]string{"tenant": "Choose one of your tenants."}
+		doc, _ = render(t, views.DeadLetterList(triagePage("Error group", "groups"), m))
+		assert.Equal(t, "Choose one of your tenants.", strings.TrimSpace(byTestID(doc, "filter-tenants").Find(`[data-testid="field-error-tenant"]`).Text()))
+
+		m = sampleList()
+		m.Filter = views.DeadLetterFilter{Tenant: "globex"}
+		doc, _ = render(t, views.DeadLetterList(triagePage("Dead letters", "deadletters"), m))
+		assert.Equal(t, "globex", doc.Find(`select[name="tenant"] option[selected]`).AttrOr("value", ""), "one tenant keeps the select")
+		assert.Zero(t, byTestID(doc, "filter-tenants").Length())
+	})
+
 	t.Run("Empty", func(t *testing.T) {
 		t.Parallel()
 		m := sampleList()

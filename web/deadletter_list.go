@@ -19,12 +19,8 @@ import (
 type deadLetterFilterForm struct {
 	views.DeadLetterFilter
 	Before, After string
-	// Tenants are the tenant values when several were sent (Tenant is
-	// then empty): the scope narrowed to them, as a group row's actions
-	// take the tenants the row lists.
-	Tenants []string
-	Now     time.Time         // what relative times count from
-	text    map[string]string // text that cannot be stored, by field (formText)
+	Now           time.Time         // what relative times count from
+	text          map[string]string // text that cannot be stored, by field (formText)
 	// Unknown are the URL's parameters that are neither a filter's nor
 	// the list page's own (unknownParams): the list, its count and every
 	// action by filter refuse them.
@@ -88,6 +84,9 @@ func readDeadLetterFilter(q url.Values, now time.Time) deadLetterFilterForm {
 				f.Tenants = append(f.Tenants, v)
 			}
 		}
+		if len(f.Tenants) == 1 { // one tenant named twice: the form's select shows it
+			f.Tenant, f.Tenants = f.Tenants[0], nil
+		}
 	}
 	f.text = t.Errors()
 	names := append(deadLetterFilterNames(), deadLetterPageParams...)
@@ -97,8 +96,11 @@ func readDeadLetterFilter(q url.Values, now time.Time) deadLetterFilterForm {
 }
 
 // Filtered says whether the form has a filter: a filter parameter with a
-// value.
+// value, or several tenants.
 func (f deadLetterFilterForm) Filtered() bool {
+	if len(f.Tenants) > 0 {
+		return true
+	}
 	for _, p := range deadLetterFilterParams {
 		if *p.field(&f.DeadLetterFilter) != "" {
 			return true
@@ -205,6 +207,9 @@ func (s *Server) deadLetterList(c echo.Context) error {
 	if form.Group != "" {
 		m.ClearGroupURL = views.PathDeadLetters + encodeQuery(without(q, "group", "before", "after"))
 	}
+	if len(form.Tenants) > 0 {
+		m.AnyTenantURL = views.PathDeadLetters + encodeQuery(without(q, "tenant", "before", "after", "count"))
+	}
 	// A group's dead letters are the group's page: the navigation says
 	// Groups.
 	nav, title := "deadletters", "Dead letters"
@@ -219,7 +224,10 @@ func (s *Server) deadLetterList(c echo.Context) error {
 		return err
 	}
 	if form.Group != "" {
-		scope := tenants
+		// The panel is of the tenants the list is of: one, several (a
+		// group row's list: not those where the group is snoozed, as the
+		// row's own triage line), or all the person's.
+		scope := f.Tenants
 		if form.Tenant != "" {
 			scope = []string{form.Tenant}
 		}
