@@ -184,10 +184,11 @@ func TestFixReplay14BehindDeferralAuditedOnceThenTheOutcome(t *testing.T) {
 			action, fmt.Sprint(id)).Scan(&n))
 		return n
 	}
-	time.Sleep(5 * time.Second)
-	var claims int
-	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT attempts FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&claims))
-	assert.Greater(t, claims, 2, "the job was judged again meanwhile")
+	wait.Until(t, "the job to be judged again meanwhile (more than two claims)", 30*time.Second, func() bool {
+		var claims int
+		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT attempts FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&claims))
+		return claims > 2
+	})
 	// One row per reason: the original's own window first, then AGG behind.
 	var reasons, behind int
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(DISTINCT reason), count(*) FILTER (WHERE reason LIKE '%has not copied any message of%')
