@@ -169,7 +169,8 @@ func CheckDatabase(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) er
 
 // MigrateAsOwner applies the migrations on one connection to dsn, which
 // must be the schema's owner (MIGRATE_DATABASE_URL). It returns the version
-// reached.
+// reached: above migrations.Newest for a schema a newer release left, on
+// which it runs nothing (migrations.Migrate).
 func MigrateAsOwner(ctx context.Context, dsn string) (int32, error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {

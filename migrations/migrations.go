@@ -87,10 +87,22 @@ func All() ([]Migration, error) {
 // PostgreSQL advisory lock while it works, so replicas starting together
 // apply each migration once. Then it fills in what SQL cannot compute
 // (fillMailboxes). It returns the version reached.
+//
+// A schema newer than this binary's migrations (Newest), which a later
+// release left, is not an error: Migrate runs nothing on it, not even the
+// fill (a later release's schema is that release's to complete), and
+// returns its version, above Newest. That is what a rollback needs: the
+// previous release's `console migrate` runs first, on the schema the newer
+// one left, and its serve and worker accept that schema (CheckVersion).
 func Migrate(ctx context.Context, conn *pgx.Conn) (version int32, err error) {
 	all, err := All()
 	if err != nil {
 		return 0, err
+	}
+	newest := int32(len(all))
+	// Read before tern, which refuses a version above its migrations.
+	if have, err := recordedVersion(ctx, conn); err != nil || have > newest {
+		return have, err
 	}
 	m, err := migrate.NewMigrator(ctx, conn, VersionTable)
 	if err != nil {
@@ -100,6 +112,11 @@ func Migrate(ctx context.Context, conn *pgx.Conn) (version int32, err error) {
 		m.AppendMigration(fmt.Sprintf("%04d_%s", mig.Number, mig.Name), mig.Up, mig.Down)
 	}
 	if err := m.Migrate(ctx); err != nil {
+		// A newer release migrated between the read above and tern's lock.
+		var bad migrate.BadVersionError
+		if have, rerr := recordedVersion(ctx, conn); errors.As(err, &bad) && rerr == nil && have > newest {
+			return have, nil
+		}
 		return 0, fmt.Errorf("migrate: %w", err)
 	}
 	if err := fillMailboxes(ctx, conn); err != nil {
@@ -110,6 +127,23 @@ func Migrate(ctx context.Context, conn *pgx.Conn) (version int32, err error) {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
 	return v, nil
+}
+
+// recordedVersion returns the version tern recorded in the database on q, 0 when nothing
+// was migrated (no version table).
+func recordedVersion(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (int32, error) {
+	var have int32
+	err := q.QueryRow(ctx, selectVersion).Scan(&have)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return have, nil
 }
 
 // Newest returns the schema version the embedded migrations reach.
@@ -140,13 +174,8 @@ func CheckVersion(ctx context.Context, q interface {
 	if want, err = Newest(); err != nil {
 		return 0, 0, err
 	}
-	err = q.QueryRow(ctx, selectVersion).Scan(&have)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
-		err, have = nil, 0
-	}
-	if err != nil {
-		return 0, want, fmt.Errorf("read schema version: %w", err)
+	if have, err = recordedVersion(ctx, q); err != nil {
+		return 0, want, err
 	}
 	if have < want {
 		return have, want, fmt.Errorf("%w: the schema is at version %d and this console needs %d; run `console migrate` with MIGRATE_DATABASE_URL (the role that owns the schema) first", ErrPending, have, want)
