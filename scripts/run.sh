@@ -13,6 +13,7 @@ mkdir -p .data/bin .data/log
 pids=()
 cleanup() {
 	trap - INT TERM EXIT
+	stopping=1
 	echo >&2
 	log "stopping..."
 	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -100,7 +101,8 @@ curl -fsS "http://$ADDR/readyz" >/dev/null || { log "the console is not ready"; 
 (umask 077 && printf 'export DATABASE_URL=%q\n' "$DATABASE_URL" >.data/console.env)
 
 NATS_URL=$DEMO_NATS_URL .data/bin/console demo --rate "${DEMO_RATE:-5}" >/dev/null 2>>.data/log/demo.log &
-pids+=($!)
+demo_pid=$!
+pids+=($demo_pid)
 
 cat <<MSG
 
@@ -123,3 +125,8 @@ cat <<MSG
 
 MSG
 wait -n "${pids[@]}" || true
+# The demo refuses streams it did not make (README, `console demo`): say why it stopped.
+if [ -z "${stopping:-}" ] && ! kill -0 "$demo_pid" 2>/dev/null; then
+	log "the demo stopped; the end of .data/log/demo.log:"
+	tail -n 3 .data/log/demo.log >&2
+fi

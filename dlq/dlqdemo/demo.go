@@ -54,6 +54,107 @@ func WatchList() string {
 // MaxDeliver is the demo consumers' delivery limit.
 const MaxDeliver = 4
 
+// MarkKey is the metadata key ("quarantine-demo", value "1") of every stream
+// and consumer the demo makes. The demo changes only streams and consumers
+// that carry it: one of the same name without it is someone else's.
+const MarkKey = "quarantine-demo"
+
+// ErrNotTheDemos is returned by Run when a stream or consumer of one of the
+// demo's names exists without the demo's mark (MarkKey): the demo would
+// replace its subjects and limits and consume its messages.
+var ErrNotTheDemos = errors.New("not made by console demo")
+
+func marked(md map[string]string) bool { return md[MarkKey] == "1" }
+
+func durable(s Stream) string { return strings.ToLower(s.Name) + "-worker" }
+
+func streamConfig(s Stream) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name: s.Name, Subjects: []string{s.Subject}, Retention: jetstream.LimitsPolicy,
+		Storage: jetstream.FileStorage, MaxAge: 7 * 24 * time.Hour, Metadata: map[string]string{MarkKey: "1"},
+	}
+}
+
+func consumerConfig(s Stream) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable: durable(s), AckPolicy: jetstream.AckExplicitPolicy,
+		MaxDeliver: MaxDeliver, AckWait: 5 * time.Second, Metadata: map[string]string{MarkKey: "1"},
+	}
+}
+
+func notTheDemos(what string) error {
+	return fmt.Errorf("%s exists and was %w (it has no %q metadata): the demo changes and consumes only what it made; "+
+		"run it against a NATS server of its own (one an older console demo made, before it marked them, "+
+		"as in make run's .data/nats: delete it and run again)", what, ErrNotTheDemos, MarkKey)
+}
+
+// found is what claim found of one of the demo's streams: whether it and
+// its consumer exist (each with the demo's mark).
+type found struct{ stream, consumer bool }
+
+// claim looks up every stream and consumer of the demo's names before any
+// is made or changed, and returns an error wrapping ErrNotTheDemos, naming
+// it, for one that exists without the demo's mark.
+func claim(ctx context.Context, js jetstream.JetStream) ([]found, error) {
+	out := make([]found, len(Streams))
+	for i, s := range Streams {
+		st, err := js.Stream(ctx, s.Name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("look up stream %s: %w", s.Name, err)
+		}
+		if !marked(st.CachedInfo().Config.Metadata) {
+			return nil, notTheDemos("stream " + s.Name)
+		}
+		out[i].stream = true
+		c, err := st.Consumer(ctx, durable(s))
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("look up consumer %s on %s: %w", durable(s), s.Name, err)
+		}
+		if !marked(c.CachedInfo().Config.Metadata) {
+			return nil, notTheDemos(fmt.Sprintf("consumer %s on stream %s", durable(s), s.Name))
+		}
+		out[i].consumer = true
+	}
+	return out, nil
+}
+
+// setUp makes the demo's streams and consumers that do not exist, marked
+// as the demo's, and brings those it made before (claim) to its
+// configuration. Create refuses a stream or consumer made in between with
+// another configuration.
+func setUp(ctx context.Context, js jetstream.JetStream) ([]jetstream.Consumer, error) {
+	had, err := claim(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jetstream.Consumer, len(Streams))
+	for i, s := range Streams {
+		if had[i].stream {
+			_, err = js.UpdateStream(ctx, streamConfig(s))
+		} else {
+			_, err = js.CreateStream(ctx, streamConfig(s))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create stream %s: %w", s.Name, err)
+		}
+		if had[i].consumer {
+			out[i], err = js.UpdateConsumer(ctx, s.Name, consumerConfig(s))
+		} else {
+			out[i], err = js.CreateConsumer(ctx, s.Name, consumerConfig(s))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create consumer %s on %s: %w", durable(s), s.Name, err)
+		}
+	}
+	return out, nil
+}
+
 // Config says how much traffic to make.
 type Config struct {
 	Prefix  string   // DLQ subject prefix
@@ -61,6 +162,9 @@ type Config struct {
 	Rate    float64  // originals published per second
 	Count   int      // originals to publish; 0 means until ctx ends
 	Log     *slog.Logger
+	// Ready, when set, is called once the streams and consumers are set
+	// up, before the first message is published.
+	Ready func()
 }
 
 // Stats counts what the demo did.
@@ -74,7 +178,11 @@ func (s *Stats) String() string {
 }
 
 // Run creates the streams and consumers, then publishes and consumes until
-// Count messages were handled or ctx ends.
+// Count messages were handled or ctx ends. It makes only what does not
+// exist, marked as the demo's (MarkKey), and updates only what carries the
+// mark: a stream or consumer of one of its names without it (a
+// deployment's ORDERS, say) makes it return an error wrapping
+// ErrNotTheDemos, naming it, before anything was made or changed.
 func Run(ctx context.Context, js jetstream.JetStream, cfg Config) (*Stats, error) {
 	if len(cfg.Tenants) == 0 {
 		cfg.Tenants = []string{"acme", "globex"}
@@ -84,25 +192,19 @@ func Run(ctx context.Context, js jetstream.JetStream, cfg Config) (*Stats, error
 	}
 	stats := &Stats{}
 	svc := &service{js: js, cfg: cfg, stats: stats}
-	for _, s := range Streams {
-		if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name: s.Name, Subjects: []string{s.Subject}, Retention: jetstream.LimitsPolicy,
-			Storage: jetstream.FileStorage, MaxAge: 7 * 24 * time.Hour,
-		}); err != nil {
-			return nil, fmt.Errorf("create stream %s: %w", s.Name, err)
-		}
-		cons, err := js.CreateOrUpdateConsumer(ctx, s.Name, jetstream.ConsumerConfig{
-			Durable: strings.ToLower(s.Name) + "-worker", AckPolicy: jetstream.AckExplicitPolicy,
-			MaxDeliver: MaxDeliver, AckWait: 5 * time.Second,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("create consumer on %s: %w", s.Name, err)
-		}
+	consumers, err := setUp(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	for i, cons := range consumers {
 		cc, err := cons.Consume(func(m jetstream.Msg) { svc.handle(ctx, m) })
 		if err != nil {
-			return nil, fmt.Errorf("consume %s: %w", s.Name, err)
+			return nil, fmt.Errorf("consume %s: %w", Streams[i].Name, err)
 		}
 		defer cc.Stop()
+	}
+	if cfg.Ready != nil {
+		cfg.Ready()
 	}
 
 	limiter := rate.NewLimiter(rate.Limit(cfg.Rate), max(1, int(cfg.Rate/10)))

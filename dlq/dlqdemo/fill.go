@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/quarantine-console/quarantine/dlq"
@@ -696,4 +698,35 @@ func fillHeaders(msgID, opID, corrID, principal, origSubject, errText, class, st
 	)
 	b, _ := json.Marshal(hs) // plain strings always marshal
 	return b
+}
+
+// ErrRealDeadLetters is returned by CheckFillable for a database holding
+// dead letters a fill did not write.
+var ErrRealDeadLetters = errors.New("the database holds dead letters console demo --rows did not write")
+
+// A row not of a fill. No index leads with source_stream: the scan stops at
+// the first such row, and reads the whole table only when every row is a
+// fill's: one sequential pass, before a fill that writes far more. A
+// database not yet migrated has no dead letters.
+const selectUnfilled = `SELECT EXISTS (SELECT 1 FROM dead_letters WHERE source_stream <> $1)`
+
+// CheckFillable returns an error wrapping ErrRealDeadLetters when the
+// database on pool holds a dead letter Fill did not write (source_stream
+// other than FillStream): fake dead letters among real ones would be
+// listed, counted, grouped and replayable with them, under real tenants'
+// names. An empty or unmigrated database, or one of fills alone, passes.
+func CheckFillable(ctx context.Context, pool *pgxpool.Pool) error {
+	var found bool
+	err := pool.QueryRow(ctx, selectUnfilled, FillStream).Scan(&found)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look for dead letters not of a fill: %w", err)
+	}
+	if found {
+		return fmt.Errorf("%w: its fake dead letters would be shown, counted and replayable among them; fill a database of its own", ErrRealDeadLetters)
+	}
+	return nil
 }
