@@ -100,7 +100,11 @@ curl -fsS "http://$ADDR/readyz" >/dev/null || { log "the console is not ready"; 
 # so kept like .data/db-roles.env (mode 0600).
 (umask 077 && printf 'export DATABASE_URL=%q\n' "$DATABASE_URL" >.data/console.env)
 
-NATS_URL=$DEMO_NATS_URL .data/bin/console demo --rate "${DEMO_RATE:-5}" >/dev/null 2>>.data/log/demo.log &
+# The embedded server is the demo's own: streams of the demo's names an
+# older demo left in .data/nats without its mark are taken over, not refused.
+demo_own=()
+if [ -z "${NATS_URL:-}" ]; then demo_own=(--take-over-unmarked); fi
+NATS_URL=$DEMO_NATS_URL .data/bin/console demo --rate "${DEMO_RATE:-5}" "${demo_own[@]}" >/dev/null 2>>.data/log/demo.log &
 demo_pid=$!
 pids+=($demo_pid)
 

@@ -20,12 +20,16 @@ import (
 func runDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var natsURL, tokenFile, prefix, tenants, level, dbURL, revalidate string
 	var ratePerSec, count, rows int
+	var takeOver bool
 	s := newSettings("demo", getenv, stderr)
 	s.str(&natsURL, "nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server of the demo's own: it makes streams "+dlqdemo.WatchList()+
 		" (and refuses ones it did not make), and a console on it stores the demo's dead letters as real ones", checkNATSURL)
 	s.str(&tokenFile, "nats-token-file", "NATS_TOKEN_FILE", "", "file holding the NATS auth token (the embedded server's, under make run)", nil)
 	s.str(&prefix, "dlq-prefix", "DLQ_SUBJECT_PREFIX", dlq.DefaultSubjectPrefix, "subject prefix of the demo's (fake) dead letters", checkToken)
 	s.str(&tenants, "tenants", "DEMO_TENANTS", "acme,globex", "comma-separated tenants", nil)
+	s.boolean(&takeOver, "take-over-unmarked", "DEMO_TAKE_OVER_UNMARKED",
+		"set up streams and consumers of the demo's names that carry no quarantine-demo mark as the demo's, marking them, instead of refusing them: "+
+			"only on a NATS server of the demo's own whose store an older demo made (make run passes it for its embedded server)")
 	s.integer(&ratePerSec, "rate", "DEMO_RATE", 20, "messages published per second", 1, 100000)
 	s.integer(&count, "count", "DEMO_COUNT", 0, "messages to publish; 0 runs until stopped", 0, 100000000)
 	s.str(&level, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", checkLogLevel)
@@ -59,6 +63,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	stats, err := dlqdemo.Run(ctx, js, dlqdemo.Config{
 		Prefix: prefix, Tenants: strings.Split(tenants, ","), Rate: float64(ratePerSec), Count: count, Log: log,
+		TakeOverUnmarked: takeOver,
 		Ready: func() {
 			fmt.Fprintf(stdout, "demo: publishing %d msg/s for tenants %s on streams %s\n", ratePerSec, tenants, dlqdemo.WatchList())
 		},

@@ -22,14 +22,14 @@ import (
 // demoUntilPublishing runs `console demo` against natsURL until it says it
 // is publishing, then stops it; it returns the demo's error when it exited
 // before that (a refusal), nil otherwise.
-func demoUntilPublishing(t *testing.T, natsURL string) error {
+func demoUntilPublishing(t *testing.T, natsURL string, flags ...string) error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out syncBuffer
 	done := make(chan error, 1)
 	e := env(map[string]string{"NATS_URL": natsURL, "DEMO_RATE": "1"})
-	go func() { done <- run(ctx, []string{"console", "demo"}, e, &out, io.Discard) }()
+	go func() { done <- run(ctx, append([]string{"console", "demo"}, flags...), e, &out, io.Discard) }()
 	var exited error
 	wait.For(t, "the demo to start publishing or to exit", 30*time.Second, func() error {
 		select {
@@ -138,4 +138,34 @@ func TestDemoRowsRefusesADatabaseOfRealDeadLetters(t *testing.T) {
 	require.ErrorIs(t, err, dlqdemo.ErrRealDeadLetters)
 	assert.ErrorContains(t, err, "MIGRATE_DATABASE_URL")
 	assert.Equal(t, 101, count())
+}
+
+// TestDemoTakesOverUnmarkedOnlyWhenTold: a store an older demo made before
+// it marked what it made (make run's .data/nats) is refused as any
+// unmarked stream is, unless --take-over-unmarked, which sets the streams
+// and consumers up as the demo's, marked, so that the next run needs it no
+// more.
+func TestDemoTakesOverUnmarkedOnlyWhenTold(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	_, js := ns.Connect(t)
+	for _, s := range dlqdemo.Streams {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: s.Name, Subjects: []string{s.Subject}, Storage: jetstream.FileStorage})
+		require.NoError(t, err)
+		_, err = js.CreateConsumer(ctx, s.Name, jetstream.ConsumerConfig{Durable: strings.ToLower(s.Name) + "-worker", AckPolicy: jetstream.AckExplicitPolicy})
+		require.NoError(t, err)
+	}
+	require.ErrorIs(t, demoUntilPublishing(t, ns.ClientURL()), dlqdemo.ErrNotTheDemos)
+
+	require.NoError(t, demoUntilPublishing(t, ns.ClientURL(), "--take-over-unmarked"))
+	for _, s := range dlqdemo.Streams {
+		st, err := js.Stream(ctx, s.Name)
+		require.NoError(t, err)
+		assert.Equal(t, "1", st.CachedInfo().Config.Metadata[dlqdemo.MarkKey], "stream %s marked", s.Name)
+		c, err := st.Consumer(ctx, strings.ToLower(s.Name)+"-worker")
+		require.NoError(t, err)
+		assert.Equal(t, "1", c.CachedInfo().Config.Metadata[dlqdemo.MarkKey], "consumer of %s marked", s.Name)
+	}
+	require.NoError(t, demoUntilPublishing(t, ns.ClientURL()), "marked now: no take-over needed")
 }

@@ -94,8 +94,9 @@ type found struct{ stream, consumer bool }
 
 // claim looks up every stream and consumer of the demo's names before any
 // is made or changed, and returns an error wrapping ErrNotTheDemos, naming
-// it, for one that exists without the demo's mark.
-func claim(ctx context.Context, js jetstream.JetStream) ([]found, error) {
+// it, for one that exists without the demo's mark, unless takeOver: then
+// it is counted as the demo's, and set up marked (Config.TakeOverUnmarked).
+func claim(ctx context.Context, js jetstream.JetStream, takeOver bool) ([]found, error) {
 	out := make([]found, len(Streams))
 	for i, s := range Streams {
 		st, err := js.Stream(ctx, s.Name)
@@ -105,7 +106,7 @@ func claim(ctx context.Context, js jetstream.JetStream) ([]found, error) {
 		if err != nil {
 			return nil, fmt.Errorf("look up stream %s: %w", s.Name, err)
 		}
-		if !marked(st.CachedInfo().Config.Metadata) {
+		if !takeOver && !marked(st.CachedInfo().Config.Metadata) {
 			return nil, notTheDemos("stream " + s.Name)
 		}
 		out[i].stream = true
@@ -116,7 +117,7 @@ func claim(ctx context.Context, js jetstream.JetStream) ([]found, error) {
 		if err != nil {
 			return nil, fmt.Errorf("look up consumer %s on %s: %w", durable(s), s.Name, err)
 		}
-		if !marked(c.CachedInfo().Config.Metadata) {
+		if !takeOver && !marked(c.CachedInfo().Config.Metadata) {
 			return nil, notTheDemos(fmt.Sprintf("consumer %s on stream %s", durable(s), s.Name))
 		}
 		out[i].consumer = true
@@ -128,8 +129,8 @@ func claim(ctx context.Context, js jetstream.JetStream) ([]found, error) {
 // as the demo's, and brings those it made before (claim) to its
 // configuration. Create refuses a stream or consumer made in between with
 // another configuration.
-func setUp(ctx context.Context, js jetstream.JetStream) ([]jetstream.Consumer, error) {
-	had, err := claim(ctx, js)
+func setUp(ctx context.Context, js jetstream.JetStream, takeOver bool) ([]jetstream.Consumer, error) {
+	had, err := claim(ctx, js, takeOver)
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +166,12 @@ type Config struct {
 	// Ready, when set, is called once the streams and consumers are set
 	// up, before the first message is published.
 	Ready func()
+	// TakeOverUnmarked sets up streams and consumers of the demo's names
+	// that carry no mark as the demo's, marking them, instead of refusing
+	// them: only for a NATS server of the demo's own whose store an older
+	// demo made before it marked what it made (make run's embedded server
+	// and its .data/nats).
+	TakeOverUnmarked bool
 }
 
 // Stats counts what the demo did.
@@ -192,7 +199,7 @@ func Run(ctx context.Context, js jetstream.JetStream, cfg Config) (*Stats, error
 	}
 	stats := &Stats{}
 	svc := &service{js: js, cfg: cfg, stats: stats}
-	consumers, err := setUp(ctx, js)
+	consumers, err := setUp(ctx, js, cfg.TakeOverUnmarked)
 	if err != nil {
 		return nil, err
 	}
