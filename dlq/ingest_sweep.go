@@ -854,7 +854,11 @@ func (in *Ingester) sweptRecord(ctx context.Context, stream string, st *storedMs
 func (in *Ingester) deliveredSubject(ctx context.Context, stream string, seq uint64) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	st, _, err := readByConsumer(ctx, in.js, stream, seq)
+	s, err := in.js.Stream(ctx, stream)
+	if err != nil {
+		return "", fmt.Errorf("read %s #%d by a delivery: %w", stream, seq, err)
+	}
+	st, _, err := readByConsumer(ctx, in.js, s.CachedInfo(), seq)
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("read %s #%d by a delivery: %w", stream, seq, err)

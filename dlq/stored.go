@@ -164,12 +164,13 @@ func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uin
 	if err != nil {
 		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
 	}
+	info := s.CachedInfo()
 	var st *storedMsg
 	var size int
-	if s.CachedInfo().Config.AllowDirect {
+	if info.Config.AllowDirect {
 		st, size, err = directGet(ctx, js, stream, seq, next)
 	} else {
-		st, size, err = readByConsumer(ctx, js, stream, seq)
+		st, size, err = readByConsumer(ctx, js, info, seq)
 	}
 	switch {
 	case err != nil:
@@ -246,28 +247,52 @@ func lastValue(h nats.Header, name string) string {
 	return v
 }
 
-// readByConsumer reads the first message at or after seq of stream by a
-// consumer of its own (ephemeral, no acks, in memory, deleted when done
-// or after storedReadIdle); the sweep reads a subject's bytes with it
-// (deliveredSubject). Its one pull asks for no more than the connection's
-// max payload: a larger message is refused by the server (409 Message
-// Size Exceeds MaxBytes), never sent. size is the answer's size;
-// st.Headers is nil when the NATS client did not read the header block
-// whole.
-func readByConsumer(ctx context.Context, js jetstream.JetStream, stream string, seq uint64) (st *storedMsg, size int, err error) {
+// readByConsumer reads the first message at or after seq of the stream
+// info describes by a consumer of its own (ephemeral, no acks, in memory,
+// deleted when done or after storedReadIdle, or the stream's consumer
+// limit on inactivity when that is lower); the sweep reads a subject's
+// bytes with it (deliveredSubject). Its one pull asks for no more than the
+// connection's max payload: a larger message is refused by the server
+// (409 Message Size Exceeds MaxBytes), never sent. size is the answer's
+// size; st.Headers is nil when the NATS client did not read the header
+// block whole. The consumer never acks, so it never removes a message.
+//
+// It makes none on a work-queue stream: JetStream takes there only a
+// consumer that acks explicitly and delivers all (from the stream's first
+// message, not seq), and refuses to make any consumer whose subjects
+// overlap one the stream has, so that while the console's lived the
+// stream's own consumers could not be made again. It returns an error
+// matching errConsumerRefused then, and when JetStream refuses to make
+// the consumer (a JetStream API error: a consumer limit of the stream or
+// account, say); not when the stream is gone (jetstream.ErrStreamNotFound)
+// or NATS did not answer.
+func readByConsumer(ctx context.Context, js jetstream.JetStream, info *jetstream.StreamInfo, seq uint64) (st *storedMsg, size int, err error) {
+	stream := info.Config.Name
+	if info.Config.Retention == jetstream.WorkQueuePolicy {
+		return nil, 0, fmt.Errorf("%w: none is made on stream %s, a work queue: JetStream takes only one that acks explicitly and delivers all there, "+
+			"and refuses the stream's own consumers that overlap it while it lives", errConsumerRefused, stream)
+	}
+	idle := storedReadIdle
+	if limit := info.Config.ConsumerLimits.InactiveThreshold; limit > 0 && limit < idle {
+		idle = limit
+	}
 	cons, err := js.CreateConsumer(ctx, stream, jetstream.ConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: seq, AckPolicy: jetstream.AckNonePolicy,
-		MaxDeliver: 1, InactiveThreshold: storedReadIdle, Replicas: 1, MemoryStorage: true,
+		MaxDeliver: 1, InactiveThreshold: idle, Replicas: 1, MemoryStorage: true,
 		Description: "quarantine: reads one message of the stream",
 	})
-	if err != nil {
+	var apiErr *jetstream.APIError
+	switch {
+	case err != nil && errors.As(err, &apiErr) && !errors.Is(err, jetstream.ErrStreamNotFound):
+		return nil, 0, fmt.Errorf("%w: %w", errConsumerRefused, err)
+	case err != nil:
 		return nil, 0, fmt.Errorf("make a consumer to read it: %w", err)
 	}
-	info := cons.CachedInfo()
+	cinfo := cons.CachedInfo()
 	defer func() {
-		_ = js.DeleteConsumer(context.WithoutCancel(ctx), stream, info.Name) // else gone once idle
+		_ = js.DeleteConsumer(context.WithoutCancel(ctx), stream, cinfo.Name) // else gone once idle
 	}()
-	if info.NumPending == 0 {
+	if cinfo.NumPending == 0 {
 		return nil, 0, jetstream.ErrMsgNotFound
 	}
 	body, err := json.Marshal(struct {
@@ -278,7 +303,7 @@ func readByConsumer(ctx context.Context, js jetstream.JetStream, stream string, 
 	if err != nil {
 		return nil, 0, err
 	}
-	m, err := js.Conn().RequestWithContext(ctx, apiPrefix(js)+"CONSUMER.MSG.NEXT."+stream+"."+info.Name, body)
+	m, err := js.Conn().RequestWithContext(ctx, apiPrefix(js)+"CONSUMER.MSG.NEXT."+stream+"."+cinfo.Name, body)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -301,8 +326,12 @@ func readByConsumer(ctx context.Context, js jetstream.JetStream, stream string, 
 }
 
 // storedReadIdle is how long a consumer readByConsumer made lives on when
-// its removal failed.
+// its removal failed, unless the stream's consumer limits allow less.
 const storedReadIdle = 30 * time.Second
+
+// errConsumerRefused says that JetStream refuses (or would refuse) the
+// consumer readByConsumer reads by.
+var errConsumerRefused = errors.New("JetStream refuses the consumer that would read it")
 
 // blockLen is the length of the header block m came with (0: none), what
 // the client received, whatever it made of it.
