@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,7 +159,7 @@ func (in *Ingester) rereadStored(ctx context.Context, m jetstream.Msg, r *Receiv
 	if block {
 		in.metrics.HeaderRereads.Inc()
 	}
-	st, err := readStored(ctx, in.js, r.Stream, r.Seq, false)
+	st, err := readStoredAtMost(ctx, in.js, r.Stream, r.Seq, false, deliveredAtMost(m, *r, block, whole))
 	if err == nil && (!st.Time.Equal(r.Time) || !st.isSubject(r.Subject)) {
 		in.log.Warn("the stream holds another message at a dead letter's sequence (it was made again): stored as delivered",
 			"stream", r.Stream, "seq", r.Seq, "stored_at", r.Time, "found_stored_at", st.Time, "header_block", block, "payload", whole)
@@ -193,6 +195,35 @@ func (in *Ingester) rereadStored(ctx context.Context, m jetstream.Msg, r *Receiv
 	}
 	r.setUnread(block, false, err)
 	return false
+}
+
+// deliveredAtMost is the most the stored copy of m (r as received; block
+// and whole as rereadStored takes them) can weigh, as its delivery shows
+// (readStoredAtMost): its subject, header block and payload as delivered
+// when it came with a payload (a consumer made headers only delivers
+// none); for one that may lack it, that plus the size its last
+// Nats-Msg-Size states (the server's, added after any a producer set),
+// when the NATS client read the block whole and no other header holds the
+// server's line run in (then the last one may be a producer's, which says
+// nothing: payloadUnverified). 0 when that is not known.
+func deliveredAtMost(m jetstream.Msg, r Received, block, whole bool) int {
+	p, ok := m.(pulledMsg)
+	if !ok {
+		return 0
+	}
+	delivered := len(p.m.Subject) + p.headerBlockLen() + len(p.m.Data)
+	if !whole {
+		return delivered
+	}
+	vs := r.Header[msgSizeHeader]
+	if block || len(vs) == 0 || sizeRunIn(r.Header) {
+		return 0
+	}
+	stated, err := strconv.Atoi(vs[len(vs)-1])
+	if err != nil || stated < 0 || stated > math.MaxInt32 {
+		return 0
+	}
+	return delivered + stated
 }
 
 // comeAgain naks m, a message that may lack its payload and was not read

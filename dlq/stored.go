@@ -61,19 +61,41 @@ type storedMsgResponse struct {
 // storedJSONMax is read as a NATS message (readMsg): its Header is then
 // nil and Headers set, unless the client does not read its header block
 // whole, when it is read exactly if it is small enough and fails
-// otherwise.
+// otherwise. When JetStream refuses the consumer that read would take
+// (errConsumerRefused), the message is read through the JSON API if it is
+// known to be small enough (readStoredAtMost), and fails otherwise, the
+// error saying both.
 func readStored(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool) (*storedMsg, error) {
+	return readStoredAtMost(ctx, js, stream, seq, next, 0)
+}
+
+// readStoredAtMost reads as readStored does; atMost, when above 0, is a
+// size the caller knows the message is no larger than (its subject, header
+// block and payload, as a delivery of it showed), so that a message whose
+// read as a NATS message JetStream refuses is read through the JSON API
+// when atMost is at most storedJSONMax. The stream's own size (all it
+// holds) bounds each of its messages too.
+func readStoredAtMost(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool, atMost int) (*storedMsg, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 	}
 	if js.Conn().MaxPayload() > storedJSONMax {
-		st, err := readMsg(ctx, js, stream, seq, next)
-		if !errors.Is(err, errReadExactly) {
+		st, err := readMsg(ctx, js, stream, seq, next, atMost)
+		var refused *consumerRefusedError
+		switch {
+		case errors.Is(err, errReadExactly):
+			seq, next = st.Seq, false
+		case errors.As(err, &refused) && refused.small:
+			st, jerr := readJSON(ctx, js, stream, seq, next)
+			if jerr != nil {
+				return nil, fmt.Errorf("%w (read through JetStream's JSON API because %v)", jerr, refused)
+			}
+			return st, nil
+		default:
 			return st, err
 		}
-		seq, next = st.Seq, false
 	}
 	return readJSON(ctx, js, stream, seq, next)
 }
@@ -159,7 +181,12 @@ const (
 // sequence) if it is at most storedJSONMax, and fails otherwise. A direct
 // get's block is the stored one with the server's headers written over
 // its last two bytes, which a client-written block ends with (CR LF).
-func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool) (*storedMsg, error) {
+//
+// When JetStream refuses the consumer (errConsumerRefused), the error is
+// a *consumerRefusedError, small when the message is known to be at most
+// storedJSONMax: atMost (see readStoredAtMost) or all the stream holds
+// (its bytes, as the stream's info read here gave them) is no more.
+func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool, atMost int) (*storedMsg, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
@@ -173,6 +200,9 @@ func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uin
 		st, size, err = readByConsumer(ctx, js, info, seq)
 	}
 	switch {
+	case errors.Is(err, errConsumerRefused):
+		return nil, &consumerRefusedError{stream: stream, seq: seq, err: err, atMost: atMost, streamBytes: info.State.Bytes,
+			small: (atMost > 0 && atMost <= storedJSONMax) || info.State.Bytes <= storedJSONMax}
 	case err != nil:
 		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
 	case !next && st.Seq != seq:
@@ -185,6 +215,38 @@ func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uin
 	}
 	return st, nil
 }
+
+// consumerRefusedError is readMsg's error for a message whose read by a
+// consumer JetStream refused (err, matching errConsumerRefused). small
+// says the message is known to be at most storedJSONMax, by atMost or by
+// streamBytes (all the stream held): readStoredAtMost then reads it
+// through the JSON API instead. A larger one, or one of unknown size, is
+// not read there: one answer a third larger than a message of tens of MiB
+// cuts the console's connection (storedJSONMax).
+type consumerRefusedError struct {
+	stream      string
+	seq         uint64
+	err         error
+	atMost      int
+	streamBytes uint64
+	small       bool
+}
+
+func (e *consumerRefusedError) Error() string {
+	msg := fmt.Sprintf("read %s #%d by a consumer: %v", e.stream, e.seq, e.err)
+	if e.small {
+		return msg
+	}
+	known := "its size is not known"
+	if e.atMost > 0 {
+		known = fmt.Sprintf("its delivery says it may be up to %d bytes", e.atMost)
+	}
+	return fmt.Sprintf("%s; not read through JetStream's JSON API instead: %s, the stream holds %d bytes, and that API's answer to a message over %d bytes "+
+		"may cut the console's connection to NATS; direct gets read any message without a consumer (nats stream edit %s --allow-direct)",
+		msg, known, e.streamBytes, storedJSONMax, e.stream)
+}
+
+func (e *consumerRefusedError) Unwrap() error { return e.err }
 
 // directGet reads message seq of stream (with next, the first at or after
 // it) by a direct get. size is the answer's size; st.Headers is nil when
