@@ -38,10 +38,13 @@ const msgSizeHeader = nats.MsgSize
 // header and no payload) is read whole from the stream, headers and
 // payload as stored, and stored so, under the delivery it came as. While
 // that read fails for a reason other than the message being gone from the
-// stream, the message is left for a later delivery, however many times:
-// stored now, it would be acked without its payload. One the stream no
-// longer holds is stored as delivered, flagged payload_unverified
-// (Received.PayloadErr). Whole reads stop for the batch once they have
+// stream, the message is left for a later delivery, at most
+// maxHeaderRereads times, as a header block is: stored sooner, it would be
+// acked without its payload; left for good, it would hold the consumer's
+// ack floor and a place in its MaxAckPending, and enough of them would
+// stop ingest for everyone. One the stream no longer holds, or still could
+// not be read at its last delivery allowed, is stored as delivered,
+// flagged payload_unverified (Received.PayloadErr). Whole reads stop for the batch once they have
 // brought MaxBatchBytes of payload: the rest come again (a consumer made
 // headers only delivers a thousand small messages where whole it would
 // deliver what fits a batch). A message with a payload never pays a read.
@@ -151,10 +154,15 @@ func clientReadWhole(m jetstream.Msg) bool {
 // When the read fails otherwise, a header block is waited for the first
 // few deliveries (maxHeaderRereads), then r is stored without it, and so
 // it is when m cannot be nak'd because its consumer was made again
-// (nobody would deliver it again). A payload is waited for however many
-// deliveries it takes; one whose consumer was made again is left to the
-// new consumer, which delivers again whatever its stream holds (stored now
-// without its payload, it would keep its row when delivered whole).
+// (nobody would deliver it again). A payload is waited for as many
+// deliveries (JetStream's count, NumDelivered: a delivery put off for
+// the batch's payload budget, or handed back otherwise, counts too), then
+// r is stored as delivered, flagged payload_unverified with the last
+// read's error (the size the delivery stated lets a message up to
+// storedJSONMax be read through JetStream's JSON API when a consumer is
+// refused: deliveredAtMost). One whose consumer was made again is left to
+// the new consumer, which delivers again whatever its stream holds (stored
+// now without its payload, it would keep its row when delivered whole).
 func (in *Ingester) rereadStored(ctx context.Context, m jetstream.Msg, r *Received, block, whole bool) bool {
 	if block {
 		in.metrics.HeaderRereads.Inc()
@@ -182,6 +190,12 @@ func (in *Ingester) rereadStored(ctx context.Context, m jetstream.Msg, r *Receiv
 		return false
 	}
 	if whole {
+		if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered >= maxHeaderRereads && ctx.Err() == nil {
+			in.log.Warn("a dead letter that may lack its payload (delivered headers only?) could not be read whole from the stream in its last delivery allowed: stored as delivered, flagged payload_unverified",
+				"stream", r.Stream, "seq", r.Seq, "deliveries", md.NumDelivered, "err", err)
+			r.setUnread(block, whole, fmt.Errorf("not read whole in %d deliveries; the last read: %w", md.NumDelivered, err))
+			return false
+		}
 		return in.comeAgain(m, r, "reading it whole from the stream failed", err)
 	}
 	if ctx.Err() == nil {
@@ -229,7 +243,9 @@ func deliveredAtMost(m jetstream.Msg, r Received, block, whole bool) int {
 // comeAgain naks m, a message that may lack its payload and was not read
 // whole (why, err), so that it comes again, and reports true: it is not
 // stored now. A message whose consumer was made again is not nak'd: the
-// new consumer delivers it again.
+// new consumer delivers it again. A read that failed at the message's last
+// delivery allowed does not come here (rereadStored stores it flagged), so
+// a read that keeps failing naks no message for good.
 func (in *Ingester) comeAgain(m jetstream.Msg, r *Received, why string, err error) bool {
 	delay := time.Duration(0)
 	if err != nil {
