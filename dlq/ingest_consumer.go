@@ -227,7 +227,11 @@ var errOwedUnknown = errors.New("could not read whether a move-back of the inges
 // consumer again; a move-back that cannot be recorded leaves the settings
 // as they are and comes back as an error.
 func (in *Ingester) putBack(ctx context.Context, stream string, have *jetstream.ConsumerInfo, from uint64) (right bool, err error) {
-	d := driftOf(have.Config, in.consumerConfig())
+	want := in.consumerConfig()
+	if have.Config.InactiveThreshold != want.InactiveThreshold {
+		want.InactiveThreshold = in.inactiveLimit(ctx, stream, have.Config.InactiveThreshold)
+	}
+	d := driftOf(have.Config, want)
 	if len(d.fixable) > 0 {
 		if d.mayHaveSkipped {
 			if err := in.owe(ctx, stream, from, d.fixable); err != nil {
@@ -263,6 +267,22 @@ func (in *Ingester) putBack(ctx context.Context, stream string, have *jetstream.
 		return false, err
 	}
 	return len(d.changes) == 0 && !owed, nil
+}
+
+// inactiveLimit is the inactive threshold the console takes for its
+// consumer on stream that has one of have: the stream's consumer limit
+// when have is that limit (JetStream gives it to a consumer that asks for
+// none: not a hand edit, and put back it comes back at once, the consumer
+// "repaired" at every check), else none. A stream not read is taken as
+// having no limit. Asked only when the consumer has an inactive
+// threshold: a stream read per check for a stream with such a limit
+// (reported as drift, streamSettings), none otherwise.
+func (in *Ingester) inactiveLimit(ctx context.Context, stream string, have time.Duration) time.Duration {
+	s, err := in.js.Stream(ctx, stream)
+	if err != nil || s.CachedInfo().Config.ConsumerLimits.InactiveThreshold != have {
+		return 0
+	}
+	return have
 }
 
 // Owed move-backs (migration 0037). An owe only ever lowers the sequence

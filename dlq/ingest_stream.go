@@ -35,6 +35,9 @@ type streamSetting struct {
 	// fix is the command that puts it back by hand (%[1]s: the stream,
 	// %[2]s: the console's consumer on it).
 	fix string
+	// wanted, when set, is how want's value reads in a report: want holds
+	// a floor for it, not a value (the consumer limits, wantedStream).
+	wanted func(want *jetstream.StreamConfig) string
 }
 
 // remakeStream is how a setting JetStream refuses to change on an
@@ -270,8 +273,49 @@ var streamSettings = []streamSetting{
 		value:   func(c *jetstream.StreamConfig) string { return strings.ToLower(c.Storage.String()) },
 		differs: func(have, want *jetstream.StreamConfig) bool { return have.Storage != want.Storage },
 		fix:     remakeStream},
+	// Consumer limits cap what each consumer of the stream may ask for,
+	// and JetStream gives one that asks for none the limit itself. want
+	// holds the least the console works under (wantedStream); the console
+	// sets none. An inactive threshold below storedReadIdle: the ingest
+	// consumer, which asks for none, is deleted once no console has pulled
+	// for that long (a restart of every console), and the next console
+	// makes it again; the consumers readByConsumer reads by ask for the
+	// limit instead (one under a round trip is gone before its pull). A
+	// max ack pending below the ingest consumer's: JetStream refuses to
+	// make the consumer, or to raise its max ack pending. Not put back:
+	// the limits may be an operator's for other consumers, and JetStream
+	// refuses to lower them below a consumer's own.
+	{name: "consumer_limits.inactive_threshold",
+		value: func(c *jetstream.StreamConfig) string {
+			return limitText(c.ConsumerLimits.InactiveThreshold > 0, c.ConsumerLimits.InactiveThreshold.String())
+		},
+		wanted: func(want *jetstream.StreamConfig) string {
+			return "none, or at least " + want.ConsumerLimits.InactiveThreshold.String()
+		},
+		differs: func(have, want *jetstream.StreamConfig) bool {
+			limit := have.ConsumerLimits.InactiveThreshold
+			return limit > 0 && limit < want.ConsumerLimits.InactiveThreshold
+		},
+		fix: consumerLimitsFix},
+	{name: "consumer_limits.max_ack_pending",
+		value: func(c *jetstream.StreamConfig) string {
+			return limitText(c.ConsumerLimits.MaxAckPending > 0, strconv.Itoa(c.ConsumerLimits.MaxAckPending))
+		},
+		wanted: func(want *jetstream.StreamConfig) string {
+			return "none, or at least " + strconv.Itoa(want.ConsumerLimits.MaxAckPending)
+		},
+		differs: func(have, want *jetstream.StreamConfig) bool {
+			limit := have.ConsumerLimits.MaxAckPending
+			return limit > 0 && limit < want.ConsumerLimits.MaxAckPending
+		},
+		fix: consumerLimitsFix},
 	ownerSetting, // the advisory stream's alone (ingest_advisory_owner.go)
 }
+
+// consumerLimitsFix is how a stream's consumer limits are raised or taken
+// off by hand: the nats CLI has no flag for them on an edit.
+const consumerLimitsFix = "raise the stream's consumer limits or take them off (0): nats stream edit %[1]s -i, consumer_limits" +
+	" (nats stream info %[1]s shows them; nats consumer info %[1]s %[2]s the console's max ack pending)"
 
 // subjectCovers reports whether every subject s matches also matches
 // pattern (NATS wildcards: * one token, > one or more at the end).
@@ -319,7 +363,11 @@ func streamDriftOf(have, want jetstream.StreamConfig, durable string, onlyLoss b
 			d.removes = d.removes || s.removes
 			continue
 		}
-		d.stuck = append(d.stuck, s.name+": "+s.value(&have)+" → "+s.value(&want))
+		wanted := s.value(&want)
+		if s.wanted != nil {
+			wanted = s.wanted(&want)
+		}
+		d.stuck = append(d.stuck, s.name+": "+s.value(&have)+" → "+wanted)
 		if fix := fmt.Sprintf(s.fix, have.Name, durable); !slices.Contains(d.fixes, fix) {
 			d.fixes = append(d.fixes, fix)
 		}
@@ -331,15 +379,21 @@ func streamDriftOf(have, want jetstream.StreamConfig, durable string, onlyLoss b
 // named name; ok is false for a stream that is not the console's. The
 // advisory stream's age limit is held as the DLQ stream's are: lowered by
 // hand, it deletes the give-ups raised while the console is down or behind
-// before they are stored, and nothing else would keep them.
+// before they are stored, and nothing else would keep them. Its
+// ConsumerLimits are floors, not limits to set: the least a limit of the
+// stream may be for the console's consumers (the ingest consumer's max ack
+// pending, storedReadIdle), reported when below (streamSettings).
 func (in *Ingester) wantedStream(name string) (want jetstream.StreamConfig, ok bool) {
 	switch {
 	case name == in.cfg.Stream:
-		return in.dlqStreamConfig(), true
+		want = in.dlqStreamConfig()
 	case name == in.cfg.AdvisoryStream && len(in.cfg.Watch) > 0:
-		return in.advisoryStreamConfig(), true
+		want = in.advisoryStreamConfig()
+	default:
+		return jetstream.StreamConfig{}, false
 	}
-	return jetstream.StreamConfig{}, false
+	want.ConsumerLimits = jetstream.StreamConsumerLimits{InactiveThreshold: storedReadIdle, MaxAckPending: in.consumerConfig().MaxAckPending}
+	return want, true
 }
 
 // putStreamBack updates the stream (have) with what of its settings that
