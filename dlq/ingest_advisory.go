@@ -253,8 +253,10 @@ func (in *Ingester) watchFor(stream string) WatchStream {
 // stop the capture), or, for a message too large for JetStream's JSON API
 // whose block the client reads whole, its headers as read (readStored);
 // nil when it is gone. err is a read that failed otherwise (NATS did not
-// answer, the connection, a message larger than the connection takes):
-// the original is not gone then, only not read.
+// answer, the connection, a message larger than the connection takes, a
+// consumer JetStream refuses for a message not known to be small enough
+// for the JSON API: readStored): the original is not gone then, only not
+// read, and err says which read failed and why.
 func (in *Ingester) fetchOriginal(ctx context.Context, adv Advisory) (*Original, error) {
 	st, err := readStored(ctx, in.js, adv.Stream, adv.StreamSeq, false)
 	if errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
