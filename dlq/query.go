@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -345,6 +346,15 @@ type listPlan struct {
 	empty      bool   // nothing can match
 	countSQL   string // exact count from the counters, read with the page; "" when they cannot count
 	text       bool   // a text search: planned per query (its selectivity depends on the words), read by windows
+	// subjects: a subject prefix read by one lane per (tenant, subject) it
+	// starts (query_subject.go) instead of one per tenant.
+	subjects bool
+	// countKey narrows a count to the prefix's range of subjects (rows
+	// through dead_letters_subject_time_idx); "" without a prefix.
+	countKey string
+	// subjectLong: the prefix is longer than the key (LookupPrefix
+	// characters), so a subject's key in its range may not start with it.
+	subjectLong bool
 }
 
 func (f *ListFilter) tenants() []string {
@@ -397,7 +407,15 @@ func (s *Store) plan(ctx context.Context, f *ListFilter) (listPlan, error) {
 		p.args[name] = v
 	}
 	if f.SubjectPrefix != "" {
-		add(condSubject, "subject_like", likeEscape(f.SubjectPrefix)+"%")
+		// condSubject joins the conditions with the plan's lanes
+		// (subjectConds): a subject's lanes need it only for a prefix
+		// longer than their key.
+		p.args["subject_like"] = likeEscape(f.SubjectPrefix) + "%"
+		if lo, hi, ok := subjectRange(f.SubjectPrefix); ok {
+			p.args["subject_lo"], p.args["subject_hi"] = lo, hi
+			p.countKey = condSubjectKey
+			p.subjectLong = utf8.RuneCountInString(f.SubjectPrefix) > LookupPrefix
+		}
 	}
 	if !f.From.IsZero() {
 		add(condFrom, "from", f.From)
@@ -448,11 +466,12 @@ func (s *Store) plan(ctx context.Context, f *ListFilter) (listPlan, error) {
 		if len(f.Statuses) > 0 {
 			add(condStatuses, "statuses", statusStrings(f.Statuses))
 		}
-		p.conds = b.String()
+		p.conds = b.String() + p.subjectConds(f)
 		return p, nil
 	}
 	if !f.dims() {
-		p.conds = b.String()
+		p.subjects = f.bySubject(&p)
+		p.conds = b.String() + p.subjectConds(f)
 		switch {
 		case f.onlyDims():
 			p.countSQL = sumCounts
@@ -496,8 +515,31 @@ func (s *Store) plan(ctx context.Context, f *ListFilter) (listPlan, error) {
 	} else {
 		p.combos, p.comboConds = true, dims
 	}
-	p.conds = b.String()
+	p.subjects = f.bySubject(&p)
+	p.conds = b.String() + p.subjectConds(f)
 	return p, nil
+}
+
+// subjectConds is f's subject prefix as a condition of the plan's every
+// lane: none with the subjects' lanes (query_subject.go), which put it
+// where each lane needs it.
+func (p *listPlan) subjectConds(f *ListFilter) string {
+	if f.SubjectPrefix == "" || p.subjects {
+		return ""
+	}
+	return condSubject
+}
+
+// bySubject reports whether plan p reads f's subject prefix by its
+// subjects' lanes (query_subject.go): when it would read one lane per
+// tenant, with no condition of its own that an index finds (a group's
+// lanes read dead_letters_group_time_idx, ids their hash indexes), and
+// the prefix has a range of keys. The combinations' lanes keep the
+// prefix as a filter: they were chosen because the item type, class or
+// status match few rows, which bounds what they read.
+func (f *ListFilter) bySubject(p *listPlan) bool {
+	return f.SubjectPrefix != "" && p.countKey != "" && !p.combos && !p.text &&
+		f.Fingerprint == "" && f.MsgID == "" && f.OperationID == "" && f.CorrelationID == ""
 }
 
 // onlyGroup reports whether the group counters can count f: a fingerprint,
@@ -801,6 +843,8 @@ func (p *listPlan) keysSQL(newer bool) string {
 	switch {
 	case p.combos:
 		return keysByCombination + p.conds + cursor + lane + combosOf + p.comboConds + tail
+	case p.subjects:
+		return p.subjectLanesSQL(newer, keysBySubjectHead, p.conds+cursor, laneLimit, keysBySubjectEnd+tail)
 	case p.text: // one window's (textSearch sets win_lo and win_hi)
 		if newer {
 			return textWindowKeys + p.conds + cursor + textWindowNewerFirst
@@ -820,6 +864,8 @@ func (p *listPlan) existsSQL(newer bool) string {
 	switch {
 	case p.combos:
 		return existsByCombination + p.conds + cursor + existsLane + combosOf + p.comboConds + existsEnd
+	case p.subjects:
+		return p.subjectLanesSQL(newer, existsBySubjectHead, p.conds+cursor, existsLimit, existsBySubjectEnd)
 	case p.text: // one window's (textSearch sets win_lo and win_hi)
 		return textWindowExists + p.conds + cursor + `)`
 	}
@@ -951,7 +997,11 @@ func (s *Store) CountDeadLetters(ctx context.Context, f ListFilter) (n int64, ca
 			return 0, false, fmt.Errorf("count dead letters: %w", err)
 		}
 	default:
-		rows, err := s.query(ctx, &p, countCapped+p.countConds(&f)+countEnd)
+		conds := p.countKey + p.countConds(&f)
+		if p.subjects {
+			conds += condSubject // the lanes' own, which a count has not
+		}
+		rows, err := s.query(ctx, &p, countCapped+conds+countEnd)
 		if err != nil {
 			return 0, false, fmt.Errorf("count dead letters: %w", err)
 		}

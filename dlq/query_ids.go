@@ -33,7 +33,13 @@ func (s *Store) MatchingIDs(ctx context.Context, f ListFilter, limit int) ([]int
 	}
 	conds := p.countConds(&f)
 	p.args["limit"] = limit
-	rows, err := s.query(ctx, &p, selectMatchingIDs+conds+matchingIDsEnd)
+	sql := selectMatchingIDs + conds + matchingIDsEnd
+	if p.subjects {
+		// A subject prefix's lanes, as the list reads them, each stopping
+		// after limit ids (query_subject.go).
+		sql = p.subjectLanesSQL(false, matchingBySubjectHead, conds, matchingLimit, matchingBySubjectEnd)
+	}
+	rows, err := s.query(ctx, &p, sql)
 	if err != nil {
 		return nil, fmt.Errorf("match dead letters: %w", err)
 	}

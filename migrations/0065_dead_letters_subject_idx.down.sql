@@ -1,0 +1,1 @@
+DROP INDEX dead_letters_subject_time_idx;

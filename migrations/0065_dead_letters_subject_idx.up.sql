@@ -1,0 +1,46 @@
+-- The list's "Subject prefix" filter (dlq.ListFilter.SubjectPrefix) had no
+-- index: a page of a prefix read each tenant's dead letters newest first
+-- and tested every row's subject, so a prefix that few or none of them
+-- start with read the tenant's whole history, every partition, on every
+-- keystroke (the form sends itself as one types), and again to count it
+-- and for "All matching" (TestRevList23SubjectPrefixReadsEveryDeadLetter).
+--
+-- With this index a tenant whose newest 400 dead letters hold less than a
+-- page of the prefix has its distinct subjects under the prefix walked
+-- (one index descent per partition a subject, at most dlq.SubjectLanes + 1
+-- of them), and each read by a keyset lane of its own: equality on the
+-- subject leaves its rows in (dead_lettered_at, id) order, as the group
+-- filter's lanes on dead_letters_group_time_idx are (dlq/query_subject.go).
+-- A count reads the prefix's range of it and stops at 10,001 rows.
+--
+-- The key is the subject's first 256 characters (dlq.LookupPrefix, as the
+-- id indexes hold): a producer's subject is never trusted to be short, and
+-- a B-tree entry over about 2,700 bytes fails its insert; a longer subject
+-- is found through its first 256 characters and its row decides.
+-- text_pattern_ops orders the key by bytes whatever the database's
+-- collation, so a prefix is one range of it (~>=~ and ~<~).
+--
+-- Its cost: one more B-tree entry per dead letter stored, the twelfth
+-- index of each partition, with a key of the subject's length (a few dozen
+-- bytes as subjects go, at most 256 characters). Within a tenant and
+-- subject the entries go in time order, so a day's inserts land at the
+-- right edge of each subject's run: as many hot leaf pages as there are
+-- subjects, not a random page per row as a random key's. It earns its
+-- keep because without it the one list filter with no index read a
+-- tenant's whole history for a page of a rare prefix (about half a second
+-- a keystroke at 1M dead letters, seconds at 10M, toward the 15 s
+-- statement timeout); make bench-ingest and make bench-indexes measure
+-- what it costs (bench-indexes reads the schema's indexes, so it has a
+-- leave-one-out figure for this one).
+--
+-- Made on the partitioned table, so on every partition there is, and on
+-- every partition made after (quarantine_dead_letter_partition_make
+-- attaches a table made without indexes: ATTACH builds the partitioned
+-- table's indexes on it). An index of a partitioned table cannot be built
+-- CONCURRENTLY: this one stops writes to dead_letters until the migration
+-- commits, so apply it while the ingesters are stopped or quiet (or build
+-- each partition's index CONCURRENTLY by hand first, with the same
+-- definition: this statement then attaches those instead of building).
+CREATE INDEX dead_letters_subject_time_idx ON dead_letters
+    (tenant, (left(original_subject, 256)) text_pattern_ops, dead_lettered_at, id);
+COMMENT ON INDEX dead_letters_subject_time_idx IS 'The list''s subject prefix filter: the distinct subjects of a tenant under a prefix (by their first 256 characters, byte order), then each one''s dead letters newest first (dlq.Store.ListDeadLetters).';
