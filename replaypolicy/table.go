@@ -128,16 +128,22 @@ type Classing struct {
 	// reached Limit, so the item is manual.
 	Generation, Limit int
 	ByLoop            bool
-	// Union is every class whose rules the item must meet: its item
-	// type's, its subject's, its error class's floor and manual past the
-	// generation limit. Class is the strictest of them and sets the
-	// request the item goes in; the rules of every one apply (Has), and
-	// the request's knobs are the strictest of each (Table.UnionKnobs).
+	// Union is every class whose rules the item must meet, each once:
+	// its item type's, its subject's, its error class's floor and manual
+	// past the generation limit, whichever of them is Class too. Class
+	// is the strictest of them and sets the request the item goes in; the
+	// rules of every one apply (Has), and the request's knobs are the
+	// strictest of each (Table.UnionKnobs). A class that was the
+	// strictest when it was added stays in it when a later one raises
+	// Class (Classify), so its rules still apply: a same_operation item
+	// type whose error class asks for revalidate keeps its operation-id
+	// rules.
 	Union []Class
 }
 
 // Has reports whether the rules of class k apply to the item: k is one of
-// the classes it was classed by (Union), or its class.
+// the classes it was classed by (Union), or its class (a Classing built
+// from a class alone, as a job's or a request's, has no Union).
 func (c Classing) Has(k Class) bool {
 	if c.Class == k {
 		return true
@@ -176,9 +182,11 @@ func (c Classing) skipsReplayed() bool {
 	return c.Class == Dedupe || c.Class == SameOperation
 }
 
-// add puts k in the union once.
+// add puts k in the union once. It asks Union alone, not Has: a class
+// that is Class now is still one the item was classed by once a stricter
+// one raises Class.
 func (c *Classing) add(k Class) {
-	if k != "" && !c.Has(k) {
+	if k != "" && !slices.Contains(c.Union, k) {
 		c.Union = append(c.Union, k)
 	}
 }
@@ -266,7 +274,10 @@ type Key struct {
 // type's and target subject's (ClassOf) and its error class's min_class;
 // and manual from the table's generation_limit on, whatever the rest says
 // (a message that keeps coming back is replayed by two people or not at
-// all).
+// all). Every one of those classes is in its Union, the ones it raised
+// the class past included: an email.send (same_operation) dead letter
+// with error class policy is revalidate, and still never edited nor
+// replayed without its operation id.
 func (t *Table) Classify(k Key) Classing {
 	c := t.ClassOf(k.ItemType, k.Subject)
 	c.ErrorClass, c.Generation, c.Limit = k.ErrorClass, k.Generation, t.generationLimit
@@ -299,7 +310,8 @@ func (c Classing) Rule() int {
 // map to, so that a producer cannot file a dead letter under an easy item
 // type to reach a strict subject; and both in its Union, so that the
 // weaker one's rules still apply (a same_operation item type sent to a
-// revalidate subject keeps its operation-id rules).
+// revalidate subject keeps its operation-id rules), and the stricter one's
+// stay when Classify raises the class further.
 func (t *Table) ClassOf(itemType, subject string) Classing {
 	c := Classing{TypeClass: Manual, TypeRule: -1, SubjectRule: -1}
 	for i, p := range t.patterns {

@@ -1,6 +1,7 @@
 package replaypolicy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,71 @@ func TestApprovalExpiryOfUnion(t *testing.T) {
 	}
 	if v := JudgeRun(tbl, run, testNow); v.Outcome != Block || v.Check != CheckExpired || !strings.Contains(v.Reason, "1h0m0s") {
 		t.Errorf("with dedupe: %s %s %q, want expired after 1h", v.Outcome, v.Check, v.Reason)
+	}
+}
+
+// TestClassifyUnionHoldsEveryClass: an item's Union holds every class it
+// is classed by, each once, whichever of them is its class too: its item
+// type's and subject's (ClassOf), its error class's floor, and manual
+// from the generation limit on, those the class was raised past
+// included. Where nothing raised the class, what a request is held to
+// (JudgeRequest's Terms.Union, stored as replay_requests.classes) and the
+// bulk sentence's names (classNames) are what they were before the class
+// itself was kept in the Union (review 23g).
+func TestClassifyUnionHoldsEveryClass(t *testing.T) {
+	t.Parallel()
+	tbl, err := Load("../dev/policy.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		key   Key
+		class Class
+		union []Class
+		terms []Class // Terms.Union of a request of the item
+		names string  // classNames(class, union)
+	}{
+		"OneClass": {key: Key{ItemType: "email.send", Subject: "app.acme.email.send", ErrorClass: ErrTransient},
+			class: SameOperation, union: []Class{SameOperation}, terms: []Class{SameOperation}, names: "same_operation"},
+		"SubjectStricter": {key: Key{ItemType: "email.send", Subject: "app.acme.accounts.notify", ErrorClass: ErrTransient},
+			class: Revalidate, union: []Class{SameOperation, Revalidate}, terms: []Class{Revalidate, SameOperation}, names: "revalidate (and same_operation)"},
+		"TypeStricter": {key: Key{ItemType: "orders.refund", Subject: "app.acme.search.x", ErrorClass: ErrTransient},
+			class: Manual, union: []Class{Manual, Rebuildable}, terms: []Class{Manual, Rebuildable}, names: "manual (and rebuildable)"},
+		"FloorWeaker": {key: Key{ItemType: "orders.refund", Subject: "app.acme.orders.refund", ErrorClass: ErrPolicy},
+			class: Manual, union: []Class{Manual, Revalidate}, terms: []Class{Manual, Revalidate}, names: "manual (and revalidate)"},
+		"RaisedByErrorClass": {key: Key{ItemType: "email.send", Subject: "app.acme.email.send", ErrorClass: ErrPolicy},
+			class: Revalidate, union: []Class{SameOperation, Revalidate}, terms: []Class{Revalidate, SameOperation}, names: "revalidate (and same_operation)"},
+		"RaisedByLoop": {key: Key{ItemType: "analytics.event", Subject: "app.acme.analytics.event", ErrorClass: ErrTransient, Generation: 3},
+			class: Manual, union: []Class{Dedupe, Manual}, terms: []Class{Manual, Dedupe}, names: "manual (and dedupe)"},
+		"RaisedByBoth": {key: Key{ItemType: "email.send", Subject: "app.acme.email.send", ErrorClass: ErrPolicy, Generation: 4},
+			class: Manual, union: []Class{SameOperation, Revalidate, Manual}, terms: []Class{Manual, SameOperation, Revalidate}, names: "manual (and same_operation, revalidate)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := tbl.Classify(tc.key)
+			if c.Class != tc.class || !slices.Equal(c.Union, tc.union) {
+				t.Fatalf("class %s, union %v; want %s, %v", c.Class, c.Union, tc.class, tc.union)
+			}
+			for _, k := range tc.union {
+				if !c.Has(k) {
+					t.Errorf("Has(%s) is false", k)
+				}
+			}
+			if got := classNames(c.Class, c.Union); got != tc.names {
+				t.Errorf("classNames %q, want %q", got, tc.names)
+			}
+			it := testItem(tc.key.ItemType)
+			it.OriginalSubject, it.ErrorClass, it.Generation = tc.key.Subject, tc.key.ErrorClass, tc.key.Generation
+			v := JudgeItem(tbl, it, AtRequest)
+			if v.Outcome != Go {
+				t.Fatalf("the item: %s %s %q", v.Outcome, v.Check, v.Reason)
+			}
+			req := testRequest(tbl)
+			req.Class, req.ReconciliationNote = v.Class, "checked"
+			terms, rv := JudgeRequest(tbl, []Verdict{v}, req)
+			if rv.Outcome != Go || !slices.Equal(terms.Union, tc.terms) {
+				t.Errorf("request: %s %q, union %v, want %v", rv.Outcome, rv.Reason, terms.Union, tc.terms)
+			}
+		})
 	}
 }
