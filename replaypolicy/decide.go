@@ -319,13 +319,7 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 		return Terms{}, v.plain(Done, CheckNothingLeft, "nothing to replay: the rules left every item of this request out (each item's reason is beside it)")
 	}
 	v := *first
-	var union []Class // every class whose knobs the request must meet
-	for _, iv := range verdicts {
-		if iv.Outcome == Go {
-			union = append(union, iv.Class)
-			union = append(union, iv.Classing.Union...)
-		}
-	}
+	union := RequestUnion(verdicts)
 	k := t.UnionKnobs(union...)
 	switch {
 	case !req.Requester.Identified():
@@ -380,11 +374,27 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 		return Terms{}, v.with(Block, CheckIntent, "the request has no intent hash, so no approval can be bound to it; request again")
 	}
 	terms := Terms{Class: v.Class, Rule: v.Rule, Knobs: k, Rate: rate, Edited: req.PayloadEdited, Raised: raised, SelfFixed: selfFixed,
-		Union: unionOf(union), first: v}
-	if k.TypedConfirmation {
-		terms.Confirmation = ConfirmationPhrase(v.Item, req)
-	}
+		Union: union, first: v}
+	terms.Confirmation = t.Confirmation(v.Class, union, v.Item, req)
 	return terms, v
+}
+
+// RequestUnion is every class a request whose items were judged verdicts
+// must meet the knobs of: the class and the Union of each item that goes,
+// each once, in order of first appearance. It is JudgeRequest's
+// Terms.Union, which the submit stores with the request
+// (replay_requests.classes); a page that shows what a draft's submit
+// will ask (its typed confirmation, its rate limits) reads it so before
+// the submit.
+func RequestUnion(verdicts []Verdict) []Class {
+	var union []Class
+	for _, iv := range verdicts {
+		if iv.Outcome == Go {
+			union = append(union, iv.Class)
+			union = append(union, iv.Classing.Union...)
+		}
+	}
+	return unionOf(union)
 }
 
 // Require says what a request of terms needs now, as seen by actor at now:

@@ -20,8 +20,10 @@
 //   - request requirements, from the set of item verdicts: [JudgeDraft] for
 //     a selection becoming drafts (may the requester, bulk, bulk cap),
 //     [JudgeRequest] for a request's own terms (reason, policy version,
-//     count, rate, intent), [Require] for its approvals and typed
-//     confirmation, [SubmitVerdict] for what submitting needs, and [Decide]
+//     count, rate, intent; the classes it is held to, [RequestUnion], and
+//     its typed confirmation, [Table.Confirmation]), [Require] for its
+//     approvals and typed confirmation, [SubmitVerdict] for what submitting
+//     needs, and [Decide]
 //     and [DecideItems], which compose them into a [Decision]: direct, one
 //     approver, two approvers, refused or skipped, and whether it may run;
 //   - who may act besides their roles: [MayApprove], [MayCancel],

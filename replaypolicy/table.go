@@ -370,15 +370,23 @@ func (t *Table) UnlistedSubjects() string {
 // and drafts made under another version do not count.
 func (t *Table) Stale(version string) bool { return t == nil || t.version != version }
 
-// Confirmation is the phrase an operator types to confirm a request of class
-// c with items items, first among them (see ConfirmationPhrase); "" when the
-// class asks for no typed confirmation or there is no item.
-func (t *Table) Confirmation(c Class, first Item, items int) string {
-	k, ok := t.knobs[c]
-	if !ok || !k.TypedConfirmation || items < 1 {
+// Confirmation is the phrase an operator types to confirm req, a request of
+// class whose items are classed by union too, first among them (see
+// ConfirmationPhrase); "" when none of those classes asks for a typed
+// confirmation (RequestKnobs: it is asked when any of them asks for it),
+// the table has no such class or none is loaded (t nil), or req has no
+// item. It is the one rule of whether a phrase is asked and which:
+// JudgeRequest's Terms.Confirmation, which the submit and the approval
+// check, is this, and so is what the confirm page and
+// Service.ConfirmationFor show.
+func (t *Table) Confirmation(class Class, union []Class, first Item, req Request) string {
+	if t == nil || req.Items < 1 {
 		return ""
 	}
-	return ConfirmationPhrase(first, Request{Items: items, Bulk: items > 1})
+	if k, ok := t.RequestKnobs(class, union); !ok || !k.TypedConfirmation {
+		return ""
+	}
+	return ConfirmationPhrase(first, req)
 }
 
 // MinRate is the lowest publish rate, in messages per second, a request

@@ -202,3 +202,47 @@ func TestClassifyUnionHoldsEveryClass(t *testing.T) {
 		})
 	}
 }
+
+// TestConfirmationOfUnion: a typed confirmation asked by a class of a
+// request's union that is not its class (same_operation, under a
+// revalidate subject) is asked: the phrase the confirm page shows
+// (Table.Confirmation over RequestUnion, as dlq/replay reads it before
+// the submit) is the one JudgeRequest checks at the submit and the
+// approval, and the request's class alone asks none (review 23g).
+func TestConfirmationOfUnion(t *testing.T) {
+	t.Parallel()
+	tbl := mustParse(t, lines(
+		`[[rule]]`, `item_type = "email.*"`, `class = "same_operation"`,
+		`[[rule]]`, `subject = "svc.*.accounts.>"`, `class = "revalidate"`,
+		`[class.same_operation]`, `typed_confirmation = true`,
+	))
+	it := testItem("email.send")
+	it.OriginalSubject = "svc.acme.accounts.notify"
+	v := JudgeItem(tbl, it, AtRequest)
+	if v.Outcome != Go || v.Class != Revalidate || !v.Classing.Has(SameOperation) {
+		t.Fatalf("the item: %s %s %+v", v.Outcome, v.Class, v.Classing)
+	}
+	req := testRequest(tbl)
+	req.Class = Revalidate
+	terms, rv := JudgeRequest(tbl, []Verdict{v}, req)
+	if rv.Outcome != Go || terms.Confirmation != "REPLAY ORDERS:42" {
+		t.Fatalf("the rules: %s %q, phrase %q", rv.Outcome, rv.Reason, terms.Confirmation)
+	}
+	union := RequestUnion([]Verdict{v})
+	if !slices.Equal(union, terms.Union) {
+		t.Errorf("RequestUnion %v, Terms.Union %v", union, terms.Union)
+	}
+	if got := tbl.Confirmation(Revalidate, union, it, req); got != terms.Confirmation {
+		t.Errorf("shown %q, asked %q", got, terms.Confirmation)
+	}
+	if got := tbl.Confirmation(Revalidate, nil, it, req); got != "" {
+		t.Errorf("revalidate alone asks %q", got)
+	}
+	req.Items, req.Bulk = 3, true
+	if got := tbl.Confirmation(Revalidate, union, it, req); got != "REPLAY 3 ITEMS" {
+		t.Errorf("three items: %q", got)
+	}
+	if got := (*Table)(nil).Confirmation(Revalidate, union, it, req); got != "" {
+		t.Errorf("no table: %q", got)
+	}
+}

@@ -516,27 +516,28 @@ func nothingToReplay(sel replay.Selection) map[string]string {
 }
 
 // rateLimits are the limits of each request of sel (by id) whose class the
-// table has: those of its class and of every class its items were classed
+// table has: those of its class and of every class its items are classed
 // by (replaypolicy.Table.RequestKnobs). A request of a class the table no
 // longer has has none: it cannot be requested, and the rules refuse it.
 func rateLimits(t *replaypolicy.Table, sel replay.Selection) map[int64]replaypolicy.Knobs {
 	out := map[int64]replaypolicy.Knobs{}
 	for _, r := range sel.Requests {
-		if k, ok := requestKnobs(t, r.Request); ok {
+		if k, ok := requestKnobs(t, r); ok {
 			out[r.ID] = k
 		}
 	}
 	return out
 }
 
-// requestKnobs are the limits of request r as the rules judge it
-// (replaypolicy.Table.RequestKnobs); false without a table or when the
-// table no longer has r's class.
-func requestKnobs(t *replaypolicy.Table, r replay.Request) (replaypolicy.Knobs, bool) {
+// requestKnobs are the limits of request r as the rules judge it: of its
+// class and of every class it is held to (SelectionRequest.Union, a
+// draft's as its submit will store it; replaypolicy.Table.RequestKnobs);
+// false without a table or when the table no longer has r's class.
+func requestKnobs(t *replaypolicy.Table, r replay.SelectionRequest) (replaypolicy.Knobs, bool) {
 	if t == nil {
 		return replaypolicy.Knobs{}, false
 	}
-	return t.RequestKnobs(r.Class, r.Classes)
+	return t.RequestKnobs(r.Class, r.Union)
 }
 
 // classGone is what the confirm page says of a request whose class the
@@ -585,7 +586,7 @@ func confirmGroup(table *replaypolicy.Table, r replay.SelectionRequest, form sub
 	if typed := form.Rates[r.ID]; typed != "" {
 		g.Rate = typed // as typed, refused or not: the next submit sends what the field shows
 	}
-	k, known := requestKnobs(table, r.Request)
+	k, known := requestKnobs(table, r)
 	switch {
 	case r.Status == replay.StatusVoid: // voided meanwhile: nothing more to request
 		g.OnSubmit, g.Approvals = nextStep(r.Request), -1

@@ -301,39 +301,49 @@ func (s *Service) Decision(ctx context.Context, id int64, actor quarantine.Actor
 }
 
 // ConfirmationFor returns what the requester (and approvers) must type to
-// confirm request id, or "" when its class needs no typed confirmation.
+// confirm request id, or "" when none of the classes it is held to asks
+// for a typed confirmation (confirmationOf).
 func (s *Service) ConfirmationFor(ctx context.Context, id int64) (string, error) {
 	req, err := s.Request(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	phrase, err := s.confirmation(ctx, s.pool, req)
+	fs, err := s.requestFacts(ctx, s.pool, req)
 	if err != nil {
 		return "", fmt.Errorf("confirmation for replay %d: %w", id, err)
 	}
-	return phrase, nil
+	t := s.cfg.Policy()
+	return confirmationOf(t, req, fs, heldTo(t, req, fs)), nil
 }
 
-// confirmation is the phrase the rules ask to type for req (of its first
-// live item), or "".
-func (s *Service) confirmation(ctx context.Context, q querier, req Request) (string, error) {
-	if k, ok := s.cfg.Policy().Knobs(req.Class); !ok || !k.TypedConfirmation {
-		return "", nil // nothing to read for a class without one
-	}
-	fs, err := s.requestFacts(ctx, q, req)
-	if err != nil {
-		return "", err
-	}
-	return s.confirmationOf(req, fs), nil
-}
-
-// confirmationOf is confirmation with req's live items fs already read.
-func (s *Service) confirmationOf(req Request, fs []itemFact) string {
+// confirmationOf is the phrase the rules ask to type for req, whose live
+// items are fs and which is held to the classes union besides its class
+// (heldTo), or "": replaypolicy.Table.Confirmation, the rule the submit
+// and the approval check (JudgeRequest), of its first live item.
+func confirmationOf(t *replaypolicy.Table, req Request, fs []itemFact, union []replaypolicy.Class) string {
 	var first replaypolicy.Item
 	if len(fs) > 0 {
 		first = fs[0].item
 	}
-	return s.cfg.Policy().Confirmation(req.Class, first, req.ItemCount)
+	return t.Confirmation(req.Class, union, first, policyRequest(req, nil))
+}
+
+// heldTo is every class req is held to besides its class (what
+// replaypolicy.Table.RequestKnobs takes with it): once submitted, those
+// its submit stored (Request.Classes); for a draft, those its live items
+// fs are classed by now, judged as its submit will judge them (AtRequest,
+// as onSubmit and submitOne; replaypolicy.RequestUnion, JudgeRequest's
+// Terms.Union).
+func heldTo(t *replaypolicy.Table, req Request, fs []itemFact) []replaypolicy.Class {
+	if req.Status != StatusDraft {
+		return req.Classes
+	}
+	its := items(fs)
+	verdicts := make([]replaypolicy.Verdict, len(its))
+	for i, it := range its {
+		verdicts[i] = replaypolicy.JudgeItem(t, it, replaypolicy.AtRequest)
+	}
+	return replaypolicy.RequestUnion(verdicts)
 }
 
 // ItemPayload is the payload a request will send for one of its items,

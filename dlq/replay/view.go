@@ -369,8 +369,14 @@ type Selection struct {
 // SelectionRequest is one request of a selection.
 type SelectionRequest struct {
 	Request
-	Items        []Item
-	Edits        []Edit
+	Items []Item
+	Edits []Edit
+	// Union is every class it is held to besides its class (heldTo: what
+	// its submit stored, or for a draft what its items are classed by as
+	// things stand), whose knobs its limits are with its class's
+	// (replaypolicy.Table.RequestKnobs); Confirmation the phrase the rules
+	// ask to type ("" none), of the same classes (confirmationOf).
+	Union        []replaypolicy.Class
 	Confirmation string
 	// Payloads are the payloads the requester may still edit, by dead
 	// letter (small requests of classes whose payloads may be edited), and
@@ -654,10 +660,12 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 			if err != nil {
 				return err
 			}
-			sr.Confirmation = s.confirmationOf(r, fs)
+			table := s.cfg.Policy()
+			sr.Union = heldTo(table, r, fs)
+			sr.Confirmation = confirmationOf(table, r, fs, sr.Union)
 			sr.NeedsNote = s.needsNote(fs)
 			if r.Status == StatusDraft {
-				sr.OnSubmit = onSubmit(s.cfg.Policy(), r, fs)
+				sr.OnSubmit = onSubmit(table, r, fs)
 			}
 			if sr.Payloads != nil && len(sr.Edits) > 0 {
 				if sr.Undo, err = s.editUndoPreviews(ctx, tx, r, viewer); err != nil {
