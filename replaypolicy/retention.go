@@ -116,26 +116,32 @@ func (r *Retention) For(tenant, itemType, status string) (k Keep, ok bool) {
 	}
 	for _, rule := range r.Rules {
 		if (rule.Tenant == "*" || rule.Tenant == tenant) && rule.pat.match(itemType) {
-			if k, ok := rule.Periods.pick(status, group); ok {
-				return k, true
-			}
-			break
+			return r.keep(rule.Periods, status, group), true
 		}
 	}
-	if k, ok := r.Section.pick(status, group); ok {
-		return k, true
+	return r.keep(nil, status, group), true
+}
+
+// keep is how long a rule of periods p keeps a dead letter with status (of
+// group): p's own key for the status, else for its group, else the
+// section's, else the default's. The keeper (For, for the rule that
+// decides a dead letter) and the lines people read (Lines, for each rule)
+// read a rule by it alike.
+func (r *Retention) keep(p Periods, status, group string) Keep {
+	if k, ok := p.pick(status, group); ok {
+		return k
 	}
-	k, _ = r.defaultPeriods().pick(status, group)
-	return k, true
+	if k, ok := r.Section.pick(status, group); ok {
+		return k
+	}
+	k, _ := r.defaultPeriods().pick(status, group)
+	return k
 }
 
 // longestFor is the longest period the section (or the default) and every
 // rule of tenant keep a dead letter with status (of group) for.
 func (r *Retention) longestFor(tenant, status, group string) Keep {
-	out, ok := r.Section.pick(status, group)
-	if !ok {
-		out, _ = r.defaultPeriods().pick(status, group)
-	}
+	out := r.keep(nil, status, group)
 	for _, rule := range r.Rules {
 		if k, ok := rule.Periods.pick(status, group); ok && (rule.Tenant == "*" || rule.Tenant == tenant) && !out.Forever && (k.Forever || k.For > out.For) {
 			out = k
@@ -208,42 +214,29 @@ type RetentionLine struct {
 }
 
 // Lines returns the rules, then the section with the defaults filled in
-// (tenant and item type "*" and ">"), for the policy page and the
-// dashboard.
+// (tenant and item type "*" and ">"), for the policy page, the dashboard
+// and `console policy show`. A rule's line is what the rule keeps each
+// status for (keep: its own period, else the section's, else the
+// default), which is what the keeper gives every dead letter that rule
+// decides (For); never the periods of an earlier rule that also matches
+// some of its item types: those dead letters are the earlier rule's, as
+// the order of the lines says ("narrower first").
 func (r *Retention) Lines() []RetentionLine {
 	var out []RetentionLine
 	for _, rule := range r.Rules {
-		l := RetentionLine{Tenant: rule.Tenant, ItemType: rule.ItemType}
-		for _, st := range RetentionStatuses {
-			k, _ := r.For(rule.Tenant, ruleExample(rule), st)
-			l.Keep = append(l.Keep, k)
-		}
-		out = append(out, l)
+		out = append(out, r.line(rule.Tenant, rule.ItemType, rule.Periods))
 	}
-	l := RetentionLine{Tenant: "*", ItemType: ">"}
-	for _, st := range RetentionStatuses {
-		k, ok := r.Section.pick(st, retentionStatuses[st])
-		if !ok {
-			k, _ = r.defaultPeriods().pick(st, retentionStatuses[st])
-		}
-		l.Keep = append(l.Keep, k)
-	}
-	return append(out, l)
+	return append(out, r.line("*", ">", nil))
 }
 
-// ruleExample is an item type rule's own glob matches (wildcards filled),
-// so For can show what the rule gives.
-func ruleExample(rule RetentionRule) string {
-	toks := slices.Clone(rule.pat.toks)
-	for i, t := range toks {
-		if t == "*" {
-			toks[i] = "x"
-		}
+// line is the line of tenant and itemType whose rule has periods p (nil:
+// the section's line).
+func (r *Retention) line(tenant, itemType string, p Periods) RetentionLine {
+	l := RetentionLine{Tenant: tenant, ItemType: itemType}
+	for _, st := range RetentionStatuses {
+		l.Keep = append(l.Keep, r.keep(p, st, retentionStatuses[st]))
 	}
-	if rule.pat.tail {
-		toks = append(toks, "x")
-	}
-	return strings.Join(toks, ".")
+	return l
 }
 
 // retentionKeys are the keys a terms table may hold.
