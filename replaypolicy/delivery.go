@@ -477,8 +477,10 @@ type Ack struct {
 	Unseen string
 	// StreamUnread says, for a first attempt acknowledged as a new
 	// message by the stream the claim's window names, why that stream
-	// could not be read again after the answer ("" when it was, or was
-	// not read): the claim's window comes from a list of streams kept a
+	// could not be read again after the answer: the server said it is
+	// gone or refused the read ("" when it was read, was not read, or
+	// NATS did not answer: the worker then takes the window's word, and
+	// logs it): the claim's window comes from a list of streams kept a
 	// while, and a stream turned to interest retention since (or deleted
 	// and made again so) acknowledges a publish none of its consumers
 	// takes and stores nothing.

@@ -339,3 +339,37 @@ func TestRetryWindowJudgedOnTheDatabaseClock(t *testing.T) {
 	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
 	assert.Equal(t, 1, copiesOf(t, ev, "sk-1"))
 }
+
+// TestAnsweringStreamUnansweredJudgedByTheList: a first attempt a limits
+// stream acknowledged as new, whose stream NATS cannot be asked about
+// after the answer (the server went down right after its PubAck), is
+// judged by the claim's list of streams (limits retention: it stored
+// what it acknowledged), replayed, not handed to a person: on every NATS
+// restart during a bulk replay, every first attempt of the claim in
+// flight went to needs_reconciliation (TestBulkReplaySurvivesNATSRestart).
+// A stream the server says is gone still lets a person decide
+// (TestAnsweringStreamUnreadableNeedsReconciliation).
+func TestAnsweringStreamUnansweredJudgedByTheList(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	o := startOwnNATS(t, b)
+	_, err := o.js.CreateStream(ctx, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, Storage: jetstream.FileStorage})
+	require.NoError(t, err)
+	id := b.seedItem(t, "search.index_update", "gone-after-ack", nats.Header{dlq.HeaderOriginalSubject: {"events.acme.search.index_update"}}, `{"n":1}`)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	w := o.worker(b, replay.WorkerConfig{AckTimeout: time.Minute})
+	w.OnAck(func(_ int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error) {
+		o.stop(t)
+		return a, err
+	})
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+
+	j := b.job(t, req.ID, id)
+	assert.Equal(t, "replayed", j.State, j.Result)
+	o.start(t)
+	st, err := o.js.Stream(ctx, "EVENTS")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), st.CachedInfo().State.Msgs, "the broker stored the replay it acknowledged")
+}

@@ -460,10 +460,18 @@ func listedAnswer(j *job, a replaypolicy.Ack) bool {
 // window reader (Seen), whose list is stale when the stream's retention or
 // creation time differ from it. When the stream is of interest retention
 // now, or was by the list, the answer is judged by what it holds
-// (interestAnswer). When the stream could not be read, nor was of
-// interest retention by the list, nothing tells whether it stored the
-// publish (Ack.StreamUnread: JudgeAck lets a person decide), never
-// Replayed on a guess; one the list named interest keeps round 22's
+// (interestAnswer). When the server answered that the stream is gone (or
+// refused the read), and the list did not name it interest, nothing tells
+// whether it stored the publish (Ack.StreamUnread: JudgeAck lets a person
+// decide), never Replayed on a guess. When NATS did not answer the read
+// (a reconnect, a timeout: the answers of a claim may come just before the
+// server goes down), the list's retention, read within DefaultWindowTTL,
+// is taken, as before round 23, and a warning logged: handing every first
+// attempt of such a claim to a person on each NATS restart costs more than
+// the accepted race it leaves (a stream turned interest within the list's
+// 30 s and NATS unanswering right after its PubAck, both at once;
+// TestBulkReplaySurvivesNATSRestart). One the list named interest keeps
+// round 22's
 // reading (interestAnswer, whose read of the message says the stream
 // could not be read, and whose fresh window decides).
 //
@@ -479,6 +487,9 @@ func (w *Worker) storedAnswer(ctx context.Context, reads claimStreams, j *job, a
 	}
 	listed := a.Window.Retention == "interest"
 	switch {
+	case err != nil && !listed && !answered(err):
+		w.log.Warn("the stream that acknowledged a replay could not be read again (NATS did not answer): judged by the claim's list of streams, which names it "+a.Window.Retention+" retention",
+			"request", j.requestID, "job", j.id, "stream", a.Stream, "seq", a.Seq, "msg_id", j.msgID, "err", err)
 	case err != nil && !listed:
 		a.StreamUnread = err.Error()
 	case listed || st.CachedInfo().Config.Retention == jetstream.InterestPolicy:
@@ -582,6 +593,13 @@ func (c claimStreams) stream(ctx context.Context, js jetstream.JetStream, name s
 		c[name] = claimStream{st: st, err: err}
 	}
 	return st, err
+}
+
+// answered reports whether err is the server's answer to a read (the
+// stream is gone, or JetStream refused the request), not the want of one.
+func answered(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, jetstream.ErrStreamNotFound) || errors.As(err, &apiErr)
 }
 
 // remember keeps l's answer for subject (mu held).
