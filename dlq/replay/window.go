@@ -597,9 +597,11 @@ func (c claimStreams) stream(ctx context.Context, js jetstream.JetStream, name s
 
 // answered reports whether err is the server's answer to a read (the
 // stream is gone, or JetStream refused the request), not the want of one.
+// A 5xx is JetStream saying it cannot serve yet (no leader, the cluster
+// not available: a clustered server restarting), the want of an answer.
 func answered(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.Is(err, jetstream.ErrStreamNotFound) || errors.As(err, &apiErr)
+	return errors.Is(err, jetstream.ErrStreamNotFound) || (errors.As(err, &apiErr) && apiErr.Code < 500)
 }
 
 // remember keeps l's answer for subject (mu held).
