@@ -105,9 +105,18 @@ subject_lanes(tenant, subject) AS (
     WHERE p.tenant NOT IN (SELECT n.tenant FROM subject_narrow n)
 )`
 	// The lanes, each a (dead_lettered_at, id) in the statement's order. A
-	// subject's: equality on the key, so the index holds its rows in
-	// order. A tenant's: its rows newest first (or oldest, going newer),
-	// each subject tested. The test is wrapped in coalesce for the
+	// subject's: the key's one-value range, so the subject index holds its
+	// rows in order. Not equality: the planner estimates an equality with a
+	// value it does not know (the walk's) by the key's distinct values, a
+	// few, so it takes each subject for a large share of the tenant and
+	// would rather walk the narrower tenant-time index in order, testing
+	// each row, until a page matches: the tenant's whole history for a rare
+	// subject (TestRevList23SubjectPrefixReadsEveryDeadLetter, with the
+	// table analyzed). A range it guesses keeps 0.5 %, and the order by the
+	// key first (%[5]s, no change to the rows' order: the range is one
+	// key) is one the tenant-time index cannot give without reading and
+	// sorting them all. A tenant's: its rows newest first (or oldest, going
+	// newer), each subject tested. The test is wrapped in coalesce for the
 	// planner: a generic plan cannot know how many rows a LIKE pattern
 	// given as a parameter keeps and guesses 0.5 %, so it would rather
 	// read all the tenant's rows and sort them than walk its index in
@@ -115,12 +124,13 @@ subject_lanes(tenant, subject) AS (
 	// keeps half, which is what a tenant lane is for (the prefix is
 	// common in the tenant's newest rows, or starts many subjects).
 	// %[1]s: the lane's conditions; %[2]s: its order; %[3]s: its LIMIT;
-	// %[4]s: the subject's whole check, for a prefix longer than the key.
+	// %[4]s: the subject's whole check, for a prefix longer than the key;
+	// %[5]s: a subject lane's order.
 	subjectLaneUnion = `
     SELECT k.dead_lettered_at, k.id FROM subject_lanes p
     CROSS JOIN LATERAL (
         SELECT d.dead_lettered_at, d.id FROM dead_letters d
-        WHERE d.tenant = p.tenant AND ` + keyOfSubject + ` = p.subject%[1]s%[4]s%[2]s%[3]s
+        WHERE d.tenant = p.tenant AND ` + keyOfSubject + ` ~>=~ p.subject AND ` + keyOfSubject + ` ~<=~ p.subject%[1]s%[4]s%[5]s%[3]s
     ) k
     UNION ALL
     SELECT k.dead_lettered_at, k.id FROM tenant_lanes p
@@ -132,6 +142,10 @@ subject_lanes(tenant, subject) AS (
         ORDER BY d.dead_lettered_at DESC, d.id DESC`
 	laneNewer = `
         ORDER BY d.dead_lettered_at, d.id`
+	keyLaneOlder = `
+        ORDER BY ` + keyOfSubject + ` USING ~>~, d.dead_lettered_at DESC, d.id DESC`
+	keyLaneNewer = `
+        ORDER BY ` + keyOfSubject + ` USING ~<~, d.dead_lettered_at, d.id`
 	laneLimit     = ` LIMIT 51`
 	existsLimit   = ` LIMIT 1`
 	matchingLimit = ` LIMIT @limit`
@@ -214,14 +228,14 @@ func (p *listPlan) subjectTimeConds(newer bool) string {
 // (or older) rows: the walk, then head, each lane with conds and limit,
 // and tail.
 func (p *listPlan) subjectLanesSQL(newer bool, head, conds, limit, tail string) string {
-	t, order := p.subjectTimeConds(newer), laneOlder
+	t, order, keyOrder := p.subjectTimeConds(newer), laneOlder, keyLaneOlder
 	if newer {
-		order = laneNewer
+		order, keyOrder = laneNewer, keyLaneNewer
 	}
 	var recheck string
 	if p.subjectLong {
 		recheck = condSubject
 	}
 	return fmt.Sprintf(subjectNarrow, t, order) + fmt.Sprintf(subjectKeys, t) + subjectLanes + head +
-		fmt.Sprintf(subjectLaneUnion, conds, order, limit, recheck) + tail
+		fmt.Sprintf(subjectLaneUnion, conds, order, limit, recheck, keyOrder) + tail
 }
