@@ -251,9 +251,8 @@ func mayGo(policy RetentionPolicy, tenant, itemType string, status Status, newes
 const minKeep = time.Hour
 
 // Picks and locks a bounded batch: per counter row whose status retention
-// removes, its oldest dead letters past the cutoff ($5) both by when
-// JetStream stored them and by when the console did (mayGo), oldest
-// first, at most $6 in all, leaving those a request not yet closed names as this
+// removes, its dead letters past the cutoff ($5) both by when JetStream
+// stored them and by when the console did (mayGo), at most $6 in all, leaving those a request not yet closed names as this
 // statement sees them. The rows are locked FOR UPDATE, and a row another
 // transaction holds is skipped: a draft being made locks the dead letters
 // it reads (FOR KEY SHARE, see the replay package's selectForDraft), and
@@ -267,13 +266,31 @@ SELECT k.id, k.dead_lettered_at, c.status FROM c
 CROSS JOIN LATERAL (
     SELECT d.id, d.dead_lettered_at FROM dead_letters d
     WHERE d.tenant = c.tenant AND d.item_type = c.item_type AND d.error_class = c.error_class AND d.status = c.status
+      AND d.status >= c.status AND d.status <= c.status -- the same rows: see below
       AND d.dead_lettered_at < c.cutoff
       AND d.received_at < c.cutoff -- a stored time behind (a server clock reset) does not age a row that just came
       AND NOT EXISTS (` + namedByOpenRequest + `)
-    ORDER BY d.dead_lettered_at LIMIT $6
+    LIMIT $6
     FOR UPDATE OF d SKIP LOCKED
 ) k
 LIMIT $6`
+
+// A lane of lockBatch reads dead_letters_dims_time_idx: its four columns
+// pinned, then dead_lettered_at below the cutoff. The planner plans the
+// lane once, for values it does not know (the outer row's), and estimates
+// each equality by the column's distinct values: for a tenant of two item
+// types it took every lane for half the tenant's rows, and read a rare
+// combination's lane through the narrower tenant-time index from the
+// oldest row, testing every row up to the cutoff, at every pass, due or
+// not (TestRevRetention24RareLaneReadsTheTenantHistory). The status's
+// one-value range, the same rows again, is estimated to keep 0.5 % of
+// them: a lane is then a few rows, which the dims index finds in one
+// range and the tenant-time index only by reading all of the tenant's.
+// No ORDER BY: over partitions the planner may do an order it thinks
+// small as a Sort of every due row of the lane (a backlog of millions at
+// the first pass); without it a lane stops at $6 rows, read partition by
+// partition in their order, the oldest first, each in the index's time
+// order.
 
 // namedByOpenRequest is true for dead letter d when a replay request not
 // yet closed names it (a draft included), or an item of one still holds
