@@ -93,3 +93,6 @@ func (w *Worker) RunOnceGuarded(ctx context.Context) (int, error) { return w.run
 // MayEverRepublishSQL is the condition of the stoppable query that is
 // Request.MayEverRepublish over replay_requests' columns.
 func MayEverRepublishSQL() string { return mayEverRepublishSQL() }
+
+// SetClock makes w read the age of its list of streams on now.
+func (s *StreamWindows) SetClock(now func() time.Time) { s.now = now }

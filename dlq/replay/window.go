@@ -67,6 +67,7 @@ type StreamWindows struct {
 	js      jetstream.JetStream
 	ttl     time.Duration
 	timeout time.Duration
+	now     func() time.Time // the clock the list's age is read on (time.Now)
 
 	mu      sync.Mutex
 	list    *streamList           // the newest list read; nil before the first
@@ -131,14 +132,14 @@ func NewStreamWindows(js jetstream.JetStream, ttl time.Duration) *StreamWindows 
 	if ttl <= 0 {
 		ttl = DefaultWindowTTL
 	}
-	return &StreamWindows{js: js, ttl: ttl, timeout: 2 * time.Second}
+	return &StreamWindows{js: js, ttl: ttl, timeout: 2 * time.Second, now: time.Now}
 }
 
 // Window implements WindowReader.
 func (s *StreamWindows) Window(ctx context.Context, subject string) replaypolicy.Window {
 	s.mu.Lock()
 	if l := s.list; l != nil && !l.stale {
-		if age := time.Since(l.read); age < s.ttl {
+		if age := s.now().Sub(l.read); age < s.ttl {
 			if w, ok := l.answers[subject]; ok {
 				s.mu.Unlock()
 				return w
@@ -169,7 +170,7 @@ func (s *StreamWindows) Window(ctx context.Context, subject string) replaypolicy
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := r.list
-	if age := time.Since(l.read); age >= s.ttl {
+	if age := s.now().Sub(l.read); age >= s.ttl {
 		return replaypolicy.Window{Unreadable: fmt.Sprintf("which stream stores %q: the list of streams took %s, longer than the %s it answers for", subject, age.Round(time.Millisecond), s.ttl)}
 	}
 	w, _ := l.find(subject) // none found in the list just read: no stream, the publish will say so
@@ -183,7 +184,7 @@ func (s *StreamWindows) Window(ctx context.Context, subject string) replaypolicy
 func (s *StreamWindows) readList(ctx context.Context, r *listRead) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	read := time.Now()
+	read := s.now()
 	var streams []listedStream
 	ls := s.js.ListStreams(ctx)
 	var consumersErr error
