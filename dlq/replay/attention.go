@@ -43,9 +43,13 @@ func AttentionOf(tenants []string, viewer quarantine.Actor, now time.Time) *Atte
 	return a
 }
 
-// countListed counts the requests listWhere ($1 to $14) selects, up to
-// $15.
-const countListed = `SELECT count(*) FROM (SELECT 1 FROM replay_requests WHERE ` + listWhere + ` LIMIT $15) m`
+// countListed counts the requests f selects (listSelectionOf), up to
+// most: the statement and its arguments.
+func countListed(f ListFilter, most int) (string, pgx.NamedArgs) {
+	s := listSelectionOf(f)
+	s.args["most"] = most
+	return `SELECT count(*) FROM (SELECT 1 FROM replay_requests WHERE ` + s.where() + ` LIMIT @most) m`, s.args
+}
 
 // Queue queues a's two counts on b.
 func (a *Attention) Queue(b *pgx.Batch) {
@@ -53,7 +57,8 @@ func (a *Attention) Queue(b *pgx.Batch) {
 		f ListFilter
 		n *int
 	}{{a.Reconcile, &a.ReconcileN}, {a.Problems, &a.ProblemsN}} {
-		b.Queue(countListed, append(listArgs(c.f), AttentionMost+1)...).QueryRow(func(row pgx.Row) error {
+		sql, args := countListed(c.f, AttentionMost+1)
+		b.Queue(sql, args).QueryRow(func(row pgx.Row) error {
 			if err := row.Scan(c.n); err != nil {
 				return fmt.Errorf("count replay requests that went wrong: %w", err)
 			}

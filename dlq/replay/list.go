@@ -3,6 +3,8 @@ package replay
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,72 +95,164 @@ const (
 func (l Listed) Cursor() Cursor { return Cursor{ID: l.ID, Own: l.OwnFirst} }
 
 // requesterIs is the SQL test that the requester of a request is the
-// identity $3 (issuer), $4 (subject): "mine", and whose draft it is
+// viewer (@viewer_issuer, @viewer_subject): "mine", and whose draft it is
 // (quarantine.Actor.SameIdentity: an email never makes two identities one).
-const requesterIs = `(requester_issuer = $3 AND requester_subject = $4)`
+const requesterIs = `(requester_issuer = @viewer_issuer AND requester_subject = @viewer_subject)`
 
-// listWhere is what the replays page lists, $1 to $14 (ListFilter). The
-// requester is an escaped LIKE prefix ($9) of the lower-case email
-// (replay_requests_requester_email_idx), or exactly the identity $12
-// (issuer), $13 (subject) (replay_requests_requester_idx); the time bounds
-// are on when it was submitted, or made for a draft. The items waiting
-// for reconciliation ($14) are found by replay_jobs_unsettled_idx.
-const listWhere = `(tenant = ANY($1) OR $2) -- only the viewer's tenants
-      AND (status <> 'draft' OR ` + requesterIs + `) -- a draft is its requester's alone
-      AND ($5 = '' OR status = $5)
-      AND (NOT $6 OR ` + requesterIs + `)
-      AND ($7 = '' OR tenant = $7)
-      AND ($8 = '' OR class = $8)
-      AND ($9 = '' OR lower(requester_email) LIKE $9)
-      AND ($12 = '' OR (requester_issuer = $12 AND requester_subject = $13)) -- one identity, never a look-alike email
-      AND ($10::timestamptz IS NULL OR coalesce(submitted_at, created_at) >= $10)
-      AND ($11::timestamptz IS NULL OR coalesce(submitted_at, created_at) < $11)
-      AND (NOT $14 OR EXISTS (SELECT 1 FROM replay_jobs j WHERE j.request_id = replay_requests.id AND j.state = 'needs_reconciliation'))` // no SQL comment on the last line: callers append to it
+// The conditions of the replays page's filters (listSelectionOf), each in
+// a form an index serves: the tenant scope and a status or class lead
+// replay_requests_tenant_status_idx and replay_requests_tenant_class_idx
+// (both end with id, so one tenant's page is read newest first and stops);
+// the requester is an escaped LIKE prefix of the lower-case email
+// (replay_requests_requester_email_idx), or exactly one identity
+// (replay_requests_requester_idx); the time bounds are on when it was
+// submitted, or made for a draft (replay_requests_problems_idx for the
+// dashboard's "done with problems" since a time). The requests waiting for
+// reconciliation are a semi join on replay_jobs_unsettled_idx (partial: the
+// items in needs_reconciliation, a handful): an IN, not an OR with EXISTS,
+// which PostgreSQL cannot pull up and ran as a hashed subplan over every
+// request.
+const (
+	condTenants    = `tenant = ANY(@tenants)`
+	condDraftsOwn  = `(status <> 'draft' OR ` + requesterIs + `)` // a draft is its requester's alone
+	condStatus     = `status = @status`
+	condTenant     = `tenant = @tenant`
+	condClass      = `class = @class`
+	condRequester  = `lower(requester_email) LIKE @requester`
+	condIdentity   = `(requester_issuer = @requester_issuer AND requester_subject = @requester_subject)` // one identity, never a look-alike email
+	condFrom       = `coalesce(submitted_at, created_at) >= @from`
+	condTo         = `coalesce(submitted_at, created_at) < @to`
+	condReconcile  = `id IN (SELECT request_id FROM replay_jobs WHERE state = 'needs_reconciliation')`
+	condOlder      = `id < @after`
+	condNotMine    = `NOT ` + requesterIs
+	requestsNewest = ` ORDER BY id DESC LIMIT @limit`
+)
 
-// The replays page: with $15 (MineFirst) the viewer's requests newest
-// first (replay_requests_requester_idx) and then everyone else's (the
-// primary key backwards); without it, everyone's newest first. Each part
-// reads at most a page ($18), so the order costs no sort of every request.
-// The cursor is the last row of the page before: its id $16 (0: none) and
-// whether it was the viewer's $17. $16 is cast where it is first read: the
-// literal 0 alone would type it integer, which an id past 2^31-1 (a bigint)
-// does not fit.
+// listSelection is what a ListFilter selects: only the conditions of the
+// filters it sets, and their named arguments. A filter left out is not in
+// the statement at all (no catch-all "the filter is empty OR ...", which a
+// generic plan keeps and which hides every index from it, and which made
+// the reconcile filter's EXISTS a subplan tested on every request), so
+// each combination of filters is its own statement, planned for what it
+// asks (as audit's selection builds its statements).
+type listSelection struct {
+	conds []string
+	args  pgx.NamedArgs
+}
+
+// add adds conds with their arguments.
+func (s *listSelection) add(args pgx.NamedArgs, conds ...string) {
+	s.conds = append(s.conds, conds...)
+	maps.Copy(s.args, args)
+}
+
+// where is the selection's conditions and extra, joined by AND.
+func (s *listSelection) where(extra ...string) string {
+	all := append(slices.Clip(s.conds), extra...)
+	if len(all) == 0 {
+		return "TRUE"
+	}
+	return strings.Join(all, "\n      AND ")
+}
+
+// listSelectionOf is the selection of f, its cursor, order and limit aside:
+// the requests of the viewer's tenants (every one when All), no one else's
+// drafts, and each filter f sets (see ListFilter).
+func listSelectionOf(f ListFilter) *listSelection {
+	// The viewer's identity is in every selection's arguments: pgx sends
+	// only the named arguments a statement names.
+	s := &listSelection{args: pgx.NamedArgs{"viewer_issuer": f.Viewer.Issuer, "viewer_subject": f.Viewer.Subject}}
+	if !f.All {
+		s.add(pgx.NamedArgs{"tenants": f.Tenants}, condTenants)
+	}
+	switch {
+	case f.Status == "":
+		s.add(nil, condDraftsOwn)
+	case slices.Contains(requestStatuses, f.Status):
+		// The status written in the statement (one of ours, never the
+		// viewer's text): each status is a statement of its own, whose
+		// plan, generic or not, knows it. The statuses are far from even
+		// (done is most of the history, rejected or void a few), and a
+		// partial index (draft, pending_approval, done_with_problems)
+		// serves only a statement that names its status.
+		s.add(nil, `status = '`+string(f.Status)+`'`)
+	default: // no request's: the page says so
+		s.add(pgx.NamedArgs{"status": string(f.Status)}, condStatus)
+	}
+	if f.Status == StatusDraft {
+		s.add(nil, requesterIs) // a draft is its requester's alone
+	}
+	if f.Mine {
+		s.add(nil, requesterIs)
+	}
+	if f.Tenant != "" {
+		s.add(pgx.NamedArgs{"tenant": f.Tenant}, condTenant)
+	}
+	if f.Class != "" {
+		s.add(pgx.NamedArgs{"class": string(f.Class)}, condClass)
+	}
+	if f.Requester != "" {
+		s.add(pgx.NamedArgs{"requester": likePrefix(strings.ToLower(f.Requester))}, condRequester)
+	}
+	if f.RequesterIssuer != "" {
+		s.add(pgx.NamedArgs{"requester_issuer": f.RequesterIssuer, "requester_subject": f.RequesterSubject}, condIdentity)
+	}
+	if !f.From.IsZero() {
+		s.add(pgx.NamedArgs{"from": f.From}, condFrom)
+	}
+	if !f.To.IsZero() {
+		s.add(pgx.NamedArgs{"to": f.To}, condTo)
+	}
+	if f.Reconcile {
+		s.add(nil, condReconcile)
+	}
+	return s
+}
+
+// listQuery is the replays page of f and its arguments: with MineFirst the
+// viewer's requests newest first (replay_requests_requester_idx) and then
+// everyone else's; without it, everyone's newest first. Each part reads at
+// most a page (@limit: f.Limit+1, to tell there are more) from an index in
+// id order, so the order costs no sort of every request. The cursor is the
+// last row of the page before: a page that ended among the others has no
+// own request left (the first part is left out), and the others start
+// over after the last own request.
 //
 // Each with its requester as the directory has them now (joinRequesterNow),
 // as the request page counts its approvals (CountOf).
-const selectList = `SELECT ` + requestColumns + `, ` + peopleColumns + `, own FROM (
-    (SELECT ` + requestColumns + `, true AS own FROM replay_requests
-     WHERE ` + listWhere + ` AND $15 AND ` + requesterIs + `
-       AND ($16::bigint = 0 OR ($17 AND id < $16)) -- a page that ended among the others has no own request left
-     ORDER BY id DESC LIMIT $18)
-    UNION ALL
-    (SELECT ` + requestColumns + `, false FROM replay_requests
-     WHERE ` + listWhere + ` AND NOT ($15 AND ` + requesterIs + `)
-       AND ($16::bigint = 0 OR ($15 AND $17) OR id < $16) -- the others start over after the last own request
-     ORDER BY id DESC LIMIT $18)
-) r ` + joinRequesterNow + ` ORDER BY own DESC, id DESC LIMIT $18`
+func listQuery(f ListFilter) (string, pgx.NamedArgs) {
+	s := listSelectionOf(f)
+	s.args["limit"] = f.Limit + 1
+	var parts []string
+	if f.MineFirst && (f.After.ID == 0 || f.After.Own) {
+		own := []string{requesterIs}
+		if f.After.ID != 0 {
+			own = append(own, condOlder)
+		}
+		parts = append(parts, `(SELECT `+requestColumns+`, true AS own FROM replay_requests
+     WHERE `+s.where(own...)+requestsNewest+`)`)
+	}
+	var others []string
+	if f.MineFirst {
+		others = append(others, condNotMine)
+	}
+	if f.After.ID != 0 && !(f.MineFirst && f.After.Own) {
+		others = append(others, condOlder)
+	}
+	if f.After.ID != 0 {
+		s.args["after"] = f.After.ID
+	}
+	parts = append(parts, `(SELECT `+requestColumns+`, false AS own FROM replay_requests
+     WHERE `+s.where(others...)+requestsNewest+`)`)
+	return `SELECT ` + requestColumns + `, ` + peopleColumns + `, own FROM (
+    ` + strings.Join(parts, "\n    UNION ALL\n    ") + `
+) r ` + joinRequesterNow + ` ORDER BY own DESC, id DESC LIMIT @limit`, s.args
+}
 
 // The approvals of several requests.
 const selectApprovalsOf = `SELECT a.request_id, a.approver_issuer, a.approver_subject, a.approver_email, a.approver_email_verified, a.intent_hash,
         a.approved_at, a.voided_at, a.void_reason, ` + approverNow + `
     FROM replay_approvals a ` + joinApproverNow + ` WHERE a.request_id = ANY($1) ORDER BY a.approved_at`
-
-// listArgs are the arguments of listWhere ($1 to $14) for f.
-func listArgs(f ListFilter) []any {
-	var from, to *time.Time
-	if !f.From.IsZero() {
-		from = &f.From
-	}
-	if !f.To.IsZero() {
-		to = &f.To
-	}
-	requester := ""
-	if f.Requester != "" {
-		requester = likePrefix(strings.ToLower(f.Requester))
-	}
-	return []any{f.Tenants, f.All, f.Viewer.Issuer, f.Viewer.Subject, string(f.Status), f.Mine, f.Tenant, string(f.Class),
-		requester, from, to, f.RequesterIssuer, f.RequesterSubject, f.Reconcile}
-}
 
 // likePrefix is a LIKE pattern for the strings that start with s.
 func likePrefix(s string) string {
@@ -170,8 +264,8 @@ func likePrefix(s string) string {
 func (s *Service) List(ctx context.Context, f ListFilter) ([]Listed, bool, error) {
 	var out []Listed
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		args := append(listArgs(f), f.MineFirst, f.After.ID, f.After.Own, f.Limit+1)
-		rows, err := tx.Query(ctx, selectList, args...)
+		sql, args := listQuery(f)
+		rows, err := tx.Query(ctx, sql, args)
 		if err != nil {
 			return err
 		}
@@ -310,20 +404,22 @@ type ListCounts struct {
 	Counts ItemCounts
 }
 
-// The replays page's counts ($1 to $14: listWhere): the newest matching
-// requests up to the bound ($15 = countedRequests + 1, to tell that there
-// are more; the primary key backwards), those whose items fit the budget
-// ($16), by status, and the items of those that are no draft by outcome
-// (outcomeCounts, summed), with the items that have no job yet of the
-// open ones (a status of $17) and of the ended ones.
-const selectListCounts = `WITH matched AS (
+// selectListCounts is the replays page's counts of the requests where
+// selects (listSelection, read newest first as the page reads them): the
+// newest up to the bound (@bound = countedRequests + 1, to tell that there
+// are more), those whose items fit the budget (@budget), by status, and
+// the items of those that are no draft by outcome (outcomeCounts, summed),
+// with the items that have no job yet of the open ones (a status of @open)
+// and of the ended ones.
+func selectListCounts(where string) string {
+	return `WITH matched AS (
     SELECT id, status, item_count + skipped_count AS items FROM replay_requests
-    WHERE ` + listWhere + `
-    ORDER BY id DESC LIMIT $15
+    WHERE ` + where + `
+    ORDER BY id DESC LIMIT @bound
 ), counted AS (
     SELECT id, status FROM (SELECT id, status, row_number() OVER w AS n, sum(items) OVER w AS running
                             FROM matched WINDOW w AS (ORDER BY id DESC)) m
-    WHERE n < $15 AND (n = 1 OR running <= $16) -- the newest one always; then as many as the item budget holds
+    WHERE n < @bound AND (n = 1 OR running <= @budget) -- the newest one always; then as many as the item budget holds
 ), statuses AS (
     SELECT coalesce(array_agg(status), '{}') AS status, coalesce(array_agg(n), '{}') AS n
     FROM (SELECT status, count(*) AS n FROM counted GROUP BY status) s
@@ -336,13 +432,14 @@ const selectListCounts = `WITH matched AS (
            coalesce(sum(rest) FILTER (WHERE open), 0)::bigint, coalesce(sum(rest) FILTER (WHERE NOT open), 0)::bigint
     FROM (SELECT *, greatest(size - (pending + deferred + unknown + replayed + skipped + suppressed + blocked + reconcile + cancelled
                                      + not_applied + left_skipped + left_blocked), 0) AS rest -- items with no job and not left out
-          FROM (SELECT r.status = ANY($17) AS open, r.item_count + r.skipped_count AS size, ` + outcomeCounts + `
+          FROM (SELECT r.status = ANY(@open) AS open, r.item_count + r.skipped_count AS size, ` + outcomeCounts + `
                 FROM counted c JOIN replay_requests r ON r.id = c.id LEFT JOIN replay_jobs j ON j.request_id = r.id
                 WHERE c.status <> 'draft' -- a draft's items come to nothing unless it is submitted
                 GROUP BY r.id) r) o
 )
 SELECT (SELECT count(*) FROM matched), (SELECT count(*) FROM counted), statuses.status, statuses.n, items.*
 FROM statuses, items`
+}
 
 // Counts counts the requests f selects (its page cursor and order aside)
 // by status and their items by outcome: see ListCounts for the bounds.
@@ -358,7 +455,9 @@ func (s *Service) counts(ctx context.Context, f ListFilter, requests, items int)
 	var ns []int
 	var toGo, notRun int
 	dest := append(append([]any{&c.Matched, &c.Counted, &statuses, &ns}, progressTargets(&c.Items)...), &toGo, &notRun)
-	err := s.pool.QueryRow(ctx, selectListCounts, append(listArgs(f), requests+1, items, openStatuses())...).Scan(dest...)
+	sel := listSelectionOf(f)
+	sel.add(pgx.NamedArgs{"bound": requests + 1, "budget": items, "open": openStatuses()})
+	err := s.pool.QueryRow(ctx, selectListCounts(sel.where()), sel.args).Scan(dest...)
 	if err != nil {
 		return ListCounts{}, fmt.Errorf("count replay requests: %w", err)
 	}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // removedRev24 sums what an EXPLAIN ANALYZE says its scans read and
@@ -23,6 +25,20 @@ func removedRev24(plan string) int {
 	for _, m := range regexp.MustCompile(`Rows Removed by (?:Filter|Index Recheck): (\d+)`).FindAllStringSubmatch(plan, -1) {
 		v, _ := strconv.Atoi(m[1])
 		n += v
+	}
+	return n
+}
+
+// readRev24 sums what an EXPLAIN ANALYZE says its scans of replay_requests
+// returned, and what every scan read and dropped: a nested loop that walks
+// the requests newest first and keeps those its inner side matches drops
+// nothing by a filter, but reads every request it walks.
+func readRev24(plan string) int {
+	n := removedRev24(plan)
+	for _, m := range regexp.MustCompile(`Scan(?: Backward)? (?:using \S+ )?on replay_requests .*actual time=\S+ rows=(\d+) loops=(\d+)`).FindAllStringSubmatch(plan, -1) {
+		rows, _ := strconv.Atoi(m[1])
+		loops, _ := strconv.Atoi(m[2])
+		n += rows * loops
 	}
 	return n
 }
@@ -40,7 +56,13 @@ func removedRev24(plan string) int {
 // select the same rows. The dashboard's attention counts (AttentionOf:
 // requests waiting for reconciliation, requests done with problems in the
 // last 7 days), sent with every dashboard view, are the same statement
-// shape and read all 30,000 requests to count none.
+// shape and read all 30,000 requests to count none (or three).
+//
+// Each statement is planned for its values, as the statement a page sends
+// is (its filters are in its text: listSelectionOf), and is bounded on
+// what its scans read: the three waiting for reconciliation read from
+// their jobs (replay_jobs_unsettled_idx), not found by walking every
+// request; a page of a common status (done) reads a page.
 func TestRevReplays24RareEndedStatusOrClassReadsEveryRequest(t *testing.T) {
 	ctx := context.Background()
 	db := testdb.New(t)
@@ -54,28 +76,58 @@ func TestRevReplays24RareEndedStatusOrClassReadsEveryRequest(t *testing.T) {
                now() - interval '30 days' + g * interval '1 minute'
         FROM generate_series(1, 30000) g`)
 	require.NoError(t, err)
-	_, err = db.OwnerPool.Exec(ctx, `VACUUM ANALYZE replay_requests`)
+	// Every done request's item replayed, and three of them each with an
+	// item waiting for a person to reconcile it.
+	_, err = db.OwnerPool.Exec(ctx, `
+        INSERT INTO replay_jobs (request_id, dead_letter_id, dead_lettered_at, state)
+        SELECT r.id, r.id, r.created_at, CASE WHEN r.id IN (100, 200, 300) THEN 'needs_reconciliation' ELSE 'replayed' END
+        FROM replay_requests r WHERE r.status = 'done'`)
+	require.NoError(t, err)
+	_, err = db.OwnerPool.Exec(ctx, `VACUUM ANALYZE replay_requests, replay_jobs`)
 	require.NoError(t, err)
 	viewer := quarantine.Actor{Issuer: "https://idp", Subject: "sub-viewer"}
+
+	table, err := replaypolicy.Load("../../dev/policy.toml")
+	require.NoError(t, err)
+	s := New(db.Pool, Config{Policy: func() *replaypolicy.Table { return table }})
 
 	for _, tc := range []struct {
 		name string
 		f    ListFilter
+		want int // the page's rows
 	}{
-		{"PendingApproval", ListFilter{Tenants: []string{"acme"}, Viewer: viewer, Status: StatusPendingApproval}}, // its partial index: passes
-		{"Rejected", ListFilter{Tenants: []string{"acme"}, Viewer: viewer, Status: StatusRejected}},
-		{"ClassManual", ListFilter{Tenants: []string{"acme"}, Viewer: viewer, Class: "manual"}},
+		{"PendingApproval", ListFilter{Tenants: []string{"acme"}, Viewer: viewer, Status: StatusPendingApproval, Limit: 50}, 5}, // its partial index: passes
+		{"Rejected", ListFilter{Tenants: []string{"acme"}, Viewer: viewer, Status: StatusRejected, Limit: 50}, 5},
+		{"ClassManual", ListFilter{Tenants: []string{"acme"}, Viewer: viewer, Class: "manual", Limit: 50}, 5},
+		{"Reconcile", ListFilter{Tenants: []string{"acme"}, Viewer: viewer, Reconcile: true, Limit: 50}, 3},
+		{"ReconcileMineFirst", ListFilter{Tenants: []string{"acme"}, Viewer: viewer, Reconcile: true, MineFirst: true, Limit: 50}, 3},
+		{"DoneIsCommon", ListFilter{Tenants: []string{"acme"}, Viewer: viewer, Status: StatusDone, Limit: 50}, 51}, // a page and one to tell there are more
+		{"DoneMineFirst", ListFilter{Tenants: []string{"acme"}, Viewer: viewer, Status: StatusDone, MineFirst: true, Limit: 50}, 51},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append(listArgs(tc.f), tc.f.MineFirst, tc.f.After.ID, tc.f.After.Own, 51)
+			sql, args := listQuery(tc.f)
 			// Planned for its values (a custom plan): no generic plan is needed.
-			rows, err := db.Pool.Query(ctx, `EXPLAIN (ANALYZE) `+selectList, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+			rows, err := db.Pool.Query(ctx, `EXPLAIN (ANALYZE) `+sql, pgx.QueryExecModeSimpleProtocol, args)
 			require.NoError(t, err)
 			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 			require.NoError(t, err)
 			plan := strings.Join(lines, "\n")
-			require.Contains(t, plan, "rows=5 loops=1", "the page holds the five")
-			assert.LessOrEqual(t, removedRev24(plan), 500, "requests read and dropped to show five; plan:\n%s", plan)
+			require.Contains(t, plan, fmt.Sprintf("rows=%d loops=1", tc.want), "the page holds the %d", tc.want)
+			assert.LessOrEqual(t, removedRev24(plan), 500, "requests read and dropped to show %d; plan:\n%s", tc.want, plan)
+			assert.LessOrEqual(t, readRev24(plan), 500, "requests read to show %d; plan:\n%s", tc.want, plan)
+
+			// The page as the service lists it (the statement above, sent
+			// as the pool sends it).
+			page, more, err := s.List(ctx, tc.f)
+			require.NoError(t, err)
+			assert.Len(t, page, min(tc.want, tc.f.Limit))
+			assert.Equal(t, tc.want > tc.f.Limit, more)
+			if tc.f.Reconcile {
+				for _, l := range page {
+					assert.Contains(t, []int64{100, 200, 300}, l.ID)
+					assert.Equal(t, 1, l.Progress.NeedsReconciliation)
+				}
+			}
 		})
 	}
 
@@ -83,23 +135,33 @@ func TestRevReplays24RareEndedStatusOrClassReadsEveryRequest(t *testing.T) {
 	// dashboard view: its "done with problems in the last 7 days" is the
 	// same status filter, with a time bound on coalesce(submitted_at,
 	// created_at), which no index has either. None of the 30,000 requests
-	// is one: the count reads them all to say 0.
+	// is one: the count reads them all to say 0. Three wait for
+	// reconciliation.
 	for _, tc := range []struct {
 		name string
 		f    func(*Attention) ListFilter
+		want int
 	}{
-		{"DashboardReconcile", func(a *Attention) ListFilter { return a.Reconcile }},
-		{"DashboardProblems", func(a *Attention) ListFilter { return a.Problems }},
+		{"DashboardReconcile", func(a *Attention) ListFilter { return a.Reconcile }, 3},
+		{"DashboardProblems", func(a *Attention) ListFilter { return a.Problems }, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.f(AttentionOf([]string{"acme"}, viewer, time.Now()))
-			rows, err := db.Pool.Query(ctx, `EXPLAIN (ANALYZE) `+countListed,
-				append([]any{pgx.QueryExecModeSimpleProtocol}, append(listArgs(f), AttentionMost+1)...)...)
+			sql, args := countListed(f, AttentionMost+1)
+			rows, err := db.Pool.Query(ctx, `EXPLAIN (ANALYZE) `+sql, pgx.QueryExecModeSimpleProtocol, args)
 			require.NoError(t, err)
 			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 			require.NoError(t, err)
 			plan := strings.Join(lines, "\n")
 			assert.LessOrEqual(t, removedRev24(plan), 500, "requests read and dropped to count none; plan:\n%s", plan)
+			assert.LessOrEqual(t, readRev24(plan), 500, "requests read to count %d; plan:\n%s", tc.want, plan)
+
+			// The count as the dashboard sends it: in a batch.
+			var n int
+			b := &pgx.Batch{}
+			b.Queue(sql, args).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+			require.NoError(t, db.Pool.SendBatch(ctx, b).Close())
+			assert.Equal(t, tc.want, n)
 		})
 	}
 }

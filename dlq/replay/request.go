@@ -35,6 +35,10 @@ const (
 	StatusVoid             Status = "void"
 )
 
+// requestStatuses are every Status.
+var requestStatuses = []Status{StatusDraft, StatusPendingApproval, StatusApproved, StatusRunning, StatusDone,
+	StatusDoneWithProblems, StatusRejected, StatusCancelled, StatusVoid}
+
 // Open reports whether the request can still change (approve, cancel).
 func (s Status) Open() bool { return replaypolicy.RequestOpen(string(s)) }
 

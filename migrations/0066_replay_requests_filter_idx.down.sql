@@ -1,0 +1,3 @@
+DROP INDEX replay_requests_problems_idx;
+DROP INDEX replay_requests_tenant_class_idx;
+DROP INDEX replay_requests_tenant_status_idx;
