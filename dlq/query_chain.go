@@ -65,6 +65,17 @@ func ChainOrigin(o, step string) string {
 // letter is looked for where its dead_lettered_at is in [$5, $6) (the
 // partitions the map names), of tenant $2 (empty: its own).
 //
+// Downwards the walk reads at most $4 (the links shown) in all: each dead
+// letter's first $4 children (dead_letters_replay_of_idx, in no order: an
+// order would sort them all first), and the walk, read as the page needs
+// it, stops at the $4th link below (PostgreSQL runs a recursive query only
+// as far as it is read). A dead letter is a replay's child only when ingest
+// links it (Record.replayOf's rules), but a producer that can read a
+// replayed subject can copy its identity onto many messages, each linked:
+// the page read every one of them (TestChainDescendantsReadBounded). A
+// legitimate chain has a few children a link (each replay that failed
+// again), all shown.
+//
 // Each step carries dead_lettered_at, so no step probes every partition: an
 // origin was dead-lettered before the replay of it came back, and a
 // replay's dead letter after its origin, so a step looks only at the
@@ -78,16 +89,25 @@ WITH RECURSIVE start AS (
 ), ` + ChainUp("up", `SELECT 0::bigint, replay_of, dead_lettered_at, tenant FROM start`) + `, down AS (
     SELECT id, tenant, dead_lettered_at, 0 AS depth FROM start
     UNION ALL
-    SELECT n.id, n.tenant, n.dead_lettered_at, down.depth + 1 FROM down JOIN dead_letters n
-        ON n.replay_of = down.id AND n.tenant = down.tenant
-        AND n.dead_lettered_at > down.dead_lettered_at - interval '24 hours' -- newer partitions only
+    SELECT n.id, n.tenant, n.dead_lettered_at, down.depth + 1 FROM down
+    CROSS JOIN LATERAL (
+        SELECT c.id, c.tenant, c.dead_lettered_at FROM dead_letters c
+        WHERE c.replay_of = down.id AND c.tenant = down.tenant
+          AND c.dead_lettered_at > down.dead_lettered_at - interval '24 hours' -- newer partitions only
+        LIMIT $4
+    ) n
     WHERE down.depth < $3
+), below AS (
+    SELECT id, dead_lettered_at FROM down LIMIT $4
 ), chain AS (
     SELECT o.id, o.dead_lettered_at FROM up JOIN dead_letters o ON ` + ChainOrigin("o", "up") + ` -- the origins whose rows are kept
-    UNION SELECT id, dead_lettered_at FROM down
+    UNION SELECT id, dead_lettered_at FROM below
 )
 SELECT d.id, d.generation, d.status, d.error_class, d.dead_lettered_at, left(d.error, 200) AS error
-FROM chain JOIN dead_letters d ON d.id = chain.id AND d.dead_lettered_at = chain.dead_lettered_at
+FROM chain CROSS JOIN LATERAL ( -- a primary-key probe each (LIMIT: not flattened), whatever the estimates
+    SELECT d.id, d.generation, d.status, d.error_class, d.dead_lettered_at, d.error FROM dead_letters d
+    WHERE d.id = chain.id AND d.dead_lettered_at = chain.dead_lettered_at LIMIT 1
+) d
 ORDER BY d.generation, d.dead_lettered_at, d.id
 LIMIT $4`
 
