@@ -167,7 +167,7 @@ func quoteAll(ss []string) []string {
 // value, for the planner to pick the dims index), a lane it estimated at a
 // few rows was an Append and a Sort of every row of the combination:
 // `make bench-ui`'s list-tenant-type-class (6,107 rows) went from 1.9 to
-// 5.2 ms. Only a combination the counters hold few of (comboFew) is read
+// 5.2 ms. Only a combination the counters hold at most 100 of (comboFew) is read
 // so; here 3,000 are read until a page.
 func TestCombinationLanesStopAtAPage(t *testing.T) {
 	t.Parallel()
