@@ -53,50 +53,10 @@ func removedByFilter(plan string) int {
 	return removed
 }
 
-// TestCombinationLanesReadTheirIndex: a filter on a rare item type (or
-// class, or status) is read by one lane per matching combination of the
-// counters, each on dead_letters_dims_time_idx, and a group by its own
-// index: a page reads what it shows, not the tenant's history. With the
-// table analyzed, a tenant of two item types had each combination's lane
-// estimated at half its rows and read through the tenant-time index,
-// testing each row: 19,628 rows of 20,001 read and dropped to show one.
-func TestCombinationLanesReadTheirIndex(t *testing.T) {
-	t.Parallel()
-	l := newLetters(t)
-	ctx := context.Background()
-	rare, fp := rareAmongMany(t, l)
-
-	for _, tc := range []struct {
-		name   string
-		f      ListFilter
-		combos bool
-	}{
-		{"ItemType", ListFilter{Tenants: []string{"acme"}, ItemType: "payments.capture"}, true},
-		{"ErrorClass", ListFilter{Tenants: []string{"acme"}, ErrorClass: ClassPolicy}, true},
-		{"ItemTypeAndStatus", ListFilter{Tenants: []string{"acme"}, ItemType: "payments.capture", Statuses: []Status{StatusQuarantined}}, true},
-		{"Group", ListFilter{Tenants: []string{"acme"}, Fingerprint: fp}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p, err := l.store.plan(ctx, &tc.f)
-			require.NoError(t, err)
-			assert.Equal(t, tc.combos, p.combos, "read by the combinations' lanes")
-			page, err := l.store.ListDeadLetters(ctx, tc.f)
-			require.NoError(t, err)
-			require.Len(t, page.Items, 1)
-			assert.Equal(t, rare, page.Items[0].ID)
-			assert.Empty(t, page.Next+page.Prev, "no page on either side")
-
-			plan, err := l.store.ExplainList(ctx, tc.f)
-			require.NoError(t, err)
-			assert.LessOrEqual(t, removedByFilter(plan), 100, "rows read and dropped to show one; plan:\n%s", plan)
-		})
-	}
-}
-
 // TestGroupLanesReadTheirIndexInAGenericPlan: the console's pool caches
 // its statements, and PostgreSQL may then plan one generically, for any
-// value of its parameters: a page of a rare group (or item type, or
-// subject prefix) is still read through its index. A group's page, planned
+// value of its parameters: a page of a rare group (or subject prefix) is
+// still read through its index. A group's page, planned
 // so, read 19,633 rows of the tenant's history and dropped them to show
 // one: the generic plan took the fingerprint for half the tenant's rows
 // (two distinct) and walked the tenant-time index.
@@ -116,7 +76,6 @@ func TestGroupLanesReadTheirIndexInAGenericPlan(t *testing.T) {
 		f    ListFilter
 	}{
 		{"Group", ListFilter{Tenants: []string{"acme"}, Fingerprint: fp}},
-		{"ItemType", ListFilter{Tenants: []string{"acme"}, ItemType: "payments.capture"}},
 		{"SubjectPrefix", ListFilter{Tenants: []string{"acme"}, SubjectPrefix: "app.acme.payments"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,12 +122,12 @@ func quoteAll(ss []string) []string {
 }
 
 // TestCombinationLanesStopAtAPage: a combination's lane reads a page of
-// its rows and stops, however many it has. Ordered by status first (one
-// value, for the planner to pick the dims index), a lane it estimated at a
-// few rows was an Append and a Sort of every row of the combination:
-// `make bench-ui`'s list-tenant-type-class (6,107 rows) went from 1.9 to
-// 5.2 ms. Only a combination the counters hold at most 100 of (comboFew) is read
-// so; here 3,000 are read until a page.
+// its rows and stops, however many it has: here 3,000 of 23,000. Ordered
+// by status first (a one-value range, for the planner to pick the dims
+// index for a rare combination), a lane it estimated at a few rows was an
+// Append and a Sort of every row of the combination: `make bench-ui`'s
+// list-tenant-type-class (6,107 rows) went from 1.9 to 5.2 ms, and the
+// change was undone.
 func TestCombinationLanesStopAtAPage(t *testing.T) {
 	t.Parallel()
 	l := newLetters(t)

@@ -217,42 +217,15 @@ WITH page AS (
         SELECT d.dead_lettered_at, d.id FROM dead_letters d
         WHERE d.tenant = p.tenant`
 	// The combinations are read in the same statement, so a page never
-	// misses one that appeared since the snapshot the plan came from: one
-	// lane each (comboLanes), after keysByCombination.
+	// misses one that appeared since the snapshot the plan came from.
 	keysByCombination = `
 WITH page AS (
     SELECT k.dead_lettered_at, k.id
     FROM dead_letter_counts p
-    CROSS JOIN LATERAL (`
-	// A combination's lane reads dead_letters_dims_time_idx, its four
-	// columns pinned. The lane is planned once for values the planner does
-	// not know (the counters' row), and it estimates an equality with one
-	// by the column's distinct values: for a tenant of two item types it
-	// took every combination for half its rows and walked the narrower
-	// tenant-time index, testing each row until a page matched, the
-	// tenant's whole history for the rare combination the lanes are chosen
-	// for (TestCombinationLanesReadTheirIndex). So a combination the
-	// counters hold few of (comboFew) is read by a lane of its own: its
-	// status a one-value range (the same rows), which the planner guesses
-	// keeps 0.5 %, ordered by status first, an order only the dims index
-	// gives. That lane may be an Append and a Sort of every row of the
-	// combination (the order is no partition's, and the planner thinks it
-	// small): cheap for about two pages, but `make bench-ui`'s
-	// list-tenant-type-class (6,107 rows in six combinations, three of some
-	// 900) took 5.2 ms instead of 1.9 with every lane so, 3.8 with those of
-	// at most 1,000 (TestCombinationLanesStopAtAPage). A combination of more
-	// keeps the equality, whose time order the partitions give newest first. Each
-	// lane runs only for its own combinations: the counter's n is a
-	// condition of the outer row alone, tested once before the lane runs.
-	comboFew  = "1000"
-	comboMany = `
-        (SELECT d.dead_lettered_at, d.id FROM dead_letters d
-         WHERE p.n > ` + comboFew + ` AND d.tenant = p.tenant AND d.item_type = p.item_type
-           AND d.error_class = p.error_class AND d.status = p.status`
-	comboFewLane = `
-        (SELECT d.dead_lettered_at, d.id FROM dead_letters d
-         WHERE p.n <= ` + comboFew + ` AND d.tenant = p.tenant AND d.item_type = p.item_type
-           AND d.error_class = p.error_class AND d.status >= p.status AND d.status <= p.status`
+    CROSS JOIN LATERAL (
+        SELECT d.dead_lettered_at, d.id FROM dead_letters d
+        WHERE d.tenant = p.tenant AND d.item_type = p.item_type
+          AND d.error_class = p.error_class AND d.status = p.status`
 	// The page size is a literal, not a parameter, so that a cached generic
 	// plan still knows it reads a few rows and keeps the ordered index scans.
 	laneOlderFirst = `
@@ -266,18 +239,6 @@ WITH page AS (
     ) k`
 	groupLaneNewerFirst = `
         ORDER BY d.fingerprint, d.dead_lettered_at, d.id LIMIT 51
-    ) k`
-	comboManyOlderFirst = `
-         ORDER BY d.dead_lettered_at DESC, d.id DESC LIMIT 51)
-        UNION ALL`
-	comboManyNewerFirst = `
-         ORDER BY d.dead_lettered_at, d.id LIMIT 51)
-        UNION ALL`
-	comboFewOlderFirst = `
-         ORDER BY d.status DESC, d.dead_lettered_at DESC, d.id DESC LIMIT 51)
-    ) k`
-	comboFewNewerFirst = `
-         ORDER BY d.status, d.dead_lettered_at, d.id LIMIT 51)
     ) k`
 	// Every combination of the scope: one whose first dead letters are not
 	// yet folded into its count has its row (n 0) already.
@@ -331,16 +292,13 @@ SELECT EXISTS (
     CROSS JOIN LATERAL (
         SELECT 1 FROM dead_letters d
         WHERE d.tenant = p.tenant`
-	// Whether a combination has a row past the cursor: its status a
-	// one-value range, as a combination of few's lane (comboFewLane), and no
-	// order, so the first row found ends it whatever the combination holds.
 	existsByCombination = `
 SELECT EXISTS (
     SELECT 1 FROM dead_letter_counts p
     CROSS JOIN LATERAL (
         SELECT 1 FROM dead_letters d
         WHERE d.tenant = p.tenant AND d.item_type = p.item_type
-          AND d.error_class = p.error_class AND d.status >= p.status AND d.status <= p.status`
+          AND d.error_class = p.error_class AND d.status = p.status`
 	existsLane = ` LIMIT 1) k`
 	existsEnd  = `)`
 
@@ -355,12 +313,18 @@ SELECT EXISTS (
 	condFrom       = ` AND d.dead_lettered_at >= @from`
 	condTo         = ` AND d.dead_lettered_at < @to`
 	// A group's: a one-value range, and its tenant lanes ordered by the
-	// fingerprint first (groupLaneOlderFirst), for the reason the
-	// combinations' lanes are (keysByCombination): the web pool's generic
-	// plan estimates an equality with a parameter by the fingerprints'
-	// distinct values, a few in a tenant that has few, and read a rare
-	// group's page through the tenant-time index, testing the tenant's
-	// whole history (TestGroupLanesReadTheirIndexInAGenericPlan).
+	// fingerprint first (groupLaneOlderFirst), an order only
+	// dead_letters_group_time_idx gives. The web pool's generic plan
+	// estimated an equality with a parameter by the fingerprints' distinct
+	// values (a few in a tenant that has few), took a rare group for half
+	// the tenant, and read its page through the narrower tenant-time index,
+	// testing the tenant's whole history
+	// (TestGroupLanesReadTheirIndexInAGenericPlan). A range it guesses keeps
+	// 0.5 % of the tenant (a custom plan reads the value's share from the
+	// statistics): for a tenant of over about 10,000 rows that is more
+	// than a page, and the lane is a Merge Append of the partitions' index
+	// scans that stops at one; below it the planner may sort the group's
+	// rows in the tenant instead, at most those 10,000.
 	condFingerprint = ` AND d.fingerprint >= @fingerprint AND d.fingerprint <= @fingerprint`
 	// Ids are looked up through indexes on their first LookupPrefix
 	// characters (so any length can be indexed); the row decides.
@@ -901,12 +865,7 @@ func (p *listPlan) keysSQL(newer bool) string {
 	}
 	switch {
 	case p.combos:
-		many, few := comboManyOlderFirst, comboFewOlderFirst
-		if newer {
-			many, few = comboManyNewerFirst, comboFewNewerFirst
-		}
-		return keysByCombination + comboMany + p.conds + cursor + many + comboFewLane + p.conds + cursor + few +
-			combosOf + p.comboConds + tail
+		return keysByCombination + p.conds + cursor + lane + combosOf + p.comboConds + tail
 	case p.subjects:
 		return p.subjectLanesSQL(newer, keysBySubjectHead, p.conds+cursor, laneLimit, keysBySubjectEnd+tail)
 	case p.text: // one window's (textSearch sets win_lo and win_hi)
