@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/testfactory/ports"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
@@ -43,14 +43,11 @@ func (h countingHandler) Handle(ctx context.Context, r slog.Record) error {
 // route ports, which every node must know before any starts).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var ports []int
+	var free []int
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-		require.NoError(t, l.Close())
+		free = append(free, ports.Free(t))
 	}
-	return ports
+	return free
 }
 
 // TestSetupWaitsForJetStreamQuorum starts the console's ingest setup

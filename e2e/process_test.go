@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarantine-console/quarantine/testfactory/ports"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
@@ -227,34 +227,11 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// handedOut are the ports freePort gave in this test binary. The kernel
-// may give a port that was just closed to the next bind(0), so two tests
-// asking at once could get the same one; this set keeps them apart.
-var (
-	portsMu   sync.Mutex
-	handedOut = map[int]bool{}
-)
-
 // freePort returns a loopback TCP port nobody listens on right now and
-// that no other test of this binary was given.
+// that no other test of this binary was given (ports.Free).
 func freePort(t *testing.T) int {
 	t.Helper()
-	portsMu.Lock()
-	defer portsMu.Unlock()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if !handedOut[port] {
-			handedOut[port] = true
-			return port
-		}
-	}
-	t.Fatal("no free port after 100 tries")
-	return 0
+	return ports.Free(t)
 }
 
 // whileRunning is a wait condition that gives up at once when one of

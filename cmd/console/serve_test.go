@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/migrations"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testfactory/ports"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
@@ -277,10 +277,7 @@ func TestStatementTimeoutAndBodyLimit(t *testing.T) {
 // freeTCPPort returns a loopback port nobody listens on now.
 func freeTCPPort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports.Free(t)
 }
 
 func startNATSServer(t *testing.T, opts *server.Options) *server.Server {
