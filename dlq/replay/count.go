@@ -90,8 +90,7 @@ func itemCounts(p Progress, toGo, notRun int) ItemCounts {
 // openStatuses are the statuses of an open request (Status.Open).
 func openStatuses() []string {
 	var out []string
-	for _, st := range []Status{StatusDraft, StatusPendingApproval, StatusApproved, StatusRunning, StatusDone, StatusDoneWithProblems,
-		StatusRejected, StatusCancelled, StatusVoid} {
+	for _, st := range requestStatuses {
 		if st.Open() {
 			out = append(out, string(st))
 		}
