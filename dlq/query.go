@@ -365,9 +365,6 @@ type listPlan struct {
 	empty      bool   // nothing can match
 	countSQL   string // exact count from the counters, read with the page; "" when they cannot count
 	text       bool   // a text search: planned per query (its selectivity depends on the words), read by windows
-	// group: a tenant's lane reads a group's dead letters in the group's
-	// index order (groupLaneOlderFirst).
-	group bool
 	// subjects: a subject prefix read by one lane per (tenant, subject) it
 	// starts (query_subject.go) instead of one per tenant.
 	subjects bool
@@ -447,7 +444,6 @@ func (s *Store) plan(ctx context.Context, f *ListFilter) (listPlan, error) {
 	}
 	if f.Fingerprint != "" {
 		add(condFingerprint, "fingerprint", f.Fingerprint)
-		p.group = true
 	}
 	if f.MsgID != "" {
 		add(condMsgID, "msg_id", f.MsgID)
@@ -874,7 +870,7 @@ func (p *listPlan) keysSQL(newer bool) string {
 		}
 		return textWindowKeys + p.conds + cursor + textWindowOlderFirst
 	}
-	if p.group {
+	if _, group := p.args["fingerprint"]; group { // a tenant's lane reads the group's index in its order
 		lane = groupLaneOlderFirst
 		if newer {
 			lane = groupLaneNewerFirst
