@@ -3,7 +3,6 @@ package dlq
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -139,12 +138,7 @@ func TestListSubjectPrefixLanes(t *testing.T) {
 		for _, prefix := range []string{"app.acme.payments.p07", "app.acme.payments.", "app.globex.orders.refund", "app.", "zzz"} {
 			plan, err := s.ExplainList(ctx, ListFilter{Tenants: all, SubjectPrefix: prefix})
 			require.NoError(t, err)
-			removed := 0
-			for _, m := range regexp.MustCompile(`Rows Removed by Filter: (\d+)`).FindAllStringSubmatch(plan, -1) {
-				var n int
-				fmt.Sscan(m[1], &n)
-				removed += n
-			}
+			removed := removedByFilter(plan)
 			// Each tenant's first 400 rows are tested once (which lanes),
 			// then the prefix common in them needs a page's worth.
 			assert.LessOrEqual(t, removed, 2*400+200, "%s: rows read and dropped; plan:\n%s", prefix, plan)
