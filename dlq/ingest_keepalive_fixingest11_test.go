@@ -75,6 +75,7 @@ func TestFixIngest11KeepInProgressStopsBeforeSettle(t *testing.T) {
 		require.NoError(t, m.Ack())
 	}
 	stop() // a second stop is harmless
+	// Five rounds' window in which nothing may be sent.
 	time.Sleep(100 * time.Millisecond)
 	for _, m := range msgs {
 		m.mu.Lock()
@@ -88,10 +89,12 @@ func TestFixIngest11KeepInProgressStopsBeforeSettle(t *testing.T) {
 	stop = in.keepInProgress(ctx, []item{{msg: m}})
 	wait.Until(t, "kept in progress", 5*time.Second, func() bool { return m.count() > 0 })
 	cancel()
-	time.Sleep(30 * time.Millisecond) // a round under way ends
 	sent := m.count()
+	// A window of five rounds (AckWait/3 is 20 ms) to see nothing sent: a
+	// round already past its wait when the context ended may still send
+	// once, however long the machine keeps it from running.
 	time.Sleep(100 * time.Millisecond)
-	assert.Equal(t, sent, m.count(), "InProgress sent after the context ended")
+	assert.LessOrEqual(t, m.count(), sent+1, "InProgress sent after the context ended")
 	stop()
 
 	// A batch stored within AckWait/3 of its receipt costs no message.
