@@ -466,7 +466,8 @@ func listedAnswer(j *job, a replaypolicy.Ack) bool {
 // whether it stored the publish (Ack.StreamUnread: JudgeAck lets a person
 // decide), never Replayed on a guess. When NATS did not answer the read
 // (a reconnect, a timeout: the answers of a claim may come just before the
-// server goes down), the list's retention, read within DefaultWindowTTL,
+// server goes down), or JetStream answered it with a 5xx (no leader, the
+// cluster not available: answered), the list's retention, read within DefaultWindowTTL,
 // is taken, as before round 23, and a warning logged: handing every first
 // attempt of such a claim to a person on each NATS restart costs more than
 // the accepted race it leaves (a stream turned interest within the list's
@@ -489,7 +490,7 @@ func (w *Worker) storedAnswer(ctx context.Context, reads claimStreams, j *job, a
 	listed := a.Window.Retention == "interest"
 	switch {
 	case err != nil && !listed && !answered(err):
-		w.log.Warn("the stream that acknowledged a replay could not be read again (NATS did not answer): judged by the claim's list of streams, which names it "+a.Window.Retention+" retention",
+		w.log.Warn("the stream that acknowledged a replay could not be read again (no answer from JetStream, or a 5xx: no leader, the cluster not available): judged by the claim's list of streams, which names it "+a.Window.Retention+" retention",
 			"request", j.requestID, "job", j.id, "stream", a.Stream, "seq", a.Seq, "msg_id", j.msgID, "err", err)
 	case err != nil && !listed:
 		a.StreamUnread = err.Error()
