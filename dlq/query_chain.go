@@ -21,9 +21,20 @@ type ChainLink struct {
 	Error          string    `db:"error"`
 }
 
-// MaxChain bounds how far Chain walks a replay chain each way: past it, the
-// page says there is more.
+// MaxChain bounds how far Chain walks a replay chain each way, and
+// 2·MaxChain+1 how many links it shows: past those, the page says there
+// are more (ReplayChain.More).
 const MaxChain = 50
+
+// ReplayChain is the replay chain of a dead letter as its page shows it:
+// its links, oldest generation first, and whether the chain has more
+// than are shown (the walk down tells; the walk up stops at MaxChain
+// origins without telling: a chain of 50 replays of one message, each
+// past the manual class a few replays bring, is not a case met).
+type ReplayChain struct {
+	Links []ChainLink
+	More  bool
+}
 
 // ChainUp is the walk up replay chains that every reader of a chain
 // shares (selectChain here; dlq/replay's ledger, for the chain exception
@@ -65,16 +76,19 @@ func ChainOrigin(o, step string) string {
 // letter is looked for where its dead_lettered_at is in [$5, $6) (the
 // partitions the map names), of tenant $2 (empty: its own).
 //
-// Downwards the walk reads at most $4 (the links shown) in all: each dead
-// letter's first $4 children (dead_letters_replay_of_idx, in no order: an
-// order would sort them all first), and the walk, read as the page needs
-// it, stops at the $4th link below (PostgreSQL runs a recursive query only
-// as far as it is read). A dead letter is a replay's child only when ingest
-// links it (Record.replayOf's rules), but a producer that can read a
-// replayed subject can copy its identity onto many messages, each linked:
-// the page read every one of them (TestChainDescendantsReadBounded). A
-// legitimate chain has a few children a link (each replay that failed
-// again), all shown.
+// Downwards the walk reads at most $4 (one more than the links shown) in
+// all: each dead letter's first $4 children (dead_letters_replay_of_idx,
+// in no order: an order would sort them all first), and the walk, read as
+// the page needs it, stops at the $4th link below (PostgreSQL runs a
+// recursive query only as far as it is read). A dead letter is a replay's
+// child only when ingest links it (Record.replayOf's rules), but a
+// producer that can read a replayed subject can copy its identity onto
+// many messages, each linked: the page read every one of them
+// (TestChainDescendantsReadBounded). A legitimate chain has a few children
+// a link (each replay that failed again), all shown. A chain cut so is
+// said to be (ReplayChain.More), and its links are those the walk found
+// first, generation by generation: in the last generation it reached, not
+// necessarily the earliest to come back (those of the first links' first).
 //
 // Each step carries dead_lettered_at, so no step probes every partition: an
 // origin was dead-lettered before the replay of it came back, and a
@@ -114,23 +128,30 @@ LIMIT $4`
 // Chain returns the replay chain of dead letter id of tenant, oldest
 // generation first, at most 2·MaxChain+1 links; a dead letter outside any
 // chain gives itself alone.
-func (s *Store) Chain(ctx context.Context, id int64, tenant string) ([]ChainLink, error) {
-	var links []ChainLink
+func (s *Store) Chain(ctx context.Context, id int64, tenant string) (ReplayChain, error) {
+	var c ReplayChain
 	b := &pgx.Batch{}
-	QueueChain(b, id, tenant, minTime, maxTime, &links)
+	QueueChain(b, id, tenant, minTime, maxTime, &c)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, fmt.Errorf("read replay chain of dead letter %d: %w", id, err)
+		return ReplayChain{}, fmt.Errorf("read replay chain of dead letter %d: %w", id, err)
 	}
-	return links, nil
+	return c, nil
 }
+
+// shownLinks is how many links of a chain a page shows.
+const shownLinks = 2*MaxChain + 1
 
 // QueueChain queues the read of Chain into b (a page's round trip), for a
 // dead letter whose dead_lettered_at is in [lo, hi), of tenant ("": its
-// own); *out holds the links once b has run.
-func QueueChain(b *pgx.Batch, id int64, tenant string, lo, hi time.Time, out *[]ChainLink) {
-	b.Queue(selectChain, id, tenant, MaxChain, 2*MaxChain+1, lo, hi).Query(func(rows pgx.Rows) error {
-		var err error
-		*out, err = pgx.CollectRows(rows, pgx.RowToStructByName[ChainLink])
-		return err
+// own); *out holds the chain once b has run. One link more than shown is
+// read, to tell whether there are more.
+func QueueChain(b *pgx.Batch, id int64, tenant string, lo, hi time.Time, out *ReplayChain) {
+	b.Queue(selectChain, id, tenant, MaxChain, shownLinks+1, lo, hi).Query(func(rows pgx.Rows) error {
+		links, err := pgx.CollectRows(rows, pgx.RowToStructByName[ChainLink])
+		if err != nil {
+			return err
+		}
+		*out = ReplayChain{Links: links[:min(len(links), shownLinks)], More: len(links) > shownLinks}
+		return nil
 	})
 }

@@ -52,17 +52,18 @@ func TestChainWalksItsTenantBothWays(t *testing.T) {
 		chain = append(chain, link("acme", start.Add(time.Duration(gen)*20*time.Hour), prev, gen))
 	}
 	for _, from := range chain {
-		links, err := store.Chain(ctx, from, "acme")
+		c, err := store.Chain(ctx, from, "acme")
 		require.NoError(t, err)
-		assert.Equal(t, chain, ids(links), "the whole chain from %d", from)
+		assert.Equal(t, chain, ids(c.Links), "the whole chain from %d", from)
+		assert.False(t, c.More, "nothing more to tell")
 	}
 
 	t.Run("OtherTenant", func(t *testing.T) {
 		foreign := link("globex", start, 0, 0)
 		claimed := link("acme", start.Add(time.Hour), foreign, 1)
-		links, err := store.Chain(ctx, claimed, "acme")
+		c, err := store.Chain(ctx, claimed, "acme")
 		require.NoError(t, err)
-		assert.Equal(t, []int64{claimed}, ids(links), "a link to another tenant's dead letter is not followed")
+		assert.Equal(t, []int64{claimed}, ids(c.Links), "a link to another tenant's dead letter is not followed")
 	})
 
 	t.Run("Bounded", func(t *testing.T) {
@@ -74,8 +75,8 @@ func TestChainWalksItsTenantBothWays(t *testing.T) {
 			}
 			long = append(long, link("long", start.Add(time.Duration(gen)*time.Minute), prev, gen))
 		}
-		links, err := store.Chain(ctx, long[len(long)-1], "long")
+		c, err := store.Chain(ctx, long[len(long)-1], "long")
 		require.NoError(t, err)
-		assert.Equal(t, long[len(long)-1-dlq.MaxChain:], ids(links), "MaxChain origins, then itself")
+		assert.Equal(t, long[len(long)-1-dlq.MaxChain:], ids(c.Links), "MaxChain origins, then itself")
 	})
 }

@@ -545,8 +545,10 @@ type DeadLetterActions struct {
 	// the fixes recorded for its item type or error group; Fix the form to
 	// record one, when the viewer may.
 	Chain []ChainLinkView
-	Fixes []FixView
-	Fix   *FixForm
+	// ChainMore: the chain has more links than Chain shows.
+	ChainMore bool
+	Fixes     []FixView
+	Fix       *FixForm
 	// Settler says who settles its replay that needs reconciliation, when
 	// the viewer may not (nil: they may, or none waits).
 	Settler *SettleWait

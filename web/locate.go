@@ -248,7 +248,7 @@ type foundDeadLetter struct {
 	items       map[int64]replay.Item // by request
 	verdict     replaypolicy.Verdict
 	judged      bool
-	chain       []dlq.ChainLink
+	chain       dlq.ReplayChain
 	fixes       []dlq.Fix
 	activeTerms dlq.TermsActivation
 	hold        dlq.RetentionHold

@@ -181,6 +181,18 @@ func TestServeScreens(t *testing.T) {
 		}
 	}
 
+	// A replay chain wider than its page shows (a producer copying a
+	// replay's identity onto its messages): the page says there is more.
+	var wide []testfactory.Letter
+	for i := range 103 {
+		wide = append(wide, testfactory.Letter{Tenant: "acme", ItemType: "inventory.reserve", Error: "reservation expired",
+			At: now.Add(-72*time.Hour + time.Duration(i)*time.Minute)})
+	}
+	chain := testfactory.DeadLetters(t, pool, wide...)
+	_, err = pool.Exec(context.Background(), `UPDATE dead_letters SET replay_of = $1, generation = 1 WHERE id = ANY($2)`, chain[0], chain[1:])
+	require.NoError(t, err)
+	t.Logf("dead letter %d: a replay chain wider than its page shows", chain[0])
+
 	people := []struct {
 		name   string
 		client *http.Client

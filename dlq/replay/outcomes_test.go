@@ -330,10 +330,11 @@ func TestReplayLoopLinkedAndLimited(t *testing.T) {
 		assert.Equal(t, int32(1), d.Generation)
 	})
 
-	links, err := b.store.Chain(ctx, chain[1], "acme")
+	c, err := b.store.Chain(ctx, chain[1], "acme")
 	require.NoError(t, err)
-	require.Len(t, links, 4, "the whole chain from any of its dead letters")
-	for i, l := range links {
+	require.Len(t, c.Links, 4, "the whole chain from any of its dead letters")
+	assert.False(t, c.More)
+	for i, l := range c.Links {
 		assert.Equal(t, chain[i], l.ID)
 		assert.Equal(t, int32(i), l.Generation)
 	}
