@@ -467,10 +467,10 @@ func listedAnswer(j *job, a replaypolicy.Ack) bool {
 // decide), never Replayed on a guess. When NATS did not answer the read
 // (a reconnect, a timeout: the answers of a claim may come just before the
 // server goes down), or JetStream answered it with a 5xx (no leader, the
-// cluster not available: answered), the list's retention, read within DefaultWindowTTL,
-// is taken, as before round 23, and a warning logged: handing every first
-// attempt of such a claim to a person on each NATS restart costs more than
-// the accepted race it leaves (a stream turned interest within the list's
+// cluster not available: answered), the list's retention, read within
+// DefaultWindowTTL, is taken, as before round 23, and a warning logged:
+// handing every first attempt of such a claim to a person on each NATS
+// restart costs more than the accepted race it leaves (a stream turned interest within the list's
 // 30 s and NATS unanswering right after its PubAck, both at once;
 // TestBulkReplaySurvivesNATSRestart). One the list named interest keeps
 // round 22's
