@@ -23,17 +23,18 @@ type ChainLink struct {
 
 // MaxChain bounds how far Chain walks a replay chain each way, and
 // 2·MaxChain+1 how many links it shows: past those, the page says there
-// are more (ReplayChain.More).
+// are more (ReplayChain.More, ReplayChain.Earlier).
 const MaxChain = 50
 
 // ReplayChain is the replay chain of a dead letter as its page shows it:
-// its links, oldest generation first, and whether the chain has more
-// than are shown (the walk down tells; the walk up stops at MaxChain
-// origins without telling: a chain of 50 replays of one message, each
-// past the manual class a few replays bring, is not a case met).
+// its links, oldest generation first; More when the walk down found more
+// links than are shown, Earlier when the walk up stopped at MaxChain
+// origins and the oldest of them names an origin of its own (the first
+// failure is not among the links).
 type ReplayChain struct {
-	Links []ChainLink
-	More  bool
+	Links   []ChainLink
+	More    bool
+	Earlier bool
 }
 
 // ChainUp is the walk up replay chains that every reader of a chain
@@ -117,7 +118,11 @@ WITH RECURSIVE start AS (
     SELECT o.id, o.dead_lettered_at FROM up JOIN dead_letters o ON ` + ChainOrigin("o", "up") + ` -- the origins whose rows are kept
     UNION SELECT id, dead_lettered_at FROM below
 )
-SELECT d.id, d.generation, d.status, d.error_class, d.dead_lettered_at, left(d.error, 200) AS error
+SELECT d.id, d.generation, d.status, d.error_class, d.dead_lettered_at, left(d.error, 200) AS error,
+    EXISTS ( -- the walk up stopped at $3 origins, and the oldest names one more
+        SELECT FROM up JOIN dead_letters o ON ` + ChainOrigin("o", "up") + `
+        WHERE up.depth = $3 AND o.replay_of IS NOT NULL
+    ) AS earlier
 FROM chain CROSS JOIN LATERAL ( -- a primary-key probe each (LIMIT: not flattened), whatever the estimates
     SELECT d.id, d.generation, d.status, d.error_class, d.dead_lettered_at, d.error FROM dead_letters d
     WHERE d.id = chain.id AND d.dead_lettered_at = chain.dead_lettered_at LIMIT 1
@@ -147,11 +152,20 @@ const shownLinks = 2*MaxChain + 1
 // read, to tell whether there are more.
 func QueueChain(b *pgx.Batch, id int64, tenant string, lo, hi time.Time, out *ReplayChain) {
 	b.Queue(selectChain, id, tenant, MaxChain, shownLinks+1, lo, hi).Query(func(rows pgx.Rows) error {
-		links, err := pgx.CollectRows(rows, pgx.RowToStructByName[ChainLink])
+		type row struct {
+			ChainLink
+			Earlier bool `db:"earlier"`
+		}
+		read, err := pgx.CollectRows(rows, pgx.RowToStructByName[row])
 		if err != nil {
 			return err
 		}
-		*out = ReplayChain{Links: links[:min(len(links), shownLinks)], More: len(links) > shownLinks}
+		c := ReplayChain{More: len(read) > shownLinks}
+		for _, r := range read[:min(len(read), shownLinks)] {
+			c.Links = append(c.Links, r.ChainLink)
+			c.Earlier = c.Earlier || r.Earlier
+		}
+		*out = c
 		return nil
 	})
 }

@@ -17,7 +17,7 @@ import (
 // upwards, replay_of downwards) is the same whole chain from any of its
 // links, oldest generation first; a link naming a dead letter of another
 // tenant ends the walk there; and the walk up stops after MaxChain
-// origins.
+// origins, saying so (Earlier) only when the oldest of them has one more.
 func TestChainWalksItsTenantBothWays(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
@@ -56,6 +56,7 @@ func TestChainWalksItsTenantBothWays(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, chain, ids(c.Links), "the whole chain from %d", from)
 		assert.False(t, c.More, "nothing more to tell")
+		assert.False(t, c.Earlier, "the first failure is shown")
 	}
 
 	t.Run("OtherTenant", func(t *testing.T) {
@@ -78,5 +79,12 @@ func TestChainWalksItsTenantBothWays(t *testing.T) {
 		c, err := store.Chain(ctx, long[len(long)-1], "long")
 		require.NoError(t, err)
 		assert.Equal(t, long[len(long)-1-dlq.MaxChain:], ids(c.Links), "MaxChain origins, then itself")
+		assert.True(t, c.Earlier, "the walk up stopped short of the first failure, and says so")
+
+		// MaxChain origins exactly: the first failure is the oldest shown.
+		c, err = store.Chain(ctx, long[dlq.MaxChain], "long")
+		require.NoError(t, err)
+		assert.Equal(t, long, ids(c.Links), "back to the first failure, and the replays after it")
+		assert.False(t, c.Earlier, "nothing before the first failure")
 	})
 }

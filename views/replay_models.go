@@ -545,10 +545,11 @@ type DeadLetterActions struct {
 	// the fixes recorded for its item type or error group; Fix the form to
 	// record one, when the viewer may.
 	Chain []ChainLinkView
-	// ChainMore: the chain has more links than Chain shows.
-	ChainMore bool
-	Fixes     []FixView
-	Fix       *FixForm
+	Fixes []FixView
+	Fix   *FixForm
+	// ChainMore: the chain has more links than Chain shows; ChainEarlier:
+	// it goes back further than its oldest link shown.
+	ChainMore, ChainEarlier bool
 	// Settler says who settles its replay that needs reconciliation, when
 	// the viewer may not (nil: they may, or none waits).
 	Settler *SettleWait

@@ -3665,7 +3665,7 @@ func DeadLetterActionsPanel(m DeadLetterActions) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = replayChain(m.Chain, m.ChainMore).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = replayChain(m.Chain, m.ChainMore, m.ChainEarlier).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -50,3 +50,43 @@ func TestDeadLetterPageSaysChainHasMore(t *testing.T) {
 	assert.Equal(t, 2*dlq.MaxChain+1, byID(d, "replay-chain-link").Length(), "the origin and its 100 replays that came back")
 	assert.Zero(t, byID(d, "replay-chain-more").Length())
 }
+
+// TestDeadLetterPageSaysChainGoesBackFurther: a dead letter more than
+// dlq.MaxChain replays from its first failure shows the MaxChain before it
+// and says the chain goes back further, naming the oldest shown, whose
+// page has the links before it; one replay nearer, the first failure is
+// shown and nothing is said.
+func TestDeadLetterPageSaysChainGoesBackFurther(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Second)
+	var letters []testfactory.Letter
+	for i := range dlq.MaxChain + 2 {
+		letters = append(letters, testfactory.Letter{Tenant: "acme", ItemType: "orders.refund", At: now.Add(time.Duration(i-dlq.MaxChain-2) * time.Minute)})
+	}
+	ids := testfactory.DeadLetters(t, b.Pool, letters...)
+	for i := 1; i < len(ids); i++ {
+		_, err := b.DB.OwnerPool.Exec(ctx, `UPDATE dead_letters SET replay_of = $1, generation = $2 WHERE id = $3`, ids[i-1], i, ids[i])
+		require.NoError(t, err)
+	}
+	c, _ := b.SignIn(t, "acme:oncall")
+
+	last := ids[len(ids)-1]
+	resp := b.Do(t, c, "GET", fmt.Sprintf("/deadletters/%d", last), nil, nil)
+	require.Equal(t, http.StatusOK, resp.Status, resp.Body)
+	d := resp.Doc(t)
+	assert.Equal(t, dlq.MaxChain+1, byID(d, "replay-chain-link").Length(), "MaxChain origins and itself")
+	earlier := byID(d, "replay-chain-earlier")
+	require.Equal(t, 1, earlier.Length(), "the page says the chain goes back further")
+	assert.Contains(t, text(earlier), "its first failure is not among them")
+	assert.Contains(t, text(earlier), fmt.Sprintf("#%d", ids[1]), "the oldest shown is named")
+	assert.Equal(t, fmt.Sprintf("/deadletters/%d", ids[1]), earlier.Find("a").AttrOr("href", ""), "and linked")
+	assert.Zero(t, byID(d, "replay-chain-more").Length(), "nothing below it")
+
+	resp = b.Do(t, c, "GET", fmt.Sprintf("/deadletters/%d", ids[len(ids)-2]), nil, nil)
+	require.Equal(t, http.StatusOK, resp.Status, resp.Body)
+	d = resp.Doc(t)
+	assert.Equal(t, dlq.MaxChain+2, byID(d, "replay-chain-link").Length(), "the first failure, its replays and the one after")
+	assert.Zero(t, byID(d, "replay-chain-earlier").Length(), "the first failure is shown")
+}

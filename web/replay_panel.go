@@ -56,7 +56,7 @@ func (s *Server) replayPanel(c echo.Context, found *foundDeadLetter, fix *views.
 		}
 		m.Outcomes = append(m.Outcomes, o)
 	}
-	m.ChainMore = found.chain.More
+	m.ChainMore, m.ChainEarlier = found.chain.More, found.chain.Earlier
 	for _, l := range found.chain.Links {
 		m.Chain = append(m.Chain, views.ChainLinkView{ID: l.ID, URL: deadLetterURL(l.ID), Generation: l.Generation, Status: string(l.Status),
 			At: l.DeadLetteredAt, Error: l.Error, Current: l.ID == d.ID})

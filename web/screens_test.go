@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
@@ -192,6 +193,20 @@ func TestServeScreens(t *testing.T) {
 	_, err = pool.Exec(context.Background(), `UPDATE dead_letters SET replay_of = $1, generation = 1 WHERE id = ANY($2)`, chain[0], chain[1:])
 	require.NoError(t, err)
 	t.Logf("dead letter %d: a replay chain wider than its page shows", chain[0])
+
+	// A replay chain deeper than its page shows: one message replayed and
+	// back 52 times; the newest's page says the chain goes back further.
+	var deep []testfactory.Letter
+	for i := range dlq.MaxChain + 3 {
+		deep = append(deep, testfactory.Letter{Tenant: "acme", ItemType: "inventory.reserve", Error: "reservation expired again",
+			At: now.Add(-48*time.Hour + time.Duration(i)*time.Minute)})
+	}
+	deepIDs := testfactory.DeadLetters(t, pool, deep...)
+	for i := 1; i < len(deepIDs); i++ {
+		_, err = pool.Exec(context.Background(), `UPDATE dead_letters SET replay_of = $1, generation = $2 WHERE id = $3`, deepIDs[i-1], i, deepIDs[i])
+		require.NoError(t, err)
+	}
+	t.Logf("dead letter %d: a replay chain deeper than its page shows", deepIDs[len(deepIDs)-1])
 
 	people := []struct {
 		name   string
