@@ -12,7 +12,11 @@ DEX_ISSUER=${DEX_ISSUER:-http://127.0.0.1:5556/dex}
 mkdir -p .data/bin .data/log
 pids=()
 cleanup() {
-	trap - INT TERM EXIT
+	# A second signal must not cut the stop short and leave PostgreSQL or Dex
+	# running: Ctrl-C reaches this script from the terminal and again from
+	# make, which passes the signals it gets on to its jobs.
+	trap '' INT TERM
+	trap - EXIT
 	stopping=1
 	echo >&2
 	log "stopping..."
