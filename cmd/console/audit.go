@@ -215,7 +215,8 @@ func unchecked(err error) error { return &codedError{code: exitUnchecked, err: e
 // verifyExportFile is "console audit verify --file": it checks an export,
 // a CSV one (audit.VerifyExportCSV) when the file starts with the CSV
 // header's first cell, else a JSON Lines one (audit.VerifyExport), prints
-// the result and exits 1 naming the first problem; an export that
+// the result and exits 1 naming the first problem (4 when it cannot be
+// read); an export that
 // verifies without a signature of its own (audit.ExportJSONLSigned,
 // audit.ExportCSVSigned) gets a warning on stderr. An export that
 // verifies but holds unproven entries
@@ -233,8 +234,8 @@ func verifyExportFile(path string, keys *audit.KeySet, acceptUnproven bool, stdo
 		verify = audit.VerifyExportCSV
 	}
 	res, err := verify(r, keys)
-	if err != nil {
-		return err
+	if err != nil { // the file could not be read (what it holds is a problem, in res)
+		return unchecked(err)
 	}
 	fmt.Fprintln(stdout, res.String())
 	if !res.OK() && keys.Len() == 0 {

@@ -189,4 +189,20 @@ func TestAuditVerifyThatCannotCheckExitsFour(t *testing.T) {
 	err = run(ctx, []string{"console", "audit", "verify", "--file", filepath.Join(t.TempDir(), "missing.jsonl")}, env(nil), &out, &stderr)
 	require.Error(t, err)
 	assert.Equal(t, 4, exitCode(err), "an export that cannot be opened is not a broken export: %v", err)
+
+	// Opened but not readable (a directory): 4 as well.
+	err = run(ctx, []string{"console", "audit", "verify", "--file", t.TempDir()}, env(nil), &out, &stderr)
+	require.Error(t, err)
+	assert.Equal(t, 4, exitCode(err), "an export that cannot be read is not a broken export: %v", err)
+
+	// Read, and longer on a line than any export writes: it does not
+	// verify (1), naming the line.
+	long := filepath.Join(t.TempDir(), "long.jsonl")
+	require.NoError(t, os.WriteFile(long, append([]byte(`{"seq":1,"x":"`), bytes.Repeat([]byte("a"), 2<<20)...), 0o600))
+	out.Reset()
+	err = run(ctx, []string{"console", "audit", "verify", "--file", long}, env(nil), &out, &stderr)
+	require.Error(t, err)
+	assert.Equal(t, 1, exitCode(err), "a line past any export's is a problem of the file: %v", err)
+	assert.Contains(t, out.String(), "line 1")
+	assert.Contains(t, out.String(), "longer than 1 MiB")
 }
