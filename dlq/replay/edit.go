@@ -29,7 +29,8 @@ const (
                OR ($4 AND i.payload IS NOT NULL)) -- or, for its undo, any item holding an edit
         FOR UPDATE OF i`
 	editPayload = `UPDATE replay_items SET payload = $3, payload_sha256 = $4, edit_reason = $5, edited_at = least($6::timestamptz, now())
-        WHERE request_id = $1 AND dead_letter_id = $2`
+        WHERE request_id = $1 AND dead_letter_id = $2
+          AND EXISTS (SELECT 1 FROM replay_requests r WHERE r.id = $1 AND r.status IN ('draft', 'pending_approval'))` // never an approved request's payload
 	// An edit undone: the item sends its dead letter's payload again, as
 	// one never edited does, under the hash taken at ingest ($3).
 	undoEdit = `UPDATE replay_items SET payload = NULL, payload_sha256 = $3, edit_reason = '', edited_at = NULL
@@ -177,8 +178,10 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 			if err := s.judgeEditSize(ctx, tx, id, deadLetterID, len(edit.Payload)); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, editPayload, id, deadLetterID, edit.Payload, after, edit.Reason, s.cfg.Now()); err != nil {
+			if tag, err := tx.Exec(ctx, editPayload, id, deadLetterID, edit.Payload, after, edit.Reason, s.cfg.Now()); err != nil {
 				return err
+			} else if tag.RowsAffected() != 1 { // the status check above, kept by the statement too
+				return quarantine.Errorf(quarantine.ECONFLICT, "the request is no longer editable; only a request not yet approved can be edited")
 			}
 			if skipped != "" {
 				v, err := s.revive(ctx, tx, req, deadLetterID)
