@@ -144,14 +144,13 @@ func NewLogin(ctx context.Context, cfg OIDCConfig, wait time.Duration, sessions 
 		// A refresh token, so groups can be read again during the session.
 		scopes = append(scopes, oidc.ScopeOfflineAccess)
 	}
-	return &Login{
+	l := &Login{
 		cfg: cfg,
 		oauth: oauth2.Config{
 			ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, RedirectURL: cfg.RedirectURL,
 			Endpoint: provider.Endpoint(), Scopes: scopes,
 		},
 		provider:   provider,
-		verifier:   provider.Verifier(&oidc.Config{ClientID: cfg.ClientID}),
 		endSession: extra.EndSession,
 		sessions:   sessions,
 		db:         db,
@@ -159,7 +158,10 @@ func NewLogin(ctx context.Context, cfg OIDCConfig, wait time.Duration, sessions 
 		log:        log,
 		now:        time.Now,
 		claimWait:  refreshClaim,
-	}, nil
+	}
+	// An ID token's expiry is read on the sign-in's own clock.
+	l.verifier = provider.Verifier(&oidc.Config{ClientID: cfg.ClientID, Now: func() time.Time { return l.now() }})
+	return l, nil
 }
 
 // Start begins a sign-in: GET /auth/login?return_to=/path.

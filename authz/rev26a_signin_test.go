@@ -113,3 +113,28 @@ func TestRevAuth26EmailBindingRefusesAnAddressWithAName(t *testing.T) {
 	access := newAccess(t, db, GroupMap{})
 	assert.True(t, access.Can(ada, "acme", ObjDeadLetter, ActRead), "the bare address binds her")
 }
+
+// TestRevAuth26CallbackRefusesAnExpiredIDToken: the ID token's expiry is
+// checked at the callback (the provider's tokens here last 24 hours): a
+// sign-in whose token has expired by the console's clock is refused and
+// signs nobody in, counted as a token refusal; one an hour inside its
+// life signs in. With the verifier's expiry check skipped, the expired
+// token signed in.
+func TestRevAuth26CallbackRefusesAnExpiredIDToken(t *testing.T) {
+	t.Parallel()
+	b := setupLogin(t)
+	// The whole sign-in a day and an hour ahead: inside its own time
+	// limit, past the token's.
+	b.login.now = func() time.Time { return time.Now().Add(25 * time.Hour) }
+	resp := b.get(t, b.atProvider(t, b.authorize(t)).String())
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, b.body(t, resp), "the ID token could not be verified")
+	assert.False(t, b.signedIn(t), "an expired ID token signs nobody in")
+	assert.Equal(t, float64(1), b.denials.Total(DenialLoginToken), "the refusal is counted")
+	assert.Zero(t, b.auditRows(t, "ok"))
+
+	b.login.now = func() time.Time { return time.Now().Add(23 * time.Hour) }
+	resp = b.get(t, b.atProvider(t, b.authorize(t)).String())
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, b.body(t, resp))
+	assert.True(t, b.signedIn(t))
+}
