@@ -13,8 +13,9 @@ mkdir -p .data/bin .data/log
 pids=()
 cleanup() {
 	# A second signal must not cut the stop short and leave PostgreSQL or Dex
-	# running: Ctrl-C reaches this script from the terminal and again from
-	# make, which passes the signals it gets on to its jobs.
+	# running: stopped through timeout (or a supervisor), TERM reaches this
+	# script from the process group and again from make, which passes the
+	# signals it gets on to its jobs.
 	trap '' INT TERM
 	trap - EXIT
 	stopping=1
