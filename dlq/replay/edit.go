@@ -267,14 +267,11 @@ func (s *Service) undoEdit(ctx context.Context, tx pgx.Tx, req Request, deadLett
 		}
 		return v.Reason, nil
 	}
-	fs, err := s.requestFacts(ctx, tx, req)
+	fs, err := s.itemFacts(ctx, tx, req, deadLetterID)
 	if err != nil {
 		return "", err
 	}
 	for _, f := range fs {
-		if f.deadLetterID != deadLetterID {
-			continue
-		}
 		v := replaypolicy.JudgeItem(s.cfg.Policy(), f.item, replaypolicy.AtRequest)
 		if u := replaypolicy.JudgeUndo(false, v); u.Outcome != replaypolicy.Go {
 			return "", refuse(u, quarantine.EINVALID)

@@ -179,6 +179,9 @@ FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.de
 ` + headerFactsOf("i.headers")
 	selectRequestFacts = requestFactsColumns + `
 WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position`
+	// The same of one live item, by the items' primary key (itemFacts).
+	selectItemFacts = requestFactsColumns + `
+WHERE i.request_id = $1 AND i.dead_letter_id = $3 AND i.skip_reason = ''`
 	// The same of every live item and every left-out item that holds an
 	// edit, which undoing the edit puts back in a draft (undoFacts).
 	selectUndoFacts = requestFactsColumns + `
@@ -230,6 +233,14 @@ func (s *Service) requestFacts(ctx context.Context, q querier, req Request) ([]i
 	return s.factsOf(ctx, q, selectRequestFacts, req)
 }
 
+// itemFacts gathers what the rules judge of live item deadLetterID of
+// req, as requestFacts judges it: none when req holds no such live item.
+// Settling one item reads only it, not the whole request
+// (TestReconcileReadsOnlyTheSettledItem).
+func (s *Service) itemFacts(ctx context.Context, q querier, req Request, deadLetterID int64) ([]itemFact, error) {
+	return s.factsOf(ctx, q, selectItemFacts, req, deadLetterID)
+}
+
 // undoFacts gathers what the rules judge of every live item of req and of
 // every item left out that holds an edit, in the request's order: what
 // undoing an edit is judged on (undoPreviews).
@@ -238,9 +249,10 @@ func (s *Service) undoFacts(ctx context.Context, q querier, req Request) ([]item
 }
 
 // factsOf gathers what the rules judge of the items of req that query
-// (selectRequestFacts or selectUndoFacts) reads.
-func (s *Service) factsOf(ctx context.Context, q querier, query string, req Request) ([]itemFact, error) {
-	rows, err := q.Query(ctx, query, req.ID, req.Tenant)
+// (selectRequestFacts, selectItemFacts or selectUndoFacts) reads; args
+// are its parameters after the request's id and tenant.
+func (s *Service) factsOf(ctx context.Context, q querier, query string, req Request, args ...any) ([]itemFact, error) {
+	rows, err := q.Query(ctx, query, append([]any{req.ID, req.Tenant}, args...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -239,16 +239,14 @@ func (s *Service) publishApprovals(req Request) int {
 // They record how it was judged; "already replayed" asks of every row.
 func (s *Service) ledgerKeys(ctx context.Context, q querier, req Request, deadLetterID int64) (dedupe, operation bool, err error) {
 	c := replaypolicy.Classing{Class: req.Class}
-	fs, err := s.requestFacts(ctx, q, req)
+	fs, err := s.itemFacts(ctx, q, req, deadLetterID)
 	if err != nil {
 		return false, false, err
 	}
 	if t := s.cfg.Policy(); t != nil {
 		for _, f := range fs {
-			if f.deadLetterID == deadLetterID {
-				it := f.item
-				c.Union = t.Classify(replaypolicy.Key{ItemType: it.ItemType, Subject: it.OriginalSubject, ErrorClass: it.ErrorClass, Generation: it.Generation}).Union
-			}
+			it := f.item
+			c.Union = t.Classify(replaypolicy.Key{ItemType: it.ItemType, Subject: it.OriginalSubject, ErrorClass: it.ErrorClass, Generation: it.Generation}).Union
 		}
 	}
 	return c.Has(replaypolicy.Dedupe), c.Has(replaypolicy.SameOperation), nil
