@@ -3,9 +3,11 @@ package dlq
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -324,27 +326,40 @@ func TestHeadersOnlyDeliveryOfUnendedHeaderBlock(t *testing.T) {
 // and could not be read whole is flagged payload_unverified with the size
 // it stated (the last Nats-Msg-Size: the server's follows any the
 // producer set), quoted when it is not a number; its payload is
-// unavailable unless that size is 0.
+// unavailable unless that size is 0 and can be the server's: a 0 read
+// from a header block the client did not read whole, or beside another
+// header that holds Nats-Msg-Size (the server's line run into a producer's
+// last header), may be the producer's, and the payload stays unavailable.
 func TestPayloadUnverifiedByStatedSize(t *testing.T) {
 	t.Parallel()
 	gone := fmt.Errorf("read DLQ #7 from the stream: %w", jetstream.ErrMsgNotFound)
 	for name, c := range map[string]struct {
 		sizes       []string
+		other       map[string][]string // headers besides Nats-Msg-Size
+		blockErr    error
 		unavailable bool
 		says        string
 	}{
-		"Stated":       {[]string{"16"}, true, "Nats-Msg-Size 16 and no payload"},
-		"ServerSaysNo": {[]string{"999", "0"}, false, "Nats-Msg-Size 0 and no payload"},
-		"NotANumber":   {[]string{"<b>12</b>"}, true, `Nats-Msg-Size "<b>12</b>" and no payload`},
-		"Unread":       {nil, true, "Nats-Msg-Size (none the NATS client could read) and no payload"},
+		"Stated":       {sizes: []string{"16"}, unavailable: true, says: "Nats-Msg-Size 16 and no payload"},
+		"ServerSaysNo": {sizes: []string{"999", "0"}, says: "Nats-Msg-Size 0 and no payload"},
+		"NotANumber":   {sizes: []string{"<b>12</b>"}, unavailable: true, says: `Nats-Msg-Size "<b>12</b>" and no payload`},
+		"Unread":       {unavailable: true, says: "Nats-Msg-Size (none the NATS client could read) and no payload"},
+		"ZeroFromABlockReadInPart": {sizes: []string{"0"}, blockErr: errors.New("stream unavailable"), unavailable: true,
+			says: "the NATS client did not read the header block whole"},
+		"ZeroBesideARunInSize": {sizes: []string{"0"}, other: map[string][]string{"X-Tag": {"v1Nats-Msg-Size: 512"}}, unavailable: true,
+			says: "another header holds Nats-Msg-Size"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var h map[string][]string
-			if c.sizes != nil {
-				h = map[string][]string{nats.MsgSize: c.sizes}
+			if c.sizes != nil || c.other != nil {
+				h = map[string][]string{}
+				maps.Copy(h, c.other)
 			}
-			r := ParseDLQ("dlq", Received{Subject: "dlq.acme.orders.refund", Header: h, Data: []byte{}, Stream: "DLQ", Seq: 7,
+			if c.sizes != nil {
+				h[nats.MsgSize] = c.sizes
+			}
+			r := ParseDLQ("dlq", Received{Subject: "dlq.acme.orders.refund", Header: h, HeaderBlockErr: c.blockErr, Data: []byte{}, Stream: "DLQ", Seq: 7,
 				Time: time.Now().UTC(), PayloadErr: gone})
 			assert.Contains(t, r.Flags, "payload_unverified")
 			assert.Equal(t, c.unavailable, r.PayloadUnavailable)
