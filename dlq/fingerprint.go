@@ -7,12 +7,18 @@ import (
 )
 
 // StackFramesInFingerprint is how many stack lines (after dropping blank
-// and goroutine header lines) take part in a fingerprint.
+// and goroutine header lines) take part in a fingerprint: lines, not
+// frames. A Java or .NET trace writes a frame a line, so four frames take
+// part; a Go or Python trace writes two lines a frame (the function, then
+// its file and line), so the top two do. It stays so: a group's triage
+// (assignee, note, snooze, fixes) is kept under its fingerprint, and
+// counting otherwise would split every stored group from its new arrivals.
 const StackFramesInFingerprint = 4
 
 // Fingerprint groups errors that are the same problem: it hashes the class,
-// the normalised message and the top stack frames, so ids, numbers, hex
-// values, quoted values and line numbers do not split a group.
+// the normalised message and the top stack lines (StackFramesInFingerprint),
+// so ids, numbers, hex values, quoted values and line numbers do not split a
+// group.
 func Fingerprint(class ErrorClass, message, stack string) string {
 	h := sha256.New()
 	h.Write([]byte(class))
