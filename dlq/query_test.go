@@ -101,6 +101,31 @@ func (l *letters) setStatus(t *testing.T, st Status, ids ...int64) {
 	require.NoError(t, err)
 }
 
+// remove takes dead letters ids out of the table as a retention run does:
+// deleted, and what left subtracted from the counters and the groups
+// (subtract), in one transaction.
+func (l *letters) remove(t *testing.T, ids ...int64) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, pgx.BeginFunc(ctx, l.db.Pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `WITH gone AS (DELETE FROM dead_letters WHERE id = ANY($1)
+                RETURNING tenant, item_type, error_class, status, fingerprint)
+            SELECT tenant, item_type, error_class, status, fingerprint, count(*) FROM gone GROUP BY 1, 2, 3, 4, 5`, ids)
+		if err != nil {
+			return err
+		}
+		var gone []departure
+		var d departure
+		if _, err := pgx.ForEachRow(rows, []any{&d.tenant, &d.itemType, &d.errorClass, &d.status, &d.fingerprint, &d.n}, func() error {
+			gone = append(gone, d)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return subtract(ctx, tx, gone)
+	}))
+}
+
 // walk pages through f with Next until the end, then back with Prev, and
 // returns the ids seen each way (the way back reversed to newest first).
 func walk(t *testing.T, s *Store, f ListFilter) (forward, backward []int64, first ListPage) {

@@ -254,14 +254,7 @@ func TestRevTriage27GroupTenantsAreWhereItHasDeadLetters(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, both, tenants)
 
-	// acme's one leaves the table, as a retention run removes it.
-	require.NoError(t, pgx.BeginFunc(ctx, l.db.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM dead_letters WHERE id = $1`, ids[0]); err != nil {
-			return err
-		}
-		return subtract(ctx, tx, []departure{{tenant: "acme", itemType: "orders.refund", errorClass: string(ClassPermanent),
-			status: string(StatusQuarantined), fingerprint: fp, n: 1}})
-	}))
+	l.remove(t, ids[0]) // acme's one leaves the table, as a retention run removes it
 	tenants, err = l.store.GroupTenants(ctx, both, fp)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"globex"}, tenants)
@@ -280,13 +273,7 @@ func TestRevTriage27GroupNamesOnlyTenantsWithDeadLetters(t *testing.T) {
 	theirs.tenant = "globex"
 	ids := l.insert(t, boom, theirs, theirs)
 	fp := Fingerprint(ClassPermanent, "rev27b purged", "main.purged()")
-	require.NoError(t, pgx.BeginFunc(ctx, l.db.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM dead_letters WHERE id = $1`, ids[0]); err != nil {
-			return err
-		}
-		return subtract(ctx, tx, []departure{{tenant: "acme", itemType: "orders.refund", errorClass: string(ClassPermanent),
-			status: string(StatusQuarantined), fingerprint: fp, n: 1}})
-	}))
+	l.remove(t, ids[0])
 	page, err := l.store.Groups(ctx, GroupFilter{Tenants: []string{"acme", "globex"}, Fingerprint: fp})
 	require.NoError(t, err)
 	require.Len(t, page.Groups, 1)
