@@ -80,14 +80,19 @@ func setupRetentionWith(t *testing.T, policy string) *retention {
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
 	r.signer = audit.NewSigner(priv)
-	r.keeper = dlq.NewKeeper(dlq.NewStore(r.db.Pool), dlq.KeeperConfig{
-		Policy: func() dlq.RetentionPolicy { return app.RetentionOf(table.Retention()) },
-		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
-			_, err := audit.Record(ctx, tx, r.signer, reason)
-			return err
-		},
-	}, nil, quiet)
+	r.keeper = r.keeperWith(app.RetentionOf(table.Retention()), dlq.KeeperConfig{})
 	return r
+}
+
+// keeperWith is a keeper on r's database under policy, signing its
+// checkpoints with r's signer, its other settings from cfg.
+func (r *retention) keeperWith(policy dlq.RetentionPolicy, cfg dlq.KeeperConfig) *dlq.Keeper {
+	cfg.Policy = func() dlq.RetentionPolicy { return policy }
+	cfg.Checkpoint = func(ctx context.Context, tx pgx.Tx, reason string) error {
+		_, err := audit.Record(ctx, tx, r.signer, reason)
+		return err
+	}
+	return dlq.NewKeeper(dlq.NewStore(r.db.Pool), cfg, nil, quiet)
 }
 
 // daysAgo is noon UTC, n days before today.

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -134,17 +133,6 @@ type shortTerms struct{ keep time.Duration }
 
 func (p shortTerms) Keep(string, string, dlq.Status) (time.Duration, bool) { return p.keep, true }
 func (p shortTerms) Longest() (time.Duration, bool)                        { return p.keep, true }
-
-// keeperWith is a keeper on r's database under policy, its other settings
-// from cfg.
-func (r *retention) keeperWith(policy dlq.RetentionPolicy, cfg dlq.KeeperConfig) *dlq.Keeper {
-	cfg.Policy = func() dlq.RetentionPolicy { return policy }
-	cfg.Checkpoint = func(ctx context.Context, tx pgx.Tx, reason string) error {
-		_, err := audit.Record(ctx, tx, r.signer, reason)
-		return err
-	}
-	return dlq.NewKeeper(dlq.NewStore(r.db.Pool), cfg, nil, quiet)
-}
 
 // TestRevRetention27KeepsEveryDeadLetterAnHourWhateverTheTerms runs a
 // keeper whose terms keep dead letters one minute over a past day holding
