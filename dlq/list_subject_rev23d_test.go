@@ -36,7 +36,7 @@ func TestRevList23SubjectPrefixReadsEveryDeadLetter(t *testing.T) {
 	t.Parallel()
 	l := newLetters(t)
 	ctx := context.Background()
-	now := time.Now().Truncate(time.Second)
+	now := planNow()
 	// The one dead letter of the subject asked for, the oldest.
 	recs := []Record{l.record(letter{subject: "app.acme.payments.capture", itemType: "payments.capture", at: now.Add(-5 * 24 * time.Hour)})}
 	const others = 20_000

@@ -22,7 +22,7 @@ func TestChainDescendantsReadBounded(t *testing.T) {
 	t.Parallel()
 	l := newLetters(t)
 	ctx := context.Background()
-	now := time.Now().Truncate(time.Second)
+	now := planNow()
 	xs := []letter{{subject: "app.acme.orders.refund", at: now.Add(-48 * time.Hour)}}
 	for i := range 3000 {
 		xs = append(xs, letter{subject: "app.acme.orders.refund", at: now.Add(-time.Duration(i) * 30 * time.Second)})

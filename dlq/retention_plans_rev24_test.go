@@ -29,7 +29,7 @@ import (
 func TestRevRetention24RareLaneReadsTheTenantHistory(t *testing.T) {
 	l := newLetters(t)
 	ctx := context.Background()
-	now := time.Now().Truncate(time.Second)
+	now := planNow()
 	recs := []Record{l.record(letter{subject: "app.acme.payments.capture", itemType: "payments.capture", err: "card declined",
 		class: ClassPolicy, at: now.Add(-time.Hour)})}
 	for i := range 20_000 {
