@@ -73,6 +73,25 @@ func (s *Server) locate(c echo.Context, r Route) error {
 		if len(unseen) > 0 {
 			return s.notFoundDeniedIn(c, unseen, loc.Object, c.Param(loc.Param))
 		}
+		// The route's own right, in the object's tenant: the gate let
+		// through whoever holds it somewhere, and a handler's check of the
+		// tenant is then a second one, not the only one (a route whose
+		// handler forgot it stays closed to a person with the right in
+		// another tenant only). A replay class's right is the handler's to
+		// check: the class is the request's, which the locator does not read.
+		if r.Access == AccessPerm && r.Perm.Object != replayObjects && r.Perm != loc.See {
+			for _, tenant := range slices.Compact(slices.Sorted(maps.Values(tenants))) {
+				held := false
+				if tenant == "" || tenant == authz.AllTenants {
+					held = s.deps.Access.Scope(u, r.Perm.Object, r.Perm.Action, nil).All
+				} else {
+					held = s.deps.Access.Can(u, tenant, r.Perm.Object, r.Perm.Action)
+				}
+				if !held {
+					return s.deny(c, tenant, r.Perm.Object+":"+r.Perm.Action, loc.Object+" "+c.Param(loc.Param))
+				}
+			}
+		}
 		return nil
 	}
 	refused := map[string]string{} // tenant by id, of the ids the caller may not see
