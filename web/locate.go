@@ -37,6 +37,12 @@ type Locator struct {
 	// none), or for a selection the tenant of each id it names: absent
 	// for an id of no dead letter.
 	find func(c echo.Context) (map[string]string, error)
+	// class, for the locator of one replay request, returns the request's
+	// class: a route of the replay family (replayObjects) needs its action
+	// on that class's replays (authz.ReplayObject), not on some class's.
+	// Nil where what is found has no one class (a selection, a draft
+	// batch of several requests): there the handler checks each class.
+	class func(c echo.Context) (replaypolicy.Class, error)
 }
 
 // absent is the tenant a selection's locator gives an id of no dead
@@ -50,6 +56,15 @@ func (s *Server) sees(u authz.User, loc *Locator, tenant string) bool {
 		return s.deps.Access.Scope(u, loc.See.Object, loc.See.Action, nil).All
 	}
 	return s.deps.Access.Can(u, tenant, loc.See.Object, loc.See.Action)
+}
+
+// holds reports whether u holds p in tenant: in every tenant for what is
+// outside any tenant ("") or of all of them (authz.AllTenants).
+func (s *Server) holds(u authz.User, tenant string, p Permission) bool {
+	if tenant == "" || tenant == authz.AllTenants {
+		return s.deps.Access.Scope(u, p.Object, p.Action, nil).All
+	}
+	return s.deps.Access.Can(u, tenant, p.Object, p.Action)
 }
 
 // locate applies r's tenancy to the request before its handler: an
@@ -73,23 +88,29 @@ func (s *Server) locate(c echo.Context, r Route) error {
 		if len(unseen) > 0 {
 			return s.notFoundDeniedIn(c, unseen, loc.Object, c.Param(loc.Param))
 		}
-		// The route's own right, in the object's tenant: the gate let
-		// through whoever holds it somewhere, and a handler's check of the
-		// tenant is then a second one, not the only one (a route whose
-		// handler forgot it stays closed to a person with the right in
-		// another tenant only). A replay class's right is the handler's to
-		// check: the class is the request's, which the locator does not read.
-		if r.Access == AccessPerm && r.Perm.Object != replayObjects && r.Perm != loc.See {
-			for _, tenant := range slices.Compact(slices.Sorted(maps.Values(tenants))) {
-				held := false
-				if tenant == "" || tenant == authz.AllTenants {
-					held = s.deps.Access.Scope(u, r.Perm.Object, r.Perm.Action, nil).All
-				} else {
-					held = s.deps.Access.Can(u, tenant, r.Perm.Object, r.Perm.Action)
-				}
-				if !held {
-					return s.deny(c, tenant, r.Perm.Object+":"+r.Perm.Action, loc.Object+" "+c.Param(loc.Param))
-				}
+		// The route's own right, in the object's tenant, on the request's
+		// class for a route of the replay family: the gate let through
+		// whoever holds it somewhere, and a handler's check is then a
+		// second one, not the only one (a route whose handler forgot it
+		// stays closed to a person with the right in another tenant, or
+		// on another class, only).
+		if r.Access != AccessPerm || r.Perm == loc.See {
+			return nil
+		}
+		need := r.Perm
+		if need.Object == replayObjects {
+			if loc.class == nil {
+				return nil // several classes: the handler's to check, each
+			}
+			class, err := loc.class(c)
+			if err != nil {
+				return err
+			}
+			need.Object = authz.ReplayObject(string(class))
+		}
+		for _, tenant := range slices.Compact(slices.Sorted(maps.Values(tenants))) {
+			if !s.holds(u, tenant, need) {
+				return s.deny(c, tenant, need.Object+":"+need.Action, loc.Object+" "+c.Param(loc.Param))
 			}
 		}
 		return nil
@@ -317,6 +338,14 @@ func (s *Server) requestLocator() *Locator {
 			}
 			tenant, err := s.deps.Replays.TenantOf(c.Request().Context(), id)
 			return one("", tenant), err
+		},
+		class: func(c echo.Context) (replaypolicy.Class, error) {
+			id, err := requestID(c)
+			if err != nil {
+				return "", err
+			}
+			req, err := s.deps.Replays.Request(c.Request().Context(), id)
+			return req.Class, err
 		}}
 }
 
