@@ -35,16 +35,29 @@ func (s *Server) groupAssign(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := ownerForm{Owner: c.FormValue("owner")}
+	form, err := c.FormParams()
+	if err != nil {
+		return err
+	}
+	f := ownerForm{Owner: form.Get("owner")}
+	_, was, _ := edited(form, "owner")
 	owner, errs := f.Validate()
-	if errs != nil {
-		return s.renderGroupForm(c, g, http.StatusUnprocessableEntity, "Assign the group", "Save owner", nil,
-			views.FormControl{Input: &views.Input{Name: "owner", Label: "Owner", Value: f.Owner, Error: errs["owner"]}})
+	status := http.StatusUnprocessableEntity
+	if errs == nil {
+		// owner_was, when sent, is the owner the form showed: a colleague's
+		// change since then is a conflict (the form again, 409, standing on
+		// the owner as it is now), not overwritten blind.
+		ch := dlq.GroupChange{Owner: &owner, OwnerWas: was}
+		err = s.deps.DeadLetters.TriageGroup(c.Request().Context(), g, ch, userOf(c).Actor, authz.RequestMeta(c))
+		if errs = movedParts(err, form); errs == nil {
+			done := "Owner set in " + g.Tenant + "."
+			if owner == "" {
+				done = "Owner removed in " + g.Tenant + "."
+			}
+			return s.groupChanged(c, err, done)
+		}
+		status = http.StatusConflict
 	}
-	done := "Owner set in " + g.Tenant + "."
-	if owner == "" {
-		done = "Owner removed in " + g.Tenant + "."
-	}
-	err = s.deps.DeadLetters.AssignGroup(c.Request().Context(), g, owner, userOf(c).Actor, authz.RequestMeta(c))
-	return s.groupChanged(c, err, done)
+	return s.renderGroupForm(c, g, status, "Assign the group", "Save owner", drawnFields(form, "owner_was"),
+		views.FormControl{Input: &views.Input{Name: "owner", Label: "Owner", Value: f.Owner, Error: errs["owner"]}})
 }

@@ -63,13 +63,27 @@ func (s *Server) groupNote(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := noteForm{Note: c.FormValue("note"), Ticket: c.FormValue("ticket"), Console: s.consoleHosts(c.Request())}
-	note, ticket, errs := f.Validate()
-	if errs != nil {
-		return s.renderGroupForm(c, g, http.StatusUnprocessableEntity, "Note on the group", "Save note", nil,
-			views.FormControl{Input: &views.Input{Name: "note", Label: "Note", Value: f.Note, Error: errs["note"]}},
-			views.FormControl{Input: &views.Input{Name: "ticket", Label: "Ticket link", Type: "url", Value: f.Ticket, Error: errs["ticket"]}})
+	form, err := c.FormParams()
+	if err != nil {
+		return err
 	}
-	err = s.deps.DeadLetters.NoteGroup(c.Request().Context(), g, note, ticket, userOf(c).Actor, authz.RequestMeta(c))
-	return s.groupChanged(c, err, "Note saved in "+g.Tenant+".")
+	f := noteForm{Note: form.Get("note"), Ticket: form.Get("ticket"), Console: s.consoleHosts(c.Request())}
+	_, noteWas, _ := edited(form, "note")
+	_, ticketWas, _ := edited(form, "ticket")
+	note, ticket, errs := f.Validate()
+	status := http.StatusUnprocessableEntity
+	if errs == nil {
+		// note_was and ticket_was, when sent, are what the form showed: a
+		// colleague's change since then is a conflict (the form again, 409,
+		// standing on the group as it is now), not overwritten blind.
+		ch := dlq.GroupChange{Note: &note, Ticket: &ticket, NoteWas: noteWas, TicketWas: ticketWas}
+		err = s.deps.DeadLetters.TriageGroup(c.Request().Context(), g, ch, userOf(c).Actor, authz.RequestMeta(c))
+		if errs = movedParts(err, form); errs == nil {
+			return s.groupChanged(c, err, "Note saved in "+g.Tenant+".")
+		}
+		status = http.StatusConflict
+	}
+	return s.renderGroupForm(c, g, status, "Note on the group", "Save note", drawnFields(form, "note_was", "ticket_was"),
+		views.FormControl{Input: &views.Input{Name: "note", Label: "Note", Value: f.Note, Error: errs["note"]}},
+		views.FormControl{Input: &views.Input{Name: "ticket", Label: "Ticket link", Type: "url", Value: f.Ticket, Error: errs["ticket"]}})
 }

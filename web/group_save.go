@@ -202,17 +202,24 @@ func savedParts(ch dlq.GroupChange) string {
 // (status: 422, or 409 for a conflict) with every field as typed, a
 // message at each bad one, and the *_was fields of form.
 func (s *Server) renderTriageForm(c echo.Context, g dlq.GroupRef, f triageForm, form url.Values, errs map[string]string, status int) error {
-	var drawn []views.Hidden
-	for _, name := range []string{"owner_was", "note_was", "ticket_was", "snoozed"} {
-		if v, ok := form[name]; ok && len(v) > 0 {
-			drawn = append(drawn, views.Hidden{Name: name, Value: v[0]})
-		}
-	}
 	snoozed := form.Get("snoozed") != "" || f.Snooze == snoozeWake
-	return s.renderGroupForm(c, g, status, "Save the group's triage", "Save", drawn,
+	return s.renderGroupForm(c, g, status, "Save the group's triage", "Save", drawnFields(form, "owner_was", "note_was", "ticket_was", "snoozed"),
 		views.FormControl{Input: &views.Input{Name: "owner", Label: "Owner", Value: f.Owner, Error: errs["owner"]}},
 		views.FormControl{Input: &views.Input{Name: "note", Label: "Note", Value: f.Note, Error: errs["note"]}},
 		views.FormControl{Input: &views.Input{Name: "ticket", Label: "Ticket link", Type: "url", Value: f.Ticket, Error: errs["ticket"]}},
 		views.FormControl{Select: &views.Select{Name: "for", Label: "Snooze", Value: f.Snooze, Options: triageSnoozeOptions(snoozed), Error: errs["for"]}},
 		views.FormControl{Input: &views.Input{Name: "grows", Label: "Or until this many more arrive", Type: "number", Value: f.Grows, Error: errs["grows"]}})
+}
+
+// drawnFields are the hidden fields names of form as sent (those sent), for
+// a form written again: what it showed when first drawn (the *_was fields),
+// so that the second try is judged against that, not what it shows now.
+func drawnFields(form url.Values, names ...string) []views.Hidden {
+	var drawn []views.Hidden
+	for _, name := range names {
+		if v, ok := form[name]; ok && len(v) > 0 {
+			drawn = append(drawn, views.Hidden{Name: name, Value: v[0]})
+		}
+	}
+	return drawn
 }

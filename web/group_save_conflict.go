@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -19,14 +20,13 @@ import (
 // and the *_was fields as the group is now, so that Save again writes what
 // they typed over what they have now seen.
 func (s *Server) triageConflict(c echo.Context, g dlq.GroupRef, f triageForm, form url.Values, moved *dlq.TriageConflict) error {
+	errs := movedParts(moved, form)
 	now := moved.Now
 	for _, p := range []struct {
-		name    string
 		typed   *string
 		changed bool
 		now     string
-	}{{"owner", &f.Owner, f.OwnerChanged, now.Owner}, {"note", &f.Note, f.NoteChanged, now.Note}, {"ticket", &f.Ticket, f.TicketChanged, now.TicketURL}} {
-		form.Set(p.name+"_was", p.now)
+	}{{&f.Owner, f.OwnerChanged, now.Owner}, {&f.Note, f.NoteChanged, now.Note}, {&f.Ticket, f.TicketChanged, now.TicketURL}} {
 		if !p.changed {
 			*p.typed = p.now
 		}
@@ -34,10 +34,6 @@ func (s *Server) triageConflict(c echo.Context, g dlq.GroupRef, f triageForm, fo
 	form.Del("snoozed")
 	if now.Snoozed {
 		form.Set("snoozed", "1")
-	}
-	errs := map[string]string{}
-	for _, part := range moved.Parts {
-		errs[part] = changedMeanwhile(part, now)
 	}
 	return s.renderTriageForm(c, g, f, form, errs, http.StatusConflict)
 }
@@ -58,4 +54,25 @@ func changedMeanwhile(part string, now dlq.GroupTriage) string {
 	}
 	return fmt.Sprintf("Nothing was saved: the %s was changed since your page showed it. It is %s%s. "+
 		"What you typed is kept here: save again to write it over that, or change it first.", name, is, by)
+}
+
+// movedParts returns, for err a *dlq.TriageConflict (of the panel's save
+// or a one-part form's: the owner's, the note's), the message at each part changed
+// meanwhile (changedMeanwhile), and sets form's *_was fields to the group
+// as it is now, so that the form drawn again and saved again writes what
+// was typed over what the person has now seen. Nil for any other err.
+func movedParts(err error, form url.Values) map[string]string {
+	moved := (*dlq.TriageConflict)(nil)
+	if !errors.As(err, &moved) {
+		return nil
+	}
+	now := moved.Now
+	form.Set("owner_was", now.Owner)
+	form.Set("note_was", now.Note)
+	form.Set("ticket_was", now.TicketURL)
+	errs := map[string]string{}
+	for _, part := range moved.Parts {
+		errs[part] = changedMeanwhile(part, now)
+	}
+	return errs
 }
