@@ -45,10 +45,15 @@ func (k *Keeper) wentThrough(what, partition string) {
 // $1 now (another session than the keeper's), the longest in a
 // transaction first. The query text is the session's own role's to read
 // (pg_read_all_stats for others'); without it, the rest still names them.
+// A relation's oid is its database's: pg_locks shows every database's
+// locks, and a database made from the same template (or restored from the
+// same dump) has its dead_letters under the same oid, so only this
+// database's are read.
 const selectLockHolders = `SELECT l.pid, l.mode, l.relation::regclass::text, coalesce(a.application_name, ''), coalesce(a.usename::text, ''),
         coalesce(a.state, ''), a.xact_start, coalesce(left(a.query, 120), '')
     FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
     WHERE l.locktype = 'relation' AND l.granted AND l.pid <> pg_backend_pid()
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
       AND l.relation IN (SELECT to_regclass('public.dead_letters') UNION ALL SELECT to_regclass(format('public.%I', $1::text)))
     ORDER BY a.xact_start NULLS LAST, l.pid LIMIT 5`
 

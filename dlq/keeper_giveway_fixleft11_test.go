@@ -98,3 +98,38 @@ func TestFixLeft11DropGivingWayRepeatedlyWarnsOnce(t *testing.T) {
 	assert.Positive(t, p.Dropped)
 	assert.Empty(t, k.giveWays, "the streak ends when the drop goes through")
 }
+
+// TestLockHoldersNameOnlyThisDatabasesSessions: the keeper's warning names
+// the sessions that hold dead_letters in its own database, not another
+// database's whose dead_letters has the same oid (one made from the same
+// template; pg_locks shows every database's locks). Before, a busy
+// cluster's other databases filled the warning's five names and pushed
+// out the one the keeper gave way to.
+func TestLockHoldersNameOnlyThisDatabasesSessions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	mine, other := testdb.New(t), testdb.New(t)
+	var mineOID, otherOID uint32
+	require.NoError(t, mine.Pool.QueryRow(ctx, `SELECT 'dead_letters'::regclass::oid`).Scan(&mineOID))
+	require.NoError(t, other.Pool.QueryRow(ctx, `SELECT 'dead_letters'::regclass::oid`).Scan(&otherOID))
+	require.Equal(t, mineOID, otherOID, "both databases come from one template: their dead_letters share an oid")
+
+	hold := func(db *testdb.DB) int {
+		tx, err := db.Pool.Begin(ctx)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+		var n, pid int
+		require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FROM dead_letters`).Scan(&n))
+		require.NoError(t, tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
+		return pid
+	}
+	otherPID := hold(other) // the longer in a transaction: listed first, were it read
+	minePID := hold(mine)
+
+	conn, err := mine.Pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	held := lockHolders(ctx, conn.Conn(), PartitionName(Day(time.Now())))
+	assert.Contains(t, held, "pid "+strconv.Itoa(minePID)+" (", "the session holding this database's dead_letters is named")
+	assert.NotContains(t, held, "pid "+strconv.Itoa(otherPID)+" (", "another database's session is not")
+}
