@@ -34,7 +34,8 @@ const (
 	// An edit undone: the item sends its dead letter's payload again, as
 	// one never edited does, under the hash taken at ingest ($3).
 	undoEdit = `UPDATE replay_items SET payload = NULL, payload_sha256 = $3, edit_reason = '', edited_at = NULL
-        WHERE request_id = $1 AND dead_letter_id = $2 AND payload IS NOT NULL` // only an edit is undone
+        WHERE request_id = $1 AND dead_letter_id = $2 AND payload IS NOT NULL -- only an edit is undone
+          AND EXISTS (SELECT 1 FROM replay_requests r WHERE r.id = $1 AND r.status IN ('draft', 'pending_approval'))` // never an approved request's
 	// Approvals of the old intent no longer count.
 	deleteApprovals = `DELETE FROM replay_approvals WHERE request_id = $1`
 	// The new intent; the request is edited while an item of it holds an
@@ -255,7 +256,8 @@ func (s *Service) undoEdit(ctx context.Context, tx pgx.Tx, req Request, deadLett
 		return "", err
 	}
 	if tag.RowsAffected() != 1 {
-		return "", quarantine.Errorf(quarantine.ECONFLICT, "item %d of request %d holds no edit to undo: reload the request", deadLetterID, req.ID)
+		// The status check before it, kept by the statement too.
+		return "", quarantine.Errorf(quarantine.ECONFLICT, "item %d of request %d holds no edit to undo, or the request is no longer editable: reload the request", deadLetterID, req.ID)
 	}
 	if req.Status == StatusDraft {
 		if skipped != "" {
