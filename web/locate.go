@@ -328,25 +328,39 @@ func (s *Server) selectionLocator() *Locator {
 		}}
 }
 
-// requestLocator finds the replay request of the :id parameter.
+// requestLocator finds the replay request of the :id parameter: its
+// tenant, and its class for a route of the replay family, of one read
+// (foundRequest).
 func (s *Server) requestLocator() *Locator {
 	return &Locator{Object: "replay_request", Param: "id", See: Permission{authz.ObjDeadLetter, authz.ActRead},
 		find: func(c echo.Context) (map[string]string, error) {
-			id, err := requestID(c)
-			if err != nil {
-				return nil, err
-			}
-			tenant, err := s.deps.Replays.TenantOf(c.Request().Context(), id)
-			return one("", tenant), err
+			req, err := s.foundRequest(c)
+			return one("", req.Tenant), err
 		},
 		class: func(c echo.Context) (replaypolicy.Class, error) {
-			id, err := requestID(c)
-			if err != nil {
-				return "", err
-			}
-			req, err := s.deps.Replays.Request(c.Request().Context(), id)
+			req, err := s.foundRequest(c)
 			return req.Class, err
 		}}
+}
+
+const ctxFoundRequest = "quarantine.replay_request"
+
+// foundRequest returns the replay request of the :id parameter, read once
+// for the request of c (the locator's find, then its class), or not_found.
+func (s *Server) foundRequest(c echo.Context) (replay.Request, error) {
+	if req, ok := c.Get(ctxFoundRequest).(replay.Request); ok {
+		return req, nil
+	}
+	id, err := requestID(c)
+	if err != nil {
+		return replay.Request{}, err
+	}
+	req, err := s.deps.Replays.Request(c.Request().Context(), id)
+	if err != nil {
+		return replay.Request{}, err
+	}
+	c.Set(ctxFoundRequest, req)
+	return req, nil
 }
 
 // batchLocator finds the selection (draft batch) of the :batch parameter:

@@ -370,12 +370,6 @@ func (s *Service) ItemPayload(ctx context.Context, id, deadLetterID int64) (Item
 
 const selectBatchTenants = `SELECT DISTINCT tenant FROM replay_requests WHERE batch = $1`
 
-// TenantOf returns the tenant of request id, or not_found.
-func (s *Service) TenantOf(ctx context.Context, id int64) (string, error) {
-	req, err := s.Request(ctx, id)
-	return req.Tenant, err
-}
-
 // BatchTenants returns the tenants of the requests of a selection (one or
 // more), or not_found.
 func (s *Service) BatchTenants(ctx context.Context, batch string) ([]string, error) {
