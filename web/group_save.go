@@ -211,9 +211,10 @@ func (s *Server) renderTriageForm(c echo.Context, g dlq.GroupRef, f triageForm, 
 		views.FormControl{Input: &views.Input{Name: "grows", Label: "Or until this many more arrive", Type: "number", Value: f.Grows, Error: errs["grows"]}})
 }
 
-// drawnFields are the hidden fields names of form as sent (those sent), for
-// a form written again: what it showed when first drawn (the *_was fields),
-// so that the second try is judged against that, not what it shows now.
+// drawnFields are the fields names of form, as sent (those sent), as the
+// hidden fields of a form written again: what it showed when first drawn
+// (the *_was fields), so that the second try is judged against that, not
+// against what the group holds now.
 func drawnFields(form url.Values, names ...string) []views.Hidden {
 	var drawn []views.Hidden
 	for _, name := range names {

@@ -68,5 +68,7 @@ func TestRevPath29TenantStopLeavesOtherTenantsRunning(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, replay.StatusApproved, r.Status, "a stop of acme does not touch globex")
 	assert.Equal(t, map[string]int{"pending": 1}, b.jobStates(t, globex.ID))
-	assert.Equal(t, "replay_requested", deadLetterStatus(t, b, globexID))
+	status, held := b.deadLetterStatus(t, globexID, globex.ID)
+	assert.Equal(t, "replay_requested", status)
+	assert.True(t, held, "still held by globex's request")
 }

@@ -44,7 +44,9 @@ func TestRevPath29ApproveOfACancelledRequestIsAConflict(t *testing.T) {
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_approvals WHERE request_id = $1`, req.ID).Scan(&approvals))
 	assert.Zero(t, approvals, "no approval of a cancelled request is recorded")
 	assert.Empty(t, b.jobStates(t, req.ID), "nothing to publish")
-	assert.Equal(t, "quarantined", deadLetterStatus(t, b, id), "its dead letter is back in quarantine")
+	status, held := b.deadLetterStatus(t, id, req.ID)
+	assert.Equal(t, "quarantined", status, "its dead letter is back in quarantine")
+	assert.False(t, held, "no item of the cancelled request holds it")
 	assert.Zero(t, okAudits(t, b, "replay.approve", "replay_request", req.ID), "no approval is recorded as done")
 }
 
