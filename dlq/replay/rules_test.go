@@ -80,7 +80,9 @@ func TestReplayRulesArePure(t *testing.T) {
 		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT state, result FROM replay_jobs WHERE request_id = $1`, id).Scan(&state, &result))
 		return state, result
 	}
-	message := func(err error) string {
+	// message is the sentence of a refusal; t is the case's, so a rule
+	// that did not refuse fails its own case and not the others.
+	message := func(t *testing.T, err error) string {
 		require.Error(t, err)
 		return quarantine.ErrorMessage(err)
 	}
@@ -154,12 +156,12 @@ func TestReplayRulesArePure(t *testing.T) {
 		{"MayApprove", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-own", nats.Header{dlq.HeaderOperationID: {"op-own"}}, "{}")}, replay.SubmitInput{})
 			_, err := b.replays.Approve(ctx, req.ID, oncall, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
-			return message(err), replaypolicy.MayApprove(replaypolicy.Request{Requester: oncall}, oncall, quarantine.Actor{}).Reason
+			return message(t, err), replaypolicy.MayApprove(replaypolicy.Request{Requester: oncall}, oncall, quarantine.Actor{}).Reason
 		}},
 		{"Confirmed", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "orders.refund", "pure-typed", nil, "{}")}, replay.SubmitInput{})
 			_, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY it"}, quarantine.RequestMeta{})
-			return message(err), replaypolicy.Confirmed("REPLAY pure-typed", "REPLAY it").Reason
+			return message(t, err), replaypolicy.Confirmed("REPLAY pure-typed", "REPLAY it").Reason
 		}},
 		{"Require", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "orders.refund", "pure-req", nil, "{}")}, replay.SubmitInput{})
@@ -175,13 +177,13 @@ func TestReplayRulesArePure(t *testing.T) {
 		}},
 		{"MayCancel", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-cancel", nats.Header{dlq.HeaderOperationID: {"op-c"}}, "{}")}, replay.SubmitInput{})
-			return message(b.replays.Cancel(ctx, req.ID, approver1, "", quarantine.RequestMeta{})), replaypolicy.MayCancel(oncall, approver1).Reason
+			return message(t, b.replays.Cancel(ctx, req.ID, approver1, "", quarantine.RequestMeta{})), replaypolicy.MayCancel(oncall, approver1).Reason
 		}},
 		{"MayEditPayload", func(t *testing.T) (string, string) {
 			id := b.seedItem(t, "email.send", "pure-edit", nats.Header{dlq.HeaderOperationID: {"op-e"}}, "{}")
 			req := b.request(t, []int64{id}, replay.SubmitInput{})
 			err := b.replays.EditPayload(ctx, req.ID, id, oncall, replay.PayloadEdit{Payload: []byte("{}"), Reason: "r"}, quarantine.RequestMeta{})
-			return message(err), replaypolicy.MayEditPayload(replaypolicy.SameOperation, oncall, oncall).Reason
+			return message(t, err), replaypolicy.MayEditPayload(replaypolicy.SameOperation, oncall, oncall).Reason
 		}},
 		{"JudgeRun/RequesterRights", func(t *testing.T) (string, string) {
 			lost := quarantine.Actor{Issuer: oncall.Issuer, Subject: "pure-lost", Email: "lost@example.com"}
@@ -223,7 +225,7 @@ func TestReplayRulesArePure(t *testing.T) {
 			id := b.seedItem(t, "search.index_update", "pure-edit-why", nil, "{}")
 			_, drafts := b.draft(t, oncall, id)
 			err := b.replays.EditPayload(ctx, drafts[0].ID, id, oncall, replay.PayloadEdit{Payload: []byte("{}")}, quarantine.RequestMeta{})
-			return message(err), replaypolicy.JudgeEdit(replaypolicy.Rebuildable, oncall, oncall, "").Reason
+			return message(t, err), replaypolicy.JudgeEdit(replaypolicy.Rebuildable, oncall, oncall, "").Reason
 		}},
 		{"JudgeDraftAge", func(t *testing.T) (string, string) {
 			ttl := replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Subjects: testSubjects(t), DraftTTL: time.Minute})
@@ -232,7 +234,7 @@ func TestReplayRulesArePure(t *testing.T) {
 			_, err := b.db.Pool.Exec(ctx, `UPDATE replay_requests SET created_at = now() - interval '2 minutes' WHERE id = $1`, drafts[0].ID)
 			require.NoError(t, err)
 			_, err = ttl.Submit(ctx, batch, oncall, replay.SubmitInput{Reason: "r"}, quarantine.RequestMeta{})
-			return message(err), replaypolicy.JudgeDraftAge(time.Now().Add(-2*time.Minute), time.Now(), time.Minute).Reason
+			return message(t, err), replaypolicy.JudgeDraftAge(time.Now().Add(-2*time.Minute), time.Now(), time.Minute).Reason
 		}},
 		{"JudgeSelection", func(t *testing.T) (string, string) {
 			letters := make([]testfactory.Letter, replaypolicy.ListedOverCap+1)
@@ -241,7 +243,7 @@ func TestReplayRulesArePure(t *testing.T) {
 			}
 			ids := testfactory.DeadLetters(t, b.db.Pool, letters...)
 			_, err := b.replays.CreateDrafts(ctx, oncall, ids, []string{"acme"}, false, allowAll, quarantine.RequestMeta{})
-			return message(err), replaypolicy.JudgeSelection(table, replaypolicy.Manual, "acme", len(ids)).Reason
+			return message(t, err), replaypolicy.JudgeSelection(table, replaypolicy.Manual, "acme", len(ids)).Reason
 		}},
 		{"JudgeJob/Revalidation", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "accounts.permission_grant", "pure-reval", nats.Header{dlq.HeaderPrincipal: {"user:5"}}, "{}")}, replay.SubmitInput{})
@@ -284,17 +286,17 @@ func TestReplayRulesArePure(t *testing.T) {
 		{"JudgeStop", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-stop", nats.Header{dlq.HeaderOperationID: {"op-s"}}, "{}")}, replay.SubmitInput{})
 			err := b.replays.Stop(ctx, req.ID, approver1, replay.StopInput{Reason: "wrong", Typed: "stop"}, quarantine.RequestMeta{})
-			return message(err), replaypolicy.JudgeStop("wrong", "stop").Reason
+			return message(t, err), replaypolicy.JudgeStop("wrong", "stop").Reason
 		}},
 		{"MayReconcile", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-own-reconcile", nats.Header{dlq.HeaderOperationID: {"op-or"}}, "{}")}, replay.SubmitInput{})
 			err := b.replays.Reconcile(ctx, req.ID, 1, oncall, replay.ReconcileInput{Choice: replaypolicy.Applied, Note: "mine"}, quarantine.RequestMeta{})
-			return message(err), replaypolicy.MayReconcile(replaypolicy.Request{Requester: oncall}, oncall, quarantine.Actor{}).Reason
+			return message(t, err), replaypolicy.MayReconcile(replaypolicy.Request{Requester: oncall}, oncall, quarantine.Actor{}).Reason
 		}},
 		{"JudgeReconcile", func(t *testing.T) (string, string) {
 			req := b.request(t, []int64{b.seedItem(t, "email.send", "pure-reconcile", nats.Header{dlq.HeaderOperationID: {"op-r"}}, "{}")}, replay.SubmitInput{})
 			err := b.replays.Reconcile(ctx, req.ID, 1, approver1, replay.ReconcileInput{Choice: replaypolicy.Applied}, quarantine.RequestMeta{})
-			return message(err), replaypolicy.JudgeReconcile(replaypolicy.Applied, "", string(req.Status), req.ApprovalsNeeded).Reason
+			return message(t, err), replaypolicy.JudgeReconcile(replaypolicy.Applied, "", string(req.Status), req.ApprovalsNeeded).Reason
 		}},
 	}
 	for _, tt := range tests {
