@@ -2,8 +2,8 @@
 // migrated schema. The server comes from DATABASE_URL, which `make test`
 // sets (scripts/postgres.sh); that role must be allowed to create databases
 // and roles. A template database is migrated once per schema version and
-// copied with CREATE DATABASE ... TEMPLATE, which takes tens of
-// milliseconds.
+// copied with CREATE DATABASE ... TEMPLATE (onServer), which takes a
+// tenth of a second.
 //
 // Like a deployment, every database has two roles (docs/access.md): the
 // owner (OwnerRole), which migrates, and a login role in the group role
@@ -86,12 +86,11 @@ func New(t testing.TB) *DB {
 	}
 
 	name := "qt_" + randomHex(8)
-	admin, err := pgx.Connect(ctx, server)
+	admin, strategy, err := onServer(ctx, server)
 	if err != nil {
-		t.Fatalf("connect to %s: %v", redact(server), err)
+		t.Fatal(err)
 	}
-	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s OWNER %s", name, templateName, OwnerRole)); err != nil {
+	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s%s OWNER %s", name, templateName, strategy, OwnerRole)); err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
 	db := &DB{Name: name}
@@ -118,17 +117,55 @@ func New(t testing.TB) *DB {
 		// for a server that hangs, not for a busy one.
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		c, err := pgx.Connect(ctx, server)
-		if err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name)); err != nil {
+		if _, err := admin.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name)); err != nil {
 			t.Errorf("drop test database %s: %v", name, err)
 		}
 	})
 	return db
+}
+
+var (
+	serverOnce sync.Once
+	serverPool *pgxpool.Pool
+	strategy   string
+	serverErr  error
+)
+
+// onServer returns this process's connections to the server of
+// DATABASE_URL that create and drop the test databases, and the strategy
+// of CREATE DATABASE there. The connections are kept: one made for each
+// database and each drop cost the server a process each (about 20 ms of
+// its CPU on the machine of docs/BENCHMARKS.md, twice per test). Where the
+// server has the choice (PostgreSQL 15 and later) the template's files are
+// copied whole after a checkpoint, where the default (WAL_LOG) reads and
+// logs every page of the template's 12 MB: under `make test` the audit and
+// authz packages took 50-55 s instead of 66-68 s with it, PostgreSQL's CPU
+// 70 s instead of 97-104 (2026-12-06, two runs each, alternating).
+func onServer(ctx context.Context, server string) (*pgxpool.Pool, string, error) {
+	serverOnce.Do(func() {
+		cfg, err := pgxpool.ParseConfig(server)
+		if err != nil {
+			serverErr = fmt.Errorf("parse DATABASE_URL %s: %w", redact(server), err)
+			return
+		}
+		cfg.MaxConns = 8
+		pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+		if err != nil {
+			serverErr = fmt.Errorf("connect to %s: %w", redact(server), err)
+			return
+		}
+		var major int
+		if err := pool.QueryRow(ctx, "SELECT current_setting('server_version_num')::int / 10000").Scan(&major); err != nil {
+			pool.Close()
+			serverErr = fmt.Errorf("connect to %s: %w", redact(server), err)
+			return
+		}
+		serverPool = pool
+		if major >= 15 {
+			strategy = " STRATEGY FILE_COPY"
+		}
+	})
+	return serverPool, strategy, serverErr
 }
 
 // RuntimeURL returns the connection string of database name on the server
