@@ -18,7 +18,16 @@ trap stop_postgres EXIT
 case " $pkgs " in
 *" ./... "* | *e2e*) ensure_e2e_tools ;;
 esac
-go test -count=1 -timeout 30m "$@" $pkgs
+# With every package, the four longest go first (together nine tenths of
+# the run): go test starts packages in the order given, two at a time on
+# two cores, so the last long one does not run alone at the end.
+run=$pkgs
+if [ "$pkgs" = ./... ]; then
+	first="./dlq/replay ./e2e ./web ./dlq"
+	module=$(go list -m)
+	run="$first $(go list ./... | sed "s#^$module#.#" | grep -vxF "${first// /$'\n'}" | tr '\n' ' ')"
+fi
+go test -count=1 -timeout 30m "$@" $run
 if [ "${FUZZ:-0}" = 1 ] && [ "$pkgs" = ./... ]; then
 	go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 30s ./dlq
 	go test -run '^$' -fuzz '^FuzzParseHeaderBlock$' -fuzztime 30s ./dlq
