@@ -45,9 +45,8 @@ func TestFixLeft13ApproverNowTheRequesterRefused(t *testing.T) {
 	require.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
 	assert.Contains(t, quarantine.ErrorMessage(err), "you cannot approve your own request: your account, as the directory has it now")
 	assert.NotErrorIs(t, err, replay.ErrConfirmation)
-	var approvals, denied int
-	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_approvals WHERE request_id = $1`, req.ID).Scan(&approvals))
-	assert.Zero(t, approvals, "no approval recorded to count for nothing")
+	var denied int
+	assert.Zero(t, b.approvalRows(t, req.ID), "no approval recorded to count for nothing")
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_log WHERE action = 'replay.approve' AND outcome = 'denied'
         AND actor_subject = $1 AND object_id = $2`, approver1.Subject, fmt.Sprint(req.ID)).Scan(&denied))
 	assert.Equal(t, 1, denied, "the refusal is audited")

@@ -49,9 +49,7 @@ func TestFixLeft13RefusalJudgedForAClientGone(t *testing.T) {
 	// Not refused: the client left, nothing changes.
 	_, err = b.replays.Approve(gone, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 	require.ErrorIs(t, err, context.Canceled)
-	var approvals int
-	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_approvals WHERE request_id = $1`, req.ID).Scan(&approvals))
-	assert.Zero(t, approvals)
+	assert.Zero(t, b.approvalRows(t, req.ID))
 	err = b.replays.Cancel(gone, req.ID, oncall, "", quarantine.RequestMeta{})
 	require.ErrorIs(t, err, context.Canceled)
 	r, err := b.replays.Request(ctx, req.ID)

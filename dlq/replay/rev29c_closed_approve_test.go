@@ -40,9 +40,7 @@ func TestRevPath29ApproveOfACancelledRequestIsAConflict(t *testing.T) {
 	r, err := b.replays.Request(ctx, req.ID)
 	require.NoError(t, err)
 	assert.Equal(t, replay.StatusCancelled, r.Status, "a closed request stays as it was closed")
-	var approvals int
-	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_approvals WHERE request_id = $1`, req.ID).Scan(&approvals))
-	assert.Zero(t, approvals, "no approval of a cancelled request is recorded")
+	assert.Zero(t, b.approvalRows(t, req.ID), "no approval of a cancelled request is recorded")
 	assert.Empty(t, b.jobStates(t, req.ID), "nothing to publish")
 	status, held := b.deadLetterStatus(t, id, req.ID)
 	assert.Equal(t, "quarantined", status, "its dead letter is back in quarantine")
