@@ -78,3 +78,35 @@ func TestPoolAsksForServerKeepalives(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryPoolRunsWithoutJIT: every pool the console and `console worker`
+// open connects with JIT off. With it on, the judging read of a selection
+// of thousands of dead letters spent 7.9 s compiling (557 functions) for a
+// statement that ran in a tenth of a second, and a generic plan's cost over
+// a month of partitions passes jit_above_cost on every page.
+func TestEveryPoolRunsWithoutJIT(t *testing.T) {
+	db := testdb.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, pc := range []PoolConfig{
+		{Name: "web", MaxConns: 20, StatementTimeout: time.Second, GenericPlans: true},
+		backgroundPool(Config{}),
+		workerPool(WorkersConfig{}),
+		{Name: "demo"},
+	} {
+		pool, err := OpenPool(ctx, db.URL, 10*time.Second, pc, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var jit string
+		err = pool.QueryRow(ctx, "SELECT current_setting('jit')").Scan(&jit)
+		pool.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if jit != "off" {
+			t.Errorf("pool %s: jit = %q, want off", pc.Name, jit)
+		}
+	}
+}
