@@ -43,6 +43,12 @@ type Locator struct {
 	// Nil where what is found has no one class (a selection, a draft
 	// batch of several requests): there the handler checks each class.
 	class func(c echo.Context) (replaypolicy.Class, error)
+	// hides, when not nil, reports whether what was found does not exist
+	// for u although u sees its tenant (someone else's draft, for the
+	// locator of one replay request): answered as an object of a tenant u
+	// may not see, before the route's own right is asked, so that a 403
+	// naming the right never tells u it is there.
+	hides func(c echo.Context, u authz.User) (bool, error)
 }
 
 // absent is the tenant a selection's locator gives an id of no dead
@@ -87,6 +93,15 @@ func (s *Server) locate(c echo.Context, r Route) error {
 		})
 		if len(unseen) > 0 {
 			return s.notFoundDeniedIn(c, unseen, loc.Object, c.Param(loc.Param))
+		}
+		if loc.hides != nil {
+			hidden, err := loc.hides(c, u)
+			if err != nil {
+				return err
+			}
+			if hidden {
+				return s.notFoundDeniedIn(c, slices.Compact(slices.Sorted(maps.Values(tenants))), loc.Object, c.Param(loc.Param))
+			}
 		}
 		// The route's own right, in the object's tenant, on the request's
 		// class for a route of the replay family: the gate let through
@@ -340,6 +355,10 @@ func (s *Server) requestLocator() *Locator {
 		class: func(c echo.Context) (replaypolicy.Class, error) {
 			req, err := s.foundRequest(c)
 			return req.Class, err
+		},
+		hides: func(c echo.Context, u authz.User) (bool, error) {
+			req, err := s.foundRequest(c)
+			return err == nil && hiddenDraft(req, u), err
 		}}
 }
 

@@ -35,11 +35,16 @@ func requestID(c echo.Context) (int64, error) {
 // draft, drafted it: someone else's draft does not exist for them.
 func (s *Server) inTenant(c echo.Context, req replay.Request) error {
 	u := userOf(c)
-	if !s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActRead) ||
-		(req.Status == replay.StatusDraft && replaypolicy.MaySubmit(req.Requester, u.Actor).Outcome != replaypolicy.Go) {
+	if !s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActRead) || hiddenDraft(req, u) {
 		return s.notFoundDenied(c, req.Tenant, "replay_request", c.Param("id"))
 	}
 	return nil
+}
+
+// hiddenDraft reports whether req is a draft someone other than u drafted:
+// it does not exist for u (inTenant, and the request locator's hides).
+func hiddenDraft(req replay.Request, u authz.User) bool {
+	return req.Status == replay.StatusDraft && replaypolicy.MaySubmit(req.Requester, u.Actor).Outcome != replaypolicy.Go
 }
 
 // loadRequest returns the replay request of the :id parameter if the user
