@@ -331,6 +331,23 @@ func (s Scope) Has(tenant string) bool {
 	return false
 }
 
+// Within returns the tenants of s that are also in o.
+func (s Scope) Within(o Scope) Scope {
+	switch {
+	case o.All:
+		return s
+	case s.All:
+		return Scope{Tenants: append([]string{}, o.Tenants...)}
+	}
+	var out []string
+	for _, t := range s.Tenants {
+		if o.Has(t) {
+			out = append(out, t)
+		}
+	}
+	return Scope{Tenants: out}
+}
+
 // List returns the tenants for a query filter: nil for all.
 func (s Scope) List() []string {
 	if s.All {

@@ -289,12 +289,17 @@ func (s *Server) replayScope(ctx context.Context, u authz.User, act string) auth
 }
 
 // classScopes are where u may do act on the replays of each class, the
-// classes u may do it on nowhere left out.
+// classes u may do it on nowhere left out, in the tenants whose dead
+// letters u reads: a request is found by the request locator, which
+// answers one of a tenant whose dead letters u may not read as not found
+// (its page, and every action on it), so a request there is none of u's to
+// act on, nor are the payloads its edits show to be listed to u.
 func (s *Server) classScopes(ctx context.Context, u authz.User, act string) []replay.ClassScope {
 	known := s.knownTenants(ctx)
+	reads := s.deps.Access.Scope(u, authz.ObjDeadLetter, authz.ActRead, known)
 	var out []replay.ClassScope
 	for _, cl := range replaypolicy.KnownClasses() {
-		sc := s.deps.Access.Scope(u, authz.ReplayObject(string(cl)), act, known)
+		sc := s.deps.Access.Scope(u, authz.ReplayObject(string(cl)), act, known).Within(reads)
 		if !sc.Empty() {
 			out = append(out, replay.ClassScope{Class: cl, Tenants: sc.Tenants, All: sc.All})
 		}
