@@ -782,8 +782,11 @@ func exportEntries(ctx context.Context, db Querier, f Filter, end int64, fn func
 	}
 	// The subquery's ORDER BY keeps it from being merged into the outer
 	// query, so the conditions are evaluated once a row, not once a column.
+	// IS TRUE: a condition on a value the entry does not hold (a request's
+	// item entry without after.request: a download, a close) is NULL, which
+	// leaves the entry out (a stub), as CheckCSVStubs' IS NOT TRUE does.
 	rows, err := db.Query(ctx, `SELECT `+exportColumns+` FROM (
-        SELECT *, `+whereSQL(conds)+` AS selected FROM audit_log
+        SELECT *, (`+whereSQL(conds)+`) IS TRUE AS selected FROM audit_log
         WHERE seq BETWEEN @first AND @head ORDER BY seq) AS l ORDER BY seq`, args)
 	if err != nil {
 		return fmt.Errorf("query entries: %w", err)
