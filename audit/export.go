@@ -408,21 +408,34 @@ type jsonExport struct {
 	Signature  string `json:"signature,omitempty"`
 }
 
-// exportDomain starts the signed bytes of every export manifest.
-const exportDomain = "quarantine-audit-export-v1"
+// exportDomain starts the signed bytes of an export manifest, by its
+// version: 2 since the chain head is signed with it, 1 before (read by the
+// verifier only, for exports written then).
+var exportDomain = map[int]string{1: "quarantine-audit-export-v1", 2: "quarantine-audit-export-v2"}
+
+// exportVersion is the manifest every export is signed with.
+const exportVersion = 2
 
 // exportManifest is what an export's signature covers: length-prefixed
 // fields as in Checkpoint.signedBytes, in this order: the tag
-// "quarantine-audit-export-v1", the SHA-256 of the file before its
-// trailer (32 bytes), the filter, the first and the last line's seq (8
-// bytes each, big-endian; 0 for an export without lines), the export time
-// (timeLayout, UTC), the key id.
-func exportManifest(linesHash []byte, filter string, first, last int64, at time.Time, keyID string) []byte {
+// "quarantine-audit-export-v2", the SHA-256 of the file before its
+// trailer (32 bytes), the chain head's seq (8 bytes, big-endian) and
+// hash, the filter, the first and the last line's seq (8 bytes each; 0
+// for an export without lines), the export time (timeLayout, UTC), the
+// key id. Version 1 ("quarantine-audit-export-v1") had no chain head: an
+// export that selected nothing could be given a later checkpoint's head
+// and still verify (VerifyExport binds such a head by time only).
+func exportManifest(version int, linesHash []byte, head Checkpoint, filter string, first, last int64, at time.Time, keyID string) []byte {
 	var b bytes.Buffer
-	field(&b, []byte(exportDomain))
+	field(&b, []byte(exportDomain[version]))
 	field(&b, linesHash)
-	field(&b, []byte(filter))
 	var seq [8]byte
+	if version >= 2 {
+		binary.BigEndian.PutUint64(seq[:], uint64(head.Seq))
+		field(&b, seq[:])
+		field(&b, head.Hash)
+	}
+	field(&b, []byte(filter))
 	binary.BigEndian.PutUint64(seq[:], uint64(first))
 	field(&b, seq[:])
 	binary.BigEndian.PutUint64(seq[:], uint64(last))
@@ -491,9 +504,10 @@ func ExportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, w i
 // "first_seq" and "last_seq" (the seqs of its first and last lines,
 // absent when it has none), "exported_at", "lines_sha256" (the SHA-256 of
 // every byte of the file before the trailer), "key_id" and "signature", an
-// Ed25519 signature over those and the filter (exportManifest). VerifyExport
-// checks it: no line can be edited, added or taken off, nor the filter
-// changed, without the signature failing.
+// Ed25519 signature over those, the filter and the chain head
+// (exportManifest). VerifyExport checks it: no line can be edited, added
+// or taken off, nor the filter or the head changed, without the signature
+// failing.
 func ExportJSONLSigned(ctx context.Context, db Querier, f Filter, head Checkpoint, signer *Signer, w io.Writer) error {
 	return exportJSONL(ctx, db, f, head, signer, w)
 }
@@ -563,7 +577,7 @@ func exportJSONL(ctx context.Context, db Querier, f Filter, head Checkpoint, sig
 		}
 		sum := lines.Sum(nil)
 		x.FirstSeq, x.LastSeq, x.ExportedAt, x.LinesHash, x.KeyID = first, last, at.Format(timeLayout), hex.EncodeToString(sum), signer.KeyID()
-		x.Signature = hex.EncodeToString(ed25519.Sign(signer.priv, exportManifest(sum, x.Filter, first, last, at, x.KeyID)))
+		x.Signature = hex.EncodeToString(ed25519.Sign(signer.priv, exportManifest(exportVersion, sum, head, x.Filter, first, last, at, x.KeyID)))
 	}
 	if err := enc.Encode(&trailer); err != nil {
 		return fmt.Errorf("export audit jsonl: %w", err)

@@ -1,6 +1,11 @@
 package audit
 
-import "github.com/jackc/pgx/v5"
+import (
+	"crypto/ed25519"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
 
 // FirstPageQuery is the statement List runs for the first page of f, for
 // tests that read its plan.
@@ -8,4 +13,11 @@ func FirstPageQuery(f Filter) (string, pgx.NamedArgs) {
 	conds, args, _ := f.where()
 	args["limit"] = DefaultLimit + 1
 	return selectEntries + whereSQL(conds) + newestFirst, args
+}
+
+// SignExportV1 is the signature a console wrote on a JSON Lines export
+// before manifest version 2 (no chain head in it), for tests of files
+// written then.
+func SignExportV1(s *Signer, filter string, linesHash []byte, first, last int64, at time.Time) []byte {
+	return ed25519.Sign(s.priv, exportManifest(1, linesHash, Checkpoint{}, filter, first, last, at, s.KeyID()))
 }

@@ -222,12 +222,22 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 		firstSeq, lastSeq = first.Seq, last.Seq
 	}
 	if x.Signature != "" {
-		if problem := checkExportSignature(x, lines.Sum(nil), firstSeq, lastSeq, keys); problem != "" {
+		if problem := checkExportSignature(x, lines.Sum(nil), head, firstSeq, lastSeq, keys); problem != "" {
 			res.Problem = problem
 			return res, nil
 		}
 		res.ExportSigned, res.ExportKeyID = true, x.KeyID
 		res.ExportedAt, _ = time.Parse(timeLayout, x.ExportedAt)
+		// A head signed after the export was written is not the one it
+		// ended at: what the export says of the entries it selected
+		// (none, say) would be claimed up to a later head. The signature
+		// covers the head since manifest version 2; this binds the head of
+		// an export signed before (version 1) too.
+		if head.Signed() && head.At.After(res.ExportedAt) {
+			res.Problem = fmt.Sprintf("the chain head was signed at %s, after the export was written (%s): it is not the head the export ended at",
+				head.At.UTC().Format(timeLayout), x.ExportedAt)
+			return res, nil
+		}
 	}
 	checkExportEnd(&res, first, last, firstStubLine, keys)
 	return res, nil
@@ -519,9 +529,12 @@ func rawOrNil(m json.RawMessage) json.RawMessage {
 
 // checkExportSignature checks the export's own signature (x, from its
 // trailer) with keys, and that what it signed is what the file holds:
-// linesHash, the SHA-256 of the bytes before the trailer, and the seqs of
-// its first and last lines. It returns what is wrong, "" when nothing is.
-func checkExportSignature(x jsonExport, linesHash []byte, first, last int64, keys *KeySet) string {
+// linesHash, the SHA-256 of the bytes before the trailer, the chain head
+// of its trailer, and the seqs of its first and last lines. A signature of
+// manifest version 1, which had no head, is taken too (an export written
+// before version 2; VerifyExport then binds its head by time). It returns
+// what is wrong, "" when nothing is.
+func checkExportSignature(x jsonExport, linesHash []byte, head Checkpoint, first, last int64, keys *KeySet) string {
 	var pub []byte
 	if keys != nil {
 		pub = keys.byID[x.KeyID]
@@ -543,8 +556,9 @@ func checkExportSignature(x jsonExport, linesHash []byte, first, last int64, key
 		return fmt.Sprintf("the export is signed by key %s, and no public key was given to check it", x.KeyID)
 	case pub == nil:
 		return fmt.Sprintf("the export is signed by key %s, which is not one of the public keys given", x.KeyID)
-	case !ed25519.Verify(pub, exportManifest(claimed, x.Filter, x.FirstSeq, x.LastSeq, at, x.KeyID), sig):
-		return fmt.Sprintf("the export's signature does not verify with key %s (its filter, first or last seq, or time was changed)", x.KeyID)
+	case !ed25519.Verify(pub, exportManifest(exportVersion, claimed, head, x.Filter, x.FirstSeq, x.LastSeq, at, x.KeyID), sig) &&
+		!ed25519.Verify(pub, exportManifest(1, claimed, head, x.Filter, x.FirstSeq, x.LastSeq, at, x.KeyID), sig):
+		return fmt.Sprintf("the export's signature does not verify with key %s (its filter, chain head, first or last seq, or time was changed)", x.KeyID)
 	case !bytes.Equal(claimed, linesHash):
 		return "the export's lines are not the ones it was signed with (a line was edited, added or taken off since the export)"
 	case x.FirstSeq != first || x.LastSeq != last:
