@@ -137,6 +137,26 @@ func (p pattern) covers(q pattern) bool {
 	return true
 }
 
+// intersect is the pattern of the item types both p and q match, when
+// they overlap (a literal token where either has one, "*" where both
+// have it, the longer one's tokens past the shorter's ">").
+func (p pattern) intersect(q pattern) pattern {
+	if len(p.toks) > len(q.toks) {
+		p, q = q, p
+	}
+	out := pattern{toks: slices.Clone(q.toks), tail: q.tail}
+	for i, pt := range p.toks {
+		if out.toks[i] == "*" {
+			out.toks[i] = pt
+		}
+	}
+	out.raw = strings.Join(out.toks, ".")
+	if out.tail {
+		out.raw = strings.TrimPrefix(out.raw+".>", ".")
+	}
+	return out
+}
+
 // overlaps reports whether some item type matches both p and q, so that
 // rules with p and q judge some items alike.
 func (p pattern) overlaps(q pattern) bool {

@@ -259,7 +259,7 @@ func (p *parser) rules(v any) ([]Rule, []pattern, []pattern) {
 			shadowed = true
 			break
 		}
-		if shadowed {
+		if shadowed || !p.ruleUnambiguous(rules, patterns, subjects, numbers, pat, subj, Class(cls), where, idx, key) {
 			continue
 		}
 		rules = append(rules, Rule{ItemType: pat.raw, Subject: subj.raw, Class: Class(cls)})
@@ -267,6 +267,72 @@ func (p *parser) rules(v any) ([]Rule, []pattern, []pattern) {
 		numbers = append(numbers, i+1)
 	}
 	return rules, patterns, subjects
+}
+
+// ruleUnambiguous reports whether the rule (pat, subj, cls), after the
+// valid rules before it (rules, their globs, numbers[j] the 1-based number
+// of rules[j]), says what it means, else reports it on its line. The first
+// rule of a kind (item type, or subject alone) that matches decides, so a
+// later rule is refused when an earlier one of its kind matches some of
+// the same items but not only ones it matches (neither is the narrower:
+// item_type "billing.*" and "*.refund"), with another class: the items
+// both match get the earlier rule's class, which is written nowhere as
+// meant for them, and may need fewer approvals than the later rule's
+// ("billing.refund" rebuildable, where "*.refund" says manual). An
+// earlier rule inside this one is the exception "narrower first" makes,
+// and an overlap a rule before both takes whole (settled) reaches neither.
+// Retention rules are refused alike (retentionRuleReached).
+func (p *parser) ruleUnambiguous(rules []Rule, patterns, subjects []pattern, numbers []int, pat, subj pattern, cls Class, where, idx, key string) bool {
+	for j := range rules {
+		both, ok := overlapOf(patterns[j], subjects[j], pat, subj)
+		if !ok || rules[j].Class == cls || shadows(pat, subj, patterns[j], subjects[j]) {
+			continue
+		}
+		settled := false
+		for k := range j {
+			settled = settled || shadows(patterns[k], subjects[k], both.typ, both.subj)
+		}
+		if settled {
+			continue
+		}
+		p.problem(p.loc.line("rule", idx, key), where, key, "rule %d (%s, %s) and this rule (%s, %s) both match %s, neither only the other's: "+
+			"the first rule that matches decides, so those are %s; say which you mean in a rule for them, put first",
+			numbers[j], describeRule(patterns[j], subjects[j]), rules[j].Class, describeRule(pat, subj), cls, describeRule(both.typ, both.subj), rules[j].Class)
+		return false
+	}
+	return true
+}
+
+// globs are the item type and subject globs of a rule, or of what two
+// rules both match (a zero pattern: no glob, anything).
+type globs struct{ typ, subj pattern }
+
+// overlapOf returns what two rules of one kind both match (the item types
+// and subjects both take), and whether anything is: rules of two kinds
+// are never compared, since an item's class is the stricter of its item
+// type rule's and its subject rule's.
+func overlapOf(typ, subj, laterTyp, laterSubj pattern) (globs, bool) {
+	if (typ.raw == "") != (laterTyp.raw == "") {
+		return globs{}, false
+	}
+	var both globs
+	if typ.raw != "" {
+		if !typ.overlaps(laterTyp) {
+			return globs{}, false
+		}
+		both.typ = typ.intersect(laterTyp)
+	}
+	switch {
+	case subj.raw == "":
+		both.subj = laterSubj
+	case laterSubj.raw == "":
+		both.subj = subj
+	case !subj.overlaps(laterSubj):
+		return globs{}, false
+	default:
+		both.subj = subj.intersect(laterSubj)
+	}
+	return both, true
 }
 
 // glob reads and compiles the optional glob key of a rule; a rule without
