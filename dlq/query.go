@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -22,9 +23,32 @@ const ListPageSize = 50
 // and beyond it ListPage.CountCapped is set instead.
 const CountCap = 10_000
 
-// MinTextSearch is the shortest ListFilter.Text accepted: shorter strings
-// have no trigram to look up and would read the whole table.
+// MinTextSearch is the shortest word a ListFilter.Text must hold (a run
+// of letters or digits, TextSearchable): the trigram index takes its
+// trigrams from words of a search's text, and a text with no word of
+// three has none to look up, so PostgreSQL reads the whole index (pg_trgm
+// falls back to every entry): "...", "a.b.c", "%%%" or "ab" would read
+// every dead letter of the scope in each window of the search.
 const MinTextSearch = 3
+
+// TextSearchable reports whether text holds a word the trigram index can
+// look up: MinTextSearch letters or digits in a row. (Letters beyond ASCII
+// count, as pg_trgm counts them on a server whose locale classifies them;
+// on a server created with the C locale, such as `make run`'s, they form
+// no trigram, and a search of them alone reads every row of its window.)
+func TextSearchable(text string) bool {
+	run := 0
+	for _, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if run++; run >= MinTextSearch {
+				return true
+			}
+			continue
+		}
+		run = 0
+	}
+	return false
+}
 
 // TextSearchPrefix is how much of an error message text search covers
 // (the trigram index holds the first 1,024 characters).
@@ -85,8 +109,8 @@ func (f *ListFilter) Validate() error {
 	switch {
 	case f.Before != "" && f.After != "":
 		return quarantine.Errorf(quarantine.EINVALID, "before and after cannot both be set")
-	case f.Text != "" && len([]rune(f.Text)) < MinTextSearch:
-		return quarantine.Errorf(quarantine.EINVALID, "text search needs at least %d characters", MinTextSearch)
+	case f.Text != "" && !TextSearchable(f.Text):
+		return quarantine.Errorf(quarantine.EINVALID, "text search needs a word of at least %d letters or digits", MinTextSearch)
 	case !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To):
 		return quarantine.Errorf(quarantine.EINVALID, "from must be before to")
 	}

@@ -309,6 +309,9 @@ func TestListDeadLetters(t *testing.T) {
 			{Tenants: all, Before: "not-a-cursor"},
 			{Tenants: all, Before: Cursor{time.Now(), 1}.Encode(), After: Cursor{time.Now(), 2}.Encode()},
 			{Tenants: all, Text: "ab"},
+			{Tenants: all, Text: "..."}, // no word: the trigram index would be read whole
+			{Tenants: all, Text: "a.b.c d"},
+			{Tenants: all, Text: "%%%"},
 			{Tenants: all, Statuses: []Status{"gone"}},
 			{Tenants: all, From: base, To: base},
 		} {

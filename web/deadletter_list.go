@@ -136,8 +136,8 @@ func (f deadLetterFilterForm) Validate(tenants []string) (dlq.ListFilter, map[st
 		SubjectPrefix: f.Subject, Fingerprint: f.Group, MsgID: f.MsgID, OperationID: f.OperationID,
 		CorrelationID: f.CorrelationID, Text: f.Q, Before: f.Before, After: f.After,
 	}
-	if f.Q != "" && len([]rune(f.Q)) < dlq.MinTextSearch {
-		errs["q"] = "Type at least 3 characters to search error messages."
+	if f.Q != "" && !dlq.TextSearchable(f.Q) {
+		errs["q"] = "Type a word of at least 3 letters or digits to search error messages: shorter words and punctuation alone cannot use the search index."
 	}
 	if f.Tenant != "" && !slices.Contains(tenants, f.Tenant) {
 		errs["tenant"] = "Choose one of your tenants."
