@@ -398,6 +398,9 @@ func (s *Server) replaySubmit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if sel.Submitted() {
+		return s.toSubmitted(c, batch, sel)
+	}
 	for _, r := range sel.Requests {
 		if r.ItemCount > 0 {
 			if err := s.mayOnClass(c, r.Request, authz.ActRequest); err != nil {
@@ -440,6 +443,9 @@ func (s *Server) replaySubmit(c echo.Context) error {
 				errs[key] = classRead(why)
 			}
 		case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
+			if again, err := s.selection(c, batch); err == nil && again.Submitted() {
+				return s.toSubmitted(c, batch, again) // the same press twice at once: the other one submitted it
+			}
 			errs = map[string]string{"reason": quarantine.ErrorMessage(err)}
 			return s.renderConfirm(c, batch, form, &sel, errs, http.StatusConflict)
 		case err != nil:
@@ -454,6 +460,19 @@ func (s *Server) replaySubmit(c echo.Context) error {
 		}
 	}
 	return s.renderConfirm(c, batch, form, &sel, errs, http.StatusUnprocessableEntity)
+}
+
+// toSubmitted answers a submit of selection batch, sel, that was
+// submitted already (a second press of the button whose first answer was
+// never shown, a retry, another tab): nothing is submitted again, and the
+// person is taken where the first submit took them, told so (as a GET of
+// the confirm page of a submitted selection takes them).
+func (s *Server) toSubmitted(c echo.Context, batch string, sel replay.Selection) error {
+	s.flashInfo(c, "This selection was requested already (the button pressed twice, or another tab): nothing was requested again.")
+	if len(sel.Requests) > 1 {
+		return c.Redirect(http.StatusSeeOther, "/replay/batches/"+url.PathEscape(batch))
+	}
+	return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(sel.Landing(), 10))
 }
 
 // flashSubmitted keeps what the next page says of the requests done: ok
