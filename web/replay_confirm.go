@@ -252,7 +252,6 @@ func (s *Server) replayConfirm(c echo.Context) error {
 	// this page before a payload edit (carriedForm).
 	m := s.confirmModel(c, batch, sel, carriedForm(c.QueryParams()), nil)
 	m.BackURL = listReturn(c.QueryParam("back"))
-	m.LeftOut = s.replayLeftOutOf(c.Request().Context(), batch)
 	carryToForms(&m)
 	return s.render(c, http.StatusOK, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
 }
@@ -567,7 +566,10 @@ const classGone = "class no longer in the policy: cannot be requested"
 // form as typed.
 func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection, form submitForm, errs map[string]string) views.ReplayConfirmModel {
 	table := s.deps.Replays.Policy()
-	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: form.Reason, ReconciliationNote: form.Note, Errors: errs}
+	// What a filter's batch left out is said on every rendering of its
+	// page, a refused submit's too (not only the first GET).
+	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: form.Reason, ReconciliationNote: form.Note, Errors: errs,
+		LeftOut: s.replayLeftOutOf(c.Request().Context(), batch)}
 	for _, r := range sel.Requests {
 		g, requestable := confirmGroup(table, r, form, errs)
 		if r.Class == replaypolicy.Revalidate && !s.deps.Replays.Revalidates() {
