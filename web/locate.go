@@ -88,7 +88,8 @@ func (s *Server) locate(c echo.Context, r Route) error {
 	}
 	u := userOf(c)
 	if r.Tenancy == ObjectTenant {
-		unseen := slices.DeleteFunc(slices.Compact(slices.Sorted(maps.Values(tenants))), func(tenant string) bool {
+		found := slices.Compact(slices.Sorted(maps.Values(tenants))) // the object's tenants, each once
+		unseen := slices.DeleteFunc(slices.Clone(found), func(tenant string) bool {
 			return s.sees(u, loc, tenant)
 		})
 		if len(unseen) > 0 {
@@ -100,7 +101,7 @@ func (s *Server) locate(c echo.Context, r Route) error {
 				return err
 			}
 			if hidden {
-				return s.notFoundDeniedIn(c, slices.Compact(slices.Sorted(maps.Values(tenants))), loc.Object, c.Param(loc.Param))
+				return s.notFoundDeniedIn(c, found, loc.Object, c.Param(loc.Param))
 			}
 		}
 		// The route's own right, in the object's tenant, on the request's
@@ -123,7 +124,7 @@ func (s *Server) locate(c echo.Context, r Route) error {
 			}
 			need.Object = authz.ReplayObject(string(class))
 		}
-		for _, tenant := range slices.Compact(slices.Sorted(maps.Values(tenants))) {
+		for _, tenant := range found {
 			if !s.holds(u, tenant, need) {
 				return s.deny(c, tenant, need.Object+":"+need.Action, loc.Object+" "+c.Param(loc.Param))
 			}
