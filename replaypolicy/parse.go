@@ -288,11 +288,7 @@ func (p *parser) ruleUnambiguous(rules []Rule, patterns, subjects []pattern, num
 		if !ok || rules[j].Class == cls || shadows(pat, subj, patterns[j], subjects[j]) {
 			continue
 		}
-		settled := false
-		for k := range j {
-			settled = settled || shadows(patterns[k], subjects[k], both.typ, both.subj)
-		}
-		if settled {
+		if settledBy(patterns[:j], subjects[:j], both) {
 			continue
 		}
 		p.problem(p.loc.line("rule", idx, key), where, key, "rule %d (%s, %s) and this rule (%s, %s) both match %s, neither only the other's: "+
@@ -301,6 +297,17 @@ func (p *parser) ruleUnambiguous(rules []Rule, patterns, subjects []pattern, num
 		return false
 	}
 	return true
+}
+
+// settledBy reports whether one of the rules with these globs takes all of
+// both (what two later rules both match): neither of those rules reaches it.
+func settledBy(patterns, subjects []pattern, both globs) bool {
+	for k := range patterns {
+		if shadows(patterns[k], subjects[k], both.typ, both.subj) {
+			return true
+		}
+	}
+	return false
 }
 
 // globs are the item type and subject globs of a rule, or of what two
