@@ -40,18 +40,21 @@ var (
 // closeForm is a discard or resolve as a form posts it: the selection (the
 // repeated "id" field; the path names a single one), the version the
 // person saw (single), the reason, the list to go back to, and whether they
-// confirmed (the confirmation page, or app.js's dialog).
+// confirmed (the confirmation page, or app.js's dialog); a close by
+// filter's confirmation also carries the token under which the session
+// keeps what the filter left out (closeLeftOutKey).
 type closeForm struct {
 	selectionForm
 	Version   string
 	Reason    string
 	ReturnTo  string
 	Confirmed bool
+	LeftOut   string
 }
 
 func readCloseForm(form url.Values) closeForm {
 	return closeForm{selectionForm: readSelection(form), Version: form.Get("version"), Reason: strings.TrimSpace(form.Get("reason")),
-		ReturnTo: form.Get("return_to"), Confirmed: form.Get(views.ConfirmedField) == "1"}
+		ReturnTo: form.Get("return_to"), Confirmed: form.Get(views.ConfirmedField) == "1", LeftOut: form.Get(leftOutField)}
 }
 
 // Validate returns the version (0: none sent, or one that is no version)
@@ -156,6 +159,13 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 	// A selection (not one dead letter's route) is confirmed as what the
 	// close will take of it; over the bound, Close refuses it whole.
 	split := c.Param("id") == "" && len(ids) <= dlq.MaxBulkClose
+	// What the filter the selection came from left out (a close by filter;
+	// nil otherwise), which its form's ids cannot say: said again on the
+	// page a refused close renders, and in the flash of one done.
+	var kept *views.LeftOut
+	if c.Param("id") == "" && f.LeftOut != "" {
+		kept = s.leftOutOf(ctx, closeLeftOutKey(f.LeftOut))
+	}
 	status := http.StatusOK
 	if len(ids) == 0 || (errs == nil && f.Confirmed) {
 		// Nothing the person may close: refused (and audited) at once.
@@ -167,6 +177,11 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 			msg := fmt.Sprintf("%s %s.", countNoun(n, "dead letter", "dead letters"), k.done)
 			if refused.Len() > 0 {
 				msg += fmt.Sprintf(" %s left out: you may not %s them where they are.", countNoun(refused.Len(), "selected dead letter", "selected dead letters"), k.path)
+			}
+			if kept != nil {
+				if more := leftOutSentence(kept); more != "" {
+					msg += " " + more
+				}
 			}
 			s.flash(c, msg)
 			return c.Redirect(http.StatusSeeOther, back)
@@ -207,6 +222,10 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 		}
 	}
 	fields := []views.Hidden{{Name: "return_to", Value: f.ReturnTo}}
+	if kept != nil {
+		left = withKept(*kept, left, len(ids))
+		fields = append(fields, views.Hidden{Name: leftOutField, Value: f.LeftOut})
+	}
 	switch {
 	case version != 0:
 		fields = append(fields, views.Hidden{Name: "version", Value: strconv.Itoa(int(version))})

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"crypto/rand"
 	"net/http"
 	"slices"
 	"strconv"
@@ -52,6 +53,13 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 		return c.Redirect(http.StatusSeeOther, back)
 	}
 	fields := []views.Hidden{{Name: "return_to", Value: back}}
+	if left != nil && len(ids) > 0 {
+		// The form carries the ids only: what the filter left out is kept
+		// in the session for the close to say again (closeSelection).
+		token := rand.Text()
+		s.keepLeftOut(ctx, closeLeftOutKey(token), *left)
+		fields = append(fields, views.Hidden{Name: leftOutField, Value: token})
+	}
 	for _, id := range ids {
 		fields = append(fields, views.Hidden{Name: "id", Value: strconv.FormatInt(id, 10)})
 	}
@@ -112,6 +120,42 @@ func (s *Server) filterLeftOut(c echo.Context, f dlq.ListFilter, scope authz.Sco
 		left.Chosen, left.AtLeast, left.Of = "matching", more, left.N
 	}
 	return left, err
+}
+
+// leftOutField is the field of a close by filter's confirmation that
+// names what the session keeps of what its filter left out.
+const leftOutField = "left_out"
+
+// closeLeftOutKey is the key under which the session keeps what the close
+// by filter of token left out (keepLeftOut); a replay's is its batch id,
+// which has no colon.
+func closeLeftOutKey(token string) string { return "close:" + token }
+
+// withKept is what a close by filter leaves out when it is confirmed
+// again: what its filter left out (kept, which the form's ids do not
+// hold), and what of the ids it would close cannot be closed now (now,
+// nil: nothing), of offered still closable; a group of both is counted
+// once, with the items of both up to leftOutNamed.
+func withKept(kept views.LeftOut, now *views.LeftOut, offered int) *views.LeftOut {
+	m := kept
+	m.Groups = slices.Clone(kept.Groups)
+	if now != nil {
+		for _, g := range now.Groups {
+			i := slices.IndexFunc(m.Groups, func(k views.LeftOutGroup) bool {
+				return k.RequestID == g.RequestID && k.Tenant == g.Tenant && k.Status == g.Status
+			})
+			if i < 0 {
+				m.Groups = append(m.Groups, g)
+				continue
+			}
+			k := &m.Groups[i]
+			k.N += g.N
+			k.Items = append(slices.Clone(k.Items), g.Items...)[:min(len(k.Items)+len(g.Items), leftOutNamed)]
+		}
+		m.N += now.N
+	}
+	m.Of = m.N + offered
+	return &m
 }
 
 // splitTenants splits tenants into those in scope and the others.

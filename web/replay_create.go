@@ -38,7 +38,7 @@ func (s *Server) replayCreate(c echo.Context) error {
 // startReplay makes the draft batch for ids and sends the user to confirm
 // it, with the reason typed so far and the page to go back to; left (nil:
 // nothing) is what a filter selected that the batch leaves out, which its
-// confirm page names (keepReplayLeftOut).
+// confirm page names (keepLeftOut).
 func (s *Server) startReplay(c echo.Context, ids []int64, reason, back string, left *views.LeftOut) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
@@ -51,7 +51,7 @@ func (s *Server) startReplay(c echo.Context, ids []int64, reason, back string, l
 		return err
 	}
 	if left != nil {
-		s.keepReplayLeftOut(ctx, batch, *left)
+		s.keepLeftOut(ctx, batch, *left)
 	}
 	return c.Redirect(http.StatusSeeOther, "/replay/batches/"+batch+pairsQuery("reason", reason, "back", back))
 }

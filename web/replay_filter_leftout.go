@@ -9,21 +9,26 @@ import (
 	"github.com/quarantine-console/quarantine/views"
 )
 
-// sessionReplayLeftOut keeps in the person's session what their last
-// replayLeftOutKeep "Replay all matching" batches left out of their
-// filters, by batch id, so that a batch's confirm page names it however
-// often it is shown (a payload edit comes back to it), in whichever tab,
-// while the person starts other batches in others; a link to another
-// batch names nothing. It is kept in the session rather than with the
-// batch: a draft holds what it selected, not what its filter could not
-// reach, and the session is the person's own. It is not read from the
-// address: a link could not make the page claim what no filter selected.
-const sessionReplayLeftOut = "replay_left_out"
+// sessionLeftOut keeps in the person's session what their last
+// leftOutKeep actions by filter left out of their filters, by key: a
+// "Replay all matching" batch by its batch id, a "Discard (or resolve)
+// all matching" confirmation by the token its form carries
+// (closeLeftOutKey). A batch's confirm page names what it left out
+// however often it is shown (a payload edit comes back to it), in
+// whichever tab, while the person starts other batches in others; a
+// close's confirmation names it again when a submit is refused (no
+// reason) and its flash says it once done. A link to another batch, or a
+// token the session does not keep, names nothing. It is kept in the
+// session rather than with the batch: a draft holds what it selected,
+// not what its filter could not reach, and the session is the person's
+// own. It is not read from the address or the form: a link could not
+// make a page claim what no filter selected.
+const sessionLeftOut = "left_out"
 
-// replayLeftOutKeep is how many batches sessionReplayLeftOut keeps, the
-// newest: a bound on the session's size, past what a person works on in
-// tabs at once. An older batch's page then names nothing left out.
-const replayLeftOutKeep = 8
+// leftOutKeep is how many actions sessionLeftOut keeps, the newest: a
+// bound on the session's size, past what a person works on in tabs at
+// once. An older one's page then names nothing left out.
+const leftOutKeep = 8
 
 // leftOutSentence says in a sentence which tenants left hold what a
 // replay left out: "It also selects 2 dead letters in globex, where you
@@ -43,48 +48,47 @@ func leftOutSentence(left *views.LeftOut) string {
 	return "It also selects " + strings.Join(parts, ", ") + ", where you may not " + left.Verb + "."
 }
 
-// replayLeftOutKept is one batch of what the session keeps under
-// sessionReplayLeftOut (a list of them, oldest first).
-type replayLeftOutKept struct {
-	Batch   string
+// leftOutKept is one action of what the session keeps under
+// sessionLeftOut (a list of them, oldest first).
+type leftOutKept struct {
+	Key     string
 	LeftOut views.LeftOut
 }
 
-// keepReplayLeftOut keeps left as what batch left out of its filter,
-// beside what the person's replayLeftOutKeep-1 batches before it left out
-// (the oldest let go). Without it the confirm page names nothing left
-// out: a failure is logged, not shown.
-func (s *Server) keepReplayLeftOut(ctx context.Context, batch string, left views.LeftOut) {
-	kept := slices.DeleteFunc(s.replayLeftOutKept(ctx), func(k replayLeftOutKept) bool { return k.Batch == batch })
-	kept = append(kept, replayLeftOutKept{Batch: batch, LeftOut: left})
-	if len(kept) > replayLeftOutKeep {
-		kept = kept[len(kept)-replayLeftOutKeep:]
+// keepLeftOut keeps left as what the action key left out of its filter,
+// beside what the person's leftOutKeep-1 actions before it left out (the
+// oldest let go). Without it the pages name nothing left out: a failure
+// is logged, not shown.
+func (s *Server) keepLeftOut(ctx context.Context, key string, left views.LeftOut) {
+	kept := slices.DeleteFunc(s.leftOutKept(ctx), func(k leftOutKept) bool { return k.Key == key })
+	kept = append(kept, leftOutKept{Key: key, LeftOut: left})
+	if len(kept) > leftOutKeep {
+		kept = kept[len(kept)-leftOutKeep:]
 	}
 	b, err := json.Marshal(kept)
 	if err != nil {
-		s.deps.Log.Warn("keep what a replay left out", "batch", batch, "err", err)
+		s.deps.Log.Warn("keep what an action by filter left out", "key", key, "err", err)
 		return
 	}
-	s.deps.Sessions.Put(ctx, sessionReplayLeftOut, string(b))
+	s.deps.Sessions.Put(ctx, sessionLeftOut, string(b))
 }
 
-// replayLeftOutOf is what batch left out of its filter, as
-// keepReplayLeftOut kept it; nil when the session keeps nothing for it.
-func (s *Server) replayLeftOutOf(ctx context.Context, batch string) *views.LeftOut {
-	for _, k := range s.replayLeftOutKept(ctx) {
-		if k.Batch == batch {
+// leftOutOf is what the action key left out of its filter, as
+// keepLeftOut kept it; nil when the session keeps nothing for it.
+func (s *Server) leftOutOf(ctx context.Context, key string) *views.LeftOut {
+	for _, k := range s.leftOutKept(ctx) {
+		if k.Key == key {
 			return &k.LeftOut
 		}
 	}
 	return nil
 }
 
-// replayLeftOutKept is what the session keeps under sessionReplayLeftOut;
-// nil when it keeps nothing or what it keeps does not read (one batch
-// alone, as kept before the list: then that is let go).
-func (s *Server) replayLeftOutKept(ctx context.Context) []replayLeftOutKept {
-	raw := s.deps.Sessions.GetString(ctx, sessionReplayLeftOut)
-	var kept []replayLeftOutKept
+// leftOutKept is what the session keeps under sessionLeftOut; nil when it
+// keeps nothing or what it keeps does not read.
+func (s *Server) leftOutKept(ctx context.Context) []leftOutKept {
+	raw := s.deps.Sessions.GetString(ctx, sessionLeftOut)
+	var kept []leftOutKept
 	if raw == "" || json.Unmarshal([]byte(raw), &kept) != nil {
 		return nil
 	}
