@@ -273,13 +273,33 @@ func (l *Login) userFrom(idt *oidc.IDToken) (User, error) {
 	if err := idt.Claims(&claims); err != nil {
 		return User{}, fmt.Errorf("the ID token's claims could not be read")
 	}
-	return l.userFromClaims(idt.Issuer, idt.Subject, claims), nil
+	return l.userFromClaims(idt.Issuer, idt.Subject, claims)
 }
 
-// userFromClaims reads a person from ID token or userinfo claims.
-func (l *Login) userFromClaims(issuer, subject string, claims map[string]any) User {
+// maxSubject and maxEmail bound the identity a provider may sign in:
+// OpenID Connect Core 1.0 (section 2) says a subject never exceeds 255
+// ASCII characters, and an address is at most 320 bytes (RFC 5321's
+// parts; the audit log keeps no more of one). What the console stores of
+// a person (the audit row, who last changed an error group, a revocation's
+// reason, their settings) is sized for an identity within them; a longer
+// one would be cut in the audit log, where two people must never read as
+// one, and refused by the other stores' bounds, so it is not signed in.
+const (
+	maxSubject = 255
+	maxEmail   = 320
+)
+
+// userFromClaims reads a person from ID token or userinfo claims; an
+// identity past maxSubject or maxEmail is an error that says which.
+func (l *Login) userFromClaims(issuer, subject string, claims map[string]any) (User, error) {
 	u := User{Actor: quarantine.Actor{Issuer: issuer, Subject: subject}}
 	u.Email, _ = claims["email"].(string)
+	switch {
+	case len(subject) > maxSubject:
+		return User{}, fmt.Errorf("the identity provider's subject for this person is %d bytes long, and OpenID Connect allows at most %d: ask its administrators to shorten it", len(subject), maxSubject)
+	case len(u.Email) > maxEmail:
+		return User{}, fmt.Errorf("the identity provider's email address for this person is %d bytes long, and an address is at most %d: ask its administrators to correct it", len(u.Email), maxEmail)
+	}
 	u.EmailVerified, _ = claims["email_verified"].(bool)
 	u.Name, _ = claims["name"].(string)
 	if u.Name == "" {
@@ -301,7 +321,7 @@ func (l *Login) userFromClaims(issuer, subject string, claims map[string]any) Us
 			u.Groups = []string{g}
 		}
 	}
-	return u
+	return u, nil
 }
 
 // Logout ends the session: POST /auth/logout. The session's record ends

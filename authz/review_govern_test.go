@@ -18,10 +18,13 @@ import (
 func TestGroupsClaimStringIsOneGroup(t *testing.T) {
 	t.Parallel()
 	l := &Login{cfg: OIDCConfig{GroupsClaim: "groups"}}
-	u := l.userFromClaims("https://idp.example", "mallory", map[string]any{
+	u, err := l.userFromClaims("https://idp.example", "mallory", map[string]any{
 		"email": "mallory@example.com", "email_verified": true,
 		"groups": "book club,quarantine:acme:admin",
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := GroupMap{Prefix: "quarantine:"}
 	if roles := m.RolesFor(u.Groups); slices.Contains(roles, TenantRole{Tenant: "acme", Role: RoleAdmin}) {
 		t.Errorf("one user-named group %q gives %v", "book club,quarantine:acme:admin", roles)

@@ -322,5 +322,5 @@ func (l *Login) refreshedIdentity(ctx context.Context, tok *oauth2.Token, issuer
 	if err := info.Claims(&claims); err != nil {
 		return User{}, fmt.Errorf("userinfo claims: %w", err)
 	}
-	return l.userFromClaims(issuer, info.Subject, claims), nil
+	return l.userFromClaims(issuer, info.Subject, claims)
 }
