@@ -1,6 +1,7 @@
 package views
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 )
@@ -354,9 +355,13 @@ type PayloadEdit struct {
 	DeadLetterID int64
 	MsgID        string
 	Payload      string
-	Reason       string // why, as typed when the form comes back
-	URL          string
-	Error        string
+	// LineBreaks is how Payload, as stored, breaks its lines
+	// (LineBreaksOf), which the form sends with the edit: the browser
+	// sends the textarea's as CRLF whatever they were.
+	LineBreaks string
+	Reason     string // why, as typed when the form comes back
+	URL        string
+	Error      string
 	// Edited: the item holds an edit, which the form offers to undo (the
 	// payload received goes back), saying beforehand what that does: Draft,
 	// in a draft (no approval given yet); UndoLeavesOut, why the draft
@@ -618,4 +623,24 @@ type SubmittedRequest struct {
 // request lands on once submitted: every request, and what each does next.
 type ReplaySubmittedModel struct {
 	Requests []SubmittedRequest
+}
+
+// The line breaks of a payload a form edits (LineBreaksOf).
+const (
+	LineBreaksLF   = "lf"
+	LineBreaksCRLF = "crlf"
+)
+
+// LineBreaksOf is "crlf" when every line break of payload is CRLF (and it
+// has one), else "lf". A browser sends a textarea's line breaks as CRLF
+// whatever they were, so an edit form says how the payload it shows breaks
+// its lines and the edit keeps them so: a payload of LF lines edited in a
+// browser would otherwise be sent with CRLF lines nobody chose (a payload
+// of both is taken as LF).
+func LineBreaksOf(payload []byte) string {
+	n := bytes.Count(payload, []byte("\n"))
+	if n > 0 && bytes.Count(payload, []byte("\r\n")) == n {
+		return LineBreaksCRLF
+	}
+	return LineBreaksLF
 }

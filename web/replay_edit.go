@@ -12,6 +12,7 @@ import (
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/views"
 )
 
 // maxPayloadEdit bounds an edited payload: the largest the edit forms hold.
@@ -33,10 +34,15 @@ func typedEdit(c echo.Context) payloadForm {
 // typed payload is not read).
 type payloadForm struct {
 	Item    string // the :dl parameter
-	Payload string // bytes, kept as sent: a payload need not be text
+	Payload string // bytes, kept as sent but for line breaks (LineBreaks): a payload need not be text
 	Reason  string
 	Undo    bool
-	text    map[string]string // text that cannot be stored, by field (formText)
+	// LineBreaks is how the payload the form showed breaks its lines
+	// (views.LineBreaksOf: "crlf" or "lf"): a browser sends a textarea's
+	// line breaks as CRLF whatever they were, so with "lf" each CRLF sent
+	// is a LF again. A form without it (not the console's) is kept as sent.
+	LineBreaks string
+	text       map[string]string // text that cannot be stored, by field (formText)
 }
 
 // Validate returns the item and the edit, or an error: not found for an
@@ -52,6 +58,9 @@ func (f payloadForm) Validate() (int64, replay.PayloadEdit, error) {
 	}
 	if f.Undo {
 		return dl, replay.PayloadEdit{Undo: true, Reason: strings.TrimSpace(f.Reason)}, nil
+	}
+	if f.LineBreaks == views.LineBreaksLF {
+		f.Payload = strings.ReplaceAll(f.Payload, "\r\n", "\n")
 	}
 	if len(f.Payload) > maxPayloadEdit {
 		return 0, replay.PayloadEdit{}, quarantine.Errorf(quarantine.EINVALID,
@@ -79,7 +88,8 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	form := payloadForm{Item: c.Param("dl"), Payload: c.FormValue("payload"), Reason: t.raw("reason"), Undo: t.raw("undo") != ""}
+	form := payloadForm{Item: c.Param("dl"), Payload: c.FormValue("payload"), Reason: t.raw("reason"), Undo: t.raw("undo") != "",
+		LineBreaks: c.FormValue("line_breaks")}
 	form.text = t.Errors()
 	dl, edit, err := form.Validate()
 	var change replay.PayloadChange
