@@ -26,8 +26,10 @@ type CloseState struct {
 func (c CloseState) Closable() bool { return c.Status.Closable() }
 
 // The state of each named dead letter in the scope, and the open request
-// holding it (replay_items_one_open_request: one at most).
-const selectCloseStates = `SELECT d.id, d.tenant, d.msg_id, d.status, coalesce(h.request_id, 0), coalesce(r.status, '')
+// holding it (replay_items_one_open_request: one at most). Its message id
+// is cut to ListTextChars, as a list reads it: a confirmation names those
+// it leaves out by it, and the session keeps what a filter left out.
+const selectCloseStates = `SELECT d.id, d.tenant, left(d.msg_id, ` + listTextChars + `), d.status, coalesce(h.request_id, 0), coalesce(r.status, '')
 FROM dead_letters d
 LEFT JOIN replay_items h ON h.dead_letter_id = d.id AND h.held
 LEFT JOIN replay_requests r ON r.id = h.request_id

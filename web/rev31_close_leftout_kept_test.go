@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
@@ -127,4 +128,27 @@ func TestRevOncall31CloseLeftOutCountsWhatChangedSince(t *testing.T) {
 	assert.Contains(t, left, "2 dead letters in globex, where you may not discard")
 	assert.Contains(t, left, fmt.Sprintf("1 dead letter in replay request #%d", held.ID))
 	assert.Equal(t, 1, d.Find(`form[data-testid="confirm-form"] input[name="id"]`).Length(), "the other one is offered")
+}
+
+// TestRevTriage31LeftOutNamesCutIds: the dead letters a close leaves out
+// are named by message id, and a producer's id may be as long as a
+// message (ingest keeps it whole). The confirmation, and the session that
+// keeps what a filter left out, read it whole: a page and a session of
+// megabytes from a few such ids. They read it cut, as every list does
+// (dlq.ListTextChars).
+func TestRevTriage31LeftOutNamesCutIds(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, _ := b.SignIn(t, "acme:oncall")
+	long := "rev31-long-" + strings.Repeat("i", 64<<10)
+	ids := testfactory.DeadLetters(t, b.Pool,
+		testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: long, Error: "index shard rev31 cut unavailable"},
+		testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "rev31-short", Error: "index shard rev31 cut unavailable"})
+	testfactory.SetStatus(t, b.Pool, dlq.StatusResolved, ids[0])
+	resp := b.Do(t, oncall, "POST", "/deadletters/discard/filter?type=search.index_update", nil, nil)
+	require.Equal(t, http.StatusOK, resp.Status, "%.300s", resp.Body)
+	named := resp.Doc(t).Find(`[data-testid="left-out-item"]`)
+	require.Equal(t, 1, named.Length(), "the resolved one is named")
+	assert.Equal(t, dlq.ListTextChars, len([]rune(named.Text())), "by its id cut as a list cuts it")
+	assert.Less(t, len(resp.Body), 64<<10, "the page does not hold the id whole")
 }
