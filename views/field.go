@@ -22,6 +22,10 @@ type Input struct {
 	// is (.phrase: white-space pre-wrap), so what the page shows is what
 	// must be typed.
 	Phrase string
+	// Rows, when above 0, makes the field a text box of that many rows
+	// (a textarea): for a text that may hold line breaks, which a text
+	// input drops from its value.
+	Rows int
 	// HotkeyFocus makes "/" focus this field (app.js).
 	HotkeyFocus bool
 	// Suggestions are values the browser offers as the field is typed

@@ -23,7 +23,8 @@ type noteForm struct {
 
 // Validate returns the note and the link, with a message per bad field.
 func (f noteForm) Validate() (note, ticket string, errs map[string]string) {
-	note, ticket = strings.TrimSpace(f.Note), strings.TrimSpace(f.Ticket)
+	// A browser sends a text box's line breaks as CRLF: a note keeps LF.
+	note, ticket = strings.ReplaceAll(strings.TrimSpace(f.Note), "\r\n", "\n"), strings.TrimSpace(f.Ticket)
 	errs = map[string]string{}
 	switch {
 	case len(note) > dlq.MaxGroupNote:
@@ -84,6 +85,6 @@ func (s *Server) groupNote(c echo.Context) error {
 		status = http.StatusConflict
 	}
 	return s.renderGroupForm(c, g, status, "Note on the group", "Save note", drawnFields(form, "note_was", "ticket_was"),
-		views.FormControl{Input: &views.Input{Name: "note", Label: "Note", Value: f.Note, Error: errs["note"]}},
+		views.FormControl{Input: &views.Input{Name: "note", Label: "Note", Value: f.Note, Error: errs["note"], Rows: 3}},
 		views.FormControl{Input: &views.Input{Name: "ticket", Label: "Ticket link", Type: "url", Value: f.Ticket, Error: errs["ticket"]}})
 }

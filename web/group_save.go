@@ -64,8 +64,9 @@ func readTriageForm(form url.Values, console []string) triageForm {
 }
 
 // edited returns field name of form, name_was (nil: not sent) and whether
-// the field was changed: sent, and different (trimmed) from name_was when
-// that was sent too.
+// the field was changed: sent, and different (trimmed, and its line breaks
+// read as LF: a browser sends a form's as CRLF, hidden fields' too) from
+// name_was when that was sent too.
 func edited(form url.Values, name string) (string, *string, bool) {
 	var drawn *string
 	if was := form[name+"_was"]; len(was) > 0 {
@@ -75,7 +76,8 @@ func edited(form url.Values, name string) (string, *string, bool) {
 	if !sent || len(v) == 0 {
 		return "", drawn, false
 	}
-	return v[0], drawn, drawn == nil || strings.TrimSpace(*drawn) != strings.TrimSpace(v[0])
+	same := func(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\r\n", "\n") }
+	return v[0], drawn, drawn == nil || same(*drawn) != same(v[0])
 }
 
 // Validate returns the change the form asks for, with a message per bad
@@ -205,7 +207,7 @@ func (s *Server) renderTriageForm(c echo.Context, g dlq.GroupRef, f triageForm, 
 	snoozed := form.Get("snoozed") != "" || f.Snooze == snoozeWake
 	return s.renderGroupForm(c, g, status, "Save the group's triage", "Save", drawnFields(form, "owner_was", "note_was", "ticket_was", "snoozed"),
 		views.FormControl{Input: &views.Input{Name: "owner", Label: "Owner", Value: f.Owner, Error: errs["owner"]}},
-		views.FormControl{Input: &views.Input{Name: "note", Label: "Note", Value: f.Note, Error: errs["note"]}},
+		views.FormControl{Input: &views.Input{Name: "note", Label: "Note", Value: f.Note, Error: errs["note"], Rows: 3}},
 		views.FormControl{Input: &views.Input{Name: "ticket", Label: "Ticket link", Type: "url", Value: f.Ticket, Error: errs["ticket"]}},
 		views.FormControl{Select: &views.Select{Name: "for", Label: "Snooze", Value: f.Snooze, Options: triageSnoozeOptions(snoozed), Error: errs["for"]}},
 		views.FormControl{Input: &views.Input{Name: "grows", Label: "Or until this many more arrive", Type: "number", Value: f.Grows, Error: errs["grows"]}})

@@ -22,6 +22,9 @@ func formPageValues(t *testing.T, d *goquery.Document) url.Values {
 	form.Find(`input[name]`).Each(func(_ int, in *goquery.Selection) {
 		values.Set(in.AttrOr("name", ""), in.AttrOr("value", ""))
 	})
+	form.Find(`textarea[name]`).Each(func(_ int, ta *goquery.Selection) {
+		values.Set(ta.AttrOr("name", ""), ta.Text())
+	})
 	form.Find(`select[name]`).Each(func(_ int, sel *goquery.Selection) {
 		chosen := sel.Find(`option[selected]`)
 		if chosen.Length() == 0 {

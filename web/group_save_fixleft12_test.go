@@ -3,6 +3,7 @@ package web_test
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
@@ -28,8 +29,18 @@ func panelForm(t *testing.T, b *testfactory.Console, c *http.Client) (fp, action
 	require.Equal(t, 1, forms.Length(), "one form in the panel: owner, note, ticket and snooze are saved together")
 	form := forms.First()
 	values = url.Values{}
+	// As a browser sends them: a text input's value without line breaks
+	// (HTML strips them), every line break sent as CRLF.
+	crlf := strings.NewReplacer("\r\n", "\r\n", "\n", "\r\n", "\r", "\r\n")
 	form.Find(`input[name]`).Each(func(_ int, in *goquery.Selection) {
-		values.Set(in.AttrOr("name", ""), in.AttrOr("value", ""))
+		v := in.AttrOr("value", "")
+		if in.AttrOr("type", "text") != "hidden" {
+			v = strings.NewReplacer("\r", "", "\n", "").Replace(v)
+		}
+		values.Set(in.AttrOr("name", ""), crlf.Replace(v))
+	})
+	form.Find(`textarea[name]`).Each(func(_ int, ta *goquery.Selection) {
+		values.Set(ta.AttrOr("name", ""), crlf.Replace(ta.Text()))
 	})
 	form.Find(`select[name]`).Each(func(_ int, sel *goquery.Selection) {
 		chosen := sel.Find(`option[selected]`)
@@ -46,7 +57,7 @@ func triageOf(t *testing.T, b *testfactory.Console, c *http.Client, fp string) (
 	t.Helper()
 	d := b.Do(t, c, "GET", "/deadletters?group="+fp+"&status=unresolved", nil, nil).Doc(t)
 	p := d.Find(`[data-testid="group-panel-tenant"][data-tenant="acme"]`)
-	return p.Find(`[data-testid="group-owner-input"]`).AttrOr("value", ""), p.Find(`[data-testid="group-note-input"]`).AttrOr("value", ""),
+	return p.Find(`[data-testid="group-owner-input"]`).AttrOr("value", ""), p.Find(`[data-testid="group-note-input"]`).Text(),
 		p.Find(`[data-testid="group-ticket-input"]`).AttrOr("value", ""), p.Find(`[data-testid="group-snoozed"]`).Length() > 0
 }
 
@@ -106,7 +117,7 @@ func TestFixLeft12PanelBadInputKeepsEverythingTyped(t *testing.T) {
 	assert.NotEmpty(t, textOf(d, `[data-testid="field-error-ticket"]`))
 	page := d.Find(`form[data-testid="form-page"]`)
 	assert.Equal(t, "search-team", page.Find(`input[name="owner"]`).AttrOr("value", ""))
-	assert.Equal(t, "shard 7 flaps", page.Find(`input[name="note"]`).AttrOr("value", ""))
+	assert.Equal(t, "shard 7 flaps", page.Find(`textarea[name="note"]`).Text())
 	assert.Equal(t, "javascript:alert(1)", page.Find(`input[name="ticket"]`).AttrOr("value", ""))
 	assert.Equal(t, "5", page.Find(`input[name="grows"]`).AttrOr("value", ""))
 	assert.Equal(t, action, page.AttrOr("action", ""), "sent again to the same one Save")
@@ -118,6 +129,7 @@ func TestFixLeft12PanelBadInputKeepsEverythingTyped(t *testing.T) {
 	// Sent again with the link put right: everything typed is saved.
 	again := url.Values{}
 	page.Find(`input[name]`).Each(func(_ int, in *goquery.Selection) { again.Set(in.AttrOr("name", ""), in.AttrOr("value", "")) })
+	page.Find(`textarea[name]`).Each(func(_ int, ta *goquery.Selection) { again.Set(ta.AttrOr("name", ""), ta.Text()) })
 	again.Set("for", page.Find(`select[name="for"] option[selected]`).AttrOr("value", ""))
 	again.Set("ticket", "https://tickets.example/SEARCH-7")
 	resp = b.Do(t, oncall, "POST", action, again, nil)
@@ -168,7 +180,39 @@ func TestFixLeft12PanelWakeAfterSnoozeEndedKeepsTyped(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, resp.Status, resp.Body)
 	d := resp.Doc(t)
 	assert.Contains(t, textOf(d, `[data-testid="field-error-for"]`), "The group is not snoozed.")
-	assert.Equal(t, "woken by hand", d.Find(`form[data-testid="form-page"] input[name="note"]`).AttrOr("value", ""))
+	assert.Equal(t, "woken by hand", d.Find(`form[data-testid="form-page"] textarea[name="note"]`).Text())
 	assert.Zero(t, d.Find(`select[name="for"] option[value="wake"]`).Length(), "no longer offered")
 	assert.Equal(t, notes, b.AuditCount(t, "action = 'group.note' AND object_id = $1", fp), "the note was not saved alone")
+}
+
+// TestRevTriage31SaveKeepsAMultiLineNote: a note of two lines (the one-part
+// route takes line breaks, and the groups page shows a note's first line).
+// A colleague changes only the owner on the panel and saves. The panel
+// drew the note in a text input, which drops line breaks from its value,
+// while the hidden note_was kept them: the note read as changed, was
+// written as one line, and audited as a note change by the colleague. It
+// is drawn in a text box now, and a save that leaves it alone leaves it.
+func TestRevTriage31SaveKeepsAMultiLineNote(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	author, _ := b.SignIn(t, "acme:oncall")
+	colleague, _ := b.SignIn(t, "acme:oncall")
+	testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "rev31-note-1",
+		Error: "index shard rev31 note unavailable"})
+	fp, action, _ := panelForm(t, b, author)
+	const note = "shard 3\nflaps: do not replay until INC-42"
+	resp := b.Do(t, author, "POST", "/groups/note", url.Values{"tenant": {"acme"}, "group": {fp}, "note": {note}, "return_to": {"/groups"}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+
+	_, _, values := panelForm(t, b, colleague)
+	values.Set("owner", "colleague@example.com")
+	values.Set("return_to", "/groups")
+	resp = b.Do(t, colleague, "POST", action, values, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	var stored string
+	require.NoError(t, b.Pool.QueryRow(t.Context(), `SELECT note FROM group_triage WHERE tenant = 'acme' AND fingerprint = $1`, fp).Scan(&stored))
+	assert.Equal(t, note, stored, "the note nobody touched is left as it was")
+	assert.Equal(t, 1, b.AuditCount(t, "action = 'group.note' AND object_id = '"+fp+"'"), "only the author's note change is audited")
+	_, shown, _, _ := triageOf(t, b, colleague, fp)
+	assert.Equal(t, note, shown, "the panel shows the note whole")
 }
