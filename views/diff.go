@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -27,7 +28,11 @@ import (
 //   - otherwise text when both are UTF-8, a hex dump when not;
 //   - a side longer than maxDiffBytes is not compared at all (TooLarge):
 //     the page says so and offers both payloads for download, rather than
-//     comparing a part and showing it as the whole.
+//     comparing a part and showing it as the whole (and a request's page
+//     then offers no approval);
+//   - a diff that takes longer than it may (diffTime, or what a page has
+//     left) is coarser, a run of lines shown removed and added whole, but
+//     still shows every change.
 //
 // Long runs of unchanged lines are folded; changed lines never are.
 // Payloads come from producers and people: the lines are text, rendered
@@ -39,11 +44,19 @@ type PayloadDiff struct {
 	Removed int
 	// TooLarge: a side is over maxDiffBytes, so nothing was compared;
 	// OriginalSize and EditedSize say how large they are.
-	TooLarge                 bool
+	TooLarge bool
+	// Elsewhere, when set, is the page that shows this diff, where a page
+	// listing many (the approvals list) compared nothing: its sides are
+	// larger than it compares, or it compared what it may already.
+	Elsewhere                string
 	OriginalSize, EditedSize int
 	// Note says why the diff is not JSON-aware when both sides are JSON.
 	Note string
 }
+
+// Compared reports whether d holds the comparison (neither TooLarge nor
+// left Elsewhere).
+func (d PayloadDiff) Compared() bool { return !d.TooLarge && d.Elsewhere == "" }
 
 // DiffLine is one line of a diff: Op is "+" (only in the edited payload),
 // "-" (only in the original), " " (in both) or "…" (unchanged lines
@@ -53,10 +66,13 @@ type DiffLine struct {
 	Text string
 }
 
-// Bounds of a diff: the bytes of each side compared, and the unchanged
-// lines kept around each change.
+// Bounds of a diff: the bytes of each side compared (as large as a
+// payload edited in the browser, replay.MaxEditablePayload, so that every
+// edit made there is shown), the time one takes before it settles for a
+// coarser diff, and the unchanged lines kept around each change.
 const (
-	maxDiffBytes = 64 << 10
+	maxDiffBytes = 256 << 10
+	diffTime     = 250 * time.Millisecond
 	diffContext  = 3
 )
 
@@ -74,6 +90,13 @@ func NewPayloadDiff(original, edited []byte) PayloadDiff {
 // over MaxDiffBytes, or that was not read whole, is TooLarge: a part is
 // never compared as if it were the whole.
 func NewPayloadDiffOfStarts(original, edited []byte, originalSize, editedSize int) PayloadDiff {
+	return NewPayloadDiffWithin(original, edited, originalSize, editedSize, diffTime)
+}
+
+// NewPayloadDiffWithin is NewPayloadDiffOfStarts taking at most within
+// (and at most diffTime) to compare: past it, the rest is compared
+// coarsely (diffmatchpatch's timeout), every change still shown.
+func NewPayloadDiffWithin(original, edited []byte, originalSize, editedSize int, within time.Duration) PayloadDiff {
 	d := PayloadDiff{OriginalSize: originalSize, EditedSize: editedSize}
 	if originalSize > maxDiffBytes || editedSize > maxDiffBytes || len(original) < originalSize || len(edited) < editedSize {
 		d.TooLarge = true
@@ -96,6 +119,8 @@ func NewPayloadDiffOfStarts(original, edited []byte, originalSize, editedSize in
 		d.Kind, a, b = "hex", hexDump(original), hexDump(edited)
 	}
 	dmp := diffmatchpatch.New()
+	// At least a millisecond: 0 is no limit at all to diffmatchpatch.
+	dmp.DiffTimeout = max(min(within, diffTime), time.Millisecond)
 	ra, rb, lines := dmp.DiffLinesToRunes(a, b)
 	var all []DiffLine
 	for _, part := range dmp.DiffCharsToLines(dmp.DiffMainRunes(ra, rb, false), lines) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPayloadDiff(t *testing.T) {
@@ -51,6 +52,37 @@ func TestPayloadDiff(t *testing.T) {
 		d := NewPayloadDiff(big, append(big, []byte("changed at the end\n")...))
 		if !d.TooLarge || len(d.Lines) != 0 || d.OriginalSize != len(big) || d.EditedSize != len(big)+19 {
 			t.Errorf("a side over the bound is not compared (no part shown as the whole): %+v", d.Kind)
+		}
+	})
+	t.Run("EveryBrowserEditIsCompared", func(t *testing.T) {
+		// As large as a payload edited in the browser: compared.
+		var sb strings.Builder
+		for i := 0; sb.Len() < 250<<10; i++ {
+			fmt.Fprintf(&sb, "line %d\n", i)
+		}
+		original := sb.String()
+		edited := strings.Replace(original, "line 20000\n", "line 20000 edited\n", 1)
+		d := NewPayloadDiff([]byte(original), []byte(edited))
+		if d.TooLarge || d.Added != 1 || d.Removed != 1 {
+			t.Errorf("a 250 KiB edit: %+v", PayloadDiff{Kind: d.Kind, Added: d.Added, Removed: d.Removed, TooLarge: d.TooLarge})
+		}
+	})
+	t.Run("OutOfTimeStillShowsEveryChange", func(t *testing.T) {
+		// Lines that all differ in order (shuffled), compared with no time
+		// to spare: coarser, never missing a change.
+		var a, b []string
+		for i := range 3000 {
+			a = append(a, fmt.Sprintf("row %d", i))
+			b = append(b, fmt.Sprintf("row %d", (i*7919)%3000))
+		}
+		b[1500] = "row edited"
+		d := NewPayloadDiffWithin([]byte(strings.Join(a, "\n")), []byte(strings.Join(b, "\n")), len(strings.Join(a, "\n")), len(strings.Join(b, "\n")), time.Nanosecond)
+		got := render(d)
+		if !strings.Contains(got, "+row edited") || !strings.Contains(got, "-row "+fmt.Sprint((1500*7919)%3000)) {
+			t.Errorf("the edit is shown: %d added, %d removed", d.Added, d.Removed)
+		}
+		if d.Added < 1 || d.Removed < 1 || d.Added > 3000 || d.Removed > 3000 {
+			t.Errorf("counts %d added, %d removed", d.Added, d.Removed)
 		}
 	})
 	t.Run("DuplicateKeysCompareAsText", func(t *testing.T) {

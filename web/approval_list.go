@@ -19,6 +19,42 @@ import (
 // maxListedEdits bounds the diffs a row of the approvals list shows.
 const maxListedEdits = 3
 
+// The approvals list lists many requests, each with the diffs of its
+// first edits, which a requester chooses: it compares within bounds of its
+// own, sides up to listDiffBytes (it reads no more of them), listDiffTime
+// of comparing and listDiffLines of diff in all. Past them an edit's diff
+// is left to its request's page, which compares what a browser edit holds
+// and is where it is approved.
+const (
+	listDiffBytes = 16 << 10
+	listDiffTime  = 500 * time.Millisecond
+	listDiffLines = 2000
+)
+
+// diffBudget is what the approvals list has left of listDiffTime (until)
+// and listDiffLines (lines).
+type diffBudget struct {
+	until time.Time
+	lines int
+}
+
+// diff is e's diff for the list, or where it is shown (page) when the list
+// does not compare it.
+func (b *diffBudget) diff(e replay.Edit, page string) views.PayloadDiff {
+	elsewhere := views.PayloadDiff{Elsewhere: page, OriginalSize: e.OriginalSize, EditedSize: e.EditedSize}
+	left := time.Until(b.until)
+	if e.OriginalSize > listDiffBytes || e.EditedSize > listDiffBytes || left <= 0 || b.lines <= 0 {
+		return elsewhere
+	}
+	d := views.NewPayloadDiffWithin(e.Original, e.Edited, e.OriginalSize, e.EditedSize, left)
+	if len(d.Lines) > b.lines {
+		b.lines = 0
+		return elsewhere
+	}
+	b.lines -= len(d.Lines)
+	return d
+}
+
 // approvalPageSize is how many requests the approvals page lists at a
 // time.
 const approvalPageSize = 100
@@ -68,6 +104,7 @@ func (s *Server) approvalList(c echo.Context) error {
 		m.FirstURL = views.PathApprovals
 	}
 	known := s.viewerOf(c).known // the viewer as Approve judges them (viewerMayApprove)
+	budget := &diffBudget{until: time.Now().Add(listDiffTime), lines: listDiffLines}
 	for _, r := range waiting.Requests {
 		row := views.ApprovalRow{
 			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class),
@@ -85,14 +122,14 @@ func (s *Server) approvalList(c echo.Context) error {
 			row.YouApproved, row.StillNeeded = true, max(0, r.Count.Needed-r.Count.Have)
 		}
 		if r.PayloadEdited {
-			edits, err := s.deps.Replays.Edits(ctx, r.ID, maxListedEdits+1)
+			edits, err := s.deps.Replays.Edits(ctx, r.ID, maxListedEdits+1, listDiffBytes)
 			if err != nil {
 				return err
 			}
 			if len(edits) > maxListedEdits {
 				edits, row.MoreEdits = edits[:maxListedEdits], true
 			}
-			row.Edits = editViews(r.ID, edits)
+			row.Edits = editViewsBy(r.ID, edits, func(e replay.Edit) views.PayloadDiff { return budget.diff(e, row.URL) })
 		}
 		m.Rows = append(m.Rows, row)
 	}

@@ -205,11 +205,18 @@ func notRun(status replay.Status) string {
 // read them; each offers both payloads for download (the original from
 // the dead letter, the edited one from the request).
 func editViews(requestID int64, edits []replay.Edit) []views.EditView {
+	return editViewsBy(requestID, edits, func(e replay.Edit) views.PayloadDiff {
+		return views.NewPayloadDiffOfStarts(e.Original, e.Edited, e.OriginalSize, e.EditedSize)
+	})
+}
+
+// editViewsBy is editViews with each edit's diff as diff compares it.
+func editViewsBy(requestID int64, edits []replay.Edit, diff func(replay.Edit) views.PayloadDiff) []views.EditView {
 	out := make([]views.EditView, len(edits))
 	for i, e := range edits {
 		out[i] = views.EditView{DeadLetterID: e.DeadLetterID, MsgID: e.MsgID, Reason: e.Reason,
 			OriginalSHA: hex.EncodeToString(e.OriginalSHA256), EditedSHA: hex.EncodeToString(e.EditedSHA256),
-			Diff:        views.NewPayloadDiffOfStarts(e.Original, e.Edited, e.OriginalSize, e.EditedSize),
+			Diff:        diff(e),
 			OriginalURL: fmt.Sprintf("/deadletters/%d/payload", e.DeadLetterID),
 			EditedURL:   fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, e.DeadLetterID)}
 	}

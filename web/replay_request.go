@@ -336,6 +336,15 @@ func unshown(v replay.View) string {
 		return fmt.Sprintf("%d payloads of this request were edited and this page shows the first %d: nobody can approve what they could not read. "+
 			"Ask the requester to cancel it and request smaller sets.", v.Edited, len(v.Edits))
 	}
+	for _, e := range v.Edits {
+		if e.OriginalSize > views.MaxDiffBytes || e.EditedSize > views.MaxDiffBytes {
+			// An edit not made in the browser's form (which edits payloads
+			// up to replay.MaxEditablePayload): its diff is not shown.
+			return fmt.Sprintf("An edit of this request changes a payload of %s into one of %s, larger than this page compares (%s): "+
+				"nobody can approve a change they could not read. Ask the requester to undo the edit, or to cancel the request and fix the message at its producer.",
+				views.Bytes(int64(e.OriginalSize)), views.Bytes(int64(e.EditedSize)), views.Bytes(views.MaxDiffBytes))
+		}
+	}
 	return ""
 }
 

@@ -149,8 +149,8 @@ func TestRequestPageReadsNoUnshownHeaders(t *testing.T) {
 
 // TestApprovalsPageReadsNoWholePayloads: the approvals page shows, for
 // each pending edited request (up to 500 listed), the diffs of its first 3
-// edits, and a diff compares at most 64 KiB a side (views.MaxDiffBytes;
-// past that it says "too large" and compares nothing). Replay.Edits reads
+// edits, and the list compares at most 16 KiB a side (listDiffBytes;
+// past that it links the request's page and compares nothing). Replay.Edits reads
 // both payloads of 4 edits per request whole all the same, one query per
 // request: with 8 MiB payloads, 64 MiB per request listed.
 func TestApprovalsPageReadsNoWholePayloads(t *testing.T) {

@@ -107,10 +107,12 @@ type Edit struct {
 	OriginalSHA256, EditedSHA256 []byte
 }
 
-// EditDiffBytes is how much of each payload of an edit a page compares
-// (views.MaxDiffBytes): Edits reads one byte more, so that a longer side
-// is known to be longer without reading it.
-const EditDiffBytes = 64 << 10
+// EditDiffBytes is how much of each payload of an edit a request's page
+// compares (views.MaxDiffBytes): as much as a payload edited in the
+// browser may hold, so that every edit made there is shown to its
+// approver. View reads one byte more, so that a longer side is known to
+// be longer without reading it.
+const EditDiffBytes = MaxEditablePayload
 
 // Editable is the state in which a request's payloads may be edited.
 func (s Status) Editable() bool { return replaypolicy.RequestEditable(string(s)) }
@@ -190,7 +192,7 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		if v.Progress, err = progressNotStored(ctx, tx, id); err != nil {
 			return err
 		}
-		if v.Edits, err = edits(ctx, tx, id, opts.Edits); err != nil {
+		if v.Edits, err = edits(ctx, tx, id, opts.Edits, EditDiffBytes); err != nil {
 			return err
 		}
 		if err := tx.QueryRow(ctx, countEdits, id).Scan(&v.Edited); err != nil {
@@ -335,20 +337,21 @@ func failures(ctx context.Context, q querier, id int64, limit int) (map[int64]Fa
 }
 
 // Edits returns the first limit edited items of request id with the
-// starts of both payloads (for the approvals list's diffs).
-func (s *Service) Edits(ctx context.Context, id int64, limit int) ([]Edit, error) {
-	out, err := edits(ctx, s.pool, id, limit)
+// starts of both payloads, up to one byte more than compared (the
+// approvals list compares less than a request's page).
+func (s *Service) Edits(ctx context.Context, id int64, limit, compared int) ([]Edit, error) {
+	out, err := edits(ctx, s.pool, id, limit, compared)
 	if err != nil {
 		return nil, fmt.Errorf("read edits of replay %d: %w", id, err)
 	}
 	return out, nil
 }
 
-func edits(ctx context.Context, q querier, id int64, limit int) ([]Edit, error) {
+func edits(ctx context.Context, q querier, id int64, limit, compared int) ([]Edit, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := q.Query(ctx, selectEdits, id, limit, EditDiffBytes+1, dlq.ListTextChars)
+	rows, err := q.Query(ctx, selectEdits, id, limit, compared+1, dlq.ListTextChars)
 	if err != nil {
 		return nil, err
 	}
@@ -645,7 +648,7 @@ func (s *Service) Selection(ctx context.Context, batch string, viewer quarantine
 			if sr.Items, err = shownItems(ctx, tx, r.ID, items); err != nil {
 				return err
 			}
-			if sr.Edits, err = edits(ctx, tx, r.ID, maxSelectionEdits); err != nil {
+			if sr.Edits, err = edits(ctx, tx, r.ID, maxSelectionEdits, EditDiffBytes); err != nil {
 				return err
 			}
 			if r.ItemCount <= maxSelectionEdits && replaypolicy.MayEditPayload(r.Class, r.Requester, viewer).Outcome == replaypolicy.Go {
