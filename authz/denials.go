@@ -24,6 +24,7 @@ const (
 	DenialLoginFlow   = "login_flow"     // a sign-in that took too long, or lacked PKCE
 	DenialLoginIdP    = "login_provider" // the provider answered with an error, or refused the code
 	DenialLoginToken  = "login_token"    // an ID token that does not verify or is not for this sign-in
+	DenialLoginRate   = "login_rate"     // a callback over the limit of code exchanges (exchangeLimits)
 )
 
 // AnonymousDenials records refusals of clients who are not signed in: it
@@ -57,7 +58,7 @@ func NewAnonymousDenials(reg prometheus.Registerer, log *slog.Logger) *Anonymous
 		limiter: rate.NewLimiter(denialLogRate, denialLogBurst),
 		log:     log,
 	}
-	for _, k := range []string{DenialCrossOrigin, DenialLoginState, DenialLoginFlow, DenialLoginIdP, DenialLoginToken} {
+	for _, k := range []string{DenialCrossOrigin, DenialLoginState, DenialLoginFlow, DenialLoginIdP, DenialLoginToken, DenialLoginRate} {
 		d.total.WithLabelValues(k) // present at 0 from the start
 	}
 	if reg != nil {

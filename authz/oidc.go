@@ -39,6 +39,10 @@ type OIDCConfig struct {
 	// token, and the session ends if that fails or there is none
 	// (SESSION_REFRESH_INTERVAL; default 10m).
 	RefreshInterval time.Duration
+	// ExchangeBurst is how many sign-ins one client address may finish at
+	// once, then one a second (exchangeLimits; 0: 20). Tests that sign
+	// everyone in from one address raise it.
+	ExchangeBurst int
 }
 
 // ErrLogin is wrapped by every callback failure; the text after it is a
@@ -63,6 +67,7 @@ type Login struct {
 	db         *pgxpool.Pool
 	directory  *Directory
 	denials    *AnonymousDenials
+	exchanges  *exchangeLimits
 	crossSite  *CrossSiteDenials // told of browser sessions that end here (ForgetEndedIn)
 	log        *slog.Logger
 	now        func() time.Time
@@ -155,6 +160,7 @@ func NewLogin(ctx context.Context, cfg OIDCConfig, wait time.Duration, sessions 
 		sessions:   sessions,
 		db:         db,
 		denials:    NewAnonymousDenials(nil, log),
+		exchanges:  newExchangeLimits(cfg.ExchangeBurst),
 		log:        log,
 		now:        time.Now,
 		claimWait:  refreshClaim,
@@ -193,7 +199,12 @@ func (l *Login) Callback(c echo.Context) error {
 	if f.Verifier == "" {
 		return l.deny(c, DenialLoginFlow, "the sign-in has no PKCE verifier; start again")
 	}
-	tok, err := l.oauth.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(f.Verifier))
+	if !l.exchanges.Allow(c.RealIP(), l.now()) {
+		return l.deny(c, DenialLoginRate, "too many sign-ins from here just now; wait a minute and sign in again")
+	}
+	xctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
+	defer cancel()
+	tok, err := l.oauth.Exchange(xctx, q.Get("code"), oauth2.VerifierOption(f.Verifier))
 	if err != nil {
 		l.log.Warn("code exchange failed", "err", err)
 		return l.deny(c, DenialLoginIdP, "the identity provider did not accept the sign-in code")

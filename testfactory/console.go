@@ -109,7 +109,9 @@ func StartConsole(t testing.TB, opts ConsoleOptions) *Console {
 		Version: "test", Addr: "127.0.0.1:0", DatabaseURL: opts.DatabaseURL, DBWait: 10 * time.Second,
 		NATSURL: c.NATS.ClientURL(), Prefix: dlq.DefaultSubjectPrefix, Stream: "DLQ", Replicas: 1,
 		BatchSize: 1000, IngestWorkers: 1, BatchWait: 20 * time.Millisecond, AckWait: time.Minute,
-		OIDC:     authz.OIDCConfig{Issuer: idp.Issuer, ClientID: idp.ClientID, ClientSecret: idp.ClientSecret, GroupsClaim: "groups"},
+		// Every test signs its people in from one address.
+		OIDC: authz.OIDCConfig{Issuer: idp.Issuer, ClientID: idp.ClientID, ClientSecret: idp.ClientSecret, GroupsClaim: "groups",
+			ExchangeBurst: 100000},
 		OIDCWait: 10 * time.Second, IdleTimeout: time.Hour, Lifetime: 12 * time.Hour,
 		Groups:      authz.GroupMap{Prefix: GroupPrefix},
 		AuditSigner: c.Signer, MetricsAddr: "127.0.0.1:0",
