@@ -138,10 +138,15 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 	ctx := c.Request().Context()
 	u := userOf(c)
 	scope := s.tenantsWith(ctx, u, authz.ObjDeadLetter, k.act)
+	selected := len(ids)
 	ids, refused, err := s.inScope(c, ids, scope, k.path)
 	if err != nil {
 		return err
 	}
+	// Those of the selection that are no dead letter the person may read
+	// (removed by retention since the list was drawn, or out of their
+	// tenants now): said in the message of a close done.
+	gone := selected - len(ids) - refused.Len()
 	if len(ids) == 0 && c.Param("id") != "" {
 		// The route's locator let through a dead letter the person may
 		// read: where they may not close it, they are told so (403), as
@@ -177,6 +182,9 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 			msg := fmt.Sprintf("%s %s.", countNoun(n, "dead letter", "dead letters"), k.done)
 			if refused.Len() > 0 {
 				msg += fmt.Sprintf(" %s left out: you may not %s them where they are.", countNoun(refused.Len(), "selected dead letter", "selected dead letters"), k.path)
+			}
+			if gone > 0 {
+				msg += fmt.Sprintf(" %s not found (no longer there, or not yours to read): left out.", countNoun(gone, "selected dead letter was", "selected dead letters were"))
 			}
 			if kept != nil {
 				if more := leftOutSentence(kept); more != "" {

@@ -152,3 +152,30 @@ func TestRevTriage31LeftOutNamesCutIds(t *testing.T) {
 	assert.Equal(t, dlq.ListTextChars, len([]rune(named.Text())), "by its id cut as a list cuts it")
 	assert.Less(t, len(resp.Body), 64<<10, "the page does not hold the id whole")
 }
+
+// TestRevTriage31CloseSaysWhatItDidNotFind: five ticked, one removed by
+// retention before the discard was confirmed: the discard closes the
+// other four (all or nothing of what is there) and its message said "4
+// dead letters discarded." with nothing of the fifth. It says so.
+func TestRevTriage31CloseSaysWhatItDidNotFind(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	oncall, _ := b.SignIn(t, "acme:oncall")
+	var letters []testfactory.Letter
+	for i := range 5 {
+		letters = append(letters, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: fmt.Sprintf("rev31-gone-%d", i),
+			Error: "index shard rev31 gone unavailable"})
+	}
+	ids := testfactory.DeadLetters(t, b.Pool, letters...)
+	_, err := b.Pool.Exec(t.Context(), `DELETE FROM dead_letters WHERE id = $1`, ids[4])
+	require.NoError(t, err)
+	form := url.Values{"reason": {"duplicates"}, "confirmed": {"1"}, "return_to": {"/deadletters"}}
+	for _, id := range ids {
+		form.Add("id", fmt.Sprint(id))
+	}
+	resp := b.Do(t, oncall, "POST", "/deadletters/discard", form, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, "%.300s", resp.Body)
+	list := b.Do(t, oncall, "GET", resp.Header.Get("Location"), nil, nil).Doc(t)
+	assert.Equal(t, "4 dead letters discarded. 1 selected dead letter was not found (no longer there, or not yours to read): left out.",
+		strings.Join(strings.Fields(list.Find(`[data-testid="flash"]`).Text()), " "))
+}
