@@ -333,17 +333,24 @@ func (s *Server) inScope(c echo.Context, ids []int64, scope authz.Scope, verb st
 }
 
 // listReturn is the list page a bulk form came from, or the list. Its path
-// is the list's, or under it, as a browser resolves it: one with dot
-// segments ("/deadletters/../audit/export.csv", or %2e%2e) or a "\" (a
-// "/" to a browser) is not taken, whatever its prefix.
+// is the list's, or a dead letter's page, as a browser resolves it: one
+// with dot segments ("/deadletters/../audit/export.csv", or %2e%2e) or a
+// "\" (a "/" to a browser) is not taken, whatever its prefix, nor another
+// path under the list (a payload's download, audited as one: a Back link
+// is no download).
 func listReturn(returnTo string) string {
 	r := authz.LocalPath(returnTo)
 	u, err := url.Parse(r)
 	if err != nil || strings.Contains(u.Path, `\`) || path.Clean(u.Path) != u.Path {
 		return views.PathDeadLetters
 	}
-	if u.Path == views.PathDeadLetters || strings.HasPrefix(u.Path, views.PathDeadLetters+"/") {
+	if u.Path == views.PathDeadLetters {
 		return r
+	}
+	if id, under := strings.CutPrefix(u.Path, views.PathDeadLetters+"/"); under {
+		if _, ok := canonicalID(id); ok {
+			return r
+		}
 	}
 	return views.PathDeadLetters
 }

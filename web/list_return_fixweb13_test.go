@@ -7,7 +7,8 @@ import (
 )
 
 // TestFixWeb13ListReturnStaysOnTheList: a return_to is taken only when a
-// browser would resolve it to the list or a page under it.
+// browser would resolve it to the list or a dead letter's page (not a
+// download under it, which a Back link would fetch and audit).
 func TestFixWeb13ListReturnStaysOnTheList(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
@@ -25,6 +26,12 @@ func TestFixWeb13ListReturnStaysOnTheList(t *testing.T) {
 		"//evil.example/deadletters":       "/deadletters",
 		"https://evil.example/deadletters": "/deadletters",
 		"/deadletters?return=/../audit":    "/deadletters?return=/../audit",
+		// Round 31: a dead letter's page, not another path under the list.
+		"/deadletters/83/payload":    "/deadletters",
+		"/deadletters/83/stack.txt":  "/deadletters",
+		"/deadletters/count?type=x":  "/deadletters",
+		"/deadletters/083":           "/deadletters",
+		"/deadletters/83?tab=errors": "/deadletters/83?tab=errors",
 	} {
 		assert.Equal(t, want, listReturn(in), in)
 	}
