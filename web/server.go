@@ -115,6 +115,9 @@ type Server struct {
 	// downloads bound the exports and payload downloads running at once
 	// (download_limit.go).
 	downloads downloadLimits
+	// people bounds the requests each person has running at once
+	// (person_limit.go).
+	people personLimit
 }
 
 // New returns the console's HTTP handler: security headers, cross-origin
@@ -127,7 +130,8 @@ func New(d Deps) http.Handler {
 	if d.Config.MaxPayloadBytes <= 0 {
 		d.Config.MaxPayloadBytes = 8 << 20
 	}
-	s := &Server{deps: d, crossSiteDenials: authz.NewCrossSiteDenials(d.Log), downloads: newDownloadLimits(d.Pool)}
+	s := &Server{deps: d, crossSiteDenials: authz.NewCrossSiteDenials(d.Log), downloads: newDownloadLimits(d.Pool),
+		people: personLimit{running: map[string]int{}}}
 	if d.Login != nil {
 		// A session that ends in a sign-in's own steps (sign-out, a new
 		// sign-in, a refresh refused) is forgotten by the memory of
@@ -142,7 +146,7 @@ func New(d Deps) http.Handler {
 	routes := s.Routes()
 	s.routeOf = make(map[string]Route, len(routes))
 	for _, r := range routes {
-		e.Add(r.Method, r.Path, r.Handler, s.limitBody(r), s.enforce(r), s.limitDownload(r), s.recount(r))
+		e.Add(r.Method, r.Path, r.Handler, s.limitBody(r), s.enforce(r), s.limitPerson(r), s.limitDownload(r), s.recount(r))
 		s.routeOf[routeKey(r.Method, r.Path)] = r
 	}
 	s.echo = e

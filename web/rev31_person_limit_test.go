@@ -1,0 +1,78 @@
+package web_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// TestRevHarden31OnePersonCannotHoldEveryConnection: one person's cookie
+// in a script that loops over the lists (each statement may run for the
+// statement timeout) held as many of the web pool's connections as it
+// sent requests, and every other request's session read waits for one:
+// everyone's pages stalled, the emergency stop's too. A person has at most
+// 8 requests running at once on a replica: the ninth is refused at once
+// (429, Retry-After), having read nothing; another person's page, and the
+// person's own emergency stop page, are served meanwhile.
+func TestRevHarden31OnePersonCannotHoldEveryConnection(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	script, _ := b.SignIn(t, "acme:oncall", "acme:approver")
+	other, _ := b.SignIn(t, "acme:oncall")
+	testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "rev31-held-1", Error: "boom"})
+	require.Equal(t, http.StatusOK, b.Do(t, script, "GET", "/deadletters?tenant=acme", nil, nil).Status)
+
+	// The lists' reads wait while the test holds the table.
+	tx, err := b.DB.OwnerPool.Begin(t.Context())
+	require.NoError(t, err)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			require.NoError(t, tx.Rollback(t.Context()))
+		}
+	}
+	t.Cleanup(release)
+	_, err = tx.Exec(t.Context(), `LOCK TABLE dead_letters IN ACCESS EXCLUSIVE MODE`)
+	require.NoError(t, err)
+
+	const held = 8
+	statuses := make([]int, held)
+	var wg sync.WaitGroup
+	for i := range held {
+		wg.Go(func() { statuses[i] = b.Do(t, script, "GET", "/deadletters?tenant=acme", nil, nil).Status })
+	}
+	// Seen as the server's administrator: another role's waits are not
+	// shown to the owner.
+	admin, err := pgx.Connect(t.Context(), b.DB.AdminURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { admin.Close(t.Context()) })
+	wait.Until(t, "eight list reads waiting on the table", 30*time.Second, func() bool {
+		var n int
+		require.NoError(t, admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND application_name = 'quarantine-web' AND wait_event_type = 'Lock'`).Scan(&n))
+		return n >= held
+	})
+
+	ninth := b.Do(t, script, "GET", "/deadletters?tenant=acme", nil, nil)
+	assert.Equal(t, http.StatusTooManyRequests, ninth.Status)
+	assert.NotEmpty(t, ninth.Header.Get("Retry-After"))
+	assert.Contains(t, ninth.Body, "8 requests running at once")
+	assert.Equal(t, http.StatusOK, b.Do(t, script, "GET", "/replay/stop", nil, nil).Status, "the emergency stop's page is never held back")
+	assert.Equal(t, http.StatusOK, b.Do(t, other, "GET", "/replay/requests", nil, nil).Status, "another person's page is served")
+
+	release()
+	wg.Wait()
+	for i, s := range statuses {
+		assert.Equal(t, http.StatusOK, s, "held request %d", i)
+	}
+	assert.Equal(t, http.StatusOK, b.Do(t, script, "GET", "/deadletters?tenant=acme", nil, nil).Status, "once they finished, the next is served")
+}
