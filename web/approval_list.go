@@ -41,6 +41,10 @@ type diffBudget struct {
 // diff is e's diff for the list, or where it is shown (page) when the list
 // does not compare it.
 func (b *diffBudget) diff(e replay.Edit, page string) views.PayloadDiff {
+	if e.OriginalSize > views.MaxDiffBytes || e.EditedSize > views.MaxDiffBytes {
+		// Not compared on the request's page either: said as it says it.
+		return views.PayloadDiff{TooLarge: true, OriginalSize: e.OriginalSize, EditedSize: e.EditedSize}
+	}
 	elsewhere := views.PayloadDiff{Elsewhere: page, OriginalSize: e.OriginalSize, EditedSize: e.EditedSize}
 	left := time.Until(b.until)
 	if e.OriginalSize > listDiffBytes || e.EditedSize > listDiffBytes || left <= 0 || b.lines <= 0 {
