@@ -57,7 +57,7 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 		// The form carries the ids only: what the filter left out is kept
 		// in the session for the close to say again (closeSelection).
 		token := rand.Text()
-		s.keepLeftOut(ctx, closeLeftOutKey(token), *left)
+		s.keepLeftOut(ctx, sessionCloseLeftOut, closeLeftOutKey(k, token), left)
 		fields = append(fields, views.Hidden{Name: leftOutField, Value: token})
 	}
 	for _, id := range ids {
@@ -127,9 +127,9 @@ func (s *Server) filterLeftOut(c echo.Context, f dlq.ListFilter, scope authz.Sco
 const leftOutField = "left_out"
 
 // closeLeftOutKey is the key under which the session keeps what the close
-// by filter of token left out (keepLeftOut); a replay's is its batch id,
-// which has no colon.
-func closeLeftOutKey(token string) string { return "close:" + token }
+// (k: a discard or a resolve) by filter of token left out (keepLeftOut):
+// a discard's token posted to the resolve route finds nothing.
+func closeLeftOutKey(k closeKind, token string) string { return k.path + ":" + token }
 
 // withKept is what a close by filter leaves out when it is confirmed
 // again: what its filter left out (kept, which the form's ids do not

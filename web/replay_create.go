@@ -51,7 +51,7 @@ func (s *Server) startReplay(c echo.Context, ids []int64, reason, back string, l
 		return err
 	}
 	if left != nil {
-		s.keepLeftOut(ctx, batch, *left)
+		s.keepLeftOut(ctx, sessionLeftOut, batch, left)
 	}
 	return c.Redirect(http.StatusSeeOther, "/replay/batches/"+batch+pairsQuery("reason", reason, "back", back))
 }

@@ -10,10 +10,11 @@ import (
 )
 
 // sessionLeftOut keeps in the person's session what their last
-// leftOutKeep actions by filter left out of their filters, by key: a
-// "Replay all matching" batch by its batch id, a "Discard (or resolve)
-// all matching" confirmation by the token its form carries
-// (closeLeftOutKey). A batch's confirm page names what it left out
+// leftOutKeep "Replay all matching" batches left out of their filters, by
+// batch id; sessionCloseLeftOut what their last leftOutKeep "Discard (or
+// resolve) all matching" confirmations did, by the token its form carries
+// (closeLeftOutKey), let go once the close is done: two lists, so that
+// confirmations of closes never push a batch out. A batch's confirm page names what it left out
 // however often it is shown (a payload edit comes back to it), in
 // whichever tab, while the person starts other batches in others; a
 // close's confirmation names it again when a submit is refused (no
@@ -23,7 +24,10 @@ import (
 // not what its filter could not reach, and the session is the person's
 // own. It is not read from the address or the form: a link could not
 // make a page claim what no filter selected.
-const sessionLeftOut = "left_out"
+const (
+	sessionLeftOut      = "left_out"
+	sessionCloseLeftOut = "close_left_out"
+)
 
 // leftOutKeep is how many actions sessionLeftOut keeps, the newest: a
 // bound on the session's size, past what a person works on in tabs at
@@ -55,13 +59,16 @@ type leftOutKept struct {
 	LeftOut views.LeftOut
 }
 
-// keepLeftOut keeps left as what the action key left out of its filter,
-// beside what the person's leftOutKeep-1 actions before it left out (the
-// oldest let go). Without it the pages name nothing left out: a failure
-// is logged, not shown.
-func (s *Server) keepLeftOut(ctx context.Context, key string, left views.LeftOut) {
-	kept := slices.DeleteFunc(s.leftOutKept(ctx), func(k leftOutKept) bool { return k.Key == key })
-	kept = append(kept, leftOutKept{Key: key, LeftOut: left})
+// keepLeftOut keeps left in the session's list (sessionLeftOut or
+// sessionCloseLeftOut) as what the action key left out of its filter,
+// beside what the person's leftOutKeep-1 actions before it of the list
+// left out (the oldest let go). Without it the pages name nothing left
+// out: a failure is logged, not shown.
+func (s *Server) keepLeftOut(ctx context.Context, list, key string, left *views.LeftOut) {
+	kept := slices.DeleteFunc(s.leftOutKept(ctx, list), func(k leftOutKept) bool { return k.Key == key })
+	if left != nil {
+		kept = append(kept, leftOutKept{Key: key, LeftOut: *left})
+	}
 	if len(kept) > leftOutKeep {
 		kept = kept[len(kept)-leftOutKeep:]
 	}
@@ -70,13 +77,16 @@ func (s *Server) keepLeftOut(ctx context.Context, key string, left views.LeftOut
 		s.deps.Log.Warn("keep what an action by filter left out", "key", key, "err", err)
 		return
 	}
-	s.deps.Sessions.Put(ctx, sessionLeftOut, string(b))
+	s.deps.Sessions.Put(ctx, list, string(b))
 }
 
+// forgetLeftOut lets go of what the session's list keeps for key.
+func (s *Server) forgetLeftOut(ctx context.Context, list, key string) { s.keepLeftOut(ctx, list, key, nil) }
+
 // leftOutOf is what the action key left out of its filter, as
-// keepLeftOut kept it; nil when the session keeps nothing for it.
-func (s *Server) leftOutOf(ctx context.Context, key string) *views.LeftOut {
-	for _, k := range s.leftOutKept(ctx) {
+// keepLeftOut kept it in list; nil when the session keeps nothing for it.
+func (s *Server) leftOutOf(ctx context.Context, list, key string) *views.LeftOut {
+	for _, k := range s.leftOutKept(ctx, list) {
 		if k.Key == key {
 			return &k.LeftOut
 		}
@@ -84,10 +94,10 @@ func (s *Server) leftOutOf(ctx context.Context, key string) *views.LeftOut {
 	return nil
 }
 
-// leftOutKept is what the session keeps under sessionLeftOut; nil when it
-// keeps nothing or what it keeps does not read.
-func (s *Server) leftOutKept(ctx context.Context) []leftOutKept {
-	raw := s.deps.Sessions.GetString(ctx, sessionLeftOut)
+// leftOutKept is what the session keeps under list; nil when it keeps
+// nothing or what it keeps does not read.
+func (s *Server) leftOutKept(ctx context.Context, list string) []leftOutKept {
+	raw := s.deps.Sessions.GetString(ctx, list)
 	var kept []leftOutKept
 	if raw == "" || json.Unmarshal([]byte(raw), &kept) != nil {
 		return nil

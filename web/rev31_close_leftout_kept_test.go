@@ -60,6 +60,10 @@ func TestRevOncall31CloseLeftOutKeptWhenTheCloseIsRefused(t *testing.T) {
 		resp := b.Do(t, oncall, "POST", "/deadletters/discard", forged, nil)
 		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "%.300s", resp.Body)
 		assert.Empty(t, leftOut(resp.Doc(t)), "a token the session does not keep names nothing")
+		onResolve := url.Values{"id": form["id"], "return_to": form["return_to"], "left_out": form["left_out"]}
+		resp = b.Do(t, oncall, "POST", "/deadletters/resolve", onResolve, nil)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Status, "%.300s", resp.Body)
+		assert.Empty(t, leftOut(resp.Doc(t)), "a discard's token names nothing on the resolve route")
 	})
 
 	refused := b.Do(t, oncall, "POST", "/deadletters/discard", form, nil)
@@ -83,6 +87,8 @@ func TestRevOncall31CloseLeftOutKeptWhenTheCloseIsRefused(t *testing.T) {
 	require.NoError(t, b.Pool.QueryRow(t.Context(),
 		`SELECT count(*) FROM dead_letters WHERE msg_id LIKE 'rev31-left-%' AND status = 'quarantined'`).Scan(&open))
 	assert.Equal(t, 2, open, "globex's two are untouched")
+	after := b.Do(t, oncall, "POST", "/deadletters/discard", url.Values{"id": form["id"], "left_out": form["left_out"]}, nil)
+	assert.NotContains(t, leftOut(after.Doc(t)), "globex", "once the close is done its token is let go")
 }
 
 // TestRevOncall31CloseLeftOutCountsWhatChangedSince: the same "Discard
