@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"net/netip"
 	"sync"
 	"time"
 
@@ -13,19 +14,21 @@ import (
 // no browser can send again, or write. Each such call is a request to the
 // provider in the console's name, and a provider that limits its clients
 // would then refuse the console's session refreshes too, signing everyone
-// out. exchangeLimits bounds them: exchangeEvery one per client address
-// (exchangeBurst at once: people retrying, an office behind one address),
-// and exchangeAllEvery one in all (exchangeAllBurst at once: a morning's
-// sign-ins), each exchange within exchangeTimeout.
+// out. exchangeLimits bounds them per client address (an IPv6 address by
+// its /64, which one host commonly holds whole): ExchangeBurst at once
+// (people retrying, an office behind one address), then one every
+// exchangeEvery; each exchange within exchangeTimeout. There is no limit
+// on all addresses together: it would let anyone with many addresses
+// refuse everyone's sign-ins, which the provider's own endpoint, public
+// as it is, never protected against anyway.
 const (
-	exchangeEvery    = time.Second
-	exchangeBurst    = 20
-	exchangeAllEvery = 50 * time.Millisecond
-	exchangeAllBurst = 100
-	exchangeTimeout  = 15 * time.Second
+	exchangeEvery   = 500 * time.Millisecond
+	exchangeBurst   = 50
+	exchangeTimeout = 15 * time.Second
 	// exchangeAddresses bounds the addresses remembered; past it, those
 	// whose allowance is whole again are forgotten (nothing of theirs is
-	// lost), and a new address has only the limit on all.
+	// lost), and a new address is let through uncounted until room is
+	// made.
 	exchangeAddresses = 10000
 )
 
@@ -33,8 +36,7 @@ const (
 // exchange its code now (Allow).
 type exchangeLimits struct {
 	mu    sync.Mutex
-	all   *rate.Limiter
-	burst int // per address
+	burst int
 	addrs map[string]*rate.Limiter
 }
 
@@ -44,16 +46,30 @@ func newExchangeLimits(burst int) *exchangeLimits {
 	if burst <= 0 {
 		burst = exchangeBurst
 	}
-	return &exchangeLimits{all: rate.NewLimiter(rate.Every(exchangeAllEvery), max(exchangeAllBurst, burst)), burst: burst,
-		addrs: map[string]*rate.Limiter{}}
+	return &exchangeLimits{burst: burst, addrs: map[string]*rate.Limiter{}}
+}
+
+// exchangeKey is what the limits count addr by: an IPv6 address by its
+// /64, any other as it is.
+func exchangeKey(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil || !ip.Is6() || ip.Is4In6() {
+		return addr
+	}
+	p, err := ip.Prefix(64)
+	if err != nil {
+		return addr
+	}
+	return p.String()
 }
 
 // Allow reports whether a callback from addr may exchange its code at now,
 // taking its allowance if so.
 func (l *exchangeLimits) Allow(addr string, now time.Time) bool {
+	key := exchangeKey(addr)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	a := l.addrs[addr]
+	a := l.addrs[key]
 	if a == nil {
 		if len(l.addrs) >= exchangeAddresses {
 			for k, v := range l.addrs {
@@ -62,19 +78,11 @@ func (l *exchangeLimits) Allow(addr string, now time.Time) bool {
 				}
 			}
 		}
-		if len(l.addrs) < exchangeAddresses {
-			a = rate.NewLimiter(rate.Every(exchangeEvery), l.burst)
-			l.addrs[addr] = a
+		if len(l.addrs) >= exchangeAddresses {
+			return true
 		}
+		a = rate.NewLimiter(rate.Every(exchangeEvery), l.burst)
+		l.addrs[key] = a
 	}
-	if a != nil && a.TokensAt(now) < 1 {
-		return false
-	}
-	if !l.all.AllowN(now, 1) {
-		return false
-	}
-	if a != nil {
-		a.AllowN(now, 1)
-	}
-	return true
+	return a.AllowN(now, 1)
 }

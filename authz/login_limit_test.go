@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -50,7 +51,7 @@ func TestRevAuth31CallbackFloodIsBounded(t *testing.T) {
 		body := b.body(t, resp)
 		resp.Body.Close()
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-		if strings.Contains(body, "too many sign-ins from here") {
+		if strings.Contains(body, "too many sign-ins from your network address") {
 			limited++
 		}
 	}
@@ -65,8 +66,8 @@ func TestRevAuth31CallbackFloodIsBounded(t *testing.T) {
 }
 
 // TestExchangeLimits: one address is held to its burst then one an
-// exchangeEvery; another address has its own; all of them share the
-// limit on all.
+// exchangeEvery; another address has its own; an IPv6 address counts as
+// its /64.
 func TestExchangeLimits(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
@@ -79,12 +80,12 @@ func TestExchangeLimits(t *testing.T) {
 	assert.True(t, l.Allow("10.0.0.1", now.Add(exchangeEvery)), "one more after exchangeEvery")
 	assert.False(t, l.Allow("10.0.0.1", now.Add(exchangeEvery)))
 
-	all := newExchangeLimits(0)
-	allowed := 0
-	for i := range exchangeAllBurst + 50 {
-		if all.Allow("10.1."+string(rune('a'+i%26))+"."+strings.Repeat("x", i/26), now) {
-			allowed++
-		}
+	for i := range 3 {
+		assert.True(t, l.Allow(fmt.Sprintf("2001:db8:1:2::%x", i+1), now))
 	}
-	assert.Equal(t, exchangeAllBurst, allowed, "many addresses share the limit on all")
+	assert.False(t, l.Allow("2001:db8:1:2:ffff::9", now), "another address of the same /64")
+	assert.True(t, l.Allow("2001:db8:1:3::1", now), "another /64")
+	assert.Equal(t, "2001:db8:1:2::/64", exchangeKey("2001:db8:1:2:aaaa::1"))
+	assert.Equal(t, "192.0.2.7", exchangeKey("192.0.2.7"))
+	assert.Equal(t, newExchangeLimits(0).burst, exchangeBurst)
 }

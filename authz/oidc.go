@@ -40,8 +40,7 @@ type OIDCConfig struct {
 	// (SESSION_REFRESH_INTERVAL; default 10m).
 	RefreshInterval time.Duration
 	// ExchangeBurst is how many sign-ins one client address may finish at
-	// once, then one a second (exchangeLimits; 0: 20). Tests that sign
-	// everyone in from one address raise it.
+	// once, then two a second (exchangeLimits; SIGNIN_BURST, 0: 50).
 	ExchangeBurst int
 }
 
@@ -200,7 +199,7 @@ func (l *Login) Callback(c echo.Context) error {
 		return l.deny(c, DenialLoginFlow, "the sign-in has no PKCE verifier; start again")
 	}
 	if !l.exchanges.Allow(c.RealIP(), l.now()) {
-		return l.deny(c, DenialLoginRate, "too many sign-ins from here just now; wait a minute and sign in again")
+		return l.deny(c, DenialLoginRate, "too many sign-ins from your network address just now; wait a few seconds and sign in again")
 	}
 	xctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
 	defer cancel()

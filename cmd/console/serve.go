@@ -78,6 +78,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	s.duration(&c.IdleTimeout, "session-idle-timeout", "SESSION_IDLE_TIMEOUT", time.Hour, "sign out after this long without a request", time.Minute, 7*24*time.Hour)
 	s.duration(&c.Lifetime, "session-lifetime", "SESSION_LIFETIME", 12*time.Hour, "sign out this long after sign-in", time.Minute, 30*24*time.Hour)
 	s.duration(&c.OIDC.RefreshInterval, "session-refresh-interval", "SESSION_REFRESH_INTERVAL", 10*time.Minute, "read a session's groups again from the provider this often (the session ends if it refuses)", time.Minute, 24*time.Hour)
+	s.integer(&c.OIDC.ExchangeBurst, "signin-burst", "SIGNIN_BURST", 50, "sign-ins one client address (TRUSTED_PROXIES decides what that is) may finish at once, then two a second", 1, 100000)
 	s.groups(&c.Groups)
 	s.str(&c.AuditKeyFile, "audit-signing-key", "AUDIT_SIGNING_KEY_FILE", "", "PEM file of the Ed25519 key that signs audit checkpoints (make one with: console audit keygen --out FILE)", checkSigningKey)
 	s.str(&c.AuditPublicKeyFiles, "audit-public-keys", "AUDIT_PUBLIC_KEYS", "", "PEM files of earlier signing keys' public keys, comma-separated: the audit page's chain check trusts them too", nil)
