@@ -357,8 +357,11 @@ type PayloadEdit struct {
 	Payload      string
 	// LineBreaks is how Payload, as stored, breaks its lines
 	// (LineBreaksOf), which the form sends with the edit: the browser
-	// sends the textarea's as CRLF whatever they were.
-	LineBreaks string
+	// sends the textarea's as CRLF whatever they were. MixedBreaks: the
+	// payload mixes them (LF and CRLF, or a lone CR), which an edit in the
+	// browser cannot keep: the form says every one becomes LF.
+	LineBreaks  string
+	MixedBreaks bool
 	Reason     string // why, as typed when the form comes back
 	URL        string
 	Error      string
@@ -625,6 +628,14 @@ type ReplaySubmittedModel struct {
 	Requests []SubmittedRequest
 }
 
+// MixedLineBreaks reports whether payload breaks its lines in more than
+// one way (LF and CRLF), or with a lone CR: an edit in a browser, which
+// sends every line break as CRLF, cannot keep them as they are.
+func MixedLineBreaks(payload []byte) bool {
+	lf, crlf, cr := bytes.Count(payload, []byte("\n")), bytes.Count(payload, []byte("\r\n")), bytes.Count(payload, []byte("\r"))
+	return (crlf > 0 && crlf < lf) || cr > crlf
+}
+
 // The line breaks of a payload a form edits (LineBreaksOf).
 const (
 	LineBreaksLF   = "lf"
@@ -638,6 +649,9 @@ const (
 // browser would otherwise be sent with CRLF lines nobody chose (a payload
 // of both is taken as LF).
 func LineBreaksOf(payload []byte) string {
+	if MixedLineBreaks(payload) {
+		return LineBreaksLF
+	}
 	n := bytes.Count(payload, []byte("\n"))
 	if n > 0 && bytes.Count(payload, []byte("\r\n")) == n {
 		return LineBreaksCRLF

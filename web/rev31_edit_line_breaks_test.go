@@ -29,10 +29,13 @@ func TestRevEdit31BrowserEditKeepsThePayloadsLineBreaks(t *testing.T) {
 	oncall, _ := b.SignIn(t, "acme:oncall")
 	for _, tc := range []struct {
 		name, payload, typed, stored string
+		mixed                        bool
 	}{
 		// As a browser sends it: every line break CRLF.
-		{"LF", "\na=1\nb=2\n", "\r\na=3\r\nb=2\r\n", "\na=3\nb=2\n"},
-		{"CRLF", "a=1\r\nb=2\r\n", "a=3\r\nb=2\r\n", "a=3\r\nb=2\r\n"},
+		{"LF", "\na=1\nb=2\n", "\r\na=3\r\nb=2\r\n", "\na=3\nb=2\n", false},
+		{"CRLF", "a=1\r\nb=2\r\n", "a=3\r\nb=2\r\n", "a=3\r\nb=2\r\n", false},
+		// Both: the browser cannot keep them; the form says they become LF.
+		{"Mixed", "a=1\r\nb=2\n", "a=3\r\nb=2\r\n", "a=3\nb=2\n", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "accounts.permission_grant",
@@ -44,6 +47,7 @@ func TestRevEdit31BrowserEditKeepsThePayloadsLineBreaks(t *testing.T) {
 			// An HTML parser reads each CRLF as LF, as a browser shows it.
 			assert.Equal(t, strings.ReplaceAll(tc.payload, "\r\n", "\n"), form.Find(`[data-testid="payload-edit"]`).Text(),
 				"the textarea holds the payload whole")
+			assert.Equal(t, tc.mixed, form.Find(`[data-testid="payload-edit-mixed-breaks"]`).Length() == 1, "the form says when it cannot keep them")
 			sent := url.Values{}
 			form.Find(`input[type="hidden"]`).Each(func(_ int, s *goquery.Selection) { sent.Add(s.AttrOr("name", ""), s.AttrOr("value", "")) })
 			sent.Set("payload", tc.typed)
@@ -53,6 +57,9 @@ func TestRevEdit31BrowserEditKeepsThePayloadsLineBreaks(t *testing.T) {
 			var stored []byte
 			require.NoError(t, b.Pool.QueryRow(t.Context(), `SELECT payload FROM replay_items WHERE dead_letter_id = $1`, id).Scan(&stored))
 			assert.Equal(t, fmt.Sprintf("%q", tc.stored), fmt.Sprintf("%q", stored), "stored with the payload's own line breaks")
+			if tc.mixed {
+				return
+			}
 			// Typed back as received (the browser's line breaks again), it
 			// is the payload received: the edit is undone.
 			again := b.Do(t, oncall, "GET", reqPath, nil, nil).Doc(t).Find(`[data-testid="payload-edit-form"]`)
