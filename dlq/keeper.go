@@ -247,8 +247,12 @@ func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 	return pass, nil
 }
 
-// steps runs a pass's steps in turn, filling pass with what each did,
-// until one fails.
+// steps runs a pass's steps in turn, filling pass with what each did.
+// Making partitions ahead failing stops the pass; retention failing does
+// not stop the steps after it (dropping empty days, trimming), which do
+// not depend on it: one part of retention that keeps failing (a day too
+// large for the statement timeout) would otherwise stop them all, every
+// pass. The errors are returned together.
 func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, now time.Time) error {
 	var err error
 	if pass.Made, err = k.makeAhead(ctx, conn, now); err != nil {
@@ -258,20 +262,23 @@ func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, no
 	if k.cfg.Policy != nil {
 		terms = k.cfg.Policy()
 	}
+	var retained error
 	if terms != nil {
-		if pass.Runs, err = k.retention(ctx, conn, terms, now, pass); err != nil {
-			return err
+		if pass.Runs, retained = k.retention(ctx, conn, terms, now, pass); retained == nil {
+			k.sayStale(*pass, terms)
 		}
-		k.sayStale(*pass, terms)
+	}
+	if ctx.Err() != nil {
+		return errors.Join(retained, ctx.Err())
 	}
 	if pass.Dropped, err = k.dropEmpty(ctx, conn, now); err != nil {
-		return err
+		return errors.Join(retained, err)
 	}
 	if pass.Trimmed, err = trimArrivals(ctx, conn, now, k.cfg.BatchRows, k.cfg.MaxRuns); err != nil {
-		return err
+		return errors.Join(retained, err)
 	}
 	pass.KeyRuns, pass.KeysKept, err = k.trimPurgedKeys(ctx, conn, k.cfg.BatchRows, k.cfg.MaxRuns)
-	return err
+	return errors.Join(retained, err)
 }
 
 // maxClockSkew is how far this console's clock may be from the database's
@@ -333,14 +340,15 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 		if !held && err == nil {
 			return runs, nil
 		}
-		if gaveWay(err) {
+		if gaveWay(err) || timedOut(ctx, err) {
 			// A writer of the day outlasted the wait for holdDay's lock, or
 			// readers or a writer kept the TRUNCATE's lock from the run
-			// (quarantine_dead_letter_partition_empty): the run rolled back,
-			// the day's dead letters go as rows below, the day whole at a
-			// later pass.
+			// (quarantine_dead_letter_partition_empty), or a statement of
+			// the run outlasted the statement timeout (a day too large to
+			// count and keep in one): the run rolled back, the day's dead
+			// letters go as rows below, the day whole at a later pass.
 			k.gaveWayAgain(ctx, conn, "empty", p.Name,
-				"partition keeper: a past day is busy; its dead letters go in batches, the day is emptied whole at a later pass", err)
+				"partition keeper: a past day is busy or too large to empty at once; its dead letters go in batches, the day is emptied whole at a later pass", err)
 			continue
 		}
 		if err != nil {
@@ -356,7 +364,11 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 		return runs, err
 	}
 	// A run takes dead letters of at most maxPurgeBreakdown tenant and
-	// status pairs, so that its audit row names every one of them.
+	// status pairs, so that its audit row names every one of them. A part
+	// whose run outlasts the statement timeout is left for the next pass,
+	// and the others go on (reported with the pass's errors).
+	var slow error
+parts:
 	for _, part := range byBreakdown(combos, maxPurgeBreakdown) {
 		for len(runs) < k.cfg.MaxRuns {
 			var run PurgeRun
@@ -369,10 +381,15 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 			}
 			if gaveWay(err) {
 				k.log.Info("partition keeper: retention gave way to a lock; what is due goes at the next pass", "err", err)
-				return runs, nil
+				return runs, slow
+			}
+			if timedOut(ctx, err) {
+				k.log.Warn("partition keeper: a retention run outlasted the statement timeout; its part goes at the next pass, the others now", "err", err)
+				slow = errors.Join(slow, err)
+				continue parts
 			}
 			if err != nil {
-				return runs, err
+				return runs, errors.Join(slow, err)
 			}
 			if run.Rows == 0 {
 				break
@@ -383,7 +400,7 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 			}
 		}
 	}
-	return runs, nil
+	return runs, slow
 }
 
 // dropEmpty drops the partitions of past days that hold nothing and are
@@ -407,8 +424,10 @@ func (k *Keeper) dropEmpty(ctx context.Context, conn *pgx.Conn, now time.Time) (
 		}
 		var ok bool
 		err := conn.QueryRow(ctx, `SELECT quarantine_dead_letter_partition_drop($1)`, p.Name).Scan(&ok)
-		if isLockTimeout(err) {
+		if isLockTimeout(err) || timedOut(ctx, err) {
 			// The table is in use: so it likely is for the next day too.
+			// (The drop tries for 300 ms: a statement timeout as short
+			// ends it first.)
 			k.gaveWayAgain(ctx, conn, "drop", p.Name, "partition keeper: dead_letters is busy; the empty past days are dropped at a later pass", err)
 			return dropped, nil
 		}
@@ -466,6 +485,14 @@ func isLockTimeout(err error) bool {
 // than it waits for a lock (setPurgeLockTimeout), or lost a deadlock to
 // the transaction it waited for: nothing changed, and the run is tried
 // again at the next pass; the pass goes on.
+// timedOut reports whether err is a statement that outlasted the
+// statement timeout (57014) while ctx is still going: a cancel of ctx
+// (the console stopping) gives the same code, and is no give-way.
+func timedOut(ctx context.Context, err error) bool {
+	var pgErr interface{ SQLState() string }
+	return ctx.Err() == nil && errors.As(err, &pgErr) && pgErr.SQLState() == "57014"
+}
+
 func gaveWay(err error) bool {
 	var pgErr interface{ SQLState() string }
 	return isLockTimeout(err) || (errors.As(err, &pgErr) && pgErr.SQLState() == "40P01")

@@ -133,6 +133,17 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 		if _, err := tx.Exec(ctx, holdDay, p.Name); err != nil {
 			return err // 55P03: a writer of the day outlasted the wait; gaveWay
 		}
+		// A day an open request names is not emptied
+		// (quarantine_dead_letter_partition_empty says so, last): asked
+		// first too, so that such a day is not counted, kept and audited
+		// for nothing every pass.
+		var busy bool
+		if err := tx.QueryRow(ctx, `SELECT quarantine_dead_letter_partition_busy($1::date)`, p.Day.UTC().Format(time.DateOnly)).Scan(&busy); err != nil {
+			return err
+		}
+		if busy {
+			return errKeep
+		}
 		rows, err := tx.Query(ctx, selectDayContents, p.Day, p.End())
 		if err != nil {
 			return err
@@ -158,9 +169,6 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 		if err != nil {
 			return err
 		}
-		if err := subtract(ctx, tx, gone); err != nil {
-			return err
-		}
 		if _, err := tx.Exec(ctx, clearDayCopies, p.Day, p.End()); err != nil {
 			return fmt.Errorf("clear edited copies: %w", err)
 		}
@@ -169,6 +177,13 @@ func (s *Store) purgeDay(ctx context.Context, db beginner, p Partition, policy R
 		}
 		if _, err := tx.Exec(ctx, keepDayOrigins, p.Day, p.End()); err != nil {
 			return fmt.Errorf("keep replay origins: %w", err)
+		}
+		// The counters last before the audit: their rows are every day's
+		// (a tenant, item type, class and status), which a close or a
+		// submit of today's dead letters updates too, and stay locked to
+		// the commit: not for the day's keys and origins as well.
+		if err := subtract(ctx, tx, gone); err != nil {
+			return err
 		}
 		// Audited and checkpointed before the day is emptied: appending
 		// waits for the audit chain's lock (up to the run's lock_timeout)
