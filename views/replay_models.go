@@ -362,9 +362,9 @@ type PayloadEdit struct {
 	// browser cannot keep: the form says every one becomes LF.
 	LineBreaks  string
 	MixedBreaks bool
-	Reason     string // why, as typed when the form comes back
-	URL        string
-	Error      string
+	Reason      string // why, as typed when the form comes back
+	URL         string
+	Error       string
 	// Edited: the item holds an edit, which the form offers to undo (the
 	// payload received goes back), saying beforehand what that does: Draft,
 	// in a draft (no approval given yet); UndoLeavesOut, why the draft

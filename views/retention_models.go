@@ -53,6 +53,26 @@ type StreamView struct {
 	MaxBytes int64 // 0: no limit
 	FirstAt  time.Time
 	MaxAge   time.Duration // 0: no limit
+	// Shortest is the shortest period retention keeps a dead letter (0:
+	// none, all kept for good). A stream that keeps its messages longer
+	// keeps payloads the console removed: the view says so (KeepsLonger).
+	Shortest time.Duration
+}
+
+// KeepsLonger says, when the stream keeps its messages longer than
+// retention keeps some dead letters, that their payloads outlive their
+// removal; "" otherwise.
+func (s StreamView) KeepsLonger() string {
+	if s.Shortest <= 0 || (s.MaxAge > 0 && s.MaxAge <= s.Shortest) {
+		return ""
+	}
+	limit := "no age limit"
+	if s.MaxAge > 0 {
+		limit = "an age limit of " + Duration(s.MaxAge)
+	}
+	return "The stream has " + limit + ", and retention removes some dead letters after " + Duration(s.Shortest) +
+		": their messages, payloads and all, stay in the stream after the console removed them. Set DLQ_MAX_AGE to at most " +
+		fmt.Sprintf("%dh", int64(s.Shortest/time.Hour)) + " (the stream needs a message only until it is stored)."
 }
 
 // anyOf shows the wildcard of a rule as "" (the table says "any").

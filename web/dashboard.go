@@ -11,6 +11,7 @@ import (
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -137,7 +138,11 @@ func (s *Server) dashboard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m.Storage = storageView(snap, health, s.deps.DLQStream)
+	shortest := replaypolicy.Keep{Forever: true}
+	if t := s.deps.Replays.Policy(); t != nil && t.Retention() != nil {
+		shortest = t.Retention().Shortest()
+	}
+	m.Storage = storageView(snap, health, s.deps.DLQStream, shortest)
 	if !everyTenant {
 		// One stream holds every tenant's dead letters: its size and oldest
 		// message are other tenants' volume to a reader of some, and nothing

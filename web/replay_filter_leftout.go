@@ -81,7 +81,9 @@ func (s *Server) keepLeftOut(ctx context.Context, list, key string, left *views.
 }
 
 // forgetLeftOut lets go of what the session's list keeps for key.
-func (s *Server) forgetLeftOut(ctx context.Context, list, key string) { s.keepLeftOut(ctx, list, key, nil) }
+func (s *Server) forgetLeftOut(ctx context.Context, list, key string) {
+	s.keepLeftOut(ctx, list, key, nil)
+}
 
 // leftOutOf is what the action key left out of its filter, as
 // keepLeftOut kept it in list; nil when the session keeps nothing for it.

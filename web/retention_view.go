@@ -67,7 +67,7 @@ func (s *Server) activeRetention(ctx context.Context, active dlq.TermsActivation
 
 // storageView is where the dead letters are: the partitions of the
 // snapshot and the DLQ stream as ingest last checked it.
-func storageView(snap *dlq.CountersSnapshot, h dlq.IngestHealth, stream string) views.StorageView {
+func storageView(snap *dlq.CountersSnapshot, h dlq.IngestHealth, stream string, shortest replaypolicy.Keep) views.StorageView {
 	var v views.StorageView
 	if snap != nil && len(snap.Partitions) > 0 {
 		v.Partitions = len(snap.Partitions)
@@ -78,6 +78,9 @@ func storageView(snap *dlq.CountersSnapshot, h dlq.IngestHealth, stream string) 
 			continue
 		}
 		v.Stream = views.StreamView{Known: true, Name: s.Stream, Bytes: int64(s.Bytes), MaxBytes: s.MaxBytes, MaxAge: s.MaxAge}
+		if !shortest.Forever {
+			v.Stream.Shortest = shortest.For
+		}
 		if s.Msgs > 0 {
 			v.Stream.FirstAt = s.FirstAt
 		}
