@@ -18,6 +18,36 @@ import (
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
+// discardAllMatching stores two dead letters of one item type in acme and
+// two in globex (message ids prefix-0..3), and has oncall (who may
+// discard in acme and only read globex) press "Discard all matching…" on
+// the list filtered by that type: it returns the ids, the confirmation and
+// its form's hidden fields, which offer acme's two.
+func discardAllMatching(t *testing.T, b *testfactory.Console, oncall *http.Client, prefix string) ([]int64, *goquery.Document, url.Values) {
+	t.Helper()
+	var letters []testfactory.Letter
+	for i, tenant := range []string{"acme", "acme", "globex", "globex"} {
+		letters = append(letters, testfactory.Letter{Tenant: tenant, ItemType: "search.index_update", MsgID: fmt.Sprintf("%s-%d", prefix, i),
+			Error: "index shard " + prefix + " unavailable"})
+	}
+	ids := testfactory.DeadLetters(t, b.Pool, letters...)
+	var action string
+	wait.Until(t, "all matching offered", 30*time.Second, func() bool {
+		d := b.Do(t, oncall, "GET", "/deadletters?type=search.index_update", nil, nil).Doc(t)
+		action = d.Find(`form[action^="/deadletters/discard/filter"]`).AttrOr("action", "")
+		return action != "" && d.Find(`[data-testid="deadletter-row"]`).Length() > 0
+	})
+	confirm := b.Do(t, oncall, "POST", action, nil, nil)
+	require.Equal(t, http.StatusOK, confirm.Status, "%.300s", confirm.Body)
+	d := confirm.Doc(t)
+	form := url.Values{}
+	d.Find(`form[data-testid="confirm-form"] input[type="hidden"]`).Each(func(_ int, s *goquery.Selection) {
+		form.Add(s.AttrOr("name", ""), s.AttrOr("value", ""))
+	})
+	require.Len(t, form["id"], 2, "acme's two are offered")
+	return ids, d, form
+}
+
 // TestRevOncall31CloseLeftOutKeptWhenTheCloseIsRefused: "Discard all
 // matching" confirms acme's two dead letters and says that globex's two
 // (where the on-call may only read) are left out. Its form carries the
@@ -30,30 +60,11 @@ func TestRevOncall31CloseLeftOutKeptWhenTheCloseIsRefused(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	oncall, _ := b.SignIn(t, "acme:oncall", "globex:viewer")
-	var letters []testfactory.Letter
-	for i, tenant := range []string{"acme", "acme", "globex", "globex"} {
-		letters = append(letters, testfactory.Letter{Tenant: tenant, ItemType: "search.index_update", MsgID: fmt.Sprintf("rev31-left-%d", i),
-			Error: "index shard rev31 unavailable"})
-	}
-	testfactory.DeadLetters(t, b.Pool, letters...)
-	var action string
-	wait.Until(t, "all matching offered", 30*time.Second, func() bool {
-		d := b.Do(t, oncall, "GET", "/deadletters?type=search.index_update", nil, nil).Doc(t)
-		action = d.Find(`form[action^="/deadletters/discard/filter"]`).AttrOr("action", "")
-		return action != "" && d.Find(`[data-testid="deadletter-row"]`).Length() > 0
-	})
-	confirm := b.Do(t, oncall, "POST", action, nil, nil)
-	require.Equal(t, http.StatusOK, confirm.Status, "%.300s", confirm.Body)
+	_, d, form := discardAllMatching(t, b, oncall, "rev31-left")
 	leftOut := func(d *goquery.Document) string {
 		return strings.Join(strings.Fields(d.Find(`[data-testid="confirm-left-out"]`).Text()), " ")
 	}
-	d := confirm.Doc(t)
 	require.Contains(t, leftOut(d), "2 dead letters in globex, where you may not discard", "the confirmation names globex's two")
-	form := url.Values{}
-	d.Find(`form[data-testid="confirm-form"] input[type="hidden"]`).Each(func(_ int, s *goquery.Selection) {
-		form.Add(s.AttrOr("name", ""), s.AttrOr("value", ""))
-	})
-	require.Len(t, form["id"], 2, "acme's two are offered")
 
 	t.Run("ForgedToken", func(t *testing.T) {
 		forged := url.Values{"id": form["id"], "return_to": form["return_to"], "left_out": {"not-kept"}}
@@ -101,25 +112,7 @@ func TestRevOncall31CloseLeftOutCountsWhatChangedSince(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	oncall, who := b.SignIn(t, "acme:oncall", "globex:viewer")
-	var letters []testfactory.Letter
-	for i, tenant := range []string{"acme", "acme", "globex", "globex"} {
-		letters = append(letters, testfactory.Letter{Tenant: tenant, ItemType: "search.index_update", MsgID: fmt.Sprintf("rev31-changed-%d", i),
-			Error: "index shard rev31 changed unavailable"})
-	}
-	ids := testfactory.DeadLetters(t, b.Pool, letters...)
-	var action string
-	wait.Until(t, "all matching offered", 30*time.Second, func() bool {
-		d := b.Do(t, oncall, "GET", "/deadletters?type=search.index_update", nil, nil).Doc(t)
-		action = d.Find(`form[action^="/deadletters/discard/filter"]`).AttrOr("action", "")
-		return action != "" && d.Find(`[data-testid="deadletter-row"]`).Length() > 0
-	})
-	confirm := b.Do(t, oncall, "POST", action, nil, nil)
-	require.Equal(t, http.StatusOK, confirm.Status, "%.300s", confirm.Body)
-	form := url.Values{}
-	confirm.Doc(t).Find(`form[data-testid="confirm-form"] input[type="hidden"]`).Each(func(_ int, s *goquery.Selection) {
-		form.Add(s.AttrOr("name", ""), s.AttrOr("value", ""))
-	})
-	require.Len(t, form["id"], 2)
+	ids, _, form := discardAllMatching(t, b, oncall, "rev31-changed")
 	held := testfactory.Request(t, b.Replays, who.Actor, ids[:1], replay.SubmitInput{Reason: "shard rebuilt"})
 
 	form.Set("reason", "index shard rev31 rebuilt by hand")
