@@ -87,6 +87,13 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 				return s.signInFirst(c)
 			}
 			c.Set(ctxUser, u)
+			// Counted from here to the answer: the checks, body and
+			// locator below read the database too (person_limit.go).
+			release, err := s.personSlot(c, r, u)
+			if err != nil {
+				return err
+			}
+			defer release()
 			// A binding removed on any replica gives nothing from now on,
 			// whether or not this one's listener has heard of it.
 			if err := s.deps.Access.Fresh(c.Request().Context()); err != nil {

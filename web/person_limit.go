@@ -1,10 +1,12 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -12,70 +14,91 @@ import (
 )
 
 // requestsPerPerson bounds the requests one signed-in person has running
-// at once on a replica. A browser runs a handful at once (a page, its
-// count, a poll); a script looping over the lists with one person's cookie
-// would otherwise hold the web pool's connections, which every request's
-// session read needs too, and stall everyone's pages, the emergency stop's
-// among them. Downloads have their own bounds (download_limit.go), and the
-// emergency stop's routes are never refused.
-const requestsPerPerson = 8
+// at once on a replica, from the moment their session is read (enforce:
+// the route's locator and the body are read after it) to the answer. A
+// browser runs a handful at once (a page, its count, a poll); a script
+// looping over the pages with one person's cookie would otherwise hold
+// the web pool's connections, which every request's session read needs
+// too, and stall everyone's pages. A request past it waits up to
+// personWait for one of theirs to finish (a restored browser session
+// opening many tabs), then is refused (429). The emergency stop's routes
+// have a bound of their own, stopsPerPerson, so that a person's other
+// requests never hold back their stop, nor do their stops go unbounded.
+const (
+	requestsPerPerson = 8
+	stopsPerPerson    = 2
+	personWait        = 2 * time.Second
+)
 
 // personRetryAfter is the Retry-After of a request refused for it, in
 // seconds.
 const personRetryAfter = 5
 
-// personLimit counts the requests each person has running on this
-// replica (by authz.User.Key).
+// personLimit holds each person's slots on this replica (by
+// authz.User.Key, and apart for the stop's routes).
 type personLimit struct {
-	mu      sync.Mutex
-	running map[string]int
+	mu     sync.Mutex
+	people map[string]*personSlots
 }
 
-// take counts one more request of person's, unless they have
-// requestsPerPerson running.
-func (l *personLimit) take(person string) bool {
+// personSlots is one person's semaphore, and how many requests hold it or
+// wait for it (refs: the entry goes when none do).
+type personSlots struct {
+	sem  chan struct{}
+	refs int
+}
+
+// take takes one of key's n slots, waiting up to wait (or until ctx ends)
+// for one; it returns the slot's release, or false.
+func (l *personLimit) take(ctx context.Context, key string, n int, wait time.Duration) (func(), bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.running[person] >= requestsPerPerson {
-		return false
+	if l.people == nil {
+		l.people = map[string]*personSlots{}
 	}
-	l.running[person]++
-	return true
-}
-
-// done counts one of person's requests finished.
-func (l *personLimit) done(person string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.running[person]--; l.running[person] <= 0 {
-		delete(l.running, person)
+	p := l.people[key]
+	if p == nil {
+		p = &personSlots{sem: make(chan struct{}, n)}
+		l.people[key] = p
 	}
-}
-
-// limitPerson is the middleware of a route a signed-in person calls, after
-// enforce: it counts their request for as long as its handler runs, and
-// refuses one past requestsPerPerson (429), having done nothing. Public
-// routes, downloads (bounded by kind) and the emergency stop's routes are
-// not counted.
-func (s *Server) limitPerson(r Route) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		if r.Access == AccessPublic || r.Download != NoDownload || r.Perm.Action == authz.ActStop {
-			return next
-		}
-		return func(c echo.Context) error {
-			u := userOf(c)
-			if !u.Identified() {
-				return next(c)
-			}
-			person := u.Key()
-			if !s.people.take(person) {
-				c.Response().Header().Set("Retry-After", strconv.Itoa(personRetryAfter))
-				return echo.NewHTTPError(http.StatusTooManyRequests, fmt.Sprintf(
-					"You have %d requests running at once on this console, as many as one person may: wait for them, then try again. "+
-						"(The emergency stop is never held back.)", requestsPerPerson))
-			}
-			defer s.people.done(person)
-			return next(c)
+	p.refs++
+	l.mu.Unlock()
+	unref := func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if p.refs--; p.refs == 0 {
+			delete(l.people, key)
 		}
 	}
+	select {
+	case p.sem <- struct{}{}:
+	default:
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case p.sem <- struct{}{}:
+		case <-timer.C:
+			unref()
+			return nil, false
+		case <-ctx.Done():
+			unref()
+			return nil, false
+		}
+	}
+	return func() { <-p.sem; unref() }, true
+}
+
+// personSlot takes a slot of u's for route r (enforce, once the session is
+// read), or answers 429.
+func (s *Server) personSlot(c echo.Context, r Route, u authz.User) (func(), error) {
+	key, n, what := u.Key(), requestsPerPerson, "requests"
+	if r.Perm.Action == authz.ActStop {
+		key, n, what = key+"|stop", stopsPerPerson, "emergency stop requests"
+	}
+	release, ok := s.people.take(c.Request().Context(), key, n, personWait)
+	if !ok {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(personRetryAfter))
+		return nil, echo.NewHTTPError(http.StatusTooManyRequests, fmt.Sprintf(
+			"You have %d %s running at once on this console, as many as one person may: wait for them, then try again.", n, what))
+	}
+	return release, nil
 }

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -15,20 +16,23 @@ import (
 )
 
 // TestRevHarden31OnePersonCannotHoldEveryConnection: one person's cookie
-// in a script that loops over the lists (each statement may run for the
+// in a script that loops over the pages (each statement may run for the
 // statement timeout) held as many of the web pool's connections as it
 // sent requests, and every other request's session read waits for one:
 // everyone's pages stalled, the emergency stop's too. A person has at most
-// 8 requests running at once on a replica: the ninth is refused at once
-// (429, Retry-After), having read nothing; another person's page, and the
-// person's own emergency stop page, are served meanwhile.
+// 8 requests running at once on a replica, counted from their session's
+// read (a dead letter's page reads the dead letter in its locator, before
+// the handler): the ninth waits a moment for one of them, then is refused
+// (429, Retry-After); another person's page, and the person's own
+// emergency stop page (a bound of its own), are served meanwhile.
 func TestRevHarden31OnePersonCannotHoldEveryConnection(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	script, _ := b.SignIn(t, "acme:oncall", "acme:approver")
 	other, _ := b.SignIn(t, "acme:oncall")
-	testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "rev31-held-1", Error: "boom"})
-	require.Equal(t, http.StatusOK, b.Do(t, script, "GET", "/deadletters?tenant=acme", nil, nil).Status)
+	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "rev31-held-1", Error: "boom"})
+	page := fmt.Sprintf("/deadletters/%d", id)
+	require.Equal(t, http.StatusOK, b.Do(t, script, "GET", page, nil, nil).Status)
 
 	// The lists' reads wait while the test holds the table.
 	tx, err := b.DB.OwnerPool.Begin(t.Context())
@@ -48,21 +52,21 @@ func TestRevHarden31OnePersonCannotHoldEveryConnection(t *testing.T) {
 	statuses := make([]int, held)
 	var wg sync.WaitGroup
 	for i := range held {
-		wg.Go(func() { statuses[i] = b.Do(t, script, "GET", "/deadletters?tenant=acme", nil, nil).Status })
+		wg.Go(func() { statuses[i] = b.Do(t, script, "GET", page, nil, nil).Status })
 	}
 	// Seen as the server's administrator: another role's waits are not
 	// shown to the owner.
 	admin, err := pgx.Connect(t.Context(), b.DB.AdminURL)
 	require.NoError(t, err)
 	t.Cleanup(func() { admin.Close(t.Context()) })
-	wait.Until(t, "eight list reads waiting on the table", 30*time.Second, func() bool {
+	wait.Until(t, "eight page reads waiting on the table", 30*time.Second, func() bool {
 		var n int
 		require.NoError(t, admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND application_name = 'quarantine-web' AND wait_event_type = 'Lock'`).Scan(&n))
 		return n >= held
 	})
 
-	ninth := b.Do(t, script, "GET", "/deadletters?tenant=acme", nil, nil)
+	ninth := b.Do(t, script, "GET", page, nil, nil)
 	assert.Equal(t, http.StatusTooManyRequests, ninth.Status)
 	assert.NotEmpty(t, ninth.Header.Get("Retry-After"))
 	assert.Contains(t, ninth.Body, "8 requests running at once")
@@ -74,5 +78,5 @@ func TestRevHarden31OnePersonCannotHoldEveryConnection(t *testing.T) {
 	for i, s := range statuses {
 		assert.Equal(t, http.StatusOK, s, "held request %d", i)
 	}
-	assert.Equal(t, http.StatusOK, b.Do(t, script, "GET", "/deadletters?tenant=acme", nil, nil).Status, "once they finished, the next is served")
+	assert.Equal(t, http.StatusOK, b.Do(t, script, "GET", page, nil, nil).Status, "once they finished, the next is served")
 }

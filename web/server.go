@@ -116,7 +116,7 @@ type Server struct {
 	// (download_limit.go).
 	downloads downloadLimits
 	// people bounds the requests each person has running at once
-	// (person_limit.go).
+	// (person_limit.go, taken in enforce).
 	people personLimit
 }
 
@@ -130,8 +130,7 @@ func New(d Deps) http.Handler {
 	if d.Config.MaxPayloadBytes <= 0 {
 		d.Config.MaxPayloadBytes = 8 << 20
 	}
-	s := &Server{deps: d, crossSiteDenials: authz.NewCrossSiteDenials(d.Log), downloads: newDownloadLimits(d.Pool),
-		people: personLimit{running: map[string]int{}}}
+	s := &Server{deps: d, crossSiteDenials: authz.NewCrossSiteDenials(d.Log), downloads: newDownloadLimits(d.Pool)}
 	if d.Login != nil {
 		// A session that ends in a sign-in's own steps (sign-out, a new
 		// sign-in, a refresh refused) is forgotten by the memory of
@@ -146,7 +145,7 @@ func New(d Deps) http.Handler {
 	routes := s.Routes()
 	s.routeOf = make(map[string]Route, len(routes))
 	for _, r := range routes {
-		e.Add(r.Method, r.Path, r.Handler, s.limitBody(r), s.enforce(r), s.limitPerson(r), s.limitDownload(r), s.recount(r))
+		e.Add(r.Method, r.Path, r.Handler, s.limitBody(r), s.enforce(r), s.limitDownload(r), s.recount(r))
 		s.routeOf[routeKey(r.Method, r.Path)] = r
 	}
 	s.echo = e
