@@ -119,8 +119,11 @@ type KeeperPass struct {
 	// the pass removed no dead letters; Active is the active terms.
 	Stale  bool
 	Active TermsActivation
-	// Runs are the retention runs, in order.
-	Runs []PurgeRun
+	// Runs are the retention runs, in order. Behind counts the parts of
+	// retention (tenant and status pairs) a run of which outlasted the
+	// statement timeout: they go at a later pass, the pass went on.
+	Runs   []PurgeRun
+	Behind int
 	// Trimmed counts arrival counter rows removed.
 	Trimmed int64
 	// KeyRuns are the batches of purged source keys removed, their
@@ -264,9 +267,8 @@ func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, no
 	}
 	var retained error
 	if terms != nil {
-		if pass.Runs, retained = k.retention(ctx, conn, terms, now, pass); retained == nil {
-			k.sayStale(*pass, terms)
-		}
+		pass.Runs, retained = k.retention(ctx, conn, terms, now, pass)
+		k.sayStale(*pass, terms)
 	}
 	if ctx.Err() != nil {
 		return errors.Join(retained, ctx.Err())
@@ -366,8 +368,7 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 	// A run takes dead letters of at most maxPurgeBreakdown tenant and
 	// status pairs, so that its audit row names every one of them. A part
 	// whose run outlasts the statement timeout is left for the next pass,
-	// and the others go on (reported with the pass's errors).
-	var slow error
+	// and the others go on (pass.Behind, logged; the pass is no failure).
 parts:
 	for _, part := range byBreakdown(combos, maxPurgeBreakdown) {
 		for len(runs) < k.cfg.MaxRuns {
@@ -381,15 +382,16 @@ parts:
 			}
 			if gaveWay(err) {
 				k.log.Info("partition keeper: retention gave way to a lock; what is due goes at the next pass", "err", err)
-				return runs, slow
+				return runs, nil
 			}
 			if timedOut(ctx, err) {
-				k.log.Warn("partition keeper: a retention run outlasted the statement timeout; its part goes at the next pass, the others now", "err", err)
-				slow = errors.Join(slow, err)
+				k.log.Warn("partition keeper: a retention run outlasted the statement timeout; its part goes at a later pass, the others now "+
+					"(DATABASE_WORKER_STATEMENT_TIMEOUT, or RETENTION_BATCH smaller)", "err", err)
+				pass.Behind++
 				continue parts
 			}
 			if err != nil {
-				return runs, errors.Join(slow, err)
+				return runs, err
 			}
 			if run.Rows == 0 {
 				break
@@ -400,7 +402,7 @@ parts:
 			}
 		}
 	}
-	return runs, slow
+	return runs, nil
 }
 
 // dropEmpty drops the partitions of past days that hold nothing and are
@@ -504,6 +506,7 @@ type keeperMetrics struct {
 	removed  prometheus.Counter
 	runs     *prometheus.CounterVec
 	errors   prometheus.Counter
+	behind   prometheus.Counter
 	lastPass prometheus.Gauge
 	stale    prometheus.Gauge
 }
@@ -526,6 +529,10 @@ func newKeeperMetrics(reg prometheus.Registerer) *keeperMetrics {
 			Name: "quarantine_partition_keeper_errors_total",
 			Help: "Keeper passes (partitions ahead, retention) that failed.",
 		}),
+		behind: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "quarantine_retention_behind_total",
+			Help: "Parts of retention (tenant and status pairs) left for a later pass because a run of theirs outlasted the statement timeout.",
+		}),
 		lastPass: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "quarantine_partition_keeper_last_pass_timestamp_seconds",
 			Help: "When a keeper pass of this console last completed (Unix time).",
@@ -536,7 +543,7 @@ func newKeeperMetrics(reg prometheus.Registerer) *keeperMetrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.keys, m.removed, m.runs, m.errors, m.lastPass, m.stale)
+		reg.MustRegister(m.keys, m.removed, m.runs, m.errors, m.behind, m.lastPass, m.stale)
 	}
 	return m
 }
@@ -551,4 +558,5 @@ func (m *keeperMetrics) count(p KeeperPass) {
 		m.runs.WithLabelValues(kind).Inc()
 	}
 	m.keys.Add(float64(p.KeysTrimmed()))
+	m.behind.Add(float64(p.Behind))
 }
