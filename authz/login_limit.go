@@ -50,11 +50,14 @@ func newExchangeLimits(burst int) *exchangeLimits {
 }
 
 // exchangeKey is what the limits count addr by: an IPv6 address by its
-// /64, any other as it is.
+// /64, an IPv4 one (mapped into IPv6 or not) as it is.
 func exchangeKey(addr string) string {
 	ip, err := netip.ParseAddr(addr)
-	if err != nil || !ip.Is6() || ip.Is4In6() {
+	if err != nil {
 		return addr
+	}
+	if ip = ip.Unmap(); !ip.Is6() {
+		return ip.String()
 	}
 	p, err := ip.Prefix(64)
 	if err != nil {

@@ -87,5 +87,6 @@ func TestExchangeLimits(t *testing.T) {
 	assert.True(t, l.Allow("2001:db8:1:3::1", now), "another /64")
 	assert.Equal(t, "2001:db8:1:2::/64", exchangeKey("2001:db8:1:2:aaaa::1"))
 	assert.Equal(t, "192.0.2.7", exchangeKey("192.0.2.7"))
+	assert.Equal(t, "192.0.2.7", exchangeKey("::ffff:192.0.2.7"), "an IPv4 address mapped into IPv6 is that address")
 	assert.Equal(t, newExchangeLimits(0).burst, exchangeBurst)
 }

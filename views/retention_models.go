@@ -70,9 +70,11 @@ func (s StreamView) KeepsLonger() string {
 	if s.MaxAge > 0 {
 		limit = "an age limit of " + Duration(s.MaxAge)
 	}
+	hours := fmt.Sprintf("%dh", int64(s.Shortest/time.Hour))
 	return "The stream has " + limit + ", and retention removes some dead letters after " + Duration(s.Shortest) +
-		": their messages, payloads and all, stay in the stream after the console removed them. Set DLQ_MAX_AGE to at most " +
-		fmt.Sprintf("%dh", int64(s.Shortest/time.Hour)) + " (the stream needs a message only until it is stored)."
+		": their messages, payloads and all, stay in the stream after the console removed them. Give the stream an age limit of at most " +
+		hours + " (it needs a message only until it is stored): nats stream edit " + s.Name + " --max-age " + hours +
+		" (the console sets DLQ_MAX_AGE only on a stream it makes; it never lowers an existing stream's limit)."
 }
 
 // anyOf shows the wildcard of a rule as "" (the table says "any").

@@ -130,17 +130,14 @@ func (s *Server) dashboard(c echo.Context) error {
 		health = s.deps.IngestHealth()
 		m.Ingest = ingestLagView(health, now, everyTenant)
 	}
-	if m.Retention, err = s.activeRetention(ctx, d.ActiveTerms, tenants); err != nil {
+	var shortest replaypolicy.Keep
+	if m.Retention, shortest, err = s.activeRetention(ctx, d.ActiveTerms, tenants); err != nil {
 		return err
 	}
 	m.Retention.LastPurgeAt, m.Retention.LastPurgeRows = d.LastPurge.At, d.LastPurge.Rows
 	snap, err := s.deps.DeadLetters.Counters().Snapshot(ctx)
 	if err != nil {
 		return err
-	}
-	shortest := replaypolicy.Keep{Forever: true}
-	if t := s.deps.Replays.Policy(); t != nil && t.Retention() != nil {
-		shortest = t.Retention().Shortest()
 	}
 	m.Storage = storageView(snap, health, s.deps.DLQStream, shortest)
 	if !everyTenant {

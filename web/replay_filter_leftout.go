@@ -104,5 +104,7 @@ func (s *Server) leftOutKept(ctx context.Context, list string) []leftOutKept {
 	if raw == "" || json.Unmarshal([]byte(raw), &kept) != nil {
 		return nil
 	}
-	return kept
+	// Closes kept here by a console before they had a list of their own
+	// ("close:" keys) are let go as this one is read and written.
+	return slices.DeleteFunc(kept, func(k leftOutKept) bool { return strings.HasPrefix(k.Key, "close:") })
 }

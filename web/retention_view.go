@@ -43,26 +43,34 @@ func retentionLines(ret *replaypolicy.Retention, tenants []string) views.Retenti
 // nothing). While they are its own, its table says what they are, with
 // no round trip; otherwise what the database recorded of the active ones
 // is read, as the Policy page reads it (activeTerms), and the view says
-// they are not its own, or that what they say is not recorded.
-func (s *Server) activeRetention(ctx context.Context, active dlq.TermsActivation, tenants []string) (views.RetentionView, error) {
+// they are not its own, or that what they say is not recorded. shortest
+// is the terms' shortest period (Forever when none is known).
+func (s *Server) activeRetention(ctx context.Context, active dlq.TermsActivation, tenants []string) (views.RetentionView, replaypolicy.Keep, error) {
 	t := s.deps.Replays.Policy()
 	own := ""
 	if t != nil {
 		own = replay.RetentionVersion(t.Retention())
 	}
+	forever := replaypolicy.Keep{Forever: true}
 	if !active.Stale(own) {
-		return retentionView(t, tenants), nil
+		shortest := forever
+		if t != nil && t.Retention() != nil {
+			shortest = t.Retention().Shortest()
+		}
+		return retentionView(t, tenants), shortest, nil
 	}
 	v, err := s.deps.Replays.TermsContent(ctx, active.Version)
 	if err != nil {
-		return views.RetentionView{}, err
+		return views.RetentionView{}, forever, err
 	}
 	r := views.RetentionView{Statuses: replaypolicy.RetentionStatuses, NotRecorded: true}
+	shortest := forever
 	if v.Retention != nil {
 		r = retentionLines(v.Retention, tenants)
+		shortest = v.Retention.Shortest()
 	}
 	r.NotOwn = true
-	return r, nil
+	return r, shortest, nil
 }
 
 // storageView is where the dead letters are: the partitions of the

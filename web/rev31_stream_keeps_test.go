@@ -44,7 +44,8 @@ func TestRevRetention31StreamKeepingMessagesLongerIsSaid(t *testing.T) {
 				return
 			}
 			assert.Contains(t, warning, "stay in the stream after the console removed them")
-			assert.Contains(t, warning, "Set DLQ_MAX_AGE to at most 720h")
+			assert.Contains(t, warning, "age limit of at most 720h")
+			assert.Contains(t, warning, "nats stream edit DLQ --max-age 720h")
 		})
 	}
 }
