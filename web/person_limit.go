@@ -8,26 +8,36 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
 	"github.com/quarantine-console/quarantine/authz"
 )
 
-// requestsPerPerson bounds the requests one signed-in person has running
-// at once on a replica, from the moment their session is read (enforce:
-// the route's locator and the body are read after it) to the answer. A
-// browser runs a handful at once (a page, its count, a poll); a script
+// requestsFor bounds the requests one signed-in person has running at
+// once on a replica, from the moment their session is read (enforce: the
+// route's locator and the body are read after it) to the answer: half the
+// web pool's connections (10 of the default 20), at least
+// minRequestsPerPerson. A browser runs a handful at once (a page, its
+// count, a poll), a person in several browsers a few more; a script
 // looping over the pages with one person's cookie would otherwise hold
-// the web pool's connections, which every request's session read needs
+// every connection of the pool, which every request's session read needs
 // too, and stall everyone's pages. A request past it waits up to
 // personWait for one of theirs to finish (a restored browser session
 // opening many tabs), then is refused (429). The emergency stop's routes
 // have a bound of their own, stopsPerPerson, so that a person's other
 // requests never hold back their stop, nor do their stops go unbounded.
+func requestsFor(pool *pgxpool.Pool) int {
+	if pool == nil {
+		return minRequestsPerPerson
+	}
+	return max(minRequestsPerPerson, int(pool.Config().MaxConns)/2)
+}
+
 const (
-	requestsPerPerson = 8
-	stopsPerPerson    = 2
-	personWait        = 2 * time.Second
+	minRequestsPerPerson = 4
+	stopsPerPerson       = 2
+	personWait           = 2 * time.Second
 )
 
 // personRetryAfter is the Retry-After of a request refused for it, in
@@ -35,8 +45,9 @@ const (
 const personRetryAfter = 5
 
 // personLimit holds each person's slots on this replica (by
-// authz.User.Key, and apart for the stop's routes).
+// authz.User.Key, and apart for the stop's routes): n each.
 type personLimit struct {
+	n      int
 	mu     sync.Mutex
 	people map[string]*personSlots
 }
@@ -90,7 +101,7 @@ func (l *personLimit) take(ctx context.Context, key string, n int, wait time.Dur
 // personSlot takes a slot of u's for route r (enforce, once the session is
 // read), or answers 429.
 func (s *Server) personSlot(c echo.Context, r Route, u authz.User) (func(), error) {
-	key, n, what := u.Key(), requestsPerPerson, "requests"
+	key, n, what := u.Key(), s.people.n, "requests"
 	if r.Perm.Action == authz.ActStop {
 		key, n, what = key+"|stop", stopsPerPerson, "emergency stop requests"
 	}

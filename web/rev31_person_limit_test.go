@@ -20,9 +20,9 @@ import (
 // statement timeout) held as many of the web pool's connections as it
 // sent requests, and every other request's session read waits for one:
 // everyone's pages stalled, the emergency stop's too. A person has at most
-// 8 requests running at once on a replica, counted from their session's
-// read (a dead letter's page reads the dead letter in its locator, before
-// the handler): the ninth waits a moment for one of them, then is refused
+// 10 requests running at once on a replica (half the web pool's 20),
+// counted from their session's read (a dead letter's page reads the dead letter in its locator, before
+// the handler): the eleventh waits a moment for one of them, then is refused
 // (429, Retry-After); another person's page, and the person's own
 // emergency stop page (a bound of its own), are served meanwhile.
 func TestRevHarden31OnePersonCannotHoldEveryConnection(t *testing.T) {
@@ -48,7 +48,7 @@ func TestRevHarden31OnePersonCannotHoldEveryConnection(t *testing.T) {
 	_, err = tx.Exec(t.Context(), `LOCK TABLE dead_letters IN ACCESS EXCLUSIVE MODE`)
 	require.NoError(t, err)
 
-	const held = 8
+	const held = 10
 	statuses := make([]int, held)
 	var wg sync.WaitGroup
 	for i := range held {
@@ -59,17 +59,17 @@ func TestRevHarden31OnePersonCannotHoldEveryConnection(t *testing.T) {
 	admin, err := pgx.Connect(t.Context(), b.DB.AdminURL)
 	require.NoError(t, err)
 	t.Cleanup(func() { admin.Close(t.Context()) })
-	wait.Until(t, "eight page reads waiting on the table", 30*time.Second, func() bool {
+	wait.Until(t, "ten page reads waiting on the table", 30*time.Second, func() bool {
 		var n int
 		require.NoError(t, admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND application_name = 'quarantine-web' AND wait_event_type = 'Lock'`).Scan(&n))
 		return n >= held
 	})
 
-	ninth := b.Do(t, script, "GET", page, nil, nil)
-	assert.Equal(t, http.StatusTooManyRequests, ninth.Status)
-	assert.NotEmpty(t, ninth.Header.Get("Retry-After"))
-	assert.Contains(t, ninth.Body, "8 requests running at once")
+	eleventh := b.Do(t, script, "GET", page, nil, nil)
+	assert.Equal(t, http.StatusTooManyRequests, eleventh.Status)
+	assert.NotEmpty(t, eleventh.Header.Get("Retry-After"))
+	assert.Contains(t, eleventh.Body, "10 requests running at once")
 	assert.Equal(t, http.StatusOK, b.Do(t, script, "GET", "/replay/stop", nil, nil).Status, "the emergency stop's page is never held back")
 	assert.Equal(t, http.StatusOK, b.Do(t, other, "GET", "/replay/requests", nil, nil).Status, "another person's page is served")
 

@@ -130,7 +130,8 @@ func New(d Deps) http.Handler {
 	if d.Config.MaxPayloadBytes <= 0 {
 		d.Config.MaxPayloadBytes = 8 << 20
 	}
-	s := &Server{deps: d, crossSiteDenials: authz.NewCrossSiteDenials(d.Log), downloads: newDownloadLimits(d.Pool)}
+	s := &Server{deps: d, crossSiteDenials: authz.NewCrossSiteDenials(d.Log), downloads: newDownloadLimits(d.Pool),
+		people: personLimit{n: requestsFor(d.Pool)}}
 	if d.Login != nil {
 		// A session that ends in a sign-in's own steps (sign-out, a new
 		// sign-in, a refresh refused) is forgotten by the memory of
