@@ -34,6 +34,7 @@ func TestRevOncall31EnterInTheBulkReasonStartsNothing(t *testing.T) {
 	eval[bool](oncall, "mark the page", `(window.__stay = true)`)
 	oncall.do("press Enter in the reason", chromedp.SendKeys(chromedp.CSS(testID("bulk-reason")), kb.Enter))
 
+	assert.True(t, eval[bool](oncall, "the same page", `window.__stay === true`), "Enter left the page as it was")
 	// Then Discard…: it can be pressed only on the list page Enter left
 	// alone, and it discards the three.
 	oncall.MarkPage()

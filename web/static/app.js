@@ -554,6 +554,12 @@
 			htmxError("Your session has ended. Reload the page to sign in again.");
 			return;
 		}
+		if (status === 429) {
+			// The person's own bound on requests at once (a script, many
+			// tabs): reloading adds one more; waiting is what helps.
+			htmxError("You have many requests running on the console at once, so this was not done and the page was not updated. Wait a few seconds, then try again.");
+			return;
+		}
 		htmxError("The server answered " + status + ". The page was not updated; reload it to try again.");
 	});
 
