@@ -476,28 +476,30 @@ func byBreakdown(combos []DepthCount, limit int) [][]DepthCount {
 	return parts
 }
 
+// sqlState is PostgreSQL's code of err ("" when err carries none).
+func sqlState(err error) string {
+	var pgErr interface{ SQLState() string }
+	if errors.As(err, &pgErr) {
+		return pgErr.SQLState()
+	}
+	return ""
+}
+
 // isLockTimeout reports whether err is lock_timeout ending a wait, or a
 // lock not available at once (55P03).
-func isLockTimeout(err error) bool {
-	var pgErr interface{ SQLState() string }
-	return errors.As(err, &pgErr) && pgErr.SQLState() == "55P03"
-}
+func isLockTimeout(err error) bool { return sqlState(err) == "55P03" }
 
 // gaveWay reports whether err ended a retention run that waited longer
 // than it waits for a lock (setPurgeLockTimeout), or lost a deadlock to
 // the transaction it waited for: nothing changed, and the run is tried
 // again at the next pass; the pass goes on.
+func gaveWay(err error) bool { return isLockTimeout(err) || sqlState(err) == "40P01" }
+
 // timedOut reports whether err is a statement that outlasted the
 // statement timeout (57014) while ctx is still going: a cancel of ctx
 // (the console stopping) gives the same code, and is no give-way.
 func timedOut(ctx context.Context, err error) bool {
-	var pgErr interface{ SQLState() string }
-	return ctx.Err() == nil && errors.As(err, &pgErr) && pgErr.SQLState() == "57014"
-}
-
-func gaveWay(err error) bool {
-	var pgErr interface{ SQLState() string }
-	return isLockTimeout(err) || (errors.As(err, &pgErr) && pgErr.SQLState() == "40P01")
+	return ctx.Err() == nil && sqlState(err) == "57014"
 }
 
 // keeperMetrics are the keeper's series (docs/alerts.yml uses them).

@@ -355,11 +355,9 @@ type PayloadEdit struct {
 	DeadLetterID int64
 	MsgID        string
 	Payload      string
-	// LineBreaks is how Payload, as stored, breaks its lines
-	// (LineBreaksOf), which the form sends with the edit: the browser
-	// sends the textarea's as CRLF whatever they were. MixedBreaks: the
-	// payload mixes them (LF and CRLF, or a lone CR), which an edit in the
-	// browser cannot keep: the form says every one becomes LF.
+	// LineBreaks is how Payload, as stored, breaks its lines, which the
+	// form sends with the edit, and MixedBreaks whether it mixes them, which
+	// the form says an edit in a browser cannot keep (LineBreaksOf).
 	LineBreaks  string
 	MixedBreaks bool
 	Reason      string // why, as typed when the form comes back
@@ -628,33 +626,25 @@ type ReplaySubmittedModel struct {
 	Requests []SubmittedRequest
 }
 
-// MixedLineBreaks reports whether payload breaks its lines in more than
-// one way (LF and CRLF), or with a lone CR: an edit in a browser, which
-// sends every line break as CRLF, cannot keep them as they are.
-func MixedLineBreaks(payload []byte) bool {
-	lf, crlf, cr := bytes.Count(payload, []byte("\n")), bytes.Count(payload, []byte("\r\n")), bytes.Count(payload, []byte("\r"))
-	return (crlf > 0 && crlf < lf) || cr > crlf
-}
-
 // The line breaks of a payload a form edits (LineBreaksOf).
 const (
 	LineBreaksLF   = "lf"
 	LineBreaksCRLF = "crlf"
 )
 
-// LineBreaksOf is "crlf" when every line break of payload is CRLF (and it
-// has one), else "lf". A browser sends a textarea's line breaks as CRLF
-// whatever they were, so an edit form says how the payload it shows breaks
-// its lines and the edit keeps them so: a payload of LF lines edited in a
-// browser would otherwise be sent with CRLF lines nobody chose (a payload
-// of both is taken as LF).
-func LineBreaksOf(payload []byte) string {
-	if MixedLineBreaks(payload) {
-		return LineBreaksLF
+// LineBreaksOf is how payload breaks its lines: "crlf" when every line
+// break of it is CRLF (and it has one), else "lf"; mixed when it breaks
+// them in more than one way (LF and CRLF), or with a lone CR. A browser
+// sends a textarea's line breaks as CRLF whatever they were, so an edit
+// form says how the payload it shows breaks its lines and the edit keeps
+// them so: a payload of LF lines edited in a browser would otherwise be
+// sent with CRLF lines nobody chose. A mixed payload cannot be kept so
+// (it is taken as LF), which the form says.
+func LineBreaksOf(payload []byte) (breaks string, mixed bool) {
+	lf, crlf, cr := bytes.Count(payload, []byte("\n")), bytes.Count(payload, []byte("\r\n")), bytes.Count(payload, []byte("\r"))
+	mixed = (crlf > 0 && crlf < lf) || cr > crlf
+	if !mixed && lf > 0 && crlf == lf {
+		return LineBreaksCRLF, false
 	}
-	n := bytes.Count(payload, []byte("\n"))
-	if n > 0 && bytes.Count(payload, []byte("\r\n")) == n {
-		return LineBreaksCRLF
-	}
-	return LineBreaksLF
+	return LineBreaksLF, mixed
 }

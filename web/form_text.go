@@ -3,6 +3,7 @@ package web
 import (
 	"maps"
 	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -77,3 +78,8 @@ func addTextErrors(errs, text map[string]string) map[string]string {
 	maps.Copy(out, text)
 	return out
 }
+
+// lfLines is text a browser sent from a text box (or a hidden field) with
+// its line breaks as LF again: a browser sends every line break of a form
+// as CRLF, whatever the text held.
+func lfLines(text string) string { return strings.ReplaceAll(text, "\r\n", "\n") }

@@ -23,8 +23,7 @@ type noteForm struct {
 
 // Validate returns the note and the link, with a message per bad field.
 func (f noteForm) Validate() (note, ticket string, errs map[string]string) {
-	// A browser sends a text box's line breaks as CRLF: a note keeps LF.
-	note, ticket = strings.ReplaceAll(strings.TrimSpace(f.Note), "\r\n", "\n"), strings.TrimSpace(f.Ticket)
+	note, ticket = lfLines(strings.TrimSpace(f.Note)), strings.TrimSpace(f.Ticket) // a note keeps LF
 	errs = map[string]string{}
 	switch {
 	case len(note) > dlq.MaxGroupNote:

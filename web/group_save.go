@@ -76,8 +76,7 @@ func edited(form url.Values, name string) (string, *string, bool) {
 	if !sent || len(v) == 0 {
 		return "", drawn, false
 	}
-	same := func(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\r\n", "\n") }
-	return v[0], drawn, drawn == nil || same(*drawn) != same(v[0])
+	return v[0], drawn, drawn == nil || lfLines(strings.TrimSpace(*drawn)) != lfLines(strings.TrimSpace(v[0]))
 }
 
 // Validate returns the change the form asks for, with a message per bad

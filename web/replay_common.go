@@ -243,8 +243,8 @@ func editForms(requestID int64, draft bool, items []replay.Item, payloads map[in
 		}
 		url := fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, it.DeadLetterID)
 		f := views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p.Data), URL: url,
-			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)], Edited: it.Edited, Draft: draft, LineBreaks: views.LineBreaksOf(p.Data),
-			MixedBreaks: views.MixedLineBreaks(p.Data)}
+			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)], Edited: it.Edited, Draft: draft}
+		f.LineBreaks, f.MixedBreaks = views.LineBreaksOf(p.Data)
 		if p.UndoOnly {
 			f.UndoOnly, f.LeftOut = true, sentence(classRead(it.SkipReason))
 		}

@@ -60,7 +60,7 @@ func (f payloadForm) Validate() (int64, replay.PayloadEdit, error) {
 		return dl, replay.PayloadEdit{Undo: true, Reason: strings.TrimSpace(f.Reason)}, nil
 	}
 	if f.LineBreaks == views.LineBreaksLF {
-		f.Payload = strings.ReplaceAll(f.Payload, "\r\n", "\n")
+		f.Payload = lfLines(f.Payload)
 	}
 	if len(f.Payload) > maxPayloadEdit {
 		return 0, replay.PayloadEdit{}, quarantine.Errorf(quarantine.EINVALID,

@@ -51,20 +51,18 @@ func (s *Server) activeRetention(ctx context.Context, active dlq.TermsActivation
 	if t != nil {
 		own = replay.RetentionVersion(t.Retention())
 	}
-	forever := replaypolicy.Keep{Forever: true}
+	shortest := replaypolicy.Keep{Forever: true}
 	if !active.Stale(own) {
-		shortest := forever
-		if t != nil && t.Retention() != nil {
+		if t != nil {
 			shortest = t.Retention().Shortest()
 		}
 		return retentionView(t, tenants), shortest, nil
 	}
 	v, err := s.deps.Replays.TermsContent(ctx, active.Version)
 	if err != nil {
-		return views.RetentionView{}, forever, err
+		return views.RetentionView{}, shortest, err
 	}
 	r := views.RetentionView{Statuses: replaypolicy.RetentionStatuses, NotRecorded: true}
-	shortest := forever
 	if v.Retention != nil {
 		r = retentionLines(v.Retention, tenants)
 		shortest = v.Retention.Shortest()
