@@ -188,7 +188,9 @@ func exportCSV(ctx context.Context, db Querier, f Filter, head Checkpoint, signe
 	trailer := make([]string, len(exportHeader))
 	copy(trailer, []string{csvChainHead, strconv.FormatInt(head.Seq, 10), head.HashHex()})
 	if head.Signed() {
-		copy(trailer[3:], []string{head.At.Format(timeLayout), head.Reason, head.KeyID,
+		// The reason is whatever whoever recorded the checkpoint typed:
+		// a cell like any other a spreadsheet would run.
+		copy(trailer[3:], []string{head.At.Format(timeLayout), inertCell(head.Reason), head.KeyID,
 			hex.EncodeToString(head.PublicKey), hex.EncodeToString(head.Signature)})
 	}
 	trailer[8] = inertCell(csvFilterPrefix + m.Filter)

@@ -307,7 +307,7 @@ func csvHead(rec []string) (Checkpoint, string, error) {
 	if err != nil || seq < 0 {
 		return Checkpoint{}, "", fmt.Errorf("the chain head's seq %q is not a seq", rec[1])
 	}
-	c := Checkpoint{Seq: seq, Reason: rec[4], KeyID: rec[5]}
+	c := Checkpoint{Seq: seq, Reason: csvReason(rec[4]), KeyID: rec[5]}
 	if c.Hash, err = hex.DecodeString(rec[2]); err != nil {
 		return Checkpoint{}, "", errors.New("the chain head's hash is not hex")
 	}
@@ -333,6 +333,18 @@ func csvHead(rec []string) (Checkpoint, string, error) {
 		return Checkpoint{}, "", errors.New("the chain head's signature is not hex")
 	}
 	return c, filter, nil
+}
+
+// csvReason is the checkpoint reason a chain-head cell holds: written
+// inert (inertCell) since review round 32, raw before. A cell that is not
+// the inert form of what it reads as is a raw one ("'x" written raw reads
+// "'x", "”x" written inert reads "'x" too); a wrong reading fails the
+// head's signature.
+func csvReason(cell string) string {
+	if v := CSVValue(cell); inertCell(v) == cell {
+		return v
+	}
+	return cell
 }
 
 // csvSignature reads the export's signature record: its first cell,
