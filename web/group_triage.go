@@ -22,7 +22,14 @@ import (
 func (s *Server) groupRef(c echo.Context) (dlq.GroupRef, error) {
 	g := dlq.GroupRef{Tenant: trimSpace(c.FormValue("tenant")), Fingerprint: trimSpace(c.FormValue("group"))}
 	if !s.deps.Access.Can(userOf(c), g.Tenant, authz.ObjDeadLetter, authz.ActTriage) {
-		return g, s.refuseNamed(c, g.Tenant, authz.ObjDeadLetter+":"+authz.ActTriage, "error group "+g.Fingerprint+" in tenant "+g.Tenant)
+		// The group is named only when it is one: the row is the named
+		// tenant's, and a form's free text is not the refused person's to
+		// write into another tenant's log.
+		what := "a malformed error group"
+		if fingerprintPattern.MatchString(g.Fingerprint) {
+			what = "error group " + g.Fingerprint
+		}
+		return g, s.refuseNamed(c, g.Tenant, authz.ObjDeadLetter+":"+authz.ActTriage, what+" in tenant "+g.Tenant)
 	}
 	if !fingerprintPattern.MatchString(g.Fingerprint) {
 		return g, quarantine.Errorf(quarantine.ENOTFOUND, "There is no such error group.")
