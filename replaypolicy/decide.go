@@ -453,11 +453,14 @@ func Require(terms Terms, actor quarantine.Actor, req Request, now time.Time) De
 	case Rebuildable:
 		d.Reason = p + fmt.Sprintf("ready to replay to %q at %s messages per second", item.OriginalSubject, formatRate(terms.Rate))
 	case Dedupe:
-		id := fmt.Sprintf("the original message id %q", item.MsgID)
+		id, drops := fmt.Sprintf("the original message id %q", item.MsgID), "it if it was already applied"
 		if item.MsgIDDerived {
+			// The original was processed under no id: only a replay of
+			// it can have been applied under this one.
 			id = fmt.Sprintf("message id %q (derived at ingest, stable)", item.MsgID)
+			drops = "a replay of it already applied under this id; the original carried no message id, so whether the original itself was applied no dedupe can tell"
 		}
-		d.Reason = p + fmt.Sprintf("ready to replay to %q under %s; downstream dedupe drops it if it was already applied", item.OriginalSubject, id)
+		d.Reason = p + fmt.Sprintf("ready to replay to %q under %s; downstream dedupe drops %s", item.OriginalSubject, id, drops)
 	case SameOperation:
 		d.Reason = p + fmt.Sprintf("approved: replays operation %q with its original payload under message id %q", item.OperationID, item.MsgID)
 	case Revalidate:

@@ -101,7 +101,7 @@ func TestDecide(t *testing.T) {
 			want: want{class: Dedupe, req: Direct, ready: true, reason: `under the original message id "ORDERS:42"`}},
 		{name: "Dedupe/DerivedMsgIDCounts", itemType: "analytics.event",
 			item: func(i *Item) { i.MsgID, i.MsgIDDerived = "DLQ:1729", true },
-			want: want{class: Dedupe, req: Direct, ready: true, reason: `message id "DLQ:1729" (derived at ingest, stable)`}},
+			want: want{class: Dedupe, req: Direct, ready: true, reason: `message id "DLQ:1729" (derived at ingest, stable); downstream dedupe drops a replay of it already applied under this id; the original carried no message id`}},
 		{name: "Dedupe/MsgIDMandatory", itemType: "analytics.event",
 			item: func(i *Item) { i.MsgID = "" },
 			want: want{class: Dedupe, req: Refused, reason: "dedupe: the original message id is mandatory for dedupe and this item has none; resolve it by hand"}},

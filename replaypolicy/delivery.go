@@ -500,6 +500,13 @@ type Ack struct {
 	// payload (OursKept).
 	FirstPublishedAt time.Time
 	ApprovedSHA256   string
+	// OriginalSHA256 is the hex SHA-256 of the payload the dead letter
+	// came with: a kept message carrying it (or the approved one) on the
+	// subject is the message sent again (sentAgain).
+	OriginalSHA256 string
+	// DeadLetteredAt is when the dead letter was stored, as for
+	// Attempt: a kept message stored after it was published since.
+	DeadLetteredAt time.Time
 	// Window and Margin as for JudgeWindow; RetryBase is the first wait
 	// after a lost PubAck; Attempts counts the job's claims; Jitter is a
 	// random number in [0, 1) for the wait.
@@ -569,6 +576,23 @@ func OursKept(a Ack) bool {
 func copiedKept(a Ack) bool {
 	k := a.Kept
 	return k.Unreadable == "" && k.Tagged && !a.FirstPublishedAt.IsZero() && a.ApprovedSHA256 != "" && strings.EqualFold(k.PayloadSHA256, a.ApprovedSHA256)
+}
+
+// sentAgain says whether the message the broker kept under a's id, not
+// this job's own publish (OursKept), is the message the job replays sent
+// again: read back, stored after the dead letter was (both times the
+// broker's), under the subject a publish to the job's subject is stored
+// under, carrying the original's payload or the approved one. The
+// original itself, still held by a window longer than the one the first
+// attempt waited for, was stored before its dead letter; a message under
+// the id with other bytes, or on another subject, is something else. For
+// both the job waits for the window (Defer).
+func sentAgain(a Ack) bool {
+	k := a.Kept
+	if !a.Duplicate || k.Unreadable != "" || OursKept(a) || k.otherSubject(a.Subject) != "" || !k.StoredAt.After(a.DeadLetteredAt) {
+		return false
+	}
+	return k.PayloadSHA256 != "" && (strings.EqualFold(k.PayloadSHA256, a.OriginalSHA256) || strings.EqualFold(k.PayloadSHA256, a.ApprovedSHA256))
 }
 
 // JudgeAck says what the broker's answer means for the job, at now. It is
@@ -734,6 +758,16 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate for a retry after an unknown outcome, and the message it keeps (%s:%d) could not be read back (%s): "+
 			"it is this replay's earlier publish, or another message published under message id %q since, and then nothing of this replay was stored. "+
 			"Check the target and say whether it was applied", a.Stream, a.Seq, a.Kept.Unreadable, a.MsgID))
+	case sentAgain(a):
+		// Not ours, but the message itself: its subject and bytes, stored
+		// after the original's window had passed (the first attempt waits
+		// for it). Its producer sent it again (an outbox's retry, a hand
+		// resend), or a replay of another dead letter of it went out: the
+		// subject's consumers may have applied it. Deferring would publish
+		// it once more when that window passes, a second effect.
+		return v.plain(Reconcile, CheckSentAgain, fmt.Sprintf("the broker dropped the publish as a duplicate of %s:%d, stored at %s: the message itself (message id %q, the same subject and payload), "+
+			"published again after it was dead-lettered (%s), not by this replay. Its consumers may have applied it: check the target and say whether it was applied",
+			a.Stream, a.Seq, formatTime(a.Kept.StoredAt), a.MsgID, formatTime(a.DeadLetteredAt)))
 	case a.Deferrals+1 >= MaxDeferrals:
 		return v.plain(Suppressed, CheckSuppressed, fmt.Sprintf("not replayed: the broker dropped message id %q as a duplicate of %s:%d, a message that is not this replay's, %d times; "+
 			"something else keeps publishing under this id. Check the target stream, then replay again or resolve it by hand", a.MsgID, a.Stream, a.Seq, a.Deferrals+1))

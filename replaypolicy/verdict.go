@@ -191,6 +191,7 @@ const (
 	CheckRefused        = "publish-refused"      // the client or the broker refuses the message as it is: never sent
 	CheckNotSent        = "not-sent"             // the message did not leave the worker (or was not stored) this time
 	CheckDuplicateKept  = "duplicate-not-ours"   // the broker kept another message under the id: deferred
+	CheckSentAgain      = "sent-again"           // the broker keeps the message itself, published again since it was dead-lettered: it may have been applied
 	CheckSuppressed     = "suppressed-duplicate" // deferred too often: the broker keeps dropping it
 	CheckOwnDuplicate   = "duplicate-ours"       // the broker kept our own earlier publish: replayed
 	CheckDedupeVolatile = "dedupe-not-durable"   // no PubAck, and the target's dedupe does not survive a restart: a person decides
@@ -230,7 +231,7 @@ func Checks() []string {
 		CheckCancelled, CheckRequestStatus, CheckExpired, CheckStartUnsettled, CheckAuthorityUnread, CheckRequesterRights,
 		CheckApproverRights, CheckSameIdentity, CheckLedgerUnread, CheckRevalidationNone, CheckRevalidationDeny, CheckMaybePublished, CheckUnsettled,
 		CheckWorkerFailed,
-		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckRefused, CheckNotSent, CheckDuplicateKept, CheckSuppressed, CheckOwnDuplicate,
+		CheckWindow, CheckWindowUnread, CheckPastWindow, CheckAckLost, CheckNoStream, CheckRefused, CheckNotSent, CheckDuplicateKept, CheckSentAgain, CheckSuppressed, CheckOwnDuplicate,
 		CheckDedupeVolatile, CheckNoInterest, CheckAckUnproven,
 		CheckProblems, CheckStopReason, CheckStopConfirmation, CheckDecision, CheckDecisionNote, CheckDecisionClosed,
 		CheckRepublishTwoApprovers,

@@ -428,7 +428,7 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 		Tenant: j.tenant, ItemType: j.itemType, MsgID: j.msgID, MsgIDDerived: j.msgIDDerived, OperationID: j.opID, Principal: j.principal,
 		OriginalSubject: j.subject, PayloadSHA256: hex.EncodeToString(sum[:]), OriginalPayloadSHA256: hex.EncodeToString(j.originalSHA256),
 		PayloadEdited: j.edited, PayloadUnavailable: j.payloadUnavailable, Status: string(j.status), Request: j.requestID, HeldBy: j.heldBy, HeldByStatus: j.heldByStatus,
-		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: dlq.DeadLetteredBy(j.deadLetteredAt, j.receivedAt, j.flags),
+		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: j.deadLetteredBy(),
 		Generation: j.generation, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
 		Send:      sendFacts(j.headers, j.flags, j.subject, int64(len(j.payload)), cfg.MaxPayload, j.sentAs(), j.msgID, j.opID, j.corrID),
 		Requester: j.requester, RequesterNow: j.requesterNow, KnownAs: j.knownAs, OthersApproved: j.others, ServiceTwin: j.serviceTwin,
@@ -445,12 +445,17 @@ func (j *job) sentAs() sentAs {
 	return sentAs{deadLetterID: j.deadLetterID, requestID: j.requestID, edited: j.edited, stream: j.window.Stream, derivedMsgID: j.msgIDDerived}
 }
 
+// deadLetteredBy is when j's dead letter was stored (dlq.DeadLetteredBy).
+func (j *job) deadLetteredBy() time.Time {
+	return dlq.DeadLetteredBy(j.deadLetteredAt, j.receivedAt, j.flags)
+}
+
 // attempt is what the window rule judges of j: when its original was
 // stored at the latest (the earlier of its first failure, when plausible,
 // and the moment the dead letter was stored), when the dead letter was
 // stored (a copy's window counts from it), and its first attempt.
 func (j *job) attempt(margin time.Duration) replaypolicy.Attempt {
-	at := dlq.DeadLetteredBy(j.deadLetteredAt, j.receivedAt, j.flags)
+	at := j.deadLetteredBy()
 	a := replaypolicy.Attempt{MsgID: j.msgID, StoredBy: storedBy(at, j.firstFailedAt), DeadLetteredAt: at, Window: j.window, Margin: margin}
 	if j.firstAttemptAt != nil {
 		a.FirstAttemptAt, a.FirstSentTo = *j.firstAttemptAt, j.firstSentTo

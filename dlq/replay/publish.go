@@ -759,7 +759,8 @@ func pubAck(wait context.Context, fut jetstream.PubAckFuture) (*jetstream.PubAck
 func (w *Worker) decideAck(ctx context.Context, reads claimStreams, j *job, ack *jetstream.PubAck, err error) {
 	a := replaypolicy.Ack{MsgID: j.msgID, Subject: j.subject, FirstAttempt: j.firstAttempt, Deferrals: j.deferrals, Window: j.window,
 		Margin: w.svc.cfg.WindowMargin, RetryBase: w.cfg.Retry, Attempts: j.attempts, Jitter: rand.Float64(),
-		FirstPublishedAt: j.firstPublishedAt, ApprovedSHA256: hex.EncodeToString(j.approvedSHA256)}
+		FirstPublishedAt: j.firstPublishedAt, ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), OriginalSHA256: hex.EncodeToString(j.originalSHA256),
+		DeadLetteredAt: j.deadLetteredBy()}
 	if j.firstAttemptAt != nil {
 		a.FirstAttemptAt, a.FirstSentTo = *j.firstAttemptAt, j.firstSentTo
 	} else {
