@@ -20,11 +20,15 @@ type Outcomes struct {
 	// after checking the target: their dead letters are back in
 	// quarantine.
 	NotApplied int
+	// Applied are the items a person settled "applied" after checking the
+	// target: done, but not known to be the broker's store of this
+	// replay's publish, so never counted replayed.
+	Applied int
 }
 
 // JudgeRequestOutcome says what a request whose items came to o is. It is
-// pure. While items are running: Wait. When every item was replayed or
-// skipped: Done (the request is done). Otherwise the request is done with
+// pure. While items are running: Wait. When every item was replayed,
+// settled applied or skipped: Done (the request is done). Otherwise the request is done with
 // problems (Block by CheckProblems), and the sentence counts every outcome.
 func JudgeRequestOutcome(o Outcomes) Verdict {
 	v := Verdict{Rule: -1}
@@ -38,7 +42,7 @@ func JudgeRequestOutcome(o Outcomes) Verdict {
 }
 
 func (o Outcomes) total() int {
-	return o.Running + o.Replayed + o.Skipped + o.Suppressed + o.Blocked + o.NeedsReconciliation + o.Cancelled + o.NotApplied
+	return o.Running + o.Replayed + o.Applied + o.Skipped + o.Suppressed + o.Blocked + o.NeedsReconciliation + o.Cancelled + o.NotApplied
 }
 
 // String counts the outcomes that happened, in the order people read them:
@@ -49,7 +53,7 @@ func (o Outcomes) String() string {
 		n    int
 		what string
 	}{
-		{o.Replayed, "replayed"}, {o.Skipped, "skipped"}, {o.Running - o.Deferred, "to go"}, {o.Deferred, "deferred"},
+		{o.Replayed, "replayed"}, {o.Applied, AppliedText}, {o.Skipped, "skipped"}, {o.Running - o.Deferred, "to go"}, {o.Deferred, "deferred"},
 		{o.Suppressed, "suppressed as a duplicate"}, {o.Blocked, "blocked"},
 		{o.NeedsReconciliation, NeedReconciliation(o.NeedsReconciliation)}, {o.Cancelled, "cancelled"}, {o.NotApplied, NotAppliedText},
 	} {
@@ -218,3 +222,7 @@ func NeedReconciliation(n int) string {
 // "not applied, leave it": not "cancelled" (nobody dropped them), and
 // their dead letters wait in quarantine again.
 const NotAppliedText = "not applied (back in quarantine)"
+
+// AppliedText is what every page calls an item a person settled
+// "applied".
+const AppliedText = "applied (found by a person)"

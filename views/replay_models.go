@@ -226,6 +226,9 @@ type ReplayProgressModel struct {
 	// NotApplied were settled "not applied, leave it": their dead
 	// letters wait in quarantine again.
 	NotApplied int
+	// Applied were settled "applied" by a person: done, never counted
+	// replayed.
+	Applied int
 	// Waiting are items with no outcome yet because the request is not
 	// approved; NotRun those that never ran because it ended before
 	// (rejected, cancelled, void).
@@ -256,6 +259,7 @@ func (m ReplayProgressModel) Segments() []ProgressSegment {
 	}
 	parts := []ProgressSegment{
 		{Class: "bar--ok", Label: "replayed", N: m.Replayed},
+		{Class: "bar--ok", Label: AppliedLabel, N: m.Applied},
 		{Class: "bar--neutral", Label: "skipped", N: m.Skipped},
 		{Class: "bar--warn", Label: "suppressed, blocked, to reconcile or not applied", N: m.Suppressed + m.Blocked + m.NeedsReconciliation + m.NotApplied},
 		{Class: "bar--muted", Label: "cancelled", N: m.Cancelled},

@@ -15,6 +15,15 @@ import (
 // quarantine.
 const OutcomeNotApplied = "not_applied"
 
+// OutcomeApplied is the outcome of an item a person settled "applied"
+// (replay.OutcomeApplied): done, but not known to be the broker's store of
+// the replay's publish, so never called replayed.
+const OutcomeApplied = "applied"
+
+// AppliedLabel is how an item settled "applied" reads
+// (replaypolicy.AppliedText).
+const AppliedLabel = "applied (found by a person)"
+
 // OutcomeText is how an item outcome (a replay job's state, or
 // OutcomeNotApplied) reads.
 func OutcomeText(o string) string {
@@ -27,17 +36,20 @@ func OutcomeText(o string) string {
 		return "suppressed as a duplicate"
 	case OutcomeNotApplied:
 		return "not applied — back in quarantine"
+	case OutcomeApplied:
+		return AppliedLabel
 	}
 	return Label(o)
 }
 
-// ItemOutcomeKind is the badge of an item outcome: green only for replayed;
+// ItemOutcomeKind is the badge of an item outcome: green for replayed and
+// for applied (a person found it done);
 // amber for whatever did not happen as asked (blocked, suppressed, needs
 // reconciliation, retrying, not applied); blue while it waits; grey for
 // skipped and cancelled.
 func ItemOutcomeKind(o string) string {
 	switch o {
-	case "replayed":
+	case "replayed", OutcomeApplied:
 		return BadgeOK
 	case "pending", "claimed", "deferred":
 		return BadgeInfo

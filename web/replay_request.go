@@ -170,7 +170,7 @@ func progressModel(req replay.Request, p replay.Progress, as []replay.Approval) 
 		Status: string(req.Status), Summary: n.String(),
 		Total: n.Total, Pending: p.Pending, Deferred: p.Deferred, Unknown: p.Unknown, Replayed: n.Replayed,
 		Skipped: n.Skipped, Suppressed: n.Suppressed, Blocked: n.Blocked,
-		NeedsReconciliation: n.NeedsReconciliation, Cancelled: n.Cancelled, NotApplied: n.NotApplied, NotStored: p.NotStored, NotStoredWhy: p.NotStoredWhy,
+		NeedsReconciliation: n.NeedsReconciliation, Cancelled: n.Cancelled, NotApplied: n.NotApplied, Applied: n.Applied, NotStored: p.NotStored, NotStoredWhy: p.NotStoredWhy,
 		Waiting: n.Unapproved, NotRun: n.NotRun,
 	}
 	if req.Status == replay.StatusPendingApproval {

@@ -63,6 +63,7 @@ type ItemCounts struct {
 	Replayed, ToGo, Unapproved, Skipped      int
 	Suppressed, Blocked, NeedsReconciliation int
 	Cancelled, NotApplied, NotRun            int
+	Applied                                  int // settled "applied" by a person
 }
 
 // CountItems counts the items of req, whose jobs and left-out items came
@@ -83,7 +84,7 @@ func itemCounts(p Progress, toGo, notRun int) ItemCounts {
 		Total:    p.Total() + toGo + notRun,
 		Replayed: p.Replayed, ToGo: p.Pending + p.Deferred + p.Unknown + toGo, Unapproved: toGo, Skipped: p.Skipped + p.LeftOutSkipped,
 		Suppressed: p.Suppressed, Blocked: p.Blocked + p.LeftOutBlocked, NeedsReconciliation: p.NeedsReconciliation,
-		Cancelled: p.Cancelled, NotApplied: p.NotApplied, NotRun: notRun,
+		Cancelled: p.Cancelled, NotApplied: p.NotApplied, NotRun: notRun, Applied: p.Applied,
 	}
 }
 
@@ -106,7 +107,7 @@ func (c ItemCounts) String() string {
 		n    int
 		what string
 	}{
-		{c.ToGo, "to go"}, {c.Skipped, "skipped"}, {c.Suppressed, "suppressed as a duplicate"}, {c.Blocked, "blocked"},
+		{c.Applied, replaypolicy.AppliedText}, {c.ToGo, "to go"}, {c.Skipped, "skipped"}, {c.Suppressed, "suppressed as a duplicate"}, {c.Blocked, "blocked"},
 		{c.NeedsReconciliation, replaypolicy.NeedReconciliation(c.NeedsReconciliation)}, {c.Cancelled, "cancelled"},
 		{c.NotApplied, replaypolicy.NotAppliedText}, {c.NotRun, NotRunText},
 	} {

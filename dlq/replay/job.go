@@ -58,12 +58,31 @@ const notAppliedLead = "not applied, as "
 // settled "not applied, leave it" (ShownOutcome's rule, in SQL).
 const settledNotApplied = `starts_with(j.result, '` + notAppliedLead + `')`
 
+// OutcomeApplied is no state a job is stored in either: it names a
+// replayed job a person settled "applied" after checking the target
+// (Reconcile). Its dead letter is replayed and the ledger holds it, but
+// the pages never call it replayed: that means the broker stored this
+// replay's publish, and nobody knows that of it (DESIGN.md, invariant 13).
+const OutcomeApplied = "applied"
+
+// appliedLead begins the result Reconcile stores when a person found that
+// the effect happened ("applied, as … found").
+const appliedLead = "applied, as "
+
+// settledApplied is true for a replayed replay_jobs row j that a person
+// settled "applied" (ShownOutcome's rule, in SQL).
+const settledApplied = `starts_with(j.result, '` + appliedLead + `')`
+
 // ShownOutcome is the outcome of a job in state s with result as the
-// pages name it: its state, or OutcomeNotApplied for a job a person
-// settled "not applied, leave it".
+// pages name it: its state, OutcomeNotApplied for a job a person settled
+// "not applied, leave it", or OutcomeApplied for one they settled
+// "applied".
 func ShownOutcome(s JobState, result string) string {
-	if s == JobCancelled && strings.HasPrefix(result, notAppliedLead) {
+	switch {
+	case s == JobCancelled && strings.HasPrefix(result, notAppliedLead):
 		return OutcomeNotApplied
+	case s == JobReplayed && strings.HasPrefix(result, appliedLead):
+		return OutcomeApplied
 	}
 	return string(s)
 }

@@ -427,11 +427,11 @@ func selectListCounts(where string) string {
     SELECT coalesce(sum(pending), 0)::bigint, coalesce(sum(deferred), 0)::bigint, coalesce(sum(unknown), 0)::bigint,
            coalesce(sum(replayed), 0)::bigint, coalesce(sum(skipped), 0)::bigint, coalesce(sum(suppressed), 0)::bigint,
            coalesce(sum(blocked), 0)::bigint, coalesce(sum(reconcile), 0)::bigint, coalesce(sum(cancelled), 0)::bigint,
-           coalesce(sum(not_applied), 0)::bigint,
+           coalesce(sum(not_applied), 0)::bigint, coalesce(sum(applied), 0)::bigint,
            coalesce(sum(left_skipped), 0)::bigint, coalesce(sum(left_blocked), 0)::bigint,
            coalesce(sum(rest) FILTER (WHERE open), 0)::bigint, coalesce(sum(rest) FILTER (WHERE NOT open), 0)::bigint
     FROM (SELECT *, greatest(size - (pending + deferred + unknown + replayed + skipped + suppressed + blocked + reconcile + cancelled
-                                     + not_applied + left_skipped + left_blocked), 0) AS rest -- items with no job and not left out
+                                     + not_applied + applied + left_skipped + left_blocked), 0) AS rest -- items with no job and not left out
           FROM (SELECT r.status = ANY(@open) AS open, r.item_count + r.skipped_count AS size, ` + outcomeCounts + `
                 FROM counted c JOIN replay_requests r ON r.id = c.id LEFT JOIN replay_jobs j ON j.request_id = r.id
                 WHERE c.status <> 'draft' -- a draft's items come to nothing unless it is submitted

@@ -25,7 +25,10 @@ type Progress struct {
 	// NotApplied were settled "not applied, leave it" by a person
 	// (Reconcile): stored as cancelled, their dead letters back in
 	// quarantine (OutcomeNotApplied).
-	NotApplied     int
+	NotApplied int
+	// Applied were settled "applied" by a person (Reconcile): stored as
+	// replayed, never counted so (OutcomeApplied).
+	Applied        int
 	LeftOutSkipped int
 	LeftOutBlocked int
 	// NotStored are the pending items whose last publish the broker did
@@ -40,7 +43,7 @@ type Progress struct {
 // Total is the number of items.
 func (p Progress) Total() int {
 	return p.Pending + p.Deferred + p.Unknown + p.Replayed + p.Skipped + p.Suppressed + p.Blocked + p.NeedsReconciliation + p.Cancelled +
-		p.NotApplied + p.LeftOutSkipped + p.LeftOutBlocked
+		p.NotApplied + p.Applied + p.LeftOutSkipped + p.LeftOutBlocked
 }
 
 // Ended is the number of items that came to an outcome: every item but
@@ -52,7 +55,7 @@ func (p Progress) Outcomes() replaypolicy.Outcomes {
 	return replaypolicy.Outcomes{
 		Running: p.Pending + p.Deferred + p.Unknown, Deferred: p.Deferred, Replayed: p.Replayed, Skipped: p.Skipped + p.LeftOutSkipped,
 		Suppressed: p.Suppressed, Blocked: p.Blocked + p.LeftOutBlocked, NeedsReconciliation: p.NeedsReconciliation, Cancelled: p.Cancelled,
-		NotApplied: p.NotApplied,
+		NotApplied: p.NotApplied, Applied: p.Applied,
 	}
 }
 
@@ -62,11 +65,12 @@ func (p Progress) Outcomes() replaypolicy.Outcomes {
 // submitted. Each column is named after its field, for sums over them.
 const outcomeCounts = `
        count(j.id) FILTER (WHERE j.state IN ('pending', 'claimed')) AS pending, count(j.id) FILTER (WHERE j.state = 'deferred') AS deferred,
-       count(j.id) FILTER (WHERE j.state = 'unknown') AS unknown, count(j.id) FILTER (WHERE j.state = 'replayed') AS replayed,
+       count(j.id) FILTER (WHERE j.state = 'unknown') AS unknown, count(j.id) FILTER (WHERE j.state = 'replayed' AND NOT ` + settledApplied + `) AS replayed,
        count(j.id) FILTER (WHERE j.state = 'skipped') AS skipped, count(j.id) FILTER (WHERE j.state = 'suppressed_duplicate') AS suppressed,
        count(j.id) FILTER (WHERE j.state = 'blocked') AS blocked, count(j.id) FILTER (WHERE j.state = 'needs_reconciliation') AS reconcile,
        count(j.id) FILTER (WHERE j.state = 'cancelled' AND NOT ` + settledNotApplied + `) AS cancelled,
        count(j.id) FILTER (WHERE j.state = 'cancelled' AND ` + settledNotApplied + `) AS not_applied,
+       count(j.id) FILTER (WHERE j.state = 'replayed' AND ` + settledApplied + `) AS applied,
        (SELECT count(*) FROM replay_items i WHERE i.request_id = r.id AND i.verdict = 'done') AS left_skipped,
        (SELECT count(*) FROM replay_items i WHERE i.request_id = r.id AND i.verdict = 'block') AS left_blocked`
 
@@ -80,7 +84,7 @@ GROUP BY r.id`
 // progressTargets are the scan targets of outcomeCounts's columns in p.
 func progressTargets(p *Progress) []any {
 	return []any{&p.Pending, &p.Deferred, &p.Unknown, &p.Replayed, &p.Skipped, &p.Suppressed,
-		&p.Blocked, &p.NeedsReconciliation, &p.Cancelled, &p.NotApplied, &p.LeftOutSkipped, &p.LeftOutBlocked}
+		&p.Blocked, &p.NeedsReconciliation, &p.Cancelled, &p.NotApplied, &p.Applied, &p.LeftOutSkipped, &p.LeftOutBlocked}
 }
 
 // requestProgress is one request's progress and tenant.

@@ -133,7 +133,7 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 			return ErrReconcileLaterAttempt
 		}
 		who := actor.Attribution()
-		state, result, mark := JobReplayed, fmt.Sprintf("applied, as %s found: %s", who, in.Note), markReplayed
+		state, result, mark := JobReplayed, fmt.Sprintf(appliedLead+"%s found: %s", who, in.Note), markReplayed
 		switch in.Choice {
 		case replaypolicy.Republish:
 			state, result, mark = JobPending, fmt.Sprintf(notAppliedLead+"%s found (%s): to be published again by a worker, under the same message id", who, in.Note), markRequested
