@@ -525,6 +525,11 @@ type Kept struct {
 	// request's. A producer can copy them, so alone they prove nothing
 	// (OursKept).
 	Tagged bool
+	// Replay: it carries a Dlq-Replay-Of, any: a replay by the console (of
+	// this dead letter or another of the message), or made to look like
+	// one. The ledger answers for the console's replays of a message
+	// (CheckLedger), and sentAgain does not.
+	Replay bool
 	// PayloadSHA256 is the hex SHA-256 of its payload.
 	PayloadSHA256 string
 	// StoredAt is when the broker stored it.
@@ -579,17 +584,19 @@ func copiedKept(a Ack) bool {
 }
 
 // sentAgain says whether the message the broker kept under a's id, not
-// this job's own publish (OursKept), is the message the job replays sent
-// again: read back, stored after the dead letter was (both times the
-// broker's), under the subject a publish to the job's subject is stored
-// under, carrying the original's payload or the approved one. The
+// this job's own publish (OursKept) nor any replay (Kept.Replay), is the
+// message the job replays sent again outside the console (an outbox's
+// retry, a resend by hand): read back, stored after the dead letter was
+// (both times the broker's), under the subject a publish to the job's
+// subject is stored under, carrying the original's payload or the
+// approved one. The
 // original itself, still held by a window longer than the one the first
 // attempt waited for, was stored before its dead letter; a message under
 // the id with other bytes, or on another subject, is something else. For
 // both the job waits for the window (Defer).
 func sentAgain(a Ack) bool {
 	k := a.Kept
-	if !a.Duplicate || k.Unreadable != "" || OursKept(a) || k.otherSubject(a.Subject) != "" || !k.StoredAt.After(a.DeadLetteredAt) {
+	if !a.Duplicate || k.Unreadable != "" || k.Replay || k.otherSubject(a.Subject) != "" || !k.StoredAt.After(a.DeadLetteredAt) {
 		return false
 	}
 	return k.PayloadSHA256 != "" && (strings.EqualFold(k.PayloadSHA256, a.OriginalSHA256) || strings.EqualFold(k.PayloadSHA256, a.ApprovedSHA256))
@@ -759,14 +766,13 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 			"it is this replay's earlier publish, or another message published under message id %q since, and then nothing of this replay was stored. "+
 			"Check the target and say whether it was applied", a.Stream, a.Seq, a.Kept.Unreadable, a.MsgID))
 	case sentAgain(a):
-		// Not ours, but the message itself: its subject and bytes, stored
-		// after the original's window had passed (the first attempt waits
-		// for it). Its producer sent it again (an outbox's retry, a hand
-		// resend), or a replay of another dead letter of it went out: the
-		// subject's consumers may have applied it. Deferring would publish
-		// it once more when that window passes, a second effect.
+		// No replay, but the message itself: its subject and bytes, stored
+		// after it was dead-lettered. Its producer sent it again (an
+		// outbox's retry, a hand resend): the subject's consumers may have
+		// applied it. Deferring would publish it once more when that
+		// message's window passes, a second effect.
 		return v.plain(Reconcile, CheckSentAgain, fmt.Sprintf("the broker dropped the publish as a duplicate of %s:%d, stored at %s: the message itself (message id %q, the same subject and payload), "+
-			"published again after it was dead-lettered (%s), not by this replay. Its consumers may have applied it: check the target and say whether it was applied",
+			"published again after it was dead-lettered (%s): not this replay's, nor any replay by the console. Its consumers may have applied it: check the target and say whether it was applied",
 			a.Stream, a.Seq, formatTime(a.Kept.StoredAt), a.MsgID, formatTime(a.DeadLetteredAt)))
 	case a.Deferrals+1 >= MaxDeferrals:
 		return v.plain(Suppressed, CheckSuppressed, fmt.Sprintf("not replayed: the broker dropped message id %q as a duplicate of %s:%d, a message that is not this replay's, %d times; "+

@@ -30,8 +30,7 @@ import (
 // of the dead letter and Dlq-Replay-Request of the cancelled request (its
 // late publish, or a producer that copied the headers): nothing but the
 // request header tells it from ours. The retry is answered Duplicate, and
-// the job is not replayed (it needs reconciliation: the message itself was
-// published again, TestRevReplay32MessageSentAgainIsNotPublishedAgain); the same message naming this request
+// the job is deferred, not replayed; the same message naming this request
 // is taken as ours (replayed). Every test kept passing with the request
 // half of the tag dropped, which records another request's publish as
 // this request's replay.
@@ -47,9 +46,7 @@ func TestRevReplay25KeptForAnotherRequestIsNotOurs(t *testing.T) {
 		state, says  string
 		duplicate    bool
 	}{
-		// Not ours, but the message itself published again (review
-		// round 32): a person decides, nothing is published again.
-		{"AnotherRequest", true, string(replay.JobNeedsReconciliation), "published again after it was dead-lettered", false},
+		{"AnotherRequest", true, string(replay.JobDeferred), "that is not this replay's", false},
 		{"ThisRequest", false, string(replay.JobReplayed), "is this replay's own earlier publish", true},
 	} {
 		msgID := "rr25-kept-" + tc.name

@@ -48,12 +48,8 @@ func returnedTwins(t *testing.T, b *replayBundle, w *replay.Worker, itemType, ms
 	tw.origin = letter(time.Now().Add(-3*time.Hour), 0)
 	tw.r1 = approved(t, b, b.request(t, []int64{tw.origin}, replay.SubmitInput{}))
 	claimUntil(t, b, w, tw.r1.ID, replay.StatusDone)
-	// They came back from r1's replay, so after it was stored: a replay
-	// of one that finds r1's publish kept under the id waits for its
-	// window (stored before the dead letter, it is not the message sent
-	// again since: TestRevReplay32MessageSentAgainIsNotPublishedAgain).
-	tw.a = letter(time.Now(), tw.origin)
-	tw.b = letter(time.Now().Add(time.Millisecond), tw.origin)
+	tw.a = letter(time.Now().Add(-2*time.Hour), tw.origin)
+	tw.b = letter(time.Now().Add(-2*time.Hour+time.Minute), tw.origin)
 	for _, id := range []int64{tw.a, tw.b} {
 		d, err := b.store.Get(ctx, id)
 		require.NoError(t, err)

@@ -839,7 +839,7 @@ func (e errNotSent) Unwrap() error { return e.err }
 
 // kept reads back the message the broker kept under j's message id (seq of
 // stream): whether it carries this item's Dlq-Replay-Of and this request's
-// Dlq-Replay-Request, its payload's hash, when and under which subject it
+// Dlq-Replay-Request, or any Dlq-Replay-Of, its payload's hash, when and under which subject it
 // was stored, and the subject the stream stores a publish to j's subject
 // under (storesAs); whether it is ours is the rules' to say: OursKept.
 // The stream is read once per claim (reads, claimStreams).
@@ -857,7 +857,7 @@ func (w *Worker) kept(ctx context.Context, reads claimStreams, j *job, stream st
 	tagged := m.Header.Get(HeaderReplayOf) == strconv.FormatInt(j.deadLetterID, 10) &&
 		m.Header.Get(HeaderReplayRequest) == strconv.FormatInt(j.requestID, 10)
 	sum := sha256.Sum256(m.Data)
-	return replaypolicy.Kept{Tagged: tagged, PayloadSHA256: hex.EncodeToString(sum[:]), StoredAt: m.Time,
+	return replaypolicy.Kept{Tagged: tagged, Replay: m.Header.Get(HeaderReplayOf) != "", PayloadSHA256: hex.EncodeToString(sum[:]), StoredAt: m.Time,
 		Subject: m.Subject, StoresAs: storesAs(st.CachedInfo().Config.SubjectTransform, j.subject)}
 }
 
