@@ -142,8 +142,7 @@ func headerFactsOf(headers string) string {
     CROSS JOIN LATERAL (SELECT coalesce(e.h->>'name', '') AS name, coalesce(e.h->>'value', '') AS value,
                                coalesce(e.h->>'encoding', '') AS encoding, lower(coalesce(e.h->>'name', '') COLLATE "C") AS lower) v
     WHERE coalesce(e.h->>'name_encoding', '') = ''
-      AND NOT starts_with(v.lower, 'nats-') AND NOT starts_with(v.lower, 'dlq-') AND NOT starts_with(v.lower, 'upstream-dlq-')
-      AND v.lower NOT IN ('status', 'description')) hf`
+      AND NOT starts_with(v.lower, 'nats-') AND NOT starts_with(v.lower, 'dlq-') AND NOT starts_with(v.lower, 'upstream-dlq-')) hf`
 }
 
 // headerFacts is headerFactsOf a dead letter's headers as received, which

@@ -169,15 +169,10 @@ func subjectMatches(pattern, subject string) bool {
 // nor any other Upstream-Dlq-* header: those are the bookkeeping of an
 // earlier hop (its principal, its edit marker), renamed by the producer
 // helper so that they never pass for this message's own context, and a
-// replay does not carry them on. Nor Status and Description (in any case):
-// nats.go reads a server's status line into those two headers, and every
-// JetStream consumer of the target built on it takes a message that
-// carries them with no payload for the server's word (a "409 Consumer
-// Deleted" ends its Fetch; a "100" is swallowed, never acked), not a
-// message, so a replay of such a dead letter, reported replayed, would
-// never reach the application, or would stop its consumer
-// (TestRevBroker20StatusHeaderReplayNeverReachesConsumer). They are NATS's
-// words, as the Nats-* headers are. A header is left out by its name
+// replay does not carry them on. Status and Description are kept here
+// (an order event's "Status: cancelled" is the application's): Message
+// leaves them out of a replay with no payload only (natsStatusHeader). A
+// header is left out by its name
 // alone: one kept whose name or value holds the text "Nats-" is not
 // dropped or rewritten (the replay would carry less than was approved,
 // unseen), it blocks the item (sendFacts, replaypolicy.BrokerKeyText: the
@@ -189,7 +184,7 @@ func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 			continue // a name that is not text cannot be a header we trust
 		}
 		lower := strings.ToLower(h.Name)
-		if strings.HasPrefix(lower, "nats-") || strings.HasPrefix(lower, "dlq-") || earlierHop(lower) || natsStatusHeader(lower) {
+		if strings.HasPrefix(lower, "nats-") || strings.HasPrefix(lower, "dlq-") || earlierHop(lower) {
 			continue
 		}
 		out = append(out, h)
@@ -198,7 +193,18 @@ func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 }
 
 // natsStatusHeader reports whether lower, a header's name in lower case,
-// is one nats.go reads a server's status line into (Headers).
+// is one nats.go reads a server's status line into. Every JetStream
+// consumer built on it takes a message that carries them with no payload
+// for the server's word (a "409 Consumer Deleted" ends its Fetch; a "100"
+// is swallowed, never acked), not a message: a replay of such a dead
+// letter, reported replayed, would never reach the application, or would
+// stop its consumer (TestRevBroker20StatusHeaderReplayNeverReachesConsumer).
+// With a payload it is a message whatever its headers (jetstream's
+// checkMsg), and the headers are the application's: Message leaves them
+// out of a replay with no payload only, in any case (other clients may
+// read them so), and the rest keeps them
+// (TestRevReplay32StatusHeaderKeptWithAPayload). Until 2026-12-06 drafts
+// left them out whatever the payload.
 func natsStatusHeader(lower string) bool { return lower == "status" || lower == "description" }
 
 // Message builds the message a replay publishes: the original subject and
@@ -213,6 +219,9 @@ func Message(subject, msgID, opID, corrID string, deadLetterID, requestID int64,
 	m := nats.NewMsg(subject)
 	m.Data = payload
 	for k, vs := range orig {
+		if len(payload) == 0 && natsStatusHeader(strings.ToLower(k)) {
+			continue
+		}
 		for _, v := range vs {
 			m.Header.Add(k, v)
 		}
