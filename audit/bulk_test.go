@@ -17,6 +17,10 @@ func HashOf(e *Entry) []byte { return hashEntry(e) }
 // ContentDigestOf exposes contentDigest (hash version 3).
 func ContentDigestOf(e *Entry) []byte { return contentDigest(e) }
 
+// ChainHashOf exposes chainHash (hash version 3): the hash of the entry at
+// seq whose content digest is digest, after the entry whose hash is prev.
+func ChainHashOf(seq int64, digest, prev []byte) []byte { return chainHash(seq, digest, prev) }
+
 var bulkColumns = []string{
 	"seq", "at", "actor_issuer", "actor_subject", "actor_email", "actor_email_verified", "tenant", "action",
 	"object_type", "object_id", "message_id", "operation_id", "request_id", "reason", "outcome",

@@ -248,9 +248,9 @@ func stubHashError(seq int64) error {
 // the first entry of hash version 3 that an export of f up to seq end
 // writes as a stub, whose stored hash is not the hash of its content
 // digest and prev_hash. Nil when there is none. It reads only the stubs'
-// seq, hashes and digests. The chain guard (migration 0038) checks that a
-// row continues the chain, not that its hash is its digest's: a row
-// written with the runtime role's credentials, or by a bug, can hold any.
+// seq, hashes and digests. Since migration 0070 the chain guard refuses
+// such a row from the runtime role, but rows written before it, or by the
+// owner with the guard off, can hold any hash.
 func CheckCSVStubs(ctx context.Context, db Querier, f Filter, end int64) error {
 	conds, args, ok, err := exportRange(ctx, db, f, end)
 	if err != nil || !ok {

@@ -10,9 +10,7 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,27 +18,19 @@ import (
 	"github.com/quarantine-console/quarantine/audit"
 )
 
-// appendBadStub appends a globex entry that continues the chain (the
-// guard passes it) whose stored hash is no hash of its content digest.
+// appendBadStub appends a globex entry that continues the chain whose
+// stored hash is no hash of its content digest. The chain guard refuses
+// such a row from the runtime role (migration 0070): the owner, who alone
+// can, writes it with the guard off.
 func appendBadStub(t *testing.T, b bundle) int64 {
 	t.Helper()
+	hash, digest := sha256.Sum256([]byte("not the hash")), sha256.Sum256([]byte("not the digest"))
+	b.db.ExecWithoutTrigger(t, 0x5141554449540001, "audit_log", "audit_log_continues_chain", `
+        INSERT INTO audit_log (seq, at, actor_email_verified, tenant, action, outcome, prev_hash, hash, hash_version, content_digest, nonce)
+        SELECT seq + 1, GREATEST(at, clock_timestamp()), false, 'globex', 'test.bad', 'ok', hash, $1, 3, $2, $3
+        FROM audit_log ORDER BY seq DESC LIMIT 1`, hash[:], digest[:], make([]byte, 16))
 	var seq int64
-	require.NoError(t, pgx.BeginFunc(b.ctx, b.db.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(b.ctx, `SELECT pg_advisory_xact_lock($1)`, int64(0x5141554449540001)); err != nil {
-			return err
-		}
-		var prev []byte
-		var at time.Time
-		if err := tx.QueryRow(b.ctx, `SELECT seq, hash, at FROM audit_log ORDER BY seq DESC LIMIT 1`).Scan(&seq, &prev, &at); err != nil {
-			return err
-		}
-		seq++
-		hash, digest := sha256.Sum256([]byte("not the hash")), sha256.Sum256([]byte("not the digest"))
-		_, err := tx.Exec(b.ctx, `INSERT INTO audit_log (seq, at, actor_email_verified, tenant, action, outcome, prev_hash, hash, hash_version, content_digest, nonce)
-            VALUES ($1, GREATEST($2, clock_timestamp()), false, 'globex', 'test.bad', 'ok', $3, $4, 3, $5, $6)`,
-			seq, at, prev, hash[:], digest[:], make([]byte, 16))
-		return err
-	}))
+	require.NoError(t, b.db.Pool.QueryRow(b.ctx, `SELECT max(seq) FROM audit_log WHERE action = 'test.bad'`).Scan(&seq))
 	return seq
 }
 

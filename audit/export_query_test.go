@@ -15,6 +15,11 @@ func FirstPageQuery(f Filter) (string, pgx.NamedArgs) {
 	return selectEntries + whereSQL(conds) + newestFirst, args
 }
 
+// ObjectRefusalsQuery is the statement Trail runs for an object's
+// refusals, for tests that read its plan: its arguments are the object's
+// type and id, the limit, the tenant and the dead letter id (or nil).
+const ObjectRefusalsQuery = objectRefusals
+
 // SignExportV1 is the signature a console wrote on a JSON Lines export
 // before manifest version 2 (no chain head in it), for tests of files
 // written then.

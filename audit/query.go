@@ -48,8 +48,10 @@ type Filter struct {
 	// id as the log shows them ("dead_letter 83") or as "dead_letter:83",
 	// or as the console's pages name it ("replay_request #4", "Dead letter
 	// #138", "#4"): see ParseObject. Typed with a type, it matches that
-	// object, or an entry whose whole object id is the text. Text
-	// ParseObject cannot read is invalid.
+	// object, or an entry whose whole object id is the text. A dead
+	// letter's id (typed so, or alone) also matches the refused bulk
+	// selections that list it (condRefused), whose object id names their
+	// first ten ids only. Text ParseObject cannot read is invalid.
 	Object string
 	// MessageID matches the entries whose message id is this one (as a
 	// dead letter holds it, however long: compared as MessageKey): never
@@ -154,6 +156,11 @@ const (
 	condObjectID   = `object_id = @object_id`
 	// Both branches read the object index by object_id.
 	condObjectTyped = `((object_type = @object_type AND object_id = @object_id) OR object_id = @object)`
+	// condRefused is a refused bulk selection that lists the dead letter
+	// @refused (refusedIDs), read from its own index (migration 0069): the
+	// Object filter of a dead letter's id adds it to the object's own
+	// conditions (objectCond).
+	condRefused = `(object_type = 'dead_letter' AND outcome = 'denied' AND ` + refusedIDs + ` @> jsonb_build_array(@refused::bigint))`
 	// Both branches read the object index by object_id: the request's own
 	// entries, and its items' (their dead letters', only those naming it).
 	condRequest = `((object_type = 'replay_request' AND object_id = @request)
@@ -176,6 +183,14 @@ const (
 	condNewer    = `seq > @cursor`
 	condUpToHead = `seq <= @head`
 )
+
+// refusedIDs are the ids of dead letters a denied row of a refused bulk
+// selection (dlq.RefusedIDs) lists in after.refused by reason, flattened
+// into one array: its object id names only the first ten, so a dead letter
+// is found in it by this, exactly as migration 0069 indexes it (an
+// expression written otherwise is not served by that index). Ids past the
+// row's first 1,000 are not listed, and not found: its reason counts them.
+const refusedIDs = `jsonb_path_query_array(after -> 'refused', '$.*[*]')`
 
 const (
 	selectEntries = `SELECT ` + entryColumns + ` FROM audit_log WHERE `
@@ -254,13 +269,16 @@ func (f *Filter) selection() *selection {
 	}
 	if f.Object != "" {
 		// Validate refused what ParseObject cannot read.
-		switch typ, id, typed, _ := ParseObject(f.Object); {
-		case typed:
-			object := strings.TrimSpace(f.Object)
-			s.add("object", f.Object, pgx.NamedArgs{"object": object, "object_type": typ, "object_id": id}, condObjectTyped)
-		default:
-			s.add("object", f.Object, pgx.NamedArgs{"object_id": id}, condObjectID)
+		typ, id, typed, _ := ParseObject(f.Object)
+		args := pgx.NamedArgs{"object_id": id}
+		cond := condObjectID
+		if typed {
+			args["object"], args["object_type"], cond = strings.TrimSpace(f.Object), typ, condObjectTyped
 		}
+		if refused, ok := deadLetterOf(typ, id, typed); ok {
+			args["refused"], cond = refused, `(`+cond+` OR `+condRefused+`)`
+		}
+		s.add("object", f.Object, args, cond)
 	}
 	if f.MessageID != "" {
 		s.add("message_id", f.MessageID, pgx.NamedArgs{"message_id": MessageKey(f.MessageID)}, condMessage)
@@ -453,16 +471,43 @@ SELECT * FROM (
 // yet (written outside any tenant by earlier releases, and by anyone of
 // any tenant who guessed the next id) is for auditors of every tenant, and
 // another tenant's denial is that tenant's.
-// Refusals ($5: denied or not) are read apart, so that the object's
-// history is never pushed out by them: anyone who can guess an id can
-// write as many as they like (each probe of another tenant's dead letter
-// is one), and the trail keeps the newest TrailDenied of them.
+// Refusals (objectRefusals) are read apart, so that the object's history
+// is never pushed out by them: anyone who can guess an id can write as
+// many as they like (each probe of another tenant's dead letter is one),
+// and the trail keeps the newest TrailDenied of them.
 const objectTrail = `
 SELECT * FROM (
     SELECT ` + entryColumns + ` FROM audit_log
-    WHERE object_type = $1 AND object_id = $2 AND tenant = $4 AND (outcome = 'denied') = $5
+    WHERE object_type = $1 AND object_id = $2 AND tenant = $4 AND outcome <> 'denied'
     ORDER BY seq DESC LIMIT $3
 ) AS recent ORDER BY seq`
+
+// The newest refusals of the object in its own tenant, returned oldest
+// first, as objectTrail reads its other entries; of a dead letter ($5, NULL
+// for any other object), the refused bulk selections of its tenant that
+// list it too (condRefused: their object id names their first ten ids
+// only), each read from its index.
+const objectRefusals = `
+SELECT * FROM (
+    SELECT ` + entryColumns + ` FROM audit_log
+    WHERE ((object_type = $1 AND object_id = $2)
+           OR (object_type = 'dead_letter' AND ` + refusedIDs + ` @> jsonb_build_array($5::bigint)))
+      AND tenant = $4 AND outcome = 'denied'
+    ORDER BY seq DESC LIMIT $3
+) AS recent ORDER BY seq`
+
+// deadLetterOf returns the dead letter an object may be, as a refused bulk
+// selection lists it (condRefused): a dead letter's id, or an id alone
+// (which matches an object of any type). ok is false for any other object,
+// and for an id written otherwise than a dead letter's ("+18", "018"),
+// which no object id matches either.
+func deadLetterOf(typ, id string, typed bool) (int64, bool) {
+	if typed && typ != "dead_letter" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	return n, err == nil && n > 0 && strconv.FormatInt(n, 10) == id
+}
 
 // TrailDenied is how many refusals of an object its trail shows (Trail),
 // the newest; the audit log shows them all.
@@ -534,7 +579,8 @@ type Batcher interface {
 // Trail returns the trail of one object of tenant that carries a message
 // (a dead letter): its own most recent limit entries in tenant that are not
 // refusals, its most recent TrailDenied refusals there (so that probes of
-// it never push its history out), and the most recent limit entries naming
+// it never push its history out; of a dead letter, those of the refused
+// bulk selections that list it too), and the most recent limit entries naming
 // messageID in tenant, each once, oldest first, read in one round trip.
 // Of the entries naming messageID, those about another dead letter of the
 // tenant with that message id on another original subject than the
@@ -549,25 +595,27 @@ func Trail(ctx context.Context, db Batcher, objectType, objectID, messageID, ten
 	if limit == 0 {
 		limit = DefaultLimit
 	}
+	// A dead letter's trail leaves out entries of its message about
+	// another dead letter on another subject (messageTrail), and takes in
+	// the refused selections that list it (objectRefusals); nil, SQL NULL,
+	// for any other object.
+	var deadLetter *int64
+	if n, ok := deadLetterOf(objectType, objectID, true); ok {
+		deadLetter = &n
+	}
 	var byObject, denied, byMessage []Entry
 	b := &pgx.Batch{}
-	b.Queue(objectTrail, objectType, objectID, limit, tenant, false).Query(func(rows pgx.Rows) error {
+	b.Queue(objectTrail, objectType, objectID, limit, tenant).Query(func(rows pgx.Rows) error {
 		var err error
 		byObject, err = pgx.CollectRows(rows, scanEntry)
 		return err
 	})
-	b.Queue(objectTrail, objectType, objectID, min(limit, TrailDenied), tenant, true).Query(func(rows pgx.Rows) error {
+	b.Queue(objectRefusals, objectType, objectID, min(limit, TrailDenied), tenant, deadLetter).Query(func(rows pgx.Rows) error {
 		var err error
 		denied, err = pgx.CollectRows(rows, scanEntry)
 		return err
 	})
 	if messageID != "" {
-		// The subject is the object's only when it is a dead letter
-		// (messageTrail: a NULL id leaves nothing out).
-		var deadLetter *int64
-		if n, err := strconv.ParseInt(objectID, 10, 64); err == nil && objectType == "dead_letter" {
-			deadLetter = &n
-		}
 		b.Queue(messageTrail, MessageKey(messageID), tenant, limit, deadLetter, messageID).Query(func(rows pgx.Rows) error {
 			var err error
 			byMessage, err = pgx.CollectRows(rows, scanEntry)

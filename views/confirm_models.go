@@ -71,7 +71,8 @@ type LeftOut struct {
 // viewer may not read it; FreedBy what frees them,
 // replaypolicy.HeldFreedBy), or, when RequestID is 0, in Tenant, where
 // the viewer may read them but not do the action, or (Tenant empty) in
-// Status. Items are the first of them. Tenant, and FreedBy which names
+// Status. Items are the first of them, each with its tenant (not shown:
+// the handler judges a kept list by it). Tenant, and FreedBy which names
 // it, came from a producer's subject: the view writes them Untrusted.
 type LeftOutGroup struct {
 	N             int

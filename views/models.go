@@ -160,6 +160,9 @@ type AuditCheckpoint struct {
 	Verified bool
 	// Since is how many entries follow it, not yet signed.
 	Since int64
+	// OthersHidden says Since is left out (zero) for a reader of only
+	// some tenants: it counts every tenant's entries.
+	OthersHidden bool
 	// Unverified checkpoints are newer than it and do not verify (the
 	// newest at seq NewestUnverified): not the console's.
 	Unverified       int64

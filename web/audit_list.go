@@ -197,7 +197,7 @@ func (s *Server) auditList(c echo.Context) error {
 		m.Tenants = scope
 	}
 	var err error
-	if m.Checkpoint, err = latestCheckpoint(ctx, s.deps.Pool, s.deps.AuditKeys); err != nil {
+	if m.Checkpoint, err = latestCheckpoint(ctx, s.deps.Pool, s.deps.AuditKeys, scope == nil); err != nil {
 		return err
 	}
 	status := http.StatusOK
@@ -245,21 +245,28 @@ func (s *Server) requestItems(ctx context.Context, f *audit.Filter) error {
 }
 
 // latestCheckpoint is the newest head signed with one of keys (the keys
-// "Verify chain" trusts) and how many entries follow it, with the newer
-// checkpoints that do not verify, if any; nil when there is no checkpoint
-// at all. A checkpoint anyone with the runtime role's credentials inserted
-// is never shown as signed (audit.LatestVerifiedCheckpoint).
-func latestCheckpoint(ctx context.Context, db audit.Querier, keys *audit.KeySet) (*views.AuditCheckpoint, error) {
+// "Verify chain" trusts) and, for a reader of every tenant (everyTenant),
+// how many entries follow it, with the newer checkpoints that do not
+// verify, if any; nil when there is no checkpoint at all. A checkpoint
+// anyone with the runtime role's credentials inserted is never shown as
+// signed (audit.LatestVerifiedCheckpoint). The count is of every tenant's
+// entries: to a reader of some it is the others' activity since, which
+// they cannot read otherwise (as the dashboard hides the stream's volume
+// from them), and nothing they can act on (signing is the console's).
+func latestCheckpoint(ctx context.Context, db audit.Querier, keys *audit.KeySet, everyTenant bool) (*views.AuditCheckpoint, error) {
 	vc, err := audit.LatestVerifiedCheckpoint(ctx, db, keys)
 	if err != nil || (!vc.OK && vc.Unverified == 0) {
 		return nil, err
 	}
-	head, err := audit.Head(ctx, db)
-	if err != nil {
-		return nil, err
-	}
 	cp := vc.Checkpoint
-	out := &views.AuditCheckpoint{Verified: vc.OK, Since: head.Seq - cp.Seq, Unverified: vc.Unverified, NewestUnverified: vc.NewestUnverified}
+	out := &views.AuditCheckpoint{Verified: vc.OK, Unverified: vc.Unverified, NewestUnverified: vc.NewestUnverified, OthersHidden: !everyTenant}
+	if everyTenant {
+		head, err := audit.Head(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		out.Since = head.Seq - cp.Seq
+	}
 	if vc.OK {
 		out.Seq, out.Hash, out.At, out.Reason, out.KeyID = cp.Seq, cp.HashHex(), cp.At, cp.Reason, cp.KeyID
 	}

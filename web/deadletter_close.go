@@ -169,7 +169,7 @@ func (s *Server) closeSelection(c echo.Context, k closeKind, ids []int64, f clos
 	// page a refused close renders, and in the flash of one done.
 	var kept *views.LeftOut
 	if c.Param("id") == "" && f.LeftOut != "" {
-		kept = s.leftOutOf(ctx, sessionCloseLeftOut, closeLeftOutKey(k, f.LeftOut))
+		kept = s.leftOutOf(c, sessionCloseLeftOut, closeLeftOutKey(k, f.LeftOut))
 	}
 	status := http.StatusOK
 	if len(ids) == 0 || (errs == nil && f.Confirmed) {

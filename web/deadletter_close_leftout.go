@@ -73,7 +73,9 @@ func (s *Server) splitClosable(c echo.Context, ids []int64, scope authz.Scope, v
 		}
 		g.N++
 		if ok && len(g.Items) < leftOutNamed {
-			g.Items = append(g.Items, views.ConfirmItem{URL: deadLetterURL(id), MsgID: st.MsgID})
+			// Its tenant, never shown, judges it when the session's copy
+			// is shown again (readLeftOut).
+			g.Items = append(g.Items, views.ConfirmItem{URL: deadLetterURL(id), Tenant: st.Tenant, MsgID: st.MsgID})
 		}
 	}
 	if len(order) == 0 {

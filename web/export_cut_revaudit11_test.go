@@ -7,9 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,9 +23,10 @@ import (
 // auditor holds a spreadsheet of the rows before the failure with nothing
 // saying the rest is missing. Only running `console audit verify --file`
 // on it would tell. Here the failure is a real one: a row of another
-// tenant whose stored hash is not the hash of its content digest (the
-// chain guard does not recompute hashes: a row inserted with the runtime
-// role's credentials, or a bug) makes the signed CSV export stop at its
+// tenant whose stored hash is not the hash of its content digest (since
+// migration 0070 the chain guard refuses one from the runtime role: a row
+// written by the owner with the guard off, or a bug) makes the signed CSV
+// export stop at its
 // stub (audit.exportCSV refuses to sign past it). A tenant's auditor
 // cannot run verify on the database (the page offers it to auditors of
 // every tenant only).
@@ -45,24 +44,14 @@ func TestRevAudit11ExportCutShortIsNotDeliveredAsComplete(t *testing.T) {
 	ctx := context.Background()
 	mine, err := audit.AppendFunc(ctx, b.Pool, audit.Event{Tenant: "acme", Action: "test.mine", Outcome: audit.OutcomeOK})
 	require.NoError(t, err)
-	// The bad row, continuing the chain as the guard checks it (seq,
-	// prev_hash, at, version), with a hash that is no hash of its digest.
-	require.NoError(t, pgx.BeginFunc(ctx, b.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(0x5141554449540001)); err != nil {
-			return err
-		}
-		var seq int64
-		var prev []byte
-		var at time.Time
-		if err := tx.QueryRow(ctx, `SELECT seq, hash, at FROM audit_log ORDER BY seq DESC LIMIT 1`).Scan(&seq, &prev, &at); err != nil {
-			return err
-		}
-		hash, digest := sha256.Sum256([]byte("not the hash")), sha256.Sum256([]byte("not the digest"))
-		_, err := tx.Exec(ctx, `INSERT INTO audit_log (seq, at, actor_email_verified, tenant, action, outcome, prev_hash, hash, hash_version, content_digest, nonce)
-            VALUES ($1, GREATEST($2, clock_timestamp()), false, 'globex', 'test.bad', 'ok', $3, $4, 3, $5, $6)`,
-			seq+1, at, prev, hash[:], digest[:], make([]byte, 16))
-		return err
-	}))
+	// The bad row, continuing the chain, with a hash that is no hash of
+	// its digest: the chain guard refuses it from the runtime role
+	// (migration 0070), so the owner writes it with the guard off.
+	hash, digest := sha256.Sum256([]byte("not the hash")), sha256.Sum256([]byte("not the digest"))
+	b.DB.ExecWithoutTrigger(t, 0x5141554449540001, "audit_log", "audit_log_continues_chain", `
+        INSERT INTO audit_log (seq, at, actor_email_verified, tenant, action, outcome, prev_hash, hash, hash_version, content_digest, nonce)
+        SELECT seq + 1, GREATEST(at, clock_timestamp()), false, 'globex', 'test.bad', 'ok', hash, $1, 3, $2, $3
+        FROM audit_log ORDER BY seq DESC LIMIT 1`, hash[:], digest[:], make([]byte, 16))
 	require.Greater(t, mine.Seq, int64(0))
 
 	auditor, _ := b.SignIn(t, "acme:auditor")

@@ -569,7 +569,7 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 	// What a filter's batch left out is said on every rendering of its
 	// page, a refused submit's too (not only the first GET).
 	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: form.Reason, ReconciliationNote: form.Note, Errors: errs,
-		LeftOut: s.leftOutOf(c.Request().Context(), sessionLeftOut, batch)}
+		LeftOut: s.leftOutOf(c, sessionLeftOut, batch)}
 	for _, r := range sel.Requests {
 		g, requestable := confirmGroup(table, r, form, errs)
 		if r.Class == replaypolicy.Revalidate && !s.deps.Replays.Revalidates() {

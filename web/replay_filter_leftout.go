@@ -1,11 +1,15 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 
+	"github.com/labstack/echo/v4"
+
+	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -86,14 +90,47 @@ func (s *Server) forgetLeftOut(ctx context.Context, list, key string) {
 }
 
 // leftOutOf is what the action key left out of its filter, as
-// keepLeftOut kept it in list; nil when the session keeps nothing for it.
-func (s *Server) leftOutOf(ctx context.Context, list, key string) *views.LeftOut {
+// keepLeftOut kept it in list, of what the person may read now
+// (readLeftOut); nil when the session keeps nothing for it, or nothing
+// they may still read.
+func (s *Server) leftOutOf(c echo.Context, list, key string) *views.LeftOut {
+	ctx := c.Request().Context()
 	for _, k := range s.leftOutKept(ctx, list) {
 		if k.Key == key {
-			return &k.LeftOut
+			return readLeftOut(k.LeftOut, s.tenantsWith(ctx, userOf(c), authz.ObjDeadLetter, authz.ActRead))
 		}
 	}
 	return nil
+}
+
+// readLeftOut is what of left a person who reads the dead letters of read
+// may see now. It was kept when they may have read more (a role since
+// removed), and it names tenants, replay requests and message ids: a
+// group of a tenant they no longer read goes whole, counted out of what
+// was chosen too (their filter would not reach those dead letters now),
+// as does a replay request's (its dead letters are of one tenant, its
+// items'); of a group by status, which names no tenant, the dead letters
+// it names of such a tenant go, and its count stays. An item is of its
+// group's tenant when it names none (kept before items named theirs): of
+// no tenant, it goes. Nil when no group is left.
+func readLeftOut(left views.LeftOut, read authz.Scope) *views.LeftOut {
+	out := left
+	out.Groups = nil
+	for _, g := range left.Groups {
+		items := slices.DeleteFunc(slices.Clone(g.Items), func(it views.ConfirmItem) bool {
+			return !read.Has(cmp.Or(it.Tenant, g.Tenant))
+		})
+		if (g.Tenant != "" && !read.Has(g.Tenant)) || (g.RequestID != 0 && len(items) < len(g.Items)) {
+			out.N, out.Of = out.N-g.N, out.Of-g.N
+			continue
+		}
+		g.Items = items
+		out.Groups = append(out.Groups, g)
+	}
+	if len(out.Groups) == 0 {
+		return nil
+	}
+	return &out
 }
 
 // leftOutKept is what the session keeps under list; nil when it keeps
