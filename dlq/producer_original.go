@@ -18,36 +18,34 @@ const originalReadWait = 2 * time.Second
 
 // wholeOriginal returns orig, delivered from where from says, as Publish
 // dead-letters it, and what of it could not be known (HeaderLeftOut
-// values). Two deliveries do not show their message whole, and only the
-// stream's copy tells:
-//
-//   - one with no headers: the message had none, or the NATS client could
-//     not read its header block and delivered it without one (it tells
-//     only the connection's error handler, ErrBadHeaderMsg). The server
-//     found the message's Nats-Msg-Id in that block all the same (it
-//     searches the bytes), so the id derived from where it lived would be
-//     another identity for a replay;
-//   - one with no payload and a Nats-Msg-Size header: a consumer made
-//     headers only delivered it without its payload (or its producer set
-//     the header on an empty one). Stored so, an empty payload would be
-//     replayed under the original's identity.
-//
-// Such an original is read again from its stream by sequence
+// values). A delivery with no payload and a Nats-Msg-Size header does not
+// show its message whole: a consumer made headers only delivered it
+// without its payload (or its producer set the header on an empty one).
+// Stored so, an empty payload would be replayed under the original's
+// identity. Such an original is read again from its stream by sequence
 // (readStored: the header block exactly as stored, and the payload),
 // which takes the right to read the stream's messages
 // ($JS.API.STREAM.MSG.GET.<stream>; on a server whose max_payload is over
 // storedJSONMax, $JS.API.DIRECT.GET.<stream> or a consumer of its own
 // too). A block the client cannot read is read leniently (ParseHeaderBlock:
-// the lines it can), and said so ("header_block"): what was skipped
-// would be missing from a replay. When the read fails, or finds another
-// message at that sequence (the stream made again), the delivery is
-// dead-lettered as it came, saying which part may be missing.
+// the lines it can), and said so ("header_block"): what was skipped would
+// be missing from a replay. When the read fails, or finds another message
+// at that sequence (the stream made again), the delivery is dead-lettered
+// as it came, saying its payload is missing.
+//
+// A delivery with no headers at all is taken as it came: the message had
+// none (most messages), or the NATS client could not read its header
+// block and delivered it without one (it tells only the connection's
+// error handler, ErrBadHeaderMsg). Reading every such original again
+// would cost every dead letter of a message without headers a read, and a
+// service without the right to read its stream a 2 s wait and a dead
+// letter that can never be replayed; a block the client cannot read comes
+// only from a client that is not NATS's, and the dead letter then goes
+// under the id derived from where it lived.
 func wholeOriginal(ctx context.Context, js jetstream.JetStream, orig jetstream.Msg, from Origin) (*nats.Msg, []string) {
 	m := &nats.Msg{Subject: orig.Subject(), Header: orig.Headers(), Data: orig.Data()}
 	_, sized := m.Header[msgSizeHeader]
-	sized = sized && len(m.Data) == 0
-	headless := len(m.Header) == 0
-	if from.Stream == "" || !sized && !headless {
+	if from.Stream == "" || !sized || len(m.Data) > 0 {
 		return m, nil
 	}
 	rctx, cancel := context.WithTimeout(ctx, originalReadWait)
@@ -59,19 +57,10 @@ func wholeOriginal(ctx context.Context, js jetstream.JetStream, orig jetstream.M
 	}
 	var left []string
 	if err != nil {
-		if sized {
-			left = append(left, fmt.Sprintf("payload: delivered without it, with %s %s, as a consumer made headers only delivers a message, and reading the original %s failed: %v",
-				msgSizeHeader, short(m.Header.Get(msgSizeHeader)), where, err))
-		}
-		if headless {
-			left = append(left, fmt.Sprintf("header_block: delivered with no headers, as the NATS client also delivers a message whose header block it cannot read, "+
-				"and reading the original %s to tell failed: %v; its message id may not be the one derived from where it lived", where, err))
-		}
-		return m, left
+		return m, []string{fmt.Sprintf("payload: delivered without it, with %s %s, as a consumer made headers only delivers a message, and reading the original %s failed: %v",
+			msgSizeHeader, short(m.Header.Get(msgSizeHeader)), where, err)}
 	}
-	if sized {
-		m.Data = st.Data
-	}
+	m.Data = st.Data
 	switch {
 	case st.Headers != nil: // read as the client reads it, whole (readStored)
 		m.Header = st.Headers

@@ -159,53 +159,6 @@ func TestRevIngest32PayloadOverMaxPayloadIsLeftOut(t *testing.T) {
 	assert.Contains(t, strings.Join(d.MalformedReasons, "\n"), "ORDERS #1", "and where the original lies")
 }
 
-// TestRevIngest32UnreadableHeaderBlockReadFromItsStream: an original
-// whose header block nats.go cannot read arrives with no headers: Publish
-// dropped them all silently and filed the dead letter under its position
-// id, though the server had deduplicated it on its Nats-Msg-Id. Now
-// Publish reads the original again from its stream by sequence, reads
-// the block leniently (the real id is kept), and says so in Dlq-Left-Out
-// (header_block, which blocks a replay: the lines skipped are not sent).
-// When the stream no longer holds it, the dead letter says that its
-// headers may be missing, flagged the same way.
-func TestRevIngest32UnreadableHeaderBlockReadFromItsStream(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	b.createStream(t, ordersStream)
-	b.start(t, IngestConfig{}, nil)
-
-	raw := b.ns.DialRaw(t)
-	for _, id := range []string{"refund-5", "refund-6"} {
-		ack, err := raw.Publish("app.acme.orders.refund", []byte("NATS/1.0\r\nNats-Msg-Id: "+id+"\r\nbroken line\r\nX-Ok: fine\r\n\r\n"), []byte(id))
-		require.NoError(t, err)
-		require.Nil(t, ack.Error)
-	}
-	f := Failure{Err: errors.New("refused"), Consumer: "refunder"}
-	m := b.nextOrder(t, jetstream.ConsumerConfig{Durable: "refunder"})
-	require.Empty(t, m.Headers(), "nats.go could not read the block")
-	require.NoError(t, Publish(ctx, b.js, "dlq", "acme", "orders.refund", m, f))
-	b.waitRows(t, 1)
-	d := b.row(t, "payload = 'refund-5'")
-	assert.Equal(t, "refund-5", d.MsgID, "the id the server deduplicated on")
-	assert.Equal(t, []string{"fine"}, b.storedHeaders(t, d)["X-Ok"])
-	assert.Contains(t, d.Flags, "left_out:header_block")
-	assert.Equal(t, "left_out:header_block", NotWholeOf(d.Flags))
-
-	m2, err := b.js.Consumer(ctx, "ORDERS", "refunder")
-	require.NoError(t, err)
-	next, err := m2.Next(jetstream.FetchMaxWait(10 * time.Second))
-	require.NoError(t, err)
-	s, err := b.js.Stream(ctx, "ORDERS")
-	require.NoError(t, err)
-	require.NoError(t, s.DeleteMsg(ctx, 2))
-	require.NoError(t, Publish(ctx, b.js, "dlq", "acme", "orders.refund", next, f))
-	b.waitRows(t, 2)
-	d = b.row(t, "payload = 'refund-6'")
-	assert.True(t, d.MsgIDDerived || strings.HasPrefix(d.MsgID, "ORDERS:2@"), "the real id is not known: %s", d.MsgID)
-	assert.Contains(t, d.Flags, "left_out:header_block")
-}
-
 // TestRevIngest32HeadersOnlyDeliveryReadWhole: a delivery of a consumer
 // made headers only carries Nats-Msg-Size and no payload. NewMessage
 // dropped that header with the other Nats-* ones, so the ingester's
