@@ -37,6 +37,18 @@ const (
 	// HeaderReplayRequest is the id of the replay request that sent a
 	// replayed message.
 	HeaderReplayRequest = "Dlq-Replay-Request"
+
+	// The producer helper's word on an original it could not carry as it
+	// was (NewMessage, Publish; docs/header-contract.md, "What does not
+	// fit"). HeaderUnsendable holds, in base64, a header block of the
+	// original's headers whose names NATS clients refuse to publish
+	// (replaypolicy.SendableHeaderName); HeaderCut names a header cut to
+	// fit and the length in bytes of its whole text ("Dlq-Stack 183004");
+	// HeaderLeftOut names a part of the original the dead letter lacks
+	// (leftOutParts), why, and where the original lies.
+	HeaderUnsendable = "Dlq-Unsendable-Headers"
+	HeaderCut        = "Dlq-Cut"
+	HeaderLeftOut    = "Dlq-Left-Out"
 )
 
 // ErrorClass says why a consumer gave up on a message.

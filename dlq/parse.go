@@ -156,7 +156,7 @@ func ParseDLQ(prefix string, m Received) Record {
 	r.setDelivery(m)
 	r.checkStoredAt(time.Now())
 	r.Subject = r.text("subject", "the subject", m.Subject)
-	h := r.headerView(m, true)
+	h := r.restoreUnsendable(r.headerView(m, true))
 	r.Headers = encodeHeaders(h)
 	classes := errorClassesSent(h)
 	spellings := otherSpellings(h)
@@ -205,6 +205,7 @@ func ParseDLQ(prefix string, m Received) Record {
 	}
 
 	r.applyContract(h)
+	r.readProducerWord(h)
 	r.checkErrorClasses(classes)
 	r.ReplayOf = r.replayOf(h)
 	r.flagConflicting(conflicts)
@@ -512,6 +513,7 @@ var contractFields = map[string]string{
 	HeaderErrorClass: "error_class", HeaderStack: "stack", HeaderAttempts: "attempts",
 	HeaderFirstFailedAt: "first_failed_at", HeaderLastFailedAt: "last_failed_at", HeaderConsumer: "consumer",
 	HeaderCorrelationID: "correlation_id", HeaderPrincipal: "principal", HeaderNatsMsgID: "msg_id",
+	HeaderUnsendable: "unsendable_headers", HeaderCut: "cut", HeaderLeftOut: "left_out",
 }
 
 func fieldOf(header string) string {

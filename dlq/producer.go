@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // Failure says why a consumer gave up on a message. Err is required; the
@@ -60,14 +63,29 @@ const UpstreamPrefix = "Upstream-"
 // service passes (tenant, item type, f) and from where the original lived:
 // every Dlq-* header orig carried (any case) is kept renamed with
 // UpstreamPrefix, every Nats-* header is dropped, and every other header is
-// kept as it was. The original Nats-Msg-Id goes into Dlq-Original-Msg-Id;
-// when there was none, the id becomes "<stream>:<seq>@<stored time>" of
-// where and when the original lived (Origin.msgID), so a replay is never
-// published under a fresh identity. The message
-// carries its own Nats-Msg-Id (deadLetterID), so publishing the same dead
+// kept as it was, but for those whose names NATS clients refuse to
+// publish (replaypolicy.SendableHeaderName: a raw client may send
+// "X Trace"), which go in HeaderUnsendable: copied as they were, they
+// made every publish fail. The original Nats-Msg-Id goes into
+// Dlq-Original-Msg-Id; when there was none, the id becomes
+// "<stream>:<seq>@<stored time>" of where and when the original lived
+// (Origin.msgID), so a replay is never published under a fresh identity.
+// The message carries its own Nats-Msg-Id (deadLetterID), so publishing the same dead
 // letter twice stores it once, while two messages that share an id, or a
 // replayed message that fails again, are dead letters of their own.
+//
+// The error and the stack trace are cut to budgets (errorBudget,
+// stackBudget), and the message is made to fit the header block JetStream
+// stores (fit, which says what it cut or left out in HeaderCut and
+// HeaderLeftOut); Publish fits it to the server's max_payload too.
 func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f Failure) (*nats.Msg, error) {
+	return newDeadLetter(prefix, tenant, itemType, orig, from, f, 0, nil)
+}
+
+// newDeadLetter is NewMessage for a server whose max_payload is
+// maxPayload (0: not known), with leftOut, the parts of the original
+// Publish could not get (HeaderLeftOut values), said so.
+func newDeadLetter(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f Failure, maxPayload int64, leftOut []string) (*nats.Msg, error) {
 	if f.Err == nil {
 		return nil, fmt.Errorf("dead-letter %s: Failure.Err is required", orig.Subject)
 	}
@@ -79,6 +97,7 @@ func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f 
 		return nil, fmt.Errorf("dead-letter subject %q: %w", subject, err)
 	}
 	h := nats.Header{}
+	unsendable := map[string][]string{}
 	for k, vs := range orig.Header {
 		lower := strings.ToLower(k)
 		switch {
@@ -87,7 +106,14 @@ func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f 
 		case strings.HasPrefix(lower, "dlq-"):
 			k = UpstreamPrefix + k
 		}
+		if !replaypolicy.SendableHeaderName(k) {
+			unsendable[k] = append(unsendable[k], vs...)
+			continue
+		}
 		h[k] = append(h[k], vs...)
+	}
+	if len(unsendable) > 0 {
+		h.Set(HeaderUnsendable, base64.StdEncoding.EncodeToString(EncodeHeaderBlock(encodeHeaders(unsendable))))
 	}
 	msgID := orig.Header.Get(HeaderNatsMsgID)
 	if msgID == "" && from.Stream != "" {
@@ -102,9 +128,7 @@ func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f 
 	set(HeaderOriginalMsgID, msgID)
 	set(HeaderTenant, tenant)
 	set(HeaderItemType, itemType)
-	setLines(h, HeaderError, f.Err.Error())
 	set(HeaderErrorClass, string(f.Class))
-	setLines(h, HeaderStack, f.Stack)
 	if f.Attempts > 0 {
 		set(HeaderAttempts, strconv.Itoa(f.Attempts))
 	}
@@ -123,7 +147,16 @@ func NewMessage(prefix, tenant, itemType string, orig *nats.Msg, from Origin, f 
 	if msgID != "" {
 		h.Set(HeaderNatsMsgID, deadLetterID(f.Consumer, msgID, orig, from))
 	}
-	return &nats.Msg{Subject: subject, Header: h, Data: orig.Data}, nil
+	for _, v := range leftOut {
+		h.Add(HeaderLeftOut, v)
+	}
+	m := &nats.Msg{Subject: subject, Header: h, Data: orig.Data}
+	texts := failureTexts{errorText: f.Err.Error(), stack: f.Stack}
+	texts.set(h, errorBudget, stackBudget)
+	if err := fit(m, texts, maxPayload, from); err != nil {
+		return nil, fmt.Errorf("dead-letter %s: %w", orig.Subject, err)
+	}
+	return m, nil
 }
 
 // deadLetterID is the Nats-Msg-Id of the dead letter of orig: the DLQ
@@ -149,11 +182,22 @@ func deadLetterID(consumer, msgID string, orig *nats.Msg, from Origin) string {
 	if r := orig.Header.Get(HeaderReplayRequest); r != "" {
 		id += ":replay:" + r + ":" + orig.Header.Get(HeaderReplayOf)
 	}
+	if len(id) > maxDeadLetterID { // it would take the header block's room a second time, beside Dlq-Original-Msg-Id
+		sum := sha256.Sum256([]byte(id))
+		id = "dlq:sha256:" + hex.EncodeToString(sum[:])
+	}
 	return id
 }
 
+// maxDeadLetterID is the longest dead letter id deadLetterID gives as
+// it is; a longer one (a message id or consumer of kilobytes) is given as
+// its SHA-256, which names it as well.
+const maxDeadLetterID = 1024
+
 // Publish dead-letters a message received from JetStream in one call: it
-// builds the dead letter (attempts default to the delivery count) and
+// builds the dead letter (attempts default to the delivery count; the
+// original read again from its stream when its delivery may not show it
+// whole: wholeOriginal), fits it to the server's max_payload (fit), and
 // publishes it to the DLQ stream, waiting for the PubAck. A PubAck that
 // says "duplicate" for a message the stream kept that is not this dead
 // letter (another tenant's producer may send one under a foreseen id) is
@@ -176,8 +220,8 @@ func Publish(ctx context.Context, js jetstream.JetStream, prefix, tenant, itemTy
 			f.Attempts = int(md.NumDelivered)
 		}
 	}
-	m, err := NewMessage(prefix, tenant, itemType,
-		&nats.Msg{Subject: orig.Subject(), Header: orig.Headers(), Data: orig.Data()}, from, f)
+	whole, leftOut := wholeOriginal(ctx, js, orig, from)
+	m, err := newDeadLetter(prefix, tenant, itemType, whole, from, f, js.Conn().MaxPayload(), leftOut)
 	if err != nil {
 		return err
 	}
@@ -212,12 +256,4 @@ func Publish(ctx context.Context, js jetstream.JetStream, prefix, tenant, itemTy
 func keptIsThis(ctx context.Context, js jetstream.JetStream, ack *jetstream.PubAck, m *nats.Msg) bool {
 	kept, err := readStored(ctx, js, ack.Stream, ack.Sequence, false)
 	return err == nil && kept.isSubject(m.Subject) && bytes.Equal(kept.Data, m.Data)
-}
-
-// setLines sends text escaped (see EscapeLines): NATS header values cannot
-// hold line breaks.
-func setLines(h nats.Header, name, text string) {
-	if text = strings.TrimRight(text, "\r\n"); text != "" {
-		h.Set(name, EscapeLines(text))
-	}
 }

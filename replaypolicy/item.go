@@ -190,6 +190,13 @@ type Send struct {
 	// it): it may be forged, naming a message nobody failed on, so no
 	// replay sends it.
 	Unverified bool
+	// NotWhole is the flag (dlq.NotWholeOf) of a dead letter that does not
+	// hold its original as it could be sent again: its producer left a
+	// part out (left_out:payload, left_out:headers, left_out:header_block)
+	// or carried header names NATS cannot send (unsendable:header_name).
+	// A replay would publish something else under the original's
+	// identity, so none sends it. "": none.
+	NotWhole string
 	// Size is the message's size in bytes (payload and headers, the
 	// replay's own too), PayloadSize its payload's part of it; MaxPayload
 	// the largest message a replay may send (the server's max_payload, or
@@ -301,6 +308,9 @@ func judgeSend(v Verdict, s Send, at Step) Verdict {
 		return v.plain(Block, CheckUnsendable, "the give-up this dead letter was captured from could not be verified (flag advisory_unverified says why): "+
 			"it may be forged, naming a message no consumer failed on, so no replay sends it; the message is still in its stream (while retention keeps it) "+
 			"for whoever owns the consumer to redeliver, or re-publish it from the producer; resolve it by hand")
+	case s.NotWhole != "":
+		return v.plain(Block, CheckUnsendable, fmt.Sprintf("the dead letter does not hold its original whole, as it could be sent again (flag %s says what its producer could not send, and where the original lies): "+
+			"a replay would publish something else under the original's identity; re-publish it from the producer, or resolve it by hand", s.NotWhole))
 	case s.Reappeared:
 		return v.plain(Block, CheckUnsendable, "this dead letter was stored from a delivery held past the time retention keeps a removed dead letter's key: "+
 			"it may be one retention removed after it was replayed, discarded or resolved (its flags say so; look for an earlier dead letter of its message id); "+

@@ -129,8 +129,9 @@ func trimmedEdge(id string) string {
 // would send changed (a message or operation id with blanks at an end
 // included: the client trims them), the first id (or the subject) that is a stand-in for
 // other bytes (notText, from the dead letter's flags), whether the dead letter
-// may be one retention removed, or an advisory whose give-up could not be
-// verified (its flags), and the message's size: the size as the server
+// may be one retention removed, an advisory whose give-up could not be
+// verified, or one that does not hold its original whole (its flags), and
+// the message's size: the size as the server
 // counts it (dlq.WireSize) of the message with the replay's own headers
 // and every header it forwards, a value counted as stored (a base64 one
 // is longer than the value sent), and the payload. It also finds the
@@ -144,7 +145,7 @@ func trimmedEdge(id string) string {
 // PostgreSQL.
 func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize int64, maxPayload int64, as sentAs, ids ...string) replaypolicy.Send {
 	s := replaypolicy.Send{MaxPayload: maxPayload, NotText: notText(flags, subject, ids...),
-		Reappeared: slices.Contains(flags, dlq.FlagAfterKeyTrim), Unverified: slices.Contains(flags, dlq.FlagAdvisoryUnverified)}
+		Reappeared: slices.Contains(flags, dlq.FlagAfterKeyTrim), Unverified: slices.Contains(flags, dlq.FlagAdvisoryUnverified), NotWhole: dlq.NotWholeOf(flags)}
 	for i, id := range ids[:min(len(ids), len(idHeaders))] {
 		switch {
 		case s.AlteredHeader != "":
