@@ -586,8 +586,9 @@ func copiedKept(a Ack) bool {
 // sentAgain says whether the message the broker kept under a's id, not
 // this job's own publish (OursKept) nor any replay (Kept.Replay), is the
 // message the job replays sent again outside the console (an outbox's
-// retry, a resend by hand): read back, stored after the dead letter was
-// (both times the broker's), under the subject a publish to the job's
+// retry, a resend by hand): read back, stored more than Margin after the
+// dead letter was (both times the broker's, but two streams' leaders', as
+// far apart as ingest allows an original and its advisory), under the subject a publish to the job's
 // subject is stored under, carrying the original's payload or the
 // approved one. The
 // original itself, still held by a window longer than the one the first
@@ -596,7 +597,7 @@ func copiedKept(a Ack) bool {
 // both the job waits for the window (Defer).
 func sentAgain(a Ack) bool {
 	k := a.Kept
-	if !a.Duplicate || k.Unreadable != "" || k.Replay || k.otherSubject(a.Subject) != "" || !k.StoredAt.After(a.DeadLetteredAt) {
+	if !a.Duplicate || k.Unreadable != "" || k.Replay || k.otherSubject(a.Subject) != "" || !k.StoredAt.After(a.DeadLetteredAt.Add(a.Margin)) {
 		return false
 	}
 	return k.PayloadSHA256 != "" && (strings.EqualFold(k.PayloadSHA256, a.OriginalSHA256) || strings.EqualFold(k.PayloadSHA256, a.ApprovedSHA256))

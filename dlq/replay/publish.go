@@ -827,6 +827,10 @@ func (w *Worker) decideAck(ctx context.Context, reads claimStreams, j *job, ack 
 		j.deferred, j.resetAttempt = true, true // the broker kept a message not ours: this attempt did not land
 	case replaypolicy.Fail, replaypolicy.Wait:
 		j.resetAttempt = j.firstAttempt // nothing of this attempt was stored
+	case replaypolicy.Reconcile:
+		// The message itself kept, sent again outside the console: this
+		// attempt was dropped for it and did not land (nothingLanded).
+		j.resetAttempt = v.Check == replaypolicy.CheckSentAgain
 	}
 }
 

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -23,9 +25,12 @@ import (
 // published again after it was dead-lettered: its producer's outbox
 // retried, someone sent it by hand. Its consumers may have applied it,
 // and the deferred replay then published it a third time. Such a message
-// now ends the job needing reconciliation (sent-again), nothing published;
+// now ends the job needing reconciliation (sent-again), nothing published,
+// the attempt recorded as not landed (no handed_at: it is no replay of the
+// dead letter's) and a person can settle it;
 // a message with other bytes is still waited out (deferred), and so is the
-// original itself, stored before its dead letter and held by the window,
+// original itself, stored before its dead letter (or within the window
+// margin after it, by another stream leader's clock) and held by the window,
 // and a replay (it carries a Dlq-Replay-Of: the console's replays of a
 // message are the ledger's to answer for).
 func TestRevReplay32MessageSentAgainIsNotPublishedAgain(t *testing.T) {
@@ -37,7 +42,7 @@ func TestRevReplay32MessageSentAgainIsNotPublishedAgain(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		kept      []byte // what the broker keeps under the message id
-		keptFirst bool   // published before the dead letter was stored (the original itself)
+		keptFirst bool   // published before the dead letter was stored by the test's clock (the original itself)
 		replayOf  string // the kept message's Dlq-Replay-Of
 		state     replay.JobState
 		says      string
@@ -45,6 +50,7 @@ func TestRevReplay32MessageSentAgainIsNotPublishedAgain(t *testing.T) {
 		{"SentAgain", payload, false, "", replay.JobNeedsReconciliation, "published again after it was dead-lettered"},
 		{"OtherBytes", []byte(`{"doc":"other"}`), false, "", replay.JobDeferred, "that is not this replay's"},
 		{"TheOriginalItself", payload, true, "", replay.JobDeferred, "that is not this replay's"},
+		{"TheOriginalWithinTheMargin", payload, true, "", replay.JobDeferred, "that is not this replay's"},
 		{"AReplay", payload, false, "999999", replay.JobDeferred, "that is not this replay's"},
 	} {
 		msgID := "rr32-" + tc.name
@@ -67,12 +73,14 @@ func TestRevReplay32MessageSentAgainIsNotPublishedAgain(t *testing.T) {
 		if tc.keptFirst {
 			keptAt = publishKept()
 			at = keptAt.Add(time.Second)
+			if tc.name == "TheOriginalWithinTheMargin" { // the broker's clock ahead of the DLQ's
+				at = keptAt.Add(-50 * time.Millisecond)
+			}
 		}
 		id := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: msgID, Payload: payload, At: at})
 		if !tc.keptFirst {
 			keptAt = publishKept()
 		}
-		require.Equal(t, tc.keptFirst, keptAt.Before(at), "%s: kept at %s, dead-lettered at %s", tc.name, keptAt, at)
 
 		req := b.request(t, []int64{id}, replay.SubmitInput{})
 		require.Equal(t, replay.StatusApproved, req.Status, "%s: %s", tc.name, req.StatusReason)
@@ -92,5 +100,13 @@ func TestRevReplay32MessageSentAgainIsNotPublishedAgain(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, msgID, msg.Header.Get(nats.MsgIdHdr), "%s: the last message on the subject is the kept one (of %d)", tc.name, info.State.Subjects[subject])
 		assert.Equal(t, tc.replayOf, msg.Header.Get(replay.HeaderReplayOf), "%s: nothing of the replay was stored", tc.name)
+		if tc.state != replay.JobNeedsReconciliation {
+			continue
+		}
+		_, handed := b.handedAt(t, req.ID, id)
+		assert.Nil(t, handed, "%s: the attempt was dropped for the kept message: nothing of it landed", tc.name)
+		require.NoError(t, b.replays.Reconcile(ctx, req.ID, id, approver1,
+			replay.ReconcileInput{Choice: replaypolicy.Applied, Note: "the consumer applied the resend"}, quarantine.RequestMeta{}), tc.name)
+		assert.Equal(t, replay.OutcomeApplied, replay.ShownOutcome(replay.JobState(b.job(t, req.ID, id).State), b.job(t, req.ID, id).Result), tc.name)
 	}
 }
