@@ -144,6 +144,11 @@ type Send struct {
 	// without HasBadHeader.
 	HasBadHeader bool
 	BadHeader    string
+	// StatusHeader is the first header, on a replay with no payload, whose
+	// name (any case) is one nats.go reads a server's status line into
+	// (Status, Description): every JetStream consumer built on it takes
+	// such a message for the server's word, not a message ("": none).
+	StatusHeader string
 	// AlteredHeader is the first header (the message, operation and
 	// correlation ids included, under the names they are sent as) whose
 	// value NATS would send with other bytes than the stored ones: the
@@ -291,6 +296,9 @@ func judgeSend(v Verdict, s Send, at Step) Verdict {
 		return v.plain(Block, CheckUnsendable, "a header with an empty name cannot be sent over NATS ("+headerNameRule+"); resolve it by hand")
 	case s.HasBadHeader || s.BadHeader != "":
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q cannot be sent over NATS (%s); resolve it by hand", s.BadHeader, headerNameRule))
+	case s.StatusHeader != "":
+		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q on a message with no payload is what NATS clients read a server's status into: "+
+			"its consumers would take the replay for the server's word (a \"409\" ends their fetch), never for a message; resolve it by hand", s.StatusHeader))
 	case s.AlteredHeader != "" && s.AlteredEdge == EdgeAllBlank:
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q is only blanks, which NATS trims away as it sends a header: the replay would go out with an empty %s, "+
 			"not the original's (another identity to the target's duplicate window and to downstream dedupe); re-publish it from the producer, or resolve it by hand", s.AlteredHeader, s.AlteredHeader))

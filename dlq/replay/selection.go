@@ -104,7 +104,7 @@ FOR KEY SHARE OF d`
 // PostgreSQL so that a page never brings a producer's thousands of
 // headers over to judge them: of the headers a replay forwards (Headers:
 // a name stored as text, without a Nats-, Dlq- or Upstream-Dlq- prefix in
-// any ASCII case, and neither Status nor Description; Go's strings.ToLower
+// any ASCII case; Go's strings.ToLower
 // turns no other letter into one of those), the position of the first whose name NATS cannot send
 // (replaypolicy.SendableHeaderName: empty, or holding a byte but
 // replaypolicy.HeaderNameBytes, which translate removes), of the first whose
@@ -130,6 +130,7 @@ func headerFactsOf(headers string) string {
                     ELSE false END -- does not decode: holds none
                 ELSE false END)) AS keytext,
            min(e.n) FILTER (WHERE v.name = '' OR translate(v.name, ` + sendableNameBytes + `, '') <> '') AS bad,
+           min(e.n) FILTER (WHERE v.lower IN ('status', 'description')) AS status, -- natsStatusHeader
            min(e.n) FILTER (WHERE v.name <> '' AND CASE v.encoding
                 WHEN '' THEN CASE WHEN strpos(v.value, E'\r') = 0 AND strpos(v.value, E'\n') = 0 THEN false -- most values: no line break at all
                                   ELSE btrim(v.value, E' \t\r\n') ~ E'[\r\n]' END
@@ -153,10 +154,12 @@ var headerFacts = headerFactsOf("d.headers")
 // judgedHeaders.targets: whether a header NATS cannot send is there and
 // its name ("" also for an empty one), the name of the first it would send
 // changed ("" when none), the name of the first that holds the broker's
-// key text ("" when none), and their bytes.
+// key text ("" when none), their bytes, and the name of the first a
+// replay with no payload may not carry (natsStatusHeader; "" when none).
 func headerFactColumns(headers string) string {
 	return `hf.bad IS NOT NULL, coalesce(` + headers + ` -> (hf.bad - 1)::int ->> 'name', ''),
-       coalesce(` + headers + ` -> (hf.altered - 1)::int ->> 'name', ''), coalesce(` + headers + ` -> (hf.keytext - 1)::int ->> 'name', ''), hf.bytes`
+       coalesce(` + headers + ` -> (hf.altered - 1)::int ->> 'name', ''), coalesce(` + headers + ` -> (hf.keytext - 1)::int ->> 'name', ''), hf.bytes,
+       coalesce(` + headers + ` -> (hf.status - 1)::int ->> 'name', '')`
 }
 
 // brokerKeyText is replaypolicy.BrokerKeyText as an SQL string literal.
@@ -384,10 +387,11 @@ type judgedHeaders struct {
 	bad, altered string
 	keyText      string // the first forwarded header holding replaypolicy.BrokerKeyText
 	bytes        int64
+	status       string // the first forwarded header natsStatusHeader names
 }
 
 func (h *judgedHeaders) targets() []any {
-	return []any{&h.hasBad, &h.bad, &h.altered, &h.keyText, &h.bytes}
+	return []any{&h.hasBad, &h.bad, &h.altered, &h.keyText, &h.bytes, &h.status}
 }
 
 // send is sendFacts of a message whose forwarded headers h was read of,
@@ -405,6 +409,9 @@ func (h judgedHeaders) send(flags []string, subject string, payloadSize, maxPayl
 		s.BrokerKeyText = h.keyText
 	}
 	s.Size += h.bytes
+	if payloadSize == 0 {
+		s.StatusHeader = h.status
+	}
 	return s
 }
 

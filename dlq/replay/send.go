@@ -165,6 +165,9 @@ func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize
 		if !s.HasBadHeader && !replaypolicy.SendableHeaderName(h.Name) {
 			s.HasBadHeader, s.BadHeader = true, h.Name
 		}
+		if payloadSize == 0 && s.StatusHeader == "" && natsStatusHeader(strings.ToLower(h.Name)) {
+			s.StatusHeader = h.Name
+		}
 		// A header without a name is refused whole (HasBadHeader). Its
 		// value as it is sent is the stored one decoded, when it was
 		// stored encoded; one that does not decode is neither altered nor

@@ -35,6 +35,13 @@ func TestRevBroker20StatusHeaderReplayNeverReachesConsumer(t *testing.T) {
 		"Status": {"409"}, "Description": {"Consumer Deleted"}, "X-Custom": {"kept"},
 	}, "")
 	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	if req.Status == replay.StatusVoid { // refused (since review round 32: blocked, what the approver read is what goes)
+		items, err := b.replays.Items(ctx, req.ID, 1)
+		require.NoError(t, err)
+		require.Len(t, items, 1)
+		assert.Contains(t, items[0].SkipReason, "a server's status", "refused for what it would be read as")
+		return
+	}
 	require.Equal(t, replay.StatusApproved, req.Status, "rebuildable needs no approval")
 	run(t, b.worker(t, replay.WorkerConfig{}))
 	got := b.waitFinished(t, req.ID)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // TestRevReplay32StatusHeaderKeptWithAPayload: a replay left out Status and
@@ -21,8 +22,9 @@ import (
 // An order event carrying "Status: cancelled" beside its payload was
 // replayed without it, unseen by the approver, and its consumer fell back
 // to a default: another effect than the original's. With a payload they
-// are sent as they came, and a consumer of the target reads them; with
-// none they are still left out.
+// are sent as they came, and a consumer of the target reads them. With
+// none the item is blocked (the replay left them out, unseen by the
+// approver, whose intent still named them).
 func TestRevReplay32StatusHeaderKeptWithAPayload(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -62,4 +64,9 @@ func TestRevReplay32StatusHeaderKeptWithAPayload(t *testing.T) {
 	assert.Equal(t, []string{"x"}, h.Values("status"))
 	assert.Equal(t, []string{"by the customer"}, h.Values("Description"))
 	assert.Equal(t, `{"order":"rr32"}`, string(received[0].Data()))
+
+	empty := b.seedItem(t, "search.index_update", "rr32-status-empty", nats.Header{"sTaTuS": {"409"}}, "")
+	check, reason := draftVerdict(t, b, empty)
+	assert.Equal(t, replaypolicy.CheckUnsendable, check)
+	assert.Contains(t, reason, `header "sTaTuS" on a message with no payload is what NATS clients read a server's status into`)
 }

@@ -170,8 +170,8 @@ func subjectMatches(pattern, subject string) bool {
 // earlier hop (its principal, its edit marker), renamed by the producer
 // helper so that they never pass for this message's own context, and a
 // replay does not carry them on. Status and Description are kept here
-// (an order event's "Status: cancelled" is the application's): Message
-// leaves them out of a replay with no payload only (natsStatusHeader). A
+// (an order event's "Status: cancelled" is the application's); a replay
+// with no payload that carries one is blocked (natsStatusHeader). A
 // header is left out by its name
 // alone: one kept whose name or value holds the text "Nats-" is not
 // dropped or rewritten (the replay would carry less than was approved,
@@ -200,11 +200,12 @@ func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 // letter, reported replayed, would never reach the application, or would
 // stop its consumer (TestRevBroker20StatusHeaderReplayNeverReachesConsumer).
 // With a payload it is a message whatever its headers (jetstream's
-// checkMsg), and the headers are the application's: Message leaves them
-// out of a replay with no payload only, in any case (other clients may
-// read them so), and the rest keeps them
-// (TestRevReplay32StatusHeaderKeptWithAPayload). Until 2026-12-06 drafts
-// left them out whatever the payload.
+// checkMsg), and the headers are the application's: they are sent
+// (TestRevReplay32StatusHeaderKeptWithAPayload). A replay with no payload
+// that carries one, in any case (other clients may read them so), is
+// blocked (sendFacts: replaypolicy.Send.StatusHeader), so what the
+// approver reads is what goes. From 2026-12-05 to 2026-12-06 drafts left
+// them out whatever the payload.
 func natsStatusHeader(lower string) bool { return lower == "status" || lower == "description" }
 
 // Message builds the message a replay publishes: the original subject and
@@ -219,9 +220,6 @@ func Message(subject, msgID, opID, corrID string, deadLetterID, requestID int64,
 	m := nats.NewMsg(subject)
 	m.Data = payload
 	for k, vs := range orig {
-		if len(payload) == 0 && natsStatusHeader(strings.ToLower(k)) {
-			continue
-		}
 		for _, v := range vs {
 			m.Header.Add(k, v)
 		}
