@@ -39,15 +39,27 @@ var leftOutParts = []string{"payload", "headers", "header_block"}
 // left out, or header names NATS cannot send), "" when none does. The
 // replay rules block such a dead letter (replaypolicy.Send.NotWhole):
 // a replay would publish something else than the original under its
-// identity.
+// identity. A HeaderUnsendable the ingester did not read (not a block it
+// takes, or sent in another case: flagged <kind>:unsendable_headers)
+// counts too: the headers it carries are not among the stored ones, and a
+// replay drops every Dlq-* header; so does a HeaderLeftOut that does not
+// hold (invalid:left_out). A forged one can only block, never unblock.
 func NotWholeOf(flags []string) string {
 	for _, f := range flags {
-		if f == FlagUnsendableNames || strings.HasPrefix(f, flagLeftOut) {
+		if f == FlagUnsendableNames || strings.HasPrefix(f, flagLeftOut) || strings.HasSuffix(f, ":"+fieldUnsendable) || f == flagLeftOutInvalid {
 			return f
 		}
 	}
 	return ""
 }
+
+// fieldUnsendable names HeaderUnsendable in flags; flagLeftOutInvalid
+// flags a HeaderLeftOut that says the payload was left out beside a
+// payload that came.
+const (
+	fieldUnsendable    = "unsendable_headers"
+	flagLeftOutInvalid = "invalid:left_out"
+)
 
 // restoreUnsendable returns h with the headers HeaderUnsendable carries
 // put back among them, flagged FlagUnsendableNames, and HeaderUnsendable
@@ -66,7 +78,7 @@ func (r *Record) restoreUnsendable(h map[string][]string) map[string][]string {
 		got, problems := ParseHeaderBlock(block)
 		sendable := slices.ContainsFunc(slices.Collect(maps.Keys(got)), replaypolicy.SendableHeaderName)
 		if err != nil || len(problems) > 0 || sendable {
-			r.flag("invalid:unsendable_headers", "%s is not a header block of names NATS cannot send, in base64: kept as it came, its headers not read", HeaderUnsendable)
+			r.flag("invalid:"+fieldUnsendable, "%s is not a header block of names NATS cannot send, in base64: kept as it came, its headers not read", HeaderUnsendable)
 			return h
 		}
 		for k, kvs := range got {
@@ -106,6 +118,13 @@ func (r *Record) readProducerWord(h map[string][]string) {
 		part, _, _ := strings.Cut(v, ":")
 		if part = strings.TrimSpace(part); !slices.Contains(leftOutParts, part) {
 			part = "other"
+		}
+		if part == "payload" && len(r.Payload) > 0 {
+			// A producer that left the payload out sends none: this one
+			// came, and is kept and shown (a replay stays blocked).
+			r.flag(flagLeftOutInvalid, "%s says the payload was left out, but a payload of %d bytes came: it is kept as it came; not replayed: resolve it by hand",
+				HeaderLeftOut, len(r.Payload))
+			continue
 		}
 		if part == "payload" {
 			r.PayloadUnavailable = true

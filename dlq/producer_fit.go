@@ -75,6 +75,11 @@ func cutEscaped(s string, n int) string {
 	return s
 }
 
+// retryIDRoom is what Publish's later tries add to the dead letter's
+// Nats-Msg-Id (":" and 8 bytes in hex): fit leaves room for it, or a try
+// under another id would be over the limits the first one met.
+const retryIDRoom = len(":") + 16
+
 // fit makes m, the dead letter of an original that lived at from, one
 // the DLQ stream stores and the server takes: a header block of at most
 // maxHeaderBlock bytes and, when maxPayload is known (above 0), at most
@@ -95,7 +100,7 @@ func cutEscaped(s string, n int) string {
 // principal of tens of KiB), and says so.
 func fit(m *nats.Msg, texts failureTexts, maxPayload int64, from Origin) error {
 	over := func() int {
-		block := headerBlockLen(m.Header)
+		block := headerBlockLen(m.Header) + retryIDRoom
 		n := block - maxHeaderBlock
 		if maxPayload > 0 {
 			n = max(n, block+len(m.Data)-int(min(maxPayload, math.MaxInt32)))

@@ -33,7 +33,12 @@ const originalReadWait = 2 * time.Second
 // at that sequence (the stream made again), the delivery is dead-lettered
 // as it came, saying its payload is missing.
 //
-// A delivery with no headers at all is taken as it came: the message had
+// So is a delivery with neither headers nor payload: a consumer made
+// headers only delivers a message whose header block the client cannot
+// read so, its Nats-Msg-Size lost with the block (such empty messages are
+// rare, the read cheap); when the read fails it is taken as it came.
+//
+// A delivery with no headers and a payload is taken as it came: the message had
 // none (most messages), or the NATS client could not read its header
 // block and delivered it without one (it tells only the connection's
 // error handler, ErrBadHeaderMsg). Reading every such original again
@@ -45,7 +50,8 @@ const originalReadWait = 2 * time.Second
 func wholeOriginal(ctx context.Context, js jetstream.JetStream, orig jetstream.Msg, from Origin) (*nats.Msg, []string) {
 	m := &nats.Msg{Subject: orig.Subject(), Header: orig.Headers(), Data: orig.Data()}
 	_, sized := m.Header[msgSizeHeader]
-	if from.Stream == "" || !sized || len(m.Data) > 0 {
+	bare := len(m.Header) == 0 // headers only, as a block the client could not read: no Nats-Msg-Size either
+	if from.Stream == "" || len(m.Data) > 0 || !sized && !bare {
 		return m, nil
 	}
 	rctx, cancel := context.WithTimeout(ctx, originalReadWait)
@@ -56,6 +62,9 @@ func wholeOriginal(ctx context.Context, js jetstream.JetStream, orig jetstream.M
 		err = fmt.Errorf("the stream holds another message there (stored %s): it was made again", st.Time.UTC().Format(time.RFC3339Nano))
 	}
 	var left []string
+	if err != nil && bare {
+		return m, nil // most likely an empty message: taken as it came
+	}
 	if err != nil {
 		return m, []string{fmt.Sprintf("payload: delivered without it, with %s %s, as a consumer made headers only delivers a message, and reading the original %s failed: %v",
 			msgSizeHeader, short(m.Header.Get(msgSizeHeader)), where, err)}
