@@ -337,9 +337,9 @@ func csvHead(rec []string) (Checkpoint, string, error) {
 
 // csvReason is the checkpoint reason a chain-head cell holds: written
 // inert (inertCell) since review round 32, raw before. A cell that is not
-// the inert form of what it reads as is a raw one ("'x" written raw reads
-// "'x", "”x" written inert reads "'x" too); a wrong reading fails the
-// head's signature.
+// the inert form of what it reads as is a raw one: "'x" written raw reads
+// "'x", and written inert (a quote before it) reads "'x" too; a wrong
+// reading fails the head's signature.
 func csvReason(cell string) string {
 	if v := CSVValue(cell); inertCell(v) == cell {
 		return v

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
@@ -104,9 +103,9 @@ func (r *Record) restoreUnsendable(h map[string][]string) map[string][]string {
 // left_out:<part>, which blocks a replay; a payload left out is
 // unavailable), each reason in the producer's words, cut for a sentence.
 func (r *Record) readProducerWord(h map[string][]string) {
+	kept := map[string]int{HeaderError: len(r.Error), HeaderStack: len(r.Stack)}
 	for _, v := range h[HeaderCut] {
 		name, whole, _ := strings.Cut(strings.TrimSpace(v), " ")
-		kept := map[string]int{HeaderError: len(r.Error), HeaderStack: len(r.Stack)}
 		n, ok := kept[name]
 		if !ok {
 			r.flag("invalid:cut", "%s %s names no header the producer cuts (%s, %s)", HeaderCut, short(v), HeaderError, HeaderStack)
@@ -134,14 +133,11 @@ func (r *Record) readProducerWord(h map[string][]string) {
 	}
 }
 
-// cutText is s cut to at most n bytes at a character boundary, "…" after
-// it when cut.
+// cutText is s cut to at most n bytes at a character boundary (cut), "…"
+// after it when cut.
 func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
+	if c := cut(s, n); c != s {
+		return c + "…"
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return s
 }

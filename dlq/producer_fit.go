@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 )
@@ -50,9 +49,10 @@ func (t failureTexts) set(h nats.Header, errorBudget, stackBudget int) {
 		if text == "" {
 			continue
 		}
-		v := cutEscaped(EscapeLines(text), x.budget)
+		escaped := EscapeLines(text)
+		v := cutEscaped(escaped, x.budget)
 		h.Set(x.name, v)
-		if len(v) < len(EscapeLines(text)) {
+		if len(v) < len(escaped) {
 			h.Add(HeaderCut, x.name+" "+strconv.Itoa(len(text)))
 		}
 	}
@@ -65,10 +65,7 @@ func cutEscaped(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	s = s[:n]
+	s = cut(s, n)
 	if slashes := len(s) - len(strings.TrimRight(s, `\`)); slashes%2 == 1 {
 		s = s[:len(s)-1]
 	}

@@ -61,7 +61,6 @@ func wholeOriginal(ctx context.Context, js jetstream.JetStream, orig jetstream.M
 	if err == nil && (!st.Time.Equal(from.Time) || !st.isSubject(m.Subject)) {
 		err = fmt.Errorf("the stream holds another message there (stored %s): it was made again", st.Time.UTC().Format(time.RFC3339Nano))
 	}
-	var left []string
 	if err != nil && bare {
 		return m, nil // most likely an empty message: taken as it came
 	}
@@ -70,6 +69,7 @@ func wholeOriginal(ctx context.Context, js jetstream.JetStream, orig jetstream.M
 			msgSizeHeader, short(m.Header.Get(msgSizeHeader)), where, err)}
 	}
 	m.Data = st.Data
+	var left []string
 	switch {
 	case st.Headers != nil: // read as the client reads it, whole (readStored)
 		m.Header = st.Headers

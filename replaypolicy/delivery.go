@@ -588,13 +588,13 @@ func copiedKept(a Ack) bool {
 // message the job replays sent again outside the console (an outbox's
 // retry, a resend by hand): read back, stored more than Margin after the
 // dead letter was (both times the broker's, but two streams' leaders', as
-// far apart as ingest allows an original and its advisory), under the subject a publish to the job's
-// subject is stored under, carrying the original's payload or the
-// approved one. The
-// original itself, still held by a window longer than the one the first
-// attempt waited for, was stored before its dead letter; a message under
-// the id with other bytes, or on another subject, is something else. For
-// both the job waits for the window (Defer).
+// far apart as ingest allows an original and its advisory), under the
+// subject a publish to the job's subject is stored under, carrying the
+// original's payload or the approved one. The original itself, still held
+// by a window longer than the one the first attempt waited for, was stored
+// before its dead letter; a message under the id with other bytes, or on
+// another subject, is something else. For both the job waits for the
+// window (Defer).
 func sentAgain(a Ack) bool {
 	k := a.Kept
 	if !a.Duplicate || k.Unreadable != "" || k.Replay || k.otherSubject(a.Subject) != "" || !k.StoredAt.After(a.DeadLetteredAt.Add(a.Margin)) {

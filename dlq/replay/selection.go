@@ -104,8 +104,8 @@ FOR KEY SHARE OF d`
 // PostgreSQL so that a page never brings a producer's thousands of
 // headers over to judge them: of the headers a replay forwards (Headers:
 // a name stored as text, without a Nats-, Dlq- or Upstream-Dlq- prefix in
-// any ASCII case; Go's strings.ToLower
-// turns no other letter into one of those), the position of the first whose name NATS cannot send
+// any ASCII case; Go's strings.ToLower turns no other letter into one of
+// those), the position of the first whose name NATS cannot send
 // (replaypolicy.SendableHeaderName: empty, or holding a byte but
 // replaypolicy.HeaderNameBytes, which translate removes), of the first whose
 // value it would send changed (sendFacts, sentAsIs: a CR or LF once the blanks
@@ -130,7 +130,7 @@ func headerFactsOf(headers string) string {
                     ELSE false END -- does not decode: holds none
                 ELSE false END)) AS keytext,
            min(e.n) FILTER (WHERE v.name = '' OR translate(v.name, ` + sendableNameBytes + `, '') <> '') AS bad,
-           min(e.n) FILTER (WHERE v.lower IN ('status', 'description')) AS status, -- natsStatusHeader
+           min(e.n) FILTER (WHERE v.lower IN (` + statusHeaderNames + `)) AS status,
            min(e.n) FILTER (WHERE v.name <> '' AND CASE v.encoding
                 WHEN '' THEN CASE WHEN strpos(v.value, E'\r') = 0 AND strpos(v.value, E'\n') = 0 THEN false -- most values: no line break at all
                                   ELSE btrim(v.value, E' \t\r\n') ~ E'[\r\n]' END
@@ -161,6 +161,10 @@ func headerFactColumns(headers string) string {
        coalesce(` + headers + ` -> (hf.altered - 1)::int ->> 'name', ''), coalesce(` + headers + ` -> (hf.keytext - 1)::int ->> 'name', ''), hf.bytes,
        coalesce(` + headers + ` -> (hf.status - 1)::int ->> 'name', '')`
 }
+
+// statusHeaderNames are natsStatusHeader's names as an SQL list of string
+// literals.
+var statusHeaderNames = "'" + strings.Join(statusHeaders, "', '") + "'"
 
 // brokerKeyText is replaypolicy.BrokerKeyText as an SQL string literal.
 var brokerKeyText = "'" + strings.ReplaceAll(replaypolicy.BrokerKeyText, "'", "''") + "'"

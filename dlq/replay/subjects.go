@@ -205,8 +205,12 @@ func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 // that carries one, in any case (other clients may read them so), is
 // blocked (sendFacts: replaypolicy.Send.StatusHeader), so what the
 // approver reads is what goes. From 2026-12-05 to 2026-12-06 drafts left
-// them out whatever the payload.
-func natsStatusHeader(lower string) bool { return lower == "status" || lower == "description" }
+// them out whatever the payload. headerFactsOf judges them by the same
+// names (statusHeaderNames).
+func natsStatusHeader(lower string) bool { return slices.Contains(statusHeaders, lower) }
+
+// statusHeaders are the names, in lower case, natsStatusHeader reports.
+var statusHeaders = []string{"status", "description"}
 
 // Message builds the message a replay publishes: the original subject and
 // payload (or the edited one, whose hex SHA-256 editedSHA256 then names in
