@@ -250,6 +250,9 @@ func (s *Server) deadLetterList(c echo.Context) error {
 	}
 	for _, it := range page.Items {
 		m.Rows = append(m.Rows, deadLetterRow(it))
+		if !m.ItemTypesTyped {
+			m.ItemTypes = withChoice(m.ItemTypes, it.ItemType)
+		}
 	}
 	if form.Group != "" && len(page.Items) > 0 {
 		m.GroupLabel = page.Items[0].Error
@@ -263,6 +266,18 @@ func (s *Server) deadLetterList(c echo.Context) error {
 	m.Unfiltered = len(without(q, "tenant", "count")) == 0
 	m.BulkActions = s.bulkActions(c, q, m)
 	return s.render(c, http.StatusOK, views.DeadLetterList(s.page(c, title, nav), m))
+}
+
+// withChoice is the sorted filter choices with v among them. The choices
+// come from the counters snapshot, which can be a moment behind the table:
+// a row's item type the snapshot has not yet read is still a choice, so the
+// select never lacks a type the page shows (a typed filter takes any).
+func withChoice(choices []string, v string) []string {
+	i, found := slices.BinarySearch(choices, v)
+	if found {
+		return choices
+	}
+	return slices.Insert(slices.Clone(choices), i, v)
 }
 
 func deadLetterRow(it dlq.ListItem) views.DeadLetterRow {
