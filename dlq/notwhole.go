@@ -30,8 +30,10 @@ const flagLeftOut = "left_out:"
 // headers only and not read from its stream), the original's own headers
 // (a header block over what JetStream stores), and its header block (one
 // the NATS client could not read: read again from its stream leniently,
-// or not at all).
-var leftOutParts = []string{"payload", "headers", "header_block"}
+// or not at all), and header values a NATS client does not send as they
+// are (blanks at their edges, CR or LF: the dead letter holds them
+// otherwise).
+var leftOutParts = []string{"payload", "headers", "header_block", "header_value"}
 
 // NotWholeOf returns the first flag in flags that says the dead letter
 // does not hold its original whole, as it could be sent again (a part

@@ -8,6 +8,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -150,6 +152,10 @@ func newDeadLetter(prefix, tenant, itemType string, orig *nats.Msg, from Origin,
 	for _, v := range leftOut {
 		h.Add(HeaderLeftOut, v)
 	}
+	if v := sentOtherwise(h, map[string]string{HeaderOriginalMsgID: msgID, HeaderOperationID: f.OperationID,
+		HeaderCorrelationID: f.CorrelationID, HeaderPrincipal: f.Principal, HeaderConsumer: f.Consumer}, from); v != "" {
+		h.Add(HeaderLeftOut, v)
+	}
 	m := &nats.Msg{Subject: subject, Header: h, Data: orig.Data}
 	texts := failureTexts{errorText: f.Err.Error(), stack: f.Stack}
 	texts.set(h, errorBudget, stackBudget)
@@ -157,6 +163,50 @@ func newDeadLetter(prefix, tenant, itemType string, orig *nats.Msg, from Origin,
 		return nil, fmt.Errorf("dead-letter %s: %w", orig.Subject, err)
 	}
 	return m, nil
+}
+
+// sentOtherwise says, as a HeaderLeftOut value ("header_value"), which
+// headers of h, and which of the dead letter's own (own: its values by
+// name, before the client sends them), NATS clients do not send as they
+// are: every client trims a value's leading and trailing blanks and turns
+// CR and LF into spaces (nats.go's writeHeaderValue), while a raw client
+// could publish the original with them. The dead letter then holds another
+// message id, operation id or header value than the original had, and a
+// replay under it would not be the original (its downstream dedupe would
+// not know it): the console never replays it. "" when every value goes as
+// it is.
+func sentOtherwise(h nats.Header, own map[string]string, from Origin) string {
+	var names []string
+	for k, vs := range h {
+		if slices.ContainsFunc(vs, alteredOnSend) {
+			names = append(names, k)
+		}
+	}
+	for k, v := range own {
+		if alteredOnSend(v) {
+			names = append(names, k)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	shown := names[:min(len(names), 10)]
+	for i, n := range shown {
+		shown[i] = cutText(n, 64)
+	}
+	list := strings.Join(shown, ", ")
+	if more := len(names) - len(shown); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return fmt.Sprintf("header_value: NATS clients trim a header value's leading and trailing blanks and turn CR and LF into spaces, "+
+		"so the values of %s are not sent as the original had them; %s", list, originWhere(from))
+}
+
+// alteredOnSend reports whether a NATS client would send the header value
+// v otherwise than it is (sentOtherwise).
+func alteredOnSend(v string) bool {
+	return textproto.TrimString(v) != v || strings.ContainsAny(v, "\r\n")
 }
 
 // deadLetterID is the Nats-Msg-Id of the dead letter of orig: the DLQ

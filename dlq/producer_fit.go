@@ -111,10 +111,7 @@ func fit(m *nats.Msg, texts failureTexts, maxPayload int64, from Origin) error {
 		n -= stack - keepStack
 		texts.set(m.Header, max(min(errLen, textFloor), errLen-max(n, 0)), keepStack)
 	}
-	where := "it did not come from a stream"
-	if from.Stream != "" {
-		where = fmt.Sprintf("the original is %s #%d (nats stream get %s %d)", from.Stream, from.Seq, from.Stream, from.Seq)
-	}
+	where := originWhere(from)
 	if block := headerBlockLen(m.Header); block > maxHeaderBlock {
 		leaveOutHeaders(m, fmt.Sprintf("with them the header block would be %d bytes, over the %d JetStream stores; %s", block, maxHeaderBlock, where))
 	}
@@ -132,6 +129,14 @@ func fit(m *nats.Msg, texts failureTexts, maxPayload int64, from Origin) error {
 			"over what the DLQ stream stores (a header block of %d bytes, a message of max_payload %d): shorten them", textFloor, headerBlockLen(m.Header), maxHeaderBlock, maxPayload)
 	}
 	return nil
+}
+
+// originWhere says, for a HeaderLeftOut value, where the original lies.
+func originWhere(from Origin) string {
+	if from.Stream != "" {
+		return fmt.Sprintf("the original is %s #%d (nats stream get %s %d)", from.Stream, from.Seq, from.Stream, from.Seq)
+	}
+	return "it did not come from a stream"
 }
 
 // leaveOutHeaders takes the original's own headers out of m (every one
