@@ -124,7 +124,16 @@ type Record struct {
 	// correlation ids its original carried, until its replay claim is
 	// confirmed (upstreamContext).
 	replayContext *replayContext
+	// moreReasons counts the sentences past maxReasons (flag).
+	moreReasons int
 }
+
+// maxReasons is how many problems of a message are said each in a
+// sentence; the rest are counted in one more ("and N more"), their codes
+// still among the flags. A message can repeat a header thousands of times
+// (a Dlq-Left-Out per line), and its sentences would be many times the
+// message's size.
+const maxReasons = 20
 
 // Malformed reports whether anything received was flagged.
 func (r *Record) Malformed() bool { return len(r.MalformedReasons) > 0 }
@@ -137,7 +146,18 @@ func (r *Record) flag(code, format string, args ...any) {
 	if !slices.Contains(r.Flags, code) {
 		r.Flags = append(r.Flags, code)
 	}
-	r.MalformedReasons = append(r.MalformedReasons, fmt.Sprintf(format, args...))
+	if len(r.MalformedReasons) < maxReasons {
+		r.MalformedReasons = append(r.MalformedReasons, fmt.Sprintf(format, args...))
+		return
+	}
+	r.moreReasons++
+	more := fmt.Sprintf("and %d more problems of this message, of the kinds its flags name", r.moreReasons)
+	if r.moreReasons == 1 {
+		more = "and 1 more problem of this message, of a kind its flags name"
+		r.MalformedReasons = append(r.MalformedReasons, more)
+		return
+	}
+	r.MalformedReasons[maxReasons] = more
 }
 
 // ParseDLQ turns a message from the DLQ stream into a Record. It never fails:
