@@ -345,12 +345,46 @@ func keptUnderADay(ctx context.Context, tx pgx.Tx, rows []copyRow) (map[[32]byte
 		b.keys, b.seqs = append(b.keys, r.key[:]), append(b.seqs, int64(seq))
 	}
 	kept := map[[32]byte]bool{}
+	if len(byStream) == 0 {
+		return kept, nil
+	}
+	if err := lockSourceKeys(ctx, tx, rows); err != nil {
+		return nil, err
+	}
 	for stream, b := range byStream {
 		if err := keptUnderAnyDay(ctx, tx, stream, b.keys, b.seqs, kept); err != nil {
 			return nil, fmt.Errorf("look up source keys kept under another day: %w", err)
 		}
 	}
 	return kept, nil
+}
+
+// sourceKeyLockSpace is the first key of the advisory locks of source
+// keys looked up under other days (lockSourceKeys): "QSRC".
+const sourceKeyLockSpace = 0x51535243
+
+// lockSourceKeys takes, until tx ends, a lock of each source key of rows
+// looked up under other days (copyRow.otherDays), in one order: two
+// deliveries of one message kept under two days (one just before UTC
+// midnight, its redelivery just after, in two ingesters) do not both miss
+// the other's row, uncommitted, which the unique index, on
+// (dead_lettered_at, source_key), does not see either. The second waits
+// for the first's commit, then finds its row. A lock is of the key's
+// first 32 bits: keys that share them wait for each other, nothing more.
+func lockSourceKeys(ctx context.Context, tx pgx.Tx, rows []copyRow) error {
+	var keys []int32
+	for _, r := range rows {
+		if r.otherDays {
+			keys = append(keys, int32(binary.BigEndian.Uint32(r.key[:4])))
+		}
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	if _, err := tx.Exec(ctx, `SELECT count(pg_advisory_xact_lock($1, k)) FROM (SELECT k FROM unnest($2::int[]) AS k ORDER BY k) s`,
+		int32(sourceKeyLockSpace), keys); err != nil {
+		return fmt.Errorf("lock source keys kept under another day: %w", err)
+	}
+	return nil
 }
 
 // selectTrimmed is, per stream and per time a trim was made, the highest
