@@ -104,10 +104,11 @@ CROSS JOIN LATERAL quarantine_delivery_position(d.delivery) pos
 WHERE d.dead_lettered_at >= $1 AND d.dead_lettered_at < $2 AND d.source_key IS NOT NULL
 ON CONFLICT DO NOTHING`
 
-// Edited payloads are copies of a dead letter's data: they go with it
-// (the request keeps its item, hash and reason).
-const clearDayCopies = `UPDATE replay_items SET payload = NULL
-WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2 AND payload IS NOT NULL`
+// Edited payloads and the headers an item would send are copies of a
+// dead letter's data: they go with it (the request keeps its item, its
+// hashes, which bind the headers, and its reason).
+const clearDayCopies = `UPDATE replay_items SET payload = NULL, headers = '[]'
+WHERE dead_lettered_at >= $1 AND dead_lettered_at < $2 AND (payload IS NOT NULL OR headers <> '[]')`
 
 // What a later dead letter naming one of the day's dead letters in
 // Dlq-Replay-Of needs of it (dlq/ingest_replayof.go) is written onto the
@@ -368,8 +369,8 @@ WITH v AS (
       AND NOT EXISTS (` + namedByOpenRequest + `)
     RETURNING d.id, d.dead_lettered_at, d.tenant, d.item_type, d.error_class, d.status, d.fingerprint, d.source_key, d.delivery,
         d.msg_id, d.generation
-), cleared AS ( -- copies go; what a claim naming it needs stays (keepDayOrigins)
-    UPDATE replay_items i SET payload = NULL, origin_tenant = g.tenant, origin_msg_id = g.msg_id, origin_generation = g.generation
+), cleared AS ( -- copies go (clearDayCopies); what a claim naming it needs stays (keepDayOrigins)
+    UPDATE replay_items i SET payload = NULL, headers = '[]', origin_tenant = g.tenant, origin_msg_id = g.msg_id, origin_generation = g.generation
     FROM gone g
     WHERE i.dead_letter_id = g.id AND i.dead_lettered_at = g.dead_lettered_at
 ), kept AS ( -- their messages are not stored again (keepDayKeys)
