@@ -17,13 +17,14 @@ import (
 
 // TestRevReplay32AppliedIsNeverCountedReplayed: an item whose outcome
 // nobody could know, settled "applied" by a person who checked the target,
-// is stored as a replayed job (its dead letter replayed, the ledger holding
-// it), and every page counted and showed it as replayed: "2 replayed ·
-// done", though "replayed" means the broker stored this replay's publish
+// is stored as a replayed job (the ledger holding it), and every page
+// counted and showed it as replayed: "2 replayed · done", though "replayed" means the broker stored this replay's publish
 // (DESIGN.md, invariant 13), which nobody knows of it. It is counted and
 // shown apart now, "applied (found by a person)", in the request's
 // progress, its status sentence, the list's counts and the item's outcome;
-// the request is still done.
+// the request is still done. Its dead letter is resolved, not replayed:
+// the list, the dead letter's page and a status=replayed filter said
+// "replayed" of it (review round 33).
 func TestRevReplay32AppliedIsNeverCountedReplayed(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -62,11 +63,11 @@ func TestRevReplay32AppliedIsNeverCountedReplayed(t *testing.T) {
 	assert.Equal(t, "1 replayed · 1 applied (found by a person)", counts.String())
 
 	j := b.job(t, req.ID, unknown)
-	assert.Equal(t, string(replay.JobReplayed), j.State, "stored as replayed: its dead letter is, and the ledger holds it")
+	assert.Equal(t, string(replay.JobReplayed), j.State, "stored as a replayed job: the ledger holds it")
 	assert.Equal(t, replay.OutcomeApplied, replay.ShownOutcome(replay.JobState(j.State), j.Result))
 	d, err := b.store.Get(ctx, unknown)
 	require.NoError(t, err)
-	assert.Equal(t, dlq.StatusReplayed, d.Status)
+	assert.Equal(t, dlq.StatusResolved, d.Status, "its dead letter is resolved (by the person), not replayed")
 
 	c, err := b.replays.Counts(ctx, replay.ListFilter{Tenants: []string{"acme"}, Viewer: oncall, Limit: 50})
 	require.NoError(t, err)

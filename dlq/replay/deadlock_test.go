@@ -329,7 +329,7 @@ func TestHaltRejectAndDiscardWhileWorkersRecordNeverDeadlock(t *testing.T) {
 	want = map[string]int64{}
 	for id, choice := range reconciled {
 		want[fmt.Sprint(id)] = 1
-		status := map[replaypolicy.Choice]dlq.Status{replaypolicy.Applied: dlq.StatusReplayed, replaypolicy.NotApplied: dlq.StatusQuarantined,
+		status := map[replaypolicy.Choice]dlq.Status{replaypolicy.Applied: dlq.StatusResolved, replaypolicy.NotApplied: dlq.StatusQuarantined,
 			replaypolicy.Republish: dlq.StatusReplayed}[choice]
 		dl, err := b.store.Get(ctx, id)
 		require.NoError(t, err)

@@ -308,7 +308,7 @@ func TestUnknownOutcomeStopsAfterWindow(t *testing.T) {
 	assert.Equal(t, "replayed", b.job(t, req.ID, applied).State)
 	d, err := b.store.Get(ctx, applied)
 	require.NoError(t, err)
-	assert.Equal(t, dlq.StatusReplayed, d.Status)
+	assert.Equal(t, dlq.StatusResolved, d.Status, "found applied by a person: resolved, not replayed")
 	err = b.replays.Reconcile(ctx, req.ID, applied, approver1, replay.ReconcileInput{Choice: replaypolicy.Applied, Note: "again"}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "settled once")
 

@@ -22,6 +22,14 @@ var markRequested = dlq.StatusMove(jobDeadLetters+`
       AND d.status = 'needs_reconciliation' -- only what waited for this person
     FOR UPDATE OF d`, `'replay_requested'`, "id")
 
+// Found applied by a person: the dead letter is resolved, not replayed
+// ("replayed" says the broker stored this replay's publish, invariant 13,
+// which nobody knows of it); the job and the ledger still hold it as
+// replayed, so no replay sends it again.
+var markApplied = dlq.StatusMove(jobDeadLetters+`
+      AND d.status = 'needs_reconciliation' -- only what waited for this person
+    FOR UPDATE OF d`, `'resolved'`, "id")
+
 // ReconcileInput is what a person decided about an item whose outcome
 // nobody can know, and what they checked.
 type ReconcileInput struct {
@@ -133,7 +141,7 @@ func (s *Service) Reconcile(ctx context.Context, id, deadLetterID int64, actor q
 			return ErrReconcileLaterAttempt
 		}
 		who := actor.Attribution()
-		state, result, mark := JobReplayed, fmt.Sprintf(appliedLead+"%s found: %s", who, in.Note), markReplayed
+		state, result, mark := JobReplayed, fmt.Sprintf(appliedLead+"%s found: %s", who, in.Note), markApplied
 		switch in.Choice {
 		case replaypolicy.Republish:
 			state, result, mark = JobPending, fmt.Sprintf(notAppliedLead+"%s found (%s): to be published again by a worker, under the same message id", who, in.Note), markRequested
