@@ -27,4 +27,6 @@ type AuditVerifyPage struct {
 	Result *AuditVerifyModel
 	Anchor AuditVerifyAnchor
 	Keys   []AuditPublicKey
+	// Busy: another verification was running, so none was started.
+	Busy bool
 }

@@ -87,6 +87,9 @@ type DeadLetterListModel struct {
 type DeadLetterCountModel struct {
 	Count       int64
 	CountCapped bool
+	// FilterQuery is the filter counted, as BulkActionsModel.FilterQuery
+	// says it (MatchingIDFor).
+	FilterQuery string
 	// Failed says the filter was not valid: no count.
 	Failed bool
 	// Problems are what is wrong with the filter when Failed, shown as

@@ -95,7 +95,8 @@ type EditView struct {
 	OriginalSHA  string
 	EditedSHA    string
 	Diff         PayloadDiff
-	// OriginalURL and EditedURL download the two payloads.
+	// OriginalURL and EditedURL download the two payloads; empty when the
+	// viewer may not download payloads.
 	OriginalURL, EditedURL string
 }
 
@@ -109,10 +110,15 @@ type ReplayGroup struct {
 	// as soon as you submit", "waits for 2 approvers, not you"); Approvals
 	// is how many approvers it then waits for (-1: it does not go: void or
 	// refused).
-	OnSubmit     string
-	Approvals    int
-	Items        int
-	Skipped      []ReplayItemRow
+	OnSubmit  string
+	Approvals int
+	Items     int
+	Skipped   []ReplayItemRow
+	// SkippedCount is how many items are skipped or blocked in all; the
+	// page reads the first items only, so Skipped can be fewer, and
+	// RequestURL (the draft's page) lists every one.
+	SkippedCount int
+	RequestURL   string
 	Sample       []ReplayItemRow // the first items that will be replayed
 	Rate         string
 	MaxRate      string
@@ -191,6 +197,8 @@ type ItemPayloadView struct {
 	MsgID   string
 	Edited  bool
 	Payload PayloadView
+	// Removed: retention removed the dead letter and its payload.
+	Removed bool
 }
 
 // ReplayApprovalRow is one sign-off. Ignored says why it does not count

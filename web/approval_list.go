@@ -133,7 +133,8 @@ func (s *Server) approvalList(c echo.Context) error {
 			if len(edits) > maxListedEdits {
 				edits, row.MoreEdits = edits[:maxListedEdits], true
 			}
-			row.Edits = editViewsBy(r.ID, edits, func(e replay.Edit) views.PayloadDiff { return budget.diff(e, row.URL) })
+			download := s.deps.Access.Can(u, r.Tenant, authz.ObjDeadLetter, authz.ActDownload)
+			row.Edits = editViewsBy(r.ID, edits, download, func(e replay.Edit) views.PayloadDiff { return budget.diff(e, row.URL) })
 		}
 		m.Rows = append(m.Rows, row)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
-	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/views"
@@ -44,7 +43,14 @@ func (s *Server) auditVerify(c echo.Context) error {
 		v.Anchor.Seq, opts.Anchors = a.Seq, []audit.Anchor{a}
 	}
 	if !s.verifying.TryLock() {
-		return quarantine.Errorf(quarantine.ECONFLICT, "A verification is running; try again when it has finished.")
+		// Said where the result would go: htmx swaps a 200 into the page
+		// (a 409 would only say the server answered 409).
+		v.Busy = true
+		status := http.StatusConflict
+		if c.Request().Header.Get("HX-Request") != "" {
+			status = http.StatusOK
+		}
+		return s.renderVerify(c, status, v)
 	}
 	defer s.verifying.Unlock()
 	ctx := c.Request().Context()

@@ -25,7 +25,8 @@ func (s *Server) deadLetterCount(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.DeadLetterCount(views.DeadLetterCountModel{Count: n, CountCapped: capped, Fragment: true}))
+	return s.render(c, http.StatusOK, views.DeadLetterCount(views.DeadLetterCountModel{Count: n, CountCapped: capped, Fragment: true,
+		FilterQuery: encodeQuery(listFilter(c.QueryParams()))}))
 }
 
 // errorTexts are a filter's messages (Validate), each after the parameter

@@ -203,22 +203,25 @@ func notRun(status replay.Status) string {
 
 // editViews are the edited payloads of request requestID as reviewers
 // read them; each offers both payloads for download (the original from
-// the dead letter, the edited one from the request).
-func editViews(requestID int64, edits []replay.Edit) []views.EditView {
-	return editViewsBy(requestID, edits, func(e replay.Edit) views.PayloadDiff {
+// the dead letter, the edited one from the request) when the viewer may
+// download payloads (download).
+func editViews(requestID int64, edits []replay.Edit, download bool) []views.EditView {
+	return editViewsBy(requestID, edits, download, func(e replay.Edit) views.PayloadDiff {
 		return views.NewPayloadDiffOfStarts(e.Original, e.Edited, e.OriginalSize, e.EditedSize)
 	})
 }
 
 // editViewsBy is editViews with each edit's diff as diff compares it.
-func editViewsBy(requestID int64, edits []replay.Edit, diff func(replay.Edit) views.PayloadDiff) []views.EditView {
+func editViewsBy(requestID int64, edits []replay.Edit, download bool, diff func(replay.Edit) views.PayloadDiff) []views.EditView {
 	out := make([]views.EditView, len(edits))
 	for i, e := range edits {
 		out[i] = views.EditView{DeadLetterID: e.DeadLetterID, MsgID: e.MsgID, Reason: e.Reason,
 			OriginalSHA: hex.EncodeToString(e.OriginalSHA256), EditedSHA: hex.EncodeToString(e.EditedSHA256),
-			Diff:        diff(e),
-			OriginalURL: fmt.Sprintf("/deadletters/%d/payload", e.DeadLetterID),
-			EditedURL:   fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, e.DeadLetterID)}
+			Diff: diff(e)}
+		if download {
+			out[i].OriginalURL = fmt.Sprintf("/deadletters/%d/payload", e.DeadLetterID)
+			out[i].EditedURL = fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, e.DeadLetterID)
+		}
 	}
 	return out
 }

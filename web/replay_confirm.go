@@ -571,7 +571,7 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: form.Reason, ReconciliationNote: form.Note, Errors: errs,
 		LeftOut: s.leftOutOf(c, sessionLeftOut, batch)}
 	for _, r := range sel.Requests {
-		g, requestable := confirmGroup(table, r, form, errs)
+		g, requestable := confirmGroup(table, r, form, errs, s.deps.Access.Can(userOf(c), r.Tenant, authz.ObjDeadLetter, authz.ActDownload))
 		if r.Class == replaypolicy.Revalidate && !s.deps.Replays.Revalidates() {
 			g.NoRevalidation = replay.NoRevalidation
 		}
@@ -585,6 +585,8 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 				g.Sample = append(g.Sample, row)
 			}
 		}
+		g.SkippedCount = r.Counts.Skipped + r.Counts.Blocked
+		g.RequestURL = fmt.Sprintf("/replay/requests/%d", r.ID)
 		m.Groups = append(m.Groups, g)
 		m.Total += r.ItemCount
 		m.Skipped += r.Counts.Skipped
@@ -595,14 +597,15 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 
 // confirmGroup is request r of a selection as the confirm page heads it
 // under table (the policy in force), with the form as typed and its
-// errors; requestable says whether it can be requested as it stands.
+// errors, and download links where the requester may download payloads
+// (download); requestable says whether it can be requested as it stands.
 // Whether its class is still in the policy is the rules' own answer
 // (replaypolicy.Table.RequestKnobs): one the policy no longer has is said
 // so, with no rate to choose and nothing to request.
-func confirmGroup(table *replaypolicy.Table, r replay.SelectionRequest, form submitForm, errs map[string]string) (g views.ReplayGroup, requestable bool) {
+func confirmGroup(table *replaypolicy.Table, r replay.SelectionRequest, form submitForm, errs map[string]string, download bool) (g views.ReplayGroup, requestable bool) {
 	g = views.ReplayGroup{RequestID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: describe(table, r.Class),
 		OnSubmit: onSubmitText(r.OnSubmit), Approvals: r.OnSubmit.Approvals,
-		Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Typed: form.Confirmations[r.ID], Edited: r.PayloadEdited, Edits: editViews(r.ID, r.Edits),
+		Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Typed: form.Confirmations[r.ID], Edited: r.PayloadEdited, Edits: editViews(r.ID, r.Edits, download),
 		Waits: waitsView(r.Waits), NeedsNote: r.NeedsNote, Error: errs["request-"+strconv.FormatInt(r.ID, 10)]}
 	if typed := form.Rates[r.ID]; typed != "" {
 		g.Rate = typed // as typed, refused or not: the next submit sends what the field shows

@@ -31,7 +31,7 @@ func TestConfirmGroupOfAClassNoLongerInThePolicy(t *testing.T) {
 	require.False(t, has, "the table has no dedupe class")
 
 	gone := replay.SelectionRequest{Request: replay.Request{ID: 7, Tenant: "acme", Class: replaypolicy.Dedupe, ItemCount: 3, Rate: 200}}
-	g, requestable := confirmGroup(table, gone, submitForm{}, nil)
+	g, requestable := confirmGroup(table, gone, submitForm{}, nil, true)
 	assert.False(t, requestable)
 	assert.True(t, g.ClassGone)
 	assert.Equal(t, "class no longer in the policy: cannot be requested", g.OnSubmit)
@@ -41,7 +41,7 @@ func TestConfirmGroupOfAClassNoLongerInThePolicy(t *testing.T) {
 	shipped, err := replaypolicy.Parse("policy.toml", src)
 	require.NoError(t, err)
 	kept := replay.SelectionRequest{Request: replay.Request{ID: 8, Tenant: "acme", Class: replaypolicy.Manual, ItemCount: 1, Rate: 1}}
-	k, ok := confirmGroup(shipped, kept, submitForm{}, nil)
+	k, ok := confirmGroup(shipped, kept, submitForm{}, nil, true)
 	assert.True(t, ok, "a manual request the rules would take")
 	assert.Equal(t, "10", k.MaxRate)
 

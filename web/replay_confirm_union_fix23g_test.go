@@ -34,7 +34,7 @@ func TestConfirmGroupLimitsOfADraftsUnion(t *testing.T) {
 
 	draft := replay.SelectionRequest{Request: replay.Request{ID: 9, Tenant: "acme", Class: replaypolicy.Revalidate, Status: replay.StatusDraft, ItemCount: 1},
 		Union: []replaypolicy.Class{replaypolicy.SameOperation, replaypolicy.Revalidate}}
-	g, requestable := confirmGroup(table, draft, submitForm{}, nil)
+	g, requestable := confirmGroup(table, draft, submitForm{}, nil, true)
 	assert.True(t, requestable)
 	assert.Equal(t, "20", g.MaxRate, "same_operation's max_rate holds the draft too")
 	assert.Equal(t, float64(20), rateLimits(table, replay.Selection{Requests: []replay.SelectionRequest{draft}})[9].MaxRate)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"net/http"
 
 	"github.com/labstack/echo/v4"
 
@@ -32,6 +33,10 @@ func (s *Server) replayItemPayload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if p.Removed {
+		// Nothing is downloaded, so nothing is audited as downloaded.
+		return echo.NewHTTPError(http.StatusGone, removedPayloadText)
+	}
 	e := s.event(c, "deadletter.download", audit.OutcomeOK)
 	e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.OperationID = req.Tenant, deadLetterAuditType, c.Param("dl"), p.MsgID, p.OperationID
 	e.After = map[string]any{"request": req.ID, "as_sent": true}
@@ -40,6 +45,11 @@ func (s *Server) replayItemPayload(c echo.Context) error {
 	}
 	return sendAttachment(c, fmt.Sprintf("replay-%d-deadletter-%d.bin", req.ID, dl), p.Data)
 }
+
+// removedPayloadText says why an item's payload cannot be shown or
+// downloaded: its dead letter was removed by retention.
+const removedPayloadText = "Retention removed this dead letter, and its payload with it: nothing of it is left to show or download. " +
+	"The request's items still show its message id and its payload's SHA-256."
 
 // startsItemPayload says what a download of the payload a replay request
 // sends for one item starts, for the button of its refusal when another

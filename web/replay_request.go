@@ -184,6 +184,7 @@ func progressModel(req replay.Request, p replay.Progress, as []replay.Approval) 
 // whether a stop would end the request (replay.Service.CanStop).
 func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]string, stoppable bool) views.ReplayRequestModel {
 	req, d, u := v.Request, v.Decision, userOf(c)
+	download := s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActDownload)
 	table := s.deps.Replays.Policy()
 	m := views.ReplayRequestModel{
 		ID: req.ID, Tenant: req.Tenant, Class: string(req.Class), Status: string(req.Status), StatusReason: req.StatusReason,
@@ -192,7 +193,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: withFailures(s.itemRows(c, req, v.Items, v.Now), v.Failures),
 		Approvals:          views.ApprovalsView{Count: v.Count.String(), Needed: v.Count.Needed > 0},
 		ReconciliationNote: req.ReconciliationNote,
-		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits), Forms: editForms(req.ID, req.Status == replay.StatusDraft, v.Items, v.Payloads, v.Undo, errs, typedEdit(c)),
+		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits, download), Forms: editForms(req.ID, req.Status == replay.StatusDraft, v.Items, v.Payloads, v.Undo, errs, typedEdit(c)),
 		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress, v.Approvals), Errors: errs,
 		ApproveURL: fmt.Sprintf("/replay/requests/%d/approve", req.ID),
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
@@ -227,7 +228,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		// approved; the rules' verdict as things stand (Decision) says it.
 		m.StatusReason = ""
 	}
-	m.Payloads = shownPayloads(v)
+	m.Payloads = shownPayloads(v, download)
 	if !req.Status.Editable() || m.Decision == m.StatusReason {
 		// The policy's verdict matters while a request waits (and only once
 		// on the page); afterwards the status, its reason and the progress
@@ -268,7 +269,6 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		m.MayRepublish = req.MayEverRepublish()
 		m.RepublishNow = s.deps.Replays.MayRepublish(req).Outcome == replaypolicy.Go
 	}
-	download := s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActDownload)
 	typed := typedReconcile(c)
 	for i := range m.Items {
 		if it := &m.Items[i]; it.Settler != nil {
@@ -349,16 +349,23 @@ func unshown(v replay.View) string {
 }
 
 // shownPayloads are the payloads reviewers read on the page, in item
-// order, as the dead letter page shows a payload.
-func shownPayloads(v replay.View) []views.ItemPayloadView {
+// order, as the dead letter page shows a payload: with a download link
+// for one cut short when the viewer may download payloads (download).
+func shownPayloads(v replay.View, download bool) []views.ItemPayloadView {
 	var out []views.ItemPayloadView
 	for _, it := range v.Items {
 		p, ok := v.Shown[it.DeadLetterID]
 		if !ok {
 			continue
 		}
+		if p.Removed {
+			out = append(out, views.ItemPayloadView{MsgID: it.MsgID, Edited: it.Edited, Removed: true})
+			continue
+		}
 		pv := views.NewPayloadView(p.Data, int64(p.Size), false)
-		pv.DownloadURL = fmt.Sprintf("/replay/requests/%d/items/%d/payload", v.Request.ID, it.DeadLetterID)
+		if download {
+			pv.DownloadURL = fmt.Sprintf("/replay/requests/%d/items/%d/payload", v.Request.ID, it.DeadLetterID)
+		}
 		out = append(out, views.ItemPayloadView{MsgID: it.MsgID, Edited: it.Edited, Payload: pv})
 	}
 	return out

@@ -51,7 +51,7 @@ const (
             a.voided_at, a.void_reason, ` + approverNow + `
         FROM replay_approvals a ` + joinApproverNow + ` WHERE a.request_id = $1 ORDER BY a.approved_at`
 	// The payload an item sends: the edited one, else the dead letter's.
-	selectItemPayload = `SELECT coalesce(i.payload, d.payload), i.msg_id, i.operation_id FROM replay_items i
+	selectItemPayload = `SELECT coalesce(i.payload, d.payload), i.msg_id, i.operation_id, d.id IS NULL AND i.payload IS NULL FROM replay_items i
         LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.dead_letter_id = $2 AND i.skip_reason = ''`
 )
@@ -352,13 +352,16 @@ func heldTo(t *replaypolicy.Table, req Request, fs []itemFact) []replaypolicy.Cl
 type ItemPayload struct {
 	Data               []byte
 	MsgID, OperationID string
+	// Removed: retention removed the dead letter and its payload (Data is
+	// nil): nothing of it is left to download.
+	Removed bool
 }
 
 // ItemPayload returns the payload a request will send for one of its live
 // items, or not_found.
 func (s *Service) ItemPayload(ctx context.Context, id, deadLetterID int64) (ItemPayload, error) {
 	var p ItemPayload
-	err := s.pool.QueryRow(ctx, selectItemPayload, id, deadLetterID).Scan(&p.Data, &p.MsgID, &p.OperationID)
+	err := s.pool.QueryRow(ctx, selectItemPayload, id, deadLetterID).Scan(&p.Data, &p.MsgID, &p.OperationID, &p.Removed)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ItemPayload{}, fmt.Errorf("item %d of replay %d: %w", deadLetterID, id, errNoItem)
 	}

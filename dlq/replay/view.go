@@ -29,6 +29,9 @@ type ViewOptions struct {
 type ShownPayload struct {
 	Data []byte
 	Size int
+	// Removed: retention removed the dead letter, and with it the payload
+	// (an edited copy too): nothing of it is left to show.
+	Removed bool
 }
 
 // View is a request as one person's page shows it, read in one
@@ -137,10 +140,10 @@ const (
         ORDER BY i.position LIMIT $2`
 	// Every edited item, counted.
 	countEdits = `SELECT count(*) FROM replay_items WHERE request_id = $1 AND payload IS NOT NULL`
-	// The start of the payloads the first live items send, and their sizes
-	// (none for a dead letter retention removed).
+	// The start of the payloads the first live items send, and their sizes;
+	// of a dead letter retention removed, that it was.
 	selectShownPayloads = `SELECT i.dead_letter_id, substring(coalesce(i.payload, d.payload) FROM 1 FOR $3),
-            coalesce(octet_length(coalesce(i.payload, d.payload)), 0)
+            coalesce(octet_length(coalesce(i.payload, d.payload)), 0), d.id IS NULL AND i.payload IS NULL
         FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position LIMIT $2`
 	// Why the dead letters of a request's first items failed: the error
@@ -294,7 +297,7 @@ func shownPayloads(ctx context.Context, q querier, id int64, limit, size int) (m
 	}
 	var dl int64
 	var p ShownPayload
-	_, err = pgx.ForEachRow(rows, []any{&dl, &p.Data, &p.Size}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&dl, &p.Data, &p.Size, &p.Removed}, func() error {
 		out[dl] = p
 		return nil
 	})
