@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -37,8 +38,13 @@ func (s *Service) standingOf(ctx context.Context, id int64, actor quarantine.Act
 		return standing{}, nil
 	}
 	req, err := getRequest(ctx, s.pool, id, false)
+	if errors.Is(err, errNoRequest) {
+		return standing{}, nil // the approval's transaction says it is not found
+	}
 	if err != nil {
-		return standing{}, nil // the approval's transaction says what is wrong
+		// Not read, not judged: an approval counted without it could
+		// complete a request whose requester or approvers lost their rights.
+		return standing{}, fmt.Errorf("read the request to check its people's rights: %w", err)
 	}
 	obj := replaypolicy.Object(req.Class)
 	out := standing{lost: map[string]string{}}
