@@ -124,15 +124,17 @@ type Record struct {
 	// correlation ids its original carried, until its replay claim is
 	// confirmed (upstreamContext).
 	replayContext *replayContext
-	// moreReasons counts the sentences past maxReasons (flag).
-	moreReasons int
+	// moreReasons counts the sentences not kept (flag), moreAt is where
+	// the one that counts them is among MalformedReasons.
+	moreReasons, moreAt int
 }
 
 // maxReasons is how many problems of a message are said each in a
-// sentence; the rest are counted in one more ("and N more"), their codes
-// still among the flags. A message can repeat a header thousands of times
-// (a Dlq-Left-Out per line), and its sentences would be many times the
-// message's size.
+// sentence, past the first of each kind (flag code), which is always said:
+// the rest are counted in one more ("and N more"), their codes among the
+// flags. A message can repeat a header thousands of times (a Dlq-Left-Out
+// per line), and its sentences would be many times the message's size;
+// the number of kinds is bounded by the contract's fields.
 const maxReasons = 20
 
 // Malformed reports whether anything received was flagged.
@@ -143,21 +145,21 @@ func (r *Record) Malformed() bool { return len(r.MalformedReasons) > 0 }
 // by commas, and a raw form keeps them so).
 func (r *Record) flag(code, format string, args ...any) {
 	code = strings.ReplaceAll(code, ",", ";")
-	if !slices.Contains(r.Flags, code) {
+	fresh := !slices.Contains(r.Flags, code)
+	if fresh {
 		r.Flags = append(r.Flags, code)
 	}
-	if len(r.MalformedReasons) < maxReasons {
+	if fresh || len(r.MalformedReasons) < maxReasons {
 		r.MalformedReasons = append(r.MalformedReasons, fmt.Sprintf(format, args...))
 		return
 	}
 	r.moreReasons++
-	more := fmt.Sprintf("and %d more problems of this message, of the kinds its flags name", r.moreReasons)
 	if r.moreReasons == 1 {
-		more = "and 1 more problem of this message, of a kind its flags name"
-		r.MalformedReasons = append(r.MalformedReasons, more)
+		r.moreAt = len(r.MalformedReasons)
+		r.MalformedReasons = append(r.MalformedReasons, "and 1 more problem of this message, of a kind said above")
 		return
 	}
-	r.MalformedReasons[maxReasons] = more
+	r.MalformedReasons[r.moreAt] = fmt.Sprintf("and %d more problems of this message, of the kinds said above", r.moreReasons)
 }
 
 // ParseDLQ turns a message from the DLQ stream into a Record. It never fails:

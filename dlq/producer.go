@@ -114,6 +114,7 @@ func newDeadLetter(prefix, tenant, itemType string, orig *nats.Msg, from Origin,
 		}
 		h[k] = append(h[k], vs...)
 	}
+	altered := alteredOnSend(h) // the original's own, before the dead letter's are set
 	if len(unsendable) > 0 {
 		h.Set(HeaderUnsendable, base64.StdEncoding.EncodeToString(EncodeHeaderBlock(encodeHeaders(unsendable))))
 	}
@@ -152,8 +153,7 @@ func newDeadLetter(prefix, tenant, itemType string, orig *nats.Msg, from Origin,
 	for _, v := range leftOut {
 		h.Add(HeaderLeftOut, v)
 	}
-	if v := sentOtherwise(h, map[string]string{HeaderOriginalMsgID: msgID, HeaderOperationID: f.OperationID,
-		HeaderCorrelationID: f.CorrelationID, HeaderPrincipal: f.Principal, HeaderConsumer: f.Consumer}, from); v != "" {
+	if v := sentOtherwise(altered, map[string]string{HeaderOriginalMsgID: msgID, HeaderOperationID: f.OperationID, HeaderPrincipal: f.Principal}, from); v != "" {
 		h.Add(HeaderLeftOut, v)
 	}
 	m := &nats.Msg{Subject: subject, Header: h, Data: orig.Data}
@@ -166,24 +166,22 @@ func newDeadLetter(prefix, tenant, itemType string, orig *nats.Msg, from Origin,
 }
 
 // sentOtherwise says, as a HeaderLeftOut value ("header_value"), which
-// headers of h, and which of the dead letter's own (own: its values by
-// name, before the client sends them), NATS clients do not send as they
-// are: every client trims a value's leading and trailing blanks and turns
-// CR and LF into spaces (nats.go's writeHeaderValue), while a raw client
-// could publish the original with them. The dead letter then holds another
-// message id, operation id or header value than the original had, and a
-// replay under it would not be the original (its downstream dedupe would
-// not know it): the console never replays it. "" when every value goes as
-// it is.
-func sentOtherwise(h nats.Header, own map[string]string, from Origin) string {
-	var names []string
-	for k, vs := range h {
-		if slices.ContainsFunc(vs, alteredOnSend) {
-			names = append(names, k)
-		}
-	}
+// values a NATS client does not send as they are: every client trims a
+// value's leading and trailing blanks and turns CR and LF into spaces
+// (nats.go's writeHeaderValue), while a raw client could publish the
+// original with them. altered are the original's headers that hold such a
+// value (alteredOnSend); own are the values the dead letter's identity and
+// authority are read from (the original's message id, the operation id,
+// the principal), by the header they go in. The dead letter then holds
+// another id or value than the original had, and a replay under it would
+// not be the original (its downstream dedupe would not know it): the
+// console never replays it. The failure's other words (consumer,
+// correlation id) are not sent on a replay, or read trimmed alike, and do
+// not count. "" when every value goes as it is.
+func sentOtherwise(altered []string, own map[string]string, from Origin) string {
+	names := slices.Clone(altered)
 	for k, v := range own {
-		if alteredOnSend(v) {
+		if valueAlteredOnSend(v) {
 			names = append(names, k)
 		}
 	}
@@ -203,9 +201,21 @@ func sentOtherwise(h nats.Header, own map[string]string, from Origin) string {
 		"so the values of %s are not sent as the original had them; %s", list, originWhere(from))
 }
 
-// alteredOnSend reports whether a NATS client would send the header value
-// v otherwise than it is (sentOtherwise).
-func alteredOnSend(v string) bool {
+// alteredOnSend returns the names of h that hold a value a NATS client
+// would send otherwise than it is (valueAlteredOnSend).
+func alteredOnSend(h nats.Header) []string {
+	var names []string
+	for k, vs := range h {
+		if slices.ContainsFunc(vs, valueAlteredOnSend) {
+			names = append(names, k)
+		}
+	}
+	return names
+}
+
+// valueAlteredOnSend reports whether a NATS client would send the header
+// value v otherwise than it is (sentOtherwise).
+func valueAlteredOnSend(v string) bool {
 	return textproto.TrimString(v) != v || strings.ContainsAny(v, "\r\n")
 }
 

@@ -3,9 +3,11 @@ package dlq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,14 +83,55 @@ func TestRevIngest33ProblemSentencesAreBounded(t *testing.T) {
 	}
 	r := ParseDLQ("dlq", Received{Subject: "dlq.acme.orders", Stream: "DLQ", Seq: 1, Data: []byte("{}"),
 		Header: map[string][]string{HeaderLeftOut: values, HeaderOriginalMsgID: {"m-1"}}})
-	require.Len(t, r.MalformedReasons, maxReasons+1)
-	last := r.MalformedReasons[maxReasons]
-	assert.True(t, strings.HasPrefix(last, "and "), last)
-	assert.Contains(t, last, "more problems of this message")
+	var leftOut int
+	for _, reason := range r.MalformedReasons {
+		if strings.HasPrefix(reason, "its producer could not send the original whole") {
+			leftOut++
+		}
+	}
+	assert.Equal(t, maxReasons, leftOut, "twenty sentences of the repeated kind")
+	assert.Contains(t, r.MalformedReasons, "and 2980 more problems of this message, of the kinds said above")
+	assert.LessOrEqual(t, len(r.MalformedReasons), maxReasons+1+len(r.Flags), "past twenty, only the first of a new kind")
 	assert.Contains(t, r.Flags, flagLeftOut+"other")
 	assert.Equal(t, flagLeftOut+"other", NotWholeOf(r.Flags))
+
+	raw := RawForm(r, errors.New("refused"))
+	assert.Contains(t, strings.Join(raw.MalformedReasons, "\n"), fmt.Sprintf("and %d more findings of the parser", 3000+1-rawFormReasons),
+		"the raw form counts every finding (3,000 left-out values and the missing subject), the counted ones too")
+
+	// The first sentence of each kind is kept, however many of another
+	// kind came before it: the payload's hash and where the original lies.
+	cuts := make([]string, 25)
+	for i := range cuts {
+		cuts[i] = "X-Nothing 12"
+	}
+	lost := ParseDLQ("dlq", Received{Subject: "dlq.acme.orders", Stream: "DLQ", Seq: 3,
+		Header: map[string][]string{HeaderCut: cuts, HeaderOriginalMsgID: {"m-3"},
+			HeaderLeftOut: {"payload: its 9000000 bytes (SHA-256 abc123) would make the message too big; the original is ORDERS #7 (nats stream get ORDERS 7)"}}})
+	assert.Contains(t, strings.Join(lost.MalformedReasons, "\n"), "SHA-256 abc123", "the left-out payload's sentence is kept")
+	assert.LessOrEqual(t, len(lost.MalformedReasons), maxReasons+1+len(lost.Flags))
 
 	one := ParseDLQ("dlq", Received{Subject: "dlq.acme.orders", Stream: "DLQ", Seq: 2, Data: []byte("{}"),
 		Header: map[string][]string{HeaderLeftOut: {"x"}, HeaderOriginalMsgID: {"m-2"}}})
 	assert.Len(t, one.MalformedReasons, len(one.Flags), "a sentence per problem while there are few")
+}
+
+// TestRevIngest33OnlyValuesAReplaySendsCount: the failure's own words a
+// replay does not send (the consumer) or reads trimmed alike (the
+// correlation id) never mark a dead letter as holding values otherwise
+// than the original had; the operation id does, named once.
+func TestRevIngest33OnlyValuesAReplaySendsCount(t *testing.T) {
+	t.Parallel()
+	orig := &nats.Msg{Subject: "app.acme.orders.refund", Header: nats.Header{"Nats-Msg-Id": {"refund-9"}, "X-Ok": {"fine"}}, Data: []byte(`{}`)}
+	dl, err := NewMessage("dlq", "acme", "orders.refund", orig, Origin{}, Failure{Err: errors.New("refused"), Consumer: "refunder\n", CorrelationID: "corr-1 "})
+	require.NoError(t, err)
+	assert.Empty(t, dl.Header.Values(HeaderLeftOut), "the consumer and correlation id do not block a replay")
+
+	dl, err = NewMessage("dlq", "acme", "orders.refund", orig, Origin{}, Failure{Err: errors.New("refused"), Consumer: "refunder\n", OperationID: "op-9 "})
+	require.NoError(t, err)
+	left := dl.Header.Values(HeaderLeftOut)
+	require.Len(t, left, 1)
+	assert.Equal(t, 1, strings.Count(left[0], HeaderOperationID), left[0])
+	assert.NotContains(t, left[0], HeaderConsumer)
+	assert.True(t, strings.HasPrefix(left[0], "header_value: "), left[0])
 }

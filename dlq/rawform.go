@@ -82,7 +82,11 @@ func bareRawForm(r Record, cause error) Record {
 	m.flag("raw_form", "%s", m.Error)
 	for i, reason := range r.MalformedReasons {
 		if i == rawFormReasons {
-			m.MalformedReasons = append(m.MalformedReasons, fmt.Sprintf("and %d more findings of the parser", len(r.MalformedReasons)-i))
+			more := len(r.MalformedReasons) - i + r.moreReasons
+			if r.moreReasons > 0 {
+				more-- // the sentence that counted them
+			}
+			m.MalformedReasons = append(m.MalformedReasons, fmt.Sprintf("and %d more findings of the parser", more))
 			break
 		}
 		m.MalformedReasons = append(m.MalformedReasons, cut(CleanText(reason), rawFormReasonLen))
