@@ -45,10 +45,11 @@ type ReplayItemRow struct {
 	NotRun string
 	// ErrorClass and Error are why its dead letter failed, as the producer
 	// said (Error: the start of it, ErrorCut when there is more than that;
-	// both "" when the dead letter is gone).
+	// both "" when the dead letter is gone: Removed, retention removed it).
 	ErrorClass string
 	Error      string
 	ErrorCut   bool
+	Removed    bool
 }
 
 // NotRunText is how every page names an item that never ran because its

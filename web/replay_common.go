@@ -182,7 +182,7 @@ func (s *Server) viewerMayReconcile(c echo.Context, req replay.Request) replaypo
 func withFailures(rows []views.ReplayItemRow, fs map[int64]replay.Failure) []views.ReplayItemRow {
 	for i := range rows {
 		f := fs[rows[i].DeadLetterID]
-		rows[i].ErrorClass, rows[i].Error, rows[i].ErrorCut = f.ErrorClass, f.Error, f.Cut
+		rows[i].ErrorClass, rows[i].Error, rows[i].ErrorCut, rows[i].Removed = f.ErrorClass, f.Error, f.Cut, f.Removed
 	}
 	return rows
 }
@@ -235,9 +235,10 @@ func editViewsBy(requestID int64, edits []replay.Edit, download bool, diff func(
 // out that holds an edit all the same (LivePayload.UndoOnly) shows the
 // edit, why the item is left out, and offers only the undo. typed is the
 // edit sent that the page comes back for: its item's form shows the
-// payload and reason as typed, not the payload stored.
+// payload and reason as typed, not the payload stored. The download is
+// linked only for a requester who may download payloads (download).
 func editForms(requestID int64, draft bool, items []replay.Item, payloads map[int64]replay.LivePayload, undo map[int64]replay.UndoPreview,
-	errs map[string]string, typed payloadForm) []views.PayloadEdit {
+	errs map[string]string, typed payloadForm, download bool) []views.PayloadEdit {
 	var out []views.PayloadEdit
 	for _, it := range items {
 		p, ok := payloads[it.DeadLetterID]
@@ -267,7 +268,10 @@ func editForms(requestID int64, draft bool, items []replay.Item, payloads map[in
 		case f.UndoOnly && (!p.Editable() || !utf8.Valid(p.Data)):
 			f.Payload = "" // the undo needs no copy of the edit: the diffs show it
 		case !p.Editable():
-			f.TooLarge, f.Size, f.Max, f.DownloadURL = true, int64(p.Size), replay.MaxEditablePayload, url
+			f.TooLarge, f.Size, f.Max = true, int64(p.Size), replay.MaxEditablePayload
+			if download {
+				f.DownloadURL = url
+			}
 		}
 		if typed.Item == strconv.FormatInt(it.DeadLetterID, 10) && !f.TooLarge {
 			f.Reason = typed.Reason

@@ -571,13 +571,14 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: form.Reason, ReconciliationNote: form.Note, Errors: errs,
 		LeftOut: s.leftOutOf(c, sessionLeftOut, batch)}
 	for _, r := range sel.Requests {
-		g, requestable := confirmGroup(table, r, form, errs, s.deps.Access.Can(userOf(c), r.Tenant, authz.ObjDeadLetter, authz.ActDownload))
+		download := s.deps.Access.Can(userOf(c), r.Tenant, authz.ObjDeadLetter, authz.ActDownload)
+		g, requestable := confirmGroup(table, r, form, errs, download)
 		if r.Class == replaypolicy.Revalidate && !s.deps.Replays.Revalidates() {
 			g.NoRevalidation = replay.NoRevalidation
 		}
 		m.NeedsNote = m.NeedsNote || r.NeedsNote
 		m.Requestable = m.Requestable || requestable
-		m.Forms = append(m.Forms, editForms(r.ID, r.Status == replay.StatusDraft, r.Items, r.Payloads, r.Undo, errs, typedEdit(c))...)
+		m.Forms = append(m.Forms, editForms(r.ID, r.Status == replay.StatusDraft, r.Items, r.Payloads, r.Undo, errs, typedEdit(c), download)...)
 		for _, row := range withFailures(s.itemRows(c, r.Request, r.Items, nil), r.Failures) {
 			if row.SkipReason != "" {
 				g.Skipped = append(g.Skipped, row)

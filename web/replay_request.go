@@ -193,7 +193,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		Decision: d.Reason, Needs: describe(table, req.Class), Created: req.CreatedAt, Items: withFailures(s.itemRows(c, req, v.Items, v.Now), v.Failures),
 		Approvals:          views.ApprovalsView{Count: v.Count.String(), Needed: v.Count.Needed > 0},
 		ReconciliationNote: req.ReconciliationNote,
-		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits, download), Forms: editForms(req.ID, req.Status == replay.StatusDraft, v.Items, v.Payloads, v.Undo, errs, typedEdit(c)),
+		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits, download), Forms: editForms(req.ID, req.Status == replay.StatusDraft, v.Items, v.Payloads, v.Undo, errs, typedEdit(c), download),
 		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress, v.Approvals), Errors: errs,
 		ApproveURL: fmt.Sprintf("/replay/requests/%d/approve", req.ID),
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
@@ -277,7 +277,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 			m.Settler, it.Settler = it.Settler, nil
 			m.Settler.Each = true
 		}
-		if it := &m.Items[i]; download && it.SkipReason == "" {
+		if it := &m.Items[i]; download && it.SkipReason == "" && !it.Removed { // nothing of a removed one is left (410)
 			it.PayloadURL = fmt.Sprintf("/replay/requests/%d/items/%d/payload", req.ID, it.DeadLetterID)
 		}
 		if f := m.Items[i].Reconcile; f != nil {

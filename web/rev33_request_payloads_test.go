@@ -37,6 +37,7 @@ func TestRevUX33RequestPageSaysRetentionRemovedThePayload(t *testing.T) {
 	path := fmt.Sprintf("/replay/requests/%d", req.ID)
 	before := b.Do(t, oncall, "GET", path, nil, nil).Doc(t)
 	require.Contains(t, textOf(before, `[data-testid="replay-payload-body"]`), "sku-1", "the payload, while its dead letter is there")
+	require.Equal(t, 1, before.Find(`[data-testid="replay-item-sha"] a`).Length(), "and its download")
 
 	keeper := dlq.NewKeeper(dlq.NewStore(b.Jobs), dlq.KeeperConfig{
 		Policy: func() dlq.RetentionPolicy {
@@ -62,6 +63,8 @@ func TestRevUX33RequestPageSaysRetentionRemovedThePayload(t *testing.T) {
 	assert.NotContains(t, payloads, "0 B")
 	assert.Contains(t, textOf(d, `[data-testid="replay-payload-removed"]`), "Retention removed this dead letter")
 
+	assert.Equal(t, "removed by retention", textOf(d, `[data-testid="replay-item-removed"]`), "the items table says so too")
+	assert.Zero(t, d.Find(`[data-testid="replay-item-sha"] a`).Length(), "and links no download that would answer 410")
 	downloads := b.AuditCount(t, `action = 'deadletter.download' AND outcome = 'ok'`)
 	got := b.Do(t, oncall, "GET", fmt.Sprintf("%s/items/%d/payload", path, id), nil, nil)
 	assert.Equal(t, http.StatusGone, got.Status)

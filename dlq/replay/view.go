@@ -147,10 +147,11 @@ const (
         FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 AND i.skip_reason = '' ORDER BY i.position LIMIT $2`
 	// Why the dead letters of a request's first items failed: the error
-	// class and the start of the error (none for a dead letter retention
-	// removed).
-	selectFailures = `SELECT i.dead_letter_id, d.error_class, left(d.error, $3), char_length(d.error) > $3 FROM replay_items i
-        JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
+	// class and the start of the error; of a dead letter retention
+	// removed, that it was.
+	selectFailures = `SELECT i.dead_letter_id, coalesce(d.error_class, ''), coalesce(left(d.error, $3), ''), coalesce(char_length(d.error) > $3, false),
+            d.id IS NULL FROM replay_items i
+        LEFT JOIN dead_letters d ON d.id = i.dead_letter_id AND d.dead_lettered_at = i.dead_lettered_at
         WHERE i.request_id = $1 ORDER BY i.position LIMIT $2`
 	// Edited items with the starts of both payloads ($3 bytes: a diff
 	// compares no more) and their sizes, which octet_length reads from the
@@ -317,6 +318,8 @@ type Failure struct {
 	ErrorClass string
 	Error      string
 	Cut        bool
+	// Removed: retention removed the dead letter; nothing of it is left.
+	Removed bool
 }
 
 // failures reads why the dead letters of the first limit items of request
@@ -332,7 +335,7 @@ func failures(ctx context.Context, q querier, id int64, limit int) (map[int64]Fa
 	}
 	var dl int64
 	var f Failure
-	_, err = pgx.ForEachRow(rows, []any{&dl, &f.ErrorClass, &f.Error, &f.Cut}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&dl, &f.ErrorClass, &f.Error, &f.Cut, &f.Removed}, func() error {
 		out[dl] = f
 		return nil
 	})
