@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -36,8 +37,10 @@ const (
 	undoEdit = `UPDATE replay_items SET payload = NULL, payload_sha256 = $3, edit_reason = '', edited_at = NULL
         WHERE request_id = $1 AND dead_letter_id = $2 AND payload IS NOT NULL -- only an edit is undone
           AND EXISTS (SELECT 1 FROM replay_requests r WHERE r.id = $1 AND r.status IN ('draft', 'pending_approval'))` // never an approved request's
-	// Approvals of the old intent no longer count.
-	deleteApprovals = `DELETE FROM replay_approvals WHERE request_id = $1`
+	// Approvals of the old intent no longer count: each is audited as
+	// voided by the edit (dropApprovals).
+	deleteApprovals = `DELETE FROM replay_approvals WHERE request_id = $1
+        RETURNING approver_issuer, approver_subject, approver_email, approved_at, voided_at IS NULL`
 	// The new intent; the request is edited while an item of it holds an
 	// edit ($3: one was just made, nothing to count).
 	setIntent = `UPDATE replay_requests r SET intent_hash = $2, version = version + 1,
@@ -202,7 +205,7 @@ func (s *Service) ChangePayload(ctx context.Context, id, deadLetterID int64, act
 			return err
 		}
 		hash := req.intent(items)
-		if _, err := tx.Exec(ctx, deleteApprovals, id); err != nil {
+		if err := dropApprovals(ctx, tx, &req, actor, meta, deadLetterID); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, setIntent, id, hash, !out.Undone); err != nil {
@@ -444,6 +447,42 @@ func (s *Service) judgeEditSize(ctx context.Context, tx pgx.Tx, id, deadLetterID
 	send.HasBadHeader, send.BadHeader, send.AlteredHeader, send.BrokerKeyText = false, "", "", "" // judged with the item; the edit is about its size
 	if v := replaypolicy.JudgeSend(replaypolicy.Verdict{Rule: -1}, send); v.Outcome != replaypolicy.Go {
 		return refuse(v, quarantine.EINVALID)
+	}
+	return nil
+}
+
+// dropApprovals takes the approvals of request req out when an edit of
+// dead letter deadLetterID changes its intent, and audits each that still
+// counted as voided (audit.ActionReplayApprovalVoid), in the edit's
+// transaction: the auditor finds who had approved, and why that approval
+// is gone, under the approval's own action.
+func dropApprovals(ctx context.Context, tx pgx.Tx, req *Request, actor quarantine.Actor, meta quarantine.RequestMeta, deadLetterID int64) error {
+	rows, err := tx.Query(ctx, deleteApprovals, req.ID)
+	if err != nil {
+		return err
+	}
+	var events []audit.Event
+	var issuer, subject, email string
+	var at time.Time
+	var counted bool
+	_, err = pgx.ForEachRow(rows, []any{&issuer, &subject, &email, &at, &counted}, func() error {
+		if !counted {
+			return nil // voided before, and audited then
+		}
+		e := requestEvent(actor, meta, audit.ActionReplayApprovalVoid, req)
+		e.Reason = fmt.Sprintf("the payload of dead letter %d was edited: this approval was of the request as it was before, and no longer counts", deadLetterID)
+		e.Before = map[string]any{"approver_issuer": issuer, "approver_subject": subject, "approver_email": email, "approved_at": at}
+		e.After = map[string]any{"counts": false, "edited": deadLetterID}
+		events = append(events, e)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		if _, err := audit.Append(ctx, tx, e); err != nil {
+			return err
+		}
 	}
 	return nil
 }
