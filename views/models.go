@@ -142,6 +142,10 @@ type AuditListModel struct {
 	Checkpoint *AuditCheckpoint
 	// CanVerify shows the "Verify chain" button (auditors of every tenant).
 	CanVerify bool
+	// Keys are the public keys exports are checked with, listed on the page
+	// for a reader who cannot verify here (the verify result lists them for
+	// the others): an auditor of some tenants checks their exports offline.
+	Keys []AuditPublicKey
 	// Errors maps a filter query parameter (see AuditFilter) to a message
 	// about its value.
 	Errors map[string]string

@@ -191,12 +191,15 @@ func (s *Server) auditList(c echo.Context) error {
 	}
 	scope := s.auditScope(c, authz.ActRead)
 	m.CanVerify = scope == nil
+	var err error
 	if scope == nil {
 		m.Tenants = s.knownTenants(ctx)
 	} else {
 		m.Tenants = scope
+		if m.Keys, err = publicKeys(s.deps.AuditKeys); err != nil {
+			return err
+		}
 	}
-	var err error
 	if m.Checkpoint, err = latestCheckpoint(ctx, s.deps.Pool, s.deps.AuditKeys, scope == nil); err != nil {
 		return err
 	}
