@@ -31,6 +31,19 @@ func (r *retention) editedCopies(t *testing.T, ids []int64) int {
 	return n
 }
 
+// runKinds counts the runs of pass that emptied day whole (emptied) and
+// those that removed rows in batches (batches).
+func runKinds(pass dlq.KeeperPass, day time.Time) (emptied, batches int) {
+	for _, run := range pass.Runs {
+		if run.Partition == dlq.PartitionName(day) {
+			emptied++
+		} else if run.Partition == "" {
+			batches++
+		}
+	}
+	return emptied, batches
+}
+
 // TestRevRetention27PurgeTakesTheEditedCopiesAlong edits the payloads of
 // two dead letters in a draft that is then cancelled, one of a day that
 // goes whole and one of a day emptied in batches of rows (an open draft
@@ -60,14 +73,7 @@ func TestRevRetention27PurgeTakesTheEditedCopiesAlong(t *testing.T) {
 	testfactory.Draft(t, r.replays, oncall, named...) // open: the older day goes in rows
 
 	pass := r.pass(t)
-	var emptied, batches int
-	for _, run := range pass.Runs {
-		if run.Partition == dlq.PartitionName(wholeDay) {
-			emptied++
-		} else if run.Partition == "" {
-			batches++
-		}
-	}
+	emptied, batches := runKinds(pass, wholeDay)
 	require.Equal(t, 1, emptied, "the younger day is emptied whole: %+v", pass.Runs)
 	require.Equal(t, 1, batches, "the older day's dead letter goes in a batch of rows: %+v", pass.Runs)
 	require.Empty(t, r.remaining(t, gone), "both edited dead letters are past their retention")

@@ -40,14 +40,7 @@ func TestRevRetention33PurgeTakesTheHeadersAlong(t *testing.T) {
 	testfactory.Draft(t, r.replays, oncall, named...) // open: the older day goes in rows
 
 	pass := r.pass(t)
-	var emptied, batches int
-	for _, run := range pass.Runs {
-		if run.Partition == dlq.PartitionName(wholeDay) {
-			emptied++
-		} else if run.Partition == "" {
-			batches++
-		}
-	}
+	emptied, batches := runKinds(pass, wholeDay)
 	require.Equal(t, 1, emptied, "the younger day is emptied whole: %+v", pass.Runs)
 	require.Equal(t, 1, batches, "the older day's dead letter goes in a batch of rows: %+v", pass.Runs)
 	require.Empty(t, r.remaining(t, gone))

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/require"
 
@@ -304,4 +305,21 @@ func (c *Console) AuditCount(t testing.TB, where string, args ...any) int {
 	var n int
 	require.NoError(t, c.Pool.QueryRow(context.Background(), "SELECT count(*) FROM audit_log WHERE "+where, args...).Scan(&n))
 	return n
+}
+
+// Keeper is a retention keeper as the console's: on its jobs pool, under
+// the retention of its replay policy as it is when a pass reads it, signing
+// its checkpoints with c.Signer. It takes turns with the console's own
+// keeper, which may have run a pass first.
+func (c *Console) Keeper() *dlq.Keeper {
+	return dlq.NewKeeper(dlq.NewStore(c.Jobs), dlq.KeeperConfig{
+		Policy: func() dlq.RetentionPolicy {
+			r := c.Replays.Policy().Retention()
+			return dlq.Terms{RetentionPolicy: app.RetentionOf(r), Version: replay.RetentionVersion(r)}
+		},
+		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
+			_, err := audit.Record(ctx, tx, c.Signer, reason)
+			return err
+		},
+	}, nil, nil)
 }

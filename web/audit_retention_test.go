@@ -18,10 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq"
-	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -70,16 +68,7 @@ func setupPurged(t *testing.T) *purged {
 
 	// A keeper as the console's, under the shipped policy: it takes turns
 	// with the console's own, which may have run the pass first.
-	keeper := dlq.NewKeeper(dlq.NewStore(p.b.Jobs), dlq.KeeperConfig{
-		Policy: func() dlq.RetentionPolicy {
-			r := p.b.Replays.Policy().Retention()
-			return dlq.Terms{RetentionPolicy: app.RetentionOf(r), Version: replay.RetentionVersion(r)}
-		},
-		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
-			_, err := audit.Record(ctx, tx, p.b.Signer, reason)
-			return err
-		},
-	}, nil, nil)
+	keeper := p.b.Keeper()
 	wait.Until(t, "retention removed both tenants' dead letters", time.Minute, func() bool {
 		_, err := keeper.Pass(context.Background())
 		require.NoError(t, err)

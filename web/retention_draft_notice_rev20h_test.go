@@ -8,14 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quarantine-console/quarantine/app"
-	"github.com/quarantine-console/quarantine/audit"
-	"github.com/quarantine-console/quarantine/dlq"
-	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
@@ -44,16 +39,7 @@ func TestRevOncall20RetentionNoticeLinksAnothersDraft(t *testing.T) {
 	require.Equal(t, "draft", string(drafts[0].Status))
 
 	// The active retention terms, as the console's keeper records them.
-	keeper := dlq.NewKeeper(dlq.NewStore(b.Jobs), dlq.KeeperConfig{
-		Policy: func() dlq.RetentionPolicy {
-			r := b.Replays.Policy().Retention()
-			return dlq.Terms{RetentionPolicy: app.RetentionOf(r), Version: replay.RetentionVersion(r)}
-		},
-		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
-			_, err := audit.Record(ctx, tx, b.Signer, reason)
-			return err
-		},
-	}, nil, nil)
+	keeper := b.Keeper()
 	_, err := keeper.Pass(context.Background())
 	require.NoError(t, err)
 

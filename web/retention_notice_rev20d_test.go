@@ -6,15 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
-	"github.com/quarantine-console/quarantine/app"
-	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq"
-	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -60,16 +56,7 @@ func TestRevOncall20RetentionNoticeIgnoresOpenDraft(t *testing.T) {
 	lock.Release()
 
 	// The keeper, as the console runs it, with the active terms.
-	keeper := dlq.NewKeeper(dlq.NewStore(b.Jobs), dlq.KeeperConfig{
-		Policy: func() dlq.RetentionPolicy {
-			r := b.Replays.Policy().Retention()
-			return dlq.Terms{RetentionPolicy: app.RetentionOf(r), Version: replay.RetentionVersion(r)}
-		},
-		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
-			_, err := audit.Record(ctx, tx, b.Signer, reason)
-			return err
-		},
-	}, nil, nil)
+	keeper := b.Keeper()
 	// A pass that finds the console's own keeper passing (its first pass
 	// may start only now) skips: passes are run until one was this one's.
 	wait.Until(t, "a keeper pass of the test's own", time.Minute, func() bool {

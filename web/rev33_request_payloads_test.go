@@ -8,14 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine"
-	"github.com/quarantine-console/quarantine/app"
-	"github.com/quarantine-console/quarantine/audit"
-	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 )
@@ -39,16 +35,7 @@ func TestRevUX33RequestPageSaysRetentionRemovedThePayload(t *testing.T) {
 	require.Contains(t, textOf(before, `[data-testid="replay-payload-body"]`), "sku-1", "the payload, while its dead letter is there")
 	require.Equal(t, 1, before.Find(`[data-testid="replay-item-sha"] a`).Length(), "and its download")
 
-	keeper := dlq.NewKeeper(dlq.NewStore(b.Jobs), dlq.KeeperConfig{
-		Policy: func() dlq.RetentionPolicy {
-			r := b.Replays.Policy().Retention()
-			return dlq.Terms{RetentionPolicy: app.RetentionOf(r), Version: replay.RetentionVersion(r)}
-		},
-		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
-			_, err := audit.Record(ctx, tx, b.Signer, reason)
-			return err
-		},
-	}, nil, nil)
+	keeper := b.Keeper()
 	_, err := keeper.Pass(context.Background())
 	require.NoError(t, err)
 	var left int

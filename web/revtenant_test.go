@@ -16,14 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quarantine-console/quarantine/app"
-	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq"
-	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -173,16 +169,7 @@ func TestRevTenantExportStubsGiveAwayOtherTenantsPurges(t *testing.T) {
 		letter("globex", day.Add(12*time.Hour+2*time.Second)))
 	testfactory.SetStatus(t, b.Pool, dlq.StatusDiscarded, ids...)
 
-	keeper := dlq.NewKeeper(dlq.NewStore(b.Jobs), dlq.KeeperConfig{
-		Policy: func() dlq.RetentionPolicy {
-			r := b.Replays.Policy().Retention()
-			return dlq.Terms{RetentionPolicy: app.RetentionOf(r), Version: replay.RetentionVersion(r)}
-		},
-		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
-			_, err := audit.Record(ctx, tx, b.Signer, reason)
-			return err
-		},
-	}, nil, nil)
+	keeper := b.Keeper()
 	wait.Until(t, "retention removed both tenants' dead letters", time.Minute, func() bool {
 		_, err := keeper.Pass(ctx)
 		require.NoError(t, err)

@@ -9,14 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quarantine-console/quarantine/app"
-	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq"
-	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
@@ -59,16 +55,7 @@ func TestRevOncall13SnoozeUntilMoreArriveCountsRetention(t *testing.T) {
 	require.Zero(t, b.Do(t, oncall, "GET", "/groups", nil, nil).Doc(t).Find(`[data-testid="group-row"]`).Length(), "snoozed")
 
 	// Retention, as the console's keeper runs it, removes the old discarded ones.
-	keeper := dlq.NewKeeper(dlq.NewStore(b.Jobs), dlq.KeeperConfig{
-		Policy: func() dlq.RetentionPolicy {
-			r := b.Replays.Policy().Retention()
-			return dlq.Terms{RetentionPolicy: app.RetentionOf(r), Version: replay.RetentionVersion(r)}
-		},
-		Checkpoint: func(ctx context.Context, tx pgx.Tx, reason string) error {
-			_, err := audit.Record(ctx, tx, b.Signer, reason)
-			return err
-		},
-	}, nil, nil)
+	keeper := b.Keeper()
 	wait.Until(t, "retention removed the old discarded dead letters", time.Minute, func() bool {
 		_, err := keeper.Pass(context.Background())
 		require.NoError(t, err)
