@@ -1,6 +1,7 @@
 package views
 
 import (
+	"net/url"
 	"time"
 
 	"github.com/a-h/templ"
@@ -123,6 +124,16 @@ type DeadLetterRow struct {
 }
 
 func deadLetterAction(m DeadLetterListModel) string { return orDefault(m.Action, PathDeadLetters) }
+
+// filterClearURL is where the filter's Clear leads: the list without its
+// filters; on an error group's page, that group's list (the group's own
+// Remove leaves the group).
+func filterClearURL(m DeadLetterListModel) string {
+	if m.Filter.Group == "" {
+		return deadLetterAction(m)
+	}
+	return deadLetterAction(m) + "?" + url.Values{"group": {m.Filter.Group}}.Encode()
+}
 
 // deadLetterFields are the list filter parameters in form order, with
 // their labels.
