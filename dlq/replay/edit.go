@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -462,16 +461,14 @@ func dropApprovals(ctx context.Context, tx pgx.Tx, req *Request, actor quarantin
 		return err
 	}
 	var events []audit.Event
-	var issuer, subject, email string
-	var at time.Time
+	var ap Approval
 	var counted bool
-	_, err = pgx.ForEachRow(rows, []any{&issuer, &subject, &email, &at, &counted}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&ap.Approver.Issuer, &ap.Approver.Subject, &ap.Approver.Email, &ap.At, &counted}, func() error {
 		if !counted {
 			return nil // voided before, and audited then
 		}
-		e := requestEvent(actor, meta, audit.ActionReplayApprovalVoid, req)
-		e.Reason = fmt.Sprintf("the payload of dead letter %d was edited: this approval was of the request as it was before, and no longer counts", deadLetterID)
-		e.Before = map[string]any{"approver_issuer": issuer, "approver_subject": subject, "approver_email": email, "approved_at": at}
+		e := approvalVoidEvent(actor, meta, req, ap, fmt.Sprintf(
+			"the payload of dead letter %d was edited: this approval was of the request as it was before, and no longer counts", deadLetterID))
 		e.After = map[string]any{"counts": false, "edited": deadLetterID}
 		events = append(events, e)
 		return nil
@@ -479,10 +476,6 @@ func dropApprovals(ctx context.Context, tx pgx.Tx, req *Request, actor quarantin
 	if err != nil {
 		return err
 	}
-	for _, e := range events {
-		if _, err := audit.Append(ctx, tx, e); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = audit.AppendBatch(ctx, tx, events)
+	return err
 }

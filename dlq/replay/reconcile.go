@@ -18,17 +18,19 @@ import (
 
 // Republished: the dead letter is being replayed again (the counters
 // follow: dlq.StatusMove).
-var markRequested = dlq.StatusMove(jobDeadLetters+`
+var markRequested = dlq.StatusMove(waitedForAPerson, `'replay_requested'`, "id")
+
+// waitedForAPerson are the dead letters of ended jobs (jobDeadLetters)
+// that wait for a person's decision, locked: only they are settled.
+const waitedForAPerson = jobDeadLetters + `
       AND d.status = 'needs_reconciliation' -- only what waited for this person
-    FOR UPDATE OF d`, `'replay_requested'`, "id")
+    FOR UPDATE OF d`
 
 // Found applied by a person: the dead letter is resolved, not replayed
 // ("replayed" says the broker stored this replay's publish, invariant 13,
 // which nobody knows of it); the job and the ledger still hold it as
 // replayed, so no replay sends it again.
-var markApplied = dlq.StatusMove(jobDeadLetters+`
-      AND d.status = 'needs_reconciliation' -- only what waited for this person
-    FOR UPDATE OF d`, `'resolved'`, "id")
+var markApplied = dlq.StatusMove(waitedForAPerson, `'resolved'`, "id")
 
 // ReconcileInput is what a person decided about an item whose outcome
 // nobody can know, and what they checked.

@@ -110,14 +110,20 @@ func (s *Service) voidLostApprovals(ctx context.Context, tx pgx.Tx, req *Request
 		if tag.RowsAffected() != 1 {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the approvals of this request changed meanwhile: reload it")
 		}
-		e := requestEvent(actor, meta, audit.ActionReplayApprovalVoid, req)
-		e.Reason = reason
-		e.Before = map[string]any{"approver_issuer": ap.Approver.Issuer, "approver_subject": ap.Approver.Subject,
-			"approver_email": ap.Approver.Email, "approved_at": ap.At}
-		e.After = map[string]any{"counts": false}
-		if _, err := audit.Append(ctx, tx, e); err != nil {
+		if _, err := audit.Append(ctx, tx, approvalVoidEvent(actor, meta, req, ap, reason)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// approvalVoidEvent is the audit event of approval ap of req no longer
+// counting, for reason, as actor's action made it so.
+func approvalVoidEvent(actor quarantine.Actor, meta quarantine.RequestMeta, req *Request, ap Approval, reason string) audit.Event {
+	e := requestEvent(actor, meta, audit.ActionReplayApprovalVoid, req)
+	e.Reason = reason
+	e.Before = map[string]any{"approver_issuer": ap.Approver.Issuer, "approver_subject": ap.Approver.Subject,
+		"approver_email": ap.Approver.Email, "approved_at": ap.At}
+	e.After = map[string]any{"counts": false}
+	return e
 }
