@@ -202,6 +202,16 @@ type ItemPayloadView struct {
 	Removed bool
 }
 
+// RemovedPayloadText says why an item's payload is neither shown nor
+// downloaded: retention removed its dead letter (the request page, the
+// item's download).
+const RemovedPayloadText = "Retention removed this dead letter, and its payload with it: nothing of it is left to show or download. " +
+	"The request's items still show its message id and its payload's SHA-256."
+
+// NoDownloadText is what a page says where it would link a payload's
+// download for a reader who may not download payloads.
+const NoDownloadText = "Your role does not allow downloading payloads."
+
 // ReplayApprovalRow is one sign-off. Ignored says why it does not count
 // (expired, for a different intent…; "" when it counts).
 type ReplayApprovalRow struct {

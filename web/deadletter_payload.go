@@ -13,6 +13,12 @@ import (
 	"github.com/quarantine-console/quarantine/dlq"
 )
 
+// mayDownload reports whether u may download payloads in tenant
+// (deadletter:download): the pages link a download only then.
+func (s *Server) mayDownload(u authz.User, tenant string) bool {
+	return s.deps.Access.Can(u, tenant, authz.ObjDeadLetter, authz.ActDownload)
+}
+
 // deadLetterPayload downloads the raw payload of a dead letter (permission
 // deadletter:download in its tenant). It is sent as an attachment of type
 // application/octet-stream that browsers never sniff or render, and the

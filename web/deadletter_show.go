@@ -59,7 +59,7 @@ func (s *Server) showDeadLetter(c echo.Context, status int, fix *views.FixForm) 
 	m := deadLetterModel(d, authz.Now(ctx))
 	m.Audit = trail
 	m.ListURL = views.PathDeadLetters
-	if s.deps.Access.Can(u, d.Tenant, authz.ObjDeadLetter, authz.ActDownload) {
+	if s.mayDownload(u, d.Tenant) {
 		m.Payload.DownloadURL = deadLetterURL(d.ID) + "/payload"
 	}
 	if s.deps.Replays != nil {

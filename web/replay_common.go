@@ -220,7 +220,7 @@ func editViewsBy(requestID int64, edits []replay.Edit, download bool, diff func(
 			Diff: diff(e)}
 		if download {
 			out[i].OriginalURL = fmt.Sprintf("/deadletters/%d/payload", e.DeadLetterID)
-			out[i].EditedURL = fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, e.DeadLetterID)
+			out[i].EditedURL = itemPayloadURL(requestID, e.DeadLetterID)
 		}
 	}
 	return out
@@ -245,7 +245,7 @@ func editForms(requestID int64, draft bool, items []replay.Item, payloads map[in
 		if !ok || (!p.UndoOnly && p.Editable() && !utf8.Valid(p.Data)) {
 			continue
 		}
-		url := fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, it.DeadLetterID)
+		url := itemPayloadURL(requestID, it.DeadLetterID)
 		f := views.PayloadEdit{DeadLetterID: it.DeadLetterID, MsgID: it.MsgID, Payload: string(p.Data), URL: url,
 			Error: errs[fmt.Sprintf("payload-%d", it.DeadLetterID)], Edited: it.Edited, Draft: draft}
 		f.LineBreaks, f.MixedBreaks = views.LineBreaksOf(p.Data)

@@ -571,7 +571,7 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 	m := views.ReplayConfirmModel{Action: "/replay/batches/" + batch, Reason: form.Reason, ReconciliationNote: form.Note, Errors: errs,
 		LeftOut: s.leftOutOf(c, sessionLeftOut, batch)}
 	for _, r := range sel.Requests {
-		download := s.deps.Access.Can(userOf(c), r.Tenant, authz.ObjDeadLetter, authz.ActDownload)
+		download := s.mayDownload(userOf(c), r.Tenant)
 		g, requestable := confirmGroup(table, r, form, errs, download)
 		if r.Class == replaypolicy.Revalidate && !s.deps.Replays.Revalidates() {
 			g.NoRevalidation = replay.NoRevalidation

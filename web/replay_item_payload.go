@@ -9,6 +9,7 @@ import (
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/authz"
+	"github.com/quarantine-console/quarantine/views"
 )
 
 // replayItemPayload downloads the payload one item of a request will send
@@ -21,7 +22,7 @@ func (s *Server) replayItemPayload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !s.deps.Access.Can(userOf(c), req.Tenant, authz.ObjDeadLetter, authz.ActDownload) {
+	if !s.mayDownload(userOf(c), req.Tenant) {
 		return s.deny(c, req.Tenant, authz.ObjDeadLetter+":"+authz.ActDownload, fmt.Sprintf("replay request %d", req.ID))
 	}
 	dl, ok := pathID(c, "dl")
@@ -35,7 +36,7 @@ func (s *Server) replayItemPayload(c echo.Context) error {
 	}
 	if p.Removed {
 		// Nothing is downloaded, so nothing is audited as downloaded.
-		return echo.NewHTTPError(http.StatusGone, removedPayloadText)
+		return echo.NewHTTPError(http.StatusGone, views.RemovedPayloadText)
 	}
 	e := s.event(c, "deadletter.download", audit.OutcomeOK)
 	e.Tenant, e.ObjectType, e.ObjectID, e.MessageID, e.OperationID = req.Tenant, deadLetterAuditType, c.Param("dl"), p.MsgID, p.OperationID
@@ -46,10 +47,11 @@ func (s *Server) replayItemPayload(c echo.Context) error {
 	return sendAttachment(c, fmt.Sprintf("replay-%d-deadletter-%d.bin", req.ID, dl), p.Data)
 }
 
-// removedPayloadText says why an item's payload cannot be shown or
-// downloaded: its dead letter was removed by retention.
-const removedPayloadText = "Retention removed this dead letter, and its payload with it: nothing of it is left to show or download. " +
-	"The request's items still show its message id and its payload's SHA-256."
+// itemPayloadURL is the download of the payload request requestID sends
+// for dead letter deadLetterID (replayItemPayload).
+func itemPayloadURL(requestID, deadLetterID int64) string {
+	return fmt.Sprintf("/replay/requests/%d/items/%d/payload", requestID, deadLetterID)
+}
 
 // startsItemPayload says what a download of the payload a replay request
 // sends for one item starts, for the button of its refusal when another

@@ -184,7 +184,7 @@ func progressModel(req replay.Request, p replay.Progress, as []replay.Approval) 
 // whether a stop would end the request (replay.Service.CanStop).
 func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]string, stoppable bool) views.ReplayRequestModel {
 	req, d, u := v.Request, v.Decision, userOf(c)
-	download := s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActDownload)
+	download := s.mayDownload(u, req.Tenant)
 	table := s.deps.Replays.Policy()
 	m := views.ReplayRequestModel{
 		ID: req.ID, Tenant: req.Tenant, Class: string(req.Class), Status: string(req.Status), StatusReason: req.StatusReason,
@@ -278,7 +278,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 			m.Settler.Each = true
 		}
 		if it := &m.Items[i]; download && it.SkipReason == "" && !it.Removed { // nothing of a removed one is left (410)
-			it.PayloadURL = fmt.Sprintf("/replay/requests/%d/items/%d/payload", req.ID, it.DeadLetterID)
+			it.PayloadURL = itemPayloadURL(req.ID, it.DeadLetterID)
 		}
 		if f := m.Items[i].Reconcile; f != nil {
 			dl := strconv.FormatInt(m.Items[i].DeadLetterID, 10)
@@ -364,7 +364,7 @@ func shownPayloads(v replay.View, download bool) []views.ItemPayloadView {
 		}
 		pv := views.NewPayloadView(p.Data, int64(p.Size), false)
 		if download {
-			pv.DownloadURL = fmt.Sprintf("/replay/requests/%d/items/%d/payload", v.Request.ID, it.DeadLetterID)
+			pv.DownloadURL = itemPayloadURL(v.Request.ID, it.DeadLetterID)
 		}
 		out = append(out, views.ItemPayloadView{MsgID: it.MsgID, Edited: it.Edited, Payload: pv})
 	}
