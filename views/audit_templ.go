@@ -156,7 +156,7 @@ func auditList(m AuditListModel) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Field(Input{Name: "to", Label: "To (UTC)", Value: m.Filter.To, Placeholder: "now or 2026-11-29T10:00", Error: m.Errors["to"], Autocomplete: "off"}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Field(Input{Name: "to", Label: "To (UTC)", Value: m.Filter.To, Placeholder: "now, or 2026-11-29 for the whole day", Error: m.Errors["to"], Autocomplete: "off"}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -149,7 +149,7 @@ func replayList(m ReplayListModel) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Field(Input{Name: "to", Label: "Submitted before (UTC)", Value: m.Filter.To, Placeholder: "e.g. now-1h", Error: m.Errors["to"], Autocomplete: "off"}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Field(Input{Name: "to", Label: "Submitted until (UTC)", Value: m.Filter.To, Placeholder: "now-1h, or 2026-11-29 for the whole day", Error: m.Errors["to"], Autocomplete: "off"}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -27,8 +27,12 @@ var relativeTime = regexp.MustCompile(`^now(?:-(\d{1,4})([mhdw]))?$`)
 // maxRelative bounds how far back a relative time reaches.
 const maxRelative = 10 * 365 * 24 * time.Hour
 
+// dateOnly is the layout of a bare date (a whole day in UTC).
+const dateOnly = "2006-01-02"
+
 // parseFormTime reads a time filter field at now: empty (no bound), a
-// relative time, the datetime-local form (UTC), a date, or RFC 3339.
+// relative time, the datetime-local form (UTC), a date (its midnight), or
+// RFC 3339.
 func parseFormTime(s string, now time.Time) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -46,7 +50,7 @@ func parseFormTime(s string, now time.Time) (time.Time, bool) {
 		}
 		return now.Add(-d).UTC(), true
 	}
-	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339, "2006-01-02"} {
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339, dateOnly} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.UTC(), true
 		}
@@ -55,7 +59,10 @@ func parseFormTime(s string, now time.Time) (time.Time, bool) {
 }
 
 // timeRange reads a from/to pair of a filter form at now, putting a
-// message for a bad field into errs under "from" or "to".
+// message for a bad field into errs under "from" or "to". The end is the
+// first instant left out, except that an end written as a bare date takes
+// that whole day in: "from 2026-11-28 to 2026-11-29" is two days, as a
+// person reading it means, not one.
 func timeRange(from, to string, now time.Time, errs map[string]string) (time.Time, time.Time) {
 	f, ok := parseFormTime(from, now)
 	if !ok {
@@ -64,6 +71,9 @@ func timeRange(from, to string, now time.Time, errs map[string]string) (time.Tim
 	t, ok := parseFormTime(to, now)
 	if !ok {
 		errs["to"] = "Write a time like 2026-11-29T15:00 (UTC), or now."
+	}
+	if _, err := time.Parse(dateOnly, strings.TrimSpace(to)); err == nil {
+		t = t.AddDate(0, 0, 1)
 	}
 	if !f.IsZero() && !t.IsZero() && !f.Before(t) {
 		errs["to"] = "The end must be after the start."

@@ -49,6 +49,25 @@ func TestParseFormTime(t *testing.T) {
 	assert.Contains(t, errs["from"], "now-1h", "the message shows the relative form")
 }
 
+// TestDateEndTakesTheWholeDay reads an end written as a bare date as the
+// end of that day (the next midnight, left out), and any other end as the
+// first instant left out.
+func TestDateEndTakesTheWholeDay(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	errs := map[string]string{}
+	from, to := timeRange("2026-11-29", " 2026-11-29 ", now, errs)
+	assert.Empty(t, errs, "one day from its midnight to its end is a range")
+	assert.True(t, from.Equal(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)), "from: %s", from)
+	assert.True(t, to.Equal(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)), "to: %s", to)
+	_, to = timeRange("", "2026-11-29T10:00", now, errs)
+	assert.True(t, to.Equal(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)), "a time stays the first instant left out: %s", to)
+	_, to = timeRange("", "2026-11-29T00:00:00Z", now, errs)
+	assert.True(t, to.Equal(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)), "an RFC 3339 midnight is an instant: %s", to)
+	timeRange("2026-11-30", "2026-11-29", now, errs)
+	assert.Equal(t, "The end must be after the start.", errs["to"], "the day before the start is still before it")
+}
+
 // TestPresetLinks keeps the rest of the filter, drops page cursors, the
 // end of the range and a requested count, and marks the range in use.
 func TestPresetLinks(t *testing.T) {
