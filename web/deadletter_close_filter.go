@@ -2,6 +2,7 @@ package web
 
 import (
 	"crypto/rand"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
-	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -43,9 +43,17 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 	f.Tenants, _ = splitTenants(f.Tenants, scope)
 	f.Statuses = openOf(f.Statuses)
 	var ids []int64
+	inParts := false
 	if len(f.Statuses) > 0 && len(f.Tenants) > 0 {
-		if ids, err = replay.MatchingIDs(ctx, s.deps.DeadLetters, f, dlq.MaxBulkClose); err != nil {
+		if ids, err = s.deps.DeadLetters.MatchingIDs(ctx, f, dlq.MaxBulkClose+1); err != nil {
 			return err
+		}
+		// A flood selects more than one close takes: this one takes the
+		// newest dlq.MaxBulkClose, and the page says to come back for the
+		// rest (refusing would leave the on-call narrowing a filter by
+		// hand into thousand-letter slices).
+		if inParts = len(ids) > dlq.MaxBulkClose; inParts {
+			ids = ids[:dlq.MaxBulkClose]
 		}
 	}
 	if len(ids) == 0 && left == nil {
@@ -71,6 +79,10 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 		}
 	}
 	k.lead = "These are the open dead letters the filter selects now; dead letters that arrive later are not added. " + k.lead
+	if inParts {
+		k.lead = fmt.Sprintf("The filter selects more than %s open dead letters, more than one %s takes: this takes the %s newest. When it is done, choose it again from the list for the next ones. ",
+			views.Count(dlq.MaxBulkClose), k.path, views.Count(dlq.MaxBulkClose)) + k.lead
+	}
 	return s.renderCloseConfirm(c, k, ids, scope, "/deadletters/"+k.path, back, c.FormValue("reason"), fields, nil, status, left)
 }
 

@@ -41,16 +41,22 @@ func (s *Server) replayFilter(c echo.Context) error {
 	// may request replays, quarantined or replay failed (a dead letter in a
 	// request already, or closed, is never selected to be refused).
 	f.Tenants = s.requestTenants(ctx, u, f.Tenants)
+	back := views.PathDeadLetters + encodeQuery(listFilter(c.QueryParams()))
 	var ids []int64
 	if f.Statuses = replayableOf(f.Statuses); len(f.Statuses) > 0 && len(f.Tenants) > 0 {
 		if ids, err = replay.MatchingIDs(ctx, s.deps.DeadLetters, f, replay.MaxSelection); err != nil {
-			return err
+			if quarantine.ErrorCode(err) != quarantine.EINVALID {
+				return err
+			}
+			// Too many for one request: back to the list, which keeps
+			// the filter to narrow, with why.
+			s.flashError(c, "Nothing was drafted: "+quarantine.ErrorMessage(err)+" (a time range, a subject or an item type), and replay it in parts.")
+			return c.Redirect(http.StatusSeeOther, back)
 		}
 	}
 	if left != nil {
 		left.Of += len(ids)
 	}
-	back := views.PathDeadLetters + encodeQuery(listFilter(c.QueryParams()))
 	if len(ids) == 0 {
 		// As a close by filter does: back to the list, which shows what
 		// the filter selects now (an error group all dealt with since).
