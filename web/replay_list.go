@@ -57,8 +57,12 @@ const (
 type replayFilterForm struct {
 	views.ReplayFilter
 	Before string
-	Now    time.Time         // what relative times count from
-	text   map[string]string // text that cannot be stored, by field (formText)
+	// mine and reconcile are the check boxes as the URL gives them: "1"
+	// ticks one, nothing leaves it out, and anything else is refused (a
+	// scripted ?reconcile=true would otherwise list every request).
+	mine, reconcile string
+	Now             time.Time         // what relative times count from
+	text            map[string]string // text that cannot be stored, by field (formText)
 	// Unknown are the URL's parameters that are none of the page's
 	// (replayFilterParams, replayPageParams: unknownParams); the page
 	// refuses them.
@@ -86,7 +90,7 @@ func readReplayFilter(q url.Values, now time.Time) replayFilterForm {
 		Mine: get("mine") == "1", Requester: get("requester"), RequesterIssuer: q.Get(paramRequesterIssuer),
 		RequesterSubject: q.Get(paramRequesterSubject), From: get("from"), To: get("to"), Order: get("order"),
 		Reconcile: get("reconcile") == "1"},
-		Before: get("before"), Now: now}
+		Before: get("before"), mine: get("mine"), reconcile: get("reconcile"), Now: now}
 	f.text = t.Errors()
 	f.Unknown = unknownParams(q, slices.Concat(replayFilterParams, replayPageParams))
 	f.Repeated = repeatedParams(q, slices.Concat(replayFilterParams, replayPageParams))
@@ -114,6 +118,11 @@ func (f replayFilterForm) Validate(tenants []string, viewer authz.User) (replay.
 	}
 	if f.ByIdentity() && !validIdentity(f.RequesterIssuer, f.RequesterSubject) {
 		errs["requester_identity"] = "The requester link is broken: remove it, or follow a requester's name again."
+	}
+	for name, v := range map[string]string{"mine": f.mine, "reconcile": f.reconcile} {
+		if v != "" && v != "1" {
+			errs[name] = "The link gives this box a value it does not take: tick the box, or leave it out."
+		}
 	}
 	if f.Order != orderMineFirst && f.Order != orderNewest {
 		errs["order"] = "Choose mine first or newest first."
