@@ -156,7 +156,7 @@ func (s *Server) groupSave(c echo.Context) error {
 	ch, errs := f.Validate()
 	if errs == nil && ch.Empty() {
 		s.flashInfo(c, "Nothing to save in "+g.Tenant+": nothing was changed.")
-		return c.Redirect(http.StatusSeeOther, groupReturn(c))
+		return c.Redirect(http.StatusSeeOther, s.groupReturn(c))
 	}
 	if errs == nil {
 		err = s.deps.DeadLetters.TriageGroup(c.Request().Context(), g, ch, userOf(c).Actor, authz.RequestMeta(c))

@@ -38,9 +38,10 @@ func (s *Server) groupRef(c echo.Context) (dlq.GroupRef, error) {
 }
 
 // groupReturn is the page a triage form came from (the group's list), or
-// the groups page.
-func groupReturn(c echo.Context) string {
-	if r := authz.LocalPath(c.FormValue("return_to")); r != "/" {
+// the groups page: never a download or a GET that writes (pageBack), which
+// a link to the form could otherwise name for the form to start.
+func (s *Server) groupReturn(c echo.Context) string {
+	if r := s.pageBack(c.FormValue("return_to")); r != "/" {
 		return r
 	}
 	return views.PathGroups
@@ -58,7 +59,7 @@ func (s *Server) groupChanged(c echo.Context, err error, done string) error {
 	default:
 		s.flash(c, done)
 	}
-	return c.Redirect(http.StatusSeeOther, groupReturn(c))
+	return c.Redirect(http.StatusSeeOther, s.groupReturn(c))
 }
 
 // renderGroupForm writes a triage form again on a page of its own, with
@@ -69,9 +70,9 @@ func (s *Server) groupChanged(c echo.Context, err error, done string) error {
 func (s *Server) renderGroupForm(c echo.Context, g dlq.GroupRef, status int, title, button string, extra []views.Hidden, controls ...views.FormControl) error {
 	m := views.FormPageModel{
 		Title: title, Lead: "Error group " + g.Fingerprint, LeadTenant: g.Tenant, Action: c.Request().URL.Path,
-		Fields: append([]views.Hidden{{Name: "tenant", Value: g.Tenant}, {Name: "group", Value: g.Fingerprint}, {Name: "return_to", Value: groupReturn(c)}},
+		Fields: append([]views.Hidden{{Name: "tenant", Value: g.Tenant}, {Name: "group", Value: g.Fingerprint}, {Name: "return_to", Value: s.groupReturn(c)}},
 			extra...),
-		Controls: controls, Button: button, BackURL: groupReturn(c),
+		Controls: controls, Button: button, BackURL: s.groupReturn(c),
 	}
 	return s.render(c, status, views.FormPage(s.page(c, title, "groups"), m))
 }

@@ -12,7 +12,8 @@ import (
 
 // returnPage is the page a form on this page comes back to (the user
 // menu's time zone form): a path of this site that answers GET. For a GET
-// it is the request's own path and query. A page a POST rendered (a
+// of a page it is the request's own path and query; a download's (the
+// refusal of an export another site started, say) is its nearest page. A page a POST rendered (a
 // confirmation, the chain check's result, a form's 422) has a path that
 // may answer POST only, so it is, in order: the page the form was sent
 // from (the Referer, when it is this site's and a GET page; a Referer of
@@ -24,7 +25,7 @@ import (
 // what was typed on the page stays.
 func (s *Server) returnPage(c echo.Context) string {
 	r := c.Request()
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && s.answersGet(r.URL.Path) {
 		return r.URL.RequestURI()
 	}
 	if ref := sameSiteReferer(r); ref != "" {
@@ -62,15 +63,22 @@ func sameSiteReferer(r *http.Request) string {
 }
 
 // answersGet tells whether path is a page: the route echo serves a GET of
-// path by is a GET route, and no route of another method has path more
-// exactly (POST /audit/verify is no page, though GET /audit/:seq would
-// take the path and answer that there is no such event).
+// path by is a GET route that neither writes nor sends a file, and no
+// route of another method has path more exactly (POST /audit/verify is no
+// page, though GET /audit/:seq would take the path and answer that there
+// is no such event).
 func (s *Server) answersGet(path string) bool {
 	if s.echo == nil {
 		return false
 	}
 	get := s.routeFor(http.MethodGet, path)
 	if get == "" || !s.hasRoute(http.MethodGet, get) {
+		return false
+	}
+	if r := s.routeOf[routeKey(http.MethodGet, get)]; r.Writes || r.Download != NoDownload {
+		// A download, or a GET that writes (an export, audited): a
+		// form that came back to it would start it unasked, past the
+		// refusal of one another site started (crossSiteGet).
 		return false
 	}
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
@@ -102,4 +110,17 @@ func routePatterns(e *echo.Echo) map[string]map[string]bool {
 		out[r.Method][r.Path] = true
 	}
 	return out
+}
+
+// pageBack is where a form posted with return_to p goes back to: p when it
+// is a local page (answersGet), else "/". A return_to naming a download
+// or a GET that writes would have the form start it, same-origin, past
+// the refusal of one another site started.
+func (s *Server) pageBack(p string) string {
+	p = authz.LocalPath(p)
+	u, err := url.Parse(p)
+	if err != nil || !s.answersGet(u.Path) {
+		return "/"
+	}
+	return p
 }

@@ -48,7 +48,7 @@ func (s *Server) settingsTime(c echo.Context) error {
 			return s.render(c, http.StatusUnprocessableEntity, views.TimeZoneSaved(msg))
 		}
 		s.flashError(c, msg)
-		return c.Redirect(http.StatusSeeOther, authz.LocalPath(c.FormValue("return_to")))
+		return c.Redirect(http.StatusSeeOther, s.pageBack(c.FormValue("return_to")))
 	case err != nil:
 		return err
 	case tz == authz.TimeZoneLocal:
@@ -59,5 +59,5 @@ func (s *Server) settingsTime(c echo.Context) error {
 		return s.render(c, http.StatusOK, views.TimeZoneSaved(msg))
 	}
 	s.flash(c, msg)
-	return c.Redirect(http.StatusSeeOther, authz.LocalPath(c.FormValue("return_to")))
+	return c.Redirect(http.StatusSeeOther, s.pageBack(c.FormValue("return_to")))
 }
