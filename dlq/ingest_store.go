@@ -234,7 +234,12 @@ func (in *Ingester) bisect(ctx context.Context, recs []Record, base int) (Insert
 	case len(recs) == 1:
 		return res, []int{base}, nil
 	}
-	return in.split(ctx, recs, base)
+	// The failed statement may have stored some of recs before it failed
+	// (Store.Insert isolates a refused record by halves): the halves find
+	// those stored and never report them, so they are counted here.
+	sub, deferred, err := in.split(ctx, recs, base)
+	sub.Inserted, sub.Raw = append(res.Inserted, sub.Inserted...), addRaw(res.Raw, sub.Raw)
+	return sub, deferred, err
 }
 
 // split bisects each half of recs (recs[0] is index base of the batch),

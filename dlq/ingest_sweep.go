@@ -658,11 +658,24 @@ func (in *Ingester) sweepInsert(ctx context.Context, stream string, recs []Recor
 		return nil, err
 	}
 	ins, err := in.sweepInsertCounted(ctx, recs, res)
+	var deferred []int
+	if err != nil && (Busy(err) || LostRace(err)) {
+		ins, deferred, err = in.sweepNarrow(ctx, recs, res, ins, err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	var refused, dueSeqs []uint64
 	var due []Record
+	for _, i := range deferred {
+		// As a writer defers it (storeBatch): PostgreSQL, not its data,
+		// fails it, so it is never stored in position form for that;
+		// the others are stored, and the next sweep tries it again.
+		in.metrics.Deferred.Inc()
+		in.log.Warn("dead letter swept from the stream not stored yet: PostgreSQL kept failing its statement for a reason not its data (a timeout, memory, a lock); the next sweep tries it again",
+			logFields(&recs[i])...)
+		refused = append(refused, seqs[i])
+	}
 	for _, u := range ins.Unstorable {
 		r := &recs[u.Index]
 		in.metrics.Unstorable.Inc()
@@ -701,6 +714,35 @@ func (in *Ingester) sweepInsert(ctx context.Context, stream string, recs []Recor
 		refused = append(refused, dueSeqs[u.Index])
 	}
 	return refused, nil
+}
+
+// sweepNarrow narrows a swept batch whose insert failed for a reason not
+// its data (failErr: Busy, a lost lock race; failed is what that insert
+// stored) down to the records that keep failing, as a writer's storeBatch
+// does: when PostgreSQL takes a dead letter of its own (Store.Canary), the
+// batch is bisected (split), the others are stored and the records that
+// fail alone are returned deferred (their indexes). Otherwise PostgreSQL
+// is busy for everyone and the insert's error ends the sweep's step, as
+// before: one dead letter whose statement always times out no longer
+// stops every sweep of its stream at it.
+func (in *Ingester) sweepNarrow(ctx context.Context, recs []Record, res *sweepResult, failed InsertResult, failErr error) (InsertResult, []int, error) {
+	if ctx.Err() != nil {
+		return failed, nil, failErr
+	}
+	if cerr := in.store.Canary(ctx); cerr != nil {
+		return failed, nil, failErr
+	}
+	got, deferred, err := in.split(ctx, recs, 0)
+	in.metrics.countStored(got.Inserted, false)
+	res.Stored += uint64(len(got.Inserted))
+	got.Raw = addRaw(failed.Raw, got.Raw)
+	if err != nil {
+		return got, nil, fmt.Errorf("store %d dead letters swept from the stream: %w", len(recs), err)
+	}
+	// What the failed insert stored, the bisection found stored: this
+	// sweep stored it (counted above, in sweepInsertCounted).
+	res.AlreadyStored += uint64(len(recs) - len(failed.Inserted) - len(got.Inserted) - len(got.Unstorable) - len(deferred))
+	return got, deferred, nil
 }
 
 // sweepInsertCounted stores recs through Store.Insert and counts what it

@@ -223,7 +223,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		Deferred: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "quarantine_ingest_deferred_total",
-			Help: "Deliveries of dead letters whose insert kept failing for a reason not their data (statement timeout, out of memory, a lock, lock races lost every time); they stay unacked and come again, never stored in raw form.",
+			Help: "Deliveries (and sweeps) of dead letters whose insert kept failing for a reason not their data (statement timeout, out of memory, a lock, lock races lost every time); they stay unacked, or held by the sweep, and come again, never stored in raw form.",
 		}),
 		IsolationStatements: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "quarantine_ingest_isolation_statements_total",
