@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -131,6 +132,10 @@ func TestFixReplay12CrashedPublishReleasedStaysUnknown(t *testing.T) {
 	assert.Equal(t, map[string]int{"unknown": 1}, b.jobStates(t, req.ID), b.jobsText(t, req.ID))
 	assert.Equal(t, 1, p.Unknown, "%+v", p)
 	assert.Contains(t, b.jobsText(t, req.ID), replaypolicy.StillUnknown)
+	// Its audit row in the same record (invariant 8): the dead letter's
+	// trail says it may have been sent.
+	rows := b.auditRowsOf(t, "replay.item.unknown", "dead_letter", strconv.FormatInt(id, 10))
+	require.Len(t, rows, 1, "the release that left it unknown is audited once")
 }
 
 // TestFixReplay12CancelDuringLostPubAckNeedsAPerson: a cancel lands while

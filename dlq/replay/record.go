@@ -576,10 +576,14 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 	started := map[int64][]*job{} // requests a publish of which may have landed: those jobs
 	released := map[int64]bool{}  // jobs sent back to wait unsent: nothing happened to them to audit
 	for i, j := range jobs {
-		if j.state == JobPending {
+		wasPending := j.state == JobPending
+		j.stillUnknown()
+		// A release of a job an earlier claim may have published leaves
+		// it unknown: that is news (its audit row says so) unless it was
+		// unknown already when claimed.
+		if wasPending && (j.state == JobPending || j.prevState == JobUnknown) {
 			released[j.id] = true
 		}
-		j.stillUnknown()
 		ids[i], fences[i], states[i], results[i], streams[i], seqs[i], dups[i] = j.id, j.fence, string(j.state), j.result, j.stream, int64(j.seq), j.duplicate
 		notBefore[i], resets[i], deferred[i], unlanded[i] = j.notBefore, j.resetAttempt, j.deferred, j.nothingLanded()
 		byID[j.id] = j
