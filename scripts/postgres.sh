@@ -10,6 +10,9 @@
 PRIVATE_PG_PORT=${PRIVATE_PG_PORT:-54329}
 PG_DATA_DIR=${PG_DATA_DIR:-$PWD/.data/pg}
 PG_STARTED_BY_US=0
+# Whether DATABASE_URL came from the environment, before ensure_postgres
+# sets one (ensure_console_db uses an owner's URL only beside it).
+PG_ENV_DATABASE_URL=${DATABASE_URL:+1}
 
 log() { printf '%s\n' "$*" >&2; }
 
@@ -106,6 +109,13 @@ url_as() {
 # when missing, with passwords kept in .data/db-roles.env (mode 0600).
 ensure_console_db() {
 	if [ -n "${MIGRATE_DATABASE_URL:-}" ]; then
+		if [ -z "$PG_ENV_DATABASE_URL" ]; then
+			# DATABASE_URL is the administrator's ensure_postgres chose:
+			# the console would serve as a role that may alter its audit
+			# log, which it refuses at start.
+			log "postgres: MIGRATE_DATABASE_URL is set but DATABASE_URL is not; set both (the owner's and the console's runtime role's, docs/access.md), or neither"
+			return 1
+		fi
 		log "postgres: using MIGRATE_DATABASE_URL and DATABASE_URL from the environment"
 		return 0
 	fi
