@@ -70,6 +70,10 @@ type SnoozedHint struct {
 // GroupActions says which group actions the viewer may use somewhere.
 type GroupActions struct {
 	Replay, Discard, Resolve, Triage bool
+	// ReturnTo is the groups page (its filter, sort and page) a row's
+	// replay, resolve or discard comes back to: its confirmation's Back
+	// and where it ends; "" goes to the group's list of dead letters.
+	ReturnTo string
 }
 
 // Any reports whether the viewer may do anything to a group.

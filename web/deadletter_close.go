@@ -334,7 +334,8 @@ func (s *Server) inScope(c echo.Context, ids []int64, scope authz.Scope, verb st
 }
 
 // listReturn is the list page a bulk form came from, or the list. Its path
-// is the list's, or a dead letter's page, as a browser resolves it: one
+// is the list's, the groups page's (a group's action), or a dead letter's
+// page, as a browser resolves it: one
 // with dot segments ("/deadletters/../audit/export.csv", or %2e%2e) or a
 // "\" (a "/" to a browser) is not taken, whatever its prefix, nor another
 // path under the list (a payload's download, audited as one: a Back link
@@ -345,7 +346,7 @@ func listReturn(returnTo string) string {
 	if err != nil || strings.Contains(u.Path, `\`) || path.Clean(u.Path) != u.Path {
 		return views.PathDeadLetters
 	}
-	if u.Path == views.PathDeadLetters {
+	if u.Path == views.PathDeadLetters || u.Path == views.PathGroups {
 		return r
 	}
 	if id, under := strings.CutPrefix(u.Path, views.PathDeadLetters+"/"); under {

@@ -34,7 +34,7 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 	if err != nil {
 		return err
 	}
-	back := views.PathDeadLetters + encodeQuery(listFilter(c.QueryParams()))
+	back := actionReturn(c)
 	scope := s.tenantsWith(ctx, u, authz.ObjDeadLetter, k.act)
 	left, err := s.filterLeftOut(c, f, scope, k.path)
 	if err != nil {

@@ -145,6 +145,7 @@ func (s *Server) groupList(c echo.Context) error {
 		Action: views.PathGroups, Filter: form, Errors: errs, Now: now, Tenants: tenants,
 		ErrorClasses: classStrings(errorClasses), Sorts: groupSorts, States: groupStates, Actions: s.groupActions(u),
 	}
+	m.Actions.ReturnTo = groupsReturn(c.Request().URL.RequestURI())
 	m.ItemTypes, m.ItemTypesTyped = s.itemTypes(ctx, tenants)
 	if errs != nil {
 		return s.render(c, http.StatusUnprocessableEntity, views.GroupList(s.page(c, "Error groups", "groups"), m))
@@ -280,7 +281,33 @@ func (s *Server) groupOffer(c echo.Context) error {
 	if o.Go > 0 {
 		row.ReplayRest = o.Refused
 	}
-	return s.render(c, http.StatusOK, views.GroupReplayOffer(row, s.groupActions(u), false))
+	actions := s.groupActions(u)
+	// The page the menu is on (htmx names it), for the replay to come
+	// back to, as the page's own forms do.
+	if here, err := url.Parse(c.Request().Header.Get("HX-Current-URL")); err == nil {
+		actions.ReturnTo = groupsReturn(here.RequestURI())
+	}
+	return s.render(c, http.StatusOK, views.GroupReplayOffer(row, actions, false))
+}
+
+// groupsReturn is p when it is the groups page (with its filter, sort and
+// page), for a group action to come back to; else "".
+func groupsReturn(p string) string {
+	r := authz.LocalPath(p)
+	u, err := url.Parse(r)
+	if err != nil || u.Path != views.PathGroups || r == "/" {
+		return ""
+	}
+	return r
+}
+
+// actionReturn is where a list action by filter comes back to: the groups
+// page its form names (return_to), else the list of what it selects.
+func actionReturn(c echo.Context) string {
+	if r := groupsReturn(c.FormValue("return_to")); r != "" {
+		return r
+	}
+	return views.PathDeadLetters + encodeQuery(listFilter(c.QueryParams()))
 }
 
 // groupOfferGone answers the offer of group fp that the page's filter no

@@ -13,7 +13,6 @@ import (
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
-	"github.com/quarantine-console/quarantine/views"
 )
 
 // replayFilter replays what a list filter selects (from the list or an
@@ -41,7 +40,7 @@ func (s *Server) replayFilter(c echo.Context) error {
 	// may request replays, quarantined or replay failed (a dead letter in a
 	// request already, or closed, is never selected to be refused).
 	f.Tenants = s.requestTenants(ctx, u, f.Tenants)
-	back := views.PathDeadLetters + encodeQuery(listFilter(c.QueryParams()))
+	back := actionReturn(c)
 	var ids []int64
 	if f.Statuses = replayableOf(f.Statuses); len(f.Statuses) > 0 && len(f.Tenants) > 0 {
 		if ids, err = replay.MatchingIDs(ctx, s.deps.DeadLetters, f, replay.MaxSelection); err != nil {
