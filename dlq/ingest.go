@@ -196,6 +196,9 @@ type Ingester struct {
 	// afterCommit, when set (tests), runs after a batch is stored and
 	// before it is acked; returning false skips the acks, as a crash there would.
 	afterCommit func(n int) bool
+	// whileReading, when set (tests), runs as a batch's records are made
+	// (records), before its re-reads.
+	whileReading func()
 
 	// beforeMoveBack, when set (tests), runs in putBack after a consumer's
 	// settings are put back and before it is moved back; returning false
@@ -839,7 +842,15 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 		in.handBack(ctx, batch)
 		return
 	}
+	// The re-reads of header blocks and payloads (records) may take
+	// longer than AckWait while JetStream is slow: the batch is kept in
+	// progress through them too, or every message of it, healthy ones
+	// included, would come again to another writer and count a delivery
+	// more toward maxHeaderRereads and positionFormDue. A message records
+	// leaves for later is nak'd: the client sends nothing for it after.
+	reading := in.keepInProgress(ctx, batch)
 	batch, recs := in.records(ctx, batch)
+	reading()
 	if len(recs) == 0 {
 		return
 	}

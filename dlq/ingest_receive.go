@@ -49,6 +49,9 @@ const msgSizeHeader = nats.MsgSize
 // headers only delivers a thousand small messages where whole it would
 // deliver what fits a batch). A message with a payload never pays a read.
 func (in *Ingester) records(ctx context.Context, batch []item) ([]item, []Record) {
+	if in.whileReading != nil {
+		in.whileReading()
+	}
 	recvd := make([]Received, len(batch))
 	later := make([]bool, len(batch))
 	var wg sync.WaitGroup
