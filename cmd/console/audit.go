@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -86,7 +87,14 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 		return nil
 	})
 	if err := s.parse(args); err != nil {
-		return err
+		// A setting that cannot be taken (no DATABASE_URL, a malformed
+		// anchor) means the check was not made: exit 4, never the 1 that
+		// pages for tampering. Usage errors keep their 2.
+		var coded *codedError
+		if errors.Is(err, flag.ErrHelp) || errors.As(err, &coded) {
+			return err
+		}
+		return unchecked(err)
 	}
 	if s.given("public-key") && !s.given("audit-signing-key") {
 		signingKey = "" // an independent check: only the keys named
@@ -101,7 +109,7 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	}
 	if file != "" {
 		if len(opts.Anchors) > 0 {
-			return errors.New("--anchor checks the database's chain, not an export's; leave out --file or --anchor")
+			return usageError(errors.New("--anchor checks the database's chain, not an export's; leave out --file or --anchor"))
 		}
 		return verifyExportFile(file, keys, acceptUnproven, stdout, stderr)
 	}
