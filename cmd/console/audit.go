@@ -45,7 +45,7 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 		return nil
 	}
 	fmt.Fprint(stderr, auditUsage)
-	return errUsage
+	return usageError(fmt.Errorf("unknown audit command %q", args[0]))
 }
 
 // runAuditVerify is "console audit verify": it walks the hash chain, checks

@@ -47,6 +47,9 @@ func runPolicy(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 	fmt.Fprint(stderr, policyUsage)
+	if len(args) > 0 {
+		return usageError(fmt.Errorf("unknown policy command %q", args[0]))
+	}
 	return errUsage
 }
 

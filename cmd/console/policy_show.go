@@ -25,14 +25,19 @@ import (
 // together would hash to neither.
 func runPolicyShow(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var version string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		version, args = args[0], args[1:]
-		if strings.TrimSpace(version) == "" {
-			// Typed from an empty variable ("$V"): never taken for no
-			// VERSION, which shows the active one in its stead.
-			fmt.Fprintln(stderr, "usage: console policy show [VERSION]: VERSION is empty; leave it out to show the active policy")
-			return errUsage
-		}
+	taken := false
+	if n := len(args); n > 0 && !strings.HasPrefix(args[0], "-") {
+		version, args, taken = args[0], args[1:], true
+	} else if n > 1 && !strings.HasPrefix(args[n-1], "-") && !takesValue(args[n-2]) {
+		// VERSION after the flags (--canonical abcdef12), as people type
+		// it: the flag package would stop at it.
+		version, args, taken = args[n-1], args[:n-1], true
+	}
+	if taken && strings.TrimSpace(version) == "" {
+		// Typed from an empty variable ("$V"): never taken for no
+		// VERSION, which shows the active one in its stead.
+		fmt.Fprintln(stderr, "usage: console policy show [VERSION]: VERSION is empty; leave it out to show the active policy")
+		return errUsage
 	}
 	var dsn string
 	var canonical bool
@@ -151,4 +156,10 @@ func orAny(s string) string {
 		return "any"
 	}
 	return s
+}
+
+// takesValue says whether arg is policy show's one flag that takes a
+// value in the next argument (--database-url URL).
+func takesValue(arg string) bool {
+	return arg == "--database-url" || arg == "-database-url"
 }
