@@ -103,10 +103,20 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	switch code := quarantine.ErrorCode(err); {
 	case err == nil:
 	case draft && (code == quarantine.EINVALID || code == quarantine.ECONFLICT):
-		// The confirm page comes back with its request form as typed
-		// (nothing was edited: every confirmation still confirms what it
-		// did).
-		return s.renderConfirm(c, req.Batch, sentFromConfirm(c), nil,
+		// The confirm page comes back with its request form as typed.
+		// A refused edit changed nothing: every confirmation typed still
+		// confirms what it did, and is kept (it was emptied without a
+		// word). A conflict is a change someone else made, after which a
+		// phrase may confirm another intent: those are emptied.
+		var unchanged *replay.Selection
+		if code == quarantine.EINVALID {
+			sel, serr := s.selection(c, req.Batch)
+			if serr != nil {
+				return serr
+			}
+			unchanged = &sel
+		}
+		return s.renderConfirm(c, req.Batch, sentFromConfirm(c), unchanged,
 			map[string]string{"payload-" + c.Param("dl"): sentence(quarantine.ErrorMessage(err))}, errorStatus(err))
 	default:
 		return s.requestFormError(c, err, "payload")
