@@ -345,11 +345,14 @@ type ReplayRequestModel struct {
 
 	CanApprove   bool
 	Confirmation string
-	ApproveURL   string
-	CanReject    bool
-	RejectURL    string
-	CanCancel    bool
-	CancelURL    string
+	// ConfirmationTyped is the phrase as the approver typed it, when the
+	// approval came back refused for it: to correct, not type again.
+	ConfirmationTyped string
+	ApproveURL        string
+	CanReject         bool
+	RejectURL         string
+	CanCancel         bool
+	CancelURL         string
 	// Stop is the emergency stop, for approvers and admins of the tenant
 	// while the request may still publish (nil otherwise).
 	Stop *StopForm

@@ -2066,7 +2066,7 @@ func replayRequest(m ReplayRequestModel, policyLink bool) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if m.Confirmation != "" {
-				templ_7745c5c3_Err = Field(Input{Name: "confirmation", Label: "To approve, type", Phrase: m.Confirmation, Mono: true, Autocomplete: "off", Required: true, Error: m.Errors["confirmation"]}).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = Field(Input{Name: "confirmation", Label: "To approve, type", Phrase: m.Confirmation, Value: m.ConfirmationTyped, Mono: true, Autocomplete: "off", Required: true, Error: m.Errors["confirmation"]}).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

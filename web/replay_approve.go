@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -25,6 +26,10 @@ type approveForm struct {
 func (f approveForm) Validate() replay.ApproveInput {
 	return replay.ApproveInput{IntentHex: strings.TrimSpace(f.Intent), Confirmation: strings.TrimSpace(f.Confirmation)}
 }
+
+// typedApprovalKey keeps, in the echo context, the phrase an approval
+// refused for it was typed as (the request page shows it again).
+const typedApprovalKey = "replay.typedApproval"
 
 // replayApprove records the approver's sign-off of the intent they saw.
 func (s *Server) replayApprove(c echo.Context) error {
@@ -60,6 +65,11 @@ func (s *Server) replayApprove(c echo.Context) error {
 	}
 	d, err := s.deps.Replays.Approve(c.Request().Context(), req.ID, userOf(c).Actor, form.Validate(), authz.RequestMeta(c))
 	if err != nil {
+		if errors.Is(err, replay.ErrConfirmation) {
+			// The phrase mistyped comes back as typed, to correct; any
+			// other refusal (the intent moved on) asks for it afresh.
+			c.Set(typedApprovalKey, form.Confirmation)
+		}
 		return s.requestFormError(c, err, "approve")
 	}
 	count := replay.ApprovalCount{Have: d.ApprovalsHave, Needed: d.ApprovalsNeeded}

@@ -134,7 +134,9 @@ func (s *Server) requestFormError(c echo.Context, err error, field string) error
 		errs["payload-"+dl] = sentence(msg)
 	}
 	if field == "approve" && errors.Is(err, replay.ErrConfirmation) {
-		errs["confirmation"] = msg
+		// Said at the phrase (and at the top), not a third time under
+		// the form.
+		errs = map[string]string{"confirmation": msg}
 	}
 	// The rules' reasons are clauses; the top of the page, like the field,
 	// reads a sentence.
@@ -259,6 +261,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	}
 	if m.CanApprove {
 		m.Confirmation = d.Confirmation
+		m.ConfirmationTyped, _ = c.Get(typedApprovalKey).(string)
 	}
 	// The stop is offered where it would end the request (Stop's own
 	// test: approved or running, or done with problems whose items wait
