@@ -28,3 +28,31 @@ func TestDescribeSaysOnlyWhatItsKnobsAllow(t *testing.T) {
 		t.Errorf("Describe(same_operation) = %q; a bulk class with typed confirmation names both phrases", same)
 	}
 }
+
+// TestRev34DescribeRequestSaysTheStrictestOfItsClasses: a request is held
+// to the strictest knobs of every class its items were classed by
+// (RequestKnobs), but the request, approvals and confirm pages described
+// its class alone: a revalidate request with a same_operation item read
+// "expires after 8h" and no phrase, where same_operation's typed
+// confirmation and 2h expiry held. DescribeRequest says what holds, and
+// why; a request of one class reads as Describe.
+func TestRev34DescribeRequestSaysTheStrictestOfItsClasses(t *testing.T) {
+	t.Parallel()
+	src := strings.Replace(testPolicy, "[class.same_operation]\n", "[class.same_operation]\ntyped_confirmation = true\n", 1)
+	tbl := mustParse(t, strings.Replace(src, "max_rate = 500\napproval_expiry = \"24h\"", "max_rate = 500\napproval_expiry = \"2h\"", 1))
+	if got, want := tbl.DescribeRequest(Revalidate, nil), tbl.Describe(Revalidate); got != want {
+		t.Errorf("DescribeRequest(revalidate, none) = %q, want Describe's %q", got, want)
+	}
+	if got, want := tbl.DescribeRequest(Revalidate, []Class{Revalidate}), tbl.Describe(Revalidate); got != want {
+		t.Errorf("DescribeRequest(revalidate, revalidate) = %q, want Describe's %q", got, want)
+	}
+	got := tbl.DescribeRequest(Revalidate, []Class{Revalidate, SameOperation})
+	for _, want := range []string{"expires after 2h", `type "REPLAY <message id>"`, "classed same_operation as well"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("DescribeRequest(revalidate, same_operation) = %q, want it to contain %q", got, want)
+		}
+	}
+	if strings.Contains(got, "expires after 8h") {
+		t.Errorf("DescribeRequest(revalidate, same_operation) = %q: revalidate's own 8h does not hold", got)
+	}
+}

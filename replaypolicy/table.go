@@ -446,6 +446,36 @@ func (t *Table) Describe(c Class) string {
 	if !ok {
 		return fmt.Sprintf("%q is not a replay class.", string(c))
 	}
+	return describeKnobs(c, k)
+}
+
+// DescribeRequest is Describe for a request of class c whose items were
+// classed by union too: a request is held to the strictest knobs of all
+// of them (RequestKnobs), so the sentence is written from those, and says
+// which other classes made them stricter than c's own. A request page
+// that described c alone would say "expires after 8h" and no phrase,
+// where its approval lapses sooner and its form asks for one.
+func (t *Table) DescribeRequest(c Class, union []Class) string {
+	own, ok := t.knobs[c]
+	if !ok {
+		return fmt.Sprintf("%q is not a replay class.", string(c))
+	}
+	k, _ := t.RequestKnobs(c, union)
+	text := describeKnobs(c, k)
+	if k == own {
+		return text
+	}
+	var others []string
+	for _, u := range unionOf(union) {
+		if u != c {
+			others = append(others, string(u))
+		}
+	}
+	return text + fmt.Sprintf(" Its items are classed %s as well: what it needs above is the strictest of each of these classes' settings.", strings.Join(others, ", "))
+}
+
+// describeKnobs is the sentence of a replay of class c with knobs k.
+func describeKnobs(c Class, k Knobs) string {
 	var b strings.Builder
 	b.WriteString(string(c))
 	b.WriteString(": ")

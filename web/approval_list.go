@@ -113,7 +113,7 @@ func (s *Server) approvalList(c echo.Context) error {
 		row := views.ApprovalRow{
 			ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class),
 			Items: r.Items.String(), Requester: r.Requester.Display(), Reason: r.Reason, Intent: r.IntentHex(),
-			Created: r.CreatedAt, Needs: describe(table, r.Class), Own: s.viewerMayApprove(c, r.Request).Outcome != replaypolicy.Go, Edited: r.PayloadEdited,
+			Created: r.CreatedAt, Needs: describe(table, r.Class, r.Classes), Own: s.viewerMayApprove(c, r.Request).Outcome != replaypolicy.Go, Edited: r.PayloadEdited,
 			Approvals: r.Count.String(), Expires: r.Expires,
 		}
 		row.OtherAccount = row.Own && !r.Requester.SameIdentity(me)

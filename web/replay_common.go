@@ -71,11 +71,13 @@ func (s *Server) mayOnClass(c echo.Context, req replay.Request, act string) erro
 	return s.deny(c, req.Tenant, obj+":"+act, fmt.Sprintf("replay request %d", req.ID))
 }
 
-func describe(t *replaypolicy.Table, class replaypolicy.Class) string {
+// describe is what the policy in force (t) asks of a request of class
+// whose items were classed by union too (replaypolicy.Table.DescribeRequest).
+func describe(t *replaypolicy.Table, class replaypolicy.Class, union []replaypolicy.Class) string {
 	if t == nil {
 		return ""
 	}
-	return t.Describe(class)
+	return t.DescribeRequest(class, union)
 }
 
 func rateText(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }

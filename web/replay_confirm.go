@@ -604,7 +604,7 @@ func (s *Server) confirmModel(c echo.Context, batch string, sel replay.Selection
 // (replaypolicy.Table.RequestKnobs): one the policy no longer has is said
 // so, with no rate to choose and nothing to request.
 func confirmGroup(table *replaypolicy.Table, r replay.SelectionRequest, form submitForm, errs map[string]string, download bool) (g views.ReplayGroup, requestable bool) {
-	g = views.ReplayGroup{RequestID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: describe(table, r.Class),
+	g = views.ReplayGroup{RequestID: r.ID, Tenant: r.Tenant, Class: string(r.Class), Needs: describe(table, r.Class, r.Union),
 		OnSubmit: onSubmitText(r.OnSubmit), Approvals: r.OnSubmit.Approvals,
 		Items: r.ItemCount, Rate: rateText(r.Rate), Confirmation: r.Confirmation, Typed: form.Confirmations[r.ID], Edited: r.PayloadEdited, Edits: editViews(r.ID, r.Edits, download),
 		Waits: waitsView(r.Waits), NeedsNote: r.NeedsNote, Error: errs["request-"+strconv.FormatInt(r.ID, 10)]}
