@@ -334,7 +334,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		Sessions: sessions, Login: login, Access: a.Access, Bindings: authz.NewBindings(a.Pool), DeadLetters: a.Store,
 		Replays: a.Replays, PolicyFile: cfg.Replay.PolicyFile, Checkpoints: a.Checkpoints, Denials: a.Denials,
 		IngestHealth: a.ingester.Health, AuditKeys: a.Checkpoints.Keys(),
-		DLQStream: a.ingester.Config().Stream, Draining: a.draining.Load,
+		DLQStream: a.ingester.Config().Stream, DLQMaxAge: a.ingester.Config().StreamMaxAge, Draining: a.draining.Load,
 	})
 	a.console.Ready(a.Handler)
 	if a.metricsOut != nil {

@@ -57,6 +57,10 @@ type StreamView struct {
 	// none, all kept for good). A stream that keeps its messages longer
 	// keeps payloads the console removed: the view says so (KeepsLonger).
 	Shortest time.Duration
+	// Setting is DLQ_MAX_AGE (0: none): the console raises the stream's
+	// age limit back up to it, so lowering the limit by hand alone does
+	// nothing but raise an alert.
+	Setting time.Duration
 }
 
 // KeepsLonger says, when the stream keeps its messages longer than
@@ -71,9 +75,16 @@ func (s StreamView) KeepsLonger() string {
 		limit = "an age limit of " + Duration(s.MaxAge)
 	}
 	hours := fmt.Sprintf("%dh", int64(s.Shortest/time.Hour))
-	return "The stream has " + limit + ", and retention removes some dead letters after " + Duration(s.Shortest) +
+	text := "The stream has " + limit + ", and retention removes some dead letters after " + Duration(s.Shortest) +
 		": their messages, payloads and all, stay in the stream after the console removed them. Give the stream an age limit of at most " +
-		hours + " (it needs a message only until it is stored): nats stream edit " + s.Name + " --max-age " + hours +
+		hours + " (it needs a message only until it is stored, but JetStream discards older ones stored or not: keep it longer than an outage of the console or PostgreSQL you must ride out). "
+	if s.Setting > s.Shortest {
+		// The console raises a lower limit back up to the setting: the
+		// setting first, or the edit is undone and alerted on.
+		text += "First set DLQ_MAX_AGE of every console to at most " + hours + " and restart them (it is " + fmt.Sprintf("%dh", int64(s.Setting/time.Hour)) +
+			" now, and a console raises the stream's limit back up to its own), then, once ingest has caught up (runbook: DeadLetterStreamNearLimit, step 4): "
+	}
+	return text + "nats stream edit " + s.Name + " --max-age " + hours +
 		" (the console sets DLQ_MAX_AGE only on a stream it makes; it never lowers an existing stream's limit)."
 }
 

@@ -139,7 +139,7 @@ func (s *Server) dashboard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m.Storage = storageView(snap, health, s.deps.DLQStream, shortest)
+	m.Storage = storageView(snap, health, s.deps.DLQStream, s.deps.DLQMaxAge, shortest)
 	if !everyTenant {
 		// One stream holds every tenant's dead letters: its size and oldest
 		// message are other tenants' volume to a reader of some, and nothing

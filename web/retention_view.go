@@ -1,6 +1,8 @@
 package web
 
 import (
+	"time"
+
 	"context"
 	"slices"
 
@@ -72,8 +74,9 @@ func (s *Server) activeRetention(ctx context.Context, active dlq.TermsActivation
 }
 
 // storageView is where the dead letters are: the partitions of the
-// snapshot and the DLQ stream as ingest last checked it.
-func storageView(snap *dlq.CountersSnapshot, h dlq.IngestHealth, stream string, shortest replaypolicy.Keep) views.StorageView {
+// snapshot and the DLQ stream as ingest last checked it, with the
+// DLQ_MAX_AGE setting (setting) it is held to.
+func storageView(snap *dlq.CountersSnapshot, h dlq.IngestHealth, stream string, setting time.Duration, shortest replaypolicy.Keep) views.StorageView {
 	var v views.StorageView
 	if snap != nil && len(snap.Partitions) > 0 {
 		v.Partitions = len(snap.Partitions)
@@ -83,7 +86,7 @@ func storageView(snap *dlq.CountersSnapshot, h dlq.IngestHealth, stream string, 
 		if s.Stream != stream || s.CheckedAt.IsZero() {
 			continue
 		}
-		v.Stream = views.StreamView{Known: true, Name: s.Stream, Bytes: int64(s.Bytes), MaxBytes: s.MaxBytes, MaxAge: s.MaxAge}
+		v.Stream = views.StreamView{Known: true, Name: s.Stream, Bytes: int64(s.Bytes), MaxBytes: s.MaxBytes, MaxAge: s.MaxAge, Setting: setting}
 		if !shortest.Forever {
 			v.Stream.Shortest = shortest.For
 		}

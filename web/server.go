@@ -83,6 +83,10 @@ type Deps struct {
 	// DLQStream names the DLQ stream (the dashboard shows it against its
 	// limits).
 	DLQStream string
+	// DLQMaxAge is the DLQ_MAX_AGE setting (0: none): the console raises
+	// the stream's age limit back up to it, so the dashboard's advice to
+	// lower that limit names the setting first.
+	DLQMaxAge time.Duration
 	// Draining reports that the console is stopping (SHUTDOWN_DRAIN):
 	// /readyz then answers 503 while the pages are still served. Nil:
 	// never.
