@@ -7,6 +7,14 @@ import (
 	"unicode/utf8"
 )
 
+// The widest a dead letter's tenant and item type are stored: a longer
+// one is stored as its BoundedKey (package dlq flags it oversized), and a
+// policy that names it must name that key (package replaypolicy).
+const (
+	MaxTenantBytes   = 128
+	MaxItemTypeBytes = 256
+)
+
 // boundedKeyHash is how many hex digits of the SHA-256 end a bounded key.
 const boundedKeyHash = 16
 

@@ -17,10 +17,10 @@ const (
 	// MaxTenantBytes bounds the tenant column, which leads most indexes and
 	// every counter. A longer tenant token is stored as its BoundedKey; the
 	// whole token stays in the subject.
-	MaxTenantBytes = 128
+	MaxTenantBytes = quarantine.MaxTenantBytes
 	// MaxItemTypeBytes bounds the item type column likewise; the whole value
 	// stays in the subject (or in Dlq-Item-Type, when taken from there).
-	MaxItemTypeBytes = 256
+	MaxItemTypeBytes = quarantine.MaxItemTypeBytes
 	// LookupPrefix is how many characters of a message, operation or
 	// correlation id their lookup indexes hold (at most 1,024 bytes); the
 	// same expression, left(column, 256), is in migration 0008 and in every

@@ -301,6 +301,11 @@ func (p *parser) retentionRule(e map[string]any, i int) (RetentionRule, bool) {
 				}
 				rule.Tenant = s
 			} else {
+				if msg := itemTypeProblem(s); msg != "" {
+					p.problem(line(key), where, key, "%s", msg)
+					ok = false
+					continue
+				}
 				rule.ItemType = s
 			}
 		default:

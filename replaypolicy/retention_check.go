@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // tenantProblem says why s cannot be a [[retention.rule]]'s tenant, or
@@ -28,8 +30,22 @@ func tenantProblem(s string) string {
 		return fmt.Sprintf(`tenant %q holds a wildcard: tenants take no globs, only "*" alone for every tenant; %s`, s, fix)
 	case !utf8.ValidString(s) || strings.ContainsRune(s, utf8.RuneError) || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
 		return fmt.Sprintf("tenant %q holds a space, a control character or text that is not UTF-8, which no tenant has; %s", s, fix)
+	case len(s) > quarantine.MaxTenantBytes:
+		return fmt.Sprintf("tenant %q is longer than %d bytes: the console stores such a tenant as %q (its first bytes and a hash, as the pages show it), "+
+			"so this matches no dead letter; write that", s, quarantine.MaxTenantBytes, quarantine.BoundedKey(s, quarantine.MaxTenantBytes))
 	}
 	return ""
+}
+
+// itemTypeProblem says why s, a [[retention.rule]]'s item type, matches
+// no dead letter, or returns "": a literal item type (no wildcard token)
+// longer than a stored item type is stored as its bounded key.
+func itemTypeProblem(s string) string {
+	if len(s) <= quarantine.MaxItemTypeBytes || slices.ContainsFunc(strings.Split(s, "."), func(tok string) bool { return tok == "*" || tok == ">" }) {
+		return ""
+	}
+	return fmt.Sprintf("item_type %q is longer than %d bytes: the console stores such an item type as %q (its first bytes and a hash, as the pages show it), "+
+		"so this matches no dead letter; write that", s, quarantine.MaxItemTypeBytes, quarantine.BoundedKey(s, quarantine.MaxItemTypeBytes))
 }
 
 // retentionRuleReached reports whether rule, the [[retention.rule]] at
