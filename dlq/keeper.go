@@ -119,6 +119,9 @@ type KeeperPass struct {
 	// the pass removed no dead letters; Active is the active terms.
 	Stale  bool
 	Active TermsActivation
+	// termsUnread: the active terms could not be read this pass, so
+	// whether they are this process's is not known (Stale says nothing).
+	termsUnread bool
 	// Runs are the retention runs, in order. Behind counts the parts of
 	// retention (tenant and status pairs) a run of which outlasted the
 	// statement timeout: they go at a later pass, the pass went on.
@@ -268,7 +271,12 @@ func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, no
 	var retained error
 	if terms != nil {
 		pass.Runs, retained = k.retention(ctx, conn, terms, now, pass)
-		k.sayStale(*pass, terms)
+		if !pass.termsUnread {
+			// A read of the active terms that failed says nothing of
+			// them: the gauge and the log keep what the last read said
+			// (a false "active again" would reset RetentionTermsStale).
+			k.sayStale(*pass, terms)
+		}
 	}
 	if ctx.Err() != nil {
 		return errors.Join(retained, ctx.Err())
@@ -310,7 +318,7 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 	// of other terms waits for it (underTerms).
 	version := termsVersion(terms)
 	if active, err := ActiveTerms(ctx, conn); err != nil || active.Stale(version) {
-		pass.Stale, pass.Active = err == nil, active
+		pass.Stale, pass.Active, pass.termsUnread = err == nil, active, err != nil
 		return nil, err
 	}
 	purge := func(run func() error) (bool, error) {
