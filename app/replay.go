@@ -197,6 +197,13 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	if err := p.service.ActivatePolicy(ctx, processID()); err != nil {
 		return nil, err
 	}
+	if shortened := p.service.ShortenedTerms(); len(shortened) > 0 {
+		// Removed at the keeper's next pass, which runs at start: said
+		// where the operator who rolled the file looks first.
+		log.Warn("retention terms made active keep some dead letters a shorter time than the terms they replaced; the partition keeper removes by them from its next pass (at start). "+
+			"If that was not meant, roll the policy file back at once (`console policy rollback`, docs/runbook.md): a rollback brings the terms back, not what was removed",
+			"file", cfg.PolicyFile, "shortened", shortened)
+	}
 	voided, err := p.service.VoidStale(ctx)
 	if err != nil {
 		return nil, err

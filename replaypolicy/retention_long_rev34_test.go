@@ -40,3 +40,38 @@ func TestRev34RetentionRuleOfALongTenantNamesItsStoredKey(t *testing.T) {
 		t.Errorf("a rule naming a %d-byte item type: error %v; want it refused, naming its key", len(longType), err)
 	}
 }
+
+// TestRev34ShortenedSaysWhereTermsKeepLess: terms replacing others say
+// where they keep dead letters a shorter time (a typo of "9d" for "90d"
+// removes everything past 9 days at the next pass), line by line and for
+// a rule they add of one tenant's item type; a longer or equal period
+// says nothing.
+func TestRev34ShortenedSaysWhereTermsKeepLess(t *testing.T) {
+	t.Parallel()
+	terms := func(src ...string) *Retention {
+		tbl, err := Parse("t.toml", []byte(lines(src...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tbl.Retention()
+	}
+	old := terms(`[retention]`, `closed = "30d"`, `unresolved = "90d"`, `[[retention.rule]]`, `tenant = "acme"`, `item_type = "billing.>"`, `closed = "365d"`)
+	same := terms(`[retention]`, `closed = "30d"`, `unresolved = "90d"`, `[[retention.rule]]`, `tenant = "acme"`, `item_type = "billing.>"`, `closed = "400d"`)
+	if got := same.Shortened(old); got != nil {
+		t.Errorf("longer terms: Shortened = %q, want none", got)
+	}
+	typo := terms(`[retention]`, `closed = "30d"`, `unresolved = "9d"`, `[[retention.rule]]`, `tenant = "acme"`, `item_type = "billing.>"`, `closed = "365d"`,
+		`[[retention.rule]]`, `tenant = "globex"`, `item_type = "orders.refund"`, `resolved = "1d"`)
+	got := strings.Join(typo.Shortened(old), "\n")
+	for _, want := range []string{"* > quarantined: 90d → 9d", "* > replay_failed: 90d → 9d", "acme billing.> quarantined: 90d → 9d", "globex orders.refund resolved: 30d → 24h"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Shortened = %q, want it to say %q", got, want)
+		}
+	}
+	if strings.Contains(got, "replayed") || strings.Contains(got, "acme billing.> resolved") {
+		t.Errorf("Shortened = %q: says a period that did not get shorter", got)
+	}
+	if typo.Shortened(nil) != nil {
+		t.Error("no terms before: nothing shortened")
+	}
+}

@@ -107,7 +107,9 @@ func (s *Service) ActivatePolicy(ctx context.Context, process string) error {
 	}
 	// The lock, then the versions and the audit chain: no lock race to
 	// lose (pgx.BeginFunc, not dlq.InTx).
+	var shortened []string
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		shortened = nil // a retried transaction decides afresh
 		if _, err := tx.Exec(ctx, lockPolicyChange); err != nil {
 			return err
 		}
@@ -125,10 +127,24 @@ func (s *Service) ActivatePolicy(ctx context.Context, process string) error {
 		if err := terms.activate(ctx, tx, t, process); err != nil {
 			return err
 		}
+		shortened = terms.Shortened
 		return recordContents(ctx, tx, t, process)
 	})
 	if err != nil {
 		return fmt.Errorf("activate replay policy %s: %w", t.Version(), err)
+	}
+	s.shortened.Store(&shortened)
+	return nil
+}
+
+// ShortenedTerms is where the retention terms the last ActivatePolicy of
+// this service made active keep dead letters a shorter time than the
+// terms they replaced (the audit row says so too): the keeper removes by
+// them at its next pass, so a start says it loudly. Nil when that
+// activation changed no terms, or shortened nothing.
+func (s *Service) ShortenedTerms() []string {
+	if p := s.shortened.Load(); p != nil {
+		return *p
 	}
 	return nil
 }

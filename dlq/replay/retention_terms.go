@@ -70,6 +70,10 @@ type termsChange struct {
 	Before    dlq.TermsActivation
 	WasActive bool
 	Allowance *PolicyRollback
+	// Shortened is where the terms keep dead letters a shorter time than
+	// the terms they replace (replaypolicy.Retention.Shortened), as far as
+	// what those said was recorded.
+	Shortened []string
 }
 
 // retentionActivation decides, in tx under lockPolicyChange, whether t's
@@ -102,7 +106,34 @@ func retentionActivation(ctx context.Context, tx pgx.Tx, t *replaypolicy.Table) 
 	if err := dlq.LockTermsChange(ctx, tx); err != nil {
 		return termsChange{}, err
 	}
-	return termsChange{Version: v, Before: before, WasActive: wasActive, Allowance: allowance}, nil
+	shortened, err := shortenedFrom(ctx, tx, before.Version, t.Retention())
+	if err != nil {
+		return termsChange{}, err
+	}
+	return termsChange{Version: v, Before: before, WasActive: wasActive, Allowance: allowance, Shortened: shortened}, nil
+}
+
+// shortenedFrom is where terms keep dead letters a shorter time than the
+// terms of version before said, as recorded (retention_terms_contents);
+// nil when there were none, or what they said was not recorded (a
+// version active before migration 0039) or no longer reads.
+func shortenedFrom(ctx context.Context, tx pgx.Tx, before string, terms *replaypolicy.Retention) ([]string, error) {
+	if before == "" {
+		return nil, nil
+	}
+	var text string
+	err := tx.QueryRow(ctx, `SELECT content FROM retention_terms_contents WHERE version = $1`, before).Scan(&text)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read retention terms %.12s: %w", before, err)
+	}
+	old, err := replaypolicy.ParseRetentionCanonical(text)
+	if err != nil {
+		return nil, nil // recorded by another format: nothing to compare
+	}
+	return terms.Shortened(old), nil
 }
 
 // activate makes c's terms the active ones and writes the audit row, as
@@ -124,6 +155,9 @@ func (c termsChange) activate(ctx context.Context, tx pgx.Tx, t *replaypolicy.Ta
 	e.ObjectType, e.ObjectID, e.Outcome = "retention_terms", c.Version, audit.OutcomeOK
 	e.Before = map[string]any{"version": c.Before.Version}
 	after := map[string]any{"version": c.Version, "file": t.Name(), "rollback": c.WasActive, "terms": t.Retention().Canonical()}
+	if len(c.Shortened) > 0 {
+		after["shortened"] = c.Shortened
+	}
 	if a := c.Allowance; a != nil {
 		after["rollback_allowance"] = map[string]any{"audit_seq": a.AuditSeq, "allowed_by": a.AllowedBy,
 			"expires_at": a.ExpiresAt.UTC().Format(time.RFC3339Nano)}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -96,6 +97,9 @@ type Service struct {
 	// afterStaleRead is a test hook: VoidStale runs it once it read the
 	// active version, before it voids.
 	afterStaleRead func()
+	// shortened is what the last ActivatePolicy's terms shortened
+	// (ShortenedTerms).
+	shortened atomic.Pointer[[]string]
 }
 
 // New returns the replay service on pool.
