@@ -287,11 +287,19 @@ func Record(ctx context.Context, db Beginner, signer *Signer, reason string) (Ch
 // removes data the log refers to, so the head as it was is signed (reason
 // "purge", for example).
 func RecordTrusting(ctx context.Context, db Beginner, signer *Signer, others *KeySet, reason string) (Checkpoint, error) {
+	cp, _, err := SignHead(ctx, db, signer, others, reason)
+	return cp, err
+}
+
+// SignHead is RecordTrusting, saying too whether the head was signed
+// already (found: the checkpoint returned is that one, with its own
+// reason, and nothing was signed), for a command that must not report an
+// older checkpoint as the one it made.
+func SignHead(ctx context.Context, db Beginner, signer *Signer, others *KeySet, reason string) (out Checkpoint, found bool, err error) {
 	if reason == "" || len(reason) > MaxCheckpointReason {
-		return Checkpoint{}, quarantine.Errorf(quarantine.EINVALID, "An audit checkpoint's reason must be 1 to %d bytes.", MaxCheckpointReason)
+		return Checkpoint{}, false, quarantine.Errorf(quarantine.EINVALID, "An audit checkpoint's reason must be 1 to %d bytes.", MaxCheckpointReason)
 	}
-	var out Checkpoint
-	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		// The chain's lock first, as a transaction that appends and then
 		// records (a purge) takes them: Record may append.
 		if _, err := tx.Exec(ctx, lockAppend, appendLockKey); err != nil {
@@ -313,7 +321,7 @@ func RecordTrusting(ctx context.Context, db Beginner, signer *Signer, others *Ke
 		trusted := TrustedKeys(signer, others)
 		switch {
 		case err == nil && existing.VerifySignature(trusted) == nil:
-			out = existing
+			out, found = existing, true
 			return nil
 		case err != nil && !errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("read checkpoint %d: %w", head.Seq, err)
@@ -354,7 +362,7 @@ func RecordTrusting(ctx context.Context, db Beginner, signer *Signer, others *Ke
 		return nil
 	})
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("record audit checkpoint: %w", err)
+		return Checkpoint{}, false, fmt.Errorf("record audit checkpoint: %w", err)
 	}
-	return out, nil
+	return out, found, nil
 }

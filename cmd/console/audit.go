@@ -293,12 +293,19 @@ func runAuditCheckpoint(ctx context.Context, args []string, getenv func(string) 
 		return fmt.Errorf("connect to DATABASE_URL: %w", err)
 	}
 	defer conn.Close(context.Background())
-	cp, err := audit.RecordTrusting(ctx, conn, signer, others, reason)
+	cp, found, err := audit.SignHead(ctx, conn, signer, others, reason)
 	if err != nil {
 		return err
 	}
 	if cp.Seq == 0 {
 		fmt.Fprintln(stdout, "audit log is empty: nothing to sign")
+		return nil
+	}
+	if found {
+		// Said as what it is: an operator who signs before maintenance
+		// must not read an older checkpoint as the one just made.
+		fmt.Fprintf(stdout, "audit checkpoint: seq %d hash %s signed by key %s at %s (reason %q): the head was signed already, so nothing signed now and the reason given was not recorded (anchor: %d:%s)\n",
+			cp.Seq, cp.HashHex(), cp.KeyID, cp.At.Format("2006-01-02T15:04:05Z"), cp.Reason, cp.Seq, cp.HashHex())
 		return nil
 	}
 	fmt.Fprintf(stdout, "audit checkpoint: seq %d hash %s signed by key %s at %s (anchor: %d:%s)\n",

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine/audit"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
 	"github.com/quarantine-console/quarantine/replaypolicy"
@@ -52,4 +53,31 @@ func TestRev34UnknownSubcommandIsNamed(t *testing.T) {
 		assert.Equal(t, 2, exitCode(err), args)
 		assert.Contains(t, err.Error(), `unknown `+args[0]+` command "`+args[1]+`"`)
 	}
+}
+
+// TestRev34CheckpointSaysWhenNothingWasSigned: "console audit checkpoint
+// --reason pre-maintenance" on a head signed already printed "audit
+// checkpoint: seq N ... signed by key K at T" with the earlier time, as if
+// it had signed, and its reason was recorded nowhere. It says that the
+// head was signed already, by which checkpoint, and that nothing was.
+func TestRev34CheckpointSaysWhenNothingWasSigned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.New(t)
+	key := newKeyFile(t)
+	_, err := audit.AppendFunc(ctx, db.Pool, audit.Event{Action: "test.event", Outcome: audit.OutcomeOK})
+	require.NoError(t, err)
+	checkpoint := func(reason string) string {
+		var out bytes.Buffer
+		require.NoError(t, run(ctx, []string{"console", "audit", "checkpoint", "--audit-signing-key", key, "--reason", reason},
+			env(map[string]string{"DATABASE_URL": db.URL}), &out, io.Discard))
+		return out.String()
+	}
+	first := checkpoint("nightly")
+	assert.Contains(t, first, "signed by key")
+	assert.NotContains(t, first, "signed already")
+	again := checkpoint("pre-maintenance")
+	assert.Contains(t, again, "was signed already")
+	assert.Contains(t, again, `reason "nightly"`)
+	assert.Contains(t, again, "nothing signed now")
 }
