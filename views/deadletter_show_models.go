@@ -75,7 +75,11 @@ type DeadLetterDetailModel struct {
 	HeadersMore int
 	// HeadersURL downloads every header whole, when the page leaves some
 	// out or cuts a value.
-	HeadersURL       string
+	HeadersURL string
+	// ReplayAdds are the headers a replay sets of its own (the original
+	// message id and operation and correlation ids, what it replays),
+	// beside the received ones it sends.
+	ReplayAdds       []string
 	Malformed        bool
 	MalformedReasons []string
 	// Flags are the codes of what was flagged on arrival (oversized:msg_id,
@@ -123,6 +127,9 @@ type HeaderRow struct {
 	Binary bool
 	// Cut says Value is only the start of a value too long for the page.
 	Cut bool
+	// NotSent says a replay leaves this header out (replay.Sent: Nats-*,
+	// Dlq-*, an earlier hop's, a name that is not text).
+	NotSent bool
 }
 
 // Payload kinds.

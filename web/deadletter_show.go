@@ -187,9 +187,10 @@ func deadLetterModel(d dlq.Detail, now time.Time) views.DeadLetterDetailModel {
 		value, _ := cutText(string(d.HeadersJSON), dlq.PreviewHeaderTextMax)
 		m.Headers = []views.HeaderRow{{Name: "(headers could not be decoded)", Value: value, Binary: true, Cut: true}}
 	}
-	m.HeadersMore = max(d.HeaderCount-len(hs), 0)
+	m.HeadersMore, m.ReplayAdds = max(d.HeaderCount-len(hs), 0), replay.OwnHeaders
 	for _, h := range hs {
-		row := views.HeaderRow{Name: h.Name, Value: h.Value, Binary: h.Encoding != "", Cut: h.ValueSize > len(h.Value)}
+		row := views.HeaderRow{Name: h.Name, Value: h.Value, Binary: h.Encoding != "", Cut: h.ValueSize > len(h.Value),
+			NotSent: !replay.Sent(h.Name, h.NameEncoding != "")}
 		if h.NameEncoding != "" {
 			row.Name = "base64:" + h.Name
 		}

@@ -180,17 +180,28 @@ func subjectMatches(pattern, subject string) bool {
 func Headers(hs []dlq.HeaderValue) []dlq.HeaderValue {
 	out := make([]dlq.HeaderValue, 0, len(hs))
 	for _, h := range hs {
-		if h.NameEncoding != "" {
-			continue // a name that is not text cannot be a header we trust
+		if Sent(h.Name, h.NameEncoding != "") {
+			out = append(out, h)
 		}
-		lower := strings.ToLower(h.Name)
-		if strings.HasPrefix(lower, "nats-") || strings.HasPrefix(lower, "dlq-") || earlierHop(lower) {
-			continue
-		}
-		out = append(out, h)
 	}
 	return out
 }
+
+// Sent reports whether a replay sends a received header of this name
+// (Headers keeps it); nameEncoded: the name is not text (stored base64),
+// which cannot be a header we trust. The dead letter's page marks the
+// others, so that what an approver reads there is what goes.
+func Sent(name string, nameEncoded bool) bool {
+	if nameEncoded {
+		return false
+	}
+	lower := strings.ToLower(name)
+	return !strings.HasPrefix(lower, "nats-") && !strings.HasPrefix(lower, "dlq-") && !earlierHop(lower)
+}
+
+// OwnHeaders are the headers a replay carries of its own
+// (setReplayHeaders), by name, for the pages to list.
+var OwnHeaders = []string{dlq.HeaderNatsMsgID, dlq.HeaderOperationID, dlq.HeaderCorrelationID, HeaderReplayOf, HeaderReplayRequest, HeaderPayloadEdited}
 
 // natsStatusHeader reports whether lower, a header's name in lower case,
 // is one nats.go reads a server's status line into. Every JetStream
