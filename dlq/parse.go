@@ -567,7 +567,7 @@ func (r *Record) applyContract(h map[string][]string) {
 	r.ErrorClass = ClassUnclassified
 	if c := r.header(h, HeaderErrorClass); c != "" {
 		switch read, ok := readErrorClass(c); {
-		case ErrorClass(c).Valid():
+		case ErrorClass(c).Valid(), ErrorClass(c) == ClassUnclassified: // the producer saying it does not know, spelt as the contract does
 			r.ErrorClass = ErrorClass(c)
 		case ok:
 			r.ErrorClass = read

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -40,7 +42,7 @@ type Failure struct {
 type Origin struct {
 	Stream string
 	Seq    uint64
-	Time   time.Time // when the stream stored it; zero: not known
+	Time   time.Time // when the stream stored it; zero: not known (the derived id is then the position alone: see NewMessage)
 }
 
 // msgID is the message id of the original when it carried none: where it
@@ -72,6 +74,10 @@ const UpstreamPrefix = "Upstream-"
 // Dlq-Original-Msg-Id; when there was none, the id becomes
 // "<stream>:<seq>@<stored time>" of where and when the original lived
 // (Origin.msgID), so a replay is never published under a fresh identity.
+// Give Origin.Time (Publish takes it from the JetStream metadata): without
+// it the id is "<stream>:<seq>" alone, which a stream deleted and made
+// again gives to another message, and which never matches the id the
+// console derives for the same original's advisory.
 // The message carries its own Nats-Msg-Id (deadLetterID), so publishing the same dead
 // letter twice stores it once, while two messages that share an id, or a
 // replayed message that fails again, are dead letters of their own.
@@ -91,8 +97,20 @@ func newDeadLetter(prefix, tenant, itemType string, orig *nats.Msg, from Origin,
 	if f.Err == nil {
 		return nil, fmt.Errorf("dead-letter %s: Failure.Err is required", orig.Subject)
 	}
-	if tenant == "" || strings.ContainsAny(tenant, ".*> ") {
-		return nil, fmt.Errorf("dead-letter %s: tenant %q must be one subject token", orig.Subject, tenant)
+	if tenant == "" || strings.ContainsAny(tenant, ".*> ") || strings.IndexFunc(tenant, unicode.IsSpace) >= 0 ||
+		!utf8.ValidString(tenant) || strings.ContainsRune(tenant, 0) || strings.ContainsRune(tenant, utf8.RuneError) {
+		// As the console reads a tenant (Record.tenantToken): one it
+		// stores under "unknown" is refused here, where it can be fixed.
+		return nil, fmt.Errorf("dead-letter %s: tenant %q must be one subject token of UTF-8 text, without white space, NUL or U+FFFD", orig.Subject, tenant)
+	}
+	if fault := itemTypeFault(itemType); fault != "" {
+		return nil, fmt.Errorf("dead-letter %s: item type %q %s, which names no item type", orig.Subject, itemType, fault)
+	}
+	if f.Class != "" && !f.Class.Valid() && f.Class != ClassUnclassified {
+		// The classes the console assigns itself (terminated,
+		// max_deliveries, unreadable) are not a producer's to send: the
+		// console would flag the dead letter and judge it unreadable.
+		return nil, fmt.Errorf("dead-letter %s: error class %q is not one a producer sends (%s, or %s)", orig.Subject, f.Class, classList(), ClassUnclassified)
 	}
 	subject := prefix + "." + tenant + "." + itemType
 	if err := ValidatePublishSubject(subject); err != nil {
@@ -206,6 +224,12 @@ func sentOtherwise(altered []string, own map[string]string, from Origin) string 
 func alteredOnSend(h nats.Header) []string {
 	var names []string
 	for k, vs := range h {
+		if strings.HasPrefix(strings.ToLower(k), strings.ToLower(UpstreamPrefix)+"dlq-") {
+			// An earlier hop's bookkeeping (renamed from Dlq-*): a
+			// replay never sends it (replay.Sent), so how a client
+			// sends it does not count.
+			continue
+		}
 		if slices.ContainsFunc(vs, valueAlteredOnSend) {
 			names = append(names, k)
 		}

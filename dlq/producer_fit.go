@@ -112,10 +112,14 @@ func fit(m *nats.Msg, texts failureTexts, maxPayload int64, from Origin) error {
 		texts.set(m.Header, max(min(errLen, textFloor), errLen-max(n, 0)), keepStack)
 	}
 	where := originWhere(from)
-	if block := headerBlockLen(m.Header); block > maxHeaderBlock {
-		leaveOutHeaders(m, fmt.Sprintf("with them the header block would be %d bytes, over the %d JetStream stores; %s", block, maxHeaderBlock, where))
+	// The header block as over counts it (with room for a retry's id):
+	// counted without that room, a block within it of the limit kept the
+	// original's headers here and lost the payload below, blamed on a
+	// max_payload that was not the cause.
+	if block := headerBlockLen(m.Header); block+retryIDRoom > maxHeaderBlock {
+		leaveOutHeaders(m, fmt.Sprintf("with them the header block would be %d bytes, over the %d JetStream stores; %s", block+retryIDRoom, maxHeaderBlock, where))
 	}
-	if n := over(); n > 0 && len(m.Data) > 0 {
+	if n := over(); n > 0 && len(m.Data) > 0 && maxPayload > 0 {
 		sum := sha256.Sum256(m.Data)
 		m.Header.Add(HeaderLeftOut, fmt.Sprintf("payload: its %d bytes (SHA-256 %s) would make the message %d bytes, over the server's max_payload of %d; %s",
 			len(m.Data), hex.EncodeToString(sum[:]), headerBlockLen(m.Header)+len(m.Data), maxPayload, where))
