@@ -107,15 +107,20 @@ url_as() {
 # environment they are used as they are. Otherwise DATABASE_URL is taken as
 # an administrator's: the roles and the database "quarantine" are created
 # when missing, with passwords kept in .data/db-roles.env (mode 0600).
+# check_console_urls refuses MIGRATE_DATABASE_URL set without DATABASE_URL,
+# before anything is installed or started: DATABASE_URL would be the
+# administrator's ensure_postgres chooses, and the console would serve as a
+# role that may alter its audit log, which it refuses at start.
+check_console_urls() {
+	if [ -n "${MIGRATE_DATABASE_URL:-}" ] && [ -z "$PG_ENV_DATABASE_URL" ]; then
+		log "postgres: MIGRATE_DATABASE_URL is set but DATABASE_URL is not; set both (the owner's and the console's runtime role's, docs/access.md), or neither"
+		return 1
+	fi
+}
+
 ensure_console_db() {
 	if [ -n "${MIGRATE_DATABASE_URL:-}" ]; then
-		if [ -z "$PG_ENV_DATABASE_URL" ]; then
-			# DATABASE_URL is the administrator's ensure_postgres chose:
-			# the console would serve as a role that may alter its audit
-			# log, which it refuses at start.
-			log "postgres: MIGRATE_DATABASE_URL is set but DATABASE_URL is not; set both (the owner's and the console's runtime role's, docs/access.md), or neither"
-			return 1
-		fi
+		check_console_urls || return 1
 		log "postgres: using MIGRATE_DATABASE_URL and DATABASE_URL from the environment"
 		return 0
 	fi

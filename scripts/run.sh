@@ -38,6 +38,7 @@ if ! command -v curl >/dev/null 2>&1; then
 		exit 1
 	fi
 fi
+check_console_urls || exit 1
 ensure_postgres
 ensure_console_db
 log "building the console..."

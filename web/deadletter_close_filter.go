@@ -60,6 +60,12 @@ func (s *Server) closeFilter(c echo.Context, k closeKind) error {
 		s.flashError(c, "The filter selects no open dead letter: nothing to "+k.path+".")
 		return c.Redirect(http.StatusSeeOther, back)
 	}
+	if left != nil && inParts {
+		// The older open ones past this round are left out of it too,
+		// uncounted: "N or more of those matching", here and when the
+		// close is confirmed again (the session keeps it so).
+		left.AtLeast = true
+	}
 	fields := []views.Hidden{{Name: "return_to", Value: back}}
 	if left != nil && len(ids) > 0 {
 		// The form carries the ids only: what the filter left out is kept

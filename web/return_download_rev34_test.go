@@ -35,7 +35,7 @@ func TestRev34NoFormComesBackToADownload(t *testing.T) {
 	back := timeZoneReturn(t, refused)
 	assert.Equal(t, "/audit", back, "the refusal's time zone form returns to the page above the export")
 
-	for _, to := range []string{export, "/audit/export.jsonl", back} {
+	for _, to := range []string{export, "/audit/export.jsonl", "/static/../audit/export.csv?outcome=denied", "/static/..%2faudit/export.csv", back} {
 		saved := b.Do(t, auditor, http.MethodPost, "/settings/time", url.Values{"time_zone": {"utc"}, "return_to": {to}}, nil)
 		require.Equal(t, http.StatusSeeOther, saved.Status, saved.Body)
 		want := "/"

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -119,7 +120,10 @@ func routePatterns(e *echo.Echo) map[string]map[string]bool {
 func (s *Server) pageBack(p string) string {
 	p = authz.LocalPath(p)
 	u, err := url.Parse(p)
-	if err != nil || !s.answersGet(u.Path) {
+	// A path a browser would resolve otherwise than the router matches
+	// it ("/static/../audit/export.csv", a "\" it reads as "/") is no
+	// page, as listReturn judges.
+	if err != nil || strings.Contains(u.Path, `\`) || path.Clean(u.Path) != u.Path || !s.answersGet(u.Path) {
 		return "/"
 	}
 	return p

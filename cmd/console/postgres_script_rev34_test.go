@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +33,16 @@ func TestRev34MigrateURLAloneIsRefused(t *testing.T) {
 	out, err := run("MIGRATE_DATABASE_URL=postgres://quarantine_owner@db/quarantine")
 	require.Error(t, err, out)
 	assert.Contains(t, out, "MIGRATE_DATABASE_URL is set but DATABASE_URL is not; set both")
+
+	// run.sh asks it first, before PostgreSQL is installed or started.
+	early := exec.Command("bash", "-c", `source "$0" && check_console_urls`, script)
+	early.Dir, early.Env = t.TempDir(), []string{"PATH=" + os.Getenv("PATH"), "MIGRATE_DATABASE_URL=postgres://quarantine_owner@db/quarantine"}
+	got, err := early.CombinedOutput()
+	require.Error(t, err, string(got))
+	assert.Contains(t, string(got), "set both")
+	runSh, err := os.ReadFile("../../scripts/run.sh")
+	require.NoError(t, err)
+	assert.Less(t, bytes.Index(runSh, []byte("check_console_urls")), bytes.Index(runSh, []byte("\nensure_postgres")), "run.sh checks before ensure_postgres")
 
 	out, err = run("MIGRATE_DATABASE_URL=postgres://quarantine_owner@db/quarantine", "DATABASE_URL=postgres://quarantine_app@db/quarantine")
 	require.NoError(t, err, out)
