@@ -50,6 +50,10 @@ type View struct {
 	// request is not yet approved (a draft or waiting for approval).
 	Decision replaypolicy.Decision
 	Now      map[int64]replaypolicy.Verdict
+	// HeldTo is every class the request is held to besides its class
+	// (heldTo): a draft's as its items are classed now, a submitted
+	// one's as its submit stored them (Request.Classes).
+	HeldTo []replaypolicy.Class
 	// Edits are the edited items (the first ViewOptions.Edits), with the
 	// original and the edited payload; Edited counts every edited item.
 	Edits  []Edit
@@ -185,7 +189,7 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		if req, viewerNow, err = asTheyAreNow(ctx, tx, req, viewer); err != nil {
 			return err
 		}
-		v.Request = req
+		v.Request, v.HeldTo = req, req.Classes // a draft's, judged below
 		if v.Items, err = shownItems(ctx, tx, id, opts.Items); err != nil {
 			return err
 		}
@@ -219,6 +223,7 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		}
 		table := s.cfg.Policy()
 		v.Decision = replaypolicy.DecideItems(table, items(fs), viewer, policyRequest(req, v.Approvals), s.cfg.Now())
+		v.HeldTo = heldTo(table, req, fs)
 		shown := map[int64]bool{}
 		for _, it := range v.Items {
 			shown[it.DeadLetterID] = true
