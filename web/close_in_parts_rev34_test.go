@@ -32,7 +32,7 @@ func TestRev34DiscardAllMatchingTakesAFloodInParts(t *testing.T) {
 		letters[i] = testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: fmt.Sprintf("rev34-flood-%d", i),
 			OperationID: fmt.Sprintf("rev34-op-%d", i), Error: "index shard 4 read only", Class: "transient"}
 	}
-	ids := testfactory.DeadLetters(t, b.Pool, letters...) // each a second older than the one before
+	ids := testfactory.DeadLetters(t, b.Pool, letters...)              // each a second older than the one before
 	testfactory.SetStatus(t, b.Pool, dlq.StatusResolved, ids[flood-1]) // the oldest was resolved by hand
 	oldest := []string{fmt.Sprint(ids[flood-2])}
 	q := "?" + url.Values{"type": {"search.index_update"}}.Encode()
