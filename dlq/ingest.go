@@ -847,7 +847,10 @@ func (in *Ingester) flush(ctx context.Context, batch []item) {
 	// progress through them too, or every message of it, healthy ones
 	// included, would come again to another writer and count a delivery
 	// more toward maxHeaderRereads and positionFormDue. A message records
-	// leaves for later is nak'd: the client sends nothing for it after.
+	// leaves for later is nak'd, after which the client sends no
+	// InProgress for it; one already under way as the nak is sent may
+	// still reach the server and put its redelivery off to AckWait: a
+	// later retry, never a loss.
 	reading := in.keepInProgress(ctx, batch)
 	batch, recs := in.records(ctx, batch)
 	reading()

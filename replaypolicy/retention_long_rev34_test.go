@@ -74,4 +74,21 @@ func TestRev34ShortenedSaysWhereTermsKeepLess(t *testing.T) {
 	if typo.Shortened(nil) != nil {
 		t.Error("no terms before: nothing shortened")
 	}
+
+	// A rule dropped, a wildcard rule added, an every-tenant literal rule
+	// added: each keeps some dead letters a shorter time too.
+	dropped := terms(`[retention]`, `closed = "30d"`, `unresolved = "90d"`)
+	if got := strings.Join(dropped.Shortened(old), "\n"); !strings.Contains(got, "acme billing.> (rule removed) resolved: 365d → 30d") {
+		t.Errorf("a rule dropped: Shortened = %q", got)
+	}
+	wild := terms(`[retention]`, `closed = "30d"`, `unresolved = "90d"`, `[[retention.rule]]`, `tenant = "acme"`, `item_type = "billing.>"`, `closed = "365d"`,
+		`[[retention.rule]]`, `tenant = "acme"`, `item_type = ">"`, `closed = "1d"`)
+	if got := strings.Join(wild.Shortened(old), "\n"); !strings.Contains(got, "acme > resolved: 30d → 24h") {
+		t.Errorf("a wildcard rule added: Shortened = %q", got)
+	}
+	every := terms(`[retention]`, `closed = "30d"`, `unresolved = "90d"`, `[[retention.rule]]`, `tenant = "acme"`, `item_type = "billing.>"`, `closed = "365d"`,
+		`[[retention.rule]]`, `tenant = "*"`, `item_type = "orders.refund"`, `resolved = "1d"`)
+	if got := strings.Join(every.Shortened(old), "\n"); !strings.Contains(got, "* orders.refund resolved: 30d → 24h") {
+		t.Errorf("an every-tenant rule added: Shortened = %q", got)
+	}
 }
