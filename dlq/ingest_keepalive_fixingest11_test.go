@@ -90,12 +90,16 @@ func TestFixIngest11KeepInProgressStopsBeforeSettle(t *testing.T) {
 	wait.Until(t, "kept in progress", 5*time.Second, func() bool { return m.count() > 0 })
 	cancel()
 	sent := m.count()
-	// A window of five rounds (AckWait/3 is 20 ms) to see nothing sent: a
+	// stop waits for the goroutine, which the context ended, to return: a
 	// round already past its wait when the context ended may still send
-	// once, however long the machine keeps it from running.
-	time.Sleep(100 * time.Millisecond)
-	assert.LessOrEqual(t, m.count(), sent+1, "InProgress sent after the context ended")
+	// once, and nothing after it.
 	stop()
+	ended := m.count()
+	assert.LessOrEqual(t, ended, sent+1, "InProgress sent after the context ended")
+	// A window of five rounds (AckWait/3 is 20 ms) in which nothing more
+	// may be sent, the goroutine being gone.
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, ended, m.count(), "InProgress sent after stop returned")
 
 	// A batch stored within AckWait/3 of its receipt costs no message.
 	quiet := &progressMsg{}

@@ -3,6 +3,7 @@ package dlq
 import (
 	"bytes"
 	"context"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 	"testing"
 	"time"
 
@@ -53,18 +54,16 @@ func TestRevFixes7dCorruptToastNotContentRefusal(t *testing.T) {
 	small := b.row(t, "source_seq = 2")
 	assert.Equal(t, []byte("small"), small.Payload)
 
-	// Wait for the large one's fifth delivery to be handled: either its
-	// position form is stored (the defect) or it is still unstored and
-	// unacked (expected). The deliveries come every RetryUnstorable.
-	deadline := time.Now().Add(10 * time.Second)
+	// Wait for the large one's fifth delivery to be handled: its sixth
+	// (and the small one's first) means the ingester settled the fifth.
+	// By then either its position form is stored (the defect) or it is
+	// still unstored and unacked (expected). The deliveries come every
+	// RetryUnstorable.
+	wait.Until(t, "the large dead letter delivered a sixth time", 30*time.Second, func() bool {
+		return b.consumerInfo(t).Delivered.Consumer >= 1+6
+	})
 	var n int
-	for time.Now().Before(deadline) {
-		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE source_seq = 1`).Scan(&n))
-		if n > 0 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond) // polling a condition, bounded
-	}
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE source_seq = 1`).Scan(&n))
 	if n == 0 {
 		return // deferred, never stored without its content: expected
 	}

@@ -32,7 +32,9 @@ func TestRevOps11TinyStreamMaxBytesLosesEveryDeadLetter(t *testing.T) {
 	in := NewIngester(IngestConfig{StreamMaxBytes: 10, BatchSize: 10, Workers: 1, AckWait: time.Minute}, b.js, b.store,
 		NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := in.Setup(ctx); err != nil {
-		return // refused at start: the operator sees the setting named (the fix)
+		// Refused at start: the operator sees the setting named (the fix).
+		require.Contains(t, err.Error(), "DLQ_MAX_BYTES", "the refusal names the setting")
+		return
 	}
 	// A producer dead-letters a message (ingest not running yet, as in an
 	// outage or before the first console's Run).

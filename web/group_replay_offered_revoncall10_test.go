@@ -3,6 +3,7 @@ package web_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,7 +44,9 @@ func TestRevOncall10GroupReplayOfferedOnlyWhereItCanGo(t *testing.T) {
 	require.Equal(t, 1, rows.Length(), "one group of three refunds")
 	offer := offerOf(t, b, oncall, rows).Find(`[data-testid="group-replay"]`)
 	if offer.Length() == 0 {
-		return // not offered: nothing misleads
+		// Not offered: nothing misleads, and the menu says why not.
+		assert.NotEmpty(t, strings.TrimSpace(offerOf(t, b, oncall, rows).Find(`[data-testid="group-replay-none"]`).Text()), "the menu says why there is no group replay")
+		return
 	}
 	action, ok := offer.Closest("form").Attr("action")
 	require.True(t, ok)

@@ -40,7 +40,10 @@ func TestRevOps8PolicyShowCanonicalWithoutVersionHashesToAVersion(t *testing.T) 
 	var out bytes.Buffer
 	err = run(ctx, []string{"console", "policy", "show", "--canonical"}, env(map[string]string{"DATABASE_URL": db.URL}), &out, io.Discard)
 	if err != nil {
-		return // refusing, and asking for a VERSION, is a fix too
+		// Refusing, and asking for a VERSION, is a fix too: a usage error
+		// that says so.
+		assert.Equal(t, 2, exitCode(err), "a usage error: %v", err)
+		return
 	}
 	sum := sha256.Sum256(out.Bytes())
 	got := hex.EncodeToString(sum[:])
