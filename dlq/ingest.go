@@ -572,6 +572,7 @@ func (in *Ingester) cutOffFromPostgres(err error) {
 	if !in.cutOff.CompareAndSwap(false, true) {
 		return
 	}
+	in.metrics.CutOff.Set(1)
 	in.log.Warn("PostgreSQL has not taken a batch for a while: handing back the dead letters this replica holds, for replicas that can store them, and taking none until PostgreSQL answers",
 		"for", cutOffAfter, "err", err)
 	select {
@@ -600,6 +601,7 @@ func (in *Ingester) pauseForPostgres(ctx context.Context, items chan<- item, ses
 		}
 	}
 	in.cutOff.Store(false)
+	in.metrics.CutOff.Set(0)
 	in.log.Info("PostgreSQL answers again: taking dead letters again", "stream", in.cfg.Stream, "consumer", in.cfg.Durable)
 	for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
 		err := in.setUpAgain(ctx)

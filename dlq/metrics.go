@@ -20,6 +20,10 @@ type Metrics struct {
 	CommitSeconds prometheus.Histogram
 	LagSeconds    prometheus.Histogram
 	StoreErrors   prometheus.Counter
+	// CutOff is 1 while the replica is cut off from PostgreSQL
+	// (cutOffFromPostgres): StoreErrors no longer rises then, so an
+	// outage is alerted on by it too.
+	CutOff prometheus.Gauge
 	// StoreConflicts counts inserts of dead letters PostgreSQL rolled
 	// back because they lost a lock race (LostRace), tried again: not
 	// StoreErrors, which says PostgreSQL is out of reach.
@@ -208,6 +212,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "quarantine_ingest_store_errors_total",
 			Help: "Batches that failed to store because PostgreSQL was unreachable, and were retried.",
 		}),
+		CutOff: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "quarantine_ingest_cut_off",
+			Help: "1 while this replica is cut off from PostgreSQL (it took no batch for 10 s: it hands back what it holds, takes nothing and only checks that PostgreSQL answers), else 0. quarantine_ingest_store_errors_total stops rising then.",
+		}),
 		StoreConflicts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "quarantine_ingest_store_conflicts_total",
 			Help: "Inserts of dead letters PostgreSQL rolled back because they lost a lock race with another transaction (deadlock, serialization failure), and that were tried again; PostgreSQL answered.",
@@ -295,7 +303,7 @@ func (m *Metrics) exportTenant(tenant string) {
 
 // collectors are every series of m, for registering.
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors, m.StoreConflicts,
+	return []prometheus.Collector{m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors, m.CutOff, m.StoreConflicts,
 		m.RawForm, m.Unstorable, m.Deferred, m.IsolationStatements, m.HeaderRereads, m.BufferedBytes,
 		m.ConsumerRepaired, m.Swept, m.SweepBehind, newHealthCollector(m.health)}
 }
