@@ -345,12 +345,18 @@ func endUserSession(ctx context.Context, tx pgx.Tx, id, reason string) (bool, er
 	return tag.RowsAffected() > 0, nil
 }
 
-// Whether a live session of the same person, signed in after session $1,
-// holds a refresh token: the one a provider that keeps one refresh token
-// per person and client (Dex) honours now, having dropped session $1's.
+// Whether the same person signed in after session $1, in any session,
+// live or ended: a provider that keeps one refresh token per person and
+// client (Dex) dropped session $1's at that sign-in, and refuses it since,
+// whatever became of the newer session. Asking for a live one took a
+// refusal after the person signed out of the newer session (or it ended
+// at a failed refresh) for the provider removing them: revoked, their
+// approvals voided and their jobs blocked for good, though nobody removed
+// them. A person removed at the provider is still found out through the
+// newest live sign-in's token (refreshNewest), and one whose every newer
+// session ended ages out of the directory as a signed-out person does.
 const selectNewerSignIn = `SELECT EXISTS (SELECT 1 FROM user_sessions n
     WHERE n.issuer = $2 AND n.subject = $3 AND n.id <> $1
-      AND n.ended_at IS NULL AND n.expires_at > now() AND n.refresh_token IS NOT NULL
       AND n.created_at > (SELECT created_at FROM user_sessions WHERE id = $1))`
 
 // The person's newest live sign-in holding a refresh token: the one whose
