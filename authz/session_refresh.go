@@ -270,10 +270,21 @@ func (l *Login) refresh(ctx context.Context, s userSession) (User, refreshEnd) {
 		l.log.Warn("session refresh failed: the identity provider could not be asked", "subject", s.User.Subject, "err", err)
 		return User{}, refreshEnd{reason: "the identity provider could not be asked to refresh the sign-in"}
 	}
-	u, err := l.refreshedIdentity(pctx, tok, s.User.Issuer)
+	// Its own time: the provider's signing keys may have to be fetched
+	// (a key rotated), and a slow token answer must not leave none.
+	vctx, cancelVerify := context.WithTimeout(ctx, refreshTimeout)
+	defer cancelVerify()
+	u, err := l.refreshedIdentity(vctx, tok, s.User.Issuer)
 	if err != nil {
+		// Not a refusal of the person: a key set that could not be
+		// fetched, a userinfo endpoint behind a failing proxy or a time
+		// run out fail here alike, and go-oidc gives them no type to
+		// tell from a bad signature. The session ends (its groups are
+		// due and unread); the person is not revoked (their approvals
+		// voided, their jobs blocked for good) for the provider's
+		// hiccup. A refresh as someone else still revokes, below.
 		l.log.Warn("session refresh unreadable", "subject", s.User.Subject, "err", err)
-		return User{}, refreshEnd{reason: "the identity provider's answer to the refresh could not be verified", refused: true}
+		return User{}, refreshEnd{reason: "the identity provider's answer to the refresh could not be verified"}
 	}
 	if !u.SameIdentity(s.User.Actor) { // the same identity; another one with the same email is someone else
 		return User{}, refreshEnd{reason: "the identity provider refreshed the sign-in as someone else", refused: true}
