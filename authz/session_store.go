@@ -13,6 +13,8 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/quarantine-console/quarantine/audit"
 )
 
 // sessionStore keeps the browser's sessions in the sessions table (the
@@ -216,11 +218,55 @@ func (s *sessionStore) cleanup(interval time.Duration) {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		if _, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE expiry < current_timestamp`); err != nil {
+		if err := s.removeExpired(ctx); err != nil {
 			s.log.Warn("remove expired sessions", "err", err)
 		}
 		cancel()
 	}
+}
+
+// endIdleSignIns removes the browser sessions past their deadline (idle,
+// or the absolute lifetime) and ends the sign-ins only they held, as a
+// sign-out would (their refresh token dropped), returning who signed in:
+// a sign-in whose browser session is gone can never be used again, and
+// kept live it stayed "signed in" on the admins' Sessions page, holding
+// its refresh token, for the rest of its lifetime.
+const endIdleSignIns = `WITH gone AS (
+    DELETE FROM sessions WHERE expiry < current_timestamp RETURNING user_session
+)
+UPDATE user_sessions u SET ended_at = now(), ended_reason = 'the browser session timed out', refresh_token = NULL
+FROM (SELECT DISTINCT user_session FROM gone WHERE user_session IS NOT NULL) g
+WHERE u.id = g.user_session AND u.ended_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM sessions b WHERE b.user_session = u.id AND b.expiry >= current_timestamp)
+RETURNING u.identity`
+
+// removeExpired runs endIdleSignIns with an auth.session_end audit row
+// for each sign-in it ends, in one transaction.
+func (s *sessionStore) removeExpired(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, endIdleSignIns)
+		if err != nil {
+			return err
+		}
+		identities, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil {
+			return err
+		}
+		events := make([]audit.Event, 0, len(identities))
+		for _, raw := range identities {
+			var u User
+			if err := json.Unmarshal(raw, &u); err != nil {
+				return fmt.Errorf("ended sign-in identity: %w", err)
+			}
+			events = append(events, audit.Event{Actor: u.Actor, Action: "auth.session_end", Outcome: audit.OutcomeOK, ObjectType: "session",
+				Reason: "the browser session timed out"})
+		}
+		if len(events) == 0 {
+			return nil
+		}
+		_, err = audit.AppendBatch(ctx, tx, events)
+		return err
+	})
 }
 
 // loadedUserSession returns the sign-in id as this request's session read
