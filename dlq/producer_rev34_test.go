@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
@@ -42,14 +43,18 @@ func TestRev34UpstreamHeaderValueDoesNotBlockAReplay(t *testing.T) {
 func TestRev34HeaderBlockNearTheLimitKeepsThePayload(t *testing.T) {
 	t.Parallel()
 	base := &nats.Msg{Subject: "app.acme.orders.refund", Header: nats.Header{"Nats-Msg-Id": {"refund-9"}}, Data: []byte(`{"a":1}`)}
-	probe, err := NewMessage("dlq", "acme", "orders.refund", base, Origin{}, Failure{Err: errors.New("refused")})
+	// A fixed failure time: Dlq-Last-Failed-At of now would vary in
+	// length (RFC 3339 drops trailing zeros of the nanoseconds), and the
+	// block with it.
+	fail := Failure{Err: errors.New("refused"), LastFailedAt: time.Date(2026, 12, 6, 12, 0, 0, 123456789, time.UTC)}
+	probe, err := NewMessage("dlq", "acme", "orders.refund", base, Origin{}, fail)
 	require.NoError(t, err)
 	room := maxHeaderBlock - headerBlockLen(probe.Header)
 	for _, under := range []int{1, retryIDRoom / 2, retryIDRoom - 1} {
 		orig := &nats.Msg{Subject: base.Subject, Header: nats.Header{"Nats-Msg-Id": {"refund-9"}}, Data: base.Data}
 		// "X-Big: <value>\r\n" brings the block to `under` bytes short of the limit.
 		orig.Header.Set("X-Big", strings.Repeat("v", room-under-len("X-Big: \r\n")))
-		dl, err := NewMessage("dlq", "acme", "orders.refund", orig, Origin{}, Failure{Err: errors.New("refused")})
+		dl, err := NewMessage("dlq", "acme", "orders.refund", orig, Origin{}, fail)
 		require.NoError(t, err)
 		assert.Equal(t, base.Data, dl.Data, "%d bytes under the limit: the payload is kept", under)
 		left := strings.Join(dl.Header.Values(HeaderLeftOut), "\n")
