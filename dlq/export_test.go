@@ -1,8 +1,5 @@
 package dlq
 
-// KeeperLockKey is the keepers' advisory lock, for tests that hold it.
-const KeeperLockKey = keeperLockKey
-
 // SetTextWindowRows makes a text search's first window hold about n dead
 // letters, so that a test's few rows span many windows.
 func (s *Store) SetTextWindowRows(n int64) { s.windowRows = n }

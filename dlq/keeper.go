@@ -109,6 +109,11 @@ func NewKeeper(store *Store, cfg KeeperConfig, reg prometheus.Registerer, log *s
 // keeperLockKey is the advisory lock of a keeper pass ("QDLKEEP").
 const keeperLockKey int64 = 0x51444c4b45455000
 
+// KeeperLockKey is keeperLockKey, for what must hold the keepers off a
+// while (a test seeding dead letters older than retention keeps, before
+// it makes them part of a request).
+const KeeperLockKey = keeperLockKey
+
 // KeeperPass is what one pass did.
 type KeeperPass struct {
 	// Skipped: another console held the lock.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -305,6 +306,32 @@ func (c *Console) AuditCount(t testing.TB, where string, args ...any) int {
 	var n int
 	require.NoError(t, c.Pool.QueryRow(context.Background(), "SELECT count(*) FROM audit_log WHERE "+where, args...).Scan(&n))
 	return n
+}
+
+// HoldKeepers keeps every keeper pass off (the console's own skips while
+// it is held, as one of another console does) until the returned release
+// is called, or the test ends: for a test that seeds dead letters older
+// than retention keeps, and makes them part of a request, before a pass
+// may remove them.
+func (c *Console) HoldKeepers(t testing.TB) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := c.Jobs.Acquire(ctx)
+	require.NoError(t, err)
+	// Waits for a pass under way to end.
+	_, err = conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, dlq.KeeperLockKey)
+	require.NoError(t, err)
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, dlq.KeeperLockKey); err != nil {
+				t.Errorf("release the keepers' lock: %v", err)
+			}
+			conn.Release()
+		})
+	}
+	t.Cleanup(release)
+	return release
 }
 
 // Keeper is a retention keeper as the console's: on its jobs pool, under

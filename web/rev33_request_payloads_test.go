@@ -26,9 +26,13 @@ func TestRevUX33RequestPageSaysRetentionRemovedThePayload(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	oncall, me := b.SignIn(t, "acme:oncall")
+	// The console's own keeper, which runs a pass at start, must not
+	// remove the 200-day-old dead letter before the request holds it.
+	release := b.HoldKeepers(t)
 	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "rr33-gone",
 		Payload: []byte(`{"doc":"sku-1"}`), At: time.Now().AddDate(0, 0, -200)})
 	req := testfactory.Request(t, b.Replays, me.Actor, []int64{id}, replay.SubmitInput{})
+	release()
 	require.NoError(t, b.Replays.Cancel(context.Background(), req.ID, me.Actor, "not needed", quarantine.RequestMeta{}))
 	path := fmt.Sprintf("/replay/requests/%d", req.ID)
 	before := b.Do(t, oncall, "GET", path, nil, nil).Doc(t)
