@@ -19,6 +19,29 @@ import (
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
+// storeBehindARoute gives b a store on its own pool, named application
+// (for pg_terminate_backend to find its connections), whose route to
+// PostgreSQL the test cuts: while the returned switch is set, every new
+// connection is refused.
+func (b *bundle) storeBehindARoute(t *testing.T, application string) *atomic.Bool {
+	t.Helper()
+	var down atomic.Bool
+	cfg := b.db.Pool.Config().Copy()
+	cfg.ConnConfig.RuntimeParams["application_name"] = application
+	var d net.Dialer
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if down.Load() {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	b.store = NewStore(pool)
+	return &down
+}
+
 // TestIngestCutOffAloneStoresAllOnceBack: a replica alone loses its route
 // to PostgreSQL (its connections cut, new ones refused) for longer than
 // cutOffAfter. It hands back every dead letter it held and takes none
@@ -29,20 +52,7 @@ func TestIngestCutOffAloneStoresAllOnceBack(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	var down atomic.Bool
-	cfg := b.db.Pool.Config().Copy()
-	cfg.ConnConfig.RuntimeParams["application_name"] = "cut-off-replica"
-	var d net.Dialer
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if down.Load() {
-			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
-		}
-		return d.DialContext(ctx, network, addr)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	b.store = NewStore(pool)
+	down := b.storeBehindARoute(t, "cut-off-replica")
 	r := b.start(t, IngestConfig{BatchSize: 10, Workers: 1, AckWait: 5 * time.Minute}, nil)
 	admin, err := pgxpool.New(ctx, testdb.ServerURL(t))
 	require.NoError(t, err)

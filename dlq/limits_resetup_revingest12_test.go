@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -132,20 +130,7 @@ func TestRevIngest12RaisedMaxPayloadStopsIngestAfterPostgresOutage(t *testing.T)
 	b := &bundle{db: testdb.New(t), ns: first, log: slog.New(slog.NewTextHandler(logs, nil))}
 	b.nc, b.js = first.Connect(t)
 
-	var down atomic.Bool
-	pcfg := b.db.Pool.Config().Copy()
-	pcfg.ConnConfig.RuntimeParams["application_name"] = "revingest12-replica"
-	var d net.Dialer
-	pcfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if down.Load() {
-			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
-		}
-		return d.DialContext(ctx, network, addr)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	b.store = NewStore(pool)
+	down := b.storeBehindARoute(t, "revingest12-replica")
 	r := b.start(t, IngestConfig{StreamMaxBytes: 2 << 20}, nil)
 	publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte("before")})
 	b.waitRows(t, 1)

@@ -3,10 +3,7 @@ package dlq
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,20 +29,7 @@ func TestRev34CutOffIsExportedThroughAnOutage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	var down atomic.Bool
-	cfg := b.db.Pool.Config().Copy()
-	cfg.ConnConfig.RuntimeParams["application_name"] = "outage-replica"
-	var d net.Dialer
-	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if down.Load() {
-			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
-		}
-		return d.DialContext(ctx, network, addr)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	b.store = NewStore(pool)
+	down := b.storeBehindARoute(t, "outage-replica")
 	r := b.start(t, IngestConfig{BatchSize: 10, Workers: 1, AckWait: 5 * time.Minute}, nil)
 	assert.Zero(t, testutil.ToFloat64(r.metrics.CutOff), "exported at 0 from the start")
 	admin, err := pgxpool.New(ctx, testdb.ServerURL(t))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 
@@ -335,15 +334,13 @@ func (s *Server) inScope(c echo.Context, ids []int64, scope authz.Scope, verb st
 
 // listReturn is the list page a bulk form came from, or the list. Its path
 // is the list's, the groups page's (a group's action), or a dead letter's
-// page, as a browser resolves it: one
-// with dot segments ("/deadletters/../audit/export.csv", or %2e%2e) or a
-// "\" (a "/" to a browser) is not taken, whatever its prefix, nor another
-// path under the list (a payload's download, audited as one: a Back link
-// is no download).
+// page, as a browser resolves it (localReturn: a path with dot segments,
+// "/deadletters/../audit/export.csv", is not taken, whatever its prefix),
+// nor another path under the list (a payload's download, audited as one:
+// a Back link is no download).
 func listReturn(returnTo string) string {
-	r := authz.LocalPath(returnTo)
-	u, err := url.Parse(r)
-	if err != nil || strings.Contains(u.Path, `\`) || path.Clean(u.Path) != u.Path {
+	r, u, ok := localReturn(returnTo)
+	if !ok {
 		return views.PathDeadLetters
 	}
 	if u.Path == views.PathDeadLetters || u.Path == views.PathGroups {

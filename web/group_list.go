@@ -293,9 +293,8 @@ func (s *Server) groupOffer(c echo.Context) error {
 // groupsReturn is p when it is the groups page (with its filter, sort and
 // page), for a group action to come back to; else "".
 func groupsReturn(p string) string {
-	r := authz.LocalPath(p)
-	u, err := url.Parse(r)
-	if err != nil || u.Path != views.PathGroups || r == "/" {
+	r, u, ok := localReturn(p)
+	if !ok || u.Path != views.PathGroups {
 		return ""
 	}
 	return r

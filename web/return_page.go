@@ -14,8 +14,9 @@ import (
 // returnPage is the page a form on this page comes back to (the user
 // menu's time zone form): a path of this site that answers GET. For a GET
 // of a page it is the request's own path and query; a download's (the
-// refusal of an export another site started, say) is its nearest page. A page a POST rendered (a
-// confirmation, the chain check's result, a form's 422) has a path that
+// refusal of an export another site started, say) is its nearest page. A
+// page a POST rendered (a confirmation, the chain check's result, a
+// form's 422) has a path that
 // may answer POST only, so it is, in order: the page the form was sent
 // from (the Referer, when it is this site's and a GET page; a Referer of
 // another site, or one that names another host in its path, is never
@@ -118,13 +119,23 @@ func routePatterns(e *echo.Echo) map[string]map[string]bool {
 // or a GET that writes would have the form start it, same-origin, past
 // the refusal of one another site started.
 func (s *Server) pageBack(p string) string {
-	p = authz.LocalPath(p)
-	u, err := url.Parse(p)
-	// A path a browser would resolve otherwise than the router matches
-	// it ("/static/../audit/export.csv", a "\" it reads as "/") is no
-	// page, as listReturn judges.
-	if err != nil || strings.Contains(u.Path, `\`) || path.Clean(u.Path) != u.Path || !s.answersGet(u.Path) {
+	r, u, ok := localReturn(p)
+	if !ok || !s.answersGet(u.Path) {
 		return "/"
 	}
-	return p
+	return r
+}
+
+// localReturn reads p, a form's return_to, as a path of this site
+// (authz.LocalPath) and parses it; false when it does not parse, or its
+// path is not the one a browser would follow: one with dot segments
+// ("/static/../audit/export.csv", or %2e%2e) or a "\" (a "/" to a
+// browser) would take the browser elsewhere than the router matched.
+func localReturn(p string) (string, *url.URL, bool) {
+	r := authz.LocalPath(p)
+	u, err := url.Parse(r)
+	if err != nil || strings.Contains(u.Path, `\`) || path.Clean(u.Path) != u.Path {
+		return r, nil, false
+	}
+	return r, u, true
 }
