@@ -50,8 +50,8 @@ func (f fixForm) Validate(now time.Time) (dlq.FixInput, map[string]string) {
 
 // fixMarkerCreate records that a fix is in place for the item type (or
 // error group) of the dead letter of the path, as an on-call states it;
-// audited. It comes from the group page or the dead letter's page and goes
-// back there; bad input re-renders the dead letter's page with the form
+// audited. It comes from the groups page (return_to names it, with its
+// filter, sort and page) or the dead letter's page and goes back there; bad input re-renders the dead letter's page with the form
 // open, its messages and what was typed (422).
 func (s *Server) fixMarkerCreate(c echo.Context) error {
 	id, ok := deadLetterID(c)
@@ -67,8 +67,8 @@ func (s *Server) fixMarkerCreate(c echo.Context) error {
 		return s.deny(c, tenant, authz.ObjDeadLetter+":"+authz.ActFix, "dead letter "+c.Param("id"))
 	}
 	back, returnTo := deadLetterURL(id), ""
-	if c.FormValue("return_to") == "groups" {
-		back, returnTo = "/groups", "groups"
+	if r := groupsReturn(c.FormValue("return_to")); r != "" {
+		back, returnTo = r, r
 	}
 	form := readFixForm(c)
 	now := authz.Now(ctx) // the database's clock: a fix is never dated ahead of it

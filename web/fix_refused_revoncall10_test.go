@@ -36,11 +36,11 @@ func TestRevOncall10RefusedFixIsShownOpen(t *testing.T) {
 	groups := b.Do(t, oncall, "GET", "/groups", nil, nil).Doc(t)
 	form := groups.Find(fmt.Sprintf(`form[action="/deadletters/%d/fix"]`, id))
 	require.Equal(t, 1, form.Length(), "the groups page offers a fix of the group")
-	require.Equal(t, "groups", form.Find(`input[name="return_to"]`).AttrOr("value", ""))
+	require.Equal(t, "/groups", form.Find(`input[name="return_to"]`).AttrOr("value", ""))
 
 	const note = "relay config rolled back by INC-88"
 	resp := b.Do(t, oncall, "POST", fmt.Sprintf("/deadletters/%d/fix", id), url.Values{
-		"return_to": {"groups"}, "scope": {"item_type"}, "fixed_at": {"2026-12-01T08:00"}, "ref": {""}, "note": {note}}, nil)
+		"return_to": {"/groups"}, "scope": {"item_type"}, "fixed_at": {"2026-12-01T08:00"}, "ref": {""}, "note": {note}}, nil)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.Status, resp.Body)
 	d := resp.Doc(t)
 	details := d.Find(`details[data-testid="fix-form"]`)
@@ -49,6 +49,6 @@ func TestRevOncall10RefusedFixIsShownOpen(t *testing.T) {
 	require.Equal(t, note, details.Find(`input[name="note"]`).AttrOr("value", ""), "the note typed is kept in the form")
 	_, open := details.Attr("open")
 	assert.True(t, open, "the refused fix's form comes back collapsed: its error and typed values are hidden, and nothing else says the fix was not recorded")
-	assert.Equal(t, "groups", details.Find(`input[name="return_to"]`).AttrOr("value", ""),
+	assert.Equal(t, "/groups", details.Find(`input[name="return_to"]`).AttrOr("value", ""),
 		"the form that comes back forgets it came from the groups page")
 }

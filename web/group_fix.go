@@ -11,13 +11,16 @@ import (
 // groupFix is the form that records a fix from the groups page: for a
 // group of one tenant and one item type with a sample, when the viewer may
 // record fixes there. It posts to the sample's fix route (which finds the
-// tenant, item type and group from the dead letter, never from the form).
+// tenant, item type and group from the dead letter, never from the form),
+// naming the groups page to come back to.
 func (s *Server) groupFix(c echo.Context, g dlq.Group) *views.FixForm {
 	if len(g.Tenants) != 1 || g.ItemTypeCount != 1 || g.SampleID == 0 ||
 		!s.deps.Access.Can(userOf(c), g.Tenants[0], authz.ObjDeadLetter, authz.ActFix) {
 		return nil
 	}
 	f := fixFormFor(g.SampleID, g.Tenants[0], g.ItemTypes[0], g.Fingerprint, authz.Now(c.Request().Context()), nil)
-	f.ReturnTo = "groups"
+	// The groups page it is on, with its filter, sort and page, for the
+	// fix to come back to.
+	f.ReturnTo = groupsReturn(c.Request().URL.RequestURI())
 	return f
 }
