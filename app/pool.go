@@ -89,6 +89,27 @@ var serverKeepalives = map[string]string{"tcp_keepalives_idle": "60", "tcp_keepa
 // chain's append lock.
 const idleInTransactionTimeout = time.Minute
 
+// SearchPath is the only schema every connection of the console names
+// tables in: the schema's own, where the migrations put them. PostgreSQL's
+// default, "$user", public, would look first in a schema named after the
+// connected role, which a role with CREATE on the database may make: an
+// audit_log of its own there (a view whose trigger drops or rewrites rows
+// and seals them again) would take every append the audit package makes,
+// while public.audit_log, its guards and its chain, saw none of them. A
+// search_path in DATABASE_URL is overridden: the console supports no other.
+const SearchPath = "public"
+
+// Connect opens one connection to dsn (the CLI's, and the migrations'),
+// naming tables in SearchPath only, as OpenPool's do.
+func Connect(ctx context.Context, dsn string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RuntimeParams["search_path"] = SearchPath
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
 // OpenPool connects to PostgreSQL, waiting up to wait for it to answer. A
 // pool_max_conns in dsn is honoured over pc.MaxConns, and refused below
 // pc.MinConns before anything connects.
@@ -103,6 +124,7 @@ func OpenPool(ctx context.Context, dsn string, wait time.Duration, pc PoolConfig
 	if pc.MaxConns > 0 && !setsMaxConns(dsn) {
 		cfg.MaxConns = pc.MaxConns
 	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = SearchPath
 	cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(pc.StatementTimeout.Milliseconds(), 10)
 	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(idleInTransactionTimeout.Milliseconds(), 10)
 	// A console that vanishes (its host lost, not its process ended) would
@@ -177,7 +199,7 @@ func CheckDatabase(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) er
 // reached: above migrations.Newest for a schema a newer release left, on
 // which it runs nothing (migrations.Migrate).
 func MigrateAsOwner(ctx context.Context, dsn string) (int32, error) {
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := Connect(ctx, dsn)
 	if err != nil {
 		return 0, fmt.Errorf("connect to MIGRATE_DATABASE_URL: %w", err)
 	}

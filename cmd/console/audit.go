@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/quarantine-console/quarantine/app"
 
 	"github.com/quarantine-console/quarantine/audit"
 )
@@ -113,7 +113,7 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 		}
 		return verifyExportFile(file, keys, acceptUnproven, stdout, stderr)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := app.Connect(ctx, dsn)
 	if err != nil {
 		return unchecked(fmt.Errorf("connect to DATABASE_URL: %w", err))
 	}
@@ -288,7 +288,7 @@ func runAuditCheckpoint(ctx context.Context, args []string, getenv func(string) 
 	if err != nil {
 		return fmt.Errorf("AUDIT_PUBLIC_KEYS (--audit-public-keys): %w", err)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := app.Connect(ctx, dsn)
 	if err != nil {
 		return fmt.Errorf("connect to DATABASE_URL: %w", err)
 	}

@@ -8,7 +8,7 @@ import (
 	"os/user"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/quarantine-console/quarantine/app"
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq/replay"
@@ -71,7 +71,7 @@ func runPolicyRollback(ctx context.Context, args []string, getenv func(string) s
 	if err := s.parse(args); err != nil {
 		return err
 	}
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := app.Connect(ctx, dsn)
 	if err != nil {
 		return fmt.Errorf("connect to DATABASE_URL: %w", err)
 	}
@@ -95,7 +95,7 @@ func runPolicyStatus(ctx context.Context, args []string, getenv func(string) str
 	if err := s.parse(args); err != nil {
 		return err
 	}
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := app.Connect(ctx, dsn)
 	if err != nil {
 		return fmt.Errorf("connect to DATABASE_URL: %w", err)
 	}

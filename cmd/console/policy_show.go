@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/quarantine-console/quarantine/app"
 
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
@@ -52,7 +52,7 @@ func runPolicyShow(ctx context.Context, args []string, getenv func(string) strin
 			"`console policy status` names the active replay policy version and the active retention terms version")
 		return errUsage
 	}
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := app.Connect(ctx, dsn)
 	if err != nil {
 		return fmt.Errorf("connect to DATABASE_URL: %w", err)
 	}
