@@ -18,6 +18,11 @@ type Run struct {
 	Status        string
 	PolicyVersion string
 	ApprovedAt    time.Time
+	// PolicyReplaced: the version it was approved under was replaced
+	// since, and then made active again (a rollback). The change voided
+	// the approval, and going back does not revive it: the approver said
+	// yes to those rules before the operators found them wrong.
+	PolicyReplaced bool
 	// Started: a publish of a job of the request may have landed, though
 	// its status does not say so yet (a worker marked the job attempted
 	// and stopped before it recorded anything). A request is started once
@@ -129,7 +134,7 @@ func JudgeRun(t *Table, r Run, now time.Time) Verdict {
 	default:
 		return v.plain(Block, CheckRequestStatus, "the request is "+r.Status)
 	}
-	if t.Stale(r.PolicyVersion) {
+	if t.Stale(r.PolicyVersion) || r.PolicyReplaced {
 		return v.plain(Block, CheckPolicy, "the replay policy changed since approval; request again")
 	}
 	if Lapsed(ApprovalLapse(t, r), now) {

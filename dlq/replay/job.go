@@ -130,6 +130,7 @@ type job struct {
 	policy                             string
 	rate                               float64
 	approvedAt                         *time.Time
+	policyReplaced                     bool // its request's version was made active again since its approval (replaypolicy.Run.PolicyReplaced)
 	requester                          quarantine.Actor
 	msgID, opID, corrID, subject       string
 	headers                            []dlq.HeaderValue
@@ -302,7 +303,7 @@ WITH k AS (
     FROM k JOIN dead_letters d ON d.id = k.dead_letter_id AND d.dead_lettered_at = k.at
     FOR SHARE OF d
 )
-SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r.approved_at,
+SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r.approved_at, ` + policyReplacedOfR + `,
        r.requester_issuer, r.requester_subject, r.requester_email, r.requester_email_verified, r.reconciliation_note,
        i.msg_id, i.operation_id, i.correlation_id, i.subject, i.headers, coalesce(i.payload, d.payload, ''),
        coalesce(d.principal, ''), coalesce(d.item_type, ''),
@@ -401,7 +402,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			var id int64
 			var hs []byte
 			var l job
-			dest := []any{&id, &l.tenant, &l.class, &l.requestUnion, &l.reqStatus, &l.policy, &l.rate, &l.approvedAt,
+			dest := []any{&id, &l.tenant, &l.class, &l.requestUnion, &l.reqStatus, &l.policy, &l.rate, &l.approvedAt, &l.policyReplaced,
 				&l.requester.Issuer, &l.requester.Subject, &l.requester.Email, &l.requester.EmailVerified, &l.note, &l.msgID, &l.opID, &l.corrID, &l.subject,
 				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.heldByStatus, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
 				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation}

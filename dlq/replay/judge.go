@@ -352,7 +352,7 @@ const selectRunPeople = `SELECT r.approvals_needed, coalesce(u.issuer, ''), coal
 // the request is judged at a later claim.
 func (w *Worker) runFacts(ctx context.Context, t *replaypolicy.Table, j *job) (_ replaypolicy.Run, _ *string, lapses time.Time, _ error) {
 	r := replaypolicy.Run{Tenant: j.tenant, Class: j.class, Union: j.requestUnion, Status: string(j.reqStatus), PolicyVersion: j.policy,
-		Requester: j.requester}
+		PolicyReplaced: j.policyReplaced, Requester: j.requester}
 	if j.approvedAt != nil {
 		r.ApprovedAt = *j.approvedAt
 	}

@@ -1,0 +1,53 @@
+package replay_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq/replay"
+)
+
+// TestRev35RollbackDoesNotReviveApprovalsOfAReplacedVersion: a policy
+// change voids the approvals made under the version it replaces: the
+// jobs of a request approved under v1 are blocked while v2 is active. But
+// the workers compared the request's version with the active one only,
+// so `console policy rollback` to v1 brought every such approval back:
+// the jobs not yet due when v2 came (a long request at its rate) were
+// published under rules the operators had just replaced, and the request
+// ended with a hole of the items blocked meanwhile. A request approved
+// before its version was last made active is now judged stale, at the
+// claim and at the publish gate; one approved after the rollback runs.
+func TestRev35RollbackDoesNotReviveApprovalsOfAReplacedVersion(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	older := b.policy.Load()
+	require.NoError(t, b.replays.ActivatePolicy(ctx, "v1-host"))
+	before := b.request(t, []int64{b.seedItem(t, "search.index_update", "rev35-rollback-before", nil, "{}")}, replay.SubmitInput{Reason: "reindex"})
+	require.Equal(t, replay.StatusApproved, before.Status, "rebuildable runs on the requester's word")
+
+	activateElsewhere(t, b, policyAt(t, 400))
+	_, err := replay.AllowPolicyRollback(ctx, b.db.Pool, older.Version()[:12], 0, oncall, "the newer rates flooded the index")
+	require.NoError(t, err)
+	require.NoError(t, b.replays.ActivatePolicy(ctx, "v1-rollback"))
+	var active string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT version FROM replay_policy_active`).Scan(&active))
+	require.Equal(t, older.Version(), active, "the rollback took")
+	after := b.request(t, []int64{b.seedItem(t, "search.index_update", "rev35-rollback-after", nil, "{}")}, replay.SubmitInput{Reason: "reindex again"})
+	require.Equal(t, replay.StatusApproved, after.Status)
+
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitFinished(t, before.ID)
+	b.waitFinished(t, after.ID)
+	assert.Equal(t, map[string]int{string(replay.JobBlocked): 1}, b.jobStates(t, before.ID),
+		"the approval made before v2 replaced v1 came back with the rollback: %s", b.jobsText(t, before.ID))
+	assert.Contains(t, b.jobsText(t, before.ID), "the replay policy changed since approval")
+	assert.Equal(t, map[string]int{string(replay.JobReplayed): 1}, b.jobStates(t, after.ID),
+		"a request approved under the rolled-back version after the rollback runs: %s", b.jobsText(t, after.ID))
+	info, err := b.target.Info(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), info.State.Msgs, "only the request approved after the rollback was published")
+}
