@@ -81,18 +81,19 @@ SELECT r.first_slot, clock_timestamp(), m.id, m.published_before FROM r LEFT JOI
 // process may activate another since, and a request is never published
 // under rules that are no longer in force (replaypolicy.JudgeRun blocks it
 // at the next claim).
-const policyStillActive = `policy_version = coalesce((SELECT p.version FROM replay_policy_active p), policy_version)
-        AND NOT ` + policyReplaced
+const policyStillActive = `(policy_version = coalesce((SELECT p.version FROM replay_policy_active p), policy_version)
+        AND NOT ` + policyReplaced + `)`
 
 // policyReplaced holds of a request (replay_requests' row) approved before
-// its version was last made active: the version was replaced since the
-// approval and then rolled back to (an activation changes activated_at
-// only when it changes the version). The change voided the approval, and
-// the rollback does not revive it (replaypolicy.Run.PolicyReplaced).
-const policyReplaced = `coalesce(approved_at < (SELECT p.activated_at FROM replay_policy_active p WHERE p.version = policy_version), false)`
+// another version was made active: its version was replaced since the
+// approval, and has been rolled back to if it is the active one again.
+// The change voided the approval, and the rollback does not revive it
+// (replaypolicy.Run.PolicyReplaced). A first activation of the version a
+// request was approved under replaces nothing.
+const policyReplaced = `EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> policy_version AND v.activated_at > approved_at)`
 
 // policyReplacedOfR is policyReplaced of replay_requests r.
-const policyReplacedOfR = `coalesce(r.approved_at < (SELECT p.activated_at FROM replay_policy_active p WHERE p.version = r.policy_version), false)`
+const policyReplacedOfR = `EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> r.policy_version AND v.activated_at > r.approved_at)`
 
 // Whether a request still publishes between slots ($2: the stamp the
 // claim judged its people's rights on, NULL when it checked none): its
