@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/quarantine-console/quarantine"
 )
 
 // Received is a message as it came off a stream: the input of ParseDLQ.
@@ -255,8 +257,13 @@ const UnknownTenant = "unknown"
 // replaces bad bytes with U+FFFD, so acme\xff, acme\xfe and a literal
 // acme\uFFFD would share one console tenant, and whoever may publish to
 // one would write into the others), or a wildcard (* is the console's
-// "every tenant", > is no tenant either). Such a dead letter is stored
-// under UnknownTenant, its subject kept as it came. An empty token is
+// "every tenant", > is no tenant either), or a partial one ("acme*", which
+// no role can name), a token that reads as the key a longer tenant's name
+// is stored as (quarantine.BoundedKey: whoever may publish to it would
+// write into that tenant), or UnknownTenant itself (the console's tenant
+// for dead letters of no tenant, which holds other tenants' unmapped
+// give-ups). Such a dead letter is stored under UnknownTenant, its subject
+// kept as it came. An empty token is
 // returned as "" unflagged (missing:tenant).
 func (r *Record) tenantToken(tok string) string {
 	switch {
@@ -268,6 +275,17 @@ func (r *Record) tenantToken(tok string) string {
 	case !utf8.ValidString(tok) || strings.ContainsRune(tok, 0) || strings.ContainsRune(tok, utf8.RuneError):
 		r.flag("invalid:tenant", "the subject's tenant token %s is not valid UTF-8 text (or holds NUL or U+FFFD), which could not be told apart from "+
 			"another tenant's once stored: stored under tenant %q", short(tok), UnknownTenant)
+		return ""
+	case strings.ContainsAny(tok, "*>"):
+		r.flag("invalid:tenant", "the subject's tenant token %s holds a wildcard character, which no role can name: stored under tenant %q",
+			short(tok), UnknownTenant)
+		return ""
+	case len(tok) <= MaxTenantBytes && quarantine.IsBoundedKey(tok):
+		r.flag("invalid:tenant", "the subject's tenant token %s reads as the key the console stores a longer tenant's name as, "+
+			"so its dead letters would be that tenant's: stored under tenant %q", short(tok), UnknownTenant)
+		return ""
+	case tok == UnknownTenant:
+		r.flag("invalid:tenant", "the subject's tenant token is %q, the console's own tenant for dead letters of no tenant", UnknownTenant)
 		return ""
 	}
 	return tok

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
@@ -102,6 +103,10 @@ func newDeadLetter(prefix, tenant, itemType string, orig *nats.Msg, from Origin,
 		// As the console reads a tenant (Record.tenantToken): one it
 		// stores under "unknown" is refused here, where it can be fixed.
 		return nil, fmt.Errorf("dead-letter %s: tenant %q must be one subject token of UTF-8 text, without white space, NUL or U+FFFD", orig.Subject, tenant)
+	}
+	if tenant == UnknownTenant || len(tenant) <= MaxTenantBytes && quarantine.IsBoundedKey(tenant) {
+		return nil, fmt.Errorf("dead-letter %s: tenant %q is one the console keeps for itself (its tenant of dead letters of no tenant, or the key it stores a longer tenant's name as)",
+			orig.Subject, tenant)
 	}
 	if fault := itemTypeFault(itemType); fault != "" {
 		return nil, fmt.Errorf("dead-letter %s: item type %q %s, which names no item type", orig.Subject, itemType, fault)
