@@ -156,6 +156,25 @@ func (c *IngestConfig) defaults() {
 // without (flagged header_block_unavailable).
 const maxHeaderRereads = 5
 
+// maxWideWait is how long, from when its stream stored it, a dead letter
+// or an advisory is delivered again past maxHeaderRereads while the read
+// it waits for fails for a reason of NATS's, not its own (sweepWide: no
+// responders, a timeout, no quorum, the connection down): a stream's
+// leader being elected, or NATS restarting, must not strip the give-ups
+// of those minutes of their original, tenant and payload for good, as
+// five quick failures did. JetStream's count of deliveries also counts ack
+// waits run out and batches put off, so it is no measure of reads. Past
+// this the record is stored flagged, as after maxHeaderRereads: a message
+// whose every read times out is not waited for forever.
+const maxWideWait = time.Hour
+
+// waitsOutWide reports whether a message stored at md.Timestamp, whose read
+// failed with err, is delivered again rather than stored without what the
+// read would give, whatever its count of deliveries (maxWideWait).
+func waitsOutWide(err error, md *jetstream.MsgMetadata) bool {
+	return err != nil && sweepWide(err) && time.Since(md.Timestamp) < maxWideWait
+}
+
 // maxRefusedDeliveries is how many deliveries of a dead letter PostgreSQL
 // refuses in its parsed and its raw form go by before its position form
 // is stored instead (contentRefusedForm): as many as the sweeps the sweep

@@ -17,8 +17,9 @@ import (
 // names: otherwise anyone who may publish on an advisory subject could make
 // the console copy messages of any stream it can read. When the fetch fails
 // for a reason other than "gone", the advisory is delivered again later (at
-// most maxHeaderRereads times; then the record is stored without the
-// original, flagged). When its consumer was made again meanwhile it cannot
+// most maxHeaderRereads times, or for maxWideWait while NATS itself does
+// not answer the read; then the record is stored without the original,
+// flagged). When its consumer was made again meanwhile it cannot
 // be nak'd: the one made again delivers it again, unless it is no longer
 // in its stream, when it is stored now, flagged.
 //
@@ -30,7 +31,7 @@ func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items c
 	}
 	rec, adv, err := in.advisoryRecord(ctx, in.received(m), m.Subject(), m.Data())
 	if err != nil {
-		if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered < maxHeaderRereads {
+		if md, mdErr := m.Metadata(); mdErr == nil && (md.NumDelivered < maxHeaderRereads || waitsOutWide(err, md)) {
 			// Not nak'd when its consumer was made again: the
 			// consumer made again delivers it again while its stream
 			// holds it (and the original may be readable then); only

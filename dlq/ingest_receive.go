@@ -155,7 +155,8 @@ func clientReadWhole(m jetstream.Msg) bool {
 // when the stream no longer holds the message.
 //
 // When the read fails otherwise, a header block is waited for the first
-// few deliveries (maxHeaderRereads), then r is stored without it, and so
+// few deliveries (maxHeaderRereads; while NATS itself does not answer the
+// read, maxWideWait), then r is stored without it, and so
 // it is when m cannot be nak'd because its consumer was made again
 // (nobody would deliver it again). A payload is waited for as many
 // deliveries (JetStream's count, NumDelivered: a delivery put off for
@@ -193,7 +194,7 @@ func (in *Ingester) rereadStored(ctx context.Context, m jetstream.Msg, r *Receiv
 		return false
 	}
 	if whole {
-		if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered >= maxHeaderRereads && ctx.Err() == nil {
+		if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered >= maxHeaderRereads && !waitsOutWide(err, md) && ctx.Err() == nil {
 			in.log.Warn("a dead letter that may lack its payload (delivered headers only?) could not be read whole from the stream in its last delivery allowed: stored as delivered, flagged payload_unverified",
 				"stream", r.Stream, "seq", r.Seq, "deliveries", md.NumDelivered, "err", err)
 			r.setUnread(block, whole, fmt.Errorf("not read whole in %d deliveries; the last read: %w", md.NumDelivered, err))
@@ -202,7 +203,7 @@ func (in *Ingester) rereadStored(ctx context.Context, m jetstream.Msg, r *Receiv
 		return in.comeAgain(m, r, "reading it whole from the stream failed", err)
 	}
 	if ctx.Err() == nil {
-		if md, mdErr := m.Metadata(); mdErr == nil && md.NumDelivered < maxHeaderRereads {
+		if md, mdErr := m.Metadata(); mdErr == nil && (md.NumDelivered < maxHeaderRereads || waitsOutWide(err, md)) {
 			if nakErr := m.NakWithDelay(2 * time.Second); !errors.Is(nakErr, errRetired) {
 				in.log.Warn("reading a header block again from the stream failed; the dead letter comes again later",
 					"stream", r.Stream, "seq", r.Seq, "deliveries", md.NumDelivered, "err", err)
