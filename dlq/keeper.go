@@ -140,6 +140,11 @@ type KeeperPass struct {
 	// exist), with why.
 	KeyRuns  []TrimRun
 	KeysKept map[string]error
+	// ClockAhead is how far the database's clock was ahead of this
+	// console's, when by more than maxClockSkew: the pass then removed
+	// nothing by age (no retention run, no empty past partition dropped, no
+	// arrival count trimmed). Zero otherwise.
+	ClockAhead time.Duration
 }
 
 // KeysTrimmed is how many purged source keys the pass removed.
@@ -238,7 +243,17 @@ func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 	if err := conn.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
 		return pass, fmt.Errorf("partition keeper: the database's clock: %w", err)
 	}
-	if skew := k.cfg.Now().Sub(now); skew.Abs() > maxClockSkew {
+	switch skew := k.cfg.Now().Sub(now); {
+	case skew < -maxClockSkew:
+		// Ages are the database's (received_at, now()), so a database
+		// clock that jumped ahead (a failover to a host N days fast)
+		// would make every dead letter N days older and remove for good
+		// what its period still keeps. Removing later costs nothing; a
+		// console whose own clock is behind only delays it.
+		pass.ClockAhead = -skew
+		k.log.Warn("partition keeper: the database's clock is ahead of this console's; this pass removes nothing by age (retention, empty past partitions, arrival counts) until they agree",
+			"ahead", pass.ClockAhead.Round(time.Second), "database_now", now, "console_now", k.cfg.Now())
+	case skew > maxClockSkew:
 		k.log.Warn("partition keeper: this console's clock differs from the database's; retention and partitions go by the database's",
 			"skew", skew.Round(time.Second))
 	}
@@ -269,6 +284,10 @@ func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, no
 	if pass.Made, err = k.makeAhead(ctx, conn, now); err != nil {
 		return err
 	}
+	if pass.ClockAhead > 0 {
+		pass.KeyRuns, pass.KeysKept, err = k.trimPurgedKeys(ctx, conn, k.cfg.BatchRows, k.cfg.MaxRuns)
+		return err
+	}
 	var terms RetentionPolicy
 	if k.cfg.Policy != nil {
 		terms = k.cfg.Policy()
@@ -297,7 +316,8 @@ func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, no
 }
 
 // maxClockSkew is how far this console's clock may be from the database's
-// before a pass says so (it judges by the database's either way).
+// before a pass says so (it judges by the database's either way), and how
+// far the database's may be ahead before a pass removes nothing by age.
 const maxClockSkew = time.Minute
 
 // makeAhead makes the partitions of yesterday, today and Ahead days after.
