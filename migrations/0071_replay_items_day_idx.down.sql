@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS replay_items_day_idx;
