@@ -319,6 +319,11 @@ type Ledger struct {
 	// own Dlq-Replay-Of chain does not explain it (Item.AlreadyReplayed).
 	Replayed   bool
 	ReplayedBy int64
+	// AppliedOnly: every such replay is a person's finding that the effect
+	// happened ("applied", after an outcome nobody could know), none one
+	// the broker confirmed: the job is done, but nothing says it was
+	// replayed.
+	AppliedOnly bool
 	// ChainCut is the dead letter up the job's Dlq-Replay-Of chain that
 	// retention removed (0: none): as Item.ChainCut, a replay the ledger
 	// holds is then for a person, never taken as done.
@@ -466,6 +471,9 @@ func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
 	case l.Replayed && !(Classing{Class: v.Class}).skipsReplayed():
 		return v.plain(Block, CheckLedger, fmt.Sprintf("already replayed%s (the replay ledger has it), and a %s item is not published twice: "+
 			"if its effect did not happen, resolve it by hand", replayedBy(l.ReplayedBy), v.Class))
+	case l.Replayed && l.AppliedOnly:
+		return v.plain(Done, CheckLedger, fmt.Sprintf("already applied, as a person found of its replay%s whose outcome nobody could know "+
+			"(the replay ledger has it; no broker confirmed a replay of it)", replayedBy(l.ReplayedBy)))
 	case l.Replayed:
 		return v.plain(Done, CheckLedger, "already replayed"+replayedBy(l.ReplayedBy)+" (the replay ledger has it)")
 	case l.Unsettled != 0:

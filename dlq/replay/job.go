@@ -219,6 +219,7 @@ type job struct {
 	notBefore    *time.Time
 	resetAttempt bool
 	deferred     bool
+	appliedTwin  bool // skipped as its identity's replay a person found applied (judge)
 }
 
 // decide gives j the state and result of a rule's verdict, and when to try

@@ -60,7 +60,7 @@ var ledgerOf = `SELECT u.id,
 // job but this one, and not the first replay of an origin of its dead
 // letter (as readOrigins read them).
 var jobLedger = ledgerTerms{tenant: "u.tenant", subject: "u.subject", msgID: "u.msg_id", opID: "u.op_id", job: "u.id",
-	origin: "EXISTS (SELECT 1 FROM unnest($5::bigint[], $6::bigint[]) AS a(job, origin) WHERE a.job = u.id AND a.origin = l.job_id)"}
+	origin: "EXISTS (SELECT 1 FROM unnest($5::bigint[], $6::bigint[]) AS a(job, origin) WHERE a.job = u.id AND a.origin = l.job_id)", signApplied: true}
 
 // selectStarted says whether a publish of a job of request $1 may have
 // landed, in any claim (replaypolicy.Run.Started), and whether that is not
@@ -219,6 +219,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		}
 		if v.Outcome != replaypolicy.Go {
 			j.unsent(v)
+			j.appliedTwin = j.state == JobSkipped && appliedTwin(v, f.Ledger)
 			continue
 		}
 		j.window = w.jobWindow(ctx, j) // a retry's read afresh
@@ -242,6 +243,14 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		}
 	}
 	hand.j = nil
+}
+
+// appliedTwin says whether v, a verdict that ends a job unsent, is the
+// ledger's for an identity whose replays l holds are all a person's
+// finding "applied", none the broker's: the job is skipped, and its dead
+// letter is resolved, not replayed (markSkippedApplied).
+func appliedTwin(v replaypolicy.Verdict, l *replaypolicy.Ledger) bool {
+	return v.Outcome == replaypolicy.Done && v.Check == replaypolicy.CheckLedger && l != nil && l.AppliedOnly
 }
 
 // claimClock is the database's clock as a claim reads it, once (at its
@@ -533,7 +542,14 @@ func (w *Worker) readLedgers(ctx context.Context, q querier, jobs []*job) map[in
 		var l replaypolicy.Ledger
 		_, err = pgx.ForEachRow(rows, []any{&id, &byMsg, &byOp, &l.Unsettled, &l.InFlight}, func() error {
 			read := l
-			read.ReplayedBy = cmp.Or(byMsg, byOp)
+			// A negative request is a person's finding "applied", none of
+			// the broker's found by that identity (ledgerTerms.signApplied).
+			read.AppliedOnly = byMsg <= 0 && byOp <= 0 && (byMsg < 0 || byOp < 0)
+			if read.AppliedOnly {
+				read.ReplayedBy = -cmp.Or(byMsg, byOp)
+			} else {
+				read.ReplayedBy = cmp.Or(max(byMsg, 0), max(byOp, 0))
+			}
 			read.Replayed = read.ReplayedBy != 0
 			read.ChainCut = chains.cut[id]
 			out[id] = &read

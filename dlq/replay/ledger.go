@@ -67,7 +67,16 @@ const judgedGenerationOfD = `GREATEST(d.generation, (SELECT count(*) FROM replay
 
 type ledgerTerms struct {
 	tenant, subject, msgID, opID, job, origin string
+	// signApplied: the request is negated when the replay named is a
+	// person's finding ("applied", Reconcile) and none of the identity's
+	// replays is the broker's (those come first): a twin of an item
+	// settled applied is not reported replayed (replaypolicy.Ledger.AppliedOnly).
+	signApplied bool
 }
+
+// settledAppliedL holds of the ledger row l whose job a person settled
+// "applied": the broker never confirmed that replay (Reconcile).
+const settledAppliedL = `EXISTS (SELECT 1 FROM replay_jobs aj WHERE aj.id = l.job_id AND aj.state = 'replayed' AND starts_with(aj.result, '` + appliedLead + `'))`
 
 // replayedByMsg is the expression of the request whose replay of t's
 // message id on t's subject the ledger holds (replay_ledger_msg_idx, by
@@ -75,10 +84,10 @@ type ledgerTerms struct {
 // message id is its subject's (replaypolicy.Identity), so a replay of
 // another service's message that has the same id is not this one's.
 func (t ledgerTerms) replayedByMsg() string {
-	return t.fill(`coalesce((SELECT l.request_id FROM replay_ledger l
+	return t.fill(`coalesce((SELECT {pick} FROM replay_ledger l
         WHERE l.tenant = {tenant} AND left(l.msg_id, 256) = left({msg}, 256) AND quarantine_key(l.msg_id) = quarantine_key({msg})
           AND l.subject = {subject} AND l.job_id IS DISTINCT FROM {job} AND NOT ({origin})
-        ORDER BY l.published_at, l.job_id LIMIT 1), 0)`)
+        ORDER BY {order} l.published_at, l.job_id LIMIT 1), 0)`)
 }
 
 // replayedByOp is the expression of the request whose replay of t's
@@ -89,18 +98,23 @@ func (t ledgerTerms) replayedByMsg() string {
 // key. Its aliases (l, ri, rj; ro and rup in origins) are its own: the
 // enclosing queries name theirs d, i, j, o and u.
 func (t ledgerTerms) replayedByOp() string {
-	return t.fill(`coalesce((SELECT l.request_id FROM replay_items ri
+	return t.fill(`coalesce((SELECT {pick} FROM replay_items ri
         JOIN replay_jobs rj ON rj.request_id = ri.request_id AND rj.dead_letter_id = ri.dead_letter_id
         JOIN replay_ledger l ON l.job_id = rj.id
         WHERE quarantine_key(ri.operation_id) = quarantine_key({op}) AND ri.operation_id <> ''
           AND l.tenant = {tenant} AND quarantine_key(l.operation_id) = quarantine_key({op})
           AND l.job_id IS DISTINCT FROM {job} AND NOT ({origin})
-        ORDER BY l.published_at, l.job_id LIMIT 1), 0)`)
+        ORDER BY {order} l.published_at, l.job_id LIMIT 1), 0)`)
 }
 
 // fill puts t's terms into sql.
 func (t ledgerTerms) fill(sql string) string {
-	return strings.NewReplacer("{origin}", t.origin, "{tenant}", t.tenant, "{subject}", t.subject, "{msg}", t.msgID, "{op}", t.opID, "{job}", t.job).Replace(sql)
+	pick, order := "l.request_id", ""
+	if t.signApplied {
+		pick, order = "CASE WHEN "+settledAppliedL+" THEN -l.request_id ELSE l.request_id END", settledAppliedL+", "
+	}
+	return strings.NewReplacer("{pick}", pick, "{order}", order, "{origin}", t.origin, "{tenant}", t.tenant, "{subject}", t.subject,
+		"{msg}", t.msgID, "{op}", t.opID, "{job}", t.job).Replace(sql)
 }
 
 // firstReplayJob is the job of the first replay the console sent of dead

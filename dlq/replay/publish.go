@@ -197,6 +197,7 @@ func (w *Worker) guardIdentities(ctx context.Context, tx pgx.Tx, chunk []*job) (
 		}
 		if v := replaypolicy.JudgeGate(j.facts(), ledgers[j.id]); v.Outcome != replaypolicy.Go {
 			held[j.id] = v
+			j.appliedTwin = appliedTwin(v, ledgers[j.id])
 		}
 	}
 	return held, nil
@@ -479,6 +480,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 			hand.j = j
 			if v, ok := g.held[j.id]; ok {
 				j.unsent(v) // the identity was published or replayed by another job since the claim judged this one
+				j.appliedTwin = j.appliedTwin && j.state == JobSkipped
 				sent++
 				continue
 			}

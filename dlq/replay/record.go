@@ -108,6 +108,12 @@ var (
 	markNeedsReconciliation = dlq.StatusMove(jobDeadLetters+`
       AND d.status IN ('replay_requested', 'replaying') -- only what a replay holds
     FOR UPDATE OF d`, `'needs_reconciliation'`, "id")
+	// A job skipped because a person found its identity's replay applied
+	// (job.appliedTwin): its dead letter is resolved, as that item's is
+	// (markApplied), not replayed: no broker stored a replay of it.
+	markSkippedApplied = dlq.StatusMove(jobDeadLetters+`
+      AND d.status IN ('replay_requested', 'replaying', 'replay_failed', 'quarantined', 'needs_reconciliation') -- as markReplayed
+    FOR UPDATE OF d`, `'resolved'`, "id")
 	markRequeued = dlq.StatusMove(jobDeadLetters+`
       AND d.status IN ('replay_requested', 'replaying', 'needs_reconciliation') -- only what a replay holds goes back
     FOR UPDATE OF d`, `'quarantined'`, "id")
@@ -652,6 +658,9 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 			continue // released untouched: nothing happened to record
 		}
 		if s, ok := rs[j.state]; ok {
+			if j.state == JobSkipped && j.appliedTwin {
+				s.mark = markSkippedApplied
+			}
 			if marks[s.mark] == nil {
 				marks[s.mark] = &heldPairs{}
 			}
@@ -673,7 +682,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 		}
 	}
 	untouched := map[int64]bool{} // dead letters their job's request no longer holds
-	for _, sql := range []string{markReplayed, markFailed, markNeedsReconciliation, markRequeued} {
+	for _, sql := range []string{markReplayed, markSkippedApplied, markFailed, markNeedsReconciliation, markRequeued} {
 		p := marks[sql]
 		if p == nil {
 			continue
