@@ -39,8 +39,15 @@ import (
 //     a snooze "until N more arrive" counts from, migration 0058).
 //
 // Counts therefore lag ingest by at most a fold (FoldEvery), and are exact
-// once it ran. Every upsert takes its keys in order (ORDER BY the key, and
-// the tables in the order below) so concurrent statements cannot deadlock.
+// once it ran. Every upsert takes its keys of a table in order (ORDER BY
+// the key), so two statements of one kind cannot deadlock on a table. The
+// order of the tables is PostgreSQL's to choose among a statement's
+// data-modifying CTEs, and differs between a fold, a status change and a
+// retention run (review round 35 saw groups then counts against counts
+// then groups): two of them meeting on one group's rows can deadlock, and
+// PostgreSQL then rolls one back. Nothing is lost: a fold's deltas wait
+// for the next fold, a status change is retried (dlq.InTx), and a
+// retention run gives way until its next pass.
 //
 // A counter row seen for the first time (a new tenant, item type, class or
 // status) is announced on CountersChannel when the statement commits, so
