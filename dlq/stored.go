@@ -71,10 +71,9 @@ func readStored(ctx context.Context, js jetstream.JetStream, stream string, seq 
 
 // readStoredAtMost reads as readStored does; atMost, when above 0, is a
 // size the caller knows the message is no larger than (its subject, header
-// block and payload, as a delivery of it showed), so that a message of
-// seq (not next) known to be at most storedJSONMax is read through the
-// JSON API at once, and one whose read as a NATS message JetStream
-// refuses is read there when atMost is at most storedJSONMax. The stream's own size (all it
+// block and payload, as a delivery of it showed), so that a message whose
+// read as a NATS message JetStream refuses is read through the JSON API
+// when atMost is at most storedJSONMax. The stream's own size (all it
 // holds) bounds each of its messages too.
 func readStoredAtMost(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool, atMost int) (*storedMsg, error) {
 	if _, ok := ctx.Deadline(); !ok {
@@ -82,12 +81,7 @@ func readStoredAtMost(ctx context.Context, js jetstream.JetStream, stream string
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 	}
-	// A message known to be small enough for the JSON API is read there
-	// at once: one request, where readMsg asks for the stream's info and
-	// makes and deletes a consumer (a dead letter a producer made to be
-	// read again, many times over, cost the meta leader that churn while
-	// its batch waited).
-	if js.Conn().MaxPayload() > storedJSONMax && !(atMost > 0 && atMost <= storedJSONMax && !next) {
+	if js.Conn().MaxPayload() > storedJSONMax {
 		st, err := readMsg(ctx, js, stream, seq, next, atMost)
 		var refused *consumerRefusedError
 		switch {
