@@ -1,4 +1,3 @@
----- tern: disable-tx ----
 -- quarantine_dead_letter_partition_busy(d) asks whether an open replay
 -- request names a dead letter of day d. replay_items had no index by
 -- dead_lettered_at alone (only after dead_letter_id), so every ask read
@@ -9,10 +8,11 @@
 -- million items about 0.5 s a time (review round 35). With this index an
 -- ask reads that day's items only.
 --
--- Built CONCURRENTLY, outside a transaction (the tern line above), so
--- drafts and submits, which insert items, go on while it builds. A build
--- that fails leaves an invalid index: the DROP makes `console migrate`
--- able to run again.
-DROP INDEX CONCURRENTLY IF EXISTS replay_items_day_idx;
-CREATE INDEX CONCURRENTLY replay_items_day_idx ON replay_items (dead_lettered_at);
+-- A plain CREATE INDEX, in the migration's transaction: it holds inserts
+-- into replay_items (drafts and submits wait) for one read of the table,
+-- a second or two per million items. CONCURRENTLY would need the file run
+-- outside a transaction, and waits for every older snapshot, among them a
+-- second `console migrate` waiting for the migrations' lock: the two
+-- would deadlock.
+CREATE INDEX replay_items_day_idx ON replay_items (dead_lettered_at);
 COMMENT ON INDEX replay_items_day_idx IS 'Items by the day of their dead letter, for quarantine_dead_letter_partition_busy (the keeper''s question before it empties a day).';
