@@ -3,10 +3,14 @@ package replay_test
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 
@@ -50,4 +54,39 @@ func TestRev35RollbackDoesNotReviveApprovalsOfAReplacedVersion(t *testing.T) {
 	info, err := b.target.Info(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), info.State.Msgs, "only the request approved after the rollback was published")
+}
+
+// TestRev35ApprovalUnderAFreshActivationIsNotStale: whether a version was
+// replaced since an approval was first judged by time: another version
+// activated after the approval. An approval is dated by the console's
+// clock (never after the database's), so a console whose clock was ten
+// minutes behind dated a request approved under version B before A's
+// activation of a minute earlier, and its jobs were blocked as if B had
+// been replaced since. The approval now records the activation it was
+// given under (policy_activated_at), and only a later activation of its
+// own version (a rollback) makes it stale.
+func TestRev35ApprovalUnderAFreshActivationIsNotStale(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	activateElsewhere(t, b, policyAt(t, 400))
+	require.NoError(t, b.replays.ActivatePolicy(ctx, "b-host"))
+	behind := time.Now().Add(-10 * time.Minute) // served by a replica whose clock is ten minutes behind
+	b.now.Store(&behind)
+	id := b.seedItem(t, "email.send", "rev35-fresh", nats.Header{dlq.HeaderOperationID: {"op-rev35-fresh"}}, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{Reason: "the mail relay was down"})
+	require.Equal(t, replay.StatusPendingApproval, req.Status)
+	behind = behind.Add(time.Second)
+	d, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.True(t, d.Ready, d.Reason)
+	b.now.Store(nil)
+	var stamped bool
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT policy_activated_at IS NOT NULL FROM replay_requests WHERE id = $1`, req.ID).Scan(&stamped))
+	assert.True(t, stamped, "the approval records the activation it was given under")
+
+	run(t, b.worker(t, replay.WorkerConfig{}))
+	b.waitFinished(t, req.ID)
+	assert.Equal(t, map[string]int{string(replay.JobReplayed): 1}, b.jobStates(t, req.ID),
+		"blocked as if its policy had changed since approval: %s", b.jobsText(t, req.ID))
 }

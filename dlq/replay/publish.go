@@ -84,16 +84,22 @@ SELECT r.first_slot, clock_timestamp(), m.id, m.published_before FROM r LEFT JOI
 const policyStillActive = `(policy_version = coalesce((SELECT p.version FROM replay_policy_active p), policy_version)
         AND NOT ` + policyReplaced + `)`
 
-// policyReplaced holds of a request (replay_requests' row) approved before
-// another version was made active: its version was replaced since the
-// approval, and has been rolled back to if it is the active one again.
-// The change voided the approval, and the rollback does not revive it
-// (replaypolicy.Run.PolicyReplaced). A first activation of the version a
-// request was approved under replaces nothing.
-const policyReplaced = `EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> policy_version AND v.activated_at > approved_at)`
+// policyReplaced holds of a request (replay_requests' row) whose version
+// was made active again since its approval (a rollback, after another
+// version replaced it): the change voided the approval, and the rollback
+// does not revive it (replaypolicy.Run.PolicyReplaced). The approval
+// recorded the activation it was given under (policy_activated_at,
+// migration 0072); one approved before that is judged by its time: another
+// version activated after it. A first activation of the version a request
+// was approved under replaces nothing.
+const policyReplaced = `CASE WHEN policy_activated_at IS NOT NULL
+        THEN policy_activated_at IS DISTINCT FROM (SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = policy_version)
+        ELSE EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> policy_version AND v.activated_at > approved_at) END`
 
 // policyReplacedOfR is policyReplaced of replay_requests r.
-const policyReplacedOfR = `EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> r.policy_version AND v.activated_at > r.approved_at)`
+const policyReplacedOfR = `CASE WHEN r.policy_activated_at IS NOT NULL
+        THEN r.policy_activated_at IS DISTINCT FROM (SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = r.policy_version)
+        ELSE EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> r.policy_version AND v.activated_at > r.approved_at) END`
 
 // Whether a request still publishes between slots ($2: the stamp the
 // claim judged its people's rights on, NULL when it checked none): its

@@ -84,6 +84,7 @@ const (
 	// Dated as its approvals are: by the console's clock, never after the
 	// database's (insertApproval, judgedAt).
 	approveRequest = `UPDATE replay_requests SET status = 'approved', approved_at = least($2::timestamptz, now()), status_reason = '',
+        policy_activated_at = (SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = replay_requests.policy_version),
         version = version + 1
         WHERE id = $1 AND status = 'pending_approval'` // approved once, whatever clicks race
 	// The outbox: one job per item that holds its dead letter, scheduled

@@ -1,0 +1,1 @@
+ALTER TABLE replay_requests DROP COLUMN policy_activated_at;
