@@ -156,23 +156,34 @@ func (c *IngestConfig) defaults() {
 // without (flagged header_block_unavailable).
 const maxHeaderRereads = 5
 
-// maxWideWait is how long, from when its stream stored it, a dead letter
-// or an advisory is delivered again past maxHeaderRereads while the read
-// it waits for fails for a reason of NATS's, not its own (sweepWide: no
-// responders, a timeout, no quorum, the connection down): a stream's
-// leader being elected, or NATS restarting, must not strip the give-ups
-// of those minutes of their original, tenant and payload for good, as
-// five quick failures did. JetStream's count of deliveries also counts ack
-// waits run out and batches put off, so it is no measure of reads. Past
-// this the record is stored flagged, as after maxHeaderRereads: a message
-// whose every read times out is not waited for forever.
-const maxWideWait = time.Hour
+// maxWideDeliveries is how many deliveries past maxHeaderRereads a dead
+// letter or an advisory may take while the read it waits for fails for a
+// reason of NATS's, not its own (sweepWide: no responders, a timeout, no
+// quorum, the connection down): a stream's leader being elected, or NATS
+// restarting, must not strip the give-ups of those minutes of their
+// original, tenant and payload for good, as five quick failures did. With
+// rereadDelay's backoff they span some 27 minutes. Past them the record
+// is stored flagged, as after maxHeaderRereads: a message whose every read
+// times out is not waited for forever. Deliveries are counted by
+// JetStream, so no clock is compared; a waiting message keeps its place
+// among the consumer's unacknowledged ones meanwhile.
+const maxWideDeliveries = 30
 
-// waitsOutWide reports whether a message stored at md.Timestamp, whose read
-// failed with err, is delivered again rather than stored without what the
-// read would give, whatever its count of deliveries (maxWideWait).
+// waitsOutWide reports whether a message in its md.NumDelivered-th
+// delivery, whose read failed with err, is delivered again rather than
+// stored without what the read would give (maxWideDeliveries).
 func waitsOutWide(err error, md *jetstream.MsgMetadata) bool {
-	return err != nil && sweepWide(err) && time.Since(md.Timestamp) < maxWideWait
+	return err != nil && sweepWide(err) && md.NumDelivered < maxHeaderRereads+maxWideDeliveries
+}
+
+// rereadDelay is how long a message whose read failed waits before its
+// next delivery, after its delivered-th: 2 s for the first
+// maxHeaderRereads, then doubling, up to a minute.
+func rereadDelay(delivered uint64) time.Duration {
+	if delivered < maxHeaderRereads {
+		return 2 * time.Second
+	}
+	return min(2*time.Second<<min(delivered-maxHeaderRereads, 5), time.Minute)
 }
 
 // maxRefusedDeliveries is how many deliveries of a dead letter PostgreSQL

@@ -17,9 +17,9 @@ import (
 // names: otherwise anyone who may publish on an advisory subject could make
 // the console copy messages of any stream it can read. When the fetch fails
 // for a reason other than "gone", the advisory is delivered again later (at
-// most maxHeaderRereads times, or for maxWideWait while NATS itself does
-// not answer the read; then the record is stored without the original,
-// flagged). When its consumer was made again meanwhile it cannot
+// most maxHeaderRereads times, or maxWideDeliveries more while NATS itself
+// does not answer the read; then the record is stored without the
+// original, flagged). When its consumer was made again meanwhile it cannot
 // be nak'd: the one made again delivers it again, unless it is no longer
 // in its stream, when it is stored now, flagged.
 //
@@ -37,9 +37,9 @@ func (in *Ingester) handleAdvisory(ctx context.Context, m jetstream.Msg, items c
 			// holds it (and the original may be readable then); only
 			// one no longer there is stored now, flagged, rather than
 			// nak'd for nobody.
-			nakErr := m.NakWithDelay(2 * time.Second)
+			nakErr := m.NakWithDelay(rereadDelay(md.NumDelivered))
 			if !errors.Is(nakErr, errRetired) {
-				in.log.Warn("fetch original for advisory; will retry", "stream", adv.Stream, "seq", adv.StreamSeq, "err", err)
+				in.log.Warn("fetch original for advisory; will retry", "stream", adv.Stream, "seq", adv.StreamSeq, "deliveries", md.NumDelivered, "err", err)
 				return
 			}
 			if in.comesAgain(ctx, md) {

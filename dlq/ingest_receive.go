@@ -156,7 +156,7 @@ func clientReadWhole(m jetstream.Msg) bool {
 //
 // When the read fails otherwise, a header block is waited for the first
 // few deliveries (maxHeaderRereads; while NATS itself does not answer the
-// read, maxWideWait), then r is stored without it, and so
+// read, maxWideDeliveries more), then r is stored without it, and so
 // it is when m cannot be nak'd because its consumer was made again
 // (nobody would deliver it again). A payload is waited for as many
 // deliveries (JetStream's count, NumDelivered: a delivery put off for
@@ -204,7 +204,7 @@ func (in *Ingester) rereadStored(ctx context.Context, m jetstream.Msg, r *Receiv
 	}
 	if ctx.Err() == nil {
 		if md, mdErr := m.Metadata(); mdErr == nil && (md.NumDelivered < maxHeaderRereads || waitsOutWide(err, md)) {
-			if nakErr := m.NakWithDelay(2 * time.Second); !errors.Is(nakErr, errRetired) {
+			if nakErr := m.NakWithDelay(rereadDelay(md.NumDelivered)); !errors.Is(nakErr, errRetired) {
 				in.log.Warn("reading a header block again from the stream failed; the dead letter comes again later",
 					"stream", r.Stream, "seq", r.Seq, "deliveries", md.NumDelivered, "err", err)
 				return true
@@ -254,6 +254,9 @@ func (in *Ingester) comeAgain(m jetstream.Msg, r *Received, why string, err erro
 	delay := time.Duration(0)
 	if err != nil {
 		delay = 2 * time.Second
+		if md, mdErr := m.Metadata(); mdErr == nil {
+			delay = rereadDelay(md.NumDelivered)
+		}
 	}
 	nakErr := m.NakWithDelay(delay)
 	switch {

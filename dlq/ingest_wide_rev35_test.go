@@ -22,9 +22,9 @@ import (
 // give-up was stored for good in tenant unknown, without its original,
 // flagged original_unreadable, and acked: its tenant's on-call never saw
 // it, and nothing read it again though its stream still held it. A read
-// NATS does not answer now keeps the advisory coming for maxWideWait from
-// when it was stored, whatever its count; past that, it is stored flagged
-// as before.
+// NATS does not answer now keeps the advisory coming for maxWideDeliveries
+// more deliveries (some 27 minutes with rereadDelay's backoff); past them
+// it is stored flagged as before.
 func TestRev35LiveAdvisoryWideFailureAtFifthDeliveryIsNotStored(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -47,14 +47,14 @@ func TestRev35LiveAdvisoryWideFailureAtFifthDeliveryIsNotStored(t *testing.T) {
 	nc.Close() // NATS not answering: no read of any message can succeed
 	down := NewIngester(IngestConfig{Watch: ws}, closedJS, b.store, NewMetrics(prometheus.NewRegistry()), quietLog)
 	items := make(chan item, 1)
-	for _, delivered := range []int{maxHeaderRereads, maxHeaderRereads + 20} {
+	for _, delivered := range []int{maxHeaderRereads, maxHeaderRereads + maxWideDeliveries - 1} {
 		down.handleAdvisory(ctx, msg(delivered, time.Now()), items)
 		require.Empty(t, items, "delivery %d: stored without its original because NATS did not answer for a while", delivered)
 	}
 
 	// NATS answers again: the next delivery reads the original.
 	up := NewIngester(IngestConfig{Watch: ws}, b.js, b.store, NewMetrics(prometheus.NewRegistry()), quietLog)
-	up.handleAdvisory(ctx, msg(maxHeaderRereads+21, time.Now()), items)
+	up.handleAdvisory(ctx, msg(maxHeaderRereads+maxWideDeliveries-1, time.Now()), items)
 	require.Len(t, items, 1)
 	up.flush(ctx, []item{<-items})
 	d, err := b.store.BySource(ctx, "ORDERS", 1, "refunder")
@@ -63,8 +63,8 @@ func TestRev35LiveAdvisoryWideFailureAtFifthDeliveryIsNotStored(t *testing.T) {
 	assert.Equal(t, "the refund order", string(d.Payload))
 	assert.NotContains(t, d.Flags, "original_unreadable")
 
-	// Not forever: an advisory older than maxWideWait is stored, flagged.
-	down.handleAdvisory(ctx, msg(maxHeaderRereads, time.Now().Add(-maxWideWait-time.Minute)), items)
+	// Not forever: past maxWideDeliveries more deliveries it is stored, flagged.
+	down.handleAdvisory(ctx, msg(maxHeaderRereads+maxWideDeliveries, time.Now()), items)
 	require.Len(t, items, 1, "a read NATS never answers is waited for without end")
 	assert.Contains(t, (<-items).rec.Flags, "original_unreadable")
 }
@@ -72,9 +72,8 @@ func TestRev35LiveAdvisoryWideFailureAtFifthDeliveryIsNotStored(t *testing.T) {
 // TestRev35HeaderBlockRereadWaitsOutNATS: a dead letter whose header
 // block must be read again from the stream was stored without it at its
 // fifth delivery whatever made the reads fail, a NATS outage too. A read
-// NATS does not answer now brings it again for maxWideWait; past that it
-// is stored without the block, as before; a failure of the message's own
-// is still bounded by its deliveries.
+// NATS does not answer now brings it again for maxWideDeliveries more
+// deliveries; past them it is stored without the block, as before.
 func TestRev35HeaderBlockRereadWaitsOutNATS(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -82,15 +81,30 @@ func TestRev35HeaderBlockRereadWaitsOutNATS(t *testing.T) {
 	nc, closedJS := b.ns.Connect(t)
 	nc.Close()
 	in := NewIngester(IngestConfig{}, closedJS, b.store, NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	delivery := func(stored time.Time) (pulledMsg, *Received) {
+	delivery := func(delivered int) (pulledMsg, *Received) {
 		sub, err := b.nc.SubscribeSync(nats.NewInbox())
 		require.NoError(t, err)
 		m := pulledMsg{inc: &incarnation{stream: "DLQ"}, received: time.Now(), m: &nats.Msg{Sub: sub, Subject: "dlq.acme.orders",
-			Reply: fmt.Sprintf("$JS.ACK.DLQ.quarantine-ingest.%d.3.3.%d.0", maxHeaderRereads, stored.UnixNano())}}
-		return m, &Received{Subject: "dlq.acme.orders", Stream: "DLQ", Seq: 3, Time: stored}
+			Reply: fmt.Sprintf("$JS.ACK.DLQ.quarantine-ingest.%d.3.3.%d.0", delivered, time.Now().UnixNano())}}
+		return m, &Received{Subject: "dlq.acme.orders", Stream: "DLQ", Seq: 3, Time: time.Now()}
 	}
-	m, r := delivery(time.Now())
+	m, r := delivery(maxHeaderRereads)
 	assert.True(t, in.rereadStored(ctx, m, r, true, false), "stored without its header block at its fifth delivery while NATS did not answer")
-	m, r = delivery(time.Now().Add(-maxWideWait - time.Minute))
+	m, r = delivery(maxHeaderRereads + maxWideDeliveries)
 	assert.False(t, in.rereadStored(ctx, m, r, true, false), "a read NATS never answers is waited for without end")
+}
+
+// TestRev35RereadDelayBacksOff: the wait before each delivery again after
+// a failed read: 2 s for the first deliveries, then doubling to a minute,
+// so that maxWideDeliveries span a NATS restart.
+func TestRev35RereadDelayBacksOff(t *testing.T) {
+	t.Parallel()
+	var total time.Duration
+	for n := uint64(1); n < maxHeaderRereads+maxWideDeliveries; n++ {
+		total += rereadDelay(n)
+	}
+	assert.Equal(t, 2*time.Second, rereadDelay(1))
+	assert.Equal(t, 4*time.Second, rereadDelay(maxHeaderRereads+1))
+	assert.Equal(t, time.Minute, rereadDelay(maxHeaderRereads+maxWideDeliveries-1))
+	assert.Greater(t, total, 20*time.Minute, "the deliveries a read NATS does not answer is waited for span %s", total)
 }
