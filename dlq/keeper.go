@@ -219,6 +219,7 @@ func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 	}
 	if !mine {
 		pass.Skipped = true
+		k.metrics.ahead.Set(0) // another console's pass holds retention, or not, by its own clock
 		// Whether this console would remove anything is still said.
 		if k.cfg.Policy != nil {
 			if terms := k.cfg.Policy(); terms != nil {
@@ -257,6 +258,7 @@ func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 		k.log.Warn("partition keeper: this console's clock differs from the database's; retention and partitions go by the database's",
 			"skew", skew.Round(time.Second))
 	}
+	k.metrics.ahead.Set(pass.ClockAhead.Seconds())
 	err = k.steps(ctx, conn.Conn(), &pass, now)
 	// What committed counts, and is announced, even when a later step failed.
 	k.metrics.count(pass)
@@ -269,7 +271,10 @@ func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 	if err != nil {
 		return pass, err
 	}
-	k.metrics.lastPass.Set(float64(now.Unix()))
+	// Dated by this console's clock, as Prometheus's time() that the alert
+	// compares it with is a host's: the database's, were it days ahead,
+	// would date it in the future and keep PartitionKeeperStopped quiet.
+	k.metrics.lastPass.Set(float64(k.cfg.Now().Unix()))
 	return pass, nil
 }
 
@@ -285,6 +290,17 @@ func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, no
 		return err
 	}
 	if pass.ClockAhead > 0 {
+		// Whether this console's terms are the active ones is still said
+		// (RetentionTermsStale), as a pass another console holds the lock
+		// of says it.
+		if k.cfg.Policy != nil {
+			if terms := k.cfg.Policy(); terms != nil {
+				if active, aerr := ActiveTerms(ctx, conn); aerr == nil {
+					pass.Stale, pass.Active = active.Stale(termsVersion(terms)), active
+					k.sayStale(*pass, terms)
+				}
+			}
+		}
 		pass.KeyRuns, pass.KeysKept, err = k.trimPurgedKeys(ctx, conn, k.cfg.BatchRows, k.cfg.MaxRuns)
 		return err
 	}
@@ -544,6 +560,7 @@ type keeperMetrics struct {
 	behind   prometheus.Counter
 	lastPass prometheus.Gauge
 	stale    prometheus.Gauge
+	ahead    prometheus.Gauge
 }
 
 func newKeeperMetrics(reg prometheus.Registerer) *keeperMetrics {
@@ -572,13 +589,17 @@ func newKeeperMetrics(reg prometheus.Registerer) *keeperMetrics {
 			Name: "quarantine_partition_keeper_last_pass_timestamp_seconds",
 			Help: "When a keeper pass of this console last completed (Unix time).",
 		}),
+		ahead: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "quarantine_partition_keeper_db_clock_ahead_seconds",
+			Help: "How far the database's clock was ahead of this console's at its last keeper pass, when by more than a minute (0 otherwise): the pass then removed nothing by age.",
+		}),
 		stale: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "quarantine_retention_terms_stale",
 			Help: "1 while this console's retention terms (its POLICY_FILE's [retention]) are not the active ones, as its last keeper pass found: it removes no dead letters; 0 while they are.",
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.keys, m.removed, m.runs, m.errors, m.behind, m.lastPass, m.stale)
+		reg.MustRegister(m.keys, m.removed, m.runs, m.errors, m.behind, m.lastPass, m.stale, m.ahead)
 	}
 	return m
 }

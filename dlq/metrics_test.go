@@ -26,7 +26,7 @@ func TestAlertRulesUseExportedIngestSeries(t *testing.T) {
 	exported := map[string]bool{}
 	ch := make(chan *prometheus.Desc, 64)
 	km := newKeeperMetrics(nil)
-	for _, c := range append(NewMetrics(prometheus.NewRegistry()).collectors(), NewDepthCollector(nil, nil), km.removed, km.runs, km.errors, km.lastPass, km.stale) {
+	for _, c := range append(NewMetrics(prometheus.NewRegistry()).collectors(), NewDepthCollector(nil, nil), km.removed, km.runs, km.errors, km.lastPass, km.stale, km.ahead) {
 		c.Describe(ch)
 	}
 	close(ch)
