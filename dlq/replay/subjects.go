@@ -100,10 +100,16 @@ func ParseSubjectAllowlist(s string) (*SubjectAllowlist, error) {
 func (a *SubjectAllowlist) Empty() bool { return a == nil || len(a.entries) == 0 }
 
 // Patterns returns tenant's patterns, with {tenant} replaced: what its
-// replays may publish to.
+// replays may publish to. An entry of every tenant that names {tenant}
+// gives dlq.UnknownTenant nothing: it is no tenant of the services (ingest
+// puts there what names none, from any producer), and app.unknown.> is no
+// place a replay of it belongs; an entry for it by name is taken.
 func (a *SubjectAllowlist) Patterns(tenant string) []string {
 	var out []string
 	for _, e := range a.entries {
+		if e.tenant == "" && tenant == dlq.UnknownTenant && strings.Contains(e.pattern, TenantPlaceholder) {
+			continue
+		}
 		if e.tenant == "" || e.tenant == tenant {
 			out = append(out, strings.ReplaceAll(e.pattern, TenantPlaceholder, tenant))
 		}
