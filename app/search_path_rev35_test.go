@@ -33,13 +33,8 @@ func TestRev35ShadowSchemaCannotCaptureAppends(t *testing.T) {
 	require.NoError(t, err)
 	defer admin.Close(ctx)
 	role := "qt_shadow_" + db.Name
-	for _, stmt := range []string{
-		`CREATE ROLE ` + role + ` LOGIN PASSWORD 'x' IN ROLE quarantine_runtime`,
-		`GRANT CREATE ON DATABASE ` + db.Name + ` TO ` + role,
-	} {
-		_, err := admin.Exec(ctx, stmt)
-		require.NoError(t, err, stmt)
-	}
+	_, err = admin.Exec(ctx, `CREATE ROLE `+role+` LOGIN PASSWORD 'x' IN ROLE quarantine_runtime`)
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		c, err := pgx.Connect(context.Background(), db.AdminURL)
 		if err != nil {
@@ -53,6 +48,8 @@ func TestRev35ShadowSchemaCannotCaptureAppends(t *testing.T) {
 			}
 		}
 	})
+	_, err = admin.Exec(ctx, `GRANT CREATE ON DATABASE `+db.Name+` TO `+role)
+	require.NoError(t, err)
 	u, err := testdb.AsRole(testdb.ServerURL(t), db.Name, role, "x")
 	require.NoError(t, err)
 

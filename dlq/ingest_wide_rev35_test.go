@@ -90,6 +90,11 @@ func TestRev35HeaderBlockRereadWaitsOutNATS(t *testing.T) {
 	}
 	m, r := delivery(maxHeaderRereads)
 	assert.True(t, in.rereadStored(ctx, m, r, true, false), "stored without its header block at its fifth delivery while NATS did not answer")
+	// A payload it may lack (delivered headers only) waits the same way.
+	m, r = delivery(maxHeaderRereads)
+	assert.True(t, in.rereadStored(ctx, m, r, false, true), "stored without its payload at its fifth delivery while NATS did not answer")
+	m, r = delivery(maxHeaderRereads + maxWideDeliveries)
+	assert.False(t, in.rereadStored(ctx, m, r, false, true), "a payload read NATS never answers is waited for without end")
 	m, r = delivery(maxHeaderRereads + maxWideDeliveries)
 	assert.False(t, in.rereadStored(ctx, m, r, true, false), "a read NATS never answers is waited for without end")
 }

@@ -14,5 +14,6 @@
 -- outside a transaction, and waits for every older snapshot, among them a
 -- second `console migrate` waiting for the migrations' lock: the two
 -- would deadlock.
+DROP INDEX IF EXISTS replay_items_day_idx; -- one a first draft of this migration left invalid (CONCURRENTLY), on a development database
 CREATE INDEX replay_items_day_idx ON replay_items (dead_lettered_at);
 COMMENT ON INDEX replay_items_day_idx IS 'Items by the day of their dead letter, for quarantine_dead_letter_partition_busy (the keeper''s question before it empties a day).';

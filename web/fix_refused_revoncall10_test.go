@@ -24,6 +24,7 @@ import (
 // /tmp/rc10/fix-error-from-groups-1024.png (no error visible at all).
 // The form that comes back also lost return_to=groups, so the corrected
 // submit lands on the dead letter and not on the groups page it came from.
+// (Since round 35 the form names the groups page it is on, /groups here.)
 //
 // Severity: medium. Expected: a refused fix comes back with its form open
 // (its errors in view), and still going back where it came from.

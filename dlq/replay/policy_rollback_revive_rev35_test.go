@@ -76,7 +76,8 @@ func TestRev35ApprovalUnderAFreshActivationIsNotStale(t *testing.T) {
 	id := b.seedItem(t, "email.send", "rev35-fresh", nats.Header{dlq.HeaderOperationID: {"op-rev35-fresh"}}, "{}")
 	req := b.request(t, []int64{id}, replay.SubmitInput{Reason: "the mail relay was down"})
 	require.Equal(t, replay.StatusPendingApproval, req.Status)
-	behind = behind.Add(time.Second)
+	approving := behind.Add(time.Second) // the approval comes after the request
+	b.now.Store(&approving)
 	d, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	require.True(t, d.Ready, d.Reason)
@@ -89,4 +90,48 @@ func TestRev35ApprovalUnderAFreshActivationIsNotStale(t *testing.T) {
 	b.waitFinished(t, req.ID)
 	assert.Equal(t, map[string]int{string(replay.JobReplayed): 1}, b.jobStates(t, req.ID),
 		"blocked as if its policy had changed since approval: %s", b.jobsText(t, req.ID))
+}
+
+// TestRev35RollbackBetweenClaimAndPublishPublishesNothing: the gate half of
+// TestRev35RollbackDoesNotReviveApprovalsOfAReplacedVersion. A worker
+// claims and judges a job of a request approved under v1 while v1 is
+// active; before its publish gate, another process activates v2 and an
+// operator rolls back to v1. The active version is the request's again,
+// but its approval was voided by the change: the gate publishes nothing,
+// and the next claim blocks the job.
+func TestRev35RollbackBetweenClaimAndPublishPublishesNothing(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	older := b.policy.Load()
+	require.NoError(t, b.replays.ActivatePolicy(ctx, "v1-host"))
+	id := b.seedItem(t, "search.index_update", "rev35-mid-rollback", nil, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{Reason: "reindex"})
+	require.Equal(t, replay.StatusApproved, req.Status)
+
+	w := b.worker(t, replay.WorkerConfig{Retry: time.Millisecond}) // a released job is due again at once
+	rolledBack := false
+	w.AfterJudge(func() {
+		if rolledBack {
+			return
+		}
+		rolledBack = true
+		activateElsewhere(t, b, policyAt(t, 400))
+		_, err := replay.AllowPolicyRollback(ctx, b.db.Pool, older.Version()[:12], 0, oncall, "the newer rates flooded the index")
+		require.NoError(t, err)
+		require.NoError(t, b.replays.ActivatePolicy(ctx, "v1-rollback"))
+	})
+	n, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.True(t, rolledBack)
+	assert.Zero(t, b.publishedAs(t, "rev35-mid-rollback"), "judged before the rollback, published after it")
+	j := b.job(t, req.ID, id)
+	assert.Equal(t, "pending", j.State, j.Result)
+	assert.Equal(t, "released: the active replay policy changed since the claim judged it", j.Result)
+
+	j = b.rerun(t, w, req.ID, id)
+	assert.Equal(t, "blocked", j.State)
+	assert.Equal(t, "the replay policy changed since approval; request again", j.Result)
+	assert.Zero(t, b.publishedAs(t, "rev35-mid-rollback"))
 }

@@ -89,17 +89,26 @@ const policyStillActive = `(policy_version = coalesce((SELECT p.version FROM rep
 // version replaced it): the change voided the approval, and the rollback
 // does not revive it (replaypolicy.Run.PolicyReplaced). The approval
 // recorded the activation it was given under (policy_activated_at,
-// migration 0072); one approved before that is judged by its time: another
-// version activated after it. A first activation of the version a request
+// migration 0072); one approved without (before 0072, or by an older
+// console during an upgrade) is judged by its time: another version
+// activated after it, or its own made active again after it (a rollback:
+// its own activated after it while another version is on record; an
+// approval committed while another version's activation waited for its
+// locks is caught so). A console clock behind the database's can only
+// make that block one more. A first activation of the version a request
 // was approved under replaces nothing.
 const policyReplaced = `CASE WHEN policy_activated_at IS NOT NULL
         THEN policy_activated_at IS DISTINCT FROM (SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = policy_version)
-        ELSE EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> policy_version AND v.activated_at > approved_at) END`
+        ELSE EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> policy_version AND v.activated_at > approved_at)
+            OR (EXISTS (SELECT 1 FROM replay_policy_versions o WHERE o.version <> policy_version)
+                AND coalesce((SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = policy_version) > approved_at, false)) END`
 
 // policyReplacedOfR is policyReplaced of replay_requests r.
 const policyReplacedOfR = `CASE WHEN r.policy_activated_at IS NOT NULL
         THEN r.policy_activated_at IS DISTINCT FROM (SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = r.policy_version)
-        ELSE EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> r.policy_version AND v.activated_at > r.approved_at) END`
+        ELSE EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> r.policy_version AND v.activated_at > r.approved_at)
+            OR (EXISTS (SELECT 1 FROM replay_policy_versions o WHERE o.version <> r.policy_version)
+                AND coalesce((SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = r.policy_version) > r.approved_at, false)) END`
 
 // Whether a request still publishes between slots ($2: the stamp the
 // claim judged its people's rights on, NULL when it checked none): its
