@@ -44,6 +44,10 @@ type Item struct {
 	AlreadyReplayed   bool
 	OperationReplayed bool
 	ReplayedBy        int64
+	// AppliedOnly: every such replay is a person's finding that its effect
+	// happened ("applied", after an outcome nobody could know), none one
+	// the broker confirmed (Ledger.AppliedOnly).
+	AppliedOnly bool
 	// ChainCut is the dead letter up the item's Dlq-Replay-Of chain that
 	// retention removed (0: none, or the item names no origin): the chain
 	// is known only up to it, so a replay it does not explain may be one of
@@ -547,15 +551,22 @@ func replayedBefore(v Verdict, item Item) Verdict {
 	if !item.AlreadyReplayed {
 		what = fmt.Sprintf("operation id %q", item.OperationID)
 	}
+	// done is what became of it: replayed, or, when no broker confirmed
+	// any replay of it, applied as a person found.
 	by := replayedBy(item.ReplayedBy)
+	done, doneWell := "replayed"+by, "replayed successfully"+by
+	if item.AppliedOnly {
+		done = "applied, as a person found of its replay" + by + " whose outcome nobody could know (no broker confirmed a replay of it)"
+		doneWell = done
+	}
 	if item.ChainCut != 0 {
-		return v.with(Block, CheckLedger, "%s was already replayed%s, and %s; resolve it by hand", what, by, chainCutBy(item.ChainCut))
+		return v.with(Block, CheckLedger, "%s was already %s, and %s; resolve it by hand", what, done, chainCutBy(item.ChainCut))
 	}
 	if v.Classing.skipsReplayed() {
-		return v.with(Done, CheckLedger, "%s was already replayed successfully%s; the item is skipped, not re-sent", what, by)
+		return v.with(Done, CheckLedger, "%s was already %s; the item is skipped, not re-sent", what, doneWell)
 	}
-	return v.with(Block, CheckLedger, "%s was already replayed%s (the replay ledger holds it), and a %s item is not published twice: "+
-		"if its effect did not happen, resolve it by hand", what, by, v.Class)
+	return v.with(Block, CheckLedger, "%s was already %s (the replay ledger holds it), and a %s item is not published twice: "+
+		"if its effect did not happen, resolve it by hand", what, done, v.Class)
 }
 
 // judgeErrorClass applies the rule of the item's error class (Table.ErrorRule):
