@@ -51,6 +51,16 @@ func TestRev35LiveAdvisoryWideFailureAtFifthDeliveryIsNotStored(t *testing.T) {
 		down.handleAdvisory(ctx, msg(delivered, time.Now()), items)
 		require.Empty(t, items, "delivery %d: stored without its original because NATS did not answer for a while", delivered)
 	}
+	// Its nak asks for rereadDelay's wait: 8 s at the seventh delivery.
+	seventh := msg(maxHeaderRereads+2, time.Now())
+	acks, err := b.nc.SubscribeSync(seventh.m.Reply)
+	require.NoError(t, err)
+	require.NoError(t, b.nc.Flush())
+	down.handleAdvisory(ctx, seventh, items)
+	require.Empty(t, items)
+	nak, err := acks.NextMsg(10 * time.Second)
+	require.NoError(t, err, "the advisory was not nak'd")
+	assert.Equal(t, fmt.Sprintf(`-NAK {"delay": %d}`, (8*time.Second).Nanoseconds()), string(nak.Data))
 
 	// NATS answers again: the next delivery reads the original.
 	up := NewIngester(IngestConfig{Watch: ws}, b.js, b.store, NewMetrics(prometheus.NewRegistry()), quietLog)
@@ -97,6 +107,16 @@ func TestRev35HeaderBlockRereadWaitsOutNATS(t *testing.T) {
 	assert.False(t, in.rereadStored(ctx, m, r, false, true), "a payload read NATS never answers is waited for without end")
 	m, r = delivery(maxHeaderRereads + maxWideDeliveries)
 	assert.False(t, in.rereadStored(ctx, m, r, true, false), "a read NATS never answers is waited for without end")
+
+	// The nak asks for rereadDelay's wait: 8 s at the seventh delivery.
+	m, r = delivery(maxHeaderRereads + 2)
+	acks, err := b.nc.SubscribeSync(m.m.Reply)
+	require.NoError(t, err)
+	require.NoError(t, b.nc.Flush())
+	require.True(t, in.rereadStored(ctx, m, r, true, false))
+	nak, err := acks.NextMsg(10 * time.Second)
+	require.NoError(t, err, "the delivery was not nak'd")
+	assert.Equal(t, fmt.Sprintf(`-NAK {"delay": %d}`, (8*time.Second).Nanoseconds()), string(nak.Data))
 }
 
 // TestRev35RereadDelayBacksOff: the wait before each delivery again after
