@@ -43,15 +43,7 @@ func TestRev35RetentionHoldsWhileTheDatabaseClockIsAhead(t *testing.T) {
 	}, reg, quiet)
 	ahead := func() float64 {
 		t.Helper()
-		families, err := reg.Gather()
-		require.NoError(t, err)
-		for _, f := range families {
-			if f.GetName() == "quarantine_partition_keeper_db_clock_ahead_seconds" {
-				return f.GetMetric()[0].GetGauge().GetValue()
-			}
-		}
-		t.Fatal("quarantine_partition_keeper_db_clock_ahead_seconds is not exported")
-		return 0
+		return gaugeOf(t, reg, "quarantine_partition_keeper_db_clock_ahead_seconds")
 	}
 
 	pass, err := k.Pass(context.Background())

@@ -123,14 +123,20 @@ func (p *termsProcess) pass(t *testing.T) dlq.KeeperPass {
 // stale is the process's quarantine_retention_terms_stale.
 func (p *termsProcess) stale(t *testing.T) float64 {
 	t.Helper()
-	mfs, err := p.reg.Gather()
+	return gaugeOf(t, p.reg, "quarantine_retention_terms_stale")
+}
+
+// gaugeOf is the value of the gauge name (of no labels) that reg gathers.
+func gaugeOf(t *testing.T, reg prometheus.Gatherer, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
 	require.NoError(t, err)
 	for _, mf := range mfs {
-		if mf.GetName() == "quarantine_retention_terms_stale" {
+		if mf.GetName() == name {
 			return mf.GetMetric()[0].GetGauge().GetValue()
 		}
 	}
-	t.Fatal("quarantine_retention_terms_stale is not exported")
+	t.Fatalf("%s is not exported", name)
 	return 0
 }
 
