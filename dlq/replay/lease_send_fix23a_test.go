@@ -57,8 +57,12 @@ func TestStatusReadPastPublishingSendsNothing(t *testing.T) {
 			defer func() { _ = tx.Rollback(ctx) }()
 			released <- wait.Poll(time.Minute, wait.Interval, func() error {
 				var waiting bool
-				if err := b.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-                    WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%replay_requests%')`).Scan(&waiting); err != nil {
+				// A lock on replay_requests waited for (not the text of the
+				// waiting statement: pg_stat_activity keeps its first 1,024
+				// bytes, and the status read names the table past them).
+				if err := b.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks l
+                    WHERE l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                      AND l.relation = 'replay_requests'::regclass AND NOT l.granted)`).Scan(&waiting); err != nil {
 					return wait.Stop(err)
 				}
 				if !waiting || time.Now().Before(publishBy) {
