@@ -221,15 +221,8 @@ func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 		pass.Skipped = true
 		k.metrics.ahead.Set(0) // another console's pass holds retention, or not, by its own clock
 		// Whether this console would remove anything is still said.
-		if k.cfg.Policy != nil {
-			if terms := k.cfg.Policy(); terms != nil {
-				active, err := ActiveTerms(ctx, conn)
-				if err != nil {
-					return pass, fmt.Errorf("partition keeper: %w", err)
-				}
-				pass.Stale, pass.Active = active.Stale(termsVersion(terms)), active
-				k.sayStale(pass, terms)
-			}
+		if err := k.sayTerms(ctx, conn, &pass); err != nil {
+			return pass, fmt.Errorf("partition keeper: %w", err)
 		}
 		return pass, nil
 	}
@@ -292,15 +285,8 @@ func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, no
 	if pass.ClockAhead > 0 {
 		// Whether this console's terms are the active ones is still said
 		// (RetentionTermsStale), as a pass another console holds the lock
-		// of says it.
-		if k.cfg.Policy != nil {
-			if terms := k.cfg.Policy(); terms != nil {
-				if active, aerr := ActiveTerms(ctx, conn); aerr == nil {
-					pass.Stale, pass.Active = active.Stale(termsVersion(terms)), active
-					k.sayStale(*pass, terms)
-				}
-			}
-		}
+		// of says it; a failed read of them leaves the gauge as it was.
+		_ = k.sayTerms(ctx, conn, pass)
 		pass.KeyRuns, pass.KeysKept, err = k.trimPurgedKeys(ctx, conn, k.cfg.BatchRows, k.cfg.MaxRuns)
 		return err
 	}
@@ -329,6 +315,30 @@ func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, no
 	}
 	pass.KeyRuns, pass.KeysKept, err = k.trimPurgedKeys(ctx, conn, k.cfg.BatchRows, k.cfg.MaxRuns)
 	return errors.Join(retained, err)
+}
+
+// sayTerms reads whether this console's retention terms are the active
+// ones into pass and says so (sayStale), for a pass that removes nothing
+// whatever they are: one another console holds the lock of, or one held by
+// a database clock ahead. An error is a failed read of the active terms,
+// which says nothing.
+func (k *Keeper) sayTerms(ctx context.Context, q interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}, pass *KeeperPass) error {
+	if k.cfg.Policy == nil {
+		return nil
+	}
+	terms := k.cfg.Policy()
+	if terms == nil {
+		return nil
+	}
+	active, err := ActiveTerms(ctx, q)
+	if err != nil {
+		return err
+	}
+	pass.Stale, pass.Active = active.Stale(termsVersion(terms)), active
+	k.sayStale(*pass, terms)
+	return nil
 }
 
 // maxClockSkew is how far this console's clock may be from the database's

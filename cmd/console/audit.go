@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/quarantine-console/quarantine/app"
-
 	"github.com/quarantine-console/quarantine/audit"
 )
 

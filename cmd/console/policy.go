@@ -8,9 +8,8 @@ import (
 	"os/user"
 	"time"
 
-	"github.com/quarantine-console/quarantine/app"
-
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/quarantine-console/quarantine/app"
-
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 )

@@ -74,10 +74,9 @@ func PolicyRequest(req Request, approvals []Approval) replaypolicy.Request {
 
 // The worker's claim and publish gate, and the transactions they run in,
 // for the tests of their plans.
-const (
-	ClaimJobs = claimJobs
-	GateJobs  = gateJobs
-)
+const ClaimJobs = claimJobs
+
+var GateJobs = gateJobs
 
 var LedgerOf = ledgerOf
 

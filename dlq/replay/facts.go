@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -79,17 +78,13 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		Tenant: f.tenant, ItemType: f.itemType, MsgID: f.msgID, MsgIDDerived: f.msgIDDerived, OperationID: f.operationID,
 		Principal: f.principal, OriginalSubject: f.subject, PayloadSHA256: hex.EncodeToString(f.payloadSHA256),
 		OriginalPayloadSHA256: hex.EncodeToString(f.originalSHA256), PayloadEdited: f.edited, PayloadUnavailable: f.payloadUnavailable,
-		AlreadyReplayed: f.msgReplayedBy != 0, OperationReplayed: f.opReplayedBy != 0, ReplayedBy: cmp.Or(max(f.msgReplayedBy, 0), max(f.opReplayedBy, 0)),
+		AlreadyReplayed: f.msgReplayedBy != 0, OperationReplayed: f.opReplayedBy != 0,
 		ChainCut: f.chainCut,
 		Status:   string(f.status), Request: f.request, HeldBy: f.heldBy, HeldByStatus: f.heldByStatus,
 		ErrorClass: f.errorClass, DeadLetteredAt: dlq.DeadLetteredBy(f.deadLetteredAt, f.receivedAt, f.flags), Generation: f.generation,
 		NoRevalidator: cfg.noRevalidator(), Send: f.send, ServiceTwin: f.serviceTwin, Conflicting: conflictingOf(f.flags, f.conflicting),
 	}
-	// A negative request is a person's finding "applied", none of the
-	// broker's found by that identity (ledgerTerms.signApplied).
-	if it.AppliedOnly = f.msgReplayedBy <= 0 && f.opReplayedBy <= 0 && (f.msgReplayedBy < 0 || f.opReplayedBy < 0); it.AppliedOnly {
-		it.ReplayedBy = -cmp.Or(f.msgReplayedBy, f.opReplayedBy)
-	}
+	it.ReplayedBy, it.AppliedOnly = replayedBy(f.msgReplayedBy, f.opReplayedBy)
 	f.setFix(&it)
 	if f.subject != "" {
 		if err := cfg.Subjects.For(f.tenant, f.subject); err != nil {
@@ -164,7 +159,7 @@ func (f *fixFacts) setFix(it *replaypolicy.Item) {
 // The intent hash binds the headers whole, and reads them so (liveItems).
 var (
 	itemLedger = ledgerTerms{tenant: "$2::text", subject: "i.subject", msgID: "i.msg_id", opID: "i.operation_id", job: "NULL::bigint",
-		origin: origins("$2::text", "d.replay_of", "i.dead_lettered_at"), signApplied: true}
+		origin: origins("$2::text", "d.replay_of", "i.dead_lettered_at")}
 	// requestFactsSelect and requestFactsRest are the facts of an item
 	// around what they read of its headers (requestFactsInto).
 	requestFactsSelect = `

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -60,7 +59,7 @@ var ledgerOf = `SELECT u.id,
 // job but this one, and not the first replay of an origin of its dead
 // letter (as readOrigins read them).
 var jobLedger = ledgerTerms{tenant: "u.tenant", subject: "u.subject", msgID: "u.msg_id", opID: "u.op_id", job: "u.id",
-	origin: "EXISTS (SELECT 1 FROM unnest($5::bigint[], $6::bigint[]) AS a(job, origin) WHERE a.job = u.id AND a.origin = l.job_id)", signApplied: true}
+	origin: "EXISTS (SELECT 1 FROM unnest($5::bigint[], $6::bigint[]) AS a(job, origin) WHERE a.job = u.id AND a.origin = l.job_id)"}
 
 // selectStarted says whether a publish of a job of request $1 may have
 // landed, in any claim (replaypolicy.Run.Started), and whether that is not
@@ -542,14 +541,7 @@ func (w *Worker) readLedgers(ctx context.Context, q querier, jobs []*job) map[in
 		var l replaypolicy.Ledger
 		_, err = pgx.ForEachRow(rows, []any{&id, &byMsg, &byOp, &l.Unsettled, &l.InFlight}, func() error {
 			read := l
-			// A negative request is a person's finding "applied", none of
-			// the broker's found by that identity (ledgerTerms.signApplied).
-			read.AppliedOnly = byMsg <= 0 && byOp <= 0 && (byMsg < 0 || byOp < 0)
-			if read.AppliedOnly {
-				read.ReplayedBy = -cmp.Or(byMsg, byOp)
-			} else {
-				read.ReplayedBy = cmp.Or(max(byMsg, 0), max(byOp, 0))
-			}
+			read.ReplayedBy, read.AppliedOnly = replayedBy(byMsg, byOp)
 			read.Replayed = read.ReplayedBy != 0
 			read.ChainCut = chains.cut[id]
 			out[id] = &read

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"time"
@@ -67,16 +68,33 @@ const judgedGenerationOfD = `GREATEST(d.generation, (SELECT count(*) FROM replay
 
 type ledgerTerms struct {
 	tenant, subject, msgID, opID, job, origin string
-	// signApplied: the request is negated when the replay named is a
-	// person's finding ("applied", Reconcile) and none of the identity's
-	// replays is the broker's (those come first): a twin of an item
-	// settled applied is not reported replayed (replaypolicy.Ledger.AppliedOnly).
-	signApplied bool
 }
 
 // settledAppliedL holds of the ledger row l whose job a person settled
-// "applied": the broker never confirmed that replay (Reconcile).
-const settledAppliedL = `EXISTS (SELECT 1 FROM replay_jobs aj WHERE aj.id = l.job_id AND aj.state = 'replayed' AND starts_with(aj.result, '` + appliedLead + `'))`
+// "applied": the broker never confirmed that replay (Reconcile). Its j is
+// its own.
+const settledAppliedL = `EXISTS (SELECT 1 FROM replay_jobs j WHERE j.id = l.job_id AND j.state = 'replayed' AND ` + settledApplied + `)`
+
+// appliedPick is the request of the ledger row l that replayedByMsg and
+// replayedByOp answer, negated when it is a person's finding "applied";
+// appliedFirst orders the broker's rows before those, so that a negative
+// answer says none of the identity's replays is the broker's
+// (replayedBy reads it back).
+const (
+	appliedPick  = `CASE WHEN ` + settledAppliedL + ` THEN -l.request_id ELSE l.request_id END`
+	appliedFirst = settledAppliedL + `, `
+)
+
+// replayedBy reads back the answers of replayedByMsg and replayedByOp: the
+// request that replayed the identity (0: none) and whether every such
+// replay is a person's finding "applied", none the broker's
+// (replaypolicy.Ledger.AppliedOnly, Item.AppliedOnly).
+func replayedBy(byMsg, byOp int64) (by int64, appliedOnly bool) {
+	if byMsg <= 0 && byOp <= 0 && (byMsg < 0 || byOp < 0) {
+		return -cmp.Or(byMsg, byOp), true
+	}
+	return cmp.Or(max(byMsg, 0), max(byOp, 0)), false
+}
 
 // replayedByMsg is the expression of the request whose replay of t's
 // message id on t's subject the ledger holds (replay_ledger_msg_idx, by
@@ -84,10 +102,10 @@ const settledAppliedL = `EXISTS (SELECT 1 FROM replay_jobs aj WHERE aj.id = l.jo
 // message id is its subject's (replaypolicy.Identity), so a replay of
 // another service's message that has the same id is not this one's.
 func (t ledgerTerms) replayedByMsg() string {
-	return t.fill(`coalesce((SELECT {pick} FROM replay_ledger l
+	return t.fill(`coalesce((SELECT ` + appliedPick + ` FROM replay_ledger l
         WHERE l.tenant = {tenant} AND left(l.msg_id, 256) = left({msg}, 256) AND quarantine_key(l.msg_id) = quarantine_key({msg})
           AND l.subject = {subject} AND l.job_id IS DISTINCT FROM {job} AND NOT ({origin})
-        ORDER BY {order} l.published_at, l.job_id LIMIT 1), 0)`)
+        ORDER BY ` + appliedFirst + `l.published_at, l.job_id LIMIT 1), 0)`)
 }
 
 // replayedByOp is the expression of the request whose replay of t's
@@ -98,23 +116,18 @@ func (t ledgerTerms) replayedByMsg() string {
 // key. Its aliases (l, ri, rj; ro and rup in origins) are its own: the
 // enclosing queries name theirs d, i, j, o and u.
 func (t ledgerTerms) replayedByOp() string {
-	return t.fill(`coalesce((SELECT {pick} FROM replay_items ri
+	return t.fill(`coalesce((SELECT ` + appliedPick + ` FROM replay_items ri
         JOIN replay_jobs rj ON rj.request_id = ri.request_id AND rj.dead_letter_id = ri.dead_letter_id
         JOIN replay_ledger l ON l.job_id = rj.id
         WHERE quarantine_key(ri.operation_id) = quarantine_key({op}) AND ri.operation_id <> ''
           AND l.tenant = {tenant} AND quarantine_key(l.operation_id) = quarantine_key({op})
           AND l.job_id IS DISTINCT FROM {job} AND NOT ({origin})
-        ORDER BY {order} l.published_at, l.job_id LIMIT 1), 0)`)
+        ORDER BY ` + appliedFirst + `l.published_at, l.job_id LIMIT 1), 0)`)
 }
 
 // fill puts t's terms into sql.
 func (t ledgerTerms) fill(sql string) string {
-	pick, order := "l.request_id", ""
-	if t.signApplied {
-		pick, order = "CASE WHEN "+settledAppliedL+" THEN -l.request_id ELSE l.request_id END", settledAppliedL+", "
-	}
-	return strings.NewReplacer("{pick}", pick, "{order}", order, "{origin}", t.origin, "{tenant}", t.tenant, "{subject}", t.subject,
-		"{msg}", t.msgID, "{op}", t.opID, "{job}", t.job).Replace(sql)
+	return strings.NewReplacer("{origin}", t.origin, "{tenant}", t.tenant, "{subject}", t.subject, "{msg}", t.msgID, "{op}", t.opID, "{job}", t.job).Replace(sql)
 }
 
 // firstReplayJob is the job of the first replay the console sent of dead

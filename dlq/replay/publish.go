@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,7 +45,7 @@ import (
 // lock waits and round trips, and by different amounts at each gate, so
 // that slots read against it put two publishes of a request closer than
 // 1/rate on a loaded machine.
-const gateJobs = `
+var gateJobs = `
 WITH r AS (
     UPDATE replay_requests SET rate_next = greatest(rate_next, clock_timestamp()) + make_interval(secs => $2::float8 / rate)
     WHERE id = $1
@@ -81,7 +82,7 @@ SELECT r.first_slot, clock_timestamp(), m.id, m.published_before FROM r LEFT JOI
 // process may activate another since, and a request is never published
 // under rules that are no longer in force (replaypolicy.JudgeRun blocks it
 // at the next claim).
-const policyStillActive = `(policy_version = coalesce((SELECT p.version FROM replay_policy_active p), policy_version)
+var policyStillActive = `(policy_version = coalesce((SELECT p.version FROM replay_policy_active p), policy_version)
         AND NOT ` + policyReplaced + `)`
 
 // policyReplaced holds of a request (replay_requests' row) whose version
@@ -97,18 +98,21 @@ const policyStillActive = `(policy_version = coalesce((SELECT p.version FROM rep
 // locks is caught so). A console clock behind the database's can only
 // make that block one more. A first activation of the version a request
 // was approved under replaces nothing.
-const policyReplaced = `CASE WHEN policy_activated_at IS NOT NULL
-        THEN policy_activated_at IS DISTINCT FROM (SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = policy_version)
-        ELSE EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> policy_version AND v.activated_at > approved_at)
-            OR (EXISTS (SELECT 1 FROM replay_policy_versions o WHERE o.version <> policy_version)
-                AND coalesce((SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = policy_version) > approved_at, false)) END`
+var policyReplaced = policyReplacedOf("")
 
 // policyReplacedOfR is policyReplaced of replay_requests r.
-const policyReplacedOfR = `CASE WHEN r.policy_activated_at IS NOT NULL
-        THEN r.policy_activated_at IS DISTINCT FROM (SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = r.policy_version)
-        ELSE EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> r.policy_version AND v.activated_at > r.approved_at)
-            OR (EXISTS (SELECT 1 FROM replay_policy_versions o WHERE o.version <> r.policy_version)
-                AND coalesce((SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = r.policy_version) > r.approved_at, false)) END`
+var policyReplacedOfR = policyReplacedOf("r.")
+
+// policyReplacedOf is policyReplaced of the replay_requests row whose
+// columns are named with prefix r ("" or "r.").
+func policyReplacedOf(r string) string {
+	return strings.ReplaceAll(`CASE WHEN {r}policy_activated_at IS NOT NULL
+        THEN {r}policy_activated_at IS DISTINCT FROM (SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = {r}policy_version)
+        ELSE EXISTS (SELECT 1 FROM replay_policy_versions v WHERE v.version <> {r}policy_version AND v.activated_at > {r}approved_at)
+            OR (EXISTS (SELECT 1 FROM replay_policy_versions o WHERE o.version <> {r}policy_version)
+                AND coalesce((SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = {r}policy_version) > {r}approved_at, false)) END`,
+		"{r}", r)
+}
 
 // Whether a request still publishes between slots ($2: the stamp the
 // claim judged its people's rights on, NULL when it checked none): its
@@ -116,7 +120,7 @@ const policyReplacedOfR = `CASE WHEN r.policy_activated_at IS NOT NULL
 // people's rights may have changed (stopsPublishing); and why a gate let
 // nothing through: that, or no slot left before the claim stops
 // publishing.
-const (
+var (
 	selectStatus = `SELECT status, NOT ` + policyStillActive + `, coalesce(` + authorityStamp + ` <> $2, false)
         FROM replay_requests WHERE id = $1`
 	selectGateRefusal = `SELECT status, NOT ` + policyStillActive + `, coalesce(` + authorityStamp + ` <> $2, false),

@@ -98,9 +98,14 @@ const jobDeadLetters = `
     JOIN dead_letters d ON d.id = k.id AND d.dead_lettered_at = k.at
     WHERE (SELECT i.held FROM replay_items i WHERE i.request_id = k.request_id AND i.dead_letter_id = k.id) -- still this request's`
 
+// doneFrom are the statuses a job that ended done (replayed, or skipped as
+// done already) moves its dead letter from: never over discarded or
+// resolved.
+const doneFrom = `('replay_requested', 'replaying', 'replay_failed', 'quarantined', 'needs_reconciliation')`
+
 var (
 	markReplayed = dlq.StatusMove(jobDeadLetters+`
-      AND d.status IN ('replay_requested', 'replaying', 'replay_failed', 'quarantined', 'needs_reconciliation') -- never over discarded or resolved
+      AND d.status IN `+doneFrom+`
     FOR UPDATE OF d`, `'replayed'`, "id")
 	markFailed = dlq.StatusMove(jobDeadLetters+`
       AND d.status IN ('replay_requested', 'replaying') -- a success elsewhere wins
@@ -112,7 +117,7 @@ var (
 	// (job.appliedTwin): its dead letter is resolved, as that item's is
 	// (markApplied), not replayed: no broker stored a replay of it.
 	markSkippedApplied = dlq.StatusMove(jobDeadLetters+`
-      AND d.status IN ('replay_requested', 'replaying', 'replay_failed', 'quarantined', 'needs_reconciliation') -- as markReplayed
+      AND d.status IN `+doneFrom+`
     FOR UPDATE OF d`, `'resolved'`, "id")
 	markRequeued = dlq.StatusMove(jobDeadLetters+`
       AND d.status IN ('replay_requested', 'replaying', 'needs_reconciliation') -- only what a replay holds goes back

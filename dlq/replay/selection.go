@@ -72,7 +72,7 @@ SELECT d.id, d.dead_lettered_at, d.tenant, d.item_type, d.original_subject, d.ms
 
 var (
 	deadLetterLedger = ledgerTerms{tenant: "d.tenant", subject: "d.original_subject", msgID: "d.msg_id", opID: "d.operation_id", job: "NULL::bigint",
-		origin: origins("d.tenant", "d.replay_of", "d.dead_lettered_at"), signApplied: true}
+		origin: origins("d.tenant", "d.replay_of", "d.dead_lettered_at")}
 	factsRest = `, d.payload_sha256, d.payload_unavailable, d.status,
        ` + deadLetterLedger.replayedByMsg() + ` AS msg_replayed_by,
        ` + deadLetterLedger.replayedByOp() + ` AS op_replayed_by,
