@@ -3,11 +3,13 @@
 #   1. DATABASE_URL from the environment, if set;
 #   2. else PostgreSQL on 127.0.0.1:5432, if it answers for user postgres;
 #   3. else a private cluster under .data/pg on 127.0.0.1:$PRIVATE_PG_PORT,
-#      installing Debian's postgresql first when it is missing and we are root.
+#      installing Debian's postgresql first when it is missing and we are root
+#      (under /var/lib/quarantine/ when user postgres cannot reach .data/pg).
 # It sets PG_STARTED_BY_US=1 when it started the private cluster; stop_postgres
 # stops it again.
 
 PRIVATE_PG_PORT=${PRIVATE_PG_PORT:-54329}
+PG_DATA_DIR_FROM_ENV=${PG_DATA_DIR:+1}
 PG_DATA_DIR=${PG_DATA_DIR:-$PWD/.data/pg}
 PG_STARTED_BY_US=0
 # Whether DATABASE_URL came from the environment, before ensure_postgres
@@ -23,7 +25,8 @@ pg_bindir() {
 }
 
 as_pg_owner() {
-	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+	# From /: user postgres may not be able to enter the working directory.
+	if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 install_postgres() {
@@ -56,7 +59,23 @@ ensure_postgres() {
 	local bin
 	bin=$(pg_bindir) || { install_postgres && bin=$(pg_bindir); } || return 1
 	mkdir -p "$PG_DATA_DIR"
-	if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$PG_DATA_DIR"; fi
+	if [ "$(id -u)" = 0 ]; then
+		chown postgres:postgres "$PG_DATA_DIR"
+		# The cluster runs as user postgres, which cannot reach a checkout
+		# under a directory private to root (/root is mode 0700 on Debian).
+		# Then the cluster lives where postgres can reach it, one per checkout.
+		if ! as_pg_owner test -w "$PG_DATA_DIR"; then
+			if [ -n "$PG_DATA_DIR_FROM_ENV" ]; then
+				log "postgres: user postgres cannot write PG_DATA_DIR=$PG_DATA_DIR (is a directory above it private to root?); choose a directory it can reach"
+				return 1
+			fi
+			rmdir "$PG_DATA_DIR" 2>/dev/null || true
+			PG_DATA_DIR=/var/lib/quarantine/pg-$(printf '%s' "$PWD" | sha256sum | cut -c1-16)
+			log "postgres: user postgres cannot reach $PWD; the private cluster lives in $PG_DATA_DIR"
+			mkdir -p "$PG_DATA_DIR"
+			chown postgres:postgres "$PG_DATA_DIR"
+		fi
+	fi
 	chmod 700 "$PG_DATA_DIR"
 	if [ ! -f "$PG_DATA_DIR/PG_VERSION" ]; then
 		log "postgres: creating a private cluster in $PG_DATA_DIR"
