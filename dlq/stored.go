@@ -196,7 +196,8 @@ func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uin
 	var size int
 	if info.Config.AllowDirect {
 		st, size, err = directGet(ctx, js, stream, seq, next)
-	} else {
+	}
+	if !info.Config.AllowDirect || errors.Is(err, errDirectWhich) {
 		st, size, err = readByConsumer(ctx, js, info, seq)
 	}
 	switch {
@@ -207,6 +208,8 @@ func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uin
 		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
 	case !next && st.Seq != seq:
 		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, jetstream.ErrMsgNotFound)
+	case st.Seq < seq:
+		return nil, fmt.Errorf("read %s #%d from the stream: the answer says it is message #%d, before the one asked for", stream, seq, st.Seq)
 	case st.Headers == nil && size <= storedJSONMax:
 		return st, errReadExactly
 	case st.Headers == nil:
@@ -249,9 +252,18 @@ func (e *consumerRefusedError) Error() string {
 func (e *consumerRefusedError) Unwrap() error { return e.err }
 
 // directGet reads message seq of stream (with next, the first at or after
-// it) by a direct get. size is the answer's size; st.Headers is nil when
-// the NATS client did not read its header block whole (st is then only
-// its sequence when the client could not read the block at all).
+// it) by a direct get. size is the answer's size. The server's headers
+// (which message it is, and when it was stored) are believed only when
+// the NATS client read the answer's header block whole: the block is the
+// stored one with the server's headers written over its last two bytes,
+// and a producer that ends its own block with a blank line more makes the
+// client stop before them and read headers of the producer's choosing
+// under their names. Then, without next, st is only seq (Headers nil: the
+// message is read exactly, or not at all); with next, which message it is
+// is not known, and directGet returns errDirectWhich (readMsg reads it by
+// a consumer, whose delivery's reply subject the server writes). A status
+// is taken as one only when its block is the status line alone: a stored
+// message's is longer by the server's headers.
 func directGet(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool) (st *storedMsg, size int, err error) {
 	req := storedMsgRequest{Seq: seq}
 	if next {
@@ -266,18 +278,19 @@ func directGet(ctx context.Context, js jetstream.JetStream, stream string, seq u
 		return nil, 0, err
 	}
 	size = m.Size()
+	n := blockLen(m)
 	switch {
-	case m.Header.Get(directSeq) != "": // the server's headers are on every message
-	case len(m.Data) == 0 && m.Header.Get("Status") != "":
+	case len(m.Data) == 0 && m.Header.Get("Status") != "" && n <= statusBlockLen(m.Header):
 		return nil, size, statusErr(m, "direct get")
-	case next:
-		return nil, size, errors.New("direct get: the NATS client could not read the header block, and with it which message it is")
-	default: // the client could not read the block: read exactly, or not at all
+	case n != headerBlockLen(m.Header) && next:
+		return nil, size, errDirectWhich
+	case n != headerBlockLen(m.Header): // read exactly, or not at all
 		return &storedMsg{Seq: seq}, size, nil
+	case m.Header.Get(directSeq) == "":
+		return nil, size, errors.New("direct get: the answer carries none of the server's headers")
 	}
-	whole := blockLen(m) == headerBlockLen(m.Header)
 	h := m.Header
-	st = &storedMsg{Data: m.Data}
+	st = &storedMsg{Data: m.Data, Headers: h}
 	st.Subject = lastValue(h, directSubject)
 	seqText, timeText := lastValue(h, directSeq), lastValue(h, directTime)
 	lastValue(h, directStream)
@@ -287,10 +300,23 @@ func directGet(ctx context.Context, js jetstream.JetStream, stream string, seq u
 	if st.Time, err = time.Parse(time.RFC3339Nano, timeText); err != nil {
 		return nil, size, fmt.Errorf("direct get: stored time %q: %w", short(timeText), err)
 	}
-	if whole {
-		st.Headers = h
-	}
 	return st, size, nil
+}
+
+// errDirectWhich is directGet's answer to a read of the first message at
+// or after a sequence whose header block the NATS client did not read
+// whole: which message the answer is, the server's headers say, and the
+// client did not read them.
+var errDirectWhich = errors.New("direct get: the NATS client did not read the header block whole, and with it which message it is")
+
+// statusBlockLen is the length of the header block of a status answer the
+// NATS client read as h: its status line alone.
+func statusBlockLen(h nats.Header) int {
+	n := len(headerVersion) + 1 + len(h.Get("Status")) + 4
+	if d := h.Get("Description"); d != "" {
+		n += 1 + len(d)
+	}
+	return n
 }
 
 // lastValue takes the last value of name out of h and returns it: the one
