@@ -522,20 +522,9 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 			} else if -wait > tolerance {
 				break chunk // late: reserve a fresh slot rather than catch up
 			}
-			if !j.firstAttempt {
-				// A retry after an unknown outcome goes only while the
-				// window still covers the first attempt when it leaves, not
-				// only when the claim judged it: its slot may come later,
-				// and past the window the broker stores it again. The
-				// first attempt's time is the database's (a gate's now()),
-				// so this is judged on the database's clock as this gate
-				// read it, moved on by this process's monotonic clock: a
-				// console host whose clock lags would retry past it.
-				if v := replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), g.now()); v.Outcome != replaypolicy.Go {
-					j.decide(v)
-					sent++
-					continue
-				}
+			if w.retryPastWindow(j, g) { // not even the owning service is asked
+				sent++
+				continue
 			}
 			if (replaypolicy.Classing{Class: j.class, Union: j.union}).Has(replaypolicy.Revalidate) {
 				// The owning service is asked again right before the send:
@@ -613,6 +602,14 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				settle(jobs[sent:], JobPending, releasedLease)
 				return out
 			}
+			if w.retryPastWindow(j, g) {
+				// Again as it leaves: the owning service's answer and the
+				// status read since the check above may have taken up to
+				// the lateness tolerance (5 s at 0.1 a second), more than
+				// the window's margin.
+				sent++
+				continue
+			}
 			if p, ok := w.send(j); ok {
 				out = append(out, p)
 				started = true
@@ -627,6 +624,26 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 		jobs = jobs[sent:]
 	}
 	return out
+}
+
+// retryPastWindow decides j and reports true when j is a retry after an
+// unknown outcome that the window no longer covers: a retry goes only
+// while the window still covers the first attempt when it leaves, not
+// only when the claim judged it, since its slot may come later and past
+// the window the broker stores it again. The first attempt's time is the
+// database's (a gate's now()), so this is judged on the database's clock
+// as the gate g read it, moved on by this process's monotonic clock: a
+// console host whose clock lags would retry past it.
+func (w *Worker) retryPastWindow(j *job, g gate) bool {
+	if j.firstAttempt {
+		return false
+	}
+	v := replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), g.now())
+	if v.Outcome == replaypolicy.Go {
+		return false
+	}
+	j.decide(v)
+	return true
 }
 
 // answer is what the owning service answered right before a send, and
