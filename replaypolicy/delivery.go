@@ -2,6 +2,7 @@ package replaypolicy
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -437,8 +438,9 @@ const NotSentLead = "not published ("
 const StillUnknown = "an earlier publish of it has no answer on record, so whether it landed is still unknown; it is published again under the same message id while the duplicate window covers the first attempt"
 
 // MaxDeferrals is how often the broker may answer that a message that is
-// not ours holds the id before the job ends suppressed_duplicate: something
-// else keeps publishing under it.
+// not ours holds the id, a different message each time (CountsDeferral),
+// before the job ends suppressed_duplicate: something else keeps
+// publishing under it.
 const MaxDeferrals = 3
 
 // Ack is the broker's answer to one publish, as the worker read it.
@@ -487,8 +489,12 @@ type Ack struct {
 	StreamUnread string
 	// FirstAttempt: no earlier publish of this job can have landed.
 	FirstAttempt bool
-	// Deferrals is how often the job was deferred by a message not ours.
-	Deferrals int
+	// Deferrals is how often the job was deferred by a message not ours,
+	// and DeferredBy which message did last ("stream:seq", KeptKey; ""
+	// when none, or not recorded): a deferral by that message again does
+	// not count (CountsDeferral).
+	Deferrals  int
+	DeferredBy string
 	// FirstAttemptAt is when the job was first about to be published, and
 	// FirstSentTo the stream that publish was sent to (SentTo).
 	FirstAttemptAt time.Time
@@ -515,6 +521,22 @@ type Ack struct {
 	RetryBase time.Duration
 	Attempts  int
 	Jitter    float64
+}
+
+// KeptKey names message seq of stream as Ack.DeferredBy records it.
+func KeptKey(stream string, seq uint64) string {
+	return stream + ":" + strconv.FormatUint(seq, 10)
+}
+
+// CountsDeferral says whether a deferral of the job by the message the
+// broker kept (a.Stream, a.Seq) counts toward MaxDeferrals: not when the
+// same message deferred it last. Suppression says that something else
+// keeps publishing under the id, which only new messages show; one
+// message holds its id for one window of real time, so its deferrals end
+// by themselves, however far the broker's clock is behind the ones its
+// window is waited for by.
+func (a Ack) CountsDeferral() bool {
+	return a.DeferredBy == "" || a.DeferredBy != KeptKey(a.Stream, a.Seq)
 }
 
 // Kept is the message the broker kept under a duplicate id.
@@ -775,7 +797,7 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckSentAgain, fmt.Sprintf("the broker dropped the publish as a duplicate of %s:%d, stored at %s: the message itself (message id %q, the same subject and payload), "+
 			"published again after it was dead-lettered (%s): not this replay's, nor any replay by the console. Its consumers may have applied it: check the target and say whether it was applied",
 			a.Stream, a.Seq, formatTime(a.Kept.StoredAt), a.MsgID, formatTime(a.DeadLetteredAt)))
-	case a.Deferrals+1 >= MaxDeferrals:
+	case a.Deferrals+1 >= MaxDeferrals && a.CountsDeferral():
 		return v.plain(Suppressed, CheckSuppressed, fmt.Sprintf("not replayed: the broker dropped message id %q as a duplicate of %s:%d, a message that is not this replay's, %d times; "+
 			"something else keeps publishing under this id. Check the target stream, then replay again or resolve it by hand", a.MsgID, a.Stream, a.Seq, a.Deferrals+1))
 	}
@@ -791,7 +813,12 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 	h := a.Window.Holds(from, from)
 	until := h.Until.Add(a.Margin)
 	if !until.After(now) {
-		until = now.Add(a.Margin)
+		// The broker still keeps the id past the window by the clocks
+		// here: its clock is behind theirs, by at least how far past the
+		// window now is. Waiting that long again (at least the margin, at
+		// most the window, for which one message holds its id in real
+		// time) doubles the wait at each deferral by the same message.
+		until = now.Add(min(max(a.Margin, now.Sub(h.Until)), max(a.Margin, h.Duplicates)))
 	}
 	v = v.plain(Defer, CheckDuplicateKept, fmt.Sprintf("deferred until %s: the broker dropped the publish as a duplicate of %s:%d, a message %s that is not this replay's%s; "+
 		"it is published again once that message's duplicate window (%s) has passed%s", formatTime(until), a.Stream, a.Seq, seen, copied, h.Duplicates, a.Window.copyNote(h)))

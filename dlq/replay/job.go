@@ -189,6 +189,7 @@ type job struct {
 	prevResult     string
 	attempts       int
 	deferrals      int
+	deferredBy     string // the message not ours that deferred it last (replaypolicy.KeptKey; "": none recorded)
 	firstAttemptAt *time.Time
 	firstSentTo    replaypolicy.SentTo // the stream the first attempt was sent to (zero: not known)
 	publishBy      time.Time
@@ -209,17 +210,20 @@ type job struct {
 	// outcome: the state and why; the PubAck's stream, sequence and
 	// whether it said Duplicate (of our own earlier publish); for deferred
 	// and unknown jobs when to try again; resetAttempt when the attempt did
-	// not land (the broker kept a message not ours); deferred when it
-	// counts as a deferral.
-	state        JobState
-	result       string
-	stream       string
-	seq          uint64
-	duplicate    bool
-	notBefore    *time.Time
-	resetAttempt bool
-	deferred     bool
-	appliedTwin  bool // skipped as its identity's replay a person found applied (judge)
+	// not land (the broker kept a message not ours); deferred when the
+	// broker kept a message not ours (deferredBy then names it), and
+	// deferralCounts when that counts toward suppression (not the message
+	// that deferred it last: replaypolicy.Ack.CountsDeferral).
+	state          JobState
+	result         string
+	stream         string
+	seq            uint64
+	duplicate      bool
+	notBefore      *time.Time
+	resetAttempt   bool
+	deferred       bool
+	deferralCounts bool
+	appliedTwin    bool // skipped as its identity's replay a person found applied (judge)
 }
 
 // decide gives j the state and result of a rule's verdict, and when to try
@@ -284,7 +288,7 @@ FROM sized s WHERE j.id = s.id AND (s.upto <= $4 OR s.n = 1)
   AND s.nth <= ceil(s.rate * $5) + 1 -- what the rate lets this claim publish
 RETURNING j.id, j.fence, s.state, now() + $3::interval * 2 / 3,
     j.request_id, j.dead_letter_id, j.dead_lettered_at, j.not_before, j.attempts, j.deferrals, j.first_attempt_at,
-    j.first_stream, j.first_stream_created, j.first_stream_window, j.handed_at IS NOT NULL, j.result`
+    j.first_stream, j.first_stream_created, j.first_stream_window, j.handed_at IS NOT NULL, j.result, coalesce(j.deferred_by, '')`
 
 // loadJobs reads what publishing the claimed jobs needs ($1 the jobs, $2
 // their requests, $3 their dead letters and $4 the dead letters' times, in
@@ -358,7 +362,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 		var sentCreated *time.Time
 		var sentWindow *time.Duration
 		if _, err := pgx.ForEachRow(rows, []any{&c.id, &c.fence, &c.prevState, &c.publishBy, &c.requestID, &c.deadLetterID, &c.deadLetteredAt,
-			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt, &sentStream, &sentCreated, &sentWindow, &c.handedBefore, &c.prevResult}, func() error {
+			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt, &sentStream, &sentCreated, &sentWindow, &c.handedBefore, &c.prevResult, &c.deferredBy}, func() error {
 			j := c
 			if sentStream != nil && sentCreated != nil {
 				j.firstSentTo = replaypolicy.SentTo{Stream: *sentStream, Created: *sentCreated}
@@ -414,7 +418,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			j := byID[id]
 			l.id, l.fence, l.requestID, l.deadLetterID, l.deadLetteredAt = j.id, j.fence, j.requestID, j.deadLetterID, j.deadLetteredAt
 			l.prevState, l.publishBy, l.attempts, l.deferrals, l.firstAttemptAt = j.prevState, j.publishBy, j.attempts, j.deferrals, j.firstAttemptAt
-			l.firstSentTo, l.handedBefore, l.prevResult = j.firstSentTo, j.handedBefore, j.prevResult
+			l.firstSentTo, l.handedBefore, l.prevResult, l.deferredBy = j.firstSentTo, j.handedBefore, j.prevResult, j.deferredBy
 			if err := json.Unmarshal(hs, &l.headers); err != nil {
 				l.state, l.result = JobBlocked, "stored headers unreadable: "+err.Error()
 			}

@@ -807,7 +807,7 @@ func pubAck(wait context.Context, fut jetstream.PubAckFuture) (*jetstream.PubAck
 // it answered Duplicate; reads are the streams the claim read so far
 // (claimStreams; nil for a job that was not sent).
 func (w *Worker) decideAck(ctx context.Context, reads claimStreams, j *job, ack *jetstream.PubAck, err error) {
-	a := replaypolicy.Ack{MsgID: j.msgID, Subject: j.subject, FirstAttempt: j.firstAttempt, Deferrals: j.deferrals, Window: j.window,
+	a := replaypolicy.Ack{MsgID: j.msgID, Subject: j.subject, FirstAttempt: j.firstAttempt, Deferrals: j.deferrals, DeferredBy: j.deferredBy, Window: j.window,
 		Margin: w.svc.cfg.WindowMargin, RetryBase: w.cfg.Retry, Attempts: j.attempts, Jitter: rand.Float64(),
 		FirstPublishedAt: j.firstPublishedAt, ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), OriginalSHA256: hex.EncodeToString(j.originalSHA256),
 		DeadLetteredAt: j.deadLetteredBy()}
@@ -875,6 +875,7 @@ func (w *Worker) decideAck(ctx context.Context, reads claimStreams, j *job, ack 
 		j.duplicate = a.Duplicate
 	case replaypolicy.Defer, replaypolicy.Suppressed:
 		j.deferred, j.resetAttempt = true, true // the broker kept a message not ours: this attempt did not land
+		j.deferralCounts, j.deferredBy = a.CountsDeferral(), replaypolicy.KeptKey(a.Stream, a.Seq)
 	case replaypolicy.Fail, replaypolicy.Wait:
 		j.resetAttempt = j.firstAttempt // nothing of this attempt was stored
 	case replaypolicy.Reconcile:

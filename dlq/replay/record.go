@@ -29,10 +29,12 @@ UPDATE replay_jobs j SET state = u.state, result = u.result, pub_stream = u.stre
     first_attempt_at = CASE WHEN u.reset THEN NULL ELSE j.first_attempt_at END,
     -- the gate's mark of a job none of whose publishes may have landed (job.nothingLanded): no one's replay
     handed_at = CASE WHEN u.unlanded THEN NULL ELSE j.handed_at END,
-    deferrals = j.deferrals + u.deferred::int
+    -- a deferral by the message that deferred it last does not count (replaypolicy.Ack.CountsDeferral)
+    deferrals = j.deferrals + u.counted::int,
+    deferred_by = CASE WHEN u.deferred THEN u.deferred_by ELSE j.deferred_by END
 FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bool[],
-            $9::timestamptz[], $10::bool[], $11::bool[], $12::bool[])
-    AS u(id, fence, state, result, stream, seq, dup, not_before, reset, deferred, unlanded)
+            $9::timestamptz[], $10::bool[], $11::bool[], $12::bool[], $13::bool[], $14::text[])
+    AS u(id, fence, state, result, stream, seq, dup, not_before, reset, deferred, unlanded, counted, deferred_by)
 WHERE j.id = u.id
   AND j.fence = u.fence      -- a worker whose lease was taken over records nothing
   AND j.state = 'claimed'    -- nor does anyone after a cancel
@@ -581,7 +583,8 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 	n := len(jobs)
 	ids, fences, seqs := make([]int64, n), make([]int64, n), make([]int64, n)
 	states, results, streams := make([]string, n), make([]string, n), make([]string, n)
-	dups, resets, deferred, unlanded := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
+	dups, resets, deferred, unlanded, counted := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
+	deferredBy := make([]string, n)
 	notBefore := make([]*time.Time, n)
 	byID := map[int64]*job{}
 	started := map[int64][]*job{} // requests a publish of which may have landed: those jobs
@@ -597,6 +600,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 		}
 		ids[i], fences[i], states[i], results[i], streams[i], seqs[i], dups[i] = j.id, j.fence, string(j.state), j.result, j.stream, int64(j.seq), j.duplicate
 		notBefore[i], resets[i], deferred[i], unlanded[i] = j.notBefore, j.resetAttempt, j.deferred, j.nothingLanded()
+		counted[i], deferredBy[i] = j.deferred && j.deferralCounts, j.deferredBy
 		byID[j.id] = j
 		if j.mayHaveLanded() {
 			started[j.requestID] = append(started[j.requestID], j)
@@ -619,7 +623,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 			return nil, fmt.Errorf("mark requests running: %w", err)
 		}
 	}
-	rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred, unlanded)
+	rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred, unlanded, counted, deferredBy)
 	if err != nil {
 		return nil, fmt.Errorf("record replay jobs: %w", err)
 	}
