@@ -782,11 +782,8 @@ func (in *Ingester) sweptKind(stream string) string {
 // dead_letters_purged_stream_idx; no index is added to dead_letters, and
 // ingest does nothing more per message.
 const sweepKeptUnderADay = `
-SELECT d.source_key FROM (
-    SELECT to_date(substr(c.relname, 15), 'YYYYMMDD')::timestamp AT TIME ZONE 'UTC' AS at
-    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-    WHERE i.inhparent = 'dead_letters'::regclass AND c.relname ~ '^dead_letters_p[0-9]{8}$') p
-CROSS JOIN LATERAL (SELECT d.source_key FROM dead_letters d WHERE d.dead_lettered_at = p.at AND d.source_key = ANY($1)) d
+SELECT d.source_key FROM (` + dayPartitions + `) p
+CROSS JOIN LATERAL (SELECT d.source_key FROM dead_letters d WHERE d.dead_lettered_at = p.lo AND d.source_key = ANY($1)) d
 UNION ALL
 SELECT k.source_key FROM dead_letters_purged k WHERE k.stream = $2 AND k.stream_seq = ANY($3) AND k.source_key = ANY($1)`
 

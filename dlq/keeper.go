@@ -272,11 +272,12 @@ func (k *Keeper) Pass(ctx context.Context) (KeeperPass, error) {
 }
 
 // steps runs a pass's steps in turn, filling pass with what each did.
-// Making partitions ahead failing stops the pass; retention failing does
-// not stop the steps after it (dropping empty days, trimming), which do
-// not depend on it: one part of retention that keeps failing (a day too
-// large for the statement timeout) would otherwise stop them all, every
-// pass. The errors are returned together.
+// Making partitions ahead failing stops the pass; any other step failing
+// does not stop the steps after it (retention, dropping empty days,
+// trimming), which do not depend on it: one part that keeps failing (a
+// day too large for the statement timeout, an empty day a view depends
+// on) would otherwise stop them all, every pass. The errors are returned
+// together.
 func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, now time.Time) error {
 	var err error
 	if pass.Made, err = k.makeAhead(ctx, conn, now); err != nil {
@@ -307,14 +308,17 @@ func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, no
 	if ctx.Err() != nil {
 		return errors.Join(retained, ctx.Err())
 	}
-	if pass.Dropped, err = k.dropEmpty(ctx, conn, now); err != nil {
-		return errors.Join(retained, err)
+	var dropped, trimmed error
+	pass.Dropped, dropped = k.dropEmpty(ctx, conn, now)
+	if ctx.Err() != nil || conn.IsClosed() {
+		return errors.Join(retained, dropped)
 	}
-	if pass.Trimmed, err = trimArrivals(ctx, conn, now, k.cfg.BatchRows, k.cfg.MaxRuns); err != nil {
-		return errors.Join(retained, err)
+	pass.Trimmed, trimmed = trimArrivals(ctx, conn, now, k.cfg.BatchRows, k.cfg.MaxRuns)
+	if ctx.Err() != nil || conn.IsClosed() {
+		return errors.Join(retained, dropped, trimmed)
 	}
 	pass.KeyRuns, pass.KeysKept, err = k.trimPurgedKeys(ctx, conn, k.cfg.BatchRows, k.cfg.MaxRuns)
-	return errors.Join(retained, err)
+	return errors.Join(retained, dropped, trimmed, err)
 }
 
 // sayTerms reads whether this console's retention terms are the active
@@ -383,6 +387,7 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 	if err != nil {
 		return nil, err
 	}
+	var failed []error // days that failed for reasons of their own
 	longest, bounded := terms.Longest()
 	for _, p := range parts {
 		// A day is emptied whole once it is past every retention period
@@ -399,7 +404,7 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 			return err
 		})
 		if !held && err == nil {
-			return runs, nil
+			return runs, errors.Join(failed...)
 		}
 		if gaveWay(err) || timedOut(ctx, err) {
 			// A writer of the day outlasted the wait for holdDay's lock, or
@@ -413,7 +418,15 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 			continue
 		}
 		if err != nil {
-			return runs, err
+			if ctx.Err() != nil || conn.IsClosed() {
+				return runs, errors.Join(append(failed, err)...)
+			}
+			// This day's own (a view or a foreign key on it, a damaged
+			// page): the other days, and the batches of rows below,
+			// go on; the pass fails with it, and so does every pass
+			// until it is dealt with.
+			failed = append(failed, fmt.Errorf("empty partition %s: %w", p.Name, err))
+			continue
 		}
 		k.wentThrough("empty", p.Name)
 		if emptied {
@@ -422,7 +435,7 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 	}
 	combos, err := k.combos(ctx, conn)
 	if err != nil {
-		return runs, err
+		return runs, errors.Join(append(failed, err)...)
 	}
 	// A run takes dead letters of at most maxPurgeBreakdown tenant and
 	// status pairs, so that its audit row names every one of them. A part
@@ -437,11 +450,11 @@ parts:
 				return err
 			})
 			if !held && err == nil {
-				return runs, nil
+				return runs, errors.Join(failed...)
 			}
 			if gaveWay(err) {
 				k.log.Info("partition keeper: retention gave way to a lock; what is due goes at the next pass", "err", err)
-				return runs, nil
+				return runs, errors.Join(failed...)
 			}
 			if timedOut(ctx, err) {
 				k.log.Warn("partition keeper: a retention run outlasted the statement timeout; its part goes at a later pass, the others now "+
@@ -450,7 +463,7 @@ parts:
 				continue parts
 			}
 			if err != nil {
-				return runs, err
+				return runs, errors.Join(append(failed, err)...)
 			}
 			if run.Rows == 0 {
 				break
@@ -461,7 +474,7 @@ parts:
 			}
 		}
 	}
-	return runs, nil
+	return runs, errors.Join(failed...)
 }
 
 // dropEmpty drops the partitions of past days that hold nothing and are
@@ -479,6 +492,7 @@ func (k *Keeper) dropEmpty(ctx context.Context, conn *pgx.Conn, now time.Time) (
 	}
 	keepDays := 2 * 24 * time.Hour
 	dropped := 0
+	var failed []error // days whose drop failed for reasons of their own
 	for _, p := range parts {
 		if p.MaxID != 0 || !p.End().Before(now.Add(-keepDays)) {
 			continue
@@ -490,17 +504,21 @@ func (k *Keeper) dropEmpty(ctx context.Context, conn *pgx.Conn, now time.Time) (
 			// (The drop tries for 300 ms: a statement timeout as short
 			// ends it first.)
 			k.gaveWayAgain(ctx, conn, "drop", p.Name, "partition keeper: dead_letters is busy; the empty past days are dropped at a later pass", err)
-			return dropped, nil
+			return dropped, errors.Join(failed...)
 		}
 		if err != nil {
-			return dropped, fmt.Errorf("drop partition %s: %w", p.Name, err)
+			failed = append(failed, fmt.Errorf("drop partition %s: %w", p.Name, err))
+			if ctx.Err() != nil || conn.IsClosed() {
+				break
+			}
+			continue // this day's own (a view depends on it, say): the others go on
 		}
 		k.wentThrough("drop", p.Name)
 		if ok {
 			dropped++
 		}
 	}
-	return dropped, nil
+	return dropped, errors.Join(failed...)
 }
 
 func (k *Keeper) combos(ctx context.Context, conn *pgx.Conn) ([]DepthCount, error) {

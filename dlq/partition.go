@@ -77,17 +77,30 @@ func noPartition(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "23514" && pgErr.TableName == "dead_letters" && pgErr.ConstraintName == ""
 }
 
+// dayPartitions lists the partitions of dead_letters the console makes,
+// one per day: each one's name (relname) and the start of its day (lo),
+// read from its bound. A partition whose name does not say that day
+// (attached by hand under another name, dead_letters_p20240231 say) is
+// not one of them: the day read from such a name made every query of the
+// keeper, the counters and the sweep fail (to_date refuses it), pass
+// after pass. Its rows are still dead_letters' own, and retention's
+// batches of rows reach them.
+const dayPartitions = `
+SELECT c.relname, b.lo
+FROM pg_inherits i
+JOIN pg_class c ON c.oid = i.inhrelid
+CROSS JOIN LATERAL (SELECT (regexp_match(pg_get_expr(c.relpartbound, c.oid), '^FOR VALUES FROM \(''([^'']+)''\)'))[1]::timestamptz AS lo) b
+WHERE i.inhparent = 'dead_letters'::regclass AND c.relname ~ '^dead_letters_p[0-9]{8}$'
+  AND c.relname = 'dead_letters_p' || to_char(b.lo AT TIME ZONE 'UTC', 'YYYYMMDD')`
+
 // The partitions and the ids each holds: min and max by the primary key
 // (two index probes each, the day found by pruning).
 const selectPartitions = `
-SELECT c.relname, b.lo,
-       coalesce((SELECT min(d.id) FROM dead_letters d WHERE d.dead_lettered_at >= b.lo AND d.dead_lettered_at < b.lo + interval '24 hours'), 0),
-       coalesce((SELECT max(d.id) FROM dead_letters d WHERE d.dead_lettered_at >= b.lo AND d.dead_lettered_at < b.lo + interval '24 hours'), 0)
-FROM pg_inherits i
-JOIN pg_class c ON c.oid = i.inhrelid
-CROSS JOIN LATERAL (SELECT to_date(substr(c.relname, 15), 'YYYYMMDD')::timestamp AT TIME ZONE 'UTC' AS lo) b
-WHERE i.inhparent = 'dead_letters'::regclass AND c.relname ~ '^dead_letters_p[0-9]{8}$'
-ORDER BY c.relname`
+SELECT p.relname, p.lo,
+       coalesce((SELECT min(d.id) FROM dead_letters d WHERE d.dead_lettered_at >= p.lo AND d.dead_lettered_at < p.lo + interval '24 hours'), 0),
+       coalesce((SELECT max(d.id) FROM dead_letters d WHERE d.dead_lettered_at >= p.lo AND d.dead_lettered_at < p.lo + interval '24 hours'), 0)
+FROM (` + dayPartitions + `) p
+ORDER BY p.relname`
 
 func scanPartition(row pgx.CollectableRow) (Partition, error) {
 	var p Partition
