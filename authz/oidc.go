@@ -344,7 +344,9 @@ func (l *Login) userFromClaims(issuer, subject string, claims map[string]any) (U
 // still: what is left of it ends (leftOf: the expired row, the sign-in it
 // named), the cookie is cleared, and the browser goes where a sign-out
 // goes, so that the provider's session the person meant to end is ended
-// too. Nobody is signed in then, so no audit row is written.
+// too. Nobody is signed in then, so no auth.logout row is written; the
+// sign-in that ended is recorded as the cleanup would have recorded it,
+// with its auth.session_end row under the person it signed in.
 func (l *Login) Logout(c echo.Context, signedOut string) error {
 	ctx := c.Request().Context()
 	u, ok, err := l.Current(ctx)
@@ -399,9 +401,10 @@ RETURNING data, user_session`
 // leftOf ends what is left of the browser session whose cookie c's request
 // carries when the session manager found none for it (its idle deadline
 // passed): its row goes, and the sign-in it named ends ("signed out after
-// the session expired"), so that the admins' Sessions page no longer
-// counts it. It returns the ID token that session kept ("" when there is
-// none), the end-session endpoint's hint of whom to sign out.
+// the session expired", with its auth.session_end row: endSignIn), so
+// that the admins' Sessions page no longer counts it. It returns the ID
+// token that session kept ("" when there is none), the end-session
+// endpoint's hint of whom to sign out.
 func (l *Login) leftOf(c echo.Context) (idToken string, err error) {
 	ck, err := c.Cookie(l.sessions.Cookie.Name)
 	if err != nil || ck.Value == "" {
@@ -425,7 +428,9 @@ func (l *Login) leftOf(c echo.Context) (idToken string, err error) {
 		if id == nil {
 			return nil
 		}
-		_, err = endUserSession(ctx, tx, *id, "signed out after the session expired")
+		// The cleanup would have written the end of this sign-in
+		// (removeExpired); it will not find it now, so it is written here.
+		_, _, err = endSignIn(ctx, tx, *id, "signed out after the session expired", RequestMeta(c))
 		return err
 	})
 	if err != nil {

@@ -345,6 +345,38 @@ func endUserSession(ctx context.Context, tx pgx.Tx, id, reason string) (bool, er
 	return tag.RowsAffected() > 0, nil
 }
 
+// Ends a session as endSession does and returns whom it signed in.
+const endSessionOf = `UPDATE user_sessions SET ended_at = now(), ended_reason = $2, refresh_token = NULL
+    WHERE id = $1 AND ended_at IS NULL -- ended once, with the first reason and one audit row
+RETURNING identity`
+
+// endSignIn ends session id with reason, in the caller's transaction, with
+// its auth.session_end audit row under the identity it signed in (meta is
+// where the request that ended it came from, empty for none). ended is
+// false, and nothing is appended, when the session had ended already: its
+// end was recorded then. who is the identity it signed in when ended.
+// It is for a sign-in that ends without its person signing out: a
+// sign-out's auth.logout row says it ended (Logout).
+func endSignIn(ctx context.Context, tx pgx.Tx, id, reason string, meta quarantine.RequestMeta) (who User, ended bool, err error) {
+	var identity []byte
+	err = tx.QueryRow(ctx, endSessionOf, id, clip(reason, 500)).Scan(&identity)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return User{}, false, nil
+	}
+	if err != nil {
+		return User{}, false, fmt.Errorf("end session: %w", err)
+	}
+	if err := json.Unmarshal(identity, &who); err != nil {
+		return User{}, false, fmt.Errorf("ended session %s identity: %w", id, err)
+	}
+	e := audit.NewEvent(who.Actor, meta, audit.ActionSessionEnd)
+	e.ObjectType, e.Reason = "session", reason
+	if _, err := audit.Append(ctx, tx, e); err != nil {
+		return User{}, false, err
+	}
+	return who, true, nil
+}
+
 // Whether the same person signed in after session $1, in any session,
 // live or ended: a provider that keeps one refresh token per person and
 // client (Dex) dropped session $1's at that sign-in, and refuses it since,
