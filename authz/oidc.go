@@ -228,7 +228,8 @@ func (l *Login) Callback(c echo.Context) error {
 	}
 	// A sign-in in a browser still signed in replaces that sign-in: its
 	// session ends with the new one's (it would otherwise stay listed, and
-	// usable by whoever kept its cookie, until it expired).
+	// usable by whoever kept its cookie, until it expired), recorded under
+	// the person it signed in (endEarlier).
 	earlier, oldToken := l.sessions.GetString(ctx, sessionIDKey), l.sessions.Token(ctx)
 	if err := l.sessions.RenewToken(ctx); err != nil {
 		return fmt.Errorf("renew session: %w", err)
@@ -249,12 +250,9 @@ func (l *Login) Callback(c echo.Context) error {
 		}
 		reason := ""
 		if earlier != "" {
-			ended, err := endUserSession(ctx, tx, earlier, "signed in again in the same browser")
-			if err != nil {
+			var err error
+			if reason, err = endEarlier(ctx, tx, earlier, u, RequestMeta(c)); err != nil {
 				return err
-			}
-			if ended {
-				reason = "ended the earlier sign-in of this browser"
 			}
 		}
 		// The row says what grants the person roles as of this sign-in
@@ -276,6 +274,31 @@ func (l *Login) Callback(c echo.Context) error {
 	// Start wrote (a sibling host can toss cookies): its return path is
 	// judged again, so that a sign-in only ever lands on this site.
 	return c.Redirect(http.StatusSeeOther, returnTo(f.ReturnTo))
+}
+
+// endEarlier ends the sign-in earlier, which the browser held when u
+// signed in in it, in u's sign-in transaction tx, with its
+// auth.session_end row under the person it signed in (endSignIn): it may
+// be someone else's, whose own history would otherwise show them signed
+// in still. It returns what u's auth.login row says of it, "" when it had
+// ended already. Another identity's sign-in is named on both rows, each
+// row naming the other person, so that either one's history says who took
+// the browser over or whose sign-in it ended.
+func endEarlier(ctx context.Context, tx pgx.Tx, earlier string, u User, meta quarantine.RequestMeta) (string, error) {
+	was, live, err := liveIdentity(ctx, tx, earlier)
+	if err != nil || !live {
+		return "", err
+	}
+	why, said := "signed in again in the same browser", "ended the earlier sign-in of this browser"
+	if !was.SameIdentity(u.Actor) {
+		why = "another identity signed in in the same browser: " + u.Attribution()
+		said += ", of another identity: " + was.Attribution()
+	}
+	_, ended, err := endSignIn(ctx, tx, earlier, why, meta)
+	if err != nil || !ended {
+		return "", err
+	}
+	return said, nil
 }
 
 func (l *Login) userFrom(idt *oidc.IDToken) (User, error) {

@@ -345,6 +345,26 @@ func endUserSession(ctx context.Context, tx pgx.Tx, id, reason string) (bool, er
 	return tag.RowsAffected() > 0, nil
 }
 
+// Whom a sign-in signs in, while it is live.
+const selectLiveIdentity = `SELECT identity FROM user_sessions WHERE id = $1 AND ended_at IS NULL`
+
+// liveIdentity returns whom session id signs in, read in the caller's
+// transaction; live is false when it ended or is gone.
+func liveIdentity(ctx context.Context, tx pgx.Tx, id string) (who User, live bool, err error) {
+	var identity []byte
+	err = tx.QueryRow(ctx, selectLiveIdentity, id).Scan(&identity)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return User{}, false, nil
+	}
+	if err != nil {
+		return User{}, false, fmt.Errorf("read session %s: %w", id, err)
+	}
+	if err := json.Unmarshal(identity, &who); err != nil {
+		return User{}, false, fmt.Errorf("session %s identity: %w", id, err)
+	}
+	return who, true, nil
+}
+
 // Ends a session as endSession does and returns whom it signed in.
 const endSessionOf = `UPDATE user_sessions SET ended_at = now(), ended_reason = $2, refresh_token = NULL
     WHERE id = $1 AND ended_at IS NULL -- ended once, with the first reason and one audit row
