@@ -169,9 +169,29 @@ func NewLogin(ctx context.Context, cfg OIDCConfig, wait time.Duration, sessions 
 	return l, nil
 }
 
-// Start begins a sign-in: GET /auth/login?return_to=/path.
+// Start begins a sign-in: GET /auth/login?return_to=/path. A browser
+// signed in already that something other than the console's own pages
+// sent here (StartedOutside: another site's page, a link from a mail or
+// a chat, a bookmark) goes to the return path instead (303), and nothing
+// starts: such a navigation carries the session cookie (SameSite=Lax),
+// and with the provider's single sign-on the callback would come back at
+// once, end the person's sign-in, clear their browser's session and sign
+// in whoever the provider's session holds, none of it asked for. To sign
+// in as someone else, a person signs out first; the console's own pages
+// still start a sign-in, and anyone's browser signed in to nobody does.
+// The error is for failing to read the session.
 func (l *Login) Start(c echo.Context) error {
-	f := flow{State: randomToken(), Nonce: randomToken(), Verifier: oauth2.GenerateVerifier(), ReturnTo: returnTo(c.QueryParam("return_to")), Started: l.now()}
+	back := returnTo(c.QueryParam("return_to"))
+	if StartedOutside(c.Request()) {
+		_, signedIn, err := l.Current(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		if signedIn {
+			return c.Redirect(http.StatusSeeOther, back)
+		}
+	}
+	f := flow{State: randomToken(), Nonce: randomToken(), Verifier: oauth2.GenerateVerifier(), ReturnTo: back, Started: l.now()}
 	l.startFlow(c, f)
 	url := l.oauth.AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier))
 	return c.Redirect(http.StatusFound, url)

@@ -73,8 +73,8 @@ const sessionDashboardStale = "dashboard_stale"
 // dashboardStale validates form (Validate), the threshold taken from the
 // session when the URL names none: a threshold chosen, and valid, is kept
 // for the next visit when the console's own page chose it (not a link of
-// another site's: startedOutside); one kept that is no longer a choice is
-// dropped quietly (the person did not just type it).
+// another site's: authz.StartedOutside); one kept that is no longer a
+// choice is dropped quietly (the person did not just type it).
 func (s *Server) dashboardStale(c echo.Context, form *dashboardForm) (span, stale time.Duration, errs map[string]string) {
 	ctx := c.Request().Context()
 	kept := form.Stale == ""
@@ -89,7 +89,7 @@ func (s *Server) dashboardStale(c echo.Context, form *dashboardForm) (span, stal
 			errs = nil
 		}
 		s.deps.Sessions.Remove(ctx, sessionDashboardStale)
-	case !kept && errs["stale"] == "" && !startedOutside(c.Request()):
+	case !kept && errs["stale"] == "" && !authz.StartedOutside(c.Request()):
 		// Chosen on the console's own page. A link of another site, or
 		// one opened from outside (a chat message, a bookmark), shows the
 		// dashboard with it this once: the person chose nothing to keep.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/authz"
 )
 
 // A GET is safe for http.CrossOriginProtection, and the session cookie is
@@ -14,7 +15,7 @@ import (
 // them, make the log say they did it. Such routes declare it
 // (Route.Writes) and enforce refuses them unless the browser's fetch
 // metadata says the console's own pages started the request
-// (startedOutside).
+// (authz.StartedOutside).
 
 // errCrossSiteGet is the answer to a GET that writes, started by another
 // site. Nothing was written: not even a denial, which would again be a row
@@ -60,7 +61,7 @@ func (e crossSiteGetError) Unwrap() error {
 // encoded again.
 func crossSiteGet(r *http.Request, what string) error {
 	why := errCrossSiteGet
-	if !crossSite(r) {
+	if !authz.CrossSite(r) {
 		why = errOutsideGet
 	}
 	again := r.URL.EscapedPath()
@@ -71,30 +72,4 @@ func crossSiteGet(r *http.Request, what string) error {
 		again += "?" + q
 	}
 	return crossSiteGetError{Again: again, What: what, err: why}
-}
-
-// crossSite reports whether the browser says another site started r: a
-// Sec-Fetch-Site other than "same-origin" and "none" (nothing started it:
-// typed, bookmarked, or opened from another application). "same-site"
-// counts as another site: a sibling subdomain is not the console. A
-// request without the header passes: it comes from a client that is not a
-// browser (curl with a session cookie), which no other site can drive, or
-// from a browser too old to send fetch metadata.
-func crossSite(r *http.Request) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "same-origin", "none":
-		return false
-	}
-	return true
-}
-
-// startedOutside reports whether the browser says that something other
-// than the console's own pages started r: another site (crossSite), or
-// nothing ("none"). Browsers send "none" for the address bar and
-// bookmarks, and also for a link opened from a mail or chat application,
-// which a stranger may have sent: for a GET that writes it counts as
-// another site's. A request without fetch metadata passes, as for
-// crossSite.
-func startedOutside(r *http.Request) bool {
-	return crossSite(r) || r.Header.Get("Sec-Fetch-Site") == "none"
 }

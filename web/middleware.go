@@ -70,7 +70,7 @@ func (s *Server) enforce(r Route) echo.MiddlewareFunc {
 			if err := refuseUnreadableQuery(c); err != nil {
 				return err
 			}
-			if r.Writes && startedOutside(c.Request()) {
+			if r.Writes && authz.StartedOutside(c.Request()) {
 				return crossSiteGet(c.Request(), r.startsText(c)) // before the session, a denial or anything else is written
 			}
 			if r.Access == AccessPublic {
@@ -238,9 +238,9 @@ func (s *Server) auditDenied(c echo.Context, tenant, action, reason string) {
 // whether or not the client still waits (audit.AppendBatchFunc does not
 // stop when the request's context ends). Two kinds of refusal are limited
 // per person (authz.CrossSiteDenials, one allowance for both): when the
-// browser says another site started the request (crossSite), the person
-// may only have followed a link, and the reason says so; a person who
-// holds no role is refused every page, and a browser left open on one
+// browser says another site started the request (authz.CrossSite), the
+// person may only have followed a link, and the reason says so; a person
+// who holds no role is refused every page, and a browser left open on one
 // must not grow the permanent log without end. One over the limit is not
 // written, and the next that is counts it. The answer is the same either
 // way. A client that only claims to come from another site (curl sets any
@@ -249,7 +249,7 @@ func (s *Server) appendDenied(c echo.Context, events ...audit.Event) {
 	if len(events) == 0 {
 		return
 	}
-	site, cross := c.Request().Header.Get("Sec-Fetch-Site"), crossSite(c.Request())
+	site, cross := c.Request().Header.Get("Sec-Fetch-Site"), authz.CrossSite(c.Request())
 	if cross || len(s.deps.Access.Roles(userOf(c))) == 0 {
 		admitted := s.crossSiteDenials.Allow(crossSitePerson(events[0].Actor), time.Now())
 		if !admitted.Write {
