@@ -48,8 +48,7 @@ func (l *Login) Current(ctx context.Context) (User, bool, error) {
 		s, err = loadSession(ctx, l.db, id)
 	}
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (s.Ended || !s.at(l.now()).Before(s.ExpiresAt))) {
-		l.signsNobodyIn(ctx)
-		return User{}, false, nil
+		return l.over(ctx, s, err == nil)
 	}
 	if err != nil {
 		return User{}, false, fmt.Errorf("read session: %w", err)
@@ -68,6 +67,28 @@ func (l *Login) Current(ctx context.Context) (User, bool, error) {
 		return l.settleRefresh(ctx, id)
 	}
 	return l.refreshNow(ctx, s)
+}
+
+// over answers a request whose browser session names sign-in s, found
+// ended, past its lifetime, or gone (found false): nobody is signed in.
+// One past its lifetime and not ended yet is ended here (endPastLifetime)
+// before the browser's session stops naming it: the cleanup ends only the
+// sign-ins its removed browser sessions name (endIdleSignIns), so once
+// this browser's session named none, nothing would ever end it, and it
+// would keep its refresh token, unrecorded, until deleteExpiredSessions
+// removed the row a day later. The browser's deadline is set on the
+// console's clock and the sign-in's on the database's, so the browser
+// session can outlive the sign-in. The error is for failing to record its
+// end; the browser's session then still names it, and the next request
+// tries again.
+func (l *Login) over(ctx context.Context, s userSession, found bool) (User, bool, error) {
+	if found && !s.Ended {
+		if err := endPastLifetime(ctx, l.db, s.ID); err != nil {
+			return User{}, false, err
+		}
+	}
+	l.signsNobodyIn(ctx)
+	return User{}, false, nil
 }
 
 // refreshNow refreshes session s, which this request claimed, and ends it
@@ -180,8 +201,7 @@ func (l *Login) settleRefresh(ctx context.Context, id string) (User, bool, error
 	for {
 		s, err := loadSession(ctx, l.db, id)
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && (s.Ended || !s.at(l.now()).Before(s.ExpiresAt))) {
-			l.signsNobodyIn(ctx)
-			return User{}, false, nil
+			return l.over(ctx, s, err == nil)
 		}
 		if err != nil {
 			return User{}, false, fmt.Errorf("read session: %w", err)

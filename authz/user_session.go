@@ -397,6 +397,27 @@ func endSignIn(ctx context.Context, tx pgx.Tx, id, reason string, meta quarantin
 	return who, true, nil
 }
 
+// pastLifetime is why a sign-in that a request found past its lifetime
+// ended (endPastLifetime).
+const pastLifetime = "the sign-in reached the end of its lifetime"
+
+// endPastLifetime ends session id, which a request found past its
+// lifetime, in a transaction of its own with its auth.session_end row
+// (endSignIn), whether or not the request's client still waits
+// (audit.Detached). A session that ended meanwhile is left as it ended.
+func endPastLifetime(ctx context.Context, db *pgxpool.Pool, id string) error {
+	ctx, cancel := audit.Detached(ctx)
+	defer cancel()
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		_, _, err := endSignIn(ctx, tx, id, pastLifetime, quarantine.RequestMeta{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("end a session past its lifetime: %w", err)
+	}
+	return nil
+}
+
 // Whether the same person signed in after session $1, in any session,
 // live or ended: a provider that keeps one refresh token per person and
 // client (Dex) dropped session $1's at that sign-in, and refuses it since,
