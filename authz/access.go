@@ -103,12 +103,18 @@ func NewAccess(ctx context.Context, pool *pgxpool.Pool, groups GroupMap, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("casbin model: %w", err)
 	}
-	a := &Access{pool: pool, groups: groups, log: log, ad: &adapter{pool: pool}}
+	adLog := log
+	if adLog == nil {
+		adLog = slog.New(slog.DiscardHandler)
+	}
+	a := &Access{pool: pool, groups: groups, log: log, ad: &adapter{pool: pool, log: adLog}}
 	logGroups(log, groups)
 	enf, err := casbin.NewSyncedEnforcer(m, a.ad)
 	if err != nil {
 		return nil, fmt.Errorf("load authorization policy: %w", err)
 	}
+	// "*" is every tenant; the adapter keeps every other '*' out
+	// (oneOrAll), which keyMatch would read as a prefix.
 	enf.AddNamedDomainMatchingFunc("g", "keyMatch", util.KeyMatch)
 	enf.EnableAutoSave(false)
 	a.enf = enf
@@ -413,6 +419,7 @@ func (a *Access) Roles(u User) []TenantRole {
 // store (audited), never through Casbin's save path.
 type adapter struct {
 	pool *pgxpool.Pool
+	log  *slog.Logger // where a binding refused at load is reported
 	// conn, when not nil, is the connection the next load reads on instead
 	// of one of pool's (Access.reloadOn sets it, under Access.reload).
 	conn *pgx.Conn
@@ -432,7 +439,7 @@ const (
 	selectPolicy = `SELECT ptype, v0, v1, v2, v3, v4, v5 FROM casbin_rule ORDER BY id`
 	// unmatched_since: a binding the console stopped matching (migration
 	// 0050) gives nobody anything, whatever its subject reads.
-	selectBindings = `SELECT subject, role, tenant FROM role_bindings WHERE unmatched_since IS NULL ORDER BY id`
+	selectBindings = `SELECT id, subject, role, tenant FROM role_bindings WHERE unmatched_since IS NULL ORDER BY id`
 )
 
 // LoadPolicy reads the version, the policy lines and the bindings in one
@@ -471,8 +478,21 @@ func (ad *adapter) load(ctx context.Context, tx pgx.Tx, m model.Model) error {
 	if err != nil {
 		return fmt.Errorf("read role_bindings: %w", err)
 	}
+	var id int64
 	var sub, role, tenant string
-	_, err = pgx.ForEachRow(rows, []any{&sub, &role, &tenant}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &sub, &role, &tenant}, func() error {
+		if !oneOrAll(tenant) {
+			// Only the form keeps such a tenant out of the table. The row
+			// is skipped rather than failing the load: the binding grants
+			// nothing, as its author cannot have meant a prefix, and every
+			// other binding stays in force. A failed load would keep the
+			// console from starting, locking out the admins who can
+			// delete the row, or, at a reload, keep the policy of before
+			// in force, bindings removed since included.
+			ad.log.Error("role binding refused: its tenant holds a '*' but is not \"*\" (every tenant), which would grant in every tenant it prefixes; delete it and bind the tenants meant",
+				"binding", id, "subject", sub, "role", role, "tenant", tenant)
+			return nil
+		}
 		return persist.LoadPolicyArray([]string{"g", sub, role, tenant}, m)
 	})
 	if err != nil {

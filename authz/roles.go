@@ -139,7 +139,17 @@ func parseTenantRole(s string) (TenantRole, bool) {
 // itself. A partial wildcard ("a*") names no tenant: refused where it is
 // written, at start or in the form, rather than held to mean something.
 func validTenant(t string) bool {
-	return t != "" && !strings.ContainsAny(t, " .>") && (!strings.Contains(t, "*") || t == AllTenants)
+	return t != "" && !strings.ContainsAny(t, " .>") && oneOrAll(t)
+}
+
+// oneOrAll reports whether t names one tenant or AllTenants, not a
+// pattern: it holds no '*', or is AllTenants itself. Bindings match their
+// tenant with keyMatch (model.conf), which reads a '*' anywhere as "and
+// anything after": "acme*" would grant in acme and in every tenant whose
+// name starts with it. The adapter refuses a stored binding that fails it
+// (adapter.load), whoever wrote the row.
+func oneOrAll(t string) bool {
+	return t == AllTenants || !strings.Contains(t, "*")
 }
 
 // RolesFor returns the roles the groups give, sorted and without repeats.
