@@ -98,7 +98,9 @@ func TestAuditCheckpointsSigned(t *testing.T) {
 	res, err = audit.Verify(b.ctx, b.db.Pool, audit.VerifyOptions{})
 	require.NoError(t, err)
 	assert.False(t, res.OK(), "without a key the signatures are not checked, so the log does not verify")
-	assert.Contains(t, res.Problem, "no public key was given")
+	assert.False(t, res.Broken(), "a signature not checked is no problem of the chain: %s", res)
+	assert.Contains(t, res.Unchecked, "no public key was given")
+	assert.ErrorIs(t, res.Err(), audit.ErrNotChecked)
 
 	res, err = audit.Verify(b.ctx, b.db.Pool, audit.VerifyOptions{Keys: audit.NewKeySet(newSigner(t).PublicKey())})
 	require.NoError(t, err)

@@ -21,6 +21,12 @@ import (
 // entry, a checkpoint that does not match or verify, or a failed anchor.
 var ErrChainBroken = errors.New("audit chain broken")
 
+// ErrNotChecked is returned by Result.Err (and ExportResult.Err) when
+// nothing wrong was found but a check could not be made: signatures were
+// there to check and no public key was given. It says nothing of
+// tampering either way, and must not be taken for ErrChainBroken.
+var ErrNotChecked = errors.New("audit chain not checked")
+
 // Anchor is a head recorded outside the database (from an earlier verify or
 // export): the entry at Seq must still have Hash.
 type Anchor struct {
@@ -46,7 +52,9 @@ func ParseAnchor(s string) (Anchor, error) {
 type VerifyOptions struct {
 	// Keys are the public keys checkpoints may be signed with. Without any,
 	// a log that has checkpoints does not verify: a signature nobody checks
-	// anchors nothing.
+	// anchors nothing. That is a check not made (Result.Unchecked), not a
+	// finding: what can be told without a key (an edited or missing entry,
+	// a checkpoint whose hash the chain no longer has) is still reported.
 	Keys *KeySet
 	// Anchors are heads kept elsewhere that the chain must still contain.
 	Anchors []Anchor
@@ -86,23 +94,36 @@ type Result struct {
 	UnsignedSince time.Time
 	// Anchors is how many anchors matched.
 	Anchors int
+	// Unchecked says what could not be checked, "" when every check was
+	// made: the signatures of the checkpoints that match the chain, when
+	// no public key was given. Such a checkpoint vouches for nothing, but
+	// nothing says it is forged either, so it is no problem of the chain.
+	Unchecked string
 	// signed: the first problem is a checkpoint or an anchor, not an entry.
 	signed bool
 }
 
-// OK reports whether the whole chain verified.
-func (r Result) OK() bool { return r.FirstBad == 0 }
+// OK reports whether the whole chain verified: nothing is wrong, and
+// every check was made (Unchecked is empty).
+func (r Result) OK() bool { return r.FirstBad == 0 && r.Unchecked == "" }
+
+// Broken reports whether verification found a problem (FirstBad).
+func (r Result) Broken() bool { return r.FirstBad != 0 }
 
 // HeadHex returns Head in lowercase hex ("" for an empty log).
 func (r Result) HeadHex() string { return hex.EncodeToString(r.Head) }
 
-// Err returns nil for an intact chain, else an error wrapping ErrChainBroken
-// that names the first bad seq.
+// Err returns nil for an intact chain, an error wrapping ErrChainBroken
+// that names the first bad seq when a problem was found, else, when a
+// check could not be made, one wrapping ErrNotChecked that says which.
 func (r Result) Err() error {
-	if r.OK() {
-		return nil
+	switch {
+	case r.Broken():
+		return fmt.Errorf("%w: %s", ErrChainBroken, r.Problem)
+	case r.Unchecked != "":
+		return fmt.Errorf("%w: %s", ErrNotChecked, r.Unchecked)
 	}
-	return fmt.Errorf("%w: %s", ErrChainBroken, r.Problem)
+	return nil
 }
 
 // String describes the result in one line for an operator, with the head
@@ -113,14 +134,21 @@ func (r Result) String() string {
 	if r.ProblemCount > 1 {
 		more = fmt.Sprintf(" (%s in all)", plural(r.ProblemCount, "problem", "problems"))
 	}
+	if r.Broken() && r.Unchecked != "" {
+		// The problems stand without a key; say what else was not looked at.
+		more += " (besides, " + r.Unchecked + ")"
+	}
 	switch {
-	case !r.OK() && r.HeadSeq == 0 && r.signed && r.Linked > 0:
+	case r.Broken() && r.HeadSeq == 0 && r.signed && r.Linked > 0:
 		return fmt.Sprintf("audit chain BROKEN: %s%s; entries 1..%d link and hash correctly, but no checkpoint or anchor before it vouches for them",
 			r.Problem, more, r.Linked)
-	case !r.OK() && r.HeadSeq == 0:
+	case r.Broken() && r.HeadSeq == 0:
 		return fmt.Sprintf("audit chain BROKEN: %s%s; no entry before it verifies", r.Problem, more)
-	case !r.OK():
+	case r.Broken():
 		return fmt.Sprintf("audit chain BROKEN: %s%s; entries 1..%d verify, their head hash is %s", r.Problem, more, r.HeadSeq, r.HeadHex())
+	case r.Unchecked != "":
+		return fmt.Sprintf("audit chain NOT CHECKED: %s; nothing else is wrong: %s link and hash correctly, head seq %d hash %s, but nothing signed vouches for them",
+			r.Unchecked, plural(r.Rows, "entry", "entries"), r.HeadSeq, r.HeadHex())
 	case r.Rows == 0:
 		return "audit chain ok: no entries yet"
 	}
@@ -232,6 +260,11 @@ type verifier struct {
 	// unverified are checkpoints whose signature failed, waiting for a later
 	// one that verifies; trustedSeq and trustedHash as they were then.
 	unverified []unverifiedCheckpoint
+	// unchecked counts the checkpoints that match the chain but whose
+	// signature was not checked (no key was given); newestUnchecked is the
+	// last of them.
+	unchecked       int
+	newestUnchecked Checkpoint
 }
 
 type unverifiedCheckpoint struct {
@@ -344,7 +377,11 @@ func (v *verifier) checkpointsAt(e *Entry) {
 				e.Seq, cp.HashHex(), e.HashHex(), e.Seq)
 			continue
 		case v.opts.Keys.Len() == 0:
-			v.failSigned(e.Seq, v.trustedSeq, v.trustedHash, "checkpoint at seq %d: no public key was given to check its signature (key %s)", e.Seq, cp.KeyID)
+			// A signature nobody can check is a check not made, not a
+			// forgery: it vouches for nothing (trustedSeq stays), and
+			// finish says so in Result.Unchecked.
+			v.unchecked++
+			v.newestUnchecked = cp
 			continue
 		}
 		if err := cp.VerifySignature(v.opts.Keys); err != nil {
@@ -388,9 +425,14 @@ func (v *verifier) anchorsAt(e *Entry) {
 }
 
 // finish reports checkpoints and anchors past the end of the chain
-// (entries were removed from its tail), and checkpoints whose signature
-// failed with no later one that verifies.
+// (entries were removed from its tail), checkpoints whose signature
+// failed with no later one that verifies, and the checkpoints whose
+// signature was not checked for want of a key.
 func (v *verifier) finish() {
+	if v.unchecked > 0 {
+		v.res.Unchecked = fmt.Sprintf("no public key was given to check the signatures of %s (the newest at seq %d, key %s)",
+			plural(int64(v.unchecked), "checkpoint", "checkpoints"), v.newestUnchecked.Seq, v.newestUnchecked.KeyID)
+	}
 	for _, u := range v.unverified {
 		v.failSigned(u.seq, u.trustedSeq, u.trustedHash, "%s", u.problem)
 	}

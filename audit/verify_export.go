@@ -56,29 +56,49 @@ type ExportResult struct {
 	ExportSigned bool
 	ExportedAt   time.Time
 	ExportKeyID  string
-	// Problem says what is wrong, "" when the export verified; Line is the
-	// line of the file it is about.
+	// Problem says what is wrong, "" when nothing is; Line is the line of
+	// the file it is about.
 	Problem string
 	Line    int64
+	// Unchecked says what could not be checked when nothing is wrong, ""
+	// when every check was made: the signatures of the chain head and of
+	// the export, when no public key was given. What the file shows
+	// without a key (an edited entry, a gap, a head that is not its last
+	// line, lines that are not the ones its signature names) is a Problem
+	// still.
+	Unchecked string
+	// exportSignature: the export carries its own signature, checked
+	// (ExportSigned) or, without keys, not.
+	exportSignature bool
 }
 
-// OK reports whether the export verified: nothing in it is wrong. Some of
-// its entries may still be unproven (Unproven).
-func (r ExportResult) OK() bool { return r.Problem == "" }
+// OK reports whether the export verified: nothing in it is wrong, and
+// every check was made (Unchecked is empty). Some of its entries may still
+// be unproven (Unproven), and an export without its own signature
+// (ExportSigned false) is proven only as far as its chain goes.
+func (r ExportResult) OK() bool { return r.Problem == "" && r.Unchecked == "" }
 
-// Err returns nil for an export that verified, else an error wrapping
-// ErrChainBroken that says what is wrong.
+// Err returns nil for an export that verified, an error wrapping
+// ErrChainBroken that says what is wrong, or, when nothing is but a check
+// could not be made, one wrapping ErrNotChecked that says which.
 func (r ExportResult) Err() error {
-	if r.OK() {
-		return nil
+	switch {
+	case r.Problem != "":
+		return fmt.Errorf("%w: line %d: %s", ErrChainBroken, r.Line, r.Problem)
+	case r.Unchecked != "":
+		return fmt.Errorf("%w: %s", ErrNotChecked, r.Unchecked)
 	}
-	return fmt.Errorf("%w: line %d: %s", ErrChainBroken, r.Line, r.Problem)
+	return nil
 }
 
 // String describes the result in one line.
 func (r ExportResult) String() string {
-	if !r.OK() {
+	switch {
+	case r.Problem != "":
 		return fmt.Sprintf("audit export BROKEN at line %d: %s", r.Line, r.Problem)
+	case r.Unchecked != "":
+		return fmt.Sprintf("audit export NOT CHECKED: %s; nothing else is wrong: %s, %d linked to the line before; chain head seq %d hash %s, which nothing checked vouches for",
+			r.Unchecked, plural(r.Entries, "entry", "entries"), r.Linked, r.Head.Seq, r.Head.HashHex())
 	}
 	s := fmt.Sprintf("audit export ok: %s, %d linked to the line before; chain head seq %d hash %s", plural(r.Entries, "entry", "entries"),
 		r.Linked, r.Head.Seq, r.Head.HashHex())
@@ -126,8 +146,9 @@ func isAre(n int64) string {
 // whose newest entries were taken off ends before it), and signed, with a
 // signature that verifies with keys. A head without a signature never
 // verifies (no console writes one: UnsignedHeadProblem), and without keys
-// a signed head does not verify either, as Verify treats checkpoints: an
-// export checked without keys is always refused. An export that says it is not filtered (or
+// a signed head is not checked either, as Verify treats checkpoints: an
+// export checked without keys never verifies (Unchecked, when nothing
+// else is wrong). An export that says it is not filtered (or
 // does not say) must hold every entry: a stub there is refused. A
 // filtered export must carry its own signature when keys are given,
 // whatever the hash versions of its lines (see checkExportEnd). It stops
@@ -226,8 +247,11 @@ func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 			res.Problem = problem
 			return res, nil
 		}
-		res.ExportSigned, res.ExportKeyID = true, x.KeyID
+		res.exportSignature = true
 		res.ExportedAt, _ = time.Parse(timeLayout, x.ExportedAt)
+		if keys.Len() > 0 {
+			res.ExportSigned, res.ExportKeyID = true, x.KeyID
+		}
 		// A head signed after the export was written is not the one it
 		// ended at: what the export says of the entries it selected
 		// (none, say) would be claimed up to a later head. The signature
@@ -284,15 +308,17 @@ const UnsignedHeadProblem = "the chain head is not signed: an export from the co
 	"so this file was rebuilt or had its signatures taken off, and nothing in it is proven"
 
 // checkExportEnd checks, once res holds what the export says of itself
-// (Filter, Head, and ExportSigned when its own signature verified), what
-// every export must hold whatever its format: a filtered export is
-// signed itself when keys are given; an unfiltered one holds no stub
-// (firstStubLine, the line of the first, 0 for none), starts at seq 1
-// and holds a line (first and last nil: none, which only an empty log's
-// export may); last, the last line or record, is the chain head; and the head is
-// signed (with keys or without: UnsignedHeadProblem), with a key of
-// keys. It sets res.Problem (and res.Line) at the
-// first problem, else res.Signed when the head's signature verified.
+// (Filter, Head, whether it carries its own signature, and ExportSigned
+// when that verified), what every export must hold whatever its format:
+// a filtered export is signed itself when keys are given; an unfiltered
+// one holds no stub (firstStubLine, the line of the first, 0 for none),
+// starts at seq 1 and holds a line (first and last nil: none, which only
+// an empty log's export may); last, the last line or record, is the chain
+// head; and the head is signed (with keys or without:
+// UnsignedHeadProblem), with a key of keys. It sets res.Problem (and
+// res.Line) at the first problem, else res.Signed when the head's
+// signature verified, or res.Unchecked when no keys were given to check
+// it.
 //
 // A filtered export is proven only by its own signature: its filter,
 // where it starts and which entries are stubs are said by nothing else.
@@ -305,7 +331,9 @@ const UnsignedHeadProblem = "the chain head is not signed: an export from the co
 func checkExportEnd(res *ExportResult, first, last *Entry, firstStubLine int64, keys *KeySet) {
 	head := res.Head
 	switch {
-	case !res.ExportSigned && keys != nil && res.Filter != "":
+	case !res.exportSignature && keys != nil && res.Filter != "":
+		// Whether the export carries its signature takes no key to see:
+		// one that carries it and could not be checked is Unchecked below.
 		res.Problem = UnsignedFilteredProblem
 		return
 	case res.Filter == "" && firstStubLine != 0:
@@ -337,7 +365,12 @@ func checkExportEnd(res *ExportResult, first, last *Entry, firstStubLine int64, 
 		res.Problem = UnsignedHeadProblem
 		return
 	case keys.Len() == 0:
-		res.Problem = fmt.Sprintf("the chain head is signed by key %s, and no public key was given to check it", head.KeyID)
+		// Everything a key is not needed for holds: the signatures are a
+		// check not made, never a finding.
+		res.Unchecked = fmt.Sprintf("no public key was given to check the chain head's signature (key %s)", head.KeyID)
+		if res.exportSignature {
+			res.Unchecked += " nor the export's own"
+		}
 		return
 	}
 	if err := head.VerifySignature(keys); err != nil {
@@ -532,8 +565,11 @@ func rawOrNil(m json.RawMessage) json.RawMessage {
 // linesHash, the SHA-256 of the bytes before the trailer, the chain head
 // of its trailer, and the seqs of its first and last lines. A signature of
 // manifest version 1, which had no head, is taken too (an export written
-// before version 2; VerifyExport then binds its head by time). It returns
-// what is wrong, "" when nothing is.
+// before version 2; VerifyExport then binds its head by time). Without
+// keys the signature is not checked (the caller says so), but what the
+// file holds must still be what it claims was signed: a console never
+// writes a trailer that does not match its lines. It returns what is
+// wrong, "" when nothing is.
 func checkExportSignature(x jsonExport, linesHash []byte, head Checkpoint, first, last int64, keys *KeySet) string {
 	var pub []byte
 	if keys != nil {
@@ -552,11 +588,9 @@ func checkExportSignature(x jsonExport, linesHash []byte, head Checkpoint, first
 		return "the export's signature is not hex"
 	}
 	switch {
-	case keys.Len() == 0:
-		return fmt.Sprintf("the export is signed by key %s, and no public key was given to check it", x.KeyID)
-	case pub == nil:
+	case keys.Len() > 0 && pub == nil:
 		return fmt.Sprintf("the export is signed by key %s, which is not one of the public keys given", x.KeyID)
-	case !ed25519.Verify(pub, exportManifest(exportVersion, claimed, head, x.Filter, x.FirstSeq, x.LastSeq, at, x.KeyID), sig) &&
+	case keys.Len() > 0 && !ed25519.Verify(pub, exportManifest(exportVersion, claimed, head, x.Filter, x.FirstSeq, x.LastSeq, at, x.KeyID), sig) &&
 		!ed25519.Verify(pub, exportManifest(1, claimed, head, x.Filter, x.FirstSeq, x.LastSeq, at, x.KeyID), sig):
 		return fmt.Sprintf("the export's signature does not verify with key %s (its filter, chain head, first or last seq, or time was changed)", x.KeyID)
 	case !bytes.Equal(claimed, linesHash):

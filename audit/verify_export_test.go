@@ -132,6 +132,9 @@ func TestVerifyExport(t *testing.T) {
 	t.Run("NoKey", func(t *testing.T) {
 		res, err := audit.VerifyExport(strings.NewReader(all), nil)
 		require.NoError(t, err)
-		assert.Contains(t, res.Problem, "no public key was given")
+		assert.False(t, res.OK(), res.String())
+		assert.Empty(t, res.Problem, "a signature not checked is no problem of the export")
+		assert.Contains(t, res.Unchecked, "no public key was given")
+		assert.ErrorIs(t, res.Err(), audit.ErrNotChecked)
 	})
 }

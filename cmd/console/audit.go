@@ -21,7 +21,8 @@ commands:
   verify      check the hash chain, every checkpoint signature, and anchors;
               with --file, an export (JSON Lines or CSV) instead
               (exit 1: it does not verify; 3: an export's unproven entries;
-              4: the check could not be made, e.g. the database unreachable)
+              4: the check could not be made, e.g. the database unreachable
+              or no public key given)
   checkpoint  sign the chain's head now (before maintenance, for example)
   keygen      write a new Ed25519 checkpoint signing key and its public key
 `
@@ -51,7 +52,8 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 // every checkpoint's signature with the public keys it trusts (verifyKeys)
 // and every anchor, prints the result with the head hash, and exits 1
 // naming the first problem; 4 when the check could not be made
-// (exitUnchecked).
+// (exitUnchecked), no public key to check the checkpoints' signatures
+// included.
 func runAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var dsn, keyFiles, signingKey, anchors, file string
 	var opts audit.VerifyOptions
@@ -139,17 +141,30 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	if err := conn.QueryRow(ctx, `SELECT now()`).Scan(&dbNow); err != nil {
 		return unchecked(fmt.Errorf("read the database's clock: %w", err))
 	}
-	if w := staleCheckpointWarning(res, every, interval, dbNow); w != "" {
+	// Without a key no checkpoint verifies, which says nothing of whether
+	// the console is signing: no warning then.
+	if w := staleCheckpointWarning(res, every, interval, dbNow); w != "" && res.Unchecked == "" {
 		fmt.Fprintf(stdout, "  warning: %s\n", w)
 	}
-	if !res.OK() && keys.Len() == 0 && strings.Contains(res.Problem, "no public key was given") {
+	if res.Unchecked != "" {
 		fmt.Fprintln(stderr, "console audit verify: give the checkpoint public key with --public-key FILE (or AUDIT_SIGNING_KEY_FILE)")
 	}
-	if !res.OK() && strings.Contains(res.Problem, "not one of the public keys given") {
+	if res.Broken() && strings.Contains(res.Problem, "not one of the public keys given") {
 		fmt.Fprintf(stderr, "console audit verify: the keys trusted were %s; after a rotation give every key in use (--public-key old.pub,new.pub)\n",
 			strings.Join(keys.IDs(), ", "))
 	}
-	return res.Err()
+	return verifyExit(res.Err())
+}
+
+// verifyExit is err, what a verification found, with its exit status:
+// 1 (the default) for a problem, exitUnchecked for a check not made
+// (audit.ErrNotChecked: signatures and no key to check them), which is
+// no finding of tampering.
+func verifyExit(err error) error {
+	if errors.Is(err, audit.ErrNotChecked) {
+		return unchecked(err)
+	}
+	return err
 }
 
 // staleCheckpointWarning says when the newest checkpoint that verified is
@@ -209,8 +224,9 @@ const csvExportStart = "seq,"
 const exitUnproven = 3
 
 // exitUnchecked is the exit status of "console audit verify" when the
-// check could not be made: the database could not be reached or read, or
-// the export or a key file could not be opened. Not 1, which says the log
+// check could not be made: the database could not be reached or read, the
+// export or a key file could not be opened, or no public key was given to
+// check the signatures the log or the export holds. Not 1, which says the log
 // or the export was read and does not verify: a wrapper run from cron can
 // page for tampering on 1 and for an outage on 4.
 const exitUnchecked = 4
@@ -223,7 +239,8 @@ func unchecked(err error) error { return &codedError{code: exitUnchecked, err: e
 // a CSV one (audit.VerifyExportCSV) when the file starts with the CSV
 // header's first cell, else a JSON Lines one (audit.VerifyExport), prints
 // the result and exits 1 naming the first problem (4 when it cannot be
-// read); an export that
+// read, or when nothing is wrong but no public key was given to check its
+// signatures); an export that
 // verifies without a signature of its own (audit.ExportJSONLSigned,
 // audit.ExportCSVSigned) gets a warning on stderr. An export that
 // verifies but holds unproven entries
@@ -245,10 +262,11 @@ func verifyExportFile(path string, keys *audit.KeySet, acceptUnproven bool, stdo
 		return unchecked(err)
 	}
 	fmt.Fprintln(stdout, res.String())
-	if !res.OK() && keys.Len() == 0 {
+	if res.Unchecked != "" {
 		// Without a key nothing in the file is proven: an export that
 		// verifies ends at a signed head, which takes a key to check.
 		fmt.Fprintln(stderr, "console audit verify: give the checkpoint public key with --public-key FILE (the audit page's verify lists it): without it nothing in the file is proven")
+		return verifyExit(res.Err())
 	}
 	if res.OK() && !res.ExportSigned {
 		// The chain checks out, but nothing signed says the file is as
