@@ -51,8 +51,10 @@ type ExportResult struct {
 	// ExportedAt. A filtered export without that signature does not
 	// verify when keys are given; an unfiltered one (from an older
 	// console) is proven only as far as its chain goes: it starts at seq
-	// 1 and holds no stub, but nothing signed says its lines are as
-	// written.
+	// 1 and holds no stub, but nothing signed says it ended at its chain
+	// head: its newest entries may have been cut off, the head of an
+	// earlier checkpoint put in place of its own. A caller must not take
+	// it for whole (console audit verify exits 5 for it).
 	ExportSigned bool
 	ExportedAt   time.Time
 	ExportKeyID  string
@@ -111,7 +113,7 @@ func (r ExportResult) String() string {
 	if r.ExportSigned {
 		s += fmt.Sprintf("; the export is signed (exported %s, key %s): its lines and filter are as written", r.ExportedAt.Format(timeLayout), r.ExportKeyID)
 	} else {
-		s += "; " + UnsignedExportWarning
+		s += fmt.Sprintf("; %s (nothing proves it ended at seq %d)", UnsignedExportWarning, r.Head.Seq)
 	}
 	if r.Unproven > 0 {
 		s += fmt.Sprintf("; %s before seq %d %s unproven: seq %d is a stub of an entry appended before hash version 3, without a content digest, so its hash cannot be recomputed and their link to the signed head rests on its prev_hash; check them with console audit verify against the database, or with an unfiltered export",
@@ -121,9 +123,14 @@ func (r ExportResult) String() string {
 }
 
 // UnsignedExportWarning is what ExportResult.String says of an export
-// that verified without a signature of its own.
+// that verified without a signature of its own. Only an unfiltered one
+// does (with keys), and the chain proves it starts at seq 1 and leaves
+// nothing out up to its signed head; what it cannot prove is that the
+// export ended there: the head of any earlier checkpoint, from another
+// export or the database, fits a file cut after that checkpoint's entry.
 const UnsignedExportWarning = "WARNING: the export itself is not signed (written by a console before exports were signed, or its signature taken off): " +
-	"edits since the export cannot be ruled out beyond what the chain proves (its filter, lines cut from its front, or an entry turned into a stub)"
+	"edits since the export cannot be ruled out beyond what the chain proves: its newest entries may have been cut off its end, " +
+	"with an earlier signed checkpoint put in place of the chain head it ended at"
 
 // isAre is "is" for one, "are" for more.
 func isAre(n int64) string {
@@ -151,8 +158,10 @@ func isAre(n int64) string {
 // else is wrong). An export that says it is not filtered (or
 // does not say) must hold every entry: a stub there is refused. A
 // filtered export must carry its own signature when keys are given,
-// whatever the hash versions of its lines (see checkExportEnd). It stops
-// at the first problem; the error is only for failing to read r.
+// whatever the hash versions of its lines (see checkExportEnd); an
+// unfiltered one without verifies with ExportSigned false, which does not
+// prove that its newest entries were not cut off (ExportResult.ExportSigned).
+// It stops at the first problem; the error is only for failing to read r.
 func VerifyExport(r io.Reader, keys *KeySet) (ExportResult, error) {
 	var res ExportResult
 	sc := bufio.NewScanner(r)

@@ -22,7 +22,7 @@ commands:
               with --file, an export (JSON Lines or CSV) instead
               (exit 1: it does not verify; 3: an export's unproven entries;
               4: the check could not be made, e.g. the database unreachable
-              or no public key given)
+              or no public key given; 5: an export not signed itself)
   checkpoint  sign the chain's head now (before maintenance, for example)
   keygen      write a new Ed25519 checkpoint signing key and its public key
 `
@@ -57,7 +57,7 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 func runAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var dsn, keyFiles, signingKey, anchors, file string
 	var opts audit.VerifyOptions
-	var acceptUnproven bool
+	var acceptUnproven, acceptUnsigned bool
 	var every int
 	var interval time.Duration
 	s := newSettings("audit verify", getenv, stderr)
@@ -68,6 +68,9 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	s.boolean(&acceptUnproven, "accept-unproven-pre-v3", "AUDIT_VERIFY_ACCEPT_UNPROVEN_PRE_V3",
 		"with --file: exit 0 although some entries are unproven (they come before a stub of an entry appended before hash version 3, "+
 			"whose hash cannot be recomputed); without it such an export exits 3")
+	s.boolean(&acceptUnsigned, "accept-unsigned", "AUDIT_VERIFY_ACCEPT_UNSIGNED",
+		"with --file: exit 0 for an unfiltered export without a signature of its own (an older console's, from before exports were signed), "+
+			"whose newest entries may have been cut off with nothing to tell; without it such an export exits 5")
 	s.str(&dsn, "database-url", "DATABASE_URL", "", "PostgreSQL connection string (read access is enough)", func(v string) error {
 		if file != "" {
 			return nil // an export is checked without the database
@@ -112,7 +115,7 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 		if len(opts.Anchors) > 0 {
 			return usageError(errors.New("--anchor checks the database's chain, not an export's; leave out --file or --anchor"))
 		}
-		return verifyExportFile(file, keys, acceptUnproven, stdout, stderr)
+		return verifyExportFile(file, keys, acceptUnproven, acceptUnsigned, stdout, stderr)
 	}
 	conn, err := app.Connect(ctx, dsn)
 	if err != nil {
@@ -235,6 +238,17 @@ const exitUnchecked = 4
 // exitUnchecked.
 func unchecked(err error) error { return &codedError{code: exitUnchecked, err: err} }
 
+// exitUnsigned is the exit status of "console audit verify --file" for an
+// export, checked with public keys, in which nothing is wrong but that
+// carries no signature of its own. Not 0: its signed chain head proves
+// the entries it holds, not that it held no later ones, so an export
+// whose newest entries were cut off, ending at an earlier checkpoint's
+// head, reads alike. Not 1: a console before exports were signed wrote
+// such files, and they are no proof of tampering; no console since
+// writes one (serve does not start without its signing key, and signs
+// every export).
+const exitUnsigned = 5
+
 // verifyExportFile is "console audit verify --file": it checks an export,
 // a CSV one (audit.VerifyExportCSV) when the file starts with the CSV
 // header's first cell, else a JSON Lines one (audit.VerifyExport), prints
@@ -242,11 +256,11 @@ func unchecked(err error) error { return &codedError{code: exitUnchecked, err: e
 // read, or when nothing is wrong but no public key was given to check its
 // signatures); an export that
 // verifies without a signature of its own (audit.ExportJSONLSigned,
-// audit.ExportCSVSigned) gets a warning on stderr. An export that
-// verifies but holds unproven entries
+// audit.ExportCSVSigned) gets a warning on stderr and exits 5, unless
+// acceptUnsigned. An export that verifies but holds unproven entries
 // (before a stub of an entry appended before hash version 3) exits 3
 // saying how many and why, unless acceptUnproven.
-func verifyExportFile(path string, keys *audit.KeySet, acceptUnproven bool, stdout, stderr io.Writer) error {
+func verifyExportFile(path string, keys *audit.KeySet, acceptUnproven, acceptUnsigned bool, stdout, stderr io.Writer) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return unchecked(fmt.Errorf("audit export: %w", err))
@@ -269,9 +283,16 @@ func verifyExportFile(path string, keys *audit.KeySet, acceptUnproven bool, stdo
 		return verifyExit(res.Err())
 	}
 	if res.OK() && !res.ExportSigned {
-		// The chain checks out, but nothing signed says the file is as
-		// exported: its filter, its first lines, or an entry made a stub.
+		// The chain checks out to a signed head, but nothing signed says
+		// the export ended there: only a filtered export is refused for
+		// it (a problem, above), as its filter, start and stubs rest on
+		// it too. An unfiltered one may be an older console's.
 		fmt.Fprintln(stderr, "console audit verify: "+audit.UnsignedExportWarning)
+		if !acceptUnsigned {
+			return &codedError{code: exitUnsigned, err: fmt.Errorf("audit export: not signed itself, so nothing proves it ended at its chain head, seq %d: "+
+				"entries after it may have been cut off its end; export the range again (every export the console writes now is signed), "+
+				"check it against the database with console audit verify, or pass --accept-unsigned to accept an export an older console wrote", res.Head.Seq)}
+		}
 	}
 	if err := res.Err(); err != nil || res.Unproven == 0 || acceptUnproven {
 		return err

@@ -36,7 +36,7 @@ func TestAuditVerifyFileCommand(t *testing.T) {
 	head, err := audit.Record(ctx, db.Pool, signer, audit.ReasonExport)
 	require.NoError(t, err)
 	var export bytes.Buffer
-	require.NoError(t, audit.ExportJSONL(ctx, db.Pool, audit.Filter{}, head, &export))
+	require.NoError(t, audit.ExportJSONLSigned(ctx, db.Pool, audit.Filter{}, head, signer, &export))
 	dir := t.TempDir()
 	intact, edited := filepath.Join(dir, "export.jsonl"), filepath.Join(dir, "edited.jsonl")
 	require.NoError(t, os.WriteFile(intact, export.Bytes(), 0o600))
@@ -140,19 +140,24 @@ func TestAuditVerifyFileUnprovenExitsNonZero(t *testing.T) {
 		assert.Empty(t, stderr)
 	})
 	// An unfiltered export without a signature of its own (an older
-	// console's) verifies as far as its chain goes, with a warning; a
-	// filtered one of version 3 entries does not: only its signature
-	// proves its filter, its start and its stubs.
+	// console's) verifies as far as its chain goes, with a warning, and
+	// exits 5 unless accepted (--accept-unsigned): nothing proves it ended
+	// at its head. A filtered one of version 3 entries does not verify:
+	// only its signature proves its filter, its start and its stubs.
 	t.Run("UnsignedExportWarns", func(t *testing.T) {
 		var export bytes.Buffer
 		require.NoError(t, audit.ExportJSONL(ctx, db.Pool, audit.Filter{}, head, &export))
 		path := filepath.Join(dir, "unsigned.jsonl")
 		require.NoError(t, os.WriteFile(path, export.Bytes(), 0o600))
 		out, stderr, err := verify("--file", path)
-		require.NoError(t, err)
+		require.Error(t, err)
+		assert.Equal(t, exitUnsigned, exitCode(err))
 		assert.Contains(t, out, "audit export ok:")
 		assert.Contains(t, stderr, "the export itself is not signed")
 		assert.Contains(t, stderr, "edits since the export cannot be ruled out")
+		_, stderr, err = verify("--file", path, "--accept-unsigned")
+		require.NoError(t, err)
+		assert.Contains(t, stderr, "the export itself is not signed")
 
 		export.Reset()
 		require.NoError(t, audit.ExportJSONL(ctx, db.Pool, audit.Filter{Tenants: []string{"acme"}, After: 4}, head, &export))
