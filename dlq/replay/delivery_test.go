@@ -346,19 +346,10 @@ func TestRetryNotSentPastWindow(t *testing.T) {
 
 	// Its first publish was stored now and its PubAck lost: the job is
 	// unknown, due for its retry.
-	_, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: []byte("{}")}, jetstream.WithMsgID("late-slot"))
-	require.NoError(t, err)
-	// The gate recorded the stream it was sent to (migration 0036), as
-	// it does: without it the retry is judged by the clocks, and a stream
-	// made in the same second as the publish is "too close to tell".
-	info, err := events.Info(ctx)
-	require.NoError(t, err)
-	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET state = 'unknown', attempts = 1, first_attempt_at = now(), first_published_at = now(),
-        not_before = now(), first_stream = 'EVENTS', first_stream_created = $2 WHERE request_id = $1`, req.ID, info.Created)
-	require.NoError(t, err)
+	b.ackLost(t, events, req.ID, subject, "late-slot")
 	// The request's next slot comes a second after the window (the slots
 	// before it went to other jobs of the request).
-	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_requests SET rate_next = now() + make_interval(secs => $2) WHERE id = $1`,
+	_, err := b.db.Pool.Exec(ctx, `UPDATE replay_requests SET rate_next = now() + make_interval(secs => $2) WHERE id = $1`,
 		req.ID, (window + time.Second).Seconds())
 	require.NoError(t, err)
 
@@ -368,6 +359,24 @@ func TestRetryNotSentPastWindow(t *testing.T) {
 	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
 	assert.Contains(t, j.Result, "no longer covers it")
 	assert.Len(t, onSubjectMsgs(t, events, subject), 1, "the retry was not sent past the window")
+}
+
+// ackLost publishes msgID to subject as the first publish of request
+// id's one job, stored by events, and makes the job unknown as its PubAck
+// lost would: due for its retry now. The gate recorded the stream it was
+// sent to (migration 0036), as it does: without it the retry is judged by
+// the clocks, and a stream made in the same second as the publish is "too
+// close to tell".
+func (b *replayBundle) ackLost(t *testing.T, events jetstream.Stream, id int64, subject, msgID string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: []byte("{}")}, jetstream.WithMsgID(msgID))
+	require.NoError(t, err)
+	info, err := events.Info(ctx)
+	require.NoError(t, err)
+	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET state = 'unknown', attempts = 1, first_attempt_at = now(), first_published_at = now(),
+        not_before = now(), first_stream = $2, first_stream_created = $3 WHERE request_id = $1`, id, info.Config.Name, info.Created)
+	require.NoError(t, err)
 }
 
 // TestRecordRetriedAfterPublish holds the job's row locked while the

@@ -43,13 +43,7 @@ func TestRev36RetryWindowJudgedAgainAsItLeaves(t *testing.T) {
 	// Its first publish was stored now and its PubAck lost: the job is
 	// unknown, due for its retry, its slot now.
 	first := time.Now()
-	_, err = b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: []byte("{}")}, jetstream.WithMsgID("slow-turn"))
-	require.NoError(t, err)
-	info, err := events.Info(ctx)
-	require.NoError(t, err)
-	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET state = 'unknown', attempts = 1, first_attempt_at = now(), first_published_at = now(),
-        not_before = now(), first_stream = 'EVENTS', first_stream_created = $2 WHERE request_id = $1`, req.ID, info.Created)
-	require.NoError(t, err)
+	b.ackLost(t, events, req.ID, subject, "slow-turn")
 	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_requests SET rate_next = now() WHERE id = $1`, req.ID)
 	require.NoError(t, err)
 
