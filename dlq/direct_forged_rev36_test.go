@@ -1,7 +1,11 @@
 package dlq
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,46 +45,62 @@ func directBundle(t *testing.T) *bundle {
 // TestRev36ForgedDirectGetHeadersAreNotBelieved: a dead letter whose
 // header block names another message's sequence, time and subject in the
 // headers a direct get adds, hidden from the NATS client's reading of the
-// answer, is read as what the stream stored: a read of the first message
-// at or after it is that message, with its own sequence and time; a read
-// after it is the next message (not "none left"), and a read of it by
-// its sequence is it.
+// answer, is read as what the stream stored, on a stream that allows
+// direct gets, a work queue (which refuses the console's consumers) too:
+// a read of the first message at or after it is that message, with its
+// own sequence and time; a read after it is the next message (not "none
+// left"), and a read of it by its sequence is it. On the work queue, one
+// too large for JetStream's JSON API is not read: a direct get's answer
+// says which message it is in headers its producer wrote.
 func TestRev36ForgedDirectGetHeadersAreNotBelieved(t *testing.T) {
 	t.Parallel()
 	b := directBundle(t)
 	ctx := context.Background()
+	_, err := b.js.CreateStream(ctx, jetstream.StreamConfig{Name: "WQ", Subjects: []string{"wq.>"}, Retention: jetstream.WorkQueuePolicy,
+		Storage: jetstream.FileStorage, AllowDirect: true})
+	require.NoError(t, err)
 	raw := b.ns.DialRaw(t)
-	before := time.Now().Add(-time.Minute)
-	first, err := raw.Publish("dlq.acme.a", []byte("NATS/1.0\r\nX: 1\r\n\r\n"), []byte("one"))
-	require.NoError(t, err)
-	earlier, err := raw.Publish("dlq.evil.a", forgedBlock("1"), []byte("names #1"))
-	require.NoError(t, err)
-	gone, err := raw.Publish("dlq.evil.b", forgedBlock("999999"), []byte("names a sequence past the end"))
-	require.NoError(t, err)
-	last, err := raw.Publish("dlq.acme.c", []byte("NATS/1.0\r\nX: 3\r\n\r\n"), []byte("three"))
-	require.NoError(t, err)
-	require.Equal(t, []uint64{1, 2, 3, 4}, []uint64{first.Seq, earlier.Seq, gone.Seq, last.Seq})
+	for _, stream := range []string{"DLQ", "WQ"} {
+		prefix := strings.ToLower(stream)
+		before := time.Now().Add(-time.Minute)
+		first, err := raw.Publish(prefix+".acme.a", []byte("NATS/1.0\r\nX: 1\r\n\r\n"), []byte("one"))
+		require.NoError(t, err)
+		earlier, err := raw.Publish(prefix+".evil.a", forgedBlock("1"), []byte("names #1"))
+		require.NoError(t, err)
+		gone, err := raw.Publish(prefix+".evil.b", forgedBlock("999999"), []byte("names a sequence past the end"))
+		require.NoError(t, err)
+		last, err := raw.Publish(prefix+".acme.c", []byte("NATS/1.0\r\nX: 3\r\n\r\n"), []byte("three"))
+		require.NoError(t, err)
+		require.Equal(t, []uint64{1, 2, 3, 4}, []uint64{first.Seq, earlier.Seq, gone.Seq, last.Seq})
 
-	for _, tc := range []struct {
-		seq  uint64
-		next bool
-		want uint64
-		data string
-	}{
-		{2, true, 2, "names #1"}, {2, false, 2, "names #1"},
-		{3, true, 3, "names a sequence past the end"}, {3, false, 3, "names a sequence past the end"},
-	} {
-		st, err := readStored(ctx, b.js, "DLQ", tc.seq, tc.next)
-		require.NoError(t, err, "#%d next=%v", tc.seq, tc.next)
-		assert.Equal(t, tc.want, st.Seq, "#%d next=%v: the stream's sequence", tc.seq, tc.next)
-		assert.Equal(t, tc.data, string(st.Data))
-		assert.True(t, st.Time.After(before), "#%d next=%v: the stream's stored time, not the producer's (%s)", tc.seq, tc.next, st.Time)
-		assert.NotEqual(t, "dlq.victim.x", st.Subject)
+		for _, tc := range []struct {
+			seq  uint64
+			next bool
+			data string
+		}{
+			{2, true, "names #1"}, {2, false, "names #1"},
+			{3, true, "names a sequence past the end"}, {3, false, "names a sequence past the end"},
+		} {
+			st, err := readStored(ctx, b.js, stream, tc.seq, tc.next)
+			require.NoError(t, err, "%s #%d next=%v", stream, tc.seq, tc.next)
+			assert.Equal(t, tc.seq, st.Seq, "%s #%d next=%v: the stream's sequence", stream, tc.seq, tc.next)
+			assert.Equal(t, tc.data, string(st.Data))
+			assert.True(t, st.Time.After(before), "%s #%d next=%v: the stream's stored time, not the producer's (%s)", stream, tc.seq, tc.next, st.Time)
+			assert.True(t, strings.HasPrefix(st.Subject, prefix+".evil."), "%s #%d next=%v: the stream's subject, not the producer's (%s)", stream, tc.seq, tc.next, st.Subject)
+		}
+		st, err := readStored(ctx, b.js, stream, 1, false)
+		require.NoError(t, err)
+		assert.Equal(t, "one", string(st.Data))
 	}
-	st, err := readStored(ctx, b.js, "DLQ", 1, false)
+
+	big, err := raw.Publish("wq.evil.big", forgedBlock("1"), bytes.Repeat([]byte("y"), storedJSONMax+1))
 	require.NoError(t, err)
-	assert.Equal(t, "one", string(st.Data), "a block the client reads whole is still read by its direct get")
-	assert.Equal(t, "1", st.Headers.Get("X"))
+	for _, next := range []bool{false, true} {
+		st, err := readStored(ctx, b.js, "WQ", big.Seq, next)
+		require.Error(t, err, "next=%v: read as %+v", next, st)
+		assert.False(t, errors.Is(err, jetstream.ErrMsgNotFound), "next=%v: %v", next, err)
+		assert.Contains(t, err.Error(), "headers its producer can forge")
+	}
 }
 
 // TestRev36SweepStoresPastAForgedDirectGet: dead letters acked without a
@@ -124,4 +144,60 @@ func TestRev36SweepStoresPastAForgedDirectGet(t *testing.T) {
 	res, err = in.sweep(sctx, "DLQ")
 	require.NoError(t, err)
 	assert.Equal(t, uint64(0), res.Missing, "%+v", res)
+}
+
+// paddedForged is forgedBlock padded with lines the NATS client reads
+// longer than they are sent ("A:1" with a bare LF, read back as
+// "A: 1\r\n"), so that the headers the client read, written out again,
+// are as long as the whole block with the server's headers (serverLen
+// bytes of them) after it: a length no longer tells a block read whole.
+func paddedForged(serverLen int, seq string) []byte {
+	forged := "Nats-Sequence: " + seq + "\r\nNats-Time-Stamp: 2021-01-01T00:00:00Z\r\nNats-Subject: dlq.victim.x\r\n"
+	var pad strings.Builder
+	need := serverLen + 2
+	for ; need >= 2; need -= 2 {
+		pad.WriteString("A:1\n")
+	}
+	if need == 1 {
+		pad.WriteString("B:1\r\n")
+	}
+	return []byte("NATS/1.0\r\n" + forged + pad.String() + "\r\n\r\n")
+}
+
+// TestRev36PaddedDirectGetForgeryIsNotBelieved: dead letters whose forged
+// blocks are padded for the length of the server's headers after them
+// (one for each length a stored time may print in) are each read as the
+// stream stored it, by its sequence and as the first at or after it, on a
+// stream that allows direct gets and on a work queue: never under the
+// producer's sequence or subject.
+func TestRev36PaddedDirectGetForgeryIsNotBelieved(t *testing.T) {
+	t.Parallel()
+	b := directBundle(t)
+	ctx := context.Background()
+	_, err := b.js.CreateStream(ctx, jetstream.StreamConfig{Name: "WQ", Subjects: []string{"wq.>"}, Retention: jetstream.WorkQueuePolicy,
+		Storage: jetstream.FileStorage, AllowDirect: true})
+	require.NoError(t, err)
+	raw := b.ns.DialRaw(t)
+	for _, stream := range []string{"DLQ", "WQ"} {
+		subject := strings.ToLower(stream) + ".evil.x"
+		for i, forged := range []string{"999999", "1"} {
+			for tsLen := 20; tsLen <= 30; tsLen++ {
+				seq := uint64(i*11 + tsLen - 19)
+				server := len("Nats-Stream: "+stream+"\r\n") + len("Nats-Subject: "+subject+"\r\n") + len(fmt.Sprintf("Nats-Sequence: %d\r\n", seq)) +
+					len("Nats-Time-Stamp: \r\n") + tsLen
+				ack, err := raw.Publish(subject, paddedForged(server, forged), []byte(fmt.Sprint(seq)))
+				require.NoError(t, err)
+				require.Equal(t, seq, ack.Seq)
+			}
+		}
+		for seq := uint64(1); seq <= 22; seq++ {
+			for _, next := range []bool{false, true} {
+				st, err := readStored(ctx, b.js, stream, seq, next)
+				require.NoError(t, err, "%s #%d next=%v", stream, seq, next)
+				assert.Equal(t, seq, st.Seq, "%s #%d next=%v", stream, seq, next)
+				assert.Equal(t, subject, st.Subject, "%s #%d next=%v", stream, seq, next)
+				assert.Equal(t, fmt.Sprint(seq), string(st.Data), "%s #%d next=%v", stream, seq, next)
+			}
+		}
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -63,8 +62,8 @@ type storedMsgResponse struct {
 // whole, when it is read exactly if it is small enough and fails
 // otherwise. When JetStream refuses the consumer that read would take
 // (errConsumerRefused), the message is read through the JSON API if it is
-// known to be small enough (readStoredAtMost), and fails otherwise, the
-// error saying both.
+// known to be small enough (readStoredAtMost, or a direct get's size:
+// readMsg), and fails otherwise, the error saying both.
 func readStored(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool) (*storedMsg, error) {
 	return readStoredAtMost(ctx, js, stream, seq, next, 0)
 }
@@ -85,6 +84,7 @@ func readStoredAtMost(ctx context.Context, js jetstream.JetStream, stream string
 		st, err := readMsg(ctx, js, stream, seq, next, atMost)
 		var refused *consumerRefusedError
 		switch {
+		case errors.Is(err, errReadJSON): // a direct get showed it small enough: read by what was asked
 		case errors.Is(err, errReadExactly):
 			seq, next = st.Seq, false
 		case errors.As(err, &refused) && refused.small:
@@ -160,47 +160,47 @@ func apiPrefix(js jetstream.JetStream) string {
 // API (storedJSONMax): readStored reads it again there, exactly.
 var errReadExactly = errors.New("the header block is to be read exactly")
 
-// Headers a direct get adds to the message's own, after them.
-const (
-	directStream  = "Nats-Stream"
-	directSubject = "Nats-Subject"
-	directSeq     = "Nats-Sequence"
-	directTime    = "Nats-Time-Stamp"
-)
+// errReadJSON is readMsg's answer for a message a direct get showed to be
+// at most storedJSONMax: readStoredAtMost reads it through the JSON API,
+// by the sequence (and next) it was asked for.
+var errReadJSON = errors.New("the message is to be read through JetStream's JSON API")
 
 // readMsg reads as readStored does, the message as a NATS message, its
-// payload as it is: by a direct get ($JS.API.DIRECT.GET) when the stream
-// allows them (AllowDirect), else by a consumer of its own (readByConsumer).
-// Neither answer is larger than the message and a few headers, and a
-// message is never larger than the max_payload it was published under,
-// which a server never sets above its max_pending; the consumer's answer
-// is also bounded before it is sent (the connection's max payload), and
-// one over it fails for this message alone. The NATS client reads the
-// header block into headers: when it does not read all of it, the
-// message is read again exactly (errReadExactly, with the message's
-// sequence) if it is at most storedJSONMax, and fails otherwise. A direct
-// get's block is the stored one with the server's headers written over
-// its last two bytes, which a client-written block ends with (CR LF).
+// payload as it is, by a consumer of its own (readByConsumer): the
+// server writes which message a delivery is, and when it was stored, in
+// its reply subject, and its subject is the delivery's. Its answer is no
+// larger than the message and a few headers, and a message is never
+// larger than the max_payload it was published under, which a server
+// never sets above its max_pending; the pull is also bounded (the
+// connection's max payload), and a larger message fails for itself alone.
+// The NATS client reads the header block into headers: when it does not
+// read all of it, the message is read again exactly (errReadExactly, with
+// the message's sequence) if it is at most storedJSONMax, and fails
+// otherwise.
 //
-// When JetStream refuses the consumer (errConsumerRefused), the error is
-// a *consumerRefusedError, small when the message is known to be at most
-// storedJSONMax: atMost (see readStoredAtMost) or all the stream holds
-// (its bytes, as the stream's info read here gave them) is no more.
+// When JetStream refuses the consumer (errConsumerRefused) and the stream
+// allows direct gets, a direct get says how large the message is
+// (directSize): one of at most storedJSONMax is read through the JSON API
+// (errReadJSON), and a larger one fails. A direct get's answer itself is
+// not read: which message it is, when and on which subject it was stored
+// are headers the server writes after the stored block, and a producer
+// can end its block with a blank line more, so that the client stops
+// before them and reads headers of the producer's choosing under those
+// names, and pad it so that no length tells (review round 36). Without
+// direct gets the error is a *consumerRefusedError, small when the
+// message is known to be at most storedJSONMax: atMost (see
+// readStoredAtMost) or all the stream holds (its bytes, as the stream's
+// info read here gave them) is no more.
 func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool, atMost int) (*storedMsg, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
 	}
 	info := s.CachedInfo()
-	var st *storedMsg
-	var size int
-	if info.Config.AllowDirect {
-		st, size, err = directGet(ctx, js, stream, seq, next)
-	}
-	if !info.Config.AllowDirect || errors.Is(err, errDirectWhich) {
-		st, size, err = readByConsumer(ctx, js, info, seq)
-	}
+	st, size, err := readByConsumer(ctx, js, info, seq)
 	switch {
+	case errors.Is(err, errConsumerRefused) && info.Config.AllowDirect:
+		return nil, directInstead(ctx, js, stream, seq, next, err)
 	case errors.Is(err, errConsumerRefused):
 		return nil, &consumerRefusedError{stream: stream, seq: seq, err: err, atMost: atMost, streamBytes: info.State.Bytes,
 			small: (atMost > 0 && atMost <= storedJSONMax) || info.State.Bytes <= storedJSONMax}
@@ -217,6 +217,24 @@ func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uin
 			"for JetStream's JSON API, which reads the block exactly (at most %d bytes)", stream, seq, size, storedJSONMax)
 	}
 	return st, nil
+}
+
+// directInstead is readMsg's answer when JetStream refused the consumer
+// (refused) on a stream that allows direct gets: errReadJSON for a
+// message a direct get shows to be at most storedJSONMax, an error
+// matching jetstream.ErrMsgNotFound when there is none, and an error
+// saying why otherwise.
+func directInstead(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool, refused error) error {
+	size, err := directSize(ctx, js, stream, seq, next)
+	switch {
+	case err != nil:
+		return fmt.Errorf("read %s #%d from the stream (a direct get, because %v): %w", stream, seq, refused, err)
+	case size <= storedJSONMax:
+		return errReadJSON
+	}
+	return fmt.Errorf("read %s #%d from the stream: %v; a direct get shows it is %d bytes, more than JetStream's JSON API may answer (%d bytes: "+
+		"a larger answer may cut the console's connection to NATS), and a direct get's own answer says which message it is in headers its producer can forge",
+		stream, seq, refused, size, storedJSONMax)
 }
 
 // consumerRefusedError is readMsg's error for a message whose read by a
@@ -245,69 +263,36 @@ func (e *consumerRefusedError) Error() string {
 		known = fmt.Sprintf("its delivery says it may be up to %d bytes", e.atMost)
 	}
 	return fmt.Sprintf("%s; not read through JetStream's JSON API instead: %s, the stream holds %d bytes, and that API's answer to a message over %d bytes "+
-		"may cut the console's connection to NATS; direct gets read any message without a consumer (nats stream edit %s --allow-direct)",
-		msg, known, e.streamBytes, storedJSONMax, e.stream)
+		"may cut the console's connection to NATS; with direct gets allowed (nats stream edit %s --allow-direct) one says how large it is, and one of up to %d bytes is read there",
+		msg, known, e.streamBytes, storedJSONMax, e.stream, storedJSONMax)
 }
 
 func (e *consumerRefusedError) Unwrap() error { return e.err }
 
-// directGet reads message seq of stream (with next, the first at or after
-// it) by a direct get. size is the answer's size. The server's headers
-// (which message it is, and when it was stored) are believed only when
-// the NATS client read the answer's header block whole: the block is the
-// stored one with the server's headers written over its last two bytes,
-// and a producer that ends its own block with a blank line more makes the
-// client stop before them and read headers of the producer's choosing
-// under their names. Then, without next, st is only seq (Headers nil: the
-// message is read exactly, or not at all); with next, which message it is
-// is not known, and directGet returns errDirectWhich (readMsg reads it by
-// a consumer, whose delivery's reply subject the server writes). A status
-// is taken as one only when its block is the status line alone: a stored
-// message's is longer by the server's headers.
-func directGet(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool) (st *storedMsg, size int, err error) {
+// directSize returns the size of the answer to a direct get of message
+// seq of stream (with next, the first at or after it): the message and
+// the few headers the server adds. Nothing else of the answer is read
+// (readMsg). A status is taken as one only when its block is the status
+// line alone: a stored message's is longer by the server's headers, so no
+// producer's block makes a message read as "none".
+func directSize(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool) (int, error) {
 	req := storedMsgRequest{Seq: seq}
 	if next {
 		req.NextFor = ">"
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	m, err := js.Conn().RequestWithContext(ctx, apiPrefix(js)+"DIRECT.GET."+stream, body)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
-	size = m.Size()
-	n := blockLen(m)
-	switch {
-	case len(m.Data) == 0 && m.Header.Get("Status") != "" && n <= statusBlockLen(m.Header):
-		return nil, size, statusErr(m, "direct get")
-	case n != headerBlockLen(m.Header) && next:
-		return nil, size, errDirectWhich
-	case n != headerBlockLen(m.Header): // read exactly, or not at all
-		return &storedMsg{Seq: seq}, size, nil
-	case m.Header.Get(directSeq) == "":
-		return nil, size, errors.New("direct get: the answer carries none of the server's headers")
+	if len(m.Data) == 0 && m.Header.Get("Status") != "" && blockLen(m) <= statusBlockLen(m.Header) {
+		return 0, statusErr(m, "direct get")
 	}
-	h := m.Header
-	st = &storedMsg{Data: m.Data, Headers: h}
-	st.Subject = lastValue(h, directSubject)
-	seqText, timeText := lastValue(h, directSeq), lastValue(h, directTime)
-	lastValue(h, directStream)
-	if st.Seq, err = strconv.ParseUint(seqText, 10, 64); err != nil {
-		return nil, size, fmt.Errorf("direct get: sequence %q: %w", short(seqText), err)
-	}
-	if st.Time, err = time.Parse(time.RFC3339Nano, timeText); err != nil {
-		return nil, size, fmt.Errorf("direct get: stored time %q: %w", short(timeText), err)
-	}
-	return st, size, nil
+	return m.Size(), nil
 }
-
-// errDirectWhich is directGet's answer to a read of the first message at
-// or after a sequence whose header block the NATS client did not read
-// whole: which message the answer is, the server's headers say, and the
-// client did not read them.
-var errDirectWhich = errors.New("direct get: the NATS client did not read the header block whole, and with it which message it is")
 
 // statusBlockLen is the length of the header block of a status answer the
 // NATS client read as h: its status line alone.
@@ -317,22 +302,6 @@ func statusBlockLen(h nats.Header) int {
 		n += 1 + len(d)
 	}
 	return n
-}
-
-// lastValue takes the last value of name out of h and returns it: the one
-// a direct get added (the message may carry the name itself).
-func lastValue(h nats.Header, name string) string {
-	vs := h[name]
-	if len(vs) == 0 {
-		return ""
-	}
-	v := vs[len(vs)-1]
-	if len(vs) == 1 {
-		delete(h, name)
-	} else {
-		h[name] = vs[:len(vs)-1]
-	}
-	return v
 }
 
 // readByConsumer reads the first message at or after seq of the stream
