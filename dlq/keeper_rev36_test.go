@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,12 +26,21 @@ func TestRev36MisnamedPartitionStopsNothing(t *testing.T) {
         FOR VALUES FROM ('2001-01-01 00:00:00+00') TO ('2001-01-02 00:00:00+00')`)
 	require.NoError(t, err)
 
-	parts, err := dlq.NewStore(r.db.Pool).Partitions(ctx)
+	// Read over connections whose DateStyle and TimeZone print a
+	// timestamp with a zone's abbreviation that reads back as another
+	// zone's: the days are midnight UTC all the same.
+	cfg := r.db.Pool.Config().Copy()
+	cfg.ConnConfig.RuntimeParams["datestyle"], cfg.ConnConfig.RuntimeParams["timezone"] = "SQL, DMY", "Asia/Kolkata"
+	odd, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer odd.Close()
+	parts, err := dlq.NewStore(odd).Partitions(ctx)
 	require.NoError(t, err)
 	require.NotEmpty(t, parts)
 	for _, p := range parts {
 		assert.NotEqual(t, "dead_letters_p20240231", p.Name)
-		assert.Equal(t, "dead_letters_p"+p.Day.Format("20060102"), p.Name, "each day read from its bound")
+		assert.Equal(t, "dead_letters_p"+p.Day.Format("20060102"), p.Name)
+		assert.Equal(t, dlq.Day(p.Day), p.Day, "%s: midnight UTC", p.Name)
 	}
 	r.pass(t)
 	assert.Empty(t, r.remaining(t, old), "retention went on")

@@ -78,20 +78,23 @@ func noPartition(err error) bool {
 }
 
 // dayPartitions lists the partitions of dead_letters the console makes,
-// one per day: each one's name (relname) and the start of its day (lo),
-// read from its bound. A partition whose name does not say that day
-// (attached by hand under another name, dead_letters_p20240231 say) is
-// not one of them: the day read from such a name made every query of the
-// keeper, the counters and the sweep fail (to_date refuses it), pass
-// after pass. Its rows are still dead_letters' own, and retention's
-// batches of rows reach them.
+// one per day: each one's name (relname) and the start of its day (lo,
+// midnight UTC), read from its name, dead_letters_pYYYYMMDD. A name that
+// says no day (attached by hand, dead_letters_p20240231 say) is not one
+// of them: to_date refused it, and every query of the keeper, the
+// counters and the sweep failed, pass after pass. So the day is counted
+// from the month's first (which to_date takes for any month the pattern
+// lets through, and is asked for no other), and the name must be that
+// day's; its rows are still
+// dead_letters' own, and retention's batches of rows reach them. Nothing
+// here depends on the session's DateStyle or TimeZone.
 const dayPartitions = `
-SELECT c.relname, b.lo
+SELECT c.relname, b.day::timestamp AT TIME ZONE 'UTC' AS lo
 FROM pg_inherits i
 JOIN pg_class c ON c.oid = i.inhrelid
-CROSS JOIN LATERAL (SELECT (regexp_match(pg_get_expr(c.relpartbound, c.oid), '^FOR VALUES FROM \(''([^'']+)''\)'))[1]::timestamptz AS lo) b
-WHERE i.inhparent = 'dead_letters'::regclass AND c.relname ~ '^dead_letters_p[0-9]{8}$'
-  AND c.relname = 'dead_letters_p' || to_char(b.lo AT TIME ZONE 'UTC', 'YYYYMMDD')`
+CROSS JOIN LATERAL (SELECT CASE WHEN c.relname ~ '^dead_letters_p[1-9][0-9]{3}(0[1-9]|1[0-2])(0[1-9]|[12][0-9]|3[01])$'
+    THEN to_date(substr(c.relname, 15, 6) || '01', 'YYYYMMDD') + (substr(c.relname, 21, 2)::int - 1) END AS day) b
+WHERE i.inhparent = 'dead_letters'::regclass AND c.relname = 'dead_letters_p' || to_char(b.day, 'YYYYMMDD')`
 
 // The partitions and the ids each holds: min and max by the primary key
 // (two index probes each, the day found by pruning).
