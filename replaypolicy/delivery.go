@@ -2,7 +2,6 @@ package replaypolicy
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -525,7 +524,7 @@ type Ack struct {
 
 // KeptKey names message seq of stream as Ack.DeferredBy records it.
 func KeptKey(stream string, seq uint64) string {
-	return stream + ":" + strconv.FormatUint(seq, 10)
+	return fmt.Sprintf("%s:%d", stream, seq)
 }
 
 // CountsDeferral says whether a deferral of the job by the message the
