@@ -11,6 +11,8 @@
 PRIVATE_PG_PORT=${PRIVATE_PG_PORT:-54329}
 PG_DATA_DIR_FROM_ENV=${PG_DATA_DIR:+1}
 PG_DATA_DIR=${PG_DATA_DIR:-$PWD/.data/pg}
+# Absolute: the cluster's commands run from / (as_pg_owner).
+case $PG_DATA_DIR in /*) ;; *) PG_DATA_DIR=$PWD/$PG_DATA_DIR ;; esac
 PG_STARTED_BY_US=0
 # Whether DATABASE_URL came from the environment, before ensure_postgres
 # sets one (ensure_console_db uses an owner's URL only beside it).
