@@ -158,9 +158,12 @@ type Send struct {
 	// value NATS would send with other bytes than the stored ones: the
 	// client turns a CR or LF inside a value into a space, and trims the
 	// blanks (space, tab, CR, LF) at either end of a value ("": none).
-	// Blanks at the ends of any other header no consumer ever saw (the
-	// client trims them as it reads a value too), but an id is the
-	// identity the broker and downstream dedupe key on as received.
+	// A reader trims those at its start only (nats.go, the server), so
+	// blanks at the end of a forwarded header are what its consumers read
+	// (an application's idempotency key, say), and at its start are not
+	// (review round 36); an id is the identity the broker and downstream
+	// dedupe key on as received, either end; a correlation id only ties
+	// messages together for people, and a trimmed one reads as the same.
 	AlteredHeader string
 	// AlteredEdge says where the message or operation id that is
 	// AlteredHeader has the blanks NATS trims: "start", "end", "start and
@@ -310,8 +313,9 @@ func judgeSend(v Verdict, s Send, at Step) Verdict {
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q has %s, which NATS trims as it sends a header: the replay would go out under another id than the original's "+
 			"(another identity to the target's duplicate window and to downstream dedupe); re-publish it from the producer, or resolve it by hand", s.AlteredHeader, edgeBlanks(s.AlteredEdge)))
 	case s.AlteredHeader != "":
-		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q holds a line break inside its value, which NATS sends as a space: the replay would not carry the value stored "+
-			"(for a message or operation id, another identity to downstream dedupe); resolve it by hand", s.AlteredHeader))
+		return v.plain(Block, CheckUnsendable, fmt.Sprintf("header %q holds a line break inside its value, or blanks at its end, which NATS sends as a space or trims: "+
+			"the replay would not carry the value its consumers read (for a message or operation id, another identity to downstream dedupe; for another header, "+
+			"another value to whatever they key on, an idempotency key say); resolve it by hand", s.AlteredHeader))
 	case s.NotText != "":
 		return v.plain(Block, CheckUnsendable, fmt.Sprintf("%s was not valid UTF-8 text (or held a NUL) as received and is stored with replacement characters: "+
 			"the replay would send other bytes than the original's (for a message or operation id, another identity to downstream dedupe; for the subject, "+

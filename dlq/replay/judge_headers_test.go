@@ -67,9 +67,15 @@ func TestQueueJudgeHeaderFactsAsEveryHeader(t *testing.T) {
 		{name: "NameTheClientRefuses", headers: map[string][]string{"X-A": {"v"}, "a/b": {"v"}, "k=v": {"v"}}, check: replaypolicy.CheckUnsendable, names: `"a/b"`},
 		{name: "LineBreakInValue", headers: map[string][]string{"X-Note": {"one\rtwo"}}, check: replaypolicy.CheckUnsendable, names: `"X-Note"`},
 		{name: "LFInValue", headers: map[string][]string{"X-Note": {"one\ntwo"}}, check: replaypolicy.CheckUnsendable, names: `"X-Note"`},
-		{name: "BlanksAroundValue", headers: map[string][]string{"X-Note": {"\t \r\npadded\r\n "}}},
+		// A reader trims the blanks at a value's start only (nats.go, the
+		// server): a line break past them, or a blank at the end, its
+		// consumers read, and NATS sends otherwise (review round 36).
+		{name: "BlanksAroundValue", headers: map[string][]string{"X-Note": {"\t \r\npadded\r\n "}}, check: replaypolicy.CheckUnsendable, names: `"X-Note"`},
+		{name: "BlankAtTheEnd", headers: map[string][]string{"Idempotency-Key": {"k1 "}}, check: replaypolicy.CheckUnsendable, names: `"Idempotency-Key"`},
+		{name: "BlanksAtTheStart", headers: map[string][]string{"X-Note": {" \tk1"}}},
 		{name: "BinaryValueLineBreakInside", headers: map[string][]string{"X-Bin": {"\xff\r\nx"}}, check: replaypolicy.CheckUnsendable, names: `"X-Bin"`},
-		{name: "BinaryValueLineBreakAround", headers: map[string][]string{"X-Bin": {"\n\r\x00\xfe \t\r"}}},
+		{name: "BinaryValueLineBreakAround", headers: map[string][]string{"X-Bin": {"\n\r\x00\xfe \t\r"}}, check: replaypolicy.CheckUnsendable, names: `"X-Bin"`},
+		{name: "BinaryValueBlanksAtTheStart", headers: map[string][]string{"X-Bin": {" \t\x00\xfe"}}},
 		{name: "BinaryValueLFOnly", headers: map[string][]string{"X-Bin": {"\x00\n\x00"}}, check: replaypolicy.CheckUnsendable, names: `"X-Bin"`},
 		{name: "DuplicateValues", headers: map[string][]string{"X-Dup": {"a", "b\rc", "d"}}, check: replaypolicy.CheckUnsendable, names: `"X-Dup"`},
 		{name: "BadNameBeforeLineBreak", headers: map[string][]string{"A b": {"v"}, "B": {"x\ny"}}, check: replaypolicy.CheckUnsendable, names: `"A b"`},
@@ -206,6 +212,9 @@ func TestRequestFactsHeaderFactsAsEveryHeader(t *testing.T) {
 		{MsgID: "req-altered", Headers: map[string][]string{"X-Note": {"one\rtwo"}}},
 		{MsgID: "req-altered-binary", Headers: map[string][]string{"X-Bin": {"\x00\n\x00"}}},
 		{MsgID: "req-blanks-around", Headers: map[string][]string{"X-Note": {"\t \r\npadded\r\n "}}},
+		{MsgID: "req-blank-at-end", Headers: map[string][]string{"Idempotency-Key": {"k1 "}}},
+		{MsgID: "req-tab-at-end-binary", Headers: map[string][]string{"X-Bin": {"\xffk1\t"}}},
+		{MsgID: "req-blanks-at-start", Headers: map[string][]string{"X-Note": {" \tk1"}}},
 		{MsgID: "req-big", Headers: map[string][]string{"X-Big-1": {big}, "X-Big-2": {big, big}}},
 		{MsgID: "req-too-big", Payload: []byte(strings.Repeat("p", int(b.nc.MaxPayload())-600)), Headers: map[string][]string{"X-Pad": {strings.Repeat("h", 400)}}},
 		{MsgID: "req-conflicting", Headers: map[string][]string{dlq.HeaderOperationID: {"op-a", "op-b"}}},
@@ -255,7 +264,13 @@ func TestRequestFactsHeaderFactsAsEveryHeader(t *testing.T) {
 		assert.True(t, item(items, "req-lowers-to-ascii").HasBadHeader)
 		assert.Equal(t, "X-Note", item(items, "req-altered").AlteredHeader)
 		assert.Equal(t, "X-Bin", item(items, "req-altered-binary").AlteredHeader)
-		assert.Empty(t, item(items, "req-blanks-around").AlteredHeader)
+		// A reader trims blanks at a value's start only: those at its end,
+		// and a line break anywhere past them, its consumers read, and
+		// NATS would send without them (review round 36).
+		assert.Equal(t, "X-Note", item(items, "req-blanks-around").AlteredHeader)
+		assert.Equal(t, "Idempotency-Key", item(items, "req-blank-at-end").AlteredHeader)
+		assert.Equal(t, "X-Bin", item(items, "req-tab-at-end-binary").AlteredHeader)
+		assert.Empty(t, item(items, "req-blanks-at-start").AlteredHeader)
 		assert.Greater(t, item(items, "req-big").Size, int64(3*len(big)), "every big header's bytes counted")
 		assert.Greater(t, item(items, "req-too-big").Size, b.nc.MaxPayload())
 		assert.NotEmpty(t, items[ids[named["req-conflicting"]]].Conflicting)

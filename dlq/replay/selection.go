@@ -108,9 +108,10 @@ FOR KEY SHARE OF d`
 // those), the position of the first whose name NATS cannot send
 // (replaypolicy.SendableHeaderName: empty, or holding a byte but
 // replaypolicy.HeaderNameBytes, which translate removes), of the first whose
-// value it would send changed (sendFacts, sentAsIs: a CR or LF once the blanks
-// around it are trimmed, in the value as received: base64 decoded when so
-// stored; a value that does not decode is not a change), each of a
+// value its consumers would read changed (sendFacts, forwardedAsIs: a CR
+// or LF anywhere past its leading blanks, or a blank at its end, in the
+// value as received: base64 decoded when so stored; a value that does not
+// decode is not a change), each of a
 // non-empty name as sendFacts counts them, the position of the first of a
 // non-empty name whose name or value (as received: base64 decoded when so
 // stored; a value that does not decode holds none) holds the text "Nats-"
@@ -132,11 +133,12 @@ func headerFactsOf(headers string) string {
            min(e.n) FILTER (WHERE v.name = '' OR translate(v.name, ` + sendableNameBytes + `, '') <> '') AS bad,
            min(e.n) FILTER (WHERE v.lower IN (` + statusHeaderNames + `)) AS status,
            min(e.n) FILTER (WHERE v.name <> '' AND CASE v.encoding
-                WHEN '' THEN CASE WHEN strpos(v.value, E'\r') = 0 AND strpos(v.value, E'\n') = 0 THEN false -- most values: no line break at all
-                                  ELSE btrim(v.value, E' \t\r\n') ~ E'[\r\n]' END
+                WHEN '' THEN strpos(v.value, E'\r') > 0 OR strpos(v.value, E'\n') > 0
+                             OR (right(v.value, 1) IN (' ', E'\t') AND ltrim(v.value, E' \t') <> '')
                 WHEN 'base64' THEN CASE WHEN translate(v.value, E'\r\n', '') ~ '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$'
                     THEN (SELECT position('\x0d'::bytea IN x.b) > 0 OR position('\x0a'::bytea IN x.b) > 0
-                          FROM btrim(decode(translate(v.value, E'\r\n', ''), 'base64'), '\x20090d0a'::bytea) AS x(b)) -- as Go decodes it: CR and LF ignored
+                                 OR (length(x.b) > 0 AND get_byte(x.b, length(x.b) - 1) IN (32, 9))
+                          FROM ltrim(decode(translate(v.value, E'\r\n', ''), 'base64'), '\x2009'::bytea) AS x(b)) -- as Go decodes it: CR and LF ignored
                     ELSE false END -- does not decode: no change
                 ELSE false END) AS altered
     FROM jsonb_array_elements(` + headers + `) WITH ORDINALITY AS e(h, n)

@@ -84,12 +84,23 @@ func (as sentAs) editMarker() int64 {
 	return as.ownSize("", "", "") - plain.ownSize("", "", "")
 }
 
-// sentAsIs reports whether NATS sends header value v with the bytes it
-// has. The client writes a CR or LF inside a value as a space; the blanks
-// around a value it trims, as it trims them when it reads one, so no
-// consumer ever saw those.
+// sentAsIs reports whether NATS sends id v with the bytes it has, but for
+// the blanks at its ends (trimmedEdge judges those): the client writes a
+// CR or LF inside a value as a space.
 func sentAsIs(v string) bool {
 	return !strings.ContainsAny(textproto.TrimString(v), "\r\n")
+}
+
+// forwardedAsIs reports whether a consumer of a replay reads forwarded
+// header value v as a consumer of the original read it. The client sends
+// a value with the blanks at both ends trimmed and a CR or LF inside it
+// as a space, but a reader (nats.go, the server) trims the spaces and
+// tabs at a value's start only: one ending in a blank, or holding a line
+// break anywhere past its leading blanks, reaches the replay's consumers
+// as another value.
+func forwardedAsIs(v string) bool {
+	u := strings.TrimLeft(v, " \t")
+	return !strings.ContainsAny(u, "\r\n") && !strings.HasSuffix(u, " ") && !strings.HasSuffix(u, "\t")
 }
 
 // idHeaders are the headers a replay sends its message, operation and
@@ -174,7 +185,7 @@ func sendFacts(hs []dlq.HeaderValue, flags []string, subject string, payloadSize
 		// broker-key text: Message cannot build it at all, and says so.
 		if h.Name != "" && (s.AlteredHeader == "" || s.BrokerKeyText == "") {
 			v, err := h.DecodedValue()
-			if s.AlteredHeader == "" && err == nil && !sentAsIs(v) {
+			if s.AlteredHeader == "" && err == nil && !forwardedAsIs(v) {
 				s.AlteredHeader = h.Name
 			}
 			if s.BrokerKeyText == "" && (replaypolicy.HoldsBrokerKeyText(h.Name) || err == nil && replaypolicy.HoldsBrokerKeyText(v)) {
