@@ -353,7 +353,16 @@ func (l *Login) userFromClaims(issuer, subject string, claims map[string]any) (U
 	case len(u.Email) > maxEmail:
 		return User{}, fmt.Errorf("the identity provider's email address for this person is %d bytes long, and an address is at most %d: ask its administrators to correct it", len(u.Email), maxEmail)
 	}
-	u.EmailVerified, _ = claims["email_verified"].(bool)
+	switch v := claims["email_verified"].(type) {
+	case bool:
+		u.EmailVerified = v
+	case string:
+		// Some providers (Amazon Cognito among them) send the claim as the
+		// string "true": taken as the boolean it spells, not as
+		// unverified, which would keep the address from tying the
+		// person's identities together (SamePerson).
+		u.EmailVerified = v == "true"
+	}
 	u.Name, _ = claims["name"].(string)
 	if u.Name == "" {
 		u.Name, _ = claims["preferred_username"].(string)
