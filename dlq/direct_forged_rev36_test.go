@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -199,5 +200,30 @@ func TestRev36PaddedDirectGetForgeryIsNotBelieved(t *testing.T) {
 				assert.Equal(t, fmt.Sprint(seq), string(st.Data), "%s #%d next=%v", stream, seq, next)
 			}
 		}
+	}
+}
+
+// TestRev36MessageAtMaxPayloadIsRead: a message published whole under the
+// server's max_payload, too large for JetStream's JSON API, is read by a
+// consumer on a stream that allows direct gets: the pull's bytes leave
+// room for the delivery's subjects, which the server counts too, or it
+// would answer 409 Message Size Exceeds MaxBytes and the message would
+// never be read.
+func TestRev36MessageAtMaxPayloadIsRead(t *testing.T) {
+	t.Parallel()
+	b := directBundle(t)
+	ctx := context.Background()
+	payload := bytes.Repeat([]byte("y"), int(b.nc.MaxPayload())-40) // with its header block, just under max_payload
+	m := nats.NewMsg("dlq.acme.search.index_update")
+	m.Header.Set("X-A", "b")
+	m.Data = payload
+	ack, err := b.js.PublishMsg(ctx, m)
+	require.NoError(t, err)
+	for _, next := range []bool{false, true} {
+		st, err := readStored(ctx, b.js, "DLQ", ack.Sequence, next)
+		require.NoError(t, err, "next=%v", next)
+		assert.Equal(t, ack.Sequence, st.Seq)
+		assert.Equal(t, "b", st.Headers.Get("X-A"))
+		assert.True(t, bytes.Equal(payload, st.Data), "next=%v: the payload whole", next)
 	}
 }

@@ -166,41 +166,54 @@ var errReadExactly = errors.New("the header block is to be read exactly")
 var errReadJSON = errors.New("the message is to be read through JetStream's JSON API")
 
 // readMsg reads as readStored does, the message as a NATS message, its
-// payload as it is, by a consumer of its own (readByConsumer): the
-// server writes which message a delivery is, and when it was stored, in
-// its reply subject, and its subject is the delivery's. Its answer is no
-// larger than the message and a few headers, and a message is never
-// larger than the max_payload it was published under, which a server
-// never sets above its max_pending; the pull is also bounded (the
-// connection's max payload), and a larger message fails for itself alone.
-// The NATS client reads the header block into headers: when it does not
-// read all of it, the message is read again exactly (errReadExactly, with
-// the message's sequence) if it is at most storedJSONMax, and fails
+// payload as it is, or says to read it through the JSON API. On a stream
+// that allows direct gets, a direct get says how large the message is
+// (directSize), and one of at most storedJSONMax is read through the JSON
+// API (errReadJSON: one request more, where a consumer would take three);
+// nothing else of the direct get's answer is read: which message it is,
+// when and on which subject it was stored are headers the server writes
+// after the stored block, and a producer can end its block with a blank
+// line more, so that the client stops before them and reads headers of
+// the producer's choosing under those names, padded so that no length
+// tells (review round 36). Any other message is read by a consumer of its
+// own (readByConsumer): the server writes which message a delivery is,
+// and when it was stored, in its reply subject, and its subject is the
+// delivery's. Its answer is no larger than the message and a few
+// headers, and a message is never larger than the max_payload it was
+// published under, which a server never sets above its max_pending; the
+// pull is also bounded, and a larger message fails for itself alone. The
+// NATS client reads the header block into headers: when it does not read
+// all of it, the message is read again exactly (errReadExactly, with the
+// message's sequence) if it is at most storedJSONMax, and fails
 // otherwise.
 //
-// When JetStream refuses the consumer (errConsumerRefused) and the stream
-// allows direct gets, a direct get says how large the message is
-// (directSize): one of at most storedJSONMax is read through the JSON API
-// (errReadJSON), and a larger one fails. A direct get's answer itself is
-// not read: which message it is, when and on which subject it was stored
-// are headers the server writes after the stored block, and a producer
-// can end its block with a blank line more, so that the client stops
-// before them and reads headers of the producer's choosing under those
-// names, and pad it so that no length tells (review round 36). Without
-// direct gets the error is a *consumerRefusedError, small when the
-// message is known to be at most storedJSONMax: atMost (see
-// readStoredAtMost) or all the stream holds (its bytes, as the stream's
-// info read here gave them) is no more.
+// When JetStream refuses the consumer (errConsumerRefused), the error is
+// a *consumerRefusedError, small when the message is known to be at most
+// storedJSONMax: atMost (see readStoredAtMost) or all the stream holds
+// (its bytes, as the stream's info read here gave them) is no more; on a
+// stream that allows direct gets, the direct get showed it is larger, and
+// it is not read.
 func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool, atMost int) (*storedMsg, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
 	}
 	info := s.CachedInfo()
+	direct := 0 // the size a direct get showed (0: none made)
+	if info.Config.AllowDirect {
+		if direct, err = directSize(ctx, js, stream, seq, next); err != nil {
+			return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
+		}
+		if direct <= storedJSONMax {
+			return nil, errReadJSON
+		}
+	}
 	st, size, err := readByConsumer(ctx, js, info, seq)
 	switch {
-	case errors.Is(err, errConsumerRefused) && info.Config.AllowDirect:
-		return nil, directInstead(ctx, js, stream, seq, next, err)
+	case errors.Is(err, errConsumerRefused) && direct > 0:
+		return nil, fmt.Errorf("read %s #%d from the stream: %w; a direct get shows it is %d bytes, more than JetStream's JSON API may answer (%d bytes: "+
+			"a larger answer may cut the console's connection to NATS), and a direct get's own answer says which message it is in headers its producer can forge",
+			stream, seq, err, direct, storedJSONMax)
 	case errors.Is(err, errConsumerRefused):
 		return nil, &consumerRefusedError{stream: stream, seq: seq, err: err, atMost: atMost, streamBytes: info.State.Bytes,
 			small: (atMost > 0 && atMost <= storedJSONMax) || info.State.Bytes <= storedJSONMax}
@@ -217,24 +230,6 @@ func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uin
 			"for JetStream's JSON API, which reads the block exactly (at most %d bytes)", stream, seq, size, storedJSONMax)
 	}
 	return st, nil
-}
-
-// directInstead is readMsg's answer when JetStream refused the consumer
-// (refused) on a stream that allows direct gets: errReadJSON for a
-// message a direct get shows to be at most storedJSONMax, an error
-// matching jetstream.ErrMsgNotFound when there is none, and an error
-// saying why otherwise.
-func directInstead(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool, refused error) error {
-	size, err := directSize(ctx, js, stream, seq, next)
-	switch {
-	case err != nil:
-		return fmt.Errorf("read %s #%d from the stream (a direct get, because %v): %w", stream, seq, refused, err)
-	case size <= storedJSONMax:
-		return errReadJSON
-	}
-	return fmt.Errorf("read %s #%d from the stream: %v; a direct get shows it is %d bytes, more than JetStream's JSON API may answer (%d bytes: "+
-		"a larger answer may cut the console's connection to NATS), and a direct get's own answer says which message it is in headers its producer can forge",
-		stream, seq, refused, size, storedJSONMax)
 }
 
 // consumerRefusedError is readMsg's error for a message whose read by a
@@ -263,7 +258,7 @@ func (e *consumerRefusedError) Error() string {
 		known = fmt.Sprintf("its delivery says it may be up to %d bytes", e.atMost)
 	}
 	return fmt.Sprintf("%s; not read through JetStream's JSON API instead: %s, the stream holds %d bytes, and that API's answer to a message over %d bytes "+
-		"may cut the console's connection to NATS; with direct gets allowed (nats stream edit %s --allow-direct) one says how large it is, and one of up to %d bytes is read there",
+		"may cut the console's connection to NATS; with direct gets allowed (nats stream edit %s --allow-direct) one says how large a message is, and one of up to %d bytes is read there",
 		msg, known, e.streamBytes, storedJSONMax, e.stream, storedJSONMax)
 }
 
@@ -309,8 +304,9 @@ func statusBlockLen(h nats.Header) int {
 // deleted when done or after storedReadIdle, or the stream's consumer
 // limit on inactivity when that is lower); the sweep reads a subject's
 // bytes with it (deliveredSubject). Its one pull asks for no more than the
-// connection's max payload: a larger message is refused by the server
-// (409 Message Size Exceeds MaxBytes), never sent. size is the answer's
+// connection's max payload and room for the delivery's subjects
+// (deliveryRoom): a larger message is refused by the server (409 Message
+// Size Exceeds MaxBytes), never sent. size is the answer's
 // size; st.Headers is nil when the NATS client did not read the header
 // block whole. The consumer never acks, so it never removes a message.
 //
@@ -356,7 +352,7 @@ func readByConsumer(ctx context.Context, js jetstream.JetStream, info *jetstream
 		Batch    int  `json:"batch"`
 		MaxBytes int  `json:"max_bytes"`
 		NoWait   bool `json:"no_wait"`
-	}{1, int(js.Conn().MaxPayload()), true})
+	}{1, int(js.Conn().MaxPayload()) + deliveryRoom, true})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -381,6 +377,14 @@ func readByConsumer(ctx context.Context, js jetstream.JetStream, info *jetstream
 	}
 	return st, size, nil
 }
+
+// deliveryRoom is what a pull of one message asks for beyond the
+// connection's max payload: the server counts a delivery's subject and
+// reply subject against the pull's bytes too, and a message published
+// whole under max_payload would be refused otherwise (409 Message Size
+// Exceeds MaxBytes). A subject is bounded by the server's control line
+// (4 KiB by default).
+const deliveryRoom = 8 << 10
 
 // storedReadIdle is how long a consumer readByConsumer made lives on when
 // its removal failed, unless the stream's consumer limits allow less.
