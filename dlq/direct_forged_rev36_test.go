@@ -43,6 +43,16 @@ func directBundle(t *testing.T) *bundle {
 	return b
 }
 
+// workQueue makes stream WQ (subjects wq.>) beside b's DLQ: a work queue
+// that allows direct gets, which refuses the consumers the console reads
+// by (readByConsumer).
+func (b *bundle) workQueue(t *testing.T) {
+	t.Helper()
+	_, err := b.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "WQ", Subjects: []string{"wq.>"}, Retention: jetstream.WorkQueuePolicy,
+		Storage: jetstream.FileStorage, AllowDirect: true})
+	require.NoError(t, err)
+}
+
 // TestRev36ForgedDirectGetHeadersAreNotBelieved: a dead letter whose
 // header block names another message's sequence, time and subject in the
 // headers a direct get adds, hidden from the NATS client's reading of the
@@ -57,9 +67,7 @@ func TestRev36ForgedDirectGetHeadersAreNotBelieved(t *testing.T) {
 	t.Parallel()
 	b := directBundle(t)
 	ctx := context.Background()
-	_, err := b.js.CreateStream(ctx, jetstream.StreamConfig{Name: "WQ", Subjects: []string{"wq.>"}, Retention: jetstream.WorkQueuePolicy,
-		Storage: jetstream.FileStorage, AllowDirect: true})
-	require.NoError(t, err)
+	b.workQueue(t)
 	raw := b.ns.DialRaw(t)
 	for _, stream := range []string{"DLQ", "WQ"} {
 		prefix := strings.ToLower(stream)
@@ -175,9 +183,7 @@ func TestRev36PaddedDirectGetForgeryIsNotBelieved(t *testing.T) {
 	t.Parallel()
 	b := directBundle(t)
 	ctx := context.Background()
-	_, err := b.js.CreateStream(ctx, jetstream.StreamConfig{Name: "WQ", Subjects: []string{"wq.>"}, Retention: jetstream.WorkQueuePolicy,
-		Storage: jetstream.FileStorage, AllowDirect: true})
-	require.NoError(t, err)
+	b.workQueue(t)
 	raw := b.ns.DialRaw(t)
 	for _, stream := range []string{"DLQ", "WQ"} {
 		subject := strings.ToLower(stream) + ".evil.x"
