@@ -233,3 +233,57 @@ func TestRev36MessageAtMaxPayloadIsRead(t *testing.T) {
 		assert.True(t, bytes.Equal(payload, st.Data), "next=%v: the payload whole", next)
 	}
 }
+
+// TestRev36StatusHeaderIsNoOutage: a dead letter with no payload and a
+// Status header of 503 is read as the message it is, on a stream that
+// allows direct gets and on one that does not: the NATS client's request
+// took it for "no responders", which the sweep and the rereads wait out
+// as NATS not answering (half an hour, or the sweep stopped there).
+func TestRev36StatusHeaderIsNoOutage(t *testing.T) {
+	t.Parallel()
+	b := directBundle(t)
+	ctx := context.Background()
+	_, err := b.js.CreateStream(ctx, jetstream.StreamConfig{Name: "PLAIN", Subjects: []string{"plain.>"}, Storage: jetstream.FileStorage})
+	require.NoError(t, err)
+	for _, stream := range []string{"DLQ", "PLAIN"} {
+		m := nats.NewMsg(strings.ToLower(stream) + ".acme.x")
+		m.Header.Set("Status", "503")
+		ack, err := b.js.PublishMsg(ctx, m)
+		require.NoError(t, err)
+		for _, next := range []bool{false, true} {
+			st, err := readStored(ctx, b.js, stream, ack.Sequence, next)
+			require.NoError(t, err, "%s next=%v", stream, next)
+			assert.Equal(t, ack.Sequence, st.Seq)
+			assert.Empty(t, st.Data)
+		}
+	}
+}
+
+// TestRev36DirectGetNoneIsNotTheStreamsWord: a mirror that serves direct
+// gets for the DLQ stream (mirror_direct) and keeps only its last message
+// answers "none" for ones the stream still holds, in turn with the
+// stream: every read of those finds them all the same, by the stream's
+// leader.
+func TestRev36DirectGetNoneIsNotTheStreamsWord(t *testing.T) {
+	t.Parallel()
+	b := directBundle(t)
+	ctx := context.Background()
+	for i := range 3 {
+		_, err := b.js.Publish(ctx, "dlq.acme.search.index_update", []byte(fmt.Sprint("m", i+1)))
+		require.NoError(t, err)
+	}
+	mirror, err := b.js.CreateStream(ctx, jetstream.StreamConfig{Name: "DLQM", MaxMsgs: 1, MirrorDirect: true, Mirror: &jetstream.StreamSource{Name: "DLQ"}})
+	require.NoError(t, err)
+	wait.Until(t, "the mirror caught up", time.Minute, func() bool {
+		info, err := mirror.Info(ctx)
+		return err == nil && info.State.LastSeq == 3
+	})
+	for range 20 {
+		for _, next := range []bool{false, true} {
+			st, err := readStored(ctx, b.js, "DLQ", 1, next)
+			require.NoError(t, err, "next=%v", next)
+			assert.Equal(t, uint64(1), st.Seq)
+			assert.Equal(t, "m1", string(st.Data))
+		}
+	}
+}

@@ -84,7 +84,14 @@ func readStoredAtMost(ctx context.Context, js jetstream.JetStream, stream string
 		st, err := readMsg(ctx, js, stream, seq, next, atMost)
 		var refused *consumerRefusedError
 		switch {
-		case errors.Is(err, errReadJSON): // a direct get showed it small enough: read by what was asked
+		case errors.Is(err, errReadJSON):
+			// A direct get found message seq, small enough: it is the one
+			// asked for, with next too, unless it went since.
+			st, err := readJSON(ctx, js, stream, seq, false)
+			if next && errors.Is(err, jetstream.ErrMsgNotFound) {
+				return readNextByConsumer(ctx, js, stream, seq, atMost)
+			}
+			return st, err
 		case errors.Is(err, errReadExactly):
 			seq, next = st.Seq, false
 		case errors.As(err, &refused) && refused.small:
@@ -199,15 +206,48 @@ func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uin
 		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
 	}
 	info := s.CachedInfo()
-	direct := 0 // the size a direct get showed (0: none made)
+	direct := 0 // the size a direct get showed (0: none made, or none found)
 	if info.Config.AllowDirect {
-		if direct, err = directSize(ctx, js, stream, seq, next); err != nil {
+		direct, err = directSize(ctx, js, stream, seq)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			// Not the stream's word: a follower that lags, or a mirror
+			// that serves direct gets for it, answers too. Its leader
+			// answers the consumer's read.
+			direct = 0
+		case err != nil:
 			return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
-		}
-		if direct <= storedJSONMax {
+		case direct <= storedJSONMax:
 			return nil, errReadJSON
 		}
 	}
+	return readByConsumerOf(ctx, js, info, seq, next, atMost, direct)
+}
+
+// readNextByConsumer reads the first message of stream at or after seq by
+// a consumer (readByConsumerOf), for a message a direct get found at seq
+// that went before the JSON API read it.
+func readNextByConsumer(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, atMost int) (*storedMsg, error) {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
+	}
+	st, err := readByConsumerOf(ctx, js, s.CachedInfo(), seq, true, atMost, 0)
+	var refused *consumerRefusedError
+	switch {
+	case errors.Is(err, errReadExactly):
+		return readJSON(ctx, js, stream, st.Seq, false)
+	case errors.As(err, &refused) && refused.small:
+		return readJSON(ctx, js, stream, seq, true)
+	}
+	return st, err
+}
+
+// readByConsumerOf is readMsg's read by a consumer of stream info
+// describes (readByConsumer), direct the size a direct get showed the
+// message to be (0: none).
+func readByConsumerOf(ctx context.Context, js jetstream.JetStream, info *jetstream.StreamInfo, seq uint64, next bool, atMost, direct int) (*storedMsg, error) {
+	stream := info.Config.Name
 	st, size, err := readByConsumer(ctx, js, info, seq)
 	switch {
 	case errors.Is(err, errConsumerRefused) && direct > 0:
@@ -265,21 +305,18 @@ func (e *consumerRefusedError) Error() string {
 func (e *consumerRefusedError) Unwrap() error { return e.err }
 
 // directSize returns the size of the answer to a direct get of message
-// seq of stream (with next, the first at or after it): the message and
-// the few headers the server adds. Nothing else of the answer is read
-// (readMsg). A status is taken as one only when its block is the status
-// line alone: a stored message's is longer by the server's headers, so no
-// producer's block makes a message read as "none".
-func directSize(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, next bool) (int, error) {
-	req := storedMsgRequest{Seq: seq}
-	if next {
-		req.NextFor = ">"
-	}
-	body, err := json.Marshal(req)
+// seq of stream: the message and the few headers the server adds. Nothing
+// else of the answer is read (readMsg), and "none" is not the stream's
+// word (a follower or a mirror may answer). A status is taken as one only
+// when its block is the status line alone: a stored message's is longer
+// by the server's headers, so no producer's block makes a message read as
+// "none" or as NATS not answering (requestRaw).
+func directSize(ctx context.Context, js jetstream.JetStream, stream string, seq uint64) (int, error) {
+	body, err := json.Marshal(storedMsgRequest{Seq: seq})
 	if err != nil {
 		return 0, err
 	}
-	m, err := js.Conn().RequestWithContext(ctx, apiPrefix(js)+"DIRECT.GET."+stream, body)
+	m, err := requestRaw(ctx, js.Conn(), apiPrefix(js)+"DIRECT.GET."+stream, body)
 	if err != nil {
 		return 0, err
 	}
@@ -287,6 +324,36 @@ func directSize(ctx context.Context, js jetstream.JetStream, stream string, seq 
 		return 0, statusErr(m, "direct get")
 	}
 	return m.Size(), nil
+}
+
+// requestRaw sends body to subject as a request and returns the first
+// answer as it came. The NATS client's Request (and a subscription's
+// NextMsg) takes any answer with no payload and a Status header of 503
+// for "no responders", and returns that error instead: a stored message a
+// producer gave no payload and that header reads so too, and was taken
+// for NATS not answering, held for half an hour or stopping the sweep
+// (review round 36). The caller tells a server's status (statusErr) from
+// a message by what only the server writes: a direct get's headers after
+// the stored block, a consumer's delivery's reply subject.
+func requestRaw(ctx context.Context, nc *nats.Conn, subject string, body []byte) (*nats.Msg, error) {
+	answers := make(chan *nats.Msg, 1) // room for the one answer, whatever its size: a channel's limit is its length
+	sub, err := nc.ChanSubscribe(nc.NewInbox(), answers)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := sub.AutoUnsubscribe(1); err != nil {
+		return nil, err
+	}
+	if err := nc.PublishRequest(subject, sub.Subject, body); err != nil {
+		return nil, err
+	}
+	select {
+	case m := <-answers:
+		return m, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // statusBlockLen is the length of the header block of a status answer the
@@ -356,7 +423,7 @@ func readByConsumer(ctx context.Context, js jetstream.JetStream, info *jetstream
 	if err != nil {
 		return nil, 0, err
 	}
-	m, err := js.Conn().RequestWithContext(ctx, apiPrefix(js)+"CONSUMER.MSG.NEXT."+stream+"."+cinfo.Name, body)
+	m, err := requestRaw(ctx, js.Conn(), apiPrefix(js)+"CONSUMER.MSG.NEXT."+stream+"."+cinfo.Name, body)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -402,12 +469,15 @@ func blockLen(m *nats.Msg) int {
 
 // statusErr is the error a status message m answered a read with (what:
 // which read): jetstream.ErrMsgNotFound for 404 (none there) and 408 (a
-// consumer's request ended with none).
+// consumer's request ended with none), nats.ErrNoResponders for 503
+// (nobody took the request: requestRaw).
 func statusErr(m *nats.Msg, what string) error {
 	code, desc := m.Header.Get("Status"), m.Header.Get("Description")
 	switch code {
 	case "404", "408":
 		return fmt.Errorf("%s: %s %s: %w", what, code, desc, jetstream.ErrMsgNotFound)
+	case "503":
+		return fmt.Errorf("%s: %w", what, nats.ErrNoResponders)
 	}
 	return fmt.Errorf("%s: the server answered %q %q", what, short(code), short(desc))
 }
