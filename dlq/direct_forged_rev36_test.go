@@ -287,3 +287,36 @@ func TestRev36DirectGetNoneIsNotTheStreamsWord(t *testing.T) {
 		}
 	}
 }
+
+// TestRev36WorkQueueHoldsNoneBeyondItsEnds: on a work queue that allows
+// direct gets (it refuses the consumers the console reads by) and holds
+// more than JetStream's JSON API may answer, a sequence before its first
+// message or after its last is none, as the stream's info says, not a
+// read that failed; and the first at or after one before its first
+// message is its first.
+func TestRev36WorkQueueHoldsNoneBeyondItsEnds(t *testing.T) {
+	t.Parallel()
+	b := directBundle(t)
+	ctx := context.Background()
+	b.workQueue(t)
+	big := bytes.Repeat([]byte("y"), storedJSONMax+1)
+	for _, data := range [][]byte{big, []byte("small"), big} {
+		_, err := b.js.Publish(ctx, "wq.acme.x", data)
+		require.NoError(t, err)
+	}
+	wq, err := b.js.Stream(ctx, "WQ")
+	require.NoError(t, err)
+	require.NoError(t, wq.DeleteMsg(ctx, 1))
+
+	for _, tc := range []struct {
+		seq  uint64
+		next bool
+	}{{1, false}, {4, false}, {4, true}} {
+		_, err := readStored(ctx, b.js, "WQ", tc.seq, tc.next)
+		assert.True(t, errors.Is(err, jetstream.ErrMsgNotFound), "#%d next=%v: %v", tc.seq, tc.next, err)
+	}
+	st, err := readStored(ctx, b.js, "WQ", 1, true)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), st.Seq)
+	assert.Equal(t, "small", string(st.Data))
+}

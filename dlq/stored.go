@@ -83,13 +83,15 @@ func readStoredAtMost(ctx context.Context, js jetstream.JetStream, stream string
 	if js.Conn().MaxPayload() > storedJSONMax {
 		st, err := readMsg(ctx, js, stream, seq, next, atMost)
 		var refused *consumerRefusedError
+		var found errReadJSON
 		switch {
-		case errors.Is(err, errReadJSON):
-			// A direct get found message seq, small enough: it is the one
-			// asked for, with next too, unless it went since.
-			st, err := readJSON(ctx, js, stream, seq, false)
+		case errors.As(err, &found):
+			// A direct get found message found.seq, small enough: it is the
+			// one asked for, the first at or after seq with next, unless it
+			// went since.
+			st, err := readJSON(ctx, js, stream, found.seq, false)
 			if next && errors.Is(err, jetstream.ErrMsgNotFound) {
-				return readNextByConsumer(ctx, js, stream, seq, atMost)
+				return readNextByConsumer(ctx, js, stream, found.seq, atMost)
 			}
 			return st, err
 		case errors.Is(err, errReadExactly):
@@ -167,16 +169,21 @@ func apiPrefix(js jetstream.JetStream) string {
 // API (storedJSONMax): readStored reads it again there, exactly.
 var errReadExactly = errors.New("the header block is to be read exactly")
 
-// errReadJSON is readMsg's answer for a message a direct get showed to be
-// at most storedJSONMax: readStoredAtMost reads it through the JSON API,
-// by the sequence (and next) it was asked for.
-var errReadJSON = errors.New("the message is to be read through JetStream's JSON API")
+// errReadJSON is readMsg's answer for message seq, which a direct get
+// found and showed to be at most storedJSONMax: readStoredAtMost reads it
+// through the JSON API.
+type errReadJSON struct{ seq uint64 }
+
+func (e errReadJSON) Error() string {
+	return fmt.Sprintf("message #%d is to be read through JetStream's JSON API", e.seq)
+}
 
 // readMsg reads as readStored does, the message as a NATS message, its
 // payload as it is, or says to read it through the JSON API. On a stream
 // that allows direct gets, a direct get says how large the message is
 // (directSize), and one of at most storedJSONMax is read through the JSON
 // API (errReadJSON: one request more, where a consumer would take three);
+// where the stream's info says it holds none, there is none;
 // nothing else of the direct get's answer is read: which message it is,
 // when and on which subject it was stored are headers the server writes
 // after the stored block, and a producer can end its block with a blank
@@ -208,7 +215,17 @@ func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uin
 	info := s.CachedInfo()
 	direct := 0 // the size a direct get showed (0: none made, or none found)
 	if info.Config.AllowDirect {
-		direct, err = directSize(ctx, js, stream, seq)
+		// Where the stream's leader (its info) says there is none, there
+		// is none; before its first, the first at or after seq is its
+		// first.
+		at := seq
+		switch first, last := info.State.FirstSeq, info.State.LastSeq; {
+		case seq > last || !next && seq < first:
+			return nil, fmt.Errorf("read %s #%d from the stream: it holds #%d to #%d: %w", stream, seq, first, last, jetstream.ErrMsgNotFound)
+		case seq < first:
+			at = first
+		}
+		direct, err = directSize(ctx, js, stream, at)
 		switch {
 		case errors.Is(err, jetstream.ErrMsgNotFound):
 			// Not the stream's word: a follower that lags, or a mirror
@@ -216,9 +233,9 @@ func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uin
 			// answers the consumer's read.
 			direct = 0
 		case err != nil:
-			return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
+			return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, at, err)
 		case direct <= storedJSONMax:
-			return nil, errReadJSON
+			return nil, errReadJSON{seq: at}
 		}
 	}
 	return readByConsumerOf(ctx, js, info, seq, next, atMost, direct)
@@ -256,7 +273,7 @@ func readByConsumerOf(ctx context.Context, js jetstream.JetStream, info *jetstre
 			stream, seq, err, direct, storedJSONMax)
 	case errors.Is(err, errConsumerRefused):
 		return nil, &consumerRefusedError{stream: stream, seq: seq, err: err, atMost: atMost, streamBytes: info.State.Bytes,
-			small: (atMost > 0 && atMost <= storedJSONMax) || info.State.Bytes <= storedJSONMax}
+			small: (atMost > 0 && atMost <= storedJSONMax) || info.State.Bytes <= storedJSONMax, direct: info.Config.AllowDirect}
 	case err != nil:
 		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
 	case !next && st.Seq != seq:
@@ -286,6 +303,7 @@ type consumerRefusedError struct {
 	atMost      int
 	streamBytes uint64
 	small       bool
+	direct      bool // the stream allows direct gets: one answered "none", which is not the stream's word
 }
 
 func (e *consumerRefusedError) Error() string {
@@ -296,6 +314,11 @@ func (e *consumerRefusedError) Error() string {
 	known := "its size is not known"
 	if e.atMost > 0 {
 		known = fmt.Sprintf("its delivery says it may be up to %d bytes", e.atMost)
+	}
+	if e.direct {
+		return fmt.Sprintf("%s; not read through JetStream's JSON API instead: %s (a direct get found none, which a follower that lags or a mirror may answer), "+
+			"the stream holds %d bytes, and that API's answer to a message over %d bytes may cut the console's connection to NATS",
+			msg, known, e.streamBytes, storedJSONMax)
 	}
 	return fmt.Sprintf("%s; not read through JetStream's JSON API instead: %s, the stream holds %d bytes, and that API's answer to a message over %d bytes "+
 		"may cut the console's connection to NATS; with direct gets allowed (nats stream edit %s --allow-direct) one says how large a message is, and one of up to %d bytes is read there",
