@@ -91,7 +91,9 @@ func readStoredAtMost(ctx context.Context, js jetstream.JetStream, stream string
 			// went since.
 			st, err := readJSON(ctx, js, stream, found.seq, false)
 			if next && errors.Is(err, jetstream.ErrMsgNotFound) {
-				return readNextByConsumer(ctx, js, stream, found.seq, atMost)
+				// Gone since: the first at or after seq is now the first
+				// after it.
+				return readStoredAtMost(ctx, js, stream, found.seq+1, true, atMost)
 			}
 			return st, err
 		case errors.Is(err, errReadExactly):
@@ -238,33 +240,6 @@ func readMsg(ctx context.Context, js jetstream.JetStream, stream string, seq uin
 			return nil, errReadJSON{seq: at}
 		}
 	}
-	return readByConsumerOf(ctx, js, info, seq, next, atMost, direct)
-}
-
-// readNextByConsumer reads the first message of stream at or after seq by
-// a consumer (readByConsumerOf), for a message a direct get found at seq
-// that went before the JSON API read it.
-func readNextByConsumer(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, atMost int) (*storedMsg, error) {
-	s, err := js.Stream(ctx, stream)
-	if err != nil {
-		return nil, fmt.Errorf("read %s #%d from the stream: %w", stream, seq, err)
-	}
-	st, err := readByConsumerOf(ctx, js, s.CachedInfo(), seq, true, atMost, 0)
-	var refused *consumerRefusedError
-	switch {
-	case errors.Is(err, errReadExactly):
-		return readJSON(ctx, js, stream, st.Seq, false)
-	case errors.As(err, &refused) && refused.small:
-		return readJSON(ctx, js, stream, seq, true)
-	}
-	return st, err
-}
-
-// readByConsumerOf is readMsg's read by a consumer of stream info
-// describes (readByConsumer), direct the size a direct get showed the
-// message to be (0: none).
-func readByConsumerOf(ctx context.Context, js jetstream.JetStream, info *jetstream.StreamInfo, seq uint64, next bool, atMost, direct int) (*storedMsg, error) {
-	stream := info.Config.Name
 	st, size, err := readByConsumer(ctx, js, info, seq)
 	switch {
 	case errors.Is(err, errConsumerRefused) && direct > 0:
