@@ -310,15 +310,22 @@ func (k *Keeper) steps(ctx context.Context, conn *pgx.Conn, pass *KeeperPass, no
 	}
 	var dropped, trimmed error
 	pass.Dropped, dropped = k.dropEmpty(ctx, conn, now)
-	if ctx.Err() != nil || conn.IsClosed() {
+	if passOver(ctx, conn) {
 		return errors.Join(retained, dropped)
 	}
 	pass.Trimmed, trimmed = trimArrivals(ctx, conn, now, k.cfg.BatchRows, k.cfg.MaxRuns)
-	if ctx.Err() != nil || conn.IsClosed() {
+	if passOver(ctx, conn) {
 		return errors.Join(retained, dropped, trimmed)
 	}
 	pass.KeyRuns, pass.KeysKept, err = k.trimPurgedKeys(ctx, conn, k.cfg.BatchRows, k.cfg.MaxRuns)
 	return errors.Join(retained, dropped, trimmed, err)
+}
+
+// passOver reports whether a pass can do nothing more on conn: its
+// context ended, or the connection is gone. A failure then is no day's
+// own, and the steps and days after it are not tried.
+func passOver(ctx context.Context, conn *pgx.Conn) bool {
+	return ctx.Err() != nil || conn.IsClosed()
 }
 
 // sayTerms reads whether this console's retention terms are the active
@@ -418,7 +425,7 @@ func (k *Keeper) retention(ctx context.Context, conn *pgx.Conn, terms RetentionP
 			continue
 		}
 		if err != nil {
-			if ctx.Err() != nil || conn.IsClosed() {
+			if passOver(ctx, conn) {
 				return runs, errors.Join(append(failed, err)...)
 			}
 			// This day's own (a view or a foreign key on it, a damaged
@@ -508,7 +515,7 @@ func (k *Keeper) dropEmpty(ctx context.Context, conn *pgx.Conn, now time.Time) (
 		}
 		if err != nil {
 			failed = append(failed, fmt.Errorf("drop partition %s: %w", p.Name, err))
-			if ctx.Err() != nil || conn.IsClosed() {
+			if passOver(ctx, conn) {
 				break
 			}
 			continue // this day's own (a view depends on it, say): the others go on
