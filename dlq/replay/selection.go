@@ -137,7 +137,7 @@ func headerFactsOf(headers string) string {
                              OR (right(v.value, 1) IN (' ', E'\t') AND ltrim(v.value, E' \t') <> '')
                 WHEN 'base64' THEN CASE WHEN translate(v.value, E'\r\n', '') ~ '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$'
                     THEN (SELECT position('\x0d'::bytea IN x.b) > 0 OR position('\x0a'::bytea IN x.b) > 0
-                                 OR (length(x.b) > 0 AND get_byte(x.b, length(x.b) - 1) IN (32, 9))
+                                 OR CASE WHEN length(x.b) > 0 THEN get_byte(x.b, length(x.b) - 1) IN (32, 9) ELSE false END -- no byte to read in an empty one
                           FROM ltrim(decode(translate(v.value, E'\r\n', ''), 'base64'), '\x2009'::bytea) AS x(b)) -- as Go decodes it: CR and LF ignored
                     ELSE false END -- does not decode: no change
                 ELSE false END) AS altered
