@@ -332,8 +332,11 @@ func (g grants) narrowedTo(o grants) bool {
 	return !sameEmail || !o.EmailVerified
 }
 
+// endSession ends session $1 with reason $2, once (with the first reason,
+// and one audit row: endSignIn), and returns whom it signed in.
 const endSession = `UPDATE user_sessions SET ended_at = now(), ended_reason = $2, refresh_token = NULL
-    WHERE id = $1 AND ended_at IS NULL -- ended once, with the first reason`
+    WHERE id = $1 AND ended_at IS NULL -- ended once, with the first reason
+RETURNING identity`
 
 // endUserSession ends session id with reason, in the caller's transaction,
 // and reports whether it was live until then.
@@ -365,11 +368,6 @@ func liveIdentity(ctx context.Context, tx pgx.Tx, id string) (who User, live boo
 	return who, true, nil
 }
 
-// Ends a session as endSession does and returns whom it signed in.
-const endSessionOf = `UPDATE user_sessions SET ended_at = now(), ended_reason = $2, refresh_token = NULL
-    WHERE id = $1 AND ended_at IS NULL -- ended once, with the first reason and one audit row
-RETURNING identity`
-
 // endSignIn ends session id with reason, in the caller's transaction, with
 // its auth.session_end audit row under the identity it signed in (meta is
 // where the request that ended it came from, empty for none). ended is
@@ -379,7 +377,7 @@ RETURNING identity`
 // sign-out's auth.logout row says it ended (Logout).
 func endSignIn(ctx context.Context, tx pgx.Tx, id, reason string, meta quarantine.RequestMeta) (who User, ended bool, err error) {
 	var identity []byte
-	err = tx.QueryRow(ctx, endSessionOf, id, clip(reason, 500)).Scan(&identity)
+	err = tx.QueryRow(ctx, endSession, id, clip(reason, 500)).Scan(&identity)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return User{}, false, nil
 	}
