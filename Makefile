@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test e2e bench bench-ingest bench-indexes bench-replay bench-replay-floor bench-ui bench-hostile-page fuzz generate vet build clean
+.PHONY: run test e2e bench bench-ingest bench-indexes bench-replay bench-replay-floor bench-ui bench-hostile-page bench-hostile-parse fuzz generate vet build clean
 
 run: ## Start PostgreSQL (found or private), the console, Dex and demo traffic.
 	@scripts/run.sh
@@ -27,7 +27,7 @@ fuzz: ## Run the header-parser fuzz targets for 30 s each (also part of make tes
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./dlq
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHeaderBlock$$' -fuzztime 30s ./dlq
 
-bench: bench-ingest bench-indexes bench-replay bench-replay-floor bench-ui bench-hostile-page ## All benchmarks; results go to docs/BENCHMARKS.md.
+bench: bench-ingest bench-indexes bench-replay bench-replay-floor bench-ui bench-hostile-page bench-hostile-parse ## All benchmarks; results go to docs/BENCHMARKS.md.
 
 bench-ingest: ## 100,000 dead letters of 1 KB through NATS into PostgreSQL.
 	@scripts/bench.sh ingest
@@ -46,6 +46,9 @@ bench-ui: ## Triage screens' server time on 1,000,000 dead letters (BENCH_ROWS=1
 
 bench-hostile-page: ## Bytes allocated to show one hostile dead letter's page (1 MB error and stack, 10,000 headers) and its downloads.
 	@scripts/bench.sh hostile-page
+
+bench-hostile-parse: ## Time to parse one dead letter of 4 MB of hostile header lines (distinct identity values, spellings, names).
+	@scripts/bench.sh hostile-parse
 
 clean:
 	rm -rf .data/bin .data/log

@@ -108,7 +108,7 @@ func (h identityHeader) sentAs(hs, spellings map[string][]string) []string {
 // was sent): the same value sent again, in any spelling of the name, is
 // a duplicate (flagged duplicate:<field>), not a conflict.
 func (h identityHeader) conflictOf(sent []string) (Conflict, bool) {
-	var said []string
+	said := newDistinct(conflictValues)
 	for _, v := range sent {
 		v = CleanText(v)
 		if h.name == HeaderReplayOf {
@@ -116,18 +116,13 @@ func (h identityHeader) conflictOf(sent []string) (Conflict, bool) {
 				v = strconv.FormatInt(n, 10) // " 12" and "12" name one dead letter (replayOf)
 			}
 		}
-		if !slices.Contains(said, v) {
-			said = append(said, v)
-		}
+		said.add(v)
 	}
-	if len(said) < 2 {
+	if said.count() < 2 {
 		return Conflict{}, false
 	}
-	c := Conflict{Header: h.name}
-	if len(said) > conflictValues {
-		said, c.More = said[:conflictValues], len(said)-conflictValues
-	}
-	for _, v := range said {
+	c := Conflict{Header: h.name, More: said.count() - len(said.first)}
+	for _, v := range said.first {
 		if utf8.RuneCountInString(v) > conflictValueRunes {
 			v = string([]rune(v)[:conflictValueRunes]) + "…"
 		}
@@ -268,3 +263,31 @@ var ConflictingHeadersOfD = func() string {
           AND lower(e.h->>'name' COLLATE "C") = ANY(CASE WHEN d.source_kind = '` + SourceAdvisory + `' THEN ` + names(SourceAdvisory) + `
                                                     ELSE ` + names(SourceDLQ) + ` END)), '[]') ELSE '[]' END`
 }()
+
+// distinct counts the distinct values added to it and keeps the first
+// keep of them, in the order they came. A producer may send tens of
+// thousands of values of one header: checking each against every value
+// kept so far made a megabyte of distinct values cost seconds to parse,
+// at ingest (one writer's whole batch waiting) and at every replay
+// judgement (BenchmarkParseHostileHeaders).
+type distinct struct {
+	seen  map[string]struct{}
+	first []string
+	keep  int
+}
+
+func newDistinct(keep int) *distinct {
+	return &distinct{seen: map[string]struct{}{}, keep: keep}
+}
+
+func (d *distinct) add(v string) {
+	if _, ok := d.seen[v]; ok {
+		return
+	}
+	d.seen[v] = struct{}{}
+	if len(d.first) < d.keep {
+		d.first = append(d.first, v)
+	}
+}
+
+func (d *distinct) count() int { return len(d.seen) }

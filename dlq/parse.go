@@ -640,7 +640,8 @@ func (r *Record) checkErrorClasses(sent []string) {
 	if len(sent) < 2 {
 		return
 	}
-	var said []string
+	const named = 4 // a producer may send thousands: the sentence names a few
+	classes := newDistinct(named)
 	for _, v := range sent {
 		c, ok := ErrorClass(v), ErrorClass(v).Valid()
 		if !ok {
@@ -650,16 +651,14 @@ func (r *Record) checkErrorClasses(sent []string) {
 		if !ok {
 			name = short(v) // none in any spelling: as sent, quoted and cut
 		}
-		if !slices.Contains(said, name) {
-			said = append(said, name)
-		}
+		classes.add(name)
 	}
-	if len(said) < 2 {
+	if classes.count() < 2 {
 		return
 	}
-	const named = 4 // a producer may send thousands: the sentence names a few
-	if len(said) > named {
-		said = append(said[:named], fmt.Sprintf("%d more", len(said)-named))
+	said := classes.first
+	if more := classes.count() - len(said); more > 0 {
+		said = append(said, fmt.Sprintf("%d more", more))
 	}
 	r.ErrorClass = ClassUnclassified
 	r.flag(FlagUnreadableErrorClass, "%s says %s, which disagree: the class the consumer meant is not known, so none of them is used; "+
