@@ -56,6 +56,7 @@ func (a *App) connectNATS(ctx context.Context) error {
 		// connection; the ingester asks again after a reconnect and its
 		// acks' redeliveries are deduplicated.
 		nats.ReconnectBufSize(-1),
+		NATSResetOnClose(),
 		nats.RetryOnFailedConnect(false),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrBadHeaderMsg) {
@@ -355,7 +356,7 @@ func WaitForNATS(ctx context.Context, url, tokenFile string, wait time.Duration,
 
 // dialOptions are DialNATS's connection options.
 func dialOptions(tokenFile, name string) ([]nats.Option, error) {
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1), NATSResetOnClose()}
 	token, err := ReadSecret(tokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("NATS_TOKEN_FILE (--nats-token-file): %w", err)
@@ -364,4 +365,35 @@ func dialOptions(tokenFile, name string) ([]nats.Option, error) {
 		opts = append(opts, nats.Token(token))
 	}
 	return opts, nil
+}
+
+// NATSResetOnClose dials a NATS connection whose close drops what the
+// kernel has not delivered to the server yet (SO_LINGER 0: the server
+// gets a reset), where a plain close goes on sending it for as long as
+// TCP retries, up to some fifteen minutes. A replay worker that had no
+// answer to a publish and no answer to a ping on the same connection
+// resets it before its job may be retried (replay.Worker's unstick), and
+// a process that dies closes its sockets: either way a publish held by a
+// stalled path must not reach the broker after a retry's window, as a
+// second effect. The cost: at a close, acks and publishes not yet
+// delivered are dropped, which the ingester's redelivery and the replay's
+// unknown outcomes already handle. (TestRev37StalledConnectionsPublishIsDroppedBeforeARetry)
+func NATSResetOnClose() nats.Option { return nats.SetCustomDialer(resetOnClose{}) }
+
+type resetOnClose struct{}
+
+// Dial dials as the NATS client's own dialer does (its default 2 s
+// timeout for each server tried), then sets SO_LINGER 0.
+func (resetOnClose) Dial(network, address string) (net.Conn, error) {
+	c, err := (&net.Dialer{Timeout: nats.DefaultTimeout}).Dial(network, address)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		if err := tc.SetLinger(0); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("set SO_LINGER 0: %w", err)
+		}
+	}
+	return c, nil
 }

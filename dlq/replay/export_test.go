@@ -47,6 +47,10 @@ func (w *Worker) AfterPublish(f func(jobs []int64) bool) { w.afterPublish = f }
 // claim stops publishing (on this process's clock).
 func (w *Worker) BeforeSend(f func(jobID int64, publishBy time.Time)) { w.beforeSend = f }
 
+// Leaving runs f as each job is handed to NATS, after every check made
+// before a send.
+func (w *Worker) Leaving(f func(jobID int64)) { w.leaving = f }
+
 // OnAck may replace a PubAck outcome (a lost ack).
 func (w *Worker) OnAck(f func(jobID int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error)) {
 	w.ack = f

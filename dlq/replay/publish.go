@@ -522,7 +522,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 			} else if -wait > tolerance {
 				break chunk // late: reserve a fresh slot rather than catch up
 			}
-			if w.retryPastWindow(j, g) { // not even the owning service is asked
+			if w.retryPastWindow(ctx, j, g) { // not even the owning service is asked
 				sent++
 				continue
 			}
@@ -602,13 +602,16 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				settle(jobs[sent:], JobPending, releasedLease)
 				return out
 			}
-			if w.retryPastWindow(j, g) {
+			if w.retryPastWindow(ctx, j, g) {
 				// Again as it leaves: the owning service's answer and the
 				// status read since the check above may have taken up to
 				// the lateness tolerance (5 s at 0.1 a second), more than
 				// the window's margin.
 				sent++
 				continue
+			}
+			if w.leaving != nil {
+				w.leaving(j.id)
 			}
 			if p, ok := w.send(j); ok {
 				out = append(out, p)
@@ -633,12 +636,24 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 // the window the broker stores it again. The first attempt's time is the
 // database's (a gate's now()), so this is judged on the database's clock
 // as the gate g read it, moved on by this process's monotonic clock: a
-// console host whose clock lags would retry past it.
-func (w *Worker) retryPastWindow(j *job, g gate) bool {
+// console host whose clock lags would retry past it. The window is read
+// afresh each time (jobWindow), not taken from the claim's judge: an
+// operator who lowers a stream's duplicate window makes the server forget
+// the ids it no longer covers at once, and a retry sent on the judge's
+// longer window would be stored again (a second effect). Retries are
+// rare, so one STREAM.INFO each costs little.
+// (TestRev37WindowLoweredBeforeARetryLeaves)
+func (w *Worker) retryPastWindow(ctx context.Context, j *job, g gate) bool {
 	if j.firstAttempt {
 		return false
 	}
+	ctx = context.WithoutCancel(ctx) // a stop meanwhile is the caller's to see: this read says what the window is
+	j.window = w.jobWindow(ctx, j)
 	v := replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), g.now())
+	if v.Needs == replaypolicy.NeedCopies {
+		j.window = w.svc.cfg.Windows.LateCopies(ctx, j.attempt(w.svc.cfg.WindowMargin)) // as the claim's judge reads them
+		v = replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), g.now())
+	}
 	if v.Outcome == replaypolicy.Go {
 		return false
 	}
@@ -765,7 +780,13 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 	defer hand.blame()
 	var limit serverLimit   // what the server takes now, learnt once a connection it closed for size lost an answer
 	reads := claimStreams{} // the answering streams, each read once for the claim
-	for _, p := range pending {
+	type answered struct {
+		ack *jetstream.PubAck
+		err error
+	}
+	answers := make([]answered, len(pending))
+	silent := false // a publish had no answer at all
+	for i, p := range pending {
 		hand.j = p.j
 		ack, err := pubAck(wait, p.fut)
 		if w.ack != nil {
@@ -774,8 +795,62 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 		if ack == nil && lostAnswer(err) {
 			err = limit.explained(w.js.Conn(), p.size, err)
 		}
+		answers[i] = answered{ack, err}
+		silent = silent || ack == nil && errors.Is(err, context.DeadlineExceeded)
+	}
+	var reset string
+	if silent {
+		reset = w.unstick()
+	}
+	for i, p := range pending {
+		hand.j = p.j
+		ack, err := answers[i].ack, answers[i].err
+		if reset != "" && ack == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w; %s", err, reset)
+		}
 		w.decideAck(ctx, reads, p.j, ack, err)
 	}
+}
+
+// pingWait is how long unstick waits for the server's answer to a ping:
+// on a connection that works it comes in a round trip, and the wait comes
+// after AckTimeout, inside the claim's lease (at most a sixth of it, as
+// AckTimeout is).
+const pingWait = time.Second
+
+// unstick makes sure that the publishes of a claim that had no answer
+// are not still on their way when their jobs are recorded unknown, and
+// says what it did ("" when the connection answered). A retry is sent
+// under the same message id while the duplicate window covers the first
+// attempt, on the understanding that the first attempt landed by then or
+// never will. A connection whose path to the server stalled still holds
+// the first attempt (in the kernel's send buffer), looks connected, and
+// NATS notices it only after minutes of pings; when the path heals it
+// delivers it, and if another worker's retry was stored meanwhile and its
+// window has passed, the broker stores the same message a second time.
+// So a ping goes first, on the same connection: the server answers it
+// after reading everything written before it, the publishes included, so
+// nothing of them is still on its way. When no answer comes within
+// pingWait the connection is reset (ForceReconnect): its socket is
+// closed, and the console dials NATS so that a close drops what the
+// kernel has not delivered instead of sending it later (SO_LINGER 0:
+// app.NATSResetOnClose; a connection dialed otherwise would still send
+// it). Only then are the jobs recorded and a retry possible.
+// (TestRev37StalledConnectionsPublishIsDroppedBeforeARetry)
+func (w *Worker) unstick() string {
+	nc := w.js.Conn()
+	if nc == nil || !nc.IsConnected() {
+		return "" // closed or reconnecting: its socket is closed already
+	}
+	err := nc.FlushTimeout(min(pingWait, w.cfg.AckTimeout))
+	if err == nil {
+		return ""
+	}
+	w.log.Warn("replay worker: the NATS connection answered neither the PubAcks of a claim nor a ping; it is reset so that nothing it holds reaches the broker after a retry", "err", err)
+	if err := nc.ForceReconnect(); err != nil {
+		w.log.Warn("replay worker: the NATS connection could not be reset", "err", err)
+	}
+	return "the connection answered no ping either and was reset, dropping what it had not delivered"
 }
 
 // pubAck is the broker's answer to fut (a PubAck, or the error it

@@ -94,7 +94,7 @@ func TestRetryJudgesTheStreamAsItIsNow(t *testing.T) {
 }
 
 // TestRetryStoredAsNewIsCheckedAgain: the target stream changes after the
-// claim judged a retry and before its publish; the broker stores the retry
+// retry passed its last checks and before its publish; the broker stores the retry
 // as a new message (its window never saw the first publish). A retry the
 // broker did not drop means the first publish did not land, or the window
 // no longer holds it: the worker reads the stream again after the PubAck,
@@ -109,7 +109,7 @@ func TestRetryStoredAsNewIsCheckedAgain(t *testing.T) {
 	stored := []string{"was published again and stored as", "its duplicate window never saw that publish"}
 	for _, tc := range []struct {
 		name   string
-		change func(b *replayBundle) error // run by the worker, right before it sends the retry
+		change func(b *replayBundle) error // run by the worker as the retry leaves, after its checks
 		stored int                         // copies of the retry the new stream holds
 		want   []string
 	}{
@@ -137,7 +137,7 @@ func TestRetryStoredAsNewIsCheckedAgain(t *testing.T) {
 			msgID := "stored-as-new-" + tc.name
 			requestID, id := b.firstPublishLost(t, w, msgID)
 			var sends atomic.Int32
-			w.BeforeSend(func(int64, time.Time) {
+			w.Leaving(func(int64) { // after the checks as it leaves, which read the stream afresh
 				if sends.Add(1) == 1 { // the retry, judged on the stream as it was
 					if err := tc.change(b); err != nil {
 						t.Errorf("change the stream: %v", err)
@@ -194,7 +194,7 @@ func TestRetryDroppedByAStreamMadeAgainIsReconciled(t *testing.T) {
 	msgID := "dropped-by-new-1"
 	requestID, id := b.firstPublishLost(t, w, msgID)
 	var sends atomic.Int32
-	w.BeforeSend(func(int64, time.Time) {
+	w.Leaving(func(int64) { // after the checks as it leaves, which read the stream afresh
 		if sends.Add(1) > 1 {
 			return
 		}

@@ -146,12 +146,14 @@ type Worker struct {
 	// stops the worker there, as a crash would. ack may replace a PubAck
 	// outcome (a lost ack). recordFailed hears of every failed attempt to
 	// record. beforeSend runs just before a job is published, told when
-	// its claim stops publishing. loaded runs when a claim's jobs are
-	// loaded, before the claim commits.
+	// its claim stops publishing, before the last checks; leaving runs
+	// after them, as the job is handed to NATS. loaded runs when a claim's
+	// jobs are loaded, before the claim commits.
 	afterJudge   func()
 	loaded       func(jobs []int64)
 	afterPublish func(jobs []int64) bool
 	beforeSend   func(jobID int64, publishBy time.Time)
+	leaving      func(jobID int64)
 	ack          func(jobID int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error)
 	recordFailed func(attempt int, err error)
 }
