@@ -12,9 +12,13 @@ import (
 // objectURL is the page of an audited object, "" when it has none: a dead
 // letter, a replay request, an error group (its list in the entry's
 // tenant). Lists of ids (refused selections) link nowhere, nor does an
-// entry about a replay draft (draftObjectText): a draft is its author's
-// alone, its page not found for anyone else (and the attempt audited as
-// denied), so the log's own link would lead a reader to a refusal.
+// entry about a replay draft (draftObjectText): a request never submitted
+// is its author's alone, its page not found for anyone else (and the
+// attempt audited as denied; replay.Request.HiddenFrom), so the log's own
+// link would lead a reader to a refusal. An entry that ended a request
+// (replay.void, replay.cancel) does not say whether it was ever submitted
+// and links all the same: for one that was not, the page answers anyone
+// but its author not found.
 func objectURL(e audit.Entry) string {
 	if draftObjectText(e) != "" {
 		return ""

@@ -44,8 +44,8 @@ type Locator struct {
 	// batch of several requests): there the handler checks each class.
 	class func(c echo.Context) (replaypolicy.Class, error)
 	// hides, when not nil, reports whether what was found does not exist
-	// for u although u sees its tenant (someone else's draft, for the
-	// locator of one replay request): answered as an object of a tenant u
+	// for u although u sees its tenant (someone else's request never
+	// submitted, for the locator of one replay request): answered as an object of a tenant u
 	// may not see, before the route's own right is asked, so that a 403
 	// naming the right never tells u it is there.
 	hides func(c echo.Context, u authz.User) (bool, error)
@@ -359,7 +359,7 @@ func (s *Server) requestLocator() *Locator {
 		},
 		hides: func(c echo.Context, u authz.User) (bool, error) {
 			req, err := s.foundRequest(c)
-			return err == nil && hiddenDraft(req, u), err
+			return err == nil && req.HiddenFrom(u.Actor), err
 		}}
 }
 

@@ -32,19 +32,15 @@ func requestID(c echo.Context) (int64, error) {
 
 // inTenant answers not found (audited) unless the user may read dead
 // letters in the tenant of the replay request they asked for, and, for a
-// draft, drafted it: someone else's draft does not exist for them.
+// request never submitted (a draft, or one voided or cancelled before it
+// was submitted), made it: someone else's does not exist for them
+// (replay.Request.HiddenFrom, which the request locator's hides asks too).
 func (s *Server) inTenant(c echo.Context, req replay.Request) error {
 	u := userOf(c)
-	if !s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActRead) || hiddenDraft(req, u) {
+	if !s.deps.Access.Can(u, req.Tenant, authz.ObjDeadLetter, authz.ActRead) || req.HiddenFrom(u.Actor) {
 		return s.notFoundDenied(c, req.Tenant, "replay_request", c.Param("id"))
 	}
 	return nil
-}
-
-// hiddenDraft reports whether req is a draft someone other than u drafted:
-// it does not exist for u (inTenant, and the request locator's hides).
-func hiddenDraft(req replay.Request, u authz.User) bool {
-	return req.Status == replay.StatusDraft && replaypolicy.MaySubmit(req.Requester, u.Actor).Outcome != replaypolicy.Go
 }
 
 // loadRequest returns the replay request of the :id parameter if the user

@@ -113,19 +113,19 @@ const requesterIs = `(requester_issuer = @viewer_issuer AND requester_subject = 
 // which PostgreSQL cannot pull up and ran as a hashed subplan over every
 // request.
 const (
-	condTenants    = `tenant = ANY(@tenants)`
-	condDraftsOwn  = `(status <> 'draft' OR ` + requesterIs + `)` // a draft is its requester's alone
-	condStatus     = `status = @status`
-	condTenant     = `tenant = @tenant`
-	condClass      = `class = @class`
-	condRequester  = `lower(requester_email) LIKE @requester`
-	condIdentity   = `(requester_issuer = @requester_issuer AND requester_subject = @requester_subject)` // one identity, never a look-alike email
-	condFrom       = `coalesce(submitted_at, created_at) >= @from`
-	condTo         = `coalesce(submitted_at, created_at) < @to`
-	condReconcile  = `id IN (SELECT request_id FROM replay_jobs WHERE state = 'needs_reconciliation')`
-	condOlder      = `id < @after`
-	condNotMine    = `NOT ` + requesterIs
-	requestsNewest = ` ORDER BY id DESC LIMIT @limit`
+	condTenants        = `tenant = ANY(@tenants)`
+	condUnsubmittedOwn = `(submitted_at IS NOT NULL OR ` + requesterIs + `)` // one never submitted is its requester's alone (Request.HiddenFrom)
+	condStatus         = `status = @status`
+	condTenant         = `tenant = @tenant`
+	condClass          = `class = @class`
+	condRequester      = `lower(requester_email) LIKE @requester`
+	condIdentity       = `(requester_issuer = @requester_issuer AND requester_subject = @requester_subject)` // one identity, never a look-alike email
+	condFrom           = `coalesce(submitted_at, created_at) >= @from`
+	condTo             = `coalesce(submitted_at, created_at) < @to`
+	condReconcile      = `id IN (SELECT request_id FROM replay_jobs WHERE state = 'needs_reconciliation')`
+	condOlder          = `id < @after`
+	condNotMine        = `NOT ` + requesterIs
+	requestsNewest     = ` ORDER BY id DESC LIMIT @limit`
 )
 
 // listSelection is what a ListFilter selects: only the conditions of the
@@ -156,8 +156,8 @@ func (s *listSelection) where(extra ...string) string {
 }
 
 // listSelectionOf is the selection of f, its cursor, order and limit aside:
-// the requests of the viewer's tenants (every one when All), no one else's
-// drafts, and each filter f sets (see ListFilter).
+// the requests of the viewer's tenants (every one when All), none someone
+// else never submitted, and each filter f sets (see ListFilter).
 func listSelectionOf(f ListFilter) *listSelection {
 	// The viewer's identity is in every selection's arguments: pgx sends
 	// only the named arguments a statement names.
@@ -165,9 +165,11 @@ func listSelectionOf(f ListFilter) *listSelection {
 	if !f.All {
 		s.add(pgx.NamedArgs{"tenants": f.Tenants}, condTenants)
 	}
+	// Whatever the status filter: a voided or cancelled request may never
+	// have been submitted either.
+	s.add(nil, condUnsubmittedOwn)
 	switch {
-	case f.Status == "":
-		s.add(nil, condDraftsOwn)
+	case f.Status == "": // every status
 	case slices.Contains(requestStatuses, f.Status):
 		// The status written in the statement (one of ours, never the
 		// viewer's text): each status is a statement of its own, whose

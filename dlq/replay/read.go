@@ -33,12 +33,13 @@ const (
 	lockRequest   = `SELECT id FROM replay_requests WHERE id = $1 FOR UPDATE` // the action's checks and writes see no concurrent change
 	selectBatch   = `SELECT ` + requestColumns + `, ` + peopleColumns + ` FROM replay_requests r ` + joinRequesterNow + `
         WHERE r.batch = $1 ORDER BY r.id`
-	// Drafts are the requester's own business; the dead letter's page
-	// lists only what was submitted. Each with its requester as the
-	// directory has them now (joinRequesterNow: who may settle an item, as
-	// Reconcile judges it).
+	// A request never submitted (a draft, or one voided or cancelled
+	// before it was submitted) is its requester's own business; the dead
+	// letter's page lists only what was submitted. Each with its
+	// requester as the directory has them now (joinRequesterNow: who may
+	// settle an item, as Reconcile judges it).
 	selectRequestsFor = `SELECT ` + requestColumns + `, ` + peopleColumns + ` FROM replay_requests r ` + joinRequesterNow + `
-        WHERE id IN (SELECT request_id FROM replay_items WHERE dead_letter_id = $1) AND status <> 'draft'
+        WHERE id IN (SELECT request_id FROM replay_items WHERE dead_letter_id = $1) AND submitted_at IS NOT NULL
         ORDER BY id DESC LIMIT 20`
 	selectItems = `SELECT ` + itemColumns + `, ` + outcomeColumns + ` FROM replay_items i
         LEFT JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
@@ -106,9 +107,9 @@ func batchRequests(ctx context.Context, q querier, sql, batch string) ([]Request
 }
 
 // QueueRequestsFor queues into b (a page's round trip) the read of the
-// most recent requests that include dead letter deadLetterID (20, drafts
-// left out), each with its requester as the directory has them now
-// (Request.RequesterNow); *out holds them once b has run.
+// most recent requests that include dead letter deadLetterID (20, those
+// never submitted left out), each with its requester as the directory has
+// them now (Request.RequesterNow); *out holds them once b has run.
 func (s *Service) QueueRequestsFor(b *pgx.Batch, deadLetterID int64, out *[]Request) {
 	b.Queue(selectRequestsFor, deadLetterID).Query(func(rows pgx.Rows) error {
 		var err error
@@ -118,9 +119,9 @@ func (s *Service) QueueRequestsFor(b *pgx.Batch, deadLetterID int64, out *[]Requ
 }
 
 // What became of one dead letter in each of the requests QueueRequestsFor
-// reads (the latest 20 that are not drafts).
+// reads (the latest 20 that were submitted).
 const selectItemOf = `SELECT ` + itemColumns + `, ` + outcomeColumns + `, i.request_id FROM replay_items i
-    JOIN replay_requests r ON r.id = i.request_id AND r.status <> 'draft'
+    JOIN replay_requests r ON r.id = i.request_id AND r.submitted_at IS NOT NULL
     LEFT JOIN replay_jobs j ON j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id
     WHERE i.dead_letter_id = $1
     ORDER BY i.request_id DESC LIMIT 20`

@@ -97,6 +97,16 @@ type Request struct {
 // IntentHex is the intent hash as approvers see it.
 func (r *Request) IntentHex() string { return hex.EncodeToString(r.IntentHash) }
 
+// HiddenFrom reports whether r does not exist for viewer: a request never
+// submitted (SubmittedAt nil: a draft, or one voided or cancelled before
+// it was submitted) is its requester's alone, whatever its status now, so
+// what the requester typed into it (an edited payload, its reason) is
+// never shown to anyone else. The lists select the same requests in SQL
+// (condUnsubmittedOwn).
+func (r Request) HiddenFrom(viewer quarantine.Actor) bool {
+	return r.SubmittedAt == nil && replaypolicy.MaySubmit(r.Requester, viewer).Outcome != replaypolicy.Go
+}
+
 // Item is one dead letter of a request, as it will be published, with the
 // replay rules' verdict on it when it was last judged: Verdict ("go",
 // "block" or "done"), the Check that decided and, for an item left out,

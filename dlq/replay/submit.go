@@ -237,6 +237,9 @@ func (s *Service) Submit(ctx context.Context, batch string, actor quarantine.Act
 				return err
 			}
 			if voided {
+				// Voided, it was never submitted (submitRequest alone dates
+				// that), and stays its requester's alone (Request.HiddenFrom).
+				req.SubmittedAt = nil
 				steps = append(steps, submitStep{req: req, d: d, voided: true})
 				continue
 			}

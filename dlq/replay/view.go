@@ -174,7 +174,10 @@ const (
 
 // View reads request id as viewer sees it (not_found when there is none),
 // judged with the viewer's addresses (View.Request is Request.SeenBy
-// them).
+// them). Of a request hidden from viewer (Request.HiddenFrom: someone
+// else's, never submitted) it reads the request's row alone, none of its
+// items, edits or payloads: the caller answers not found, and audits the
+// attempt, as for any object outside the viewer's scope.
 func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, opts ViewOptions) (View, error) {
 	var v View
 	err := s.read(ctx, func(tx pgx.Tx) error {
@@ -190,6 +193,9 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 			return err
 		}
 		v.Request, v.HeldTo = req, req.Classes // a draft's, judged below
+		if req.HiddenFrom(viewer) {
+			return nil
+		}
 		if v.Items, err = shownItems(ctx, tx, id, opts.Items); err != nil {
 			return err
 		}
