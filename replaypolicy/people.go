@@ -231,6 +231,26 @@ func JudgeIntent(reviewed, current string) Verdict {
 	return v
 }
 
+// JudgeRead says whether an approver who read a request at version read
+// (its version as their page showed it) may approve it at version now:
+// only the same one, even when its intent is the same again. An edit and
+// its way back make the same intent (an edit's reason is not part of it),
+// yet the approver read another reason than the request now gives, and
+// the approvals given in between were taken out: what they approve is
+// what they read. A read of 0 says nothing (no version is 0: a request
+// starts at 1), and only the intent judges (JudgeIntent); a negative one
+// is a version read that none is (a form that sent none, or no number).
+func JudgeRead(read, now int) Verdict {
+	v := Verdict{Rule: -1, Outcome: Go}
+	switch {
+	case read < 0:
+		return v.plain(Block, CheckIntentChanged, "the approval did not say which version of the request you read: read it again")
+	case read != 0 && read != now:
+		return v.plain(Block, CheckIntentChanged, "the request changed since you read it: read it again")
+	}
+	return v
+}
+
 // MayApprove says whether actor (as signed in; actorNow: their identity
 // as the directory has it now, zero when not known) may approve req: never
 // someone who may be its requester (SamePerson), each as the request

@@ -159,6 +159,7 @@ func TestRules(t *testing.T) {
 		{CheckRevalidationNone, Block, job(Job{Class: Revalidate, Ledger: &Ledger{}, Revalidation: &Revalidation{Unanswered: "no service answers"}}), "got no answer"},
 		{CheckRevalidationDeny, Block, job(Job{Class: Revalidate, Ledger: &Ledger{}, Revalidation: &Revalidation{Reason: "revoked"}}), "revalidation denied: revoked"},
 		{CheckIntentChanged, Block, func() Verdict { return JudgeIntent("abc", "abd") }, "changed since you reviewed it"},
+		{CheckIntentChanged, Block, func() Verdict { return JudgeRead(3, 5) }, "changed since you read it: read it again"},
 		{CheckRefused, Fail, ack(Ack{Refused: "nats: maximum payload exceeded", FirstAttempt: true}), "can never be published as it is"},
 		{CheckNotSent, Wait, ack(Ack{NotSent: "nats: connection closed", FirstAttempt: true}), "nothing was stored"},
 		// A retry not sent stored nothing now, but its earlier publish may have landed.

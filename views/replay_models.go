@@ -314,8 +314,13 @@ type ReplayRequestModel struct {
 	PolicyCurrent bool
 	Rate          string
 	Intent        string
-	Decision      string
-	Needs         string
+	// Version is the request's version the page was read at: the approve
+	// form sends it back with the intent, so that an approval is of the
+	// page its approver read (an edit and its way back make the intent
+	// again, not the edit reasons read).
+	Version  int
+	Decision string
+	Needs    string
 	// Created is when the selection was frozen; Submitted when the
 	// requester submitted it (zero for a draft).
 	Created   time.Time

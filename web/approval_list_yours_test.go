@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,7 +29,7 @@ func TestApprovalsPageMarksWhatYouApproved(t *testing.T) {
 	require.Equal(t, 2, req.ApprovalsNeeded)
 	phrase, err := b.Replays.ConfirmationFor(context.Background(), req.ID)
 	require.NoError(t, err)
-	resp := b.Do(t, first, "POST", fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}, "confirmation": {phrase}}, nil)
+	resp := b.Do(t, first, "POST", fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}, "confirmation": {phrase}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 
 	mine := b.Do(t, first, "GET", "/approvals", nil, nil).Doc(t)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestFixLeft13ApproveRefusedWhenTheDirectoryMakesTheApproverTheRequester(t *
 	d := c.Do(t, approver, "GET", path, nil, nil).Doc(t)
 	assert.Zero(t, d.Find(`[data-testid="approve"]`).Length(), "not offered")
 
-	resp := c.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}}, nil)
+	resp := c.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}}, nil)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.Status, resp.Body)
 	page := resp.Doc(t)
 	assert.Contains(t, page.Find(`[data-testid="flash"]`).Text(), "your account, as the directory has it now")

@@ -38,10 +38,11 @@ func TestRev34MistypedApprovalComesBackAsTyped(t *testing.T) {
 	page := b.Do(t, approver, "GET", path, nil, nil).Doc(t)
 	phrase := page.Find(`[data-testid="phrase-confirmation"]`).Text()
 	intent := page.Find(`[data-testid="approve-form"] input[name="intent"]`).AttrOr("value", "")
+	version := page.Find(`[data-testid="approve-form"] input[name="version"]`).AttrOr("value", "")
 	typo := strings.Replace(phrase, "r34", "r43", 1)
 	require.NotEqual(t, phrase, typo)
 
-	resp = b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {intent}, "confirmation": {typo}}, nil)
+	resp = b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {intent}, "version": {version}, "confirmation": {typo}}, nil)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.Status, resp.Body)
 	back := resp.Doc(t)
 	assert.Equal(t, typo, back.Find(`[data-testid="approve-form"] input[name="confirmation"]`).AttrOr("value", ""), "the phrase as typed, to correct")
@@ -54,6 +55,6 @@ func TestRev34MistypedApprovalComesBackAsTyped(t *testing.T) {
 	assert.Empty(t, resp.Doc(t).Find(`[data-testid="approve-form"] input[name="confirmation"]`).AttrOr("value", ""),
 		"an intent that moved on asks for the phrase afresh")
 
-	resp = b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {intent}, "confirmation": {phrase}}, nil)
+	resp = b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {intent}, "version": {version}, "confirmation": {phrase}}, nil)
 	assert.Equal(t, http.StatusSeeOther, resp.Status, "the phrase corrected approves: %s", resp.Body)
 }

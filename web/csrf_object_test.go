@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,7 +33,7 @@ func TestCrossSitePostNamesTheObjectInItsTenant(t *testing.T) {
 	for _, role := range []string{"acme:approver", "globex:approver"} {
 		t.Run(role, func(t *testing.T) {
 			c, who := b.SignIn(t, role)
-			resp := b.Do(t, c, http.MethodPost, fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}}, evil)
+			resp := b.Do(t, c, http.MethodPost, fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}}, evil)
 			require.Equal(t, http.StatusForbidden, resp.Status)
 			assert.Contains(t, resp.Body, "Cross-site request refused.")
 			require.Equal(t, 1, b.AuditCount(t, `action = 'csrf.denied' AND actor_subject = $1`, who.Subject), "audited once")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestRevOncall12DeferredRefundLapses(t *testing.T) {
 	path := fmt.Sprintf("/replay/requests/%d", req.ID)
 	for range 2 {
 		c, _ := b.SignIn(t, "acme:approver")
-		resp := b.Do(t, c, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "confirmation": {phrase}}, nil)
+		resp := b.Do(t, c, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}, "confirmation": {phrase}}, nil)
 		require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	}
 	runWorker(t, b)

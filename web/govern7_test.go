@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -125,14 +126,14 @@ func TestGovern7OverLimitCrossSitePostCostsNoRoundTrip(t *testing.T) {
 	}
 
 	for b.AuditCount(t, `action = 'csrf.denied' AND actor_subject = $1`, who.Subject) < 10 {
-		post(approve, url.Values{"intent": {req.IntentHex()}})
+		post(approve, url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}})
 	}
-	post(approve, url.Values{"intent": {req.IntentHex()}}) // over the limit
+	post(approve, url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}}) // over the limit
 	written := b.AuditCount(t, `action = 'csrf.denied' AND actor_subject = $1`, who.Subject)
 	require.Equal(t, 10, written, "the burst is written, the post over it is not")
 
 	st.Reset()
-	post(approve, url.Values{"intent": {req.IntentHex()}})
+	post(approve, url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}})
 	post("/deadletters/discard", url.Values{"id": {fmt.Sprint(dl)}, "reason": {"x"}})
 	post("/audit/verify", nil)
 	trips := st.Take()

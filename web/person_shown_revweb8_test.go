@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,7 +54,7 @@ func TestRevWeb8RequestPageNamesPeopleWithoutEmail(t *testing.T) {
 	assert.Equal(t, requester.Subject, kvValue(page.Doc(t), "Requested by"),
 		"the request page, where the approver reviews the intent, names no requester")
 
-	resp := b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}}, nil)
+	resp := b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	viewer, _ := b.SignIn(t, "acme:viewer")
 	shown := b.Do(t, viewer, "GET", path, nil, nil).Doc(t)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -14,17 +15,26 @@ import (
 	"github.com/quarantine-console/quarantine/dlq/replay"
 )
 
-// approveForm is what an approver sends: the intent they reviewed and, for
-// classes with typed confirmation, what they typed.
+// approveForm is what an approver sends: the intent they reviewed, the
+// request's version their page read it at and, for classes with typed
+// confirmation, what they typed.
 type approveForm struct {
 	Intent       string
+	Version      string
 	Confirmation string
 }
 
-// Validate returns what the replay service approves; whether the intent is
-// still the request's and the phrase is right is its to say.
+// Validate returns what the replay service approves; whether the intent
+// and the version are still the request's and the phrase is right is its
+// to say. A version the form did not send, or one that is no version
+// (versions count from 1), goes as -1, which the service refuses: read
+// as 0 it would say nothing, and an edit there and back would pass.
 func (f approveForm) Validate() replay.ApproveInput {
-	return replay.ApproveInput{IntentHex: strings.TrimSpace(f.Intent), Confirmation: strings.TrimSpace(f.Confirmation)}
+	version := -1
+	if v, err := strconv.ParseInt(f.Version, 10, 32); err == nil && v >= 1 {
+		version = int(v)
+	}
+	return replay.ApproveInput{IntentHex: strings.TrimSpace(f.Intent), Version: version, Confirmation: strings.TrimSpace(f.Confirmation)}
 }
 
 // typedApprovalKey keeps, in the echo context, the phrase an approval
@@ -53,7 +63,7 @@ func (s *Server) replayApprove(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	form := approveForm{Intent: t.raw("intent"), Confirmation: t.raw("confirmation")}
+	form := approveForm{Intent: t.raw("intent"), Version: t.raw("version"), Confirmation: t.raw("confirmation")}
 	if errs := t.Errors(); errs != nil {
 		// Text no one could have typed from the page (a NUL, bytes that
 		// are not UTF-8): said at the field, as every form says it.
@@ -67,7 +77,8 @@ func (s *Server) replayApprove(c echo.Context) error {
 	if err != nil {
 		if errors.Is(err, replay.ErrConfirmation) {
 			// The phrase mistyped comes back as typed, to correct; any
-			// other refusal (the intent moved on) asks for it afresh.
+			// other refusal (the intent or the version moved on) asks for
+			// it afresh.
 			c.Set(typedApprovalKey, form.Confirmation)
 		}
 		return s.requestFormError(c, err, "approve")

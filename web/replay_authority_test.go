@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func TestExecutionRightsFollowRevocation(t *testing.T) {
 		r, err := b.Replays.Request(ctx, mustID(t, reqPath))
 		require.NoError(t, err)
 		require.Equal(t, replay.StatusPendingApproval, r.Status)
-		resp := b.Do(t, c, "POST", reqPath+"/approve", url.Values{"intent": {r.IntentHex()}}, nil)
+		resp := b.Do(t, c, "POST", reqPath+"/approve", url.Values{"intent": {r.IntentHex()}, "version": {strconv.Itoa(r.Version)}}, nil)
 		require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	}
 	request := func(msgID string) string {

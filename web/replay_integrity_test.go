@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,7 +113,7 @@ func TestClassSpecificPermissionLine(t *testing.T) {
 	req := testfactory.Request(t, b.Replays, oncall2.Actor, []int64{mail}, replay.SubmitInput{})
 	require.NoError(t, authz.NewDirectory(b.Pool).Remember(ctx, oncall2))
 	assert.Equal(t, http.StatusOK, b.Do(t, approver, "GET", "/approvals", nil, nil).Status, "the approvals route passes on one class")
-	resp = b.Do(t, approver, "POST", fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}}, nil)
+	resp = b.Do(t, approver, "POST", fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	wait.Until(t, "the approved same_operation replay published", 30*time.Second, func() bool { return len(stream()) == 2 })
 

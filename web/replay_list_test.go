@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -123,7 +124,7 @@ func TestApprovalCountIsTheSameEverywhere(t *testing.T) {
 	assert.Equal(t, "0 of 2", textOf(d, `[data-testid="replay-approval-count"]`))
 	phrase, err := b.Replays.ConfirmationFor(ctx, req.ID)
 	require.NoError(t, err)
-	resp := b.Do(t, first, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "confirmation": {phrase}}, nil)
+	resp := b.Do(t, first, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}, "confirmation": {phrase}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 
 	after := b.Do(t, first, "GET", path, nil, nil).Doc(t)
@@ -247,7 +248,7 @@ func TestApproverSeesEveryEdit(t *testing.T) {
 	d = b.Do(t, approver, "GET", many, nil, nil).Doc(t)
 	assert.Zero(t, d.Find(`[data-testid="approve"]`).Length(), "no approve button")
 	assert.Contains(t, textOf(d, `[data-testid="approve-refused"]`), "21 payloads")
-	resp := b.Do(t, approver, "POST", many+"/approve", url.Values{"intent": {reqs[0].IntentHex()}}, nil)
+	resp := b.Do(t, approver, "POST", many+"/approve", url.Values{"intent": {reqs[0].IntentHex()}, "version": {strconv.Itoa(reqs[0].Version)}}, nil)
 	assert.Equal(t, http.StatusConflict, resp.Status, "a crafted approve is refused")
 	var approvals int
 	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_approvals WHERE request_id = $1`, reqs[0].ID).Scan(&approvals))

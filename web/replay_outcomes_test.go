@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -207,7 +208,7 @@ func TestFixMarkerAllowsSchemaInvalid(t *testing.T) {
 	approver, _ := b.SignIn(t, "acme:approver")
 	page := b.Do(t, approver, "GET", reqPath, nil, nil)
 	assert.Contains(t, page.Body, "was recorded by the requester")
-	require.Equal(t, http.StatusSeeOther, b.Do(t, approver, "POST", reqPath+"/approve", url.Values{"intent": {r.IntentHex()}}, nil).Status)
+	require.Equal(t, http.StatusSeeOther, b.Do(t, approver, "POST", reqPath+"/approve", url.Values{"intent": {r.IntentHex()}, "version": {strconv.Itoa(r.Version)}}, nil).Status)
 	runWorker(t, b)
 	wait.Until(t, "the replay", 30*time.Second, func() bool { return streamCount(t, app) == 1 })
 	m, err := app.GetLastMsgForSubject(ctx, "app.acme.search.index_update")

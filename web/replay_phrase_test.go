@@ -61,14 +61,15 @@ func TestConfirmationPhraseShownAsTyped(t *testing.T) {
 	assert.Equal(t, phrase, shown.Text(), "the approve form shows the phrase as it is typed")
 	assert.True(t, shown.HasClass("phrase"), "in an element that keeps its spaces")
 	intent, _ := page.Find(`[data-testid="approve-form"] input[name="intent"]`).Attr("value")
+	version := page.Find(`[data-testid="approve-form"] input[name="version"]`).AttrOr("value", "")
 
-	resp = b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {intent}, "confirmation": {"REPLAY ref 42"}}, nil)
+	resp = b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {intent}, "version": {version}, "confirmation": {"REPLAY ref 42"}}, nil)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.Status, resp.Body)
 	refusal = resp.Doc(t).Find(`[data-testid="field-error-confirmation"]`)
 	assert.Contains(t, refusal.Text(), `"`+phrase+`"`, "the refusal names the phrase as it is typed")
 	assert.True(t, refusal.HasClass("phrase"), "in an element that keeps its spaces")
 
-	resp = b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {intent}, "confirmation": {shown.Text()}}, nil)
+	resp = b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {intent}, "version": {version}, "confirmation": {shown.Text()}}, nil)
 	assert.Equal(t, http.StatusSeeOther, resp.Status, "typing what the form shows approves: %s", resp.Body)
 	after := b.Do(t, approver, "GET", path, nil, nil).Doc(t)
 	assert.Equal(t, "1 of 2", textOf(after, `[data-testid="replay-approval-count"]`), "the approval counts")

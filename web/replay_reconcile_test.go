@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/quarantine-console/quarantine/testidp"
@@ -74,7 +75,7 @@ func TestReconcileRepublishNotOfferedForTwoApproverClass(t *testing.T) {
 	require.NoError(t, err)
 	path := fmt.Sprintf("/replay/requests/%d", req.ID)
 	for _, c := range []*http.Client{first, second} {
-		resp := b.Do(t, c, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "confirmation": {phrase}}, nil)
+		resp := b.Do(t, c, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}, "confirmation": {phrase}}, nil)
 		require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	}
 	testfactory.NeedsPerson(t, b.Pool, req.ID)

@@ -191,7 +191,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 	m := views.ReplayRequestModel{
 		ID: req.ID, Tenant: req.Tenant, Class: string(req.Class), Status: string(req.Status), StatusReason: req.StatusReason,
 		Requester: req.Requester.Display(), Reason: req.Reason, PolicyVersion: req.PolicyVersion,
-		PolicyCurrent: !table.Stale(req.PolicyVersion), Rate: rateText(req.Rate), Intent: req.IntentHex(),
+		PolicyCurrent: !table.Stale(req.PolicyVersion), Rate: rateText(req.Rate), Intent: req.IntentHex(), Version: req.Version,
 		Decision: d.Reason, Needs: describe(table, req.Class, v.HeldTo), Created: req.CreatedAt, Items: withFailures(s.itemRows(c, req, v.Items, v.Now), v.Failures),
 		Approvals:          views.ApprovalsView{Count: v.Count.String(), Needed: v.Count.Needed > 0},
 		ReconciliationNote: req.ReconciliationNote,

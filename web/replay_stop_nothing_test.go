@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,7 +32,7 @@ func TestRequestPageOffersNoStopWhereNothingMayRepublish(t *testing.T) {
 	require.NoError(t, err)
 	path := fmt.Sprintf("/replay/requests/%d", refund.ID)
 	for _, c := range []*http.Client{first, second} {
-		resp := b.Do(t, c, "POST", path+"/approve", url.Values{"intent": {refund.IntentHex()}, "confirmation": {phrase}}, nil)
+		resp := b.Do(t, c, "POST", path+"/approve", url.Values{"intent": {refund.IntentHex()}, "version": {strconv.Itoa(refund.Version)}, "confirmation": {phrase}}, nil)
 		require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	}
 	testfactory.NeedsPerson(t, b.Pool, refund.ID)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -70,7 +71,7 @@ func TestReplayApprovalThroughPages(t *testing.T) {
 
 	r, err := b.Replays.Request(ctx, mustID(t, reqPath))
 	require.NoError(t, err)
-	crafted := b.Do(t, oncall, "POST", reqPath+"/approve", url.Values{"intent": {r.IntentHex()}}, nil)
+	crafted := b.Do(t, oncall, "POST", reqPath+"/approve", url.Values{"intent": {r.IntentHex()}, "version": {strconv.Itoa(r.Version)}}, nil)
 	assert.Equal(t, http.StatusForbidden, crafted.Status, "a crafted approve by the requester is refused")
 
 	list := b.Do(t, approver, "GET", "/approvals", nil, nil).Doc(t)
@@ -81,11 +82,12 @@ func TestReplayApprovalThroughPages(t *testing.T) {
 	form := page.Find(`[data-testid="approve-form"]`)
 	require.Equal(t, 1, form.Length())
 	hidden, _ := form.Find(`input[name="intent"]`).Attr("value")
+	version := form.Find(`input[name="version"]`).AttrOr("value", "")
 	assert.Equal(t, r.IntentHex(), hidden)
 
-	resp := b.Do(t, approver, "POST", reqPath+"/approve", url.Values{"intent": {hidden}}, nil)
+	resp := b.Do(t, approver, "POST", reqPath+"/approve", url.Values{"intent": {hidden}, "version": {version}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
-	again := b.Do(t, approver, "POST", reqPath+"/approve", url.Values{"intent": {hidden}}, nil)
+	again := b.Do(t, approver, "POST", reqPath+"/approve", url.Values{"intent": {hidden}, "version": {version}}, nil)
 	assert.Equal(t, http.StatusConflict, again.Status, "a second click changes nothing")
 	var jobs int
 	require.NoError(t, b.Pool.QueryRow(ctx, `SELECT count(*) FROM replay_jobs WHERE request_id = $1`, r.ID).Scan(&jobs))
@@ -232,7 +234,7 @@ func TestPayloadEditThroughPageIsANewIntent(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, before.IntentHex(), after.IntentHex())
 	assert.True(t, after.PayloadEdited)
-	stale := b.Do(t, approver, "POST", reqPath+"/approve", url.Values{"intent": {before.IntentHex()}}, nil)
+	stale := b.Do(t, approver, "POST", reqPath+"/approve", url.Values{"intent": {before.IntentHex()}, "version": {strconv.Itoa(before.Version)}}, nil)
 	assert.Equal(t, http.StatusConflict, stale.Status, "an approval of the old intent is refused")
 
 	mail := seed(t, b, "acme", "email.send", "mail-9", map[string][]string{dlq.HeaderOperationID: {"op-9"}})

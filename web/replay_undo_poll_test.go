@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -103,7 +104,7 @@ func TestPollReloadsOnAFirstApproval(t *testing.T) {
 	before := poll(second)
 	assert.Empty(t, b.Do(t, second, "GET", before, nil, hx).Header.Get("HX-Refresh"), "nothing changed")
 
-	resp := b.Do(t, first, "POST", path+"/approve", url.Values{"intent": {refund.IntentHex()}, "confirmation": {phrase}}, nil)
+	resp := b.Do(t, first, "POST", path+"/approve", url.Values{"intent": {refund.IntentHex()}, "version": {strconv.Itoa(refund.Version)}, "confirmation": {phrase}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	got := b.Do(t, second, "GET", before, nil, hx)
 	require.Equal(t, http.StatusOK, got.Status, got.Body)

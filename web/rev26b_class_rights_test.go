@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func TestRevRequest26ApproverOfOneClassCannotApproveOrRejectAnother(t *testing.T
 	require.NoError(t, err)
 	path := fmt.Sprintf("/replay/requests/%d", req.ID)
 
-	resp := b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "confirmation": {phrase}}, nil)
+	resp := b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}, "confirmation": {phrase}}, nil)
 	assert.Equal(t, http.StatusForbidden, resp.Status, "approving a manual request with same_operation rights only")
 	resp = b.Do(t, approver, "POST", path+"/reject", url.Values{"reason": {"not mine to judge"}, "confirmed": {"1"}}, nil)
 	assert.Equal(t, http.StatusForbidden, resp.Status, "rejecting a manual request with same_operation rights only")

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -124,7 +125,7 @@ func routeWalkBuilders() map[string]objectBuilder {
 			phrase, err := b.Replays.ConfirmationFor(ctx, req.ID)
 			require.NoError(t, err)
 			return walkedObject{path: fmt.Sprintf("/replay/requests/%d/approve", req.ID),
-				form: url.Values{"intent": {req.IntentHex()}, "confirmation": {phrase}}, class: string(req.Class)}
+				form: url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}, "confirmation": {phrase}}, class: string(req.Class)}
 		},
 		"POST /replay/requests/:id/reject": func(t *testing.T, b *testfactory.Console, _ authz.User) walkedObject {
 			req, _ := pending(t, b, requester(t, b))

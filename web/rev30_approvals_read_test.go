@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,7 +52,7 @@ func TestRevApprovals30ListOnlyWhatThePersonMayOpen(t *testing.T) {
 	assert.NotContains(t, resp.Body, "refund-secret-4711", "nor the payload its edit shows")
 	assert.Zero(t, resp.Doc(t).Find(`[data-testid="nav-approvals-count"]`).Length(), "nor counted")
 	approve := b.Do(t, client, "POST", fmt.Sprintf("/replay/requests/%d/approve", reqs[0].ID),
-		url.Values{"intent": {reqs[0].IntentHex()}, "confirmation": {phrase}}, nil)
+		url.Values{"intent": {reqs[0].IntentHex()}, "version": {strconv.Itoa(reqs[0].Version)}, "confirmation": {phrase}}, nil)
 	assert.Equal(t, 404, approve.Status, "its approve is not found for them, which is why it is not listed: %.300s", approve.Body)
 
 	setPolicyLines(t, b, role, authz.ActRead, authz.ObjBindings, authz.ObjPolicy, authz.ObjDeadLetter) // the shipped two, and dead letters

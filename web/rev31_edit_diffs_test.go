@@ -62,7 +62,8 @@ func TestRevApprove31EveryEditIsShownWhereItIsApproved(t *testing.T) {
 	assert.Contains(t, diff, "+ document 3000 reindexed")
 	require.Equal(t, 1, page.Find(`[data-testid="approve-form"]`).Length(), "and offers its approval")
 	intent := page.Find(`[data-testid="approve-form"] input[name="intent"]`).AttrOr("value", "")
-	resp := b.Do(t, approver, "POST", shown+"/approve", url.Values{"intent": {intent}}, nil)
+	version := page.Find(`[data-testid="approve-form"] input[name="version"]`).AttrOr("value", "")
+	resp := b.Do(t, approver, "POST", shown+"/approve", url.Values{"intent": {intent}, "version": {version}}, nil)
 	assert.Equal(t, http.StatusSeeOther, resp.Status, "%.300s", resp.Body)
 
 	// A payload larger than the browser edits, edited through the service:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,7 +33,7 @@ func TestRevFixes5bApprovalsPageLapsedApprovalIsNotYours(t *testing.T) {
 	phrase, err := b.Replays.ConfirmationFor(context.Background(), req.ID)
 	require.NoError(t, err)
 	approve := func() int {
-		resp := b.Do(t, first, "POST", fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}, "confirmation": {phrase}}, nil)
+		resp := b.Do(t, first, "POST", fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}, "confirmation": {phrase}}, nil)
 		return resp.Status
 	}
 	require.Equal(t, http.StatusSeeOther, approve())

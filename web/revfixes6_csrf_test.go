@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,7 +35,7 @@ func TestRevFixes6CrossSitePostsAreNotLimited(t *testing.T) {
 	sibling := map[string]string{"Origin": "https://other.example", "Sec-Fetch-Site": "same-site"}
 	const posts = 30
 	for range posts {
-		resp := b.Do(t, victim, http.MethodPost, fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}}, sibling)
+		resp := b.Do(t, victim, http.MethodPost, fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}}, sibling)
 		require.Equal(t, http.StatusForbidden, resp.Status)
 	}
 	n := b.AuditCount(t, `action = 'csrf.denied' AND actor_subject = $1`, who.Subject)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -112,7 +113,7 @@ func TestRevGovern6RouteDenialNamesWhatWasTried(t *testing.T) {
 	require.Equal(t, replay.StatusPendingApproval, req.Status)
 	viewer, who := b.SignIn(t, "acme:viewer")
 
-	approve := b.Do(t, viewer, http.MethodPost, fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}}, nil)
+	approve := b.Do(t, viewer, http.MethodPost, fmt.Sprintf("/replay/requests/%d/approve", req.ID), url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}}, nil)
 	require.Equal(t, http.StatusForbidden, approve.Status)
 	download := b.Do(t, viewer, http.MethodGet, fmt.Sprintf("/deadletters/%d/payload", dl), nil, nil)
 	require.Equal(t, http.StatusForbidden, download.Status)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,7 +80,7 @@ func TestApproverApprovesOnlyWhatThePageShows(t *testing.T) {
 	}
 	assert.Zero(t, d.Find(`[data-testid="approve"]`).Length(), "approve offered for %d items of which the page shows %d", n, shown)
 
-	resp := b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}}, nil)
+	resp := b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}}, nil)
 	assert.Equal(t, http.StatusConflict, resp.Status, "approved %d items after reading %d", n, shown)
 	r, err := b.Replays.Request(t.Context(), req.ID)
 	require.NoError(t, err)

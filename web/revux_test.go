@@ -209,10 +209,11 @@ func TestRevUxApprovalsPageSaysWhoAlreadyApproved(t *testing.T) {
 
 	page := b.Do(t, approver, "GET", path, nil, nil).Doc(t)
 	intent, ok := page.Find(`[data-testid="approve-form"] input[name="intent"]`).Attr("value")
+	version := page.Find(`[data-testid="approve-form"] input[name="version"]`).AttrOr("value", "")
 	require.True(t, ok, "the approver sees the approve form")
 	phrase, err := b.Replays.ConfirmationFor(context.Background(), req.ID)
 	require.NoError(t, err)
-	resp := b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {intent}, "confirmation": {phrase}}, nil)
+	resp := b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {intent}, "version": {version}, "confirmation": {phrase}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 
 	list := b.Do(t, approver, "GET", "/approvals", nil, nil).Doc(t)

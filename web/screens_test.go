@@ -118,7 +118,7 @@ func TestServeScreens(t *testing.T) {
 	require.NoError(t, err)
 	for range 2 {
 		c, _ := b.SignIn(t, "acme:approver")
-		resp := b.Do(t, c, "POST", fmt.Sprintf("/replay/requests/%d/approve", refund.ID), url.Values{"intent": {refund.IntentHex()}, "confirmation": {phrase}}, nil)
+		resp := b.Do(t, c, "POST", fmt.Sprintf("/replay/requests/%d/approve", refund.ID), url.Values{"intent": {refund.IntentHex()}, "version": {strconv.Itoa(refund.Version)}, "confirmation": {phrase}}, nil)
 		require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	}
 	testfactory.NeedsPerson(t, pool, refund.ID)
@@ -129,7 +129,7 @@ func TestServeScreens(t *testing.T) {
 	lapsed := testfactory.Request(t, b.Replays, oncall.Actor, ids[3:4], replay.SubmitInput{Reason: "payments gateway back"})
 	phrase, err = b.Replays.ConfirmationFor(context.Background(), lapsed.ID)
 	require.NoError(t, err)
-	resp := b.Do(t, approverC, "POST", fmt.Sprintf("/replay/requests/%d/approve", lapsed.ID), url.Values{"intent": {lapsed.IntentHex()}, "confirmation": {phrase}}, nil)
+	resp := b.Do(t, approverC, "POST", fmt.Sprintf("/replay/requests/%d/approve", lapsed.ID), url.Values{"intent": {lapsed.IntentHex()}, "version": {strconv.Itoa(lapsed.Version)}, "confirmation": {phrase}}, nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	for _, q := range []string{
 		`UPDATE replay_requests SET created_at = created_at - interval '6 hours', submitted_at = submitted_at - interval '6 hours' WHERE id = $1`,

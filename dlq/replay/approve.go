@@ -18,10 +18,18 @@ import (
 // missing or wrong (an invalid error): the page shows it at the field.
 var ErrConfirmation = errors.New("typed confirmation refused")
 
-// ApproveInput is what an approver sends: the intent they reviewed and,
-// for classes with typed confirmation, what they typed.
+// ApproveInput is what an approver sends: the intent they reviewed, the
+// request's version they read it at and, for classes with typed
+// confirmation, what they typed.
 type ApproveInput struct {
-	IntentHex    string
+	IntentHex string
+	// Version is Request.Version as the approver's page read it with the
+	// intent: an edit there and back makes the same intent again, but the
+	// approver read another edit reason than the request now gives. 0
+	// says nothing, and only the intent judges (replaypolicy.JudgeRead);
+	// the web form always sends one, and one that sent none or no number
+	// is negative, refused.
+	Version      int
 	Confirmation string
 }
 
@@ -57,8 +65,10 @@ const insertApproval = `WITH approver AS (
 // for nothing, judgeApprovals judging each approver so; also audited as
 // denied), a
 // conflict when the request is not waiting for approval, its intent
-// changed, its requester lost the right to request it, the rules refuse
-// it, or the actor already approved (under this identity, or as someone
+// changed, it changed since the version the approver read (in.Version:
+// an edit, even one back to the same intent; refused and not audited, as
+// a changed intent is), its requester lost the right to request it, the
+// rules refuse it, or the actor already approved (under this identity, or as someone
 // who may be them, replaypolicy.ApprovalStands: also audited as denied),
 // and invalid
 // for a missing typed confirmation (ErrConfirmation). The approval that
@@ -109,6 +119,9 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		}
 		if v := replaypolicy.JudgeIntent(in.IntentHex, req.IntentHex()); v.Outcome != replaypolicy.Go {
 			return refuse(v, quarantine.ECONFLICT)
+		}
+		if v := replaypolicy.JudgeRead(in.Version, req.Version); v.Outcome != replaypolicy.Go {
+			return refuse(v, quarantine.ECONFLICT) // refused as a changed intent is
 		}
 		if err := s.voidLostApprovals(tctx, tx, &req, actor, meta, st); err != nil {
 			return err

@@ -71,7 +71,8 @@ const (
         submitted_at = $6, status = 'pending_approval', status_reason = $7, reconciliation_note = $9, approvals_needed = $10,
         classes = coalesce($11::text[], '{}'), version = version + 1
         WHERE id = $1 AND status = 'draft' -- only a draft is submitted, once
-          AND ($8::timestamptz IS NULL OR created_at > $8)` // and only while it has not expired
+          AND ($8::timestamptz IS NULL OR created_at > $8) -- and only while it has not expired
+        RETURNING version`
 	// The request's live items take their dead letters: the unique index
 	// replay_items_one_open_request refuses one another open request holds.
 	holdItems = `UPDATE replay_items SET held = true WHERE request_id = $1 AND skip_reason = ''`
@@ -86,7 +87,8 @@ const (
 	approveRequest = `UPDATE replay_requests SET status = 'approved', approved_at = least($2::timestamptz, now()), status_reason = '',
         policy_activated_at = (SELECT v.activated_at FROM replay_policy_versions v WHERE v.version = replay_requests.policy_version),
         version = version + 1
-        WHERE id = $1 AND status = 'pending_approval'` // approved once, whatever clicks race
+        WHERE id = $1 AND status = 'pending_approval' -- approved once, whatever clicks race
+        RETURNING version`
 	// The outbox: one job per item that holds its dead letter, scheduled
 	// at the request's rate so that any number of workers together keep to
 	// it, with the bytes publishing it reads (its payload, the edited one
@@ -457,13 +459,15 @@ func (s *Service) request(ctx context.Context, tx pgx.Tx, req *Request, d replay
 	if s.cfg.DraftTTL > 0 {
 		expired = now.Add(-s.cfg.DraftTTL)
 	}
-	tag, err := tx.Exec(ctx, submitRequest, req.ID, req.Reason, req.Rate, req.TypedConfirmation, req.IntentHash, *req.SubmittedAt, d.Reason, expired,
-		req.ReconciliationNote, d.ApprovalsNeeded, req.Classes)
+	// The version it returns is the one an approver reads it at: the
+	// request Submit returns is approved at it (ApproveInput.Version).
+	err := tx.QueryRow(ctx, submitRequest, req.ID, req.Reason, req.Rate, req.TypedConfirmation, req.IntentHash, *req.SubmittedAt, d.Reason, expired,
+		req.ReconciliationNote, d.ApprovalsNeeded, req.Classes).Scan(&req.Version)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return quarantine.Errorf(quarantine.ECONFLICT, "this selection was already submitted, or it expired")
+	}
 	if err != nil {
 		return err
-	}
-	if tag.RowsAffected() != 1 {
-		return quarantine.Errorf(quarantine.ECONFLICT, "this selection was already submitted, or it expired")
 	}
 	if err := s.hold(ctx, tx, req.ID, live); err != nil {
 		return err
@@ -634,14 +638,15 @@ func (s *Service) hold(ctx context.Context, tx pgx.Tx, id int64, live int) error
 // that the policy needs none (actor is then the requester who submitted).
 func (s *Service) approve(ctx context.Context, tx pgx.Tx, req *Request, actor quarantine.Actor, meta quarantine.RequestMeta, now time.Time,
 	reason string) error {
-	tag, err := tx.Exec(ctx, approveRequest, req.ID, now)
+	err := tx.QueryRow(ctx, approveRequest, req.ID, now).Scan(&req.Version)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return quarantine.Errorf(quarantine.ECONFLICT, "request %d is no longer waiting for approval", req.ID)
+	}
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() != 1 {
-		return quarantine.Errorf(quarantine.ECONFLICT, "request %d is no longer waiting for approval", req.ID)
-	}
-	if tag, err = tx.Exec(ctx, insertJobs, req.ID, now, req.Rate); err != nil {
+	tag, err := tx.Exec(ctx, insertJobs, req.ID, now, req.Rate)
+	if err != nil {
 		return err
 	}
 	if int(tag.RowsAffected()) != req.ItemCount {
