@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -372,19 +373,27 @@ func dialOptions(tokenFile, name string) ([]nats.Option, error) {
 // gets a reset), where a plain close goes on sending it for as long as
 // TCP retries, up to some fifteen minutes. A replay worker that had no
 // answer to a publish and no answer to a ping on the same connection
-// resets it before its job may be retried (replay.Worker's unstick), and
-// a process that dies closes its sockets: either way a publish held by a
+// resets it before its job may be retried (replay.Worker's unstick, which
+// closes the socket through the dialer's Reset, under no lock of the NATS
+// client's: a write blocked on a stalled path holds that lock), and a
+// process that dies closes its sockets: either way a publish held by a
 // stalled path must not reach the broker after a retry's window, as a
 // second effect. The cost: at a close, acks and publishes not yet
 // delivered are dropped, which the ingester's redelivery and the replay's
-// unknown outcomes already handle. (TestRev37StalledConnectionsPublishIsDroppedBeforeARetry)
-func NATSResetOnClose() nats.Option { return nats.SetCustomDialer(resetOnClose{}) }
+// unknown outcomes already handle. Each call makes the dialer of one
+// connection (it resets the socket it dialed last, a NATS connection
+// having one at a time): don't share the option between connections.
+// (TestRev37StalledConnectionsPublishIsDroppedBeforeARetry)
+func NATSResetOnClose() nats.Option { return nats.SetCustomDialer(&resetOnClose{}) }
 
-type resetOnClose struct{}
+type resetOnClose struct {
+	mu   sync.Mutex
+	conn net.Conn
+}
 
 // Dial dials as the NATS client's own dialer does (its default 2 s
 // timeout for each server tried), then sets SO_LINGER 0.
-func (resetOnClose) Dial(network, address string) (net.Conn, error) {
+func (d *resetOnClose) Dial(network, address string) (net.Conn, error) {
 	c, err := (&net.Dialer{Timeout: nats.DefaultTimeout}).Dial(network, address)
 	if err != nil {
 		return nil, err
@@ -395,5 +404,19 @@ func (resetOnClose) Dial(network, address string) (net.Conn, error) {
 			return nil, fmt.Errorf("set SO_LINGER 0: %w", err)
 		}
 	}
+	d.mu.Lock()
+	d.conn = c
+	d.mu.Unlock()
 	return c, nil
+}
+
+// Reset closes the socket dialed last at once, dropping what it has not
+// delivered; the NATS client sees the connection fail and reconnects.
+func (d *resetOnClose) Reset() {
+	d.mu.Lock()
+	c := d.conn
+	d.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
 }

@@ -610,6 +610,17 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				sent++
 				continue
 			}
+			if !j.firstAttempt && (ctx.Err() != nil || !time.Now().Before(until)) {
+				// The window's read just above (a retry's) may have taken
+				// seconds: a stop, or the end of the part of the lease the
+				// claim publishes in, meanwhile holds as above.
+				why := releasedLease
+				if ctx.Err() != nil {
+					why = releasedStopping
+				}
+				settle(jobs[sent:], JobPending, why)
+				return out
+			}
 			if w.leaving != nil {
 				w.leaving(j.id)
 			}
@@ -818,6 +829,11 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 // AckTimeout is).
 const pingWait = time.Second
 
+// socketReset is a NATS connection's dialer that can close the socket it
+// dialed at once, dropping what the kernel has not delivered
+// (app.NATSResetOnClose).
+type socketReset interface{ Reset() }
+
 // unstick makes sure that the publishes of a claim that had no answer
 // are not still on their way when their jobs are recorded unknown, and
 // says what it did ("" when the connection answered). A retry is sent
@@ -828,29 +844,46 @@ const pingWait = time.Second
 // NATS notices it only after minutes of pings; when the path heals it
 // delivers it, and if another worker's retry was stored meanwhile and its
 // window has passed, the broker stores the same message a second time.
-// So a ping goes first, on the same connection: the server answers it
-// after reading everything written before it, the publishes included, so
-// nothing of them is still on its way. When no answer comes within
-// pingWait the connection is reset (ForceReconnect): its socket is
-// closed, and the console dials NATS so that a close drops what the
-// kernel has not delivered instead of sending it later (SO_LINGER 0:
-// app.NATSResetOnClose; a connection dialed otherwise would still send
-// it). Only then are the jobs recorded and a retry possible.
-// (TestRev37StalledConnectionsPublishIsDroppedBeforeARetry)
+// So a ping goes first, on the same connection: the server it is
+// connected to answers it after reading everything written before it, the
+// publishes included. When no answer comes within pingWait the socket is
+// reset through the connection's dialer (socketReset: SO_LINGER 0, so the
+// kernel drops what it has not delivered instead of sending it later),
+// and NATS reconnects. The ping and the reset do not wait on the NATS
+// client's lock, which a write blocked on the stalled path holds for up
+// to its FlusherTimeout (a minute): that would outlast the claim's lease,
+// and another worker would retry while the publish is still in this
+// socket. Only then are the jobs recorded and a retry possible. A
+// connection dialed otherwise is asked to reconnect (its close may still
+// send what it holds), and a warning says so.
+//
+// What the ping proves is the hop to the server the console is connected
+// to: in a NATS cluster that server may still hold the publish on its way
+// to the stream's leader (a route that stalled), which no client can see
+// (docs/replay.md). (TestRev37StalledConnectionsPublishIsDroppedBeforeARetry)
 func (w *Worker) unstick() string {
 	nc := w.js.Conn()
-	if nc == nil || !nc.IsConnected() {
-		return "" // closed or reconnecting: its socket is closed already
-	}
-	err := nc.FlushTimeout(min(pingWait, w.cfg.AckTimeout))
-	if err == nil {
+	if nc == nil {
 		return ""
 	}
-	w.log.Warn("replay worker: the NATS connection answered neither the PubAcks of a claim nor a ping; it is reset so that nothing it holds reaches the broker after a retry", "err", err)
-	if err := nc.ForceReconnect(); err != nil {
-		w.log.Warn("replay worker: the NATS connection could not be reset", "err", err)
+	wait := min(pingWait, w.cfg.AckTimeout)
+	answered := make(chan bool, 1)
+	go func() { answered <- !nc.IsConnected() || nc.FlushTimeout(wait) == nil }() // closed or reconnecting: its socket is closed already
+	select {
+	case ok := <-answered:
+		if ok {
+			return ""
+		}
+	case <-time.After(2 * wait):
 	}
-	return "the connection answered no ping either and was reset, dropping what it had not delivered"
+	if d, ok := nc.Opts.CustomDialer.(socketReset); ok {
+		w.log.Warn("replay worker: the NATS connection answered neither the PubAcks of a claim nor a ping; its socket is reset so that nothing it holds reaches the broker after a retry")
+		d.Reset()
+		return "the connection answered no ping either and was reset, dropping what it had not delivered"
+	}
+	w.log.Warn("replay worker: the NATS connection answered neither the PubAcks of a claim nor a ping, and was not dialed so that it can be reset (app.NATSResetOnClose): it is asked to reconnect, and what it holds may still reach the broker")
+	go func() { _ = nc.ForceReconnect() }()
+	return "the connection answered no ping either and was asked to reconnect"
 }
 
 // pubAck is the broker's answer to fut (a PubAck, or the error it
