@@ -31,6 +31,8 @@ func TestFirstAttemptAckCountsOnlyFromTheSubjectsStream(t *testing.T) {
 		{"NoStream", ack("EVENTS", Window{}, false), Reconcile, CheckAckUnproven, "names EVENTS:7, but no stream stores app.acme.x"},
 		{"StreamUnread", ack("APP", Window{Unreadable: "nats: timeout"}, false), Reconcile, CheckAckUnproven, "could not be read (nats: timeout)"},
 		{"DuplicateFromAnotherStream", ack("OTHER", app, true), Reconcile, CheckAckUnproven, "may have applied it"},
+		{"StoredUnderAnotherSubject", func() Ack { a := ack("APP", app, false); a.StoredUnder = "app.acme.y"; return a }(), Reconcile, CheckAckUnproven,
+			`under subject "app.acme.y", not "app.acme.x"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -486,6 +486,15 @@ type Ack struct {
 	// and made again so) acknowledges a publish none of its consumers
 	// takes and stores nothing.
 	StreamUnread string
+	// StoredUnder is, for a first attempt a limits stream acknowledged as
+	// a new message, the subject the message at Seq is stored under when
+	// it carries the job's message id but is not stored under the subject
+	// the stream stores a publish to the job's subject as (Kept.StoresAs):
+	// an account subject mapping sent it to another subject of the same
+	// stream, where consumers filtered on the original subject never read
+	// it. "" when it is, or the message could not be read. Read back once
+	// per subject per claim.
+	StoredUnder string
 	// FirstAttempt: no earlier publish of this job can have landed.
 	FirstAttempt bool
 	// Deferrals is how often the job was deferred by a message not ours,
@@ -708,6 +717,14 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckAckUnproven, fmt.Sprintf("an answer to the publish of message id %q names %s:%d, but %s: it is no proof that the broker stored it "+
 			"where the subject's consumers read. The message went out on %s, and whatever subscribes to it may have applied it: check the target and say whether it was applied",
 			a.MsgID, a.Stream, a.Seq, storedBy(a.Window, a.Subject), a.Subject))
+	case a.FirstAttempt && !a.Duplicate && a.StoredUnder != "":
+		// Stored, but not where the subject's consumers read: the stream
+		// took it under the subject the account maps the original one to.
+		// A consumer of the stream reading every subject may have applied
+		// it; one filtered on the original subject never will.
+		return v.plain(Reconcile, CheckAckUnproven, fmt.Sprintf("stream %s stored the publish of message id %q as %s:%d, but under subject %q, not %q: the account maps the subject to another one the stream takes, "+
+			"and consumers of the original subject do not read it there. Whatever reads the stream's other subjects may have applied it: check the target and say whether it was applied",
+			a.Stream, a.MsgID, a.Stream, a.Seq, a.StoredUnder, a.Subject))
 	case a.FirstAttempt && !a.Duplicate && a.StreamUnread != "":
 		// Stored, or dropped by a stream whose retention changed since
 		// the claim's list was read: only the stream as it is now tells,

@@ -124,3 +124,43 @@ func TestRev37WindowLoweredBeforeARetryLeaves(t *testing.T) {
 	require.Contains(t, j.Result, "no longer covers it")
 	require.Equal(t, 1, b.publishedAs(t, msgID), "the retry was sent after the window forgot the first publish")
 }
+
+// TestRev37MappingInsideTheStreamIsNotReplayed: the account maps the
+// original subject to another subject the same stream takes. The
+// replays, sent expecting that stream, are stored under the mapped
+// subject, where the original subject's consumers never read them, with
+// ordinary PubAcks. They need a person, each of them (the first read back
+// tells for the claim's others of the subject), never shown replayed.
+func TestRev37MappingInsideTheStreamIsNotReplayed(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	ids := []int64{
+		b.seedItem(t, "search.index_update", "rev37-mapped-1", nil, "{}"),
+		b.seedItem(t, "search.index_update", "rev37-mapped-2", nil, "{}"),
+	}
+	req := b.request(t, ids, replay.SubmitInput{})
+	var subject string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT DISTINCT subject FROM replay_items WHERE request_id = $1`, req.ID).Scan(&subject))
+	require.NoError(t, b.ns.GlobalAccount().AddMapping(subject, "app.acme.elsewhere"))
+	now := time.Now().Add(time.Hour) // past the originals' window
+	b.now.Store(&now)
+	w := b.worker(t, replay.WorkerConfig{})
+	wait.Until(t, "both jobs judged", time.Minute, func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		for _, id := range ids {
+			switch b.job(t, req.ID, id).State {
+			case "pending", "claimed", "deferred", "unknown":
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range ids {
+		j := b.job(t, req.ID, id)
+		require.Equal(t, "needs_reconciliation", j.State, j.Result)
+		require.Contains(t, j.Result, `under subject "app.acme.elsewhere"`)
+	}
+	require.Len(t, onSubjectMsgs(t, b.target, "app.acme.elsewhere"), 2, "the broker stored both under the mapped subject")
+}

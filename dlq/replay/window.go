@@ -477,11 +477,16 @@ func listedAnswer(j *job, a replaypolicy.Ack) bool {
 // reading (interestAnswer, whose read of the message says the stream
 // could not be read, and whose fresh window decides).
 //
+// A stream of another retention is read back once per subject
+// (storedUnder): an account subject mapping to another subject of the
+// same stream stores the publish where the subject's consumers do not
+// read it. (TestRev37MappingInsideTheStreamIsNotReplayed)
+//
 // Cost: a stream of another retention (limits) costs one JetStream call
 // (its STREAM.INFO) per claim that it answers a first attempt as new in,
-// none per message, and none when the claim read it already (a
-// Duplicate's read-back, kept); an interest stream that call and
-// interestAnswer's.
+// none when the claim read it already (a Duplicate's read-back, kept),
+// and one message read per subject of the claim; an interest stream the
+// first and interestAnswer's.
 func (w *Worker) storedAnswer(ctx context.Context, reads claimStreams, j *job, a *replaypolicy.Ack) {
 	st, err := reads.stream(ctx, w.js, a.Stream)
 	if err == nil && w.svc.cfg.Windows != nil {
@@ -494,9 +499,50 @@ func (w *Worker) storedAnswer(ctx context.Context, reads claimStreams, j *job, a
 			"request", j.requestID, "job", j.id, "stream", a.Stream, "seq", a.Seq, "msg_id", j.msgID, "err", err)
 	case err != nil && !listed:
 		a.StreamUnread = err.Error()
-	case listed || st.CachedInfo().Config.Retention == jetstream.InterestPolicy:
+	case err == nil && st.CachedInfo().Config.Retention == jetstream.InterestPolicy:
+		// Still at Seq under another subject: not consumed, and not
+		// where the subject's consumers read.
+		if a.StoredUnder = w.storedUnder(ctx, reads, j, st, a.Seq); a.StoredUnder == "" {
+			w.interestAnswer(ctx, reads, j, a)
+		}
+	case listed:
 		w.interestAnswer(ctx, reads, j, a)
+	case err == nil:
+		a.StoredUnder = w.storedUnder(ctx, reads, j, st, a.Seq)
 	}
+}
+
+// storedUnder says under which subject st stored j's first attempt at
+// seq (its PubAck's), when it carries j's message id and that is not the
+// subject st stores a publish to j's subject as (storesAs): an account
+// subject mapping to another subject the same stream takes, which
+// Nats-Expected-Stream does not catch and whose PubAck is an ordinary
+// one. "" when it is, or the message is not there to read (consumed from
+// a work queue, rolled off) or could not be read. Read back once per
+// subject per claim (reads): a mapping maps every publish of a subject
+// alike, but for a weighted one, which this does not catch but for the
+// message it reads.
+func (w *Worker) storedUnder(ctx context.Context, reads claimStreams, j *job, st jetstream.Stream, seq uint64) string {
+	name := st.CachedInfo().Config.Name
+	if under, ok := reads[name].under[j.subject]; ok {
+		return under
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	under := ""
+	if m, err := st.GetMsg(ctx, seq); err == nil && m.Header.Get(dlq.HeaderNatsMsgID) == j.msgID {
+		if want := storesAs(st.CachedInfo().Config.SubjectTransform, j.subject); want != "" && m.Subject != want {
+			under = m.Subject
+		}
+	}
+	if r, ok := reads[name]; ok {
+		if r.under == nil {
+			r.under = map[string]string{}
+		}
+		r.under[j.subject] = under
+		reads[name] = r
+	}
+	return under
 }
 
 // interestAnswer judges a, j's first attempt that an interest stream
@@ -580,6 +626,8 @@ type claimStreams map[string]claimStream
 type claimStream struct {
 	st  jetstream.Stream
 	err error
+	// under is what storedUnder read back, by the job's subject.
+	under map[string]string
 }
 
 // stream is the stream name as read on js in this claim, reading it now
