@@ -84,3 +84,44 @@ func TestRev37ApproveFormCarriesTheVersionReadAndAStaleOneIsRefused(t *testing.T
 	require.NoError(t, err)
 	assert.NotNil(t, got.ApprovedAt, "approved as read")
 }
+
+// TestRev37PollReloadSaysTheRequestChanged: the request page polls, and
+// when the request changes while it waits (an edit there and back: the
+// same intent, another reason) its poll asks for a reload, which the page
+// makes with the version its approve form held (read). The page it brings
+// holds the request as it is now, and its form approves that: so it says,
+// in the flash, that the request changed while it was read. A reload at
+// the version read, or a page opened by a person, says nothing.
+func TestRev37PollReloadSaysTheRequestChanged(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	_, oncall := b.SignIn(t, "acme:oncall")
+	approver, _ := b.SignIn(t, "acme:approver")
+	ctx := t.Context()
+	dl := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "rev37-web-poll", Payload: []byte(`{"doc":1}`)})
+	batch, drafts := testfactory.Draft(t, b.Replays, oncall.Actor, dl)
+	require.Len(t, drafts, 1)
+	id := drafts[0].ID
+	edit := func(payload, reason string) {
+		t.Helper()
+		require.NoError(t, b.Replays.EditPayload(ctx, id, dl, oncall.Actor, replay.PayloadEdit{Payload: []byte(payload), Reason: reason}, quarantine.RequestMeta{}))
+	}
+	edit(`{"doc":2}`, "fix")
+	_, err := b.Replays.Submit(ctx, batch, oncall.Actor, replay.SubmitInput{Reason: "reindex"}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	path := fmt.Sprintf("/replay/requests/%d", id)
+
+	page := b.Do(t, approver, "GET", path, nil, nil).Doc(t)
+	read := page.Find(`[data-testid="approve-form"] input[data-read-version]`).AttrOr("value", "")
+	require.NotEmpty(t, read, "the approve form's version is the one a reload carries")
+	unchanged := b.Do(t, approver, "GET", path+"?poll=1&read="+read, nil, nil).Doc(t)
+	assert.Empty(t, textOf(unchanged, `[data-testid="flash"]`), "nothing changed since the version read")
+
+	edit(`{"doc":3}`, "x")
+	edit(`{"doc":2}`, "a different justification")
+	reloaded := b.Do(t, approver, "GET", path+"?poll=1&read="+read, nil, nil).Doc(t)
+	assert.Contains(t, textOf(reloaded, `[data-testid="flash"]`), "The request changed while you were reading it")
+	assert.Equal(t, "a different justification", textOf(reloaded, `[data-testid="payload-edit-reason"]`))
+	opened := b.Do(t, approver, "GET", path, nil, nil).Doc(t)
+	assert.Empty(t, textOf(opened, `[data-testid="flash"]`), "a page a person opens says nothing")
+}

@@ -522,7 +522,8 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 			} else if -wait > tolerance {
 				break chunk // late: reserve a fresh slot rather than catch up
 			}
-			if w.retryPastWindow(ctx, j, g) { // not even the owning service is asked
+			w.freshRetryWindow(ctx, j, g)
+			if w.retryPastWindow(j, g) { // not even the owning service is asked
 				sent++
 				continue
 			}
@@ -552,6 +553,11 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 					continue
 				}
 			}
+			// A retry's window is read again here, before the checks
+			// below (the status among them), which a stop that came while
+			// it was read must meet; it is judged by the time as it
+			// leaves, after them, with no read between (retryPastWindow).
+			w.freshRetryWindow(ctx, j, g)
 			if w.beforeSend != nil {
 				w.beforeSend(j.id, until)
 			}
@@ -602,24 +608,13 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				settle(jobs[sent:], JobPending, releasedLease)
 				return out
 			}
-			if w.retryPastWindow(ctx, j, g) {
+			if w.retryPastWindow(j, g) {
 				// Again as it leaves: the owning service's answer and the
 				// status read since the check above may have taken up to
 				// the lateness tolerance (5 s at 0.1 a second), more than
 				// the window's margin.
 				sent++
 				continue
-			}
-			if !j.firstAttempt && (ctx.Err() != nil || !time.Now().Before(until)) {
-				// The window's read just above (a retry's) may have taken
-				// seconds: a stop, or the end of the part of the lease the
-				// claim publishes in, meanwhile holds as above.
-				why := releasedLease
-				if ctx.Err() != nil {
-					why = releasedStopping
-				}
-				settle(jobs[sent:], JobPending, why)
-				return out
 			}
 			if w.leaving != nil {
 				w.leaving(j.id)
@@ -647,29 +642,38 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 // the window the broker stores it again. The first attempt's time is the
 // database's (a gate's now()), so this is judged on the database's clock
 // as the gate g read it, moved on by this process's monotonic clock: a
-// console host whose clock lags would retry past it. The window is read
-// afresh each time (jobWindow), not taken from the claim's judge: an
-// operator who lowers a stream's duplicate window makes the server forget
-// the ids it no longer covers at once, and a retry sent on the judge's
-// longer window would be stored again (a second effect). Retries are
-// rare, so one STREAM.INFO each costs little.
-// (TestRev37WindowLoweredBeforeARetryLeaves)
-func (w *Worker) retryPastWindow(ctx context.Context, j *job, g gate) bool {
+// console host whose clock lags would retry past it. It is judged by the
+// window freshRetryWindow read last, and reads nothing itself: nothing
+// slow comes between the checks before a send and the send.
+func (w *Worker) retryPastWindow(j *job, g gate) bool {
 	if j.firstAttempt {
 		return false
 	}
-	ctx = context.WithoutCancel(ctx) // a stop meanwhile is the caller's to see: this read says what the window is
-	j.window = w.jobWindow(ctx, j)
 	v := replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), g.now())
-	if v.Needs == replaypolicy.NeedCopies {
-		j.window = w.svc.cfg.Windows.LateCopies(ctx, j.attempt(w.svc.cfg.WindowMargin)) // as the claim's judge reads them
-		v = replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), g.now())
-	}
 	if v.Outcome == replaypolicy.Go {
 		return false
 	}
 	j.decide(v)
 	return true
+}
+
+// freshRetryWindow reads the window of j, a retry, afresh (jobWindow; the
+// late copies too when the window says it needs them, as the claim's
+// judge reads them), for retryPastWindow. The window the claim's judge
+// read is not enough: an operator who lowers a stream's duplicate window
+// makes the server forget at once the ids it no longer covers, and a
+// retry sent on the judge's longer window would be stored again (a second
+// effect). Retries are rare, so one STREAM.INFO each (two per send) costs
+// little. (TestRev37WindowLoweredBeforeARetryLeaves)
+func (w *Worker) freshRetryWindow(ctx context.Context, j *job, g gate) {
+	if j.firstAttempt {
+		return
+	}
+	ctx = context.WithoutCancel(ctx) // a stop meanwhile is the checks' to see: this read says what the window is
+	j.window = w.jobWindow(ctx, j)
+	if v := replaypolicy.JudgeWindow(j.attempt(w.svc.cfg.WindowMargin), g.now()); v.Needs == replaypolicy.NeedCopies {
+		j.window = w.svc.cfg.Windows.LateCopies(ctx, j.attempt(w.svc.cfg.WindowMargin))
+	}
 }
 
 // answer is what the owning service answered right before a send, and

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,8 +10,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
@@ -163,4 +166,63 @@ func TestRev37MappingInsideTheStreamIsNotReplayed(t *testing.T) {
 		require.Contains(t, j.Result, `under subject "app.acme.elsewhere"`)
 	}
 	require.Len(t, onSubjectMsgs(t, b.target, "app.acme.elsewhere"), 2, "the broker stored both under the mapped subject")
+}
+
+// stopDuringFresh is a window reader that, once armed, runs hook as it
+// is asked afresh for the second time: after a claim's judge, a retry's
+// window is read before the owning service would be asked and again on
+// its way out.
+type stopDuringFresh struct {
+	replay.WindowReader
+	armed atomic.Bool
+	reads atomic.Int32
+	hook  func()
+}
+
+func (s *stopDuringFresh) Fresh(ctx context.Context, subject string) replaypolicy.Window {
+	if s.armed.Load() && s.reads.Add(1) == 2 {
+		s.hook()
+	}
+	return s.WindowReader.Fresh(ctx, subject)
+}
+
+// TestRev37StopDuringARetrysWindowReadHoldsIt: an approver's emergency
+// stop commits while a retry's window is read afresh on its way out (a
+// JetStream round trip, up to seconds). The retry is not handed to NATS:
+// the status is read after that read, not only before it, and the item
+// waits for a person (its first publish may have landed). Before, the
+// status was read before the window, and the retry left after the stop.
+func TestRev37StopDuringARetrysWindowReadHoldsIt(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	cfg := b.config(t)
+	var reqID atomic.Int64
+	var stopped, leftAfterStop atomic.Bool
+	windows := &stopDuringFresh{WindowReader: cfg.Windows}
+	windows.hook = func() {
+		require.NoError(t, b.replays.Stop(ctx, reqID.Load(), approver1, replay.StopInput{Reason: "incident", Typed: replaypolicy.StopPhrase}, quarantine.RequestMeta{}))
+		stopped.Store(true)
+	}
+	cfg.Windows = windows
+	b.replays = replay.New(b.db.Pool, cfg)
+	w := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	req, id := b.firstPublishLost(t, w, "rev37-stop-during-fresh")
+	reqID.Store(req)
+	_, err := b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() WHERE request_id = $1`, req)
+	require.NoError(t, err)
+	w.AfterJudge(func() { windows.armed.Store(true) })
+	w.Leaving(func(int64) {
+		if stopped.Load() {
+			leftAfterStop.Store(true)
+		}
+	})
+	wait.Until(t, "the retry judged", time.Minute, func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		return stopped.Load() && b.job(t, req, id).State != "unknown"
+	})
+	require.False(t, leftAfterStop.Load(), "the retry was handed to NATS after the emergency stop committed")
+	j := b.job(t, req, id)
+	require.Equal(t, "needs_reconciliation", j.State, j.Result)
 }

@@ -618,6 +618,14 @@
 		}
 		var url = new URL(window.location.href);
 		url.searchParams.set("poll", "1");
+		// The version of the request this page was read at (the approve
+		// form's): the reloaded page says so when the request changed since,
+		// so that an approver does not approve what they have not read
+		// without being told.
+		var read = document.querySelector("input[data-read-version]");
+		if (read && read.value) {
+			url.searchParams.set("read", read.value);
+		}
 		window.location.replace(url.toString());
 	});
 
@@ -627,6 +635,7 @@
 		var url = new URL(window.location.href);
 		if (url.searchParams.get("poll") === "1" && window.history && window.history.replaceState) {
 			url.searchParams.delete("poll");
+			url.searchParams.delete("read");
 			window.history.replaceState(window.history.state, "", url.toString());
 		}
 	})();
