@@ -285,11 +285,13 @@ func approveSome(ctx context.Context, h *httpSession, rng *rand.Rand, count func
 	if err != nil {
 		return err
 	}
-	intent, ok := page.Find(`[data-testid="approve-form"] input[name="intent"]`).Attr("value")
+	form := page.Find(`[data-testid="approve-form"]`)
+	intent, ok := form.Find(`input[name="intent"]`).Attr("value")
 	if !ok {
 		return nil // approved by someone, or by this approver already
 	}
-	status, _, body, err = h.postForm(ctx, path+"/approve", url.Values{"intent": {intent}})
+	version := form.Find(`input[name="version"]`).AttrOr("value", "")
+	status, _, body, err = h.postForm(ctx, path+"/approve", url.Values{"intent": {intent}, "version": {version}})
 	if err != nil {
 		return err
 	}

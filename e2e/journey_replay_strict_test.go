@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -81,8 +82,11 @@ func TestStrictReplayJourney(t *testing.T) {
 	assert.Equal(t, "pending_approval", approver.Attr(testID("replay-status"), "data-status"), "one approval is not enough")
 	assert.Contains(t, approver.Text(testID("replay-approvals")), userApprover)
 	assert.False(t, approver.Exists(testID("approve")), "approver one has nothing left to approve")
-	res := approver.Fetch(http.MethodPost, requestPath(reqID)+"/approve", url.Values{"intent": {intent}, "confirmation": {phrase}})
+	var version int
+	require.NoError(t, s.DB.QueryRow(ctx, `SELECT version FROM replay_requests WHERE id = $1`, reqID).Scan(&version))
+	res := approver.Fetch(http.MethodPost, requestPath(reqID)+"/approve", url.Values{"intent": {intent}, "version": {strconv.Itoa(version)}, "confirmation": {phrase}})
 	assert.Equal(t, http.StatusConflict, res.Status, "approver one approving again: %.300s", res.Body)
+	assert.Contains(t, res.Body, "already approved", "refused as a second approval, not for the version")
 	approver.Open(requestPath(reqID))
 	assert.Equal(t, "pending_approval", approver.Attr(testID("replay-status"), "data-status"), "the same approver twice is still one approval")
 	requireStreamEmpty(t, ctx, js)

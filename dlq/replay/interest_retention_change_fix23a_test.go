@@ -72,10 +72,12 @@ func TestStreamTurnedInterestBlockedAndListReadAgain(t *testing.T) {
 // TestLimitsStreamAnswersCostOneStreamReadPerClaim: a first attempt a
 // limits stream acknowledges as new is judged by the stream as it is now,
 // read once for the claim, not once per message, and a stream that is
-// still of limits retention costs no interest re-read (no message read
-// back, no consumer listed, no fresh window): three items to APP in one
-// claim cost one STREAM.INFO of APP besides their publishes, are
-// replayed, and the list of streams still answers.
+// still of limits retention costs no interest re-read (no consumer
+// listed, no fresh window) and one message read back per subject (an
+// account subject mapping within the stream: storedUnder): three items to
+// one subject of APP in one claim cost one STREAM.INFO of APP and one
+// MSG.GET besides their publishes, are replayed, and the list of streams
+// still answers.
 func TestLimitsStreamAnswersCostOneStreamReadPerClaim(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -101,7 +103,7 @@ func TestLimitsStreamAnswersCostOneStreamReadPerClaim(t *testing.T) {
 		j := b.job(t, req.ID, id)
 		assert.Equal(t, "replayed", j.State, j.Result)
 	}
-	assert.Equal(t, map[string]int{"$JS.API.STREAM.INFO.APP": 1}, calls, "one read of the answering stream for the claim, nothing per message")
+	assert.Equal(t, map[string]int{"$JS.API.STREAM.INFO.APP": 1, "$JS.API.STREAM.MSG.GET.APP": 1}, calls, "one read of the answering stream and one message of the subject for the claim, nothing per message")
 	assert.Empty(t, apiCallsBySubject(t, b.ns, func() { windows.Window(ctx, "app.acme.search.other") }), "the list, whose APP is as it was, still answers")
 }
 
