@@ -35,22 +35,8 @@ func approveFormOf(t *testing.T, page *goquery.Document) url.Values {
 // version is refused too: read as none, the intent alone would approve it.
 func TestRev37ApproveFormCarriesTheVersionReadAndAStaleOneIsRefused(t *testing.T) {
 	t.Parallel()
-	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
-	_, oncall := b.SignIn(t, "acme:oncall")
-	approver, _ := b.SignIn(t, "acme:approver")
+	b, approver, id, edit := editedWaitingPage(t, "rev37-web-aba")
 	ctx := t.Context()
-	dl := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "rev37-web-aba", Payload: []byte(`{"doc":1}`)})
-	batch, drafts := testfactory.Draft(t, b.Replays, oncall.Actor, dl)
-	require.Len(t, drafts, 1)
-	id := drafts[0].ID
-	edit := func(payload, reason string) {
-		t.Helper()
-		require.NoError(t, b.Replays.EditPayload(ctx, id, dl, oncall.Actor, replay.PayloadEdit{Payload: []byte(payload), Reason: reason}, quarantine.RequestMeta{}))
-	}
-	edit(`{"doc":2}`, "fix")
-	reqs, err := b.Replays.Submit(ctx, batch, oncall.Actor, replay.SubmitInput{Reason: "reindex"}, quarantine.RequestMeta{})
-	require.NoError(t, err)
-	require.Equal(t, replay.StatusPendingApproval, reqs[0].Status)
 	path := fmt.Sprintf("/replay/requests/%d", id)
 
 	page := b.Do(t, approver, "GET", path, nil, nil).Doc(t)
@@ -94,21 +80,7 @@ func TestRev37ApproveFormCarriesTheVersionReadAndAStaleOneIsRefused(t *testing.T
 // the version read, or a page opened by a person, says nothing.
 func TestRev37PollReloadSaysTheRequestChanged(t *testing.T) {
 	t.Parallel()
-	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
-	_, oncall := b.SignIn(t, "acme:oncall")
-	approver, _ := b.SignIn(t, "acme:approver")
-	ctx := t.Context()
-	dl := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: "rev37-web-poll", Payload: []byte(`{"doc":1}`)})
-	batch, drafts := testfactory.Draft(t, b.Replays, oncall.Actor, dl)
-	require.Len(t, drafts, 1)
-	id := drafts[0].ID
-	edit := func(payload, reason string) {
-		t.Helper()
-		require.NoError(t, b.Replays.EditPayload(ctx, id, dl, oncall.Actor, replay.PayloadEdit{Payload: []byte(payload), Reason: reason}, quarantine.RequestMeta{}))
-	}
-	edit(`{"doc":2}`, "fix")
-	_, err := b.Replays.Submit(ctx, batch, oncall.Actor, replay.SubmitInput{Reason: "reindex"}, quarantine.RequestMeta{})
-	require.NoError(t, err)
+	b, approver, id, edit := editedWaitingPage(t, "rev37-web-poll")
 	path := fmt.Sprintf("/replay/requests/%d", id)
 
 	page := b.Do(t, approver, "GET", path, nil, nil).Doc(t)
@@ -124,4 +96,30 @@ func TestRev37PollReloadSaysTheRequestChanged(t *testing.T) {
 	assert.Equal(t, "a different justification", textOf(reloaded, `[data-testid="payload-edit-reason"]`))
 	opened := b.Do(t, approver, "GET", path, nil, nil).Doc(t)
 	assert.Empty(t, textOf(opened, `[data-testid="flash"]`), "a page a person opens says nothing")
+}
+
+// editedWaitingPage starts a console with a request of acme's on-call
+// waiting for an approver: one rebuildable dead letter (msgID) whose
+// payload they edited to {"doc":2} for the reason "fix". It returns the
+// console, the approver's session, the request's id and what edits the
+// request's payload again as the on-call.
+func editedWaitingPage(t *testing.T, msgID string) (*testfactory.Console, *http.Client, int64, func(payload, reason string)) {
+	t.Helper()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	_, oncall := b.SignIn(t, "acme:oncall")
+	approver, _ := b.SignIn(t, "acme:approver")
+	ctx := t.Context()
+	dl := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: msgID, Payload: []byte(`{"doc":1}`)})
+	batch, drafts := testfactory.Draft(t, b.Replays, oncall.Actor, dl)
+	require.Len(t, drafts, 1)
+	id := drafts[0].ID
+	edit := func(payload, reason string) {
+		t.Helper()
+		require.NoError(t, b.Replays.EditPayload(ctx, id, dl, oncall.Actor, replay.PayloadEdit{Payload: []byte(payload), Reason: reason}, quarantine.RequestMeta{}))
+	}
+	edit(`{"doc":2}`, "fix")
+	reqs, err := b.Replays.Submit(ctx, batch, oncall.Actor, replay.SubmitInput{Reason: "reindex"}, quarantine.RequestMeta{})
+	require.NoError(t, err)
+	require.Equal(t, replay.StatusPendingApproval, reqs[0].Status)
+	return b, approver, id, edit
 }
