@@ -61,11 +61,15 @@ type Config struct {
 	Prefix        string // dead letters arrive on <Prefix>.<tenant>.<item_type>
 	Stream        string
 	Watch         []dlq.WatchStream
-	Replicas      int
-	BatchSize     int
-	IngestWorkers int
-	BatchWait     time.Duration
-	AckWait       time.Duration
+	// AdvisoriesTrusted says no client of the NATS account may publish on
+	// $JS.EVENT.ADVISORY.>: only then is a give-up captured from an
+	// advisory replayable (dlq.IngestConfig.UntrustedAdvisories).
+	AdvisoriesTrusted bool
+	Replicas          int
+	BatchSize         int
+	IngestWorkers     int
+	BatchWait         time.Duration
+	AckWait           time.Duration
 	// StallAfter is how long dead letters may wait with none stored and
 	// acked by the ingest consumer before the dashboard calls ingest
 	// stalled (readiness does not ask); 0 turns the check off.
@@ -244,7 +248,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	ingest := dlq.IngestConfig{
 		Prefix: cfg.Prefix, Stream: cfg.Stream, Replicas: cfg.Replicas, BatchSize: cfg.BatchSize,
 		MaxWait: cfg.BatchWait, Workers: cfg.IngestWorkers, Watch: cfg.Watch, WatchGrace: dlq.DefaultWatchGrace, AckWait: cfg.AckWait,
-		StallAfter: cfg.StallAfter, StreamMaxAge: cfg.StreamMaxAge, StreamMaxBytes: cfg.StreamMaxBytes,
+		UntrustedAdvisories: !cfg.AdvisoriesTrusted,
+		StallAfter:          cfg.StallAfter, StreamMaxAge: cfg.StreamMaxAge, StreamMaxBytes: cfg.StreamMaxBytes,
 		StatementTimeout: cfg.WorkerStatementTimeout, // the Jobs pool's: ingest gives a hung connection up a little after it
 	}
 	if cfg.StallAfter == 0 {

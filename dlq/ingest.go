@@ -32,6 +32,15 @@ type IngestConfig struct {
 	Workers        int           // concurrent batch writers; default DefaultIngestWorkers
 	AckWait        time.Duration // redelivery of unacked messages; default 1 minute
 	Watch          []WatchStream // streams whose give-ups are captured from advisories
+	// UntrustedAdvisories flags every give-up captured from an advisory
+	// advisory_unverified (stored, shown, never replayed), for an account
+	// whose clients may publish on $JS.EVENT.ADVISORY.>: a forged give-up
+	// that names a consumer which did deliver the message (a tenant's own
+	// filtered consumer, which acked it) passes every check JetStream
+	// allows (checkAdvisoryConsumer), and nothing tells it from a real
+	// one. Serve sets it unless DLQ_ADVISORIES_TRUSTED says the account
+	// lets no client publish there.
+	UntrustedAdvisories bool
 	// WatchGrace is how long a watched stream may be missing before it
 	// is warned of (checkWatched): producers started with the console
 	// often make their streams just after it. Zero: at once. Serve uses

@@ -79,9 +79,17 @@ func (in *Ingester) advisoryRecord(ctx context.Context, via Received, subject st
 		if err == nil {
 			err = cerr // read again later, as for an original not read
 		}
+	} else if in.cfg.UntrustedAdvisories && taken != nil {
+		rec.unverifiedAdvisory(untrustedAdvisories, false)
 	}
 	return rec, adv, err
 }
+
+// untrustedAdvisories is why a give-up that passed checkAdvisoryConsumer
+// is flagged all the same on a console whose advisories are not trusted
+// (IngestConfig.UntrustedAdvisories).
+const untrustedAdvisories = "advisory give-ups are not trusted on this console (DLQ_ADVISORIES_TRUSTED is not set): where clients may publish on $JS.EVENT.ADVISORY.>, " +
+	"a forged give-up naming a consumer that delivered (and acked) the message cannot be told from a real one; deny that publish to every client and set DLQ_ADVISORIES_TRUSTED=true"
 
 // checkAdvisoryConsumer says why the give-up adv reports cannot be shown
 // to have happened ("" when it can): the consumer it names (that of the

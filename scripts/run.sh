@@ -62,6 +62,11 @@ if [ -z "${NATS_URL:-}" ]; then
 fi
 
 export DLQ_WATCH_STREAMS=${DLQ_WATCH_STREAMS:-ORDERS,EMAILS,SEARCH,ANALYTICS,ACCOUNTS}
+# The demo's NATS is this machine's own (embedded, one token, loopback):
+# its give-ups captured from advisories may be replayed. A console on a
+# shared NATS account sets this only once no client may publish on
+# $JS.EVENT.ADVISORY.> (README, DLQ_ADVISORIES_TRUSTED).
+export DLQ_ADVISORIES_TRUSTED=${DLQ_ADVISORIES_TRUSTED:-true}
 # The demo's services publish to app.<tenant>.<item type>: each tenant's
 # replays may go back there, and nowhere else.
 export REPLAY_SUBJECT_ALLOW=${REPLAY_SUBJECT_ALLOW:-"app.{tenant}.>"}

@@ -39,6 +39,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		c.Watch, err = dlq.ParseWatchStreams(v)
 		return err
 	})
+	s.boolean(&c.AdvisoriesTrusted, "advisories-trusted", "DLQ_ADVISORIES_TRUSTED", "no client of the NATS account may publish on $JS.EVENT.ADVISORY.>: give-ups captured from advisories may be replayed (else they are stored flagged advisory_unverified)")
 	s.integer(&c.Replicas, "replicas", "DLQ_REPLICAS", 1, "replicas of the streams the console creates (1 with the embedded server; at most the servers of the NATS cluster)", 1, 5)
 	s.integer(&c.BatchSize, "ingest-batch", "INGEST_BATCH_SIZE", 1000, "dead letters per insert", 1, 10000)
 	s.integer(&c.IngestWorkers, "ingest-workers", "INGEST_WORKERS", 2, "concurrent insert workers", 1, 64)
