@@ -839,8 +839,9 @@ func (in *Ingester) sweepUnkept(ctx context.Context, stream string, recs []Recor
 // stream. later is set when an advisory's original could not be read and
 // the message should rather be tried again at the next sweep (at most
 // maxHeaderRereads sweeps, then it is stored flagged, as a delivery is;
-// a failure sweepWide takes as NATS's, not the advisory's, is not
-// counted). An advisory of a stream this replica does not watch is judged
+// a failure sweepWide takes as NATS's, not the advisory's, of the original
+// of an advisory read from the advisory stream counts as that advisory's,
+// for maxWideDeliveries more sweeps). An advisory of a stream this replica does not watch is judged
 // as a delivery is (whoseAdvisory): held as later while another running
 // replica watches its stream (as many sweeps, then stored as it came),
 // errNotWatched when none does (passed over, counted not_watched).
@@ -857,9 +858,20 @@ func (in *Ingester) sweptRecord(ctx context.Context, stream string, st *storedMs
 		via := sweptReceived(stream, st)
 		via.HeaderBlock = nil // the advisory path reads the headers the client read
 		rec, _, err := in.advisoryRecord(ctx, via, st.Subject, st.Data)
-		// A wide failure (NATS not answering) is not counted against the
-		// advisory: the step stops at it (sweepStore).
-		if err != nil && (sweepWide(err) || in.sweepRetry(stream, st.Seq)) {
+		switch {
+		case err == nil:
+		case sweepWide(err) && in.sweepRetryUpTo(stream, st.Seq, maxHeaderRereads+maxWideDeliveries):
+			// The advisory stream answered; the watched stream its
+			// original is in (or its consumer) did not: one stream
+			// without a leader, or its reads refused. Held as this
+			// advisory's own (not wide: the step goes on to the others,
+			// other watched streams' among them), for as many sweeps as
+			// a delivery waits NATS out, then stored flagged
+			// original_unreadable, as a delivery is. Were NATS itself
+			// not answering, the next read of the advisory stream stops
+			// the step. (TestRev37UnservedWatchedStreamHoldsOnlyItsAdvisories)
+			return rec, fmt.Errorf("read the original of advisory %s #%d: its stream did not answer (%v)", stream, st.Seq, err)
+		case !sweepWide(err) && in.sweepRetry(stream, st.Seq):
 			return rec, fmt.Errorf("read the original of advisory %s #%d: %w", stream, st.Seq, err)
 		}
 		in.sweepRetried(stream, st.Seq)
@@ -928,6 +940,11 @@ func sweptReceived(stream string, st *storedMsg) Received {
 // sweepRetry counts a sweep that could not read stream #seq's original and
 // reports whether the next should try again.
 func (in *Ingester) sweepRetry(stream string, seq uint64) bool {
+	return in.sweepRetryUpTo(stream, seq, maxHeaderRereads)
+}
+
+// sweepRetryUpTo is sweepRetry for up to n sweeps.
+func (in *Ingester) sweepRetryUpTo(stream string, seq uint64, n int) bool {
 	in.sweeping.mu.Lock()
 	defer in.sweeping.mu.Unlock()
 	if in.sweeping.retries == nil {
@@ -935,7 +952,7 @@ func (in *Ingester) sweepRetry(stream string, seq uint64) bool {
 	}
 	key := sweepSeq{stream, seq}
 	in.sweeping.retries[key]++
-	return in.sweeping.retries[key] < maxHeaderRereads
+	return in.sweeping.retries[key] < n
 }
 
 // sweepRetried forgets the retries of stream #seq.
