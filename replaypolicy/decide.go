@@ -2,6 +2,7 @@ package replaypolicy
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -320,7 +321,12 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 	}
 	v := *first
 	union := RequestUnion(verdicts)
-	k := t.UnionKnobs(union...)
+	// The request's own class counts too, as JudgeDraft has it: an item
+	// whose class came out weaker at the submit than the draft it was
+	// drafted in (none does today: an item's class is fixed by what the
+	// draft froze, and its generation only grows) would otherwise loosen
+	// the request's limits. (TestRev37RequestKeepsItsOwnClassesLimits)
+	k := t.UnionKnobs(append(slices.Clone(union), req.Class)...)
 	switch {
 	case !req.Requester.Identified():
 		return Terms{}, v.with(Block, CheckRequester, "the requester is not identified (an issuer and a subject are required); request again after signing in")
