@@ -2,7 +2,6 @@ package replaypolicy
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -326,7 +325,7 @@ func JudgeRequest(t *Table, verdicts []Verdict, req Request) (Terms, Verdict) {
 	// drafted in (none does today: an item's class is fixed by what the
 	// draft froze, and its generation only grows) would otherwise loosen
 	// the request's limits. (TestRev37RequestKeepsItsOwnClassesLimits)
-	k := t.UnionKnobs(append(slices.Clone(union), req.Class)...)
+	k := t.UnionKnobs(append(append([]Class(nil), union...), req.Class)...)
 	switch {
 	case !req.Requester.Identified():
 		return Terms{}, v.with(Block, CheckRequester, "the requester is not identified (an issuer and a subject are required); request again after signing in")
