@@ -800,6 +800,7 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 		err error
 	}
 	answers := make([]answered, len(pending))
+	unanswered := func(a answered) bool { return a.ack == nil && errors.Is(a.err, context.DeadlineExceeded) }
 	silent := false // a publish had no answer at all
 	for i, p := range pending {
 		hand.j = p.j
@@ -811,7 +812,7 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 			err = limit.explained(w.js.Conn(), p.size, err)
 		}
 		answers[i] = answered{ack, err}
-		silent = silent || ack == nil && errors.Is(err, context.DeadlineExceeded)
+		silent = silent || unanswered(answers[i])
 	}
 	var reset string
 	if silent {
@@ -820,7 +821,7 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 	for i, p := range pending {
 		hand.j = p.j
 		ack, err := answers[i].ack, answers[i].err
-		if reset != "" && ack == nil && errors.Is(err, context.DeadlineExceeded) {
+		if reset != "" && unanswered(answers[i]) {
 			err = fmt.Errorf("%w; %s", err, reset)
 		}
 		w.decideAck(ctx, reads, p.j, ack, err)

@@ -478,9 +478,10 @@ func listedAnswer(j *job, a replaypolicy.Ack) bool {
 // could not be read, and whose fresh window decides).
 //
 // A stream of another retention is read back once per subject
-// (storedUnder): an account subject mapping to another subject of the
-// same stream stores the publish where the subject's consumers do not
-// read it. (TestRev37MappingInsideTheStreamIsNotReplayed)
+// (storedUnder), an interest stream's message by message (unseen): an
+// account subject mapping to another subject of the same stream stores
+// the publish where the subject's consumers do not read it.
+// (TestRev37MappingInsideTheStreamIsNotReplayed)
 //
 // Cost: a stream of another retention (limits) costs one JetStream call
 // (its STREAM.INFO) per claim that it answers a first attempt as new in,
@@ -499,48 +500,35 @@ func (w *Worker) storedAnswer(ctx context.Context, reads claimStreams, j *job, a
 			"request", j.requestID, "job", j.id, "stream", a.Stream, "seq", a.Seq, "msg_id", j.msgID, "err", err)
 	case err != nil && !listed:
 		a.StreamUnread = err.Error()
-	case err == nil && st.CachedInfo().Config.Retention == jetstream.InterestPolicy:
-		// Still at Seq under another subject: not consumed, and not
-		// where the subject's consumers read.
-		if a.StoredUnder = w.storedUnder(ctx, reads, j, st, a.Seq); a.StoredUnder == "" {
-			w.interestAnswer(ctx, reads, j, a)
-		}
-	case listed:
+	case listed || st.CachedInfo().Config.Retention == jetstream.InterestPolicy:
 		w.interestAnswer(ctx, reads, j, a)
-	case err == nil:
-		a.StoredUnder = w.storedUnder(ctx, reads, j, st, a.Seq)
+	default: // a stream of another retention, read
+		a.StoredUnder = w.storedUnder(ctx, reads, j, a.Stream, a.Seq)
 	}
 }
 
-// storedUnder says under which subject st stored j's first attempt at
-// seq (its PubAck's), when it carries j's message id and that is not the
-// subject st stores a publish to j's subject as (storesAs): an account
-// subject mapping to another subject the same stream takes, which
-// Nats-Expected-Stream does not catch and whose PubAck is an ordinary
-// one. "" when it is, or the message is not there to read (consumed from
-// a work queue, rolled off) or could not be read. Read back once per
-// subject per claim (reads): a mapping maps every publish of a subject
-// alike, but for a weighted one, which this does not catch but for the
-// message it reads.
-func (w *Worker) storedUnder(ctx context.Context, reads claimStreams, j *job, st jetstream.Stream, seq uint64) string {
-	name := st.CachedInfo().Config.Name
-	if under, ok := reads[name].under[j.subject]; ok {
+// storedUnder says under which subject stream stored j's first attempt
+// at seq (its PubAck's), when it carries j's message id and that is not
+// the subject the stream stores a publish to j's subject as (unseen's
+// under): an account subject mapping to another subject the same stream
+// takes, which Nats-Expected-Stream does not catch and whose PubAck is an
+// ordinary one. "" when it is, or the message is not there to read
+// (consumed from a work queue, rolled off) or could not be read. Read back
+// once per subject per claim (reads): a mapping maps every publish of a
+// subject alike, but for a weighted one, which this does not catch but
+// for the message it reads. (An interest stream's answers read back each
+// message anyway: interestAnswer.)
+func (w *Worker) storedUnder(ctx context.Context, reads claimStreams, j *job, stream string, seq uint64) string {
+	if under, ok := reads[stream].under[j.subject]; ok {
 		return under
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	under := ""
-	if m, err := st.GetMsg(ctx, seq); err == nil && m.Header.Get(dlq.HeaderNatsMsgID) == j.msgID {
-		if want := storesAs(st.CachedInfo().Config.SubjectTransform, j.subject); want != "" && m.Subject != want {
-			under = m.Subject
-		}
-	}
-	if r, ok := reads[name]; ok {
+	_, under := w.unseen(ctx, reads, j, stream, seq)
+	if r, ok := reads[stream]; ok {
 		if r.under == nil {
 			r.under = map[string]string{}
 		}
 		r.under[j.subject] = under
-		reads[name] = r
+		reads[stream] = r
 	}
 	return under
 }
@@ -569,8 +557,9 @@ func (w *Worker) storedUnder(ctx context.Context, reads claimStreams, j *job, st
 // holds the message, the stream itself being read once per claim
 // (claimStreams), about four more (Fresh) when it does not.
 func (w *Worker) interestAnswer(ctx context.Context, reads claimStreams, j *job, a *replaypolicy.Ack) {
-	if a.Unseen = w.unseen(ctx, reads, j, a.Stream, a.Seq); a.Unseen == "" {
-		return // stored, and not yet consumed
+	a.Unseen, a.StoredUnder = w.unseen(ctx, reads, j, a.Stream, a.Seq)
+	if a.Unseen == "" || a.StoredUnder != "" {
+		return // stored, and not yet consumed; or still there, under another subject (storedUnder)
 	}
 	fresh := replaypolicy.Window{Unreadable: "no window reader is configured"}
 	if w.svc.cfg.Windows != nil {
@@ -587,26 +576,31 @@ func (w *Worker) interestAnswer(ctx context.Context, reads claimStreams, j *job,
 // took it. The message is read whole, payload included (a stream's get
 // has no form without it): it is the payload just sent, no larger than
 // the server's max_payload. One JetStream call, 2 s at most, and the
-// stream's info when the claim has not read it yet (reads).
-func (w *Worker) unseen(ctx context.Context, reads claimStreams, j *job, stream string, seq uint64) string {
+// stream's info when the claim has not read it yet (reads). under is the
+// subject the message is stored under when it carries j's message id
+// but not on that subject (storedUnder), "" otherwise.
+func (w *Worker) unseen(ctx context.Context, reads claimStreams, j *job, stream string, seq uint64) (why, under string) {
 	st, err := reads.stream(ctx, w.js, stream)
 	if err != nil {
-		return fmt.Sprintf("stream %s could not be read (%s)", stream, err)
+		return fmt.Sprintf("stream %s could not be read (%s)", stream, err), ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	m, err := st.GetMsg(ctx, seq)
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return fmt.Sprintf("stream %s holds no message at %d now", stream, seq)
+		return fmt.Sprintf("stream %s holds no message at %d now", stream, seq), ""
 	case err != nil:
-		return fmt.Sprintf("the message at %s:%d could not be read (%s)", stream, seq, err)
+		return fmt.Sprintf("the message at %s:%d could not be read (%s)", stream, seq, err), ""
 	}
 	subject, id := storesAs(st.CachedInfo().Config.SubjectTransform, j.subject), m.Header.Get(dlq.HeaderNatsMsgID)
 	if m.Subject != subject || id != j.msgID {
-		return fmt.Sprintf("the message at %s:%d is not this replay's (subject %q, message id %q)", stream, seq, m.Subject, id)
+		if id == j.msgID && subject != "" {
+			under = m.Subject
+		}
+		return fmt.Sprintf("the message at %s:%d is not this replay's (subject %q, message id %q)", stream, seq, m.Subject, id), under
 	}
-	return ""
+	return "", ""
 }
 
 // claimStreams are the streams the worker read while it judged one
