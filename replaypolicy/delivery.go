@@ -486,8 +486,8 @@ type Ack struct {
 	// and made again so) acknowledges a publish none of its consumers
 	// takes and stores nothing.
 	StreamUnread string
-	// StoredUnder is, for a first attempt a limits stream acknowledged as
-	// a new message, the subject the message at Seq is stored under when
+	// StoredUnder is, for a publish (a first attempt or a retry) a stream
+	// acknowledged as a new message, the subject the message at Seq is stored under when
 	// it carries the job's message id but is not stored under the subject
 	// the stream stores a publish to the job's subject as (Kept.StoresAs):
 	// an account subject mapping sent it to another subject of the same
@@ -717,7 +717,7 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckAckUnproven, fmt.Sprintf("an answer to the publish of message id %q names %s:%d, but %s: it is no proof that the broker stored it "+
 			"where the subject's consumers read. The message went out on %s, and whatever subscribes to it may have applied it: check the target and say whether it was applied",
 			a.MsgID, a.Stream, a.Seq, storedBy(a.Window, a.Subject), a.Subject))
-	case a.FirstAttempt && !a.Duplicate && a.StoredUnder != "":
+	case !a.Duplicate && a.StoredUnder != "":
 		// Stored, but not where the subject's consumers read: the stream
 		// took it under the subject the account maps the original one to.
 		// A consumer of the stream reading every subject may have applied

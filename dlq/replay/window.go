@@ -417,7 +417,9 @@ func (w *Worker) jobWindow(ctx context.Context, j *job) replaypolicy.Window {
 // the list has none). A Duplicate keeps the claim's window when the
 // stream cannot be read again. A first attempt stored as new by the
 // stream the claim's window names is judged by what that stream is now
-// (storedAnswer), reads being the claim's streams read so far.
+// (storedAnswer), reads being the claim's streams read so far. Any publish
+// stored as new (a first attempt, or a retry) is read back for the
+// subject it was stored under (storedUnder).
 func (w *Worker) rereadWindow(ctx context.Context, reads claimStreams, j *job, a *replaypolicy.Ack) {
 	switch {
 	case a.Stream == "" || a.Lost != "" || a.Refused != "" || a.NotSent != "" || a.NoStream || replaypolicy.OursKept(*a):
@@ -425,8 +427,20 @@ func (w *Worker) rereadWindow(ctx context.Context, reads claimStreams, j *job, a
 	case a.FirstAttempt && !a.Duplicate && listedAnswer(j, *a):
 		w.storedAnswer(ctx, reads, j, a)
 		return
+	case a.FirstAttempt && !a.Duplicate && a.Window.Stream == a.Stream && a.Window.NoInterest == "":
+		// The claim's list named no stream, and the window read after the
+		// answer (answeredWindow) names the one that answered: where it
+		// stored the publish, as for a listed answer.
+		// (TestRev38StreamMadeSinceTheListStoringUnderAMappedSubjectIsNotReplayed)
+		a.StoredUnder = w.storedUnder(ctx, reads, j, a.Stream, a.Seq)
+		return
 	case a.FirstAttempt && !a.Duplicate:
-		return // judged by a window read after the answer, or by another stream's (JudgeAck)
+		return // judged by the window read after the answer, or by another stream's (JudgeAck)
+	case !a.Duplicate:
+		// A retry stored as new: where, as for a first attempt; a mapping
+		// made while the first attempt was lost maps the retry too.
+		// (TestRev38RetryStoredUnderAMappedSubjectIsNotReplayed)
+		a.StoredUnder = w.storedUnder(ctx, reads, j, a.Stream, a.Seq)
 	}
 	fresh := replaypolicy.Window{Unreadable: "no window reader is configured"}
 	if w.svc.cfg.Windows != nil {

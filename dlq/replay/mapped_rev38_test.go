@@ -1,0 +1,102 @@
+package replay_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// TestRev38RetryStoredUnderAMappedSubjectIsNotReplayed: worker A's first
+// attempt is lost on a stalled path (nothing stored, the job unknown);
+// the account then maps the original subject to another one the same
+// stream takes, and worker B's retry is stored there as new. Consumers of
+// the original subject never read it: the job waits for a person. Before,
+// only first attempts were read back for the subject they were stored
+// under, and the retry was shown replayed.
+func TestRev38RetryStoredUnderAMappedSubjectIsNotReplayed(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	cfg := b.target.CachedInfo().Config
+	cfg.Duplicates = time.Minute
+	_, err := b.js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+
+	path := b.ns.Stall(t)
+	ncA, err := nats.Connect(path.URL(), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1), nats.Timeout(30*time.Second), app.NATSResetOnClose())
+	require.NoError(t, err)
+	t.Cleanup(ncA.Close)
+	jsA, err := jetstream.New(ncA, jetstream.WithDefaultTimeout(30*time.Second))
+	require.NoError(t, err)
+
+	const msgID = "rev38-retry-mapped"
+	id := b.seedItem(t, "search.index_update", msgID, nil, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	wA := b.workerOn(t, jsA, replay.WorkerConfig{Owner: "A", AckTimeout: 300 * time.Millisecond, Retry: 20 * time.Millisecond})
+	wB := b.worker(t, replay.WorkerConfig{Owner: "B", Retry: 20 * time.Millisecond})
+
+	path.Hold()
+	_, err = wA.RunOnce(ctx)
+	require.NoError(t, err)
+	j := b.job(t, req.ID, id)
+	require.Equal(t, "unknown", j.State, j.Result)
+	require.Equal(t, 0, b.publishedAs(t, msgID))
+
+	var subject string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT DISTINCT subject FROM replay_items WHERE request_id = $1`, req.ID).Scan(&subject))
+	require.NoError(t, b.ns.GlobalAccount().AddMapping(subject, "app.acme.elsewhere"))
+
+	j = b.settled(t, wB, req.ID, id)
+	require.Len(t, onSubjectMsgs(t, b.target, "app.acme.elsewhere"), 1, "the retry was stored under the mapped subject")
+	require.Empty(t, onSubjectMsgs(t, b.target, subject))
+	require.Equal(t, "needs_reconciliation", j.State, j.Result)
+	require.Contains(t, j.Result, `under subject "app.acme.elsewhere"`)
+}
+
+// TestRev38StreamMadeSinceTheListStoringUnderAMappedSubjectIsNotReplayed:
+// the claim's list of streams names none for the subject (the stream was
+// made since), so the answer is judged by a window read after it
+// (answeredWindow), which names the stream that answered; the account
+// maps the subject to another one that stream takes. The first attempt
+// is read back as a listed answer's is, and waits for a person. Before,
+// only an answer from a stream the claim's list named was read back.
+func TestRev38StreamMadeSinceTheListStoringUnderAMappedSubjectIsNotReplayed(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	subject := "events.acme.search.index_update"
+	cfg := b.config(t)
+	windows := replay.NewStreamWindows(b.js, time.Hour)
+	require.Empty(t, windows.Window(ctx, subject).Stream, "no stream stores the subject when the list is read")
+	cfg.Windows = windows
+	events := b.createStream(t, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}})
+	b.target = events
+	require.NoError(t, b.ns.GlobalAccount().AddMapping(subject, "events.acme.elsewhere"))
+
+	id := b.seedItem(t, "search.index_update", "rev38-made-since-mapped", nats.Header{dlq.HeaderOriginalSubject: {subject}}, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	w := replay.NewWorker(replay.New(b.db.Pool, cfg), b.js, b.auth, nil, replay.WorkerConfig{Poll: 20 * time.Millisecond, Retry: 20 * time.Millisecond}, b.log)
+	wait.Until(t, "the job judged", time.Minute, func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		switch b.job(t, req.ID, id).State {
+		case "pending", "claimed", "deferred", "unknown":
+			return false
+		}
+		return true
+	})
+	j := b.job(t, req.ID, id)
+	require.Len(t, onSubjectMsgs(t, events, "events.acme.elsewhere"), 1, "the broker stored it under the mapped subject")
+	require.Empty(t, onSubjectMsgs(t, events, subject))
+	require.Equal(t, "needs_reconciliation", j.State, j.Result)
+	require.Contains(t, j.Result, `under subject "events.acme.elsewhere"`)
+}
