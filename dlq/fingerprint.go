@@ -35,7 +35,11 @@ func Fingerprint(class ErrorClass, message, stack string) string {
 // NormaliseMessage replaces the variable parts of an error message with
 // placeholders, in one pass: a quoted value becomes <q>, and a word that
 // holds a digit (numbers, uuids, hex, ids such as order-7781 or 0xc000123)
-// becomes <#>. Letters are lower-cased and white space collapsed.
+// becomes <#>. Letters are lower-cased and white space collapsed. A quote
+// opens a value only where a word does not run into it: the apostrophe of
+// "can't" is kept as it is, else it would take every word up to the next
+// apostrophe ("can't reach the gateway, won't retry") into one <q>, and
+// different errors into one group.
 func NormaliseMessage(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -43,7 +47,7 @@ func NormaliseMessage(s string) string {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
-		case c == '"' || c == '\'':
+		case (c == '"' || c == '\'') && (i == 0 || !inWord(s[i-1])):
 			if end := strings.IndexByte(s[i+1:], c); end >= 0 {
 				flushSpace(&b, &space)
 				b.WriteString("<q>")
@@ -89,6 +93,13 @@ func flushSpace(b *strings.Builder, space *bool) {
 
 func isWordByte(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-'
+}
+
+// inWord says whether c, the byte before a quote, is part of a word the
+// quote continues: a word byte, or a byte of a character beyond ASCII
+// (the "é'" of a French elision).
+func inWord(c byte) bool {
+	return isWordByte(c) || c >= 0x80
 }
 
 func lower(c byte) byte {

@@ -212,6 +212,26 @@ func TestFingerprintGroupsVariants(t *testing.T) {
 	assert.NotEqual(t, Fingerprint(ClassTransient, "x", "main.a()\n"), Fingerprint(ClassTransient, "x", "main.b()\n"), "frames split")
 }
 
+// TestRev38ApostrophesInWordsDoNotMergeErrors: an apostrophe inside a
+// word ("can't") is not a quote. Before, it opened a quoted value that
+// the next apostrophe closed, and the words between, those that say what
+// went wrong, were dropped: these pairs shared one group, its triage, its
+// snooze and its group actions.
+func TestRev38ApostrophesInWordsDoNotMergeErrors(t *testing.T) {
+	t.Parallel()
+	for _, p := range [][2]string{
+		{"can't reach payments gateway, won't retry", "can't decode invoice schema, won't retry"},
+		{"can't find 'order-1'", "can't charge 'order-1'"},
+		{"couldn't connect to ledger; don't retry", "couldn't verify signature; don't retry"},
+		{"l'entrée n'est pas valide", "l'adresse n'est pas valide"},
+	} {
+		assert.NotEqual(t, Fingerprint(ClassPermanent, p[0], ""), Fingerprint(ClassPermanent, p[1], ""), "%q / %q (%q)", p[0], p[1], NormaliseMessage(p[0]))
+	}
+	assert.Equal(t, "can't find <q>", NormaliseMessage("Can't find 'order-1'"), "a quote after a space still opens a value")
+	assert.Equal(t, "key=<q> and <q>", NormaliseMessage(`key='abc' and "x"`))
+	assert.Equal(t, Fingerprint(ClassPermanent, "can't find 'order-1'", ""), Fingerprint(ClassPermanent, "can't find 'order-77'", ""), "the quoted value still does not split")
+}
+
 func TestWatchStreams(t *testing.T) {
 	t.Parallel()
 	ws, err := ParseWatchStreams("ORDERS, EMAILS:mail.{tenant}.{item_type}")
