@@ -62,11 +62,17 @@ if [ -z "${NATS_URL:-}" ]; then
 fi
 
 export DLQ_WATCH_STREAMS=${DLQ_WATCH_STREAMS:-ORDERS,EMAILS,SEARCH,ANALYTICS,ACCOUNTS}
-# The demo's NATS is this machine's own (embedded, one token, loopback):
-# its give-ups captured from advisories may be replayed. A console on a
-# shared NATS account sets this only once no client may publish on
-# $JS.EVENT.ADVISORY.> (README, DLQ_ADVISORIES_TRUSTED).
-export DLQ_ADVISORIES_TRUSTED=${DLQ_ADVISORIES_TRUSTED:-true}
+# The embedded NATS is this machine's own (one token, loopback): its
+# give-ups captured from advisories may be replayed. On a NATS_URL of
+# another server the console's default holds (false: such give-ups are
+# stored flagged advisory_unverified, never replayed) unless the caller
+# sets it, which a console on a shared NATS account does only once no
+# client may publish on $JS.EVENT.ADVISORY.> (README, DLQ_ADVISORIES_TRUSTED).
+if [ -z "${NATS_URL:-}" ]; then
+	export DLQ_ADVISORIES_TRUSTED=${DLQ_ADVISORIES_TRUSTED:-true}
+elif [ -z "${DLQ_ADVISORIES_TRUSTED:-}" ]; then
+	log "NATS_URL names another server: give-ups captured from its advisories are flagged advisory_unverified and never replayed (set DLQ_ADVISORIES_TRUSTED=true once no client may publish on \$JS.EVENT.ADVISORY.>)"
+fi
 # The demo's services publish to app.<tenant>.<item type>: each tenant's
 # replays may go back there, and nowhere else.
 export REPLAY_SUBJECT_ALLOW=${REPLAY_SUBJECT_ALLOW:-"app.{tenant}.>"}
