@@ -70,6 +70,10 @@ type puller struct {
 	// not arrived as it was handed over. See pulledMsg.received.
 	backlog bool
 	emptyAt time.Time
+	// foreignSeen counts the messages dropped as not JetStream's
+	// (foreign), foreignAt is when it last warned of them.
+	foreignSeen int
+	foreignAt   time.Time
 }
 
 // drainWithin bounds how long a puller's stop waits for the messages
@@ -151,6 +155,16 @@ func (p *puller) receive(m *nats.Msg) {
 		p.mu.Unlock()
 		return
 	}
+	if !strings.HasPrefix(m.Reply, jsAckPrefix) {
+		// Not JetStream's: every delivery it makes carries its ack
+		// subject as the reply, and the server refuses a client's publish
+		// with one. A client that may publish on the inbox (_INBOX.>)
+		// sent it; stored, it would be a dead letter no stream held.
+		p.foreign(m)
+		p.noteInbox()
+		p.mu.Unlock()
+		return
+	}
 	// A stream message, whatever its headers say.
 	p.pending = max(p.pending-1, 0)
 	p.busy = true
@@ -162,6 +176,25 @@ func (p *puller) receive(m *nats.Msg) {
 	p.noteInbox()
 	p.refill()
 	p.mu.Unlock()
+}
+
+// jsAckPrefix begins the reply of every message JetStream delivers (its
+// ack subject, with or without a domain).
+const jsAckPrefix = "$JS.ACK."
+
+// foreignEvery bounds how often a puller warns of messages on its inbox
+// that JetStream did not send.
+const foreignEvery = time.Minute
+
+// foreign drops m, a message on the inbox with a reply that is not an ack
+// subject (mu held), and says so at most once per foreignEvery.
+func (p *puller) foreign(m *nats.Msg) {
+	p.foreignSeen++
+	if now := time.Now(); now.Sub(p.foreignAt) >= foreignEvery {
+		p.foreignAt = now
+		p.log.Warn("a message on the pull inbox that JetStream did not send was dropped: a client may publish on the console's inbox (deny _INBOX.> publish, docs/access.md)",
+			"reply", cutText(m.Reply, 200), "dropped", p.foreignSeen)
+	}
 }
 
 // noteInbox records, as receive returns (mu held), whether messages wait
@@ -184,14 +217,15 @@ func (p *puller) status(m *nats.Msg) {
 	switch {
 	case code == "100": // idle heartbeat: the requests are held
 	case code == "409" && strings.Contains(desc, "consumer deleted"), code == "503":
-		// Deleted, or nobody answers its subject: set up again. Deleted is
-		// certain: what it delivered is acked to nobody from now on (an
-		// ack might reach the consumer made again under its name).
+		// Deleted, or nobody answers its subject: set up again. Whether
+		// the consumer is another one now is read before anything is
+		// made again (Ingester.again, retireReplaced: its creation time),
+		// not taken from this message: a client that may publish on the
+		// inbox can send one as the server would, and retiring on its
+		// word would leave every message in flight unacked, again and
+		// again. (TestRev38ForgedStatusOnTheInboxRetiresNothing)
 		p.pending = 0
 		p.log.Warn("the ingest consumer is gone", "status", code, "description", desc)
-		if code == "409" {
-			p.inc.retire()
-		}
 		p.gone()
 	case code == "409" && strings.Contains(desc, "leadership change"):
 		p.pending = 0 // every request is gone

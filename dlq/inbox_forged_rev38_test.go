@@ -1,0 +1,80 @@
+package dlq
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine/dlq/natstest"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// TestRev38ForgedMessagesOnTheInboxAreNotTaken: a client that may publish
+// on _INBOX.> and read the JetStream API subject learns the puller's inbox
+// and sends it (1) a message with a reply of its own, and (2) a status as
+// the server would send it, "409 Consumer Deleted". The first is dropped,
+// not handed to the writers (stored, it would be a dead letter no stream
+// held); the second makes the puller look again (gone) but retires
+// nothing: whether the consumer is another one now is read from JetStream
+// (retireReplaced). Before, (1) was stored as a dead letter of tenant
+// unknown, and (2) retired the incarnation, leaving every message in
+// flight unacked until its ack wait, each time it was sent.
+func TestRev38ForgedMessagesOnTheInboxAreNotTaken(t *testing.T) {
+	t.Parallel()
+	ns := natstest.Start(t)
+	nc, js := ns.Connect(t)
+	ctx := context.Background()
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "REV38", Subjects: []string{"rev38.>"}})
+	require.NoError(t, err)
+	cons, err := js.CreateOrUpdateConsumer(ctx, "REV38", jetstream.ConsumerConfig{Durable: "rev38", AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+
+	attacker, _ := ns.Connect(t)
+	api, err := attacker.SubscribeSync(jetstream.DefaultAPIPrefix + "CONSUMER.MSG.NEXT.REV38.rev38")
+	require.NoError(t, err)
+	require.NoError(t, attacker.Flush())
+
+	var mu sync.Mutex
+	var handled []jetstream.Msg
+	var gone atomic.Int32
+	inc := &incarnation{stream: "REV38", created: cons.CachedInfo().Created}
+	stop, err := startPuller(nc, apiPrefix(js), "REV38", "rev38", inc, 10, 1<<20, func(m jetstream.Msg) {
+		mu.Lock()
+		handled = append(handled, m)
+		mu.Unlock()
+	}, func() { gone.Add(1) }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	req, err := api.NextMsg(10 * time.Second)
+	require.NoError(t, err)
+	inbox := req.Reply
+
+	// (1) A reply of its own, then a real message: the inbox's callback
+	// takes them in the order the server routed them, the forged first.
+	require.NoError(t, attacker.PublishMsg(&nats.Msg{Subject: inbox, Reply: "_INBOX.attacker.1", Data: []byte("forged"),
+		Header: nats.Header{HeaderItemType: {"payments.refund"}}}))
+	_, err = js.Publish(ctx, "rev38.real", []byte("real"))
+	require.NoError(t, err)
+	wait.Until(t, "the real message handled", 10*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(handled) > 0
+	})
+	mu.Lock()
+	require.Len(t, handled, 1, "only JetStream's delivery is handled")
+	require.Equal(t, "real", string(handled[0].Data()))
+	mu.Unlock()
+
+	// (2) A status as the server sends it.
+	require.NoError(t, attacker.PublishMsg(&nats.Msg{Subject: inbox, Header: nats.Header{"Status": {"409"}, "Description": {"Consumer Deleted"}}}))
+	wait.Until(t, "the puller looks again", 10*time.Second, func() bool { return gone.Load() > 0 })
+	require.False(t, inc.isRetired(), "a status on the inbox is not proof the consumer is gone: JetStream is asked (retireReplaced)")
+}
