@@ -312,10 +312,18 @@ func (c Classing) Rule() int {
 // weaker one's rules still apply (a same_operation item type sent to a
 // revalidate subject keeps its operation-id rules), and the stricter one's
 // stay when Classify raises the class further.
+//
+// An item type stored shortened (quarantine.BoundedKey: over 256 bytes,
+// cut and keyed by its hash) matches no item-type rule, and its item type
+// falls to manual, as one no rule names: the cut drops the dots after it,
+// so "search.<a long part>.admin.drop_index" would read as two parts and
+// take search.*'s class, which the policy keeps from deeper item types.
+// (TestRev38ShortenedItemTypeMatchesNoItemTypeRule)
 func (t *Table) ClassOf(itemType, subject string) Classing {
 	c := Classing{TypeClass: Manual, TypeRule: -1, SubjectRule: -1}
+	shortened := quarantine.IsBoundedKey(itemType)
 	for i, p := range t.patterns {
-		if p.raw == "" || !p.match(itemType) {
+		if p.raw == "" || shortened || !p.match(itemType) {
 			continue
 		}
 		if s := t.subjects[i]; s.raw != "" && !s.match(subject) {
