@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/dlq/natstest"
@@ -73,8 +74,56 @@ func TestRev38ForgedMessagesOnTheInboxAreNotTaken(t *testing.T) {
 	require.Equal(t, "real", string(handled[0].Data()))
 	mu.Unlock()
 
-	// (2) A status as the server sends it.
+	// (2) A push consumer of another stream delivering to the inbox: its
+	// messages carry a real ack subject, of that stream and consumer (a
+	// deliver subject is checked against no permission).
+	_, ajs := ns.Connect(t)
+	_, err = ajs.CreateStream(ctx, jetstream.StreamConfig{Name: "EVIL", Subjects: []string{"evil.>"}})
+	require.NoError(t, err)
+	push, err := ajs.CreateOrUpdatePushConsumer(ctx, "EVIL", jetstream.ConsumerConfig{Durable: "evil", DeliverSubject: inbox, AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	_, err = ajs.Publish(ctx, "evil.x", []byte("pushed"))
+	require.NoError(t, err)
+	wait.Until(t, "the pushed message delivered", 10*time.Second, func() bool {
+		info, err := push.Info(ctx)
+		require.NoError(t, err)
+		return info.Delivered.Consumer > 0
+	})
+	_, err = js.Publish(ctx, "rev38.real2", []byte("real2"))
+	require.NoError(t, err)
+	wait.Until(t, "the second real message handled", 10*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(handled) > 1
+	})
+	mu.Lock()
+	require.Len(t, handled, 2, "a delivery of another stream's consumer is not handled")
+	require.Equal(t, "real2", string(handled[1].Data()))
+	mu.Unlock()
+
+	// (3) A status as the server sends it.
 	require.NoError(t, attacker.PublishMsg(&nats.Msg{Subject: inbox, Header: nats.Header{"Status": {"409"}, "Description": {"Consumer Deleted"}}}))
 	wait.Until(t, "the puller looks again", 10*time.Second, func() bool { return gone.Load() > 0 })
 	require.False(t, inc.isRetired(), "a status on the inbox is not proof the consumer is gone: JetStream is asked (retireReplaced)")
+	require.True(t, inc.wasSaidDeleted())
+}
+
+// TestRev38SaidDeletedAndUnreadableIsRetired: after a status said the
+// consumer was deleted, a lookup that JetStream does not answer retires
+// the incarnation (as the status alone did before round 38): the stream
+// and consumer may be made again next, and an ack of the old one's
+// message would settle the new one's of that sequence. One no status
+// spoke of stays until a lookup answers.
+func TestRev38SaidDeletedAndUnreadableIsRetired(t *testing.T) {
+	t.Parallel()
+	ns := natstest.Start(t)
+	nc, js := ns.Connect(t)
+	nc.Close() // every lookup fails, answered by nobody
+	in := NewIngester(IngestConfig{Durable: "rev38"}, js, nil, NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	said, quiet := &incarnation{stream: "REV38"}, &incarnation{stream: "REV38B"}
+	said.saidDeleted()
+	sess := &session{stop: func() {}, incs: map[string]*incarnation{"REV38": said, "REV38B": quiet}}
+	require.False(t, in.retireReplaced(context.Background(), sess))
+	require.True(t, said.isRetired(), "said deleted, and not readable: retired")
+	require.False(t, quiet.isRetired(), "not readable alone: neither retired nor unchanged")
 }

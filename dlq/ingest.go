@@ -745,7 +745,11 @@ func (sess *session) retire() {
 // retireReplaced retires each incarnation of sess whose consumer is
 // certainly not the one it started on (gone, or made at another time), and
 // reports whether every one of them is certainly still the same. A
-// consumer that cannot be looked up is neither.
+// consumer that cannot be looked up is neither; its incarnation is
+// retired when a status on the inbox said it was deleted (saidDeleted):
+// the lookup is what tells a forged status from the server's, and without
+// its answer the consumer is taken to be gone, lest the stream and the
+// consumer be made again while its acks may still be sent.
 func (in *Ingester) retireReplaced(ctx context.Context, sess *session) (unchanged bool) {
 	unchanged = len(sess.incs) > 0
 	for stream, inc := range sess.incs {
@@ -753,9 +757,9 @@ func (in *Ingester) retireReplaced(ctx context.Context, sess *session) (unchange
 		switch {
 		case err == nil && cons.CachedInfo().Created.Equal(inc.created) && !inc.isRetired():
 			continue
-		case err == nil, errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
+		case err == nil, errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrStreamNotFound), inc.wasSaidDeleted():
 			if !inc.isRetired() {
-				in.log.Warn("the ingest consumer is gone or was made again: what it delivered is no longer acked", "stream", stream, "consumer", in.cfg.Durable)
+				in.log.Warn("the ingest consumer is gone or was made again: what it delivered is no longer acked", "stream", stream, "consumer", in.cfg.Durable, "lookup_err", err)
 			}
 			inc.retire()
 		}

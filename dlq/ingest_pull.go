@@ -49,6 +49,8 @@ type pullRequest struct {
 type puller struct {
 	nc       *nats.Conn
 	subject  string // the consumer's next-message API subject
+	stream   string // the stream and consumer it pulls from: what an ack subject
+	durable  string // of a message it takes names (takes)
 	inc      *incarnation
 	batch    int
 	maxBytes int
@@ -88,7 +90,7 @@ const drainWithin = 5 * time.Second
 // returns (at most drainWithin), so that none is left unseen until its ack
 // wait; the handler decides whether to keep it or hand it back.
 func startPuller(nc *nats.Conn, apiPrefix, stream, durable string, inc *incarnation, batch, maxBytes int, handle func(jetstream.Msg), gone func(), log *slog.Logger) (stop func(), err error) {
-	p := &puller{nc: nc, subject: apiPrefix + "CONSUMER.MSG.NEXT." + stream + "." + durable, inc: inc,
+	p := &puller{nc: nc, subject: apiPrefix + "CONSUMER.MSG.NEXT." + stream + "." + durable, stream: stream, durable: durable, inc: inc,
 		batch: batch, maxBytes: maxBytes, handle: handle, gone: gone, log: log.With("stream", stream, "consumer", durable)}
 	p.sub, err = nc.Subscribe(nc.NewInbox(), p.receive)
 	if err != nil {
@@ -155,11 +157,12 @@ func (p *puller) receive(m *nats.Msg) {
 		p.mu.Unlock()
 		return
 	}
-	if !strings.HasPrefix(m.Reply, jsAckPrefix) {
-		// Not JetStream's: every delivery it makes carries its ack
-		// subject as the reply, and the server refuses a client's publish
-		// with one. A client that may publish on the inbox (_INBOX.>)
-		// sent it; stored, it would be a dead letter no stream held.
+	if !p.takes(m) {
+		// Not a delivery of this consumer: a client that may publish on
+		// the inbox (_INBOX.>) sent it, or a consumer of another stream
+		// or name delivers there (a push consumer's deliver subject is
+		// not checked against any permission); stored, it would be a dead
+		// letter the DLQ stream never held.
 		p.foreign(m)
 		p.noteInbox()
 		p.mu.Unlock()
@@ -178,21 +181,28 @@ func (p *puller) receive(m *nats.Msg) {
 	p.mu.Unlock()
 }
 
-// jsAckPrefix begins the reply of every message JetStream delivers (its
-// ack subject, with or without a domain).
-const jsAckPrefix = "$JS.ACK."
+// takes says whether m, a message with a reply on the inbox, is a
+// delivery of the consumer the puller pulls from: its reply is a
+// JetStream ack subject (the server refuses one in a client's publish)
+// naming that stream and consumer. Every delivery JetStream makes carries
+// one, with or without a domain.
+// (TestRev38ForgedMessagesOnTheInboxAreNotTaken)
+func (p *puller) takes(m *nats.Msg) bool {
+	md, err := m.Metadata()
+	return err == nil && md.Stream == p.stream && md.Consumer == p.durable
+}
 
 // foreignEvery bounds how often a puller warns of messages on its inbox
-// that JetStream did not send.
+// that are not deliveries of its consumer.
 const foreignEvery = time.Minute
 
-// foreign drops m, a message on the inbox with a reply that is not an ack
-// subject (mu held), and says so at most once per foreignEvery.
+// foreign drops m, a message on the inbox that is not a delivery of the
+// puller's consumer (takes; mu held), and says so at most once per foreignEvery.
 func (p *puller) foreign(m *nats.Msg) {
 	p.foreignSeen++
 	if now := time.Now(); now.Sub(p.foreignAt) >= foreignEvery {
 		p.foreignAt = now
-		p.log.Warn("a message on the pull inbox that JetStream did not send was dropped: a client may publish on the console's inbox (deny _INBOX.> publish, docs/access.md)",
+		p.log.Warn("a message on the pull inbox that is not a delivery of its consumer was dropped: a client may publish on the console's inbox, or a consumer of another stream delivers there (deny _INBOX.> publish, docs/access.md)",
 			"reply", cutText(m.Reply, 200), "dropped", p.foreignSeen)
 	}
 }
@@ -223,9 +233,13 @@ func (p *puller) status(m *nats.Msg) {
 		// not taken from this message: a client that may publish on the
 		// inbox can send one as the server would, and retiring on its
 		// word would leave every message in flight unacked, again and
-		// again. (TestRev38ForgedStatusOnTheInboxRetiresNothing)
+		// again; but a lookup that does not answer then retires it, as
+		// before (saidDeleted). (TestRev38ForgedMessagesOnTheInboxAreNotTaken)
 		p.pending = 0
 		p.log.Warn("the ingest consumer is gone", "status", code, "description", desc)
+		if code == "409" {
+			p.inc.saidDeleted()
+		}
 		p.gone()
 	case code == "409" && strings.Contains(desc, "leadership change"):
 		p.pending = 0 // every request is gone
@@ -325,6 +339,10 @@ type incarnation struct {
 	mu      sync.RWMutex
 	retired bool
 	seenAt  time.Time // when the consumer was last asked for and found to be this one
+	// deleted: a status on the inbox said the consumer was deleted. Not
+	// proof (a client may send one), so it retires c only when the
+	// consumer cannot be read either (Ingester.retireReplaced).
+	deleted bool
 }
 
 // errRetired is what settling a message of a retired incarnation returns.
@@ -372,6 +390,26 @@ func (c *incarnation) lastSeen() time.Time {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.seenAt
+}
+
+// saidDeleted records that a status said c's consumer was deleted.
+func (c *incarnation) saidDeleted() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.deleted = true
+	c.mu.Unlock()
+}
+
+// wasSaidDeleted reports whether a status said c's consumer was deleted.
+func (c *incarnation) wasSaidDeleted() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.deleted
 }
 
 // isRetired reports whether c was retired.
