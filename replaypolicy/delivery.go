@@ -787,6 +787,19 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate for a retry after an unknown outcome; the message it keeps (%s:%d) carries this replay's headers and approved payload "+
 			"but was stored at %s by the broker's clock, before this replay first published (%s by the database's): it is this replay's own publish if the broker's clock is behind, else a copy. "+
 			"Check the target and say whether it was applied", a.Stream, a.Seq, formatTime(a.Kept.StoredAt), formatTime(a.FirstPublishedAt)))
+	case copiedKept(a) && a.Kept.otherSubject(a.Subject) == "":
+		// A first attempt (none on record before it, or a person's
+		// republish) met by a message of this replay, on its subject,
+		// stored before this publish: a publish of it the database no
+		// longer records (a PostgreSQL failover that lost the commits
+		// after it, a restore), or a copy. Deferring would publish again
+		// once the window has passed: a second effect if it was applied.
+		// (A copy on another subject reached no consumer of this one: the
+		// republish waits for its window, below.)
+		// (TestRev38FirstAttemptMetByItsOwnUnrecordedPublishIsNotDeferred)
+		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate, and the message it keeps (%s:%d) carries this replay's headers and approved payload on its subject, "+
+			"but was stored at %s by the broker's clock, before this publish (%s by the database's): a publish of this replay the database has no record of (a PostgreSQL failover that lost commits, a restore), "+
+			"this publish if the broker's clock is behind, or a copy. Check the target and say whether it was applied", a.Stream, a.Seq, formatTime(a.Kept.StoredAt), formatTime(a.FirstPublishedAt)))
 	case !a.FirstAttempt && !a.FirstAttemptAt.IsZero() && a.Window.Unreadable == "" && otherStream(a) != "":
 		// A message the window holds that is not shown to be ours, in a
 		// stream that never saw the earlier publish: that one may have

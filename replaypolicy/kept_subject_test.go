@@ -50,3 +50,26 @@ func TestKeptOnAnotherSubjectIsNotOurs(t *testing.T) {
 		})
 	}
 }
+
+// TestRev38FirstAttemptMetByItsOwnUnrecordedPublishIsNotDeferred: the
+// worker's record of a first publish was lost (a PostgreSQL failover that
+// dropped the commits after it): on the new primary the job is a first
+// attempt again, with a first publish time of now. The broker answers
+// Duplicate and keeps that earlier publish: this replay's headers and
+// approved payload, on its subject, stored seconds before. It is a person's
+// to settle, not deferred: the republish after the window would be a
+// second effect. Before, only a retry was sent to a person; a first
+// attempt was deferred once the gap passed the margin (a second).
+func TestRev38FirstAttemptMetByItsOwnUnrecordedPublishIsNotDeferred(t *testing.T) {
+	t.Parallel()
+	now := testNow
+	for _, gap := range []time.Duration{5 * time.Second, 40 * time.Second} {
+		a := Ack{MsgID: "m-1", Subject: "app.acme.x", Stream: "APP", Seq: 9, Duplicate: true, FirstAttempt: true,
+			FirstPublishedAt: now, ApprovedSHA256: "abcd", Margin: time.Second, Window: Window{Stream: "APP", Duplicates: 2 * time.Minute},
+			Kept: Kept{Tagged: true, StoredAt: now.Add(-gap), PayloadSHA256: "abcd", Subject: "app.acme.x", StoresAs: "app.acme.x"}}
+		v := JudgeAck(a, now)
+		if v.Outcome != Reconcile || v.Check != CheckMaybePublished || !strings.Contains(v.Reason, "a publish of this replay the database has no record of") {
+			t.Errorf("gap %s: JudgeAck = %s/%s %q, want reconcile/%s", gap, v.Outcome, v.Check, v.Reason, CheckMaybePublished)
+		}
+	}
+}
