@@ -35,11 +35,14 @@ func Fingerprint(class ErrorClass, message, stack string) string {
 // NormaliseMessage replaces the variable parts of an error message with
 // placeholders, in one pass: a quoted value becomes <q>, and a word that
 // holds a digit (numbers, uuids, hex, ids such as order-7781 or 0xc000123)
-// becomes <#>. Letters are lower-cased and white space collapsed. A quote
-// opens a value only where a word does not run into it: the apostrophe of
-// "can't" is kept as it is, else it would take every word up to the next
-// apostrophe ("can't reach the gateway, won't retry") into one <q>, and
-// different errors into one group.
+// becomes <#>. Letters are lower-cased and white space collapsed.
+//
+// An apostrophe is not a quote (quoteOpens): one between letters ("can't",
+// "it's") is kept as it is, and a quote whose next like it runs into a
+// word ("won't") opens nothing. Else "can't reach the gateway, won't
+// retry" would be "can<q>t retry", and different errors one group.
+// Values quoted after a word or a character beyond ASCII (b'abc',
+// name"x", 用户'alice'不存在) are values still.
 func NormaliseMessage(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -47,11 +50,11 @@ func NormaliseMessage(s string) string {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
-		case (c == '"' || c == '\'') && (i == 0 || !inWord(s[i-1])):
-			if end := strings.IndexByte(s[i+1:], c); end >= 0 {
+		case c == '"' || c == '\'':
+			if end := quoteOpens(s, i); end > 0 {
 				flushSpace(&b, &space)
 				b.WriteString("<q>")
-				i += end + 2
+				i = end + 1
 				continue
 			}
 			flushSpace(&b, &space)
@@ -95,11 +98,31 @@ func isWordByte(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-'
 }
 
-// inWord says whether c, the byte before a quote, is part of a word the
-// quote continues: a word byte, or a byte of a character beyond ASCII
-// (the "é'" of a French elision).
-func inWord(c byte) bool {
-	return isWordByte(c) || c >= 0x80
+// quoteOpens is where the value the quote at s[i] opens ends (the index
+// of its closing quote), 0 when it opens none: it is an apostrophe between
+// letters (two before it, one after: "can't", not b'abc'), no quote like
+// it follows, or the next one runs into a letter, digit or underscore
+// ("can't … won't" from its first apostrophe). Linear over a message: a
+// quote's search ends at the next like it.
+// (TestRev38ApostrophesInWordsDoNotMergeErrors)
+func quoteOpens(s string, i int) int {
+	c := s[i]
+	if c == '\'' && i >= 2 && isLetter(s[i-1]) && isLetter(s[i-2]) && i+1 < len(s) && isLetter(s[i+1]) {
+		return 0
+	}
+	end := strings.IndexByte(s[i+1:], c)
+	if end < 0 {
+		return 0
+	}
+	end += i + 1
+	if end+1 < len(s) && (isLetter(s[end+1]) || s[end+1] >= '0' && s[end+1] <= '9' || s[end+1] == '_') {
+		return 0
+	}
+	return end
+}
+
+func isLetter(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 func lower(c byte) byte {

@@ -227,6 +227,24 @@ func TestRev38ApostrophesInWordsDoNotMergeErrors(t *testing.T) {
 	} {
 		assert.NotEqual(t, Fingerprint(ClassPermanent, p[0], ""), Fingerprint(ClassPermanent, p[1], ""), "%q / %q (%q)", p[0], p[1], NormaliseMessage(p[0]))
 	}
+	for _, p := range [][2]string{
+		{"it's the users' fault", "it's the admins' fault"},
+		{"I'm unable to load 'x'", "I'm unable to save 'x'"},
+	} {
+		assert.NotEqual(t, Fingerprint(ClassPermanent, p[0], ""), Fingerprint(ClassPermanent, p[1], ""), "%q / %q (%q)", p[0], p[1], NormaliseMessage(p[0]))
+	}
+	// Values quoted after a word or a character beyond ASCII stay values.
+	for _, p := range [][2]string{
+		{`找不到用户"alice"`, `找不到用户"bob"`},
+		{`用户'alice'不存在`, `用户'bob'不存在`},
+		{"value: 'alice'", "value: 'bob'"},
+		{`b'abc'`, `b'xyz'`},
+		{`name"alice"`, `name"bob"`},
+		{`user 'alice' has no quota`, `user 'bob' has no quota`},
+		{`can't parse '$x'`, `can't parse '$y'`},
+	} {
+		assert.Equal(t, Fingerprint(ClassPermanent, p[0], ""), Fingerprint(ClassPermanent, p[1], ""), "%q ~ %q (%q)", p[0], p[1], NormaliseMessage(p[0]))
+	}
 	assert.Equal(t, "can't find <q>", NormaliseMessage("Can't find 'order-1'"), "a quote after a space still opens a value")
 	assert.Equal(t, "key=<q> and <q>", NormaliseMessage(`key='abc' and "x"`))
 	assert.Equal(t, Fingerprint(ClassPermanent, "can't find 'order-1'", ""), Fingerprint(ClassPermanent, "can't find 'order-77'", ""), "the quoted value still does not split")
