@@ -1,6 +1,10 @@
 package replaypolicy
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/quarantine-console/quarantine"
+)
 
 // noBulkWhy is why items of class (classed by union too) that allow no
 // bulk are refused together: the one sentence of the bulk rule, at a draft
@@ -46,11 +50,13 @@ func (t *Table) NoBulk(itemType, ec string) string {
 // typeClasses are the classes the item-type rules may give an item of
 // itemType, in rule order: those of the rules that match it and name a
 // subject (each for some subjects), up to the first that names none (for
-// every other subject), or manual when none does.
+// every other subject), or manual when none does (an item type stored
+// shortened matches none: ClassOf).
 func (t *Table) typeClasses(itemType string) []Class {
 	var out []Class
+	shortened := quarantine.IsBoundedKey(itemType)
 	for i, p := range t.patterns {
-		if p.raw == "" || !p.match(itemType) {
+		if p.raw == "" || shortened || !p.match(itemType) {
 			continue
 		}
 		out = append(out, t.rules[i].Class)

@@ -3,6 +3,7 @@ package replaypolicy
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quarantine-console/quarantine"
 )
@@ -31,5 +32,28 @@ func TestRev38ShortenedItemTypeMatchesNoItemTypeRule(t *testing.T) {
 	}
 	if c := tbl.ClassOf("search.index_update", "app.acme.search.index_update"); c.Class != Rebuildable {
 		t.Errorf("a short item type is classed %s; want its rule's rebuildable", c.Class)
+	}
+	if c, rule := tbl.ClassFor(long); c != Manual || rule != -1 {
+		t.Errorf("ClassFor(shortened) = %s by rule %d; want manual by none", c, rule)
+	}
+	if why := tbl.NoBulk(long, ""); why == "" {
+		t.Errorf("a shortened item type is offered a bulk replay, which its class (manual) refuses")
+	}
+
+	// Retention: the shortened key takes no rule's period for its first
+	// tokens, but the longest of its tenant's, as an item type no rule
+	// names.
+	ret, err := Parse("ok.toml", []byte(lines(`[[rule]]`, `item_type = ">"`, `class = "manual"`,
+		`[retention]`, `unresolved = "365d"`,
+		`[[retention.rule]]`, `item_type = "search.*"`, `unresolved = "2d"`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := ret.Retention().For("acme", long, "quarantined")
+	if !ok || k.For != 365*24*time.Hour {
+		t.Errorf("a shortened item type is kept %v (ok %v); want 365d, not search.*'s 2d", k.For, ok)
+	}
+	if k, _ := ret.Retention().For("acme", "search.index_update", "quarantined"); k.For != 2*24*time.Hour {
+		t.Errorf("search.index_update is kept %v; want its rule's 2d", k.For)
 	}
 }
