@@ -721,10 +721,15 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		// Stored, but not where the subject's consumers read: the stream
 		// took it under the subject the account maps the original one to.
 		// A consumer of the stream reading every subject may have applied
-		// it; one filtered on the original subject never will.
+		// it; one filtered on the original subject never will. A retry's
+		// earlier publish may have landed as well (before the mapping).
+		earlier := ""
+		if !a.FirstAttempt && !a.FirstAttemptAt.IsZero() {
+			earlier = fmt.Sprintf(" This was a retry: an earlier publish of %s has no answer on record and may have landed as well, where the subject's consumers read; check whether it was applied twice.", formatTime(a.FirstAttemptAt))
+		}
 		return v.plain(Reconcile, CheckAckUnproven, fmt.Sprintf("stream %s stored the publish of message id %q as %s:%d, but under subject %q, not %q: the account maps the subject to another one the stream takes, "+
-			"and consumers of the original subject do not read it there. Whatever reads the stream's other subjects may have applied it: check the target and say whether it was applied",
-			a.Stream, a.MsgID, a.Stream, a.Seq, a.StoredUnder, a.Subject))
+			"and consumers of the original subject do not read it there. Whatever reads the stream's other subjects may have applied it: check the target and say whether it was applied.%s",
+			a.Stream, a.MsgID, a.Stream, a.Seq, a.StoredUnder, a.Subject, earlier))
 	case a.FirstAttempt && !a.Duplicate && a.StreamUnread != "":
 		// Stored, or dropped by a stream whose retention changed since
 		// the claim's list was read: only the stream as it is now tells,

@@ -60,6 +60,7 @@ func TestRev38RetryStoredUnderAMappedSubjectIsNotReplayed(t *testing.T) {
 	require.Empty(t, onSubjectMsgs(t, b.target, subject))
 	require.Equal(t, "needs_reconciliation", j.State, j.Result)
 	require.Contains(t, j.Result, `under subject "app.acme.elsewhere"`)
+	require.Contains(t, j.Result, "This was a retry: an earlier publish of", "the person is told the first attempt may have landed too")
 }
 
 // TestRev38StreamMadeSinceTheListStoringUnderAMappedSubjectIsNotReplayed:
