@@ -328,6 +328,9 @@ type Ledger struct {
 	// retention removed (0: none): as Item.ChainCut, a replay the ledger
 	// holds is then for a person, never taken as done.
 	ChainCut int64
+	// ChainTwice is the dead letter up the job's chain the console sent
+	// more than one replay of (0: none): as Item.ChainTwice.
+	ChainTwice int64
 	// Unsettled is the request of another job of the identity that may have
 	// been published and waits for a person (needs_reconciliation); 0:
 	// none.
@@ -468,6 +471,9 @@ func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
 	case l.Replayed && l.ChainCut != 0:
 		return v.plain(Block, CheckLedger, fmt.Sprintf("already replayed%s (the replay ledger has it), and %s; resolve it by hand",
 			replayedBy(l.ReplayedBy), chainCutBy(l.ChainCut)))
+	case l.Replayed && l.ChainTwice != 0:
+		return v.plain(Block, CheckLedger, fmt.Sprintf("already replayed%s (the replay ledger has it), and %s; resolve it by hand",
+			replayedBy(l.ReplayedBy), chainTwiceBy(l.ChainTwice)))
 	case l.Replayed && !(Classing{Class: v.Class}).skipsReplayed():
 		return v.plain(Block, CheckLedger, fmt.Sprintf("already replayed%s (the replay ledger has it), and a %s item is not published twice: "+
 			"if its effect did not happen, resolve it by hand", replayedBy(l.ReplayedBy), v.Class))

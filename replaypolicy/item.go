@@ -54,6 +54,12 @@ type Item struct {
 	// an origin beyond it, the replay whose effect failed and came back as
 	// this item. Such a replay is not taken as done: a person decides.
 	ChainCut int64
+	// ChainTwice is the dead letter up the item's Dlq-Replay-Of chain the
+	// console sent more than one replay of (0: none): the item came back
+	// from one of them, and which is not known, so a later one the ledger
+	// holds may be the one whose effect failed and came back as this item.
+	// As for ChainCut, such a replay is not taken as done: a person decides.
+	ChainTwice int64
 	// SubjectRefusal says why the original subject may not be published to
 	// (the subject allowlist's answer), "" when it may.
 	SubjectRefusal string
@@ -549,7 +555,8 @@ func HeldFreedBy(id int64, status, tenant string) string {
 // no second effect goes out without a person deciding it. When retention
 // cut the item's chain (Item.ChainCut), that replay may be the one the
 // item came back from: any class is blocked, for a person to check whether
-// its effect happened, never skipped as done.
+// its effect happened, never skipped as done; so when an origin up its
+// chain was replayed more than once (Item.ChainTwice).
 func replayedBefore(v Verdict, item Item) Verdict {
 	what := fmt.Sprintf("message id %q", item.MsgID)
 	if !item.AlreadyReplayed {
@@ -565,6 +572,9 @@ func replayedBefore(v Verdict, item Item) Verdict {
 	}
 	if item.ChainCut != 0 {
 		return v.with(Block, CheckLedger, "%s was already %s, and %s; resolve it by hand", what, done, chainCutBy(item.ChainCut))
+	}
+	if item.ChainTwice != 0 {
+		return v.with(Block, CheckLedger, "%s was already %s, and %s; resolve it by hand", what, done, chainTwiceBy(item.ChainTwice))
 	}
 	if v.Classing.skipsReplayed() {
 		return v.with(Done, CheckLedger, "%s was already %s; the item is skipped, not re-sent", what, doneWell)
@@ -772,6 +782,14 @@ func JudgeSelection(t *Table, class Class, tenant string, n int) Verdict {
 // chainCutBy says why a replay the ledger holds may be the one an item came
 // back from: retention removed dead letter id up its Dlq-Replay-Of chain,
 // so the chain is not known beyond it.
+// chainTwiceBy says why a replay the ledger holds is not taken as done
+// when dead letter id, up the item's chain, was replayed more than once
+// (Item.ChainTwice, Ledger.ChainTwice).
+func chainTwiceBy(id int64) string {
+	return fmt.Sprintf("dead letter %d up this one's Dlq-Replay-Of chain was replayed more than once, so whether that replay is the one "+
+		"that failed and came back as this dead letter (its effect undone) is not known: it is not skipped as done", id)
+}
+
 func chainCutBy(id int64) string {
 	return fmt.Sprintf("retention removed dead letter %d up this one's Dlq-Replay-Of chain, so whether that replay is the one "+
 		"that failed and came back as this dead letter (its effect undone) is not known: it is not skipped as done", id)

@@ -26,7 +26,10 @@ type facts struct {
 	msgReplayedBy, opReplayedBy int64
 	// chainCut is the origin up its Dlq-Replay-Of chain whose row retention
 	// removed (ledger.go chainCut; 0: none).
-	chainCut                      int64
+	chainCut int64
+	// chainTwice is the origin up that chain the console sent more than
+	// one replay of (ledger.go chainTwice; 0: none).
+	chainTwice                    int64
 	payloadSHA256, originalSHA256 []byte
 	status                        dlq.Status
 	request, heldBy               int64
@@ -79,8 +82,8 @@ func (f *facts) item(cfg Config) replaypolicy.Item {
 		Principal: f.principal, OriginalSubject: f.subject, PayloadSHA256: hex.EncodeToString(f.payloadSHA256),
 		OriginalPayloadSHA256: hex.EncodeToString(f.originalSHA256), PayloadEdited: f.edited, PayloadUnavailable: f.payloadUnavailable,
 		AlreadyReplayed: f.msgReplayedBy != 0, OperationReplayed: f.opReplayedBy != 0,
-		ChainCut: f.chainCut,
-		Status:   string(f.status), Request: f.request, HeldBy: f.heldBy, HeldByStatus: f.heldByStatus,
+		ChainCut: f.chainCut, ChainTwice: f.chainTwice,
+		Status: string(f.status), Request: f.request, HeldBy: f.heldBy, HeldByStatus: f.heldByStatus,
 		ErrorClass: f.errorClass, DeadLetteredAt: dlq.DeadLetteredBy(f.deadLetteredAt, f.receivedAt, f.flags), Generation: f.generation,
 		NoRevalidator: cfg.noRevalidator(), Send: f.send, ServiceTwin: f.serviceTwin, Conflicting: conflictingOf(f.flags, f.conflicting),
 	}
@@ -167,6 +170,7 @@ SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.opera
        coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true),
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, coalesce(d.status, '` + purged + `'),
        ` + itemLedger.replayedByMsg() + `, ` + itemLedger.replayedByOp() + `, ` + chainCut("$2::text", "d.replay_of", "i.dead_lettered_at") + `,
+       ` + chainTwice("$2::text", "d.replay_of", "i.dead_lettered_at") + `,
        ` + heldBy("i.dead_letter_id") + `,
        ` + dlq.JudgedErrorClassOfD + `, i.dead_lettered_at, coalesce(` + judgedGenerationOfD + `, 0), ` + fixColumns + `,
        `
@@ -282,7 +286,7 @@ type requestRow struct {
 // headers (what the row reads of the item's headers) and requestFactsRest.
 func requestFactsInto(f *facts, r *requestRow, headers ...any) []any {
 	out := []any{&f.deadLetterID, &f.itemType, &f.subject, &f.msgID, &f.operationID, &f.principal, &f.msgIDDerived,
-		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy,
+		&f.payloadUnavailable, &f.edited, &f.payloadSHA256, &f.originalSHA256, &f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.chainTwice, &f.heldBy,
 		&f.heldByStatus, &f.errorClass, &f.deadLetteredAt, &f.generation}
 	out = append(append(out, f.fixInto()...), headers...)
 	return append(out, &r.size, &r.corr, &f.flags, &r.originalSize, &r.skipped, &f.receivedAt, &f.serviceTwin, &f.conflicting)

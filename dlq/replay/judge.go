@@ -543,7 +543,7 @@ func (w *Worker) readLedgers(ctx context.Context, q querier, jobs []*job) map[in
 			read := l
 			read.ReplayedBy, read.AppliedOnly = replayedBy(byMsg, byOp)
 			read.Replayed = read.ReplayedBy != 0
-			read.ChainCut = chains.cut[id]
+			read.ChainCut, read.ChainTwice = chains.cut[id], chains.twice[id]
 			out[id] = &read
 			return nil
 		})

@@ -40,7 +40,10 @@ import (
 // letter comes back from a replay that was sent, and the earliest one sent
 // was sent before any other. Where two were sent before the item came back
 // and it came back from the later one, the earlier is taken and the later
-// counts: the item is left for a person, never published twice. A replay
+// counts; so an origin the console sent more than one replay of
+// (chainTwice) leaves the item for a person, whatever its class: neither
+// published twice nor skipped as done by the replay it came back from
+// (TestRev38ChildOfAnOriginReplayedTwiceIsLeftForAPerson). A replay
 // of another dead letter of the message (a second failure of the
 // original, or a sibling that came back from the same replay) counts.
 //
@@ -162,9 +165,13 @@ func firstReplayJob(id string) string {
 // origins is the predicate that ledger row l is the first replay of an
 // origin of the dead letter of tenant whose replay_of and dead_lettered_at
 // are replayOf and at (SQL of the enclosing query), as far as its chain is
-// kept (chain).
+// kept (chain). An origin the console sent no replay of has no first
+// replay (NULL), and explains none: the predicate is false for l then, not
+// NULL, which NOT (origins) would read as every row explained, as the
+// worker's own read (readOrigins) does not.
+// (TestRev38OriginWithNoReplaySentHidesNoLedgerRow)
 func origins(tenant, replayOf, at string) string {
-	return `l.job_id = ANY (ARRAY(` + chain(tenant, replayOf, at) + ` SELECT ` + firstReplayJob("rup.id") + ` FROM rup))`
+	return `coalesce(l.job_id = ANY (ARRAY(` + chain(tenant, replayOf, at) + ` SELECT ` + firstReplayJob("rup.id") + ` FROM rup)), false)`
 }
 
 // chainCut is the expression of the origin up the chain of the same dead
@@ -178,6 +185,26 @@ func origins(tenant, replayOf, at string) string {
 // (replaypolicy.Item.ChainCut).
 func chainCut(tenant, replayOf, at string) string {
 	return `coalesce((` + chain(tenant, replayOf, at) + ` SELECT rup.id FROM rup WHERE NOT EXISTS (` + kept("rup") + `) LIMIT 1), 0)`
+}
+
+// sentReplays is the expression of how many replays the console sent of
+// dead letter id (SQL of the enclosing query): its jobs a publish of which
+// may have landed, as firstReplayJob counts them.
+func sentReplays(id string) string {
+	return `(SELECT count(*) FROM replay_items ri
+                  JOIN replay_jobs rj ON rj.request_id = ri.request_id AND rj.dead_letter_id = ri.dead_letter_id
+                  WHERE ri.dead_letter_id = ` + id + `
+                    AND rj.handed_at IS NOT NULL AND rj.state NOT IN ('blocked', 'skipped'))`
+}
+
+// chainTwice is the expression of the origin up the chain of the same
+// dead letter as origins' that the console sent more than one replay of
+// (sentReplays; 0: none). Only the first of them is explained by the
+// chain (firstReplayJob), but the item may have come back from a later
+// one: a replay the ledger holds is then left for a person
+// (replaypolicy.Item.ChainTwice), as for chainCut.
+func chainTwice(tenant, replayOf, at string) string {
+	return `coalesce((` + chain(tenant, replayOf, at) + ` SELECT rup.id FROM rup WHERE ` + sentReplays("rup.id") + ` > 1 LIMIT 1), 0)`
 }
 
 // chain is the WITH clause of the walk up the origins of the dead letter
@@ -202,25 +229,27 @@ func kept(step string) string {
 // selectOrigins is origins' walk for jobs: for each job of $1 whose dead
 // letter of tenant $4 names an origin $2 and was stored at $3, each origin
 // up its chain (dlq.ChainUp, keyed by the job), with the first replay job
-// of it (firstReplayJob; NULL where the console sent none) and whether
-// retention removed its row (the chain is cut there: chainCut).
+// of it (firstReplayJob; NULL where the console sent none), whether
+// retention removed its row (the chain is cut there: chainCut), and
+// whether the console sent more than one replay of it (chainTwice).
 var selectOrigins = `WITH RECURSIVE ` + dlq.ChainUp("up", `SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::text[])`) + `
-SELECT up.key, up.id, ` + firstReplayJob("up.id") + `, NOT EXISTS (` + kept("up") + `) FROM up`
+SELECT up.key, up.id, ` + firstReplayJob("up.id") + `, NOT EXISTS (` + kept("up") + `), ` + sentReplays("up.id") + ` > 1 FROM up`
 
 // chainRead is what readOrigins read of the chains of a claim's jobs: as
 // two arrays of pairs, a job and the job of the first replay of one origin
 // of its dead letter (ledgerOf's $5 and $6), and by job, the origin up its
-// chain whose row retention removed.
+// chain whose row retention removed, and the origin the console sent more
+// than one replay of.
 type chainRead struct {
 	jobIDs, originJobs []int64
-	cut                map[int64]int64
+	cut, twice         map[int64]int64
 }
 
 // readOrigins reads, on q, the chains of the dead letters of jobs
 // (selectOrigins). Jobs whose dead letter names no origin cost nothing;
 // when none does, it reads nothing.
 func readOrigins(ctx context.Context, q querier, jobs []*job) (chainRead, error) {
-	read := chainRead{cut: map[int64]int64{}}
+	read := chainRead{cut: map[int64]int64{}, twice: map[int64]int64{}}
 	var ids, of []int64
 	var ats []time.Time
 	var tenants []string
@@ -238,13 +267,16 @@ func readOrigins(ctx context.Context, q querier, jobs []*job) (chainRead, error)
 	}
 	var jobID, origin int64
 	var first *int64
-	var gone bool
-	_, err = pgx.ForEachRow(rows, []any{&jobID, &origin, &first, &gone}, func() error {
+	var gone, twice bool
+	_, err = pgx.ForEachRow(rows, []any{&jobID, &origin, &first, &gone, &twice}, func() error {
 		if first != nil {
 			read.jobIDs, read.originJobs = append(read.jobIDs, jobID), append(read.originJobs, *first)
 		}
 		if gone {
 			read.cut[jobID] = origin
+		}
+		if twice {
+			read.twice[jobID] = origin
 		}
 		return nil
 	})

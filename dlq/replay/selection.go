@@ -77,6 +77,7 @@ var (
        ` + deadLetterLedger.replayedByMsg() + ` AS msg_replayed_by,
        ` + deadLetterLedger.replayedByOp() + ` AS op_replayed_by,
        ` + chainCut("d.tenant", "d.replay_of", "d.dead_lettered_at") + ` AS chain_cut,
+       ` + chainTwice("d.tenant", "d.replay_of", "d.dead_lettered_at") + ` AS chain_twice,
        ` + heldBy("d.id") + `,
        ` + dlq.JudgedErrorClassOfD + `, ` + judgedGenerationOfD + `, ` + fixColumns + `, d.payload_size, d.flags, d.received_at,
        ` + dlq.ServiceTwinOfD + `, ` + dlq.ConflictingHeadersOfD
@@ -202,7 +203,7 @@ func factsInto(it *Item, f *facts, size *int64, headers ...any) []any {
 		&f.operationID, &it.CorrelationID, &f.principal}
 	out = append(out, headers...)
 	out = append(out, &f.payloadSHA256, &f.payloadUnavailable,
-		&f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.heldBy, &f.heldByStatus, &f.errorClass, &f.generation)
+		&f.status, &f.msgReplayedBy, &f.opReplayedBy, &f.chainCut, &f.chainTwice, &f.heldBy, &f.heldByStatus, &f.errorClass, &f.generation)
 	out = append(out, f.fixInto()...)
 	return append(out, size, &f.flags, &f.receivedAt, &f.serviceTwin, &f.conflicting)
 }
