@@ -609,8 +609,15 @@ func OursKept(a Ack) bool {
 // one: it is that publish, or a copy of it (OursKept tells them apart by
 // when and where it was stored).
 func copiedKept(a Ack) bool {
+	return taggedKept(a) && !a.FirstPublishedAt.IsZero()
+}
+
+// taggedKept says whether the message the broker kept under a's id
+// carries this item's and request's replay headers and the approved
+// payload, whether or not the job has a publish on record (copiedKept).
+func taggedKept(a Ack) bool {
 	k := a.Kept
-	return k.Unreadable == "" && k.Tagged && !a.FirstPublishedAt.IsZero() && a.ApprovedSHA256 != "" && strings.EqualFold(k.PayloadSHA256, a.ApprovedSHA256)
+	return k.Unreadable == "" && k.Tagged && a.ApprovedSHA256 != "" && strings.EqualFold(k.PayloadSHA256, a.ApprovedSHA256)
 }
 
 // sentAgain says whether the message the broker kept under a's id, not
@@ -792,19 +799,26 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate for a retry after an unknown outcome; the message it keeps (%s:%d) carries this replay's headers and approved payload "+
 			"but was stored at %s by the broker's clock, before this replay first published (%s by the database's): it is this replay's own publish if the broker's clock is behind, else a copy. "+
 			"Check the target and say whether it was applied", a.Stream, a.Seq, formatTime(a.Kept.StoredAt), formatTime(a.FirstPublishedAt)))
-	case copiedKept(a) && a.Kept.otherSubject(a.Subject) == "":
-		// A first attempt (none on record before it, or a person's
-		// republish) met by a message of this replay, on its subject,
-		// stored before this publish: a publish of it the database no
-		// longer records (a PostgreSQL failover that lost the commits
-		// after it, a restore), or a copy. Deferring would publish again
-		// once the window has passed: a second effect if it was applied.
-		// (A copy on another subject reached no consumer of this one: the
+	case a.FirstAttempt && taggedKept(a) && a.Kept.otherSubject(a.Subject) == "":
+		// A first attempt (the job's first publish on record, or one after
+		// a person's republish) met by a message of this replay, on its
+		// subject, not shown to be this publish (OursKept): a publish of
+		// it the database no longer records (a PostgreSQL failover that
+		// lost the commits of the gate and the record after it, a
+		// restore: the job's first publish ever again, with no time on
+		// record), or a copy. Deferring would publish again once the
+		// window has passed: a second effect if it was applied. (A copy
+		// on another subject reached no consumer of this one: the
 		// republish waits for its window, below.)
-		// (TestRev38FirstAttemptMetByItsOwnUnrecordedPublishIsNotDeferred)
+		// (TestRev38FirstAttemptMetByItsOwnUnrecordedPublishIsNotDeferred,
+		// TestRev38PublishTheDatabaseLostIsLeftForAPerson)
+		before := "before this replay's first publish on record (" + formatTime(a.FirstPublishedAt) + " by the database's clock)"
+		if a.FirstPublishedAt.IsZero() {
+			before = "though the database records no earlier publish of this replay"
+		}
 		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate, and the message it keeps (%s:%d) carries this replay's headers and approved payload on its subject, "+
-			"but was stored at %s by the broker's clock, before this publish (%s by the database's): a publish of this replay the database has no record of (a PostgreSQL failover that lost commits, a restore), "+
-			"this publish if the broker's clock is behind, or a copy. Check the target and say whether it was applied", a.Stream, a.Seq, formatTime(a.Kept.StoredAt), formatTime(a.FirstPublishedAt)))
+			"stored at %s by the broker's clock, %s: a publish of this replay the database has no record of (a PostgreSQL failover that lost commits, a restore), "+
+			"or a copy. Check the target and say whether it was applied", a.Stream, a.Seq, formatTime(a.Kept.StoredAt), before))
 	case !a.FirstAttempt && !a.FirstAttemptAt.IsZero() && a.Window.Unreadable == "" && otherStream(a) != "":
 		// A message the window holds that is not shown to be ours, in a
 		// stream that never saw the earlier publish: that one may have

@@ -779,9 +779,6 @@ func JudgeSelection(t *Table, class Class, tenant string, n int) Verdict {
 	return v
 }
 
-// chainCutBy says why a replay the ledger holds may be the one an item came
-// back from: retention removed dead letter id up its Dlq-Replay-Of chain,
-// so the chain is not known beyond it.
 // chainTwiceBy says why a replay the ledger holds is not taken as done
 // when dead letter id, up the item's chain, was replayed more than once
 // (Item.ChainTwice, Ledger.ChainTwice).
@@ -790,6 +787,9 @@ func chainTwiceBy(id int64) string {
 		"that failed and came back as this dead letter (its effect undone) is not known: it is not skipped as done", id)
 }
 
+// chainCutBy says why a replay the ledger holds may be the one an item came
+// back from: retention removed dead letter id up its Dlq-Replay-Of chain,
+// so the chain is not known beyond it.
 func chainCutBy(id int64) string {
 	return fmt.Sprintf("retention removed dead letter %d up this one's Dlq-Replay-Of chain, so whether that replay is the one "+
 		"that failed and came back as this dead letter (its effect undone) is not known: it is not skipped as done", id)

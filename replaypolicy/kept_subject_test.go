@@ -64,12 +64,17 @@ func TestRev38FirstAttemptMetByItsOwnUnrecordedPublishIsNotDeferred(t *testing.T
 	t.Parallel()
 	now := testNow
 	for _, gap := range []time.Duration{5 * time.Second, 40 * time.Second} {
-		a := Ack{MsgID: "m-1", Subject: "app.acme.x", Stream: "APP", Seq: 9, Duplicate: true, FirstAttempt: true,
-			FirstPublishedAt: now, ApprovedSHA256: "abcd", Margin: time.Second, Window: Window{Stream: "APP", Duplicates: 2 * time.Minute},
-			Kept: Kept{Tagged: true, StoredAt: now.Add(-gap), PayloadSHA256: "abcd", Subject: "app.acme.x", StoresAs: "app.acme.x"}}
-		v := JudgeAck(a, now)
-		if v.Outcome != Reconcile || v.Check != CheckMaybePublished || !strings.Contains(v.Reason, "a publish of this replay the database has no record of") {
-			t.Errorf("gap %s: JudgeAck = %s/%s %q, want reconcile/%s", gap, v.Outcome, v.Check, v.Reason, CheckMaybePublished)
+		// The gate's commit was lost with the rest: the job's first
+		// publish ever again, with no time on record (the worker's Ack of
+		// a first publish ever), or one after a person's republish.
+		for _, published := range []time.Time{{}, now} {
+			a := Ack{MsgID: "m-1", Subject: "app.acme.x", Stream: "APP", Seq: 9, Duplicate: true, FirstAttempt: true,
+				FirstPublishedAt: published, ApprovedSHA256: "abcd", Margin: time.Second, Window: Window{Stream: "APP", Duplicates: 2 * time.Minute},
+				Kept: Kept{Tagged: true, StoredAt: now.Add(-gap), PayloadSHA256: "abcd", Subject: "app.acme.x", StoresAs: "app.acme.x"}}
+			v := JudgeAck(a, now)
+			if v.Outcome != Reconcile || v.Check != CheckMaybePublished || !strings.Contains(v.Reason, "a publish of this replay the database has no record of") {
+				t.Errorf("gap %s, on record %v: JudgeAck = %s/%s %q, want reconcile/%s", gap, !published.IsZero(), v.Outcome, v.Check, v.Reason, CheckMaybePublished)
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -100,4 +101,46 @@ func TestRev38StreamMadeSinceTheListStoringUnderAMappedSubjectIsNotReplayed(t *t
 	require.Empty(t, onSubjectMsgs(t, events, subject))
 	require.Equal(t, "needs_reconciliation", j.State, j.Result)
 	require.Contains(t, j.Result, `under subject "events.acme.elsewhere"`)
+}
+
+// TestRev38PublishTheDatabaseLostIsLeftForAPerson: a PostgreSQL failover
+// lost the commits of a worker's gate and record after its publish was
+// stored: on the new primary the job is about to make its first publish
+// ever again, with none on record. The broker answers Duplicate and keeps
+// that publish (this item's and request's replay headers, the approved
+// payload, the subject). The job goes to a person, not deferred to be
+// published again once the window has passed (a second effect). Here the
+// lost publish is made by hand, as the lost worker had made it.
+func TestRev38PublishTheDatabaseLostIsLeftForAPerson(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	const msgID = "rev38-lost-commit"
+	payload := `{"doc":"rev38"}`
+	id := b.seedItem(t, "search.index_update", msgID, nil, payload)
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	var subject string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT subject FROM replay_items WHERE request_id = $1`, req.ID).Scan(&subject))
+	lost := nats.NewMsg(subject)
+	lost.Data = []byte(payload)
+	lost.Header.Set(dlq.HeaderNatsMsgID, msgID)
+	lost.Header.Set(replay.HeaderReplayOf, strconv.FormatInt(id, 10))
+	lost.Header.Set(replay.HeaderReplayRequest, strconv.FormatInt(req.ID, 10))
+	_, err := b.js.PublishMsg(ctx, lost)
+	require.NoError(t, err)
+
+	w := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	wait.Until(t, "the job judged", time.Minute, func() bool {
+		_, err := w.RunOnce(ctx)
+		require.NoError(t, err)
+		switch b.job(t, req.ID, id).State {
+		case "pending", "claimed", "unknown":
+			return false
+		}
+		return true
+	})
+	j := b.job(t, req.ID, id)
+	require.Equal(t, "needs_reconciliation", j.State, j.Result)
+	require.Contains(t, j.Result, "a publish of this replay the database has no record of")
+	require.Equal(t, 1, b.publishedAs(t, msgID), "nothing published again")
 }
