@@ -126,4 +126,21 @@ func TestRev38SaidDeletedAndUnreadableIsRetired(t *testing.T) {
 	require.False(t, in.retireReplaced(context.Background(), sess))
 	require.True(t, said.isRetired(), "said deleted, and not readable: retired")
 	require.False(t, quiet.isRetired(), "not readable alone: neither retired nor unchanged")
+
+	// A lookup that found the consumer the same answers the status: a
+	// lookup that fails hours later does not retire it on that word.
+	nc2, js2 := ns.Connect(t)
+	ctx := context.Background()
+	_, err := js2.CreateStream(ctx, jetstream.StreamConfig{Name: "REV38C", Subjects: []string{"rev38c.>"}})
+	require.NoError(t, err)
+	cons, err := js2.CreateOrUpdateConsumer(ctx, "REV38C", jetstream.ConsumerConfig{Durable: "rev38", AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	in2 := NewIngester(IngestConfig{Durable: "rev38"}, js2, nil, NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	answered := &incarnation{stream: "REV38C", created: cons.CachedInfo().Created}
+	answered.saidDeleted()
+	sess2 := &session{stop: func() {}, incs: map[string]*incarnation{"REV38C": answered}}
+	require.True(t, in2.retireReplaced(ctx, sess2), "the consumer is the same one")
+	nc2.Close()
+	require.False(t, in2.retireReplaced(ctx, sess2))
+	require.False(t, answered.isRetired(), "a status answered by a lookup does not retire it at a later failed one")
 }

@@ -753,9 +753,11 @@ func (sess *session) retire() {
 func (in *Ingester) retireReplaced(ctx context.Context, sess *session) (unchanged bool) {
 	unchanged = len(sess.incs) > 0
 	for stream, inc := range sess.incs {
+		asked := time.Now()
 		cons, err := in.js.Consumer(ctx, stream, in.cfg.Durable)
 		switch {
 		case err == nil && cons.CachedInfo().Created.Equal(inc.created) && !inc.isRetired():
+			inc.confirmed(asked) // and a status that said it was deleted is answered
 			continue
 		case err == nil, errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrStreamNotFound), inc.wasSaidDeleted():
 			if !inc.isRetired() {

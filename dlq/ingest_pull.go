@@ -339,10 +339,11 @@ type incarnation struct {
 	mu      sync.RWMutex
 	retired bool
 	seenAt  time.Time // when the consumer was last asked for and found to be this one
-	// deleted: a status on the inbox said the consumer was deleted. Not
+	// deletedAt: when a status on the inbox said the consumer was deleted
+	// (zero: none since a lookup found it the same, asked after it). Not
 	// proof (a client may send one), so it retires c only when the
 	// consumer cannot be read either (Ingester.retireReplaced).
-	deleted bool
+	deletedAt time.Time
 }
 
 // errRetired is what settling a message of a retired incarnation returns.
@@ -372,7 +373,9 @@ func (c *incarnation) retire() {
 	c.mu.Unlock()
 }
 
-// confirmed records that c's consumer, asked for at at, was still c.
+// confirmed records that c's consumer, asked for at at, was still c: a
+// status that said it was deleted before is answered (saidDeleted), and
+// a lookup that fails later does not retire c on its word.
 func (c *incarnation) confirmed(at time.Time) {
 	if c == nil {
 		return
@@ -381,6 +384,9 @@ func (c *incarnation) confirmed(at time.Time) {
 	defer c.mu.Unlock()
 	if at.After(c.seenAt) {
 		c.seenAt = at
+	}
+	if at.After(c.deletedAt) {
+		c.deletedAt = time.Time{}
 	}
 }
 
@@ -398,7 +404,7 @@ func (c *incarnation) saidDeleted() {
 		return
 	}
 	c.mu.Lock()
-	c.deleted = true
+	c.deletedAt = time.Now()
 	c.mu.Unlock()
 }
 
@@ -409,7 +415,7 @@ func (c *incarnation) wasSaidDeleted() bool {
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.deleted
+	return !c.deletedAt.IsZero()
 }
 
 // isRetired reports whether c was retired.

@@ -170,7 +170,7 @@ SELECT i.dead_letter_id, coalesce(d.item_type, ''), i.subject, i.msg_id, i.opera
        coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true),
        i.payload IS NOT NULL, i.payload_sha256, d.payload_sha256, coalesce(d.status, '` + purged + `'),
        ` + itemLedger.replayedByMsg() + `, ` + itemLedger.replayedByOp() + `, ` + chainCut("$2::text", "d.replay_of", "i.dead_lettered_at") + `,
-       ` + chainTwice("$2::text", "d.replay_of", "i.dead_lettered_at") + `,
+       ` + chainTwice("$2::text", "d.replay_of", "i.dead_lettered_at", "coalesce(d.received_at, i.dead_lettered_at)") + `,
        ` + heldBy("i.dead_letter_id") + `,
        ` + dlq.JudgedErrorClassOfD + `, i.dead_lettered_at, coalesce(` + judgedGenerationOfD + `, 0), ` + fixColumns + `,
        `

@@ -188,23 +188,32 @@ func chainCut(tenant, replayOf, at string) string {
 }
 
 // sentReplays is the expression of how many replays the console sent of
-// dead letter id (SQL of the enclosing query): its jobs a publish of which
-// may have landed, as firstReplayJob counts them.
-func sentReplays(id string) string {
+// dead letter id before received (SQL of the enclosing query: when the
+// item whose chain it is was stored, by the database's clock, as
+// first_published_at is; a job from before that column, migration 0014,
+// is older than any): its jobs a publish of which may have landed, as
+// firstReplayJob counts them. A replay sent after the item was stored is
+// not one it came back from: it is what the item stands for done again,
+// and counts against it (TestSentJobSettledNotAppliedStaysFirstReplay).
+// For an origin further up, whose child in the chain was stored before
+// the item, it may count one sent after that child: the item is then left
+// for a person, never skipped on a guess.
+func sentReplays(id, received string) string {
 	return `(SELECT count(*) FROM replay_items ri
                   JOIN replay_jobs rj ON rj.request_id = ri.request_id AND rj.dead_letter_id = ri.dead_letter_id
                   WHERE ri.dead_letter_id = ` + id + `
-                    AND rj.handed_at IS NOT NULL AND rj.state NOT IN ('blocked', 'skipped'))`
+                    AND rj.handed_at IS NOT NULL AND rj.state NOT IN ('blocked', 'skipped')
+                    AND (rj.first_published_at IS NULL OR rj.first_published_at < ` + received + `))`
 }
 
 // chainTwice is the expression of the origin up the chain of the same
-// dead letter as origins' that the console sent more than one replay of
-// (sentReplays; 0: none). Only the first of them is explained by the
-// chain (firstReplayJob), but the item may have come back from a later
-// one: a replay the ledger holds is then left for a person
-// (replaypolicy.Item.ChainTwice), as for chainCut.
-func chainTwice(tenant, replayOf, at string) string {
-	return `coalesce((` + chain(tenant, replayOf, at) + ` SELECT rup.id FROM rup WHERE ` + sentReplays("rup.id") + ` > 1 LIMIT 1), 0)`
+// dead letter as origins' (stored at received) that the console sent more
+// than one replay of before it was stored (sentReplays; 0: none). Only the
+// first of them is explained by the chain (firstReplayJob), but the item
+// may have come back from a later one: a replay the ledger holds is then
+// left for a person (replaypolicy.Item.ChainTwice), as for chainCut.
+func chainTwice(tenant, replayOf, at, received string) string {
+	return `coalesce((` + chain(tenant, replayOf, at) + ` SELECT rup.id FROM rup WHERE ` + sentReplays("rup.id", received) + ` > 1 LIMIT 1), 0)`
 }
 
 // chain is the WITH clause of the walk up the origins of the dead letter
@@ -231,9 +240,11 @@ func kept(step string) string {
 // up its chain (dlq.ChainUp, keyed by the job), with the first replay job
 // of it (firstReplayJob; NULL where the console sent none), whether
 // retention removed its row (the chain is cut there: chainCut), and
-// whether the console sent more than one replay of it (chainTwice).
+// whether the console sent more than one replay of it before the job's
+// dead letter was stored ($5, by job: chainTwice).
 var selectOrigins = `WITH RECURSIVE ` + dlq.ChainUp("up", `SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::text[])`) + `
-SELECT up.key, up.id, ` + firstReplayJob("up.id") + `, NOT EXISTS (` + kept("up") + `), ` + sentReplays("up.id") + ` > 1 FROM up`
+SELECT up.key, up.id, ` + firstReplayJob("up.id") + `, NOT EXISTS (` + kept("up") + `),
+       ` + sentReplays("up.id", `(SELECT r.at FROM unnest($1::bigint[], $5::timestamptz[]) AS r(key, at) WHERE r.key = up.key)`) + ` > 1 FROM up`
 
 // chainRead is what readOrigins read of the chains of a claim's jobs: as
 // two arrays of pairs, a job and the job of the first replay of one origin
@@ -251,17 +262,18 @@ type chainRead struct {
 func readOrigins(ctx context.Context, q querier, jobs []*job) (chainRead, error) {
 	read := chainRead{cut: map[int64]int64{}, twice: map[int64]int64{}}
 	var ids, of []int64
-	var ats []time.Time
+	var ats, received []time.Time
 	var tenants []string
 	for _, j := range jobs {
 		if j.replayOf != nil {
 			ids, of, ats, tenants = append(ids, j.id), append(of, *j.replayOf), append(ats, j.deadLetteredAt), append(tenants, j.tenant)
+			received = append(received, j.receivedAt)
 		}
 	}
 	if len(ids) == 0 {
 		return read, nil
 	}
-	rows, err := q.Query(ctx, selectOrigins, ids, of, ats, tenants)
+	rows, err := q.Query(ctx, selectOrigins, ids, of, ats, tenants, received)
 	if err != nil {
 		return read, err
 	}

@@ -77,7 +77,7 @@ var (
        ` + deadLetterLedger.replayedByMsg() + ` AS msg_replayed_by,
        ` + deadLetterLedger.replayedByOp() + ` AS op_replayed_by,
        ` + chainCut("d.tenant", "d.replay_of", "d.dead_lettered_at") + ` AS chain_cut,
-       ` + chainTwice("d.tenant", "d.replay_of", "d.dead_lettered_at") + ` AS chain_twice,
+       ` + chainTwice("d.tenant", "d.replay_of", "d.dead_lettered_at", "d.received_at") + ` AS chain_twice,
        ` + heldBy("d.id") + `,
        ` + dlq.JudgedErrorClassOfD + `, ` + judgedGenerationOfD + `, ` + fixColumns + `, d.payload_size, d.flags, d.received_at,
        ` + dlq.ServiceTwinOfD + `, ` + dlq.ConflictingHeadersOfD
