@@ -812,13 +812,13 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		// republish waits for its window, below.)
 		// (TestRev38FirstAttemptMetByItsOwnUnrecordedPublishIsNotDeferred,
 		// TestRev38PublishTheDatabaseLostIsLeftForAPerson)
-		before := "before this replay's first publish on record (" + formatTime(a.FirstPublishedAt) + " by the database's clock)"
-		if a.FirstPublishedAt.IsZero() {
-			before = "though the database records no earlier publish of this replay"
+		before, which := "though the database records no earlier publish of this replay", "a publish of this replay the database has no record of (a PostgreSQL failover that lost commits, a restore), or a copy"
+		if !a.FirstPublishedAt.IsZero() {
+			before = "before this replay's first publish on record (" + formatTime(a.FirstPublishedAt) + " by the database's clock)"
+			which = "this replay's earlier publish if the broker's clock is behind the database's, a publish of this replay the database has no record of (a PostgreSQL failover that lost commits, a restore), or a copy"
 		}
 		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate, and the message it keeps (%s:%d) carries this replay's headers and approved payload on its subject, "+
-			"stored at %s by the broker's clock, %s: a publish of this replay the database has no record of (a PostgreSQL failover that lost commits, a restore), "+
-			"or a copy. Check the target and say whether it was applied", a.Stream, a.Seq, formatTime(a.Kept.StoredAt), before))
+			"stored at %s by the broker's clock, %s: %s. Check the target and say whether it was applied", a.Stream, a.Seq, formatTime(a.Kept.StoredAt), before, which))
 	case !a.FirstAttempt && !a.FirstAttemptAt.IsZero() && a.Window.Unreadable == "" && otherStream(a) != "":
 		// A message the window holds that is not shown to be ours, in a
 		// stream that never saw the earlier publish: that one may have

@@ -154,3 +154,27 @@ func TestRev38OriginWithNoReplaySentHidesNoLedgerRow(t *testing.T) {
 	check, reason = draftVerdict(t, b, back)
 	assert.Equal(t, replaypolicy.CheckLedger, check, "the ledger's replay of the message counts: %s", reason)
 }
+
+// TestRev38ChildStampedBeforeItsReplayByASteppedClockIsLeftForAPerson:
+// as TestRev38ChildOfAnOriginReplayedTwiceIsLeftForAPerson, but the
+// database's clock stepped back between R1's publish and B's arrival (a
+// failover to a primary whose clock lags, an NTP step): B reads as stored
+// 5 ms before R1 was first published. R1 still counts as a replay B may
+// have come back from (within chainSlack), and B is left for a person,
+// not skipped by it.
+func TestRev38ChildStampedBeforeItsReplayByASteppedClockIsLeftForAPerson(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	a, r1, w1, letter := chainTwiceSetup(t, b, "rev38-twice-3", 0)
+	run(t, w1)
+	b.waitStatus(t, r1.ID, replay.StatusDone)
+	back := letter(a, r1.ID)
+	tag, err := b.db.Pool.Exec(ctx, `UPDATE dead_letters SET received_at = (SELECT first_published_at FROM replay_jobs WHERE request_id = $1 AND dead_letter_id = $2) - interval '5 milliseconds'
+        WHERE id = $3`, r1.ID, a, back)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected())
+	check, reason := draftVerdict(t, b, back)
+	assert.Equal(t, replaypolicy.CheckLedger, check)
+	assert.Contains(t, reason, "was replayed more than once")
+}

@@ -197,14 +197,20 @@ func chainCut(tenant, replayOf, at string) string {
 // and counts against it (TestSentJobSettledNotAppliedStaysFirstReplay).
 // For an origin further up, whose child in the chain was stored before
 // the item, it may count one sent after that child: the item is then left
-// for a person, never skipped on a guess.
+// for a person, never skipped on a guess. So does chainSlack: a database
+// clock stepped back (a failover to a primary whose clock lags, an NTP
+// step) could stamp the item before the replay it came back from.
 func sentReplays(id, received string) string {
 	return `(SELECT count(*) FROM replay_items ri
                   JOIN replay_jobs rj ON rj.request_id = ri.request_id AND rj.dead_letter_id = ri.dead_letter_id
                   WHERE ri.dead_letter_id = ` + id + `
                     AND rj.handed_at IS NOT NULL AND rj.state NOT IN ('blocked', 'skipped')
-                    AND (rj.first_published_at IS NULL OR rj.first_published_at < ` + received + `))`
+                    AND (rj.first_published_at IS NULL OR rj.first_published_at < ` + received + ` + interval '` + chainSlack + `'))`
 }
+
+// chainSlack is how far a replay first published after the item was
+// stored still counts as one it may have come back from (sentReplays).
+const chainSlack = "5 seconds"
 
 // chainTwice is the expression of the origin up the chain of the same
 // dead letter as origins' (stored at received) that the console sent more
