@@ -99,7 +99,12 @@ func TestIdenticalEditUnlocksNothing(t *testing.T) {
 // replay's message id before the replay publishes, with the replay's own
 // Dlq-Replay-Of and Dlq-Replay-Request and payload: the broker answers
 // Duplicate, and the kept message, stored before the job's first
-// publish, is not taken for ours: the job is deferred, never "replayed".
+// publish, is not taken for ours: never "replayed". Since round 38 it
+// goes to a person rather than being deferred: it cannot be told from
+// this replay's own publish whose record a PostgreSQL failover lost
+// (TestRev38PublishTheDatabaseLostIsLeftForAPerson), and either way the
+// subject's consumers may have applied it, so publishing again after the
+// window could be a second effect.
 func TestPlantedDuplicateIsNotOurs(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -120,8 +125,8 @@ func TestPlantedDuplicateIsNotOurs(t *testing.T) {
 		j = b.job(t, req.ID, id)
 		return j.State != string(replay.JobPending) && j.State != string(replay.JobClaimed)
 	})
-	assert.Equal(t, string(replay.JobDeferred), j.State, j.Result)
-	assert.Contains(t, j.Result, "that is not this replay's")
+	assert.Equal(t, string(replay.JobNeedsReconciliation), j.State, j.Result)
+	assert.Contains(t, j.Result, "or a copy")
 	assert.Equal(t, 1, b.onSubject(t, subject), "only the planted message")
 }
 
