@@ -251,15 +251,6 @@ func (j *job) unsent(v replaypolicy.Verdict) {
 // cannot publish it. Sizes are the jobs' own (replay_jobs.bytes, written
 // at approval), so the claim reads no item and no dead letter: it reads
 // replay_jobs_ready_idx in its order, the jobs' rows and their requests.
-// A request with more due jobs than that (its workers were down, or
-// slower than its rate) has the rest of its due jobs spread from now at
-// its rate, as the rate gate publishes them anyway: left in the past,
-// they would fill the head of the index every claim reads, and hold every
-// other due job behind them (other requests' jobs, and retries after a
-// lost PubAck, which would then miss their duplicate window) until the
-// backlog was done. That costs one update of such a request's due jobs
-// when it falls behind, and of those that fell due since, at each claim
-// while it stays behind.
 // It returns each job's new fencing token, the state it was claimed from,
 // when the claim stops publishing, and the job as loadJobs and the rules
 // need it, with its result (the claim leaves it: why it was in that
@@ -285,32 +276,11 @@ const claimJobsTo = `
     LIMIT $1
     FOR UPDATE OF j SKIP LOCKED
 ), sized AS (
-    SELECT c.id, c.request_id, c.state, row_number() OVER w AS n, sum(c.bytes) OVER w AS upto,
+    SELECT c.id, c.state, row_number() OVER w AS n, sum(c.bytes) OVER w AS upto,
            row_number() OVER (PARTITION BY c.request_id ORDER BY c.not_before, c.id) AS nth, r.rate
     FROM c
     JOIN replay_requests r ON r.id = c.request_id
     WINDOW w AS (ORDER BY c.not_before, c.id)
-), lagging AS (
-    -- Requests more of whose jobs are due than their rate lets this claim
-    -- publish: behind their schedule (workers were down, or slower).
-    SELECT s.request_id, max(s.rate) AS rate, ceil(max(s.rate) * $5) + 1 AS slot FROM sized s
-    WHERE s.rate > 0 GROUP BY s.request_id HAVING max(s.nth) > ceil(max(s.rate) * $5) + 1
-), behind AS (
-    -- Their due jobs this claim does not take (none a live lease holds).
-    SELECT j.id, j.request_id, j.not_before FROM replay_jobs j JOIN lagging l ON l.request_id = j.request_id
-    WHERE j.not_before <= now() AND j.state IN ('pending', 'deferred', 'unknown')
-      AND j.id NOT IN (SELECT s.id FROM sized s WHERE s.nth <= ceil(s.rate * $5) + 1)
-    FOR UPDATE OF j SKIP LOCKED
-), respread AS (
-    -- Spread from now at the request's rate, after what this claim takes:
-    -- a backlog left in the past fills the head of replay_jobs_ready_idx,
-    -- which every claim reads, and keeps other requests' jobs and every
-    -- retry after a lost PubAck behind it until it is done.
-    -- (TestRev38OverdueBacklogIsSpreadFromNow)
-    UPDATE replay_jobs j SET not_before = greatest(j.not_before, now() + ((l.slot + b.k - 1) / l.rate) * interval '1 second')
-    FROM (SELECT b.id, b.request_id, row_number() OVER (PARTITION BY b.request_id ORDER BY b.not_before, b.id) AS k FROM behind b) b
-    JOIN lagging l ON l.request_id = b.request_id
-    WHERE j.id = b.id
 )
 UPDATE replay_jobs j SET state = 'claimed', lease_owner = $2, lease_until = now() + $3::interval,
     fence = nextval('replay_fence_seq'), attempts = j.attempts + 1, updated_at = now()
