@@ -86,11 +86,20 @@ func TestBulkReplayOnClusterTwoReplicas(t *testing.T) {
 	consoles := []*proc{s.Consoles[0].proc, s.Consoles[1].proc}
 	ctx := testContext(t, 5*time.Minute)
 	_, js := connectNATS(t, c.URLs(), "e2e-replay")
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: targetStream, Subjects: []string{"app.>"}, Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute, Replicas: 3,
-	}); err != nil {
-		t.Fatalf("create stream %s: %v", targetStream, err)
-	}
+	// Placing three replicas needs every peer online as the meta leader
+	// sees it; on a loaded machine a peer's heartbeat can lag for a moment
+	// after the cluster was seen whole (CI125: "no suitable peers for
+	// placement, peer offline"). Any other refusal fails at once.
+	wait.For(t, "stream "+targetStream+" placed on three peers", time.Minute, func() error {
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name: targetStream, Subjects: []string{"app.>"}, Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute, Replicas: 3,
+		})
+		if err != nil && strings.Contains(err.Error(), "no suitable peers for placement") {
+			return err
+		}
+		require.NoError(t, err, "create stream %s", targetStream)
+		return nil
+	})
 	info, err := streamInfo(ctx, js, targetStream)
 	require.NoError(t, err)
 	require.NotNil(t, info.Cluster)
