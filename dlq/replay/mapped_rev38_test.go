@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	"github.com/quarantine-console/quarantine/app"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
@@ -27,27 +26,9 @@ func TestRev38RetryStoredUnderAMappedSubjectIsNotReplayed(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	cfg := b.target.CachedInfo().Config
-	cfg.Duplicates = time.Minute
-	_, err := b.js.UpdateStream(ctx, cfg)
-	require.NoError(t, err)
-
-	path := b.ns.Stall(t)
-	ncA, err := nats.Connect(path.URL(), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1), nats.Timeout(30*time.Second), app.NATSResetOnClose())
-	require.NoError(t, err)
-	t.Cleanup(ncA.Close)
-	jsA, err := jetstream.New(ncA, jetstream.WithDefaultTimeout(30*time.Second))
-	require.NoError(t, err)
-
 	const msgID = "rev38-retry-mapped"
-	id := b.seedItem(t, "search.index_update", msgID, nil, "{}")
-	req := b.request(t, []int64{id}, replay.SubmitInput{})
-	wA := b.workerOn(t, jsA, replay.WorkerConfig{Owner: "A", AckTimeout: 300 * time.Millisecond, Retry: 20 * time.Millisecond})
-	wB := b.worker(t, replay.WorkerConfig{Owner: "B", Retry: 20 * time.Millisecond})
-
-	path.Hold()
-	_, err = wA.RunOnce(ctx)
-	require.NoError(t, err)
+	st := stalledFirstAttempt(t, b, msgID)
+	req, id, wB := st.req, st.id, st.wB
 	j := b.job(t, req.ID, id)
 	require.Equal(t, "unknown", j.State, j.Result)
 	require.Equal(t, 0, b.publishedAs(t, msgID))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/dlq/natstest"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/testfactory/wait"
@@ -34,27 +35,9 @@ func TestRev37StalledConnectionsPublishIsDroppedBeforeARetry(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	cfg := b.target.CachedInfo().Config
-	cfg.Duplicates = time.Minute
-	_, err := b.js.UpdateStream(ctx, cfg)
-	require.NoError(t, err)
-
-	path := b.ns.Stall(t)
-	ncA, err := nats.Connect(path.URL(), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1), nats.Timeout(30*time.Second), app.NATSResetOnClose())
-	require.NoError(t, err)
-	t.Cleanup(ncA.Close)
-	jsA, err := jetstream.New(ncA, jetstream.WithDefaultTimeout(30*time.Second))
-	require.NoError(t, err)
-
 	const msgID = "rev37-stalled"
-	id := b.seedItem(t, "search.index_update", msgID, nil, "{}")
-	req := b.request(t, []int64{id}, replay.SubmitInput{})
-	wA := b.workerOn(t, jsA, replay.WorkerConfig{Owner: "A", AckTimeout: 300 * time.Millisecond, Retry: 20 * time.Millisecond})
-	wB := b.worker(t, replay.WorkerConfig{Owner: "B", Retry: 20 * time.Millisecond})
-
-	path.Hold()
-	_, err = wA.RunOnce(ctx)
-	require.NoError(t, err)
+	st := stalledFirstAttempt(t, b, msgID)
+	path, req, id, wB, ncA, jsA := st.path, st.req, st.id, st.wB, st.ncA, st.jsA
 	j := b.job(t, req.ID, id)
 	require.Equal(t, "unknown", j.State, j.Result)
 	require.Contains(t, j.Result, "was reset")
@@ -75,8 +58,9 @@ func TestRev37StalledConnectionsPublishIsDroppedBeforeARetry(t *testing.T) {
 		return ack
 	}
 	canary()
+	cfg := b.target.CachedInfo().Config
 	cfg.Duplicates = 100 * time.Millisecond
-	_, err = b.js.UpdateStream(ctx, cfg)
+	_, err := b.js.UpdateStream(ctx, cfg)
 	require.NoError(t, err)
 	wait.Until(t, "the broker forgets the ids of B's time", time.Minute, func() bool { return !canary().Duplicate })
 	path.Release()
@@ -166,6 +150,48 @@ func TestRev37MappingInsideTheStreamIsNotReplayed(t *testing.T) {
 		require.Contains(t, j.Result, `under subject "app.acme.elsewhere"`)
 	}
 	require.Len(t, onSubjectMsgs(t, b.target, "app.acme.elsewhere"), 2, "the broker stored both under the mapped subject")
+}
+
+// stalledFirstAttempt seeds one item of msgID, requests it, and has
+// worker A publish it on a connection whose path to the server is held
+// (natstest.StallProxy, dialed as the console dials: app.NATSResetOnClose)
+// under a duplicate window of a minute: its PubAck and the ping after it
+// go unanswered. It returns the path, the request, the dead letter and
+// worker B, on the bundle's own connection, to retry it, with A's
+// connection.
+type stalled struct {
+	path *natstest.StallProxy
+	req  replay.Request
+	id   int64
+	wB   *replay.Worker
+	ncA  *nats.Conn
+	jsA  jetstream.JetStream
+}
+
+func stalledFirstAttempt(t *testing.T, b *replayBundle, msgID string) stalled {
+	t.Helper()
+	ctx := context.Background()
+	cfg := b.target.CachedInfo().Config
+	cfg.Duplicates = time.Minute
+	_, err := b.js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+
+	path := b.ns.Stall(t)
+	ncA, err := nats.Connect(path.URL(), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1), nats.Timeout(30*time.Second), app.NATSResetOnClose())
+	require.NoError(t, err)
+	t.Cleanup(ncA.Close)
+	jsA, err := jetstream.New(ncA, jetstream.WithDefaultTimeout(30*time.Second))
+	require.NoError(t, err)
+
+	id := b.seedItem(t, "search.index_update", msgID, nil, "{}")
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	wA := b.workerOn(t, jsA, replay.WorkerConfig{Owner: "A", AckTimeout: 300 * time.Millisecond, Retry: 20 * time.Millisecond})
+	wB := b.worker(t, replay.WorkerConfig{Owner: "B", Retry: 20 * time.Millisecond})
+
+	path.Hold()
+	_, err = wA.RunOnce(ctx)
+	require.NoError(t, err)
+	return stalled{path: path, req: req, id: id, wB: wB, ncA: ncA, jsA: jsA}
 }
 
 // stopDuringFresh is a window reader that, once armed, runs hook as it
