@@ -81,7 +81,10 @@ const UpstreamPrefix = "Upstream-"
 // console derives for the same original's advisory.
 // The message carries its own Nats-Msg-Id (deadLetterID), so publishing the same dead
 // letter twice stores it once, while two messages that share an id, or a
-// replayed message that fails again, are dead letters of their own.
+// replayed message that fails again, are dead letters of their own. Name
+// the consumer that gave up (Failure.Consumer; Publish reads it from the
+// delivery): it is part of that id, and two consumers giving up on one
+// message without it would share one.
 //
 // The error and the stack trace are cut to budgets (errorBudget,
 // stackBudget), and the message is made to fit the header block JetStream
@@ -307,6 +310,15 @@ func Publish(ctx context.Context, js jetstream.JetStream, prefix, tenant, itemTy
 		from = Origin{Stream: md.Stream, Seq: md.Sequence.Stream, Time: md.Timestamp}
 		if f.Attempts == 0 {
 			f.Attempts = int(md.NumDelivered)
+		}
+		if f.Consumer == "" {
+			// The consumer that gave up, from its delivery: two services
+			// giving up on the same message are two dead letters, under two
+			// ids (deadLetterID). Left empty, the second was a Duplicate of
+			// the first, taken for itself (the same subject and payload),
+			// and its failure was never stored.
+			// (TestRev38TwoConsumersGivingUpAreTwoDeadLetters)
+			f.Consumer = md.Consumer
 		}
 	}
 	whole, leftOut := wholeOriginal(ctx, js, orig, from)

@@ -235,13 +235,20 @@ func storeRefusedWholeOrPosition(recs []Record, position func(i int, cause error
 	return out, nil
 }
 
-// cut returns s cut to at most n bytes, on a character boundary.
+// cut returns s cut to at most n bytes, on a character boundary: back at
+// most utf8.UTFMax-1 bytes to the start of the character cut through, and
+// no further through bytes that start none (not UTF-8: a run of them would
+// otherwise take the whole text back with it).
+// (TestRev38CutThroughInvalidBytesKeepsTheText)
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
+	for back := 0; n > 0 && back < utf8.UTFMax-1 && !utf8.RuneStart(s[n]); back++ {
 		n--
+	}
+	if n > 0 && !utf8.RuneStart(s[n]) {
+		n += utf8.UTFMax - 1 // no character starts there: cut where asked
 	}
 	return s[:n]
 }
