@@ -222,6 +222,43 @@ func TestSweep3HoldsWhenNATSDoesNotAnswer(t *testing.T) {
 	assert.Equal(t, 2, countRows(t, b.db.Pool, "payload = 'order' AND NOT 'original_unreadable' = ANY(flags)"), "each with its original")
 }
 
+// TestSweep3StopsWhenNATSDoesNotAnswer: the reads of the advisory
+// stream itself get no answer at all (no responders), which is no
+// advisory's fault: the step stops with the error, nothing is held or
+// counted against the advisories, and however many sweeps go so, once
+// the reads are answered each is stored with its original. (Until round
+// 37 this name pinned the same stop for reads of an advisory's original;
+// that case now holds only its own advisories:
+// TestSweep3HoldsWhenNATSDoesNotAnswer.)
+func TestSweep3StopsWhenNATSDoesNotAnswer(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	in, _ := b.idle(t, IngestConfig{Watch: b.watchOrders(t)})
+	for seq := 1; seq <= 2; seq++ {
+		publish(t, b.js, &nats.Msg{Subject: "app.acme.orders.refund", Data: []byte("order")})
+		adv := `{"type":"io.nats.jetstream.advisory.v1.terminated","id":"x","timestamp":"` + time.Now().UTC().Format(time.RFC3339Nano) +
+			`","stream":"ORDERS","consumer":"c1","stream_seq":` + strconv.Itoa(seq) + `,"deliveries":2}`
+		publish(t, b.js, &nats.Msg{Subject: AdvisoryTerminated + ".ORDERS.c1", Data: []byte(adv)})
+	}
+	b.peek(t, "DLQ_ADVISORIES", 2)
+	acc := b.ns.GlobalAccount()
+	require.NoError(t, acc.AddMapping("$JS.API.STREAM.MSG.GET.DLQ_ADVISORIES", "test.nobody.answers"))
+
+	for range maxHeaderRereads + 1 {
+		_, err := in.sweep(ctx, "DLQ_ADVISORIES")
+		require.ErrorIs(t, err, nats.ErrNoResponders)
+	}
+	assert.Zero(t, countRows(t, b.db.Pool, "true"))
+	assert.Empty(t, b.heldOf(t, "DLQ_ADVISORIES"), "stopped at, not held")
+
+	acc.RemoveMapping("$JS.API.STREAM.MSG.GET.DLQ_ADVISORIES")
+	res, err := in.sweep(ctx, "DLQ_ADVISORIES")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), res.Stored)
+	assert.Equal(t, 2, countRows(t, b.db.Pool, "payload = 'order' AND NOT 'original_unreadable' = ANY(flags)"), "each with its original")
+}
+
 // oneUnreadable has the reads of stream's messages by sequence
 // ($JS.API.STREAM.MSG.GET) answered, by a subject mapping, by a stand-in
 // that serves them from a mirror of the stream's n messages, but answers
