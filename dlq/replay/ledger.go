@@ -249,8 +249,8 @@ func kept(step string) string {
 // whether the console sent more than one replay of it before the job's
 // dead letter was stored ($5, by job: chainTwice).
 var selectOrigins = `WITH RECURSIVE ` + dlq.ChainUp("up", `SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::text[])`) + `
-SELECT up.key, up.id, ` + firstReplayJob("up.id") + `, NOT EXISTS (` + kept("up") + `),
-       ` + sentReplays("up.id", `(SELECT r.at FROM unnest($1::bigint[], $5::timestamptz[]) AS r(key, at) WHERE r.key = up.key)`) + ` > 1 FROM up`
+SELECT up.key, up.id, ` + firstReplayJob("up.id") + `, NOT EXISTS (` + kept("up") + `), ` + sentReplays("up.id", "r.received") + ` > 1
+FROM up JOIN unnest($1::bigint[], $5::timestamptz[]) AS r(key, received) ON r.key = up.key`
 
 // chainRead is what readOrigins read of the chains of a claim's jobs: as
 // two arrays of pairs, a job and the job of the first replay of one origin
