@@ -244,11 +244,12 @@ func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for back := 0; n > 0 && back < utf8.UTFMax-1 && !utf8.RuneStart(s[n]); back++ {
+	at := n
+	for n > 0 && at-n < utf8.UTFMax-1 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	if n > 0 && !utf8.RuneStart(s[n]) {
-		n += utf8.UTFMax - 1 // no character starts there: cut where asked
+	if !utf8.RuneStart(s[n]) {
+		n = at // no character starts there: cut where asked
 	}
 	return s[:n]
 }
