@@ -11,7 +11,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/quarantine-console/quarantine/dlq/natstest"
@@ -58,21 +57,29 @@ func TestRev38ForgedMessagesOnTheInboxAreNotTaken(t *testing.T) {
 	require.NoError(t, err)
 	inbox := req.Reply
 
-	// (1) A reply of its own, then a real message: the inbox's callback
-	// takes them in the order the server routed them, the forged first.
-	require.NoError(t, attacker.PublishMsg(&nats.Msg{Subject: inbox, Reply: "_INBOX.attacker.1", Data: []byte("forged"),
-		Header: nats.Header{HeaderItemType: {"payments.refund"}}}))
-	_, err = js.Publish(ctx, "rev38.real", []byte("real"))
-	require.NoError(t, err)
-	wait.Until(t, "the real message handled", 10*time.Second, func() bool {
+	// realNext publishes a real message to REV38 and requires it to be
+	// the n-th the puller handled: whatever came to the inbox before it
+	// was dropped (the callback takes messages in the order the server
+	// routed them).
+	realNext := func(data string, n int, why string) {
+		t.Helper()
+		_, err := js.Publish(ctx, "rev38."+data, []byte(data))
+		require.NoError(t, err)
+		wait.Until(t, "the real message "+data+" handled", 10*time.Second, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(handled) >= n
+		})
 		mu.Lock()
 		defer mu.Unlock()
-		return len(handled) > 0
-	})
-	mu.Lock()
-	require.Len(t, handled, 1, "only JetStream's delivery is handled")
-	require.Equal(t, "real", string(handled[0].Data()))
-	mu.Unlock()
+		require.Len(t, handled, n, why)
+		require.Equal(t, data, string(handled[n-1].Data()))
+	}
+
+	// (1) A reply of its own, then a real message.
+	require.NoError(t, attacker.PublishMsg(&nats.Msg{Subject: inbox, Reply: "_INBOX.attacker.1", Data: []byte("forged"),
+		Header: nats.Header{HeaderItemType: {"payments.refund"}}}))
+	realNext("real", 1, "only JetStream's delivery is handled")
 
 	// (2) A push consumer of another stream delivering to the inbox: its
 	// messages carry a real ack subject, of that stream and consumer (a
@@ -89,17 +96,7 @@ func TestRev38ForgedMessagesOnTheInboxAreNotTaken(t *testing.T) {
 		require.NoError(t, err)
 		return info.Delivered.Consumer > 0
 	})
-	_, err = js.Publish(ctx, "rev38.real2", []byte("real2"))
-	require.NoError(t, err)
-	wait.Until(t, "the second real message handled", 10*time.Second, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(handled) > 1
-	})
-	mu.Lock()
-	require.Len(t, handled, 2, "a delivery of another stream's consumer is not handled")
-	require.Equal(t, "real2", string(handled[1].Data()))
-	mu.Unlock()
+	realNext("real2", 2, "a delivery of another stream's consumer is not handled")
 
 	// (3) A status as the server sends it.
 	require.NoError(t, attacker.PublishMsg(&nats.Msg{Subject: inbox, Header: nats.Header{"Status": {"409"}, "Description": {"Consumer Deleted"}}}))
@@ -119,7 +116,7 @@ func TestRev38SaidDeletedAndUnreadableIsRetired(t *testing.T) {
 	ns := natstest.Start(t)
 	nc, js := ns.Connect(t)
 	nc.Close() // every lookup fails, answered by nobody
-	in := NewIngester(IngestConfig{Durable: "rev38"}, js, nil, NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	in := (&bundle{js: js}).newIdle(IngestConfig{Durable: "rev38"}, nil)
 	said, quiet := &incarnation{stream: "REV38"}, &incarnation{stream: "REV38B"}
 	said.saidDeleted()
 	sess := &session{stop: func() {}, incs: map[string]*incarnation{"REV38": said, "REV38B": quiet}}
@@ -135,7 +132,7 @@ func TestRev38SaidDeletedAndUnreadableIsRetired(t *testing.T) {
 	require.NoError(t, err)
 	cons, err := js2.CreateOrUpdateConsumer(ctx, "REV38C", jetstream.ConsumerConfig{Durable: "rev38", AckPolicy: jetstream.AckExplicitPolicy})
 	require.NoError(t, err)
-	in2 := NewIngester(IngestConfig{Durable: "rev38"}, js2, nil, NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	in2 := (&bundle{js: js2}).newIdle(IngestConfig{Durable: "rev38"}, nil)
 	answered := &incarnation{stream: "REV38C", created: cons.CachedInfo().Created}
 	answered.saidDeleted()
 	sess2 := &session{stop: func() {}, incs: map[string]*incarnation{"REV38C": answered}}
