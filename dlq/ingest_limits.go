@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -34,6 +35,29 @@ func CheckStreamMaxAge(d time.Duration) error {
 		"(keep it at hours or more; 0 keeps an existing stream's own age limit, warned of when below %[1]s, and makes a new one with none)", minStreamMaxAgeText)
 }
 
+// AckWaitsInMaxAge is how many ingest ack waits the DLQ stream's age
+// limit must hold (CheckStreamMaxAgeAgainstAckWait).
+const AckWaitsInMaxAge = 4
+
+// CheckStreamMaxAgeAgainstAckWait refuses a DLQ_MAX_AGE other than 0
+// shorter than AckWaitsInMaxAge ingest ack waits (INGEST_ACK_WAIT). A
+// replica killed with a batch in hand (SIGKILL, OOM, a lost host) holds it
+// unacked, and JetStream delivers it again only after the ack wait, to
+// the replicas left; it discards a message at the age limit whether or
+// not it was acked. With an ack wait near the age limit, the batch of a
+// killed replica is discarded before it is delivered again, and its dead
+// letters are never stored: the sweep finds only what was acked.
+// DeadLetterStreamNearLimit fires at half the age limit; four ack waits
+// leave the time after it that the alert promises. The error does not
+// name the settings (its caller does).
+func CheckStreamMaxAgeAgainstAckWait(maxAge, ackWait time.Duration) error {
+	if maxAge == 0 || maxAge >= AckWaitsInMaxAge*ackWait {
+		return nil
+	}
+	return fmt.Errorf("must be 0 or at least %d times the ingest ack wait (%s, so at least %s): JetStream delivers a batch a killed replica held again "+
+		"only after the ack wait, and discards its dead letters at the age limit first, unstored", AckWaitsInMaxAge, ackWait, AckWaitsInMaxAge*ackWait)
+}
+
 // CheckStreamMaxBytes refuses a DLQ_MAX_BYTES other than 0 below twice
 // maxPayload, the NATS server's max_payload (0: unknown, nothing
 // refused): JetStream takes a dead letter into a stream whose size limit
@@ -60,6 +84,9 @@ func CheckStreamMaxBytes(n, maxPayload int64) error {
 // servers whose max_payload may have been raised since.
 func (in *Ingester) checkLimits() error {
 	if err := CheckStreamMaxAge(in.cfg.StreamMaxAge); err != nil {
+		return fmt.Errorf("DLQ_MAX_AGE %s: %w", in.cfg.StreamMaxAge, err)
+	}
+	if err := CheckStreamMaxAgeAgainstAckWait(in.cfg.StreamMaxAge, in.cfg.AckWait); err != nil {
 		return fmt.Errorf("DLQ_MAX_AGE %s: %w", in.cfg.StreamMaxAge, err)
 	}
 	if err := CheckStreamMaxBytes(in.cfg.StreamMaxBytes, in.serverMaxPayload()); err != nil {
@@ -132,12 +159,14 @@ func (in *Ingester) fitToPayload(want jetstream.StreamConfig) jetstream.StreamCo
 
 // floorOf reports which of the DLQ stream's own limits (c) are below the
 // floors DLQ_MAX_AGE and DLQ_MAX_BYTES are held to at start
-// (CheckStreamMaxAge, CheckStreamMaxBytes with maxPayload): a stream keeps
+// (CheckStreamMaxAge and CheckStreamMaxAgeAgainstAckWait with ackWait,
+// CheckStreamMaxBytes with maxPayload): a stream keeps
 // its own limit when the setting is 0, or when the setting is lower (a
 // console never lowers one), or was made when the server's max_payload was
 // lower. No limit is below nothing.
-func floorOf(c jetstream.StreamConfig, maxPayload int64) (age, bytes bool) {
-	return c.MaxAge > 0 && CheckStreamMaxAge(c.MaxAge) != nil, c.MaxBytes > 0 && CheckStreamMaxBytes(c.MaxBytes, maxPayload) != nil
+func floorOf(c jetstream.StreamConfig, maxPayload int64, ackWait time.Duration) (age, bytes bool) {
+	age = c.MaxAge > 0 && (CheckStreamMaxAge(c.MaxAge) != nil || CheckStreamMaxAgeAgainstAckWait(c.MaxAge, ackWait) != nil)
+	return age, c.MaxBytes > 0 && CheckStreamMaxBytes(c.MaxBytes, maxPayload) != nil
 }
 
 // limitFloor is which of a stream's limits are below their floors
@@ -170,15 +199,17 @@ func (b *healthBoard) floors() map[string]limitFloor {
 // limit only to its settings, and refusing would lose more.
 func (in *Ingester) holdFloor(c jetstream.StreamConfig, always bool) {
 	maxPayload := in.serverMaxPayload()
-	age, bytes := floorOf(c, maxPayload)
+	age, bytes := floorOf(c, maxPayload, in.cfg.AckWait)
 	was := in.metrics.health.setFloor(c.Name, limitFloor{age, bytes})
 	wasAge, wasBytes := was.age, was.bytes
 	switch {
 	case age && (always || !wasAge):
-		in.log.Warn("the DLQ stream's own age limit is below "+minStreamMaxAgeText+", the least DLQ_MAX_AGE may be: JetStream discards dead letters older than it, "+
-			"stored or not, and DeadLetterStreamNearLimit cannot warn before it does; ingest goes on (DLQ_MAX_AGE 0 keeps the stream's own limit). "+
-			"Raise it (hours or more): nats stream edit "+c.Name+" --max-age "+durationArg(max(MinStreamMaxAge, in.cfg.StreamMaxAge)),
-			"stream", c.Name, "stream_max_age", c.MaxAge, "least", MinStreamMaxAge, "max_age", in.cfg.StreamMaxAge)
+		least := max(MinStreamMaxAge, AckWaitsInMaxAge*in.cfg.AckWait)
+		in.log.Warn("the DLQ stream's own age limit is below "+minutesText(least)+", the least DLQ_MAX_AGE may be (at least "+minStreamMaxAgeText+
+			" and 4 ingest ack waits): JetStream discards dead letters older than it, stored or not, DeadLetterStreamNearLimit cannot warn before it does, "+
+			"and a killed replica's batch may be discarded before it is delivered again; ingest goes on (DLQ_MAX_AGE 0 keeps the stream's own limit). "+
+			"Raise it (hours or more): nats stream edit "+c.Name+" --max-age "+durationArg(max(least, in.cfg.StreamMaxAge)),
+			"stream", c.Name, "stream_max_age", c.MaxAge, "least", least, "max_age", in.cfg.StreamMaxAge, "ack_wait", in.cfg.AckWait)
 	case wasAge && !age:
 		in.log.Info("the DLQ stream's age limit is no longer below the least DLQ_MAX_AGE may be", "stream", c.Name, "stream_max_age", limitText(c.MaxAge > 0, c.MaxAge.String()))
 	}
@@ -237,7 +268,17 @@ func limitText(set bool, v string) string {
 	return v
 }
 
+// minutesText is d in whole minutes, as 15m, 2h30m or 4h.
+func minutesText(d time.Duration) string {
+	t := strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
+	if strings.HasSuffix(t, "h0m") {
+		t = strings.TrimSuffix(t, "0m")
+	}
+	return t
+}
+
 // durationArg writes d as the nats CLI takes it: whole hours, or seconds.
+
 func durationArg(d time.Duration) string {
 	if d%time.Hour == 0 {
 		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"

@@ -174,3 +174,32 @@ func TestFixIngest12AckedWhenStoppedAfterCommit(t *testing.T) {
 		return err == nil && cons.CachedInfo().AckFloor.Stream == 1
 	})
 }
+
+// TestRev39StreamOwnAgeLimitWithinFourAckWaitsIsWarned: a stream's own
+// age limit (DLQ_MAX_AGE 0 keeps it) within four ingest ack waits is
+// warned of and exported like one below 15 minutes: a killed replica's
+// batch, delivered again only after the ack wait, may be discarded first.
+func TestRev39StreamOwnAgeLimitWithinFourAckWaitsIsWarned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, js := natstest.Start(t).Connect(t)
+	old := (&Ingester{cfg: IngestConfig{StreamMaxAge: 30 * time.Minute}}).withDefaults().dlqStreamConfig()
+	_, err := js.CreateStream(ctx, old)
+	require.NoError(t, err)
+
+	logs := &lockedBuffer{}
+	reg := prometheus.NewRegistry()
+	in := NewIngester(IngestConfig{AckWait: 10 * time.Minute}, js, nil, NewMetrics(reg), slog.New(slog.NewTextHandler(logs, nil)))
+	require.NoError(t, in.Setup(ctx), "the stream's own limit is no reason to refuse")
+	assert.Contains(t, logs.String(), "the DLQ stream's own age limit is below 40m")
+	assert.Contains(t, logs.String(), "nats stream edit DLQ --max-age 2400s")
+	in.check(ctx, "DLQ")
+	assert.EqualValues(t, 1, belowFloorGauge(t, reg, "DLQ", "age"))
+
+	// The same stream under the default ack wait (a minute): four of them
+	// fit in 30 minutes, nothing to warn of.
+	quiet := &lockedBuffer{}
+	other := NewIngester(IngestConfig{}, js, nil, NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(quiet, nil)))
+	require.NoError(t, other.Setup(ctx))
+	assert.NotContains(t, quiet.String(), "own age limit is below")
+}

@@ -46,7 +46,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	s.duration(&c.BatchWait, "ingest-wait", "INGEST_MAX_WAIT", 50*time.Millisecond, "longest a dead letter waits for its batch", time.Millisecond, 10*time.Second)
 	s.duration(&c.AckWait, "ingest-ack-wait", "INGEST_ACK_WAIT", time.Minute, "redelivery of dead letters a stopped ingester did not ack", time.Second, time.Hour)
 	s.duration(&c.StallAfter, "ingest-stall-after", "INGEST_STALL_AFTER", 2*time.Minute, "the dashboard calls ingest stalled when dead letters wait this long with none stored (readiness does not fail on it); 0 turns that off", 0, 24*time.Hour)
-	s.duration(&c.StreamMaxAge, "dlq-max-age", "DLQ_MAX_AGE", 0, "age limit of the DLQ stream, like 720h: JetStream discards older messages, stored or not (0: none, or the existing stream's; else at least 15m, for DeadLetterStreamNearLimit to warn first)", 0, 10*365*24*time.Hour)
+	s.duration(&c.StreamMaxAge, "dlq-max-age", "DLQ_MAX_AGE", 0, "age limit of the DLQ stream, like 720h: JetStream discards older messages, stored or not (0: none, or the existing stream's; else at least 15m, for DeadLetterStreamNearLimit to warn first, and 4 × INGEST_ACK_WAIT, for a killed replica's batch to be delivered again first)", 0, 10*365*24*time.Hour)
 	s.size(&c.StreamMaxBytes, "dlq-max-bytes", "DLQ_MAX_BYTES", "0", "size limit of the DLQ stream, like 10GiB: JetStream discards the oldest messages past it, stored or not (0: none, or the existing stream's; "+
 		"at start also at least twice the NATS server's max_payload)", 1<<20)
 	s.integer(&c.Keeper.Ahead, "partitions-ahead", "PARTITIONS_AHEAD", 7, "days after today that get a partition of dead_letters before they come", 1, 90)
@@ -103,6 +103,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if err := dlq.CheckStreamMaxAge(c.StreamMaxAge); err != nil {
 		return c, fmt.Errorf("DLQ_MAX_AGE (--dlq-max-age) %s: %w", shortDuration(c.StreamMaxAge), err)
+	}
+	if err := dlq.CheckStreamMaxAgeAgainstAckWait(c.StreamMaxAge, c.AckWait); err != nil {
+		return c, fmt.Errorf("DLQ_MAX_AGE (--dlq-max-age) %s with INGEST_ACK_WAIT (--ingest-ack-wait) %s: %w", shortDuration(c.StreamMaxAge), shortDuration(c.AckWait), err)
 	}
 	if c.TLSTerminated && !app.IsHTTPS(c.PublicURL) {
 		return c, fmt.Errorf("TLS_TERMINATED (--tls-terminated) is on, but CONSOLE_PUBLIC_URL (--public-url) %q is not https: set it to the https:// URL people use", c.PublicURL)
