@@ -43,18 +43,39 @@ END $$;
 REVOKE ALL ON FUNCTION quarantine_dead_letter_partition_make(date) FROM PUBLIC;
 
 -- quarantine_dead_letter_partition_bounded reports whether day partition p
--- holds exactly its name's UTC day. The bound is printed under fixed
--- settings (the function's own), so the comparison is of text that does
--- not depend on the caller's session.
+-- holds exactly its name's UTC day: false for a partition of dead_letters
+-- named for no day, NULL for a name that is none of its partitions. The
+-- bound is printed under fixed settings (the function's own), so the
+-- comparison is of text that does not depend on the caller's session.
+-- It reads the catalog only: the console's role may ask it (the runbook
+-- does, "A day partition's bounds are not its day").
 CREATE FUNCTION quarantine_dead_letter_partition_bounded(p text) RETURNS boolean
-    LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp SET "DateStyle" = 'ISO, YMD' SET "TimeZone" = 'UTC'
-    RETURN (SELECT pg_get_expr(c.relpartbound, c.oid) FROM pg_class c
-            WHERE c.oid = format('public.%I', p)::regclass)
-        = format('FOR VALUES FROM (%L) TO (%L)',
-                 to_char(quarantine_dead_letter_partition_day(p), 'YYYY-MM-DD') || ' 00:00:00+00',
-                 to_char(quarantine_dead_letter_partition_day(p) + 1, 'YYYY-MM-DD') || ' 00:00:00+00');
+    LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public, pg_temp SET "DateStyle" = 'ISO, YMD' SET "TimeZone" = 'UTC' AS $$
+DECLARE
+    bound text;
+    d date;
+BEGIN
+    SELECT pg_get_expr(c.relpartbound, c.oid) INTO bound
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+    WHERE i.inhparent = 'public.dead_letters'::regclass AND c.relname = p AND c.relnamespace = 'public'::regnamespace;
+    IF bound IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF p !~ '^dead_letters_p[0-9]{8}$' THEN
+        RETURN false;
+    END IF;
+    BEGIN
+        d := to_date(substr(p, 15), 'YYYYMMDD');
+    EXCEPTION WHEN OTHERS THEN
+        RETURN false; -- dead_letters_p20240231: no day
+    END;
+    RETURN quarantine_dead_letter_partition_name(d) = p
+       AND bound = format('FOR VALUES FROM (%L) TO (%L)',
+                          to_char(d, 'YYYY-MM-DD') || ' 00:00:00+00', to_char(d + 1, 'YYYY-MM-DD') || ' 00:00:00+00');
+END $$;
 REVOKE ALL ON FUNCTION quarantine_dead_letter_partition_bounded(text) FROM PUBLIC;
-COMMENT ON FUNCTION quarantine_dead_letter_partition_bounded(text) IS 'Whether day partition p holds exactly its name''s UTC day, [D 00:00, D+1 00:00) UTC, whatever the caller''s DateStyle and TimeZone (migration 0074).';
+GRANT EXECUTE ON FUNCTION quarantine_dead_letter_partition_bounded(text) TO quarantine_runtime;
+COMMENT ON FUNCTION quarantine_dead_letter_partition_bounded(text) IS 'Whether day partition p holds exactly its name''s UTC day, [D 00:00, D+1 00:00) UTC, whatever the caller''s DateStyle and TimeZone; NULL when p is no partition of dead_letters (migration 0074).';
 
 CREATE OR REPLACE FUNCTION quarantine_dead_letter_partition_empty(p text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
@@ -65,7 +86,7 @@ DECLARE
 BEGIN
     -- The caller counted, kept and audited the name's day: a table holding
     -- other hours would lose rows nobody counted.
-    IF NOT quarantine_dead_letter_partition_bounded(p) THEN
+    IF NOT coalesce(quarantine_dead_letter_partition_bounded(p), false) THEN
         RAISE EXCEPTION '% does not hold exactly its day (% UTC): it is not emptied whole; see the runbook, "A day partition''s bounds are not its day"', p, d
             USING ERRCODE = 'invalid_object_definition';
     END IF;
