@@ -153,17 +153,19 @@ type App struct {
 	log      *slog.Logger
 	embedded *server.Server
 	natsURL  string
-	natsEnd  *natsEnd // the connection closed for good: Run stops
-	reg      *prometheus.Registry
-	ingester *dlq.Ingester
-	keeper   *dlq.Keeper
-	replay   *replayParts
-	mappings *authz.MappingWatch
-	stopSess func()
-	listener net.Listener
-	http     *http.Server
-	metricsL net.Listener // nil without a metrics listener
-	metrics  *http.Server
+	// ingestMetrics are ingest's metrics, the counters' folder's too.
+	ingestMetrics *dlq.Metrics
+	natsEnd       *natsEnd // the connection closed for good: Run stops
+	reg           *prometheus.Registry
+	ingester      *dlq.Ingester
+	keeper        *dlq.Keeper
+	replay        *replayParts
+	mappings      *authz.MappingWatch
+	stopSess      func()
+	listener      net.Listener
+	http          *http.Server
+	metricsL      net.Listener // nil without a metrics listener
+	metrics       *http.Server
 	// start says what New does, for the probes that its listeners answer
 	// until it hands them console and metricsOut's handlers.
 	start      web.Start
@@ -260,6 +262,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		cfg.IngestTuning(&ingest)
 	}
 	ingestMetrics := dlq.NewMetrics(a.reg)
+	a.ingestMetrics = ingestMetrics
 	if counts, err := jobStore.Depth(ctx); err != nil {
 		log.Warn("ingest metrics: the stored tenants could not be read; label slots go to the first come", "err", err)
 	} else {
@@ -441,7 +444,7 @@ func (a *App) Run(ctx context.Context) error {
 	wg.Go(func() { a.mappings.Run(ctx) })
 	wg.Go(func() { a.Store.Counters().Run(ctx) })
 	wg.Go(func() { a.keeper.Run(ctx) })
-	wg.Go(func() { dlq.RunFolder(ctx, a.Jobs, a.cfg.Keeper.FoldEvery, a.log) })
+	wg.Go(func() { dlq.RunFolder(ctx, a.Jobs, a.cfg.Keeper.FoldEvery, a.ingestMetrics.Folded, a.log) })
 	wg.Go(func() { a.replay.run(ctx) })
 	wg.Go(func() { a.Checkpoints.Run(ctx) })
 	var served error

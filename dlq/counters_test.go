@@ -61,7 +61,7 @@ func TestCountersStayCompactUnderIngest(t *testing.T) {
 	require.Len(t, first.Inserted, len(tenants)*len(types)*len(classes))
 	fctx, stopFolder := context.WithCancel(ctx)
 	var folder sync.WaitGroup
-	folder.Go(func() { RunFolder(fctx, l.db.Pool, FoldEvery, slog.New(slog.DiscardHandler)) })
+	folder.Go(func() { RunFolder(fctx, l.db.Pool, FoldEvery, nil, slog.New(slog.DiscardHandler)) })
 	const writers, batches = 2, 100
 	var wg sync.WaitGroup
 	for range writers {

@@ -44,6 +44,10 @@ type Metrics struct {
 	// BufferedBytes is what the writers hold, received and not yet stored
 	// (payload and header bytes), bounded by IngestConfig.MaxBufferedBytes.
 	BufferedBytes prometheus.Gauge
+	// Folded is when this console's folder last folded the counters
+	// without failing (RunFolder): a fold that fails turn after turn
+	// leaves every count, group and alert that reads them where it was.
+	Folded prometheus.Gauge
 	// ConsumerRepaired counts, by stream, the times a replica found the
 	// settings of its consumer changed (by hand, or by a replica deployed
 	// with other settings) and put its own back (Ingester.putBack).
@@ -245,6 +249,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "quarantine_ingest_buffered_bytes",
 			Help: "Payload and header bytes of dead letters received and not yet stored (waiting for a writer or in its batch).",
 		}),
+		Folded: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "quarantine_counters_last_fold_timestamp_seconds",
+			Help: "When this console last folded ingest's and retention's counter deltas into the counters without failing (Unix time; 0 before its first). " +
+				"Of all consoles one folds at a time: the newest of them all is when the counts were last brought up to date.",
+		}),
 		ConsumerRepaired: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "quarantine_ingest_consumer_repaired_total",
 			Help: "Times a console found the settings of its ingest consumer changed (a filter, a pause, a delivery limit, the ack wait...) and put its own back; the log line names each change with both values.",
@@ -304,7 +313,7 @@ func (m *Metrics) exportTenant(tenant string) {
 // collectors are every series of m, for registering.
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Ingested, m.Malformed, m.BatchSize, m.CommitSeconds, m.LagSeconds, m.StoreErrors, m.CutOff, m.StoreConflicts,
-		m.RawForm, m.Unstorable, m.Deferred, m.IsolationStatements, m.HeaderRereads, m.BufferedBytes,
+		m.RawForm, m.Unstorable, m.Deferred, m.IsolationStatements, m.HeaderRereads, m.BufferedBytes, m.Folded,
 		m.ConsumerRepaired, m.Swept, m.SweepBehind, newHealthCollector(m.health)}
 }
 
