@@ -544,10 +544,11 @@ func TestParseReplayOf(t *testing.T) {
 	require.NoError(t, err)
 	again, err := NewMessage("dlq", "acme", "email.send", orig(true), Origin{}, Failure{Err: assert.AnError, Consumer: "mailer"})
 	require.NoError(t, err)
-	// Not from a stream: the payload's SHA-256 (here of no payload) tells
-	// two messages under one id apart.
-	assert.Equal(t, "dlq:mailer:mail-1:sha256:e3b0c44298fc1c149afbf4c8", first.Header.Get(HeaderNatsMsgID))
-	assert.Equal(t, "dlq:mailer:mail-1:sha256:e3b0c44298fc1c149afbf4c8:replay:4:29", again.Header.Get(HeaderNatsMsgID), "a failed replay is a dead letter of its own")
+	// Not from a stream: the SHA-256 of the message (subject, headers and
+	// payload: coreSum) tells two messages under one id apart.
+	assert.Regexp(t, `^dlq:mailer:mail-1:sha256:[0-9a-f]{24}$`, first.Header.Get(HeaderNatsMsgID))
+	assert.Regexp(t, `^dlq:mailer:mail-1:sha256:[0-9a-f]{24}:replay:4:29$`, again.Header.Get(HeaderNatsMsgID), "a failed replay is a dead letter of its own")
+	assert.NotEqual(t, first.Header.Get(HeaderNatsMsgID)+":replay:4:29", again.Header.Get(HeaderNatsMsgID), "its headers are part of the sum too")
 	assert.Equal(t, "mail-1", again.Header.Get(HeaderOriginalMsgID), "under the original's id")
 	assert.Equal(t, "29", again.Header.Get(UpstreamPrefix+HeaderReplayOf))
 }

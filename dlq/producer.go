@@ -6,8 +6,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/textproto"
 	"slices"
 	"strconv"
@@ -259,14 +261,18 @@ func valueAlteredOnSend(v string) bool {
 // stream's duplicate window go: two messages stored under one id (minutes
 // apart, or in two streams) are two dead letters. So the id also names
 // where the original lived (stream and sequence), or, when it did not come
-// from a stream, what it carried (the SHA-256 of its payload). A replayed
-// message keeps the original id; when it fails again it is another dead
-// letter, so the replay that sent it is part of the id too.
+// from a stream, what it was (coreSum: its subject, headers and payload;
+// with the payload alone, two messages of one id on two subjects, or with
+// two header blocks and no payload, as binary CloudEvents are, shared one
+// id, and the DLQ stream dropped the second). A replayed message keeps
+// the original id; when it fails again it is another dead letter, so the
+// replay that sent it is part of the id too. The same failure dead-lettered
+// again (the same message, consumer and replay) has the same id.
 func deadLetterID(consumer, msgID string, orig *nats.Msg, from Origin) string {
 	id := "dlq:" + consumer + ":" + msgID
 	switch at := fmt.Sprintf("%s:%d", from.Stream, from.Seq); {
 	case from.Stream == "":
-		sum := sha256.Sum256(orig.Data)
+		sum := coreSum(orig)
 		id += ":sha256:" + hex.EncodeToString(sum[:12])
 	case msgID != at && !strings.HasPrefix(msgID, at+"@"): // else the id names the position already
 		id += ":" + at
@@ -279,6 +285,40 @@ func deadLetterID(consumer, msgID string, orig *nats.Msg, from Origin) string {
 		id = "dlq:sha256:" + hex.EncodeToString(sum[:])
 	}
 	return id
+}
+
+// coreDomain starts what coreSum hashes, so that its sums are not taken
+// for sums of anything else (an earlier helper hashed the payload alone).
+const coreDomain = "quarantine-dead-letter-core-v1"
+
+// coreSum is the SHA-256 of what names a message that did not come from a
+// stream (deadLetterID): its subject, every header it carried (names
+// sorted byte-wise, each name's values in their order) and its payload.
+// Each field is written with its length before it (8 bytes, big-endian),
+// and the headers with their count, so that no two messages write the
+// same bytes (a name that ends where a value starts, say). The headers are
+// the original's as received, Nats-* and Dlq-* ones too: they are part of
+// what the message was, and the same message gives the same sum.
+func coreSum(orig *nats.Msg) [sha256.Size]byte {
+	h := sha256.New()
+	field := func(b []byte) {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(b))))
+		h.Write(b)
+	}
+	count := func(n int) { h.Write(binary.BigEndian.AppendUint64(nil, uint64(n))) }
+	field([]byte(coreDomain))
+	field([]byte(orig.Subject))
+	names := slices.Sorted(maps.Keys(orig.Header))
+	count(len(names))
+	for _, k := range names {
+		field([]byte(k))
+		count(len(orig.Header[k]))
+		for _, v := range orig.Header[k] {
+			field([]byte(v))
+		}
+	}
+	field(orig.Data)
+	return [sha256.Size]byte(h.Sum(nil))
 }
 
 // maxDeadLetterID is the longest dead letter id deadLetterID gives as
