@@ -410,7 +410,12 @@ func (in *Ingester) setUp(ctx context.Context) error {
 const DuplicateWindow = 2 * time.Minute
 
 // dlqStreamConfig is the configuration of the DLQ stream the console
-// makes, and holds an existing one to (streamSettings).
+// makes, and holds an existing one to (streamSettings). It allows direct
+// gets: a producer's dlq.Publish reads the last dead letter on its own
+// subject with one (keptIsThis), a right that can be given per tenant,
+// where a read by sequence reads every tenant's. An existing stream is
+// not changed for it (it is no setting that loses dead letters): the
+// operator turns it on (nats stream edit DLQ --allow-direct).
 func (in *Ingester) dlqStreamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        in.cfg.Stream,
@@ -422,6 +427,7 @@ func (in *Ingester) dlqStreamConfig() jetstream.StreamConfig {
 		Duplicates:  DuplicateWindow,
 		MaxAge:      in.cfg.StreamMaxAge,
 		MaxBytes:    cmp.Or(in.cfg.StreamMaxBytes, -1),
+		AllowDirect: true,
 	}
 }
 

@@ -334,9 +334,12 @@ const maxDeadLetterID = 1024
 // says "duplicate" for a message the stream kept that is not this dead
 // letter (another tenant's producer may send one under a foreseen id) is
 // answered by publishing it again under another id; reading the kept
-// message needs the right to get messages of the DLQ stream
-// ($JS.API.STREAM.MSG.GET.<stream>), without which it is published again
-// too. The caller then acks the original, and never terminates it: on a
+// message (keptIsThis) needs a DLQ stream that allows direct gets and the
+// right to get the last message on the tenant's own DLQ subjects
+// ($JS.API.DIRECT.GET.<stream>.<prefix>.<tenant>.>), without which it is
+// published again too (a retry then stores it twice). Never give services
+// $JS.API.STREAM.MSG.GET.<stream> for this: it reads every tenant's dead
+// letters. The caller then acks the original, and never terminates it: on a
 // stream the console watches (DLQ_WATCH_STREAMS) a terminated message
 // raises MSG_TERMINATED, which the console captures as a dead letter of
 // its own, a second record of the same failure under class terminated
@@ -392,9 +395,76 @@ func Publish(ctx context.Context, js jetstream.JetStream, prefix, tenant, itemTy
 }
 
 // keptIsThis reports whether the message the DLQ stream kept under m's id
-// (the PubAck of a duplicate names it) is m, published before: the same
-// subject and payload. A message it cannot read is not taken for m.
+// (the PubAck of a duplicate names its stream and sequence) is m,
+// published before (a retry after a lost PubAck, the original delivered
+// again): the same subject and payload, and the same id, original subject,
+// original message id and consumer. A message it cannot read, or cannot
+// tell is the one kept, is not taken for m: Publish then sends m again
+// under another id, which may store it twice but never loses it.
+//
+// It reads with a direct get of the last message on m's subject
+// ($JS.API.DIRECT.GET.<stream>.<subject>, on a stream that allows direct
+// gets), a right a tenant's services can be given for their own DLQ
+// subjects alone ($JS.API.DIRECT.GET.DLQ.dlq.<tenant>.>): the server
+// takes no sequence in that request, so it reads no other tenant's dead
+// letters. A read by sequence ($JS.API.STREAM.MSG.GET.<stream>, or a
+// direct get with a JSON body) cannot be so narrowed: NATS permissions
+// name subjects, and the sequence is in the body, so that right reads
+// every tenant's dead letters. It is not used.
+//
+// The last message on the subject is the one kept only when the server
+// says so: one value each of the headers it writes after the stored block
+// (Nats-Stream, Nats-Subject, Nats-Sequence), naming the PubAck's stream
+// and sequence. A later dead letter on the subject (another failure of the
+// same tenant and item type) is another sequence: m goes again. Those
+// headers come after the stored block, and a producer that writes raw
+// header blocks can end its block with a blank line more and write them
+// itself (review round 36); only a producer that may publish on m's
+// subject, so of m's own tenant, can, and the most it makes this call do
+// is take the kept message for m when it is not.
+//
+// NATS does not answer a request whose publish it denies: without the
+// right, this waits keptReadWait (or less, as ctx allows), then says no.
 func keptIsThis(ctx context.Context, js jetstream.JetStream, ack *jetstream.PubAck, m *nats.Msg) bool {
-	kept, err := readStored(ctx, js, ack.Stream, ack.Sequence, false)
-	return err == nil && kept.isSubject(m.Subject) && bytes.Equal(kept.Data, m.Data)
+	ctx, cancel := context.WithTimeout(ctx, keptReadWait)
+	defer cancel()
+	kept, err := requestRaw(ctx, js.Conn(), apiPrefix(js)+"DIRECT.GET."+ack.Stream+"."+m.Subject, nil)
+	if err != nil {
+		return false
+	}
+	// A status answer (404: none on the subject; 503: the stream does
+	// not allow direct gets) carries none of these headers.
+	is := func(name, want string) bool {
+		vs := kept.Header.Values(name)
+		return len(vs) == 1 && vs[0] == want
+	}
+	for name, want := range map[string]string{
+		jetstream.StreamHeader:   ack.Stream,
+		jetstream.SequenceHeader: strconv.FormatUint(ack.Sequence, 10),
+		jetstream.SubjectHeader:  m.Subject,
+	} {
+		if !is(name, want) {
+			return false
+		}
+	}
+	for _, name := range []string{HeaderNatsMsgID, HeaderOriginalSubject, HeaderOriginalMsgID, HeaderConsumer} {
+		if !slices.Equal(kept.Header.Values(name), sentValues(m.Header.Values(name))) {
+			return false
+		}
+	}
+	return bytes.Equal(kept.Data, m.Data)
+}
+
+// keptReadWait is the longest keptIsThis waits for its read.
+const keptReadWait = 2 * time.Second
+
+// sentValues returns vs as a NATS client sends them, so as keptIsThis
+// reads them back: each trimmed of leading and trailing blanks, CR and LF
+// turned into spaces (nats.go's writeHeaderValue; sentOtherwise).
+func sentValues(vs []string) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = strings.NewReplacer("\r", " ", "\n", " ").Replace(textproto.TrimString(v))
+	}
+	return out
 }
