@@ -102,12 +102,26 @@ type Dashboard struct {
 //
 // A dead letter whose NATS server's clock was reset is kept under the
 // midnight of the day it arrived (FlagImplausibleStoredAt) and dated by
-// when it arrived (DeadLetteredBy): the probe reads the first
+// when it arrived (DeadLetteredBy); one whose server's clock runs ahead
+// (by less than a year: taken at face value) is dated by when the console
+// stored it, which is earlier (unresolvedSince). The probe reads the first
 // oldestProbe entries and takes the oldest by that date. That is exact
-// whenever one of them is not so flagged (every entry after it is dated
-// no earlier); only a tenant whose oldest oldestProbe are all flagged is
-// dated by the oldest of those.
+// whenever one of them is dated by its stored time (every entry after it
+// is dated no earlier); only a tenant whose oldest oldestProbe are all
+// dated otherwise is dated by the oldest of those: with a clock ahead by
+// the same amount throughout, the first of them.
 const oldestProbe = "64"
+
+// unresolvedSince dates an unresolved dead letter d for how long it has
+// waited: when JetStream stored it (the NATS server's clock), or when the
+// console stored it (the database's) where that is earlier, a server
+// clock running ahead; when it arrived for one kept under its day's
+// midnight (FlagImplausibleStoredAt). A clock ahead made every dead letter
+// look younger by as much: DeadLetterOldestUnresolved and the dashboard's
+// "stale" said nothing until the skew had passed as well (review round
+// 39).
+const unresolvedSince = `CASE WHEN '` + FlagImplausibleStoredAt + `' = ANY(d.flags) AND d.received_at > d.dead_lettered_at
+    THEN d.received_at ELSE least(d.dead_lettered_at, d.received_at) END`
 
 const (
 	selectOldestInScope = `
@@ -115,8 +129,7 @@ SELECT t.tenant, o.id, o.dead_lettered_at
 FROM unnest(@tenants::text[]) AS t(tenant)
 CROSS JOIN LATERAL (
     SELECT f.id, f.dead_lettered_at FROM (
-        SELECT d.id, CASE WHEN '` + FlagImplausibleStoredAt + `' = ANY(d.flags) AND d.received_at > d.dead_lettered_at
-                          THEN d.received_at ELSE d.dead_lettered_at END AS dead_lettered_at
+        SELECT d.id, ` + unresolvedSince + ` AS dead_lettered_at
         FROM dead_letters d
         WHERE d.tenant = t.tenant
           AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed', 'needs_reconciliation')

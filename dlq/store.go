@@ -602,15 +602,21 @@ func (s *Store) Depth(ctx context.Context) ([]DepthCount, error) {
 	})
 }
 
-// The lateral min() walks the partial index dead_letters_unresolved_age_idx:
-// one index probe per tenant.
+// The lateral probe walks the partial index dead_letters_unresolved_age_idx,
+// one probe per tenant, and dates its first oldestProbe entries as the
+// dashboard does (unresolvedSince: a NATS server clock running ahead made
+// the oldest look younger by as much, and the alert stayed silent).
 const selectOldestUnresolved = `
 SELECT t.tenant, o.oldest
 FROM (SELECT DISTINCT tenant FROM dead_letter_counts WHERE n > 0) t
 CROSS JOIN LATERAL (
-    SELECT min(d.dead_lettered_at) AS oldest FROM dead_letters d
-    WHERE d.tenant = t.tenant
-      AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed', 'needs_reconciliation')
+    SELECT min(f.since) AS oldest FROM (
+        SELECT ` + unresolvedSince + ` AS since FROM dead_letters d
+        WHERE d.tenant = t.tenant
+          AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed', 'needs_reconciliation')
+        ORDER BY d.dead_lettered_at
+        LIMIT ` + oldestProbe + `
+    ) f
 ) o
 WHERE o.oldest IS NOT NULL`
 
