@@ -9,10 +9,12 @@ import (
 // StackFramesInFingerprint is how many stack lines (after dropping blank
 // and goroutine header lines) take part in a fingerprint: lines, not
 // frames. A Java or .NET trace writes a frame a line, so four frames take
-// part; a Go or Python trace writes two lines a frame (the function, then
-// its file and line), so the top two do. It stays so: a group's triage
-// (assignee, note, snooze, fixes) is kept under its fingerprint, and
-// counting otherwise would split every stored group from its new arrivals.
+// part; a Go trace writes two lines a frame (the function, then its file
+// and line), so the top two do. A Python traceback is read otherwise
+// (pythonFrames): its innermost four "File" lines, one a frame, take part.
+// It stays so: a group's triage (assignee, note, snooze, fixes) is kept
+// under its fingerprint, and counting otherwise would split every stored
+// group from its new arrivals.
 const StackFramesInFingerprint = 4
 
 // Fingerprint groups errors that are the same problem: it hashes the class,
@@ -132,7 +134,13 @@ func lower(c byte) byte {
 	return c
 }
 
+// topFrames is the top n lines of a stack, normalised, innermost first:
+// a trace's first n lines that are not blank nor Go's "goroutine N
+// [state]:", or a Python traceback's frames (pythonFrames).
 func topFrames(stack string, n int) []string {
+	if firstLine(stack) == pythonTracebackHeader {
+		return pythonFrames(stack, n)
+	}
 	var out []string
 	for line := range strings.SplitSeq(stack, "\n") {
 		line = strings.TrimSpace(line)
@@ -149,4 +157,69 @@ func topFrames(stack string, n int) []string {
 		}
 	}
 	return out
+}
+
+// pythonTracebackHeader is the line a Python traceback starts with, and
+// each traceback chained after it ("During handling of the above
+// exception, another exception occurred:").
+const pythonTracebackHeader = "Traceback (most recent call last):"
+
+// firstLine is the first line of s that is not blank, trimmed. Its search
+// ends at that line.
+func firstLine(s string) string {
+	for s != "" {
+		line, rest, _ := strings.Cut(s, "\n")
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+		s = rest
+	}
+	return ""
+}
+
+// pythonFrames is the innermost n frames of a Python traceback, innermost
+// first. Python prints the outermost frame first, so the first lines are
+// the header and the frames of <module> and main, the same in every
+// failure of a worker: the frames are read from the end, back to the last
+// traceback's header. With tracebacks chained, that last one is of the
+// exception raised last, the one the consumer gave up on; those before are
+// what it was handling. A frame is its "File" line alone (pythonFrame): the
+// source line under it is missing when the source is not deployed, and
+// Python 3.11 adds a line of carets under that. Reading back stops at n
+// frames or at the header, each line read once: linear in the stack,
+// however long and whatever it holds.
+func pythonFrames(stack string, n int) []string {
+	var out []string
+	for rest := stack; rest != "" && len(out) < n; {
+		i := strings.LastIndexByte(rest, '\n')
+		line := strings.TrimSpace(rest[i+1:])
+		rest = rest[:max(i, 0)]
+		if line == pythonTracebackHeader {
+			break
+		}
+		if f, ok := pythonFrame(line); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// pythonFrame is a traceback's line `File "/app/billing/charge.py", line
+// 12, in charge_card` as a Go frame's file line is taken: the path,
+// unquoted (quoted it normalises to <q>, and every file is one), its line
+// number (normalised to <#>, so an edit above the failure does not split
+// its group) and the function, "/app/billing/charge.py:<#> in
+// charge_card". A SyntaxError's own `File "…", line 3`, which names no
+// function, is a frame too: it says where. Any other line is not one.
+func pythonFrame(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(line, `File "`)
+	if !ok {
+		return "", false
+	}
+	path, rest, ok := strings.Cut(rest, `", line `)
+	if !ok {
+		return "", false
+	}
+	number, function, _ := strings.Cut(rest, ", in ")
+	return NormaliseMessage(path + ":" + number + " in " + function), true
 }

@@ -1,0 +1,125 @@
+package dlq
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pyTraceback is a Python traceback as the interpreter prints it,
+// outermost frame first, for a failure in fn of file at line.
+func pyTraceback(file string, line, fn, source, exception string) string {
+	return "Traceback (most recent call last):\n" +
+		"  File \"/app/worker.py\", line 88, in <module>\n    main()\n" +
+		"  File \"/app/worker.py\", line 80, in main\n    handle(msg)\n" +
+		"  File \"" + file + "\", line " + line + ", in " + fn + "\n    " + source + "\n" +
+		exception + "\n"
+}
+
+// TestRev39PythonTracebacksGroupByTheirInnermostFrames (review 39): a
+// Python traceback is printed outermost first under a "Traceback (most
+// recent call last):" line, and its file paths are quoted. Taking its
+// first four lines as the top of the stack took the header, the
+// <module> and main frames, none of them where it failed, and quoted
+// paths normalised to <q>: every KeyError in a worker was one group,
+// sharing triage, snoozes, fix markers and group actions.
+func TestRev39PythonTracebacksGroupByTheirInnermostFrames(t *testing.T) {
+	t.Parallel()
+	charge := pyTraceback("/app/billing/charge.py", "12", "charge_card", `amount = payload["amount"]`, "KeyError: 'amount'")
+	reserve := pyTraceback("/app/inventory/reserve.py", "40", "reserve_stock", `sku = payload["sku"]`, "KeyError: 'sku'")
+
+	t.Run("OtherPlaceOtherGroup", func(t *testing.T) {
+		t.Parallel()
+		assert.NotEqual(t, Fingerprint(ClassPermanent, "KeyError: 'amount'", charge), Fingerprint(ClassPermanent, "KeyError: 'sku'", reserve))
+		// Same file, another function: another problem.
+		refund := pyTraceback("/app/billing/charge.py", "12", "refund_card", `amount = payload["amount"]`, "KeyError: 'amount'")
+		assert.NotEqual(t, Fingerprint(ClassPermanent, "KeyError: 'amount'", charge), Fingerprint(ClassPermanent, "KeyError: 'amount'", refund))
+	})
+
+	t.Run("SamePlaceOneGroup", func(t *testing.T) {
+		t.Parallel()
+		// Another line number (the file was edited above the failure),
+		// another quoted value, without its source line (a deployment
+		// without sources) and with Python 3.11's caret line under it.
+		moved := pyTraceback("/app/billing/charge.py", "14", "charge_card", `amount = payload["total"]`, "KeyError: 'total'")
+		noSource := strings.Replace(charge, "    amount = payload[\"amount\"]\n", "", 1)
+		carets := strings.Replace(charge, "payload[\"amount\"]\n", "payload[\"amount\"]\n             ~~~~~~~^^^^^^^^^^\n", 1)
+		want := Fingerprint(ClassPermanent, "KeyError: 'amount'", charge)
+		assert.Equal(t, want, Fingerprint(ClassPermanent, "KeyError: 'total'", moved), "line numbers and quoted values do not split a group")
+		assert.Equal(t, want, Fingerprint(ClassPermanent, "KeyError: 'amount'", noSource), "a missing source line does not split a group")
+		assert.Equal(t, want, Fingerprint(ClassPermanent, "KeyError: 'amount'", carets), "a caret line does not split a group")
+		assert.Equal(t, want, Fingerprint(ClassPermanent, "KeyError: 'amount'", "\n  "+strings.ReplaceAll(charge, "\n", "\r\n")), "blank lines first and CRLF line ends do not split it")
+	})
+
+	t.Run("ChainedTakesTheLastTraceback", func(t *testing.T) {
+		t.Parallel()
+		// The exception raised last, the one the worker died of, is in
+		// the last traceback; an earlier one is what it handled.
+		during := "\nDuring handling of the above exception, another exception occurred:\n\n"
+		cause := "\nThe above exception was the direct cause of the following exception:\n\n"
+		fp := func(stack string) string { return Fingerprint(ClassPermanent, "KeyError: 'amount'", stack) }
+		assert.Equal(t, fp(charge), fp(reserve+during+charge), "what was being handled does not split a group")
+		assert.Equal(t, fp(charge), fp(reserve+cause+charge))
+		assert.NotEqual(t, fp(reserve+during+charge), fp(charge+during+reserve), "the last traceback decides")
+		// A last traceback of one frame takes that frame alone, not the
+		// frames of the traceback before it.
+		short := "Traceback (most recent call last):\n  File \"/app/billing/charge.py\", line 12, in charge_card\nKeyError: 'amount'\n"
+		assert.Equal(t, fp(short), fp(reserve+during+short))
+	})
+
+	t.Run("InnermostFramesOfADeepTraceback", func(t *testing.T) {
+		t.Parallel()
+		// Frames outside the innermost StackFramesInFingerprint do not
+		// take part, however many there are.
+		outer := func(frames int) string {
+			var b strings.Builder
+			b.WriteString("Traceback (most recent call last):\n")
+			for range frames {
+				b.WriteString("  File \"/app/recurse.py\", line 5, in outer\n    outer()\n")
+			}
+			return b.String() + strings.TrimPrefix(charge, "Traceback (most recent call last):\n")
+		}
+		deep := outer(20000)
+		assert.Equal(t, Fingerprint(ClassPermanent, "x", outer(1)), Fingerprint(ClassPermanent, "x", deep))
+		assert.NotEqual(t, Fingerprint(ClassPermanent, "x", outer(0)), Fingerprint(ClassPermanent, "x", deep), "the fourth frame takes part")
+		frames := topFrames(deep, StackFramesInFingerprint)
+		require.Len(t, frames, StackFramesInFingerprint)
+		assert.Equal(t, "/app/billing/charge.py:<#> in charge_card", frames[0], "innermost first, path and function kept")
+	})
+}
+
+// TestRev39GoAndJavaStacksKeepTheirFingerprints (review 39): reading
+// Python tracebacks changed nothing for other stacks. The values are those
+// Fingerprint gave before it read them; a change would split every stored
+// Go or Java group from its new arrivals.
+func TestRev39GoAndJavaStacksKeepTheirFingerprints(t *testing.T) {
+	t.Parallel()
+	goStack := "goroutine 7 [running]:\nmain.charge(0xc000123)\n\t/app/charge.go:42 +0x1d\nmain.fromHTTP(0x123)\n\t/app/fromHTTP.go:1123 +0x2f\nmain.main()\n\t/app/main.go:123 +0x3d\n"
+	javaStack := "java.lang.IllegalStateException: order 7 closed\n\tat com.acme.Orders.charge(Orders.java:42)\n\tat com.acme.Handler.handle(Handler.java:17)\n\tat com.acme.Worker.run(Worker.java:88)\n\tat java.base/java.lang.Thread.run(Thread.java:833)\n"
+	assert.Equal(t, "d9167ef1a4b7677c6d24031d", Fingerprint(ClassTransient, "card declined", goStack))
+	assert.Equal(t, "8d9507842c396f68bacf365e", Fingerprint(ClassPermanent, "order 7 closed", javaStack))
+}
+
+// FuzzRev39TopFrames: whatever the stack, at most StackFramesInFingerprint
+// lines take part, and a Python traceback's frames do not depend on the
+// tracebacks chained before it.
+func FuzzRev39TopFrames(f *testing.F) {
+	f.Add(pyTraceback("/app/billing/charge.py", "12", "charge_card", `amount = payload["amount"]`, "KeyError: 'amount'"), "x")
+	f.Add("Traceback (most recent call last):\n  File \"", "\n")
+	f.Add("Traceback (most recent call last):\n  File \"a\", line ", "File \"b\", line 1, in c")
+	f.Add("goroutine 1 [running]:\nmain.main()\n\t/app/main.go:1 +0x1\n", "")
+	f.Fuzz(func(t *testing.T, stack, before string) {
+		frames := topFrames(stack, StackFramesInFingerprint)
+		if len(frames) > StackFramesInFingerprint {
+			t.Fatalf("%d frames", len(frames))
+		}
+		if strings.TrimSpace(firstLine(stack)) == pythonTracebackHeader {
+			chained := pythonTracebackHeader + "\n" + before + "\nDuring handling of the above exception, another exception occurred:\n\n" + stack
+			if got := topFrames(chained, StackFramesInFingerprint); strings.Join(got, "\n") != strings.Join(frames, "\n") {
+				t.Fatalf("chained before it: %q, alone: %q", got, frames)
+			}
+		}
+	})
+}
