@@ -312,8 +312,25 @@ func parseAdvisory(w WatchStream, adv Advisory, orig *Original, unread error, ra
 	r.Consumer = r.SourceConsumer
 	r.checkBounds()
 	r.checkPlausible()
-	r.Fingerprint = Fingerprint(r.ErrorClass, r.Error, r.Stack)
+	r.Fingerprint = Fingerprint(r.ErrorClass, r.Error, advisoryFrame(r.SourceStream, r.SourceConsumer))
 	return r
+}
+
+// maxNameInFingerprint is how many bytes of a stream's or a consumer's
+// name an advisory's fingerprint takes. NATS keeps names short, but the
+// advisory's JSON is not bounded by that.
+const maxNameInFingerprint = 256
+
+// advisoryFrame is the stream and consumer that gave up on a message, as
+// the one stack line of its advisory's fingerprint ("consumer
+// ORDERS/billing-charger"); the record keeps no stack. The error quotes
+// the consumer, and a quoted value normalises to <q>, so without it every
+// consumer and stream was one group, whose Discard, Resolve and Replay
+// took them all. As a frame it is normalised: a name holding a digit (an
+// ephemeral consumer's made-up name, worker-2) is <#>, as ids are.
+// (TestRev39AdvisoriesOfOtherConsumersAreOtherGroups)
+func advisoryFrame(stream, consumer string) string {
+	return "consumer " + cut(stream, maxNameInFingerprint) + "/" + cut(consumer, maxNameInFingerprint)
 }
 
 // originalSubject sets an advisory's record's subject and original
