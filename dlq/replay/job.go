@@ -185,8 +185,17 @@ type job struct {
 	// and when it was first about to be published (nil: never);
 	// publishBy is when this claim stops publishing (database time: two
 	// thirds into the lease).
-	prevState      JobState
-	prevResult     string
+	prevState  JobState
+	prevResult string
+	// released: the record found j sent back to wait unsent, with
+	// nothing of it to audit (recordIn); judged once, at the record's
+	// first attempt (releaseJudged), since that attempt already moved a
+	// pending job that may have landed to unknown, and a retry would
+	// take the move for news.
+	released, releaseJudged bool
+	// keptSHA256 is the SHA-256 of the payload j carried, taken when a
+	// kept outcome let the payload go (keep): its audit row names it.
+	keptSHA256     []byte
 	attempts       int
 	deferrals      int
 	deferredBy     string // the message not ours that deferred it last (replaypolicy.KeptKey; "": none recorded)

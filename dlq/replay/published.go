@@ -17,7 +17,11 @@ import (
 // recorded, after the broker answered. Computed from the job as held: no
 // statement more per job.
 func (j *job) publishedAfter(after map[string]any) {
-	if !j.payloadUnavailable {
+	switch {
+	case j.payloadUnavailable:
+	case j.keptSHA256 != nil:
+		after["payload_sha256"] = hex.EncodeToString(j.keptSHA256)
+	default:
 		sum := sha256.Sum256(j.payload)
 		after["payload_sha256"] = hex.EncodeToString(sum[:])
 	}
