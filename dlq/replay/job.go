@@ -209,6 +209,10 @@ type job struct {
 	// this claim publishes it for the first time ever.
 	firstAttempt     bool
 	firstPublishedAt time.Time
+	// dbNow is the database's clock now, as the gate that marked the job
+	// attempted in this claim read it (gate.now); nil until one did. The
+	// broker's answer is judged on it (Worker.ackJudgedAt).
+	dbNow func() time.Time
 	// handed: this claim handed the job's message to the NATS client
 	// (set before the call, so a panic in it counts as handed).
 	// handedBefore: an earlier claim may have, and that publish may have

@@ -469,6 +469,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				// this loop never reaches (a stop, a refusal) is unmarked.
 				c.firstAttempt = c.firstAttemptAt == nil
 				c.firstPublishedAt = g.firstPublished[c.id]
+				c.dbNow = g.now
 			}
 		}
 		sent := 0
@@ -924,10 +925,11 @@ func (w *Worker) decideAck(ctx context.Context, reads claimStreams, j *job, ack 
 		Margin: w.svc.cfg.WindowMargin, RetryBase: w.cfg.Retry, Attempts: j.attempts, Jitter: rand.Float64(),
 		FirstPublishedAt: j.firstPublishedAt, ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), OriginalSHA256: hex.EncodeToString(j.originalSHA256),
 		DeadLetteredAt: j.deadLetteredBy()}
+	now := w.ackJudgedAt(j)
 	if j.firstAttemptAt != nil {
 		a.FirstAttemptAt, a.FirstSentTo = *j.firstAttemptAt, j.firstSentTo
 	} else {
-		a.FirstAttemptAt = w.svc.cfg.Now()
+		a.FirstAttemptAt = now
 	}
 	refused, notSent := publishError(err)
 	if refused != "" && j.firstAttempt && notExpected(err) { // a retry refused needs a person whatever the cause (JudgeAck)
@@ -980,7 +982,7 @@ func (w *Worker) decideAck(ctx context.Context, reads claimStreams, j *job, ack 
 		}
 	}
 	w.rereadWindow(ctx, reads, j, &a) // a retry, or a first attempt stored as new: the stream as it is now
-	v := replaypolicy.JudgeAck(a, w.svc.cfg.Now())
+	v := replaypolicy.JudgeAck(a, now)
 	j.decide(v)
 	j.stream, j.seq = a.Stream, a.Seq
 	switch v.Outcome {
@@ -996,6 +998,26 @@ func (w *Worker) decideAck(ctx context.Context, reads claimStreams, j *job, ack 
 		// attempt was dropped for it and did not land (nothingLanded).
 		j.resetAttempt = v.Check == replaypolicy.CheckSentAgain
 	}
+}
+
+// ackJudgedAt is the time the broker's answer to j is judged at: the
+// later of the console's clock and the database's, as the gate that
+// marked j attempted read it, moved on by this process's monotonic clock
+// (gate.now: the publish comes after the gate, the answer later still).
+// A retry's earlier publish is dated by the database (first_attempt_at),
+// and every check before the retry leaves reads the window on the
+// database's clock (retryPastWindow); judged on a console clock behind
+// it, a retry the broker stored again past the window would look covered
+// by it and be shown replayed (retryForgotten). The later of the two only
+// ever hands such a retry to a person sooner, and puts the times the job
+// waits until (which the claim compares with the database's now()) no
+// earlier. (TestRev39RetryStoredPastTheWindowNeedsAPersonWhateverTheConsoleClock)
+func (w *Worker) ackJudgedAt(j *job) time.Time {
+	now := w.svc.cfg.Now()
+	if j.dbNow != nil {
+		now = later(now, j.dbNow())
+	}
+	return now
 }
 
 // errNotSent is an error PublishMsgAsync returned at once: the message
