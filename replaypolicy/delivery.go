@@ -492,9 +492,17 @@ type Ack struct {
 	// the stream stores a publish to the job's subject as (Kept.StoresAs):
 	// an account subject mapping sent it to another subject of the same
 	// stream, where consumers filtered on the original subject never read
-	// it. "" when it is, or the message could not be read. Read back once
-	// per subject per claim.
+	// it. "" when it is, or when that could not be told (UnreadBack). Read
+	// back once per subject per claim.
 	StoredUnder string
+	// UnreadBack says, for such a publish, why the subject it was stored
+	// under could not be told ("" when it could, or it was not read
+	// back): the message at Seq is no longer there (a work queue's
+	// consumer took it, a limit of the stream removed it), is not this
+	// publish, or could not be read, and no other publish of the subject
+	// in the claim could be read back in its place. Nothing then shows
+	// that no mapping sent it elsewhere.
+	UnreadBack string
 	// FirstAttempt: no earlier publish of this job can have landed.
 	FirstAttempt bool
 	// Deferrals is how often the job was deferred by a message not ours,
@@ -663,7 +671,11 @@ func sentAgain(a Ack) bool {
 // stream does not show the publish at its sequence (Unseen): when that
 // window says a consumer takes the subject, it took the message
 // (Replayed); when it could not be read, Reconcile (consumed or dropped,
-// nothing tells). A first attempt acknowledged as new by a stream that
+// nothing tells). A publish acknowledged as new whose message, read back,
+// is under another subject of the stream (StoredUnder: an account
+// mapping), or whose subject could not be told, the message gone or
+// unreadable and no other of the subject in the claim read in its place
+// (UnreadBack): Reconcile. A first attempt acknowledged as new by a stream that
 // could not be read again after the answer (StreamUnread: whether it is
 // of interest retention now is not known): Reconcile. A PubAck: Replayed; for a retry, only when the window,
 // read again after the PubAck, would have held the earlier publish's id
@@ -737,6 +749,19 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckAckUnproven, fmt.Sprintf("stream %s stored the publish of message id %q as %s:%d, but under subject %q, not %q: the account maps the subject to another one the stream takes, "+
 			"and consumers of the original subject do not read it there. Whatever reads the stream's other subjects may have applied it: check the target and say whether it was applied.%s",
 			a.Stream, a.MsgID, a.Stream, a.Seq, a.StoredUnder, a.Subject, earlier))
+	case !a.Duplicate && a.UnreadBack != "":
+		// Stored by the stream that takes the subject, but under which
+		// subject nothing tells: a mapping to another subject of the
+		// stream is seen only in the message read back, and a message
+		// that is gone (a consumer of the mapped subject may have taken
+		// it) is no proof that it was on this one.
+		earlier := ""
+		if !a.FirstAttempt && !a.FirstAttemptAt.IsZero() {
+			earlier = fmt.Sprintf(" This was a retry: an earlier publish of %s has no answer on record and may have landed as well; check whether it was applied twice.", formatTime(a.FirstAttemptAt))
+		}
+		return v.plain(Reconcile, CheckAckUnproven, fmt.Sprintf("stream %s stored the publish of message id %q as %s:%d, but it could not be read back for the subject it was stored under (%s), "+
+			"and no other publish of %s in this claim could be: if the account maps the subject to another one the stream takes, consumers of %s never read it. "+
+			"Check the target and say whether it was applied.%s", a.Stream, a.MsgID, a.Stream, a.Seq, a.UnreadBack, a.Subject, a.Subject, earlier))
 	case a.FirstAttempt && !a.Duplicate && a.StreamUnread != "":
 		// Stored, or dropped by a stream whose retention changed since
 		// the claim's list was read: only the stream as it is now tells,

@@ -820,6 +820,11 @@ func (w *Worker) judgeAcks(ctx context.Context, pending []inflight) {
 		reset = w.unstick()
 	}
 	for i, p := range pending {
+		if a := answers[i].ack; a != nil && answers[i].err == nil && !a.Duplicate {
+			reads.answered(a.Stream, p.j.subject, p.j.msgID, a.Sequence) // read back for one another's subject (storedUnder)
+		}
+	}
+	for i, p := range pending {
 		hand.j = p.j
 		ack, err := answers[i].ack, answers[i].err
 		if reset != "" && unanswered(answers[i]) {

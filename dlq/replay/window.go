@@ -432,7 +432,7 @@ func (w *Worker) rereadWindow(ctx context.Context, reads claimStreams, j *job, a
 		// answer (answeredWindow) names the one that answered: where it
 		// stored the publish, as for a listed answer.
 		// (TestRev38StreamMadeSinceTheListStoringUnderAMappedSubjectIsNotReplayed)
-		a.StoredUnder = w.storedUnder(ctx, reads, j, a.Stream, a.Seq)
+		a.StoredUnder, a.UnreadBack = w.storedUnder(ctx, reads, j, a.Stream, a.Seq)
 		return
 	case a.FirstAttempt && !a.Duplicate:
 		return // judged by the window read after the answer, or by another stream's (JudgeAck)
@@ -440,7 +440,7 @@ func (w *Worker) rereadWindow(ctx context.Context, reads claimStreams, j *job, a
 		// A retry stored as new: where, as for a first attempt; a mapping
 		// made while the first attempt was lost maps the retry too.
 		// (TestRev38RetryStoredUnderAMappedSubjectIsNotReplayed)
-		a.StoredUnder = w.storedUnder(ctx, reads, j, a.Stream, a.Seq)
+		a.StoredUnder, a.UnreadBack = w.storedUnder(ctx, reads, j, a.Stream, a.Seq)
 	}
 	fresh := replaypolicy.Window{Unreadable: "no window reader is configured"}
 	if w.svc.cfg.Windows != nil {
@@ -500,7 +500,8 @@ func listedAnswer(j *job, a replaypolicy.Ack) bool {
 // Cost: a stream of another retention (limits) costs one JetStream call
 // (its STREAM.INFO) per claim that it answers a first attempt as new in,
 // none when the claim read it already (a Duplicate's read-back, kept),
-// and one message read per subject of the claim; an interest stream the
+// and one message read per subject of the claim (more when the message
+// read is gone: storedUnder); an interest stream the
 // first and interestAnswer's.
 func (w *Worker) storedAnswer(ctx context.Context, reads claimStreams, j *job, a *replaypolicy.Ack) {
 	st, err := reads.stream(ctx, w.js, a.Stream)
@@ -517,26 +518,58 @@ func (w *Worker) storedAnswer(ctx context.Context, reads claimStreams, j *job, a
 	case listed || st.CachedInfo().Config.Retention == jetstream.InterestPolicy:
 		w.interestAnswer(ctx, reads, j, a)
 	default: // a stream of another retention, read
-		a.StoredUnder = w.storedUnder(ctx, reads, j, a.Stream, a.Seq)
+		a.StoredUnder, a.UnreadBack = w.storedUnder(ctx, reads, j, a.Stream, a.Seq)
 	}
 }
 
-// storedUnder says under which subject stream stored j's first attempt
-// at seq (its PubAck's), when it carries j's message id and that is not
-// the subject the stream stores a publish to j's subject as (unseen's
-// under): an account subject mapping to another subject the same stream
-// takes, which Nats-Expected-Stream does not catch and whose PubAck is an
-// ordinary one. "" when it is, or the message is not there to read
-// (consumed from a work queue, rolled off) or could not be read. Read back
-// once per subject per claim (reads): a mapping maps every publish of a
-// subject alike, but for a weighted one, which this does not catch but
-// for the message it reads. (An interest stream's answers read back each
-// message anyway: interestAnswer.)
-func (w *Worker) storedUnder(ctx context.Context, reads claimStreams, j *job, stream string, seq uint64) string {
+// storedUnder says under which subject stream stored j's publish at seq
+// (its PubAck's), when it carries j's message id and that is not the
+// subject the stream stores a publish to j's subject as (unseen's under):
+// an account subject mapping to another subject the same stream takes,
+// which Nats-Expected-Stream does not catch and whose PubAck is an
+// ordinary one. under is "" when it is on that subject. unread says why
+// that could not be told ("" when it could): the message is not there to
+// read (a work queue's consumer took it, a limit of the stream removed
+// it), is not this publish, or could not be read; none of these says
+// where it was stored, so unread is never taken for "on the subject"
+// (JudgeAck: a person decides; TestRev39MappedReplayConsumedBeforeItsReadBackNeedsAPerson).
+//
+// A mapping maps every publish of a subject alike (a weighted one this
+// does not catch but for the message it reads), so one publish of the
+// subject read back answers for every other of the claim: the answer is
+// kept per subject per claim (reads), and only a real read is kept. When
+// j's own message cannot tell, the claim's other publishes of the subject
+// to the same stream are read back in turn (claimStream.answers; each
+// message at most once per claim, readBack) until one does: a stream keeping one message per subject removes the first
+// of two when it stores the second, and the second is there to read
+// (TestRev39ReplayRemovedBeforeItsReadBackIsJudgedByAnotherOfItsSubject).
+// When none can (every publish of the subject in the claim taken by a
+// work queue's consumer before its read-back, say), nothing proves that
+// no mapping is in effect, and the jobs go to a person: no read of the
+// broker tells a client the account's mappings, and nothing may be
+// published to the subject to find out (its subscribers would get it).
+// That costs a person for a replay into a work-queue stream whose
+// consumer takes every message of the subject before the worker reads it
+// back (milliseconds after the PubAck); it is the price of never showing
+// "replayed" for a publish stored where the subject's consumers do not
+// read (DESIGN.md, invariant 13). (An interest stream's answers read back
+// each message anyway: interestAnswer.)
+func (w *Worker) storedUnder(ctx context.Context, reads claimStreams, j *job, stream string, seq uint64) (under, unread string) {
 	if under, ok := reads[stream].under[j.subject]; ok {
-		return under
+		return under, ""
 	}
-	_, under := w.unseen(ctx, reads, j, stream, seq)
+	unread, under, read := w.readBack(ctx, reads, j.subject, j.msgID, stream, seq)
+	for _, o := range reads[stream].answers[j.subject] {
+		if read {
+			break
+		}
+		if o.seq != seq {
+			_, under, read = w.readBack(ctx, reads, j.subject, o.msgID, stream, o.seq)
+		}
+	}
+	if !read {
+		return "", unread
+	}
 	if r, ok := reads[stream]; ok {
 		if r.under == nil {
 			r.under = map[string]string{}
@@ -544,7 +577,27 @@ func (w *Worker) storedUnder(ctx context.Context, reads claimStreams, j *job, st
 		r.under[j.subject] = under
 		reads[stream] = r
 	}
-	return under
+	return under, ""
+}
+
+// readBack is unseen for storedUnder, each sequence of stream read at
+// most once per claim: one that could not tell where the publish was
+// stored is kept (claimStream.unread), so the jobs of a subject none of
+// whose messages can be read back cost one read each, not one per other
+// job of the subject.
+func (w *Worker) readBack(ctx context.Context, reads claimStreams, subject, msgID, stream string, seq uint64) (why, under string, read bool) {
+	if why, ok := reads[stream].unread[seq]; ok {
+		return why, "", false
+	}
+	why, under, read = w.unseen(ctx, reads, subject, msgID, stream, seq)
+	if r, ok := reads[stream]; ok && !read {
+		if r.unread == nil {
+			r.unread = map[uint64]string{}
+		}
+		r.unread[seq] = why
+		reads[stream] = r
+	}
+	return why, under, read
 }
 
 // interestAnswer judges a, j's first attempt that an interest stream
@@ -571,7 +624,7 @@ func (w *Worker) storedUnder(ctx context.Context, reads claimStreams, j *job, st
 // holds the message, the stream itself being read once per claim
 // (claimStreams), about four more (Fresh) when it does not.
 func (w *Worker) interestAnswer(ctx context.Context, reads claimStreams, j *job, a *replaypolicy.Ack) {
-	a.Unseen, a.StoredUnder = w.unseen(ctx, reads, j, a.Stream, a.Seq)
+	a.Unseen, a.StoredUnder, _ = w.unseen(ctx, reads, j.subject, j.msgID, a.Stream, a.Seq)
 	if a.Unseen == "" || a.StoredUnder != "" {
 		return // stored, and not yet consumed; or still there, under another subject (storedUnder)
 	}
@@ -582,39 +635,42 @@ func (w *Worker) interestAnswer(ctx context.Context, reads claimStreams, j *job,
 	a.Window = fresh
 }
 
-// unseen says why stream does not show j's publish as the message at seq
-// (its PubAck's sequence), "" when it does: the message there is on the
-// subject the stream stores a publish to j's subject under (storesAs) and
-// carries j's message id. A stream that skipped the publish (no consumer
-// took its subject) holds nothing at seq, as does one whose consumers
-// took it. The message is read whole, payload included (a stream's get
-// has no form without it): it is the payload just sent, no larger than
-// the server's max_payload. One JetStream call, 2 s at most, and the
-// stream's info when the claim has not read it yet (reads). under is the
-// subject the message is stored under when it carries j's message id
-// but not on that subject (storedUnder), "" otherwise.
-func (w *Worker) unseen(ctx context.Context, reads claimStreams, j *job, stream string, seq uint64) (why, under string) {
+// unseen says why stream does not show the publish of message id msgID
+// to subject as the message at seq (its PubAck's sequence), "" when it
+// does: the message there is on the subject the stream stores a publish
+// to subject under (storesAs) and carries msgID. A stream that skipped the
+// publish (no consumer took its subject) holds nothing at seq, as does one
+// whose consumers took it. The message is read whole, payload included (a
+// stream's get has no form without it): it is the payload just sent, no
+// larger than the server's max_payload. One JetStream call, 2 s at most,
+// and the stream's info when the claim has not read it yet (reads). read
+// says that the message at seq was read and carries msgID, so that where
+// it was stored is known: under is then the subject it is stored under
+// when that is not the one above (storedUnder), "" when it is.
+func (w *Worker) unseen(ctx context.Context, reads claimStreams, subject, msgID, stream string, seq uint64) (why, under string, read bool) {
 	st, err := reads.stream(ctx, w.js, stream)
 	if err != nil {
-		return fmt.Sprintf("stream %s could not be read (%s)", stream, err), ""
+		return fmt.Sprintf("stream %s could not be read (%s)", stream, err), "", false
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	m, err := st.GetMsg(ctx, seq)
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return fmt.Sprintf("stream %s holds no message at %d now", stream, seq), ""
+		return fmt.Sprintf("stream %s holds no message at %d now", stream, seq), "", false
 	case err != nil:
-		return fmt.Sprintf("the message at %s:%d could not be read (%s)", stream, seq, err), ""
+		return fmt.Sprintf("the message at %s:%d could not be read (%s)", stream, seq, err), "", false
 	}
-	subject, id := storesAs(st.CachedInfo().Config.SubjectTransform, j.subject), m.Header.Get(dlq.HeaderNatsMsgID)
-	if m.Subject != subject || id != j.msgID {
-		if id == j.msgID && subject != "" {
-			under = m.Subject
-		}
-		return fmt.Sprintf("the message at %s:%d is not this replay's (subject %q, message id %q)", stream, seq, m.Subject, id), under
+	to, id := storesAs(st.CachedInfo().Config.SubjectTransform, subject), m.Header.Get(dlq.HeaderNatsMsgID)
+	switch {
+	case id != msgID || to == "":
+		// Not this publish (or the stream's transform could not be built):
+		// nothing tells where this one was stored.
+		return fmt.Sprintf("the message at %s:%d is not this replay's (subject %q, message id %q)", stream, seq, m.Subject, id), "", false
+	case m.Subject != to:
+		return fmt.Sprintf("the message at %s:%d is not this replay's (subject %q, message id %q)", stream, seq, m.Subject, id), m.Subject, true
 	}
-	return "", ""
+	return "", "", true
 }
 
 // claimStreams are the streams the worker read while it judged one
@@ -634,21 +690,53 @@ type claimStreams map[string]claimStream
 type claimStream struct {
 	st  jetstream.Stream
 	err error
-	// under is what storedUnder read back, by the job's subject.
+	// under is what storedUnder read back, by the job's subject: only a
+	// real read (the message found, on the subject or under another).
 	under map[string]string
+	// answers are the publishes of the claim the stream acknowledged as
+	// new, by subject: storedUnder reads them back when a job's own
+	// message cannot tell (claimStreams.answered).
+	answers map[string][]answerAt
+	// unread is why the message at each sequence read back so could not
+	// tell where it was stored (readBack).
+	unread map[uint64]string
+}
+
+// answerAt is a publish of message id msgID a stream acknowledged as new
+// at seq.
+type answerAt struct {
+	msgID string
+	seq   uint64
+}
+
+// answered notes that stream acknowledged the publish of message id
+// msgID to subject as a new message at seq, before any answer of the
+// claim is judged (judgeAcks). It reads nothing.
+func (c claimStreams) answered(stream, subject, msgID string, seq uint64) {
+	if c == nil {
+		return
+	}
+	r := c[stream]
+	if r.answers == nil {
+		r.answers = map[string][]answerAt{}
+	}
+	r.answers[subject] = append(r.answers[subject], answerAt{msgID: msgID, seq: seq})
+	c[stream] = r
 }
 
 // stream is the stream name as read on js in this claim, reading it now
 // when it was not yet.
 func (c claimStreams) stream(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
-	if r, ok := c[name]; ok {
+	if r, ok := c[name]; ok && (r.st != nil || r.err != nil) { // read already (answered notes, reading nothing)
 		return r.st, r.err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	st, err := js.Stream(ctx, name)
 	if c != nil {
-		c[name] = claimStream{st: st, err: err}
+		r := c[name]
+		r.st, r.err = st, err
+		c[name] = r
 	}
 	return st, err
 }
