@@ -563,6 +563,11 @@ type Kept struct {
 	// request's. A producer can copy them, so alone they prove nothing
 	// (OursKept).
 	Tagged bool
+	// SameItem: its Dlq-Replay-Of is this item's dead letter, whatever
+	// request its Dlq-Replay-Request names (earlierReplayKept); Request
+	// is the request it names ("" when that is no request id).
+	SameItem bool
+	Request  string
 	// Replay: it carries a Dlq-Replay-Of, any: a replay by the console (of
 	// this dead letter or another of the message), or made to look like
 	// one. The ledger answers for the console's replays of a message
@@ -626,6 +631,20 @@ func copiedKept(a Ack) bool {
 func taggedKept(a Ack) bool {
 	k := a.Kept
 	return k.Unreadable == "" && k.Tagged && a.ApprovedSHA256 != "" && strings.EqualFold(k.PayloadSHA256, a.ApprovedSHA256)
+}
+
+// earlierReplayKept says whether the message the broker kept under a's
+// id is a replay of this same dead letter by another request (its
+// Dlq-Replay-Of this item's, its Dlq-Replay-Request not this one's),
+// carrying the approved or the original payload: an earlier request's
+// publish the broker stored, whose job a person settled "not applied,
+// leave it" (no ledger row) before a new request replayed the item again.
+// The broker's answer says that publish was stored, whatever the settle
+// said; its consumers may have applied it, or still will.
+func earlierReplayKept(a Ack) bool {
+	k := a.Kept
+	return k.Unreadable == "" && k.SameItem && !k.Tagged && k.PayloadSHA256 != "" &&
+		(strings.EqualFold(k.PayloadSHA256, a.ApprovedSHA256) || strings.EqualFold(k.PayloadSHA256, a.OriginalSHA256))
 }
 
 // sentAgain says whether the message the broker kept under a's id, not
@@ -844,6 +863,21 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		}
 		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate, and the message it keeps (%s:%d) carries this replay's headers and approved payload on its subject, "+
 			"stored at %s by the broker's clock, %s: %s. Check the target and say whether it was applied", a.Stream, a.Seq, formatTime(a.Kept.StoredAt), before, which))
+	case earlierReplayKept(a) && a.Kept.otherSubject(a.Subject) == "":
+		// An earlier request's replay of this dead letter, stored on its
+		// subject within the window: deferring would publish the item
+		// again once the window has passed, a second effect if the first
+		// was applied, or is applied once its consumers catch up. The
+		// ledger says nothing of it when a person settled that replay
+		// "not applied" (review round 39).
+		// (TestRev39EarlierRequestsReplayOfTheItemIsLeftForAPerson)
+		by := "another replay request"
+		if a.Kept.Request != "" {
+			by = "replay request " + a.Kept.Request
+		}
+		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate, and the message it keeps (%s:%d) is an earlier replay of this dead letter, "+
+			"by %s, stored at %s by the broker's clock on %s: the broker stored that replay, whatever was said of it since, and its consumers may have applied it or still will. "+
+			"Check the target and say whether it was applied", a.Stream, a.Seq, by, formatTime(a.Kept.StoredAt), a.Subject))
 	case !a.FirstAttempt && !a.FirstAttemptAt.IsZero() && a.Window.Unreadable == "" && otherStream(a) != "":
 		// A message the window holds that is not shown to be ours, in a
 		// stream that never saw the earlier publish: that one may have

@@ -1049,10 +1049,15 @@ func (w *Worker) kept(ctx context.Context, reads claimStreams, j *job, stream st
 	if err != nil {
 		return replaypolicy.Kept{Unreadable: err.Error()}
 	}
-	tagged := m.Header.Get(HeaderReplayOf) == strconv.FormatInt(j.deadLetterID, 10) &&
-		m.Header.Get(HeaderReplayRequest) == strconv.FormatInt(j.requestID, 10)
+	sameItem := m.Header.Get(HeaderReplayOf) == strconv.FormatInt(j.deadLetterID, 10)
+	request := m.Header.Get(HeaderReplayRequest)
+	tagged := sameItem && request == strconv.FormatInt(j.requestID, 10)
+	if _, err := strconv.ParseInt(request, 10, 64); err != nil {
+		request = "" // named in a reason only as a request id
+	}
 	sum := sha256.Sum256(m.Data)
-	return replaypolicy.Kept{Tagged: tagged, Replay: m.Header.Get(HeaderReplayOf) != "", PayloadSHA256: hex.EncodeToString(sum[:]), StoredAt: m.Time,
+	return replaypolicy.Kept{Tagged: tagged, SameItem: sameItem, Request: request, Replay: m.Header.Get(HeaderReplayOf) != "",
+		PayloadSHA256: hex.EncodeToString(sum[:]), StoredAt: m.Time,
 		Subject: m.Subject, StoresAs: storesAs(st.CachedInfo().Config.SubjectTransform, j.subject)}
 }
 

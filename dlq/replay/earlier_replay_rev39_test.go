@@ -1,0 +1,60 @@
+package replay_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// TestRev39EarlierRequestsReplayOfTheItemIsNotPublishedAgain: request R0
+// publishes dead letter A, the broker stores it and the PubAck is lost; R0
+// is cancelled, its job left for a person, who settles it "not applied,
+// leave it" (the consumer had not caught up yet). A new request R1 of A,
+// inside the target's duplicate window, is answered Duplicate for R0's
+// message. It is left for a person, and nothing more reaches the subject:
+// before, it was deferred and published again once the window had passed,
+// and the target applied A twice.
+func TestRev39EarlierRequestsReplayOfTheItemIsNotPublishedAgain(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	_, err := b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Minute})
+	require.NoError(t, err)
+	a := b.seedItem(t, "search.index_update", "rev39-earlier-replay", nil, `{"doc":7}`)
+	var subject string
+	r0 := b.request(t, []int64{a}, replay.SubmitInput{})
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT subject FROM replay_items WHERE request_id = $1`, r0.ID).Scan(&subject))
+
+	w := b.worker(t, replay.WorkerConfig{Retry: time.Minute})
+	loseAcks(w, 1)
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "unknown", b.job(t, r0.ID, a).State)
+	require.Equal(t, 1, b.onSubject(t, subject), "the broker stored R0's publish")
+	require.NoError(t, b.replays.Cancel(ctx, r0.ID, oncall, "wrong time", quarantine.RequestMeta{}))
+	require.Equal(t, "needs_reconciliation", b.job(t, r0.ID, a).State)
+	require.NoError(t, b.replays.Reconcile(ctx, r0.ID, a, approver1, replay.ReconcileInput{Choice: replaypolicy.NotApplied,
+		Note: "the index has no doc 7 yet"}, quarantine.RequestMeta{}))
+
+	r1 := b.request(t, []int64{a}, replay.SubmitInput{Reason: "again"})
+	w1 := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	wait.Until(t, "R1's job judged", time.Minute, func() bool {
+		_, err := w1.RunOnce(ctx)
+		require.NoError(t, err)
+		s := b.job(t, r1.ID, a).State
+		return s != "pending" && s != "claimed" && s != "deferred" && s != "unknown"
+	})
+	j := b.job(t, r1.ID, a)
+	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
+	assert.Contains(t, j.Result, "earlier replay of this dead letter")
+	assert.Equal(t, 1, b.onSubject(t, subject), "R0's publish alone")
+}
