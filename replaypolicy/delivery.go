@@ -466,6 +466,10 @@ type Ack struct {
 	Duplicate bool
 	// Kept is, for a Duplicate, the message the broker kept, read back.
 	Kept Kept
+	// EarlierReplayAt is when another request's replay of this dead letter
+	// was last handed to NATS, not shown to have missed (the database's
+	// clock); zero when none was (earlierReplayHeld).
+	EarlierReplayAt time.Time
 	// Unseen says, for a first attempt acknowledged as a new message by
 	// the stream the claim's window names, that stream being of interest
 	// retention by that window (which named a consumer of the subject) or
@@ -635,16 +639,29 @@ func taggedKept(a Ack) bool {
 
 // earlierReplayKept says whether the message the broker kept under a's
 // id is a replay of this same dead letter by another request (its
-// Dlq-Replay-Of this item's, its Dlq-Replay-Request not this one's),
-// carrying the approved or the original payload: an earlier request's
-// publish the broker stored, whose job a person settled "not applied,
-// leave it" (no ledger row) before a new request replayed the item again.
-// The broker's answer says that publish was stored, whatever the settle
-// said; its consumers may have applied it, or still will.
+// Dlq-Replay-Of this item's, its Dlq-Replay-Request not this one's): an
+// earlier request's publish the broker stored, whose job a person settled
+// "not applied, leave it" (no ledger row) before a new request replayed
+// the item again. The broker's answer says that publish was stored,
+// whatever the settle said; its consumers may have applied it, or still
+// will. Whatever its payload: the earlier request may have replayed an
+// edit this one no longer carries. (A copy planted with these headers
+// costs a person's check.)
 func earlierReplayKept(a Ack) bool {
 	k := a.Kept
-	return k.Unreadable == "" && k.SameItem && !k.Tagged && k.PayloadSHA256 != "" &&
-		(strings.EqualFold(k.PayloadSHA256, a.ApprovedSHA256) || strings.EqualFold(k.PayloadSHA256, a.OriginalSHA256))
+	return k.Unreadable == "" && k.SameItem && !k.Tagged
+}
+
+// earlierReplayHeld says whether a Duplicate answer may be for another
+// request's replay of this dead letter that the database says was handed
+// to NATS (EarlierReplayAt) within the window of now: the message the
+// broker keeps is then likely that replay, even when it cannot be read
+// back (a work-queue or interest stream's consumer took it, a limit
+// evicted it). Deferring would publish again once the window has passed,
+// a second effect if that replay was applied.
+func earlierReplayHeld(a Ack, now time.Time) bool {
+	return a.Duplicate && !a.EarlierReplayAt.IsZero() && a.Window.Duplicates > 0 &&
+		now.Before(a.EarlierReplayAt.Add(a.Window.Duplicates+a.Margin))
 }
 
 // sentAgain says whether the message the broker kept under a's id, not
@@ -878,6 +895,18 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate, and the message it keeps (%s:%d) is an earlier replay of this dead letter, "+
 			"by %s, stored at %s by the broker's clock on %s: the broker stored that replay, whatever was said of it since, and its consumers may have applied it or still will. "+
 			"Check the target and say whether it was applied", a.Stream, a.Seq, by, formatTime(a.Kept.StoredAt), a.Subject))
+	case earlierReplayHeld(a, now) && (a.Kept.Unreadable != "" || earlierReplayKept(a)):
+		// The same, with the message gone or unreadable, or on another
+		// subject: another request handed this dead letter's replay to
+		// NATS within the window.
+		// (TestRev39EarlierReplayTakenBeforeTheNewRequestIsNotPublishedAgain)
+		why := "it could not be read back (" + a.Kept.Unreadable + ")"
+		if a.Kept.Unreadable == "" {
+			why = a.Kept.otherSubject(a.Subject)
+		}
+		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate for message id %q, and another replay request handed this dead letter's replay to NATS at %s, "+
+			"within the window; the message it keeps (%s:%d) is likely that replay, though %s. The broker stored that replay, whatever was said of it since, and its consumers may have applied it. "+
+			"Check the target and say whether it was applied", a.MsgID, formatTime(a.EarlierReplayAt), a.Stream, a.Seq, why))
 	case !a.FirstAttempt && !a.FirstAttemptAt.IsZero() && a.Window.Unreadable == "" && otherStream(a) != "":
 		// A message the window holds that is not shown to be ours, in a
 		// stream that never saw the earlier publish: that one may have

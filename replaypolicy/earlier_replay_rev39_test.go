@@ -14,8 +14,9 @@ import (
 // payload on the subject, goes to a person. The broker stored that replay
 // whatever a person said of it since ("not applied, leave it" writes no
 // ledger row), and deferring published the item again once the window
-// had passed: a second effect. A replay of another dead letter, a
-// message on another subject, or other bytes are not this.
+// had passed: a second effect. Whatever its payload: the earlier request
+// may have replayed an edit this one no longer carries. A replay of
+// another dead letter, or a message on another subject, is not this.
 func TestRev39EarlierRequestsReplayOfTheItemIsLeftForAPerson(t *testing.T) {
 	t.Parallel()
 	now := testNow
@@ -48,11 +49,35 @@ func TestRev39EarlierRequestsReplayOfTheItemIsLeftForAPerson(t *testing.T) {
 	other := earlier
 	other.SameItem = false
 	assert.Equal(t, Defer, JudgeAck(base(other), now).Outcome, "a replay of another dead letter of the message waits for its window")
-	bytes := earlier
-	bytes.PayloadSHA256 = "ffff"
-	assert.Equal(t, Defer, JudgeAck(base(bytes), now).Outcome, "other bytes under this item's headers wait for the window")
+	edited := earlier
+	edited.PayloadSHA256 = "ffff"
+	assert.Equal(t, Reconcile, JudgeAck(base(edited), now).Outcome, "an earlier replay of an edit this request no longer carries")
 	elsewhere := earlier
 	elsewhere.Subject = "app.acme.y"
 	assert.NotEqual(t, Replayed, JudgeAck(base(elsewhere), now).Outcome)
 	assert.NotContains(t, JudgeAck(base(elsewhere), now).Reason, "earlier replay of this dead letter")
+}
+
+// TestRev39EarlierReplayHandedWithinTheWindowIsLeftForAPerson: a Duplicate
+// answer whose kept message cannot be read back (a work-queue or interest
+// stream's consumer took it, a limit evicted it) goes to a person when
+// another request handed this dead letter's replay to NATS within the
+// window: the broker most likely keeps that replay. Past the window, or
+// with no such replay, it waits for the window as before.
+func TestRev39EarlierReplayHandedWithinTheWindowIsLeftForAPerson(t *testing.T) {
+	t.Parallel()
+	now := testNow
+	a := Ack{MsgID: "m-1", Subject: "app.acme.x", Stream: "APP", Seq: 9, Duplicate: true, FirstAttempt: true,
+		ApprovedSHA256: "abcd", OriginalSHA256: "abcd", DeadLetteredAt: now.Add(-time.Hour), Margin: time.Second,
+		Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}, Kept: Kept{Unreadable: "message not found"},
+		EarlierReplayAt: now.Add(-30 * time.Second)}
+	v := JudgeAck(a, now)
+	assert.Equal(t, Reconcile, v.Outcome, v.Reason)
+	assert.Equal(t, CheckMaybePublished, v.Check)
+	assert.Contains(t, v.Reason, "another replay request handed this dead letter's replay to NATS")
+
+	a.EarlierReplayAt = now.Add(-3 * time.Minute)
+	assert.Equal(t, Defer, JudgeAck(a, now).Outcome, "past the window the kept message is not that replay")
+	a.EarlierReplayAt = time.Time{}
+	assert.Equal(t, Defer, JudgeAck(a, now).Outcome, "no earlier replay handed")
 }

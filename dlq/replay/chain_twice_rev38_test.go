@@ -55,8 +55,17 @@ func chainTwiceSetup(t *testing.T, b *replayBundle, msgID string, lose int) (a i
 	w1 = b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
 	if lose > 0 {
 		// A retry of R1 relies on the window covering its first attempt.
+		// The longer window covers R0's stored publish too until it is as
+		// old: R1's first attempt would be answered Duplicate for R0's
+		// replay of A, which goes to a person (an earlier request's
+		// replay of the item, TestRev39EarlierRequestsReplayOfTheItemIsNotPublishedAgain).
+		// R1 publishes after it.
 		_, err = b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: 5 * time.Second})
 		require.NoError(t, err)
+		r0Stored := b.published(t)[msgID].Time
+		wait.Until(t, "R0's publish out of the longer window", time.Minute, func() bool {
+			return time.Since(r0Stored) > 5*time.Second+time.Second
+		})
 		w1 = b.worker(t, replay.WorkerConfig{Retry: time.Second})
 		loseAcks(w1, lose)
 	}

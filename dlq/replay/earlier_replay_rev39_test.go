@@ -58,3 +58,56 @@ func TestRev39EarlierRequestsReplayOfTheItemIsNotPublishedAgain(t *testing.T) {
 	assert.Contains(t, j.Result, "earlier replay of this dead letter")
 	assert.Equal(t, 1, b.onSubject(t, subject), "R0's publish alone")
 }
+
+// TestRev39EarlierReplayTakenBeforeTheNewRequestIsNotPublishedAgain: the
+// same on a work-queue target whose consumer took and acked R0's message
+// (R0's lost PubAck sends it to a person at once; the person settles it
+// "not applied, leave it" before the indexer applied it):
+// R1's Duplicate answer names a message that can no longer be read back.
+// R0's job was handed to NATS within the window, so R1's goes to a
+// person, and the stream never stores A again.
+func TestRev39EarlierReplayTakenBeforeTheNewRequestIsNotPublishedAgain(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	require.NoError(t, b.js.DeleteStream(ctx, "APP"))
+	b.target = b.createStream(t, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Retention: jetstream.WorkQueuePolicy,
+		Duplicates: time.Minute})
+	cons, err := b.target.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "INDEXER", AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	a := b.seedItem(t, "search.index_update", "rev39-earlier-taken", nil, `{"doc":8}`)
+	r0 := b.request(t, []int64{a}, replay.SubmitInput{})
+
+	w := b.worker(t, replay.WorkerConfig{Retry: time.Minute})
+	loseAcks(w, 1)
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	// A lost PubAck from a work-queue stream goes to a person at once
+	// (TestWorkQueueTargetUnknownOutcomeNeedsReconciliation).
+	require.Equal(t, "needs_reconciliation", b.job(t, r0.ID, a).State)
+	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	require.NoError(t, err)
+	taken := 0
+	for m := range batch.Messages() {
+		require.NoError(t, m.DoubleAck(ctx))
+		taken++
+	}
+	require.Equal(t, 1, taken, "the indexer took R0's replay")
+	require.NoError(t, b.replays.Reconcile(ctx, r0.ID, a, approver1, replay.ReconcileInput{Choice: replaypolicy.NotApplied,
+		Note: "the index has no doc 8 yet"}, quarantine.RequestMeta{}))
+
+	r1 := b.request(t, []int64{a}, replay.SubmitInput{Reason: "again"})
+	w1 := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	wait.Until(t, "R1's job judged", time.Minute, func() bool {
+		_, err := w1.RunOnce(ctx)
+		require.NoError(t, err)
+		s := b.job(t, r1.ID, a).State
+		return s != "pending" && s != "claimed" && s != "deferred" && s != "unknown"
+	})
+	j := b.job(t, r1.ID, a)
+	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
+	assert.Contains(t, j.Result, "another replay request handed this dead letter's replay to NATS")
+	info, err := b.target.Info(ctx)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, info.State.LastSeq, "the stream stored A once")
+}

@@ -193,6 +193,12 @@ type job struct {
 	// pending job that may have landed to unknown, and a retry would
 	// take the move for news.
 	released, releaseJudged bool
+	// earlierHandedAt is when another request's job of j's dead letter was
+	// last handed to NATS, its publish not shown to have missed (handed_at
+	// stays set; settling it "not applied" does not clear it); nil: none.
+	// A Duplicate answer inside the window after it is that replay's
+	// message, readable or not (replaypolicy.Ack.EarlierReplayAt).
+	earlierHandedAt *time.Time
 	// keptSHA256 is the SHA-256 of the payload j carried, taken when a
 	// kept outcome let the payload go (keep): its audit row names it.
 	keptSHA256     []byte
@@ -331,7 +337,10 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
                  WHERE h.dead_letter_id = i.dead_letter_id AND h.held), ''),
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
        ` + dlq.JudgedErrorClassOfD + `, d.first_failed_at, coalesce(d.generation, 0), ` + fixColumns + `,
-       coalesce(d.flags, '{}'), d.replay_of, coalesce(d.received_at, k.at), coalesce(d.service_twin, 0), coalesce(d.conflicting, '[]')
+       coalesce(d.flags, '{}'), d.replay_of, coalesce(d.received_at, k.at), coalesce(d.service_twin, 0), coalesce(d.conflicting, '[]'),
+       (SELECT max(o.handed_at) FROM replay_items oi
+        JOIN replay_jobs o ON o.request_id = oi.request_id AND o.dead_letter_id = oi.dead_letter_id
+        WHERE oi.dead_letter_id = i.dead_letter_id AND oi.request_id <> i.request_id AND o.handed_at IS NOT NULL)
 FROM k
 JOIN replay_requests r ON r.id = k.request_id
 CROSS JOIN LATERAL (SELECT * FROM replay_items i WHERE i.request_id = k.request_id AND i.dead_letter_id = k.dead_letter_id LIMIT 1) i
@@ -424,7 +433,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 				&l.requester.Issuer, &l.requester.Subject, &l.requester.Email, &l.requester.EmailVerified, &l.note, &l.msgID, &l.opID, &l.corrID, &l.subject,
 				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.heldByStatus, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
 				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation}
-			dest = append(append(dest, l.fixInto()...), &l.flags, &l.replayOf, &l.receivedAt, &l.serviceTwin, &l.conflicting)
+			dest = append(append(dest, l.fixInto()...), &l.flags, &l.replayOf, &l.receivedAt, &l.serviceTwin, &l.conflicting, &l.earlierHandedAt)
 			if err := rows.Scan(dest...); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}

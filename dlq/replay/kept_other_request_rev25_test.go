@@ -30,8 +30,10 @@ import (
 // of the dead letter and Dlq-Replay-Request of the cancelled request (its
 // late publish, or a producer that copied the headers): nothing but the
 // request header tells it from ours. The retry is answered Duplicate, and
-// the job is deferred, not replayed; the same message naming this request
-// is taken as ours (replayed). Every test kept passing with the request
+// the job is not replayed: it goes to a person, since the cancelled
+// request's late publish may have been applied (review round 39: it was
+// deferred, and published again once the window had passed); the same
+// message naming this request is taken as ours (replayed). Every test kept passing with the request
 // half of the tag dropped, which records another request's publish as
 // this request's replay.
 func TestRevReplay25KeptForAnotherRequestIsNotOurs(t *testing.T) {
@@ -46,7 +48,7 @@ func TestRevReplay25KeptForAnotherRequestIsNotOurs(t *testing.T) {
 		state, says  string
 		duplicate    bool
 	}{
-		{"AnotherRequest", true, string(replay.JobDeferred), "that is not this replay's", false},
+		{"AnotherRequest", true, string(replay.JobNeedsReconciliation), "is an earlier replay of this dead letter", false},
 		{"ThisRequest", false, string(replay.JobReplayed), "is this replay's own earlier publish", true},
 	} {
 		msgID := "rr25-kept-" + tc.name

@@ -930,6 +930,9 @@ func (w *Worker) decideAck(ctx context.Context, reads claimStreams, j *job, ack 
 		Margin: w.svc.cfg.WindowMargin, RetryBase: w.cfg.Retry, Attempts: j.attempts, Jitter: rand.Float64(),
 		FirstPublishedAt: j.firstPublishedAt, ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), OriginalSHA256: hex.EncodeToString(j.originalSHA256),
 		DeadLetteredAt: j.deadLetteredBy()}
+	if j.earlierHandedAt != nil {
+		a.EarlierReplayAt = *j.earlierHandedAt
+	}
 	now := w.ackJudgedAt(j)
 	if j.firstAttemptAt != nil {
 		a.FirstAttemptAt, a.FirstSentTo = *j.firstAttemptAt, j.firstSentTo
