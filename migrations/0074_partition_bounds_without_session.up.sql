@@ -77,6 +77,28 @@ REVOKE ALL ON FUNCTION quarantine_dead_letter_partition_bounded(text) FROM PUBLI
 GRANT EXECUTE ON FUNCTION quarantine_dead_letter_partition_bounded(text) TO quarantine_runtime;
 COMMENT ON FUNCTION quarantine_dead_letter_partition_bounded(text) IS 'Whether day partition p holds exactly its name''s UTC day, [D 00:00, D+1 00:00) UTC, whatever the caller''s DateStyle and TimeZone; NULL when p is no partition of dead_letters (migration 0074).';
 
+-- An install whose partitions were made off their days (above) is not
+-- migrated: the new maker's next day would overlap the last such
+-- partition (ATTACH refuses), the keeper's pass would fail at making
+-- partitions ahead, and ingest of that day would stop. Nothing changes
+-- (this migration rolls back whole; the consoles running go on as they
+-- were) until the days are re-partitioned (docs/runbook.md, "A day
+-- partition's bounds are not its day"), then this migration runs.
+DO $$
+DECLARE
+    off text;
+BEGIN
+    SELECT string_agg(format('%s (%s)', c.relname, pg_get_expr(c.relpartbound, c.oid)), ', ' ORDER BY c.relname) INTO off
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+    WHERE i.inhparent = 'public.dead_letters'::regclass AND c.relname ~ '^dead_letters_p[0-9]{8}$'
+      AND NOT coalesce(quarantine_dead_letter_partition_bounded(c.relname), true);
+    IF off IS NOT NULL THEN
+        RAISE EXCEPTION 'partitions of dead_letters do not hold their UTC days (made over sessions whose DateStyle and TimeZone printed their bounds as another time): %', off
+            USING ERRCODE = 'invalid_object_definition',
+                  HINT = 'Nothing was changed. Re-partition them as docs/runbook.md says ("A day partition''s bounds are not its day"), then migrate again.';
+    END IF;
+END $$;
+
 CREATE OR REPLACE FUNCTION quarantine_dead_letter_partition_empty(p text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
