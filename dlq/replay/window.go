@@ -560,8 +560,8 @@ func (w *Worker) storedUnder(ctx context.Context, reads claimStreams, j *job, st
 	}
 	unread, under, read := w.readBack(ctx, reads, j.subject, j.msgID, stream, seq)
 	for _, o := range reads[stream].answers[j.subject] {
-		if read {
-			break
+		if read || reads[stream].broken != "" {
+			break // told; or the stream stopped answering reads: no other read would tell either
 		}
 		if o.seq != seq {
 			_, under, read = w.readBack(ctx, reads, j.subject, o.msgID, stream, o.seq)
@@ -585,16 +585,28 @@ func (w *Worker) storedUnder(ctx context.Context, reads claimStreams, j *job, st
 // stored is kept (claimStream.unread), so the jobs of a subject none of
 // whose messages can be read back cost one read each, not one per other
 // job of the subject.
+//
+// A read that failed for want of an answer (a timeout, NATS away; not a
+// message missing or another's) marks the stream broken for the claim:
+// every later read back from it returns that at once. Otherwise the jobs
+// of a subject would each read every other publish of it, 2 s apiece, a
+// claim of 2,048 of one subject for an hour past its lease.
 func (w *Worker) readBack(ctx context.Context, reads claimStreams, subject, msgID, stream string, seq uint64) (why, under string, read bool) {
 	if why, ok := reads[stream].unread[seq]; ok {
 		return why, "", false
 	}
-	why, under, read = w.unseen(ctx, reads, subject, msgID, stream, seq)
+	if broken := reads[stream].broken; broken != "" {
+		return broken, "", false
+	}
+	why, under, read, broken := w.unseen(ctx, reads, subject, msgID, stream, seq)
 	if r, ok := reads[stream]; ok && !read {
 		if r.unread == nil {
 			r.unread = map[uint64]string{}
 		}
 		r.unread[seq] = why
+		if broken {
+			r.broken = why
+		}
 		reads[stream] = r
 	}
 	return why, under, read
@@ -624,7 +636,7 @@ func (w *Worker) readBack(ctx context.Context, reads claimStreams, subject, msgI
 // holds the message, the stream itself being read once per claim
 // (claimStreams), about four more (Fresh) when it does not.
 func (w *Worker) interestAnswer(ctx context.Context, reads claimStreams, j *job, a *replaypolicy.Ack) {
-	a.Unseen, a.StoredUnder, _ = w.unseen(ctx, reads, j.subject, j.msgID, a.Stream, a.Seq)
+	a.Unseen, a.StoredUnder, _, _ = w.unseen(ctx, reads, j.subject, j.msgID, a.Stream, a.Seq)
 	if a.Unseen == "" || a.StoredUnder != "" {
 		return // stored, and not yet consumed; or still there, under another subject (storedUnder)
 	}
@@ -646,31 +658,33 @@ func (w *Worker) interestAnswer(ctx context.Context, reads claimStreams, j *job,
 // and the stream's info when the claim has not read it yet (reads). read
 // says that the message at seq was read and carries msgID, so that where
 // it was stored is known: under is then the subject it is stored under
-// when that is not the one above (storedUnder), "" when it is.
-func (w *Worker) unseen(ctx context.Context, reads claimStreams, subject, msgID, stream string, seq uint64) (why, under string, read bool) {
+// when that is not the one above (storedUnder), "" when it is. broken
+// says the stream did not answer (its info or the read failed, not for
+// a message missing): readBack reads it no more this claim.
+func (w *Worker) unseen(ctx context.Context, reads claimStreams, subject, msgID, stream string, seq uint64) (why, under string, read, broken bool) {
 	st, err := reads.stream(ctx, w.js, stream)
 	if err != nil {
-		return fmt.Sprintf("stream %s could not be read (%s)", stream, err), "", false
+		return fmt.Sprintf("stream %s could not be read (%s)", stream, err), "", false, true
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	m, err := st.GetMsg(ctx, seq)
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return fmt.Sprintf("stream %s holds no message at %d now", stream, seq), "", false
+		return fmt.Sprintf("stream %s holds no message at %d now", stream, seq), "", false, false
 	case err != nil:
-		return fmt.Sprintf("the message at %s:%d could not be read (%s)", stream, seq, err), "", false
+		return fmt.Sprintf("the message at %s:%d could not be read (%s)", stream, seq, err), "", false, true
 	}
 	to, id := storesAs(st.CachedInfo().Config.SubjectTransform, subject), m.Header.Get(dlq.HeaderNatsMsgID)
 	switch {
 	case id != msgID || to == "":
 		// Not this publish (or the stream's transform could not be built):
 		// nothing tells where this one was stored.
-		return fmt.Sprintf("the message at %s:%d is not this replay's (subject %q, message id %q)", stream, seq, m.Subject, id), "", false
+		return fmt.Sprintf("the message at %s:%d is not this replay's (subject %q, message id %q)", stream, seq, m.Subject, id), "", false, false
 	case m.Subject != to:
-		return fmt.Sprintf("the message at %s:%d is not this replay's (subject %q, message id %q)", stream, seq, m.Subject, id), m.Subject, true
+		return fmt.Sprintf("the message at %s:%d is not this replay's (subject %q, message id %q)", stream, seq, m.Subject, id), m.Subject, true, false
 	}
-	return "", "", true
+	return "", "", true, false
 }
 
 // claimStreams are the streams the worker read while it judged one
@@ -698,8 +712,10 @@ type claimStream struct {
 	// message cannot tell (claimStreams.answered).
 	answers map[string][]answerAt
 	// unread is why the message at each sequence read back so could not
-	// tell where it was stored (readBack).
+	// tell where it was stored (readBack); broken, why a read of the
+	// stream got no answer, after which it is read back no more.
 	unread map[uint64]string
+	broken string
 }
 
 // answerAt is a publish of message id msgID a stream acknowledged as new
