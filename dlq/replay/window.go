@@ -552,8 +552,13 @@ func (w *Worker) storedAnswer(ctx context.Context, reads claimStreams, j *job, a
 // consumer takes every message of the subject before the worker reads it
 // back (milliseconds after the PubAck); it is the price of never showing
 // "replayed" for a publish stored where the subject's consumers do not
-// read (DESIGN.md, invariant 13). (An interest stream's answers read back
-// each message anyway: interestAnswer.)
+// read (DESIGN.md, invariant 13). An interest stream's answers are judged
+// by interestAnswer instead, which reads each message back but, when it
+// is gone, takes a consumer of the subject for the one that took it: a
+// mapped replay taken by a consumer of the mapped subject, while the
+// original subject has a consumer too, reads as consumed there (left
+// alone: on interest streams messages go as soon as every consumer acked
+// them, and a person for each of those would be every fan-out replay).
 func (w *Worker) storedUnder(ctx context.Context, reads claimStreams, j *job, stream string, seq uint64) (under, unread string) {
 	if under, ok := reads[stream].under[j.subject]; ok {
 		return under, ""
