@@ -240,7 +240,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	if err := a.connectNATS(ctx); err != nil {
 		return nil, err
 	}
-	warnPlainTransport(cfg, a.NATS, log)
+	warnServePlainTransport(cfg, a.NATS, log)
 	a.start.Step("reading the stored dead letters' counts")
 	// One snapshot of the counters per process (scope, filter choices,
 	// plans, the partition map), kept fresh by Run on the workers' pool:

@@ -346,6 +346,7 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 	if w.nc, js, err = DialNATS(cfg.NATSURL, cfg.NATSTokenFile, "quarantine-worker", append(natsEvents(log), w.natsEnd.option(log))...); err != nil {
 		return nil, err
 	}
+	warnPlainTransport(cfg.DatabaseURL, cfg.NATSURL, w.nc, log)
 	w.start.Step("reading permissions and the replay policy")
 	if w.access, err = authz.NewAccess(ctx, w.pool, cfg.Replay.Groups, log); err != nil {
 		return nil, err

@@ -20,19 +20,32 @@ import (
 // audit log it writes. A dsn it cannot read is left to the pool to refuse.
 func plainDatabase(dsn string) string {
 	c, err := pgconn.ParseConfig(dsn)
-	if err != nil || strings.HasPrefix(c.Host, "/") || IsLoopback(c.Host) {
+	if err != nil {
 		return ""
 	}
-	switch {
-	case c.TLSConfig == nil:
-		return "without TLS (sslmode disable)"
-	case c.TLSConfig.InsecureSkipVerify && c.TLSConfig.VerifyPeerCertificate == nil:
-		return "with TLS whose server certificate is not checked (sslmode require or prefer, the default)"
-	}
-	for _, f := range c.Fallbacks {
-		if f.TLSConfig == nil {
-			return "falling back to plain text when TLS is refused (sslmode allow or prefer)"
+	// The first host and every fallback (host=a,b; sslmode allow and
+	// prefer add a plain one per host): any of them the pool may reach.
+	tries := []*pgconn.FallbackConfig{{Host: c.Host, Port: c.Port, TLSConfig: c.TLSConfig}}
+	tries = append(tries, c.Fallbacks...)
+	plain, unverified := false, false
+	for _, f := range tries {
+		if strings.HasPrefix(f.Host, "/") || IsLoopback(f.Host) {
+			continue
 		}
+		switch {
+		case f.TLSConfig == nil:
+			plain = true
+		case f.TLSConfig.InsecureSkipVerify && f.TLSConfig.VerifyPeerCertificate == nil:
+			unverified = true
+		}
+	}
+	switch {
+	case plain && unverified:
+		return "with TLS whose server certificate is not checked, falling back to plain text when TLS is refused (sslmode prefer, the default, or allow)"
+	case plain:
+		return "without TLS (sslmode disable)"
+	case unverified:
+		return "with TLS whose server certificate is not checked (sslmode require)"
 	}
 	return ""
 }
@@ -61,24 +74,32 @@ func plainNATSAt(connected string, tls bool) bool {
 	return host != "" && !IsLoopback(host)
 }
 
-// warnPlainTransport logs, for a console served over https (most likely
-// a production one), each connection its promises ride on that travels
-// unprotected: PostgreSQL without verified TLS (plainDatabase), NATS
-// without TLS (plainNATS). A warning, not a refusal: a private network
-// may be what the operator chose to trust, and a console that will not
-// start ingests nothing.
-func warnPlainTransport(cfg Config, nc *nats.Conn, log *slog.Logger) {
-	if !cfg.Secure() {
-		return
-	}
-	if how := plainDatabase(cfg.DatabaseURL); how != "" {
+// warnPlainTransport logs each connection a process's promises ride on
+// that travels unprotected: PostgreSQL without verified TLS
+// (plainDatabase), NATS without TLS (plainNATS; natsURL "" is the
+// embedded server, on loopback). serve calls it when it is served over
+// https (most likely a production console), worker always (it has no
+// pages to tell, and a worker on another host than its database is no
+// development one). A warning, not a refusal: a private network may be
+// what the operator chose to trust, and a process that will not start
+// ingests and replays nothing.
+func warnPlainTransport(databaseURL, natsURL string, nc *nats.Conn, log *slog.Logger) {
+	if how := plainDatabase(databaseURL); how != "" {
 		log.Warn("DATABASE_URL connects to PostgreSQL on another host "+how+": whoever is on the path reads every dead letter and can change what is stored "+
-			"and audited; use sslmode=verify-full (with sslrootcert naming the server's CA) in DATABASE_URL", "database_host", databaseHost(cfg.DatabaseURL))
+			"and audited; use sslmode=verify-full (with sslrootcert naming the server's CA) in DATABASE_URL", "database_host", databaseHost(databaseURL))
 	}
-	if cfg.NATSURL != "" && plainNATS(nc) {
+	if natsURL != "" && plainNATS(nc) {
 		log.Warn("NATS_URL connects to a NATS server on another host without TLS: whoever is on the path can answer a replay's publish as the broker "+
 			"(shown stored when no stream holds it), deliver dead letters of their own and read the token; use tls:// and the servers' TLS",
 			"nats_url", Redact(nc.ConnectedUrl()))
+	}
+}
+
+// warnServePlainTransport is warnPlainTransport for serve, when it is
+// served over https: a development console over http is not warned.
+func warnServePlainTransport(cfg Config, nc *nats.Conn, log *slog.Logger) {
+	if cfg.Secure() {
+		warnPlainTransport(cfg.DatabaseURL, cfg.NATSURL, nc, log)
 	}
 }
 

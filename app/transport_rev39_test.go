@@ -14,14 +14,17 @@ import (
 // default, which also falls back to plain text), and of a NATS server on
 // another host reached without TLS. Loopback, sockets and verified TLS
 // are not warned of, nor anything of a console over plain http (a
-// development one).
+// development one). Every host of DATABASE_URL counts, the first local
+// or not. A worker warns whatever its settings (warnPlainTransport).
 func TestRev39PlainTransportOfAnHTTPSConsoleIsWarned(t *testing.T) {
 	t.Parallel()
 	for dsn, want := range map[string]string{
-		"postgres://app:pw@db.internal.example.com/q":                                        "with TLS whose server certificate is not checked",
+		"postgres://app:pw@db.internal.example.com/q":                                        "not checked, falling back to plain text",
 		"postgres://app:pw@db.internal.example.com/q?sslmode=require":                        "with TLS whose server certificate is not checked",
 		"postgres://app:pw@db.internal.example.com/q?sslmode=disable":                        "without TLS",
-		"postgres://app:pw@db.internal.example.com/q?sslmode=allow":                          "without TLS",
+		"postgres://app:pw@db.internal.example.com/q?sslmode=allow":                          "falling back to plain text",
+		"host=localhost,db.internal.example.com user=app dbname=q sslmode=disable":           "without TLS",
+		"host=/var/run/postgresql,db.internal.example.com user=app dbname=q":                 "with TLS whose server certificate is not checked",
 		"host=db.internal.example.com user=app dbname=q sslmode=verify-full":                 "",
 		"postgres://app:pw@db.internal.example.com/q?sslmode=verify-ca":                      "",
 		"postgres://app:pw@127.0.0.1/q?sslmode=disable":                                      "",
@@ -44,9 +47,9 @@ func TestRev39PlainTransportOfAnHTTPSConsoleIsWarned(t *testing.T) {
 	var logged bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logged, nil))
 	remote := "postgres://app:pw@db.internal.example.com/q"
-	warnPlainTransport(Config{DatabaseURL: remote, PublicURL: "http://127.0.0.1:8080"}, nil, log)
+	warnServePlainTransport(Config{DatabaseURL: remote, PublicURL: "http://127.0.0.1:8080"}, nil, log)
 	assert.Empty(t, logged.String(), "a console over plain http is a development one")
-	warnPlainTransport(Config{DatabaseURL: remote, PublicURL: "https://quarantine.example.com"}, nil, log)
+	warnServePlainTransport(Config{DatabaseURL: remote, PublicURL: "https://quarantine.example.com"}, nil, log)
 	assert.Contains(t, logged.String(), "DATABASE_URL connects to PostgreSQL on another host")
 	assert.Contains(t, logged.String(), "db.internal.example.com:5432")
 	assert.NotContains(t, logged.String(), "pw", "no password in the log")
