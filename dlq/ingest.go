@@ -217,6 +217,11 @@ type Ingester struct {
 	metrics *Metrics
 	log     *slog.Logger
 
+	// consumerAckWait is the DLQ consumer's ack wait as last read
+	// (ensureConsumer, check): a console raises it but never lowers it,
+	// so it may be above this console's INGEST_ACK_WAIT (ackWaitInForce).
+	consumerAckWait atomic.Int64
+
 	// reset asks the consume loop to set the stream and consumers up again
 	// (they were deleted, or the stream was made again).
 	reset chan struct{}

@@ -393,6 +393,9 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		in.log.Info("checking the ingest consumer works again", "stream", stream, "failed_for", now.Sub(s.FailingSince).Round(time.Second))
 	}
 	in.compareIncarnation(stream, info, now)
+	if stream == in.cfg.Stream {
+		in.consumerAckWait.Store(int64(info.Config.AckWait))
+	}
 	in.keepSettings(cctx, stream, info, &s)
 	// The stream's state: its last sequence bounds what the consumer has
 	// not delivered, and its answer carries the server's time.
@@ -557,7 +560,7 @@ func newHealthCollector(b *healthBoard) *healthCollector {
 		watchedMissing: prometheus.NewDesc("quarantine_ingest_watched_stream_missing",
 			"1 while a stream DLQ_WATCH_STREAMS names does not exist (a misspelt name, a stream renamed or in another account): none of its consumers' give-ups is captured; 0 once it does. Checked at setup and at every check.", l, nil),
 		belowFloor: prometheus.NewDesc("quarantine_dlq_stream_limit_below_floor",
-			"1 while the DLQ stream's own limit is below the least the console takes at start (limit=age: under 15m, where DeadLetterStreamNearLimit cannot fire before JetStream discards; limit=bytes: under twice the NATS server's max_payload, where JetStream may discard the largest dead letters unstored, with no figure showing it): a setting of 0 keeps the stream's own limit, and a max_payload raised since leaves a limit below it. Ingest goes on; the log gives the nats stream edit that raises it.",
+			"1 while the DLQ stream's own limit is below the least the console takes at start (limit=age: under 15m, where DeadLetterStreamNearLimit cannot fire before JetStream discards, or under four of the DLQ consumer's ack waits, where a killed replica's batch may be discarded before it is delivered again; limit=bytes: under twice the NATS server's max_payload, where JetStream may discard the largest dead letters unstored, with no figure showing it): a setting of 0 keeps the stream's own limit, and a max_payload raised since leaves a limit below it. Ingest goes on; the log gives the nats stream edit that raises it.",
 			[]string{"stream", "limit"}, nil),
 	}
 }

@@ -199,17 +199,18 @@ func (b *healthBoard) floors() map[string]limitFloor {
 // limit only to its settings, and refusing would lose more.
 func (in *Ingester) holdFloor(c jetstream.StreamConfig, always bool) {
 	maxPayload := in.serverMaxPayload()
-	age, bytes := floorOf(c, maxPayload, in.cfg.AckWait)
+	ackWait := in.ackWaitInForce()
+	age, bytes := floorOf(c, maxPayload, ackWait)
 	was := in.metrics.health.setFloor(c.Name, limitFloor{age, bytes})
 	wasAge, wasBytes := was.age, was.bytes
 	switch {
 	case age && (always || !wasAge):
-		least := max(MinStreamMaxAge, AckWaitsInMaxAge*in.cfg.AckWait)
+		least := max(MinStreamMaxAge, AckWaitsInMaxAge*ackWait)
 		in.log.Warn("the DLQ stream's own age limit is below "+minutesText(least)+", the least DLQ_MAX_AGE may be (at least "+minStreamMaxAgeText+
-			" and 4 ingest ack waits): JetStream discards dead letters older than it, stored or not, DeadLetterStreamNearLimit cannot warn before it does, "+
+			" and 4 of the DLQ consumer's ack waits): JetStream discards dead letters older than it, stored or not, DeadLetterStreamNearLimit cannot warn before it does, "+
 			"and a killed replica's batch may be discarded before it is delivered again; ingest goes on (DLQ_MAX_AGE 0 keeps the stream's own limit). "+
 			"Raise it (hours or more): nats stream edit "+c.Name+" --max-age "+durationArg(max(least, in.cfg.StreamMaxAge)),
-			"stream", c.Name, "stream_max_age", c.MaxAge, "least", least, "max_age", in.cfg.StreamMaxAge, "ack_wait", in.cfg.AckWait)
+			"stream", c.Name, "stream_max_age", c.MaxAge, "least", least, "max_age", in.cfg.StreamMaxAge, "ack_wait", ackWait)
 	case wasAge && !age:
 		in.log.Info("the DLQ stream's age limit is no longer below the least DLQ_MAX_AGE may be", "stream", c.Name, "stream_max_age", limitText(c.MaxAge > 0, c.MaxAge.String()))
 	}
@@ -268,9 +269,20 @@ func limitText(set bool, v string) string {
 	return v
 }
 
-// minutesText is d in whole minutes, as 15m, 2h30m or 4h.
+// ackWaitInForce is the ack wait redeliveries of the DLQ stream follow:
+// the DLQ consumer's as last read, when above this console's setting (a
+// console raises it, never lowers it), else the setting.
+func (in *Ingester) ackWaitInForce() time.Duration {
+	return max(in.cfg.AckWait, time.Duration(in.consumerAckWait.Load()))
+}
+
+// minutesText is d as 15m, 2h30m, 4h, or 15m20s when it is not whole
+// minutes.
 func minutesText(d time.Duration) string {
-	t := strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
+	t := d.String()
+	if d%time.Minute == 0 {
+		t = strings.TrimSuffix(t, "0s")
+	}
 	if strings.HasSuffix(t, "h0m") {
 		t = strings.TrimSuffix(t, "0m")
 	}

@@ -196,10 +196,43 @@ func TestRev39StreamOwnAgeLimitWithinFourAckWaitsIsWarned(t *testing.T) {
 	in.check(ctx, "DLQ")
 	assert.EqualValues(t, 1, belowFloorGauge(t, reg, "DLQ", "age"))
 
-	// The same stream under the default ack wait (a minute): four of them
-	// fit in 30 minutes, nothing to warn of.
-	quiet := &lockedBuffer{}
-	other := NewIngester(IngestConfig{}, js, nil, NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(quiet, nil)))
+	// A console with the default ack wait (a minute), four of which fit
+	// in 30 minutes: the consumer keeps the 10 minutes the first one
+	// raised it to (a console never lowers it), and redeliveries follow
+	// that, so its check warns and exports all the same.
+	otherLogs := &lockedBuffer{}
+	otherReg := prometheus.NewRegistry()
+	other := NewIngester(IngestConfig{}, js, nil, NewMetrics(otherReg), slog.New(slog.NewTextHandler(otherLogs, nil)))
 	require.NoError(t, other.Setup(ctx))
-	assert.NotContains(t, quiet.String(), "own age limit is below")
+	other.check(ctx, "DLQ")
+	assert.Contains(t, otherLogs.String(), "the DLQ stream's own age limit is below 40m")
+	assert.EqualValues(t, 1, belowFloorGauge(t, otherReg, "DLQ", "age"))
+}
+
+// TestRev39StreamOwnAgeLimitAboveFourAckWaitsIsNotWarned: a stream whose
+// own age limit holds four of the consumer's ack waits is not warned of.
+func TestRev39StreamOwnAgeLimitAboveFourAckWaitsIsNotWarned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, js := natstest.Start(t).Connect(t)
+	old := (&Ingester{cfg: IngestConfig{StreamMaxAge: 30 * time.Minute}}).withDefaults().dlqStreamConfig()
+	_, err := js.CreateStream(ctx, old)
+	require.NoError(t, err)
+	logs := &lockedBuffer{}
+	reg := prometheus.NewRegistry()
+	in := NewIngester(IngestConfig{}, js, nil, NewMetrics(reg), slog.New(slog.NewTextHandler(logs, nil)))
+	require.NoError(t, in.Setup(ctx))
+	in.check(ctx, "DLQ")
+	assert.NotContains(t, logs.String(), "own age limit is below")
+	assert.EqualValues(t, 0, belowFloorGauge(t, reg, "DLQ", "age"))
+}
+
+// TestRev39FloorTextSaysSeconds: a floor that is not whole minutes (four
+// ack waits of 3m50s) is written with its seconds, not cut to 15m.
+func TestRev39FloorTextSaysSeconds(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "15m20s", minutesText(4*(3*time.Minute+50*time.Second)))
+	assert.Equal(t, "15m", minutesText(15*time.Minute))
+	assert.Equal(t, "4h", minutesText(4*time.Hour))
+	assert.Equal(t, "2h30m", minutesText(150*time.Minute))
 }
