@@ -322,15 +322,62 @@ func parseAdvisory(w WatchStream, adv Advisory, orig *Original, unread error, ra
 const maxNameInFingerprint = 256
 
 // advisoryFrame is the stream and consumer that gave up on a message, as
-// the one stack line of its advisory's fingerprint ("consumer
-// ORDERS/billing-charger"); the record keeps no stack. The error quotes
-// the consumer, and a quoted value normalises to <q>, so without it every
-// consumer and stream was one group, whose Discard, Resolve and Replay
-// took them all. As a frame it is normalised: a name holding a digit (an
-// ephemeral consumer's made-up name, worker-2) is <#>, as ids are.
-// (TestRev39AdvisoriesOfOtherConsumersAreOtherGroups)
+// the one stack line of its advisory's fingerprint; the record keeps no
+// stack. The error quotes the consumer, and a quoted value normalises to
+// <q>, so without it every consumer and stream was one group, whose
+// Discard, Resolve and Replay took them all.
+//
+// Each name (cut to maxNameInFingerprint bytes) is written by frameName
+// in a form NormaliseMessage leaves as it is, for the line is normalised
+// as a stack line is: left to it, a name holding a digit was <#> whole,
+// and billing-charger-v2, inventory-reserver-v2 and s3-archiver were one
+// group. A run of digits is # (worker-1 and worker-2 are one group,
+// worker-#), letters and - and _ are kept, so ORDERS/billing-charger-v2
+// is "consumer ^o^r^d^e^r^s/billing-charger-v#".
+//
+// An ephemeral consumer's name made up by nats-server or nats.go (8
+// characters of [0-9A-Za-z] hashed from a nuid) is not told apart from a
+// name people chose ("Worker01", "payments" fit as well): each such
+// consumer is a group of its own.
+// (TestRev39AdvisoriesOfOtherConsumersAreOtherGroups,
+// TestRev39AdvisoryFrameKeepsNamesLetters)
 func advisoryFrame(stream, consumer string) string {
-	return "consumer " + cut(stream, maxNameInFingerprint) + "/" + cut(consumer, maxNameInFingerprint)
+	var b strings.Builder
+	b.WriteString("consumer ")
+	frameName(&b, cut(stream, maxNameInFingerprint))
+	b.WriteByte('/')
+	frameName(&b, cut(consumer, maxNameInFingerprint))
+	return b.String()
+}
+
+// frameName writes a stream's or consumer's name as NormaliseMessage
+// leaves it, one name to one form but for its digits: a run of digits is
+// #; a lower-case letter, - and _ are themselves; an upper-case letter is
+// ^ and the letter lower-cased (NATS names are case-sensitive: ORDERS and
+// orders are two streams); any other byte, a quote, a space, a / or
+// beyond ASCII, is \ and two letters a-p, its two hex digits. No digit
+// nor upper-case letter, quote or white space is left to normalise, and
+// no / to run one name into the other.
+func frameName(b *strings.Builder, name string) {
+	const nibble = "abcdefghijklmnop"
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= '0' && c <= '9':
+			for i+1 < len(name) && name[i+1] >= '0' && name[i+1] <= '9' {
+				i++
+			}
+			b.WriteByte('#')
+		case c >= 'a' && c <= 'z' || c == '-' || c == '_':
+			b.WriteByte(c)
+		case c >= 'A' && c <= 'Z':
+			b.WriteByte('^')
+			b.WriteByte(lower(c))
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(nibble[c>>4])
+			b.WriteByte(nibble[c&15])
+		}
+	}
 }
 
 // originalSubject sets an advisory's record's subject and original
