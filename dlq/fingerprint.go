@@ -11,7 +11,8 @@ import (
 // frames. A Java or .NET trace writes a frame a line, so four frames take
 // part; a Go trace writes two lines a frame (the function, then its file
 // and line), so the top two do. A Python traceback is read otherwise
-// (pythonFrames): its innermost four "File" lines, one a frame, take part.
+// (pythonFrames): its innermost four "File" lines, one a frame, take part
+// (of the last traceback, then of the one it was raised from).
 // It stays so: a group's triage (assignee, note, snooze, fixes) is kept
 // under its fingerprint, and counting otherwise would split every stored
 // group from its new arrivals.
@@ -164,6 +165,14 @@ func topFrames(stack string, n int) []string {
 // exception, another exception occurred:").
 const pythonTracebackHeader = "Traceback (most recent call last):"
 
+// pythonCause and pythonDuring are the lines Python prints between a
+// traceback and the one chained after it: the exception raised last was
+// raised from the one before it (raise X from e), or while handling it.
+const (
+	pythonCause  = "The above exception was the direct cause of the following exception:"
+	pythonDuring = "During handling of the above exception, another exception occurred:"
+)
+
 // firstLine is the first line of s that is not blank, trimmed. Its search
 // ends at that line.
 func firstLine(s string) string {
@@ -182,26 +191,50 @@ func firstLine(s string) string {
 // the header and the frames of <module> and main, the same in every
 // failure of a worker: the frames are read from the end, back to the last
 // traceback's header. With tracebacks chained, that last one is of the
-// exception raised last, the one the consumer gave up on; those before are
-// what it was handling. A frame is its "File" line alone (pythonFrame): the
-// source line under it is missing when the source is not deployed, and
-// Python 3.11 adds a line of carets under that. Reading back stops at n
-// frames or at the header, each line read once: linear in the stack,
-// however long and whatever it holds.
+// exception raised last, the one the consumer gave up on. When it has
+// fewer than n frames and was raised from the one before it or while
+// handling it (pythonCause, pythonDuring), the innermost frames of that
+// one fill the rest: a worker that wraps every error (raise
+// WorkerError(...) from e) has a last traceback of the same few frames
+// (<module>, main, process) whatever failed, and where it failed is in
+// the one before. Only that one: reading stops at its header. A frame is
+// its "File" line alone (pythonFrame): the source line under it is
+// missing when the source is not deployed, and Python 3.11 adds a line
+// of carets under that. Reading back stops at n frames or at a header,
+// each line read once: linear in the stack, however long and whatever it
+// holds. (TestRev39WrappedErrorsGroupByWhereTheirCauseFailed)
 func pythonFrames(stack string, n int) []string {
 	var out []string
+	cause := false // reading the traceback before the last
 	for rest := stack; rest != "" && len(out) < n; {
-		i := strings.LastIndexByte(rest, '\n')
-		line := strings.TrimSpace(rest[i+1:])
-		rest = rest[:max(i, 0)]
+		line := lastLine(&rest)
 		if line == pythonTracebackHeader {
-			break
+			if cause {
+				break
+			}
+			between := ""
+			for rest != "" && between == "" {
+				between = lastLine(&rest)
+			}
+			if between != pythonCause && between != pythonDuring {
+				break
+			}
+			cause = true
+			continue
 		}
 		if f, ok := pythonFrame(line); ok {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// lastLine is the last line of *rest, trimmed, and cuts it off *rest.
+func lastLine(rest *string) string {
+	i := strings.LastIndexByte(*rest, '\n')
+	line := strings.TrimSpace((*rest)[i+1:])
+	*rest = (*rest)[:max(i, 0)]
+	return line
 }
 
 // pythonFrame is a traceback's line `File "/app/billing/charge.py", line

@@ -56,17 +56,22 @@ func TestRev39PythonTracebacksGroupByTheirInnermostFrames(t *testing.T) {
 	t.Run("ChainedTakesTheLastTraceback", func(t *testing.T) {
 		t.Parallel()
 		// The exception raised last, the one the worker died of, is in
-		// the last traceback; an earlier one is what it handled.
+		// the last traceback; an earlier one is what it handled, or what
+		// it was raised from, and fills the frames the last one has not
+		// (TestRev39WrappedErrorsGroupByWhereTheirCauseFailed).
 		during := "\nDuring handling of the above exception, another exception occurred:\n\n"
 		cause := "\nThe above exception was the direct cause of the following exception:\n\n"
 		fp := func(stack string) string { return Fingerprint(ClassPermanent, "KeyError: 'amount'", stack) }
-		assert.Equal(t, fp(charge), fp(reserve+during+charge), "what was being handled does not split a group")
-		assert.Equal(t, fp(charge), fp(reserve+cause+charge))
+		deep := strings.Replace(charge, "in main\n", "in main\n    run(msg)\n  File \"/app/worker.py\", line 70, in run\n", 1)
+		require.Len(t, topFrames(deep, StackFramesInFingerprint), StackFramesInFingerprint)
+		assert.Equal(t, fp(deep), fp(reserve+during+deep), "what was being handled does not split a group whose last traceback has the frames")
+		assert.Equal(t, fp(deep), fp(reserve+cause+deep))
 		assert.NotEqual(t, fp(reserve+during+charge), fp(charge+during+reserve), "the last traceback decides")
-		// A last traceback of one frame takes that frame alone, not the
-		// frames of the traceback before it.
+		// A last traceback of one frame takes that frame first, then the
+		// innermost of the traceback before it.
 		short := "Traceback (most recent call last):\n  File \"/app/billing/charge.py\", line 12, in charge_card\nKeyError: 'amount'\n"
-		assert.Equal(t, fp(short), fp(reserve+during+short))
+		assert.Equal(t, []string{"/app/billing/charge.py:<#> in charge_card", "/app/inventory/reserve.py:<#> in reserve_stock", "/app/worker.py:<#> in main", "/app/worker.py:<#> in <module>"},
+			topFrames(reserve+during+short, StackFramesInFingerprint))
 	})
 
 	t.Run("InnermostFramesOfADeepTraceback", func(t *testing.T) {
@@ -90,6 +95,70 @@ func TestRev39PythonTracebacksGroupByTheirInnermostFrames(t *testing.T) {
 	})
 }
 
+// pyWrapped is a traceback of a worker that wraps every error: process
+// calls fn of file, which fails, and raises WorkerError from what it
+// caught, so the last traceback is the wrapper's, the same whatever
+// failed.
+func pyWrapped(file, line, fn, exception, between string) string {
+	return "Traceback (most recent call last):\n" +
+		"  File \"/app/worker.py\", line 60, in process\n    " + fn + "(payload)\n" +
+		"  File \"" + file + "\", line " + line + ", in " + fn + "\n" +
+		exception + "\n\n" + between + "\n\n" +
+		"Traceback (most recent call last):\n" +
+		"  File \"/app/worker.py\", line 88, in <module>\n    main()\n" +
+		"  File \"/app/worker.py\", line 80, in main\n    process(msg)\n" +
+		"  File \"/app/worker.py\", line 62, in process\n    raise WorkerError(\"message failed\") from e\n" +
+		"WorkerError: message failed\n"
+}
+
+// TestRev39WrappedErrorsGroupByWhereTheirCauseFailed (review 39,
+// follow-up): with raise X from e the last traceback holds the wrapper's
+// frames alone (process, main, <module>), so every failure of a worker
+// that wraps its errors was one group again. The innermost frames of the
+// traceback it was raised from, or raised while handling, fill the
+// frames the last one has not.
+func TestRev39WrappedErrorsGroupByWhereTheirCauseFailed(t *testing.T) {
+	t.Parallel()
+	const cause = "The above exception was the direct cause of the following exception:"
+	const during = "During handling of the above exception, another exception occurred:"
+	fp := func(stack string) string { return Fingerprint(ClassPermanent, "WorkerError: message failed", stack) }
+
+	t.Run("OtherCauseOtherGroup", func(t *testing.T) {
+		t.Parallel()
+		for _, between := range []string{cause, during} {
+			charge := pyWrapped("/app/billing/charge.py", "12", "charge_card", "KeyError: 'amount'", between)
+			reserve := pyWrapped("/app/inventory/reserve.py", "40", "reserve_stock", "ValueError: bad sku", between)
+			assert.NotEqual(t, fp(charge), fp(reserve), between)
+			assert.Equal(t, []string{"/app/worker.py:<#> in process", "/app/worker.py:<#> in main", "/app/worker.py:<#> in <module>", "/app/billing/charge.py:<#> in charge_card"},
+				topFrames(charge, StackFramesInFingerprint), "the last traceback's frames first, then the cause's innermost")
+		}
+	})
+
+	t.Run("SameCauseOneGroup", func(t *testing.T) {
+		t.Parallel()
+		charge := pyWrapped("/app/billing/charge.py", "12", "charge_card", "KeyError: 'amount'", cause)
+		assert.Equal(t, fp(charge), fp(pyWrapped("/app/billing/charge.py", "19", "charge_card", "KeyError: 'total'", cause)))
+		// Only the traceback just before the last one fills: one before
+		// that is not read.
+		tb := func(file, fn string) string {
+			return "Traceback (most recent call last):\n  File \"" + file + "\", line 1, in " + fn + "\nError: x\n\n" + cause + "\n\n"
+		}
+		two := tb("/app/billing/charge.py", "charge_card") + strings.TrimSuffix(tb("/app/worker.py", "process"), "\n\n"+cause+"\n\n")
+		require.Len(t, topFrames(two, StackFramesInFingerprint), 2)
+		assert.Equal(t, fp(two), fp(tb("/app/old.py", "old")+two))
+	})
+
+	t.Run("OnlyAChainedTracebackFills", func(t *testing.T) {
+		t.Parallel()
+		// Two tracebacks logged one after the other, not chained: the
+		// one before is another failure, and takes no part.
+		charge := pyWrapped("/app/billing/charge.py", "12", "charge_card", "KeyError: 'amount'", "worker restarted")
+		reserve := pyWrapped("/app/inventory/reserve.py", "40", "reserve_stock", "ValueError: bad sku", "worker restarted")
+		assert.Equal(t, fp(charge), fp(reserve))
+		assert.Len(t, topFrames(charge, StackFramesInFingerprint), 3)
+	})
+}
+
 // TestRev39GoAndJavaStacksKeepTheirFingerprints (review 39): reading
 // Python tracebacks changed nothing for other stacks. The values are those
 // Fingerprint gave before it read them; a change would split every stored
@@ -103,8 +172,8 @@ func TestRev39GoAndJavaStacksKeepTheirFingerprints(t *testing.T) {
 }
 
 // FuzzRev39TopFrames: whatever the stack, at most StackFramesInFingerprint
-// lines take part, and a Python traceback's frames do not depend on the
-// tracebacks chained before it.
+// lines take part, and a Python traceback chained after another keeps its
+// own frames first, and no others when it has StackFramesInFingerprint.
 func FuzzRev39TopFrames(f *testing.F) {
 	f.Add(pyTraceback("/app/billing/charge.py", "12", "charge_card", `amount = payload["amount"]`, "KeyError: 'amount'"), "x")
 	f.Add("Traceback (most recent call last):\n  File \"", "\n")
@@ -117,7 +186,9 @@ func FuzzRev39TopFrames(f *testing.F) {
 		}
 		if strings.TrimSpace(firstLine(stack)) == pythonTracebackHeader {
 			chained := pythonTracebackHeader + "\n" + before + "\nDuring handling of the above exception, another exception occurred:\n\n" + stack
-			if got := topFrames(chained, StackFramesInFingerprint); strings.Join(got, "\n") != strings.Join(frames, "\n") {
+			got := topFrames(chained, StackFramesInFingerprint)
+			if len(got) < len(frames) || strings.Join(got[:len(frames)], "\n") != strings.Join(frames, "\n") ||
+				len(frames) == StackFramesInFingerprint && len(got) != len(frames) {
 				t.Fatalf("chained before it: %q, alone: %q", got, frames)
 			}
 		}
