@@ -239,11 +239,12 @@ func lastLine(rest *string) string {
 
 // pythonFrame is a traceback's line `File "/app/billing/charge.py", line
 // 12, in charge_card` as a Go frame's file line is taken: the path,
-// unquoted (quoted it normalises to <q>, and every file is one), its line
-// number (normalised to <#>, so an edit above the failure does not split
-// its group) and the function, "/app/billing/charge.py:<#> in
-// charge_card". A SyntaxError's own `File "…", line 3`, which names no
-// function, is a frame too: it says where. Any other line is not one.
+// unquoted (quoted it normalises to <q>, and every file is one) and
+// without where Python put it (pythonPath), its line number (normalised
+// to <#>, so an edit above the failure does not split its group) and the
+// function, "/app/billing/charge.py:<#> in charge_card". A SyntaxError's
+// own `File "…", line 3`, which names no function, is a frame too: it
+// says where. Any other line is not one.
 func pythonFrame(line string) (string, bool) {
 	rest, ok := strings.CutPrefix(line, `File "`)
 	if !ok {
@@ -254,5 +255,60 @@ func pythonFrame(line string) (string, bool) {
 		return "", false
 	}
 	number, function, _ := strings.Cut(rest, ", in ")
-	return NormaliseMessage(path + ":" + number + " in " + function), true
+	return NormaliseMessage(pythonPath(path) + ":" + number + " in " + function), true
+}
+
+// pythonPath is a frame's path from its package or module on: a
+// package's, what follows the last site-packages/ or dist-packages/
+// ("requests/adapters.py", wherever a venv or the image put it), the
+// standard library's, what follows the last /lib/pythonX.Y/
+// ("json/decoder.py"). Else the same error in the same code was a group
+// per install location: /usr/local/lib/python3.11/site-packages and
+// /opt/venv/lib/python3.12/site-packages. The application's own paths
+// (/app/billing/charge.py) are kept as they are. One pass over the path.
+// (TestRev39PythonPackagesGroupWhereverInstalled)
+func pythonPath(path string) string {
+	from := -1
+	for _, dir := range [...]string{"site-packages/", "dist-packages/"} {
+		if i := strings.LastIndex(path, dir); i >= 0 {
+			from = max(from, i+len(dir))
+		}
+	}
+	if from >= 0 {
+		return path[from:]
+	}
+	for at := 0; ; {
+		i := strings.Index(path[at:], "/lib/python")
+		if i < 0 {
+			break
+		}
+		at += i + len("/lib/python")
+		if end := afterVersion(path[at:]); end >= 0 {
+			from = at + end
+		}
+	}
+	if from < 0 {
+		return path
+	}
+	return path[from:]
+}
+
+// afterVersion is where s, after its leading "X.Y/" (digits, a dot,
+// digits, and the t of a free-threaded build), goes on; -1 if s does not
+// start so.
+func afterVersion(s string) int {
+	i, dot := 0, false
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+		case c == '.' && !dot && i > 0 && s[i-1] != '.':
+			dot = true
+		case c == 't' && dot && s[i-1] != '.' && i+1 < len(s) && s[i+1] == '/':
+		case c == '/' && dot && s[i-1] != '.':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+	return -1
 }

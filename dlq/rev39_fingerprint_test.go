@@ -194,3 +194,52 @@ func FuzzRev39TopFrames(f *testing.F) {
 		}
 	})
 }
+
+// TestRev39PythonPackagesGroupWhereverInstalled (review 39, follow-up): a
+// frame's path held where Python and its packages were installed, so the
+// same error in the same package was a group per image or virtualenv.
+// A package's path is taken from what follows site-packages/ or
+// dist-packages/, the standard library's from what follows
+// /lib/pythonX.Y/; the application's paths are kept.
+func TestRev39PythonPackagesGroupWhereverInstalled(t *testing.T) {
+	t.Parallel()
+	fp := func(file string) string {
+		return Fingerprint(ClassTransient, "ConnectionError: refused", pyTraceback(file, "501", "send", "raise ConnectionError(e)", "ConnectionError: refused"))
+	}
+	frame := func(file string) string {
+		return topFrames(pyTraceback(file, "501", "send", "x", "E: x"), StackFramesInFingerprint)[0]
+	}
+
+	t.Run("PackagesWhereverInstalledOneGroup", func(t *testing.T) {
+		t.Parallel()
+		want := fp("/usr/local/lib/python3.11/site-packages/requests/adapters.py")
+		for _, file := range []string{
+			"/opt/venv/lib/python3.12/site-packages/requests/adapters.py",
+			"/usr/lib/python3/dist-packages/requests/adapters.py",
+			"/home/app/.local/lib/python3.13t/site-packages/requests/adapters.py",
+			"/opt/venv/lib/python3.12/site-packages/vendor/lib/python3.9/site-packages/requests/adapters.py",
+		} {
+			assert.Equal(t, want, fp(file), file)
+		}
+		assert.Equal(t, "requests/adapters.py:<#> in send", frame("/opt/venv/lib/python3.12/site-packages/requests/adapters.py"))
+		assert.NotEqual(t, want, fp("/usr/local/lib/python3.11/site-packages/urllib3/adapters.py"), "another package")
+	})
+
+	t.Run("StandardLibraryWhereverInstalledOneGroup", func(t *testing.T) {
+		t.Parallel()
+		want := fp("/usr/lib/python3.11/json/decoder.py")
+		assert.Equal(t, want, fp("/usr/local/lib/python3.12/json/decoder.py"))
+		assert.Equal(t, want, fp("/root/.pyenv/versions/3.11.4/lib/python3.11/json/decoder.py"))
+		assert.Equal(t, "json/decoder.py:<#> in send", frame("/usr/local/lib/python3.12/json/decoder.py"))
+		assert.NotEqual(t, want, fp("/usr/lib/python3.11/json/encoder.py"), "another module")
+	})
+
+	t.Run("ApplicationPathsKept", func(t *testing.T) {
+		t.Parallel()
+		assert.Equal(t, "/app/billing/charge.py:<#> in send", frame("/app/billing/charge.py"))
+		assert.NotEqual(t, fp("/app/billing/charge.py"), fp("/srv/billing/charge.py"))
+		for _, file := range []string{"/app/lib/python/x.py", "/app/lib/python3/x.py", "/app/lib/python3./x.py", "/app/lib/python.3/x.py", "/app/lib/python3.1.2/x.py"} {
+			assert.Equal(t, NormaliseMessage(file+":501 in send"), frame(file), "no pythonX.Y, no cut")
+		}
+	})
+}
