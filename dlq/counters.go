@@ -103,11 +103,18 @@ const foldLockKey int64 = 0x51444c464f4c4400
 // and minute: a producer whose errors all differ makes one per dead
 // letter), and once it outlasted the timeout it rolled back, every turn,
 // for good, and every count, group and snooze stood still (review round
-// 39: 400,000 deltas in 7.8 s here). A chunk folds in well under a second;
-// a turn folds chunk after chunk until one comes back short. The counters
-// add, take the least and the greatest, so folding in chunks changes no
-// result.
+// 39: 400,000 deltas in 7.8 s here). A chunk of deltas that each make a
+// group of their own, the worst case, folds in 1 to 3 s here; a turn
+// folds chunk after chunk until one comes back short. A chunk that
+// outlasts the statement timeout (DATABASE_WORKER_STATEMENT_TIMEOUT may
+// be as short as 100 ms) halves the chunks for the next turn, down to
+// minFoldChunk, and a turn that folds everything doubles them back. The
+// counters add, take the least and the greatest, so folding in chunks
+// changes no result.
 const foldChunk = 50000
+
+// minFoldChunk is the least a chunk is halved to.
+const minFoldChunk = 500
 
 // fold moves at most $1 deltas committed so far into the counters, in
 // one statement: the deltas it deletes are exactly the ones it counts.
@@ -224,6 +231,7 @@ func RunFolder(ctx context.Context, db interface {
 	failing := false
 	var last int64 // xid of this folder's last fold
 	waited := 0
+	chunk := foldChunk
 	for {
 		select {
 		case <-ctx.Done():
@@ -238,7 +246,7 @@ func RunFolder(ctx context.Context, db interface {
 			}
 		}
 		waited = 0
-		err := foldTurn(ctx, db, &last, folded)
+		err := foldTurn(ctx, db, &last, &chunk, folded)
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:
 			log.Warn("folding the counters failed; trying again", "err", err)
@@ -250,21 +258,27 @@ func RunFolder(ctx context.Context, db interface {
 	}
 }
 
-// foldTurn is one turn of RunFolder: chunk after chunk while they come
-// back full and this console holds the folders' lock; last is set to the
-// last fold's transaction id, and folded to now once the turn folded
-// everything it found.
-func foldTurn(ctx context.Context, db beginner, last *int64, folded prometheus.Gauge) error {
+// foldTurn is one turn of RunFolder: chunks of *chunk deltas while they
+// come back full and this console holds the folders' lock; last is set to
+// the last fold's transaction id, and folded to now once the turn folded
+// everything it found. A chunk that outlasted the statement timeout halves
+// *chunk (down to minFoldChunk) for the next turn; a turn that folded
+// everything doubles it back (up to foldChunk).
+func foldTurn(ctx context.Context, db beginner, last *int64, chunk *int, folded prometheus.Gauge) error {
 	for {
-		n, xid, err := foldCounters(ctx, db, false, foldChunk)
+		n, xid, err := foldCounters(ctx, db, false, *chunk)
 		if err != nil {
+			if timedOut(ctx, err) {
+				*chunk = max(*chunk/2, minFoldChunk)
+			}
 			return err
 		}
 		if xid == 0 {
 			return nil // another console is folding
 		}
 		*last = xid
-		if n < foldChunk {
+		if n < int64(*chunk) {
+			*chunk = min(*chunk*2, foldChunk)
 			if folded != nil {
 				folded.SetToCurrentTime()
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -41,7 +42,8 @@ func TestRev39FoldBacklogGoesInChunks(t *testing.T) {
 
 	folded := prometheus.NewGauge(prometheus.GaugeOpts{Name: "folded"})
 	var last int64
-	require.NoError(t, foldTurn(ctx, l.db.Pool, &last, folded))
+	chunk := foldChunk
+	require.NoError(t, foldTurn(ctx, l.db.Pool, &last, &chunk, folded))
 	require.NoError(t, l.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letter_deltas`).Scan(&left))
 	assert.Zero(t, left, "one turn folds the rest, chunk after chunk")
 	assert.Positive(t, testutil.ToFloat64(folded), "the turn's time is exported")
@@ -54,4 +56,45 @@ func TestRev39FoldBacklogGoesInChunks(t *testing.T) {
 	assert.EqualValues(t, backlog, counted)
 	assert.EqualValues(t, backlog, groups)
 	assert.EqualValues(t, backlog, arrived)
+}
+
+// TestRev39FoldChunkHalvesAfterATimeout: a chunk that outlasts the
+// statement timeout halves the chunks of the next turn (a fixed chunk over
+// a short DATABASE_WORKER_STATEMENT_TIMEOUT rolled back every turn, for
+// good), and a turn that folds everything doubles them back.
+func TestRev39FoldChunkHalvesAfterATimeout(t *testing.T) {
+	t.Parallel()
+	l := newLetters(t)
+	ctx := context.Background()
+	_, err := l.db.Pool.Exec(ctx, `INSERT INTO dead_letter_deltas (tenant, item_type, error_class, status, fingerprint, minute, n,
+        first_seen, last_seen, sample_id, sample_at)
+    SELECT 'acme', 'orders.refund', 'permanent', 'quarantined', md5(g::text), date_bin('1 minute', now(), TIMESTAMPTZ '2000-01-01 00:00:00+00'), 1,
+           now(), now(), g, now()
+    FROM generate_series(1, 3000) g`)
+	require.NoError(t, err)
+	// The counters held by another transaction: the fold waits for them
+	// until its statement timeout ends it.
+	cfg := l.db.Pool.Config().Copy()
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = "200"
+	short, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer short.Close()
+	hold, err := l.db.Pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = hold.Exec(ctx, `LOCK TABLE dead_letter_counts IN EXCLUSIVE MODE`)
+	require.NoError(t, err)
+	var last int64
+	chunk := 4000
+	err = foldTurn(ctx, short, &last, &chunk, nil)
+	require.Error(t, err)
+	require.True(t, timedOut(ctx, err), "a statement timeout: %v", err)
+	assert.Equal(t, 2000, chunk, "halved for the next turn")
+	require.NoError(t, hold.Rollback(ctx))
+
+	chunk = minFoldChunk
+	require.NoError(t, foldTurn(ctx, short, &last, &chunk, nil))
+	assert.Equal(t, 2*minFoldChunk, chunk, "a turn that folded everything doubles it back")
+	var left int
+	require.NoError(t, l.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letter_deltas`).Scan(&left))
+	assert.Zero(t, left)
 }

@@ -105,11 +105,13 @@ type Dashboard struct {
 // when it arrived (DeadLetteredBy); one whose server's clock runs ahead
 // (by less than a year: taken at face value) is dated by when the console
 // stored it, which is earlier (unresolvedSince). The probe reads the first
-// oldestProbe entries and takes the oldest by that date. That is exact
-// whenever one of them is dated by its stored time (every entry after it
-// is dated no earlier); only a tenant whose oldest oldestProbe are all
-// dated otherwise is dated by the oldest of those: with a clock ahead by
-// the same amount throughout, the first of them.
+// oldestProbe entries by stored time and takes the oldest by that date.
+// That is exact for a tenant whose dead letters were all stored by servers
+// whose clocks agree (ahead by the same amount, or not at all). Not so with
+// one server's clock hours ahead of the others': its dead letter, stored by
+// the console five hours ago, sorts after the others' of the last hour,
+// and past oldestProbe of them it is not read (a second probe, by when the
+// console stored them, would need an index of its own; left alone).
 const oldestProbe = "64"
 
 // unresolvedSince dates an unresolved dead letter d for how long it has
