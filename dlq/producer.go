@@ -332,7 +332,8 @@ const maxDeadLetterID = 1024
 // whole: wholeOriginal), fits it to the server's max_payload (fit), and
 // publishes it to the DLQ stream, waiting for the PubAck. A PubAck that
 // says "duplicate" for a message the stream kept that is not this dead
-// letter (another tenant's producer may send one under a foreseen id) is
+// letter (any producer may send one under a foreseen id, one of the same
+// tenant with every header but its class or principal the same) is
 // answered by publishing it again under another id; reading the kept
 // message (keptIsThis) needs a DLQ stream that allows direct gets and the
 // right to get the last message on the tenant's own DLQ subjects
@@ -397,10 +398,18 @@ func Publish(ctx context.Context, js jetstream.JetStream, prefix, tenant, itemTy
 // keptIsThis reports whether the message the DLQ stream kept under m's id
 // (the PubAck of a duplicate names its stream and sequence) is m,
 // published before (a retry after a lost PubAck, the original delivered
-// again): the same subject and payload, and the same id, original subject,
-// original message id and consumer. A message it cannot read, or cannot
-// tell is the one kept, is not taken for m: Publish then sends m again
-// under another id, which may store it twice but never loses it.
+// again): the same subject and payload, and every header as m sends it
+// (sameHeaders), but those a retry of the same failure may send otherwise
+// (retryHeaders) and the server's own. Dead letter ids can be foreseen
+// ("dlq:<consumer>:<msgid>:<stream>:<seq>"): a service of m's tenant could
+// publish first under m's id, with m's subject, ids, consumer and payload
+// but another class or principal, and a check of those alone took it for
+// m, so the real failure was lost and the planted class and principal
+// judged its replay (review round 39). A message it cannot read, or
+// cannot tell is the one kept, is not taken for m: Publish then sends m
+// again under another id, which may store it twice (a retry that says
+// anything else, another Dlq-First-Failed-At say, is stored again) but
+// never loses it.
 //
 // It reads with a direct get of the last message on m's subject
 // ($JS.API.DIRECT.GET.<stream>.<subject>, on a stream that allows direct
@@ -447,12 +456,42 @@ func keptIsThis(ctx context.Context, js jetstream.JetStream, ack *jetstream.PubA
 			return false
 		}
 	}
-	for _, name := range []string{HeaderNatsMsgID, HeaderOriginalSubject, HeaderOriginalMsgID, HeaderConsumer} {
-		if !slices.Equal(kept.Header.Values(name), sentValues(m.Header.Values(name))) {
+	return sameHeaders(kept.Header, m.Header) && bytes.Equal(kept.Data, m.Data)
+}
+
+// retryHeaders are the dead letter's headers that the same failure,
+// dead-lettered again, may send otherwise, and that keptIsThis does not
+// compare: Publish sets Dlq-Attempts from the delivery count and
+// Dlq-Last-Failed-At to the time of the call when the service leaves them
+// unset (Failure.Attempts, Failure.LastFailedAt); the service's error
+// text and stack trace (Dlq-Error, Dlq-Stack) often name a time or a try;
+// Dlq-Cut says only how long those two were when cut. Every other header
+// is the failure's own word (class, principal, consumer, operation and
+// correlation ids, first failure, what was left out) or the original's,
+// and a kept message that says another is not this dead letter.
+var retryHeaders = []string{HeaderAttempts, HeaderLastFailedAt, HeaderError, HeaderStack, HeaderCut}
+
+// sameHeaders reports whether kept, the headers a direct get read back,
+// are sent's as a NATS client sends them (sentValues), name by name with
+// its case (the client keeps a name's case both ways), but for
+// retryHeaders and the server's own (Nats-*: those it writes after the
+// stored block, a Nats-TTL it keeps); the dead letter's Nats-Msg-Id is
+// compared. A name one of them has and the other lacks is a difference.
+func sameHeaders(kept, sent nats.Header) bool {
+	skip := func(name string) bool {
+		return slices.Contains(retryHeaders, name) || name != HeaderNatsMsgID && hasFoldPrefix(name, "nats-")
+	}
+	for name, vs := range sent {
+		if !skip(name) && !slices.Equal(kept[name], sentValues(vs)) {
 			return false
 		}
 	}
-	return bytes.Equal(kept.Data, m.Data)
+	for name, vs := range kept {
+		if !skip(name) && len(vs) > 0 && len(sent[name]) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // keptReadWait is the longest keptIsThis waits for its read.
