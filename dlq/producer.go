@@ -433,9 +433,16 @@ func Publish(ctx context.Context, js jetstream.JetStream, prefix, tenant, itemTy
 // is take the kept message for m when it is not.
 //
 // NATS does not answer a request whose publish it denies: without the
-// right, this waits keptReadWait (or less, as ctx allows), then says no.
+// right, this waits keptReadWait, or half the time ctx has left when that
+// is less, then says no. The other half is Publish's to send m again:
+// waiting the whole 2 s spent a handler's deadline of 2 s or less, and the
+// dead letter was never stored.
 func keptIsThis(ctx context.Context, js jetstream.JetStream, ack *jetstream.PubAck, m *nats.Msg) bool {
-	ctx, cancel := context.WithTimeout(ctx, keptReadWait)
+	wait := keptReadWait
+	if deadline, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(deadline)/2)
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	kept, err := requestRaw(ctx, js.Conn(), apiPrefix(js)+"DIRECT.GET."+ack.Stream+"."+m.Subject, nil)
 	if err != nil {
@@ -494,7 +501,8 @@ func sameHeaders(kept, sent nats.Header) bool {
 	return true
 }
 
-// keptReadWait is the longest keptIsThis waits for its read.
+// keptReadWait is the longest keptIsThis waits for its read (less when
+// the caller's deadline is near).
 const keptReadWait = 2 * time.Second
 
 // sentValues returns vs as a NATS client sends them, so as keptIsThis

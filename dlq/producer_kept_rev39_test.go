@@ -154,3 +154,34 @@ func TestRev39PlantedDeadLetterUnderAForeseenIDDoesNotReplaceTheRealOne(t *testi
 	require.Len(t, got, 3, "stored again, the harmless way")
 	assert.Equal(t, string(ClassPermanent), got[2].Header.Get(HeaderErrorClass))
 }
+
+// TestRev39ShortDeadlineWithoutTheDirectGetRightStillStoresTheDeadLetter:
+// a service holds the right to publish on acme's DLQ subjects but not the
+// direct get, and its handler gives Publish 1.5 s. Its dead letter's id
+// is taken (a message planted under it), so Publish reads the kept one;
+// NATS does not answer a request it denies. Before, that read waited 2 s,
+// or all of the 1.5 s, and the publish under another id then always
+// failed with "context deadline exceeded": the dead letter was never
+// stored. Now the read waits half the time left, and the dead letter is
+// stored under another id within the deadline.
+func TestRev39ShortDeadlineWithoutTheDirectGetRightStillStoresTheDeadLetter(t *testing.T) {
+	t.Parallel()
+	b := setupRev39Kept(t, &server.User{Username: "acme", Password: "acme", Permissions: &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: []string{"dlq.acme.>"}},
+		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
+	}})
+	_, err := b.admin.PublishMsg(context.Background(), &nats.Msg{Subject: "dlq.acme.orders.refund", Data: []byte("planted"),
+		Header: nats.Header{HeaderNatsMsgID: {"dlq:refunder:refund-1:ORDERS:1"}}})
+	require.NoError(t, err)
+	orig := b.next(t, "refund-1")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	require.NoError(t, Publish(ctx, b.users["acme"], "dlq", "acme", "orders.refund", orig, Failure{Err: errors.New("refund failed"), Class: ClassPermanent}))
+	assert.Less(t, time.Since(start), 1500*time.Millisecond)
+	got := b.stored(t)
+	require.Len(t, got, 2)
+	assert.Equal(t, "refund-1", got[1].Header.Get(HeaderOriginalMsgID))
+	assert.True(t, strings.HasPrefix(got[1].Header.Get(HeaderNatsMsgID), "dlq:refunder:refund-1:ORDERS:1:"), "under another id: %s", got[1].Header.Get(HeaderNatsMsgID))
+}
