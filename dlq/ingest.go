@@ -436,6 +436,24 @@ func (in *Ingester) dlqStreamConfig() jetstream.StreamConfig {
 	}
 }
 
+// directGetsOff warns, at every setup, when the DLQ stream (have, as
+// found) does not allow direct gets: producers' dlq.Publish then cannot
+// read the dead letter the stream kept under an id it was answered
+// "duplicate" for (keptIsThis), so it cannot tell its own retry from
+// another dead letter, and publishes every such retry again under another
+// id, stored twice. A stream made before the console made its own with
+// AllowDirect has them off. The console does not turn them on (it changes
+// an existing stream only to stop loss, and this loses nothing): the
+// warning gives the command.
+func (in *Ingester) directGetsOff(have jetstream.StreamConfig) {
+	if have.AllowDirect {
+		return
+	}
+	in.log.Warn("the DLQ stream does not allow direct gets: the producers' dlq.Publish cannot tell a retry of a dead letter from another one kept under its id, "+
+		"so each retry is stored twice (two rows of the same failure); the console does not change the stream. Turn them on: nats stream edit "+have.Name+" --allow-direct",
+		"stream", have.Name)
+}
+
 // advisoryStreamConfig is the same for the advisory capture stream.
 func (in *Ingester) advisoryStreamConfig() jetstream.StreamConfig {
 	var subjects []string
@@ -491,6 +509,7 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 	// DLQ_MAX_AGE and DLQ_MAX_BYTES are settings; the advisory stream's
 	// age limit is not, and one raised by hand is nothing to say.
 	in.limitsNotApplied(have, want)
+	in.directGetsOff(have)
 	d, err := in.putStreamBack(ctx, have, want, in.metrics.health.get(want.Name).seen)
 	in.holdFloor(d.fixed, true)
 	return in.streamRefused(want, err)
