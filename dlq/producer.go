@@ -466,6 +466,23 @@ func keptIsThis(ctx context.Context, js jetstream.JetStream, ack *jetstream.PubA
 	return sameHeaders(kept.Header, m.Header) && bytes.Equal(kept.Data, m.Data)
 }
 
+// leftOutKeys are what Dlq-Left-Out values say was left out, sorted: each
+// one's part (the text before its first colon: payload, headers,
+// header_value) and the payload's SHA-256 where it names one.
+func leftOutKeys(vs []string) []string {
+	keys := make([]string, 0, len(vs))
+	for _, v := range vs {
+		part, _, _ := strings.Cut(v, ":")
+		if _, rest, ok := strings.Cut(v, "(SHA-256 "); ok {
+			sum, _, _ := strings.Cut(rest, ")")
+			part += " " + sum
+		}
+		keys = append(keys, part)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // retryHeaders are the dead letter's headers that the same failure,
 // dead-lettered again, may send otherwise, and that keptIsThis does not
 // compare: Publish sets Dlq-Attempts from the delivery count and
@@ -484,11 +501,23 @@ var retryHeaders = []string{HeaderAttempts, HeaderLastFailedAt, HeaderError, Hea
 // retryHeaders and the server's own (Nats-*: those it writes after the
 // stored block, a Nats-TTL it keeps); the dead letter's Nats-Msg-Id is
 // compared. A name one of them has and the other lacks is a difference.
+//
+// Dlq-Left-Out is compared by what each value says was left out (its part,
+// and the payload's SHA-256 when it names one), not word for word: its
+// sizes count the header block, which holds this call's attempts and
+// times, and a failed read of the original names that read's error, so a
+// retry of a dead letter that left something out said it otherwise.
 func sameHeaders(kept, sent nats.Header) bool {
 	skip := func(name string) bool {
 		return slices.Contains(retryHeaders, name) || name != HeaderNatsMsgID && hasFoldPrefix(name, "nats-")
 	}
 	for name, vs := range sent {
+		if name == HeaderLeftOut {
+			if !slices.Equal(leftOutKeys(kept[name]), leftOutKeys(sentValues(vs))) {
+				return false
+			}
+			continue
+		}
 		if !skip(name) && !slices.Equal(kept[name], sentValues(vs)) {
 			return false
 		}
