@@ -77,26 +77,50 @@ REVOKE ALL ON FUNCTION quarantine_dead_letter_partition_bounded(text) FROM PUBLI
 GRANT EXECUTE ON FUNCTION quarantine_dead_letter_partition_bounded(text) TO quarantine_runtime;
 COMMENT ON FUNCTION quarantine_dead_letter_partition_bounded(text) IS 'Whether day partition p holds exactly its name''s UTC day, [D 00:00, D+1 00:00) UTC, whatever the caller''s DateStyle and TimeZone; NULL when p is no partition of dead_letters (migration 0074).';
 
--- An install whose partitions were made off their days (above) is not
--- migrated: the new maker's next day would overlap the last such
--- partition (ATTACH refuses), the keeper's pass would fail at making
--- partitions ahead, and ingest of that day would stop. Nothing changes
--- (this migration rolls back whole; the consoles running go on as they
--- were) until the days are re-partitioned (docs/runbook.md, "A day
--- partition's bounds are not its day"), then this migration runs.
+-- Partitions made off their days (above): empty ones (a fresh install
+-- whose role or database sets such a DateStyle and TimeZone: migration
+-- 0016 made today's and the week's) are dropped and made again by the new
+-- maker. When any of them holds rows, this migration does not run: the
+-- new maker's next day would overlap the last of them (ATTACH refuses),
+-- the keeper's pass would fail at making partitions ahead, and ingest of
+-- that day would stop. Nothing changes (this migration rolls back whole;
+-- the consoles running go on as they were) until the days are
+-- re-partitioned (docs/runbook.md, "A day partition's bounds are not its
+-- day"), then this migration runs.
 DO $$
 DECLARE
-    off text;
+    off text[];
+    p text;
+    holding text;
 BEGIN
-    SELECT string_agg(format('%s (%s)', c.relname, pg_get_expr(c.relpartbound, c.oid)), ', ' ORDER BY c.relname) INTO off
+    -- Day partitions only (named for a day that exists, as dlq's
+    -- dayPartitions reads them): one attached by hand under another name
+    -- is left as it is.
+    SELECT array_agg(c.relname ORDER BY c.relname) INTO off
     FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-    WHERE i.inhparent = 'public.dead_letters'::regclass AND c.relname ~ '^dead_letters_p[0-9]{8}$'
+    CROSS JOIN LATERAL (SELECT CASE WHEN c.relname ~ '^dead_letters_p[1-9][0-9]{3}(0[1-9]|1[0-2])(0[1-9]|[12][0-9]|3[01])$'
+        THEN to_date(substr(c.relname, 15, 6) || '01', 'YYYYMMDD') + (substr(c.relname, 21, 2)::int - 1) END AS day) b
+    WHERE i.inhparent = 'public.dead_letters'::regclass AND c.relname = 'dead_letters_p' || to_char(b.day, 'YYYYMMDD')
       AND NOT coalesce(quarantine_dead_letter_partition_bounded(c.relname), true);
-    IF off IS NOT NULL THEN
-        RAISE EXCEPTION 'partitions of dead_letters do not hold their UTC days (made over sessions whose DateStyle and TimeZone printed their bounds as another time): %', off
-            USING ERRCODE = 'invalid_object_definition',
-                  HINT = 'Nothing was changed. Re-partition them as docs/runbook.md says ("A day partition''s bounds are not its day"), then migrate again.';
+    IF off IS NULL THEN
+        RETURN;
     END IF;
+    FOREACH p IN ARRAY off LOOP
+        EXECUTE format('SELECT CASE WHEN EXISTS (SELECT 1 FROM public.%I) THEN %L END', p, p) INTO holding;
+        IF holding IS NOT NULL THEN
+            SELECT string_agg(format('%s (%s)', c.relname, pg_get_expr(c.relpartbound, c.oid)), ', ' ORDER BY c.relname) INTO holding
+            FROM pg_class c WHERE c.relname = ANY (off) AND c.relnamespace = 'public'::regnamespace;
+            RAISE EXCEPTION 'partitions of dead_letters do not hold their UTC days (made over sessions whose DateStyle and TimeZone printed their bounds as another time), and some hold dead letters: %', holding
+                USING ERRCODE = 'invalid_object_definition',
+                      HINT = 'Nothing was changed. Re-partition them as docs/runbook.md says ("A day partition''s bounds are not its day"), then migrate again.';
+        END IF;
+    END LOOP;
+    FOREACH p IN ARRAY off LOOP
+        EXECUTE format('DROP TABLE public.%I', p);
+    END LOOP;
+    FOREACH p IN ARRAY off LOOP
+        PERFORM quarantine_dead_letter_partition_make(to_date(substr(p, 15), 'YYYYMMDD'));
+    END LOOP;
 END $$;
 
 CREATE OR REPLACE FUNCTION quarantine_dead_letter_partition_empty(p text) RETURNS void

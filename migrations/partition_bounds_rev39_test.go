@@ -10,13 +10,14 @@ import (
 
 	"github.com/quarantine-console/quarantine/migrations"
 	"github.com/quarantine-console/quarantine/migrations/testdb"
+	"github.com/quarantine-console/quarantine/testfactory"
 )
 
 // TestRev39MigrationRefusesPartitionsOffTheirDays: migration 0074 does not
 // run on an install whose day partitions were made off their days (over a
 // session whose DateStyle and TimeZone printed midnight UTC as another
-// time): its new maker's next day would overlap the last of them, and
-// the keeper and ingest of that day would stop. It names them, changes
+// time) and hold dead letters: its new maker's next day would overlap the
+// last of them, and the keeper and ingest of that day would stop. It names them, changes
 // nothing (the version stays 73), and runs once they are re-partitioned
 // as the runbook says.
 func TestRev39MigrationRefusesPartitionsOffTheirDays(t *testing.T) {
@@ -33,6 +34,7 @@ func TestRev39MigrationRefusesPartitionsOffTheirDays(t *testing.T) {
 	require.NoError(t, err)
 	_, err = conn.Exec(ctx, `RESET datestyle; RESET timezone`)
 	require.NoError(t, err)
+	testfactory.DeadLetters(t, db.Pool, testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", At: day.Add(12 * time.Hour)})
 
 	_, err = migrations.Migrate(ctx, conn)
 	require.Error(t, err)
@@ -52,8 +54,9 @@ func TestRev39MigrationRefusesPartitionsOffTheirDays(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tx.Exec(ctx, `SELECT quarantine_dead_letter_partitions($1)`, []time.Time{day.Add(12 * time.Hour)})
 	require.NoError(t, err)
-	_, err = tx.Exec(ctx, `INSERT INTO dead_letters OVERRIDING SYSTEM VALUE SELECT * FROM keep`)
+	tag, err := tx.Exec(ctx, `INSERT INTO dead_letters OVERRIDING SYSTEM VALUE SELECT * FROM keep`)
 	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected(), "the dead letter is back")
 	require.NoError(t, tx.Commit(ctx))
 	v, err := migrations.Migrate(ctx, conn)
 	require.NoError(t, err)
@@ -63,4 +66,32 @@ func TestRev39MigrationRefusesPartitionsOffTheirDays(t *testing.T) {
 	var bounded bool
 	require.NoError(t, conn.QueryRow(ctx, `SELECT quarantine_dead_letter_partition_bounded($1)`, name).Scan(&bounded))
 	assert.True(t, bounded)
+}
+
+// TestRev39MigrationRemakesEmptyPartitionsOffTheirDays: a fresh install
+// whose sessions print midnight UTC as another time (its role set so) had
+// migration 0016 make today's and the week's partitions off their days,
+// all empty. Migration 0074 drops and makes them again, holding their
+// days, instead of refusing an install with nothing to repair.
+func TestRev39MigrationRemakesEmptyPartitionsOffTheirDays(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	conn := db.OwnerAt(t, 73)
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 30)
+	name := "dead_letters_p" + day.Format("20060102")
+	_, err := conn.Exec(ctx, `SET datestyle = 'SQL, DMY'; SET timezone = 'Asia/Kolkata'`)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `SELECT quarantine_dead_letter_partitions($1)`, []time.Time{day.Add(12 * time.Hour), day.Add(36 * time.Hour)})
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `RESET datestyle; RESET timezone`)
+	require.NoError(t, err)
+
+	_, err = migrations.Migrate(ctx, conn)
+	require.NoError(t, err)
+	for _, p := range []string{name, "dead_letters_p" + day.AddDate(0, 0, 1).Format("20060102")} {
+		var bounded bool
+		require.NoError(t, conn.QueryRow(ctx, `SELECT quarantine_dead_letter_partition_bounded($1)`, p).Scan(&bounded))
+		assert.True(t, bounded, p)
+	}
 }
