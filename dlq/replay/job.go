@@ -193,11 +193,15 @@ type job struct {
 	// pending job that may have landed to unknown, and a retry would
 	// take the move for news.
 	released, releaseJudged bool
-	// earlierHandedAt is when another request's job of j's dead letter was
-	// last handed to NATS, its publish not shown to have missed (handed_at
-	// stays set; settling it "not applied" does not clear it); nil: none.
-	// A Duplicate answer inside the window after it is that replay's
-	// message, readable or not (replaypolicy.Ack.EarlierReplayAt).
+	// earlierHandedAt is, of another request's job of j's dead letter that
+	// was handed to NATS, its publish not shown to have missed (handed_at
+	// stays set; settling it "not applied" does not clear it), the later of
+	// when it was first handed and when it last changed: handed_at is
+	// never moved, and a republish or a retry of that job may have handed
+	// it again long after; its last change (a record, a settle) is no
+	// earlier than its last publish. nil: none. A Duplicate answer inside
+	// the window after it may be that replay's message, readable or not
+	// (replaypolicy.Ack.EarlierReplayAt); it errs toward a person.
 	earlierHandedAt *time.Time
 	// keptSHA256 is the SHA-256 of the payload j carried, taken when a
 	// kept outcome let the payload go (keep): its audit row names it.
@@ -338,7 +342,7 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
        ` + dlq.JudgedErrorClassOfD + `, d.first_failed_at, coalesce(d.generation, 0), ` + fixColumns + `,
        coalesce(d.flags, '{}'), d.replay_of, coalesce(d.received_at, k.at), coalesce(d.service_twin, 0), coalesce(d.conflicting, '[]'),
-       (SELECT max(o.handed_at) FROM replay_items oi
+       (SELECT max(greatest(o.handed_at, o.updated_at)) FROM replay_items oi
         JOIN replay_jobs o ON o.request_id = oi.request_id AND o.dead_letter_id = oi.dead_letter_id
         WHERE oi.dead_letter_id = i.dead_letter_id AND oi.request_id <> i.request_id AND o.handed_at IS NOT NULL)
 FROM k

@@ -591,11 +591,13 @@ func (w *Worker) storedUnder(ctx context.Context, reads claimStreams, j *job, st
 // whose messages can be read back cost one read each, not one per other
 // job of the subject.
 //
-// A read that failed for want of an answer (a timeout, NATS away; not a
-// message missing or another's) marks the stream broken for the claim:
-// every later read back from it returns that at once. Otherwise the jobs
-// of a subject would each read every other publish of it, 2 s apiece, a
-// claim of 2,048 of one subject for an hour past its lease.
+// Reads that failed for want of an answer (a timeout, NATS away; not a
+// message missing or another's), brokenAfter of them in a row, mark the
+// stream broken for the claim: every later read back from it returns
+// that at once. Otherwise the jobs of a subject would each read every
+// other publish of it, 2 s apiece, a claim of 2,048 of one subject for
+// an hour past its lease. One failed read alone (a leader election's
+// blip) does not: the next job's read may tell the whole subject.
 func (w *Worker) readBack(ctx context.Context, reads claimStreams, subject, msgID, stream string, seq uint64) (why, under string, read bool) {
 	if why, ok := reads[stream].unread[seq]; ok {
 		return why, "", false
@@ -604,18 +606,30 @@ func (w *Worker) readBack(ctx context.Context, reads claimStreams, subject, msgI
 		return broken, "", false
 	}
 	why, under, read, broken := w.unseen(ctx, reads, subject, msgID, stream, seq)
-	if r, ok := reads[stream]; ok && !read {
-		if r.unread == nil {
-			r.unread = map[uint64]string{}
+	if r, ok := reads[stream]; ok {
+		switch {
+		case broken:
+			r.noAnswer++
+		default:
+			r.noAnswer = 0
 		}
-		r.unread[seq] = why
-		if broken {
-			r.broken = why
+		if !read {
+			if r.unread == nil {
+				r.unread = map[uint64]string{}
+			}
+			r.unread[seq] = why
+		}
+		if r.noAnswer >= brokenAfter {
+			r.broken = fmt.Sprintf("stream %s stopped answering reads in this claim (%s)", stream, why)
 		}
 		reads[stream] = r
 	}
 	return why, under, read
 }
+
+// brokenAfter is how many reads back from a stream in a row may go
+// unanswered before the claim reads it back no more (readBack).
+const brokenAfter = 3
 
 // interestAnswer judges a, j's first attempt that an interest stream
 // acknowledged as a new message (storedAnswer), by what the broker
@@ -719,8 +733,9 @@ type claimStream struct {
 	// unread is why the message at each sequence read back so could not
 	// tell where it was stored (readBack); broken, why a read of the
 	// stream got no answer, after which it is read back no more.
-	unread map[uint64]string
-	broken string
+	unread   map[uint64]string
+	noAnswer int // unanswered reads in a row
+	broken   string
 }
 
 // answerAt is a publish of message id msgID a stream acknowledged as new
