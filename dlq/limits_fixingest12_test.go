@@ -175,36 +175,46 @@ func TestFixIngest12AckedWhenStoppedAfterCommit(t *testing.T) {
 	})
 }
 
+// checkedConsole is an ingester of ackWait (0: the default) set up on js
+// and checked once: what it logged and its gauges' registry.
+func checkedConsole(t *testing.T, js jetstream.JetStream, ackWait time.Duration) (*lockedBuffer, *prometheus.Registry) {
+	t.Helper()
+	ctx := context.Background()
+	logs := &lockedBuffer{}
+	reg := prometheus.NewRegistry()
+	in := NewIngester(IngestConfig{AckWait: ackWait}, js, nil, NewMetrics(reg), slog.New(slog.NewTextHandler(logs, nil)))
+	require.NoError(t, in.Setup(ctx), "the stream's own limit is no reason to refuse")
+	in.check(ctx, "DLQ")
+	return logs, reg
+}
+
+// streamOfOwnAge is a NATS server whose DLQ stream has an age limit of its
+// own, age.
+func streamOfOwnAge(t *testing.T, age time.Duration) jetstream.JetStream {
+	t.Helper()
+	_, js := natstest.Start(t).Connect(t)
+	_, err := js.CreateStream(context.Background(), (&Ingester{cfg: IngestConfig{StreamMaxAge: age}}).withDefaults().dlqStreamConfig())
+	require.NoError(t, err)
+	return js
+}
+
 // TestRev39StreamOwnAgeLimitWithinFourAckWaitsIsWarned: a stream's own
 // age limit (DLQ_MAX_AGE 0 keeps it) within four ingest ack waits is
 // warned of and exported like one below 15 minutes: a killed replica's
 // batch, delivered again only after the ack wait, may be discarded first.
 func TestRev39StreamOwnAgeLimitWithinFourAckWaitsIsWarned(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	_, js := natstest.Start(t).Connect(t)
-	old := (&Ingester{cfg: IngestConfig{StreamMaxAge: 30 * time.Minute}}).withDefaults().dlqStreamConfig()
-	_, err := js.CreateStream(ctx, old)
-	require.NoError(t, err)
-
-	logs := &lockedBuffer{}
-	reg := prometheus.NewRegistry()
-	in := NewIngester(IngestConfig{AckWait: 10 * time.Minute}, js, nil, NewMetrics(reg), slog.New(slog.NewTextHandler(logs, nil)))
-	require.NoError(t, in.Setup(ctx), "the stream's own limit is no reason to refuse")
+	js := streamOfOwnAge(t, 30*time.Minute)
+	logs, reg := checkedConsole(t, js, 10*time.Minute)
 	assert.Contains(t, logs.String(), "the DLQ stream's own age limit is below 40m")
 	assert.Contains(t, logs.String(), "nats stream edit DLQ --max-age 2400s")
-	in.check(ctx, "DLQ")
 	assert.EqualValues(t, 1, belowFloorGauge(t, reg, "DLQ", "age"))
 
 	// A console with the default ack wait (a minute), four of which fit
 	// in 30 minutes: the consumer keeps the 10 minutes the first one
 	// raised it to (a console never lowers it), and redeliveries follow
 	// that, so its check warns and exports all the same.
-	otherLogs := &lockedBuffer{}
-	otherReg := prometheus.NewRegistry()
-	other := NewIngester(IngestConfig{}, js, nil, NewMetrics(otherReg), slog.New(slog.NewTextHandler(otherLogs, nil)))
-	require.NoError(t, other.Setup(ctx))
-	other.check(ctx, "DLQ")
+	otherLogs, otherReg := checkedConsole(t, js, 0)
 	assert.Contains(t, otherLogs.String(), "the DLQ stream's own age limit is below 40m")
 	assert.EqualValues(t, 1, belowFloorGauge(t, otherReg, "DLQ", "age"))
 }
@@ -213,16 +223,7 @@ func TestRev39StreamOwnAgeLimitWithinFourAckWaitsIsWarned(t *testing.T) {
 // own age limit holds four of the consumer's ack waits is not warned of.
 func TestRev39StreamOwnAgeLimitAboveFourAckWaitsIsNotWarned(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	_, js := natstest.Start(t).Connect(t)
-	old := (&Ingester{cfg: IngestConfig{StreamMaxAge: 30 * time.Minute}}).withDefaults().dlqStreamConfig()
-	_, err := js.CreateStream(ctx, old)
-	require.NoError(t, err)
-	logs := &lockedBuffer{}
-	reg := prometheus.NewRegistry()
-	in := NewIngester(IngestConfig{}, js, nil, NewMetrics(reg), slog.New(slog.NewTextHandler(logs, nil)))
-	require.NoError(t, in.Setup(ctx))
-	in.check(ctx, "DLQ")
+	logs, reg := checkedConsole(t, streamOfOwnAge(t, 30*time.Minute), 0)
 	assert.NotContains(t, logs.String(), "own age limit is below")
 	assert.EqualValues(t, 0, belowFloorGauge(t, reg, "DLQ", "age"))
 }

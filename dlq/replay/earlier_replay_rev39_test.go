@@ -42,18 +42,7 @@ func TestRev39EarlierRequestsReplayOfTheItemIsNotPublishedAgain(t *testing.T) {
 	require.Equal(t, 1, b.onSubject(t, subject), "the broker stored R0's publish")
 	require.NoError(t, b.replays.Cancel(ctx, r0.ID, oncall, "wrong time", quarantine.RequestMeta{}))
 	require.Equal(t, "needs_reconciliation", b.job(t, r0.ID, a).State)
-	require.NoError(t, b.replays.Reconcile(ctx, r0.ID, a, approver1, replay.ReconcileInput{Choice: replaypolicy.NotApplied,
-		Note: "the index has no doc 7 yet"}, quarantine.RequestMeta{}))
-
-	r1 := b.request(t, []int64{a}, replay.SubmitInput{Reason: "again"})
-	w1 := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
-	wait.Until(t, "R1's job judged", time.Minute, func() bool {
-		_, err := w1.RunOnce(ctx)
-		require.NoError(t, err)
-		s := b.job(t, r1.ID, a).State
-		return s != "pending" && s != "claimed" && s != "deferred" && s != "unknown"
-	})
-	j := b.job(t, r1.ID, a)
+	j := leftThenRequestedAgain(t, b, r0.ID, a)
 	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
 	assert.Contains(t, j.Result, "earlier replay of this dead letter")
 	assert.Equal(t, 1, b.onSubject(t, subject), "R0's publish alone")
@@ -93,9 +82,22 @@ func TestRev39EarlierReplayTakenBeforeTheNewRequestIsNotPublishedAgain(t *testin
 		taken++
 	}
 	require.Equal(t, 1, taken, "the indexer took R0's replay")
-	require.NoError(t, b.replays.Reconcile(ctx, r0.ID, a, approver1, replay.ReconcileInput{Choice: replaypolicy.NotApplied,
-		Note: "the index has no doc 8 yet"}, quarantine.RequestMeta{}))
+	j := leftThenRequestedAgain(t, b, r0.ID, a)
+	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
+	assert.Contains(t, j.Result, "another replay request handed this dead letter's replay to NATS")
+	info, err := b.target.Info(ctx)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, info.State.LastSeq, "the stream stored A once")
+}
 
+// leftThenRequestedAgain settles request r0's job of dead letter a "not
+// applied, leave it", requests a again and runs a worker until the new
+// job is judged (neither waiting nor deferred), and returns that job.
+func leftThenRequestedAgain(t *testing.T, b *replayBundle, r0, a int64) jobRow {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, b.replays.Reconcile(ctx, r0, a, approver1, replay.ReconcileInput{Choice: replaypolicy.NotApplied,
+		Note: "the target has no effect of it yet"}, quarantine.RequestMeta{}))
 	r1 := b.request(t, []int64{a}, replay.SubmitInput{Reason: "again"})
 	w1 := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
 	wait.Until(t, "R1's job judged", time.Minute, func() bool {
@@ -104,10 +106,5 @@ func TestRev39EarlierReplayTakenBeforeTheNewRequestIsNotPublishedAgain(t *testin
 		s := b.job(t, r1.ID, a).State
 		return s != "pending" && s != "claimed" && s != "deferred" && s != "unknown"
 	})
-	j := b.job(t, r1.ID, a)
-	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
-	assert.Contains(t, j.Result, "another replay request handed this dead letter's replay to NATS")
-	info, err := b.target.Info(ctx)
-	require.NoError(t, err)
-	assert.EqualValues(t, 1, info.State.LastSeq, "the stream stored A once")
+	return b.job(t, r1.ID, a)
 }
