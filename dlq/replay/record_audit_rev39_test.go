@@ -40,11 +40,7 @@ func TestRev39KeptOutcomeAuditsThePayloadItPublished(t *testing.T) {
 	w := b.worker(t, replay.WorkerConfig{Lease: time.Second, RecordTimeout: time.Second, Retry: 20 * time.Millisecond})
 	var lock pgx.Tx
 	w.AfterPublish(func([]int64) bool {
-		tx, err := b.db.Pool.Begin(ctx)
-		require.NoError(t, err)
-		_, err = tx.Exec(ctx, `SELECT 1 FROM replay_jobs WHERE request_id = $1 FOR UPDATE`, req.ID)
-		require.NoError(t, err)
-		lock = tx
+		lock = b.lockJob(t, req.ID)
 		return true
 	})
 	_, err := w.RunOnce(ctx)
@@ -92,10 +88,7 @@ func TestRev39RecordRetriedAfterAReleaseAuditsNothing(t *testing.T) {
 	w.Judge(ctx, jobs)
 	w.Publish(ctx, jobs, time.Now().Add(-time.Second)) // past its time to publish: released unsent
 
-	lock, err := b.db.Pool.Begin(ctx)
-	require.NoError(t, err)
-	_, err = lock.Exec(ctx, `SELECT 1 FROM replay_jobs WHERE request_id = $1 FOR UPDATE`, req.ID)
-	require.NoError(t, err)
+	lock := b.lockJob(t, req.ID)
 	failed := 0
 	w.RecordFailed(func(int, error) {
 		if failed++; failed == 1 {
