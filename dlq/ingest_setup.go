@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -54,13 +55,29 @@ func jetStreamNotReady(err error) bool {
 	var api *jetstream.APIError
 	switch {
 	case errors.As(err, &api):
-		return api.Code >= 500 && !refusedConfig[api.ErrorCode]
+		return api.Code >= 500 && !refusedConfig[api.ErrorCode] || peerOffline(api)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrNoResponders),
 		errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrDisconnected), errors.Is(err, nats.ErrConnectionReconnecting):
 		return true
 	}
 	return false
 }
+
+// peerOffline says api is JetStream unable to place a stream's replicas
+// because a peer of the cluster is offline as its meta leader sees it
+// (10005, "no suitable peers for placement, peer offline", a 400): a node
+// restarting, or its heartbeat lagging on a loaded machine just after the
+// cluster formed (the e2e cluster test met it at the console's start,
+// CI133). It is waited for like a cluster without a leader; the other
+// reasons 10005 gives (placement tags no peer has, fewer peers than
+// replicas) stay refusals.
+func peerOffline(api *jetstream.APIError) bool {
+	return api.ErrorCode == errCodeNoSuitablePeers && strings.Contains(api.Description, "peer offline")
+}
+
+// errCodeNoSuitablePeers is JSClusterNoPeersErrF: "no suitable peers for
+// placement" and why.
+const errCodeNoSuitablePeers jetstream.ErrorCode = 10005
 
 // JetStream API error codes (nats-server's errors.json) of a stream
 // configuration the server refuses whatever the wait, most of them
