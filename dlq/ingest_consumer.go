@@ -476,9 +476,7 @@ func (in *Ingester) ensureConsumer(ctx context.Context, stream string) error {
 	if err != nil {
 		return fmt.Errorf("look up consumer %s on %s: %w", in.cfg.Durable, stream, err)
 	}
-	if stream == in.cfg.Stream {
-		in.consumerAckWait.Store(int64(cons.CachedInfo().Config.AckWait))
-	}
+	in.sawConsumer(stream, cons.CachedInfo().Config)
 	in.consumerNotApplied(stream, cons.CachedInfo().Config)
 	_, err = in.putBack(ctx, stream, cons.CachedInfo(), 0)
 	return err

@@ -393,9 +393,7 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		in.log.Info("checking the ingest consumer works again", "stream", stream, "failed_for", now.Sub(s.FailingSince).Round(time.Second))
 	}
 	in.compareIncarnation(stream, info, now)
-	if stream == in.cfg.Stream {
-		in.consumerAckWait.Store(int64(info.Config.AckWait))
-	}
+	in.sawConsumer(stream, info.Config)
 	in.keepSettings(cctx, stream, info, &s)
 	// The stream's state: its last sequence bounds what the consumer has
 	// not delivered, and its answer carries the server's time.

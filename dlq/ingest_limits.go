@@ -269,6 +269,14 @@ func limitText(set bool, v string) string {
 	return v
 }
 
+// sawConsumer notes the ack wait of stream's consumer as read (have), when
+// stream is the DLQ stream (ackWaitInForce).
+func (in *Ingester) sawConsumer(stream string, have jetstream.ConsumerConfig) {
+	if stream == in.cfg.Stream {
+		in.consumerAckWait.Store(int64(have.AckWait))
+	}
+}
+
 // ackWaitInForce is the ack wait redeliveries of the DLQ stream follow:
 // the DLQ consumer's as last read, when above this console's setting (a
 // console raises it, never lowers it), else the setting.
@@ -290,7 +298,6 @@ func minutesText(d time.Duration) string {
 }
 
 // durationArg writes d as the nats CLI takes it: whole hours, or seconds.
-
 func durationArg(d time.Duration) string {
 	if d%time.Hour == 0 {
 		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"

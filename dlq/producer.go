@@ -540,7 +540,11 @@ const keptReadWait = 2 * time.Second
 func sentValues(vs []string) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = strings.NewReplacer("\r", " ", "\n", " ").Replace(textproto.TrimString(v))
+		out[i] = lineBreaksToSpaces.Replace(textproto.TrimString(v))
 	}
 	return out
 }
+
+// lineBreaksToSpaces turns CR and LF into spaces, as a NATS client sends
+// a header value.
+var lineBreaksToSpaces = strings.NewReplacer("\r", " ", "\n", " ")

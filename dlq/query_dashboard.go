@@ -125,19 +125,26 @@ const oldestProbe = "64"
 const unresolvedSince = `CASE WHEN '` + FlagImplausibleStoredAt + `' = ANY(d.flags) AND d.received_at > d.dead_lettered_at
     THEN d.received_at ELSE least(d.dead_lettered_at, d.received_at) END`
 
-const (
-	selectOldestInScope = `
-SELECT t.tenant, o.id, o.dead_lettered_at
-FROM unnest(@tenants::text[]) AS t(tenant)
-CROSS JOIN LATERAL (
-    SELECT f.id, f.dead_lettered_at FROM (
-        SELECT d.id, ` + unresolvedSince + ` AS dead_lettered_at
+// unresolvedProbe is the probe above, of the tenant t.tenant: its first
+// oldestProbe unresolved dead letters by when JetStream stored them, each
+// with its id and since (unresolvedSince). The dashboard (the oldest, to
+// link to) and the oldest-unresolved metric (Store.OldestUnresolved) read
+// it alike.
+const unresolvedProbe = `
+        SELECT d.id, ` + unresolvedSince + ` AS since
         FROM dead_letters d
         WHERE d.tenant = t.tenant
           AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed', 'needs_reconciliation')
         ORDER BY d.dead_lettered_at
-        LIMIT ` + oldestProbe + `
-    ) f ORDER BY f.dead_lettered_at, f.id LIMIT 1
+        LIMIT ` + oldestProbe
+
+const (
+	selectOldestInScope = `
+SELECT t.tenant, o.id, o.since
+FROM unnest(@tenants::text[]) AS t(tenant)
+CROSS JOIN LATERAL (
+    SELECT f.id, f.since FROM (` + unresolvedProbe + `
+    ) f ORDER BY f.since, f.id LIMIT 1
 ) o`
 	// Per tenant, per item type and per class, summed in the database; of
 	// the item types only the first DashboardItemTypes in the dashboard's

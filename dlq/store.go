@@ -603,19 +603,14 @@ func (s *Store) Depth(ctx context.Context) ([]DepthCount, error) {
 }
 
 // The lateral probe walks the partial index dead_letters_unresolved_age_idx,
-// one probe per tenant, and dates its first oldestProbe entries as the
-// dashboard does (unresolvedSince: a NATS server clock running ahead made
-// the oldest look younger by as much, and the alert stayed silent).
+// one probe per tenant, as the dashboard's does (unresolvedProbe: a NATS
+// server clock running ahead made the oldest look younger by as much, and
+// the alert stayed silent).
 const selectOldestUnresolved = `
 SELECT t.tenant, o.oldest
 FROM (SELECT DISTINCT tenant FROM dead_letter_counts WHERE n > 0) t
 CROSS JOIN LATERAL (
-    SELECT min(f.since) AS oldest FROM (
-        SELECT ` + unresolvedSince + ` AS since FROM dead_letters d
-        WHERE d.tenant = t.tenant
-          AND d.status IN ('quarantined', 'replay_requested', 'replaying', 'replay_failed', 'needs_reconciliation')
-        ORDER BY d.dead_lettered_at
-        LIMIT ` + oldestProbe + `
+    SELECT min(f.since) AS oldest FROM (` + unresolvedProbe + `
     ) f
 ) o
 WHERE o.oldest IS NOT NULL`
