@@ -12,16 +12,17 @@ import (
 )
 
 // plainDatabase says how a connection to the PostgreSQL of dsn may travel
-// unprotected ("" when it does not): to a host other than loopback or a
-// socket, without TLS, or with TLS whose server certificate nobody checks
-// (sslmode prefer, the default, and require), or falling back to plain
-// text when TLS is refused (allow, prefer). Whoever is on that path reads
-// every dead letter, and can change what the console stores and the
-// audit log it writes. A dsn it cannot read is left to the pool to refuse.
-func plainDatabase(dsn string) string {
+// unprotected ("" when it does not), and to which host (and port): to a
+// host other than loopback or a socket, without TLS, or with TLS whose
+// server certificate nobody checks (sslmode prefer, the default, and
+// require), or falling back to plain text when TLS is refused (allow,
+// prefer). Whoever is on that path reads every dead letter, and can
+// change what the console stores and the audit log it writes. A dsn it
+// cannot read is left to the pool to refuse.
+func plainDatabase(dsn string) (how, host string) {
 	c, err := pgconn.ParseConfig(dsn)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	// The first host and every fallback (host=a,b; sslmode allow and
 	// prefer add a plain one per host): any of them the pool may reach.
@@ -37,17 +38,22 @@ func plainDatabase(dsn string) string {
 			plain = true
 		case f.TLSConfig.InsecureSkipVerify && f.TLSConfig.VerifyPeerCertificate == nil:
 			unverified = true
+		default:
+			continue
+		}
+		if host == "" {
+			host = net.JoinHostPort(f.Host, strconv.Itoa(int(f.Port)))
 		}
 	}
 	switch {
 	case plain && unverified:
-		return "with TLS whose server certificate is not checked, falling back to plain text when TLS is refused (sslmode prefer, the default, or allow)"
+		how = "with TLS whose server certificate is not checked, falling back to plain text when TLS is refused (sslmode prefer, the default, or allow)"
 	case plain:
-		return "without TLS (sslmode disable)"
+		how = "without TLS (sslmode disable)"
 	case unverified:
-		return "with TLS whose server certificate is not checked (sslmode require)"
+		how = "with TLS whose server certificate is not checked (sslmode require)"
 	}
-	return ""
+	return how, host
 }
 
 // plainNATS reports whether nc is connected to a NATS server other than
@@ -84,9 +90,9 @@ func plainNATSAt(connected string, tls bool) bool {
 // what the operator chose to trust, and a process that will not start
 // ingests and replays nothing.
 func warnPlainTransport(databaseURL, natsURL string, nc *nats.Conn, log *slog.Logger) {
-	if how := plainDatabase(databaseURL); how != "" {
+	if how, host := plainDatabase(databaseURL); how != "" {
 		log.Warn("DATABASE_URL connects to PostgreSQL on another host "+how+": whoever is on the path reads every dead letter and can change what is stored "+
-			"and audited; use sslmode=verify-full (with sslrootcert naming the server's CA) in DATABASE_URL", "database_host", databaseHost(databaseURL))
+			"and audited; use sslmode=verify-full (with sslrootcert naming the server's CA) in DATABASE_URL", "database_host", host)
 	}
 	if natsURL != "" && plainNATS(nc) {
 		log.Warn("NATS_URL connects to a NATS server on another host without TLS: whoever is on the path can answer a replay's publish as the broker "+
@@ -101,13 +107,4 @@ func warnServePlainTransport(cfg Config, nc *nats.Conn, log *slog.Logger) {
 	if cfg.Secure() {
 		warnPlainTransport(cfg.DatabaseURL, cfg.NATSURL, nc, log)
 	}
-}
-
-// databaseHost is the host (and port) dsn names, for the log.
-func databaseHost(dsn string) string {
-	c, err := pgconn.ParseConfig(dsn)
-	if err != nil {
-		return ""
-	}
-	return net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port)))
 }

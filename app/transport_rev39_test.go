@@ -32,7 +32,7 @@ func TestRev39PlainTransportOfAnHTTPSConsoleIsWarned(t *testing.T) {
 		"host=/var/run/postgresql user=app dbname=q":                                         "",
 		"postgres://app:pw@db.internal.example.com/q?sslmode=verify-full&sslrootcert=system": "",
 	} {
-		got := plainDatabase(dsn)
+		got, _ := plainDatabase(dsn)
 		if want == "" {
 			assert.Empty(t, got, dsn)
 		} else {
