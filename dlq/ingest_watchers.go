@@ -26,17 +26,23 @@ import (
 // stream kept as junk for good. So each replica announces its list in
 // PostgreSQL (ingest_watchers, migration 0056) with a lease it renews at
 // every check, and an advisory of a stream it does not watch is
-//   - handed back (nak'd, elsewhereDelay) while a live replica watches
-//     that stream, for that one to take, at most maxElsewhereDeliveries
+//   - handed back (nak'd, elsewhereDelay) while a replica watches that
+//     stream, for that one to take, at most maxElsewhereDeliveries
 //     times (some 10 minutes: a rolling deploy's length): then it is
 //     stored as it came, as before, so that it is never lost for good;
-//   - acked without a row when no live replica watches it: a stream no
-//     longer watched, whose give-ups are not captured by configuration
-//     (the sweep passes it over as well, outcome not_watched);
-// and the advisory subjects of streams no live replica watches are taken
-// off the advisory stream (dropUnwatched). A replica on the old list
-// keeps its lease until it stops, so neither happens before the last
-// replica watching a stream is gone: replicas never undo each other.
+//   - acked without a row when no replica lists it: a stream no longer
+//     watched, whose give-ups are not captured by configuration (the
+//     sweep passes it over as well, outcome not_watched);
+// and the advisory subjects of streams no replica lists are taken off the
+// advisory stream (dropUnwatched). A replica on the old list keeps its
+// lease until it stops, so neither happens before the last replica
+// watching a stream is gone: replicas never undo each other. A replica
+// gone without a word (killed, crash-looping in a deploy that added a
+// stream) cannot be told from a stream taken out of the configuration:
+// its list counts for watcherRemembered after its lease ran out, so its
+// streams' advisories are handed back (and stored as they came) rather
+// than acked without a row; only a replica that stopped (retireWatch)
+// takes its list away at once.
 
 // elsewhereDelay is how long an advisory of a stream another replica
 // watches is held back before it is delivered again.
@@ -59,23 +65,35 @@ func (in *Ingester) watcherLease() time.Duration {
 	return max(24*in.cfg.HealthEvery, 2*time.Minute)
 }
 
+// watcherRemembered is how long after its lease ran out the list of a
+// replica gone without a word still counts as watching its streams
+// (watchedByListed): a day, longer than a deploy is likely to be left
+// crash-looping unattended, while the rows of replicas gone for good (each
+// start is a new replica) do not pile up. A stream taken out of the
+// configuration while a replica listing it was killed goes on being
+// captured for that day, its advisories stored as they came.
+const watcherRemembered = 24 * time.Hour
+
 // Queries on ingest_watchers (migration 0056). The lease's clock is
 // PostgreSQL's, for every replica alike.
 const (
 	// announceWatch renews this replica's list and lease, and removes the
-	// leases run out (replicas gone without a word).
+	// lists of replicas gone without a word watcherRemembered ago ($5,
+	// seconds).
 	announceWatch = `
 WITH gone AS (
-  DELETE FROM ingest_watchers WHERE advisory_stream = $1 AND expires_at < now() - interval '1 hour'
+  DELETE FROM ingest_watchers WHERE advisory_stream = $1 AND expires_at < now() - make_interval(secs => $5)
 )
 INSERT INTO ingest_watchers (advisory_stream, replica, streams, expires_at)
 VALUES ($1, $2, $3, now() + make_interval(secs => $4))
 ON CONFLICT (advisory_stream, replica) DO UPDATE SET streams = EXCLUDED.streams, expires_at = EXCLUDED.expires_at`
-	// watchedByLive: the streams some replica with its lease running
-	// watches through advisory stream $1.
-	watchedByLive = `
+	// watchedByListed: the streams some replica watches through advisory
+	// stream $1: its lease running, or run out less than watcherRemembered
+	// ago ($2, seconds): gone without a word, it may be crash-looping, and
+	// its streams' give-ups are not to be acked without a row meanwhile.
+	watchedByListed = `
 SELECT DISTINCT s FROM ingest_watchers, unnest(streams) AS s
-WHERE advisory_stream = $1 AND expires_at > now()`
+WHERE advisory_stream = $1 AND expires_at > now() - make_interval(secs => $2)`
 	// retireWatch removes this replica's list when it stops: it no longer
 	// takes anything, and its streams may be dropped at once.
 	retireWatch = `DELETE FROM ingest_watchers WHERE advisory_stream = $1 AND replica = $2`
@@ -112,7 +130,7 @@ func (in *Ingester) announceWatch(ctx context.Context) error {
 	}
 	ctx, cancel := in.store.within(ctx)
 	defer cancel()
-	if _, err := in.store.pool.Exec(ctx, announceWatch, in.cfg.AdvisoryStream, in.replica, names, in.watcherLease().Seconds()); err != nil {
+	if _, err := in.store.pool.Exec(ctx, announceWatch, in.cfg.AdvisoryStream, in.replica, names, in.watcherLease().Seconds(), watcherRemembered.Seconds()); err != nil {
 		return fmt.Errorf("%w: %w", errNotAnnounced, err)
 	}
 	return nil
@@ -133,21 +151,22 @@ func (in *Ingester) retireWatch() {
 	}
 }
 
-// watchedByAny returns the streams some live replica watches (its own
-// among them once announced).
+// watchedByAny returns the streams some replica watches (its own among
+// them once announced; one gone without a word among them for
+// watcherRemembered: watchedByListed).
 func (in *Ingester) watchedByAny(ctx context.Context) ([]string, error) {
 	return in.watchedThrough(ctx, in.cfg.AdvisoryStream)
 }
 
-// watchedThrough returns the streams some live replica of this
-// deployment watches through advisory stream name.
+// watchedThrough returns the streams some replica of this deployment
+// watches through advisory stream name (watchedByListed).
 func (in *Ingester) watchedThrough(ctx context.Context, name string) ([]string, error) {
 	if in.store == nil {
 		return nil, errors.New("no store to read the replicas' watched streams from")
 	}
 	ctx, cancel := in.store.within(ctx)
 	defer cancel()
-	rows, err := in.store.pool.Query(ctx, watchedByLive, name)
+	rows, err := in.store.pool.Query(ctx, watchedByListed, name, watcherRemembered.Seconds())
 	if err != nil {
 		return nil, fmt.Errorf("read the streams the replicas watch (ingest_watchers): %w", err)
 	}
@@ -164,7 +183,7 @@ type watcherVerdict int
 
 const (
 	ours             watcherVerdict = iota // a watched stream, or not a real give-up's shape: stored here
-	watchedElsewhere                       // another live replica watches it: handed back for it
+	watchedElsewhere                       // another replica watches it: handed back for it
 	watchedByNone                          // nobody watches it: acked (or passed over) without a row
 )
 
@@ -244,7 +263,7 @@ func (in *Ingester) notOurs(ctx context.Context, m jetstream.Msg) bool {
 }
 
 // keepWatchers renews this replica's lease and takes the advisory
-// subjects of streams no live replica watches off the advisory stream
+// subjects of streams no replica lists off the advisory stream
 // (dropUnwatched, which reads the list again after the stream: the one
 // read here only says whether there may be any); run at every check.
 func (in *Ingester) keepWatchers(ctx context.Context) {
@@ -299,7 +318,7 @@ func unwatchedSubjects(subjects, watched []string) (keep, dropped []string) {
 }
 
 // dropUnwatched takes off the advisory stream the advisory subjects of
-// streams no live replica watches. watched, the list as the caller read
+// streams no replica lists. watched, the list as the caller read
 // it, only says whether there may be any: the stream is read first, then
 // the list again (watchedByAny), and only the subjects of streams not in
 // that second read go, and only from a stream recording this deployment as
@@ -342,7 +361,7 @@ func (in *Ingester) dropUnwatched(ctx context.Context, watched []string) error {
 }
 
 // putWatchedBack puts back on the advisory stream the subjects of the
-// streams live replicas watch that are not in written, what dropUnwatched
+// streams replicas list that are not in written, what dropUnwatched
 // just set: those of a replica that announced while it did.
 func (in *Ingester) putWatchedBack(ctx context.Context, written []string) error {
 	watched, err := in.watchedByAny(ctx)

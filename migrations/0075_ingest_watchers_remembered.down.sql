@@ -1,0 +1,2 @@
+COMMENT ON TABLE ingest_watchers IS 'The streams each running replica watches (DLQ_WATCH_STREAMS), per advisory capture stream; a row counts while its lease runs (expires_at, renewed at every ingest check, removed when the replica stops).';
+COMMENT ON COLUMN ingest_watchers.expires_at IS 'When the list stops counting unless renewed (PostgreSQL''s clock, for every replica alike); rows an hour past it are removed by the next renewal of any replica.';
