@@ -466,9 +466,10 @@ type Ack struct {
 	Duplicate bool
 	// Kept is, for a Duplicate, the message the broker kept, read back.
 	Kept Kept
-	// EarlierReplayAt is when another request's replay of this dead letter
-	// was last handed to NATS, not shown to have missed (the database's
-	// clock); zero when none was (earlierReplayHeld).
+	// EarlierReplayAt is when another request's replay of this dead letter,
+	// or of another dead letter of the same message id and subject but
+	// this one's origin, was last handed to NATS, not shown to have missed
+	// (the database's clock); zero when none was (earlierReplayHeld).
 	EarlierReplayAt time.Time
 	// Unseen says, for a first attempt acknowledged as a new message by
 	// the stream the claim's window names, that stream being of interest
@@ -575,8 +576,13 @@ type Kept struct {
 	// Replay: it carries a Dlq-Replay-Of, any: a replay by the console (of
 	// this dead letter or another of the message), or made to look like
 	// one. The ledger answers for the console's replays of a message
-	// (CheckLedger), and sentAgain does not.
-	Replay bool
+	// (CheckLedger) that were recorded, and sentAgain does not. Of is the
+	// dead letter it names ("" when that is no id); OfOrigin: it is the
+	// dead letter this one came back from (Dlq-Replay-Of as ingest linked
+	// it), whose replay failed again as this dead letter.
+	Replay   bool
+	Of       string
+	OfOrigin bool
 	// PayloadSHA256 is the hex SHA-256 of its payload.
 	PayloadSHA256 string
 	// StoredAt is when the broker stored it.
@@ -638,23 +644,28 @@ func taggedKept(a Ack) bool {
 }
 
 // earlierReplayKept says whether the message the broker kept under a's
-// id is a replay of this same dead letter by another request (its
-// Dlq-Replay-Of this item's, its Dlq-Replay-Request not this one's): an
-// earlier request's publish the broker stored, whose job a person settled
-// "not applied, leave it" (no ledger row) before a new request replayed
-// the item again. The broker's answer says that publish was stored,
-// whatever the settle said; its consumers may have applied it, or still
-// will. Whatever its payload: the earlier request may have replayed an
-// edit this one no longer carries. (A copy planted with these headers
-// costs a person's check.)
+// id is another replay of the message, not this job's (not Tagged): a
+// replay of this same dead letter by another request (its Dlq-Replay-Of
+// this item's, its Dlq-Replay-Request not this one's), or of another dead
+// letter of the message (two consumers gave up on it; another tenant's
+// replay to a subject both may replay to), but the one this dead letter
+// came back from (OfOrigin: that replay failed again, as this dead letter,
+// and the window is waited for). Such a publish the broker stored, whose
+// job a person settled "not applied, leave it" (no ledger row) or that is
+// still unsettled, before this one: the broker's answer says it was
+// stored, whatever was said of it since; its consumers may have applied
+// it, or still will. Whatever its payload: the earlier request may have
+// replayed an edit this one no longer carries. (A copy planted with these
+// headers costs a person's check.)
 func earlierReplayKept(a Ack) bool {
 	k := a.Kept
-	return k.Unreadable == "" && k.SameItem && !k.Tagged
+	return k.Unreadable == "" && k.Replay && !k.Tagged && !k.OfOrigin
 }
 
 // earlierReplayHeld says whether a Duplicate answer may be for another
-// request's replay of this dead letter that the database says was handed
-// to NATS (EarlierReplayAt) within the window of now: the message the
+// request's replay of this dead letter, or of another dead letter of the
+// message but its origin, that the database says was handed to NATS
+// (EarlierReplayAt) within the window of now: the message the
 // broker keeps is then likely that replay, even when it cannot be read
 // back (a work-queue or interest stream's consumer took it, a limit
 // evicted it). Deferring would publish again once the window has passed,
@@ -881,20 +892,30 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate, and the message it keeps (%s:%d) carries this replay's headers and approved payload on its subject, "+
 			"stored at %s by the broker's clock, %s: %s. Check the target and say whether it was applied", a.Stream, a.Seq, formatTime(a.Kept.StoredAt), before, which))
 	case earlierReplayKept(a) && a.Kept.otherSubject(a.Subject) == "":
-		// An earlier request's replay of this dead letter, stored on its
-		// subject within the window: deferring would publish the item
-		// again once the window has passed, a second effect if the first
-		// was applied, or is applied once its consumers catch up. The
-		// ledger says nothing of it when a person settled that replay
-		// "not applied" (review round 39).
-		// (TestRev39EarlierRequestsReplayOfTheItemIsLeftForAPerson)
+		// An earlier request's replay of this dead letter (review round
+		// 39), or of another dead letter of the message (round 40), stored
+		// on its subject within the window: deferring would publish the
+		// message again once the window has passed, a second effect if
+		// the first was applied, or is applied once its consumers catch
+		// up. The ledger says nothing of it when a person settled that
+		// replay "not applied", nor while it is unsettled.
+		// (TestRev39EarlierRequestsReplayOfTheItemIsLeftForAPerson,
+		// TestRev40ReplayOfAnotherDeadLetterOfTheMessageIsLeftForAPerson)
 		by := "another replay request"
 		if a.Kept.Request != "" {
 			by = "replay request " + a.Kept.Request
 		}
-		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate, and the message it keeps (%s:%d) is an earlier replay of this dead letter, "+
+		what := "an earlier replay of this dead letter"
+		switch {
+		case a.Kept.SameItem:
+		case a.Kept.Of != "":
+			what = "a replay of dead letter " + a.Kept.Of + ", another dead letter of this message (its id and subject)"
+		default:
+			what = "a replay of another dead letter of this message (its id and subject), or made to look like one"
+		}
+		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate, and the message it keeps (%s:%d) is %s, "+
 			"by %s, stored at %s by the broker's clock on %s: the broker stored that replay, whatever was said of it since, and its consumers may have applied it or still will. "+
-			"Check the target and say whether it was applied", a.Stream, a.Seq, by, formatTime(a.Kept.StoredAt), a.Subject))
+			"Check the target and say whether it was applied", a.Stream, a.Seq, what, by, formatTime(a.Kept.StoredAt), a.Subject))
 	case earlierReplayHeld(a, now) && (a.Kept.Unreadable != "" || earlierReplayKept(a)):
 		// The same, with the message gone or unreadable, or on another
 		// subject: another request handed this dead letter's replay to
@@ -904,7 +925,7 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		if a.Kept.Unreadable == "" {
 			why = a.Kept.otherSubject(a.Subject)
 		}
-		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate for message id %q, and another replay request handed this dead letter's replay to NATS at %s, "+
+		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate for message id %q, and another replay request handed this dead letter's replay to NATS (or one of another dead letter of the message) at %s, "+
 			"within the window; the message it keeps (%s:%d) is likely that replay, though %s. The broker stored that replay, whatever was said of it since, and its consumers may have applied it. "+
 			"Check the target and say whether it was applied", a.MsgID, formatTime(a.EarlierReplayAt), a.Stream, a.Seq, why))
 	case !a.FirstAttempt && !a.FirstAttemptAt.IsZero() && a.Window.Unreadable == "" && otherStream(a) != "":

@@ -15,8 +15,9 @@ import (
 // whatever a person said of it since ("not applied, leave it" writes no
 // ledger row), and deferring published the item again once the window
 // had passed: a second effect. Whatever its payload: the earlier request
-// may have replayed an edit this one no longer carries. A replay of
-// another dead letter, or a message on another subject, is not this.
+// may have replayed an edit this one no longer carries. A replay of the
+// dead letter this one came back from, or a message on another subject,
+// is not this.
 func TestRev39EarlierRequestsReplayOfTheItemIsLeftForAPerson(t *testing.T) {
 	t.Parallel()
 	now := testNow
@@ -46,9 +47,9 @@ func TestRev39EarlierRequestsReplayOfTheItemIsLeftForAPerson(t *testing.T) {
 	a.OriginalSHA256 = "ef01"
 	assert.Equal(t, Reconcile, JudgeAck(a, now).Outcome, "an earlier replay of the original payload, before an edit")
 
-	other := earlier
-	other.SameItem = false
-	assert.Equal(t, Defer, JudgeAck(base(other), now).Outcome, "a replay of another dead letter of the message waits for its window")
+	origin := earlier
+	origin.SameItem, origin.OfOrigin = false, true
+	assert.Equal(t, Defer, JudgeAck(base(origin), now).Outcome, "a replay of the dead letter this one came back from waits for its window")
 	edited := earlier
 	edited.PayloadSHA256 = "ffff"
 	assert.Equal(t, Reconcile, JudgeAck(base(edited), now).Outcome, "an earlier replay of an edit this request no longer carries")

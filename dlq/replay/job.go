@@ -193,8 +193,10 @@ type job struct {
 	// pending job that may have landed to unknown, and a retry would
 	// take the move for news.
 	released, releaseJudged bool
-	// earlierHandedAt is, of another request's job of j's dead letter that
-	// was handed to NATS, its publish not shown to have missed (handed_at
+	// earlierHandedAt is, of another request's job of j's dead letter, or
+	// of any job of another dead letter of the same message id and subject
+	// but j's origin (two consumers gave up on one message; the one j came
+	// back from is waited for), that was handed to NATS, its publish not shown to have missed (handed_at
 	// stays set; settling it "not applied" does not clear it), the later of
 	// when it was first handed and when it last changed: handed_at is
 	// never moved, and a republish or a retry of that job may have handed
@@ -342,9 +344,13 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
        ` + dlq.JudgedErrorClassOfD + `, d.first_failed_at, coalesce(d.generation, 0), ` + fixColumns + `,
        coalesce(d.flags, '{}'), d.replay_of, coalesce(d.received_at, k.at), coalesce(d.service_twin, 0), coalesce(d.conflicting, '[]'),
-       (SELECT max(greatest(o.handed_at, o.updated_at)) FROM replay_items oi
-        JOIN replay_jobs o ON o.request_id = oi.request_id AND o.dead_letter_id = oi.dead_letter_id
-        WHERE oi.dead_letter_id = i.dead_letter_id AND oi.request_id <> i.request_id AND o.handed_at IS NOT NULL)
+       greatest((SELECT max(greatest(o.handed_at, o.updated_at)) FROM replay_items oi
+                 JOIN replay_jobs o ON o.request_id = oi.request_id AND o.dead_letter_id = oi.dead_letter_id
+                 WHERE oi.dead_letter_id = i.dead_letter_id AND oi.request_id <> i.request_id AND o.handed_at IS NOT NULL),
+                (SELECT max(greatest(o.handed_at, o.updated_at)) FROM replay_items oi
+                 JOIN replay_jobs o ON o.request_id = oi.request_id AND o.dead_letter_id = oi.dead_letter_id
+                 WHERE quarantine_key(oi.msg_id) = quarantine_key(i.msg_id) AND oi.msg_id = i.msg_id AND oi.subject = i.subject
+                   AND oi.dead_letter_id <> i.dead_letter_id AND oi.dead_letter_id IS DISTINCT FROM d.replay_of AND o.handed_at IS NOT NULL))
 FROM k
 JOIN replay_requests r ON r.id = k.request_id
 CROSS JOIN LATERAL (SELECT * FROM replay_items i WHERE i.request_id = k.request_id AND i.dead_letter_id = k.dead_letter_id LIMIT 1) i

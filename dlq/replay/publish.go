@@ -930,6 +930,15 @@ func (w *Worker) decideAck(ctx context.Context, reads claimStreams, j *job, ack 
 		Margin: w.svc.cfg.WindowMargin, RetryBase: w.cfg.Retry, Attempts: j.attempts, Jitter: rand.Float64(),
 		FirstPublishedAt: j.firstPublishedAt, ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), OriginalSHA256: hex.EncodeToString(j.originalSHA256),
 		DeadLetteredAt: j.deadLetteredBy()}
+	if j.firstAttempt && !j.handedBefore {
+		// The job's first publish on record was reserved by a gate whose
+		// claim never sent it (released unsent: the record cleared
+		// handed_at), or this is that first publish: nothing of this
+		// replay can be in the stream, and a message carrying its headers
+		// and payload is not shown to be its own (OursKept) by having been
+		// stored after that reservation. (TestRev40PlantAfterAnUnsentReservationIsNotOurs)
+		a.FirstPublishedAt = time.Time{}
+	}
 	if j.earlierHandedAt != nil {
 		a.EarlierReplayAt = *j.earlierHandedAt
 	}
@@ -1052,14 +1061,19 @@ func (w *Worker) kept(ctx context.Context, reads claimStreams, j *job, stream st
 	if err != nil {
 		return replaypolicy.Kept{Unreadable: err.Error()}
 	}
-	sameItem := m.Header.Get(HeaderReplayOf) == strconv.FormatInt(j.deadLetterID, 10)
+	of := m.Header.Get(HeaderReplayOf)
+	sameItem := of == strconv.FormatInt(j.deadLetterID, 10)
 	request := m.Header.Get(HeaderReplayRequest)
 	tagged := sameItem && request == strconv.FormatInt(j.requestID, 10)
 	if _, err := strconv.ParseInt(request, 10, 64); err != nil {
 		request = "" // named in a reason only as a request id
 	}
+	ofOrigin := j.replayOf != nil && of == strconv.FormatInt(*j.replayOf, 10)
+	if _, err := strconv.ParseInt(of, 10, 64); err != nil {
+		of = "" // named in a reason only as a dead letter's id
+	}
 	sum := sha256.Sum256(m.Data)
-	return replaypolicy.Kept{Tagged: tagged, SameItem: sameItem, Request: request, Replay: m.Header.Get(HeaderReplayOf) != "",
+	return replaypolicy.Kept{Tagged: tagged, SameItem: sameItem, Request: request, Replay: m.Header.Get(HeaderReplayOf) != "", Of: of, OfOrigin: ofOrigin,
 		PayloadSHA256: hex.EncodeToString(sum[:]), StoredAt: m.Time,
 		Subject: m.Subject, StoresAs: storesAs(st.CachedInfo().Config.SubjectTransform, j.subject)}
 }

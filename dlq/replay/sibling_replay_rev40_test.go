@@ -1,0 +1,162 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// siblingRequested settles request r0's job of dead letter a "not
+// applied, leave it", requests a2 (another dead letter of the same
+// message) and runs a worker until its job is judged (neither waiting nor
+// deferred), and returns that job.
+func siblingRequested(t *testing.T, b *replayBundle, r0, a, a2 int64) jobRow {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, b.replays.Reconcile(ctx, r0, a, approver1, replay.ReconcileInput{Choice: replaypolicy.NotApplied,
+		Note: "the target has no effect of it yet"}, quarantine.RequestMeta{}))
+	r1 := b.request(t, []int64{a2}, replay.SubmitInput{Reason: "the other consumer's dead letter"})
+	w1 := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	wait.Until(t, "the sibling's job judged", time.Minute, func() bool {
+		_, err := w1.RunOnce(ctx)
+		require.NoError(t, err)
+		s := b.job(t, r1.ID, a2).State
+		return s != "pending" && s != "claimed" && s != "deferred" && s != "unknown"
+	})
+	return b.job(t, r1.ID, a2)
+}
+
+// TestRev40SiblingOfASettledReplayIsNotPublishedAgain: two consumers gave
+// up on one message, dead letters A and A2 (the same id, subject and
+// payload). R0 replays A: the broker stores it, the PubAck is lost; R0 is
+// cancelled and a person settles its job "not applied, leave it" (no
+// ledger row). R1 replays A2 inside the window: the broker answers
+// Duplicate for R0's replay of A. Round 39 left such a job for a person
+// only when the kept replay was of the same dead letter; this one was
+// deferred and published again once the window had passed, and the
+// stream held the message twice. Now it goes to a person, and nothing
+// more reaches the subject.
+func TestRev40SiblingOfASettledReplayIsNotPublishedAgain(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	_, err := b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Minute})
+	require.NoError(t, err)
+	a := b.seedItem(t, "analytics.event", "rev40-sibling", nil, `{"n":7}`)
+	a2 := b.seedItem(t, "analytics.event", "rev40-sibling", nil, `{"n":7}`)
+	r0 := b.request(t, []int64{a}, replay.SubmitInput{})
+	var subject string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT subject FROM replay_items WHERE request_id = $1`, r0.ID).Scan(&subject))
+
+	w := b.worker(t, replay.WorkerConfig{Retry: time.Minute})
+	loseAcks(w, 1)
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "unknown", b.job(t, r0.ID, a).State)
+	require.Equal(t, 1, b.onSubject(t, subject), "the broker stored R0's publish")
+	require.NoError(t, b.replays.Cancel(ctx, r0.ID, oncall, "wrong time", quarantine.RequestMeta{}))
+	require.Equal(t, "needs_reconciliation", b.job(t, r0.ID, a).State)
+
+	j := siblingRequested(t, b, r0.ID, a, a2)
+	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
+	assert.Contains(t, j.Result, fmt.Sprintf("a replay of dead letter %d, another dead letter of this message", a))
+	assert.Equal(t, 1, b.onSubject(t, subject), "the message was not published again")
+}
+
+// TestRev40SiblingReplayTakenBeforeTheNewRequestIsNotPublishedAgain: the
+// same on a work-queue target whose consumer took R0's replay of A before
+// R1 replayed A2: the kept message cannot be read back, and R0's job of
+// another dead letter of the message was handed to NATS within the window.
+func TestRev40SiblingReplayTakenBeforeTheNewRequestIsNotPublishedAgain(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	require.NoError(t, b.js.DeleteStream(ctx, "APP"))
+	b.target = b.createStream(t, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Retention: jetstream.WorkQueuePolicy,
+		Duplicates: time.Minute})
+	cons, err := b.target.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "INDEXER", AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	a := b.seedItem(t, "search.index_update", "rev40-sibling-taken", nil, `{"doc":8}`)
+	a2 := b.seedItem(t, "search.index_update", "rev40-sibling-taken", nil, `{"doc":8}`)
+	r0 := b.request(t, []int64{a}, replay.SubmitInput{})
+
+	w := b.worker(t, replay.WorkerConfig{Retry: time.Minute})
+	loseAcks(w, 1)
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "needs_reconciliation", b.job(t, r0.ID, a).State, "a lost PubAck from a work-queue stream goes to a person")
+	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	require.NoError(t, err)
+	taken := 0
+	for m := range batch.Messages() {
+		require.NoError(t, m.DoubleAck(ctx))
+		taken++
+	}
+	require.Equal(t, 1, taken, "the indexer took R0's replay")
+
+	j := siblingRequested(t, b, r0.ID, a, a2)
+	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
+	assert.Contains(t, j.Result, "or one of another dead letter of the message")
+	info, err := b.target.Info(ctx)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, info.State.LastSeq, "the stream stored the message once")
+}
+
+// TestRev40PlantAfterAnUnsentReservationIsNotOurs: a gate reserved the
+// job's first publish (first_published_at, never reset) and its claim
+// released it unsent (the publishing time ran out). A message then
+// published under the item's id with this replay's headers and approved
+// payload was taken for "this replay's own earlier publish" (stored after
+// the reservation) and the job shown replayed, though nothing of the
+// replay was ever stored. Such a first publish now has no earlier one on
+// record: the job goes to a person.
+func TestRev40PlantAfterAnUnsentReservationIsNotOurs(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	payload := []byte(`{"doc":"planted-after-gate"}`)
+	id := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "rev40-plant", Payload: payload,
+		Headers: failedLongAgo()})
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	const subject = "app.acme.search.index_update"
+	w := b.worker(t, replay.WorkerConfig{})
+	w.BeforeSend(func(_ int64, until time.Time) { time.Sleep(time.Until(until) + 50*time.Millisecond) }) // paused past the publishing time
+	jobs, err := w.Claim(ctx)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	w.Judge(ctx, jobs)
+	w.Publish(ctx, jobs, time.Now().Add(300*time.Millisecond))
+	require.NoError(t, w.Record(ctx, jobs))
+	var reserved bool
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT first_published_at IS NOT NULL AND handed_at IS NULL FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&reserved))
+	require.True(t, reserved, "the gate reserved it, and the record found it unsent")
+	require.Equal(t, 0, b.onSubject(t, subject), "nothing of the replay was sent")
+
+	_, err = b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: payload, Header: nats.Header{
+		dlq.HeaderReplayOf: {fmt.Sprint(id)}, dlq.HeaderReplayRequest: {fmt.Sprint(req.ID)}}}, jetstream.WithMsgID("rev40-plant"))
+	require.NoError(t, err)
+
+	w2 := b.worker(t, replay.WorkerConfig{})
+	var j jobRow
+	wait.Until(t, "the job's outcome", time.Minute, func() bool {
+		_, err := w2.RunOnce(ctx)
+		require.NoError(t, err)
+		j = b.job(t, req.ID, id)
+		return j.State != "pending" && j.State != "claimed"
+	})
+	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
+	assert.Equal(t, 1, b.onSubject(t, subject), "only the planted message")
+}
