@@ -78,10 +78,10 @@ func (c Checkpoint) VerifySignature(keys *KeySet) error {
 		pub = keys.byID[c.KeyID]
 	}
 	if pub == nil {
-		return fmt.Errorf("signed by key %s, which is not one of the public keys given", c.KeyID)
+		return fmt.Errorf("signed by key %s, which is not one of the public keys given", keyName(c.KeyID))
 	}
 	if !ed25519.Verify(pub, c.signedBytes(), c.Signature) {
-		return fmt.Errorf("signature does not verify with key %s", c.KeyID)
+		return fmt.Errorf("signature does not verify with key %s", keyName(c.KeyID))
 	}
 	return nil
 }

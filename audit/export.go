@@ -888,3 +888,34 @@ func exportedAt(ctx context.Context, db Querier) (time.Time, error) {
 	}
 	return at.UTC().Truncate(time.Microsecond), nil
 }
+
+// Printable is s as a terminal may show it: every character unsafeRune
+// names, and line feeds, written as Go escapes (`\x1b`, `\u202e`, `\n`).
+// What a verification says may hold text from the file or database it
+// read (a key id, say); written raw, a carriage return and an escape
+// sequence could wipe its "BROKEN" and write "ok" in its place.
+func Printable(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r == '\n' || unsafeRune(r) }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r == '\n' || unsafeRune(r) {
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// keyName is key id as a message names it: as it is when it is plain
+// printable ASCII, quoted otherwise (a key id read from a file or a
+// checkpoint row is anyone's text).
+func keyName(id string) string {
+	if q := strconv.QuoteToASCII(id); q[1:len(q)-1] != id {
+		return q
+	}
+	return id
+}

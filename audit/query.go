@@ -234,6 +234,23 @@ func (s *selection) add(name, value string, args pgx.NamedArgs, conds ...string)
 // separated by a space.
 func NamedFilter(name, value string) string { return name + "=" + strconv.Quote(value) }
 
+// listValue is the value of a filter of several names (tenants,
+// actions) as NamedFilter is given it: joined by commas, or, when any name
+// holds a comma, a quote or a backslash (a tenant may be named
+// "acme,globex"), each quoted as Go quotes it, then joined: a list of one
+// such name never reads as a list of several, and a plain list (no name
+// holding a quote) never starts with one.
+func listValue(names []string) string {
+	if !slices.ContainsFunc(names, func(n string) bool { return strings.ContainsAny(n, `,"\`) }) {
+		return strings.Join(names, ",")
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = strconv.Quote(n)
+	}
+	return strings.Join(quoted, ",")
+}
+
 // selection returns the selection of f without its cursor: what List
 // pages through.
 func (f *Filter) selection() *selection {
@@ -245,7 +262,7 @@ func (f *Filter) selection() *selection {
 			s.named, s.visible = append(s.named, "tenants=none"), false
 			return s
 		}
-		s.add("tenants", strings.Join(tenants, ","), pgx.NamedArgs{"tenants": tenants}, condTenants)
+		s.add("tenants", listValue(tenants), pgx.NamedArgs{"tenants": tenants}, condTenants)
 	}
 	if key, ok := replaypolicy.EmailKey(f.Actor); ok {
 		s.add("actor", f.Actor, pgx.NamedArgs{"actor": f.Actor, "actor_key": key}, condActor)
@@ -256,7 +273,7 @@ func (f *Filter) selection() *selection {
 		s.add("action", f.Action, pgx.NamedArgs{"action": f.Action}, condAction)
 	}
 	if len(f.Actions) > 0 {
-		s.add("actions", strings.Join(f.Actions, ","), pgx.NamedArgs{"actions": f.Actions}, condActions)
+		s.add("actions", listValue(f.Actions), pgx.NamedArgs{"actions": f.Actions}, condActions)
 	}
 	if f.Tenant != "" {
 		s.add("tenant", f.Tenant, pgx.NamedArgs{"tenant": f.Tenant}, condTenant)

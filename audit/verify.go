@@ -128,8 +128,11 @@ func (r Result) Err() error {
 
 // String describes the result in one line for an operator, with the head
 // hash to record elsewhere, and what the checkpoints cover. Problems after
-// the first and Warnings are not in it: print them on lines of their own.
-func (r Result) String() string {
+// the first and Warnings are not in it: print them on lines of their own
+// (through Printable, as String is: what a terminal may show).
+func (r Result) String() string { return Printable(r.text()) }
+
+func (r Result) text() string {
 	more := ""
 	if r.ProblemCount > 1 {
 		more = fmt.Sprintf(" (%s in all)", plural(r.ProblemCount, "problem", "problems"))

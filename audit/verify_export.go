@@ -93,8 +93,11 @@ func (r ExportResult) Err() error {
 	return nil
 }
 
-// String describes the result in one line.
-func (r ExportResult) String() string {
+// String describes the result in one line, as a terminal may show it
+// (Printable).
+func (r ExportResult) String() string { return Printable(r.text()) }
+
+func (r ExportResult) text() string {
 	switch {
 	case r.Problem != "":
 		return fmt.Sprintf("audit export BROKEN at line %d: %s", r.Line, r.Problem)
@@ -376,7 +379,7 @@ func checkExportEnd(res *ExportResult, first, last *Entry, firstStubLine int64, 
 	case keys.Len() == 0:
 		// Everything a key is not needed for holds: the signatures are a
 		// check not made, never a finding.
-		res.Unchecked = fmt.Sprintf("no public key was given to check the chain head's signature (key %s)", head.KeyID)
+		res.Unchecked = fmt.Sprintf("no public key was given to check the chain head's signature (key %s)", keyName(head.KeyID))
 		if res.exportSignature {
 			res.Unchecked += " nor the export's own"
 		}
@@ -598,10 +601,10 @@ func checkExportSignature(x jsonExport, linesHash []byte, head Checkpoint, first
 	}
 	switch {
 	case keys.Len() > 0 && pub == nil:
-		return fmt.Sprintf("the export is signed by key %s, which is not one of the public keys given", x.KeyID)
+		return fmt.Sprintf("the export is signed by key %s, which is not one of the public keys given", keyName(x.KeyID))
 	case keys.Len() > 0 && !ed25519.Verify(pub, exportManifest(exportVersion, claimed, head, x.Filter, x.FirstSeq, x.LastSeq, at, x.KeyID), sig) &&
 		!ed25519.Verify(pub, exportManifest(1, claimed, head, x.Filter, x.FirstSeq, x.LastSeq, at, x.KeyID), sig):
-		return fmt.Sprintf("the export's signature does not verify with key %s (its filter, chain head, first or last seq, or time was changed)", x.KeyID)
+		return fmt.Sprintf("the export's signature does not verify with key %s (its filter, chain head, first or last seq, or time was changed)", keyName(x.KeyID))
 	case !bytes.Equal(claimed, linesHash):
 		return "the export's lines are not the ones it was signed with (a line was edited, added or taken off since the export)"
 	case x.FirstSeq != first || x.LastSeq != last:

@@ -414,9 +414,9 @@ func (m *csvManifest) check(keys *KeySet, body []byte, first, last, entries, lef
 	}
 	switch {
 	case keys.Len() > 0 && pub == nil:
-		return fmt.Sprintf("the export is signed by key %s, which is not one of the public keys given", m.KeyID)
+		return fmt.Sprintf("the export is signed by key %s, which is not one of the public keys given", keyName(m.KeyID))
 	case keys.Len() > 0 && !ed25519.Verify(pub, m.signedBytes(), m.Signature):
-		return fmt.Sprintf("the export's signature does not verify with key %s (its filter, chain head, counts, first or last seq, or time was changed)", m.KeyID)
+		return fmt.Sprintf("the export's signature does not verify with key %s (its filter, chain head, counts, first or last seq, or time was changed)", keyName(m.KeyID))
 	case !bytes.Equal(m.Body, body):
 		return "the export's records are not the ones it was signed with (a byte before its signature was changed, or a record edited, added or taken off since the export)"
 	case m.First != first || m.Last != last:

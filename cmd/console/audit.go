@@ -129,14 +129,14 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	fmt.Fprintln(stdout, res.String())
 	for _, p := range res.Problems {
 		if p != res.Problem {
-			fmt.Fprintf(stdout, "  also: %s\n", p)
+			fmt.Fprintf(stdout, "  also: %s\n", audit.Printable(p))
 		}
 	}
 	if n := res.ProblemCount - int64(len(res.Problems)); n > 0 {
 		fmt.Fprintf(stdout, "  and %d more problems not listed\n", n)
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(stdout, "  warning: %s\n", w)
+		fmt.Fprintf(stdout, "  warning: %s\n", audit.Printable(w))
 	}
 	// The entries are dated by the database's clock: a host whose clock
 	// runs behind would not see that signing stopped.
@@ -147,7 +147,7 @@ func runAuditVerify(ctx context.Context, args []string, getenv func(string) stri
 	// Without a key no checkpoint verifies, which says nothing of whether
 	// the console is signing: no warning then.
 	if w := staleCheckpointWarning(res, every, interval, dbNow); w != "" && res.Unchecked == "" {
-		fmt.Fprintf(stdout, "  warning: %s\n", w)
+		fmt.Fprintf(stdout, "  warning: %s\n", audit.Printable(w))
 	}
 	if res.Unchecked != "" {
 		fmt.Fprintln(stderr, "console audit verify: give the checkpoint public key with --public-key FILE (or AUDIT_SIGNING_KEY_FILE)")

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/quarantine-console/quarantine/app"
+	"github.com/quarantine-console/quarantine/audit"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -28,7 +29,7 @@ func main() {
 	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr, os.Environ()...)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "console:", app.Redact(err.Error()))
+		fmt.Fprintln(os.Stderr, "console:", audit.Printable(app.Redact(err.Error())))
 		os.Exit(exitCode(err))
 	}
 }
