@@ -85,6 +85,12 @@ type StreamHealth struct {
 	FirstAt     time.Time
 	MaxBytes    int64
 	MaxAge      time.Duration
+	// WaitingMean is the mean size of a few of the dead letters not yet
+	// stored, read at the last check (sampleWaiting: the oldest, the
+	// newest and some between); 0 when none was read. The stream's own
+	// mean prices a backlog of large dead letters behind many small ones
+	// stored at next to nothing.
+	WaitingMean float64
 }
 
 // LimitWarnAt is the share of a stream limit the dead letters not yet
@@ -94,17 +100,70 @@ const LimitWarnAt = 0.5
 
 // LimitRisk is how much of the stream's limits the dead letters not yet
 // stored take at now: the oldest one's age as a share of MaxAge, and their
-// bytes (the stream's mean message size times Waiting) as a share of
-// MaxBytes; 0 for a limit not set. At 1 JetStream discards dead letters the
-// console has not stored yet.
+// bytes as a share of MaxBytes: Waiting times the larger of the stream's
+// mean message size and WaitingMean, at most all the stream holds; 0 for a
+// limit not set. At 1 JetStream discards dead letters the console has not
+// stored yet.
 func (s StreamHealth) LimitRisk(now time.Time) (age, bytes float64) {
 	if s.MaxAge > 0 {
 		age = s.Lag(now).Seconds() / s.MaxAge.Seconds()
 	}
 	if s.MaxBytes > 0 && s.Msgs > 0 {
-		bytes = float64(s.Waiting()) * float64(s.Bytes) / float64(s.Msgs) / float64(s.MaxBytes)
+		mean := max(float64(s.Bytes)/float64(s.Msgs), s.WaitingMean)
+		bytes = min(float64(s.Waiting())*mean, float64(s.Bytes)) / float64(s.MaxBytes)
 	}
 	return age, bytes
+}
+
+// waitingSamples is how many of the dead letters not yet stored a check
+// reads for their size (sampleWaiting), when the stream has a size limit.
+const waitingSamples = 4
+
+// sampleWaiting returns the mean size (subject, header block, payload) of
+// up to waitingSamples messages of stream spread evenly from oldest, the
+// oldest not yet stored, to last, the stream's last; 0 when none could be
+// read. Only a stream with a size limit and a backlog is read: a few
+// direct reads a check, while dead letters wait.
+func (in *Ingester) sampleWaiting(ctx context.Context, stream string, oldest, last uint64) float64 {
+	if oldest == 0 || last < oldest {
+		return 0
+	}
+	var sum, n float64
+	seen := map[uint64]bool{}
+	for i := range uint64(waitingSamples) {
+		seq := oldest + (last-oldest)*i/(waitingSamples-1)
+		st, err := readStored(ctx, in.js, stream, seq, true)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		if seen[st.Seq] {
+			continue
+		}
+		seen[st.Seq] = true
+		sum += float64(storedSize(st))
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
+}
+
+// storedSize is the size of stored message st as a stream counts it, near
+// enough: its subject, header block and payload.
+func storedSize(st *storedMsg) int {
+	size := len(st.Subject) + len(st.Header) + len(st.Data)
+	if st.Header == nil {
+		for k, vs := range st.Headers {
+			for _, v := range vs {
+				size += len(k) + len(v) + len(": \r\n")
+			}
+		}
+	}
+	return size
 }
 
 // LimitWarnings returns a sentence for each stream whose LimitRisk reaches
@@ -439,6 +498,10 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		default:
 			in.log.Debug("read the oldest unacked dead letter", "stream", stream, "err", err)
 		}
+	}
+	s.WaitingMean = 0
+	if s.MaxBytes > 0 && s.Waiting() > 0 {
+		s.WaitingMean = in.sampleWaiting(cctx, stream, info.AckFloor.Stream+1, last)
 	}
 	s.AckFloor = info.AckFloor.Stream
 	in.metrics.health.put(s)
