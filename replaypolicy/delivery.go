@@ -467,9 +467,9 @@ type Ack struct {
 	// Kept is, for a Duplicate, the message the broker kept, read back.
 	Kept Kept
 	// EarlierReplayAt is when another request's replay of this dead letter,
-	// or of another dead letter of the same message id and subject but
-	// this one's origin, was last handed to NATS, not shown to have missed
-	// (the database's clock); zero when none was (earlierReplayHeld).
+	// or of another dead letter of the same message id and subject, was
+	// last handed to NATS, not shown to have missed (the database's
+	// clock); zero when none was (earlierReplayHeld).
 	EarlierReplayAt time.Time
 	// Unseen says, for a first attempt acknowledged as a new message by
 	// the stream the claim's window names, that stream being of interest
@@ -577,12 +577,11 @@ type Kept struct {
 	// this dead letter or another of the message), or made to look like
 	// one. The ledger answers for the console's replays of a message
 	// (CheckLedger) that were recorded, and sentAgain does not. Of is the
-	// dead letter it names ("" when that is no id); OfOrigin: it is the
-	// dead letter this one came back from (Dlq-Replay-Of as ingest linked
-	// it), whose replay failed again as this dead letter.
-	Replay   bool
-	Of       string
-	OfOrigin bool
+	// dead letter it names ("" when that is no id); SameRequest: its
+	// Dlq-Replay-Request is this job's request (another item of it).
+	Replay      bool
+	Of          string
+	SameRequest bool
 	// PayloadSHA256 is the hex SHA-256 of its payload.
 	PayloadSHA256 string
 	// StoredAt is when the broker stored it.
@@ -644,34 +643,46 @@ func taggedKept(a Ack) bool {
 }
 
 // earlierReplayKept says whether the message the broker kept under a's
-// id is another replay of the message, not this job's (not Tagged): a
-// replay of this same dead letter by another request (its Dlq-Replay-Of
-// this item's, its Dlq-Replay-Request not this one's), or of another dead
-// letter of the message (two consumers gave up on it; another tenant's
-// replay to a subject both may replay to), but the one this dead letter
-// came back from (OfOrigin: that replay failed again, as this dead letter,
-// and the window is waited for). Such a publish the broker stored, whose
-// job a person settled "not applied, leave it" (no ledger row) or that is
-// still unsettled, before this one: the broker's answer says it was
-// stored, whatever was said of it since; its consumers may have applied
-// it, or still will. Whatever its payload: the earlier request may have
-// replayed an edit this one no longer carries. (A copy planted with these
-// headers costs a person's check.)
+// id is another request's replay of the message, stored after this dead
+// letter was (afterDeadLetter): a replay of this same dead letter (its
+// Dlq-Replay-Of this item's, its Dlq-Replay-Request not this one's), of
+// another dead letter of the message (two consumers gave up on it;
+// another tenant's replay to a subject both may replay to), or a later
+// replay of the dead letter this one came back from. Only a replay stored
+// before this dead letter may be the one it came back from (linked by
+// Dlq-Replay-Of or not: that replay failed again, as this dead letter,
+// and its window is waited for); another request's replay stored since,
+// whose job a person settled "not applied, leave it" (no ledger row) or
+// that is still unsettled, the broker's answer says was stored, whatever
+// was said of it since; its consumers may have applied it, or still
+// will. Whatever its payload: the earlier request may have replayed an
+// edit this one no longer carries. A replay by another item of this
+// request (a bulk replay of two dead letters of one message) is waited
+// out as before. (A copy planted with these headers costs a person's
+// check.)
 func earlierReplayKept(a Ack) bool {
 	k := a.Kept
-	return k.Unreadable == "" && k.Replay && !k.Tagged && !k.OfOrigin
+	return k.Unreadable == "" && k.Replay && !k.Tagged && !k.SameRequest && afterDeadLetter(a, k.StoredAt)
+}
+
+// afterDeadLetter says whether at (the broker's clock, or the database's)
+// is more than Margin after a's dead letter was stored: what happened then
+// is nothing the dead letter came back from.
+func afterDeadLetter(a Ack, at time.Time) bool {
+	return at.After(a.DeadLetteredAt.Add(a.Margin))
 }
 
 // earlierReplayHeld says whether a Duplicate answer may be for another
 // request's replay of this dead letter, or of another dead letter of the
-// message but its origin, that the database says was handed to NATS
-// (EarlierReplayAt) within the window of now: the message the
+// message, that the database says was handed to NATS (EarlierReplayAt)
+// after this dead letter was stored (none it came back from) and within
+// the window of now: the message the
 // broker keeps is then likely that replay, even when it cannot be read
 // back (a work-queue or interest stream's consumer took it, a limit
 // evicted it). Deferring would publish again once the window has passed,
 // a second effect if that replay was applied.
 func earlierReplayHeld(a Ack, now time.Time) bool {
-	return a.Duplicate && !a.EarlierReplayAt.IsZero() && a.Window.Duplicates > 0 &&
+	return a.Duplicate && !a.EarlierReplayAt.IsZero() && a.Window.Duplicates > 0 && afterDeadLetter(a, a.EarlierReplayAt) &&
 		now.Before(a.EarlierReplayAt.Add(a.Window.Duplicates+a.Margin))
 }
 

@@ -48,8 +48,8 @@ func TestRev39EarlierRequestsReplayOfTheItemIsLeftForAPerson(t *testing.T) {
 	assert.Equal(t, Reconcile, JudgeAck(a, now).Outcome, "an earlier replay of the original payload, before an edit")
 
 	origin := earlier
-	origin.SameItem, origin.OfOrigin = false, true
-	assert.Equal(t, Defer, JudgeAck(base(origin), now).Outcome, "a replay of the dead letter this one came back from waits for its window")
+	origin.SameItem, origin.StoredAt = false, now.Add(-2*time.Hour)
+	assert.Equal(t, Defer, JudgeAck(base(origin), now).Outcome, "a replay stored before this dead letter, which it may have come back from, waits for its window")
 	edited := earlier
 	edited.PayloadSHA256 = "ffff"
 	assert.Equal(t, Reconcile, JudgeAck(base(edited), now).Outcome, "an earlier replay of an edit this request no longer carries")

@@ -14,11 +14,12 @@ import (
 // row). A new request replays A2: the broker answers Duplicate for A's
 // replay. Round 39 sent the job to a person only for a replay of the same
 // dead letter; this one was deferred and published again once the window
-// had passed, a second effect of the message. Now any other replay of the
-// message on its subject goes to a person, readable or handed within the
-// window, but the replay of the dead letter this one came back from (the
-// chain: that replay failed again, as this dead letter), which is waited
-// for as before.
+// had passed, a second effect of the message. Now another request's
+// replay of the message on its subject stored after this dead letter was
+// goes to a person, readable or handed within the window. One stored
+// before it may be the replay it came back from (that replay failed
+// again, as this dead letter, linked or not), and another item of the
+// same request's is a bulk replay's: both are waited for as before.
 func TestRev40ReplayOfAnotherDeadLetterOfTheMessageIsLeftForAPerson(t *testing.T) {
 	t.Parallel()
 	now := testNow
@@ -45,8 +46,11 @@ func TestRev40ReplayOfAnotherDeadLetterOfTheMessageIsLeftForAPerson(t *testing.T
 	assert.Contains(t, JudgeAck(base(unnamed), now).Reason, "or made to look like one")
 
 	origin := sibling
-	origin.OfOrigin = true
-	assert.Equal(t, Defer, JudgeAck(base(origin), now).Outcome, "the replay this dead letter came back from is waited for")
+	origin.StoredAt = now.Add(-2 * time.Hour) // before the dead letter (an hour ago)
+	assert.Equal(t, Defer, JudgeAck(base(origin), now).Outcome, "a replay stored before this dead letter, which it may have come back from, is waited for")
+	bulk := sibling
+	bulk.SameRequest = true
+	assert.Equal(t, Defer, JudgeAck(base(bulk), now).Outcome, "another item of this request's replay is waited for")
 
 	// Unreadable (a work-queue consumer took it): another request handed a
 	// replay of the message within the window.
@@ -55,6 +59,9 @@ func TestRev40ReplayOfAnotherDeadLetterOfTheMessageIsLeftForAPerson(t *testing.T
 	v := JudgeAck(gone, now)
 	assert.Equal(t, Reconcile, v.Outcome, v.Reason)
 	assert.Contains(t, v.Reason, "or one of another dead letter of the message")
+	gone.EarlierReplayAt = now.Add(-2 * time.Hour)
+	gone.Window.Duplicates = 3 * time.Hour
+	assert.Equal(t, Defer, JudgeAck(gone, now).Outcome, "one handed before this dead letter was stored, which it may have come back from")
 
 	// The message itself sent again by its producer (no replay header) is
 	// judged as before.

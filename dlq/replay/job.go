@@ -194,9 +194,10 @@ type job struct {
 	// take the move for news.
 	released, releaseJudged bool
 	// earlierHandedAt is, of another request's job of j's dead letter, or
-	// of any job of another dead letter of the same message id and subject
-	// but j's origin (two consumers gave up on one message; the one j came
-	// back from is waited for), that was handed to NATS, its publish not shown to have missed (handed_at
+	// of another dead letter of the same message id and subject (two
+	// consumers gave up on one message; the rules wait for one handed
+	// before j's dead letter was stored, which j may have come back from),
+	// that was handed to NATS, its publish not shown to have missed (handed_at
 	// stays set; settling it "not applied" does not clear it), the later of
 	// when it was first handed and when it last changed: handed_at is
 	// never moved, and a republish or a retry of that job may have handed
@@ -221,6 +222,10 @@ type job struct {
 	// this claim publishes it for the first time ever.
 	firstAttempt     bool
 	firstPublishedAt time.Time
+	// reservedFirst: a gate of this claim set the job's first_published_at
+	// (none was set before: firstPublishedAt is zero); the record undoes it
+	// when the claim never handed the job to NATS (unreserved).
+	reservedFirst bool
 	// dbNow is the database's clock now, as the gate that marked the job
 	// attempted in this claim read it (gate.now); nil until one did. The
 	// broker's answer is judged on it (Worker.ackJudgedAt).
@@ -350,7 +355,7 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
                 (SELECT max(greatest(o.handed_at, o.updated_at)) FROM replay_items oi
                  JOIN replay_jobs o ON o.request_id = oi.request_id AND o.dead_letter_id = oi.dead_letter_id
                  WHERE quarantine_key(oi.msg_id) = quarantine_key(i.msg_id) AND oi.msg_id = i.msg_id AND oi.subject = i.subject
-                   AND oi.dead_letter_id <> i.dead_letter_id AND oi.dead_letter_id IS DISTINCT FROM d.replay_of AND o.handed_at IS NOT NULL))
+                   AND oi.dead_letter_id <> i.dead_letter_id AND oi.request_id <> i.request_id AND o.handed_at IS NOT NULL))
 FROM k
 JOIN replay_requests r ON r.id = k.request_id
 CROSS JOIN LATERAL (SELECT * FROM replay_items i WHERE i.request_id = k.request_id AND i.dead_letter_id = k.dead_letter_id LIMIT 1) i

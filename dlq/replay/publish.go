@@ -35,7 +35,9 @@ import (
 // the active one and the rights of its people rest on what the claim judged
 // them on (authorityStamp), and marks the jobs attempted
 // (first_attempt_at: from here on a publish may have landed;
-// first_published_at, once for good; handed_at, until the claim's record
+// first_published_at, once for good once the job was handed to the NATS
+// client: a claim that never handed it undoes its gate's first one,
+// job.unreserved; handed_at, until the claim's record
 // says no publish of the job may have landed: job.nothingLanded), and commits
 // (gateTx) before it publishes each job at its slot. The slots are
 // reckoned from the database's clock as the statement runs
@@ -469,6 +471,7 @@ func (w *Worker) publishRequest(ctx context.Context, jobs []*job, until time.Tim
 				// this loop never reaches (a stop, a refusal) is unmarked.
 				c.firstAttempt = c.firstAttemptAt == nil
 				c.firstPublishedAt = g.firstPublished[c.id]
+				c.reservedFirst = c.firstPublishedAt.IsZero()
 				c.dbNow = g.now
 			}
 		}
@@ -930,15 +933,6 @@ func (w *Worker) decideAck(ctx context.Context, reads claimStreams, j *job, ack 
 		Margin: w.svc.cfg.WindowMargin, RetryBase: w.cfg.Retry, Attempts: j.attempts, Jitter: rand.Float64(),
 		FirstPublishedAt: j.firstPublishedAt, ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), OriginalSHA256: hex.EncodeToString(j.originalSHA256),
 		DeadLetteredAt: j.deadLetteredBy()}
-	if j.firstAttempt && !j.handedBefore {
-		// The job's first publish on record was reserved by a gate whose
-		// claim never sent it (released unsent: the record cleared
-		// handed_at), or this is that first publish: nothing of this
-		// replay can be in the stream, and a message carrying its headers
-		// and payload is not shown to be its own (OursKept) by having been
-		// stored after that reservation. (TestRev40PlantAfterAnUnsentReservationIsNotOurs)
-		a.FirstPublishedAt = time.Time{}
-	}
 	if j.earlierHandedAt != nil {
 		a.EarlierReplayAt = *j.earlierHandedAt
 	}
@@ -1068,12 +1062,12 @@ func (w *Worker) kept(ctx context.Context, reads claimStreams, j *job, stream st
 	if _, err := strconv.ParseInt(request, 10, 64); err != nil {
 		request = "" // named in a reason only as a request id
 	}
-	ofOrigin := j.replayOf != nil && of == strconv.FormatInt(*j.replayOf, 10)
+	sameRequest := request == strconv.FormatInt(j.requestID, 10)
 	if _, err := strconv.ParseInt(of, 10, 64); err != nil {
 		of = "" // named in a reason only as a dead letter's id
 	}
 	sum := sha256.Sum256(m.Data)
-	return replaypolicy.Kept{Tagged: tagged, SameItem: sameItem, Request: request, Replay: m.Header.Get(HeaderReplayOf) != "", Of: of, OfOrigin: ofOrigin,
+	return replaypolicy.Kept{Tagged: tagged, SameItem: sameItem, Request: request, Replay: m.Header.Get(HeaderReplayOf) != "", Of: of, SameRequest: sameRequest,
 		PayloadSHA256: hex.EncodeToString(sum[:]), StoredAt: m.Time,
 		Subject: m.Subject, StoresAs: storesAs(st.CachedInfo().Config.SubjectTransform, j.subject)}
 }

@@ -28,14 +28,16 @@ UPDATE replay_jobs j SET state = u.state, result = u.result, pub_stream = u.stre
                       WHEN u.state IN ('unknown', 'pending') THEN now() + $8::interval
                       ELSE j.not_before END,
     first_attempt_at = CASE WHEN u.reset THEN NULL ELSE j.first_attempt_at END,
+    -- a first publish this claim's gate reserved and never handed to NATS (job.unreserved): none
+    first_published_at = CASE WHEN u.unreserved THEN NULL ELSE j.first_published_at END,
     -- the gate's mark of a job none of whose publishes may have landed (job.nothingLanded): no one's replay
     handed_at = CASE WHEN u.unlanded THEN NULL ELSE j.handed_at END,
     -- a deferral by the message that deferred it last does not count (replaypolicy.Ack.CountsDeferral)
     deferrals = j.deferrals + u.counted::int,
     deferred_by = CASE WHEN u.deferred THEN u.deferred_by ELSE j.deferred_by END
 FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bool[],
-            $9::timestamptz[], $10::bool[], $11::bool[], $12::bool[], $13::bool[], $14::text[])
-    AS u(id, fence, state, result, stream, seq, dup, not_before, reset, deferred, unlanded, counted, deferred_by)
+            $9::timestamptz[], $10::bool[], $11::bool[], $12::bool[], $13::bool[], $14::text[], $15::bool[])
+    AS u(id, fence, state, result, stream, seq, dup, not_before, reset, deferred, unlanded, counted, deferred_by, unreserved)
 WHERE j.id = u.id
   AND j.fence = u.fence      -- a worker whose lease was taken over records nothing
   AND j.state = 'claimed'    -- nor does anyone after a cancel
@@ -177,6 +179,21 @@ func (j *job) unhanded() bool {
 // one did not land says nothing of the earlier).
 func (j *job) nothingLanded() bool {
 	return j.unhanded() || (!j.handedBefore && j.resetAttempt)
+}
+
+// unreserved says whether the record undoes the first_published_at a
+// gate of this claim set: the job's first publish ever, reserved, and
+// never handed to NATS (the lease's publishing time ran out, the request
+// stopped, the slot came late). A message under its id stored after that
+// reservation is no earlier publish of the job's (OursKept judges by
+// first_published_at), and a copy planted with its headers and payload
+// would be taken for one. A job handed to NATS keeps it for good, whatever
+// the answer: one answered "no responders" may have been stored all the
+// same by the client's own re-publish.
+// (TestRev40PlantAfterAnUnsentReservationIsNotOurs,
+// TestRev40PlantAfterAnUnsentReservationThenALostAckIsNotOurs)
+func (j *job) unreserved() bool {
+	return j.reservedFirst && !j.handed
 }
 
 // recordState is what becomes of an outcome in the record: the dead
@@ -591,6 +608,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 	ids, fences, seqs := make([]int64, n), make([]int64, n), make([]int64, n)
 	states, results, streams := make([]string, n), make([]string, n), make([]string, n)
 	dups, resets, deferred, unlanded, counted := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
+	unreserved := make([]bool, n)
 	deferredBy := make([]string, n)
 	notBefore := make([]*time.Time, n)
 	byID := map[int64]*job{}
@@ -611,7 +629,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 		}
 		ids[i], fences[i], states[i], results[i], streams[i], seqs[i], dups[i] = j.id, j.fence, string(j.state), j.result, j.stream, int64(j.seq), j.duplicate
 		notBefore[i], resets[i], deferred[i], unlanded[i] = j.notBefore, j.resetAttempt, j.deferred, j.nothingLanded()
-		counted[i], deferredBy[i] = j.deferred && j.deferralCounts, j.deferredBy
+		counted[i], deferredBy[i], unreserved[i] = j.deferred && j.deferralCounts, j.deferredBy, j.unreserved()
 		byID[j.id] = j
 		if j.mayHaveLanded() {
 			started[j.requestID] = append(started[j.requestID], j)
@@ -634,7 +652,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 			return nil, fmt.Errorf("mark requests running: %w", err)
 		}
 	}
-	rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred, unlanded, counted, deferredBy)
+	rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred, unlanded, counted, deferredBy, unreserved)
 	if err != nil {
 		return nil, fmt.Errorf("record replay jobs: %w", err)
 	}

@@ -30,9 +30,12 @@ import (
 // dead letter's) and a person can settle it;
 // a message with other bytes is still waited out (deferred), and so is the
 // original itself, stored before its dead letter (or within the window
-// margin after it, by another stream leader's clock) and held by the window,
-// and a replay (it carries a Dlq-Replay-Of: the console's replays of a
-// message are the ledger's to answer for).
+// margin after it, by another stream leader's clock) and held by the window.
+// A replay (it carries a Dlq-Replay-Of) stored after the dead letter was
+// deferred too, the console's replays of a message being the ledger's to
+// answer for; since review round 40 it needs reconciliation as well: the
+// ledger holds no replay a person settled "not applied", nor one of
+// another tenant's (TestRev40SiblingOfASettledReplayIsNotPublishedAgain).
 func TestRevReplay32MessageSentAgainIsNotPublishedAgain(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -51,7 +54,7 @@ func TestRevReplay32MessageSentAgainIsNotPublishedAgain(t *testing.T) {
 		{"OtherBytes", []byte(`{"doc":"other"}`), false, "", replay.JobDeferred, "that is not this replay's"},
 		{"TheOriginalItself", payload, true, "", replay.JobDeferred, "that is not this replay's"},
 		{"TheOriginalWithinTheMargin", payload, true, "", replay.JobDeferred, "that is not this replay's"},
-		{"AReplay", payload, false, "999999", replay.JobDeferred, "that is not this replay's"},
+		{"AReplay", payload, false, "999999", replay.JobNeedsReconciliation, "is a replay of dead letter 999999, another dead letter of this message"},
 	} {
 		msgID := "rr32-" + tc.name
 		publishKept := func() time.Time {
@@ -100,7 +103,7 @@ func TestRevReplay32MessageSentAgainIsNotPublishedAgain(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, msgID, msg.Header.Get(nats.MsgIdHdr), "%s: the last message on the subject is the kept one (of %d)", tc.name, info.State.Subjects[subject])
 		assert.Equal(t, tc.replayOf, msg.Header.Get(replay.HeaderReplayOf), "%s: nothing of the replay was stored", tc.name)
-		if tc.state != replay.JobNeedsReconciliation {
+		if tc.state != replay.JobNeedsReconciliation || tc.replayOf != "" {
 			continue
 		}
 		_, handed := b.handedAt(t, req.ID, id)

@@ -121,8 +121,9 @@ func TestRev40SiblingReplayTakenBeforeTheNewRequestIsNotPublishedAgain(t *testin
 // published under the item's id with this replay's headers and approved
 // payload was taken for "this replay's own earlier publish" (stored after
 // the reservation) and the job shown replayed, though nothing of the
-// replay was ever stored. Such a first publish now has no earlier one on
-// record: the job goes to a person.
+// replay was ever stored. The record now undoes a reservation its claim
+// never handed to NATS: the job's first publish has no earlier one on
+// record, and goes to a person.
 func TestRev40PlantAfterAnUnsentReservationIsNotOurs(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -140,9 +141,9 @@ func TestRev40PlantAfterAnUnsentReservationIsNotOurs(t *testing.T) {
 	w.Judge(ctx, jobs)
 	w.Publish(ctx, jobs, time.Now().Add(300*time.Millisecond))
 	require.NoError(t, w.Record(ctx, jobs))
-	var reserved bool
-	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT first_published_at IS NOT NULL AND handed_at IS NULL FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&reserved))
-	require.True(t, reserved, "the gate reserved it, and the record found it unsent")
+	var unsent bool
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT first_published_at IS NULL AND handed_at IS NULL FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&unsent))
+	require.True(t, unsent, "the gate reserved it, and the record found it never handed to NATS")
 	require.Equal(t, 0, b.onSubject(t, subject), "nothing of the replay was sent")
 
 	_, err = b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: payload, Header: nats.Header{
@@ -159,4 +160,126 @@ func TestRev40PlantAfterAnUnsentReservationIsNotOurs(t *testing.T) {
 	})
 	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
 	assert.Equal(t, 1, b.onSubject(t, subject), "only the planted message")
+}
+
+// TestRev40PlantAfterAnUnsentReservationThenALostAckIsNotOurs: the same
+// plant, and the job's first real publish answered Duplicate for it with
+// the PubAck lost: its retry, answered Duplicate for the plant again, took
+// it for this replay's own earlier publish (stored after the unsent
+// reservation) and the job ended replayed. The record now undoes a first
+// publish its claim reserved and never handed to NATS.
+func TestRev40PlantAfterAnUnsentReservationThenALostAckIsNotOurs(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	payload := []byte(`{"doc":"planted-after-gate-2"}`)
+	id := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "rev40-plant-lost", Payload: payload,
+		Headers: failedLongAgo()})
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	const subject = "app.acme.search.index_update"
+	w := b.worker(t, replay.WorkerConfig{})
+	w.BeforeSend(func(_ int64, until time.Time) { time.Sleep(time.Until(until) + 50*time.Millisecond) })
+	jobs, err := w.Claim(ctx)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	w.Judge(ctx, jobs)
+	w.Publish(ctx, jobs, time.Now().Add(300*time.Millisecond))
+	require.NoError(t, w.Record(ctx, jobs))
+	var published, handed bool
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT first_published_at IS NOT NULL, handed_at IS NOT NULL FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&published, &handed))
+	require.False(t, handed, "the record found it unsent")
+	assert.False(t, published, "a reservation never handed to NATS is no first publish")
+
+	_, err = b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: payload, Header: nats.Header{
+		dlq.HeaderReplayOf: {fmt.Sprint(id)}, dlq.HeaderReplayRequest: {fmt.Sprint(req.ID)}}}, jetstream.WithMsgID("rev40-plant-lost"))
+	require.NoError(t, err)
+	w2 := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	loseAcks(w2, 1)
+	var j jobRow
+	wait.Until(t, "the job's outcome", time.Minute, func() bool {
+		_, err := w2.RunOnce(ctx)
+		require.NoError(t, err)
+		j = b.job(t, req.ID, id)
+		return j.State != "pending" && j.State != "claimed" && j.State != "unknown"
+	})
+	assert.Equal(t, 1, b.onSubject(t, subject), "only the planted message")
+	assert.NotEqual(t, "replayed", j.State, j.Result)
+}
+
+// TestRev40LaterReplayOfTheOriginIsNotTheOneItCameBackFrom: R0 replays A,
+// stored, its PubAck lost; B comes back from it (linked); R0 is settled
+// "not applied". Once R0's publish is out of the window, R1 replays A
+// again: stored, its PubAck lost, settled "not applied" (the consumer has
+// not caught up). R2 replays B inside R1's window: the broker answers
+// Duplicate for R1's replay of A, B's origin. Any replay of the origin was
+// taken for the one B came back from and waited out, then published
+// again: three copies of the message. Only a replay stored before B was
+// may be that one; R1's, stored after, goes to a person.
+func TestRev40LaterReplayOfTheOriginIsNotTheOneItCameBackFrom(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	const msgID, subject = "rev40-origin-1", "app.acme.analytics.event"
+	letter := func(replayOf, req int64) int64 {
+		at := time.Now()
+		if replayOf == 0 {
+			at = at.Add(-3 * time.Hour)
+		}
+		l := testfactory.Letter{ItemType: "analytics.event", MsgID: msgID, CorrelationID: "corr-" + msgID, Payload: []byte(`{"clicks":4}`), At: at}
+		if replayOf != 0 {
+			l.Headers = map[string][]string{dlq.UpstreamPrefix + dlq.HeaderReplayOf: {fmt.Sprint(replayOf)},
+				dlq.UpstreamPrefix + dlq.HeaderReplayRequest: {fmt.Sprint(req)}}
+		}
+		return testfactory.DeadLetter(t, b.db.Pool, l)
+	}
+	_, err := b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Second})
+	require.NoError(t, err)
+	a := letter(0, 0)
+
+	// R0: stored, PubAck lost, cancelled, settled not applied.
+	r0 := b.request(t, []int64{a}, replay.SubmitInput{})
+	w := b.worker(t, replay.WorkerConfig{Retry: time.Minute})
+	loseAcks(w, 1)
+	_, err = w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "unknown", b.job(t, r0.ID, a).State)
+	require.NoError(t, b.replays.Cancel(ctx, r0.ID, oncall, "wrong time", quarantine.RequestMeta{}))
+	require.NoError(t, b.replays.Reconcile(ctx, r0.ID, a, approver1, replay.ReconcileInput{Choice: replaypolicy.NotApplied, Note: "consumer failed on it"}, quarantine.RequestMeta{}))
+	// B came back from R0's replay.
+	back := letter(a, r0.ID)
+	var of *int64
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT replay_of FROM dead_letters WHERE id = $1`, back).Scan(&of))
+	require.NotNil(t, of, "B is linked to A")
+
+	// A longer window, once R0's publish is out of it.
+	const window = 15 * time.Second
+	_, err = b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: window})
+	require.NoError(t, err)
+	r0Stored := b.published(t)[msgID].Time
+	wait.Until(t, "R0's publish out of the longer window", time.Minute, func() bool { return time.Since(r0Stored) > window+time.Second })
+
+	// R1: A again, stored, PubAck lost, cancelled, settled not applied.
+	r1 := b.request(t, []int64{a}, replay.SubmitInput{Reason: "again"})
+	w1 := b.worker(t, replay.WorkerConfig{Retry: time.Minute})
+	loseAcks(w1, 1)
+	_, err = w1.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "unknown", b.job(t, r1.ID, a).State, b.job(t, r1.ID, a).Result)
+	require.Equal(t, 2, b.onSubject(t, subject), "R0's and R1's publishes stored")
+	require.NoError(t, b.replays.Cancel(ctx, r1.ID, oncall, "wrong time", quarantine.RequestMeta{}))
+	require.NoError(t, b.replays.Reconcile(ctx, r1.ID, a, approver1, replay.ReconcileInput{Choice: replaypolicy.NotApplied, Note: "the target has no effect of it yet"}, quarantine.RequestMeta{}))
+
+	// R2: B, inside R1's window.
+	r2 := b.request(t, []int64{back}, replay.SubmitInput{Reason: "consumer fixed"})
+	w2 := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	var j jobRow
+	wait.Until(t, "B's job judged", time.Minute, func() bool {
+		_, err := w2.RunOnce(ctx)
+		require.NoError(t, err)
+		j = b.job(t, r2.ID, back)
+		return j.State != "pending" && j.State != "claimed" && j.State != "deferred" && j.State != "unknown"
+	})
+	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
+	assert.Contains(t, j.Result, fmt.Sprintf("a replay of dead letter %d, another dead letter of this message", a))
+	assert.Equal(t, 2, b.onSubject(t, subject), "B's replay was not published again after R1's stored replay of the same message")
 }
