@@ -359,7 +359,19 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 		if retry && len(w.held) > 0 {
 			stepErr = in.sweepHeld(ctx, stream, &w, res)
 		}
-		if start, to := w.provenTo+1, min(cons.AckFloor.Stream, w.provenTo+sweepStep); stepErr == nil && len(w.held) < sweepHeldMax && to >= start {
+		if cons.AckFloor.Stream > si.State.LastSeq {
+			// Reset forward past the stream's end (a consumer reset to a
+			// sequence one digit too long, or made by hand so): the
+			// sequences between are the stream's to come, never delivered
+			// by the consumer. The sweep proves only what the stream
+			// assigned, and stores the dead letters that arrive there as
+			// it comes to them.
+			in.log.Warn("the ingest consumer's ack floor is past the stream's last sequence: the dead letters the stream stores up to it are never delivered, and are stored by the sweep",
+				"stream", stream, "consumer", in.cfg.Durable, "ack_floor", cons.AckFloor.Stream, "last_seq", si.State.LastSeq)
+		}
+		// Never past the stream's last sequence: one it has not assigned
+		// yet is no message gone (TestRev40SweepProvesNothingPastTheStreamsEnd).
+		if start, to := w.provenTo+1, min(cons.AckFloor.Stream, si.State.LastSeq, w.provenTo+sweepStep); stepErr == nil && len(w.held) < sweepHeldMax && to >= start {
 			var r sweepResult
 			var more []uint64
 			var stop uint64
