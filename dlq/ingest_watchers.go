@@ -40,9 +40,10 @@ import (
 // gone without a word (killed, crash-looping in a deploy that added a
 // stream) cannot be told from a stream taken out of the configuration:
 // its list counts for watcherRemembered after its lease ran out, so its
-// streams' advisories are handed back (and stored as they came) rather
-// than acked without a row; only a replica that stopped (retireWatch)
-// takes its list away at once.
+// streams' advisories are stored as they came (at once: not handed back,
+// with no live replica to take them) and their subjects stay, rather than
+// acked without a row; only a replica that stopped (retireWatch) takes
+// its list away at once.
 
 // elsewhereDelay is how long an advisory of a stream another replica
 // watches is held back before it is delivered again.
@@ -91,9 +92,11 @@ ON CONFLICT (advisory_stream, replica) DO UPDATE SET streams = EXCLUDED.streams,
 	// stream $1: its lease running, or run out less than watcherRemembered
 	// ago ($2, seconds): gone without a word, it may be crash-looping, and
 	// its streams' give-ups are not to be acked without a row meanwhile.
+	// live: some replica listing it has its lease running.
 	watchedByListed = `
-SELECT DISTINCT s FROM ingest_watchers, unnest(streams) AS s
-WHERE advisory_stream = $1 AND expires_at > now() - make_interval(secs => $2)`
+SELECT s, bool_or(expires_at > now()) AS live FROM ingest_watchers, unnest(streams) AS s
+WHERE advisory_stream = $1 AND expires_at > now() - make_interval(secs => $2)
+GROUP BY s`
 	// retireWatch removes this replica's list when it stops: it no longer
 	// takes anything, and its streams may be dropped at once.
 	retireWatch = `DELETE FROM ingest_watchers WHERE advisory_stream = $1 AND replica = $2`
@@ -161,20 +164,35 @@ func (in *Ingester) watchedByAny(ctx context.Context) ([]string, error) {
 // watchedThrough returns the streams some replica of this deployment
 // watches through advisory stream name (watchedByListed).
 func (in *Ingester) watchedThrough(ctx context.Context, name string) ([]string, error) {
+	listed, _, err := in.listedThrough(ctx, name)
+	return listed, err
+}
+
+// listedThrough returns the streams some replica of this deployment lists
+// through advisory stream name (watchedByListed), and of those the ones
+// a replica with its lease running lists (live).
+func (in *Ingester) listedThrough(ctx context.Context, name string) (listed, live []string, err error) {
 	if in.store == nil {
-		return nil, errors.New("no store to read the replicas' watched streams from")
+		return nil, nil, errors.New("no store to read the replicas' watched streams from")
 	}
 	ctx, cancel := in.store.within(ctx)
 	defer cancel()
 	rows, err := in.store.pool.Query(ctx, watchedByListed, name, watcherRemembered.Seconds())
 	if err != nil {
-		return nil, fmt.Errorf("read the streams the replicas watch (ingest_watchers): %w", err)
+		return nil, nil, fmt.Errorf("read the streams the replicas watch (ingest_watchers): %w", err)
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("read the streams the replicas watch (ingest_watchers): %w", err)
+	var stream string
+	var running bool
+	if _, err := pgx.ForEachRow(rows, []any{&stream, &running}, func() error {
+		listed = append(listed, stream)
+		if running {
+			live = append(live, stream)
+		}
+		return nil
+	}); err != nil {
+		return nil, nil, fmt.Errorf("read the streams the replicas watch (ingest_watchers): %w", err)
 	}
-	return names, nil
+	return listed, live, nil
 }
 
 // watcherVerdict is what becomes of an advisory of a stream this replica
@@ -207,13 +225,23 @@ func (in *Ingester) whoseAdvisory(ctx context.Context, subject string, data []by
 	}) {
 		return ours, adv.Stream // names another stream than its subject's: kept as it came
 	}
-	names, err := in.watchedByAny(ctx)
+	names, live, err := in.listedThrough(ctx, in.cfg.AdvisoryStream)
 	switch {
 	case err != nil:
 		in.log.Warn("advisory of a stream this replica does not watch, and the replicas' watched streams could not be read: handed back", "stream", adv.Stream, "err", err)
 		return watchedElsewhere, adv.Stream
-	case slices.Contains(names, adv.Stream):
+	case slices.Contains(live, adv.Stream):
 		return watchedElsewhere, adv.Stream
+	case slices.Contains(names, adv.Stream):
+		// Listed only by replicas gone without a word (their leases ran
+		// out less than watcherRemembered ago): one may be crash-looping.
+		// Stored here as it came, at once: handed back delivery after
+		// delivery, every such advisory would sit unacked for some ten
+		// minutes, and a busy stream's would fill the advisory consumer's
+		// MaxAckPending, stopping every stream's advisories.
+		in.log.Warn("advisory of a stream only replicas gone without a word watch (their leases ran out): stored here as it came",
+			"stream", adv.Stream, "advisory_stream", in.cfg.AdvisoryStream)
+		return ours, adv.Stream
 	}
 	// No replica of this deployment watches it: nobody's only on an
 	// advisory stream this deployment certainly has to itself. One that
