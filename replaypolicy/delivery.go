@@ -578,10 +578,14 @@ type Kept struct {
 	// one. The ledger answers for the console's replays of a message
 	// (CheckLedger) that were recorded, and sentAgain does not. Of is the
 	// dead letter it names ("" when that is no id); SameRequest: its
-	// Dlq-Replay-Request is this job's request (another item of it).
+	// Dlq-Replay-Request is this job's request (another item of it);
+	// FromOrigin: it is the replay this dead letter came back from (its
+	// Dlq-Replay-Of the dead letter's origin, its request that of the
+	// origin's first replay).
 	Replay      bool
 	Of          string
 	SameRequest bool
+	FromOrigin  bool
 	// PayloadSHA256 is the hex SHA-256 of its payload.
 	PayloadSHA256 string
 	// StoredAt is when the broker stored it.
@@ -648,10 +652,10 @@ func taggedKept(a Ack) bool {
 // Dlq-Replay-Of this item's, its Dlq-Replay-Request not this one's), of
 // another dead letter of the message (two consumers gave up on it;
 // another tenant's replay to a subject both may replay to), or a later
-// replay of the dead letter this one came back from. Only a replay stored
-// before this dead letter may be the one it came back from (linked by
-// Dlq-Replay-Of or not: that replay failed again, as this dead letter,
-// and its window is waited for); another request's replay stored since,
+// replay of the dead letter this one came back from. Only the replay it
+// came back from (FromOrigin: linked by Dlq-Replay-Of; or, unlinked, any
+// replay stored before this dead letter was) failed again, as this dead
+// letter, and its window is waited for; another request's replay stored since,
 // whose job a person settled "not applied, leave it" (no ledger row) or
 // that is still unsettled, the broker's answer says was stored, whatever
 // was said of it since; its consumers may have applied it, or still
@@ -662,7 +666,7 @@ func taggedKept(a Ack) bool {
 // check.)
 func earlierReplayKept(a Ack) bool {
 	k := a.Kept
-	return k.Unreadable == "" && k.Replay && !k.Tagged && !k.SameRequest && afterDeadLetter(a, k.StoredAt)
+	return k.Unreadable == "" && k.Replay && !k.Tagged && !k.SameRequest && !k.FromOrigin && afterDeadLetter(a, k.StoredAt)
 }
 
 // afterDeadLetter says whether at (the broker's clock, or the database's)

@@ -92,7 +92,10 @@ func TestReservedCancelledUnsentJobIsNoFirstReplay(t *testing.T) {
 	require.Equal(t, "cancelled", j1.State, j1.Result)
 	require.Equal(t, 0, b.onSubject(t, subject), "nothing of R1 was sent")
 	reserved, handed := b.handedAt(t, r1.ID, a)
-	require.NotNil(t, reserved, "the gate reserved J1 (first_published_at, never reset)")
+	// The gate reserved J1 (first_published_at); its record undid the
+	// reservation, never handed to NATS (review round 40: a plant stored
+	// after it was taken for the job's own publish).
+	assert.Nil(t, reserved, "J1's reservation was undone")
 	assert.Nil(t, handed, "J1 was never handed to NATS")
 
 	r2 := b.request(t, []int64{a}, replay.SubmitInput{Reason: "consumer fixed, again"})

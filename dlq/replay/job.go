@@ -206,6 +206,12 @@ type job struct {
 	// the window after it may be that replay's message, readable or not
 	// (replaypolicy.Ack.EarlierReplayAt); it errs toward a person.
 	earlierHandedAt *time.Time
+	// originRequest is the request of the first replay of j's origin
+	// (firstReplayJob of replay_of: the replay j came back from); nil when
+	// j names none, or none was sent. A Duplicate answered for that
+	// replay's message is waited out (Kept.FromOrigin), as one stored
+	// before j's dead letter was.
+	originRequest *int64
 	// keptSHA256 is the SHA-256 of the payload j carried, taken when a
 	// kept outcome let the payload go (keep): its audit row names it.
 	keptSHA256     []byte
@@ -355,11 +361,15 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
                 (SELECT max(greatest(o.handed_at, o.updated_at)) FROM replay_items oi
                  JOIN replay_jobs o ON o.request_id = oi.request_id AND o.dead_letter_id = oi.dead_letter_id
                  WHERE quarantine_key(oi.msg_id) = quarantine_key(i.msg_id) AND oi.msg_id = i.msg_id AND oi.subject = i.subject
-                   AND oi.dead_letter_id <> i.dead_letter_id AND oi.request_id <> i.request_id AND o.handed_at IS NOT NULL))
+                   AND oi.dead_letter_id <> i.dead_letter_id AND oi.request_id <> i.request_id AND o.handed_at IS NOT NULL
+                   AND o.id IS DISTINCT FROM fr.job)),
+       fr.request
 FROM k
 JOIN replay_requests r ON r.id = k.request_id
 CROSS JOIN LATERAL (SELECT * FROM replay_items i WHERE i.request_id = k.request_id AND i.dead_letter_id = k.dead_letter_id LIMIT 1) i
 LEFT JOIN d ON d.id = k.dead_letter_id
+LEFT JOIN LATERAL (SELECT rj0.id AS job, rj0.request_id AS request FROM replay_jobs rj0
+                   WHERE rj0.id = ` + firstReplayJob("d.replay_of") + `) fr ON true -- the replay the dead letter came back from
 ` + fixJoin + `
 ORDER BY k.n`
 
@@ -448,7 +458,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 				&l.requester.Issuer, &l.requester.Subject, &l.requester.Email, &l.requester.EmailVerified, &l.note, &l.msgID, &l.opID, &l.corrID, &l.subject,
 				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.heldByStatus, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
 				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation}
-			dest = append(append(dest, l.fixInto()...), &l.flags, &l.replayOf, &l.receivedAt, &l.serviceTwin, &l.conflicting, &l.earlierHandedAt)
+			dest = append(append(dest, l.fixInto()...), &l.flags, &l.replayOf, &l.receivedAt, &l.serviceTwin, &l.conflicting, &l.earlierHandedAt, &l.originRequest)
 			if err := rows.Scan(dest...); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}

@@ -43,16 +43,16 @@ var ledgerOf = `SELECT u.id,
     LEFT JOIN LATERAL (
         SELECT min(j.request_id) FILTER (WHERE j.state = 'needs_reconciliation') AS unsettled,
                min(j.request_id) FILTER (WHERE j.first_attempt_at IS NOT NULL AND j.state IN ('pending', 'claimed', 'deferred', 'unknown')) AS in_flight
-        FROM (SELECT i.request_id, i.dead_letter_id FROM replay_items i WHERE quarantine_key(i.msg_id) = quarantine_key(u.msg_id)
-                  AND i.subject = u.subject -- a message id is its subject's (replaypolicy.Identity)
+        FROM (SELECT i.request_id, i.dead_letter_id, true AS on_subject FROM replay_items i WHERE quarantine_key(i.msg_id) = quarantine_key(u.msg_id)
+                  AND i.subject = u.subject -- a message id is its subject's (replaypolicy.Identity), in any tenant (replayedByMsg)
               UNION ALL
-              SELECT i.request_id, i.dead_letter_id FROM replay_items i
+              SELECT i.request_id, i.dead_letter_id, false FROM replay_items i
                   WHERE quarantine_key(i.operation_id) = quarantine_key(u.op_id) AND i.operation_id <> ''
               OFFSET 0) i -- the identity's items by their key indexes (migration 0026), and nothing else
         CROSS JOIN LATERAL (SELECT j.id, j.request_id, j.state, j.first_attempt_at FROM replay_jobs j
             WHERE j.request_id = i.request_id AND j.dead_letter_id = i.dead_letter_id OFFSET 0) j -- the item's job by its key
         JOIN replay_requests r ON r.id = j.request_id
-        WHERE r.tenant = u.tenant AND j.id <> u.id
+        WHERE (i.on_subject OR r.tenant = u.tenant) AND j.id <> u.id
     ) o ON true`
 
 // jobLedger are ledgerOf's terms of the "already replayed" question: any

@@ -100,13 +100,18 @@ func replayedBy(byMsg, byOp int64) (by int64, appliedOnly bool) {
 }
 
 // replayedByMsg is the expression of the request whose replay of t's
-// message id on t's subject the ledger holds (replay_ledger_msg_idx, by
-// the id's first 256 characters; quarantine_key compares the whole id): a
-// message id is its subject's (replaypolicy.Identity), so a replay of
-// another service's message that has the same id is not this one's.
+// message id on t's subject the ledger holds, in any tenant
+// (replay_ledger_msg_key_idx, migration 0076: quarantine_key compares the
+// whole id): a message id is its subject's (replaypolicy.Identity), so a
+// replay of another service's message that has the same id is not this
+// one's; and the subject and the broker's duplicate window are no
+// tenant's: two tenants may replay to one subject (REPLAY_SUBJECT_ALLOW
+// entries that overlap, tenant unknown's above all), and the message one
+// replayed is the other's message too.
+// (TestRev40ReplayOfTheMessageInAnotherTenantIsNotPublishedAgain)
 func (t ledgerTerms) replayedByMsg() string {
 	return t.fill(`coalesce((SELECT ` + appliedPick + ` FROM replay_ledger l
-        WHERE l.tenant = {tenant} AND left(l.msg_id, 256) = left({msg}, 256) AND quarantine_key(l.msg_id) = quarantine_key({msg})
+        WHERE quarantine_key(l.msg_id) = quarantine_key({msg})
           AND l.subject = {subject} AND l.job_id IS DISTINCT FROM {job} AND NOT ({origin})
         ORDER BY ` + appliedFirst + `l.published_at, l.job_id LIMIT 1), 0)`)
 }

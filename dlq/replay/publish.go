@@ -1063,11 +1063,13 @@ func (w *Worker) kept(ctx context.Context, reads claimStreams, j *job, stream st
 		request = "" // named in a reason only as a request id
 	}
 	sameRequest := request == strconv.FormatInt(j.requestID, 10)
+	fromOrigin := j.replayOf != nil && j.originRequest != nil &&
+		of == strconv.FormatInt(*j.replayOf, 10) && request == strconv.FormatInt(*j.originRequest, 10)
 	if _, err := strconv.ParseInt(of, 10, 64); err != nil {
 		of = "" // named in a reason only as a dead letter's id
 	}
 	sum := sha256.Sum256(m.Data)
-	return replaypolicy.Kept{Tagged: tagged, SameItem: sameItem, Request: request, Replay: m.Header.Get(HeaderReplayOf) != "", Of: of, SameRequest: sameRequest,
+	return replaypolicy.Kept{Tagged: tagged, SameItem: sameItem, Request: request, Replay: m.Header.Get(HeaderReplayOf) != "", Of: of, SameRequest: sameRequest, FromOrigin: fromOrigin,
 		PayloadSHA256: hex.EncodeToString(sum[:]), StoredAt: m.Time,
 		Subject: m.Subject, StoresAs: storesAs(st.CachedInfo().Config.SubjectTransform, j.subject)}
 }

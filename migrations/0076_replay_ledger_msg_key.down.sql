@@ -1,0 +1,1 @@
+DROP INDEX replay_ledger_msg_key_idx;
