@@ -433,6 +433,7 @@ func (in *Ingester) dlqStreamConfig() jetstream.StreamConfig {
 		MaxAge:      in.cfg.StreamMaxAge,
 		MaxBytes:    cmp.Or(in.cfg.StreamMaxBytes, -1),
 		AllowDirect: true,
+		Metadata:    map[string]string{advisoryOwnerPrefixKey: in.cfg.Prefix}, // which deployment it is for (ingest_dlq_owner.go)
 	}
 }
 
@@ -482,6 +483,13 @@ func (in *Ingester) advisoryStreamConfig() jetstream.StreamConfig {
 // gone was deleted: it is made again all the same, and that is logged as
 // a warning and counted (quarantine_dlq_stream_repaired_total).
 func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfig) error {
+	if want.Name == in.cfg.Stream {
+		// This deployment uses its prefix on the stream from now on, the
+		// stream made here or found (ingest_dlq_owner.go).
+		if _, err := in.usedPrefixes(ctx, want.Name); err != nil {
+			return err
+		}
+	}
 	s, err := in.js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		var made bool

@@ -309,7 +309,8 @@ var streamSettings = []streamSetting{
 			return limit > 0 && limit < want.ConsumerLimits.MaxAckPending
 		},
 		fix: consumerLimitsFix},
-	ownerSetting, // the advisory stream's alone (ingest_advisory_owner.go)
+	ownerSetting,  // the advisory stream's alone (ingest_advisory_owner.go)
+	prefixSetting, // the DLQ stream's alone (ingest_dlq_owner.go)
 }
 
 // consumerLimitsFix is how a stream's consumer limits are raised or taken
