@@ -74,7 +74,9 @@ func (in *Ingester) dlqStreamOthers(ctx context.Context, have jetstream.StreamCo
 	if err != nil {
 		return fmt.Errorf("judge whether stream %s is this deployment's: %w", have.Name, err)
 	}
-	ours := func(prefix string) bool { return prefix == in.cfg.Prefix || in.store == nil || slices.Contains(used, prefix) }
+	ours := func(prefix string) bool {
+		return prefix == in.cfg.Prefix || in.store == nil || slices.Contains(used, prefix)
+	}
 	fix := fmt.Sprintf("give this deployment a DLQ_STREAM of its own (a second deployment on one NATS account needs both DLQ_STREAM and DLQ_SUBJECT_PREFIX); "+
 		"after a DLQ_SUBJECT_PREFIX change of the deployment that owns it, record the new prefix in the stream's metadata (%s): see docs/runbook.md, \"DLQ stream of another deployment\"",
 		advisoryOwnerPrefixKey)
