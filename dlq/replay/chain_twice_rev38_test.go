@@ -63,8 +63,11 @@ func chainTwiceSetup(t *testing.T, b *replayBundle, msgID string, lose int) (a i
 		_, err = b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: 5 * time.Second})
 		require.NoError(t, err)
 		r0Stored := b.published(t)[msgID].Time
+		// The server forgets a message id on a timer, up to a window after
+		// the window has passed (its purge runs once a window): twice it,
+		// and a second for the clocks.
 		wait.Until(t, "R0's publish out of the longer window", time.Minute, func() bool {
-			return time.Since(r0Stored) > 5*time.Second+time.Second
+			return time.Since(r0Stored) > 2*5*time.Second+time.Second
 		})
 		w1 = b.worker(t, replay.WorkerConfig{Retry: time.Second})
 		loseAcks(w1, lose)
