@@ -48,3 +48,30 @@ func TestRev40SecondDeploymentOnTheDefaultDLQStreamIsRefused(t *testing.T) {
 	other.idle(t, IngestConfig{})
 	assert.Equal(t, DefaultSubjectPrefix, other.advisoryConfig(t, "DLQ").Metadata[advisoryOwnerPrefixKey], "stamped by the console whose subjects it holds")
 }
+
+// TestRev40SharedDLQStreamIsNotTakenByWhicheverUpgradesFirst: a stream a
+// second deployment already shares (staging put stg.> beside dlq.> before
+// this release) records no prefix. Staging upgrading first found its own
+// subject on it, took it for its own and stamped it "stg": production was
+// then refused on its own stream. A stream capturing another prefix its
+// database never used is refused to both until an operator untangles it.
+func TestRev40SharedDLQStreamIsNotTakenByWhicheverUpgradesFirst(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.createStream(t, jetstream.StreamConfig{Name: "DLQ", Subjects: []string{"dlq.>", "stg.>"}, Duplicates: DuplicateWindow})
+	err := b.newIdle(IngestConfig{Prefix: "stg"}, NewStore(testdb.New(t).Pool)).Setup(ctx)
+	require.ErrorIs(t, err, ErrDLQStreamNotOurs)
+	assert.Contains(t, err.Error(), "besides this deployment's stg.>")
+	assert.Empty(t, b.advisoryConfig(t, "DLQ").Metadata[advisoryOwnerPrefixKey], "not stamped")
+	err = b.newIdle(IngestConfig{}, b.store).Setup(ctx)
+	require.ErrorIs(t, err, ErrDLQStreamNotOurs, "production's database never used stg either")
+
+	// Untangled by hand: the other's subject off, the prefix recorded.
+	cfg := b.advisoryConfig(t, "DLQ")
+	cfg.Subjects = []string{"dlq.>"}
+	cfg.Metadata = map[string]string{advisoryOwnerPrefixKey: DefaultSubjectPrefix}
+	_, err = b.js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+	require.NoError(t, b.newIdle(IngestConfig{}, b.store).Setup(ctx))
+}

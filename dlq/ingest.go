@@ -211,11 +211,14 @@ const maxRefusedDeliveries = sweepHeldTries
 // batch, commits, and only then acks, so a message is never acked before it
 // is a row. Redelivery is harmless (the source key is unique).
 type Ingester struct {
-	cfg     IngestConfig
-	js      jetstream.JetStream
-	store   *Store
-	metrics *Metrics
-	log     *slog.Logger
+	// prefixRecorded: this deployment's DLQ_SUBJECT_PREFIX is recorded in
+	// ingest_prefixes (recordPrefix; tried again at each check until it is).
+	prefixRecorded atomic.Bool
+	cfg            IngestConfig
+	js             jetstream.JetStream
+	store          *Store
+	metrics        *Metrics
+	log            *slog.Logger
 
 	// consumerAckWait is the DLQ consumer's ack wait as last read
 	// (ensureConsumer, check): a console raises it but never lowers it,
@@ -486,9 +489,9 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 	if want.Name == in.cfg.Stream {
 		// This deployment uses its prefix on the stream from now on, the
 		// stream made here or found (ingest_dlq_owner.go).
-		if _, err := in.usedPrefixes(ctx, want.Name); err != nil {
-			return err
-		}
+		// Not a reason to stop: a replica cut off from PostgreSQL starts and
+		// holds what it pulls; the checks record it once they can.
+		in.notePrefix(ctx)
 	}
 	s, err := in.js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
