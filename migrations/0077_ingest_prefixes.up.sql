@@ -13,4 +13,5 @@ CREATE TABLE ingest_prefixes (
 );
 COMMENT ON TABLE ingest_prefixes IS 'The DLQ_SUBJECT_PREFIXes this deployment''s consoles used on each DLQ stream: a stream recording one of them is this deployment''s (a prefix change), one recording another is refused.';
 
-GRANT SELECT, INSERT ON ingest_prefixes TO quarantine_runtime;
+-- The runtime role records and reads prefixes; none is ever changed or removed.
+REVOKE UPDATE, DELETE ON ingest_prefixes FROM quarantine_runtime;
