@@ -91,7 +91,14 @@ type StreamHealth struct {
 	// mean prices a backlog of large dead letters behind many small ones
 	// stored at next to nothing.
 	WaitingMean float64
+	// sampledAt is when WaitingMean was read: again when the ack floor
+	// moved, or a resampleEvery later.
+	sampledAt time.Time
 }
+
+// resampleEvery is how long a sample of the waiting dead letters' sizes
+// holds while the ack floor stands (sampleWaiting reads whole messages).
+const resampleEvery = 30 * time.Second
 
 // LimitWarnAt is the share of a stream limit the dead letters not yet
 // stored may take before the console warns (metric, alert, dashboard):
@@ -502,9 +509,11 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 			in.log.Debug("read the oldest unacked dead letter", "stream", stream, "err", err)
 		}
 	}
-	s.WaitingMean = 0
-	if s.MaxBytes > 0 && s.Waiting() > 0 {
-		s.WaitingMean = in.sampleWaiting(cctx, stream, info.AckFloor.Stream+1, last)
+	switch {
+	case s.MaxBytes <= 0 || s.Waiting() == 0:
+		s.WaitingMean, s.sampledAt = 0, time.Time{}
+	case moved || now.Sub(s.sampledAt) >= resampleEvery:
+		s.WaitingMean, s.sampledAt = in.sampleWaiting(cctx, stream, info.AckFloor.Stream+1, last), now
 	}
 	s.AckFloor = info.AckFloor.Stream
 	in.metrics.health.put(s)
