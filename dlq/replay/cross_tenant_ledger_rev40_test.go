@@ -17,6 +17,22 @@ import (
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
+// overlapping gives b the replay subject allowlist allow, in which tenant
+// other may replay to acme's subjects, lets oncall act in acme and other,
+// and sets APP's duplicate window to a second.
+func overlapping(t *testing.T, b *replayBundle, allow, other string) {
+	t.Helper()
+	ctx := context.Background()
+	subs, err := replay.ParseSubjectAllowlist(allow)
+	require.NoError(t, err)
+	cfg := b.config(t)
+	cfg.Subjects = subs
+	b.replays = replay.New(b.db.Pool, cfg)
+	require.NoError(t, b.auth.Directory.Remember(ctx, authz.User{Actor: oncall, Groups: []string{"quarantine:acme:oncall", "quarantine:" + other + ":oncall"}}))
+	_, err = b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Second})
+	require.NoError(t, err)
+}
+
 // TestRev40ReplayOfTheMessageInAnotherTenantIsNotPublishedAgain: two
 // tenants whose replay subjects overlap (globex may replay to app.acme.>),
 // one message dead-lettered by a consumer of each. acme's dedupe replay is
@@ -27,15 +43,7 @@ import (
 func TestRev40ReplayOfTheMessageInAnotherTenantIsNotPublishedAgain(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
-	ctx := context.Background()
-	subs, err := replay.ParseSubjectAllowlist("app.{tenant}.>, events.{tenant}.>, globex=app.acme.>")
-	require.NoError(t, err)
-	cfg := b.config(t)
-	cfg.Subjects = subs
-	b.replays = replay.New(b.db.Pool, cfg)
-	require.NoError(t, b.auth.Directory.Remember(ctx, authz.User{Actor: oncall, Groups: []string{"quarantine:acme:oncall", "quarantine:globex:oncall"}}))
-	_, err = b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Second})
-	require.NoError(t, err)
+	overlapping(t, b, "app.{tenant}.>, events.{tenant}.>, globex=app.acme.>", "globex")
 
 	const id, subject = "rev40-x-1", "app.acme.analytics.event"
 	acme := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "analytics.event", MsgID: id, Subject: subject,
@@ -66,15 +74,7 @@ func TestRev40ReplayOfTheMessageInAnotherTenantIsNotPublishedAgain(t *testing.T)
 func TestRev40ReplayOfTheMessageInTenantUnknownIsNotPublishedAgain(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
-	ctx := context.Background()
-	subs, err := replay.ParseSubjectAllowlist("app.{tenant}.>, unknown=app.>")
-	require.NoError(t, err)
-	cfg := b.config(t)
-	cfg.Subjects = subs
-	b.replays = replay.New(b.db.Pool, cfg)
-	require.NoError(t, b.auth.Directory.Remember(ctx, authz.User{Actor: oncall, Groups: []string{"quarantine:acme:oncall", "quarantine:unknown:oncall"}}))
-	_, err = b.js.UpdateStream(ctx, jetstream.StreamConfig{Name: "APP", Subjects: []string{"app.>"}, Duplicates: time.Second})
-	require.NoError(t, err)
+	overlapping(t, b, "app.{tenant}.>, unknown=app.>", "unknown")
 
 	const id, subject = "rev40-u-1", "app.acme.analytics.event"
 	acme := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "analytics.event", MsgID: id, Subject: subject,

@@ -115,6 +115,32 @@ func TestRev40SiblingReplayTakenBeforeTheNewRequestIsNotPublishedAgain(t *testin
 	assert.EqualValues(t, 1, info.State.LastSeq, "the stream stored the message once")
 }
 
+// unsentReservation seeds a dead letter of msgID and payload, requests it,
+// and has a worker's gate reserve its first publish and its claim release
+// it unsent (paused past the publishing time): the record undoes the
+// reservation (job.unreserved) and finds it never handed to NATS.
+func unsentReservation(t *testing.T, b *replayBundle, msgID string, payload []byte) (int64, replay.Request) {
+	t.Helper()
+	ctx := context.Background()
+	id := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: msgID, Payload: payload,
+		Headers: failedLongAgo()})
+	req := b.request(t, []int64{id}, replay.SubmitInput{})
+	w := b.worker(t, replay.WorkerConfig{})
+	w.BeforeSend(func(_ int64, until time.Time) { time.Sleep(time.Until(until) + 50*time.Millisecond) }) // paused past the publishing time
+	jobs, err := w.Claim(ctx)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	w.Judge(ctx, jobs)
+	w.Publish(ctx, jobs, time.Now().Add(300*time.Millisecond))
+	require.NoError(t, w.Record(ctx, jobs))
+	var published, handed bool
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT first_published_at IS NOT NULL, handed_at IS NOT NULL FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&published, &handed))
+	require.False(t, handed, "the record found it unsent")
+	require.False(t, published, "a reservation never handed to NATS is no first publish")
+	require.Equal(t, 0, b.onSubject(t, "app.acme.search.index_update"), "nothing of the replay was sent")
+	return id, req
+}
+
 // TestRev40PlantAfterAnUnsentReservationIsNotOurs: a gate reserved the
 // job's first publish (first_published_at, never reset) and its claim
 // released it unsent (the publishing time ran out). A message then
@@ -128,25 +154,11 @@ func TestRev40PlantAfterAnUnsentReservationIsNotOurs(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	payload := []byte(`{"doc":"planted-after-gate"}`)
-	id := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "rev40-plant", Payload: payload,
-		Headers: failedLongAgo()})
-	req := b.request(t, []int64{id}, replay.SubmitInput{})
 	const subject = "app.acme.search.index_update"
-	w := b.worker(t, replay.WorkerConfig{})
-	w.BeforeSend(func(_ int64, until time.Time) { time.Sleep(time.Until(until) + 50*time.Millisecond) }) // paused past the publishing time
-	jobs, err := w.Claim(ctx)
-	require.NoError(t, err)
-	require.Len(t, jobs, 1)
-	w.Judge(ctx, jobs)
-	w.Publish(ctx, jobs, time.Now().Add(300*time.Millisecond))
-	require.NoError(t, w.Record(ctx, jobs))
-	var unsent bool
-	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT first_published_at IS NULL AND handed_at IS NULL FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&unsent))
-	require.True(t, unsent, "the gate reserved it, and the record found it never handed to NATS")
-	require.Equal(t, 0, b.onSubject(t, subject), "nothing of the replay was sent")
+	payload := []byte(`{"doc":"planted-after-gate"}`)
+	id, req := unsentReservation(t, b, "rev40-plant", payload)
 
-	_, err = b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: payload, Header: nats.Header{
+	_, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: payload, Header: nats.Header{
 		dlq.HeaderReplayOf: {fmt.Sprint(id)}, dlq.HeaderReplayRequest: {fmt.Sprint(req.ID)}}}, jetstream.WithMsgID("rev40-plant"))
 	require.NoError(t, err)
 
@@ -172,25 +184,11 @@ func TestRev40PlantAfterAnUnsentReservationThenALostAckIsNotOurs(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	payload := []byte(`{"doc":"planted-after-gate-2"}`)
-	id := testfactory.DeadLetter(t, b.db.Pool, testfactory.Letter{ItemType: "search.index_update", MsgID: "rev40-plant-lost", Payload: payload,
-		Headers: failedLongAgo()})
-	req := b.request(t, []int64{id}, replay.SubmitInput{})
 	const subject = "app.acme.search.index_update"
-	w := b.worker(t, replay.WorkerConfig{})
-	w.BeforeSend(func(_ int64, until time.Time) { time.Sleep(time.Until(until) + 50*time.Millisecond) })
-	jobs, err := w.Claim(ctx)
-	require.NoError(t, err)
-	require.Len(t, jobs, 1)
-	w.Judge(ctx, jobs)
-	w.Publish(ctx, jobs, time.Now().Add(300*time.Millisecond))
-	require.NoError(t, w.Record(ctx, jobs))
-	var published, handed bool
-	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT first_published_at IS NOT NULL, handed_at IS NOT NULL FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&published, &handed))
-	require.False(t, handed, "the record found it unsent")
-	assert.False(t, published, "a reservation never handed to NATS is no first publish")
+	payload := []byte(`{"doc":"planted-after-gate-2"}`)
+	id, req := unsentReservation(t, b, "rev40-plant-lost", payload)
 
-	_, err = b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: payload, Header: nats.Header{
+	_, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: payload, Header: nats.Header{
 		dlq.HeaderReplayOf: {fmt.Sprint(id)}, dlq.HeaderReplayRequest: {fmt.Sprint(req.ID)}}}, jetstream.WithMsgID("rev40-plant-lost"))
 	require.NoError(t, err)
 	w2 := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
