@@ -483,11 +483,11 @@ func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
 	case l.Replayed:
 		return v.plain(Done, CheckLedger, "already replayed"+replayedBy(l.ReplayedBy)+" (the replay ledger has it)")
 	case l.Unsettled != 0:
-		return v.plain(Block, CheckUnsettled, fmt.Sprintf("replay request %d may have published this identity and waits for reconciliation: "+
-			"settle it there first, then request again if it was not applied", l.Unsettled))
+		return v.plain(Block, CheckUnsettled, fmt.Sprintf("%s may have published this identity and waits for reconciliation: "+
+			"settle it there first, then request again if it was not applied", requestNamed(l.Unsettled)))
 	case l.InFlight != 0 && !attempted:
-		return v.plain(Wait, CheckSameIdentity, fmt.Sprintf("waiting for a job of replay request %d with the same identity, whose publish may have landed: "+
-			"once it is settled, the ledger says whether this one is still needed", l.InFlight))
+		return v.plain(Wait, CheckSameIdentity, fmt.Sprintf("waiting for a job of %s with the same identity, whose publish may have landed: "+
+			"once it is settled, the ledger says whether this one is still needed", requestNamed(l.InFlight)))
 	}
 	return v
 }
@@ -495,10 +495,29 @@ func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
 // replayedBy names request id as the one that replayed an identity ("" for
 // 0: not known).
 func replayedBy(id int64) string {
-	if id == 0 {
+	switch id {
+	case 0:
 		return ""
+	case AnotherTenant, -AnotherTenant:
+		return " by a replay request of another tenant (one that may replay to this subject too)"
 	}
 	return fmt.Sprintf(" by replay request %d", id)
+}
+
+// AnotherTenant stands for a request of another tenant in the ledger's
+// answers (Ledger.ReplayedBy, Unsettled, InFlight; Item.ReplayedBy): the
+// message-on-subject rule is asked in every tenant, and a request of
+// another is named to no reader of this one. Negated, as a request id is,
+// for a replay a person found applied.
+const AnotherTenant int64 = 1 << 62
+
+// requestNamed is request id as a reason names it: "replay request N", or
+// "a replay request of another tenant".
+func requestNamed(id int64) string {
+	if id == AnotherTenant {
+		return "a replay request of another tenant (one that may replay to this subject too)"
+	}
+	return fmt.Sprintf("replay request %d", id)
 }
 
 // JudgeGate says whether a job JudgeJob let go may be published, on what

@@ -41,8 +41,8 @@ var ledgerOf = `SELECT u.id,
         coalesce(o.unsettled, 0), coalesce(o.in_flight, 0)
     FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $7::text[]) AS u(id, tenant, msg_id, op_id, subject)
     LEFT JOIN LATERAL (
-        SELECT min(j.request_id) FILTER (WHERE j.state = 'needs_reconciliation') AS unsettled,
-               min(j.request_id) FILTER (WHERE j.first_attempt_at IS NOT NULL AND j.state IN ('pending', 'claimed', 'deferred', 'unknown')) AS in_flight
+        SELECT min(` + anotherTenants("r.tenant = u.tenant", "j.request_id") + `) FILTER (WHERE j.state = 'needs_reconciliation') AS unsettled,
+               min(` + anotherTenants("r.tenant = u.tenant", "j.request_id") + `) FILTER (WHERE j.first_attempt_at IS NOT NULL AND j.state IN ('pending', 'claimed', 'deferred', 'unknown')) AS in_flight
         FROM (SELECT i.request_id, i.dead_letter_id, true AS on_subject FROM replay_items i WHERE quarantine_key(i.msg_id) = quarantine_key(u.msg_id)
                   AND i.subject = u.subject -- a message id is its subject's (replaypolicy.Identity), in any tenant (replayedByMsg)
               UNION ALL

@@ -84,9 +84,19 @@ const settledAppliedL = `EXISTS (SELECT 1 FROM replay_jobs j WHERE j.id = l.job_
 // answer says none of the identity's replays is the broker's
 // (replayedBy reads it back).
 const (
-	appliedPick  = `CASE WHEN ` + settledAppliedL + ` THEN -l.request_id ELSE l.request_id END`
-	appliedFirst = settledAppliedL + `, `
+	appliedPick = `CASE WHEN ` + settledAppliedL + ` THEN -l.request_id ELSE l.request_id END`
+	// anotherTenant is replaypolicy.AnotherTenant as SQL.
+	anotherTenant = `4611686018427387904`
+	appliedFirst  = settledAppliedL + `, `
 )
+
+// anotherTenants is pick (a request id, negated when a person's finding)
+// where ours (SQL) holds, and replaypolicy.AnotherTenant, with pick's sign,
+// where it does not: a request of another tenant is named to no reader of
+// this one.
+func anotherTenants(ours, pick string) string {
+	return `CASE WHEN ` + ours + ` THEN ` + pick + ` WHEN ` + pick + ` < 0 THEN -` + anotherTenant + ` ELSE ` + anotherTenant + ` END`
+}
 
 // replayedBy reads back the answers of replayedByMsg and replayedByOp: the
 // request that replayed the identity (0: none) and whether every such
@@ -110,7 +120,7 @@ func replayedBy(byMsg, byOp int64) (by int64, appliedOnly bool) {
 // replayed is the other's message too.
 // (TestRev40ReplayOfTheMessageInAnotherTenantIsNotPublishedAgain)
 func (t ledgerTerms) replayedByMsg() string {
-	return t.fill(`coalesce((SELECT ` + appliedPick + ` FROM replay_ledger l
+	return t.fill(`coalesce((SELECT ` + anotherTenants("l.tenant = {tenant}", appliedPick) + ` FROM replay_ledger l
         WHERE quarantine_key(l.msg_id) = quarantine_key({msg})
           AND l.subject = {subject} AND l.job_id IS DISTINCT FROM {job} AND NOT ({origin})
         ORDER BY ` + appliedFirst + `l.published_at, l.job_id LIMIT 1), 0)`)
