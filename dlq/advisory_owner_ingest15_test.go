@@ -70,7 +70,15 @@ func TestFixIngest15PrefixChangeOfTheSameDeploymentIsItsOwn(t *testing.T) {
 	first := b.newIdle(IngestConfig{Watch: orders}, b.store)
 	require.NoError(t, first.Setup(ctx))
 
+	// The DLQ stream's prefix is recorded by hand for a prefix change
+	// (docs/runbook.md, "DLQ stream of another deployment"; review round 40):
+	// nothing a console holds tells it from a second deployment's start.
 	moved := b.newIdle(IngestConfig{Prefix: "dlq2", Watch: orders}, b.store)
+	require.ErrorIs(t, moved.Setup(ctx), ErrDLQStreamNotOurs)
+	dlqCfg := b.advisoryConfig(t, "DLQ")
+	dlqCfg.Metadata[advisoryOwnerPrefixKey] = "dlq2"
+	_, err := b.js.UpdateStream(ctx, dlqCfg)
+	require.NoError(t, err)
 	require.NoError(t, moved.Setup(ctx))
 	cfg := b.advisoryConfig(t, LegacyAdvisoryStream)
 	assert.Equal(t, "dlq2", cfg.Metadata[advisoryOwnerPrefixKey])

@@ -211,14 +211,11 @@ const maxRefusedDeliveries = sweepHeldTries
 // batch, commits, and only then acks, so a message is never acked before it
 // is a row. Redelivery is harmless (the source key is unique).
 type Ingester struct {
-	// prefixRecorded: this deployment's DLQ_SUBJECT_PREFIX is recorded in
-	// ingest_prefixes (recordPrefix; tried again at each check until it is).
-	prefixRecorded atomic.Bool
-	cfg            IngestConfig
-	js             jetstream.JetStream
-	store          *Store
-	metrics        *Metrics
-	log            *slog.Logger
+	cfg     IngestConfig
+	js      jetstream.JetStream
+	store   *Store
+	metrics *Metrics
+	log     *slog.Logger
 
 	// consumerAckWait is the DLQ consumer's ack wait as last read
 	// (ensureConsumer, check): a console raises it but never lowers it,
@@ -427,7 +424,7 @@ const DuplicateWindow = 2 * time.Minute
 func (in *Ingester) dlqStreamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        in.cfg.Stream,
-		Description: "Dead letters for the Quarantine console",
+		Description: dlqStreamDescription,
 		Subjects:    []string{in.cfg.Prefix + ".>"},
 		Retention:   jetstream.LimitsPolicy,
 		Storage:     jetstream.FileStorage,
@@ -486,13 +483,6 @@ func (in *Ingester) advisoryStreamConfig() jetstream.StreamConfig {
 // gone was deleted: it is made again all the same, and that is logged as
 // a warning and counted (quarantine_dlq_stream_repaired_total).
 func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfig) error {
-	if want.Name == in.cfg.Stream {
-		// This deployment uses its prefix on the stream from now on, the
-		// stream made here or found (ingest_dlq_owner.go).
-		// Not a reason to stop: a replica cut off from PostgreSQL starts and
-		// holds what it pulls; the checks record it once they can.
-		in.notePrefix(ctx)
-	}
 	s, err := in.js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		var made bool
@@ -521,6 +511,7 @@ func (in *Ingester) ensureStream(ctx context.Context, want jetstream.StreamConfi
 	// age limit is not, and one raised by hand is nothing to say.
 	in.limitsNotApplied(have, want)
 	in.directGetsOff(have)
+	in.sharedUnstamped(have)
 	d, err := in.putStreamBack(ctx, have, want, in.metrics.health.get(want.Name).seen)
 	in.holdFloor(d.fixed, true)
 	return in.streamRefused(want, err)

@@ -104,7 +104,7 @@ var ownerSetting = streamSetting{name: "owner",
 // stream, which this does not judge).
 func (in *Ingester) ownedElsewhere(have, want jetstream.StreamConfig) error {
 	if want.Name == in.cfg.Stream {
-		return nil // the DLQ stream's deployment is judged by claimable, with this deployment's database (dlqStreamOthers)
+		return in.dlqStreamOthers(have)
 	}
 	owner := ownerOf(have)
 	if ownerOf(want) == "" || owner == "" || owner == ownerOf(want) {
@@ -125,7 +125,7 @@ func (in *Ingester) ownedElsewhere(have, want jetstream.StreamConfig) error {
 // naming the other deployment or the subjects.
 func (in *Ingester) claimable(ctx context.Context, have, want jetstream.StreamConfig) error {
 	if want.Name == in.cfg.Stream {
-		return in.dlqStreamOthers(ctx, have)
+		return in.dlqStreamOthers(have)
 	}
 	if ownerOf(want) == "" || (ownerOf(have) != "" && ownerOf(have) != ownerOf(want)) {
 		return in.ownedElsewhere(have, want)

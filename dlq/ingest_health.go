@@ -477,9 +477,6 @@ func (in *Ingester) check(ctx context.Context, stream string) {
 		if !si.State.FirstTime.IsZero() {
 			s.FirstAt = si.State.FirstTime.Add(s.Skew)
 		}
-		if stream == in.cfg.Stream {
-			in.notePrefix(cctx)
-		}
 		cfg := in.keepStream(cctx, stream, si.Config, &s)
 		if stream == in.cfg.Stream {
 			in.holdFloor(cfg, false)

@@ -202,7 +202,6 @@ func TestRuntimeRolePrivileges(t *testing.T) {
 		"group_triage":                     "DELETE,INSERT,SELECT,UPDATE",
 		"user_settings":                    "DELETE,INSERT,SELECT,UPDATE",
 		"ingest_moveback_owed":             "DELETE,INSERT,SELECT,UPDATE",
-		"ingest_prefixes":                  "INSERT,SELECT",
 		"ingest_sweep_watermark":           "INSERT,SELECT,UPDATE",        // advanced by the ingest sweep (migration 0040), never removed
 		"fix_markers":                      "INSERT,SELECT",               // append-only: a fix once recorded stays as it was said
 		"replay_ledger_set_aside":          "SELECT",                      // kept for the record by a migration; nothing changes it
