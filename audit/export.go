@@ -895,12 +895,13 @@ func exportedAt(ctx context.Context, db Querier) (time.Time, error) {
 // read (a key id, say); written raw, a carriage return and an escape
 // sequence could wipe its "BROKEN" and write "ok" in its place.
 func Printable(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r == '\n' || unsafeRune(r) }) {
+	escaped := func(r rune) bool { return r == '\n' || unsafeRune(r) }
+	if !strings.ContainsFunc(s, escaped) {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if r == '\n' || unsafeRune(r) {
+		if escaped(r) {
 			q := strconv.QuoteRuneToASCII(r)
 			b.WriteString(q[1 : len(q)-1])
 			continue

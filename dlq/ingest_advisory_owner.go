@@ -117,16 +117,14 @@ func (in *Ingester) ownedElsewhere(have, want jetstream.StreamConfig) error {
 }
 
 // claimable returns nil when this deployment may write advisory stream
-// have (want: the console's configuration for it; the DLQ stream is
-// judged by dlqStreamOthers): it records this deployment as its
+// have (want: the console's configuration for it; the DLQ stream, whose
+// want records no owner, is judged by ownedElsewhere: dlqStreamOthers): it
+// records this deployment as its
 // owner (recordsUs), or none, or this DLQ_STREAM with another prefix, and
 // every advisory subject it captures is one of a stream this deployment
 // knows as its own (knownSubjects). Otherwise ErrAdvisoryStreamNotOurs,
 // naming the other deployment or the subjects.
 func (in *Ingester) claimable(ctx context.Context, have, want jetstream.StreamConfig) error {
-	if want.Name == in.cfg.Stream {
-		return in.dlqStreamOthers(have)
-	}
 	if ownerOf(want) == "" || (ownerOf(have) != "" && ownerOf(have) != ownerOf(want)) {
 		return in.ownedElsewhere(have, want)
 	}

@@ -58,9 +58,9 @@ func consoleShaped(c jetstream.StreamConfig, prefix string) []string {
 // this prefix's subjects and was made by a console of another prefix; nil
 // otherwise.
 func (in *Ingester) dlqStreamOthers(have jetstream.StreamConfig) error {
-	fix := fmt.Sprintf("give this deployment a DLQ_STREAM of its own (a second deployment on one NATS account needs both DLQ_STREAM and DLQ_SUBJECT_PREFIX); "+
-		"after a DLQ_SUBJECT_PREFIX change of the deployment that owns it, record the new prefix in the stream's metadata (%s): see docs/runbook.md, \"DLQ stream of another deployment\"",
-		advisoryOwnerPrefixKey)
+	const fix = "give this deployment a DLQ_STREAM of its own (a second deployment on one NATS account needs both DLQ_STREAM and DLQ_SUBJECT_PREFIX); " +
+		"after a DLQ_SUBJECT_PREFIX change of the deployment that owns it, record the new prefix in the stream's metadata (" + advisoryOwnerPrefixKey + "): " +
+		"see docs/runbook.md, \"DLQ stream of another deployment\""
 	if prefix := have.Metadata[advisoryOwnerPrefixKey]; prefix != "" {
 		if prefix == in.cfg.Prefix {
 			return nil

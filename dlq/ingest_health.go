@@ -163,12 +163,8 @@ func (in *Ingester) sampleWaiting(ctx context.Context, stream string, oldest, la
 // enough: its subject, header block and payload.
 func storedSize(st *storedMsg) int {
 	size := len(st.Subject) + len(st.Header) + len(st.Data)
-	if st.Header == nil {
-		for k, vs := range st.Headers {
-			for _, v := range vs {
-				size += len(k) + len(v) + len(": \r\n")
-			}
-		}
+	if st.Header == nil && len(st.Headers) > 0 { // read as a NATS message: its block as clients write it
+		size += headerBlockLen(st.Headers)
 	}
 	return size
 }

@@ -495,20 +495,18 @@ func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
 // replayedBy names request id as the one that replayed an identity ("" for
 // 0: not known).
 func replayedBy(id int64) string {
-	switch id {
-	case 0:
+	if id == 0 {
 		return ""
-	case AnotherTenant, -AnotherTenant:
-		return " by a replay request of another tenant (one that may replay to this subject too)"
 	}
-	return fmt.Sprintf(" by replay request %d", id)
+	return " by " + requestNamed(id)
 }
 
 // AnotherTenant stands for a request of another tenant in the ledger's
 // answers (Ledger.ReplayedBy, Unsettled, InFlight; Item.ReplayedBy): the
 // message-on-subject rule is asked in every tenant, and a request of
-// another is named to no reader of this one. Negated, as a request id is,
-// for a replay a person found applied.
+// another is named to no reader of this one. (The ledger reads negate it,
+// as a request id, for a replay a person found applied; the answers
+// carry it positive.)
 const AnotherTenant int64 = 1 << 62
 
 // requestNamed is request id as a reason names it: "replay request N", or

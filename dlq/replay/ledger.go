@@ -3,12 +3,14 @@ package replay
 import (
 	"cmp"
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // The "already replayed" question, asked of an item at draft, submit,
@@ -84,11 +86,12 @@ const settledAppliedL = `EXISTS (SELECT 1 FROM replay_jobs j WHERE j.id = l.job_
 // answer says none of the identity's replays is the broker's
 // (replayedBy reads it back).
 const (
-	appliedPick = `CASE WHEN ` + settledAppliedL + ` THEN -l.request_id ELSE l.request_id END`
-	// anotherTenant is replaypolicy.AnotherTenant as SQL.
-	anotherTenant = `4611686018427387904`
-	appliedFirst  = settledAppliedL + `, `
+	appliedPick  = `CASE WHEN ` + settledAppliedL + ` THEN -l.request_id ELSE l.request_id END`
+	appliedFirst = settledAppliedL + `, `
 )
+
+// anotherTenant is replaypolicy.AnotherTenant as SQL.
+var anotherTenant = strconv.FormatInt(replaypolicy.AnotherTenant, 10)
 
 // anotherTenants is pick (a request id, negated when a person's finding)
 // where ours (SQL) holds, and replaypolicy.AnotherTenant, with pick's sign,

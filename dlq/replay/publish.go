@@ -1056,6 +1056,7 @@ func (w *Worker) kept(ctx context.Context, reads claimStreams, j *job, stream st
 		return replaypolicy.Kept{Unreadable: err.Error()}
 	}
 	of := m.Header.Get(HeaderReplayOf)
+	replayed := of != ""
 	sameItem := of == strconv.FormatInt(j.deadLetterID, 10)
 	request := m.Header.Get(HeaderReplayRequest)
 	tagged := sameItem && request == strconv.FormatInt(j.requestID, 10)
@@ -1069,7 +1070,7 @@ func (w *Worker) kept(ctx context.Context, reads claimStreams, j *job, stream st
 		of = "" // named in a reason only as a dead letter's id
 	}
 	sum := sha256.Sum256(m.Data)
-	return replaypolicy.Kept{Tagged: tagged, SameItem: sameItem, Request: request, Replay: m.Header.Get(HeaderReplayOf) != "", Of: of, SameRequest: sameRequest, FromOrigin: fromOrigin,
+	return replaypolicy.Kept{Tagged: tagged, SameItem: sameItem, Request: request, Replay: replayed, Of: of, SameRequest: sameRequest, FromOrigin: fromOrigin,
 		PayloadSHA256: hex.EncodeToString(sum[:]), StoredAt: m.Time,
 		Subject: m.Subject, StoresAs: storesAs(st.CachedInfo().Config.SubjectTransform, j.subject)}
 }
