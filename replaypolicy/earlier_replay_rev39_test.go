@@ -21,11 +21,7 @@ import (
 func TestRev39EarlierRequestsReplayOfTheItemIsLeftForAPerson(t *testing.T) {
 	t.Parallel()
 	now := testNow
-	base := func(k Kept) Ack {
-		return Ack{MsgID: "m-1", Subject: "app.acme.x", Stream: "APP", Seq: 9, Duplicate: true, FirstAttempt: true,
-			ApprovedSHA256: "abcd", OriginalSHA256: "abcd", DeadLetteredAt: now.Add(-time.Hour), Margin: time.Second,
-			Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}, Kept: k}
-	}
+	base := func(k Kept) Ack { return keptDuplicate(now, k) }
 	earlier := Kept{SameItem: true, Request: "41", Replay: true, StoredAt: now.Add(-30 * time.Second), PayloadSHA256: "abcd",
 		Subject: "app.acme.x", StoresAs: "app.acme.x"}
 
@@ -81,4 +77,13 @@ func TestRev39EarlierReplayHandedWithinTheWindowIsLeftForAPerson(t *testing.T) {
 	assert.Equal(t, Defer, JudgeAck(a, now).Outcome, "past the window the kept message is not that replay")
 	a.EarlierReplayAt = time.Time{}
 	assert.Equal(t, Defer, JudgeAck(a, now).Outcome, "no earlier replay handed")
+}
+
+// keptDuplicate is a first attempt's Duplicate answer, at now, for a
+// message the broker kept (k) on APP's app.acme.x, a 2 minute window, of a
+// dead letter stored an hour before, approved payload "abcd".
+func keptDuplicate(now time.Time, k Kept) Ack {
+	return Ack{MsgID: "m-1", Subject: "app.acme.x", Stream: "APP", Seq: 9, Duplicate: true, FirstAttempt: true,
+		ApprovedSHA256: "abcd", OriginalSHA256: "abcd", DeadLetteredAt: now.Add(-time.Hour), Margin: time.Second,
+		Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}, Kept: k}
 }

@@ -23,11 +23,7 @@ import (
 func TestRev40ReplayOfAnotherDeadLetterOfTheMessageIsLeftForAPerson(t *testing.T) {
 	t.Parallel()
 	now := testNow
-	base := func(k Kept) Ack {
-		return Ack{MsgID: "m-1", Subject: "app.acme.x", Stream: "APP", Seq: 9, Duplicate: true, FirstAttempt: true,
-			ApprovedSHA256: "abcd", OriginalSHA256: "abcd", DeadLetteredAt: now.Add(-time.Hour), Margin: time.Second,
-			Window: Window{Stream: "APP", Duplicates: 2 * time.Minute}, Kept: k}
-	}
+	base := func(k Kept) Ack { return keptDuplicate(now, k) }
 	sibling := Kept{Replay: true, Of: "17", Request: "41", StoredAt: now.Add(-30 * time.Second), PayloadSHA256: "abcd",
 		Subject: "app.acme.x", StoresAs: "app.acme.x"}
 	for name, a := range map[string]Ack{"FirstAttempt": base(sibling), "Retry": func() Ack {

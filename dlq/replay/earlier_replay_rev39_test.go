@@ -95,16 +95,25 @@ func TestRev39EarlierReplayTakenBeforeTheNewRequestIsNotPublishedAgain(t *testin
 // job is judged (neither waiting nor deferred), and returns that job.
 func leftThenRequestedAgain(t *testing.T, b *replayBundle, r0, a int64) jobRow {
 	t.Helper()
+	return leftThenRequested(t, b, r0, a, a)
+}
+
+// leftThenRequested settles request r0's job of dead letter a "not
+// applied, leave it", requests next (a again, or another dead letter of
+// the same message) and runs a worker until its job is judged (neither
+// waiting nor deferred), and returns that job.
+func leftThenRequested(t *testing.T, b *replayBundle, r0, a, next int64) jobRow {
+	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, b.replays.Reconcile(ctx, r0, a, approver1, replay.ReconcileInput{Choice: replaypolicy.NotApplied,
 		Note: "the target has no effect of it yet"}, quarantine.RequestMeta{}))
-	r1 := b.request(t, []int64{a}, replay.SubmitInput{Reason: "again"})
+	r1 := b.request(t, []int64{next}, replay.SubmitInput{Reason: "again"})
 	w1 := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
 	wait.Until(t, "R1's job judged", time.Minute, func() bool {
 		_, err := w1.RunOnce(ctx)
 		require.NoError(t, err)
-		s := b.job(t, r1.ID, a).State
+		s := b.job(t, r1.ID, next).State
 		return s != "pending" && s != "claimed" && s != "deferred" && s != "unknown"
 	})
-	return b.job(t, r1.ID, a)
+	return b.job(t, r1.ID, next)
 }

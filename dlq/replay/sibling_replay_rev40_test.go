@@ -19,26 +19,6 @@ import (
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
-// siblingRequested settles request r0's job of dead letter a "not
-// applied, leave it", requests a2 (another dead letter of the same
-// message) and runs a worker until its job is judged (neither waiting nor
-// deferred), and returns that job.
-func siblingRequested(t *testing.T, b *replayBundle, r0, a, a2 int64) jobRow {
-	t.Helper()
-	ctx := context.Background()
-	require.NoError(t, b.replays.Reconcile(ctx, r0, a, approver1, replay.ReconcileInput{Choice: replaypolicy.NotApplied,
-		Note: "the target has no effect of it yet"}, quarantine.RequestMeta{}))
-	r1 := b.request(t, []int64{a2}, replay.SubmitInput{Reason: "the other consumer's dead letter"})
-	w1 := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
-	wait.Until(t, "the sibling's job judged", time.Minute, func() bool {
-		_, err := w1.RunOnce(ctx)
-		require.NoError(t, err)
-		s := b.job(t, r1.ID, a2).State
-		return s != "pending" && s != "claimed" && s != "deferred" && s != "unknown"
-	})
-	return b.job(t, r1.ID, a2)
-}
-
 // TestRev40SiblingOfASettledReplayIsNotPublishedAgain: two consumers gave
 // up on one message, dead letters A and A2 (the same id, subject and
 // payload). R0 replays A: the broker stores it, the PubAck is lost; R0 is
@@ -70,7 +50,7 @@ func TestRev40SiblingOfASettledReplayIsNotPublishedAgain(t *testing.T) {
 	require.NoError(t, b.replays.Cancel(ctx, r0.ID, oncall, "wrong time", quarantine.RequestMeta{}))
 	require.Equal(t, "needs_reconciliation", b.job(t, r0.ID, a).State)
 
-	j := siblingRequested(t, b, r0.ID, a, a2)
+	j := leftThenRequested(t, b, r0.ID, a, a2)
 	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
 	assert.Contains(t, j.Result, fmt.Sprintf("a replay of dead letter %d, another dead letter of this message", a))
 	assert.Equal(t, 1, b.onSubject(t, subject), "the message was not published again")
@@ -107,7 +87,7 @@ func TestRev40SiblingReplayTakenBeforeTheNewRequestIsNotPublishedAgain(t *testin
 	}
 	require.Equal(t, 1, taken, "the indexer took R0's replay")
 
-	j := siblingRequested(t, b, r0.ID, a, a2)
+	j := leftThenRequested(t, b, r0.ID, a, a2)
 	assert.Equal(t, "needs_reconciliation", j.State, j.Result)
 	assert.Contains(t, j.Result, "or one of another dead letter of the message")
 	info, err := b.target.Info(ctx)
