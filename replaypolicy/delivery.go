@@ -466,11 +466,14 @@ type Ack struct {
 	Duplicate bool
 	// Kept is, for a Duplicate, the message the broker kept, read back.
 	Kept Kept
-	// EarlierReplayAt is when another request's replay of this dead letter,
-	// or of another dead letter of the same message id and subject, was
-	// last handed to NATS, not shown to have missed (the database's
-	// clock); zero when none was (earlierReplayHeld).
-	EarlierReplayAt time.Time
+	// EarlierReplayAt is when another request's replay of another dead
+	// letter of the same message id and subject was last handed to NATS,
+	// not shown to have missed (the database's clock); zero when none was.
+	// EarlierItemReplayAt is the same of another request's replay of this
+	// dead letter, which can only have come after it, whatever the clocks
+	// say (earlierReplayHeld).
+	EarlierReplayAt     time.Time
+	EarlierItemReplayAt time.Time
 	// Unseen says, for a first attempt acknowledged as a new message by
 	// the stream the claim's window names, that stream being of interest
 	// retention by that window (which named a consumer of the subject) or
@@ -647,12 +650,15 @@ func taggedKept(a Ack) bool {
 }
 
 // earlierReplayKept says whether the message the broker kept under a's
-// id is another request's replay of the message, stored after this dead
-// letter was (afterDeadLetter): a replay of this same dead letter (its
-// Dlq-Replay-Of this item's, its Dlq-Replay-Request not this one's), of
-// another dead letter of the message (two consumers gave up on it;
-// another tenant's replay to a subject both may replay to), or a later
-// replay of the dead letter this one came back from. Only the replay it
+// id is another request's replay of the message: a replay of this same
+// dead letter (its Dlq-Replay-Of this item's, its Dlq-Replay-Request not
+// this one's), whenever the broker's clock says it was stored (it can
+// only have come after its dead letter, and a DLQ stream's server ahead
+// of the target's would put it before, review round 41); or, stored after
+// this dead letter was (afterDeadLetter), of another dead letter of the
+// message (two consumers gave up on it; another tenant's replay to a
+// subject both may replay to), or a later replay of the dead letter this
+// one came back from. Only the replay it
 // came back from (FromOrigin: linked by Dlq-Replay-Of; or, unlinked, any
 // replay stored before this dead letter was) failed again, as this dead
 // letter, and its window is waited for; another request's replay stored since,
@@ -666,7 +672,7 @@ func taggedKept(a Ack) bool {
 // check.)
 func earlierReplayKept(a Ack) bool {
 	k := a.Kept
-	return k.Unreadable == "" && k.Replay && !k.Tagged && !k.SameRequest && !k.FromOrigin && afterDeadLetter(a, k.StoredAt)
+	return k.Unreadable == "" && k.Replay && !k.Tagged && !k.SameRequest && !k.FromOrigin && (k.SameItem || afterDeadLetter(a, k.StoredAt))
 }
 
 // afterDeadLetter says whether at (the broker's clock, or the database's)
@@ -677,17 +683,36 @@ func afterDeadLetter(a Ack, at time.Time) bool {
 }
 
 // earlierReplayHeld says whether a Duplicate answer may be for another
-// request's replay of this dead letter, or of another dead letter of the
-// message, that the database says was handed to NATS (EarlierReplayAt)
-// after this dead letter was stored (none it came back from) and within
-// the window of now: the message the
+// request's replay of this dead letter (EarlierItemReplayAt), or of
+// another dead letter of the message handed after this dead letter was
+// stored (EarlierReplayAt; none it came back from), that the database
+// says was handed to NATS within the window of now: the message the
 // broker keeps is then likely that replay, even when it cannot be read
 // back (a work-queue or interest stream's consumer took it, a limit
 // evicted it). Deferring would publish again once the window has passed,
 // a second effect if that replay was applied.
 func earlierReplayHeld(a Ack, now time.Time) bool {
-	return a.Duplicate && !a.EarlierReplayAt.IsZero() && a.Window.Duplicates > 0 && afterDeadLetter(a, a.EarlierReplayAt) &&
-		now.Before(a.EarlierReplayAt.Add(a.Window.Duplicates+a.Margin))
+	return !earlierHeldAt(a, now).IsZero()
+}
+
+// earlierHeldAt is when the earlier replay earlierReplayHeld finds was
+// handed (the later of the two when both count); zero: none. A replay of
+// this same dead letter counts whatever the clocks say: the DLQ stream's
+// server ahead of the database's would otherwise put it before its own
+// dead letter (review round 41).
+func earlierHeldAt(a Ack, now time.Time) time.Time {
+	if !a.Duplicate || a.Window.Duplicates <= 0 {
+		return time.Time{}
+	}
+	within := func(at time.Time) bool { return !at.IsZero() && now.Before(at.Add(a.Window.Duplicates+a.Margin)) }
+	var at time.Time
+	if within(a.EarlierItemReplayAt) {
+		at = a.EarlierItemReplayAt
+	}
+	if within(a.EarlierReplayAt) && afterDeadLetter(a, a.EarlierReplayAt) && a.EarlierReplayAt.After(at) {
+		at = a.EarlierReplayAt
+	}
+	return at
 }
 
 // sentAgain says whether the message the broker kept under a's id, not
@@ -942,7 +967,7 @@ func JudgeAck(a Ack, now time.Time) Verdict {
 		}
 		return v.plain(Reconcile, CheckMaybePublished, fmt.Sprintf("the broker answered Duplicate for message id %q, and another replay request handed this dead letter's replay to NATS (or one of another dead letter of the message) at %s, "+
 			"within the window; the message it keeps (%s:%d) is likely that replay, though %s. The broker stored that replay, whatever was said of it since, and its consumers may have applied it. "+
-			"Check the target and say whether it was applied", a.MsgID, formatTime(a.EarlierReplayAt), a.Stream, a.Seq, why))
+			"Check the target and say whether it was applied", a.MsgID, formatTime(earlierHeldAt(a, now)), a.Stream, a.Seq, why))
 	case !a.FirstAttempt && !a.FirstAttemptAt.IsZero() && a.Window.Unreadable == "" && otherStream(a) != "":
 		// A message the window holds that is not shown to be ours, in a
 		// stream that never saw the earlier publish: that one may have

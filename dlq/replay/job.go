@@ -193,19 +193,20 @@ type job struct {
 	// pending job that may have landed to unknown, and a retry would
 	// take the move for news.
 	released, releaseJudged bool
-	// earlierHandedAt is, of another request's job of j's dead letter, or
-	// of another dead letter of the same message id and subject (two
-	// consumers gave up on one message; the rules wait for one handed
-	// before j's dead letter was stored, which j may have come back from),
-	// that was handed to NATS, its publish not shown to have missed (handed_at
+	// itemHandedAt is, of another request's job of j's dead letter, and
+	// earlierHandedAt, of another dead letter of the same message id and
+	// subject (two consumers gave up on one message; the rules wait for
+	// one handed before j's dead letter was stored, which j may have come
+	// back from), that was handed to NATS, its publish not shown to have missed (handed_at
 	// stays set; settling it "not applied" does not clear it), the later of
 	// when it was first handed and when it last changed: handed_at is
 	// never moved, and a republish or a retry of that job may have handed
 	// it again long after; its last change (a record, a settle) is no
 	// earlier than its last publish. nil: none. A Duplicate answer inside
 	// the window after it may be that replay's message, readable or not
-	// (replaypolicy.Ack.EarlierReplayAt); it errs toward a person.
-	earlierHandedAt *time.Time
+	// (replaypolicy.Ack.EarlierItemReplayAt, EarlierReplayAt); it errs
+	// toward a person.
+	itemHandedAt, earlierHandedAt *time.Time
 	// originRequest is the request of the first replay of j's origin
 	// (firstReplayJob of replay_of: the replay j came back from); nil when
 	// j names none, or none was sent. A Duplicate answered for that
@@ -355,14 +356,14 @@ SELECT k.id, r.tenant, r.class, r.classes, r.status, r.policy_version, r.rate, r
        i.payload IS NOT NULL, coalesce(d.msg_id_derived, false), coalesce(d.payload_unavailable, true), i.payload_sha256, d.payload_sha256,
        ` + dlq.JudgedErrorClassOfD + `, d.first_failed_at, coalesce(d.generation, 0), ` + fixColumns + `,
        coalesce(d.flags, '{}'), d.replay_of, coalesce(d.received_at, k.at), coalesce(d.service_twin, 0), coalesce(d.conflicting, '[]'),
-       greatest((SELECT max(greatest(o.handed_at, o.updated_at)) FROM replay_items oi
-                 JOIN replay_jobs o ON o.request_id = oi.request_id AND o.dead_letter_id = oi.dead_letter_id
-                 WHERE oi.dead_letter_id = i.dead_letter_id AND oi.request_id <> i.request_id AND o.handed_at IS NOT NULL),
-                (SELECT max(greatest(o.handed_at, o.updated_at)) FROM replay_items oi
-                 JOIN replay_jobs o ON o.request_id = oi.request_id AND o.dead_letter_id = oi.dead_letter_id
-                 WHERE quarantine_key(oi.msg_id) = quarantine_key(i.msg_id) AND oi.msg_id = i.msg_id AND oi.subject = i.subject
-                   AND oi.dead_letter_id <> i.dead_letter_id AND oi.request_id <> i.request_id AND o.handed_at IS NOT NULL
-                   AND o.id IS DISTINCT FROM fr.job)),
+       (SELECT max(greatest(o.handed_at, o.updated_at)) FROM replay_items oi
+        JOIN replay_jobs o ON o.request_id = oi.request_id AND o.dead_letter_id = oi.dead_letter_id
+        WHERE oi.dead_letter_id = i.dead_letter_id AND oi.request_id <> i.request_id AND o.handed_at IS NOT NULL),
+       (SELECT max(greatest(o.handed_at, o.updated_at)) FROM replay_items oi
+        JOIN replay_jobs o ON o.request_id = oi.request_id AND o.dead_letter_id = oi.dead_letter_id
+        WHERE quarantine_key(oi.msg_id) = quarantine_key(i.msg_id) AND oi.msg_id = i.msg_id AND oi.subject = i.subject
+          AND oi.dead_letter_id <> i.dead_letter_id AND oi.request_id <> i.request_id AND o.handed_at IS NOT NULL
+          AND o.id IS DISTINCT FROM fr.job),
        fr.request
 FROM k
 JOIN replay_requests r ON r.id = k.request_id
@@ -458,7 +459,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 				&l.requester.Issuer, &l.requester.Subject, &l.requester.Email, &l.requester.EmailVerified, &l.note, &l.msgID, &l.opID, &l.corrID, &l.subject,
 				&hs, &l.payload, &l.principal, &l.itemType, &l.status, &l.heldBy, &l.heldByStatus, &l.edited, &l.msgIDDerived, &l.payloadUnavailable,
 				&l.approvedSHA256, &l.originalSHA256, &l.errorClass, &l.firstFailedAt, &l.generation}
-			dest = append(append(dest, l.fixInto()...), &l.flags, &l.replayOf, &l.receivedAt, &l.serviceTwin, &l.conflicting, &l.earlierHandedAt, &l.originRequest)
+			dest = append(append(dest, l.fixInto()...), &l.flags, &l.replayOf, &l.receivedAt, &l.serviceTwin, &l.conflicting, &l.itemHandedAt, &l.earlierHandedAt, &l.originRequest)
 			if err := rows.Scan(dest...); err != nil {
 				return fmt.Errorf("load replay jobs: %w", err)
 			}

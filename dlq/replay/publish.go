@@ -936,6 +936,9 @@ func (w *Worker) decideAck(ctx context.Context, reads claimStreams, j *job, ack 
 	if j.earlierHandedAt != nil {
 		a.EarlierReplayAt = *j.earlierHandedAt
 	}
+	if j.itemHandedAt != nil {
+		a.EarlierItemReplayAt = *j.itemHandedAt
+	}
 	now := w.ackJudgedAt(j)
 	if j.firstAttemptAt != nil {
 		a.FirstAttemptAt, a.FirstSentTo = *j.firstAttemptAt, j.firstSentTo
