@@ -378,8 +378,11 @@ func Identities(class Class, union []Class, tenant, subject, msgID, operationID 
 
 // Identity is what a replay of class publishes once, as the ledger is
 // asked about it and a publish gate locks it: the message id on its
-// subject for dedupe, the operation id for same_operation, within the
-// tenant; "" for the other classes (whose replays the ledger is asked
+// subject for dedupe, in every tenant (the ledger asks it so:
+// replayedByMsg; two tenants may replay to one subject, and with the lock
+// the tenant's, two tenants' gates of one message passed together and
+// both published, review round 41), the operation id for same_operation,
+// within the tenant; "" for the other classes (whose replays the ledger is asked
 // about all the same: Identities). A message id is a message's on its
 // subject: JetStream scopes Nats-Msg-Id to a stream, so two services of
 // a tenant may each use one business key ("order-123") as the id of their
@@ -389,7 +392,7 @@ func Identities(class Class, union []Class, tenant, subject, msgID, operationID 
 func Identity(class Class, tenant, subject, msgID, operationID string) string {
 	switch class {
 	case Dedupe:
-		return tenant + "\x00msg\x00" + subject + "\x00" + msgID
+		return "\x00msg\x00" + subject + "\x00" + msgID
 	case SameOperation:
 		return tenant + "\x00op\x00" + operationID
 	}
@@ -461,6 +464,9 @@ func JudgeRevalidation(j Job) Verdict {
 // chain retention cut, is blocked, for a person to decide a second effect), blocked when another one may have
 // landed and waits for a person, left
 // for later while another one may have landed and nothing settled it yet
+// (a replay by another tenant's request is blocked whatever the class:
+// another tenant's dead letter can carry any message id, and its replay
+// says nothing of this one's effect, review round 41)
 // (unless the job's own publish may have landed too: it goes on as its own
 // retry), and left for later when the ledger could not be read (nothing was
 // sent, so its outcome is not unknown).
@@ -474,6 +480,10 @@ func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
 	case l.Replayed && l.ChainTwice != 0:
 		return v.plain(Block, CheckLedger, fmt.Sprintf("already replayed%s (the replay ledger has it), and %s; resolve it by hand",
 			replayedBy(l.ReplayedBy), chainTwiceBy(l.ChainTwice)))
+	case l.Replayed && l.ReplayedBy == AnotherTenant:
+		return v.plain(Block, CheckLedger, "already replayed by "+requestNamed(AnotherTenant)+" (the replay ledger has a replay of its message id on its subject), "+
+			"which this tenant cannot see: whether that replay carried this dead letter's message is not known here, so it is not published again, nor taken as replayed; "+
+			"if its effect did not happen, resolve it by hand")
 	case l.Replayed && !(Classing{Class: v.Class}).skipsReplayed():
 		return v.plain(Block, CheckLedger, fmt.Sprintf("already replayed%s (the replay ledger has it), and a %s item is not published twice: "+
 			"if its effect did not happen, resolve it by hand", replayedBy(l.ReplayedBy), v.Class))

@@ -556,7 +556,11 @@ func HeldFreedBy(id int64, status, tenant string) string {
 // cut the item's chain (Item.ChainCut), that replay may be the one the
 // item came back from: any class is blocked, for a person to check whether
 // its effect happened, never skipped as done; so when an origin up its
-// chain was replayed more than once (Item.ChainTwice).
+// chain was replayed more than once (Item.ChainTwice). A replay by
+// another tenant's request is blocked too: another tenant's dead letter
+// may carry any message id (a forged one, or a message of this tenant's),
+// and its replay neither shows this one's effect happened nor may make
+// this tenant's dead letter "replayed" (review round 41).
 func replayedBefore(v Verdict, item Item) Verdict {
 	what := fmt.Sprintf("message id %q", item.MsgID)
 	if !item.AlreadyReplayed {
@@ -575,6 +579,10 @@ func replayedBefore(v Verdict, item Item) Verdict {
 	}
 	if item.ChainTwice != 0 {
 		return v.with(Block, CheckLedger, "%s was already %s, and %s; resolve it by hand", what, done, chainTwiceBy(item.ChainTwice))
+	}
+	if item.ReplayedBy == AnotherTenant {
+		return v.with(Block, CheckLedger, "%s was already %s, which this tenant cannot see: whether that replay carried this dead letter's message is not known here, "+
+			"so it is not published again, nor taken as replayed; if its effect did not happen, resolve it by hand", what, done)
 	}
 	if v.Classing.skipsReplayed() {
 		return v.with(Done, CheckLedger, "%s was already %s; the item is skipped, not re-sent", what, doneWell)

@@ -62,12 +62,16 @@ func TestRev40ReplayOfTheMessageInAnotherTenantIsNotPublishedAgain(t *testing.T)
 	wait.Until(t, "acme's replay out of the window", time.Minute, func() bool { return time.Since(acmeStored) > 2*time.Second })
 	_, drafts := b.draft(t, oncall, globex)
 	reason := b.itemsOf(t, drafts)[globex].SkipReason
-	assert.Contains(t, reason, "already replayed successfully by a replay request of another tenant", "the draft says it was replayed")
+	assert.Contains(t, reason, "already replayed by a replay request of another tenant", "the draft says it was replayed")
+	assert.Contains(t, reason, "not published again, nor taken as replayed", "another tenant's replay makes no dead letter of globex's replayed (round 41)")
 	assert.NotContains(t, reason, fmt.Sprintf("replay request %d", first.ID), "acme's request is named to no reader of globex's")
 	second := b.request(t, []int64{globex}, replay.SubmitInput{})
 	require.Equal(t, "globex", second.Tenant)
 	assert.Equal(t, replay.StatusVoid, second.Status, "nothing to replay: %s", second.StatusReason)
 	assert.Equal(t, 1, b.onSubject(t, subject), "message id %s published to %s twice (acme's replay, then globex's)", id, subject)
+	var status string
+	require.NoError(t, b.db.Pool.QueryRow(context.Background(), `SELECT status FROM dead_letters WHERE id = $1`, globex).Scan(&status))
+	assert.NotEqual(t, "replayed", status, "globex's dead letter taken as replayed by acme's replay")
 }
 
 // TestRev40ReplayOfTheMessageInTenantUnknownIsNotPublishedAgain: the same
