@@ -40,6 +40,9 @@ func TestRev41ReplayByAnotherTenantIsNoReplayOfThisOne(t *testing.T) {
 			assert.Equal(t, tc.outcome, j.Outcome, "%s at execution (applied only %v): %s", tc.class, applied, j.Reason)
 		}
 	}
+	unsettled := JudgeJob(Job{Class: Dedupe, Ledger: &Ledger{Unsettled: AnotherTenant}})
+	assert.Equal(t, Block, unsettled.Outcome)
+	assert.Contains(t, unsettled.Reason, "an approver of that tenant settles it there", "this tenant cannot settle another's request")
 	same := testItem("analytics.event")
 	same.AlreadyReplayed, same.ReplayedBy = true, 17
 	assert.Equal(t, Done, JudgeItem(tbl, same, AtDraft).Outcome, "this tenant's own replay is skipped as before")

@@ -493,8 +493,12 @@ func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
 	case l.Replayed:
 		return v.plain(Done, CheckLedger, "already replayed"+replayedBy(l.ReplayedBy)+" (the replay ledger has it)")
 	case l.Unsettled != 0:
+		there := "settle it there first"
+		if l.Unsettled == AnotherTenant {
+			there = "an approver of that tenant settles it there (ask them; this tenant cannot see it)"
+		}
 		return v.plain(Block, CheckUnsettled, fmt.Sprintf("%s may have published this identity and waits for reconciliation: "+
-			"settle it there first, then request again if it was not applied", requestNamed(l.Unsettled)))
+			"%s, then request again if it was not applied", requestNamed(l.Unsettled), there))
 	case l.InFlight != 0 && !attempted:
 		return v.plain(Wait, CheckSameIdentity, fmt.Sprintf("waiting for a job of %s with the same identity, whose publish may have landed: "+
 			"once it is settled, the ledger says whether this one is still needed", requestNamed(l.InFlight)))
