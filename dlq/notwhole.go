@@ -135,6 +135,15 @@ func (r *Record) readProducerWord(h map[string][]string) {
 	}
 }
 
+// OutsideText is text from outside (a service's answer, a broker's
+// error, a header read back) as a text column can store it (StorableText):
+// cleaned (CleanText: PostgreSQL refuses a NUL or bytes not UTF-8, and a
+// record refused so would be refused at every try) and cut to n bytes
+// (cutText).
+func OutsideText(s string, n int) string {
+	return cutText(CleanText(s), n)
+}
+
 // cutText is s cut to at most n bytes at a character boundary (cut), "…"
 // after it when cut.
 func cutText(s string, n int) string {

@@ -436,6 +436,7 @@ func haltRecorded(ctx context.Context, tx pgx.Tx, kept []int64, byID map[int64]*
 		ids, prevs = append(ids, j.id), append(prevs, string(j.state))
 		j.notBefore = nil
 		j.decide(v)
+		j.storable()
 		states, results = append(states, string(j.state)), append(results, j.result)
 		halted[j.id] = true
 	}

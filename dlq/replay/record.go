@@ -627,6 +627,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 		if j.released {
 			released[j.id] = true
 		}
+		j.storable()
 		ids[i], fences[i], states[i], results[i], streams[i], seqs[i], dups[i] = j.id, j.fence, string(j.state), j.result, j.stream, int64(j.seq), j.duplicate
 		notBefore[i], resets[i], deferred[i], unlanded[i] = j.notBefore, j.resetAttempt, j.deferred, j.nothingLanded()
 		counted[i], deferredBy[i], unreserved[i] = j.deferred && j.deferralCounts, j.deferredBy, j.unreserved()
@@ -996,6 +997,19 @@ type ledgerColumns struct {
 	jobIDs, reqIDs, dlIDs, seqs                        []int64
 	tenants, classes, msgIDs, opIDs, subjects, streams []string
 	dups, dedupeKeys, operationKeys                    []bool
+}
+
+// storable makes j's texts from outside storable (dlq.CleanText): its
+// result names what services, brokers and messages read back said (a
+// revalidation's reason, a broker's error, a kept message's headers), its
+// stream is the PubAck's, which any subscriber of the subject may send. A
+// NUL or bytes not UTF-8 in any of them made PostgreSQL refuse the record
+// at every try: the worker kept the outcome, claimed nothing else for its
+// tries, let it go, and the next claim met the same answer (review round
+// 41). Recorded once cleaned; the bytes the texts came as are in no
+// promise.
+func (j *job) storable() {
+	j.result, j.stream, j.deferredBy = dlq.CleanText(j.result), dlq.CleanText(j.stream), dlq.CleanText(j.deferredBy)
 }
 
 func (l *ledgerColumns) add(j *job) {

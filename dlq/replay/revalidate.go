@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/quarantine-console/quarantine/dlq"
 )
 
 // NATSRevalidator asks, by NATS request/reply on Subject, whether a
@@ -50,6 +52,10 @@ func NewNATSRevalidator(nc *nats.Conn, subject string, timeout time.Duration) *N
 		}),
 	}
 }
+
+// maxAnswerReason bounds the reason a service gives for a refusal, as the
+// job's result and the dead letter's page show it.
+const maxAnswerReason = 1000
 
 // Revalidate implements Revalidator.
 func (v *NATSRevalidator) Revalidate(ctx context.Context, q RevalidateQuery) (bool, string, error) {
@@ -100,7 +106,7 @@ func (v *NATSRevalidator) Revalidate(ctx context.Context, q RevalidateQuery) (bo
 	if !*ans.Allow && ans.Reason == "" {
 		ans.Reason = "no reason given"
 	}
-	return *ans.Allow, ans.Reason, nil
+	return *ans.Allow, dlq.OutsideText(ans.Reason, maxAnswerReason), nil
 }
 
 // cutShort is a question its asker stopped waiting for (its context ended
