@@ -124,7 +124,8 @@ const (
         CROSS JOIN LATERAL (SELECT * FROM replay_items i WHERE i.request_id = j.request_id AND i.dead_letter_id = j.dead_letter_id LIMIT 1) i
         WHERE j.id = $1 AND j.fence = $2 AND j.state = 'claimed' FOR UPDATE OF j`
 	unmarkFailedJob = `UPDATE replay_jobs SET first_attempt_at = CASE WHEN $2 THEN NULL ELSE first_attempt_at END,
-        handed_at = CASE WHEN $3 THEN NULL ELSE handed_at END
+        handed_at = CASE WHEN $3 THEN NULL ELSE handed_at END,
+        first_published_at = CASE WHEN $4 THEN NULL ELSE first_published_at END
         WHERE id = $1 -- locked by lockFailedJob`
 	countFailures = `SELECT count(*) FROM audit_log
         WHERE object_id = $1 AND object_type = 'dead_letter' AND action = '` + audit.ActionReplayItemWorkerFailed + `' AND after->>'job' = $2`
@@ -240,15 +241,18 @@ func (w *Worker) failedOn(ctx context.Context, p *workerPanic, bare bool) error 
 		// it was ever sent, and the mark is undone, so that the job is not
 		// taken for one that may have landed. So is the gate's handed_at of
 		// a job no claim ever handed (unhanded), so that it is no one's
-		// replay.
+		// replay, and its reservation of the job's first publish
+		// (unreserved), as the record undoes it: a message planted under
+		// the job's headers since would be taken for that publish (review
+		// round 41).
 		neverSent := j.firstAttempt && j.firstAttemptAt == nil && !j.handed
 		if neverSent {
 			attempted = nil
 		}
 		v := replaypolicy.JudgeWorkerFailures(failures, text)
 		if v.Outcome == replaypolicy.Go {
-			if neverSent || j.unhanded() {
-				if _, err := tx.Exec(ctx, unmarkFailedJob, j.id, neverSent, j.unhanded()); err != nil {
+			if neverSent || j.unhanded() || j.unreserved() {
+				if _, err := tx.Exec(ctx, unmarkFailedJob, j.id, neverSent, j.unhanded(), j.unreserved()); err != nil {
 					return err
 				}
 			}
