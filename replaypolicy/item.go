@@ -608,8 +608,12 @@ func judgeErrorClass(t *Table, v Verdict, item Item, at Step) Verdict {
 	case r.Replay == Never:
 		return v.with(Block, CheckErrorNever, "error class %q is never replayed by this policy%s; resolve it by hand", ec, neverWhy(ec))
 	case r.Replay == AfterFix && !item.Edited() && !fixedAfter(item):
-		return v.with(Block, CheckNeedsFix, "error class %q replays only after a fix: edit its payload, or record a fix of item type %q (or of its error group) "+
-			"in place after it was dead-lettered (%s); %s", ec, item.ItemType, formatTime(item.DeadLetteredAt), latestFix(item))
+		edit := "edit its payload, or "
+		if neverEdited(v.Classing) {
+			edit = "" // its class replays the payload unchanged (review round 41)
+		}
+		return v.with(Block, CheckNeedsFix, "error class %q replays only after a fix: %srecord a fix of item type %q (or of its error group) "+
+			"in place after it was dead-lettered (%s); %s", ec, edit, item.ItemType, formatTime(item.DeadLetteredAt), latestFix(item))
 	case at == AtExecution && item.OthersApproved == 0 && FixedByRequester(t, item, item.KnownAs, item.Requester, item.RequesterNow):
 		return v.with(Block, CheckNeedsFix, "error class %q replays here only on a fix of item type %q that the requester recorded, and nobody else "+
 			"approved the request; request again", ec, item.ItemType)
