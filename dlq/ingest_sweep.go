@@ -150,15 +150,21 @@ func (in *Ingester) sweepLoop(ctx context.Context) {
 
 // The watermark (migration 0040).
 const (
-	readSweep = `SELECT stream_created, swept_to FROM ingest_sweep_watermark WHERE stream = $1`
+	readSweep = `SELECT stream_created, swept_to, probe_seq, probe_at FROM ingest_sweep_watermark WHERE stream = $1`
 	// A new stream's watermark starts before its first sequence.
 	startSweep = `INSERT INTO ingest_sweep_watermark (stream, stream_created, swept_to) VALUES ($1, $2, $3) ON CONFLICT (stream) DO NOTHING`
 	// SKIP LOCKED: one replica at a time sweeps a stream; another finds
 	// it locked and leaves it to that one.
-	lockSweep = `SELECT stream_created, swept_to, proven_to, held FROM ingest_sweep_watermark WHERE stream = $1 FOR UPDATE SKIP LOCKED`
+	lockSweep = `SELECT stream_created, swept_to, proven_to, held, probe_seq, probe_at, rewound_at FROM ingest_sweep_watermark WHERE stream = $1 FOR UPDATE SKIP LOCKED`
 	// swept_at moves when the watermark does: standing still, it says a
 	// held dead letter holds it (DeadLetterSweepStuck).
+	// The probe moves on to the stream's last message between steps too
+	// (a sweep with nothing to prove); never back: a step that found the
+	// stream rewound sets its own.
+	moveSweepProbe = `UPDATE ingest_sweep_watermark SET probe_seq = $2, probe_at = $3
+    WHERE stream = $1 AND stream_created = $4 AND (probe_seq IS NULL OR probe_seq < $2)`
 	advanceSweep = `UPDATE ingest_sweep_watermark SET stream_created = $2, swept_to = $3, proven_to = $4, held = $5,
+    probe_seq = $6, probe_at = $7, rewound_at = $8,
     swept_at = CASE WHEN stream_created = $2 AND swept_to = $3 THEN swept_at ELSE now() END WHERE stream = $1`
 )
 
@@ -222,8 +228,9 @@ func (in *Ingester) sweep(ctx context.Context, stream string) (sweepResult, erro
 	// same stream.
 	var created time.Time
 	var sweptTo int64
+	var probe sweepProbe
 	rctx, cancel := in.store.within(ctx)
-	err := in.store.pool.QueryRow(rctx, readSweep, stream).Scan(&created, &sweptTo)
+	err := in.store.pool.QueryRow(rctx, readSweep, stream).Scan(&created, &sweptTo, &probe.seq, &probe.at)
 	cancel()
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return total, fmt.Errorf("read the sweep's watermark of %s: %w", stream, err)
@@ -234,8 +241,14 @@ func (in *Ingester) sweep(ctx context.Context, stream string) (sweepResult, erro
 		return total, err
 	}
 	if have && created.Equal(streamCreated(si)) && uint64(sweptTo) >= cons.AckFloor.Stream {
-		in.metrics.SweepBehind.WithLabelValues(stream).Set(0)
-		return total, nil
+		rewound, err := in.rewound(ctx, stream, si, probe)
+		if err != nil {
+			return total, err
+		}
+		if !rewound { // else the steps find it again, under the lock
+			in.metrics.SweepBehind.WithLabelValues(stream).Set(0)
+			return total, in.moveProbe(ctx, stream, si, probe)
+		}
 	}
 	if !have {
 		sctx, cancel := in.store.within(ctx)
@@ -313,7 +326,9 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 		var created time.Time
 		var sweptTo, provenTo int64
 		var held []int64
-		switch err := tx.QueryRow(ctx, lockSweep, stream).Scan(&created, &sweptTo, &provenTo, &held); {
+		var probe sweepProbe
+		var rewoundAt *time.Time
+		switch err := tx.QueryRow(ctx, lockSweep, stream).Scan(&created, &sweptTo, &provenTo, &held, &probe.seq, &probe.at, &rewoundAt); {
 		case errors.Is(err, pgx.ErrNoRows):
 			res.Busy = true
 			return nil
@@ -343,6 +358,27 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 			in.log.Warn("the stream was made again since the last sweep: sweeping it from its first sequence",
 				"stream", stream, "consumer", in.cfg.Durable, "from_seq", first, "swept_to_before", sweptTo)
 			w = sweepMark{sweptTo: first - 1, provenTo: first - 1} // its counts forgotten (sweepCountsOf)
+			probe, rewoundAt = sweepProbe{}, nil
+		}
+		wasProbe, wasRewoundAt := probe, rewoundAt
+		switch rewound, err := in.rewound(ctx, stream, si, probe); {
+		case err != nil:
+			stepErr = err
+			return nil
+		case rewound:
+			from, at, err := in.rewoundFrom(ctx, stream, si, *probe.at)
+			if err != nil {
+				stepErr = err
+				return nil
+			}
+			in.log.Warn("the stream lost messages it had stored (a server that crashed before writing them, or restored from a copy) and numbers new ones with their sequences: "+
+				"sweeping again from the first stored since, counting no row of a message stored before it",
+				"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "first_stored_at", at, "probe_seq", *probe.seq, "last_seq", si.State.LastSeq,
+				"swept_to_before", sweptTo)
+			w.provenTo = min(w.provenTo, from-1)
+			w.held = slices.DeleteFunc(w.held, func(seq uint64) bool { return seq >= from })
+			in.sweepForget(stream, func(seq uint64) bool { return seq < from })
+			probe, rewoundAt = sweepProbe{}, &at
 		}
 		if w.provenTo+1 < first {
 			in.log.Warn("the stream deleted messages before the sweep came to them (its limits, a purge): whether each was stored, the sweep cannot tell",
@@ -375,7 +411,7 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 			var r sweepResult
 			var more []uint64
 			var stop uint64
-			more, stop, r, stepErr = in.sweepRange(ctx, stream, si, start, to)
+			more, stop, r, stepErr = in.sweepRange(ctx, stream, si, start, to, rewoundAt)
 			res.add(r)
 			w.held, w.provenTo = append(w.held, more...), to
 			if stop != 0 {
@@ -395,14 +431,15 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 		// What is no longer held is stored or gone: its counts go. Those
 		// past what was looked at keep theirs (held past sweepHeldMax).
 		in.sweepForget(stream, func(seq uint64) bool { return seq > w.provenTo || slices.Contains(w.held, seq) })
-		if !madeAgain && w.equal(was) {
+		probe = probe.next(si)
+		if !madeAgain && w.equal(was) && probe.equal(wasProbe) && equalTimes(rewoundAt, wasRewoundAt) {
 			return nil
 		}
 		keep := make([]int64, len(w.held))
 		for i, h := range w.held {
 			keep[i] = int64(h)
 		}
-		_, err = tx.Exec(ctx, advanceSweep, stream, streamCreated(si), int64(w.sweptTo), int64(w.provenTo), keep)
+		_, err = tx.Exec(ctx, advanceSweep, stream, streamCreated(si), int64(w.sweptTo), int64(w.provenTo), keep, probe.seq, probe.at, rewoundAt)
 		return err
 	})
 	if err != nil {
@@ -452,7 +489,7 @@ func (in *Ingester) countSwept(stream string, r sweepResult) {
 // it holds (could not store, in order), and stop, the first sequence from
 // which on it proved nothing (0: it went through to): a read from the
 // stream or of the rows, or an insert, that failed, with err.
-func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream.StreamInfo, from, to uint64) (held []uint64, stop uint64, res sweepResult, err error) {
+func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream.StreamInfo, from, to uint64, rewoundAt *time.Time) (held []uint64, stop uint64, res sweepResult, err error) {
 	res.From, res.To = from, to
 	// The stored times of the first message of the range and of the first
 	// after it bound those of the range's.
@@ -474,6 +511,12 @@ func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream
 	lower, upper := first.Time.Add(-sweepSlop), si.State.LastTime.Add(sweepSlop)
 	if created := streamCreated(si); lower.Before(created) {
 		lower = created
+	}
+	// Nor before the first message stored since the stream was last
+	// found rewound (sweepProbe): a row stored before it, of the same
+	// sequence, is a lost message's.
+	if rewoundAt != nil && lower.Before(*rewoundAt) {
+		lower = *rewoundAt
 	}
 	switch after, err := readStored(ctx, in.js, stream, to+1, true); {
 	case err == nil:
