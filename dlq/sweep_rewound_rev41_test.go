@@ -17,6 +17,68 @@ import (
 	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
+// rewindBed is a DLQ stream on a NATS server whose store a test copies
+// (save) and puts back (restore) between restarts on the same port: what
+// the server holds after a crash that lost what it had not written, or a
+// volume restored from a snapshot. in sweeps it; nothing ingests.
+type rewindBed struct {
+	*bundle
+	in        *Ingester
+	dir, snap string
+	port      int
+}
+
+func newRewindBed(t *testing.T) *rewindBed {
+	t.Helper()
+	dir := t.TempDir()
+	ns := natstest.StartWithStore(t, dir)
+	r := &rewindBed{bundle: &bundle{db: testdb.New(t), ns: ns}, dir: dir, snap: t.TempDir(), port: ns.Addr().(*net.TCPAddr).Port}
+	r.nc, r.js = ns.Connect(t)
+	r.store = NewStore(r.db.Pool)
+	r.in, _ = r.idle(t, IngestConfig{})
+	return r
+}
+
+// restart stops the server, saves its store (restore: puts the saved one
+// back), and starts it again on the same port.
+func (r *rewindBed) restart(t *testing.T, restore bool) {
+	t.Helper()
+	r.ns.Shutdown()
+	r.ns.WaitForShutdown()
+	if restore {
+		require.NoError(t, os.RemoveAll(r.dir))
+		require.NoError(t, os.CopyFS(r.dir, os.DirFS(r.snap)))
+	} else {
+		require.NoError(t, os.CopyFS(r.snap, os.DirFS(r.dir)))
+	}
+	r.ns = natstest.StartWithOptions(t, r.dir, func(o *server.Options) { o.Port = r.port })
+	wait.Until(t, "the client connected again", time.Minute, r.nc.IsConnected)
+}
+
+// send publishes a dead letter of each payload to the DLQ stream.
+func (r *rewindBed) send(t *testing.T, payloads ...string) {
+	t.Helper()
+	for _, p := range payloads {
+		publish(t, r.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte(p), Header: nats.Header{
+			HeaderOriginalSubject: {"app.acme.search.index_update"}, HeaderOriginalMsgID: {p}}})
+	}
+}
+
+// sweep sweeps the DLQ stream once.
+func (r *rewindBed) sweep(t *testing.T) {
+	t.Helper()
+	_, err := r.in.sweep(context.Background(), "DLQ")
+	require.NoError(t, err)
+}
+
+// rows counts the rows of payload.
+func (r *rewindBed) rows(t *testing.T, payload string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, r.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM dead_letters WHERE payload = $1`, []byte(payload)).Scan(&n))
+	return n
+}
+
 // TestRev41SweepAfterTheStreamLostItsLastMessages: the DLQ stream's
 // server comes back without the last messages it stored (it crashed before
 // writing them, or its volume was restored from a copy), the stream's name
@@ -29,65 +91,35 @@ import (
 // stored before it.
 func TestRev41SweepAfterTheStreamLostItsLastMessages(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	dir, snap := t.TempDir(), t.TempDir()
-	ns := natstest.StartWithStore(t, dir)
-	port := ns.Addr().(*net.TCPAddr).Port
-	b := &bundle{db: testdb.New(t), ns: ns}
-	b.nc, b.js = ns.Connect(t)
-	b.store = NewStore(b.db.Pool)
-	in, _ := b.idle(t, IngestConfig{})
-
-	restart := func(restore bool) {
-		t.Helper()
-		b.ns.Shutdown()
-		b.ns.WaitForShutdown()
-		if restore {
-			require.NoError(t, os.RemoveAll(dir))
-			require.NoError(t, os.CopyFS(dir, os.DirFS(snap)))
-		} else {
-			require.NoError(t, os.CopyFS(snap, os.DirFS(dir)))
-		}
-		b.ns = natstest.StartWithOptions(t, dir, func(o *server.Options) { o.Port = port })
-		wait.Until(t, "the client connected again", time.Minute, b.nc.IsConnected)
-	}
+	r := newRewindBed(t)
 	deadLetters := func(payloads ...string) {
 		t.Helper()
-		for _, p := range payloads {
-			publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte(p), Header: nats.Header{
-				HeaderOriginalSubject: {"app.acme.search.index_update"}, HeaderOriginalMsgID: {p}}})
-		}
-		b.peek(t, "DLQ", len(payloads)) // acked without a row
-		_, err := in.sweep(ctx, "DLQ")
-		require.NoError(t, err)
-	}
-	rows := func(payload string) int {
-		var n int
-		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE payload = $1`, []byte(payload)).Scan(&n))
-		return n
+		r.send(t, payloads...)
+		r.peek(t, "DLQ", len(payloads)) // acked without a row
+		r.sweep(t)
 	}
 
 	deadLetters("old 1", "old 2", "old 3")
-	restart(false) // the copy holds #1-#3
+	r.restart(t, false) // the copy holds #1-#3
 	deadLetters("lost 4", "lost 5", "lost 6")
 	for _, p := range []string{"old 1", "old 3", "lost 4", "lost 6"} {
-		require.Equal(t, 1, rows(p), p)
+		require.Equal(t, 1, r.rows(t, p), p)
 	}
-	restart(true) // #4-#6 lost; the same stream, its ack floor at #3
-	st, err := b.js.Stream(ctx, "DLQ")
+	r.restart(t, true) // #4-#6 lost; the same stream, its ack floor at #3
+	st, err := r.js.Stream(context.Background(), "DLQ")
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), st.CachedInfo().State.LastSeq)
 
 	deadLetters("new 4", "new 5") // #4, #5 again
-	assert.Equal(t, 1, rows("new 4"), "a dead letter acked without a row at a lost message's sequence is stored")
-	assert.Equal(t, 1, rows("new 5"))
+	assert.Equal(t, 1, r.rows(t, "new 4"), "a dead letter acked without a row at a lost message's sequence is stored")
+	assert.Equal(t, 1, r.rows(t, "new 5"))
 	deadLetters("new 6", "new 7") // past the stream's end the sweep had seen
-	assert.Equal(t, 1, rows("new 6"))
-	assert.Equal(t, 1, rows("new 7"))
+	assert.Equal(t, 1, r.rows(t, "new 6"))
+	assert.Equal(t, 1, r.rows(t, "new 7"))
 	for _, p := range []string{"old 1", "old 2", "old 3", "lost 4", "lost 5", "lost 6"} {
-		assert.Equal(t, 1, rows(p), "%s: stored once, kept", p)
+		assert.Equal(t, 1, r.rows(t, p), "%s: stored once, kept", p)
 	}
-	assert.Equal(t, int64(7), b.sweptTo(t, "DLQ"))
+	assert.Equal(t, int64(7), r.sweptTo(t, "DLQ"))
 }
 
 // TestRev41SweepAfterTheStreamLostMessagesItHadNotProven: the same when
@@ -99,62 +131,27 @@ func TestRev41SweepAfterTheStreamLostItsLastMessages(t *testing.T) {
 // before the first new message counts for one now.
 func TestRev41SweepAfterTheStreamLostMessagesItHadNotProven(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	dir, snap := t.TempDir(), t.TempDir()
-	ns := natstest.StartWithStore(t, dir)
-	port := ns.Addr().(*net.TCPAddr).Port
-	b := &bundle{db: testdb.New(t), ns: ns}
-	b.nc, b.js = ns.Connect(t)
-	b.store = NewStore(b.db.Pool)
-	in, _ := b.idle(t, IngestConfig{})
-	send := func(payloads ...string) {
-		t.Helper()
-		for _, p := range payloads {
-			publish(t, b.js, &nats.Msg{Subject: "dlq.acme.search.index_update", Data: []byte(p), Header: nats.Header{
-				HeaderOriginalSubject: {"app.acme.search.index_update"}, HeaderOriginalMsgID: {p}}})
-		}
-	}
-	rows := func(payload string) int {
-		var n int
-		require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters WHERE payload = $1`, []byte(payload)).Scan(&n))
-		return n
-	}
-	sweep := func() {
-		t.Helper()
-		_, err := in.sweep(ctx, "DLQ")
-		require.NoError(t, err)
-	}
+	r := newRewindBed(t)
+	r.send(t, "old 1", "old 2", "old 3", "old 4")
+	r.peek(t, "DLQ", 4)
+	r.sweep(t) // proven to #4
+	r.send(t, "kept 5", "kept 6")
+	r.restart(t, false) // the copy holds #1-#6, #5 and #6 not yet delivered
 
-	send("old 1", "old 2", "old 3", "old 4")
-	b.peek(t, "DLQ", 4)
-	sweep() // proven to #4
-	send("kept 5", "kept 6")
-	b.ns.Shutdown()
-	b.ns.WaitForShutdown()
-	require.NoError(t, os.CopyFS(snap, os.DirFS(dir))) // #1-#6, #5 and #6 not yet delivered
-	b.ns = natstest.StartWithOptions(t, dir, func(o *server.Options) { o.Port = port })
-	wait.Until(t, "the client connected again", time.Minute, b.nc.IsConnected)
+	r.send(t, "lost 7", "lost 8")
+	ingest := r.start(t, IngestConfig{}, func(int) bool { return false }) // stored, never acked
+	wait.Until(t, "the ingester stored #5-#8", time.Minute, func() bool { return r.rows(t, "kept 5") == 1 && r.rows(t, "lost 8") == 1 })
+	ingest.stop()
+	r.sweep(t) // nothing to prove (the ack floor at #4); it sees the stream's last, #8
 
-	send("lost 7", "lost 8")
-	r := b.start(t, IngestConfig{}, func(int) bool { return false }) // stored, never acked
-	wait.Until(t, "the ingester stored #5-#8", time.Minute, func() bool { return rows("kept 5") == 1 && rows("lost 8") == 1 })
-	r.stop()
-	sweep() // nothing to prove (the ack floor at #4); it sees the stream's last, #8
-
-	b.ns.Shutdown()
-	b.ns.WaitForShutdown()
-	require.NoError(t, os.RemoveAll(dir))
-	require.NoError(t, os.CopyFS(dir, os.DirFS(snap))) // #7 and #8 lost
-	b.ns = natstest.StartWithOptions(t, dir, func(o *server.Options) { o.Port = port })
-	wait.Until(t, "the client connected again", time.Minute, b.nc.IsConnected)
-
-	send("new 7", "new 8")
-	b.peek(t, "DLQ", 4) // #5-#8, acked without a row
-	sweep()
-	assert.Equal(t, 1, rows("new 7"), "a dead letter acked without a row at a lost message's sequence is stored")
-	assert.Equal(t, 1, rows("new 8"))
+	r.restart(t, true) // #7 and #8 lost
+	r.send(t, "new 7", "new 8")
+	r.peek(t, "DLQ", 4) // #5-#8, acked without a row
+	r.sweep(t)
+	assert.Equal(t, 1, r.rows(t, "new 7"), "a dead letter acked without a row at a lost message's sequence is stored")
+	assert.Equal(t, 1, r.rows(t, "new 8"))
 	for _, p := range []string{"old 1", "old 4", "kept 5", "kept 6", "lost 7", "lost 8"} {
-		assert.Equal(t, 1, rows(p), "%s: stored once, kept", p)
+		assert.Equal(t, 1, r.rows(t, p), "%s: stored once, kept", p)
 	}
-	assert.Equal(t, int64(8), b.sweptTo(t, "DLQ"))
+	assert.Equal(t, int64(8), r.sweptTo(t, "DLQ"))
 }
