@@ -155,7 +155,7 @@ const (
 	startSweep = `INSERT INTO ingest_sweep_watermark (stream, stream_created, swept_to) VALUES ($1, $2, $3) ON CONFLICT (stream) DO NOTHING`
 	// SKIP LOCKED: one replica at a time sweeps a stream; another finds
 	// it locked and leaves it to that one.
-	lockSweep = `SELECT stream_created, swept_to, proven_to, held, probe_seq, probe_at, rewound_at FROM ingest_sweep_watermark WHERE stream = $1 FOR UPDATE SKIP LOCKED`
+	lockSweep = `SELECT stream_created, swept_to, proven_to, held, probe_seq, probe_at, strict_from, strict_to FROM ingest_sweep_watermark WHERE stream = $1 FOR UPDATE SKIP LOCKED`
 	// swept_at moves when the watermark does: standing still, it says a
 	// held dead letter holds it (DeadLetterSweepStuck).
 	// The probe moves on to the stream's last message between steps too
@@ -164,7 +164,7 @@ const (
 	moveSweepProbe = `UPDATE ingest_sweep_watermark SET probe_seq = $2, probe_at = $3
     WHERE stream = $1 AND stream_created = $4 AND (probe_seq IS NULL OR probe_seq < $2)`
 	advanceSweep = `UPDATE ingest_sweep_watermark SET stream_created = $2, swept_to = $3, proven_to = $4, held = $5,
-    probe_seq = $6, probe_at = $7, rewound_at = $8,
+    probe_seq = $6, probe_at = $7, strict_from = $8, strict_to = $9,
     swept_at = CASE WHEN stream_created = $2 AND swept_to = $3 THEN swept_at ELSE now() END WHERE stream = $1`
 )
 
@@ -327,8 +327,8 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 		var sweptTo, provenTo int64
 		var held []int64
 		var probe sweepProbe
-		var rewoundAt *time.Time
-		switch err := tx.QueryRow(ctx, lockSweep, stream).Scan(&created, &sweptTo, &provenTo, &held, &probe.seq, &probe.at, &rewoundAt); {
+		var strict sweepStrict
+		switch err := tx.QueryRow(ctx, lockSweep, stream).Scan(&created, &sweptTo, &provenTo, &held, &probe.seq, &probe.at, &strict.from, &strict.to); {
 		case errors.Is(err, pgx.ErrNoRows):
 			res.Busy = true
 			return nil
@@ -358,27 +358,28 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 			in.log.Warn("the stream was made again since the last sweep: sweeping it from its first sequence",
 				"stream", stream, "consumer", in.cfg.Durable, "from_seq", first, "swept_to_before", sweptTo)
 			w = sweepMark{sweptTo: first - 1, provenTo: first - 1} // its counts forgotten (sweepCountsOf)
-			probe, rewoundAt = sweepProbe{}, nil
+			probe, strict = sweepProbe{}, sweepStrict{}
 		}
-		wasProbe, wasRewoundAt := probe, rewoundAt
+		wasProbe, wasStrict := probe, strict
 		switch rewound, err := in.rewound(ctx, stream, si, probe); {
 		case err != nil:
 			stepErr = err
 			return nil
 		case rewound:
-			from, at, err := in.rewoundFrom(ctx, stream, si, *probe.at)
+			from, err := in.rewoundFrom(ctx, stream, si, probe)
 			if err != nil {
 				stepErr = err
 				return nil
 			}
+			strict = strict.with(from, max(uint64(*probe.seq), w.provenTo))
 			in.log.Warn("the stream lost messages it had stored (a server that crashed before writing them, or restored from a copy) and numbers new ones with their sequences: "+
-				"sweeping again from the first stored since, counting no row of a message stored before it",
-				"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "first_stored_at", at, "probe_seq", *probe.seq, "last_seq", si.State.LastSeq,
+				"sweeping again from where the loss may begin, each message by its own source key up to the last one the sweep had seen",
+				"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "strict_to_seq", *strict.to, "probe_seq", *probe.seq, "last_seq", si.State.LastSeq,
 				"swept_to_before", sweptTo)
 			w.provenTo = min(w.provenTo, from-1)
 			w.held = slices.DeleteFunc(w.held, func(seq uint64) bool { return seq >= from })
 			in.sweepForget(stream, func(seq uint64) bool { return seq < from })
-			probe, rewoundAt = sweepProbe{}, &at
+			probe = sweepProbe{}
 		}
 		if w.provenTo+1 < first {
 			in.log.Warn("the stream deleted messages before the sweep came to them (its limits, a purge): whether each was stored, the sweep cannot tell",
@@ -411,7 +412,12 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 			var r sweepResult
 			var more []uint64
 			var stop uint64
-			more, stop, r, stepErr = in.sweepRange(ctx, stream, si, start, to, rewoundAt)
+			to, byKey := strict.step(start, to)
+			if byKey {
+				more, stop, r, stepErr = in.sweepByKey(ctx, stream, start, to)
+			} else {
+				more, stop, r, stepErr = in.sweepRange(ctx, stream, si, start, to)
+			}
 			res.add(r)
 			w.held, w.provenTo = append(w.held, more...), to
 			if stop != 0 {
@@ -431,15 +437,15 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 		// What is no longer held is stored or gone: its counts go. Those
 		// past what was looked at keep theirs (held past sweepHeldMax).
 		in.sweepForget(stream, func(seq uint64) bool { return seq > w.provenTo || slices.Contains(w.held, seq) })
-		probe = probe.next(si)
-		if !madeAgain && w.equal(was) && probe.equal(wasProbe) && equalTimes(rewoundAt, wasRewoundAt) {
+		probe, strict = probe.next(si), strict.past(w.provenTo)
+		if !madeAgain && w.equal(was) && probe.equal(wasProbe) && strict.equal(wasStrict) {
 			return nil
 		}
 		keep := make([]int64, len(w.held))
 		for i, h := range w.held {
 			keep[i] = int64(h)
 		}
-		_, err = tx.Exec(ctx, advanceSweep, stream, streamCreated(si), int64(w.sweptTo), int64(w.provenTo), keep, probe.seq, probe.at, rewoundAt)
+		_, err = tx.Exec(ctx, advanceSweep, stream, streamCreated(si), int64(w.sweptTo), int64(w.provenTo), keep, probe.seq, probe.at, strict.from, strict.to)
 		return err
 	})
 	if err != nil {
@@ -489,7 +495,7 @@ func (in *Ingester) countSwept(stream string, r sweepResult) {
 // it holds (could not store, in order), and stop, the first sequence from
 // which on it proved nothing (0: it went through to): a read from the
 // stream or of the rows, or an insert, that failed, with err.
-func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream.StreamInfo, from, to uint64, rewoundAt *time.Time) (held []uint64, stop uint64, res sweepResult, err error) {
+func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream.StreamInfo, from, to uint64) (held []uint64, stop uint64, res sweepResult, err error) {
 	res.From, res.To = from, to
 	// The stored times of the first message of the range and of the first
 	// after it bound those of the range's.
@@ -512,12 +518,6 @@ func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream
 	if created := streamCreated(si); lower.Before(created) {
 		lower = created
 	}
-	// Nor before the first message stored since the stream was last
-	// found rewound (sweepProbe): a row stored before it, of the same
-	// sequence, is a lost message's.
-	if rewoundAt != nil && lower.Before(*rewoundAt) {
-		lower = *rewoundAt
-	}
 	switch after, err := readStored(ctx, in.js, stream, to+1, true); {
 	case err == nil:
 		upper = after.Time.Add(sweepSlop)
@@ -531,6 +531,12 @@ func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream
 	if err != nil {
 		return nil, from, res, err
 	}
+	return in.storeMissing(ctx, stream, from, to, missing, res)
+}
+
+// storeMissing stores what a step of from through to found missing (res:
+// what it found so far), counts and logs it (sweepRange).
+func (in *Ingester) storeMissing(ctx context.Context, stream string, from, to uint64, missing []uint64, res sweepResult) (held []uint64, stop uint64, _ sweepResult, err error) {
 	res.Missing = uint64(len(missing))
 	if len(missing) == 0 {
 		return nil, 0, res, nil

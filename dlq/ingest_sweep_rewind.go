@@ -23,7 +23,9 @@ import (
 // one's delivery) was never stored (review round 41). A loss that the
 // probe outlived (only messages stored after a sweep last saw the stream
 // lost) is not seen: the sweeps every SweepEvery keep that short, next to
-// a server's sync interval (moveProbe).
+// a server's sync interval (moveProbe). Found, the sequences the loss may
+// have reused are proven by each message's own source key (sweepStrict,
+// sweepByKey), whatever the clocks say.
 type sweepProbe struct {
 	seq *int64
 	at  *time.Time
@@ -77,16 +79,28 @@ func (in *Ingester) rewound(ctx context.Context, stream string, si *jetstream.St
 	return !m.Time.UTC().Truncate(time.Microsecond).Equal(*probe.at), nil
 }
 
-// rewoundFrom is, of a rewound stream, the first sequence whose message
-// was stored after before (the lost probe's stored time: every message
-// kept from before the loss was stored no later, every one since after),
-// and that message's stored time; when the stream holds none yet, the one
-// after its last, and now (the new ones are stored after it). A binary
-// search of the stream's sequences, each read the first message at or
-// after one; a read that fails for that message's own reasons counts it
-// as new: the sweep then proves more again, never less.
-func (in *Ingester) rewoundFrom(ctx context.Context, stream string, si *jetstream.StreamInfo, before time.Time) (uint64, time.Time, error) {
-	lo, hi := firstSeq(si), si.State.LastSeq+1
+// rewindMargin is how far behind the lost probe's a server's clock may
+// have stored the first new messages for rewoundFrom to find them (a VM
+// reverted to a snapshot, whose clock resumes behind until synced; a
+// replaced node's). Kept messages stored within it before the probe are
+// proven again by key: a read and an insert that finds each stored, never
+// a second row. New messages stored by a clock further behind, at
+// sequences before the probe's, are taken for kept ones.
+const rewindMargin = time.Hour
+
+// rewoundFrom is, of a stream rewound past probe, the first sequence the
+// loss may have reused: the first whose message was stored after
+// rewindMargin before the lost probe's stored time (every message kept
+// from before the loss was stored no later than the probe, every new one
+// after it by a clock not that far behind), and never past the probe's
+// sequence, whose message is new (rewound), nor past the one after the
+// stream's last. A binary search of the stream's sequences, each read the
+// first message at or after one; a read that fails for that message's own
+// reasons counts it as new: the sweep then proves more by key, never
+// less.
+func (in *Ingester) rewoundFrom(ctx context.Context, stream string, si *jetstream.StreamInfo, probe sweepProbe) (uint64, error) {
+	after := probe.at.Add(-rewindMargin)
+	lo, hi := firstSeq(si), min(si.State.LastSeq+1, uint64(*probe.seq))
 	for lo < hi {
 		mid := lo + (hi-lo)/2
 		m, err := readStored(ctx, in.js, stream, mid, true)
@@ -94,24 +108,87 @@ func (in *Ingester) rewoundFrom(ctx context.Context, stream string, si *jetstrea
 		case errors.Is(err, jetstream.ErrMsgNotFound):
 			hi = mid
 		case err != nil && sweepWide(err):
-			return 0, time.Time{}, fmt.Errorf("look for where %s was rewound: %w", stream, err)
-		case err != nil, m.Seq >= hi, m.Time.After(before):
+			return 0, fmt.Errorf("look for where %s was rewound: %w", stream, err)
+		case err != nil, m.Seq >= hi, m.Time.After(after):
 			hi = mid
 		default:
 			lo = m.Seq + 1
 		}
 	}
-	m, err := readStored(ctx, in.js, stream, lo, true)
-	switch {
-	case err == nil:
-		return lo, m.Time.UTC().Truncate(time.Microsecond), nil
-	case !errors.Is(err, jetstream.ErrMsgNotFound) && sweepWide(err):
-		return 0, time.Time{}, fmt.Errorf("look for where %s was rewound: %w", stream, err)
+	return lo, nil
+}
+
+// sweepStrict are the sequences of a stream found rewound that the loss
+// may have reused (from through to; both nil: none), proven by key
+// (sweepByKey): a row of the same sequence may be the lost message's.
+type sweepStrict struct {
+	from, to *int64
+}
+
+// with is s grown to take in from through to.
+func (s sweepStrict) with(from, to uint64) sweepStrict {
+	f, t := int64(from), int64(max(from, to))
+	if s.from != nil {
+		f, t = min(f, *s.from), max(t, *s.to)
 	}
-	// None yet, or that message's own failure: now. A row of a new one
-	// stored before it by the server's clock is read again, and found
-	// stored (already_stored).
-	return lo, time.Now().UTC().Truncate(time.Microsecond), nil
+	return sweepStrict{from: &f, to: &t}
+}
+
+// step is the end of a step from start that stays on one side of s's
+// bounds (to, at most), and whether it is proven by key.
+func (s sweepStrict) step(start, to uint64) (uint64, bool) {
+	switch {
+	case s.from == nil || start > uint64(*s.to):
+		return to, false
+	case start < uint64(*s.from):
+		return min(to, uint64(*s.from)-1), false
+	}
+	return min(to, uint64(*s.to)), true
+}
+
+// past is s once the sweep has proven through provenTo: none when that is
+// past its end.
+func (s sweepStrict) past(provenTo uint64) sweepStrict {
+	if s.from != nil && provenTo >= uint64(*s.to) {
+		return sweepStrict{}
+	}
+	return s
+}
+
+func (s sweepStrict) equal(o sweepStrict) bool {
+	return (s.from == nil) == (o.from == nil) && (s.from == nil || (*s.from == *o.from && *s.to == *o.to))
+}
+
+// sweepByKey proves stream's sequences from through to by each message's
+// own source key: every message the stream holds there is read and stored
+// as sweepRange stores a missing one, which finds one stored already by
+// its key (its sequence and stored time; already_stored), and a new
+// message at a lost one's sequence not. A sequence the stream holds no
+// message at is skipped (deleted, or never one: nothing to count).
+func (in *Ingester) sweepByKey(ctx context.Context, stream string, from, to uint64) (held []uint64, stop uint64, res sweepResult, err error) {
+	res.From, res.To = from, to
+	var seqs []uint64
+	for seq := from; seq <= to; {
+		m, err := readStored(ctx, in.js, stream, seq, true)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			seq = to + 1
+		case err != nil && sweepWide(err):
+			return nil, from, res, err
+		case err != nil: // that message's own failure: sweepStore holds it
+			seqs = append(seqs, seq)
+			seq++
+		case m.Seq > to:
+			seq = to + 1
+		default:
+			seqs = append(seqs, m.Seq)
+			seq = m.Seq + 1
+		}
+	}
+	if len(seqs) == 0 {
+		return nil, 0, res, nil
+	}
+	return in.storeMissing(ctx, stream, from, to, seqs, res)
 }
 
 // moveProbe moves stream's probe on to its last message (si), as a sweep

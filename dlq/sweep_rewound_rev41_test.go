@@ -155,3 +155,52 @@ func TestRev41SweepAfterTheStreamLostMessagesItHadNotProven(t *testing.T) {
 	}
 	assert.Equal(t, int64(8), r.sweptTo(t, "DLQ"))
 }
+
+// TestRev41SweepAfterALossProvesByKeyWhateverTheClocks: the server that
+// lost the messages ran ahead of the one storing the new ones (a replaced
+// node, a VM reverted to a snapshot whose clock resumes behind): the new
+// dead letters were stored "before" the lost ones by the clocks, and the
+// first sweep after the loss took them for kept ones. The sequences the
+// loss may have reused are proven by each message's own source key, so
+// the lost ones' rows prove none of the new ones. The kept ones are found
+// stored by their keys, and no row is stored twice.
+func TestRev41SweepAfterALossProvesByKeyWhateverTheClocks(t *testing.T) {
+	t.Parallel()
+	r := newRewindBed(t)
+	ctx := context.Background()
+	deadLetters := func(payloads ...string) sweepResult {
+		t.Helper()
+		r.send(t, payloads...)
+		r.peek(t, "DLQ", len(payloads)) // acked without a row
+		res, err := r.in.sweep(ctx, "DLQ")
+		require.NoError(t, err)
+		return res
+	}
+
+	deadLetters("old 1", "old 2", "old 3")
+	r.restart(t, false)
+	deadLetters("lost 4", "lost 5", "lost 6")
+	// The server that stored #4-#6 ran half an hour ahead.
+	_, err := r.db.Pool.Exec(ctx, `UPDATE ingest_sweep_watermark SET probe_at = probe_at + interval '30 minutes' WHERE stream = 'DLQ'`)
+	require.NoError(t, err)
+	_, err = r.db.Pool.Exec(ctx, `UPDATE dead_letters SET dead_lettered_at = dead_lettered_at + interval '30 minutes' WHERE payload IN ('lost 4', 'lost 5', 'lost 6')`)
+	require.NoError(t, err)
+	r.restart(t, true)
+
+	res := deadLetters("new 4", "new 5")
+	assert.Equal(t, 1, r.rows(t, "new 4"), "a new dead letter stored 'before' the lost one by the clocks is stored")
+	assert.Equal(t, 1, r.rows(t, "new 5"))
+	assert.Equal(t, uint64(2), res.Stored, "%+v", res)
+	assert.LessOrEqual(t, res.AlreadyStored, uint64(3), "the kept ones within the margin are read again, no more: %+v", res)
+	var strict *int64
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT strict_from FROM ingest_sweep_watermark WHERE stream = 'DLQ'`).Scan(&strict))
+	assert.NotNil(t, strict, "proven by key up to the lost probe (#6) until the sweep is past it")
+
+	deadLetters("new 6", "new 7")
+	for _, p := range []string{"new 6", "new 7", "old 1", "old 2", "old 3", "lost 4", "lost 5", "lost 6"} {
+		assert.Equal(t, 1, r.rows(t, p), "%s: stored once", p)
+	}
+	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT strict_from FROM ingest_sweep_watermark WHERE stream = 'DLQ'`).Scan(&strict))
+	assert.Nil(t, strict, "past the sequences the loss may have reused")
+	assert.Equal(t, int64(7), r.sweptTo(t, "DLQ"))
+}
