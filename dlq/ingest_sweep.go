@@ -371,9 +371,13 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 				stepErr = err
 				return nil
 			}
-			strict = strict.with(from, max(uint64(*probe.seq), w.provenTo))
+			rowsTo, err := lastRowSeq(ctx, tx, stream, stream == in.cfg.Stream, probe.at.Add(-rewindMargin))
+			if err != nil {
+				return err
+			}
+			strict = strict.with(from, max(uint64(*probe.seq), w.provenTo, rowsTo))
 			in.log.Warn("the stream lost messages it had stored (a server that crashed before writing them, or restored from a copy) and numbers new ones with their sequences: "+
-				"sweeping again from where the loss may begin, each message by its own source key up to the last one the sweep had seen",
+				"sweeping again from where the loss may begin, each message by its own source key up to the last one the sweep had seen or a row names",
 				"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "strict_to_seq", *strict.to, "probe_seq", *probe.seq, "last_seq", si.State.LastSeq,
 				"swept_to_before", sweptTo)
 			w.provenTo = min(w.provenTo, from-1)

@@ -118,6 +118,34 @@ func (in *Ingester) rewoundFrom(ctx context.Context, stream string, si *jetstrea
 	return lo, nil
 }
 
+// The last sequence of the stream ($1) a row stored since $2 names: of
+// the DLQ stream, its source_seq; of the advisory stream, its delivery's
+// (as sweepStoredAdvisory reads them). On the (dead_lettered_at,
+// source_key) index, read once when a stream is found rewound.
+const (
+	lastRowSeqDLQ = `SELECT coalesce(max(source_seq), 0) FROM dead_letters
+WHERE dead_lettered_at >= $2 AND source_kind = 'dlq' AND source_stream = $1`
+	lastRowSeqAdvisory = `SELECT coalesce(max(p.seq), 0) FROM dead_letters d CROSS JOIN LATERAL quarantine_delivery_position(d.delivery) p
+WHERE d.dead_lettered_at >= $2 AND d.source_kind = 'advisory' AND starts_with(d.delivery, $1 || ' #') AND p.stream = $1`
+)
+
+// lastRowSeq is the last sequence of stream (dlq: the DLQ stream, else
+// the advisory stream) a row stored since names: a message lost after the
+// sweep last saw the stream (its probe) has its row all the same, stored
+// by its delivery, and the new message at its sequence is proven by key
+// too (review round 41).
+func lastRowSeq(ctx context.Context, tx boundedTx, stream string, dlq bool, since time.Time) (uint64, error) {
+	q := lastRowSeqAdvisory
+	if dlq {
+		q = lastRowSeqDLQ
+	}
+	var seq int64
+	if err := tx.QueryRow(ctx, q, stream, since).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("read the last sequence of %s its rows name: %w", stream, err)
+	}
+	return uint64(max(seq, 0)), nil
+}
+
 // sweepStrict are the sequences of a stream found rewound that the loss
 // may have reused (from through to; both nil: none), proven by key
 // (sweepByKey): a row of the same sequence may be the lost message's.
@@ -165,6 +193,9 @@ func (s sweepStrict) equal(o sweepStrict) bool {
 // its key (its sequence and stored time; already_stored), and a new
 // message at a lost one's sequence not. A sequence the stream holds no
 // message at is skipped (deleted, or never one: nothing to count).
+// Sequences a loss may have reused go from the first rewoundFrom finds
+// through the last the sweep had seen, proven, or a row names
+// (lastRowSeq).
 func (in *Ingester) sweepByKey(ctx context.Context, stream string, from, to uint64) (held []uint64, stop uint64, res sweepResult, err error) {
 	res.From, res.To = from, to
 	var seqs []uint64
@@ -175,8 +206,13 @@ func (in *Ingester) sweepByKey(ctx context.Context, stream string, from, to uint
 			seq = to + 1
 		case err != nil && sweepWide(err):
 			return nil, from, res, err
-		case err != nil: // that message's own failure: sweepStore holds it
-			seqs = append(seqs, seq)
+		case err != nil:
+			// The first message at or after seq failed for its own
+			// reasons: seq itself is it, or a gap before it (skipped).
+			// sweepStore holds it.
+			if _, err := readStored(ctx, in.js, stream, seq, false); !errors.Is(err, jetstream.ErrMsgNotFound) {
+				seqs = append(seqs, seq)
+			}
 			seq++
 		case m.Seq > to:
 			seq = to + 1

@@ -156,15 +156,15 @@ func TestRev41SweepAfterTheStreamLostMessagesItHadNotProven(t *testing.T) {
 	assert.Equal(t, int64(8), r.sweptTo(t, "DLQ"))
 }
 
-// TestRev41SweepAfterALossProvesByKeyWhateverTheClocks: the server that
-// lost the messages ran ahead of the one storing the new ones (a replaced
-// node, a VM reverted to a snapshot whose clock resumes behind): the new
-// dead letters were stored "before" the lost ones by the clocks, and the
-// first sweep after the loss took them for kept ones. The sequences the
-// loss may have reused are proven by each message's own source key, so
-// the lost ones' rows prove none of the new ones. The kept ones are found
-// stored by their keys, and no row is stored twice.
-func TestRev41SweepAfterALossProvesByKeyWhateverTheClocks(t *testing.T) {
+// TestRev41SweepAfterALossFindsNewMessagesByAClockBehind: the server
+// that lost the messages ran ahead of the one storing the new ones (a
+// replaced node, a VM reverted to a snapshot whose clock resumes behind):
+// the new dead letters were stored "before" the lost probe by the clocks,
+// and the sweep took them for kept ones, proven by nothing. The search for
+// where the loss begins looks an hour before the lost probe's time, never
+// past its sequence; the kept ones within that hour are found stored by
+// their keys, no more are read, and no row is stored twice.
+func TestRev41SweepAfterALossFindsNewMessagesByAClockBehind(t *testing.T) {
 	t.Parallel()
 	r := newRewindBed(t)
 	ctx := context.Background()
@@ -203,4 +203,44 @@ func TestRev41SweepAfterALossProvesByKeyWhateverTheClocks(t *testing.T) {
 	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT strict_from FROM ingest_sweep_watermark WHERE stream = 'DLQ'`).Scan(&strict))
 	assert.Nil(t, strict, "past the sequences the loss may have reused")
 	assert.Equal(t, int64(7), r.sweptTo(t, "DLQ"))
+}
+
+// TestRev41SweepAfterALossProvesByKeyPastTheProbe: messages lost after the
+// sweep last saw the stream (its probe) had rows all the same, stored by
+// their deliveries; the new messages at their sequences were proven by
+// sweepRange's time window, which those rows fall in when the lost
+// server's clock ran ahead of the new one's. Every sequence a row stored
+// since names is proven by each message's own source key.
+func TestRev41SweepAfterALossProvesByKeyPastTheProbe(t *testing.T) {
+	t.Parallel()
+	r := newRewindBed(t)
+	ctx := context.Background()
+	r.send(t, "old 1", "old 2", "old 3")
+	r.peek(t, "DLQ", 3)
+	r.sweep(t)
+	r.restart(t, false) // the copy holds #1-#3
+	r.send(t, "lost 4", "lost 5", "lost 6")
+	r.peek(t, "DLQ", 3)
+	r.sweep(t) // the probe at #6
+	r.send(t, "lost 7", "lost 8")
+	ingest := r.start(t, IngestConfig{}, func(int) bool { return false })
+	wait.Until(t, "the ingester stored #7 and #8", time.Minute, func() bool { return r.rows(t, "lost 7") == 1 && r.rows(t, "lost 8") == 1 })
+	ingest.stop()
+	r.restart(t, true) // #4-#8 lost
+
+	r.send(t, "new 4", "new 5", "new 6", "new 7", "new 8", "new 9", "new 10")
+	r.peek(t, "DLQ", 7)
+	// The lost server's clock ran ahead of the new one's by about the
+	// restart's length: the lost rows' stored times lie among the new ones'.
+	for seq, payload := range map[uint64]string{7: "lost 7", 8: "lost 8"} {
+		m, err := readStored(ctx, r.js, "DLQ", seq, false)
+		require.NoError(t, err)
+		_, err = r.db.Pool.Exec(ctx, `UPDATE dead_letters SET dead_lettered_at = $2 WHERE payload = $1`, []byte(payload), m.Time.Add(time.Millisecond))
+		require.NoError(t, err)
+	}
+	r.sweep(t)
+	for _, p := range []string{"new 4", "new 5", "new 6", "new 7", "new 8", "new 9", "new 10", "lost 7", "lost 8"} {
+		assert.Equal(t, 1, r.rows(t, p), "%s stored once", p)
+	}
+	assert.Equal(t, int64(10), r.sweptTo(t, "DLQ"))
 }
