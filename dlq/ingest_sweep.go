@@ -158,14 +158,14 @@ const (
 	lockSweep = `SELECT stream_created, swept_to, proven_to, held, probe_seq, probe_at, strict_from, strict_to FROM ingest_sweep_watermark WHERE stream = $1 FOR UPDATE SKIP LOCKED`
 	// swept_at moves when the watermark does: standing still, it says a
 	// held dead letter holds it (DeadLetterSweepStuck).
-	// The probe moves on to the stream's last message between steps too
-	// (a sweep with nothing to prove); never back: a step that found the
-	// stream rewound sets its own.
-	moveSweepProbe = `UPDATE ingest_sweep_watermark SET probe_seq = $2, probe_at = $3
-    WHERE stream = $1 AND stream_created = $4 AND (probe_seq IS NULL OR probe_seq < $2)`
 	advanceSweep = `UPDATE ingest_sweep_watermark SET stream_created = $2, swept_to = $3, proven_to = $4, held = $5,
     probe_seq = $6, probe_at = $7, strict_from = $8, strict_to = $9,
     swept_at = CASE WHEN stream_created = $2 AND swept_to = $3 THEN swept_at ELSE now() END WHERE stream = $1`
+	// The probe (sweepProbe) moves on to the stream's last message between
+	// steps too (a sweep with nothing to prove); never back: a step that
+	// found the stream rewound sets its own.
+	moveSweepProbe = `UPDATE ingest_sweep_watermark SET probe_seq = $2, probe_at = $3
+    WHERE stream = $1 AND stream_created = $4 AND (probe_seq IS NULL OR probe_seq < $2)`
 )
 
 // sweepStoredDLQ are the sequences from $3 through $4 of the DLQ stream

@@ -196,6 +196,19 @@ func (j *job) unreserved() bool {
 	return j.reservedFirst && !j.handed
 }
 
+// storable makes j's texts from outside storable (dlq.CleanText): its
+// result names what services, brokers and messages read back said (a
+// revalidation's reason, a broker's error, a kept message's headers), its
+// stream is the PubAck's, which any subscriber of the subject may send. A
+// NUL or bytes not UTF-8 in any of them made PostgreSQL refuse the record
+// at every try: the worker kept the outcome, claimed nothing else for its
+// tries, let it go, and the next claim met the same answer (review round
+// 41). Recorded once cleaned; the bytes the texts came as are in no
+// promise.
+func (j *job) storable() {
+	j.result, j.stream, j.deferredBy = dlq.CleanText(j.result), dlq.CleanText(j.stream), dlq.CleanText(j.deferredBy)
+}
+
 // recordState is what becomes of an outcome in the record: the dead
 // letter's status (the SQL that sets it) and whether the item lets go of
 // its dead letter.
@@ -997,19 +1010,6 @@ type ledgerColumns struct {
 	jobIDs, reqIDs, dlIDs, seqs                        []int64
 	tenants, classes, msgIDs, opIDs, subjects, streams []string
 	dups, dedupeKeys, operationKeys                    []bool
-}
-
-// storable makes j's texts from outside storable (dlq.CleanText): its
-// result names what services, brokers and messages read back said (a
-// revalidation's reason, a broker's error, a kept message's headers), its
-// stream is the PubAck's, which any subscriber of the subject may send. A
-// NUL or bytes not UTF-8 in any of them made PostgreSQL refuse the record
-// at every try: the worker kept the outcome, claimed nothing else for its
-// tries, let it go, and the next claim met the same answer (review round
-// 41). Recorded once cleaned; the bytes the texts came as are in no
-// promise.
-func (j *job) storable() {
-	j.result, j.stream, j.deferredBy = dlq.CleanText(j.result), dlq.CleanText(j.stream), dlq.CleanText(j.deferredBy)
 }
 
 func (l *ledgerColumns) add(j *job) {
