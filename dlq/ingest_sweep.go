@@ -33,7 +33,8 @@ import (
 // time), so a delivery of it later is deduplicated; hostile ones are kept
 // and flagged as ingest keeps them. Nothing of this runs per message on
 // the ingest path: a sweep that finds the watermark at the ack floor reads
-// one row and asks NATS twice.
+// one row, asks NATS twice and reads the stream's message it saw last
+// again (sweepProbe; moving it on, when the stream grew, is one update).
 
 // Bounds of a sweep. A step proves at most sweepStep sequences, with one
 // query that reads the rows stored in their time range (and at most that
@@ -162,8 +163,11 @@ const (
     probe_seq = $6, probe_at = $7, strict_from = $8, strict_to = $9,
     swept_at = CASE WHEN stream_created = $2 AND swept_to = $3 THEN swept_at ELSE now() END WHERE stream = $1`
 	// The probe (sweepProbe) moves on to the stream's last message between
-	// steps too (a sweep with nothing to prove); never back: a step that
-	// found the stream rewound sets its own.
+	// steps too (a sweep with nothing to prove); never back. Outside the
+	// row's lock: run just after a step that found the stream rewound and
+	// set its own, it can put the probe back on a lost message, and the
+	// next sweep finds the stream rewound again and proves by key once
+	// more (reads, never a loss).
 	moveSweepProbe = `UPDATE ingest_sweep_watermark SET probe_seq = $2, probe_at = $3
     WHERE stream = $1 AND stream_created = $4 AND (probe_seq IS NULL OR probe_seq < $2)`
 )
@@ -373,7 +377,8 @@ func (in *Ingester) sweepStep(ctx context.Context, stream string, retry bool) (o
 			}
 			rowsTo, err := lastRowSeq(ctx, tx, stream, stream == in.cfg.Stream, probe.at.Add(-rewindMargin))
 			if err != nil {
-				return err
+				stepErr = err
+				return nil
 			}
 			strict = strict.with(from, max(uint64(*probe.seq), w.provenTo, rowsTo))
 			in.log.Warn("the stream lost messages it had stored (a server that crashed before writing them, or restored from a copy) and numbers new ones with their sequences: "+
@@ -535,12 +540,6 @@ func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream
 	if err != nil {
 		return nil, from, res, err
 	}
-	return in.storeMissing(ctx, stream, from, to, missing, res)
-}
-
-// storeMissing stores what a step of from through to found missing (res:
-// what it found so far), counts and logs it (sweepRange).
-func (in *Ingester) storeMissing(ctx context.Context, stream string, from, to uint64, missing []uint64, res sweepResult) (held []uint64, stop uint64, _ sweepResult, err error) {
 	res.Missing = uint64(len(missing))
 	if len(missing) == 0 {
 		return nil, 0, res, nil

@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// sweepProbe is the last message of a stream as a sweep step saw it (its
+// sweepProbe is the last message of a stream as a sweep saw it (its
 // sequence and stored time, from the stream's info; both nil: none seen,
 // migration 0079), read again at every sweep (rewound). A stream can lose
 // the last messages it stored and keep its name and creation time: a
@@ -195,9 +195,10 @@ func (s sweepStrict) equal(o sweepStrict) bool {
 // message at is skipped (deleted, or never one: nothing to count).
 // Sequences a loss may have reused go from the first rewoundFrom finds
 // through the last the sweep had seen, proven, or a row names
-// (lastRowSeq).
-func (in *Ingester) sweepByKey(ctx context.Context, stream string, from, to uint64) (held []uint64, stop uint64, res sweepResult, err error) {
-	res.From, res.To = from, to
+// (lastRowSeq). Each message is read twice (its sequence found, then read
+// whole to store): only after a loss, and only these sequences.
+func (in *Ingester) sweepByKey(ctx context.Context, stream string, from, to uint64) ([]uint64, uint64, sweepResult, error) {
+	res := sweepResult{From: from, To: to}
 	var seqs []uint64
 	for seq := from; seq <= to; {
 		m, err := readStored(ctx, in.js, stream, seq, true)
@@ -224,7 +225,20 @@ func (in *Ingester) sweepByKey(ctx context.Context, stream string, from, to uint
 	if len(seqs) == 0 {
 		return nil, 0, res, nil
 	}
-	return in.storeMissing(ctx, stream, from, to, seqs, res)
+	held, stop, err := in.sweepStore(ctx, stream, seqs, &res)
+	in.countSwept(stream, res)
+	fields := []any{"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "to_seq", to, "read", len(seqs),
+		"stored", res.Stored, "already_stored", res.AlreadyStored, "deleted", res.Deleted, "held", len(held)}
+	if stop != 0 {
+		fields = append(fields, "stopped_at_seq", stop)
+	}
+	if res.Stored == 0 {
+		in.log.Debug("the sweep proved by key the sequences the stream's loss may have reused: every message there was stored", fields...)
+	} else {
+		in.log.Warn("dead letters at sequences the stream's loss reused had no row (acked by another client, or by a late ack of the lost message's delivery): "+
+			"the sweep stored them from the stream", fields...)
+	}
+	return held, stop, res, err
 }
 
 // moveProbe moves stream's probe on to its last message (si), as a sweep

@@ -131,15 +131,15 @@ func (r *Record) readProducerWord(h map[string][]string) {
 			r.PayloadUnavailable = true
 		}
 		r.flag(flagLeftOut+part, "its producer could not send the original whole, and says in %s: %s; it is not replayed: re-publish it from the producer, or resolve it by hand",
-			HeaderLeftOut, cutText(CleanText(strings.TrimSpace(v)), 1000))
+			HeaderLeftOut, OutsideText(strings.TrimSpace(v), 1000))
 	}
 }
 
 // OutsideText is text from outside (a service's answer, a broker's
-// error, a header read back) as a text column can store it (StorableText):
+// error, a panic's message) as a text column can store it (StorableText):
 // cleaned (CleanText: PostgreSQL refuses a NUL or bytes not UTF-8, and a
-// record refused so would be refused at every try) and cut to n bytes
-// (cutText).
+// record refused so would be refused at every try) and cut to n bytes at a
+// character boundary, "…" after it when cut (cutText).
 func OutsideText(s string, n int) string {
 	return cutText(CleanText(s), n)
 }

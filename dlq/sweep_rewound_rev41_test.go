@@ -74,9 +74,27 @@ func (r *rewindBed) sweep(t *testing.T) {
 // rows counts the rows of payload.
 func (r *rewindBed) rows(t *testing.T, payload string) int {
 	t.Helper()
-	var n int
-	require.NoError(t, r.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM dead_letters WHERE payload = $1`, []byte(payload)).Scan(&n))
-	return n
+	return countRows(t, r.db.Pool, "payload = $1", []byte(payload))
+}
+
+// deadLetters sends a dead letter of each payload, takes them off the
+// ingest consumer as a peek does (acked without a row), and sweeps.
+func (r *rewindBed) deadLetters(t *testing.T, payloads ...string) sweepResult {
+	t.Helper()
+	r.send(t, payloads...)
+	r.peek(t, "DLQ", len(payloads))
+	res, err := r.in.sweep(context.Background(), "DLQ")
+	require.NoError(t, err)
+	return res
+}
+
+// strictFrom is the first sequence the DLQ stream's sweep proves by key
+// (nil: none).
+func (r *rewindBed) strictFrom(t *testing.T) *int64 {
+	t.Helper()
+	var from *int64
+	require.NoError(t, r.db.Pool.QueryRow(context.Background(), `SELECT strict_from FROM ingest_sweep_watermark WHERE stream = 'DLQ'`).Scan(&from))
+	return from
 }
 
 // TestRev41SweepAfterTheStreamLostItsLastMessages: the DLQ stream's
@@ -87,21 +105,15 @@ func (r *rewindBed) rows(t *testing.T, payload string) int {
 // messages' rows, and never looked at them again: new dead letters acked
 // there without a row (an on-call's peek) were never stored. The sweep
 // now finds the stream rewound (the last message it saw is gone) and
-// proves again from the first message stored since, counting no row
-// stored before it.
+// proves the sequences the loss may have reused by each message's own
+// source key.
 func TestRev41SweepAfterTheStreamLostItsLastMessages(t *testing.T) {
 	t.Parallel()
 	r := newRewindBed(t)
-	deadLetters := func(payloads ...string) {
-		t.Helper()
-		r.send(t, payloads...)
-		r.peek(t, "DLQ", len(payloads)) // acked without a row
-		r.sweep(t)
-	}
 
-	deadLetters("old 1", "old 2", "old 3")
+	r.deadLetters(t, "old 1", "old 2", "old 3")
 	r.restart(t, false) // the copy holds #1-#3
-	deadLetters("lost 4", "lost 5", "lost 6")
+	r.deadLetters(t, "lost 4", "lost 5", "lost 6")
 	for _, p := range []string{"old 1", "old 3", "lost 4", "lost 6"} {
 		require.Equal(t, 1, r.rows(t, p), p)
 	}
@@ -110,10 +122,10 @@ func TestRev41SweepAfterTheStreamLostItsLastMessages(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), st.CachedInfo().State.LastSeq)
 
-	deadLetters("new 4", "new 5") // #4, #5 again
+	r.deadLetters(t, "new 4", "new 5") // #4, #5 again
 	assert.Equal(t, 1, r.rows(t, "new 4"), "a dead letter acked without a row at a lost message's sequence is stored")
 	assert.Equal(t, 1, r.rows(t, "new 5"))
-	deadLetters("new 6", "new 7") // past the stream's end the sweep had seen
+	r.deadLetters(t, "new 6", "new 7") // past the stream's end the sweep had seen
 	assert.Equal(t, 1, r.rows(t, "new 6"))
 	assert.Equal(t, 1, r.rows(t, "new 7"))
 	for _, p := range []string{"old 1", "old 2", "old 3", "lost 4", "lost 5", "lost 6"} {
@@ -127,14 +139,12 @@ func TestRev41SweepAfterTheStreamLostItsLastMessages(t *testing.T) {
 // the dead letters there (the ingester's rows; their acks never applied)
 // and the sweep had seen the stream's last one. The new dead letters at
 // the lost ones' sequences were proven by the lost ones' rows, stored
-// after the first message the sweep had still to prove. No row stored
-// before the first new message counts for one now.
+// after the first message the sweep had still to prove. Those sequences
+// are proven by each message's own source key now.
 func TestRev41SweepAfterTheStreamLostMessagesItHadNotProven(t *testing.T) {
 	t.Parallel()
 	r := newRewindBed(t)
-	r.send(t, "old 1", "old 2", "old 3", "old 4")
-	r.peek(t, "DLQ", 4)
-	r.sweep(t) // proven to #4
+	r.deadLetters(t, "old 1", "old 2", "old 3", "old 4") // proven to #4
 	r.send(t, "kept 5", "kept 6")
 	r.restart(t, false) // the copy holds #1-#6, #5 and #6 not yet delivered
 
@@ -168,18 +178,10 @@ func TestRev41SweepAfterALossFindsNewMessagesByAClockBehind(t *testing.T) {
 	t.Parallel()
 	r := newRewindBed(t)
 	ctx := context.Background()
-	deadLetters := func(payloads ...string) sweepResult {
-		t.Helper()
-		r.send(t, payloads...)
-		r.peek(t, "DLQ", len(payloads)) // acked without a row
-		res, err := r.in.sweep(ctx, "DLQ")
-		require.NoError(t, err)
-		return res
-	}
 
-	deadLetters("old 1", "old 2", "old 3")
+	r.deadLetters(t, "old 1", "old 2", "old 3")
 	r.restart(t, false)
-	deadLetters("lost 4", "lost 5", "lost 6")
+	r.deadLetters(t, "lost 4", "lost 5", "lost 6")
 	// The server that stored #4-#6 ran half an hour ahead.
 	_, err := r.db.Pool.Exec(ctx, `UPDATE ingest_sweep_watermark SET probe_at = probe_at + interval '30 minutes' WHERE stream = 'DLQ'`)
 	require.NoError(t, err)
@@ -187,21 +189,18 @@ func TestRev41SweepAfterALossFindsNewMessagesByAClockBehind(t *testing.T) {
 	require.NoError(t, err)
 	r.restart(t, true)
 
-	res := deadLetters("new 4", "new 5")
+	res := r.deadLetters(t, "new 4", "new 5")
 	assert.Equal(t, 1, r.rows(t, "new 4"), "a new dead letter stored 'before' the lost one by the clocks is stored")
 	assert.Equal(t, 1, r.rows(t, "new 5"))
 	assert.Equal(t, uint64(2), res.Stored, "%+v", res)
 	assert.LessOrEqual(t, res.AlreadyStored, uint64(3), "the kept ones within the margin are read again, no more: %+v", res)
-	var strict *int64
-	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT strict_from FROM ingest_sweep_watermark WHERE stream = 'DLQ'`).Scan(&strict))
-	assert.NotNil(t, strict, "proven by key up to the lost probe (#6) until the sweep is past it")
+	assert.NotNil(t, r.strictFrom(t), "proven by key up to the lost probe (#6) until the sweep is past it")
 
-	deadLetters("new 6", "new 7")
+	r.deadLetters(t, "new 6", "new 7")
 	for _, p := range []string{"new 6", "new 7", "old 1", "old 2", "old 3", "lost 4", "lost 5", "lost 6"} {
 		assert.Equal(t, 1, r.rows(t, p), "%s: stored once", p)
 	}
-	require.NoError(t, r.db.Pool.QueryRow(ctx, `SELECT strict_from FROM ingest_sweep_watermark WHERE stream = 'DLQ'`).Scan(&strict))
-	assert.Nil(t, strict, "past the sequences the loss may have reused")
+	assert.Nil(t, r.strictFrom(t), "past the sequences the loss may have reused")
 	assert.Equal(t, int64(7), r.sweptTo(t, "DLQ"))
 }
 
@@ -215,13 +214,9 @@ func TestRev41SweepAfterALossProvesByKeyPastTheProbe(t *testing.T) {
 	t.Parallel()
 	r := newRewindBed(t)
 	ctx := context.Background()
-	r.send(t, "old 1", "old 2", "old 3")
-	r.peek(t, "DLQ", 3)
-	r.sweep(t)
-	r.restart(t, false) // the copy holds #1-#3
-	r.send(t, "lost 4", "lost 5", "lost 6")
-	r.peek(t, "DLQ", 3)
-	r.sweep(t) // the probe at #6
+	r.deadLetters(t, "old 1", "old 2", "old 3")
+	r.restart(t, false)                            // the copy holds #1-#3
+	r.deadLetters(t, "lost 4", "lost 5", "lost 6") // the probe at #6
 	r.send(t, "lost 7", "lost 8")
 	ingest := r.start(t, IngestConfig{}, func(int) bool { return false })
 	wait.Until(t, "the ingester stored #7 and #8", time.Minute, func() bool { return r.rows(t, "lost 7") == 1 && r.rows(t, "lost 8") == 1 })

@@ -482,8 +482,7 @@ func judgeLedger(v Verdict, attempted bool, l Ledger) Verdict {
 			replayedBy(l.ReplayedBy), chainTwiceBy(l.ChainTwice)))
 	case l.Replayed && l.ReplayedBy == AnotherTenant:
 		return v.plain(Block, CheckLedger, "already replayed by "+requestNamed(AnotherTenant)+" (the replay ledger has a replay of its message id on its subject), "+
-			"which this tenant cannot see: whether that replay carried this dead letter's message is not known here, so it is not published again, nor taken as replayed; "+
-			"if its effect did not happen, resolve it by hand")
+			anotherTenantsReplay)
 	case l.Replayed && !(Classing{Class: v.Class}).skipsReplayed():
 		return v.plain(Block, CheckLedger, fmt.Sprintf("already replayed%s (the replay ledger has it), and a %s item is not published twice: "+
 			"if its effect did not happen, resolve it by hand", replayedBy(l.ReplayedBy), v.Class))
@@ -522,6 +521,12 @@ func replayedBy(id int64) string {
 // as a request id, for a replay a person found applied; the answers
 // carry it positive.)
 const AnotherTenant int64 = 1 << 62
+
+// anotherTenantsReplay is what the rules say of an item a request of
+// another tenant replayed (judgeLedger, replayedBefore): blocked for a
+// person in every class (review round 41).
+const anotherTenantsReplay = "which this tenant cannot see: whether that replay carried this dead letter's message is not known here, " +
+	"so it is not published again, nor taken as replayed; if its effect did not happen, resolve it by hand"
 
 // requestNamed is request id as a reason names it: "replay request N", or
 // "a replay request of another tenant".

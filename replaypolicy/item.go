@@ -581,8 +581,7 @@ func replayedBefore(v Verdict, item Item) Verdict {
 		return v.with(Block, CheckLedger, "%s was already %s, and %s; resolve it by hand", what, done, chainTwiceBy(item.ChainTwice))
 	}
 	if item.ReplayedBy == AnotherTenant {
-		return v.with(Block, CheckLedger, "%s was already %s, which this tenant cannot see: whether that replay carried this dead letter's message is not known here, "+
-			"so it is not published again, nor taken as replayed; if its effect did not happen, resolve it by hand", what, done)
+		return v.with(Block, CheckLedger, "%s was already %s, %s", what, done, anotherTenantsReplay)
 	}
 	if v.Classing.skipsReplayed() {
 		return v.with(Done, CheckLedger, "%s was already %s; the item is skipped, not re-sent", what, doneWell)

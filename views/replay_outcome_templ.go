@@ -1102,14 +1102,14 @@ func FixMarkerForm(f FixForm) templ.Component {
 	})
 }
 
-// fixField is one field of a fix form, its id unique to the dead letter
-// (a groups page holds many fix forms).
 // fixedAtLayout is the fix form's default time, to the second (the input
 // steps by a second): cut to the minute, a fix recorded "now" from a dead
 // letter's page was in place before that dead letter, stored in the same
 // minute, and did not cover it (review round 41).
 const fixedAtLayout = "2006-01-02T15:04:05"
 
+// fixField is one field of a fix form, its id unique to the dead letter
+// (a groups page holds many fix forms).
 func fixField(f FixForm, name, typ, label, value, placeholder string, required bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

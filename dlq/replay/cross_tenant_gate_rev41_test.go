@@ -10,7 +10,6 @@ import (
 
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
-	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // TestRev41TwoTenantsGatesOfOneMessageTakeOneLock: two tenants' jobs of
@@ -22,6 +21,7 @@ import (
 // window, and the broker stored the message twice. Now globex's gate
 // waits for acme's, reads its publish in flight, and waits.
 func TestRev41TwoTenantsGatesOfOneMessageTakeOneLock(t *testing.T) {
+	t.Parallel()
 	b := setupReplay(t)
 	overlapping(t, b, "app.{tenant}.>, events.{tenant}.>, globex=app.acme.>", "globex")
 	ctx := context.Background()
@@ -72,22 +72,7 @@ func TestRev41TwoTenantsGatesOfOneMessageTakeOneLock(t *testing.T) {
 	}()
 	// globex's gate waits for acme's lock of the message's identity; with
 	// a lock of its own it read nothing in flight and published at once.
-	wait.For(t, "globex's gate waits for acme's, or publishes", 10*time.Second, func() error {
-		select {
-		case <-pubB:
-			return nil
-		default:
-		}
-		var waiting int
-		if err := b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			return err
-		}
-		if waiting < 2 {
-			return wait.ErrNotYet
-		}
-		return nil
-	})
+	b.waitLockWaitersOr(t, "globex's gate waits for acme's, or publishes", 2, pubB)
 	select {
 	case <-pubB:
 		t.Fatalf("globex's gate published while acme's, past its read of the message's identity, held it")

@@ -69,8 +69,7 @@ func TestRev40ReplayOfTheMessageInAnotherTenantIsNotPublishedAgain(t *testing.T)
 	require.Equal(t, "globex", second.Tenant)
 	assert.Equal(t, replay.StatusVoid, second.Status, "nothing to replay: %s", second.StatusReason)
 	assert.Equal(t, 1, b.onSubject(t, subject), "message id %s published to %s twice (acme's replay, then globex's)", id, subject)
-	var status string
-	require.NoError(t, b.db.Pool.QueryRow(context.Background(), `SELECT status FROM dead_letters WHERE id = $1`, globex).Scan(&status))
+	status, _ := b.deadLetterStatus(t, globex, second.ID)
 	assert.NotEqual(t, "replayed", status, "globex's dead letter taken as replayed by acme's replay")
 }
 

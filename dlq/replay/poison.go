@@ -76,15 +76,7 @@ func panicText(v any) string {
 	} else {
 		s = fmt.Sprint(v)
 	}
-	s = dlq.CleanText(s)
-	if len(s) <= maxPanicText {
-		return s
-	}
-	n := maxPanicText
-	for n > 0 && s[n]&0xC0 == 0x80 { // back to a character's first byte
-		n--
-	}
-	return s[:n] + "…"
+	return dlq.OutsideText(s, maxPanicText)
 }
 
 // maxPanicText bounds the panic's text in a job's result and its audit row.

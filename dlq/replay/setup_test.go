@@ -341,7 +341,19 @@ func activateElsewhere(t testing.TB, b *replayBundle, table *replaypolicy.Table)
 // of the test holds.
 func (b *replayBundle) waitLockWaiters(t *testing.T, what string, n int) {
 	t.Helper()
+	b.waitLockWaitersOr(t, what, n, nil)
+}
+
+// waitLockWaitersOr is waitLockWaiters that also ends once done is closed
+// (what was to block finished instead; nil: never).
+func (b *replayBundle) waitLockWaitersOr(t *testing.T, what string, n int, done <-chan struct{}) {
+	t.Helper()
 	wait.For(t, what, 10*time.Second, func() error {
+		select {
+		case <-done:
+			return nil
+		default:
+		}
 		var waiting int
 		if err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
             WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
