@@ -77,6 +77,15 @@ func (r *rewindBed) rows(t *testing.T, payload string) int {
 	return countRows(t, r.db.Pool, "payload = $1", []byte(payload))
 }
 
+// storedOnce asserts that each payload has one row (why: what a row less
+// would mean).
+func (r *rewindBed) storedOnce(t *testing.T, why string, payloads ...string) {
+	t.Helper()
+	for _, p := range payloads {
+		assert.Equal(t, 1, r.rows(t, p), "%s: %s", p, why)
+	}
+}
+
 // deadLetters sends a dead letter of each payload, takes them off the
 // ingest consumer as a peek does (acked without a row), and sweeps.
 func (r *rewindBed) deadLetters(t *testing.T, payloads ...string) sweepResult {
@@ -114,23 +123,17 @@ func TestRev41SweepAfterTheStreamLostItsLastMessages(t *testing.T) {
 	r.deadLetters(t, "old 1", "old 2", "old 3")
 	r.restart(t, false) // the copy holds #1-#3
 	r.deadLetters(t, "lost 4", "lost 5", "lost 6")
-	for _, p := range []string{"old 1", "old 3", "lost 4", "lost 6"} {
-		require.Equal(t, 1, r.rows(t, p), p)
-	}
+	r.storedOnce(t, "stored before the loss", "old 1", "old 3", "lost 4", "lost 6")
 	r.restart(t, true) // #4-#6 lost; the same stream, its ack floor at #3
 	st, err := r.js.Stream(context.Background(), "DLQ")
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), st.CachedInfo().State.LastSeq)
 
 	r.deadLetters(t, "new 4", "new 5") // #4, #5 again
-	assert.Equal(t, 1, r.rows(t, "new 4"), "a dead letter acked without a row at a lost message's sequence is stored")
-	assert.Equal(t, 1, r.rows(t, "new 5"))
+	r.storedOnce(t, "a dead letter acked without a row at a lost message's sequence is stored", "new 4", "new 5")
 	r.deadLetters(t, "new 6", "new 7") // past the stream's end the sweep had seen
-	assert.Equal(t, 1, r.rows(t, "new 6"))
-	assert.Equal(t, 1, r.rows(t, "new 7"))
-	for _, p := range []string{"old 1", "old 2", "old 3", "lost 4", "lost 5", "lost 6"} {
-		assert.Equal(t, 1, r.rows(t, p), "%s: stored once, kept", p)
-	}
+	r.storedOnce(t, "stored", "new 6", "new 7")
+	r.storedOnce(t, "stored once, kept", "old 1", "old 2", "old 3", "lost 4", "lost 5", "lost 6")
 	assert.Equal(t, int64(7), r.sweptTo(t, "DLQ"))
 }
 
@@ -158,11 +161,8 @@ func TestRev41SweepAfterTheStreamLostMessagesItHadNotProven(t *testing.T) {
 	r.send(t, "new 7", "new 8")
 	r.peek(t, "DLQ", 4) // #5-#8, acked without a row
 	r.sweep(t)
-	assert.Equal(t, 1, r.rows(t, "new 7"), "a dead letter acked without a row at a lost message's sequence is stored")
-	assert.Equal(t, 1, r.rows(t, "new 8"))
-	for _, p := range []string{"old 1", "old 4", "kept 5", "kept 6", "lost 7", "lost 8"} {
-		assert.Equal(t, 1, r.rows(t, p), "%s: stored once, kept", p)
-	}
+	r.storedOnce(t, "a dead letter acked without a row at a lost message's sequence is stored", "new 7", "new 8")
+	r.storedOnce(t, "stored once, kept", "old 1", "old 4", "kept 5", "kept 6", "lost 7", "lost 8")
 	assert.Equal(t, int64(8), r.sweptTo(t, "DLQ"))
 }
 
@@ -190,16 +190,13 @@ func TestRev41SweepAfterALossFindsNewMessagesByAClockBehind(t *testing.T) {
 	r.restart(t, true)
 
 	res := r.deadLetters(t, "new 4", "new 5")
-	assert.Equal(t, 1, r.rows(t, "new 4"), "a new dead letter stored 'before' the lost one by the clocks is stored")
-	assert.Equal(t, 1, r.rows(t, "new 5"))
+	r.storedOnce(t, "a new dead letter stored 'before' the lost one by the clocks is stored", "new 4", "new 5")
 	assert.Equal(t, uint64(2), res.Stored, "%+v", res)
 	assert.LessOrEqual(t, res.AlreadyStored, uint64(3), "the kept ones within the margin are read again, no more: %+v", res)
 	assert.NotNil(t, r.strictFrom(t), "proven by key up to the lost probe (#6) until the sweep is past it")
 
 	r.deadLetters(t, "new 6", "new 7")
-	for _, p := range []string{"new 6", "new 7", "old 1", "old 2", "old 3", "lost 4", "lost 5", "lost 6"} {
-		assert.Equal(t, 1, r.rows(t, p), "%s: stored once", p)
-	}
+	r.storedOnce(t, "stored once", "new 6", "new 7", "old 1", "old 2", "old 3", "lost 4", "lost 5", "lost 6")
 	assert.Nil(t, r.strictFrom(t), "past the sequences the loss may have reused")
 	assert.Equal(t, int64(7), r.sweptTo(t, "DLQ"))
 }
@@ -234,8 +231,6 @@ func TestRev41SweepAfterALossProvesByKeyPastTheProbe(t *testing.T) {
 		require.NoError(t, err)
 	}
 	r.sweep(t)
-	for _, p := range []string{"new 4", "new 5", "new 6", "new 7", "new 8", "new 9", "new 10", "lost 7", "lost 8"} {
-		assert.Equal(t, 1, r.rows(t, p), "%s stored once", p)
-	}
+	r.storedOnce(t, "stored once", "new 4", "new 5", "new 6", "new 7", "new 8", "new 9", "new 10", "lost 7", "lost 8")
 	assert.Equal(t, int64(10), r.sweptTo(t, "DLQ"))
 }
