@@ -500,6 +500,21 @@ func (in *Ingester) countSwept(stream string, r sweepResult) {
 	in.metrics.Swept.WithLabelValues(stream, sweptNotWatched).Add(float64(r.NotWatched))
 }
 
+// storeSwept stores the messages at seqs of stream that a step of from
+// through to looked at (sweepStore), counts what became of them, and
+// returns the fields of the step's log line: the step, what (the caller's
+// own), and what became of them.
+func (in *Ingester) storeSwept(ctx context.Context, stream string, from, to uint64, seqs []uint64, res *sweepResult, what ...any) (held []uint64, stop uint64, fields []any, err error) {
+	held, stop, err = in.sweepStore(ctx, stream, seqs, res)
+	in.countSwept(stream, *res)
+	fields = append([]any{"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "to_seq", to}, what...)
+	fields = append(fields, "stored", res.Stored, "already_stored", res.AlreadyStored, "deleted", res.Deleted, "held", len(held))
+	if stop != 0 {
+		fields = append(fields, "stopped_at_seq", stop)
+	}
+	return held, stop, fields, err
+}
+
 // sweepRange proves stream's sequences from through to. It returns those
 // it holds (could not store, in order), and stop, the first sequence from
 // which on it proved nothing (0: it went through to): a read from the
@@ -544,14 +559,8 @@ func (in *Ingester) sweepRange(ctx context.Context, stream string, si *jetstream
 	if len(missing) == 0 {
 		return nil, 0, res, nil
 	}
-	held, stop, err = in.sweepStore(ctx, stream, missing, &res)
-	in.countSwept(stream, res)
-	fields := []any{"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "to_seq", to, "missing", res.Missing,
-		"first_missing_seq", missing[0], "last_missing_seq", missing[len(missing)-1],
-		"stored", res.Stored, "already_stored", res.AlreadyStored, "deleted", res.Deleted, "held", len(held)}
-	if stop != 0 {
-		fields = append(fields, "stopped_at_seq", stop)
-	}
+	held, stop, fields, err := in.storeSwept(ctx, stream, from, to, missing, &res,
+		"missing", res.Missing, "first_missing_seq", missing[0], "last_missing_seq", missing[len(missing)-1])
 	if res.Stored == 0 && res.Deleted == 0 {
 		in.log.Debug("the sweep found rows for dead letters it had not found in the time range it looked in", fields...)
 		return held, stop, res, err

@@ -225,13 +225,7 @@ func (in *Ingester) sweepByKey(ctx context.Context, stream string, from, to uint
 	if len(seqs) == 0 {
 		return nil, 0, res, nil
 	}
-	held, stop, err := in.sweepStore(ctx, stream, seqs, &res)
-	in.countSwept(stream, res)
-	fields := []any{"stream", stream, "consumer", in.cfg.Durable, "from_seq", from, "to_seq", to, "read", len(seqs),
-		"stored", res.Stored, "already_stored", res.AlreadyStored, "deleted", res.Deleted, "held", len(held)}
-	if stop != 0 {
-		fields = append(fields, "stopped_at_seq", stop)
-	}
+	held, stop, fields, err := in.storeSwept(ctx, stream, from, to, seqs, &res, "read", len(seqs))
 	if res.Stored == 0 {
 		in.log.Debug("the sweep proved by key the sequences the stream's loss may have reused: every message there was stored", fields...)
 	} else {

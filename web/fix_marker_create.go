@@ -25,8 +25,9 @@ func readFixForm(c echo.Context) fixForm {
 	return fixForm{Scope: c.FormValue("scope"), FixedAt: strings.TrimSpace(c.FormValue("fixed_at")), Ref: c.FormValue("ref"), Note: c.FormValue("note")}
 }
 
-// fixedAtLayouts are what a datetime-local input sends, and RFC 3339.
-var fixedAtLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339}
+// fixedAtLayouts are what a datetime-local input sends (to the second
+// when the form's default is, views.FixedAtLayout), and RFC 3339.
+var fixedAtLayouts = []string{"2006-01-02T15:04", views.FixedAtLayout, time.RFC3339}
 
 // Validate returns the marker, or a message per bad field. A time without
 // a zone is UTC (the form says so).
