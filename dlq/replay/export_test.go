@@ -32,6 +32,10 @@ func (j *job) SetOutcome(state JobState, result string) { j.state, j.result = st
 // is published.
 func (w *Worker) AfterJudge(f func()) { w.afterJudge = f }
 
+// BeforeClaim runs f after the check that the worker's policy is the
+// active version, before it claims.
+func (w *Worker) BeforeClaim(f func()) { w.beforeClaim = f }
+
 // Loaded runs f when a claim's jobs are loaded, before the claim commits.
 func (w *Worker) Loaded(f func(jobs []int64)) { w.loaded = f }
 

@@ -153,6 +153,18 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 				j.state, j.result = JobPending, releasedLease // judged at the next claim
 				continue
 			}
+			if table.Stale(j.policy) && !j.policyReplaced {
+				// Approved under a version this table is not: either the
+				// request's is no longer active (JudgeRun blocks it), or
+				// it was activated after this claim's check, and the table
+				// this process holds is the stale one: its job waits for a
+				// process that holds the active version (this one, once it
+				// reloads its file) instead of being blocked for good.
+				if _, err := w.svc.activeTable(ctx, w.svc.pool); err != nil {
+					j.state, j.result = JobPending, releasedPolicy
+					continue
+				}
+			}
 			run = replaypolicy.JudgeRun(table, facts, at)
 			runs[j.requestID], people[j.requestID] = run, facts
 			approvals[j.requestID] = approvalClock{lapse: replaypolicy.ApprovalLapse(table, facts), at: at, read: time.Now()}

@@ -148,7 +148,10 @@ type Worker struct {
 	// record. beforeSend runs just before a job is published, told when
 	// its claim stops publishing, before the last checks; leaving runs
 	// after them, as the job is handed to NATS. loaded runs when a claim's
-	// jobs are loaded, before the claim commits.
+	// jobs are loaded, before the claim commits. beforeClaim runs after the
+	// check that this process's policy is the active version, before the
+	// claim.
+	beforeClaim  func()
 	afterJudge   func()
 	loaded       func(jobs []int64)
 	afterPublish func(jobs []int64) bool
@@ -412,6 +415,9 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	w.stale = ""
+	if w.beforeClaim != nil {
+		w.beforeClaim()
+	}
 	claimed := time.Now()
 	jobs, err := w.claim(ctx)
 	if err != nil || len(jobs) == 0 {
