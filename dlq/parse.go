@@ -430,16 +430,16 @@ func DerivedMsgID(stream string, seq uint64, stored time.Time) string {
 }
 
 // contractByLower is each header name the contract reads, by its lower
-// case.
+// case (lowerASCII).
 var contractByLower = func() map[string]string {
 	m := map[string]string{}
 	for name := range contractFields {
 		if name != HeaderNatsMsgID { // JetStream's, and JetStream reads it only as spelled
-			m[strings.ToLower(name)] = name
+			m[lowerASCII(name)] = name
 		}
 	}
 	for _, name := range []string{HeaderReplayOf, UpstreamPrefix + HeaderReplayOf} {
-		m[strings.ToLower(name)] = name
+		m[lowerASCII(name)] = name
 	}
 	return m
 }()
@@ -513,7 +513,7 @@ func otherSpellings(h map[string][]string) map[string][]string {
 		if _, exact := contractFields[k]; exact || k == HeaderReplayOf || k == UpstreamPrefix+HeaderReplayOf {
 			continue // spelled as the contract does
 		}
-		if name, ok := contractByLower[strings.ToLower(k)]; ok && name != k {
+		if name, ok := contractByLower[lowerASCII(k)]; ok && name != k {
 			if out == nil {
 				out = map[string][]string{}
 			}
@@ -541,9 +541,40 @@ func (r *Record) flagConflicts(conflicts map[string][]string) {
 	}
 }
 
-// hasFoldPrefix reports whether s starts with prefix, ignoring case.
+// hasFoldPrefix reports whether s starts with prefix, ignoring ASCII case
+// (equalFoldASCII).
 func hasFoldPrefix(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+	return len(s) >= len(prefix) && equalFoldASCII(s[:len(prefix)], prefix)
+}
+
+// equalFoldASCII reports whether a and b are equal but for the case of
+// ASCII letters. The contract's names are ASCII, and "another case" of
+// one is another ASCII case: Unicode folding (strings.EqualFold,
+// strings.ToLower) reads İ (U+0130) as i, the Kelvin sign as k and ſ as
+// s, so Dlq-Prİncipal was read as the principal, and Dlq-Stack spelled
+// with a Kelvin sign as the stack: names no contract client sends (review
+// round 42). The replay's forwarding and PostgreSQL (lower(… COLLATE "C"))
+// fold ASCII alone too.
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lower(a[i]) != lower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerASCII is s with its ASCII letters in lower case, and nothing else
+// changed (equalFoldASCII).
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = lower(c)
+	}
+	return string(b)
 }
 
 // contractFields names the field each contract header fills, for flag codes.
@@ -612,7 +643,7 @@ func (r *Record) applyContract(h map[string][]string) {
 func errorClassesSent(h map[string][]string) []string {
 	var names []string
 	for k := range h {
-		if strings.EqualFold(k, HeaderErrorClass) && k != HeaderErrorClass {
+		if equalFoldASCII(k, HeaderErrorClass) && k != HeaderErrorClass {
 			names = append(names, k)
 		}
 	}
