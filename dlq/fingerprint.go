@@ -46,17 +46,47 @@ func Fingerprint(class ErrorClass, message, stack string) string {
 // retry" would be "can<q>t retry", and different errors one group.
 // Values quoted after a word or a character beyond ASCII (b'abc',
 // name"x", 用户'alice'不存在) are values still.
+//
+// A quoted key of an object ("code": or 'code':, JSON or a Python dict)
+// and the quoted value after its colon are the message's words, not
+// values in it: an error whose text is a response body says what went
+// wrong only there. They are normalised as the rest of the message is
+// (<#> for a word with a digit) and kept in their quotes. As <q>,
+// {"error":"payment declined"} and {"error":"tenant suspended"} were one
+// group, and so was every such body of one endpoint, sharing triage and
+// snoozes (review round 42). A value quoted elsewhere (user "alice" not
+// found, KeyError: 'amount', ["a","b"]) is <q> still.
 func NormaliseMessage(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
+	value := false // the next quote opens the value of a key just read
 	for i := 0; i < len(s); {
 		c := s[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			space = b.Len() > 0
+			i++
+			continue
+		}
+		afterKey := value
+		value = false
 		switch {
 		case c == '"' || c == '\'':
 			if end := quoteOpens(s, i); end > 0 {
 				flushSpace(&b, &space)
-				b.WriteString("<q>")
+				colon := keyColon(s, end+1)
+				if afterKey || colon > 0 {
+					b.WriteByte(c)
+					b.WriteString(NormaliseMessage(s[i+1 : end]))
+					b.WriteByte(c)
+				} else {
+					b.WriteString("<q>")
+				}
+				if colon > 0 {
+					b.WriteByte(':')
+					i, value = colon+1, true
+					continue
+				}
 				i = end + 1
 				continue
 			}
@@ -78,9 +108,6 @@ func NormaliseMessage(s string) string {
 				}
 			}
 			i = j
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			space = b.Len() > 0
-			i++
 		default:
 			flushSpace(&b, &space)
 			b.WriteByte(c)
@@ -88,6 +115,21 @@ func NormaliseMessage(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// keyColon is where the colon that makes the quoted text ending just
+// before s[i] an object's key is (past blanks), 0 when none follows.
+func keyColon(s string, i int) int {
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t':
+			continue
+		case ':':
+			return i
+		}
+		return 0
+	}
+	return 0
 }
 
 func flushSpace(b *strings.Builder, space *bool) {
