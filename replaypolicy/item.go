@@ -419,7 +419,8 @@ const (
 // weaker class's rules are not dropped when a stricter one sets the class):
 // same_operation needs an operation id and the payload unedited and equal
 // to the one hashed at ingest, revalidate needs an original principal
-// (Block). Otherwise Go.
+// (Block); then the error class's rule (judgeErrorClass: never, after a
+// fix, a reconciliation note). Otherwise Go.
 func JudgeItem(t *Table, item Item, at Step) Verdict {
 	if t == nil {
 		return Verdict{Rule: -1, Item: item}.plain(Block, CheckNoPolicy, "no replay policy is loaded, so nothing can be replayed")
@@ -479,9 +480,10 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 	if sv := judgeSend(v, item.Send, at); sv.Outcome != Go {
 		return v.with(Block, sv.Check, "%s", sv.Reason)
 	}
-	if ev := judgeErrorClass(t, v, item, at); ev.Outcome != Go {
-		return ev
-	}
+	// A rule of the class no fix satisfies is judged before the error
+	// class's, which a fix may: told only to record a fix, an on-call
+	// recorded one (audited, for the whole item type) that changed
+	// nothing for this item (review round 42).
 	switch {
 	case c.Has(SameOperation) && item.OperationID == "":
 		return v.with(Block, CheckNoOperationID, "cannot guarantee idempotency without an operation id; resolve it by hand")
@@ -495,6 +497,9 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 		return v.with(Block, CheckNoPrincipal, "no original principal (Dlq-Principal), so their authority cannot be re-checked; resolve it by hand")
 	case c.Has(Revalidate) && item.NoRevalidator != "":
 		return v.with(Block, CheckNoRevalidator, "%s, so the original principal's authority cannot be re-checked and this item cannot be replayed on this deployment", item.NoRevalidator)
+	}
+	if ev := judgeErrorClass(t, v, item, at); ev.Outcome != Go {
+		return ev
 	}
 	v.Outcome = Go
 	return v
