@@ -188,7 +188,8 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	rcfg.Authority = authz.Authority{Access: access, Directory: authz.NewDirectory(pool), MaxAge: cfg.DirectoryMaxAge}
 	p := &replayParts{table: table, log: log, sweep: min(cfg.DraftTTL/4, time.Minute), service: replay.New(pool, rcfg), sweeper: workerService}
 	if cfg.Subjects.Empty() {
-		log.Warn(replay.SubjectSetting + " is empty: no tenant's dead letters can be replayed until it names their subjects, e.g. app.{tenant}.>")
+		log.Warn(replay.SubjectSetting + " is empty: no tenant's dead letters can be replayed until it names their subjects, e.g. app.{tenant}.>, " +
+			"and this process's replay workers claim nothing (another process's approved replays wait for a worker that has the setting)")
 	}
 	if why := table.Revalidates(); why != "" && cfg.RevalidateSubject == "" {
 		log.Warn("REVALIDATE_SUBJECT is empty: revalidate items cannot be replayed on this deployment (the confirm page says so); "+

@@ -297,7 +297,9 @@ type Job struct {
 	// (Classing.OncePerIdentity), revalidation for revalidate.
 	Union []Class
 	// SubjectRefusal says why the job's subject may not be published to
-	// (the subject allowlist's answer), "" when it may.
+	// (the worker's subject allowlist's answer), "" when it may. The job
+	// waits (for a worker whose setting allows it, or for its approval to
+	// expire): every step before judged the subject allowed.
 	SubjectRefusal string
 	// Attempted: a publish of this job may have landed already (it was
 	// marked attempted and no answer said it did not land).
@@ -346,8 +348,13 @@ type Ledger struct {
 type Revalidation struct {
 	// Unanswered says why there is no answer ("" when there is one).
 	Unanswered string
-	Allow      bool
-	Reason     string
+	// NotAsked says why this worker cannot ask (it has no revalidation
+	// subject, REVALIDATE_SUBJECT), "" when it can: the request was
+	// approved by a console that has one, so the job waits for a worker
+	// that has it too.
+	NotAsked string
+	Allow    bool
+	Reason   string
 }
 
 // has reports whether the rules of class k apply to the job.
@@ -417,7 +424,11 @@ func Identity(class Class, tenant, subject, msgID, operationID string) string {
 func JudgeJob(j Job) Verdict {
 	v := Verdict{Class: j.Class, Rule: -1, Outcome: Go}
 	if j.SubjectRefusal != "" {
-		return v.plain(Fail, CheckSubject, j.SubjectRefusal)
+		// The subject was judged at every step before with the setting of
+		// the console that took it; this worker's is another (a replica
+		// or worker rolled without it, or before it): a setting of this
+		// process is no finding about the item (review round 42).
+		return v.plain(Wait, CheckSubject, j.SubjectRefusal)
 	}
 	if j.classing().OncePerIdentity() {
 		l := j.Ledger
@@ -449,6 +460,8 @@ func JudgeRevalidation(j Job) Verdict {
 	case r == nil:
 		v.Outcome, v.Needs = Wait, NeedRevalidation
 		return v
+	case r.NotAsked != "":
+		return v.plain(Wait, CheckNoRevalidator, r.NotAsked)
 	case r.Unanswered != "":
 		return v.plain(Block, CheckRevalidationNone, "revalidation got no answer: "+r.Unanswered)
 	case !r.Allow:

@@ -208,7 +208,9 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		}
 		f := j.facts()
 		if err := w.svc.cfg.Subjects.For(j.tenant, j.subject); err != nil {
-			f.SubjectRefusal = err.Error()
+			f.SubjectRefusal = err.Error() + " on this worker, though every step before allowed it: the processes' " + SubjectSetting +
+				" differ, or the subject was taken out since; the job waits for a worker whose setting allows it (blocked if its approval " +
+				"expires first; cancel the request if the subject was taken out on purpose)"
 		}
 		v := replaypolicy.JudgeJob(f)
 		for v.Needs != replaypolicy.NeedNothing && j.state == "" {
@@ -595,7 +597,12 @@ func releasedBy(ctx context.Context) string {
 // still have its effect.
 func (w *Worker) revalidate(ctx context.Context, j *job) *replaypolicy.Revalidation {
 	if w.reval == nil {
-		return &replaypolicy.Revalidation{Unanswered: "no revalidation subject is configured (REVALIDATE_SUBJECT)"}
+		// The console that took the request has one (else its items are
+		// refused at the draft, CheckNoRevalidator): this worker was
+		// started without it.
+		return &replaypolicy.Revalidation{NotAsked: "no revalidation subject is configured on this worker (REVALIDATE_SUBJECT), " +
+			"though the request was approved where one is: the job waits for a worker that has it (blocked if its approval expires first); " +
+			"set it on every worker as on serve"}
 	}
 	allow, reason, err := w.reval.Revalidate(ctx, RevalidateQuery{
 		Tenant: j.tenant, ItemType: j.itemType, MsgID: j.msgID, OperationID: j.opID, Principal: j.principal,

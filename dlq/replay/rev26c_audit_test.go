@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
@@ -15,7 +16,7 @@ import (
 )
 
 // TestRevExec26WorkerBlockedItemIsAuditedAsNotDone: an item the worker
-// blocks at execution (a revalidate item, and no service to ask) is one
+// blocks at execution (a revalidate item its owning service refuses) is one
 // the auditor's "what went wrong" filter finds: its replay.item.blocked
 // row, written by the worker, has outcome error, never ok, while the
 // request's item was approved and nothing of it was published.
@@ -28,7 +29,10 @@ func TestRevExec26WorkerBlockedItemIsAuditedAsNotDone(t *testing.T) {
 	_, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 
-	run(t, b.worker(t, replay.WorkerConfig{})) // no revalidator: the item is blocked
+	sub, err := b.nc.Subscribe("rev26c.revalidate", func(m *nats.Msg) { _ = m.Respond([]byte(`{"allow": false, "reason": "revoked"}`)) })
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	run(t, b.worker(t, replay.WorkerConfig{}, replay.NewNATSRevalidator(b.nc, "rev26c.revalidate", 5*time.Second))) // the owning service says no: the item is blocked
 	b.waitStatus(t, req.ID, replay.StatusDoneWithProblems)
 	require.Equal(t, "blocked", b.job(t, req.ID, id).State)
 	assert.Zero(t, b.onSubject(t, "app.acme.accounts.permission_grant"), "nothing published")

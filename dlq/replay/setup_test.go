@@ -197,7 +197,7 @@ func (b *replayBundle) editedAwaiting(t *testing.T, msgID string) (dl, id int64)
 
 // worker is a worker of the test's requests (polling every 20 ms, and
 // waiting a minute for a PubAck unless cfg says otherwise); reval answers
-// for revalidate items (none: they are blocked).
+// for revalidate items (none: they wait for a worker that has one).
 func (b *replayBundle) worker(t *testing.T, cfg replay.WorkerConfig, reval ...replay.Revalidator) *replay.Worker {
 	t.Helper()
 	return b.workerOn(t, b.js, cfg, reval...)

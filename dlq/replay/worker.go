@@ -415,6 +415,13 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	w.stale = ""
+	// Nor does a worker with no replay subjects (REPLAY_SUBJECT_ALLOW
+	// empty; its process warned at start): the consoles that approved the
+	// jobs have theirs, and every job it took would only wait for another
+	// worker (judge.go), put off by its claim.
+	if w.svc.cfg.Subjects.Empty() {
+		return 0, nil
+	}
 	if w.beforeClaim != nil {
 		w.beforeClaim()
 	}
