@@ -22,7 +22,7 @@ import (
 // redelivery of it may be stored again, which is better than losing it.
 func (r *Record) setDelivery(m Received) {
 	if m.MetadataErr == nil && m.Seq != 0 {
-		r.Delivery = fmt.Sprintf("%s #%d stored %s", m.Stream, m.Seq, m.Time.UTC().Format(time.RFC3339Nano))
+		r.Delivery = storedDelivery(m.Stream, m.Seq, m.Time)
 		r.storedAt, r.idTime = m.Time, m.Time
 	} else {
 		var nonce [16]byte
@@ -37,6 +37,13 @@ func (r *Record) setDelivery(m Received) {
 			CleanText(why))
 	}
 	r.SourceKey = SourceKey(r.Delivery)
+}
+
+// storedDelivery names message seq of stream, stored at at, as
+// setDelivery names every delivery of it: its SourceKey is the source key
+// of the message's row, whichever path stored it.
+func storedDelivery(stream string, seq uint64, at time.Time) string {
+	return fmt.Sprintf("%s #%d stored %s", stream, seq, at.UTC().Format(time.RFC3339Nano))
 }
 
 // SourceKey is the unique key of a row made from delivery (Record.Delivery):
