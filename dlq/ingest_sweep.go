@@ -849,11 +849,12 @@ func (in *Ingester) sweptKind(stream string) string {
 // (checkStoredAt), outside the stored-time range sweepMissing looks in,
 // and the sweep's record of it goes under the day of the sweep: the
 // source key's unique index, with dead_lettered_at, would take it as a
-// second row. Asked only for what sweepMissing found missing, one index
-// probe per key and partition (the nested loop prunes to the day's
-// partition at each day), and for the kept keys through
-// dead_letters_purged_stream_idx; no index is added to dead_letters, and
-// ingest does nothing more per message.
+// second row. Asked only for what sweepMissing found missing (and, after
+// a loss, what sweepByKey read: storedAlready), one index probe per key
+// and partition (the nested loop prunes to the day's partition at each
+// day), and for the kept keys through dead_letters_purged_stream_idx; no
+// index is added to dead_letters, and ingest does nothing more per
+// message.
 const sweepKeptUnderADay = `
 SELECT d.source_key FROM (` + dayPartitions + `) p
 CROSS JOIN LATERAL (SELECT d.source_key FROM dead_letters d WHERE d.dead_lettered_at = p.lo AND d.source_key = ANY($1)) d

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -83,9 +85,9 @@ func (in *Ingester) rewound(ctx context.Context, stream string, si *jetstream.St
 // have stored the first new messages for rewoundFrom to find them (a VM
 // reverted to a snapshot, whose clock resumes behind until synced; a
 // replaced node's). Kept messages stored within it before the probe are
-// proven again by key: a read and an insert that finds each stored, never
-// a second row. New messages stored by a clock further behind, at
-// sequences before the probe's, are taken for kept ones.
+// proven again by key: each a read and a lookup of its key that finds it
+// stored, never a second row. New messages stored by a clock further
+// behind, at sequences before the probe's, are taken for kept ones.
 const rewindMargin = time.Hour
 
 // rewoundFrom is, of a stream rewound past probe, the first sequence the
@@ -188,18 +190,26 @@ func (s sweepStrict) equal(o sweepStrict) bool {
 }
 
 // sweepByKey proves stream's sequences from through to by each message's
-// own source key: every message the stream holds there is read and stored
-// as sweepRange stores a missing one, which finds one stored already by
-// its key (its sequence and stored time; already_stored), and a new
-// message at a lost one's sequence not. A sequence the stream holds no
-// message at is skipped (deleted, or never one: nothing to count).
-// Sequences a loss may have reused go from the first rewoundFrom finds
-// through the last the sweep had seen, proven, or a row names
-// (lastRowSeq). Each message is read twice (its sequence found, then read
-// whole to store): only after a loss, and only these sequences.
+// own source key: every message the stream holds there is read, its key
+// (its sequence and stored time, storedDelivery) looked up as the insert
+// looks a batch's up (storedAlready), and only those not stored are
+// stored, as sweepRange stores a missing one; the rest are counted found
+// stored (already_stored). A new message at a lost one's sequence has a
+// key of its own, which no row holds. A kept message is never handed to
+// sweepStore: it would judge it again before the insert finds it stored,
+// and hold an advisory of a stream another replica watches (left to it)
+// for sweeps, warned of as acked without a row (review round 42). A
+// sequence the stream holds no message at is skipped (deleted, or never
+// one: nothing to count). Sequences a loss may have reused go from the
+// first rewoundFrom finds through the last the sweep had seen, proven, or
+// a row names (lastRowSeq). Each message is read once; one not stored is
+// read again whole to store it (sweepStore): only after a loss, and only
+// these sequences.
 func (in *Ingester) sweepByKey(ctx context.Context, stream string, from, to uint64) ([]uint64, uint64, sweepResult, error) {
 	res := sweepResult{From: from, To: to}
-	var seqs []uint64
+	var seqs []uint64 // every message the stream holds there, in order
+	var read []uint64 // those read whole, and when the stream stored each
+	var ats []time.Time
 	for seq := from; seq <= to; {
 		m, err := readStored(ctx, in.js, stream, seq, true)
 		switch {
@@ -210,7 +220,7 @@ func (in *Ingester) sweepByKey(ctx context.Context, stream string, from, to uint
 		case err != nil:
 			// The first message at or after seq failed for its own
 			// reasons: seq itself is it, or a gap before it (skipped).
-			// sweepStore holds it.
+			// Its key unknown, sweepStore holds it.
 			if _, err := readStored(ctx, in.js, stream, seq, false); !errors.Is(err, jetstream.ErrMsgNotFound) {
 				seqs = append(seqs, seq)
 			}
@@ -218,14 +228,20 @@ func (in *Ingester) sweepByKey(ctx context.Context, stream string, from, to uint
 		case m.Seq > to:
 			seq = to + 1
 		default:
-			seqs = append(seqs, m.Seq)
+			seqs, read, ats = append(seqs, m.Seq), append(read, m.Seq), append(ats, m.Time)
 			seq = m.Seq + 1
 		}
 	}
 	if len(seqs) == 0 {
 		return nil, 0, res, nil
 	}
-	held, stop, fields, err := in.storeSwept(ctx, stream, from, to, seqs, &res, "read", len(seqs))
+	stored, err := in.storedAlready(ctx, stream, read, ats)
+	if err != nil {
+		return nil, from, res, err
+	}
+	res.AlreadyStored = uint64(len(stored))
+	missing := slices.DeleteFunc(slices.Clone(seqs), func(seq uint64) bool { return stored[seq] })
+	held, stop, fields, err := in.storeSwept(ctx, stream, from, to, missing, &res, "read", len(seqs))
 	if res.Stored == 0 {
 		in.log.Debug("the sweep proved by key the sequences the stream's loss may have reused: every message there was stored", fields...)
 	} else {
@@ -233,6 +249,53 @@ func (in *Ingester) sweepByKey(ctx context.Context, stream string, from, to uint
 			"the sweep stored them from the stream", fields...)
 	}
 	return held, stop, res, err
+}
+
+// storedAlready are the sequences among seqs of stream's messages (each
+// stored at its ats) whose source key is stored, as the insert finds one
+// (unstored): a row, or a key retention kept, under its stored time
+// (storedKeys), or under the midnight of any day (keptUnderAnyDay: a
+// message stored by an implausible clock is kept under the day it
+// arrived). A key names its message's stored time: found, it is that
+// message's own row, never a lost one's at the same sequence.
+func (in *Ingester) storedAlready(ctx context.Context, stream string, seqs []uint64, ats []time.Time) (map[uint64]bool, error) {
+	stored := map[uint64]bool{}
+	if len(seqs) == 0 {
+		return stored, nil
+	}
+	keys := make([][]byte, len(seqs))
+	nums := make([]int64, len(seqs))
+	for i, seq := range seqs {
+		key := SourceKey(storedDelivery(stream, seq, ats[i]))
+		keys[i], nums[i] = key[:], int64(seq)
+	}
+	ctx, cancel := in.store.within(ctx)
+	defer cancel()
+	// Planned with its values, as unstored plans it: pruned to the days
+	// of the messages' stored times.
+	rows, err := in.store.pool.Query(ctx, storedKeys, pgx.QueryExecModeSimpleProtocol, ats, keys)
+	if err != nil {
+		return nil, fmt.Errorf("look up the source keys of %s #%d–#%d: %w", stream, seqs[0], seqs[len(seqs)-1], err)
+	}
+	kept := map[[32]byte]bool{}
+	var at time.Time
+	var key []byte
+	_, err = pgx.ForEachRow(rows, []any{&at, &key}, func() error {
+		kept[[32]byte(key)] = true
+		return nil
+	})
+	if err == nil {
+		err = keptUnderAnyDay(ctx, in.store.pool, stream, keys, nums, kept)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up the source keys of %s #%d–#%d: %w", stream, seqs[0], seqs[len(seqs)-1], err)
+	}
+	for i, seq := range seqs {
+		if kept[[32]byte(keys[i])] {
+			stored[seq] = true
+		}
+	}
+	return stored, nil
 }
 
 // moveProbe moves stream's probe on to its last message (si), as a sweep

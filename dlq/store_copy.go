@@ -68,7 +68,8 @@ var errMayBePurged = errors.New("a dead letter of the batch may be one retention
 // (the unique index on dead_lettered_at and source_key answers), or were
 // and retention removed them (dead_letters_purged's primary key answers):
 // a message the stream delivers again after its dead letter was removed
-// is not stored again. It reads only the partitions of the batch's days
+// is not stored again. The sweep's proof by key asks it too
+// (storedAlready). It reads only the partitions of the batch's days
 // (d.dead_lettered_at = ANY($1): pruned when planned, which is on every
 // call, unstored sending it as a simple query): a batch of other days does
 // not wait for a day retention empties, whose partition the purge locks as

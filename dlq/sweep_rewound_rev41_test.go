@@ -97,12 +97,12 @@ func (r *rewindBed) deadLetters(t *testing.T, payloads ...string) sweepResult {
 	return res
 }
 
-// strictFrom is the first sequence the DLQ stream's sweep proves by key
-// (nil: none).
-func (r *rewindBed) strictFrom(t *testing.T) *int64 {
+// strictFrom is the first sequence stream's sweep proves by key (nil:
+// none).
+func (r *rewindBed) strictFrom(t *testing.T, stream string) *int64 {
 	t.Helper()
 	var from *int64
-	require.NoError(t, r.db.Pool.QueryRow(context.Background(), `SELECT strict_from FROM ingest_sweep_watermark WHERE stream = 'DLQ'`).Scan(&from))
+	require.NoError(t, r.db.Pool.QueryRow(context.Background(), `SELECT strict_from FROM ingest_sweep_watermark WHERE stream = $1`, stream).Scan(&from))
 	return from
 }
 
@@ -193,11 +193,11 @@ func TestRev41SweepAfterALossFindsNewMessagesByAClockBehind(t *testing.T) {
 	r.storedOnce(t, "a new dead letter stored 'before' the lost one by the clocks is stored", "new 4", "new 5")
 	assert.Equal(t, uint64(2), res.Stored, "%+v", res)
 	assert.LessOrEqual(t, res.AlreadyStored, uint64(3), "the kept ones within the margin are read again, no more: %+v", res)
-	assert.NotNil(t, r.strictFrom(t), "proven by key up to the lost probe (#6) until the sweep is past it")
+	assert.NotNil(t, r.strictFrom(t, "DLQ"), "proven by key up to the lost probe (#6) until the sweep is past it")
 
 	r.deadLetters(t, "new 6", "new 7")
 	r.storedOnce(t, "stored once", "new 6", "new 7", "old 1", "old 2", "old 3", "lost 4", "lost 5", "lost 6")
-	assert.Nil(t, r.strictFrom(t), "past the sequences the loss may have reused")
+	assert.Nil(t, r.strictFrom(t, "DLQ"), "past the sequences the loss may have reused")
 	assert.Equal(t, int64(7), r.sweptTo(t, "DLQ"))
 }
 
