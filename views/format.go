@@ -47,6 +47,21 @@ func Age(t, now time.Time) string {
 	return s + " ago"
 }
 
+// Until is when a deadline t comes, from now: as Age, but to the minute
+// under two days ("in 3h 59m", where Age says "in 3h" of a four-hour
+// expiry two seconds old and contradicts the policy's "4h").
+func Until(t, now time.Time) string {
+	d := t.Sub(now)
+	if t.IsZero() || d < time.Hour || d >= 48*time.Hour {
+		return Age(t, now)
+	}
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	if m == 0 {
+		return "in " + strconv.Itoa(h) + "h"
+	}
+	return "in " + strconv.Itoa(h) + "h " + strconv.Itoa(m) + "m"
+}
+
 // Waiting is how long something has waited since t, as a list of what
 // waits says it: "waiting 6h" ("waiting 6h ago" reads as a time).
 func Waiting(t, now time.Time) string {

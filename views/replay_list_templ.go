@@ -750,9 +750,9 @@ func replayList(m ReplayListModel) templ.Component {
 							return templ_7745c5c3_Err
 						}
 						var templ_7745c5c3_Var30 string
-						templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(Age(*r.Expires, m.Now))
+						templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(Until(*r.Expires, m.Now))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/replay_list.templ`, Line: 160, Col: 159}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/replay_list.templ`, Line: 160, Col: 161}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
 						if templ_7745c5c3_Err != nil {
