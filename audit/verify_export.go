@@ -102,11 +102,10 @@ func (r ExportResult) text() string {
 	case r.Problem != "":
 		return fmt.Sprintf("audit export BROKEN at line %d: %s", r.Line, r.Problem)
 	case r.Unchecked != "":
-		return fmt.Sprintf("audit export NOT CHECKED: %s; nothing else is wrong: %s, %d linked to the line before; chain head seq %d hash %s, which nothing checked vouches for",
-			r.Unchecked, plural(r.Entries, "entry", "entries"), r.Linked, r.Head.Seq, r.Head.HashHex())
+		return fmt.Sprintf("audit export NOT CHECKED: %s; nothing else is wrong: %s; chain head seq %d hash %s, which nothing checked vouches for",
+			r.Unchecked, r.lines(), r.Head.Seq, r.Head.HashHex())
 	}
-	s := fmt.Sprintf("audit export ok: %s, %d linked to the line before; chain head seq %d hash %s", plural(r.Entries, "entry", "entries"),
-		r.Linked, r.Head.Seq, r.Head.HashHex())
+	s := fmt.Sprintf("audit export ok: %s; chain head seq %d hash %s", r.lines(), r.Head.Seq, r.Head.HashHex())
 	if r.Signed { // always, for an export that verified (checkExportEnd)
 		s += fmt.Sprintf(", signed %s (%s, key %s)", r.Head.At.Format(timeLayout), r.Head.Reason, r.Head.KeyID)
 	}
@@ -123,6 +122,18 @@ func (r ExportResult) text() string {
 			plural(r.Unproven, "entry", "entries"), r.UnprovenStub, isAre(r.Unproven), r.UnprovenStub)
 	}
 	return s
+}
+
+// lines says what the export holds and how much of it is chained: "7
+// entries and 13 stubs of entries left out, 19 lines linked to the line
+// before" (all but the first). "7 entries, 19 linked" read as an error to
+// an auditor: the stubs are lines the chain links too.
+func (r ExportResult) lines() string {
+	s := plural(r.Entries, "entry", "entries")
+	if r.LeftOut > 0 {
+		s += " and " + plural(r.LeftOut, "stub", "stubs") + " of entries left out"
+	}
+	return s + ", " + plural(r.Linked, "line", "lines") + " linked to the line before"
 }
 
 // UnsignedExportWarning is what ExportResult.String says of an export
