@@ -210,8 +210,12 @@ func ParseAdvisory(w WatchStream, adv Advisory, orig *Original, raw []byte, via 
 // subject, and neither the stream's subjects nor the consumer's filter
 // say it for certain (both may have been edited since the message was
 // stored).
-func parseAdvisory(w WatchStream, adv Advisory, orig *Original, unread error, raw []byte, via Received) Record {
-	r := Record{
+func parseAdvisory(w WatchStream, adv Advisory, orig *Original, unread error, raw []byte, via Received) (r Record) {
+	defer survive(SourceAdvisory, via, &r)
+	if f := parseFault.Load(); f != nil {
+		(*f)(via)
+	}
+	r = Record{
 		SourceKind:     SourceAdvisory,
 		SourceStream:   CleanText(adv.Stream),
 		SourceSeq:      adv.StreamSeq,

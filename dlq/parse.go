@@ -170,7 +170,16 @@ func (r *Record) flag(code, format string, args ...any) {
 // prefix (e.g. "dlq"); tenant and item type come from the subject
 // dlq.<tenant>.<item_type...>, and a header that disagrees does not move the
 // message (the subject wins).
-func ParseDLQ(prefix string, m Received) Record {
+func ParseDLQ(prefix string, m Received) (r Record) {
+	defer survive(SourceDLQ, m, &r)
+	return parseDLQ(prefix, m)
+}
+
+// parseDLQ is ParseDLQ without its guard (survive).
+func parseDLQ(prefix string, m Received) Record {
+	if f := parseFault.Load(); f != nil {
+		(*f)(m)
+	}
 	r := Record{
 		SourceKind:     SourceDLQ,
 		SourceStream:   m.Stream,

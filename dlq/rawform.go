@@ -1,6 +1,7 @@
 package dlq
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -78,7 +79,12 @@ func bareRawForm(r Record, cause error) Record {
 		m.HeaderBlock = EncodeHeaderBlock(r.Headers)
 		m.flag("header_block_reencoded", "the header block is written again from the headers the NATS client read: names and values are exact, their order may differ")
 	}
-	m.Error = cut(fmt.Sprintf("stored in raw form: PostgreSQL refused the parsed dead letter: %s", CleanText(cause.Error())), rawFormReasonLen)
+	why := "PostgreSQL refused the parsed dead letter"
+	var panicked parserPanic
+	if errors.As(cause, &panicked) {
+		why = "the parser failed on it" // survive
+	}
+	m.Error = cut(fmt.Sprintf("stored in raw form: %s: %s", why, CleanText(cause.Error())), rawFormReasonLen)
 	m.flag("raw_form", "%s", m.Error)
 	for i, reason := range r.MalformedReasons {
 		if i == rawFormReasons {
