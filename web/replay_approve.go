@@ -26,15 +26,21 @@ type approveForm struct {
 
 // Validate returns what the replay service approves; whether the intent
 // and the version are still the request's and the phrase is right is its
-// to say. A version the form did not send, or one that is no version
-// (versions count from 1), goes as -1, which the service refuses: read
-// as 0 it would say nothing, and an edit there and back would pass.
+// to say.
 func (f approveForm) Validate() replay.ApproveInput {
-	version := -1
-	if v, err := strconv.ParseInt(f.Version, 10, 32); err == nil && v >= 1 {
-		version = int(v)
+	return replay.ApproveInput{IntentHex: strings.TrimSpace(f.Intent), Version: versionRead(f.Version), Confirmation: strings.TrimSpace(f.Confirmation)}
+}
+
+// versionRead is the request's version a form's hidden "version" field
+// says its page was read at. One the form did not send, or one that is no
+// version (versions count from 1), is -1, which the service refuses
+// (replaypolicy.JudgeRead): read as 0 it would say nothing, and an edit
+// there and back would pass.
+func versionRead(field string) int {
+	if v, err := strconv.ParseInt(field, 10, 32); err == nil && v >= 1 {
+		return int(v)
 	}
-	return replay.ApproveInput{IntentHex: strings.TrimSpace(f.Intent), Version: version, Confirmation: strings.TrimSpace(f.Confirmation)}
+	return -1
 }
 
 // typedApprovalKey keeps, in the echo context, the phrase an approval

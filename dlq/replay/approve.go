@@ -117,11 +117,8 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 		if _, err := s.activeTable(tctx, tx); err != nil {
 			return err // judged by the active rules, or not at all
 		}
-		if v := replaypolicy.JudgeIntent(in.IntentHex, req.IntentHex()); v.Outcome != replaypolicy.Go {
-			return refuse(v, quarantine.ECONFLICT)
-		}
-		if v := replaypolicy.JudgeRead(in.Version, req.Version); v.Outcome != replaypolicy.Go {
-			return refuse(v, quarantine.ECONFLICT) // refused as a changed intent is
+		if err := judgeRead(req, in.IntentHex, in.Version); err != nil {
+			return err
 		}
 		if err := s.voidLostApprovals(tctx, tx, &req, actor, meta, st); err != nil {
 			return err
@@ -231,6 +228,20 @@ func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, 
 	}
 	if err != nil {
 		return fmt.Errorf("reject replay %d: %w", id, err)
+	}
+	return nil
+}
+
+// judgeRead returns a conflict when req is not the request an approver
+// read at intentHex and version: its intent changed
+// (replaypolicy.JudgeIntent), or its version did, even by edits back to
+// the same intent, whose reasons they never read (replaypolicy.JudgeRead).
+func judgeRead(req Request, intentHex string, version int) error {
+	if v := replaypolicy.JudgeIntent(intentHex, req.IntentHex()); v.Outcome != replaypolicy.Go {
+		return refuse(v, quarantine.ECONFLICT)
+	}
+	if v := replaypolicy.JudgeRead(version, req.Version); v.Outcome != replaypolicy.Go {
+		return refuse(v, quarantine.ECONFLICT) // refused as a changed intent is
 	}
 	return nil
 }
