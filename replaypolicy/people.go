@@ -221,8 +221,9 @@ func RequestEditable(status string) bool {
 }
 
 // JudgeIntent says whether an approver who reviewed the intent reviewed
-// (hex, as the page showed it) may approve a request whose intent is now
-// current: only the same one (any change is a new intent to review).
+// (hex, as the page showed it) may approve or reject a request whose
+// intent is now current: only the same one (any change is a new intent to
+// review).
 func JudgeIntent(reviewed, current string) Verdict {
 	v := Verdict{Rule: -1, Outcome: Go}
 	if !strings.EqualFold(strings.TrimSpace(reviewed), current) {
@@ -232,19 +233,20 @@ func JudgeIntent(reviewed, current string) Verdict {
 }
 
 // JudgeRead says whether an approver who read a request at version read
-// (its version as their page showed it) may approve it at version now:
-// only the same one, even when its intent is the same again. An edit and
-// its way back make the same intent (an edit's reason is not part of it),
-// yet the approver read another reason than the request now gives, and
-// the approvals given in between were taken out: what they approve is
-// what they read. A read of 0 says nothing (no version is 0: a request
-// starts at 1), and only the intent judges (JudgeIntent); a negative one
-// is a version read that none is (a form that sent none, or no number).
+// (its version as their page showed it) may approve or reject it at
+// version now: only the same one, even when its intent is the same again.
+// An edit and its way back make the same intent (an edit's reason is not
+// part of it), yet the approver read another reason than the request now
+// gives, and the approvals given in between were taken out: what they
+// approve or reject is what they read. A read of 0 says nothing (no
+// version is 0: a request starts at 1), and only the intent judges
+// (JudgeIntent); a negative one is a version read that none is (a form
+// that sent none, or no number).
 func JudgeRead(read, now int) Verdict {
 	v := Verdict{Rule: -1, Outcome: Go}
 	switch {
 	case read < 0:
-		return v.plain(Block, CheckIntentChanged, "the approval did not say which version of the request you read: read it again")
+		return v.plain(Block, CheckIntentChanged, "the form did not say which version of the request you read: read it again")
 	case read != 0 && read != now:
 		return v.plain(Block, CheckIntentChanged, "the request changed since you read it: read it again")
 	}

@@ -16,7 +16,7 @@ func TestRev37JudgeReadRefusesAnyVersionButTheOneRead(t *testing.T) {
 		{read: 2, now: 2, want: Go},
 		{read: 2, now: 4, want: Block, reason: "the request changed since you read it: read it again"},
 		{read: 5, now: 4, want: Block, reason: "the request changed since you read it: read it again"},
-		{read: -1, now: 4, want: Block, reason: "the approval did not say which version of the request you read: read it again"},
+		{read: -1, now: 4, want: Block, reason: "the form did not say which version of the request you read: read it again"},
 		{read: 0, now: 4, want: Go},
 	} {
 		v := JudgeRead(c.read, c.now)

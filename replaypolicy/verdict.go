@@ -159,7 +159,7 @@ const (
 	CheckApprovals     = "approvals"              // waiting for approvals
 	CheckConfirmation  = "confirmation"           // the typed confirmation is missing or wrong
 	CheckOwnRequest    = "own-request"            // a requester approving their own request
-	CheckIntentChanged = "intent-changed"         // an approval of an intent the request no longer has
+	CheckIntentChanged = "intent-changed"         // an approval or rejection of an intent or version the request no longer has
 	CheckNotRequester  = "not-requester"          // someone other than the requester cancels or edits
 	CheckEditClass     = "edit-class"             // an edit of a class whose payload is never edited
 	CheckEditReason    = "edit-reason"            // a payload edit without a reason

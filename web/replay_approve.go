@@ -32,10 +32,10 @@ func (f approveForm) Validate() replay.ApproveInput {
 }
 
 // versionRead is the request's version a form's hidden "version" field
-// says its page was read at. One the form did not send, or one that is no
-// version (versions count from 1), is -1, which the service refuses
-// (replaypolicy.JudgeRead): read as 0 it would say nothing, and an edit
-// there and back would pass.
+// says its page was read at (approve, reject). One the form did not send,
+// or one that is no version (versions count from 1), is -1, which the
+// service refuses (replaypolicy.JudgeRead): read as 0 it would say
+// nothing, and an edit there and back would pass.
 func versionRead(field string) int {
 	if v, err := strconv.ParseInt(field, 10, 32); err == nil && v >= 1 {
 		return int(v)

@@ -189,7 +189,7 @@ func TestFinishedRequestOffersNoCancel(t *testing.T) {
 
 	mail := testfactory.Request(t, b.Replays, me.Actor, []int64{seed(t, b, "acme", "email.send", "mail-r",
 		map[string][]string{dlq.HeaderOperationID: {"op-r"}})}, replay.SubmitInput{})
-	require.NoError(t, b.Replays.Reject(ctx, mail.ID, boss.Actor, "wrong template", quarantine.RequestMeta{}))
+	require.NoError(t, b.Replays.Reject(ctx, mail.ID, boss.Actor, replay.RejectInput{IntentHex: mail.IntentHex(), Version: mail.Version, Reason: "wrong template"}, quarantine.RequestMeta{}))
 	rejected := b.Do(t, oncall, "GET", fmt.Sprintf("/replay/requests/%d", mail.ID), nil, nil).Doc(t)
 	assert.Contains(t, textOf(rejected, `[data-testid="replay-closed-by"]`), boss.Email)
 	assert.Contains(t, textOf(rejected, `[data-testid="replay-status-reason"]`), "wrong template")
@@ -340,7 +340,7 @@ func TestReplaysPageFiltersAndCounts(t *testing.T) {
 
 	// A request that ended before it ran says so of its items.
 	_, approver := b.SignIn(t, "acme:approver")
-	require.NoError(t, b.Replays.Reject(ctx, mail.ID, approver.Actor, "wrong template", quarantine.RequestMeta{}))
+	require.NoError(t, b.Replays.Reject(ctx, mail.ID, approver.Actor, replay.RejectInput{IntentHex: mail.IntentHex(), Version: mail.Version, Reason: "wrong template"}, quarantine.RequestMeta{}))
 	page := b.Do(t, oncall, "GET", fmt.Sprintf("/replay/requests/%d", mail.ID), nil, nil).Doc(t)
 	assert.Equal(t, "the request was rejected", textOf(page, `[data-testid="replay-item-not-run"]`))
 	assert.NotContains(t, textOf(page, `[data-testid="replay-item-verdict"]`), "goes")

@@ -13,23 +13,36 @@ import (
 	"github.com/quarantine-console/quarantine/views"
 )
 
-// rejectForm is an approver's rejection: why, and whether they confirmed.
+// rejectForm is an approver's rejection: the intent and the request's
+// version their page read it at (as the approve form sends them), why,
+// and whether they confirmed.
 type rejectForm struct {
+	Intent    string
+	Version   string
 	Reason    string
 	Confirmed bool
 	text      map[string]string // text that cannot be stored, by field (formText)
 }
 
-// Validate returns the reason, or an invalid error without one.
-func (f rejectForm) Validate() (string, error) {
+// Validate returns what the replay service rejects, or an invalid error
+// without a reason; whether the intent and the version are still the
+// request's is the service's to say, as for an approval.
+func (f rejectForm) Validate() (replay.RejectInput, error) {
 	reason := strings.TrimSpace(f.Reason)
 	switch {
 	case f.text["reason"] != "":
-		return "", quarantine.Errorf(quarantine.EINVALID, "%s", f.text["reason"])
+		return replay.RejectInput{}, quarantine.Errorf(quarantine.EINVALID, "%s", f.text["reason"])
 	case reason == "":
-		return "", quarantine.Errorf(quarantine.EINVALID, "Say why you reject it: the requester reads it.")
+		return replay.RejectInput{}, quarantine.Errorf(quarantine.EINVALID, "Say why you reject it: the requester reads it.")
 	}
-	return reason, nil
+	return replay.RejectInput{IntentHex: strings.TrimSpace(f.Intent), Version: versionRead(f.Version), Reason: reason}, nil
+}
+
+// fields are the form's hidden fields, which its confirmation page posts
+// again: a rejection confirmed there is of the version the request page
+// was read at.
+func (f rejectForm) fields() []views.Hidden {
+	return []views.Hidden{{Name: "intent", Value: f.Intent}, {Name: "version", Value: f.Version}}
 }
 
 // replayReject closes a request waiting for approval, with a reason, once
@@ -50,17 +63,20 @@ func (s *Server) replayReject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := rejectForm{Reason: t.raw("reason"), Confirmed: t.raw(views.ConfirmedField) == "1"}
+	f := rejectForm{Intent: t.raw("intent"), Version: t.raw("version"), Reason: t.raw("reason"), Confirmed: t.raw(views.ConfirmedField) == "1"}
 	f.text = t.Errors()
-	reason, err := f.Validate()
+	in, err := f.Validate()
 	if err != nil || !f.Confirmed {
 		return s.renderRequestConfirm(c, views.ConfirmModel{
 			Title:  fmt.Sprintf("Reject replay request %d?", req.ID),
 			Lead:   "Nothing of it will be published. The requester sees who rejected it and why; to replay these dead letters later, someone requests again.",
+			Fields: f.fields(),
 			Reason: f.Reason, ReasonLabel: "Why you reject it", ReasonRequired: true, Button: "Reject request", Danger: true,
 		}, err)
 	}
-	if err := s.deps.Replays.Reject(c.Request().Context(), req.ID, userOf(c).Actor, reason, authz.RequestMeta(c)); err != nil {
+	if err := s.deps.Replays.Reject(c.Request().Context(), req.ID, userOf(c).Actor, in, authz.RequestMeta(c)); err != nil {
+		// A page read before the requester's edit is refused as its
+		// approval is: the request page as it is now (409).
 		return s.requestFormError(c, err, "reject")
 	}
 	s.flash(c, "Rejected.")

@@ -61,17 +61,18 @@ func (s *Server) replayRequest(c echo.Context) error {
 
 // changedSinceRead is what a request page reloaded by its own poll says
 // when the request changed since the page was read: the reload carries
-// the version the approve form held (read), and the page it brings holds
-// the new one, which a click on Approve would approve. Approve refuses a
-// version other than the one read (replaypolicy.JudgeRead), and a page
-// that reloads by itself must not read again on the approver's behalf
-// unannounced. (TestRev37PollReloadSaysTheRequestChanged)
+// the version the approve or reject form held (read), and the page it
+// brings holds the new one, which a click on Approve would approve (or
+// Reject reject). Both refuse a version other than the one read
+// (replaypolicy.JudgeRead), and a page that reloads by itself must not
+// read again on the approver's behalf unannounced.
+// (TestRev37PollReloadSaysTheRequestChanged)
 func changedSinceRead(c echo.Context, req replay.Request) string {
 	read, err := strconv.Atoi(c.QueryParam("read"))
 	if err != nil || req.Status != replay.StatusPendingApproval || read == req.Version {
 		return ""
 	}
-	return "The request changed while you were reading it: this page now shows it as it is. Read it again before you approve."
+	return "The request changed while you were reading it: this page now shows it as it is. Read it again before you approve or reject it."
 }
 
 // replayProgress is the live progress fragment htmx polls.

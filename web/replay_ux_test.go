@@ -269,7 +269,7 @@ func TestOutcomeTermsAreOneWordEach(t *testing.T) {
 	assert.Equal(t, "blocked", textOf(d, `[data-testid="replay-skipped"] [data-testid="replay-item-verdict"] [data-testid="badge"]`))
 
 	req := testfactory.Request(t, b.Replays, oncall.Actor, []int64{seed(t, b, "acme", "email.send", "mail-2", opHeader("op-2"))}, replay.SubmitInput{})
-	require.NoError(t, b.Replays.Reject(context.Background(), req.ID, approver.Actor, "wrong template", quarantine.RequestMeta{}))
+	require.NoError(t, b.Replays.Reject(context.Background(), req.ID, approver.Actor, replay.RejectInput{IntentHex: req.IntentHex(), Version: req.Version, Reason: "wrong template"}, quarantine.RequestMeta{}))
 	resp := b.Do(t, c, "GET", fmt.Sprintf("/replay/requests/%d", req.ID), nil, nil)
 	d = resp.Doc(t)
 	assert.Contains(t, textOf(d, `[data-testid="replay-item-verdict"]`), "not run")

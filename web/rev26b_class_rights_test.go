@@ -44,7 +44,7 @@ func TestRevRequest26ApproverOfOneClassCannotApproveOrRejectAnother(t *testing.T
 
 	resp := b.Do(t, approver, "POST", path+"/approve", url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}, "confirmation": {phrase}}, nil)
 	assert.Equal(t, http.StatusForbidden, resp.Status, "approving a manual request with same_operation rights only")
-	resp = b.Do(t, approver, "POST", path+"/reject", url.Values{"reason": {"not mine to judge"}, "confirmed": {"1"}}, nil)
+	resp = b.Do(t, approver, "POST", path+"/reject", url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}, "reason": {"not mine to judge"}, "confirmed": {"1"}}, nil)
 	assert.Equal(t, http.StatusForbidden, resp.Status, "rejecting a manual request with same_operation rights only")
 
 	var approvals int

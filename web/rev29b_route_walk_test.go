@@ -130,7 +130,7 @@ func routeWalkBuilders() map[string]objectBuilder {
 		"POST /replay/requests/:id/reject": func(t *testing.T, b *testfactory.Console, _ authz.User) walkedObject {
 			req, _ := pending(t, b, requester(t, b))
 			return walkedObject{path: fmt.Sprintf("/replay/requests/%d/reject", req.ID),
-				form: url.Values{"reason": {"not now"}, "confirmed": {"1"}}, class: string(req.Class)}
+				form: url.Values{"intent": {req.IntentHex()}, "version": {strconv.Itoa(req.Version)}, "reason": {"not now"}, "confirmed": {"1"}}, class: string(req.Class)}
 		},
 		"POST /replay/requests/:id/cancel": func(t *testing.T, b *testfactory.Console, who authz.User) walkedObject {
 			req, _ := pending(t, b, who) // only the requester cancels

@@ -183,15 +183,29 @@ func (s *Service) Approve(ctx context.Context, id int64, actor quarantine.Actor,
 	return d, nil
 }
 
+// RejectInput is what an approver sends to reject a request: the intent
+// and the request's version they read it at, as ApproveInput's (judged
+// alike: judgeRead), and why.
+type RejectInput struct {
+	IntentHex string
+	// Version is Request.Version as the approver's page read it: 0 says
+	// nothing, and only the intent judges (ApproveInput.Version).
+	Version int
+	Reason  string
+}
+
 // Reject closes a request waiting for approval, with a reason; its dead
 // letters go back to quarantined. It returns forbidden for anyone who may
 // be the requester (replaypolicy.MayApprove, the actor judged as Approve
 // judges them, asTheyAreNow: whoever may not approve a request may not
 // reject it either; also audited as denied), who cancels
-// it instead, a conflict when the request is not waiting for approval, and
-// invalid without a reason.
-func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, reason string, meta quarantine.RequestMeta) error {
-	reason = strings.TrimSpace(reason)
+// it instead, a conflict when the request is not waiting for approval or
+// changed since the intent and version the approver read (judgeRead, as
+// Approve refuses it: a rejection judges what its approver read, and its
+// reason would otherwise close a version they never saw; refused and not
+// audited), and invalid without a reason.
+func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, in RejectInput, meta quarantine.RequestMeta) error {
+	reason := strings.TrimSpace(in.Reason)
 	if reason == "" {
 		return fmt.Errorf("reject replay %d: %w", id, quarantine.Errorf(quarantine.EINVALID, "a reason is required"))
 	}
@@ -218,6 +232,9 @@ func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, 
 		if req.Status != StatusPendingApproval {
 			return quarantine.Errorf(quarantine.ECONFLICT, "the request is %s", req.Status)
 		}
+		if err := judgeRead(req, in.IntentHex, in.Version); err != nil {
+			return err
+		}
 		if err := seen(ctx, tx, actor); err != nil {
 			return err
 		}
@@ -236,6 +253,8 @@ func (s *Service) Reject(ctx context.Context, id int64, actor quarantine.Actor, 
 // read at intentHex and version: its intent changed
 // (replaypolicy.JudgeIntent), or its version did, even by edits back to
 // the same intent, whose reasons they never read (replaypolicy.JudgeRead).
+// Approve and Reject both judge by it: each is a judgement of what the
+// approver read.
 func judgeRead(req Request, intentHex string, version int) error {
 	if v := replaypolicy.JudgeIntent(intentHex, req.IntentHex()); v.Outcome != replaypolicy.Go {
 		return refuse(v, quarantine.ECONFLICT)

@@ -51,7 +51,7 @@ func TestFixLeft13ApproverNowTheRequesterRefused(t *testing.T) {
         AND actor_subject = $1 AND object_id = $2`, approver1.Subject, fmt.Sprint(req.ID)).Scan(&denied))
 	assert.Equal(t, 1, denied, "the refusal is audited")
 
-	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(b.replays.Reject(ctx, req.ID, approver1, "no", quarantine.RequestMeta{})),
+	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(b.replays.Reject(ctx, req.ID, approver1, replay.RejectInput{IntentHex: req.IntentHex(), Version: req.Version, Reason: "no"}, quarantine.RequestMeta{})),
 		"nor do they reject it")
 
 	// Another approver, whom the directory makes nobody else, approves.

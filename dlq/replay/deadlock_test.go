@@ -220,7 +220,7 @@ func TestHaltRejectAndDiscardWhileWorkersRecordNeverDeadlock(t *testing.T) {
 				return b.replays.Stop(ctx, stop, approver1, replay.StopInput{Reason: "incident", Typed: replaypolicy.StopPhrase}, quarantine.RequestMeta{})
 			}},
 			{"reject", waitReqs[0].ID, "replay.reject", func() error {
-				return b.replays.Reject(ctx, waitReqs[0].ID, approver1, "wrong template", quarantine.RequestMeta{})
+				return b.replays.Reject(ctx, waitReqs[0].ID, approver1, replay.RejectInput{IntentHex: waitReqs[0].IntentHex(), Version: waitReqs[0].Version, Reason: "wrong template"}, quarantine.RequestMeta{})
 			}},
 			{"discard", 0, "", func() error {
 				_, err := b.store.Close(ctx, dlq.CloseInput{IDs: spare, To: dlq.StatusDiscarded, Reason: "duplicates", All: true}, approver1, quarantine.RequestMeta{})

@@ -35,13 +35,14 @@ func TestRevAudit14EndOfPendingRequestOnItsDeadLetter(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		action string
-		end    func(b *replayBundle, id int64) error
+		end    func(b *replayBundle, req replay.Request) error
 	}{
-		{"Reject", "replay.reject", func(b *replayBundle, id int64) error {
-			return b.replays.Reject(context.Background(), id, approver1, "wrong template", quarantine.RequestMeta{})
+		{"Reject", "replay.reject", func(b *replayBundle, req replay.Request) error {
+			return b.replays.Reject(context.Background(), req.ID, approver1,
+				replay.RejectInput{IntentHex: req.IntentHex(), Version: req.Version, Reason: "wrong template"}, quarantine.RequestMeta{})
 		}},
-		{"Cancel", "replay.cancel", func(b *replayBundle, id int64) error {
-			return b.replays.Cancel(context.Background(), id, oncall, "asked by mistake", quarantine.RequestMeta{})
+		{"Cancel", "replay.cancel", func(b *replayBundle, req replay.Request) error {
+			return b.replays.Cancel(context.Background(), req.ID, oncall, "asked by mistake", quarantine.RequestMeta{})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +57,7 @@ func TestRevAudit14EndOfPendingRequestOnItsDeadLetter(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, dlq.StatusReplayRequested, d.Status)
 
-			require.NoError(t, tc.end(b, req.ID))
+			require.NoError(t, tc.end(b, req))
 			d, err = b.store.Get(ctx, dl)
 			require.NoError(t, err)
 			require.Equal(t, dlq.StatusQuarantined, d.Status, "the dead letter went back: a state change of it")
@@ -99,7 +100,7 @@ func TestRevAudit14ItemTrailOfPartlyApprovedThenRejected(t *testing.T) {
 	d, err := b.replays.Approve(ctx, req.ID, approver1, replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY refund-14"}, quarantine.RequestMeta{})
 	require.NoError(t, err)
 	require.False(t, d.Ready, "manual: one approval of two")
-	require.NoError(t, b.replays.Reject(ctx, req.ID, approver2, "not this refund", quarantine.RequestMeta{}))
+	require.NoError(t, b.replays.Reject(ctx, req.ID, approver2, replay.RejectInput{IntentHex: req.IntentHex(), Version: req.Version, Reason: "not this refund"}, quarantine.RequestMeta{}))
 	r, err := b.replays.Request(ctx, req.ID)
 	require.NoError(t, err)
 	require.Equal(t, replay.StatusRejected, r.Status)

@@ -36,7 +36,7 @@ func TestFixLeft13RefusalJudgedForAClientGone(t *testing.T) {
 	_, err := b.replays.Approve(gone, req.ID, oncall, replay.ApproveInput{IntentHex: req.IntentHex()}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "%v", err)
 	assert.Equal(t, 1, denied("replay.approve", oncall.Subject), "the requester's approval, refused, is audited")
-	err = b.replays.Reject(gone, req.ID, oncall, "mine", quarantine.RequestMeta{})
+	err = b.replays.Reject(gone, req.ID, oncall, replay.RejectInput{IntentHex: req.IntentHex(), Version: req.Version, Reason: "mine"}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "%v", err)
 	assert.Equal(t, 1, denied("replay.reject", oncall.Subject))
 	err = b.replays.Cancel(gone, req.ID, approver1, "not mine", quarantine.RequestMeta{})

@@ -96,7 +96,7 @@ func TestFixGov13ActorSeenWithTheRequestersAddress(t *testing.T) {
 	// Refused (invalid: only their own account's other address makes
 	// them the requester, the page says why), audited as denied.
 	assert.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "approve: %v", err)
-	err = b.replays.Reject(ctx, req.ID, y, "not needed", quarantine.RequestMeta{})
+	err = b.replays.Reject(ctx, req.ID, y, replay.RejectInput{IntentHex: got.IntentHex(), Version: got.Version, Reason: "not needed"}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "reject: %v", err)
 	err = b.replays.Reconcile(ctx, req.ID, id, y, replay.ReconcileInput{Choice: replaypolicy.NotApplied, Note: "checked"}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(err), "settle: %v", err)

@@ -170,7 +170,9 @@ func TestReplayListCounts(t *testing.T) {
 	assert.Equal(t, 2, c.Items.Pending, "the jobs of the two approved requests")
 	assert.Equal(t, 2, c.Items.Total())
 
-	require.NoError(t, b.replays.Reject(ctx, w.mail, approver1, "wrong template", quarantine.RequestMeta{}))
+	mail, err := b.replays.Request(ctx, w.mail)
+	require.NoError(t, err)
+	require.NoError(t, b.replays.Reject(ctx, w.mail, approver1, replay.RejectInput{IntentHex: mail.IntentHex(), Version: mail.Version, Reason: "wrong template"}, quarantine.RequestMeta{}))
 	run(t, b.worker(t, replay.WorkerConfig{}))
 	b.waitFinished(t, w.index1)
 	b.waitFinished(t, w.index3)

@@ -36,7 +36,7 @@ func TestRevPath29CancelLeavesARejectedRequestRejected(t *testing.T) {
 	id := b.seedItem(t, "email.send", "rev29a-cancel-closed", nats.Header{dlq.HeaderOperationID: {"op-rev29a-cancel-closed"}}, `{}`)
 	req := b.request(t, []int64{id}, replay.SubmitInput{Reason: "resend"})
 	require.Equal(t, replay.StatusPendingApproval, req.Status)
-	require.NoError(t, b.replays.Reject(ctx, req.ID, approver1, "wrong template", quarantine.RequestMeta{}))
+	require.NoError(t, b.replays.Reject(ctx, req.ID, approver1, replay.RejectInput{IntentHex: req.IntentHex(), Version: req.Version, Reason: "wrong template"}, quarantine.RequestMeta{}))
 
 	err := b.replays.Cancel(ctx, req.ID, oncall, "never mind", quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "%v", err)
@@ -61,7 +61,7 @@ func TestRevPath29RejectLeavesAnApprovedRequestRunning(t *testing.T) {
 	req := b.request(t, []int64{id}, replay.SubmitInput{Reason: "reindex"})
 	require.Equal(t, replay.StatusApproved, req.Status)
 
-	err := b.replays.Reject(ctx, req.ID, approver1, "too late", quarantine.RequestMeta{})
+	err := b.replays.Reject(ctx, req.ID, approver1, replay.RejectInput{IntentHex: req.IntentHex(), Version: req.Version, Reason: "too late"}, quarantine.RequestMeta{})
 	assert.Equal(t, quarantine.ECONFLICT, quarantine.ErrorCode(err), "%v", err)
 	r, err := b.replays.Request(ctx, req.ID)
 	require.NoError(t, err)

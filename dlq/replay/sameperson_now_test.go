@@ -37,7 +37,7 @@ func TestSelfApprovalByChangedEmailRefusedAndAudited(t *testing.T) {
 	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT outcome FROM audit_log WHERE action = 'replay.approve' AND actor_subject = $1`,
 		approver1.Subject).Scan(&outcome))
 	assert.Equal(t, string(audit.OutcomeDenied), outcome)
-	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(b.replays.Reject(ctx, req.ID, approver1, "no", quarantine.RequestMeta{})),
+	assert.Equal(t, quarantine.EFORBIDDEN, quarantine.ErrorCode(b.replays.Reject(ctx, req.ID, approver1, replay.RejectInput{IntentHex: req.IntentHex(), Version: req.Version, Reason: "no"}, quarantine.RequestMeta{})),
 		"nor do they reject it")
 }
 

@@ -618,10 +618,10 @@
 		}
 		var url = new URL(window.location.href);
 		url.searchParams.set("poll", "1");
-		// The version of the request this page was read at (the approve
-		// form's): the reloaded page says so when the request changed since,
-		// so that an approver does not approve what they have not read
-		// without being told.
+		// The version of the request this page was read at (the approve or
+		// reject form's): the reloaded page says so when the request changed
+		// since, so that an approver does not approve or reject what they
+		// have not read without being told.
 		var read = document.querySelector("input[data-read-version]");
 		if (read && read.value) {
 			url.searchParams.set("read", read.value);
