@@ -477,7 +477,10 @@ parts:
 			}
 			runs = append(runs, run)
 			if run.Rows < int64(k.cfg.BatchRows) {
-				break // nothing more of these is due
+				// Nothing more of these is due, or what is left was
+				// passed over (a draft locks it: SKIP LOCKED) or named by
+				// a request since: the next pass takes it.
+				break
 			}
 		}
 	}
