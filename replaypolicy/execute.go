@@ -348,11 +348,10 @@ type Ledger struct {
 type Revalidation struct {
 	// Unanswered says why there is no answer ("" when there is one).
 	Unanswered string
-	// NotAsked says why this worker cannot ask (it has no revalidation
-	// subject, REVALIDATE_SUBJECT), "" when it can: the request was
-	// approved by a console that has one, so the job waits for a worker
-	// that has it too.
-	NotAsked string
+	// NotAsked: this worker cannot ask, it has no revalidation subject
+	// (REVALIDATE_SUBJECT). The request was approved by a console that
+	// has one, so the job waits for a worker that has it too.
+	NotAsked bool
 	Allow    bool
 	Reason   string
 }
@@ -428,7 +427,8 @@ func JudgeJob(j Job) Verdict {
 		// the console that took it; this worker's is another (a replica
 		// or worker rolled without it, or before it): a setting of this
 		// process is no finding about the item (review round 42).
-		return v.plain(Wait, CheckSubject, j.SubjectRefusal)
+		return v.plain(Wait, CheckSubject, j.SubjectRefusal+" on this worker, though every step before allowed it: the processes' "+SubjectSetting+
+			" differ, or the subject was taken out since; the job waits for a worker whose setting allows it"+waitsForSetting)
 	}
 	if j.classing().OncePerIdentity() {
 		l := j.Ledger
@@ -449,6 +449,16 @@ func JudgeJob(j Job) Verdict {
 	return v
 }
 
+// SubjectSetting is the setting of each process that lists the tenants'
+// replay subjects.
+const SubjectSetting = "REPLAY_SUBJECT_ALLOW"
+
+// waitsForSetting ends the reason of a job that waits for a worker with a
+// setting this one lacks: how long, and what a person does.
+const waitsForSetting = " (while nothing of its request was published, it is blocked when its approval expires; " +
+	"once something was, it waits until a worker has the setting or a person cancels the request: " +
+	"cancel it if the setting was changed on purpose)"
+
 // JudgeRevalidation is what the owning service's answer about a revalidate
 // job means (Needs NeedRevalidation until given): blocked when there is
 // none or it is no, else Go. A worker asks it when its claim judges the
@@ -460,8 +470,9 @@ func JudgeRevalidation(j Job) Verdict {
 	case r == nil:
 		v.Outcome, v.Needs = Wait, NeedRevalidation
 		return v
-	case r.NotAsked != "":
-		return v.plain(Wait, CheckNoRevalidator, r.NotAsked)
+	case r.NotAsked:
+		return v.plain(Wait, CheckNoRevalidator, "no revalidation subject is configured on this worker (REVALIDATE_SUBJECT), "+
+			"though the request was approved where one is: the job waits for a worker that has it"+waitsForSetting+"; set it on every worker as on serve")
 	case r.Unanswered != "":
 		return v.plain(Block, CheckRevalidationNone, "revalidation got no answer: "+r.Unanswered)
 	case !r.Allow:

@@ -495,7 +495,7 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 		return v.with(Block, CheckPayloadHash, "the payload differs from the one received at ingest, and only the same operation with its original payload may be replayed; resolve it by hand")
 	case c.Has(Revalidate) && item.Principal == "":
 		return v.with(Block, CheckNoPrincipal, "no original principal (Dlq-Principal), so their authority cannot be re-checked; resolve it by hand")
-	case c.Has(Revalidate) && item.NoRevalidator != "":
+	case c.Has(Revalidate) && item.NoRevalidator != "" && at != AtExecution: // a worker's own setting: JudgeRevalidation
 		return v.with(Block, CheckNoRevalidator, "%s, so the original principal's authority cannot be re-checked and this item cannot be replayed on this deployment", item.NoRevalidator)
 	}
 	if ev := judgeErrorClass(t, v, item, at); ev.Outcome != Go {

@@ -350,7 +350,7 @@ func TestRules(t *testing.T) {
 	if v := JudgeJob(Job{Class: Rebuildable, SubjectRefusal: "no"}); v.Outcome != Wait || v.Check != CheckSubject {
 		t.Errorf("subject refused by the worker's setting at execution: %+v, want Wait (every step before allowed it)", v)
 	}
-	if v := JudgeJob(Job{Class: Revalidate, Ledger: &Ledger{}, Revalidation: &Revalidation{NotAsked: "no subject here"}}); v.Outcome != Wait || v.Check != CheckNoRevalidator {
+	if v := JudgeJob(Job{Class: Revalidate, Ledger: &Ledger{}, Revalidation: &Revalidation{NotAsked: true}}); v.Outcome != Wait || v.Check != CheckNoRevalidator {
 		t.Errorf("a worker without a revalidation subject: %+v, want Wait for one that has it", v)
 	}
 }

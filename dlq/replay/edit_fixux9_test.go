@@ -15,10 +15,12 @@ import (
 )
 
 // TestEditThatLeavesTheItemOutIsNotKept: a schema_invalid revalidate item
-// without its principal is left out of its draft until edited; edited, the
-// rules leave it out all the same (no principal). The edit is refused
-// (invalid, naming that rule) and nothing of it is kept: the item is left
-// out as drafted, holds no edit, and the draft is not edited.
+// without its principal was left out of its draft until edited; edited,
+// the rules left it out all the same (no principal), and the edit was
+// refused. Review round 42 judges the rule no edit satisfies first: the
+// item is left out for the missing principal as drafted, and is no item
+// an edit is taken for (not found); nothing of it is kept: the item holds
+// no edit, and the draft is not edited.
 func TestEditThatLeavesTheItemOutIsNotKept(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -28,14 +30,17 @@ func TestEditThatLeavesTheItemOutIsNotKept(t *testing.T) {
 	_, drafts := b.draft(t, oncall, id)
 	draft := drafts[0].ID
 
-	err := b.replays.EditPayload(ctx, draft, id, oncall, replay.PayloadEdit{Payload: []byte(`{"grant":"fixed"}`), Reason: "fix schema"}, quarantine.RequestMeta{})
-	require.Equal(t, quarantine.EINVALID, quarantine.ErrorCode(err), "%v", err)
-	assert.Contains(t, quarantine.ErrorMessage(err), "the edit is not kept")
-	assert.Contains(t, quarantine.ErrorMessage(err), "Dlq-Principal", "it names the rule that still leaves the item out")
-
 	items, err := b.replays.Items(ctx, draft, 1)
 	require.NoError(t, err)
-	assert.Equal(t, replaypolicy.CheckNeedsFix, items[0].Check, "left out as drafted")
+	assert.Equal(t, replaypolicy.CheckNoPrincipal, items[0].Check, "left out for the rule no edit satisfies")
+	assert.Contains(t, items[0].SkipReason, "Dlq-Principal")
+
+	err = b.replays.EditPayload(ctx, draft, id, oncall, replay.PayloadEdit{Payload: []byte(`{"grant":"fixed"}`), Reason: "fix schema"}, quarantine.RequestMeta{})
+	require.Equal(t, quarantine.ENOTFOUND, quarantine.ErrorCode(err), "%v", err)
+
+	items, err = b.replays.Items(ctx, draft, 1)
+	require.NoError(t, err)
+	assert.Equal(t, replaypolicy.CheckNoPrincipal, items[0].Check, "left out as drafted")
 	assert.False(t, items[0].Edited)
 	req, err := b.replays.Request(ctx, draft)
 	require.NoError(t, err)

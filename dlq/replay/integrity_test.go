@@ -372,7 +372,9 @@ func TestEditedPayloadNeedsApproverAndShowsDiff(t *testing.T) {
 // subject acme has no pattern for, is refused at draft; a tenant with no
 // patterns cannot replay at all (the sentence names the setting); and the
 // worker checks again, so a request approved before the setting narrowed
-// publishes nothing.
+// publishes nothing: its job waits for a worker whose setting allows it
+// (review round 42: a worker's own setting blocked approved items for
+// good).
 func TestTargetSubjectBoundToTenant(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
@@ -410,7 +412,10 @@ func TestTargetSubjectBoundToTenant(t *testing.T) {
 	w := replay.NewWorker(replay.New(b.db.Pool, replay.Config{Policy: b.policy.Load, Subjects: narrowed}), b.js, b.auth, nil, replay.WorkerConfig{}, b.log)
 	_, err = w.RunOnce(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]int{"blocked": 1}, b.jobStates(t, req.ID))
+	assert.Equal(t, map[string]int{"pending": 1}, b.jobStates(t, req.ID))
+	var result string
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT result FROM replay_jobs WHERE request_id = $1`, req.ID).Scan(&result))
+	assert.Contains(t, result, `subject "app.acme.search.index_update" is not in the replay allowlist of tenant "acme" (REPLAY_SUBJECT_ALLOW: billing.acme.>) on this worker`)
 	assert.Empty(t, b.published(t), "nothing reached a subject outside the tenant's")
 }
 

@@ -157,13 +157,17 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 				// Approved under a version this table is not: either the
 				// request's is no longer active (JudgeRun blocks it), or
 				// it was activated after this claim's check, and the table
-				// this process holds is the stale one: its job waits for a
-				// process that holds the active version (this one, once it
-				// reloads its file) instead of being blocked for good.
-				if _, err := w.svc.activeTable(ctx, w.svc.pool); err != nil {
+				// this process holds is the stale one. activeTable reads
+				// the file again then: when it has the active version, the
+				// rest of the claim is judged by it; when not, the job
+				// waits for a process that holds it, instead of being
+				// blocked for good.
+				active, err := w.svc.activeTable(ctx, w.svc.pool)
+				if err != nil {
 					j.state, j.result = JobPending, releasedPolicy
 					continue
 				}
+				table = active
 			}
 			run = replaypolicy.JudgeRun(table, facts, at)
 			runs[j.requestID], people[j.requestID] = run, facts
@@ -208,9 +212,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		}
 		f := j.facts()
 		if err := w.svc.cfg.Subjects.For(j.tenant, j.subject); err != nil {
-			f.SubjectRefusal = err.Error() + " on this worker, though every step before allowed it: the processes' " + SubjectSetting +
-				" differ, or the subject was taken out since; the job waits for a worker whose setting allows it (blocked if its approval " +
-				"expires first; cancel the request if the subject was taken out on purpose)"
+			f.SubjectRefusal = err.Error()
 		}
 		v := replaypolicy.JudgeJob(f)
 		for v.Needs != replaypolicy.NeedNothing && j.state == "" {
@@ -600,9 +602,7 @@ func (w *Worker) revalidate(ctx context.Context, j *job) *replaypolicy.Revalidat
 		// The console that took the request has one (else its items are
 		// refused at the draft, CheckNoRevalidator): this worker was
 		// started without it.
-		return &replaypolicy.Revalidation{NotAsked: "no revalidation subject is configured on this worker (REVALIDATE_SUBJECT), " +
-			"though the request was approved where one is: the job waits for a worker that has it (blocked if its approval expires first); " +
-			"set it on every worker as on serve"}
+		return &replaypolicy.Revalidation{NotAsked: true}
 	}
 	allow, reason, err := w.reval.Revalidate(ctx, RevalidateQuery{
 		Tenant: j.tenant, ItemType: j.itemType, MsgID: j.msgID, OperationID: j.opID, Principal: j.principal,

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/replaypolicy"
 )
 
 // Headers a replay adds to what it re-publishes.
@@ -54,7 +55,7 @@ type subjectEntry struct {
 const TenantPlaceholder = "{tenant}"
 
 // SubjectSetting names the setting in sentences about it.
-const SubjectSetting = "REPLAY_SUBJECT_ALLOW"
+const SubjectSetting = replaypolicy.SubjectSetting
 
 // ParseSubjectAllowlist reads REPLAY_SUBJECT_ALLOW: comma-separated
 // entries, each a NATS subject pattern (* one token, > the rest) for every

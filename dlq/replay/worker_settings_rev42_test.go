@@ -76,7 +76,13 @@ func TestRev42WorkerWithOtherSettingsLeavesApprovedItemsWaiting(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, d.Ready)
 
-		n, err := b.worker(t, replay.WorkerConfig{Retry: time.Millisecond}).RunOnce(ctx) // started without REVALIDATE_SUBJECT
+		// A worker started without REVALIDATE_SUBJECT, wired as app wires
+		// one: its service's configuration says so too.
+		cfg := b.config(t)
+		cfg.Revalidation = false
+		bare := replay.NewWorker(replay.New(b.db.Pool, cfg), b.js, b.auth, nil,
+			replay.WorkerConfig{Poll: 20 * time.Millisecond, AckTimeout: time.Minute, Retry: time.Millisecond}, b.log)
+		n, err := bare.RunOnce(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		j := b.job(t, req.ID, id)
