@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 )
 
 // parseFault, when set (tests only), runs at the start of every parse of
@@ -37,6 +38,7 @@ func survive(kind string, m Received, r *Record) {
 		f.Headers = encodeHeaders(m.Header)
 	}
 	*r = RawForm(f, parserPanic{v})
+	r.checkStoredAt(time.Now()) // as the parser does: a day no partition is kept for would make it unstorable
 	r.flag("parse_failed", "the parser failed on this dead letter; stored in its raw form, in tenant unknown; report it with where it failed: %s",
 		cut(CleanText(string(debug.Stack())), 2000))
 }

@@ -70,3 +70,21 @@ func TestRev42ADeadLetterThatPanicsTheParserIsStoredAndIngestGoesOn(t *testing.T
 	assert.Equal(t, 4, countRows(t, b.db.Pool, "true"))
 	assert.Zero(t, b.consumerInfo(t).NumRedelivered, "the poison was acked at once, not delivered again")
 }
+
+// TestRev42ParserPanicOnAnImplausibleStoredTimeIsStorable: a server whose
+// clock was reset stores a dead letter in 1990; the parser files it under
+// the day it arrived (checkStoredAt), where a partition is kept. The
+// record made of it when the parser panics does too: under 1990 no
+// partition is kept, and it was refused at every redelivery.
+func TestRev42ParserPanicOnAnImplausibleStoredTimeIsStorable(t *testing.T) {
+	t.Parallel()
+	m := Received{Subject: "dlq.acme.orders.implausible", Stream: "DLQ", Seq: 9, Time: time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC), Data: []byte("{}")}
+	var r Record
+	func() {
+		defer survive(SourceDLQ, m, &r)
+		panic("the parser's bug")
+	}()
+	assert.Contains(t, r.Flags, "parse_failed")
+	assert.Contains(t, r.Flags, "implausible:dead_lettered_at")
+	assert.WithinDuration(t, time.Now(), r.DeadLetteredAt, 25*time.Hour, "filed under the day it arrived")
+}
