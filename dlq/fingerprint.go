@@ -48,14 +48,16 @@ func Fingerprint(class ErrorClass, message, stack string) string {
 // name"x", 用户'alice'不存在) are values still.
 //
 // A quoted key of an object ("code": or 'code':, JSON or a Python dict)
-// and the quoted value after its colon are the message's words, not
-// values in it: an error whose text is a response body says what went
-// wrong only there. They are normalised as the rest of the message is
-// (<#> for a word with a digit) and kept in their quotes. As <q>,
-// {"error":"payment declined"} and {"error":"tenant suspended"} were one
-// group, and so was every such body of one endpoint, sharing triage and
-// snoozes (review round 42). A value quoted elsewhere (user "alice" not
-// found, KeyError: 'amount', ["a","b"]) is <q> still.
+// is a word of the message, and so is the quoted value of a key that
+// says what went wrong (messageKeys: error, code, message, detail,
+// reason…): an error whose text is a response body says it only there.
+// They are normalised as the rest of the message is (<#> for a word with
+// a digit) and kept in their quotes. As <q>, {"error":"payment declined"}
+// and {"error":"tenant suspended"} were one group, and so was every such
+// body of one endpoint, sharing triage and snoozes (review round 42). The
+// value of any other key ({"user":"alice"}, {"email": …}) and a value
+// quoted elsewhere (user "alice" not found, KeyError: 'amount',
+// ["a","b"]) are <q> still: one problem is not a group per user.
 func NormaliseMessage(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -75,7 +77,7 @@ func NormaliseMessage(s string) string {
 			if end := quoteOpens(s, i); end > 0 {
 				flushSpace(&b, &space)
 				colon := keyColon(s, end+1)
-				if afterKey || colon > 0 {
+				if afterKey || colon > 0 { // a key, or a message key's value
 					b.WriteByte(c)
 					b.WriteString(NormaliseMessage(s[i+1 : end]))
 					b.WriteByte(c)
@@ -84,7 +86,7 @@ func NormaliseMessage(s string) string {
 				}
 				if colon > 0 {
 					b.WriteByte(':')
-					i, value = colon+1, true
+					i, value = colon+1, messageKeys[lowerASCII(s[i+1:end])]
 					continue
 				}
 				i = end + 1
@@ -115,6 +117,16 @@ func NormaliseMessage(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// messageKeys are the keys of a response body whose quoted value says
+// what went wrong (NormaliseMessage keeps it): as APIs and frameworks name
+// them (RFC 7807's title and detail, OAuth's error and
+// error_description, Stripe's code and message, gRPC-JSON's status).
+var messageKeys = map[string]bool{
+	"error": true, "errors": true, "err": true, "error_code": true, "errorcode": true, "error_type": true, "errortype": true,
+	"error_message": true, "errormessage": true, "error_description": true, "code": true, "message": true, "msg": true,
+	"detail": true, "details": true, "reason": true, "title": true, "description": true, "type": true, "kind": true, "status": true,
 }
 
 // keyColon is where the colon that makes the quoted text ending just

@@ -8,10 +8,10 @@ import (
 
 // TestRev42ErrorBodiesGroupByWhatTheySay: an error whose text is a
 // response body (JSON, or a Python dict) says what went wrong in its keys
-// and their quoted values. Two such errors of one endpoint that say
-// different things are two groups; the same one with other ids, numbers
-// or amounts is one. A value quoted elsewhere still does not split a
-// group.
+// and the quoted values of keys such as error, code and message. Two such
+// errors of one endpoint that say different things are two groups; the
+// same one with other ids, numbers, amounts, users or addresses is one. A
+// value quoted elsewhere still does not split a group.
 func TestRev42ErrorBodiesGroupByWhatTheySay(t *testing.T) {
 	t.Parallel()
 	group := func(msg string) string { return Fingerprint(ClassPermanent, msg, "") }
@@ -20,7 +20,7 @@ func TestRev42ErrorBodiesGroupByWhatTheySay(t *testing.T) {
 		{`POST https://api.pay/v1/charges: 402 {"error":{"code":"card_declined","message":"Your card was declined."}}`,
 			`POST https://api.pay/v1/charges: 409 {"error":{"code":"idempotency_key_in_use","message":"Another request with this key is in progress."}}`},
 		{`HTTPError: {'code': 'card_declined'}`, `HTTPError: {'code': 'expired_card'}`},
-		{`{"error": "not found", "field": "email"}`, `{"error": "not found", "field": "address"}`},
+		{`{"title": "Not Found", "detail": "no such customer"}`, `{"title": "Not Found", "detail": "no such invoice"}`},
 	}
 	for _, p := range split {
 		assert.NotEqual(t, group(p[0]), group(p[1]), "%s\n%s\nare one group: %q", p[0], p[1], NormaliseMessage(p[0]))
@@ -31,6 +31,9 @@ func TestRev42ErrorBodiesGroupByWhatTheySay(t *testing.T) {
 			`POST https://api.pay/v1/charges: 402 {"error":{"code":"card_declined","charge":"ch_9Qa7"}}`},
 		{`{"amount": 1250, "error": "limit exceeded"}`, `{"amount": 99, "error": "limit exceeded"}`},
 		{`user "alice" has no 'quota'`, `user "bob" has no 'plan'`},
+		{`{"error":"forbidden","user":"alice"}`, `{"error":"forbidden","user":"bob"}`},
+		{`{'detail': 'no such customer', 'email': 'alice@example.com'}`, `{'detail': 'no such customer', 'email': 'bob@example.org'}`},
+		{`{"Error": {"Code": "AccessDenied", "Resource": "arn:aws:s3:::reports"}}`, `{"Error": {"Code": "AccessDenied", "Resource": "arn:aws:s3:::invoices"}}`},
 		{`KeyError: 'amount'`, `KeyError: 'sku'`},
 		{`expected one of ["a", "b"]`, `expected one of ["c", "d"]`},
 	}
