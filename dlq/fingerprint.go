@@ -47,7 +47,8 @@ func Fingerprint(class ErrorClass, message, stack string) string {
 // Values quoted after a word or a character beyond ASCII (b'abc',
 // name"x", 用户'alice'不存在) are values still.
 //
-// A quoted key of an object ("code": or 'code':, JSON or a Python dict)
+// A quoted key of an object ("code": or 'code':, JSON or a Python dict:
+// after the object's { or a comma, a field name, followed by a colon)
 // is a word of the message, and so is the quoted value of a key that
 // says what went wrong (messageKeys: error, code, message, detail,
 // reason…): an error whose text is a response body says it only there.
@@ -55,14 +56,18 @@ func Fingerprint(class ErrorClass, message, stack string) string {
 // a digit) and kept in their quotes. As <q>, {"error":"payment declined"}
 // and {"error":"tenant suspended"} were one group, and so was every such
 // body of one endpoint, sharing triage and snoozes (review round 42). The
-// value of any other key ({"user":"alice"}, {"email": …}) and a value
-// quoted elsewhere (user "alice" not found, KeyError: 'amount',
-// ["a","b"]) are <q> still: one problem is not a group per user.
+// value of any other key ({"user":"alice"}, {"email": …}), a key that
+// is no field name ({"alice@example.com": …}) and a value quoted
+// elsewhere (user "alice" not found, Go's load user "alice": not found,
+// KeyError: 'amount', ["a","b"]) are <q> still: one problem is not a
+// group per user, file or host.
 func NormaliseMessage(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
 	value := false // the next quote opens the value of a key just read
+	depth := 0     // objects ({) open at i, as far as braces outside quotes say
+	var last byte  // the last byte before i that is not blank
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
@@ -70,13 +75,16 @@ func NormaliseMessage(s string) string {
 			i++
 			continue
 		}
-		afterKey := value
-		value = false
+		afterKey, before := value, last
+		value, last = false, c
 		switch {
 		case c == '"' || c == '\'':
 			if end := quoteOpens(s, i); end > 0 {
 				flushSpace(&b, &space)
-				colon := keyColon(s, end+1)
+				colon := 0
+				if depth > 0 && (before == '{' || before == ',') && fieldName(s[i+1:end]) {
+					colon = keyColon(s, end+1)
+				}
 				if afterKey || colon > 0 { // a key, or a message key's value
 					b.WriteByte(c)
 					b.WriteString(NormaliseMessage(s[i+1 : end]))
@@ -111,6 +119,12 @@ func NormaliseMessage(s string) string {
 			}
 			i = j
 		default:
+			switch {
+			case c == '{':
+				depth++
+			case c == '}' && depth > 0:
+				depth--
+			}
 			flushSpace(&b, &space)
 			b.WriteByte(c)
 			i++
@@ -127,6 +141,21 @@ var messageKeys = map[string]bool{
 	"error": true, "errors": true, "err": true, "error_code": true, "errorcode": true, "error_type": true, "errortype": true,
 	"error_message": true, "errormessage": true, "error_description": true, "code": true, "message": true, "msg": true,
 	"detail": true, "details": true, "reason": true, "title": true, "description": true, "type": true, "kind": true, "status": true,
+}
+
+// fieldName reports whether s, quoted before a colon, names a field of
+// an object: a name of letters, digits, underscores and hyphens, not an
+// address, path or host that a map may be keyed by.
+func fieldName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isWordByte(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // keyColon is where the colon that makes the quoted text ending just

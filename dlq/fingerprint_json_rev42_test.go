@@ -34,6 +34,11 @@ func TestRev42ErrorBodiesGroupByWhatTheySay(t *testing.T) {
 		{`{"error":"forbidden","user":"alice"}`, `{"error":"forbidden","user":"bob"}`},
 		{`{'detail': 'no such customer', 'email': 'alice@example.com'}`, `{'detail': 'no such customer', 'email': 'bob@example.org'}`},
 		{`{"Error": {"Code": "AccessDenied", "Resource": "arn:aws:s3:::reports"}}`, `{"Error": {"Code": "AccessDenied", "Resource": "arn:aws:s3:::invoices"}}`},
+		// A quoted operand before a colon is no key: Go's fmt.Errorf("%q: %w").
+		{`load user "alice": not found`, `load user "bob": not found`},
+		{`open "/srv/data/alice/report.csv": no such file or directory`, `open "/srv/data/bob/report.csv": no such file or directory`},
+		{`lookup "orders-primary.internal": no such host`, `lookup "billing-replica.internal": no such host`},
+		{`{"errors":{"alice@example.com":"mailbox full"}}`, `{"errors":{"bob@example.org":"mailbox full"}}`},
 		{`KeyError: 'amount'`, `KeyError: 'sku'`},
 		{`expected one of ["a", "b"]`, `expected one of ["c", "d"]`},
 	}
