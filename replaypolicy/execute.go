@@ -298,9 +298,13 @@ type Job struct {
 	Union []Class
 	// SubjectRefusal says why the job's subject may not be published to
 	// (the worker's subject allowlist's answer), "" when it may. The job
-	// waits (for a worker whose setting allows it, or for its approval to
-	// expire): every step before judged the subject allowed.
+	// waits for a worker whose setting allows it (every step before judged
+	// the subject allowed), until SettingWaitOver.
 	SubjectRefusal string
+	// SettingWaitOver: its approval's expiry passed (SettingWaitEnds), so
+	// a job that waits for a worker with a setting this one lacks (its
+	// subject list, its revalidation subject) waits no longer: blocked.
+	SettingWaitOver bool
 	// Attempted: a publish of this job may have landed already (it was
 	// marked attempted and no answer said it did not land).
 	Attempted    bool
@@ -427,8 +431,12 @@ func JudgeJob(j Job) Verdict {
 		// the console that took it; this worker's is another (a replica
 		// or worker rolled without it, or before it): a setting of this
 		// process is no finding about the item (review round 42).
-		return v.plain(Wait, CheckSubject, j.SubjectRefusal+" on this worker, though every step before allowed it: the processes' "+SubjectSetting+
-			" differ, or the subject was taken out since; the job waits for a worker whose setting allows it"+waitsForSetting)
+		refusal := j.SubjectRefusal + " on this worker, though every step before allowed it: the processes' " + SubjectSetting +
+			" differ, or the subject was taken out since"
+		if j.SettingWaitOver {
+			return v.plain(Block, CheckSubject, refusal+"; no worker whose setting allows it took the job before its approval's expiry: request again")
+		}
+		return v.plain(Wait, CheckSubject, refusal+"; the job waits for a worker whose setting allows it"+waitsForSetting)
 	}
 	if j.classing().OncePerIdentity() {
 		l := j.Ledger
@@ -455,9 +463,18 @@ const SubjectSetting = "REPLAY_SUBJECT_ALLOW"
 
 // waitsForSetting ends the reason of a job that waits for a worker with a
 // setting this one lacks: how long, and what a person does.
-const waitsForSetting = " (while nothing of its request was published, it is blocked when its approval expires; " +
-	"once something was, it waits until a worker has the setting or a person cancels the request: " +
-	"cancel it if the setting was changed on purpose)"
+const waitsForSetting = " (until its approval's expiry, whether or not something of its request was published: then it is blocked; " +
+	"cancel the request if the setting was changed on purpose)"
+
+// SettingWaitEnds is when a job of r stops waiting for a worker with a
+// setting the one that claimed it lacks (Job.SettingWaitOver): when its
+// approval would stop letting it start (StartBy), whether or not the
+// request started. A setting taken out on purpose on every process must
+// not leave a running request's job to be published by the first worker
+// given it back, weeks later, on an approval that long expired.
+func SettingWaitEnds(t *Table, r Run) time.Time {
+	return StartBy(t, r.request(), r.ApprovedAt)
+}
 
 // JudgeRevalidation is what the owning service's answer about a revalidate
 // job means (Needs NeedRevalidation until given): blocked when there is
@@ -470,6 +487,9 @@ func JudgeRevalidation(j Job) Verdict {
 	case r == nil:
 		v.Outcome, v.Needs = Wait, NeedRevalidation
 		return v
+	case r.NotAsked && j.SettingWaitOver:
+		return v.plain(Block, CheckNoRevalidator, "no revalidation subject is configured on this worker (REVALIDATE_SUBJECT), "+
+			"though the request was approved where one is, and no worker that has it took the job before its approval's expiry: request again")
 	case r.NotAsked:
 		return v.plain(Wait, CheckNoRevalidator, "no revalidation subject is configured on this worker (REVALIDATE_SUBJECT), "+
 			"though the request was approved where one is: the job waits for a worker that has it"+waitsForSetting+"; set it on every worker as on serve")

@@ -214,6 +214,7 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		if err := w.svc.cfg.Subjects.For(j.tenant, j.subject); err != nil {
 			f.SubjectRefusal = err.Error()
 		}
+		f.SettingWaitOver = replaypolicy.Lapsed(replaypolicy.SettingWaitEnds(table, people[j.requestID]), approvals[j.requestID].at)
 		v := replaypolicy.JudgeJob(f)
 		for v.Needs != replaypolicy.NeedNothing && j.state == "" {
 			switch v.Needs {

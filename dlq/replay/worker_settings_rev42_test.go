@@ -12,6 +12,7 @@ import (
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // TestRev42WorkerWithOtherSettingsLeavesApprovedItemsWaiting: the replay
@@ -51,6 +52,41 @@ func TestRev42WorkerWithOtherSettingsLeavesApprovedItemsWaiting(t *testing.T) {
 		j = b.rerun(t, b.worker(t, replay.WorkerConfig{Retry: time.Millisecond}), req.ID, id)
 		assert.Equal(t, "replayed", j.State, j.Result)
 		assert.Equal(t, 1, b.publishedAs(t, "rev42-other-list"))
+	})
+
+	// A running request's job waits no longer than its approval's expiry:
+	// a subject taken out on purpose on every process must not be
+	// published to by the first worker given it back, weeks later.
+	t.Run("StartedRequestPastItsApprovalsExpiry", func(t *testing.T) {
+		in := b.seedItem(t, "search.index_update", "rev42-started-in", nil, "{}")
+		out := b.seedItem(t, "search.index_update", "rev42-started-out", nats.Header{dlq.HeaderOriginalSubject: {"app.acme.search.reindex"}}, "{}")
+		req := b.request(t, []int64{in, out}, replay.SubmitInput{})
+		require.Equal(t, replay.StatusApproved, req.Status)
+		w := workerWith(t, "acme=app.acme.search.index_update")
+		wait.Until(t, "the allowed item replayed", time.Minute, func() bool {
+			_, err := w.RunOnce(ctx)
+			require.NoError(t, err)
+			return b.job(t, req.ID, in).State == "replayed"
+		})
+		j := b.job(t, req.ID, out)
+		assert.Equal(t, "pending", j.State, j.Result)
+		assert.Contains(t, j.Result, "until its approval's expiry, whether or not something of its request was published")
+		r, err := b.replays.Request(ctx, req.ID)
+		require.NoError(t, err)
+		require.Equal(t, replay.StatusRunning, r.Status, "something of it was published")
+
+		for _, q := range []string{ // a day and more later by the database's clock
+			`UPDATE replay_requests SET created_at = created_at - interval '30 hours', submitted_at = submitted_at - interval '30 hours',
+                approved_at = approved_at - interval '30 hours' WHERE id = $1`,
+			`UPDATE replay_approvals SET approved_at = approved_at - interval '30 hours' WHERE request_id = $1`,
+		} {
+			_, err := b.db.OwnerPool.Exec(ctx, q, req.ID)
+			require.NoError(t, err)
+		}
+		j = b.rerun(t, w, req.ID, out)
+		assert.Equal(t, "blocked", j.State, j.Result)
+		assert.Contains(t, j.Result, "no worker whose setting allows it took the job before its approval's expiry: request again")
+		assert.Zero(t, b.publishedAs(t, "rev42-started-out"))
 	})
 
 	t.Run("NoSubjects", func(t *testing.T) {
