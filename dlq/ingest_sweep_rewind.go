@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -271,19 +270,8 @@ func (in *Ingester) storedAlready(ctx context.Context, stream string, seqs []uin
 	}
 	ctx, cancel := in.store.within(ctx)
 	defer cancel()
-	// Planned with its values, as unstored plans it: pruned to the days
-	// of the messages' stored times.
-	rows, err := in.store.pool.Query(ctx, storedKeys, pgx.QueryExecModeSimpleProtocol, ats, keys)
-	if err != nil {
-		return nil, fmt.Errorf("look up the source keys of %s #%d–#%d: %w", stream, seqs[0], seqs[len(seqs)-1], err)
-	}
 	kept := map[[32]byte]bool{}
-	var at time.Time
-	var key []byte
-	_, err = pgx.ForEachRow(rows, []any{&at, &key}, func() error {
-		kept[[32]byte(key)] = true
-		return nil
-	})
+	err := readStoredKeys(ctx, in.store.pool, ats, keys, func(_ time.Time, key []byte) { kept[[32]byte(key)] = true })
 	if err == nil {
 		err = keptUnderAnyDay(ctx, in.store.pool, stream, keys, nums, kept)
 	}

@@ -13,6 +13,7 @@ import (
 // contract client's and is stored as the ordinary header it is: it
 // fills no field and is flagged as no spelling of one.
 func TestRev42LookalikeHeaderNamesAreNotTheContract(t *testing.T) {
+	t.Parallel()
 	sent := map[string][]string{
 		"Dlq-Pr\u0130ncipal":        {"root"},
 		"Dlq-Or\u0130ginal-Subject": {"orders.refund"},

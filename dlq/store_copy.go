@@ -257,24 +257,12 @@ func unstored(ctx context.Context, tx pgx.Tx, rows []copyRow) ([]copyRow, error)
 			ats, keys = append(ats, at), append(keys, rows[i].key[:])
 		}
 	}
-	// Planned with its values (a simple query), whatever the pool's
-	// plan_cache_mode: a generic plan would lock every partition. (pgx
-	// writes a time's text to the microsecond, truncated, as COPY's binary
-	// stores it: PostgreSQL rounds nothing.)
-	found, err := tx.Query(ctx, storedKeys, pgx.QueryExecModeSimpleProtocol, ats, keys)
-	if err != nil {
-		return nil, fmt.Errorf("look up stored source keys: %w", err)
-	}
 	seen := map[keyAt]bool{}
-	var at time.Time
-	var key []byte
-	_, err = pgx.ForEachRow(found, []any{&at, &key}, func() error {
+	if err := readStoredKeys(ctx, tx, ats, keys, func(at time.Time, key []byte) {
 		k := keyAt{at: pgMicros(at)}
 		copy(k.key[:], key)
 		seen[k] = true
-		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		return nil, fmt.Errorf("look up stored source keys: %w", err)
 	}
 	kept, err := keptUnderADay(ctx, tx, rows)
@@ -308,6 +296,27 @@ func (r copyRow) stampedAt() (at time.Time, ok bool) {
 		return time.Time{}, false
 	}
 	return r.rec.storedAt, true
+}
+
+// readStoredKeys asks storedKeys of keys, each under its time in ats, and
+// hands found each key stored (a row, or one retention kept) with its
+// time. Planned with its values (a simple query), whatever the pool's
+// plan_cache_mode: a generic plan would lock every partition. (pgx writes
+// a time's text to the microsecond, truncated, as COPY's binary stores
+// it: PostgreSQL rounds nothing.) unstored and the sweep's proof by key
+// (storedAlready) read through it.
+func readStoredKeys(ctx context.Context, q queryer, ats []time.Time, keys [][]byte, found func(at time.Time, key []byte)) error {
+	rows, err := q.Query(ctx, storedKeys, pgx.QueryExecModeSimpleProtocol, ats, keys)
+	if err != nil {
+		return err
+	}
+	var at time.Time
+	var key []byte
+	_, err = pgx.ForEachRow(rows, []any{&at, &key}, func() error {
+		found(at, key)
+		return nil
+	})
+	return err
 }
 
 // keptUnderADay are the source keys of the rows whose message may have a

@@ -410,7 +410,8 @@ func Identity(class Class, tenant, subject, msgID, operationID string) string {
 }
 
 // JudgeJob says what becomes of one job. It is pure. In order: a subject
-// the allowlist refuses fails it; for every class but rebuildable
+// the worker's allowlist refuses makes it wait for a worker whose list
+// allows it, and blocks it once SettingWaitOver; for every class but rebuildable
 // (Classing.OncePerIdentity), another
 // job of the claim with the same identity makes it wait, the ledger's
 // answer (Needs NeedLedger until it is given) skips it (dedupe,
@@ -423,7 +424,7 @@ func Identity(class Class, tenant, subject, msgID, operationID string) string {
 // an unreadable ledger leaves it for a later claim (Wait: nothing was
 // sent, so its outcome is not unknown); for
 // revalidate, the owning service's answer (Needs NeedRevalidation until
-// given) blocks it when there is none or it is no. Otherwise Go: publish.
+// given: JudgeRevalidation). Otherwise Go: publish.
 func JudgeJob(j Job) Verdict {
 	v := Verdict{Class: j.Class, Rule: -1, Outcome: Go}
 	if j.SubjectRefusal != "" {
@@ -477,9 +478,11 @@ func SettingWaitEnds(t *Table, r Run) time.Time {
 }
 
 // JudgeRevalidation is what the owning service's answer about a revalidate
-// job means (Needs NeedRevalidation until given): blocked when there is
-// none or it is no, else Go. A worker asks it when its claim judges the
-// job and again right before the send.
+// job means (Needs NeedRevalidation until given): a worker with no
+// revalidation subject to ask waits for one that has it, and blocks it
+// once SettingWaitOver; no answer or a no blocks it; only a yes is Go. A
+// worker asks it when its claim judges the job and again right before the
+// send.
 func JudgeRevalidation(j Job) Verdict {
 	v := Verdict{Class: j.Class, Rule: -1, Outcome: Go}
 	r := j.Revalidation
@@ -487,12 +490,12 @@ func JudgeRevalidation(j Job) Verdict {
 	case r == nil:
 		v.Outcome, v.Needs = Wait, NeedRevalidation
 		return v
-	case r.NotAsked && j.SettingWaitOver:
-		return v.plain(Block, CheckNoRevalidator, "no revalidation subject is configured on this worker (REVALIDATE_SUBJECT), "+
-			"though the request was approved where one is, and no worker that has it took the job before its approval's expiry: request again")
 	case r.NotAsked:
-		return v.plain(Wait, CheckNoRevalidator, "no revalidation subject is configured on this worker (REVALIDATE_SUBJECT), "+
-			"though the request was approved where one is: the job waits for a worker that has it"+waitsForSetting+"; set it on every worker as on serve")
+		none := "no revalidation subject is configured on this worker (REVALIDATE_SUBJECT), though the request was approved where one is"
+		if j.SettingWaitOver {
+			return v.plain(Block, CheckNoRevalidator, none+", and no worker that has it took the job before its approval's expiry: request again")
+		}
+		return v.plain(Wait, CheckNoRevalidator, none+": the job waits for a worker that has it"+waitsForSetting+"; set it on every worker as on serve")
 	case r.Unanswered != "":
 		return v.plain(Block, CheckRevalidationNone, "revalidation got no answer: "+r.Unanswered)
 	case !r.Allow:

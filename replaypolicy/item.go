@@ -418,8 +418,10 @@ const (
 // then the rules of every class in the item's union (Classing.Has: a
 // weaker class's rules are not dropped when a stricter one sets the class):
 // same_operation needs an operation id and the payload unedited and equal
-// to the one hashed at ingest, revalidate needs an original principal
-// (Block); then the error class's rule (judgeErrorClass: never, after a
+// to the one hashed at ingest, revalidate needs an original principal and
+// a revalidation service (Item.NoRevalidator: the console's setting, at
+// the draft, the submit and the approval; a worker judges its own with
+// the job, JudgeRevalidation) (Block); then the error class's rule (judgeErrorClass: never, after a
 // fix, a reconciliation note). Otherwise Go.
 func JudgeItem(t *Table, item Item, at Step) Verdict {
 	if t == nil {
@@ -495,7 +497,7 @@ func JudgeItem(t *Table, item Item, at Step) Verdict {
 		return v.with(Block, CheckPayloadHash, "the payload differs from the one received at ingest, and only the same operation with its original payload may be replayed; resolve it by hand")
 	case c.Has(Revalidate) && item.Principal == "":
 		return v.with(Block, CheckNoPrincipal, "no original principal (Dlq-Principal), so their authority cannot be re-checked; resolve it by hand")
-	case c.Has(Revalidate) && item.NoRevalidator != "" && at != AtExecution: // a worker's own setting: JudgeRevalidation
+	case c.Has(Revalidate) && item.NoRevalidator != "":
 		return v.with(Block, CheckNoRevalidator, "%s, so the original principal's authority cannot be re-checked and this item cannot be replayed on this deployment", item.NoRevalidator)
 	}
 	if ev := judgeErrorClass(t, v, item, at); ev.Outcome != Go {

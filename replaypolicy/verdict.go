@@ -134,7 +134,7 @@ const (
 	CheckNoPrincipal   = "no-principal"            // revalidate without an original principal
 	CheckErrorNever    = "error-class-never"       // the error class is never replayed (stale_version)
 	CheckNeedsFix      = "error-class-fix"         // the error class replays only edited or after a fix (schema_invalid, permanent)
-	CheckNoRevalidator = "no-revalidation-service" // revalidate on a deployment without REVALIDATE_SUBJECT
+	CheckNoRevalidator = "no-revalidation-service" // revalidate on a deployment without REVALIDATE_SUBJECT, or (waits) on a worker without it
 	CheckUnsendable    = "unsendable"              // a header NATS cannot send (or would send changed), or bigger than the server's max_payload
 	CheckBrokerKeyText = "broker-key-text"         // a header the replay sends holds "Nats-" outside the broker's own keys: the broker could miss its message id
 	CheckServiceTwin   = "service-dead-letter"     // a give-up advisory's dead letter of a failure the service dead-lettered itself

@@ -13,13 +13,11 @@ import (
 )
 
 // TestRevUx9EditThatLetsNothingGoIsStuck: in a draft, a schema_invalid
-// item that also lacks Dlq-Principal, which a revalidate replay needs, was
-// left out "until edited" (error-class-fix), so the confirm page offered
-// its payload form; edited, it was left out all the same (no-principal),
-// and the edit was kept on an item it would not send. Review round 42
-// judges the rule no edit or fix satisfies first: the item is left out
-// for the missing principal, the page offers no edit of it, and an edit
-// posted all the same is refused, nothing of it kept.
+// item that also lacks Dlq-Principal, which a revalidate replay needs, is
+// left out for the missing principal (a rule no edit satisfies, judged
+// before its error class's), the page offers no edit of it, and an edit
+// posted all the same is not found, nothing of it kept. (Round 9 found it
+// left out "until edited", its edit kept on an item it would not send.)
 func TestRevUx9EditThatLetsNothingGoIsStuck(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
@@ -36,7 +34,7 @@ func TestRevUx9EditThatLetsNothingGoIsStuck(t *testing.T) {
 
 	action := fmt.Sprintf("%s/items/%d/payload", path, bad)
 	resp := b.Do(t, oncall, "POST", action, url.Values{"payload": {`{"grant":"fixed"}`}, "reason": {"fix schema"}}, nil)
-	assert.NotEqual(t, http.StatusSeeOther, resp.Status, "an edit of an item no edit lets go is refused")
+	assert.Equal(t, http.StatusNotFound, resp.Status, "no item an edit lets go: %s", resp.Body)
 	d = b.Do(t, oncall, "GET", path, nil, nil).Doc(t)
 	assert.Zero(t, d.Find(fmt.Sprintf(`[data-testid="payload-diff"][data-dead-letter="%d"]`, bad)).Length(), "nothing of the edit is kept")
 }

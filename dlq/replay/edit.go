@@ -87,8 +87,10 @@ func (s *Service) EditPayload(ctx context.Context, id, deadLetterID int64, actor
 // already are no edit, invalid: JudgePayloadChange). In a draft it may
 // also edit an item left out because its error class replays only edited
 // or after a fix: judged again with the edit, it goes if the rules now let
-// it (revive); an edit that leaves it out all the same (another rule
-// refuses it too, as a revalidate item without its principal) is not kept:
+// it (revive); an edit that leaves it out all the same (the draft's own
+// rules refuse it then, as a second item of a class never replayed in
+// bulk; the item's rules no edit satisfies are judged before its error
+// class's, so such an item is never left out as one an edit lets go) is not kept:
 // invalid, naming that rule, so that no edit of an item not sent makes
 // the draft need an approver or shows a diff. The original message id is kept; the intent changes, so
 // earlier approvals no longer count, and an edited request needs one

@@ -15,12 +15,10 @@ import (
 )
 
 // TestEditThatLeavesTheItemOutIsNotKept: a schema_invalid revalidate item
-// without its principal was left out of its draft until edited; edited,
-// the rules left it out all the same (no principal), and the edit was
-// refused. Review round 42 judges the rule no edit satisfies first: the
-// item is left out for the missing principal as drafted, and is no item
-// an edit is taken for (not found); nothing of it is kept: the item holds
-// no edit, and the draft is not edited.
+// without its principal is left out of its draft for the missing
+// principal (a rule no edit satisfies, judged before its error class's),
+// and is no item an edit is taken for (not found): nothing of an edit is
+// kept, the item holds none, and the draft is not edited.
 func TestEditThatLeavesTheItemOutIsNotKept(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)

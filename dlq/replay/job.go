@@ -493,8 +493,9 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 	return out, err
 }
 
-// item is the item of j as the rules judge it at execution; the subject is
-// the job's rule (JudgeJob), not the item's.
+// item is the item of j as the rules judge it at execution; the subject and
+// the revalidation service are the job's rules (JudgeJob,
+// JudgeRevalidation: a worker's own settings), not the item's.
 func (j *job) item(cfg Config) replaypolicy.Item {
 	sum := sha256.Sum256(j.payload)
 	it := replaypolicy.Item{
@@ -502,7 +503,7 @@ func (j *job) item(cfg Config) replaypolicy.Item {
 		OriginalSubject: j.subject, PayloadSHA256: hex.EncodeToString(sum[:]), OriginalPayloadSHA256: hex.EncodeToString(j.originalSHA256),
 		PayloadEdited: j.edited, PayloadUnavailable: j.payloadUnavailable, Status: string(j.status), Request: j.requestID, HeldBy: j.heldBy, HeldByStatus: j.heldByStatus,
 		ApprovedSHA256: hex.EncodeToString(j.approvedSHA256), ErrorClass: j.errorClass, DeadLetteredAt: j.deadLetteredBy(),
-		Generation: j.generation, ReconciliationNote: j.note, NoRevalidator: cfg.noRevalidator(),
+		Generation: j.generation, ReconciliationNote: j.note,
 		Send:      sendFacts(j.headers, j.flags, j.subject, int64(len(j.payload)), cfg.MaxPayload, j.sentAs(), j.msgID, j.opID, j.corrID),
 		Requester: j.requester, RequesterNow: j.requesterNow, KnownAs: j.knownAs, OthersApproved: j.others, ServiceTwin: j.serviceTwin,
 		Conflicting: conflictingOf(j.flags, j.conflicting),

@@ -163,8 +163,12 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 				// waits for a process that holds it, instead of being
 				// blocked for good.
 				active, err := w.svc.activeTable(ctx, w.svc.pool)
-				if err != nil {
+				switch {
+				case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
 					j.state, j.result = JobPending, releasedPolicy
+					continue
+				case err != nil:
+					j.state, j.result = JobPending, releasedLease // judged at the next claim
 					continue
 				}
 				table = active

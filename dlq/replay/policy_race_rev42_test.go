@@ -14,7 +14,7 @@ import (
 	"github.com/quarantine-console/quarantine/testfactory"
 )
 
-// TestRev42RequestOfAPolicyActivatedJustBeforeTheClaimWaits: a worker
+// TestRev42RequestOfAPolicyActivatedJustBeforeTheClaimIsJudgedByItOrWaits: a worker
 // checks that its policy is the active version, then another process
 // activates a newer one and a request is approved under it, and the
 // worker claims that request's job with the table it holds. The stale
@@ -24,7 +24,7 @@ import (
 // job waits for a worker that holds it (this one, once its file has it),
 // instead of being blocked for good as approved under a policy that
 // changed.
-func TestRev42RequestOfAPolicyActivatedJustBeforeTheClaimWaits(t *testing.T) {
+func TestRev42RequestOfAPolicyActivatedJustBeforeTheClaimIsJudgedByItOrWaits(t *testing.T) {
 	t.Parallel()
 	for name, fileHasIt := range map[string]bool{"FileHasTheNewVersion": true, "FileNotThereYet": false} {
 		t.Run(name, func(t *testing.T) {
