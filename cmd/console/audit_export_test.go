@@ -45,7 +45,7 @@ func TestAuditVerifyFileCommand(t *testing.T) {
 	var out bytes.Buffer
 	e := env(nil) // no DATABASE_URL: an export needs none
 	require.NoError(t, run(ctx, []string{"console", "audit", "verify", "--file", intact, "--public-key", keyFile + ".pub"}, e, &out, io.Discard))
-	assert.Contains(t, out.String(), "audit export ok: 3 entries, 2 linked")
+	assert.Contains(t, out.String(), "audit export ok: 3 entries, 2 lines linked to the line before")
 	assert.Contains(t, out.String(), "signed")
 
 	out.Reset()
