@@ -404,14 +404,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	if err := w.recordKept(ctx); err != nil {
 		return 0, err
 	}
-	// A worker with no replay subjects (REPLAY_SUBJECT_ALLOW empty; its
-	// process warned at start) claims nothing: the consoles that approved
-	// the jobs have theirs, and every job it took would only wait for
-	// another worker (judge.go), put off by its claim.
-	if w.svc.cfg.Subjects.Empty() {
-		return 0, nil
-	}
-	// Nor does a worker whose policy is not the active version (it
+	// A worker whose policy is not the active version claims nothing (it
 	// reloads its file first): it would judge by stale rules, or block
 	// what was approved under the new ones.
 	if _, err := w.svc.activeTable(ctx, w.svc.pool); err != nil {
@@ -422,6 +415,14 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	w.stale = ""
+	// Nor does a worker with no replay subjects (REPLAY_SUBJECT_ALLOW
+	// empty; its process warned at start): the consoles that approved the
+	// jobs have theirs, and every job it took would only wait for another
+	// worker (judge.go), put off by its claim. It is asked after the
+	// policy, which such a worker still reloads and says it waits for.
+	if w.svc.cfg.Subjects.Empty() {
+		return 0, nil
+	}
 	if w.beforeClaim != nil {
 		w.beforeClaim()
 	}
