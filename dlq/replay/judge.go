@@ -175,7 +175,8 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			}
 			run = replaypolicy.JudgeRun(table, facts, at)
 			runs[j.requestID], people[j.requestID] = run, facts
-			approvals[j.requestID] = approvalClock{lapse: replaypolicy.ApprovalLapse(table, facts), at: at, read: time.Now()}
+			approvals[j.requestID] = approvalClock{lapse: replaypolicy.ApprovalLapse(table, facts), at: at, read: time.Now(),
+				settingWaitOver: replaypolicy.Lapsed(replaypolicy.SettingWaitEnds(table, facts), at)}
 		}
 		j.stamp, j.rightsLapse, j.approval = stamps[j.requestID], lapses[j.requestID], approvals[j.requestID]
 		if run.Outcome != replaypolicy.Go {
@@ -218,7 +219,6 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		if err := w.svc.cfg.Subjects.For(j.tenant, j.subject); err != nil {
 			f.SubjectRefusal = err.Error()
 		}
-		f.SettingWaitOver = replaypolicy.Lapsed(replaypolicy.SettingWaitEnds(table, people[j.requestID]), approvals[j.requestID].at)
 		v := replaypolicy.JudgeJob(f)
 		for v.Needs != replaypolicy.NeedNothing && j.state == "" {
 			switch v.Needs {
@@ -327,7 +327,7 @@ func (c *claimClock) window(ctx context.Context, svc *Service, first bool) (time
 // classed by at execution, and whether a publish of its own may have
 // landed.
 func (j *job) facts() replaypolicy.Job {
-	return replaypolicy.Job{Class: j.class, Union: j.union, Attempted: j.firstAttemptAt != nil}
+	return replaypolicy.Job{Class: j.class, Union: j.union, Attempted: j.firstAttemptAt != nil, SettingWaitOver: j.approval.settingWaitOver}
 }
 
 // window is the duplicate window of subject's stream; without a reader,
@@ -446,9 +446,13 @@ func (w *Worker) stillAllowed(ctx context.Context, j *job, who quarantine.Actor,
 // holding (replaypolicy.ApprovalLapse; zero: nothing bounds it, the
 // request having started), and the time the claim judged it at
 // (claimClock.judged: the later of the console's clock and the database's)
-// as read at read on this process's monotonic clock.
+// as read at read on this process's monotonic clock; settingWaitOver: at
+// that time a job of the request waits no longer for a worker with a
+// setting the claiming one lacks (replaypolicy.SettingWaitEnds), judged
+// once per request.
 type approvalClock struct {
 	lapse, at, read time.Time
+	settingWaitOver bool
 }
 
 // now is the clock the claim judged the approval on, moved on by this
