@@ -345,6 +345,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		IngestHealth: a.ingester.Health, AuditKeys: a.Checkpoints.Keys(),
 		DLQStream: a.ingester.Config().Stream, DLQMaxAge: a.ingester.Config().StreamMaxAge, Draining: a.draining.Load,
 	})
+	if err := a.replay.activate(ctx); err != nil {
+		return nil, err
+	}
 	a.console.Ready(a.Handler)
 	if a.metricsOut != nil {
 		a.metricsOut.Ready(web.MetricsHandler(a.reg, cfg.MetricsToken))

@@ -162,11 +162,14 @@ type replayParts struct {
 	sweeper *replay.Service // on the workers' pool
 	workers []*replay.Worker
 	sweep   time.Duration
+	file    string // the policy file's path, as set
 	log     *slog.Logger
 }
 
 // newReplayParts wires replay: the service for web requests on pool, the
-// workers on jobs (each pool with its own connections and timeouts).
+// workers on jobs (each pool with its own connections and timeouts). It
+// changes nothing in the database: activate makes its policy the active
+// one, once every other step of the start has passed.
 func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.Pool, nc *nats.Conn, js jetstream.JetStream,
 	access *authz.Access, deadLetters *dlq.Store, log *slog.Logger) (*replayParts, error) {
 	file := &policyFile{path: cfg.PolicyFile, log: log}
@@ -186,7 +189,7 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	workerService := replay.New(jobs, rcfg)
 	rcfg.DeadLetters = deadLetters // the process's store: its partition map
 	rcfg.Authority = authz.Authority{Access: access, Directory: authz.NewDirectory(pool), MaxAge: cfg.DirectoryMaxAge}
-	p := &replayParts{table: table, log: log, sweep: min(cfg.DraftTTL/4, time.Minute), service: replay.New(pool, rcfg), sweeper: workerService}
+	p := &replayParts{table: table, file: cfg.PolicyFile, log: log, sweep: min(cfg.DraftTTL/4, time.Minute), service: replay.New(pool, rcfg), sweeper: workerService}
 	if cfg.Subjects.Empty() {
 		log.Warn(replay.SubjectSetting + " is empty: no tenant's dead letters can be replayed until it names their subjects, e.g. app.{tenant}.>, " +
 			"and this process's replay workers claim nothing (another process's approved replays wait for a worker that has the setting)")
@@ -194,34 +197,6 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	if why := table.Revalidates(); why != "" && cfg.RevalidateSubject == "" {
 		log.Warn("REVALIDATE_SUBJECT is empty: revalidate items cannot be replayed on this deployment (the confirm page says so); "+
 			"set it to the subject of the service that re-checks original principals", "revalidate_items", why)
-	}
-	if err := p.service.ActivatePolicy(ctx, processID()); err != nil {
-		return nil, err
-	}
-	if shortened := p.service.ShortenedTerms(); len(shortened) > 0 {
-		// Removed at the keeper's next pass, which runs at start: said
-		// where the operator who rolled the file looks first.
-		log.Warn("retention terms made active keep some dead letters a shorter time than the terms they replaced; the partition keeper removes by them from its next pass (at start). "+
-			"If that was not meant, roll the policy file back at once (`console policy rollback`, docs/runbook.md): a rollback brings the terms back, not what was removed",
-			"file", cfg.PolicyFile, "shortened", shortened)
-	}
-	voided, err := p.service.VoidStale(ctx)
-	if err != nil {
-		return nil, err
-	}
-	log.Info("replay policy loaded", "file", cfg.PolicyFile, "version", table.Version(), "voided_requests", voided)
-	st, err := p.service.PolicyStanding(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if st.Stale() {
-		// An older rollout restarting, or a process whose settings were
-		// not rolled: it must not take the active policy back, and it
-		// must not go unnoticed (the Policy page and
-		// quarantine_replay_policy_stale say so too).
-		log.Warn("replay policy is not the active one: this process submits, approves and replays nothing until its policy file has the active version",
-			"file", cfg.PolicyFile, "version", st.Version(), "active_version", st.Active.Version,
-			"active_since", st.Active.ActivatedAt, "activated_by", st.Active.ActivatedBy, "rollback", st.RollbackHint())
 	}
 	if cfg.Metrics != nil {
 		cfg.Metrics.MustRegister(replay.NewPolicyCollector(p.service, log))
@@ -236,6 +211,48 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 		}, log))
 	}
 	return p, nil
+}
+
+// activate makes the policy file's version the active one (with its
+// retention terms) and voids the drafts and requests waiting for approval
+// made under another, as process: the last step of a start, after every
+// step that may fail (the identity provider's discovery above all). A
+// process that never started must change nothing the running fleet works
+// by: activated first, a release whose start failed (a wrong OIDC_ISSUER,
+// a crash-looping pod of a rollout) made every running replica's policy
+// stale, voided the requests waiting for approval, and left a rollback
+// that could not take the old version back (a superseded version is never
+// made active again by a start).
+func (p *replayParts) activate(ctx context.Context) error {
+	if err := p.service.ActivatePolicy(ctx, processID()); err != nil {
+		return err
+	}
+	if shortened := p.service.ShortenedTerms(); len(shortened) > 0 {
+		// Removed at the keeper's next pass, which runs at start: said
+		// where the operator who rolled the file looks first.
+		p.log.Warn("retention terms made active keep some dead letters a shorter time than the terms they replaced; the partition keeper removes by them from its next pass (at start). "+
+			"If that was not meant, roll the policy file back at once (`console policy rollback`, docs/runbook.md): a rollback brings the terms back, not what was removed",
+			"file", p.file, "shortened", shortened)
+	}
+	voided, err := p.service.VoidStale(ctx)
+	if err != nil {
+		return err
+	}
+	p.log.Info("replay policy loaded", "file", p.file, "version", p.table.Version(), "voided_requests", voided)
+	st, err := p.service.PolicyStanding(ctx)
+	if err != nil {
+		return err
+	}
+	if st.Stale() {
+		// An older rollout restarting, or a process whose settings were
+		// not rolled: it must not take the active policy back, and it
+		// must not go unnoticed (the Policy page and
+		// quarantine_replay_policy_stale say so too).
+		p.log.Warn("replay policy is not the active one: this process submits, approves and replays nothing until its policy file has the active version",
+			"file", p.file, "version", st.Version(), "active_version", st.Active.Version,
+			"active_since", st.Active.ActivatedAt, "activated_by", st.Active.ActivatedBy, "rollback", st.RollbackHint())
+	}
+	return nil
 }
 
 // run runs the workers and the draft sweeper until ctx ends.
@@ -359,6 +376,9 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 	}
 	cfg.Replay.Metrics = reg
 	if w.parts, err = newReplayParts(ctx, cfg.Replay, w.pool, w.pool, w.nc, js, w.access, nil, log); err != nil {
+		return nil, err
+	}
+	if err := w.parts.activate(ctx); err != nil {
 		return nil, err
 	}
 	if w.probes != nil {

@@ -153,6 +153,17 @@ func (c *Console) IdleReplica(t testing.TB) string {
 	return srv.URL
 }
 
+// Another builds a second console as app.New builds one, on the same
+// database, NATS server and identity provider, with configure's changes to
+// c's configuration (a release with another policy file, a wrong
+// setting); nothing of it runs. The caller closes it when New did not
+// fail.
+func (c *Console) Another(configure func(*app.Config)) (*app.App, error) {
+	cfg := c.cfg
+	configure(&cfg)
+	return app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(c.log, nil)))
+}
+
 // Serve runs a until the test ends, then stops it (failing the test when
 // Run fails or does not return within 30 s) and closes it.
 func Serve(t testing.TB, a *app.App) {
