@@ -41,6 +41,7 @@ func TestPolicyFileOfAStaleProcessIsReadOnlyWhenItChanges(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	p, err := newReplayParts(ctx, ReplayConfig{PolicyFile: file, Workers: 1, Lease: 30 * time.Second, Metrics: reg}, db.Pool, db.Pool, nc, js, access, nil, log)
 	require.NoError(t, err)
+	require.NoError(t, p.activate(ctx))
 	stale := func(want string) {
 		t.Helper()
 		assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`

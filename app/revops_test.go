@@ -59,6 +59,7 @@ func TestStaleReplicaDoesNotLogAReloadEveryPoll(t *testing.T) {
 	require.NoError(t, err)
 	p, err := newReplayParts(ctx, ReplayConfig{PolicyFile: file, Workers: 1, Lease: 30 * time.Second}, db.Pool, db.Pool, nc, js, access, nil, log)
 	require.NoError(t, err)
+	require.NoError(t, p.activate(ctx))
 
 	// Another replica activated another version; this one's file does not have it.
 	_, err = db.Pool.Exec(ctx, `UPDATE replay_policy_active SET version = 'f00d' || version`)
