@@ -132,6 +132,28 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		}
 		run, seen := runs[j.requestID]
 		if !seen {
+			if table.Stale(j.policy) && !j.policyReplaced {
+				// Approved under a version this table is not: either the
+				// request's is no longer active (JudgeRun blocks it), or
+				// it was activated after this claim's check, and the table
+				// this process holds is the stale one. activeTable reads
+				// the file again then: when it has the active version, the
+				// rest of the claim is judged by it; when not, the job
+				// waits for a process that holds it, instead of being
+				// blocked for good. Asked before the run's facts are
+				// read: which approvals count, and whose rights are asked,
+				// are the table's (review round 43).
+				active, err := w.svc.activeTable(ctx, w.svc.pool)
+				switch {
+				case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
+					j.state, j.result = JobPending, releasedPolicy
+					continue
+				case err != nil:
+					j.state, j.result = JobPending, releasedLease // judged at the next claim
+					continue
+				}
+				table = active
+			}
 			facts, stamp, lapse, err := w.runFacts(ctx, table, j)
 			if err != nil {
 				j.state, j.result = JobPending, releasedLease // judged at the next claim
@@ -152,26 +174,6 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			if err != nil {
 				j.state, j.result = JobPending, releasedLease // judged at the next claim
 				continue
-			}
-			if table.Stale(j.policy) && !j.policyReplaced {
-				// Approved under a version this table is not: either the
-				// request's is no longer active (JudgeRun blocks it), or
-				// it was activated after this claim's check, and the table
-				// this process holds is the stale one. activeTable reads
-				// the file again then: when it has the active version, the
-				// rest of the claim is judged by it; when not, the job
-				// waits for a process that holds it, instead of being
-				// blocked for good.
-				active, err := w.svc.activeTable(ctx, w.svc.pool)
-				switch {
-				case quarantine.ErrorCode(err) == quarantine.ECONFLICT:
-					j.state, j.result = JobPending, releasedPolicy
-					continue
-				case err != nil:
-					j.state, j.result = JobPending, releasedLease // judged at the next claim
-					continue
-				}
-				table = active
 			}
 			run = replaypolicy.JudgeRun(table, facts, at)
 			runs[j.requestID], people[j.requestID] = run, facts
