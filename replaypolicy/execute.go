@@ -305,6 +305,14 @@ type Job struct {
 	// a job that waits for a worker with a setting this one lacks (its
 	// subject list, its revalidation subject) waits no longer: blocked.
 	SettingWaitOver bool
+	// WaitedFor is the check of a setting a worker lacked that the job
+	// waited for in an earlier claim (WaitsForSetting), "" when it never
+	// did: once SettingWaitOver, a worker that has the setting blocks it
+	// too. Only a worker that lacks it judged the wait's end, and a
+	// worker with no replay subjects claims nothing: a setting emptied on
+	// every process and given back weeks later let the first worker that
+	// had it publish the job on an approval long expired (review round 43).
+	WaitedFor string
 	// Attempted: a publish of this job may have landed already (it was
 	// marked attempted and no answer said it did not land).
 	Attempted    bool
@@ -439,6 +447,10 @@ func JudgeJob(j Job) Verdict {
 		}
 		return v.plain(Wait, CheckSubject, refusal+"; the job waits for a worker whose setting allows it"+waitsForSetting)
 	}
+	if j.WaitedFor != "" && j.SettingWaitOver {
+		return v.plain(Block, j.WaitedFor, "the job waited for a worker whose "+settingOf(j.WaitedFor)+
+			" allows it, and none took it before its approval's expiry: request again")
+	}
 	if j.classing().OncePerIdentity() {
 		l := j.Ledger
 		switch {
@@ -466,6 +478,20 @@ const SubjectSetting = "REPLAY_SUBJECT_ALLOW"
 // setting this one lacks: how long, and what a person does.
 const waitsForSetting = " (until its approval's expiry, whether or not something of its request was published: then it is blocked; " +
 	"cancel the request if the setting was changed on purpose)"
+
+// WaitsForSetting reports whether v leaves a job waiting for a worker with
+// a setting the one that judged it lacks (Job.WaitedFor keeps its check).
+func WaitsForSetting(v Verdict) bool {
+	return v.Outcome == Wait && (v.Check == CheckSubject || v.Check == CheckNoRevalidator)
+}
+
+// settingOf names the setting a job that waited for check waited for.
+func settingOf(check string) string {
+	if check == CheckNoRevalidator {
+		return "REVALIDATE_SUBJECT"
+	}
+	return SubjectSetting
+}
 
 // SettingWaitEnds is when a job of r stops waiting for a worker with a
 // setting the one that claimed it lacks (Job.SettingWaitOver): when its

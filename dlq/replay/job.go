@@ -243,6 +243,9 @@ type job struct {
 	// landed (handed_at was set when this one claimed it).
 	handed       bool
 	handedBefore bool
+	// waitedFor is the check of a setting a worker lacked that the job
+	// waited for (replay_jobs.waited_for; "": none): Job.WaitedFor.
+	waitedFor string
 
 	// outcome: the state and why; the PubAck's stream, sequence and
 	// whether it said Duplicate (of our own earlier publish); for deferred
@@ -277,6 +280,9 @@ func (j *job) decide(v replaypolicy.Verdict) {
 // it is published in this claim, as JudgeUnsent says: one whose earlier
 // publish may have landed needs a person, whatever stopped it now.
 func (j *job) unsent(v replaypolicy.Verdict) {
+	if replaypolicy.WaitsForSetting(v) {
+		j.waitedFor = v.Check
+	}
 	j.decide(replaypolicy.JudgeUnsent(v, replaypolicy.Unsent{State: string(j.prevState), Attempted: j.firstAttemptAt != nil}))
 }
 
@@ -325,7 +331,7 @@ FROM sized s WHERE j.id = s.id AND (s.upto <= $4 OR s.n = 1)
   AND s.nth <= ceil(s.rate * $5) + 1 -- what the rate lets this claim publish
 RETURNING j.id, j.fence, s.state, now() + $3::interval * 2 / 3,
     j.request_id, j.dead_letter_id, j.dead_lettered_at, j.not_before, j.attempts, j.deferrals, j.first_attempt_at,
-    j.first_stream, j.first_stream_created, j.first_stream_window, j.handed_at IS NOT NULL, j.result, coalesce(j.deferred_by, '')`
+    j.first_stream, j.first_stream_created, j.first_stream_window, j.handed_at IS NOT NULL, j.result, coalesce(j.deferred_by, ''), j.waited_for`
 
 // loadJobs reads what publishing the claimed jobs needs ($1 the jobs, $2
 // their requests, $3 their dead letters and $4 the dead letters' times, in
@@ -410,7 +416,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 		var sentCreated *time.Time
 		var sentWindow *time.Duration
 		if _, err := pgx.ForEachRow(rows, []any{&c.id, &c.fence, &c.prevState, &c.publishBy, &c.requestID, &c.deadLetterID, &c.deadLetteredAt,
-			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt, &sentStream, &sentCreated, &sentWindow, &c.handedBefore, &c.prevResult, &c.deferredBy}, func() error {
+			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt, &sentStream, &sentCreated, &sentWindow, &c.handedBefore, &c.prevResult, &c.deferredBy, &c.waitedFor}, func() error {
 			j := c
 			if sentStream != nil && sentCreated != nil {
 				j.firstSentTo = replaypolicy.SentTo{Stream: *sentStream, Created: *sentCreated}
@@ -466,7 +472,7 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 			j := byID[id]
 			l.id, l.fence, l.requestID, l.deadLetterID, l.deadLetteredAt = j.id, j.fence, j.requestID, j.deadLetterID, j.deadLetteredAt
 			l.prevState, l.publishBy, l.attempts, l.deferrals, l.firstAttemptAt = j.prevState, j.publishBy, j.attempts, j.deferrals, j.firstAttemptAt
-			l.firstSentTo, l.handedBefore, l.prevResult, l.deferredBy = j.firstSentTo, j.handedBefore, j.prevResult, j.deferredBy
+			l.firstSentTo, l.handedBefore, l.prevResult, l.deferredBy, l.waitedFor = j.firstSentTo, j.handedBefore, j.prevResult, j.deferredBy, j.waitedFor
 			if err := json.Unmarshal(hs, &l.headers); err != nil {
 				l.state, l.result = JobBlocked, "stored headers unreadable: "+err.Error()
 			}

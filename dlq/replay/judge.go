@@ -329,7 +329,7 @@ func (c *claimClock) window(ctx context.Context, svc *Service, first bool) (time
 // classed by at execution, and whether a publish of its own may have
 // landed.
 func (j *job) facts() replaypolicy.Job {
-	return replaypolicy.Job{Class: j.class, Union: j.union, Attempted: j.firstAttemptAt != nil, SettingWaitOver: j.approval.settingWaitOver}
+	return replaypolicy.Job{Class: j.class, Union: j.union, Attempted: j.firstAttemptAt != nil, SettingWaitOver: j.approval.settingWaitOver, WaitedFor: j.waitedFor}
 }
 
 // window is the duplicate window of subject's stream; without a reader,

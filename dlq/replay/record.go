@@ -34,10 +34,11 @@ UPDATE replay_jobs j SET state = u.state, result = u.result, pub_stream = u.stre
     handed_at = CASE WHEN u.unlanded THEN NULL ELSE j.handed_at END,
     -- a deferral by the message that deferred it last does not count (replaypolicy.Ack.CountsDeferral)
     deferrals = j.deferrals + u.counted::int,
-    deferred_by = CASE WHEN u.deferred THEN u.deferred_by ELSE j.deferred_by END
+    deferred_by = CASE WHEN u.deferred THEN u.deferred_by ELSE j.deferred_by END,
+    waited_for = CASE WHEN u.waited_for <> '' THEN u.waited_for ELSE j.waited_for END -- kept once waited (replaypolicy.Job.WaitedFor)
 FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bool[],
-            $9::timestamptz[], $10::bool[], $11::bool[], $12::bool[], $13::bool[], $14::text[], $15::bool[])
-    AS u(id, fence, state, result, stream, seq, dup, not_before, reset, deferred, unlanded, counted, deferred_by, unreserved)
+            $9::timestamptz[], $10::bool[], $11::bool[], $12::bool[], $13::bool[], $14::text[], $15::bool[], $16::text[])
+    AS u(id, fence, state, result, stream, seq, dup, not_before, reset, deferred, unlanded, counted, deferred_by, unreserved, waited_for)
 WHERE j.id = u.id
   AND j.fence = u.fence      -- a worker whose lease was taken over records nothing
   AND j.state = 'claimed'    -- nor does anyone after a cancel
@@ -622,7 +623,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 	states, results, streams := make([]string, n), make([]string, n), make([]string, n)
 	dups, resets, deferred, unlanded, counted := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
 	unreserved := make([]bool, n)
-	deferredBy := make([]string, n)
+	deferredBy, waitedFor := make([]string, n), make([]string, n)
 	notBefore := make([]*time.Time, n)
 	byID := map[int64]*job{}
 	started := map[int64][]*job{} // requests a publish of which may have landed: those jobs
@@ -643,7 +644,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 		j.storable()
 		ids[i], fences[i], states[i], results[i], streams[i], seqs[i], dups[i] = j.id, j.fence, string(j.state), j.result, j.stream, int64(j.seq), j.duplicate
 		notBefore[i], resets[i], deferred[i], unlanded[i] = j.notBefore, j.resetAttempt, j.deferred, j.nothingLanded()
-		counted[i], deferredBy[i], unreserved[i] = j.deferred && j.deferralCounts, j.deferredBy, j.unreserved()
+		counted[i], deferredBy[i], unreserved[i], waitedFor[i] = j.deferred && j.deferralCounts, j.deferredBy, j.unreserved(), j.waitedFor
 		byID[j.id] = j
 		if j.mayHaveLanded() {
 			started[j.requestID] = append(started[j.requestID], j)
@@ -666,7 +667,7 @@ func (w *Worker) recordIn(ctx context.Context, tx pgx.Tx, jobs []*job) ([]*job, 
 			return nil, fmt.Errorf("mark requests running: %w", err)
 		}
 	}
-	rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred, unlanded, counted, deferredBy, unreserved)
+	rows, err := tx.Query(ctx, recordJobs, ids, fences, states, results, streams, seqs, dups, w.cfg.Retry.String(), notBefore, resets, deferred, unlanded, counted, deferredBy, unreserved, waitedFor)
 	if err != nil {
 		return nil, fmt.Errorf("record replay jobs: %w", err)
 	}

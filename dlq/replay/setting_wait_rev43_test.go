@@ -1,0 +1,134 @@
+package replay_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/quarantine-console/quarantine"
+	"github.com/quarantine-console/quarantine/dlq"
+	"github.com/quarantine-console/quarantine/dlq/replay"
+	"github.com/quarantine-console/quarantine/replaypolicy"
+	"github.com/quarantine-console/quarantine/testfactory"
+	"github.com/quarantine-console/quarantine/testfactory/wait"
+)
+
+// TestRev43SettingEmptiedEverywhereThenGivenBackDoesNotPublishOnALapsedApproval:
+// a started request's job waits for a worker whose REPLAY_SUBJECT_ALLOW
+// allows its subject; the setting is then emptied on every process (whose
+// workers claim nothing) for longer than the approval's expiry, and given
+// back. The first worker that has it blocks the job, which waited past its
+// approval's expiry, instead of publishing it on an approval that lapsed
+// a day before.
+func TestRev43SettingEmptiedEverywhereThenGivenBackDoesNotPublishOnALapsedApproval(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	workerWith := func(allow string) *replay.Worker {
+		subjects, err := replay.ParseSubjectAllowlist(allow)
+		require.NoError(t, err)
+		cfg := b.config(t)
+		cfg.Subjects = subjects
+		return replay.NewWorker(replay.New(b.db.Pool, cfg), b.js, b.auth, nil,
+			replay.WorkerConfig{Poll: 20 * time.Millisecond, AckTimeout: time.Minute, Retry: time.Millisecond}, b.log)
+	}
+	in := b.seedItem(t, "search.index_update", "rev43-started-in", nil, "{}")
+	out := b.seedItem(t, "search.index_update", "rev43-started-out", nats.Header{dlq.HeaderOriginalSubject: {"app.acme.search.reindex"}}, "{}")
+	req := b.request(t, []int64{in, out}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
+	narrow := workerWith("acme=app.acme.search.index_update")
+	wait.Until(t, "the allowed item replayed", time.Minute, func() bool {
+		_, err := narrow.RunOnce(ctx)
+		require.NoError(t, err)
+		return b.job(t, req.ID, in).State == "replayed"
+	})
+	j := b.job(t, req.ID, out)
+	require.Equal(t, "pending", j.State, j.Result)
+	require.Contains(t, j.Result, "waits for a worker whose setting allows it")
+
+	empty := workerWith("") // the setting emptied on every process
+	n, err := empty.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "a worker with no replay subjects claimed a job")
+	for _, q := range []string{
+		`UPDATE replay_requests SET created_at = created_at - interval '30 hours', submitted_at = submitted_at - interval '30 hours',
+            approved_at = approved_at - interval '30 hours' WHERE id = $1`,
+		`UPDATE replay_approvals SET approved_at = approved_at - interval '30 hours' WHERE request_id = $1`,
+	} {
+		_, err := b.db.OwnerPool.Exec(ctx, q, req.ID)
+		require.NoError(t, err)
+	}
+
+	j = b.rerun(t, b.worker(t, replay.WorkerConfig{Retry: time.Millisecond}), req.ID, out) // the setting given back
+	assert.Equal(t, "blocked", j.State, j.Result)
+	assert.Contains(t, j.Result, "none took it before its approval's expiry")
+	assert.Zero(t, b.publishedAs(t, "rev43-started-out"), "published a day after its approval expired")
+}
+
+// TestRev43PolicyActivatedJustBeforeTheClaimCountsApprovalsByIt: a manual
+// request submitted and approved under a version activated after the
+// worker's check, before its claim. The worker reads the active version
+// again (round 42), and now before it reads the run's facts: the two
+// approvals, ten minutes apart, both count under the active version's
+// expiry (4 h), so the request is replayed, as by a worker that held the
+// active table from the start. Counted by the stale table (1 minute), the
+// first approval lapsed and the request was blocked for good, with a
+// reason about a fix marker nobody recorded.
+func TestRev43PolicyActivatedJustBeforeTheClaimCountsApprovalsByIt(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	src, err := os.ReadFile("../../dev/policy.toml")
+	require.NoError(t, err)
+	stale, err := replaypolicy.Parse("stale.toml", []byte(strings.Replace(string(src), `approval_expiry = "4h"`, `approval_expiry = "1m"`, 1)))
+	require.NoError(t, err)
+	newer := b.policy.Load()
+	require.NotEqual(t, stale.Version(), newer.Version())
+	var inForce atomic.Pointer[replaypolicy.Table]
+	inForce.Store(stale)
+	cfg := b.config(t)
+	cfg.Policy = inForce.Load
+	cfg.Reload = func() (*replaypolicy.Table, error) { inForce.Store(newer); return newer, nil }
+	svc := replay.New(b.db.Pool, cfg)
+	require.NoError(t, svc.ActivatePolicy(ctx, "first"))
+	const msgID = "rev43-manual-race"
+	id := b.seedItem(t, "orders.refund", msgID, nil, `{"refund":"x"}`)
+	cfg2 := b.config(t)
+	cfg2.Policy = func() *replaypolicy.Table { return newer }
+	deploy := replay.New(b.db.Pool, cfg2)
+
+	w := replay.NewWorker(svc, b.js, b.auth, nil, replay.WorkerConfig{Poll: 20 * time.Millisecond, AckTimeout: time.Minute, Retry: time.Millisecond}, b.log)
+	var req replay.Request
+	w.BeforeClaim(func() {
+		w.BeforeClaim(nil)
+		require.NoError(t, deploy.ActivatePolicy(ctx, "second"))
+		req = testfactory.Request(t, deploy, oncall, []int64{id}, replay.SubmitInput{})
+		require.Equal(t, replay.StatusPendingApproval, req.Status)
+		in := replay.ApproveInput{IntentHex: req.IntentHex(), Confirmation: "REPLAY " + msgID}
+		_, err := deploy.Approve(ctx, req.ID, approver1, in, quarantine.RequestMeta{})
+		require.NoError(t, err)
+		for _, q := range []string{ // the first approval was given ten minutes before the second
+			`UPDATE replay_approvals SET approved_at = approved_at - interval '10 minutes' WHERE request_id = $1`,
+			`UPDATE replay_requests SET created_at = created_at - interval '11 minutes', submitted_at = submitted_at - interval '11 minutes' WHERE id = $1`,
+		} {
+			_, err = b.db.OwnerPool.Exec(ctx, q, req.ID)
+			require.NoError(t, err)
+		}
+		d, err := deploy.Approve(ctx, req.ID, approver2, in, quarantine.RequestMeta{})
+		require.NoError(t, err)
+		require.True(t, d.Ready, d.Reason)
+	})
+	n, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	j := b.job(t, req.ID, id)
+	assert.Equal(t, "replayed", j.State, j.Result)
+	assert.Equal(t, 1, b.publishedAs(t, msgID))
+}
