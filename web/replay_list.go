@@ -236,7 +236,7 @@ func replayCounts(c replay.ListCounts, q url.Values) views.ReplayCounts {
 		value string
 		n     int
 	}{
-		{string(replay.JobReplayed), n.Replayed}, {replay.OutcomeApplied, n.Applied}, {string(replay.JobPending), n.ToGo}, {string(replay.JobSkipped), n.Skipped},
+		{string(replay.JobReplayed), n.Replayed}, {replay.OutcomeApplied, n.Applied}, {string(replay.JobPending), n.ToGo}, {string(replay.JobUnknown), n.Unknown}, {string(replay.JobSkipped), n.Skipped},
 		{string(replay.JobSuppressed), n.Suppressed}, {string(replay.JobBlocked), n.Blocked},
 		{string(replay.JobNeedsReconciliation), n.NeedsReconciliation}, {string(replay.JobCancelled), n.Cancelled},
 		{replay.OutcomeNotApplied, n.NotApplied}, {views.NotRunValue, n.NotRun},

@@ -52,15 +52,19 @@ func CountOf(t *replaypolicy.Table, req Request, as []Approval, now time.Time) A
 // ItemCounts are a request's items as every page counts them (the replays
 // list, the approvals list, the emergency stop page and the request's own
 // progress), each item once, by what became of it (DESIGN's item
-// outcomes). ToGo are the items that may still be published: a job not yet
-// ended (waiting, deferred or retried after an unknown outcome), or, while
+// outcomes). ToGo are the items that may still be published: a job not
+// yet ended (waiting or deferred), or, while
 // the request is open, an item that has no job because it is not approved
 // yet (Unapproved, counted in ToGo too). NotRun are the items that have no
 // job and never will: the request ended (rejected, cancelled, void) before
-// it ran.
+// it ran. Unknown are the items retried after a publish that got no
+// PubAck: it may have landed, so they are never counted to go as if
+// nothing of them had been sent (invariant 13; review round 43: the
+// emergency stop page and the replays list said "to go").
 type ItemCounts struct {
 	Total                                    int
-	Replayed, ToGo, Unapproved, Skipped      int
+	Replayed, ToGo, Unknown, Unapproved      int
+	Skipped                                  int
 	Suppressed, Blocked, NeedsReconciliation int
 	Cancelled, NotApplied, NotRun            int
 	Applied                                  int // settled "applied" by a person
@@ -82,7 +86,7 @@ func CountItems(req Request, p Progress) ItemCounts {
 func itemCounts(p Progress, toGo, notRun int) ItemCounts {
 	return ItemCounts{
 		Total:    p.Total() + toGo + notRun,
-		Replayed: p.Replayed, ToGo: p.Pending + p.Deferred + p.Unknown + toGo, Unapproved: toGo, Skipped: p.Skipped + p.LeftOutSkipped,
+		Replayed: p.Replayed, ToGo: p.Pending + p.Deferred + toGo, Unknown: p.Unknown, Unapproved: toGo, Skipped: p.Skipped + p.LeftOutSkipped,
 		Suppressed: p.Suppressed, Blocked: p.Blocked + p.LeftOutBlocked, NeedsReconciliation: p.NeedsReconciliation,
 		Cancelled: p.Cancelled, NotApplied: p.NotApplied, NotRun: notRun, Applied: p.Applied,
 	}
@@ -107,7 +111,7 @@ func (c ItemCounts) String() string {
 		n    int
 		what string
 	}{
-		{c.Applied, replaypolicy.AppliedText}, {c.ToGo, "to go"}, {c.Skipped, "skipped"}, {c.Suppressed, "suppressed as a duplicate"}, {c.Blocked, "blocked"},
+		{c.Applied, replaypolicy.AppliedText}, {c.ToGo, "to go"}, {c.Unknown, UnknownText}, {c.Skipped, "skipped"}, {c.Suppressed, "suppressed as a duplicate"}, {c.Blocked, "blocked"},
 		{c.NeedsReconciliation, replaypolicy.NeedReconciliation(c.NeedsReconciliation)}, {c.Cancelled, "cancelled"},
 		{c.NotApplied, replaypolicy.NotAppliedText}, {c.NotRun, NotRunText},
 	} {
@@ -117,6 +121,10 @@ func (c ItemCounts) String() string {
 	}
 	return strings.Join(parts, " · ")
 }
+
+// UnknownText is what every page calls an item retried after a publish
+// that got no PubAck (views.OutcomeText of "unknown").
+const UnknownText = "retrying (no PubAck)"
 
 // NotRunText is what every page calls an item that never ran because its
 // request ended first.
