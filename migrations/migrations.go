@@ -85,7 +85,8 @@ func All() ([]Migration, error) {
 
 // Migrate brings the database on conn to the newest schema. tern holds a
 // PostgreSQL advisory lock while it works, so replicas starting together
-// apply each migration once. Then it fills in what SQL cannot compute
+// apply each migration once. Then it fills in what SQL cannot compute,
+// and writes again what an earlier release computed otherwise
 // (fillMailboxes). It returns the version reached.
 //
 // A schema newer than this binary's migrations (Newest), which a later

@@ -19,7 +19,8 @@ import (
 // SamePerson reports whether a and b may be one person, for separation of
 // duties (invariant 14, "one person is one person"): the same identity
 // (issuer and subject), or the same mailbox (Mailbox: its spellings,
-// case, width, quotes, IDNA form, and a "+tag" aside), whether or not either provider verified it. Loose is the safe
+// case, width, quotes, IDNA form, a "+tag", and Gmail's dots aside),
+// whether or not either provider verified it. Loose is the safe
 // direction here, because a match only ever takes something away: an
 // approver who may be the requester does not approve, two accounts of one
 // approver count once. Whoever controls a second identity also controls
@@ -66,22 +67,45 @@ func MayBeOne(a, aNow, b, bNow quarantine.Actor) bool {
 //     ASCII form by IDNA's lookup mapping (exämple.com, EXÄMPLE.COM and
 //     xn--exmple-cua.com are one domain; ß is not mapped to ss, as in
 //     IDNA2008). A domain IDNA refuses (an address literal, an
-//     underscore) is only case folded.
+//     underscore) is only case folded;
+//   - at Gmail, as Gmail delivers (built in, not a setting):
+//     googlemail.com is gmail.com, and the local part is without its dots
+//     (after the "+tag" is cut), so ann.smith@gmail.com,
+//     AnnSmith+x@googlemail.com and annsmith@gmail.com are one mailbox.
+//     Elsewhere dots stay: ann.smith@example.com and annsmith@example.com
+//     may be two people.
+//
+// A change to it changes the keys stored with addresses: `console
+// migrate` writes each address's key again where it differs
+// (migrations.fillMailboxes).
 func Mailbox(email string) string {
 	e := norm.NFKC.String(strings.TrimSpace(email))
 	at := strings.LastIndexByte(e, '@')
 	if at < 0 {
 		return foldCase(e)
 	}
-	return localPart(e[:at]) + "@" + domainPart(e[at+1:])
+	d := domainPart(e[at+1:])
+	alias, dotless := dotlessDomains[d]
+	if dotless {
+		d = alias
+	}
+	return localPart(e[:at], dotless) + "@" + d
 }
+
+// dotlessDomains are the domains whose mail ignores dots in the local part,
+// each with the domain it is one with: Gmail's (Google delivers
+// ann.smith@gmail.com to annsmith@gmail.com, and googlemail.com is
+// gmail.com). Two identities a Dex in front of GitHub and Google links to
+// one inbox spelled two ways are one person. Only Gmail's own domains:
+// Google Workspace domains, and other providers, keep the dots.
+var dotlessDomains = map[string]string{"gmail.com": "gmail.com", "googlemail.com": "gmail.com"}
 
 // localPart is the local part of an address as Mailbox compares it: its
 // text with quotes and quoted pairs read, case folded, up to a "+" that
-// starts a tag (not one that starts the local part); quoted again when it
-// is no dot-string, so that "ann smith" stays one text and apart from
-// annsmith.
-func localPart(l string) string {
+// starts a tag (not one that starts the local part), without its dots at a
+// domain that ignores them (dotless); quoted again when it is no
+// dot-string, so that "ann smith" stays one text and apart from annsmith.
+func localPart(l string, dotless bool) string {
 	if len(l) >= 2 && l[0] == '"' && l[len(l)-1] == '"' {
 		var b strings.Builder
 		in := l[1 : len(l)-1]
@@ -96,6 +120,9 @@ func localPart(l string) string {
 	l = foldCase(l)
 	if plus := strings.IndexByte(l, '+'); plus > 0 {
 		l = l[:plus]
+	}
+	if dotless {
+		l = strings.ReplaceAll(l, ".", "")
 	}
 	if isDotString(l) {
 		return l
