@@ -186,7 +186,7 @@ func (k *Keeper) Run(ctx context.Context) {
 		for stream, why := range pass.KeysKept {
 			msg := "partition keeper: the stream cannot be read; the source keys of its removed dead letters are all kept"
 			if streamMissing(why) {
-				msg = "partition keeper: the stream does not exist; the source keys of its removed dead letters are kept (docs/runbook.md: a stream gone for good)"
+				msg = "partition keeper: the stream does not exist; the source keys of its removed dead letters are kept (gone for good: console retention forget-stream, docs/runbook.md)"
 			}
 			k.log.Info(msg, "stream", stream, "err", why)
 		}

@@ -33,8 +33,8 @@ import (
 // answer, the account may not ask) keeps all its keys until it can. A
 // stream that does not exist keeps them too: a stream restored from a
 // backup under its name holds its messages again, with their sequences and
-// stored times, so their keys again (the runbook says how an owner removes
-// the keys of a stream gone for good). Keys of a stream made again (its
+// stored times, so their keys again (an operator removes the keys of a
+// stream gone for good: ForgetStream, console retention forget-stream). Keys of a stream made again (its
 // sequences restarting at 1) that lie at or above the new stream's first
 // sequence stay until it passes them. And the keeper removes keys only
 // below the first sequence the same stream (same creation time) had at a
@@ -104,7 +104,7 @@ func (k *Keeper) trimPurgedKeys(ctx context.Context, conn *pgx.Conn, batch, maxR
 			continue
 		}
 		for len(runs) < maxRuns {
-			run, err := trimKeys(ctx, conn, name, first, batch)
+			run, err := trimKeys(ctx, conn, name, first, batch, keeperTrimEntry)
 			if err != nil {
 				return runs, kept, err
 			}
@@ -178,8 +178,13 @@ type streamLook struct {
 }
 
 // trimKeys removes at most limit purged keys of stream below first, in one
-// transaction with its audit row; a run that found none changes nothing.
-func trimKeys(ctx context.Context, conn *pgx.Conn, stream string, first uint64, limit int) (TrimRun, error) {
+// transaction with the audit row entry makes of what went (the keeper's,
+// keeperTrimEntry; an operator's, ForgetStream); a run that found none
+// changes nothing. The database function records each removal in
+// dead_letters_purged_trims (migration 0030), by which ingest flags a
+// message of stream at or below what went that is stored again
+// (flagTrimmed).
+func trimKeys(ctx context.Context, conn *pgx.Conn, stream string, first uint64, limit int, entry func(TrimRun) audit.Event) (TrimRun, error) {
 	run := TrimRun{Stream: stream, Below: first}
 	if first <= 1 {
 		return run, nil // nothing lies below the first message
@@ -195,19 +200,25 @@ func trimKeys(ctx context.Context, conn *pgx.Conn, stream string, first uint64, 
 			return nil
 		}
 		run.FromSeq, run.ToSeq = uint64(*from), uint64(*to)
-		_, err := audit.Append(ctx, tx, audit.Event{
-			Actor:  quarantine.Actor{Subject: "retention"},
-			Action: ActionTrimKeys, Outcome: audit.OutcomeOK, ObjectType: "dead_letters_purged", ObjectID: stream,
-			Reason: fmt.Sprintf("%d source keys of dead letters retention removed, of messages %d to %d of stream %s: it holds none below %d any more, so they cannot be delivered again",
-				run.Keys, run.FromSeq, run.ToSeq, stream, first),
-			After: map[string]any{"stream": stream, "first_seq": first, "keys": run.Keys, "from_seq": run.FromSeq, "to_seq": run.ToSeq},
-		})
+		_, err := audit.Append(ctx, tx, entry(run))
 		return err
 	})
 	if err != nil {
 		return TrimRun{}, fmt.Errorf("trim purged keys of stream %s: %w", stream, err)
 	}
 	return run, nil
+}
+
+// keeperTrimEntry is the audit row of a keeper's run: the stream holds
+// none of the messages whose keys went.
+func keeperTrimEntry(run TrimRun) audit.Event {
+	return audit.Event{
+		Actor:  quarantine.Actor{Subject: "retention"},
+		Action: ActionTrimKeys, Outcome: audit.OutcomeOK, ObjectType: "dead_letters_purged", ObjectID: run.Stream,
+		Reason: fmt.Sprintf("%d source keys of dead letters retention removed, of messages %d to %d of stream %s: it holds none below %d any more, so they cannot be delivered again",
+			run.Keys, run.FromSeq, run.ToSeq, run.Stream, run.Below),
+		After: map[string]any{"stream": run.Stream, "first_seq": run.Below, "keys": run.Keys, "from_seq": run.FromSeq, "to_seq": run.ToSeq},
+	}
 }
 
 // streamMissing reports whether err says the stream does not exist.

@@ -47,7 +47,7 @@ func TestRev34PolicyShowTakesVersionAfterItsFlags(t *testing.T) {
 // command is named, as an unknown command is, with exit status 2.
 func TestRev34UnknownSubcommandIsNamed(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"audit", "export"}, {"policy", "apply"}} {
+	for _, args := range [][]string{{"audit", "export"}, {"policy", "apply"}, {"retention", "purge"}} {
 		err := run(context.Background(), append([]string{"console"}, args...), env(map[string]string{}), io.Discard, io.Discard)
 		require.Error(t, err, args)
 		assert.Equal(t, 2, exitCode(err), args)

@@ -39,6 +39,7 @@ func TestRevDocs10EveryCommandsVariableIsDocumented(t *testing.T) {
 		{"serve"}, {"worker"}, {"migrate"}, {"demo"},
 		{"audit", "verify"}, {"audit", "checkpoint"}, {"audit", "keygen"},
 		{"policy", "rollback"}, {"policy", "status"}, {"policy", "show"},
+		{"retention", "forget-stream"},
 	}
 	seen := 0
 	for _, cmd := range commands {

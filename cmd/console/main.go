@@ -44,6 +44,7 @@ commands:
   audit     "audit verify", "audit checkpoint", "audit keygen": the audit log's chain and its signed checkpoints
   policy    "policy status": the replay policy and retention terms in force; "policy show [VERSION]": what a
             version says, as recorded; "policy rollback": let a replaced version be made active again
+  retention "retention forget-stream": remove the kept source keys of a stream gone for good (audited)
   version   print the version
 
 Run "console <command> -h" for the flags of a command. Every flag can also
@@ -89,6 +90,8 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 		return runAudit(ctx, rest, getenv, stdout, stderr)
 	case "policy":
 		return runPolicy(ctx, rest, getenv, stdout, stderr)
+	case "retention":
+		return runRetention(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		if len(rest) == 1 && slices.Contains([]string{"-h", "-help", "--help"}, rest[0]) {
 			fmt.Fprint(stdout, usage)

@@ -91,7 +91,7 @@ func TestUnknownCommand(t *testing.T) {
 func TestCommandHelpExitsZeroWithUsageOnly(t *testing.T) {
 	t.Parallel()
 	for _, cmd := range [][]string{{"serve"}, {"worker"}, {"migrate"}, {"demo"}, {"audit", "verify"}, {"audit", "checkpoint"},
-		{"audit", "keygen"}, {"policy", "status"}, {"policy", "show"}, {"policy", "rollback"}} {
+		{"audit", "keygen"}, {"policy", "status"}, {"policy", "show"}, {"policy", "rollback"}, {"retention", "forget-stream"}} {
 		for _, h := range []string{"-h", "--help"} {
 			t.Run(strings.Join(cmd, "_")+h, func(t *testing.T) {
 				var stdout, stderr bytes.Buffer
@@ -103,7 +103,7 @@ func TestCommandHelpExitsZeroWithUsageOnly(t *testing.T) {
 			})
 		}
 	}
-	for _, group := range []string{"audit", "policy"} {
+	for _, group := range []string{"audit", "policy", "retention"} {
 		var stdout bytes.Buffer
 		require.NoError(t, run(context.Background(), []string{"console", group, "-h"}, env(nil), &stdout, io.Discard), group)
 		assert.Contains(t, stdout.String(), "console "+group+" ", "its subcommands")

@@ -29,6 +29,7 @@ var commandsWithSettings = [][]string{
 	{"serve"}, {"worker"}, {"migrate"}, {"demo"},
 	{"audit", "verify"}, {"audit", "checkpoint"}, {"audit", "keygen"},
 	{"policy", "status"}, {"policy", "show"}, {"policy", "rollback"},
+	{"retention", "forget-stream"},
 }
 
 // foreignPrefixes are first words of the console's settings that other
