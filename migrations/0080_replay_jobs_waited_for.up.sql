@@ -6,7 +6,8 @@
 -- weeks later, let the first worker that had it publish the job on an
 -- approval long expired (review round 43). The job now keeps the check
 -- it waited for ('subject', 'no-revalidation-service'; '' when it never
--- waited for a setting), and whichever worker claims it after its
+-- waited for a setting, or a worker that has the setting took it before
+-- the expiry: its wait ended), and whichever worker claims it after its
 -- approval's expiry blocks it.
 ALTER TABLE replay_jobs ADD COLUMN waited_for text NOT NULL DEFAULT '';
-COMMENT ON COLUMN replay_jobs.waited_for IS 'The check (replaypolicy.CheckSubject, CheckNoRevalidator) of a setting a worker lacked that the job waited for; once its approval''s expiry passed, any worker blocks it. '''' when it never waited for one.';
+COMMENT ON COLUMN replay_jobs.waited_for IS 'The check (replaypolicy.CheckSubject, CheckNoRevalidator) of a setting a worker lacked that the job waited for; once its approval''s expiry passed, any worker blocks it. '''' when it never waited for one, or a worker that had the setting took it before then (or a person republished it).';

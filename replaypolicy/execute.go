@@ -307,8 +307,10 @@ type Job struct {
 	SettingWaitOver bool
 	// WaitedFor is the check of a setting a worker lacked that the job
 	// waited for in an earlier claim (WaitsForSetting), "" when it never
-	// did: once SettingWaitOver, a worker that has the setting blocks it
-	// too. Only a worker that lacks it judged the wait's end, and a
+	// did or a worker that has the setting took it before SettingWaitOver
+	// (the wait ended: a later retry, deferral or republish is judged as
+	// any job's): once SettingWaitOver, a worker that has the setting
+	// blocks it too. Only a worker that lacks it judged the wait's end, and a
 	// worker with no replay subjects claims nothing: a setting emptied on
 	// every process and given back weeks later let the first worker that
 	// had it publish the job on an approval long expired (review round 43).

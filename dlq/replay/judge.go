@@ -217,10 +217,15 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 			j.state, j.result = JobPending, releasedLease // a slow service ate the time
 			continue
 		}
-		f := j.facts()
+		var refusal string
 		if err := w.svc.cfg.Subjects.For(j.tenant, j.subject); err != nil {
-			f.SubjectRefusal = err.Error()
+			refusal = err.Error()
 		}
+		if j.waitedFor != "" && !j.approval.settingWaitOver && w.hasSetting(j.waitedFor, refusal) {
+			j.waitedFor = "" // a worker that has the setting took it in time: its wait for one ended
+		}
+		f := j.facts()
+		f.SubjectRefusal = refusal
 		v := replaypolicy.JudgeJob(f)
 		for v.Needs != replaypolicy.NeedNothing && j.state == "" {
 			switch v.Needs {
@@ -265,6 +270,16 @@ func (w *Worker) judge(ctx context.Context, jobs []*job, until time.Time) {
 		}
 	}
 	hand.j = nil
+}
+
+// hasSetting says whether this worker has the setting whose check a job
+// waited for (replaypolicy.Job.WaitedFor), its subject refused by
+// refusal ("": allowed).
+func (w *Worker) hasSetting(check, refusal string) bool {
+	if check == replaypolicy.CheckNoRevalidator {
+		return w.reval != nil
+	}
+	return refusal == ""
 }
 
 // appliedTwin says whether v, a verdict that ends a job unsent, is the

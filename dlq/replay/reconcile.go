@@ -54,6 +54,7 @@ const (
 	settleJob = `UPDATE replay_jobs SET state = $2, result = $3, updated_at = now(), not_before = now(),
         first_attempt_at = CASE WHEN $2 = 'pending' THEN NULL ELSE first_attempt_at END, -- a person says it did not land
         deferrals = CASE WHEN $2 = 'pending' THEN 0 ELSE deferrals END,
+        waited_for = CASE WHEN $2 = 'pending' THEN '' ELSE waited_for END, -- a person's republish waits for no earlier setting
         settled = settled + 1
         WHERE id = $1 AND state = 'needs_reconciliation' -- settled once
           AND ($4::int IS NULL OR settled = $4)` // in the episode the person saw (ReconcileInput.Settled)

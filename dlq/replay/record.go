@@ -35,7 +35,7 @@ UPDATE replay_jobs j SET state = u.state, result = u.result, pub_stream = u.stre
     -- a deferral by the message that deferred it last does not count (replaypolicy.Ack.CountsDeferral)
     deferrals = j.deferrals + u.counted::int,
     deferred_by = CASE WHEN u.deferred THEN u.deferred_by ELSE j.deferred_by END,
-    waited_for = CASE WHEN u.waited_for <> '' THEN u.waited_for ELSE j.waited_for END -- kept once waited (replaypolicy.Job.WaitedFor)
+    waited_for = u.waited_for -- as claimed, judged and ended by this claim (replaypolicy.Job.WaitedFor)
 FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bool[],
             $9::timestamptz[], $10::bool[], $11::bool[], $12::bool[], $13::bool[], $14::text[], $15::bool[], $16::text[])
     AS u(id, fence, state, result, stream, seq, dup, not_before, reset, deferred, unlanded, counted, deferred_by, unreserved, waited_for)

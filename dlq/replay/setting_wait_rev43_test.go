@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -129,6 +130,72 @@ func TestRev43PolicyActivatedJustBeforeTheClaimCountsApprovalsByIt(t *testing.T)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	j := b.job(t, req.ID, id)
+	assert.Equal(t, "replayed", j.State, j.Result)
+	assert.Equal(t, 1, b.publishedAs(t, msgID))
+}
+
+// TestRev43SettingWaitEndsWhenAWorkerWithTheSettingTakesTheJob: a job
+// that waited once for a worker whose REPLAY_SUBJECT_ALLOW allows its
+// subject is taken by one in time and published, but its PubAck is lost;
+// the retry comes after the approval's expiry. The wait for the setting
+// ended when that worker took it, so the retry is judged as any job's of
+// a started request: it finds the broker's copy its own and is replayed,
+// as a job that never waited is, not blocked as one nobody took in time.
+func TestRev43SettingWaitEndsWhenAWorkerWithTheSettingTakesTheJob(t *testing.T) {
+	t.Parallel()
+	b := setupReplay(t)
+	ctx := context.Background()
+	subjects, err := replay.ParseSubjectAllowlist("acme=app.acme.search.index_update")
+	require.NoError(t, err)
+	cfg := b.config(t)
+	cfg.Subjects = subjects
+	narrow := replay.NewWorker(replay.New(b.db.Pool, cfg), b.js, b.auth, nil,
+		replay.WorkerConfig{Poll: 20 * time.Millisecond, AckTimeout: time.Minute, Retry: time.Millisecond}, b.log)
+	in := b.seedItem(t, "search.index_update", "rev43-taken-in", nil, "{}")
+	const msgID = "rev43-taken-out"
+	out := b.seedItem(t, "search.index_update", msgID, nats.Header{dlq.HeaderOriginalSubject: {"app.acme.search.reindex"}}, "{}")
+	req := b.request(t, []int64{in, out}, replay.SubmitInput{})
+	wait.Until(t, "the allowed item replayed", time.Minute, func() bool {
+		_, err := narrow.RunOnce(ctx)
+		require.NoError(t, err)
+		return b.job(t, req.ID, in).State == "replayed"
+	})
+	require.Equal(t, "pending", b.job(t, req.ID, out).State)
+	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() WHERE request_id = $1`, req.ID)
+	require.NoError(t, err)
+
+	full := b.worker(t, replay.WorkerConfig{Retry: time.Millisecond})
+	var outJob int64
+	require.NoError(t, b.db.Pool.QueryRow(ctx, `SELECT id FROM replay_jobs WHERE request_id = $1 AND dead_letter_id = $2`, req.ID, out).Scan(&outJob))
+	var lost atomic.Bool
+	full.OnAck(func(id int64, a *jetstream.PubAck, err error) (*jetstream.PubAck, error) {
+		if id == outJob && lost.CompareAndSwap(false, true) {
+			return nil, context.DeadlineExceeded // stored; the ack never came
+		}
+		return a, err
+	})
+	wait.Until(t, "published, its PubAck lost", time.Minute, func() bool {
+		_, err := full.RunOnce(ctx)
+		require.NoError(t, err)
+		return lost.Load() && b.job(t, req.ID, out).State != "pending"
+	})
+	require.Equal(t, "unknown", b.job(t, req.ID, out).State)
+	require.Equal(t, 1, b.publishedAs(t, msgID))
+	for _, q := range []string{
+		`UPDATE replay_requests SET created_at = created_at - interval '30 hours', submitted_at = submitted_at - interval '30 hours',
+            approved_at = approved_at - interval '30 hours' WHERE id = $1`,
+		`UPDATE replay_approvals SET approved_at = approved_at - interval '30 hours' WHERE request_id = $1`,
+	} {
+		_, err := b.db.OwnerPool.Exec(ctx, q, req.ID)
+		require.NoError(t, err)
+	}
+	wait.Until(t, "the retry judged", time.Minute, func() bool {
+		_, err := full.RunOnce(ctx)
+		require.NoError(t, err)
+		s := b.job(t, req.ID, out).State
+		return s != "unknown" && s != "pending"
+	})
+	j := b.job(t, req.ID, out)
 	assert.Equal(t, "replayed", j.State, j.Result)
 	assert.Equal(t, 1, b.publishedAs(t, msgID))
 }
