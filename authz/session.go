@@ -44,7 +44,7 @@ func NewSessions(pool *pgxpool.Pool, cfg SessionConfig) (_ *scs.SessionManager, 
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	s := scs.New()
-	store := &sessionStore{pool: pool, codec: s.Codec, slack: idleSlack(cfg.IdleTimeout), log: cfg.Log, stop: make(chan struct{})}
+	store := &sessionStore{pool: pool, codec: s.Codec, idle: cfg.IdleTimeout, now: time.Now, slack: idleSlack(cfg.IdleTimeout), log: cfg.Log, stop: make(chan struct{})}
 	go store.cleanup(10 * time.Minute)
 	s.Store = store
 	s.IdleTimeout = cfg.IdleTimeout

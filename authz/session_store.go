@@ -33,6 +33,12 @@ import (
 type sessionStore struct {
 	pool  *pgxpool.Pool
 	codec scs.Codec
+	// idle is this replica's SESSION_IDLE_TIMEOUT: it ends a session idle
+	// longer, whatever deadline another replica wrote (idle_from).
+	idle time.Duration
+	// now is this console's clock, which scs dates expiries by (tests
+	// set it off the database's).
+	now func() time.Time
 	// slack is how far a stored idle deadline may lag the one a request
 	// would set before the session is written again.
 	slack time.Duration
@@ -44,14 +50,30 @@ type sessionStore struct {
 // whole timeout may end up to this much early.
 func idleSlack(idle time.Duration) time.Duration { return min(idle/10, time.Minute) }
 
+// idleInterval is this replica's idle timeout as selectSessionAndUser
+// takes it: nil when it has none.
+func (s *sessionStore) idleInterval() *string {
+	if s.idle <= 0 {
+		return nil
+	}
+	d := s.idle.String()
+	return &d
+}
+
 // sessionRead is what one request read of its session: the stored data and
 // deadline, and the sign-in it names.
 type sessionRead struct {
 	token  string
 	data   []byte
 	expiry time.Time
-	user   *userSession // nil when the session names none, or it is gone
-	userID string
+	// idleFrom is when a person's request last moved its idle deadline, on
+	// the database's clock (nil: a session written before migration 0081);
+	// ends is when this replica ends it unless a request moves it on: the
+	// earlier of expiry and idleFrom plus this replica's idle timeout.
+	idleFrom *time.Time
+	ends     time.Time
+	user     *userSession // nil when the session names none, or it is gone
+	userID   string
 	// accessVersion is the authorization policy's version (Access.Fresh).
 	accessVersion int64
 	// poll is set for a request a page makes by itself (PollHeader): it
@@ -115,11 +137,14 @@ func readOf(ctx context.Context) *sessionRead {
 }
 
 // The session, the sign-in it names and the authorization policy's
-// version, in one statement.
-const selectSessionAndUser = `SELECT s.data, s.expiry, u.id, u.identity, u.refresh_token, u.refreshed_at, u.expires_at, u.ended_at IS NOT NULL,
+// version, in one statement; a session idle longer than this replica's
+// timeout ($2; NULL: none) is none, whatever deadline another replica (one with a
+// longer timeout, or from before the timeout was lowered) wrote.
+const selectSessionAndUser = `SELECT s.data, s.expiry, s.idle_from, u.id, u.identity, u.refresh_token, u.refreshed_at, u.expires_at, u.ended_at IS NOT NULL,
     COALESCE((SELECT version FROM access_version), 0), now()
 FROM sessions s LEFT JOIN user_sessions u ON u.id = s.user_session
-WHERE s.token = $1 AND current_timestamp < s.expiry`
+WHERE s.token = $1 AND current_timestamp < s.expiry
+  AND (s.idle_from IS NULL OR $2::interval IS NULL OR current_timestamp < s.idle_from + $2::interval)`
 
 // sessionReadTimeout bounds the read of a request's session.
 const sessionReadTimeout = 10 * time.Second
@@ -135,13 +160,14 @@ func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 	var (
 		data, identity         []byte
 		expiry                 time.Time
+		idleFrom               *time.Time
 		uid, refreshToken      *string
 		refreshedAt, expiresAt *time.Time
 		ended                  *bool
 		accessVersion          int64
 		readAt                 time.Time
 	)
-	err := s.pool.QueryRow(rctx, selectSessionAndUser, token).Scan(&data, &expiry, &uid, &identity, &refreshToken, &refreshedAt, &expiresAt, &ended, &accessVersion, &readAt)
+	err := s.pool.QueryRow(rctx, selectSessionAndUser, token, s.idleInterval()).Scan(&data, &expiry, &idleFrom, &uid, &identity, &refreshToken, &refreshedAt, &expiresAt, &ended, &accessVersion, &readAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -149,7 +175,10 @@ func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 		return nil, false, err
 	}
 	if rd := readOf(ctx); rd != nil {
-		*rd = sessionRead{token: token, data: data, expiry: expiry, accessVersion: accessVersion, poll: rd.poll, dbNow: readAt, local: time.Now()}
+		*rd = sessionRead{token: token, data: data, expiry: expiry, ends: expiry, idleFrom: idleFrom, accessVersion: accessVersion, poll: rd.poll, dbNow: readAt, local: time.Now()}
+		if idleFrom != nil && s.idle > 0 {
+			rd.ends = minTime(expiry, idleFrom.Add(s.idle)) // this replica's idle deadline
+		}
 		if uid != nil {
 			u := &userSession{ID: *uid, RefreshToken: refreshToken, RefreshedAt: *refreshedAt, ExpiresAt: *expiresAt, Ended: *ended, ReadAt: readAt}
 			if err := json.Unmarshal(identity, &u.User); err != nil {
@@ -161,32 +190,59 @@ func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 	return data, true, nil
 }
 
-const upsertSession = `INSERT INTO sessions (token, data, expiry, user_session) VALUES ($1, $2, $3, $4)
-ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry, user_session = EXCLUDED.user_session`
+// upsertSession writes a session whose idle deadline a person's request
+// moves: its expiry ($3, scs's: the earlier of its deadline and the idle
+// timeout from now, on this console's clock $5) moved onto the database's
+// clock (never earlier than another replica, with a longer timeout, set
+// it), and idle_from now, the database's. A console whose clock runs
+// behind the database's would otherwise shorten every session by the
+// skew, to nothing once the skew reaches the timeout (review round 43).
+const upsertSession = `INSERT INTO sessions (token, data, expiry, user_session, idle_from)
+VALUES ($1, $2, $3::timestamptz + (now() - $5::timestamptz), $4, now())
+ON CONFLICT (token) DO UPDATE SET data = EXCLUDED.data, user_session = EXCLUDED.user_session, idle_from = EXCLUDED.idle_from,
+    expiry = greatest(sessions.expiry, EXCLUDED.expiry) -- the latest any replica set: each judges idle_from by its own timeout`
+
+// keepSessionIdle writes a session a poll changed, keeping its idle
+// deadline and idle_from.
+const keepSessionIdle = `UPDATE sessions SET data = $2, user_session = $3 WHERE token = $1`
 
 // CommitCtx implements scs.CtxStore: it writes the session unless this
-// request read it with the same data and an idle deadline within the slack
-// of expiry. A poll (IsPoll) keeps the idle deadline it read: only a
-// person's request moves it.
+// request read it with the same data, a person's request moved its idle
+// deadline less than the slack ago, and the deadline it would write is
+// within the slack of the stored one (another replica's, whose timeout
+// may be shorter: expiry is the latest any replica set, for the cleanup;
+// each replica judges idle_from by its own). A poll (IsPoll) keeps the
+// idle deadline it read: only a person's request moves it.
 func (s *sessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
 	deadline, values, err := s.codec.Decode(b)
 	if err != nil {
 		return fmt.Errorf("decode session: %w", err)
 	}
-	rd := readOf(ctx)
-	if rd != nil && rd.poll && rd.token == token && rd.expiry.Before(expiry) {
-		expiry = rd.expiry
-	}
-	if rd != nil && rd.token == token && expiry.Sub(rd.expiry) < s.slack {
-		if d0, v0, err := s.codec.Decode(rd.data); err == nil && d0.Equal(deadline) && reflect.DeepEqual(v0, values) {
-			return nil // nothing changed that is worth a write
-		}
-	}
 	var user *string
 	if id, ok := values[sessionIDKey].(string); ok && id != "" {
 		user = &id
 	}
-	_, err = s.pool.Exec(ctx, upsertSession, token, b, expiry, user)
+	rd := readOf(ctx)
+	if rd != nil && rd.token == token {
+		same := false
+		if d0, v0, err := s.codec.Decode(rd.data); err == nil && d0.Equal(deadline) && reflect.DeepEqual(v0, values) {
+			same = true
+		}
+		if rd.poll {
+			if same {
+				return nil
+			}
+			_, err = s.pool.Exec(ctx, keepSessionIdle, token, b, user)
+			return err
+		}
+		// The idle deadline this request would write, on the database's
+		// clock (rd.local is this console's wall clock as it read dbNow).
+		moved := expiry.Add(rd.dbNow.Sub(rd.local)).Sub(rd.expiry)
+		if same && rd.idleFrom != nil && rd.dbNow.Add(time.Since(rd.local)).Sub(*rd.idleFrom) < s.slack && moved < s.slack {
+			return nil // nothing changed that is worth a write
+		}
+	}
+	_, err = s.pool.Exec(ctx, upsertSession, token, b, expiry, user, s.now())
 	return err
 }
 
@@ -298,7 +354,7 @@ func SessionEnds(ctx context.Context) time.Time {
 	if rd == nil || rd.token == "" || rd.user == nil {
 		return time.Time{}
 	}
-	return minTime(rd.expiry, rd.user.ExpiresAt)
+	return minTime(rd.ends, rd.user.ExpiresAt)
 }
 
 func minTime(a, b time.Time) time.Time {
