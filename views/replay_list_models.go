@@ -38,6 +38,9 @@ type ReplayRow struct {
 	// "0 replayed · 2 to go · 1 blocked"); Total how many it holds.
 	Items string
 	Total int
+	// CameBack is how many of its replayed items came back as new dead
+	// letters (the consumer failed on them again).
+	CameBack int
 	// Waiting is how many of its items need reconciliation: while one
 	// does, its badge is amber whatever its status.
 	Waiting int

@@ -50,6 +50,21 @@ type ReplayItemRow struct {
 	Error      string
 	ErrorCut   bool
 	Removed    bool
+	// CameBack is the dead letter its replay came back as (nil: none did):
+	// the consumer failed on the replayed message again.
+	CameBack *CameBackView
+}
+
+// CameBackView is a dead letter an item's replay came back as: its id,
+// page, status and error class. More: more than one came back, and the
+// replay chain on the item's dead letter's page (ItemURL) lists each.
+type CameBackView struct {
+	ID         int64
+	URL        string
+	Status     string
+	ErrorClass string
+	More       bool
+	ItemURL    string
 }
 
 // NotRunText is how every page names an item that never ran because its
@@ -331,6 +346,10 @@ type ReplayRequestModel struct {
 	AuditURL  string
 	Items     []ReplayItemRow
 	MoreItems int
+	// CameBack is how many of its items counted replayed (of
+	// Progress.Replayed) came back as new dead letters: the broker stored
+	// the replay, and the consumer failed on it again.
+	CameBack int
 	// Settler says, once for the Items section, who settles its items that
 	// need reconciliation, when the viewer may not (the rows' Settler,
 	// which are the same for every item of a request, moved here; nil:

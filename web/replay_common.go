@@ -185,6 +185,19 @@ func withFailures(rows []views.ReplayItemRow, fs map[int64]replay.Failure) []vie
 	return rows
 }
 
+// withCameBack adds to rows the dead letter each one's replay came back
+// as (by the item's dead letter), for the people who read what the replay
+// did: the broker stored it, and the consumer failed on it again.
+func withCameBack(rows []views.ReplayItemRow, back map[int64]replay.CameBack) []views.ReplayItemRow {
+	for i := range rows {
+		if b, ok := back[rows[i].DeadLetterID]; ok {
+			rows[i].CameBack = &views.CameBackView{ID: b.ID, URL: deadLetterURL(b.ID), Status: string(b.Status), ErrorClass: b.ErrorClass,
+				More: b.More, ItemURL: rows[i].URL}
+		}
+	}
+	return rows
+}
+
 // notRun says why the items of a request that ended in status before
 // they ran were never sent.
 func notRun(status replay.Status) string {

@@ -255,7 +255,7 @@ func replayCounts(c replay.ListCounts, q url.Values) views.ReplayCounts {
 func replayRow(r replay.Listed, u authz.User, q url.Values, now time.Time) views.ReplayRow {
 	row := views.ReplayRow{
 		ID: r.ID, URL: fmt.Sprintf("/replay/requests/%d", r.ID), Tenant: r.Tenant, Class: string(r.Class), Status: string(r.Status),
-		Items: r.Items.String(), Total: r.Items.Total, Waiting: r.Items.NeedsReconciliation, Requester: r.Requester.Display(),
+		Items: r.Items.String(), Total: r.Items.Total, CameBack: r.CameBack, Waiting: r.Items.NeedsReconciliation, Requester: r.Requester.Display(),
 		Own: r.Requester.SameIdentity(u.Actor), Approvals: r.Count.String(), NeedsApproval: r.Count.Needed > 0, ApprovalsNeeded: r.Count.Needed,
 		Expires: r.Expires, Lapse: string(r.Lapse), Expired: r.Expires != nil && !r.Expires.After(now),
 		Reason: r.Reason, Edited: r.PayloadEdited,

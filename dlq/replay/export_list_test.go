@@ -7,3 +7,9 @@ import "context"
 func (s *Service) CountsWithin(ctx context.Context, f ListFilter, requests, items int) (ListCounts, error) {
 	return s.counts(ctx, f, requests, items)
 }
+
+// The reads of the items that came back (came_back.go), for their plans.
+const (
+	SelectCameBack       = selectCameBack
+	SelectCameBackCounts = selectCameBackCounts
+)

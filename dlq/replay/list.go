@@ -72,6 +72,9 @@ type Listed struct {
 	// nothing of it expires. Lapse says which of the three it is.
 	Expires *time.Time
 	Lapse   Lapse
+	// CameBack is how many of its items counted replayed came back as new
+	// dead letters (CameBacks.Replayed).
+	CameBack int
 }
 
 // Lapse is what of a listed request expires at Listed.Expires.
@@ -279,8 +282,10 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Listed, bool, error
 		if err != nil {
 			return err
 		}
-		out, err = s.listed(ctx, tx, reqs)
-		return err
+		if out, err = s.listed(ctx, tx, reqs); err != nil {
+			return err
+		}
+		return cameBackCounts(ctx, tx, out)
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("list replay requests: %w", err)

@@ -63,6 +63,9 @@ type View struct {
 	// Failures are why the dead letters of the items read failed, by dead
 	// letter (ItemFailures).
 	Failures map[int64]Failure
+	// CameBack are the items read whose replay came back as a new dead
+	// letter, and how many of all its replayed items did.
+	CameBack CameBacks
 	// Reviewer: the viewer is not the requester, so they may approve or
 	// reject (separation of duties). Canceller: they may cancel it (its
 	// requester, while it is open).
@@ -217,6 +220,11 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 		}
 		if v.Failures, err = failures(ctx, tx, id, opts.Items); err != nil {
 			return err
+		}
+		if !req.Status.Editable() { // nothing of a request not yet approved was sent
+			if v.CameBack, err = cameBack(ctx, tx, id, opts.Items); err != nil {
+				return err
+			}
 		}
 		v.Reviewer = req.MayApprove(viewer, viewerNow).Outcome == replaypolicy.Go // as Approve judges it
 		v.Canceller = req.Status.Open() && replaypolicy.MayCancel(req.Requester, viewer).Outcome == replaypolicy.Go
