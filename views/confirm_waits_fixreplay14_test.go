@@ -26,6 +26,6 @@ func TestFixReplay14ConfirmWaitsForACopyBehind(t *testing.T) {
 	g.Waits = views.WaitsView{Items: 3, Behind: 1, Until: time.Date(2026, 12, 3, 23, 0, 0, 0, time.UTC), Streams: "APP, AGG"}
 	doc, _ = render(t, views.ReplayConfirm(page("Confirm replay", "deadletters"), views.ReplayConfirmModel{Action: "/replay/batches/b1", Groups: []views.ReplayGroup{g}}))
 	text = byTestID(doc, "replay-waits").Text()
-	assert.Contains(t, text, "3 items wait for the duplicate window of APP, AGG: replayed no earlier than")
+	assert.Contains(t, text, "3 items wait for the duplicate window of APP, AGG: each is replayed once its own window has passed, the last no earlier than")
 	assert.Contains(t, text, "(1 of them once a stream made since the original has copied it, and its window has passed)")
 }
