@@ -83,7 +83,7 @@ func (s *Server) fixMarkerCreate(c echo.Context) error {
 		case err != nil:
 			return err
 		default:
-			s.flash(c, "Fix recorded: "+f.ItemType+" fixed at "+f.FixedAt.UTC().Format("2006-01-02 15:04 UTC")+" ("+f.Ref+").")
+			s.flash(c, fixRecorded(f))
 			return c.Redirect(http.StatusSeeOther, back)
 		}
 	}
@@ -91,4 +91,15 @@ func (s *Server) fixMarkerCreate(c echo.Context) error {
 	// where it came from.
 	return s.showDeadLetter(c, http.StatusUnprocessableEntity, &views.FixForm{Errors: errs, ReturnTo: returnTo,
 		Values: map[string]string{"scope": form.Scope, "fixed_at": form.FixedAt, "ref": form.Ref, "note": form.Note}})
+}
+
+// fixRecorded says what fix was recorded: for what (the item type, or one
+// error group of it), and since when to the second, as the fix list and
+// the form have it: the seconds decide which dead letters it covers.
+func fixRecorded(f dlq.Fix) string {
+	of := f.ItemType + " (every error group)"
+	if f.Fingerprint != "" {
+		of = "error group " + f.Fingerprint + " of " + f.ItemType + " only"
+	}
+	return "Fix recorded for " + of + ": in place since " + f.FixedAt.UTC().Format(views.TimeLayout) + " (" + f.Ref + ")."
 }
