@@ -292,6 +292,22 @@ func errID(name string) string   { return "f-" + name + "-error" }
 
 func auditAction(m AuditListModel) string { return orDefault(m.Action, PathAudit) }
 
+// actorNoMatch is the empty audit log's title and hint when its filter
+// names an actor: the filter matches a whole verified email or subject
+// (audit.Filter.Actor), never a part of one, and "oncall" finding nothing
+// read as "oncall did nothing".
+func actorNoMatch(f AuditFilter) (title, hint string) {
+	title = "No events by exactly “" + Shown(f.Actor) + "”"
+	if f != (AuditFilter{Actor: f.Actor}) {
+		title += " match the other filters"
+	}
+	hint = "The actor filter matches a whole verified email or subject, not part of one."
+	if f.From != "" || f.To != "" {
+		hint += " Widen the time range, or clear the filter."
+	}
+	return title, hint
+}
+
 // auditFields are the filter parameters in form order, with their labels.
 var auditFields = []struct{ Name, Label string }{
 	{"actor", "Actor"}, {"action", "Action"}, {"tenant", "Tenant"}, {"outcome", "Outcome"},

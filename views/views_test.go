@@ -326,7 +326,7 @@ func TestAuditList(t *testing.T) {
 		m.Rows, m.NextURL, m.PrevURL = nil, "", ""
 		doc, _ := render(t, views.AuditList(page("Audit log", "audit"), m))
 		assert.Equal(t, 1, byTestID(doc, "empty-state").Length())
-		assert.Contains(t, byTestID(doc, "empty-state").Text(), "No audit events match")
+		assert.Contains(t, byTestID(doc, "empty-state").Text(), "No events by exactly “dana” match the other filters")
 		assert.Zero(t, byTestID(doc, "audit-table").Length())
 		assert.Zero(t, byTestID(doc, "pager").Length())
 	})
