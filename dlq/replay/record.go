@@ -910,7 +910,11 @@ func (w *Worker) runningEvent(r runningRequest, jobs []*job) audit.Event {
 		after["first_attempt_at"] = first.firstAttemptAt.UTC().Format(time.RFC3339Nano)
 	}
 	e := requestEvent(worker(w.cfg.Owner), quarantine.RequestMeta{}, audit.ActionReplayRunning, &Request{ID: r.ID, Tenant: r.Tenant})
-	e.Reason = fmt.Sprintf("a publish of dead letter %d (job %d) may have landed", first.deadLetterID, first.id)
+	// The event, not a fault: a publish gate marked the job attempted and
+	// no answer since said that the attempt did not land (mayHaveLanded),
+	// which is all a move to running knows. Whether it was stored is the
+	// item's own row's to say.
+	e.Reason = fmt.Sprintf("started: its first publish attempt was of dead letter %d (job %d)", first.deadLetterID, first.id)
 	e.Before, e.After = map[string]any{"status": StatusApproved}, after
 	return e
 }
