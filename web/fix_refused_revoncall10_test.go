@@ -32,7 +32,9 @@ func TestRevOncall10RefusedFixIsShownOpen(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	oncall, _ := b.SignIn(t, "acme:oncall")
-	id := seed(t, b, "acme", "email.send", "rvo10-fix", nil)
+	// schema_invalid: the groups page offers a fix where one helps (TestRev43GroupsOfferAFixOnlyWhereItHelps).
+	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "email.send", MsgID: "rvo10-fix", Class: "schema_invalid",
+		Error: "boom", Payload: []byte(`{"x":1}`)})
 
 	groups := b.Do(t, oncall, "GET", "/groups", nil, nil).Doc(t)
 	form := groups.Find(fmt.Sprintf(`form[action="/deadletters/%d/fix"]`, id))

@@ -22,7 +22,9 @@ func TestRev35GroupFixComesBackToTheGroupsPage(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	oncall, _ := b.SignIn(t, "acme:oncall")
-	id := seed(t, b, "acme", "email.send", "rev35-fix", nil)
+	// schema_invalid: the groups page offers a fix where one helps (TestRev43GroupsOfferAFixOnlyWhereItHelps).
+	id := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: "acme", ItemType: "email.send", MsgID: "rev35-fix", Class: "schema_invalid",
+		Error: "boom", Payload: []byte(`{"x":1}`)})
 	const page = "/groups?sort=count&state=unresolved"
 
 	d := b.Do(t, oncall, http.MethodGet, page, nil, nil).Doc(t)

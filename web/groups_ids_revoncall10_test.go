@@ -25,9 +25,10 @@ func TestRevOncall10GroupsPageIdsAreUnique(t *testing.T) {
 	t.Parallel()
 	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
 	oncall, _ := b.SignIn(t, "acme:oncall")
+	// schema_invalid: the groups page offers a fix where one helps (TestRev43GroupsOfferAFixOnlyWhereItHelps).
 	testfactory.DeadLetters(t, b.Pool,
-		testfactory.Letter{Tenant: "acme", ItemType: "email.send", MsgID: "rvo10-ids-1", Error: "smtp 451 try again later"},
-		testfactory.Letter{Tenant: "acme", ItemType: "orders.refund", MsgID: "rvo10-ids-2", Error: "refund failed: upstream 503"})
+		testfactory.Letter{Tenant: "acme", ItemType: "email.send", MsgID: "rvo10-ids-1", Class: "schema_invalid", Error: "smtp 451 try again later"},
+		testfactory.Letter{Tenant: "acme", ItemType: "orders.refund", MsgID: "rvo10-ids-2", Class: "schema_invalid", Error: "refund failed: upstream 503"})
 
 	d := b.Do(t, oncall, "GET", "/groups", nil, nil).Doc(t)
 	require.Equal(t, 2, d.Find(`[data-testid="group-row"] [data-testid="fix-form"]`).Length(), "two groups, each with its fix form")
