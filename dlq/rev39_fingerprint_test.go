@@ -243,3 +243,15 @@ func TestRev39PythonPackagesGroupWhereverInstalled(t *testing.T) {
 		}
 	})
 }
+
+// firstLine is the first line of s that is not blank, trimmed.
+func firstLine(s string) string {
+	for s != "" {
+		line, rest, _ := strings.Cut(s, "\n")
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+		s = rest
+	}
+	return ""
+}
